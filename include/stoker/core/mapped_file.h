@@ -1,0 +1,37 @@
+// stoker/core/mapped_file.h — read-only memory map of a whole file (RAII).
+//
+// Ownership: a MappedFile owns its mapping; moving transfers it. The bytes stay valid while
+// the object lives. Thread safety: const access from any number of threads.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace stoker {
+
+class MappedFile {
+ public:
+  MappedFile() = default;
+  // Maps `path`. Throws DataError naming the path when it cannot be opened or mapped.
+  // An empty file maps to an empty span.
+  explicit MappedFile(const std::string& path);
+  ~MappedFile();
+  MappedFile(MappedFile&& other) noexcept;
+  MappedFile& operator=(MappedFile&& other) noexcept;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  std::span<const uint8_t> bytes() const { return {data_, size_}; }
+  const std::string& path() const { return path_; }
+
+ private:
+  void reset() noexcept;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  std::string path_;
+};
+
+
+}  // namespace stoker

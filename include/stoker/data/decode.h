@@ -1,0 +1,91 @@
+// stoker/data/decode.h — JPEG and PNG decoding into 8-bit gray or RGB.
+//
+// The transform stage tells the decoder which region of the image it will use and the size
+// it will be resampled to (DecodeRequest). For JPEG the decoder then
+//   - decodes only the columns of the crop window (jpeg_crop_scanline, iMCU-aligned),
+//   - skips the rows above it and stops after the last row it needs (saves entropy decoding),
+//   - picks the smallest DCT scale M/8 (M = 1..8) at which the crop is still at least the
+//     target size, so the IDCT itself does most of the downscaling.
+// The result (DecodedImage) carries where the requested crop lies in the decoded pixels, in
+// the decoded image's coordinates. Resampling that region to the target size stays within a
+// documented tolerance of full decode -> crop -> resize (docs/ARCHITECTURE.md, "Decode").
+//
+// PNG: gray, gray+alpha, RGB, RGBA, palette, 1/2/4/16-bit all become 8-bit gray or RGB
+// (alpha dropped, 16-bit truncated to the high byte, as Pillow's convert("RGB") does); rows
+// below the crop are not decompressed.
+// JPEG: gray, YCbCr, RGB, CMYK and YCCK (Adobe-inverted CMYK too), baseline and progressive.
+//
+// Limits: images with more than DecodeOptions::max_pixels pixels are refused from the header
+// (decompression bombs become bad samples, not out-of-memory).
+//
+// Thread safety: an ImageDecoder is NOT thread-safe; use one per worker thread. It keeps its
+// libjpeg/libpng state and scratch buffers between calls, so steady-state decoding allocates
+// nothing. After any failure the decoder is still usable for the next image.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "stoker/core/error.h"
+#include "stoker/data/image.h"
+
+namespace stoker::data {
+
+struct DecodeOptions {
+  // Largest width*height accepted. Default: Pillow's MAX_IMAGE_PIXELS (89,478,485).
+  int64_t max_pixels = 89'478'485;
+  // Decode only the crop window (JPEG columns/rows, PNG rows). Off = always decode it all.
+  bool crop_window = true;
+  // Let JPEG's IDCT downscale by M/8 (the smallest M that keeps the crop at least the
+  // target size). Off = always full resolution.
+  bool dct_scaling = true;
+};
+
+struct DecodeRequest {
+  int channels = 3;   // 1 (gray) or 3 (RGB)
+  CropRect crop;      // region in full-resolution pixels; width/height 0 = whole image
+  int target_width = 0;   // size the crop will be resampled to; 0 = not known (no DCT scaling)
+  int target_height = 0;
+};
+
+struct DecodedImage {
+  Image image;        // decoded pixels (only the window the decoder chose, possibly scaled)
+  CropRect crop;      // the requested crop, in `image` coordinates
+  int scale_num = 8;  // DCT scale used: image is (scale_num / 8) of full resolution
+};
+
+// Recognises a format from its first bytes (JPEG: FF D8 FF, PNG: 89 'PNG').
+ImageFormat sniff_format(std::span<const uint8_t> bytes);
+
+// A short human name for what the bytes look like, for messages: "JPEG", "PNG", "GIF",
+// "WebP", "BMP", "TIFF", "empty file", "text", "unknown data".
+std::string describe_content(std::span<const uint8_t> bytes);
+
+class ImageDecoder {
+ public:
+  explicit ImageDecoder(DecodeOptions options = {});
+  ~ImageDecoder();
+  ImageDecoder(const ImageDecoder&) = delete;
+  ImageDecoder& operator=(const ImageDecoder&) = delete;
+
+  // Reads only the header. Fails for unknown formats, corrupt headers and images over
+  // max_pixels, with a short reason ("truncated JPEG header", "not an image (GIF)", ...).
+  Status read_info(std::span<const uint8_t> bytes, ImageInfo* info);
+
+  // Decodes `bytes` per `request` into `out`. Fails with a short reason for corrupt or
+  // truncated data; libjpeg warnings about premature end of data are failures too.
+  Status decode(std::span<const uint8_t> bytes, const DecodeRequest& request, DecodedImage* out);
+
+  const DecodeOptions& options() const { return options_; }
+
+ private:
+  struct JpegState;  // libjpeg decompressor, created on the first JPEG
+  struct PngState;   // libpng scratch buffers, created on the first PNG
+  DecodeOptions options_;
+  std::unique_ptr<JpegState> jpeg_;
+  std::unique_ptr<PngState> png_;
+};
+
+}  // namespace stoker::data

@@ -1,0 +1,194 @@
+// stoker/data/loader.h — the input pipeline: worker threads fill pooled batch buffers in
+// order; the consumer takes them with next().
+//
+//   Loader loader(source, options);
+//   for (int64_t epoch = 0; epoch < epochs; ++epoch) {
+//     loader.start_epoch(epoch);
+//     while (Batch batch = loader.next()) { ... batch.data(), batch.labels() ... }
+//   }
+//
+// Execution. `workers` threads live as long as the Loader (across epochs). They claim samples
+// one at a time in epoch order and write each straight into its slot of a batch buffer: no
+// per-sample heap allocation, no collate copy. There are `prefetch` buffers; when all are
+// full or held by the consumer, workers wait (back-pressure). Memory is therefore bounded by
+// prefetch x batch bytes, plus per-worker scratch.
+//
+// Determinism. Sample i of epoch e is transformed with SampleRng(seed, e, i) and written to a
+// fixed position, so batches are bit-identical for any worker count or scheduling. A
+// LoaderState (seed, epoch, next batch) saved mid-epoch and passed to start_epoch resumes
+// with exactly the batches the uninterrupted run would have produced.
+//
+// Bad samples. A sample that cannot be read or decoded is recorded (name + reason) in the
+// epoch's statistics and replaced by a deterministic substitute: the next sample in dataset
+// order that loads (i+1, i+2, ... up to 16 tries), transformed with sample i's random
+// stream, with the substitute's targets. With on_error = kFail the first bad sample stops
+// the epoch; with more than max_bad_fraction of the epoch bad, it stops too. A stop surfaces
+// as a DataError thrown from the consumer's next call; no exception escapes a worker.
+//
+// Thread safety. start_epoch(), next(), state() must be called from one consumer thread.
+// stats(), stage_times() may be called from any thread. A Batch may be released on any
+// thread, also after its Loader is gone.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "stoker/data/decode.h"
+#include "stoker/data/sampler.h"
+#include "stoker/data/source.h"
+#include "stoker/data/transform.h"
+
+namespace stoker::data {
+
+// Where batch memory comes from. The trainer passes a pinned (page-locked) allocator so
+// batches can be copied to a GPU asynchronously; the default is 64-byte aligned host memory.
+// Implementations must be thread-safe.
+class BufferAllocator {
+ public:
+  virtual ~BufferAllocator() = default;
+  virtual void* allocate(size_t bytes) = 0;
+  virtual void deallocate(void* pointer, size_t bytes) = 0;
+  virtual const char* name() const = 0;
+};
+
+// Shared 64-byte aligned host allocator (never destroyed).
+BufferAllocator& host_allocator();
+
+enum class OnError {
+  kSubstitute,  // replace, count, report (default)
+  kFail,        // stop at the first bad sample with its path in the message
+};
+
+struct LoaderOptions {
+  int batch_size = 64;
+  // Worker threads, >= 1. They persist across epochs.
+  int workers = 2;
+  // Batch buffers in flight (being filled, ready, or held by the consumer), >= 1. Unlike
+  // PyTorch's per-worker prefetch_factor, this is the total queue depth: all workers
+  // cooperate on the oldest unfinished batch first. Memory ~ prefetch x batch bytes.
+  int prefetch = 4;
+  SamplerOptions sampler;
+  TransformSpec transform;
+  DecodeOptions decode;
+  OnError on_error = OnError::kSubstitute;
+  // Fail the epoch when more than this fraction of its samples are bad. Default 1 %.
+  double max_bad_fraction = 0.01;
+  // Batch memory; nullptr = host_allocator(). Must outlive every Batch.
+  BufferAllocator* allocator = nullptr;
+};
+
+struct BadSample {
+  uint64_t index = 0;
+  std::string name;
+  std::string reason;
+};
+
+// Seconds summed over workers (read/decode/transform/wait_free_buffer) and over the
+// consumer (consumer_wait), since the Loader was created.
+struct StageTimes {
+  double read = 0;
+  double decode = 0;
+  double transform = 0;
+  double wait_free_buffer = 0;  // workers idle because every buffer was full (back-pressure)
+  double consumer_wait = 0;     // next() blocked waiting for the batch to finish
+  uint64_t samples = 0;         // samples written (including substitutes)
+  uint64_t bytes_read = 0;      // encoded bytes read from the source
+};
+
+struct EpochStats {
+  int64_t epoch = -1;
+  uint64_t samples = 0;       // samples in the epoch plan
+  uint64_t bad = 0;           // samples replaced (or the one that failed the run)
+  std::vector<BadSample> bad_samples;  // in the order they were found (at most 1000 kept)
+};
+
+// Everything needed to resume a data stream mid-epoch.
+struct LoaderState {
+  uint64_t seed = 0;
+  int64_t epoch = 0;
+  int64_t next_batch = 0;
+};
+
+struct BatchBuffer;
+struct LoaderShared;
+struct LoaderThreads;
+
+// One batch, owned by the consumer until released (destructor or release()). Move-only.
+// data() is `size()` samples laid out per the TransformSpec; labels()/targets() hold the
+// targets; indices() the dataset index of each sample (before substitution).
+class Batch {
+ public:
+  Batch() = default;
+  Batch(std::shared_ptr<LoaderShared> shared, BatchBuffer* buffer);
+  ~Batch();
+  Batch(Batch&& other) noexcept;
+  Batch& operator=(Batch&& other) noexcept;
+  Batch(const Batch&) = delete;
+  Batch& operator=(const Batch&) = delete;
+
+  explicit operator bool() const { return buffer_ != nullptr; }
+  void release();
+
+  int size() const;
+  int64_t epoch() const;
+  int64_t index() const;  // batch number within the epoch
+  const void* data() const;
+  size_t bytes() const;   // size() * sample_bytes
+  // (N, C, H, W) for NCHW, (N, H, W, C) for NHWC.
+  std::array<int64_t, 4> shape() const;
+  DType dtype() const;
+  Layout layout() const;
+  const int64_t* labels() const;  // size() class ids (kClass sources)
+  const float* targets() const;   // size() * target_dim floats (always filled)
+  int target_dim() const;
+  const uint64_t* indices() const;
+
+ private:
+  std::shared_ptr<LoaderShared> shared_;
+  BatchBuffer* buffer_ = nullptr;
+};
+
+class Loader {
+ public:
+  // Validates options (UsageError naming the option) and starts the workers.
+  Loader(std::shared_ptr<const Source> source, LoaderOptions options);
+  ~Loader();  // stops and joins the workers; outstanding Batches stay valid
+  Loader(const Loader&) = delete;
+  Loader& operator=(const Loader&) = delete;
+
+  // Begins epoch `epoch` at batch `first_batch` (0 = from the start). Abandons whatever the
+  // previous epoch had in flight.
+  void start_epoch(int64_t epoch, int64_t first_batch = 0);
+  void resume(const LoaderState& state) { start_epoch(state.epoch, state.next_batch); }
+
+  // The next batch of the current epoch, in order; an empty Batch at the end of the epoch.
+  // Throws DataError when the epoch failed (on_error=fail, too many bad samples, a worker
+  // error), UsageError when no epoch was started.
+  Batch next();
+
+  // Where the stream stands: the batch the next call to next() returns.
+  LoaderState state() const;
+  int64_t batches_per_epoch() const { return batches_per_epoch_; }
+  uint64_t samples_per_epoch() const { return samples_per_epoch_; }
+  const LoaderOptions& options() const { return options_; }
+  const Source& source() const { return *source_; }
+
+  EpochStats epoch_stats() const;
+  StageTimes stage_times() const;
+
+ private:
+  std::shared_ptr<const Source> source_;
+  LoaderOptions options_;
+  std::shared_ptr<LoaderShared> shared_;
+  std::unique_ptr<LoaderThreads> threads_;
+  int64_t batches_per_epoch_ = 0;
+  uint64_t samples_per_epoch_ = 0;
+  std::atomic<int64_t> consumer_wait_ns_{0};
+};
+
+}  // namespace stoker::data

@@ -1,0 +1,39 @@
+// stoker/data/sampler.h — which samples an epoch visits, in which order, on which rank.
+//
+// The order of epoch e is a Fisher-Yates shuffle driven by SampleRng(seed, e, kShuffleStream)
+// (or 0..n-1 without shuffle). For data parallelism the order is padded by repeating its
+// head until it divides world_size evenly and rank r takes positions r, r+W, r+2W, ...
+// (torch DistributedSampler's rule), so every rank sees the same number of samples.
+// Thread safety: a value type; plan_epoch is a pure function.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace stoker::data {
+
+struct SamplerOptions {
+  bool shuffle = true;
+  bool drop_last = false;  // drop the last incomplete batch
+  uint64_t seed = 0;
+  int rank = 0;
+  int world_size = 1;
+};
+
+struct EpochPlan {
+  std::vector<uint64_t> indices;  // sample ids this rank visits, in order
+  int64_t num_batches = 0;        // batches of batch_size (last may be short unless drop_last)
+  int batch_size = 0;
+  // Samples in batch b.
+  int batch_samples(int64_t b) const {
+    const int64_t begin = b * batch_size;
+    const int64_t left = static_cast<int64_t>(indices.size()) - begin;
+    return static_cast<int>(left < batch_size ? left : batch_size);
+  }
+};
+
+// Throws UsageError for rank/world/batch values out of range.
+EpochPlan plan_epoch(uint64_t dataset_size, int batch_size, const SamplerOptions& options,
+                     int64_t epoch);
+
+}  // namespace stoker::data

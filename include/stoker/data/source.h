@@ -1,0 +1,90 @@
+// stoker/data/source.h — where samples come from: an indexable set of (bytes, targets).
+//
+// A Source knows how many samples there are, how to fetch sample i's encoded bytes (or raw
+// pixels, for IDX), its name for messages, and its targets. Sources are opened once, up
+// front, and fail then with a DataError/UsageError naming the path; per-sample failures later
+// (file vanished, unreadable) are Status values so the pipeline can substitute the sample.
+//
+// Thread safety: every const member may be called concurrently from any number of workers.
+// Ownership: a Source owns its index (paths, labels) and any memory maps; SampleData returned
+// by read() points either into the caller-owned buffer or into the Source's map, valid while
+// the Source lives and until the next read() into the same SampleData.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "stoker/core/error.h"
+
+namespace stoker::data {
+
+enum class TargetKind {
+  kClass,       // one int64 class id per sample
+  kRegression,  // target_dim() float32 values per sample
+};
+
+// One sample as read from storage.
+struct SampleData {
+  std::span<const uint8_t> bytes;  // encoded image, or raw pixels when `raw`
+  std::vector<uint8_t> storage;    // owned buffer `bytes` may point into (grow-only)
+  bool raw = false;                // bytes are raw_height x raw_width x raw_channels uint8
+  int raw_width = 0;
+  int raw_height = 0;
+  int raw_channels = 0;
+};
+
+class Source {
+ public:
+  virtual ~Source() = default;
+
+  virtual size_t size() const = 0;
+  // Human name of sample i for messages and bad-sample lists (a path, or "file[idx]").
+  virtual std::string name(size_t index) const = 0;
+  // Short description, e.g. "image folder /data/train: 1,281,167 images in 1,000 classes".
+  virtual std::string describe() const = 0;
+
+  virtual TargetKind target_kind() const = 0;
+  // Number of float targets per sample (1 for kClass).
+  virtual int target_dim() const { return 1; }
+  // Class names indexed by class id (empty for regression).
+  virtual const std::vector<std::string>& class_names() const = 0;
+  // kClass: class id of sample i. kRegression: undefined.
+  virtual int64_t label(size_t index) const = 0;
+  // kRegression: writes target_dim() floats. kClass: writes the label as one float.
+  virtual void targets(size_t index, float* out) const = 0;
+
+  // Fetches sample i. A failure reason is short and lower case ("file not found").
+  virtual Status read(size_t index, SampleData* out) const = 0;
+
+  // Width/height/channels every sample has, if the source guarantees one (IDX); else 0s.
+  virtual void fixed_shape(int* width, int* height, int* channels) const {
+    *width = *height = *channels = 0;
+  }
+};
+
+// root/<class>/<image>, classes sorted by name -> ids 0..n-1 (torchvision ImageFolder).
+// Files are listed recursively below each class folder; names ending in .jpg .jpeg .png (any
+// case) are samples, other files are counted in describe() and skipped. Throws DataError
+// for a missing/unreadable/empty root or no images, naming the path.
+std::unique_ptr<Source> open_image_folder(const std::string& root);
+
+// CSV "path,target[,target...]": one header line is allowed (detected when its target field
+// is not a number). Paths are relative to `root` (default: the CSV's directory). One integer
+// target per row -> classification; otherwise (floats, or several targets) -> regression.
+// Throws DataError/UsageError naming the file and line for malformed rows.
+std::unique_ptr<Source> open_file_list(const std::string& csv_path, const std::string& root = "");
+
+// IDX (MNIST/Fashion-MNIST): an idx3-ubyte image file and an idx1-ubyte label file, plain
+// (memory-mapped) or .gz (inflated into memory once). Throws DataError for bad magic,
+// mismatched counts or truncated files, naming the file.
+std::unique_ptr<Source> open_idx(const std::string& images_path, const std::string& labels_path);
+
+// Opens `path` by what it is: a directory with idx files (train-images-idx3-ubyte[.gz] ...,
+// `split` picks train or t10k), a .csv file list, or an image folder.
+std::unique_ptr<Source> open_source(const std::string& path, const std::string& split = "train");
+
+}  // namespace stoker::data

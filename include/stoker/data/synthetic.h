@@ -1,0 +1,31 @@
+// stoker/data/synthetic.h — an ImageNet-like JPEG dataset generated on the spot, for
+// benchmarks and the README's first command: no download, same bytes on every machine.
+//
+// Images: sizes drawn from 250..550 x 200..500 (about 400x350 on average), quality 75..95,
+// 4:2:0, content = smooth colour fields, shapes and sensor-like noise so that file sizes and
+// decode cost resemble photographs. Layout: root/class_XX/img_NNNNNN.jpg (ImageFolder).
+// Deterministic: image k depends only on (seed, k).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace stoker::data {
+
+struct SyntheticOptions {
+  int images = 2000;
+  int classes = 10;
+  uint64_t seed = 0;
+};
+
+// Generates into `root` unless a complete dataset with the same options is already there
+// (a marker file records the options). Writes into a temporary sibling directory first and
+// renames it, so an interrupted run never leaves a half dataset that looks complete.
+// Returns true when it generated, false when it reused. Throws SystemError on I/O failure.
+bool ensure_synthetic_dataset(const std::string& root, const SyntheticOptions& options);
+
+// The default cache location: $STOKER_CACHE, else $XDG_CACHE_HOME/stoker, else
+// ~/.cache/stoker, else ./.stoker-cache; plus "synthetic-<images>".
+std::string default_synthetic_dir(int images);
+
+}  // namespace stoker::data

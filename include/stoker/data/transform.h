@@ -1,0 +1,148 @@
+// stoker/data/transform.h — per-sample augmentation with torchvision's names and semantics.
+//
+// A TransformSpec is a fixed-order chain, the order torchvision pipelines use:
+//   geometry (RandomResizedCrop | Resize+CenterCrop | none)
+//   -> RandomHorizontalFlip(p) -> ColorJitter(b, c, s, h) -> Normalize(mean, std)
+//   -> output dtype (uint8 | float32 | float16) and layout (NCHW | NHWC).
+// Geometry is a crop of the source followed by a resample to the output size, fused into one
+// antialiased bilinear pass (Pillow's BILINEAR filter with support scaled by the reduction,
+// as torchvision on PIL images does). Resize+CenterCrop is mapped back to a source crop.
+// Where the filter may read differs as in torchvision: RandomResizedCrop crops and then
+// resizes, so taps stay inside the crop; Resize+CenterCrop resizes the whole image, so taps
+// at the crop's edges read the pixels around it. Unlike torchvision, a CenterCrop larger
+// than the resized image is clamped to it (and stretched to the output size), not padded.
+// Float arithmetic throughout (Pillow rounds to uint8 between passes and ops): expect
+// differences from torchvision-on-PIL of about one grey level.
+//
+// Setup/run split (after DALI kernels): draw_params() decides everything random for one
+// sample from its SampleRng; SampleTransformer::run() writes the sample into caller-provided
+// output memory (out, in, args). Per-worker scratch is grow-only: no steady-state allocation.
+//
+// uint8 output skips Normalize (mean/std stay in the spec so the consumer can apply them on
+// the device, where 4x fewer bytes cross PCIe). float outputs are (x/255 - mean) / std.
+//
+// Thread safety: TransformSpec is an immutable value. A SampleTransformer is NOT thread-safe;
+// use one per worker thread.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "stoker/core/rng.h"
+#include "stoker/data/decode.h"
+#include "stoker/data/image.h"
+
+namespace stoker::data {
+
+enum class Geometry { kNone, kResizeCenterCrop, kRandomResizedCrop };
+enum class DType { kUint8, kFloat32, kFloat16 };
+enum class Layout { kNCHW, kNHWC };
+
+const char* to_string(DType dtype);
+const char* to_string(Layout layout);
+size_t dtype_size(DType dtype);
+
+struct ColorJitterSpec {
+  double brightness = 0;  // factor drawn from [max(0, 1-b), 1+b]
+  double contrast = 0;    // factor drawn from [max(0, 1-c), 1+c]
+  double saturation = 0;  // factor drawn from [max(0, 1-s), 1+s]
+  double hue = 0;         // shift drawn from [-h, h], 0 <= h <= 0.5
+  bool enabled() const { return brightness > 0 || contrast > 0 || saturation > 0 || hue > 0; }
+};
+
+struct TransformSpec {
+  Geometry geometry = Geometry::kRandomResizedCrop;
+  // Output size. kNone: the source's fixed size; parse_transforms leaves it 0x0 for the
+  // pipeline to fill in, and validate() accepts 0x0 only for kNone.
+  int out_width = 224;
+  int out_height = 224;
+  int resize_shorter = 256;                   // kResizeCenterCrop: shorter side after Resize
+  double scale_min = 0.08, scale_max = 1.0;   // kRandomResizedCrop: area fraction range
+  double ratio_min = 3.0 / 4.0, ratio_max = 4.0 / 3.0;  // kRandomResizedCrop: aspect range
+  double flip_p = 0.0;                        // RandomHorizontalFlip probability
+  ColorJitterSpec jitter;
+  bool normalize = false;
+  std::array<float, 3> mean{0.485f, 0.456f, 0.406f};  // ImageNet defaults
+  std::array<float, 3> std{0.229f, 0.224f, 0.225f};
+  int channels = 3;  // 1 (gray) or 3 (RGB)
+  DType dtype = DType::kFloat32;
+  Layout layout = Layout::kNCHW;
+
+  // Bytes one sample occupies in a batch.
+  size_t sample_bytes() const {
+    return static_cast<size_t>(out_width) * out_height * channels * dtype_size(dtype);
+  }
+  // One line in torchvision's notation, e.g.
+  // "RandomResizedCrop(224) · RandomHorizontalFlip(0.5) · Normalize → float32 NCHW".
+  // parse_transforms(describe()) gives back an equal spec.
+  std::string describe() const;
+  // Throws UsageError naming the field, the value and the allowed range: sizes 1..8192,
+  // 0 < scale min <= max <= 1, 0 < ratio min <= max, flip p in [0, 1], jitter factors >= 0,
+  // hue in [0, 0.5], finite mean and non-zero finite std (when normalize), channels 1 or 3.
+  void validate() const;
+};
+
+// Parses a comma/semicolon separated chain in torchvision's notation, e.g.
+//   "RandomResizedCrop(224, scale=(0.08,1)), RandomHorizontalFlip(0.5), Normalize(imagenet)"
+//   "Resize(256), CenterCrop(224), Normalize(mean=(0.5,0.5,0.5), std=(0.5,0.5,0.5))"
+//   "ColorJitter(0.4, 0.4, 0.4, 0.1)"  "ToUint8" "Float16" "NHWC" "Grayscale"
+// Names are case-sensitive, as in torchvision; arguments bind by position or keyword as in
+// Python (RandomResizedCrop(size, scale, ratio), ColorJitter(brightness, contrast,
+// saturation, hue), RandomHorizontalFlip(p=0.5), Normalize(mean, std) or Normalize(imagenet)
+// or a bare Normalize for ImageNet's). Sizes are an int or (height, width).
+//   - The chain is always applied in the fixed order above, whatever order it is written in;
+//     each transform may appear once.
+//   - Resize(n) needs a CenterCrop(m); a CenterCrop(m) alone means Resize(m) first.
+//   - No geometry given (or "none"): kNone, output at the source's size.
+//   - Grayscale: one channel; Normalize then uses the first mean/std element.
+//   - Defaults: float32 NCHW (as ToTensor), no flip, no jitter, no Normalize.
+//   - Items may also be separated by '·', '→' or whitespace, and "uint8", "float16",
+//     "float32" are accepted for ToUint8, Float16, Float32, so that describe()'s output
+//     parses back.
+// Throws UsageError for unknown transforms (with a did-you-mean), bad or repeated arguments,
+// conflicting transforms and out-of-range values, naming them.
+TransformSpec parse_transforms(std::string_view text);
+
+// Every random decision for one sample.
+struct SampleParams {
+  CropRect crop;  // in full-resolution source pixels
+  bool flip = false;
+  // ColorJitter: factors and the order they apply in (a permutation of 0..3 =
+  // brightness, contrast, saturation, hue), as torchvision draws them.
+  std::array<int, 4> jitter_order{0, 1, 2, 3};
+  double brightness = 1, contrast = 1, saturation = 1, hue = 0;
+};
+
+// Draws the parameters for a source of `width` x `height` (torchvision's get_params logic,
+// including RandomResizedCrop's 10 attempts and central-crop fallback). The order of draws
+// from `rng` is fixed (random_params.cpp documents it): crop, then flip (only if flip_p > 0),
+// then jitter order and factors (only if jitter is enabled).
+SampleParams draw_params(const TransformSpec& spec, int width, int height, SampleRng& rng);
+
+// Antialiased bilinear resample of `region` of `src` to out_w x out_h, output float HWC in
+// [0, 255] with src's channels. Pillow's BILINEAR resampling with a box: `region` may be
+// fractional and is clipped to the image; filter taps may read outside it, anywhere in the
+// image (as Image.resize(size, BILINEAR, box)). `out` and `scratch` (the horizontal pass)
+// are grown as needed and can be reused across calls; no allocation once warm.
+void resample_region(std::vector<float>* out, std::vector<float>* scratch, const Image& src,
+                     const CropRect& region, int out_w, int out_h);
+
+class SampleTransformer {
+ public:
+  // Writes one sample of spec.sample_bytes() bytes at `out`, from the decoded crop.
+  // `decoded.crop` says where params.crop lies in decoded.image. A grey decode with an RGB
+  // spec is replicated to 3 channels (an RGB decode with a grey spec converted to L).
+  // float16 is IEEE binary16, rounded to nearest even; uint8 is rounded to nearest.
+  void run(void* out, const DecodedImage& decoded, const SampleParams& params,
+           const TransformSpec& spec);
+
+ private:
+  std::vector<float> resized_;  // out_h x out_w x channels, [0, 255]
+  std::vector<float> scratch_;  // resampler's horizontal pass
+};
+
+}  // namespace stoker::data

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs the Debian packages stoker needs, only those that are missing.
+# Idempotent: a second run with everything present touches nothing.
+#
+#   scripts/install_deps.sh            build + test dependencies
+#   scripts/install_deps.sh --bench    also PyTorch/torchvision (Python) for the comparison benchmarks
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config ca-certificates
+  libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev zlib1g-dev
+  libcli11-dev libfmt-dev libyaml-cpp-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  dataset-fashion-mnist
+)
+for arg in "$@"; do
+  case "$arg" in
+    --bench) packages+=(python3 python3-torch python3-torchvision python3-pil time) ;;
+    *) echo "install_deps.sh: unknown option '$arg' (allowed: --bench)" >&2; exit 2 ;;
+  esac
+done
+
+missing=()
+for pkg in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$pkg")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install_deps.sh: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+echo "installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

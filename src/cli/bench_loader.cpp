@@ -1,0 +1,262 @@
+// `stoker bench loader`: the input pipeline alone at full speed, and `stoker bench generate`.
+#include <cmath>
+#include <cstdio>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "checksum.h"
+#include "commands.h"
+#include "format.h"
+#include "stoker/core/clock.h"
+#include "stoker/core/error.h"
+#include "stoker/data/loader.h"
+#include "stoker/data/synthetic.h"
+
+namespace stoker::cli {
+
+namespace {
+
+struct BenchArgs {
+  std::string data;
+  int synthetic = 0;
+  std::string cache_dir;
+  int workers = 0;  // 0 = one per core
+  int batch_size = 64;
+  int prefetch = 4;
+  int epochs = 0;       // 0 = 1, or unlimited when --seconds is given
+  double seconds = 0;   // 0 = no time limit
+  int size = 224;
+  std::string transforms;
+  std::string split = "train";
+  uint64_t seed = 0;
+  std::string on_error = "substitute";
+  double max_bad = 0.01;
+  int64_t max_pixels = 89'478'485;
+  bool no_crop_window = false;
+  bool no_dct_scaling = false;
+  bool json = false;
+};
+
+struct BenchResult {
+  uint64_t images = 0;
+  uint64_t batches = 0;
+  int epochs = 0;
+  double seconds = 0;
+  Checksum checksum;
+  std::vector<data::BadSample> bad;
+  uint64_t bad_count = 0;
+};
+
+std::string default_transforms(int size) {
+  return fmt::format("RandomResizedCrop({}), RandomHorizontalFlip(0.5), Normalize", size);
+}
+
+std::string prepare_data(const BenchArgs& args, bool* generated) {
+  if (!args.data.empty() && args.synthetic > 0) {
+    throw UsageError("give either --data DIR or --synthetic N, not both");
+  }
+  if (args.data.empty() && args.synthetic <= 0) {
+    throw UsageError("no dataset: give --data DIR (image folder, IDX dir or CSV list) or "
+                     "--synthetic N to generate N JPEGs");
+  }
+  if (!args.data.empty()) return args.data;
+  const std::string dir =
+      args.cache_dir.empty() ? data::default_synthetic_dir(args.synthetic) : args.cache_dir;
+  data::SyntheticOptions options;
+  options.images = args.synthetic;
+  *generated = data::ensure_synthetic_dataset(dir, options);
+  return dir;
+}
+
+data::LoaderOptions loader_options(const BenchArgs& args) {
+  data::LoaderOptions options;
+  options.batch_size = args.batch_size;
+  options.workers = args.workers == 0 ? cpu_count() : args.workers;
+  options.prefetch = args.prefetch;
+  options.sampler.seed = args.seed;
+  options.transform =
+      data::parse_transforms(args.transforms.empty() ? default_transforms(args.size) : args.transforms);
+  options.decode.max_pixels = args.max_pixels;
+  options.decode.crop_window = !args.no_crop_window;
+  options.decode.dct_scaling = !args.no_dct_scaling;
+  if (args.on_error == "substitute") {
+    options.on_error = data::OnError::kSubstitute;
+  } else if (args.on_error == "fail") {
+    options.on_error = data::OnError::kFail;
+  } else {
+    throw UsageError("--on-error must be 'substitute' or 'fail' (got '" + args.on_error + "')");
+  }
+  options.max_bad_fraction = args.max_bad;
+  return options;
+}
+
+BenchResult run_loader(data::Loader& loader, const BenchArgs& args) {
+  BenchResult result;
+  const int epochs = args.epochs > 0 ? args.epochs : (args.seconds > 0 ? 1'000'000 : 1);
+  Stopwatch clock;
+  bool out_of_time = false;
+  for (int epoch = 0; epoch < epochs && !out_of_time; ++epoch) {
+    loader.start_epoch(epoch);
+    while (data::Batch batch = loader.next()) {
+      result.checksum.update(batch.data(), batch.bytes());
+      result.checksum.update(batch.targets(),
+                             sizeof(float) * static_cast<size_t>(batch.size() * batch.target_dim()));
+      result.images += static_cast<uint64_t>(batch.size());
+      ++result.batches;
+      if (args.seconds > 0 && ns_to_seconds(clock.elapsed_ns()) >= args.seconds) {
+        out_of_time = true;
+        break;
+      }
+    }
+    const data::EpochStats stats = loader.epoch_stats();
+    result.bad_count += stats.bad;
+    for (const auto& bad : stats.bad_samples) {
+      if (result.bad.size() < 1000) result.bad.push_back(bad);
+    }
+    ++result.epochs;
+  }
+  result.seconds = ns_to_seconds(clock.elapsed_ns());
+  return result;
+}
+
+void print_json(const BenchArgs& args, const std::string& data_dir, const data::Loader& loader,
+                const BenchResult& r) {
+  const data::StageTimes t = loader.stage_times();
+  nlohmann::json bad = nlohmann::json::array();
+  for (const auto& b : r.bad) bad.push_back({{"path", b.name}, {"reason", b.reason}});
+  nlohmann::json out = {
+      {"data", data_dir},
+      {"source", loader.source().describe()},
+      {"transforms", loader.options().transform.describe()},
+      {"images_per_sec", r.seconds > 0 ? r.images / r.seconds : 0.0},
+      {"mb_per_sec", r.seconds > 0 ? t.bytes_read / 1e6 / r.seconds : 0.0},
+      {"images", r.images},
+      {"batches", r.batches},
+      {"epochs", r.epochs},
+      {"seconds", r.seconds},
+      {"workers", loader.options().workers},
+      {"batch_size", loader.options().batch_size},
+      {"prefetch", loader.options().prefetch},
+      {"crop_window", !args.no_crop_window},
+      {"dct_scaling", !args.no_dct_scaling},
+      {"peak_rss_mb", peak_rss_bytes() / 1e6},
+      {"bad_count", r.bad_count},
+      {"bad_samples", bad},
+      {"checksum", fmt::format("{:016x}", r.checksum.value())},
+      {"stages",
+       {{"read", t.read},
+        {"decode", t.decode},
+        {"transform", t.transform},
+        {"wait_free_buffer", t.wait_free_buffer},
+        {"consumer_wait", t.consumer_wait}}},
+  };
+  std::printf("%s\n", out.dump(2).c_str());
+}
+
+void print_human(const data::Loader& loader, const BenchResult& r) {
+  const data::StageTimes t = loader.stage_times();
+  const auto& options = loader.options();
+  const double worker_total = t.read + t.decode + t.transform + t.wait_free_buffer;
+  std::printf("images   %s\n", loader.source().describe().c_str());
+  std::printf("pipeline %s · batch %d · %d workers · prefetch %d\n",
+              options.transform.describe().c_str(), options.batch_size, options.workers,
+              options.prefetch);
+  std::printf("result   %s img/s · %s/s read · peak RSS %s · %s images in %.1f s (%d epoch%s)\n",
+              grouped(r.seconds > 0 ? r.images / r.seconds : 0).c_str(),
+              megabytes(r.seconds > 0 ? t.bytes_read / r.seconds : 0).c_str(),
+              megabytes(peak_rss_bytes()).c_str(), grouped(static_cast<double>(r.images)).c_str(),
+              r.seconds, r.epochs, r.epochs == 1 ? "" : "s");
+  std::printf("stages   read %s · decode %s · transform %s · wait for free buffer %s"
+              " · consumer waited %.1f s\n",
+              share(t.read, worker_total).c_str(), share(t.decode, worker_total).c_str(),
+              share(t.transform, worker_total).c_str(),
+              share(t.wait_free_buffer, worker_total).c_str(), t.consumer_wait);
+  if (r.bad_count == 0) {
+    std::printf("bad      none\n");
+  } else {
+    std::printf("bad      %s samples replaced:\n", grouped(static_cast<double>(r.bad_count)).c_str());
+    const size_t shown = std::min<size_t>(r.bad.size(), 20);
+    for (size_t i = 0; i < shown; ++i) {
+      std::printf("         %s (%s)\n", r.bad[i].name.c_str(), r.bad[i].reason.c_str());
+    }
+    if (r.bad.size() > shown) std::printf("         ... and %zu more\n", r.bad.size() - shown);
+  }
+  std::printf("checksum %016llx\n", static_cast<unsigned long long>(r.checksum.value()));
+}
+
+int bench_loader(const BenchArgs& args) {
+  bool generated = false;
+  const std::string data_dir = prepare_data(args, &generated);
+  if (generated && !args.json) {
+    std::printf("generated %d synthetic JPEGs in %s\n", args.synthetic, data_dir.c_str());
+  }
+  if (args.seconds < 0 || !std::isfinite(args.seconds)) {
+    throw UsageError(fmt::format("--seconds must be >= 0 (got {})", args.seconds));
+  }
+  if (args.epochs < 0) throw UsageError(fmt::format("--epochs must be >= 0 (got {})", args.epochs));
+  std::shared_ptr<const data::Source> source = data::open_source(data_dir, args.split);
+  data::Loader loader(source, loader_options(args));
+  const BenchResult result = run_loader(loader, args);
+  if (args.json) {
+    print_json(args, data_dir, loader, result);
+  } else {
+    print_human(loader, result);
+  }
+  return 0;
+}
+
+int bench_generate(const BenchArgs& args) {
+  if (args.synthetic <= 0) throw UsageError("bench generate needs --synthetic N (N >= 1)");
+  bool generated = false;
+  const std::string dir = prepare_data(args, &generated);
+  std::printf("%s %d synthetic JPEGs in %s\n", generated ? "generated" : "reusing", args.synthetic,
+              dir.c_str());
+  return 0;
+}
+
+}  // namespace
+
+void add_bench_commands(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<BenchArgs>();
+  CLI::App* bench = app.add_subcommand("bench", "Measure parts of stoker in isolation");
+  bench->require_subcommand(1);
+
+  CLI::App* loader = bench->add_subcommand("loader", "Run the input pipeline alone at full speed");
+  loader->add_option("--data", args->data, "Image folder (root/<class>/<img>), IDX dir or CSV list");
+  loader->add_option("--synthetic", args->synthetic, "Generate N ImageNet-like JPEGs and use them");
+  loader->add_option("--cache-dir", args->cache_dir, "Where --synthetic puts its images");
+  loader->add_option("--workers,--num-workers,--num_workers", args->workers,
+                     "Worker threads (default: one per core)");
+  loader->add_option("--batch-size,--batch_size", args->batch_size, "Samples per batch")
+      ->capture_default_str();
+  loader->add_option("--prefetch,--prefetch-factor,--prefetch_factor", args->prefetch,
+                     "Batches in flight (total queue depth)")
+      ->capture_default_str();
+  loader->add_option("--epochs", args->epochs, "Epochs to run (default 1, or until --seconds)");
+  loader->add_option("--seconds", args->seconds, "Stop after this many seconds");
+  loader->add_option("--size", args->size, "Output size for the default transforms")
+      ->capture_default_str();
+  loader->add_option("--transforms", args->transforms,
+                     "Transform chain, torchvision notation (default: RandomResizedCrop(size), "
+                     "RandomHorizontalFlip(0.5), Normalize)");
+  loader->add_option("--split", args->split, "IDX split: train or t10k")->capture_default_str();
+  loader->add_option("--seed", args->seed, "Shuffle/augmentation seed")->capture_default_str();
+  loader->add_option("--on-error", args->on_error, "Bad samples: substitute or fail")
+      ->capture_default_str();
+  loader->add_option("--max-bad", args->max_bad, "Fail when more than this fraction is bad")
+      ->capture_default_str();
+  loader->add_option("--max-pixels", args->max_pixels, "Refuse larger images (decompression bombs)")
+      ->capture_default_str();
+  loader->add_flag("--no-crop-window", args->no_crop_window, "Decode whole images (for comparison)");
+  loader->add_flag("--no-dct-scaling", args->no_dct_scaling, "Decode at full resolution");
+  loader->add_flag("--json", args->json, "Print one JSON object");
+  loader->callback([args, exit_code] { *exit_code = bench_loader(*args); });
+
+  CLI::App* generate = bench->add_subcommand("generate", "Generate the synthetic JPEG dataset only");
+  generate->add_option("--synthetic", args->synthetic, "Number of images")->required();
+  generate->add_option("--cache-dir", args->cache_dir, "Target directory");
+  generate->callback([args, exit_code] { *exit_code = bench_generate(*args); });
+}
+
+}  // namespace stoker::cli

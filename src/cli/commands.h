@@ -1,0 +1,16 @@
+// Subcommands of the `stoker` binary. Each returns the process exit code; errors become one
+// "error: ..." line on stderr (exit 2 for usage errors, 1 for run failures).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace stoker::cli {
+
+// Parses argv, runs the chosen subcommand, maps every exception to a message + exit code.
+int run_main(int argc, char** argv);
+
+// Registers `stoker bench loader` and `stoker bench generate` on `app`; the selected one
+// runs during app.parse() and stores its exit code in *exit_code.
+void add_bench_commands(CLI::App& app, int* exit_code);
+
+}  // namespace stoker::cli

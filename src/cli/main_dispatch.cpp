@@ -1,0 +1,44 @@
+#include <cstdio>
+#include <exception>
+#include <new>
+#include <string>
+
+#include "commands.h"
+#include "stoker/core/error.h"
+
+namespace stoker::cli {
+
+namespace {
+
+constexpr const char* kVersion = "0.1.0";
+
+int fail(const char* message, int code) {
+  std::fprintf(stderr, "error: %s\n", message);
+  return code;
+}
+
+}  // namespace
+
+int run_main(int argc, char** argv) {
+  CLI::App app{"stoker — keeps training accelerators fed", "stoker"};
+  app.set_version_flag("--version", std::string("stoker ") + kVersion);
+  app.require_subcommand(1);
+  int exit_code = 0;
+  add_bench_commands(app, &exit_code);
+  try {
+    app.parse(argc, argv);  // runs the selected subcommand's callback
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::string message = e.what();
+    return fail((message + " (see `stoker --help`)").c_str(), 2);
+  } catch (const Error& e) {
+    return fail(e.what(), e.exit_code());
+  } catch (const std::bad_alloc&) {
+    return fail("out of memory; lower --batch-size, --prefetch or --workers", 1);
+  } catch (const std::exception& e) {
+    return fail(e.what(), 1);
+  }
+  return exit_code;
+}
+
+}  // namespace stoker::cli

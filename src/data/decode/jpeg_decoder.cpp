@@ -1,0 +1,292 @@
+// JPEG decoding with libjpeg-turbo: crop window, DCT scaling, CMYK/YCCK.
+//
+// libjpeg reports errors through a callback that must not return; we longjmp back to the
+// frame that called setjmp. longjmp skips C++ destructors, so every libjpeg call runs inside
+// run_guarded() and the code between setjmp and libjpeg holds only trivially destructible
+// locals. C++ work (messages, plans) happens outside, between the guarded steps.
+
+#include "jpeg_decoder.h"
+
+#include <algorithm>
+#include <csetjmp>
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <type_traits>
+
+// jpeglib.h needs FILE and size_t declared first.
+#include <jerror.h>
+#include <jpeglib.h>
+
+#include <fmt/format.h>
+
+#include "crop_window.h"
+
+namespace stoker::data {
+
+namespace {
+
+struct ErrorManager {
+  jpeg_error_mgr pub;  // first: libjpeg hands us a jpeg_error_mgr*
+  std::jmp_buf jump;
+  char message[JMSG_LENGTH_MAX];
+};
+
+[[noreturn]] void fail_with_message(j_common_ptr cinfo) {
+  auto* err = reinterpret_cast<ErrorManager*>(cinfo->err);
+  (*cinfo->err->format_message)(cinfo, err->message);
+  std::longjmp(err->jump, 1);
+}
+
+void on_error_exit(j_common_ptr cinfo) { fail_with_message(cinfo); }
+
+// libjpeg only warns about corrupt or missing entropy-coded data and then fills in gray, as
+// if nothing happened. A sample with invented pixels is a bad sample, so those warnings are
+// failures. Warnings about metadata that does not affect pixels are let through.
+void on_emit_message(j_common_ptr cinfo, int msg_level) {
+  if (msg_level >= 0) return;  // trace and informational messages
+  switch (cinfo->err->msg_code) {
+    case JWRN_JFIF_MAJOR:   // unknown JFIF version: the JFIF marker is not used for pixels
+    case JWRN_ADOBE_XFORM:  // unknown Adobe transform: libjpeg then guesses like everyone
+    case JWRN_BOGUS_ICC:    // broken ICC profile: we do not apply ICC profiles
+      cinfo->err->num_warnings++;
+      return;
+    default:
+      fail_with_message(cinfo);
+  }
+}
+
+// Runs `fn` (which calls libjpeg) with the error manager armed. Returns false if libjpeg
+// failed; the message is then in err->message. `fn` must keep only trivially destructible
+// locals: a longjmp out of it skips their destructors.
+template <typename Fn>
+bool run_guarded(ErrorManager* err, Fn&& fn) {
+  static_assert(std::is_trivially_destructible_v<std::remove_reference_t<Fn>>);
+  err->pub.msg_code = 0;  // so a stale code is never mistaken for this call's failure
+  err->message[0] = '\0';
+  if (setjmp(err->jump) != 0) return false;
+  fn();
+  return true;
+}
+
+inline uint8_t mul_div_255(int a, int b) {
+  const int t = a * b + 128;  // rounded a*b/255, exact for 0..255 inputs
+  return static_cast<uint8_t>((t + (t >> 8)) >> 8);
+}
+
+// Pillow's "L" conversion (ITU-R 601-2 luma in 16-bit fixed point, rounded).
+inline uint8_t luma(int r, int g, int b) {
+  return static_cast<uint8_t>((r * 19595 + g * 38470 + b * 7471 + 0x8000) >> 16);
+}
+
+// CMYK -> RGB/gray as Pillow does it: R = (255 - C) * (255 - K) / 255. Adobe (Photoshop)
+// files store inverted values (255 - C), and libjpeg hands them over as stored, so there
+// the stored values already are (255 - C) and (255 - K).
+void convert_cmyk_row(const uint8_t* cmyk, uint8_t* out, int width, int channels,
+                      bool inverted) {
+  for (int i = 0; i < width; ++i, cmyk += 4) {
+    const int k = inverted ? cmyk[3] : 255 - cmyk[3];
+    const int r = mul_div_255(inverted ? cmyk[0] : 255 - cmyk[0], k);
+    const int g = mul_div_255(inverted ? cmyk[1] : 255 - cmyk[1], k);
+    const int b = mul_div_255(inverted ? cmyk[2] : 255 - cmyk[2], k);
+    if (channels == 3) {
+      out[0] = static_cast<uint8_t>(r);
+      out[1] = static_cast<uint8_t>(g);
+      out[2] = static_cast<uint8_t>(b);
+      out += 3;
+    } else {
+      *out++ = luma(r, g, b);
+    }
+  }
+}
+
+bool is_cmyk(J_COLOR_SPACE space) { return space == JCS_CMYK || space == JCS_YCCK; }
+
+// What to decode, decided from the header before any pixel is touched.
+struct JpegPlan {
+  int scale_num = 8;
+  J_COLOR_SPACE out_space = JCS_EXT_RGB;
+  int channels = 3;           // of the output image
+  JDIMENSION full_width = 0;  // scaled image size libjpeg will report
+  JDIMENSION full_height = 0;
+  PixelRange cols;  // wanted window in scaled pixels; libjpeg may widen cols to the left
+  PixelRange rows;
+};
+
+constexpr int kRowsPerRead = 4;  // >= rec_outbuf_height, so libjpeg never splits a row group
+
+}  // namespace
+
+struct LibjpegState {
+  jpeg_decompress_struct cinfo;
+  ErrorManager err;
+};
+
+JpegDecoder::JpegDecoder() : lib_(std::make_unique<LibjpegState>()) {
+  LibjpegState* s = lib_.get();
+  std::memset(&s->cinfo, 0, sizeof(s->cinfo));
+  s->cinfo.err = jpeg_std_error(&s->err.pub);
+  s->err.pub.error_exit = on_error_exit;
+  s->err.pub.emit_message = on_emit_message;
+  // jpeg_create_decompress only fails when out of memory.
+  if (!run_guarded(&s->err, [s] { jpeg_create_decompress(&s->cinfo); })) throw std::bad_alloc();
+}
+
+JpegDecoder::~JpegDecoder() { jpeg_destroy_decompress(&lib_->cinfo); }
+
+namespace {
+
+// Reads the header into s->cinfo (state DSTATE_READY) and checks the size limit.
+Status read_header(LibjpegState* s, std::span<const uint8_t> bytes,
+                   const DecodeOptions& options) {
+  jpeg_decompress_struct* cinfo = &s->cinfo;
+  // Rewinds whatever the last call left behind (including a failed one) and frees its pools.
+  jpeg_abort_decompress(cinfo);
+  const bool ok = run_guarded(&s->err, [cinfo, bytes] {
+    jpeg_mem_src(cinfo, bytes.data(), static_cast<unsigned long>(bytes.size()));
+    jpeg_read_header(cinfo, TRUE);
+  });
+  if (!ok) {
+    jpeg_abort_decompress(cinfo);
+    if (s->err.pub.msg_code == JWRN_JPEG_EOF) return Status::failure("truncated JPEG header");
+    return Status::failure(fmt::format("bad JPEG header: {}", s->err.message));
+  }
+  const int64_t pixels = static_cast<int64_t>(cinfo->image_width) * cinfo->image_height;
+  if (pixels > options.max_pixels) {
+    jpeg_abort_decompress(cinfo);
+    return Status::failure(fmt::format("image too large: {}x{} = {} pixels (limit {})",
+                                       cinfo->image_width, cinfo->image_height, pixels,
+                                       options.max_pixels));
+  }
+  return Status::ok_status();
+}
+
+// Decompresses plan.rows x plan.cols (cols widened to an iMCU boundary by libjpeg) into
+// `image`. Returns the window's left edge in scaled pixels through `window_x`.
+bool decompress_window(LibjpegState* s, const JpegPlan& plan, Image* image,
+                       std::vector<uint8_t>* cmyk_rows, JDIMENSION* window_x) {
+  jpeg_decompress_struct* cinfo = &s->cinfo;
+  return run_guarded(&s->err, [&] {
+    cinfo->scale_num = static_cast<unsigned int>(plan.scale_num);
+    cinfo->scale_denom = 8;
+    cinfo->out_color_space = plan.out_space;
+    jpeg_start_decompress(cinfo);
+    if (cinfo->output_width != plan.full_width || cinfo->output_height != plan.full_height) {
+      std::snprintf(s->err.message, sizeof(s->err.message),
+                    "libjpeg scaled %ux%u to %ux%u, expected %ux%u", cinfo->image_width,
+                    cinfo->image_height, cinfo->output_width, cinfo->output_height,
+                    plan.full_width, plan.full_height);
+      std::longjmp(s->err.jump, 1);
+    }
+    JDIMENSION x = static_cast<JDIMENSION>(plan.cols.begin);
+    JDIMENSION width = static_cast<JDIMENSION>(plan.cols.end - plan.cols.begin);
+    if (width < cinfo->output_width) jpeg_crop_scanline(cinfo, &x, &width);
+    *window_x = x;
+    if (plan.rows.begin > 0) jpeg_skip_scanlines(cinfo, static_cast<JDIMENSION>(plan.rows.begin));
+
+    const int height = plan.rows.end - plan.rows.begin;
+    image->reshape(static_cast<int>(width), height, plan.channels);
+    const bool cmyk = is_cmyk(plan.out_space);
+    if (cmyk) cmyk_rows->resize(static_cast<size_t>(width) * 4 * kRowsPerRead);
+    const size_t cmyk_stride = static_cast<size_t>(width) * 4;
+
+    JSAMPROW rows[kRowsPerRead];
+    for (int y = 0; y < height;) {
+      const int want = std::min(kRowsPerRead, height - y);
+      for (int i = 0; i < want; ++i) {
+        rows[i] = cmyk ? cmyk_rows->data() + i * cmyk_stride : image->row(y + i);
+      }
+      const int got = static_cast<int>(
+          jpeg_read_scanlines(cinfo, rows, static_cast<JDIMENSION>(want)));
+      if (got <= 0) {  // only a suspending source returns 0; ours never should
+        std::snprintf(s->err.message, sizeof(s->err.message), "libjpeg returned no rows");
+        std::longjmp(s->err.jump, 1);
+      }
+      if (cmyk) {
+        for (int i = 0; i < got; ++i) {
+          convert_cmyk_row(rows[i], image->row(y + i), static_cast<int>(width), plan.channels,
+                           cinfo->saw_Adobe_marker != 0);
+        }
+      }
+      y += got;
+    }
+  });
+}
+
+}  // namespace
+
+Status JpegDecoder::read_info(std::span<const uint8_t> bytes, const DecodeOptions& options,
+                              ImageInfo* info) {
+  Status status = read_header(lib_.get(), bytes, options);
+  if (!status.ok()) return status;
+  const jpeg_decompress_struct& cinfo = lib_->cinfo;
+  info->format = ImageFormat::kJpeg;
+  info->width = static_cast<int>(cinfo.image_width);
+  info->height = static_cast<int>(cinfo.image_height);
+  info->channels = cinfo.num_components;
+  jpeg_abort_decompress(&lib_->cinfo);
+  return Status::ok_status();
+}
+
+Status JpegDecoder::decode(std::span<const uint8_t> bytes, const DecodeRequest& request,
+                           const DecodeOptions& options, DecodedImage* out) {
+  Status status = read_header(lib_.get(), bytes, options);
+  if (!status.ok()) return status;
+  jpeg_decompress_struct* cinfo = &lib_->cinfo;
+  const int width = static_cast<int>(cinfo->image_width);
+  const int height = static_cast<int>(cinfo->image_height);
+
+  CropRect crop;
+  status = resolve_crop(request.crop, width, height, &crop);
+  if (!status.ok()) {
+    jpeg_abort_decompress(cinfo);
+    return status;
+  }
+
+  JpegPlan plan;
+  plan.channels = request.channels;
+  if (is_cmyk(cinfo->jpeg_color_space)) {
+    plan.out_space = JCS_CMYK;  // converted to RGB/gray by us, as Pillow does
+  } else {
+    plan.out_space = request.channels == 3 ? JCS_EXT_RGB : JCS_GRAYSCALE;
+  }
+  plan.scale_num =
+      options.dct_scaling ? choose_dct_scale(crop, request.target_width, request.target_height)
+                          : 8;
+  // libjpeg's scaled size: ceil(size * M / 8) (jdiv_round_up in jpeg_calc_output_dimensions).
+  plan.full_width = static_cast<JDIMENSION>((static_cast<int64_t>(width) * plan.scale_num + 7) / 8);
+  plan.full_height =
+      static_cast<JDIMENSION>((static_cast<int64_t>(height) * plan.scale_num + 7) / 8);
+
+  // The crop in scaled coordinates: an M/8 IDCT maps full-size pixel edge x to x * M / 8.
+  const double scale = plan.scale_num / 8.0;
+  const CropRect scaled{crop.x * scale, crop.y * scale, crop.width * scale, crop.height * scale};
+  const int full_w = static_cast<int>(plan.full_width);
+  const int full_h = static_cast<int>(plan.full_height);
+  if (options.crop_window) {
+    plan.cols = covering_range(scaled.x, scaled.x + scaled.width,
+                               filter_margin(scaled.width, request.target_width), full_w);
+    plan.rows = covering_range(scaled.y, scaled.y + scaled.height,
+                               filter_margin(scaled.height, request.target_height), full_h);
+  } else {
+    plan.cols = PixelRange{0, full_w};
+    plan.rows = PixelRange{0, full_h};
+  }
+
+  JDIMENSION window_x = 0;
+  const bool ok = decompress_window(lib_.get(), plan, &out->image, &cmyk_rows_, &window_x);
+  // Stop here even when rows are left: jpeg_abort skips the rest of the entropy data.
+  jpeg_abort_decompress(cinfo);
+  if (!ok) {
+    if (lib_->err.pub.msg_code == JWRN_JPEG_EOF) {
+      return Status::failure("truncated JPEG (premature end of data)");
+    }
+    return Status::failure(fmt::format("corrupt JPEG: {}", lib_->err.message));
+  }
+  out->crop = CropRect{scaled.x - window_x, scaled.y - plan.rows.begin, scaled.width,
+                       scaled.height};
+  out->scale_num = plan.scale_num;
+  return Status::ok_status();
+}
+
+}  // namespace stoker::data

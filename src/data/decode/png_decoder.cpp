@@ -1,0 +1,224 @@
+// PNG decoding with libpng: every PNG flavour becomes 8-bit gray or RGB, alpha dropped.
+//
+// libpng reports errors by longjmp to png_jmpbuf(png), skipping C++ destructors, so libpng
+// calls run inside run_guarded() with only trivially destructible locals, and the
+// png_struct is owned by a guard in the caller's frame (which longjmp never unwinds).
+
+#include "png_decoder.h"
+
+#include <png.h>
+
+#include <algorithm>
+#include <csetjmp>
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <type_traits>
+
+#include <fmt/format.h>
+
+#include "crop_window.h"
+
+namespace stoker::data {
+namespace {
+
+// Our side of libpng's callbacks: the bytes being read and the last error message.
+struct PngSource {
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+  size_t pos = 0;
+  char message[192] = {};
+};
+
+void on_png_error(png_structp png, png_const_charp message) {
+  auto* source = static_cast<PngSource*>(png_get_error_ptr(png));
+  std::snprintf(source->message, sizeof(source->message), "%s", message);
+  png_longjmp(png, 1);
+}
+
+// Warnings concern ancillary chunks (bad iCCP, text, ...) that do not change the pixels.
+void on_png_warning(png_structp, png_const_charp) {}
+
+// Bounds-checked memory reads: running out of bytes is an error, never a read past the end.
+void read_from_memory(png_structp png, png_bytep dest, size_t length) {
+  auto* source = static_cast<PngSource*>(png_get_io_ptr(png));
+  if (length > source->size - source->pos) png_error(png, "truncated PNG");
+  std::memcpy(dest, source->data + source->pos, length);
+  source->pos += length;
+}
+
+// Owns the png_struct for one call. Lives in a frame above run_guarded, so it is destroyed
+// normally after a longjmp.
+class PngReadStruct {
+ public:
+  explicit PngReadStruct(PngSource* source) {
+    png_ = png_create_read_struct(PNG_LIBPNG_VER_STRING, source, on_png_error, on_png_warning);
+    if (png_ != nullptr) info_ = png_create_info_struct(png_);
+    if (png_ == nullptr || info_ == nullptr) {
+      png_destroy_read_struct(&png_, &info_, nullptr);
+      throw std::bad_alloc();
+    }
+    png_set_read_fn(png_, source, read_from_memory);
+  }
+  ~PngReadStruct() { png_destroy_read_struct(&png_, &info_, nullptr); }
+  PngReadStruct(const PngReadStruct&) = delete;
+  PngReadStruct& operator=(const PngReadStruct&) = delete;
+
+  png_structp png() const { return png_; }
+  png_infop info() const { return info_; }
+
+ private:
+  png_structp png_ = nullptr;
+  png_infop info_ = nullptr;
+};
+
+template <typename Fn>
+bool run_guarded(png_structp png, Fn&& fn) {
+  static_assert(std::is_trivially_destructible_v<std::remove_reference_t<Fn>>);
+  if (setjmp(png_jmpbuf(png)) != 0) return false;
+  fn();
+  return true;
+}
+
+Status failure_from(const PngSource& source) {
+  if (std::strcmp(source.message, "truncated PNG") == 0) return Status::failure("truncated PNG");
+  return Status::failure(fmt::format("corrupt PNG: {}", source.message));
+}
+
+struct PngHeader {
+  png_uint_32 width = 0;
+  png_uint_32 height = 0;
+  int bit_depth = 0;
+  int color_type = 0;
+  int interlace = 0;
+};
+
+// png_read_info (signature and chunks up to the first IDAT), then the size limit.
+Status read_header(const PngReadStruct& s, PngSource* source, const DecodeOptions& options,
+                   PngHeader* h) {
+  const bool ok = run_guarded(s.png(), [&] {
+    png_read_info(s.png(), s.info());
+    png_get_IHDR(s.png(), s.info(), &h->width, &h->height, &h->bit_depth, &h->color_type,
+                 &h->interlace, nullptr, nullptr);
+  });
+  if (!ok) return failure_from(*source);
+  const int64_t pixels = static_cast<int64_t>(h->width) * h->height;
+  if (pixels > options.max_pixels) {
+    return Status::failure(fmt::format("image too large: {}x{} = {} pixels (limit {})",
+                                       h->width, h->height, pixels, options.max_pixels));
+  }
+  return Status::ok_status();
+}
+
+int stored_channels(int color_type) {
+  switch (color_type) {
+    case PNG_COLOR_TYPE_GRAY: return 1;
+    case PNG_COLOR_TYPE_GRAY_ALPHA: return 2;
+    case PNG_COLOR_TYPE_RGB_ALPHA: return 4;
+    default: return 3;  // RGB, and palette entries are RGB
+  }
+}
+
+// Pillow's "L" conversion (ITU-R 601-2 luma in 16-bit fixed point, rounded).
+void rgb_to_gray_row(const uint8_t* rgb, uint8_t* gray, size_t width) {
+  for (size_t i = 0; i < width; ++i, rgb += 3) {
+    gray[i] = static_cast<uint8_t>((rgb[0] * 19595 + rgb[1] * 38470 + rgb[2] * 7471 + 0x8000) >> 16);
+  }
+}
+
+}  // namespace
+
+Status PngDecoder::read_info(std::span<const uint8_t> bytes, const DecodeOptions& options,
+                             ImageInfo* info) {
+  PngSource source{bytes.data(), bytes.size()};
+  PngReadStruct s(&source);
+  PngHeader h;
+  Status status = read_header(s, &source, options, &h);
+  if (!status.ok()) return status;
+  info->format = ImageFormat::kPng;
+  info->width = static_cast<int>(h.width);
+  info->height = static_cast<int>(h.height);
+  info->channels = stored_channels(h.color_type);
+  return Status::ok_status();
+}
+
+Status PngDecoder::decode(std::span<const uint8_t> bytes, const DecodeRequest& request,
+                          const DecodeOptions& options, DecodedImage* out) {
+  PngSource source{bytes.data(), bytes.size()};
+  PngReadStruct s(&source);
+  PngHeader h;
+  Status status = read_header(s, &source, options, &h);
+  if (!status.ok()) return status;
+  const int width = static_cast<int>(h.width);
+  const int height = static_cast<int>(h.height);
+  CropRect crop;
+  status = resolve_crop(request.crop, width, height, &crop);
+  if (!status.ok()) return status;
+
+  // Rows to keep. Interlaced images spread every row over all 7 passes: no early stop.
+  const bool interlaced = h.interlace != PNG_INTERLACE_NONE;
+  PixelRange rows{0, height};
+  if (options.crop_window && !interlaced) {
+    rows = covering_range(crop.y, crop.y + crop.height,
+                          filter_margin(crop.height, request.target_height), height);
+  }
+  const int out_rows = rows.end - rows.begin;
+
+  // libpng does everything but color -> gray: its rgb_to_gray linearises with the file's
+  // gAMA/sRGB chunks when present, which Pillow's convert("L") does not do.
+  const bool color = (h.color_type & PNG_COLOR_MASK_COLOR) != 0;
+  const bool to_gray = request.channels == 1 && color;
+  const int png_channels = to_gray ? 3 : request.channels;
+  const size_t png_stride = static_cast<size_t>(width) * png_channels;
+  out->image.reshape(width, out_rows, request.channels);
+  if (to_gray) rgb_.resize(png_stride * (interlaced ? height : 1));
+  if (interlaced) row_pointers_.resize(height);
+
+  const bool ok = run_guarded(s.png(), [&] {
+    png_structp png = s.png();
+    png_set_strip_16(png);  // keep the high byte, as Pillow's RGB conversion does
+    if (h.color_type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
+    if (h.color_type == PNG_COLOR_TYPE_GRAY && h.bit_depth < 8) {
+      png_set_expand_gray_1_2_4_to_8(png);
+    }
+    // Transparency is dropped, not composited: tRNS is never expanded to alpha (palette
+    // expansion adds alpha for it anyway), and any alpha channel is stripped.
+    png_set_strip_alpha(png);
+    if (request.channels == 3 && !color) png_set_gray_to_rgb(png);
+    if (interlaced) png_set_interlace_handling(png);
+    png_read_update_info(png, s.info());
+    if (png_get_rowbytes(png, s.info()) != png_stride) {
+      png_error(png, "unexpected row size after conversion");
+    }
+
+    if (interlaced) {
+      for (int y = 0; y < height; ++y) {
+        row_pointers_[y] = to_gray ? rgb_.data() + y * png_stride : out->image.row(y);
+      }
+      png_read_image(png, row_pointers_.data());
+      if (to_gray) {
+        for (int y = 0; y < height; ++y) {
+          rgb_to_gray_row(row_pointers_[y], out->image.row(y), static_cast<size_t>(width));
+        }
+      }
+      return;
+    }
+    // Rows above the window are decoded into the first output row, which is overwritten.
+    // Rows below it are never decompressed: we stop without png_read_end.
+    for (int y = 0; y < rows.end; ++y) {
+      uint8_t* dest = out->image.row(std::max(0, y - rows.begin));
+      if (to_gray) {
+        png_read_row(png, rgb_.data(), nullptr);
+        if (y >= rows.begin) rgb_to_gray_row(rgb_.data(), dest, static_cast<size_t>(width));
+      } else {
+        png_read_row(png, dest, nullptr);
+      }
+    }
+  });
+  if (!ok) return failure_from(source);
+  out->crop = CropRect{crop.x, crop.y - rows.begin, crop.width, crop.height};
+  out->scale_num = 8;
+  return Status::ok_status();
+}
+
+}  // namespace stoker::data

@@ -1,0 +1,73 @@
+#include <cstdlib>
+#include <new>
+
+#include "loader_shared.h"
+
+namespace stoker::data {
+
+namespace {
+
+class HostAllocator final : public BufferAllocator {
+ public:
+  void* allocate(size_t bytes) override {
+    const size_t rounded = (bytes + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+    if (p == nullptr) throw std::bad_alloc();
+    return p;
+  }
+  void deallocate(void* pointer, size_t) override { std::free(pointer); }
+  const char* name() const override { return "host"; }
+};
+
+}  // namespace
+
+BufferAllocator& host_allocator() {
+  static HostAllocator* allocator = new HostAllocator();  // never destroyed: outlives all Batches
+  return *allocator;
+}
+
+Batch::Batch(std::shared_ptr<LoaderShared> shared, BatchBuffer* buffer)
+    : shared_(std::move(shared)), buffer_(buffer) {}
+
+Batch::~Batch() { release(); }
+
+Batch::Batch(Batch&& other) noexcept
+    : shared_(std::move(other.shared_)), buffer_(other.buffer_) {
+  other.buffer_ = nullptr;
+}
+
+Batch& Batch::operator=(Batch&& other) noexcept {
+  if (this != &other) {
+    release();
+    shared_ = std::move(other.shared_);
+    buffer_ = other.buffer_;
+    other.buffer_ = nullptr;
+  }
+  return *this;
+}
+
+void Batch::release() {
+  if (buffer_ != nullptr) shared_->give_back(buffer_);
+  buffer_ = nullptr;
+  shared_.reset();
+}
+
+int Batch::size() const { return buffer_->samples; }
+int64_t Batch::epoch() const { return buffer_->epoch; }
+int64_t Batch::index() const { return buffer_->batch_index; }
+const void* Batch::data() const { return buffer_->data; }
+size_t Batch::bytes() const { return static_cast<size_t>(size()) * shared_->spec.sample_bytes(); }
+DType Batch::dtype() const { return shared_->spec.dtype; }
+Layout Batch::layout() const { return shared_->spec.layout; }
+const int64_t* Batch::labels() const { return buffer_->labels.data(); }
+const float* Batch::targets() const { return buffer_->targets.data(); }
+int Batch::target_dim() const { return shared_->target_dim; }
+const uint64_t* Batch::indices() const { return buffer_->indices.data(); }
+
+std::array<int64_t, 4> Batch::shape() const {
+  const TransformSpec& spec = shared_->spec;
+  if (spec.layout == Layout::kNCHW) return {size(), spec.channels, spec.out_height, spec.out_width};
+  return {size(), spec.out_height, spec.out_width, spec.channels};
+}
+
+}  // namespace stoker::data

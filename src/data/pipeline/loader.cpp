@@ -1,0 +1,323 @@
+#include "stoker/data/loader.h"
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+#include "loader_shared.h"
+#include "sample_loader.h"
+#include "stoker/core/clock.h"
+#include "stoker/core/error.h"
+
+namespace stoker::data {
+
+namespace {
+
+constexpr int kSubstituteTries = 16;
+constexpr size_t kMaxBadListed = 1000;
+
+std::string percent(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.2g%%", fraction * 100.0);
+  return text;
+}
+
+void validate(const LoaderOptions& options, const Source& source) {
+  auto require = [](bool ok, const std::string& message) {
+    if (!ok) throw UsageError(message);
+  };
+  require(options.batch_size >= 1,
+          "batch_size must be >= 1 (got " + std::to_string(options.batch_size) + ")");
+  require(options.workers >= 1 && options.workers <= 1024,
+          "workers must be in [1, 1024] (got " + std::to_string(options.workers) + ")");
+  require(options.prefetch >= 1 && options.prefetch <= 1024,
+          "prefetch must be in [1, 1024] (got " + std::to_string(options.prefetch) + ")");
+  require(options.max_bad_fraction >= 0 && options.max_bad_fraction <= 1,
+          "max_bad_fraction must be in [0, 1] (got " + std::to_string(options.max_bad_fraction) +
+              ")");
+  require(options.decode.max_pixels >= 1,
+          "max_pixels must be >= 1 (got " + std::to_string(options.decode.max_pixels) + ")");
+  require(source.size() > 0, "the dataset is empty");
+  options.transform.validate();
+}
+
+}  // namespace
+
+// ---- worker side --------------------------------------------------------------------------
+
+namespace {
+
+class Worker {
+ public:
+  Worker(LoaderShared& shared, const Source& source, const LoaderOptions& options)
+      : shared_(shared), source_(source), options_(options),
+        loader_(source, shared.spec, options.decode) {}
+
+  void run();
+  StageClocks& clocks() { return loader_.clocks(); }
+
+ private:
+  // A claimed sample: where to write it and what it is.
+  struct Claim {
+    int64_t epoch;
+    int64_t batch_index;
+    BatchBuffer* buffer;
+    int slot;
+    uint64_t index;
+  };
+  bool claim(std::unique_lock<std::mutex>& lock, Claim* out);
+  void produce(const Claim& claim);
+  void record_bad(const Claim& claim, const std::string& reason);
+
+  LoaderShared& shared_;
+  const Source& source_;
+  const LoaderOptions& options_;
+  SampleLoader loader_;
+};
+
+// Waits for a sample to claim; false when the loader stops.
+bool Worker::claim(std::unique_lock<std::mutex>& lock, Claim* out) {
+  for (;;) {
+    if (shared_.stop) return false;
+    const auto total = static_cast<int64_t>(shared_.plan.indices.size());
+    if (shared_.active && shared_.failure.empty() && shared_.next_claim < total) {
+      const int64_t position = shared_.next_claim;
+      const int64_t batch = position / shared_.plan.batch_size;
+      if (shared_.in_flight.empty() || shared_.in_flight.back().batch_index < batch) {
+        if (shared_.free_buffers.empty()) {
+          Stopwatch waited;
+          shared_.work_cv.wait(lock);
+          loader_.clocks().add(loader_.clocks().wait_free_ns, waited.lap());
+          continue;
+        }
+        BatchBuffer* buffer = shared_.free_buffers.back();
+        shared_.free_buffers.pop_back();
+        buffer->samples = shared_.plan.batch_samples(batch);
+        buffer->epoch = shared_.epoch;
+        buffer->batch_index = batch;
+        shared_.in_flight.push_back({batch, buffer, buffer->samples});
+      }
+      InFlight& target = shared_.in_flight.back();
+      *out = {shared_.epoch, batch, target.buffer,
+              static_cast<int>(position - batch * shared_.plan.batch_size),
+              shared_.plan.indices[static_cast<size_t>(position)]};
+      ++shared_.next_claim;
+      ++shared_.busy_workers;
+      return true;
+    }
+    shared_.work_cv.wait(lock);
+  }
+}
+
+void Worker::run() {
+  std::unique_lock<std::mutex> lock(shared_.mutex);
+  Claim job{};
+  while (claim(lock, &job)) {
+    lock.unlock();
+    try {
+      produce(job);
+    } catch (const std::exception& e) {  // no exception crosses the thread
+      lock.lock();
+      if (shared_.failure.empty()) {
+        shared_.failure = "worker failed on " + source_.name(job.index) + ": " + e.what();
+      }
+      lock.unlock();
+    }
+    lock.lock();
+    --shared_.busy_workers;
+    for (InFlight& entry : shared_.in_flight) {
+      if (entry.batch_index == job.batch_index) --entry.remaining;
+    }
+    if (shared_.busy_workers == 0) shared_.idle_cv.notify_all();
+    shared_.ready_cv.notify_all();
+  }
+}
+
+void Worker::produce(const Claim& job) {
+  const size_t sample_bytes = shared_.spec.sample_bytes();
+  uint8_t* out = static_cast<uint8_t*>(job.buffer->data) + static_cast<size_t>(job.slot) * sample_bytes;
+  const uint64_t seed = options_.sampler.seed;
+  const size_t n = source_.size();
+
+  uint64_t used = job.index;
+  Status status = loader_.load(job.index, seed, job.epoch, job.index, out);
+  if (!status.ok()) {
+    record_bad(job, status.reason());
+    if (options_.on_error == OnError::kFail) return;
+    status = Status::failure("no substitute");
+    for (int k = 1; k <= kSubstituteTries && !status.ok() && static_cast<size_t>(k) < n; ++k) {
+      used = (job.index + static_cast<uint64_t>(k)) % n;
+      status = loader_.load(used, seed, job.epoch, job.index, out);
+    }
+    if (!status.ok()) std::memset(out, 0, sample_bytes);  // nothing loadable nearby
+  }
+  const int dim = shared_.target_dim;
+  job.buffer->indices[static_cast<size_t>(job.slot)] = job.index;
+  job.buffer->labels[static_cast<size_t>(job.slot)] =
+      source_.target_kind() == TargetKind::kClass ? source_.label(used) : 0;
+  source_.targets(used, job.buffer->targets.data() + static_cast<size_t>(job.slot) * dim);
+}
+
+void Worker::record_bad(const Claim& job, const std::string& reason) {
+  std::lock_guard<std::mutex> lock(shared_.mutex);
+  if (job.epoch != shared_.epoch) return;
+  EpochStats& stats = shared_.stats;
+  ++stats.bad;
+  if (stats.bad_samples.size() < kMaxBadListed) {
+    stats.bad_samples.push_back({job.index, source_.name(job.index), reason});
+  }
+  if (!shared_.failure.empty()) return;
+  if (options_.on_error == OnError::kFail) {
+    shared_.failure = "bad sample " + source_.name(job.index) + ": " + reason +
+                      " (on_error=fail; use on_error=substitute to replace bad samples)";
+  } else if (static_cast<double>(stats.bad) >
+             options_.max_bad_fraction * static_cast<double>(stats.samples)) {
+    const BadSample& first = stats.bad_samples.front();
+    shared_.failure = std::to_string(stats.bad) + " of " + std::to_string(stats.samples) +
+                      " samples in epoch " + std::to_string(job.epoch) +
+                      " are bad, over the limit max_bad_fraction=" +
+                      percent(options_.max_bad_fraction) + "; first: " + first.name + ": " +
+                      first.reason + ". Fix or remove them, or raise max_bad_fraction";
+  }
+}
+
+}  // namespace
+
+// ---- Loader -------------------------------------------------------------------------------
+
+struct LoaderThreads {
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::vector<std::thread> threads;
+};
+
+Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
+    : source_(std::move(source)), options_(std::move(options)) {
+  if (!source_) throw UsageError("Loader needs a source");
+  if (options_.transform.geometry == Geometry::kNone) {
+    int width = 0, height = 0, channels = 0;
+    source_->fixed_shape(&width, &height, &channels);
+    if (width == 0) {
+      throw UsageError("transform 'none' needs a source whose images all have one size (IDX); "
+                       "add RandomResizedCrop(size) or Resize(size), CenterCrop(size)");
+    }
+    options_.transform.out_width = width;
+    options_.transform.out_height = height;
+  }
+  validate(options_, *source_);
+  const EpochPlan first = plan_epoch(source_->size(), options_.batch_size, options_.sampler, 0);
+  batches_per_epoch_ = first.num_batches;  // the same for every epoch
+  samples_per_epoch_ = first.indices.size();
+
+  shared_ = std::make_shared<LoaderShared>();
+  shared_->spec = options_.transform;
+  shared_->target_dim = source_->target_dim();
+  shared_->allocator = options_.allocator != nullptr ? options_.allocator : &host_allocator();
+  const size_t batch = static_cast<size_t>(options_.batch_size);
+  const size_t data_bytes = batch * options_.transform.sample_bytes();
+  for (int b = 0; b < options_.prefetch; ++b) {
+    auto buffer = std::make_unique<BatchBuffer>();
+    buffer->data = shared_->allocator->allocate(data_bytes);
+    buffer->capacity_bytes = data_bytes;
+    buffer->labels.resize(batch);
+    buffer->targets.resize(batch * static_cast<size_t>(shared_->target_dim));
+    buffer->indices.resize(batch);
+    shared_->free_buffers.push_back(buffer.get());
+    shared_->buffers.push_back(std::move(buffer));
+  }
+
+  threads_ = std::make_unique<LoaderThreads>();
+  for (int w = 0; w < options_.workers; ++w) {
+    threads_->workers.push_back(std::make_unique<Worker>(*shared_, *source_, options_));
+  }
+  for (auto& worker : threads_->workers) {
+    threads_->threads.emplace_back([w = worker.get()] { w->run(); });
+  }
+}
+
+Loader::~Loader() {
+  {
+    std::lock_guard<std::mutex> lock(shared_->mutex);
+    shared_->stop = true;
+  }
+  shared_->work_cv.notify_all();
+  for (auto& thread : threads_->threads) thread.join();
+  // Buffers still in flight go back to the pool; Batches the consumer holds keep `shared_`.
+}
+
+void Loader::start_epoch(int64_t epoch, int64_t first_batch) {
+  EpochPlan plan = plan_epoch(source_->size(), options_.batch_size, options_.sampler, epoch);
+  if (epoch < 0) throw UsageError("epoch must be >= 0 (got " + std::to_string(epoch) + ")");
+  if (first_batch < 0 || first_batch > plan.num_batches) {
+    throw UsageError("resume batch must be in [0, " + std::to_string(plan.num_batches) +
+                     "] for this dataset and batch size (got " + std::to_string(first_batch) + ")");
+  }
+  {
+    std::unique_lock<std::mutex> lock(shared_->mutex);
+    shared_->active = false;  // workers stop claiming; wait for samples being written
+    shared_->idle_cv.wait(lock, [&] { return shared_->busy_workers == 0; });
+    for (const InFlight& entry : shared_->in_flight) shared_->free_buffers.push_back(entry.buffer);
+    shared_->in_flight.clear();
+    shared_->plan = std::move(plan);
+    shared_->epoch = epoch;
+    shared_->next_claim = first_batch * options_.batch_size;
+    shared_->next_consume = first_batch;
+    shared_->failure.clear();
+    shared_->stats = EpochStats{};
+    shared_->stats.epoch = epoch;
+    shared_->stats.samples = shared_->plan.indices.size();
+    shared_->active = true;
+  }
+  shared_->work_cv.notify_all();
+}
+
+Batch Loader::next() {
+  std::unique_lock<std::mutex> lock(shared_->mutex);
+  if (!shared_->active && shared_->stats.epoch < 0) {
+    throw UsageError("Loader::next() called before start_epoch()");
+  }
+  if (!shared_->failure.empty()) throw DataError(shared_->failure);
+  if (shared_->next_consume >= shared_->plan.num_batches) return Batch();
+  auto ready = [&] {
+    return !shared_->failure.empty() ||
+           (!shared_->in_flight.empty() &&
+            shared_->in_flight.front().batch_index == shared_->next_consume &&
+            shared_->in_flight.front().remaining == 0);
+  };
+  if (!ready()) {
+    Stopwatch waited;
+    shared_->ready_cv.wait(lock, ready);
+    consumer_wait_ns_.fetch_add(waited.lap(), std::memory_order_relaxed);
+  }
+  if (!shared_->failure.empty()) throw DataError(shared_->failure);
+  BatchBuffer* buffer = shared_->in_flight.front().buffer;
+  shared_->in_flight.pop_front();
+  ++shared_->next_consume;
+  return Batch(shared_, buffer);
+}
+
+LoaderState Loader::state() const {
+  std::lock_guard<std::mutex> lock(shared_->mutex);
+  return {options_.sampler.seed, shared_->epoch, shared_->next_consume};
+}
+
+EpochStats Loader::epoch_stats() const {
+  std::lock_guard<std::mutex> lock(shared_->mutex);
+  return shared_->stats;
+}
+
+StageTimes Loader::stage_times() const {
+  StageTimes times;
+  for (const auto& worker : threads_->workers) {
+    const StageClocks& c = worker->clocks();
+    times.read += ns_to_seconds(c.read_ns.load(std::memory_order_relaxed));
+    times.decode += ns_to_seconds(c.decode_ns.load(std::memory_order_relaxed));
+    times.transform += ns_to_seconds(c.transform_ns.load(std::memory_order_relaxed));
+    times.wait_free_buffer += ns_to_seconds(c.wait_free_ns.load(std::memory_order_relaxed));
+    times.samples += c.samples.load(std::memory_order_relaxed);
+    times.bytes_read += c.bytes_read.load(std::memory_order_relaxed);
+  }
+  times.consumer_wait = ns_to_seconds(consumer_wait_ns_.load(std::memory_order_relaxed));
+  return times;
+}
+
+}  // namespace stoker::data

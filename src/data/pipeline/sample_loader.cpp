@@ -1,0 +1,79 @@
+#include "sample_loader.h"
+
+#include <cstring>
+#include <string>
+
+#include "stoker/core/clock.h"
+#include "stoker/core/rng.h"
+
+namespace stoker::data {
+
+SampleLoader::SampleLoader(const Source& source, const TransformSpec& spec,
+                           const DecodeOptions& decode)
+    : source_(source), spec_(spec), decoder_(decode) {}
+
+Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t rng_index,
+                          void* out) {
+  Stopwatch watch;
+  Status status = source_.read(index, &data_);
+  clocks_.add(clocks_.read_ns, watch.lap());
+  if (!status.ok()) return status;
+  clocks_.bytes_read.fetch_add(data_.bytes.size(), std::memory_order_relaxed);
+
+  SampleRng rng(seed, static_cast<uint64_t>(epoch), rng_index);
+  SampleParams params;
+  if (data_.raw) {
+    params = draw_params(spec_, data_.raw_width, data_.raw_height, rng);
+    status = decode_raw(data_, params);
+  } else {
+    ImageInfo info;
+    status = decoder_.read_info(data_.bytes, &info);
+    if (status.ok()) {
+      params = draw_params(spec_, info.width, info.height, rng);
+      DecodeRequest request;
+      request.channels = spec_.channels;
+      request.crop = params.crop;
+      request.target_width = spec_.out_width;
+      request.target_height = spec_.out_height;
+      status = decoder_.decode(data_.bytes, request, &decoded_);
+    }
+  }
+  clocks_.add(clocks_.decode_ns, watch.lap());
+  if (!status.ok()) return status;
+
+  if (spec_.geometry == Geometry::kNone &&
+      (params.crop.width != spec_.out_width || params.crop.height != spec_.out_height)) {
+    return Status::failure("image is " + std::to_string(static_cast<int>(params.crop.width)) + "x" +
+                           std::to_string(static_cast<int>(params.crop.height)) + ", expected " +
+                           std::to_string(spec_.out_width) + "x" +
+                           std::to_string(spec_.out_height) +
+                           " (transform 'none' keeps sizes; add Resize/CenterCrop)");
+  }
+  transformer_.run(out, decoded_, params, spec_);
+  clocks_.add(clocks_.transform_ns, watch.lap());
+  clocks_.samples.fetch_add(1, std::memory_order_relaxed);
+  return Status::ok_status();
+}
+
+// Raw pixels (IDX) need no decoding: copy them into the decoded image, converting channels.
+Status SampleLoader::decode_raw(const SampleData& data, const SampleParams& params) {
+  const int channels = spec_.channels;
+  Image& image = decoded_.image;
+  image.reshape(data.raw_width, data.raw_height, channels);
+  const size_t pixels = static_cast<size_t>(data.raw_width) * data.raw_height;
+  if (data.raw_channels == channels) {
+    std::memcpy(image.data(), data.bytes.data(), pixels * static_cast<size_t>(channels));
+  } else if (data.raw_channels == 1 && channels == 3) {
+    for (size_t p = 0; p < pixels; ++p) {
+      image.data()[3 * p] = image.data()[3 * p + 1] = image.data()[3 * p + 2] = data.bytes[p];
+    }
+  } else {
+    return Status::failure("raw sample has " + std::to_string(data.raw_channels) +
+                           " channels; cannot make " + std::to_string(channels));
+  }
+  decoded_.crop = params.crop;
+  decoded_.scale_num = 8;
+  return Status::ok_status();
+}
+
+}  // namespace stoker::data

@@ -1,0 +1,53 @@
+// One worker's path for one sample: read -> decode (crop window, DCT scale) -> transform ->
+// write into the batch slot. Holds the worker's reusable state, so the steady state
+// allocates nothing.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "stoker/core/error.h"
+#include "stoker/data/decode.h"
+#include "stoker/data/source.h"
+#include "stoker/data/transform.h"
+
+namespace stoker::data {
+
+// Per-worker stage clocks, written by the worker, read by anyone (relaxed atomics).
+struct StageClocks {
+  std::atomic<int64_t> read_ns{0};
+  std::atomic<int64_t> decode_ns{0};
+  std::atomic<int64_t> transform_ns{0};
+  std::atomic<int64_t> wait_free_ns{0};
+  std::atomic<uint64_t> samples{0};
+  std::atomic<uint64_t> bytes_read{0};
+
+  void add(std::atomic<int64_t>& clock, int64_t ns) {
+    clock.store(clock.load(std::memory_order_relaxed) + ns, std::memory_order_relaxed);
+  }
+};
+
+class SampleLoader {
+ public:
+  SampleLoader(const Source& source, const TransformSpec& spec, const DecodeOptions& decode);
+
+  // Loads dataset sample `index` with the random stream (seed, epoch, rng_index) into `out`
+  // (spec.sample_bytes() bytes). On failure nothing useful is in `out` and the reason says
+  // why ("truncated JPEG", "file not found", "image is 30x28, expected 28x28").
+  Status load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t rng_index, void* out);
+
+  StageClocks& clocks() { return clocks_; }
+
+ private:
+  Status decode_raw(const SampleData& data, const SampleParams& params);
+
+  const Source& source_;
+  const TransformSpec& spec_;
+  ImageDecoder decoder_;
+  SampleTransformer transformer_;
+  SampleData data_;
+  DecodedImage decoded_;
+  StageClocks clocks_;
+};
+
+}  // namespace stoker::data

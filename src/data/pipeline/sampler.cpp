@@ -1,0 +1,52 @@
+#include "stoker/data/sampler.h"
+
+#include <numeric>
+#include <string>
+
+#include "stoker/core/error.h"
+#include "stoker/core/rng.h"
+
+namespace stoker::data {
+
+namespace {
+constexpr uint64_t kShuffleStream = 0x53485546464C45ull;  // "SHUFFLE"
+}
+
+EpochPlan plan_epoch(uint64_t dataset_size, int batch_size, const SamplerOptions& options,
+                     int64_t epoch) {
+  if (batch_size < 1) throw UsageError("batch_size must be >= 1 (got " + std::to_string(batch_size) + ")");
+  if (options.world_size < 1) {
+    throw UsageError("world_size must be >= 1 (got " + std::to_string(options.world_size) + ")");
+  }
+  if (options.rank < 0 || options.rank >= options.world_size) {
+    throw UsageError("rank must be in [0, " + std::to_string(options.world_size - 1) + "] (got " +
+                     std::to_string(options.rank) + ")");
+  }
+  std::vector<uint64_t> order(dataset_size);
+  std::iota(order.begin(), order.end(), uint64_t{0});
+  if (options.shuffle && dataset_size > 1) {
+    SampleRng rng(options.seed, static_cast<uint64_t>(epoch), kShuffleStream);
+    for (uint64_t i = dataset_size - 1; i > 0; --i) {
+      const uint64_t j = rng.below(i + 1);
+      std::swap(order[i], order[j]);
+    }
+  }
+  const auto world = static_cast<uint64_t>(options.world_size);
+  EpochPlan plan;
+  plan.batch_size = batch_size;
+  if (world == 1) {
+    plan.indices = std::move(order);
+  } else if (dataset_size > 0) {
+    const uint64_t per_rank = (dataset_size + world - 1) / world;
+    plan.indices.reserve(per_rank);
+    for (uint64_t k = 0; k < per_rank; ++k) {
+      plan.indices.push_back(order[(k * world + static_cast<uint64_t>(options.rank)) % dataset_size]);
+    }
+  }
+  const auto n = static_cast<int64_t>(plan.indices.size());
+  plan.num_batches = options.drop_last ? n / batch_size : (n + batch_size - 1) / batch_size;
+  if (options.drop_last) plan.indices.resize(static_cast<size_t>(plan.num_batches * batch_size));
+  return plan;
+}
+
+}  // namespace stoker::data

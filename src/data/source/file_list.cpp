@@ -1,0 +1,169 @@
+// CSV file list: path,target[,target...] — class ids or float targets (regression).
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+
+#include "file_reader.h"
+#include "stoker/core/error.h"
+#include "stoker/data/source.h"
+
+namespace stoker::data {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Splits one CSV line; fields may be double-quoted ("a,b" and "" for a quote).
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        fields.back().push_back('"');
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        fields.back().push_back(c);
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      fields.emplace_back();
+    } else if (c != '\r') {
+      fields.back().push_back(c);
+    }
+  }
+  for (auto& field : fields) {
+    const auto first = field.find_first_not_of(" \t");
+    const auto last = field.find_last_not_of(" \t");
+    field = first == std::string::npos ? "" : field.substr(first, last - first + 1);
+  }
+  return fields;
+}
+
+bool parse_float(const std::string& text, float* value) {
+  if (text.empty()) return false;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, *value);
+  return ec == std::errc() && ptr == end;
+}
+
+bool is_integer_text(const std::string& text) {
+  if (text.empty()) return false;
+  size_t i = (text[0] == '-' || text[0] == '+') ? 1 : 0;
+  if (i == text.size()) return false;
+  for (; i < text.size(); ++i) {
+    if (text[i] < '0' || text[i] > '9') return false;
+  }
+  return true;
+}
+
+class FileListSource final : public Source {
+ public:
+  FileListSource(std::string csv, std::vector<std::string> paths, std::vector<float> targets,
+                 int dim, TargetKind kind, std::vector<std::string> classes)
+      : csv_(std::move(csv)),
+        paths_(std::move(paths)),
+        targets_(std::move(targets)),
+        dim_(dim),
+        kind_(kind),
+        classes_(std::move(classes)) {}
+
+  size_t size() const override { return paths_.size(); }
+  std::string name(size_t index) const override { return paths_[index]; }
+  std::string describe() const override {
+    std::string text = "file list " + csv_ + ": " + with_commas(paths_.size()) + " images, ";
+    if (kind_ == TargetKind::kClass) return text + with_commas(classes_.size()) + " classes";
+    return text + std::to_string(dim_) + (dim_ == 1 ? " float target" : " float targets");
+  }
+  TargetKind target_kind() const override { return kind_; }
+  int target_dim() const override { return dim_; }
+  const std::vector<std::string>& class_names() const override { return classes_; }
+  int64_t label(size_t index) const override {
+    return static_cast<int64_t>(targets_[index * static_cast<size_t>(dim_)]);
+  }
+  void targets(size_t index, float* out) const override {
+    for (int k = 0; k < dim_; ++k) out[k] = targets_[index * static_cast<size_t>(dim_) + k];
+  }
+  Status read(size_t index, SampleData* out) const override {
+    return read_whole_file(paths_[index], out);
+  }
+
+ private:
+  std::string csv_;
+  std::vector<std::string> paths_;
+  std::vector<float> targets_;
+  int dim_;
+  TargetKind kind_;
+  std::vector<std::string> classes_;
+};
+
+}  // namespace
+
+std::unique_ptr<Source> open_file_list(const std::string& csv_path, const std::string& root) {
+  std::ifstream in(csv_path);
+  if (!in) {
+    std::error_code ec;
+    if (!fs::exists(csv_path, ec)) throw DataError("file list " + csv_path + " does not exist");
+    throw DataError("cannot read file list " + csv_path);
+  }
+  const fs::path base = root.empty() ? fs::path(csv_path).parent_path() : fs::path(root);
+
+  std::vector<std::string> paths;
+  std::vector<float> targets;
+  int dim = -1;
+  bool all_integer = true;
+  std::string line;
+  int line_number = 0;
+  while (std::getline(in, line)) {
+    ++line_number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const auto fields = split_csv_line(line);
+    const std::string where = csv_path + ":" + std::to_string(line_number);
+    if (fields.size() < 2) {
+      throw DataError(where + ": expected 'path,target[,target...]' (got '" + line + "')");
+    }
+    float probe = 0;
+    if (paths.empty() && dim < 0 && !parse_float(fields[1], &probe)) continue;  // header line
+    const int row_dim = static_cast<int>(fields.size()) - 1;
+    if (dim < 0) dim = row_dim;
+    if (row_dim != dim) {
+      throw DataError(where + ": " + std::to_string(row_dim) + " targets, but earlier rows have " +
+                      std::to_string(dim));
+    }
+    for (int k = 0; k < dim; ++k) {
+      const std::string& text = fields[static_cast<size_t>(k) + 1];
+      float value = 0;
+      if (!parse_float(text, &value)) {
+        throw DataError(where + ": target " + std::to_string(k + 1) + " '" + text +
+                        "' is not a number");
+      }
+      all_integer = all_integer && is_integer_text(text);
+      targets.push_back(value);
+    }
+    const fs::path path(fields[0]);
+    paths.push_back(path.is_absolute() ? path.string() : (base / path).string());
+  }
+  if (paths.empty()) throw DataError("file list " + csv_path + " has no rows");
+
+  TargetKind kind = (dim == 1 && all_integer) ? TargetKind::kClass : TargetKind::kRegression;
+  std::vector<std::string> classes;
+  if (kind == TargetKind::kClass) {
+    int64_t max_label = 0;
+    for (size_t i = 0; i < targets.size(); ++i) {
+      if (targets[i] < 0) {
+        throw DataError(csv_path + ": class id " + std::to_string(static_cast<int64_t>(targets[i])) +
+                        " of " + paths[i] + " is negative; class ids must be 0..N-1");
+      }
+      max_label = std::max(max_label, static_cast<int64_t>(targets[i]));
+    }
+    for (int64_t c = 0; c <= max_label; ++c) classes.push_back(std::to_string(c));
+  }
+  return std::make_unique<FileListSource>(csv_path, std::move(paths), std::move(targets), dim, kind,
+                                          std::move(classes));
+}
+
+}  // namespace stoker::data

@@ -1,0 +1,79 @@
+#include "file_reader.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+
+namespace stoker::data {
+
+namespace {
+
+std::string errno_reason(int err) {
+  switch (err) {
+    case ENOENT: return "file not found";
+    case EACCES: return "permission denied";
+    case EISDIR: return "is a directory";
+    default: return std::string("cannot open: ") + std::strerror(err);
+  }
+}
+
+// Closes the descriptor on every path out of read_whole_file.
+struct FdCloser {
+  int fd;
+  ~FdCloser() { ::close(fd); }
+};
+
+}  // namespace
+
+Status read_whole_file(const std::string& path, SampleData* out) {
+  out->raw = false;
+  out->bytes = {};
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::failure(errno_reason(errno));
+  FdCloser closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return Status::failure(errno_reason(errno));
+  if (S_ISDIR(st.st_mode)) return Status::failure("is a directory");
+  if (!S_ISREG(st.st_mode)) return Status::failure("not a regular file");
+  const size_t size = static_cast<size_t>(st.st_size);
+  if (out->storage.size() < size) out->storage.resize(size);
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::pread(fd, out->storage.data() + done, size - done, static_cast<off_t>(done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Status::failure(std::string("read error: ") + std::strerror(errno));
+    }
+    if (n == 0) break;  // file shrank while reading: decode what is there
+    done += static_cast<size_t>(n);
+  }
+  out->bytes = std::span<const uint8_t>(out->storage.data(), done);
+  return Status::ok_status();
+}
+
+bool has_image_extension(const std::string& filename) {
+  const auto dot = filename.rfind('.');
+  if (dot == std::string::npos) return false;
+  std::string ext = filename.substr(dot + 1);
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext == "jpg" || ext == "jpeg" || ext == "png";
+}
+
+std::string with_commas(uint64_t value) {
+  std::string digits = std::to_string(value);
+  std::string out;
+  const int n = static_cast<int>(digits.size());
+  for (int i = 0; i < n; ++i) {
+    if (i > 0 && (n - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[static_cast<size_t>(i)]);
+  }
+  return out;
+}
+
+}  // namespace stoker::data

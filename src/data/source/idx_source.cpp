@@ -1,0 +1,154 @@
+// IDX files (MNIST, Fashion-MNIST): images idx3-ubyte + labels idx1-ubyte, plain or gzipped.
+#include <zlib.h>
+
+#include <array>
+#include <filesystem>
+#include <variant>
+
+#include "file_reader.h"
+#include "stoker/core/error.h"
+#include "stoker/core/mapped_file.h"
+#include "stoker/data/source.h"
+
+namespace stoker::data {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The bytes of one IDX file: a memory map for plain files, an inflated copy for .gz.
+class IdxFile {
+ public:
+  explicit IdxFile(const std::string& path) : path_(path) {
+    std::error_code ec;
+    if (!fs::exists(path, ec)) throw DataError("IDX file " + path + " does not exist");
+    if (path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0) {
+      inflate_gz();
+      bytes_ = inflated_;
+    } else {
+      map_ = MappedFile(path);
+      bytes_ = map_.bytes();
+    }
+  }
+  std::span<const uint8_t> bytes() const { return bytes_; }
+  const std::string& path() const { return path_; }
+
+  // Checks the magic number (0x0000 0x08 = uint8, rank) and returns the dimensions.
+  std::vector<uint32_t> header(int expected_rank) const {
+    if (bytes_.size() < 4) throw DataError("IDX file " + path_ + " is truncated (no header)");
+    if (bytes_[0] != 0 || bytes_[1] != 0 || bytes_[2] != 0x08) {
+      throw DataError("IDX file " + path_ + " has a bad magic number (expected unsigned-byte IDX)");
+    }
+    const int rank = bytes_[3];
+    if (rank != expected_rank) {
+      throw DataError("IDX file " + path_ + " has " + std::to_string(rank) +
+                      " dimensions, expected " + std::to_string(expected_rank));
+    }
+    if (bytes_.size() < 4 + 4 * static_cast<size_t>(rank)) {
+      throw DataError("IDX file " + path_ + " is truncated (header)");
+    }
+    std::vector<uint32_t> dims;
+    for (int d = 0; d < rank; ++d) {
+      const uint8_t* p = bytes_.data() + 4 + 4 * d;
+      dims.push_back((uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3]);
+    }
+    size_t payload = 1;
+    for (uint32_t dim : dims) payload *= dim;
+    if (bytes_.size() < 4 + 4 * dims.size() + payload) {
+      throw DataError("IDX file " + path_ + " is truncated: header promises " +
+                      std::to_string(payload) + " bytes of data");
+    }
+    return dims;
+  }
+
+  const uint8_t* payload(int rank) const { return bytes_.data() + 4 + 4 * rank; }
+
+ private:
+  void inflate_gz() {
+    gzFile gz = gzopen(path_.c_str(), "rb");
+    if (gz == nullptr) throw DataError("cannot open " + path_);
+    std::array<uint8_t, 1 << 16> chunk{};
+    for (;;) {
+      const int n = gzread(gz, chunk.data(), static_cast<unsigned>(chunk.size()));
+      if (n < 0) {
+        gzclose(gz);
+        throw DataError("IDX file " + path_ + " is not valid gzip data");
+      }
+      if (n == 0) break;
+      inflated_.insert(inflated_.end(), chunk.begin(), chunk.begin() + n);
+    }
+    gzclose(gz);
+  }
+
+  std::string path_;
+  MappedFile map_;
+  std::vector<uint8_t> inflated_;
+  std::span<const uint8_t> bytes_;
+};
+
+class IdxSource final : public Source {
+ public:
+  IdxSource(const std::string& images_path, const std::string& labels_path)
+      : images_(images_path), labels_(labels_path) {
+    const auto image_dims = images_.header(3);
+    const auto label_dims = labels_.header(1);
+    if (image_dims[0] != label_dims[0]) {
+      throw DataError("IDX files disagree: " + images_path + " has " +
+                      std::to_string(image_dims[0]) + " images but " + labels_path + " has " +
+                      std::to_string(label_dims[0]) + " labels");
+    }
+    count_ = image_dims[0];
+    height_ = static_cast<int>(image_dims[1]);
+    width_ = static_cast<int>(image_dims[2]);
+    int64_t max_label = 0;
+    const uint8_t* labels = labels_.payload(1);
+    for (size_t i = 0; i < count_; ++i) max_label = std::max<int64_t>(max_label, labels[i]);
+    for (int64_t c = 0; c <= max_label; ++c) classes_.push_back(std::to_string(c));
+  }
+
+  size_t size() const override { return count_; }
+  std::string name(size_t index) const override {
+    return images_.path() + "[" + std::to_string(index) + "]";
+  }
+  std::string describe() const override {
+    return "IDX " + images_.path() + ": " + with_commas(count_) + " images " +
+           std::to_string(width_) + "x" + std::to_string(height_) + ", " +
+           std::to_string(classes_.size()) + " classes";
+  }
+  TargetKind target_kind() const override { return TargetKind::kClass; }
+  const std::vector<std::string>& class_names() const override { return classes_; }
+  int64_t label(size_t index) const override { return labels_.payload(1)[index]; }
+  void targets(size_t index, float* out) const override {
+    out[0] = static_cast<float>(label(index));
+  }
+  Status read(size_t index, SampleData* out) const override {
+    const size_t pixels = static_cast<size_t>(width_) * height_;
+    out->bytes = std::span<const uint8_t>(images_.payload(3) + index * pixels, pixels);
+    out->raw = true;
+    out->raw_width = width_;
+    out->raw_height = height_;
+    out->raw_channels = 1;
+    return Status::ok_status();
+  }
+  void fixed_shape(int* width, int* height, int* channels) const override {
+    *width = width_;
+    *height = height_;
+    *channels = 1;
+  }
+
+ private:
+  IdxFile images_;
+  IdxFile labels_;
+  size_t count_ = 0;
+  int width_ = 0;
+  int height_ = 0;
+  std::vector<std::string> classes_;
+};
+
+}  // namespace
+
+std::unique_ptr<Source> open_idx(const std::string& images_path, const std::string& labels_path) {
+  return std::make_unique<IdxSource>(images_path, labels_path);
+}
+
+}  // namespace stoker::data

@@ -1,0 +1,119 @@
+// draw_params: torchvision's get_params logic on a SampleRng.
+//
+// Draw order (part of the determinism contract: changing it changes every epoch's samples):
+//   1. geometry: RandomResizedCrop draws 2 uniforms per attempt (area fraction, log aspect),
+//      then 2 bounded ints (top, left) for the accepted attempt; nothing for the others.
+//   2. flip: one bernoulli(flip_p), only if flip_p > 0.
+//   3. ColorJitter, only if any component is enabled: a permutation of the four operations
+//      (Fisher-Yates: for i = 3..1, swap(order[i], order[below(i + 1)])), then one uniform per
+//      enabled component in the order brightness, contrast, saturation, hue, as torchvision's
+//      ColorJitter.get_params does (factors are drawn in fixed order, applied permuted).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <utility>
+
+#include "stoker/data/transform.h"
+
+namespace stoker::data {
+namespace {
+
+// Python's round(): half to even. nearbyint uses the current rounding mode, which is
+// round-to-nearest-even unless someone changed it.
+int round_half_even(double x) { return static_cast<int>(std::nearbyint(x)); }
+
+// torchvision.transforms.RandomResizedCrop.get_params (0.14). Integer pixel rectangle.
+CropRect random_resized_crop(const TransformSpec& spec, int width, int height,
+                             SampleRng& rng) {
+  const double area = static_cast<double>(width) * height;
+  const double log_ratio_min = std::log(spec.ratio_min);
+  const double log_ratio_max = std::log(spec.ratio_max);
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    const double target_area = area * rng.uniform(spec.scale_min, spec.scale_max);
+    const double aspect = std::exp(rng.uniform(log_ratio_min, log_ratio_max));
+    const int w = round_half_even(std::sqrt(target_area * aspect));
+    const int h = round_half_even(std::sqrt(target_area / aspect));
+    if (0 < w && w <= width && 0 < h && h <= height) {
+      const auto top = static_cast<int>(rng.below(static_cast<uint64_t>(height - h + 1)));
+      const auto left = static_cast<int>(rng.below(static_cast<uint64_t>(width - w + 1)));
+      return {static_cast<double>(left), static_cast<double>(top), static_cast<double>(w),
+              static_cast<double>(h)};
+    }
+  }
+  // Fallback: a central crop with the aspect ratio clamped into [ratio_min, ratio_max].
+  const double in_ratio = static_cast<double>(width) / height;
+  int w = width;
+  int h = height;
+  if (in_ratio < spec.ratio_min) {
+    h = round_half_even(w / spec.ratio_min);
+  } else if (in_ratio > spec.ratio_max) {
+    w = round_half_even(h * spec.ratio_max);
+  }
+  // Rounding can give 0 for extreme shapes (torchvision would then fail); keep one pixel.
+  w = std::clamp(w, 1, width);
+  h = std::clamp(h, 1, height);
+  return {static_cast<double>((width - w) / 2), static_cast<double>((height - h) / 2),
+          static_cast<double>(w), static_cast<double>(h)};
+}
+
+// Resize(resize_shorter) then CenterCrop(out_height, out_width), as a rectangle of the
+// source: the crop in resized coordinates scaled back by source/resized per axis.
+CropRect resize_center_crop(const TransformSpec& spec, int width, int height) {
+  // torchvision's _compute_resized_output_size: the long side is int(size * long / short).
+  const int64_t shorter = std::min(width, height);
+  const int64_t longer = std::max(width, height);
+  const int64_t size = spec.resize_shorter;
+  const int resized_long = static_cast<int>(static_cast<double>(size * longer) / shorter);
+  const int resized_w = width <= height ? static_cast<int>(size) : resized_long;
+  const int resized_h = width <= height ? resized_long : static_cast<int>(size);
+
+  // torchvision pads a crop larger than the image; we clamp it to the image instead, so the
+  // output then shows the whole resized axis stretched to the output size.
+  const int crop_w = std::min(spec.out_width, resized_w);
+  const int crop_h = std::min(spec.out_height, resized_h);
+  const int left = round_half_even((resized_w - crop_w) / 2.0);
+  const int top = round_half_even((resized_h - crop_h) / 2.0);
+
+  const double sx = static_cast<double>(width) / resized_w;
+  const double sy = static_cast<double>(height) / resized_h;
+  return {left * sx, top * sy, crop_w * sx, crop_h * sy};
+}
+
+}  // namespace
+
+SampleParams draw_params(const TransformSpec& spec, int width, int height, SampleRng& rng) {
+  SampleParams params;
+  const CropRect whole{0, 0, static_cast<double>(width), static_cast<double>(height)};
+  if (width <= 0 || height <= 0) {
+    params.crop = whole;
+  } else if (spec.geometry == Geometry::kRandomResizedCrop) {
+    params.crop = random_resized_crop(spec, width, height, rng);
+  } else if (spec.geometry == Geometry::kResizeCenterCrop) {
+    params.crop = resize_center_crop(spec, width, height);
+  } else {
+    params.crop = whole;
+  }
+
+  if (spec.flip_p > 0) params.flip = rng.bernoulli(spec.flip_p);
+
+  const ColorJitterSpec& jitter = spec.jitter;
+  if (jitter.enabled()) {
+    for (int i = 3; i > 0; --i) {
+      const auto j = static_cast<int>(rng.below(static_cast<uint64_t>(i + 1)));
+      std::swap(params.jitter_order[i], params.jitter_order[j]);
+    }
+    if (jitter.brightness > 0) {
+      params.brightness = rng.uniform(std::max(0.0, 1 - jitter.brightness), 1 + jitter.brightness);
+    }
+    if (jitter.contrast > 0) {
+      params.contrast = rng.uniform(std::max(0.0, 1 - jitter.contrast), 1 + jitter.contrast);
+    }
+    if (jitter.saturation > 0) {
+      params.saturation = rng.uniform(std::max(0.0, 1 - jitter.saturation), 1 + jitter.saturation);
+    }
+    if (jitter.hue > 0) params.hue = rng.uniform(-jitter.hue, jitter.hue);
+  }
+  return params;
+}
+
+}  // namespace stoker::data

@@ -1,0 +1,736 @@
+// TransformSpec::describe / validate and parse_transforms.
+//
+// The parser works in two steps: a small recursive-descent reader turns the text into calls
+// (name, positional and keyword arguments whose values are numbers, words or nested tuples),
+// then each call is bound to its parameters the way Python binds a call and applied to the
+// spec. Messages quote what the user wrote.
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstddef>
+#include <initializer_list>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "stoker/core/error.h"
+#include "stoker/data/transform.h"
+
+namespace stoker::data {
+namespace {
+
+constexpr int kMaxSize = 8192;
+constexpr std::array<float, 3> kImagenetMean{0.485f, 0.456f, 0.406f};
+constexpr std::array<float, 3> kImagenetStd{0.229f, 0.224f, 0.225f};
+constexpr double kDefaultScaleMin = 0.08;
+constexpr double kDefaultScaleMax = 1.0;
+constexpr double kDefaultRatioMin = 3.0 / 4.0;
+constexpr double kDefaultRatioMax = 4.0 / 3.0;
+
+// describe() joins with these, so its output parses back.
+constexpr std::string_view kMiddleDot = "\xC2\xB7";  // U+00B7
+constexpr std::string_view kArrow = "\xE2\x86\x92";  // U+2192
+
+constexpr std::array<std::string_view, 13> kKnownNames{
+    "RandomResizedCrop", "Resize",  "CenterCrop", "RandomHorizontalFlip", "ColorJitter",
+    "Normalize",         "Grayscale", "ToUint8",  "Float16",
+    "Float32",           "NCHW",    "NHWC",       "none"};
+
+// ---------------------------------------------------------------------------------------
+// describe
+
+std::string size_text(int height, int width) {
+  return height == width ? fmt::format("{}", height) : fmt::format("({}, {})", height, width);
+}
+
+std::string triple_text(const std::array<float, 3>& v) {
+  return fmt::format("({}, {}, {})", v[0], v[1], v[2]);
+}
+
+const char* geometry_name(Geometry geometry) {
+  switch (geometry) {
+    case Geometry::kRandomResizedCrop: return "RandomResizedCrop";
+    case Geometry::kResizeCenterCrop: return "CenterCrop";
+    case Geometry::kNone: break;
+  }
+  return "output";
+}
+
+// ---------------------------------------------------------------------------------------
+// Reading the text into calls.
+
+struct Value {
+  enum class Kind { kNumber, kWord, kTuple, kBadNumber };
+  Kind kind = Kind::kWord;
+  std::string text;  // as written, for messages
+  double number = 0;
+  std::vector<Value> items;
+};
+
+struct Arg {
+  std::string keyword;  // empty: positional
+  Value value;
+};
+
+struct Call {
+  std::string name;
+  std::string text;  // the whole call as written
+  std::vector<Arg> args;
+};
+
+bool is_ident_start(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+}
+bool is_ident_char(char c) { return is_ident_start(c) || (c >= '0' && c <= '9'); }
+bool is_number_char(char c) {
+  return (c >= '0' && c <= '9') || c == '.' || c == '+' || c == '-' || c == 'e' || c == 'E';
+}
+
+class ChainReader {
+ public:
+  explicit ChainReader(std::string_view text) : text_(text) {}
+
+  std::vector<Call> read() {
+    std::vector<Call> calls;
+    while (true) {
+      skip_space_and_separators();
+      if (at_end()) break;
+      calls.push_back(call());
+      // Items are separated by ',', ';', '·', '→' or just whitespace ("float32 NCHW").
+      const size_t before = pos_;
+      skip_space();
+      if (!at_end() && !at_separator() && (pos_ == before || !is_ident_start(peek()))) {
+        fail(fmt::format("expected ',' after '{}'", calls.back().text));
+      }
+    }
+    return calls;
+  }
+
+ private:
+  bool at_end() const { return pos_ >= text_.size(); }
+  char peek() const { return at_end() ? '\0' : text_[pos_]; }
+  void skip_space() {
+    while (!at_end() && (peek() == ' ' || peek() == '\t' || peek() == '\n' || peek() == '\r')) {
+      ++pos_;
+    }
+  }
+  size_t separator_length() const {
+    const std::string_view rest = text_.substr(pos_);
+    if (rest.empty()) return 0;
+    if (rest[0] == ',' || rest[0] == ';') return 1;
+    if (rest.starts_with(kMiddleDot)) return kMiddleDot.size();
+    if (rest.starts_with(kArrow)) return kArrow.size();
+    return 0;
+  }
+  bool at_separator() const { return separator_length() > 0; }
+  void skip_space_and_separators() {
+    skip_space();
+    while (size_t n = separator_length()) {
+      pos_ += n;
+      skip_space();
+    }
+  }
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw UsageError(fmt::format("{} in transform chain '{}'", what, text_));
+  }
+
+  std::string_view identifier() {
+    const size_t start = pos_;
+    while (!at_end() && is_ident_char(peek())) ++pos_;
+    return text_.substr(start, pos_ - start);
+  }
+
+  Call call() {
+    const size_t start = pos_;
+    Call result;
+    if (!is_ident_start(peek())) {
+      const size_t end = std::min(text_.find_first_of(",;() ", pos_ + 1), text_.size());
+      fail(fmt::format("expected a transform name, got '{}'", text_.substr(pos_, end - pos_)));
+    }
+    result.name = identifier();
+    const size_t after_name = pos_;
+    skip_space();
+    if (peek() != '(') {
+      pos_ = after_name;
+      result.text = result.name;
+      return result;
+    }
+    ++pos_;
+    skip_space();
+    if (peek() == ')') {
+      ++pos_;
+    } else {
+      while (true) {
+        result.args.push_back(argument(result.name));
+        skip_space();
+        if (peek() == ',') {
+          ++pos_;
+          skip_space();
+          if (peek() == ')') {  // trailing comma, as Python allows
+            ++pos_;
+            break;
+          }
+          continue;
+        }
+        if (peek() == ')') {
+          ++pos_;
+          break;
+        }
+        if (at_end()) fail(fmt::format("missing ')' after the arguments of {}", result.name));
+        fail(fmt::format("expected ',' or ')' in the arguments of {} at '{}'", result.name,
+                         text_.substr(pos_)));
+      }
+    }
+    result.text = text_.substr(start, pos_ - start);
+    return result;
+  }
+
+  Arg argument(std::string_view call_name) {
+    skip_space();
+    Arg arg;
+    const size_t start = pos_;
+    if (is_ident_start(peek())) {
+      const std::string_view word = identifier();
+      skip_space();
+      if (peek() == '=') {
+        ++pos_;
+        arg.keyword = word;
+      } else {
+        pos_ = start;
+      }
+    }
+    arg.value = value(call_name);
+    return arg;
+  }
+
+  Value value(std::string_view call_name) {
+    skip_space();
+    const size_t start = pos_;
+    Value v;
+    const char c = peek();
+    if (c == '(' || c == '[') {
+      const char close = c == '(' ? ')' : ']';
+      v.kind = Value::Kind::kTuple;
+      ++pos_;
+      skip_space();
+      while (peek() != close) {
+        v.items.push_back(value(call_name));
+        skip_space();
+        if (peek() == ',') {
+          ++pos_;
+          skip_space();
+        } else if (peek() != close) {
+          if (at_end()) fail(fmt::format("missing '{}' in the arguments of {}", close, call_name));
+          fail(fmt::format("expected ',' or '{}' in the arguments of {} at '{}'", close, call_name,
+                           text_.substr(pos_)));
+        }
+      }
+      ++pos_;
+    } else if (is_ident_start(c)) {
+      v.kind = Value::Kind::kWord;
+      identifier();
+    } else if (is_number_char(c)) {
+      // Take letters too, so that "1.x" is reported whole as a bad number.
+      while (!at_end() && (is_number_char(peek()) || is_ident_char(peek()))) ++pos_;
+      const std::string_view digits = text_.substr(start, pos_ - start);
+      const char* first = digits.data() + (digits.starts_with('+') ? 1 : 0);
+      const char* last = digits.data() + digits.size();
+      const auto [end, ec] = std::from_chars(first, last, v.number);
+      v.kind = (ec == std::errc() && end == last) ? Value::Kind::kNumber : Value::Kind::kBadNumber;
+    } else if (at_end()) {
+      fail(fmt::format("missing ')' after the arguments of {}", call_name));
+    } else {
+      fail(fmt::format("unexpected '{}' in the arguments of {}", c, call_name));
+    }
+    v.text = text_.substr(start, pos_ - start);
+    return v;
+  }
+
+  std::string_view text_;
+  size_t pos_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------
+// Binding arguments and converting values.
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
+                        std::tolower(static_cast<unsigned char>(b[j - 1]));
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+[[noreturn]] void unknown_transform(std::string_view name) {
+  std::string known;
+  for (const std::string_view k : kKnownNames) {
+    if (!known.empty()) known += ", ";
+    known += k;
+  }
+  std::string message = fmt::format("unknown transform '{}' (known: {})", name, known);
+  if (name == "ToTensor") {
+    message += "; leave ToTensor out: the output is a float32 NCHW tensor by default";
+  } else {
+    std::string_view best;
+    size_t best_distance = std::max<size_t>(2, name.size() / 3) + 1;
+    for (const std::string_view k : kKnownNames) {
+      const size_t d = edit_distance(name, k);
+      if (d < best_distance) {
+        best = k;
+        best_distance = d;
+      }
+    }
+    if (!best.empty()) message += fmt::format("; did you mean '{}'?", best);
+  }
+  throw UsageError(message);
+}
+
+// The call's arguments matched to `params` by position or keyword, as Python does; null
+// where not given.
+std::vector<const Value*> bind(const Call& call, std::initializer_list<std::string_view> params) {
+  const std::vector<std::string_view> names(params);
+  std::vector<const Value*> bound(names.size(), nullptr);
+  size_t positional = 0;
+  for (const Arg& arg : call.args) {
+    size_t index = 0;
+    if (arg.keyword.empty()) {
+      if (positional >= names.size()) {
+        if (names.empty()) {
+          throw UsageError(fmt::format("{} takes no arguments (got '{}')", call.name, call.text));
+        }
+        throw UsageError(fmt::format("{} takes at most {} positional argument{} (got '{}')",
+                                     call.name, names.size(), names.size() == 1 ? "" : "s",
+                                     call.text));
+      }
+      index = positional++;
+    } else {
+      const auto it = std::find(names.begin(), names.end(), arg.keyword);
+      if (it == names.end()) {
+        std::string known;
+        for (const std::string_view n : names) known += (known.empty() ? "" : ", ") + std::string(n);
+        throw UsageError(fmt::format("{} has no argument '{}' (known: {})", call.name, arg.keyword,
+                                     known.empty() ? "none" : known));
+      }
+      index = static_cast<size_t>(it - names.begin());
+    }
+    if (bound[index] != nullptr) {
+      throw UsageError(
+          fmt::format("{} got more than one value for argument '{}'", call.name, names[index]));
+    }
+    bound[index] = &arg.value;
+  }
+  return bound;
+}
+
+double to_number(const Call& call, std::string_view param, const Value& v) {
+  if (v.kind != Value::Kind::kNumber || !std::isfinite(v.number)) {
+    throw UsageError(
+        fmt::format("{} {} must be a number (got '{}')", call.name, param, v.text));
+  }
+  return v.number;
+}
+
+// An int in 1..kMaxSize.
+int to_size(const Call& call, std::string_view param, const Value& v) {
+  const double x = to_number(call, param, v);
+  if (std::floor(x) != x) {
+    throw UsageError(
+        fmt::format("{} {} must be a whole number of pixels (got '{}')", call.name, param, v.text));
+  }
+  if (x < 1 || x > kMaxSize) {
+    throw UsageError(
+        fmt::format("{} {} must be in 1..{} (got {})", call.name, param, kMaxSize, v.text));
+  }
+  return static_cast<int>(x);
+}
+
+// torchvision's size: an int (square) or a sequence (h, w) or (s,). Returns {h, w}.
+std::array<int, 2> to_size_pair(const Call& call, std::string_view param, const Value& v) {
+  if (v.kind != Value::Kind::kTuple) {
+    const int s = to_size(call, param, v);
+    return {s, s};
+  }
+  if (v.items.size() == 1) {
+    const int s = to_size(call, param, v.items[0]);
+    return {s, s};
+  }
+  if (v.items.size() != 2) {
+    throw UsageError(fmt::format("{} {} must be an integer or (height, width) (got '{}')",
+                                 call.name, param, v.text));
+  }
+  return {to_size(call, param, v.items[0]), to_size(call, param, v.items[1])};
+}
+
+std::array<double, 2> to_range(const Call& call, std::string_view param, const Value& v) {
+  if (v.kind != Value::Kind::kTuple || v.items.size() != 2) {
+    throw UsageError(
+        fmt::format("{} {} must be a pair (min, max) (got '{}')", call.name, param, v.text));
+  }
+  return {to_number(call, param, v.items[0]), to_number(call, param, v.items[1])};
+}
+
+// Per-channel values: (a, b, c), or one value (a,) / a for every channel.
+std::array<float, 3> to_channels(const Call& call, std::string_view param, const Value& v) {
+  if (v.kind != Value::Kind::kTuple) {
+    const auto x = static_cast<float>(to_number(call, param, v));
+    return {x, x, x};
+  }
+  if (v.items.size() == 1) {
+    const auto x = static_cast<float>(to_number(call, param, v.items[0]));
+    return {x, x, x};
+  }
+  if (v.items.size() != 3) {
+    throw UsageError(fmt::format("{} {} must have 1 or 3 values, one per channel (got '{}')",
+                                 call.name, param, v.text));
+  }
+  return {static_cast<float>(to_number(call, param, v.items[0])),
+          static_cast<float>(to_number(call, param, v.items[1])),
+          static_cast<float>(to_number(call, param, v.items[2]))};
+}
+
+// ---------------------------------------------------------------------------------------
+// Applying calls to a spec. The chain always runs in the fixed order of transform.h, so the
+// order of the calls does not matter; what does is that each thing is said once.
+
+class ChainBuilder {
+ public:
+  ChainBuilder() {
+    // Nothing asked for, nothing done: no geometry (output = source size, filled in by the
+    // pipeline), no flip, no jitter, no Normalize; float32 NCHW like ToTensor.
+    spec_.geometry = Geometry::kNone;
+    spec_.out_width = 0;
+    spec_.out_height = 0;
+  }
+
+  void apply(const Call& call) {
+    if (!seen_.insert(call.name).second) {
+      throw UsageError(fmt::format("{} appears twice in the transform chain", call.name));
+    }
+    const std::string& n = call.name;
+    if (n == "RandomResizedCrop") {
+      random_resized_crop(call);
+    } else if (n == "Resize") {
+      resize(call);
+    } else if (n == "CenterCrop") {
+      center_crop(call);
+    } else if (n == "RandomHorizontalFlip") {
+      const auto args = bind(call, {"p"});
+      spec_.flip_p = args[0] ? to_number(call, "p", *args[0]) : 0.5;
+    } else if (n == "ColorJitter") {
+      color_jitter(call);
+    } else if (n == "Normalize") {
+      normalize(call);
+    } else if (n == "Grayscale") {
+      const auto args = bind(call, {"num_output_channels"});
+      if (args[0] && to_number(call, "num_output_channels", *args[0]) != 1) {
+        throw UsageError(fmt::format(
+            "Grayscale num_output_channels must be 1 (got {}); stoker's Grayscale gives one "
+            "channel",
+            args[0]->text));
+      }
+      spec_.channels = 1;
+    } else if (n == "ToUint8" || n == "uint8") {
+      set_dtype(call, DType::kUint8);
+    } else if (n == "Float16" || n == "float16") {
+      set_dtype(call, DType::kFloat16);
+    } else if (n == "Float32" || n == "float32") {
+      set_dtype(call, DType::kFloat32);
+    } else if (n == "NCHW" || n == "NHWC") {
+      bind(call, {});
+      if (!layout_by_.empty()) {
+        throw UsageError(fmt::format("{} and {} both set the output layout; give one", layout_by_,
+                                     call.name));
+      }
+      layout_by_ = call.name;
+      spec_.layout = n == "NCHW" ? Layout::kNCHW : Layout::kNHWC;
+    } else if (n == "none") {
+      bind(call, {});
+      claim_geometry(call, "none");
+      spec_.geometry = Geometry::kNone;
+    } else {
+      unknown_transform(n);
+    }
+  }
+
+  TransformSpec finish() {
+    if (resize_ > 0 && crop_[0] == 0) {
+      throw UsageError(fmt::format(
+          "Resize({}) needs a CenterCrop(size) in the chain: stoker resizes the shorter side "
+          "and then center-crops to a fixed output size",
+          resize_));
+    }
+    if (crop_[0] > 0) {
+      spec_.geometry = Geometry::kResizeCenterCrop;
+      spec_.out_height = crop_[0];
+      spec_.out_width = crop_[1];
+      // A CenterCrop alone resizes the shorter side to the crop size first (to its larger
+      // side for a non-square crop, so that the crop fits).
+      spec_.resize_shorter = resize_ > 0 ? resize_ : std::max(crop_[0], crop_[1]);
+    }
+    spec_.validate();
+    return spec_;
+  }
+
+ private:
+  // Geometry comes from one of three mutually exclusive groups.
+  void claim_geometry(const Call& call, std::string_view group) {
+    if (!geometry_group_.empty() && geometry_group_ != group) {
+      throw UsageError(fmt::format(
+          "{} conflicts with {}: use one of RandomResizedCrop(size), Resize(n) + CenterCrop(m) "
+          "or none",
+          call.name, geometry_by_));
+    }
+    geometry_group_ = group;
+    geometry_by_ = call.name;
+  }
+
+  void random_resized_crop(const Call& call) {
+    claim_geometry(call, "RandomResizedCrop");
+    const auto args = bind(call, {"size", "scale", "ratio"});
+    if (!args[0]) {
+      throw UsageError(
+          fmt::format("RandomResizedCrop needs a size, e.g. RandomResizedCrop(224) (got '{}')",
+                      call.text));
+    }
+    const auto [h, w] = to_size_pair(call, "size", *args[0]);
+    spec_.geometry = Geometry::kRandomResizedCrop;
+    spec_.out_height = h;
+    spec_.out_width = w;
+    spec_.scale_min = kDefaultScaleMin;
+    spec_.scale_max = kDefaultScaleMax;
+    spec_.ratio_min = kDefaultRatioMin;
+    spec_.ratio_max = kDefaultRatioMax;
+    if (args[1]) {
+      const auto [lo, hi] = to_range(call, "scale", *args[1]);
+      spec_.scale_min = lo;
+      spec_.scale_max = hi;
+    }
+    if (args[2]) {
+      const auto [lo, hi] = to_range(call, "ratio", *args[2]);
+      spec_.ratio_min = lo;
+      spec_.ratio_max = hi;
+    }
+  }
+
+  void resize(const Call& call) {
+    claim_geometry(call, "Resize/CenterCrop");
+    const auto args = bind(call, {"size"});
+    if (!args[0]) {
+      throw UsageError(fmt::format("Resize needs a size, e.g. Resize(256) (got '{}')", call.text));
+    }
+    if (args[0]->kind == Value::Kind::kTuple) {
+      throw UsageError(fmt::format(
+          "Resize size must be one integer, the shorter side (got '{}'); stoker does not "
+          "resize to a fixed (height, width)",
+          args[0]->text));
+    }
+    resize_ = to_size(call, "size", *args[0]);
+  }
+
+  void center_crop(const Call& call) {
+    claim_geometry(call, "Resize/CenterCrop");
+    const auto args = bind(call, {"size"});
+    if (!args[0]) {
+      throw UsageError(
+          fmt::format("CenterCrop needs a size, e.g. CenterCrop(224) (got '{}')", call.text));
+    }
+    crop_ = to_size_pair(call, "size", *args[0]);
+  }
+
+  void color_jitter(const Call& call) {
+    const auto args = bind(call, {"brightness", "contrast", "saturation", "hue"});
+    static constexpr std::array<std::string_view, 4> kNames{"brightness", "contrast",
+                                                            "saturation", "hue"};
+    std::array<double, 4> values{};
+    for (size_t i = 0; i < 4; ++i) {
+      if (!args[i]) continue;
+      if (args[i]->kind == Value::Kind::kTuple) {
+        throw UsageError(fmt::format(
+            "ColorJitter {} must be a single number (got '{}'); ranges (min, max) are not "
+            "supported",
+            kNames[i], args[i]->text));
+      }
+      values[i] = to_number(call, kNames[i], *args[i]);
+    }
+    spec_.jitter = {values[0], values[1], values[2], values[3]};
+  }
+
+  void normalize(const Call& call) {
+    const auto args = bind(call, {"mean", "std"});
+    spec_.normalize = true;
+    spec_.mean = kImagenetMean;
+    spec_.std = kImagenetStd;
+    if (!args[0] && !args[1]) return;
+    if (args[0] && args[0]->kind == Value::Kind::kWord && !args[1]) {
+      if (args[0]->text != "imagenet") {
+        throw UsageError(
+            fmt::format("Normalize preset must be 'imagenet' (got '{}')", args[0]->text));
+      }
+      return;
+    }
+    if (!args[0] || !args[1]) {
+      throw UsageError(fmt::format("Normalize needs both mean and std, or 'imagenet' (got '{}')",
+                                   call.text));
+    }
+    spec_.mean = to_channels(call, "mean", *args[0]);
+    spec_.std = to_channels(call, "std", *args[1]);
+  }
+
+  void set_dtype(const Call& call, DType dtype) {
+    bind(call, {});
+    if (!dtype_by_.empty()) {
+      throw UsageError(
+          fmt::format("{} and {} both set the output type; give one", dtype_by_, call.name));
+    }
+    dtype_by_ = call.name;
+    spec_.dtype = dtype;
+  }
+
+  TransformSpec spec_;
+  std::set<std::string> seen_;
+  std::string geometry_group_;
+  std::string geometry_by_;
+  std::string dtype_by_;
+  std::string layout_by_;
+  int resize_ = 0;
+  std::array<int, 2> crop_{0, 0};  // CenterCrop (height, width)
+};
+
+}  // namespace
+
+std::string TransformSpec::describe() const {
+  std::vector<std::string> parts;
+  switch (geometry) {
+    case Geometry::kRandomResizedCrop: {
+      std::string s = "RandomResizedCrop(" + size_text(out_height, out_width);
+      if (scale_min != kDefaultScaleMin || scale_max != kDefaultScaleMax) {
+        s += fmt::format(", scale=({}, {})", scale_min, scale_max);
+      }
+      if (ratio_min != kDefaultRatioMin || ratio_max != kDefaultRatioMax) {
+        s += fmt::format(", ratio=({}, {})", ratio_min, ratio_max);
+      }
+      parts.push_back(s + ")");
+      break;
+    }
+    case Geometry::kResizeCenterCrop:
+      parts.push_back(fmt::format("Resize({})", resize_shorter));
+      parts.push_back(fmt::format("CenterCrop({})", size_text(out_height, out_width)));
+      break;
+    case Geometry::kNone: parts.emplace_back("none"); break;
+  }
+  if (flip_p > 0) parts.push_back(fmt::format("RandomHorizontalFlip({})", flip_p));
+  if (jitter.enabled()) {
+    std::string args;
+    const std::array<std::pair<const char*, double>, 4> components{
+        {{"brightness", jitter.brightness},
+         {"contrast", jitter.contrast},
+         {"saturation", jitter.saturation},
+         {"hue", jitter.hue}}};
+    for (const auto& [name, value] : components) {
+      if (value == 0) continue;
+      args += fmt::format("{}{}={}", args.empty() ? "" : ", ", name, value);
+    }
+    parts.push_back("ColorJitter(" + args + ")");
+  }
+  if (channels == 1) parts.emplace_back("Grayscale");
+  if (normalize) {
+    if (mean == kImagenetMean && std == kImagenetStd) {
+      parts.emplace_back("Normalize");
+    } else {
+      parts.push_back(
+          fmt::format("Normalize(mean={}, std={})", triple_text(mean), triple_text(std)));
+    }
+  }
+  std::string text;
+  for (const std::string& part : parts) {
+    if (!text.empty()) text += fmt::format(" {} ", kMiddleDot);
+    text += part;
+  }
+  return fmt::format("{} {} {} {}", text, kArrow, to_string(dtype), to_string(layout));
+}
+
+void TransformSpec::validate() const {
+  if (channels != 1 && channels != 3) {
+    throw UsageError(
+        fmt::format("channels must be 1 (Grayscale) or 3 (RGB) (got {})", channels));
+  }
+  const auto in_size_range = [](int v) { return v >= 1 && v <= kMaxSize; };
+  // kNone may leave the size at 0x0 until the pipeline sets it from the source.
+  const bool size_unset = geometry == Geometry::kNone && out_width == 0 && out_height == 0;
+  if (!size_unset && !(in_size_range(out_width) && in_size_range(out_height))) {
+    throw UsageError(fmt::format("{} size must be in 1..{} (got {})", geometry_name(geometry),
+                                 kMaxSize, size_text(out_height, out_width)));
+  }
+  if (geometry == Geometry::kResizeCenterCrop && !in_size_range(resize_shorter)) {
+    throw UsageError(
+        fmt::format("Resize size must be in 1..{} (got {})", kMaxSize, resize_shorter));
+  }
+  if (geometry == Geometry::kRandomResizedCrop) {
+    if (!(scale_min > 0 && scale_min <= scale_max && scale_max <= 1)) {
+      throw UsageError(fmt::format(
+          "RandomResizedCrop scale must satisfy 0 < min <= max <= 1 (got ({}, {}))", scale_min,
+          scale_max));
+    }
+    if (!(ratio_min > 0 && ratio_min <= ratio_max && std::isfinite(ratio_max))) {
+      throw UsageError(
+          fmt::format("RandomResizedCrop ratio must satisfy 0 < min <= max (got ({}, {}))",
+                      ratio_min, ratio_max));
+    }
+  }
+  if (!(flip_p >= 0 && flip_p <= 1)) {
+    throw UsageError(fmt::format("RandomHorizontalFlip p must be in [0, 1] (got {})", flip_p));
+  }
+  const std::array<std::pair<const char*, double>, 3> factors{
+      {{"brightness", jitter.brightness},
+       {"contrast", jitter.contrast},
+       {"saturation", jitter.saturation}}};
+  for (const auto& [name, value] : factors) {
+    if (!(value >= 0 && std::isfinite(value))) {
+      throw UsageError(fmt::format("ColorJitter {} must be >= 0 (got {})", name, value));
+    }
+  }
+  if (!(jitter.hue >= 0 && jitter.hue <= 0.5)) {
+    throw UsageError(fmt::format("ColorJitter hue must be in [0, 0.5] (got {})", jitter.hue));
+  }
+  if (normalize) {
+    for (int c = 0; c < channels; ++c) {
+      if (!std::isfinite(mean[c])) {
+        throw UsageError(
+            fmt::format("Normalize mean must be finite (got mean[{}] = {})", c, mean[c]));
+      }
+      if (!(std::isfinite(std[c]) && std[c] != 0)) {
+        throw UsageError(
+            fmt::format("Normalize std must be non-zero and finite (got std[{}] = {})", c, std[c]));
+      }
+    }
+  }
+}
+
+TransformSpec parse_transforms(std::string_view text) {
+  const std::vector<Call> calls = ChainReader(text).read();
+  if (calls.empty()) {
+    throw UsageError(fmt::format(
+        "empty transform chain '{}'; give e.g. 'RandomResizedCrop(224), Normalize', or 'none'",
+        text));
+  }
+  ChainBuilder builder;
+  for (const Call& call : calls) builder.apply(call);
+  return builder.finish();
+}
+
+}  // namespace stoker::data

@@ -1,0 +1,145 @@
+// `stoker bench loader` end to end: generated JPEGs, determinism across worker counts, bad
+// files, and one-line errors with the right exit codes.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "support/run_command.h"
+#include "support/temp_dir.h"
+
+namespace stoker {
+namespace {
+
+using stoker::testing::run_command;
+using stoker::testing::TempDir;
+
+const std::string kStoker = STOKER_BINARY;
+
+// A small synthetic dataset shared by the tests of this file.
+class BenchLoaderCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    const auto r = run_command(kStoker + " bench generate --synthetic 48 --cache-dir " + data());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  static std::string data() { return dir_->str() + "/synthetic"; }
+
+  static nlohmann::json run_json(const std::string& args) {
+    const auto r = run_command(kStoker + " bench loader --json " + args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out);
+  }
+
+  static TempDir* dir_;
+};
+TempDir* BenchLoaderCli::dir_ = nullptr;
+
+TEST_F(BenchLoaderCli, GeneratesReusesAndReportsEveryField) {
+  const auto again = run_command(kStoker + " bench generate --synthetic 48 --cache-dir " + data());
+  EXPECT_EQ(again.exit_code, 0);
+  EXPECT_NE(again.out.find("reusing 48"), std::string::npos) << again.out;
+
+  const auto j = run_json("--data " + data() + " --workers 2 --batch-size 16 --epochs 1");
+  EXPECT_EQ(j["images"], 48);
+  EXPECT_EQ(j["workers"], 2);
+  EXPECT_GT(j["images_per_sec"].get<double>(), 0);
+  EXPECT_GT(j["peak_rss_mb"].get<double>(), 0);
+  EXPECT_EQ(j["bad_samples"].size(), 0u);
+  EXPECT_EQ(j["checksum"].get<std::string>().size(), 16u);
+  for (const char* stage : {"read", "decode", "transform", "wait_free_buffer", "consumer_wait"}) {
+    EXPECT_TRUE(j["stages"].contains(stage)) << stage;
+  }
+  EXPECT_GT(j["stages"]["decode"].get<double>(), 0);
+}
+
+TEST_F(BenchLoaderCli, ChecksumIsTheSameForAnyWorkerCountAndChangesWithSeed) {
+  const std::string base = "--data " + data() + " --batch-size 8 --epochs 2 ";
+  const auto one = run_json(base + "--workers 1");
+  const auto three = run_json(base + "--workers 3 --prefetch 2");
+  const auto other_seed = run_json(base + "--workers 2 --seed 9");
+  EXPECT_EQ(one["checksum"], three["checksum"]);
+  EXPECT_NE(one["checksum"], other_seed["checksum"]);
+}
+
+TEST_F(BenchLoaderCli, HumanReportHasTheSections) {
+  const auto r = run_command(kStoker + " bench loader --data " + data() + " --workers 1 --epochs 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* line : {"images ", "pipeline ", "result ", "stages ", "bad ", "checksum "}) {
+    EXPECT_NE(r.out.find(line), std::string::npos) << "missing '" << line << "' in\n" << r.out;
+  }
+}
+
+TEST_F(BenchLoaderCli, BadFilesAreReplacedAndListedWithReasons) {
+  TempDir dir;
+  const auto root = dir.path() / "set";
+  std::filesystem::copy(data(), root, std::filesystem::copy_options::recursive);
+  const auto good = root / "class_00" / "img_000000.jpg";
+  std::ifstream in(good, std::ios::binary);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), {});
+  bytes.resize(bytes.size() / 2);
+  dir.write("set/class_01/truncated.jpg", bytes);
+  dir.write("set/class_01/empty.jpg", {});
+  dir.write_text("set/class_02/text.jpg", "this is not an image\n");
+
+  const auto j = run_json("--data " + root.string() + " --workers 2 --batch-size 8 --epochs 1 --max-bad 0.2");
+  EXPECT_EQ(j["images"], 51);
+  ASSERT_EQ(j["bad_count"], 3);
+  std::map<std::string, std::string> reasons;
+  for (const auto& b : j["bad_samples"]) {
+    reasons[std::filesystem::path(b["path"].get<std::string>()).filename()] = b["reason"];
+  }
+  EXPECT_NE(reasons["truncated.jpg"].find("JPEG"), std::string::npos) << reasons["truncated.jpg"];
+  EXPECT_NE(reasons["empty.jpg"].find("empty"), std::string::npos) << reasons["empty.jpg"];
+  EXPECT_NE(reasons["text.jpg"].find("not a JPEG or PNG"), std::string::npos) << reasons["text.jpg"];
+
+  // The same bad files over the default 1 % threshold fail the run, naming one of them.
+  const auto over = run_command(kStoker + " bench loader --data " + root.string() + " --epochs 1");
+  EXPECT_EQ(over.exit_code, 1);
+  EXPECT_NE(over.err.find("max_bad_fraction"), std::string::npos) << over.err;
+
+  const auto strict = run_command(kStoker + " bench loader --on-error fail --data " + root.string());
+  EXPECT_EQ(strict.exit_code, 1);
+  EXPECT_NE(strict.err.find("bad sample " + root.string()), std::string::npos) << strict.err;
+  EXPECT_NE(strict.err.find("on_error=fail"), std::string::npos) << strict.err;
+}
+
+TEST_F(BenchLoaderCli, OversizedImagesBecomeBadSamples) {
+  const auto j = run_json("--data " + data() + " --workers 1 --epochs 1 --max-pixels 1000 --max-bad 1");
+  EXPECT_EQ(j["bad_count"], 48);
+  EXPECT_NE(j["bad_samples"][0]["reason"].get<std::string>().find("max_pixels"), std::string::npos)
+      << j["bad_samples"][0]["reason"];
+}
+
+TEST(BenchLoaderCliErrors, OneLineAndTheRightExitCode) {
+  struct Case {
+    std::string args;
+    int exit_code;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"bench loader --synthetic 4 --batch-size 0", 2, "batch_size must be >= 1 (got 0)"},
+      {"bench loader --data /nonexistent/dir", 1, "dataset path /nonexistent/dir does not exist"},
+      {"bench loader", 2, "no dataset"},
+      {"bench loader --synthetic 4 --workers -1", 2, "workers must be in [1, 1024] (got -1)"},
+      {"bench loader --synthetic 4 --bogus", 2, "--bogus"},
+      {"bench loader --synthetic 4 --transforms 'RandomCrop(3)'", 2, "unknown transform 'RandomCrop'"},
+      {"bench loader --synthetic 4 --on-error ignore", 2, "--on-error must be"},
+      {"bench loader --synthetic 4 --seconds -1", 2, "--seconds must be >= 0"},
+      {"frobnicate", 2, "frobnicate"},
+  };
+  TempDir cache;
+  for (const auto& c : cases) {
+    const auto r = run_command("STOKER_CACHE=" + cache.str() + " " + kStoker + " " + c.args);
+    EXPECT_EQ(r.exit_code, c.exit_code) << c.args << "\n" << r.err;
+    EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << c.args << ": " << r.err;
+    EXPECT_NE(r.err.find(c.expected), std::string::npos) << c.args << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << c.args << ": " << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace stoker

@@ -1,0 +1,28 @@
+// A temporary directory removed (recursively) when the object goes out of scope.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+#include <cstdint>
+
+namespace stoker::testing {
+
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+  std::string str() const { return path_.string(); }
+  // Writes `bytes` to path()/relative, creating parent folders; returns the full path.
+  std::string write(const std::string& relative, const std::vector<uint8_t>& bytes) const;
+  std::string write_text(const std::string& relative, const std::string& text) const;
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace stoker::testing

@@ -1,0 +1,207 @@
+#include "stoker/data/source.h"
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <filesystem>
+
+#include "stoker/core/error.h"
+#include "support/temp_dir.h"
+
+namespace stoker::data {
+namespace {
+
+using stoker::testing::TempDir;
+
+std::vector<uint8_t> bytes_of(const std::string& text) { return {text.begin(), text.end()}; }
+
+TEST(ImageFolderTest, ClassesSortedFilesSortedNonImagesSkipped) {
+  TempDir dir;
+  dir.write("zebra/b.jpg", bytes_of("x"));
+  dir.write("zebra/a.PNG", bytes_of("x"));
+  dir.write("ant/sub/c.jpeg", bytes_of("x"));
+  dir.write("ant/notes.txt", bytes_of("x"));
+  auto source = open_image_folder(dir.str());
+  ASSERT_EQ(source->size(), 3u);
+  EXPECT_EQ(source->class_names(), (std::vector<std::string>{"ant", "zebra"}));
+  EXPECT_EQ(source->label(0), 0);
+  EXPECT_EQ(source->label(1), 1);
+  EXPECT_NE(source->name(1).find("zebra/a.PNG"), std::string::npos);
+  EXPECT_NE(source->describe().find("1 non-image files skipped"), std::string::npos);
+  SampleData data;
+  ASSERT_TRUE(source->read(0, &data).ok());
+  EXPECT_EQ(data.bytes.size(), 1u);
+}
+
+TEST(ImageFolderTest, ReadOfAVanishedFileIsAStatusNotAnException) {
+  TempDir dir;
+  const std::string path = dir.write("a/x.jpg", bytes_of("x"));
+  auto source = open_image_folder(dir.str());
+  std::filesystem::remove(path);
+  SampleData data;
+  const Status status = source->read(0, &data);
+  EXPECT_FALSE(status.ok());
+  EXPECT_EQ(status.reason(), "file not found");
+}
+
+TEST(ImageFolderTest, UnusableRootsNameThePath) {
+  TempDir dir;
+  struct Case {
+    std::string root;
+    std::string expected;
+  };
+  dir.write("empty_class_dir/c/readme.txt", bytes_of("x"));
+  dir.write("flat/x.jpg", bytes_of("x"));
+  const std::vector<Case> cases = {
+      {dir.str() + "/missing", "does not exist"},
+      {dir.str() + "/flat/x.jpg", "not a directory"},
+      {dir.str() + "/flat", "no class folders"},
+      {dir.str() + "/empty_class_dir", "no images found"},
+  };
+  for (const auto& c : cases) {
+    try {
+      open_image_folder(c.root);
+      ADD_FAILURE() << "no error for " << c.root;
+    } catch (const DataError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.expected), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(c.root), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(FileListTest, ClassificationWithHeaderAndQuotedPaths) {
+  TempDir dir;
+  const std::string csv = dir.write_text("list.csv", "path,label\n\"a,b.jpg\",2\nimg/c.jpg,0\n");
+  auto source = open_file_list(csv);
+  ASSERT_EQ(source->size(), 2u);
+  EXPECT_EQ(source->target_kind(), TargetKind::kClass);
+  EXPECT_EQ(source->label(0), 2);
+  EXPECT_EQ(source->class_names().size(), 3u);
+  EXPECT_EQ(source->name(0), (dir.path() / "a,b.jpg").string());
+  EXPECT_EQ(source->name(1), (dir.path() / "img/c.jpg").string());
+}
+
+TEST(FileListTest, SeveralFloatTargetsAreRegression) {
+  TempDir dir;
+  const std::string csv = dir.write_text("pose.csv", "/abs/a.jpg,10.5,-3,0.25\nb.jpg,1,2,3\n");
+  auto source = open_file_list(csv, "/data");
+  EXPECT_EQ(source->target_kind(), TargetKind::kRegression);
+  EXPECT_EQ(source->target_dim(), 3);
+  float t[3];
+  source->targets(0, t);
+  EXPECT_FLOAT_EQ(t[0], 10.5f);
+  EXPECT_FLOAT_EQ(t[1], -3.0f);
+  EXPECT_FLOAT_EQ(t[2], 0.25f);
+  EXPECT_EQ(source->name(0), "/abs/a.jpg");
+  EXPECT_EQ(source->name(1), "/data/b.jpg");
+}
+
+TEST(FileListTest, MalformedRowsNameFileAndLine) {
+  TempDir dir;
+  struct Case {
+    std::string text;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"a.jpg,1\nb.jpg\n", "list.csv:2: expected 'path,target"},
+      {"a.jpg,1\nb.jpg,cat\n", "list.csv:2: target 1 'cat' is not a number"},
+      {"a.jpg,1,2\nb.jpg,1\n", "list.csv:2: 1 targets, but earlier rows have 2"},
+      {"a.jpg,-1\n", "negative"},
+      {"path,label\n", "has no rows"},
+  };
+  for (const auto& c : cases) {
+    const std::string csv = dir.write_text("list.csv", c.text);
+    try {
+      open_file_list(csv);
+      ADD_FAILURE() << "no error for " << c.text;
+    } catch (const DataError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.expected), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(open_file_list(dir.str() + "/nope.csv"), DataError);
+}
+
+std::vector<uint8_t> idx_bytes(uint8_t rank, std::vector<uint32_t> dims, size_t payload_bytes,
+                               uint8_t fill_start) {
+  std::vector<uint8_t> out = {0, 0, 0x08, rank};
+  for (uint32_t d : dims) {
+    out.push_back(static_cast<uint8_t>(d >> 24));
+    out.push_back(static_cast<uint8_t>(d >> 16));
+    out.push_back(static_cast<uint8_t>(d >> 8));
+    out.push_back(static_cast<uint8_t>(d));
+  }
+  for (size_t i = 0; i < payload_bytes; ++i) out.push_back(static_cast<uint8_t>(fill_start + i));
+  return out;
+}
+
+void write_gz(const std::string& path, const std::vector<uint8_t>& bytes) {
+  gzFile gz = gzopen(path.c_str(), "wb");
+  ASSERT_NE(gz, nullptr);
+  ASSERT_EQ(gzwrite(gz, bytes.data(), static_cast<unsigned>(bytes.size())),
+            static_cast<int>(bytes.size()));
+  gzclose(gz);
+}
+
+TEST(IdxTest, PlainAndGzipReadTheSamePixelsAndLabels) {
+  TempDir dir;
+  const auto images = idx_bytes(3, {3, 2, 4}, 24, 0);
+  const auto labels = idx_bytes(1, {3}, 3, 7);
+  dir.write("train-images-idx3-ubyte", images);
+  dir.write("train-labels-idx1-ubyte", labels);
+  TempDir gz_dir;
+  write_gz(gz_dir.str() + "/train-images-idx3-ubyte.gz", images);
+  write_gz(gz_dir.str() + "/train-labels-idx1-ubyte.gz", labels);
+  for (const std::string& root : {dir.str(), gz_dir.str()}) {
+    auto source = open_source(root);
+    ASSERT_EQ(source->size(), 3u);
+    int w, h, c;
+    source->fixed_shape(&w, &h, &c);
+    EXPECT_EQ(w, 4);
+    EXPECT_EQ(h, 2);
+    EXPECT_EQ(c, 1);
+    EXPECT_EQ(source->label(2), 9);
+    SampleData data;
+    ASSERT_TRUE(source->read(1, &data).ok());
+    ASSERT_TRUE(data.raw);
+    ASSERT_EQ(data.bytes.size(), 8u);
+    EXPECT_EQ(data.bytes[0], 8);
+    EXPECT_EQ(data.bytes[7], 15);
+  }
+}
+
+TEST(IdxTest, BadFilesNameTheProblem) {
+  TempDir dir;
+  struct Case {
+    std::vector<uint8_t> images, labels;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {idx_bytes(3, {3, 2, 4}, 10, 0), idx_bytes(1, {3}, 3, 0), "truncated"},
+      {idx_bytes(3, {3, 2, 4}, 24, 0), idx_bytes(1, {4}, 4, 0), "disagree"},
+      {idx_bytes(1, {3}, 3, 0), idx_bytes(1, {3}, 3, 0), "dimensions"},
+      {{1, 2, 3, 4, 5, 6, 7, 8}, idx_bytes(1, {3}, 3, 0), "bad magic"},
+  };
+  for (const auto& c : cases) {
+    const auto img = dir.write("i.idx", c.images);
+    const auto lab = dir.write("l.idx", c.labels);
+    try {
+      open_idx(img, lab);
+      ADD_FAILURE() << "no error, expected " << c.expected;
+    } catch (const DataError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.expected), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(IdxTest, DebianFashionMnistWhenInstalled) {
+  const std::string root = "/usr/share/datasets/fashion-mnist";
+  if (!std::filesystem::exists(root)) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  auto train = open_source(root, "train");
+  auto test = open_source(root, "t10k");
+  EXPECT_EQ(train->size(), 60000u);
+  EXPECT_EQ(test->size(), 10000u);
+  EXPECT_EQ(train->class_names().size(), 10u);
+}
+
+}  // namespace
+}  // namespace stoker::data
