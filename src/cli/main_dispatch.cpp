@@ -26,6 +26,16 @@ int run_main(int argc, char** argv) {
   int exit_code = 0;
   add_bench_commands(app, &exit_code);
   try {
+    std::string known;
+    bool found = false;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+      found = found || (argc > 1 && sub->get_name() == argv[1]);
+    }
+    if (argc > 1 && argv[1][0] != '-' && !found) {
+      throw UsageError(std::string("unknown command '") + argv[1] + "' (commands: " + known +
+                       "; see `stoker --help`)");
+    }
     app.parse(argc, argv);  // runs the selected subcommand's callback
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
