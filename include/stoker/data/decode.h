@@ -6,21 +6,29 @@
 //   - skips the rows above it and stops after the last row it needs (saves entropy decoding),
 //   - picks the smallest DCT scale M/8 (M = 1..8) at which the crop is still at least the
 //     target size, so the IDCT itself does most of the downscaling.
+// The window includes a margin around the crop wide enough for the resampler's filter
+// (antialiased bilinear reads beyond the box by up to the reduction factor), so resampling
+// the crop reads the same neighbours it would in a full decode.
 // The result (DecodedImage) carries where the requested crop lies in the decoded pixels, in
 // the decoded image's coordinates. Resampling that region to the target size stays within a
-// documented tolerance of full decode -> crop -> resize (docs/ARCHITECTURE.md, "Decode").
+// documented tolerance of full decode -> crop -> resize (docs/ARCHITECTURE.md, "Decode";
+// tests/unit/data/decode_resample_tolerance_test.cpp measures it: identical at M = 8, mean
+// abs difference < 1 grey level at M < 8).
 //
 // PNG: gray, gray+alpha, RGB, RGBA, palette, 1/2/4/16-bit all become 8-bit gray or RGB
-// (alpha dropped, 16-bit truncated to the high byte, as Pillow's convert("RGB") does); rows
-// below the crop are not decompressed.
+// (alpha and tRNS dropped, 16-bit truncated to the high byte, as Pillow's convert("RGB")
+// does); rows below the crop are not decompressed (interlaced files are decoded whole).
 // JPEG: gray, YCbCr, RGB, CMYK and YCCK (Adobe-inverted CMYK too), baseline and progressive.
+// CMYK becomes RGB as Pillow converts it. Gray from color uses Pillow's "L" weights; for
+// YCbCr JPEGs that is the Y channel itself (same weights, no round trip through RGB).
 //
 // Limits: images with more than DecodeOptions::max_pixels pixels are refused from the header
 // (decompression bombs become bad samples, not out-of-memory).
 //
 // Thread safety: an ImageDecoder is NOT thread-safe; use one per worker thread. It keeps its
-// libjpeg/libpng state and scratch buffers between calls, so steady-state decoding allocates
-// nothing. After any failure the decoder is still usable for the next image.
+// libjpeg state and scratch buffers between calls, so steady-state JPEG decoding allocates
+// nothing (libpng cannot be reset: PNG allocates its small per-file state each time). After
+// any failure the decoder is still usable for the next image.
 #pragma once
 
 #include <cstdint>
@@ -44,9 +52,9 @@ struct DecodeOptions {
 };
 
 struct DecodeRequest {
-  int channels = 3;   // 1 (gray) or 3 (RGB)
-  CropRect crop;      // region in full-resolution pixels; width/height 0 = whole image
-  int target_width = 0;   // size the crop will be resampled to; 0 = not known (no DCT scaling)
+  int channels = 3;      // 1 (gray) or 3 (RGB)
+  CropRect crop;         // region in full-resolution pixels; width/height 0 = whole image
+  int target_width = 0;  // size the crop will be resampled to; 0 = not known (no DCT scaling)
   int target_height = 0;
 };
 
@@ -60,7 +68,8 @@ struct DecodedImage {
 ImageFormat sniff_format(std::span<const uint8_t> bytes);
 
 // A short human name for what the bytes look like, for messages: "JPEG", "PNG", "GIF",
-// "WebP", "BMP", "TIFF", "empty file", "text", "unknown data".
+// "WebP", "BMP", "TIFF", "HEIF", "AVIF", "JPEG 2000", "JPEG XL", "PDF", "gzip", "ZIP",
+// "empty file", "text" (UTF-8 without control bytes), "unknown data".
 std::string describe_content(std::span<const uint8_t> bytes);
 
 class ImageDecoder {
@@ -71,11 +80,16 @@ class ImageDecoder {
   ImageDecoder& operator=(const ImageDecoder&) = delete;
 
   // Reads only the header. Fails for unknown formats, corrupt headers and images over
-  // max_pixels, with a short reason ("truncated JPEG header", "not an image (GIF)", ...).
+  // max_pixels, with a short reason ("truncated JPEG header", "not a JPEG or PNG (looks
+  // like GIF)", "image too large: 30000x30000 = 900000000 pixels (limit 89478485)", ...).
   Status read_info(std::span<const uint8_t> bytes, ImageInfo* info);
 
   // Decodes `bytes` per `request` into `out`. Fails with a short reason for corrupt or
-  // truncated data; libjpeg warnings about premature end of data are failures too.
+  // truncated data and for a crop not inside the image. libjpeg's warnings about corrupt or
+  // missing data (which it would paper over with gray) are failures too. Only the data the
+  // window needs is checked: damage below a window that ends above the last row goes
+  // unnoticed (a window reaching the bottom also checks the data up to the end marker).
+  // Throws stoker::Error if request.channels is not 1 or 3 (a caller bug, not a bad sample).
   Status decode(std::span<const uint8_t> bytes, const DecodeRequest& request, DecodedImage* out);
 
   const DecodeOptions& options() const { return options_; }

@@ -18,7 +18,11 @@
 
 namespace stoker::data {
 
-enum class ChromaSubsampling { k444, k422, k420 };
+// Chroma resolution relative to luma (J:a:b notation): k422 halves it horizontally, k420
+// both ways, k440 vertically, k411 quarters it horizontally, k410 quarters it horizontally
+// and halves it vertically. The rarer ones exist to test decoders against what cameras and
+// old tools write.
+enum class ChromaSubsampling { k444, k422, k420, k440, k411, k410 };
 
 // How the JPEG stores color. kAuto: 1 channel -> kGray, 3 -> kYCbCr, 4 -> kCmyk.
 enum class JpegColorSpace { kAuto, kGray, kYCbCr, kRgb, kCmyk, kYcck };
@@ -45,7 +49,7 @@ struct PngEncodeOptions {
   // Write a palette image: 3- or 4-channel input with at most 256 distinct colors; 4-channel
   // input stores the alpha of each palette entry in a tRNS chunk. Not with sixteen_bit.
   bool palette = false;
-  bool interlace = false;  // Adam7
+  bool interlace = false;     // Adam7
   int compression_level = 6;  // zlib level 0..9
 };
 

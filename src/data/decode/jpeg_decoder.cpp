@@ -7,18 +7,17 @@
 
 #include "jpeg_decoder.h"
 
+#include <fmt/format.h>
+#include <jerror.h>
+#include <jpeglib.h>  // after <cstdio>: it needs FILE and size_t declared
+
 #include <algorithm>
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <string_view>
 #include <type_traits>
-
-// jpeglib.h needs FILE and size_t declared first.
-#include <jerror.h>
-#include <jpeglib.h>
-
-#include <fmt/format.h>
 
 #include "crop_window.h"
 
@@ -82,8 +81,7 @@ inline uint8_t luma(int r, int g, int b) {
 // CMYK -> RGB/gray as Pillow does it: R = (255 - C) * (255 - K) / 255. Adobe (Photoshop)
 // files store inverted values (255 - C), and libjpeg hands them over as stored, so there
 // the stored values already are (255 - C) and (255 - K).
-void convert_cmyk_row(const uint8_t* cmyk, uint8_t* out, int width, int channels,
-                      bool inverted) {
+void convert_cmyk_row(const uint8_t* cmyk, uint8_t* out, int width, int channels, bool inverted) {
   for (int i = 0; i < width; ++i, cmyk += 4) {
     const int k = inverted ? cmyk[3] : 255 - cmyk[3];
     const int r = mul_div_255(inverted ? cmyk[0] : 255 - cmyk[0], k);
@@ -101,6 +99,39 @@ void convert_cmyk_row(const uint8_t* cmyk, uint8_t* out, int width, int channels
 }
 
 bool is_cmyk(J_COLOR_SPACE space) { return space == JCS_CMYK || space == JCS_YCCK; }
+
+#if JPEG_LIB_VERSION >= 70
+int h_scaled_size(const jpeg_component_info& c) { return c.DCT_h_scaled_size; }
+int v_scaled_size(const jpeg_component_info& c) { return c.DCT_v_scaled_size; }
+int min_h_scaled_size(const jpeg_decompress_struct& d) { return d.min_DCT_h_scaled_size; }
+int min_v_scaled_size(const jpeg_decompress_struct& d) { return d.min_DCT_v_scaled_size; }
+#else
+int h_scaled_size(const jpeg_component_info& c) { return c.DCT_scaled_size; }
+int v_scaled_size(const jpeg_component_info& c) { return c.DCT_scaled_size; }
+int min_h_scaled_size(const jpeg_decompress_struct& d) { return d.min_DCT_scaled_size; }
+int min_v_scaled_size(const jpeg_decompress_struct& d) { return d.min_DCT_scaled_size; }
+#endif
+
+// Whether jpeg_crop_scanline gives the same pixels as a full decode (call after
+// jpeg_start_decompress). When scaling, libjpeg-turbo gives subsampled components a larger
+// IDCT to save upsampling work; libjpeg-turbo 2.1.5 then computes a wrong column range for
+// a component that is still upsampled afterwards (4:1:0 and 2x4 luma at M < 8: garbage
+// inside the window, found by comparing windows with full decodes over all sampling
+// factors). Such files get their full width decoded; rows are still skipped.
+bool column_crop_is_exact(const jpeg_decompress_struct& cinfo) {
+  for (int i = 0; i < cinfo.num_components; ++i) {
+    const jpeg_component_info& c = cinfo.comp_info[i];
+    if (h_scaled_size(c) == min_h_scaled_size(cinfo) &&
+        v_scaled_size(c) == min_v_scaled_size(cinfo)) {
+      continue;
+    }
+    const bool upsampled =
+        c.h_samp_factor * h_scaled_size(c) != cinfo.max_h_samp_factor * min_h_scaled_size(cinfo) ||
+        c.v_samp_factor * v_scaled_size(c) != cinfo.max_v_samp_factor * min_v_scaled_size(cinfo);
+    if (upsampled) return false;
+  }
+  return true;
+}
 
 // What to decode, decided from the header before any pixel is touched.
 struct JpegPlan {
@@ -136,9 +167,21 @@ JpegDecoder::~JpegDecoder() { jpeg_destroy_decompress(&lib_->cinfo); }
 
 namespace {
 
+Status data_failure(const ErrorManager& err) {
+  if (err.pub.msg_code == JWRN_JPEG_EOF) {
+    return Status::failure("truncated JPEG (premature end of data)");
+  }
+  // libjpeg's corrupt-data warnings start "Corrupt JPEG data: "; keep the detail only.
+  std::string_view message(err.message);
+  constexpr std::string_view kCorrupt = "Corrupt JPEG data: ";
+  if (message.starts_with(kCorrupt)) {
+    return Status::failure(fmt::format("corrupt JPEG data: {}", message.substr(kCorrupt.size())));
+  }
+  return Status::failure(fmt::format("JPEG decoding failed: {}", message));
+}
+
 // Reads the header into s->cinfo (state DSTATE_READY) and checks the size limit.
-Status read_header(LibjpegState* s, std::span<const uint8_t> bytes,
-                   const DecodeOptions& options) {
+Status read_header(LibjpegState* s, std::span<const uint8_t> bytes, const DecodeOptions& options) {
   jpeg_decompress_struct* cinfo = &s->cinfo;
   // Rewinds whatever the last call left behind (including a failed one) and frees its pools.
   jpeg_abort_decompress(cinfo);
@@ -154,7 +197,7 @@ Status read_header(LibjpegState* s, std::span<const uint8_t> bytes,
   const int64_t pixels = static_cast<int64_t>(cinfo->image_width) * cinfo->image_height;
   if (pixels > options.max_pixels) {
     jpeg_abort_decompress(cinfo);
-    return Status::failure(fmt::format("image too large: {}x{} = {} pixels (limit {})",
+    return Status::failure(fmt::format("image too large: {}x{} = {} pixels, over max_pixels {}",
                                        cinfo->image_width, cinfo->image_height, pixels,
                                        options.max_pixels));
   }
@@ -174,13 +217,18 @@ bool decompress_window(LibjpegState* s, const JpegPlan& plan, Image* image,
     if (cinfo->output_width != plan.full_width || cinfo->output_height != plan.full_height) {
       std::snprintf(s->err.message, sizeof(s->err.message),
                     "libjpeg scaled %ux%u to %ux%u, expected %ux%u", cinfo->image_width,
-                    cinfo->image_height, cinfo->output_width, cinfo->output_height,
-                    plan.full_width, plan.full_height);
+                    cinfo->image_height, cinfo->output_width, cinfo->output_height, plan.full_width,
+                    plan.full_height);
       std::longjmp(s->err.jump, 1);
     }
     JDIMENSION x = static_cast<JDIMENSION>(plan.cols.begin);
     JDIMENSION width = static_cast<JDIMENSION>(plan.cols.end - plan.cols.begin);
-    if (width < cinfo->output_width) jpeg_crop_scanline(cinfo, &x, &width);
+    if (width < cinfo->output_width && column_crop_is_exact(*cinfo)) {
+      jpeg_crop_scanline(cinfo, &x, &width);
+    } else {
+      x = 0;
+      width = cinfo->output_width;
+    }
     *window_x = x;
     if (plan.rows.begin > 0) jpeg_skip_scanlines(cinfo, static_cast<JDIMENSION>(plan.rows.begin));
 
@@ -196,8 +244,8 @@ bool decompress_window(LibjpegState* s, const JpegPlan& plan, Image* image,
       for (int i = 0; i < want; ++i) {
         rows[i] = cmyk ? cmyk_rows->data() + i * cmyk_stride : image->row(y + i);
       }
-      const int got = static_cast<int>(
-          jpeg_read_scanlines(cinfo, rows, static_cast<JDIMENSION>(want)));
+      const int got =
+          static_cast<int>(jpeg_read_scanlines(cinfo, rows, static_cast<JDIMENSION>(want)));
       if (got <= 0) {  // only a suspending source returns 0; ours never should
         std::snprintf(s->err.message, sizeof(s->err.message), "libjpeg returned no rows");
         std::longjmp(s->err.jump, 1);
@@ -210,6 +258,10 @@ bool decompress_window(LibjpegState* s, const JpegPlan& plan, Image* image,
       }
       y += got;
     }
+    // Window reaching the bottom: read on to EOI, which costs next to nothing and notices
+    // damage after the last row we needed (data left over, a missing EOI). A window that
+    // stops earlier cannot check that without decoding the rest, which is what it avoids.
+    if (plan.rows.end == static_cast<int>(cinfo->output_height)) jpeg_finish_decompress(cinfo);
   });
 }
 
@@ -251,8 +303,7 @@ Status JpegDecoder::decode(std::span<const uint8_t> bytes, const DecodeRequest& 
     plan.out_space = request.channels == 3 ? JCS_EXT_RGB : JCS_GRAYSCALE;
   }
   plan.scale_num =
-      options.dct_scaling ? choose_dct_scale(crop, request.target_width, request.target_height)
-                          : 8;
+      options.dct_scaling ? choose_dct_scale(crop, request.target_width, request.target_height) : 8;
   // libjpeg's scaled size: ceil(size * M / 8) (jdiv_round_up in jpeg_calc_output_dimensions).
   plan.full_width = static_cast<JDIMENSION>((static_cast<int64_t>(width) * plan.scale_num + 7) / 8);
   plan.full_height =
@@ -275,16 +326,11 @@ Status JpegDecoder::decode(std::span<const uint8_t> bytes, const DecodeRequest& 
 
   JDIMENSION window_x = 0;
   const bool ok = decompress_window(lib_.get(), plan, &out->image, &cmyk_rows_, &window_x);
-  // Stop here even when rows are left: jpeg_abort skips the rest of the entropy data.
+  // Stops here even when rows are left: jpeg_abort skips the rest of the entropy data.
   jpeg_abort_decompress(cinfo);
-  if (!ok) {
-    if (lib_->err.pub.msg_code == JWRN_JPEG_EOF) {
-      return Status::failure("truncated JPEG (premature end of data)");
-    }
-    return Status::failure(fmt::format("corrupt JPEG: {}", lib_->err.message));
-  }
-  out->crop = CropRect{scaled.x - window_x, scaled.y - plan.rows.begin, scaled.width,
-                       scaled.height};
+  if (!ok) return data_failure(lib_->err);
+  out->crop =
+      CropRect{scaled.x - window_x, scaled.y - plan.rows.begin, scaled.width, scaled.height};
   out->scale_num = plan.scale_num;
   return Status::ok_status();
 }

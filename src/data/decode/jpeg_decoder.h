@@ -25,8 +25,7 @@ class JpegDecoder {
   JpegDecoder(const JpegDecoder&) = delete;
   JpegDecoder& operator=(const JpegDecoder&) = delete;
 
-  Status read_info(std::span<const uint8_t> bytes, const DecodeOptions& options,
-                   ImageInfo* info);
+  Status read_info(std::span<const uint8_t> bytes, const DecodeOptions& options, ImageInfo* info);
   // `request` has been validated by ImageDecoder (channels 1 or 3).
   Status decode(std::span<const uint8_t> bytes, const DecodeRequest& request,
                 const DecodeOptions& options, DecodedImage* out);

@@ -6,6 +6,7 @@
 
 #include "png_decoder.h"
 
+#include <fmt/format.h>
 #include <png.h>
 
 #include <algorithm>
@@ -14,8 +15,6 @@
 #include <cstring>
 #include <new>
 #include <type_traits>
-
-#include <fmt/format.h>
 
 #include "crop_window.h"
 
@@ -104,25 +103,30 @@ Status read_header(const PngReadStruct& s, PngSource* source, const DecodeOption
   if (!ok) return failure_from(*source);
   const int64_t pixels = static_cast<int64_t>(h->width) * h->height;
   if (pixels > options.max_pixels) {
-    return Status::failure(fmt::format("image too large: {}x{} = {} pixels (limit {})",
-                                       h->width, h->height, pixels, options.max_pixels));
+    return Status::failure(fmt::format("image too large: {}x{} = {} pixels, over max_pixels {}", h->width,
+                                       h->height, pixels, options.max_pixels));
   }
   return Status::ok_status();
 }
 
 int stored_channels(int color_type) {
   switch (color_type) {
-    case PNG_COLOR_TYPE_GRAY: return 1;
-    case PNG_COLOR_TYPE_GRAY_ALPHA: return 2;
-    case PNG_COLOR_TYPE_RGB_ALPHA: return 4;
-    default: return 3;  // RGB, and palette entries are RGB
+    case PNG_COLOR_TYPE_GRAY:
+      return 1;
+    case PNG_COLOR_TYPE_GRAY_ALPHA:
+      return 2;
+    case PNG_COLOR_TYPE_RGB_ALPHA:
+      return 4;
+    default:
+      return 3;  // RGB, and palette entries are RGB
   }
 }
 
 // Pillow's "L" conversion (ITU-R 601-2 luma in 16-bit fixed point, rounded).
 void rgb_to_gray_row(const uint8_t* rgb, uint8_t* gray, size_t width) {
   for (size_t i = 0; i < width; ++i, rgb += 3) {
-    gray[i] = static_cast<uint8_t>((rgb[0] * 19595 + rgb[1] * 38470 + rgb[2] * 7471 + 0x8000) >> 16);
+    gray[i] =
+        static_cast<uint8_t>((rgb[0] * 19595 + rgb[1] * 38470 + rgb[2] * 7471 + 0x8000) >> 16);
   }
 }
 

@@ -6,31 +6,48 @@
 #include <cstring>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "stoker/data/decode.h"
 
 namespace stoker::data {
+
+using std::string_view_literals::operator""sv;
+
 namespace {
 
-bool starts_with(std::span<const uint8_t> bytes, const char* magic, size_t magic_size,
-                 size_t offset = 0) {
-  return bytes.size() >= offset + magic_size &&
-         std::memcmp(bytes.data() + offset, magic, magic_size) == 0;
+// `magic` at `offset`. Callers pass ""sv literals: several signatures contain NUL bytes.
+bool has_at(std::span<const uint8_t> bytes, size_t offset, std::string_view magic) {
+  return bytes.size() >= offset + magic.size() &&
+         std::memcmp(bytes.data() + offset, magic.data(), magic.size()) == 0;
 }
 
-template <size_t N>
-bool starts_with(std::span<const uint8_t> bytes, const char (&magic)[N], size_t offset = 0) {
-  return starts_with(bytes, magic, N - 1, offset);  // N - 1: no terminating NUL
+bool starts_with(std::span<const uint8_t> bytes, std::string_view magic) {
+  return has_at(bytes, 0, magic);
 }
 
-// Plain text (ASCII or UTF-8): no control bytes other than whitespace in the first 512.
+// Plain text: valid UTF-8 (ASCII included) without control bytes other than whitespace, in
+// the first 512 bytes. A multi-byte character cut off at byte 512 still counts as text.
 bool looks_like_text(std::span<const uint8_t> bytes) {
   const size_t n = std::min<size_t>(bytes.size(), 512);
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < n;) {
     const uint8_t c = bytes[i];
-    const bool whitespace = c == '\t' || c == '\n' || c == '\r' || c == '\f';
-    if (c < 0x20 && !whitespace) return false;
-    if (c == 0x7f) return false;
+    if (c < 0x80) {
+      const bool whitespace = c == '\t' || c == '\n' || c == '\r' || c == '\f';
+      if ((c < 0x20 && !whitespace) || c == 0x7F) return false;
+      ++i;
+      continue;
+    }
+    // Lead byte of a 2-, 3- or 4-byte sequence (C0, C1 and F5..FF never occur in UTF-8).
+    const size_t length = c >= 0xC2 && c <= 0xDF   ? 2
+                          : c >= 0xE0 && c <= 0xEF ? 3
+                          : c >= 0xF0 && c <= 0xF4 ? 4
+                                                   : 0;
+    if (length == 0) return false;
+    for (size_t k = 1; k < length && i + k < n; ++k) {
+      if ((bytes[i + k] & 0xC0) != 0x80) return false;
+    }
+    i += length;
   }
   return true;
 }
@@ -38,35 +55,36 @@ bool looks_like_text(std::span<const uint8_t> bytes) {
 }  // namespace
 
 ImageFormat sniff_format(std::span<const uint8_t> bytes) {
-  if (starts_with(bytes, "\xFF\xD8\xFF")) return ImageFormat::kJpeg;
-  if (starts_with(bytes, "\x89PNG")) return ImageFormat::kPng;
+  if (starts_with(bytes, "\xFF\xD8\xFF"sv)) return ImageFormat::kJpeg;
+  if (starts_with(bytes, "\x89PNG"sv)) return ImageFormat::kPng;
   return ImageFormat::kUnknown;
 }
 
 std::string describe_content(std::span<const uint8_t> bytes) {
   if (bytes.empty()) return "empty file";
-  if (starts_with(bytes, "\xFF\xD8\xFF")) return "JPEG";
-  if (starts_with(bytes, "\x89PNG")) return "PNG";
-  if (starts_with(bytes, "GIF87a") || starts_with(bytes, "GIF89a")) return "GIF";
-  if (starts_with(bytes, "RIFF") && starts_with(bytes, "WEBP", 8)) return "WebP";
-  if (starts_with(bytes, "BM")) return "BMP";
-  if (starts_with(bytes, "II*\0") || starts_with(bytes, "MM\0*")) return "TIFF";
-  // ISO base media (HEIF/AVIF): a box size, then "ftyp" and the brand.
-  if (starts_with(bytes, "ftypavif", 4) || starts_with(bytes, "ftypavis", 4)) return "AVIF";
-  if (starts_with(bytes, "ftyp", 4)) {
-    for (const char* brand : {"heic", "heix", "mif1", "msf1", "hevc"}) {
-      if (starts_with(bytes, brand, 4, 8)) return "HEIF";
+  if (starts_with(bytes, "\xFF\xD8\xFF"sv)) return "JPEG";
+  if (starts_with(bytes, "\x89PNG"sv)) return "PNG";
+  if (starts_with(bytes, "GIF87a"sv) || starts_with(bytes, "GIF89a"sv)) return "GIF";
+  if (starts_with(bytes, "RIFF"sv) && has_at(bytes, 8, "WEBP"sv)) return "WebP";
+  if (starts_with(bytes, "BM"sv)) return "BMP";
+  if (starts_with(bytes, "II*\0"sv) || starts_with(bytes, "MM\0*"sv)) return "TIFF";
+  // ISO base media (HEIF/AVIF): a box size, then "ftyp" and the major brand.
+  if (has_at(bytes, 4, "ftyp"sv)) {
+    if (has_at(bytes, 8, "avif"sv) || has_at(bytes, 8, "avis"sv)) return "AVIF";
+    for (std::string_view brand : {"heic"sv, "heix"sv, "mif1"sv, "msf1"sv, "hevc"sv}) {
+      if (has_at(bytes, 8, brand)) return "HEIF";
     }
   }
-  if (starts_with(bytes, "\0\0\0\x0CjP  \r\n\x87\n") || starts_with(bytes, "\xFF\x4F\xFF\x51")) {
+  if (starts_with(bytes, "\0\0\0\x0CjP  \r\n\x87\n"sv) ||
+      starts_with(bytes, "\xFF\x4F\xFF\x51"sv)) {
     return "JPEG 2000";
   }
-  if (starts_with(bytes, "\xFF\x0A") || starts_with(bytes, "\0\0\0\x0CJXL \r\n\x87\n")) {
+  if (starts_with(bytes, "\xFF\x0A"sv) || starts_with(bytes, "\0\0\0\x0CJXL \r\n\x87\n"sv)) {
     return "JPEG XL";
   }
-  if (starts_with(bytes, "%PDF")) return "PDF";
-  if (starts_with(bytes, "\x1F\x8B")) return "gzip";
-  if (starts_with(bytes, "PK\x03\x04")) return "ZIP";
+  if (starts_with(bytes, "%PDF"sv)) return "PDF";
+  if (starts_with(bytes, "\x1F\x8B"sv)) return "gzip";
+  if (starts_with(bytes, "PK\x03\x04"sv)) return "ZIP";
   if (looks_like_text(bytes)) return "text";
   return "unknown data";
 }

@@ -5,17 +5,16 @@
 // the libpng calls run in a lambda (under run_guarded) with only trivially destructible
 // locals.
 
+#include <fmt/format.h>
 #include <png.h>
 
-#include <array>
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
 #include <new>
 #include <type_traits>
 #include <unordered_map>
-
-#include <fmt/format.h>
+#include <vector>
 
 #include "stoker/core/error.h"
 #include "stoker/data/encode.h"
@@ -101,8 +100,9 @@ Palette build_palette(const Image& image) {
     auto [it, added] = index_of.try_emplace(key, static_cast<png_byte>(palette.colors.size()));
     if (added) {
       if (palette.colors.size() == 256) {
-        throw Error("encode_png: palette output needs an image with at most 256 distinct "
-                    "colors; this one has more");
+        throw Error(
+            "encode_png: palette output needs an image with at most 256 distinct "
+            "colors; this one has more");
       }
       palette.colors.push_back(png_color{p[0], p[1], p[2]});
       if (channels == 4) palette.alphas.push_back(alpha);
@@ -114,22 +114,27 @@ Palette build_palette(const Image& image) {
 
 int color_type_for(int channels) {
   switch (channels) {
-    case 1: return PNG_COLOR_TYPE_GRAY;
-    case 2: return PNG_COLOR_TYPE_GRAY_ALPHA;
-    case 3: return PNG_COLOR_TYPE_RGB;
-    default: return PNG_COLOR_TYPE_RGB_ALPHA;
+    case 1:
+      return PNG_COLOR_TYPE_GRAY;
+    case 2:
+      return PNG_COLOR_TYPE_GRAY_ALPHA;
+    case 3:
+      return PNG_COLOR_TYPE_RGB;
+    default:
+      return PNG_COLOR_TYPE_RGB_ALPHA;
   }
 }
 
 void validate(const Image& image, const PngEncodeOptions& options) {
   if (image.width() <= 0 || image.height() <= 0) {
-    throw Error(fmt::format("encode_png: the image is empty ({}x{})", image.width(),
-                            image.height()));
+    throw Error(
+        fmt::format("encode_png: the image is empty ({}x{})", image.width(), image.height()));
   }
   if (image.channels() < 1 || image.channels() > 4) {
-    throw Error(fmt::format("encode_png: {} channels; PNG takes 1 (gray), 2 (gray+alpha), "
-                            "3 (RGB) or 4 (RGBA)",
-                            image.channels()));
+    throw Error(
+        fmt::format("encode_png: {} channels; PNG takes 1 (gray), 2 (gray+alpha), "
+                    "3 (RGB) or 4 (RGBA)",
+                    image.channels()));
   }
   if (options.palette && image.channels() < 3) {
     throw Error("encode_png: palette output needs a 3- or 4-channel image");
@@ -138,8 +143,8 @@ void validate(const Image& image, const PngEncodeOptions& options) {
     throw Error("encode_png: palette and sixteen_bit cannot be combined (palettes are 8-bit)");
   }
   if (options.compression_level < 0 || options.compression_level > 9) {
-    throw Error(fmt::format("encode_png: compression_level {} is outside 0..9",
-                            options.compression_level));
+    throw Error(
+        fmt::format("encode_png: compression_level {} is outside 0..9", options.compression_level));
   }
 }
 
@@ -159,8 +164,8 @@ std::vector<uint8_t> encode_png(const Image& image, const PngEncodeOptions& opti
   auto write = [&] {
     png_structp png = s.png();
     png_infop info = s.info();
-    const int color_type = options.palette ? PNG_COLOR_TYPE_PALETTE
-                                           : color_type_for(image.channels());
+    const int color_type =
+        options.palette ? PNG_COLOR_TYPE_PALETTE : color_type_for(image.channels());
     png_set_IHDR(png, info, static_cast<png_uint_32>(width), static_cast<png_uint_32>(height),
                  options.sixteen_bit ? 16 : 8, color_type,
                  options.interlace ? PNG_INTERLACE_ADAM7 : PNG_INTERLACE_NONE,

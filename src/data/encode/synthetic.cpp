@@ -66,7 +66,8 @@ void paint(Image* image, SampleRng& rng) {
   for (int y = 0; y < height; ++y) {
     uint8_t* row = image->row(y);
     for (int x = 0; x < width; ++x) {
-      const double wave = wave_amp * row_wave[static_cast<size_t>(y)] * col_wave[static_cast<size_t>(x)];
+      const double wave =
+          wave_amp * row_wave[static_cast<size_t>(y)] * col_wave[static_cast<size_t>(x)];
       double px[3];
       for (int c = 0; c < 3; ++c) px[c] = base[c] + tilt_x[c] * x * 2 + tilt_y[c] * y * 2 + wave;
       for (int d = 0; d < disc_count; ++d) {
@@ -86,7 +87,8 @@ void paint(Image* image, SampleRng& rng) {
 
 void write_file(const fs::path& path, const std::vector<uint8_t>& bytes) {
   std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
   if (!out) throw SystemError("cannot write " + path.string() + " (disk full or read-only?)");
 }
 
