@@ -60,10 +60,10 @@ struct TransformSpec {
   // pipeline to fill in, and validate() accepts 0x0 only for kNone.
   int out_width = 224;
   int out_height = 224;
-  int resize_shorter = 256;                   // kResizeCenterCrop: shorter side after Resize
-  double scale_min = 0.08, scale_max = 1.0;   // kRandomResizedCrop: area fraction range
+  int resize_shorter = 256;                  // kResizeCenterCrop: shorter side after Resize
+  double scale_min = 0.08, scale_max = 1.0;  // kRandomResizedCrop: area fraction range
   double ratio_min = 3.0 / 4.0, ratio_max = 4.0 / 3.0;  // kRandomResizedCrop: aspect range
-  double flip_p = 0.0;                        // RandomHorizontalFlip probability
+  double flip_p = 0.0;                                  // RandomHorizontalFlip probability
   ColorJitterSpec jitter;
   bool normalize = false;
   std::array<float, 3> mean{0.485f, 0.456f, 0.406f};  // ImageNet defaults

@@ -3,8 +3,7 @@
 // float_to_half rounds to nearest, ties to even (what torch's .half() and F16C do), so a
 // float16 batch matches one converted on the device bit for bit. The subnormal path adds a
 // magic constant and lets the FPU do the rounding: it relies on the default rounding mode.
-// Written without data-dependent branches that the compiler cannot turn into selects, so a
-// loop of conversions can vectorise.
+// Branch-free (selects are bit operations), so a loop of conversions vectorises.
 #pragma once
 
 #include <bit>
@@ -12,29 +11,38 @@
 
 namespace stoker::data {
 
+namespace half_detail {
+// cond ? a : b as bit operations: a select the vectoriser does not have to if-convert.
+inline uint32_t select(bool cond, uint32_t a, uint32_t b) {
+  const uint32_t mask = 0u - static_cast<uint32_t>(cond);
+  return (a & mask) | (b & ~mask);
+}
+}  // namespace half_detail
+
 inline uint16_t float_to_half(float value) {
   // After Fabian Giesen's float_to_half_fast3_rtne (public domain).
   constexpr uint32_t kF32Infinity = 255u << 23;
   constexpr uint32_t kF16Overflow = (127u + 16u) << 23;  // 65536.0f: rounds to infinity
   constexpr uint32_t kSmallestNormal = 113u << 23;       // 2^-14 as a float
   constexpr uint32_t kDenormMagic = ((127u - 15u) + (23u - 10u) + 1u) << 23;
+  constexpr uint32_t kRebias = (15u - 127u) << 23;  // wraps: adds (15 - 127) << 23
 
   uint32_t bits = std::bit_cast<uint32_t>(value);
   const uint32_t sign = bits & 0x8000'0000u;
   bits ^= sign;
 
   // Infinity or NaN (NaN stays a quiet NaN).
-  const uint32_t special = bits > kF32Infinity ? 0x7E00u : 0x7C00u;
+  const uint32_t special = half_detail::select(bits > kF32Infinity, 0x7E00u, 0x7C00u);
   // Subnormal or zero: adding 0.5 shifts the mantissa into place, rounding by the FPU.
-  const float shifted =
-      std::bit_cast<float>(bits) + std::bit_cast<float>(kDenormMagic);
+  const float shifted = std::bit_cast<float>(bits) + std::bit_cast<float>(kDenormMagic);
   const uint32_t subnormal = std::bit_cast<uint32_t>(shifted) - kDenormMagic;
   // Normal: rebias the exponent and round to nearest even by hand.
   const uint32_t mantissa_odd = (bits >> 13) & 1u;
-  const uint32_t normal = (bits + ((15u - 127u) << 23) + 0xFFFu + mantissa_odd) >> 13;
+  const uint32_t normal = (bits + kRebias + 0xFFFu + mantissa_odd) >> 13;
 
   const uint32_t magnitude =
-      bits >= kF16Overflow ? special : (bits < kSmallestNormal ? subnormal : normal);
+      half_detail::select(bits >= kF16Overflow, special,
+                          half_detail::select(bits < kSmallestNormal, subnormal, normal));
   return static_cast<uint16_t>(magnitude | (sign >> 16));
 }
 

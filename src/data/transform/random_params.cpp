@@ -23,8 +23,7 @@ namespace {
 int round_half_even(double x) { return static_cast<int>(std::nearbyint(x)); }
 
 // torchvision.transforms.RandomResizedCrop.get_params (0.14). Integer pixel rectangle.
-CropRect random_resized_crop(const TransformSpec& spec, int width, int height,
-                             SampleRng& rng) {
+CropRect random_resized_crop(const TransformSpec& spec, int width, int height, SampleRng& rng) {
   const double area = static_cast<double>(width) * height;
   const double log_ratio_min = std::log(spec.ratio_min);
   const double log_ratio_max = std::log(spec.ratio_max);

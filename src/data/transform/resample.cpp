@@ -3,10 +3,14 @@
 // Same filter tables as Pillow's precompute_coeffs (triangle filter whose support grows with
 // the reduction factor, taps normalised to sum 1), but float throughout: Pillow rounds to
 // uint8 after each pass, we keep the fractions, so results differ from Pillow by up to about
-// one grey level. Two passes: horizontal over just the source rows the vertical pass reads
-// (into `scratch`), then vertical. The vertical pass is a weighted sum of whole rows and
-// vectorises; the horizontal pass uses tables padded to one tap count per call so its inner
-// loop has a fixed trip count.
+// one grey level. Two passes:
+//  1. horizontal, over just the source rows the vertical pass reads, into `scratch`. The
+//     table is padded to one tap count per call so that the kernel can be instantiated per
+//     count, and listed in output order (mirrored for a flip, which so costs nothing). For
+//     RGB, a tap is a 4-float vector load (the 4th lane, the next pixel's red, is ignored)
+//     and each output pixel one 4-float store (its 4th lane overwritten by the next pixel).
+//  2. vertical: each output row is a weighted sum of scratch rows, 4 pixels at a time for
+//     RGB, deinterleaved into planes on the way out when planar output is asked for.
 #include "data/transform/resample.h"
 
 #include <algorithm>
@@ -14,19 +18,23 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "data/transform/simd.h"
 #include "stoker/data/transform.h"
 
 namespace stoker::data {
 namespace {
 
-// Filter taps of one axis. Output o reads inputs window[o] .. window[o] + taps - 1 with
-// weights[o * taps ..]; zero-padded, so a window can start before the first real tap
-// (first[o]) to keep it inside the image.
+using simd::f32x4;
+
+// Filter taps of one axis, per output position. Output o reads inputs window[o] ..
+// window[o] + taps - 1 with weights[o * taps ..]; zero-padded, so a window can start before
+// the first real tap (first[o], count[o] of them) to keep it inside the image.
 struct FilterTable {
   std::vector<int> window;
   std::vector<int> first;
   std::vector<int> count;
   std::vector<float> weights;
+  std::vector<float> splat;  // each weight 4 times, for the RGB kernel's vector multiplies
   int taps = 0;
 };
 
@@ -35,8 +43,10 @@ struct FilterTable {
 struct ResampleTables {
   FilterTable horizontal;
   FilterTable vertical;
-  std::vector<float> row;      // one source row converted to float
-  std::vector<double> kernel;  // one output's weights before normalisation
+  std::vector<float> row;      // one source row converted to float, plus vector padding
+  std::vector<double> kernel;  // weights before normalisation
+  std::vector<int> first;      // first real tap and count per output, before reordering
+  std::vector<int> count;
 };
 
 template <typename T>
@@ -50,20 +60,19 @@ double triangle(double x) {
 }
 
 // Pillow's precompute_coeffs for the BILINEAR filter over input [in0, in1) of an axis of
-// `in_size` pixels, with taps limited to [lo, hi) (0 <= lo < hi <= in_size).
-void build_table(FilterTable* table, std::vector<double>* kernel, int in_size, double in0,
-                 double in1, int out_size, int lo, int hi) {
+// `in_size` pixels, with taps limited to [lo, hi) (0 <= lo < hi <= in_size). `mirror` lists
+// the outputs right to left.
+void build_table(FilterTable* table, ResampleTables* work, int in_size, double in0, double in1,
+                 int out_size, int lo, int hi, bool mirror) {
   const double scale = (in1 - in0) / out_size;
   const double filterscale = std::max(scale, 1.0);
   const double support = filterscale;  // bilinear: support 1, widened when reducing
   const double ss = 1.0 / filterscale;
   const int max_taps = static_cast<int>(std::ceil(support)) * 2 + 1;
 
-  grow(&table->window, out_size);
-  grow(&table->first, out_size);
-  grow(&table->count, out_size);
-  grow(kernel, static_cast<size_t>(out_size) * max_taps);
-
+  grow(&work->kernel, static_cast<size_t>(out_size) * max_taps);
+  grow(&work->first, out_size);
+  grow(&work->count, out_size);
   int taps = 1;
   for (int xx = 0; xx < out_size; ++xx) {
     const double center = in0 + (xx + 0.5) * scale;
@@ -71,7 +80,7 @@ void build_table(FilterTable* table, std::vector<double>* kernel, int in_size, d
     int xmin = std::max(static_cast<int>(center - support + 0.5), lo);
     const int xmax = std::min(static_cast<int>(center + support + 0.5), hi);
     int n = std::min(xmax - xmin, max_taps);
-    double* k = kernel->data() + static_cast<size_t>(xx) * max_taps;
+    double* k = work->kernel.data() + static_cast<size_t>(xx) * max_taps;
     double total = 0.0;
     for (int x = 0; x < n; ++x) {
       k[x] = triangle((x + xmin - center + 0.5) * ss);
@@ -84,95 +93,198 @@ void build_table(FilterTable* table, std::vector<double>* kernel, int in_size, d
       k[0] = total = 1.0;
     }
     for (int x = 0; x < n; ++x) k[x] /= total;
-    table->first[xx] = xmin;
-    table->count[xx] = n;
+    work->first[xx] = xmin;
+    work->count[xx] = n;
     taps = std::max(taps, n);
   }
 
   // Pad every output to `taps` weights; slide windows left where they would leave the image.
   table->taps = taps;
+  grow(&table->window, out_size);
+  grow(&table->first, out_size);
+  grow(&table->count, out_size);
   grow(&table->weights, static_cast<size_t>(out_size) * taps);
+  grow(&table->splat, static_cast<size_t>(out_size) * taps * 4);
   for (int xx = 0; xx < out_size; ++xx) {
-    const int start = std::max(0, std::min(table->first[xx], in_size - taps));
-    const int offset = table->first[xx] - start;
-    const double* k = kernel->data() + static_cast<size_t>(xx) * max_taps;
-    float* w = table->weights.data() + static_cast<size_t>(xx) * taps;
+    const int o = mirror ? out_size - 1 - xx : xx;
+    const int first = work->first[xx];
+    const int count = work->count[xx];
+    const int start = std::max(0, std::min(first, in_size - taps));
+    const double* k = work->kernel.data() + static_cast<size_t>(xx) * max_taps;
+    float* w = table->weights.data() + static_cast<size_t>(o) * taps;
+    float* splat = table->splat.data() + static_cast<size_t>(o) * taps * 4;
     for (int x = 0; x < taps; ++x) {
-      const int real = x - offset;
-      w[x] = (real >= 0 && real < table->count[xx]) ? static_cast<float>(k[real]) : 0.0f;
+      const int real = x - (first - start);
+      w[x] = (real >= 0 && real < count) ? static_cast<float>(k[real]) : 0.0f;
+      std::fill_n(splat + 4 * x, 4, w[x]);
     }
-    table->window[xx] = start;
+    table->window[o] = start;
+    table->first[o] = first;
+    table->count[o] = count;
   }
 }
 
-// C is the channel count, fixed at compile time for the usual 1 and 3 so the per-tap work
-// unrolls; C == 0 reads it from `channels` (other counts, which the decoder never produces).
-template <int C>
-void horizontal_row(const float* in, float* out, const FilterTable& table, int in_offset,
-                    int out_w, bool flip, int channels) {
+// One RGB row (float, starting at column `in_offset`) through the horizontal filter into
+// interleaved `out`, which must have room for one float past the last pixel. kTaps > 0 fixes
+// the tap count at compile time (== table.taps); 0 reads it at run time.
+template <int kTaps>
+void horizontal_rgb(const float* in, float* out, const FilterTable& table, int in_offset,
+                    int out_w) {
+  const int taps = kTaps > 0 ? kTaps : table.taps;
+  const float* splat = table.splat.data();
+  const int* window = table.window.data();
+  for (int x = 0; x < out_w; ++x) {
+    const float* w = splat + static_cast<size_t>(x) * taps * 4;
+    const float* p = in + static_cast<ptrdiff_t>(window[x] - in_offset) * 3;
+    f32x4 acc = simd::load4(w) * simd::load4(p);
+    for (int k = 1; k < taps; ++k) acc += simd::load4(w + 4 * k) * simd::load4(p + 3 * k);
+    simd::store4(out + 3 * x, acc);
+  }
+}
+
+using RgbKernel = void (*)(const float*, float*, const FilterTable&, int, int);
+
+RgbKernel rgb_kernel(int taps) {
+  switch (taps) {
+    case 1:
+      return horizontal_rgb<1>;
+    case 2:
+      return horizontal_rgb<2>;
+    case 3:
+      return horizontal_rgb<3>;
+    case 4:
+      return horizontal_rgb<4>;
+    case 5:
+      return horizontal_rgb<5>;
+    case 6:
+      return horizontal_rgb<6>;
+    default:
+      return horizontal_rgb<0>;
+  }
+}
+
+// Any other channel count (1 in practice): interleaved, or row-planar ([c0 ... | c1 ...])
+// when the output is planar.
+void horizontal_any(const float* in, float* out, const FilterTable& table, int in_offset, int out_w,
+                    int channels, bool planar) {
   const int taps = table.taps;
-  for (int xx = 0; xx < out_w; ++xx) {
-    const float* w = table.weights.data() + static_cast<size_t>(xx) * taps;
-    if constexpr (C > 0) {
-      const float* p = in + static_cast<ptrdiff_t>(table.window[xx] - in_offset) * C;
-      float acc[C] = {};
-      for (int k = 0; k < taps; ++k) {
-        for (int c = 0; c < C; ++c) acc[c] += w[k] * p[k * C + c];
-      }
-      float* dst = out + static_cast<ptrdiff_t>(flip ? out_w - 1 - xx : xx) * C;
-      for (int c = 0; c < C; ++c) dst[c] = acc[c];
-    } else {
-      const float* p = in + static_cast<ptrdiff_t>(table.window[xx] - in_offset) * channels;
-      float* dst = out + static_cast<ptrdiff_t>(flip ? out_w - 1 - xx : xx) * channels;
-      for (int c = 0; c < channels; ++c) {
-        float acc = 0.0f;
-        for (int k = 0; k < taps; ++k) acc += w[k] * p[k * channels + c];
-        dst[c] = acc;
-      }
+  for (int x = 0; x < out_w; ++x) {
+    const float* w = table.weights.data() + static_cast<size_t>(x) * taps;
+    const float* p = in + static_cast<ptrdiff_t>(table.window[x] - in_offset) * channels;
+    for (int c = 0; c < channels; ++c) {
+      float acc = 0.0f;
+      for (int k = 0; k < taps; ++k) acc += w[k] * p[k * channels + c];
+      out[planar ? c * out_w + x : x * channels + c] = acc;
     }
   }
+}
+
+void convert_row(float* __restrict out, const uint8_t* __restrict in, size_t n) {
+  simd::for_each_blocked(n, [&](size_t i) { out[i] = in[i]; });
 }
 
 void horizontal_pass(const Image& src, const FilterTable& table, int row_begin, int row_end,
-                     int out_w, bool flip, std::vector<float>* row, float* out) {
+                     int out_w, bool planar, std::vector<float>* row, float* out) {
   const int channels = src.channels();
   // Columns any window touches: convert just those to float, once per row.
   int col_begin = src.width();
   int col_end = 0;
-  for (int xx = 0; xx < out_w; ++xx) {
-    col_begin = std::min(col_begin, table.window[xx]);
-    col_end = std::max(col_end, table.window[xx] + table.taps);
+  for (int x = 0; x < out_w; ++x) {
+    col_begin = std::min(col_begin, table.window[x]);
+    col_end = std::max(col_end, table.window[x] + table.taps);
   }
   const size_t span = static_cast<size_t>(col_end - col_begin) * channels;
-  grow(row, span);
+  grow(row, span + 4);  // the RGB kernel's 4-float loads read one float past the last pixel
   float* row_f = row->data();
+  std::fill(row_f + span, row_f + span + 4, 0.0f);
   const size_t out_stride = static_cast<size_t>(out_w) * channels;
+  const RgbKernel rgb = channels == 3 ? rgb_kernel(table.taps) : nullptr;
 
   for (int y = row_begin; y < row_end; ++y) {
-    const uint8_t* in = src.row(y) + static_cast<size_t>(col_begin) * channels;
-    for (size_t i = 0; i < span; ++i) row_f[i] = static_cast<float>(in[i]);
+    convert_row(row_f, src.row(y) + static_cast<size_t>(col_begin) * channels, span);
     float* dst = out + static_cast<size_t>(y - row_begin) * out_stride;
-    switch (channels) {
-      case 3: horizontal_row<3>(row_f, dst, table, col_begin, out_w, flip, 3); break;
-      case 1: horizontal_row<1>(row_f, dst, table, col_begin, out_w, flip, 1); break;
-      default: horizontal_row<0>(row_f, dst, table, col_begin, out_w, flip, channels); break;
+    if (rgb != nullptr) {
+      rgb(row_f, dst, table, col_begin, out_w);
+    } else {
+      horizontal_any(row_f, dst, table, col_begin, out_w, channels, planar);
     }
   }
 }
 
-void vertical_pass(const float* in, const FilterTable& table, int row_begin, int out_h,
-                   size_t row_len, float* out) {
+void scale_row(float* __restrict out, const float* __restrict in, float w, size_t n) {
+  simd::for_each_blocked(n, [&](size_t i) { out[i] = w * in[i]; });
+}
+
+void add_scaled_row(float* __restrict out, const float* __restrict in, float w, size_t n) {
+  simd::for_each_blocked(n, [&](size_t i) { out[i] += w * in[i]; });
+}
+
+// out[0..n) = sum over k < count of w[k] * in[k * stride + 0..n).
+void weighted_sum(float* out, const float* in, size_t stride, const float* w, int count, size_t n) {
+  scale_row(out, in, w[0], n);
+  for (int k = 1; k < count; ++k) add_scaled_row(out, in + k * stride, w[k], n);
+}
+
+// One output row of RGB from interleaved scratch rows `in` (`stride` floats apart), 4 pixels
+// (12 floats) at a time, into interleaved `out` or into planes out, out + plane,
+// out + 2 * plane.
+template <bool kPlanar>
+void vertical_rgb_row(float* out, size_t plane, const float* in, size_t stride, const float* w,
+                      int count, int out_w) {
+  int x = 0;
+  for (; x + 4 <= out_w; x += 4) {
+    const float* p = in + 3 * x;
+    f32x4 a0 = w[0] * simd::load4(p);
+    f32x4 a1 = w[0] * simd::load4(p + 4);
+    f32x4 a2 = w[0] * simd::load4(p + 8);
+    for (int k = 1; k < count; ++k) {
+      const float* q = p + k * stride;
+      a0 += w[k] * simd::load4(q);
+      a1 += w[k] * simd::load4(q + 4);
+      a2 += w[k] * simd::load4(q + 8);
+    }
+    if (kPlanar) {
+      f32x4 r, g, b;
+      simd::deinterleave3(a0, a1, a2, &r, &g, &b);
+      simd::store4(out + x, r);
+      simd::store4(out + plane + x, g);
+      simd::store4(out + 2 * plane + x, b);
+    } else {
+      simd::store4(out + 3 * x, a0);
+      simd::store4(out + 3 * x + 4, a1);
+      simd::store4(out + 3 * x + 8, a2);
+    }
+  }
+  for (; x < out_w; ++x) {
+    for (int c = 0; c < 3; ++c) {
+      float acc = 0.0f;
+      for (int k = 0; k < count; ++k) acc += w[k] * in[k * stride + 3 * x + c];
+      (kPlanar ? out[c * plane + x] : out[3 * x + c]) = acc;
+    }
+  }
+}
+
+void vertical_pass(const float* in, const FilterTable& table, int row_begin, int out_w, int out_h,
+                   int channels, bool planar, float* out) {
+  const size_t row_len = static_cast<size_t>(out_w) * channels;
+  const size_t plane = static_cast<size_t>(out_w) * out_h;
   for (int yy = 0; yy < out_h; ++yy) {
     const float* w = table.weights.data() + static_cast<size_t>(yy) * table.taps +
                      (table.first[yy] - table.window[yy]);
-    const float* r = in + static_cast<size_t>(table.first[yy] - row_begin) * row_len;
-    float* o = out + static_cast<size_t>(yy) * row_len;
-    const float w0 = w[0];
-    for (size_t i = 0; i < row_len; ++i) o[i] = w0 * r[i];
-    for (int k = 1; k < table.count[yy]; ++k) {
-      const float wk = w[k];
-      const float* rk = r + static_cast<size_t>(k) * row_len;
-      for (size_t i = 0; i < row_len; ++i) o[i] += wk * rk[i];
+    const int count = table.count[yy];
+    const float* rows = in + static_cast<size_t>(table.first[yy] - row_begin) * row_len;
+    if (channels == 3 && planar) {
+      vertical_rgb_row<true>(out + static_cast<size_t>(yy) * out_w, plane, rows, row_len, w, count,
+                             out_w);
+    } else if (channels == 3) {
+      vertical_rgb_row<false>(out + yy * row_len, plane, rows, row_len, w, count, out_w);
+    } else if (planar) {
+      for (int c = 0; c < channels; ++c) {
+        weighted_sum(out + c * plane + static_cast<size_t>(yy) * out_w, rows + c * out_w, row_len,
+                     w, count, out_w);
+      }
+    } else {
+      weighted_sum(out + yy * row_len, rows, row_len, w, count, row_len);
     }
   }
 }
@@ -191,19 +303,17 @@ void tap_limits(double x0, double x1, int size, bool clamp_to_region, int* lo, i
 }  // namespace
 
 void resample_region(std::vector<float>* out, std::vector<float>* scratch, const Image& src,
-                     const CropRect& region, int out_w, int out_h,
-                     const ResampleOptions& options) {
+                     const CropRect& region, int out_w, int out_h, const ResampleOptions& options) {
   const int width = src.width();
   const int height = src.height();
   const int channels = src.channels();
   if (out_w <= 0 || out_h <= 0 || width <= 0 || height <= 0 || channels <= 0) return;
 
-  // Clip the region to the image. A non-finite region is a caller bug; read the whole axis
+  // Clip the region to the image. A non-finite region is a caller bug; read the whole image
   // rather than index with NaN.
-  const CropRect r =
-      std::isfinite(region.x + region.y + region.width + region.height)
-          ? region
-          : CropRect{0, 0, static_cast<double>(width), static_cast<double>(height)};
+  const CropRect r = std::isfinite(region.x + region.y + region.width + region.height)
+                         ? region
+                         : CropRect{0, 0, static_cast<double>(width), static_cast<double>(height)};
   const double x0 = std::clamp(r.x, 0.0, static_cast<double>(width));
   const double y0 = std::clamp(r.y, 0.0, static_cast<double>(height));
   const double x1 = std::clamp(r.x + r.width, x0, static_cast<double>(width));
@@ -213,9 +323,9 @@ void resample_region(std::vector<float>* out, std::vector<float>* scratch, const
   int lo = 0;
   int hi = 0;
   tap_limits(x0, x1, width, options.clamp_to_region, &lo, &hi);
-  build_table(&tables.horizontal, &tables.kernel, width, x0, x1, out_w, lo, hi);
+  build_table(&tables.horizontal, &tables, width, x0, x1, out_w, lo, hi, options.flip);
   tap_limits(y0, y1, height, options.clamp_to_region, &lo, &hi);
-  build_table(&tables.vertical, &tables.kernel, height, y0, y1, out_h, lo, hi);
+  build_table(&tables.vertical, &tables, height, y0, y1, out_h, lo, hi, false);
 
   // Source rows the vertical pass reads.
   int row_begin = height;
@@ -226,11 +336,13 @@ void resample_region(std::vector<float>* out, std::vector<float>* scratch, const
   }
 
   const size_t row_len = static_cast<size_t>(out_w) * channels;
-  grow(scratch, static_cast<size_t>(row_end - row_begin) * row_len);
+  // +4: the RGB kernel's store of the last pixel writes one float past it.
+  grow(scratch, static_cast<size_t>(row_end - row_begin) * row_len + 4);
   grow(out, static_cast<size_t>(out_h) * row_len);
-  horizontal_pass(src, tables.horizontal, row_begin, row_end, out_w, options.flip, &tables.row,
+  horizontal_pass(src, tables.horizontal, row_begin, row_end, out_w, options.planar, &tables.row,
                   scratch->data());
-  vertical_pass(scratch->data(), tables.vertical, row_begin, out_h, row_len, out->data());
+  vertical_pass(scratch->data(), tables.vertical, row_begin, out_w, out_h, channels, options.planar,
+                out->data());
 }
 
 void resample_region(std::vector<float>* out, std::vector<float>* scratch, const Image& src,

@@ -18,13 +18,16 @@ struct ResampleOptions {
   // RandomResizedCrop, which crops first and resizes the crop; it also makes the result
   // independent of how much margin the decoder left around the crop.
   bool clamp_to_region = false;
+  // Output planes (CHW: out_h * out_w floats per channel) instead of interleaved HWC, the
+  // layout the rest of SampleTransformer works in.
+  bool planar = false;
 };
 
 // See resample_region() in stoker/data/transform.h. `region` is clipped to the image.
-// Grows `out` to out_w * out_h * src.channels() floats and `scratch` as needed; filter
-// tables live in thread-local grow-only storage, so a warm call allocates nothing.
+// Grows `out` to out_w * out_h * src.channels() floats (HWC, or CHW when planar) and
+// `scratch` as needed; filter tables live in thread-local grow-only storage, so a warm call
+// allocates nothing.
 void resample_region(std::vector<float>* out, std::vector<float>* scratch, const Image& src,
-                     const CropRect& region, int out_w, int out_h,
-                     const ResampleOptions& options);
+                     const CropRect& region, int out_w, int out_h, const ResampleOptions& options);
 
 }  // namespace stoker::data

@@ -1,8 +1,8 @@
-// SampleTransformer::run: resample (with the flip folded in) -> ColorJitter -> write.
+// SampleTransformer::run: resample (flip folded in) -> ColorJitter -> write.
 //
-// The writer does x * scale[c] + bias[c] per element, folding /255 and Normalize into one
-// multiply-add, and is instantiated per output type, layout and channel pair so that every
-// loop has compile-time strides and vectorises.
+// The float image in between is kept in the output's layout, so that writing is one
+// contiguous pass: planes (CHW) for NCHW, interleaved (HWC) for NHWC. The writer computes
+// x * scale[c] + bias[c], folding /255 and Normalize into one multiply-add per element.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -11,6 +11,7 @@
 #include "data/transform/color_jitter.h"
 #include "data/transform/half.h"
 #include "data/transform/resample.h"
+#include "data/transform/simd.h"
 #include "stoker/data/transform.h"
 
 namespace stoker::data {
@@ -53,69 +54,68 @@ uint16_t convert<uint16_t>(float v) {
 }
 template <>
 uint8_t convert<uint8_t>(float v) {
-  // Round half up; v >= 0 after the clamp, so truncating v + 0.5 does it.
-  return static_cast<uint8_t>(static_cast<int>(std::min(std::max(v, 0.0f), 255.0f) + 0.5f));
+  // Round half up. v is in [0, 255] give or take float error, so the int conversion is
+  // safe; the clamp is on ints, which the vectoriser handles (float selects it does not).
+  return static_cast<uint8_t>(std::clamp(static_cast<int>(v + 0.5f), 0, 255));
 }
 
-// SrcC == 1 with OutC == 3 replicates grey into every channel.
-template <typename T, int SrcC, int OutC>
-void write_planar(T* out, const float* src, size_t pixels, const Affine& f) {
-  for (int c = 0; c < OutC; ++c) {
-    const int sc = SrcC == 1 ? 0 : c;
-    const float a = f.scale[c];
-    const float b = f.bias[c];
-    T* plane = out + static_cast<size_t>(c) * pixels;
-    for (size_t p = 0; p < pixels; ++p) plane[p] = convert<T>(a * src[p * SrcC + sc] + b);
+// One channel's plane.
+template <typename T>
+void write_plane(T* __restrict out, const float* __restrict in, size_t n, float a, float b) {
+  simd::for_each_blocked(n, [&](size_t i) { out[i] = convert<T>(a * in[i] + b); });
+}
+
+// Interleaved RGB to interleaved RGB: a flat loop whose coefficients repeat every 3
+// elements, unrolled to 48 (a multiple of 3 and of the vector width).
+template <typename T>
+void write_rgb(T* __restrict out, const float* __restrict in, size_t n, const Affine& f) {
+  constexpr size_t kPeriod = 48;
+  float a[kPeriod];
+  float b[kPeriod];
+  for (size_t j = 0; j < kPeriod; ++j) {
+    a[j] = f.scale[j % 3];
+    b[j] = f.bias[j % 3];
+  }
+  size_t i = 0;
+  for (; i + kPeriod <= n; i += kPeriod) {
+    STOKER_LOOP_INDEPENDENT
+    for (size_t j = 0; j < kPeriod; ++j) out[i + j] = convert<T>(a[j] * in[i + j] + b[j]);
+  }
+  for (; i < n; ++i) out[i] = convert<T>(a[i % 3] * in[i] + b[i % 3]);
+}
+
+// One grey plane to interleaved RGB (a grey decode with an RGB spec; not a hot path).
+template <typename T>
+void write_grey_as_rgb(T* __restrict out, const float* __restrict in, size_t n, const Affine& f) {
+  for (size_t p = 0; p < n; ++p) {
+    for (int c = 0; c < 3; ++c) out[3 * p + c] = convert<T>(f.scale[c] * in[p] + f.bias[c]);
   }
 }
 
-template <typename T, int SrcC, int OutC>
-void write_interleaved(T* out, const float* src, size_t pixels, const Affine& f) {
-  float a[OutC];
-  float b[OutC];
-  for (int c = 0; c < OutC; ++c) {
-    a[c] = f.scale[c];
-    b[c] = f.bias[c];
-  }
-  for (size_t p = 0; p < pixels; ++p) {
-    for (int c = 0; c < OutC; ++c) {
-      out[p * OutC + c] = convert<T>(a[c] * src[p * SrcC + (SrcC == 1 ? 0 : c)] + b[c]);
-    }
-  }
-}
-
-template <typename T, int SrcC, int OutC>
-void write_as(void* out, const float* src, size_t pixels, Layout layout, const Affine& f) {
+// `channels` is what `in` holds (planar: 1 or 3 planes; interleaved: 3); the spec says what
+// to write.
+template <typename T>
+void write_as(void* out, const float* in, int channels, bool planar, size_t pixels,
+              const TransformSpec& spec) {
   T* dst = static_cast<T*>(out);
-  if (layout == Layout::kNCHW) {
-    write_planar<T, SrcC, OutC>(dst, src, pixels, f);
-  } else {
-    write_interleaved<T, SrcC, OutC>(dst, src, pixels, f);
-  }
-}
-
-template <int SrcC, int OutC>
-void write_channels(void* out, const float* src, size_t pixels, const TransformSpec& spec) {
   const Affine f = output_affine(spec);
-  switch (spec.dtype) {
-    case DType::kFloat32: write_as<float, SrcC, OutC>(out, src, pixels, spec.layout, f); break;
-    case DType::kFloat16: write_as<uint16_t, SrcC, OutC>(out, src, pixels, spec.layout, f); break;
-    case DType::kUint8: write_as<uint8_t, SrcC, OutC>(out, src, pixels, spec.layout, f); break;
+  if (!planar) {
+    write_rgb<T>(dst, in, pixels * 3, f);
+  } else if (spec.layout == Layout::kNCHW || spec.channels == 1) {
+    for (int c = 0; c < spec.channels; ++c) {
+      const float* plane = in + (channels == 1 ? 0 : c * pixels);
+      write_plane<T>(dst + c * pixels, plane, pixels, f.scale[c], f.bias[c]);
+    }
+  } else {
+    write_grey_as_rgb<T>(dst, in, pixels, f);
   }
 }
 
-// Keeps the first `keep` of `channels` interleaved channels, in place.
-void keep_channels(float* v, size_t pixels, int channels, int keep) {
-  for (size_t p = 0; p < pixels; ++p) {
-    for (int c = 0; c < keep; ++c) v[p * keep + c] = v[p * channels + c];
-  }
-}
-
-// RGB -> L in place (PIL's convert("L") weights), for an RGB decode with a grey spec.
-void to_gray(float* v, size_t pixels) {
-  for (size_t p = 0; p < pixels; ++p) {
-    v[p] = 0.299f * v[3 * p] + 0.587f * v[3 * p + 1] + 0.114f * v[3 * p + 2];
-  }
+// RGB planes -> L (PIL's convert("L") weights), for an RGB decode with a grey spec.
+void to_grey(float* __restrict grey, const float* __restrict r, const float* __restrict g,
+             const float* __restrict b, size_t n) {
+  simd::for_each_blocked(
+      n, [&](size_t i) { grey[i] = 0.299f * r[i] + 0.587f * g[i] + 0.114f * b[i]; });
 }
 
 }  // namespace
@@ -131,33 +131,39 @@ void SampleTransformer::run(void* out, const DecodedImage& decoded, const Sample
     return;
   }
 
+  // Interleaved only when it can be written as is: NHWC RGB from an RGB decode.
+  const bool planar = spec.layout == Layout::kNCHW || spec.channels != 3 || image.channels() != 3;
   ResampleOptions options;
   options.flip = params.flip;
   options.clamp_to_region = spec.geometry == Geometry::kRandomResizedCrop;
+  options.planar = planar;
   resample_region(&resized_, &scratch_, image, decoded.crop, width, height, options);
 
-  // The decoder produces the spec's channels; anything else is adapted here rather than
-  // trusted: extra channels (alpha) dropped, RGB turned grey, grey replicated when writing.
+  // The decoder produces the spec's channels; anything else is adapted rather than trusted
+  // (on planes): extra planes (alpha) ignored, RGB turned grey, grey replicated when written.
   const size_t pixels = static_cast<size_t>(width) * height;
-  int channels = image.channels();
-  if (channels == 2 || channels > 3) {
-    const int keep = channels > 3 ? 3 : 1;
-    keep_channels(resized_.data(), pixels, channels, keep);
-    channels = keep;
-  }
+  float* data = resized_.data();
+  int channels = image.channels() >= 3 ? 3 : 1;
   if (channels == 3 && spec.channels == 1) {
-    to_gray(resized_.data(), pixels);
+    // Into scratch_, which the resampler is done with, then back as the one plane.
+    if (scratch_.size() < pixels) scratch_.resize(pixels);
+    to_grey(scratch_.data(), data, data + pixels, data + 2 * pixels, pixels);
+    std::copy_n(scratch_.data(), pixels, data);
     channels = 1;
   }
 
-  if (spec.jitter.enabled()) apply_color_jitter(resized_.data(), width, height, channels, params);
+  if (spec.jitter.enabled()) apply_color_jitter(data, pixels, channels, planar, params);
 
-  if (spec.channels == 1) {
-    write_channels<1, 1>(out, resized_.data(), pixels, spec);
-  } else if (channels == 1) {
-    write_channels<1, 3>(out, resized_.data(), pixels, spec);
-  } else {
-    write_channels<3, 3>(out, resized_.data(), pixels, spec);
+  switch (spec.dtype) {
+    case DType::kFloat32:
+      write_as<float>(out, data, channels, planar, pixels, spec);
+      break;
+    case DType::kFloat16:
+      write_as<uint16_t>(out, data, channels, planar, pixels, spec);
+      break;
+    case DType::kUint8:
+      write_as<uint8_t>(out, data, channels, planar, pixels, spec);
+      break;
   }
 }
 

@@ -4,6 +4,8 @@
 // (name, positional and keyword arguments whose values are numbers, words or nested tuples),
 // then each call is bound to its parameters the way Python binds a call and applied to the
 // spec. Messages quote what the user wrote.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -15,8 +17,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "stoker/core/error.h"
 #include "stoker/data/transform.h"
@@ -36,10 +36,19 @@ constexpr double kDefaultRatioMax = 4.0 / 3.0;
 constexpr std::string_view kMiddleDot = "\xC2\xB7";  // U+00B7
 constexpr std::string_view kArrow = "\xE2\x86\x92";  // U+2192
 
-constexpr std::array<std::string_view, 13> kKnownNames{
-    "RandomResizedCrop", "Resize",  "CenterCrop", "RandomHorizontalFlip", "ColorJitter",
-    "Normalize",         "Grayscale", "ToUint8",  "Float16",
-    "Float32",           "NCHW",    "NHWC",       "none"};
+constexpr std::array<std::string_view, 13> kKnownNames{"RandomResizedCrop",
+                                                       "Resize",
+                                                       "CenterCrop",
+                                                       "RandomHorizontalFlip",
+                                                       "ColorJitter",
+                                                       "Normalize",
+                                                       "Grayscale",
+                                                       "ToUint8",
+                                                       "Float16",
+                                                       "Float32",
+                                                       "NCHW",
+                                                       "NHWC",
+                                                       "none"};
 
 // ---------------------------------------------------------------------------------------
 // describe
@@ -54,9 +63,12 @@ std::string triple_text(const std::array<float, 3>& v) {
 
 const char* geometry_name(Geometry geometry) {
   switch (geometry) {
-    case Geometry::kRandomResizedCrop: return "RandomResizedCrop";
-    case Geometry::kResizeCenterCrop: return "CenterCrop";
-    case Geometry::kNone: break;
+    case Geometry::kRandomResizedCrop:
+      return "RandomResizedCrop";
+    case Geometry::kResizeCenterCrop:
+      return "CenterCrop";
+    case Geometry::kNone:
+      break;
   }
   return "output";
 }
@@ -83,9 +95,7 @@ struct Call {
   std::vector<Arg> args;
 };
 
-bool is_ident_start(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
-}
+bool is_ident_start(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
 bool is_ident_char(char c) { return is_ident_start(c) || (c >= '0' && c <= '9'); }
 bool is_number_char(char c) {
   return (c >= '0' && c <= '9') || c == '.' || c == '+' || c == '-' || c == 'e' || c == 'E';
@@ -322,7 +332,8 @@ std::vector<const Value*> bind(const Call& call, std::initializer_list<std::stri
       const auto it = std::find(names.begin(), names.end(), arg.keyword);
       if (it == names.end()) {
         std::string known;
-        for (const std::string_view n : names) known += (known.empty() ? "" : ", ") + std::string(n);
+        for (const std::string_view n : names)
+          known += (known.empty() ? "" : ", ") + std::string(n);
         throw UsageError(fmt::format("{} has no argument '{}' (known: {})", call.name, arg.keyword,
                                      known.empty() ? "none" : known));
       }
@@ -339,8 +350,7 @@ std::vector<const Value*> bind(const Call& call, std::initializer_list<std::stri
 
 double to_number(const Call& call, std::string_view param, const Value& v) {
   if (v.kind != Value::Kind::kNumber || !std::isfinite(v.number)) {
-    throw UsageError(
-        fmt::format("{} {} must be a number (got '{}')", call.name, param, v.text));
+    throw UsageError(fmt::format("{} {} must be a number (got '{}')", call.name, param, v.text));
   }
   return v.number;
 }
@@ -453,8 +463,8 @@ class ChainBuilder {
     } else if (n == "NCHW" || n == "NHWC") {
       bind(call, {});
       if (!layout_by_.empty()) {
-        throw UsageError(fmt::format("{} and {} both set the output layout; give one", layout_by_,
-                                     call.name));
+        throw UsageError(
+            fmt::format("{} and {} both set the output layout; give one", layout_by_, call.name));
       }
       layout_by_ = call.name;
       spec_.layout = n == "NCHW" ? Layout::kNCHW : Layout::kNHWC;
@@ -503,9 +513,8 @@ class ChainBuilder {
     claim_geometry(call, "RandomResizedCrop");
     const auto args = bind(call, {"size", "scale", "ratio"});
     if (!args[0]) {
-      throw UsageError(
-          fmt::format("RandomResizedCrop needs a size, e.g. RandomResizedCrop(224) (got '{}')",
-                      call.text));
+      throw UsageError(fmt::format(
+          "RandomResizedCrop needs a size, e.g. RandomResizedCrop(224) (got '{}')", call.text));
     }
     const auto [h, w] = to_size_pair(call, "size", *args[0]);
     spec_.geometry = Geometry::kRandomResizedCrop;
@@ -554,8 +563,8 @@ class ChainBuilder {
 
   void color_jitter(const Call& call) {
     const auto args = bind(call, {"brightness", "contrast", "saturation", "hue"});
-    static constexpr std::array<std::string_view, 4> kNames{"brightness", "contrast",
-                                                            "saturation", "hue"};
+    static constexpr std::array<std::string_view, 4> kNames{"brightness", "contrast", "saturation",
+                                                            "hue"};
     std::array<double, 4> values{};
     for (size_t i = 0; i < 4; ++i) {
       if (!args[i]) continue;
@@ -584,8 +593,8 @@ class ChainBuilder {
       return;
     }
     if (!args[0] || !args[1]) {
-      throw UsageError(fmt::format("Normalize needs both mean and std, or 'imagenet' (got '{}')",
-                                   call.text));
+      throw UsageError(
+          fmt::format("Normalize needs both mean and std, or 'imagenet' (got '{}')", call.text));
     }
     spec_.mean = to_channels(call, "mean", *args[0]);
     spec_.std = to_channels(call, "std", *args[1]);
@@ -631,7 +640,9 @@ std::string TransformSpec::describe() const {
       parts.push_back(fmt::format("Resize({})", resize_shorter));
       parts.push_back(fmt::format("CenterCrop({})", size_text(out_height, out_width)));
       break;
-    case Geometry::kNone: parts.emplace_back("none"); break;
+    case Geometry::kNone:
+      parts.emplace_back("none");
+      break;
   }
   if (flip_p > 0) parts.push_back(fmt::format("RandomHorizontalFlip({})", flip_p));
   if (jitter.enabled()) {
@@ -666,8 +677,7 @@ std::string TransformSpec::describe() const {
 
 void TransformSpec::validate() const {
   if (channels != 1 && channels != 3) {
-    throw UsageError(
-        fmt::format("channels must be 1 (Grayscale) or 3 (RGB) (got {})", channels));
+    throw UsageError(fmt::format("channels must be 1 (Grayscale) or 3 (RGB) (got {})", channels));
   }
   const auto in_size_range = [](int v) { return v >= 1 && v <= kMaxSize; };
   // kNone may leave the size at 0x0 until the pipeline sets it from the source.
@@ -682,9 +692,9 @@ void TransformSpec::validate() const {
   }
   if (geometry == Geometry::kRandomResizedCrop) {
     if (!(scale_min > 0 && scale_min <= scale_max && scale_max <= 1)) {
-      throw UsageError(fmt::format(
-          "RandomResizedCrop scale must satisfy 0 < min <= max <= 1 (got ({}, {}))", scale_min,
-          scale_max));
+      throw UsageError(
+          fmt::format("RandomResizedCrop scale must satisfy 0 < min <= max <= 1 (got ({}, {}))",
+                      scale_min, scale_max));
     }
     if (!(ratio_min > 0 && ratio_min <= ratio_max && std::isfinite(ratio_max))) {
       throw UsageError(
@@ -695,10 +705,9 @@ void TransformSpec::validate() const {
   if (!(flip_p >= 0 && flip_p <= 1)) {
     throw UsageError(fmt::format("RandomHorizontalFlip p must be in [0, 1] (got {})", flip_p));
   }
-  const std::array<std::pair<const char*, double>, 3> factors{
-      {{"brightness", jitter.brightness},
-       {"contrast", jitter.contrast},
-       {"saturation", jitter.saturation}}};
+  const std::array<std::pair<const char*, double>, 3> factors{{{"brightness", jitter.brightness},
+                                                               {"contrast", jitter.contrast},
+                                                               {"saturation", jitter.saturation}}};
   for (const auto& [name, value] : factors) {
     if (!(value >= 0 && std::isfinite(value))) {
       throw UsageError(fmt::format("ColorJitter {} must be >= 0 (got {})", name, value));

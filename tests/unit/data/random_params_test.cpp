@@ -1,0 +1,323 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "stoker/core/rng.h"
+#include "stoker/data/transform.h"
+
+namespace stoker::data {
+namespace {
+
+TransformSpec training_spec() {
+  TransformSpec spec;  // RandomResizedCrop(224), default scale and ratio
+  spec.flip_p = 0.5;
+  spec.jitter = {0.4, 0.4, 0.4, 0.1};
+  return spec;
+}
+
+void expect_same_params(const SampleParams& a, const SampleParams& b) {
+  EXPECT_EQ(a.crop.x, b.crop.x);
+  EXPECT_EQ(a.crop.y, b.crop.y);
+  EXPECT_EQ(a.crop.width, b.crop.width);
+  EXPECT_EQ(a.crop.height, b.crop.height);
+  EXPECT_EQ(a.flip, b.flip);
+  EXPECT_EQ(a.jitter_order, b.jitter_order);
+  EXPECT_EQ(a.brightness, b.brightness);
+  EXPECT_EQ(a.contrast, b.contrast);
+  EXPECT_EQ(a.saturation, b.saturation);
+  EXPECT_EQ(a.hue, b.hue);
+}
+
+// The documented algorithm (torchvision 0.14 get_params + the draw order of transform.h),
+// written out again from the description, drawing from the same kind of SampleRng.
+SampleParams reference_params(const TransformSpec& spec, int width, int height, SampleRng& rng) {
+  SampleParams p;
+  const double area = double(width) * height;
+  bool found = false;
+  for (int attempt = 0; attempt < 10 && !found; ++attempt) {
+    const double target = area * rng.uniform(spec.scale_min, spec.scale_max);
+    const double aspect = std::exp(rng.uniform(std::log(spec.ratio_min), std::log(spec.ratio_max)));
+    const double w = std::nearbyint(std::sqrt(target * aspect));
+    const double h = std::nearbyint(std::sqrt(target / aspect));
+    if (w > 0 && w <= width && h > 0 && h <= height) {
+      const double i = double(rng.below(uint64_t(height - h + 1)));
+      const double j = double(rng.below(uint64_t(width - w + 1)));
+      p.crop = {j, i, w, h};
+      found = true;
+    }
+  }
+  if (!found) {
+    const double in_ratio = double(width) / height;
+    double w = width;
+    double h = height;
+    if (in_ratio < spec.ratio_min) h = std::nearbyint(w / spec.ratio_min);
+    if (in_ratio > spec.ratio_max) w = std::nearbyint(h * spec.ratio_max);
+    p.crop = {double((width - int(w)) / 2), double((height - int(h)) / 2), w, h};
+  }
+  if (spec.flip_p > 0) p.flip = rng.uniform() < spec.flip_p;
+  if (spec.jitter.enabled()) {
+    std::array<int, 4> order{0, 1, 2, 3};
+    for (int i = 3; i >= 1; --i) std::swap(order[i], order[rng.below(i + 1)]);
+    p.jitter_order = order;
+    const auto& j = spec.jitter;
+    if (j.brightness > 0)
+      p.brightness = rng.uniform(std::max(0.0, 1 - j.brightness), 1 + j.brightness);
+    if (j.contrast > 0) p.contrast = rng.uniform(std::max(0.0, 1 - j.contrast), 1 + j.contrast);
+    if (j.saturation > 0)
+      p.saturation = rng.uniform(std::max(0.0, 1 - j.saturation), 1 + j.saturation);
+    if (j.hue > 0) p.hue = rng.uniform(-j.hue, j.hue);
+  }
+  return p;
+}
+
+TEST(DrawParamsTest, SameSeedSameParams) {
+  const TransformSpec spec = training_spec();
+  int differing = 0;
+  for (uint64_t i = 0; i < 50; ++i) {
+    SampleRng a(42, 3, i);
+    SampleRng b(42, 3, i);
+    const SampleParams pa = draw_params(spec, 640, 480, a);
+    expect_same_params(pa, draw_params(spec, 640, 480, b));
+    SampleRng other(43, 3, i);
+    differing += draw_params(spec, 640, 480, other).crop.x != pa.crop.x;
+  }
+  EXPECT_GT(differing, 40);
+}
+
+TEST(DrawParamsTest, MatchesReferenceAlgorithm) {
+  struct Case {
+    int width, height;
+    TransformSpec spec;
+  };
+  TransformSpec narrow_scale = training_spec();
+  narrow_scale.scale_min = 0.9;
+  narrow_scale.ratio_min = 0.2;
+  narrow_scale.ratio_max = 5;
+  TransformSpec no_jitter;
+  no_jitter.jitter = {};
+  TransformSpec partial_jitter = training_spec();
+  partial_jitter.jitter = {0, 1.5, 0, 0.5};
+  const std::vector<Case> cases = {
+      {640, 480, training_spec()}, {500, 500, training_spec()}, {37, 1203, training_spec()},
+      {300, 200, narrow_scale},    {1000, 10, training_spec()}, {64, 64, no_jitter},
+      {800, 600, partial_jitter},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(testing::Message() << c.width << "x" << c.height);
+    for (uint64_t i = 0; i < 200; ++i) {
+      SampleRng rng(7, 1, i);
+      SampleRng ref_rng(7, 1, i);
+      const SampleParams got = draw_params(c.spec, c.width, c.height, rng);
+      expect_same_params(got, reference_params(c.spec, c.width, c.height, ref_rng));
+      EXPECT_EQ(rng.next_u64(), ref_rng.next_u64()) << "same number of draws";
+    }
+  }
+}
+
+TEST(DrawParamsTest, FixedSeedGolden) {
+  // One sample worked through by hand from the algorithm: the first attempt's draws decide.
+  TransformSpec spec;
+  spec.flip_p = 0;
+  SampleRng draws(1234, 0, 0);
+  const double fraction = draws.uniform(0.08, 1.0);
+  const double aspect = std::exp(draws.uniform(std::log(0.75), std::log(4.0 / 3.0)));
+  const double w = std::nearbyint(std::sqrt(640.0 * 480 * fraction * aspect));
+  const double h = std::nearbyint(std::sqrt(640.0 * 480 * fraction / aspect));
+  ASSERT_TRUE(w <= 640 && h <= 480) << "pick another seed: the first attempt fails";
+  const double top = double(draws.below(uint64_t(480 - h + 1)));
+  const double left = double(draws.below(uint64_t(640 - w + 1)));
+
+  SampleRng rng(1234, 0, 0);
+  const SampleParams p = draw_params(spec, 640, 480, rng);
+  EXPECT_EQ(p.crop.x, left);
+  EXPECT_EQ(p.crop.y, top);
+  EXPECT_EQ(p.crop.width, w);
+  EXPECT_EQ(p.crop.height, h);
+  EXPECT_FALSE(p.flip);
+  EXPECT_EQ(p.jitter_order, (std::array<int, 4>{0, 1, 2, 3}));
+  EXPECT_EQ(p.brightness, 1.0);
+  EXPECT_EQ(p.hue, 0.0);
+}
+
+TEST(DrawParamsTest, CropDistribution) {
+  const TransformSpec spec = training_spec();
+  constexpr int kSide = 500;
+  constexpr int kDraws = 2000;
+  double sum = 0;
+  for (uint64_t i = 0; i < kDraws; ++i) {
+    SampleRng rng(99, 0, i);
+    const SampleParams p = draw_params(spec, kSide, kSide, rng);
+    const double fraction = p.crop.width * p.crop.height / (kSide * kSide);
+    // Rounding w and h moves the area by under 1% at this size.
+    EXPECT_GE(fraction, 0.08 * 0.99);
+    EXPECT_LE(fraction, 1.0);
+    EXPECT_GE(p.crop.x, 0);
+    EXPECT_GE(p.crop.y, 0);
+    EXPECT_LE(p.crop.x + p.crop.width, kSide);
+    EXPECT_LE(p.crop.y + p.crop.height, kSide);
+    const double aspect = p.crop.width / p.crop.height;
+    EXPECT_GE(aspect, 0.75 * 0.98);
+    EXPECT_LE(aspect, 4.0 / 3.0 * 1.02);
+    sum += fraction;
+  }
+
+  // Expected mean area fraction by simulating the same algorithm with another generator.
+  // It is below the 0.54 of U(0.08, 1) alone (about 0.48 for a square image): big crops of
+  // extreme aspect do not fit, and their redraws favour smaller areas.
+  std::mt19937_64 gen(5);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  double sim_sum = 0;
+  constexpr int kSimulated = 200000;
+  for (int n = 0; n < kSimulated; ++n) {
+    double fraction = 1.0;  // fallback for a square image: the whole image
+    for (int attempt = 0; attempt < 10; ++attempt) {
+      const double target = 0.08 + 0.92 * unit(gen);
+      const double aspect =
+          std::exp(std::log(0.75) + (std::log(4.0 / 3.0) - std::log(0.75)) * unit(gen));
+      const double w = std::nearbyint(std::sqrt(target * aspect) * kSide);
+      const double h = std::nearbyint(std::sqrt(target / aspect) * kSide);
+      if (w <= kSide && h <= kSide) {
+        fraction = w * h / (kSide * kSide);
+        break;
+      }
+    }
+    sim_sum += fraction;
+  }
+  const double expected = sim_sum / kSimulated;
+  EXPECT_GT(expected, 0.4);
+  EXPECT_LT(expected, 0.54);
+  // Standard error of 2000 draws is about 0.006.
+  EXPECT_NEAR(sum / kDraws, expected, 0.025);
+}
+
+TEST(DrawParamsTest, FallbackForExtremeAspect) {
+  // 1000x10: every attempt asks for >= 800 px at aspect <= 4/3, so h >= 24 > 10. Fallback:
+  // in_ratio 100 > 4/3, so h = 10, w = round(10 * 4/3) = 13, centred.
+  TransformSpec spec;
+  for (uint64_t i = 0; i < 20; ++i) {
+    SampleRng rng(1, 0, i);
+    const SampleParams wide = draw_params(spec, 1000, 10, rng);
+    EXPECT_EQ(wide.crop.width, 13);
+    EXPECT_EQ(wide.crop.height, 10);
+    EXPECT_EQ(wide.crop.x, (1000 - 13) / 2);
+    EXPECT_EQ(wide.crop.y, 0);
+    const SampleParams tall = draw_params(spec, 10, 1000, rng);
+    EXPECT_EQ(tall.crop.width, 10);
+    EXPECT_EQ(tall.crop.height, 13);
+    EXPECT_EQ(tall.crop.x, 0);
+    EXPECT_EQ(tall.crop.y, (1000 - 13) / 2);
+  }
+  // A 1x1 image still gets a 1x1 crop.
+  SampleRng rng(1, 0, 0);
+  const SampleParams tiny = draw_params(spec, 1, 1, rng);
+  EXPECT_EQ(tiny.crop.width, 1);
+  EXPECT_EQ(tiny.crop.height, 1);
+}
+
+TEST(DrawParamsTest, ResizeCenterCropMapsBackToSource) {
+  TransformSpec spec;
+  spec.geometry = Geometry::kResizeCenterCrop;
+  spec.resize_shorter = 256;
+  spec.out_width = spec.out_height = 224;
+  SampleRng rng(1, 0, 0);
+
+  // 500x375 -> Resize(256): 341x256 (int(256 * 500 / 375) = 341). Crop left = round(58.5) = 58
+  // (half to even), top = 16.
+  SampleParams p = draw_params(spec, 500, 375, rng);
+  const double sx = 500.0 / 341;
+  const double sy = 375.0 / 256;
+  EXPECT_DOUBLE_EQ(p.crop.x, 58 * sx);
+  EXPECT_DOUBLE_EQ(p.crop.y, 16 * sy);
+  EXPECT_DOUBLE_EQ(p.crop.width, 224 * sx);
+  EXPECT_DOUBLE_EQ(p.crop.height, 224 * sy);
+
+  // Portrait 300x451 -> 256x384 (int(384.85)); left 16, top = round(80) = 80.
+  p = draw_params(spec, 300, 451, rng);
+  EXPECT_DOUBLE_EQ(p.crop.x, 16 * 300.0 / 256);
+  EXPECT_DOUBLE_EQ(p.crop.y, 80 * 451.0 / 384);
+
+  // 301x256: resized 301x256, left = round(38.5) = 38, not 39.
+  p = draw_params(spec, 301, 256, rng);
+  EXPECT_DOUBLE_EQ(p.crop.x, 38);
+  EXPECT_DOUBLE_EQ(p.crop.y, 16);
+  EXPECT_DOUBLE_EQ(p.crop.width, 224);
+
+  // Crop larger than the resized image: clamped to it (torchvision would pad).
+  spec.out_width = 300;
+  p = draw_params(spec, 512, 256, rng);
+  EXPECT_DOUBLE_EQ(p.crop.x, 106);
+  EXPECT_DOUBLE_EQ(p.crop.width, 300);
+  spec.out_height = 300;
+  p = draw_params(spec, 256, 256, rng);
+  EXPECT_DOUBLE_EQ(p.crop.x, 0);
+  EXPECT_DOUBLE_EQ(p.crop.y, 0);
+  EXPECT_DOUBLE_EQ(p.crop.width, 256);
+  EXPECT_DOUBLE_EQ(p.crop.height, 256);
+}
+
+TEST(DrawParamsTest, DrawsOnlyWhatIsEnabled) {
+  TransformSpec spec;
+  spec.geometry = Geometry::kNone;
+  SampleRng rng(3, 0, 0);
+  SampleRng untouched(3, 0, 0);
+  const SampleParams p = draw_params(spec, 320, 200, rng);
+  EXPECT_EQ(p.crop.width, 320);
+  EXPECT_EQ(p.crop.height, 200);
+  EXPECT_FALSE(p.flip);
+  EXPECT_EQ(rng.next_u64(), untouched.next_u64()) << "no draws for kNone without flip/jitter";
+
+  spec.geometry = Geometry::kResizeCenterCrop;
+  spec.flip_p = 1;
+  SampleRng one_draw(3, 0, 0);
+  EXPECT_TRUE(draw_params(spec, 320, 200, one_draw).flip);
+  SampleRng expected(3, 0, 0);
+  expected.next_u64();
+  EXPECT_EQ(one_draw.next_u64(), expected.next_u64()) << "one draw for the flip";
+}
+
+TEST(DrawParamsTest, FlipAndJitterRanges) {
+  TransformSpec spec = training_spec();
+  spec.geometry = Geometry::kNone;
+  int flips = 0;
+  std::set<std::array<int, 4>> orders;
+  constexpr int kDraws = 4000;
+  for (uint64_t i = 0; i < kDraws; ++i) {
+    SampleRng rng(11, 2, i);
+    const SampleParams p = draw_params(spec, 100, 100, rng);
+    flips += p.flip;
+    std::array<int, 4> sorted = p.jitter_order;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(sorted, (std::array<int, 4>{0, 1, 2, 3}));
+    orders.insert(p.jitter_order);
+    EXPECT_GE(p.brightness, 0.6);
+    EXPECT_LT(p.brightness, 1.4);
+    EXPECT_GE(p.contrast, 0.6);
+    EXPECT_LT(p.contrast, 1.4);
+    EXPECT_GE(p.saturation, 0.6);
+    EXPECT_LT(p.saturation, 1.4);
+    EXPECT_GE(p.hue, -0.1);
+    EXPECT_LT(p.hue, 0.1);
+  }
+  EXPECT_NEAR(double(flips) / kDraws, 0.5, 0.04);
+  EXPECT_EQ(orders.size(), 24u) << "every permutation of the four operations occurs";
+
+  // Disabled components keep neutral factors; brightness 1.5 draws from [0, 2.5).
+  spec.jitter = {1.5, 0, 0, 0};
+  for (uint64_t i = 0; i < 100; ++i) {
+    SampleRng rng(11, 3, i);
+    const SampleParams p = draw_params(spec, 100, 100, rng);
+    EXPECT_GE(p.brightness, 0.0);
+    EXPECT_LT(p.brightness, 2.5);
+    EXPECT_EQ(p.contrast, 1.0);
+    EXPECT_EQ(p.saturation, 1.0);
+    EXPECT_EQ(p.hue, 0.0);
+  }
+}
+
+}  // namespace
+}  // namespace stoker::data

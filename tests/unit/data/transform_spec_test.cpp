@@ -1,0 +1,358 @@
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "stoker/core/error.h"
+#include "stoker/data/transform.h"
+
+namespace stoker::data {
+namespace {
+
+void expect_same_spec(const TransformSpec& a, const TransformSpec& b) {
+  EXPECT_EQ(a.geometry, b.geometry);
+  EXPECT_EQ(a.out_width, b.out_width);
+  EXPECT_EQ(a.out_height, b.out_height);
+  if (a.geometry == Geometry::kResizeCenterCrop) {
+    EXPECT_EQ(a.resize_shorter, b.resize_shorter);
+  }
+  if (a.geometry == Geometry::kRandomResizedCrop) {
+    EXPECT_EQ(a.scale_min, b.scale_min);
+    EXPECT_EQ(a.scale_max, b.scale_max);
+    EXPECT_EQ(a.ratio_min, b.ratio_min);
+    EXPECT_EQ(a.ratio_max, b.ratio_max);
+  }
+  EXPECT_EQ(a.flip_p, b.flip_p);
+  EXPECT_EQ(a.jitter.brightness, b.jitter.brightness);
+  EXPECT_EQ(a.jitter.contrast, b.jitter.contrast);
+  EXPECT_EQ(a.jitter.saturation, b.jitter.saturation);
+  EXPECT_EQ(a.jitter.hue, b.jitter.hue);
+  EXPECT_EQ(a.normalize, b.normalize);
+  if (a.normalize) {
+    EXPECT_EQ(a.mean, b.mean);
+    EXPECT_EQ(a.std, b.std);
+  }
+  EXPECT_EQ(a.channels, b.channels);
+  EXPECT_EQ(a.dtype, b.dtype);
+  EXPECT_EQ(a.layout, b.layout);
+}
+
+std::string usage_error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "<no UsageError>";
+}
+
+TEST(ParseTransformsTest, ParsesTorchvisionChains) {
+  struct Case {
+    const char* text;
+    std::function<void(TransformSpec*)> expect;  // edits a default parse result
+  };
+  const std::vector<Case> cases = {
+      {"RandomResizedCrop(224)",
+       [](TransformSpec* s) {
+         s->geometry = Geometry::kRandomResizedCrop;
+         s->out_width = s->out_height = 224;
+       }},
+      {"RandomResizedCrop((160, 192), scale=(0.35, 1), ratio=(0.5, 2))",
+       [](TransformSpec* s) {
+         s->geometry = Geometry::kRandomResizedCrop;
+         s->out_height = 160;
+         s->out_width = 192;
+         s->scale_min = 0.35;
+         s->ratio_min = 0.5;
+         s->ratio_max = 2;
+       }},
+      {"RandomResizedCrop(size=[128], scale=(0.08, 1.0))",
+       [](TransformSpec* s) {
+         s->geometry = Geometry::kRandomResizedCrop;
+         s->out_width = s->out_height = 128;
+       }},
+      {"RandomResizedCrop(96, (0.5, 1), (1, 1))",
+       [](TransformSpec* s) {
+         s->geometry = Geometry::kRandomResizedCrop;
+         s->out_width = s->out_height = 96;
+         s->scale_min = 0.5;
+         s->ratio_min = s->ratio_max = 1;
+       }},
+      {"Resize(256), CenterCrop(224)",
+       [](TransformSpec* s) {
+         s->geometry = Geometry::kResizeCenterCrop;
+         s->resize_shorter = 256;
+         s->out_width = s->out_height = 224;
+       }},
+      {"CenterCrop(224)",
+       [](TransformSpec* s) {
+         s->geometry = Geometry::kResizeCenterCrop;
+         s->resize_shorter = 224;
+         s->out_width = s->out_height = 224;
+       }},
+      {"CenterCrop((100, 120))",
+       [](TransformSpec* s) {
+         s->geometry = Geometry::kResizeCenterCrop;
+         s->resize_shorter = 120;
+         s->out_height = 100;
+         s->out_width = 120;
+       }},
+      {"RandomHorizontalFlip", [](TransformSpec* s) { s->flip_p = 0.5; }},
+      {"RandomHorizontalFlip()", [](TransformSpec* s) { s->flip_p = 0.5; }},
+      {"RandomHorizontalFlip(p=0.25)", [](TransformSpec* s) { s->flip_p = 0.25; }},
+      {"RandomHorizontalFlip(1)", [](TransformSpec* s) { s->flip_p = 1; }},
+      {"ColorJitter(0.4, 0.3, 0.2, 0.1)",
+       [](TransformSpec* s) {
+         s->jitter = {0.4, 0.3, 0.2, 0.1};
+       }},
+      {"ColorJitter(brightness=0.4, hue=0.05)",
+       [](TransformSpec* s) {
+         s->jitter = {0.4, 0, 0, 0.05};
+       }},
+      {"ColorJitter(0.2, saturation=0.5)",
+       [](TransformSpec* s) {
+         s->jitter = {0.2, 0, 0.5, 0};
+       }},
+      {"Normalize", [](TransformSpec* s) { s->normalize = true; }},
+      {"Normalize(imagenet)", [](TransformSpec* s) { s->normalize = true; }},
+      {"Normalize(mean=(0.5, 0.5, 0.5), std=(0.25, 0.5, 2))",
+       [](TransformSpec* s) {
+         s->normalize = true;
+         s->mean = {0.5f, 0.5f, 0.5f};
+         s->std = {0.25f, 0.5f, 2.0f};
+       }},
+      {"Normalize([0.1, 0.2, 0.3], [1, 2, 3])",
+       [](TransformSpec* s) {
+         s->normalize = true;
+         s->mean = {0.1f, 0.2f, 0.3f};
+         s->std = {1, 2, 3};
+       }},
+      {"Grayscale, Normalize(mean=(0.5,), std=(0.5,))",
+       [](TransformSpec* s) {
+         s->channels = 1;
+         s->normalize = true;
+         s->mean = {0.5f, 0.5f, 0.5f};
+         s->std = {0.5f, 0.5f, 0.5f};
+       }},
+      {"Grayscale(num_output_channels=1)", [](TransformSpec* s) { s->channels = 1; }},
+      {"ToUint8", [](TransformSpec* s) { s->dtype = DType::kUint8; }},
+      {"Float16; NHWC",
+       [](TransformSpec* s) {
+         s->dtype = DType::kFloat16;
+         s->layout = Layout::kNHWC;
+       }},
+      {"Float32, NCHW", [](TransformSpec*) {}},
+      {"none", [](TransformSpec*) {}},
+      {"  none ,, ", [](TransformSpec*) {}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    TransformSpec expected;
+    expected.geometry = Geometry::kNone;
+    expected.out_width = expected.out_height = 0;
+    c.expect(&expected);
+    TransformSpec got;
+    ASSERT_NO_THROW(got = parse_transforms(c.text));
+    expect_same_spec(got, expected);
+  }
+}
+
+TEST(ParseTransformsTest, OrderDoesNotMatter) {
+  const TransformSpec in_order = parse_transforms(
+      "RandomResizedCrop(224), RandomHorizontalFlip(0.5), ColorJitter(0.4, 0.4, 0.4), "
+      "Normalize, ToUint8, NHWC");
+  const TransformSpec shuffled = parse_transforms(
+      "NHWC; Normalize; ToUint8; ColorJitter(0.4, 0.4, 0.4); RandomHorizontalFlip(0.5); "
+      "RandomResizedCrop(224)");
+  expect_same_spec(in_order, shuffled);
+  expect_same_spec(parse_transforms("CenterCrop(224), Resize(256)"),
+                   parse_transforms("Resize(256), CenterCrop(224)"));
+}
+
+TEST(ParseTransformsTest, DescribeIsTorchvisionNotation) {
+  EXPECT_EQ(
+      parse_transforms("RandomResizedCrop(224), RandomHorizontalFlip(0.5), Normalize").describe(),
+      "RandomResizedCrop(224) \u00b7 RandomHorizontalFlip(0.5) \u00b7 Normalize "
+      "\u2192 float32 NCHW");
+  EXPECT_EQ(parse_transforms("Resize(256), CenterCrop(224), ToUint8, NHWC").describe(),
+            "Resize(256) \u00b7 CenterCrop(224) \u2192 uint8 NHWC");
+  EXPECT_EQ(parse_transforms("none").describe(), "none \u2192 float32 NCHW");
+}
+
+TEST(ParseTransformsTest, DescribeRoundTrips) {
+  const std::vector<std::string> chains = {
+      "RandomResizedCrop(224)",
+      "RandomResizedCrop((160, 192), scale=(0.35, 1), ratio=(0.5, 2)), RandomHorizontalFlip(1)",
+      "RandomResizedCrop(176, scale=(0.1, 0.9)), ColorJitter(0.4, 0.4, 0.4, 0.1), Float16",
+      "Resize(256), CenterCrop(224), Normalize, ToUint8, NHWC",
+      "CenterCrop((64, 48)), Grayscale, Normalize(mean=(0.1307,), std=(0.3081,))",
+      "none, ColorJitter(hue=0.5), Normalize(mean=(0.1, 0.2, 0.3), std=(0.7, 0.8, 0.9))",
+      "ColorJitter(contrast=0.123456789)",
+  };
+  for (const std::string& chain : chains) {
+    SCOPED_TRACE(chain);
+    const TransformSpec spec = parse_transforms(chain);
+    const std::string text = spec.describe();
+    SCOPED_TRACE(text);
+    TransformSpec again;
+    ASSERT_NO_THROW(again = parse_transforms(text));
+    expect_same_spec(again, spec);
+    EXPECT_EQ(again.describe(), text);
+  }
+
+  // A spec built in code (3/4 and 4/3 ratios, a set size for kNone) round-trips too.
+  TransformSpec spec;
+  spec.flip_p = 0.3;
+  spec.normalize = true;
+  spec.dtype = DType::kFloat16;
+  expect_same_spec(parse_transforms(spec.describe()), spec);
+}
+
+TEST(ParseTransformsTest, ErrorsNameTheProblem) {
+  struct Case {
+    const char* text;
+    std::vector<std::string> needles;  // all must appear in the message
+  };
+  const std::vector<Case> cases = {
+      {"RandomCrop(224)",
+       {"unknown transform 'RandomCrop'",
+        "(known: RandomResizedCrop, Resize, CenterCrop, RandomHorizontalFlip, ColorJitter, "
+        "Normalize, Grayscale, ToUint8, Float16, Float32, NCHW, NHWC, none)"}},
+      {"Normalise", {"unknown transform 'Normalise'", "did you mean 'Normalize'?"}},
+      {"randomresizedcrop(224)", {"'randomresizedcrop'", "did you mean 'RandomResizedCrop'?"}},
+      {"ToTensor", {"unknown transform 'ToTensor'", "float32 NCHW"}},
+      {"", {"empty transform chain"}},
+      {" , ; ", {"empty transform chain"}},
+      {"RandomResizedCrop", {"RandomResizedCrop needs a size"}},
+      {"RandomResizedCrop(224.5)", {"RandomResizedCrop size", "'224.5'"}},
+      {"RandomResizedCrop(0)", {"RandomResizedCrop size must be in 1..8192", "0"}},
+      {"RandomResizedCrop(9000)", {"RandomResizedCrop size must be in 1..8192", "9000"}},
+      {"RandomResizedCrop((1, 2, 3))", {"RandomResizedCrop size", "(height, width)", "(1, 2, 3)"}},
+      {"RandomResizedCrop(abc)", {"RandomResizedCrop size must be a number", "'abc'"}},
+      {"RandomResizedCrop(224, scale=(0.5, 0.2))",
+       {"RandomResizedCrop scale must satisfy 0 < min <= max <= 1 (got (0.5, 0.2))"}},
+      {"RandomResizedCrop(224, scale=(0, 1))", {"RandomResizedCrop scale", "(got (0, 1))"}},
+      {"RandomResizedCrop(224, scale=(0.5, 1.5))", {"RandomResizedCrop scale", "1.5"}},
+      {"RandomResizedCrop(224, scale=0.5)", {"RandomResizedCrop scale must be a pair", "'0.5'"}},
+      {"RandomResizedCrop(224, ratio=(2, 1))", {"RandomResizedCrop ratio", "(got (2, 1))"}},
+      {"RandomResizedCrop(224, ratio=(1.x, 2))", {"RandomResizedCrop ratio", "'1.x'"}},
+      {"RandomResizedCrop(224, interpolation=2)",
+       {"RandomResizedCrop has no argument 'interpolation'", "size, scale, ratio"}},
+      {"RandomResizedCrop(224, 224, 224, 224)",
+       {"RandomResizedCrop takes at most 3 positional arguments"}},
+      {"RandomResizedCrop(224, size=192)",
+       {"RandomResizedCrop got more than one value for argument 'size'"}},
+      {"RandomResizedCrop(224), RandomResizedCrop(192)", {"RandomResizedCrop appears twice"}},
+      {"RandomResizedCrop(224), CenterCrop(224)", {"CenterCrop conflicts with RandomResizedCrop"}},
+      {"none, Resize(256), CenterCrop(224)", {"Resize conflicts with none"}},
+      {"Resize(256)", {"Resize(256) needs a CenterCrop"}},
+      {"Resize((256, 256)), CenterCrop(224)", {"Resize size must be one integer", "(256, 256)"}},
+      {"Resize(-3), CenterCrop(2)", {"Resize size must be in 1..8192", "-3"}},
+      {"CenterCrop(0)", {"CenterCrop size must be in 1..8192"}},
+      {"RandomHorizontalFlip(1.5)", {"RandomHorizontalFlip p must be in [0, 1] (got 1.5)"}},
+      {"RandomHorizontalFlip(p=yes)", {"RandomHorizontalFlip p must be a number", "'yes'"}},
+      {"RandomHorizontalFlip(q=0.5)", {"RandomHorizontalFlip has no argument 'q'"}},
+      {"ColorJitter(-0.1)", {"ColorJitter brightness must be >= 0 (got -0.1)"}},
+      {"ColorJitter(contrast=-1)", {"ColorJitter contrast must be >= 0 (got -1)"}},
+      {"ColorJitter(0, 0, -2)", {"ColorJitter saturation must be >= 0 (got -2)"}},
+      {"ColorJitter(hue=0.7)", {"ColorJitter hue must be in [0, 0.5] (got 0.7)"}},
+      {"ColorJitter(brightness=(0.5, 1.5))", {"ColorJitter brightness", "(0.5, 1.5)"}},
+      {"Normalize(cifar)", {"Normalize preset must be 'imagenet'", "'cifar'"}},
+      {"Normalize(mean=(0.5, 0.5, 0.5))", {"Normalize needs both mean and std"}},
+      {"Normalize(mean=(0.5, 0.5), std=(1, 1))", {"Normalize mean", "1 or 3 values", "(0.5, 0.5)"}},
+      {"Normalize(mean=(0.5, 0.5, 0.5), std=(1, 0, 1))",
+       {"Normalize std must be non-zero", "std[1] = 0"}},
+      {"Grayscale(3)", {"Grayscale num_output_channels must be 1 (got 3)"}},
+      {"ToUint8(1)", {"ToUint8 takes no arguments", "ToUint8(1)"}},
+      {"ToUint8, Float16", {"ToUint8 and Float16 both set the output type"}},
+      {"NCHW, NHWC", {"NCHW and NHWC both set the output layout"}},
+      {"Normalize(mean=(0.5, 0.5, 0.5), std=(1, 1, 1)", {"missing ')'", "Normalize"}},
+      {"RandomResizedCrop(224))", {"expected ','", "RandomResizedCrop(224)"}},
+      {"RandomHorizontalFlip(0.5 0.5)", {"expected ',' or ')'", "RandomHorizontalFlip"}},
+      {"RandomResizedCrop(224, ?)", {"unexpected '?'", "RandomResizedCrop"}},
+      {"224", {"expected a transform name", "'224'"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    const std::string message = usage_error_of([&] { parse_transforms(c.text); });
+    for (const std::string& needle : c.needles) {
+      EXPECT_NE(message.find(needle), std::string::npos) << "message: " << message;
+    }
+    EXPECT_EQ(message.find('\n'), std::string::npos) << "one line: " << message;
+  }
+}
+
+TEST(TransformSpecTest, ValidateNamesFieldValueAndRange) {
+  struct Case {
+    const char* name;
+    std::function<void(TransformSpec*)> edit;
+    std::string needle;
+  };
+  const std::vector<Case> cases = {
+      {"scale",
+       [](TransformSpec* s) {
+         s->scale_min = 0.5;
+         s->scale_max = 0.2;
+       },
+       "RandomResizedCrop scale must satisfy 0 < min <= max <= 1 (got (0.5, 0.2))"},
+      {"ratio", [](TransformSpec* s) { s->ratio_min = 0; },
+       "RandomResizedCrop ratio must satisfy 0 < min <= max (got (0, 1.3333333333333333))"},
+      {"width", [](TransformSpec* s) { s->out_width = 0; },
+       "RandomResizedCrop size must be in 1..8192 (got (224, 0))"},
+      {"height", [](TransformSpec* s) { s->out_height = 8193; },
+       "RandomResizedCrop size must be in 1..8192 (got (8193, 224))"},
+      {"resize",
+       [](TransformSpec* s) {
+         s->geometry = Geometry::kResizeCenterCrop;
+         s->resize_shorter = 0;
+       },
+       "Resize size must be in 1..8192 (got 0)"},
+      {"none size",
+       [](TransformSpec* s) {
+         s->geometry = Geometry::kNone;
+         s->out_width = 0;
+       },
+       "output size must be in 1..8192 (got (224, 0))"},
+      {"flip", [](TransformSpec* s) { s->flip_p = -0.5; },
+       "RandomHorizontalFlip p must be in [0, 1] (got -0.5)"},
+      {"brightness", [](TransformSpec* s) { s->jitter.brightness = -1; },
+       "ColorJitter brightness must be >= 0 (got -1)"},
+      {"hue", [](TransformSpec* s) { s->jitter.hue = 0.51; },
+       "ColorJitter hue must be in [0, 0.5] (got 0.51)"},
+      {"std",
+       [](TransformSpec* s) {
+         s->normalize = true;
+         s->std[2] = 0;
+       },
+       "Normalize std must be non-zero and finite (got std[2] = 0)"},
+      {"channels", [](TransformSpec* s) { s->channels = 4; },
+       "channels must be 1 (Grayscale) or 3 (RGB) (got 4)"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    TransformSpec spec;
+    EXPECT_NO_THROW(spec.validate());
+    c.edit(&spec);
+    const std::string message = usage_error_of([&] { spec.validate(); });
+    EXPECT_NE(message.find(c.needle), std::string::npos) << "message: " << message;
+  }
+}
+
+TEST(TransformSpecTest, ValidateAcceptsUnsetSizeOnlyForNone) {
+  TransformSpec spec;
+  spec.geometry = Geometry::kNone;
+  spec.out_width = spec.out_height = 0;
+  EXPECT_NO_THROW(spec.validate());
+  EXPECT_EQ(spec.sample_bytes(), 0u);
+  // Grey specs only use the first std element; the others may be anything.
+  spec.channels = 1;
+  spec.normalize = true;
+  spec.std = {0.5f, 0.0f, 0.0f};
+  EXPECT_NO_THROW(spec.validate());
+  spec.geometry = Geometry::kRandomResizedCrop;
+  EXPECT_THROW(spec.validate(), UsageError);
+}
+
+}  // namespace
+}  // namespace stoker::data
