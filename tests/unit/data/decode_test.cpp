@@ -407,12 +407,14 @@ TEST(DctScaleDecodeTest, PicksTheSmallestScaleThatCoversTheTarget) {
     CropRect want_crop;  // in decoded coordinates (only width/height checked for windows)
   };
   const Case cases[] = {
-      // 600 * 3/8 = 225 >= 224 but 600 * 2/8 = 150 < 224.
-      {"full to 224", {0, 0, 0, 0}, 224, 224, true, 3, {0, 0, 300, 225}},
+      // Only M = 1, 2, 4, 8 are used (the odd scales have no SIMD IDCT and are slower than
+      // full size). 600 * 4/8 = 300 >= 224 but 600 * 2/8 = 150 < 224.
+      {"full to 224", {0, 0, 0, 0}, 224, 224, true, 4, {0, 0, 400, 300}},
       {"full to 64", {0, 0, 0, 0}, 64, 64, true, 1, {0, 0, 100, 75}},
-      {"half crop to 224", {100, 100, 400, 300}, 224, 224, true, 6, {0, 0, 300, 225}},
+      // 300 * 4/8 = 150 < 224: a 6/8 decode would fit but costs more than full size.
+      {"half crop to 224", {100, 100, 400, 300}, 224, 224, true, 8, {0, 0, 400, 300}},
       {"exact half", {0, 0, 448, 448}, 224, 224, true, 4, {0, 0, 224, 224}},
-      {"wide target", {0, 0, 800, 600}, 500, 100, true, 5, {0, 0, 500, 375}},
+      {"wide target", {0, 0, 800, 600}, 500, 100, true, 8, {0, 0, 800, 600}},
       {"crop smaller than target", {10, 10, 100, 100}, 224, 224, true, 8, {0, 0, 100, 100}},
       {"no target", {0, 0, 0, 0}, 0, 0, true, 8, {0, 0, 800, 600}},
       {"scaling off", {0, 0, 0, 0}, 64, 64, false, 8, {0, 0, 800, 600}},
