@@ -159,9 +159,9 @@ void print_human(const data::Loader& loader, const BenchResult& r) {
   const auto& options = loader.options();
   const double worker_total = t.read + t.decode + t.transform + t.wait_free_buffer;
   std::printf("images   %s\n", loader.source().describe().c_str());
-  std::printf("pipeline %s · batch %d · %d workers · prefetch %d\n",
+  std::printf("pipeline %s · batch %d · %d worker%s · prefetch %d\n",
               options.transform.describe().c_str(), options.batch_size, options.workers,
-              options.prefetch);
+              options.workers == 1 ? "" : "s", options.prefetch);
   std::printf("result   %s img/s · %s/s read · peak RSS %s · %s images in %.1f s (%d epoch%s)\n",
               grouped(r.seconds > 0 ? r.images / r.seconds : 0).c_str(),
               megabytes(r.seconds > 0 ? t.bytes_read / r.seconds : 0).c_str(),
