@@ -125,11 +125,13 @@ void Worker::run() {
     }
     lock.lock();
     --shared_.busy_workers;
+    bool batch_done = false;
     for (InFlight& entry : shared_.in_flight) {
-      if (entry.batch_index == job.batch_index) --entry.remaining;
+      if (entry.batch_index == job.batch_index) batch_done = --entry.remaining == 0;
     }
-    if (shared_.busy_workers == 0) shared_.idle_cv.notify_all();
-    shared_.ready_cv.notify_all();
+    // Wake others only when it matters: a futex wake per sample costs measurable CPU.
+    if (shared_.busy_workers == 0 && shared_.epoch_switch_waiting) shared_.idle_cv.notify_all();
+    if (batch_done || !shared_.failure.empty()) shared_.ready_cv.notify_all();
   }
 }
 
@@ -254,7 +256,9 @@ void Loader::start_epoch(int64_t epoch, int64_t first_batch) {
   {
     std::unique_lock<std::mutex> lock(shared_->mutex);
     shared_->active = false;  // workers stop claiming; wait for samples being written
+    shared_->epoch_switch_waiting = true;
     shared_->idle_cv.wait(lock, [&] { return shared_->busy_workers == 0; });
+    shared_->epoch_switch_waiting = false;
     for (const InFlight& entry : shared_->in_flight) shared_->free_buffers.push_back(entry.buffer);
     shared_->in_flight.clear();
     shared_->plan = std::move(plan);

@@ -54,6 +54,7 @@ struct LoaderShared {
   std::deque<InFlight> in_flight;  // ordered by batch_index
   std::vector<BatchBuffer*> free_buffers;
   int busy_workers = 0;            // workers writing a claimed sample
+  bool epoch_switch_waiting = false;  // start_epoch waits on idle_cv for busy_workers == 0
   std::string failure;             // non-empty: the epoch failed; next() throws this
   EpochStats stats;
 
