@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "stoker/data/encode.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
 
@@ -84,9 +85,14 @@ TEST_F(BenchLoaderCli, BadFilesAreReplacedAndListedWithReasons) {
   dir.write("set/class_01/truncated.jpg", bytes);
   dir.write("set/class_01/empty.jpg", {});
   dir.write_text("set/class_02/text.jpg", "this is not an image\n");
+  // Content decides, not the extension: a PNG named .jpg is a good sample (as in Pillow).
+  data::Image tiny;
+  tiny.reshape(40, 30, 3);
+  for (int i = 0; i < 40 * 30 * 3; ++i) tiny.data()[i] = static_cast<uint8_t>(i * 7);
+  dir.write("set/class_03/png_content.jpg", data::encode_png(tiny));
 
   const auto j = run_json("--data " + root.string() + " --workers 2 --batch-size 8 --epochs 1 --max-bad 0.2");
-  EXPECT_EQ(j["images"], 51);
+  EXPECT_EQ(j["images"], 52);
   ASSERT_EQ(j["bad_count"], 3);
   std::map<std::string, std::string> reasons;
   for (const auto& b : j["bad_samples"]) {
