@@ -33,5 +33,4 @@ class MappedFile {
   std::string path_;
 };
 
-
 }  // namespace stoker

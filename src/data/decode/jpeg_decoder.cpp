@@ -17,27 +17,13 @@
 #include <cstring>
 #include <new>
 #include <string_view>
-#include <type_traits>
 
 #include "crop_window.h"
+#include "data/common/libjpeg_error.h"
 
 namespace stoker::data {
 
 namespace {
-
-struct ErrorManager {
-  jpeg_error_mgr pub;  // first: libjpeg hands us a jpeg_error_mgr*
-  std::jmp_buf jump;
-  char message[JMSG_LENGTH_MAX];
-};
-
-[[noreturn]] void fail_with_message(j_common_ptr cinfo) {
-  auto* err = reinterpret_cast<ErrorManager*>(cinfo->err);
-  (*cinfo->err->format_message)(cinfo, err->message);
-  std::longjmp(err->jump, 1);
-}
-
-void on_error_exit(j_common_ptr cinfo) { fail_with_message(cinfo); }
 
 // libjpeg only warns about corrupt or missing entropy-coded data and then fills in gray, as
 // if nothing happened. A sample with invented pixels is a bad sample, so those warnings are
@@ -53,19 +39,6 @@ void on_emit_message(j_common_ptr cinfo, int msg_level) {
     default:
       fail_with_message(cinfo);
   }
-}
-
-// Runs `fn` (which calls libjpeg) with the error manager armed. Returns false if libjpeg
-// failed; the message is then in err->message. `fn` must keep only trivially destructible
-// locals: a longjmp out of it skips their destructors.
-template <typename Fn>
-bool run_guarded(ErrorManager* err, Fn&& fn) {
-  static_assert(std::is_trivially_destructible_v<std::remove_reference_t<Fn>>);
-  err->pub.msg_code = 0;  // so a stale code is never mistaken for this call's failure
-  err->message[0] = '\0';
-  if (setjmp(err->jump) != 0) return false;
-  fn();
-  return true;
 }
 
 inline uint8_t mul_div_255(int a, int b) {
@@ -156,9 +129,7 @@ struct LibjpegState {
 JpegDecoder::JpegDecoder() : lib_(std::make_unique<LibjpegState>()) {
   LibjpegState* s = lib_.get();
   std::memset(&s->cinfo, 0, sizeof(s->cinfo));
-  s->cinfo.err = jpeg_std_error(&s->err.pub);
-  s->err.pub.error_exit = on_error_exit;
-  s->err.pub.emit_message = on_emit_message;
+  s->cinfo.err = install_error_manager(&s->err, on_emit_message);
   // jpeg_create_decompress only fails when out of memory.
   if (!run_guarded(&s->err, [s] { jpeg_create_decompress(&s->cinfo); })) throw std::bad_alloc();
 }

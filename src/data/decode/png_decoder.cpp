@@ -10,13 +10,11 @@
 #include <png.h>
 
 #include <algorithm>
-#include <csetjmp>
-#include <cstdio>
 #include <cstring>
 #include <new>
-#include <type_traits>
 
 #include "crop_window.h"
+#include "data/common/libpng_error.h"
 
 namespace stoker::data {
 namespace {
@@ -26,17 +24,8 @@ struct PngSource {
   const uint8_t* data = nullptr;
   size_t size = 0;
   size_t pos = 0;
-  char message[192] = {};
+  PngErrorState error = {};
 };
-
-void on_png_error(png_structp png, png_const_charp message) {
-  auto* source = static_cast<PngSource*>(png_get_error_ptr(png));
-  std::snprintf(source->message, sizeof(source->message), "%s", message);
-  png_longjmp(png, 1);
-}
-
-// Warnings concern ancillary chunks (bad iCCP, text, ...) that do not change the pixels.
-void on_png_warning(png_structp, png_const_charp) {}
 
 // Bounds-checked memory reads: running out of bytes is an error, never a read past the end.
 void read_from_memory(png_structp png, png_bytep dest, size_t length) {
@@ -51,7 +40,8 @@ void read_from_memory(png_structp png, png_bytep dest, size_t length) {
 class PngReadStruct {
  public:
   explicit PngReadStruct(PngSource* source) {
-    png_ = png_create_read_struct(PNG_LIBPNG_VER_STRING, source, on_png_error, on_png_warning);
+    png_ =
+        png_create_read_struct(PNG_LIBPNG_VER_STRING, &source->error, on_png_error, on_png_warning);
     if (png_ != nullptr) info_ = png_create_info_struct(png_);
     if (png_ == nullptr || info_ == nullptr) {
       png_destroy_read_struct(&png_, &info_, nullptr);
@@ -71,17 +61,11 @@ class PngReadStruct {
   png_infop info_ = nullptr;
 };
 
-template <typename Fn>
-bool run_guarded(png_structp png, Fn&& fn) {
-  static_assert(std::is_trivially_destructible_v<std::remove_reference_t<Fn>>);
-  if (setjmp(png_jmpbuf(png)) != 0) return false;
-  fn();
-  return true;
-}
-
 Status failure_from(const PngSource& source) {
-  if (std::strcmp(source.message, "truncated PNG") == 0) return Status::failure("truncated PNG");
-  return Status::failure(fmt::format("corrupt PNG: {}", source.message));
+  if (std::strcmp(source.error.message, "truncated PNG") == 0) {
+    return Status::failure("truncated PNG");
+  }
+  return Status::failure(fmt::format("corrupt PNG: {}", source.error.message));
 }
 
 struct PngHeader {

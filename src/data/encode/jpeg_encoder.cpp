@@ -7,32 +7,19 @@
 #include <fmt/format.h>
 #include <jpeglib.h>  // after <cstdio>: it needs FILE and size_t declared
 
-#include <csetjmp>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <memory>
 #include <string>
-#include <type_traits>
 
+#include "data/common/libjpeg_error.h"
 #include "stoker/core/error.h"
 #include "stoker/data/encode.h"
 
 namespace stoker::data {
 namespace {
-
-struct ErrorManager {
-  jpeg_error_mgr pub;  // first: libjpeg hands us a jpeg_error_mgr*
-  std::jmp_buf jump;
-  char message[JMSG_LENGTH_MAX];
-};
-
-void on_error_exit(j_common_ptr cinfo) {
-  auto* err = reinterpret_cast<ErrorManager*>(cinfo->err);
-  (*cinfo->err->format_message)(cinfo, err->message);
-  std::longjmp(err->jump, 1);
-}
 
 void on_emit_message(j_common_ptr, int) {}  // the compressor's warnings are not actionable
 
@@ -96,18 +83,6 @@ Settings settings_for(const Image& image, const JpegEncodeOptions& options) {
   return s;
 }
 
-// Runs `fn` (which calls libjpeg) with the error manager armed; false if libjpeg failed.
-// `fn` must keep only trivially destructible locals: a longjmp out of it skips destructors.
-// The objects libjpeg modifies live in the caller's frame, not in this one, so they keep
-// their values across the longjmp.
-template <typename Fn>
-bool run_guarded(ErrorManager* err, Fn&& fn) {
-  static_assert(std::is_trivially_destructible_v<std::remove_reference_t<Fn>>);
-  if (setjmp(err->jump) != 0) return false;
-  fn();
-  return true;
-}
-
 void compress(jpeg_compress_struct* cinfo, const Image& image, const JpegEncodeOptions& options,
               const Settings& settings, unsigned char** buffer, unsigned long* size) {
   jpeg_create_compress(cinfo);
@@ -156,9 +131,7 @@ std::vector<uint8_t> encode_jpeg(const Image& image, const JpegEncodeOptions& op
   ErrorManager err;
   jpeg_compress_struct cinfo;
   std::memset(&cinfo, 0, sizeof(cinfo));  // destroying it is safe even if creation failed
-  cinfo.err = jpeg_std_error(&err.pub);
-  err.pub.error_exit = on_error_exit;
-  err.pub.emit_message = on_emit_message;
+  cinfo.err = install_error_manager(&err, on_emit_message);
   unsigned char* buffer = nullptr;
   unsigned long size = 0;
   const bool ok =

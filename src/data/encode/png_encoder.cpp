@@ -8,14 +8,12 @@
 #include <fmt/format.h>
 #include <png.h>
 
-#include <csetjmp>
-#include <cstdio>
 #include <cstring>
 #include <new>
-#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
+#include "data/common/libpng_error.h"
 #include "stoker/core/error.h"
 #include "stoker/data/encode.h"
 
@@ -24,16 +22,8 @@ namespace {
 
 struct PngSink {
   std::vector<uint8_t>* bytes = nullptr;
-  char message[192] = {};
+  PngErrorState error = {};
 };
-
-void on_png_error(png_structp png, png_const_charp message) {
-  auto* sink = static_cast<PngSink*>(png_get_error_ptr(png));
-  std::snprintf(sink->message, sizeof(sink->message), "%s", message);
-  png_longjmp(png, 1);
-}
-
-void on_png_warning(png_structp, png_const_charp) {}
 
 void write_to_vector(png_structp png, png_bytep data, size_t length) {
   auto* sink = static_cast<PngSink*>(png_get_io_ptr(png));
@@ -49,18 +39,11 @@ void write_to_vector(png_structp png, png_bytep data, size_t length) {
 
 void flush_nothing(png_structp) {}
 
-template <typename Fn>
-bool run_guarded(png_structp png, Fn&& fn) {
-  static_assert(std::is_trivially_destructible_v<std::remove_reference_t<Fn>>);
-  if (setjmp(png_jmpbuf(png)) != 0) return false;
-  fn();
-  return true;
-}
-
 class PngWriteStruct {
  public:
   explicit PngWriteStruct(PngSink* sink) {
-    png_ = png_create_write_struct(PNG_LIBPNG_VER_STRING, sink, on_png_error, on_png_warning);
+    png_ =
+        png_create_write_struct(PNG_LIBPNG_VER_STRING, &sink->error, on_png_error, on_png_warning);
     if (png_ != nullptr) info_ = png_create_info_struct(png_);
     if (png_ == nullptr || info_ == nullptr) {
       png_destroy_write_struct(&png_, &info_);
@@ -198,7 +181,7 @@ std::vector<uint8_t> encode_png(const Image& image, const PngEncodeOptions& opti
     png_write_end(png, nullptr);
   };
   if (!run_guarded(s.png(), write)) {
-    throw Error(fmt::format("encode_png: libpng failed: {}", sink.message));
+    throw Error(fmt::format("encode_png: libpng failed: {}", sink.error.message));
   }
   return bytes;
 }
