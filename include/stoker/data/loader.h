@@ -104,7 +104,9 @@ struct EpochStats {
   int64_t epoch = -1;
   uint64_t samples = 0;       // samples in the epoch plan
   uint64_t bad = 0;           // samples replaced (or the one that failed the run)
-  std::vector<BadSample> bad_samples;  // in the order they were found (at most 1000 kept)
+  // Sorted by dataset index; at most 1000 kept (the lowest indices), so a report does not
+  // depend on the order workers ran in.
+  std::vector<BadSample> bad_samples;
 };
 
 // Everything needed to resume a data stream mid-epoch.

@@ -165,8 +165,13 @@ void Worker::record_bad(const Claim& job, const std::string& reason) {
   if (job.epoch != shared_.epoch) return;
   EpochStats& stats = shared_.stats;
   ++stats.bad;
-  if (stats.bad_samples.size() < kMaxBadListed) {
-    stats.bad_samples.push_back({job.index, source_.name(job.index), reason});
+  // Kept sorted by index, so the report is the same whatever order the workers ran in.
+  auto& listed = stats.bad_samples;
+  const auto at = std::lower_bound(listed.begin(), listed.end(), job.index,
+                                   [](const BadSample& b, uint64_t index) { return b.index < index; });
+  if (listed.size() < kMaxBadListed || at != listed.end()) {
+    listed.insert(at, {job.index, source_.name(job.index), reason});
+    if (listed.size() > kMaxBadListed) listed.pop_back();
   }
   if (!shared_.failure.empty()) return;
   if (options_.on_error == OnError::kFail) {
