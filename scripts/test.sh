@@ -17,8 +17,8 @@ if [ "${STOKER_QUICK:-0}" != "1" ]; then
   bash scripts/build.sh build-asan -DSTOKER_ASAN=ON -DSTOKER_BUILD_BENCH=OFF
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure -j "$jobs"
-  echo "== TSan: the pipeline (Loader*)"
+  echo "== TSan: the pipeline and the monitor thread"
   bash scripts/build.sh build-tsan -DSTOKER_TSAN=ON -DSTOKER_BUILD_BENCH=OFF
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-    ctest --test-dir build-tsan --output-on-failure -j "$jobs" -R 'Loader|Pipeline'
+    ctest --test-dir build-tsan --output-on-failure -j "$jobs" -R 'Loader|MonitorSampler|MonitorCli'
 fi

@@ -1,0 +1,35 @@
+// Starting a command for `stoker monitor -- CMD ARGS...` and waiting for it while
+// forwarding SIGINT/SIGTERM, without any I/O in a signal handler.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "stoker/core/error.h"
+
+namespace stoker::cli {
+
+// The command could not be started: exit code 127, as shells use.
+class CommandNotFound : public Error {
+ public:
+  using Error::Error;
+  int exit_code() const noexcept override { return 127; }
+};
+
+// Blocks SIGINT, SIGTERM and SIGCHLD in the calling thread; threads started afterwards
+// inherit the mask, so only wait_for_child()/wait_for_signal() see them.
+void block_termination_signals();
+
+// Starts argv[0] (searched in PATH) with the default signal mask. Throws CommandNotFound.
+pid_t spawn_command(const std::vector<std::string>& argv);
+
+// Waits until `child` exits, forwarding SIGINT/SIGTERM to it. Returns the shell-style exit
+// code: the child's status, or 128 + signal number when a signal killed it.
+int wait_for_child(pid_t child);
+
+// Waits up to `seconds` (< 0: forever) for SIGINT/SIGTERM; true when one arrived.
+bool wait_for_signal(double seconds);
+
+}  // namespace stoker::cli
