@@ -63,15 +63,17 @@ int run_monitor(const MonitorArgs& args) {
   if (live) sampler.add_sink([&line](const monitor::Sample& s) { line.write(s); });
 
   block_termination_signals();  // before start(): the sampler thread inherits the mask
+  auto say_gpu_status = [&] { std::fprintf(stderr, "stoker monitor: %s\n", sampler.gpu_status().c_str()); };
   int exit_code = 0;
   Stopwatch wall;
   if (with_command) {
     const pid_t child = spawn_command(args.command);
+    say_gpu_status();  // once, after the command started (a failed start is one line alone)
     sampler.watch(child);
     sampler.start();
     exit_code = wait_for_child(child);
   } else {
-    if (!live) std::fprintf(stderr, "stoker monitor: %s\n", sampler.gpu_status().c_str());
+    say_gpu_status();
     if (args.pid > 0) sampler.watch(args.pid);
     sampler.start();
     for (;;) {
@@ -90,9 +92,6 @@ int run_monitor(const MonitorArgs& args) {
 
   monitor::Summary summary = sampler.summary();
   summary.seconds = ns_to_seconds(wall.elapsed_ns());
-  if (live && sampler.gpus().empty()) {
-    std::fprintf(with_command ? stderr : stdout, "stoker monitor: %s\n", sampler.gpu_status().c_str());
-  }
   std::fputs(monitor::format_summary(summary, sampler.gpu_status()).c_str(), with_command ? stderr : stdout);
   return exit_code;
 }

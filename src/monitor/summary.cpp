@@ -107,9 +107,7 @@ std::string gb(double bytes) { return fmt::format("{:.1f} GB", bytes / 1e9); }
 std::string format_summary(const Summary& s, const std::string& gpu_status) {
   const std::string indent(16, ' ');
   std::string out = "stoker monitor: " + duration_text(s.seconds);
-  if (s.gpus.empty()) {
-    out += " · " + gpu_status;
-  }
+  if (s.gpus.empty()) out += " · " + gpu_status.substr(0, gpu_status.find(':'));  // "no GPU"
   for (const GpuSummary& g : s.gpus) {
     out += fmt::format(" · GPU{}", g.index);
     if (g.util_percent.ok()) {

@@ -51,7 +51,8 @@ TEST(SummaryTest, UnavailableFiguresAreNotZeros) {
   EXPECT_FALSE(summary.cpu_percent.ok());
   EXPECT_LT(summary.gpu_idle_cpu_busy_share, 0) << "no GPU: nothing to judge";
   const std::string text = format_summary(summary, "no GPU: NVML not found");
-  EXPECT_NE(text.find("no GPU: NVML not found"), std::string::npos) << text;
+  EXPECT_NE(text.find(" · no GPU\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("NVML not found"), std::string::npos) << "the reason was said at the start";
   EXPECT_EQ(text.find("CPU mean"), std::string::npos) << text;
   EXPECT_EQ(text.find("GPU idle"), std::string::npos) << text;
 }
