@@ -12,6 +12,7 @@ packages=(
   libcli11-dev libfmt-dev libyaml-cpp-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   dataset-fashion-mnist
+  libtorch-dev libgloo-dev libopenblas0-pthread
 )
 for arg in "$@"; do
   case "$arg" in

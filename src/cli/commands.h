@@ -16,4 +16,7 @@ void add_bench_commands(CLI::App& app, int* exit_code);
 // Registers `stoker monitor`.
 void add_monitor_command(CLI::App& app, int* exit_code);
 
+// Registers `stoker train` (explains itself when built without libtorch).
+void add_train_command(CLI::App& app, int* exit_code);
+
 }  // namespace stoker::cli

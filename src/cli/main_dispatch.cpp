@@ -26,6 +26,7 @@ int run_main(int argc, char** argv) {
   int exit_code = 0;
   add_bench_commands(app, &exit_code);
   add_monitor_command(app, &exit_code);
+  add_train_command(app, &exit_code);
   try {
     std::string known;
     bool found = false;

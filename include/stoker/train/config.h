@@ -1,0 +1,137 @@
+// stoker/train/config.h — what a training run is asked to do: one struct, filled from
+// defaults, then a YAML file, then command-line flags, then checked once.
+//
+//   ConfigFlags flags;
+//   flags.add_to(train_command);                        // --config FILE and one flag per key
+//   ... parse ...
+//   TrainConfig config;
+//   if (!flags.config_file().empty()) apply_yaml_file(flags.config_file(), &config);
+//   flags.apply(&config);                               // flags override the file
+//   validate(config);
+//   std::fputs(to_yaml(config).c_str(), stdout);        // also saved as <run dir>/config.yaml
+//
+// One schema (config_keys()) drives the YAML keys, the flags, --help and to_yaml(), so a key
+// added to TrainConfig and the schema is everywhere at once (as DALI does with its op schema).
+// No torch here: this compiles in seconds and is tested without libtorch.
+//
+// Errors are UsageError, one line naming the key, the value and what is allowed:
+//   c.yaml:7: unknown key 'num_worker' — did you mean 'num_workers'?
+//   c.yaml:3: key 'epochs' must be an integer (got 'two')
+//   --amp must be one of off, bf16, fp16 (got 'fp32')
+//   batch_size must be >= 1 (got 0)
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}  // namespace CLI
+
+namespace stoker::train {
+
+// Mixed precision. There is no "auto": PyTorch scripts' bare --amp means bf16 on CPU and fp16
+// on CUDA; here the mode is always named (--amp off|bf16|fp16), and --use-amp (no value) is
+// bf16, which needs no loss scaling on either device.
+enum class AmpMode { kOff, kBf16, kFp16 };
+enum class OptimizerKind { kAdamW, kSgd };
+enum class ScheduleKind { kConstant, kCosine, kStep };
+
+struct TrainConfig {
+  std::string model = "mnist_cnn";                         // mnist_cnn | mlp | resnet18 | resnet50
+  std::string data = "/usr/share/datasets/fashion-mnist";  // image folder, IDX dir or CSV
+  std::string val_data;    // "" = the IDX t10k split when data is IDX, else none
+  std::string transforms;  // torchvision-style chain; "" = the model's default
+  int epochs = 2;
+  int batch_size = 64;
+  double lr = 1e-3;
+  OptimizerKind optimizer = OptimizerKind::kAdamW;
+  double weight_decay = 0.01;
+  double momentum = 0.9;  // sgd only
+  bool nesterov = false;  // sgd only; needs momentum > 0
+  ScheduleKind schedule = ScheduleKind::kConstant;
+  int warmup_steps = 0;        // linear warmup before any schedule
+  double step_gamma = 0.1;     // schedule step: lr *= step_gamma ...
+  int step_every_epochs = 30;  // ... every this many epochs
+  double label_smoothing = 0;
+  int num_workers = 2;
+  int prefetch_factor = 4;  // batches in flight per worker (loader total = this x num_workers)
+  bool pin_memory = true;
+  bool persistent_workers = true;
+  AmpMode amp = AmpMode::kOff;
+  int accumulation_steps = 1;
+  uint64_t seed = 0;
+  int checkpoint_every_steps = 0;  // 0 = only at epoch end (and on SIGINT/SIGTERM)
+  std::string output_dir = "runs";
+  std::string resume;              // checkpoint path or run dir; "" = start fresh
+  std::string device = "auto";     // auto | cpu | cuda | cuda:N
+  int64_t max_steps = 0;           // 0 = no limit (for quick runs and tests)
+  double max_bad_fraction = 0.01;  // of an epoch's samples that may fail to load
+
+  friend bool operator==(const TrainConfig&, const TrainConfig&) = default;
+};
+
+// One key of the schema, in schema order: the YAML key (snake_case; the flag is --name with
+// '-' for '_'), its --help text, and the default as text ("" for an empty string).
+struct ConfigKey {
+  std::string name;
+  std::string help;
+  std::string default_text;
+};
+const std::vector<ConfigKey>& config_keys();
+
+// Applies the keys present in the YAML map at `path` onto *config; keys not in the file keep
+// their values. Throws UsageError for a missing or unreadable file ("config file X does not
+// exist"), invalid YAML, a top level that is not a map, an unknown key (with a did-you-mean),
+// a key given twice, or a value of the wrong type ("<file>:<line>: key 'epochs' must be an
+// integer (got 'two')"). Ranges are validate()'s job. An empty file changes nothing.
+void apply_yaml_file(const std::string& path, TrainConfig* config);
+
+// The command-line side: `--config FILE` (-c) and one flag per key, accepting --batch-size and
+// --batch_size alike (the underscore spellings are hidden from --help), plus the aliases
+// --workers, --prefetch, --learning-rate, --accum-steps and --use-amp/--use_amp (no value =
+// --amp bf16). Booleans are flags: --pin-memory, --no-pin-memory, --pin-memory=false. Values
+// are kept as text and only keys the user gave are applied, so apply() after the YAML file
+// lets flags override the file and nothing else. A flag given twice: the last one wins.
+//
+// add_to() binds callbacks to this object: it must outlive the app's parse(), and cannot be
+// copied or moved.
+class ConfigFlags {
+ public:
+  ConfigFlags() = default;
+  ConfigFlags(const ConfigFlags&) = delete;
+  ConfigFlags& operator=(const ConfigFlags&) = delete;
+
+  void add_to(CLI::App* app);
+  // Throws UsageError naming the flag for a value of the wrong type ("--epochs must be an
+  // integer (got 'two')").
+  void apply(TrainConfig* config) const;
+  // "" when --config was not given.
+  const std::string& config_file() const { return config_file_; }
+
+ private:
+  struct Given {
+    std::string key;
+    std::string flag;  // the spelling the user typed, for messages
+    std::string text;
+  };
+  void record(const std::string& key, const std::string& flag, const std::string& text);
+
+  std::string config_file_;
+  std::vector<Given> given_;  // one per key given, the last value given for it
+};
+
+// Range and consistency checks on the final config (after file and flags). Throws UsageError
+// naming the key, e.g. "momentum must be in [0, 1) (got 1.5)".
+void validate(const TrainConfig& config);
+
+// The config as YAML, every key in schema order, one `key: value` line each; apply_yaml_file()
+// on it gives back the same config.
+std::string to_yaml(const TrainConfig& config);
+
+std::string to_string(AmpMode mode);
+std::string to_string(OptimizerKind kind);
+std::string to_string(ScheduleKind kind);
+
+}  // namespace stoker::train

@@ -1,0 +1,38 @@
+// `stoker train`: a YAML config (--config) plus flags that override it, then the trainer.
+#include <memory>
+
+#include "commands.h"
+#include "stoker/train/config.h"
+#include "stoker/train/trainer.h"
+
+namespace stoker::cli {
+
+namespace {
+
+struct TrainCliOptions {
+  bool no_progress = false;
+  bool json_summary = false;
+};
+
+}  // namespace
+
+void add_train_command(CLI::App& app, int* exit_code) {
+  auto flags = std::make_shared<train::ConfigFlags>();
+  auto options = std::make_shared<TrainCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "train", "Train a model (default: the Fashion-MNIST CNN on Debian's dataset-fashion-mnist)");
+  flags->add_to(cmd);
+  cmd->add_flag("--no-progress", options->no_progress, "No progress line (epoch lines only)");
+  cmd->add_flag("--json-summary", options->json_summary, "Print summary.json at the end");
+  cmd->callback([flags, options, exit_code] {
+    train::TrainConfig config;
+    if (!flags->config_file().empty()) train::apply_yaml_file(flags->config_file(), &config);
+    flags->apply(&config);
+    train::TrainUi ui;
+    ui.progress = !options->no_progress;
+    ui.json_summary = options->json_summary;
+    *exit_code = train::run_training(config, ui);
+  });
+}
+
+}  // namespace stoker::cli

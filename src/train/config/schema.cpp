@@ -1,0 +1,331 @@
+// The schema table and the text conversions behind stoker/train/config.h.
+#include "train/config/schema.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <span>
+#include <type_traits>
+#include <utility>
+
+#include "stoker/core/error.h"
+#include "train/config/edit_distance.h"
+
+namespace stoker::train {
+
+namespace detail {
+namespace {
+
+template <typename E>
+struct EnumName {
+  E value;
+  std::string_view name;
+};
+
+constexpr std::array<EnumName<AmpMode>, 3> kAmpModes = {
+    {{AmpMode::kOff, "off"}, {AmpMode::kBf16, "bf16"}, {AmpMode::kFp16, "fp16"}}};
+constexpr std::array<EnumName<OptimizerKind>, 2> kOptimizers = {
+    {{OptimizerKind::kAdamW, "adamw"}, {OptimizerKind::kSgd, "sgd"}}};
+constexpr std::array<EnumName<ScheduleKind>, 3> kSchedules = {
+    {{ScheduleKind::kConstant, "constant"},
+     {ScheduleKind::kCosine, "cosine"},
+     {ScheduleKind::kStep, "step"}}};
+
+std::span<const EnumName<AmpMode>> enum_names(AmpMode) { return kAmpModes; }
+std::span<const EnumName<OptimizerKind>> enum_names(OptimizerKind) { return kOptimizers; }
+std::span<const EnumName<ScheduleKind>> enum_names(ScheduleKind) { return kSchedules; }
+
+template <typename E>
+std::string enum_text(E value) {
+  for (const auto& entry : enum_names(E{})) {
+    if (entry.value == value) return std::string(entry.name);
+  }
+  return fmt::format("<{}>", static_cast<int>(value));  // only for a value cast from an int
+}
+
+template <typename E>
+std::string enum_list(std::string_view separator) {
+  std::string list;
+  for (const auto& entry : enum_names(E{})) {
+    if (!list.empty()) list += separator;
+    list += entry.name;
+  }
+  return list;
+}
+
+bool equals_ignoring_case(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+template <typename E>
+E parse_enum(std::string_view text, const std::string& what) {
+  for (const auto& entry : enum_names(E{})) {
+    if (equals_ignoring_case(text, entry.name)) return entry.value;
+  }
+  throw UsageError(fmt::format("{} must be one of {} (got '{}')", what, enum_list<E>(", "), text));
+}
+
+template <typename T>
+T parse_integer(std::string_view text, const std::string& what) {
+  std::string_view digits = text;
+  if (digits.size() > 1 && digits[0] == '+' && digits[1] != '-') digits.remove_prefix(1);
+  T value{};
+  const char* end = digits.data() + digits.size();
+  auto [stop, error] = std::from_chars(digits.data(), end, value);
+  const bool negative_unsigned =
+      std::is_unsigned_v<T> && !digits.empty() && digits[0] == '-' &&
+      digits.find_first_not_of("0123456789", 1) == std::string_view::npos;
+  if (error == std::errc::result_out_of_range || negative_unsigned) {
+    throw UsageError(fmt::format("{} must be an integer from {} to {} (got '{}')", what,
+                                 std::numeric_limits<T>::min(), std::numeric_limits<T>::max(),
+                                 text));
+  }
+  if (error != std::errc() || stop != end) {
+    throw UsageError(fmt::format("{} must be an integer (got '{}')", what, text));
+  }
+  return value;
+}
+
+double parse_number(std::string_view text, const std::string& what) {
+  std::string_view digits = text;
+  if (digits.size() > 1 && digits[0] == '+' && digits[1] != '-') digits.remove_prefix(1);
+  double value = 0;
+  const char* end = digits.data() + digits.size();
+  auto [stop, error] = std::from_chars(digits.data(), end, value);
+  if (error != std::errc() || stop != end) {
+    throw UsageError(fmt::format("{} must be a number (got '{}')", what, text));
+  }
+  if (!std::isfinite(value)) {
+    throw UsageError(fmt::format("{} must be a finite number (got '{}')", what, text));
+  }
+  return value;
+}
+
+// YAML 1.1 and CLI11 spellings both, since a value can come from either.
+bool parse_bool(std::string_view text, const std::string& what) {
+  for (const std::string_view yes : {"true", "yes", "on", "1"}) {
+    if (equals_ignoring_case(text, yes)) return true;
+  }
+  for (const std::string_view no : {"false", "no", "off", "0"}) {
+    if (equals_ignoring_case(text, no)) return false;
+  }
+  throw UsageError(fmt::format("{} must be true or false (got '{}')", what, text));
+}
+
+std::string number_text(double value) {
+  // Shortest text that reads back to the same double, so to_yaml() round-trips exactly.
+  std::array<char, 32> buffer{};
+  auto [end, error] = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
+  if (error != std::errc()) return fmt::format("{}", value);
+  return std::string(buffer.data(), end);
+}
+
+// The type a Member points at.
+template <typename P>
+using ValueOf = std::remove_cvref_t<decltype(std::declval<TrainConfig&>().*std::declval<P>())>;
+
+// A new key: a member of TrainConfig, a row here (same order), its range in validate().
+std::vector<Field> make_fields() {
+  using C = TrainConfig;
+  return {
+      {"model", &C::model, "Model: mnist_cnn, mlp, resnet18 or resnet50", {}},
+      {"data",
+       &C::data,
+       "Training data: an image folder (one subfolder per class), an IDX directory or a CSV file",
+       {}},
+      {"val_data",
+       &C::val_data,
+       "Validation data, same kinds; empty = the IDX t10k split when data is IDX, else none",
+       {}},
+      {"transforms",
+       &C::transforms,
+       "Transform chain, torchvision style, e.g. 'RandomResizedCrop(224), "
+       "RandomHorizontalFlip()'; empty = the model's default",
+       {}},
+      {"epochs", &C::epochs, "Passes over the training data", {}},
+      {"batch_size",
+       &C::batch_size,
+       "Samples per batch; an optimizer step sees accumulation_steps batches",
+       {}},
+      {"lr", &C::lr, "Learning rate (the peak, after warmup)", {"learning_rate"}},
+      {"optimizer", &C::optimizer, "Optimizer: adamw or sgd", {}},
+      {"weight_decay", &C::weight_decay, "Weight decay (decoupled for adamw, L2 for sgd)", {}},
+      {"momentum", &C::momentum, "SGD momentum, in [0, 1)", {}},
+      {"nesterov", &C::nesterov, "Nesterov momentum (sgd; needs momentum > 0)", {}},
+      {"schedule",
+       &C::schedule,
+       "Learning-rate schedule after warmup: constant, cosine (to 0 at the end) or step",
+       {}},
+      {"warmup_steps", &C::warmup_steps, "Optimizer steps of linear warmup from 0 to lr", {}},
+      {"step_gamma", &C::step_gamma, "Schedule step: multiply lr by this, in (0, 1] ...", {}},
+      {"step_every_epochs", &C::step_every_epochs, "... every this many epochs", {}},
+      {"label_smoothing", &C::label_smoothing, "Cross-entropy label smoothing, in [0, 1)", {}},
+      {"num_workers", &C::num_workers, "Loader worker threads, 1..1024", {"workers"}},
+      {"prefetch_factor",
+       &C::prefetch_factor,
+       "Batches in flight per worker, as in PyTorch (the loader holds prefetch_factor x num_workers), 1..1024",
+       {"prefetch"}},
+      {"pin_memory",
+       &C::pin_memory,
+       "Batches in pinned host memory (faster, asynchronous copies to the GPU)",
+       {}},
+      {"persistent_workers",
+       &C::persistent_workers,
+       "Keep the loader's workers between epochs",
+       {}},
+      // The alias is a flag without a value (--use-amp = bf16); see ConfigFlags::add_to().
+      {"amp", &C::amp, "Mixed precision: off, bf16 or fp16 (--use-amp = bf16)", {"use_amp"}},
+      {"accumulation_steps",
+       &C::accumulation_steps,
+       "Batches whose gradients add up before each optimizer step",
+       {"accum_steps"}},
+      {"seed", &C::seed, "Seed for initialization, shuffling and augmentation", {}},
+      {"checkpoint_every_steps",
+       &C::checkpoint_every_steps,
+       "Also checkpoint every N optimizer steps; 0 = at epoch end only (and on SIGINT/SIGTERM)",
+       {}},
+      {"output_dir", &C::output_dir, "Where run directories are made", {}},
+      {"resume",
+       &C::resume,
+       "Resume from a checkpoint file or a run directory (its latest checkpoint)",
+       {}},
+      {"device", &C::device, "Device: auto, cpu, cuda or cuda:N", {}},
+      {"max_steps", &C::max_steps, "Stop after this many optimizer steps; 0 = no limit", {}},
+      {"max_bad_fraction",
+       &C::max_bad_fraction,
+       "Stop when more than this fraction of an epoch's samples fail to load, in [0, 1]",
+       {}},
+  };
+}
+
+}  // namespace
+
+const std::vector<Field>& fields() {
+  static const std::vector<Field> table = make_fields();
+  return table;
+}
+
+const Field* find_field(std::string_view name) {
+  for (const Field& field : fields()) {
+    if (field.name == name) return &field;
+  }
+  return nullptr;
+}
+
+std::string suggest_key(std::string_view name) {
+  std::vector<std::string_view> names;
+  for (const Field& field : fields()) {
+    // An alias or the other spelling of one (workers, learning-rate) means its key.
+    for (const std::string& alias : field.aliases) {
+      if (edit_distance(name, alias) == 0) return field.name;
+    }
+    names.push_back(field.name);
+  }
+  return std::string(closest(name, names));
+}
+
+bool is_bool(const Field& field) {
+  return std::holds_alternative<bool TrainConfig::*>(field.member);
+}
+
+bool is_string(const Field& field) {
+  return std::holds_alternative<std::string TrainConfig::*>(field.member);
+}
+
+std::string expected_phrase(const Field& field) {
+  return std::visit(
+      [](auto member) -> std::string {
+        using T = ValueOf<decltype(member)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          return "a string";
+        } else if constexpr (std::is_same_v<T, bool>) {
+          return "true or false";
+        } else if constexpr (std::is_same_v<T, double>) {
+          return "a number";
+        } else if constexpr (std::is_integral_v<T>) {
+          return "an integer";
+        } else {
+          return "one of " + enum_list<T>(", ");
+        }
+      },
+      field.member);
+}
+
+std::string type_name(const Field& field) {
+  return std::visit(
+      [](auto member) -> std::string {
+        using T = ValueOf<decltype(member)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          return "TEXT";
+        } else if constexpr (std::is_same_v<T, bool>) {
+          return "";  // a flag
+        } else if constexpr (std::is_same_v<T, double>) {
+          return "FLOAT";
+        } else if constexpr (std::is_integral_v<T>) {
+          return "INT";
+        } else {
+          return "{" + enum_list<T>(",") + "}";
+        }
+      },
+      field.member);
+}
+
+void set_field(const Field& field, std::string_view text, const std::string& what,
+               TrainConfig* config) {
+  std::visit(
+      [&](auto member) {
+        auto& value = config->*member;
+        using T = ValueOf<decltype(member)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          value = std::string(text);
+        } else if constexpr (std::is_same_v<T, bool>) {
+          value = parse_bool(text, what);
+        } else if constexpr (std::is_same_v<T, double>) {
+          value = parse_number(text, what);
+        } else if constexpr (std::is_integral_v<T>) {
+          value = parse_integer<T>(text, what);
+        } else {
+          static_assert(std::is_enum_v<T>);
+          value = parse_enum<T>(text, what);
+        }
+      },
+      field.member);
+}
+
+std::string field_text(const Field& field, const TrainConfig& config) {
+  return std::visit(
+      [&](auto member) -> std::string {
+        const auto& value = config.*member;
+        using T = ValueOf<decltype(member)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          return value;
+        } else if constexpr (std::is_same_v<T, bool>) {
+          return value ? "true" : "false";
+        } else if constexpr (std::is_same_v<T, double>) {
+          return number_text(value);
+        } else if constexpr (std::is_integral_v<T>) {
+          return std::to_string(value);
+        } else {
+          return enum_text(value);
+        }
+      },
+      field.member);
+}
+
+}  // namespace detail
+
+std::string to_string(AmpMode mode) { return detail::enum_text(mode); }
+std::string to_string(OptimizerKind kind) { return detail::enum_text(kind); }
+std::string to_string(ScheduleKind kind) { return detail::enum_text(kind); }
+
+}  // namespace stoker::train

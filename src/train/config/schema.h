@@ -1,0 +1,51 @@
+// The schema behind stoker/train/config.h: one row per TrainConfig member with its name, help
+// and aliases, and text conversion shared by the YAML file, the flags and to_yaml().
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "stoker/train/config.h"
+
+namespace stoker::train::detail {
+
+using Member =
+    std::variant<std::string TrainConfig::*, int TrainConfig::*, int64_t TrainConfig::*,
+                 uint64_t TrainConfig::*, double TrainConfig::*, bool TrainConfig::*,
+                 AmpMode TrainConfig::*, OptimizerKind TrainConfig::*, ScheduleKind TrainConfig::*>;
+
+struct Field {
+  std::string name;  // the YAML key, snake_case
+  Member member;
+  std::string help;
+  // Other names the flags accept (snake_case, like `name`). A YAML file gets a did-you-mean
+  // for them instead: the saved config.yaml only ever uses `name`, so files stay uniform.
+  std::vector<std::string> aliases;
+};
+
+// Every key, in the order of TrainConfig.
+const std::vector<Field>& fields();
+// The field with this exact YAML name, or nullptr.
+const Field* find_field(std::string_view name);
+// For an unknown key: the key it most likely means (alias, other spelling or typo), or "".
+std::string suggest_key(std::string_view name);
+
+bool is_bool(const Field& field);
+bool is_string(const Field& field);
+// What a value must be, for messages: "an integer", "a number", "true or false",
+// "one of off, bf16, fp16", "a string".
+std::string expected_phrase(const Field& field);
+// CLI11's type column in --help: INT, FLOAT, TEXT, {off,bf16,fp16}.
+std::string type_name(const Field& field);
+
+// Parses `text` into the field of *config. `what` names the source for the message, e.g.
+// "c.yaml:3: key 'epochs'" or "--epochs": "<what> must be an integer (got 'two')".
+void set_field(const Field& field, std::string_view text, const std::string& what,
+               TrainConfig* config);
+// The field's value as text that set_field() reads back to the same value.
+std::string field_text(const Field& field, const TrainConfig& config);
+
+}  // namespace stoker::train::detail

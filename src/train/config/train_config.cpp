@@ -1,0 +1,200 @@
+// YAML in and out, and the range checks, for stoker/train/config.h.
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+#include "stoker/core/error.h"
+#include "stoker/train/config.h"
+#include "train/config/edit_distance.h"
+#include "train/config/schema.h"
+
+namespace stoker::train {
+
+namespace {
+
+namespace fs = std::filesystem;
+using detail::Field;
+
+std::string read_config_file(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (!fs::exists(status)) throw UsageError("config file " + path + " does not exist");
+  if (fs::is_directory(status)) {
+    throw UsageError("config file " + path + " is a directory; give the path of a .yaml file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw UsageError(fmt::format("config file {} cannot be read: {}", path, std::strerror(errno)));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// How a node that is not the expected scalar looks, for messages.
+std::string describe(const YAML::Node& node) {
+  if (node.IsSequence()) return "a list";
+  if (node.IsMap()) return "a map";
+  if (node.IsNull()) return "nothing";
+  return "'" + node.Scalar() + "'";
+}
+
+[[noreturn]] void unknown_key(const std::string& where, const std::string& name) {
+  const std::string suggestion = detail::suggest_key(name);
+  if (suggestion.empty()) {
+    throw UsageError(
+        fmt::format("{}unknown key '{}' (`stoker train --help` lists the keys)", where, name));
+  }
+  throw UsageError(fmt::format("{}unknown key '{}' — did you mean '{}'?", where, name, suggestion));
+}
+
+// Quotes a string value only where YAML needs it ("", "off", "a: b", " x").
+std::string yaml_string(const std::string& value) {
+  YAML::Emitter out;
+  out << value;
+  return out.c_str();
+}
+
+}  // namespace
+
+const std::vector<ConfigKey>& config_keys() {
+  static const std::vector<ConfigKey> keys = [] {
+    const TrainConfig defaults;
+    std::vector<ConfigKey> result;
+    for (const Field& field : detail::fields()) {
+      result.push_back({field.name, field.help, detail::field_text(field, defaults)});
+    }
+    return result;
+  }();
+  return keys;
+}
+
+void apply_yaml_file(const std::string& path, TrainConfig* config) {
+  const std::string text = read_config_file(path);
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    const std::string line = e.mark.is_null() ? "" : fmt::format(":{}", e.mark.line + 1);
+    throw UsageError(fmt::format("{}{}: not valid YAML: {}", path, line, e.msg));
+  }
+  if (root.IsNull()) return;  // empty, or only comments
+  if (!root.IsMap()) {
+    throw UsageError(fmt::format("{}:{}: a config file is 'key: value' lines (got {})", path,
+                                 root.Mark().line + 1, describe(root)));
+  }
+
+  // Into a copy, so that a file with an error changes nothing.
+  TrainConfig result = *config;
+  // yaml-cpp keeps both entries of a repeated key; say so rather than let one silently win.
+  std::map<std::string, int> first_line;
+  for (const auto& entry : root) {
+    const YAML::Node key = entry.first;  // copies are handles; `it->` would dangle
+    const YAML::Node value = entry.second;
+    const int line = key.Mark().line + 1;
+    const std::string where = fmt::format("{}:{}: ", path, line);
+    if (!key.IsScalar()) {
+      throw UsageError(where + "a key must be a name (got " + describe(key) + ")");
+    }
+    const std::string& name = key.Scalar();
+    const Field* field = detail::find_field(name);
+    if (field == nullptr) unknown_key(where, name);
+    if (const auto [first, added] = first_line.emplace(name, line); !added) {
+      throw UsageError(fmt::format("{}key '{}' is given twice (also on line {}); keep one", where,
+                                   name, first->second));
+    }
+    const std::string what = fmt::format("{}key '{}'", where, name);
+    if (value.IsNull() && detail::is_string(*field)) {
+      detail::set_field(*field, "", what, &result);  // `resume:` or `resume: ~` means none
+    } else if (!value.IsScalar()) {
+      throw UsageError(fmt::format("{} must be {} (got {})", what, detail::expected_phrase(*field),
+                                   describe(value)));
+    } else {
+      detail::set_field(*field, value.Scalar(), what, &result);
+    }
+  }
+  *config = result;
+}
+
+std::string to_yaml(const TrainConfig& config) {
+  std::string text;
+  for (const Field& field : detail::fields()) {
+    const std::string value = detail::field_text(field, config);
+    text += field.name + ": " + (detail::is_string(field) ? yaml_string(value) : value) + "\n";
+  }
+  return text;
+}
+
+void validate(const TrainConfig& c) {
+  auto check = [](bool ok, const std::string& message) {
+    if (!ok) throw UsageError(message);
+  };
+  // Comparisons are written so that NaN fails them.
+  auto at_least = [&](std::string_view key, auto value, auto min) {
+    check(value >= min, fmt::format("{} must be >= {} (got {})", key, min, value));
+  };
+  auto between = [&](std::string_view key, auto value, auto min, auto max, std::string_view hint) {
+    check(value >= min && value <= max,
+          fmt::format("{} must be between {} and {} (got {}){}", key, min, max, value, hint));
+  };
+  // [min, 1) or [min, 1]; `interval` is how the message writes it.
+  auto fraction = [&](std::string_view key, double value, bool one_allowed,
+                      std::string_view interval) {
+    check(value >= 0 && (one_allowed ? value <= 1 : value < 1),
+          fmt::format("{} must be in {} (got {})", key, interval, value));
+  };
+
+  static constexpr std::string_view kModels[] = {"mnist_cnn", "mlp", "resnet18", "resnet50"};
+  bool known_model = false;
+  for (const std::string_view model : kModels) known_model = known_model || c.model == model;
+  if (!known_model) {
+    const std::string_view close = detail::closest(c.model, kModels);
+    throw UsageError(
+        fmt::format("model must be one of mnist_cnn, mlp, resnet18, resnet50 (got '{}'){}", c.model,
+                    close.empty() ? "" : fmt::format("; did you mean '{}'?", close)));
+  }
+  check(!c.data.empty(),
+        "data must not be empty: give an image folder, an IDX directory or a CSV file");
+  at_least("epochs", c.epochs, 1);
+  at_least("batch_size", c.batch_size, 1);
+  check(c.lr > 0, fmt::format("lr must be > 0 (got {})", c.lr));
+  at_least("weight_decay", c.weight_decay, 0.0);
+  fraction("momentum", c.momentum, false, "[0, 1)");
+  check(!(c.nesterov && c.optimizer == OptimizerKind::kSgd && c.momentum == 0),
+        "nesterov needs momentum > 0 (got momentum 0); set momentum (e.g. 0.9) or nesterov: false");
+  at_least("warmup_steps", c.warmup_steps, 0);
+  check(c.step_gamma > 0 && c.step_gamma <= 1,
+        fmt::format("step_gamma must be in (0, 1] (got {})", c.step_gamma));
+  at_least("step_every_epochs", c.step_every_epochs, 1);
+  fraction("label_smoothing", c.label_smoothing, false, "[0, 1)");
+  between("num_workers", c.num_workers, 1, 1024,
+          c.num_workers == 0 ? "; stoker always loads on worker threads: 1 is the fewest" : "");
+  between("prefetch_factor", c.prefetch_factor, 1, 1024, "");
+  at_least("accumulation_steps", c.accumulation_steps, 1);
+  at_least("checkpoint_every_steps", c.checkpoint_every_steps, 0);
+  check(!c.output_dir.empty(), "output_dir must not be empty (use . for the current directory)");
+  at_least("max_steps", c.max_steps, int64_t{0});
+  fraction("max_bad_fraction", c.max_bad_fraction, true, "[0, 1]");
+
+  const std::string_view device = c.device;
+  const bool cuda_n = device.starts_with("cuda:") && device.size() > 5 && device.size() <= 8 &&
+                      device.find_first_not_of("0123456789", 5) == std::string_view::npos;
+  if (device != "auto" && device != "cpu" && device != "cuda" && !cuda_n) {
+    std::string hint;
+    if (device == "gpu" || device.starts_with("gpu:")) {
+      hint = fmt::format("; did you mean 'cuda{}'?", device.substr(3));
+    }
+    throw UsageError(
+        fmt::format("device must be auto, cpu, cuda or cuda:N (got '{}'){}", device, hint));
+  }
+}
+
+}  // namespace stoker::train

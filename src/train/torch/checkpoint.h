@@ -1,0 +1,32 @@
+// Checkpoints: model, optimiser, CPU RNG and where the data stream stands, in one file
+// written atomically (temp file, fsync, rename, fsync of the directory), so a crash or a
+// full disk never leaves a half-written checkpoint in place of the previous one.
+#pragma once
+
+#include <string>
+
+#include "models.h"
+
+namespace stoker::train {
+
+struct CheckpointMeta {
+  int64_t epoch = 0;        // epoch to continue in
+  int64_t next_batch = 0;   // first batch of that epoch still to train on
+  int64_t global_step = 0;  // optimiser steps taken
+  uint64_t seed = 0;
+  int64_t batch_size = 0;
+  std::string model;
+};
+
+// Throws SystemError naming the path when it cannot be written; the previous file stays.
+void save_checkpoint(const std::string& path, Network& model, torch::optim::Optimizer& optimizer,
+                     const CheckpointMeta& meta);
+
+// Reads the meta only (to check it fits the config before loading weights).
+CheckpointMeta read_checkpoint_meta(const std::string& path);
+
+// Loads into `model` and `optimizer` and restores the CPU RNG. Throws DataError naming the
+// path for a missing, truncated or foreign file.
+CheckpointMeta load_checkpoint(const std::string& path, Network& model, torch::optim::Optimizer& optimizer);
+
+}  // namespace stoker::train

@@ -1,0 +1,28 @@
+// Model zoo of the trainer. Parameter names follow the PyTorch reference models, so a
+// state dict carries over (conv1, conv2, fc1, fc2, ...).
+#pragma once
+
+#include <memory>
+#include <string>
+
+namespace stoker::train {
+
+// A classifier: images (N, C, H, W) float → logits (N, classes).
+class Network : public torch::nn::Module {
+ public:
+  virtual torch::Tensor forward(torch::Tensor x) = 0;
+};
+
+struct InputShape {
+  int64_t channels = 1;
+  int64_t height = 28;
+  int64_t width = 28;
+};
+
+// "mnist_cnn" | "mlp". Throws UsageError for an unknown name or a shape the model cannot
+// take (naming the shape and what it needs).
+std::shared_ptr<Network> make_model(const std::string& name, InputShape input, int64_t classes);
+
+int64_t parameter_count(const torch::nn::Module& module);
+
+}  // namespace stoker::train

@@ -1,0 +1,46 @@
+// The one place that knows the differences between libtorch 1.13 (Debian) and 2.x (pip).
+#pragma once
+
+#include <ATen/Context.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/autocast_mode.h>
+#include <torch/torch.h>
+#include <torch/version.h>
+
+#include <mutex>
+#include <string>
+
+namespace stoker::train::compat {
+
+inline std::string torch_version() { return TORCH_VERSION; }
+
+// State of the CPU generator that dropout and init draw from (same API in 1.13 and 2.x,
+// but kept here so a future change touches one file).
+inline torch::Tensor cpu_rng_state() { return at::detail::getDefaultCPUGenerator().get_state(); }
+inline void set_cpu_rng_state(const torch::Tensor& state) {
+  at::Generator generator = at::detail::getDefaultCPUGenerator();  // a handle to the global one
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  generator.set_state(state);
+}
+
+inline bool cuda_available() { return torch::cuda::is_available(); }
+
+// zero_grad(set_to_none=true): 1.13's C++ Optimizer::zero_grad() takes no argument and zeroes
+// in place; dropping the gradient tensors instead saves a memset and lets backward write.
+inline void zero_grad_set_to_none(torch::optim::Optimizer& optimizer) {
+  for (auto& group : optimizer.param_groups()) {
+    for (auto& p : group.params()) p.mutable_grad() = torch::Tensor();
+  }
+}
+
+// CPU autocast (bf16). 2.x renamed these to at::autocast::set_autocast_enabled(kCPU, ...).
+inline void enable_cpu_autocast(at::ScalarType dtype) {
+  at::autocast::set_autocast_cpu_dtype(dtype);
+  at::autocast::set_cpu_enabled(true);
+}
+inline void disable_cpu_autocast() {
+  at::autocast::set_cpu_enabled(false);
+  at::autocast::clear_cache();
+}
+
+}  // namespace stoker::train::compat

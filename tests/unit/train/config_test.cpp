@@ -1,0 +1,356 @@
+#include "stoker/train/config.h"
+
+#include <gtest/gtest.h>
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "stoker/core/error.h"
+#include "support/temp_dir.h"
+
+namespace stoker::train {
+
+// For readable failures of EXPECT_EQ on configs.
+void PrintTo(const TrainConfig& config, std::ostream* out) { *out << "\n" << to_yaml(config); }
+
+namespace {
+
+using stoker::testing::TempDir;
+
+std::string usage_error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "<no UsageError>";
+}
+
+// Defaults, then the YAML text (if any) as c.yaml, then the flags: what `stoker train` does.
+TrainConfig load(const std::optional<std::string>& yaml, const std::string& flags) {
+  TempDir dir;
+  CLI::App app;
+  ConfigFlags config_flags;
+  config_flags.add_to(&app);
+  const std::string config = yaml ? "--config " + dir.write_text("c.yaml", *yaml) + " " : "";
+  app.parse(config + flags, false);
+  TrainConfig result;
+  if (!config_flags.config_file().empty()) apply_yaml_file(config_flags.config_file(), &result);
+  config_flags.apply(&result);
+  return result;
+}
+
+TrainConfig from_yaml(const std::string& yaml) { return load(yaml, ""); }
+TrainConfig from_flags(const std::string& flags) { return load(std::nullopt, flags); }
+
+// The message of the UsageError the YAML text gives, with the temp dir cut off the path.
+std::string yaml_error(const std::string& yaml) {
+  const std::string message = usage_error_of([&] { from_yaml(yaml); });
+  const size_t at = message.find("c.yaml:");
+  return at == std::string::npos ? message : message.substr(at);
+}
+
+TEST(TrainConfigTest, DefaultsAreValidAndListedInSchemaOrder) {
+  const TrainConfig config;
+  EXPECT_NO_THROW(validate(config));
+  const std::vector<ConfigKey>& keys = config_keys();
+  ASSERT_EQ(keys.size(), 29u);
+  EXPECT_EQ(keys.front().name, "model");
+  EXPECT_EQ(keys.back().name, "max_bad_fraction");
+  std::set<std::string> names;
+  std::string yaml;
+  for (const ConfigKey& key : keys) {
+    EXPECT_TRUE(names.insert(key.name).second) << key.name;
+    EXPECT_FALSE(key.help.empty()) << key.name;
+    // The default text is what to_yaml() writes for a default config.
+    yaml += key.name + ": " + (key.default_text.empty() ? "\"\"" : key.default_text) + "\n";
+  }
+  EXPECT_EQ(to_yaml(config), yaml);
+  EXPECT_EQ(keys[4].name, "epochs");
+  EXPECT_EQ(keys[6].default_text, "0.001");  // lr
+  EXPECT_EQ(to_string(config.amp), "off");
+  EXPECT_EQ(to_string(config.optimizer), "adamw");
+  EXPECT_EQ(to_string(config.schedule), "constant");
+  EXPECT_EQ(from_yaml(""), config);
+  EXPECT_EQ(from_yaml("# only a comment\n"), config);
+}
+
+TEST(TrainConfigTest, YamlOverridesOnlyTheKeysItGives) {
+  const TrainConfig config = from_yaml(
+      "model: resnet18\n"
+      "epochs: 5   # a comment\n"
+      "lr: 3e-4\n"
+      "optimizer: SGD\n"
+      "nesterov: yes\n"
+      "amp: off\n"  // YAML 1.1 would make this a bool; keys are read by their own type
+      "schedule: cosine\n"
+      "seed: 18446744073709551615\n"
+      "max_steps: 10000000000\n"
+      "val_data:\n"
+      "transforms: 'Resize(256), CenterCrop(224)'\n");
+  TrainConfig expected;
+  expected.model = "resnet18";
+  expected.epochs = 5;
+  expected.lr = 3e-4;
+  expected.optimizer = OptimizerKind::kSgd;
+  expected.nesterov = true;
+  expected.schedule = ScheduleKind::kCosine;
+  expected.seed = 18446744073709551615u;
+  expected.max_steps = 10000000000;
+  expected.transforms = "Resize(256), CenterCrop(224)";
+  EXPECT_EQ(config, expected);
+}
+
+TEST(ConfigFlagsTest, FlagsOverrideTheFileOnlyWhereGiven) {
+  const TrainConfig config =
+      load("epochs: 5\nbatch_size: 32\npin_memory: false\n", "--batch-size 8 --lr 0.1");
+  EXPECT_EQ(config.epochs, 5);       // file
+  EXPECT_EQ(config.batch_size, 8);   // flag over file
+  EXPECT_EQ(config.lr, 0.1);         // flag over default
+  EXPECT_FALSE(config.pin_memory);   // file, not reset by an absent flag
+  EXPECT_EQ(config.num_workers, 2);  // default
+  EXPECT_EQ(from_flags(""), TrainConfig{});
+}
+
+TEST(ConfigFlagsTest, AcceptsBothSpellingsAliasesAndTheLastValue) {
+  struct Case {
+    const char* flags;
+    std::function<void(TrainConfig*)> expect;  // edits a default config
+  };
+  const std::vector<Case> cases = {
+      {"--batch-size 7", [](TrainConfig* c) { c->batch_size = 7; }},
+      {"--batch_size=7", [](TrainConfig* c) { c->batch_size = 7; }},
+      {"--num-workers 3", [](TrainConfig* c) { c->num_workers = 3; }},
+      {"--num_workers 3", [](TrainConfig* c) { c->num_workers = 3; }},
+      {"--workers 3", [](TrainConfig* c) { c->num_workers = 3; }},
+      {"--prefetch-factor 5", [](TrainConfig* c) { c->prefetch_factor = 5; }},
+      {"--prefetch 5", [](TrainConfig* c) { c->prefetch_factor = 5; }},
+      {"--lr 0.5", [](TrainConfig* c) { c->lr = 0.5; }},
+      {"--learning-rate 0.5", [](TrainConfig* c) { c->lr = 0.5; }},
+      {"--learning_rate 0.5", [](TrainConfig* c) { c->lr = 0.5; }},
+      {"--accumulation_steps 4", [](TrainConfig* c) { c->accumulation_steps = 4; }},
+      {"--accumulation-steps 4", [](TrainConfig* c) { c->accumulation_steps = 4; }},
+      {"--accum-steps 4", [](TrainConfig* c) { c->accumulation_steps = 4; }},
+      {"--amp fp16", [](TrainConfig* c) { c->amp = AmpMode::kFp16; }},
+      {"--use_amp", [](TrainConfig* c) { c->amp = AmpMode::kBf16; }},
+      {"--use-amp", [](TrainConfig* c) { c->amp = AmpMode::kBf16; }},
+      {"--use-amp=fp16", [](TrainConfig* c) { c->amp = AmpMode::kFp16; }},
+      {"--no-pin-memory", [](TrainConfig* c) { c->pin_memory = false; }},
+      {"--pin_memory=false", [](TrainConfig* c) { c->pin_memory = false; }},
+      {"--no_persistent_workers", [](TrainConfig* c) { c->persistent_workers = false; }},
+      {"--nesterov --optimizer sgd",
+       [](TrainConfig* c) {
+         c->nesterov = true;
+         c->optimizer = OptimizerKind::kSgd;
+       }},
+      {"--device cuda:1 --output-dir /tmp/r",
+       [](TrainConfig* c) {
+         c->device = "cuda:1";
+         c->output_dir = "/tmp/r";
+       }},
+      {"--max-steps 20 --seed 7",
+       [](TrainConfig* c) {
+         c->max_steps = 20;
+         c->seed = 7;
+       }},
+      {"--batch-size 8 --batch_size 16", [](TrainConfig* c) { c->batch_size = 16; }},
+      {"--batch_size 16 --batch-size 8", [](TrainConfig* c) { c->batch_size = 8; }},
+      {"--amp fp16 --use_amp", [](TrainConfig* c) { c->amp = AmpMode::kBf16; }},
+  };
+  for (const Case& c : cases) {
+    TrainConfig expected;
+    c.expect(&expected);
+    EXPECT_EQ(from_flags(c.flags), expected) << c.flags;
+  }
+}
+
+TEST(ConfigFlagsTest, HelpShowsOneSpellingWithDefaults) {
+  CLI::App app;
+  ConfigFlags flags;
+  flags.add_to(&app);
+  const std::string help = app.help();
+  EXPECT_NE(help.find("--batch-size INT=64"), std::string::npos) << help;
+  EXPECT_NE(help.find("--amp {off,bf16,fp16}=off"), std::string::npos) << help;
+  EXPECT_NE(help.find("(also --workers)"), std::string::npos) << help;
+  EXPECT_EQ(help.find("--batch_size"), std::string::npos) << help;
+  EXPECT_EQ(help.find("--use_amp"), std::string::npos) << help;
+}
+
+TEST(ConfigYamlTest, UnknownKeysGetLineNumberAndSuggestion) {
+  struct Case {
+    const char* yaml;
+    const char* message;
+  };
+  const std::vector<Case> cases = {
+      {"epochs: 3\n# workers\nnum_worker: 4\n",
+       "c.yaml:3: unknown key 'num_worker' — did you mean 'num_workers'?"},
+      {"batch-size: 4\n", "c.yaml:1: unknown key 'batch-size' — did you mean 'batch_size'?"},
+      {"workers: 4\n", "c.yaml:1: unknown key 'workers' — did you mean 'num_workers'?"},
+      {"learning_rate: 4\n", "c.yaml:1: unknown key 'learning_rate' — did you mean 'lr'?"},
+      {"use_amp: true\n", "c.yaml:1: unknown key 'use_amp' — did you mean 'amp'?"},
+      {"colour: red\n", "c.yaml:1: unknown key 'colour' (`stoker train --help` lists the keys)"},
+      {"epochs: 3\nlr: 1\nepochs: 4\n",
+       "c.yaml:3: key 'epochs' is given twice (also on line 1); keep one"},
+      {"- epochs\n", "c.yaml:1: a config file is 'key: value' lines (got a list)"},
+      {"epochs: [1\n", "c.yaml:2: not valid YAML: end of sequence flow not found"},
+  };
+  for (const Case& c : cases) EXPECT_EQ(yaml_error(c.yaml), c.message) << c.yaml;
+}
+
+TEST(ConfigYamlTest, WrongTypesNameTheKeyAndTheValue) {
+  struct Case {
+    const char* yaml;
+    const char* message;
+  };
+  const std::vector<Case> cases = {
+      {"epochs: two\n", "c.yaml:1: key 'epochs' must be an integer (got 'two')"},
+      {"epochs: 2.5\n", "c.yaml:1: key 'epochs' must be an integer (got '2.5')"},
+      {"epochs:\n", "c.yaml:1: key 'epochs' must be an integer (got nothing)"},
+      {"epochs: [1, 2]\n", "c.yaml:1: key 'epochs' must be an integer (got a list)"},
+      {"epochs: 99999999999\n",
+       "c.yaml:1: key 'epochs' must be an integer from -2147483648 to 2147483647 "
+       "(got '99999999999')"},
+      {"seed: -1\n",
+       "c.yaml:1: key 'seed' must be an integer from 0 to 18446744073709551615 (got '-1')"},
+      {"lr: fast\n", "c.yaml:1: key 'lr' must be a number (got 'fast')"},
+      {"lr: inf\n", "c.yaml:1: key 'lr' must be a finite number (got 'inf')"},
+      {"pin_memory: maybe\n", "c.yaml:1: key 'pin_memory' must be true or false (got 'maybe')"},
+      {"amp: fp32\n", "c.yaml:1: key 'amp' must be one of off, bf16, fp16 (got 'fp32')"},
+      {"optimizer: adam\n", "c.yaml:1: key 'optimizer' must be one of adamw, sgd (got 'adam')"},
+      {"data: {a: 1}\n", "c.yaml:1: key 'data' must be a string (got a map)"},
+  };
+  for (const Case& c : cases) EXPECT_EQ(yaml_error(c.yaml), c.message) << c.yaml;
+
+  EXPECT_EQ(usage_error_of([] { from_flags("--epochs two"); }),
+            "--epochs must be an integer (got 'two')");
+  EXPECT_EQ(usage_error_of([] { from_flags("--workers x"); }),
+            "--workers must be an integer (got 'x')");
+  EXPECT_EQ(usage_error_of([] { from_flags("--use-amp=fp32"); }),
+            "--use-amp must be one of off, bf16, fp16 (got 'fp32')");
+}
+
+TEST(ConfigYamlTest, AFileWithAnErrorChangesNothing) {
+  TempDir dir;
+  TrainConfig config;
+  config.epochs = 9;
+  const std::string path = dir.write_text("c.yaml", "batch_size: 3\nepochs: two\n");
+  EXPECT_THROW(apply_yaml_file(path, &config), UsageError);
+  EXPECT_EQ(config.batch_size, 64);
+  EXPECT_EQ(config.epochs, 9);
+}
+
+TEST(ConfigYamlTest, MissingFileOrDirectory) {
+  TempDir dir;
+  TrainConfig config;
+  const std::string missing = dir.str() + "/none.yaml";
+  EXPECT_EQ(usage_error_of([&] { apply_yaml_file(missing, &config); }),
+            "config file " + missing + " does not exist");
+  EXPECT_EQ(usage_error_of([&] { apply_yaml_file(dir.str(), &config); }),
+            "config file " + dir.str() + " is a directory; give the path of a .yaml file");
+}
+
+TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
+  struct Case {
+    std::function<void(TrainConfig*)> edit;
+    const char* message;
+  };
+  const std::vector<Case> cases = {
+      {[](TrainConfig* c) { c->model = "resnet"; },
+       "model must be one of mnist_cnn, mlp, resnet18, resnet50 (got 'resnet'); did you mean "
+       "'resnet18'?"},
+      {[](TrainConfig* c) { c->model = "vit"; },
+       "model must be one of mnist_cnn, mlp, resnet18, resnet50 (got 'vit')"},
+      {[](TrainConfig* c) { c->data = ""; },
+       "data must not be empty: give an image folder, an IDX directory or a CSV file"},
+      {[](TrainConfig* c) { c->epochs = 0; }, "epochs must be >= 1 (got 0)"},
+      {[](TrainConfig* c) { c->batch_size = 0; }, "batch_size must be >= 1 (got 0)"},
+      {[](TrainConfig* c) { c->lr = 0; }, "lr must be > 0 (got 0)"},
+      {[](TrainConfig* c) { c->weight_decay = -0.5; }, "weight_decay must be >= 0 (got -0.5)"},
+      {[](TrainConfig* c) { c->momentum = 1; }, "momentum must be in [0, 1) (got 1)"},
+      {[](TrainConfig* c) {
+         c->optimizer = OptimizerKind::kSgd;
+         c->nesterov = true;
+         c->momentum = 0;
+       },
+       "nesterov needs momentum > 0 (got momentum 0); set momentum (e.g. 0.9) or nesterov: false"},
+      {[](TrainConfig* c) { c->warmup_steps = -1; }, "warmup_steps must be >= 0 (got -1)"},
+      {[](TrainConfig* c) { c->step_gamma = 0; }, "step_gamma must be in (0, 1] (got 0)"},
+      {[](TrainConfig* c) { c->step_every_epochs = 0; }, "step_every_epochs must be >= 1 (got 0)"},
+      {[](TrainConfig* c) { c->label_smoothing = 1; }, "label_smoothing must be in [0, 1) (got 1)"},
+      {[](TrainConfig* c) { c->num_workers = 0; },
+       "num_workers must be between 1 and 1024 (got 0); stoker always loads on worker threads: 1 "
+       "is the fewest"},
+      {[](TrainConfig* c) { c->num_workers = 2000; },
+       "num_workers must be between 1 and 1024 (got 2000)"},
+      {[](TrainConfig* c) { c->prefetch_factor = 0; },
+       "prefetch_factor must be between 1 and 1024 (got 0)"},
+      {[](TrainConfig* c) { c->accumulation_steps = 0; },
+       "accumulation_steps must be >= 1 (got 0)"},
+      {[](TrainConfig* c) { c->checkpoint_every_steps = -5; },
+       "checkpoint_every_steps must be >= 0 (got -5)"},
+      {[](TrainConfig* c) { c->output_dir = ""; },
+       "output_dir must not be empty (use . for the current directory)"},
+      {[](TrainConfig* c) { c->max_steps = -1; }, "max_steps must be >= 0 (got -1)"},
+      {[](TrainConfig* c) { c->max_bad_fraction = 1.5; },
+       "max_bad_fraction must be in [0, 1] (got 1.5)"},
+      {[](TrainConfig* c) { c->device = "gpu:1"; },
+       "device must be auto, cpu, cuda or cuda:N (got 'gpu:1'); did you mean 'cuda:1'?"},
+      {[](TrainConfig* c) { c->device = "cuda:x"; },
+       "device must be auto, cpu, cuda or cuda:N (got 'cuda:x')"},
+  };
+  for (const Case& c : cases) {
+    TrainConfig config;
+    c.edit(&config);
+    EXPECT_EQ(usage_error_of([&] { validate(config); }), c.message);
+  }
+  for (const char* device : {"auto", "cpu", "cuda", "cuda:0", "cuda:15"}) {
+    TrainConfig config;
+    config.device = device;
+    EXPECT_NO_THROW(validate(config)) << device;
+  }
+}
+
+TEST(TrainConfigTest, ToYamlRoundTrips) {
+  // Every member differs from its default, so a member left out of the schema fails here.
+  TrainConfig config;
+  config.model = "resnet50";
+  config.data = "/data/my images: train #1";  // needs quoting
+  config.val_data = "off";                    // would read as a YAML 1.1 bool
+  config.transforms = "RandomResizedCrop(224, scale=(0.08, 1.0)), RandomHorizontalFlip()";
+  config.epochs = 90;
+  config.batch_size = 256;
+  config.lr = 0.1 / 3;  // no short decimal
+  config.optimizer = OptimizerKind::kSgd;
+  config.weight_decay = 1e-4;
+  config.momentum = 0.875;
+  config.nesterov = true;
+  config.schedule = ScheduleKind::kStep;
+  config.warmup_steps = 500;
+  config.step_gamma = 0.2;
+  config.step_every_epochs = 7;
+  config.label_smoothing = 0.1;
+  config.num_workers = 12;
+  config.prefetch_factor = 2;
+  config.pin_memory = false;
+  config.persistent_workers = false;
+  config.amp = AmpMode::kFp16;
+  config.accumulation_steps = 3;
+  config.seed = 18446744073709551615u;
+  config.checkpoint_every_steps = 1000;
+  config.output_dir = " runs";
+  config.resume = "runs/2024-01-01/ckpt-000100.pt";
+  config.device = "cuda:3";
+  config.max_steps = 1234567890123;
+  config.max_bad_fraction = 1;
+  const std::string yaml = to_yaml(config);
+  EXPECT_EQ(from_yaml(yaml), config) << yaml;
+  EXPECT_EQ(from_yaml(to_yaml(TrainConfig{})), TrainConfig{});
+}
+
+}  // namespace
+}  // namespace stoker::train
