@@ -303,6 +303,7 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
   const int64_t total_steps = static_cast<int64_t>(cfg.epochs) * steps_per_epoch / cfg.accumulation_steps;
   double total_samples = 0, total_train_seconds = 0;
   int exit_code = 0;
+  bool stopped_at_max_steps = false;
 
   for (int64_t epoch = start_epoch; epoch < cfg.epochs && exit_code == 0; ++epoch) {
     model->train();
@@ -382,12 +383,15 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
           exit_code = 128 + signals.raised();
           break;
         }
-        if (max_reached) break;
+        if (max_reached) {
+          stopped_at_max_steps = true;  // the checkpoint just saved says where to go on
+          break;
+        }
       }
     }
     if (exit_code != 0) break;
     // A last partial accumulation window: scale its gradients up to a full window's weight.
-    if (micro % cfg.accumulation_steps != 0) {
+    if (!stopped_at_max_steps && micro % cfg.accumulation_steps != 0) {
       const double scale = static_cast<double>(cfg.accumulation_steps) / static_cast<double>(micro % cfg.accumulation_steps);
       for (auto& p : model->parameters()) {
         if (p.grad().defined()) p.mutable_grad().mul_(scale);
@@ -427,6 +431,7 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
                                  {"train_loss", loss_count ? loss_sum / loss_count : 0.0},
                                  {"test_accuracy", eval.samples ? nlohmann::json(eval.top1) : nlohmann::json(nullptr)},
                                  {"wait_s", times.wait_s}, {"copy_s", times.copy_s}, {"compute_s", times.compute_s}});
+    if (stopped_at_max_steps) break;
     save_checkpoint(checkpoint_path, *model, *optimizer, {epoch + 1, 0, global_step, cfg.seed, cfg.batch_size, cfg.model});
     if (cfg.max_steps > 0 && global_step >= cfg.max_steps) break;
   }
