@@ -8,4 +8,4 @@ cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
 echo "building stoker into build/ (the first build takes a few minutes)"
 bash scripts/build.sh build >/dev/null
-exec ./build/stoker bench loader --synthetic 2000 --seconds 20 "$@"
+exec ./build/src/stoker train "$@"
