@@ -13,6 +13,7 @@
 namespace stoker {
 namespace {
 
+using stoker::testing::expect_one_line_error;
 using stoker::testing::run_command;
 using stoker::testing::TempDir;
 
@@ -140,10 +141,7 @@ TEST(BenchLoaderCliErrors, OneLineAndTheRightExitCode) {
   TempDir cache;
   for (const auto& c : cases) {
     const auto r = run_command("STOKER_CACHE=" + cache.str() + " " + kStoker + " " + c.args);
-    EXPECT_EQ(r.exit_code, c.exit_code) << c.args << "\n" << r.err;
-    EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << c.args << ": " << r.err;
-    EXPECT_NE(r.err.find(c.expected), std::string::npos) << c.args << ": " << r.err;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << c.args << ": " << r.err;
+    expect_one_line_error(r, c.exit_code, c.expected, c.args);
   }
 }
 

@@ -1,6 +1,9 @@
 #include "support/run_command.h"
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
+
+#include <algorithm>
 
 #include <cstdio>
 #include <fstream>
@@ -10,14 +13,20 @@
 
 namespace stoker::testing {
 
-namespace {
-std::string slurp(const std::string& path) {
+std::string read_text(const std::string& path) {
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
 }
-}  // namespace
+
+void expect_one_line_error(const CommandResult& r, int exit_code, const std::string& expected,
+                           const std::string& what) {
+  EXPECT_EQ(r.exit_code, exit_code) << what << "\n" << r.err;
+  EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << what << ": " << r.err;
+  EXPECT_NE(r.err.find(expected), std::string::npos) << what << ": " << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << what << ": " << r.err;
+}
 
 CommandResult run_command(const std::string& command) {
   TempDir dir;
@@ -26,8 +35,8 @@ CommandResult run_command(const std::string& command) {
   const int status = std::system(full.c_str());
   CommandResult result;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  result.out = slurp(out);
-  result.err = slurp(err);
+  result.out = read_text(out);
+  result.err = read_text(err);
   return result;
 }
 

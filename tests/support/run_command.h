@@ -14,4 +14,12 @@ struct CommandResult {
 // `command` is passed to /bin/sh -c. Stdin is /dev/null.
 CommandResult run_command(const std::string& command);
 
+// The whole text of a file ("" when it cannot be read).
+std::string read_text(const std::string& path);
+
+// The error policy, as a test: exit code `exit_code` and exactly one stderr line,
+// "error: ...", that contains `expected`. Non-fatal gtest expectations naming `what`.
+void expect_one_line_error(const CommandResult& result, int exit_code, const std::string& expected,
+                           const std::string& what);
+
 }  // namespace stoker::testing

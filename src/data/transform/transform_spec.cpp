@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "stoker/core/error.h"
+#include "stoker/core/suggest.h"
 #include "stoker/data/transform.h"
 
 namespace stoker::data {
@@ -269,23 +270,6 @@ class ChainReader {
 // ---------------------------------------------------------------------------------------
 // Binding arguments and converting values.
 
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
-                        std::tolower(static_cast<unsigned char>(b[j - 1]));
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-
 [[noreturn]] void unknown_transform(std::string_view name) {
   std::string known;
   for (const std::string_view k : kKnownNames) {
@@ -296,15 +280,7 @@ size_t edit_distance(std::string_view a, std::string_view b) {
   if (name == "ToTensor") {
     message += "; leave ToTensor out: the output is a float32 NCHW tensor by default";
   } else {
-    std::string_view best;
-    size_t best_distance = std::max<size_t>(2, name.size() / 3) + 1;
-    for (const std::string_view k : kKnownNames) {
-      const size_t d = edit_distance(name, k);
-      if (d < best_distance) {
-        best = k;
-        best_distance = d;
-      }
-    }
+    const std::string_view best = closest(name, kKnownNames);
     if (!best.empty()) message += fmt::format("; did you mean '{}'?", best);
   }
   throw UsageError(message);

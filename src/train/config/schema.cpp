@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "stoker/core/error.h"
-#include "train/config/edit_distance.h"
+#include "stoker/core/suggest.h"
 
 namespace stoker::train {
 

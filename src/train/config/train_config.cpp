@@ -13,7 +13,7 @@
 
 #include "stoker/core/error.h"
 #include "stoker/train/config.h"
-#include "train/config/edit_distance.h"
+#include "stoker/core/suggest.h"
 #include "train/config/schema.h"
 
 namespace stoker::train {
@@ -156,7 +156,7 @@ void validate(const TrainConfig& c) {
   bool known_model = false;
   for (const std::string_view model : kModels) known_model = known_model || c.model == model;
   if (!known_model) {
-    const std::string_view close = detail::closest(c.model, kModels);
+    const std::string_view close = closest(c.model, kModels);
     throw UsageError(
         fmt::format("model must be one of mnist_cnn, mlp, resnet18, resnet50 (got '{}'){}", c.model,
                     close.empty() ? "" : fmt::format("; did you mean '{}'?", close)));

@@ -7,17 +7,11 @@
 #include <sstream>
 
 #include "stoker/core/error.h"
+#include "support/run_command.h"
 #include "support/temp_dir.h"
 
 namespace stoker::monitor {
 namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 Sample gpu_sample() {
   Sample s;
@@ -56,7 +50,7 @@ TEST(LogsTest, CsvHasStableColumnsAndEmptyCellsForUnavailable) {
     CsvLog log(path, 1);
     log.write(gpu_sample());
   }
-  const std::string text = slurp(path);
+  const std::string text = testing::read_text(path);
   std::istringstream lines(text);
   std::string header, row;
   std::getline(lines, header);
@@ -77,7 +71,7 @@ TEST(LogsTest, JsonlHasMetaThenSamplesWithNulls) {
     JsonlLog log(path, {GpuInfo{0, "Fake", "GPU-1", true}}, "1 GPU");
     log.write(gpu_sample());
   }
-  std::istringstream lines(slurp(path));
+  std::istringstream lines(testing::read_text(path));
   std::string first, second;
   std::getline(lines, first);
   std::getline(lines, second);

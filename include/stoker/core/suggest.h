@@ -1,4 +1,5 @@
-// Edit distance for did-you-mean suggestions on config keys and values.
+// stoker/core/suggest.h — "did you mean ...?" for names the user typed: config keys and
+// values, transform names. Pure functions, thread-safe.
 #pragma once
 
 #include <algorithm>
@@ -6,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace stoker::train::detail {
+namespace stoker {
 
 // Levenshtein distance, ignoring case and treating '-' as '_': `Batch-Size` is one typo away
 // from nothing, so it should match `batch_size` exactly.
@@ -46,4 +47,4 @@ std::string_view closest(std::string_view name, const Range& candidates) {
   return best;
 }
 
-}  // namespace stoker::train::detail
+}  // namespace stoker
