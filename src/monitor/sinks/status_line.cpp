@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <string>
 
+#include "stoker/core/terminal.h"
 #include "stoker/monitor/sinks.h"
 
 namespace stoker::monitor {
@@ -52,7 +53,8 @@ StatusLine::StatusLine(std::FILE* out) : out_(out), terminal_(::isatty(::fileno(
 void StatusLine::write(const Sample& sample) {
   const std::string line = format_status_line(sample);
   if (terminal_) {
-    std::fprintf(out_, "\r%s\x1b[K", line.c_str());  // redraw in place, clear the rest
+    // Redraw in place and clear the rest; a wrapped line could not be redrawn.
+    std::fprintf(out_, "\r%s\x1b[K", fit_to_width(line, terminal_columns(out_) - 1).c_str());
     dirty_ = true;
   } else {
     std::fprintf(out_, "%s\n", line.c_str());

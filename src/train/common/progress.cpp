@@ -1,5 +1,7 @@
 #include "progress.h"
 
+#include "stoker/core/terminal.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -37,7 +39,7 @@ ProgressLine::ProgressLine(std::FILE* out) : out_(out), terminal_(::isatty(::fil
 
 void ProgressLine::update(int64_t step, int64_t steps, const std::string& line) {
   if (terminal_) {
-    std::fprintf(out_, "\r%s\x1b[K", line.c_str());
+    std::fprintf(out_, "\r%s\x1b[K", fit_to_width(line, terminal_columns(out_) - 1).c_str());
     dirty_ = true;
     std::fflush(out_);
     return;
