@@ -122,12 +122,7 @@ TEST_F(BenchLoaderCli, OversizedImagesBecomeBadSamples) {
 }
 
 TEST(BenchLoaderCliErrors, OneLineAndTheRightExitCode) {
-  struct Case {
-    std::string args;
-    int exit_code;
-    std::string expected;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<stoker::testing::ExpectedError> cases = {
       {"bench loader --synthetic 4 --batch-size 0", 2, "batch_size must be >= 1 (got 0)"},
       {"bench loader --data /nonexistent/dir", 1, "dataset path /nonexistent/dir does not exist"},
       {"bench loader", 2, "no dataset"},

@@ -73,12 +73,7 @@ TEST(MonitorCli, FakeNvmlIsFoundLikeTheRealOne) {
 }
 
 TEST(MonitorCli, BadInputOneLineNonZero) {
-  struct Case {
-    std::string args;
-    int exit_code;
-    std::string expected;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<stoker::testing::ExpectedError> cases = {
       {"monitor --interval 0 --duration 1", 2, "interval must be >= 0.05 s (got 0)"},
       {"monitor --interval -1 --duration 1", 2, "interval must be >= 0.05 s (got -1)"},
       {"monitor --duration 1 --log /nonexistent-dir/x.csv", 2, "cannot write log file /nonexistent-dir/x.csv"},

@@ -70,12 +70,7 @@ TEST_F(TrainCli, BadInputOneLineNonZero) {
   TempDir dir;
   dir.write_text("bad.pt", "not a checkpoint");
   dir.write_text("c.yaml", "epochs: 1\nnum_worker: 2\n");
-  struct Case {
-    std::string args;
-    int exit_code;
-    std::string expected;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<stoker::testing::ExpectedError> cases = {
       {"--batch-size 0", 2, "batch_size must be >= 1 (got 0)"},
       {"--data /nonexistent/data", 1, "/nonexistent/data does not exist"},
       {"--resume " + dir.str() + "/bad.pt", 1, "is corrupt or not a stoker checkpoint"},

@@ -17,6 +17,13 @@ CommandResult run_command(const std::string& command);
 // The whole text of a file ("" when it cannot be read).
 std::string read_text(const std::string& path);
 
+// One row of a bad-input table: arguments, the exit code and a part of the error line.
+struct ExpectedError {
+  std::string args;
+  int exit_code;
+  std::string expected;
+};
+
 // The error policy, as a test: exit code `exit_code` and exactly one stderr line,
 // "error: ...", that contains `expected`. Non-fatal gtest expectations naming `what`.
 void expect_one_line_error(const CommandResult& result, int exit_code, const std::string& expected,

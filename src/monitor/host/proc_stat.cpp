@@ -34,8 +34,7 @@ bool process_running(const std::string& proc_root, pid_t pid) {
   std::string text;
   ProcStat stat;
   const std::string path = proc_root + "/" + std::to_string(pid) + "/stat";
-  return read_small_file(path.c_str(), &text) && parse_proc_stat(text, &stat) &&
-         stat.state != 'Z' && stat.state != 'X';
+  return read_small_file(path.c_str(), &text) && parse_proc_stat(text, &stat) && is_running(stat);
 }
 
 }  // namespace stoker::monitor::host

@@ -22,6 +22,9 @@ struct ProcStat {
 // the LAST ')'. False for a truncated or malformed line.
 bool parse_proc_stat(std::string_view text, ProcStat* out);
 
+// Neither a zombie (exited, not yet reaped) nor dead.
+inline bool is_running(const ProcStat& stat) { return stat.state != 'Z' && stat.state != 'X'; }
+
 // True when <proc_root>/<pid>/stat exists and the process is not a zombie (exited, not yet
 // reaped) or dead. Thread-safe: uses its own buffer.
 bool process_running(const std::string& proc_root, pid_t pid);

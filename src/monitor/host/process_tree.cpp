@@ -56,7 +56,7 @@ bool ProcessTree::root_alive() const {
   if (root_ <= 0) return false;
   ProcStat stat;
   return read_small_file(root_stat_path_.c_str(), &buffer_) && parse_proc_stat(buffer_, &stat) &&
-         stat.state != 'Z' && stat.state != 'X';
+         is_running(stat);
 }
 
 void ProcessTree::sample(int64_t now_ns, TreeFigures* out) {

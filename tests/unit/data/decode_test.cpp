@@ -144,29 +144,34 @@ TEST(JpegDecodeTest, EveryColorSpaceRoundTripsToRgbAndGray) {
   }
 }
 
+// One read_info expectation: the header's format, size and stored channel count.
+struct InfoCase {
+  const char* name;
+  std::vector<uint8_t> bytes;
+  int channels;
+};
+
+void expect_info(ImageDecoder& decoder, const InfoCase& c, ImageFormat format, int width,
+                 int height) {
+  SCOPED_TRACE(c.name);
+  ImageInfo info;
+  const Status status = decoder.read_info(c.bytes, &info);
+  ASSERT_TRUE(status.ok()) << status.reason();
+  EXPECT_EQ(info.format, format);
+  EXPECT_EQ(info.width, width);
+  EXPECT_EQ(info.height, height);
+  EXPECT_EQ(info.channels, c.channels);
+}
+
 TEST(JpegDecodeTest, ReadInfoReportsStoredChannels) {
   const Image rgb = make_photo_like(33, 21, 3);
-  struct Case {
-    const char* name;
-    std::vector<uint8_t> bytes;
-    int channels;
-  };
-  const Case cases[] = {
+  const InfoCase cases[] = {
       {"gray", encode_jpeg(make_photo_like(33, 21, 1)), 1},
       {"ycbcr", encode_jpeg(rgb), 3},
       {"cmyk", encode_jpeg(cmyk_from_rgb(rgb, true)), 4},
   };
-  ImageDecoder decoder;
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.name);
-    ImageInfo info;
-    const Status status = decoder.read_info(c.bytes, &info);
-    ASSERT_TRUE(status.ok()) << status.reason();
-    EXPECT_EQ(info.format, ImageFormat::kJpeg);
-    EXPECT_EQ(info.width, 33);
-    EXPECT_EQ(info.height, 21);
-    EXPECT_EQ(info.channels, c.channels);
-  }
+  ImageDecoder decoder;  // one decoder for all: read_info leaves it reusable
+  for (const InfoCase& c : cases) expect_info(decoder, c, ImageFormat::kJpeg, 33, 21);
 }
 
 // ---------------------------------------------------------------------------- PNG pixels
@@ -239,12 +244,7 @@ TEST(PngDecodeTest, LowBitDepthGrayIsScaledTo8Bit) {
 }
 
 TEST(PngDecodeTest, ReadInfoReportsStoredChannels) {
-  struct Case {
-    const char* name;
-    std::vector<uint8_t> bytes;
-    int channels;
-  };
-  const Case cases[] = {
+  const InfoCase cases[] = {
       {"gray", encode_png(make_photo_like(9, 5, 1)), 1},
       {"gray+alpha", encode_png(make_photo_like(9, 5, 2)), 2},
       {"rgb", encode_png(make_photo_like(9, 5, 3)), 3},
@@ -252,16 +252,7 @@ TEST(PngDecodeTest, ReadInfoReportsStoredChannels) {
       {"palette", encode_png(make_few_colors(9, 5, 3, 4), {.palette = true}), 3},
   };
   ImageDecoder decoder;
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.name);
-    ImageInfo info;
-    const Status status = decoder.read_info(c.bytes, &info);
-    ASSERT_TRUE(status.ok()) << status.reason();
-    EXPECT_EQ(info.format, ImageFormat::kPng);
-    EXPECT_EQ(info.width, 9);
-    EXPECT_EQ(info.height, 5);
-    EXPECT_EQ(info.channels, c.channels);
-  }
+  for (const InfoCase& c : cases) expect_info(decoder, c, ImageFormat::kPng, 9, 5);
 }
 
 // ---------------------------------------------------------------------------- crop window
