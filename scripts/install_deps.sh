@@ -2,8 +2,9 @@
 # Installs the Debian packages stoker needs, only those that are missing.
 # Idempotent: a second run with everything present touches nothing.
 #
-#   scripts/install_deps.sh            build + test dependencies
-#   scripts/install_deps.sh --bench    also PyTorch/torchvision (Python) for the comparison benchmarks
+#   scripts/install_deps.sh            build + test dependencies (PyTorch/torchvision for Python
+#                                      too: a torch test loads exported weights into torchvision)
+#   scripts/install_deps.sh --bench    also Pillow and time for the comparison benchmarks
 set -euo pipefail
 
 packages=(
@@ -13,10 +14,11 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   dataset-fashion-mnist
   libtorch-dev libgloo-dev libopenblas0-pthread
+  python3 python3-torch python3-torchvision
 )
 for arg in "$@"; do
   case "$arg" in
-    --bench) packages+=(python3 python3-torch python3-torchvision python3-pil time) ;;
+    --bench) packages+=(python3-pil time) ;;
     *) echo "install_deps.sh: unknown option '$arg' (allowed: --bench)" >&2; exit 2 ;;
   esac
 done

@@ -1,5 +1,6 @@
-// Model zoo of the trainer. Parameter names follow the PyTorch reference models, so a
-// state dict carries over (conv1, conv2, fc1, fc2, ...).
+// Model zoo of the trainer. Parameter and buffer names follow the PyTorch reference models, so a
+// state dict carries over (conv1, conv2, fc1, fc2, ...): resnet18/resnet50 have torchvision's exact
+// module tree and names (conv1, bn1, layer1.0.conv1, layer2.0.downsample.0, ..., fc) and its init.
 #pragma once
 
 #include <memory>
@@ -19,8 +20,9 @@ struct InputShape {
   int64_t width = 28;
 };
 
-// "mnist_cnn" | "mlp". Throws UsageError for an unknown name or a shape the model cannot
-// take (naming the shape and what it needs).
+// "mnist_cnn" | "mlp" | "resnet18" | "resnet50". Throws UsageError for an unknown name (listing
+// the available ones) or a shape the model cannot take (naming the shape and what it needs:
+// the ResNets take any channel count and at least 32x32).
 std::shared_ptr<Network> make_model(const std::string& name, InputShape input, int64_t classes);
 
 int64_t parameter_count(const torch::nn::Module& module);
