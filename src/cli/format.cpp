@@ -6,21 +6,11 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "stoker/core/numbers.h"
+
 namespace stoker::cli {
 
-std::string grouped(double value, int decimals) {
-  std::string text = fmt::format("{:.{}f}", std::fabs(value), decimals);
-  const auto dot = text.find('.');
-  std::string whole = text.substr(0, dot);
-  const std::string fraction = dot == std::string::npos ? "" : text.substr(dot);
-  std::string out;
-  const int n = static_cast<int>(whole.size());
-  for (int i = 0; i < n; ++i) {
-    if (i > 0 && (n - i) % 3 == 0) out.push_back(',');
-    out.push_back(whole[static_cast<size_t>(i)]);
-  }
-  return (value < 0 ? "-" : "") + out + fraction;
-}
+std::string grouped(double value, int decimals) { return stoker::grouped(value, decimals); }
 
 std::string megabytes(double bytes) {
   const double mb = bytes / 1e6;

@@ -25,7 +25,8 @@
 // the epoch; with more than max_bad_fraction of the epoch bad, it stops too. A stop surfaces
 // as a DataError thrown from the consumer's next call; no exception escapes a worker.
 //
-// Thread safety. start_epoch(), next(), state() must be called from one consumer thread.
+// Thread safety. start_epoch(), next(), state(), set_workers(), set_prefetch() must be called
+// from one consumer thread.
 // stats(), stage_times() may be called from any thread. A Batch may be released on any
 // thread, also after its Loader is gone.
 #pragma once
@@ -182,6 +183,16 @@ class Loader {
 
   EpochStats epoch_stats() const;
   StageTimes stage_times() const;
+
+  // Run-time tuning (`--workers auto`), from the consumer thread, at any time — also
+  // mid-epoch. set_workers starts threads as needed and parks the ones above `workers`
+  // (a parked thread finishes the sample it holds, then waits); batches stay bit-identical.
+  // set_prefetch only grows the pool: memory already allocated is kept until the Loader
+  // goes. Both throw UsageError outside [1, 1024].
+  void set_workers(int workers);
+  int workers() const;
+  void set_prefetch(int prefetch);
+  int prefetch() const;
 
  private:
   std::shared_ptr<const Source> source_;

@@ -38,6 +38,9 @@ enum class AmpMode { kOff, kBf16, kFp16 };
 enum class OptimizerKind { kAdamW, kSgd };
 enum class ScheduleKind { kConstant, kCosine, kStep };
 
+// The value of an integer key set to "auto" (num_workers).
+constexpr int kAuto = -1;
+
 struct TrainConfig {
   std::string model = "mnist_cnn";                         // mnist_cnn | mlp | resnet18 | resnet50
   std::string data = "/usr/share/datasets/fashion-mnist";  // image folder, IDX dir or CSV
@@ -55,7 +58,7 @@ struct TrainConfig {
   double step_gamma = 0.1;     // schedule step: lr *= step_gamma ...
   int step_every_epochs = 30;  // ... every this many epochs
   double label_smoothing = 0;
-  int num_workers = 2;
+  int num_workers = 2;      // kAuto: tuned at run time (stoker/diagnose/tune.h)
   int prefetch_factor = 4;  // batches in flight per worker (loader total = this x num_workers)
   bool pin_memory = true;
   bool persistent_workers = true;

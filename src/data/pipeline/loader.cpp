@@ -49,8 +49,8 @@ namespace {
 
 class Worker {
  public:
-  Worker(LoaderShared& shared, const Source& source, const LoaderOptions& options)
-      : shared_(shared), source_(source), options_(options),
+  Worker(int id, LoaderShared& shared, const Source& source, const LoaderOptions& options)
+      : id_(id), shared_(shared), source_(source), options_(options),
         loader_(source, shared.spec, options.decode) {}
 
   void run();
@@ -69,6 +69,7 @@ class Worker {
   void produce(const Claim& claim);
   void record_bad(const Claim& claim, const std::string& reason);
 
+  const int id_;
   LoaderShared& shared_;
   const Source& source_;
   const LoaderOptions& options_;
@@ -79,6 +80,10 @@ class Worker {
 bool Worker::claim(std::unique_lock<std::mutex>& lock, Claim* out) {
   for (;;) {
     if (shared_.stop) return false;
+    if (id_ >= shared_.active_workers) {  // parked by set_workers()
+      shared_.work_cv.wait(lock);
+      continue;
+    }
     const auto total = static_cast<int64_t>(shared_.plan.indices.size());
     if (shared_.active && shared_.failure.empty() && shared_.next_claim < total) {
       const int64_t position = shared_.next_claim;
@@ -193,9 +198,33 @@ void Worker::record_bad(const Claim& job, const std::string& reason) {
 // ---- Loader -------------------------------------------------------------------------------
 
 struct LoaderThreads {
+  std::mutex mutex;  // guards the two vectors: set_workers() grows them, stage_times() reads
   std::vector<std::unique_ptr<Worker>> workers;
   std::vector<std::thread> threads;
+
+  // Starts workers until there are `count` (caller holds `mutex`).
+  void grow(int count, LoaderShared& shared, const Source& source, const LoaderOptions& options) {
+    while (static_cast<int>(workers.size()) < count) {
+      workers.push_back(std::make_unique<Worker>(static_cast<int>(workers.size()), shared, source, options));
+      threads.emplace_back([w = workers.back().get()] { w->run(); });
+    }
+  }
 };
+
+namespace {
+
+std::unique_ptr<BatchBuffer> make_buffer(BufferAllocator& allocator, const LoaderOptions& options, int target_dim) {
+  const size_t batch = static_cast<size_t>(options.batch_size);
+  auto buffer = std::make_unique<BatchBuffer>();
+  buffer->capacity_bytes = batch * options.transform.sample_bytes();
+  buffer->data = allocator.allocate(buffer->capacity_bytes);
+  buffer->labels.resize(batch);
+  buffer->targets.resize(batch * static_cast<size_t>(target_dim));
+  buffer->indices.resize(batch);
+  return buffer;
+}
+
+}  // namespace
 
 Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
     : source_(std::move(source)), options_(std::move(options)) {
@@ -219,26 +248,56 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
   shared_->spec = options_.transform;
   shared_->target_dim = source_->target_dim();
   shared_->allocator = options_.allocator != nullptr ? options_.allocator : &host_allocator();
-  const size_t batch = static_cast<size_t>(options_.batch_size);
-  const size_t data_bytes = batch * options_.transform.sample_bytes();
   for (int b = 0; b < options_.prefetch; ++b) {
-    auto buffer = std::make_unique<BatchBuffer>();
-    buffer->data = shared_->allocator->allocate(data_bytes);
-    buffer->capacity_bytes = data_bytes;
-    buffer->labels.resize(batch);
-    buffer->targets.resize(batch * static_cast<size_t>(shared_->target_dim));
-    buffer->indices.resize(batch);
-    shared_->free_buffers.push_back(buffer.get());
-    shared_->buffers.push_back(std::move(buffer));
+    shared_->buffers.push_back(make_buffer(*shared_->allocator, options_, shared_->target_dim));
+    shared_->free_buffers.push_back(shared_->buffers.back().get());
   }
+  shared_->active_workers = options_.workers;
 
   threads_ = std::make_unique<LoaderThreads>();
-  for (int w = 0; w < options_.workers; ++w) {
-    threads_->workers.push_back(std::make_unique<Worker>(*shared_, *source_, options_));
+  std::lock_guard<std::mutex> lock(threads_->mutex);
+  threads_->grow(options_.workers, *shared_, *source_, options_);
+}
+
+void Loader::set_workers(int workers) {
+  if (workers < 1 || workers > 1024) {
+    throw UsageError("workers must be in [1, 1024] (got " + std::to_string(workers) + ")");
   }
-  for (auto& worker : threads_->workers) {
-    threads_->threads.emplace_back([w = worker.get()] { w->run(); });
+  {
+    std::lock_guard<std::mutex> lock(threads_->mutex);
+    threads_->grow(workers, *shared_, *source_, options_);
   }
+  {
+    std::lock_guard<std::mutex> lock(shared_->mutex);
+    shared_->active_workers = workers;
+    options_.workers = workers;
+  }
+  shared_->work_cv.notify_all();
+}
+
+int Loader::workers() const {
+  std::lock_guard<std::mutex> lock(shared_->mutex);
+  return shared_->active_workers;
+}
+
+void Loader::set_prefetch(int prefetch) {
+  if (prefetch < 1 || prefetch > 1024) {
+    throw UsageError("prefetch must be in [1, 1024] (got " + std::to_string(prefetch) + ")");
+  }
+  {
+    std::lock_guard<std::mutex> lock(shared_->mutex);
+    while (static_cast<int>(shared_->buffers.size()) < prefetch) {
+      shared_->buffers.push_back(make_buffer(*shared_->allocator, options_, shared_->target_dim));
+      shared_->free_buffers.push_back(shared_->buffers.back().get());
+    }
+    options_.prefetch = static_cast<int>(shared_->buffers.size());
+  }
+  shared_->work_cv.notify_all();
+}
+
+int Loader::prefetch() const {
+  std::lock_guard<std::mutex> lock(shared_->mutex);
+  return static_cast<int>(shared_->buffers.size());
 }
 
 Loader::~Loader() {
@@ -247,6 +306,7 @@ Loader::~Loader() {
     shared_->stop = true;
   }
   shared_->work_cv.notify_all();
+  std::lock_guard<std::mutex> lock(threads_->mutex);
   for (auto& thread : threads_->threads) thread.join();
   // Buffers still in flight go back to the pool; Batches the consumer holds keep `shared_`.
 }
@@ -316,6 +376,7 @@ EpochStats Loader::epoch_stats() const {
 
 StageTimes Loader::stage_times() const {
   StageTimes times;
+  std::lock_guard<std::mutex> lock(threads_->mutex);
   for (const auto& worker : threads_->workers) {
     const StageClocks& c = worker->clocks();
     times.read += ns_to_seconds(c.read_ns.load(std::memory_order_relaxed));

@@ -37,15 +37,17 @@ struct LoaderShared {
   TransformSpec spec;
   int target_dim = 1;
   BufferAllocator* allocator = nullptr;
-  std::vector<std::unique_ptr<BatchBuffer>> buffers;
+
+  std::vector<std::unique_ptr<BatchBuffer>> buffers;  // every buffer ever made (owned)
 
   std::mutex mutex;
   std::condition_variable work_cv;   // workers: a sample to claim or a buffer came free
   std::condition_variable ready_cv;  // consumer: a batch completed, or a failure
   std::condition_variable idle_cv;   // start_epoch: all claimed samples finished
 
-  // Everything below is guarded by `mutex`.
+  // Everything below is guarded by `mutex` (and `buffers` grows only under it).
   bool stop = false;
+  int active_workers = 0;  // workers with an id below this claim samples; the rest are parked
   bool active = false;  // an epoch is being produced
   int64_t epoch = 0;
   EpochPlan plan;

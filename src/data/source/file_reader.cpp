@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "stoker/core/numbers.h"
+
 namespace stoker::data {
 
 namespace {
@@ -65,15 +67,6 @@ bool has_image_extension(const std::string& filename) {
   return ext == "jpg" || ext == "jpeg" || ext == "png";
 }
 
-std::string with_commas(uint64_t value) {
-  std::string digits = std::to_string(value);
-  std::string out;
-  const int n = static_cast<int>(digits.size());
-  for (int i = 0; i < n; ++i) {
-    if (i > 0 && (n - i) % 3 == 0) out.push_back(',');
-    out.push_back(digits[static_cast<size_t>(i)]);
-  }
-  return out;
-}
+std::string with_commas(uint64_t value) { return grouped(static_cast<double>(value)); }
 
 }  // namespace stoker::data

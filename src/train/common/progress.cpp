@@ -59,22 +59,4 @@ void ProgressLine::finish() {
   std::fflush(out_);
 }
 
-std::string format_step_times(const StepTimes& t) {
-  const double total = t.total();
-  if (total <= 0) return "step time: not measured";
-  const double wait = t.wait_s / total, copy = t.copy_s / total, compute = t.compute_s / total;
-  std::string verdict;
-  if (wait >= 0.20) {
-    verdict = "input-bound (high)";
-  } else if (wait >= 0.05) {
-    verdict = "input-bound (moderate)";
-  } else if (copy >= 0.20 && copy > wait) {
-    verdict = "transfer-bound";
-  } else {
-    verdict = "compute-bound";
-  }
-  return fmt::format("step time: compute {:.1f} % · waiting for data {:.1f} % · copy {:.1f} % → {}",
-                     100 * compute, 100 * wait, 100 * copy, verdict);
-}
-
 }  // namespace stoker::train

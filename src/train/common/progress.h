@@ -28,17 +28,4 @@ class ProgressLine {
   int last_decile_ = -1;
 };
 
-// Where the time of the steps went: waiting for the batch, host→device copy, compute.
-struct StepTimes {
-  double wait_s = 0;
-  double copy_s = 0;
-  double compute_s = 0;
-  double total() const { return wait_s + copy_s + compute_s; }
-};
-
-// "step time: compute 97.8 % · waiting for data 1.9 % · copy 0.3 % → compute-bound"
-// Verdict: input-bound when waiting >= 5 % of step time (moderate) or >= 20 % (high),
-// transfer-bound when copying dominates waiting and is >= 20 %, compute-bound otherwise.
-std::string format_step_times(const StepTimes& times);
-
 }  // namespace stoker::train

@@ -170,7 +170,11 @@ std::vector<Field> make_fields() {
       {"step_gamma", &C::step_gamma, "Schedule step: multiply lr by this, in (0, 1] ...", {}},
       {"step_every_epochs", &C::step_every_epochs, "... every this many epochs", {}},
       {"label_smoothing", &C::label_smoothing, "Cross-entropy label smoothing, in [0, 1)", {}},
-      {"num_workers", &C::num_workers, "Loader worker threads, 1..1024", {"workers"}},
+      {"num_workers",
+       &C::num_workers,
+       "Loader worker threads, 1..1024, or auto (tuned at run time from measured throughput)",
+       {"workers"},
+       true},
       {"prefetch_factor",
        &C::prefetch_factor,
        "Batches in flight per worker, as in PyTorch (the loader holds prefetch_factor x num_workers), 1..1024",
@@ -293,7 +297,7 @@ void set_field(const Field& field, std::string_view text, const std::string& wha
         } else if constexpr (std::is_same_v<T, double>) {
           value = parse_number(text, what);
         } else if constexpr (std::is_integral_v<T>) {
-          value = parse_integer<T>(text, what);
+          value = field.takes_auto && text == "auto" ? static_cast<T>(kAuto) : parse_integer<T>(text, what);
         } else {
           static_assert(std::is_enum_v<T>);
           value = parse_enum<T>(text, what);
@@ -314,7 +318,7 @@ std::string field_text(const Field& field, const TrainConfig& config) {
         } else if constexpr (std::is_same_v<T, double>) {
           return number_text(value);
         } else if constexpr (std::is_integral_v<T>) {
-          return std::to_string(value);
+          return field.takes_auto && value == static_cast<T>(kAuto) ? std::string("auto") : std::to_string(value);
         } else {
           return enum_text(value);
         }

@@ -175,8 +175,11 @@ void validate(const TrainConfig& c) {
         fmt::format("step_gamma must be in (0, 1] (got {})", c.step_gamma));
   at_least("step_every_epochs", c.step_every_epochs, 1);
   fraction("label_smoothing", c.label_smoothing, false, "[0, 1)");
-  between("num_workers", c.num_workers, 1, 1024,
-          c.num_workers == 0 ? "; stoker always loads on worker threads: 1 is the fewest" : "");
+  if (c.num_workers != kAuto) {
+    between("num_workers", c.num_workers, 1, 1024,
+            c.num_workers == 0 ? "; stoker always loads on worker threads: 1 is the fewest, or auto"
+                               : "; or auto");
+  }
   between("prefetch_factor", c.prefetch_factor, 1, 1024, "");
   at_least("accumulation_steps", c.accumulation_steps, 1);
   at_least("checkpoint_every_steps", c.checkpoint_every_steps, 0);

@@ -100,6 +100,37 @@ TEST(LoaderTest, BitIdenticalForAnyWorkerCount) {
   }
 }
 
+TEST(LoaderTest, ChangingWorkersAndPrefetchMidEpochKeepsTheBatches) {
+  TempDir dir;
+  auto source = make_idx(dir, 200);
+  Loader reference(source, augmenting_options(2));
+  const auto expected = epoch_bytes(reference, 0);
+
+  Loader tuned(source, augmenting_options(1));
+  std::vector<uint8_t> got;
+  tuned.start_epoch(0);
+  const int plan[] = {1, 4, 2, 1, 3, 3, 1, 5};  // grow, park, wake parked threads, grow again
+  int64_t b = 0;
+  while (Batch batch = tuned.next()) {
+    const auto* p = static_cast<const uint8_t*>(batch.data());
+    got.insert(got.end(), p, p + batch.bytes());
+    const auto* l = reinterpret_cast<const uint8_t*>(batch.labels());
+    got.insert(got.end(), l, l + sizeof(int64_t) * static_cast<size_t>(batch.size()));
+    batch.release();
+    tuned.set_workers(plan[b % 8]);
+    if (b == 5) tuned.set_prefetch(6);
+    EXPECT_EQ(tuned.workers(), plan[b % 8]);
+    ++b;
+  }
+  EXPECT_EQ(got, expected);
+  EXPECT_EQ(tuned.prefetch(), 6);
+  tuned.set_prefetch(2);  // grow-only: keeps what it has
+  EXPECT_EQ(tuned.prefetch(), 6);
+  EXPECT_EQ(epoch_bytes(tuned, 1), epoch_bytes(reference, 1));
+  EXPECT_THROW(tuned.set_workers(0), UsageError);
+  EXPECT_THROW(tuned.set_prefetch(1025), UsageError);
+}
+
 TEST(LoaderTest, ResumedMidEpochEqualsUninterrupted) {
   TempDir dir;
   auto source = make_idx(dir, 100);

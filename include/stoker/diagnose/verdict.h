@@ -1,0 +1,117 @@
+// stoker/diagnose/verdict.h — why the accelerator waits: classify a window of training
+// steps from where their time went, attach the evidence, and name the smallest change.
+//
+// Every function here is pure (numbers in, words out): the trainer and `stoker doctor` feed
+// measured figures, the unit tests feed scripted ones. No torch, no threads, no I/O.
+//
+// Rules (also in docs/ARCHITECTURE.md, "Diagnosis"), first match wins:
+//   1. waiting for data >= 20 % of step time            → input-bound (high)
+//   2. host→device copy >= 20 % and more than waiting   → transfer-bound
+//   3. waiting for data >= 5 %                          → input-bound (moderate)
+//   4. the GPU reported a slowdown reason (thermal, power cap, HW slowdown)
+//                                                        → throttled
+//   5. GPU utilisation known and < 70 % although the steps did not wait for data
+//                                                        → host/launch-bound
+//   6. otherwise                                         → compute-bound
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace stoker::diagnose {
+
+enum class Bottleneck { kInput, kTransfer, kThrottled, kHost, kCompute, kUnknown };
+enum class Severity { kNone, kModerate, kHigh };
+
+// A window of steps: seconds summed over its steps, plus what the monitor saw meanwhile.
+struct StepWindow {
+  double wait_s = 0;     // the consumer blocked in Loader::next()
+  double copy_s = 0;     // host→device copy
+  double compute_s = 0;  // forward, backward, optimiser
+  int64_t steps = 0;
+  int64_t samples = 0;
+  double gpu_util_percent = -1;  // mean over the window; < 0 = unknown (no GPU / no NVML)
+  std::string slowdown;          // GPU clock-event reasons that cost speed ("HW thermal"), "" = none
+
+  double total_s() const { return wait_s + copy_s + compute_s; }
+};
+
+struct Verdict {
+  Bottleneck kind = Bottleneck::kUnknown;
+  Severity severity = Severity::kNone;
+  double wait_share = 0, copy_share = 0, compute_share = 0;  // of step time, 0..1
+};
+
+Verdict classify(const StepWindow& window);
+
+// "input-bound (high)", "compute-bound", ...
+std::string verdict_name(const Verdict& verdict);
+
+// "step time: compute 97.8 % · waiting for data 1.9 % · copy 0.3 % → compute-bound"
+std::string format_step_shares(const StepWindow& window);
+
+// What the input pipeline reported over the same window (stoker::data's stage clocks) and
+// the machine around it; the figures a recommendation quotes.
+struct PipelineEvidence {
+  int workers = 0;
+  int cores = 0;              // CPUs this process may run on
+  double read_s = 0, decode_s = 0, transform_s = 0;  // worker seconds in each stage
+  double busy_worker_s = 0;   // read + decode + transform (excludes waiting for buffers)
+  int64_t samples = 0;        // samples the workers produced in the window
+  double cpu_percent = -1;    // whole machine, 0..100; < 0 = unknown
+};
+
+struct Recommendation {
+  std::string change;  // "--workers 7"
+  std::string reason;  // "7 of 16 cores idle"
+  double predicted_gain = 0;  // throughput ratio expected (1.5 = +50 %); 0 = not predicted
+};
+
+// The input pipeline's ceiling in samples/s: samples per busy worker-second × workers.
+double pipeline_rate(const PipelineEvidence& pipeline);
+// The model's ceiling in samples/s: samples per second of copy + compute.
+double model_rate(const StepWindow& window);
+// The stage with the most worker time and its share of busy worker time ("decode", 0.71).
+std::pair<std::string, double> dominant_stage(const PipelineEvidence& pipeline);
+
+// Ranked changes for an input-bound window (empty otherwise): the worker count that matches
+// the model's rate (bounded by the cores, leaving one for the training thread), deeper
+// prefetch when the pipeline is fast enough on average, and lighter inputs when every core
+// is already decoding.
+std::vector<Recommendation> recommend(const Verdict& verdict, const StepWindow& window,
+                                      const PipelineEvidence& pipeline);
+
+// "decode is 71 % of worker time; 4 workers deliver 850 samples/s, the model takes 1,400
+// samples/s." ("" without stage clocks).
+std::string format_evidence(const StepWindow& window, const PipelineEvidence& pipeline);
+// "try: --workers 7 (7 of 16 cores idle)  or  …" ("" for none).
+std::string format_changes(const std::vector<Recommendation>& changes);
+
+// The warning text (several lines, no trailing newline) for a condition that held over
+// `steps` steps, e.g.
+//   ⚠ input-bound for the last 400 steps: 37 % of step time waiting for data.
+//     decode is 71 % of worker time; 4 workers deliver 850 img/s, the model takes 1,400 img/s.
+//     try: --workers 7 (7 of 16 cores idle)
+std::string format_warning(const Verdict& verdict, int64_t steps, const StepWindow& window,
+                           const PipelineEvidence& pipeline, const std::vector<Recommendation>& changes);
+
+// Decides when a condition has persisted long enough to warn: fed one verdict per window
+// of steps, it fires once when the same non-compute verdict held for `windows_to_warn`
+// consecutive windows, and again only after the condition cleared and came back.
+// Not thread-safe; one per training loop.
+class PersistenceGate {
+ public:
+  explicit PersistenceGate(int windows_to_warn = 4) : windows_to_warn_(windows_to_warn) {}
+  // True when this window completes a streak worth a warning.
+  bool observe(const Verdict& verdict);
+  int streak() const { return streak_; }
+
+ private:
+  int windows_to_warn_;
+  Bottleneck last_ = Bottleneck::kUnknown;
+  int streak_ = 0;
+  bool warned_ = false;
+};
+
+}  // namespace stoker::diagnose

@@ -1,0 +1,23 @@
+#include "stoker/core/numbers.h"
+
+#include <cmath>
+#include <fmt/format.h>
+
+namespace stoker {
+
+std::string grouped(double value, int decimals) {
+  std::string text = fmt::format("{:.{}f}", std::fabs(value), decimals);
+  const auto dot = text.find('.');
+  std::string whole = text.substr(0, dot);
+  const std::string fraction = dot == std::string::npos ? "" : text.substr(dot);
+  std::string out;
+  const int n = static_cast<int>(whole.size());
+  for (int i = 0; i < n; ++i) {
+    if (i > 0 && (n - i) % 3 == 0) out.push_back(',');
+    out.push_back(whole[static_cast<size_t>(i)]);
+  }
+  const bool negative = value < 0 && out.find_first_not_of("0,") != std::string::npos;
+  return (negative ? "-" : "") + out + fraction;
+}
+
+}  // namespace stoker

@@ -1,0 +1,211 @@
+#include "stoker/diagnose/verdict.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "stoker/core/numbers.h"
+
+namespace stoker::diagnose {
+
+namespace {
+
+constexpr double kInputHigh = 0.20;
+constexpr double kInputModerate = 0.05;
+constexpr double kTransfer = 0.20;
+constexpr double kDeviceIdlePercent = 70;
+
+std::string percent(double share) { return fmt::format("{:.0f} %", 100 * share); }
+
+}  // namespace
+
+Verdict classify(const StepWindow& w) {
+  Verdict v;
+  const double total = w.total_s();
+  if (total <= 0) return v;
+  v.wait_share = w.wait_s / total;
+  v.copy_share = w.copy_s / total;
+  v.compute_share = w.compute_s / total;
+  if (v.wait_share >= kInputHigh) {
+    v.kind = Bottleneck::kInput;
+    v.severity = Severity::kHigh;
+  } else if (v.copy_share >= kTransfer && v.copy_share > v.wait_share) {
+    v.kind = Bottleneck::kTransfer;
+    v.severity = v.copy_share >= 2 * kTransfer ? Severity::kHigh : Severity::kModerate;
+  } else if (v.wait_share >= kInputModerate) {
+    v.kind = Bottleneck::kInput;
+    v.severity = Severity::kModerate;
+  } else if (!w.slowdown.empty()) {
+    v.kind = Bottleneck::kThrottled;
+    v.severity = Severity::kModerate;
+  } else if (w.gpu_util_percent >= 0 && w.gpu_util_percent < kDeviceIdlePercent) {
+    v.kind = Bottleneck::kHost;
+    v.severity = w.gpu_util_percent < kDeviceIdlePercent / 2 ? Severity::kHigh : Severity::kModerate;
+  } else {
+    v.kind = Bottleneck::kCompute;
+  }
+  return v;
+}
+
+std::string verdict_name(const Verdict& v) {
+  const char* level = v.severity == Severity::kHigh ? " (high)" : v.severity == Severity::kModerate ? " (moderate)" : "";
+  switch (v.kind) {
+    case Bottleneck::kInput:
+      return std::string("input-bound") + level;
+    case Bottleneck::kTransfer:
+      return "transfer-bound";
+    case Bottleneck::kThrottled:
+      return "throttled";
+    case Bottleneck::kHost:
+      return "host/launch-bound";
+    case Bottleneck::kCompute:
+      return "compute-bound";
+    case Bottleneck::kUnknown:
+      break;
+  }
+  return "not measured";
+}
+
+std::string format_step_shares(const StepWindow& w) {
+  const Verdict v = classify(w);
+  if (v.kind == Bottleneck::kUnknown) return "step time: not measured";
+  std::string text = fmt::format("step time: compute {:.1f} % · waiting for data {:.1f} % · copy {:.1f} %",
+                                 100 * v.compute_share, 100 * v.wait_share, 100 * v.copy_share);
+  if (w.gpu_util_percent >= 0) text += fmt::format(" · GPU util {:.0f} %", w.gpu_util_percent);
+  if (!w.slowdown.empty()) text += " · GPU slowed by " + w.slowdown;
+  return text + " → " + verdict_name(v);
+}
+
+double pipeline_rate(const PipelineEvidence& p) {
+  if (p.busy_worker_s <= 0 || p.samples <= 0) return 0;
+  return static_cast<double>(p.samples) / p.busy_worker_s * std::max(1, p.workers);
+}
+
+double model_rate(const StepWindow& w) {
+  const double busy = w.copy_s + w.compute_s;
+  return busy > 0 ? static_cast<double>(w.samples) / busy : 0;
+}
+
+std::pair<std::string, double> dominant_stage(const PipelineEvidence& p) {
+  const double busy = p.read_s + p.decode_s + p.transform_s;
+  if (busy <= 0) return {"", 0};
+  std::pair<std::string, double> best{"read", p.read_s / busy};
+  if (p.decode_s / busy > best.second) best = {"decode", p.decode_s / busy};
+  if (p.transform_s / busy > best.second) best = {"transform", p.transform_s / busy};
+  return best;
+}
+
+std::vector<Recommendation> recommend(const Verdict& v, const StepWindow& w, const PipelineEvidence& p) {
+  std::vector<Recommendation> out;
+  if (v.kind != Bottleneck::kInput) {
+    if (v.kind == Bottleneck::kTransfer) {
+      out.push_back({"--pin-memory true, uint8 batches (normalised on the device)",
+                     fmt::format("copying takes {} of step time", percent(v.copy_share)), 0});
+    }
+    return out;
+  }
+  const double pipe = pipeline_rate(p), model = model_rate(w);
+  const double current = w.total_s() > 0 ? static_cast<double>(w.samples) / w.total_s() : 0;
+  const int cores = std::max(1, p.cores);
+  const int max_workers = std::max(1, cores - 1);  // one core for the training thread
+  auto idle_text = [&](int) {
+    if (p.cpu_percent < 0) return fmt::format("{} cores", cores);
+    const double idle = cores * (1 - p.cpu_percent / 100);
+    return fmt::format("{:.0f} of {} cores idle", std::max(0.0, idle), cores);
+  };
+  if (pipe > 0 && model > 0 && current > 0) {
+    // Workers that match the model's rate with 10 % headroom, within the cores.
+    const int needed = static_cast<int>(std::ceil(p.workers * model / pipe * 1.1));
+    const int target = std::min(needed, max_workers);
+    if (target > p.workers) {
+      const double predicted = std::min(model, pipe * target / std::max(1, p.workers));
+      out.push_back({fmt::format("--workers {}", target), idle_text(target), predicted / current});
+    }
+    if (pipe >= model) {
+      // Fast enough on average, yet the steps waited: bursts; a deeper queue absorbs them.
+      out.push_back({"--prefetch-factor 4 (or more)",
+                     fmt::format("the workers' rate ({} samples/s) exceeds the model's ({}); the waits are bursts",
+                                 grouped(pipe), grouped(model)),
+                     1 / std::max(0.05, 1 - v.wait_share)});
+    } else if (needed > max_workers) {
+      const auto [stage, share] = dominant_stage(p);
+      std::string change = stage == "decode"      ? "store the images pre-resized near the training size"
+                           : stage == "transform" ? "lighter augmentation or a smaller output size"
+                                                  : "faster storage (local disk, page cache) for the dataset";
+      out.push_back({change,
+                     fmt::format("{} is {} of worker time and {} workers cannot reach the model's {} samples/s",
+                                 stage, percent(share), max_workers, grouped(model)),
+                     0});
+    }
+  }
+  return out;
+}
+
+std::string format_evidence(const StepWindow& w, const PipelineEvidence& p) {
+  const auto [stage, share] = dominant_stage(p);
+  if (stage.empty()) return "";
+  return fmt::format("{} is {} of worker time; {} worker{} deliver {} samples/s, the model takes {} samples/s.",
+                     stage, percent(share), p.workers, p.workers == 1 ? "" : "s", grouped(pipeline_rate(p)),
+                     grouped(model_rate(w)));
+}
+
+std::string format_changes(const std::vector<Recommendation>& changes) {
+  std::string text;
+  for (const Recommendation& r : changes) {
+    text += (text.empty() ? "try: " : "  or  ") + r.change + " (" + r.reason + ")";
+  }
+  return text;
+}
+
+std::string format_warning(const Verdict& v, int64_t steps, const StepWindow& w, const PipelineEvidence& p,
+                           const std::vector<Recommendation>& changes) {
+  std::string text = fmt::format("⚠ {} for the last {} steps: ", verdict_name(v), steps);
+  switch (v.kind) {
+    case Bottleneck::kInput: {
+      text += fmt::format("{} of step time waiting for data.", percent(v.wait_share));
+      const std::string evidence = format_evidence(w, p);
+      if (!evidence.empty()) text += "\n  " + evidence;
+      break;
+    }
+    case Bottleneck::kTransfer:
+      text += fmt::format("{} of step time copying batches to the device.", percent(v.copy_share));
+      break;
+    case Bottleneck::kThrottled:
+      text += "the GPU slowed its clocks (" + w.slowdown + ").";
+      break;
+    case Bottleneck::kHost:
+      text += fmt::format("GPU busy {:.0f} % of the time although no step waited for data; the host cannot "
+                          "launch work fast enough (larger batch, fewer small ops).",
+                          w.gpu_util_percent);
+      break;
+    case Bottleneck::kCompute:
+    case Bottleneck::kUnknown:
+      text += "no action needed.";
+      break;
+  }
+  if (!changes.empty()) text += "\n  " + format_changes(changes);
+  return text;
+}
+
+bool PersistenceGate::observe(const Verdict& v) {
+  const bool problem = v.kind != Bottleneck::kCompute && v.kind != Bottleneck::kUnknown;
+  if (!problem) {
+    streak_ = 0;
+    warned_ = false;
+    last_ = v.kind;
+    return false;
+  }
+  if (v.kind != last_) {
+    streak_ = 0;
+    warned_ = false;
+  }
+  last_ = v.kind;
+  ++streak_;
+  if (!warned_ && streak_ >= windows_to_warn_) {
+    warned_ = true;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace stoker::diagnose

@@ -1,0 +1,132 @@
+#include "loop_diagnosis.h"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+namespace stoker::train {
+
+namespace {
+
+constexpr double kWindowSeconds = 2.0;
+constexpr int64_t kWindowSteps = 10;
+// NVML clock-event reasons that cost speed: SW power cap, HW slowdown, SW thermal, HW
+// thermal, HW power brake (idle and application-clock settings are not slowdowns).
+constexpr uint64_t kSlowdownMask = 0x4 | 0x8 | 0x20 | 0x40 | 0x80;
+
+void add(diagnose::StepWindow& into, const diagnose::StepWindow& w) {
+  into.wait_s += w.wait_s;
+  into.copy_s += w.copy_s;
+  into.compute_s += w.compute_s;
+  into.steps += w.steps;
+  into.samples += w.samples;
+}
+
+double free_ram_bytes() {
+  const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
+}
+
+}  // namespace
+
+LoopDiagnosis::LoopDiagnosis(data::Loader& loader, const monitor::Sampler& monitor, int cores, int gpu_index,
+                             bool auto_workers, int prefetch_factor)
+    : loader_(loader), monitor_(monitor), cores_(cores), gpu_index_(gpu_index) {
+  if (auto_workers) {
+    diagnose::TunerLimits limits;
+    limits.max_workers = cores;
+    limits.prefetch_factor = prefetch_factor;
+    const data::LoaderOptions& o = loader.options();
+    limits.batch_bytes = static_cast<double>(o.batch_size) * static_cast<double>(o.transform.sample_bytes());
+    limits.ram_budget_bytes = 0.25 * free_ram_bytes();  // a quarter of what is free now
+    tuner_.emplace(loader.workers(), limits);
+  }
+  window_start_ = epoch_start_ = loader_.stage_times();
+}
+
+void LoopDiagnosis::start_epoch() {
+  epoch_ = {};
+  window_ = {};
+  epoch_start_ = window_start_ = loader_.stage_times();
+}
+
+diagnose::StepWindow LoopDiagnosis::with_monitor(diagnose::StepWindow w) const {
+  if (gpu_index_ < 0 || !monitor_.has_sample()) return w;
+  const monitor::Sample s = monitor_.latest();
+  for (const auto& gpu : s.gpus) {
+    if (gpu.index != gpu_index_) continue;
+    if (gpu.util_gpu_percent.ok()) w.gpu_util_percent = gpu.util_gpu_percent.value;
+    if (gpu.throttle_reasons.ok()) {
+      const auto slow = static_cast<uint64_t>(gpu.throttle_reasons.value) & kSlowdownMask;
+      if (slow != 0) w.slowdown = monitor::describe_throttle_reasons(slow);
+    }
+  }
+  return w;
+}
+
+diagnose::PipelineEvidence LoopDiagnosis::pipeline_since(const data::StageTimes& start) const {
+  const data::StageTimes now = loader_.stage_times();
+  diagnose::PipelineEvidence p;
+  p.workers = loader_.workers();
+  p.cores = cores_;
+  p.read_s = now.read - start.read;
+  p.decode_s = now.decode - start.decode;
+  p.transform_s = now.transform - start.transform;
+  p.busy_worker_s = p.read_s + p.decode_s + p.transform_s;
+  p.samples = static_cast<int64_t>(now.samples - start.samples);
+  if (monitor_.has_sample()) {
+    const monitor::Sample s = monitor_.latest();
+    if (s.host.cpu_percent.ok()) p.cpu_percent = s.host.cpu_percent.value;
+  }
+  return p;
+}
+
+std::vector<std::string> LoopDiagnosis::after_step(double wait_s, double copy_s, double compute_s, int64_t samples) {
+  const diagnose::StepWindow step{wait_s, copy_s, compute_s, 1, samples, -1, ""};
+  add(window_, step);
+  add(epoch_, step);
+  std::vector<std::string> lines;
+  if (window_.total_s() < kWindowSeconds || window_.steps < kWindowSteps) return lines;
+
+  const diagnose::StepWindow w = with_monitor(window_);
+  const diagnose::PipelineEvidence p = pipeline_since(window_start_);
+  const diagnose::Verdict v = diagnose::classify(w);
+  const bool problem = v.kind != diagnose::Bottleneck::kCompute && v.kind != diagnose::Bottleneck::kUnknown;
+  streak_steps_ = problem ? streak_steps_ + w.steps : 0;
+  if (gate_.observe(v)) {
+    lines.push_back(diagnose::format_warning(v, streak_steps_, w, p, diagnose::recommend(v, w, p)));
+  }
+  if (tuner_) {
+    const data::StageTimes now = loader_.stage_times();
+    const double idle = now.wait_free_buffer - window_start_.wait_free_buffer;
+    diagnose::TuneWindow t;
+    t.samples_per_s = static_cast<double>(w.samples) / w.total_s();
+    t.wait_share = v.wait_share;
+    t.worker_idle_share = p.busy_worker_s + idle > 0 ? idle / (p.busy_worker_s + idle) : 0;
+    const diagnose::TuneAction action = tuner_->observe(t);
+    if (action.changed) {
+      loader_.set_prefetch(action.prefetch);
+      loader_.set_workers(action.workers);
+      lines.push_back(fmt::format("autotune: {} (prefetch {})", action.reason, loader_.prefetch()));
+    }
+  }
+  window_ = {};
+  window_start_ = loader_.stage_times();
+  return lines;
+}
+
+std::vector<std::string> LoopDiagnosis::epoch_report() const {
+  const diagnose::StepWindow w = with_monitor(epoch_);
+  std::vector<std::string> lines{diagnose::format_step_shares(w)};
+  const diagnose::Verdict v = diagnose::classify(w);
+  const diagnose::PipelineEvidence p = pipeline_since(epoch_start_);
+  if (v.kind == diagnose::Bottleneck::kInput) {
+    const std::string evidence = diagnose::format_evidence(w, p);
+    if (!evidence.empty()) lines.push_back(evidence);
+  }
+  const std::string changes = diagnose::format_changes(diagnose::recommend(v, w, p));
+  if (!changes.empty()) lines.push_back(changes);
+  return lines;
+}
+
+}  // namespace stoker::train

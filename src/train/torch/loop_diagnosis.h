@@ -1,0 +1,50 @@
+// The diagnosis that rides along the training loop: steps are grouped into windows (at
+// least 2 s and 10 steps); each window is classified (stoker/diagnose/verdict.h) with the
+// loader's stage clocks and the monitor's latest figures as evidence; a condition that
+// persists over several windows prints one warning; with `--workers auto` each window also
+// feeds the worker tuner, whose changes are applied to the loader and logged with reasons.
+// Each epoch gets the shares line and, when input-bound, the recommended changes.
+// Single-threaded: call from the training loop only.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "stoker/data/loader.h"
+#include "stoker/diagnose/tune.h"
+#include "stoker/diagnose/verdict.h"
+#include "stoker/monitor/sampler.h"
+
+namespace stoker::train {
+
+class LoopDiagnosis {
+ public:
+  // `gpu_index` >= 0 reads that GPU's utilisation and slowdown reasons from the monitor.
+  LoopDiagnosis(data::Loader& loader, const monitor::Sampler& monitor, int cores, int gpu_index, bool auto_workers,
+                int prefetch_factor);
+
+  void start_epoch();
+  // After each step; returns lines to print (a warning, a tuning change), usually none.
+  std::vector<std::string> after_step(double wait_s, double copy_s, double compute_s, int64_t samples);
+
+  const diagnose::StepWindow& epoch_window() const { return epoch_; }
+  // "step time: … → input-bound (high)" plus, when there are any, "try: …".
+  std::vector<std::string> epoch_report() const;
+
+ private:
+  diagnose::StepWindow with_monitor(diagnose::StepWindow w) const;
+  diagnose::PipelineEvidence pipeline_since(const data::StageTimes& start) const;
+
+  data::Loader& loader_;
+  const monitor::Sampler& monitor_;
+  int cores_;
+  int gpu_index_;
+  std::optional<diagnose::WorkerTuner> tuner_;
+  diagnose::PersistenceGate gate_{5};
+  diagnose::StepWindow window_, epoch_;
+  data::StageTimes window_start_, epoch_start_;
+  int64_t streak_steps_ = 0;
+};
+
+}  // namespace stoker::train

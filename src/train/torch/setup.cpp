@@ -1,0 +1,123 @@
+#include "setup.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <thread>
+
+#include "stoker/core/error.h"
+#include "torch_compat.h"
+
+namespace stoker::train {
+
+namespace {
+
+bool is_idx(const data::Source& source) {
+  int w, h, c;
+  source.fixed_shape(&w, &h, &c);
+  return w > 0;
+}
+
+std::string default_transforms(const data::Source& source, bool train) {
+  if (is_idx(source)) return "none, Grayscale, Normalize(mean=(0.286,), std=(0.353,))";
+  return train ? "RandomResizedCrop(224), RandomHorizontalFlip(0.5), Normalize"
+               : "Resize(256), CenterCrop(224), Normalize";
+}
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& cfg, Network& model) {
+  if (cfg.optimizer == OptimizerKind::kSgd) {
+    return std::make_unique<torch::optim::SGD>(
+        model.parameters(), torch::optim::SGDOptions(cfg.lr).momentum(cfg.momentum).nesterov(cfg.nesterov)
+                                .weight_decay(cfg.weight_decay));
+  }
+  return std::make_unique<torch::optim::AdamW>(
+      model.parameters(), torch::optim::AdamWOptions(cfg.lr).weight_decay(cfg.weight_decay));
+}
+
+torch::Device pick_device(const TrainConfig& cfg) {
+  if (cfg.device == "cpu") return torch::kCPU;
+  if (cfg.device == "auto") return compat::cuda_available() ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
+  if (!compat::cuda_available()) {
+    std::fprintf(stderr,
+                 "⚠ WARNING: device %s was asked for, but no CUDA device is available to this libtorch "
+                 "(libtorch %s); training runs on the CPU\n",
+                 cfg.device.c_str(), compat::torch_version().c_str());
+    return torch::kCPU;
+  }
+  return torch::Device(cfg.device);
+}
+
+}  // namespace
+
+int usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+data::LoaderOptions loader_options(const TrainConfig& cfg, const data::Source& source, bool train, int workers) {
+  data::LoaderOptions options;
+  options.batch_size = train ? cfg.batch_size : std::max(cfg.batch_size, 256);
+  options.workers = workers;
+  // PyTorch's prefetch_factor counts batches per worker; the loader's prefetch is the total.
+  options.prefetch = std::max(2, cfg.prefetch_factor * workers);
+  options.sampler.seed = cfg.seed;
+  options.sampler.shuffle = train;
+  options.max_bad_fraction = cfg.max_bad_fraction;
+  options.transform =
+      data::parse_transforms(cfg.transforms.empty() ? default_transforms(source, train) : cfg.transforms);
+  options.transform.dtype = data::DType::kFloat32;
+  return options;
+}
+
+TrainSetup make_setup(const TrainConfig& cfg) {
+  validate(cfg);
+  TrainSetup s;
+  s.device = pick_device(cfg);
+
+  s.train_source = data::open_source(cfg.data, "train");
+  if (!cfg.val_data.empty()) {
+    s.val_source = data::open_source(cfg.val_data, "t10k");
+  } else if (is_idx(*s.train_source)) {
+    s.val_source = data::open_source(cfg.data, "t10k");
+  }
+  if (s.train_source->target_kind() != data::TargetKind::kClass) {
+    throw UsageError("dataset " + cfg.data + " has float targets; this version trains classifiers only");
+  }
+  s.classes = static_cast<int64_t>(s.train_source->class_names().size());
+
+  const int cores = usable_cores();
+  s.start_workers = cfg.num_workers == kAuto ? std::max(1, std::min(4, cores / 2)) : cfg.num_workers;
+  s.train_loader = std::make_unique<data::Loader>(s.train_source, loader_options(cfg, *s.train_source, true,
+                                                                                 s.start_workers));
+  if (s.val_source) {
+    s.val_loader = std::make_unique<data::Loader>(s.val_source, loader_options(cfg, *s.val_source, false,
+                                                                               s.start_workers));
+  }
+
+  // Intra-op threads: libtorch's default can be 1 (it counts physical cores, and some VMs
+  // report one); use every CPU the process may run on unless OMP_NUM_THREADS says otherwise.
+  if (std::getenv("OMP_NUM_THREADS") == nullptr) torch::set_num_threads(cores);
+
+  torch::manual_seed(cfg.seed);
+  const data::TransformSpec& spec = s.train_loader->options().transform;
+  s.model = make_model(cfg.model, {spec.channels, spec.out_height, spec.out_width}, s.classes);
+  s.model->to(s.device);
+  s.optimizer = make_optimizer(cfg, *s.model);
+  return s;
+}
+
+torch::Tensor images_of(const data::Batch& batch) {
+  const auto shape = batch.shape();
+  auto t = torch::from_blob(const_cast<void*>(batch.data()), {shape[0], shape[1], shape[2], shape[3]},
+                            torch::kFloat32);
+  return batch.layout() == data::Layout::kNHWC ? t.permute({0, 3, 1, 2}) : t;
+}
+
+torch::Tensor labels_of(const data::Batch& batch) {
+  return torch::from_blob(const_cast<int64_t*>(batch.labels()), {batch.size()}, torch::kInt64);
+}
+
+}  // namespace stoker::train

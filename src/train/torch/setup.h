@@ -1,0 +1,43 @@
+// What a training run is made of, built from a TrainConfig: the device, the data (sources
+// and loaders, fed by stoker::data), the model and the optimiser. `stoker train` and
+// `stoker doctor` build theirs the same way, so the doctor measures what training runs.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "models.h"
+#include "stoker/data/loader.h"
+#include "stoker/train/config.h"
+
+namespace stoker::train {
+
+struct TrainSetup {
+  torch::Device device{torch::kCPU};
+  std::shared_ptr<const data::Source> train_source;
+  std::shared_ptr<const data::Source> val_source;  // null: no validation data
+  int64_t classes = 0;
+  int start_workers = 1;  // cfg.num_workers, or the tuner's first count for auto
+  std::unique_ptr<data::Loader> train_loader;
+  std::unique_ptr<data::Loader> val_loader;
+  std::shared_ptr<Network> model;  // on `device`
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+};
+
+// Validates the config, opens the data and builds everything (UsageError / DataError with
+// one clear line for what cannot be). Sets libtorch's intra-op threads to the CPUs this
+// process may use unless OMP_NUM_THREADS says otherwise, and seeds torch with cfg.seed.
+TrainSetup make_setup(const TrainConfig& cfg);
+
+// Loader options for `source` per the config (workers, prefetch, seed, transforms).
+data::LoaderOptions loader_options(const TrainConfig& cfg, const data::Source& source, bool train, int workers);
+
+// The CPUs this process may run on (sched_getaffinity), at least 1.
+int usable_cores();
+
+// Zero-copy views of a batch: images (N, C, H, W) float32 and class labels (N). The batch
+// must outlive the tensors' use.
+torch::Tensor images_of(const data::Batch& batch);
+torch::Tensor labels_of(const data::Batch& batch);
+
+}  // namespace stoker::train

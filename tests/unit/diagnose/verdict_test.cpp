@@ -1,0 +1,160 @@
+// Verdict rules with scripted timings: every rule, its thresholds on both sides, the
+// recommendations' arithmetic and the persistence gate.
+#include "stoker/diagnose/verdict.h"
+
+#include <gtest/gtest.h>
+
+namespace stoker::diagnose {
+namespace {
+
+StepWindow window(double wait, double copy, double compute, int64_t samples = 6400) {
+  StepWindow w;
+  w.wait_s = wait;
+  w.copy_s = copy;
+  w.compute_s = compute;
+  w.steps = 100;
+  w.samples = samples;
+  return w;
+}
+
+TEST(Verdict, ThresholdsOfEachRule) {
+  struct Case {
+    StepWindow w;
+    std::string expected;
+  };
+  StepWindow throttled = window(0.01, 0.01, 0.98);
+  throttled.slowdown = "HW thermal";
+  StepWindow idle_gpu = window(0.01, 0.01, 0.98);
+  idle_gpu.gpu_util_percent = 55;
+  StepWindow very_idle_gpu = idle_gpu;
+  very_idle_gpu.gpu_util_percent = 20;
+  StepWindow busy_gpu = idle_gpu;
+  busy_gpu.gpu_util_percent = 70;
+  StepWindow throttled_but_starved = throttled;
+  throttled_but_starved.wait_s = 0.30;
+  const Case cases[] = {
+      {window(0.20, 0.0, 0.80), "input-bound (high)"},
+      {window(0.199, 0.0, 0.801), "input-bound (moderate)"},
+      {window(0.05, 0.0, 0.95), "input-bound (moderate)"},
+      {window(0.049, 0.0, 0.951), "compute-bound"},
+      {window(0.0, 0.20, 0.80), "transfer-bound"},
+      {window(0.0, 0.199, 0.801), "compute-bound"},
+      {window(0.10, 0.25, 0.65), "transfer-bound"},       // copying dominates a moderate wait
+      {window(0.21, 0.25, 0.54), "input-bound (high)"},   // a high wait comes first
+      {throttled, "throttled"},
+      {throttled_but_starved, "input-bound (high)"},
+      {idle_gpu, "host/launch-bound"},
+      {busy_gpu, "compute-bound"},
+      {window(0, 0, 0), "not measured"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(verdict_name(classify(c.w)), c.expected)
+        << "wait " << c.w.wait_s << " copy " << c.w.copy_s << " compute " << c.w.compute_s;
+  }
+  EXPECT_EQ(classify(very_idle_gpu).severity, Severity::kHigh);
+  EXPECT_EQ(classify(idle_gpu).severity, Severity::kModerate);
+}
+
+TEST(Verdict, SharesLine) {
+  EXPECT_EQ(format_step_shares(window(0.019, 0.003, 0.978)),
+            "step time: compute 97.8 % · waiting for data 1.9 % · copy 0.3 % → compute-bound");
+  StepWindow gpu = window(0.38, 0.02, 0.60);
+  gpu.gpu_util_percent = 61;
+  EXPECT_EQ(format_step_shares(gpu),
+            "step time: compute 60.0 % · waiting for data 38.0 % · copy 2.0 % · GPU util 61 % → input-bound (high)");
+}
+
+PipelineEvidence pipeline(int workers, int cores, double busy_s, int64_t samples) {
+  PipelineEvidence p;
+  p.workers = workers;
+  p.cores = cores;
+  p.read_s = 0.06 * busy_s;
+  p.decode_s = 0.71 * busy_s;
+  p.transform_s = 0.23 * busy_s;
+  p.busy_worker_s = busy_s;
+  p.samples = samples;
+  return p;
+}
+
+TEST(Verdict, RatesAndDominantStage) {
+  // 4 workers each busy 10 s for 3,400 samples → 340 samples/s/worker, 1,360 samples/s.
+  const PipelineEvidence p = pipeline(4, 16, 40, 3400);
+  EXPECT_DOUBLE_EQ(pipeline_rate(p), 340.0);
+  EXPECT_NEAR(pipeline_rate(pipeline(4, 16, 10, 3400)), 1360.0, 1e-9);
+  EXPECT_DOUBLE_EQ(model_rate(window(5, 0.5, 1.5, 2800)), 1400.0);
+  const auto [stage, share] = dominant_stage(p);
+  EXPECT_EQ(stage, "decode");
+  EXPECT_NEAR(share, 0.71, 1e-12);
+  EXPECT_EQ(dominant_stage(PipelineEvidence{}).first, "");
+  EXPECT_EQ(pipeline_rate(PipelineEvidence{}), 0);
+}
+
+TEST(Verdict, InputBoundRecommendsTheWorkersThatMatchTheModel) {
+  // The model takes 1,400 samples/s; 4 workers deliver 850 → 4 × 1400/850 × 1.1 = 7.2 → 8.
+  StepWindow w = window(0.0, 0.0, 0.0, 8500);
+  w.compute_s = 8500.0 / 1400;  // model rate 1,400
+  w.wait_s = 10 - w.compute_s;  // 850 samples/s delivered over 10 s
+  PipelineEvidence p = pipeline(4, 16, 8500.0 / 850 * 4, 8500);  // 850 samples/s ceiling
+  p.cpu_percent = 30;
+  const Verdict v = classify(w);
+  ASSERT_EQ(v.kind, Bottleneck::kInput);
+  const auto changes = recommend(v, w, p);
+  ASSERT_FALSE(changes.empty());
+  EXPECT_EQ(changes[0].change, "--workers 8");
+  EXPECT_EQ(changes[0].reason, "11 of 16 cores idle");
+  EXPECT_NEAR(changes[0].predicted_gain, 1400.0 / 850, 1e-6);  // up to the model's rate
+  const std::string text = format_warning(v, 400, w, p, changes);
+  EXPECT_NE(text.find("⚠ input-bound (high) for the last 400 steps: 39 % of step time waiting for data."),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("decode is 71 % of worker time; 4 workers deliver 850 samples/s, the model takes 1,400"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("try: --workers 8 (11 of 16 cores idle)"), std::string::npos) << text;
+}
+
+TEST(Verdict, NoCoresLeftPointsAtTheDominantStage) {
+  // 2 cores: at most one worker; it already runs, so the advice is about the inputs.
+  StepWindow w = window(6, 0, 4, 4000);  // model 1,000 samples/s, 400 delivered
+  const PipelineEvidence p = pipeline(1, 2, 10, 4000);
+  const auto changes = recommend(classify(w), w, p);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].change, "store the images pre-resized near the training size");
+  EXPECT_NE(changes[0].reason.find("decode is 71 % of worker time"), std::string::npos);
+}
+
+TEST(Verdict, FastPipelineThatStillWaitsGetsDeeperPrefetch) {
+  StepWindow w = window(1, 0, 9, 9000);                  // model 1,000 samples/s
+  const PipelineEvidence p = pipeline(4, 16, 12, 9000);  // 3,000 samples/s ceiling
+  const auto changes = recommend(classify(w), w, p);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].change, "--prefetch-factor 4 (or more)");
+  EXPECT_NEAR(changes[0].predicted_gain, 1 / 0.9, 1e-9);
+}
+
+TEST(Verdict, ComputeBoundRecommendsNothing) {
+  const StepWindow w = window(0.01, 0, 0.99);
+  EXPECT_TRUE(recommend(classify(w), w, pipeline(4, 16, 40, 3400)).empty());
+}
+
+TEST(PersistenceGate, WarnsOncePerStreak) {
+  PersistenceGate gate(3);
+  const Verdict input = classify(window(0.3, 0, 0.7));
+  const Verdict compute = classify(window(0, 0, 1));
+  const Verdict transfer = classify(window(0, 0.5, 0.5));
+  EXPECT_FALSE(gate.observe(input));
+  EXPECT_FALSE(gate.observe(input));
+  EXPECT_TRUE(gate.observe(input));   // third window in a row
+  EXPECT_FALSE(gate.observe(input));  // not again while it lasts
+  EXPECT_FALSE(gate.observe(transfer));  // another condition starts its own streak
+  EXPECT_FALSE(gate.observe(transfer));
+  EXPECT_TRUE(gate.observe(transfer));
+  EXPECT_FALSE(gate.observe(compute));  // cleared
+  EXPECT_EQ(gate.streak(), 0);
+  EXPECT_FALSE(gate.observe(input));
+  EXPECT_FALSE(gate.observe(input));
+  EXPECT_TRUE(gate.observe(input));  // came back: warns again
+}
+
+}  // namespace
+}  // namespace stoker::diagnose
