@@ -19,4 +19,10 @@ void add_monitor_command(CLI::App& app, int* exit_code);
 // Registers `stoker train` (explains itself when built without libtorch).
 void add_train_command(CLI::App& app, int* exit_code);
 
+// Registers `stoker check` (system report, microbenchmarks, suggestions, epoch estimate).
+void add_check_command(CLI::App& app, int* exit_code);
+
+// Registers `stoker doctor` (the train options, plus --seconds, --json, --find-batch-size).
+void add_doctor_command(CLI::App& app, int* exit_code);
+
 }  // namespace stoker::cli

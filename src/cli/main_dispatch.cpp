@@ -27,6 +27,8 @@ int run_main(int argc, char** argv) {
   add_bench_commands(app, &exit_code);
   add_monitor_command(app, &exit_code);
   add_train_command(app, &exit_code);
+  add_doctor_command(app, &exit_code);
+  add_check_command(app, &exit_code);
   try {
     std::string known;
     bool found = false;

@@ -45,9 +45,8 @@ LoopDiagnosis::LoopDiagnosis(data::Loader& loader, const monitor::Sampler& monit
 }
 
 void LoopDiagnosis::start_epoch() {
-  epoch_ = {};
-  window_ = {};
-  epoch_start_ = window_start_ = loader_.stage_times();
+  epoch_ = {};  // windows run on across epochs: short epochs still fill them
+  epoch_start_ = loader_.stage_times();
 }
 
 diagnose::StepWindow LoopDiagnosis::with_monitor(diagnose::StepWindow w) const {

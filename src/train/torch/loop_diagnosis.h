@@ -1,5 +1,5 @@
 // The diagnosis that rides along the training loop: steps are grouped into windows (at
-// least 2 s and 10 steps); each window is classified (stoker/diagnose/verdict.h) with the
+// least 2 s and 10 steps, running on across epochs); each window is classified (stoker/diagnose/verdict.h) with the
 // loader's stage clocks and the monitor's latest figures as evidence; a condition that
 // persists over several windows prints one warning; with `--workers auto` each window also
 // feeds the worker tuner, whose changes are applied to the loader and logged with reasons.

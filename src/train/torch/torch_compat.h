@@ -25,6 +25,16 @@ inline void set_cpu_rng_state(const torch::Tensor& state) {
 
 inline bool cuda_available() { return torch::cuda::is_available(); }
 
+// Out of memory, on the GPU or the host. 2.x throws c10::OutOfMemoryError for CUDA; 1.13 a
+// c10::Error whose message says "CUDA out of memory"; the CPU allocator says "can't allocate
+// memory" in both.
+inline bool is_out_of_memory(const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) return true;
+  const std::string message = e.what();
+  return message.find("out of memory") != std::string::npos ||
+         message.find("can't allocate memory") != std::string::npos;
+}
+
 // zero_grad(set_to_none=true): 1.13's C++ Optimizer::zero_grad() takes no argument and zeroes
 // in place; dropping the gradient tensors instead saves a memset and lets backward write.
 inline void zero_grad_set_to_none(torch::optim::Optimizer& optimizer) {

@@ -1,16 +1,25 @@
-// Built instead of src/train/torch/ when CMake found no libtorch: `stoker train` explains.
+// Built instead of src/train/torch/ when CMake found no libtorch: `stoker train` and
+// `stoker doctor` explain.
 #include "stoker/core/error.h"
+#include "stoker/train/doctor.h"
 #include "stoker/train/trainer.h"
 
 namespace stoker::train {
 
-int run_training(const TrainConfig&, const TrainUi&) {
-  throw UsageError(
-      "this stoker was built without libtorch, so it cannot train; install libtorch-dev "
-      "(scripts/install_deps.sh does) or configure with "
-      "-DCMAKE_PREFIX_PATH=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)') "
-      "and rebuild");
+namespace {
+
+[[noreturn]] void unavailable(const char* what) {
+  throw UsageError(std::string("this stoker was built without libtorch, so it cannot ") + what +
+                   "; install libtorch-dev (scripts/install_deps.sh does) or configure with "
+                   "-DCMAKE_PREFIX_PATH=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)') "
+                   "and rebuild");
 }
+
+}  // namespace
+
+int run_training(const TrainConfig&, const TrainUi&) { unavailable("train"); }
+
+int run_doctor(const TrainConfig&, const DoctorOptions&) { unavailable("measure a model"); }
 
 std::string torch_description() { return "not built with libtorch"; }
 
