@@ -41,6 +41,14 @@ LoaderOptions augmenting_options(int workers) {
   return options;
 }
 
+// Appends a batch's bytes and labels.
+void append_batch(std::vector<uint8_t>& out, const Batch& batch) {
+  const auto* p = static_cast<const uint8_t*>(batch.data());
+  out.insert(out.end(), p, p + batch.bytes());
+  const auto* l = reinterpret_cast<const uint8_t*>(batch.labels());
+  out.insert(out.end(), l, l + sizeof(int64_t) * static_cast<size_t>(batch.size()));
+}
+
 // Every byte of every batch of one epoch, plus labels, in order.
 std::vector<uint8_t> epoch_bytes(Loader& loader, int64_t epoch, int64_t first_batch = 0,
                                  int64_t max_batches = 1 << 30) {
@@ -50,10 +58,7 @@ std::vector<uint8_t> epoch_bytes(Loader& loader, int64_t epoch, int64_t first_ba
   while (taken < max_batches) {
     Batch batch = loader.next();
     if (!batch) break;
-    const auto* p = static_cast<const uint8_t*>(batch.data());
-    out.insert(out.end(), p, p + batch.bytes());
-    const auto* l = reinterpret_cast<const uint8_t*>(batch.labels());
-    out.insert(out.end(), l, l + sizeof(int64_t) * static_cast<size_t>(batch.size()));
+    append_batch(out, batch);
     ++taken;
   }
   return out;
@@ -112,10 +117,7 @@ TEST(LoaderTest, ChangingWorkersAndPrefetchMidEpochKeepsTheBatches) {
   const int plan[] = {1, 4, 2, 1, 3, 3, 1, 5};  // grow, park, wake parked threads, grow again
   int64_t b = 0;
   while (Batch batch = tuned.next()) {
-    const auto* p = static_cast<const uint8_t*>(batch.data());
-    got.insert(got.end(), p, p + batch.bytes());
-    const auto* l = reinterpret_cast<const uint8_t*>(batch.labels());
-    got.insert(got.end(), l, l + sizeof(int64_t) * static_cast<size_t>(batch.size()));
+    append_batch(got, batch);
     batch.release();
     tuned.set_workers(plan[b % 8]);
     if (b == 5) tuned.set_prefetch(6);
