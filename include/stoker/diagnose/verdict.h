@@ -75,10 +75,10 @@ double model_rate(const StepWindow& window);
 // The stage with the most worker time and its share of busy worker time ("decode", 0.71).
 std::pair<std::string, double> dominant_stage(const PipelineEvidence& pipeline);
 
-// Ranked changes for an input-bound window (empty otherwise): the worker count that matches
-// the model's rate (bounded by the cores, leaving one for the training thread), deeper
-// prefetch when the pipeline is fast enough on average, and lighter inputs when every core
-// is already decoding.
+// Ranked changes for an input-bound window: the worker count that matches the model's rate
+// (bounded by the cores, leaving one for the training thread), deeper prefetch when the
+// pipeline is fast enough on average, and lighter inputs when every core is already
+// decoding. Empty for other conditions: they have no flag to offer yet.
 std::vector<Recommendation> recommend(const Verdict& verdict, const StepWindow& window,
                                       const PipelineEvidence& pipeline);
 

@@ -97,13 +97,9 @@ std::pair<std::string, double> dominant_stage(const PipelineEvidence& p) {
 
 std::vector<Recommendation> recommend(const Verdict& v, const StepWindow& w, const PipelineEvidence& p) {
   std::vector<Recommendation> out;
-  if (v.kind != Bottleneck::kInput) {
-    if (v.kind == Bottleneck::kTransfer) {
-      out.push_back({"--pin-memory true, uint8 batches (normalised on the device)",
-                     fmt::format("copying takes {} of step time", percent(v.copy_share)), 0});
-    }
-    return out;
-  }
+  // Only input-bound windows have a change the trainer offers today; a transfer-bound one
+  // needs the asynchronous pinned copies of the CUDA path, named in the warning instead.
+  if (v.kind != Bottleneck::kInput) return out;
   const double pipe = pipeline_rate(p), model = model_rate(w);
   const double current = w.total_s() > 0 ? static_cast<double>(w.samples) / w.total_s() : 0;
   const int cores = std::max(1, p.cores);
@@ -168,7 +164,9 @@ std::string format_warning(const Verdict& v, int64_t steps, const StepWindow& w,
       break;
     }
     case Bottleneck::kTransfer:
-      text += fmt::format("{} of step time copying batches to the device.", percent(v.copy_share));
+      text += fmt::format("{} of step time copying batches to the device (synchronous copies from pageable "
+                          "memory in this version).",
+                          percent(v.copy_share));
       break;
     case Bottleneck::kThrottled:
       text += "the GPU slowed its clocks (" + w.slowdown + ").";
