@@ -1,0 +1,69 @@
+// fp16 loss scaling with GradScaler's rules, on the CPU (the rules do not depend on the
+// device): injected inf/NaN gradients skip their steps and halve the scale, clean runs
+// double it every growth_interval steps, and the weights equal a control that took the same
+// steps without any scaling.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "train/torch/grad_scaler.h"
+#include "train/torch/models.h"
+
+namespace stoker::train {
+namespace {
+
+TEST(GradScalerTest, SkipsInjectedInfAndNanStepsAndFollowsTheScaleRules) {
+  torch::manual_seed(3);
+  const auto x = torch::randn({32, 1, 8, 8});
+  const auto y = torch::randint(0, 10, {32}, torch::kInt64);
+  torch::manual_seed(1);
+  auto scaled = make_model("mlp", {1, 8, 8}, 10);
+  torch::manual_seed(1);
+  auto control = make_model("mlp", {1, 8, 8}, 10);
+  scaled->eval();  // no dropout: both sides compute the same function
+  control->eval();
+  torch::optim::SGD opt_scaled(scaled->parameters(), torch::optim::SGDOptions(0.05).momentum(0.9));
+  torch::optim::SGD opt_control(control->parameters(), torch::optim::SGDOptions(0.05).momentum(0.9));
+  GradScaler scaler(65536.0, 2.0, 0.5, /*growth_interval=*/3);
+
+  const std::set<int> inf_steps{2}, nan_steps{6};
+  std::vector<double> scales;
+  for (int step = 0; step < 10; ++step) {
+    opt_scaled.zero_grad();
+    scaler.scale(torch::nn::functional::cross_entropy(scaled->forward(x), y)).backward();
+    if (inf_steps.count(step) || nan_steps.count(step)) {
+      const double bad = inf_steps.count(step) ? std::numeric_limits<double>::infinity() : std::nan("");
+      scaled->parameters()[0].mutable_grad().view(-1)[5] = bad;
+    }
+    const bool stepped = scaler.step(opt_scaled);
+    EXPECT_EQ(stepped, !inf_steps.count(step) && !nan_steps.count(step)) << "step " << step;
+    scales.push_back(scaler.state().scale);
+    if (stepped) {  // the control takes exactly the steps that were not skipped
+      opt_control.zero_grad();
+      torch::nn::functional::cross_entropy(control->forward(x), y).backward();
+      opt_control.step();
+    }
+  }
+  // 0,1 clean; 2 inf → ×0.5; 3,4,5 clean → ×2 after the third; 6 NaN → ×0.5; 7,8,9 → ×2.
+  const std::vector<double> expected{65536, 65536, 32768, 32768, 32768, 65536, 32768, 32768, 32768, 65536};
+  EXPECT_EQ(scales, expected);
+  EXPECT_EQ(scaler.state().skipped, 2);
+  const auto a = scaled->parameters(), b = control->parameters();
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_LT((a[i] - b[i]).abs().max().item<double>(), 1e-6) << "parameter " << i;
+  }
+}
+
+TEST(GradScalerTest, StateRoundTrips) {
+  GradScaler scaler;
+  EXPECT_EQ(scaler.state().scale, 65536.0);
+  scaler.set_state({1024.0, 17, 4});
+  EXPECT_EQ(scaler.state().scale, 1024.0);
+  EXPECT_EQ(scaler.state().growth_tracker, 17);
+  EXPECT_EQ(scaler.state().skipped, 4);
+}
+
+}  // namespace
+}  // namespace stoker::train
