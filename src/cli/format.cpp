@@ -1,12 +1,12 @@
 #include "format.h"
 
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <fmt/format.h>
 
 #include "stoker/core/numbers.h"
+#include "stoker/core/process.h"
 
 namespace stoker::cli {
 
@@ -24,11 +24,7 @@ std::string share(double part, double total) {
   return fmt::format("{:.0f} %", 100.0 * part / total);
 }
 
-double peak_rss_bytes() {
-  struct rusage usage {};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) * 1024.0;  // Linux reports KiB
-}
+double peak_rss_bytes() { return stoker::peak_rss_bytes(); }
 
 int cpu_count() {
   const long n = sysconf(_SC_NPROCESSORS_ONLN);

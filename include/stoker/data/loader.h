@@ -92,6 +92,9 @@ struct BadSample {
 // Seconds summed over workers (read/decode/transform/wait_free_buffer) and over the
 // consumer (consumer_wait), since the Loader was created.
 struct StageTimes {
+  // What happened between two readings: later - earlier, field by field.
+  StageTimes operator-(const StageTimes& earlier) const;
+
   double read = 0;
   double decode = 0;
   double transform = 0;

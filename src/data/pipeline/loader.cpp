@@ -374,6 +374,18 @@ EpochStats Loader::epoch_stats() const {
   return shared_->stats;
 }
 
+StageTimes StageTimes::operator-(const StageTimes& e) const {
+  StageTimes d;
+  d.read = read - e.read;
+  d.decode = decode - e.decode;
+  d.transform = transform - e.transform;
+  d.wait_free_buffer = wait_free_buffer - e.wait_free_buffer;
+  d.consumer_wait = consumer_wait - e.consumer_wait;
+  d.samples = samples - e.samples;
+  d.bytes_read = bytes_read - e.bytes_read;
+  return d;
+}
+
 StageTimes Loader::stage_times() const {
   StageTimes times;
   std::lock_guard<std::mutex> lock(threads_->mutex);

@@ -104,7 +104,7 @@ std::vector<Recommendation> recommend(const Verdict& v, const StepWindow& w, con
   const double current = w.total_s() > 0 ? static_cast<double>(w.samples) / w.total_s() : 0;
   const int cores = std::max(1, p.cores);
   const int max_workers = std::max(1, cores - 1);  // one core for the training thread
-  auto idle_text = [&](int) {
+  auto idle_text = [&] {
     if (p.cpu_percent < 0) return fmt::format("{} cores", cores);
     const double idle = cores * (1 - p.cpu_percent / 100);
     return fmt::format("{:.0f} of {} cores idle", std::max(0.0, idle), cores);
@@ -115,7 +115,7 @@ std::vector<Recommendation> recommend(const Verdict& v, const StepWindow& w, con
     const int target = std::min(needed, max_workers);
     if (target > p.workers) {
       const double predicted = std::min(model, pipe * target / std::max(1, p.workers));
-      out.push_back({fmt::format("--workers {}", target), idle_text(target), predicted / current});
+      out.push_back({fmt::format("--workers {}", target), idle_text(), predicted / current});
     }
     if (pipe >= model) {
       // Fast enough on average, yet the steps waited: bursts; a deeper queue absorbs them.

@@ -20,6 +20,7 @@
 
 #include "setup.h"
 #include "stoker/core/dynamic_library.h"
+#include "stoker/core/process.h"
 #include "stoker/diagnose/check.h"
 #include "stoker/train/trainer.h"
 #include "torch_compat.h"

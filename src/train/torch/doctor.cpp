@@ -2,9 +2,6 @@
 // change, measured where cheap.
 #include "stoker/train/doctor.h"
 
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -15,6 +12,7 @@
 #include "stoker/core/clock.h"
 #include "stoker/core/error.h"
 #include "stoker/core/numbers.h"
+#include "stoker/core/process.h"
 #include "stoker/diagnose/verdict.h"
 #include "stoker/train/trainer.h"
 #include "torch_compat.h"
@@ -44,18 +42,6 @@ struct ModelProbe {
   std::string skipped;  // why it did not run
 };
 
-data::StageTimes minus(const data::StageTimes& a, const data::StageTimes& b) {
-  data::StageTimes d;
-  d.read = a.read - b.read;
-  d.decode = a.decode - b.decode;
-  d.transform = a.transform - b.transform;
-  d.wait_free_buffer = a.wait_free_buffer - b.wait_free_buffer;
-  d.consumer_wait = a.consumer_wait - b.consumer_wait;
-  d.samples = a.samples - b.samples;
-  d.bytes_read = a.bytes_read - b.bytes_read;
-  return d;
-}
-
 class Doctor {
  public:
   Doctor(const TrainConfig& cfg, const DoctorOptions& options)
@@ -79,7 +65,7 @@ class Doctor {
       }
       images += batch.size();
     }
-    return {workers, images / ns_to_seconds(clock.elapsed_ns()), minus(loader.stage_times(), start)};
+    return {workers, images / ns_to_seconds(clock.elapsed_ns()), loader.stage_times() - start};
   }
 
   // The model alone: one synthetic batch already on the device, stepped repeatedly.
@@ -318,20 +304,15 @@ class Doctor {
   // is half the RAM free at the start (the kernel kills a process before an allocation
   // fails there, so it cannot be caught).
   json find_batch_size() {
-    const double free_ram = static_cast<double>(sysconf(_SC_AVPHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
-    auto rss = [] {
-      struct rusage usage {};
-      getrusage(RUSAGE_SELF, &usage);
-      return static_cast<double>(usage.ru_maxrss) * 1024.0;
-    };
-    const double start_rss = rss();
+    const double free_ram = free_ram_bytes();
+    const double start_rss = peak_rss_bytes();
     int fits = 0, fails = 0, best = 0;
     double best_rate = 0;
     std::string stopped = "reached 4,096";
     auto fits_at = [&](int batch) {
       const ModelProbe p = probe_model("search", batch, cfg_.amp);
       if (!p.skipped.empty()) return false;
-      if (setup_.device.is_cpu() && rss() - start_rss > 0.5 * free_ram) {
+      if (setup_.device.is_cpu() && peak_rss_bytes() - start_rss > 0.5 * free_ram) {
         stopped = "half the free RAM";
         return false;
       }

@@ -1,8 +1,8 @@
 #include "loop_diagnosis.h"
 
-#include <unistd.h>
-
 #include <fmt/format.h>
+
+#include "stoker/core/process.h"
 
 namespace stoker::train {
 
@@ -20,11 +20,6 @@ void add(diagnose::StepWindow& into, const diagnose::StepWindow& w) {
   into.compute_s += w.compute_s;
   into.steps += w.steps;
   into.samples += w.samples;
-}
-
-double free_ram_bytes() {
-  const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
 }
 
 }  // namespace
@@ -63,16 +58,15 @@ diagnose::StepWindow LoopDiagnosis::with_monitor(diagnose::StepWindow w) const {
   return w;
 }
 
-diagnose::PipelineEvidence LoopDiagnosis::pipeline_since(const data::StageTimes& start) const {
-  const data::StageTimes now = loader_.stage_times();
+diagnose::PipelineEvidence LoopDiagnosis::evidence(const data::StageTimes& d) const {
   diagnose::PipelineEvidence p;
   p.workers = loader_.workers();
   p.cores = cores_;
-  p.read_s = now.read - start.read;
-  p.decode_s = now.decode - start.decode;
-  p.transform_s = now.transform - start.transform;
-  p.busy_worker_s = p.read_s + p.decode_s + p.transform_s;
-  p.samples = static_cast<int64_t>(now.samples - start.samples);
+  p.read_s = d.read;
+  p.decode_s = d.decode;
+  p.transform_s = d.transform;
+  p.busy_worker_s = d.read + d.decode + d.transform;
+  p.samples = static_cast<int64_t>(d.samples);
   if (monitor_.has_sample()) {
     const monitor::Sample s = monitor_.latest();
     if (s.host.cpu_percent.ok()) p.cpu_percent = s.host.cpu_percent.value;
@@ -87,8 +81,10 @@ std::vector<std::string> LoopDiagnosis::after_step(double wait_s, double copy_s,
   std::vector<std::string> lines;
   if (window_.total_s() < kWindowSeconds || window_.steps < kWindowSteps) return lines;
 
+  const data::StageTimes now = loader_.stage_times();
+  const data::StageTimes stages = now - window_start_;
   const diagnose::StepWindow w = with_monitor(window_);
-  const diagnose::PipelineEvidence p = pipeline_since(window_start_);
+  const diagnose::PipelineEvidence p = evidence(stages);
   const diagnose::Verdict v = diagnose::classify(w);
   const bool problem = v.kind != diagnose::Bottleneck::kCompute && v.kind != diagnose::Bottleneck::kUnknown;
   streak_steps_ = problem ? streak_steps_ + w.steps : 0;
@@ -96,8 +92,7 @@ std::vector<std::string> LoopDiagnosis::after_step(double wait_s, double copy_s,
     lines.push_back(diagnose::format_warning(v, streak_steps_, w, p, diagnose::recommend(v, w, p)));
   }
   if (tuner_) {
-    const data::StageTimes now = loader_.stage_times();
-    const double idle = now.wait_free_buffer - window_start_.wait_free_buffer;
+    const double idle = stages.wait_free_buffer;
     diagnose::TuneWindow t;
     t.samples_per_s = static_cast<double>(w.samples) / w.total_s();
     t.wait_share = v.wait_share;
@@ -110,7 +105,7 @@ std::vector<std::string> LoopDiagnosis::after_step(double wait_s, double copy_s,
     }
   }
   window_ = {};
-  window_start_ = loader_.stage_times();
+  window_start_ = now;
   return lines;
 }
 
@@ -118,7 +113,7 @@ std::vector<std::string> LoopDiagnosis::epoch_report() const {
   const diagnose::StepWindow w = with_monitor(epoch_);
   std::vector<std::string> lines{diagnose::format_step_shares(w)};
   const diagnose::Verdict v = diagnose::classify(w);
-  const diagnose::PipelineEvidence p = pipeline_since(epoch_start_);
+  const diagnose::PipelineEvidence p = evidence(loader_.stage_times() - epoch_start_);
   if (v.kind == diagnose::Bottleneck::kInput) {
     const std::string evidence = diagnose::format_evidence(w, p);
     if (!evidence.empty()) lines.push_back(evidence);

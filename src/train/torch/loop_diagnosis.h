@@ -34,7 +34,8 @@ class LoopDiagnosis {
 
  private:
   diagnose::StepWindow with_monitor(diagnose::StepWindow w) const;
-  diagnose::PipelineEvidence pipeline_since(const data::StageTimes& start) const;
+  // The pipeline figures of a stage-clock difference, with the monitor's CPU %.
+  diagnose::PipelineEvidence evidence(const data::StageTimes& stages) const;
 
   data::Loader& loader_;
   const monitor::Sampler& monitor_;

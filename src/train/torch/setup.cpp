@@ -1,12 +1,10 @@
 #include "setup.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <cstdlib>
-#include <thread>
 
 #include "stoker/core/error.h"
+#include "stoker/core/process.h"
 #include "torch_compat.h"
 
 namespace stoker::train {
@@ -49,13 +47,6 @@ torch::Device pick_device(const TrainConfig& cfg) {
 }
 
 }  // namespace
-
-int usable_cores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
 
 data::LoaderOptions loader_options(const TrainConfig& cfg, const data::Source& source, bool train, int workers) {
   data::LoaderOptions options;

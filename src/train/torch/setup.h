@@ -32,9 +32,6 @@ TrainSetup make_setup(const TrainConfig& cfg);
 // Loader options for `source` per the config (workers, prefetch, seed, transforms).
 data::LoaderOptions loader_options(const TrainConfig& cfg, const data::Source& source, bool train, int workers);
 
-// The CPUs this process may run on (sched_getaffinity), at least 1.
-int usable_cores();
-
 // Zero-copy views of a batch: images (N, C, H, W) float32 and class labels (N). The batch
 // must outlive the tensors' use.
 torch::Tensor images_of(const data::Batch& batch);

@@ -22,6 +22,7 @@
 #include "step.h"
 #include "stoker/core/clock.h"
 #include "stoker/core/error.h"
+#include "stoker/core/process.h"
 #include "stoker/data/loader.h"
 #include "stoker/monitor/sampler.h"
 #include "stoker/monitor/sinks.h"
