@@ -297,7 +297,19 @@ void set_field(const Field& field, std::string_view text, const std::string& wha
         } else if constexpr (std::is_same_v<T, double>) {
           value = parse_number(text, what);
         } else if constexpr (std::is_integral_v<T>) {
-          value = field.takes_auto && text == "auto" ? static_cast<T>(kAuto) : parse_integer<T>(text, what);
+          if (!field.takes_auto) {
+            value = parse_integer<T>(text, what);
+          } else if (text == "auto") {
+            value = static_cast<T>(kAuto);
+          } else {
+            // Numbers as usual, but the stored sentinel (-1) is not a number a user may give.
+            const bool digits = !text.empty() && text.find_first_not_of("+-0123456789") == std::string_view::npos;
+            if (!digits) throw UsageError(fmt::format("{} must be an integer or auto (got '{}')", what, text));
+            value = parse_integer<T>(text, what);
+            if (value == static_cast<T>(kAuto)) {
+              throw UsageError(fmt::format("{} must be at least 1, or auto (got '{}')", what, text));
+            }
+          }
         } else {
           static_assert(std::is_enum_v<T>);
           value = parse_enum<T>(text, what);

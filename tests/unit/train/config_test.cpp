@@ -230,7 +230,10 @@ TEST(ConfigYamlTest, WrongTypesNameTheKeyAndTheValue) {
   EXPECT_EQ(usage_error_of([] { from_flags("--epochs two"); }),
             "--epochs must be an integer (got 'two')");
   EXPECT_EQ(usage_error_of([] { from_flags("--workers x"); }),
-            "--workers must be an integer (got 'x')");
+            "--workers must be an integer or auto (got 'x')");
+  // -1 is how auto is stored; typed, it is an error, not a silent auto.
+  EXPECT_EQ(usage_error_of([] { from_flags("--workers -1"); }), "--workers must be at least 1, or auto (got '-1')");
+  EXPECT_EQ(yaml_error("num_workers: -1\n"), "c.yaml:1: key 'num_workers' must be at least 1, or auto (got '-1')");
   EXPECT_EQ(usage_error_of([] { from_flags("--use-amp=fp32"); }),
             "--use-amp must be one of off, bf16, fp16 (got 'fp32')");
 }
