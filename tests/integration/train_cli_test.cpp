@@ -1,11 +1,14 @@
 // `stoker train` end to end on Debian's Fashion-MNIST: a short run's run directory, a
-// SIGINT that saves a checkpoint, and one-line errors with the right exit codes.
+// SIGINT that saves a checkpoint, a NaN loss, a disk that fills while checkpointing, and
+// one-line errors with the right exit codes. Then the tasks on generated data: a two-target
+// regression from a CSV file list, and a binary classifier's ROC AUC.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
 
+#include "support/level_datasets.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
 
@@ -78,12 +81,123 @@ TEST_F(TrainCli, BadInputOneLineNonZero) {
       {"--model resnet7", 2, "resnet7"},
       {"--config " + dir.str() + "/c.yaml", 2, "c.yaml:2: unknown key 'num_worker'"},
       {"--amp fp16 --device cpu", 2, "amp fp16 needs a CUDA device"},
+      {"--model resnet18", 2, "model resnet18 needs images of at least 32x32 (got 28x28)"},
+      {"--task regression", 2, "task regression needs float targets, and " + std::string(kFashion) +
+                                   " has class labels (10 classes)"},
+      {"--loss mse", 2, "loss mse is for regression"},
+      {"--task sorting", 2, "--task must be one of auto, classification, regression (got 'sorting')"},
       {"--bogus", 2, "--bogus"},
   };
   for (const auto& c : cases) {
     const auto r = run_command(kStoker + " train --no-progress --output-dir " + dir.str() + "/runs " + c.args);
     expect_one_line_error(r, c.exit_code, c.expected, c.args);
   }
+}
+
+TEST_F(TrainCli, NanLossStopsWithTheStepAndAHint) {
+  TempDir dir;
+  const auto r = run_command(kStoker + " train --no-progress --lr 1e30 --max-steps 50 --output-dir " + dir.str());
+  expect_one_line_error(r, 1, "loss became NaN at epoch 1 step ", "--lr 1e30");
+  EXPECT_NE(r.err.find("try a lower --lr (now 1e+30)"), std::string::npos) << r.err;
+}
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+// A file-size limit makes the next checkpoint write fail the way a full disk does: the run
+// stops with one line, and the checkpoint saved before stays whole and resumable.
+TEST_F(TrainCli, DiskFullWhileCheckpointingKeepsThePreviousCheckpoint) {
+  TempDir dir;
+  const std::string first = kStoker + " train --no-progress --max-steps 2 --output-dir " + dir.str();
+  ASSERT_EQ(run_command(first).exit_code, 0);
+  const std::string run = run_dir(dir.str());
+  const std::string saved = file_bytes(run + "/checkpoint.pt");
+  ASSERT_GT(saved.size(), 1u << 20);  // more than the limit below
+
+  // SIGXFSZ ignored: a write past the limit fails with EFBIG instead of killing the process.
+  const auto full = run_command("trap '' XFSZ; ulimit -f 2048; " + kStoker +
+                                " train --no-progress --max-steps 4 --resume " + run);
+  expect_one_line_error(full, 1, "writing checkpoint " + run + "/checkpoint.pt failed", "ulimit -f 2048");
+  EXPECT_NE(full.err.find("the previous checkpoint is unchanged"), std::string::npos) << full.err;
+  EXPECT_EQ(file_bytes(run + "/checkpoint.pt"), saved);
+  EXPECT_FALSE(fs::exists(run + "/checkpoint.pt.tmp"));
+
+  const auto resumed = run_command(kStoker + " train --no-progress --max-steps 4 --resume " + run);
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("resume   epoch 1, batch 2, step 2"), std::string::npos) << resumed.out;
+}
+
+// An address-space limit makes the first step's activations (about 5 GB at batch 20,000) fail
+// to allocate, as a GPU runs out of memory: one line naming the batch size and what to try.
+// Few threads and malloc arenas keep the process's own address space well below the limit.
+TEST_F(TrainCli, OutOfMemoryNamesTheBatchSizeAndWhatToTry) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "a sanitizer's shadow memory needs far more address space than any ulimit -v leaves";
+#endif
+  TempDir dir;
+  const auto r = run_command("ulimit -v 4000000; MALLOC_ARENA_MAX=2 OMP_NUM_THREADS=1 " + kStoker +
+                             " train --no-progress --batch-size 20000 --max-steps 1 --output-dir " + dir.str());
+  expect_one_line_error(r, 1, "out of memory in training step 1 of epoch 1 at batch size 20000 on cpu", "ulimit -v");
+  EXPECT_NE(r.err.find("try --batch-size 10000 --accumulation-steps 2 (effective batch 20000, as now)"),
+            std::string::npos)
+      << r.err;
+}
+
+// Tasks on generated data (no Fashion-MNIST needed).
+class TrainTasksCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!STOKER_HAS_TORCH) GTEST_SKIP() << "built without libtorch";
+  }
+  static nlohmann::json summary_of(const std::string& output_dir) {
+    for (const auto& entry : fs::directory_iterator(output_dir)) {
+      std::ifstream in(entry.path() / "summary.json");
+      return nlohmann::json::parse(in);
+    }
+    return {};
+  }
+  const std::string small_images_ = " --model mlp --workers 1 --batch-size 32 --lr 3e-3 --no-progress"
+                                    " --transforms 'Resize(8), CenterCrop(8), Grayscale, Normalize(mean=(0.5,), std=(0.5,))'";
+};
+
+TEST_F(TrainTasksCli, RegressionFromAFileListReportsMaePerTarget) {
+  TempDir dir;
+  const std::string train = stoker::testing::write_level_regression(dir, "train", 320, 1);
+  const std::string val = stoker::testing::write_level_regression(dir, "val", 100, 2);
+  for (const char* loss : {"auto", "l1"}) {
+    const std::string out = dir.str() + "/runs_" + loss;
+    const auto r = run_command(kStoker + " train --data " + train + " --val-data " + val + " --epochs 4 --loss " +
+                               loss + small_images_ + " --output-dir " + out);
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    EXPECT_NE(r.out.find(std::string("regression, 2 targets, loss ") + (loss == std::string("auto") ? "mse" : "l1")),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("MAE"), std::string::npos) << r.out;
+    const auto summary = summary_of(out);
+    const auto& mae = summary["epochs"].back()["val_mae"];
+    ASSERT_EQ(mae.size(), 2u) << summary.dump();
+    // Predicting the mean level scores an MAE of about 0.25 on both targets.
+    EXPECT_LT(mae[0].get<double>(), 0.12) << summary.dump();
+    EXPECT_LT(mae[1].get<double>(), 0.12) << summary.dump();
+    EXPECT_TRUE(summary["test_accuracy"].is_null());
+  }
+}
+
+TEST_F(TrainTasksCli, BinaryClassificationReportsRocAuc) {
+  TempDir dir;
+  const std::string train = stoker::testing::write_level_classes(dir, "train", 320, 3);
+  const std::string val = stoker::testing::write_level_classes(dir, "val", 100, 4);
+  const std::string out = dir.str() + "/runs";
+  const auto r = run_command(kStoker + " train --data " + train + " --val-data " + val + " --epochs 2" + small_images_ +
+                             " --output-dir " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("classification, 2 classes, loss cross_entropy"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("AUC"), std::string::npos) << r.out;
+  const auto summary = summary_of(out);
+  EXPECT_GT(summary["epochs"].back()["val_auc"].get<double>(), 0.95) << summary.dump();
+  EXPECT_GT(summary["test_accuracy"].get<double>(), 0.85) << summary.dump();
 }
 
 }  // namespace

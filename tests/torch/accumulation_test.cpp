@@ -42,8 +42,8 @@ TEST(AccumulationTest, FourBatchesOf16MatchOneBatchOf64) {
 
   Twin a = make_twin(1), b = make_twin(1);
   ASSERT_EQ(max_difference(*a.model, *b.model), 0.0);
-  Stepper sa(accumulated, *a.model, *a.optimizer, torch::kCPU, 100, 10);
-  Stepper sb(whole, *b.model, *b.optimizer, torch::kCPU, 100, 10);
+  Stepper sa(accumulated, *a.model, *a.optimizer, classification_objective(10), torch::kCPU, 100, 10);
+  Stepper sb(whole, *b.model, *b.optimizer, classification_objective(10), torch::kCPU, 100, 10);
   for (int round = 0; round < 3; ++round) {  // three optimiser steps (momentum carries over)
     for (int k = 0; k < 4; ++k) {
       const auto r = sa.step(x.slice(0, 16 * k, 16 * (k + 1)), y.slice(0, 16 * k, 16 * (k + 1)));
@@ -58,10 +58,10 @@ TEST(AccumulationTest, FourBatchesOf16MatchOneBatchOf64) {
   // Not vacuous: one step of 16 alone moves the weights elsewhere.
   Twin c = make_twin(1);
   TrainConfig single = whole;
-  Stepper sc(single, *c.model, *c.optimizer, torch::kCPU, 100, 10);
+  Stepper sc(single, *c.model, *c.optimizer, classification_objective(10), torch::kCPU, 100, 10);
   sc.step(x.slice(0, 0, 16), y.slice(0, 0, 16));
   Twin d = make_twin(1);
-  Stepper sd(whole, *d.model, *d.optimizer, torch::kCPU, 100, 10);
+  Stepper sd(whole, *d.model, *d.optimizer, classification_objective(10), torch::kCPU, 100, 10);
   sd.step(x, y);
   EXPECT_GT(max_difference(*c.model, *d.model), 1e-4);
 }
@@ -74,8 +74,8 @@ TEST(AccumulationTest, LastPartialWindowWeighsLikeAFullOne) {
   accumulated.optimizer = whole.optimizer = OptimizerKind::kSgd;
   accumulated.accumulation_steps = 4;
   Twin a = make_twin(2), b = make_twin(2);
-  Stepper sa(accumulated, *a.model, *a.optimizer, torch::kCPU, 100, 10);
-  Stepper sb(whole, *b.model, *b.optimizer, torch::kCPU, 100, 10);
+  Stepper sa(accumulated, *a.model, *a.optimizer, classification_objective(10), torch::kCPU, 100, 10);
+  Stepper sb(whole, *b.model, *b.optimizer, classification_objective(10), torch::kCPU, 100, 10);
   for (int k = 0; k < 3; ++k) sa.step(x.slice(0, 16 * k, 16 * (k + 1)), y.slice(0, 16 * k, 16 * (k + 1)));
   EXPECT_TRUE(sa.window_open());
   EXPECT_EQ(sa.global_step(), 0);

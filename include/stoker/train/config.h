@@ -37,6 +37,11 @@ namespace stoker::train {
 enum class AmpMode { kOff, kBf16, kFp16 };
 enum class OptimizerKind { kAdamW, kSgd };
 enum class ScheduleKind { kConstant, kCosine, kStep };
+// What the targets are. kAuto: the data says (class ids -> classification; float targets,
+// e.g. a CSV with `path,yaw,pitch,roll` -> regression).
+enum class TaskKind { kAuto, kClassification, kRegression };
+// kAuto: cross-entropy for classification, MSE for regression.
+enum class LossKind { kAuto, kCrossEntropy, kMse, kL1, kSmoothL1 };
 
 // The value of an integer key set to "auto" (num_workers).
 constexpr int kAuto = -1;
@@ -46,6 +51,8 @@ struct TrainConfig {
   std::string data = "/usr/share/datasets/fashion-mnist";  // image folder, IDX dir or CSV
   std::string val_data;    // "" = the IDX t10k split when data is IDX, else none
   std::string transforms;  // torchvision-style chain; "" = the model's default
+  TaskKind task = TaskKind::kAuto;
+  LossKind loss = LossKind::kAuto;  // checked against the task once the data is open
   int epochs = 2;
   int batch_size = 64;
   double lr = 1e-3;
@@ -129,6 +136,11 @@ class ConfigFlags {
 // naming the key, e.g. "momentum must be in [0, 1) (got 1.5)".
 void validate(const TrainConfig& config);
 
+// The task/loss pairing (validate() calls it with the configured task; the trainer again once
+// the data has decided an auto task). Throws UsageError, e.g. "loss mse is for regression; a
+// classification task takes loss cross_entropy (or auto)".
+void check_task_and_loss(TaskKind task, LossKind loss, double label_smoothing);
+
 // The config as YAML, every key in schema order, one `key: value` line each; apply_yaml_file()
 // on it gives back the same config.
 std::string to_yaml(const TrainConfig& config);
@@ -136,5 +148,7 @@ std::string to_yaml(const TrainConfig& config);
 std::string to_string(AmpMode mode);
 std::string to_string(OptimizerKind kind);
 std::string to_string(ScheduleKind kind);
+std::string to_string(TaskKind kind);
+std::string to_string(LossKind kind);
 
 }  // namespace stoker::train

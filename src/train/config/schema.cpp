@@ -34,7 +34,19 @@ constexpr std::array<EnumName<ScheduleKind>, 3> kSchedules = {
      {ScheduleKind::kCosine, "cosine"},
      {ScheduleKind::kStep, "step"}}};
 
+constexpr std::array<EnumName<TaskKind>, 3> kTasks = {
+    {{TaskKind::kAuto, "auto"},
+     {TaskKind::kClassification, "classification"},
+     {TaskKind::kRegression, "regression"}}};
+constexpr std::array<EnumName<LossKind>, 5> kLosses = {{{LossKind::kAuto, "auto"},
+                                                        {LossKind::kCrossEntropy, "cross_entropy"},
+                                                        {LossKind::kMse, "mse"},
+                                                        {LossKind::kL1, "l1"},
+                                                        {LossKind::kSmoothL1, "smooth_l1"}}};
+
 std::span<const EnumName<AmpMode>> enum_names(AmpMode) { return kAmpModes; }
+std::span<const EnumName<TaskKind>> enum_names(TaskKind) { return kTasks; }
+std::span<const EnumName<LossKind>> enum_names(LossKind) { return kLosses; }
 std::span<const EnumName<OptimizerKind>> enum_names(OptimizerKind) { return kOptimizers; }
 std::span<const EnumName<ScheduleKind>> enum_names(ScheduleKind) { return kSchedules; }
 
@@ -151,6 +163,16 @@ std::vector<Field> make_fields() {
        &C::transforms,
        "Transform chain, torchvision style, e.g. 'RandomResizedCrop(224), "
        "RandomHorizontalFlip()'; empty = the model's default",
+       {}},
+      {"task",
+       &C::task,
+       "What the targets are: auto (class ids -> classification, float targets -> regression), "
+       "classification or regression",
+       {}},
+      {"loss",
+       &C::loss,
+       "Loss: auto (cross_entropy for classification, mse for regression), cross_entropy, mse, l1 "
+       "or smooth_l1",
        {}},
       {"epochs", &C::epochs, "Passes over the training data", {}},
       {"batch_size",
@@ -343,5 +365,7 @@ std::string field_text(const Field& field, const TrainConfig& config) {
 std::string to_string(AmpMode mode) { return detail::enum_text(mode); }
 std::string to_string(OptimizerKind kind) { return detail::enum_text(kind); }
 std::string to_string(ScheduleKind kind) { return detail::enum_text(kind); }
+std::string to_string(TaskKind kind) { return detail::enum_text(kind); }
+std::string to_string(LossKind kind) { return detail::enum_text(kind); }
 
 }  // namespace stoker::train

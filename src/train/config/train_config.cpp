@@ -133,6 +133,24 @@ std::string to_yaml(const TrainConfig& config) {
   return text;
 }
 
+void check_task_and_loss(TaskKind task, LossKind loss, double label_smoothing) {
+  const bool regression_loss = loss == LossKind::kMse || loss == LossKind::kL1 || loss == LossKind::kSmoothL1;
+  if (task == TaskKind::kClassification && regression_loss) {
+    throw UsageError(fmt::format("loss {} is for regression; a classification task takes loss "
+                                 "cross_entropy (or auto)",
+                                 to_string(loss)));
+  }
+  if (task == TaskKind::kRegression && loss == LossKind::kCrossEntropy) {
+    throw UsageError("loss cross_entropy is for classification; a regression task takes loss mse, l1, "
+                     "smooth_l1 (or auto)");
+  }
+  if (task == TaskKind::kRegression && label_smoothing > 0) {
+    throw UsageError(fmt::format("label_smoothing applies to classification only (got {} with task "
+                                 "regression); set it to 0",
+                                 label_smoothing));
+  }
+}
+
 void validate(const TrainConfig& c) {
   auto check = [](bool ok, const std::string& message) {
     if (!ok) throw UsageError(message);
@@ -175,6 +193,7 @@ void validate(const TrainConfig& c) {
         fmt::format("step_gamma must be in (0, 1] (got {})", c.step_gamma));
   at_least("step_every_epochs", c.step_every_epochs, 1);
   fraction("label_smoothing", c.label_smoothing, false, "[0, 1)");
+  check_task_and_loss(c.task, c.loss, c.label_smoothing);
   if (c.num_workers != kAuto) {
     between("num_workers", c.num_workers, 1, 1024,
             c.num_workers == 0 ? "; stoker always loads on worker threads: 1 is the fewest, or auto"

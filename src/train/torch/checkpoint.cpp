@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
 
@@ -42,6 +44,14 @@ CheckpointMeta read_meta(torch::serialize::InputArchive& archive) {
   meta.batch_size = get_int("batch_size");
   if (!archive.try_read("model_name", v) || !v.isString()) throw std::runtime_error("missing model_name");
   meta.model = v.toStringRef();
+  if (archive.try_read("scaler_scale", v)) {
+    if (!v.isDouble()) throw std::runtime_error("scaler_scale is not a number");
+    GradScaler::State scaler;
+    scaler.scale = v.toDouble();
+    scaler.growth_tracker = get_int("scaler_growth_tracker");
+    scaler.skipped = get_int("scaler_skipped");
+    meta.scaler = scaler;
+  }
   return meta;
 }
 
@@ -63,6 +73,31 @@ torch::serialize::InputArchive open_archive(const std::string& path) {
 void save_checkpoint(const std::string& path, Network& model, torch::optim::Optimizer& optimizer,
                      const CheckpointMeta& meta) {
   const std::string tmp = path + ".tmp";
+  auto failed = [&](const std::string& why) {
+    std::remove(tmp.c_str());
+    return SystemError("writing checkpoint " + path + " failed (" + why +
+                       "); the previous checkpoint is unchanged — free disk space or choose --output-dir");
+  };
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw failed(std::strerror(errno));
+  // libtorch's own file writer throws again from its destructor when a write fails (a full
+  // disk aborts the process), so the archive streams through this sink, which never reports
+  // a failure to libtorch: it keeps the first errno and drops the rest.
+  int write_error = 0;
+  auto sink = [&](const void* data, size_t size) -> size_t {
+    const char* p = static_cast<const char*>(data);
+    for (size_t left = size; left > 0 && write_error == 0;) {
+      const ssize_t n = ::write(fd, p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        write_error = n < 0 ? errno : EIO;
+        break;
+      }
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+    return size;
+  };
   try {
     torch::serialize::OutputArchive archive;
     archive.write("stoker_checkpoint_version", c10::IValue(kFormatVersion));
@@ -72,22 +107,29 @@ void save_checkpoint(const std::string& path, Network& model, torch::optim::Opti
     archive.write("seed", c10::IValue(static_cast<int64_t>(meta.seed)));
     archive.write("batch_size", c10::IValue(meta.batch_size));
     archive.write("model_name", c10::IValue(meta.model));
+    if (meta.scaler) {
+      archive.write("scaler_scale", c10::IValue(meta.scaler->scale));
+      archive.write("scaler_growth_tracker", c10::IValue(meta.scaler->growth_tracker));
+      archive.write("scaler_skipped", c10::IValue(meta.scaler->skipped));
+    }
     torch::serialize::OutputArchive model_archive, optimizer_archive;
     model.save(model_archive);
     optimizer.save(optimizer_archive);
     archive.write("model", model_archive);
     archive.write("optimizer", optimizer_archive);
     archive.write("rng_cpu", compat::cpu_rng_state());
-    archive.save_to(tmp);
+    archive.save_to(sink);
   } catch (const c10::Error& e) {
-    std::remove(tmp.c_str());
-    throw SystemError("writing checkpoint " + path + " failed (" + first_line(e.what_without_backtrace()) +
-                      "); the previous checkpoint is unchanged — free disk space or choose --output-dir");
+    ::close(fd);
+    throw failed(first_line(e.what_without_backtrace()));
   }
-  fsync_path(tmp, O_RDONLY);
+  if (write_error == 0 && ::fsync(fd) != 0) write_error = errno;  // some filesystems report ENOSPC here
+  if (::close(fd) != 0 && write_error == 0) write_error = errno;
+  if (write_error != 0) throw failed(std::strerror(write_error));
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int error = errno;
     std::remove(tmp.c_str());
-    throw SystemError("cannot move " + tmp + " to " + path);
+    throw SystemError("cannot move " + tmp + " to " + path + ": " + std::strerror(error));
   }
   const fs::path dir = fs::path(path).parent_path();
   fsync_path(dir.empty() ? "." : dir.string(), O_RDONLY | O_DIRECTORY);

@@ -1,10 +1,12 @@
-// Checkpoints: model, optimiser, CPU RNG and where the data stream stands, in one file
+// Checkpoints: model, optimiser, fp16 loss scaler, CPU RNG and where the data stream stands, in one file
 // written atomically (temp file, fsync, rename, fsync of the directory), so a crash or a
 // full disk never leaves a half-written checkpoint in place of the previous one.
 #pragma once
 
+#include <optional>
 #include <string>
 
+#include "grad_scaler.h"
 #include "models.h"
 
 namespace stoker::train {
@@ -16,6 +18,7 @@ struct CheckpointMeta {
   uint64_t seed = 0;
   int64_t batch_size = 0;
   std::string model;
+  std::optional<GradScaler::State> scaler;  // amp fp16 only
 };
 
 // Throws SystemError naming the path when it cannot be written; the previous file stays.

@@ -77,11 +77,11 @@ class Doctor {
     c.accumulation_steps = 1;
     const data::TransformSpec& spec = setup_.train_loader->options().transform;
     try {
-      Stepper stepper(c, *setup_.model, *setup_.optimizer, setup_.device, 1 << 30, 1 << 20);
+      Stepper stepper(c, *setup_.model, *setup_.optimizer, setup_.objective, setup_.device, 1 << 30, 1 << 20);
       setup_.model->train();
       const auto options = torch::TensorOptions().device(setup_.device);
       const auto x = torch::randn({batch, spec.channels, spec.out_height, spec.out_width}, options);
-      const auto y = torch::randint(0, std::max<int64_t>(1, setup_.classes), {batch}, options.dtype(torch::kInt64));
+      const auto y = setup_.objective.random_targets(batch, options);
       stepper.step(x, y);  // warm-up: allocations, kernel selection
       Stopwatch clock;
       int64_t steps = 0;
@@ -103,7 +103,7 @@ class Doctor {
     loader.set_prefetch(std::max(2, cfg_.prefetch_factor * workers));
     loader.set_workers(workers);
     loader.start_epoch(next_epoch_++);
-    Stepper stepper(cfg_, *setup_.model, *setup_.optimizer, setup_.device, 1 << 30, 1 << 20);
+    Stepper stepper(cfg_, *setup_.model, *setup_.optimizer, setup_.objective, setup_.device, 1 << 30, 1 << 20);
     setup_.model->train();
     JointProbe probe{workers, {}};
     int64_t seen = 0;
@@ -116,7 +116,7 @@ class Doctor {
         loader.start_epoch(next_epoch_++);
         continue;
       }
-      const Stepper::Result r = stepper.step(images_of(batch), labels_of(batch));
+      const Stepper::Result r = stepper.step(images_of(batch), setup_.objective.targets_of(batch));
       if (++seen <= 2) continue;  // the queue fills and the first steps allocate: not counted
       probe.window.wait_s += wait;
       probe.window.copy_s += r.copy_s;
@@ -143,6 +143,8 @@ class Doctor {
     std::vector<ModelProbe> model_probes{probe_model("as configured", cfg_.batch_size, cfg_.amp)};
     if (cfg_.amp == AmpMode::kOff) {
       model_probes.push_back(probe_model("amp bf16", cfg_.batch_size, AmpMode::kBf16));
+      // fp16 (with loss scaling) exists on CUDA only; on older GPUs it is the faster one.
+      if (setup_.device.is_cuda()) model_probes.push_back(probe_model("amp fp16", cfg_.batch_size, AmpMode::kFp16));
     }
     model_probes.push_back(probe_model(fmt::format("batch {}", 2 * cfg_.batch_size), 2 * cfg_.batch_size, cfg_.amp));
     const double model_rate = model_probes[0].samples_per_s;
@@ -183,8 +185,8 @@ class Doctor {
     for (size_t i = 1; i < model_probes.size(); ++i) {
       const ModelProbe& m = model_probes[i];
       if (!m.skipped.empty() || model_rate <= 0) continue;
-      const std::string flag = m.variant == "amp bf16"
-                                   ? "--amp bf16"
+      const std::string flag = m.variant.starts_with("amp ")
+                                   ? "--amp " + m.variant.substr(4)
                                    : fmt::format("--batch-size {} --accum-steps {}", m.batch,
                                                  std::max(1, cfg_.accumulation_steps / 2));
       changes.push_back({flag, std::min(m.samples_per_s, loader_best) / std::min(model_rate, loader_best),

@@ -1,33 +1,58 @@
 #include "evaluate.h"
 
+#include <numeric>
+
 #include "setup.h"
+#include "train/common/metrics.h"
 
 namespace stoker::train {
 
-EvalResult evaluate(Network& model, data::Loader& loader, int64_t classes, const torch::Device& device) {
+double EvalResult::mean_mae() const {
+  if (mae.empty()) return -1;
+  return std::accumulate(mae.begin(), mae.end(), 0.0) / static_cast<double>(mae.size());
+}
+
+EvalResult evaluate(Network& model, data::Loader& loader, const Objective& objective, const torch::Device& device) {
   torch::NoGradGuard no_grad;
   model.eval();
   EvalResult r;
+  const bool classes = objective.classification();
+  const bool binary = classes && objective.outputs == 2;
+  const bool top5 = classes && objective.outputs > 5;
   double loss_sum = 0, correct1 = 0, correct5 = 0;
+  torch::Tensor abs_error_sum = torch::zeros({classes ? 0 : objective.outputs}, torch::kFloat64);
+  std::vector<float> scores;
+  std::vector<int64_t> labels;
   loader.start_epoch(0);
   while (data::Batch batch = loader.next()) {
     const auto x = images_of(batch).to(device);
-    const auto y = labels_of(batch).to(device);
-    const auto logits = model.forward(x);
-    loss_sum += torch::nn::functional::cross_entropy(
-                    logits, y, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
-                    .item<double>();
-    correct1 += logits.argmax(1).eq(y).sum().item<double>();
-    if (classes > 5) {
-      const auto top5 = std::get<1>(logits.topk(5, 1));
-      correct5 += top5.eq(y.unsqueeze(1)).any(1).sum().item<double>();
+    const auto y = objective.targets_of(batch).to(device);
+    const auto out = model.forward(x).to(torch::kFloat32);
+    loss_sum += objective.loss_of(out, y, /*sum=*/true).item<double>();
+    if (classes) {
+      correct1 += out.argmax(1).eq(y).sum().item<double>();
+      if (top5) correct5 += std::get<1>(out.topk(5, 1)).eq(y.unsqueeze(1)).any(1).sum().item<double>();
+      if (binary) {
+        const auto p1 = torch::softmax(out, 1).select(1, 1).cpu().contiguous();
+        scores.insert(scores.end(), p1.data_ptr<float>(), p1.data_ptr<float>() + p1.numel());
+        labels.insert(labels.end(), batch.labels(), batch.labels() + batch.size());
+      }
+    } else {
+      abs_error_sum += (out - y).abs().sum(0).to(torch::kCPU, torch::kFloat64);
     }
     r.samples += batch.size();
   }
-  if (r.samples > 0) {
-    r.loss = loss_sum / static_cast<double>(r.samples);
-    r.top1 = correct1 / static_cast<double>(r.samples);
-    if (classes > 5) r.top5 = correct5 / static_cast<double>(r.samples);
+  if (r.samples == 0) return r;
+  const double n = static_cast<double>(r.samples);
+  // Regression losses are summed over targets too (reduction sum); report them per sample
+  // and target, as the training loss (reduction mean) is.
+  r.loss = loss_sum / (classes ? n : n * static_cast<double>(objective.outputs));
+  if (classes) {
+    r.top1 = correct1 / n;
+    if (top5) r.top5 = correct5 / n;
+    if (binary) r.auc = roc_auc(scores, labels);
+  } else {
+    for (int64_t t = 0; t < objective.outputs; ++t) r.mae.push_back(abs_error_sum[t].item<double>() / n);
   }
   return r;
 }

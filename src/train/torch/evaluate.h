@@ -1,19 +1,28 @@
-// Validation: loss, top-1 and (with more than 5 classes) top-5 over one pass of a loader.
+// Validation over one pass of a loader. Classification: loss, top-1, top-5 (more than 5
+// classes) and ROC AUC (2 classes, on the softmax probability of class 1). Regression: loss
+// and the mean absolute error per target.
 #pragma once
 
+#include <vector>
+
 #include "models.h"
+#include "objective.h"
 #include "stoker/data/loader.h"
 
 namespace stoker::train {
 
 struct EvalResult {
   double loss = 0;
-  double top1 = 0;
-  double top5 = -1;  // only with more than 5 classes
+  double top1 = -1;           // classification
+  double top5 = -1;           // only with more than 5 classes
+  double auc = -1;            // only with 2 classes; NaN when the data holds one class only
+  std::vector<double> mae;    // regression: one per target
   int64_t samples = 0;
+
+  double mean_mae() const;    // over the targets; -1 without
 };
 
 // Puts `model` in eval mode, runs epoch 0 of `loader` without gradients.
-EvalResult evaluate(Network& model, data::Loader& loader, int64_t classes, const torch::Device& device);
+EvalResult evaluate(Network& model, data::Loader& loader, const Objective& objective, const torch::Device& device);
 
 }  // namespace stoker::train

@@ -8,7 +8,8 @@
 
 namespace stoker::train {
 
-// A classifier: images (N, C, H, W) float → logits (N, classes).
+// images (N, C, H, W) float → (N, outputs): logits of a classifier, or the predicted targets
+// of a regression (the `classes` argument below is the number of outputs).
 class Network : public torch::nn::Module {
  public:
   virtual torch::Tensor forward(torch::Tensor x) = 0;

@@ -67,6 +67,9 @@ TrainSetup make_setup(const TrainConfig& cfg) {
   validate(cfg);
   TrainSetup s;
   s.device = pick_device(cfg);
+  if (cfg.amp == AmpMode::kFp16 && s.device.is_cpu()) {
+    throw UsageError("amp fp16 needs a CUDA device; on the CPU use --amp bf16 or --amp off");
+  }
 
   s.train_source = data::open_source(cfg.data, "train");
   if (!cfg.val_data.empty()) {
@@ -74,10 +77,7 @@ TrainSetup make_setup(const TrainConfig& cfg) {
   } else if (is_idx(*s.train_source)) {
     s.val_source = data::open_source(cfg.data, "t10k");
   }
-  if (s.train_source->target_kind() != data::TargetKind::kClass) {
-    throw UsageError("dataset " + cfg.data + " has float targets; this version trains classifiers only");
-  }
-  s.classes = static_cast<int64_t>(s.train_source->class_names().size());
+  s.objective = make_objective(cfg, *s.train_source, s.val_source.get());
 
   const int cores = usable_cores();
   s.start_workers = cfg.num_workers == kAuto ? std::max(1, std::min(4, cores / 2)) : cfg.num_workers;
@@ -94,7 +94,7 @@ TrainSetup make_setup(const TrainConfig& cfg) {
 
   torch::manual_seed(cfg.seed);
   const data::TransformSpec& spec = s.train_loader->options().transform;
-  s.model = make_model(cfg.model, {spec.channels, spec.out_height, spec.out_width}, s.classes);
+  s.model = make_model(cfg.model, {spec.channels, spec.out_height, spec.out_width}, s.objective.outputs);
   s.model->to(s.device);
   s.optimizer = make_optimizer(cfg, *s.model);
   return s;
@@ -105,10 +105,6 @@ torch::Tensor images_of(const data::Batch& batch) {
   auto t = torch::from_blob(const_cast<void*>(batch.data()), {shape[0], shape[1], shape[2], shape[3]},
                             torch::kFloat32);
   return batch.layout() == data::Layout::kNHWC ? t.permute({0, 3, 1, 2}) : t;
-}
-
-torch::Tensor labels_of(const data::Batch& batch) {
-  return torch::from_blob(const_cast<int64_t*>(batch.labels()), {batch.size()}, torch::kInt64);
 }
 
 }  // namespace stoker::train

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "models.h"
+#include "objective.h"
 #include "stoker/data/loader.h"
 #include "stoker/train/config.h"
 
@@ -16,7 +17,7 @@ struct TrainSetup {
   torch::Device device{torch::kCPU};
   std::shared_ptr<const data::Source> train_source;
   std::shared_ptr<const data::Source> val_source;  // null: no validation data
-  int64_t classes = 0;
+  Objective objective;  // task, loss and outputs (classes or float targets)
   int start_workers = 1;  // cfg.num_workers, or the tuner's first count for auto
   std::unique_ptr<data::Loader> train_loader;
   std::unique_ptr<data::Loader> val_loader;
@@ -32,9 +33,8 @@ TrainSetup make_setup(const TrainConfig& cfg);
 // Loader options for `source` per the config (workers, prefetch, seed, transforms).
 data::LoaderOptions loader_options(const TrainConfig& cfg, const data::Source& source, bool train, int workers);
 
-// Zero-copy views of a batch: images (N, C, H, W) float32 and class labels (N). The batch
-// must outlive the tensors' use.
+// A zero-copy view of a batch's images (N, C, H, W) float32 (targets: Objective::targets_of).
+// The batch must outlive the tensor's use.
 torch::Tensor images_of(const data::Batch& batch);
-torch::Tensor labels_of(const data::Batch& batch);
 
 }  // namespace stoker::train

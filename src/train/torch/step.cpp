@@ -35,43 +35,66 @@ double lr_at(const TrainConfig& cfg, int64_t step, int64_t total, int64_t steps_
   return cfg.lr;
 }
 
-Stepper::Stepper(const TrainConfig& cfg, Network& model, torch::optim::Optimizer& optimizer, torch::Device device,
-                 int64_t total_steps, int64_t steps_per_epoch, int64_t global_step)
-    : cfg_(cfg), model_(model), optimizer_(optimizer), device_(device), total_steps_(total_steps),
-      steps_per_epoch_(steps_per_epoch), global_step_(global_step), accumulation_(cfg.accumulation_steps) {}
+at::ScalarType amp_dtype(AmpMode amp) {
+  switch (amp) {
+    case AmpMode::kBf16:
+      return at::kBFloat16;
+    case AmpMode::kFp16:
+      return at::kHalf;
+    case AmpMode::kOff:
+      break;
+  }
+  return at::kFloat;
+}
 
-Stepper::Result Stepper::step(const torch::Tensor& images, const torch::Tensor& labels) {
+Stepper::Stepper(const TrainConfig& cfg, Network& model, torch::optim::Optimizer& optimizer, Objective objective,
+                 torch::Device device, int64_t total_steps, int64_t steps_per_epoch, int64_t global_step)
+    : cfg_(cfg), model_(model), optimizer_(optimizer), objective_(std::move(objective)), device_(device),
+      total_steps_(total_steps), steps_per_epoch_(steps_per_epoch), global_step_(global_step),
+      accumulation_(cfg.accumulation_steps) {
+  if (cfg.amp == AmpMode::kFp16) scaler_ = std::make_unique<GradScaler>();
+}
+
+Stepper::Result Stepper::step(const torch::Tensor& images, const torch::Tensor& targets) {
   Result r;
   Stopwatch watch;
-  torch::Tensor x = images, y = labels;
-  if (!device_.is_cpu()) {
-    x = x.to(device_);
-    y = y.to(device_);
-  }
+  torch::Tensor x = images, y = targets;
+  if (x.device() != device_) x = x.to(device_);
+  if (y.device() != device_) y = y.to(device_);
   r.copy_s = ns_to_seconds(watch.lap());
 
   torch::Tensor loss;
   {
-    const bool bf16 = cfg_.amp == AmpMode::kBf16 && device_.is_cpu();
-    if (bf16) compat::enable_cpu_autocast(torch::kBFloat16);
-    const auto logits = model_.forward(x);
-    loss = torch::nn::functional::cross_entropy(
-        logits.to(torch::kFloat32), y,
-        torch::nn::functional::CrossEntropyFuncOptions().label_smoothing(cfg_.label_smoothing));
-    if (bf16) compat::disable_cpu_autocast();
+    // fp16 autocast exists on CUDA only; on the CPU fp16 means the scaler on fp32 math.
+    const at::ScalarType dtype = cfg_.amp == AmpMode::kFp16 && device_.is_cpu() ? at::kFloat : amp_dtype(cfg_.amp);
+    compat::AutocastScope autocast(device_.type(), dtype);
+    loss = objective_.loss_of(model_.forward(x), y);
   }
-  (loss / static_cast<double>(accumulation_)).backward();
+  const torch::Tensor window_loss = loss / static_cast<double>(accumulation_);
+  (scaler_ ? scaler_->scale(window_loss) : window_loss).backward();
   r.loss = loss.item<double>();
   ++micro_;
   if (micro_ % accumulation_ == 0) {
-    set_lr(optimizer_, lr_at(cfg_, global_step_, total_steps_, steps_per_epoch_));
-    optimizer_.step();
-    compat::zero_grad_set_to_none(optimizer_);
-    ++global_step_;
     r.stepped = true;
+    r.skipped = !optimizer_step();
   }
   r.compute_s = ns_to_seconds(watch.lap());
   return r;
+}
+
+bool Stepper::optimizer_step() {
+  set_lr(optimizer_, lr_at(cfg_, global_step_, total_steps_, steps_per_epoch_));
+  bool stepped = true;
+  if (scaler_) {
+    stepped = scaler_->step(optimizer_);
+  } else {
+    optimizer_.step();
+  }
+  compat::zero_grad_set_to_none(optimizer_);
+  // A skipped fp16 step still counts: the schedule and checkpoints follow windows, as
+  // PyTorch's scheduler.step() after scaler.step() does.
+  ++global_step_;
+  return stepped;
 }
 
 void Stepper::finish_window() {
@@ -81,10 +104,7 @@ void Stepper::finish_window() {
   for (auto& p : model_.parameters()) {
     if (p.grad().defined()) p.mutable_grad().mul_(scale);
   }
-  set_lr(optimizer_, lr_at(cfg_, global_step_, total_steps_, steps_per_epoch_));
-  optimizer_.step();
-  compat::zero_grad_set_to_none(optimizer_);
-  ++global_step_;
+  optimizer_step();
   micro_ = 0;
 }
 

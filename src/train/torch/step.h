@@ -1,9 +1,14 @@
-// One training step, timed: host→device copy, then forward, loss, backward and — at the end
-// of an accumulation window — the learning-rate schedule and the optimiser step.
-// The training loop and `stoker doctor` run the same steps.
+// One training step, timed: host→device copy, then forward (under autocast for --amp), loss,
+// backward and — at the end of an accumulation window — the learning-rate schedule and the
+// optimiser step (through the fp16 loss scaler for --amp fp16).
+// The training loop and `stoker doctor` run the same steps. Not thread-safe.
 #pragma once
 
+#include <memory>
+
+#include "grad_scaler.h"
 #include "models.h"
+#include "objective.h"
 #include "stoker/train/config.h"
 
 namespace stoker::train {
@@ -11,36 +16,51 @@ namespace stoker::train {
 // Learning rate at optimiser step `step` of `total` (warmup, then the schedule).
 double lr_at(const TrainConfig& cfg, int64_t step, int64_t total, int64_t steps_per_epoch);
 
+// The reduced-precision type --amp asks for (kFloat for off).
+at::ScalarType amp_dtype(AmpMode amp);
+
 class Stepper {
  public:
-  // `total_steps` and `steps_per_epoch` count optimiser steps (for the schedule).
-  Stepper(const TrainConfig& cfg, Network& model, torch::optim::Optimizer& optimizer, torch::Device device,
-          int64_t total_steps, int64_t steps_per_epoch, int64_t global_step = 0);
+  // `total_steps` and `steps_per_epoch` count optimiser steps (for the schedule). `cfg`,
+  // `model` and `optimizer` must outlive the Stepper. With amp fp16 the Stepper owns a
+  // GradScaler (on the CPU, where the trainer refuses fp16, the scaler runs on fp32 math:
+  // that is how the tests drive it).
+  Stepper(const TrainConfig& cfg, Network& model, torch::optim::Optimizer& optimizer, Objective objective,
+          torch::Device device, int64_t total_steps, int64_t steps_per_epoch, int64_t global_step = 0);
 
   struct Result {
     double loss = 0;        // this batch's loss (unscaled)
     double copy_s = 0;      // host→device
     double compute_s = 0;   // forward, backward, optimiser
-    bool stepped = false;   // the optimiser stepped (a window ended)
+    bool stepped = false;   // a window ended (the optimiser stepped, or fp16 skipped the step)
+    bool skipped = false;   // fp16: the window's gradients held inf/NaN; the step was skipped
   };
-  // `images` (N, C, H, W) and `labels` (N) on the host (views of a batch are fine).
-  Result step(const torch::Tensor& images, const torch::Tensor& labels);
+  // `images` (N, C, H, W) and `targets` (Objective::targets_of) on the host (views of a batch
+  // are fine) or already on the device.
+  Result step(const torch::Tensor& images, const torch::Tensor& targets);
 
   // Ends a last partial accumulation window: its gradients are scaled up to a full window's
   // weight and the optimiser steps. No-op when no window is open.
   void finish_window();
   bool window_open() const { return micro_ % accumulation_ != 0; }
   int64_t global_step() const { return global_step_; }
+  // Null unless amp is fp16.
+  GradScaler* scaler() { return scaler_.get(); }
+  const Objective& objective() const { return objective_; }
 
  private:
+  bool optimizer_step();  // schedule, (scaled) step, zero_grad; false when fp16 skipped it
+
   const TrainConfig& cfg_;
   Network& model_;
   torch::optim::Optimizer& optimizer_;
+  Objective objective_;
   torch::Device device_;
   int64_t total_steps_, steps_per_epoch_;
   int64_t global_step_;
   int64_t accumulation_;
   int64_t micro_ = 0;
+  std::unique_ptr<GradScaler> scaler_;
 };
 
 }  // namespace stoker::train

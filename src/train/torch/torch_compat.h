@@ -43,14 +43,48 @@ inline void zero_grad_set_to_none(torch::optim::Optimizer& optimizer) {
   }
 }
 
-// CPU autocast (bf16). 2.x renamed these to at::autocast::set_autocast_enabled(kCPU, ...).
-inline void enable_cpu_autocast(at::ScalarType dtype) {
-  at::autocast::set_autocast_cpu_dtype(dtype);
-  at::autocast::set_cpu_enabled(true);
+// Autocast on one device type for the life of the scope (bf16 on CPU or CUDA, fp16 on CUDA).
+// 2.4 replaced set_enabled/set_cpu_enabled and set_autocast_{gpu,cpu}_dtype with calls that
+// take the device type (the old ones are deprecated, which -Werror turns into errors).
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+#define STOKER_TORCH_AUTOCAST_BY_DEVICE 1
+#else
+#define STOKER_TORCH_AUTOCAST_BY_DEVICE 0
+#endif
+
+inline void set_autocast(c10::DeviceType device, bool enabled, at::ScalarType dtype) {
+#if STOKER_TORCH_AUTOCAST_BY_DEVICE
+  if (enabled) at::autocast::set_autocast_dtype(device, dtype);
+  at::autocast::set_autocast_enabled(device, enabled);
+#else
+  if (device == c10::DeviceType::CPU) {
+    if (enabled) at::autocast::set_autocast_cpu_dtype(dtype);
+    at::autocast::set_cpu_enabled(enabled);
+  } else {
+    if (enabled) at::autocast::set_autocast_gpu_dtype(dtype);
+    at::autocast::set_enabled(enabled);
+  }
+#endif
 }
-inline void disable_cpu_autocast() {
-  at::autocast::set_cpu_enabled(false);
-  at::autocast::clear_cache();
-}
+
+class AutocastScope {
+ public:
+  // `dtype` kFloat (or any non-reduced type) leaves autocast off.
+  AutocastScope(c10::DeviceType device, at::ScalarType dtype)
+      : device_(device), on_(dtype == at::kBFloat16 || dtype == at::kHalf) {
+    if (on_) set_autocast(device_, true, dtype);
+  }
+  ~AutocastScope() {
+    if (!on_) return;
+    set_autocast(device_, false, at::kFloat);
+    at::autocast::clear_cache();
+  }
+  AutocastScope(const AutocastScope&) = delete;
+  AutocastScope& operator=(const AutocastScope&) = delete;
+
+ private:
+  c10::DeviceType device_;
+  bool on_;
+};
 
 }  // namespace stoker::train::compat

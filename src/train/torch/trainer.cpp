@@ -10,7 +10,9 @@
 #include <ctime>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "checkpoint.h"
@@ -70,6 +72,37 @@ std::string run_id() {
   return text;
 }
 
+// " val acc 91.2 % (top-5 99.8 %)", " val acc 88.0 % · AUC 0.947", " val MAE 0.031 (0.02, 0.04)"
+std::string format_eval(const EvalResult& eval) {
+  if (!eval.mae.empty()) {
+    std::string text = fmt::format("val loss {:.4f} · MAE {:.4g}", eval.loss, eval.mean_mae());
+    if (eval.mae.size() > 1 && eval.mae.size() <= 8) text += fmt::format(" ({:.4g})", fmt::join(eval.mae, ", "));
+    return text;
+  }
+  std::string text = fmt::format("val acc {:.1f} %", 100 * eval.top1);
+  if (eval.top5 >= 0) text += fmt::format(" (top-5 {:.1f} %)", 100 * eval.top5);
+  if (eval.auc >= 0 || std::isnan(eval.auc)) text += fmt::format(" · AUC {:.4f}", eval.auc);
+  return text;
+}
+
+// Out of memory in a step: one line naming the batch size that failed and what keeps the
+// effective batch (UX: never a raw allocator exception).
+SystemError out_of_memory(const TrainConfig& cfg, const torch::Device& device, const std::string& where) {
+  const int effective = cfg.batch_size * cfg.accumulation_steps;
+  std::string tries;
+  if (cfg.batch_size > 1) {
+    const int half = (cfg.batch_size + 1) / 2;
+    tries = fmt::format("--batch-size {} --accumulation-steps {} (effective batch {}{})", half,
+                        cfg.accumulation_steps * 2, half * cfg.accumulation_steps * 2,
+                        half * cfg.accumulation_steps * 2 == effective ? ", as now" : "");
+  }
+  if (cfg.amp == AmpMode::kOff) tries += std::string(tries.empty() ? "" : ", ") + "--amp bf16";
+  if (tries.empty()) tries = "a smaller model or input size";
+  return SystemError(fmt::format("out of memory {} at batch size {} on {}; try {}, or stoker doctor "
+                                 "--find-batch-size to find the largest batch that fits",
+                                 where, cfg.batch_size, device.str(), tries));
+}
+
 std::string checkpoint_path_of(const std::string& resume) {
   std::error_code ec;
   return fs::is_directory(resume, ec) ? (fs::path(resume) / "checkpoint.pt").string() : resume;
@@ -90,6 +123,7 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
 
   // Run directory, resume.
   int64_t start_epoch = 0, start_batch = 0, global_step = 0;
+  std::optional<GradScaler::State> scaler_state;
   std::string run_dir;
   if (!cfg.resume.empty()) {
     const std::string path = checkpoint_path_of(cfg.resume);
@@ -103,6 +137,7 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
     start_epoch = loaded.epoch;
     start_batch = loaded.next_batch;
     global_step = loaded.global_step;
+    scaler_state = loaded.scaler;
     run_dir = fs::path(path).parent_path().string();
   } else {
     run_dir = (fs::path(cfg.output_dir) / run_id()).string();
@@ -125,15 +160,17 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
   std::printf("device   %s · %s · %d threads\n", device.str().c_str(), torch_description().c_str(), torch::get_num_threads());
   std::printf("data     %s%s\n", setup.train_source->describe().c_str(),
               setup.val_source ? (" · validation " + std::to_string(setup.val_source->size())).c_str() : "");
-  std::printf("model    %s · %s parameters\n", cfg.model.c_str(),
-              fmt::format("{:.2f} M", parameter_count(model) / 1e6).c_str());
+  const Objective& objective = setup.objective;
+  std::printf("model    %s · %s parameters · %s\n", cfg.model.c_str(),
+              fmt::format("{:.2f} M", parameter_count(model) / 1e6).c_str(),
+              objective.classification()
+                  ? fmt::format("classification, {} classes, loss {}", objective.outputs, to_string(objective.loss)).c_str()
+                  : fmt::format("regression, {} target{}, loss {}", objective.outputs, objective.outputs == 1 ? "" : "s",
+                                to_string(objective.loss)).c_str());
   std::printf("config   batch_size %d · epochs %d · lr %g %s · workers %s · prefetch %d · amp %s · accum %d\n",
               cfg.batch_size, cfg.epochs, cfg.lr, to_string(cfg.optimizer).c_str(), workers_text.c_str(),
               cfg.prefetch_factor, to_string(cfg.amp).c_str(), cfg.accumulation_steps);
   std::printf("Batch size: %d (requested: %d)\n", cfg.batch_size, cfg.batch_size);
-  if (cfg.amp == AmpMode::kFp16 && device.is_cpu()) {
-    throw UsageError("amp fp16 needs a CUDA device; on the CPU use --amp bf16 or --amp off");
-  }
   if (!cfg.resume.empty()) {
     std::printf("resume   epoch %lld, batch %lld, step %lld\n", static_cast<long long>(start_epoch + 1),
                 static_cast<long long>(start_batch), static_cast<long long>(global_step));
@@ -151,7 +188,7 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
   std::ofstream metrics(fs::path(run_dir) / "metrics.csv", cfg.resume.empty() ? std::ios::trunc : std::ios::app);
   if (cfg.resume.empty()) {
     metrics << "epoch,seconds,samples,samples_per_sec,batches_per_sec,train_loss,val_loss,val_top1,val_top5,"
-               "wait_s,copy_s,compute_s,workers\n";
+               "val_auc,val_mae,wait_s,copy_s,compute_s,workers,fp16_scale,fp16_skipped\n";
   }
   std::ofstream events(fs::path(run_dir) / "events.log", std::ios::app);
   auto report = [&](const std::string& text) {
@@ -165,7 +202,18 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
   StopSignals signals;
   ProgressLine progress(stdout);
   const int64_t total_steps = static_cast<int64_t>(cfg.epochs) * steps_per_epoch / cfg.accumulation_steps;
-  Stepper stepper(cfg, model, optimizer, device, total_steps, steps_per_epoch / cfg.accumulation_steps, global_step);
+  Stepper stepper(cfg, model, optimizer, objective, device, total_steps, steps_per_epoch / cfg.accumulation_steps,
+                  global_step);
+  if (stepper.scaler() != nullptr && scaler_state) stepper.scaler()->set_state(*scaler_state);
+  auto checkpoint_meta = [&](int64_t epoch, int64_t next_batch) {
+    CheckpointMeta meta{epoch, next_batch, stepper.global_step(), cfg.seed, cfg.batch_size, cfg.model, std::nullopt};
+    if (stepper.scaler() != nullptr) meta.scaler = stepper.scaler()->state();
+    return meta;
+  };
+  // With fp16 the scaler skips steps whose gradients overflow; a non-finite loss then stops
+  // the run only when it persists (the scale has fallen for this many windows in a row).
+  constexpr int kFp16NonFiniteLimit = 20;
+  int non_finite_in_a_row = 0;
   double total_samples = 0, total_train_seconds = 0;
   int exit_code = 0;
   bool stopped_at_max_steps = false;
@@ -185,15 +233,27 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
       data::Batch batch = train_loader.next();
       const double wait_s = ns_to_seconds(watch.lap());
       if (!batch) break;
-      const Stepper::Result r = stepper.step(images_of(batch), labels_of(batch));
-      if (!std::isfinite(r.loss)) {
+      Stepper::Result r;
+      try {
+        r = stepper.step(images_of(batch), objective.targets_of(batch));
+      } catch (const std::exception& e) {
+        if (!compat::is_out_of_memory(e)) throw;
         progress.finish();
-        throw DataError(fmt::format("loss became {} at epoch {} step {}; try a lower --lr (now {:g}){}",
-                                    std::isnan(r.loss) ? "NaN" : "infinite", epoch + 1, step + 1, cfg.lr,
-                                    cfg.amp != AmpMode::kOff ? " or --amp off" : ""));
+        throw out_of_memory(cfg, device, fmt::format("in training step {} of epoch {}", step + 1, epoch + 1));
       }
-      loss_sum += r.loss;
-      ++loss_count;
+      const bool finite = std::isfinite(r.loss);
+      non_finite_in_a_row = finite ? 0 : non_finite_in_a_row + 1;
+      if (!finite && (stepper.scaler() == nullptr || non_finite_in_a_row >= kFp16NonFiniteLimit)) {
+        progress.finish();
+        throw DataError(fmt::format("loss became {} at epoch {} step {}{}; try a lower --lr (now {:g}){}",
+                                    std::isnan(r.loss) ? "NaN" : "infinite", epoch + 1, step + 1,
+                                    stepper.scaler() ? fmt::format(" and stayed so for {} steps", non_finite_in_a_row) : "",
+                                    cfg.lr, cfg.amp != AmpMode::kOff ? " or --amp off" : ""));
+      }
+      if (finite) {
+        loss_sum += r.loss;
+        ++loss_count;
+      }
       samples += batch.size();
       ++step;
       const int64_t batch_samples = batch.size();
@@ -210,7 +270,8 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
         const std::string mon = monitor.has_sample() ? monitor::format_status_line(monitor.latest()) : "";
         progress.update(step - first, steps_per_epoch - first,
                         format_progress(static_cast<int>(epoch + 1), cfg.epochs, step, steps_per_epoch, elapsed,
-                                        elapsed > 0 ? samples / elapsed : 0, loss_sum / loss_count, mon));
+                                        elapsed > 0 ? samples / elapsed : 0,
+                                        loss_count ? loss_sum / loss_count : 0.0, mon));
       }
       const bool at_boundary = !stepper.window_open();
       const bool max_reached = cfg.max_steps > 0 && stepper.global_step() >= cfg.max_steps && at_boundary;
@@ -218,8 +279,7 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
           (signals.raised() != 0 ||
            (cfg.checkpoint_every_steps > 0 && r.stepped && stepper.global_step() % cfg.checkpoint_every_steps == 0) ||
            max_reached)) {
-        save_checkpoint(checkpoint_path, model, optimizer,
-                        {epoch, step, stepper.global_step(), cfg.seed, cfg.batch_size, cfg.model});
+        save_checkpoint(checkpoint_path, model, optimizer, checkpoint_meta(epoch, step));
         if (signals.raised() != 0) {
           progress.finish();
           std::printf("stopped by %s at epoch %lld step %lld; checkpoint saved: %s\nresume with: stoker train --resume %s\n",
@@ -244,40 +304,54 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
     total_train_seconds += train_seconds;
 
     EvalResult eval;
-    if (setup.val_loader) eval = evaluate(model, *setup.val_loader, setup.classes, device);
+    if (setup.val_loader) {
+      try {
+        eval = evaluate(model, *setup.val_loader, objective, device);
+      } catch (const std::exception& e) {
+        if (!compat::is_out_of_memory(e)) throw;
+        throw out_of_memory(cfg, device, fmt::format("in validation (batches of {})",
+                                                     setup.val_loader->options().batch_size));
+      }
+    }
     const double sps = train_seconds > 0 ? samples / train_seconds : 0;
     std::string line = fmt::format("epoch {}/{}  done in {:.1f} s · {:.0f} samples/s · {:.1f} batches/s · train loss {:.3f}",
                                    epoch + 1, cfg.epochs, seconds, sps,
                                    train_seconds > 0 ? (step - first) / train_seconds : 0.0,
                                    loss_count ? loss_sum / loss_count : 0.0);
-    if (eval.samples > 0) {
-      line += fmt::format(" · val acc {:.1f} %", 100 * eval.top1);
-      if (eval.top5 >= 0) line += fmt::format(" (top-5 {:.1f} %)", 100 * eval.top5);
+    if (eval.samples > 0) line += " · " + format_eval(eval);
+    const GradScaler* scaler = stepper.scaler();
+    if (scaler != nullptr) {
+      line += fmt::format(" · fp16 scale {:g}, {} step{} skipped", scaler->state().scale, scaler->state().skipped,
+                          scaler->state().skipped == 1 ? "" : "s");
     }
     std::printf("%s\n", line.c_str());
     for (const std::string& text : diagnosis.epoch_report()) report("           " + text);
     std::fflush(stdout);
-    metrics << fmt::format("{},{:.3f},{},{:.2f},{:.3f},{:.5f},{},{},{},{:.3f},{:.3f},{:.3f},{}\n", epoch + 1, seconds,
-                           samples, sps, train_seconds > 0 ? (step - first) / train_seconds : 0.0,
-                           loss_count ? loss_sum / loss_count : 0.0,
-                           eval.samples ? fmt::format("{:.5f}", eval.loss) : "",
-                           eval.samples ? fmt::format("{:.5f}", eval.top1) : "",
-                           eval.top5 >= 0 ? fmt::format("{:.5f}", eval.top5) : "", times.wait_s, times.copy_s,
-                           times.compute_s, train_loader.workers());
+    auto optional = [](bool present, double value) { return present ? fmt::format("{:.5f}", value) : std::string(); };
+    metrics << fmt::format("{},{:.3f},{},{:.2f},{:.3f},{:.5f},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{},{},{}\n", epoch + 1,
+                           seconds, samples, sps, train_seconds > 0 ? (step - first) / train_seconds : 0.0,
+                           loss_count ? loss_sum / loss_count : 0.0, optional(eval.samples > 0, eval.loss),
+                           optional(eval.top1 >= 0, eval.top1), optional(eval.top5 >= 0, eval.top5),
+                           optional(eval.auc >= 0, eval.auc), optional(!eval.mae.empty(), eval.mean_mae()),
+                           times.wait_s, times.copy_s, times.compute_s, train_loader.workers(),
+                           scaler ? fmt::format("{:g}", scaler->state().scale) : "",
+                           scaler ? std::to_string(scaler->state().skipped) : "");
     metrics.flush();
     summary["epochs"].push_back({{"epoch", epoch + 1},
                                  {"seconds", seconds},
                                  {"samples_per_sec", sps},
                                  {"train_loss", loss_count ? loss_sum / loss_count : 0.0},
-                                 {"test_accuracy", eval.samples ? nlohmann::json(eval.top1) : nlohmann::json(nullptr)},
+                                 {"test_accuracy", eval.top1 >= 0 ? nlohmann::json(eval.top1) : nlohmann::json(nullptr)},
+                                 {"val_loss", eval.samples ? nlohmann::json(eval.loss) : nlohmann::json(nullptr)},
+                                 {"val_auc", eval.auc >= 0 ? nlohmann::json(eval.auc) : nlohmann::json(nullptr)},
+                                 {"val_mae", eval.mae.empty() ? nlohmann::json(nullptr) : nlohmann::json(eval.mae)},
                                  {"wait_s", times.wait_s},
                                  {"copy_s", times.copy_s},
                                  {"compute_s", times.compute_s},
                                  {"workers", train_loader.workers()},
                                  {"verdict", diagnose::verdict_name(diagnose::classify(times))}});
     if (stopped_at_max_steps) break;
-    save_checkpoint(checkpoint_path, model, optimizer,
-                    {epoch + 1, 0, stepper.global_step(), cfg.seed, cfg.batch_size, cfg.model});
+    save_checkpoint(checkpoint_path, model, optimizer, checkpoint_meta(epoch + 1, 0));
     if (cfg.max_steps > 0 && stepper.global_step() >= cfg.max_steps) break;
   }
   monitor.stop();
@@ -287,7 +361,8 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
   if (exit_code == 0) {
     save_safetensors(model, weights_path,
                      {{"model", cfg.model},
-                      {"classes", std::to_string(setup.classes)},
+                      {"task", to_string(objective.task)},
+                      {"outputs", std::to_string(objective.outputs)},
                       {"class_names", nlohmann::json(setup.train_source->class_names()).dump()},
                       {"global_step", std::to_string(stepper.global_step())}});
     summary["weights"] = weights_path;

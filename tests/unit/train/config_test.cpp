@@ -59,7 +59,7 @@ TEST(TrainConfigTest, DefaultsAreValidAndListedInSchemaOrder) {
   const TrainConfig config;
   EXPECT_NO_THROW(validate(config));
   const std::vector<ConfigKey>& keys = config_keys();
-  ASSERT_EQ(keys.size(), 29u);
+  ASSERT_EQ(keys.size(), 31u);
   EXPECT_EQ(keys.front().name, "model");
   EXPECT_EQ(keys.back().name, "max_bad_fraction");
   std::set<std::string> names;
@@ -71,11 +71,15 @@ TEST(TrainConfigTest, DefaultsAreValidAndListedInSchemaOrder) {
     yaml += key.name + ": " + (key.default_text.empty() ? "\"\"" : key.default_text) + "\n";
   }
   EXPECT_EQ(to_yaml(config), yaml);
-  EXPECT_EQ(keys[4].name, "epochs");
-  EXPECT_EQ(keys[6].default_text, "0.001");  // lr
+  EXPECT_EQ(keys[4].name, "task");
+  EXPECT_EQ(keys[5].name, "loss");
+  EXPECT_EQ(keys[6].name, "epochs");
+  EXPECT_EQ(keys[8].default_text, "0.001");  // lr
   EXPECT_EQ(to_string(config.amp), "off");
   EXPECT_EQ(to_string(config.optimizer), "adamw");
   EXPECT_EQ(to_string(config.schedule), "constant");
+  EXPECT_EQ(to_string(config.task), "auto");
+  EXPECT_EQ(to_string(config.loss), "auto");
   EXPECT_EQ(from_yaml(""), config);
   EXPECT_EQ(from_yaml("# only a comment\n"), config);
 }
@@ -286,6 +290,21 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
       {[](TrainConfig* c) { c->step_gamma = 0; }, "step_gamma must be in (0, 1] (got 0)"},
       {[](TrainConfig* c) { c->step_every_epochs = 0; }, "step_every_epochs must be >= 1 (got 0)"},
       {[](TrainConfig* c) { c->label_smoothing = 1; }, "label_smoothing must be in [0, 1) (got 1)"},
+      {[](TrainConfig* c) {
+         c->task = TaskKind::kClassification;
+         c->loss = LossKind::kL1;
+       },
+       "loss l1 is for regression; a classification task takes loss cross_entropy (or auto)"},
+      {[](TrainConfig* c) {
+         c->task = TaskKind::kRegression;
+         c->loss = LossKind::kCrossEntropy;
+       },
+       "loss cross_entropy is for classification; a regression task takes loss mse, l1, smooth_l1 (or auto)"},
+      {[](TrainConfig* c) {
+         c->task = TaskKind::kRegression;
+         c->label_smoothing = 0.1;
+       },
+       "label_smoothing applies to classification only (got 0.1 with task regression); set it to 0"},
       {[](TrainConfig* c) { c->num_workers = 0; },
        "num_workers must be between 1 and 1024 (got 0); stoker always loads on worker threads: 1 "
        "is the fewest, or auto"},
