@@ -55,6 +55,7 @@ std::string format_step_shares(const StepWindow& window);
 // the machine around it; the figures a recommendation quotes.
 struct PipelineEvidence {
   int workers = 0;
+  int prefetch_factor = 0;    // batches in flight per worker; 0 = unknown
   int cores = 0;              // CPUs this process may run on
   double read_s = 0, decode_s = 0, transform_s = 0;  // worker seconds in each stage
   double busy_worker_s = 0;   // read + decode + transform (excludes waiting for buffers)

@@ -119,7 +119,8 @@ std::vector<Recommendation> recommend(const Verdict& v, const StepWindow& w, con
     }
     if (pipe >= model) {
       // Fast enough on average, yet the steps waited: bursts; a deeper queue absorbs them.
-      out.push_back({"--prefetch-factor 4 (or more)",
+      out.push_back({p.prefetch_factor > 0 ? fmt::format("--prefetch-factor {}", 2 * p.prefetch_factor)
+                                           : std::string("--prefetch-factor 4 (or more)"),
                      fmt::format("the workers' rate ({} samples/s) exceeds the model's ({}); the waits are bursts",
                                  grouped(pipe), grouped(model)),
                      1 / std::max(0.05, 1 - v.wait_share)});
@@ -140,8 +141,9 @@ std::vector<Recommendation> recommend(const Verdict& v, const StepWindow& w, con
 std::string format_evidence(const StepWindow& w, const PipelineEvidence& p) {
   const auto [stage, share] = dominant_stage(p);
   if (stage.empty()) return "";
-  return fmt::format("{} is {} of worker time; {} worker{} deliver {} samples/s, the model takes {} samples/s.",
-                     stage, percent(share), p.workers, p.workers == 1 ? "" : "s", grouped(pipeline_rate(p)),
+  return fmt::format("{} is {} of worker time; {} {} {} samples/s, the model takes {} samples/s.", stage,
+                     percent(share), p.workers, p.workers == 1 ? "worker delivers" : "workers deliver",
+                     grouped(pipeline_rate(p)),
                      grouped(model_rate(w)));
 }
 

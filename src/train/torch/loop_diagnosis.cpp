@@ -61,6 +61,7 @@ diagnose::StepWindow LoopDiagnosis::with_monitor(diagnose::StepWindow w) const {
 diagnose::PipelineEvidence LoopDiagnosis::evidence(const data::StageTimes& d) const {
   diagnose::PipelineEvidence p;
   p.workers = loader_.workers();
+  p.prefetch_factor = std::max(1, static_cast<int>(loader_.prefetch()) / std::max(1, p.workers));
   p.cores = cores_;
   p.read_s = d.read;
   p.decode_s = d.decode;

@@ -128,8 +128,11 @@ TEST(Verdict, FastPipelineThatStillWaitsGetsDeeperPrefetch) {
   const PipelineEvidence p = pipeline(4, 16, 12, 9000);  // 3,000 samples/s ceiling
   const auto changes = recommend(classify(w), w, p);
   ASSERT_EQ(changes.size(), 1u);
-  EXPECT_EQ(changes[0].change, "--prefetch-factor 4 (or more)");
+  EXPECT_EQ(changes[0].change, "--prefetch-factor 4 (or more)");  // the current depth unknown
   EXPECT_NEAR(changes[0].predicted_gain, 1 / 0.9, 1e-9);
+  PipelineEvidence known = p;
+  known.prefetch_factor = 4;
+  EXPECT_EQ(recommend(classify(w), w, known)[0].change, "--prefetch-factor 8");
 }
 
 TEST(Verdict, ComputeBoundRecommendsNothing) {
