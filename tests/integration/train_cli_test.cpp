@@ -145,6 +145,21 @@ TEST_F(TrainCli, OutOfMemoryNamesTheBatchSizeAndWhatToTry) {
       << r.err;
 }
 
+// A GPU that NVML sees (the fake library) but this libtorch cannot use: a loud warning
+// naming it, and the run goes on on the CPU.
+TEST_F(TrainCli, WarnsLoudlyWhenAGpuIsPresentButTrainingRunsOnTheCpu) {
+  TempDir dir;
+  const std::string script = dir.write_text("nvml.txt", "gpus=1\nname0=NVIDIA H100 80GB HBM3\n");
+  const std::string lib_dir = fs::path(FAKE_NVML_PATH).parent_path().string();
+  const auto r = run_command("LD_LIBRARY_PATH=" + lib_dir + " STOKER_FAKE_NVML_SCRIPT=" + script + " " + kStoker +
+                             " train --no-progress --max-steps 1 --output-dir " + dir.str() + "/runs");
+  if (r.out.find("device   cuda") != std::string::npos) GTEST_SKIP() << "this libtorch has CUDA";
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("WARNING: NVML sees 1 GPU (NVIDIA H100 80GB HBM3), but this libtorch"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("training runs on the CPU"), std::string::npos) << r.err;
+}
+
 // Tasks on generated data (no Fashion-MNIST needed).
 class TrainTasksCli : public ::testing::Test {
  protected:

@@ -80,7 +80,8 @@ class Doctor {
       Stepper stepper(c, *setup_.model, *setup_.optimizer, setup_.objective, setup_.device, 1 << 30, 1 << 20);
       setup_.model->train();
       const auto options = torch::TensorOptions().device(setup_.device);
-      const auto x = torch::randn({batch, spec.channels, spec.out_height, spec.out_width}, options);
+      auto x = torch::randn({batch, spec.channels, spec.out_height, spec.out_width}, options);
+      if (setup_.feed.channels_last) x = x.contiguous(at::MemoryFormat::ChannelsLast);
       const auto y = setup_.objective.random_targets(batch, options);
       stepper.step(x, y);  // warm-up: allocations, kernel selection
       Stopwatch clock;
@@ -103,23 +104,22 @@ class Doctor {
     loader.set_prefetch(std::max(2, cfg_.prefetch_factor * workers));
     loader.set_workers(workers);
     loader.start_epoch(next_epoch_++);
+    DeviceFeed feed(loader, setup_.objective, setup_.feed);
     Stepper stepper(cfg_, *setup_.model, *setup_.optimizer, setup_.objective, setup_.device, 1 << 30, 1 << 20);
     setup_.model->train();
     JointProbe probe{workers, {}};
     int64_t seen = 0;
     Stopwatch clock;
     while (ns_to_seconds(clock.elapsed_ns()) < options_.seconds + 0.5 || probe.window.steps < 3) {
-      Stopwatch watch;
-      data::Batch batch = loader.next();
-      const double wait = ns_to_seconds(watch.lap());
+      FedBatch batch = feed.next();
       if (!batch) {
         loader.start_epoch(next_epoch_++);
         continue;
       }
-      const Stepper::Result r = stepper.step(images_of(batch), setup_.objective.targets_of(batch));
+      const Stepper::Result r = stepper.step(batch.images, batch.targets);
       if (++seen <= 2) continue;  // the queue fills and the first steps allocate: not counted
-      probe.window.wait_s += wait;
-      probe.window.copy_s += r.copy_s;
+      probe.window.wait_s += batch.wait_s;
+      probe.window.copy_s += r.copy_s + batch.copy_s;
       probe.window.compute_s += r.compute_s;
       probe.window.steps += 1;
       probe.window.samples += batch.size();

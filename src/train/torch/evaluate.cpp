@@ -2,7 +2,6 @@
 
 #include <numeric>
 
-#include "setup.h"
 #include "train/common/metrics.h"
 
 namespace stoker::train {
@@ -12,7 +11,7 @@ double EvalResult::mean_mae() const {
   return std::accumulate(mae.begin(), mae.end(), 0.0) / static_cast<double>(mae.size());
 }
 
-EvalResult evaluate(Network& model, data::Loader& loader, const Objective& objective, const torch::Device& device) {
+EvalResult evaluate(Network& model, data::Loader& loader, const Objective& objective, const FeedOptions& feed_options) {
   torch::NoGradGuard no_grad;
   model.eval();
   EvalResult r;
@@ -24,10 +23,10 @@ EvalResult evaluate(Network& model, data::Loader& loader, const Objective& objec
   std::vector<float> scores;
   std::vector<int64_t> labels;
   loader.start_epoch(0);
-  while (data::Batch batch = loader.next()) {
-    const auto x = images_of(batch).to(device);
-    const auto y = objective.targets_of(batch).to(device);
-    const auto out = model.forward(x).to(torch::kFloat32);
+  DeviceFeed feed(loader, objective, feed_options);
+  while (FedBatch batch = feed.next()) {
+    const auto& y = batch.targets;
+    const auto out = model.forward(batch.images).to(torch::kFloat32);
     loss_sum += objective.loss_of(out, y, /*sum=*/true).item<double>();
     if (classes) {
       correct1 += out.argmax(1).eq(y).sum().item<double>();
@@ -35,7 +34,7 @@ EvalResult evaluate(Network& model, data::Loader& loader, const Objective& objec
       if (binary) {
         const auto p1 = torch::softmax(out, 1).select(1, 1).cpu().contiguous();
         scores.insert(scores.end(), p1.data_ptr<float>(), p1.data_ptr<float>() + p1.numel());
-        labels.insert(labels.end(), batch.labels(), batch.labels() + batch.size());
+        labels.insert(labels.end(), batch.host.labels(), batch.host.labels() + batch.size());
       }
     } else {
       abs_error_sum += (out - y).abs().sum(0).to(torch::kCPU, torch::kFloat64);

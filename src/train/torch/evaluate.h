@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "device_feed.h"
 #include "models.h"
 #include "objective.h"
 #include "stoker/data/loader.h"
@@ -22,7 +23,8 @@ struct EvalResult {
   double mean_mae() const;    // over the targets; -1 without
 };
 
-// Puts `model` in eval mode, runs epoch 0 of `loader` without gradients.
-EvalResult evaluate(Network& model, data::Loader& loader, const Objective& objective, const torch::Device& device);
+// Puts `model` in eval mode, runs epoch 0 of `loader` without gradients; batches reach the
+// device as `feed` says (the training loop's plan).
+EvalResult evaluate(Network& model, data::Loader& loader, const Objective& objective, const FeedOptions& feed);
 
 }  // namespace stoker::train

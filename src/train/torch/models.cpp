@@ -202,4 +202,14 @@ int64_t parameter_count(const torch::nn::Module& module) {
   return n;
 }
 
+void to_channels_last(torch::nn::Module& module) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : module.parameters()) {
+    if (p.dim() == 4) p.set_data(p.data().contiguous(at::MemoryFormat::ChannelsLast));
+  }
+  for (auto& b : module.buffers()) {
+    if (b.dim() == 4) b.set_data(b.data().contiguous(at::MemoryFormat::ChannelsLast));
+  }
+}
+
 }  // namespace stoker::train

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fmt/format.h>
 
 #include "stoker/core/error.h"
 #include "stoker/core/process.h"
+#include "stoker/monitor/gpu_reader.h"
 #include "torch_compat.h"
 
 namespace stoker::train {
@@ -33,17 +35,32 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& cfg, 
       model.parameters(), torch::optim::AdamWOptions(cfg.lr).weight_decay(cfg.weight_decay));
 }
 
+// The NVIDIA GPUs NVML sees, e.g. "1 GPU (NVIDIA H100 80GB HBM3)"; "" when none (or no NVML).
+std::string nvml_gpus() {
+  const auto reader = monitor::GpuReader::open(nullptr);
+  if (!reader || reader->gpus().empty()) return "";
+  std::string names;
+  for (const monitor::GpuInfo& gpu : reader->gpus()) names += (names.empty() ? "" : ", ") + gpu.name;
+  const size_t n = reader->gpus().size();
+  return fmt::format("{} GPU{} ({})", n, n == 1 ? "" : "s", names);
+}
+
 torch::Device pick_device(const TrainConfig& cfg) {
   if (cfg.device == "cpu") return torch::kCPU;
-  if (cfg.device == "auto") return compat::cuda_available() ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
-  if (!compat::cuda_available()) {
-    std::fprintf(stderr,
-                 "⚠ WARNING: device %s was asked for, but no CUDA device is available to this libtorch "
-                 "(libtorch %s); training runs on the CPU\n",
-                 cfg.device.c_str(), compat::torch_version().c_str());
-    return torch::kCPU;
+  if (compat::cuda_available()) {
+    return cfg.device == "auto" ? torch::Device(torch::kCUDA) : torch::Device(cfg.device);
   }
-  return torch::Device(cfg.device);
+  // No CUDA in this libtorch. Loud when a GPU was asked for, or is there and goes unused.
+  const std::string gpus = nvml_gpus();
+  if (cfg.device != "auto" || !gpus.empty()) {
+    std::fprintf(stderr,
+                 "⚠ WARNING: %s%s, but this libtorch (%s) has no CUDA device; training runs on the CPU%s\n",
+                 cfg.device != "auto" ? ("device " + cfg.device + " was asked for").c_str() : "",
+                 gpus.empty() ? "" : ((cfg.device != "auto" ? "; NVML sees " : "NVML sees ") + gpus).c_str(),
+                 compat::torch_version().c_str(),
+                 gpus.empty() ? "" : " — build stoker against a CUDA PyTorch (README: Offline GPU node)");
+  }
+  return torch::kCPU;
 }
 
 }  // namespace
@@ -81,11 +98,20 @@ TrainSetup make_setup(const TrainConfig& cfg) {
 
   const int cores = usable_cores();
   s.start_workers = cfg.num_workers == kAuto ? std::max(1, std::min(4, cores / 2)) : cfg.num_workers;
-  s.train_loader = std::make_unique<data::Loader>(s.train_source, loader_options(cfg, *s.train_source, true,
-                                                                                 s.start_workers));
+  const bool conv_net = cfg.model != "mlp";
+  if (s.device.is_cuda()) {
+    compat::enable_cuda_fast_math();
+    if (cfg.pin_memory) s.pinned = std::make_unique<PinnedAllocator>();
+  }
+  data::LoaderOptions train_options = loader_options(cfg, *s.train_source, true, s.start_workers);
+  train_options.allocator = s.pinned.get();
+  s.feed = plan_device_feed(s.device, conv_net, &train_options);
+  s.train_loader = std::make_unique<data::Loader>(s.train_source, train_options);
   if (s.val_source) {
-    s.val_loader = std::make_unique<data::Loader>(s.val_source, loader_options(cfg, *s.val_source, false,
-                                                                               s.start_workers));
+    data::LoaderOptions val_options = loader_options(cfg, *s.val_source, false, s.start_workers);
+    val_options.allocator = s.pinned.get();
+    plan_device_feed(s.device, conv_net, &val_options);  // the same plan: same mean and std
+    s.val_loader = std::make_unique<data::Loader>(s.val_source, val_options);
   }
 
   // Intra-op threads: libtorch's default can be 1 (it counts physical cores, and some VMs
@@ -96,14 +122,17 @@ TrainSetup make_setup(const TrainConfig& cfg) {
   const data::TransformSpec& spec = s.train_loader->options().transform;
   s.model = make_model(cfg.model, {spec.channels, spec.out_height, spec.out_width}, s.objective.outputs);
   s.model->to(s.device);
+  if (s.feed.channels_last) to_channels_last(*s.model);
   s.optimizer = make_optimizer(cfg, *s.model);
   return s;
 }
 
 torch::Tensor images_of(const data::Batch& batch) {
   const auto shape = batch.shape();
-  auto t = torch::from_blob(const_cast<void*>(batch.data()), {shape[0], shape[1], shape[2], shape[3]},
-                            torch::kFloat32);
+  const torch::Dtype dtype = batch.dtype() == data::DType::kUint8   ? torch::kUInt8
+                             : batch.dtype() == data::DType::kFloat16 ? torch::kHalf
+                                                                      : torch::kFloat32;
+  auto t = torch::from_blob(const_cast<void*>(batch.data()), {shape[0], shape[1], shape[2], shape[3]}, dtype);
   return batch.layout() == data::Layout::kNHWC ? t.permute({0, 3, 1, 2}) : t;
 }
 

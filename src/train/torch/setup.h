@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "device_feed.h"
 #include "models.h"
 #include "objective.h"
 #include "stoker/data/loader.h"
@@ -19,6 +20,8 @@ struct TrainSetup {
   std::shared_ptr<const data::Source> val_source;  // null: no validation data
   Objective objective;  // task, loss and outputs (classes or float targets)
   int start_workers = 1;  // cfg.num_workers, or the tuner's first count for auto
+  std::unique_ptr<PinnedAllocator> pinned;  // CUDA with pin_memory; outlives the loaders
+  FeedOptions feed;                          // how batches reach the device (device_feed.h)
   std::unique_ptr<data::Loader> train_loader;
   std::unique_ptr<data::Loader> val_loader;
   std::shared_ptr<Network> model;  // on `device`
@@ -28,13 +31,15 @@ struct TrainSetup {
 // Validates the config, opens the data and builds everything (UsageError / DataError with
 // one clear line for what cannot be). Sets libtorch's intra-op threads to the CPUs this
 // process may use unless OMP_NUM_THREADS says otherwise, and seeds torch with cfg.seed.
+// On CUDA: pinned batch buffers (pin_memory), uint8 batches normalized on the device,
+// channels_last for conv nets, TF32 matmuls and cuDNN autotuning.
 TrainSetup make_setup(const TrainConfig& cfg);
 
 // Loader options for `source` per the config (workers, prefetch, seed, transforms).
 data::LoaderOptions loader_options(const TrainConfig& cfg, const data::Source& source, bool train, int workers);
 
-// A zero-copy view of a batch's images (N, C, H, W) float32 (targets: Objective::targets_of).
-// The batch must outlive the tensor's use.
+// A zero-copy view of a batch's images (N, C, H, W) in the batch's dtype (targets:
+// Objective::targets_of). The batch must outlive the tensor's use.
 torch::Tensor images_of(const data::Batch& batch);
 
 }  // namespace stoker::train

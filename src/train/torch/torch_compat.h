@@ -25,6 +25,14 @@ inline void set_cpu_rng_state(const torch::Tensor& state) {
 
 inline bool cuda_available() { return torch::cuda::is_available(); }
 
+// TF32 for float32 matmuls and convolutions, and cuDNN's autotuner (input shapes are fixed
+// per run). Same calls in 1.13 and 2.x.
+inline void enable_cuda_fast_math() {
+  at::globalContext().setAllowTF32CuBLAS(true);
+  at::globalContext().setAllowTF32CuDNN(true);
+  at::globalContext().setBenchmarkCuDNN(true);
+}
+
 // Out of memory, on the GPU or the host. 2.x throws c10::OutOfMemoryError for CUDA; 1.13 a
 // c10::Error whose message says "CUDA out of memory"; the CPU allocator says "can't allocate
 // memory" in both.

@@ -218,8 +218,10 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
   int exit_code = 0;
   bool stopped_at_max_steps = false;
 
+  DeviceFeed feed(train_loader, objective, setup.feed);
   for (int64_t epoch = start_epoch; epoch < cfg.epochs && exit_code == 0; ++epoch) {
     model.train();
+    feed.reset();
     train_loader.start_epoch(epoch, epoch == start_epoch ? start_batch : 0);
     diagnosis.start_epoch();
     double loss_sum = 0;
@@ -229,13 +231,13 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
     Stopwatch epoch_clock;
     int64_t last_draw_ns = 0;
     for (;;) {
-      Stopwatch watch;
-      data::Batch batch = train_loader.next();
-      const double wait_s = ns_to_seconds(watch.lap());
+      FedBatch batch = feed.next();
+      const double wait_s = batch.wait_s;
       if (!batch) break;
       Stepper::Result r;
       try {
-        r = stepper.step(images_of(batch), objective.targets_of(batch));
+        r = stepper.step(batch.images, batch.targets);
+        r.copy_s += batch.copy_s;
       } catch (const std::exception& e) {
         if (!compat::is_out_of_memory(e)) throw;
         progress.finish();
@@ -257,7 +259,7 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
       samples += batch.size();
       ++step;
       const int64_t batch_samples = batch.size();
-      batch.release();
+      batch = FedBatch{};
       const auto lines = diagnosis.after_step(wait_s, r.copy_s, r.compute_s, batch_samples);
       if (!lines.empty()) {
         progress.finish();
@@ -306,7 +308,7 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
     EvalResult eval;
     if (setup.val_loader) {
       try {
-        eval = evaluate(model, *setup.val_loader, objective, device);
+        eval = evaluate(model, *setup.val_loader, objective, setup.feed);
       } catch (const std::exception& e) {
         if (!compat::is_out_of_memory(e)) throw;
         throw out_of_memory(cfg, device, fmt::format("in validation (batches of {})",

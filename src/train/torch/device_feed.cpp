@@ -1,0 +1,137 @@
+#include "device_feed.h"
+
+#include <c10/core/Event.h>
+#include <c10/core/Stream.h>
+#include <c10/core/StreamGuard.h>
+#include <c10/core/impl/VirtualGuardImpl.h>
+
+#include "setup.h"
+#include "stoker/core/clock.h"
+
+namespace stoker::train {
+
+void* PinnedAllocator::allocate(size_t bytes) {
+  torch::Tensor block =
+      torch::empty({static_cast<int64_t>(std::max<size_t>(bytes, 1))}, torch::TensorOptions(torch::kUInt8).pinned_memory(true));
+  void* pointer = block.data_ptr();
+  std::lock_guard<std::mutex> lock(mutex_);
+  blocks_.emplace(pointer, std::move(block));
+  return pointer;
+}
+
+void PinnedAllocator::deallocate(void* pointer, size_t /*bytes*/) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  blocks_.erase(pointer);
+}
+
+struct DeviceFeed::Streams {
+  explicit Streams(torch::Device device)
+      : impl(device.type()), side(impl.getStreamFromGlobalPool(device)), ready(device.type()) {}
+  c10::impl::VirtualGuardImpl impl;
+  c10::Stream side;
+  c10::Event ready;
+};
+
+struct DeviceFeed::Pending {
+  FedBatch batch;
+};
+
+DeviceFeed::DeviceFeed(data::Loader& loader, const Objective& objective, FeedOptions options)
+    : loader_(loader), objective_(objective), options_(std::move(options)) {
+  if (options_.normalize_mean) {
+    const int64_t c = loader_.options().transform.channels;
+    mean255_ = torch::from_blob(options_.normalize_mean->data(), {3}, torch::kFloat32).slice(0, 0, c).mul(255.0f)
+                   .view({1, c, 1, 1}).to(options_.device);
+    std255_ = torch::from_blob(options_.normalize_std->data(), {3}, torch::kFloat32).slice(0, 0, c).mul(255.0f)
+                  .view({1, c, 1, 1}).to(options_.device);
+  }
+  if (options_.device.is_cuda() && options_.lookahead) streams_ = std::make_unique<Streams>(options_.device);
+}
+
+DeviceFeed::~DeviceFeed() {
+  // A copy may still read the pinned buffer of a pending batch: let it finish first.
+  if (streams_ && pending_) streams_->impl.synchronizeStream(streams_->side);
+}
+
+void DeviceFeed::reset() {
+  if (streams_ && pending_) streams_->impl.synchronizeStream(streams_->side);
+  pending_.reset();
+}
+
+void DeviceFeed::start_copy(data::Batch batch, double wait_s) {
+  Stopwatch watch;
+  FedBatch fed;
+  fed.wait_s = wait_s;
+  if (batch) {
+    const torch::Tensor host_images = images_of(batch);
+    const torch::Tensor host_targets = objective_.targets_of(batch);
+    const bool on_cpu = options_.device.is_cpu();
+    if (on_cpu && !mean255_.defined() && !options_.channels_last) {
+      fed.images = host_images;  // zero copy
+      fed.targets = host_targets;
+    } else {
+      const auto format = options_.channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
+      // Outputs are allocated on the compute stream; only the side stream writes them, and
+      // the compute stream reads them after the event, so the caching allocator stays safe.
+      fed.images = torch::empty(host_images.sizes(), torch::TensorOptions(torch::kFloat32).device(options_.device), format);
+      fed.targets = torch::empty(host_targets.sizes(), host_targets.options().device(options_.device));
+      std::optional<c10::StreamGuard> guard;
+      if (streams_) guard.emplace(streams_->side);
+      fed.targets.copy_(host_targets, /*non_blocking=*/true);
+      if (mean255_.defined()) {
+        // uint8 over the bus, then float and normalize on the device.
+        fed.images.copy_(host_images.to(options_.device, /*non_blocking=*/true));
+        fed.images.sub_(mean255_).div_(std255_);
+      } else {
+        fed.images.copy_(host_images, /*non_blocking=*/true);
+      }
+      if (streams_) streams_->ready.record(streams_->side);
+    }
+  }
+  fed.copy_s = ns_to_seconds(watch.lap());
+  fed.host = std::move(batch);
+  pending_ = std::make_unique<Pending>(Pending{std::move(fed)});
+}
+
+FedBatch DeviceFeed::finish_copy() {
+  FedBatch fed = std::move(pending_->batch);
+  pending_.reset();
+  if (streams_ && fed) {
+    Stopwatch watch;
+    streams_->ready.block(streams_->impl.getStream(options_.device));  // the device waits, not the host
+    fed.copy_s += ns_to_seconds(watch.lap());
+  }
+  return fed;
+}
+
+FedBatch DeviceFeed::next() {
+  auto fetch = [&] {
+    Stopwatch watch;
+    data::Batch batch = loader_.next();
+    const double wait = ns_to_seconds(watch.lap());
+    start_copy(std::move(batch), wait);
+  };
+  if (!pending_) fetch();
+  FedBatch current = finish_copy();
+  // One batch ahead: its copy overlaps this batch's compute. Its wait for the loader is
+  // charged to the batch it belongs to, i.e. the next call.
+  if (streams_ && current) fetch();
+  return current;
+}
+
+FeedOptions plan_device_feed(torch::Device device, bool conv_net, data::LoaderOptions* loader_options) {
+  FeedOptions feed;
+  feed.device = device;
+  if (!device.is_cuda()) return feed;
+  data::TransformSpec& spec = loader_options->transform;
+  if (spec.normalize && spec.dtype == data::DType::kFloat32) {
+    feed.normalize_mean = spec.mean;
+    feed.normalize_std = spec.std;
+    spec.normalize = false;
+    spec.dtype = data::DType::kUint8;
+  }
+  feed.channels_last = conv_net;
+  return feed;
+}
+
+}  // namespace stoker::train
