@@ -26,10 +26,13 @@ void PinnedAllocator::deallocate(void* pointer, size_t /*bytes*/) {
 
 struct DeviceFeed::Streams {
   explicit Streams(torch::Device device)
-      : impl(device.type()), side(impl.getStreamFromGlobalPool(device)), ready(device.type()) {}
+      : impl(device.type()), side(impl.getStreamFromGlobalPool(device)), ready(device.type()),
+        allocated(device.type()) {}
   c10::impl::VirtualGuardImpl impl;
   c10::Stream side;
-  c10::Event ready;
+  c10::Event ready;      // the side stream's copy is done
+  c10::Event allocated;  // the compute stream reached the outputs' allocation
+
 };
 
 struct DeviceFeed::Pending {
@@ -76,7 +79,13 @@ void DeviceFeed::start_copy(data::Batch batch, double wait_s) {
       fed.images = torch::empty(host_images.sizes(), torch::TensorOptions(torch::kFloat32).device(options_.device), format);
       fed.targets = torch::empty(host_targets.sizes(), host_targets.options().device(options_.device));
       std::optional<c10::StreamGuard> guard;
-      if (streams_) guard.emplace(streams_->side);
+      if (streams_) {
+        // The caching allocator may have handed out memory the compute stream still reads:
+        // the side stream starts writing only once the compute stream is past that point.
+        streams_->allocated.record(streams_->impl.getStream(options_.device));
+        streams_->allocated.block(streams_->side);
+        guard.emplace(streams_->side);
+      }
       fed.targets.copy_(host_targets, /*non_blocking=*/true);
       if (mean255_.defined()) {
         // uint8 over the bus, then float and normalize on the device.

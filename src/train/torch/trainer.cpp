@@ -26,6 +26,7 @@
 #include "stoker/core/error.h"
 #include "stoker/core/process.h"
 #include "stoker/data/loader.h"
+#include "stoker/monitor/gpu_reader.h"
 #include "stoker/monitor/sampler.h"
 #include "stoker/monitor/sinks.h"
 #include "torch_compat.h"
@@ -101,6 +102,20 @@ SystemError out_of_memory(const TrainConfig& cfg, const torch::Device& device, c
   return SystemError(fmt::format("out of memory {} at batch size {} on {}; try {}, or stoker doctor "
                                  "--find-batch-size to find the largest batch that fits",
                                  where, cfg.batch_size, device.str(), tries));
+}
+
+// "3.21 GiB used by this process (NVML)", or why it is unknown.
+std::string gpu_memory_text(int gpu_index) {
+  std::string why;
+  const auto reader = monitor::GpuReader::open(&why);
+  if (!reader) return "unknown (" + why + ")";
+  std::vector<monitor::GpuSample> samples;
+  reader->sample(&samples, now_ns(), {::getpid()}, false);
+  for (size_t i = 0; i < samples.size(); ++i) {
+    if (reader->gpus()[i].index != gpu_index || !samples[i].process_memory_bytes.ok()) continue;
+    return fmt::format("{:.2f} GiB used by this process (NVML)", samples[i].process_memory_bytes.value / (1 << 30));
+  }
+  return "unknown (NVML does not report this process on GPU " + std::to_string(gpu_index) + ")";
 }
 
 std::string checkpoint_path_of(const std::string& resume) {
@@ -180,8 +195,21 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
   monitor::SamplerOptions monitor_options;
   monitor_options.pid = ::getpid();
   monitor::Sampler monitor(monitor_options);
-  monitor.start();
+  // The CUDA ordinal as NVML's index: the same unless CUDA_VISIBLE_DEVICES reorders them.
   const int gpu_index = device.is_cuda() ? std::max<int>(0, device.index()) : -1;
+  // GPU memory this process holds (NVML, so the caching allocator's reserve is included, as
+  // nvidia-smi shows it): the peak of each epoch, from the sampler thread.
+  std::atomic<double> gpu_memory_peak{-1};
+  if (gpu_index >= 0) {
+    monitor.add_sink([&gpu_memory_peak, gpu_index](const monitor::Sample& sample) {
+      if (gpu_index >= static_cast<int>(sample.gpus.size())) return;
+      const monitor::Reading& used = sample.gpus[gpu_index].process_memory_bytes;
+      double seen = gpu_memory_peak.load();
+      while (used.ok() && used.value > seen && !gpu_memory_peak.compare_exchange_weak(seen, used.value)) {
+      }
+    });
+  }
+  monitor.start();
   LoopDiagnosis diagnosis(train_loader, monitor, usable_cores(), gpu_index, cfg.num_workers == kAuto,
                           cfg.prefetch_factor);
 
@@ -256,6 +284,10 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
         loss_sum += r.loss;
         ++loss_count;
       }
+      if (gpu_index >= 0 && epoch == start_epoch && step == first) {
+        progress.finish();
+        std::printf("GPU memory after the first batch: %s\n", gpu_memory_text(gpu_index).c_str());
+      }
       samples += batch.size();
       ++step;
       const int64_t batch_samples = batch.size();
@@ -321,6 +353,9 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
                                    train_seconds > 0 ? (step - first) / train_seconds : 0.0,
                                    loss_count ? loss_sum / loss_count : 0.0);
     if (eval.samples > 0) line += " · " + format_eval(eval);
+    if (gpu_index >= 0 && gpu_memory_peak.load() >= 0) {
+      line += fmt::format(" · GPU memory peak {:.2f} GiB", gpu_memory_peak.exchange(-1) / (1 << 30));
+    }
     const GradScaler* scaler = stepper.scaler();
     if (scaler != nullptr) {
       line += fmt::format(" · fp16 scale {:g}, {} step{} skipped", scaler->state().scale, scaler->state().skipped,
