@@ -73,6 +73,14 @@ struct Recommendation {
 double pipeline_rate(const PipelineEvidence& pipeline);
 // The model's ceiling in samples/s: samples per second of copy + compute.
 double model_rate(const StepWindow& window);
+// The joint rate to expect from a model and a loader measured apart. On a GPU the model
+// runs on the device and the slower side sets the pace: min(model, loader). On the CPU
+// both draw on the same `cores`: the model alone kept all of them busy, the loader alone
+// `loader_workers`, so a sample costs cores/model + workers/loader core-seconds and the
+// joint rate is cores / that, never above min(model, loader). Rates in samples/s; 0 when
+// either is unknown.
+double joint_rate(double model_rate, double loader_rate, int loader_workers, int cores, bool shared_cores);
+
 // The stage with the most worker time and its share of busy worker time ("decode", 0.71).
 std::pair<std::string, double> dominant_stage(const PipelineEvidence& pipeline);
 

@@ -95,6 +95,14 @@ std::pair<std::string, double> dominant_stage(const PipelineEvidence& p) {
   return best;
 }
 
+double joint_rate(double model, double loader, int workers, int cores, bool shared_cores) {
+  if (!(model > 0) || !(loader > 0)) return 0;
+  const double slower = std::min(model, loader);
+  if (!shared_cores || cores < 1 || workers < 1) return slower;
+  const double core_seconds = static_cast<double>(cores) / model + static_cast<double>(workers) / loader;
+  return std::min(slower, static_cast<double>(cores) / core_seconds);
+}
+
 std::vector<Recommendation> recommend(const Verdict& v, const StepWindow& w, const PipelineEvidence& p) {
   std::vector<Recommendation> out;
   // Only input-bound windows have a change the trainer offers today; a transfer-bound one

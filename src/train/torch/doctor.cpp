@@ -179,19 +179,23 @@ class Doctor {
       changes.push_back({fmt::format("--workers {}", best_workers), tried->samples_per_s() / together,
                          fmt::format("measured together: {} samples/s", grouped(tried->samples_per_s()))});
     }
-    // A faster model helps only up to what the loader delivers: compare the predicted joint
-    // rates min(model, loader) with the variant and without.
-    const double loader_best = std::max(best_loader, at_configured.images_per_s);
+    // A faster model helps only up to what the loader delivers, and on the CPU only as far as
+    // the cores it shares with the workers allow: compare the predicted joint rates with the
+    // variant and without (diagnose::joint_rate), at the configured worker count.
+    const bool shared_cores = setup_.device.is_cpu();
+    const double loader_now = at_configured.images_per_s;
+    const double joint_now = diagnose::joint_rate(model_rate, loader_now, configured, cores_, shared_cores);
     for (size_t i = 1; i < model_probes.size(); ++i) {
       const ModelProbe& m = model_probes[i];
-      if (!m.skipped.empty() || model_rate <= 0) continue;
+      if (!m.skipped.empty() || model_rate <= 0 || joint_now <= 0) continue;
       const std::string flag = m.variant.starts_with("amp ")
                                    ? "--amp " + m.variant.substr(4)
                                    : fmt::format("--batch-size {} --accum-steps {}", m.batch,
                                                  std::max(1, cfg_.accumulation_steps / 2));
-      changes.push_back({flag, std::min(m.samples_per_s, loader_best) / std::min(model_rate, loader_best),
-                         fmt::format("model alone measured {} vs {} samples/s", grouped(m.samples_per_s),
-                                     grouped(model_rate))});
+      const double joint_then = diagnose::joint_rate(m.samples_per_s, loader_now, configured, cores_, shared_cores);
+      changes.push_back({flag, joint_then / joint_now,
+                         fmt::format("model alone measured {} vs {} samples/s{}", grouped(m.samples_per_s),
+                                     grouped(model_rate), shared_cores ? ", discounted for the shared cores" : "")});
     }
     if (verdict.kind == diagnose::Bottleneck::kInput && at_configured.images_per_s > model_rate) {
       changes.push_back({fmt::format("--prefetch-factor {}", 2 * cfg_.prefetch_factor), 1 / (1 - verdict.wait_share),

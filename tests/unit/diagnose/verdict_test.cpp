@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace stoker::diagnose {
 namespace {
 
@@ -157,6 +159,30 @@ TEST(PersistenceGate, WarnsOncePerStreak) {
   EXPECT_FALSE(gate.observe(input));
   EXPECT_FALSE(gate.observe(input));
   EXPECT_TRUE(gate.observe(input));  // came back: warns again
+}
+
+}  // namespace
+}  // namespace stoker::diagnose
+
+namespace stoker::diagnose {
+namespace {
+
+TEST(JointRate, GpuTakesTheSlowerSideCpuChargesBothForTheCores) {
+  EXPECT_DOUBLE_EQ(joint_rate(2810, 2243, 1, 2, false), 2243);
+  EXPECT_DOUBLE_EQ(joint_rate(1000, 5000, 4, 16, false), 1000);
+  // The starved CPU configuration of the acceptance run: the model alone 2,810 samples/s on 2
+  // cores, the loader alone 2,243 on 1 worker: 2 / (2/2810 + 1/2243) = 1,727 (measured
+  // together: 1,466-1,653).
+  EXPECT_NEAR(joint_rate(2810, 2243, 1, 2, true), 2.0 / (2.0 / 2810 + 1.0 / 2243), 1e-9);
+  EXPECT_NEAR(joint_rate(2810, 2243, 1, 2, true), 1727, 1);
+  // A model twice as fast gains far less than 2x when it shares the cores...
+  const double gain = joint_rate(5620, 2243, 1, 2, true) / joint_rate(2810, 2243, 1, 2, true);
+  EXPECT_GT(gain, 1.2);
+  EXPECT_LT(gain, 1.4);
+  // ...and never beats the slower side.
+  EXPECT_LE(joint_rate(1e9, 2243, 1, 64, true), 2243);
+  EXPECT_EQ(joint_rate(0, 2243, 1, 2, true), 0);
+  EXPECT_EQ(joint_rate(2810, std::nan(""), 1, 2, true), 0);
 }
 
 }  // namespace
