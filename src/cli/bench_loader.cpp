@@ -35,6 +35,7 @@ struct BenchArgs {
   int64_t max_pixels = 89'478'485;
   bool no_crop_window = false;
   bool no_dct_scaling = false;
+  double cache_decoded_gb = 0;  // > 0: keep decoded images in RAM up to this (later epochs skip decode)
   bool json = false;
 };
 
@@ -46,6 +47,7 @@ struct BenchResult {
   Checksum checksum;
   std::vector<data::BadSample> bad;
   uint64_t bad_count = 0;
+  std::vector<double> epoch_images_per_sec;  // complete epochs only
 };
 
 std::string default_transforms(int size) {
@@ -80,6 +82,10 @@ data::LoaderOptions loader_options(const BenchArgs& args) {
   options.decode.max_pixels = args.max_pixels;
   options.decode.crop_window = !args.no_crop_window;
   options.decode.dct_scaling = !args.no_dct_scaling;
+  if (args.cache_decoded_gb < 0 || !std::isfinite(args.cache_decoded_gb)) {
+    throw UsageError(fmt::format("--cache-decoded-gb must be >= 0 (got {})", args.cache_decoded_gb));
+  }
+  options.cache_decoded_bytes = static_cast<size_t>(args.cache_decoded_gb * 1e9);
   if (args.on_error == "substitute") {
     options.on_error = data::OnError::kSubstitute;
   } else if (args.on_error == "fail") {
@@ -98,7 +104,10 @@ BenchResult run_loader(data::Loader& loader, const BenchArgs& args) {
   bool out_of_time = false;
   for (int epoch = 0; epoch < epochs && !out_of_time; ++epoch) {
     loader.start_epoch(epoch);
+    Stopwatch epoch_clock;
+    uint64_t epoch_images = 0;
     while (data::Batch batch = loader.next()) {
+      epoch_images += static_cast<uint64_t>(batch.size());
       result.checksum.update(batch.data(), batch.bytes());
       result.checksum.update(batch.targets(),
                              sizeof(float) * static_cast<size_t>(batch.size() * batch.target_dim()));
@@ -108,6 +117,10 @@ BenchResult run_loader(data::Loader& loader, const BenchArgs& args) {
         out_of_time = true;
         break;
       }
+    }
+    if (!out_of_time) {
+      result.epoch_images_per_sec.push_back(static_cast<double>(epoch_images) /
+                                            std::max(1e-9, ns_to_seconds(epoch_clock.elapsed_ns())));
     }
     const data::EpochStats stats = loader.epoch_stats();
     result.bad_count += stats.bad;
@@ -144,6 +157,12 @@ void print_json(const BenchArgs& args, const std::string& data_dir, const data::
       {"bad_count", r.bad_count},
       {"bad_samples", bad},
       {"checksum", fmt::format("{:016x}", r.checksum.value())},
+      {"epoch_images_per_sec", r.epoch_images_per_sec},
+      {"cache",
+       {{"budget_gb", loader.cache_stats().budget / 1e9},
+        {"entries", loader.cache_stats().entries},
+        {"gb", loader.cache_stats().bytes / 1e9},
+        {"hits", t.cache_hits}}},
       {"stages",
        {{"read", t.read},
         {"decode", t.decode},
@@ -172,6 +191,18 @@ void print_human(const data::Loader& loader, const BenchResult& r) {
               share(t.read, worker_total).c_str(), share(t.decode, worker_total).c_str(),
               share(t.transform, worker_total).c_str(),
               share(t.wait_free_buffer, worker_total).c_str(), t.consumer_wait);
+  if (r.epoch_images_per_sec.size() > 1) {
+    std::string rates;
+    for (size_t e = 0; e < r.epoch_images_per_sec.size() && e < 8; ++e) {
+      rates += fmt::format("{}{}: {} img/s", e ? " · " : "", e + 1, grouped(r.epoch_images_per_sec[e]));
+    }
+    std::printf("epochs   %s\n", rates.c_str());
+  }
+  if (const data::CacheStats cache = loader.cache_stats(); cache.budget > 0) {
+    std::printf("cache    %s images decoded in RAM, %.2f GB of %.2f GB%s · %s samples served from it\n",
+                grouped(static_cast<double>(cache.entries)).c_str(), cache.bytes / 1e9, cache.budget / 1e9,
+                cache.full ? " (full)" : "", grouped(static_cast<double>(t.cache_hits)).c_str());
+  }
   if (r.bad_count == 0) {
     std::printf("bad      none\n");
   } else {
@@ -225,6 +256,9 @@ void add_bench_commands(CLI::App& app, int* exit_code) {
   CLI::App* loader = bench->add_subcommand("loader", "Run the input pipeline alone at full speed");
   loader->add_option("--data", args->data, "Image folder (root/<class>/<img>), IDX dir or CSV list");
   loader->add_option("--synthetic", args->synthetic, "Generate N ImageNet-like JPEGs and use them");
+  loader->add_option("--cache-decoded-gb", args->cache_decoded_gb,
+                     "Keep decoded images in RAM up to this many GB: epochs after the first skip read "
+                     "and decode (0 = off)");
   loader->add_option("--cache-dir", args->cache_dir, "Where --synthetic puts its images");
   loader->add_option("--workers,--num-workers,--num_workers", args->workers,
                      "Worker threads (default: one per core)");

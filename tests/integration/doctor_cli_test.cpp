@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "stoker/data/encode.h"
+#include "stoker/core/process.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
 #include "support/test_images.h"
@@ -32,6 +33,8 @@ const char* kFashion = "/usr/share/datasets/fashion-mnist";
 const std::string kStarved =
     " --model mlp --batch-size 32 --workers 1 --transforms 'Resize(1200), CenterCrop(16), "
     "ColorJitter(0.4, 0.4, 0.4, 0.1), Normalize'";
+
+double free_ram_gb() { return stoker::free_ram_bytes() / 1e9; }
 
 class DoctorCli : public ::testing::Test {
  protected:
@@ -66,6 +69,18 @@ TEST_F(DoctorCli, StarvedConfigurationIsInputBoundAndNamesTheStage) {
   ASSERT_GE(report["model_alone"].size(), 2u);
   EXPECT_GT(report["model_alone"][0]["samples_per_sec"].get<double>(),
             first["images_per_sec"].get<double>());
+  // 96 decoded photos take 553 MB: the decoded cache is offered, with its predicted gain.
+  bool cache_offered = false;
+  for (const auto& change : report["changes"]) {
+    if (change["change"] == "--cache decoded") {
+      cache_offered = true;
+      EXPECT_GT(change["gain"].get<double>(), 1.5) << change.dump();
+      EXPECT_NE(change["how"].get<std::string>().find("needs 0.6 GB"), std::string::npos) << change.dump();
+    }
+  }
+  if (free_ram_gb() > 2) {
+    EXPECT_TRUE(cache_offered) << r.out;
+  }
 
   const auto text = run_command(kStoker + " doctor --seconds 1 --data " + data + kStarved);
   ASSERT_EQ(text.exit_code, 0) << text.err;

@@ -81,6 +81,18 @@ struct LoaderOptions {
   double max_bad_fraction = 0.01;
   // Batch memory; nullptr = host_allocator(). Must outlive every Batch.
   BufferAllocator* allocator = nullptr;
+  // > 0: keep each image's full-resolution decode in RAM, up to this many bytes, so later
+  // epochs skip read and decode (the first decodes whole images, without crop window or DCT
+  // scaling, so cached and fresh samples are identical). Images that no longer fit are
+  // decoded every epoch as usual. 0 = off.
+  size_t cache_decoded_bytes = 0;
+};
+
+struct CacheStats {
+  uint64_t entries = 0;  // images held
+  uint64_t bytes = 0;    // their pixels
+  uint64_t budget = 0;   // LoaderOptions::cache_decoded_bytes
+  bool full = false;     // an image did not fit
 };
 
 struct BadSample {
@@ -102,6 +114,8 @@ struct StageTimes {
   double consumer_wait = 0;     // next() blocked waiting for the batch to finish
   uint64_t samples = 0;         // samples written (including substitutes)
   uint64_t bytes_read = 0;      // encoded bytes read from the source
+  uint64_t decoded_bytes = 0;   // full-resolution pixel bytes of those samples (cache sizing)
+  uint64_t cache_hits = 0;      // samples transformed straight from the decoded cache
 };
 
 struct EpochStats {
@@ -186,6 +200,8 @@ class Loader {
 
   EpochStats epoch_stats() const;
   StageTimes stage_times() const;
+  // The decoded cache so far (all zero without one).
+  CacheStats cache_stats() const;
 
   // Run-time tuning (`--workers auto`), from the consumer thread, at any time — also
   // mid-epoch. set_workers starts threads as needed and parks the ones above `workers`

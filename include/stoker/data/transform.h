@@ -138,6 +138,11 @@ class SampleTransformer {
   // spec is replicated to 3 channels (an RGB decode with a grey spec converted to L).
   // float16 is IEEE binary16, rounded to nearest even; uint8 is rounded to nearest.
   void run(void* out, const DecodedImage& decoded, const SampleParams& params,
+           const TransformSpec& spec) {
+    run(out, decoded.image, decoded.crop, params, spec);
+  }
+  // The same from an image held elsewhere (the decoded cache): `crop` in `image` coordinates.
+  void run(void* out, const Image& image, const CropRect& crop, const SampleParams& params,
            const TransformSpec& spec);
 
  private:

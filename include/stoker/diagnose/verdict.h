@@ -61,6 +61,12 @@ struct PipelineEvidence {
   double busy_worker_s = 0;   // read + decode + transform (excludes waiting for buffers)
   int64_t samples = 0;        // samples the workers produced in the window
   double cpu_percent = -1;    // whole machine, 0..100; < 0 = unknown
+  // For the decoded cache: full-resolution pixel bytes of the window's samples, the dataset's
+  // size, RAM available, and whether the cache is already on. 0 = unknown.
+  double decoded_bytes = 0;
+  int64_t dataset_samples = 0;
+  double free_ram_bytes = 0;
+  bool cache_on = false;
 };
 
 struct Recommendation {

@@ -42,6 +42,8 @@ enum class ScheduleKind { kConstant, kCosine, kStep };
 enum class TaskKind { kAuto, kClassification, kRegression };
 // kAuto: cross-entropy for classification, MSE for regression.
 enum class LossKind { kAuto, kCrossEntropy, kMse, kL1, kSmoothL1 };
+// kDecoded: the training images' full-resolution decodes stay in RAM after the first epoch.
+enum class CacheKind { kNone, kDecoded };
 
 // The value of an integer key set to "auto" (num_workers).
 constexpr int kAuto = -1;
@@ -67,11 +69,14 @@ struct TrainConfig {
   double label_smoothing = 0;
   int num_workers = 2;      // kAuto: tuned at run time (stoker/diagnose/tune.h)
   int prefetch_factor = 4;  // batches in flight per worker (loader total = this x num_workers)
+  CacheKind cache = CacheKind::kNone;
+  double cache_max_gb = 0;  // cache decoded: its budget in GB; 0 = half of the RAM available at start
   bool pin_memory = true;
   bool persistent_workers = true;
   AmpMode amp = AmpMode::kOff;
   int accumulation_steps = 1;
   uint64_t seed = 0;
+  int threads = 0;  // libtorch intra-op threads; 0 = OMP_NUM_THREADS if set, else every usable core
   int checkpoint_every_steps = 0;  // 0 = only at epoch end (and on SIGINT/SIGTERM)
   std::string output_dir = "runs";
   std::string resume;              // checkpoint path or run dir; "" = start fresh
@@ -150,5 +155,6 @@ std::string to_string(OptimizerKind kind);
 std::string to_string(ScheduleKind kind);
 std::string to_string(TaskKind kind);
 std::string to_string(LossKind kind);
+std::string to_string(CacheKind kind);
 
 }  // namespace stoker::train

@@ -51,7 +51,7 @@ class Worker {
  public:
   Worker(int id, LoaderShared& shared, const Source& source, const LoaderOptions& options)
       : id_(id), shared_(shared), source_(source), options_(options),
-        loader_(source, shared.spec, options.decode) {}
+        loader_(source, shared.spec, options.decode, shared.cache.get()) {}
 
   void run();
   StageClocks& clocks() { return loader_.clocks(); }
@@ -248,6 +248,9 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
   shared_->spec = options_.transform;
   shared_->target_dim = source_->target_dim();
   shared_->allocator = options_.allocator != nullptr ? options_.allocator : &host_allocator();
+  if (options_.cache_decoded_bytes > 0) {
+    shared_->cache = std::make_unique<DecodedCache>(source_->size(), options_.cache_decoded_bytes);
+  }
   for (int b = 0; b < options_.prefetch; ++b) {
     shared_->buffers.push_back(make_buffer(*shared_->allocator, options_, shared_->target_dim));
     shared_->free_buffers.push_back(shared_->buffers.back().get());
@@ -383,6 +386,8 @@ StageTimes StageTimes::operator-(const StageTimes& e) const {
   d.consumer_wait = consumer_wait - e.consumer_wait;
   d.samples = samples - e.samples;
   d.bytes_read = bytes_read - e.bytes_read;
+  d.decoded_bytes = decoded_bytes - e.decoded_bytes;
+  d.cache_hits = cache_hits - e.cache_hits;
   return d;
 }
 
@@ -397,9 +402,22 @@ StageTimes Loader::stage_times() const {
     times.wait_free_buffer += ns_to_seconds(c.wait_free_ns.load(std::memory_order_relaxed));
     times.samples += c.samples.load(std::memory_order_relaxed);
     times.bytes_read += c.bytes_read.load(std::memory_order_relaxed);
+    times.decoded_bytes += c.decoded_bytes.load(std::memory_order_relaxed);
+    times.cache_hits += c.cache_hits.load(std::memory_order_relaxed);
   }
   times.consumer_wait = ns_to_seconds(consumer_wait_ns_.load(std::memory_order_relaxed));
   return times;
+}
+
+CacheStats Loader::cache_stats() const {
+  CacheStats stats;
+  if (const DecodedCache* cache = shared_->cache.get()) {
+    stats.entries = cache->entries();
+    stats.bytes = cache->bytes();
+    stats.budget = cache->budget();
+    stats.full = cache->full();
+  }
+  return stats;
 }
 
 }  // namespace stoker::data

@@ -4,10 +4,12 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "decoded_cache.h"
 #include "stoker/data/loader.h"
 
 namespace stoker::data {
@@ -37,6 +39,7 @@ struct LoaderShared {
   TransformSpec spec;
   int target_dim = 1;
   BufferAllocator* allocator = nullptr;
+  std::unique_ptr<DecodedCache> cache;  // null unless options.cache_decoded_bytes > 0
 
   std::vector<std::unique_ptr<BatchBuffer>> buffers;  // every buffer ever made (owned)
 

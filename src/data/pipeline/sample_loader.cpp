@@ -9,38 +9,10 @@
 namespace stoker::data {
 
 SampleLoader::SampleLoader(const Source& source, const TransformSpec& spec,
-                           const DecodeOptions& decode)
-    : source_(source), spec_(spec), decoder_(decode) {}
+                           const DecodeOptions& decode, DecodedCache* cache)
+    : source_(source), spec_(spec), cache_(cache), decoder_(decode) {}
 
-Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t rng_index,
-                          void* out) {
-  Stopwatch watch;
-  Status status = source_.read(index, &data_);
-  clocks_.add(clocks_.read_ns, watch.lap());
-  if (!status.ok()) return status;
-  clocks_.bytes_read.fetch_add(data_.bytes.size(), std::memory_order_relaxed);
-
-  SampleRng rng(seed, static_cast<uint64_t>(epoch), rng_index);
-  SampleParams params;
-  if (data_.raw) {
-    params = draw_params(spec_, data_.raw_width, data_.raw_height, rng);
-    status = decode_raw(data_, params);
-  } else {
-    ImageInfo info;
-    status = decoder_.read_info(data_.bytes, &info);
-    if (status.ok()) {
-      params = draw_params(spec_, info.width, info.height, rng);
-      DecodeRequest request;
-      request.channels = spec_.channels;
-      request.crop = params.crop;
-      request.target_width = spec_.out_width;
-      request.target_height = spec_.out_height;
-      status = decoder_.decode(data_.bytes, request, &decoded_);
-    }
-  }
-  clocks_.add(clocks_.decode_ns, watch.lap());
-  if (!status.ok()) return status;
-
+Status SampleLoader::check_size(const SampleParams& params) const {
   if (spec_.geometry == Geometry::kNone &&
       (params.crop.width != spec_.out_width || params.crop.height != spec_.out_height)) {
     return Status::failure("image is " + std::to_string(static_cast<int>(params.crop.width)) + "x" +
@@ -49,6 +21,63 @@ Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t
                            std::to_string(spec_.out_height) +
                            " (transform 'none' keeps sizes; add Resize/CenterCrop)");
   }
+  return Status::ok_status();
+}
+
+Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t rng_index,
+                          void* out) {
+  Stopwatch watch;
+  SampleRng rng(seed, static_cast<uint64_t>(epoch), rng_index);
+  SampleParams params;
+
+  // A cached sample: the same random draws on the same full image, only the transform runs.
+  if (const Image* cached = cache_ != nullptr ? cache_->find(index) : nullptr) {
+    params = draw_params(spec_, cached->width(), cached->height(), rng);
+    if (Status status = check_size(params); !status.ok()) return status;
+    transformer_.run(out, *cached, params.crop, params, spec_);
+    clocks_.add(clocks_.transform_ns, watch.lap());
+    clocks_.decoded_bytes.fetch_add(cached->stride() * static_cast<uint64_t>(cached->height()),
+                                    std::memory_order_relaxed);
+    clocks_.cache_hits.fetch_add(1, std::memory_order_relaxed);
+    clocks_.samples.fetch_add(1, std::memory_order_relaxed);
+    return Status::ok_status();
+  }
+
+  Status status = source_.read(index, &data_);
+  clocks_.add(clocks_.read_ns, watch.lap());
+  if (!status.ok()) return status;
+  clocks_.bytes_read.fetch_add(data_.bytes.size(), std::memory_order_relaxed);
+
+  uint64_t full_pixels = 0;  // of the whole image: what caching it would take
+  if (data_.raw) {
+    params = draw_params(spec_, data_.raw_width, data_.raw_height, rng);
+    status = decode_raw(data_, params);
+    full_pixels = static_cast<uint64_t>(data_.raw_width) * static_cast<uint64_t>(data_.raw_height);
+  } else {
+    ImageInfo info;
+    status = decoder_.read_info(data_.bytes, &info);
+    if (status.ok()) {
+      full_pixels = static_cast<uint64_t>(info.width) * static_cast<uint64_t>(info.height);
+      params = draw_params(spec_, info.width, info.height, rng);
+      DecodeRequest request;
+      request.channels = spec_.channels;
+      if (cache_ == nullptr) {  // with a cache: the whole image, at full resolution
+        request.crop = params.crop;
+        request.target_width = spec_.out_width;
+        request.target_height = spec_.out_height;
+      }
+      status = decoder_.decode(data_.bytes, request, &decoded_);
+      if (status.ok() && cache_ != nullptr) {
+        decoded_.crop = params.crop;  // the image is the full image: same coordinates
+        cache_->offer(index, decoded_.image);
+      }
+    }
+  }
+  clocks_.add(clocks_.decode_ns, watch.lap());
+  if (!status.ok()) return status;
+  clocks_.decoded_bytes.fetch_add(full_pixels * static_cast<uint64_t>(spec_.channels), std::memory_order_relaxed);
+
+  if (status = check_size(params); !status.ok()) return status;
   transformer_.run(out, decoded_, params, spec_);
   clocks_.add(clocks_.transform_ns, watch.lap());
   clocks_.samples.fetch_add(1, std::memory_order_relaxed);

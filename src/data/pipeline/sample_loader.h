@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "decoded_cache.h"
 #include "stoker/core/error.h"
 #include "stoker/data/decode.h"
 #include "stoker/data/source.h"
@@ -21,6 +22,8 @@ struct StageClocks {
   std::atomic<int64_t> wait_free_ns{0};
   std::atomic<uint64_t> samples{0};
   std::atomic<uint64_t> bytes_read{0};
+  std::atomic<uint64_t> decoded_bytes{0};  // full-resolution size of what was decoded or cached
+  std::atomic<uint64_t> cache_hits{0};
 
   void add(std::atomic<int64_t>& clock, int64_t ns) {
     clock.store(clock.load(std::memory_order_relaxed) + ns, std::memory_order_relaxed);
@@ -29,7 +32,10 @@ struct StageClocks {
 
 class SampleLoader {
  public:
-  SampleLoader(const Source& source, const TransformSpec& spec, const DecodeOptions& decode);
+  // With `cache`, every image is decoded whole (no crop window, no DCT scaling) and offered
+  // to the cache, so a sample transformed from the cache equals one decoded afresh.
+  SampleLoader(const Source& source, const TransformSpec& spec, const DecodeOptions& decode,
+               DecodedCache* cache = nullptr);
 
   // Loads dataset sample `index` with the random stream (seed, epoch, rng_index) into `out`
   // (spec.sample_bytes() bytes). On failure nothing useful is in `out` and the reason says
@@ -40,9 +46,11 @@ class SampleLoader {
 
  private:
   Status decode_raw(const SampleData& data, const SampleParams& params);
+  Status check_size(const SampleParams& params) const;
 
   const Source& source_;
   const TransformSpec& spec_;
+  DecodedCache* cache_;
   ImageDecoder decoder_;
   SampleTransformer transformer_;
   SampleData data_;

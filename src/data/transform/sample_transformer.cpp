@@ -120,12 +120,11 @@ void to_grey(float* __restrict grey, const float* __restrict r, const float* __r
 
 }  // namespace
 
-void SampleTransformer::run(void* out, const DecodedImage& decoded, const SampleParams& params,
+void SampleTransformer::run(void* out, const Image& image, const CropRect& crop, const SampleParams& params,
                             const TransformSpec& spec) {
   const int width = spec.out_width;
   const int height = spec.out_height;
   if (width <= 0 || height <= 0) return;  // sample_bytes() is 0 too
-  const Image& image = decoded.image;
   if (image.width() <= 0 || image.height() <= 0 || image.channels() <= 0) {
     std::memset(out, 0, spec.sample_bytes());  // nothing decoded: never leave stale bytes
     return;
@@ -137,7 +136,7 @@ void SampleTransformer::run(void* out, const DecodedImage& decoded, const Sample
   options.flip = params.flip;
   options.clamp_to_region = spec.geometry == Geometry::kRandomResizedCrop;
   options.planar = planar;
-  resample_region(&resized_, &scratch_, image, decoded.crop, width, height, options);
+  resample_region(&resized_, &scratch_, image, crop, width, height, options);
 
   // The decoder produces the spec's channels; anything else is adapted rather than trusted
   // (on planes): extra planes (alpha) ignored, RGB turned grey, grey replicated when written.

@@ -132,7 +132,21 @@ std::vector<Recommendation> recommend(const Verdict& v, const StepWindow& w, con
                      fmt::format("the workers' rate ({} samples/s) exceeds the model's ({}); the waits are bursts",
                                  grouped(pipe), grouped(model)),
                      1 / std::max(0.05, 1 - v.wait_share)});
-    } else if (needed > max_workers) {
+    } else {
+      // Decoding (and reading) every epoch again: keep the decoded images in RAM when they
+      // fit in 80 % of what is free. The workers then only transform.
+      const double load_share = p.busy_worker_s > 0 ? (p.read_s + p.decode_s) / p.busy_worker_s : 0;
+      const double needed_bytes =
+          p.samples > 0 ? p.decoded_bytes / static_cast<double>(p.samples) * static_cast<double>(p.dataset_samples) : 0;
+      if (!p.cache_on && load_share >= 0.3 && needed_bytes > 0 && needed_bytes < 0.8 * p.free_ram_bytes) {
+        const double predicted = std::min(model, pipe / std::max(0.05, 1 - load_share));
+        out.push_back({"--cache decoded",
+                       fmt::format("needs {:.1f} GB, {:.0f} GB free; later epochs skip read and decode ({} of worker time)",
+                                   needed_bytes / 1e9, p.free_ram_bytes / 1e9, percent(load_share)),
+                       predicted / current});
+      }
+    }
+    if (pipe < model && needed > max_workers) {
       const auto [stage, share] = dominant_stage(p);
       std::string change = stage == "decode"      ? "store the images pre-resized near the training size"
                            : stage == "transform" ? "lighter augmentation or a smaller output size"

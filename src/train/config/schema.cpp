@@ -44,7 +44,10 @@ constexpr std::array<EnumName<LossKind>, 5> kLosses = {{{LossKind::kAuto, "auto"
                                                         {LossKind::kL1, "l1"},
                                                         {LossKind::kSmoothL1, "smooth_l1"}}};
 
+constexpr std::array<EnumName<CacheKind>, 2> kCaches = {{{CacheKind::kNone, "none"}, {CacheKind::kDecoded, "decoded"}}};
+
 std::span<const EnumName<AmpMode>> enum_names(AmpMode) { return kAmpModes; }
+std::span<const EnumName<CacheKind>> enum_names(CacheKind) { return kCaches; }
 std::span<const EnumName<TaskKind>> enum_names(TaskKind) { return kTasks; }
 std::span<const EnumName<LossKind>> enum_names(LossKind) { return kLosses; }
 std::span<const EnumName<OptimizerKind>> enum_names(OptimizerKind) { return kOptimizers; }
@@ -201,6 +204,16 @@ std::vector<Field> make_fields() {
        &C::prefetch_factor,
        "Batches in flight per worker, as in PyTorch (the loader holds prefetch_factor x num_workers), 1..1024",
        {"prefetch"}},
+      {"cache",
+       &C::cache,
+       "none, or decoded: keep the training images decoded in RAM after the first epoch (later epochs "
+       "skip read and decode)",
+       {}},
+      {"cache_max_gb",
+       &C::cache_max_gb,
+       "Budget of cache decoded in GB (images beyond it decode every epoch); 0 = half the RAM available "
+       "at start",
+       {}},
       {"pin_memory",
        &C::pin_memory,
        "Batches in pinned host memory (faster, asynchronous copies to the GPU)",
@@ -216,6 +229,11 @@ std::vector<Field> make_fields() {
        "Batches whose gradients add up before each optimizer step",
        {"accum_steps"}},
       {"seed", &C::seed, "Seed for initialization, shuffling and augmentation", {}},
+      {"threads",
+       &C::threads,
+       "libtorch intra-op threads, 1..1024; 0 = OMP_NUM_THREADS, else every usable core (on the CPU, "
+       "stoker doctor measures whether leaving the loader's cores free is faster)",
+       {}},
       {"checkpoint_every_steps",
        &C::checkpoint_every_steps,
        "Also checkpoint every N optimizer steps; 0 = at epoch end only (and on SIGINT/SIGTERM)",
@@ -367,5 +385,6 @@ std::string to_string(OptimizerKind kind) { return detail::enum_text(kind); }
 std::string to_string(ScheduleKind kind) { return detail::enum_text(kind); }
 std::string to_string(TaskKind kind) { return detail::enum_text(kind); }
 std::string to_string(LossKind kind) { return detail::enum_text(kind); }
+std::string to_string(CacheKind kind) { return detail::enum_text(kind); }
 
 }  // namespace stoker::train

@@ -16,7 +16,7 @@ using Member =
     std::variant<std::string TrainConfig::*, int TrainConfig::*, int64_t TrainConfig::*,
                  uint64_t TrainConfig::*, double TrainConfig::*, bool TrainConfig::*,
                  AmpMode TrainConfig::*, OptimizerKind TrainConfig::*, ScheduleKind TrainConfig::*,
-                 TaskKind TrainConfig::*, LossKind TrainConfig::*>;
+                 TaskKind TrainConfig::*, LossKind TrainConfig::*, CacheKind TrainConfig::*>;
 
 struct Field {
   std::string name;  // the YAML key, snake_case

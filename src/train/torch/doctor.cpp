@@ -167,6 +167,17 @@ class Doctor {
     std::optional<JointProbe> tried;
     if (best_workers != configured) tried = probe_joint(best_workers);
 
+    // On the CPU the model's threads and the loader's workers share the cores; OpenMP threads
+    // that find their core taken stall every barrier. Try leaving the workers their cores.
+    std::optional<JointProbe> fewer_threads;
+    const int threads_now = torch::get_num_threads();
+    const int threads_free = std::max(1, cores_ - configured);
+    if (setup_.device.is_cpu() && threads_free < threads_now) {
+      torch::set_num_threads(threads_free);
+      fewer_threads = probe_joint(configured);
+      torch::set_num_threads(threads_now);
+    }
+
     // Ranked changes.
     struct Change {
       std::string change;
@@ -178,6 +189,12 @@ class Doctor {
     if (tried && together > 0) {
       changes.push_back({fmt::format("--workers {}", best_workers), tried->samples_per_s() / together,
                          fmt::format("measured together: {} samples/s", grouped(tried->samples_per_s()))});
+    }
+    if (fewer_threads && together > 0) {
+      changes.push_back({fmt::format("--threads {}", threads_free), fewer_threads->samples_per_s() / together,
+                         fmt::format("measured together: {} samples/s with {} torch thread{} instead of {}",
+                                     grouped(fewer_threads->samples_per_s()), threads_free,
+                                     threads_free == 1 ? "" : "s", threads_now)});
     }
     // A faster model helps only up to what the loader delivers, and on the CPU only as far as
     // the cores it shares with the workers allow: compare the predicted joint rates with the
@@ -200,6 +217,26 @@ class Doctor {
     if (verdict.kind == diagnose::Bottleneck::kInput && at_configured.images_per_s > model_rate) {
       changes.push_back({fmt::format("--prefetch-factor {}", 2 * cfg_.prefetch_factor), 1 / (1 - verdict.wait_share),
                          "predicted: the loader keeps up on average, the waits are bursts"});
+    }
+    // The decoded cache, when the images fit in RAM and reading + decoding is much of the
+    // loader's time: later epochs only transform (predicted from the stage clocks).
+    {
+      const data::StageTimes& st = at_configured.stages;
+      const double busy = st.read + st.decode + st.transform;
+      const double load_share = busy > 0 ? (st.read + st.decode) / busy : 0;
+      const double needed = st.samples > 0 ? static_cast<double>(st.decoded_bytes) / static_cast<double>(st.samples) *
+                                                 static_cast<double>(setup_.train_source->size())
+                                           : 0;
+      const double free_ram = free_ram_bytes();
+      if (cfg_.cache == CacheKind::kNone && load_share >= 0.3 && needed > 0 && needed < 0.8 * free_ram &&
+          joint_now > 0) {
+        const double cached_loader = loader_now / std::max(0.05, 1 - load_share);
+        changes.push_back({"--cache decoded",
+                           diagnose::joint_rate(model_rate, cached_loader, configured, cores_, shared_cores) / joint_now,
+                           fmt::format("predicted from epoch 2 on: needs {:.1f} GB of {:.0f} GB free; read + decode "
+                                       "are {:.0f} % of the loader's time",
+                                       needed / 1e9, free_ram / 1e9, 100 * load_share)});
+      }
     }
     std::erase_if(changes, [](const Change& c) { return c.gain < 1.02; });
     std::sort(changes.begin(), changes.end(), [](const Change& a, const Change& b) { return a.gain > b.gain; });
@@ -250,6 +287,9 @@ class Doctor {
                                       {"skipped", m.skipped.empty() ? json(nullptr) : json(m.skipped)}});
       }
       if (tried) out["tried"] = {{"workers", tried->workers}, {"samples_per_sec", tried->samples_per_s()}};
+      if (fewer_threads) {
+        out["tried_threads"] = {{"threads", threads_free}, {"samples_per_sec", fewer_threads->samples_per_s()}};
+      }
       for (const auto& c : changes) out["changes"].push_back({{"change", c.change}, {"gain", c.gain}, {"how", c.how}});
       if (batch_search) out["batch_search"] = *batch_search;
       std::printf("%s\n", out.dump().c_str());
@@ -287,6 +327,11 @@ class Doctor {
     if (tried) {
       std::printf("tried        --workers %d → %s samples/s together (%+.0f %%)\n", best_workers,
                   grouped(tried->samples_per_s()).c_str(), 100 * (tried->samples_per_s() / std::max(1e-9, together) - 1));
+    }
+    if (fewer_threads) {
+      std::printf("tried        --threads %d → %s samples/s together (%+.0f %%)\n", threads_free,
+                  grouped(fewer_threads->samples_per_s()).c_str(),
+                  100 * (fewer_threads->samples_per_s() / std::max(1e-9, together) - 1));
     }
     if (changes.empty()) {
       std::printf("changes      none measured to help by 2 %% or more: this configuration is %s\n",

@@ -68,6 +68,10 @@ diagnose::PipelineEvidence LoopDiagnosis::evidence(const data::StageTimes& d) co
   p.transform_s = d.transform;
   p.busy_worker_s = d.read + d.decode + d.transform;
   p.samples = static_cast<int64_t>(d.samples);
+  p.decoded_bytes = static_cast<double>(d.decoded_bytes);
+  p.dataset_samples = static_cast<int64_t>(loader_.source().size());
+  p.free_ram_bytes = free_ram_bytes();
+  p.cache_on = loader_.options().cache_decoded_bytes > 0;
   if (monitor_.has_sample()) {
     const monitor::Sample s = monitor_.latest();
     if (s.host.cpu_percent.ok()) p.cpu_percent = s.host.cpu_percent.value;

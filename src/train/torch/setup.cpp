@@ -105,6 +105,10 @@ TrainSetup make_setup(const TrainConfig& cfg) {
   }
   data::LoaderOptions train_options = loader_options(cfg, *s.train_source, true, s.start_workers);
   train_options.allocator = s.pinned.get();
+  if (cfg.cache == CacheKind::kDecoded) {
+    train_options.cache_decoded_bytes =
+        static_cast<size_t>(cfg.cache_max_gb > 0 ? cfg.cache_max_gb * 1e9 : free_ram_bytes() / 2);
+  }
   s.feed = plan_device_feed(s.device, conv_net, &train_options);
   s.train_loader = std::make_unique<data::Loader>(s.train_source, train_options);
   if (s.val_source) {
@@ -116,7 +120,11 @@ TrainSetup make_setup(const TrainConfig& cfg) {
 
   // Intra-op threads: libtorch's default can be 1 (it counts physical cores, and some VMs
   // report one); use every CPU the process may run on unless OMP_NUM_THREADS says otherwise.
-  if (std::getenv("OMP_NUM_THREADS") == nullptr) torch::set_num_threads(cores);
+  if (cfg.threads > 0) {
+    torch::set_num_threads(cfg.threads);
+  } else if (std::getenv("OMP_NUM_THREADS") == nullptr) {
+    torch::set_num_threads(cores);
+  }
 
   torch::manual_seed(cfg.seed);
   const data::TransformSpec& spec = s.train_loader->options().transform;

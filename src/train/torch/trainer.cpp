@@ -24,6 +24,7 @@
 #include "step.h"
 #include "stoker/core/clock.h"
 #include "stoker/core/error.h"
+#include "stoker/core/numbers.h"
 #include "stoker/core/process.h"
 #include "stoker/data/loader.h"
 #include "stoker/monitor/gpu_reader.h"
@@ -175,6 +176,9 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
   std::printf("device   %s · %s · %d threads\n", device.str().c_str(), torch_description().c_str(), torch::get_num_threads());
   std::printf("data     %s%s\n", setup.train_source->describe().c_str(),
               setup.val_source ? (" · validation " + std::to_string(setup.val_source->size())).c_str() : "");
+  if (const size_t budget = train_loader.options().cache_decoded_bytes; budget > 0) {
+    std::printf("cache    decoded images in RAM after the first epoch, up to %.1f GB\n", budget / 1e9);
+  }
   const Objective& objective = setup.objective;
   std::printf("model    %s · %s parameters · %s\n", cfg.model.c_str(),
               fmt::format("{:.2f} M", parameter_count(model) / 1e6).c_str(),
@@ -353,6 +357,11 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
                                    train_seconds > 0 ? (step - first) / train_seconds : 0.0,
                                    loss_count ? loss_sum / loss_count : 0.0);
     if (eval.samples > 0) line += " · " + format_eval(eval);
+    if (const data::CacheStats cache = train_loader.cache_stats(); cache.budget > 0) {
+      line += fmt::format(" · cache {} of {} images, {:.2f} GB{}", grouped(static_cast<double>(cache.entries)),
+                          grouped(static_cast<double>(train_loader.source().size())), cache.bytes / 1e9,
+                          cache.full ? " (full: the rest decode every epoch)" : "");
+    }
     if (gpu_index >= 0 && gpu_memory_peak.load() >= 0) {
       line += fmt::format(" · GPU memory peak {:.2f} GiB", gpu_memory_peak.exchange(-1) / (1 << 30));
     }

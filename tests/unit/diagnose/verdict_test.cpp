@@ -115,6 +115,26 @@ TEST(Verdict, InputBoundRecommendsTheWorkersThatMatchTheModel) {
   EXPECT_NE(text.find("try: --workers 8 (11 of 16 cores idle)"), std::string::npos) << text;
 }
 
+TEST(Verdict, DecodedCacheIsOfferedWhenTheImagesFitInRam) {
+  StepWindow w = window(6, 0, 4, 4000);  // model 1,000 samples/s, 400 delivered
+  PipelineEvidence p = pipeline(1, 2, 10, 4000);  // read + decode = 77 % of worker time
+  p.decoded_bytes = 4000 * 120e3;                 // 120 kB per image at full resolution
+  p.dataset_samples = 80'000;                     // 9.6 GB for the dataset
+  p.free_ram_bytes = 41e9;
+  auto changes = recommend(classify(w), w, p);
+  ASSERT_EQ(changes.size(), 2u);
+  EXPECT_EQ(changes[0].change, "--cache decoded");
+  EXPECT_EQ(changes[0].reason, "needs 9.6 GB, 41 GB free; later epochs skip read and decode (77 % of worker time)");
+  EXPECT_NEAR(changes[0].predicted_gain, 1000.0 / 400, 1e-6);  // transform only (1,739/s): up to the model
+  EXPECT_EQ(changes[1].change, "store the images pre-resized near the training size");
+
+  p.free_ram_bytes = 10e9;  // 9.6 GB is more than 80 % of 10 GB
+  EXPECT_EQ(recommend(classify(w), w, p).size(), 1u);
+  p.free_ram_bytes = 41e9;
+  p.cache_on = true;        // already on (the rest did not fit)
+  EXPECT_EQ(recommend(classify(w), w, p).size(), 1u);
+}
+
 TEST(Verdict, NoCoresLeftPointsAtTheDominantStage) {
   // 2 cores: at most one worker; it already runs, so the advice is about the inputs.
   StepWindow w = window(6, 0, 4, 4000);  // model 1,000 samples/s, 400 delivered

@@ -59,7 +59,7 @@ TEST(TrainConfigTest, DefaultsAreValidAndListedInSchemaOrder) {
   const TrainConfig config;
   EXPECT_NO_THROW(validate(config));
   const std::vector<ConfigKey>& keys = config_keys();
-  ASSERT_EQ(keys.size(), 31u);
+  ASSERT_EQ(keys.size(), 34u);
   EXPECT_EQ(keys.front().name, "model");
   EXPECT_EQ(keys.back().name, "max_bad_fraction");
   std::set<std::string> names;
@@ -80,6 +80,7 @@ TEST(TrainConfigTest, DefaultsAreValidAndListedInSchemaOrder) {
   EXPECT_EQ(to_string(config.schedule), "constant");
   EXPECT_EQ(to_string(config.task), "auto");
   EXPECT_EQ(to_string(config.loss), "auto");
+  EXPECT_EQ(to_string(config.cache), "none");
   EXPECT_EQ(from_yaml(""), config);
   EXPECT_EQ(from_yaml("# only a comment\n"), config);
 }
@@ -290,6 +291,8 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
       {[](TrainConfig* c) { c->step_gamma = 0; }, "step_gamma must be in (0, 1] (got 0)"},
       {[](TrainConfig* c) { c->step_every_epochs = 0; }, "step_every_epochs must be >= 1 (got 0)"},
       {[](TrainConfig* c) { c->label_smoothing = 1; }, "label_smoothing must be in [0, 1) (got 1)"},
+      {[](TrainConfig* c) { c->cache_max_gb = -1; }, "cache_max_gb must be >= 0 (got -1)"},
+      {[](TrainConfig* c) { c->threads = -2; }, "threads must be between 0 and 1024 (got -2); 0 = automatic"},
       {[](TrainConfig* c) {
          c->task = TaskKind::kClassification;
          c->loss = LossKind::kL1;
