@@ -38,9 +38,12 @@ train() {  # train <label> <args...>: prints samples/s (all epochs) and the work
 echo "## 1b. starved: stoker train, $epochs epochs"
 train "--workers 1" --workers 1
 for w in $(seq 2 "$(nproc)"); do train "--workers $w" --workers "$w"; done
-echo "## 1c. starved, with the doctor's changes: --amp bf16, --cache decoded (epoch 1 decodes, later ones do not)"
+echo "## 1c. starved, with the doctor's changes: --amp bf16, --threads, --cache decoded (epoch 1 decodes, later ones do not)"
 train "--workers 1 --amp bf16" --workers 1 --amp bf16
+train "--workers 1 --threads 1" --workers 1 --threads 1
 train "--workers 1 --cache decoded" --workers 1 --cache decoded
+epoch_rates() { grep '^epoch' "$out/log.txt" | sed 's/.*· \([0-9]*\) samples\/s.*/\1/' | xargs; }
+echo "   per epoch (samples/s): $(epoch_rates)"
 echo "## 3. --workers auto, $epochs epochs"
 train "--workers auto" --workers auto
 echo "## 2. compute-heavy: stoker doctor --model resnet18 --batch-size 16 --workers 1"

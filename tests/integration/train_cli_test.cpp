@@ -215,5 +215,17 @@ TEST_F(TrainTasksCli, BinaryClassificationReportsRocAuc) {
   EXPECT_GT(summary["test_accuracy"].get<double>(), 0.85) << summary.dump();
 }
 
+TEST_F(TrainTasksCli, DecodedCacheHoldsTheImagesAfterTheFirstEpoch) {
+  TempDir dir;
+  const std::string train = stoker::testing::write_level_classes(dir, "train", 200, 5);
+  const auto r = run_command(kStoker + " train --data " + train + " --epochs 2 --cache decoded --cache-max-gb 1" +
+                             small_images_ + " --output-dir " + dir.str() + "/runs");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("cache    decoded images in RAM after the first epoch, up to 1.0 GB"), std::string::npos)
+      << r.out;
+  // 200 gray 8x8 images: 64 bytes each.
+  EXPECT_NE(r.out.find("cache 200 of 200 images, 0.00 GB"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace stoker

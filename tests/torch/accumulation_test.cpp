@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "stoker/train/config.h"
+#include "param_diff.h"
 #include "train/torch/models.h"
 #include "train/torch/step.h"
 
@@ -23,12 +24,7 @@ Twin make_twin(uint64_t seed) {
   return t;
 }
 
-double max_difference(Network& a, Network& b) {
-  double worst = 0;
-  const auto pa = a.parameters(), pb = b.parameters();
-  for (size_t i = 0; i < pa.size(); ++i) worst = std::max(worst, (pa[i] - pb[i]).abs().max().item<double>());
-  return worst;
-}
+using testing::max_difference;
 
 TEST(AccumulationTest, FourBatchesOf16MatchOneBatchOf64) {
   torch::manual_seed(7);

@@ -11,6 +11,7 @@
 #include "support/level_datasets.h"
 #include "support/temp_dir.h"
 #include "train/torch/checkpoint.h"
+#include "param_diff.h"
 #include "train/torch/models.h"
 #include "train/torch/objective.h"
 #include "train/torch/step.h"
@@ -91,12 +92,7 @@ TEST(ObjectiveTest, TaskFollowsTheDataAndMismatchesAreOneLine) {
             std::string::npos);
 }
 
-double max_difference(Network& a, Network& b) {
-  double worst = 0;
-  const auto pa = a.parameters(), pb = b.parameters();
-  for (size_t i = 0; i < pa.size(); ++i) worst = std::max(worst, (pa[i] - pb[i]).abs().max().item<double>());
-  return worst;
-}
+using testing::max_difference;
 
 // The Stepper with amp fp16 (on the CPU the scaler runs on fp32 math): a batch that overflows
 // skips its step and halves the scale; the weights equal a control that never saw it.
