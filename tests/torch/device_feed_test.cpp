@@ -2,13 +2,14 @@
 // equal the workers' float normalization within uint8 rounding, channels_last keeps every
 // value, and a channels_last model computes what the contiguous one does. (The CUDA side
 // stream and pinned buffers need a GPU; the same code runs there.)
+#include "train/torch/device_feed.h"
+
 #include <gtest/gtest.h>
 
 #include "stoker/data/encode.h"
 #include "stoker/data/source.h"
 #include "support/temp_dir.h"
 #include "support/test_images.h"
-#include "train/torch/device_feed.h"
 #include "train/torch/models.h"
 #include "train/torch/objective.h"
 
@@ -19,7 +20,8 @@ using stoker::testing::TempDir;
 
 std::shared_ptr<const data::Source> photo_folder(const TempDir& dir) {
   for (int i = 0; i < 24; ++i) {
-    const data::Image image = stoker::testing::make_photo_like(40 + i, 32 + i % 5, 3, static_cast<uint32_t>(i + 1));
+    const data::Image image =
+        stoker::testing::make_photo_like(40 + i, 32 + i % 5, 3, static_cast<uint32_t>(i + 1));
     dir.write((i % 2 ? "a/" : "b/") + std::to_string(i) + ".png", data::encode_png(image));
   }
   return data::open_source(dir.str(), "train");
@@ -55,7 +57,8 @@ TEST(DeviceFeedTest, Uint8BatchesNormalizedByTheFeedMatchTheWorkers) {
   uint8_loader.start_epoch(0);
   DeviceFeed expected(reference, objective, FeedOptions{});
   DeviceFeed fed(uint8_loader, objective, feed_options);
-  const float worst_std = *std::min_element(planned.transform.std.begin(), planned.transform.std.end());
+  const float worst_std =
+      *std::min_element(planned.transform.std.begin(), planned.transform.std.end());
   int batches = 0;
   for (;;) {
     FedBatch a = expected.next(), b = fed.next();
@@ -84,7 +87,8 @@ TEST(DeviceFeedTest, ChannelsLastKeepsValuesAndTheModelComputesTheSame) {
   FedBatch batch = feed.next();
   ASSERT_TRUE(batch);
   EXPECT_TRUE(batch.images.is_contiguous(at::MemoryFormat::ChannelsLast));
-  const torch::Tensor view = torch::from_blob(const_cast<void*>(batch.host.data()), batch.images.sizes(), torch::kFloat32);
+  const torch::Tensor view =
+      torch::from_blob(const_cast<void*>(batch.host.data()), batch.images.sizes(), torch::kFloat32);
   EXPECT_TRUE(torch::equal(batch.images, view));
 
   torch::manual_seed(3);

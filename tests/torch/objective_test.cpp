@@ -1,19 +1,20 @@
 // Tasks and fp16 wiring below the CLI: the regression losses, how the task is resolved from
 // the data (and the one-line errors when it cannot be), the fp16 Stepper skipping an
 // overflowing window like GradScaler, and the scaler's state surviving a checkpoint.
+#include "train/torch/objective.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 
+#include "param_diff.h"
 #include "stoker/core/error.h"
 #include "stoker/data/source.h"
 #include "support/level_datasets.h"
 #include "support/temp_dir.h"
 #include "train/torch/checkpoint.h"
-#include "param_diff.h"
 #include "train/torch/models.h"
-#include "train/torch/objective.h"
 #include "train/torch/step.h"
 
 namespace stoker::train {
@@ -73,23 +74,29 @@ TEST(ObjectiveTest, TaskFollowsTheDataAndMismatchesAreOneLine) {
 
   cfg.task = TaskKind::kRegression;
   EXPECT_NE(message_of<UsageError>([&] { make_objective(cfg, *classes, nullptr); })
-                .find("task regression needs float targets, and " + folder + " has class labels (2 classes)"),
+                .find("task regression needs float targets, and " + folder +
+                      " has class labels (2 classes)"),
             std::string::npos);
   cfg.task = TaskKind::kAuto;
   cfg.loss = LossKind::kMse;
-  EXPECT_NE(message_of<UsageError>([&] { make_objective(cfg, *classes, nullptr); }).find("loss mse is for regression"),
+  EXPECT_NE(message_of<UsageError>([&] {
+              make_objective(cfg, *classes, nullptr);
+            }).find("loss mse is for regression"),
             std::string::npos);
   cfg = TrainConfig{};
   cfg.data = csv;
   cfg.task = TaskKind::kClassification;
-  EXPECT_NE(message_of<UsageError>([&] { make_objective(cfg, *regression, nullptr); })
-                .find("has 2 float targets per sample"),
+  EXPECT_NE(message_of<UsageError>([&] {
+              make_objective(cfg, *regression, nullptr);
+            }).find("has 2 float targets per sample"),
             std::string::npos);
   cfg.task = TaskKind::kAuto;
   cfg.val_data = folder;
-  EXPECT_NE(message_of<UsageError>([&] { make_objective(cfg, *regression, classes.get()); })
-                .find("validation data " + folder + " has class labels (2 classes), and the training data"),
-            std::string::npos);
+  EXPECT_NE(
+      message_of<UsageError>([&] {
+        make_objective(cfg, *regression, classes.get());
+      }).find("validation data " + folder + " has class labels (2 classes), and the training data"),
+      std::string::npos);
 }
 
 using testing::max_difference;
@@ -113,7 +120,8 @@ TEST(ObjectiveTest, Fp16StepperSkipsAnOverflowingWindowLikeGradScaler) {
   scaled->eval();
   control->eval();
   torch::optim::SGD opt_scaled(scaled->parameters(), torch::optim::SGDOptions(0.05).momentum(0.9));
-  torch::optim::SGD opt_control(control->parameters(), torch::optim::SGDOptions(0.05).momentum(0.9));
+  torch::optim::SGD opt_control(control->parameters(),
+                                torch::optim::SGDOptions(0.05).momentum(0.9));
   Stepper s(fp16, *scaled, opt_scaled, classification_objective(10), torch::kCPU, 100, 10);
   Stepper c(plain, *control, opt_control, classification_objective(10), torch::kCPU, 100, 10);
   ASSERT_NE(s.scaler(), nullptr);

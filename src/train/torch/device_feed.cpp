@@ -11,8 +11,8 @@
 namespace stoker::train {
 
 void* PinnedAllocator::allocate(size_t bytes) {
-  torch::Tensor block =
-      torch::empty({static_cast<int64_t>(std::max<size_t>(bytes, 1))}, torch::TensorOptions(torch::kUInt8).pinned_memory(true));
+  torch::Tensor block = torch::empty({static_cast<int64_t>(std::max<size_t>(bytes, 1))},
+                                     torch::TensorOptions(torch::kUInt8).pinned_memory(true));
   void* pointer = block.data_ptr();
   std::lock_guard<std::mutex> lock(mutex_);
   blocks_.emplace(pointer, std::move(block));
@@ -26,13 +26,14 @@ void PinnedAllocator::deallocate(void* pointer, size_t /*bytes*/) {
 
 struct DeviceFeed::Streams {
   explicit Streams(torch::Device device)
-      : impl(device.type()), side(impl.getStreamFromGlobalPool(device)), ready(device.type()),
+      : impl(device.type()),
+        side(impl.getStreamFromGlobalPool(device)),
+        ready(device.type()),
         allocated(device.type()) {}
   c10::impl::VirtualGuardImpl impl;
   c10::Stream side;
   c10::Event ready;      // the side stream's copy is done
   c10::Event allocated;  // the compute stream reached the outputs' allocation
-
 };
 
 struct DeviceFeed::Pending {
@@ -43,12 +44,19 @@ DeviceFeed::DeviceFeed(data::Loader& loader, const Objective& objective, FeedOpt
     : loader_(loader), objective_(objective), options_(std::move(options)) {
   if (options_.normalize_mean) {
     const int64_t c = loader_.options().transform.channels;
-    mean255_ = torch::from_blob(options_.normalize_mean->data(), {3}, torch::kFloat32).slice(0, 0, c).mul(255.0f)
-                   .view({1, c, 1, 1}).to(options_.device);
-    std255_ = torch::from_blob(options_.normalize_std->data(), {3}, torch::kFloat32).slice(0, 0, c).mul(255.0f)
-                  .view({1, c, 1, 1}).to(options_.device);
+    mean255_ = torch::from_blob(options_.normalize_mean->data(), {3}, torch::kFloat32)
+                   .slice(0, 0, c)
+                   .mul(255.0f)
+                   .view({1, c, 1, 1})
+                   .to(options_.device);
+    std255_ = torch::from_blob(options_.normalize_std->data(), {3}, torch::kFloat32)
+                  .slice(0, 0, c)
+                  .mul(255.0f)
+                  .view({1, c, 1, 1})
+                  .to(options_.device);
   }
-  if (options_.device.is_cuda() && options_.lookahead) streams_ = std::make_unique<Streams>(options_.device);
+  if (options_.device.is_cuda() && options_.lookahead)
+    streams_ = std::make_unique<Streams>(options_.device);
 }
 
 DeviceFeed::~DeviceFeed() {
@@ -73,11 +81,15 @@ void DeviceFeed::start_copy(data::Batch batch, double wait_s) {
       fed.images = host_images;  // zero copy
       fed.targets = host_targets;
     } else {
-      const auto format = options_.channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
+      const auto format =
+          options_.channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
       // Outputs are allocated on the compute stream; only the side stream writes them, and
       // the compute stream reads them after the event, so the caching allocator stays safe.
-      fed.images = torch::empty(host_images.sizes(), torch::TensorOptions(torch::kFloat32).device(options_.device), format);
-      fed.targets = torch::empty(host_targets.sizes(), host_targets.options().device(options_.device));
+      fed.images =
+          torch::empty(host_images.sizes(),
+                       torch::TensorOptions(torch::kFloat32).device(options_.device), format);
+      fed.targets =
+          torch::empty(host_targets.sizes(), host_targets.options().device(options_.device));
       std::optional<c10::StreamGuard> guard;
       if (streams_) {
         // The caching allocator may have handed out memory the compute stream still reads:
@@ -107,7 +119,8 @@ FedBatch DeviceFeed::finish_copy() {
   pending_.reset();
   if (streams_ && fed) {
     Stopwatch watch;
-    streams_->ready.block(streams_->impl.getStream(options_.device));  // the device waits, not the host
+    streams_->ready.block(
+        streams_->impl.getStream(options_.device));  // the device waits, not the host
     fed.copy_s += ns_to_seconds(watch.lap());
   }
   return fed;
@@ -128,7 +141,8 @@ FedBatch DeviceFeed::next() {
   return current;
 }
 
-FeedOptions plan_device_feed(torch::Device device, bool conv_net, data::LoaderOptions* loader_options) {
+FeedOptions plan_device_feed(torch::Device device, bool conv_net,
+                             data::LoaderOptions* loader_options) {
   FeedOptions feed;
   feed.device = device;
   if (!device.is_cuda()) return feed;

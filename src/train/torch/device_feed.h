@@ -90,6 +90,7 @@ class DeviceFeed {
 // How the loader and the feed share the work for a device: on CUDA with Normalize in the
 // chain, the loader's output becomes uint8 and the normalization moves to the feed.
 // Returns the feed options; edits *loader_options in place.
-FeedOptions plan_device_feed(torch::Device device, bool conv_net, data::LoaderOptions* loader_options);
+FeedOptions plan_device_feed(torch::Device device, bool conv_net,
+                             data::LoaderOptions* loader_options);
 
 }  // namespace stoker::train

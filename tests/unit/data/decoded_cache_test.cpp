@@ -20,7 +20,8 @@ constexpr int kImages = 24;
 // JPEGs and PNGs of varied sizes in two classes.
 std::shared_ptr<const Source> make_folder(const TempDir& dir) {
   for (int i = 0; i < kImages; ++i) {
-    const Image image = stoker::testing::make_photo_like(60 + 7 * i, 48 + 5 * (i % 6), 3, static_cast<uint32_t>(i + 1));
+    const Image image = stoker::testing::make_photo_like(60 + 7 * i, 48 + 5 * (i % 6), 3,
+                                                         static_cast<uint32_t>(i + 1));
     const std::string name = std::string(i % 2 ? "cats/" : "dogs/") + std::to_string(i);
     if (i % 3 == 0) {
       dir.write(name + ".png", encode_png(image));
@@ -37,7 +38,9 @@ LoaderOptions options(int workers, size_t cache_bytes) {
   o.workers = workers;
   o.prefetch = 3;
   o.sampler.seed = 9;
-  o.transform = parse_transforms("RandomResizedCrop(32), RandomHorizontalFlip(0.5), ColorJitter(0.3, 0.3, 0.3, 0.05), Normalize");
+  o.transform = parse_transforms(
+      "RandomResizedCrop(32), RandomHorizontalFlip(0.5), ColorJitter(0.3, 0.3, 0.3, 0.05), "
+      "Normalize");
   o.cache_decoded_bytes = cache_bytes;
   return o;
 }
