@@ -135,34 +135,38 @@ void save_checkpoint(const std::string& path, Network& model, torch::optim::Opti
   fsync_path(dir.empty() ? "." : dir.string(), O_RDONLY | O_DIRECTORY);
 }
 
-CheckpointMeta read_checkpoint_meta(const std::string& path) {
-  torch::serialize::InputArchive archive = open_archive(path);
+CheckpointFile::CheckpointFile(const std::string& path) : path_(path), archive_(open_archive(path)) {
   try {
-    return read_meta(archive);
+    meta_ = read_meta(archive_);
   } catch (const std::exception& e) {
     throw DataError("checkpoint " + path + " is not a usable stoker checkpoint (" + e.what() + ")");
   }
 }
 
-CheckpointMeta load_checkpoint(const std::string& path, Network& model, torch::optim::Optimizer& optimizer) {
-  torch::serialize::InputArchive archive = open_archive(path);
+void CheckpointFile::load_into(Network& model, torch::optim::Optimizer& optimizer) {
   try {
-    const CheckpointMeta meta = read_meta(archive);
     torch::serialize::InputArchive model_archive, optimizer_archive;
-    archive.read("model", model_archive);
-    archive.read("optimizer", optimizer_archive);
+    archive_.read("model", model_archive);
+    archive_.read("optimizer", optimizer_archive);
     model.load(model_archive);
     optimizer.load(optimizer_archive);
     torch::Tensor rng;
-    archive.read("rng_cpu", rng);
+    archive_.read("rng_cpu", rng);
     compat::set_cpu_rng_state(rng);
-    return meta;
   } catch (const c10::Error& e) {
-    throw DataError("checkpoint " + path + " does not fit this model or optimiser (" +
+    throw DataError("checkpoint " + path_ + " does not fit this model or optimiser (" +
                     first_line(e.what_without_backtrace()) + ")");
   } catch (const std::runtime_error& e) {
-    throw DataError("checkpoint " + path + " is not a usable stoker checkpoint (" + e.what() + ")");
+    throw DataError("checkpoint " + path_ + " is not a usable stoker checkpoint (" + e.what() + ")");
   }
+}
+
+CheckpointMeta read_checkpoint_meta(const std::string& path) { return CheckpointFile(path).meta(); }
+
+CheckpointMeta load_checkpoint(const std::string& path, Network& model, torch::optim::Optimizer& optimizer) {
+  CheckpointFile file(path);
+  file.load_into(model, optimizer);
+  return file.meta();
 }
 
 }  // namespace stoker::train

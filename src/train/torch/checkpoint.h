@@ -25,11 +25,27 @@ struct CheckpointMeta {
 void save_checkpoint(const std::string& path, Network& model, torch::optim::Optimizer& optimizer,
                      const CheckpointMeta& meta);
 
-// Reads the meta only (to check it fits the config before loading weights).
+// A checkpoint read once: its meta to check against the config, then its state loaded into
+// a model and optimiser (--resume reads the file one time, not two). The constructor throws
+// DataError naming the path for a missing, truncated or foreign file.
+class CheckpointFile {
+ public:
+  explicit CheckpointFile(const std::string& path);
+  const CheckpointMeta& meta() const { return meta_; }
+  // Loads into `model` and `optimizer` and restores the CPU RNG. Throws DataError when the
+  // state does not fit them.
+  void load_into(Network& model, torch::optim::Optimizer& optimizer);
+
+ private:
+  std::string path_;
+  torch::serialize::InputArchive archive_;
+  CheckpointMeta meta_;
+};
+
+// The meta only.
 CheckpointMeta read_checkpoint_meta(const std::string& path);
 
-// Loads into `model` and `optimizer` and restores the CPU RNG. Throws DataError naming the
-// path for a missing, truncated or foreign file.
+// CheckpointFile(path).load_into(model, optimizer); returns the meta.
 CheckpointMeta load_checkpoint(const std::string& path, Network& model, torch::optim::Optimizer& optimizer);
 
 }  // namespace stoker::train

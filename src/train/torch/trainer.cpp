@@ -143,13 +143,15 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
   std::string run_dir;
   if (!cfg.resume.empty()) {
     const std::string path = checkpoint_path_of(cfg.resume);
-    const CheckpointMeta meta = read_checkpoint_meta(path);
+    CheckpointFile checkpoint(path);
+    const CheckpointMeta& meta = checkpoint.meta();
     if (meta.model != cfg.model || meta.batch_size != cfg.batch_size || meta.seed != cfg.seed) {
       throw UsageError(fmt::format("checkpoint {} was made with model {}, batch_size {}, seed {}; "
                                    "resume with the same values (got {}, {}, {})",
                                    path, meta.model, meta.batch_size, meta.seed, cfg.model, cfg.batch_size, cfg.seed));
     }
-    const CheckpointMeta loaded = load_checkpoint(path, model, optimizer);
+    checkpoint.load_into(model, optimizer);
+    const CheckpointMeta& loaded = meta;
     start_epoch = loaded.epoch;
     start_batch = loaded.next_batch;
     global_step = loaded.global_step;
