@@ -200,12 +200,13 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
 
   monitor::SamplerOptions monitor_options;
   monitor_options.pid = ::getpid();
-  monitor::Sampler monitor(monitor_options);
   // The CUDA ordinal as NVML's index: the same unless CUDA_VISIBLE_DEVICES reorders them.
   const int gpu_index = device.is_cuda() ? std::max<int>(0, device.index()) : -1;
   // GPU memory this process holds (NVML, so the caching allocator's reserve is included, as
-  // nvidia-smi shows it): the peak of each epoch, from the sampler thread.
+  // nvidia-smi shows it): the peak of each epoch, from the sampler thread. Declared before
+  // the sampler, so it outlives the sampler's thread on every path out of this function.
   std::atomic<double> gpu_memory_peak{-1};
+  monitor::Sampler monitor(monitor_options);
   if (gpu_index >= 0) {
     monitor.add_sink([&gpu_memory_peak, gpu_index](const monitor::Sample& sample) {
       if (gpu_index >= static_cast<int>(sample.gpus.size())) return;
