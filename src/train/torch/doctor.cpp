@@ -258,6 +258,7 @@ class Doctor {
     if (options_.json) {
       json out = {{"model", cfg_.model},
                   {"device", setup_.device.str()},
+                  {"channels_last", setup_.feed.channels_last},
                   {"batch_size", cfg_.batch_size},
                   {"workers", configured},
                   {"cores", cores_},
@@ -299,6 +300,13 @@ class Doctor {
     std::printf("stoker doctor · %s · batch %d · %s · %s · %d cores\n", cfg_.model.c_str(), cfg_.batch_size,
                 setup_.device.str().c_str(), torch_description().c_str(), cores_);
     std::printf("data         %s\n", setup_.train_source->describe().c_str());
+    if (setup_.device.is_cuda()) {
+      // Applied by the trainer on CUDA, so not a change to suggest: say they are in the figures.
+      std::printf("cuda         %s · %s · pinned %s · TF32 and cuDNN autotuning on\n",
+                  setup_.feed.channels_last ? "channels_last" : "contiguous (not a conv net)",
+                  setup_.feed.normalize_mean ? "uint8 batches normalized on the GPU" : "float batches",
+                  setup_.pinned ? "on" : "off");
+    }
     std::string loader_line;
     for (const auto& p : loader_probes) {
       loader_line += fmt::format("{}{} worker{} {} img/s", loader_line.empty() ? "" : " · ", p.workers,
