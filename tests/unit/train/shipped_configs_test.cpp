@@ -3,6 +3,7 @@
 
 #include <filesystem>
 
+#include "stoker/data/transform.h"
 #include "stoker/train/config.h"
 
 namespace stoker::train {
@@ -16,6 +17,9 @@ TEST(ShippedConfigsTest, AllLoadAndValidate) {
     TrainConfig config;
     EXPECT_NO_THROW(apply_yaml_file(entry.path().string(), &config));
     EXPECT_NO_THROW(validate(config));
+    if (!config.transforms.empty()) {
+      EXPECT_NO_THROW(data::parse_transforms(config.transforms));
+    }
     ++seen;
   }
   EXPECT_GE(seen, 2);
