@@ -5,10 +5,18 @@
 #include <c10/core/StreamGuard.h>
 #include <c10/core/impl/VirtualGuardImpl.h>
 
-#include "setup.h"
 #include "stoker/core/clock.h"
 
 namespace stoker::train {
+
+torch::Tensor images_of(const data::Batch& batch) {
+  const auto shape = batch.shape();
+  const torch::Dtype dtype = batch.dtype() == data::DType::kUint8   ? torch::kUInt8
+                             : batch.dtype() == data::DType::kFloat16 ? torch::kHalf
+                                                                      : torch::kFloat32;
+  auto t = torch::from_blob(const_cast<void*>(batch.data()), {shape[0], shape[1], shape[2], shape[3]}, dtype);
+  return batch.layout() == data::Layout::kNHWC ? t.permute({0, 3, 1, 2}) : t;
+}
 
 void* PinnedAllocator::allocate(size_t bytes) {
   torch::Tensor block = torch::empty({static_cast<int64_t>(std::max<size_t>(bytes, 1))},

@@ -58,6 +58,10 @@ struct FedBatch {
   int64_t size() const { return host ? host.size() : 0; }
 };
 
+// A zero-copy view of a batch's images (N, C, H, W) in the batch's dtype (NHWC batches are
+// permuted views). The batch must outlive the tensor's use.
+torch::Tensor images_of(const data::Batch& batch);
+
 class DeviceFeed {
  public:
   DeviceFeed(data::Loader& loader, const Objective& objective, FeedOptions options);

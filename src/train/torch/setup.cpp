@@ -135,13 +135,4 @@ TrainSetup make_setup(const TrainConfig& cfg) {
   return s;
 }
 
-torch::Tensor images_of(const data::Batch& batch) {
-  const auto shape = batch.shape();
-  const torch::Dtype dtype = batch.dtype() == data::DType::kUint8   ? torch::kUInt8
-                             : batch.dtype() == data::DType::kFloat16 ? torch::kHalf
-                                                                      : torch::kFloat32;
-  auto t = torch::from_blob(const_cast<void*>(batch.data()), {shape[0], shape[1], shape[2], shape[3]}, dtype);
-  return batch.layout() == data::Layout::kNHWC ? t.permute({0, 3, 1, 2}) : t;
-}
-
 }  // namespace stoker::train

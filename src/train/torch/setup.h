@@ -38,8 +38,4 @@ TrainSetup make_setup(const TrainConfig& cfg);
 // Loader options for `source` per the config (workers, prefetch, seed, transforms).
 data::LoaderOptions loader_options(const TrainConfig& cfg, const data::Source& source, bool train, int workers);
 
-// A zero-copy view of a batch's images (N, C, H, W) in the batch's dtype (targets:
-// Objective::targets_of). The batch must outlive the tensor's use.
-torch::Tensor images_of(const data::Batch& batch);
-
 }  // namespace stoker::train
