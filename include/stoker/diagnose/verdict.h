@@ -87,6 +87,18 @@ double model_rate(const StepWindow& window);
 // either is unknown.
 double joint_rate(double model_rate, double loader_rate, int loader_workers, int cores, bool shared_cores);
 
+// What `--cache decoded` would take and save, from the pipeline's evidence: the dataset's
+// full-resolution decoded size, the share of worker time spent reading and decoding (what
+// later epochs skip), the loader's rate without it, and whether it is worth offering: not on
+// yet, read + decode at least 30 % of worker time, and the images fit in 80 % of free RAM.
+struct CacheEstimate {
+  double needed_bytes = 0;
+  double load_share = 0;
+  double speedup = 1;  // loader rate with the cache ÷ without (1 / (1 - load_share))
+  bool worth_offering = false;
+};
+CacheEstimate estimate_decoded_cache(const PipelineEvidence& pipeline);
+
 // The stage with the most worker time and its share of busy worker time ("decode", 0.71).
 std::pair<std::string, double> dominant_stage(const PipelineEvidence& pipeline);
 

@@ -103,6 +103,18 @@ double joint_rate(double model, double loader, int workers, int cores, bool shar
   return std::min(slower, static_cast<double>(cores) / core_seconds);
 }
 
+CacheEstimate estimate_decoded_cache(const PipelineEvidence& p) {
+  CacheEstimate e;
+  e.load_share = p.busy_worker_s > 0 ? (p.read_s + p.decode_s) / p.busy_worker_s : 0;
+  e.speedup = 1 / std::max(0.05, 1 - e.load_share);
+  if (p.samples > 0) {
+    e.needed_bytes = p.decoded_bytes / static_cast<double>(p.samples) * static_cast<double>(p.dataset_samples);
+  }
+  e.worth_offering =
+      !p.cache_on && e.load_share >= 0.3 && e.needed_bytes > 0 && e.needed_bytes < 0.8 * p.free_ram_bytes;
+  return e;
+}
+
 std::vector<Recommendation> recommend(const Verdict& v, const StepWindow& w, const PipelineEvidence& p) {
   std::vector<Recommendation> out;
   // Only input-bound windows have a change the trainer offers today; a transfer-bound one
@@ -133,17 +145,12 @@ std::vector<Recommendation> recommend(const Verdict& v, const StepWindow& w, con
                                  grouped(pipe), grouped(model)),
                      1 / std::max(0.05, 1 - v.wait_share)});
     } else {
-      // Decoding (and reading) every epoch again: keep the decoded images in RAM when they
-      // fit in 80 % of what is free. The workers then only transform.
-      const double load_share = p.busy_worker_s > 0 ? (p.read_s + p.decode_s) / p.busy_worker_s : 0;
-      const double needed_bytes =
-          p.samples > 0 ? p.decoded_bytes / static_cast<double>(p.samples) * static_cast<double>(p.dataset_samples) : 0;
-      if (!p.cache_on && load_share >= 0.3 && needed_bytes > 0 && needed_bytes < 0.8 * p.free_ram_bytes) {
-        const double predicted = std::min(model, pipe / std::max(0.05, 1 - load_share));
+      // Decoding (and reading) every epoch again: the workers could only transform.
+      if (const CacheEstimate cache = estimate_decoded_cache(p); cache.worth_offering) {
         out.push_back({"--cache decoded",
                        fmt::format("needs {:.1f} GB, {:.0f} GB free; later epochs skip read and decode ({} of worker time)",
-                                   needed_bytes / 1e9, p.free_ram_bytes / 1e9, percent(load_share)),
-                       predicted / current});
+                                   cache.needed_bytes / 1e9, p.free_ram_bytes / 1e9, percent(cache.load_share)),
+                       std::min(model, pipe * cache.speedup) / current});
       }
     }
     if (pipe < model && needed > max_workers) {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "loop_diagnosis.h"
 #include "setup.h"
 #include "step.h"
 #include "stoker/core/clock.h"
@@ -221,21 +222,15 @@ class Doctor {
     // The decoded cache, when the images fit in RAM and reading + decoding is much of the
     // loader's time: later epochs only transform (predicted from the stage clocks).
     {
-      const data::StageTimes& st = at_configured.stages;
-      const double busy = st.read + st.decode + st.transform;
-      const double load_share = busy > 0 ? (st.read + st.decode) / busy : 0;
-      const double needed = st.samples > 0 ? static_cast<double>(st.decoded_bytes) / static_cast<double>(st.samples) *
-                                                 static_cast<double>(setup_.train_source->size())
-                                           : 0;
-      const double free_ram = free_ram_bytes();
-      if (cfg_.cache == CacheKind::kNone && load_share >= 0.3 && needed > 0 && needed < 0.8 * free_ram &&
-          joint_now > 0) {
-        const double cached_loader = loader_now / std::max(0.05, 1 - load_share);
-        changes.push_back({"--cache decoded",
-                           diagnose::joint_rate(model_rate, cached_loader, configured, cores_, shared_cores) / joint_now,
-                           fmt::format("predicted from epoch 2 on: needs {:.1f} GB of {:.0f} GB free; read + decode "
-                                       "are {:.0f} % of the loader's time",
-                                       needed / 1e9, free_ram / 1e9, 100 * load_share)});
+      const diagnose::PipelineEvidence evidence = pipeline_evidence(at_configured.stages, *setup_.train_loader);
+      const diagnose::CacheEstimate cache = diagnose::estimate_decoded_cache(evidence);
+      if (cache.worth_offering && joint_now > 0) {
+        changes.push_back(
+            {"--cache decoded",
+             diagnose::joint_rate(model_rate, loader_now * cache.speedup, configured, cores_, shared_cores) / joint_now,
+             fmt::format("predicted from epoch 2 on: needs {:.1f} GB of {:.0f} GB free; read + decode are {:.0f} % of "
+                         "the loader's time",
+                         cache.needed_bytes / 1e9, evidence.free_ram_bytes / 1e9, 100 * cache.load_share)});
       }
     }
     std::erase_if(changes, [](const Change& c) { return c.gain < 1.02; });

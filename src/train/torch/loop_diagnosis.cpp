@@ -58,20 +58,25 @@ diagnose::StepWindow LoopDiagnosis::with_monitor(diagnose::StepWindow w) const {
   return w;
 }
 
-diagnose::PipelineEvidence LoopDiagnosis::evidence(const data::StageTimes& d) const {
+diagnose::PipelineEvidence pipeline_evidence(const data::StageTimes& d, const data::Loader& loader) {
   diagnose::PipelineEvidence p;
-  p.workers = loader_.workers();
-  p.prefetch_factor = std::max(1, static_cast<int>(loader_.prefetch()) / std::max(1, p.workers));
-  p.cores = cores_;
+  p.workers = loader.workers();
+  p.prefetch_factor = std::max(1, static_cast<int>(loader.prefetch()) / std::max(1, p.workers));
   p.read_s = d.read;
   p.decode_s = d.decode;
   p.transform_s = d.transform;
   p.busy_worker_s = d.read + d.decode + d.transform;
   p.samples = static_cast<int64_t>(d.samples);
   p.decoded_bytes = static_cast<double>(d.decoded_bytes);
-  p.dataset_samples = static_cast<int64_t>(loader_.source().size());
+  p.dataset_samples = static_cast<int64_t>(loader.source().size());
   p.free_ram_bytes = free_ram_bytes();
-  p.cache_on = loader_.options().cache_decoded_bytes > 0;
+  p.cache_on = loader.options().cache_decoded_bytes > 0;
+  return p;
+}
+
+diagnose::PipelineEvidence LoopDiagnosis::evidence(const data::StageTimes& d) const {
+  diagnose::PipelineEvidence p = pipeline_evidence(d, loader_);
+  p.cores = cores_;
   if (monitor_.has_sample()) {
     const monitor::Sample s = monitor_.latest();
     if (s.host.cpu_percent.ok()) p.cpu_percent = s.host.cpu_percent.value;

@@ -18,6 +18,10 @@
 
 namespace stoker::train {
 
+// The pipeline figures of a stage-clock difference of `loader` (its workers, prefetch,
+// dataset, decoded cache) and the RAM free now; `cores` and the CPU % are left to the caller.
+diagnose::PipelineEvidence pipeline_evidence(const data::StageTimes& stages, const data::Loader& loader);
+
 class LoopDiagnosis {
  public:
   // `gpu_index` >= 0 reads that GPU's utilisation and slowdown reasons from the monitor.
