@@ -112,11 +112,23 @@ std::string gpu_memory_text(int gpu_index) {
   if (!reader) return "unknown (" + why + ")";
   std::vector<monitor::GpuSample> samples;
   reader->sample(&samples, now_ns(), {::getpid()}, false);
-  for (size_t i = 0; i < samples.size(); ++i) {
-    if (reader->gpus()[i].index != gpu_index || !samples[i].process_memory_bytes.ok()) continue;
-    return fmt::format("{:.2f} GiB used by this process (NVML)", samples[i].process_memory_bytes.value / (1 << 30));
+  for (const monitor::GpuSample& gpu : samples) {
+    if (gpu.index != gpu_index || !gpu.process_memory_bytes.ok()) continue;
+    return fmt::format("{:.2f} GiB used by this process (NVML)", gpu.process_memory_bytes.value / (1 << 30));
   }
   return "unknown (NVML does not report this process on GPU " + std::to_string(gpu_index) + ")";
+}
+
+// Runs `work`; an out-of-memory failure in it becomes out_of_memory()'s one line, with
+// `where()` saying what ran out. Other failures pass through unchanged.
+template <typename Work, typename Where>
+auto naming_out_of_memory(const TrainConfig& cfg, const torch::Device& device, Where where, Work work) {
+  try {
+    return work();
+  } catch (const std::exception& e) {
+    if (!compat::is_out_of_memory(e)) throw;
+    throw out_of_memory(cfg, device, where());
+  }
 }
 
 std::string checkpoint_path_of(const std::string& resume) {
@@ -151,11 +163,10 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
                                    path, meta.model, meta.batch_size, meta.seed, cfg.model, cfg.batch_size, cfg.seed));
     }
     checkpoint.load_into(model, optimizer);
-    const CheckpointMeta& loaded = meta;
-    start_epoch = loaded.epoch;
-    start_batch = loaded.next_batch;
-    global_step = loaded.global_step;
-    scaler_state = loaded.scaler;
+    start_epoch = meta.epoch;
+    start_batch = meta.next_batch;
+    global_step = meta.global_step;
+    scaler_state = meta.scaler;
     run_dir = fs::path(path).parent_path().string();
   } else {
     run_dir = (fs::path(cfg.output_dir) / run_id()).string();
@@ -209,10 +220,12 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
   monitor::Sampler monitor(monitor_options);
   if (gpu_index >= 0) {
     monitor.add_sink([&gpu_memory_peak, gpu_index](const monitor::Sample& sample) {
-      if (gpu_index >= static_cast<int>(sample.gpus.size())) return;
-      const monitor::Reading& used = sample.gpus[gpu_index].process_memory_bytes;
-      double seen = gpu_memory_peak.load();
-      while (used.ok() && used.value > seen && !gpu_memory_peak.compare_exchange_weak(seen, used.value)) {
+      for (const monitor::GpuSample& gpu : sample.gpus) {
+        if (gpu.index != gpu_index || !gpu.process_memory_bytes.ok()) continue;
+        const double used = gpu.process_memory_bytes.value;
+        double seen = gpu_memory_peak.load();
+        while (used > seen && !gpu_memory_peak.compare_exchange_weak(seen, used)) {
+        }
       }
     });
   }
@@ -269,15 +282,14 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
       FedBatch batch = feed.next();
       const double wait_s = batch.wait_s;
       if (!batch) break;
-      Stepper::Result r;
-      try {
-        r = stepper.step(batch.images, batch.targets);
-        r.copy_s += batch.copy_s;
-      } catch (const std::exception& e) {
-        if (!compat::is_out_of_memory(e)) throw;
-        progress.finish();
-        throw out_of_memory(cfg, device, fmt::format("in training step {} of epoch {}", step + 1, epoch + 1));
-      }
+      Stepper::Result r = naming_out_of_memory(
+          cfg, device,
+          [&] {
+            progress.finish();
+            return fmt::format("in training step {} of epoch {}", step + 1, epoch + 1);
+          },
+          [&] { return stepper.step(batch.images, batch.targets); });
+      r.copy_s += batch.copy_s;
       const bool finite = std::isfinite(r.loss);
       non_finite_in_a_row = finite ? 0 : non_finite_in_a_row + 1;
       if (!finite && (stepper.scaler() == nullptr || non_finite_in_a_row >= kFp16NonFiniteLimit)) {
@@ -346,13 +358,10 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
 
     EvalResult eval;
     if (setup.val_loader) {
-      try {
-        eval = evaluate(model, *setup.val_loader, objective, setup.feed);
-      } catch (const std::exception& e) {
-        if (!compat::is_out_of_memory(e)) throw;
-        throw out_of_memory(cfg, device, fmt::format("in validation (batches of {})",
-                                                     setup.val_loader->options().batch_size));
-      }
+      eval = naming_out_of_memory(
+          cfg, device,
+          [&] { return fmt::format("in validation (batches of {})", setup.val_loader->options().batch_size); },
+          [&] { return evaluate(model, *setup.val_loader, objective, setup.feed); });
     }
     const double sps = train_seconds > 0 ? samples / train_seconds : 0;
     std::string line = fmt::format("epoch {}/{}  done in {:.1f} s · {:.0f} samples/s · {:.1f} batches/s · train loss {:.3f}",
