@@ -44,35 +44,29 @@ struct DeviceFeed::Streams {
   c10::Event allocated;  // the compute stream reached the outputs' allocation
 };
 
-struct DeviceFeed::Pending {
-  FedBatch batch;
-};
-
 DeviceFeed::DeviceFeed(data::Loader& loader, const Objective& objective, FeedOptions options)
     : loader_(loader), objective_(objective), options_(std::move(options)) {
   if (options_.normalize_mean) {
+    // Per channel, in uint8 units: (x - 255 mean) / (255 std) = (x / 255 - mean) / std.
     const int64_t c = loader_.options().transform.channels;
-    mean255_ = torch::from_blob(options_.normalize_mean->data(), {3}, torch::kFloat32)
-                   .slice(0, 0, c)
-                   .mul(255.0f)
-                   .view({1, c, 1, 1})
-                   .to(options_.device);
-    std255_ = torch::from_blob(options_.normalize_std->data(), {3}, torch::kFloat32)
-                  .slice(0, 0, c)
-                  .mul(255.0f)
-                  .view({1, c, 1, 1})
-                  .to(options_.device);
+    auto in_uint8_units = [&](std::array<float, 3>& values) {
+      return torch::from_blob(values.data(), {3}, torch::kFloat32)
+          .slice(0, 0, c)
+          .mul(255.0f)
+          .view({1, c, 1, 1})
+          .to(options_.device);
+    };
+    mean255_ = in_uint8_units(*options_.normalize_mean);
+    std255_ = in_uint8_units(*options_.normalize_std);
   }
   if (options_.device.is_cuda() && options_.lookahead)
     streams_ = std::make_unique<Streams>(options_.device);
 }
 
-DeviceFeed::~DeviceFeed() {
-  // A copy may still read the pinned buffer of a pending batch: let it finish first.
-  if (streams_ && pending_) streams_->impl.synchronizeStream(streams_->side);
-}
+DeviceFeed::~DeviceFeed() { reset(); }
 
 void DeviceFeed::reset() {
+  // A copy may still read the pinned buffer of a pending batch: let it finish first.
   if (streams_ && pending_) streams_->impl.synchronizeStream(streams_->side);
   pending_.reset();
 }
@@ -119,11 +113,11 @@ void DeviceFeed::start_copy(data::Batch batch, double wait_s) {
   }
   fed.copy_s = ns_to_seconds(watch.lap());
   fed.host = std::move(batch);
-  pending_ = std::make_unique<Pending>(Pending{std::move(fed)});
+  pending_.emplace(std::move(fed));
 }
 
 FedBatch DeviceFeed::finish_copy() {
-  FedBatch fed = std::move(pending_->batch);
+  FedBatch fed = std::move(*pending_);
   pending_.reset();
   if (streams_ && fed) {
     Stopwatch watch;

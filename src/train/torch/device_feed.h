@@ -70,15 +70,13 @@ class DeviceFeed {
   DeviceFeed& operator=(const DeviceFeed&) = delete;
 
   // The next batch of the loader's current epoch on the device; empty at the epoch's end.
-  // Call after loader.start_epoch(); start_epoch() drops a batch fetched ahead.
   FedBatch next();
-  // Forget the batch fetched ahead (before the loader starts another epoch).
+  // Forgets the batch fetched ahead, if any: call it before loader.start_epoch().
   void reset();
 
   const FeedOptions& options() const { return options_; }
 
  private:
-  struct Pending;
   void start_copy(data::Batch batch, double wait_s);
   FedBatch finish_copy();
 
@@ -86,7 +84,7 @@ class DeviceFeed {
   const Objective& objective_;
   FeedOptions options_;
   torch::Tensor mean255_, std255_;  // (1, C, 1, 1) on the device
-  std::unique_ptr<Pending> pending_;
+  std::optional<FedBatch> pending_;  // fetched, its copy started
   struct Streams;
   std::unique_ptr<Streams> streams_;  // CUDA only
 };

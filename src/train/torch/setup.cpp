@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "stoker/core/error.h"
 #include "stoker/core/process.h"
@@ -52,13 +53,15 @@ torch::Device pick_device(const TrainConfig& cfg) {
   }
   // No CUDA in this libtorch. Loud when a GPU was asked for, or is there and goes unused.
   const std::string gpus = nvml_gpus();
-  if (cfg.device != "auto" || !gpus.empty()) {
-    std::fprintf(stderr,
-                 "⚠ WARNING: %s%s, but this libtorch (%s) has no CUDA device; training runs on the CPU%s\n",
-                 cfg.device != "auto" ? ("device " + cfg.device + " was asked for").c_str() : "",
-                 gpus.empty() ? "" : ((cfg.device != "auto" ? "; NVML sees " : "NVML sees ") + gpus).c_str(),
-                 compat::torch_version().c_str(),
-                 gpus.empty() ? "" : " — build stoker against a CUDA PyTorch (README: Offline GPU node)");
+  std::vector<std::string> reasons;
+  if (cfg.device != "auto") reasons.push_back("device " + cfg.device + " was asked for");
+  if (!gpus.empty()) reasons.push_back("NVML sees " + gpus);
+  if (!reasons.empty()) {
+    std::fprintf(stderr, "%s\n",
+                 fmt::format("⚠ WARNING: {}, but this libtorch ({}) has no CUDA device; training runs on the CPU{}",
+                             fmt::join(reasons, "; "), compat::torch_version(),
+                             gpus.empty() ? "" : " — build stoker against a CUDA PyTorch (README: Offline GPU node)")
+                     .c_str());
   }
   return torch::kCPU;
 }
