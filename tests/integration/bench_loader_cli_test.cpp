@@ -13,7 +13,7 @@
 namespace stoker {
 namespace {
 
-using stoker::testing::expect_one_line_error;
+using stoker::testing::expect_one_line_errors;
 using stoker::testing::run_command;
 using stoker::testing::TempDir;
 
@@ -134,10 +134,7 @@ TEST(BenchLoaderCliErrors, OneLineAndTheRightExitCode) {
       {"frobnicate", 2, "frobnicate"},
   };
   TempDir cache;
-  for (const auto& c : cases) {
-    const auto r = run_command("STOKER_CACHE=" + cache.str() + " " + kStoker + " " + c.args);
-    expect_one_line_error(r, c.exit_code, c.expected, c.args);
-  }
+  expect_one_line_errors("STOKER_CACHE=" + cache.str() + " " + kStoker + " ", cases);
 }
 
 }  // namespace

@@ -14,7 +14,7 @@
 namespace stoker {
 namespace {
 
-using stoker::testing::expect_one_line_error;
+using stoker::testing::expect_one_line_errors;
 using stoker::testing::run_command;
 using stoker::testing::TempDir;
 
@@ -154,10 +154,7 @@ TEST(CheckCli, BadOptionsAreOneLineWithExit2) {
       {"check --model vgg16", 2, "unknown model 'vgg16' for --model (known: resnet50, resnet18, mnist_cnn, mlp)"},
       {"check --bogus", 2, "--bogus"},
   };
-  for (const auto& c : cases) {
-    const auto r = run_command(kStoker + " " + c.args);
-    expect_one_line_error(r, c.exit_code, c.expected, c.args);
-  }
+  expect_one_line_errors(kStoker + " ", cases);
 }
 
 }  // namespace

@@ -19,7 +19,7 @@ namespace stoker {
 namespace {
 
 namespace fs = std::filesystem;
-using stoker::testing::expect_one_line_error;
+using stoker::testing::expect_one_line_errors;
 using stoker::testing::run_command;
 using stoker::testing::TempDir;
 
@@ -122,9 +122,7 @@ TEST_F(DoctorCli, BadInputOneLineNonZero) {
       {"--seconds 0", 2, "--seconds must be > 0 (got 0)"},
       {"--batch-size 0", 2, "batch_size must be >= 1 (got 0)"},
   };
-  for (const auto& c : cases) {
-    expect_one_line_error(run_command(kStoker + " doctor " + c.args), c.exit_code, c.expected, c.args);
-  }
+  expect_one_line_errors(kStoker + " doctor ", cases);
 }
 
 }  // namespace

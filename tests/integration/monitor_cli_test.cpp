@@ -13,7 +13,7 @@
 namespace stoker {
 namespace {
 
-using stoker::testing::expect_one_line_error;
+using stoker::testing::expect_one_line_errors;
 using stoker::testing::run_command;
 using stoker::testing::TempDir;
 
@@ -82,10 +82,7 @@ TEST(MonitorCli, BadInputOneLineNonZero) {
       {"monitor --bogus", 2, "--bogus"},
       {"monitor --duration 1 -- true", 2, "--duration cannot be combined with a command"},
   };
-  for (const auto& c : cases) {
-    const auto r = run_command(kStoker + " " + c.args);
-    expect_one_line_error(r, c.exit_code, c.expected, c.args);
-  }
+  expect_one_line_errors(kStoker + " ", cases);
 }
 
 TEST(MonitorCli, WatchesARunningPidUntilItExits) {

@@ -17,6 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using stoker::testing::expect_one_line_error;
+using stoker::testing::expect_one_line_errors;
 using stoker::testing::run_command;
 using stoker::testing::TempDir;
 
@@ -88,10 +89,7 @@ TEST_F(TrainCli, BadInputOneLineNonZero) {
       {"--task sorting", 2, "--task must be one of auto, classification, regression (got 'sorting')"},
       {"--bogus", 2, "--bogus"},
   };
-  for (const auto& c : cases) {
-    const auto r = run_command(kStoker + " train --no-progress --output-dir " + dir.str() + "/runs " + c.args);
-    expect_one_line_error(r, c.exit_code, c.expected, c.args);
-  }
+  expect_one_line_errors(kStoker + " train --no-progress --output-dir " + dir.str() + "/runs ", cases);
 }
 
 TEST_F(TrainCli, NanLossStopsWithTheStepAndAHint) {

@@ -28,6 +28,12 @@ void expect_one_line_error(const CommandResult& r, int exit_code, const std::str
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << what << ": " << r.err;
 }
 
+void expect_one_line_errors(const std::string& command_prefix, const std::vector<ExpectedError>& rows) {
+  for (const ExpectedError& row : rows) {
+    expect_one_line_error(run_command(command_prefix + row.args), row.exit_code, row.expected, row.args);
+  }
+}
+
 CommandResult run_command(const std::string& command) {
   TempDir dir;
   const std::string out = dir.str() + "/out", err = dir.str() + "/err";

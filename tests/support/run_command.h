@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace stoker::testing {
 
@@ -28,5 +29,8 @@ struct ExpectedError {
 // "error: ...", that contains `expected`. Non-fatal gtest expectations naming `what`.
 void expect_one_line_error(const CommandResult& result, int exit_code, const std::string& expected,
                            const std::string& what);
+
+// A bad-input table: runs `command_prefix + row.args` for each row and expects its one line.
+void expect_one_line_errors(const std::string& command_prefix, const std::vector<ExpectedError>& rows);
 
 }  // namespace stoker::testing
