@@ -131,6 +131,7 @@ TEST(BenchLoaderCliErrors, OneLineAndTheRightExitCode) {
       {"bench loader --synthetic 4 --transforms 'RandomCrop(3)'", 2, "unknown transform 'RandomCrop'"},
       {"bench loader --synthetic 4 --on-error ignore", 2, "--on-error must be"},
       {"bench loader --synthetic 4 --seconds -1", 2, "--seconds must be >= 0"},
+      {"bench loader --synthetic 4 --cache-decoded-gb -1", 2, "--cache-decoded-gb must be >= 0 (got -1)"},
       {"frobnicate", 2, "frobnicate"},
   };
   TempDir cache;

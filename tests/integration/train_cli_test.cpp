@@ -86,6 +86,9 @@ TEST_F(TrainCli, BadInputOneLineNonZero) {
       {"--task regression", 2, "task regression needs float targets, and " + std::string(kFashion) +
                                    " has class labels (10 classes)"},
       {"--loss mse", 2, "loss mse is for regression"},
+      {"--cache everything", 2, "--cache must be one of none, decoded (got 'everything')"},
+      {"--cache-max-gb -1", 2, "cache_max_gb must be >= 0 (got -1)"},
+      {"--threads -1", 2, "threads must be between 0 and 1024 (got -1); 0 = automatic"},
       {"--task sorting", 2, "--task must be one of auto, classification, regression (got 'sorting')"},
       {"--bogus", 2, "--bogus"},
   };
