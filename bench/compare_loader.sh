@@ -4,7 +4,8 @@
 # See bench/README.md for how to read the ratios.
 #
 # Usage: bench/compare_loader.sh [--images N] [--seconds S] [--build DIR] [--out FILE.md]
-#                                [--data DIR] [--skip-stoker] [--full-decode] [--keep-logs]
+#                                [--data DIR] [--skip-stoker] [--full-decode] [--prepared]
+#                                [--keep-logs]
 #   --images N     synthetic images to generate (default 2000)
 #   --seconds S    timed length of each run (default 20)
 #   --build DIR    CMake build folder holding stoker and bench/stoker_decode_floor (default build)
@@ -13,6 +14,10 @@
 #   --skip-stoker  leave out the stoker loader runs (needs --data if $BUILD/stoker is absent)
 #   --full-decode  add a stoker 2-worker run with --no-crop-window --no-dct-scaling
 #                  (whole-image decode, the same decode work as the floor)
+#   --prepared     first rewrite the JPEGs with `stoker prepare` (restart markers, lossless:
+#                  every decoder gives the same pixels) and run every loader, PyTorch and the
+#                  floor included, on that copy; adds a stoker 2-worker run that ignores the
+#                  markers (--no-restart-splicing)
 #   --keep-logs    keep every run's stdout/stderr (always kept when a run fails)
 # Environment: PYTHON (default /usr/bin/python3, the interpreter that sees torch).
 set -euo pipefail
@@ -30,6 +35,7 @@ OUT=
 DATA=
 SKIP_STOKER=0
 FULL_DECODE=0
+PREPARED=0
 KEEP_LOGS=0
 BATCH=64
 SIZE=224
@@ -44,8 +50,9 @@ while [[ $# -gt 0 ]]; do
     --data) [[ $# -ge 2 ]] || die "--data needs a value"; DATA=$2; shift 2 ;;
     --skip-stoker) SKIP_STOKER=1; shift ;;
     --full-decode) FULL_DECODE=1; shift ;;
+    --prepared) PREPARED=1; shift ;;
     --keep-logs) KEEP_LOGS=1; shift ;;
-    -h|--help) sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
@@ -127,6 +134,20 @@ print(next(c for c in cands if os.path.isdir(c)))
 PYEOF
   ) || fail "could not find the generated data folder"
 fi
+PREP_CMD=
+if [[ $PREPARED -eq 1 ]]; then
+  [[ -x $STOKER ]] || die "$STOKER not found: --prepared needs it"
+  if [[ $GEN_CMD == "(given with --data)" ]]; then PREP_DIR=$LOGS/prepared; else PREP_DIR=${DATA%/}-prepared; fi
+  prep=("$STOKER" prepare --data "$DATA" --out "$PREP_DIR")
+  PREP_CMD=$(quoted "${prep[@]}")
+  if [[ -d $PREP_DIR && -n $(ls -A "$PREP_DIR") ]]; then
+    echo "[prepare] reusing $PREP_DIR" >&2
+  else
+    echo "[prepare] $PREP_CMD" >&2
+    "${prep[@]}" >"$LOGS/prepare.out" 2>"$LOGS/prepare.err" || fail "stoker prepare failed: $PREP_CMD"
+  fi
+  DATA=$PREP_DIR
+fi
 NFILES=$(find -L "$DATA" -type f \( -iname '*.jpg' -o -iname '*.jpeg' \) | wc -l)
 [[ $NFILES -gt 0 ]] || fail "no .jpg/.jpeg files under $DATA"
 echo "[data] $DATA: $NFILES JPEG files" >&2
@@ -142,7 +163,7 @@ fi
 MANIFEST=$LOGS/manifest.tsv
 : >"$MANIFEST"
 RUNS_TOTAL=5
-[[ $SKIP_STOKER -eq 1 ]] || RUNS_TOTAL=$((7 + FULL_DECODE))
+[[ $SKIP_STOKER -eq 1 ]] || RUNS_TOTAL=$((7 + FULL_DECODE + PREPARED))
 RUN_NO=0
 
 # run ID LOADER WORKERS CMD... : runs CMD, keeps its stdout as the run's JSON.
@@ -202,6 +223,12 @@ if [[ $SKIP_STOKER -eq 0 ]]; then
       --seconds "$SECONDS_PER_RUN" --size "$SIZE" --transforms "$TRANSFORMS" \
       --no-crop-window --no-dct-scaling --json
   fi
+  if [[ $PREPARED -eq 1 ]]; then
+    run "stokerplain-2" "stoker loader, restart markers ignored" 2 \
+      "$STOKER" bench loader --data "$DATA" --workers 2 --batch-size "$BATCH" \
+      --seconds "$SECONDS_PER_RUN" --size "$SIZE" --transforms "$TRANSFORMS" \
+      --no-restart-splicing --json
+  fi
 fi
 
 # ---------------------------------------------------------------- report
@@ -219,7 +246,7 @@ DATE=$(date -u '+%Y-%m-%d %H:%M:%S UTC') KERNEL=$(uname -sr) \
 TURBOJPEG_VERSION=$(pkg-config --modversion libturbojpeg 2>/dev/null || echo unknown) \
 CXX_VERSION=$( (c++ --version 2>/dev/null || true) | head -n1) \
 STOKER_VERSION=$STOKER_VERSION GIT_REV=$GIT_REV LOAD_START=$LOAD_START LOAD_END=$LOAD_END DATA=$DATA NFILES=$NFILES GEN_CMD=$GEN_CMD \
-SECONDS_PER_RUN=$SECONDS_PER_RUN BATCH=$BATCH TRANSFORMS=$TRANSFORMS SKIP_STOKER=$SKIP_STOKER \
+PREP_CMD=$PREP_CMD SECONDS_PER_RUN=$SECONDS_PER_RUN BATCH=$BATCH TRANSFORMS=$TRANSFORMS SKIP_STOKER=$SKIP_STOKER \
 "$PY" - "$LOGS" >"$REPORT" <<'PYEOF' || fail "report generation failed"
 import json, os, sys
 
@@ -253,6 +280,10 @@ w("")
 w(f"{env['NFILES']} JPEGs in `{env['DATA']}`, {env['SECONDS_PER_RUN']} s per run, batch {env['BATCH']}, "
   f"transforms `{env['TRANSFORMS']}` (float32 NCHW). Runs were made one after another on the same files, "
   "with the page cache warm.")
+if env.get("PREP_CMD"):
+    w("")
+    w("The files were rewritten first with `stoker prepare` (restart markers after every MCU, lossless: "
+      "the same pixels for every decoder), and every loader below ran on that copy.")
 w("")
 w("| loader | workers/threads | images/s | peak RSS MB | ratio vs PyTorch at equal workers | ratio vs 2-thread decode floor |")
 w("| --- | ---: | ---: | ---: | ---: | ---: |")
@@ -337,6 +368,8 @@ w("")
 w("```sh")
 gen = env["GEN_CMD"]
 w(f"# dataset {gen}" if gen.startswith("(") else gen)
+if env.get("PREP_CMD"):
+    w(env["PREP_CMD"])
 for r in rows:
     w(r["cmd"])
 w("```")

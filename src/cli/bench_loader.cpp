@@ -34,6 +34,7 @@ struct BenchArgs {
   double max_bad = 0.01;
   int64_t max_pixels = 89'478'485;
   bool no_crop_window = false;
+  bool no_restart_splicing = false;
   bool no_dct_scaling = false;
   double cache_decoded_gb = 0;  // > 0: keep decoded images in RAM up to this (later epochs skip decode)
   bool json = false;
@@ -81,6 +82,7 @@ data::LoaderOptions loader_options(const BenchArgs& args) {
       data::parse_transforms(args.transforms.empty() ? default_transforms(args.size) : args.transforms);
   options.decode.max_pixels = args.max_pixels;
   options.decode.crop_window = !args.no_crop_window;
+  options.decode.restart_splicing = !args.no_restart_splicing;
   options.decode.dct_scaling = !args.no_dct_scaling;
   if (args.cache_decoded_gb < 0 || !std::isfinite(args.cache_decoded_gb)) {
     throw UsageError(fmt::format("--cache-decoded-gb must be >= 0 (got {})", args.cache_decoded_gb));
@@ -152,6 +154,7 @@ void print_json(const BenchArgs& args, const std::string& data_dir, const data::
       {"batch_size", loader.options().batch_size},
       {"prefetch", loader.options().prefetch},
       {"crop_window", !args.no_crop_window},
+      {"restart_splicing", !args.no_restart_splicing},
       {"dct_scaling", !args.no_dct_scaling},
       {"peak_rss_mb", peak_rss_bytes() / 1e6},
       {"bad_count", r.bad_count},
@@ -163,6 +166,8 @@ void print_json(const BenchArgs& args, const std::string& data_dir, const data::
         {"entries", loader.cache_stats().entries},
         {"gb", loader.cache_stats().bytes / 1e9},
         {"hits", t.cache_hits}}},
+      {"jpeg_samples", t.jpeg_samples},
+      {"spliced_samples", t.spliced_samples},
       {"stages",
        {{"read", t.read},
         {"decode", t.decode},
@@ -191,6 +196,16 @@ void print_human(const data::Loader& loader, const BenchResult& r) {
               share(t.read, worker_total).c_str(), share(t.decode, worker_total).c_str(),
               share(t.transform, worker_total).c_str(),
               share(t.wait_free_buffer, worker_total).c_str(), t.consumer_wait);
+  if (t.jpeg_samples > 0) {
+    if (t.spliced_samples > 0) {
+      std::printf("jpeg     %s of %s decodes read only their crop's restart intervals\n",
+                  grouped(static_cast<double>(t.spliced_samples)).c_str(),
+                  grouped(static_cast<double>(t.jpeg_samples)).c_str());
+    } else if (options.decode.crop_window && options.cache_decoded_bytes == 0) {
+      std::printf("jpeg     no restart markers: crops decode every row above them "
+                  "(`stoker prepare` adds markers, losslessly)\n");
+    }
+  }
   if (r.epoch_images_per_sec.size() > 1) {
     std::string rates;
     for (size_t e = 0; e < r.epoch_images_per_sec.size() && e < 8; ++e) {
@@ -283,6 +298,8 @@ void add_bench_commands(CLI::App& app, int* exit_code) {
   loader->add_option("--max-pixels", args->max_pixels, "Refuse larger images (decompression bombs)")
       ->capture_default_str();
   loader->add_flag("--no-crop-window", args->no_crop_window, "Decode whole images (for comparison)");
+  loader->add_flag("--no-restart-splicing", args->no_restart_splicing,
+                   "Ignore restart markers (decode every row above the crop)");
   loader->add_flag("--no-dct-scaling", args->no_dct_scaling, "Decode at full resolution");
   loader->add_flag("--json", args->json, "Print one JSON object");
   loader->callback([args, exit_code] { *exit_code = bench_loader(*args); });

@@ -13,6 +13,9 @@ int run_main(int argc, char** argv);
 // runs during app.parse() and stores its exit code in *exit_code.
 void add_bench_commands(CLI::App& app, int* exit_code);
 
+// Registers `stoker prepare` (a copy of a dataset with restart-marked JPEGs).
+void add_prepare_command(CLI::App& app, int* exit_code);
+
 // Registers `stoker monitor`.
 void add_monitor_command(CLI::App& app, int* exit_code);
 

@@ -25,6 +25,7 @@ int run_main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = 0;
   add_bench_commands(app, &exit_code);
+  add_prepare_command(app, &exit_code);
   add_monitor_command(app, &exit_code);
   add_train_command(app, &exit_code);
   add_doctor_command(app, &exit_code);

@@ -4,6 +4,8 @@
 // it will be resampled to (DecodeRequest). For JPEG the decoder then
 //   - decodes only the columns of the crop window (jpeg_crop_scanline, iMCU-aligned),
 //   - skips the rows above it and stops after the last row it needs (saves entropy decoding),
+//   - for files with restart markers, entropy-decodes only the restart intervals that cover
+//     the window (columns too), by handing libjpeg a JPEG spliced from them,
 //   - picks the smallest DCT scale M/8 (M = 1..8) at which the crop is still at least the
 //     target size, so the IDCT itself does most of the downscaling.
 // The window includes a margin around the crop wide enough for the resampler's filter
@@ -49,6 +51,10 @@ struct DecodeOptions {
   // Let JPEG's IDCT downscale by M/8 (the smallest M that keeps the crop at least the
   // target size). Off = always full resolution.
   bool dct_scaling = true;
+  // With crop_window, for JPEGs with restart markers that tile the image (what `stoker
+  // prepare` writes): entropy-decode only the restart intervals the window covers, instead
+  // of every row above it and every column. Off = the plain window decode above.
+  bool restart_splicing = true;
 };
 
 struct DecodeRequest {
@@ -62,6 +68,7 @@ struct DecodedImage {
   Image image;        // decoded pixels (only the window the decoder chose, possibly scaled)
   CropRect crop;      // the requested crop, in `image` coordinates
   int scale_num = 8;  // DCT scale used: image is (scale_num / 8) of full resolution
+  bool spliced = false;  // only the restart intervals covering the window were decoded
 };
 
 // Recognises a format from its first bytes (JPEG: FF D8 FF, PNG: 89 'PNG').

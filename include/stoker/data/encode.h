@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "stoker/data/image.h"
@@ -38,10 +39,21 @@ struct JpegEncodeOptions {
   // drops the marker (plain CMYK, not inverted). YCCK requires the marker: without it a
   // decoder cannot tell YCCK from CMYK.
   bool adobe_marker = true;
+  // Restart markers every this many MCUs (0: none). Decoders can then start decoding at any
+  // marker; see add_restart_markers() for why stoker wants them.
+  int restart_interval = 0;
 };
 
 // Encodes `image` (1 channel for kGray; 3 for kYCbCr/kRgb; 4 for kCmyk/kYcck).
 std::vector<uint8_t> encode_jpeg(const Image& image, const JpegEncodeOptions& options = {});
+
+// Rewrites a JPEG losslessly (the same quantised DCT coefficients, so decoders give the
+// same pixels) as baseline sequential with a restart marker after every MCU and Huffman
+// tables optimised for the file; metadata is kept. stoker's decoder then entropy-decodes
+// only the part of an image a crop needs (see stoker/data/decode.h). Progressive input
+// becomes sequential. Throws stoker::Error naming libjpeg's complaint for a file it cannot
+// read or that has corrupt data (such a file is best left as it is).
+std::vector<uint8_t> add_restart_markers(std::span<const uint8_t> jpeg);
 
 struct PngEncodeOptions {
   // Write 16-bit samples: each 8-bit value v becomes v * 257 (so the high byte is v).

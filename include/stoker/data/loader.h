@@ -116,6 +116,8 @@ struct StageTimes {
   uint64_t bytes_read = 0;      // encoded bytes read from the source
   uint64_t decoded_bytes = 0;   // full-resolution pixel bytes of those samples (cache sizing)
   uint64_t cache_hits = 0;      // samples transformed straight from the decoded cache
+  uint64_t jpeg_samples = 0;    // JPEG samples decoded (cache hits not counted)
+  uint64_t spliced_samples = 0; // of those, decoded from just their restart intervals
 };
 
 struct EpochStats {

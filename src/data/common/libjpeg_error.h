@@ -8,6 +8,8 @@
 
 // jpeglib.h needs FILE and size_t declared before it.
 #include <jpeglib.h>
+// after jpeglib.h
+#include <jerror.h>
 
 namespace stoker::data {
 
@@ -26,6 +28,22 @@ struct ErrorManager {
 }
 
 inline void on_error_exit(j_common_ptr cinfo) { fail_with_message(cinfo); }
+
+// libjpeg only warns about corrupt or missing entropy-coded data and then fills in gray, as
+// if nothing happened. A sample with invented pixels is a bad sample, so those warnings are
+// failures. Warnings about metadata that does not affect pixels are let through.
+inline void fail_on_data_warnings(j_common_ptr cinfo, int msg_level) {
+  if (msg_level >= 0) return;  // trace and informational messages
+  switch (cinfo->err->msg_code) {
+    case JWRN_JFIF_MAJOR:   // unknown JFIF version: the JFIF marker is not used for pixels
+    case JWRN_ADOBE_XFORM:  // unknown Adobe transform: libjpeg then guesses like everyone
+    case JWRN_BOGUS_ICC:    // broken ICC profile: we do not apply ICC profiles
+      cinfo->err->num_warnings++;
+      return;
+    default:
+      fail_with_message(cinfo);
+  }
+}
 
 // Sets up `err` with our error_exit and the caller's warning policy (`emit_message`);
 // returns what goes into cinfo.err.

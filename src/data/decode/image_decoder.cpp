@@ -49,6 +49,7 @@ Status ImageDecoder::decode(std::span<const uint8_t> bytes, const DecodeRequest&
     throw Error(fmt::format("DecodeRequest::channels is {}; it must be 1 (gray) or 3 (RGB)",
                             request.channels));
   }
+  out->spliced = false;
   switch (sniff_format(bytes)) {
     case ImageFormat::kJpeg:
       if (!jpeg_) jpeg_ = std::make_unique<JpegState>();

@@ -19,27 +19,12 @@
 #include <string_view>
 
 #include "crop_window.h"
+#include "restart_splice.h"
 #include "data/common/libjpeg_error.h"
 
 namespace stoker::data {
 
 namespace {
-
-// libjpeg only warns about corrupt or missing entropy-coded data and then fills in gray, as
-// if nothing happened. A sample with invented pixels is a bad sample, so those warnings are
-// failures. Warnings about metadata that does not affect pixels are let through.
-void on_emit_message(j_common_ptr cinfo, int msg_level) {
-  if (msg_level >= 0) return;  // trace and informational messages
-  switch (cinfo->err->msg_code) {
-    case JWRN_JFIF_MAJOR:   // unknown JFIF version: the JFIF marker is not used for pixels
-    case JWRN_ADOBE_XFORM:  // unknown Adobe transform: libjpeg then guesses like everyone
-    case JWRN_BOGUS_ICC:    // broken ICC profile: we do not apply ICC profiles
-      cinfo->err->num_warnings++;
-      return;
-    default:
-      fail_with_message(cinfo);
-  }
-}
 
 inline uint8_t mul_div_255(int a, int b) {
   const int t = a * b + 128;  // rounded a*b/255, exact for 0..255 inputs
@@ -129,7 +114,7 @@ struct LibjpegState {
 JpegDecoder::JpegDecoder() : lib_(std::make_unique<LibjpegState>()) {
   LibjpegState* s = lib_.get();
   std::memset(&s->cinfo, 0, sizeof(s->cinfo));
-  s->cinfo.err = install_error_manager(&s->err, on_emit_message);
+  s->cinfo.err = install_error_manager(&s->err, fail_on_data_warnings);
   // jpeg_create_decompress only fails when out of memory.
   if (!run_guarded(&s->err, [s] { jpeg_create_decompress(&s->cinfo); })) throw std::bad_alloc();
 }
@@ -251,24 +236,20 @@ Status JpegDecoder::read_info(std::span<const uint8_t> bytes, const DecodeOption
   return Status::ok_status();
 }
 
-Status JpegDecoder::decode(std::span<const uint8_t> bytes, const DecodeRequest& request,
-                           const DecodeOptions& options, DecodedImage* out) {
-  Status status = read_header(lib_.get(), bytes, options);
-  if (!status.ok()) return status;
-  jpeg_decompress_struct* cinfo = &lib_->cinfo;
-  const int width = static_cast<int>(cinfo->image_width);
-  const int height = static_cast<int>(cinfo->image_height);
+namespace {
 
-  CropRect crop;
-  status = resolve_crop(request.crop, width, height, &crop);
-  if (!status.ok()) {
-    jpeg_abort_decompress(cinfo);
-    return status;
-  }
+// The crop in scaled coordinates: an M/8 IDCT maps full-size pixel edge x to x * M / 8.
+CropRect scaled_crop(const CropRect& crop, int scale_num) {
+  const double scale = scale_num / 8.0;
+  return CropRect{crop.x * scale, crop.y * scale, crop.width * scale, crop.height * scale};
+}
 
+// The plan for decoding `crop` of a width x height JPEG whose header is in `cinfo`.
+JpegPlan make_plan(const jpeg_decompress_struct& cinfo, const CropRect& crop, int width,
+                   int height, const DecodeRequest& request, const DecodeOptions& options) {
   JpegPlan plan;
   plan.channels = request.channels;
-  if (is_cmyk(cinfo->jpeg_color_space)) {
+  if (is_cmyk(cinfo.jpeg_color_space)) {
     plan.out_space = JCS_CMYK;  // converted to RGB/gray by us, as Pillow does
   } else {
     plan.out_space = request.channels == 3 ? JCS_EXT_RGB : JCS_GRAYSCALE;
@@ -280,11 +261,9 @@ Status JpegDecoder::decode(std::span<const uint8_t> bytes, const DecodeRequest& 
   plan.full_height =
       static_cast<JDIMENSION>((static_cast<int64_t>(height) * plan.scale_num + 7) / 8);
 
-  // The crop in scaled coordinates: an M/8 IDCT maps full-size pixel edge x to x * M / 8.
-  const double scale = plan.scale_num / 8.0;
-  const CropRect scaled{crop.x * scale, crop.y * scale, crop.width * scale, crop.height * scale};
   const int full_w = static_cast<int>(plan.full_width);
   const int full_h = static_cast<int>(plan.full_height);
+  const CropRect scaled = scaled_crop(crop, plan.scale_num);
   if (options.crop_window) {
     plan.cols = covering_range(scaled.x, scaled.x + scaled.width,
                                filter_margin(scaled.width, request.target_width), full_w);
@@ -294,15 +273,58 @@ Status JpegDecoder::decode(std::span<const uint8_t> bytes, const DecodeRequest& 
     plan.cols = PixelRange{0, full_w};
     plan.rows = PixelRange{0, full_h};
   }
+  return plan;
+}
+
+}  // namespace
+
+Status JpegDecoder::decode(std::span<const uint8_t> bytes, const DecodeRequest& request,
+                           const DecodeOptions& options, DecodedImage* out) {
+  Status status = read_header(lib_.get(), bytes, options);
+  if (!status.ok()) return status;
+  jpeg_decompress_struct* cinfo = &lib_->cinfo;
+  int width = static_cast<int>(cinfo->image_width);
+  int height = static_cast<int>(cinfo->image_height);
+
+  CropRect crop;
+  status = resolve_crop(request.crop, width, height, &crop);
+  if (!status.ok()) {
+    jpeg_abort_decompress(cinfo);
+    return status;
+  }
+  JpegPlan plan = make_plan(*cinfo, crop, width, height, request, options);
+
+  // With restart markers, hand libjpeg a JPEG of just the intervals the window needs.
+  bool spliced = false;
+  if (options.crop_window && options.restart_splicing && cinfo->restart_interval > 0 &&
+      splicer_.parse(bytes)) {
+    const int m = plan.scale_num;
+    const McuWindow window =
+        splicer_.window_for(plan.cols.begin * 8 / m, (plan.cols.end * 8 + m - 1) / m,
+                            plan.rows.begin * 8 / m, (plan.rows.end * 8 + m - 1) / m);
+    if (!splicer_.is_whole(window)) {
+      splicer_.splice(bytes, window, &spliced_);
+      status = read_header(lib_.get(), spliced_, options);
+      if (!status.ok()) return status;
+      width = static_cast<int>(cinfo->image_width);
+      height = static_cast<int>(cinfo->image_height);
+      crop.x -= splicer_.origin_x(window);
+      crop.y -= splicer_.origin_y(window);
+      plan = make_plan(*cinfo, crop, width, height, request, options);
+      spliced = true;
+    }
+  }
 
   JDIMENSION window_x = 0;
   const bool ok = decompress_window(lib_.get(), plan, &out->image, &cmyk_rows_, &window_x);
   // Stops here even when rows are left: jpeg_abort skips the rest of the entropy data.
   jpeg_abort_decompress(cinfo);
   if (!ok) return data_failure(lib_->err);
+  const CropRect scaled = scaled_crop(crop, plan.scale_num);
   out->crop =
       CropRect{scaled.x - window_x, scaled.y - plan.rows.begin, scaled.width, scaled.height};
   out->scale_num = plan.scale_num;
+  out->spliced = spliced;
   return Status::ok_status();
 }
 

@@ -13,6 +13,7 @@
 #include "stoker/core/error.h"
 #include "stoker/data/decode.h"
 #include "stoker/data/image.h"
+#include "restart_splice.h"
 
 namespace stoker::data {
 
@@ -33,6 +34,8 @@ class JpegDecoder {
  private:
   std::unique_ptr<LibjpegState> lib_;
   std::vector<uint8_t> cmyk_rows_;  // CMYK scanlines before conversion to RGB/gray
+  RestartSplicer splicer_;          // files with restart markers: decode only the window's
+  std::vector<uint8_t> spliced_;    // the window's intervals as a JPEG of their own
 };
 
 }  // namespace stoker::data

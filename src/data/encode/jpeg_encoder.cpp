@@ -103,6 +103,7 @@ void compress(jpeg_compress_struct* cinfo, const Image& image, const JpegEncodeO
     cinfo->comp_info[3].v_samp_factor = settings.v_samp;
   }
   if (options.progressive) jpeg_simple_progression(cinfo);
+  cinfo->restart_interval = static_cast<unsigned int>(options.restart_interval);
   jpeg_start_compress(cinfo, TRUE);
   while (cinfo->next_scanline < cinfo->image_height) {
     // libjpeg takes non-const rows but only reads them.
@@ -125,6 +126,10 @@ std::vector<uint8_t> encode_jpeg(const Image& image, const JpegEncodeOptions& op
   }
   if (options.quality < 1 || options.quality > 100) {
     throw Error(fmt::format("encode_jpeg: quality {} is outside 1..100", options.quality));
+  }
+  if (options.restart_interval < 0 || options.restart_interval > 65535) {
+    throw Error(fmt::format("encode_jpeg: restart_interval {} is outside 0..65535",
+                            options.restart_interval));
   }
   const Settings settings = settings_for(image, options);
 

@@ -388,6 +388,8 @@ StageTimes StageTimes::operator-(const StageTimes& e) const {
   d.bytes_read = bytes_read - e.bytes_read;
   d.decoded_bytes = decoded_bytes - e.decoded_bytes;
   d.cache_hits = cache_hits - e.cache_hits;
+  d.jpeg_samples = jpeg_samples - e.jpeg_samples;
+  d.spliced_samples = spliced_samples - e.spliced_samples;
   return d;
 }
 
@@ -404,6 +406,8 @@ StageTimes Loader::stage_times() const {
     times.bytes_read += c.bytes_read.load(std::memory_order_relaxed);
     times.decoded_bytes += c.decoded_bytes.load(std::memory_order_relaxed);
     times.cache_hits += c.cache_hits.load(std::memory_order_relaxed);
+    times.jpeg_samples += c.jpeg_decodes.load(std::memory_order_relaxed);
+    times.spliced_samples += c.spliced_decodes.load(std::memory_order_relaxed);
   }
   times.consumer_wait = ns_to_seconds(consumer_wait_ns_.load(std::memory_order_relaxed));
   return times;

@@ -67,6 +67,10 @@ Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t
         request.target_height = spec_.out_height;
       }
       status = decoder_.decode(data_.bytes, request, &decoded_);
+      if (info.format == ImageFormat::kJpeg) {
+        clocks_.jpeg_decodes.fetch_add(1, std::memory_order_relaxed);
+        if (decoded_.spliced) clocks_.spliced_decodes.fetch_add(1, std::memory_order_relaxed);
+      }
       if (status.ok() && cache_ != nullptr) {
         decoded_.crop = params.crop;  // the image is the full image: same coordinates
         cache_->offer(index, decoded_.image);

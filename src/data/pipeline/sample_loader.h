@@ -24,6 +24,8 @@ struct StageClocks {
   std::atomic<uint64_t> bytes_read{0};
   std::atomic<uint64_t> decoded_bytes{0};  // full-resolution size of what was decoded or cached
   std::atomic<uint64_t> cache_hits{0};
+  std::atomic<uint64_t> jpeg_decodes{0};     // JPEG samples decoded (not from the cache)
+  std::atomic<uint64_t> spliced_decodes{0};  // of those, decoded from restart intervals
 
   void add(std::atomic<int64_t>& clock, int64_t ns) {
     clock.store(clock.load(std::memory_order_relaxed) + ns, std::memory_order_relaxed);
