@@ -67,6 +67,10 @@ struct PipelineEvidence {
   int64_t dataset_samples = 0;
   double free_ram_bytes = 0;
   bool cache_on = false;
+  // JPEG samples decoded in the window, and how many of them from just the restart intervals
+  // their crop needs (files rewritten by `stoker prepare`).
+  int64_t jpeg_samples = 0;
+  int64_t spliced_samples = 0;
 };
 
 struct Recommendation {

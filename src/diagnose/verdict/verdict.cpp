@@ -152,6 +152,17 @@ std::vector<Recommendation> recommend(const Verdict& v, const StepWindow& w, con
                                    cache.needed_bytes / 1e9, p.free_ram_bytes / 1e9, percent(cache.load_share)),
                        std::min(model, pipe * cache.speedup) / current});
       }
+      // JPEGs decoded row by row from the top: a lossless rewrite with restart markers lets
+      // each crop decode only its own part. Not predicted: the saving depends on the crops.
+      const double decode_share = p.busy_worker_s > 0 ? p.decode_s / p.busy_worker_s : 0;
+      if (!p.cache_on && decode_share >= 0.3 && p.jpeg_samples > 0 &&
+          2 * p.spliced_samples < p.jpeg_samples) {
+        out.push_back({"stoker prepare --data DIR --out NEW_DIR, then train on NEW_DIR",
+                       fmt::format("decode is {} of worker time and the JPEGs have no restart markers; "
+                                   "the lossless rewrite lets a crop decode only its part",
+                                   percent(decode_share)),
+                       0});
+      }
     }
     if (pipe < model && needed > max_workers) {
       const auto [stage, share] = dominant_stage(p);
@@ -159,8 +170,9 @@ std::vector<Recommendation> recommend(const Verdict& v, const StepWindow& w, con
                            : stage == "transform" ? "lighter augmentation or a smaller output size"
                                                   : "faster storage (local disk, page cache) for the dataset";
       out.push_back({change,
-                     fmt::format("{} is {} of worker time and {} workers cannot reach the model's {} samples/s",
-                                 stage, percent(share), max_workers, grouped(model)),
+                     fmt::format("{} is {} of worker time and {} worker{} cannot reach the model's {} samples/s",
+                                 stage, percent(share), max_workers, max_workers == 1 ? "" : "s",
+                                 grouped(model)),
                      0});
     }
   }

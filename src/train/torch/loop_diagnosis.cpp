@@ -71,6 +71,8 @@ diagnose::PipelineEvidence pipeline_evidence(const data::StageTimes& d, const da
   p.dataset_samples = static_cast<int64_t>(loader.source().size());
   p.free_ram_bytes = free_ram_bytes();
   p.cache_on = loader.options().cache_decoded_bytes > 0;
+  p.jpeg_samples = static_cast<int64_t>(d.jpeg_samples);
+  p.spliced_samples = static_cast<int64_t>(d.spliced_samples);
   return p;
 }
 

@@ -135,6 +135,27 @@ TEST(Verdict, DecodedCacheIsOfferedWhenTheImagesFitInRam) {
   EXPECT_EQ(recommend(classify(w), w, p).size(), 1u);
 }
 
+TEST(Verdict, PrepareIsOfferedWhenJpegsDecodeFromTheTop) {
+  StepWindow w = window(6, 0, 4, 4000);           // model 1,000 samples/s, 400 delivered
+  PipelineEvidence p = pipeline(1, 2, 10, 4000);  // decode = 71 % of worker time
+  p.jpeg_samples = 4000;
+  auto changes = recommend(classify(w), w, p);
+  ASSERT_EQ(changes.size(), 2u);
+  EXPECT_EQ(changes[0].change, "stoker prepare --data DIR --out NEW_DIR, then train on NEW_DIR");
+  EXPECT_EQ(changes[0].reason,
+            "decode is 71 % of worker time and the JPEGs have no restart markers; the lossless "
+            "rewrite lets a crop decode only its part");
+  EXPECT_EQ(changes[0].predicted_gain, 0);  // not predicted: depends on the crops
+  p.spliced_samples = 3990;                 // already prepared
+  EXPECT_EQ(recommend(classify(w), w, p).size(), 1u);
+  p.spliced_samples = 0;
+  p.cache_on = true;  // the cache decodes whole images: restart markers would not help
+  EXPECT_EQ(recommend(classify(w), w, p).size(), 1u);
+  p.cache_on = false;
+  p.jpeg_samples = 0;  // PNG or IDX
+  EXPECT_EQ(recommend(classify(w), w, p).size(), 1u);
+}
+
 TEST(Verdict, NoCoresLeftPointsAtTheDominantStage) {
   // 2 cores: at most one worker; it already runs, so the advice is about the inputs.
   StepWindow w = window(6, 0, 4, 4000);  // model 1,000 samples/s, 400 delivered
