@@ -71,7 +71,12 @@ struct PipelineEvidence {
   // their crop needs (files rewritten by `stoker prepare`).
   int64_t jpeg_samples = 0;
   int64_t spliced_samples = 0;
+  std::string dataset;  // --data as given, for commands in recommendations; "" = unknown
 };
+
+// "stoker prepare --data D --out D-prepared" for the dataset given as --data (a folder, or a
+// CSV list whose folder is prepared); placeholders DIR and NEW_DIR when it is unknown ("").
+std::string prepare_command(const std::string& dataset);
 
 struct Recommendation {
   std::string change;  // "--workers 7"

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fmt/format.h>
 
 #include "stoker/core/numbers.h"
@@ -103,6 +104,16 @@ double joint_rate(double model, double loader, int workers, int cores, bool shar
   return std::min(slower, static_cast<double>(cores) / core_seconds);
 }
 
+std::string prepare_command(const std::string& dataset) {
+  if (dataset.empty()) return "stoker prepare --data DIR --out NEW_DIR";
+  std::filesystem::path dir(dataset);
+  if (!dir.has_filename()) dir = dir.parent_path();  // "train/" -> "train"
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) dir = dir.parent_path();
+  const std::string d = dir.empty() ? std::string(".") : dir.string();
+  return fmt::format("stoker prepare --data {} --out {}-prepared", d, d);
+}
+
 CacheEstimate estimate_decoded_cache(const PipelineEvidence& p) {
   CacheEstimate e;
   e.load_share = p.busy_worker_s > 0 ? (p.read_s + p.decode_s) / p.busy_worker_s : 0;
@@ -157,9 +168,10 @@ std::vector<Recommendation> recommend(const Verdict& v, const StepWindow& w, con
       const double decode_share = p.busy_worker_s > 0 ? p.decode_s / p.busy_worker_s : 0;
       if (!p.cache_on && decode_share >= 0.3 && p.jpeg_samples > 0 &&
           2 * p.spliced_samples < p.jpeg_samples) {
-        out.push_back({"stoker prepare --data DIR --out NEW_DIR, then train on NEW_DIR",
+        out.push_back({prepare_command(p.dataset),
                        fmt::format("decode is {} of worker time and the JPEGs have no restart markers; "
-                                   "the lossless rewrite lets a crop decode only its part",
+                                   "a one-off lossless rewrite lets a crop decode only its part; then "
+                                   "train on the copy",
                                    percent(decode_share)),
                        0});
       }

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -246,10 +245,8 @@ class Doctor {
       if (g.measured > 0 && busy > 0) {
         const double share = (s.decode + s.transform) / busy;
         const double loader_speedup = 1 / ((1 - share) + share / g.speedup());
-        std::filesystem::path dir(cfg_.data);
-        if (!std::filesystem::is_directory(dir)) dir = dir.parent_path();
         changes.push_back(
-            {fmt::format("stoker prepare --data {} --out {}-prepared", dir.string(), dir.string()),
+            {diagnose::prepare_command(cfg_.data),
              diagnose::joint_rate(model_rate, loader_now * loader_speedup, configured, cores_, shared_cores) /
                  joint_now,
              fmt::format("predicted: decode + transform of {} of its JPEGs measured in memory, {:.2f} → {:.2f} ms "

@@ -25,8 +25,8 @@ void add(diagnose::StepWindow& into, const diagnose::StepWindow& w) {
 }  // namespace
 
 LoopDiagnosis::LoopDiagnosis(data::Loader& loader, const monitor::Sampler& monitor, int cores, int gpu_index,
-                             bool auto_workers, int prefetch_factor)
-    : loader_(loader), monitor_(monitor), cores_(cores), gpu_index_(gpu_index) {
+                             bool auto_workers, int prefetch_factor, std::string dataset)
+    : loader_(loader), monitor_(monitor), cores_(cores), gpu_index_(gpu_index), dataset_(std::move(dataset)) {
   if (auto_workers) {
     diagnose::TunerLimits limits;
     limits.max_workers = cores;
@@ -79,6 +79,7 @@ diagnose::PipelineEvidence pipeline_evidence(const data::StageTimes& d, const da
 diagnose::PipelineEvidence LoopDiagnosis::evidence(const data::StageTimes& d) const {
   diagnose::PipelineEvidence p = pipeline_evidence(d, loader_);
   p.cores = cores_;
+  p.dataset = dataset_;
   if (monitor_.has_sample()) {
     const monitor::Sample s = monitor_.latest();
     if (s.host.cpu_percent.ok()) p.cpu_percent = s.host.cpu_percent.value;

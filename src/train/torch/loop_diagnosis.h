@@ -25,8 +25,9 @@ diagnose::PipelineEvidence pipeline_evidence(const data::StageTimes& stages, con
 class LoopDiagnosis {
  public:
   // `gpu_index` >= 0 reads that GPU's utilisation and slowdown reasons from the monitor.
+  // `dataset`: --data as given, named in the commands it recommends.
   LoopDiagnosis(data::Loader& loader, const monitor::Sampler& monitor, int cores, int gpu_index, bool auto_workers,
-                int prefetch_factor);
+                int prefetch_factor, std::string dataset);
 
   void start_epoch();
   // After each step; returns lines to print (a warning, a tuning change), usually none.
@@ -45,6 +46,7 @@ class LoopDiagnosis {
   const monitor::Sampler& monitor_;
   int cores_;
   int gpu_index_;
+  std::string dataset_;
   std::optional<diagnose::WorkerTuner> tuner_;
   diagnose::PersistenceGate gate_{5};
   diagnose::StepWindow window_, epoch_;

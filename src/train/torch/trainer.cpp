@@ -231,7 +231,7 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
   }
   monitor.start();
   LoopDiagnosis diagnosis(train_loader, monitor, usable_cores(), gpu_index, cfg.num_workers == kAuto,
-                          cfg.prefetch_factor);
+                          cfg.prefetch_factor, cfg.data);
 
   std::ofstream metrics(fs::path(run_dir) / "metrics.csv", cfg.resume.empty() ? std::ios::trunc : std::ios::app);
   if (cfg.resume.empty()) {

@@ -202,6 +202,45 @@ TEST(RestartSpliceDecodeTest, IntervalsOutsideTheWindowAreNotDecoded) {
   EXPECT_FALSE(plain.decode(damaged, over, &out).ok());
 }
 
+// Splicing parses untrusted bytes: damaged headers, markers and truncations anywhere must end
+// in a decoded window or a failure, never a crash or a read out of bounds (ASan runs this).
+TEST(RestartSpliceDecodeTest, DamagedFilesFailOrDecodeButNeverCrash) {
+  const std::vector<uint8_t> clean =
+      add_restart_markers(encode_jpeg(make_photo_like(160, 120), {.quality = 85}));
+  ImageDecoder decoder;
+  DecodedImage out;
+  const DecodeRequest request{3, {60, 40, 50, 40}, 24, 24};
+  uint32_t x = 12345;
+  const auto next = [&x] {
+    x = x * 1664525u + 1013904223u;
+    return x >> 8;
+  };
+  int failures = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    std::vector<uint8_t> bytes = clean;
+    const size_t at = next() % bytes.size();
+    switch (trial % 4) {
+      case 0:  // one byte anywhere
+        bytes[at] = static_cast<uint8_t>(next());
+        break;
+      case 1:  // a marker-like pair: 0xFF then RSTn, EOI, SOS or a length byte
+        bytes[at] = 0xFF;
+        if (at + 1 < bytes.size()) bytes[at + 1] = static_cast<uint8_t>(0xD0 + next() % 48);
+        break;
+      case 2:  // cut short
+        bytes.resize(at);
+        break;
+      default:  // a header length field grown or shrunk
+        if (at + 1 < 200 && at + 1 < bytes.size()) bytes[at + 1] ^= static_cast<uint8_t>(1 + next() % 255);
+        break;
+    }
+    failures += decoder.decode(bytes, request, &out).ok() ? 0 : 1;
+  }
+  EXPECT_GT(failures, 0);  // the damage was noticed somewhere
+  EXPECT_TRUE(decoder.decode(clean, request, &out).ok());  // and the decoder still works
+  EXPECT_TRUE(out.spliced);
+}
+
 // The loader over a prepared copy: every JPEG sample decoded from its restart intervals, and
 // the batches bit-identical to the original files' (the crop's position in the spliced image
 // is an exact translation, and the window's pixels are the same).

@@ -141,10 +141,16 @@ TEST(Verdict, PrepareIsOfferedWhenJpegsDecodeFromTheTop) {
   p.jpeg_samples = 4000;
   auto changes = recommend(classify(w), w, p);
   ASSERT_EQ(changes.size(), 2u);
-  EXPECT_EQ(changes[0].change, "stoker prepare --data DIR --out NEW_DIR, then train on NEW_DIR");
+  EXPECT_EQ(changes[0].change, "stoker prepare --data DIR --out NEW_DIR");
   EXPECT_EQ(changes[0].reason,
-            "decode is 71 % of worker time and the JPEGs have no restart markers; the lossless "
-            "rewrite lets a crop decode only its part");
+            "decode is 71 % of worker time and the JPEGs have no restart markers; a one-off lossless "
+            "rewrite lets a crop decode only its part; then train on the copy");
+  p.dataset = "/data/imagenet/train";  // not a folder here: taken as a file list's folder
+  EXPECT_EQ(recommend(classify(w), w, p)[0].change,
+            "stoker prepare --data /data/imagenet --out /data/imagenet-prepared");
+  p.dataset = "/usr/share/";  // a folder (trailing slash dropped)
+  EXPECT_EQ(recommend(classify(w), w, p)[0].change,
+            "stoker prepare --data /usr/share --out /usr/share-prepared");
   EXPECT_EQ(changes[0].predicted_gain, 0);  // not predicted: depends on the crops
   p.spliced_samples = 3990;                 // already prepared
   EXPECT_EQ(recommend(classify(w), w, p).size(), 1u);
