@@ -4,6 +4,7 @@
 #      `stoker doctor`, then `stoker train` as configured and with the top recommendation;
 #   2. a compute-heavy configuration (ResNet-18 on the CPU): `stoker doctor`;
 #   3. `--workers auto` against every fixed worker count on the starved configuration.
+# Step 1d trains the starved configuration on a `stoker prepare` copy of the images.
 # Usage: bench/diagnose_acceptance.sh [--build DIR] [--images N] [--epochs E]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,6 +45,13 @@ train "--workers 1 --threads 1" --workers 1 --threads 1
 train "--workers 1 --cache decoded" --workers 1 --cache decoded
 epoch_rates() { grep '^epoch' "$out/log.txt" | sed 's/.*· \([0-9]*\) samples\/s.*/\1/' | xargs; }
 echo "   per epoch (samples/s): $(epoch_rates)"
+echo "## 1d. starved, on a copy rewritten by stoker prepare (the doctor's 'stoker prepare' change)"
+prepared="$data-prepared"
+[ -d "$prepared" ] || "$stoker" prepare --data "$data" --out "$prepared" >/dev/null
+cat "$prepared"/*/* >/dev/null
+starved=(--data "$prepared" "${starved[@]:2}")
+train "--workers 1, prepared copy" --workers 1
+starved=(--data "$data" "${starved[@]:2}")
 echo "## 3. --workers auto, $epochs epochs"
 train "--workers auto" --workers auto
 echo "## 2. compute-heavy: stoker doctor --model resnet18 --batch-size 16 --workers 1"

@@ -20,5 +20,5 @@ if [ "${STOKER_QUICK:-0}" != "1" ]; then
   echo "== TSan: the pipeline and the monitor thread"
   bash scripts/build.sh build-tsan -DSTOKER_TSAN=ON -DSTOKER_BUILD_BENCH=OFF -DSTOKER_WITH_TORCH=OFF
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-    ctest --test-dir build-tsan --output-on-failure -j "$jobs" -R 'Loader|DecodedCache|PrepareDataset|MonitorSampler|MonitorCli'
+    ctest --test-dir build-tsan --output-on-failure -j "$jobs" -R 'Loader|DecodedCache|Prepare|MonitorSampler|MonitorCli'
 fi

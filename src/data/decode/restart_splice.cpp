@@ -128,12 +128,12 @@ bool RestartSplicer::parse(std::span<const uint8_t> jpeg) {
   return intervals_.size() == expected;
 }
 
-McuWindow RestartSplicer::window_for(int x0, int x1, int y0, int y1) const {
+McuWindow RestartSplicer::window_for(int x0, int x1, int y0, int y1, int edge) const {
   McuWindow w;
-  w.x0 = std::max(0, x0 / mcu_width_ - 1);
-  w.x1 = std::min(mcus_per_row_, ceil_div(x1, mcu_width_) + 1);
-  w.y0 = std::max(0, y0 / mcu_height_ - 1);
-  w.y1 = std::min(mcu_rows_, ceil_div(y1, mcu_height_) + 1);
+  w.x0 = std::max(0, x0 - edge) / mcu_width_;
+  w.x1 = std::min(mcus_per_row_, ceil_div(x1 + edge, mcu_width_));
+  w.y0 = std::max(0, y0 - edge) / mcu_height_;
+  w.y1 = std::min(mcu_rows_, ceil_div(y1 + edge, mcu_height_));
   if (mcus_per_row_ % interval_ == 0) {  // intervals split rows: cut columns and rows
     w.x0 = w.x0 / interval_ * interval_;
     w.x1 = std::min(mcus_per_row_, ceil_div(w.x1, interval_) * interval_);

@@ -42,10 +42,11 @@ class RestartSplicer {
   bool parse(std::span<const uint8_t> jpeg);
 
   // After a successful parse(): the MCUs to decode for the full-resolution pixel window
-  // [x0, x1) x [y0, y1), widened by one MCU on every side that is not an image edge (chroma
-  // upsampling and scaled IDCTs read neighbouring samples; inside that margin the spliced
-  // image's pixels are the full image's) and aligned to whole restart intervals.
-  McuWindow window_for(int x0, int x1, int y0, int y1) const;
+  // [x0, x1) x [y0, y1), widened by `edge` pixels on every side that is not an image edge
+  // (chroma upsampling reads the neighbouring chroma sample, which the spliced image's edge
+  // replaces by its own: beyond `edge` its pixels are the full image's) and aligned to MCUs
+  // and whole restart intervals.
+  McuWindow window_for(int x0, int x1, int y0, int y1, int edge) const;
 
   // Whether `window` is all of the image (splicing would only copy).
   bool is_whole(const McuWindow& window) const;

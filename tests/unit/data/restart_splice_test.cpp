@@ -174,6 +174,31 @@ TEST(RestartSpliceDecodeTest, WindowMatchesFullDecode) {
   }
 }
 
+// The spliced image's edges sit a few pixels from the window: sweep the crop across every
+// offset to the MCU grid, at full size and scaled, for each chroma layout.
+TEST(RestartSpliceDecodeTest, EveryOffsetToTheMcuGridMatchesFullDecode) {
+  using enum ChromaSubsampling;
+  const Image rgb = make_photo_like(331, 257, 3, 21);
+  ImageDecoder full_decoder({.crop_window = false});
+  ImageDecoder window_decoder;
+  for (ChromaSubsampling sub : {k420, k422, k440, k411, k410, k444}) {
+    const std::vector<uint8_t> bytes =
+        add_restart_markers(encode_jpeg(rgb, {.quality = 90, .subsampling = sub}));
+    for (int offset = 0; offset < 40; ++offset) {
+      for (const auto& [tw, th] : {std::pair{0, 0}, {40, 30}, {12, 10}}) {
+        SCOPED_TRACE(::testing::Message() << "subsampling " << static_cast<int>(sub) << " offset "
+                                          << offset << " target " << tw << "x" << th);
+        const DecodeRequest request{3, {60.0 + offset + 0.5, 50.0 + offset + 0.25, 170, 140}, tw, th};
+        DecodedImage full, window;
+        ASSERT_TRUE(full_decoder.decode(bytes, request, &full).ok());
+        ASSERT_TRUE(window_decoder.decode(bytes, request, &window).ok());
+        ASSERT_TRUE(window.spliced);
+        expect_window_matches_full(window, full, 0);
+      }
+    }
+  }
+}
+
 // The point of splicing: intervals outside the window are not entropy-decoded at all. Damage
 // in the top-left MCUs breaks a plain window decode of the bottom-right corner (every row
 // above it is entropy-decoded), not a spliced one; a window over the damage fails both ways.
