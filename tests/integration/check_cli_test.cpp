@@ -121,6 +121,10 @@ TEST(CheckCli, DataDirIsReadAndCounted) {
   EXPECT_NE(text.out.find("/s ("), std::string::npos) << "a rate with its page-cache note\n" << text.out;
   EXPECT_NE(text.out.find("disk     " + std::filesystem::canonical(dir.path() / "set").string()), std::string::npos) << text.out;
   EXPECT_TRUE(has_line_starting(text.out, "estimate resnet50 on this data (4 images): ")) << text.out;
+  EXPECT_NE(text.out.find(" · restart markers in 0 of 4 sampled JPEGs (crops decode every row above them; "
+                          "`stoker prepare` adds them losslessly)"),
+            std::string::npos)
+      << text.out;
 
   const auto json_run = run_command(env + kStoker + " check --json --data " + dir.str() + "/set" + kQuick);
   ASSERT_EQ(json_run.exit_code, 0) << json_run.err;
@@ -131,6 +135,15 @@ TEST(CheckCli, DataDirIsReadAndCounted) {
   EXPECT_TRUE(j["measured"]["data_read"]["all_read"].get<bool>());
   EXPECT_GT(j["measured"]["data_read"]["bytes_per_s"].get<double>(), 0);
   EXPECT_EQ(j["estimate"]["images_from"], "--data");
+  EXPECT_EQ(j["dataset"]["jpegs_sampled"], 4);
+  EXPECT_EQ(j["dataset"]["jpegs_with_restart_markers"], 0);
+
+  // A prepared copy: every sampled JPEG has them, and no advice.
+  dir.write("prepared/cat/1.jpg", data::add_restart_markers(jpeg));
+  dir.write("prepared/dog/2.jpg", data::add_restart_markers(jpeg));
+  const auto prepared = run_command(env + kStoker + " check --data " + dir.str() + "/prepared" + kQuick);
+  ASSERT_EQ(prepared.exit_code, 0) << prepared.err;
+  EXPECT_NE(prepared.out.find(" · restart markers in 2 of 2 sampled JPEGs\n"), std::string::npos) << prepared.out;
 }
 
 TEST(CheckCli, DataThatIsNotADatasetStillGetsTheReadFigure) {

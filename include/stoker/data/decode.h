@@ -71,6 +71,11 @@ struct DecodedImage {
   bool spliced = false;  // only the restart intervals covering the window were decoded
 };
 
+// Whether a window of this JPEG decodes from just the restart intervals covering it (see
+// DecodeOptions::restart_splicing): restart markers that tile the MCU grid, one sequential
+// scan. What `stoker prepare` gives every JPEG. Reads the bytes only; false for anything else.
+bool has_splicable_restart_markers(std::span<const uint8_t> jpeg);
+
 // Recognises a format from its first bytes (JPEG: FF D8 FF, PNG: 89 'PNG').
 ImageFormat sniff_format(std::span<const uint8_t> bytes);
 

@@ -182,6 +182,10 @@ struct DatasetInfo {
   Figure images;               // samples stoker::data finds there
   std::string description;     // Source::describe()
   bool raw_pixels = false;     // IDX: nothing to decode
+  // Up to 32 samples spread over the dataset: how many are JPEGs, and how many of those
+  // carry restart markers a crop can decode from (a `stoker prepare` copy: all of them).
+  int jpegs_sampled = 0;
+  int jpegs_with_restart_markers = 0;
 };
 
 // Opens `path` as `stoker train` would (data::open_source); an error becomes images.skipped.

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "stoker/data/decode.h"
+
 namespace stoker::data {
 namespace {
 
@@ -126,6 +128,11 @@ bool RestartSplicer::parse(std::span<const uint8_t> jpeg) {
     pos = begin;
   }
   return intervals_.size() == expected;
+}
+
+bool has_splicable_restart_markers(std::span<const uint8_t> jpeg) {
+  RestartSplicer splicer;
+  return splicer.parse(jpeg);
 }
 
 McuWindow RestartSplicer::window_for(int x0, int x1, int y0, int y1, int edge) const {

@@ -244,6 +244,15 @@ DatasetInfo inspect_dataset(const std::string& path) {
     int width = 0, height = 0, channels = 0;
     source->fixed_shape(&width, &height, &channels);
     info.raw_pixels = width > 0;
+    const size_t n = source->size();
+    const size_t samples = std::min<size_t>(n, 32);
+    data::SampleData sample;
+    for (size_t k = 0; k < samples && !info.raw_pixels; ++k) {
+      if (!source->read(k * (n / samples), &sample).ok()) continue;
+      if (data::sniff_format(sample.bytes) != data::ImageFormat::kJpeg) continue;
+      ++info.jpegs_sampled;
+      if (data::has_splicable_restart_markers(sample.bytes)) ++info.jpegs_with_restart_markers;
+    }
   } catch (const Error& e) {
     info.images = Figure::skip(e.what());
   }

@@ -210,6 +210,11 @@ std::string format_text(const CheckReport& r) {
   } else {
     io += skipped(r.read.bytes_per_s.skipped);
   }
+  if (r.dataset.jpegs_sampled > 0) {
+    const int marked = r.dataset.jpegs_with_restart_markers;
+    io += fmt::format(" · restart markers in {} of {} sampled JPEGs", marked, r.dataset.jpegs_sampled);
+    if (2 * marked < r.dataset.jpegs_sampled) io += " (crops decode every row above them; `stoker prepare` adds them losslessly)";
+  }
   line(io);
 
   // Suggestion and estimate.
@@ -347,7 +352,9 @@ std::string format_json(const CheckReport& r) {
 
   json dataset = {{"path", text_or_null(r.data_path)},
                   {"description", text_or_null(r.dataset.description)},
-                  {"raw_pixels", r.dataset.raw_pixels}};
+                  {"raw_pixels", r.dataset.raw_pixels},
+                  {"jpegs_sampled", r.dataset.jpegs_sampled},
+                  {"jpegs_with_restart_markers", r.dataset.jpegs_with_restart_markers}};
   put_count(dataset, "images", r.dataset.images);
   out["dataset"] = dataset;
 
