@@ -1,0 +1,82 @@
+// Private: what `stoker doctor` measured, and the pure steps after measuring: ranking the
+// changes and writing the report (text or JSON). No torch headers: doctor.cpp measures with
+// libtorch and fills DoctorFindings; doctor_report.cpp only reads it.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "stoker/data/loader.h"
+#include "stoker/data/prepare.h"
+#include "stoker/diagnose/verdict.h"
+
+namespace stoker::train {
+
+struct LoaderProbe {
+  int workers = 0;
+  double images_per_s = 0;
+  data::StageTimes stages;  // over the probe
+};
+
+struct JointProbe {
+  int workers = 0;
+  diagnose::StepWindow window;
+  double samples_per_s() const { return window.total_s() > 0 ? window.samples / window.total_s() : 0; }
+};
+
+struct ModelProbe {
+  std::string variant;  // "as configured", "amp bf16", "batch 128"
+  int batch = 0;
+  double samples_per_s = 0;
+  std::string skipped;  // why it did not run
+};
+
+struct DoctorFindings {
+  // The configuration.
+  std::string model;
+  std::string data;              // --data as given
+  std::string data_description;  // Source::describe()
+  std::string device;            // "cpu", "cuda:0"
+  bool cuda = false;
+  std::string torch_description;
+  int batch_size = 0;
+  int accumulation_steps = 1;
+  int prefetch_factor = 0;
+  int cores = 0;
+  int configured_workers = 0;
+  bool channels_last = false, gpu_normalize = false, pinned = false;  // the CUDA feed
+
+  // The measurements.
+  std::vector<LoaderProbe> loader;     // one per worker count, the configured one included
+  std::vector<ModelProbe> model_runs;  // [0] is as configured
+  JointProbe joint;                    // at the configured worker count
+  diagnose::Verdict verdict;           // of `joint`
+  std::optional<JointProbe> tried_workers;  // the count the loader alone suggests, together
+  std::optional<JointProbe> fewer_threads;  // CPU: torch threads = cores - workers, together
+  int threads_now = 0, threads_free = 0;
+  diagnose::PipelineEvidence evidence;      // of the loader probe at the configured count
+  std::optional<data::RestartGain> restart_gain;  // JPEGs decoded as they are vs prepared
+
+  const LoaderProbe& at_configured() const;
+  double model_rate() const { return model_runs.empty() ? 0 : model_runs[0].samples_per_s; }
+};
+
+struct DoctorChange {
+  std::string change;  // the flag(s) or command
+  double gain = 1;     // expected samples/s ratio
+  std::string how;     // "measured together: …", "predicted: …"
+};
+
+// Every change worth 2 % or more, best first.
+std::vector<DoctorChange> rank_changes(const DoctorFindings& f);
+
+// The report: one JSON object, or the text lines.
+nlohmann::json doctor_json(const DoctorFindings& f, const std::vector<DoctorChange>& changes,
+                           const std::optional<nlohmann::json>& batch_search);
+void print_doctor_text(const DoctorFindings& f, const std::vector<DoctorChange>& changes,
+                       const std::optional<nlohmann::json>& batch_search);
+
+}  // namespace stoker::train
