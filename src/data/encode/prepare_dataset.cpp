@@ -31,7 +31,7 @@ std::vector<fs::path> list_files(const fs::path& root) {
   if (ec) throw Error(fmt::format("cannot read {}: {}", root.string(), ec.message()));
   for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (ec) throw Error(fmt::format("cannot read under {}: {}", root.string(), ec.message()));
-    if (it->is_regular_file(ec)) files.push_back(fs::relative(it->path(), root));
+    if (it->is_regular_file(ec)) files.push_back(it->path().lexically_relative(root));
   }
   std::sort(files.begin(), files.end());
   return files;
