@@ -4,7 +4,8 @@
 // restart marker after every MCU (add_restart_markers in stoker/data/encode.h). stoker's
 // decoder then entropy-decodes only the part of an image a random crop needs, instead of
 // every row above the crop and every column. The pixels do not change (any decoder, PyTorch's
-// included, gives the same ones); files grow by about 2 %.
+// included, gives the same ones). Size: each marker adds about 2.5 bytes per MCU, and the
+// Huffman tables fitted to each file save more (2,000 synthetic JPEGs came out 2.5 % smaller).
 //
 // Everything else (PNGs, CSV file lists, IDX files, labels) is copied byte for byte, so a
 // file list with relative paths still works. A JPEG libjpeg cannot read cleanly is copied as

@@ -173,44 +173,38 @@ void RestartSplicer::splice(std::span<const uint8_t> jpeg, const McuWindow& w,
       columns ? (w.x1 - w.x0) / interval_
               : ceil_div(w.y1 * mcus_per_row_, interval_) - w.y0 * mcus_per_row_ / interval_;
 
-  size_t size = 4;  // SOI, EOI
-  for (const Range& r : header_) size += r.end - r.begin;
-  for (int r = 0; r < runs; ++r) {
-    for (int i = 0; i < run_count; ++i) {
-      const Range& iv = intervals_[static_cast<size_t>(run_first(r) + i)];
-      size += iv.end - iv.begin + 2;
-    }
-  }
-  out->resize(size);
-  uint8_t* o = out->data();
-  *o++ = 0xFF;
-  *o++ = 0xD8;
+  // Appended into the caller's reused buffer: clear() keeps its capacity, so a warm decoder
+  // does not allocate.
+  out->clear();
+  const auto append = [out](const uint8_t* p, size_t n) { out->insert(out->end(), p, p + n); };
+  const auto marker = [out](uint8_t code) {
+    out->push_back(0xFF);
+    out->push_back(code);
+  };
+  marker(0xD8);  // SOI
   const int new_width = w.x1 == mcus_per_row_ ? width_ - w.x0 * mcu_width_
                                               : (w.x1 - w.x0) * mcu_width_;
   const int new_height = w.y1 == mcu_rows_ ? height_ - w.y0 * mcu_height_
                                            : (w.y1 - w.y0) * mcu_height_;
   for (const Range& r : header_) {
-    std::memcpy(o, b + r.begin, r.end - r.begin);
+    const size_t at = out->size();
+    append(b + r.begin, r.end - r.begin);
     if (sof_size_offset_ >= r.begin && sof_size_offset_ < r.end) {
-      uint8_t* size_field = o + (sof_size_offset_ - r.begin);
+      uint8_t* size_field = out->data() + at + (sof_size_offset_ - r.begin);
       put_be16(size_field, new_height);
       put_be16(size_field + 2, new_width);
     }
-    o += r.end - r.begin;
   }
   int written = 0;
   const int total = runs * run_count;
   for (int r = 0; r < runs; ++r) {
     for (int i = 0; i < run_count; ++i) {
       const Range& iv = intervals_[static_cast<size_t>(run_first(r) + i)];
-      std::memcpy(o, b + iv.begin, iv.end - iv.begin);
-      o += iv.end - iv.begin;
+      append(b + iv.begin, iv.end - iv.begin);
       ++written;
-      *o++ = 0xFF;
-      *o++ = written == total ? 0xD9 : static_cast<uint8_t>(0xD0 + (written - 1) % 8);
+      marker(written == total ? 0xD9 : static_cast<uint8_t>(0xD0 + (written - 1) % 8));  // EOI or RSTn
     }
   }
-  out->resize(static_cast<size_t>(o - out->data()));
 }
 
 }  // namespace stoker::data
