@@ -1,9 +1,11 @@
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <new>
 #include <string>
 
 #include "commands.h"
+#include "help_formatter.h"
 #include "stoker/core/error.h"
 
 namespace stoker::cli {
@@ -21,6 +23,7 @@ int fail(const char* message, int code) {
 
 int run_main(int argc, char** argv) {
   CLI::App app{"stoker — keeps training accelerators fed", "stoker"};
+  app.formatter(std::make_shared<HelpFormatter>());  // before the subcommands copy it
   app.set_version_flag("--version", std::string("stoker ") + kVersion);
   app.require_subcommand(1);
   int exit_code = 0;

@@ -4,12 +4,14 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "cli/help_formatter.h"
 #include "stoker/core/error.h"
 #include "support/temp_dir.h"
 
@@ -177,10 +179,12 @@ TEST(ConfigFlagsTest, AcceptsBothSpellingsAliasesAndTheLastValue) {
 
 TEST(ConfigFlagsTest, HelpShowsOneSpellingWithDefaults) {
   CLI::App app;
+  app.formatter(std::make_shared<cli::HelpFormatter>());
   ConfigFlags flags;
   flags.add_to(&app);
   const std::string help = app.help();
   EXPECT_NE(help.find("--batch-size INT=64"), std::string::npos) << help;
+  EXPECT_NE(help.find("--pin-memory,--no-pin-memory=true"), std::string::npos) << help;
   EXPECT_NE(help.find("--amp {off,bf16,fp16}=off"), std::string::npos) << help;
   EXPECT_NE(help.find("(also --workers)"), std::string::npos) << help;
   EXPECT_EQ(help.find("--batch_size"), std::string::npos) << help;
