@@ -1,0 +1,99 @@
+#include "run_directory.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+
+#include "checkpoint.h"
+#include "stoker/core/error.h"
+#include "stoker/train/trainer.h"
+
+namespace stoker::train {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string run_id() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char text[64];
+  std::strftime(text, sizeof(text), "%Y-%m-%d_%H-%M-%S", &tm);
+  return text;
+}
+
+std::string checkpoint_path_of(const std::string& resume) {
+  std::error_code ec;
+  return fs::is_directory(resume, ec) ? (fs::path(resume) / "checkpoint.pt").string() : resume;
+}
+
+}  // namespace
+
+RunStart open_run(const TrainConfig& cfg, Network& model, torch::optim::Optimizer& optimizer) {
+  RunStart start;
+  if (!cfg.resume.empty()) {
+    const std::string path = checkpoint_path_of(cfg.resume);
+    CheckpointFile checkpoint(path);
+    const CheckpointMeta& meta = checkpoint.meta();
+    if (meta.model != cfg.model || meta.batch_size != cfg.batch_size || meta.seed != cfg.seed) {
+      throw UsageError(fmt::format("checkpoint {} was made with model {}, batch_size {}, seed {}; "
+                                   "resume with the same values (got {}, {}, {})",
+                                   path, meta.model, meta.batch_size, meta.seed, cfg.model, cfg.batch_size, cfg.seed));
+    }
+    checkpoint.load_into(model, optimizer);
+    start.resumed = true;
+    start.epoch = meta.epoch;
+    start.batch = meta.next_batch;
+    start.global_step = meta.global_step;
+    start.scaler = meta.scaler;
+    start.run_dir = fs::path(path).parent_path().string();
+  } else {
+    start.run_dir = (fs::path(cfg.output_dir) / run_id()).string();
+    std::error_code ec;
+    fs::create_directories(start.run_dir, ec);
+    if (ec) {
+      throw UsageError("cannot create run directory " + start.run_dir + ": " + ec.message() +
+                       "; choose --output-dir");
+    }
+  }
+  start.checkpoint_path = (fs::path(start.run_dir) / "checkpoint.pt").string();
+  std::ofstream(fs::path(start.run_dir) / "config.yaml") << to_yaml(cfg);
+  return start;
+}
+
+void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const RunStart& start) {
+  const data::Loader& train_loader = *setup.train_loader;
+  const std::string workers_text = cfg.num_workers == kAuto
+                                       ? fmt::format("auto (from {})", setup.start_workers)
+                                       : std::to_string(cfg.num_workers);
+  std::printf("stoker 0.1 · run dir %s\n", start.run_dir.c_str());
+  std::printf("device   %s · %s · %d threads\n", setup.device.str().c_str(), torch_description().c_str(),
+              torch::get_num_threads());
+  std::printf("data     %s%s\n", setup.train_source->describe().c_str(),
+              setup.val_source ? (" · validation " + std::to_string(setup.val_source->size())).c_str() : "");
+  if (const size_t budget = train_loader.options().cache_decoded_bytes; budget > 0) {
+    std::printf("cache    decoded images in RAM after the first epoch, up to %.1f GB\n", budget / 1e9);
+  }
+  const Objective& objective = setup.objective;
+  std::printf("model    %s · %s parameters · %s\n", cfg.model.c_str(),
+              fmt::format("{:.2f} M", parameter_count(*setup.model) / 1e6).c_str(),
+              objective.classification()
+                  ? fmt::format("classification, {} classes, loss {}", objective.outputs, to_string(objective.loss)).c_str()
+                  : fmt::format("regression, {} target{}, loss {}", objective.outputs, objective.outputs == 1 ? "" : "s",
+                                to_string(objective.loss)).c_str());
+  std::printf("config   batch_size %d · epochs %d · lr %g %s · workers %s · prefetch %d · amp %s · accum %d\n",
+              cfg.batch_size, cfg.epochs, cfg.lr, to_string(cfg.optimizer).c_str(), workers_text.c_str(),
+              cfg.prefetch_factor, to_string(cfg.amp).c_str(), cfg.accumulation_steps);
+  std::printf("Batch size: %d (requested: %d)\n", cfg.batch_size, cfg.batch_size);
+  if (start.resumed) {
+    std::printf("resume   epoch %lld, batch %lld, step %lld\n", static_cast<long long>(start.epoch + 1),
+                static_cast<long long>(start.batch), static_cast<long long>(start.global_step));
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace stoker::train

@@ -1,0 +1,37 @@
+// Where a training run lives and the point it starts from: a new folder
+// <output_dir>/<YYYY-mm-dd_HH-MM-SS>, or, with --resume, the folder of the checkpoint named,
+// whose state is loaded. Also the run's header lines (UX.md).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "grad_scaler.h"
+#include "models.h"
+#include "setup.h"
+#include "stoker/train/config.h"
+
+namespace stoker::train {
+
+struct RunStart {
+  std::string run_dir;
+  std::string checkpoint_path;  // <run_dir>/checkpoint.pt
+  bool resumed = false;
+  int64_t epoch = 0;        // 0-based epoch to go on in
+  int64_t batch = 0;        // first batch of that epoch still to train on
+  int64_t global_step = 0;  // optimiser steps already taken
+  std::optional<GradScaler::State> scaler;  // amp fp16 only
+};
+
+// With cfg.resume: reads the checkpoint (a file, or a run folder holding checkpoint.pt),
+// checks it was made with the same model, batch size and seed (UsageError naming both
+// values otherwise) and loads it into `model` and `optimizer`. Without: makes a new run
+// folder (UsageError when it cannot). Either way writes config.yaml, the effective config.
+RunStart open_run(const TrainConfig& cfg, Network& model, torch::optim::Optimizer& optimizer);
+
+// The lines printed before the first step: run dir, device, data, model, config, the batch
+// size used and asked for, and where a resumed run goes on.
+void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const RunStart& start);
+
+}  // namespace stoker::train
