@@ -12,6 +12,7 @@
 #include "support/test_images.h"
 #include "train/torch/models.h"
 #include "train/torch/objective.h"
+#include "train/torch/step.h"
 
 namespace stoker::train {
 namespace {
@@ -73,6 +74,26 @@ TEST(DeviceFeedTest, Uint8BatchesNormalizedByTheFeedMatchTheWorkers) {
     EXPECT_GT(b.images.abs().max().item<double>(), 0.5);  // normalized, not raw 0..255 or 0..1
   }
   EXPECT_EQ(batches, 3);
+  EXPECT_EQ(fed.copy_stall_s(), 0.0);  // no side stream on the CPU: nothing to move
+}
+
+// A copy that held the device up is moved from compute to copy, never more than the compute
+// the host clock saw, and a negative (untimed) stall moves nothing.
+TEST(DeviceFeedTest, CopyStallMovesFromComputeToCopy) {
+  Stepper::Result r;
+  r.copy_s = 0.001;
+  r.compute_s = 0.050;
+  r.charge_copy_stall(0.020);
+  EXPECT_DOUBLE_EQ(r.copy_s, 0.021);
+  EXPECT_DOUBLE_EQ(r.compute_s, 0.030);
+  r.charge_copy_stall(1.0);
+  EXPECT_DOUBLE_EQ(r.copy_s, 0.051);
+  EXPECT_DOUBLE_EQ(r.compute_s, 0.0);
+  Stepper::Result untimed;
+  untimed.compute_s = 0.050;
+  untimed.charge_copy_stall(-1.0);
+  EXPECT_DOUBLE_EQ(untimed.compute_s, 0.050);
+  EXPECT_DOUBLE_EQ(untimed.copy_s, 0.0);
 }
 
 TEST(DeviceFeedTest, ChannelsLastKeepsValuesAndTheModelComputesTheSame) {

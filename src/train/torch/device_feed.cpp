@@ -6,6 +6,7 @@
 #include <c10/core/impl/VirtualGuardImpl.h>
 
 #include "stoker/core/clock.h"
+#include "torch_compat.h"
 
 namespace stoker::train {
 
@@ -37,11 +38,16 @@ struct DeviceFeed::Streams {
       : impl(device.type()),
         side(impl.getStreamFromGlobalPool(device)),
         ready(device.type()),
-        allocated(device.type()) {}
+        allocated(device.type()),
+        stall_begin(device.type(), c10::EventFlag::BACKEND_DEFAULT),
+        stall_end(device.type(), c10::EventFlag::BACKEND_DEFAULT) {}
   c10::impl::VirtualGuardImpl impl;
   c10::Stream side;
   c10::Event ready;      // the side stream's copy is done
   c10::Event allocated;  // the compute stream reached the outputs' allocation
+  // Around the compute stream's wait for `ready` (timing on): how long the copy held it up.
+  c10::Event stall_begin, stall_end;
+  bool stall_recorded = false;
 };
 
 DeviceFeed::DeviceFeed(data::Loader& loader, const Objective& objective, FeedOptions options)
@@ -121,11 +127,22 @@ FedBatch DeviceFeed::finish_copy() {
   pending_.reset();
   if (streams_ && fed) {
     Stopwatch watch;
-    streams_->ready.block(
-        streams_->impl.getStream(options_.device));  // the device waits, not the host
+    const c10::Stream compute = streams_->impl.getStream(options_.device);
+    if (STOKER_TORCH_EVENT_TIMING) streams_->stall_begin.record(compute);
+    streams_->ready.block(compute);  // the device waits, not the host
+    if (STOKER_TORCH_EVENT_TIMING) {
+      streams_->stall_end.record(compute);
+      streams_->stall_recorded = true;
+    }
     fed.copy_s += ns_to_seconds(watch.lap());
   }
   return fed;
+}
+
+double DeviceFeed::copy_stall_s() {
+  if (!streams_ || !streams_->stall_recorded) return 0;
+  streams_->stall_recorded = false;
+  return std::max(0.0, compat::event_seconds(streams_->stall_begin, streams_->stall_end));
 }
 
 FedBatch DeviceFeed::next() {

@@ -8,7 +8,9 @@
 //     an event makes the compute stream wait for it on the device, not on the host;
 //   - with Normalize in the chain the workers produce uint8 and the GPU normalizes
 //     ((x - 255·mean) / (255·std)): 4× fewer bytes over PCIe and less worker time;
-//   - conv nets get their images in channels_last.
+//   - conv nets get their images in channels_last;
+//   - events around the compute stream's wait time how long a slow copy held it up
+//     (copy_stall_s), so that a transfer-bound run is not reported as compute-bound.
 // The device code uses c10's device-generic streams and events, so it compiles against any
 // libtorch; it runs only where libtorch has CUDA. Not thread-safe: one per training loop.
 #pragma once
@@ -73,6 +75,12 @@ class DeviceFeed {
   FedBatch next();
   // Forgets the batch fetched ahead, if any: call it before loader.start_epoch().
   void reset();
+  // Device seconds the compute stream waited for the copy of the batch next() last returned
+  // (the copy outlasted the step before it): time the host clock counts as compute but that
+  // belongs to the copy. 0 on the CPU, without lookahead, or where libtorch cannot time
+  // events (before 2.5). Call once per batch, after its step has synchronised (the step reads
+  // its loss); earlier, it waits for the copy.
+  double copy_stall_s();
 
   const FeedOptions& options() const { return options_; }
 

@@ -100,7 +100,8 @@ class Doctor {
         loader.start_epoch(next_epoch_++);
         continue;
       }
-      const Stepper::Result r = stepper.step(batch.images, batch.targets);
+      Stepper::Result r = stepper.step(batch.images, batch.targets);
+      r.charge_copy_stall(feed.copy_stall_s());
       if (++seen <= 2) continue;  // the queue fills and the first steps allocate: not counted
       probe.window.wait_s += batch.wait_s;
       probe.window.copy_s += r.copy_s + batch.copy_s;

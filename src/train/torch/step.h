@@ -4,6 +4,7 @@
 // The training loop and `stoker doctor` run the same steps. Not thread-safe.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 
 #include "grad_scaler.h"
@@ -34,6 +35,14 @@ class Stepper {
     double compute_s = 0;   // forward, backward, optimiser
     bool stepped = false;   // a window ended (the optimiser stepped, or fp16 skipped the step)
     bool skipped = false;   // fp16: the window's gradients held inf/NaN; the step was skipped
+
+    // Moves `stall_s` seconds that the host clock counted as compute, because the device
+    // waited there for the batch's copy (DeviceFeed::copy_stall_s), over to copy_s.
+    void charge_copy_stall(double stall_s) {
+      const double moved = std::min(std::max(stall_s, 0.0), compute_s);
+      compute_s -= moved;
+      copy_s += moved;
+    }
   };
   // `images` (N, C, H, W) and `targets` (Objective::targets_of) on the host (views of a batch
   // are fine) or already on the device.

@@ -4,6 +4,7 @@
 #include <ATen/Context.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/autocast_mode.h>
+#include <c10/core/Event.h>
 #include <torch/torch.h>
 #include <torch/version.h>
 
@@ -72,6 +73,29 @@ inline void set_autocast(c10::DeviceType device, bool enabled, at::ScalarType dt
     if (enabled) at::autocast::set_autocast_gpu_dtype(dtype);
     at::autocast::set_enabled(enabled);
   }
+#endif
+}
+
+// Device-generic event timing (c10::Event::elapsedTime, synchronize) arrived with 2.5's
+// generic stream/event API; before it only CUDA's own ATen/cuda headers could time events,
+// which a CPU-only libtorch does not ship.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5)
+#define STOKER_TORCH_EVENT_TIMING 1
+#else
+#define STOKER_TORCH_EVENT_TIMING 0
+#endif
+
+// Seconds on the device between two recorded events of one device, both created with
+// c10::EventFlag::BACKEND_DEFAULT (timing on); waits for `end` to complete. < 0 where this
+// libtorch cannot time events.
+inline double event_seconds(const c10::Event& begin, const c10::Event& end) {
+#if STOKER_TORCH_EVENT_TIMING
+  end.synchronize();
+  return begin.elapsedTime(end) / 1000.0;
+#else
+  (void)begin;
+  (void)end;
+  return -1;
 #endif
 }
 

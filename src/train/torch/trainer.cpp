@@ -150,6 +150,7 @@ EpochEnd TrainLoop::train_epoch(int64_t epoch, int64_t first, EpochRecord* recor
         },
         [&] { return stepper_.step(batch.images, batch.targets); });
     r.copy_s += batch.copy_s;
+    r.charge_copy_stall(feed_.copy_stall_s());
     check_loss(r.loss, epoch, step);
     if (std::isfinite(r.loss)) {
       loss_sum += r.loss;
