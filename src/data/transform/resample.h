@@ -21,6 +21,10 @@ struct ResampleOptions {
   // Output planes (CHW: out_h * out_w floats per channel) instead of interleaved HWC, the
   // layout the rest of SampleTransformer works in.
   bool planar = false;
+  // Let the vertical pass use 256-bit vectors where the CPU has AVX (x86-64). The results are
+  // bit-identical either way (same multiplies and adds per lane, no FMA); false forces the
+  // 128-bit code, for tests and side-by-side timing.
+  bool vector256 = true;
 };
 
 // See resample_region() in stoker/data/transform.h. `region` is clipped to the image.
