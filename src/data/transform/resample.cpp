@@ -11,6 +11,8 @@
 //     and each output pixel one 4-float store (its 4th lane overwritten by the next pixel).
 //  2. vertical: each output row is a weighted sum of scratch rows, 4 pixels at a time for
 //     RGB, deinterleaved into planes on the way out when planar output is asked for.
+// Where the CPU has AVX, both RGB passes run twice as wide (two output pixels a step
+// horizontally, eight vertically), with bit-identical results.
 #include "data/transform/resample.h"
 
 #include <algorithm>
@@ -35,7 +37,10 @@ struct FilterTable {
   std::vector<int> first;
   std::vector<int> count;
   std::vector<float> weights;
-  std::vector<float> splat;  // each weight 4 times, for the RGB kernel's vector multiplies
+  // Each weight 4 times, for the RGB kernel's vector multiplies, outputs in pairs: for pair
+  // j (outputs 2j, 2j+1) and tap k, 8 floats [w(2j, k) x4 | w(2j+1, k) x4] at 8 (taps j + k),
+  // so the 256-bit kernel loads both outputs' weights at once (splat_of()).
+  std::vector<float> splat;
   int taps = 0;
 };
 
@@ -53,6 +58,11 @@ struct ResampleTables {
 template <typename T>
 void grow(std::vector<T>* v, size_t n) {
   if (v->size() < n) v->resize(n);
+}
+
+// Output o's 4-float weight splats (tap k at + 8 k) in FilterTable::splat's pair layout.
+inline size_t splat_of(int o, int taps) {
+  return static_cast<size_t>(o / 2) * taps * 8 + (o % 2) * 4;
 }
 
 double triangle(double x) {
@@ -105,7 +115,7 @@ void build_table(FilterTable* table, ResampleTables* work, int in_size, double i
   grow(&table->first, out_size);
   grow(&table->count, out_size);
   grow(&table->weights, static_cast<size_t>(out_size) * taps);
-  grow(&table->splat, static_cast<size_t>(out_size) * taps * 4);
+  grow(&table->splat, static_cast<size_t>(out_size + 1) / 2 * taps * 8);
   for (int xx = 0; xx < out_size; ++xx) {
     const int o = mirror ? out_size - 1 - xx : xx;
     const int first = work->first[xx];
@@ -113,11 +123,11 @@ void build_table(FilterTable* table, ResampleTables* work, int in_size, double i
     const int start = std::max(0, std::min(first, in_size - taps));
     const double* k = work->kernel.data() + static_cast<size_t>(xx) * max_taps;
     float* w = table->weights.data() + static_cast<size_t>(o) * taps;
-    float* splat = table->splat.data() + static_cast<size_t>(o) * taps * 4;
+    float* splat = table->splat.data() + splat_of(o, taps);
     for (int x = 0; x < taps; ++x) {
       const int real = x - (first - start);
       w[x] = (real >= 0 && real < count) ? static_cast<float>(k[real]) : 0.0f;
-      std::fill_n(splat + 4 * x, 4, w[x]);
+      std::fill_n(splat + 8 * x, 4, w[x]);
     }
     table->window[o] = start;
     table->first[o] = first;
@@ -135,17 +145,93 @@ void horizontal_rgb(const float* in, float* out, const FilterTable& table, int i
   const float* splat = table.splat.data();
   const int* window = table.window.data();
   for (int x = 0; x < out_w; ++x) {
-    const float* w = splat + static_cast<size_t>(x) * taps * 4;
+    const float* w = splat + splat_of(x, taps);
     const float* p = in + static_cast<ptrdiff_t>(window[x] - in_offset) * 3;
     f32x4 acc = simd::load4(w) * simd::load4(p);
-    for (int k = 1; k < taps; ++k) acc += simd::load4(w + 4 * k) * simd::load4(p + 3 * k);
+    for (int k = 1; k < taps; ++k) acc += simd::load4(w + 8 * k) * simd::load4(p + 3 * k);
     simd::store4(out + 3 * x, acc);
   }
 }
 
 using RgbKernel = void (*)(const float*, float*, const FilterTable&, int, int);
 
-RgbKernel rgb_kernel(int taps) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define STOKER_RESAMPLE_AVX 1
+using f32x8 = float __attribute__((vector_size(32)));
+
+__attribute__((target("avx"))) inline f32x8 load8(const float* p) {
+  f32x8 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+__attribute__((target("avx"))) inline void store8(float* p, f32x8 v) { std::memcpy(p, &v, sizeof v); }
+__attribute__((target("avx"))) inline f32x4 low(f32x8 v) { return __builtin_shufflevector(v, v, 0, 1, 2, 3); }
+__attribute__((target("avx"))) inline f32x4 high(f32x8 v) { return __builtin_shufflevector(v, v, 4, 5, 6, 7); }
+
+// The 256-bit code below does, lane for lane, the multiplies and adds of the 128-bit code in
+// the same order, and target "avx" has no FMA to contract them into: the results are
+// bit-identical, so which one runs depends only on the CPU (and ResampleOptions::vector256).
+bool cpu_has_avx() {
+  static const bool has = __builtin_cpu_supports("avx");
+  return has;
+}
+__attribute__((target("avx"))) inline f32x8 concat(f32x4 a, f32x4 b) {
+  return __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7);
+}
+
+// horizontal_rgb two output pixels at a time: one 256-bit load of the pair's weights (the
+// splat table's pair layout), the two pixels' taps in the low and high halves.
+template <int kTaps>
+__attribute__((target("avx"))) void horizontal_rgb_avx(const float* in, float* out, const FilterTable& table,
+                                                       int in_offset, int out_w) {
+  const int taps = kTaps > 0 ? kTaps : table.taps;
+  const float* splat = table.splat.data();
+  const int* window = table.window.data();
+  int x = 0;
+  for (; x + 2 <= out_w; x += 2) {
+    const float* w = splat + splat_of(x, taps);
+    const float* pa = in + static_cast<ptrdiff_t>(window[x] - in_offset) * 3;
+    const float* pb = in + static_cast<ptrdiff_t>(window[x + 1] - in_offset) * 3;
+    f32x8 acc = load8(w) * concat(simd::load4(pa), simd::load4(pb));
+    for (int k = 1; k < taps; ++k) acc += load8(w + 8 * k) * concat(simd::load4(pa + 3 * k), simd::load4(pb + 3 * k));
+    simd::store4(out + 3 * x, low(acc));  // its 4th lane is overwritten by the next store
+    simd::store4(out + 3 * x + 3, high(acc));
+  }
+  if (x < out_w) {
+    const float* w = splat + splat_of(x, taps);
+    const float* p = in + static_cast<ptrdiff_t>(window[x] - in_offset) * 3;
+    f32x4 acc = simd::load4(w) * simd::load4(p);
+    for (int k = 1; k < taps; ++k) acc += simd::load4(w + 8 * k) * simd::load4(p + 3 * k);
+    simd::store4(out + 3 * x, acc);
+  }
+}
+
+RgbKernel rgb_kernel_avx(int taps) {
+  switch (taps) {
+    case 1:
+      return horizontal_rgb_avx<1>;
+    case 2:
+      return horizontal_rgb_avx<2>;
+    case 3:
+      return horizontal_rgb_avx<3>;
+    case 4:
+      return horizontal_rgb_avx<4>;
+    case 5:
+      return horizontal_rgb_avx<5>;
+    case 6:
+      return horizontal_rgb_avx<6>;
+    default:
+      return horizontal_rgb_avx<0>;
+  }
+}
+#endif
+
+RgbKernel rgb_kernel(int taps, bool vector256) {
+#ifdef STOKER_RESAMPLE_AVX
+  if (vector256 && cpu_has_avx()) return rgb_kernel_avx(taps);
+#else
+  (void)vector256;
+#endif
   switch (taps) {
     case 1:
       return horizontal_rgb<1>;
@@ -185,7 +271,7 @@ void convert_row(float* __restrict out, const uint8_t* __restrict in, size_t n) 
 }
 
 void horizontal_pass(const Image& src, const FilterTable& table, int row_begin, int row_end,
-                     int out_w, bool planar, std::vector<float>* row, float* out) {
+                     int out_w, bool planar, bool vector256, std::vector<float>* row, float* out) {
   const int channels = src.channels();
   // Columns any window touches: convert just those to float, once per row.
   int col_begin = src.width();
@@ -199,7 +285,7 @@ void horizontal_pass(const Image& src, const FilterTable& table, int row_begin, 
   float* row_f = row->data();
   std::fill(row_f + span, row_f + span + 4, 0.0f);
   const size_t out_stride = static_cast<size_t>(out_w) * channels;
-  const RgbKernel rgb = channels == 3 ? rgb_kernel(table.taps) : nullptr;
+  const RgbKernel rgb = channels == 3 ? rgb_kernel(table.taps, vector256) : nullptr;
 
   for (int y = row_begin; y < row_end; ++y) {
     convert_row(row_f, src.row(y) + static_cast<size_t>(col_begin) * channels, span);
@@ -229,19 +315,7 @@ void weighted_sum(float* out, const float* in, size_t stride, const float* w, in
 // One output row of RGB from interleaved scratch rows `in` (`stride` floats apart), 4 pixels
 // (12 floats) at a time, into interleaved `out` or into planes out, out + plane,
 // out + 2 * plane.
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define STOKER_RESAMPLE_AVX 1
-using f32x8 = float __attribute__((vector_size(32)));
-
-__attribute__((target("avx"))) inline f32x8 load8(const float* p) {
-  f32x8 v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-__attribute__((target("avx"))) inline void store8(float* p, f32x8 v) { std::memcpy(p, &v, sizeof v); }
-__attribute__((target("avx"))) inline f32x4 low(f32x8 v) { return __builtin_shufflevector(v, v, 0, 1, 2, 3); }
-__attribute__((target("avx"))) inline f32x4 high(f32x8 v) { return __builtin_shufflevector(v, v, 4, 5, 6, 7); }
-
+#ifdef STOKER_RESAMPLE_AVX
 // vertical_rgb_row's loop 8 pixels (24 floats, three 256-bit vectors) at a time. Lane for
 // lane the same multiplies and adds in the same order as the 4-pixel loop, and target "avx"
 // has no FMA to contract them into, so the results are bit-identical. Returns the pixels
@@ -282,10 +356,6 @@ __attribute__((target("avx"))) int vertical_rgb_row_avx(float* out, size_t plane
   return x;
 }
 
-bool cpu_has_avx() {
-  static const bool has = __builtin_cpu_supports("avx");
-  return has;
-}
 #endif
 
 // Pixels from `x` on.
@@ -411,8 +481,8 @@ void resample_region(std::vector<float>* out, std::vector<float>* scratch, const
   // +4: the RGB kernel's store of the last pixel writes one float past it.
   grow(scratch, static_cast<size_t>(row_end - row_begin) * row_len + 4);
   grow(out, static_cast<size_t>(out_h) * row_len);
-  horizontal_pass(src, tables.horizontal, row_begin, row_end, out_w, options.planar, &tables.row,
-                  scratch->data());
+  horizontal_pass(src, tables.horizontal, row_begin, row_end, out_w, options.planar,
+                  options.vector256, &tables.row, scratch->data());
   vertical_pass(scratch->data(), tables.vertical, row_begin, out_w, out_h, channels, options.planar,
                 options.vector256, out->data());
 }

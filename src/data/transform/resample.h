@@ -21,7 +21,7 @@ struct ResampleOptions {
   // Output planes (CHW: out_h * out_w floats per channel) instead of interleaved HWC, the
   // layout the rest of SampleTransformer works in.
   bool planar = false;
-  // Let the vertical pass use 256-bit vectors where the CPU has AVX (x86-64). The results are
+  // Let the RGB passes use 256-bit vectors where the CPU has AVX (x86-64). The results are
   // bit-identical either way (same multiplies and adds per lane, no FMA); false forces the
   // 128-bit code, for tests and side-by-side timing.
   bool vector256 = true;

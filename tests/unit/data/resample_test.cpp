@@ -269,12 +269,13 @@ TEST(ResampleTest, RegionsAtTheBorderAndDegenerateRegions) {
   }
 }
 
-// The 256-bit vertical pass (where the CPU has AVX) gives the same bits as the 128-bit one:
-// widths around multiples of 8 and 4, up and down, flipped, planar and interleaved.
+// The 256-bit passes (where the CPU has AVX) give the same bits as the 128-bit ones: widths
+// around multiples of 2, 4 and 8, 1 to 30 horizontal taps, up and down, flipped, planar and
+// interleaved.
 TEST(ResampleTest, Vector256EqualsVector128BitForBit) {
   const Image src = make_image(203, 157, 3, pattern);
   int compared = 0;
-  for (const int out_w : {1, 4, 7, 8, 9, 15, 16, 17, 224, 231}) {
+  for (const int out_w : {1, 4, 7, 8, 9, 15, 16, 17, 40, 67, 100, 140, 224, 231}) {
     for (const CropRect& region : std::vector<CropRect>{{0, 0, 203, 157}, {10.5, 7.25, 60.3, 33.7}, {100, 90, 7, 5}}) {
       for (const bool planar : {false, true}) {
         for (const bool flip : {false, true}) {
@@ -294,7 +295,7 @@ TEST(ResampleTest, Vector256EqualsVector128BitForBit) {
       }
     }
   }
-  EXPECT_EQ(compared, 10 * 3 * 2 * 2);
+  EXPECT_EQ(compared, 14 * 3 * 2 * 2);
 }
 
 TEST(ResampleTest, ReusesBuffersOnceWarm) {
