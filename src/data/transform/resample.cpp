@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "data/transform/simd.h"
 #include "stoker/data/transform.h"
@@ -138,19 +139,26 @@ void build_table(FilterTable* table, ResampleTables* work, int in_size, double i
 // One RGB row (float, starting at column `in_offset`) through the horizontal filter into
 // interleaved `out`, which must have room for one float past the last pixel. kTaps > 0 fixes
 // the tap count at compile time (== table.taps); 0 reads it at run time.
+// Pixels from `x` on.
 template <int kTaps>
-void horizontal_rgb(const float* in, float* out, const FilterTable& table, int in_offset,
-                    int out_w) {
+void horizontal_rgb_from(const float* in, float* out, const FilterTable& table, int in_offset,
+                         int out_w, int x) {
   const int taps = kTaps > 0 ? kTaps : table.taps;
   const float* splat = table.splat.data();
   const int* window = table.window.data();
-  for (int x = 0; x < out_w; ++x) {
+  for (; x < out_w; ++x) {
     const float* w = splat + splat_of(x, taps);
     const float* p = in + static_cast<ptrdiff_t>(window[x] - in_offset) * 3;
     f32x4 acc = simd::load4(w) * simd::load4(p);
     for (int k = 1; k < taps; ++k) acc += simd::load4(w + 8 * k) * simd::load4(p + 3 * k);
     simd::store4(out + 3 * x, acc);
   }
+}
+
+template <int kTaps>
+void horizontal_rgb(const float* in, float* out, const FilterTable& table, int in_offset,
+                    int out_w) {
+  horizontal_rgb_from<kTaps>(in, out, table, in_offset, out_w, 0);
 }
 
 using RgbKernel = void (*)(const float*, float*, const FilterTable&, int, int);
@@ -197,57 +205,42 @@ __attribute__((target("avx"))) void horizontal_rgb_avx(const float* in, float* o
     simd::store4(out + 3 * x, low(acc));  // its 4th lane is overwritten by the next store
     simd::store4(out + 3 * x + 3, high(acc));
   }
-  if (x < out_w) {
-    const float* w = splat + splat_of(x, taps);
-    const float* p = in + static_cast<ptrdiff_t>(window[x] - in_offset) * 3;
-    f32x4 acc = simd::load4(w) * simd::load4(p);
-    for (int k = 1; k < taps; ++k) acc += simd::load4(w + 8 * k) * simd::load4(p + 3 * k);
-    simd::store4(out + 3 * x, acc);
-  }
+  horizontal_rgb_from<kTaps>(in, out, table, in_offset, out_w, x);  // an odd last pixel
 }
 
-RgbKernel rgb_kernel_avx(int taps) {
+#endif
+
+// pick(std::integral_constant<int, N>) for N = taps when 1..6 (fixed at compile time), else 0
+// (read at run time).
+template <typename Pick>
+RgbKernel by_taps(int taps, Pick pick) {
   switch (taps) {
     case 1:
-      return horizontal_rgb_avx<1>;
+      return pick(std::integral_constant<int, 1>{});
     case 2:
-      return horizontal_rgb_avx<2>;
+      return pick(std::integral_constant<int, 2>{});
     case 3:
-      return horizontal_rgb_avx<3>;
+      return pick(std::integral_constant<int, 3>{});
     case 4:
-      return horizontal_rgb_avx<4>;
+      return pick(std::integral_constant<int, 4>{});
     case 5:
-      return horizontal_rgb_avx<5>;
+      return pick(std::integral_constant<int, 5>{});
     case 6:
-      return horizontal_rgb_avx<6>;
+      return pick(std::integral_constant<int, 6>{});
     default:
-      return horizontal_rgb_avx<0>;
+      return pick(std::integral_constant<int, 0>{});
   }
 }
-#endif
 
 RgbKernel rgb_kernel(int taps, bool vector256) {
 #ifdef STOKER_RESAMPLE_AVX
-  if (vector256 && cpu_has_avx()) return rgb_kernel_avx(taps);
+  if (vector256 && cpu_has_avx()) {
+    return by_taps(taps, [](auto n) -> RgbKernel { return horizontal_rgb_avx<decltype(n)::value>; });
+  }
 #else
   (void)vector256;
 #endif
-  switch (taps) {
-    case 1:
-      return horizontal_rgb<1>;
-    case 2:
-      return horizontal_rgb<2>;
-    case 3:
-      return horizontal_rgb<3>;
-    case 4:
-      return horizontal_rgb<4>;
-    case 5:
-      return horizontal_rgb<5>;
-    case 6:
-      return horizontal_rgb<6>;
-    default:
-      return horizontal_rgb<0>;
-  }
+  return by_taps(taps, [](auto n) -> RgbKernel { return horizontal_rgb<decltype(n)::value>; });
 }
 
 // Any other channel count (1 in practice): interleaved, or row-planar ([c0 ... | c1 ...])
