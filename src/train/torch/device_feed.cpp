@@ -48,6 +48,7 @@ struct DeviceFeed::Streams {
   // Around the compute stream's wait for `ready` (timing on): how long the copy held it up.
   c10::Event stall_begin, stall_end;
   bool stall_recorded = false;
+  bool stall_untimed = false;  // timing failed once: not tried again
 };
 
 DeviceFeed::DeviceFeed(data::Loader& loader, const Objective& objective, FeedOptions options)
@@ -140,9 +141,16 @@ FedBatch DeviceFeed::finish_copy() {
 }
 
 double DeviceFeed::copy_stall_s() {
-  if (!streams_ || !streams_->stall_recorded) return 0;
+  if (!streams_ || !streams_->stall_recorded || streams_->stall_untimed) return 0;
   streams_->stall_recorded = false;
-  return std::max(0.0, compat::event_seconds(streams_->stall_begin, streams_->stall_end));
+  try {
+    return std::max(0.0, compat::event_seconds(streams_->stall_begin, streams_->stall_end));
+  } catch (const c10::Error&) {
+    // A backend that cannot time its events: the split is a diagnostic, training goes on with
+    // the wait counted as compute, as before 2.5.
+    streams_->stall_untimed = true;
+    return 0;
+  }
 }
 
 FedBatch DeviceFeed::next() {

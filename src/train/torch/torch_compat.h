@@ -76,9 +76,10 @@ inline void set_autocast(c10::DeviceType device, bool enabled, at::ScalarType dt
 #endif
 }
 
-// Device-generic event timing (c10::Event::elapsedTime, synchronize) arrived with 2.5's
-// generic stream/event API; before it only CUDA's own ATen/cuda headers could time events,
-// which a CPU-only libtorch does not ship.
+// Device-generic event timing (c10::Event::elapsedTime, synchronize) came with PyTorch's
+// generic stream/event work of 2024; stoker relies on it from 2.5 on (compiled against 2.6).
+// Before that only CUDA's own ATen/cuda headers could time events, and a CPU-only libtorch
+// does not ship them.
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5)
 #define STOKER_TORCH_EVENT_TIMING 1
 #else
