@@ -138,8 +138,7 @@ void build_table(FilterTable* table, ResampleTables* work, int in_size, double i
 
 // One RGB row (float, starting at column `in_offset`) through the horizontal filter into
 // interleaved `out`, which must have room for one float past the last pixel. kTaps > 0 fixes
-// the tap count at compile time (== table.taps); 0 reads it at run time.
-// Pixels from `x` on.
+// the tap count at compile time (== table.taps); 0 reads it at run time. Pixels from `x` on.
 template <int kTaps>
 void horizontal_rgb_from(const float* in, float* out, const FilterTable& table, int in_offset,
                          int out_w, int x) {
@@ -179,10 +178,6 @@ __attribute__((target("avx"))) inline f32x4 high(f32x8 v) { return __builtin_shu
 // The 256-bit code below does, lane for lane, the multiplies and adds of the 128-bit code in
 // the same order, and target "avx" has no FMA to contract them into: the results are
 // bit-identical, so which one runs depends only on the CPU (and ResampleOptions::vector256).
-bool cpu_has_avx() {
-  static const bool has = __builtin_cpu_supports("avx");
-  return has;
-}
 __attribute__((target("avx"))) inline f32x8 concat(f32x4 a, f32x4 b) {
   return __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7);
 }
@@ -232,13 +227,12 @@ RgbKernel by_taps(int taps, Pick pick) {
   }
 }
 
-RgbKernel rgb_kernel(int taps, bool vector256) {
+// `wide`: the 256-bit kernels (use_avx()).
+RgbKernel rgb_kernel(int taps, bool wide) {
 #ifdef STOKER_RESAMPLE_AVX
-  if (vector256 && cpu_has_avx()) {
+  if (wide) {
     return by_taps(taps, [](auto n) -> RgbKernel { return horizontal_rgb_avx<decltype(n)::value>; });
   }
-#else
-  (void)vector256;
 #endif
   return by_taps(taps, [](auto n) -> RgbKernel { return horizontal_rgb<decltype(n)::value>; });
 }
@@ -264,7 +258,7 @@ void convert_row(float* __restrict out, const uint8_t* __restrict in, size_t n) 
 }
 
 void horizontal_pass(const Image& src, const FilterTable& table, int row_begin, int row_end,
-                     int out_w, bool planar, bool vector256, std::vector<float>* row, float* out) {
+                     int out_w, bool planar, bool wide, std::vector<float>* row, float* out) {
   const int channels = src.channels();
   // Columns any window touches: convert just those to float, once per row.
   int col_begin = src.width();
@@ -278,7 +272,7 @@ void horizontal_pass(const Image& src, const FilterTable& table, int row_begin, 
   float* row_f = row->data();
   std::fill(row_f + span, row_f + span + 4, 0.0f);
   const size_t out_stride = static_cast<size_t>(out_w) * channels;
-  const RgbKernel rgb = channels == 3 ? rgb_kernel(table.taps, vector256) : nullptr;
+  const RgbKernel rgb = channels == 3 ? rgb_kernel(table.taps, wide) : nullptr;
 
   for (int y = row_begin; y < row_end; ++y) {
     convert_row(row_f, src.row(y) + static_cast<size_t>(col_begin) * channels, span);
@@ -305,9 +299,6 @@ void weighted_sum(float* out, const float* in, size_t stride, const float* w, in
   for (int k = 1; k < count; ++k) add_scaled_row(out, in + k * stride, w[k], n);
 }
 
-// One output row of RGB from interleaved scratch rows `in` (`stride` floats apart), 4 pixels
-// (12 floats) at a time, into interleaved `out` or into planes out, out + plane,
-// out + 2 * plane.
 #ifdef STOKER_RESAMPLE_AVX
 // vertical_rgb_row's loop 8 pixels (24 floats, three 256-bit vectors) at a time. Lane for
 // lane the same multiplies and adds in the same order as the 4-pixel loop, and target "avx"
@@ -351,7 +342,9 @@ __attribute__((target("avx"))) int vertical_rgb_row_avx(float* out, size_t plane
 
 #endif
 
-// Pixels from `x` on.
+// One output row of RGB from interleaved scratch rows `in` (`stride` floats apart), 4 pixels
+// (12 floats) at a time, into interleaved `out` or into planes out, out + plane,
+// out + 2 * plane. Pixels from `x` on.
 template <bool kPlanar>
 void vertical_rgb_row(float* out, size_t plane, const float* in, size_t stride, const float* w,
                       int count, int out_w, int x) {
@@ -389,18 +382,16 @@ void vertical_rgb_row(float* out, size_t plane, const float* in, size_t stride, 
 
 template <bool kPlanar>
 void vertical_rgb(float* out, size_t plane, const float* in, size_t stride, const float* w,
-                  int count, int out_w, bool vector256) {
+                  int count, int out_w, bool wide) {
   int done = 0;
 #ifdef STOKER_RESAMPLE_AVX
-  if (vector256 && cpu_has_avx()) done = vertical_rgb_row_avx<kPlanar>(out, plane, in, stride, w, count, out_w);
-#else
-  (void)vector256;
+  if (wide) done = vertical_rgb_row_avx<kPlanar>(out, plane, in, stride, w, count, out_w);
 #endif
   vertical_rgb_row<kPlanar>(out, plane, in, stride, w, count, out_w, done);
 }
 
 void vertical_pass(const float* in, const FilterTable& table, int row_begin, int out_w, int out_h,
-                   int channels, bool planar, bool vector256, float* out) {
+                   int channels, bool planar, bool wide, float* out) {
   const size_t row_len = static_cast<size_t>(out_w) * channels;
   const size_t plane = static_cast<size_t>(out_w) * out_h;
   for (int yy = 0; yy < out_h; ++yy) {
@@ -410,9 +401,9 @@ void vertical_pass(const float* in, const FilterTable& table, int row_begin, int
     const float* rows = in + static_cast<size_t>(table.first[yy] - row_begin) * row_len;
     if (channels == 3 && planar) {
       vertical_rgb<true>(out + static_cast<size_t>(yy) * out_w, plane, rows, row_len, w, count,
-                         out_w, vector256);
+                         out_w, wide);
     } else if (channels == 3) {
-      vertical_rgb<false>(out + yy * row_len, plane, rows, row_len, w, count, out_w, vector256);
+      vertical_rgb<false>(out + yy * row_len, plane, rows, row_len, w, count, out_w, wide);
     } else if (planar) {
       for (int c = 0; c < channels; ++c) {
         weighted_sum(out + c * plane + static_cast<size_t>(yy) * out_w, rows + c * out_w, row_len,
@@ -422,6 +413,17 @@ void vertical_pass(const float* in, const FilterTable& table, int row_begin, int
       weighted_sum(out + yy * row_len, rows, row_len, w, count, row_len);
     }
   }
+}
+
+// Whether the 256-bit kernels run: asked for, and the CPU has AVX (checked once per process).
+bool use_avx(bool vector256) {
+#ifdef STOKER_RESAMPLE_AVX
+  static const bool has_avx = __builtin_cpu_supports("avx");
+  return vector256 && has_avx;
+#else
+  (void)vector256;
+  return false;
+#endif
 }
 
 // [lo, hi) of pixels an axis may read: the whole axis, or what the region covers.
@@ -474,10 +476,11 @@ void resample_region(std::vector<float>* out, std::vector<float>* scratch, const
   // +4: the RGB kernel's store of the last pixel writes one float past it.
   grow(scratch, static_cast<size_t>(row_end - row_begin) * row_len + 4);
   grow(out, static_cast<size_t>(out_h) * row_len);
-  horizontal_pass(src, tables.horizontal, row_begin, row_end, out_w, options.planar,
-                  options.vector256, &tables.row, scratch->data());
+  const bool wide = use_avx(options.vector256);
+  horizontal_pass(src, tables.horizontal, row_begin, row_end, out_w, options.planar, wide,
+                  &tables.row, scratch->data());
   vertical_pass(scratch->data(), tables.vertical, row_begin, out_w, out_h, channels, options.planar,
-                options.vector256, out->data());
+                wide, out->data());
 }
 
 void resample_region(std::vector<float>* out, std::vector<float>* scratch, const Image& src,
