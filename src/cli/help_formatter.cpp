@@ -14,30 +14,14 @@ std::string HelpFormatter::make_option_name(const CLI::Option* option, bool is_p
 }
 
 std::string HelpFormatter::make_option_opts(const CLI::Option* option) const {
-  if (!option->get_option_text().empty()) return " " + option->get_option_text();
-  std::string out;
-  if (option->get_type_size() != 0 && !option->get_type_name().empty())
-    out += " " + get_label(option->get_type_name());
-  if (!option->get_default_str().empty()) out += "=" + option->get_default_str();
-  if (option->get_type_size() != 0) {
-    if (option->get_expected_max() == CLI::detail::expected_max_vector_size) {
-      out += " ...";
-    } else if (option->get_expected_min() > 1) {
-      out += " x " + std::to_string(option->get_expected());
-    }
-    if (option->get_required()) out += " " + get_label("REQUIRED");
-  }
-  if (!option->get_envname().empty())
-    out += " (" + get_label("Env") + ":" + option->get_envname() + ")";
-  if (!option->get_needs().empty()) {
-    out += " " + get_label("Needs") + ":";
-    for (const CLI::Option* other : option->get_needs()) out += " " + other->get_name();
-  }
-  if (!option->get_excludes().empty()) {
-    out += " " + get_label("Excludes") + ":";
-    for (const CLI::Option* other : option->get_excludes()) out += " " + other->get_name();
-  }
-  return out;
+  // CLI11's own text (type, default, REQUIRED, Needs, ...), with 2.4's " [default] " written
+  // as 2.1's "=default".
+  std::string opts = CLI::Formatter::make_option_opts(option);
+  const std::string& value = option->get_default_str();
+  if (value.empty()) return opts;
+  const std::string bracketed = " [" + value + "] ";
+  if (const size_t at = opts.find(bracketed); at != std::string::npos) opts.replace(at, bracketed.size(), "=" + value);
+  return opts;
 }
 
 }  // namespace stoker::cli
