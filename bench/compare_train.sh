@@ -4,12 +4,15 @@
 # other on the same machine. See bench/README.md for how to read the report.
 #
 # Usage: bench/compare_train.sh [--epochs E] [--build DIR] [--out FILE.md]
-#                               [--skip-stoker] [--keep-logs]
+#                               [--skip-stoker] [--no-tuned-pytorch] [--keep-logs]
 #   --epochs E     epochs for both trainers (default 2; the accuracy target is
 #                  checked after epoch 2)
 #   --build DIR    CMake build folder holding stoker (DIR/stoker or DIR/src/stoker; default build)
 #   --out FILE.md  also write the markdown report to FILE.md
 #   --skip-stoker  run only the PyTorch trainer
+#   --no-tuned-pytorch  skip the third run: PyTorch with the process settings that
+#                  `stoker train` applies to itself (one OpenBLAS thread, malloc that keeps
+#                  freed blocks; src/core/host_tuning.cpp), to tell those apart from the rest
 #   --keep-logs    keep every run's stdout/stderr and the stoker run folder
 #                  (always kept when a run fails)
 # Environment: PYTHON (default /usr/bin/python3, the interpreter that sees torch).
@@ -25,6 +28,7 @@ EPOCHS=2
 BUILD=build
 OUT=
 SKIP_STOKER=0
+TUNED_PYTORCH=1
 KEEP_LOGS=0
 BATCH=64
 STOKER_WORKERS=2
@@ -35,8 +39,9 @@ while [[ $# -gt 0 ]]; do
     --build) [[ $# -ge 2 ]] || die "--build needs a value"; BUILD=$2; shift 2 ;;
     --out) [[ $# -ge 2 ]] || die "--out needs a value"; OUT=$2; shift 2 ;;
     --skip-stoker) SKIP_STOKER=1; shift ;;
+    --no-tuned-pytorch) TUNED_PYTORCH=0; shift ;;
     --keep-logs) KEEP_LOGS=1; shift ;;
-    -h|--help) sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
@@ -116,8 +121,8 @@ LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 if awk -v l="${LOAD_START%% *}" 'BEGIN { exit !(l > 0.5) }'; then
   echo "[warn] load average is $LOAD_START before the runs: other work on this machine will skew the numbers" >&2
 fi
-RUNS_TOTAL=2
-[[ $SKIP_STOKER -eq 0 ]] || RUNS_TOTAL=1
+RUNS_TOTAL=$((1 + TUNED_PYTORCH))
+[[ $SKIP_STOKER -eq 1 ]] || RUNS_TOTAL=$((RUNS_TOTAL + 1))
 RUN_NO=0
 STOKER_CMD="(not run: --skip-stoker)"
 LOAD_STOKER="—"
@@ -177,6 +182,25 @@ check_json "$LOGS/pytorch.json" "PyTorch"
 "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print("      -> %.1f samples/s" % float(d["samples_per_sec"]))' \
   "$LOGS/pytorch.json" >&2
 
+# ---------------------------------------------------------------- (c) PyTorch, stoker's settings
+# The settings stoker_train applies to its own process (stoker/core/host_tuning.h), given to
+# PyTorch through the environment: the same BLAS threads and the same malloc behaviour.
+TUNED_ENV=(OPENBLAS_NUM_THREADS=1 GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=536870912)
+PTT_CMD="(not run: --no-tuned-pytorch)"
+LOAD_TUNED="—"
+BUSY_TUNED="—"
+if [[ $TUNED_PYTORCH -eq 1 ]]; then
+  LOAD_TUNED=$(cut -d' ' -f1-3 /proc/loadavg)
+  BUSY_TUNED=$(cpu_busy); LAST_BUSY=$BUSY_TUNED
+  ptt_cmd=(env "${TUNED_ENV[@]}" "${pt_cmd[@]}")
+  PTT_CMD=$(quoted "${ptt_cmd[@]}")
+  run pytorch_tuned "PyTorch (stoker's process settings)" "${ptt_cmd[@]}"
+  tail -n1 "$LOGS/pytorch_tuned.out" >"$LOGS/pytorch_tuned.json"
+  check_json "$LOGS/pytorch_tuned.json" "PyTorch (stoker's process settings)"
+  "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print("      -> %.1f samples/s" % float(d["samples_per_sec"]))' \
+    "$LOGS/pytorch_tuned.json" >&2
+fi
+
 # ---------------------------------------------------------------- report
 LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 STOKER_VERSION="(not run)"
@@ -196,9 +220,9 @@ DATE=$(date -u '+%Y-%m-%d %H:%M:%S UTC') KERNEL=$(uname -sr) \
 CXX_VERSION=$( (c++ --version 2>/dev/null || true) | head -n1) \
 STOKER_VERSION=$STOKER_VERSION GIT_REV=$GIT_REV EPOCHS=$EPOCHS BATCH=$BATCH STOKER_WORKERS=$STOKER_WORKERS \
 LOAD_START=$LOAD_START LOAD_STOKER=$LOAD_STOKER LOAD_PYTORCH=$LOAD_PYTORCH LOAD_END=$LOAD_END \
-BUSY_STOKER=$BUSY_STOKER BUSY_PYTORCH=$BUSY_PYTORCH \
+BUSY_STOKER=$BUSY_STOKER BUSY_PYTORCH=$BUSY_PYTORCH BUSY_TUNED=$BUSY_TUNED LOAD_TUNED=$LOAD_TUNED \
 BLAS_ALT=${BLAS_ALT:-unknown} BLAS_LDCONFIG=${BLAS_LDCONFIG:-none} BLAS_ENV=${BLAS_ENV:-none} \
-STOKER_CMD=$STOKER_CMD PT_CMD=$PT_CMD SKIP_STOKER=$SKIP_STOKER \
+STOKER_CMD=$STOKER_CMD PT_CMD=$PT_CMD PTT_CMD=$PTT_CMD SKIP_STOKER=$SKIP_STOKER TUNED_PYTORCH=$TUNED_PYTORCH \
 "$PY" - "$LOGS" >"$REPORT" <<'PYEOF' || fail "report generation failed"
 import json, os, sys
 
@@ -208,6 +232,9 @@ runs = []  # (name, summary)
 if env["SKIP_STOKER"] == "0":
     runs.append(("stoker", json.load(open(os.path.join(logs, "stoker.json"), encoding="utf-8"))))
 runs.append(("PyTorch", json.load(open(os.path.join(logs, "pytorch.json"), encoding="utf-8"))))
+TUNED = "PyTorch, stoker's settings"
+if env["TUNED_PYTORCH"] == "1":
+    runs.append((TUNED, json.load(open(os.path.join(logs, "pytorch_tuned.json"), encoding="utf-8"))))
 res = dict(runs)
 
 
@@ -270,6 +297,14 @@ if st is not None:
     w(f"| all | {num(a, '.1f')} | {num(b, '.1f')} | "
       f"{'—' if ratio_overall is None else f'{ratio_overall:.2f}x'} |")
     w("")
+    tuned = res.get(TUNED)
+    if tuned is not None and tuned.get("samples_per_sec") and a is not None:
+        t = float(tuned["samples_per_sec"])
+        w(f"With the process settings `stoker train` applies to itself (one OpenBLAS thread beside "
+          f"libtorch's OpenMP threads, malloc that keeps freed blocks) given to PyTorch as well "
+          f"(`{' '.join(['OPENBLAS_NUM_THREADS=1', 'GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=536870912'])}`): "
+          f"PyTorch {t:.1f} samples/s, {t / float(b):.2f}x its default; stoker / that = {float(a) / t:.2f}x.")
+        w("")
 
 w("## Targets")
 w("")
@@ -296,7 +331,8 @@ w("")
 
 w("## Machine")
 w("")
-busy = [f"{env[key]} % before {k}" for k, key in (("stoker", "BUSY_STOKER"), ("PyTorch", "BUSY_PYTORCH"))
+busy = [f"{env[key]} % before {k}" for k, key in (("stoker", "BUSY_STOKER"), ("PyTorch", "BUSY_PYTORCH"),
+                                                   (TUNED, "BUSY_TUNED"))
         if env[key].isdigit() and int(env[key]) > 10]
 if busy:
     w(f"**Warning: the CPUs were busy with other work ({', '.join(busy)}), so these numbers are "
@@ -306,10 +342,11 @@ if busy:
 w(f"- date: {env['DATE']}")
 w(f"- nproc: {env['NPROC']}; CPU: {env['CPU_MODEL']}")
 w(f"- load average (1/5/15 min) before the runs: {env['LOAD_START']}; before stoker: {env['LOAD_STOKER']}; "
-  f"before PyTorch: {env['LOAD_PYTORCH']}; after: {env['LOAD_END']}")
+  f"before PyTorch: {env['LOAD_PYTORCH']}; before {TUNED}: {env['LOAD_TUNED']}; after: {env['LOAD_END']}")
 w("- CPUs busy with other work over 2 s just before each run: "
   + ("" if env["SKIP_STOKER"] == "1" else f"stoker {env['BUSY_STOKER']} %, ")
-  + f"PyTorch {env['BUSY_PYTORCH']} %")
+  + f"PyTorch {env['BUSY_PYTORCH']} %"
+  + ("" if env["TUNED_PYTORCH"] == "0" else f", {TUNED} {env['BUSY_TUNED']} %"))
 w(f"- kernel: {env['KERNEL']}; compiler: {env['CXX_VERSION']}")
 w(f"- stoker: {env['STOKER_VERSION'] or 'unknown'}; git {env['GIT_REV']}; "
   f"`stoker train` with {env['STOKER_WORKERS']} loader workers"
@@ -328,6 +365,8 @@ w("")
 w("```sh")
 w(env["STOKER_CMD"] if env["SKIP_STOKER"] == "0" else f"# stoker {env['STOKER_CMD']}")
 w(env["PT_CMD"])
+if env["TUNED_PYTORCH"] == "1":
+    w(env["PTT_CMD"])
 w("```")
 print("\n".join(out))
 PYEOF

@@ -94,10 +94,9 @@ class Tf32Switch {
   bool saved_;
 };
 
-// The intra-op threads `stoker train` uses (setup.cpp): every usable CPU unless
-// OMP_NUM_THREADS says otherwise (libtorch's own default can be 1 on VMs).
+// The threads, allocator and BLAS settings `stoker train` uses (setup.h).
 int use_trainer_threads() {
-  if (std::getenv("OMP_NUM_THREADS") == nullptr) torch::set_num_threads(usable_cores());
+  use_training_threads(0);
   return torch::get_num_threads();
 }
 

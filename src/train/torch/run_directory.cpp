@@ -71,8 +71,8 @@ void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const Run
                                        ? fmt::format("auto (from {})", setup.start_workers)
                                        : std::to_string(cfg.num_workers);
   std::printf("stoker 0.1 · run dir %s\n", start.run_dir.c_str());
-  std::printf("device   %s · %s · %d threads\n", setup.device.str().c_str(), torch_description().c_str(),
-              torch::get_num_threads());
+  std::printf("device   %s · %s · %d threads%s\n", setup.device.str().c_str(), torch_description().c_str(),
+              torch::get_num_threads(), setup.host.blas.empty() ? "" : (" · " + setup.host.blas).c_str());
   std::printf("data     %s%s\n", setup.train_source->describe().c_str(),
               setup.val_source ? (" · validation " + std::to_string(setup.val_source->size())).c_str() : "");
   if (const size_t budget = train_loader.options().cache_decoded_bytes; budget > 0) {

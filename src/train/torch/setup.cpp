@@ -68,6 +68,17 @@ torch::Device pick_device(const TrainConfig& cfg) {
 
 }  // namespace
 
+HostTuning use_training_threads(int threads) {
+  // Intra-op threads: libtorch's default can be 1 (it counts physical cores, and some VMs
+  // report one); use every CPU the process may run on unless OMP_NUM_THREADS says otherwise.
+  if (threads > 0) {
+    torch::set_num_threads(threads);
+  } else if (std::getenv("OMP_NUM_THREADS") == nullptr) {
+    torch::set_num_threads(usable_cores());
+  }
+  return tune_host_for_training();
+}
+
 data::LoaderOptions loader_options(const TrainConfig& cfg, const data::Source& source, bool train, int workers) {
   data::LoaderOptions options;
   options.batch_size = train ? cfg.batch_size : std::max(cfg.batch_size, 256);
@@ -121,13 +132,7 @@ TrainSetup make_setup(const TrainConfig& cfg) {
     s.val_loader = std::make_unique<data::Loader>(s.val_source, val_options);
   }
 
-  // Intra-op threads: libtorch's default can be 1 (it counts physical cores, and some VMs
-  // report one); use every CPU the process may run on unless OMP_NUM_THREADS says otherwise.
-  if (cfg.threads > 0) {
-    torch::set_num_threads(cfg.threads);
-  } else if (std::getenv("OMP_NUM_THREADS") == nullptr) {
-    torch::set_num_threads(cores);
-  }
+  s.host = use_training_threads(cfg.threads);
 
   torch::manual_seed(cfg.seed);
   const data::TransformSpec& spec = s.train_loader->options().transform;

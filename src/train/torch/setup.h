@@ -9,6 +9,7 @@
 #include "device_feed.h"
 #include "models.h"
 #include "objective.h"
+#include "stoker/core/host_tuning.h"
 #include "stoker/data/loader.h"
 #include "stoker/train/config.h"
 
@@ -26,14 +27,21 @@ struct TrainSetup {
   std::unique_ptr<data::Loader> val_loader;
   std::shared_ptr<Network> model;  // on `device`
   std::unique_ptr<torch::optim::Optimizer> optimizer;
+  HostTuning host;  // the allocator and BLAS settings applied (stoker/core/host_tuning.h)
 };
 
 // Validates the config, opens the data and builds everything (UsageError / DataError with
-// one clear line for what cannot be). Sets libtorch's intra-op threads to the CPUs this
-// process may use unless OMP_NUM_THREADS says otherwise, and seeds torch with cfg.seed.
+// one clear line for what cannot be). Threads and allocator as use_training_threads(cfg.threads)
+// sets them, and seeds torch with cfg.seed.
 // On CUDA: pinned batch buffers (pin_memory), uint8 batches normalized on the device,
 // channels_last for conv nets, TF32 matmuls and cuDNN autotuning.
 TrainSetup make_setup(const TrainConfig& cfg);
+
+// libtorch's intra-op threads: `threads` if > 0, else every CPU this process may use unless
+// OMP_NUM_THREADS says otherwise (libtorch's own default can be 1 on VMs). Then the process-wide
+// allocator and BLAS settings of tune_host_for_training(). `stoker train`, `stoker doctor` and
+// `stoker bench device` all start here, so they measure the same process.
+HostTuning use_training_threads(int threads);
 
 // Loader options for `source` per the config (workers, prefetch, seed, transforms).
 data::LoaderOptions loader_options(const TrainConfig& cfg, const data::Source& source, bool train, int workers);
