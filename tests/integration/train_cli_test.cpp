@@ -198,6 +198,12 @@ TEST_F(TrainTasksCli, RegressionFromAFileListReportsMaePerTarget) {
     EXPECT_LT(mae[0].get<double>(), 0.12) << summary.dump();
     EXPECT_LT(mae[1].get<double>(), 0.12) << summary.dump();
     EXPECT_TRUE(summary["test_accuracy"].is_null());
+    // What the process ran with (stoker/core/host_tuning.h): threads always; blas and
+    // allocator as strings, or null where nothing was found or set.
+    EXPECT_GE(summary["threads"].get<int>(), 1) << summary.dump();
+    EXPECT_TRUE(summary["blas"].is_null() || summary["blas"].get<std::string>().rfind("OpenBLAS ", 0) == 0)
+        << summary.dump();
+    EXPECT_TRUE(summary.contains("allocator")) << summary.dump();
   }
 }
 

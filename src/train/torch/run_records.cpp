@@ -47,6 +47,12 @@ RunRecords::RunRecords(const TrainConfig& cfg, const std::string& run_dir, bool 
   }
 }
 
+void RunRecords::set_process(int threads, const HostTuning& host) {
+  summary_["threads"] = threads;
+  summary_["blas"] = host.blas.empty() ? nlohmann::json(nullptr) : nlohmann::json(host.blas);
+  summary_["allocator"] = host.allocator.empty() ? nlohmann::json(nullptr) : nlohmann::json(host.allocator);
+}
+
 void RunRecords::report(const std::string& line) {
   std::printf("%s\n", line.c_str());
   events_ << line << "\n";

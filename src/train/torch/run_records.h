@@ -11,6 +11,7 @@
 
 #include "evaluate.h"
 #include "grad_scaler.h"
+#include "stoker/core/host_tuning.h"
 #include "stoker/diagnose/verdict.h"
 #include "stoker/train/config.h"
 
@@ -41,6 +42,10 @@ class RunRecords {
  public:
   // Opens metrics.csv (new, with its header; appended to when `resumed`) and events.log.
   RunRecords(const TrainConfig& cfg, const std::string& run_dir, bool resumed);
+
+  // What the process ran with, for summary.json: intra-op threads and the allocator and BLAS
+  // settings (stoker/core/host_tuning.h).
+  void set_process(int threads, const HostTuning& host);
 
   // Prints `line` and appends it to events.log.
   void report(const std::string& line);

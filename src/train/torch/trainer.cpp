@@ -219,6 +219,7 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
   LoopDiagnosis diagnosis(train_loader, monitor, usable_cores(), gpu_index, cfg.num_workers == kAuto,
                           cfg.prefetch_factor, cfg.data);
   RunRecords records(cfg, start.run_dir, start.resumed);
+  records.set_process(torch::get_num_threads(), setup.host);
   TrainLoop loop(cfg, ui, setup, start, monitor, diagnosis, records, gpu_index);
 
   int exit_code = 0;
