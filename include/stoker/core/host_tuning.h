@@ -1,6 +1,6 @@
 // stoker/core/host_tuning.h — process-wide settings of the C library's allocator and of the
-// BLAS that a CPU training loop needs, applied once by `stoker train`, `stoker doctor` and
-// `stoker bench device` before their first step.
+// BLAS that a CPU training loop needs, applied by `stoker train` and `stoker doctor` before
+// their first step (not by `stoker check`, which measures the BLAS's peak rate).
 //
 // Why (measured on 2 cores, Fashion-MNIST CNN, docs/BENCHMARKS.md):
 // - glibc malloc hands blocks of a few MiB back to the kernel when they are freed (blocks

@@ -94,9 +94,11 @@ class Tf32Switch {
   bool saved_;
 };
 
-// The threads, allocator and BLAS settings `stoker train` uses (setup.h).
+// The intra-op threads `stoker train` uses (setup.h). The BLAS keeps all of its threads:
+// `stoker check` reports peak rates, an upper bound (stoker train gives a pthreads OpenBLAS
+// one thread, stoker/core/host_tuning.h, and runs its convolutions on libtorch's threads).
 int use_trainer_threads() {
-  use_training_threads(0);
+  set_intra_op_threads(0);
   return torch::get_num_threads();
 }
 

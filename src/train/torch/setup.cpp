@@ -68,15 +68,14 @@ torch::Device pick_device(const TrainConfig& cfg) {
 
 }  // namespace
 
-HostTuning use_training_threads(int threads) {
-  // Intra-op threads: libtorch's default can be 1 (it counts physical cores, and some VMs
-  // report one); use every CPU the process may run on unless OMP_NUM_THREADS says otherwise.
+void set_intra_op_threads(int threads) {
+  // libtorch's default can be 1 (it counts physical cores, and some VMs report one); use
+  // every CPU the process may run on unless OMP_NUM_THREADS says otherwise.
   if (threads > 0) {
     torch::set_num_threads(threads);
   } else if (std::getenv("OMP_NUM_THREADS") == nullptr) {
     torch::set_num_threads(usable_cores());
   }
-  return tune_host_for_training();
 }
 
 data::LoaderOptions loader_options(const TrainConfig& cfg, const data::Source& source, bool train, int workers) {
@@ -132,7 +131,8 @@ TrainSetup make_setup(const TrainConfig& cfg) {
     s.val_loader = std::make_unique<data::Loader>(s.val_source, val_options);
   }
 
-  s.host = use_training_threads(cfg.threads);
+  set_intra_op_threads(cfg.threads);
+  s.host = tune_host_for_training();
 
   torch::manual_seed(cfg.seed);
   const data::TransformSpec& spec = s.train_loader->options().transform;

@@ -31,17 +31,17 @@ struct TrainSetup {
 };
 
 // Validates the config, opens the data and builds everything (UsageError / DataError with
-// one clear line for what cannot be). Threads and allocator as use_training_threads(cfg.threads)
-// sets them, and seeds torch with cfg.seed.
+// one clear line for what cannot be). Sets the intra-op threads (set_intra_op_threads) and
+// the process's allocator and BLAS for training (tune_host_for_training), and seeds torch
+// with cfg.seed. `stoker train` and `stoker doctor` both start here, so they measure the same
+// process.
 // On CUDA: pinned batch buffers (pin_memory), uint8 batches normalized on the device,
 // channels_last for conv nets, TF32 matmuls and cuDNN autotuning.
 TrainSetup make_setup(const TrainConfig& cfg);
 
 // libtorch's intra-op threads: `threads` if > 0, else every CPU this process may use unless
-// OMP_NUM_THREADS says otherwise (libtorch's own default can be 1 on VMs). Then the process-wide
-// allocator and BLAS settings of tune_host_for_training(). `stoker train`, `stoker doctor` and
-// `stoker bench device` all start here, so they measure the same process.
-HostTuning use_training_threads(int threads);
+// OMP_NUM_THREADS says otherwise (libtorch's own default can be 1 on VMs).
+void set_intra_op_threads(int threads);
 
 // Loader options for `source` per the config (workers, prefetch, seed, transforms).
 data::LoaderOptions loader_options(const TrainConfig& cfg, const data::Source& source, bool train, int workers);
