@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "stoker/core/clock.h"
 #include "stoker/core/error.h"
+#include "stoker/core/host_tuning.h"
 #include "stoker/diagnose/check.h"
 #include "stoker/train/device_bench.h"
 
@@ -68,6 +69,9 @@ check::TorchFigures measure_torch(double seconds) {
   t.cudnn_version = info.cudnn_version;
   t.gpu_skipped = info.skipped;
   t.cpu_threads = info.cpu_threads;
+  const BlasInfo blas = describe_blas();
+  t.blas = blas.text;
+  t.blas_reference = blas.reference;
   for (const auto& gpu : info.gpus) t.gpus.push_back({gpu.index, gpu.cc_major, gpu.cc_minor, gpu.bf16, gpu.tf32});
   if (check::training_device(t) == "cuda") {
     t.matmul_cuda = to_figures(train::measure_matmul("cuda", seconds));

@@ -3,7 +3,9 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <string_view>
+#include <system_error>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -36,6 +38,8 @@ struct OpenBlas {
   int (*get_parallel)() = nullptr;  // 0 sequential, 1 pthreads, 2 OpenMP
   int (*get_num_threads)() = nullptr;
   void (*set_num_threads)(int) = nullptr;
+  char* (*get_config)() =
+      nullptr;  // "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Haswell MAX_THREADS=64"
 
   static OpenBlas find() {
     OpenBlas b;
@@ -44,6 +48,7 @@ struct OpenBlas {
         reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
     b.set_num_threads =
         reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+    b.get_config = reinterpret_cast<char* (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_config"));
     return b;
   }
   bool found() const {
@@ -77,8 +82,10 @@ HostTuning tune_host_for_training() {
     t.allocator = "malloc as set by the environment";
   }
 
+  const BlasInfo who = describe_blas();
+  if (who.reference) t.blas = "reference BLAS";
   const OpenBlas blas = OpenBlas::find();
-  if (!blas.found()) return t;
+  if (!blas.found() || who.text.rfind("OpenBLAS", 0) != 0) return t;  // not the BLAS libtorch calls
   const int before = blas.get_num_threads();
   if (has_env("OPENBLAS_NUM_THREADS") || has_env("GOTO_NUM_THREADS")) {
     t.blas_reason = has_env("OPENBLAS_NUM_THREADS") ? "OPENBLAS_NUM_THREADS" : "GOTO_NUM_THREADS";
@@ -91,6 +98,37 @@ HostTuning tune_host_for_training() {
   }
   t.blas = "OpenBLAS " + thread_count(blas.get_num_threads());
   return t;
+}
+
+BlasInfo describe_blas() {
+  // Who answers sgemm_ is the BLAS libtorch calls. Another BLAS may be loaded beside it (an
+  // OpenBLAS pulled in by liblapack.so.3 while libblas.so.3 is the reference one, say).
+  BlasInfo info;
+  void* sgemm = dlsym(RTLD_DEFAULT, "sgemm_");
+  Dl_info where{};
+  if (sgemm == nullptr || dladdr(sgemm, &where) == 0 || where.dli_fname == nullptr) return info;
+  std::error_code ec;
+  const std::filesystem::path canonical = std::filesystem::canonical(where.dli_fname, ec);
+  const std::string file = ec ? std::string(where.dli_fname) : canonical.string();
+  const OpenBlas openblas = OpenBlas::find();
+  if (file.find("openblas") != std::string::npos && openblas.found()) {
+    std::string name = "OpenBLAS";
+    if (openblas.get_config != nullptr && openblas.get_config() != nullptr) {
+      const std::string config = openblas.get_config();  // "OpenBLAS 0.3.21 DYNAMIC_ARCH …"
+      name = config.substr(0, config.find(' ', config.find(' ') + 1));
+    }
+    const int parallel = openblas.get_parallel();
+    const char* threading = parallel == 1 ? "pthreads" : parallel == 2 ? "OpenMP" : "sequential";
+    info.text =
+        fmt::format("{}, {}, {}", name, threading, thread_count(openblas.get_num_threads()));
+  } else if (file.find("/blas/libblas.so") != std::string::npos) {
+    // Debian's netlib BLAS (one choice of the libblas.so.3 alternative).
+    info.reference = true;
+    info.text = "reference BLAS (" + file + ")";
+  } else {
+    info.text = std::filesystem::path(file).filename().string();
+  }
+  return info;
 }
 
 }  // namespace stoker

@@ -52,6 +52,27 @@ TEST(CheckCli, TextReportHasEveryLine) {
   }
 }
 
+// The BLAS libtorch calls: named on the measured line, and the reference BLAS (Debian's
+// netlib build, put first on the library path here) gets a warning with the fix.
+TEST(CheckCli, NamesTheBlasAndWarnsAboutTheReferenceOne) {
+  if (!STOKER_HAS_TORCH) GTEST_SKIP() << "built without libtorch: no BLAS is loaded";
+  TempDir dir;
+  const auto r = run_command(with_fake_nvml(dir, "gpus=0\n") + kStoker + " check --json" + kQuick);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j["torch"]["blas"].is_string()) << j["torch"].dump();
+  EXPECT_FALSE(j["torch"]["blas_reference"].get<bool>()) << j["torch"].dump();
+
+  const std::string reference_dir = "/usr/lib/x86_64-linux-gnu/blas";
+  if (!std::filesystem::exists(reference_dir + "/libblas.so.3")) GTEST_SKIP() << "no reference BLAS installed";
+  const std::string env = "LD_LIBRARY_PATH=" + reference_dir + " STOKER_FAKE_NVML_SCRIPT=/nonexistent ";
+  const auto text = run_command(env + kStoker + " check" + kQuick);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find(" · BLAS reference BLAS (" + reference_dir + "/libblas.so.3"), std::string::npos) << text.out;
+  EXPECT_TRUE(has_line_starting(text.out, "warning  libtorch calls the reference BLAS")) << text.out;
+  EXPECT_NE(text.out.find("apt-get install libopenblas0-pthread"), std::string::npos) << text.out;
+}
+
 TEST(CheckCli, JsonHasEveryFigureOrAReason) {
   TempDir dir;
   const auto r = run_command(with_fake_nvml(dir, "gpus=0\n") + kStoker + " check --json --model resnet18" + kQuick);

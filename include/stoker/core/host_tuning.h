@@ -25,8 +25,8 @@
 namespace stoker {
 
 struct HostTuning {
-  // The BLAS found in this process and its threads after tuning, e.g. "OpenBLAS 1 thread";
-  // empty when no OpenBLAS is loaded (MKL, Accelerate or a static BLAS: nothing to say).
+  // The BLAS libtorch calls and its threads after tuning, e.g. "OpenBLAS 1 thread", or
+  // "reference BLAS"; empty for others (MKL, a BLAS inside libtorch: nothing to say).
   std::string blas;
   // What was done about the BLAS, one phrase: "was 2 threads; its own pool fights libtorch's
   // OpenMP threads", "OPENBLAS_NUM_THREADS", "uses OpenMP, shares libtorch's threads".
@@ -37,6 +37,16 @@ struct HostTuning {
 };
 
 HostTuning tune_host_for_training();
+
+// The BLAS this process calls (sgemm_ found with dlsym, its library with dladdr), for
+// `stoker check`. Thread-safe; changes nothing.
+struct BlasInfo {
+  // "OpenBLAS 0.3.21, pthreads, 2 threads"; "reference BLAS (…/blas/libblas.so.3)"; the
+  // library's file name for others; empty when no BLAS is loaded (a build without libtorch).
+  std::string text;
+  bool reference = false;  // netlib's reference BLAS: CPU training runs several times slower
+};
+BlasInfo describe_blas();
 
 // The allocator part alone (tune_host_for_training calls it); returns whether it applied.
 bool tune_allocator_for_training();

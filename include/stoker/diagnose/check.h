@@ -213,6 +213,8 @@ struct TorchFigures {
   std::vector<TorchGpuFigures> gpus;        // empty = no CUDA device in libtorch
   std::string gpu_skipped;                  // why gpus is empty
   int cpu_threads = 0;
+  std::string blas;             // describe_blas() (stoker/core/host_tuning.h); "" = none loaded
+  bool blas_reference = false;  // netlib's reference BLAS: say how much it costs
   std::vector<MatmulFigure> matmul_cpu;     // fp32, bf16 (skipped when a GPU trains)
   std::vector<MatmulFigure> matmul_cuda;    // fp32, tf32, bf16, fp16
   Figure h2d_pinned_gb_per_s, h2d_pageable_gb_per_s;

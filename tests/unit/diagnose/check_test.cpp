@@ -348,6 +348,29 @@ TEST(CheckReport, TextHasEveryLineAndSaysTheseAreEstimates) {
   EXPECT_NE(text.find("estimates from microbenchmarks"), std::string::npos) << text;
 }
 
+TEST(CheckReport, NamesTheBlasAndWarnsAboutTheReferenceOne) {
+  CheckReport r = scripted_report();
+  r.torch.blas = "OpenBLAS 0.3.21, pthreads, 8 threads";
+  suggest_and_estimate(&r);
+  std::string text = format_text(r);
+  EXPECT_NE(text.find("measured cpu (8 threads) matmul bf16 750 GFLOP/s · fp32 250 · BLAS OpenBLAS 0.3.21, pthreads, 8 threads\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("warning"), std::string::npos) << text;
+  nlohmann::json j = nlohmann::json::parse(format_json(r));
+  EXPECT_EQ(j["torch"]["blas"], "OpenBLAS 0.3.21, pthreads, 8 threads");
+  EXPECT_EQ(j["torch"]["blas_reference"], false);
+
+  r.torch.blas = "reference BLAS (/usr/lib/x86_64-linux-gnu/blas/libblas.so.3.11.0)";
+  r.torch.blas_reference = true;
+  text = format_text(r);
+  EXPECT_NE(text.find("\nwarning  libtorch calls the reference BLAS: linear layers train several times slower"),
+            std::string::npos)
+      << text;
+  j = nlohmann::json::parse(format_json(r));
+  EXPECT_EQ(j["torch"]["blas_reference"], true);
+}
+
 TEST(CheckReport, RawPixelDataHasNoInputCeiling) {
   CheckReport r = scripted_report();
   r.model = find_model_cost("mnist_cnn");
