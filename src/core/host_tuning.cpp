@@ -84,8 +84,8 @@ HostTuning tune_host_for_training() {
 
   const BlasInfo who = describe_blas();
   if (who.reference) t.blas = "reference BLAS";
+  if (!who.openblas) return t;  // an OpenBLAS beside another sgemm_ is not what libtorch calls
   const OpenBlas blas = OpenBlas::find();
-  if (!blas.found() || who.text.rfind("OpenBLAS", 0) != 0) return t;  // not the BLAS libtorch calls
   const int before = blas.get_num_threads();
   if (has_env("OPENBLAS_NUM_THREADS") || has_env("GOTO_NUM_THREADS")) {
     t.blas_reason = has_env("OPENBLAS_NUM_THREADS") ? "OPENBLAS_NUM_THREADS" : "GOTO_NUM_THREADS";
@@ -112,6 +112,7 @@ BlasInfo describe_blas() {
   const std::string file = ec ? std::string(where.dli_fname) : canonical.string();
   const OpenBlas openblas = OpenBlas::find();
   if (file.find("openblas") != std::string::npos && openblas.found()) {
+    info.openblas = true;
     std::string name = "OpenBLAS";
     if (openblas.get_config != nullptr && openblas.get_config() != nullptr) {
       const std::string config = openblas.get_config();  // "OpenBLAS 0.3.21 DYNAMIC_ARCH …"

@@ -44,6 +44,7 @@ struct BlasInfo {
   // "OpenBLAS 0.3.21, pthreads, 2 threads"; "reference BLAS (…/blas/libblas.so.3)"; the
   // library's file name for others; empty when no BLAS is loaded (a build without libtorch).
   std::string text;
+  bool openblas = false;   // OpenBLAS answers sgemm_ (its openblas_* calls steer that BLAS)
   bool reference = false;  // netlib's reference BLAS: CPU training runs several times slower
 };
 BlasInfo describe_blas();
