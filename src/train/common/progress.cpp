@@ -1,5 +1,6 @@
 #include "progress.h"
 
+#include "stoker/core/numbers.h"
 #include "stoker/core/terminal.h"
 
 #include <unistd.h>
@@ -28,9 +29,9 @@ std::string format_progress(int epoch, int epochs, int64_t step, int64_t steps, 
   const int used = eighths / 8 + (eighths % 8 ? 1 : 0);
   bar += std::string(static_cast<size_t>(kWidth - used), ' ');
   const double remaining = step > 0 ? elapsed_s * static_cast<double>(steps - step) / static_cast<double>(step) : 0;
-  std::string line = fmt::format("epoch {}/{} {} {}/{} [{}<{}] {:>6.0f} samples/s  loss {:.3f}", epoch,
+  std::string line = fmt::format("epoch {}/{} {} {}/{} [{}<{}] {:>6} samples/s  loss {:.3f}", epoch,
                                  epochs, bar, step, steps, clock_text(elapsed_s), clock_text(remaining),
-                                 samples_per_s, loss);
+                                 grouped(samples_per_s), loss);
   if (!monitor_line.empty()) line += " | " + monitor_line;
   return line;
 }

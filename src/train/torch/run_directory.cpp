@@ -9,6 +9,7 @@
 
 #include "checkpoint.h"
 #include "stoker/core/error.h"
+#include "stoker/core/numbers.h"
 #include "stoker/train/trainer.h"
 
 namespace stoker::train {
@@ -74,7 +75,7 @@ void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const Run
   std::printf("device   %s · %s · %d threads%s\n", setup.device.str().c_str(), torch_description().c_str(),
               torch::get_num_threads(), setup.host.blas.empty() ? "" : (" · " + setup.host.blas).c_str());
   std::printf("data     %s%s\n", setup.train_source->describe().c_str(),
-              setup.val_source ? (" · validation " + std::to_string(setup.val_source->size())).c_str() : "");
+              setup.val_source ? (" · validation " + grouped(static_cast<double>(setup.val_source->size()))).c_str() : "");
   if (const size_t budget = train_loader.options().cache_decoded_bytes; budget > 0) {
     std::printf("cache    decoded images in RAM after the first epoch, up to %.1f GB\n", budget / 1e9);
   }

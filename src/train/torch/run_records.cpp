@@ -1,5 +1,7 @@
 #include "run_records.h"
 
+#include "stoker/core/numbers.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -64,8 +66,8 @@ std::string RunRecords::add_epoch(const EpochRecord& r, int epochs) {
   total_train_seconds_ += r.times.total_s();
   const EvalResult& eval = r.eval;
 
-  std::string line = fmt::format("epoch {}/{}  done in {:.1f} s · {:.0f} samples/s · {:.1f} batches/s · train loss {:.3f}",
-                                 r.epoch, epochs, r.seconds, r.samples_per_sec(), r.batches_per_sec(), r.train_loss);
+  std::string line = fmt::format("epoch {}/{}  done in {:.1f} s · {} samples/s · {:.1f} batches/s · train loss {:.3f}",
+                                 r.epoch, epochs, r.seconds, grouped(r.samples_per_sec()), r.batches_per_sec(), r.train_loss);
   if (eval.samples > 0) line += " · " + format_eval(eval);
   line += r.notes;
   if (r.scaler) {
