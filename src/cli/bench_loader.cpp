@@ -60,7 +60,7 @@ std::string prepare_data(const BenchArgs& args, bool* generated) {
     throw UsageError("give either --data DIR or --synthetic N, not both");
   }
   if (args.data.empty() && args.synthetic <= 0) {
-    throw UsageError("no dataset: give --data DIR (image folder, IDX dir or CSV list) or "
+    throw UsageError("no dataset: give --data PATH (image folder, IDX dir, CSV list or feature table, .npz/.npy) or "
                      "--synthetic N to generate N JPEGs");
   }
   if (!args.data.empty()) return args.data;
@@ -72,14 +72,16 @@ std::string prepare_data(const BenchArgs& args, bool* generated) {
   return dir;
 }
 
-data::LoaderOptions loader_options(const BenchArgs& args) {
+data::LoaderOptions loader_options(const BenchArgs& args, const data::Source& source) {
   data::LoaderOptions options;
   options.batch_size = args.batch_size;
   options.workers = args.workers == 0 ? cpu_count() : args.workers;
   options.prefetch = args.prefetch;
   options.sampler.seed = args.seed;
   options.transform =
-      data::parse_transforms(args.transforms.empty() ? default_transforms(args.size) : args.transforms);
+      data::parse_transforms(!args.transforms.empty()       ? args.transforms
+                             : source.feature_count() > 0 ? "Standardize"
+                                                          : default_transforms(args.size));
   options.decode.max_pixels = args.max_pixels;
   options.decode.crop_window = !args.no_crop_window;
   options.decode.restart_splicing = !args.no_restart_splicing;
@@ -182,15 +184,17 @@ void print_human(const data::Loader& loader, const BenchResult& r) {
   const data::StageTimes t = loader.stage_times();
   const auto& options = loader.options();
   const double worker_total = t.read + t.decode + t.transform + t.wait_free_buffer;
-  std::printf("images   %s\n", loader.source().describe().c_str());
+  const bool features = options.transform.features > 0;
+  const char* per_s = features ? "samples/s" : "img/s";
+  std::printf("%s %s\n", features ? "data    " : "images  ", loader.source().describe().c_str());
   std::printf("pipeline %s · batch %d · %d worker%s · prefetch %d\n",
               options.transform.describe().c_str(), options.batch_size, options.workers,
               options.workers == 1 ? "" : "s", options.prefetch);
-  std::printf("result   %s img/s · %s/s read · peak RSS %s · %s images in %.1f s (%d epoch%s)\n",
-              grouped(r.seconds > 0 ? r.images / r.seconds : 0).c_str(),
+  std::printf("result   %s %s · %s/s read · peak RSS %s · %s %s in %.1f s (%d epoch%s)\n",
+              grouped(r.seconds > 0 ? r.images / r.seconds : 0).c_str(), per_s,
               megabytes(r.seconds > 0 ? t.bytes_read / r.seconds : 0).c_str(),
               megabytes(peak_rss_bytes()).c_str(), grouped(static_cast<double>(r.images)).c_str(),
-              r.seconds, r.epochs, r.epochs == 1 ? "" : "s");
+              features ? "samples" : "images", r.seconds, r.epochs, r.epochs == 1 ? "" : "s");
   std::printf("stages   read %s · decode %s · transform %s · wait for free buffer %s"
               " · consumer waited %.1f s\n",
               share(t.read, worker_total).c_str(), share(t.decode, worker_total).c_str(),
@@ -209,7 +213,7 @@ void print_human(const data::Loader& loader, const BenchResult& r) {
   if (r.epoch_images_per_sec.size() > 1) {
     std::string rates;
     for (size_t e = 0; e < r.epoch_images_per_sec.size() && e < 8; ++e) {
-      rates += fmt::format("{}{}: {} img/s", e ? " · " : "", e + 1, grouped(r.epoch_images_per_sec[e]));
+      rates += fmt::format("{}{}: {} {}", e ? " · " : "", e + 1, grouped(r.epoch_images_per_sec[e]), per_s);
     }
     std::printf("epochs   %s\n", rates.c_str());
   }
@@ -242,7 +246,7 @@ int bench_loader(const BenchArgs& args) {
   }
   if (args.epochs < 0) throw UsageError(fmt::format("--epochs must be >= 0 (got {})", args.epochs));
   std::shared_ptr<const data::Source> source = data::open_source(data_dir, args.split);
-  data::Loader loader(source, loader_options(args));
+  data::Loader loader(source, loader_options(args, *source));
   const BenchResult result = run_loader(loader, args);
   if (args.json) {
     print_json(args, data_dir, loader, result);

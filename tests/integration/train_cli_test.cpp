@@ -204,6 +204,13 @@ TEST_F(TrainTasksCli, RegressionFromAFileListReportsMaePerTarget) {
     EXPECT_TRUE(summary["blas"].is_null() || summary["blas"].get<std::string>().rfind("OpenBLAS ", 0) == 0)
         << summary.dump();
     EXPECT_TRUE(summary.contains("allocator")) << summary.dump();
+    // Why the BLAS runs as it does ("was 2 threads; …", "OPENBLAS_NUM_THREADS=…"), or null.
+    EXPECT_TRUE(summary["blas_reason"].is_null() || summary["blas_reason"].is_string()) << summary.dump();
+    EXPECT_TRUE(summary.contains("blas_reason")) << summary.dump();
+    EXPECT_EQ(summary["inputs"]["transform"], "Resize(8) · CenterCrop(8) · Grayscale · Normalize(mean=(0.5, 0.5, 0.5), "
+                                              "std=(0.5, 0.5, 0.5)) → float32 NCHW")
+        << summary.dump();
+    EXPECT_TRUE(summary["inputs"]["features"].is_null()) << summary.dump();
   }
 }
 

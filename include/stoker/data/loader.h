@@ -216,6 +216,9 @@ class Loader {
   int prefetch() const;
 
  private:
+  // A source of feature vectors: sizes the spec to them and fits Standardize.
+  void prepare_feature_spec(int features);
+
   std::shared_ptr<const Source> source_;
   LoaderOptions options_;
   std::shared_ptr<LoaderShared> shared_;

@@ -35,6 +35,8 @@ struct SampleData {
   int raw_width = 0;
   int raw_height = 0;
   int raw_channels = 0;
+  // > 0: bytes are a feature vector of this many float32 values (host byte order), not pixels.
+  int feature_count = 0;
 };
 
 class Source {
@@ -64,6 +66,8 @@ class Source {
   virtual void fixed_shape(int* width, int* height, int* channels) const {
     *width = *height = *channels = 0;
   }
+  // Values per sample when the source holds feature vectors (.npz/.npy/numeric CSV), else 0.
+  virtual int feature_count() const { return 0; }
 };
 
 // root/<class>/<image>, classes sorted by name -> ids 0..n-1 (torchvision ImageFolder).
@@ -83,8 +87,37 @@ std::unique_ptr<Source> open_file_list(const std::string& csv_path, const std::s
 // mismatched counts or truncated files, naming the file.
 std::unique_ptr<Source> open_idx(const std::string& images_path, const std::string& labels_path);
 
+// NumPy arrays held in memory: an .npz archive (np.savez / np.savez_compressed) or an .npy
+// file of features whose targets lie in a sibling .npy (x.npy -> y.npy, X_train.npy ->
+// y_train.npy, train_features.npy -> train_labels.npy or train_targets.npy).
+//   - In an .npz, the features are the array named x, X, features, data, inputs or images and
+//     the targets y, Y, labels, targets, label or target; `split` "train" prefers x_train /
+//     y_train and "t10k" (or "test") reads x_test / y_test (Keras's mnist.npz layout).
+//   - uint8 arrays of shape (N, H, W), (N, H, W, C) or (N, C, H, W) with C 1 or 3 are images
+//     (raw pixels, like IDX); any other bool/int/float array is N feature vectors (dimensions
+//     after the first flattened), kept as float32.
+//   - Integer or bool targets of shape (N,) are class ids 0..K-1 (at most 100,000 classes);
+//     float targets of shape (N,) or (N, T) are regression targets.
+// Throws DataError naming the file and the array for unreadable files, missing arrays, row
+// counts that differ, non-finite values, negative class ids and unsupported dtypes.
+std::unique_ptr<Source> open_arrays(const std::string& path, const std::string& split = "train");
+
+// A CSV table of numbers, one sample per row: the features and one target column, named
+// label, target, y, class, labels or targets in an optional header line (any case), else
+// the last column. Integer targets are class ids, others regression targets. Throws
+// DataError naming file, line and column for a non-number, an empty cell or a short row.
+std::unique_ptr<Source> open_feature_table(const std::string& csv_path);
+
+// True for a CSV whose first data row is all numbers (a feature table, not a file list).
+bool is_feature_table(const std::string& csv_path);
+
 // Opens `path` by what it is: a directory with idx files (train-images-idx3-ubyte[.gz] ...,
-// `split` picks train or t10k), a .csv file list, or an image folder.
+// `split` picks train or t10k), an .npz/.npy file (open_arrays), a .csv feature table or file
+// list, or an image folder.
 std::unique_ptr<Source> open_source(const std::string& path, const std::string& split = "train");
+
+// True when `path` carries its own test split: IDX files with t10k-* beside train-*, or an
+// .npz with x_test / y_test. open_source(path, "t10k") then opens it.
+bool has_test_split(const std::string& path);
 
 }  // namespace stoker::data

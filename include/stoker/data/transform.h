@@ -71,6 +71,16 @@ struct TransformSpec {
   int channels = 3;  // 1 (gray) or 3 (RGB)
   DType dtype = DType::kFloat32;
   Layout layout = Layout::kNCHW;
+  // Feature vectors (a Source with feature_count() > 0) take no image transform. The Loader
+  // sets `features` to their length, out_width to it and out_height and channels to 1, so a
+  // batch is N x 1 x 1 x features. `standardize` ("Standardize") writes (x - mean) / std per
+  // feature; the Loader fills empty feature_mean / feature_std from its source (fit_standardize)
+  // — give a validation loader the training loader's, as scikit-learn's StandardScaler is fit
+  // on the training set only.
+  int features = 0;
+  bool standardize = false;
+  std::vector<float> feature_mean;
+  std::vector<float> feature_std;
 
   // Bytes one sample occupies in a batch.
   size_t sample_bytes() const {
@@ -82,14 +92,20 @@ struct TransformSpec {
   std::string describe() const;
   // Throws UsageError naming the field, the value and the allowed range: sizes 1..8192,
   // 0 < scale min <= max <= 1, 0 < ratio min <= max, flip p in [0, 1], jitter factors >= 0,
-  // hue in [0, 0.5], finite mean and non-zero finite std (when normalize), channels 1 or 3.
+  // hue in [0, 0.5], finite mean and non-zero finite std (when normalize), channels 1 or 3;
+  // Standardize only with none / Float16 / Float32; feature vectors not as uint8, and
+  // feature_mean / feature_std empty or one finite value per feature (std > 0).
   void validate() const;
+
+ private:
+  void validate_features() const;
 };
 
 // Parses a comma/semicolon separated chain in torchvision's notation, e.g.
 //   "RandomResizedCrop(224, scale=(0.08,1)), RandomHorizontalFlip(0.5), Normalize(imagenet)"
 //   "Resize(256), CenterCrop(224), Normalize(mean=(0.5,0.5,0.5), std=(0.5,0.5,0.5))"
 //   "ColorJitter(0.4, 0.4, 0.4, 0.1)"  "ToUint8" "Float16" "NHWC" "Grayscale"
+//   "Standardize" (feature vectors: per-feature (x - mean) / std, fit on the training data)
 // Names are case-sensitive, as in torchvision; arguments bind by position or keyword as in
 // Python (RandomResizedCrop(size, scale, ratio), ColorJitter(brightness, contrast,
 // saturation, hue), RandomHorizontalFlip(p=0.5), Normalize(mean, std) or Normalize(imagenet)
@@ -130,6 +146,13 @@ SampleParams draw_params(const TransformSpec& spec, int width, int height, Sampl
 // are grown as needed and can be reused across calls; no allocation once warm.
 void resample_region(std::vector<float>* out, std::vector<float>* scratch, const Image& src,
                      const CropRect& region, int out_w, int out_h);
+
+class Source;
+
+// Per-feature mean and population standard deviation over every sample of `source` (which
+// must hold feature vectors), in double precision; a constant feature gets std 1 (as
+// StandardScaler). Throws UsageError for a source without feature vectors.
+void fit_standardize(const Source& source, std::vector<float>* mean, std::vector<float>* std);
 
 class SampleTransformer {
  public:

@@ -181,7 +181,7 @@ ReadBench measure_read(const std::string& path, double seconds);
 struct DatasetInfo {
   Figure images;               // samples stoker::data finds there
   std::string description;     // Source::describe()
-  bool raw_pixels = false;     // IDX: nothing to decode
+  bool raw_pixels = false;     // IDX, NumPy arrays, feature tables: nothing to decode
   // Up to 32 samples spread over the dataset: how many are JPEGs, and how many of those
   // carry restart markers a crop can decode from (a `stoker prepare` copy: all of them).
   int jpegs_sampled = 0;

@@ -229,7 +229,12 @@ std::unique_ptr<BatchBuffer> make_buffer(BufferAllocator& allocator, const Loade
 Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
     : source_(std::move(source)), options_(std::move(options)) {
   if (!source_) throw UsageError("Loader needs a source");
-  if (options_.transform.geometry == Geometry::kNone) {
+  if (const int features = source_->feature_count(); features > 0) {
+    prepare_feature_spec(features);
+  } else if (options_.transform.standardize) {
+    throw UsageError("Standardize is for feature vectors (.npz/.npy/numeric CSV), and " + source_->describe() +
+                     " holds images; images use Normalize(mean, std)");
+  } else if (options_.transform.geometry == Geometry::kNone) {
     int width = 0, height = 0, channels = 0;
     source_->fixed_shape(&width, &height, &channels);
     if (width == 0) {
@@ -260,6 +265,17 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
   threads_ = std::make_unique<LoaderThreads>();
   std::lock_guard<std::mutex> lock(threads_->mutex);
   threads_->grow(options_.workers, *shared_, *source_, options_);
+}
+
+void Loader::prepare_feature_spec(int features) {
+  TransformSpec& spec = options_.transform;
+  spec.features = features;
+  spec.validate();  // before the sizes change: names the image transform a feature source cannot take
+  spec.out_width = features;
+  spec.out_height = 1;
+  spec.channels = 1;
+  if (spec.standardize && spec.feature_mean.empty()) fit_standardize(*source_, &spec.feature_mean, &spec.feature_std);
+  options_.cache_decoded_bytes = 0;  // the features are in memory already
 }
 
 void Loader::set_workers(int workers) {

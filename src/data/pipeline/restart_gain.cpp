@@ -26,6 +26,7 @@ class MemorySource final : public Source {
   void targets(size_t, float* out) const override { *out = 0; }
   Status read(size_t index, SampleData* out) const override {
     out->raw = false;
+    out->feature_count = 0;
     out->bytes = files_[index];
     return Status::ok_status();
   }
@@ -48,7 +49,7 @@ RestartGain measure_restart_gain(const Source& source, const TransformSpec& spec
   SampleData data;
   RestartSplicer splicer;
   for (size_t k = 0; k < count; ++k) {
-    if (!source.read(k * stride, &data).ok() || data.raw) continue;
+    if (!source.read(k * stride, &data).ok() || data.raw || data.feature_count > 0) continue;
     if (sniff_format(data.bytes) != ImageFormat::kJpeg) continue;
     if (splicer.parse(data.bytes)) {
       ++gain.already_marked;

@@ -5,6 +5,7 @@
 
 #include "stoker/core/clock.h"
 #include "stoker/core/rng.h"
+#include "data/transform/features.h"
 
 namespace stoker::data {
 
@@ -48,6 +49,8 @@ Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t
   if (!status.ok()) return status;
   clocks_.bytes_read.fetch_add(data_.bytes.size(), std::memory_order_relaxed);
 
+  if (spec_.features > 0) return load_features(watch, out);
+
   uint64_t full_pixels = 0;  // of the whole image: what caching it would take
   if (data_.raw) {
     params = draw_params(spec_, data_.raw_width, data_.raw_height, rng);
@@ -83,6 +86,19 @@ Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t
 
   if (status = check_size(params); !status.ok()) return status;
   transformer_.run(out, decoded_, params, spec_);
+  clocks_.add(clocks_.transform_ns, watch.lap());
+  clocks_.samples.fetch_add(1, std::memory_order_relaxed);
+  return Status::ok_status();
+}
+
+// A feature vector is written as it is, or standardized: no decode, no random draws.
+Status SampleLoader::load_features(Stopwatch& watch, void* out) {
+  if (data_.feature_count != spec_.features) {
+    return Status::failure("sample has " + std::to_string(data_.feature_count) + " features, expected " +
+                           std::to_string(spec_.features));
+  }
+  write_features(out, {reinterpret_cast<const float*>(data_.bytes.data()), static_cast<size_t>(data_.feature_count)},
+                 spec_);
   clocks_.add(clocks_.transform_ns, watch.lap());
   clocks_.samples.fetch_add(1, std::memory_order_relaxed);
   return Status::ok_status();

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "decoded_cache.h"
+#include "stoker/core/clock.h"
 #include "stoker/core/error.h"
 #include "stoker/data/decode.h"
 #include "stoker/data/source.h"
@@ -47,6 +48,7 @@ class SampleLoader {
   StageClocks& clocks() { return clocks_; }
 
  private:
+  Status load_features(Stopwatch& watch, void* out);
   Status decode_raw(const SampleData& data, const SampleParams& params);
   Status check_size(const SampleParams& params) const;
 

@@ -34,6 +34,7 @@ struct FdCloser {
 
 Status read_whole_file(const std::string& path, SampleData* out) {
   out->raw = false;
+  out->feature_count = 0;
   out->bytes = {};
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::failure(errno_reason(errno));

@@ -125,6 +125,7 @@ class IdxSource final : public Source {
     const size_t pixels = static_cast<size_t>(width_) * height_;
     out->bytes = std::span<const uint8_t>(images_.payload(3) + index * pixels, pixels);
     out->raw = true;
+    out->feature_count = 0;
     out->raw_width = width_;
     out->raw_height = height_;
     out->raw_channels = 1;

@@ -1,6 +1,7 @@
 // Picks the source type from what a path is.
 #include <filesystem>
 
+#include "array_source.h"
 #include "stoker/core/error.h"
 #include "stoker/data/source.h"
 
@@ -26,9 +27,12 @@ std::unique_ptr<Source> open_source(const std::string& path, const std::string& 
   std::error_code ec;
   if (!fs::exists(path, ec)) throw DataError("dataset path " + path + " does not exist");
   if (fs::is_regular_file(path, ec)) {
-    if (fs::path(path).extension() == ".csv") return open_file_list(path);
+    const std::string ext = fs::path(path).extension().string();
+    if (ext == ".csv") return is_feature_table(path) ? open_feature_table(path) : open_file_list(path);
+    if (ext == ".npz" || ext == ".npy") return open_arrays(path, split);
     throw DataError("dataset path " + path +
-                    " is a file; expected a directory (image folder or IDX files) or a .csv list");
+                    " is a file; expected a directory (image folder or IDX files), a .csv (file list or "
+                    "feature table), or an .npz/.npy file");
   }
   const std::string images = find_idx(path, split, "images-idx3-ubyte");
   if (!images.empty()) {
@@ -39,6 +43,12 @@ std::unique_ptr<Source> open_source(const std::string& path, const std::string& 
     return open_idx(images, labels);
   }
   return open_image_folder(path);
+}
+
+bool has_test_split(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return !find_idx(path, "t10k", "images-idx3-ubyte").empty();
+  return fs::path(path).extension() == ".npz" && fs::is_regular_file(path, ec) && npz_has_test_split(path);
 }
 
 }  // namespace stoker::data

@@ -37,7 +37,7 @@ constexpr double kDefaultRatioMax = 4.0 / 3.0;
 constexpr std::string_view kMiddleDot = "\xC2\xB7";  // U+00B7
 constexpr std::string_view kArrow = "\xE2\x86\x92";  // U+2192
 
-constexpr std::array<std::string_view, 13> kKnownNames{"RandomResizedCrop",
+constexpr std::array<std::string_view, 14> kKnownNames{"RandomResizedCrop",
                                                        "Resize",
                                                        "CenterCrop",
                                                        "RandomHorizontalFlip",
@@ -49,7 +49,8 @@ constexpr std::array<std::string_view, 13> kKnownNames{"RandomResizedCrop",
                                                        "Float32",
                                                        "NCHW",
                                                        "NHWC",
-                                                       "none"};
+                                                       "none",
+                                                       "Standardize"};
 
 // ---------------------------------------------------------------------------------------
 // describe
@@ -444,6 +445,9 @@ class ChainBuilder {
       }
       layout_by_ = call.name;
       spec_.layout = n == "NCHW" ? Layout::kNCHW : Layout::kNHWC;
+    } else if (n == "Standardize") {
+      bind(call, {});
+      spec_.standardize = true;
     } else if (n == "none") {
       bind(call, {});
       claim_geometry(call, "none");
@@ -620,6 +624,7 @@ std::string TransformSpec::describe() const {
       parts.emplace_back("none");
       break;
   }
+  if (standardize) parts.emplace_back("Standardize");
   if (flip_p > 0) parts.push_back(fmt::format("RandomHorizontalFlip({})", flip_p));
   if (jitter.enabled()) {
     std::string args;
@@ -634,7 +639,7 @@ std::string TransformSpec::describe() const {
     }
     parts.push_back("ColorJitter(" + args + ")");
   }
-  if (channels == 1) parts.emplace_back("Grayscale");
+  if (channels == 1 && features == 0) parts.emplace_back("Grayscale");
   if (normalize) {
     if (mean == kImagenetMean && std == kImagenetStd) {
       parts.emplace_back("Normalize");
@@ -692,6 +697,7 @@ void TransformSpec::validate() const {
   if (!(jitter.hue >= 0 && jitter.hue <= 0.5)) {
     throw UsageError(fmt::format("ColorJitter hue must be in [0, 0.5] (got {})", jitter.hue));
   }
+  validate_features();
   if (normalize) {
     for (int c = 0; c < channels; ++c) {
       if (!std::isfinite(mean[c])) {
@@ -702,6 +708,40 @@ void TransformSpec::validate() const {
         throw UsageError(
             fmt::format("Normalize std must be non-zero and finite (got std[{}] = {})", c, std[c]));
       }
+    }
+  }
+}
+
+void TransformSpec::validate_features() const {
+  if (!standardize && features == 0) return;
+  const char* image_step = geometry != Geometry::kNone ? geometry_name(geometry)
+                           : flip_p > 0                 ? "RandomHorizontalFlip"
+                           : jitter.enabled()           ? "ColorJitter"
+                           : normalize                  ? "Normalize"
+                                                        : nullptr;
+  if (image_step != nullptr) {
+    throw UsageError(fmt::format(
+        "{} is an image transform, and {}; feature vectors take 'Standardize' or 'none' (and Float16/Float32)",
+        image_step, features > 0 ? fmt::format("the data holds feature vectors ({} per sample)", features)
+                                 : std::string("Standardize is for feature vectors")));
+  }
+  if (features > 0 && dtype == DType::kUint8) {
+    throw UsageError("feature vectors cannot be written as uint8 (ToUint8); use Float32 or Float16");
+  }
+  if (feature_mean.size() != feature_std.size()) {
+    throw UsageError(fmt::format("Standardize has {} mean and {} std values; give both or neither",
+                                 feature_mean.size(), feature_std.size()));
+  }
+  for (const std::vector<float>* stats : {&feature_mean, &feature_std}) {
+    if (!stats->empty() && stats->size() != static_cast<size_t>(features)) {
+      throw UsageError(fmt::format("Standardize has {} {} values for {} features", stats->size(),
+                                   stats == &feature_mean ? "mean" : "std", features));
+    }
+  }
+  for (size_t j = 0; j < feature_mean.size(); ++j) {
+    if (!std::isfinite(feature_mean[j]) || !(std::isfinite(feature_std[j]) && feature_std[j] > 0)) {
+      throw UsageError(fmt::format("Standardize feature {} has mean {} and std {}; both must be finite, std > 0", j,
+                                   feature_mean[j], feature_std[j]));
     }
   }
 }

@@ -243,7 +243,7 @@ DatasetInfo inspect_dataset(const std::string& path) {
     info.description = source->describe();
     int width = 0, height = 0, channels = 0;
     source->fixed_shape(&width, &height, &channels);
-    info.raw_pixels = width > 0;
+    info.raw_pixels = width > 0 || source->feature_count() > 0;
     const size_t n = source->size();
     const size_t samples = std::min<size_t>(n, 32);
     data::SampleData sample;

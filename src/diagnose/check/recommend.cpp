@@ -116,7 +116,7 @@ EpochEstimate estimate_epoch(const Figure& images, const Figure& decode_per_core
   EpochEstimate e;
   e.images = images;
   if (raw_pixels) {
-    e.input_ceiling = Figure::skip("raw pixels, nothing to decode");
+    e.input_ceiling = Figure::skip("raw pixels or feature vectors, nothing to decode");
   } else {
     const Figure decode = positive(decode_per_core, "decode rate");
     e.input_ceiling = decode.ok() ? Figure::of(*decode * std::max(1, workers)) : decode;

@@ -34,7 +34,7 @@ Limit limit_of(const DoctorFindings& f) {
   const double loader_rate = f.at_configured().images_per_s;
   const bool input_limits = loader_rate < model_rate;
   const std::string limit =
-      input_limits ? fmt::format("the input pipeline: it delivers {} img/s at {} worker{}, the model takes {} ({:.1f}×)",
+      input_limits ? fmt::format("the input pipeline: it delivers {} samples/s at {} worker{}, the model takes {} ({:.1f}×)",
                                  grouped(loader_rate), configured, configured == 1 ? "" : "s", grouped(model_rate),
                                  model_rate / std::max(1.0, loader_rate))
                    : fmt::format("the model: it takes {} samples/s, the loader delivers {} at {} worker{} ({:.1f}× headroom)",
@@ -185,7 +185,7 @@ void print_doctor_text(const DoctorFindings& f, const std::vector<DoctorChange>&
   }
   std::string loader_line;
   for (const auto& p : f.loader) {
-    loader_line += fmt::format("{}{} worker{} {} img/s", loader_line.empty() ? "" : " · ", p.workers,
+    loader_line += fmt::format("{}{} worker{} {} samples/s", loader_line.empty() ? "" : " · ", p.workers,
                                p.workers == 1 ? "" : "s", grouped(p.images_per_s));
   }
   const auto& s = f.at_configured().stages;

@@ -53,6 +53,14 @@ void RunRecords::set_process(int threads, const HostTuning& host) {
   summary_["threads"] = threads;
   summary_["blas"] = host.blas.empty() ? nlohmann::json(nullptr) : nlohmann::json(host.blas);
   summary_["allocator"] = host.allocator.empty() ? nlohmann::json(nullptr) : nlohmann::json(host.allocator);
+  summary_["blas_reason"] = host.blas_reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(host.blas_reason);
+}
+
+void RunRecords::set_inputs(const data::TransformSpec& spec) {
+  nlohmann::json inputs = {{"transform", spec.describe()}, {"features", nullptr}, {"standardize", nullptr}};
+  if (spec.features > 0) inputs["features"] = spec.features;
+  if (!spec.feature_mean.empty()) inputs["standardize"] = {{"mean", spec.feature_mean}, {"std", spec.feature_std}};
+  summary_["inputs"] = std::move(inputs);
 }
 
 void RunRecords::report(const std::string& line) {

@@ -12,6 +12,7 @@
 #include "evaluate.h"
 #include "grad_scaler.h"
 #include "stoker/core/host_tuning.h"
+#include "stoker/data/transform.h"
 #include "stoker/diagnose/verdict.h"
 #include "stoker/train/config.h"
 
@@ -46,6 +47,10 @@ class RunRecords {
   // What the process ran with, for summary.json: intra-op threads and the allocator and BLAS
   // settings (stoker/core/host_tuning.h).
   void set_process(int threads, const HostTuning& host);
+
+  // What the model was fed, for summary.json: the transform chain and, for feature vectors,
+  // their count and the Standardize statistics (needed to feed the exported model later).
+  void set_inputs(const data::TransformSpec& spec);
 
   // Prints `line` and appends it to events.log.
   void report(const std::string& line);

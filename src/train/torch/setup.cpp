@@ -14,14 +14,14 @@ namespace stoker::train {
 
 namespace {
 
-bool is_idx(const data::Source& source) {
-  int w, h, c;
-  source.fixed_shape(&w, &h, &c);
-  return w > 0;
-}
-
 std::string default_transforms(const data::Source& source, bool train) {
-  if (is_idx(source)) return "none, Grayscale, Normalize(mean=(0.286,), std=(0.353,))";
+  if (source.feature_count() > 0) return "Standardize";
+  int width, height, channels;
+  source.fixed_shape(&width, &height, &channels);
+  if (width > 0) {  // raw pixels of one size: IDX (Fashion-MNIST's statistics) or NumPy arrays
+    if (source.describe().starts_with("IDX ")) return "none, Grayscale, Normalize(mean=(0.286,), std=(0.353,))";
+    return channels == 1 ? "none, Grayscale" : "none";
+  }
   return train ? "RandomResizedCrop(224), RandomHorizontalFlip(0.5), Normalize"
                : "Resize(256), CenterCrop(224), Normalize";
 }
@@ -104,10 +104,20 @@ TrainSetup make_setup(const TrainConfig& cfg) {
   s.train_source = data::open_source(cfg.data, "train");
   if (!cfg.val_data.empty()) {
     s.val_source = data::open_source(cfg.val_data, "t10k");
-  } else if (is_idx(*s.train_source)) {
+  } else if (data::has_test_split(cfg.data)) {
     s.val_source = data::open_source(cfg.data, "t10k");
   }
   s.objective = make_objective(cfg, *s.train_source, s.val_source.get());
+  if (const int features = s.train_source->feature_count(); features > 0 && cfg.model != "mlp") {
+    throw UsageError(fmt::format("model {} takes images, and {} holds feature vectors ({} per sample); use --model mlp",
+                                 cfg.model, cfg.data, features));
+  }
+  if (s.val_source && s.val_source->feature_count() != s.train_source->feature_count()) {
+    throw UsageError(fmt::format("validation data {} has {} features per sample, and the training data {} has {}; "
+                                 "they must match",
+                                 cfg.val_data.empty() ? cfg.data : cfg.val_data, s.val_source->feature_count(),
+                                 cfg.data, s.train_source->feature_count()));
+  }
 
   const int cores = usable_cores();
   s.start_workers = cfg.num_workers == kAuto ? std::max(1, std::min(4, cores / 2)) : cfg.num_workers;
@@ -126,6 +136,9 @@ TrainSetup make_setup(const TrainConfig& cfg) {
   s.train_loader = std::make_unique<data::Loader>(s.train_source, train_options);
   if (s.val_source) {
     data::LoaderOptions val_options = loader_options(cfg, *s.val_source, false, s.start_workers);
+    // Standardized with the training data's statistics, as a fitted scaler would be.
+    val_options.transform.feature_mean = s.train_loader->options().transform.feature_mean;
+    val_options.transform.feature_std = s.train_loader->options().transform.feature_std;
     val_options.allocator = s.pinned.get();
     plan_device_feed(s.device, conv_net, &val_options);  // the same plan: same mean and std
     s.val_loader = std::make_unique<data::Loader>(s.val_source, val_options);

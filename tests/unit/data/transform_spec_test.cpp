@@ -36,6 +36,7 @@ void expect_same_spec(const TransformSpec& a, const TransformSpec& b) {
   EXPECT_EQ(a.channels, b.channels);
   EXPECT_EQ(a.dtype, b.dtype);
   EXPECT_EQ(a.layout, b.layout);
+  EXPECT_EQ(a.standardize, b.standardize);
 }
 
 std::string usage_error_of(const std::function<void()>& f) {
@@ -189,6 +190,7 @@ TEST(ParseTransformsTest, DescribeRoundTrips) {
       "CenterCrop((64, 48)), Grayscale, Normalize(mean=(0.1307,), std=(0.3081,))",
       "none, ColorJitter(hue=0.5), Normalize(mean=(0.1, 0.2, 0.3), std=(0.7, 0.8, 0.9))",
       "ColorJitter(contrast=0.123456789)",
+      "Standardize, Float16",
   };
   for (const std::string& chain : chains) {
     SCOPED_TRACE(chain);
@@ -218,7 +220,7 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
       {"RandomCrop(224)",
        {"unknown transform 'RandomCrop'",
         "(known: RandomResizedCrop, Resize, CenterCrop, RandomHorizontalFlip, ColorJitter, "
-        "Normalize, Grayscale, ToUint8, Float16, Float32, NCHW, NHWC, none)"}},
+        "Normalize, Grayscale, ToUint8, Float16, Float32, NCHW, NHWC, none, Standardize)"}},
       {"Normalise", {"unknown transform 'Normalise'", "did you mean 'Normalize'?"}},
       {"randomresizedcrop(224)", {"'randomresizedcrop'", "did you mean 'RandomResizedCrop'?"}},
       {"ToTensor", {"unknown transform 'ToTensor'", "float32 NCHW"}},

@@ -377,7 +377,7 @@ TEST(CheckReport, RawPixelDataHasNoInputCeiling) {
   suggest_and_estimate(&r);
   const std::string text = format_text(r);
   EXPECT_NE(text.find("estimate mnist_cnn on Fashion-MNIST train (60,000 images; --data DIR for yours): 6 s/epoch "
-                      "(no input ceiling: raw pixels, nothing to decode, compute ceiling 10,417 img/s → compute-bound)\n"),
+                      "(no input ceiling: raw pixels or feature vectors, nothing to decode, compute ceiling 10,417 img/s → compute-bound)\n"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("batch 64 for mnist_cnn on cpu"), std::string::npos) << text;

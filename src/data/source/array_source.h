@@ -1,0 +1,45 @@
+// Samples held in memory as arrays (feature vectors or raw images) with their targets: what
+// .npz/.npy files and numeric CSV tables are turned into.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "stoker/data/source.h"
+
+namespace stoker::data {
+
+struct SampleArrays {
+  std::string origin;  // "arrays data.npz (x_train, y_train)" — describe() starts with it
+  std::string item;    // sample names are "<item>[i]"
+  size_t count = 0;
+  // Either feature vectors (count x feature_count float32) ...
+  std::vector<float> features;
+  int feature_count = 0;
+  // ... or images (count x height x width x channels uint8).
+  std::vector<uint8_t> pixels;
+  int width = 0, height = 0, channels = 0;
+  // Class ids (classification) or count x target_dim floats (regression).
+  std::vector<int64_t> labels;
+  std::vector<float> targets;
+  int target_dim = 1;
+};
+
+// Checks the arrays (sizes agree, values finite, class ids in 0..99,999) and wraps them.
+// Throws DataError naming `arrays.origin`.
+std::unique_ptr<Source> make_array_source(SampleArrays arrays);
+
+// "0", "1", ... "K-1" for class ids 0..K-1; throws DataError naming `where` for a negative id
+// or more than 100,000 classes (integer regression targets saved as ints, most likely).
+std::vector<std::string> numbered_classes(const std::vector<int64_t>& ids, const std::string& where);
+
+}  // namespace stoker::data
+
+namespace stoker::data {
+
+// True for an .npz that holds x_test / y_test (numpy_source.cpp).
+bool npz_has_test_split(const std::string& path);
+
+}  // namespace stoker::data

@@ -1,0 +1,120 @@
+// A CSV table of numbers -> an ArraySource (open_feature_table), and telling it from a file list.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <fstream>
+
+#include "array_source.h"
+#include "csv_fields.h"
+#include "stoker/core/error.h"
+
+namespace stoker::data {
+
+namespace {
+
+constexpr std::array<const char*, 6> kTargetColumns{"label", "target", "y", "class", "labels", "targets"};
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+bool all_numbers(const std::vector<std::string>& fields) {
+  float value = 0;
+  return std::all_of(fields.begin(), fields.end(), [&](const std::string& f) { return parse_float(f, &value); });
+}
+
+// The first two non-blank lines' fields.
+std::vector<std::vector<std::string>> first_rows(std::istream& in, size_t rows) {
+  std::vector<std::vector<std::string>> out;
+  std::string line;
+  while (out.size() < rows && std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") != std::string::npos) out.push_back(split_csv_line(line));
+  }
+  return out;
+}
+
+}  // namespace
+
+bool is_feature_table(const std::string& csv_path) {
+  std::ifstream in(csv_path);
+  const auto rows = first_rows(in, 2);
+  if (rows.empty()) return false;
+  if (all_numbers(rows[0])) return true;  // no header
+  return rows.size() > 1 && all_numbers(rows[1]);
+}
+
+std::unique_ptr<Source> open_feature_table(const std::string& csv_path) {
+  std::ifstream in(csv_path);
+  if (!in) throw DataError("cannot read feature table " + csv_path);
+  std::vector<std::string> header;
+  int columns = -1, target = -1;
+  bool integer_targets = true;
+  std::vector<float> features, targets;
+  std::vector<int64_t> ids;
+  std::string line;
+  int line_number = 0;
+  while (std::getline(in, line)) {
+    ++line_number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::vector<std::string> fields = split_csv_line(line);
+    if (columns < 0) {
+      if (fields.size() < 2) {
+        throw DataError(fmt::format("{}:{}: a feature table needs at least one feature and one target column",
+                                    csv_path, line_number));
+      }
+      columns = static_cast<int>(fields.size());
+      target = columns - 1;
+      if (!all_numbers(fields)) {  // the header: it may name the target column
+        header = fields;
+        for (const char* name : kTargetColumns) {
+          const auto at = std::find_if(header.begin(), header.end(), [&](const std::string& h) { return lower(h) == name; });
+          if (at != header.end()) {
+            target = static_cast<int>(at - header.begin());
+            break;
+          }
+        }
+        continue;
+      }
+    }
+    if (static_cast<int>(fields.size()) != columns) {
+      throw DataError(fmt::format("{}:{}: {} columns, but the {} has {}", csv_path, line_number, fields.size(),
+                                  header.empty() ? "first row" : "header", columns));
+    }
+    for (int c = 0; c < columns; ++c) {
+      const std::string& text = fields[static_cast<size_t>(c)];
+      float value = 0;
+      if (!parse_float(text, &value)) {
+        const std::string column = header.empty() ? fmt::format("{}", c + 1) : fmt::format("{} ('{}')", c + 1, header[static_cast<size_t>(c)]);
+        throw DataError(fmt::format("{}:{}: column {} is {}; every cell must be a number (fill or drop missing values)",
+                                    csv_path, line_number, column, text.empty() ? "empty" : "'" + text + "'"));
+      }
+      if (c != target) {
+        features.push_back(value);
+        continue;
+      }
+      targets.push_back(value);
+      integer_targets = integer_targets && is_integer_text(text);
+    }
+  }
+  if (targets.empty()) throw DataError("feature table " + csv_path + " has no rows");
+
+  SampleArrays a;
+  a.origin = fmt::format("feature table {}{}", csv_path,
+                         header.empty() ? "" : fmt::format(" (target '{}')", header[static_cast<size_t>(target)]));
+  a.item = csv_path + " row";
+  a.count = targets.size();
+  a.feature_count = columns - 1;
+  a.features = std::move(features);
+  if (integer_targets) {
+    a.labels.reserve(targets.size());
+    for (float t : targets) a.labels.push_back(static_cast<int64_t>(t));
+  } else {
+    a.targets = std::move(targets);
+  }
+  return make_array_source(std::move(a));
+}
+
+}  // namespace stoker::data

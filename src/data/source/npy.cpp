@@ -1,0 +1,262 @@
+#include "npy.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "stoker/core/error.h"
+
+namespace stoker::data {
+
+namespace {
+
+constexpr uint8_t kMagic[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+constexpr const char* kConvertHint = "save it with x.astype(np.float32) (features) or np.int64 (class ids)";
+
+[[noreturn]] void fail(const std::string& name, const std::string& what) {
+  throw DataError(fmt::format("{}: {}", name, what));
+}
+
+// The value of `key` in the header's dict literal, e.g. 'descr' -> "'<f4'", 'shape' -> "(3, 4)".
+std::string header_value(const std::string& header, const std::string& key, const std::string& name) {
+  size_t at = header.find("'" + key + "'");
+  if (at == std::string::npos) at = header.find("\"" + key + "\"");
+  if (at == std::string::npos) fail(name, "the .npy header has no '" + key + "'");
+  at = header.find(':', at);
+  if (at == std::string::npos) fail(name, "the .npy header is malformed at '" + key + "'");
+  ++at;
+  while (at < header.size() && header[at] == ' ') ++at;
+  size_t end = at;
+  if (at < header.size() && header[at] == '(') {
+    end = header.find(')', at);
+    if (end == std::string::npos) fail(name, "the .npy header's shape has no ')'");
+    return header.substr(at, end + 1 - at);
+  }
+  if (at < header.size() && header[at] == '[') fail(name, std::string("has a structured dtype (record fields); ") + kConvertHint);
+  while (end < header.size() && header[end] != ',' && header[end] != '}') ++end;
+  std::string value = header.substr(at, end - at);
+  while (!value.empty() && value.back() == ' ') value.pop_back();
+  return value;
+}
+
+std::vector<int64_t> parse_shape(const std::string& text, const std::string& name) {
+  std::vector<int64_t> shape;
+  size_t i = 1;  // past '('
+  while (i < text.size()) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == ',')) ++i;
+    if (i >= text.size() || text[i] == ')') break;
+    int64_t value = 0;
+    bool digits = false;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+      value = value * 10 + (text[i] - '0');
+      if (value > (int64_t{1} << 48)) fail(name, "the .npy shape " + text + " is too large");
+      digits = true;
+      ++i;
+    }
+    while (i < text.size() && text[i] == 'L') ++i;  // Python 2 longs
+    if (!digits) fail(name, "cannot read the .npy shape " + text);
+    shape.push_back(value);
+  }
+  return shape;
+}
+
+float half_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exponent = (h >> 10) & 0x1Fu;
+  const uint32_t mantissa = h & 0x3FFu;
+  if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24
+    const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
+    return sign != 0 ? -magnitude : magnitude;
+  }
+  if (exponent == 31) return std::bit_cast<float>(sign | 0x7F800000u | (mantissa << 13));
+  return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
+}
+
+// Element `index` (in storage order) as raw little-endian bits in a uint64, byte-swapped
+// where the array is big-endian.
+uint64_t raw_bits(const NpyArray& a, int64_t index) {
+  const uint8_t* p = a.data.data() + static_cast<size_t>(index) * static_cast<size_t>(a.itemsize);
+  uint64_t bits = 0;
+  for (int b = 0; b < a.itemsize; ++b) {
+    const int from = a.big_endian ? a.itemsize - 1 - b : b;
+    bits |= static_cast<uint64_t>(p[from]) << (8 * b);
+  }
+  return bits;
+}
+
+double element(const NpyArray& a, int64_t index) {
+  const uint64_t bits = raw_bits(a, index);
+  const int width = a.itemsize * 8;
+  switch (a.kind) {
+    case 'f':
+      if (a.itemsize == 2) return half_to_float(static_cast<uint16_t>(bits));
+      if (a.itemsize == 4) return std::bit_cast<float>(static_cast<uint32_t>(bits));
+      return std::bit_cast<double>(bits);
+    case 'i': {
+      if (width == 64) return static_cast<double>(static_cast<int64_t>(bits));
+      const uint64_t sign_bit = uint64_t{1} << (width - 1);
+      return static_cast<double>(static_cast<int64_t>((bits ^ sign_bit)) - static_cast<int64_t>(sign_bit));
+    }
+    default:  // 'u', 'b'
+      return static_cast<double>(bits);
+  }
+}
+
+// Storage index of C-order element k (the identity unless Fortran-ordered).
+class StorageIndex {
+ public:
+  explicit StorageIndex(const NpyArray& a) : shape_(a.shape), fortran_(a.fortran_order && a.shape.size() > 1) {
+    counter_.assign(shape_.size(), 0);
+    int64_t stride = 1;
+    for (int64_t dim : shape_) {
+      strides_.push_back(stride);
+      stride *= dim;
+    }
+  }
+  // Call for k = 0, 1, 2, ... in turn.
+  int64_t next() {
+    if (!fortran_) return linear_++;
+    int64_t index = 0;
+    for (size_t d = 0; d < shape_.size(); ++d) index += counter_[d] * strides_[d];
+    for (size_t d = shape_.size(); d-- > 0;) {  // advance the C-order counter
+      if (++counter_[d] < shape_[d]) break;
+      counter_[d] = 0;
+    }
+    return index;
+  }
+
+ private:
+  std::vector<int64_t> shape_, strides_, counter_;
+  bool fortran_;
+  int64_t linear_ = 0;
+};
+
+}  // namespace
+
+int64_t NpyArray::count() const {
+  int64_t n = 1;
+  for (int64_t dim : shape) n *= dim;
+  return n;
+}
+
+int64_t NpyArray::row_size() const {
+  int64_t n = 1;
+  for (size_t d = 1; d < shape.size(); ++d) n *= shape[d];
+  return n;
+}
+
+std::string NpyArray::dtype_text() const {
+  if (kind == 'b') return "bool";
+  const char* base = kind == 'f' ? "float" : kind == 'i' ? "int" : "uint";
+  return fmt::format("{}{}{}", big_endian && itemsize > 1 ? ">" : "", base, itemsize * 8);
+}
+
+NpyArray parse_npy(std::span<const uint8_t> bytes, const std::string& name) {
+  if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
+    fail(name, "is not a .npy file (no \\x93NUMPY magic string); save it with np.save");
+  }
+  const int major = bytes[6];
+  size_t header_len = 0, header_at = 0;
+  if (major == 1) {
+    header_len = bytes[8] | (static_cast<size_t>(bytes[9]) << 8);
+    header_at = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12) fail(name, "is truncated in its .npy header");
+    header_len = bytes[8] | (static_cast<size_t>(bytes[9]) << 8) | (static_cast<size_t>(bytes[10]) << 16) |
+                 (static_cast<size_t>(bytes[11]) << 24);
+    header_at = 12;
+  } else {
+    fail(name, fmt::format(".npy format version {} is not known (1, 2 and 3 are)", major));
+  }
+  if (bytes.size() < header_at + header_len) fail(name, "is truncated in its .npy header");
+  const std::string header(reinterpret_cast<const char*>(bytes.data() + header_at), header_len);
+
+  NpyArray a;
+  a.name = name;
+  std::string descr = header_value(header, "descr", name);
+  if (descr.size() < 3 || (descr.front() != '\'' && descr.front() != '"')) {
+    fail(name, "has dtype " + descr + ", which stoker cannot read; " + kConvertHint);
+  }
+  descr = descr.substr(1, descr.size() - 2);
+  const char order = descr[0];
+  if (order != '<' && order != '>' && order != '|' && order != '=') {
+    fail(name, "has dtype '" + descr + "', which stoker cannot read; " + kConvertHint);
+  }
+  a.big_endian = order == '>';
+  a.kind = descr[1];
+  a.itemsize = std::atoi(descr.c_str() + 2);
+  const bool known = (a.kind == 'f' && (a.itemsize == 2 || a.itemsize == 4 || a.itemsize == 8)) ||
+                     ((a.kind == 'i' || a.kind == 'u') &&
+                      (a.itemsize == 1 || a.itemsize == 2 || a.itemsize == 4 || a.itemsize == 8)) ||
+                     (a.kind == 'b' && a.itemsize == 1);
+  if (!known) {
+    fail(name, "has dtype '" + descr + "'; stoker reads bool, int8..int64, uint8..uint64 and float16/32/64: " +
+                   kConvertHint);
+  }
+  const std::string fortran = header_value(header, "fortran_order", name);
+  a.fortran_order = fortran == "True";
+  a.shape = parse_shape(header_value(header, "shape", name), name);
+
+  uint64_t payload = static_cast<uint64_t>(a.itemsize);
+  bool overflow = false;
+  for (int64_t dim : a.shape) overflow = overflow || __builtin_mul_overflow(payload, static_cast<uint64_t>(dim), &payload);
+  const size_t data_at = header_at + header_len;
+  if (overflow || bytes.size() - data_at < payload) {
+    fail(name, fmt::format("is truncated: its shape ({}) of {} needs {} bytes, the file has {}",
+                           fmt::join(a.shape, ", "), a.dtype_text(), payload, bytes.size() - data_at));
+  }
+  a.data = bytes.subspan(data_at, payload);
+  return a;
+}
+
+std::vector<float> npy_to_float(const NpyArray& a) {
+  std::vector<float> out(static_cast<size_t>(a.count()));
+  StorageIndex storage(a);
+  if (a.kind == 'f' && a.itemsize == 4 && !a.big_endian && !a.fortran_order) {
+    std::memcpy(out.data(), a.data.data(), out.size() * sizeof(float));
+    return out;
+  }
+  for (size_t k = 0; k < out.size(); ++k) out[k] = static_cast<float>(element(a, storage.next()));
+  return out;
+}
+
+std::vector<int64_t> npy_to_int64(const NpyArray& a) {
+  std::vector<int64_t> out(static_cast<size_t>(a.count()));
+  StorageIndex storage(a);
+  for (size_t k = 0; k < out.size(); ++k) {
+    const int64_t index = storage.next();
+    if (a.kind == 'u' && a.itemsize == 8 && raw_bits(a, index) > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      fail(a.name, fmt::format("element {} does not fit in int64", k));
+    }
+    if (a.kind == 'i' && a.itemsize == 8) {
+      out[k] = static_cast<int64_t>(raw_bits(a, index));
+      continue;
+    }
+    const double value = element(a, index);
+    if (a.kind == 'f' && (value != std::floor(value) || !std::isfinite(value))) {
+      fail(a.name, fmt::format("element {} is {}, not a whole number", k, value));
+    }
+    out[k] = static_cast<int64_t>(value);
+  }
+  return out;
+}
+
+std::vector<uint8_t> npy_to_uint8(const NpyArray& a) {
+  if (!((a.kind == 'u' || a.kind == 'b') && a.itemsize == 1)) {
+    fail(a.name, "is " + a.dtype_text() + ", expected uint8 pixels");
+  }
+  std::vector<uint8_t> out(static_cast<size_t>(a.count()));
+  StorageIndex storage(a);
+  if (!a.fortran_order) {
+    std::memcpy(out.data(), a.data.data(), out.size());
+    return out;
+  }
+  for (size_t k = 0; k < out.size(); ++k) out[k] = a.data[static_cast<size_t>(storage.next())];
+  return out;
+}
+
+}  // namespace stoker::data

@@ -1,0 +1,43 @@
+// A read-only ZIP archive over a memory map: enough of the format for NumPy's .npz files
+// (stored or deflated members, ZIP64 sizes and offsets as np.savez writes them).
+//
+// Ownership: the archive owns its map; extract() returns an owned copy (stored members are
+// copied, deflated ones inflated) checked against the member's CRC-32.
+// Thread safety: const members may be called from any thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "stoker/core/mapped_file.h"
+
+namespace stoker::data {
+
+class ZipArchive {
+ public:
+  struct Member {
+    std::string name;
+    uint16_t method = 0;  // 0 stored, 8 deflated
+    uint32_t crc32 = 0;
+    uint64_t compressed_size = 0;
+    uint64_t size = 0;
+    uint64_t local_header_offset = 0;
+  };
+
+  // Maps `path` and reads its central directory. Throws DataError naming the path when it is
+  // not a ZIP archive or its directory is damaged.
+  explicit ZipArchive(const std::string& path);
+
+  const std::vector<Member>& members() const { return members_; }
+  const std::string& path() const { return map_.path(); }
+  // The member's bytes. Throws DataError for an unknown compression method, truncated or
+  // corrupt data, or a CRC mismatch.
+  std::vector<uint8_t> extract(const Member& member) const;
+
+ private:
+  MappedFile map_;
+  std::vector<Member> members_;
+};
+
+}  // namespace stoker::data

@@ -1,0 +1,177 @@
+// Feature vectors end to end: `stoker train --model mlp` on a numeric CSV table and on
+// NumPy files that numpy itself wrote (np.savez, np.savez_compressed, Fortran-ordered .npy),
+// the same batches from every format, and one-line errors for what cannot be trained.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "support/run_command.h"
+#include "support/temp_dir.h"
+
+namespace stoker {
+namespace {
+
+namespace fs = std::filesystem;
+using stoker::testing::expect_one_line_error;
+using stoker::testing::run_command;
+using stoker::testing::TempDir;
+
+const std::string kStoker = STOKER_BINARY;
+const std::string kFlags = " --model mlp --epochs 3 --workers 1 --no-progress";
+
+nlohmann::json summary_of(const std::string& output_dir) {
+  for (const auto& entry : fs::directory_iterator(output_dir)) {
+    std::ifstream in(entry.path() / "summary.json");
+    return nlohmann::json::parse(in);
+  }
+  return {};
+}
+
+// Four Gaussian blobs in 12 dimensions whose features differ in scale by up to 1000x and sit
+// far from zero (feature f: (center + noise) * (1 + 90 f) + 500).
+void write_blobs(const std::string& path, int rows, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> noise(0, 1);
+  std::uniform_int_distribution<int> cls(0, 3);
+  std::ofstream out(path);
+  for (int f = 0; f < 12; ++f) out << "f" << f << ",";
+  out << "label\n";
+  for (int r = 0; r < rows; ++r) {
+    const int c = cls(rng);
+    for (int f = 0; f < 12; ++f) {
+      const float center = ((c * 7 + f * 3) % 5 == 0 ? 2.5f : 0.0f) + (f == c ? 3.0f : 0.0f);
+      out << (center + noise(rng)) * (1.0f + 90.0f * static_cast<float>(f)) + 500.0f << ",";
+    }
+    out << c << "\n";
+  }
+}
+
+class TrainFeaturesCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!STOKER_HAS_TORCH) GTEST_SKIP() << "built without libtorch";
+  }
+};
+
+TEST_F(TrainFeaturesCli, NumericCsvTableTrainsAnMlp) {
+  TempDir dir;
+  write_blobs(dir.str() + "/train.csv", 3000, 1);
+  write_blobs(dir.str() + "/val.csv", 600, 2);
+  const std::string out = dir.str() + "/runs";
+  const auto r = run_command(kStoker + " train --data " + dir.str() + "/train.csv --val-data " + dir.str() +
+                             "/val.csv" + kFlags + " --output-dir " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("(target 'label'): 3,000 samples × 12 features, 4 classes · validation 600"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("model    mlp"), std::string::npos) << r.out;
+  const auto summary = summary_of(out);
+  EXPECT_GT(summary["test_accuracy"].get<double>(), 0.9) << r.out;
+  // The Standardize statistics fit on the training rows, kept for feeding the model later:
+  // feature 0's center is 5.5 for class 0 and 0 for the others: mean 500 + 5.5/4, variance
+  // 1 + 5.67 (noise + between classes), std 2.58; feature 11 is scaled by 991.
+  const auto& inputs = summary["inputs"];
+  EXPECT_EQ(inputs["transform"], "none · Standardize → float32 NCHW") << inputs.dump();
+  EXPECT_EQ(inputs["features"], 12);
+  ASSERT_EQ(inputs["standardize"]["mean"].size(), 12u) << inputs.dump();
+  EXPECT_NEAR(inputs["standardize"]["mean"][0].get<double>(), 501.375, 0.3) << inputs.dump();
+  EXPECT_NEAR(inputs["standardize"]["std"][0].get<double>(), 2.58, 0.2) << inputs.dump();
+  EXPECT_GT(inputs["standardize"]["std"][11].get<double>(), 900) << inputs.dump();
+}
+
+TEST_F(TrainFeaturesCli, ImageModelsAndImageTransformsAreRefused) {
+  TempDir dir;
+  write_blobs(dir.str() + "/t.csv", 50, 3);
+  const std::string data = " --data " + dir.str() + "/t.csv --no-progress --output-dir " + dir.str() + "/runs";
+  expect_one_line_error(run_command(kStoker + " train --model resnet18" + data), 2,
+                        "model resnet18 takes images, and " + dir.str() +
+                            "/t.csv holds feature vectors (12 per sample); use --model mlp",
+                        "resnet18 on features");
+  expect_one_line_error(run_command(kStoker + " train --model mlp --transforms 'RandomHorizontalFlip(0.5)'" + data), 2,
+                        "RandomHorizontalFlip is an image transform", "flip on features");
+  write_blobs(dir.str() + "/v.csv", 50, 4);
+  std::ofstream(dir.str() + "/narrow.csv") << "a,label\n1,0\n2,1\n";
+  expect_one_line_error(
+      run_command(kStoker + " train --model mlp --val-data " + dir.str() + "/narrow.csv" + data), 2,
+      "has 1 features per sample, and the training data " + dir.str() + "/t.csv has 12; they must match",
+      "validation with other features");
+}
+
+// numpy's own writers, where the machine has numpy (python3-numpy comes with python3-torch).
+class NumpyFilesCli : public TrainFeaturesCli {
+ protected:
+  void SetUp() override {
+    TrainFeaturesCli::SetUp();
+    if (IsSkipped()) return;
+    const auto probe = run_command("/usr/bin/python3 -c 'import numpy'");
+    if (probe.exit_code != 0) GTEST_SKIP() << "/usr/bin/python3 cannot import numpy: " << probe.err;
+  }
+};
+
+constexpr const char* kWriteArrays = R"(
+import sys, numpy as np
+d = sys.argv[1]
+rng = np.random.default_rng(0)
+def blobs(n):
+    y = rng.integers(0, 4, n)
+    centers = np.random.default_rng(9).normal(0, 3, (4, 10))
+    x = (centers[y] + rng.normal(0, 1, (n, 10))) * np.linspace(1, 300, 10) + 100
+    return x.astype(np.float32), y
+x, y = blobs(2000)
+xt, yt = blobs(500)
+np.savez(d + "/plain.npz", x_train=x.astype(np.float64), y_train=y, x_test=xt, y_test=yt.astype(np.int32))
+np.savez_compressed(d + "/packed.npz", features=x, labels=y.astype(np.uint8))
+np.save(d + "/X.npy", np.asfortranarray(x.astype(">f8")))
+np.save(d + "/y.npy", y.astype(np.int16))
+r = np.stack([x[:, 0] / 100, x[:, 1] / -300], 1)
+np.savez(d + "/reg.npz", x=x, y=r.astype(np.float64))
+)";
+
+TEST_F(NumpyFilesCli, EveryWriterGivesTheSameBatchesAndTrains) {
+  TempDir dir;
+  const auto made = run_command("/usr/bin/python3 -c '" + std::string(kWriteArrays) + "' " + dir.str());
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+
+  // The same float32 features and class ids through three writers: the same checksum.
+  std::string checksum;
+  for (const char* file : {"plain.npz", "packed.npz", "X.npy"}) {
+    const auto r = run_command(kStoker + " bench loader --data " + dir.str() + "/" + file +
+                               " --epochs 1 --workers 2 --batch-size 64");
+    ASSERT_EQ(r.exit_code, 0) << file << ": " << r.err;
+    EXPECT_NE(r.out.find("2,000 samples × 10 features, 4 classes"), std::string::npos) << r.out;
+    const auto at = r.out.find("checksum ");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    const std::string sum = r.out.substr(at + 9, 16);
+    if (checksum.empty()) checksum = sum;
+    EXPECT_EQ(sum, checksum) << file;
+  }
+
+  const std::string out = dir.str() + "/runs";
+  const auto r = run_command(kStoker + " train --data " + dir.str() + "/plain.npz" + kFlags + " --output-dir " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  // x_test / y_test are the validation split, as t10k is for IDX.
+  EXPECT_NE(r.out.find("(x_train, y_train): 2,000 samples × 10 features, 4 classes · validation 500"),
+            std::string::npos)
+      << r.out;
+  EXPECT_GT(summary_of(out)["test_accuracy"].get<double>(), 0.9) << r.out;
+
+  const std::string reg_out = dir.str() + "/reg_runs";
+  const auto reg = run_command(kStoker + " train --data " + dir.str() + "/reg.npz" + kFlags + " --output-dir " + reg_out);
+  ASSERT_EQ(reg.exit_code, 0) << reg.err << reg.out;
+  EXPECT_NE(reg.out.find("regression, 2 targets, loss mse"), std::string::npos) << reg.out;
+}
+
+TEST_F(NumpyFilesCli, DamagedArchiveIsOneLine) {
+  TempDir dir;
+  ASSERT_EQ(run_command("/usr/bin/python3 -c '" + std::string(kWriteArrays) + "' " + dir.str()).exit_code, 0);
+  const std::string cut = dir.str() + "/cut.npz";
+  fs::copy_file(dir.str() + "/packed.npz", cut);
+  fs::resize_file(cut, fs::file_size(cut) / 2);
+  expect_one_line_error(run_command(kStoker + " train --data " + cut + kFlags + " --output-dir " + dir.str() + "/r"), 1,
+                        "is a damaged ZIP/.npz archive", "truncated npz");
+}
+
+}  // namespace
+}  // namespace stoker

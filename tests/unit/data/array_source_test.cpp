@@ -1,0 +1,207 @@
+// NumPy arrays (.npy, .npz) and numeric CSV tables as sources: values, layouts, targets, and
+// the one-line errors for what cannot be read.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "stoker/core/error.h"
+#include "stoker/data/source.h"
+#include "support/numpy_files.h"
+#include "support/temp_dir.h"
+
+namespace stoker::data {
+namespace {
+
+using testing::npy_bytes;
+using testing::raw_bytes;
+using testing::TempDir;
+using testing::zip_bytes;
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+void expect_has(const std::string& text, const std::string& part) {
+  EXPECT_NE(text.find(part), std::string::npos) << text;
+}
+
+std::vector<float> features_of(const Source& source, size_t index) {
+  SampleData sample;
+  EXPECT_TRUE(source.read(index, &sample).ok());
+  EXPECT_EQ(sample.feature_count, source.feature_count());
+  const auto* p = reinterpret_cast<const float*>(sample.bytes.data());
+  return {p, p + sample.feature_count};
+}
+
+TEST(NpySource, FeaturesAndClassIdsFromSiblingFiles) {
+  TempDir dir;
+  dir.write("X_train.npy", npy_bytes("<f4", {3, 2}, raw_bytes<float>({1, 2, 3, 4, 5, 6})));
+  dir.write("y_train.npy", npy_bytes("<i8", {3}, raw_bytes<int64_t>({2, 0, 1})));
+  const auto source = open_source(dir.str() + "/X_train.npy");
+  ASSERT_EQ(source->size(), 3u);
+  EXPECT_EQ(source->feature_count(), 2);
+  EXPECT_EQ(source->target_kind(), TargetKind::kClass);
+  EXPECT_EQ(source->class_names().size(), 3u);
+  EXPECT_EQ(source->label(0), 2);
+  EXPECT_EQ(features_of(*source, 2), (std::vector<float>{5, 6}));
+  EXPECT_NE(source->describe().find("X_train.npy + y_train.npy: 3 samples × 2 features, 3 classes"), std::string::npos)
+      << source->describe();
+  expect_has(source->name(1), "X_train.npy[1]");
+}
+
+TEST(NpySource, ConvertsBigEndianIntegersAndFortranOrder) {
+  TempDir dir;
+  // >i2 values 1..6 of shape (2, 3) stored column-major: rows are (1, 2, 3) and (4, 5, 6).
+  std::vector<uint8_t> payload;
+  for (int16_t v : {1, 4, 2, 5, 3, 6}) {
+    payload.push_back(static_cast<uint8_t>(static_cast<uint16_t>(v) >> 8));
+    payload.push_back(static_cast<uint8_t>(v & 0xFF));
+  }
+  dir.write("features.npy", npy_bytes(">i2", {2, 3}, payload, /*fortran_order=*/true));
+  dir.write("targets.npy", npy_bytes("<f8", {2, 2}, raw_bytes<double>({0.5, -1, 2.25, 3})));
+  const auto source = open_arrays(dir.str() + "/features.npy");
+  EXPECT_EQ(features_of(*source, 0), (std::vector<float>{1, 2, 3}));
+  EXPECT_EQ(features_of(*source, 1), (std::vector<float>{4, 5, 6}));
+  ASSERT_EQ(source->target_kind(), TargetKind::kRegression);
+  ASSERT_EQ(source->target_dim(), 2);
+  float t[2];
+  source->targets(1, t);
+  EXPECT_EQ(t[0], 2.25f);
+  EXPECT_EQ(t[1], 3.0f);
+}
+
+TEST(NpySource, Uint8ImagesChannelsFirstBecomeRawPixels) {
+  TempDir dir;
+  // Two 3-channel 2x2 images (N, C, H, W): channel k of pixel p of image n = 100n + 10k + p.
+  std::vector<uint8_t> pixels;
+  for (int n = 0; n < 2; ++n)
+    for (int k = 0; k < 3; ++k)
+      for (int p = 0; p < 4; ++p) pixels.push_back(static_cast<uint8_t>(100 * n + 10 * k + p));
+  dir.write("d.npz", zip_bytes({{"images.npy", npy_bytes("|u1", {2, 3, 2, 2}, pixels)},
+                                {"labels.npy", npy_bytes("|b1", {2}, {0, 1})}}));
+  const auto source = open_source(dir.str() + "/d.npz");
+  EXPECT_EQ(source->feature_count(), 0);
+  int w = 0, h = 0, c = 0;
+  source->fixed_shape(&w, &h, &c);
+  EXPECT_EQ(w, 2);
+  EXPECT_EQ(h, 2);
+  EXPECT_EQ(c, 3);
+  SampleData sample;
+  ASSERT_TRUE(source->read(1, &sample).ok());
+  ASSERT_TRUE(sample.raw);
+  EXPECT_EQ(std::vector<uint8_t>(sample.bytes.begin(), sample.bytes.end()),
+            (std::vector<uint8_t>{100, 110, 120, 101, 111, 121, 102, 112, 122, 103, 113, 123}));  // H x W x C
+  EXPECT_EQ(source->label(1), 1);
+  EXPECT_EQ(source->class_names().size(), 2u);
+}
+
+class NpzSource : public ::testing::TestWithParam<std::pair<bool, bool>> {};
+
+TEST_P(NpzSource, PicksTheSplitsArraysStoredDeflatedOrZip64) {
+  const auto [deflate, zip64] = GetParam();
+  TempDir dir;
+  const std::string path = dir.write(
+      "mnist.npz", zip_bytes({{"x_test.npy", npy_bytes("<f8", {1, 2}, raw_bytes<double>({7, 8}))},
+                              {"x_train.npy", npy_bytes("<f4", {2, 2}, raw_bytes<float>({1, 2, 3, 4}))},
+                              {"y_train.npy", npy_bytes("<u1", {2}, {1, 0})},
+                              {"y_test.npy", npy_bytes("<i4", {1}, raw_bytes<int32_t>({1}))}},
+                             deflate, zip64));
+  const auto train = open_source(path);
+  ASSERT_EQ(train->size(), 2u);
+  EXPECT_EQ(features_of(*train, 1), (std::vector<float>{3, 4}));
+  EXPECT_EQ(train->label(0), 1);
+  EXPECT_TRUE(has_test_split(path));
+  const auto test = open_source(path, "t10k");
+  ASSERT_EQ(test->size(), 1u);
+  EXPECT_EQ(features_of(*test, 0), (std::vector<float>{7, 8}));
+  EXPECT_NE(test->describe().find("(x_test, y_test)"), std::string::npos) << test->describe();
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, NpzSource,
+                         ::testing::Values(std::make_pair(false, false), std::make_pair(true, false),
+                                           std::make_pair(false, true), std::make_pair(true, true)));
+
+TEST(NpzSource, BadArchivesAndArraysEachGetOneLine) {
+  TempDir dir;
+  const auto x = npy_bytes("<f4", {2, 1}, raw_bytes<float>({1, 2}));
+  const auto y = npy_bytes("<i8", {2}, raw_bytes<int64_t>({0, 1}));
+  const auto open = [&](const std::string& name, const std::vector<uint8_t>& bytes) {
+    const std::string path = dir.write(name, bytes);
+    return error_of([&] { open_source(path); });
+  };
+  expect_has(open("keys.npz", zip_bytes({{"a.npy", x}, {"b.npy", y}})), "holds the arrays [a, b]; expected features named x");
+  std::vector<uint8_t> corrupt = zip_bytes({{"x.npy", x}, {"y.npy", y}});
+  corrupt[100] ^= 0xFF;  // inside x.npy's header: the CRC no longer matches
+  expect_has(open("crc.npz", corrupt), "member x.npy fails its CRC-32 check");
+  const auto whole = zip_bytes({{"x.npy", x}, {"y.npy", y}});
+  expect_has(open("cut.npz", {whole.begin(), whole.begin() + 150}), "damaged ZIP/.npz archive");
+  expect_has(open("text.npz", {'h', 'e', 'l', 'l', 'o'}), "too short to be a ZIP archive");
+
+  const auto pair = [&](const std::vector<uint8_t>& xs, const std::vector<uint8_t>& ys) {
+    return zip_bytes({{"x.npy", xs}, {"y.npy", ys}});
+  };
+  expect_has(open("rows.npz", pair(x, npy_bytes("<i8", {3}, raw_bytes<int64_t>({0, 1, 2})))), "rows.npz:y has 3; they must have one row per sample each");
+  expect_has(open("complex.npz", pair(npy_bytes("<c8", {2}, std::vector<uint8_t>(16)), y)), "has dtype '<c8'; stoker reads bool, int8..int64");
+  expect_has(open("short.npz", pair(npy_bytes("<f4", {2, 3}, raw_bytes<float>({1, 2})), y)), "is truncated: its shape (2, 3) of float32 needs 24 bytes, the file has 8");
+  expect_has(open("nan.npz", pair(npy_bytes("<f4", {2, 1}, raw_bytes<float>({1, NAN})), y)), "a feature of sample 1 (column 0) is nan; fill or drop missing values");
+  expect_has(open("negative.npz", pair(x, npy_bytes("<i8", {2}, raw_bytes<int64_t>({0, -3})))), "class id -3 of sample 1 is negative");
+  expect_has(open("many.npz", pair(x, npy_bytes("<i8", {2}, raw_bytes<int64_t>({0, 250000})))), "integer targets up to 250000 would make 250,001 classes (at most 100,000); for a "
+                      "regression target store floats");
+  expect_has(open("magic.npz", pair({'n', 'o', 't', ' ', 'n', 'p', 'y', '!', '!', '!'}, y)), "is not a .npy file");
+  open("notest.npz", pair(x, y));
+  expect_has(error_of([&] { open_source(dir.str() + "/notest.npz", "t10k"); }), "with the suffix _test");
+}
+
+TEST(NpySource, NoTargetsBesideTheFeaturesSaysWhatWasLookedFor) {
+  TempDir dir;
+  const std::string path = dir.write("train_x.npy", npy_bytes("<f4", {1, 1}, raw_bytes<float>({1})));
+  expect_has(error_of([&] { open_source(path); }), "no targets beside it (looked for train_y.npy)");
+}
+
+TEST(FeatureTable, HeaderNamesTheTargetColumnAnywhere) {
+  TempDir dir;
+  const std::string path = dir.write_text("t.csv", "label,age,height\n1,30,1.8\n0,40,1.6\n2,50,1.7\n");
+  EXPECT_TRUE(is_feature_table(path));
+  const auto source = open_source(path);
+  ASSERT_EQ(source->size(), 3u);
+  EXPECT_EQ(source->feature_count(), 2);
+  EXPECT_EQ(source->label(1), 0);
+  EXPECT_EQ(features_of(*source, 2), (std::vector<float>{50, 1.7f}));
+  EXPECT_NE(source->describe().find("(target 'label'): 3 samples × 2 features, 3 classes"), std::string::npos)
+      << source->describe();
+}
+
+TEST(FeatureTable, WithoutHeaderTheLastColumnIsARegressionTargetWhenNotWhole) {
+  TempDir dir;
+  const std::string path = dir.write_text("t.csv", "1,2,0.5\n3,4,1.5\n");
+  const auto source = open_source(path);
+  EXPECT_EQ(source->target_kind(), TargetKind::kRegression);
+  float target = 0;
+  source->targets(1, &target);
+  EXPECT_EQ(target, 1.5f);
+  EXPECT_EQ(features_of(*source, 1), (std::vector<float>{3, 4}));
+}
+
+TEST(FeatureTable, AFileListIsStillAFileList) {
+  TempDir dir;
+  EXPECT_FALSE(is_feature_table(dir.write_text("a.csv", "path,label\na.jpg,0\n")));
+  EXPECT_FALSE(is_feature_table(dir.write_text("b.csv", "a.jpg,0\nb.jpg,1\n")));
+}
+
+TEST(FeatureTable, BadCellsAndRowsNameLineAndColumn) {
+  TempDir dir;
+  expect_has(error_of([&] { open_source(dir.write_text("e.csv", "a,b,label\n1,2,0\n3,,1\n")); }), "e.csv:3: column 2 ('b') is empty; every cell must be a number (fill or drop missing values)");
+  expect_has(error_of([&] { open_source(dir.write_text("w.csv", "1,2,0\n3,x,1\n")); }), "w.csv:2: column 2 is 'x'");
+  expect_has(error_of([&] { open_source(dir.write_text("r.csv", "1,2,0\n3,1\n")); }), "r.csv:2: 2 columns, but the first row has 3");
+}
+
+}  // namespace
+}  // namespace stoker::data
