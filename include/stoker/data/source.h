@@ -68,6 +68,9 @@ class Source {
   }
   // Values per sample when the source holds feature vectors (.npz/.npy/numeric CSV), else 0.
   virtual int feature_count() const { return 0; }
+  // A hint that sample i will be read soon: in-memory sources start fetching it into the
+  // cache (workers call it a few samples ahead within a claimed run). Default: nothing.
+  virtual void prefetch(size_t /*index*/) const {}
 };
 
 // root/<class>/<image>, classes sorted by name -> ids 0..n-1 (torchvision ImageFolder).

@@ -65,7 +65,12 @@ class Worker {
     int slot;
     uint64_t index;
   };
-  bool claim(std::unique_lock<std::mutex>& lock, Claim* out);
+  // A run of consecutive samples of one batch claimed at once: `first` and chunk_indices_.
+  struct Chunk {
+    Claim first;
+    int count;
+  };
+  bool claim(std::unique_lock<std::mutex>& lock, Chunk* out);
   void produce(const Claim& claim);
   void record_bad(const Claim& claim, const std::string& reason);
 
@@ -74,10 +79,12 @@ class Worker {
   const Source& source_;
   const LoaderOptions& options_;
   SampleLoader loader_;
+  std::vector<uint64_t> chunk_indices_;  // dataset indices of the claimed chunk
 };
 
-// Waits for a sample to claim; false when the loader stops.
-bool Worker::claim(std::unique_lock<std::mutex>& lock, Claim* out) {
+// Waits for samples to claim (up to claim_chunk consecutive ones of one batch); false when
+// the loader stops.
+bool Worker::claim(std::unique_lock<std::mutex>& lock, Chunk* out) {
   for (;;) {
     if (shared_.stop) return false;
     if (id_ >= shared_.active_workers) {  // parked by set_workers()
@@ -103,10 +110,14 @@ bool Worker::claim(std::unique_lock<std::mutex>& lock, Claim* out) {
         shared_.in_flight.push_back({batch, buffer, buffer->samples});
       }
       InFlight& target = shared_.in_flight.back();
-      *out = {shared_.epoch, batch, target.buffer,
-              static_cast<int>(position - batch * shared_.plan.batch_size),
-              shared_.plan.indices[static_cast<size_t>(position)]};
-      ++shared_.next_claim;
+      const int64_t batch_end = std::min(total, (batch + 1) * shared_.plan.batch_size);
+      const auto count = static_cast<int>(std::min<int64_t>(shared_.claim_chunk, batch_end - position));
+      const auto from = shared_.plan.indices.begin() + position;
+      chunk_indices_.assign(from, from + count);
+      out->first = {shared_.epoch, batch, target.buffer,
+                    static_cast<int>(position - batch * shared_.plan.batch_size), chunk_indices_.front()};
+      out->count = count;
+      shared_.next_claim += count;
       ++shared_.busy_workers;
       return true;
     }
@@ -116,23 +127,30 @@ bool Worker::claim(std::unique_lock<std::mutex>& lock, Claim* out) {
 
 void Worker::run() {
   std::unique_lock<std::mutex> lock(shared_.mutex);
-  Claim job{};
-  while (claim(lock, &job)) {
+  Chunk chunk{};
+  while (claim(lock, &chunk)) {
     lock.unlock();
-    try {
-      produce(job);
-    } catch (const std::exception& e) {  // no exception crosses the thread
-      lock.lock();
-      if (shared_.failure.empty()) {
-        shared_.failure = "worker failed on " + source_.name(job.index) + ": " + e.what();
+    constexpr int kPrefetchAhead = 4;  // random rows of an in-memory source miss the cache
+    for (int k = 0; k < chunk.count && k < kPrefetchAhead; ++k) source_.prefetch(chunk_indices_[static_cast<size_t>(k)]);
+    for (int k = 0; k < chunk.count; ++k) {
+      if (k + kPrefetchAhead < chunk.count) source_.prefetch(chunk_indices_[static_cast<size_t>(k + kPrefetchAhead)]);
+      Claim job = chunk.first;
+      job.slot += k;
+      job.index = chunk_indices_[static_cast<size_t>(k)];
+      try {
+        produce(job);
+      } catch (const std::exception& e) {  // no exception crosses the thread
+        std::lock_guard<std::mutex> guard(shared_.mutex);
+        if (shared_.failure.empty()) {
+          shared_.failure = "worker failed on " + source_.name(job.index) + ": " + e.what();
+        }
       }
-      lock.unlock();
     }
     lock.lock();
     --shared_.busy_workers;
     bool batch_done = false;
     for (InFlight& entry : shared_.in_flight) {
-      if (entry.batch_index == job.batch_index) batch_done = --entry.remaining == 0;
+      if (entry.batch_index == chunk.first.batch_index) batch_done = (entry.remaining -= chunk.count) == 0;
     }
     // Wake others only when it matters: a futex wake per sample costs measurable CPU.
     if (shared_.busy_workers == 0 && shared_.epoch_switch_waiting) shared_.idle_cv.notify_all();
@@ -251,6 +269,15 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
 
   shared_ = std::make_shared<LoaderShared>();
   shared_->spec = options_.transform;
+  // Cheap samples (feature vectors, small raw images) are claimed in runs of about 64 KiB of
+  // output, so the shared mutex is taken once per run rather than once per sample.
+  // Encoded images stay one at a time: their decode costs far more than the lock.
+  int fixed_width = 0, fixed_height = 0, fixed_channels = 0;
+  source_->fixed_shape(&fixed_width, &fixed_height, &fixed_channels);
+  if (source_->feature_count() > 0 || fixed_width > 0) {
+    shared_->claim_chunk =
+        static_cast<int>(std::clamp<size_t>((size_t{64} << 10) / options_.transform.sample_bytes(), 1, 256));
+  }
   shared_->target_dim = source_->target_dim();
   shared_->allocator = options_.allocator != nullptr ? options_.allocator : &host_allocator();
   if (options_.cache_decoded_bytes > 0) {

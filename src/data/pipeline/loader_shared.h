@@ -38,6 +38,7 @@ struct LoaderShared {
   // Immutable after construction.
   TransformSpec spec;
   int target_dim = 1;
+  int claim_chunk = 1;  // consecutive samples of one batch a worker claims at once
   BufferAllocator* allocator = nullptr;
   std::unique_ptr<DecodedCache> cache;  // null unless options.cache_decoded_bytes > 0
 
@@ -58,7 +59,7 @@ struct LoaderShared {
   int64_t next_consume = 0;        // next batch next() returns
   std::deque<InFlight> in_flight;  // ordered by batch_index
   std::vector<BatchBuffer*> free_buffers;
-  int busy_workers = 0;            // workers writing a claimed sample
+  int busy_workers = 0;            // workers writing claimed samples
   bool epoch_switch_waiting = false;  // start_epoch waits on idle_cv for busy_workers == 0
   std::string failure;             // non-empty: the epoch failed; next() throws this
   EpochStats stats;

@@ -65,6 +65,13 @@ class ArraySource final : public Source {
     *channels = a_.feature_count > 0 ? 0 : a_.channels;
   }
   int feature_count() const override { return a_.feature_count; }
+  void prefetch(size_t index) const override {
+    if (!a_.labels.empty()) __builtin_prefetch(a_.labels.data() + index);
+    if (a_.feature_count == 0) return;
+    const size_t bytes = static_cast<size_t>(a_.feature_count) * sizeof(float);
+    const auto* row = reinterpret_cast<const char*>(a_.features.data() + index * static_cast<size_t>(a_.feature_count));
+    for (size_t at = 0; at < bytes && at < 1024; at += 64) __builtin_prefetch(row + at);
+  }
 
  private:
   SampleArrays a_;

@@ -17,15 +17,16 @@ void write_features(void* out, std::span<const float> in, const TransformSpec& s
     std::memcpy(out, in.data(), n * sizeof(float));
     return;
   }
-  const float* mean = scale ? spec.feature_mean.data() : nullptr;
-  const float* sd = scale ? spec.feature_std.data() : nullptr;
+  const float* __restrict x = in.data();
+  const float* __restrict mean = spec.feature_mean.data();
+  const float* __restrict sd = spec.feature_std.data();
   if (spec.dtype == DType::kFloat32) {
-    float* dst = static_cast<float*>(out);
-    for (size_t j = 0; j < n; ++j) dst[j] = (in[j] - mean[j]) / sd[j];
+    float* __restrict dst = static_cast<float*>(out);
+    for (size_t j = 0; j < n; ++j) dst[j] = (x[j] - mean[j]) / sd[j];
     return;
   }
-  uint16_t* dst = static_cast<uint16_t*>(out);
-  for (size_t j = 0; j < n; ++j) dst[j] = float_to_half(scale ? (in[j] - mean[j]) / sd[j] : in[j]);
+  uint16_t* __restrict dst = static_cast<uint16_t*>(out);
+  for (size_t j = 0; j < n; ++j) dst[j] = float_to_half(scale ? (x[j] - mean[j]) / sd[j] : x[j]);
 }
 
 void fit_standardize(const Source& source, std::vector<float>* mean_out, std::vector<float>* std_out) {

@@ -117,6 +117,41 @@ TEST(FeatureLoader, BatchesAreBitIdenticalForAnyWorkerCount) {
   EXPECT_NE(order1, sorted);  // shuffled
 }
 
+TEST(FeatureLoader, WideVectorsAreClaimedInShortRunsThatEndAtTheBatch) {
+  // 8,192 features (32 KiB) make runs of 2 samples: batches of 5 are written as 2 + 2 + 1 by
+  // whichever workers claim them; every sample still lands in its slot.
+  TempDir dir;
+  constexpr int kFeatures = 8192, kSamples = 23;
+  std::vector<float> x(static_cast<size_t>(kFeatures) * kSamples);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 1000) * 0.5f + static_cast<float>(i / kFeatures);
+  std::vector<int64_t> y(kSamples);
+  for (int i = 0; i < kSamples; ++i) y[static_cast<size_t>(i)] = i % 3;
+  const std::string path =
+      dir.write("w.npz", testing::zip_bytes({{"x.npy", testing::npy_bytes("<f4", {kSamples, kFeatures}, testing::raw_bytes(x))},
+                                             {"y.npy", testing::npy_bytes("<i8", {kSamples}, testing::raw_bytes(y))}}));
+  const auto source = std::shared_ptr<const Source>(open_source(path));
+  std::vector<std::vector<float>> runs;
+  for (int workers : {1, 3}) {
+    LoaderOptions options = options_for("none", workers, /*shuffle=*/true);
+    options.batch_size = 5;
+    Loader loader(source, options);
+    std::vector<float> values;
+    loader.start_epoch(1);
+    while (Batch batch = loader.next()) {
+      const auto* p = static_cast<const float*>(batch.data());
+      for (int k = 0; k < batch.size(); ++k) {
+        const uint64_t i = batch.indices()[k];
+        ASSERT_EQ(p[static_cast<size_t>(k) * kFeatures + 7], x[i * kFeatures + 7]) << "sample " << i;
+        ASSERT_EQ(batch.labels()[k], y[i]);
+      }
+      values.insert(values.end(), p, p + static_cast<size_t>(batch.size()) * kFeatures);
+    }
+    ASSERT_EQ(values.size(), x.size());
+    runs.push_back(std::move(values));
+  }
+  EXPECT_EQ(runs[0], runs[1]);
+}
+
 std::string error_of(const std::function<void()>& f) {
   try {
     f();
