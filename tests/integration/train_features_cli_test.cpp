@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <cmath>
 #include <random>
 
 #include "support/run_command.h"
@@ -79,6 +80,33 @@ TEST_F(TrainFeaturesCli, NumericCsvTableTrainsAnMlp) {
   EXPECT_NEAR(inputs["standardize"]["mean"][0].get<double>(), 501.375, 0.3) << inputs.dump();
   EXPECT_NEAR(inputs["standardize"]["std"][0].get<double>(), 2.58, 0.2) << inputs.dump();
   EXPECT_GT(inputs["standardize"]["std"][11].get<double>(), 900) << inputs.dump();
+}
+
+TEST_F(TrainFeaturesCli, IntegerTargetsTrainARegressionWhenAskedTo) {
+  // y = 3 x0 - 2 x1 + 40, rounded: whole numbers, so without --task they would be classes.
+  TempDir dir;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-5, 5);
+  std::ofstream table(dir.str() + "/ages.csv");
+  table << "x0,x1,target\n";
+  for (int r = 0; r < 2000; ++r) {
+    const float x0 = u(rng), x1 = u(rng);
+    table << x0 << "," << x1 << "," << static_cast<int>(std::lround(3 * x0 - 2 * x1 + 40)) << "\n";
+  }
+  table.close();
+  const std::string data = " --data " + dir.str() + "/ages.csv --val-data " + dir.str() + "/ages.csv";
+  const auto as_classes = run_command(kStoker + " train" + data + kFlags + " --max-steps 2 --output-dir " + dir.str() + "/c");
+  ASSERT_EQ(as_classes.exit_code, 0) << as_classes.err;
+  EXPECT_NE(as_classes.out.find("classification, "), std::string::npos) << as_classes.out;
+
+  const std::string out = dir.str() + "/r";
+  const auto r = run_command(kStoker + " train" + data + kFlags + " --epochs 6 --task regression --loss l1 --output-dir " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("→ read as 1 float target (task regression)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("regression, 1 target, loss l1"), std::string::npos) << r.out;
+  // Predicting the mean scores an MAE of about 8.7; six epochs reach about 0.5.
+  const auto summary = summary_of(out);
+  EXPECT_LT(summary["epochs"].back()["val_mae"][0].get<double>(), 3.0) << summary.dump();
 }
 
 TEST_F(TrainFeaturesCli, ImageModelsAndImageTransformsAreRefused) {

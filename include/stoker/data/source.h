@@ -68,6 +68,9 @@ class Source {
   }
   // Values per sample when the source holds feature vectors (.npz/.npy/numeric CSV), else 0.
   virtual int feature_count() const { return 0; }
+  // True when class ids were read as numbers from the data (CSV lists and tables, NumPy
+  // arrays), so they may as well be quantities; false for folder names and IDX labels.
+  virtual bool targets_are_numbers() const { return false; }
   // A hint that sample i will be read soon: in-memory sources start fetching it into the
   // cache (workers call it a few samples ahead within a claimed run). Default: nothing.
   virtual void prefetch(size_t /*index*/) const {}
@@ -118,6 +121,11 @@ bool is_feature_table(const std::string& csv_path);
 // `split` picks train or t10k), an .npz/.npy file (open_arrays), a .csv feature table or file
 // list, or an image folder.
 std::unique_ptr<Source> open_source(const std::string& path, const std::string& split = "train");
+
+// `source` (a kClass source with targets_are_numbers()) seen as a regression: each integer
+// target becomes one float target, everything else is passed through. For `--task
+// regression` on integer targets (ages, counts). Throws UsageError for other sources.
+std::shared_ptr<const Source> integers_as_regression(std::shared_ptr<const Source> source);
 
 // True when `path` carries its own test split: IDX files with t10k-* beside train-*, or an
 // .npz with x_test / y_test. open_source(path, "t10k") then opens it.

@@ -65,6 +65,7 @@ class ArraySource final : public Source {
     *channels = a_.feature_count > 0 ? 0 : a_.channels;
   }
   int feature_count() const override { return a_.feature_count; }
+  bool targets_are_numbers() const override { return true; }
   void prefetch(size_t index) const override {
     if (!a_.labels.empty()) __builtin_prefetch(a_.labels.data() + index);
     if (a_.feature_count == 0) return;

@@ -32,6 +32,7 @@ class FileListSource final : public Source {
     return text + std::to_string(dim_) + (dim_ == 1 ? " float target" : " float targets");
   }
   TargetKind target_kind() const override { return kind_; }
+  bool targets_are_numbers() const override { return true; }
   int target_dim() const override { return dim_; }
   const std::vector<std::string>& class_names() const override { return classes_; }
   int64_t label(size_t index) const override {

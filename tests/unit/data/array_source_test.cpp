@@ -190,6 +190,27 @@ TEST(FeatureTable, WithoutHeaderTheLastColumnIsARegressionTargetWhenNotWhole) {
   EXPECT_EQ(features_of(*source, 1), (std::vector<float>{3, 4}));
 }
 
+TEST(FeatureTable, IntegerTargetsCanBeReadAsARegressionTarget) {
+  TempDir dir;
+  const std::shared_ptr<const Source> table = open_source(dir.write_text("ages.csv", "x,age\n0.5,31\n0.25,7\n"));
+  ASSERT_EQ(table->target_kind(), TargetKind::kClass);
+  ASSERT_TRUE(table->targets_are_numbers());
+  const auto ages = integers_as_regression(table);
+  EXPECT_EQ(ages->target_kind(), TargetKind::kRegression);
+  EXPECT_EQ(ages->target_dim(), 1);
+  EXPECT_TRUE(ages->class_names().empty());
+  float target = 0;
+  ages->targets(0, &target);
+  EXPECT_EQ(target, 31.0f);
+  EXPECT_EQ(features_of(*ages, 1), (std::vector<float>{0.25f}));
+  expect_has(ages->describe(), "32 classes → read as 1 float target (task regression)");
+  // Class ids that are folder names (or IDX labels) are categories, not quantities.
+  dir.write("folder/cat/a.png", {0x89, 'P', 'N', 'G'});
+  const std::shared_ptr<const Source> folder = open_image_folder(dir.str() + "/folder");
+  EXPECT_FALSE(folder->targets_are_numbers());
+  expect_has(error_of([&] { integers_as_regression(folder); }), "has no integer targets to read as regression targets");
+}
+
 TEST(FeatureTable, AFileListIsStillAFileList) {
   TempDir dir;
   EXPECT_FALSE(is_feature_table(dir.write_text("a.csv", "path,label\na.jpg,0\n")));
