@@ -51,9 +51,10 @@ RunRecords::RunRecords(const TrainConfig& cfg, const std::string& run_dir, bool 
 
 void RunRecords::set_process(int threads, const HostTuning& host) {
   summary_["threads"] = threads;
-  summary_["blas"] = host.blas.empty() ? nlohmann::json(nullptr) : nlohmann::json(host.blas);
-  summary_["allocator"] = host.allocator.empty() ? nlohmann::json(nullptr) : nlohmann::json(host.allocator);
-  summary_["blas_reason"] = host.blas_reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(host.blas_reason);
+  const auto text_or_null = [](const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); };
+  summary_["blas"] = text_or_null(host.blas);
+  summary_["allocator"] = text_or_null(host.allocator);
+  summary_["blas_reason"] = text_or_null(host.blas_reason);
 }
 
 void RunRecords::set_inputs(const data::TransformSpec& spec) {
