@@ -9,6 +9,7 @@
 
 #include "stoker/core/error.h"
 #include "stoker/data/source.h"
+#include "support/error_text.h"
 #include "support/numpy_files.h"
 #include "support/temp_dir.h"
 
@@ -17,17 +18,9 @@ namespace {
 
 using testing::npy_bytes;
 using testing::raw_bytes;
+using testing::error_text;
 using testing::TempDir;
 using testing::zip_bytes;
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 void expect_has(const std::string& text, const std::string& part) {
   EXPECT_NE(text.find(part), std::string::npos) << text;
@@ -135,7 +128,7 @@ TEST(NpzSource, BadArchivesAndArraysEachGetOneLine) {
   const auto y = npy_bytes("<i8", {2}, raw_bytes<int64_t>({0, 1}));
   const auto open = [&](const std::string& name, const std::vector<uint8_t>& bytes) {
     const std::string path = dir.write(name, bytes);
-    return error_of([&] { open_source(path); });
+    return error_text([&] { open_source(path); });
   };
   expect_has(open("keys.npz", zip_bytes({{"a.npy", x}, {"b.npy", y}})), "holds the arrays [a, b]; expected features named x");
   std::vector<uint8_t> corrupt = zip_bytes({{"x.npy", x}, {"y.npy", y}});
@@ -157,13 +150,13 @@ TEST(NpzSource, BadArchivesAndArraysEachGetOneLine) {
                       "regression target store floats");
   expect_has(open("magic.npz", pair({'n', 'o', 't', ' ', 'n', 'p', 'y', '!', '!', '!'}, y)), "is not a .npy file");
   open("notest.npz", pair(x, y));
-  expect_has(error_of([&] { open_source(dir.str() + "/notest.npz", "t10k"); }), "with the suffix _test");
+  expect_has(error_text([&] { open_source(dir.str() + "/notest.npz", "t10k"); }), "with the suffix _test");
 }
 
 TEST(NpySource, NoTargetsBesideTheFeaturesSaysWhatWasLookedFor) {
   TempDir dir;
   const std::string path = dir.write("train_x.npy", npy_bytes("<f4", {1, 1}, raw_bytes<float>({1})));
-  expect_has(error_of([&] { open_source(path); }), "no targets beside it (looked for train_y.npy)");
+  expect_has(error_text([&] { open_source(path); }), "no targets beside it (looked for train_y.npy)");
 }
 
 TEST(FeatureTable, HeaderNamesTheTargetColumnAnywhere) {
@@ -208,7 +201,7 @@ TEST(FeatureTable, IntegerTargetsCanBeReadAsARegressionTarget) {
   dir.write("folder/cat/a.png", {0x89, 'P', 'N', 'G'});
   const std::shared_ptr<const Source> folder = open_image_folder(dir.str() + "/folder");
   EXPECT_FALSE(folder->targets_are_numbers());
-  expect_has(error_of([&] { integers_as_regression(folder); }), "has no integer targets to read as regression targets");
+  expect_has(error_text([&] { integers_as_regression(folder); }), "has no integer targets to read as regression targets");
 }
 
 TEST(FeatureTable, AFileListIsStillAFileList) {
@@ -219,9 +212,9 @@ TEST(FeatureTable, AFileListIsStillAFileList) {
 
 TEST(FeatureTable, BadCellsAndRowsNameLineAndColumn) {
   TempDir dir;
-  expect_has(error_of([&] { open_source(dir.write_text("e.csv", "a,b,label\n1,2,0\n3,,1\n")); }), "e.csv:3: column 2 ('b') is empty; every cell must be a number (fill or drop missing values)");
-  expect_has(error_of([&] { open_source(dir.write_text("w.csv", "1,2,0\n3,x,1\n")); }), "w.csv:2: column 2 is 'x'");
-  expect_has(error_of([&] { open_source(dir.write_text("r.csv", "1,2,0\n3,1\n")); }), "r.csv:2: 2 columns, but the first row has 3");
+  expect_has(error_text([&] { open_source(dir.write_text("e.csv", "a,b,label\n1,2,0\n3,,1\n")); }), "e.csv:3: column 2 ('b') is empty; every cell must be a number (fill or drop missing values)");
+  expect_has(error_text([&] { open_source(dir.write_text("w.csv", "1,2,0\n3,x,1\n")); }), "w.csv:2: column 2 is 'x'");
+  expect_has(error_text([&] { open_source(dir.write_text("r.csv", "1,2,0\n3,1\n")); }), "r.csv:2: 2 columns, but the first row has 3");
 }
 
 }  // namespace

@@ -10,12 +10,14 @@
 #include "data/transform/half.h"
 #include "stoker/core/error.h"
 #include "stoker/data/loader.h"
+#include "support/error_text.h"
 #include "support/numpy_files.h"
 #include "support/temp_dir.h"
 
 namespace stoker::data {
 namespace {
 
+using testing::error_text;
 using testing::TempDir;
 
 // 10 samples, 3 features: (i, 10 + 2i, 5) — the last one constant; class i % 2.
@@ -152,30 +154,21 @@ TEST(FeatureLoader, WideVectorsAreClaimedInShortRunsThatEndAtTheBatch) {
   EXPECT_EQ(runs[0], runs[1]);
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 TEST(FeatureLoader, ImageTransformsAndUint8AreRefusedWithOneLine) {
   TempDir dir;
   const auto source = table(dir);
-  EXPECT_EQ(error_of([&] { Loader(source, options_for("RandomResizedCrop(8)")); }),
+  EXPECT_EQ(error_text([&] { Loader(source, options_for("RandomResizedCrop(8)")); }),
             "RandomResizedCrop is an image transform, and the data holds feature vectors (3 per sample); feature "
             "vectors take 'Standardize' or 'none' (and Float16/Float32)");
-  EXPECT_EQ(error_of([&] { Loader(source, options_for("none, Normalize")); }).substr(0, 31),
+  EXPECT_EQ(error_text([&] { Loader(source, options_for("none, Normalize")); }).substr(0, 31),
             "Normalize is an image transform");
-  EXPECT_EQ(error_of([&] { Loader(source, options_for("none, ToUint8")); }),
+  EXPECT_EQ(error_text([&] { Loader(source, options_for("none, ToUint8")); }),
             "feature vectors cannot be written as uint8 (ToUint8); use Float32 or Float16");
   LoaderOptions wrong = options_for("Standardize");
   wrong.transform.feature_mean = {1, 2};
   wrong.transform.feature_std = {1, 2};
-  EXPECT_EQ(error_of([&] { Loader(source, wrong); }), "Standardize has 2 mean values for 3 features");
-  EXPECT_EQ(error_of([] { parse_transforms("CenterCrop(8), Standardize"); }).substr(0, 52),
+  EXPECT_EQ(error_text([&] { Loader(source, wrong); }), "Standardize has 2 mean values for 3 features");
+  EXPECT_EQ(error_text([] { parse_transforms("CenterCrop(8), Standardize"); }).substr(0, 52),
             "CenterCrop is an image transform, and Standardize is");
 }
 
@@ -184,7 +177,7 @@ TEST(FeatureLoader, StandardizeOnImagesPointsToNormalize) {
   const std::string path =
       dir.write("i.npz", testing::zip_bytes({{"x.npy", testing::npy_bytes("|u1", {2, 4, 4}, std::vector<uint8_t>(32))},
                                              {"y.npy", testing::npy_bytes("|u1", {2}, {0, 1})}}));
-  const std::string message = error_of([&] { Loader(open_source(path), options_for("Standardize")); });
+  const std::string message = error_text([&] { Loader(open_source(path), options_for("Standardize")); });
   EXPECT_NE(message.find("Standardize is for feature vectors (.npz/.npy/numeric CSV), and arrays"), std::string::npos)
       << message;
   EXPECT_NE(message.find("holds images; images use Normalize(mean, std)"), std::string::npos) << message;

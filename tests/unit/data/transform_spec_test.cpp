@@ -6,6 +6,7 @@
 
 #include "stoker/core/error.h"
 #include "stoker/data/transform.h"
+#include "support/error_text.h"
 
 namespace stoker::data {
 namespace {
@@ -37,15 +38,6 @@ void expect_same_spec(const TransformSpec& a, const TransformSpec& b) {
   EXPECT_EQ(a.dtype, b.dtype);
   EXPECT_EQ(a.layout, b.layout);
   EXPECT_EQ(a.standardize, b.standardize);
-}
-
-std::string usage_error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "<no UsageError>";
 }
 
 TEST(ParseTransformsTest, ParsesTorchvisionChains) {
@@ -277,7 +269,7 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.text);
-    const std::string message = usage_error_of([&] { parse_transforms(c.text); });
+    const std::string message = testing::usage_error_text([&] { parse_transforms(c.text); });
     for (const std::string& needle : c.needles) {
       EXPECT_NE(message.find(needle), std::string::npos) << "message: " << message;
     }
@@ -336,7 +328,7 @@ TEST(TransformSpecTest, ValidateNamesFieldValueAndRange) {
     TransformSpec spec;
     EXPECT_NO_THROW(spec.validate());
     c.edit(&spec);
-    const std::string message = usage_error_of([&] { spec.validate(); });
+    const std::string message = testing::usage_error_text([&] { spec.validate(); });
     EXPECT_NE(message.find(c.needle), std::string::npos) << "message: " << message;
   }
 }

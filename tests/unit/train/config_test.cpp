@@ -13,6 +13,7 @@
 
 #include "cli/help_formatter.h"
 #include "stoker/core/error.h"
+#include "support/error_text.h"
 #include "support/temp_dir.h"
 
 namespace stoker::train {
@@ -23,15 +24,6 @@ void PrintTo(const TrainConfig& config, std::ostream* out) { *out << "\n" << to_
 namespace {
 
 using stoker::testing::TempDir;
-
-std::string usage_error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "<no UsageError>";
-}
 
 // Defaults, then the YAML text (if any) as c.yaml, then the flags: what `stoker train` does.
 TrainConfig load(const std::optional<std::string>& yaml, const std::string& flags) {
@@ -52,7 +44,7 @@ TrainConfig from_flags(const std::string& flags) { return load(std::nullopt, fla
 
 // The message of the UsageError the YAML text gives, with the temp dir cut off the path.
 std::string yaml_error(const std::string& yaml) {
-  const std::string message = usage_error_of([&] { from_yaml(yaml); });
+  const std::string message = testing::usage_error_text([&] { from_yaml(yaml); });
   const size_t at = message.find("c.yaml:");
   return at == std::string::npos ? message : message.substr(at);
 }
@@ -236,14 +228,14 @@ TEST(ConfigYamlTest, WrongTypesNameTheKeyAndTheValue) {
   };
   for (const Case& c : cases) EXPECT_EQ(yaml_error(c.yaml), c.message) << c.yaml;
 
-  EXPECT_EQ(usage_error_of([] { from_flags("--epochs two"); }),
+  EXPECT_EQ(testing::usage_error_text([] { from_flags("--epochs two"); }),
             "--epochs must be an integer (got 'two')");
-  EXPECT_EQ(usage_error_of([] { from_flags("--workers x"); }),
+  EXPECT_EQ(testing::usage_error_text([] { from_flags("--workers x"); }),
             "--workers must be an integer or auto (got 'x')");
   // -1 is how auto is stored; typed, it is an error, not a silent auto.
-  EXPECT_EQ(usage_error_of([] { from_flags("--workers -1"); }), "--workers must be at least 1, or auto (got '-1')");
+  EXPECT_EQ(testing::usage_error_text([] { from_flags("--workers -1"); }), "--workers must be at least 1, or auto (got '-1')");
   EXPECT_EQ(yaml_error("num_workers: -1\n"), "c.yaml:1: key 'num_workers' must be at least 1, or auto (got '-1')");
-  EXPECT_EQ(usage_error_of([] { from_flags("--use-amp=fp32"); }),
+  EXPECT_EQ(testing::usage_error_text([] { from_flags("--use-amp=fp32"); }),
             "--use-amp must be one of off, bf16, fp16 (got 'fp32')");
 }
 
@@ -261,9 +253,9 @@ TEST(ConfigYamlTest, MissingFileOrDirectory) {
   TempDir dir;
   TrainConfig config;
   const std::string missing = dir.str() + "/none.yaml";
-  EXPECT_EQ(usage_error_of([&] { apply_yaml_file(missing, &config); }),
+  EXPECT_EQ(testing::usage_error_text([&] { apply_yaml_file(missing, &config); }),
             "config file " + missing + " does not exist");
-  EXPECT_EQ(usage_error_of([&] { apply_yaml_file(dir.str(), &config); }),
+  EXPECT_EQ(testing::usage_error_text([&] { apply_yaml_file(dir.str(), &config); }),
             "config file " + dir.str() + " is a directory; give the path of a .yaml file");
 }
 
@@ -336,7 +328,7 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
   for (const Case& c : cases) {
     TrainConfig config;
     c.edit(&config);
-    EXPECT_EQ(usage_error_of([&] { validate(config); }), c.message);
+    EXPECT_EQ(testing::usage_error_text([&] { validate(config); }), c.message);
   }
   for (const char* device : {"auto", "cpu", "cuda", "cuda:0", "cuda:15"}) {
     TrainConfig config;
