@@ -2,11 +2,11 @@
 // NumPy files that numpy itself wrote (np.savez, np.savez_compressed, Fortran-ordered .npy),
 // the same batches from every format, and one-line errors for what cannot be trained.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <cmath>
+#include <nlohmann/json.hpp>
 #include <random>
 
 #include "support/run_command.h"
@@ -62,10 +62,11 @@ TEST_F(TrainFeaturesCli, NumericCsvTableTrainsAnMlp) {
   write_blobs(dir.str() + "/train.csv", 3000, 1);
   write_blobs(dir.str() + "/val.csv", 600, 2);
   const std::string out = dir.str() + "/runs";
-  const auto r = run_command(kStoker + " train --data " + dir.str() + "/train.csv --val-data " + dir.str() +
-                             "/val.csv" + kFlags + " --output-dir " + out);
+  const auto r = run_command(kStoker + " train --data " + dir.str() + "/train.csv --val-data " +
+                             dir.str() + "/val.csv" + kFlags + " --output-dir " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-  EXPECT_NE(r.out.find("(target 'label'): 3,000 samples × 12 features, 4 classes · validation 600"), std::string::npos)
+  EXPECT_NE(r.out.find("(target 'label'): 3,000 samples × 12 features, 4 classes · validation 600"),
+            std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("model    mlp"), std::string::npos) << r.out;
   const auto summary = summary_of(out);
@@ -94,13 +95,16 @@ TEST_F(TrainFeaturesCli, IntegerTargetsTrainARegressionWhenAskedTo) {
     table << x0 << "," << x1 << "," << static_cast<int>(std::lround(3 * x0 - 2 * x1 + 40)) << "\n";
   }
   table.close();
-  const std::string data = " --data " + dir.str() + "/ages.csv --val-data " + dir.str() + "/ages.csv";
-  const auto as_classes = run_command(kStoker + " train" + data + kFlags + " --max-steps 2 --output-dir " + dir.str() + "/c");
+  const std::string data =
+      " --data " + dir.str() + "/ages.csv --val-data " + dir.str() + "/ages.csv";
+  const auto as_classes = run_command(kStoker + " train" + data + kFlags +
+                                      " --max-steps 2 --output-dir " + dir.str() + "/c");
   ASSERT_EQ(as_classes.exit_code, 0) << as_classes.err;
   EXPECT_NE(as_classes.out.find("classification, "), std::string::npos) << as_classes.out;
 
   const std::string out = dir.str() + "/r";
-  const auto r = run_command(kStoker + " train" + data + kFlags + " --epochs 6 --task regression --loss l1 --output-dir " + out);
+  const auto r = run_command(kStoker + " train" + data + kFlags +
+                             " --epochs 6 --task regression --loss l1 --output-dir " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_NE(r.out.find("→ read as 1 float target (task regression)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("regression, 1 target, loss l1"), std::string::npos) << r.out;
@@ -112,18 +116,21 @@ TEST_F(TrainFeaturesCli, IntegerTargetsTrainARegressionWhenAskedTo) {
 TEST_F(TrainFeaturesCli, ImageModelsAndImageTransformsAreRefused) {
   TempDir dir;
   write_blobs(dir.str() + "/t.csv", 50, 3);
-  const std::string data = " --data " + dir.str() + "/t.csv --no-progress --output-dir " + dir.str() + "/runs";
+  const std::string data =
+      " --data " + dir.str() + "/t.csv --no-progress --output-dir " + dir.str() + "/runs";
   expect_one_line_error(run_command(kStoker + " train --model resnet18" + data), 2,
                         "model resnet18 takes images, and " + dir.str() +
                             "/t.csv holds feature vectors (12 per sample); use --model mlp",
                         "resnet18 on features");
-  expect_one_line_error(run_command(kStoker + " train --model mlp --transforms 'RandomHorizontalFlip(0.5)'" + data), 2,
-                        "RandomHorizontalFlip is an image transform", "flip on features");
+  expect_one_line_error(
+      run_command(kStoker + " train --model mlp --transforms 'RandomHorizontalFlip(0.5)'" + data),
+      2, "RandomHorizontalFlip is an image transform", "flip on features");
   write_blobs(dir.str() + "/v.csv", 50, 4);
   std::ofstream(dir.str() + "/narrow.csv") << "a,label\n1,0\n2,1\n";
   expect_one_line_error(
       run_command(kStoker + " train --model mlp --val-data " + dir.str() + "/narrow.csv" + data), 2,
-      "has 1 features per sample, and the training data " + dir.str() + "/t.csv has 12; they must match",
+      "has 1 features per sample, and the training data " + dir.str() +
+          "/t.csv has 12; they must match",
       "validation with other features");
 }
 
@@ -159,7 +166,8 @@ np.savez(d + "/reg.npz", x=x, y=r.astype(np.float64))
 
 TEST_F(NumpyFilesCli, EveryWriterGivesTheSameBatchesAndTrains) {
   TempDir dir;
-  const auto made = run_command("/usr/bin/python3 -c '" + std::string(kWriteArrays) + "' " + dir.str());
+  const auto made =
+      run_command("/usr/bin/python3 -c '" + std::string(kWriteArrays) + "' " + dir.str());
   ASSERT_EQ(made.exit_code, 0) << made.err;
 
   // The same float32 features and class ids through three writers: the same checksum.
@@ -177,28 +185,34 @@ TEST_F(NumpyFilesCli, EveryWriterGivesTheSameBatchesAndTrains) {
   }
 
   const std::string out = dir.str() + "/runs";
-  const auto r = run_command(kStoker + " train --data " + dir.str() + "/plain.npz" + kFlags + " --output-dir " + out);
+  const auto r = run_command(kStoker + " train --data " + dir.str() + "/plain.npz" + kFlags +
+                             " --output-dir " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   // x_test / y_test are the validation split, as t10k is for IDX.
-  EXPECT_NE(r.out.find("(x_train, y_train): 2,000 samples × 10 features, 4 classes · validation 500"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("(x_train, y_train): 2,000 samples × 10 features, 4 classes · validation 500"),
+      std::string::npos)
       << r.out;
   EXPECT_GT(summary_of(out)["test_accuracy"].get<double>(), 0.9) << r.out;
 
   const std::string reg_out = dir.str() + "/reg_runs";
-  const auto reg = run_command(kStoker + " train --data " + dir.str() + "/reg.npz" + kFlags + " --output-dir " + reg_out);
+  const auto reg = run_command(kStoker + " train --data " + dir.str() + "/reg.npz" + kFlags +
+                               " --output-dir " + reg_out);
   ASSERT_EQ(reg.exit_code, 0) << reg.err << reg.out;
   EXPECT_NE(reg.out.find("regression, 2 targets, loss mse"), std::string::npos) << reg.out;
 }
 
 TEST_F(NumpyFilesCli, DamagedArchiveIsOneLine) {
   TempDir dir;
-  ASSERT_EQ(run_command("/usr/bin/python3 -c '" + std::string(kWriteArrays) + "' " + dir.str()).exit_code, 0);
+  ASSERT_EQ(
+      run_command("/usr/bin/python3 -c '" + std::string(kWriteArrays) + "' " + dir.str()).exit_code,
+      0);
   const std::string cut = dir.str() + "/cut.npz";
   fs::copy_file(dir.str() + "/packed.npz", cut);
   fs::resize_file(cut, fs::file_size(cut) / 2);
-  expect_one_line_error(run_command(kStoker + " train --data " + cut + kFlags + " --output-dir " + dir.str() + "/r"), 1,
-                        "is a damaged ZIP/.npz archive", "truncated npz");
+  expect_one_line_error(
+      run_command(kStoker + " train --data " + cut + kFlags + " --output-dir " + dir.str() + "/r"),
+      1, "is a damaged ZIP/.npz archive", "truncated npz");
 }
 
 }  // namespace

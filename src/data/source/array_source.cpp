@@ -24,13 +24,17 @@ class ArraySource final : public Source {
   std::string name(size_t index) const override { return fmt::format("{}[{}]", a_.item, index); }
   std::string describe() const override {
     std::string text = a_.origin + ": " + with_commas(a_.count);
-    text += a_.feature_count > 0
-                ? fmt::format(" samples × {} feature{}", a_.feature_count, a_.feature_count == 1 ? "" : "s")
-                : fmt::format(" images {}x{}{}", a_.width, a_.height, a_.channels == 3 ? " RGB" : "");
-    if (target_kind() == TargetKind::kClass) return text + ", " + with_commas(classes_.size()) + " classes";
+    text += a_.feature_count > 0 ? fmt::format(" samples × {} feature{}", a_.feature_count,
+                                               a_.feature_count == 1 ? "" : "s")
+                                 : fmt::format(" images {}x{}{}", a_.width, a_.height,
+                                               a_.channels == 3 ? " RGB" : "");
+    if (target_kind() == TargetKind::kClass)
+      return text + ", " + with_commas(classes_.size()) + " classes";
     return text + fmt::format(", {} float target{}", a_.target_dim, a_.target_dim == 1 ? "" : "s");
   }
-  TargetKind target_kind() const override { return a_.labels.empty() ? TargetKind::kRegression : TargetKind::kClass; }
+  TargetKind target_kind() const override {
+    return a_.labels.empty() ? TargetKind::kRegression : TargetKind::kClass;
+  }
   int target_dim() const override { return a_.labels.empty() ? a_.target_dim : 1; }
   const std::vector<std::string>& class_names() const override { return classes_; }
   int64_t label(size_t index) const override { return a_.labels.empty() ? 0 : a_.labels[index]; }
@@ -45,12 +49,14 @@ class ArraySource final : public Source {
   Status read(size_t index, SampleData* out) const override {
     if (a_.feature_count > 0) {
       const auto d = static_cast<size_t>(a_.feature_count);
-      out->bytes = {reinterpret_cast<const uint8_t*>(a_.features.data() + index * d), d * sizeof(float)};
+      out->bytes = {reinterpret_cast<const uint8_t*>(a_.features.data() + index * d),
+                    d * sizeof(float)};
       out->raw = false;
       out->feature_count = a_.feature_count;
       return Status::ok_status();
     }
-    const size_t bytes = static_cast<size_t>(a_.width) * static_cast<size_t>(a_.height) * static_cast<size_t>(a_.channels);
+    const size_t bytes = static_cast<size_t>(a_.width) * static_cast<size_t>(a_.height) *
+                         static_cast<size_t>(a_.channels);
     out->bytes = {a_.pixels.data() + index * bytes, bytes};
     out->raw = true;
     out->raw_width = a_.width;
@@ -70,7 +76,8 @@ class ArraySource final : public Source {
     if (!a_.labels.empty()) __builtin_prefetch(a_.labels.data() + index);
     if (a_.feature_count == 0) return;
     const size_t bytes = static_cast<size_t>(a_.feature_count) * sizeof(float);
-    const auto* row = reinterpret_cast<const char*>(a_.features.data() + index * static_cast<size_t>(a_.feature_count));
+    const auto* row = reinterpret_cast<const char*>(a_.features.data() +
+                                                    index * static_cast<size_t>(a_.feature_count));
     for (size_t at = 0; at < bytes && at < 1024; at += 64) __builtin_prefetch(row + at);
   }
 
@@ -80,21 +87,26 @@ class ArraySource final : public Source {
 };
 
 // The first non-finite value of `values` (row-major, `width` per row), as a message.
-void require_finite(const std::vector<float>& values, size_t width, const std::string& origin, const char* what) {
-  const auto bad = std::find_if(values.begin(), values.end(), [](float v) { return !std::isfinite(v); });
+void require_finite(const std::vector<float>& values, size_t width, const std::string& origin,
+                    const char* what) {
+  const auto bad =
+      std::find_if(values.begin(), values.end(), [](float v) { return !std::isfinite(v); });
   if (bad == values.end()) return;
   const auto at = static_cast<size_t>(bad - values.begin());
-  throw DataError(fmt::format("{}: {} of sample {} (column {}) is {}; fill or drop missing values first", origin,
-                              what, at / width, at % width, *bad));
+  throw DataError(
+      fmt::format("{}: {} of sample {} (column {}) is {}; fill or drop missing values first",
+                  origin, what, at / width, at % width, *bad));
 }
 
 }  // namespace
 
-std::vector<std::string> numbered_classes(const std::vector<int64_t>& ids, const std::string& where) {
+std::vector<std::string> numbered_classes(const std::vector<int64_t>& ids,
+                                          const std::string& where) {
   int64_t max_id = -1;
   for (size_t i = 0; i < ids.size(); ++i) {
     if (ids[i] < 0) {
-      throw DataError(fmt::format("{}: class id {} of sample {} is negative; class ids must be 0..K-1", where, ids[i], i));
+      throw DataError(fmt::format(
+          "{}: class id {} of sample {} is negative; class ids must be 0..K-1", where, ids[i], i));
     }
     max_id = std::max(max_id, ids[i]);
   }
@@ -113,19 +125,24 @@ std::unique_ptr<Source> make_array_source(SampleArrays a) {
   if (a.count == 0) throw DataError(a.origin + " holds no samples");
   const size_t per_sample = a.feature_count > 0
                                 ? static_cast<size_t>(a.feature_count)
-                                : static_cast<size_t>(a.width) * static_cast<size_t>(a.height) * static_cast<size_t>(a.channels);
+                                : static_cast<size_t>(a.width) * static_cast<size_t>(a.height) *
+                                      static_cast<size_t>(a.channels);
   const size_t held = a.feature_count > 0 ? a.features.size() : a.pixels.size();
   if (per_sample == 0 || held != a.count * per_sample) {
-    throw DataError(fmt::format("{}: {} values for {} samples of {}", a.origin, held, a.count, per_sample));
+    throw DataError(
+        fmt::format("{}: {} values for {} samples of {}", a.origin, held, a.count, per_sample));
   }
   if (a.feature_count > 0) require_finite(a.features, per_sample, a.origin, "a feature");
   std::vector<std::string> classes;
   if (!a.labels.empty()) {
-    if (a.labels.size() != a.count) throw DataError(fmt::format("{}: {} class ids for {} samples", a.origin, a.labels.size(), a.count));
+    if (a.labels.size() != a.count)
+      throw DataError(
+          fmt::format("{}: {} class ids for {} samples", a.origin, a.labels.size(), a.count));
     classes = numbered_classes(a.labels, a.origin);
   } else {
     if (a.target_dim < 1 || a.targets.size() != a.count * static_cast<size_t>(a.target_dim)) {
-      throw DataError(fmt::format("{}: {} targets for {} samples", a.origin, a.targets.size(), a.count));
+      throw DataError(
+          fmt::format("{}: {} targets for {} samples", a.origin, a.targets.size(), a.count));
     }
     require_finite(a.targets, static_cast<size_t>(a.target_dim), a.origin, "the target");
   }

@@ -11,17 +11,17 @@
 namespace stoker::data {
 
 struct NpyArray {
-  std::string name;              // for messages: "x.npy", "data.npz:x"
-  std::vector<int64_t> shape;    // () for a scalar
-  char kind = 'f';               // 'f' float, 'i' signed, 'u' unsigned, 'b' bool
-  int itemsize = 4;              // bytes per element
+  std::string name;            // for messages: "x.npy", "data.npz:x"
+  std::vector<int64_t> shape;  // () for a scalar
+  char kind = 'f';             // 'f' float, 'i' signed, 'u' unsigned, 'b' bool
+  int itemsize = 4;            // bytes per element
   bool big_endian = false;
   bool fortran_order = false;
-  std::span<const uint8_t> data; // elements, not owned (the caller keeps the file's bytes)
+  std::span<const uint8_t> data;  // elements, not owned (the caller keeps the file's bytes)
 
-  int64_t count() const;         // product of the shape
+  int64_t count() const;  // product of the shape
   int64_t rows() const { return shape.empty() ? 1 : shape[0]; }
-  int64_t row_size() const;      // product of shape[1:]
+  int64_t row_size() const;        // product of shape[1:]
   std::string dtype_text() const;  // "float32", "int64", "uint8", "bool", ">f8" ...
   bool integral() const { return kind == 'i' || kind == 'u' || kind == 'b'; }
 };

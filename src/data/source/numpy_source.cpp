@@ -19,7 +19,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::array<const char*, 6> kFeatureNames{"x", "X", "features", "data", "inputs", "images"};
+constexpr std::array<const char*, 6> kFeatureNames{"x",    "X",      "features",
+                                                   "data", "inputs", "images"};
 constexpr std::array<const char*, 6> kTargetNames{"y", "Y", "labels", "targets", "label", "target"};
 
 // Turns parsed feature and target arrays into SampleArrays.
@@ -29,8 +30,9 @@ SampleArrays to_sample_arrays(const NpyArray& x, const NpyArray& y, std::string 
   a.item = x.name;
   if (x.shape.empty()) throw DataError(x.name + " is a scalar; expected one row per sample");
   if (y.shape.empty() || y.rows() != x.rows()) {
-    throw DataError(fmt::format("{} has {} rows and {} has {}; they must have one row per sample each", x.name,
-                                x.rows(), y.name, y.shape.empty() ? 0 : y.rows()));
+    throw DataError(
+        fmt::format("{} has {} rows and {} has {}; they must have one row per sample each", x.name,
+                    x.rows(), y.name, y.shape.empty() ? 0 : y.rows()));
   }
   a.count = static_cast<size_t>(x.rows());
 
@@ -49,7 +51,8 @@ SampleArrays to_sample_arrays(const NpyArray& x, const NpyArray& y, std::string 
       const auto c = static_cast<size_t>(a.channels);
       for (size_t n = 0; n < a.count; ++n) {
         for (size_t k = 0; k < c; ++k) {
-          for (size_t p = 0; p < plane; ++p) a.pixels[(n * plane + p) * c + k] = pixels[(n * c + k) * plane + p];
+          for (size_t p = 0; p < plane; ++p)
+            a.pixels[(n * plane + p) * c + k] = pixels[(n * c + k) * plane + p];
         }
       }
     } else {
@@ -58,8 +61,8 @@ SampleArrays to_sample_arrays(const NpyArray& x, const NpyArray& y, std::string 
   } else {
     const int64_t d = x.row_size();
     if (d < 1 || d > (int64_t{1} << 24)) {
-      throw DataError(fmt::format("{} has shape ({}): {} values per sample, expected 1..16,777,216", x.name,
-                                  fmt::join(x.shape, ", "), d));
+      throw DataError(fmt::format("{} has shape ({}): {} values per sample, expected 1..16,777,216",
+                                  x.name, fmt::join(x.shape, ", "), d));
     }
     a.feature_count = static_cast<int>(d);
     a.features = npy_to_float(x);
@@ -68,9 +71,10 @@ SampleArrays to_sample_arrays(const NpyArray& x, const NpyArray& y, std::string 
   if (y.integral() && y.row_size() == 1) {
     a.labels = npy_to_int64(y);
   } else if (y.integral()) {
-    throw DataError(fmt::format("{} has shape ({}) of {}: class ids must be one integer per sample; for several "
-                                "regression targets store floats",
-                                y.name, fmt::join(y.shape, ", "), y.dtype_text()));
+    throw DataError(fmt::format(
+        "{} has shape ({}) of {}: class ids must be one integer per sample; for several "
+        "regression targets store floats",
+        y.name, fmt::join(y.shape, ", "), y.dtype_text()));
   } else {
     a.target_dim = static_cast<int>(y.row_size());
     a.targets = npy_to_float(y);
@@ -79,7 +83,8 @@ SampleArrays to_sample_arrays(const NpyArray& x, const NpyArray& y, std::string 
 }
 
 // Finds the first of `names` (with `suffix`) among `keys`.
-std::optional<std::string> pick(const std::vector<std::string>& keys, const auto& names, const std::string& suffix) {
+std::optional<std::string> pick(const std::vector<std::string>& keys, const auto& names,
+                                const std::string& suffix) {
   for (const char* name : names) {
     const std::string wanted = name + suffix;
     if (std::find(keys.begin(), keys.end(), wanted) != keys.end()) return wanted;
@@ -90,9 +95,11 @@ std::optional<std::string> pick(const std::vector<std::string>& keys, const auto
 bool is_test_split(const std::string& split) { return split == "t10k" || split == "test"; }
 
 // The (features, targets) array names of `split` in an archive holding `keys`, if present.
-std::optional<std::pair<std::string, std::string>> npz_pair(const std::vector<std::string>& keys, const std::string& split) {
-  const std::vector<std::string> suffixes =
-      is_test_split(split) ? std::vector<std::string>{"_test"} : std::vector<std::string>{"_train", ""};
+std::optional<std::pair<std::string, std::string>> npz_pair(const std::vector<std::string>& keys,
+                                                            const std::string& split) {
+  const std::vector<std::string> suffixes = is_test_split(split)
+                                                ? std::vector<std::string>{"_test"}
+                                                : std::vector<std::string>{"_train", ""};
   for (const std::string& suffix : suffixes) {
     const auto x = pick(keys, kFeatureNames, suffix);
     const auto y = pick(keys, kTargetNames, suffix);
@@ -104,7 +111,8 @@ std::optional<std::pair<std::string, std::string>> npz_pair(const std::vector<st
 std::vector<std::string> npz_keys(const ZipArchive& zip) {
   std::vector<std::string> keys;
   for (const auto& m : zip.members()) {
-    if (m.name.size() > 4 && m.name.ends_with(".npy")) keys.push_back(m.name.substr(0, m.name.size() - 4));
+    if (m.name.size() > 4 && m.name.ends_with(".npy"))
+      keys.push_back(m.name.substr(0, m.name.size() - 4));
   }
   return keys;
 }
@@ -114,13 +122,16 @@ std::unique_ptr<Source> open_npz(const std::string& path, const std::string& spl
   const std::vector<std::string> keys = npz_keys(zip);
   const auto pair = npz_pair(keys, split);
   if (!pair) {
-    throw DataError(fmt::format(
-        "{} holds the arrays [{}]; expected features named x (or X, features, data, inputs, images) and targets "
-        "named y (or Y, labels, targets){}; save with np.savez(path, x=..., y=...)",
-        path, fmt::join(keys, ", "), is_test_split(split) ? ", with the suffix _test for the test split" : ""));
+    throw DataError(
+        fmt::format("{} holds the arrays [{}]; expected features named x (or X, features, data, "
+                    "inputs, images) and targets "
+                    "named y (or Y, labels, targets){}; save with np.savez(path, x=..., y=...)",
+                    path, fmt::join(keys, ", "),
+                    is_test_split(split) ? ", with the suffix _test for the test split" : ""));
   }
   const auto member = [&](const std::string& key) {
-    return *std::find_if(zip.members().begin(), zip.members().end(), [&](const auto& m) { return m.name == key + ".npy"; });
+    return *std::find_if(zip.members().begin(), zip.members().end(),
+                         [&](const auto& m) { return m.name == key + ".npy"; });
   };
   const std::vector<uint8_t> x_bytes = zip.extract(member(pair->first));
   const NpyArray x = parse_npy(x_bytes, path + ":" + pair->first);
@@ -133,8 +144,12 @@ std::unique_ptr<Source> open_npz(const std::string& path, const std::string& spl
 // Sibling target files of a features .npy: one name token swapped (x -> y, features -> labels).
 std::vector<fs::path> target_candidates(const fs::path& features) {
   static const std::vector<std::pair<std::string, std::vector<std::string>>> kSwaps{
-      {"x", {"y"}}, {"X", {"y", "Y"}}, {"features", {"labels", "targets"}}, {"data", {"labels", "targets"}},
-      {"inputs", {"targets", "labels"}}, {"images", {"labels"}}};
+      {"x", {"y"}},
+      {"X", {"y", "Y"}},
+      {"features", {"labels", "targets"}},
+      {"data", {"labels", "targets"}},
+      {"inputs", {"targets", "labels"}},
+      {"images", {"labels"}}};
   const std::string stem = features.stem().string();
   std::vector<fs::path> out;
   size_t start = 0;
@@ -145,7 +160,8 @@ std::vector<fs::path> target_candidates(const fs::path& features) {
     for (const auto& [from, tos] : kSwaps) {
       if (token != from) continue;
       for (const std::string& to : tos) {
-        out.push_back(features.parent_path() / (stem.substr(0, start) + to + stem.substr(end) + ".npy"));
+        out.push_back(features.parent_path() /
+                      (stem.substr(0, start) + to + stem.substr(end) + ".npy"));
       }
     }
     start = end + 1;
@@ -163,7 +179,8 @@ std::unique_ptr<Source> open_npy(const std::string& path) {
     std::vector<std::string> names;
     for (const auto& p : candidates) names.push_back(p.filename().string());
     throw DataError(fmt::format(
-        "{}: no targets beside it{}; name the features x.npy and the targets y.npy (or X_train.npy / y_train.npy, "
+        "{}: no targets beside it{}; name the features x.npy and the targets y.npy (or X_train.npy "
+        "/ y_train.npy, "
         "features.npy / labels.npy), or put both in one .npz",
         path, names.empty() ? "" : fmt::format(" (looked for {})", fmt::join(names, ", "))));
   }
@@ -171,7 +188,8 @@ std::unique_ptr<Source> open_npy(const std::string& path) {
   const MappedFile y_file(found->string());
   const NpyArray x = parse_npy(x_file.bytes(), path);
   const NpyArray y = parse_npy(y_file.bytes(), found->string());
-  return make_array_source(to_sample_arrays(x, y, fmt::format("arrays {} + {}", path, found->filename().string())));
+  return make_array_source(
+      to_sample_arrays(x, y, fmt::format("arrays {} + {}", path, found->filename().string())));
 }
 
 }  // namespace
@@ -182,7 +200,8 @@ std::unique_ptr<Source> open_arrays(const std::string& path, const std::string& 
   const std::string ext = fs::path(path).extension().string();
   if (ext == ".npz") return open_npz(path, split);
   if (ext == ".npy") {
-    if (is_test_split(split)) throw DataError("an .npy file holds one split; give the test data with --val-data");
+    if (is_test_split(split))
+      throw DataError("an .npy file holds one split; give the test data with --val-data");
     return open_npy(path);
   }
   throw DataError("dataset file " + path + " is not an .npz or .npy file");

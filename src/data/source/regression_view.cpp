@@ -19,7 +19,9 @@ class RegressionView final : public Source {
   int target_dim() const override { return 1; }
   const std::vector<std::string>& class_names() const override { return none_; }
   int64_t label(size_t) const override { return 0; }
-  void targets(size_t index, float* out) const override { *out = static_cast<float>(source_->label(index)); }
+  void targets(size_t index, float* out) const override {
+    *out = static_cast<float>(source_->label(index));
+  }
   Status read(size_t index, SampleData* out) const override { return source_->read(index, out); }
   void fixed_shape(int* width, int* height, int* channels) const override {
     source_->fixed_shape(width, height, channels);

@@ -29,11 +29,15 @@ void write_features(void* out, std::span<const float> in, const TransformSpec& s
   for (size_t j = 0; j < n; ++j) dst[j] = float_to_half(scale ? (x[j] - mean[j]) / sd[j] : x[j]);
 }
 
-void fit_standardize(const Source& source, std::vector<float>* mean_out, std::vector<float>* std_out) {
+void fit_standardize(const Source& source, std::vector<float>* mean_out,
+                     std::vector<float>* std_out) {
   const int d = source.feature_count();
-  if (d <= 0) throw UsageError("Standardize needs feature vectors (.npz/.npy/numeric CSV); images use Normalize");
+  if (d <= 0)
+    throw UsageError(
+        "Standardize needs feature vectors (.npz/.npy/numeric CSV); images use Normalize");
   std::vector<double> sum(static_cast<size_t>(d)), sum_sq(static_cast<size_t>(d));
-  std::vector<double> shift(static_cast<size_t>(d));  // the first sample: keeps the sums small (no cancellation)
+  std::vector<double> shift(
+      static_cast<size_t>(d));  // the first sample: keeps the sums small (no cancellation)
   SampleData sample;
   const size_t n = source.size();
   for (size_t i = 0; i < n; ++i) {

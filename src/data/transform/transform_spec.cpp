@@ -662,7 +662,8 @@ void TransformSpec::validate() const {
   }
   const auto in_size_range = [](int v) { return v >= 1 && v <= kMaxSize; };
   // kNone may leave the size at 0x0 until the pipeline sets it from the source.
-  const bool size_unset = geometry == Geometry::kNone && out_width == 0 && out_height == 0;
+  // Feature vectors are sized by the Loader (features x 1), not by an image size limit.
+  const bool size_unset = geometry == Geometry::kNone && ((out_width == 0 && out_height == 0) || features > 0);
   if (!size_unset && !(in_size_range(out_width) && in_size_range(out_height))) {
     throw UsageError(fmt::format("{} size must be in 1..{} (got {})", geometry_name(geometry),
                                  kMaxSize, size_text(out_height, out_width)));

@@ -16,9 +16,9 @@
 namespace stoker::data {
 namespace {
 
+using testing::error_text;
 using testing::npy_bytes;
 using testing::raw_bytes;
-using testing::error_text;
 using testing::TempDir;
 using testing::zip_bytes;
 
@@ -45,7 +45,8 @@ TEST(NpySource, FeaturesAndClassIdsFromSiblingFiles) {
   EXPECT_EQ(source->class_names().size(), 3u);
   EXPECT_EQ(source->label(0), 2);
   EXPECT_EQ(features_of(*source, 2), (std::vector<float>{5, 6}));
-  EXPECT_NE(source->describe().find("X_train.npy + y_train.npy: 3 samples × 2 features, 3 classes"), std::string::npos)
+  EXPECT_NE(source->describe().find("X_train.npy + y_train.npy: 3 samples × 2 features, 3 classes"),
+            std::string::npos)
       << source->describe();
   expect_has(source->name(1), "X_train.npy[1]");
 }
@@ -91,7 +92,8 @@ TEST(NpySource, Uint8ImagesChannelsFirstBecomeRawPixels) {
   ASSERT_TRUE(source->read(1, &sample).ok());
   ASSERT_TRUE(sample.raw);
   EXPECT_EQ(std::vector<uint8_t>(sample.bytes.begin(), sample.bytes.end()),
-            (std::vector<uint8_t>{100, 110, 120, 101, 111, 121, 102, 112, 122, 103, 113, 123}));  // H x W x C
+            (std::vector<uint8_t>{100, 110, 120, 101, 111, 121, 102, 112, 122, 103, 113,
+                                  123}));  // H x W x C
   EXPECT_EQ(source->label(1), 1);
   EXPECT_EQ(source->class_names().size(), 2u);
 }
@@ -102,11 +104,12 @@ TEST_P(NpzSource, PicksTheSplitsArraysStoredDeflatedOrZip64) {
   const auto [deflate, zip64] = GetParam();
   TempDir dir;
   const std::string path = dir.write(
-      "mnist.npz", zip_bytes({{"x_test.npy", npy_bytes("<f8", {1, 2}, raw_bytes<double>({7, 8}))},
-                              {"x_train.npy", npy_bytes("<f4", {2, 2}, raw_bytes<float>({1, 2, 3, 4}))},
-                              {"y_train.npy", npy_bytes("<u1", {2}, {1, 0})},
-                              {"y_test.npy", npy_bytes("<i4", {1}, raw_bytes<int32_t>({1}))}},
-                             deflate, zip64));
+      "mnist.npz",
+      zip_bytes({{"x_test.npy", npy_bytes("<f8", {1, 2}, raw_bytes<double>({7, 8}))},
+                 {"x_train.npy", npy_bytes("<f4", {2, 2}, raw_bytes<float>({1, 2, 3, 4}))},
+                 {"y_train.npy", npy_bytes("<u1", {2}, {1, 0})},
+                 {"y_test.npy", npy_bytes("<i4", {1}, raw_bytes<int32_t>({1}))}},
+                deflate, zip64));
   const auto train = open_source(path);
   ASSERT_EQ(train->size(), 2u);
   EXPECT_EQ(features_of(*train, 1), (std::vector<float>{3, 4}));
@@ -119,8 +122,9 @@ TEST_P(NpzSource, PicksTheSplitsArraysStoredDeflatedOrZip64) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, NpzSource,
-                         ::testing::Values(std::make_pair(false, false), std::make_pair(true, false),
-                                           std::make_pair(false, true), std::make_pair(true, true)));
+                         ::testing::Values(std::make_pair(false, false),
+                                           std::make_pair(true, false), std::make_pair(false, true),
+                                           std::make_pair(true, true)));
 
 TEST(NpzSource, BadArchivesAndArraysEachGetOneLine) {
   TempDir dir;
@@ -130,7 +134,8 @@ TEST(NpzSource, BadArchivesAndArraysEachGetOneLine) {
     const std::string path = dir.write(name, bytes);
     return error_text([&] { open_source(path); });
   };
-  expect_has(open("keys.npz", zip_bytes({{"a.npy", x}, {"b.npy", y}})), "holds the arrays [a, b]; expected features named x");
+  expect_has(open("keys.npz", zip_bytes({{"a.npy", x}, {"b.npy", y}})),
+             "holds the arrays [a, b]; expected features named x");
   std::vector<uint8_t> corrupt = zip_bytes({{"x.npy", x}, {"y.npy", y}});
   corrupt[100] ^= 0xFF;  // inside x.npy's header: the CRC no longer matches
   expect_has(open("crc.npz", corrupt), "member x.npy fails its CRC-32 check");
@@ -141,34 +146,46 @@ TEST(NpzSource, BadArchivesAndArraysEachGetOneLine) {
   const auto pair = [&](const std::vector<uint8_t>& xs, const std::vector<uint8_t>& ys) {
     return zip_bytes({{"x.npy", xs}, {"y.npy", ys}});
   };
-  expect_has(open("rows.npz", pair(x, npy_bytes("<i8", {3}, raw_bytes<int64_t>({0, 1, 2})))), "rows.npz:y has 3; they must have one row per sample each");
-  expect_has(open("complex.npz", pair(npy_bytes("<c8", {2}, std::vector<uint8_t>(16)), y)), "has dtype '<c8'; stoker reads bool, int8..int64");
-  expect_has(open("short.npz", pair(npy_bytes("<f4", {2, 3}, raw_bytes<float>({1, 2})), y)), "is truncated: its shape (2, 3) of float32 needs 24 bytes, the file has 8");
-  expect_has(open("nan.npz", pair(npy_bytes("<f4", {2, 1}, raw_bytes<float>({1, NAN})), y)), "a feature of sample 1 (column 0) is nan; fill or drop missing values");
-  expect_has(open("negative.npz", pair(x, npy_bytes("<i8", {2}, raw_bytes<int64_t>({0, -3})))), "class id -3 of sample 1 is negative");
-  expect_has(open("many.npz", pair(x, npy_bytes("<i8", {2}, raw_bytes<int64_t>({0, 250000})))), "integer targets up to 250000 would make 250,001 classes (at most 100,000); for a "
-                      "regression target store floats");
-  expect_has(open("magic.npz", pair({'n', 'o', 't', ' ', 'n', 'p', 'y', '!', '!', '!'}, y)), "is not a .npy file");
+  expect_has(open("rows.npz", pair(x, npy_bytes("<i8", {3}, raw_bytes<int64_t>({0, 1, 2})))),
+             "rows.npz:y has 3; they must have one row per sample each");
+  expect_has(open("complex.npz", pair(npy_bytes("<c8", {2}, std::vector<uint8_t>(16)), y)),
+             "has dtype '<c8'; stoker reads bool, int8..int64");
+  expect_has(open("short.npz", pair(npy_bytes("<f4", {2, 3}, raw_bytes<float>({1, 2})), y)),
+             "is truncated: its shape (2, 3) of float32 needs 24 bytes, the file has 8");
+  expect_has(open("nan.npz", pair(npy_bytes("<f4", {2, 1}, raw_bytes<float>({1, NAN})), y)),
+             "a feature of sample 1 (column 0) is nan; fill or drop missing values");
+  expect_has(open("negative.npz", pair(x, npy_bytes("<i8", {2}, raw_bytes<int64_t>({0, -3})))),
+             "class id -3 of sample 1 is negative");
+  expect_has(open("many.npz", pair(x, npy_bytes("<i8", {2}, raw_bytes<int64_t>({0, 250000})))),
+             "integer targets up to 250000 would make 250,001 classes (at most 100,000); for a "
+             "regression target store floats");
+  expect_has(open("magic.npz", pair({'n', 'o', 't', ' ', 'n', 'p', 'y', '!', '!', '!'}, y)),
+             "is not a .npy file");
   open("notest.npz", pair(x, y));
-  expect_has(error_text([&] { open_source(dir.str() + "/notest.npz", "t10k"); }), "with the suffix _test");
+  expect_has(error_text([&] { open_source(dir.str() + "/notest.npz", "t10k"); }),
+             "with the suffix _test");
 }
 
 TEST(NpySource, NoTargetsBesideTheFeaturesSaysWhatWasLookedFor) {
   TempDir dir;
-  const std::string path = dir.write("train_x.npy", npy_bytes("<f4", {1, 1}, raw_bytes<float>({1})));
-  expect_has(error_text([&] { open_source(path); }), "no targets beside it (looked for train_y.npy)");
+  const std::string path =
+      dir.write("train_x.npy", npy_bytes("<f4", {1, 1}, raw_bytes<float>({1})));
+  expect_has(error_text([&] { open_source(path); }),
+             "no targets beside it (looked for train_y.npy)");
 }
 
 TEST(FeatureTable, HeaderNamesTheTargetColumnAnywhere) {
   TempDir dir;
-  const std::string path = dir.write_text("t.csv", "label,age,height\n1,30,1.8\n0,40,1.6\n2,50,1.7\n");
+  const std::string path =
+      dir.write_text("t.csv", "label,age,height\n1,30,1.8\n0,40,1.6\n2,50,1.7\n");
   EXPECT_TRUE(is_feature_table(path));
   const auto source = open_source(path);
   ASSERT_EQ(source->size(), 3u);
   EXPECT_EQ(source->feature_count(), 2);
   EXPECT_EQ(source->label(1), 0);
   EXPECT_EQ(features_of(*source, 2), (std::vector<float>{50, 1.7f}));
-  EXPECT_NE(source->describe().find("(target 'label'): 3 samples × 2 features, 3 classes"), std::string::npos)
+  EXPECT_NE(source->describe().find("(target 'label'): 3 samples × 2 features, 3 classes"),
+            std::string::npos)
       << source->describe();
 }
 
@@ -185,7 +202,8 @@ TEST(FeatureTable, WithoutHeaderTheLastColumnIsARegressionTargetWhenNotWhole) {
 
 TEST(FeatureTable, IntegerTargetsCanBeReadAsARegressionTarget) {
   TempDir dir;
-  const std::shared_ptr<const Source> table = open_source(dir.write_text("ages.csv", "x,age\n0.5,31\n0.25,7\n"));
+  const std::shared_ptr<const Source> table =
+      open_source(dir.write_text("ages.csv", "x,age\n0.5,31\n0.25,7\n"));
   ASSERT_EQ(table->target_kind(), TargetKind::kClass);
   ASSERT_TRUE(table->targets_are_numbers());
   const auto ages = integers_as_regression(table);
@@ -201,7 +219,8 @@ TEST(FeatureTable, IntegerTargetsCanBeReadAsARegressionTarget) {
   dir.write("folder/cat/a.png", {0x89, 'P', 'N', 'G'});
   const std::shared_ptr<const Source> folder = open_image_folder(dir.str() + "/folder");
   EXPECT_FALSE(folder->targets_are_numbers());
-  expect_has(error_text([&] { integers_as_regression(folder); }), "has no integer targets to read as regression targets");
+  expect_has(error_text([&] { integers_as_regression(folder); }),
+             "has no integer targets to read as regression targets");
 }
 
 TEST(FeatureTable, AFileListIsStillAFileList) {
@@ -212,9 +231,13 @@ TEST(FeatureTable, AFileListIsStillAFileList) {
 
 TEST(FeatureTable, BadCellsAndRowsNameLineAndColumn) {
   TempDir dir;
-  expect_has(error_text([&] { open_source(dir.write_text("e.csv", "a,b,label\n1,2,0\n3,,1\n")); }), "e.csv:3: column 2 ('b') is empty; every cell must be a number (fill or drop missing values)");
-  expect_has(error_text([&] { open_source(dir.write_text("w.csv", "1,2,0\n3,x,1\n")); }), "w.csv:2: column 2 is 'x'");
-  expect_has(error_text([&] { open_source(dir.write_text("r.csv", "1,2,0\n3,1\n")); }), "r.csv:2: 2 columns, but the first row has 3");
+  expect_has(error_text([&] { open_source(dir.write_text("e.csv", "a,b,label\n1,2,0\n3,,1\n")); }),
+             "e.csv:3: column 2 ('b') is empty; every cell must be a number (fill or drop missing "
+             "values)");
+  expect_has(error_text([&] { open_source(dir.write_text("w.csv", "1,2,0\n3,x,1\n")); }),
+             "w.csv:2: column 2 is 'x'");
+  expect_has(error_text([&] { open_source(dir.write_text("r.csv", "1,2,0\n3,1\n")); }),
+             "r.csv:2: 2 columns, but the first row has 3");
 }
 
 }  // namespace

@@ -23,7 +23,9 @@ using testing::TempDir;
 // 10 samples, 3 features: (i, 10 + 2i, 5) — the last one constant; class i % 2.
 std::shared_ptr<const Source> table(const TempDir& dir) {
   std::string text = "a,b,c,label\n";
-  for (int i = 0; i < 10; ++i) text += std::to_string(i) + "," + std::to_string(10 + 2 * i) + ",5," + std::to_string(i % 2) + "\n";
+  for (int i = 0; i < 10; ++i)
+    text +=
+        std::to_string(i) + "," + std::to_string(10 + 2 * i) + ",5," + std::to_string(i % 2) + "\n";
   return open_source(dir.write_text("t.csv", text));
 }
 
@@ -47,7 +49,8 @@ std::vector<float> epoch_values(Loader& loader, std::vector<uint64_t>* indices =
     EXPECT_EQ(batch.shape()[3], 3);
     const auto* p = static_cast<const float*>(batch.data());
     values.insert(values.end(), p, p + batch.size() * 3);
-    if (indices != nullptr) indices->insert(indices->end(), batch.indices(), batch.indices() + batch.size());
+    if (indices != nullptr)
+      indices->insert(indices->end(), batch.indices(), batch.indices() + batch.size());
   }
   return values;
 }
@@ -120,45 +123,53 @@ TEST(FeatureLoader, BatchesAreBitIdenticalForAnyWorkerCount) {
 }
 
 TEST(FeatureLoader, WideVectorsAreClaimedInShortRunsThatEndAtTheBatch) {
-  // 8,192 features (32 KiB) make runs of 2 samples: batches of 5 are written as 2 + 2 + 1 by
-  // whichever workers claim them; every sample still lands in its slot.
-  TempDir dir;
-  constexpr int kFeatures = 8192, kSamples = 23;
-  std::vector<float> x(static_cast<size_t>(kFeatures) * kSamples);
-  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 1000) * 0.5f + static_cast<float>(i / kFeatures);
-  std::vector<int64_t> y(kSamples);
-  for (int i = 0; i < kSamples; ++i) y[static_cast<size_t>(i)] = i % 3;
-  const std::string path =
-      dir.write("w.npz", testing::zip_bytes({{"x.npy", testing::npy_bytes("<f4", {kSamples, kFeatures}, testing::raw_bytes(x))},
-                                             {"y.npy", testing::npy_bytes("<i8", {kSamples}, testing::raw_bytes(y))}}));
-  const auto source = std::shared_ptr<const Source>(open_source(path));
-  std::vector<std::vector<float>> runs;
-  for (int workers : {1, 3}) {
-    LoaderOptions options = options_for("none", workers, /*shuffle=*/true);
-    options.batch_size = 5;
-    Loader loader(source, options);
-    std::vector<float> values;
-    loader.start_epoch(1);
-    while (Batch batch = loader.next()) {
-      const auto* p = static_cast<const float*>(batch.data());
-      for (int k = 0; k < batch.size(); ++k) {
-        const uint64_t i = batch.indices()[k];
-        ASSERT_EQ(p[static_cast<size_t>(k) * kFeatures + 7], x[i * kFeatures + 7]) << "sample " << i;
-        ASSERT_EQ(batch.labels()[k], y[i]);
+  // 10,000 features (40 KiB, wider than any image side stoker takes) make runs of 1 sample;
+  // 8,192 (32 KiB) runs of 2: batches of 5 are then written as 2 + 2 + 1 by whichever
+  // workers claim them. Every sample still lands in its slot.
+  for (const int kFeatures : {10000, 8192}) {
+    TempDir dir;
+    constexpr int kSamples = 23;
+    std::vector<float> x(static_cast<size_t>(kFeatures) * kSamples);
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = static_cast<float>(i % 1000) * 0.5f + static_cast<float>(i / kFeatures);
+    std::vector<int64_t> y(kSamples);
+    for (int i = 0; i < kSamples; ++i) y[static_cast<size_t>(i)] = i % 3;
+    const std::string path = dir.write(
+        "w.npz",
+        testing::zip_bytes(
+            {{"x.npy", testing::npy_bytes("<f4", {kSamples, kFeatures}, testing::raw_bytes(x))},
+             {"y.npy", testing::npy_bytes("<i8", {kSamples}, testing::raw_bytes(y))}}));
+    const auto source = std::shared_ptr<const Source>(open_source(path));
+    std::vector<std::vector<float>> runs;
+    for (int workers : {1, 3}) {
+      LoaderOptions options = options_for("none", workers, /*shuffle=*/true);
+      options.batch_size = 5;
+      Loader loader(source, options);
+      std::vector<float> values;
+      loader.start_epoch(1);
+      while (Batch batch = loader.next()) {
+        const auto* p = static_cast<const float*>(batch.data());
+        for (int k = 0; k < batch.size(); ++k) {
+          const uint64_t i = batch.indices()[k];
+          ASSERT_EQ(p[static_cast<size_t>(k) * kFeatures + 7], x[i * kFeatures + 7])
+              << "sample " << i;
+          ASSERT_EQ(batch.labels()[k], y[i]);
+        }
+        values.insert(values.end(), p, p + static_cast<size_t>(batch.size()) * kFeatures);
       }
-      values.insert(values.end(), p, p + static_cast<size_t>(batch.size()) * kFeatures);
+      ASSERT_EQ(values.size(), x.size());
+      runs.push_back(std::move(values));
     }
-    ASSERT_EQ(values.size(), x.size());
-    runs.push_back(std::move(values));
+    EXPECT_EQ(runs[0], runs[1]);
   }
-  EXPECT_EQ(runs[0], runs[1]);
 }
 
 TEST(FeatureLoader, ImageTransformsAndUint8AreRefusedWithOneLine) {
   TempDir dir;
   const auto source = table(dir);
   EXPECT_EQ(error_text([&] { Loader(source, options_for("RandomResizedCrop(8)")); }),
-            "RandomResizedCrop is an image transform, and the data holds feature vectors (3 per sample); feature "
+            "RandomResizedCrop is an image transform, and the data holds feature vectors (3 per "
+            "sample); feature "
             "vectors take 'Standardize' or 'none' (and Float16/Float32)");
   EXPECT_EQ(error_text([&] { Loader(source, options_for("none, Normalize")); }).substr(0, 31),
             "Normalize is an image transform");
@@ -167,20 +178,25 @@ TEST(FeatureLoader, ImageTransformsAndUint8AreRefusedWithOneLine) {
   LoaderOptions wrong = options_for("Standardize");
   wrong.transform.feature_mean = {1, 2};
   wrong.transform.feature_std = {1, 2};
-  EXPECT_EQ(error_text([&] { Loader(source, wrong); }), "Standardize has 2 mean values for 3 features");
+  EXPECT_EQ(error_text([&] { Loader(source, wrong); }),
+            "Standardize has 2 mean values for 3 features");
   EXPECT_EQ(error_text([] { parse_transforms("CenterCrop(8), Standardize"); }).substr(0, 52),
             "CenterCrop is an image transform, and Standardize is");
 }
 
 TEST(FeatureLoader, StandardizeOnImagesPointsToNormalize) {
   TempDir dir;
-  const std::string path =
-      dir.write("i.npz", testing::zip_bytes({{"x.npy", testing::npy_bytes("|u1", {2, 4, 4}, std::vector<uint8_t>(32))},
-                                             {"y.npy", testing::npy_bytes("|u1", {2}, {0, 1})}}));
-  const std::string message = error_text([&] { Loader(open_source(path), options_for("Standardize")); });
-  EXPECT_NE(message.find("Standardize is for feature vectors (.npz/.npy/numeric CSV), and arrays"), std::string::npos)
+  const std::string path = dir.write(
+      "i.npz",
+      testing::zip_bytes({{"x.npy", testing::npy_bytes("|u1", {2, 4, 4}, std::vector<uint8_t>(32))},
+                          {"y.npy", testing::npy_bytes("|u1", {2}, {0, 1})}}));
+  const std::string message =
+      error_text([&] { Loader(open_source(path), options_for("Standardize")); });
+  EXPECT_NE(message.find("Standardize is for feature vectors (.npz/.npy/numeric CSV), and arrays"),
+            std::string::npos)
       << message;
-  EXPECT_NE(message.find("holds images; images use Normalize(mean, std)"), std::string::npos) << message;
+  EXPECT_NE(message.find("holds images; images use Normalize(mean, std)"), std::string::npos)
+      << message;
 }
 
 }  // namespace
