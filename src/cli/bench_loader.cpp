@@ -79,9 +79,9 @@ data::LoaderOptions loader_options(const BenchArgs& args, const data::Source& so
   options.prefetch = args.prefetch;
   options.sampler.seed = args.seed;
   options.transform =
-      data::parse_transforms(!args.transforms.empty()       ? args.transforms
-                             : source.feature_count() > 0 ? "Standardize"
-                                                          : default_transforms(args.size));
+      data::parse_transforms(!args.transforms.empty()                ? args.transforms
+                             : !source.default_transforms().empty() ? source.default_transforms()
+                                                                    : default_transforms(args.size));
   options.decode.max_pixels = args.max_pixels;
   options.decode.crop_window = !args.no_crop_window;
   options.decode.restart_splicing = !args.no_restart_splicing;
@@ -291,9 +291,11 @@ void add_bench_commands(CLI::App& app, int* exit_code) {
   loader->add_option("--size", args->size, "Output size for the default transforms")
       ->capture_default_str();
   loader->add_option("--transforms", args->transforms,
-                     "Transform chain, torchvision notation (default: RandomResizedCrop(size), "
-                     "RandomHorizontalFlip(0.5), Normalize)");
-  loader->add_option("--split", args->split, "IDX split: train or t10k")->capture_default_str();
+                     "Transform chain, torchvision notation (default: the data's own — IDX: none, "
+                     "Grayscale, Normalize; feature vectors: Standardize — else "
+                     "RandomResizedCrop(size), RandomHorizontalFlip(0.5), Normalize)");
+  loader->add_option("--split", args->split, "IDX split: train or t10k (an .npz: train or test)")
+      ->capture_default_str();
   loader->add_option("--seed", args->seed, "Shuffle/augmentation seed")->capture_default_str();
   loader->add_option("--on-error", args->on_error, "Bad samples: substitute or fail")
       ->capture_default_str();

@@ -68,6 +68,11 @@ class Source {
   }
   // Values per sample when the source holds feature vectors (.npz/.npy/numeric CSV), else 0.
   virtual int feature_count() const { return 0; }
+  // The transform chain that suits this data when none is given, in parse_transforms'
+  // notation; "" = none in particular (encoded images: the caller's crop/resize default).
+  // IDX: none, Grayscale, Fashion-MNIST's mean and std; feature vectors: Standardize; NumPy
+  // uint8 images: none (Grayscale for one channel).
+  virtual std::string default_transforms() const { return ""; }
   // True when class ids were read as numbers from the data (CSV lists and tables, NumPy
   // arrays), so they may as well be quantities; false for folder names and IDX labels.
   virtual bool targets_are_numbers() const { return false; }

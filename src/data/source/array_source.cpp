@@ -72,6 +72,10 @@ class ArraySource final : public Source {
   }
   int feature_count() const override { return a_.feature_count; }
   bool targets_are_numbers() const override { return true; }
+  std::string default_transforms() const override {
+    if (a_.feature_count > 0) return "Standardize";
+    return a_.channels == 1 ? "none, Grayscale" : "none";
+  }
   void prefetch(size_t index) const override {
     if (!a_.labels.empty()) __builtin_prefetch(a_.labels.data() + index);
     if (a_.feature_count == 0) return;

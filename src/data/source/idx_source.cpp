@@ -131,6 +131,9 @@ class IdxSource final : public Source {
     out->raw_channels = 1;
     return Status::ok_status();
   }
+  std::string default_transforms() const override {
+    return "none, Grayscale, Normalize(mean=(0.286,), std=(0.353,))";  // Fashion-MNIST's statistics
+  }
   void fixed_shape(int* width, int* height, int* channels) const override {
     *width = width_;
     *height = height_;

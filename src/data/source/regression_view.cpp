@@ -26,6 +26,7 @@ class RegressionView final : public Source {
   void fixed_shape(int* width, int* height, int* channels) const override {
     source_->fixed_shape(width, height, channels);
   }
+  std::string default_transforms() const override { return source_->default_transforms(); }
   int feature_count() const override { return source_->feature_count(); }
   bool targets_are_numbers() const override { return true; }
   void prefetch(size_t index) const override { source_->prefetch(index); }

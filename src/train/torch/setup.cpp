@@ -15,13 +15,7 @@ namespace stoker::train {
 namespace {
 
 std::string default_transforms(const data::Source& source, bool train) {
-  if (source.feature_count() > 0) return "Standardize";
-  int width, height, channels;
-  source.fixed_shape(&width, &height, &channels);
-  if (width > 0) {  // raw pixels of one size: IDX (Fashion-MNIST's statistics) or NumPy arrays
-    if (source.describe().starts_with("IDX ")) return "none, Grayscale, Normalize(mean=(0.286,), std=(0.353,))";
-    return channels == 1 ? "none, Grayscale" : "none";
-  }
+  if (std::string chain = source.default_transforms(); !chain.empty()) return chain;
   return train ? "RandomResizedCrop(224), RandomHorizontalFlip(0.5), Normalize"
                : "Resize(256), CenterCrop(224), Normalize";
 }

@@ -41,6 +41,7 @@ TEST(NpySource, FeaturesAndClassIdsFromSiblingFiles) {
   const auto source = open_source(dir.str() + "/X_train.npy");
   ASSERT_EQ(source->size(), 3u);
   EXPECT_EQ(source->feature_count(), 2);
+  EXPECT_EQ(source->default_transforms(), "Standardize");
   EXPECT_EQ(source->target_kind(), TargetKind::kClass);
   EXPECT_EQ(source->class_names().size(), 3u);
   EXPECT_EQ(source->label(0), 2);
@@ -83,6 +84,7 @@ TEST(NpySource, Uint8ImagesChannelsFirstBecomeRawPixels) {
                                 {"labels.npy", npy_bytes("|b1", {2}, {0, 1})}}));
   const auto source = open_source(dir.str() + "/d.npz");
   EXPECT_EQ(source->feature_count(), 0);
+  EXPECT_EQ(source->default_transforms(), "none");  // RGB; one channel adds Grayscale
   int w = 0, h = 0, c = 0;
   source->fixed_shape(&w, &h, &c);
   EXPECT_EQ(w, 2);
