@@ -102,8 +102,8 @@ void require_finite(const std::vector<float>& values, size_t width, const std::s
                   origin, what, at / width, at % width, *bad));
 }
 
-}  // namespace
-
+// "0", "1", ... "K-1" for class ids 0..K-1; throws DataError naming `where` for a negative id
+// or more than 100,000 classes (integer regression targets saved as ints, most likely).
 std::vector<std::string> numbered_classes(const std::vector<int64_t>& ids,
                                           const std::string& where) {
   int64_t max_id = -1;
@@ -124,6 +124,8 @@ std::vector<std::string> numbered_classes(const std::vector<int64_t>& ids,
   for (int64_t c = 0; c <= max_id; ++c) classes.push_back(std::to_string(c));
   return classes;
 }
+
+}  // namespace
 
 std::unique_ptr<Source> make_array_source(SampleArrays a) {
   if (a.count == 0) throw DataError(a.origin + " holds no samples");

@@ -31,15 +31,6 @@ struct SampleArrays {
 // Throws DataError naming `arrays.origin`.
 std::unique_ptr<Source> make_array_source(SampleArrays arrays);
 
-// "0", "1", ... "K-1" for class ids 0..K-1; throws DataError naming `where` for a negative id
-// or more than 100,000 classes (integer regression targets saved as ints, most likely).
-std::vector<std::string> numbered_classes(const std::vector<int64_t>& ids,
-                                          const std::string& where);
-
-}  // namespace stoker::data
-
-namespace stoker::data {
-
 // True for an .npz that holds x_test / y_test (numpy_source.cpp).
 bool npz_has_test_split(const std::string& path);
 

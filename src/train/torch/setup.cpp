@@ -101,11 +101,13 @@ TrainSetup make_setup(const TrainConfig& cfg) {
   } else if (data::has_test_split(cfg.data)) {
     s.val_source = data::open_source(cfg.data, "t10k");
   }
-  if (cfg.task == TaskKind::kRegression && s.train_source->target_kind() == data::TargetKind::kClass &&
-      s.train_source->targets_are_numbers()) {  // integer targets that are quantities (ages, counts)
-    s.train_source = data::integers_as_regression(s.train_source);
-    if (s.val_source && s.val_source->targets_are_numbers() && s.val_source->target_kind() == data::TargetKind::kClass) {
-      s.val_source = data::integers_as_regression(s.val_source);
+  if (cfg.task == TaskKind::kRegression) {  // integer targets that are quantities (ages, counts)
+    const auto integer_targets = [](const data::Source& source) {
+      return source.target_kind() == data::TargetKind::kClass && source.targets_are_numbers();
+    };
+    if (integer_targets(*s.train_source)) {
+      s.train_source = data::integers_as_regression(s.train_source);
+      if (s.val_source && integer_targets(*s.val_source)) s.val_source = data::integers_as_regression(s.val_source);
     }
   }
   s.objective = make_objective(cfg, *s.train_source, s.val_source.get());
