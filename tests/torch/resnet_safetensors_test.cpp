@@ -14,6 +14,7 @@
 #include "stoker/core/error.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
+#include "torchvision_interop.h"
 #include "train/torch/models.h"
 #include "train/torch/safetensors.h"
 
@@ -82,21 +83,6 @@ std::string read_bytes(const std::string& path) {
 void write_bytes(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
-
-// Gives the BatchNorm layers non-trivial weights and running statistics (so buffers matter).
-void make_batch_norms_nontrivial(Network& model, int64_t channels) {
-  {
-    torch::NoGradGuard no_grad;
-    for (auto& item : model.named_parameters()) {
-      if (item.key().find("bn") != std::string::npos || item.key().find("downsample.1") != std::string::npos) {
-        item.value().uniform_(0.5, 1.5);
-      }
-    }
-    model.train();
-    for (int i = 0; i < 2; ++i) model.forward(torch::randn({4, channels, 64, 64}));
-  }
-  model.eval();
 }
 
 void expect_same_state(const torch::nn::Module& a, const torch::nn::Module& b) {
@@ -315,83 +301,9 @@ TEST(SafetensorsTest, WriteFailureIsSystemErrorAndKeepsPreviousFile) {
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1) << "temp file left behind";
 }
 
-// Reads safetensors with json + struct only (no safetensors package), loads the weights into
-// torchvision's model with strict=True, runs it in eval mode and writes its output back.
-constexpr const char* kTorchvisionScript = R"PY(
-import json, struct, sys, torch, torchvision
-DTYPES = {"F64": torch.float64, "F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16,
-          "I64": torch.int64, "I32": torch.int32, "I16": torch.int16, "I8": torch.int8, "U8": torch.uint8,
-          "BOOL": torch.bool}
-def load(path):
-    data = open(path, "rb").read()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + n])
-    body = bytearray(data[8 + n:])
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = info["data_offsets"]
-        dtype = DTYPES[info["dtype"]]
-        count = (end - begin) // torch.tensor([], dtype=dtype).element_size()
-        flat = torch.frombuffer(body, dtype=dtype, count=count, offset=begin) if count else torch.empty(0, dtype=dtype)
-        out[name] = flat.reshape(info["shape"]).clone()
-    return out
-def save(path, tensors):
-    header, blobs, offset = {}, [], 0
-    for name, t in tensors.items():
-        raw = t.detach().float().contiguous().numpy().tobytes()
-        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
-folder = sys.argv[1]
-x = load(folder + "/input.safetensors")["input"]
-for name in sys.argv[2:]:
-    state = load(folder + "/" + name + ".safetensors")
-    model = getattr(torchvision.models, name)()
-    model.load_state_dict(state, strict=True)
-    model.eval()
-    with torch.no_grad():
-        y = model(x)
-    save(folder + "/" + name + ".out.safetensors", {"output": y})
-    print(name, "loaded", len(state), "tensors strictly")
-)PY";
-
 TEST(ResnetSafetensorsInteropTest, TorchvisionLoadsExportStrictlyAndComputesTheSameOutput) {
-  const auto probe = testing::run_command("/usr/bin/python3 -c 'import torch, torchvision'");
-  if (probe.exit_code != 0) {
-    GTEST_SKIP() << "/usr/bin/python3 cannot import torch and torchvision (install python3-torchvision): " << probe.err;
-  }
-  testing::TempDir dir;
-  torch::manual_seed(8);
-  const torch::Tensor input = torch::randn({2, 3, 64, 64});
-  save_safetensors(NamedTensors{{"input", input}}, dir.str() + "/input.safetensors");
-  std::map<std::string, torch::Tensor> ours;
-  for (const std::string name : {"resnet18", "resnet50"}) {
-    auto model = make_model(name, {3, 224, 224}, 1000);
-    make_batch_norms_nontrivial(*model, 3);
-    torch::NoGradGuard no_grad;
-    ours[name] = model->forward(input);
-    save_safetensors(*model, dir.str() + "/" + name + ".safetensors");
-  }
-  const auto result = testing::run_command("/usr/bin/python3 -c '" + std::string(kTorchvisionScript) + "' " +
-                                           dir.str() + " resnet18 resnet50");
-  ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
-  EXPECT_NE(result.out.find("resnet18 loaded 122 tensors strictly"), std::string::npos) << result.out;
-  EXPECT_NE(result.out.find("resnet50 loaded 320 tensors strictly"), std::string::npos) << result.out;
-  for (const auto& [name, output] : ours) {
-    const torch::Tensor theirs = read_safetensors(dir.str() + "/" + name + ".out.safetensors").at("output");
-    ASSERT_EQ(theirs.sizes(), output.sizes()) << name;
-    const double diff = (theirs - output).abs().max().item<double>();
-    const double scale = output.abs().max().item<double>();
-    EXPECT_LT(diff, 1e-4) << name << ": torchvision's output differs from ours (largest logit " << scale << ")";
-    EXPECT_GT(scale, 1e-3) << name << ": outputs are trivially small";
-    std::printf("%s: max |ours - torchvision| = %.3g (largest |logit| %.3g)\n", name.c_str(), diff, scale);
-  }
+  if (const std::string missing = torchvision_missing(); !missing.empty()) GTEST_SKIP() << missing;
+  expect_torchvision_matches({{"resnet18", 122}, {"resnet50", 320}}, /*seed=*/8);
 }
 
 }  // namespace

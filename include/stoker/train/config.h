@@ -21,8 +21,10 @@
 //   batch_size must be >= 1 (got 0)
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace CLI {
@@ -30,6 +32,16 @@ class App;
 }  // namespace CLI
 
 namespace stoker::train {
+
+// Every model the trainer builds (train/torch/models.cpp), in the order messages list them.
+// resnet* and efficientnet_b* carry torchvision's module names, so their weights load there.
+inline constexpr std::array<std::string_view, 12> kModelNames = {
+    "mnist_cnn",       "mlp",             "resnet18",        "resnet50",
+    "efficientnet_b0", "efficientnet_b1", "efficientnet_b2", "efficientnet_b3",
+    "efficientnet_b4", "efficientnet_b5", "efficientnet_b6", "efficientnet_b7"};
+
+// "mnist_cnn, mlp, resnet18, ..." for messages and --help.
+std::string model_names_text();
 
 // Mixed precision. There is no "auto": PyTorch scripts' bare --amp means bf16 on CPU and fp16
 // on CUDA; here the mode is always named (--amp off|bf16|fp16), and --use-amp (no value) is
@@ -49,7 +61,7 @@ enum class CacheKind { kNone, kDecoded };
 constexpr int kAuto = -1;
 
 struct TrainConfig {
-  std::string model = "mnist_cnn";                         // mnist_cnn | mlp | resnet18 | resnet50
+  std::string model = "mnist_cnn";                         // one of kModelNames
   std::string data = "/usr/share/datasets/fashion-mnist";  // image folder, IDX dir or CSV
   std::string val_data;    // "" = the IDX t10k split when data is IDX, else none
   std::string transforms;  // torchvision-style chain; "" = the model's default

@@ -153,7 +153,7 @@ using ValueOf = std::remove_cvref_t<decltype(std::declval<TrainConfig&>().*std::
 std::vector<Field> make_fields() {
   using C = TrainConfig;
   return {
-      {"model", &C::model, "Model: mnist_cnn, mlp, resnet18 or resnet50", {}},
+      {"model", &C::model, "Model: " + model_names_text(), {}},
       {"data",
        &C::data,
        "Training data: an image folder (one subfolder per class), an IDX directory, a CSV file (image list or "
@@ -387,5 +387,11 @@ std::string to_string(ScheduleKind kind) { return detail::enum_text(kind); }
 std::string to_string(TaskKind kind) { return detail::enum_text(kind); }
 std::string to_string(LossKind kind) { return detail::enum_text(kind); }
 std::string to_string(CacheKind kind) { return detail::enum_text(kind); }
+
+std::string model_names_text() {
+  std::string text;
+  for (const std::string_view name : kModelNames) text += (text.empty() ? "" : ", ") + std::string(name);
+  return text;
+}
 
 }  // namespace stoker::train

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -170,14 +171,10 @@ void validate(const TrainConfig& c) {
           fmt::format("{} must be in {} (got {})", key, interval, value));
   };
 
-  static constexpr std::string_view kModels[] = {"mnist_cnn", "mlp", "resnet18", "resnet50"};
-  bool known_model = false;
-  for (const std::string_view model : kModels) known_model = known_model || c.model == model;
-  if (!known_model) {
-    const std::string_view close = closest(c.model, kModels);
-    throw UsageError(
-        fmt::format("model must be one of mnist_cnn, mlp, resnet18, resnet50 (got '{}'){}", c.model,
-                    close.empty() ? "" : fmt::format("; did you mean '{}'?", close)));
+  if (std::find(kModelNames.begin(), kModelNames.end(), c.model) == kModelNames.end()) {
+    const std::string_view close = closest(c.model, kModelNames);
+    throw UsageError(fmt::format("model must be one of {} (got '{}'){}", model_names_text(), c.model,
+                                 close.empty() ? "" : fmt::format("; did you mean '{}'?", close)));
   }
   check(!c.data.empty(),
         "data must not be empty: give an image folder, an IDX directory, a CSV file or an .npz/.npy file");

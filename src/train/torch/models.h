@@ -1,6 +1,8 @@
 // Model zoo of the trainer. Parameter and buffer names follow the PyTorch reference models, so a
-// state dict carries over (conv1, conv2, fc1, fc2, ...): resnet18/resnet50 have torchvision's exact
-// module tree and names (conv1, bn1, layer1.0.conv1, layer2.0.downsample.0, ..., fc) and its init.
+// state dict carries over (conv1, conv2, fc1, fc2, ...): resnet18/resnet50 and efficientnet_b0-b7
+// have torchvision's exact module tree and names (resnet: conv1, bn1, layer1.0.conv1,
+// layer2.0.downsample.0, ..., fc; efficientnet: features.0.0, features.1.0.block.1.fc1, ...,
+// classifier.1) and its initialisation, dropout and stochastic depth.
 #pragma once
 
 #include <memory>
@@ -21,9 +23,9 @@ struct InputShape {
   int64_t width = 28;
 };
 
-// "mnist_cnn" | "mlp" | "resnet18" | "resnet50". Throws UsageError for an unknown name (listing
+// One of kModelNames (stoker/train/config.h). Throws UsageError for an unknown name (listing
 // the available ones) or a shape the model cannot take (naming the shape and what it needs:
-// the ResNets take any channel count and at least 32x32).
+// the ResNets and EfficientNets take any channel count and at least 32x32).
 std::shared_ptr<Network> make_model(const std::string& name, InputShape input, int64_t classes);
 
 int64_t parameter_count(const torch::nn::Module& module);
