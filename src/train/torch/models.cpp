@@ -84,8 +84,10 @@ torch::nn::BatchNorm2d batch_norm(int64_t features, double eps, double momentum)
 void require_input(const std::string& model, InputShape in, int64_t min_size) {
   if (in.channels < 1) throw UsageError(fmt::format("model {} needs at least 1 channel (got {})", model, in.channels));
   if (in.height < min_size || in.width < min_size) {
-    throw UsageError(fmt::format("model {} needs images of at least {}x{} (got {}x{}); resize them larger", model,
-                                 min_size, min_size, in.width, in.height));
+    throw UsageError(fmt::format(
+        "model {} needs images of at least {}x{} (got {}x{}); resize them larger, e.g. --transforms 'Resize({}), "
+        "CenterCrop({})'",
+        model, min_size, min_size, in.width, in.height, min_size, min_size));
   }
 }
 

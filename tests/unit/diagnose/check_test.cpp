@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "stoker/data/encode.h"
+#include "stoker/train/config.h"
 #include "support/temp_dir.h"
 #include "support/test_images.h"
 
@@ -168,7 +169,14 @@ TEST(CheckModels, TableHasTheDocumentedModels) {
   EXPECT_LT(find_model_cost("mnist_cnn")->forward_macs, 1e8);
   EXPECT_TRUE(find_model_cost("mnist_cnn")->reference_raw_pixels);
   EXPECT_EQ(find_model_cost("vgg16"), nullptr);
-  EXPECT_EQ(model_cost_names(), "resnet50, resnet18, mnist_cnn, mlp");
+  EXPECT_EQ(model_cost_names().rfind("resnet50, resnet18, mnist_cnn, mlp, efficientnet_b0, ", 0), 0u)
+      << model_cost_names();
+  EXPECT_DOUBLE_EQ(find_model_cost("efficientnet_b0")->forward_macs, 0.386e9);
+  EXPECT_EQ(find_model_cost("efficientnet_b7")->height, 600);
+}
+
+TEST(CheckModels, EveryTrainableModelHasARow) {
+  for (const std::string_view name : train::kModelNames) EXPECT_NE(find_model_cost(name), nullptr) << name;
 }
 
 // ---- Recommendations -------------------------------------------------------------------------

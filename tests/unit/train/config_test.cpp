@@ -266,10 +266,14 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
   };
   const std::vector<Case> cases = {
       {[](TrainConfig* c) { c->model = "resnet"; },
-       "model must be one of mnist_cnn, mlp, resnet18, resnet50 (got 'resnet'); did you mean "
-       "'resnet18'?"},
+       "model must be one of mnist_cnn, mlp, resnet18, resnet50, efficientnet_b0, efficientnet_b1, efficientnet_b2, "
+       "efficientnet_b3, efficientnet_b4, efficientnet_b5, efficientnet_b6, efficientnet_b7 (got 'resnet'); did you mean 'resnet18'?"},
+      {[](TrainConfig* c) { c->model = "efficientnet-b0"; },
+       "model must be one of mnist_cnn, mlp, resnet18, resnet50, efficientnet_b0, efficientnet_b1, efficientnet_b2, "
+       "efficientnet_b3, efficientnet_b4, efficientnet_b5, efficientnet_b6, efficientnet_b7 (got 'efficientnet-b0'); did you mean 'efficientnet_b0'?"},
       {[](TrainConfig* c) { c->model = "vit"; },
-       "model must be one of mnist_cnn, mlp, resnet18, resnet50 (got 'vit')"},
+       "model must be one of mnist_cnn, mlp, resnet18, resnet50, efficientnet_b0, efficientnet_b1, efficientnet_b2, "
+       "efficientnet_b3, efficientnet_b4, efficientnet_b5, efficientnet_b6, efficientnet_b7 (got 'vit')"},
       {[](TrainConfig* c) { c->data = ""; },
        "data must not be empty: give an image folder, an IDX directory, a CSV file or an .npz/.npy file"},
       {[](TrainConfig* c) { c->epochs = 0; }, "epochs must be >= 1 (got 0)"},
