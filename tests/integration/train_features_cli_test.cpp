@@ -31,6 +31,22 @@ nlohmann::json summary_of(const std::string& output_dir) {
   return {};
 }
 
+// The "__metadata__" of the run's model.safetensors (8-byte little-endian header length, then
+// the JSON header), read as any other tool would.
+nlohmann::json weights_metadata_of(const std::string& output_dir) {
+  for (const auto& entry : fs::directory_iterator(output_dir)) {
+    std::ifstream in(entry.path() / "model.safetensors", std::ios::binary);
+    unsigned char length[8] = {};
+    in.read(reinterpret_cast<char*>(length), 8);
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; --i) n = (n << 8) | length[i];
+    std::string header(n, '\0');
+    in.read(header.data(), static_cast<std::streamsize>(n));
+    return nlohmann::json::parse(header).value("__metadata__", nlohmann::json::object());
+  }
+  return {};
+}
+
 // Four Gaussian blobs in 12 dimensions whose features differ in scale by up to 1000x and sit
 // far from zero (feature f: (center + noise) * (1 + 90 f) + 500).
 void write_blobs(const std::string& path, int rows, uint32_t seed) {
@@ -81,6 +97,11 @@ TEST_F(TrainFeaturesCli, NumericCsvTableTrainsAnMlp) {
   EXPECT_NEAR(inputs["standardize"]["mean"][0].get<double>(), 501.375, 0.3) << inputs.dump();
   EXPECT_NEAR(inputs["standardize"]["std"][0].get<double>(), 2.58, 0.2) << inputs.dump();
   EXPECT_GT(inputs["standardize"]["std"][11].get<double>(), 900) << inputs.dump();
+  // The exported weights carry the same, so the file alone is enough to feed the model.
+  const auto metadata = weights_metadata_of(out);
+  ASSERT_TRUE(metadata.contains("inputs")) << metadata.dump();
+  EXPECT_EQ(nlohmann::json::parse(metadata["inputs"].get<std::string>()), inputs) << metadata.dump();
+  EXPECT_EQ(metadata["model"], "mlp");
 }
 
 TEST_F(TrainFeaturesCli, IntegerTargetsTrainARegressionWhenAskedTo) {

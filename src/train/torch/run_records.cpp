@@ -57,12 +57,14 @@ void RunRecords::set_process(int threads, const HostTuning& host) {
   summary_["blas_reason"] = text_or_null(host.blas_reason);
 }
 
-void RunRecords::set_inputs(const data::TransformSpec& spec) {
+nlohmann::json inputs_json(const data::TransformSpec& spec) {
   nlohmann::json inputs = {{"transform", spec.describe()}, {"features", nullptr}, {"standardize", nullptr}};
   if (spec.features > 0) inputs["features"] = spec.features;
   if (!spec.feature_mean.empty()) inputs["standardize"] = {{"mean", spec.feature_mean}, {"std", spec.feature_std}};
-  summary_["inputs"] = std::move(inputs);
+  return inputs;
 }
+
+void RunRecords::set_inputs(const data::TransformSpec& spec) { summary_["inputs"] = inputs_json(spec); }
 
 void RunRecords::report(const std::string& line) {
   std::printf("%s\n", line.c_str());

@@ -39,6 +39,11 @@ struct EpochRecord {
 // " val acc 91.2 % (top-5 99.8 %)", " val acc 88.0 % · AUC 0.947", " val loss … · MAE 0.031 (0.02, 0.04)"
 std::string format_eval(const EvalResult& eval);
 
+// What the model was fed: {"transform": the chain, "features": count or null, "standardize":
+// {"mean": [...], "std": [...]} or null}. Needed to feed the exported model later, so it goes
+// into summary.json and into model.safetensors' metadata (key "inputs", as JSON text).
+nlohmann::json inputs_json(const data::TransformSpec& spec);
+
 class RunRecords {
  public:
   // Opens metrics.csv (new, with its header; appended to when `resumed`) and events.log.
@@ -48,8 +53,7 @@ class RunRecords {
   // settings (stoker/core/host_tuning.h).
   void set_process(int threads, const HostTuning& host);
 
-  // What the model was fed, for summary.json: the transform chain and, for feature vectors,
-  // their count and the Standardize statistics (needed to feed the exported model later).
+  // What the model was fed, for summary.json: inputs_json(spec).
   void set_inputs(const data::TransformSpec& spec);
 
   // Prints `line` and appends it to events.log.

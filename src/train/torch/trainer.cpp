@@ -259,7 +259,8 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
   }
   monitor.stop();
 
-  // The weights alone, for other tools (torchvision's names for the ResNets).
+  // The weights alone, for other tools (torchvision's names for the ResNets and EfficientNets),
+  // with what feeding them needs in the metadata.
   std::optional<std::string> weights;
   if (exit_code == 0) {
     weights = (fs::path(start.run_dir) / "model.safetensors").string();
@@ -268,6 +269,7 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
                       {"task", to_string(setup.objective.task)},
                       {"outputs", std::to_string(setup.objective.outputs)},
                       {"class_names", nlohmann::json(setup.train_source->class_names()).dump()},
+                      {"inputs", inputs_json(train_loader.options().transform).dump()},
                       {"global_step", std::to_string(loop.stepper().global_step())}});
   }
   const nlohmann::json& summary = records.finish(weights, loop.stepper().global_step(), exit_code);
