@@ -134,6 +134,40 @@ TEST_F(TrainFeaturesCli, IntegerTargetsTrainARegressionWhenAskedTo) {
   EXPECT_LT(summary["epochs"].back()["val_mae"][0].get<double>(), 3.0) << summary.dump();
 }
 
+TEST_F(TrainFeaturesCli, LargeOrNegativeIntegerTargetsTrainAsQuantitiesWhenAsked) {
+  // Prices in whole units (up to ~650,000) and temperatures below zero: integers that are no
+  // class ids. Left to the data, the trainer stops and names both ways out; --task regression
+  // trains on them.
+  TempDir dir;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> area(30, 200), temp(-1, 1);
+  std::ofstream prices(dir.str() + "/prices.csv"), weather(dir.str() + "/weather.csv");
+  prices << "area,price\n";
+  weather << "x,celsius\n";
+  for (int r = 0; r < 1500; ++r) {
+    const float a = area(rng), t = temp(rng);
+    prices << a << "," << static_cast<int>(std::lround(a * 3000 + 50000)) << "\n";
+    weather << t << "," << static_cast<int>(std::lround(t * 20)) << "\n";
+  }
+  prices.close();
+  weather.close();
+  const std::string runs = " --output-dir " + dir.str() + "/runs";
+  expect_one_line_error(run_command(kStoker + " train --data " + dir.str() + "/prices.csv" + kFlags + runs), 1,
+                        "classes (at most 100,000); for quantities pass --task regression (or store floats",
+                        "prices as classes");
+  expect_one_line_error(run_command(kStoker + " train --data " + dir.str() + "/weather.csv" + kFlags + runs), 1,
+                        "is negative; class ids must be 0..K-1 (for quantities, pass --task regression)",
+                        "negative classes");
+  for (const char* name : {"prices", "weather"}) {
+    const std::string out = dir.str() + "/" + name;
+    const auto r = run_command(kStoker + " train --data " + dir.str() + "/" + name + ".csv" + kFlags +
+                               " --task regression --max-steps 5 --output-dir " + out);
+    ASSERT_EQ(r.exit_code, 0) << name << ": " << r.err << r.out;
+    EXPECT_NE(r.out.find("→ read as 1 float target (task regression)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("regression, 1 target"), std::string::npos) << r.out;
+  }
+}
+
 TEST_F(TrainFeaturesCli, ImageModelsAndImageTransformsAreRefused) {
   TempDir dir;
   write_blobs(dir.str() + "/t.csv", 50, 3);

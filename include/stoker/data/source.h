@@ -39,6 +39,12 @@ struct SampleData {
   int feature_count = 0;
 };
 
+// Integer targets read from the data (CSV, NumPy) are taken as class ids up to this many
+// classes when the task is left to the data; more most likely means quantities stored as
+// integers. An explicit classification task allows up to kMaxClasses (face identities).
+constexpr int64_t kUsualMaxClasses = 100'000;
+constexpr int64_t kMaxClasses = 10'000'000;
+
 class Source {
  public:
   virtual ~Source() = default;
@@ -76,6 +82,11 @@ class Source {
   // True when class ids were read as numbers from the data (CSV lists and tables, NumPy
   // arrays), so they may as well be quantities; false for folder names and IDX labels.
   virtual bool targets_are_numbers() const { return false; }
+  // kClass with ids read as numbers: throws DataError (naming the data, the value and what
+  // to do) when an id is negative or the ids would make more than `max_classes` classes, as
+  // regression targets stored as integers do. The trainer calls it once the task is known
+  // (--task regression reads such ids as numbers instead). Default: nothing to check.
+  virtual void check_class_ids(int64_t /*max_classes*/) const {}
   // A hint that sample i will be read soon: in-memory sources start fetching it into the
   // cache (workers call it a few samples ahead within a claimed run). Default: nothing.
   virtual void prefetch(size_t /*index*/) const {}

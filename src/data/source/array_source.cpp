@@ -13,12 +13,18 @@ namespace stoker::data {
 
 namespace {
 
-constexpr int64_t kMaxClasses = 100'000;
-
 class ArraySource final : public Source {
  public:
-  explicit ArraySource(SampleArrays a, std::vector<std::string> classes)
-      : a_(std::move(a)), classes_(std::move(classes)) {}
+  explicit ArraySource(SampleArrays a) : a_(std::move(a)) {
+    if (a_.labels.empty()) return;
+    const auto [low, high] = std::minmax_element(a_.labels.begin(), a_.labels.end());
+    min_id_ = *low;
+    max_id_ = *high;
+    if (min_id_ >= 0 && max_id_ < kMaxClasses) {
+      classes_.reserve(static_cast<size_t>(max_id_) + 1);
+      for (int64_t c = 0; c <= max_id_; ++c) classes_.push_back(std::to_string(c));
+    }
+  }
 
   size_t size() const override { return a_.count; }
   std::string name(size_t index) const override { return fmt::format("{}[{}]", a_.item, index); }
@@ -28,8 +34,10 @@ class ArraySource final : public Source {
                                                a_.feature_count == 1 ? "" : "s")
                                  : fmt::format(" images {}x{}{}", a_.width, a_.height,
                                                a_.channels == 3 ? " RGB" : "");
-    if (target_kind() == TargetKind::kClass)
+    if (target_kind() == TargetKind::kClass) {
+      if (classes_.empty()) return text + fmt::format(", integer targets {}..{}", min_id_, max_id_);
       return text + ", " + with_commas(classes_.size()) + " classes";
+    }
     return text + fmt::format(", {} float target{}", a_.target_dim, a_.target_dim == 1 ? "" : "s");
   }
   TargetKind target_kind() const override {
@@ -76,6 +84,25 @@ class ArraySource final : public Source {
     if (a_.feature_count > 0) return "Standardize";
     return a_.channels == 1 ? "none, Grayscale" : "none";
   }
+  void check_class_ids(int64_t max_classes) const override {
+    if (a_.labels.empty()) return;
+    if (min_id_ < 0) {
+      const auto at = static_cast<size_t>(std::find(a_.labels.begin(), a_.labels.end(), min_id_) - a_.labels.begin());
+      throw DataError(fmt::format(
+          "{}: class id {} of sample {} is negative; class ids must be 0..K-1 (for quantities, pass --task "
+          "regression)",
+          a_.origin, min_id_, at));
+    }
+    if (max_id_ >= max_classes) {
+      throw DataError(fmt::format(
+          "{}: integer targets up to {} would make {} classes (at most {}); for quantities pass --task regression "
+          "(or store floats: np.float32, or 12.0 in a CSV){}",
+          a_.origin, max_id_, with_commas(static_cast<uint64_t>(max_id_) + 1), with_commas(max_classes),
+          max_classes < kMaxClasses ? fmt::format("; for that many classes pass --task classification (up to {})",
+                                                      with_commas(kMaxClasses))
+                                        : ""));
+    }
+  }
   void prefetch(size_t index) const override {
     if (!a_.labels.empty()) __builtin_prefetch(a_.labels.data() + index);
     if (a_.feature_count == 0) return;
@@ -87,7 +114,8 @@ class ArraySource final : public Source {
 
  private:
   SampleArrays a_;
-  std::vector<std::string> classes_;
+  int64_t min_id_ = 0, max_id_ = -1;  // of the class ids
+  std::vector<std::string> classes_;  // "0".."max_id"; empty if check_class_ids(kMaxClasses) throws
 };
 
 // The first non-finite value of `values` (row-major, `width` per row), as a message.
@@ -100,29 +128,6 @@ void require_finite(const std::vector<float>& values, size_t width, const std::s
   throw DataError(
       fmt::format("{}: {} of sample {} (column {}) is {}; fill or drop missing values first",
                   origin, what, at / width, at % width, *bad));
-}
-
-// "0", "1", ... "K-1" for class ids 0..K-1; throws DataError naming `where` for a negative id
-// or more than 100,000 classes (integer regression targets saved as ints, most likely).
-std::vector<std::string> numbered_classes(const std::vector<int64_t>& ids,
-                                          const std::string& where) {
-  int64_t max_id = -1;
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (ids[i] < 0) {
-      throw DataError(fmt::format(
-          "{}: class id {} of sample {} is negative; class ids must be 0..K-1", where, ids[i], i));
-    }
-    max_id = std::max(max_id, ids[i]);
-  }
-  if (max_id >= kMaxClasses) {
-    throw DataError(fmt::format(
-        "{}: integer targets up to {} would make {} classes (at most {}); for a regression target "
-        "store floats (np.float32, or 12.0 in a CSV)",
-        where, max_id, with_commas(static_cast<uint64_t>(max_id) + 1), with_commas(kMaxClasses)));
-  }
-  std::vector<std::string> classes;
-  for (int64_t c = 0; c <= max_id; ++c) classes.push_back(std::to_string(c));
-  return classes;
 }
 
 }  // namespace
@@ -139,12 +144,10 @@ std::unique_ptr<Source> make_array_source(SampleArrays a) {
         fmt::format("{}: {} values for {} samples of {}", a.origin, held, a.count, per_sample));
   }
   if (a.feature_count > 0) require_finite(a.features, per_sample, a.origin, "a feature");
-  std::vector<std::string> classes;
   if (!a.labels.empty()) {
     if (a.labels.size() != a.count)
       throw DataError(
           fmt::format("{}: {} class ids for {} samples", a.origin, a.labels.size(), a.count));
-    classes = numbered_classes(a.labels, a.origin);
   } else {
     if (a.target_dim < 1 || a.targets.size() != a.count * static_cast<size_t>(a.target_dim)) {
       throw DataError(
@@ -152,7 +155,7 @@ std::unique_ptr<Source> make_array_source(SampleArrays a) {
     }
     require_finite(a.targets, static_cast<size_t>(a.target_dim), a.origin, "the target");
   }
-  return std::make_unique<ArraySource>(std::move(a), std::move(classes));
+  return std::make_unique<ArraySource>(std::move(a));
 }
 
 }  // namespace stoker::data

@@ -27,8 +27,8 @@ struct SampleArrays {
   int target_dim = 1;
 };
 
-// Checks the arrays (sizes agree, values finite, class ids in 0..99,999) and wraps them.
-// Throws DataError naming `arrays.origin`.
+// Checks the arrays (sizes agree, values finite) and wraps them. Throws DataError naming
+// `arrays.origin`. Class ids are checked later, by check_class_ids, once the task is known.
 std::unique_ptr<Source> make_array_source(SampleArrays arrays);
 
 // True for an .npz that holds x_test / y_test (numpy_source.cpp).

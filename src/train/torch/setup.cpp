@@ -110,6 +110,12 @@ TrainSetup make_setup(const TrainConfig& cfg) {
       if (s.val_source && integer_targets(*s.val_source)) s.val_source = data::integers_as_regression(s.val_source);
     }
   }
+  // Integer ids read from the data are classes only if they can be: never negative, and at
+  // most 100,000 unless --task classification says there really are that many.
+  const int64_t max_classes = cfg.task == TaskKind::kClassification ? data::kMaxClasses : data::kUsualMaxClasses;
+  for (const data::Source* source : {s.train_source.get(), s.val_source.get()}) {
+    if (source != nullptr && source->target_kind() == data::TargetKind::kClass) source->check_class_ids(max_classes);
+  }
   s.objective = make_objective(cfg, *s.train_source, s.val_source.get());
   if (const int features = s.train_source->feature_count(); features > 0 && cfg.model != "mlp") {
     throw UsageError(fmt::format("model {} takes images, and {} holds feature vectors ({} per sample); use --model mlp",

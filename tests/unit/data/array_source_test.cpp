@@ -156,11 +156,26 @@ TEST(NpzSource, BadArchivesAndArraysEachGetOneLine) {
              "is truncated: its shape (2, 3) of float32 needs 24 bytes, the file has 8");
   expect_has(open("nan.npz", pair(npy_bytes("<f4", {2, 1}, raw_bytes<float>({1, NAN})), y)),
              "a feature of sample 1 (column 0) is nan; fill or drop missing values");
-  expect_has(open("negative.npz", pair(x, npy_bytes("<i8", {2}, raw_bytes<int64_t>({0, -3})))),
-             "class id -3 of sample 1 is negative");
-  expect_has(open("many.npz", pair(x, npy_bytes("<i8", {2}, raw_bytes<int64_t>({0, 250000})))),
-             "integer targets up to 250000 would make 250,001 classes (at most 100,000); for a "
-             "regression target store floats");
+  // Ids that cannot be classes open (they may be quantities); check_class_ids refuses them
+  // once the trainer knows the task is classification.
+  const auto class_ids = [&](const std::string& name, const std::vector<int64_t>& ids, int64_t max_classes) {
+    const std::string path =
+        dir.write(name, pair(npy_bytes("<f4", {2, 1}, raw_bytes<float>({1, 2})),
+                             npy_bytes("<i8", {2}, raw_bytes<int64_t>(ids))));
+    const auto source = open_source(path);
+    EXPECT_EQ(source->label(1), ids[1]);
+    return error_text([&] { source->check_class_ids(max_classes); }, "<accepted>");
+  };
+  expect_has(class_ids("negative.npz", {0, -3}, kUsualMaxClasses),
+             "class id -3 of sample 1 is negative; class ids must be 0..K-1 (for quantities, pass --task regression)");
+  expect_has(class_ids("many.npz", {0, 250000}, kUsualMaxClasses),
+             "integer targets up to 250000 would make 250,001 classes (at most 100,000); for quantities pass --task "
+             "regression (or store floats: np.float32, or 12.0 in a CSV); for that many classes pass --task "
+             "classification (up to 10,000,000)");
+  EXPECT_EQ(class_ids("faces.npz", {0, 250000}, kMaxClasses), "<accepted>");
+  expect_has(class_ids("huge.npz", {0, 20'000'000}, kMaxClasses), "at most 10,000,000); for quantities");
+  EXPECT_NE(open_source(dir.str() + "/huge.npz")->describe().find("integer targets 0..20000000"), std::string::npos);
+  EXPECT_EQ(open_source(dir.str() + "/faces.npz")->class_names().size(), 250'001u);
   expect_has(open("magic.npz", pair({'n', 'o', 't', ' ', 'n', 'p', 'y', '!', '!', '!'}, y)),
              "is not a .npy file");
   open("notest.npz", pair(x, y));
