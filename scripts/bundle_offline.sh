@@ -84,7 +84,7 @@ name=$(basename "$out")
 parent=$(dirname "$out")
 
 lib_roots=(libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev zlib1g-dev
-           libcli11-dev libfmt-dev libyaml-cpp-dev nlohmann-json3-dev)
+           libcli11-dev libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libhdf5-dev)
 [ "$tests" = 1 ] && lib_roots+=(libgtest-dev libgmock-dev)
 [ "$data" = 1 ] && lib_roots+=(dataset-fashion-mnist)
 tool_roots=()
@@ -158,6 +158,9 @@ if [ "$tools" = 1 ]; then
 fi
 
 # Documentation, manual pages and translations are not needed to build (the copyright files stay).
+# HDF5's compiler wrappers (h5cc ...) name /usr paths; without them CMake's FindHDF5 looks in
+# CMAKE_PREFIX_PATH (include/hdf5/serial, lib/<triplet>/hdf5/serial) instead.
+rm -f "$out/prefix/usr/bin/"h5*
 for root in "$out/prefix" "$out/tools"; do
   [ -d "$root/usr/share" ] || continue
   rm -rf "$root/usr/share/man" "$root/usr/share/info" "$root/usr/share/locale" "$root/usr/share/lintian"

@@ -3,7 +3,8 @@
 # Idempotent: a second run with everything present touches nothing.
 #
 #   scripts/install_deps.sh            build + test dependencies (PyTorch/torchvision for Python
-#                                      too: a torch test loads exported weights into torchvision)
+#                                      too: a torch test loads exported weights into torchvision;
+#                                      h5py: a test trains on a file h5py wrote)
 #   scripts/install_deps.sh --bench    also Pillow and time for the comparison benchmarks
 set -euo pipefail
 
@@ -11,10 +12,11 @@ packages=(
   build-essential cmake ninja-build pkg-config ca-certificates
   libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev zlib1g-dev
   libcli11-dev libfmt-dev libyaml-cpp-dev nlohmann-json3-dev
+  libhdf5-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   dataset-fashion-mnist
   libtorch-dev libgloo-dev libopenblas0-pthread
-  python3 python3-torch python3-torchvision
+  python3 python3-torch python3-torchvision python3-h5py
 )
 for arg in "$@"; do
   case "$arg" in

@@ -60,7 +60,7 @@ std::string prepare_data(const BenchArgs& args, bool* generated) {
     throw UsageError("give either --data DIR or --synthetic N, not both");
   }
   if (args.data.empty() && args.synthetic <= 0) {
-    throw UsageError("no dataset: give --data PATH (image folder, IDX dir, CSV list or feature table, .npz/.npy) or "
+    throw UsageError("no dataset: give --data PATH (image folder, IDX dir, CSV list or feature table, .npz/.npy/.h5) or "
                      "--synthetic N to generate N JPEGs");
   }
   if (!args.data.empty()) return args.data;
@@ -294,7 +294,7 @@ void add_bench_commands(CLI::App& app, int* exit_code) {
                      "Transform chain, torchvision notation (default: the data's own — IDX: none, "
                      "Grayscale, Normalize; feature vectors: Standardize — else "
                      "RandomResizedCrop(size), RandomHorizontalFlip(0.5), Normalize)");
-  loader->add_option("--split", args->split, "IDX split: train or t10k (an .npz: train or test)")
+  loader->add_option("--split", args->split, "IDX split: train or t10k (an .npz or .h5: train or test)")
       ->capture_default_str();
   loader->add_option("--seed", args->seed, "Shuffle/augmentation seed")->capture_default_str();
   loader->add_option("--on-error", args->on_error, "Bad samples: substitute or fail")

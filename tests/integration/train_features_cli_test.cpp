@@ -1,6 +1,7 @@
 // Feature vectors end to end: `stoker train --model mlp` on a numeric CSV table and on
-// NumPy files that numpy itself wrote (np.savez, np.savez_compressed, Fortran-ordered .npy),
-// the same batches from every format, and one-line errors for what cannot be trained.
+// NumPy files that numpy itself wrote (np.savez, np.savez_compressed, Fortran-ordered .npy)
+// and on HDF5 files that h5py wrote, the same batches from every format, and one-line errors
+// for what cannot be trained.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -268,6 +269,66 @@ TEST_F(NumpyFilesCli, DamagedArchiveIsOneLine) {
   expect_one_line_error(
       run_command(kStoker + " train --data " + cut + kFlags + " --output-dir " + dir.str() + "/r"),
       1, "is a damaged ZIP/.npz archive", "truncated npz");
+}
+
+// h5py's writer: the arrays of kWriteArrays's plain.npz in an .h5, chunked and gzip-compressed.
+class Hdf5FilesCli : public NumpyFilesCli {
+ protected:
+  void SetUp() override {
+    NumpyFilesCli::SetUp();
+    if (IsSkipped()) return;
+    if (!STOKER_HAVE_HDF5) GTEST_SKIP() << "built without HDF5";
+    const auto probe = run_command("/usr/bin/python3 -c 'import h5py'");
+    if (probe.exit_code != 0) GTEST_SKIP() << "/usr/bin/python3 cannot import h5py: " << probe.err;
+  }
+};
+
+constexpr const char* kWriteHdf5 = R"(
+import sys, h5py, numpy as np
+d = sys.argv[1]
+a = np.load(d + "/plain.npz")
+with h5py.File(d + "/feats.h5", "w") as f:
+    f.create_dataset("x_train", data=a["x_train"].astype(">f4"), chunks=(256, 10), compression="gzip", shuffle=True)
+    f.create_dataset("y_train", data=a["y_train"].astype(np.int32))
+    f.create_dataset("x_test", data=a["x_test"])
+    f.create_dataset("y_test", data=a["y_test"])
+    f.create_group("meta").attrs["note"] = "ignored"
+)";
+
+TEST_F(Hdf5FilesCli, H5pyFileTrainsAndGivesTheSameBatchesAsNpz) {
+  TempDir dir;
+  ASSERT_EQ(
+      run_command("/usr/bin/python3 -c '" + std::string(kWriteArrays) + "' " + dir.str()).exit_code,
+      0);
+  const auto made =
+      run_command("/usr/bin/python3 -c '" + std::string(kWriteHdf5) + "' " + dir.str());
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+
+  std::string checksum;
+  for (const char* file : {"plain.npz", "feats.h5"}) {
+    const auto r = run_command(kStoker + " bench loader --data " + dir.str() + "/" + file +
+                               " --epochs 1 --workers 2 --batch-size 64");
+    ASSERT_EQ(r.exit_code, 0) << file << ": " << r.err;
+    EXPECT_NE(r.out.find("2,000 samples × 10 features, 4 classes"), std::string::npos) << r.out;
+    const auto at = r.out.find("checksum ");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    const std::string sum = r.out.substr(at + 9, 16);
+    if (checksum.empty()) checksum = sum;
+    EXPECT_EQ(sum, checksum) << file;
+  }
+
+  const std::string out = dir.str() + "/runs";
+  const auto r = run_command(kStoker + " train --data " + dir.str() +
+                             "/feats.h5 --model mlp --epochs 1 --workers 1 --no-progress "
+                             "--output-dir " +
+                             out);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(
+      r.out.find(
+          "feats.h5 (x_train, y_train): 2,000 samples × 10 features, 4 classes · validation 500"),
+      std::string::npos)
+      << r.out;
+  EXPECT_GT(summary_of(out)["test_accuracy"].get<double>(), 0.9) << r.out;
 }
 
 }  // namespace

@@ -72,7 +72,7 @@ class Source {
   virtual void fixed_shape(int* width, int* height, int* channels) const {
     *width = *height = *channels = 0;
   }
-  // Values per sample when the source holds feature vectors (.npz/.npy/numeric CSV), else 0.
+  // Values per sample when the source holds feature vectors (.npz/.npy/.h5/numeric CSV), else 0.
   virtual int feature_count() const { return 0; }
   // The transform chain that suits this data when none is given, in parse_transforms'
   // notation; "" = none in particular (encoded images: the caller's crop/resize default).
@@ -124,6 +124,17 @@ std::unique_ptr<Source> open_idx(const std::string& images_path, const std::stri
 // counts that differ, non-finite values, negative class ids and unsupported dtypes.
 std::unique_ptr<Source> open_arrays(const std::string& path, const std::string& split = "train");
 
+// An HDF5 file (.h5, .hdf5; h5py's f.create_dataset("x", data=X)) read like an .npz: the
+// datasets at the root named as open_arrays says (x / y, x_train / y_train, x_test / y_test
+// for `split` "t10k"), with the same rules for images, class ids and regression targets.
+// Integer datasets of 1..8 bytes and float datasets of 4 or 8 bytes, either byte order,
+// contiguous or chunked (gzip/shuffle filters) are read whole into memory. Throws DataError
+// naming the file and the dataset for a file that is not HDF5, missing datasets (listing what
+// the root holds), bool/enum, string, compound or other dataset types, and what open_arrays
+// refuses. When stoker was built without the HDF5 library, every call throws DataError
+// saying so.
+std::unique_ptr<Source> open_hdf5(const std::string& path, const std::string& split = "train");
+
 // A CSV table of numbers, one sample per row: the features and one target column, named
 // label, target, y, class, labels or targets in an optional header line (any case), else
 // the last column. Integer targets are class ids, others regression targets. Throws
@@ -134,8 +145,8 @@ std::unique_ptr<Source> open_feature_table(const std::string& csv_path);
 bool is_feature_table(const std::string& csv_path);
 
 // Opens `path` by what it is: a directory with idx files (train-images-idx3-ubyte[.gz] ...,
-// `split` picks train or t10k), an .npz/.npy file (open_arrays), a .csv feature table or file
-// list, or an image folder.
+// `split` picks train or t10k), an .npz/.npy file (open_arrays), an .h5/.hdf5 file
+// (open_hdf5), a .csv feature table or file list, or an image folder.
 std::unique_ptr<Source> open_source(const std::string& path, const std::string& split = "train");
 
 // `source` (a kClass source with targets_are_numbers()) seen as a regression: each integer
@@ -144,7 +155,7 @@ std::unique_ptr<Source> open_source(const std::string& path, const std::string& 
 std::shared_ptr<const Source> integers_as_regression(std::shared_ptr<const Source> source);
 
 // True when `path` carries its own test split: IDX files with t10k-* beside train-*, or an
-// .npz with x_test / y_test. open_source(path, "t10k") then opens it.
+// .npz or .h5/.hdf5 with x_test / y_test. open_source(path, "t10k") then opens it.
 bool has_test_split(const std::string& path);
 
 }  // namespace stoker::data

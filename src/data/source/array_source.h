@@ -34,4 +34,8 @@ std::unique_ptr<Source> make_array_source(SampleArrays arrays);
 // True for an .npz that holds x_test / y_test (numpy_source.cpp).
 bool npz_has_test_split(const std::string& path);
 
+// True for an HDF5 file that holds x_test / y_test datasets at its root (hdf5_source.cpp;
+// false when stoker was built without HDF5).
+bool hdf5_has_test_split(const std::string& path);
+
 }  // namespace stoker::data

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "array_naming.h"
 #include "array_source.h"
 #include "npy.h"
 #include "stoker/core/error.h"
@@ -18,95 +19,6 @@ namespace stoker::data {
 namespace fs = std::filesystem;
 
 namespace {
-
-constexpr std::array<const char*, 6> kFeatureNames{"x",    "X",      "features",
-                                                   "data", "inputs", "images"};
-constexpr std::array<const char*, 6> kTargetNames{"y", "Y", "labels", "targets", "label", "target"};
-
-// Turns parsed feature and target arrays into SampleArrays.
-SampleArrays to_sample_arrays(const NpyArray& x, const NpyArray& y, std::string origin) {
-  SampleArrays a;
-  a.origin = std::move(origin);
-  a.item = x.name;
-  if (x.shape.empty()) throw DataError(x.name + " is a scalar; expected one row per sample");
-  if (y.shape.empty() || y.rows() != x.rows()) {
-    throw DataError(
-        fmt::format("{} has {} rows and {} has {}; they must have one row per sample each", x.name,
-                    x.rows(), y.name, y.shape.empty() ? 0 : y.rows()));
-  }
-  a.count = static_cast<size_t>(x.rows());
-
-  const auto& s = x.shape;
-  const bool bytes = (x.kind == 'u' || x.kind == 'b') && x.itemsize == 1;
-  const bool channels_last = s.size() == 4 && (s[3] == 1 || s[3] == 3);
-  const bool channels_first = s.size() == 4 && !channels_last && (s[1] == 1 || s[1] == 3);
-  if (bytes && (s.size() == 3 || channels_last || channels_first)) {  // images
-    a.height = static_cast<int>(channels_first ? s[2] : s[1]);
-    a.width = static_cast<int>(channels_first ? s[3] : s[2]);
-    a.channels = s.size() == 3 ? 1 : static_cast<int>(channels_first ? s[1] : s[3]);
-    std::vector<uint8_t> pixels = npy_to_uint8(x);
-    if (channels_first) {  // (N, C, H, W) -> (N, H, W, C), the layout decoders write
-      a.pixels.resize(pixels.size());
-      const size_t plane = static_cast<size_t>(a.width) * static_cast<size_t>(a.height);
-      const auto c = static_cast<size_t>(a.channels);
-      for (size_t n = 0; n < a.count; ++n) {
-        for (size_t k = 0; k < c; ++k) {
-          for (size_t p = 0; p < plane; ++p)
-            a.pixels[(n * plane + p) * c + k] = pixels[(n * c + k) * plane + p];
-        }
-      }
-    } else {
-      a.pixels = std::move(pixels);
-    }
-  } else {
-    const int64_t d = x.row_size();
-    if (d < 1 || d > (int64_t{1} << 24)) {
-      throw DataError(fmt::format("{} has shape ({}): {} values per sample, expected 1..16,777,216",
-                                  x.name, fmt::join(x.shape, ", "), d));
-    }
-    a.feature_count = static_cast<int>(d);
-    a.features = npy_to_float(x);
-  }
-
-  if (y.integral() && y.row_size() == 1) {
-    a.labels = npy_to_int64(y);
-  } else if (y.integral()) {
-    throw DataError(fmt::format(
-        "{} has shape ({}) of {}: class ids must be one integer per sample; for several "
-        "regression targets store floats",
-        y.name, fmt::join(y.shape, ", "), y.dtype_text()));
-  } else {
-    a.target_dim = static_cast<int>(y.row_size());
-    a.targets = npy_to_float(y);
-  }
-  return a;
-}
-
-// Finds the first of `names` (with `suffix`) among `keys`.
-std::optional<std::string> pick(const std::vector<std::string>& keys, const auto& names,
-                                const std::string& suffix) {
-  for (const char* name : names) {
-    const std::string wanted = name + suffix;
-    if (std::find(keys.begin(), keys.end(), wanted) != keys.end()) return wanted;
-  }
-  return std::nullopt;
-}
-
-bool is_test_split(const std::string& split) { return split == "t10k" || split == "test"; }
-
-// The (features, targets) array names of `split` in an archive holding `keys`, if present.
-std::optional<std::pair<std::string, std::string>> npz_pair(const std::vector<std::string>& keys,
-                                                            const std::string& split) {
-  const std::vector<std::string> suffixes = is_test_split(split)
-                                                ? std::vector<std::string>{"_test"}
-                                                : std::vector<std::string>{"_train", ""};
-  for (const std::string& suffix : suffixes) {
-    const auto x = pick(keys, kFeatureNames, suffix);
-    const auto y = pick(keys, kTargetNames, suffix);
-    if (x && y) return std::make_pair(*x, *y);
-  }
-  return std::nullopt;
-}
 
 std::vector<std::string> npz_keys(const ZipArchive& zip) {
   std::vector<std::string> keys;
@@ -120,7 +32,7 @@ std::vector<std::string> npz_keys(const ZipArchive& zip) {
 std::unique_ptr<Source> open_npz(const std::string& path, const std::string& split) {
   const ZipArchive zip(path);
   const std::vector<std::string> keys = npz_keys(zip);
-  const auto pair = npz_pair(keys, split);
+  const auto pair = array_pair(keys, split);
   if (!pair) {
     throw DataError(
         fmt::format("{} holds the arrays [{}]; expected features named x (or X, features, data, "
@@ -209,7 +121,7 @@ std::unique_ptr<Source> open_arrays(const std::string& path, const std::string& 
 
 bool npz_has_test_split(const std::string& path) {
   const ZipArchive zip(path);
-  return npz_pair(npz_keys(zip), "test").has_value();
+  return array_pair(npz_keys(zip), "test").has_value();
 }
 
 }  // namespace stoker::data

@@ -30,9 +30,11 @@ std::unique_ptr<Source> open_source(const std::string& path, const std::string& 
     const std::string ext = fs::path(path).extension().string();
     if (ext == ".csv") return is_feature_table(path) ? open_feature_table(path) : open_file_list(path);
     if (ext == ".npz" || ext == ".npy") return open_arrays(path, split);
-    throw DataError("dataset path " + path +
-                    " is a file; expected a directory (image folder or IDX files), a .csv (file list or "
-                    "feature table), or an .npz/.npy file");
+    if (ext == ".h5" || ext == ".hdf5") return open_hdf5(path, split);
+    throw DataError(
+        "dataset path " + path +
+        " is a file; expected a directory (image folder or IDX files), a .csv (file list or "
+        "feature table), an .npz/.npy file or an .h5/.hdf5 file");
   }
   const std::string images = find_idx(path, split, "images-idx3-ubyte");
   if (!images.empty()) {
@@ -48,7 +50,11 @@ std::unique_ptr<Source> open_source(const std::string& path, const std::string& 
 bool has_test_split(const std::string& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) return !find_idx(path, "t10k", "images-idx3-ubyte").empty();
-  return fs::path(path).extension() == ".npz" && fs::is_regular_file(path, ec) && npz_has_test_split(path);
+  if (!fs::is_regular_file(path, ec)) return false;
+  const std::string ext = fs::path(path).extension().string();
+  if (ext == ".npz") return npz_has_test_split(path);
+  if (ext == ".h5" || ext == ".hdf5") return hdf5_has_test_split(path);
+  return false;
 }
 
 }  // namespace stoker::data

@@ -177,7 +177,7 @@ void validate(const TrainConfig& c) {
                                  close.empty() ? "" : fmt::format("; did you mean '{}'?", close)));
   }
   check(!c.data.empty(),
-        "data must not be empty: give an image folder, an IDX directory, a CSV file or an .npz/.npy file");
+        "data must not be empty: give an image folder, an IDX directory, a CSV file, an .npz/.npy file or an .h5 file");
   at_least("epochs", c.epochs, 1);
   at_least("batch_size", c.batch_size, 1);
   check(c.lr > 0, fmt::format("lr must be > 0 (got {})", c.lr));

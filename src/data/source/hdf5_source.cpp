@@ -1,0 +1,299 @@
+// HDF5 files (.h5, .hdf5) -> an ArraySource (open_hdf5): the root datasets named like the
+// arrays of an .npz, read whole with the HDF5 C library and handed to to_sample_arrays.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <hdf5.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <mutex>
+
+#include "array_naming.h"
+#include "array_source.h"
+#include "npy.h"
+#include "stoker/core/error.h"
+
+namespace stoker::data {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kConvertHint =
+    "convert with x.astype(np.float32) (features) or y.astype(np.int64) (class ids)";
+
+// An HDF5 library built without --enable-threadsafe (the default of a source build; Debian's
+// is thread-safe) allows one caller at a time. Sources read everything at open, so only
+// opening takes this lock, and it costs nothing that matters.
+std::mutex& hdf5_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+// An HDF5 identifier closed with `close` when it goes out of scope.
+class Hid {
+ public:
+  Hid(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
+  ~Hid() {
+    if (id_ >= 0) close_(id_);
+  }
+  Hid(const Hid&) = delete;
+  Hid& operator=(const Hid&) = delete;
+  hid_t get() const { return id_; }
+  bool ok() const { return id_ >= 0; }
+
+ private:
+  hid_t id_;
+  herr_t (*close_)(hid_t);
+};
+
+// A dataset read into memory: the elements in native byte order, described as an NpyArray.
+struct Hdf5Array {
+  std::vector<uint8_t> bytes;
+  NpyArray array;
+};
+
+struct RootEntry {
+  std::string name;
+  bool dataset = false;
+};
+
+// The links at the root of `file` in name order; groups and other objects too, for messages.
+std::vector<RootEntry> root_entries(hid_t file) {
+  std::vector<std::string> names;
+  hsize_t index = 0;
+  H5Literate(
+      file, H5_INDEX_NAME, H5_ITER_INC, &index,
+      [](hid_t, const char* name, const H5L_info_t*, void* out) -> herr_t {
+        static_cast<std::vector<std::string>*>(out)->push_back(name);
+        return 0;
+      },
+      &names);
+  std::vector<RootEntry> entries;
+  for (const std::string& name : names) {
+    RootEntry entry{name, false};
+    if (H5Oexists_by_name(file, name.c_str(), H5P_DEFAULT) > 0) {
+      const Hid object(H5Oopen(file, name.c_str(), H5P_DEFAULT), H5Oclose);
+      entry.dataset = object.ok() && H5Iget_type(object.get()) == H5I_DATASET;
+    }
+    entries.push_back(entry);
+  }
+  return entries;
+}
+
+std::string listing(const std::vector<RootEntry>& entries) {
+  if (entries.empty()) return "nothing";
+  std::vector<std::string> names;
+  for (const RootEntry& e : entries) names.push_back(e.dataset ? e.name : e.name + " (group)");
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+const char* class_text(H5T_class_t c) {
+  switch (c) {
+    case H5T_TIME:
+      return "time";
+    case H5T_STRING:
+      return "string";
+    case H5T_BITFIELD:
+      return "bitfield";
+    case H5T_OPAQUE:
+      return "opaque";
+    case H5T_COMPOUND:
+      return "compound (record)";
+    case H5T_REFERENCE:
+      return "reference";
+    case H5T_ENUM:
+      return "enum";
+    case H5T_VLEN:
+      return "variable-length";
+    case H5T_ARRAY:
+      return "array";
+    default:
+      return "unknown";
+  }
+}
+
+// Names the first filter of `dataset` that this HDF5 library cannot decode, if any (h5py's
+// lzf, or blosc/bitshuffle plugins that are not installed).
+std::optional<std::string> missing_filter(hid_t dataset) {
+  const Hid plist(H5Dget_create_plist(dataset), H5Pclose);
+  if (!plist.ok()) return std::nullopt;
+  const int filters = H5Pget_nfilters(plist.get());
+  for (int i = 0; i < filters; ++i) {
+    unsigned flags = 0, config = 0;
+    size_t values = 0;
+    char name[64] = {};
+    const H5Z_filter_t id = H5Pget_filter2(plist.get(), static_cast<unsigned>(i), &flags, &values,
+                                           nullptr, sizeof name, name, &config);
+    if (id >= 0 && H5Zfilter_avail(id) <= 0) {
+      return id == 32000 ? std::string("lzf (filter 32000, h5py's own)")
+                         : fmt::format("{} (filter {})", name[0] != '\0' ? name : "unnamed", id);
+    }
+  }
+  return std::nullopt;
+}
+
+Hdf5Array read_dataset(hid_t file, const std::string& path, const std::string& key) {
+  Hdf5Array out;
+  NpyArray& a = out.array;
+  a.name = path + ":" + key;
+  const Hid dataset(H5Dopen2(file, key.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!dataset.ok()) throw DataError(a.name + " cannot be opened as a dataset (damaged file?)");
+  const Hid type(H5Dget_type(dataset.get()), H5Tclose);
+  const Hid space(H5Dget_space(dataset.get()), H5Sclose);
+  if (!type.ok() || !space.ok()) throw DataError(a.name + ": cannot read its type or shape");
+
+  const H5T_class_t type_class = H5Tget_class(type.get());
+  const size_t size = H5Tget_size(type.get());
+  hid_t memory_type = -1;  // a predefined native type: not closed
+  if (type_class == H5T_INTEGER) {
+    const bool is_signed = H5Tget_sign(type.get()) == H5T_SGN_2;
+    a.kind = is_signed ? 'i' : 'u';
+    switch (size) {
+      case 1:
+        memory_type = is_signed ? H5T_NATIVE_INT8 : H5T_NATIVE_UINT8;
+        break;
+      case 2:
+        memory_type = is_signed ? H5T_NATIVE_INT16 : H5T_NATIVE_UINT16;
+        break;
+      case 4:
+        memory_type = is_signed ? H5T_NATIVE_INT32 : H5T_NATIVE_UINT32;
+        break;
+      case 8:
+        memory_type = is_signed ? H5T_NATIVE_INT64 : H5T_NATIVE_UINT64;
+        break;
+      default:
+        throw DataError(
+            fmt::format("{} holds {}-byte integers; stoker reads 1, 2, 4 and 8-byte "
+                        "integers: {}",
+                        a.name, size, kConvertHint));
+    }
+    a.itemsize = static_cast<int>(size);
+  } else if (type_class == H5T_FLOAT) {
+    if (size != 4 && size != 8) {
+      throw DataError(
+          fmt::format("{} holds {}-byte floats; stoker reads float32 and float64 "
+                      "datasets: {}",
+                      a.name, size, kConvertHint));
+    }
+    memory_type = size == 4 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
+    a.kind = 'f';
+    a.itemsize = static_cast<int>(size);
+  } else if (type_class == H5T_ENUM) {
+    throw DataError(fmt::format(
+        "{} is an enum dataset (h5py stores bool arrays this way); stoker reads integer and "
+        "float datasets: store it with .astype(np.uint8) or .astype(np.int64)",
+        a.name));
+  } else {
+    throw DataError(fmt::format("{} holds {} values; stoker reads integer and float datasets: {}",
+                                a.name, class_text(type_class), kConvertHint));
+  }
+
+  const H5S_class_t space_class = H5Sget_simple_extent_type(space.get());
+  if (space_class == H5S_NULL) throw DataError(a.name + " is an empty (null) dataset");
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  if (rank < 0) throw DataError(a.name + ": cannot read its shape");
+  std::vector<hsize_t> dims(static_cast<size_t>(rank));
+  if (rank > 0) H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+  uint64_t count = 1;
+  for (hsize_t d : dims) {
+    a.shape.push_back(static_cast<int64_t>(d));
+    count *= d;
+    if (count > (uint64_t{1} << 40)) {
+      throw DataError(fmt::format("{} has shape ({}): too large to hold in memory", a.name,
+                                  fmt::join(a.shape, ", ")));
+    }
+  }
+  if (const auto filter = missing_filter(dataset.get())) {
+    throw DataError(fmt::format(
+        "{} is compressed with {}, which this HDF5 library cannot decode; rewrite it with "
+        "compression=\"gzip\" or none",
+        a.name, *filter));
+  }
+  out.bytes.resize(static_cast<size_t>(count) * size);
+  if (count > 0 &&
+      H5Dread(dataset.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.bytes.data()) < 0) {
+    throw DataError(a.name + ": cannot read its values (a damaged or truncated file?)");
+  }
+  a.big_endian = false;  // H5Dread converted to the native (little-endian) order
+  a.data = out.bytes;
+  return out;
+}
+
+// Opens `path` read-only; throws DataError for a missing file or one that is not HDF5.
+hid_t open_file(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw DataError("dataset file " + path + " does not exist");
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // failures become our own messages
+  if (H5Fis_hdf5(path.c_str()) <= 0) {
+    throw DataError(path +
+                    " is not an HDF5 file (no HDF5 signature); write it with h5py, or "
+                    "save the arrays with numpy.savez");
+  }
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (file < 0) throw DataError(path + " cannot be opened as HDF5: a damaged or truncated file");
+  return file;
+}
+
+std::vector<std::string> dataset_names(const std::vector<RootEntry>& entries) {
+  std::vector<std::string> names;
+  for (const RootEntry& e : entries) {
+    if (e.dataset) names.push_back(e.name);
+  }
+  return names;
+}
+
+// The names looked for, e.g. "x, X, features, data, inputs, images (or with _train)".
+std::string looked_for(const std::array<const char*, 6>& names, const std::string& split) {
+  if (is_test_split(split)) {
+    std::vector<std::string> with;
+    for (const char* n : names) with.push_back(std::string(n) + "_test");
+    return fmt::format("{}", fmt::join(with, ", "));
+  }
+  return fmt::format("{} (or with _train)", fmt::join(names, ", "));
+}
+
+}  // namespace
+
+std::unique_ptr<Source> open_hdf5(const std::string& path, const std::string& split) {
+  SampleArrays arrays;
+  {
+    const std::lock_guard<std::mutex> lock(hdf5_mutex());
+    const Hid file(open_file(path), H5Fclose);
+    const std::vector<RootEntry> entries = root_entries(file.get());
+    const std::vector<std::string> keys = dataset_names(entries);
+    const auto pair = array_pair(keys, split);
+    if (!pair) {
+      const std::vector<std::string> suffixes = is_test_split(split)
+                                                    ? std::vector<std::string>{"_test"}
+                                                    : std::vector<std::string>{"_train", ""};
+      std::optional<std::string> features;
+      for (const std::string& suffix : suffixes) {
+        if (!features) features = first_named(keys, kFeatureNames, suffix);
+      }
+      if (!features) {
+        throw DataError(fmt::format(
+            "{} has no features dataset (looked for {} at the root; found: {}); write them with "
+            "f.create_dataset(\"x\", data=X)",
+            path, looked_for(kFeatureNames, split), listing(entries)));
+      }
+      throw DataError(fmt::format(
+          "{} has the features {} but no targets dataset (looked for {} at the root; found: "
+          "{}); write them with f.create_dataset(\"y\", data=y)",
+          path, *features, looked_for(kTargetNames, split), listing(entries)));
+    }
+    const Hdf5Array x = read_dataset(file.get(), path, pair->first);
+    const Hdf5Array y = read_dataset(file.get(), path, pair->second);
+    arrays = to_sample_arrays(x.array, y.array,
+                              fmt::format("arrays {} ({}, {})", path, pair->first, pair->second));
+  }
+  return make_array_source(std::move(arrays));
+}
+
+bool hdf5_has_test_split(const std::string& path) {
+  const std::lock_guard<std::mutex> lock(hdf5_mutex());
+  const Hid file(open_file(path), H5Fclose);
+  return array_pair(dataset_names(root_entries(file.get())), "test").has_value();
+}
+
+}  // namespace stoker::data

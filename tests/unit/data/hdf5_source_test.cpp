@@ -1,0 +1,360 @@
+// HDF5 files (.h5, .hdf5) as sources: datasets of every integer and float type, either byte
+// order, chunked and compressed, images, splits, regression targets, and the one-line errors
+// for what cannot be read. The files are written with the HDF5 C library, as h5py writes them.
+#include <gtest/gtest.h>
+#include <hdf5.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "stoker/data/source.h"
+#include "support/error_text.h"
+#include "support/temp_dir.h"
+
+namespace stoker::data {
+namespace {
+
+using testing::error_text;
+using testing::TempDir;
+
+void expect_has(const std::string& text, const std::string& part) {
+  EXPECT_NE(text.find(part), std::string::npos) << text;
+}
+
+std::vector<float> features_of(const Source& source, size_t index) {
+  SampleData sample;
+  EXPECT_TRUE(source.read(index, &sample).ok());
+  EXPECT_EQ(sample.feature_count, source.feature_count());
+  const auto* p = reinterpret_cast<const float*>(sample.bytes.data());
+  return {p, p + sample.feature_count};
+}
+
+// A new HDF5 file; datasets are written with a file type (what lies on disk) and a memory
+// type (what `values` hold), as h5py's create_dataset does.
+class H5File {
+ public:
+  explicit H5File(const std::string& path)
+      : path_(path), id_(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)) {
+    EXPECT_GE(id_, 0) << path;
+  }
+  ~H5File() { H5Fclose(id_); }
+  H5File(const H5File&) = delete;
+  H5File& operator=(const H5File&) = delete;
+
+  hid_t id() const { return id_; }
+  const std::string& path() const { return path_; }
+
+  template <typename T>
+  void write(const std::string& name, hid_t file_type, hid_t memory_type,
+             const std::vector<hsize_t>& shape, const std::vector<T>& values,
+             hid_t create_plist = H5P_DEFAULT, hid_t where = -1) {
+    const hid_t space = H5Screate_simple(static_cast<int>(shape.size()), shape.data(), nullptr);
+    const hid_t dataset = H5Dcreate2(where >= 0 ? where : id_, name.c_str(), file_type, space,
+                                     H5P_DEFAULT, create_plist, H5P_DEFAULT);
+    ASSERT_GE(dataset, 0) << name;
+    EXPECT_GE(H5Dwrite(dataset, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0);
+    H5Dclose(dataset);
+    H5Sclose(space);
+  }
+  void floats(const std::string& name, const std::vector<hsize_t>& shape,
+              const std::vector<float>& values) {
+    write(name, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, shape, values);
+  }
+  void int64s(const std::string& name, const std::vector<int64_t>& values) {
+    write(name, H5T_STD_I64LE, H5T_NATIVE_INT64, {values.size()}, values);
+  }
+
+ private:
+  std::string path_;
+  hid_t id_;
+};
+
+TEST(Hdf5Source, Float32FeaturesWithInt64ClassIds) {
+  TempDir dir;
+  const std::string path = dir.str() + "/feats.h5";
+  {
+    H5File f(path);
+    f.floats("x", {3, 2}, {1, 2, 3, 4, 5, 6});
+    f.int64s("y", {2, 0, 1});
+  }
+  const auto source = open_source(path);
+  ASSERT_EQ(source->size(), 3u);
+  EXPECT_EQ(source->feature_count(), 2);
+  EXPECT_EQ(source->default_transforms(), "Standardize");
+  EXPECT_EQ(source->target_kind(), TargetKind::kClass);
+  EXPECT_EQ(source->class_names().size(), 3u);
+  EXPECT_EQ(source->label(0), 2);
+  EXPECT_EQ(features_of(*source, 2), (std::vector<float>{5, 6}));
+  expect_has(source->describe(), "feats.h5 (x, y): 3 samples × 2 features, 3 classes");
+  expect_has(source->name(1), "feats.h5:x[1]");
+  EXPECT_FALSE(has_test_split(path));
+}
+
+TEST(Hdf5Source, Float64FeaturesWithInt32AndUint8Labels) {
+  TempDir dir;
+  const std::string a = dir.str() + "/a.hdf5";
+  const std::string b = dir.str() + "/b.h5";
+  {
+    H5File f(a);
+    f.write("features", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {2, 3},
+            std::vector<double>{0.5, 1, 1.5, -2, -2.5, 3});
+    f.write("labels", H5T_STD_I32LE, H5T_NATIVE_INT32, {2}, std::vector<int32_t>{1, 0});
+  }
+  {
+    H5File f(b);
+    f.write("X", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {2, 1}, std::vector<double>{7, 8});
+    f.write("Y", H5T_STD_U8LE, H5T_NATIVE_UINT8, {2}, std::vector<uint8_t>{0, 4});
+  }
+  const auto sa = open_source(a);
+  EXPECT_EQ(features_of(*sa, 1), (std::vector<float>{-2, -2.5f, 3}));
+  EXPECT_EQ(sa->label(0), 1);
+  EXPECT_EQ(sa->class_names().size(), 2u);
+  const auto sb = open_source(b);
+  EXPECT_EQ(features_of(*sb, 1), (std::vector<float>{8}));
+  EXPECT_EQ(sb->label(1), 4);
+  EXPECT_EQ(sb->class_names().size(), 5u);
+}
+
+TEST(Hdf5Source, BigEndianDatasetsAreConvertedToHostOrder) {
+  TempDir dir;
+  const std::string path = dir.str() + "/be.h5";
+  {
+    H5File f(path);
+    f.write("x", H5T_IEEE_F32BE, H5T_NATIVE_FLOAT, {2, 2}, std::vector<float>{1.5f, -2, 3, 4.25f});
+    f.write("y", H5T_STD_I16BE, H5T_NATIVE_INT16, {2}, std::vector<int16_t>{3, 1});
+  }
+  const auto source = open_source(path);
+  EXPECT_EQ(features_of(*source, 0), (std::vector<float>{1.5f, -2}));
+  EXPECT_EQ(features_of(*source, 1), (std::vector<float>{3, 4.25f}));
+  EXPECT_EQ(source->label(0), 3);
+  EXPECT_EQ(source->label(1), 1);
+}
+
+TEST(Hdf5Source, ChunkedGzipDatasetsAreRead) {
+  ASSERT_GT(H5Zfilter_avail(H5Z_FILTER_DEFLATE), 0) << "this HDF5 library lacks gzip";
+  TempDir dir;
+  const std::string path = dir.str() + "/packed.h5";
+  const hsize_t rows = 1000, cols = 8;
+  std::vector<float> x(rows * cols);
+  std::vector<int64_t> y(rows);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 97) * 0.5f;
+  for (size_t i = 0; i < rows; ++i) y[i] = static_cast<int64_t>(i % 3);
+  {
+    H5File f(path);
+    const hid_t plist = H5Pcreate(H5P_DATASET_CREATE);
+    const hsize_t chunk[2] = {64, cols};
+    H5Pset_chunk(plist, 2, chunk);
+    H5Pset_shuffle(plist);
+    H5Pset_deflate(plist, 6);
+    f.write("x_train", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {rows, cols}, x, plist);
+    const hsize_t label_chunk[1] = {100};
+    H5Pset_chunk(plist, 1, label_chunk);
+    f.write("y_train", H5T_STD_I64LE, H5T_NATIVE_INT64, {rows}, y, plist);
+    H5Pclose(plist);
+  }
+  EXPECT_LT(std::filesystem::file_size(path), rows * cols * 4 / 2);  // really compressed
+  const auto source = open_source(path);
+  ASSERT_EQ(source->size(), rows);
+  EXPECT_EQ(features_of(*source, 999),
+            std::vector<float>(x.begin() + 999 * cols, x.begin() + 1000 * cols));
+  EXPECT_EQ(source->label(998), 2);
+}
+
+TEST(Hdf5Source, Uint8ArraysAreImages) {
+  TempDir dir;
+  const std::string gray = dir.str() + "/gray.h5";
+  const std::string rgb = dir.str() + "/rgb.h5";
+  std::vector<uint8_t> pixels;
+  for (int i = 0; i < 2 * 2 * 3 * 3; ++i) pixels.push_back(static_cast<uint8_t>(i * 7));
+  {
+    H5File f(gray);
+    f.write("images", H5T_STD_U8LE, H5T_NATIVE_UINT8, {3, 2, 3},
+            std::vector<uint8_t>(pixels.begin(), pixels.begin() + 18));
+    f.int64s("labels", {0, 1, 1});
+  }
+  {
+    H5File f(rgb);
+    f.write("x", H5T_STD_U8LE, H5T_NATIVE_UINT8, {2, 2, 3, 3}, pixels);
+    f.int64s("y", {1, 0});
+  }
+  const auto g = open_source(gray);
+  int w = 0, h = 0, c = 0;
+  g->fixed_shape(&w, &h, &c);
+  EXPECT_EQ(std::make_tuple(w, h, c), std::make_tuple(3, 2, 1));
+  EXPECT_EQ(g->feature_count(), 0);
+  SampleData sample;
+  ASSERT_TRUE(g->read(2, &sample).ok());
+  ASSERT_TRUE(sample.raw);
+  EXPECT_EQ(std::vector<uint8_t>(sample.bytes.begin(), sample.bytes.end()),
+            std::vector<uint8_t>(pixels.begin() + 12, pixels.begin() + 18));
+
+  const auto color = open_source(rgb);
+  color->fixed_shape(&w, &h, &c);
+  EXPECT_EQ(std::make_tuple(w, h, c), std::make_tuple(3, 2, 3));
+  ASSERT_TRUE(color->read(1, &sample).ok());
+  EXPECT_EQ(std::vector<uint8_t>(sample.bytes.begin(), sample.bytes.end()),
+            std::vector<uint8_t>(pixels.begin() + 18, pixels.end()));  // H x W x C as stored
+  EXPECT_EQ(color->label(0), 1);
+}
+
+TEST(Hdf5Source, TrainAndTestSplitsByName) {
+  TempDir dir;
+  const std::string path = dir.str() + "/split.h5";
+  {
+    H5File f(path);
+    f.floats("x_train", {2, 2}, {1, 2, 3, 4});
+    f.int64s("y_train", {1, 0});
+    f.write("x_test", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {1, 2}, std::vector<double>{7, 8});
+    f.write("y_test", H5T_STD_I32LE, H5T_NATIVE_INT32, {1}, std::vector<int32_t>{1});
+  }
+  EXPECT_TRUE(has_test_split(path));
+  const auto train = open_source(path);
+  ASSERT_EQ(train->size(), 2u);
+  EXPECT_EQ(features_of(*train, 1), (std::vector<float>{3, 4}));
+  expect_has(train->describe(), "(x_train, y_train)");
+  const auto test = open_source(path, "t10k");
+  ASSERT_EQ(test->size(), 1u);
+  EXPECT_EQ(features_of(*test, 0), (std::vector<float>{7, 8}));
+  expect_has(test->describe(), "(x_test, y_test)");
+  const auto also_test = open_hdf5(path, "test");
+  EXPECT_EQ(also_test->size(), 1u);
+}
+
+TEST(Hdf5Source, FloatTargetsAreRegressionTargets) {
+  TempDir dir;
+  const std::string path = dir.str() + "/reg.h5";
+  {
+    H5File f(path);
+    f.floats("inputs", {2, 1}, {1, 2});
+    f.write("targets", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {2, 2},
+            std::vector<double>{0.5, -1, 2.25, 3});
+  }
+  const auto source = open_source(path);
+  ASSERT_EQ(source->target_kind(), TargetKind::kRegression);
+  ASSERT_EQ(source->target_dim(), 2);
+  float t[2];
+  source->targets(1, t);
+  EXPECT_EQ(t[0], 2.25f);
+  EXPECT_EQ(t[1], 3.0f);
+}
+
+TEST(Hdf5Source, WhatCannotBeReadGetsOneLine) {
+  TempDir dir;
+  const auto open = [&](const std::string& name) {
+    return error_text([&] { open_source(dir.str() + "/" + name); });
+  };
+  const auto make = [&](const std::string& name, const auto& fill) {
+    H5File f(dir.str() + "/" + name);
+    fill(f);
+  };
+
+  dir.write_text("text.h5", "x,y\n1,0\n");
+  expect_has(open("text.h5"), "text.h5 is not an HDF5 file (no HDF5 signature)");
+  make("whole.h5", [](H5File& f) {
+    f.floats("x", {256, 4}, std::vector<float>(1024, 1.0f));
+    f.int64s("y", std::vector<int64_t>(256, 0));
+  });
+  std::filesystem::copy_file(dir.str() + "/whole.h5", dir.str() + "/cut.h5");
+  std::filesystem::resize_file(dir.str() + "/cut.h5",
+                               std::filesystem::file_size(dir.str() + "/whole.h5") / 2);
+  expect_has(open("cut.h5"), "cut.h5 cannot be opened as HDF5: a damaged or truncated file");
+
+  make("notargets.h5", [](H5File& f) {
+    f.floats("emb", {2, 1}, {1, 2});
+    f.int64s("lab", {0, 1});
+    H5Gclose(H5Gcreate2(f.id(), "meta", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+    f.floats("x", {2, 1}, {1, 2});
+  });
+  make("ingroup.h5", [](H5File& f) {
+    const hid_t group = H5Gcreate2(f.id(), "train", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    f.write("x", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {1, 1}, std::vector<float>{1}, H5P_DEFAULT,
+            group);
+    H5Gclose(group);
+    f.floats("emb", {2, 1}, {1, 2});
+  });
+  expect_has(open("ingroup.h5"),
+             "ingroup.h5 has no features dataset (looked for x, X, features, data, inputs, "
+             "images (or with _train) at the root; found: emb, train (group)); write them with "
+             "f.create_dataset(\"x\", data=X)");
+  expect_has(open("notargets.h5"),
+             "notargets.h5 has the features x but no targets dataset (looked for y, Y, labels, "
+             "targets, label, target (or with _train) at the root; found: emb, lab, meta (group), "
+             "x)");
+  expect_has(error_text([&] { open_source(dir.str() + "/whole.h5", "t10k"); }),
+             "looked for x_test, X_test, features_test, data_test, inputs_test, images_test at "
+             "the root; found: x, y)");
+
+  make("rows.h5", [](H5File& f) {
+    f.floats("x", {2, 1}, {1, 2});
+    f.int64s("y", {0, 1, 2});
+  });
+  expect_has(open("rows.h5"), "rows.h5:x has 2 rows and ");
+  expect_has(open("rows.h5"), "rows.h5:y has 3; they must have one row per sample each");
+
+  make("strings.h5", [](H5File& f) {
+    const hid_t type = H5Tcopy(H5T_C_S1);
+    H5Tset_size(type, 4);
+    f.write("x", type, type, {2}, std::vector<char>{'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'});
+    H5Tclose(type);
+    f.int64s("y", {0, 1});
+  });
+  expect_has(open("strings.h5"),
+             "strings.h5:x holds string values; stoker reads integer and float datasets: convert "
+             "with x.astype(np.float32)");
+
+  make("records.h5", [](H5File& f) {
+    struct Row {
+      float a;
+      int32_t b;
+    };
+    const hid_t type = H5Tcreate(H5T_COMPOUND, sizeof(Row));
+    H5Tinsert(type, "a", HOFFSET(Row, a), H5T_NATIVE_FLOAT);
+    H5Tinsert(type, "b", HOFFSET(Row, b), H5T_NATIVE_INT32);
+    f.write("x", type, type, {2}, std::vector<Row>{{1, 2}, {3, 4}});
+    H5Tclose(type);
+    f.int64s("y", {0, 1});
+  });
+  expect_has(open("records.h5"), "records.h5:x holds compound (record) values; stoker reads");
+
+  make("bools.h5", [](H5File& f) {
+    // h5py's bool: an enum of int8 with FALSE = 0 and TRUE = 1.
+    const hid_t type = H5Tenum_create(H5T_NATIVE_INT8);
+    int8_t value = 0;
+    H5Tenum_insert(type, "FALSE", &value);
+    value = 1;
+    H5Tenum_insert(type, "TRUE", &value);
+    f.floats("x", {2, 1}, {1, 2});
+    f.write("y", type, type, {2}, std::vector<int8_t>{0, 1});
+    H5Tclose(type);
+  });
+  expect_has(open("bools.h5"),
+             "bools.h5:y is an enum dataset (h5py stores bool arrays this way); stoker reads "
+             "integer and float datasets: store it with .astype(np.uint8)");
+
+  make("half.h5", [](H5File& f) {
+    const hid_t half = H5Tcopy(H5T_IEEE_F32LE);  // IEEE binary16, as numpy's float16
+    H5Tset_fields(half, 15, 10, 5, 0, 10);
+    H5Tset_size(half, 2);
+    H5Tset_ebias(half, 15);
+    f.write("x", half, H5T_NATIVE_FLOAT, {2, 1}, std::vector<float>{1, 2});
+    H5Tclose(half);
+    f.int64s("y", {0, 1});
+  });
+  expect_has(open("half.h5"),
+             "half.h5:x holds 2-byte floats; stoker reads float32 and float64 datasets");
+
+  make("nan.h5", [](H5File& f) {
+    f.floats("x", {2, 1}, {1, NAN});
+    f.int64s("y", {0, 1});
+  });
+  expect_has(open("nan.h5"),
+             "a feature of sample 1 (column 0) is nan; fill or drop missing values");
+
+  expect_has(open("absent.h5"), "absent.h5 does not exist");
+}
+
+}  // namespace
+}  // namespace stoker::data
