@@ -185,7 +185,7 @@ TEST(CheckCli, BadOptionsAreOneLineWithExit2) {
       {"check --data /nonexistent-stoker-check", 2, "data directory /nonexistent-stoker-check does not exist"},
       {"check --seconds 0", 2, "--seconds must be > 0 (got 0)"},
       {"check --seconds -1", 2, "--seconds must be > 0 (got -1)"},
-      {"check --model vgg16", 2, "unknown model 'vgg16' for --model (known: resnet50, resnet18, mnist_cnn, mlp)"},
+      {"check --model vgg16", 2, "unknown model 'vgg16' for --model (known: resnet50, resnet18, mnist_cnn, mlp, efficientnet_b0, efficientnet_b1, "},
       {"check --bogus", 2, "--bogus"},
   };
   expect_one_line_errors(kStoker + " ", cases);
