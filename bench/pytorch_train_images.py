@@ -1,0 +1,210 @@
+#!/usr/bin/python3
+"""PyTorch conv-net training baseline for bench/compare_convnet.sh.
+
+Trains a torchvision model on an image-folder tree (root/<class>/<file>.jpg) on
+the CPU and reports steady-state training throughput (samples/s), with the
+first --warmup-steps steps left out of the timing.
+
+    /usr/bin/python3 bench/pytorch_train_images.py --data DIR [--model efficientnet_b0]
+        [--batch-size 32] [--workers 2] [--threads N] [--max-steps 60]
+        [--warmup-steps 10] [--size 64] [--seed 0] [--json]
+
+Model: torchvision.models.<model>(num_classes=K), K = the number of class
+folders (resnet18, resnet50, efficientnet_b0 .. efficientnet_b7), random
+initialisation, train mode. AdamW(lr 1e-3, weight_decay 0.01), the defaults
+of `stoker train`; CrossEntropyLoss; zero_grad(set_to_none=True).
+
+Data: torchvision.datasets.ImageFolder with RandomResizedCrop(size),
+RandomHorizontalFlip(), ToTensor(), Normalize(ImageNet mean/std) (PIL decode,
+bilinear antialiased resize), through DataLoader(batch_size, shuffle=True
+with a seeded generator, drop_last=False, num_workers=--workers,
+pin_memory=False, persistent_workers=True, prefetch_factor=4). The main
+process runs torch.set_num_threads(--threads). Epochs are cycled until
+--max-steps steps in all have run (as `stoker train --max-steps` counts them).
+
+Timing (time.perf_counter()): a step is drawing the batch from the DataLoader
+(wait), forward, loss, backward, optimiser step and loss.item() (compute).
+The clock starts when step --warmup-steps has finished and stops when the last
+step has: "samples_per_sec" = samples of steps warmup+1 .. max-steps / that
+interval. Per epoch the JSON also has the steps, samples, mean loss and the
+wait and compute seconds of its steps, for lining up with stoker's per-epoch
+records.
+
+With --json, progress lines go to stderr and one JSON object to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+MODELS = ("resnet18", "resnet50") + tuple(f"efficientnet_b{i}" for i in range(8))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", required=True, help="image-folder root: DIR/<class>/<file>.jpg")
+    ap.add_argument("--model", default="efficientnet_b0", choices=MODELS)
+    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--workers", type=int, default=2, help="DataLoader num_workers (default 2)")
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+                    help="torch.set_num_threads (default: os.cpu_count())")
+    ap.add_argument("--max-steps", type=int, default=60, help="training steps in all, warm-up included")
+    ap.add_argument("--warmup-steps", type=int, default=10, help="first steps, left out of the timing")
+    ap.add_argument("--size", type=int, default=64, help="RandomResizedCrop size (default 64)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    args = ap.parse_args()
+    for name in ("batch_size", "threads", "max_steps", "size"):
+        if getattr(args, name) < 1:
+            ap.error(f"--{name.replace('_', '-')} must be >= 1")
+    if args.workers < 0 or args.warmup_steps < 0:
+        ap.error("--workers and --warmup-steps must be >= 0")
+    if args.warmup_steps >= args.max_steps:
+        ap.error("--warmup-steps must be below --max-steps (no step would be timed)")
+    if not os.path.isdir(args.data):
+        print(f"pytorch_train_images: --data '{args.data}' is not a directory", file=sys.stderr)
+        return 1
+
+    import torch
+    import torchvision
+    from torch import nn
+    from torch.utils.data import DataLoader
+    from torchvision import datasets, transforms
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from pytorch_train_mnist import blas_summary  # noqa: E402 (same folder)
+
+    log = sys.stderr if args.json else sys.stdout
+
+    def say(msg: str) -> None:
+        print(msg, file=log, flush=True)
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+
+    tf = transforms.Compose([
+        transforms.RandomResizedCrop(args.size),
+        transforms.RandomHorizontalFlip(),
+        transforms.ToTensor(),
+        transforms.Normalize(IMAGENET_MEAN, IMAGENET_STD),
+    ])
+    dataset = datasets.ImageFolder(args.data, transform=tf)
+    if len(dataset) == 0:
+        print(f"pytorch_train_images: no images under '{args.data}'", file=sys.stderr)
+        return 1
+    classes = len(dataset.classes)
+    gen = torch.Generator()
+    gen.manual_seed(args.seed)
+    extra = {"persistent_workers": True, "prefetch_factor": 4} if args.workers > 0 else {}
+    loader = DataLoader(dataset, batch_size=args.batch_size, shuffle=True, generator=gen, drop_last=False,
+                        num_workers=args.workers, pin_memory=False, **extra)
+
+    model = getattr(torchvision.models, args.model)(num_classes=classes)
+    model.train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+    loss_fn = nn.CrossEntropyLoss()
+    blas, blas_libs = blas_summary(torch)
+    params = sum(p.numel() for p in model.parameters())
+    say(f"torch {torch.__version__}, torchvision {torchvision.__version__}, threads {torch.get_num_threads()}, "
+        f"workers {args.workers}, {args.model} ({params:,} parameters, {classes} classes), "
+        f"{len(dataset)} images, batch {args.batch_size}, size {args.size}, BLAS {blas}")
+
+    epochs = []
+    step = 0
+    timed_samples = 0
+    t_start = None
+    t_end = None
+    last_loss = None
+    run_start = time.perf_counter()
+    epoch = 0
+    while step < args.max_steps:
+        epoch += 1
+        rec = {"epoch": epoch, "first_step": step + 1, "steps": 0, "samples": 0, "loss_sum": 0.0,
+               "wait_s": 0.0, "compute_s": 0.0}
+        t_prev = time.perf_counter()
+        for xb, yb in loader:  # iterator creation and the first batch's wait count as wait
+            t_got = time.perf_counter()
+            opt.zero_grad(set_to_none=True)
+            loss = loss_fn(model(xb), yb)
+            loss.backward()
+            opt.step()
+            last_loss = loss.item()
+            t_done = time.perf_counter()
+            step += 1
+            n = int(yb.shape[0])
+            rec["steps"] += 1
+            rec["samples"] += n
+            rec["loss_sum"] += last_loss
+            rec["wait_s"] += t_got - t_prev
+            rec["compute_s"] += t_done - t_got
+            if step == args.warmup_steps:
+                t_start = t_done
+            elif step > args.warmup_steps:
+                timed_samples += n
+                if t_start is None:  # --warmup-steps 0: the clock starts before the first batch
+                    t_start = run_start
+            if step >= args.max_steps:
+                t_end = t_done
+                break
+            t_prev = time.perf_counter()
+        if rec["steps"] == 0:
+            print("pytorch_train_images: the DataLoader gave no batch", file=sys.stderr)
+            return 1
+        rec["train_loss"] = rec.pop("loss_sum") / rec["steps"]
+        rec["last_step"] = step
+        for k in ("wait_s", "compute_s", "train_loss"):
+            rec[k] = round(rec[k], 6)
+        epochs.append(rec)
+        say(f"epoch {epoch}: steps {rec['first_step']}..{step}, {rec['samples']} samples, "
+            f"wait {rec['wait_s']:.2f} s, compute {rec['compute_s']:.2f} s, train loss {rec['train_loss']:.4f}")
+
+    timed_s = t_end - t_start
+    sps = timed_samples / timed_s if timed_s > 0 else 0.0
+    steps_per_epoch = (len(dataset) + args.batch_size - 1) // args.batch_size
+    say(f"steady state: {sps:.1f} samples/s over steps {args.warmup_steps + 1}..{args.max_steps} "
+        f"({timed_samples} samples in {timed_s:.2f} s); last loss {last_loss:.4f}")
+    if args.json:
+        print(json.dumps({
+            "framework": "pytorch",
+            "model": args.model,
+            "parameters": params,
+            "classes": classes,
+            "dataset_images": len(dataset),
+            "steps_per_epoch": steps_per_epoch,
+            "batch_size": args.batch_size,
+            "size": args.size,
+            "workers": args.workers,
+            "threads": torch.get_num_threads(),
+            "max_steps": args.max_steps,
+            "warmup_steps": args.warmup_steps,
+            "steps": step,
+            "timed_steps": step - args.warmup_steps,
+            "timed_samples": timed_samples,
+            "timed_seconds": round(timed_s, 4),
+            "samples_per_sec": round(sps, 3),
+            "total_seconds": round(t_end - run_start, 4),
+            "final_loss": round(last_loss, 6),
+            "final_epoch_loss": epochs[-1]["train_loss"],
+            "epochs": epochs,
+            "transforms": f"RandomResizedCrop({args.size}), RandomHorizontalFlip(), ToTensor(), "
+                          f"Normalize({IMAGENET_MEAN}, {IMAGENET_STD})",
+            "seed": args.seed,
+            "torch_version": torch.__version__,
+            "torchvision_version": torchvision.__version__,
+            "pil_version": __import__("PIL").__version__,
+            "python_version": platform.python_version(),
+            "blas": blas,
+            "blas_libs": blas_libs,
+        }))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
