@@ -170,15 +170,17 @@ Hdf5Array read_dataset(hid_t file, const std::string& path, const std::string& k
     }
     a.itemsize = static_cast<int>(size);
   } else if (type_class == H5T_FLOAT) {
-    if (size != 4 && size != 8) {
+    if (size != 2 && size != 4 && size != 8) {
       throw DataError(
-          fmt::format("{} holds {}-byte floats; stoker reads float32 and float64 "
+          fmt::format("{} holds {}-byte floats; stoker reads float16, float32 and float64 "
                       "datasets: {}",
                       a.name, size, kConvertHint));
     }
-    memory_type = size == 4 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
+    // float16 (numpy's, common for stored embeddings) has no native C type: the library
+    // converts it to float32 while reading, exactly (every half is a float).
+    memory_type = size == 8 ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT;
     a.kind = 'f';
-    a.itemsize = static_cast<int>(size);
+    a.itemsize = size == 8 ? 8 : 4;
   } else if (type_class == H5T_ENUM) {
     throw DataError(fmt::format(
         "{} is an enum dataset (h5py stores bool arrays this way); stoker reads integer and "
@@ -210,7 +212,7 @@ Hdf5Array read_dataset(hid_t file, const std::string& path, const std::string& k
         "compression=\"gzip\" or none",
         a.name, *filter));
   }
-  out.bytes.resize(static_cast<size_t>(count) * size);
+  out.bytes.resize(static_cast<size_t>(count) * static_cast<size_t>(a.itemsize));
   if (count > 0 &&
       H5Dread(dataset.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.bytes.data()) < 0) {
     throw DataError(a.name + ": cannot read its values (a damaged or truncated file?)");

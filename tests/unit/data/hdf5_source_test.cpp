@@ -93,6 +93,29 @@ TEST(Hdf5Source, Float32FeaturesWithInt64ClassIds) {
   EXPECT_FALSE(has_test_split(path));
 }
 
+TEST(Hdf5Source, Float16FeaturesAreReadAsFloat32) {
+  // numpy's float16 as h5py writes it: IEEE binary16 (sign 15, exponent 10..14, mantissa
+  // 0..9, bias 15). Values a half holds exactly come back exactly, the smallest normal too.
+  TempDir dir;
+  const std::string path = dir.str() + "/half.h5";
+  const std::vector<float> values = {1, -2.5f, 65504, 0.000061035156f, 0.333251953125f, 0};
+  {
+    H5File f(path);
+    const hid_t half = H5Tcopy(H5T_IEEE_F32LE);
+    H5Tset_fields(half, 15, 10, 5, 0, 10);
+    H5Tset_size(half, 2);
+    H5Tset_ebias(half, 15);
+    f.write("x", half, H5T_NATIVE_FLOAT, {3, 2}, values);
+    H5Tclose(half);
+    f.int64s("y", {0, 1, 0});
+  }
+  const auto source = open_source(path);
+  ASSERT_EQ(source->feature_count(), 2);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(features_of(*source, i), (std::vector<float>{values[2 * i], values[2 * i + 1]})) << i;
+  }
+}
+
 TEST(Hdf5Source, Float64FeaturesWithInt32AndUint8Labels) {
   TempDir dir;
   const std::string a = dir.str() + "/a.hdf5";
@@ -334,17 +357,17 @@ TEST(Hdf5Source, WhatCannotBeReadGetsOneLine) {
              "bools.h5:y is an enum dataset (h5py stores bool arrays this way); stoker reads "
              "integer and float datasets: store it with .astype(np.uint8)");
 
-  make("half.h5", [](H5File& f) {
-    const hid_t half = H5Tcopy(H5T_IEEE_F32LE);  // IEEE binary16, as numpy's float16
-    H5Tset_fields(half, 15, 10, 5, 0, 10);
-    H5Tset_size(half, 2);
-    H5Tset_ebias(half, 15);
-    f.write("x", half, H5T_NATIVE_FLOAT, {2, 1}, std::vector<float>{1, 2});
-    H5Tclose(half);
+  make("mini.h5", [](H5File& f) {
+    const hid_t mini = H5Tcopy(H5T_IEEE_F32LE);  // a 1-byte float (E4M3-like): not numpy's
+    H5Tset_fields(mini, 7, 3, 4, 0, 3);
+    H5Tset_size(mini, 1);
+    H5Tset_ebias(mini, 7);
+    f.write("x", mini, H5T_NATIVE_FLOAT, {2, 1}, std::vector<float>{1, 2});
+    H5Tclose(mini);
     f.int64s("y", {0, 1});
   });
-  expect_has(open("half.h5"),
-             "half.h5:x holds 2-byte floats; stoker reads float32 and float64 datasets");
+  expect_has(open("mini.h5"),
+             "mini.h5:x holds 1-byte floats; stoker reads float16, float32 and float64 datasets");
 
   make("nan.h5", [](H5File& f) {
     f.floats("x", {2, 1}, {1, NAN});
