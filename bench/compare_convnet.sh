@@ -95,60 +95,11 @@ grep -- '--model' <<<"$help_text" | grep -qw -- "$MODEL" \
   || die "'$STOKER train --help' does not list model $MODEL; rebuild it (cmake --build $BUILD --target stoker)"
 
 LOGS=$(mktemp -d "${TMPDIR:-/tmp}/stoker-compare-convnet.XXXXXX")
-cleanup() { if [[ $KEEP_LOGS -eq 0 && -n ${LOGS:-} ]]; then rm -rf "$LOGS"; fi; }
-trap cleanup EXIT
-fail() { KEEP_LOGS=1; die "$* (logs kept in $LOGS)"; }
-
-# quoted CMD... -> the command as a copy-pasteable shell line
-quoted() {
-  local out='' a
-  for a in "$@"; do
-    if [[ $a =~ ^[A-Za-z0-9_./:=,+@%-]+$ ]]; then out+="$a "; else out+="'${a//\'/\'\\\'\'}' "; fi
-  done
-  echo "${out% }"
-}
-
-# last_err ID -> the last non-empty stderr line of run ID (cut to 300 characters)
-last_err() { grep -v '^[[:space:]]*$' "$LOGS/$1.err" | tail -n1 | cut -c1-300 || true; }
+# cleanup, fail, quoted, last_err, synthetic_or_given_data
+source "$SCRIPT_DIR/common.sh"
 
 # ---------------------------------------------------------------- dataset
-if [[ -n $DATA ]]; then
-  [[ -d $DATA ]] || die "--data '$DATA' is not a directory"
-  GEN_CMD="(given with --data)"
-else
-  CACHE_DIR=bench/.data/synthetic-$IMAGES
-  mkdir -p "$CACHE_DIR"
-  gen=("$STOKER" bench generate --synthetic "$IMAGES" --cache-dir "$CACHE_DIR")
-  GEN_CMD=$(quoted "${gen[@]}")
-  echo "[gen] $GEN_CMD" >&2
-  if ! timeout 1800 "${gen[@]}" >"$LOGS/generate.out" 2>"$LOGS/generate.err"; then
-    last=$(last_err generate)
-    fail "dataset generation failed${last:+ [$last]}: $GEN_CMD"
-  fi
-  # The generator prints the data folder: a JSON object with "data", or a line that is a folder.
-  DATA=$("$PY" - "$LOGS/generate.out" "$CACHE_DIR" <<'PYEOF'
-import json, os, sys
-text = open(sys.argv[1], encoding="utf-8", errors="replace").read()
-cands = []
-for i, ch in enumerate(text):
-    if ch == "{":
-        try:
-            obj, _ = json.JSONDecoder().raw_decode(text[i:])
-        except ValueError:
-            continue
-        if isinstance(obj, dict) and isinstance(obj.get("data"), str):
-            cands.append(obj["data"])
-        break
-for line in reversed(text.splitlines()):
-    line = line.strip()
-    for token in (line, line.split()[-1] if line.split() else ""):
-        if token and os.path.isdir(token):
-            cands.append(token)
-cands.append(sys.argv[2])
-print(next(c for c in cands if os.path.isdir(c)))
-PYEOF
-  ) || fail "could not find the generated data folder"
-fi
+synthetic_or_given_data
 # The images both trainers take: stoker reads .jpg/.jpeg/.png one folder down (torchvision's
 # ImageFolder takes a few more kinds; the run checks that both counted the same).
 NFILES=$(find -L "$DATA" -mindepth 2 -maxdepth 2 -type f \( -iname '*.jpg' -o -iname '*.jpeg' -o -iname '*.png' \) | wc -l)
@@ -367,20 +318,16 @@ summary, sw, pt = load("stoker.json"), load("stoker-window.json"), load("pytorch
 TUNED = "PyTorch, stoker's settings"
 ptt = load("pytorch_tuned.json") if env["TUNED_PYTORCH"] == "1" else None
 
-
 def num(v, fmt):
     return "—" if v is None else format(float(v), fmt)
 
-
 def ratio(a, b):
     return "—" if a is None or not b else f"{float(a) / float(b):.2f}x"
-
 
 def pt_split(p):
     """(wait s, compute s) of a PyTorch run over its timed epochs (those after the warm-up)."""
     timed = [e for e in p["epochs"] if int(e["first_step"]) > int(p["warmup_steps"])]
     return sum(float(e["wait_s"]) for e in timed), sum(float(e["compute_s"]) for e in timed)
-
 
 warm, total = int(env["WARMUP_STEPS"]), int(env["TOTAL_STEPS"])
 out = []

@@ -80,60 +80,14 @@ fi
 "$PY" -c 'import torch, torchvision' 2>/dev/null || die "$PY cannot import torch/torchvision (apt-get install python3-torch python3-torchvision)"
 
 LOGS=$(mktemp -d "${TMPDIR:-/tmp}/stoker-compare.XXXXXX")
-cleanup() { if [[ $KEEP_LOGS -eq 0 && -n ${LOGS:-} ]]; then rm -rf "$LOGS"; fi; }
-trap cleanup EXIT
-fail() { KEEP_LOGS=1; die "$* (logs kept in $LOGS)"; }
+# cleanup, fail, quoted, last_err, synthetic_or_given_data
+source "$SCRIPT_DIR/common.sh"
 
 # Per-run wall-clock cap: S plus generous start-up/shutdown slack.
 RUN_TIMEOUT=$(awk -v s="$SECONDS_PER_RUN" 'BEGIN { printf "%d", s * 3 + 180 }')
 
-# quoted CMD... -> the command as a copy-pasteable shell line
-quoted() {
-  local out='' a
-  for a in "$@"; do
-    if [[ $a =~ ^[A-Za-z0-9_./:=,+@%-]+$ ]]; then out+="$a "; else out+="'${a//\'/\'\\\'\'}' "; fi
-  done
-  echo "${out% }"
-}
-
 # ---------------------------------------------------------------- dataset
-if [[ -n $DATA ]]; then
-  [[ -d $DATA ]] || die "--data '$DATA' is not a directory"
-  GEN_CMD="(given with --data)"
-else
-  CACHE_DIR=bench/.data/synthetic-$IMAGES
-  mkdir -p "$CACHE_DIR"
-  gen=("$STOKER" bench generate --synthetic "$IMAGES" --cache-dir "$CACHE_DIR")
-  GEN_CMD=$(quoted "${gen[@]}")
-  echo "[gen] $GEN_CMD" >&2
-  if ! timeout 1800 "${gen[@]}" >"$LOGS/generate.out" 2>"$LOGS/generate.err"; then
-    last=$(grep -v '^[[:space:]]*$' "$LOGS/generate.err" | tail -n1 | cut -c1-300 || true)
-    fail "dataset generation failed${last:+ [$last]}: $GEN_CMD"
-  fi
-  # The generator prints the data folder: a JSON object with "data", or a line that is a folder.
-  DATA=$("$PY" - "$LOGS/generate.out" "$CACHE_DIR" <<'PYEOF'
-import json, os, sys
-text = open(sys.argv[1], encoding="utf-8", errors="replace").read()
-cands = []
-for i, ch in enumerate(text):
-    if ch == "{":
-        try:
-            obj, _ = json.JSONDecoder().raw_decode(text[i:])
-        except ValueError:
-            continue
-        if isinstance(obj, dict) and isinstance(obj.get("data"), str):
-            cands.append(obj["data"])
-        break
-for line in reversed(text.splitlines()):
-    line = line.strip()
-    for token in (line, line.split()[-1] if line.split() else ""):
-        if token and os.path.isdir(token):
-            cands.append(token)
-cands.append(sys.argv[2])
-print(next(c for c in cands if os.path.isdir(c)))
-PYEOF
-  ) || fail "could not find the generated data folder"
-fi
+synthetic_or_given_data
 PREP_CMD=
 if [[ $PREPARED -eq 1 ]]; then
   [[ -x $STOKER ]] || die "$STOKER not found: --prepared needs it"

@@ -72,24 +72,11 @@ if [[ $SKIP_STOKER -eq 0 ]]; then
 fi
 
 LOGS=$(mktemp -d "${TMPDIR:-/tmp}/stoker-compare-train.XXXXXX")
-cleanup() { if [[ $KEEP_LOGS -eq 0 && -n ${LOGS:-} ]]; then rm -rf "$LOGS"; fi; }
-trap cleanup EXIT
-fail() { KEEP_LOGS=1; die "$* (logs kept in $LOGS)"; }
+# cleanup, fail, quoted, last_err, synthetic_or_given_data
+source "$SCRIPT_DIR/common.sh"
 
 # Per-run wall-clock cap: 30 min per epoch plus 10 min of start-up and evaluation.
 RUN_TIMEOUT=$((EPOCHS * 1800 + 600))
-
-# quoted CMD... -> the command as a copy-pasteable shell line
-quoted() {
-  local out='' a
-  for a in "$@"; do
-    if [[ $a =~ ^[A-Za-z0-9_./:=,+@%-]+$ ]]; then out+="$a "; else out+="'${a//\'/\'\\\'\'}' "; fi
-  done
-  echo "${out% }"
-}
-
-# last_err ID -> the last non-empty stderr line of run ID (cut to 300 characters)
-last_err() { grep -v '^[[:space:]]*$' "$LOGS/$1.err" | tail -n1 | cut -c1-300 || true; }
 
 # check_json FILE NAME -> fails unless FILE holds a summary with the fields the report needs
 check_json() {
@@ -237,7 +224,6 @@ if env["TUNED_PYTORCH"] == "1":
     runs.append((TUNED, json.load(open(os.path.join(logs, "pytorch_tuned.json"), encoding="utf-8"))))
 res = dict(runs)
 
-
 def acc(v):
     """Test accuracy as a fraction; a value above 1 is taken as a percentage."""
     if v is None:
@@ -245,18 +231,14 @@ def acc(v):
     v = float(v)
     return v / 100.0 if v > 1.0 else v
 
-
 def num(v, fmt):
     return "—" if v is None else format(float(v), fmt)
-
 
 def pct(v):
     return "—" if v is None else f"{100 * acc(v):.2f} %"
 
-
 def by_epoch(d):
     return {int(e["epoch"]): e for e in d["epochs"]}
-
 
 out = []
 w = out.append

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "support/run_command.h"
 #include "support/temp_dir.h"
@@ -64,6 +66,23 @@ void write_blobs(const std::string& path, int rows, uint32_t seed) {
       out << (center + noise(rng)) * (1.0f + 90.0f * static_cast<float>(f)) + 500.0f << ",";
     }
     out << c << "\n";
+  }
+}
+
+// `stoker bench loader` over each file in `dir` (2,000 samples of 10 features, 4 classes, as
+// the Python writers below make them) gives one and the same batch checksum.
+void expect_same_loader_checksum(const std::string& dir, const std::vector<std::string>& files) {
+  std::string checksum;
+  for (const std::string& file : files) {
+    const auto r =
+        run_command(kStoker + " bench loader --data " + dir + "/" + file + " --epochs 1 --workers 2 --batch-size 64");
+    ASSERT_EQ(r.exit_code, 0) << file << ": " << r.err;
+    EXPECT_NE(r.out.find("2,000 samples × 10 features, 4 classes"), std::string::npos) << r.out;
+    const auto at = r.out.find("checksum ");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    const std::string sum = r.out.substr(at + 9, 16);
+    if (checksum.empty()) checksum = sum;
+    EXPECT_EQ(sum, checksum) << file;
   }
 }
 
@@ -227,18 +246,7 @@ TEST_F(NumpyFilesCli, EveryWriterGivesTheSameBatchesAndTrains) {
   ASSERT_EQ(made.exit_code, 0) << made.err;
 
   // The same float32 features and class ids through three writers: the same checksum.
-  std::string checksum;
-  for (const char* file : {"plain.npz", "packed.npz", "X.npy"}) {
-    const auto r = run_command(kStoker + " bench loader --data " + dir.str() + "/" + file +
-                               " --epochs 1 --workers 2 --batch-size 64");
-    ASSERT_EQ(r.exit_code, 0) << file << ": " << r.err;
-    EXPECT_NE(r.out.find("2,000 samples × 10 features, 4 classes"), std::string::npos) << r.out;
-    const auto at = r.out.find("checksum ");
-    ASSERT_NE(at, std::string::npos) << r.out;
-    const std::string sum = r.out.substr(at + 9, 16);
-    if (checksum.empty()) checksum = sum;
-    EXPECT_EQ(sum, checksum) << file;
-  }
+  expect_same_loader_checksum(dir.str(), {"plain.npz", "packed.npz", "X.npy"});
 
   const std::string out = dir.str() + "/runs";
   const auto r = run_command(kStoker + " train --data " + dir.str() + "/plain.npz" + kFlags +
@@ -304,18 +312,7 @@ TEST_F(Hdf5FilesCli, H5pyFileTrainsAndGivesTheSameBatchesAsNpz) {
       run_command("/usr/bin/python3 -c '" + std::string(kWriteHdf5) + "' " + dir.str());
   ASSERT_EQ(made.exit_code, 0) << made.err;
 
-  std::string checksum;
-  for (const char* file : {"plain.npz", "feats.h5"}) {
-    const auto r = run_command(kStoker + " bench loader --data " + dir.str() + "/" + file +
-                               " --epochs 1 --workers 2 --batch-size 64");
-    ASSERT_EQ(r.exit_code, 0) << file << ": " << r.err;
-    EXPECT_NE(r.out.find("2,000 samples × 10 features, 4 classes"), std::string::npos) << r.out;
-    const auto at = r.out.find("checksum ");
-    ASSERT_NE(at, std::string::npos) << r.out;
-    const std::string sum = r.out.substr(at + 9, 16);
-    if (checksum.empty()) checksum = sum;
-    EXPECT_EQ(sum, checksum) << file;
-  }
+  expect_same_loader_checksum(dir.str(), {"plain.npz", "feats.h5"});
 
   const std::string out = dir.str() + "/runs";
   const auto r = run_command(kStoker + " train --data " + dir.str() +

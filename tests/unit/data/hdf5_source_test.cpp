@@ -12,25 +12,16 @@
 
 #include "stoker/data/source.h"
 #include "support/error_text.h"
+#include "support/source_checks.h"
 #include "support/temp_dir.h"
 
 namespace stoker::data {
 namespace {
 
 using testing::error_text;
+using testing::expect_has;
+using testing::features_of;
 using testing::TempDir;
-
-void expect_has(const std::string& text, const std::string& part) {
-  EXPECT_NE(text.find(part), std::string::npos) << text;
-}
-
-std::vector<float> features_of(const Source& source, size_t index) {
-  SampleData sample;
-  EXPECT_TRUE(source.read(index, &sample).ok());
-  EXPECT_EQ(sample.feature_count, source.feature_count());
-  const auto* p = reinterpret_cast<const float*>(sample.bytes.data());
-  return {p, p + sample.feature_count};
-}
 
 // A new HDF5 file; datasets are written with a file type (what lies on disk) and a memory
 // type (what `values` hold), as h5py's create_dataset does.

@@ -1,0 +1,27 @@
+// Small checks shared by the tests of data sources.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "stoker/data/source.h"
+
+namespace stoker::testing {
+
+inline void expect_has(const std::string& text, const std::string& part) {
+  EXPECT_NE(text.find(part), std::string::npos) << text;
+}
+
+// The feature vector of sample `index` (a source holding feature vectors); fails the test
+// when the read fails or the sample's feature count differs from the source's.
+inline std::vector<float> features_of(const data::Source& source, size_t index) {
+  data::SampleData sample;
+  EXPECT_TRUE(source.read(index, &sample).ok());
+  EXPECT_EQ(sample.feature_count, source.feature_count());
+  const auto* p = reinterpret_cast<const float*>(sample.bytes.data());
+  return {p, p + sample.feature_count};
+}
+
+}  // namespace stoker::testing
