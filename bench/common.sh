@@ -60,3 +60,15 @@ print(next(c for c in cands if os.path.isdir(c)))
 PYEOF
   ) || fail "could not find the generated data folder"
 }
+
+# publish_report: prints $REPORT, copies it to $OUT when --out was given, and names the kept
+# logs folder.
+publish_report() {
+  cat "$REPORT"
+  if [[ -n $OUT ]]; then
+    mkdir -p "$(dirname "$OUT")"
+    cp "$REPORT" "$OUT" || die "cannot write $OUT"
+    echo "[out] wrote $OUT" >&2
+  fi
+  if [[ $KEEP_LOGS -eq 1 ]]; then echo "[logs] $LOGS" >&2; fi
+}

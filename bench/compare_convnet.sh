@@ -95,7 +95,7 @@ grep -- '--model' <<<"$help_text" | grep -qw -- "$MODEL" \
   || die "'$STOKER train --help' does not list model $MODEL; rebuild it (cmake --build $BUILD --target stoker)"
 
 LOGS=$(mktemp -d "${TMPDIR:-/tmp}/stoker-compare-convnet.XXXXXX")
-# cleanup, fail, quoted, last_err, synthetic_or_given_data
+# cleanup, fail, quoted, last_err, synthetic_or_given_data, publish_report
 source "$SCRIPT_DIR/common.sh"
 
 # ---------------------------------------------------------------- dataset
@@ -307,7 +307,7 @@ STEPS_PER_EPOCH=$STEPS_PER_EPOCH TOTAL_STEPS=$TOTAL_STEPS TRANSFORMS=$TRANSFORMS
 LOAD_START=$LOAD_START LOAD_STOKER=$LOAD_STOKER LOAD_PYTORCH=$LOAD_PYTORCH LOAD_TUNED=$LOAD_TUNED LOAD_END=$LOAD_END \
 BUSY_STOKER=$BUSY_STOKER BUSY_PYTORCH=$BUSY_PYTORCH BUSY_TUNED=$BUSY_TUNED \
 BLAS_ALT=${BLAS_ALT:-unknown} BLAS_ENV=${BLAS_ENV:-none} \
-STOKER_CMD=$STOKER_CMD PT_CMD=$PT_CMD PTT_CMD=$PTT_CMD TUNED_PYTORCH=$TUNED_PYTORCH \
+BENCH_DIR=$SCRIPT_DIR STOKER_CMD=$STOKER_CMD PT_CMD=$PT_CMD PTT_CMD=$PTT_CMD TUNED_PYTORCH=$TUNED_PYTORCH \
 "$PY" - "$LOGS" >"$REPORT" 2>"$LOGS/report.err" <<'PYEOF' || fail "report generation failed: $(tail -n1 "$LOGS/report.err" | cut -c1-300)"
 import json, os, sys
 
@@ -315,7 +315,8 @@ logs = sys.argv[1]
 env = os.environ
 load = lambda name: json.load(open(os.path.join(logs, name), encoding="utf-8"))
 summary, sw, pt = load("stoker.json"), load("stoker-window.json"), load("pytorch.json")
-TUNED = "PyTorch, stoker's settings"
+sys.path.insert(0, env["BENCH_DIR"])
+from report_machine import TUNED, machine_head
 ptt = load("pytorch_tuned.json") if env["TUNED_PYTORCH"] == "1" else None
 
 def num(v, fmt):
@@ -400,20 +401,8 @@ for r in sw["epochs"]:
       f"{num(p.get('wait_s'), '.2f')} | {num(p.get('compute_s'), '.2f')} | {num(p.get('train_loss'), '.4f')} |")
 w("")
 
-w("## Machine")
-w("")
-busy = [f"{env[key]} % before {k}" for k, key in (("stoker", "BUSY_STOKER"), ("PyTorch", "BUSY_PYTORCH"),
-                                                   (TUNED, "BUSY_TUNED"))
-        if env[key].isdigit() and int(env[key]) > 10]
-if busy:
-    w(f"**Warning: the CPUs were busy with other work ({', '.join(busy)}), so these numbers are "
-      "not reliable: multi-threaded CPU training slows down sharply when its threads share cores "
-      "with other processes.**")
-    w("")
-w(f"- date: {env['DATE']}")
-w(f"- nproc: {env['NPROC']}; CPU: {env['CPU_MODEL']}")
-w(f"- load average (1/5/15 min) before the runs: {env['LOAD_START']}; before stoker: {env['LOAD_STOKER']}; "
-  f"before PyTorch: {env['LOAD_PYTORCH']}; before {TUNED}: {env['LOAD_TUNED']}; after: {env['LOAD_END']}")
+for line in machine_head(env):
+    w(line)
 w(f"- CPUs busy with other work over 2 s just before each run: stoker {env['BUSY_STOKER']} %, "
   f"PyTorch {env['BUSY_PYTORCH']} %" + ("" if ptt is None else f", {TUNED} {env['BUSY_TUNED']} %"))
 w(f"- kernel: {env['KERNEL']}; compiler: {env['CXX_VERSION']}")
@@ -440,10 +429,4 @@ w("```")
 print("\n".join(out))
 PYEOF
 
-cat "$REPORT"
-if [[ -n $OUT ]]; then
-  mkdir -p "$(dirname "$OUT")"
-  cp "$REPORT" "$OUT" || die "cannot write $OUT"
-  echo "[out] wrote $OUT" >&2
-fi
-if [[ $KEEP_LOGS -eq 1 ]]; then echo "[logs] $LOGS" >&2; fi
+publish_report

@@ -80,7 +80,7 @@ fi
 "$PY" -c 'import torch, torchvision' 2>/dev/null || die "$PY cannot import torch/torchvision (apt-get install python3-torch python3-torchvision)"
 
 LOGS=$(mktemp -d "${TMPDIR:-/tmp}/stoker-compare.XXXXXX")
-# cleanup, fail, quoted, last_err, synthetic_or_given_data
+# cleanup, fail, quoted, last_err, synthetic_or_given_data, publish_report
 source "$SCRIPT_DIR/common.sh"
 
 # Per-run wall-clock cap: S plus generous start-up/shutdown slack.
@@ -330,10 +330,4 @@ w("```")
 print("\n".join(out))
 PYEOF
 
-cat "$REPORT"
-if [[ -n $OUT ]]; then
-  mkdir -p "$(dirname "$OUT")"
-  cp "$REPORT" "$OUT" || die "cannot write $OUT"
-  echo "[out] wrote $OUT" >&2
-fi
-if [[ $KEEP_LOGS -eq 1 ]]; then echo "[logs] $LOGS" >&2; fi
+publish_report

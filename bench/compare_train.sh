@@ -72,7 +72,7 @@ if [[ $SKIP_STOKER -eq 0 ]]; then
 fi
 
 LOGS=$(mktemp -d "${TMPDIR:-/tmp}/stoker-compare-train.XXXXXX")
-# cleanup, fail, quoted, last_err, synthetic_or_given_data
+# cleanup, fail, quoted, last_err, synthetic_or_given_data, publish_report
 source "$SCRIPT_DIR/common.sh"
 
 # Per-run wall-clock cap: 30 min per epoch plus 10 min of start-up and evaluation.
@@ -209,7 +209,7 @@ STOKER_VERSION=$STOKER_VERSION GIT_REV=$GIT_REV EPOCHS=$EPOCHS BATCH=$BATCH STOK
 LOAD_START=$LOAD_START LOAD_STOKER=$LOAD_STOKER LOAD_PYTORCH=$LOAD_PYTORCH LOAD_END=$LOAD_END \
 BUSY_STOKER=$BUSY_STOKER BUSY_PYTORCH=$BUSY_PYTORCH BUSY_TUNED=$BUSY_TUNED LOAD_TUNED=$LOAD_TUNED \
 BLAS_ALT=${BLAS_ALT:-unknown} BLAS_LDCONFIG=${BLAS_LDCONFIG:-none} BLAS_ENV=${BLAS_ENV:-none} \
-STOKER_CMD=$STOKER_CMD PT_CMD=$PT_CMD PTT_CMD=$PTT_CMD SKIP_STOKER=$SKIP_STOKER TUNED_PYTORCH=$TUNED_PYTORCH \
+BENCH_DIR=$SCRIPT_DIR STOKER_CMD=$STOKER_CMD PT_CMD=$PT_CMD PTT_CMD=$PTT_CMD SKIP_STOKER=$SKIP_STOKER TUNED_PYTORCH=$TUNED_PYTORCH \
 "$PY" - "$LOGS" >"$REPORT" <<'PYEOF' || fail "report generation failed"
 import json, os, sys
 
@@ -219,7 +219,8 @@ runs = []  # (name, summary)
 if env["SKIP_STOKER"] == "0":
     runs.append(("stoker", json.load(open(os.path.join(logs, "stoker.json"), encoding="utf-8"))))
 runs.append(("PyTorch", json.load(open(os.path.join(logs, "pytorch.json"), encoding="utf-8"))))
-TUNED = "PyTorch, stoker's settings"
+sys.path.insert(0, env["BENCH_DIR"])
+from report_machine import TUNED, machine_head
 if env["TUNED_PYTORCH"] == "1":
     runs.append((TUNED, json.load(open(os.path.join(logs, "pytorch_tuned.json"), encoding="utf-8"))))
 res = dict(runs)
@@ -311,20 +312,8 @@ else:
       f"{'met' if ratio_overall >= 1.0 else 'MISSED'} |")
 w("")
 
-w("## Machine")
-w("")
-busy = [f"{env[key]} % before {k}" for k, key in (("stoker", "BUSY_STOKER"), ("PyTorch", "BUSY_PYTORCH"),
-                                                   (TUNED, "BUSY_TUNED"))
-        if env[key].isdigit() and int(env[key]) > 10]
-if busy:
-    w(f"**Warning: the CPUs were busy with other work ({', '.join(busy)}), so these numbers are "
-      "not reliable: multi-threaded CPU training slows down sharply when its threads share cores "
-      "with other processes.**")
-    w("")
-w(f"- date: {env['DATE']}")
-w(f"- nproc: {env['NPROC']}; CPU: {env['CPU_MODEL']}")
-w(f"- load average (1/5/15 min) before the runs: {env['LOAD_START']}; before stoker: {env['LOAD_STOKER']}; "
-  f"before PyTorch: {env['LOAD_PYTORCH']}; before {TUNED}: {env['LOAD_TUNED']}; after: {env['LOAD_END']}")
+for line in machine_head(env):
+    w(line)
 w("- CPUs busy with other work over 2 s just before each run: "
   + ("" if env["SKIP_STOKER"] == "1" else f"stoker {env['BUSY_STOKER']} %, ")
   + f"PyTorch {env['BUSY_PYTORCH']} %"
@@ -353,10 +342,4 @@ w("```")
 print("\n".join(out))
 PYEOF
 
-cat "$REPORT"
-if [[ -n $OUT ]]; then
-  mkdir -p "$(dirname "$OUT")"
-  cp "$REPORT" "$OUT" || die "cannot write $OUT"
-  echo "[out] wrote $OUT" >&2
-fi
-if [[ $KEEP_LOGS -eq 1 ]]; then echo "[logs] $LOGS" >&2; fi
+publish_report
