@@ -118,17 +118,18 @@ std::unique_ptr<Source> open_idx(const std::string& images_path, const std::stri
 //   - uint8 arrays of shape (N, H, W), (N, H, W, C) or (N, C, H, W) with C 1 or 3 are images
 //     (raw pixels, like IDX); any other bool/int/float array is N feature vectors (dimensions
 //     after the first flattened), kept as float32.
-//   - Integer or bool targets of shape (N,) are class ids 0..K-1 (at most 100,000 classes);
-//     float targets of shape (N,) or (N, T) are regression targets.
+//   - Integer or bool targets of shape (N,) are class ids 0..K-1 (checked by check_class_ids
+//     once the task is known); float targets of shape (N,) or (N, T) are regression targets.
 // Throws DataError naming the file and the array for unreadable files, missing arrays, row
-// counts that differ, non-finite values, negative class ids and unsupported dtypes.
+// counts that differ, non-finite values and unsupported dtypes.
 std::unique_ptr<Source> open_arrays(const std::string& path, const std::string& split = "train");
 
 // An HDF5 file (.h5, .hdf5; h5py's f.create_dataset("x", data=X)) read like an .npz: the
 // datasets at the root named as open_arrays says (x / y, x_train / y_train, x_test / y_test
 // for `split` "t10k"), with the same rules for images, class ids and regression targets.
-// Integer datasets of 1..8 bytes and float datasets of 4 or 8 bytes, either byte order,
-// contiguous or chunked (gzip/shuffle filters) are read whole into memory. Throws DataError
+// Integer datasets of 1..8 bytes and float datasets of 2, 4 or 8 bytes (float16 read as
+// float32), either byte order, contiguous or chunked (gzip/shuffle filters) are read whole
+// into memory. Throws DataError
 // naming the file and the dataset for a file that is not HDF5, missing datasets (listing what
 // the root holds), bool/enum, string, compound or other dataset types, and what open_arrays
 // refuses. When stoker was built without the HDF5 library, every call throws DataError
