@@ -47,8 +47,15 @@ class Hid {
   herr_t (*close_)(hid_t);
 };
 
-// A dataset read into memory: the elements in native byte order, described as an NpyArray.
+// A dataset read into memory: the elements in native byte order, described as an NpyArray
+// whose `data` views `bytes` (moving an Hdf5Array keeps the vector's buffer, so the view
+// stays valid; copying it would not, hence no copies).
 struct Hdf5Array {
+  Hdf5Array() = default;
+  Hdf5Array(Hdf5Array&&) = default;
+  Hdf5Array(const Hdf5Array&) = delete;
+  Hdf5Array& operator=(const Hdf5Array&) = delete;
+
   std::vector<uint8_t> bytes;
   NpyArray array;
 };

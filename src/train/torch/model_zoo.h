@@ -1,12 +1,13 @@
-// Internal to the model zoo (models.cpp): the layers torchvision's conv nets share, and one
-// builder per family. Each builder checks the input shape (UsageError naming the model, the
-// shape and what it needs) and returns nullptr for a name outside its family.
+// Internal to the model zoo (models.cpp): the layers torchvision's conv nets share
+// (model_zoo.cpp), and one builder per family. Each builder checks the input shape
+// (UsageError naming the model, the shape and what it needs) and returns nullptr for a name
+// outside its family.
 #pragma once
 
 #include <memory>
 #include <string>
 
-#include "models.h"
+#include "network.h"
 
 namespace stoker::train::zoo {
 

@@ -8,20 +8,9 @@
 #include <memory>
 #include <string>
 
+#include "network.h"
+
 namespace stoker::train {
-
-// images (N, C, H, W) float → (N, outputs): logits of a classifier, or the predicted targets
-// of a regression (the `classes` argument below is the number of outputs).
-class Network : public torch::nn::Module {
- public:
-  virtual torch::Tensor forward(torch::Tensor x) = 0;
-};
-
-struct InputShape {
-  int64_t channels = 1;
-  int64_t height = 28;
-  int64_t width = 28;
-};
 
 // One of kModelNames (stoker/train/config.h). Throws UsageError for an unknown name (listing
 // the available ones) or a shape the model cannot take (naming the shape and what it needs:
