@@ -72,3 +72,24 @@ publish_report() {
   fi
   if [[ $KEEP_LOGS -eq 1 ]]; then echo "[logs] $LOGS" >&2; fi
 }
+
+# cpu_busy -> percent of all CPUs busy over 2 s (from /proc/stat), taken while none of our
+# runs is going: other work on the machine. (The load average lags a minute behind, so right
+# after a run it still counts that run.)
+cpu_busy() {
+  local a b
+  a=$(head -n1 /proc/stat); sleep 2; b=$(head -n1 /proc/stat)
+  awk -v a="$a" -v b="$b" 'BEGIN {
+    n = split(a, x, " "); split(b, y, " "); tot = 0; idle = 0
+    for (i = 2; i <= n; i++) { d = y[i] - x[i]; tot += d; if (i == 5 || i == 6) idle += d }
+    printf "%.0f", ((tot > 0) ? 100 * (tot - idle) / tot : 0) }'
+}
+
+# warn_if_loaded: other work on the machine skews every number, so say so when the load
+# average is above 0.5 before the runs (the report records it too). Sets LOAD_START.
+warn_if_loaded() {
+  LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
+  if awk -v l="${LOAD_START%% *}" 'BEGIN { exit !(l > 0.5) }'; then
+    echo "[warn] load average is $LOAD_START before the runs: other work on this machine will skew the numbers" >&2
+  fi
+}

@@ -95,7 +95,7 @@ grep -- '--model' <<<"$help_text" | grep -qw -- "$MODEL" \
   || die "'$STOKER train --help' does not list model $MODEL; rebuild it (cmake --build $BUILD --target stoker)"
 
 LOGS=$(mktemp -d "${TMPDIR:-/tmp}/stoker-compare-convnet.XXXXXX")
-# cleanup, fail, quoted, last_err, synthetic_or_given_data, publish_report
+# cleanup, fail, quoted, last_err, synthetic_or_given_data, publish_report, cpu_busy, warn_if_loaded
 source "$SCRIPT_DIR/common.sh"
 
 # ---------------------------------------------------------------- dataset
@@ -123,21 +123,7 @@ fi
 # Per-run wall-clock cap: 30 s per step plus 10 min of start-up.
 RUN_TIMEOUT=$((TOTAL_STEPS * 30 + 600))
 
-# cpu_busy -> percent of all CPUs busy over 2 s (from /proc/stat), taken while none of
-# our runs is going: other work on the machine.
-cpu_busy() {
-  local a b
-  a=$(head -n1 /proc/stat); sleep 2; b=$(head -n1 /proc/stat)
-  awk -v a="$a" -v b="$b" 'BEGIN {
-    n = split(a, x, " "); split(b, y, " "); tot = 0; idle = 0
-    for (i = 2; i <= n; i++) { d = y[i] - x[i]; tot += d; if (i == 5 || i == 6) idle += d }
-    printf "%.0f", ((tot > 0) ? 100 * (tot - idle) / tot : 0) }'
-}
-
-LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
-if awk -v l="${LOAD_START%% *}" 'BEGIN { exit !(l > 0.5) }'; then
-  echo "[warn] load average is $LOAD_START before the runs: other work on this machine will skew the numbers" >&2
-fi
+warn_if_loaded
 RUNS_TOTAL=$((2 + TUNED_PYTORCH))
 RUN_NO=0
 LAST_BUSY=0

@@ -80,7 +80,7 @@ fi
 "$PY" -c 'import torch, torchvision' 2>/dev/null || die "$PY cannot import torch/torchvision (apt-get install python3-torch python3-torchvision)"
 
 LOGS=$(mktemp -d "${TMPDIR:-/tmp}/stoker-compare.XXXXXX")
-# cleanup, fail, quoted, last_err, synthetic_or_given_data, publish_report
+# cleanup, fail, quoted, last_err, synthetic_or_given_data, publish_report, cpu_busy, warn_if_loaded
 source "$SCRIPT_DIR/common.sh"
 
 # Per-run wall-clock cap: S plus generous start-up/shutdown slack.
@@ -109,11 +109,7 @@ echo "[data] $DATA: $NFILES JPEG files" >&2
 find -L "$DATA" -type f \( -iname '*.jpg' -o -iname '*.jpeg' \) -print0 | xargs -0 cat >/dev/null
 
 # ---------------------------------------------------------------- runs
-# Other work on the machine skews every number: say so (the report records it too).
-LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
-if awk -v l="${LOAD_START%% *}" 'BEGIN { exit !(l > 0.5) }'; then
-  echo "[warn] load average is $LOAD_START before the runs: other work on this machine will skew the numbers" >&2
-fi
+warn_if_loaded
 MANIFEST=$LOGS/manifest.tsv
 : >"$MANIFEST"
 RUNS_TOTAL=5

@@ -72,7 +72,7 @@ if [[ $SKIP_STOKER -eq 0 ]]; then
 fi
 
 LOGS=$(mktemp -d "${TMPDIR:-/tmp}/stoker-compare-train.XXXXXX")
-# cleanup, fail, quoted, last_err, synthetic_or_given_data, publish_report
+# cleanup, fail, quoted, last_err, synthetic_or_given_data, publish_report, cpu_busy, warn_if_loaded
 source "$SCRIPT_DIR/common.sh"
 
 # Per-run wall-clock cap: 30 min per epoch plus 10 min of start-up and evaluation.
@@ -91,23 +91,7 @@ sys.exit(0 if ok else 1)
 PYEOF
 }
 
-# cpu_busy -> percent of all CPUs busy over 2 s (from /proc/stat), taken while none of
-# our runs is going: other work on the machine. The load average lags a minute behind,
-# so right after the stoker run it still counts that run.
-cpu_busy() {
-  local a b
-  a=$(head -n1 /proc/stat); sleep 2; b=$(head -n1 /proc/stat)
-  awk -v a="$a" -v b="$b" 'BEGIN {
-    n = split(a, x, " "); split(b, y, " "); tot = 0; idle = 0
-    for (i = 2; i <= n; i++) { d = y[i] - x[i]; tot += d; if (i == 5 || i == 6) idle += d }
-    printf "%.0f", ((tot > 0) ? 100 * (tot - idle) / tot : 0) }'
-}
-
-# Other work on the machine skews every number: say so (the report records it too).
-LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
-if awk -v l="${LOAD_START%% *}" 'BEGIN { exit !(l > 0.5) }'; then
-  echo "[warn] load average is $LOAD_START before the runs: other work on this machine will skew the numbers" >&2
-fi
+warn_if_loaded
 RUNS_TOTAL=$((1 + TUNED_PYTORCH))
 [[ $SKIP_STOKER -eq 1 ]] || RUNS_TOTAL=$((RUNS_TOTAL + 1))
 RUN_NO=0

@@ -36,6 +36,21 @@ IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
 
 
+def imagenet_style_folder(root: str, size: int):
+    """torchvision's ImageFolder(root) with the chain the comparisons give stoker:
+    RandomResizedCrop(size), RandomHorizontalFlip(), ToTensor(), Normalize(ImageNet mean/std).
+    Shared with pytorch_train_images.py, so both PyTorch sides see the same transforms."""
+    from torchvision import datasets, transforms
+
+    tf = transforms.Compose([
+        transforms.RandomResizedCrop(size),
+        transforms.RandomHorizontalFlip(),
+        transforms.ToTensor(),
+        transforms.Normalize(IMAGENET_MEAN, IMAGENET_STD),
+    ])
+    return datasets.ImageFolder(root, transform=tf)
+
+
 def _page_kb() -> int:
     return os.sysconf("SC_PAGE_SIZE") // 1024
 
@@ -152,17 +167,9 @@ def main() -> int:
     import torch
     import torchvision
     from torch.utils.data import DataLoader
-    from torchvision import datasets, transforms
-
     torch.set_num_threads(1)
 
-    tf = transforms.Compose([
-        transforms.RandomResizedCrop(args.size),
-        transforms.RandomHorizontalFlip(),
-        transforms.ToTensor(),
-        transforms.Normalize(IMAGENET_MEAN, IMAGENET_STD),
-    ])
-    dataset = datasets.ImageFolder(args.data, transform=tf)
+    dataset = imagenet_style_folder(args.data, args.size)
     if len(dataset) == 0:
         print(f"error: no images under '{args.data}'", file=sys.stderr)
         return 1

@@ -42,8 +42,6 @@ import platform
 import sys
 import time
 
-IMAGENET_MEAN = (0.485, 0.456, 0.406)
-IMAGENET_STD = (0.229, 0.224, 0.225)
 MODELS = ("resnet18", "resnet50") + tuple(f"efficientnet_b{i}" for i in range(8))
 
 
@@ -76,9 +74,9 @@ def main() -> int:
     import torchvision
     from torch import nn
     from torch.utils.data import DataLoader
-    from torchvision import datasets, transforms
 
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from pytorch_loader import IMAGENET_MEAN, IMAGENET_STD, imagenet_style_folder  # noqa: E402 (same folder)
     from pytorch_train_mnist import blas_summary  # noqa: E402 (same folder)
 
     log = sys.stderr if args.json else sys.stdout
@@ -89,13 +87,7 @@ def main() -> int:
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
 
-    tf = transforms.Compose([
-        transforms.RandomResizedCrop(args.size),
-        transforms.RandomHorizontalFlip(),
-        transforms.ToTensor(),
-        transforms.Normalize(IMAGENET_MEAN, IMAGENET_STD),
-    ])
-    dataset = datasets.ImageFolder(args.data, transform=tf)
+    dataset = imagenet_style_folder(args.data, args.size)
     if len(dataset) == 0:
         print(f"pytorch_train_images: no images under '{args.data}'", file=sys.stderr)
         return 1

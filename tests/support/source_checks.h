@@ -24,4 +24,11 @@ inline std::vector<float> features_of(const data::Source& source, size_t index) 
   return {p, p + sample.feature_count};
 }
 
+// The target_dim() float targets of sample `index`.
+inline std::vector<float> targets_of(const data::Source& source, size_t index) {
+  std::vector<float> targets(static_cast<size_t>(source.target_dim()));
+  source.targets(index, targets.data());
+  return targets;
+}
+
 }  // namespace stoker::testing

@@ -80,12 +80,13 @@ SampleArrays to_sample_arrays(const NpyArray& x, const NpyArray& y, std::string 
 
 bool is_test_split(const std::string& split) { return split == "t10k" || split == "test"; }
 
+std::vector<std::string> split_suffixes(const std::string& split) {
+  return is_test_split(split) ? std::vector<std::string>{"_test"} : std::vector<std::string>{"_train", ""};
+}
+
 std::optional<std::pair<std::string, std::string>> array_pair(const std::vector<std::string>& keys,
                                                               const std::string& split) {
-  const std::vector<std::string> suffixes = is_test_split(split)
-                                                ? std::vector<std::string>{"_test"}
-                                                : std::vector<std::string>{"_train", ""};
-  for (const std::string& suffix : suffixes) {
+  for (const std::string& suffix : split_suffixes(split)) {
     const auto x = first_named(keys, kFeatureNames, suffix);
     const auto y = first_named(keys, kTargetNames, suffix);
     if (x && y) return std::make_pair(*x, *y);

@@ -26,8 +26,12 @@ std::optional<std::string> first_named(const std::vector<std::string>& keys,
 // True for the split names that mean the test arrays ("t10k", "test").
 bool is_test_split(const std::string& split);
 
-// The (features, targets) array names of `split` among `keys`, if both are present: `_test`
-// names for a test split, else `_train` names, then plain ones.
+// The name suffixes that mark `split`'s arrays, in the order they are tried: "_test" for a
+// test split, else "_train" and then "" (plain names).
+std::vector<std::string> split_suffixes(const std::string& split);
+
+// The (features, targets) array names of `split` among `keys`, if both are present, trying
+// split_suffixes(split) in order.
 std::optional<std::pair<std::string, std::string>> array_pair(const std::vector<std::string>& keys,
                                                               const std::string& split);
 

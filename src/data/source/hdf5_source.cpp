@@ -273,11 +273,8 @@ std::unique_ptr<Source> open_hdf5(const std::string& path, const std::string& sp
     const std::vector<std::string> keys = dataset_names(entries);
     const auto pair = array_pair(keys, split);
     if (!pair) {
-      const std::vector<std::string> suffixes = is_test_split(split)
-                                                    ? std::vector<std::string>{"_test"}
-                                                    : std::vector<std::string>{"_train", ""};
       std::optional<std::string> features;
-      for (const std::string& suffix : suffixes) {
+      for (const std::string& suffix : split_suffixes(split)) {
         if (!features) features = first_named(keys, kFeatureNames, suffix);
       }
       if (!features) {

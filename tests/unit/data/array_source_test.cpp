@@ -22,6 +22,7 @@ using testing::expect_has;
 using testing::features_of;
 using testing::npy_bytes;
 using testing::raw_bytes;
+using testing::targets_of;
 using testing::TempDir;
 using testing::zip_bytes;
 
@@ -58,10 +59,7 @@ TEST(NpySource, ConvertsBigEndianIntegersAndFortranOrder) {
   EXPECT_EQ(features_of(*source, 1), (std::vector<float>{4, 5, 6}));
   ASSERT_EQ(source->target_kind(), TargetKind::kRegression);
   ASSERT_EQ(source->target_dim(), 2);
-  float t[2];
-  source->targets(1, t);
-  EXPECT_EQ(t[0], 2.25f);
-  EXPECT_EQ(t[1], 3.0f);
+  EXPECT_EQ(targets_of(*source, 1), (std::vector<float>{2.25f, 3.0f}));
 }
 
 TEST(NpySource, Uint8ImagesChannelsFirstBecomeRawPixels) {

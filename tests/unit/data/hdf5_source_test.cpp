@@ -21,6 +21,7 @@ namespace {
 using testing::error_text;
 using testing::expect_has;
 using testing::features_of;
+using testing::targets_of;
 using testing::TempDir;
 
 // A new HDF5 file; datasets are written with a file type (what lies on disk) and a memory
@@ -249,10 +250,7 @@ TEST(Hdf5Source, FloatTargetsAreRegressionTargets) {
   const auto source = open_source(path);
   ASSERT_EQ(source->target_kind(), TargetKind::kRegression);
   ASSERT_EQ(source->target_dim(), 2);
-  float t[2];
-  source->targets(1, t);
-  EXPECT_EQ(t[0], 2.25f);
-  EXPECT_EQ(t[1], 3.0f);
+  EXPECT_EQ(targets_of(*source, 1), (std::vector<float>{2.25f, 3.0f}));
 }
 
 TEST(Hdf5Source, WhatCannotBeReadGetsOneLine) {
