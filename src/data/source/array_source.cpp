@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 
 #include "file_reader.h"
 #include "stoker/core/error.h"
@@ -20,10 +21,6 @@ class ArraySource final : public Source {
     const auto [low, high] = std::minmax_element(a_.labels.begin(), a_.labels.end());
     min_id_ = *low;
     max_id_ = *high;
-    if (min_id_ >= 0 && max_id_ < kMaxClasses) {
-      classes_.reserve(static_cast<size_t>(max_id_) + 1);
-      for (int64_t c = 0; c <= max_id_; ++c) classes_.push_back(std::to_string(c));
-    }
   }
 
   size_t size() const override { return a_.count; }
@@ -35,8 +32,8 @@ class ArraySource final : public Source {
                                  : fmt::format(" images {}x{}{}", a_.width, a_.height,
                                                a_.channels == 3 ? " RGB" : "");
     if (target_kind() == TargetKind::kClass) {
-      if (classes_.empty()) return text + fmt::format(", integer targets {}..{}", min_id_, max_id_);
-      return text + ", " + with_commas(classes_.size()) + " classes";
+      if (!ids_can_be_classes()) return text + fmt::format(", integer targets {}..{}", min_id_, max_id_);
+      return text + ", " + with_commas(static_cast<uint64_t>(max_id_) + 1) + " classes";
     }
     return text + fmt::format(", {} float target{}", a_.target_dim, a_.target_dim == 1 ? "" : "s");
   }
@@ -44,7 +41,15 @@ class ArraySource final : public Source {
     return a_.labels.empty() ? TargetKind::kRegression : TargetKind::kClass;
   }
   int target_dim() const override { return a_.labels.empty() ? a_.target_dim : 1; }
-  const std::vector<std::string>& class_names() const override { return classes_; }
+  // "0".."max_id", made on first use: integers read as regression targets never need them.
+  const std::vector<std::string>& class_names() const override {
+    std::call_once(classes_made_, [this] {
+      if (!ids_can_be_classes()) return;
+      classes_.reserve(static_cast<size_t>(max_id_) + 1);
+      for (int64_t c = 0; c <= max_id_; ++c) classes_.push_back(std::to_string(c));
+    });
+    return classes_;
+  }
   int64_t label(size_t index) const override { return a_.labels.empty() ? 0 : a_.labels[index]; }
   void targets(size_t index, float* out) const override {
     if (!a_.labels.empty()) {
@@ -115,7 +120,10 @@ class ArraySource final : public Source {
  private:
   SampleArrays a_;
   int64_t min_id_ = 0, max_id_ = -1;  // of the class ids
-  std::vector<std::string> classes_;  // "0".."max_id"; empty if check_class_ids(kMaxClasses) throws
+  mutable std::once_flag classes_made_;
+  mutable std::vector<std::string> classes_;  // empty if check_class_ids(kMaxClasses) throws
+
+  bool ids_can_be_classes() const { return !a_.labels.empty() && min_id_ >= 0 && max_id_ < kMaxClasses; }
 };
 
 // The first non-finite value of `values` (row-major, `width` per row), as a message.
