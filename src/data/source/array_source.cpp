@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <mutex>
 
 #include "file_reader.h"
+#include "numbered_classes.h"
 #include "stoker/core/error.h"
 
 namespace stoker::data {
@@ -16,12 +16,8 @@ namespace {
 
 class ArraySource final : public Source {
  public:
-  explicit ArraySource(SampleArrays a) : a_(std::move(a)) {
-    if (a_.labels.empty()) return;
-    const auto [low, high] = std::minmax_element(a_.labels.begin(), a_.labels.end());
-    min_id_ = *low;
-    max_id_ = *high;
-  }
+  explicit ArraySource(SampleArrays a)
+      : a_(std::move(a)), ids_(a_.origin, a_.labels.size(), [this](size_t i) { return a_.labels[i]; }) {}
 
   size_t size() const override { return a_.count; }
   std::string name(size_t index) const override { return fmt::format("{}[{}]", a_.item, index); }
@@ -31,25 +27,14 @@ class ArraySource final : public Source {
                                                a_.feature_count == 1 ? "" : "s")
                                  : fmt::format(" images {}x{}{}", a_.width, a_.height,
                                                a_.channels == 3 ? " RGB" : "");
-    if (target_kind() == TargetKind::kClass) {
-      if (!ids_can_be_classes()) return text + fmt::format(", integer targets {}..{}", min_id_, max_id_);
-      return text + ", " + with_commas(static_cast<uint64_t>(max_id_) + 1) + " classes";
-    }
+    if (target_kind() == TargetKind::kClass) return text + ", " + ids_.describe();
     return text + fmt::format(", {} float target{}", a_.target_dim, a_.target_dim == 1 ? "" : "s");
   }
   TargetKind target_kind() const override {
     return a_.labels.empty() ? TargetKind::kRegression : TargetKind::kClass;
   }
   int target_dim() const override { return a_.labels.empty() ? a_.target_dim : 1; }
-  // "0".."max_id", made on first use: integers read as regression targets never need them.
-  const std::vector<std::string>& class_names() const override {
-    std::call_once(classes_made_, [this] {
-      if (!ids_can_be_classes()) return;
-      classes_.reserve(static_cast<size_t>(max_id_) + 1);
-      for (int64_t c = 0; c <= max_id_; ++c) classes_.push_back(std::to_string(c));
-    });
-    return classes_;
-  }
+  const std::vector<std::string>& class_names() const override { return ids_.names(); }
   int64_t label(size_t index) const override { return a_.labels.empty() ? 0 : a_.labels[index]; }
   void targets(size_t index, float* out) const override {
     if (!a_.labels.empty()) {
@@ -90,23 +75,7 @@ class ArraySource final : public Source {
     return a_.channels == 1 ? "none, Grayscale" : "none";
   }
   void check_class_ids(int64_t max_classes) const override {
-    if (a_.labels.empty()) return;
-    if (min_id_ < 0) {
-      const auto at = static_cast<size_t>(std::find(a_.labels.begin(), a_.labels.end(), min_id_) - a_.labels.begin());
-      throw DataError(fmt::format(
-          "{}: class id {} of sample {} is negative; class ids must be 0..K-1 (for quantities, pass --task "
-          "regression)",
-          a_.origin, min_id_, at));
-    }
-    if (max_id_ >= max_classes) {
-      throw DataError(fmt::format(
-          "{}: integer targets up to {} would make {} classes (at most {}); for quantities pass --task regression "
-          "(or store floats: np.float32, or 12.0 in a CSV){}",
-          a_.origin, max_id_, with_commas(static_cast<uint64_t>(max_id_) + 1), with_commas(max_classes),
-          max_classes < kMaxClasses ? fmt::format("; for that many classes pass --task classification (up to {})",
-                                                      with_commas(kMaxClasses))
-                                        : ""));
-    }
+    ids_.check(max_classes, [](size_t i) { return fmt::format("sample {}", i); });
   }
   void prefetch(size_t index) const override {
     if (!a_.labels.empty()) __builtin_prefetch(a_.labels.data() + index);
@@ -119,11 +88,7 @@ class ArraySource final : public Source {
 
  private:
   SampleArrays a_;
-  int64_t min_id_ = 0, max_id_ = -1;  // of the class ids
-  mutable std::once_flag classes_made_;
-  mutable std::vector<std::string> classes_;  // empty if check_class_ids(kMaxClasses) throws
-
-  bool ids_can_be_classes() const { return !a_.labels.empty() && min_id_ >= 0 && max_id_ < kMaxClasses; }
+  NumberedClasses ids_;  // of a_.labels (none for regression targets)
 };
 
 // The first non-finite value of `values` (row-major, `width` per row), as a message.

@@ -4,6 +4,7 @@
 
 #include "csv_fields.h"
 #include "file_reader.h"
+#include "numbered_classes.h"
 #include "stoker/core/error.h"
 #include "stoker/data/source.h"
 
@@ -15,26 +16,29 @@ namespace {
 
 class FileListSource final : public Source {
  public:
-  FileListSource(std::string csv, std::vector<std::string> paths, std::vector<float> targets,
-                 int dim, TargetKind kind, std::vector<std::string> classes)
+  FileListSource(std::string csv, std::vector<std::string> paths, std::vector<float> targets, int dim,
+                 TargetKind kind)
       : csv_(std::move(csv)),
         paths_(std::move(paths)),
         targets_(std::move(targets)),
         dim_(dim),
         kind_(kind),
-        classes_(std::move(classes)) {}
+        ids_(csv_, kind_ == TargetKind::kClass ? paths_.size() : 0, [this](size_t i) { return label(i); }) {}
 
   size_t size() const override { return paths_.size(); }
   std::string name(size_t index) const override { return paths_[index]; }
   std::string describe() const override {
     std::string text = "file list " + csv_ + ": " + with_commas(paths_.size()) + " images, ";
-    if (kind_ == TargetKind::kClass) return text + with_commas(classes_.size()) + " classes";
+    if (kind_ == TargetKind::kClass) return text + ids_.describe();
     return text + std::to_string(dim_) + (dim_ == 1 ? " float target" : " float targets");
   }
   TargetKind target_kind() const override { return kind_; }
   bool targets_are_numbers() const override { return true; }
   int target_dim() const override { return dim_; }
-  const std::vector<std::string>& class_names() const override { return classes_; }
+  const std::vector<std::string>& class_names() const override { return ids_.names(); }
+  void check_class_ids(int64_t max_classes) const override {
+    ids_.check(max_classes, [this](size_t i) { return paths_[i]; });
+  }
   int64_t label(size_t index) const override {
     return static_cast<int64_t>(targets_[index * static_cast<size_t>(dim_)]);
   }
@@ -51,7 +55,7 @@ class FileListSource final : public Source {
   std::vector<float> targets_;
   int dim_;
   TargetKind kind_;
-  std::vector<std::string> classes_;
+  NumberedClasses ids_;  // the class ids, for kClass
 };
 
 }  // namespace
@@ -102,21 +106,10 @@ std::unique_ptr<Source> open_file_list(const std::string& csv_path, const std::s
   }
   if (paths.empty()) throw DataError("file list " + csv_path + " has no rows");
 
-  TargetKind kind = (dim == 1 && all_integer) ? TargetKind::kClass : TargetKind::kRegression;
-  std::vector<std::string> classes;
-  if (kind == TargetKind::kClass) {
-    int64_t max_label = 0;
-    for (size_t i = 0; i < targets.size(); ++i) {
-      if (targets[i] < 0) {
-        throw DataError(csv_path + ": class id " + std::to_string(static_cast<int64_t>(targets[i])) +
-                        " of " + paths[i] + " is negative; class ids must be 0..N-1");
-      }
-      max_label = std::max(max_label, static_cast<int64_t>(targets[i]));
-    }
-    for (int64_t c = 0; c <= max_label; ++c) classes.push_back(std::to_string(c));
-  }
-  return std::make_unique<FileListSource>(csv_path, std::move(paths), std::move(targets), dim, kind,
-                                          std::move(classes));
+  // One integer per row: class ids, checked once the task is known (check_class_ids), or
+  // quantities under --task regression.
+  const TargetKind kind = (dim == 1 && all_integer) ? TargetKind::kClass : TargetKind::kRegression;
+  return std::make_unique<FileListSource>(csv_path, std::move(paths), std::move(targets), dim, kind);
 }
 
 }  // namespace stoker::data

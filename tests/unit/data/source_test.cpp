@@ -106,7 +106,6 @@ TEST(FileListTest, MalformedRowsNameFileAndLine) {
       {"a.jpg,1\nb.jpg\n", "list.csv:2: expected 'path,target"},
       {"a.jpg,1\nb.jpg,cat\n", "list.csv:2: target 1 'cat' is not a number"},
       {"a.jpg,1,2\nb.jpg,1\n", "list.csv:2: 1 targets, but earlier rows have 2"},
-      {"a.jpg,-1\n", "negative"},
       {"path,label\n", "has no rows"},
   };
   for (const auto& c : cases) {
@@ -119,6 +118,39 @@ TEST(FileListTest, MalformedRowsNameFileAndLine) {
     }
   }
   EXPECT_THROW(open_file_list(dir.str() + "/nope.csv"), DataError);
+}
+
+TEST(FileListTest, IntegerTargetsAreCheckedOnceTheTaskIsKnown) {
+  // Ages or prices may be stored as integers: open takes them, check_class_ids refuses them
+  // as class ids, and integers_as_regression reads them as quantities.
+  TempDir dir;
+  const std::string ages = dir.write_text("ages.csv", "a.jpg,3\nb.jpg,-1\nc.jpg,-1\n");
+  const std::shared_ptr<const Source> source = open_file_list(ages);
+  EXPECT_EQ(source->target_kind(), TargetKind::kClass);
+  EXPECT_EQ(source->label(1), -1);
+  EXPECT_NE(source->describe().find("integer targets -1..3"), std::string::npos) << source->describe();
+  EXPECT_TRUE(source->class_names().empty());
+  try {
+    source->check_class_ids(kMaxClasses);
+    ADD_FAILURE() << "a negative class id was accepted";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find(ages + ": class id -1 of " + (dir.path() / "b.jpg").string() +
+                                         " is negative; class ids must be 0..K-1 (for quantities, pass --task "
+                                         "regression)"),
+              std::string::npos)
+        << e.what();
+  }
+  const auto quantities = integers_as_regression(source);
+  float target = 0;
+  quantities->targets(1, &target);
+  EXPECT_EQ(target, -1.0f);
+
+  const std::string ids = dir.write_text("faces.csv", "a.jpg,250000\nb.jpg,0\n");
+  const auto faces = open_file_list(ids);
+  EXPECT_THROW(faces->check_class_ids(kUsualMaxClasses), DataError);
+  EXPECT_NO_THROW(faces->check_class_ids(kMaxClasses));
+  EXPECT_EQ(faces->class_names().size(), 250'001u);
+  EXPECT_NE(faces->describe().find("250,001 classes"), std::string::npos) << faces->describe();
 }
 
 std::vector<uint8_t> idx_bytes(uint8_t rank, std::vector<uint32_t> dims, size_t payload_bytes,

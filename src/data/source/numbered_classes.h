@@ -1,0 +1,49 @@
+// Class ids read as numbers from the data (CSV file lists, NumPy and HDF5 arrays, feature
+// tables), shared by the sources that hold them: their range, the check once the task is
+// known (Source::check_class_ids) and the class names "0".."max", made on first use.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace stoker::data {
+
+// Thread safety: const members may be called from any thread (names() makes the names once).
+// Neither copyable nor movable (it holds a once_flag): a source holds it as a member.
+class NumberedClasses {
+ public:
+  // `count` ids, `id_of(i)` the id of sample i; `origin` names the data in messages.
+  NumberedClasses(std::string origin, size_t count, const std::function<int64_t(size_t)>& id_of);
+  NumberedClasses(const NumberedClasses&) = delete;
+  NumberedClasses& operator=(const NumberedClasses&) = delete;
+
+  int64_t min_id() const { return min_; }
+  int64_t max_id() const { return max_; }  // -1 when there are no ids
+  // True when the ids are non-negative and make at most kMaxClasses classes.
+  bool can_be_classes() const;
+
+  // Throws DataError when an id is negative (naming `sample_name(i)` of the first one) or
+  // the ids would make more than `max_classes` classes, with both ways out: --task
+  // regression for quantities, --task classification for that many classes.
+  void check(int64_t max_classes, const std::function<std::string(size_t)>& sample_name) const;
+
+  // "0".."max_id", made on the first call (integers read as regression targets never need
+  // them); empty when the ids cannot be classes.
+  const std::vector<std::string>& names() const;
+  // "10 classes", or "integer targets -3..250000" when the ids cannot be classes.
+  std::string describe() const;
+
+ private:
+  std::string origin_;
+  size_t count_ = 0;
+  int64_t min_ = 0;
+  int64_t max_ = -1;
+  size_t first_min_ = 0;  // the first sample with id min_
+  mutable std::once_flag made_;
+  mutable std::vector<std::string> names_;
+};
+
+}  // namespace stoker::data
