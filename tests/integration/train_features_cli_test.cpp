@@ -235,6 +235,10 @@ np.savez(d + "/plain.npz", x_train=x.astype(np.float64), y_train=y, x_test=xt, y
 np.savez_compressed(d + "/packed.npz", features=x, labels=y.astype(np.uint8))
 np.save(d + "/X.npy", np.asfortranarray(x.astype(">f8")))
 np.save(d + "/y.npy", y.astype(np.int16))
+np.savez(d + "/train.npz", x=x, y=y)
+np.savez(d + "/val.npz", x=xt, y=yt)
+np.save(d + "/X_test.npy", xt)
+np.save(d + "/y_test.npy", yt)
 r = np.stack([x[:, 0] / 100, x[:, 1] / -300], 1)
 np.savez(d + "/reg.npz", x=x, y=r.astype(np.float64))
 )";
@@ -264,6 +268,21 @@ TEST_F(NumpyFilesCli, EveryWriterGivesTheSameBatchesAndTrains) {
                                " --output-dir " + reg_out);
   ASSERT_EQ(reg.exit_code, 0) << reg.err << reg.out;
   EXPECT_NE(reg.out.find("regression, 2 targets, loss mse"), std::string::npos) << reg.out;
+}
+
+TEST_F(NumpyFilesCli, ValidationFilesHoldPlainArrays) {
+  // Train and validation sets saved apart, each as x / y: --val-data reads the plain arrays
+  // (it has no held-out ones), and a lone .npy is read with its targets beside it.
+  TempDir dir;
+  ASSERT_EQ(run_command("/usr/bin/python3 -c '" + std::string(kWriteArrays) + "' " + dir.str()).exit_code, 0);
+  for (const auto& [train, val] : {std::pair{"train.npz", "val.npz"}, std::pair{"X.npy", "X_test.npy"}}) {
+    const std::string out = dir.str() + "/runs_" + train;
+    const auto r = run_command(kStoker + " train --data " + dir.str() + "/" + train + " --val-data " + dir.str() +
+                               "/" + val + kFlags + " --output-dir " + out);
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    EXPECT_NE(r.out.find("4 classes · validation 500"), std::string::npos) << r.out;
+    EXPECT_GT(summary_of(out)["test_accuracy"].get<double>(), 0.9) << r.out;
+  }
 }
 
 TEST_F(NumpyFilesCli, DamagedArchiveIsOneLine) {
@@ -301,6 +320,18 @@ with h5py.File(d + "/feats.h5", "w") as f:
     f.create_dataset("x_test", data=a["x_test"])
     f.create_dataset("y_test", data=a["y_test"])
     f.create_group("meta").attrs["note"] = "ignored"
+with h5py.File(d + "/groups.h5", "w") as f:
+    for split, x, y in (("train", a["x_train"], a["y_train"]), ("test", a["x_test"], a["y_test"])):
+        g = f.create_group(split)
+        g.create_dataset("x", data=x.astype(np.float32))
+        g.create_dataset("labels", data=y)
+with h5py.File(d + "/models.h5", "w") as f:
+    f.create_dataset("x", data=np.zeros((3, 10), np.float32))
+    f.create_dataset("y", data=np.zeros(3, np.int64))
+    f.create_dataset("resnet/features_train", data=a["x_train"].astype(np.float16))
+    f.create_dataset("resnet/targets_train", data=a["y_train"])
+    f.create_dataset("resnet/features_test", data=a["x_test"].astype(np.float16))
+    f.create_dataset("resnet/targets_test", data=a["y_test"])
 )";
 
 TEST_F(Hdf5FilesCli, H5pyFileTrainsAndGivesTheSameBatchesAsNpz) {
@@ -326,6 +357,37 @@ TEST_F(Hdf5FilesCli, H5pyFileTrainsAndGivesTheSameBatchesAsNpz) {
       std::string::npos)
       << r.out;
   EXPECT_GT(summary_of(out)["test_accuracy"].get<double>(), 0.9) << r.out;
+}
+
+TEST_F(Hdf5FilesCli, SplitGroupsAndANamedGroupTrain) {
+  TempDir dir;
+  ASSERT_EQ(run_command("/usr/bin/python3 -c '" + std::string(kWriteArrays) + "' " + dir.str()).exit_code, 0);
+  const auto made = run_command("/usr/bin/python3 -c '" + std::string(kWriteHdf5) + "' " + dir.str());
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  // train/x, train/labels: the same samples as plain.npz's x_train, y_train.
+  expect_same_loader_checksum(dir.str(), {"plain.npz", "groups.h5"});
+
+  const std::string flags = " --model mlp --epochs 1 --workers 1 --no-progress --output-dir ";
+  const auto groups = run_command(kStoker + " train --data " + dir.str() + "/groups.h5" + flags + dir.str() + "/g");
+  ASSERT_EQ(groups.exit_code, 0) << groups.err << groups.out;
+  EXPECT_NE(groups.out.find("groups.h5 (train/x, train/labels): 2,000 samples × 10 features, 4 classes · "
+                            "validation 500"),
+            std::string::npos)
+      << groups.out;
+  EXPECT_GT(summary_of(dir.str() + "/g")["test_accuracy"].get<double>(), 0.9) << groups.out;
+
+  // The root holds other arrays; the group named after the colon is the one trained on.
+  const auto named = run_command(kStoker + " train --data " + dir.str() + "/models.h5:resnet" + flags + dir.str() + "/n");
+  ASSERT_EQ(named.exit_code, 0) << named.err << named.out;
+  EXPECT_NE(named.out.find("(resnet/features_train, resnet/targets_train): 2,000 samples × 10 features, 4 classes "
+                           "· validation 500"),
+            std::string::npos)
+      << named.out;
+  EXPECT_GT(summary_of(dir.str() + "/n")["test_accuracy"].get<double>(), 0.9) << named.out;
+
+  expect_one_line_error(
+      run_command(kStoker + " train --data " + dir.str() + "/models.h5:vit" + flags + dir.str() + "/v"), 1,
+      "models.h5:vit has no group 'vit' (the root holds: resnet (group), x, y)", "missing group");
 }
 
 }  // namespace

@@ -100,7 +100,9 @@ std::unique_ptr<Source> open_image_folder(const std::string& root);
 
 // CSV "path,target[,target...]": one header line is allowed (detected when its target field
 // is not a number). Paths are relative to `root` (default: the CSV's directory). One integer
-// target per row -> classification; otherwise (floats, or several targets) -> regression.
+// target per row -> class ids (checked by check_class_ids once the task is known, so ages or
+// prices stored as integers can still be read as quantities); otherwise (floats, or several
+// targets) -> regression.
 // Throws DataError/UsageError naming the file and line for malformed rows.
 std::unique_ptr<Source> open_file_list(const std::string& csv_path, const std::string& root = "");
 
@@ -113,8 +115,10 @@ std::unique_ptr<Source> open_idx(const std::string& images_path, const std::stri
 // file of features whose targets lie in a sibling .npy (x.npy -> y.npy, X_train.npy ->
 // y_train.npy, train_features.npy -> train_labels.npy or train_targets.npy).
 //   - In an .npz, the features are the array named x, X, features, data, inputs or images and
-//     the targets y, Y, labels, targets, label or target; `split` "train" prefers x_train /
-//     y_train and "t10k" (or "test") reads x_test / y_test (Keras's mnist.npz layout).
+//     the targets y, Y, labels, targets, label or target. `split` "train" prefers x_train /
+//     y_train over plain x / y; "t10k" (or "test") reads the held-out arrays: x_val, x_valid,
+//     x_validation or x_test (Keras's mnist.npz layout), the validation set first; "val" (a
+//     file given with --val-data) reads those too, else plain x / y, and takes a lone .npy.
 //   - uint8 arrays of shape (N, H, W), (N, H, W, C) or (N, C, H, W) with C 1 or 3 are images
 //     (raw pixels, like IDX); any other bool/int/float array is N feature vectors (dimensions
 //     after the first flattened), kept as float32.
@@ -125,15 +129,16 @@ std::unique_ptr<Source> open_idx(const std::string& images_path, const std::stri
 std::unique_ptr<Source> open_arrays(const std::string& path, const std::string& split = "train");
 
 // An HDF5 file (.h5, .hdf5; h5py's f.create_dataset("x", data=X)) read like an .npz: the
-// datasets at the root named as open_arrays says (x / y, x_train / y_train, x_test / y_test
-// for `split` "t10k"), with the same rules for images, class ids and regression targets.
-// Integer datasets of 1..8 bytes and float datasets of 2, 4 or 8 bytes (float16 read as
-// float32), either byte order, contiguous or chunked (gzip/shuffle filters) are read whole
-// into memory. Throws DataError
-// naming the file and the dataset for a file that is not HDF5, missing datasets (listing what
-// the root holds), bool/enum, string, compound or other dataset types, and what open_arrays
-// refuses. When stoker was built without the HDF5 library, every call throws DataError
-// saying so.
+// datasets named as open_arrays says for `split`, at the root or, when the root has none, as
+// plain x / y inside a group named for the split (train; val, valid, validation or test).
+// "feats.h5:emb/resnet" looks in the group emb/resnet instead of the root. The rules for
+// images, class ids and regression targets are the .npz's. Integer datasets of 1..8 bytes and
+// float datasets of 2, 4 or 8 bytes (float16 read as float32), either byte order, contiguous
+// or chunked (gzip/shuffle filters) are read whole into memory. Throws DataError naming the
+// file and the dataset for a file that is not HDF5, a group it lacks, missing datasets
+// (listing what the group holds), bool/enum, string, compound or other dataset types, and
+// what open_arrays refuses. When stoker was built without the HDF5 library, every call
+// throws DataError saying so.
 std::unique_ptr<Source> open_hdf5(const std::string& path, const std::string& split = "train");
 
 // A CSV table of numbers, one sample per row: the features and one target column, named
@@ -145,9 +150,12 @@ std::unique_ptr<Source> open_feature_table(const std::string& csv_path);
 // True for a CSV whose first data row is all numbers (a feature table, not a file list).
 bool is_feature_table(const std::string& csv_path);
 
-// Opens `path` by what it is: a directory with idx files (train-images-idx3-ubyte[.gz] ...,
-// `split` picks train or t10k), an .npz/.npy file (open_arrays), an .h5/.hdf5 file
-// (open_hdf5), a .csv feature table or file list, or an image folder.
+// Opens `path` by what it is: a directory with idx files (train-images-idx3-ubyte[.gz] ...),
+// an .npz/.npy file (open_arrays), an .h5/.hdf5 file or "file.h5:group" (open_hdf5), a .csv
+// feature table or file list, or an image folder. `split`: "train"; "t10k" for the data's own
+// test split (IDX t10k-* files, an archive's held-out arrays); "val" for data given for
+// validation (--val-data): its held-out arrays or t10k files if it has them, else its plain
+// ones. Folders and CSV files hold one split whatever `split` says.
 std::unique_ptr<Source> open_source(const std::string& path, const std::string& split = "train");
 
 // `source` (a kClass source with targets_are_numbers()) seen as a regression: each integer
@@ -155,8 +163,9 @@ std::unique_ptr<Source> open_source(const std::string& path, const std::string& 
 // regression` on integer targets (ages, counts). Throws UsageError for other sources.
 std::shared_ptr<const Source> integers_as_regression(std::shared_ptr<const Source> source);
 
-// True when `path` carries its own test split: IDX files with t10k-* beside train-*, or an
-// .npz or .h5/.hdf5 with x_test / y_test. open_source(path, "t10k") then opens it.
+// True when `path` carries its own held-out split: IDX files with t10k-* beside train-*, or an
+// .npz or .h5/.hdf5 with x_val / x_test (and the matching targets) or a val/test group.
+// open_source(path, "t10k") then opens it.
 bool has_test_split(const std::string& path);
 
 }  // namespace stoker::data

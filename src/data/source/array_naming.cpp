@@ -5,6 +5,8 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <string_view>
 
 #include "stoker/core/error.h"
 
@@ -80,18 +82,54 @@ SampleArrays to_sample_arrays(const NpyArray& x, const NpyArray& y, std::string 
 
 bool is_test_split(const std::string& split) { return split == "t10k" || split == "test"; }
 
+bool is_validation_file(const std::string& split) { return split == "val"; }
+
 std::vector<std::string> split_suffixes(const std::string& split) {
-  return is_test_split(split) ? std::vector<std::string>{"_test"} : std::vector<std::string>{"_train", ""};
+  std::vector<std::string> held_out{"_val", "_valid", "_validation", "_test"};
+  if (is_test_split(split)) return held_out;
+  if (is_validation_file(split)) {
+    held_out.emplace_back();
+    return held_out;
+  }
+  return {"_train", ""};
 }
 
 std::optional<std::pair<std::string, std::string>> array_pair(const std::vector<std::string>& keys,
-                                                              const std::string& split) {
-  for (const std::string& suffix : split_suffixes(split)) {
+                                                              const std::vector<std::string>& suffixes) {
+  for (const std::string& suffix : suffixes) {
     const auto x = first_named(keys, kFeatureNames, suffix);
     const auto y = first_named(keys, kTargetNames, suffix);
     if (x && y) return std::make_pair(*x, *y);
   }
   return std::nullopt;
+}
+
+std::string names_looked_for(const std::array<const char*, 6>& names, const std::vector<std::string>& suffixes) {
+  std::vector<std::string> marked;
+  for (const std::string& suffix : suffixes) {
+    if (!suffix.empty()) marked.push_back(suffix);
+  }
+  const bool plain = std::find(suffixes.begin(), suffixes.end(), "") != suffixes.end();
+  if (plain) {
+    if (marked.empty()) return fmt::format("{}", fmt::join(names, ", "));
+    return fmt::format("{} (or with {})", fmt::join(names, ", "), fmt::join(marked, ", "));
+  }
+  return fmt::format("{} (with the suffix {})", fmt::join(names, ", "), fmt::join(marked, ", "));
+}
+
+std::pair<std::string, std::string> split_hdf5_path(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) return {path, ""};
+  for (const char* ext : {".h5:", ".hdf5:"}) {
+    const size_t at = path.rfind(ext);
+    if (at == std::string::npos) continue;
+    const size_t colon = at + std::string_view(ext).size() - 1;
+    std::string group = path.substr(colon + 1);
+    while (!group.empty() && group.front() == '/') group.erase(group.begin());
+    while (!group.empty() && group.back() == '/') group.pop_back();
+    return {path.substr(0, colon), group};
+  }
+  return {path, ""};
 }
 
 }  // namespace stoker::data

@@ -23,17 +23,30 @@ std::optional<std::string> first_named(const std::vector<std::string>& keys,
                                        const std::array<const char*, 6>& names,
                                        const std::string& suffix);
 
-// True for the split names that mean the test arrays ("t10k", "test").
+// The splits open_source takes: "train"; "t10k" or "test", the data's own held-out arrays;
+// "val", a file given for validation (--val-data), whose held-out arrays are read if it has
+// them, else its plain ones.
 bool is_test_split(const std::string& split);
+bool is_validation_file(const std::string& split);
 
-// The name suffixes that mark `split`'s arrays, in the order they are tried: "_test" for a
-// test split, else "_train" and then "" (plain names).
+// The name suffixes that mark `split`'s arrays, in the order they are tried: "_train" and ""
+// (plain names) for "train"; "_val", "_valid", "_validation" and "_test" for a test split
+// (a validation set is what training should look at, and the test set stays held out); the
+// same and then "" for "val".
 std::vector<std::string> split_suffixes(const std::string& split);
 
-// The (features, targets) array names of `split` among `keys`, if both are present, trying
-// split_suffixes(split) in order.
+// The (features, targets) array names among `keys` for the first of `suffixes` under which
+// both are present.
 std::optional<std::pair<std::string, std::string>> array_pair(const std::vector<std::string>& keys,
-                                                              const std::string& split);
+                                                              const std::vector<std::string>& suffixes);
+
+// The names looked for under `suffixes`, for messages: "x, X, features, data, inputs, images
+// (or with _train)".
+std::string names_looked_for(const std::array<const char*, 6>& names, const std::vector<std::string>& suffixes);
+
+// "feats.h5:train/emb" -> {"feats.h5", "train/emb"}: an HDF5 file and a group in it (no
+// leading or trailing '/'). A path that exists, or has no ".h5:"/".hdf5:", is all file.
+std::pair<std::string, std::string> split_hdf5_path(const std::string& path);
 
 // Turns parsed feature and target arrays into SampleArrays: uint8 (N, H, W), (N, H, W, C) and
 // (N, C, H, W) features are images, others feature vectors; integral (N,) targets class ids,

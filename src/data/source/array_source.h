@@ -31,11 +31,11 @@ struct SampleArrays {
 // `arrays.origin`. Class ids are checked later, by check_class_ids, once the task is known.
 std::unique_ptr<Source> make_array_source(SampleArrays arrays);
 
-// True for an .npz that holds x_test / y_test (numpy_source.cpp).
+// True for an .npz that holds held-out arrays, x_val / y_val ... x_test / y_test (numpy_source.cpp).
 bool npz_has_test_split(const std::string& path);
 
-// True for an HDF5 file that holds x_test / y_test datasets at its root (hdf5_source.cpp;
-// false when stoker was built without HDF5).
+// True for an HDF5 file (or "file.h5:group") that holds held-out datasets as open_hdf5 finds
+// them (hdf5_source.cpp; false when stoker was built without HDF5).
 bool hdf5_has_test_split(const std::string& path);
 
 }  // namespace stoker::data

@@ -60,38 +60,46 @@ struct Hdf5Array {
   NpyArray array;
 };
 
-struct RootEntry {
+struct Entry {
   std::string name;
-  bool dataset = false;
+  H5I_type_t type = H5I_BADID;  // H5I_DATASET, H5I_GROUP, or other
 };
 
-// The links at the root of `file` in name order; groups and other objects too, for messages.
-std::vector<RootEntry> root_entries(hid_t file) {
+std::string in_group(const std::string& group, const std::string& name) {
+  return group.empty() ? name : group + "/" + name;
+}
+
+// The links in `group` ("" = the root) of `file`, in name order, with their object types.
+// Returns nullopt when `group` is not a group of the file.
+std::optional<std::vector<Entry>> entries_of(hid_t file, const std::string& group) {
+  if (!group.empty() && H5Lexists(file, group.c_str(), H5P_DEFAULT) <= 0) return std::nullopt;
+  const Hid handle(H5Gopen2(file, group.empty() ? "/" : group.c_str(), H5P_DEFAULT), H5Gclose);
+  if (!handle.ok()) return std::nullopt;
   std::vector<std::string> names;
   hsize_t index = 0;
   H5Literate(
-      file, H5_INDEX_NAME, H5_ITER_INC, &index,
+      handle.get(), H5_INDEX_NAME, H5_ITER_INC, &index,
       [](hid_t, const char* name, const H5L_info_t*, void* out) -> herr_t {
         static_cast<std::vector<std::string>*>(out)->push_back(name);
         return 0;
       },
       &names);
-  std::vector<RootEntry> entries;
+  std::vector<Entry> entries;
   for (const std::string& name : names) {
-    RootEntry entry{name, false};
-    if (H5Oexists_by_name(file, name.c_str(), H5P_DEFAULT) > 0) {
-      const Hid object(H5Oopen(file, name.c_str(), H5P_DEFAULT), H5Oclose);
-      entry.dataset = object.ok() && H5Iget_type(object.get()) == H5I_DATASET;
+    Entry entry{name};
+    if (H5Oexists_by_name(handle.get(), name.c_str(), H5P_DEFAULT) > 0) {
+      const Hid object(H5Oopen(handle.get(), name.c_str(), H5P_DEFAULT), H5Oclose);
+      if (object.ok()) entry.type = H5Iget_type(object.get());
     }
     entries.push_back(entry);
   }
   return entries;
 }
 
-std::string listing(const std::vector<RootEntry>& entries) {
+std::string listing(const std::vector<Entry>& entries) {
   if (entries.empty()) return "nothing";
   std::vector<std::string> names;
-  for (const RootEntry& e : entries) names.push_back(e.dataset ? e.name : e.name + " (group)");
+  for (const Entry& e : entries) names.push_back(e.type == H5I_GROUP ? e.name + " (group)" : e.name);
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
@@ -244,62 +252,114 @@ hid_t open_file(const std::string& path) {
   return file;
 }
 
-std::vector<std::string> dataset_names(const std::vector<RootEntry>& entries) {
+std::vector<std::string> names_of(const std::vector<Entry>& entries, H5I_type_t type) {
   std::vector<std::string> names;
-  for (const RootEntry& e : entries) {
-    if (e.dataset) names.push_back(e.name);
+  for (const Entry& e : entries) {
+    if (e.type == type) names.push_back(e.name);
   }
   return names;
 }
 
-// The names looked for, e.g. "x, X, features, data, inputs, images (or with _train)".
-std::string looked_for(const std::array<const char*, 6>& names, const std::string& split) {
-  if (is_test_split(split)) {
-    std::vector<std::string> with;
-    for (const char* n : names) with.push_back(std::string(n) + "_test");
-    return fmt::format("{}", fmt::join(with, ", "));
+// Where a split's arrays were looked for in a file: the group named (the root by default),
+// what it holds, and the result.
+struct Search {
+  std::string group;
+  std::vector<Entry> entries;
+  std::vector<std::string> subgroups;  // split groups of `group` that exist, e.g. "train"
+  std::optional<std::pair<std::string, std::string>> found;  // dataset paths from the root
+};
+
+// The datasets of `split` in `group`: named as in an .npz (x_train, y_train, ...), or plain
+// x / y inside a split group of `group` (train; val, valid, validation, test). Throws
+// DataError when `group` is not a group of the file.
+Search search(hid_t file, const std::string& path, const std::string& group, const std::string& split) {
+  Search s{group, {}, {}, std::nullopt};
+  auto entries = entries_of(file, group);
+  if (!entries) {
+    if (H5Lexists(file, group.c_str(), H5P_DEFAULT) > 0) {
+      throw DataError(fmt::format("{} names '{}', which is not a group; name the group that holds the features and "
+                                  "targets datasets (file.h5:group)",
+                                  path, group));
+    }
+    const auto root = entries_of(file, "");
+    throw DataError(fmt::format("{} has no group '{}' (the root holds: {}); name a group as file.h5:group/subgroup",
+                                path, group, listing(root.value_or(std::vector<Entry>{}))));
   }
-  return fmt::format("{} (or with _train)", fmt::join(names, ", "));
+  s.entries = std::move(*entries);
+  const std::vector<std::string> suffixes = split_suffixes(split);
+  const auto prefixed = [](const std::string& where, const std::pair<std::string, std::string>& pair) {
+    return std::make_pair(in_group(where, pair.first), in_group(where, pair.second));
+  };
+  if (const auto pair = array_pair(names_of(s.entries, H5I_DATASET), suffixes)) {
+    s.found = prefixed(group, *pair);
+    return s;
+  }
+  const std::vector<std::string> groups = names_of(s.entries, H5I_GROUP);
+  for (const std::string& suffix : suffixes) {
+    if (suffix.empty() || std::find(groups.begin(), groups.end(), suffix.substr(1)) == groups.end()) continue;
+    const std::string sub = in_group(group, suffix.substr(1));
+    s.subgroups.push_back(suffix.substr(1));
+    const auto inside = entries_of(file, sub);
+    if (!inside) continue;
+    if (const auto pair = array_pair(names_of(*inside, H5I_DATASET), {""})) {
+      s.found = prefixed(sub, *pair);
+      return s;
+    }
+  }
+  return s;
+}
+
+// "at the root", "in the group emb", plus " and in its group train" for the split groups searched.
+std::string searched_where(const Search& s) {
+  std::string where = s.group.empty() ? "at the root" : "in the group " + s.group;
+  if (!s.subgroups.empty()) {
+    where += fmt::format(" and in its group{} {}", s.subgroups.size() > 1 ? "s" : "", fmt::join(s.subgroups, ", "));
+  }
+  return where;
+}
+
+[[noreturn]] void no_arrays(const Search& s, const std::string& path, const std::string& split) {
+  const std::vector<std::string> suffixes = split_suffixes(split);
+  std::optional<std::string> features;
+  for (const std::string& suffix : suffixes) {
+    if (!features) features = first_named(names_of(s.entries, H5I_DATASET), kFeatureNames, suffix);
+  }
+  if (!features) {
+    throw DataError(fmt::format(
+        "{} has no features dataset (looked for {} {}; found: {}); write them with f.create_dataset(\"x\", data=X), "
+        "or name the group that holds them as file.h5:group",
+        path, names_looked_for(kFeatureNames, suffixes), searched_where(s), listing(s.entries)));
+  }
+  throw DataError(fmt::format(
+      "{} has the features {} but no targets dataset (looked for {} {}; found: {}); write them with "
+      "f.create_dataset(\"y\", data=y)",
+      path, in_group(s.group, *features), names_looked_for(kTargetNames, suffixes), searched_where(s),
+      listing(s.entries)));
 }
 
 }  // namespace
 
 std::unique_ptr<Source> open_hdf5(const std::string& path, const std::string& split) {
+  const auto [file_path, group] = split_hdf5_path(path);
   SampleArrays arrays;
   {
     const std::lock_guard<std::mutex> lock(hdf5_mutex());
-    const Hid file(open_file(path), H5Fclose);
-    const std::vector<RootEntry> entries = root_entries(file.get());
-    const std::vector<std::string> keys = dataset_names(entries);
-    const auto pair = array_pair(keys, split);
-    if (!pair) {
-      std::optional<std::string> features;
-      for (const std::string& suffix : split_suffixes(split)) {
-        if (!features) features = first_named(keys, kFeatureNames, suffix);
-      }
-      if (!features) {
-        throw DataError(fmt::format(
-            "{} has no features dataset (looked for {} at the root; found: {}); write them with "
-            "f.create_dataset(\"x\", data=X)",
-            path, looked_for(kFeatureNames, split), listing(entries)));
-      }
-      throw DataError(fmt::format(
-          "{} has the features {} but no targets dataset (looked for {} at the root; found: "
-          "{}); write them with f.create_dataset(\"y\", data=y)",
-          path, *features, looked_for(kTargetNames, split), listing(entries)));
-    }
-    const Hdf5Array x = read_dataset(file.get(), path, pair->first);
-    const Hdf5Array y = read_dataset(file.get(), path, pair->second);
-    arrays = to_sample_arrays(x.array, y.array,
-                              fmt::format("arrays {} ({}, {})", path, pair->first, pair->second));
+    const Hid file(open_file(file_path), H5Fclose);
+    const Search found = search(file.get(), path, group, split);
+    if (!found.found) no_arrays(found, path, split);
+    const auto& [x_name, y_name] = *found.found;
+    const Hdf5Array x = read_dataset(file.get(), file_path, x_name);
+    const Hdf5Array y = read_dataset(file.get(), file_path, y_name);
+    arrays = to_sample_arrays(x.array, y.array, fmt::format("arrays {} ({}, {})", file_path, x_name, y_name));
   }
   return make_array_source(std::move(arrays));
 }
 
 bool hdf5_has_test_split(const std::string& path) {
+  const auto [file_path, group] = split_hdf5_path(path);
   const std::lock_guard<std::mutex> lock(hdf5_mutex());
-  const Hid file(open_file(path), H5Fclose);
-  return array_pair(dataset_names(root_entries(file.get())), "test").has_value();
+  const Hid file(open_file(file_path), H5Fclose);
+  return search(file.get(), path, group, "test").found.has_value();
 }
 
 }  // namespace stoker::data

@@ -32,14 +32,13 @@ std::vector<std::string> npz_keys(const ZipArchive& zip) {
 std::unique_ptr<Source> open_npz(const std::string& path, const std::string& split) {
   const ZipArchive zip(path);
   const std::vector<std::string> keys = npz_keys(zip);
-  const auto pair = array_pair(keys, split);
+  const std::vector<std::string> suffixes = split_suffixes(split);
+  const auto pair = array_pair(keys, suffixes);
   if (!pair) {
-    throw DataError(
-        fmt::format("{} holds the arrays [{}]; expected features named x (or X, features, data, "
-                    "inputs, images) and targets "
-                    "named y (or Y, labels, targets){}; save with np.savez(path, x=..., y=...)",
-                    path, fmt::join(keys, ", "),
-                    is_test_split(split) ? ", with the suffix _test for the test split" : ""));
+    throw DataError(fmt::format("{} holds the arrays [{}]; expected features named {} and targets named {}; save "
+                                "with np.savez(path, x=..., y=...)",
+                                path, fmt::join(keys, ", "), names_looked_for(kFeatureNames, suffixes),
+                                names_looked_for(kTargetNames, suffixes)));
   }
   const auto member = [&](const std::string& key) {
     return *std::find_if(zip.members().begin(), zip.members().end(),
@@ -121,7 +120,7 @@ std::unique_ptr<Source> open_arrays(const std::string& path, const std::string& 
 
 bool npz_has_test_split(const std::string& path) {
   const ZipArchive zip(path);
-  return array_pair(npz_keys(zip), "test").has_value();
+  return array_pair(npz_keys(zip), split_suffixes("test")).has_value();
 }
 
 }  // namespace stoker::data

@@ -1,6 +1,7 @@
 // Picks the source type from what a path is.
 #include <filesystem>
 
+#include "array_naming.h"
 #include "array_source.h"
 #include "stoker/core/error.h"
 #include "stoker/data/source.h"
@@ -21,26 +22,43 @@ std::string find_idx(const fs::path& dir, const std::string& split, const std::s
   return "";
 }
 
+bool is_hdf5(const std::string& file) {
+  const std::string ext = fs::path(file).extension().string();
+  return ext == ".h5" || ext == ".hdf5";
+}
+
+// The IDX file-name prefixes of `split`: t10k for a test split; for a directory given for
+// validation, its t10k files if it has them, else its train files.
+std::vector<std::string> idx_prefixes(const std::string& split) {
+  if (is_test_split(split)) return {"t10k"};
+  if (is_validation_file(split)) return {"t10k", "train"};
+  return {split};
+}
+
 }  // namespace
 
 std::unique_ptr<Source> open_source(const std::string& path, const std::string& split) {
   std::error_code ec;
+  if (const auto [file, group] = split_hdf5_path(path); !group.empty() && is_hdf5(file)) {
+    return open_hdf5(path, split);  // feats.h5:group
+  }
   if (!fs::exists(path, ec)) throw DataError("dataset path " + path + " does not exist");
   if (fs::is_regular_file(path, ec)) {
     const std::string ext = fs::path(path).extension().string();
     if (ext == ".csv") return is_feature_table(path) ? open_feature_table(path) : open_file_list(path);
     if (ext == ".npz" || ext == ".npy") return open_arrays(path, split);
-    if (ext == ".h5" || ext == ".hdf5") return open_hdf5(path, split);
+    if (is_hdf5(path)) return open_hdf5(path, split);
     throw DataError(
         "dataset path " + path +
         " is a file; expected a directory (image folder or IDX files), a .csv (file list or "
         "feature table), an .npz/.npy file or an .h5/.hdf5 file");
   }
-  const std::string images = find_idx(path, split, "images-idx3-ubyte");
-  if (!images.empty()) {
-    const std::string labels = find_idx(path, split, "labels-idx1-ubyte");
+  for (const std::string& prefix : idx_prefixes(split)) {
+    const std::string images = find_idx(path, prefix, "images-idx3-ubyte");
+    if (images.empty()) continue;
+    const std::string labels = find_idx(path, prefix, "labels-idx1-ubyte");
     if (labels.empty()) {
-      throw DataError("found " + images + " but no " + split + "-labels-idx1-ubyte[.gz] beside it");
+      throw DataError("found " + images + " but no " + prefix + "-labels-idx1-ubyte[.gz] beside it");
     }
     return open_idx(images, labels);
   }
@@ -49,11 +67,14 @@ std::unique_ptr<Source> open_source(const std::string& path, const std::string& 
 
 bool has_test_split(const std::string& path) {
   std::error_code ec;
+  if (const auto [file, group] = split_hdf5_path(path); !group.empty() && is_hdf5(file)) {
+    return hdf5_has_test_split(path);
+  }
   if (fs::is_directory(path, ec)) return !find_idx(path, "t10k", "images-idx3-ubyte").empty();
   if (!fs::is_regular_file(path, ec)) return false;
   const std::string ext = fs::path(path).extension().string();
   if (ext == ".npz") return npz_has_test_split(path);
-  if (ext == ".h5" || ext == ".hdf5") return hdf5_has_test_split(path);
+  if (is_hdf5(path)) return hdf5_has_test_split(path);
   return false;
 }
 

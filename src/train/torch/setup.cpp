@@ -97,7 +97,7 @@ TrainSetup make_setup(const TrainConfig& cfg) {
 
   s.train_source = data::open_source(cfg.data, "train");
   if (!cfg.val_data.empty()) {
-    s.val_source = data::open_source(cfg.val_data, "t10k");
+    s.val_source = data::open_source(cfg.val_data, "val");
   } else if (data::has_test_split(cfg.data)) {
     s.val_source = data::open_source(cfg.data, "t10k");
   }

@@ -169,7 +169,38 @@ TEST(NpzSource, BadArchivesAndArraysEachGetOneLine) {
              "is not a .npy file");
   open("notest.npz", pair(x, y));
   expect_has(error_text([&] { open_source(dir.str() + "/notest.npz", "t10k"); }),
-             "with the suffix _test");
+             "(with the suffix _val, _valid, _validation, _test)");
+}
+
+TEST(NpzSource, TheValidationArraysComeBeforeTheTestArrays) {
+  TempDir dir;
+  const auto x = [](float v) { return npy_bytes("<f4", {1, 1}, raw_bytes<float>({v})); };
+  const auto y = npy_bytes("<i8", {1}, raw_bytes<int64_t>({0}));
+  const std::string three = dir.write("three.npz", zip_bytes({{"x_train.npy", x(1)}, {"y_train.npy", y},
+                                                              {"x_val.npy", x(2)}, {"y_val.npy", y},
+                                                              {"x_test.npy", x(3)}, {"y_test.npy", y}}));
+  EXPECT_TRUE(has_test_split(three));
+  EXPECT_EQ(features_of(*open_source(three, "t10k"), 0), (std::vector<float>{2}));
+  EXPECT_EQ(features_of(*open_source(three, "val"), 0), (std::vector<float>{2}));
+  const std::string valid = dir.write("valid.npz", zip_bytes({{"X.npy", x(1)}, {"labels.npy", y},
+                                                              {"X_valid.npy", x(4)}, {"labels_valid.npy", y}}));
+  EXPECT_TRUE(has_test_split(valid));
+  EXPECT_EQ(features_of(*open_source(valid, "t10k"), 0), (std::vector<float>{4}));
+}
+
+TEST(NpzSource, AFileGivenForValidationIsReadByItsPlainArraysWhenItHasNoHeldOutOnes) {
+  TempDir dir;
+  const std::string path = dir.write(
+      "val.npz", zip_bytes({{"x.npy", npy_bytes("<f4", {1, 1}, raw_bytes<float>({5}))},
+                            {"y.npy", npy_bytes("<i8", {1}, raw_bytes<int64_t>({1}))}}));
+  EXPECT_FALSE(has_test_split(path));
+  const auto val = open_source(path, "val");
+  EXPECT_EQ(features_of(*val, 0), (std::vector<float>{5}));
+  EXPECT_EQ(val->label(0), 1);
+  // A lone .npy given for validation is read with its targets beside it.
+  const std::string x_test = dir.write("X_test.npy", npy_bytes("<f4", {1, 1}, raw_bytes<float>({6})));
+  dir.write("y_test.npy", npy_bytes("<i8", {1}, raw_bytes<int64_t>({0})));
+  EXPECT_EQ(features_of(*open_source(x_test, "val"), 0), (std::vector<float>{6}));
 }
 
 TEST(NpySource, NoTargetsBesideTheFeaturesSaysWhatWasLookedFor) {

@@ -238,6 +238,78 @@ TEST(Hdf5Source, TrainAndTestSplitsByName) {
   EXPECT_EQ(also_test->size(), 1u);
 }
 
+// A group of `f` at `name`, closed when it goes out of scope.
+struct H5Group {
+  H5Group(const H5File& f, const std::string& name)
+      : id(H5Gcreate2(f.id(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) {
+    EXPECT_GE(id, 0) << name;
+  }
+  ~H5Group() { H5Gclose(id); }
+  H5Group(const H5Group&) = delete;
+  H5Group& operator=(const H5Group&) = delete;
+  hid_t id;
+};
+
+TEST(Hdf5Source, SplitGroupsHoldPlainXAndY) {
+  TempDir dir;
+  const std::string path = dir.str() + "/groups.h5";
+  {
+    H5File f(path);
+    const H5Group train(f, "train"), val(f, "val"), test(f, "test");
+    f.write("x", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {2, 2}, std::vector<float>{1, 2, 3, 4}, H5P_DEFAULT, train.id);
+    f.write("labels", H5T_STD_I64LE, H5T_NATIVE_INT64, {2}, std::vector<int64_t>{1, 0}, H5P_DEFAULT, train.id);
+    f.write("x", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {1, 2}, std::vector<float>{5, 6}, H5P_DEFAULT, val.id);
+    f.write("y", H5T_STD_I64LE, H5T_NATIVE_INT64, {1}, std::vector<int64_t>{1}, H5P_DEFAULT, val.id);
+    f.write("x", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {1, 2}, std::vector<float>{7, 8}, H5P_DEFAULT, test.id);
+    f.write("y", H5T_STD_I64LE, H5T_NATIVE_INT64, {1}, std::vector<int64_t>{0}, H5P_DEFAULT, test.id);
+  }
+  const auto train = open_source(path);
+  ASSERT_EQ(train->size(), 2u);
+  EXPECT_EQ(features_of(*train, 1), (std::vector<float>{3, 4}));
+  expect_has(train->describe(), "(train/x, train/labels)");
+  EXPECT_TRUE(has_test_split(path));
+  // The validation set is what training looks at; the test set stays held out.
+  const auto held_out = open_source(path, "t10k");
+  EXPECT_EQ(features_of(*held_out, 0), (std::vector<float>{5, 6}));
+  expect_has(held_out->describe(), "(val/x, val/y)");
+  // A group named in the path is read as it is, whatever the split.
+  const auto test = open_source(path + ":test", "val");
+  EXPECT_EQ(features_of(*test, 0), (std::vector<float>{7, 8}));
+  EXPECT_FALSE(has_test_split(path + ":/test/"));
+}
+
+TEST(Hdf5Source, AGroupNamedInThePathIsSearchedLikeTheRoot) {
+  TempDir dir;
+  const std::string path = dir.str() + "/emb.h5";
+  {
+    H5File f(path);
+    f.floats("x", {1, 1}, {-1});  // the root's arrays are not the ones asked for
+    f.int64s("y", {0});
+    const H5Group models(f, "models");
+    const hid_t resnet = H5Gcreate2(models.id, "resnet50", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    f.write("features_train", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {2, 1}, std::vector<float>{1, 2}, H5P_DEFAULT,
+            resnet);
+    f.write("targets_train", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {2}, std::vector<float>{0.5f, 1.5f}, H5P_DEFAULT,
+            resnet);
+    f.write("features_test", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {1, 1}, std::vector<float>{3}, H5P_DEFAULT, resnet);
+    f.write("targets_test", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {1}, std::vector<float>{2.5f}, H5P_DEFAULT, resnet);
+    H5Gclose(resnet);
+  }
+  const std::string group = path + ":models/resnet50";
+  const auto train = open_source(group);
+  ASSERT_EQ(train->size(), 2u);
+  EXPECT_EQ(train->target_kind(), TargetKind::kRegression);
+  EXPECT_EQ(targets_of(*train, 1), (std::vector<float>{1.5f}));
+  expect_has(train->describe(), "(models/resnet50/features_train, models/resnet50/targets_train)");
+  EXPECT_TRUE(has_test_split(group));
+  EXPECT_EQ(features_of(*open_source(group, "t10k"), 0), (std::vector<float>{3}));
+  EXPECT_EQ(features_of(*open_source(group, "val"), 0), (std::vector<float>{3}));
+  EXPECT_EQ(features_of(*open_source(path), 0), (std::vector<float>{-1}));
+  expect_has(error_text([&] { open_source(path + ":models"); }),
+             "emb.h5:models has no features dataset (looked for x, X, features, data, inputs, images (or with "
+             "_train) in the group models; found: resnet50 (group))");
+}
+
 TEST(Hdf5Source, FloatTargetsAreRegressionTargets) {
   TempDir dir;
   const std::string path = dir.str() + "/reg.h5";
@@ -289,15 +361,20 @@ TEST(Hdf5Source, WhatCannotBeReadGetsOneLine) {
   });
   expect_has(open("ingroup.h5"),
              "ingroup.h5 has no features dataset (looked for x, X, features, data, inputs, "
-             "images (or with _train) at the root; found: emb, train (group)); write them with "
-             "f.create_dataset(\"x\", data=X)");
+             "images (or with _train) at the root and in its group train; found: emb, train (group)); "
+             "write them with f.create_dataset(\"x\", data=X), or name the group that holds them as file.h5:group");
   expect_has(open("notargets.h5"),
              "notargets.h5 has the features x but no targets dataset (looked for y, Y, labels, "
              "targets, label, target (or with _train) at the root; found: emb, lab, meta (group), "
              "x)");
   expect_has(error_text([&] { open_source(dir.str() + "/whole.h5", "t10k"); }),
-             "looked for x_test, X_test, features_test, data_test, inputs_test, images_test at "
-             "the root; found: x, y)");
+             "looked for x, X, features, data, inputs, images (with the suffix _val, _valid, _validation, _test) "
+             "at the root; found: x, y)");
+  expect_has(open("whole.h5:emb"), "whole.h5:emb has no group 'emb' (the root holds: x, y); name a group as "
+                                   "file.h5:group/subgroup");
+  expect_has(open("whole.h5:x"), "whole.h5:x names 'x', which is not a group; name the group that holds the "
+                                 "features and targets datasets (file.h5:group)");
+  expect_has(open("absent.h5:emb"), "dataset file " + dir.str() + "/absent.h5 does not exist");
 
   make("rows.h5", [](H5File& f) {
     f.floats("x", {2, 1}, {1, 2});

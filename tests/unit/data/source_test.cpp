@@ -233,6 +233,13 @@ TEST(IdxTest, DebianFashionMnistWhenInstalled) {
   EXPECT_EQ(train->size(), 60000u);
   EXPECT_EQ(test->size(), 10000u);
   EXPECT_EQ(train->class_names().size(), 10u);
+  // Given for validation, a directory is read by its t10k files, else by its train files.
+  EXPECT_EQ(open_source(root, "val")->size(), 10000u);
+  TempDir only_train;
+  for (const char* name : {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"}) {
+    std::filesystem::create_symlink(root + "/" + name, only_train.str() + "/" + name);
+  }
+  EXPECT_EQ(open_source(only_train.str(), "val")->size(), 60000u);
 }
 
 }  // namespace
