@@ -19,9 +19,7 @@ void add_doctor_command(CLI::App& app, int* exit_code) {
   cmd->add_flag("--find-batch-size", options->find_batch_size,
                 "Also find the largest batch that fits and the fastest (a suggestion; never applied)");
   cmd->callback([flags, options, exit_code] {
-    train::TrainConfig config;
-    if (!flags->config_file().empty()) train::apply_yaml_file(flags->config_file(), &config);
-    flags->apply(&config);
+    const train::TrainConfig config = train::resolve_train_config(*flags);
     *exit_code = train::run_doctor(config, *options);
   });
 }

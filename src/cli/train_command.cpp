@@ -1,4 +1,5 @@
-// `stoker train`: a YAML config (--config) plus flags that override it, then the trainer.
+// `stoker train`: a YAML config (--config) plus flags that override it (on --resume, the
+// run's own config.yaml under both), then the trainer.
 #include <memory>
 
 #include "commands.h"
@@ -25,9 +26,7 @@ void add_train_command(CLI::App& app, int* exit_code) {
   cmd->add_flag("--no-progress", options->no_progress, "No progress line (epoch lines only)");
   cmd->add_flag("--json-summary", options->json_summary, "Print summary.json at the end");
   cmd->callback([flags, options, exit_code] {
-    train::TrainConfig config;
-    if (!flags->config_file().empty()) train::apply_yaml_file(flags->config_file(), &config);
-    flags->apply(&config);
+    const train::TrainConfig config = train::resolve_train_config(*flags);
     train::TrainUi ui;
     ui.progress = !options->no_progress;
     ui.json_summary = options->json_summary;

@@ -58,16 +58,19 @@ TEST_F(TrainCli, ShortRunWritesTheRunDirectory) {
 
 TEST_F(TrainCli, SigintSavesACheckpointAndResumeContinues) {
   TempDir dir;
-  const auto r = run_command("timeout --preserve-status -s INT 4 " + kStoker + " train --no-progress --output-dir " + dir.str());
+  const auto r = run_command("timeout --preserve-status -s INT 4 " + kStoker +
+                             " train --no-progress --batch-size 32 --epochs 1 --lr 0.002 --output-dir " + dir.str());
   ASSERT_EQ(r.exit_code, 130) << r.err << r.out;
   EXPECT_NE(r.out.find("stopped by SIGINT"), std::string::npos) << r.out;
   const std::string run = run_dir(dir.str());
   ASSERT_TRUE(fs::exists(run + "/checkpoint.pt"));
   EXPECT_FALSE(fs::exists(run + "/checkpoint.pt.tmp"));
+  // --resume alone goes on with the run's own config (batch size, epochs, lr); a flag given
+  // changes its key only. max_steps 1 is already behind the checkpoint: one step, then stop.
   const auto resumed = run_command(kStoker + " train --no-progress --max-steps 1 --resume " + run);
-  // max_steps 1 is already behind the checkpoint: the resumed run takes one step and stops.
   EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
   EXPECT_NE(resumed.out.find("resume   epoch 1, batch "), std::string::npos) << resumed.out;
+  EXPECT_NE(resumed.out.find("config   batch_size 32 · epochs 1 · lr 0.002 adamw"), std::string::npos) << resumed.out;
 }
 
 TEST_F(TrainCli, BadInputOneLineNonZero) {

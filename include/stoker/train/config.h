@@ -4,9 +4,7 @@
 //   ConfigFlags flags;
 //   flags.add_to(train_command);                        // --config FILE and one flag per key
 //   ... parse ...
-//   TrainConfig config;
-//   if (!flags.config_file().empty()) apply_yaml_file(flags.config_file(), &config);
-//   flags.apply(&config);                               // flags override the file
+//   TrainConfig config = resolve_train_config(flags);  // defaults, [run's config.yaml], file, flags
 //   validate(config);
 //   std::fputs(to_yaml(config).c_str(), stdout);        // also saved as <run dir>/config.yaml
 //
@@ -148,6 +146,14 @@ class ConfigFlags {
   std::string config_file_;
   std::vector<Given> given_;  // one per key given, the last value given for it
 };
+
+// What `stoker train` runs: the defaults, then, when resuming (`resume` set by the flags or
+// the --config file), the run's own config.yaml beside the checkpoint, then the --config
+// file, then the flags given. So `--resume DIR` alone continues the run as it was started,
+// and a flag given with it (--epochs 10) changes that key only. Without a config.yaml beside
+// the checkpoint, the flags and file alone (the trainer then checks model, batch size and
+// seed against the checkpoint). Throws what apply_yaml_file and ConfigFlags::apply throw.
+TrainConfig resolve_train_config(const ConfigFlags& flags);
 
 // Range and consistency checks on the final config (after file and flags). Throws UsageError
 // naming the key, e.g. "momentum must be in [0, 1) (got 1.5)".

@@ -3,6 +3,7 @@
 // user typed.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <filesystem>
 #include <string>
 #include <variant>
 #include <vector>
@@ -109,6 +110,34 @@ void ConfigFlags::apply(TrainConfig* config) const {
     detail::set_field(*detail::find_field(given.key), given.text, given.flag, &result);
   }
   *config = result;
+}
+
+namespace {
+
+// The config.yaml of the run that `resume` (a run folder or a checkpoint file in one) belongs
+// to; "" when there is none.
+std::string run_config_of(const std::string& resume) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path dir = fs::is_directory(resume, ec) ? fs::path(resume) : fs::path(resume).parent_path();
+  const fs::path yaml = dir / "config.yaml";
+  return fs::is_regular_file(yaml, ec) ? yaml.string() : "";
+}
+
+}  // namespace
+
+TrainConfig resolve_train_config(const ConfigFlags& flags) {
+  const auto layered = [&flags](const std::string& run_config) {
+    TrainConfig config;
+    if (!run_config.empty()) apply_yaml_file(run_config, &config);
+    if (!flags.config_file().empty()) apply_yaml_file(flags.config_file(), &config);
+    flags.apply(&config);
+    return config;
+  };
+  TrainConfig config = layered("");
+  if (config.resume.empty()) return config;
+  const std::string saved = run_config_of(config.resume);
+  return saved.empty() ? config : layered(saved);
 }
 
 }  // namespace stoker::train

@@ -243,7 +243,8 @@ std::vector<Field> make_fields() {
       {"output_dir", &C::output_dir, "Where run directories are made", {}},
       {"resume",
        &C::resume,
-       "Resume from a checkpoint file or a run directory (its latest checkpoint)",
+       "Resume from a checkpoint file or a run directory (its latest checkpoint), with the run's config.yaml: "
+       "flags given change only their keys",
        {}},
       {"device", &C::device, "Device: auto, cpu, cuda or cuda:N", {}},
       {"max_steps", &C::max_steps, "Stop after this many optimizer steps; 0 = no limit", {}},

@@ -33,10 +33,7 @@ TrainConfig load(const std::optional<std::string>& yaml, const std::string& flag
   config_flags.add_to(&app);
   const std::string config = yaml ? "--config " + dir.write_text("c.yaml", *yaml) + " " : "";
   app.parse(config + flags, false);
-  TrainConfig result;
-  if (!config_flags.config_file().empty()) apply_yaml_file(config_flags.config_file(), &result);
-  config_flags.apply(&result);
-  return result;
+  return resolve_train_config(config_flags);
 }
 
 TrainConfig from_yaml(const std::string& yaml) { return load(yaml, ""); }
@@ -114,6 +111,35 @@ TEST(ConfigFlagsTest, FlagsOverrideTheFileOnlyWhereGiven) {
   EXPECT_FALSE(config.pin_memory);   // file, not reset by an absent flag
   EXPECT_EQ(config.num_workers, 2);  // default
   EXPECT_EQ(from_flags(""), TrainConfig{});
+}
+
+TEST(ConfigFlagsTest, ResumeStartsFromTheRunsConfigAndFlagsChangeOnlyTheirKeys) {
+  TempDir run;
+  TrainConfig started;
+  started.model = "resnet18";
+  started.data = "/data/poses.csv";
+  started.epochs = 7;
+  started.lr = 0.05;
+  started.batch_size = 32;
+  started.amp = AmpMode::kBf16;
+  run.write_text("config.yaml", to_yaml(started));
+  run.write_text("checkpoint.pt", "");
+  for (const std::string& resume : {run.str(), run.str() + "/checkpoint.pt"}) {
+    const TrainConfig resumed = from_flags("--resume " + resume + " --epochs 9");
+    TrainConfig expected = started;
+    expected.epochs = 9;
+    expected.resume = resume;
+    EXPECT_EQ(resumed, expected) << resume;
+  }
+  // The --config file comes after the run's config, and the flags after both.
+  const TrainConfig layered = load("lr: 0.2\nepochs: 3\n", "--resume " + run.str() + " --epochs 4");
+  EXPECT_EQ(layered.model, "resnet18");
+  EXPECT_EQ(layered.lr, 0.2);
+  EXPECT_EQ(layered.epochs, 4);
+  // A checkpoint with no config.yaml beside it: the defaults, the file and the flags only.
+  TempDir bare;
+  bare.write_text("checkpoint.pt", "");
+  EXPECT_EQ(from_flags("--resume " + bare.str() + "/checkpoint.pt").model, TrainConfig{}.model);
 }
 
 TEST(ConfigFlagsTest, AcceptsBothSpellingsAliasesAndTheLastValue) {
