@@ -232,6 +232,32 @@ TEST_F(TrainTasksCli, BinaryClassificationReportsRocAuc) {
   EXPECT_GT(summary["test_accuracy"].get<double>(), 0.85) << summary.dump();
 }
 
+TEST_F(TrainTasksCli, ValidationTakesTheTrainingChainMadeDeterministicOrItsOwn) {
+  TempDir dir;
+  const std::string train = stoker::testing::write_level_classes(dir, "train", 96, 7);
+  const std::string val = stoker::testing::write_level_classes(dir, "val", 32, 8);
+  const std::string run = kStoker + " train --data " + train + " --val-data " + val +
+                          " --model mlp --workers 1 --batch-size 32 --epochs 1 --no-progress --transforms "
+                          "'RandomResizedCrop(8, scale=(0.5, 1)), RandomHorizontalFlip(), Grayscale, "
+                          "Normalize(mean=(0.5,), std=(0.5,))'";
+  const std::string normalize = "Grayscale · Normalize(mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5)) → float32 NCHW";
+  const auto derived = run_command(run + " --output-dir " + dir.str() + "/derived");
+  ASSERT_EQ(derived.exit_code, 0) << derived.err << derived.out;
+  EXPECT_NE(derived.out.find("inputs   train RandomResizedCrop(8, scale=(0.5, 1)) · RandomHorizontalFlip(0.5) · " +
+                             normalize + "\n         val   Resize(9) · CenterCrop(8) · " + normalize),
+            std::string::npos)
+      << derived.out;
+  // What inference should feed the model is the evaluation chain.
+  EXPECT_EQ(summary_of(dir.str() + "/derived")["inputs"]["transform"], "Resize(9) · CenterCrop(8) · " + normalize);
+
+  const auto own = run_command(run + " --val-transforms 'CenterCrop(8), Grayscale, Normalize(mean=(0.5,), std=(0.5,))'" +
+                               " --output-dir " + dir.str() + "/own");
+  ASSERT_EQ(own.exit_code, 0) << own.err << own.out;
+  EXPECT_NE(own.out.find("val   Resize(8) · CenterCrop(8) · " + normalize), std::string::npos) << own.out;
+  expect_one_line_error(run_command(run + " --val-transforms 'CentreCrop(8)' --output-dir " + dir.str() + "/bad"), 2,
+                        "val_transforms: unknown transform 'CentreCrop'", "misspelt validation chain");
+}
+
 TEST_F(TrainTasksCli, DecodedCacheHoldsTheImagesAfterTheFirstEpoch) {
   TempDir dir;
   const std::string train = stoker::testing::write_level_classes(dir, "train", 200, 5);

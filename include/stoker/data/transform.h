@@ -123,6 +123,13 @@ struct TransformSpec {
 // conflicting transforms and out-of-range values, naming them.
 TransformSpec parse_transforms(std::string_view text);
 
+// The chain that evaluates (validation, inference) a model trained with `train`, as
+// torchvision's and timm's reference recipes pair them: RandomResizedCrop(S) becomes
+// Resize(floor(S / 0.875)), CenterCrop(S) (Resize(256), CenterCrop(224) for 224); flips and
+// ColorJitter are dropped; Resize+CenterCrop, no geometry, Grayscale, Normalize, Standardize,
+// dtype and layout are kept. Evaluation then sees every sample the same way each epoch.
+TransformSpec eval_transform(const TransformSpec& train);
+
 // Every random decision for one sample.
 struct SampleParams {
   CropRect crop;  // in full-resolution source pixels

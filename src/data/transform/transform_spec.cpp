@@ -602,6 +602,23 @@ class ChainBuilder {
 
 }  // namespace
 
+TransformSpec eval_transform(const TransformSpec& train) {
+  TransformSpec eval = train;
+  if (train.geometry == Geometry::kRandomResizedCrop) {
+    constexpr double kCropFraction = 0.875;  // 224 of 256
+    eval.geometry = Geometry::kResizeCenterCrop;
+    eval.resize_shorter =
+        static_cast<int>(std::floor(std::min(train.out_width, train.out_height) / kCropFraction + 1e-9));
+    eval.scale_min = kDefaultScaleMin;
+    eval.scale_max = kDefaultScaleMax;
+    eval.ratio_min = kDefaultRatioMin;
+    eval.ratio_max = kDefaultRatioMax;
+  }
+  eval.flip_p = 0;
+  eval.jitter = ColorJitterSpec{};
+  return eval;
+}
+
 std::string TransformSpec::describe() const {
   std::vector<std::string> parts;
   switch (geometry) {

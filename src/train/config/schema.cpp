@@ -169,6 +169,11 @@ std::vector<Field> make_fields() {
        "Transform chain, torchvision style, e.g. 'RandomResizedCrop(224), "
        "RandomHorizontalFlip()', or 'Standardize' / 'none' for feature vectors; empty = the data's default",
        {}},
+      {"val_transforms",
+       &C::val_transforms,
+       "Validation's transform chain; empty = the training chain made deterministic: RandomResizedCrop(S) -> "
+       "Resize(S/0.875), CenterCrop(S), no flips or ColorJitter",
+       {}},
       {"task",
        &C::task,
        "What the targets are: auto (class ids -> classification, float targets -> regression), "

@@ -76,6 +76,8 @@ void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const Run
               torch::get_num_threads(), setup.host.blas.empty() ? "" : (" · " + setup.host.blas).c_str());
   std::printf("data     %s%s\n", setup.train_source->describe().c_str(),
               setup.val_source ? (" · validation " + grouped(static_cast<double>(setup.val_source->size()))).c_str() : "");
+  std::printf("inputs   train %s\n", setup.train_chain.describe().c_str());
+  if (setup.val_loader) std::printf("         val   %s\n", setup.eval_chain.describe().c_str());
   if (const size_t budget = train_loader.options().cache_decoded_bytes; budget > 0) {
     std::printf("cache    decoded images in RAM after the first epoch, up to %.1f GB\n", budget / 1e9);
   }

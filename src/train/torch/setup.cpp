@@ -14,10 +14,9 @@ namespace stoker::train {
 
 namespace {
 
-std::string default_transforms(const data::Source& source, bool train) {
+std::string default_transforms(const data::Source& source) {
   if (std::string chain = source.default_transforms(); !chain.empty()) return chain;
-  return train ? "RandomResizedCrop(224), RandomHorizontalFlip(0.5), Normalize"
-               : "Resize(256), CenterCrop(224), Normalize";
+  return "RandomResizedCrop(224), RandomHorizontalFlip(0.5), Normalize";
 }
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& cfg, Network& model) {
@@ -81,10 +80,25 @@ data::LoaderOptions loader_options(const TrainConfig& cfg, const data::Source& s
   options.sampler.seed = cfg.seed;
   options.sampler.shuffle = train;
   options.max_bad_fraction = cfg.max_bad_fraction;
-  options.transform =
-      data::parse_transforms(cfg.transforms.empty() ? default_transforms(source, train) : cfg.transforms);
-  options.transform.dtype = data::DType::kFloat32;
+  options.transform = transform_for(cfg, source, train);
   return options;
+}
+
+data::TransformSpec transform_for(const TrainConfig& cfg, const data::Source& source, bool train) {
+  // A chain that does not parse names the key it came from: "val_transforms: unknown transform ...".
+  const auto parse = [](const char* key, const std::string& text) {
+    try {
+      data::TransformSpec spec = data::parse_transforms(text);
+      spec.dtype = data::DType::kFloat32;
+      return spec;
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("{}: {}", key, e.what()));
+    }
+  };
+  if (!train && !cfg.val_transforms.empty()) return parse("val_transforms", cfg.val_transforms);
+  const data::TransformSpec spec =
+      cfg.transforms.empty() ? parse("default transforms", default_transforms(source)) : parse("transforms", cfg.transforms);
+  return train ? spec : data::eval_transform(spec);
 }
 
 TrainSetup make_setup(const TrainConfig& cfg) {
@@ -136,6 +150,8 @@ TrainSetup make_setup(const TrainConfig& cfg) {
     if (cfg.pin_memory) s.pinned = std::make_unique<PinnedAllocator>();
   }
   data::LoaderOptions train_options = loader_options(cfg, *s.train_source, true, s.start_workers);
+  s.train_chain = train_options.transform;
+  s.eval_chain = transform_for(cfg, s.val_source ? *s.val_source : *s.train_source, false);
   train_options.allocator = s.pinned.get();
   if (cfg.cache == CacheKind::kDecoded) {
     train_options.cache_decoded_bytes =
@@ -163,6 +179,20 @@ TrainSetup make_setup(const TrainConfig& cfg) {
   if (s.feed.channels_last) to_channels_last(*s.model);
   s.optimizer = make_optimizer(cfg, *s.model);
   return s;
+}
+
+data::TransformSpec inference_inputs(const TrainSetup& setup) {
+  data::TransformSpec spec = setup.eval_chain;
+  const data::TransformSpec& fitted = setup.train_loader->options().transform;
+  spec.features = fitted.features;
+  spec.feature_mean = fitted.feature_mean;
+  spec.feature_std = fitted.feature_std;
+  if (spec.geometry == data::Geometry::kNone) {  // the source's size, filled in by the loader
+    spec.out_width = fitted.out_width;
+    spec.out_height = fitted.out_height;
+    spec.channels = fitted.channels;
+  }
+  return spec;
 }
 
 }  // namespace stoker::train

@@ -25,6 +25,10 @@ struct TrainSetup {
   FeedOptions feed;                          // how batches reach the device (device_feed.h)
   std::unique_ptr<data::Loader> train_loader;
   std::unique_ptr<data::Loader> val_loader;
+  // The chains as configured (transform_for), before the device plan moves Normalize to the
+  // GPU: what the header prints and what inference_inputs records.
+  data::TransformSpec train_chain;
+  data::TransformSpec eval_chain;
   std::shared_ptr<Network> model;  // on `device`
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   HostTuning host;  // the allocator and BLAS settings applied (stoker/core/host_tuning.h)
@@ -39,11 +43,22 @@ struct TrainSetup {
 // channels_last for conv nets, TF32 matmuls and cuDNN autotuning.
 TrainSetup make_setup(const TrainConfig& cfg);
 
+// What the trained model takes at inference: the evaluation chain with the sizes and the
+// Standardize statistics the training loader fitted (recorded in summary.json and the
+// safetensors metadata as `inputs`).
+data::TransformSpec inference_inputs(const TrainSetup& setup);
+
 // libtorch's intra-op threads: `threads` if > 0, else every CPU this process may use unless
 // OMP_NUM_THREADS says otherwise (libtorch's own default can be 1 on VMs).
 void set_intra_op_threads(int threads);
 
 // Loader options for `source` per the config (workers, prefetch, seed, transforms).
 data::LoaderOptions loader_options(const TrainConfig& cfg, const data::Source& source, bool train, int workers);
+
+// The transform chain of training (`train`) or of validation and inference for `source`,
+// float32, before any device plan: cfg.transforms (else the data's default) for training;
+// cfg.val_transforms, else data::eval_transform of the training chain, for validation.
+// Throws UsageError for a chain that does not parse.
+data::TransformSpec transform_for(const TrainConfig& cfg, const data::Source& source, bool train);
 
 }  // namespace stoker::train

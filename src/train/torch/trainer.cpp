@@ -220,7 +220,7 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
                           cfg.prefetch_factor, cfg.data);
   RunRecords records(cfg, start.run_dir, start.resumed);
   records.set_process(torch::get_num_threads(), setup.host);
-  records.set_inputs(train_loader.options().transform);
+  records.set_inputs(inference_inputs(setup));
   TrainLoop loop(cfg, ui, setup, start, monitor, diagnosis, records, gpu_index);
 
   int exit_code = 0;

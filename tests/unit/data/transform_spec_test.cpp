@@ -203,6 +203,25 @@ TEST(ParseTransformsTest, DescribeRoundTrips) {
   expect_same_spec(parse_transforms(spec.describe()), spec);
 }
 
+TEST(EvalTransformTest, RandomPartsBecomeTheirDeterministicCounterparts) {
+  const auto eval = [](const std::string& chain) { return eval_transform(parse_transforms(chain)).describe(); };
+  // torchvision's ImageNet recipe: RandomResizedCrop(224) trains, Resize(256), CenterCrop(224) evaluates.
+  EXPECT_EQ(eval("RandomResizedCrop(224), RandomHorizontalFlip(), Normalize"),
+            "Resize(256) \u00b7 CenterCrop(224) \u00b7 Normalize \u2192 float32 NCHW");
+  EXPECT_EQ(eval("RandomResizedCrop(64, scale=(0.3, 1)), ColorJitter(0.4, 0.4, 0.4, 0.1), Float16, NHWC"),
+            "Resize(73) \u00b7 CenterCrop(64) \u2192 float16 NHWC");
+  EXPECT_EQ(eval("RandomResizedCrop((224, 160))"), "Resize(182) \u00b7 CenterCrop((224, 160)) \u2192 float32 NCHW");
+  // What is already deterministic stays as it is.
+  for (const std::string chain : {"Resize(40), CenterCrop(32), Grayscale, Normalize(mean=(0.5,), std=(0.5,))",
+                                  "none, Grayscale, ToUint8", "Standardize"}) {
+    EXPECT_EQ(eval(chain), parse_transforms(chain).describe()) << chain;
+  }
+  EXPECT_EQ(eval("none, RandomHorizontalFlip(1), ColorJitter(hue=0.2)"), "none \u2192 float32 NCHW");
+  const TransformSpec spec = eval_transform(parse_transforms("RandomResizedCrop(96), RandomHorizontalFlip()"));
+  EXPECT_NO_THROW(spec.validate());
+  expect_same_spec(parse_transforms(spec.describe()), spec);
+}
+
 TEST(ParseTransformsTest, ErrorsNameTheProblem) {
   struct Case {
     const char* text;

@@ -50,7 +50,7 @@ TEST(TrainConfigTest, DefaultsAreValidAndListedInSchemaOrder) {
   const TrainConfig config;
   EXPECT_NO_THROW(validate(config));
   const std::vector<ConfigKey>& keys = config_keys();
-  ASSERT_EQ(keys.size(), 34u);
+  ASSERT_EQ(keys.size(), 35u);
   EXPECT_EQ(keys.front().name, "model");
   EXPECT_EQ(keys.back().name, "max_bad_fraction");
   std::set<std::string> names;
@@ -62,10 +62,11 @@ TEST(TrainConfigTest, DefaultsAreValidAndListedInSchemaOrder) {
     yaml += key.name + ": " + (key.default_text.empty() ? "\"\"" : key.default_text) + "\n";
   }
   EXPECT_EQ(to_yaml(config), yaml);
-  EXPECT_EQ(keys[4].name, "task");
-  EXPECT_EQ(keys[5].name, "loss");
-  EXPECT_EQ(keys[6].name, "epochs");
-  EXPECT_EQ(keys[8].default_text, "0.001");  // lr
+  EXPECT_EQ(keys[4].name, "val_transforms");
+  EXPECT_EQ(keys[5].name, "task");
+  EXPECT_EQ(keys[6].name, "loss");
+  EXPECT_EQ(keys[7].name, "epochs");
+  EXPECT_EQ(keys[9].default_text, "0.001");  // lr
   EXPECT_EQ(to_string(config.amp), "off");
   EXPECT_EQ(to_string(config.optimizer), "adamw");
   EXPECT_EQ(to_string(config.schedule), "constant");
