@@ -390,5 +390,28 @@ TEST_F(Hdf5FilesCli, SplitGroupsAndANamedGroupTrain) {
       "models.h5:vit has no group 'vit' (the root holds: resnet (group), x, y)", "missing group");
 }
 
+// 600 million rows that were never written: a file of a few KB that reads as 2.4 GB of
+// float32 zeros (HDF5 returns the fill value). Under an address-space limit the read fails
+// as a dataset larger than RAM would: one line about the data, not about the batch size.
+TEST_F(Hdf5FilesCli, DataLargerThanMemoryIsOneLineAboutTheData) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "a sanitizer's shadow memory needs far more address space than any ulimit -v leaves";
+#endif
+  TempDir dir;
+  const std::string path = dir.str() + "/huge.h5";
+  const auto made = run_command("/usr/bin/python3 -c 'import h5py; f = h5py.File(\"" + path +
+                                "\", \"w\"); f.create_dataset(\"x\", shape=(600000000, 1), dtype=\"f4\", "
+                                "chunks=(1000000, 1)); f.create_dataset(\"y\", shape=(600000000,), dtype=\"i1\", "
+                                "chunks=(1000000,))'");
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  ASSERT_LT(fs::file_size(path), 1u << 20);
+  const auto r = run_command("ulimit -v 4000000; " + kStoker + " train --data " + path +
+                             " --model mlp --no-progress --output-dir " + dir.str() + "/runs");
+  expect_one_line_error(r, 1, path + " does not fit in memory: stoker holds NumPy, HDF5 and CSV feature data in RAM",
+                        "ulimit -v 4000000");
+  EXPECT_NE(r.err.find("(ulimit -v allows this process 4.1 GB); train on a part of the rows"), std::string::npos)
+      << r.err;
+}
+
 }  // namespace
 }  // namespace stoker

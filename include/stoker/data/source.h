@@ -156,6 +156,8 @@ bool is_feature_table(const std::string& csv_path);
 // test split (IDX t10k-* files, an archive's held-out arrays); "val" for data given for
 // validation (--val-data): its held-out arrays or t10k files if it has them, else its plain
 // ones. Folders and CSV files hold one split whatever `split` says.
+// Throws what the opener throws, and DataError naming the path and the free memory when the
+// data does not fit in RAM (array and table sources hold it there).
 std::unique_ptr<Source> open_source(const std::string& path, const std::string& split = "train");
 
 // `source` (a kClass source with targets_are_numbers()) seen as a regression: each integer

@@ -1,9 +1,15 @@
 // Picks the source type from what a path is.
+#include <fmt/format.h>
+
 #include <filesystem>
+#include <new>
+
+#include <sys/resource.h>
 
 #include "array_naming.h"
 #include "array_source.h"
 #include "stoker/core/error.h"
+#include "stoker/core/process.h"
 #include "stoker/data/source.h"
 
 namespace stoker::data {
@@ -35,9 +41,7 @@ std::vector<std::string> idx_prefixes(const std::string& split) {
   return {split};
 }
 
-}  // namespace
-
-std::unique_ptr<Source> open_source(const std::string& path, const std::string& split) {
+std::unique_ptr<Source> open_by_kind(const std::string& path, const std::string& split) {
   std::error_code ec;
   if (const auto [file, group] = split_hdf5_path(path); !group.empty() && is_hdf5(file)) {
     return open_hdf5(path, split);  // feats.h5:group
@@ -63,6 +67,25 @@ std::unique_ptr<Source> open_source(const std::string& path, const std::string& 
     return open_idx(images, labels);
   }
   return open_image_folder(path);
+}
+
+}  // namespace
+
+std::unique_ptr<Source> open_source(const std::string& path, const std::string& split) {
+  try {
+    return open_by_kind(path, split);
+  } catch (const std::bad_alloc&) {
+    // Array and table sources hold their data in RAM; one that does not fit says so here,
+    // not as an out-of-memory of training.
+    rlimit limit{};
+    const bool limited = getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY;
+    throw DataError(fmt::format(
+        "{} does not fit in memory: stoker holds NumPy, HDF5 and CSV feature data in RAM as float32 (and class ids "
+        "as int64), and {:.1f} GB are free{}; train on a part of the rows, or on a machine with more memory",
+        path, free_ram_bytes() / 1e9,
+        limited ? fmt::format(" (ulimit -v allows this process {:.1f} GB)", static_cast<double>(limit.rlim_cur) / 1e9)
+                : ""));
+  }
 }
 
 bool has_test_split(const std::string& path) {
