@@ -258,6 +258,25 @@ TEST_F(TrainTasksCli, ValidationTakesTheTrainingChainMadeDeterministicOrItsOwn) 
                         "val_transforms: unknown transform 'CentreCrop'", "misspelt validation chain");
 }
 
+TEST_F(TrainTasksCli, ValSplitHoldsOutPartOfTheTrainingData) {
+  TempDir dir;
+  const std::string train = stoker::testing::write_level_classes(dir, "train", 200, 9);
+  const std::string out = dir.str() + "/runs";
+  const auto r = run_command(kStoker + " train --data " + train + " --val-split 0.2 --epochs 3" + small_images_ +
+                             " --output-dir " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const std::string held = "held out (val_split 0.2, each class in proportion) · validation ";
+  const size_t at = r.out.find(held);
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const int val = std::stoi(r.out.substr(at + held.size()));
+  EXPECT_GE(val, 39) << r.out;  // 20 % of each class, rounded per class
+  EXPECT_LE(val, 41) << r.out;
+  EXPECT_NE(r.out.find("→ " + std::to_string(200 - val) + " for training, " + std::to_string(val) + " held out"),
+            std::string::npos)
+      << r.out;
+  EXPECT_GT(summary_of(out)["test_accuracy"].get<double>(), 0.85) << r.out;
+}
+
 TEST_F(TrainTasksCli, DecodedCacheHoldsTheImagesAfterTheFirstEpoch) {
   TempDir dir;
   const std::string train = stoker::testing::write_level_classes(dir, "train", 200, 5);

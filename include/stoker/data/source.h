@@ -165,6 +165,20 @@ std::unique_ptr<Source> open_source(const std::string& path, const std::string& 
 // regression` on integer targets (ages, counts). Throws UsageError for other sources.
 std::shared_ptr<const Source> integers_as_regression(std::shared_ptr<const Source> source);
 
+// A validation part held out of training data: views of one source, sharing its class names.
+struct HeldOut {
+  std::shared_ptr<const Source> train;
+  std::shared_ptr<const Source> val;
+};
+
+// Holds out `fraction` (0 < fraction < 1) of `source`'s samples for validation, chosen by a
+// shuffle seeded with `seed` (the same split on every machine and every resume): per class
+// for class ids, so each class keeps its share (scikit-learn's train_test_split with
+// stratify=y; a class of n samples gives round(fraction * n)), over all samples otherwise.
+// Both parts keep the source's order. Throws UsageError for a fraction out of range or a
+// part that would be empty.
+HeldOut hold_out(std::shared_ptr<const Source> source, double fraction, uint64_t seed);
+
 // True when `path` carries its own held-out split: IDX files with t10k-* beside train-*, or an
 // .npz or .h5/.hdf5 with x_val / x_test (and the matching targets) or a val/test group.
 // open_source(path, "t10k") then opens it.

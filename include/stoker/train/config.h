@@ -62,6 +62,7 @@ struct TrainConfig {
   std::string model = "mnist_cnn";                         // one of kModelNames
   std::string data = "/usr/share/datasets/fashion-mnist";  // image folder, IDX dir or CSV
   std::string val_data;    // "" = the IDX t10k split when data is IDX, else none
+  double val_split = 0;    // > 0: hold out this fraction of `data` for validation instead
   std::string transforms;      // torchvision-style chain; "" = the model's default
   std::string val_transforms;  // validation's chain; "" = data::eval_transform(transforms)
   TaskKind task = TaskKind::kAuto;

@@ -164,6 +164,11 @@ std::vector<Field> make_fields() {
        "Validation data, same kinds; empty = the IDX t10k split or an .npz's or .h5's x_val or x_test (or val/test "
        "group), else none",
        {}},
+      {"val_split",
+       &C::val_split,
+       "Hold out this fraction of the training data for validation, in [0, 1), each class in proportion (seeded by "
+       "seed); 0 = none. Replaces the data's own test split; not with val_data",
+       {}},
       {"transforms",
        &C::transforms,
        "Transform chain, torchvision style, e.g. 'RandomResizedCrop(224), "

@@ -178,6 +178,11 @@ void validate(const TrainConfig& c) {
   }
   check(!c.data.empty(),
         "data must not be empty: give an image folder, an IDX directory, a CSV file, an .npz/.npy file or an .h5 file");
+  fraction("val_split", c.val_split, false, "[0, 1)");
+  check(c.val_split == 0 || c.val_data.empty(),
+        fmt::format("val_split {} holds out part of the training data for validation, and val_data {} is validation "
+                    "data too; give one of them",
+                    c.val_split, c.val_data));
   at_least("epochs", c.epochs, 1);
   at_least("batch_size", c.batch_size, 1);
   check(c.lr > 0, fmt::format("lr must be > 0 (got {})", c.lr));

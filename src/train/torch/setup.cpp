@@ -112,7 +112,7 @@ TrainSetup make_setup(const TrainConfig& cfg) {
   s.train_source = data::open_source(cfg.data, "train");
   if (!cfg.val_data.empty()) {
     s.val_source = data::open_source(cfg.val_data, "val");
-  } else if (data::has_test_split(cfg.data)) {
+  } else if (cfg.val_split == 0 && data::has_test_split(cfg.data)) {
     s.val_source = data::open_source(cfg.data, "t10k");
   }
   if (cfg.task == TaskKind::kRegression) {  // integer targets that are quantities (ages, counts)
@@ -129,6 +129,11 @@ TrainSetup make_setup(const TrainConfig& cfg) {
   const int64_t max_classes = cfg.task == TaskKind::kClassification ? data::kMaxClasses : data::kUsualMaxClasses;
   for (const data::Source* source : {s.train_source.get(), s.val_source.get()}) {
     if (source != nullptr && source->target_kind() == data::TargetKind::kClass) source->check_class_ids(max_classes);
+  }
+  if (cfg.val_split > 0) {  // after the checks: the split is by the classes they accept
+    data::HeldOut parts = data::hold_out(s.train_source, cfg.val_split, cfg.seed);
+    s.train_source = std::move(parts.train);
+    s.val_source = std::move(parts.val);
   }
   s.objective = make_objective(cfg, *s.train_source, s.val_source.get());
   if (const int features = s.train_source->feature_count(); features > 0 && cfg.model != "mlp") {

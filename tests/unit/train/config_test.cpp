@@ -50,7 +50,7 @@ TEST(TrainConfigTest, DefaultsAreValidAndListedInSchemaOrder) {
   const TrainConfig config;
   EXPECT_NO_THROW(validate(config));
   const std::vector<ConfigKey>& keys = config_keys();
-  ASSERT_EQ(keys.size(), 35u);
+  ASSERT_EQ(keys.size(), 36u);
   EXPECT_EQ(keys.front().name, "model");
   EXPECT_EQ(keys.back().name, "max_bad_fraction");
   std::set<std::string> names;
@@ -62,11 +62,12 @@ TEST(TrainConfigTest, DefaultsAreValidAndListedInSchemaOrder) {
     yaml += key.name + ": " + (key.default_text.empty() ? "\"\"" : key.default_text) + "\n";
   }
   EXPECT_EQ(to_yaml(config), yaml);
-  EXPECT_EQ(keys[4].name, "val_transforms");
-  EXPECT_EQ(keys[5].name, "task");
-  EXPECT_EQ(keys[6].name, "loss");
-  EXPECT_EQ(keys[7].name, "epochs");
-  EXPECT_EQ(keys[9].default_text, "0.001");  // lr
+  EXPECT_EQ(keys[3].name, "val_split");
+  EXPECT_EQ(keys[5].name, "val_transforms");
+  EXPECT_EQ(keys[6].name, "task");
+  EXPECT_EQ(keys[7].name, "loss");
+  EXPECT_EQ(keys[8].name, "epochs");
+  EXPECT_EQ(keys[10].default_text, "0.001");  // lr
   EXPECT_EQ(to_string(config.amp), "off");
   EXPECT_EQ(to_string(config.optimizer), "adamw");
   EXPECT_EQ(to_string(config.schedule), "constant");
@@ -292,6 +293,13 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
     const char* message;
   };
   const std::vector<Case> cases = {
+      {[](TrainConfig* c) { c->val_split = 1; }, "val_split must be in [0, 1) (got 1)"},
+      {[](TrainConfig* c) {
+         c->val_split = 0.1;
+         c->val_data = "val/";
+       },
+       "val_split 0.1 holds out part of the training data for validation, and val_data val/ is validation data too; "
+       "give one of them"},
       {[](TrainConfig* c) { c->model = "resnet"; },
        "model must be one of mnist_cnn, mlp, resnet18, resnet50, efficientnet_b0, efficientnet_b1, efficientnet_b2, "
        "efficientnet_b3, efficientnet_b4, efficientnet_b5, efficientnet_b6, efficientnet_b7 (got 'resnet'); did you mean 'resnet18'?"},
