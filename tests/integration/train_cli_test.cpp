@@ -10,6 +10,7 @@
 
 #include "support/level_datasets.h"
 #include "support/run_command.h"
+#include "support/run_files.h"
 #include "support/temp_dir.h"
 
 namespace stoker {
@@ -170,13 +171,7 @@ class TrainTasksCli : public ::testing::Test {
   void SetUp() override {
     if (!STOKER_HAS_TORCH) GTEST_SKIP() << "built without libtorch";
   }
-  static nlohmann::json summary_of(const std::string& output_dir) {
-    for (const auto& entry : fs::directory_iterator(output_dir)) {
-      std::ifstream in(entry.path() / "summary.json");
-      return nlohmann::json::parse(in);
-    }
-    return {};
-  }
+  static nlohmann::json summary_of(const std::string& output_dir) { return stoker::testing::summary_of(output_dir); }
   const std::string small_images_ = " --model mlp --workers 1 --batch-size 32 --lr 3e-3 --no-progress"
                                     " --transforms 'Resize(8), CenterCrop(8), Grayscale, Normalize(mean=(0.5,), std=(0.5,))'";
 };
@@ -247,8 +242,11 @@ TEST_F(TrainTasksCli, ValidationTakesTheTrainingChainMadeDeterministicOrItsOwn) 
                              normalize + "\n         val   Resize(9) · CenterCrop(8) · " + normalize),
             std::string::npos)
       << derived.out;
-  // What inference should feed the model is the evaluation chain.
+  // What inference should feed the model is the evaluation chain, in the summary and in the weights' metadata.
   EXPECT_EQ(summary_of(dir.str() + "/derived")["inputs"]["transform"], "Resize(9) · CenterCrop(8) · " + normalize);
+  const auto metadata = stoker::testing::weights_metadata_of(dir.str() + "/derived");
+  EXPECT_EQ(nlohmann::json::parse(metadata.value("inputs", "{}")), summary_of(dir.str() + "/derived")["inputs"])
+      << metadata.dump();
 
   const auto own = run_command(run + " --val-transforms 'CenterCrop(8), Grayscale, Normalize(mean=(0.5,), std=(0.5,))'" +
                                " --output-dir " + dir.str() + "/own");

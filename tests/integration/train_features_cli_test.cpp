@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "support/run_command.h"
+#include "support/run_files.h"
 #include "support/temp_dir.h"
 
 namespace stoker {
@@ -21,34 +22,12 @@ namespace {
 namespace fs = std::filesystem;
 using stoker::testing::expect_one_line_error;
 using stoker::testing::run_command;
+using stoker::testing::summary_of;
+using stoker::testing::weights_metadata_of;
 using stoker::testing::TempDir;
 
 const std::string kStoker = STOKER_BINARY;
 const std::string kFlags = " --model mlp --epochs 3 --workers 1 --no-progress";
-
-nlohmann::json summary_of(const std::string& output_dir) {
-  for (const auto& entry : fs::directory_iterator(output_dir)) {
-    std::ifstream in(entry.path() / "summary.json");
-    return nlohmann::json::parse(in);
-  }
-  return {};
-}
-
-// The "__metadata__" of the run's model.safetensors (8-byte little-endian header length, then
-// the JSON header), read as any other tool would.
-nlohmann::json weights_metadata_of(const std::string& output_dir) {
-  for (const auto& entry : fs::directory_iterator(output_dir)) {
-    std::ifstream in(entry.path() / "model.safetensors", std::ios::binary);
-    unsigned char length[8] = {};
-    in.read(reinterpret_cast<char*>(length), 8);
-    uint64_t n = 0;
-    for (int i = 7; i >= 0; --i) n = (n << 8) | length[i];
-    std::string header(n, '\0');
-    in.read(header.data(), static_cast<std::streamsize>(n));
-    return nlohmann::json::parse(header).value("__metadata__", nlohmann::json::object());
-  }
-  return {};
-}
 
 // Four Gaussian blobs in 12 dimensions whose features differ in scale by up to 1000x and sit
 // far from zero (feature f: (center + noise) * (1 + 90 f) + 500).

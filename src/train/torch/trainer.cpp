@@ -220,7 +220,8 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
                           cfg.prefetch_factor, cfg.data);
   RunRecords records(cfg, start.run_dir, start.resumed);
   records.set_process(torch::get_num_threads(), setup.host);
-  records.set_inputs(inference_inputs(setup));
+  const data::TransformSpec inputs = inference_inputs(setup);  // what feeding the trained model takes
+  records.set_inputs(inputs);
   TrainLoop loop(cfg, ui, setup, start, monitor, diagnosis, records, gpu_index);
 
   int exit_code = 0;
@@ -269,7 +270,7 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
                       {"task", to_string(setup.objective.task)},
                       {"outputs", std::to_string(setup.objective.outputs)},
                       {"class_names", nlohmann::json(setup.train_source->class_names()).dump()},
-                      {"inputs", inputs_json(train_loader.options().transform).dump()},
+                      {"inputs", inputs_json(inputs).dump()},
                       {"global_step", std::to_string(loop.stepper().global_step())}});
   }
   const nlohmann::json& summary = records.finish(weights, loop.stepper().global_step(), exit_code);

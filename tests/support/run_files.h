@@ -1,0 +1,38 @@
+// What a finished `stoker train` left in its output directory, read as any other tool would:
+// summary.json and the metadata of model.safetensors. The output directory holds one run.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace stoker::testing {
+
+// The run's summary.json; null when the directory holds no run.
+inline nlohmann::json summary_of(const std::string& output_dir) {
+  for (const auto& entry : std::filesystem::directory_iterator(output_dir)) {
+    std::ifstream in(entry.path() / "summary.json");
+    return nlohmann::json::parse(in);
+  }
+  return {};
+}
+
+// The "__metadata__" of the run's model.safetensors (8-byte little-endian header length, then
+// the JSON header); null when the directory holds no run.
+inline nlohmann::json weights_metadata_of(const std::string& output_dir) {
+  for (const auto& entry : std::filesystem::directory_iterator(output_dir)) {
+    std::ifstream in(entry.path() / "model.safetensors", std::ios::binary);
+    unsigned char length[8] = {};
+    in.read(reinterpret_cast<char*>(length), 8);
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; --i) n = (n << 8) | length[i];
+    std::string header(n, '\0');
+    in.read(header.data(), static_cast<std::streamsize>(n));
+    return nlohmann::json::parse(header).value("__metadata__", nlohmann::json::object());
+  }
+  return {};
+}
+
+}  // namespace stoker::testing
