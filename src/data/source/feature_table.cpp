@@ -8,6 +8,7 @@
 
 #include "array_source.h"
 #include "csv_fields.h"
+#include "numbered_classes.h"
 #include "stoker/core/error.h"
 
 namespace stoker::data {
@@ -119,7 +120,7 @@ std::unique_ptr<Source> open_feature_table(const std::string& csv_path) {
   a.features = std::move(features);
   if (integer_targets) {
     a.labels.reserve(targets.size());
-    for (float t : targets) a.labels.push_back(static_cast<int64_t>(t));
+    for (float t : targets) a.labels.push_back(class_id_of(t));
   } else {
     a.targets = std::move(targets);
   }

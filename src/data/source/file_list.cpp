@@ -40,7 +40,7 @@ class FileListSource final : public Source {
     ids_.check(max_classes, [this](size_t i) { return paths_[i]; });
   }
   int64_t label(size_t index) const override {
-    return static_cast<int64_t>(targets_[index * static_cast<size_t>(dim_)]);
+    return class_id_of(targets_[index * static_cast<size_t>(dim_)]);
   }
   void targets(size_t index, float* out) const override {
     for (int k = 0; k < dim_; ++k) out[k] = targets_[index * static_cast<size_t>(dim_) + k];

@@ -11,6 +11,13 @@
 
 namespace stoker::data {
 
+// An integer target read as a float (CSV cells) as an id: saturated to int64's range, where a
+// plain cast of a value beyond it is undefined. Such values are refused as class ids anyway.
+inline int64_t class_id_of(float value) {
+  constexpr float kLimit = 9.2e18f;  // below 2^63, above every id check_class_ids lets through
+  return static_cast<int64_t>(value < -kLimit ? -kLimit : (value > kLimit ? kLimit : value));
+}
+
 // Thread safety: const members may be called from any thread (names() makes the names once).
 // Neither copyable nor movable (it holds a once_flag): a source holds it as a member.
 class NumberedClasses {

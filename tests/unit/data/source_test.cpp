@@ -145,6 +145,11 @@ TEST(FileListTest, IntegerTargetsAreCheckedOnceTheTaskIsKnown) {
   quantities->targets(1, &target);
   EXPECT_EQ(target, -1.0f);
 
+  // An id beyond int64's range (30 digits) is read without undefined behaviour, and refused.
+  const auto huge = open_file_list(dir.write_text("huge.csv", "a.jpg,100000000000000000000000000000\nb.jpg,0\n"));
+  EXPECT_GT(huge->label(0), int64_t{1} << 62);
+  EXPECT_THROW(huge->check_class_ids(kMaxClasses), DataError);
+
   const std::string ids = dir.write_text("faces.csv", "a.jpg,250000\nb.jpg,0\n");
   const auto faces = open_file_list(ids);
   EXPECT_THROW(faces->check_class_ids(kUsualMaxClasses), DataError);
