@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "support/level_datasets.h"
 #include "support/run_command.h"
@@ -31,10 +33,7 @@ class TrainCli : public ::testing::Test {
     if (!STOKER_HAS_TORCH) GTEST_SKIP() << "built without libtorch";
     if (!fs::exists(kFashion)) GTEST_SKIP() << "dataset-fashion-mnist not installed";
   }
-  static std::string run_dir(const std::string& output_dir) {
-    for (const auto& entry : fs::directory_iterator(output_dir)) return entry.path().string();
-    return "";
-  }
+  static std::string run_dir(const std::string& output_dir) { return stoker::testing::run_dir_of(output_dir); }
 };
 
 TEST_F(TrainCli, ShortRunWritesTheRunDirectory) {
@@ -273,6 +272,50 @@ TEST_F(TrainTasksCli, ValSplitHoldsOutPartOfTheTrainingData) {
             std::string::npos)
       << r.out;
   EXPECT_GT(summary_of(out)["test_accuracy"].get<double>(), 0.85) << r.out;
+}
+
+// The val_mae column of every metrics.csv row (appended to by a resumed run).
+std::vector<double> val_mae_column(const std::string& metrics_csv) {
+  std::ifstream in(metrics_csv);
+  std::string line;
+  std::getline(in, line);  // header: ...,val_auc,val_mae,...: column 10
+  std::vector<double> values;
+  while (std::getline(in, line)) {
+    std::stringstream row(line);
+    std::string cell;
+    for (int column = 0; column <= 10; ++column) std::getline(row, cell, ',');
+    values.push_back(std::stod(cell));
+  }
+  return values;
+}
+
+TEST_F(TrainTasksCli, TheBestEpochsWeightsAreKeptAcrossAResume) {
+  TempDir dir;
+  const std::string train = stoker::testing::write_level_regression(dir, "train", 160, 11);
+  const std::string val = stoker::testing::write_level_regression(dir, "val", 60, 12);
+  const std::string out = dir.str() + "/runs";
+  const auto first = run_command(kStoker + " train --data " + train + " --val-data " + val + " --epochs 3" +
+                                 small_images_ + " --output-dir " + out);
+  ASSERT_EQ(first.exit_code, 0) << first.err << first.out;
+  const std::string run = stoker::testing::run_dir_of(out);
+  const auto resumed = run_command(kStoker + " train --no-progress --epochs 6 --resume " + run);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err << resumed.out;
+
+  // The best of all six epochs, by the lowest mean MAE: its epoch, value and file.
+  const std::vector<double> mae = val_mae_column(run + "/metrics.csv");
+  ASSERT_EQ(mae.size(), 6u);
+  const auto lowest = std::min_element(mae.begin(), mae.end());
+  const auto best = summary_of(out)["best"];
+  ASSERT_TRUE(best.is_object()) << summary_of(out).dump();
+  EXPECT_EQ(best["epoch"].get<int64_t>(), lowest - mae.begin() + 1) << best.dump();
+  EXPECT_EQ(best["metric"], "val_mae");
+  EXPECT_NEAR(best["value"].get<double>(), *lowest, 1e-5) << best.dump();  // metrics.csv keeps 5 decimals
+  EXPECT_NE(resumed.out.find("model_best.safetensors (epoch " + std::to_string(lowest - mae.begin() + 1) + ")"),
+            std::string::npos)
+      << resumed.out;
+  const auto metadata = stoker::testing::weights_metadata_of(out, "model_best.safetensors");
+  EXPECT_EQ(metadata.value("best_epoch", ""), std::to_string(lowest - mae.begin() + 1)) << metadata.dump();
+  EXPECT_EQ(metadata.value("model", ""), "mlp") << metadata.dump();
 }
 
 TEST_F(TrainTasksCli, DecodedCacheHoldsTheImagesAfterTheFirstEpoch) {

@@ -10,6 +10,12 @@
 
 namespace stoker::testing {
 
+// The run folder inside `output_dir`; "" when there is none.
+inline std::string run_dir_of(const std::string& output_dir) {
+  for (const auto& entry : std::filesystem::directory_iterator(output_dir)) return entry.path().string();
+  return "";
+}
+
 // The run's summary.json; null when the directory holds no run.
 inline nlohmann::json summary_of(const std::string& output_dir) {
   for (const auto& entry : std::filesystem::directory_iterator(output_dir)) {
@@ -19,11 +25,11 @@ inline nlohmann::json summary_of(const std::string& output_dir) {
   return {};
 }
 
-// The "__metadata__" of the run's model.safetensors (8-byte little-endian header length, then
-// the JSON header); null when the directory holds no run.
-inline nlohmann::json weights_metadata_of(const std::string& output_dir) {
+// The "__metadata__" of the run's model.safetensors, or of `file` (8-byte little-endian header
+// length, then the JSON header); null when the directory holds no run.
+inline nlohmann::json weights_metadata_of(const std::string& output_dir, const std::string& file = "model.safetensors") {
   for (const auto& entry : std::filesystem::directory_iterator(output_dir)) {
-    std::ifstream in(entry.path() / "model.safetensors", std::ios::binary);
+    std::ifstream in(entry.path() / file, std::ios::binary);
     unsigned char length[8] = {};
     in.read(reinterpret_cast<char*>(length), 8);
     uint64_t n = 0;

@@ -63,6 +63,9 @@ class RunRecords {
   // ("epoch 2/5  done in 12.3 s · 4,870 samples/s · … · val acc 91.2 %").
   std::string add_epoch(const EpochRecord& record, int epochs);
 
+  // The best epoch's weights for summary.json (BestWeights::summary(); null: none).
+  void set_best(const nlohmann::json& best) { summary_["best"] = best; }
+
   // Writes summary.json (weights: the exported weights' path, if any) and returns it.
   const nlohmann::json& finish(const std::optional<std::string>& weights, int64_t global_step, int exit_code);
 

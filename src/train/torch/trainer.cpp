@@ -19,6 +19,7 @@
 #include "out_of_memory.h"
 #include "run_directory.h"
 #include "run_records.h"
+#include "best_weights.h"
 #include "safetensors.h"
 #include "setup.h"
 #include "step.h"
@@ -224,6 +225,18 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
   records.set_inputs(inputs);
   TrainLoop loop(cfg, ui, setup, start, monitor, diagnosis, records, gpu_index);
 
+  // What feeding the exported weights needs, in both weight files' metadata.
+  const auto weights_metadata = [&] {
+    return std::map<std::string, std::string>{
+        {"model", cfg.model},
+        {"task", to_string(setup.objective.task)},
+        {"outputs", std::to_string(setup.objective.outputs)},
+        {"class_names", nlohmann::json(setup.train_source->class_names()).dump()},
+        {"inputs", inputs_json(inputs).dump()},
+        {"global_step", std::to_string(loop.stepper().global_step())}};
+  };
+  BestWeights best(start.run_dir, start.resumed);
+
   int exit_code = 0;
   for (int64_t epoch = start.epoch; epoch < cfg.epochs; ++epoch) {
     const int64_t first = epoch == start.epoch ? start.batch : 0;
@@ -242,6 +255,7 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
           cfg, setup.device,
           [&] { return fmt::format("in validation (batches of {})", setup.val_loader->options().batch_size); },
           [&] { return evaluate(*setup.model, *setup.val_loader, setup.objective, setup.feed); });
+      if (best.offer(*setup.model, record.eval, epoch + 1, weights_metadata())) record.notes += " · best so far";
     }
     if (const data::CacheStats cache = train_loader.cache_stats(); cache.budget > 0) {
       record.notes += fmt::format(" · cache {} of {} images, {:.2f} GB{}", grouped(static_cast<double>(cache.entries)),
@@ -265,18 +279,16 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
   std::optional<std::string> weights;
   if (exit_code == 0) {
     weights = (fs::path(start.run_dir) / "model.safetensors").string();
-    save_safetensors(*setup.model, *weights,
-                     {{"model", cfg.model},
-                      {"task", to_string(setup.objective.task)},
-                      {"outputs", std::to_string(setup.objective.outputs)},
-                      {"class_names", nlohmann::json(setup.train_source->class_names()).dump()},
-                      {"inputs", inputs_json(inputs).dump()},
-                      {"global_step", std::to_string(loop.stepper().global_step())}});
+    save_safetensors(*setup.model, *weights, weights_metadata());
   }
+  records.set_best(best.summary());
   const nlohmann::json& summary = records.finish(weights, loop.stepper().global_step(), exit_code);
   if (exit_code == 0) {
-    std::printf("saved      %s (atomic) · model.safetensors · metrics.csv · config.yaml · summary.json\n",
-                start.checkpoint_path.c_str());
+    const nlohmann::json best_so_far = best.summary();
+    const std::string best_text =
+        best_so_far.is_null() ? "" : fmt::format(" · model_best.safetensors (epoch {})", best_so_far["epoch"].get<int64_t>());
+    std::printf("saved      %s (atomic) · model.safetensors%s · metrics.csv · config.yaml · summary.json\n",
+                start.checkpoint_path.c_str(), best_text.c_str());
   }
   if (ui.json_summary) std::printf("%s\n", summary.dump().c_str());
   return exit_code;

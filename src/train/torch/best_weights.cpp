@@ -1,0 +1,67 @@
+#include "best_weights.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "safetensors.h"
+
+namespace stoker::train {
+
+namespace {
+
+// The figure an evaluation is judged by, and whether higher is better; nullopt without one.
+std::optional<std::pair<std::string, double>> figure_of(const EvalResult& eval) {
+  if (eval.samples == 0) return std::nullopt;
+  if (!eval.mae.empty()) return std::make_pair(std::string("val_mae"), eval.mean_mae());
+  if (eval.top1 >= 0) return std::make_pair(std::string("val_top1"), eval.top1);
+  return std::nullopt;
+}
+
+bool better(const std::string& metric, double value, double than) {
+  return metric == "val_mae" ? value < than : value > than;
+}
+
+}  // namespace
+
+BestWeights::BestWeights(const std::string& run_dir, bool resumed)
+    : path_((std::filesystem::path(run_dir) / "model_best.safetensors").string()) {
+  std::error_code ec;
+  if (!resumed || !std::filesystem::exists(path_, ec)) return;
+  try {
+    const auto metadata = read_safetensors_metadata(path_);
+    const auto metric = metadata.find("best_metric");
+    const auto value = metadata.find("best_value");
+    const auto epoch = metadata.find("best_epoch");
+    if (metric == metadata.end() || value == metadata.end() || epoch == metadata.end()) return;
+    metric_ = metric->second;
+    value_ = std::stod(value->second);
+    epoch_ = std::stoll(epoch->second);
+  } catch (const std::exception&) {
+    metric_.clear();  // unreadable: the next evaluation starts the record afresh
+  }
+}
+
+bool BestWeights::offer(const torch::nn::Module& model, const EvalResult& eval, int64_t epoch,
+                        std::map<std::string, std::string> metadata) {
+  const auto figure = figure_of(eval);
+  if (!figure || !std::isfinite(figure->second)) return false;
+  const auto& [metric, value] = *figure;
+  if (metric_ == metric && !better(metric, value, value_)) return false;
+  metadata["best_metric"] = metric;
+  metadata["best_value"] = fmt::format("{:.17g}", value);
+  metadata["best_epoch"] = std::to_string(epoch);
+  save_safetensors(model, path_, metadata);
+  metric_ = metric;
+  value_ = value;
+  epoch_ = epoch;
+  return true;
+}
+
+nlohmann::json BestWeights::summary() const {
+  if (metric_.empty()) return nullptr;
+  return {{"epoch", epoch_}, {"metric", metric_}, {"value", value_}, {"weights", path_}};
+}
+
+}  // namespace stoker::train

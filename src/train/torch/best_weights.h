@@ -1,0 +1,41 @@
+// The best epoch's weights of a run, by the validation figure its epoch line reports: top-1
+// accuracy for classification (higher is better), mean MAE for regression (lower is better).
+// Kept as <run dir>/model_best.safetensors, written atomically, with the epoch, the figure and
+// its value in the metadata; a resumed run reads them back, so "best" spans the whole run.
+// Not thread-safe: the training loop's thread only.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "evaluate.h"
+#include "network.h"
+
+namespace stoker::train {
+
+class BestWeights {
+ public:
+  // `resumed`: an existing model_best.safetensors in `run_dir` is the best so far.
+  BestWeights(const std::string& run_dir, bool resumed);
+
+  // When `eval` (of epoch `epoch`, 1-based) beats the best so far, writes the file with
+  // `metadata` plus the epoch and figure, and returns true. An epoch without a figure (no
+  // validation data, a NaN) never does.
+  bool offer(const torch::nn::Module& model, const EvalResult& eval, int64_t epoch,
+             std::map<std::string, std::string> metadata);
+
+  // {"epoch", "metric", "value", "weights"} of the best so far, or null.
+  nlohmann::json summary() const;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::string metric_;  // "val_top1" or "val_mae"; "" before the first
+  double value_ = 0;
+  int64_t epoch_ = 0;
+};
+
+}  // namespace stoker::train
