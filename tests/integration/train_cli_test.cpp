@@ -58,8 +58,12 @@ TEST_F(TrainCli, ShortRunWritesTheRunDirectory) {
 
 TEST_F(TrainCli, SigintSavesACheckpointAndResumeContinues) {
   TempDir dir;
-  const auto r = run_command("timeout --preserve-status -s INT 4 " + kStoker +
-                             " train --no-progress --batch-size 32 --epochs 1 --lr 0.002 --output-dir " + dir.str());
+  // The signal goes once the run has started (its metrics.csv exists, the loop's handler is
+  // next) and a second has passed, however slow a loaded machine makes the start-up.
+  const auto r = run_command(kStoker + " train --no-progress --batch-size 32 --epochs 1 --lr 0.002 --output-dir " +
+                             dir.str() + " & pid=$!; i=0; while [ $i -lt 1200 ] && ! ls " + dir.str() +
+                             "/*/metrics.csv >/dev/null 2>&1; do sleep 0.1; i=$((i+1)); done; sleep 1; kill -INT $pid; "
+                             "wait $pid");
   ASSERT_EQ(r.exit_code, 130) << r.err << r.out;
   EXPECT_NE(r.out.find("stopped by SIGINT"), std::string::npos) << r.out;
   const std::string run = run_dir(dir.str());
