@@ -6,6 +6,7 @@
 #include <map>
 
 #include "file_reader.h"
+#include "source_view.h"
 #include "stoker/core/error.h"
 #include "stoker/core/rng.h"
 #include "stoker/data/source.h"
@@ -14,32 +15,18 @@ namespace stoker::data {
 
 namespace {
 
-// Samples `rows` of `source`, in that order; everything else is the source's.
-class SubsetView final : public Source {
+// Samples `rows` of the inner source, in that order, described with `what` added.
+class SubsetView final : public SourceView {
  public:
   SubsetView(std::shared_ptr<const Source> source, std::vector<size_t> rows, std::string what)
-      : source_(std::move(source)), rows_(std::move(rows)), what_(std::move(what)) {}
+      : SourceView(std::move(source)), rows_(std::move(rows)), what_(std::move(what)) {}
 
   size_t size() const override { return rows_.size(); }
-  std::string name(size_t index) const override { return source_->name(rows_[index]); }
-  std::string describe() const override { return source_->describe() + " → " + what_; }
-  TargetKind target_kind() const override { return source_->target_kind(); }
-  int target_dim() const override { return source_->target_dim(); }
-  const std::vector<std::string>& class_names() const override { return source_->class_names(); }
-  int64_t label(size_t index) const override { return source_->label(rows_[index]); }
-  void targets(size_t index, float* out) const override { source_->targets(rows_[index], out); }
-  Status read(size_t index, SampleData* out) const override { return source_->read(rows_[index], out); }
-  void fixed_shape(int* width, int* height, int* channels) const override {
-    source_->fixed_shape(width, height, channels);
-  }
-  int feature_count() const override { return source_->feature_count(); }
-  std::string default_transforms() const override { return source_->default_transforms(); }
-  bool targets_are_numbers() const override { return source_->targets_are_numbers(); }
-  void check_class_ids(int64_t max_classes) const override { source_->check_class_ids(max_classes); }
-  void prefetch(size_t index) const override { source_->prefetch(rows_[index]); }
+  std::string describe() const override { return inner().describe() + " → " + what_; }
 
  private:
-  std::shared_ptr<const Source> source_;
+  size_t row(size_t index) const override { return rows_[index]; }
+
   std::vector<size_t> rows_;
   std::string what_;
 };

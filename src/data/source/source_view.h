@@ -1,0 +1,47 @@
+// SourceView: a Source that answers with another source's samples. Every call goes to the
+// inner source, sample i as inner sample row(i) (the same i unless a view maps it); a view
+// overrides what it changes (hold_out's parts map rows, integers_as_regression the targets).
+// Thread safety: as the inner source's (views add no mutable state).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "stoker/data/source.h"
+
+namespace stoker::data {
+
+class SourceView : public Source {
+ public:
+  explicit SourceView(std::shared_ptr<const Source> inner) : inner_(std::move(inner)) {}
+
+  size_t size() const override { return inner_->size(); }
+  std::string name(size_t index) const override { return inner_->name(row(index)); }
+  std::string describe() const override { return inner_->describe(); }
+  TargetKind target_kind() const override { return inner_->target_kind(); }
+  int target_dim() const override { return inner_->target_dim(); }
+  const std::vector<std::string>& class_names() const override { return inner_->class_names(); }
+  int64_t label(size_t index) const override { return inner_->label(row(index)); }
+  void targets(size_t index, float* out) const override { inner_->targets(row(index), out); }
+  Status read(size_t index, SampleData* out) const override { return inner_->read(row(index), out); }
+  void fixed_shape(int* width, int* height, int* channels) const override {
+    inner_->fixed_shape(width, height, channels);
+  }
+  int feature_count() const override { return inner_->feature_count(); }
+  std::string default_transforms() const override { return inner_->default_transforms(); }
+  bool targets_are_numbers() const override { return inner_->targets_are_numbers(); }
+  void check_class_ids(int64_t max_classes) const override { inner_->check_class_ids(max_classes); }
+  void prefetch(size_t index) const override { inner_->prefetch(row(index)); }
+
+ protected:
+  // The inner source's index of sample `index`.
+  virtual size_t row(size_t index) const { return index; }
+  const Source& inner() const { return *inner_; }
+
+ private:
+  std::shared_ptr<const Source> inner_;
+};
+
+}  // namespace stoker::data
