@@ -157,6 +157,10 @@ class ConfigFlags {
 // seed against the checkpoint). Throws what apply_yaml_file and ConfigFlags::apply throw.
 TrainConfig resolve_train_config(const ConfigFlags& flags);
 
+// The checkpoint a --resume value names: <folder>/checkpoint.pt for a run folder, else the
+// file itself. The run's folder (its config.yaml, metrics, weights) is the one holding it.
+std::string resumed_checkpoint(const std::string& resume);
+
 // Range and consistency checks on the final config (after file and flags). Throws UsageError
 // naming the key, e.g. "momentum must be in [0, 1) (got 1.5)".
 void validate(const TrainConfig& config);

@@ -112,19 +112,11 @@ void ConfigFlags::apply(TrainConfig* config) const {
   *config = result;
 }
 
-namespace {
-
-// The config.yaml of the run that `resume` (a run folder or a checkpoint file in one) belongs
-// to; "" when there is none.
-std::string run_config_of(const std::string& resume) {
+std::string resumed_checkpoint(const std::string& resume) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  const fs::path dir = fs::is_directory(resume, ec) ? fs::path(resume) : fs::path(resume).parent_path();
-  const fs::path yaml = dir / "config.yaml";
-  return fs::is_regular_file(yaml, ec) ? yaml.string() : "";
+  return fs::is_directory(resume, ec) ? (fs::path(resume) / "checkpoint.pt").string() : resume;
 }
-
-}  // namespace
 
 TrainConfig resolve_train_config(const ConfigFlags& flags) {
   const auto layered = [&flags](const std::string& run_config) {
@@ -136,8 +128,11 @@ TrainConfig resolve_train_config(const ConfigFlags& flags) {
   };
   TrainConfig config = layered("");
   if (config.resume.empty()) return config;
-  const std::string saved = run_config_of(config.resume);
-  return saved.empty() ? config : layered(saved);
+  // The run's folder is the checkpoint's.
+  const std::filesystem::path saved =
+      std::filesystem::path(resumed_checkpoint(config.resume)).parent_path() / "config.yaml";
+  std::error_code ec;
+  return std::filesystem::is_regular_file(saved, ec) ? layered(saved.string()) : config;
 }
 
 }  // namespace stoker::train

@@ -27,17 +27,12 @@ std::string run_id() {
   return text;
 }
 
-std::string checkpoint_path_of(const std::string& resume) {
-  std::error_code ec;
-  return fs::is_directory(resume, ec) ? (fs::path(resume) / "checkpoint.pt").string() : resume;
-}
-
 }  // namespace
 
 RunStart open_run(const TrainConfig& cfg, Network& model, torch::optim::Optimizer& optimizer) {
   RunStart start;
   if (!cfg.resume.empty()) {
-    const std::string path = checkpoint_path_of(cfg.resume);
+    const std::string path = resumed_checkpoint(cfg.resume);
     CheckpointFile checkpoint(path);
     const CheckpointMeta& meta = checkpoint.meta();
     if (meta.model != cfg.model || meta.batch_size != cfg.batch_size || meta.seed != cfg.seed) {
