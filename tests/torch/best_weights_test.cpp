@@ -16,6 +16,8 @@ namespace {
 
 using stoker::testing::TempDir;
 
+std::map<std::string, std::string> none() { return {}; }
+
 EvalResult accuracy(double top1) {
   EvalResult eval;
   eval.samples = 100;
@@ -36,9 +38,9 @@ TEST(BestWeights, HigherAccuracyWinsAndTheRecordSurvivesAResume) {
   {
     BestWeights best(dir.str(), false);
     EXPECT_TRUE(best.summary().is_null());
-    EXPECT_TRUE(best.offer(*model, accuracy(0.5), 1, {{"model", "mlp"}}));
-    EXPECT_FALSE(best.offer(*model, accuracy(0.4), 2, {}));
-    EXPECT_FALSE(best.offer(*model, accuracy(0.5), 3, {}));  // a tie keeps the earlier epoch
+    EXPECT_TRUE(best.offer(*model, accuracy(0.5), 1, [] { return std::map<std::string, std::string>{{"model", "mlp"}}; }));
+    EXPECT_FALSE(best.offer(*model, accuracy(0.4), 2, none));
+    EXPECT_FALSE(best.offer(*model, accuracy(0.5), 3, none));  // a tie keeps the earlier epoch
     EXPECT_EQ(best.summary()["epoch"], 1);
   }
   const auto metadata = read_safetensors_metadata(dir.str() + "/model_best.safetensors");
@@ -50,26 +52,26 @@ TEST(BestWeights, HigherAccuracyWinsAndTheRecordSurvivesAResume) {
   // A resumed run knows epoch 1's 0.5: 0.45 is no better; 0.6 is.
   BestWeights resumed(dir.str(), true);
   EXPECT_EQ(resumed.summary()["epoch"], 1);
-  EXPECT_FALSE(resumed.offer(*model, accuracy(0.45), 4, {}));
-  EXPECT_TRUE(resumed.offer(*model, accuracy(0.6), 5, {}));
+  EXPECT_FALSE(resumed.offer(*model, accuracy(0.45), 4, none));
+  EXPECT_TRUE(resumed.offer(*model, accuracy(0.6), 5, none));
   EXPECT_EQ(resumed.summary()["value"], 0.6);
   EXPECT_EQ(read_safetensors_metadata(dir.str() + "/model_best.safetensors").at("best_epoch"), "5");
 
   // A new run in the same folder starts its own record.
   BestWeights fresh(dir.str(), false);
-  EXPECT_TRUE(fresh.offer(*model, accuracy(0.1), 1, {}));
+  EXPECT_TRUE(fresh.offer(*model, accuracy(0.1), 1, none));
 }
 
 TEST(BestWeights, LowerMaeWinsAndEpochsWithoutAFigureNeverDo) {
   TempDir dir;
   torch::nn::Linear model(3, 2);
   BestWeights best(dir.str(), false);
-  EXPECT_FALSE(best.offer(*model, EvalResult{}, 1, {}));  // no validation data
-  EXPECT_FALSE(best.offer(*model, mae(std::numeric_limits<double>::quiet_NaN()), 2, {}));
+  EXPECT_FALSE(best.offer(*model, EvalResult{}, 1, none));  // no validation data
+  EXPECT_FALSE(best.offer(*model, mae(std::numeric_limits<double>::quiet_NaN()), 2, none));
   EXPECT_FALSE(std::filesystem::exists(dir.str() + "/model_best.safetensors"));
-  EXPECT_TRUE(best.offer(*model, mae(0.3), 3, {}));
-  EXPECT_FALSE(best.offer(*model, mae(0.31), 4, {}));
-  EXPECT_TRUE(best.offer(*model, mae(0.2), 5, {}));
+  EXPECT_TRUE(best.offer(*model, mae(0.3), 3, none));
+  EXPECT_FALSE(best.offer(*model, mae(0.31), 4, none));
+  EXPECT_TRUE(best.offer(*model, mae(0.2), 5, none));
   EXPECT_EQ(best.summary()["metric"], "val_mae");
   EXPECT_EQ(best.summary()["epoch"], 5);
   // The file holds the model's tensors, as model.safetensors does.

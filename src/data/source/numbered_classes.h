@@ -27,11 +27,6 @@ class NumberedClasses {
   NumberedClasses(const NumberedClasses&) = delete;
   NumberedClasses& operator=(const NumberedClasses&) = delete;
 
-  int64_t min_id() const { return min_; }
-  int64_t max_id() const { return max_; }  // -1 when there are no ids
-  // True when the ids are non-negative and make at most kMaxClasses classes.
-  bool can_be_classes() const;
-
   // Throws DataError when an id is negative (naming `sample_name(i)` of the first one) or
   // the ids would make more than `max_classes` classes, with both ways out: --task
   // regression for quantities, --task classification for that many classes.
@@ -44,10 +39,13 @@ class NumberedClasses {
   std::string describe() const;
 
  private:
+  // True when there are ids, none negative, and they make at most kMaxClasses classes.
+  bool can_be_classes() const;
+
   std::string origin_;
   size_t count_ = 0;
   int64_t min_ = 0;
-  int64_t max_ = -1;
+  int64_t max_ = -1;  // -1 when there are no ids
   size_t first_min_ = 0;  // the first sample with id min_
   mutable std::once_flag made_;
   mutable std::vector<std::string> names_;

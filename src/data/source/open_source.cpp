@@ -33,6 +33,12 @@ bool is_hdf5(const std::string& file) {
   return ext == ".h5" || ext == ".hdf5";
 }
 
+// True for "feats.h5:group": a group of an HDF5 file (open_hdf5 reads it).
+bool names_hdf5_group(const std::string& path) {
+  const auto [file, group] = split_hdf5_path(path);
+  return !group.empty() && is_hdf5(file);
+}
+
 // The IDX file-name prefixes of `split`: t10k for a test split; for a directory given for
 // validation, its t10k files if it has them, else its train files.
 std::vector<std::string> idx_prefixes(const std::string& split) {
@@ -43,9 +49,7 @@ std::vector<std::string> idx_prefixes(const std::string& split) {
 
 std::unique_ptr<Source> open_by_kind(const std::string& path, const std::string& split) {
   std::error_code ec;
-  if (const auto [file, group] = split_hdf5_path(path); !group.empty() && is_hdf5(file)) {
-    return open_hdf5(path, split);  // feats.h5:group
-  }
+  if (names_hdf5_group(path)) return open_hdf5(path, split);
   if (!fs::exists(path, ec)) throw DataError("dataset path " + path + " does not exist");
   if (fs::is_regular_file(path, ec)) {
     const std::string ext = fs::path(path).extension().string();
@@ -90,9 +94,7 @@ std::unique_ptr<Source> open_source(const std::string& path, const std::string& 
 
 bool has_test_split(const std::string& path) {
   std::error_code ec;
-  if (const auto [file, group] = split_hdf5_path(path); !group.empty() && is_hdf5(file)) {
-    return hdf5_has_test_split(path);
-  }
+  if (names_hdf5_group(path)) return hdf5_has_test_split(path);
   if (fs::is_directory(path, ec)) return !find_idx(path, "t10k", "images-idx3-ubyte").empty();
   if (!fs::is_regular_file(path, ec)) return false;
   const std::string ext = fs::path(path).extension().string();

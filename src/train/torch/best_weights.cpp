@@ -44,15 +44,16 @@ BestWeights::BestWeights(const std::string& run_dir, bool resumed)
 }
 
 bool BestWeights::offer(const torch::nn::Module& model, const EvalResult& eval, int64_t epoch,
-                        std::map<std::string, std::string> metadata) {
+                        const std::function<std::map<std::string, std::string>()>& metadata) {
   const auto figure = figure_of(eval);
   if (!figure || !std::isfinite(figure->second)) return false;
   const auto& [metric, value] = *figure;
   if (metric_ == metric && !better(metric, value, value_)) return false;
-  metadata["best_metric"] = metric;
-  metadata["best_value"] = fmt::format("{:.17g}", value);
-  metadata["best_epoch"] = std::to_string(epoch);
-  save_safetensors(model, path_, metadata);
+  std::map<std::string, std::string> entries = metadata();
+  entries["best_metric"] = metric;
+  entries["best_value"] = fmt::format("{:.17g}", value);
+  entries["best_epoch"] = std::to_string(epoch);
+  save_safetensors(model, path_, entries);
   metric_ = metric;
   value_ = value;
   epoch_ = epoch;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -22,14 +23,13 @@ class BestWeights {
   BestWeights(const std::string& run_dir, bool resumed);
 
   // When `eval` (of epoch `epoch`, 1-based) beats the best so far, writes the file with
-  // `metadata` plus the epoch and figure, and returns true. An epoch without a figure (no
-  // validation data, a NaN) never does.
+  // metadata() (called only then) plus the epoch and figure, and returns true. An epoch
+  // without a figure (no validation data, a NaN) never does.
   bool offer(const torch::nn::Module& model, const EvalResult& eval, int64_t epoch,
-             std::map<std::string, std::string> metadata);
+             const std::function<std::map<std::string, std::string>()>& metadata);
 
   // {"epoch", "metric", "value", "weights"} of the best so far, or null.
   nlohmann::json summary() const;
-  const std::string& path() const { return path_; }
 
  private:
   std::string path_;

@@ -255,7 +255,7 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
           cfg, setup.device,
           [&] { return fmt::format("in validation (batches of {})", setup.val_loader->options().batch_size); },
           [&] { return evaluate(*setup.model, *setup.val_loader, setup.objective, setup.feed); });
-      if (best.offer(*setup.model, record.eval, epoch + 1, weights_metadata())) record.notes += " · best so far";
+      if (best.offer(*setup.model, record.eval, epoch + 1, weights_metadata)) record.notes += " · best so far";
     }
     if (const data::CacheStats cache = train_loader.cache_stats(); cache.budget > 0) {
       record.notes += fmt::format(" · cache {} of {} images, {:.2f} GB{}", grouped(static_cast<double>(cache.entries)),
@@ -281,10 +281,10 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
     weights = (fs::path(start.run_dir) / "model.safetensors").string();
     save_safetensors(*setup.model, *weights, weights_metadata());
   }
-  records.set_best(best.summary());
+  const nlohmann::json best_so_far = best.summary();
+  records.set_best(best_so_far);
   const nlohmann::json& summary = records.finish(weights, loop.stepper().global_step(), exit_code);
   if (exit_code == 0) {
-    const nlohmann::json best_so_far = best.summary();
     const std::string best_text =
         best_so_far.is_null() ? "" : fmt::format(" · model_best.safetensors (epoch {})", best_so_far["epoch"].get<int64_t>());
     std::printf("saved      %s (atomic) · model.safetensors%s · metrics.csv · config.yaml · summary.json\n",
