@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "support/run_command.h"
@@ -237,7 +238,7 @@ TEST_F(NumpyFilesCli, EveryWriterGivesTheSameBatchesAndTrains) {
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   // x_test / y_test are the validation split, as t10k is for IDX.
   EXPECT_NE(
-      r.out.find("(x_train, y_train): 2,000 samples × 10 features, 4 classes · validation 500"),
+      r.out.find("(x_train, y_train): 2,000 samples × 10 features, 4 classes · memory-mapped float64 · validation 500"),
       std::string::npos)
       << r.out;
   EXPECT_GT(summary_of(out)["test_accuracy"].get<double>(), 0.9) << r.out;
@@ -254,12 +255,14 @@ TEST_F(NumpyFilesCli, ValidationFilesHoldPlainArrays) {
   // (it has no held-out ones), and a lone .npy is read with its targets beside it.
   TempDir dir;
   ASSERT_EQ(run_command("/usr/bin/python3 -c '" + std::string(kWriteArrays) + "' " + dir.str()).exit_code, 0);
-  for (const auto& [train, val] : {std::pair{"train.npz", "val.npz"}, std::pair{"X.npy", "X_test.npy"}}) {
+  // train.npz's float32 x is read in place; X.npy is Fortran-ordered, so it is read into memory.
+  for (const auto& [train, val, held] : {std::tuple{"train.npz", "val.npz", "4 classes · memory-mapped float32 ·"},
+                                         std::tuple{"X.npy", "X_test.npy", "4 classes ·"}}) {
     const std::string out = dir.str() + "/runs_" + train;
     const auto r = run_command(kStoker + " train --data " + dir.str() + "/" + train + " --val-data " + dir.str() +
                                "/" + val + kFlags + " --output-dir " + out);
     ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-    EXPECT_NE(r.out.find("4 classes · validation 500"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(std::string(held) + " validation 500"), std::string::npos) << r.out;
     EXPECT_GT(summary_of(out)["test_accuracy"].get<double>(), 0.9) << r.out;
   }
 }
@@ -277,7 +280,8 @@ TEST_F(NumpyFilesCli, DamagedArchiveIsOneLine) {
       1, "is a damaged ZIP/.npz archive", "truncated npz");
 }
 
-// h5py's writer: the arrays of kWriteArrays's plain.npz in an .h5, chunked and gzip-compressed.
+// h5py's writer: the arrays of kWriteArrays's plain.npz in .h5 files: chunked and
+// gzip-compressed (read into memory), and contiguous (read in place).
 class Hdf5FilesCli : public NumpyFilesCli {
  protected:
   void SetUp() override {
@@ -302,7 +306,7 @@ with h5py.File(d + "/feats.h5", "w") as f:
 with h5py.File(d + "/groups.h5", "w") as f:
     for split, x, y in (("train", a["x_train"], a["y_train"]), ("test", a["x_test"], a["y_test"])):
         g = f.create_group(split)
-        g.create_dataset("x", data=x.astype(np.float32))
+        g.create_dataset("x", data=x.astype(">f4"))  # contiguous, big-endian: read in place
         g.create_dataset("labels", data=y)
 with h5py.File(d + "/models.h5", "w") as f:
     f.create_dataset("x", data=np.zeros((3, 10), np.float32))
@@ -350,7 +354,7 @@ TEST_F(Hdf5FilesCli, SplitGroupsAndANamedGroupTrain) {
   const auto groups = run_command(kStoker + " train --data " + dir.str() + "/groups.h5" + flags + dir.str() + "/g");
   ASSERT_EQ(groups.exit_code, 0) << groups.err << groups.out;
   EXPECT_NE(groups.out.find("groups.h5 (train/x, train/labels): 2,000 samples × 10 features, 4 classes · "
-                            "validation 500"),
+                            "memory-mapped >float32 · validation 500"),
             std::string::npos)
       << groups.out;
   EXPECT_GT(summary_of(dir.str() + "/g")["test_accuracy"].get<double>(), 0.9) << groups.out;
@@ -359,7 +363,7 @@ TEST_F(Hdf5FilesCli, SplitGroupsAndANamedGroupTrain) {
   const auto named = run_command(kStoker + " train --data " + dir.str() + "/models.h5:resnet" + flags + dir.str() + "/n");
   ASSERT_EQ(named.exit_code, 0) << named.err << named.out;
   EXPECT_NE(named.out.find("(resnet/features_train, resnet/targets_train): 2,000 samples × 10 features, 4 classes "
-                           "· validation 500"),
+                           "· memory-mapped float16 · validation 500"),
             std::string::npos)
       << named.out;
   EXPECT_GT(summary_of(dir.str() + "/n")["test_accuracy"].get<double>(), 0.9) << named.out;
@@ -386,9 +390,9 @@ TEST_F(Hdf5FilesCli, DataLargerThanMemoryIsOneLineAboutTheData) {
   ASSERT_LT(fs::file_size(path), 1u << 20);
   const auto r = run_command("ulimit -v 4000000; " + kStoker + " train --data " + path +
                              " --model mlp --no-progress --output-dir " + dir.str() + "/runs");
-  expect_one_line_error(r, 1, path + " does not fit in memory: stoker holds NumPy, HDF5 and CSV feature data in RAM",
+  expect_one_line_error(r, 1, path + " does not fit in memory: stoker holds compressed or chunked arrays and CSV tables in RAM",
                         "ulimit -v 4000000");
-  EXPECT_NE(r.err.find("(ulimit -v allows this process 4.1 GB); train on a part of the rows"), std::string::npos)
+  EXPECT_NE(r.err.find("(ulimit -v allows this process 4.1 GB); save the features with np.save"), std::string::npos)
       << r.err;
 }
 

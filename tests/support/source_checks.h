@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -20,8 +22,9 @@ inline std::vector<float> features_of(const data::Source& source, size_t index) 
   data::SampleData sample;
   EXPECT_TRUE(source.read(index, &sample).ok());
   EXPECT_EQ(sample.feature_count, source.feature_count());
-  const auto* p = reinterpret_cast<const float*>(sample.bytes.data());
-  return {p, p + sample.feature_count};
+  std::vector<float> values(static_cast<size_t>(sample.feature_count));  // the row may lie at any address
+  std::memcpy(values.data(), sample.bytes.data(), std::min(sample.bytes.size(), values.size() * sizeof(float)));
+  return values;
 }
 
 // The target_dim() float targets of sample `index`.

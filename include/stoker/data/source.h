@@ -35,7 +35,9 @@ struct SampleData {
   int raw_width = 0;
   int raw_height = 0;
   int raw_channels = 0;
-  // > 0: bytes are a feature vector of this many float32 values (host byte order), not pixels.
+  // > 0: bytes are a feature vector of this many float32 values (host byte order), not pixels,
+  // at any address (a row read in place from an .npz member starts at any byte): load them
+  // with memcpy, not through a float pointer.
   int feature_count = 0;
 };
 
@@ -111,9 +113,14 @@ std::unique_ptr<Source> open_file_list(const std::string& csv_path, const std::s
 // mismatched counts or truncated files, naming the file.
 std::unique_ptr<Source> open_idx(const std::string& images_path, const std::string& labels_path);
 
-// NumPy arrays held in memory: an .npz archive (np.savez / np.savez_compressed) or an .npy
-// file of features whose targets lie in a sibling .npy (x.npy -> y.npy, X_train.npy ->
-// y_train.npy, train_features.npy -> train_labels.npy or train_targets.npy).
+// NumPy arrays: an .npz archive (np.savez / np.savez_compressed) or an .npy file of features
+// whose targets lie in a sibling .npy (x.npy -> y.npy, X_train.npy -> y_train.npy,
+// train_features.npy -> train_labels.npy or train_targets.npy).
+//   - The features of an .npy and of a stored (np.savez) member are read in place from the
+//     file's memory map, row by row as samples are read (converted to float32 unless they are
+//     float32 already), so they need not fit in RAM; compressed members and Fortran-ordered
+//     arrays are converted into memory once. Targets are always held in memory. The file
+//     must not be rewritten while the source lives (as with np.load(mmap_mode='r')).
 //   - In an .npz, the features are the array named x, X, features, data, inputs or images and
 //     the targets y, Y, labels, targets, label or target. `split` "train" prefers x_train /
 //     y_train over plain x / y; "t10k" (or "test") reads the held-out arrays: x_val, x_valid,
@@ -134,7 +141,9 @@ std::unique_ptr<Source> open_arrays(const std::string& path, const std::string& 
 // "feats.h5:emb/resnet" looks in the group emb/resnet instead of the root. The rules for
 // images, class ids and regression targets are the .npz's. Integer datasets of 1..8 bytes and
 // float datasets of 2, 4 or 8 bytes (float16 read as float32), either byte order, contiguous
-// or chunked (gzip/shuffle filters) are read whole into memory. Throws DataError naming the
+// or chunked (gzip/shuffle filters). Contiguous feature datasets (h5py's default without
+// chunks or compression) are read in place from the file's map like an .npy's; chunked ones,
+// and all targets, are read whole into memory. Throws DataError naming the
 // file and the dataset for a file that is not HDF5, a group it lacks, missing datasets
 // (listing what the group holds), bool/enum, string, compound or other dataset types, and
 // what open_arrays refuses. When stoker was built without the HDF5 library, every call
@@ -156,8 +165,8 @@ bool is_feature_table(const std::string& csv_path);
 // test split (IDX t10k-* files, an archive's held-out arrays); "val" for data given for
 // validation (--val-data): its held-out arrays or t10k files if it has them, else its plain
 // ones. Folders and CSV files hold one split whatever `split` says.
-// Throws what the opener throws, and DataError naming the path and the free memory when the
-// data does not fit in RAM (array and table sources hold it there).
+// Throws what the opener throws, and DataError naming the path and the free memory when data
+// that is held in RAM (tables, compressed or chunked arrays) does not fit there.
 std::unique_ptr<Source> open_source(const std::string& path, const std::string& split = "train");
 
 // `source` (a kClass source with targets_are_numbers()) seen as a regression: each integer

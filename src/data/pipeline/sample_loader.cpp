@@ -97,8 +97,7 @@ Status SampleLoader::load_features(Stopwatch& watch, void* out) {
     return Status::failure("sample has " + std::to_string(data_.feature_count) + " features, expected " +
                            std::to_string(spec_.features));
   }
-  write_features(out, {reinterpret_cast<const float*>(data_.bytes.data()), static_cast<size_t>(data_.feature_count)},
-                 spec_);
+  write_features(out, data_.bytes.first(static_cast<size_t>(data_.feature_count) * sizeof(float)), spec_);
   clocks_.add(clocks_.transform_ns, watch.lap());
   clocks_.samples.fetch_add(1, std::memory_order_relaxed);
   return Status::ok_status();

@@ -22,7 +22,29 @@ std::optional<std::string> first_named(const std::vector<std::string>& keys,
   return std::nullopt;
 }
 
-SampleArrays to_sample_arrays(const NpyArray& x, const NpyArray& y, std::string origin) {
+namespace {
+
+// uint8 images into a.pixels, (N, H, W, C): (N, C, H, W) is transposed to the layout decoders write.
+void to_pixels(const NpyArray& x, bool channels_first, SampleArrays* a) {
+  std::vector<uint8_t> pixels = npy_to_uint8(x);
+  if (!channels_first) {
+    a->pixels = std::move(pixels);
+    return;
+  }
+  a->pixels.resize(pixels.size());
+  const size_t plane = static_cast<size_t>(a->width) * static_cast<size_t>(a->height);
+  const auto c = static_cast<size_t>(a->channels);
+  for (size_t n = 0; n < a->count; ++n) {
+    for (size_t k = 0; k < c; ++k) {
+      for (size_t p = 0; p < plane; ++p) a->pixels[(n * plane + p) * c + k] = pixels[(n * c + k) * plane + p];
+    }
+  }
+}
+
+}  // namespace
+
+SampleArrays to_sample_arrays(const NpyArray& x, const NpyArray& y, std::string origin,
+                              std::shared_ptr<const MappedFile> x_file) {
   SampleArrays a;
   a.origin = std::move(origin);
   a.item = x.name;
@@ -38,23 +60,16 @@ SampleArrays to_sample_arrays(const NpyArray& x, const NpyArray& y, std::string 
   const bool bytes = (x.kind == 'u' || x.kind == 'b') && x.itemsize == 1;
   const bool channels_last = s.size() == 4 && (s[3] == 1 || s[3] == 3);
   const bool channels_first = s.size() == 4 && !channels_last && (s[1] == 1 || s[1] == 3);
+  const bool in_place = x_file != nullptr && !(x.fortran_order && s.size() > 1);
   if (bytes && (s.size() == 3 || channels_last || channels_first)) {  // images
     a.height = static_cast<int>(channels_first ? s[2] : s[1]);
     a.width = static_cast<int>(channels_first ? s[3] : s[2]);
     a.channels = s.size() == 3 ? 1 : static_cast<int>(channels_first ? s[1] : s[3]);
-    std::vector<uint8_t> pixels = npy_to_uint8(x);
-    if (channels_first) {  // (N, C, H, W) -> (N, H, W, C), the layout decoders write
-      a.pixels.resize(pixels.size());
-      const size_t plane = static_cast<size_t>(a.width) * static_cast<size_t>(a.height);
-      const auto c = static_cast<size_t>(a.channels);
-      for (size_t n = 0; n < a.count; ++n) {
-        for (size_t k = 0; k < c; ++k) {
-          for (size_t p = 0; p < plane; ++p)
-            a.pixels[(n * plane + p) * c + k] = pixels[(n * c + k) * plane + p];
-        }
-      }
+    if (in_place && !channels_first) {
+      a.in_place = x;
+      a.mapping = std::move(x_file);
     } else {
-      a.pixels = std::move(pixels);
+      to_pixels(x, channels_first, &a);
     }
   } else {
     const int64_t d = x.row_size();
@@ -63,7 +78,12 @@ SampleArrays to_sample_arrays(const NpyArray& x, const NpyArray& y, std::string 
                                   x.name, fmt::join(x.shape, ", "), d));
     }
     a.feature_count = static_cast<int>(d);
-    a.features = npy_to_float(x);
+    if (in_place) {
+      a.in_place = x;
+      a.mapping = std::move(x_file);
+    } else {
+      a.features = npy_to_float(x);
+    }
   }
 
   if (y.integral() && y.row_size() == 1) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -50,7 +51,10 @@ std::pair<std::string, std::string> split_hdf5_path(const std::string& path);
 
 // Turns parsed feature and target arrays into SampleArrays: uint8 (N, H, W), (N, H, W, C) and
 // (N, C, H, W) features are images, others feature vectors; integral (N,) targets class ids,
-// float ones regression targets. Throws DataError naming the arrays.
-SampleArrays to_sample_arrays(const NpyArray& x, const NpyArray& y, std::string origin);
+// float ones regression targets. With `x_file` (the map `x.data` views), C-ordered features
+// and channels-last images are read in place instead of copied. Throws DataError naming the
+// arrays.
+SampleArrays to_sample_arrays(const NpyArray& x, const NpyArray& y, std::string origin,
+                              std::shared_ptr<const MappedFile> x_file = nullptr);
 
 }  // namespace stoker::data

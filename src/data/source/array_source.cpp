@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <span>
 
 #include "file_reader.h"
 #include "numbered_classes.h"
@@ -14,10 +16,21 @@ namespace stoker::data {
 
 namespace {
 
+// Bytes of one sample's features or pixels.
+size_t row_bytes(const SampleArrays& a) {
+  return a.feature_count > 0 ? static_cast<size_t>(a.feature_count) * sizeof(float)
+                             : static_cast<size_t>(a.width) * static_cast<size_t>(a.height) *
+                                   static_cast<size_t>(a.channels);
+}
+
 class ArraySource final : public Source {
  public:
   explicit ArraySource(SampleArrays a)
-      : a_(std::move(a)), ids_(a_.origin, a_.labels.size(), [this](size_t i) { return a_.labels[i]; }) {}
+      : a_(std::move(a)), ids_(a_.origin, a_.labels.size(), [this](size_t i) { return a_.labels[i]; }),
+        // Rows in place are used as they lie when they need no conversion: pixels, and float32
+        // in this machine's byte order (at any address: SampleData's contract); others are
+        // converted into the caller's buffer as they are read.
+        as_they_lie_(!a_.in_place || a_.feature_count == 0 || npy_is_native_float32(*a_.in_place)) {}
 
   size_t size() const override { return a_.count; }
   std::string name(size_t index) const override { return fmt::format("{}[{}]", a_.item, index); }
@@ -27,8 +40,12 @@ class ArraySource final : public Source {
                                                a_.feature_count == 1 ? "" : "s")
                                  : fmt::format(" images {}x{}{}", a_.width, a_.height,
                                                a_.channels == 3 ? " RGB" : "");
-    if (target_kind() == TargetKind::kClass) return text + ", " + ids_.describe();
-    return text + fmt::format(", {} float target{}", a_.target_dim, a_.target_dim == 1 ? "" : "s");
+    text += target_kind() == TargetKind::kClass
+                ? ", " + ids_.describe()
+                : fmt::format(", {} float target{}", a_.target_dim, a_.target_dim == 1 ? "" : "s");
+    // Not copied into RAM: rows come from the file (its page cache) as they are read.
+    if (a_.in_place) text += fmt::format(" · memory-mapped {}", a_.in_place->dtype_text());
+    return text;
   }
   TargetKind target_kind() const override {
     return a_.labels.empty() ? TargetKind::kRegression : TargetKind::kClass;
@@ -46,16 +63,12 @@ class ArraySource final : public Source {
   }
   Status read(size_t index, SampleData* out) const override {
     if (a_.feature_count > 0) {
-      const auto d = static_cast<size_t>(a_.feature_count);
-      out->bytes = {reinterpret_cast<const uint8_t*>(a_.features.data() + index * d),
-                    d * sizeof(float)};
+      out->bytes = feature_row(index, &out->storage);
       out->raw = false;
       out->feature_count = a_.feature_count;
       return Status::ok_status();
     }
-    const size_t bytes = static_cast<size_t>(a_.width) * static_cast<size_t>(a_.height) *
-                         static_cast<size_t>(a_.channels);
-    out->bytes = {a_.pixels.data() + index * bytes, bytes};
+    out->bytes = {row_start(index), row_bytes(a_)};
     out->raw = true;
     out->raw_width = a_.width;
     out->raw_height = a_.height;
@@ -80,28 +93,57 @@ class ArraySource final : public Source {
   void prefetch(size_t index) const override {
     if (!a_.labels.empty()) __builtin_prefetch(a_.labels.data() + index);
     if (a_.feature_count == 0) return;
-    const size_t bytes = static_cast<size_t>(a_.feature_count) * sizeof(float);
-    const auto* row = reinterpret_cast<const char*>(a_.features.data() +
-                                                    index * static_cast<size_t>(a_.feature_count));
+    const size_t bytes = a_.in_place ? static_cast<size_t>(a_.feature_count * a_.in_place->itemsize) : row_bytes(a_);
+    const auto* row = reinterpret_cast<const char*>(row_start(index));
     for (size_t at = 0; at < bytes && at < 1024; at += 64) __builtin_prefetch(row + at);
   }
 
+  // Throws DataError naming the first non-finite feature (in place: row by row, converted).
+  void require_finite_features() const {
+    if (a_.feature_count == 0 || (a_.in_place && a_.in_place->integral())) return;
+    const auto d = static_cast<size_t>(a_.feature_count);
+    if (!a_.in_place) return require_finite(a_.features, d, 0, "a feature");
+    std::vector<float> row(d);
+    for (size_t i = 0; i < a_.count; ++i) {
+      npy_row_to_float(*a_.in_place, i, row.data());
+      require_finite(row, d, i, "a feature");
+    }
+  }
+  void require_finite_targets() const {
+    if (a_.labels.empty()) require_finite(a_.targets, static_cast<size_t>(a_.target_dim), 0, "the target");
+  }
+
  private:
+  // Where sample `index`'s features or pixels start: in memory, or in the file's map.
+  const uint8_t* row_start(size_t index) const {
+    if (a_.in_place) {
+      const size_t stride = static_cast<size_t>(a_.in_place->row_size()) * static_cast<size_t>(a_.in_place->itemsize);
+      return a_.in_place->data.data() + index * stride;
+    }
+    return a_.feature_count > 0 ? reinterpret_cast<const uint8_t*>(a_.features.data()) + index * row_bytes(a_)
+                                : a_.pixels.data() + index * row_bytes(a_);
+  }
+  // Sample `index`'s features as float32: where they lie, or converted into `buffer`.
+  std::span<const uint8_t> feature_row(size_t index, std::vector<uint8_t>* buffer) const {
+    if (as_they_lie_) return {row_start(index), row_bytes(a_)};
+    if (buffer->size() < row_bytes(a_)) buffer->resize(row_bytes(a_));
+    npy_row_to_float(*a_.in_place, index, reinterpret_cast<float*>(buffer->data()));
+    return {buffer->data(), row_bytes(a_)};
+  }
+  // Throws DataError naming the first non-finite value of `values` (rows of `width`, the first
+  // being row `first_row`).
+  void require_finite(std::span<const float> values, size_t width, size_t first_row, const char* what) const {
+    const auto bad = std::find_if(values.begin(), values.end(), [](float v) { return !std::isfinite(v); });
+    if (bad == values.end()) return;
+    const auto at = static_cast<size_t>(bad - values.begin());
+    throw DataError(fmt::format("{}: {} of sample {} (column {}) is {}; fill or drop missing values first", a_.origin,
+                                what, first_row + at / width, at % width, *bad));
+  }
+
   SampleArrays a_;
   NumberedClasses ids_;  // of a_.labels (none for regression targets)
+  bool as_they_lie_;     // feature rows need no conversion
 };
-
-// The first non-finite value of `values` (row-major, `width` per row), as a message.
-void require_finite(const std::vector<float>& values, size_t width, const std::string& origin,
-                    const char* what) {
-  const auto bad =
-      std::find_if(values.begin(), values.end(), [](float v) { return !std::isfinite(v); });
-  if (bad == values.end()) return;
-  const auto at = static_cast<size_t>(bad - values.begin());
-  throw DataError(
-      fmt::format("{}: {} of sample {} (column {}) is {}; fill or drop missing values first",
-                  origin, what, at / width, at % width, *bad));
-}
 
 }  // namespace
 
@@ -111,12 +153,13 @@ std::unique_ptr<Source> make_array_source(SampleArrays a) {
                                 ? static_cast<size_t>(a.feature_count)
                                 : static_cast<size_t>(a.width) * static_cast<size_t>(a.height) *
                                       static_cast<size_t>(a.channels);
-  const size_t held = a.feature_count > 0 ? a.features.size() : a.pixels.size();
+  const size_t held = a.in_place                ? static_cast<size_t>(a.in_place->count())
+                      : a.feature_count > 0     ? a.features.size()
+                                                : a.pixels.size();
   if (per_sample == 0 || held != a.count * per_sample) {
     throw DataError(
         fmt::format("{}: {} values for {} samples of {}", a.origin, held, a.count, per_sample));
   }
-  if (a.feature_count > 0) require_finite(a.features, per_sample, a.origin, "a feature");
   if (!a.labels.empty()) {
     if (a.labels.size() != a.count)
       throw DataError(
@@ -126,9 +169,11 @@ std::unique_ptr<Source> make_array_source(SampleArrays a) {
       throw DataError(
           fmt::format("{}: {} targets for {} samples", a.origin, a.targets.size(), a.count));
     }
-    require_finite(a.targets, static_cast<size_t>(a.target_dim), a.origin, "the target");
   }
-  return std::make_unique<ArraySource>(std::move(a));
+  auto source = std::make_unique<ArraySource>(std::move(a));
+  source->require_finite_features();
+  source->require_finite_targets();
+  return source;
 }
 
 }  // namespace stoker::data

@@ -1,12 +1,17 @@
-// Samples held in memory as arrays (feature vectors or raw images) with their targets: what
-// .npz/.npy files and numeric CSV tables are turned into.
+// Samples as arrays (feature vectors or raw images) with their targets: what .npz/.npy files,
+// HDF5 files and numeric CSV tables are turned into. The targets are held in memory; the
+// features or pixels either in memory too or, where the file keeps them as plain C-ordered
+// rows (.npy, stored .npz members, contiguous HDF5 datasets), read in place from its map.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "npy.h"
+#include "stoker/core/mapped_file.h"
 #include "stoker/data/source.h"
 
 namespace stoker::data {
@@ -21,14 +26,19 @@ struct SampleArrays {
   // ... or images (count x height x width x channels uint8).
   std::vector<uint8_t> pixels;
   int width = 0, height = 0, channels = 0;
+  // Set instead of `features` / `pixels`: the same rows read in place, C-ordered, in any dtype
+  // parse_npy takes (uint8 for images); `in_place->data` views `mapping`'s bytes. Feature rows
+  // are converted to float32 as they are read, so the data need not fit in RAM.
+  std::optional<NpyArray> in_place;
+  std::shared_ptr<const MappedFile> mapping;
   // Class ids (classification) or count x target_dim floats (regression).
   std::vector<int64_t> labels;
   std::vector<float> targets;
   int target_dim = 1;
 };
 
-// Checks the arrays (sizes agree, values finite) and wraps them. Throws DataError naming
-// `arrays.origin`. Class ids are checked later, by check_class_ids, once the task is known.
+// Checks the arrays (sizes agree, values finite: a pass over rows read in place too) and wraps
+// them. Throws DataError naming `arrays.origin`. Class ids are checked later, by check_class_ids, once the task is known.
 std::unique_ptr<Source> make_array_source(SampleArrays arrays);
 
 // True for an .npz that holds held-out arrays, x_val / y_val ... x_test / y_test (numpy_source.cpp).

@@ -1,17 +1,23 @@
-// HDF5 files (.h5, .hdf5) -> an ArraySource (open_hdf5): the root datasets named like the
-// arrays of an .npz, read whole with the HDF5 C library and handed to to_sample_arrays.
+// HDF5 files (.h5, .hdf5) -> an ArraySource (open_hdf5): the datasets named like the arrays of
+// an .npz, read with the HDF5 C library (the features in place from the file's map where its
+// layout allows) and handed to to_sample_arrays.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <hdf5.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
+#include <memory>
 #include <mutex>
+#include <optional>
+#include <span>
 
 #include "array_naming.h"
 #include "array_source.h"
 #include "npy.h"
 #include "stoker/core/error.h"
+#include "stoker/core/mapped_file.h"
 
 namespace stoker::data {
 
@@ -47,9 +53,9 @@ class Hid {
   herr_t (*close_)(hid_t);
 };
 
-// A dataset read into memory: the elements in native byte order, described as an NpyArray
-// whose `data` views `bytes` (moving an Hdf5Array keeps the vector's buffer, so the view
-// stays valid; copying it would not, hence no copies).
+// A dataset described as an NpyArray: read into memory, the elements in native byte order,
+// `data` viewing `bytes` (moving an Hdf5Array keeps the vector's buffer, so the view stays
+// valid; copying it would not, hence no copies); or in place, `data` viewing `mapping`.
 struct Hdf5Array {
   Hdf5Array() = default;
   Hdf5Array(Hdf5Array&&) = default;
@@ -57,6 +63,7 @@ struct Hdf5Array {
   Hdf5Array& operator=(const Hdf5Array&) = delete;
 
   std::vector<uint8_t> bytes;
+  std::shared_ptr<const MappedFile> mapping;
   NpyArray array;
 };
 
@@ -148,7 +155,61 @@ std::optional<std::string> missing_filter(hid_t dataset) {
   return std::nullopt;
 }
 
-Hdf5Array read_dataset(hid_t file, const std::string& path, const std::string& key) {
+// True for an IEEE 754 binary16/32/64 layout (HDF5 also describes other float formats).
+bool ieee_float(hid_t type, size_t size) {
+  size_t spos = 0, epos = 0, esize = 0, mpos = 0, msize = 0;
+  if (H5Tget_fields(type, &spos, &epos, &esize, &mpos, &msize) < 0 || mpos != 0) return false;
+  const size_t bits = size * 8, exponent_bits = size == 2 ? 5 : size == 4 ? 8 : 11;
+  return spos == bits - 1 && esize == exponent_bits && epos == bits - 1 - exponent_bits &&
+         msize == epos && H5Tget_ebias(type) == (size_t{1} << (exponent_bits - 1)) - 1;
+}
+
+// `dataset`'s elements where they lie in `file_path`, when the file keeps them as plain
+// C-ordered values: contiguous layout (h5py's default without chunks or compression), storage
+// allocated, in the file itself (not external), of an integer or IEEE float type. The first
+// row is read through the library and compared with the mapped bytes, so a layout the library
+// sees otherwise (a user block it counts differently) is read the ordinary way instead.
+std::optional<Hdf5Array> in_place(hid_t dataset, hid_t type, const NpyArray& described, uint64_t count,
+                                  const std::string& file_path) {
+  const Hid plist(H5Dget_create_plist(dataset), H5Pclose);
+  if (!plist.ok() || H5Pget_layout(plist.get()) != H5D_CONTIGUOUS || H5Pget_external_count(plist.get()) > 0 ||
+      count == 0) {
+    return std::nullopt;
+  }
+  const H5T_class_t type_class = H5Tget_class(type);
+  const size_t size = H5Tget_size(type);
+  if (type_class != H5T_INTEGER && !(type_class == H5T_FLOAT && ieee_float(type, size))) return std::nullopt;
+  const H5T_order_t order = H5Tget_order(type);
+  if (size > 1 && order != H5T_ORDER_LE && order != H5T_ORDER_BE) return std::nullopt;
+  const haddr_t offset = H5Dget_offset(dataset);
+  if (offset == HADDR_UNDEF) return std::nullopt;  // not written yet (h5py's shape= without data)
+
+  Hdf5Array out;
+  out.array = described;
+  out.array.itemsize = static_cast<int>(size);  // float16 stays 2 bytes: converted per row
+  out.array.big_endian = size > 1 && order == H5T_ORDER_BE;
+  out.mapping = std::make_shared<const MappedFile>(file_path);
+  const std::span<const uint8_t> whole = out.mapping->bytes();
+  const uint64_t bytes = count * size;
+  if (offset > whole.size() || whole.size() - offset < bytes) return std::nullopt;
+  out.array.data = whole.subspan(offset, bytes);
+
+  const Hid space(H5Dget_space(dataset), H5Sclose);
+  std::vector<hsize_t> start(out.array.shape.size(), 0), first_row(out.array.shape.begin(), out.array.shape.end());
+  if (!first_row.empty()) first_row[0] = 1;
+  const auto row_bytes = static_cast<size_t>(out.array.row_size()) * size;
+  std::vector<uint8_t> row(row_bytes);
+  const Hid memory(H5Screate_simple(static_cast<int>(first_row.size()), first_row.data(), nullptr), H5Sclose);
+  if (!space.ok() || !memory.ok() || first_row.empty() ||
+      H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr, first_row.data(), nullptr) < 0 ||
+      H5Dread(dataset, type, memory.get(), space.get(), H5P_DEFAULT, row.data()) < 0 ||
+      std::memcmp(row.data(), out.array.data.data(), row_bytes) != 0) {
+    return std::nullopt;
+  }
+  return out;
+}
+
+Hdf5Array read_dataset(hid_t file, const std::string& path, const std::string& key, bool may_map = false) {
   Hdf5Array out;
   NpyArray& a = out.array;
   a.name = path + ":" + key;
@@ -226,6 +287,9 @@ Hdf5Array read_dataset(hid_t file, const std::string& path, const std::string& k
         "{} is compressed with {}, which this HDF5 library cannot decode; rewrite it with "
         "compression=\"gzip\" or none",
         a.name, *filter));
+  }
+  if (may_map) {
+    if (auto placed = in_place(dataset.get(), type.get(), a, count, path)) return std::move(*placed);
   }
   out.bytes.resize(static_cast<size_t>(count) * static_cast<size_t>(a.itemsize));
   if (count > 0 &&
@@ -348,9 +412,11 @@ std::unique_ptr<Source> open_hdf5(const std::string& path, const std::string& sp
     const Search found = search(file.get(), path, group, split);
     if (!found.found) no_arrays(found, path, split);
     const auto& [x_name, y_name] = *found.found;
-    const Hdf5Array x = read_dataset(file.get(), file_path, x_name);
+    // The features are read in place where the file allows it; the targets into memory.
+    const Hdf5Array x = read_dataset(file.get(), file_path, x_name, true);
     const Hdf5Array y = read_dataset(file.get(), file_path, y_name);
-    arrays = to_sample_arrays(x.array, y.array, fmt::format("arrays {} ({}, {})", file_path, x_name, y_name));
+    arrays = to_sample_arrays(x.array, y.array, fmt::format("arrays {} ({}, {})", file_path, x_name, y_name),
+                              x.mapping);
   }
   return make_array_source(std::move(arrays));
 }

@@ -232,6 +232,46 @@ std::vector<float> npy_to_float(const NpyArray& a) {
   return out;
 }
 
+bool npy_is_native_float32(const NpyArray& a) {
+  return a.kind == 'f' && a.itemsize == 4 && !a.big_endian && std::endian::native == std::endian::little;
+}
+
+namespace {
+
+// `n` elements of type T starting at `from` (unaligned), as float32.
+template <typename T>
+void cast_row(const uint8_t* from, size_t n, float* out) {
+  for (size_t j = 0; j < n; ++j) {
+    T value;
+    std::memcpy(&value, from + j * sizeof(T), sizeof(T));
+    out[j] = static_cast<float>(value);
+  }
+}
+
+}  // namespace
+
+void npy_row_to_float(const NpyArray& a, size_t row, float* out) {
+  const auto n = static_cast<size_t>(a.row_size());
+  const uint8_t* from = a.data.data() + row * n * static_cast<size_t>(a.itemsize);
+  const bool native = (!a.big_endian || a.itemsize == 1) && std::endian::native == std::endian::little;
+  if (native && a.kind == 'f') {  // the common cases, without element()'s per-value decoding
+    if (a.itemsize == 4) {
+      std::memcpy(out, from, n * sizeof(float));
+      return;
+    }
+    if (a.itemsize == 8) return cast_row<double>(from, n, out);
+    for (size_t j = 0; j < n; ++j) {
+      uint16_t bits;
+      std::memcpy(&bits, from + 2 * j, 2);
+      out[j] = half_to_float(bits);
+    }
+    return;
+  }
+  if (native && a.itemsize == 1) return a.kind == 'i' ? cast_row<int8_t>(from, n, out) : cast_row<uint8_t>(from, n, out);
+  const auto first = static_cast<int64_t>(row * n);
+  for (size_t j = 0; j < n; ++j) out[j] = static_cast<float>(element(a, first + static_cast<int64_t>(j)));
+}
+
 std::vector<int64_t> npy_to_int64(const NpyArray& a) {
   std::vector<int64_t> out(static_cast<size_t>(a.count()));
   StorageIndex storage(a);

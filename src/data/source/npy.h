@@ -38,4 +38,12 @@ std::vector<float> npy_to_float(const NpyArray& array);
 std::vector<int64_t> npy_to_int64(const NpyArray& array);
 std::vector<uint8_t> npy_to_uint8(const NpyArray& array);
 
+// True when `array`'s elements are float32 in this machine's byte order, so its rows can be
+// used as they lie in the file.
+bool npy_is_native_float32(const NpyArray& array);
+
+// Row `row` (row_size() values) of a C-ordered array, converted to float32 into `out`: the
+// per-row form of npy_to_float, for arrays read in place from a mapped file.
+void npy_row_to_float(const NpyArray& array, size_t row, float* out);
+
 }  // namespace stoker::data

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
+#include <memory>
+#include <span>
 #include <optional>
 
 #include "array_naming.h"
@@ -44,12 +46,17 @@ std::unique_ptr<Source> open_npz(const std::string& path, const std::string& spl
     return *std::find_if(zip.members().begin(), zip.members().end(),
                          [&](const auto& m) { return m.name == key + ".npy"; });
   };
-  const std::vector<uint8_t> x_bytes = zip.extract(member(pair->first));
-  const NpyArray x = parse_npy(x_bytes, path + ":" + pair->first);
+  // np.savez stores members uncompressed: the features are read in place from the archive's
+  // map. A np.savez_compressed member is inflated into memory.
+  const ZipArchive::Member& x_member = member(pair->first);
+  const bool stored = x_member.method == 0;
+  const std::vector<uint8_t> x_bytes = stored ? std::vector<uint8_t>{} : zip.extract(x_member);
+  const NpyArray x = parse_npy(stored ? zip.stored(x_member) : std::span<const uint8_t>(x_bytes),
+                               path + ":" + pair->first);
   const std::vector<uint8_t> y_bytes = zip.extract(member(pair->second));
   const NpyArray y = parse_npy(y_bytes, path + ":" + pair->second);
   const std::string origin = fmt::format("arrays {} ({}, {})", path, pair->first, pair->second);
-  return make_array_source(to_sample_arrays(x, y, origin));
+  return make_array_source(to_sample_arrays(x, y, origin, stored ? zip.file() : nullptr));
 }
 
 // Sibling target files of a features .npy: one name token swapped (x -> y, features -> labels).
@@ -95,12 +102,12 @@ std::unique_ptr<Source> open_npy(const std::string& path) {
         "features.npy / labels.npy), or put both in one .npz",
         path, names.empty() ? "" : fmt::format(" (looked for {})", fmt::join(names, ", "))));
   }
-  const MappedFile x_file(path);
+  auto x_file = std::make_shared<const MappedFile>(path);  // the features are read in place
   const MappedFile y_file(found->string());
-  const NpyArray x = parse_npy(x_file.bytes(), path);
+  const NpyArray x = parse_npy(x_file->bytes(), path);
   const NpyArray y = parse_npy(y_file.bytes(), found->string());
   return make_array_source(
-      to_sample_arrays(x, y, fmt::format("arrays {} + {}", path, found->filename().string())));
+      to_sample_arrays(x, y, fmt::format("arrays {} + {}", path, found->filename().string()), std::move(x_file)));
 }
 
 }  // namespace

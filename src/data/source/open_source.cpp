@@ -79,13 +79,14 @@ std::unique_ptr<Source> open_source(const std::string& path, const std::string& 
   try {
     return open_by_kind(path, split);
   } catch (const std::bad_alloc&) {
-    // Array and table sources hold their data in RAM; one that does not fit says so here,
-    // not as an out-of-memory of training.
+    // Table sources, and array sources whose layout cannot be read in place, hold their data
+    // in RAM; one that does not fit says so here, not as an out-of-memory of training.
     rlimit limit{};
     const bool limited = getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY;
     throw DataError(fmt::format(
-        "{} does not fit in memory: stoker holds NumPy, HDF5 and CSV feature data in RAM as float32 (and class ids "
-        "as int64), and {:.1f} GB are free{}; train on a part of the rows, or on a machine with more memory",
+        "{} does not fit in memory: stoker holds compressed or chunked arrays and CSV tables in RAM as float32 (and "
+        "class ids as int64), and {:.1f} GB are free{}; save the features with np.save, np.savez (not compressed) or "
+        "h5py without chunks, which stoker maps and reads as needed, or train on a part of the rows",
         path, free_ram_bytes() / 1e9,
         limited ? fmt::format(" (ulimit -v allows this process {:.1f} GB)", static_cast<double>(limit.rlim_cur) / 1e9)
                 : ""));

@@ -72,8 +72,8 @@ void apply_zip64(const Reader& r, uint64_t extra_at, uint64_t extra_len, ZipArch
 
 }  // namespace
 
-ZipArchive::ZipArchive(const std::string& path) : map_(path) {
-  const Reader r(map_.bytes(), map_.path());
+ZipArchive::ZipArchive(const std::string& path) : map_(std::make_shared<const MappedFile>(path)) {
+  const Reader r(map_->bytes(), map_->path());
   if (r.size() < kEndOfDirectorySize)
     r.damaged("too short to be a ZIP archive (np.savez writes one)");
   // The end-of-directory record sits at the end, before a comment of up to 64 KiB.
@@ -117,17 +117,43 @@ ZipArchive::ZipArchive(const std::string& path) : map_(path) {
   }
 }
 
-std::vector<uint8_t> ZipArchive::extract(const Member& m) const {
-  const Reader r(map_.bytes(), map_.path());
+std::span<const uint8_t> ZipArchive::packed(const Member& m) const {
+  const Reader r(map_->bytes(), map_->path());
   if (r.u32(m.local_header_offset) != kLocalHeader) r.damaged("bad local header of " + m.name);
   const uint64_t data_at = m.local_header_offset + 30 + r.u16(m.local_header_offset + 26) +
                            r.u16(m.local_header_offset + 28);
-  const std::span<const uint8_t> packed = r.span(data_at, m.compressed_size);
-  std::vector<uint8_t> out;
+  return r.span(data_at, m.compressed_size);
+}
+
+void ZipArchive::check_crc(const Member& m, std::span<const uint8_t> bytes) const {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  for (uint64_t done = 0; done < bytes.size();) {
+    const uInt n = static_cast<uInt>(std::min<uint64_t>(bytes.size() - done, uint64_t{1} << 30));
+    crc = crc32(crc, bytes.data() + done, n);
+    done += n;
+  }
+  if (static_cast<uint32_t>(crc) != m.crc32)
+    Reader(map_->bytes(), map_->path()).damaged("member " + m.name + " fails its CRC-32 check");
+}
+
+std::span<const uint8_t> ZipArchive::stored(const Member& m) const {
+  if (m.method != 0) throw DataError(fmt::format("{}: member {} is compressed, not stored", map_->path(), m.name));
+  const std::span<const uint8_t> bytes = packed(m);
+  if (m.compressed_size != m.size)
+    Reader(map_->bytes(), map_->path()).damaged("stored member " + m.name + " has two sizes");
+  check_crc(m, bytes);
+  return bytes;
+}
+
+std::vector<uint8_t> ZipArchive::extract(const Member& m) const {
   if (m.method == 0) {
-    if (m.compressed_size != m.size) r.damaged("stored member " + m.name + " has two sizes");
-    out.assign(packed.begin(), packed.end());
-  } else if (m.method == 8) {
+    const std::span<const uint8_t> bytes = stored(m);
+    return {bytes.begin(), bytes.end()};
+  }
+  const Reader r(map_->bytes(), map_->path());
+  const std::span<const uint8_t> packed_bytes = packed(m);
+  std::vector<uint8_t> out;
+  if (m.method == 8) {
     out.resize(m.size);
     z_stream z{};
     if (inflateInit2(&z, -MAX_WBITS) != Z_OK) throw DataError("zlib inflateInit2 failed");
@@ -136,8 +162,8 @@ std::vector<uint8_t> ZipArchive::extract(const Member& m) const {
     uint64_t in_done = 0, out_done = 0;
     int status = Z_OK;
     while (status == Z_OK) {
-      z.next_in = const_cast<Bytef*>(packed.data() + in_done);
-      z.avail_in = static_cast<uInt>(std::min(kChunk, packed.size() - in_done));
+      z.next_in = const_cast<Bytef*>(packed_bytes.data() + in_done);
+      z.avail_in = static_cast<uInt>(std::min(kChunk, packed_bytes.size() - in_done));
       z.next_out = out.data() + out_done;
       z.avail_out = static_cast<uInt>(std::min(kChunk, out.size() - out_done));
       const uInt in_before = z.avail_in, out_before = z.avail_out;
@@ -154,16 +180,9 @@ std::vector<uint8_t> ZipArchive::extract(const Member& m) const {
     throw DataError(
         fmt::format("{}: member {} uses ZIP compression method {}; stoker reads stored (0) and "
                     "deflated (8) members, as np.savez and np.savez_compressed write",
-                    map_.path(), m.name, m.method));
+                    map_->path(), m.name, m.method));
   }
-  uLong crc = crc32(0L, Z_NULL, 0);
-  for (uint64_t done = 0; done < out.size();) {
-    const uInt n = static_cast<uInt>(std::min<uint64_t>(out.size() - done, uint64_t{1} << 30));
-    crc = crc32(crc, out.data() + done, n);
-    done += n;
-  }
-  if (static_cast<uint32_t>(crc) != m.crc32)
-    r.damaged("member " + m.name + " fails its CRC-32 check");
+  check_crc(m, out);
   return out;
 }
 

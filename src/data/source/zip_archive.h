@@ -1,12 +1,15 @@
 // A read-only ZIP archive over a memory map: enough of the format for NumPy's .npz files
 // (stored or deflated members, ZIP64 sizes and offsets as np.savez writes them).
 //
-// Ownership: the archive owns its map; extract() returns an owned copy (stored members are
-// copied, deflated ones inflated) checked against the member's CRC-32.
+// Ownership: the archive shares its map (file(); a source that reads a member in place keeps
+// it alive); extract() returns an owned copy (stored members are copied, deflated ones
+// inflated), stored() a view into the map. Both are checked against the member's CRC-32.
 // Thread safety: const members may be called from any thread.
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,13 +33,20 @@ class ZipArchive {
   explicit ZipArchive(const std::string& path);
 
   const std::vector<Member>& members() const { return members_; }
-  const std::string& path() const { return map_.path(); }
+  const std::string& path() const { return map_->path(); }
+  const std::shared_ptr<const MappedFile>& file() const { return map_; }
   // The member's bytes. Throws DataError for an unknown compression method, truncated or
   // corrupt data, or a CRC mismatch.
   std::vector<uint8_t> extract(const Member& member) const;
+  // A stored (method 0) member's bytes where they lie in the map, valid while file() lives.
+  // Throws DataError for a deflated member, truncated data or a CRC mismatch.
+  std::span<const uint8_t> stored(const Member& member) const;
 
  private:
-  MappedFile map_;
+  std::span<const uint8_t> packed(const Member& member) const;
+  void check_crc(const Member& member, std::span<const uint8_t> bytes) const;
+
+  std::shared_ptr<const MappedFile> map_;
   std::vector<Member> members_;
 };
 

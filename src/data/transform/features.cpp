@@ -10,23 +10,37 @@
 
 namespace stoker::data {
 
-void write_features(void* out, std::span<const float> in, const TransformSpec& spec) {
-  const size_t n = in.size();
+namespace {
+
+// Value j of float32 values at any address (an unaligned load, which the loops vectorize).
+inline float load_float(const uint8_t* values, size_t j) {
+  float v;
+  std::memcpy(&v, values + j * sizeof(float), sizeof(float));
+  return v;
+}
+
+}  // namespace
+
+void write_features(void* out, std::span<const uint8_t> in, const TransformSpec& spec) {
+  const size_t n = in.size() / sizeof(float);
   const bool scale = spec.standardize && spec.feature_mean.size() == n;
   if (spec.dtype == DType::kFloat32 && !scale) {
     std::memcpy(out, in.data(), n * sizeof(float));
     return;
   }
-  const float* __restrict x = in.data();
+  const uint8_t* __restrict x = in.data();
   const float* __restrict mean = spec.feature_mean.data();
   const float* __restrict sd = spec.feature_std.data();
   if (spec.dtype == DType::kFloat32) {
     float* __restrict dst = static_cast<float*>(out);
-    for (size_t j = 0; j < n; ++j) dst[j] = (x[j] - mean[j]) / sd[j];
+    for (size_t j = 0; j < n; ++j) dst[j] = (load_float(x, j) - mean[j]) / sd[j];
     return;
   }
   uint16_t* __restrict dst = static_cast<uint16_t*>(out);
-  for (size_t j = 0; j < n; ++j) dst[j] = float_to_half(scale ? (x[j] - mean[j]) / sd[j] : x[j]);
+  for (size_t j = 0; j < n; ++j) {
+    const float v = load_float(x, j);
+    dst[j] = float_to_half(scale ? (v - mean[j]) / sd[j] : v);
+  }
 }
 
 void fit_standardize(const Source& source, std::vector<float>* mean_out,
@@ -46,10 +60,10 @@ void fit_standardize(const Source& source, std::vector<float>* mean_out,
       throw DataError("cannot read " + source.name(i) + " to fit Standardize: " +
                       (status.ok() ? std::string("not a feature vector") : status.reason()));
     }
-    const float* x = reinterpret_cast<const float*>(sample.bytes.data());
     for (size_t j = 0; j < static_cast<size_t>(d); ++j) {
-      if (i == 0) shift[j] = x[j];
-      const double v = x[j] - shift[j];
+      const float x = load_float(sample.bytes.data(), j);
+      if (i == 0) shift[j] = x;
+      const double v = x - shift[j];
       sum[j] += v;
       sum_sq[j] += v * v;
     }

@@ -38,7 +38,8 @@ TEST(NpySource, FeaturesAndClassIdsFromSiblingFiles) {
   EXPECT_EQ(source->class_names().size(), 3u);
   EXPECT_EQ(source->label(0), 2);
   EXPECT_EQ(features_of(*source, 2), (std::vector<float>{5, 6}));
-  EXPECT_NE(source->describe().find("X_train.npy + y_train.npy: 3 samples × 2 features, 3 classes"),
+  EXPECT_NE(source->describe().find("X_train.npy + y_train.npy: 3 samples × 2 features, 3 classes · memory-mapped "
+                                    "float32"),
             std::string::npos)
       << source->describe();
   expect_has(source->name(1), "X_train.npy[1]");

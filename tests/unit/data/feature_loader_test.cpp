@@ -2,6 +2,7 @@
 // output, determinism across worker counts, and the transforms feature vectors refuse.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <string>

@@ -103,6 +103,7 @@ TEST(Hdf5Source, Float16FeaturesAreReadAsFloat32) {
   }
   const auto source = open_source(path);
   ASSERT_EQ(source->feature_count(), 2);
+  expect_has(source->describe(), "· memory-mapped float16");  // contiguous: converted row by row
   for (size_t i = 0; i < 3; ++i) {
     EXPECT_EQ(features_of(*source, i), (std::vector<float>{values[2 * i], values[2 * i + 1]})) << i;
   }
@@ -142,10 +143,41 @@ TEST(Hdf5Source, BigEndianDatasetsAreConvertedToHostOrder) {
     f.write("y", H5T_STD_I16BE, H5T_NATIVE_INT16, {2}, std::vector<int16_t>{3, 1});
   }
   const auto source = open_source(path);
+  expect_has(source->describe(), "· memory-mapped >float32");
   EXPECT_EQ(features_of(*source, 0), (std::vector<float>{1.5f, -2}));
   EXPECT_EQ(features_of(*source, 1), (std::vector<float>{3, 4.25f}));
   EXPECT_EQ(source->label(0), 3);
   EXPECT_EQ(source->label(1), 1);
+}
+
+TEST(Hdf5Source, ContiguousFeaturesAreReadInPlaceEvenBehindAUserBlock) {
+  // A user block (512 bytes of the file before HDF5's own, as MATLAB's v7.3 files have) moves
+  // every address; the rows read in place must still be the dataset's.
+  TempDir dir;
+  const std::string path = dir.str() + "/userblock.h5";
+  const std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8};
+  const std::vector<int64_t> y = {0, 1, 0, 1};
+  {
+    const hid_t create = H5Pcreate(H5P_FILE_CREATE);
+    H5Pset_userblock(create, 512);
+    const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, create, H5P_DEFAULT);
+    ASSERT_GE(file, 0);
+    for (const auto& [name, type, memory, data] :
+         {std::tuple{"x", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, static_cast<const void*>(x.data())},
+          std::tuple{"y", H5T_STD_I64LE, H5T_NATIVE_INT64, static_cast<const void*>(y.data())}}) {
+      const hsize_t shape[2] = {4, 2};
+      const hid_t space = H5Screate_simple(name[0] == 'x' ? 2 : 1, shape, nullptr);
+      const hid_t dataset = H5Dcreate2(file, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+      EXPECT_GE(H5Dwrite(dataset, memory, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), 0);
+      H5Dclose(dataset);
+      H5Sclose(space);
+    }
+    H5Fclose(file);
+    H5Pclose(create);
+  }
+  const auto source = open_source(path);
+  expect_has(source->describe(), "· memory-mapped float32");
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(features_of(*source, i), (std::vector<float>{x[2 * i], x[2 * i + 1]})) << i;
 }
 
 TEST(Hdf5Source, ChunkedGzipDatasetsAreRead) {
@@ -173,6 +205,7 @@ TEST(Hdf5Source, ChunkedGzipDatasetsAreRead) {
   EXPECT_LT(std::filesystem::file_size(path), rows * cols * 4 / 2);  // really compressed
   const auto source = open_source(path);
   ASSERT_EQ(source->size(), rows);
+  EXPECT_EQ(source->describe().find("memory-mapped"), std::string::npos) << "chunks are inflated into memory";
   EXPECT_EQ(features_of(*source, 999),
             std::vector<float>(x.begin() + 999 * cols, x.begin() + 1000 * cols));
   EXPECT_EQ(source->label(998), 2);

@@ -1,0 +1,151 @@
+// Feature arrays read in place from the file (.npy, stored .npz members) instead of copied
+// into memory: the same values as the copy in every dtype, the same checks, and no memory
+// that grows with the file.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "stoker/core/error.h"
+#include "stoker/data/source.h"
+#include "stoker/data/transform.h"
+#include "support/error_text.h"
+#include "support/numpy_files.h"
+#include "support/source_checks.h"
+#include "support/temp_dir.h"
+
+namespace stoker::data {
+namespace {
+
+using testing::error_text;
+using testing::expect_has;
+using testing::features_of;
+using testing::npy_bytes;
+using testing::raw_bytes;
+using testing::TempDir;
+using testing::zip_bytes;
+
+// `values` encoded as numpy's dtype `descr` ("<f8", ">i2", "|u1", "<f2" ...).
+std::vector<uint8_t> encoded(const std::string& descr, const std::vector<double>& values) {
+  const char kind = descr[1];
+  const int size = std::stoi(descr.substr(2));
+  std::vector<uint8_t> out;
+  for (const double v : values) {
+    uint64_t bits = 0;
+    if (kind == 'f' && size == 8) bits = std::bit_cast<uint64_t>(v);
+    if (kind == 'f' && size == 4) bits = std::bit_cast<uint32_t>(static_cast<float>(v));
+    if (kind == 'f' && size == 2) {  // the test values are small integers and halves: exact in binary16
+      const auto f = std::bit_cast<uint32_t>(static_cast<float>(v));
+      const uint32_t exponent = (f >> 23) & 0xFF;
+      bits = ((f >> 16) & 0x8000) | (v == 0 ? 0 : ((exponent - 112) << 10) | ((f >> 13) & 0x3FF));
+    }
+    if (kind == 'i' || kind == 'u' || kind == 'b') bits = static_cast<uint64_t>(static_cast<int64_t>(v));
+    for (int b = 0; b < size; ++b) {
+      const int shift = descr[0] == '>' ? 8 * (size - 1 - b) : 8 * b;
+      out.push_back(static_cast<uint8_t>(bits >> shift));
+    }
+  }
+  return out;
+}
+
+std::vector<float> all_features(const Source& source) {
+  std::vector<float> out;
+  for (size_t i = 0; i < source.size(); ++i) {
+    const std::vector<float> row = features_of(source, i);
+    out.insert(out.end(), row.begin(), row.end());
+  }
+  return out;
+}
+
+TEST(InPlaceArrays, EveryDtypeGivesTheValuesOfTheInMemoryCopy) {
+  // The same 5 x 3 array as an .npy (read in place), a stored .npz member (in place, at an
+  // address no float may be read from) and a deflated one (inflated into memory).
+  std::vector<double> values;
+  for (int k = 0; k < 15; ++k) values.push_back(k % 7 + (k % 2 ? 0.5 : 0));
+  const std::vector<uint8_t> y = npy_bytes("<i8", {5}, raw_bytes<int64_t>({0, 1, 2, 0, 1}));
+  for (const char* descr : {"<f4", "<f8", "<f2", ">f4", ">f8", "<i2", ">i4", "|u1", "|i1", "<u8"}) {
+    SCOPED_TRACE(descr);
+    const std::string dtype = descr;
+    std::vector<double> typed = values;
+    if (dtype[1] != 'f') {
+      for (double& v : typed) v = static_cast<double>(static_cast<int64_t>(v));
+    }
+    const std::vector<uint8_t> x = npy_bytes(dtype, {5, 3}, encoded(dtype, typed));
+    TempDir dir;
+    dir.write("x.npy", x);
+    dir.write("y.npy", y);
+    const std::string stored = dir.write("stored.npz", zip_bytes({{"x.npy", x}, {"y.npy", y}}));
+    const std::string packed = dir.write("packed.npz", zip_bytes({{"x.npy", x}, {"y.npy", y}}, true));
+
+    const auto in_memory = open_source(packed);
+    EXPECT_EQ(in_memory->describe().find("memory-mapped"), std::string::npos) << in_memory->describe();
+    const std::vector<float> expected(typed.begin(), typed.end());
+    EXPECT_EQ(all_features(*in_memory), expected);
+    for (const std::string& path : {dir.str() + "/x.npy", stored}) {
+      const auto mapped = open_source(path);
+      expect_has(mapped->describe(), "· memory-mapped ");
+      EXPECT_EQ(all_features(*mapped), expected) << path;
+      // Reading into one SampleData again and again (as a worker does) keeps each row's values.
+      SampleData sample;
+      ASSERT_TRUE(mapped->read(4, &sample).ok());
+      ASSERT_TRUE(mapped->read(1, &sample).ok());
+      float value = 0;
+      std::memcpy(&value, sample.bytes.data() + 2 * sizeof(float), sizeof value);
+      EXPECT_EQ(value, expected[5]) << path;
+    }
+  }
+}
+
+TEST(InPlaceArrays, NonFiniteValuesStillStopAtTheStartNamingSampleAndColumn) {
+  TempDir dir;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  dir.write("x.npy", npy_bytes("<f4", {3, 2}, raw_bytes<float>({1, 2, 3, 4, 5, nan})));
+  dir.write("y.npy", npy_bytes("<i8", {3}, raw_bytes<int64_t>({0, 1, 0})));
+  expect_has(error_text([&] { open_source(dir.str() + "/x.npy"); }), "a feature of sample 2 (column 1) is nan");
+  // A float16 infinity, converted row by row: 0x7C00.
+  dir.write("x.npy", npy_bytes("<f2", {3, 2}, {0, 0x3C, 0, 0x3C, 0x00, 0x7C, 0, 0, 0, 0, 0, 0}));
+  expect_has(error_text([&] { open_source(dir.str() + "/x.npy"); }), "a feature of sample 1 (column 0) is inf");
+}
+
+// Anonymous (not file-backed) resident memory of this process, in bytes.
+size_t anonymous_rss() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("RssAnon:", 0) == 0) return std::stoull(line.substr(8)) * 1024;
+  }
+  return 0;
+}
+
+TEST(InPlaceArrays, A1GiBArrayIsTrainedFromWithoutCopyingItIntoMemory) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "a sanitizer's shadow memory for the mapped file counts as anonymous memory";
+#endif
+  // 1 GiB of float32 features (a sparse file: zeros that take no disk), opened, checked for
+  // NaN, standardized and read: the process's own memory grows by the labels, not the data.
+  TempDir dir;
+  constexpr int64_t kRows = 1 << 20, kFeatures = 256;
+  const std::string x = dir.write("x.npy", npy_bytes("<f4", {kRows, kFeatures}, {}));
+  std::filesystem::resize_file(x, std::filesystem::file_size(x) + kRows * kFeatures * sizeof(float));
+  dir.write("y.npy", npy_bytes("|u1", {kRows}, std::vector<uint8_t>(kRows, 1)));
+
+  const size_t before = anonymous_rss();
+  const auto source = open_source(x);
+  std::vector<float> mean, std;
+  fit_standardize(*source, &mean, &std);
+  const size_t grown = anonymous_rss() - std::min(before, anonymous_rss());
+  ASSERT_EQ(source->size(), static_cast<size_t>(kRows));
+  EXPECT_EQ(mean[kFeatures - 1], 0.0f);
+  EXPECT_EQ(features_of(*source, kRows - 1), std::vector<float>(kFeatures, 0.0f));
+  // The class ids (int64, 8 MiB) and the standardize sums; a copy of the features would be 1 GiB.
+  EXPECT_LT(grown, size_t{64} << 20) << "anonymous memory grew by " << grown / (1 << 20) << " MiB";
+}
+
+}  // namespace
+}  // namespace stoker::data
