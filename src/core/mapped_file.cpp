@@ -35,6 +35,14 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
 
 MappedFile::~MappedFile() { reset(); }
 
+void MappedFile::advise(Access access) const {
+  if (data_ == nullptr) return;
+  const int advice = access == Access::kSequential ? MADV_SEQUENTIAL
+                     : access == Access::kRandom   ? MADV_RANDOM
+                                                   : MADV_NORMAL;
+  ::madvise(const_cast<uint8_t*>(data_), size_, advice);  // a hint: failure changes nothing
+}
+
 MappedFile::MappedFile(MappedFile&& other) noexcept
     : data_(other.data_), size_(other.size_), path_(std::move(other.path_)) {
   other.data_ = nullptr;

@@ -92,6 +92,12 @@ class Source {
   // A hint that sample i will be read soon: in-memory sources start fetching it into the
   // cache (workers call it a few samples ahead within a claimed run). Default: nothing.
   virtual void prefetch(size_t /*index*/) const {}
+  // A hint of the order the next reads come in: kInOrder for one pass over every sample
+  // (fit_standardize), kShuffled for training epochs (the state a source starts in). Sources
+  // that read a memory-mapped file pass it to the kernel's readahead, which matters once the
+  // file is larger than RAM. Default: nothing.
+  enum class ReadOrder { kInOrder, kShuffled };
+  virtual void expect_reads(ReadOrder /*order*/) const {}
 };
 
 // root/<class>/<image>, classes sorted by name -> ids 0..n-1 (torchvision ImageFolder).

@@ -98,16 +98,24 @@ class ArraySource final : public Source {
     for (size_t at = 0; at < bytes && at < 1024; at += 64) __builtin_prefetch(row + at);
   }
 
-  // Throws DataError naming the first non-finite feature (in place: row by row, converted).
+  void expect_reads(ReadOrder order) const override {
+    if (a_.mapping)
+      a_.mapping->advise(order == ReadOrder::kInOrder ? MappedFile::Access::kSequential : MappedFile::Access::kRandom);
+  }
+
+  // Throws DataError naming the first non-finite feature (in place: row by row, converted,
+  // in order; then the map is left to shuffled reads).
   void require_finite_features() const {
-    if (a_.feature_count == 0 || (a_.in_place && a_.in_place->integral())) return;
+    if (a_.feature_count == 0 || (a_.in_place && a_.in_place->integral())) return expect_reads(ReadOrder::kShuffled);
     const auto d = static_cast<size_t>(a_.feature_count);
     if (!a_.in_place) return require_finite(a_.features, d, 0, "a feature");
+    expect_reads(ReadOrder::kInOrder);
     std::vector<float> row(d);
     for (size_t i = 0; i < a_.count; ++i) {
       npy_row_to_float(*a_.in_place, i, row.data());
       require_finite(row, d, i, "a feature");
     }
+    expect_reads(ReadOrder::kShuffled);
   }
   void require_finite_targets() const {
     if (a_.labels.empty()) require_finite(a_.targets, static_cast<size_t>(a_.target_dim), 0, "the target");

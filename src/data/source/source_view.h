@@ -34,6 +34,7 @@ class SourceView : public Source {
   bool targets_are_numbers() const override { return inner_->targets_are_numbers(); }
   void check_class_ids(int64_t max_classes) const override { inner_->check_class_ids(max_classes); }
   void prefetch(size_t index) const override { inner_->prefetch(row(index)); }
+  void expect_reads(ReadOrder order) const override { inner_->expect_reads(order); }
 
  protected:
   // The inner source's index of sample `index`.

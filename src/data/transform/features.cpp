@@ -54,6 +54,7 @@ void fit_standardize(const Source& source, std::vector<float>* mean_out,
       static_cast<size_t>(d));  // the first sample: keeps the sums small (no cancellation)
   SampleData sample;
   const size_t n = source.size();
+  source.expect_reads(Source::ReadOrder::kInOrder);  // one pass in order, then back to shuffled epochs
   for (size_t i = 0; i < n; ++i) {
     const Status status = source.read(i, &sample);
     if (!status.ok() || sample.feature_count != d) {
@@ -68,6 +69,7 @@ void fit_standardize(const Source& source, std::vector<float>* mean_out,
       sum_sq[j] += v * v;
     }
   }
+  source.expect_reads(Source::ReadOrder::kShuffled);
   mean_out->resize(static_cast<size_t>(d));
   std_out->resize(static_cast<size_t>(d));
   for (size_t j = 0; j < static_cast<size_t>(d); ++j) {

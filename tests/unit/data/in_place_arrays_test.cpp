@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -111,6 +112,47 @@ TEST(InPlaceArrays, NonFiniteValuesStillStopAtTheStartNamingSampleAndColumn) {
   // A float16 infinity, converted row by row: 0x7C00.
   dir.write("x.npy", npy_bytes("<f2", {3, 2}, {0, 0x3C, 0, 0x3C, 0x00, 0x7C, 0, 0, 0, 0, 0, 0}));
   expect_has(error_text([&] { open_source(dir.str() + "/x.npy"); }), "a feature of sample 1 (column 0) is inf");
+}
+
+// Two feature vectors, recording the read-order hints it is given.
+class HintedSource final : public Source {
+ public:
+  size_t size() const override { return 4; }
+  std::string name(size_t i) const override { return std::to_string(i); }
+  std::string describe() const override { return "hinted"; }
+  TargetKind target_kind() const override { return TargetKind::kClass; }
+  const std::vector<std::string>& class_names() const override { return names_; }
+  int64_t label(size_t i) const override { return static_cast<int64_t>(i % 2); }
+  void targets(size_t i, float* out) const override { out[0] = static_cast<float>(i % 2); }
+  int feature_count() const override { return 1; }
+  Status read(size_t i, SampleData* out) const override {
+    out->storage.resize(sizeof(float));
+    const auto value = static_cast<float>(i);
+    std::memcpy(out->storage.data(), &value, sizeof value);
+    out->bytes = out->storage;
+    out->feature_count = 1;
+    return Status::ok_status();
+  }
+  void expect_reads(ReadOrder order) const override { hints.push_back(order); }
+
+  mutable std::vector<ReadOrder> hints;
+
+ private:
+  std::vector<std::string> names_{"a", "b"};
+};
+
+TEST(InPlaceArrays, StandardizesFitReadsInOrderAndLeavesTheSourceToShuffledReads) {
+  // What keeps a mapped file larger than RAM from faulting 128 KiB around every shuffled row.
+  auto source = std::make_shared<HintedSource>();
+  std::vector<float> mean, sd;
+  fit_standardize(*source, &mean, &sd);
+  EXPECT_EQ(source->hints, (std::vector{Source::ReadOrder::kInOrder, Source::ReadOrder::kShuffled}));
+  EXPECT_EQ(mean, std::vector<float>{1.5f});
+  // Through a held-out part (a view of the source) the hints reach the file all the same.
+  source->hints.clear();
+  const HeldOut parts = hold_out(source, 0.5, 0);
+  fit_standardize(*parts.train, &mean, &sd);
+  EXPECT_EQ(source->hints, (std::vector{Source::ReadOrder::kInOrder, Source::ReadOrder::kShuffled}));
 }
 
 // Anonymous (not file-backed) resident memory of this process, in bytes.
