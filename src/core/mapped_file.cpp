@@ -5,12 +5,91 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
+#include <mutex>
 
 #include "stoker/core/error.h"
 
 namespace stoker {
+
+namespace {
+
+// Reading a mapped page the file no longer has (it was truncated or rewritten after it was
+// mapped: np.save over the features while training reads them) raises SIGBUS, which would
+// kill the process with no word of why. Each live map is listed here, and a SIGBUS handler
+// that finds the faulting address in one prints one line naming the file and exits 1; other
+// SIGBUS go to the handler that was there before. The handler reads the list without locks:
+// a slot's path is written before its start is published.
+struct MapSlot {
+  std::atomic<uintptr_t> start{0};
+  std::atomic<size_t> size{0};
+  char path[480] = {};
+};
+constexpr size_t kMapSlots = 256;  // more live maps than this go unlisted (and unexplained)
+MapSlot g_maps[kMapSlots];
+std::mutex g_maps_mutex;  // claiming and freeing slots (not the handler)
+struct sigaction g_previous_sigbus {};
+
+void write_all(const char* text) {
+  size_t left = std::strlen(text);
+  while (left > 0) {
+    const ssize_t n = ::write(STDERR_FILENO, text, left);
+    if (n <= 0) return;
+    text += n;
+    left -= static_cast<size_t>(n);
+  }
+}
+
+void on_sigbus(int signal, siginfo_t* info, void* /*context*/) {
+  const auto address = reinterpret_cast<uintptr_t>(info->si_addr);
+  for (const MapSlot& slot : g_maps) {
+    const uintptr_t start = slot.start.load(std::memory_order_acquire);
+    if (start == 0 || address < start || address - start >= slot.size.load(std::memory_order_relaxed)) continue;
+    write_all("error: ");
+    write_all(slot.path);
+    write_all(" changed while it was being read: it is shorter than when it was opened (rewritten or truncated?); "
+              "leave data files as they are while stoker reads them, or copy them first\n");
+    ::_exit(1);
+  }
+  // Not a map of ours: as if this handler were not here. A fault comes again when the
+  // instruction is retried; a SIGBUS sent by kill or raise is sent again.
+  ::sigaction(signal, &g_previous_sigbus, nullptr);
+  if (info->si_code <= 0) ::raise(signal);
+}
+
+void list_map(const uint8_t* data, size_t size, const std::string& path) {
+  static std::once_flag installed;
+  std::call_once(installed, [] {
+    struct sigaction action {};
+    action.sa_sigaction = on_sigbus;
+    action.sa_flags = SA_SIGINFO;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGBUS, &action, &g_previous_sigbus);
+  });
+  const std::lock_guard<std::mutex> lock(g_maps_mutex);
+  for (MapSlot& slot : g_maps) {
+    if (slot.start.load(std::memory_order_relaxed) != 0) continue;
+    std::strncpy(slot.path, path.c_str(), sizeof slot.path - 1);
+    slot.size.store(size, std::memory_order_relaxed);
+    slot.start.store(reinterpret_cast<uintptr_t>(data), std::memory_order_release);
+    return;
+  }
+}
+
+void unlist_map(const uint8_t* data) {
+  const std::lock_guard<std::mutex> lock(g_maps_mutex);
+  for (MapSlot& slot : g_maps) {
+    if (slot.start.load(std::memory_order_relaxed) == reinterpret_cast<uintptr_t>(data)) {
+      slot.start.store(0, std::memory_order_release);
+      return;
+    }
+  }
+}
+
+}  // namespace
 
 MappedFile::MappedFile(const std::string& path) : path_(path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -29,6 +108,7 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
       throw DataError("cannot map " + path + ": " + std::strerror(err));
     }
     data_ = static_cast<const uint8_t*>(p);
+    list_map(data_, size_, path_);
   }
   ::close(fd);
 }
@@ -62,7 +142,10 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
 }
 
 void MappedFile::reset() noexcept {
-  if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
+  if (data_ != nullptr) {
+    unlist_map(data_);
+    ::munmap(const_cast<uint8_t*>(data_), size_);
+  }
   data_ = nullptr;
   size_ = 0;
 }

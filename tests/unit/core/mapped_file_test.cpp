@@ -1,0 +1,49 @@
+// MappedFile: a file that shrinks while it is mapped is one line naming it, not a bare SIGBUS.
+#include "stoker/core/mapped_file.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "support/temp_dir.h"
+
+namespace stoker {
+namespace {
+
+using testing::TempDir;
+
+TEST(MappedFileDeathTest, AFileTruncatedWhileMappedIsOneLineNamingIt) {
+  // What np.save over the features does to a training run that has them mapped.
+  TempDir dir;
+  const std::string path = dir.write("features.npy", std::vector<uint8_t>(1 << 16, 7));
+  EXPECT_EXIT(
+      {
+        const MappedFile map(path);
+        if (map.bytes()[40000] != 7) std::_Exit(2);
+        if (::truncate(path.c_str(), 0) != 0) std::_Exit(3);
+        const volatile uint8_t gone = map.bytes()[40000];
+        std::_Exit(gone == 0 ? 4 : 5);  // not reached: the read above faults
+      },
+      ::testing::ExitedWithCode(1),
+      "^error: .*features\\.npy changed while it was being read: it is shorter than when it was opened "
+      "\\(rewritten or truncated\\?\\); leave data files as they are while stoker reads them, or copy them first\n$");
+}
+
+TEST(MappedFileDeathTest, OtherBusErrorsAreLeftAsTheyWere) {
+  TempDir dir;
+  const std::string path = dir.write("x.bin", std::vector<uint8_t>(4096, 1));
+  EXPECT_EXIT(
+      {
+        const MappedFile map(path);
+        std::raise(SIGBUS);
+        std::_Exit(0);
+      },
+      ::testing::KilledBySignal(SIGBUS), "");
+}
+
+}  // namespace
+}  // namespace stoker
