@@ -396,5 +396,81 @@ TEST_F(Hdf5FilesCli, DataLargerThanMemoryIsOneLineAboutTheData) {
       << r.err;
 }
 
+// PyTorch's own writer (torch.save), where /usr/bin/python3 has torch.
+class TorchFilesCli : public NumpyFilesCli {
+ protected:
+  void SetUp() override {
+    NumpyFilesCli::SetUp();
+    if (IsSkipped()) return;
+    const auto probe = run_command("/usr/bin/python3 -c 'import torch'");
+    if (probe.exit_code != 0) GTEST_SKIP() << "/usr/bin/python3 cannot import torch: " << probe.err;
+  }
+};
+
+constexpr const char* kWriteTorch = R"(
+import sys, numpy as np, torch
+d = sys.argv[1]
+a = np.load(d + "/plain.npz")
+x, y = torch.from_numpy(a["x_train"]).float(), torch.from_numpy(a["y_train"])
+xt, yt = torch.from_numpy(a["x_test"]), torch.from_numpy(a["y_test"]).long()
+torch.save({"x_train": x, "y_train": y, "x_test": xt, "y_test": yt, "note": "ignored"}, d + "/splits.pt")
+torch.save((x, y.int()), d + "/pair.pth")
+big = torch.cat([torch.zeros(7, 10), x])  # x as a view at an offset into a larger storage
+torch.save({"features": big[7:], "labels": y}, d + "/view.pt")
+torch.save({"x": x.half(), "y": y}, d + "/half.pt")
+torch.save(x, d + "/one.pt")
+torch.save({"emb": x, "cls": y}, d + "/names.pt")
+torch.save({"x": x.t(), "y": y}, d + "/strided.pt")
+torch.save({"x": x.bfloat16(), "y": y}, d + "/bf16.pt")
+torch.save({"x": x, "y": y}, d + "/legacy.pt", _use_new_zipfile_serialization=False)
+)";
+
+TEST_F(TorchFilesCli, TorchSaveFilesGiveTheSameBatchesAsNpzAndTrain) {
+  TempDir dir;
+  ASSERT_EQ(run_command("/usr/bin/python3 -c '" + std::string(kWriteArrays) + "' " + dir.str()).exit_code, 0);
+  const auto made = run_command("/usr/bin/python3 -c '" + std::string(kWriteTorch) + "' " + dir.str());
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  // A dict with splits, a (features, targets) tuple and a view at an offset into its storage:
+  // the same float32 rows as plain.npz's x_train, read in place.
+  expect_same_loader_checksum(dir.str(), {"plain.npz", "splits.pt", "pair.pth", "view.pt"});
+
+  const std::string out = dir.str() + "/runs";
+  const auto r = run_command(kStoker + " train --data " + dir.str() + "/splits.pt" + kFlags + " --output-dir " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("splits.pt (x_train, y_train): 2,000 samples × 10 features, 4 classes · memory-mapped float32 · "
+                       "validation 500"),
+            std::string::npos)
+      << r.out;
+  EXPECT_GT(summary_of(out)["test_accuracy"].get<double>(), 0.9) << r.out;
+
+  const std::string half_out = dir.str() + "/half_runs";
+  const auto half = run_command(kStoker + " train --data " + dir.str() + "/half.pt --val-data " + dir.str() +
+                                "/splits.pt" + kFlags + " --output-dir " + half_out);
+  ASSERT_EQ(half.exit_code, 0) << half.err << half.out;
+  EXPECT_NE(half.out.find("memory-mapped float16"), std::string::npos) << half.out;
+  EXPECT_GT(summary_of(half_out)["test_accuracy"].get<double>(), 0.9) << half.out;
+}
+
+TEST_F(TorchFilesCli, WhatCannotBeReadIsOneLine) {
+  TempDir dir;
+  ASSERT_EQ(run_command("/usr/bin/python3 -c '" + std::string(kWriteArrays) + "' " + dir.str()).exit_code, 0);
+  ASSERT_EQ(run_command("/usr/bin/python3 -c '" + std::string(kWriteTorch) + "' " + dir.str()).exit_code, 0);
+  const auto train = [&](const std::string& file) {
+    return run_command(kStoker + " train --model mlp --no-progress --output-dir " + dir.str() + "/runs --data " +
+                       dir.str() + "/" + file);
+  };
+  expect_one_line_error(train("one.pt"), 1, "one.pt holds one tensor; stoker needs features and targets",
+                        "a lone tensor");
+  expect_one_line_error(train("strided.pt"), 1, "strided.pt:x: is not contiguous (strides (1, 10)); save x.contiguous()",
+                        "a transposed tensor");
+  expect_one_line_error(train("bf16.pt"), 1, "bf16.pt:x: is a BFloat16 tensor; stoker reads float16/32/64",
+                        "bfloat16");
+  expect_one_line_error(train("legacy.pt"), 1, "legacy.pt is not a torch.save zip archive (the format PyTorch writes",
+                        "the pre-1.6 format");
+  expect_one_line_error(train("names.pt"), 1,
+                        "names.pt holds the tensors [emb, cls]; expected features named x, X, features",
+                        "tensors under other names");
+}
+
 }  // namespace
 }  // namespace stoker

@@ -156,6 +156,18 @@ std::unique_ptr<Source> open_arrays(const std::string& path, const std::string& 
 // throws DataError saying so.
 std::unique_ptr<Source> open_hdf5(const std::string& path, const std::string& split = "train");
 
+// A torch.save file (.pt, .pth) of tensors: a dict named like an .npz's arrays
+// (torch.save({"x": x, "y": y}, path), with the same split suffixes) or a (features, targets)
+// tuple or list (the training split only). The rules for images, class ids and regression
+// targets are the .npz's; the feature tensor is read in place from the file's map (torch
+// stores tensors uncompressed), the targets into memory. Only the pickle torch.save writes for
+// tensors and containers is read: nothing in the file is executed. Throws DataError naming the
+// file and the tensor for a file in the pre-1.6 (non-zip) format, a lone tensor, missing
+// tensors (listing those found), non-contiguous tensors ("save x.contiguous()"), dtypes other
+// than bool/int/uint8/float16/32/64 (bfloat16, complex: "convert with x.float()") and what
+// open_arrays refuses.
+std::unique_ptr<Source> open_torch_file(const std::string& path, const std::string& split = "train");
+
 // A CSV table of numbers, one sample per row: the features and one target column, named
 // label, target, y, class, labels or targets in an optional header line (any case), else
 // the last column. Integer targets are class ids, others regression targets. Throws
@@ -166,7 +178,8 @@ std::unique_ptr<Source> open_feature_table(const std::string& csv_path);
 bool is_feature_table(const std::string& csv_path);
 
 // Opens `path` by what it is: a directory with idx files (train-images-idx3-ubyte[.gz] ...),
-// an .npz/.npy file (open_arrays), an .h5/.hdf5 file or "file.h5:group" (open_hdf5), a .csv
+// an .npz/.npy file (open_arrays), a .pt/.pth file (open_torch_file), an .h5/.hdf5 file or
+// "file.h5:group" (open_hdf5), a .csv
 // feature table or file list, or an image folder. `split`: "train"; "t10k" for the data's own
 // test split (IDX t10k-* files, an archive's held-out arrays); "val" for data given for
 // validation (--val-data): its held-out arrays or t10k files if it has them, else its plain

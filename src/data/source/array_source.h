@@ -44,6 +44,10 @@ std::unique_ptr<Source> make_array_source(SampleArrays arrays);
 // True for an .npz that holds held-out arrays, x_val / y_val ... x_test / y_test (numpy_source.cpp).
 bool npz_has_test_split(const std::string& path);
 
+// True for a torch.save file that holds held-out tensors, x_val / y_val ... x_test / y_test
+// (torch_file.cpp).
+bool torch_file_has_test_split(const std::string& path);
+
 // True for an HDF5 file (or "file.h5:group") that holds held-out datasets as open_hdf5 finds
 // them (hdf5_source.cpp; false when stoker was built without HDF5).
 bool hdf5_has_test_split(const std::string& path);

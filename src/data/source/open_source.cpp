@@ -55,11 +55,12 @@ std::unique_ptr<Source> open_by_kind(const std::string& path, const std::string&
     const std::string ext = fs::path(path).extension().string();
     if (ext == ".csv") return is_feature_table(path) ? open_feature_table(path) : open_file_list(path);
     if (ext == ".npz" || ext == ".npy") return open_arrays(path, split);
+    if (ext == ".pt" || ext == ".pth") return open_torch_file(path, split);
     if (is_hdf5(path)) return open_hdf5(path, split);
     throw DataError(
         "dataset path " + path +
         " is a file; expected a directory (image folder or IDX files), a .csv (file list or "
-        "feature table), an .npz/.npy file or an .h5/.hdf5 file");
+        "feature table), an .npz/.npy file, a .pt/.pth file of tensors or an .h5/.hdf5 file");
   }
   for (const std::string& prefix : idx_prefixes(split)) {
     const std::string images = find_idx(path, prefix, "images-idx3-ubyte");
@@ -100,6 +101,7 @@ bool has_test_split(const std::string& path) {
   if (!fs::is_regular_file(path, ec)) return false;
   const std::string ext = fs::path(path).extension().string();
   if (ext == ".npz") return npz_has_test_split(path);
+  if (ext == ".pt" || ext == ".pth") return torch_file_has_test_split(path);
   if (is_hdf5(path)) return hdf5_has_test_split(path);
   return false;
 }

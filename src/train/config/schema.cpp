@@ -157,11 +157,12 @@ std::vector<Field> make_fields() {
       {"data",
        &C::data,
        "Training data: an image folder (one subfolder per class), an IDX directory, a CSV file (image list or "
-       "numeric feature table), NumPy arrays (.npz, .npy) or an HDF5 file (.h5, .hdf5; file.h5:group for a group)",
+       "numeric feature table), NumPy arrays (.npz, .npy), PyTorch tensors (.pt, .pth from torch.save) or an HDF5 file "
+       "(.h5, .hdf5; file.h5:group for a group)",
        {}},
       {"val_data",
        &C::val_data,
-       "Validation data, same kinds; empty = the IDX t10k split or an .npz's or .h5's x_val or x_test (or val/test "
+       "Validation data, same kinds; empty = the IDX t10k split or an .npz's, .pt's or .h5's x_val or x_test (or val/test "
        "group), else none",
        {}},
       {"val_split",

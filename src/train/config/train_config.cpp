@@ -177,7 +177,7 @@ void validate(const TrainConfig& c) {
                                  close.empty() ? "" : fmt::format("; did you mean '{}'?", close)));
   }
   check(!c.data.empty(),
-        "data must not be empty: give an image folder, an IDX directory, a CSV file, an .npz/.npy file or an .h5 file");
+        "data must not be empty: give an image folder, an IDX directory, a CSV file, an .npz/.npy file, a .pt file or an .h5 file");
   fraction("val_split", c.val_split, false, "[0, 1)");
   check(c.val_split == 0 || c.val_data.empty(),
         fmt::format("val_split {} holds out part of the training data for validation, and val_data {} is validation "

@@ -310,7 +310,7 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
        "model must be one of mnist_cnn, mlp, resnet18, resnet50, efficientnet_b0, efficientnet_b1, efficientnet_b2, "
        "efficientnet_b3, efficientnet_b4, efficientnet_b5, efficientnet_b6, efficientnet_b7 (got 'vit')"},
       {[](TrainConfig* c) { c->data = ""; },
-       "data must not be empty: give an image folder, an IDX directory, a CSV file, an .npz/.npy file or an .h5 file"},
+       "data must not be empty: give an image folder, an IDX directory, a CSV file, an .npz/.npy file, a .pt file or an .h5 file"},
       {[](TrainConfig* c) { c->epochs = 0; }, "epochs must be >= 1 (got 0)"},
       {[](TrainConfig* c) { c->batch_size = 0; }, "batch_size must be >= 1 (got 0)"},
       {[](TrainConfig* c) { c->lr = 0; }, "lr must be > 0 (got 0)"},

@@ -1,0 +1,45 @@
+// A reader for the subset of Python's pickle format that torch.save writes for tensors and
+// the containers around them (dicts, tuples, lists of tensors, numbers and strings). It only
+// reads: callables are not called, classes are not built; a REDUCE or a persistent id stays a
+// node in the tree for the caller to interpret (torch_file.cpp). Protocols 2 to 5.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace stoker::data {
+
+struct PickleValue {
+  enum class Kind {
+    kNone,
+    kBool,
+    kInt,
+    kFloat,
+    kString,     // str or bytes
+    kTuple,      // tuple or list: items
+    kDict,       // entries
+    kGlobal,     // a class or function named by module and name (text = "module.name")
+    kReduce,     // callable(args): items = {callable, args}
+    kPersistent  // a persistent id: items = {id}
+  };
+  Kind kind = Kind::kNone;
+  int64_t integer = 0;  // kBool, kInt
+  double number = 0;    // kFloat
+  std::string text;     // kString, kGlobal
+  std::vector<std::shared_ptr<const PickleValue>> items;
+  std::vector<std::pair<std::shared_ptr<const PickleValue>, std::shared_ptr<const PickleValue>>> entries;
+
+  bool is_global(const std::string& dotted) const { return kind == Kind::kGlobal && text == dotted; }
+};
+
+using PickleRef = std::shared_ptr<const PickleValue>;
+
+// Reads one pickle. Throws DataError naming `name` for an opcode outside the subset (with its
+// byte offset), a truncated stream or a stack that does not add up.
+PickleRef read_pickle(std::span<const uint8_t> bytes, const std::string& name);
+
+}  // namespace stoker::data

@@ -1,0 +1,68 @@
+// The pickle subset torch.save writes: containers, numbers, strings, memo, globals and
+// REDUCE kept as nodes (never called), and one line for what lies outside it.
+#include "data/source/pickle.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "stoker/core/error.h"
+#include "support/error_text.h"
+
+namespace stoker::data {
+namespace {
+
+using testing::error_text;
+
+std::vector<uint8_t> bytes(const std::string& text) { return {text.begin(), text.end()}; }
+
+TEST(Pickle, ContainersNumbersStringsAndTheMemo) {
+  // {"a": (1, -2, 300, 2**40), "b": ["s", None, True], "a2": <memo 1>} at protocol 2.
+  const std::string pickle = std::string("\x80\x02}q\x00(", 6) + std::string("X\x01\x00\x00\x00" "a", 6) +
+                             std::string("(K\x01J\xfe\xff\xff\xffM\x2c\x01", 11) +
+                             std::string("\x8a\x06\x00\x00\x00\x00\x00\x01tq\x01", 11) +
+                             std::string("X\x01\x00\x00\x00" "b", 6) +
+                             std::string("]q\x02(X\x01\x00\x00\x00" "sN\x88" "e", 13) +
+                             std::string("X\x02\x00\x00\x00" "a2h\x01u.", 11);
+  const PickleRef root = read_pickle(bytes(pickle), "p.pt");
+  ASSERT_EQ(root->kind, PickleValue::Kind::kDict);
+  ASSERT_EQ(root->entries.size(), 3u);
+  EXPECT_EQ(root->entries[0].first->text, "a");
+  const PickleValue& a = *root->entries[0].second;
+  ASSERT_EQ(a.items.size(), 4u);
+  EXPECT_EQ(a.items[0]->integer, 1);
+  EXPECT_EQ(a.items[1]->integer, -2);
+  EXPECT_EQ(a.items[2]->integer, 300);
+  EXPECT_EQ(a.items[3]->integer, int64_t{1} << 40);
+  const PickleValue& b = *root->entries[1].second;
+  ASSERT_EQ(b.items.size(), 3u);
+  EXPECT_EQ(b.items[0]->text, "s");
+  EXPECT_EQ(b.items[1]->kind, PickleValue::Kind::kNone);
+  EXPECT_EQ(b.items[2]->kind, PickleValue::Kind::kBool);
+  EXPECT_EQ(root->entries[2].second.get(), &a);  // the memo gives the same object back
+}
+
+TEST(Pickle, CallablesAreKeptAsNodesNotCalled) {
+  // os.system("echo pwned") as a pickle: read as a REDUCE node naming the global; nothing runs.
+  const std::string pickle = std::string("\x80\x02" "cos\nsystem\nX\x0a\x00\x00\x00", 18) + "echo pwned\x85R.";
+  const PickleRef root = read_pickle(bytes(pickle), "evil.pt");
+  ASSERT_EQ(root->kind, PickleValue::Kind::kReduce);
+  EXPECT_TRUE(root->items[0]->is_global("os.system"));
+  EXPECT_EQ(root->items[1]->items[0]->text, "echo pwned");
+}
+
+TEST(Pickle, WhatLiesOutsideTheSubsetIsOneLine) {
+  EXPECT_EQ(error_text([] { read_pickle(bytes(std::string("\x80\x02X\x05\x00\x00\x00" "ab", 9)), "t.pt"); }),
+            "t.pt: its pickle (byte 7) is truncated");
+  EXPECT_EQ(error_text([] { read_pickle(bytes("\x80\x02P0\n."), "p.pt"); }),
+            "p.pt: its pickle (byte 2) uses pickle opcode 0x50, which a torch.save file of tensors does not; save the "
+            "tensors alone (torch.save({\"x\": x, \"y\": y}, path))");
+  EXPECT_EQ(error_text([] { read_pickle(bytes("\x80\x02h\x07" "."), "m.pt"); }),
+            "m.pt: its pickle (byte 2) refers to memo entry 7, which was never stored");
+  EXPECT_EQ(error_text([] { read_pickle(bytes("\x80\x02t."), "s.pt"); }),
+            "s.pt: its pickle (byte 2) closes a MARK it never opened");
+}
+
+}  // namespace
+}  // namespace stoker::data
