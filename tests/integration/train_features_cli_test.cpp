@@ -54,10 +54,11 @@ void write_blobs(const std::string& path, int rows, uint32_t seed) {
 void expect_same_loader_checksum(const std::string& dir, const std::vector<std::string>& files) {
   std::string checksum;
   for (const std::string& file : files) {
-    const auto r =
-        run_command(kStoker + " bench loader --data " + dir + "/" + file + " --epochs 1 --workers 2 --batch-size 64");
+    const auto r = run_command(kStoker + " bench loader --data '" + dir + "/" + file +
+                               "' --epochs 1 --workers 2 --batch-size 64");
     ASSERT_EQ(r.exit_code, 0) << file << ": " << r.err;
-    EXPECT_NE(r.out.find("2,000 samples × 10 features, 4 classes"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("2,000 samples"), std::string::npos) << r.out;  // " in all" for a pattern's shards
+    EXPECT_NE(r.out.find(" × 10 features, 4 classes"), std::string::npos) << r.out;
     const auto at = r.out.find("checksum ");
     ASSERT_NE(at, std::string::npos) << r.out;
     const std::string sum = r.out.substr(at + 9, 16);
@@ -265,6 +266,28 @@ TEST_F(NumpyFilesCli, ValidationFilesHoldPlainArrays) {
     EXPECT_NE(r.out.find(std::string(held) + " validation 500"), std::string::npos) << r.out;
     EXPECT_GT(summary_of(out)["test_accuracy"].get<double>(), 0.9) << r.out;
   }
+}
+
+TEST_F(NumpyFilesCli, ShardsMatchedByAPatternAreOneDataset) {
+  // plain.npz's x_train cut into three .npy shards (and one torch.save file): the pattern
+  // gives the same batches as the whole, in file-name order.
+  TempDir dir;
+  ASSERT_EQ(run_command("/usr/bin/python3 -c '" + std::string(kWriteArrays) + "' " + dir.str()).exit_code, 0);
+  const auto cut = run_command(
+      "/usr/bin/python3 -c 'import sys, os, numpy as np\n"
+      "d = sys.argv[1]; a = np.load(d + \"/plain.npz\"); os.mkdir(d + \"/shards\")\n"
+      "for k, (s, e) in enumerate([(0, 700), (700, 1500), (1500, 2000)]):\n"
+      "    np.save(d + f\"/shards/x_{k:03d}.npy\", a[\"x_train\"][s:e].astype(np.float32))\n"
+      "    np.save(d + f\"/shards/y_{k:03d}.npy\", a[\"y_train\"][s:e])\n' " +
+      dir.str());
+  ASSERT_EQ(cut.exit_code, 0) << cut.err;
+  expect_same_loader_checksum(dir.str(), {"plain.npz", "shards/x_*.npy"});
+  const auto r = run_command(kStoker + " train --data '" + dir.str() + "/shards/x_*.npy' --val-data " + dir.str() +
+                             "/val.npz" + kFlags + " --output-dir " + dir.str() + "/runs");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("3 files matching " + dir.str() + "/shards/x_*.npy, 2,000 samples in all"), std::string::npos)
+      << r.out;
+  EXPECT_GT(summary_of(dir.str() + "/runs")["test_accuracy"].get<double>(), 0.9) << r.out;
 }
 
 TEST_F(NumpyFilesCli, DamagedArchiveIsOneLine) {

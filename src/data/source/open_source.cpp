@@ -1,13 +1,16 @@
 // Picks the source type from what a path is.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <new>
 
+#include <glob.h>
 #include <sys/resource.h>
 
 #include "array_naming.h"
 #include "array_source.h"
+#include "concat_source.h"
 #include "stoker/core/error.h"
 #include "stoker/core/process.h"
 #include "stoker/data/source.h"
@@ -74,11 +77,47 @@ std::unique_ptr<Source> open_by_kind(const std::string& path, const std::string&
   return open_image_folder(path);
 }
 
+// True when the one path `path` carries its own held-out split (has_test_split).
+bool has_test_split_of(const std::string& path) {
+  std::error_code ec;
+  if (names_hdf5_group(path)) return hdf5_has_test_split(path);
+  if (fs::is_directory(path, ec)) return !find_idx(path, "t10k", "images-idx3-ubyte").empty();
+  if (!fs::is_regular_file(path, ec)) return false;
+  const std::string ext = fs::path(path).extension().string();
+  if (ext == ".npz") return npz_has_test_split(path);
+  if (ext == ".pt" || ext == ".pth") return torch_file_has_test_split(path);
+  if (is_hdf5(path)) return hdf5_has_test_split(path);
+  return false;
+}
+
+// The paths `path` names: itself, or where it holds * ? or [ and names no existing path, the
+// files its pattern matches (glob(3), sorted), ":group" kept for HDF5 files. Throws DataError
+// for a pattern that matches nothing.
+std::vector<std::string> paths_named(const std::string& path) {
+  std::error_code ec;
+  if (path.find_first_of("*?[") == std::string::npos || fs::exists(path, ec)) return {path};
+  const auto [file, group] = split_hdf5_path(path);
+  glob_t found{};
+  const int rc = glob(file.c_str(), 0, nullptr, &found);
+  std::vector<std::string> paths;
+  for (size_t i = 0; rc == 0 && i < found.gl_pathc; ++i)
+    paths.push_back(group.empty() ? found.gl_pathv[i] : std::string(found.gl_pathv[i]) + ":" + group);
+  globfree(&found);
+  if (paths.empty()) {
+    throw DataError(fmt::format("dataset pattern {} matches no file; check the folder and the pattern (shards "
+                                "of one dataset: 'data/emb_*.npy')",
+                                file));
+  }
+  return paths;
+}
+
 }  // namespace
 
 std::unique_ptr<Source> open_source(const std::string& path, const std::string& split) {
   try {
-    return open_by_kind(path, split);
+    std::vector<std::unique_ptr<Source>> parts;
+    for (const std::string& one : paths_named(path)) parts.push_back(open_by_kind(one, split));
+    return concat_sources(std::move(parts), path);
   } catch (const std::bad_alloc&) {
     // Table sources, and array sources whose layout cannot be read in place, hold their data
     // in RAM; one that does not fit says so here, not as an out-of-memory of training.
@@ -94,16 +133,9 @@ std::unique_ptr<Source> open_source(const std::string& path, const std::string& 
   }
 }
 
-bool has_test_split(const std::string& path) {
-  std::error_code ec;
-  if (names_hdf5_group(path)) return hdf5_has_test_split(path);
-  if (fs::is_directory(path, ec)) return !find_idx(path, "t10k", "images-idx3-ubyte").empty();
-  if (!fs::is_regular_file(path, ec)) return false;
-  const std::string ext = fs::path(path).extension().string();
-  if (ext == ".npz") return npz_has_test_split(path);
-  if (ext == ".pt" || ext == ".pth") return torch_file_has_test_split(path);
-  if (is_hdf5(path)) return hdf5_has_test_split(path);
-  return false;
+bool has_test_split(const std::string& pattern) {
+  const std::vector<std::string> paths = paths_named(pattern);
+  return std::all_of(paths.begin(), paths.end(), [](const std::string& path) { return has_test_split_of(path); });
 }
 
 }  // namespace stoker::data

@@ -1,0 +1,123 @@
+// ConcatSource: shards of one dataset, sample i found by a binary search over where each starts.
+#include "concat_source.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <mutex>
+
+#include "file_reader.h"
+#include "stoker/core/error.h"
+
+namespace stoker::data {
+
+namespace {
+
+class ConcatSource final : public Source {
+ public:
+  ConcatSource(std::vector<std::unique_ptr<Source>> parts, std::string pattern)
+      : parts_(std::move(parts)), pattern_(std::move(pattern)) {
+    size_t total = 0;
+    for (const auto& part : parts_) {
+      starts_.push_back(total);
+      total += part->size();
+    }
+    size_ = total;
+    const Source& first = *parts_.front();
+    for (const auto& part : parts_) agree(first, *part);
+  }
+
+  size_t size() const override { return size_; }
+  std::string name(size_t i) const override { return at(i).first->name(at(i).second); }
+  std::string describe() const override {
+    return fmt::format("{} files matching {}, {} samples in all; the first: {}", parts_.size(), pattern_,
+                       with_commas(size_), parts_.front()->describe());
+  }
+  TargetKind target_kind() const override { return parts_.front()->target_kind(); }
+  int target_dim() const override { return parts_.front()->target_dim(); }
+  // The longest of the parts' names, made on first use (numbered classes make theirs then too).
+  const std::vector<std::string>& class_names() const override {
+    std::call_once(names_made_, [this] {
+      for (const auto& part : parts_) {
+        if (part->class_names().size() > class_names_->size()) class_names_ = &part->class_names();
+      }
+    });
+    return *class_names_;
+  }
+  int64_t label(size_t i) const override { return at(i).first->label(at(i).second); }
+  void targets(size_t i, float* out) const override { at(i).first->targets(at(i).second, out); }
+  Status read(size_t i, SampleData* out) const override { return at(i).first->read(at(i).second, out); }
+  void fixed_shape(int* width, int* height, int* channels) const override {
+    parts_.front()->fixed_shape(width, height, channels);
+  }
+  int feature_count() const override { return parts_.front()->feature_count(); }
+  std::string default_transforms() const override { return parts_.front()->default_transforms(); }
+  bool targets_are_numbers() const override { return parts_.front()->targets_are_numbers(); }
+  void check_class_ids(int64_t max_classes) const override {
+    for (const auto& part : parts_) part->check_class_ids(max_classes);
+  }
+  void prefetch(size_t i) const override { at(i).first->prefetch(at(i).second); }
+  void expect_reads(ReadOrder order) const override {
+    for (const auto& part : parts_) part->expect_reads(order);
+  }
+
+ private:
+  // The part holding sample i and its index there.
+  std::pair<const Source*, size_t> at(size_t i) const {
+    const auto next = std::upper_bound(starts_.begin(), starts_.end(), i);
+    const auto k = static_cast<size_t>(next - starts_.begin()) - 1;
+    return {parts_[k].get(), i - starts_[k]};
+  }
+
+  // Throws DataError when `part` holds other samples than `first` does.
+  void agree(const Source& first, const Source& part) const {
+    const auto differ = [&](const std::string& what, const auto& here, const auto& there) {
+      throw DataError(fmt::format("{} and {} (both matching {}) differ in {}: {} and {}; the files of one dataset must "
+                                  "hold the same kind of samples",
+                                  first.name(0), part.name(0), pattern_, what, here, there));
+    };
+    if (first.target_kind() != part.target_kind()) {
+      const auto kind = [](const Source& s) { return s.target_kind() == TargetKind::kClass ? "class ids" : "float targets"; };
+      differ("their targets", kind(first), kind(part));
+    }
+    if (first.target_dim() != part.target_dim()) differ("targets per sample", first.target_dim(), part.target_dim());
+    if (first.feature_count() != part.feature_count()) differ("features per sample", first.feature_count(), part.feature_count());
+    int w1 = 0, h1 = 0, c1 = 0, w2 = 0, h2 = 0, c2 = 0;
+    first.fixed_shape(&w1, &h1, &c1);
+    part.fixed_shape(&w2, &h2, &c2);
+    if (w1 != w2 || h1 != h2 || c1 != c2)
+      differ("image shape", fmt::format("{}x{}x{}", w1, h1, c1), fmt::format("{}x{}x{}", w2, h2, c2));
+    if (first.default_transforms() != part.default_transforms())
+      differ("kind of data", first.default_transforms(), part.default_transforms());
+    // Numbered classes (ids read as numbers: "0" … "k-1") need not agree: a shard without the
+    // highest ids names fewer. Named classes (folders) must be the same.
+    if (first.target_kind() != TargetKind::kClass || first.targets_are_numbers()) return;
+    if (first.targets_are_numbers() != part.targets_are_numbers() || first.class_names() != part.class_names()) {
+      const auto listed = [](const std::vector<std::string>& names) {
+        const size_t shown = std::min<size_t>(names.size(), 6);
+        return fmt::format("[{}{}]", fmt::join(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
+                           shown < names.size() ? fmt::format(", … ({} in all)", names.size()) : "");
+      };
+      differ("class names", listed(first.class_names()), listed(part.class_names()));
+    }
+  }
+
+  std::vector<std::unique_ptr<Source>> parts_;
+  std::string pattern_;
+  std::vector<size_t> starts_;  // sample index where each part starts
+  size_t size_ = 0;
+  mutable std::once_flag names_made_;
+  mutable const std::vector<std::string>* class_names_ = &kNoNames;
+  static inline const std::vector<std::string> kNoNames;
+};
+
+}  // namespace
+
+std::unique_ptr<Source> concat_sources(std::vector<std::unique_ptr<Source>> parts, const std::string& pattern) {
+  if (parts.empty()) throw DataError(pattern + " names no data");
+  if (parts.size() == 1) return std::move(parts.front());
+  return std::make_unique<ConcatSource>(std::move(parts), pattern);
+}
+
+}  // namespace stoker::data

@@ -1,0 +1,103 @@
+// A dataset in shards (--data 'emb_*.npy'): the files a pattern matches, one after another as
+// one source, and one line for shards that do not belong together.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "stoker/core/error.h"
+#include "stoker/data/source.h"
+#include "support/error_text.h"
+#include "support/numpy_files.h"
+#include "support/source_checks.h"
+#include "support/temp_dir.h"
+
+namespace stoker::data {
+namespace {
+
+using testing::error_text;
+using testing::expect_has;
+using testing::features_of;
+using testing::npy_bytes;
+using testing::raw_bytes;
+using testing::TempDir;
+using testing::zip_bytes;
+
+// Shard k of `rows` samples: feature value 100k + i, class (i + k) % classes.
+void write_shard(const TempDir& dir, const std::string& stem, int k, int rows, int classes, int features = 1) {
+  std::vector<float> x;
+  std::vector<int64_t> y;
+  for (int i = 0; i < rows; ++i) {
+    for (int f = 0; f < features; ++f) x.push_back(static_cast<float>(100 * k + i));
+    y.push_back((i + k) % classes);
+  }
+  dir.write(stem + "_x_" + std::to_string(k) + ".npy",
+            npy_bytes("<f4", {rows, features}, raw_bytes(x)));
+  dir.write(stem + "_y_" + std::to_string(k) + ".npy", npy_bytes("<i8", {rows}, raw_bytes(y)));
+}
+
+TEST(Shards, APatternsFilesAreOneSourceInNameOrder) {
+  TempDir dir;
+  write_shard(dir, "emb", 1, 3, 2);  // classes 0, 1 only
+  write_shard(dir, "emb", 0, 2, 4);
+  write_shard(dir, "emb", 2, 4, 4);
+  const auto source = open_source(dir.str() + "/emb_x_*.npy");
+  ASSERT_EQ(source->size(), 9u);
+  // emb_x_0 (2 rows), emb_x_1 (3 rows), emb_x_2 (4 rows), in file-name order.
+  EXPECT_EQ(features_of(*source, 0), std::vector<float>{0});
+  EXPECT_EQ(features_of(*source, 1), std::vector<float>{1});
+  EXPECT_EQ(features_of(*source, 2), std::vector<float>{100});
+  EXPECT_EQ(features_of(*source, 4), std::vector<float>{102});
+  EXPECT_EQ(features_of(*source, 5), std::vector<float>{200});
+  EXPECT_EQ(features_of(*source, 8), std::vector<float>{203});
+  EXPECT_EQ(source->label(2), 1);  // emb_x_1 row 0: (0 + 1) % 2
+  EXPECT_EQ(source->label(8), 1);  // emb_x_2 row 3: (3 + 2) % 4
+  expect_has(source->name(5), "emb_x_2.npy[0]");
+  EXPECT_EQ(source->class_names().size(), 4u);  // the shard with the most ids names them all
+  EXPECT_EQ(source->feature_count(), 1);
+  expect_has(source->describe(), "3 files matching " + dir.str() + "/emb_x_*.npy, 9 samples in all; the first: arrays");
+  EXPECT_FALSE(has_test_split(dir.str() + "/emb_x_*.npy"));
+  // A pattern with one match is that file's source.
+  expect_has(open_source(dir.str() + "/emb_x_0*.npy")->describe(), "arrays " + dir.str() + "/emb_x_0.npy");
+}
+
+TEST(Shards, TheHeldOutArraysOfEveryShardAreTheTestSplit) {
+  TempDir dir;
+  for (int k = 0; k < 2; ++k) {
+    dir.write("part" + std::to_string(k) + ".npz",
+              zip_bytes({{"x_train.npy", npy_bytes("<f4", {2, 1}, raw_bytes<float>({1, 2}))},
+                         {"y_train.npy", npy_bytes("<i8", {2}, raw_bytes<int64_t>({0, 1}))},
+                         {"x_test.npy", npy_bytes("<f4", {1, 1}, raw_bytes<float>({static_cast<float>(7 + k)}))},
+                         {"y_test.npy", npy_bytes("<i8", {1}, raw_bytes<int64_t>({k}))}}));
+  }
+  const std::string pattern = dir.str() + "/part?.npz";
+  ASSERT_TRUE(has_test_split(pattern));
+  const auto test = open_source(pattern, "t10k");
+  ASSERT_EQ(test->size(), 2u);
+  EXPECT_EQ(features_of(*test, 1), std::vector<float>{8});
+  dir.write("part2.npz", zip_bytes({{"x.npy", npy_bytes("<f4", {1, 1}, raw_bytes<float>({1}))},
+                                    {"y.npy", npy_bytes("<i8", {1}, raw_bytes<int64_t>({0}))}}));
+  EXPECT_FALSE(has_test_split(pattern));  // every shard must have one
+}
+
+TEST(Shards, ShardsThatDoNotBelongTogetherAreOneLine) {
+  TempDir dir;
+  write_shard(dir, "a", 0, 2, 2, 3);
+  write_shard(dir, "a", 1, 2, 2, 4);
+  EXPECT_EQ(error_text([&] { open_source(dir.str() + "/a_x_*.npy"); }),
+            dir.str() + "/a_x_0.npy[0] and " + dir.str() + "/a_x_1.npy[0] (both matching " + dir.str() +
+                "/a_x_*.npy) differ in features per sample: 3 and 4; the files of one dataset must hold the same "
+                "kind of samples");
+  dir.write("f1/cat/1.jpg", {1});
+  dir.write("f1/dog/1.jpg", {1});
+  dir.write("f2/cat/1.jpg", {1});
+  dir.write("f2/cow/1.jpg", {1});
+  expect_has(error_text([&] { open_source(dir.str() + "/f?"); }), "differ in class names: [cat, dog] and [cat, cow]");
+  EXPECT_EQ(error_text([&] { open_source(dir.str() + "/none_*.npy"); }),
+            "dataset pattern " + dir.str() +
+                "/none_*.npy matches no file; check the folder and the pattern (shards of one dataset: "
+                "'data/emb_*.npy')");
+}
+
+}  // namespace
+}  // namespace stoker::data
