@@ -273,7 +273,9 @@ void add_bench_commands(CLI::App& app, int* exit_code) {
   bench->require_subcommand(1);
 
   CLI::App* loader = bench->add_subcommand("loader", "Run the input pipeline alone at full speed");
-  loader->add_option("--data", args->data, "Image folder (root/<class>/<img>), IDX dir or CSV list");
+  loader->add_option("--data", args->data,
+                     "Data as stoker train takes it: image folder (root/<class>/<img>), IDX dir, CSV list or "
+                     "table, .npz/.npy, .pt, .h5, or a quoted pattern of shards ('emb/x_*.npy')");
   loader->add_option("--synthetic", args->synthetic, "Generate N ImageNet-like JPEGs and use them");
   loader->add_option("--cache-decoded-gb", args->cache_decoded_gb,
                      "Keep decoded images in RAM up to this many GB: epochs after the first skip read "
@@ -294,7 +296,7 @@ void add_bench_commands(CLI::App& app, int* exit_code) {
                      "Transform chain, torchvision notation (default: the data's own — IDX: none, "
                      "Grayscale, Normalize; feature vectors: Standardize — else "
                      "RandomResizedCrop(size), RandomHorizontalFlip(0.5), Normalize)");
-  loader->add_option("--split", args->split, "IDX split: train or t10k (an .npz or .h5: train or test)")
+  loader->add_option("--split", args->split, "IDX split: train or t10k (an .npz, .pt or .h5: train or test)")
       ->capture_default_str();
   loader->add_option("--seed", args->seed, "Shuffle/augmentation seed")->capture_default_str();
   loader->add_option("--on-error", args->on_error, "Bad samples: substitute or fail")
