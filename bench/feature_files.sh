@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One feature array saved the ways people save it, each fed through `stoker bench loader`:
+# One feature array saved the ways people save it (NumPy, torch.save, h5py), each fed through `stoker bench loader`:
 # which layouts are memory-mapped and which are copied into RAM, and what each costs in
 # samples/s, start-up time and the process's own (anonymous) memory, side by side in one run.
 #
@@ -33,15 +33,16 @@ done
 STOKER=$BUILD/src/stoker
 [[ -x $STOKER ]] || die "$STOKER not found: build first (bash scripts/build.sh)"
 "$PY" -c 'import numpy' 2>/dev/null || die "$PY cannot import numpy (apt-get install python3-numpy)"
-HAVE_H5PY=1
+HAVE_H5PY=1 HAVE_TORCH=1
 "$PY" -c 'import h5py' 2>/dev/null || HAVE_H5PY=0
+"$PY" -c 'import torch' 2>/dev/null || HAVE_TORCH=0
 
 WORK=$(mktemp -d /tmp/stoker-feature-files.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 echo "data: $SAMPLES x $FEATURES, written as each layout (in $WORK)" >&2
-"$PY" - "$WORK" "$SAMPLES" "$FEATURES" "$HAVE_H5PY" <<'PY'
+"$PY" - "$WORK" "$SAMPLES" "$FEATURES" "$HAVE_H5PY" "$HAVE_TORCH" <<'PY'
 import sys, numpy as np
-work, n, d, h5 = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
+work, n, d, h5, pt = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1", sys.argv[5] == "1"
 rng = np.random.default_rng(0)
 y = rng.integers(0, 10, n)
 x = (rng.normal(0, 1, (n, d)) + y[:, None] * 0.1).astype(np.float32)
@@ -51,6 +52,9 @@ np.savez_compressed(f"{work}/compressed.npz", x=x, y=y)
 import os; os.makedirs(f"{work}/f16", exist_ok=True); os.makedirs(f"{work}/f64", exist_ok=True)
 np.save(f"{work}/f16/x.npy", x.astype(np.float16)); np.save(f"{work}/f16/y.npy", y)
 np.save(f"{work}/f64/x.npy", x.astype(np.float64)); np.save(f"{work}/f64/y.npy", y)
+if pt:
+    import torch
+    torch.save({"x": torch.from_numpy(x), "y": torch.from_numpy(y)}, f"{work}/x.pt")
 if h5:
     import h5py
     with h5py.File(f"{work}/contiguous.h5", "w") as f:
@@ -90,6 +94,7 @@ PY
 
 LAYOUTS=("x.npy|np.save float32" "f16/x.npy|np.save float16" "f64/x.npy|np.save float64"
          "stored.npz|np.savez" "compressed.npz|np.savez_compressed")
+[[ $HAVE_TORCH -eq 1 ]] && LAYOUTS+=("x.pt|torch.save")
 [[ $HAVE_H5PY -eq 1 ]] && LAYOUTS+=("contiguous.h5|h5py, contiguous" "chunked.h5|h5py, chunks=(4096, D)")
 for entry in "${LAYOUTS[@]}"; do
   file=${entry%%|*}
