@@ -190,14 +190,20 @@ TEST_F(TrainFeaturesCli, ImageModelsAndImageTransformsAreRefused) {
       "validation with other features");
 }
 
+// Empty when /usr/bin/python3 (Debian's, which sees python3-numpy, -h5py and -torch) imports
+// `module`; else why not, for the skip message.
+std::string python_lacks(const std::string& module) {
+  const auto probe = run_command("/usr/bin/python3 -c 'import " + module + "'");
+  return probe.exit_code == 0 ? "" : "/usr/bin/python3 cannot import " + module + ": " + probe.err;
+}
+
 // numpy's own writers, where the machine has numpy (python3-numpy comes with python3-torch).
 class NumpyFilesCli : public TrainFeaturesCli {
  protected:
   void SetUp() override {
     TrainFeaturesCli::SetUp();
     if (IsSkipped()) return;
-    const auto probe = run_command("/usr/bin/python3 -c 'import numpy'");
-    if (probe.exit_code != 0) GTEST_SKIP() << "/usr/bin/python3 cannot import numpy: " << probe.err;
+    if (const std::string why = python_lacks("numpy"); !why.empty()) GTEST_SKIP() << why;
   }
 };
 
@@ -311,8 +317,7 @@ class Hdf5FilesCli : public NumpyFilesCli {
     NumpyFilesCli::SetUp();
     if (IsSkipped()) return;
     if (!STOKER_HAVE_HDF5) GTEST_SKIP() << "built without HDF5";
-    const auto probe = run_command("/usr/bin/python3 -c 'import h5py'");
-    if (probe.exit_code != 0) GTEST_SKIP() << "/usr/bin/python3 cannot import h5py: " << probe.err;
+    if (const std::string why = python_lacks("h5py"); !why.empty()) GTEST_SKIP() << why;
   }
 };
 
@@ -425,8 +430,7 @@ class TorchFilesCli : public NumpyFilesCli {
   void SetUp() override {
     NumpyFilesCli::SetUp();
     if (IsSkipped()) return;
-    const auto probe = run_command("/usr/bin/python3 -c 'import torch'");
-    if (probe.exit_code != 0) GTEST_SKIP() << "/usr/bin/python3 cannot import torch: " << probe.err;
+    if (const std::string why = python_lacks("torch"); !why.empty()) GTEST_SKIP() << why;
   }
 };
 
