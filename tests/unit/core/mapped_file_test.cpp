@@ -33,16 +33,20 @@ TEST(MappedFileDeathTest, AFileTruncatedWhileMappedIsOneLineNamingIt) {
       "\\(rewritten or truncated\\?\\); leave data files as they are while stoker reads them, or copy them first\n$");
 }
 
-TEST(MappedFileDeathTest, OtherBusErrorsAreLeftAsTheyWere) {
+TEST(MappedFileDeathTest, OtherBusErrorsGoToTheHandlerThatWasThereBefore) {
   TempDir dir;
   const std::string path = dir.write("x.bin", std::vector<uint8_t>(4096, 1));
-  EXPECT_EXIT(
-      {
-        const MappedFile map(path);
-        std::raise(SIGBUS);
-        std::_Exit(0);
-      },
-      ::testing::KilledBySignal(SIGBUS), "");
+  const auto raise_outside_any_map = [&] {
+    const MappedFile map(path);
+    std::raise(SIGBUS);
+    std::_Exit(0);
+  };
+#if defined(__SANITIZE_ADDRESS__)
+  // Under AddressSanitizer the handler there before is its own: it reports and exits 1.
+  EXPECT_EXIT(raise_outside_any_map(), ::testing::ExitedWithCode(1), "AddressSanitizer: BUS");
+#else
+  EXPECT_EXIT(raise_outside_any_map(), ::testing::KilledBySignal(SIGBUS), "");  // the default action
+#endif
 }
 
 }  // namespace
