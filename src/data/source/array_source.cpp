@@ -93,9 +93,8 @@ class ArraySource final : public Source {
   void prefetch(size_t index) const override {
     if (!a_.labels.empty()) __builtin_prefetch(a_.labels.data() + index);
     if (a_.feature_count == 0) return;
-    const size_t bytes = a_.in_place ? static_cast<size_t>(a_.feature_count * a_.in_place->itemsize) : row_bytes(a_);
     const auto* row = reinterpret_cast<const char*>(row_start(index));
-    for (size_t at = 0; at < bytes && at < 1024; at += 64) __builtin_prefetch(row + at);
+    for (size_t at = 0; at < stored_row_bytes() && at < 1024; at += 64) __builtin_prefetch(row + at);
   }
 
   void expect_reads(ReadOrder order) const override {
@@ -104,9 +103,9 @@ class ArraySource final : public Source {
   }
 
   // Throws DataError naming the first non-finite feature (in place: row by row, converted,
-  // in order; then the map is left to shuffled reads).
+  // in order).
   void require_finite_features() const {
-    if (a_.feature_count == 0 || (a_.in_place && a_.in_place->integral())) return expect_reads(ReadOrder::kShuffled);
+    if (a_.feature_count == 0 || (a_.in_place && a_.in_place->integral())) return;
     const auto d = static_cast<size_t>(a_.feature_count);
     if (!a_.in_place) return require_finite(a_.features, d, 0, "a feature");
     expect_reads(ReadOrder::kInOrder);
@@ -115,21 +114,23 @@ class ArraySource final : public Source {
       npy_row_to_float(*a_.in_place, i, row.data());
       require_finite(row, d, i, "a feature");
     }
-    expect_reads(ReadOrder::kShuffled);
   }
   void require_finite_targets() const {
     if (a_.labels.empty()) require_finite(a_.targets, static_cast<size_t>(a_.target_dim), 0, "the target");
   }
 
  private:
+  // Bytes of one sample as stored: in the file's dtype when read in place, else row_bytes.
+  size_t stored_row_bytes() const {
+    return a_.in_place ? static_cast<size_t>(a_.in_place->row_size()) * static_cast<size_t>(a_.in_place->itemsize)
+                       : row_bytes(a_);
+  }
   // Where sample `index`'s features or pixels start: in memory, or in the file's map.
   const uint8_t* row_start(size_t index) const {
-    if (a_.in_place) {
-      const size_t stride = static_cast<size_t>(a_.in_place->row_size()) * static_cast<size_t>(a_.in_place->itemsize);
-      return a_.in_place->data.data() + index * stride;
-    }
-    return a_.feature_count > 0 ? reinterpret_cast<const uint8_t*>(a_.features.data()) + index * row_bytes(a_)
-                                : a_.pixels.data() + index * row_bytes(a_);
+    const uint8_t* base = a_.in_place           ? a_.in_place->data.data()
+                          : a_.feature_count > 0 ? reinterpret_cast<const uint8_t*>(a_.features.data())
+                                                 : a_.pixels.data();
+    return base + index * stored_row_bytes();
   }
   // Sample `index`'s features as float32: where they lie, or converted into `buffer`.
   std::span<const uint8_t> feature_row(size_t index, std::vector<uint8_t>* buffer) const {
@@ -181,6 +182,7 @@ std::unique_ptr<Source> make_array_source(SampleArrays a) {
   auto source = std::make_unique<ArraySource>(std::move(a));
   source->require_finite_features();
   source->require_finite_targets();
+  source->expect_reads(Source::ReadOrder::kShuffled);  // what training does from here on
   return source;
 }
 

@@ -42,10 +42,7 @@ std::unique_ptr<Source> open_npz(const std::string& path, const std::string& spl
                                 path, fmt::join(keys, ", "), names_looked_for(kFeatureNames, suffixes),
                                 names_looked_for(kTargetNames, suffixes)));
   }
-  const auto member = [&](const std::string& key) {
-    return *std::find_if(zip.members().begin(), zip.members().end(),
-                         [&](const auto& m) { return m.name == key + ".npy"; });
-  };
+  const auto member = [&](const std::string& key) -> const ZipArchive::Member& { return *zip.find(key + ".npy"); };
   // np.savez stores members uncompressed: the features are read in place from the archive's
   // map. A np.savez_compressed member is inflated into memory.
   const ZipArchive::Member& x_member = member(pair->first);

@@ -36,6 +36,11 @@ bool is_hdf5(const std::string& file) {
   return ext == ".h5" || ext == ".hdf5";
 }
 
+bool is_torch_file(const std::string& file) {
+  const std::string ext = fs::path(file).extension().string();
+  return ext == ".pt" || ext == ".pth";
+}
+
 // True for "feats.h5:group": a group of an HDF5 file (open_hdf5 reads it).
 bool names_hdf5_group(const std::string& path) {
   const auto [file, group] = split_hdf5_path(path);
@@ -58,7 +63,7 @@ std::unique_ptr<Source> open_by_kind(const std::string& path, const std::string&
     const std::string ext = fs::path(path).extension().string();
     if (ext == ".csv") return is_feature_table(path) ? open_feature_table(path) : open_file_list(path);
     if (ext == ".npz" || ext == ".npy") return open_arrays(path, split);
-    if (ext == ".pt" || ext == ".pth") return open_torch_file(path, split);
+    if (is_torch_file(path)) return open_torch_file(path, split);
     if (is_hdf5(path)) return open_hdf5(path, split);
     throw DataError(
         "dataset path " + path +
@@ -85,7 +90,7 @@ bool has_test_split_of(const std::string& path) {
   if (!fs::is_regular_file(path, ec)) return false;
   const std::string ext = fs::path(path).extension().string();
   if (ext == ".npz") return npz_has_test_split(path);
-  if (ext == ".pt" || ext == ".pth") return torch_file_has_test_split(path);
+  if (is_torch_file(path)) return torch_file_has_test_split(path);
   if (is_hdf5(path)) return hdf5_has_test_split(path);
   return false;
 }

@@ -58,7 +58,7 @@ class TorchFile {
     prefix_ = pickle->name.substr(0, pickle->name.size() - 8);  // "name/"
     const std::vector<uint8_t> bytes = zip_.extract(*pickle);
     root_ = read_pickle(bytes, path);
-    if (const ZipArchive::Member* order = member(prefix_ + "byteorder")) {
+    if (const ZipArchive::Member* order = zip_.find(prefix_ + "byteorder")) {
       const std::vector<uint8_t> text = zip_.extract(*order);
       big_endian_ = std::string(text.begin(), text.end()) == "big";
     }
@@ -111,7 +111,7 @@ class TorchFile {
         throw bad(fmt::format("is not contiguous (strides ({})); save x.contiguous()", fmt::join(stride, ", ")));
       expected *= a.shape[d];
     }
-    const ZipArchive::Member* storage = member(prefix_ + "data/" + id.items[2]->text);
+    const ZipArchive::Member* storage = zip_.find(prefix_ + "data/" + id.items[2]->text);
     if (storage == nullptr) throw bad("names a storage the archive lacks (a damaged file?)");
     if (storage->method != 0) throw bad("has a compressed storage; save it again with torch.save");
     const std::span<const uint8_t> bytes = zip_.stored(*storage);
@@ -135,12 +135,6 @@ class TorchFile {
           kSaveHint));
     }
   }
-  const ZipArchive::Member* member(const std::string& name) const {
-    const auto found = std::find_if(zip_.members().begin(), zip_.members().end(),
-                                    [&](const auto& m) { return m.name == name; });
-    return found == zip_.members().end() ? nullptr : &*found;
-  }
-
   std::string path_;
   ZipArchive zip_;
   std::string prefix_;

@@ -117,6 +117,11 @@ ZipArchive::ZipArchive(const std::string& path) : map_(std::make_shared<const Ma
   }
 }
 
+const ZipArchive::Member* ZipArchive::find(const std::string& name) const {
+  const auto found = std::find_if(members_.begin(), members_.end(), [&](const Member& m) { return m.name == name; });
+  return found == members_.end() ? nullptr : &*found;
+}
+
 std::span<const uint8_t> ZipArchive::packed(const Member& m) const {
   const Reader r(map_->bytes(), map_->path());
   if (r.u32(m.local_header_offset) != kLocalHeader) r.damaged("bad local header of " + m.name);

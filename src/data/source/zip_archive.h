@@ -33,6 +33,8 @@ class ZipArchive {
   explicit ZipArchive(const std::string& path);
 
   const std::vector<Member>& members() const { return members_; }
+  // The member named `name`, or nullptr.
+  const Member* find(const std::string& name) const;
   const std::string& path() const { return map_->path(); }
   const std::shared_ptr<const MappedFile>& file() const { return map_; }
   // The member's bytes. Throws DataError for an unknown compression method, truncated or
