@@ -30,7 +30,9 @@ void block_termination_signals() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
-pid_t spawn_command(const std::vector<std::string>& argv) {
+namespace {
+
+pid_t spawn(const std::string& program, bool search_path, const std::vector<std::string>& argv, char* const* env) {
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -41,13 +43,25 @@ pid_t spawn_command(const std::vector<std::string>& argv) {
   posix_spawnattr_setsigmask(&attr, &none);  // the child must see Ctrl-C normally
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
   pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, args[0], nullptr, &attr, args.data(), environ);
+  const int rc = search_path ? posix_spawnp(&pid, program.c_str(), nullptr, &attr, args.data(), env)
+                             : posix_spawn(&pid, program.c_str(), nullptr, &attr, args.data(), env);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) {
-    throw CommandNotFound("cannot run '" + argv[0] + "': " + std::strerror(rc) +
-                          (rc == ENOENT ? " (not found in PATH)" : ""));
+    throw CommandNotFound("cannot run '" + program + "': " + std::strerror(rc) +
+                          (rc == ENOENT && search_path ? " (not found in PATH)" : ""));
   }
   return pid;
+}
+
+}  // namespace
+
+pid_t spawn_command(const std::vector<std::string>& argv) { return spawn(argv[0], true, argv, environ); }
+
+pid_t spawn_process(const std::string& path, const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+  std::vector<char*> entries;
+  for (const std::string& e : env) entries.push_back(const_cast<char*>(e.c_str()));
+  entries.push_back(nullptr);
+  return spawn(path, false, argv, entries.data());
 }
 
 int wait_for_child(pid_t child) {

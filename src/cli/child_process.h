@@ -25,6 +25,10 @@ void block_termination_signals();
 // Starts argv[0] (searched in PATH) with the default signal mask. Throws CommandNotFound.
 pid_t spawn_command(const std::vector<std::string>& argv);
 
+// Starts the program at `path` with `argv` and the environment `env` ("NAME=value"), with
+// the default signal mask. Throws CommandNotFound.
+pid_t spawn_process(const std::string& path, const std::vector<std::string>& argv, const std::vector<std::string>& env);
+
 // Waits until `child` exits, forwarding SIGINT/SIGTERM to it. Returns the shell-style exit
 // code: the child's status, or 128 + signal number when a signal killed it.
 int wait_for_child(pid_t child);

@@ -1,8 +1,10 @@
 // `stoker train`: a YAML config (--config) plus flags that override it (on --resume, the
 // run's own config.yaml under both), then the trainer.
+#include <cstdlib>
 #include <memory>
 
 #include "commands.h"
+#include "local_launch.h"
 #include "stoker/train/config.h"
 #include "stoker/train/trainer.h"
 
@@ -27,6 +29,12 @@ void add_train_command(CLI::App& app, int* exit_code) {
   cmd->add_flag("--json-summary", options->json_summary, "Print summary.json at the end");
   cmd->callback([flags, options, exit_code] {
     const train::TrainConfig config = train::resolve_train_config(*flags);
+    // --nproc-per-node N starts the group here; its processes (WORLD_SIZE set, as torchrun's
+    // are) train.
+    if (config.nproc_per_node > 1 && std::getenv("WORLD_SIZE") == nullptr) {
+      *exit_code = launch_local_processes(config.nproc_per_node, config.threads);
+      return;
+    }
     train::TrainUi ui;
     ui.progress = !options->no_progress;
     ui.json_summary = options->json_summary;

@@ -89,6 +89,7 @@ struct TrainConfig {
   int accumulation_steps = 1;
   uint64_t seed = 0;
   int threads = 0;  // libtorch intra-op threads; 0 = OMP_NUM_THREADS if set, else every usable core
+  int nproc_per_node = 1;  // training processes on this machine (data parallel); 1 = this one
   int checkpoint_every_steps = 0;  // 0 = only at epoch end (and on SIGINT/SIGTERM)
   std::string output_dir = "runs";
   std::string resume;              // checkpoint path or run dir; "" = start fresh

@@ -247,6 +247,12 @@ std::vector<Field> make_fields() {
        "libtorch intra-op threads, 1..1024; 0 = OMP_NUM_THREADS, else every usable core (on the CPU, "
        "stoker doctor measures whether leaving the loader's cores free is faster)",
        {}},
+      {"nproc_per_node",
+       &C::nproc_per_node,
+       "Training processes on this machine, data parallel (one per GPU): each takes 1/N of every epoch in "
+       "batches of batch_size and the gradients are averaged before each optimizer step; 1..1024. Under "
+       "torchrun (RANK and WORLD_SIZE set) its processes are used instead",
+       {"nproc"}},
       {"checkpoint_every_steps",
        &C::checkpoint_every_steps,
        "Also checkpoint every N optimizer steps; 0 = at epoch end only (and on SIGINT/SIGTERM)",

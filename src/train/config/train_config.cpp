@@ -204,6 +204,7 @@ void validate(const TrainConfig& c) {
   between("prefetch_factor", c.prefetch_factor, 1, 1024, "");
   at_least("cache_max_gb", c.cache_max_gb, 0.0);
   between("threads", c.threads, 0, 1024, "; 0 = automatic");
+  between("nproc_per_node", c.nproc_per_node, 1, 1024, "; 1 = this process alone");
   at_least("accumulation_steps", c.accumulation_steps, 1);
   at_least("checkpoint_every_steps", c.checkpoint_every_steps, 0);
   check(!c.output_dir.empty(), "output_dir must not be empty (use . for the current directory)");

@@ -44,6 +44,7 @@ CheckpointMeta read_meta(torch::serialize::InputArchive& archive) {
   meta.batch_size = get_int("batch_size");
   if (!archive.try_read("model_name", v) || !v.isString()) throw std::runtime_error("missing model_name");
   meta.model = v.toStringRef();
+  if (archive.try_read("world_size", v)) meta.world_size = get_int("world_size");
   if (archive.try_read("scaler_scale", v)) {
     if (!v.isDouble()) throw std::runtime_error("scaler_scale is not a number");
     GradScaler::State scaler;
@@ -107,6 +108,7 @@ void save_checkpoint(const std::string& path, Network& model, torch::optim::Opti
     archive.write("seed", c10::IValue(static_cast<int64_t>(meta.seed)));
     archive.write("batch_size", c10::IValue(meta.batch_size));
     archive.write("model_name", c10::IValue(meta.model));
+    archive.write("world_size", c10::IValue(meta.world_size));
     if (meta.scaler) {
       archive.write("scaler_scale", c10::IValue(meta.scaler->scale));
       archive.write("scaler_growth_tracker", c10::IValue(meta.scaler->growth_tracker));

@@ -18,6 +18,7 @@ struct CheckpointMeta {
   uint64_t seed = 0;
   int64_t batch_size = 0;
   std::string model;
+  int64_t world_size = 1;  // data-parallel processes that trained (1 in files from before)
   std::optional<GradScaler::State> scaler;  // amp fp16 only
 };
 

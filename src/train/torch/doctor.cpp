@@ -136,6 +136,11 @@ class Doctor {
     std::vector<int> counts;
     for (int w = 1; w <= cores_; ++w) counts.push_back(w);
     if (std::find(counts.begin(), counts.end(), configured) == counts.end()) counts.push_back(configured);
+    if (cfg_.nproc_per_node > 1) {
+      say("note: doctor measures one training process; nproc_per_node {} is for stoker train, whose processes "
+          "each take a share of these cores",
+          cfg_.nproc_per_node);
+    }
     say("measuring: the loader alone at {} worker count{}, the model alone, both together ({:g} s each)",
         counts.size(), counts.size() == 1 ? "" : "s", options_.seconds);
     for (int w : counts) f.loader.push_back(probe_loader(w));

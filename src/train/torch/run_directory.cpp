@@ -29,7 +29,8 @@ std::string run_id() {
 
 }  // namespace
 
-RunStart open_run(const TrainConfig& cfg, Network& model, torch::optim::Optimizer& optimizer) {
+RunStart open_run(const TrainConfig& cfg, Network& model, torch::optim::Optimizer& optimizer,
+                  const ProcessPlace& place) {
   RunStart start;
   if (!cfg.resume.empty()) {
     const std::string path = resumed_checkpoint(cfg.resume);
@@ -40,6 +41,12 @@ RunStart open_run(const TrainConfig& cfg, Network& model, torch::optim::Optimize
                                    "resume with the same values (got {}, {}, {})",
                                    path, meta.model, meta.batch_size, meta.seed, cfg.model, cfg.batch_size, cfg.seed));
     }
+    if (meta.world_size != place.world_size) {  // another split of the epochs: not the same run
+      throw UsageError(fmt::format("checkpoint {} was made by {} training process{}, and this run has {}; resume "
+                                   "with --nproc-per-node {} (or the same torchrun --nproc-per-node and --nnodes)",
+                                   path, meta.world_size, meta.world_size == 1 ? "" : "es", place.world_size,
+                                   meta.world_size));
+    }
     checkpoint.load_into(model, optimizer);
     start.resumed = true;
     start.epoch = meta.epoch;
@@ -47,7 +54,7 @@ RunStart open_run(const TrainConfig& cfg, Network& model, torch::optim::Optimize
     start.global_step = meta.global_step;
     start.scaler = meta.scaler;
     start.run_dir = fs::path(path).parent_path().string();
-  } else {
+  } else if (place.leader()) {
     start.run_dir = (fs::path(cfg.output_dir) / run_id()).string();
     std::error_code ec;
     fs::create_directories(start.run_dir, ec);
@@ -56,12 +63,14 @@ RunStart open_run(const TrainConfig& cfg, Network& model, torch::optim::Optimize
                        "; choose --output-dir");
     }
   }
+  if (!place.leader()) return start;
   start.checkpoint_path = (fs::path(start.run_dir) / "checkpoint.pt").string();
   std::ofstream(fs::path(start.run_dir) / "config.yaml") << to_yaml(cfg);
   return start;
 }
 
-void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const RunStart& start) {
+void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const RunStart& start,
+                      const ProcessPlace& place) {
   const data::Loader& train_loader = *setup.train_loader;
   const std::string workers_text = cfg.num_workers == kAuto
                                        ? fmt::format("auto (from {})", setup.start_workers)
@@ -86,7 +95,15 @@ void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const Run
   std::printf("config   batch_size %d · epochs %d · lr %g %s · workers %s · prefetch %d · amp %s · accum %d\n",
               cfg.batch_size, cfg.epochs, cfg.lr, to_string(cfg.optimizer).c_str(), workers_text.c_str(),
               cfg.prefetch_factor, to_string(cfg.amp).c_str(), cfg.accumulation_steps);
-  std::printf("Batch size: %d (requested: %d)\n", cfg.batch_size, cfg.batch_size);
+  if (place.world_size > 1) {
+    std::printf("parallel %d processes (%d on this machine) · each trains on 1/%d of every epoch · gradients "
+                "averaged over all before each step (Gloo)\n",
+                place.world_size, place.local_world_size, place.world_size);
+    std::printf("Batch size: %d per process, %lld per step over %d processes (requested: %d)\n", cfg.batch_size,
+                static_cast<long long>(cfg.batch_size) * place.world_size, place.world_size, cfg.batch_size);
+  } else {
+    std::printf("Batch size: %d (requested: %d)\n", cfg.batch_size, cfg.batch_size);
+  }
   if (start.resumed) {
     std::printf("resume   epoch %lld, batch %lld, step %lld\n", static_cast<long long>(start.epoch + 1),
                 static_cast<long long>(start.batch), static_cast<long long>(start.global_step));

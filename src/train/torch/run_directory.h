@@ -25,13 +25,18 @@ struct RunStart {
 };
 
 // With cfg.resume: reads the checkpoint (a file, or a run folder holding checkpoint.pt),
-// checks it was made with the same model, batch size and seed (UsageError naming both
-// values otherwise) and loads it into `model` and `optimizer`. Without: makes a new run
-// folder (UsageError when it cannot). Either way writes config.yaml, the effective config.
-RunStart open_run(const TrainConfig& cfg, Network& model, torch::optim::Optimizer& optimizer);
+// checks it was made with the same model, batch size, seed and number of data-parallel
+// processes (UsageError naming both values otherwise) and loads it into `model` and
+// `optimizer`. Without: makes a new run folder (UsageError when it cannot). Either way writes
+// config.yaml, the effective config. Only the group's leader (rank 0) makes the folder and
+// writes; the other processes get the point to start from (run_dir empty on a new run).
+RunStart open_run(const TrainConfig& cfg, Network& model, torch::optim::Optimizer& optimizer,
+                  const ProcessPlace& place = {});
 
 // The lines printed before the first step: run dir, device, data, model, config, the batch
-// size used and asked for, and where a resumed run goes on.
-void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const RunStart& start);
+// size used and asked for (per process and per step in a data-parallel group), and where a
+// resumed run goes on.
+void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const RunStart& start,
+                      const ProcessPlace& place = {});
 
 }  // namespace stoker::train

@@ -39,9 +39,18 @@ std::string nvml_gpus() {
   return fmt::format("{} GPU{} ({})", n, n == 1 ? "" : "s", names);
 }
 
-torch::Device pick_device(const TrainConfig& cfg) {
+torch::Device pick_device(const TrainConfig& cfg, const ProcessPlace& place) {
   if (cfg.device == "cpu") return torch::kCPU;
   if (compat::cuda_available()) {
+    if (place.world_size > 1 && (cfg.device == "auto" || cfg.device == "cuda")) {
+      const int devices = static_cast<int>(torch::cuda::device_count());
+      if (place.local_rank >= devices) {
+        throw UsageError(fmt::format("process {} needs GPU cuda:{}, and this machine has {} GPU{}; use "
+                                     "--nproc-per-node {} at most",
+                                     place.rank, place.local_rank, devices, devices == 1 ? "" : "s", devices));
+      }
+      return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(place.local_rank));
+    }
     return cfg.device == "auto" ? torch::Device(torch::kCUDA) : torch::Device(cfg.device);
   }
   // No CUDA in this libtorch. Loud when a GPU was asked for, or is there and goes unused.
@@ -101,10 +110,10 @@ data::TransformSpec transform_for(const TrainConfig& cfg, const data::Source& so
   return train ? spec : data::eval_transform(spec);
 }
 
-TrainSetup make_setup(const TrainConfig& cfg) {
+TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place) {
   validate(cfg);
   TrainSetup s;
-  s.device = pick_device(cfg);
+  s.device = pick_device(cfg, place);
   if (cfg.amp == AmpMode::kFp16 && s.device.is_cpu()) {
     throw UsageError("amp fp16 needs a CUDA device; on the CPU use --amp bf16 or --amp off");
   }
@@ -147,7 +156,7 @@ TrainSetup make_setup(const TrainConfig& cfg) {
                                  cfg.data, s.train_source->feature_count()));
   }
 
-  const int cores = usable_cores();
+  const int cores = std::max(1, usable_cores() / place.local_world_size);  // this process's share
   s.start_workers = cfg.num_workers == kAuto ? std::max(1, std::min(4, cores / 2)) : cfg.num_workers;
   const bool conv_net = cfg.model != "mlp";
   if (s.device.is_cuda()) {
@@ -155,6 +164,8 @@ TrainSetup make_setup(const TrainConfig& cfg) {
     if (cfg.pin_memory) s.pinned = std::make_unique<PinnedAllocator>();
   }
   data::LoaderOptions train_options = loader_options(cfg, *s.train_source, true, s.start_workers);
+  train_options.sampler.rank = place.rank;
+  train_options.sampler.world_size = place.world_size;
   s.train_chain = train_options.transform;
   s.eval_chain = transform_for(cfg, s.val_source ? *s.val_source : *s.train_source, false);
   train_options.allocator = s.pinned.get();

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "data_parallel.h"
 #include "device_feed.h"
 #include "models.h"
 #include "objective.h"
@@ -41,7 +42,9 @@ struct TrainSetup {
 // process.
 // On CUDA: pinned batch buffers (pin_memory), uint8 batches normalized on the device,
 // channels_last for conv nets, TF32 matmuls and cuDNN autotuning.
-TrainSetup make_setup(const TrainConfig& cfg);
+// In a data-parallel group (`place`), the training loader takes the place's share of each
+// epoch, and on CUDA ("auto" or "cuda") the process trains on device cuda:<local_rank>.
+TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place = {});
 
 // What the trained model takes at inference: the evaluation chain with the sizes and the
 // Standardize statistics the training loader fitted (recorded in summary.json and the

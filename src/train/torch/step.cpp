@@ -76,13 +76,20 @@ Stepper::Result Stepper::step(const torch::Tensor& images, const torch::Tensor& 
   ++micro_;
   if (micro_ % accumulation_ == 0) {
     r.stepped = true;
-    r.skipped = !optimizer_step();
+    r.skipped = !optimizer_step(&r.sync_s);
   }
   r.compute_s = ns_to_seconds(watch.lap());
   return r;
 }
 
-bool Stepper::optimizer_step() {
+bool Stepper::optimizer_step(double* sync_s) {
+  if (group_ != nullptr) {
+    // Before the scaler looks: an overflow in any process's gradients reaches every process's
+    // mean, so all of them skip the same steps.
+    Stopwatch watch;
+    group_->average_gradients(model_);
+    *sync_s += ns_to_seconds(watch.lap());
+  }
   set_lr(optimizer_, lr_at(cfg_, global_step_, total_steps_, steps_per_epoch_));
   bool stepped = true;
   if (scaler_) {
@@ -104,7 +111,8 @@ void Stepper::finish_window() {
   for (auto& p : model_.parameters()) {
     if (p.grad().defined()) p.mutable_grad().mul_(scale);
   }
-  optimizer_step();
+  double sync_s = 0;
+  optimizer_step(&sync_s);
   micro_ = 0;
 }
 

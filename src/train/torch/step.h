@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "data_parallel.h"
 #include "grad_scaler.h"
 #include "models.h"
 #include "objective.h"
@@ -32,7 +33,8 @@ class Stepper {
   struct Result {
     double loss = 0;        // this batch's loss (unscaled)
     double copy_s = 0;      // host→device
-    double compute_s = 0;   // forward, backward, optimiser
+    double compute_s = 0;   // forward, backward, optimiser (and sync_s)
+    double sync_s = 0;      // data parallel: averaging the gradients over the processes
     bool stepped = false;   // a window ended (the optimiser stepped, or fp16 skipped the step)
     bool skipped = false;   // fp16: the window's gradients held inf/NaN; the step was skipped
 
@@ -52,13 +54,18 @@ class Stepper {
   // weight and the optimiser steps. No-op when no window is open.
   void finish_window();
   bool window_open() const { return micro_ % accumulation_ != 0; }
+  // Data parallel: gradients are averaged over `group` before each optimiser step (null:
+  // this process alone). The group must outlive the Stepper.
+  void average_gradients_over(DataParallel* group) { group_ = group; }
   int64_t global_step() const { return global_step_; }
   // Null unless amp is fp16.
   GradScaler* scaler() { return scaler_.get(); }
   const Objective& objective() const { return objective_; }
 
  private:
-  bool optimizer_step();  // schedule, (scaled) step, zero_grad; false when fp16 skipped it
+  // Averages the gradients over the group (if any), then schedule, (scaled) step,
+  // zero_grad; false when fp16 skipped the step. Adds the averaging's time to *sync_s.
+  bool optimizer_step(double* sync_s);
 
   const TrainConfig& cfg_;
   Network& model_;
@@ -70,6 +77,7 @@ class Stepper {
   int64_t accumulation_;
   int64_t micro_ = 0;
   std::unique_ptr<GradScaler> scaler_;
+  DataParallel* group_ = nullptr;
 };
 
 }  // namespace stoker::train

@@ -52,6 +52,18 @@ inline void zero_grad_set_to_none(torch::optim::Optimizer& optimizer) {
   }
 }
 
+// TCPStore's libuv server (an option from 2.1, the default from 2.4) exists only where torch
+// was built with libuv (pip wheels are; Debian 13's 2.6 is not, and refuses the default).
+// Sets the older, always-built server.
+template <typename TCPStoreOptions>
+void use_classic_store(TCPStoreOptions& options) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+  options.useLibUV = false;
+#else
+  (void)options;
+#endif
+}
+
 // Autocast on one device type for the life of the scope (bf16 on CPU or CUDA, fp16 on CUDA).
 // 2.4 replaced set_enabled/set_cpu_enabled and set_autocast_{gpu,cpu}_dtype with calls that
 // take the device type (the old ones are deprecated, which -Werror turns into errors).

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "checkpoint.h"
+#include "data_parallel.h"
 #include "evaluate.h"
 #include "gpu_memory.h"
 #include "loop_diagnosis.h"
@@ -48,15 +49,23 @@ namespace {
 // the run only when it persists (the scale has fallen for this many windows in a row).
 constexpr int kFp16NonFiniteLimit = 20;
 
+// How long a data-parallel process waits for the others (joining, every all-reduce) before
+// it gives up with an error: torch's default. The leader's data setup and each validation
+// pass happen while the others wait.
+constexpr std::chrono::minutes kGroupTimeout{30};
+
 // How an epoch's step loop ended.
 enum class EpochEnd { kCompleted, kMaxSteps, kSignal };
 
 // The training loop of one run: owns the per-run state that the epochs share, and trains an
 // epoch at a time. Lives on the caller's stack for the run; not thread-safe.
+// In a data-parallel group every process runs one; only the leader (rank 0) prints, writes
+// records and checkpoints (`records` is null in the others).
 class TrainLoop {
  public:
   TrainLoop(const TrainConfig& cfg, const TrainUi& ui, TrainSetup& setup, const RunStart& start,
-            monitor::Sampler& monitor, LoopDiagnosis& diagnosis, RunRecords& records, int gpu_index)
+            monitor::Sampler& monitor, LoopDiagnosis& diagnosis, RunRecords* records, int gpu_index,
+            DataParallel* group)
       : cfg_(cfg),
         ui_(ui),
         setup_(setup),
@@ -65,6 +74,8 @@ class TrainLoop {
         diagnosis_(diagnosis),
         records_(records),
         gpu_index_(gpu_index),
+        group_(group),
+        world_size_(group != nullptr ? group->place().world_size : 1),
         steps_per_epoch_(setup.train_loader->batches_per_epoch()),
         stepper_(cfg, *setup.model, *setup.optimizer, setup.objective, setup.device,
                  static_cast<int64_t>(cfg.epochs) * steps_per_epoch_ / cfg.accumulation_steps,
@@ -72,21 +83,30 @@ class TrainLoop {
         feed_(*setup.train_loader, setup.objective, setup.feed),
         progress_(stdout) {
     if (stepper_.scaler() != nullptr && start.scaler) stepper_.scaler()->set_state(*start.scaler);
+    stepper_.average_gradients_over(group);
   }
 
   // Trains epoch `epoch` (0-based) from `first_batch`; fills `record` with what it measured.
   EpochEnd train_epoch(int64_t epoch, int64_t first_batch, EpochRecord* record);
-  // Saves the checkpoint that resumes at `next_batch` of `epoch`.
+  // Saves the checkpoint that resumes at `next_batch` of `epoch` (the leader; a no-op in the
+  // other processes of a group).
   void save(int64_t epoch, int64_t next_batch) {
-    CheckpointMeta meta{epoch, next_batch, stepper_.global_step(), cfg_.seed, cfg_.batch_size, cfg_.model, std::nullopt};
+    if (records_ == nullptr) return;
+    CheckpointMeta meta{epoch, next_batch, stepper_.global_step(), cfg_.seed, cfg_.batch_size, cfg_.model,
+                        world_size_, std::nullopt};
     if (stepper_.scaler() != nullptr) meta.scaler = stepper_.scaler()->state();
     save_checkpoint(start_.checkpoint_path, *setup_.model, *setup_.optimizer, meta);
   }
   const Stepper& stepper() const { return stepper_; }
-  int signal() const { return signals_.raised(); }
+  // The signal that stopped the run: this process's, or SIGTERM when another process of the
+  // group was the one signalled.
+  int signal() const { return signals_.raised() != 0 ? signals_.raised() : SIGTERM; }
 
  private:
   void check_loss(double loss, int64_t epoch, int64_t step);
+  void report(const std::vector<std::string>& lines);
+  // At a window boundary: whether a signal asks to stop (in any process of the group).
+  bool stop_requested();
   void draw_progress(int64_t epoch, int64_t first, int64_t step, const Stopwatch& clock, int64_t samples,
                      double loss_sum, int64_t loss_count);
 
@@ -96,8 +116,10 @@ class TrainLoop {
   const RunStart& start_;
   monitor::Sampler& monitor_;
   LoopDiagnosis& diagnosis_;
-  RunRecords& records_;
+  RunRecords* records_;
   const int gpu_index_;
+  DataParallel* group_;
+  const int world_size_;
   const int64_t steps_per_epoch_;
   Stepper stepper_;
   DeviceFeed feed_;
@@ -118,6 +140,17 @@ void TrainLoop::check_loss(double loss, int64_t epoch, int64_t step) {
                               cfg_.lr, cfg_.amp != AmpMode::kOff ? " or --amp off" : ""));
 }
 
+void TrainLoop::report(const std::vector<std::string>& lines) {
+  if (lines.empty() || records_ == nullptr) return;
+  progress_.finish();
+  for (const auto& line : lines) records_->report(line);
+}
+
+bool TrainLoop::stop_requested() {
+  const bool here = signals_.raised() != 0;
+  return group_ != nullptr ? group_->any(here) : here;
+}
+
 void TrainLoop::draw_progress(int64_t epoch, int64_t first, int64_t step, const Stopwatch& clock,
                               int64_t samples, double loss_sum, int64_t loss_count) {
   if (!ui_.progress || (now_ns() - last_draw_ns_ <= 100'000'000 && step != steps_per_epoch_)) return;
@@ -135,7 +168,7 @@ EpochEnd TrainLoop::train_epoch(int64_t epoch, int64_t first, EpochRecord* recor
   feed_.reset();
   setup_.train_loader->start_epoch(epoch, first);
   diagnosis_.start_epoch();
-  double loss_sum = 0;
+  double loss_sum = 0, sync_s = 0;
   int64_t loss_count = 0, samples = 0;
   int64_t step = first;
   Stopwatch epoch_clock;
@@ -152,34 +185,32 @@ EpochEnd TrainLoop::train_epoch(int64_t epoch, int64_t first, EpochRecord* recor
         [&] { return stepper_.step(batch.images, batch.targets); });
     r.copy_s += batch.copy_s;
     r.charge_copy_stall(feed_.copy_stall_s());
+    sync_s += r.sync_s;
     check_loss(r.loss, epoch, step);
     if (std::isfinite(r.loss)) {
       loss_sum += r.loss;
       ++loss_count;
     }
-    if (gpu_index_ >= 0 && epoch == start_.epoch && step == start_.batch) {
+    if (gpu_index_ >= 0 && records_ != nullptr && epoch == start_.epoch && step == start_.batch) {
       progress_.finish();
       std::printf("GPU memory after the first batch: %s\n", gpu_memory_text(gpu_index_).c_str());
     }
-    const int64_t batch_samples = batch.size();
+    const int64_t batch_samples = batch.size();  // this process's; the group trains world_size_ times as many
     const double wait_s = batch.wait_s;
-    samples += batch_samples;
+    samples += batch_samples * world_size_;
     ++step;
     batch = FedBatch{};  // the loader's buffer goes back before the diagnosis looks
-    const auto lines = diagnosis_.after_step(wait_s, r.copy_s, r.compute_s, batch_samples);
-    if (!lines.empty()) {
-      progress_.finish();
-      for (const auto& line : lines) records_.report(line);
-    }
+    report(diagnosis_.after_step(wait_s, r.copy_s, r.compute_s, batch_samples));
     draw_progress(epoch, first, step, epoch_clock, samples, loss_sum, loss_count);
 
     if (stepper_.window_open()) continue;  // checkpoints and stops only at window boundaries
     const bool max_reached = cfg_.max_steps > 0 && stepper_.global_step() >= cfg_.max_steps;
     const bool periodic = cfg_.checkpoint_every_steps > 0 && r.stepped &&
                           stepper_.global_step() % cfg_.checkpoint_every_steps == 0;
-    if (signals_.raised() == 0 && !periodic && !max_reached) continue;
+    const bool stop = stop_requested();
+    if (!stop && !periodic && !max_reached) continue;
     save(epoch, step);
-    if (signals_.raised() != 0) {
+    if (stop) {
       end = EpochEnd::kSignal;
       break;
     }
@@ -190,6 +221,11 @@ EpochEnd TrainLoop::train_epoch(int64_t epoch, int64_t first, EpochRecord* recor
   }
   if (end == EpochEnd::kCompleted) stepper_.finish_window();  // a last partial accumulation window
   progress_.finish();
+  if (group_ != nullptr) {  // the group's mean loss, not the leader's share alone
+    const std::vector<double> sums = group_->sum({loss_sum, static_cast<double>(loss_count)});
+    loss_sum = sums[0];
+    loss_count = static_cast<int64_t>(sums[1]);
+  }
   record->epoch = epoch + 1;
   record->seconds = ns_to_seconds(epoch_clock.elapsed_ns());
   record->samples = samples;
@@ -198,15 +234,36 @@ EpochEnd TrainLoop::train_epoch(int64_t epoch, int64_t first, EpochRecord* recor
   record->times = diagnosis_.epoch_window();
   record->workers = setup_.train_loader->workers();
   if (stepper_.scaler() != nullptr) record->scaler = stepper_.scaler()->state();
+  if (group_ != nullptr && record->seconds > 0) {
+    record->notes += fmt::format(" · gradient all-reduce {:.1f} % of the epoch", 100 * sync_s / record->seconds);
+  }
   return end;
 }
 
 }  // namespace
 
-int run_training(const TrainConfig& cfg, const TrainUi& ui) {
-  TrainSetup setup = make_setup(cfg);
-  const RunStart start = open_run(cfg, *setup.model, *setup.optimizer);
-  print_run_header(cfg, setup, start);
+int run_training(const TrainConfig& cfg, const TrainUi& shown) {
+  const ProcessPlace place = process_place_from_env();
+  std::unique_ptr<DataParallel> group;
+  if (place.world_size > 1) group = std::make_unique<DataParallel>(place, kGroupTimeout);
+  const bool leader = place.leader();
+  TrainUi ui = shown;
+  ui.progress = ui.progress && leader;
+  ui.json_summary = ui.json_summary && leader;
+
+  // In a group the leader opens the data first, so a mistake in it is reported once, by one
+  // process (the launcher stops the others); the rest start when it has.
+  if (group && !leader) group->barrier();
+  TrainSetup setup = make_setup(cfg, place);
+  const RunStart start = open_run(cfg, *setup.model, *setup.optimizer, place);
+  if (group && leader) group->barrier();
+  if (group) {
+    group->broadcast_from_leader(*setup.model);  // one starting point, whatever each process drew
+    // Dropout and stochastic depth differ per process, as under torch DDP (the leader keeps
+    // the single-process stream).
+    if (!leader) torch::manual_seed(cfg.seed + 1000003ULL * static_cast<uint64_t>(place.rank) + start.global_step);
+  }
+  if (leader) print_run_header(cfg, setup, start, place);
   data::Loader& train_loader = *setup.train_loader;
 
   monitor::SamplerOptions monitor_options;
@@ -217,13 +274,18 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
   monitor::Sampler monitor(monitor_options);
   if (gpu_index >= 0) gpu_memory_peak.attach(monitor, gpu_index);
   monitor.start();
-  LoopDiagnosis diagnosis(train_loader, monitor, usable_cores(), gpu_index, cfg.num_workers == kAuto,
-                          cfg.prefetch_factor, cfg.data);
-  RunRecords records(cfg, start.run_dir, start.resumed);
-  records.set_process(torch::get_num_threads(), setup.host);
+  // The processes on this machine share its cores: the diagnosis counts this one's share.
+  LoopDiagnosis diagnosis(train_loader, monitor, std::max(1, usable_cores() / place.local_world_size), gpu_index,
+                          cfg.num_workers == kAuto, cfg.prefetch_factor, cfg.data);
   const data::TransformSpec inputs = inference_inputs(setup);  // what feeding the trained model takes
-  records.set_inputs(inputs);
-  TrainLoop loop(cfg, ui, setup, start, monitor, diagnosis, records, gpu_index);
+  std::optional<RunRecords> leader_records;  // the leader's run folder; none in the other processes
+  if (leader) {
+    leader_records.emplace(cfg, start.run_dir, start.resumed);
+    leader_records->set_process(torch::get_num_threads(), setup.host);
+    leader_records->set_inputs(inputs);
+  }
+  TrainLoop loop(cfg, ui, setup, start, monitor, diagnosis, leader_records ? &*leader_records : nullptr, gpu_index,
+                 group.get());
 
   // What feeding the exported weights needs, in both weight files' metadata.
   const auto weights_metadata = [&] {
@@ -235,7 +297,8 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
         {"inputs", inputs_json(inputs).dump()},
         {"global_step", std::to_string(loop.stepper().global_step())}};
   };
-  BestWeights best(start.run_dir, start.resumed);
+  std::optional<BestWeights> best;  // the leader's
+  if (leader) best.emplace(start.run_dir, start.resumed);
 
   int exit_code = 0;
   for (int64_t epoch = start.epoch; epoch < cfg.epochs; ++epoch) {
@@ -244,18 +307,23 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
     const EpochEnd end = loop.train_epoch(epoch, first, &record);
     if (end == EpochEnd::kSignal) {
       const int signo = loop.signal();
-      std::printf("stopped by %s at epoch %lld step %lld; checkpoint saved: %s\nresume with: stoker train --resume %s\n",
+      if (leader) std::printf("stopped by %s at epoch %lld step %lld; checkpoint saved: %s\nresume with: stoker train --resume %s\n",
                   signo == SIGINT ? "SIGINT" : "SIGTERM", static_cast<long long>(epoch + 1),
                   static_cast<long long>(first + record.batches), start.checkpoint_path.c_str(), start.run_dir.c_str());
       exit_code = 128 + signo;
       break;
     }
+    if (!leader) {  // the leader validates, records and saves; the others go on to the next epoch
+      if (end == EpochEnd::kMaxSteps || (cfg.max_steps > 0 && loop.stepper().global_step() >= cfg.max_steps)) break;
+      continue;
+    }
+    RunRecords& records = *leader_records;
     if (setup.val_loader) {
       record.eval = naming_out_of_memory(
           cfg, setup.device,
           [&] { return fmt::format("in validation (batches of {})", setup.val_loader->options().batch_size); },
           [&] { return evaluate(*setup.model, *setup.val_loader, setup.objective, setup.feed); });
-      if (best.offer(*setup.model, record.eval, epoch + 1, weights_metadata)) record.notes += " · best so far";
+      if (best->offer(*setup.model, record.eval, epoch + 1, weights_metadata)) record.notes += " · best so far";
     }
     if (const data::CacheStats cache = train_loader.cache_stats(); cache.budget > 0) {
       record.notes += fmt::format(" · cache {} of {} images, {:.2f} GB{}", grouped(static_cast<double>(cache.entries)),
@@ -273,7 +341,9 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
     if (cfg.max_steps > 0 && loop.stepper().global_step() >= cfg.max_steps) break;
   }
   monitor.stop();
+  if (!leader) return exit_code;
 
+  RunRecords& records = *leader_records;
   // The weights alone, for other tools (torchvision's names for the ResNets and EfficientNets),
   // with what feeding them needs in the metadata.
   std::optional<std::string> weights;
@@ -281,7 +351,7 @@ int run_training(const TrainConfig& cfg, const TrainUi& ui) {
     weights = (fs::path(start.run_dir) / "model.safetensors").string();
     save_safetensors(*setup.model, *weights, weights_metadata());
   }
-  const nlohmann::json best_so_far = best.summary();
+  const nlohmann::json best_so_far = best->summary();
   records.set_best(best_so_far);
   const nlohmann::json& summary = records.finish(weights, loop.stepper().global_step(), exit_code);
   if (exit_code == 0) {

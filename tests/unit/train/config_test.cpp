@@ -50,7 +50,7 @@ TEST(TrainConfigTest, DefaultsAreValidAndListedInSchemaOrder) {
   const TrainConfig config;
   EXPECT_NO_THROW(validate(config));
   const std::vector<ConfigKey>& keys = config_keys();
-  ASSERT_EQ(keys.size(), 36u);
+  ASSERT_EQ(keys.size(), 37u);
   EXPECT_EQ(keys.front().name, "model");
   EXPECT_EQ(keys.back().name, "max_bad_fraction");
   std::set<std::string> names;
@@ -189,6 +189,8 @@ TEST(ConfigFlagsTest, AcceptsBothSpellingsAliasesAndTheLastValue) {
       {"--batch-size 8 --batch_size 16", [](TrainConfig* c) { c->batch_size = 16; }},
       {"--batch_size 16 --batch-size 8", [](TrainConfig* c) { c->batch_size = 8; }},
       {"--amp fp16 --use_amp", [](TrainConfig* c) { c->amp = AmpMode::kBf16; }},
+      {"--nproc 4", [](TrainConfig* c) { c->nproc_per_node = 4; }},
+      {"--nproc_per_node 2", [](TrainConfig* c) { c->nproc_per_node = 2; }},
   };
   for (const Case& c : cases) {
     TrainConfig expected;
@@ -328,6 +330,8 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
       {[](TrainConfig* c) { c->label_smoothing = 1; }, "label_smoothing must be in [0, 1) (got 1)"},
       {[](TrainConfig* c) { c->cache_max_gb = -1; }, "cache_max_gb must be >= 0 (got -1)"},
       {[](TrainConfig* c) { c->threads = -2; }, "threads must be between 0 and 1024 (got -2); 0 = automatic"},
+      {[](TrainConfig* c) { c->nproc_per_node = 2000; },
+       "nproc_per_node must be between 1 and 1024 (got 2000); 1 = this process alone"},
       {[](TrainConfig* c) {
          c->task = TaskKind::kClassification;
          c->loss = LossKind::kL1;

@@ -1,0 +1,214 @@
+#include "data_parallel.h"
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <charconv>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <functional>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "stoker/core/error.h"
+#include "torch_compat.h"
+
+namespace stoker::train {
+
+namespace {
+
+// Gradients go over in buckets of about this many bytes (DistributedDataParallel's default):
+// one all-reduce per bucket, and one bucket of extra memory at a time.
+constexpr int64_t kBucketBytes = 25 << 20;
+
+std::string env_text(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? value : "";
+}
+
+// The integer in variable `name`, or `fallback` when it is unset or empty.
+int env_int(const char* name, int fallback) {
+  const std::string text = env_text(name);
+  if (text.empty()) return fallback;
+  int value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    throw UsageError(fmt::format("environment variable {}={} must be an integer", name, text));
+  }
+  return value;
+}
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+// The first line of what a failure says (without libtorch's backtrace).
+std::string reason_of(const std::exception& e) {
+  if (const auto* error = dynamic_cast<const c10::Error*>(&e)) return first_line(error->what_without_backtrace());
+  return first_line(e.what());
+}
+
+// How long a process whose collective failed waits before it reports: a peer that stopped
+// has its own message, and the launcher (ours or torchrun) stops the rest of the group when it
+// sees that peer exit, so the line the user reads is the cause, not this echo of it.
+constexpr std::chrono::seconds kEchoDelay{3};
+
+// Runs a collective step; a failure (a peer that stopped, the timeout) becomes one line.
+template <typename F>
+void collective(const char* what, const ProcessPlace& place, F&& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    std::this_thread::sleep_for(kEchoDelay);
+    throw DataError(fmt::format("process {} of {} could not {} ({}); another training process has stopped "
+                                "(its message says why) or stopped answering",
+                                place.rank, place.world_size, what, reason_of(e)));
+  }
+}
+
+bool is_loopback(const std::string& address) {
+  return address == "localhost" || address.starts_with("127.") || address == "::1";
+}
+
+}  // namespace
+
+ProcessPlace process_place_from_env() {
+  ProcessPlace place;
+  place.world_size = env_int("WORLD_SIZE", 1);
+  if (place.world_size < 1) {
+    throw UsageError(fmt::format("environment variable WORLD_SIZE={} must be at least 1", place.world_size));
+  }
+  if (place.world_size == 1) return place;
+  place.rank = env_int("RANK", -1);
+  if (place.rank < 0 || place.rank >= place.world_size) {
+    throw UsageError(fmt::format("environment variable RANK={} must be in [0, {}) when WORLD_SIZE={} (torchrun "
+                                 "and stoker train --nproc-per-node set both)",
+                                 env_text("RANK").empty() ? "(unset)" : env_text("RANK"), place.world_size,
+                                 place.world_size));
+  }
+  place.local_rank = env_int("LOCAL_RANK", place.rank);
+  place.local_world_size = env_int("LOCAL_WORLD_SIZE", place.world_size);
+  if (place.local_world_size < 1 || place.local_rank < 0 || place.local_rank >= place.local_world_size) {
+    throw UsageError(fmt::format("environment variables LOCAL_RANK={} and LOCAL_WORLD_SIZE={} do not fit: need "
+                                 "0 <= LOCAL_RANK < LOCAL_WORLD_SIZE",
+                                 place.local_rank, place.local_world_size));
+  }
+  if (std::string addr = env_text("MASTER_ADDR"); !addr.empty()) place.master_addr = addr;
+  place.master_port = env_int("MASTER_PORT", place.master_port);
+  if (place.master_port < 1 || place.master_port > 65535) {
+    throw UsageError(fmt::format("environment variable MASTER_PORT={} must be a port in 1..65535", place.master_port));
+  }
+  const std::string agent = env_text("TORCHELASTIC_USE_AGENT_STORE");
+  place.agent_store = agent == "True" || agent == "true" || agent == "1";
+  return place;
+}
+
+struct DataParallel::Group {
+  c10::intrusive_ptr<c10d::Store> store;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
+};
+
+DataParallel::DataParallel(const ProcessPlace& place, std::chrono::milliseconds timeout)
+    : place_(place), group_(std::make_unique<Group>()) {
+  try {
+    c10d::TCPStoreOptions options;
+    options.port = static_cast<uint16_t>(place.master_port);
+    options.isServer = place.leader() && !place.agent_store;
+    options.numWorkers = static_cast<size_t>(place.world_size);
+    options.waitWorkers = false;
+    options.timeout = timeout;
+    c10::intrusive_ptr<c10d::TCPStore> tcp;
+    try {
+      tcp = c10::make_intrusive<c10d::TCPStore>(place.master_addr, options);
+    } catch (const std::exception& e) {
+      if (std::string(e.what()).find("libuv") == std::string::npos) throw;
+      compat::use_classic_store(options);  // this torch has no libuv
+      tcp = c10::make_intrusive<c10d::TCPStore>(place.master_addr, options);
+    }
+    // torchrun restarts a failed group with the same store: each attempt keeps its own keys.
+    const std::string attempt = env_text("TORCHELASTIC_RESTART_COUNT");
+    group_->store = c10::make_intrusive<c10d::PrefixStore>("stoker/attempt_" + (attempt.empty() ? "0" : attempt), tcp);
+    auto gloo_options = c10d::ProcessGroupGloo::Options::create(timeout);
+    // One machine: the loopback device. Several: GLOO_SOCKET_IFNAME names the interface, as
+    // for torch; else the address this host's name resolves to.
+    const std::string interface = env_text("GLOO_SOCKET_IFNAME");
+    if (!interface.empty()) {
+      gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(interface));
+    } else if (is_loopback(place.master_addr)) {
+      gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+    } else {
+      gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
+    }
+    group_->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(group_->store, place.rank, place.world_size,
+                                                               gloo_options);
+  } catch (const std::exception& e) {
+    throw DataError(fmt::format("process {} of {} could not join the training group at {}:{} ({}); check "
+                                "MASTER_ADDR and MASTER_PORT, or that the port is free",
+                                place.rank, place.world_size, place.master_addr, place.master_port, reason_of(e)));
+  }
+}
+
+DataParallel::~DataParallel() = default;
+
+void DataParallel::broadcast_from_leader(Network& model) {
+  torch::NoGradGuard no_grad;
+  collective("receive rank 0's weights", place_, [&] {
+    std::vector<torch::Tensor> tensors = model.parameters();
+    for (const torch::Tensor& buffer : model.buffers()) tensors.push_back(buffer);
+    for (torch::Tensor& tensor : tensors) {
+      std::vector<at::Tensor> one{tensor.data()};
+      c10d::BroadcastOptions options;
+      options.rootRank = 0;
+      group_->gloo->broadcast(one, options)->wait();
+    }
+  });
+}
+
+void DataParallel::average_gradients(Network& model) {
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> grads;
+  for (torch::Tensor& p : model.parameters()) {
+    if (!p.requires_grad()) continue;
+    if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
+    grads.push_back(p.grad());
+  }
+  const double inverse = 1.0 / place_.world_size;
+  collective("average the gradients", place_, [&] {
+    // Consecutive gradients of one dtype and device, up to kBucketBytes, go as one flat tensor.
+    size_t begin = 0;
+    while (begin < grads.size()) {
+      size_t end = begin + 1;
+      int64_t bytes = grads[begin].numel() * grads[begin].element_size();
+      while (end < grads.size() && grads[end].scalar_type() == grads[begin].scalar_type() &&
+             grads[end].device() == grads[begin].device() &&
+             bytes + grads[end].numel() * grads[end].element_size() <= kBucketBytes) {
+        bytes += grads[end].numel() * grads[end].element_size();
+        ++end;
+      }
+      std::vector<torch::Tensor> flat_parts;
+      for (size_t i = begin; i < end; ++i) flat_parts.push_back(grads[i].reshape({-1}));
+      std::vector<at::Tensor> bucket{torch::cat(flat_parts)};
+      group_->gloo->allreduce(bucket)->wait();
+      bucket[0].mul_(inverse);
+      int64_t offset = 0;
+      for (size_t i = begin; i < end; ++i) {
+        const int64_t n = grads[i].numel();
+        grads[i].copy_(bucket[0].slice(0, offset, offset + n).view_as(grads[i]));
+        offset += n;
+      }
+      begin = end;
+    }
+  });
+}
+
+std::vector<double> DataParallel::summed(const char* what, const std::vector<double>& values) {
+  std::vector<at::Tensor> tensor{torch::tensor(values, torch::kFloat64)};
+  collective(what, place_, [&] { group_->gloo->allreduce(tensor)->wait(); });
+  return {tensor[0].data_ptr<double>(), tensor[0].data_ptr<double>() + tensor[0].numel()};
+}
+
+void DataParallel::barrier() {
+  collective("wait for the other processes", place_, [&] { group_->gloo->barrier()->wait(); });
+}
+
+}  // namespace stoker::train

@@ -1,0 +1,118 @@
+// `stoker train --nproc-per-node 2` end to end on Debian's Fashion-MNIST: one run folder
+// written by rank 0, one header, the group's figures; a bad input is one line however many
+// processes hit it; SIGTERM stops every process at one step and the run resumes with its
+// process count (another count is refused); a process killed from outside stops the group at
+// once with a line saying so.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "support/run_command.h"
+#include "support/run_files.h"
+#include "support/temp_dir.h"
+
+namespace stoker {
+namespace {
+
+namespace fs = std::filesystem;
+using stoker::testing::expect_one_line_error;
+using stoker::testing::expect_one_line_errors;
+using stoker::testing::read_text;
+using stoker::testing::run_command;
+using stoker::testing::run_dir_of;
+using stoker::testing::summary_of;
+using stoker::testing::TempDir;
+
+const std::string kStoker = STOKER_BINARY;
+const char* kFashion = "/usr/share/datasets/fashion-mnist";
+
+// Shell text that starts `args` in the background as $pid and waits until its run has
+// started training (metrics.csv exists) and a second more has passed.
+std::string start_in_background(const std::string& args, const std::string& output_dir) {
+  return kStoker + " train " + args + " --output-dir " + output_dir + " & pid=$!; i=0; while [ $i -lt 1200 ] && ! ls " +
+         output_dir + "/*/metrics.csv >/dev/null 2>&1; do sleep 0.1; i=$((i+1)); done; sleep 1; ";
+}
+
+size_t count_of(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+class TrainParallelCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!STOKER_HAS_TORCH) GTEST_SKIP() << "built without libtorch";
+    if (!fs::exists(kFashion)) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  }
+};
+
+TEST_F(TrainParallelCli, TwoProcessesTrainOneRun) {
+  TempDir dir;
+  const auto r = run_command(kStoker + " train --nproc-per-node 2 --max-steps 30 --batch-size 32 --no-progress "
+                                       "--output-dir " + dir.str());
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_EQ(count_of(r.out, "stoker 0.1 · run dir"), 1u) << r.out;  // rank 0 alone prints
+  EXPECT_NE(r.out.find("parallel 2 processes (2 on this machine) · each trains on 1/2 of every epoch"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Batch size: 32 per process, 64 per step over 2 processes (requested: 32)"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("gradient all-reduce"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("val acc"), std::string::npos) << r.out;
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator{}), 1);
+  const nlohmann::json summary = summary_of(dir.str());
+  EXPECT_EQ(summary["global_step"], 30);
+  // 30 steps of 32 in each of 2 processes.
+  const std::string metrics = read_text(run_dir_of(dir.str()) + "/metrics.csv");
+  EXPECT_NE(metrics.find("\n1,"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find(",1920,"), std::string::npos) << metrics;
+  EXPECT_NE(read_text(run_dir_of(dir.str()) + "/config.yaml").find("nproc_per_node: 2"), std::string::npos);
+  EXPECT_TRUE(fs::exists(run_dir_of(dir.str()) + "/model.safetensors"));
+}
+
+TEST_F(TrainParallelCli, BadInputIsOneLineFromOneProcess) {
+  TempDir dir;
+  expect_one_line_errors(kStoker + " train --no-progress --output-dir " + dir.str() + "/runs ",
+                         {{"--nproc-per-node 0", 2, "nproc_per_node must be between 1 and 1024 (got 0)"},
+                          {"--nproc 2 --data /nonexistent/data", 1, "/nonexistent/data does not exist"},
+                          {"--nproc 2 --model resnet18", 2, "model resnet18 needs images of at least 32x32"}});
+}
+
+TEST_F(TrainParallelCli, SigtermStopsEveryProcessAndTheRunResumes) {
+  TempDir dir;
+  const auto r = run_command(start_in_background("--nproc-per-node 2 --no-progress --batch-size 32 --epochs 1", dir.str()) +
+                             "kill -TERM $pid; wait $pid");
+  ASSERT_EQ(r.exit_code, 143) << r.err << r.out;
+  EXPECT_EQ(count_of(r.out, "stopped by SIGTERM"), 1u) << r.out;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  const std::string run = run_dir_of(dir.str());
+  ASSERT_TRUE(fs::exists(run + "/checkpoint.pt"));
+
+  const auto other = run_command(kStoker + " train --no-progress --nproc-per-node 1 --resume " + run);
+  expect_one_line_error(other, 2, "was made by 2 training processes, and this run has 1; resume with --nproc-per-node 2",
+                        "resumed by one process");
+  // The run's own config.yaml brings back nproc_per_node 2.
+  const auto resumed = run_command(kStoker + " train --no-progress --max-steps 1 --resume " + run);
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.err << resumed.out;
+  EXPECT_NE(resumed.out.find("resume   epoch 1, batch "), std::string::npos) << resumed.out;
+  EXPECT_NE(resumed.out.find("64 per step over 2 processes"), std::string::npos) << resumed.out;
+}
+
+TEST_F(TrainParallelCli, AKilledProcessStopsTheGroupAtOnce) {
+  TempDir dir;
+  const auto start = std::chrono::steady_clock::now();
+  // Rank 1 is the launcher's child whose environment says RANK=1.
+  const auto r = run_command(start_in_background("--nproc 2 --no-progress --batch-size 32 --epochs 2", dir.str()) +
+                             "for c in $(cat /proc/$pid/task/$pid/children); do "
+                             "if tr '\\0' '\\n' < /proc/$c/environ | grep -qx RANK=1; then kill -KILL $c; fi; done; "
+                             "wait $pid");
+  EXPECT_EQ(r.exit_code, 137) << r.err << r.out;
+  EXPECT_EQ(r.err, "error: training process 1 of 2 was killed by signal 9 (Killed); stopped the other\n");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(300));
+}
+
+}  // namespace
+}  // namespace stoker
