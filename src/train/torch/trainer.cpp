@@ -54,6 +54,18 @@ constexpr int kFp16NonFiniteLimit = 20;
 // pass happen while the others wait.
 constexpr std::chrono::minutes kGroupTimeout{30};
 
+// A well-mixed seed for one (seed, rank, epoch, step) (splitmix64's finaliser over each part).
+uint64_t step_seed(uint64_t seed, int rank, int64_t epoch, int64_t step) {
+  uint64_t h = seed;
+  for (const uint64_t part : {static_cast<uint64_t>(rank), static_cast<uint64_t>(epoch), static_cast<uint64_t>(step)}) {
+    h += 0x9e3779b97f4a7c15ULL + part;
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+    h ^= h >> 31;
+  }
+  return h;
+}
+
 // How an epoch's step loop ended.
 enum class EpochEnd { kCompleted, kMaxSteps, kSignal };
 
@@ -176,6 +188,12 @@ EpochEnd TrainLoop::train_epoch(int64_t epoch, int64_t first, EpochRecord* recor
   for (;;) {
     FedBatch batch = feed_.next();
     if (!batch) break;
+    if (group_ != nullptr && !group_->place().leader()) {
+      // Dropout and stochastic depth differ per process, as under torch DDP. The leader's
+      // generator is the checkpointed one; the others draw from a seed of (seed, rank, epoch,
+      // step), so a resumed group repeats their draws too.
+      torch::manual_seed(step_seed(cfg_.seed, group_->place().rank, epoch, step));
+    }
     Stepper::Result r = naming_out_of_memory(
         cfg_, device,
         [&] {
@@ -257,12 +275,7 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
   TrainSetup setup = make_setup(cfg, place);
   const RunStart start = open_run(cfg, *setup.model, *setup.optimizer, place);
   if (group && leader) group->barrier();
-  if (group) {
-    group->broadcast_from_leader(*setup.model);  // one starting point, whatever each process drew
-    // Dropout and stochastic depth differ per process, as under torch DDP (the leader keeps
-    // the single-process stream).
-    if (!leader) torch::manual_seed(cfg.seed + 1000003ULL * static_cast<uint64_t>(place.rank) + start.global_step);
-  }
+  if (group) group->broadcast_from_leader(*setup.model);  // one starting point, whatever each process drew
   if (leader) print_run_header(cfg, setup, start, place);
   data::Loader& train_loader = *setup.train_loader;
 
