@@ -5,24 +5,15 @@
 
 #include "stoker/train/config.h"
 #include "param_diff.h"
+#include "twin.h"
 #include "train/torch/models.h"
 #include "train/torch/step.h"
 
 namespace stoker::train {
 namespace {
 
-struct Twin {
-  std::shared_ptr<Network> model;
-  std::unique_ptr<torch::optim::SGD> optimizer;
-};
-
-Twin make_twin(uint64_t seed) {
-  torch::manual_seed(seed);
-  Twin t{make_model("mlp", {1, 8, 8}, 10), nullptr};
-  t.model->eval();  // no dropout: the same function for every batch split
-  t.optimizer = std::make_unique<torch::optim::SGD>(t.model->parameters(), torch::optim::SGDOptions(0.1).momentum(0.9));
-  return t;
-}
+using testing::make_twin;
+using testing::Twin;
 
 using testing::max_difference;
 

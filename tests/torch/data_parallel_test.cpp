@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "param_diff.h"
+#include "twin.h"
 #include "stoker/core/error.h"
 #include "stoker/train/config.h"
 #include "train/torch/data_parallel.h"
@@ -64,18 +65,8 @@ void run_group(int world, const std::function<void(DataParallel&)>& body,
   for (auto& rank : ranks) rank.get();  // rethrows a rank's failure
 }
 
-struct Twin {
-  std::shared_ptr<Network> model;
-  std::unique_ptr<torch::optim::SGD> optimizer;
-};
-
-Twin make_twin(uint64_t seed) {
-  torch::manual_seed(seed);
-  Twin t{make_model("mlp", {1, 8, 8}, 10), nullptr};
-  t.model->eval();
-  t.optimizer = std::make_unique<torch::optim::SGD>(t.model->parameters(), torch::optim::SGDOptions(0.1).momentum(0.9));
-  return t;
-}
+using testing::make_twin;
+using testing::Twin;
 
 TrainConfig sgd_config(int accumulation_steps) {
   TrainConfig cfg;

@@ -76,8 +76,9 @@ void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const Run
                                        ? fmt::format("auto (from {})", setup.start_workers)
                                        : std::to_string(cfg.num_workers);
   std::printf("stoker 0.1 · run dir %s\n", start.run_dir.c_str());
-  std::printf("device   %s · %s · %d threads%s\n", setup.device.str().c_str(), torch_description().c_str(),
-              torch::get_num_threads(), setup.host.blas.empty() ? "" : (" · " + setup.host.blas).c_str());
+  const int threads = torch::get_num_threads();
+  std::printf("device   %s · %s · %d thread%s%s\n", setup.device.str().c_str(), torch_description().c_str(), threads,
+              threads == 1 ? "" : "s", setup.host.blas.empty() ? "" : (" · " + setup.host.blas).c_str());
   std::printf("data     %s%s\n", setup.train_source->describe().c_str(),
               setup.val_source ? (" · validation " + grouped(static_cast<double>(setup.val_source->size()))).c_str() : "");
   std::printf("inputs   train %s\n", setup.train_chain.describe().c_str());

@@ -58,7 +58,7 @@ torch::Device pick_device(const TrainConfig& cfg, const ProcessPlace& place) {
   std::vector<std::string> reasons;
   if (cfg.device != "auto") reasons.push_back("device " + cfg.device + " was asked for");
   if (!gpus.empty()) reasons.push_back("NVML sees " + gpus);
-  if (!reasons.empty()) {
+  if (!reasons.empty() && place.leader()) {  // once for a data-parallel group
     std::fprintf(stderr, "%s\n",
                  fmt::format("⚠ WARNING: {}, but this libtorch ({}) has no CUDA device; training runs on the CPU{}",
                              fmt::join(reasons, "; "), compat::torch_version(),
