@@ -1,4 +1,9 @@
 # Warning flags for stoker's own targets (not for third-party code).
+if(STOKER_THREAD_SAFETY AND NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+  message(FATAL_ERROR "STOKER_THREAD_SAFETY needs clang (the analysis is clang's): configure with "
+                      "CC=clang CXX=clang++ in a build directory of its own")
+endif()
+
 function(stoker_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
                                            -Wcast-align -Wunused)
@@ -11,5 +16,9 @@ function(stoker_warnings target)
   endif()
   if(STOKER_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
+  endif()
+  # Shared state is annotated (stoker/core/mutex.h); clang checks every access holds its lock.
+  if(STOKER_THREAD_SAFETY)
+    target_compile_options(${target} PRIVATE -Wthread-safety -Werror=thread-safety)
   endif()
 endfunction()

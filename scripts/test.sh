@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what is missing, builds, runs every test (labels: unit,
-# integration), then the sanitizer builds: ASan+UBSan on everything, TSan on the pipeline.
+# integration), then the sanitizer builds: ASan+UBSan on everything, TSan on the pipeline,
+# and clang's thread-safety analysis of the locks (a compile that fails on an unguarded access).
 #   STOKER_QUICK=1 scripts/test.sh   skips the sanitizer builds
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,4 +22,7 @@ if [ "${STOKER_QUICK:-0}" != "1" ]; then
   bash scripts/build.sh build-tsan -DSTOKER_TSAN=ON -DSTOKER_BUILD_BENCH=OFF -DSTOKER_WITH_TORCH=OFF
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
     ctest --test-dir build-tsan --output-on-failure -j "$jobs" -R 'Loader|DecodedCache|Prepare|MonitorSampler|MonitorCli'
+  echo "== clang -Wthread-safety: every access to state a Mutex guards holds it (compile only)"
+  CC=clang CXX=clang++ bash scripts/build.sh build-thread-safety -DSTOKER_THREAD_SAFETY=ON -DSTOKER_WITH_TORCH=OFF \
+    -DSTOKER_BUILD_BENCH=OFF -DSTOKER_BUILD_TESTS=OFF
 fi

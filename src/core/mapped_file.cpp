@@ -11,6 +11,8 @@
 #include <cstring>
 #include <mutex>
 
+#include "stoker/core/mutex.h"
+
 #include "stoker/core/error.h"
 
 namespace stoker {
@@ -30,7 +32,7 @@ struct MapSlot {
 };
 constexpr size_t kMapSlots = 256;  // more live maps than this go unlisted (and unexplained)
 MapSlot g_maps[kMapSlots];
-std::mutex g_maps_mutex;  // claiming and freeing slots (not the handler)
+Mutex g_maps_mutex;  // claiming and freeing slots (not the handler)
 struct sigaction g_previous_sigbus {};
 
 void write_all(const char* text) {
@@ -69,7 +71,7 @@ void list_map(const uint8_t* data, size_t size, const std::string& path) {
     sigemptyset(&action.sa_mask);
     ::sigaction(SIGBUS, &action, &g_previous_sigbus);
   });
-  const std::lock_guard<std::mutex> lock(g_maps_mutex);
+  const MutexLock lock(g_maps_mutex);
   for (MapSlot& slot : g_maps) {
     if (slot.start.load(std::memory_order_relaxed) != 0) continue;
     std::strncpy(slot.path, path.c_str(), sizeof slot.path - 1);
@@ -80,7 +82,7 @@ void list_map(const uint8_t* data, size_t size, const std::string& path) {
 }
 
 void unlist_map(const uint8_t* data) {
-  const std::lock_guard<std::mutex> lock(g_maps_mutex);
+  const MutexLock lock(g_maps_mutex);
   for (MapSlot& slot : g_maps) {
     if (slot.start.load(std::memory_order_relaxed) == reinterpret_cast<uintptr_t>(data)) {
       slot.start.store(0, std::memory_order_release);

@@ -4,7 +4,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <fmt/format.h>
-#include <mutex>
+#include "stoker/core/mutex.h"
 #include <thread>
 
 #include "stoker/core/clock.h"
@@ -26,12 +26,12 @@ struct Sampler::State {
   int64_t start_ns = now_ns();
   int64_t last_pcie_ns = -1;
 
-  mutable std::mutex mutex;  // guards latest, has_latest, recorder, stop_requested
+  mutable Mutex mutex;
   std::condition_variable wake;
-  Sample latest;
-  bool has_latest = false;
-  SummaryRecorder recorder;
-  bool stop_requested = false;
+  Sample latest STOKER_GUARDED_BY(mutex);
+  bool has_latest STOKER_GUARDED_BY(mutex) = false;
+  SummaryRecorder recorder STOKER_GUARDED_BY(mutex);
+  bool stop_requested STOKER_GUARDED_BY(mutex) = false;
   std::thread thread;
 
   explicit State(SamplerOptions o) : options(std::move(o)), host(options.proc_root) {}
@@ -54,7 +54,7 @@ struct Sampler::State {
 
   void publish(const Sample& s) {
     {
-      std::lock_guard<std::mutex> lock(mutex);
+      MutexLock lock(mutex);
       latest = s;
       has_latest = true;
       recorder.add(s);
@@ -78,8 +78,10 @@ struct Sampler::State {
       next += interval;
       const auto now = SteadyClock::now();
       if (next < now) next = now + interval;  // fell behind (suspended): do not burst
-      std::unique_lock<std::mutex> lock(mutex);
-      if (wake.wait_until(lock, next, [&] { return stop_requested; })) return;
+      MutexLock lock(mutex);
+      while (!stop_requested && lock.wait_until(wake, next)) {
+      }
+      if (stop_requested) return;
     }
   }
 };
@@ -127,7 +129,7 @@ void Sampler::watch(pid_t pid) {
 void Sampler::start() {
   if (state_->thread.joinable()) return;
   {
-    std::lock_guard<std::mutex> lock(state_->mutex);
+    MutexLock lock(state_->mutex);
     state_->stop_requested = false;
   }
   state_->thread = std::thread([s = state_.get()] { s->run(); });
@@ -136,7 +138,7 @@ void Sampler::start() {
 void Sampler::stop() {
   if (!state_ || !state_->thread.joinable()) return;
   {
-    std::lock_guard<std::mutex> lock(state_->mutex);
+    MutexLock lock(state_->mutex);
     state_->stop_requested = true;
   }
   state_->wake.notify_all();
@@ -150,17 +152,17 @@ Sample Sampler::sample_once() {
 }
 
 bool Sampler::has_sample() const {
-  std::lock_guard<std::mutex> lock(state_->mutex);
+  MutexLock lock(state_->mutex);
   return state_->has_latest;
 }
 
 Sample Sampler::latest() const {
-  std::lock_guard<std::mutex> lock(state_->mutex);
+  MutexLock lock(state_->mutex);
   return state_->latest;
 }
 
 Summary Sampler::summary() const {
-  std::lock_guard<std::mutex> lock(state_->mutex);
+  MutexLock lock(state_->mutex);
   return state_->recorder.summary();
 }
 

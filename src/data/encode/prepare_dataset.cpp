@@ -8,7 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <mutex>
+#include "stoker/core/mutex.h"
 #include <system_error>
 #include <thread>
 
@@ -78,7 +78,7 @@ PrepareReport prepare_dataset(const std::string& source, const std::string& outp
 
   PrepareReport report;
   report.files = static_cast<int64_t>(files.size());
-  std::mutex mutex;  // guards report's lists and the first error
+  Mutex mutex;  // guards report's lists and the first error
   std::string first_error;
   std::atomic<size_t> next{0};
   std::atomic<int64_t> done{0};
@@ -109,7 +109,7 @@ PrepareReport prepare_dataset(const std::string& source, const std::string& outp
         const std::span<const uint8_t> bytes =
             rewritten.empty() ? data.bytes : std::span<const uint8_t>(rewritten);
         write_file(out / rel, bytes);
-        const std::lock_guard<std::mutex> lock(mutex);
+        const MutexLock lock(mutex);
         report.bytes_in += static_cast<int64_t>(data.bytes.size());
         report.bytes_out += static_cast<int64_t>(bytes.size());
         if (!rewritten.empty()) ++report.jpegs_rewritten;
@@ -118,7 +118,7 @@ PrepareReport prepare_dataset(const std::string& source, const std::string& outp
           if (report.kept.size() < kMaxListed) report.kept.push_back({rel.string(), kept_reason});
         }
       } catch (const Error& e) {
-        const std::lock_guard<std::mutex> lock(mutex);
+        const MutexLock lock(mutex);
         if (first_error.empty()) first_error = e.what();
         stop = true;
       }

@@ -70,9 +70,9 @@ class Worker {
     Claim first;
     int count;
   };
-  bool claim(std::unique_lock<std::mutex>& lock, Chunk* out);
+  bool claim(MutexLock& lock, Chunk* out) STOKER_REQUIRES(shared_.mutex);
   void produce(const Claim& claim);
-  void record_bad(const Claim& claim, const std::string& reason);
+  void record_bad(const Claim& claim, const std::string& reason) STOKER_EXCLUDES(shared_.mutex);
 
   const int id_;
   LoaderShared& shared_;
@@ -84,11 +84,11 @@ class Worker {
 
 // Waits for samples to claim (up to claim_chunk consecutive ones of one batch); false when
 // the loader stops.
-bool Worker::claim(std::unique_lock<std::mutex>& lock, Chunk* out) {
+bool Worker::claim(MutexLock& lock, Chunk* out) {
   for (;;) {
     if (shared_.stop) return false;
     if (id_ >= shared_.active_workers) {  // parked by set_workers()
-      shared_.work_cv.wait(lock);
+      lock.wait(shared_.work_cv);
       continue;
     }
     const auto total = static_cast<int64_t>(shared_.plan.indices.size());
@@ -98,7 +98,7 @@ bool Worker::claim(std::unique_lock<std::mutex>& lock, Chunk* out) {
       if (shared_.in_flight.empty() || shared_.in_flight.back().batch_index < batch) {
         if (shared_.free_buffers.empty()) {
           Stopwatch waited;
-          shared_.work_cv.wait(lock);
+          lock.wait(shared_.work_cv);
           loader_.clocks().add(loader_.clocks().wait_free_ns, waited.lap());
           continue;
         }
@@ -121,12 +121,12 @@ bool Worker::claim(std::unique_lock<std::mutex>& lock, Chunk* out) {
       ++shared_.busy_workers;
       return true;
     }
-    shared_.work_cv.wait(lock);
+    lock.wait(shared_.work_cv);
   }
 }
 
 void Worker::run() {
-  std::unique_lock<std::mutex> lock(shared_.mutex);
+  MutexLock lock(shared_.mutex);
   Chunk chunk{};
   while (claim(lock, &chunk)) {
     lock.unlock();
@@ -140,7 +140,7 @@ void Worker::run() {
       try {
         produce(job);
       } catch (const std::exception& e) {  // no exception crosses the thread
-        std::lock_guard<std::mutex> guard(shared_.mutex);
+        MutexLock guard(shared_.mutex);
         if (shared_.failure.empty()) {
           shared_.failure = "worker failed on " + source_.name(job.index) + ": " + e.what();
         }
@@ -184,7 +184,7 @@ void Worker::produce(const Claim& job) {
 }
 
 void Worker::record_bad(const Claim& job, const std::string& reason) {
-  std::lock_guard<std::mutex> lock(shared_.mutex);
+  MutexLock lock(shared_.mutex);
   if (job.epoch != shared_.epoch) return;
   EpochStats& stats = shared_.stats;
   ++stats.bad;
@@ -216,12 +216,13 @@ void Worker::record_bad(const Claim& job, const std::string& reason) {
 // ---- Loader -------------------------------------------------------------------------------
 
 struct LoaderThreads {
-  std::mutex mutex;  // guards the two vectors: set_workers() grows them, stage_times() reads
-  std::vector<std::unique_ptr<Worker>> workers;
-  std::vector<std::thread> threads;
+  Mutex mutex;  // set_workers() grows the two vectors, stage_times() reads them
+  std::vector<std::unique_ptr<Worker>> workers STOKER_GUARDED_BY(mutex);
+  std::vector<std::thread> threads STOKER_GUARDED_BY(mutex);
 
-  // Starts workers until there are `count` (caller holds `mutex`).
-  void grow(int count, LoaderShared& shared, const Source& source, const LoaderOptions& options) {
+  // Starts workers until there are `count`.
+  void grow(int count, LoaderShared& shared, const Source& source, const LoaderOptions& options)
+      STOKER_REQUIRES(mutex) {
     while (static_cast<int>(workers.size()) < count) {
       workers.push_back(std::make_unique<Worker>(static_cast<int>(workers.size()), shared, source, options));
       threads.emplace_back([w = workers.back().get()] { w->run(); });
@@ -290,7 +291,7 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
   shared_->active_workers = options_.workers;
 
   threads_ = std::make_unique<LoaderThreads>();
-  std::lock_guard<std::mutex> lock(threads_->mutex);
+  MutexLock lock(threads_->mutex);
   threads_->grow(options_.workers, *shared_, *source_, options_);
 }
 
@@ -310,11 +311,11 @@ void Loader::set_workers(int workers) {
     throw UsageError("workers must be in [1, 1024] (got " + std::to_string(workers) + ")");
   }
   {
-    std::lock_guard<std::mutex> lock(threads_->mutex);
+    MutexLock lock(threads_->mutex);
     threads_->grow(workers, *shared_, *source_, options_);
   }
   {
-    std::lock_guard<std::mutex> lock(shared_->mutex);
+    MutexLock lock(shared_->mutex);
     shared_->active_workers = workers;
     options_.workers = workers;
   }
@@ -322,7 +323,7 @@ void Loader::set_workers(int workers) {
 }
 
 int Loader::workers() const {
-  std::lock_guard<std::mutex> lock(shared_->mutex);
+  MutexLock lock(shared_->mutex);
   return shared_->active_workers;
 }
 
@@ -331,7 +332,7 @@ void Loader::set_prefetch(int prefetch) {
     throw UsageError("prefetch must be in [1, 1024] (got " + std::to_string(prefetch) + ")");
   }
   {
-    std::lock_guard<std::mutex> lock(shared_->mutex);
+    MutexLock lock(shared_->mutex);
     while (static_cast<int>(shared_->buffers.size()) < prefetch) {
       shared_->buffers.push_back(make_buffer(*shared_->allocator, options_, shared_->target_dim));
       shared_->free_buffers.push_back(shared_->buffers.back().get());
@@ -342,17 +343,17 @@ void Loader::set_prefetch(int prefetch) {
 }
 
 int Loader::prefetch() const {
-  std::lock_guard<std::mutex> lock(shared_->mutex);
+  MutexLock lock(shared_->mutex);
   return static_cast<int>(shared_->buffers.size());
 }
 
 Loader::~Loader() {
   {
-    std::lock_guard<std::mutex> lock(shared_->mutex);
+    MutexLock lock(shared_->mutex);
     shared_->stop = true;
   }
   shared_->work_cv.notify_all();
-  std::lock_guard<std::mutex> lock(threads_->mutex);
+  MutexLock lock(threads_->mutex);
   for (auto& thread : threads_->threads) thread.join();
   // Buffers still in flight go back to the pool; Batches the consumer holds keep `shared_`.
 }
@@ -365,10 +366,10 @@ void Loader::start_epoch(int64_t epoch, int64_t first_batch) {
                      "] for this dataset and batch size (got " + std::to_string(first_batch) + ")");
   }
   {
-    std::unique_lock<std::mutex> lock(shared_->mutex);
+    MutexLock lock(shared_->mutex);
     shared_->active = false;  // workers stop claiming; wait for samples being written
     shared_->epoch_switch_waiting = true;
-    shared_->idle_cv.wait(lock, [&] { return shared_->busy_workers == 0; });
+    while (shared_->busy_workers != 0) lock.wait(shared_->idle_cv);
     shared_->epoch_switch_waiting = false;
     for (const InFlight& entry : shared_->in_flight) shared_->free_buffers.push_back(entry.buffer);
     shared_->in_flight.clear();
@@ -386,21 +387,15 @@ void Loader::start_epoch(int64_t epoch, int64_t first_batch) {
 }
 
 Batch Loader::next() {
-  std::unique_lock<std::mutex> lock(shared_->mutex);
+  MutexLock lock(shared_->mutex);
   if (!shared_->active && shared_->stats.epoch < 0) {
     throw UsageError("Loader::next() called before start_epoch()");
   }
   if (!shared_->failure.empty()) throw DataError(shared_->failure);
   if (shared_->next_consume >= shared_->plan.num_batches) return Batch();
-  auto ready = [&] {
-    return !shared_->failure.empty() ||
-           (!shared_->in_flight.empty() &&
-            shared_->in_flight.front().batch_index == shared_->next_consume &&
-            shared_->in_flight.front().remaining == 0);
-  };
-  if (!ready()) {
+  if (!shared_->next_ready()) {
     Stopwatch waited;
-    shared_->ready_cv.wait(lock, ready);
+    while (!shared_->next_ready()) lock.wait(shared_->ready_cv);
     consumer_wait_ns_.fetch_add(waited.lap(), std::memory_order_relaxed);
   }
   if (!shared_->failure.empty()) throw DataError(shared_->failure);
@@ -411,12 +406,12 @@ Batch Loader::next() {
 }
 
 LoaderState Loader::state() const {
-  std::lock_guard<std::mutex> lock(shared_->mutex);
+  MutexLock lock(shared_->mutex);
   return {options_.sampler.seed, shared_->epoch, shared_->next_consume};
 }
 
 EpochStats Loader::epoch_stats() const {
-  std::lock_guard<std::mutex> lock(shared_->mutex);
+  MutexLock lock(shared_->mutex);
   return shared_->stats;
 }
 
@@ -438,7 +433,7 @@ StageTimes StageTimes::operator-(const StageTimes& e) const {
 
 StageTimes Loader::stage_times() const {
   StageTimes times;
-  std::lock_guard<std::mutex> lock(threads_->mutex);
+  MutexLock lock(threads_->mutex);
   for (const auto& worker : threads_->workers) {
     const StageClocks& c = worker->clocks();
     times.read += ns_to_seconds(c.read_ns.load(std::memory_order_relaxed));

@@ -5,11 +5,11 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "decoded_cache.h"
+#include "stoker/core/mutex.h"
 #include "stoker/data/loader.h"
 
 namespace stoker::data {
@@ -42,39 +42,45 @@ struct LoaderShared {
   BufferAllocator* allocator = nullptr;
   std::unique_ptr<DecodedCache> cache;  // null unless options.cache_decoded_bytes > 0
 
-  std::vector<std::unique_ptr<BatchBuffer>> buffers;  // every buffer ever made (owned)
-
-  std::mutex mutex;
+  Mutex mutex;
   std::condition_variable work_cv;   // workers: a sample to claim or a buffer came free
   std::condition_variable ready_cv;  // consumer: a batch completed, or a failure
   std::condition_variable idle_cv;   // start_epoch: all claimed samples finished
 
-  // Everything below is guarded by `mutex` (and `buffers` grows only under it).
-  bool stop = false;
-  int active_workers = 0;  // workers with an id below this claim samples; the rest are parked
-  bool active = false;  // an epoch is being produced
-  int64_t epoch = 0;
-  EpochPlan plan;
-  int64_t next_claim = 0;          // next position in plan.indices to hand to a worker
-  int64_t next_consume = 0;        // next batch next() returns
-  std::deque<InFlight> in_flight;  // ordered by batch_index
-  std::vector<BatchBuffer*> free_buffers;
-  int busy_workers = 0;            // workers writing claimed samples
-  bool epoch_switch_waiting = false;  // start_epoch waits on idle_cv for busy_workers == 0
-  std::string failure;             // non-empty: the epoch failed; next() throws this
-  EpochStats stats;
+  std::vector<std::unique_ptr<BatchBuffer>> buffers STOKER_GUARDED_BY(mutex);  // every buffer ever made (owned)
+  bool stop STOKER_GUARDED_BY(mutex) = false;
+  // Workers with an id below this claim samples; the rest are parked.
+  int active_workers STOKER_GUARDED_BY(mutex) = 0;
+  bool active STOKER_GUARDED_BY(mutex) = false;  // an epoch is being produced
+  int64_t epoch STOKER_GUARDED_BY(mutex) = 0;
+  EpochPlan plan STOKER_GUARDED_BY(mutex);
+  int64_t next_claim STOKER_GUARDED_BY(mutex) = 0;    // next position in plan.indices to hand to a worker
+  int64_t next_consume STOKER_GUARDED_BY(mutex) = 0;  // next batch next() returns
+  std::deque<InFlight> in_flight STOKER_GUARDED_BY(mutex);  // ordered by batch_index
+  std::vector<BatchBuffer*> free_buffers STOKER_GUARDED_BY(mutex);
+  int busy_workers STOKER_GUARDED_BY(mutex) = 0;  // workers writing claimed samples
+  // start_epoch waits on idle_cv for busy_workers == 0.
+  bool epoch_switch_waiting STOKER_GUARDED_BY(mutex) = false;
+  std::string failure STOKER_GUARDED_BY(mutex);  // non-empty: the epoch failed; next() throws this
+  EpochStats stats STOKER_GUARDED_BY(mutex);
 
   ~LoaderShared() {
     for (auto& buffer : buffers) allocator->deallocate(buffer->data, buffer->capacity_bytes);
   }
 
   // Returns a buffer to the pool (called by Batch).
-  void give_back(BatchBuffer* buffer) {
+  void give_back(BatchBuffer* buffer) STOKER_EXCLUDES(mutex) {
     {
-      std::lock_guard<std::mutex> lock(mutex);
+      MutexLock lock(mutex);
       free_buffers.push_back(buffer);
     }
     work_cv.notify_all();
+  }
+
+  // The batch next() returns is complete, or the epoch failed.
+  bool next_ready() const STOKER_REQUIRES(mutex) {
+    return !failure.empty() ||
+           (!in_flight.empty() && in_flight.front().batch_index == next_consume && in_flight.front().remaining == 0);
   }
 };
 

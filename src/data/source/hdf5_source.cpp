@@ -9,7 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
-#include <mutex>
+#include "stoker/core/mutex.h"
 #include <optional>
 #include <span>
 
@@ -31,8 +31,8 @@ constexpr const char* kConvertHint =
 // An HDF5 library built without --enable-threadsafe (the default of a source build; Debian's
 // is thread-safe) allows one caller at a time. Sources read everything at open, so only
 // opening takes this lock, and it costs nothing that matters.
-std::mutex& hdf5_mutex() {
-  static std::mutex mutex;
+Mutex& hdf5_mutex() {
+  static Mutex mutex;
   return mutex;
 }
 
@@ -407,7 +407,7 @@ std::unique_ptr<Source> open_hdf5(const std::string& path, const std::string& sp
   const auto [file_path, group] = split_hdf5_path(path);
   SampleArrays arrays;
   {
-    const std::lock_guard<std::mutex> lock(hdf5_mutex());
+    const MutexLock lock(hdf5_mutex());
     const Hid file(open_file(file_path), H5Fclose);
     const Search found = search(file.get(), path, group, split);
     if (!found.found) no_arrays(found, path, split);
@@ -423,7 +423,7 @@ std::unique_ptr<Source> open_hdf5(const std::string& path, const std::string& sp
 
 bool hdf5_has_test_split(const std::string& path) {
   const auto [file_path, group] = split_hdf5_path(path);
-  const std::lock_guard<std::mutex> lock(hdf5_mutex());
+  const MutexLock lock(hdf5_mutex());
   const Hid file(open_file(file_path), H5Fclose);
   return search(file.get(), path, group, "test").found.has_value();
 }

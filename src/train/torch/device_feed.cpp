@@ -23,13 +23,13 @@ void* PinnedAllocator::allocate(size_t bytes) {
   torch::Tensor block = torch::empty({static_cast<int64_t>(std::max<size_t>(bytes, 1))},
                                      torch::TensorOptions(torch::kUInt8).pinned_memory(true));
   void* pointer = block.data_ptr();
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   blocks_.emplace(pointer, std::move(block));
   return pointer;
 }
 
 void PinnedAllocator::deallocate(void* pointer, size_t /*bytes*/) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   blocks_.erase(pointer);
 }
 

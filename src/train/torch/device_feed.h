@@ -18,10 +18,10 @@
 #include <array>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 
 #include "objective.h"
+#include "stoker/core/mutex.h"
 #include "stoker/data/loader.h"
 
 namespace stoker::train {
@@ -35,8 +35,8 @@ class PinnedAllocator final : public data::BufferAllocator {
   const char* name() const override { return "pinned"; }
 
  private:
-  std::mutex mutex_;
-  std::map<void*, torch::Tensor> blocks_;  // keeps each block's storage alive
+  Mutex mutex_;
+  std::map<void*, torch::Tensor> blocks_ STOKER_GUARDED_BY(mutex_);  // keeps each block's storage alive
 };
 
 struct FeedOptions {
