@@ -449,6 +449,8 @@ torch.save(x, d + "/one.pt")
 torch.save({"emb": x, "cls": y}, d + "/names.pt")
 torch.save({"x": x.t(), "y": y}, d + "/strided.pt")
 torch.save({"x": x.bfloat16(), "y": y}, d + "/bf16.pt")
+torch.save({"x": x.bfloat16().float(), "y": y}, d + "/bf16_widened.pt")
+torch.save({"x": x.to(torch.complex64), "y": y}, d + "/complex.pt")
 torch.save({"x": x, "y": y}, d + "/legacy.pt", _use_new_zipfile_serialization=False)
 )";
 
@@ -476,6 +478,11 @@ TEST_F(TorchFilesCli, TorchSaveFilesGiveTheSameBatchesAsNpzAndTrain) {
   ASSERT_EQ(half.exit_code, 0) << half.err << half.out;
   EXPECT_NE(half.out.find("memory-mapped float16"), std::string::npos) << half.out;
   EXPECT_GT(summary_of(half_out)["test_accuracy"].get<double>(), 0.9) << half.out;
+
+  // bfloat16, as embedding models save it: the same batches as the values widened to float32.
+  expect_same_loader_checksum(dir.str(), {"bf16.pt", "bf16_widened.pt"});
+  const auto bf16 = run_command(kStoker + " bench loader --data " + dir.str() + "/bf16.pt --epochs 1");
+  EXPECT_NE(bf16.out.find("memory-mapped bfloat16"), std::string::npos) << bf16.out;
 }
 
 TEST_F(TorchFilesCli, WhatCannotBeReadIsOneLine) {
@@ -490,8 +497,8 @@ TEST_F(TorchFilesCli, WhatCannotBeReadIsOneLine) {
                         "a lone tensor");
   expect_one_line_error(train("strided.pt"), 1, "strided.pt:x: is not contiguous (strides (1, 10)); save x.contiguous()",
                         "a transposed tensor");
-  expect_one_line_error(train("bf16.pt"), 1, "bf16.pt:x: is a BFloat16 tensor; stoker reads float16/32/64",
-                        "bfloat16");
+  expect_one_line_error(train("complex.pt"), 1,
+                        "complex.pt:x: is a ComplexFloat tensor; stoker reads float16/32/64, bfloat16", "complex");
   expect_one_line_error(train("legacy.pt"), 1, "legacy.pt is not a torch.save zip archive (the format PyTorch writes",
                         "the pre-1.6 format");
   expect_one_line_error(train("names.pt"), 1,

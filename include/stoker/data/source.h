@@ -164,7 +164,7 @@ std::unique_ptr<Source> open_hdf5(const std::string& path, const std::string& sp
 // tensors and containers is read: nothing in the file is executed. Throws DataError naming the
 // file and the tensor for a file in the pre-1.6 (non-zip) format, a lone tensor, missing
 // tensors (listing those found), non-contiguous tensors ("save x.contiguous()"), dtypes other
-// than bool/int/uint8/float16/32/64 (bfloat16, complex: "convert with x.float()") and what
+// than bool/int/uint8/float16/32/64/bfloat16 (complex: "convert with x.float()") and what
 // open_arrays refuses.
 std::unique_ptr<Source> open_torch_file(const std::string& path, const std::string& split = "train");
 

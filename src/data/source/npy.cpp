@@ -95,6 +95,8 @@ double element(const NpyArray& a, int64_t index) {
   const uint64_t bits = raw_bits(a, index);
   const int width = a.itemsize * 8;
   switch (a.kind) {
+    case 'B':  // bfloat16: the top half of a float32
+      return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
     case 'f':
       if (a.itemsize == 2) return half_to_float(static_cast<uint16_t>(bits));
       if (a.itemsize == 4) return std::bit_cast<float>(static_cast<uint32_t>(bits));
@@ -156,6 +158,7 @@ int64_t NpyArray::row_size() const {
 
 std::string NpyArray::dtype_text() const {
   if (kind == 'b') return "bool";
+  if (kind == 'B') return fmt::format("{}bfloat16", big_endian ? ">" : "");
   const char* base = kind == 'f' ? "float" : kind == 'i' ? "int" : "uint";
   return fmt::format("{}{}{}", big_endian && itemsize > 1 ? ">" : "", base, itemsize * 8);
 }
@@ -267,6 +270,14 @@ void npy_row_to_float(const NpyArray& a, size_t row, float* out) {
     }
     return;
   }
+  if (native && a.kind == 'B') {
+    for (size_t j = 0; j < n; ++j) {
+      uint16_t bits;
+      std::memcpy(&bits, from + 2 * j, 2);
+      out[j] = std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+    }
+    return;
+  }
   if (native && a.itemsize == 1) return a.kind == 'i' ? cast_row<int8_t>(from, n, out) : cast_row<uint8_t>(from, n, out);
   const auto first = static_cast<int64_t>(row * n);
   for (size_t j = 0; j < n; ++j) out[j] = static_cast<float>(element(a, first + static_cast<int64_t>(j)));
@@ -286,7 +297,7 @@ std::vector<int64_t> npy_to_int64(const NpyArray& a) {
       continue;
     }
     const double value = element(a, index);
-    if (a.kind == 'f' && (value != std::floor(value) || !std::isfinite(value))) {
+    if ((a.kind == 'f' || a.kind == 'B') && (value != std::floor(value) || !std::isfinite(value))) {
       fail(a.name, fmt::format("element {} is {}, not a whole number", k, value));
     }
     out[k] = static_cast<int64_t>(value);

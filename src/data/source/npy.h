@@ -13,7 +13,7 @@ namespace stoker::data {
 struct NpyArray {
   std::string name;            // for messages: "x.npy", "data.npz:x"
   std::vector<int64_t> shape;  // () for a scalar
-  char kind = 'f';             // 'f' float, 'i' signed, 'u' unsigned, 'b' bool
+  char kind = 'f';             // 'f' float, 'i' signed, 'u' unsigned, 'b' bool, 'B' bfloat16 (torch files only)
   int itemsize = 4;            // bytes per element
   bool big_endian = false;
   bool fortran_order = false;

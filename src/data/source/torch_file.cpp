@@ -30,7 +30,8 @@ std::optional<StorageType> storage_type(const std::string& dotted) {
   static const std::map<std::string, StorageType> kTypes{
       {"torch.FloatStorage", {'f', 4}}, {"torch.DoubleStorage", {'f', 8}}, {"torch.HalfStorage", {'f', 2}},
       {"torch.LongStorage", {'i', 8}},  {"torch.IntStorage", {'i', 4}},    {"torch.ShortStorage", {'i', 2}},
-      {"torch.CharStorage", {'i', 1}},  {"torch.ByteStorage", {'u', 1}},   {"torch.BoolStorage", {'b', 1}}};
+      {"torch.CharStorage", {'i', 1}},  {"torch.ByteStorage", {'u', 1}},   {"torch.BoolStorage", {'b', 1}},
+      {"torch.BFloat16Storage", {'B', 2}}};
   const auto found = kTypes.find(dotted);
   if (found == kTypes.end()) return std::nullopt;
   return found->second;
@@ -96,7 +97,7 @@ class TorchFile {
     const std::string& type = id.items[1]->text;
     const auto dtype = storage_type(type);
     if (!dtype) {
-      throw bad(fmt::format("is a {} tensor; stoker reads float16/32/64, int8..int64, uint8 and bool tensors: "
+      throw bad(fmt::format("is a {} tensor; stoker reads float16/32/64, bfloat16, int8..int64, uint8 and bool tensors: "
                             "convert with x.float() (features) or y.long() (class ids)",
                             type.substr(type.find('.') + 1, type.rfind("Storage") - type.find('.') - 1)));
     }
