@@ -118,7 +118,8 @@ void expect_two_halves_match_the_whole(int accumulation) {
 
   // Not vacuous: training on rank 0's half alone lands elsewhere.
   Twin half = make_twin(3);
-  Stepper own(sgd_config(accumulation), *half.model, *half.optimizer, classification_objective(10), torch::kCPU, 100, 10);
+  const TrainConfig own_cfg = sgd_config(accumulation);  // the Stepper keeps a reference
+  Stepper own(own_cfg, *half.model, *half.optimizer, classification_objective(10), torch::kCPU, 100, 10);
   for (int64_t k = 0; k < steps * accumulation; ++k) {
     const auto [bx, by] = rows(2 * micro * k, micro);
     own.step(bx, by);
