@@ -58,12 +58,10 @@ TEST_F(TrainCli, ShortRunWritesTheRunDirectory) {
 
 TEST_F(TrainCli, SigintSavesACheckpointAndResumeContinues) {
   TempDir dir;
-  // The signal goes once the run has started (its metrics.csv exists, the loop's handler is
-  // next) and a second has passed, however slow a loaded machine makes the start-up.
-  const auto r = run_command(kStoker + " train --no-progress --batch-size 32 --epochs 1 --lr 0.002 --output-dir " +
-                             dir.str() + " & pid=$!; i=0; while [ $i -lt 1200 ] && ! ls " + dir.str() +
-                             "/*/metrics.csv >/dev/null 2>&1; do sleep 0.1; i=$((i+1)); done; sleep 1; kill -INT $pid; "
-                             "wait $pid");
+  // The signal goes once the run has started training.
+  const auto r = run_command(stoker::testing::start_training_in_background(
+                                 kStoker + " train --no-progress --batch-size 32 --epochs 1 --lr 0.002", dir.str()) +
+                             "kill -INT $pid; wait $pid");
   ASSERT_EQ(r.exit_code, 130) << r.err << r.out;
   EXPECT_NE(r.out.find("stopped by SIGINT"), std::string::npos) << r.out;
   const std::string run = run_dir(dir.str());

@@ -30,11 +30,8 @@ using stoker::testing::TempDir;
 const std::string kStoker = STOKER_BINARY;
 const char* kFashion = "/usr/share/datasets/fashion-mnist";
 
-// Shell text that starts `args` in the background as $pid and waits until its run has
-// started training (metrics.csv exists) and a second more has passed.
 std::string start_in_background(const std::string& args, const std::string& output_dir) {
-  return kStoker + " train " + args + " --output-dir " + output_dir + " & pid=$!; i=0; while [ $i -lt 1200 ] && ! ls " +
-         output_dir + "/*/metrics.csv >/dev/null 2>&1; do sleep 0.1; i=$((i+1)); done; sleep 1; ";
+  return stoker::testing::start_training_in_background(kStoker + " train " + args, output_dir);
 }
 
 // The tensors of a safetensors file: its header without the metadata, then the data bytes.

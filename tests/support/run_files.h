@@ -10,6 +10,16 @@
 
 namespace stoker::testing {
 
+// Shell text that starts `stoker_train_command` (a `stoker train ...` command line without
+// --output-dir) in the background as $pid, writing into `output_dir`, and returns once its
+// run has started training (metrics.csv exists: the loop's signal handler is next) and a
+// second more has passed, however slow a loaded machine makes the start-up. Append what to
+// do to $pid.
+inline std::string start_training_in_background(const std::string& stoker_train_command, const std::string& output_dir) {
+  return stoker_train_command + " --output-dir " + output_dir + " & pid=$!; i=0; while [ $i -lt 1200 ] && ! ls " +
+         output_dir + "/*/metrics.csv >/dev/null 2>&1; do sleep 0.1; i=$((i+1)); done; sleep 1; ";
+}
+
 // The run folder inside `output_dir`; "" when there is none.
 inline std::string run_dir_of(const std::string& output_dir) {
   for (const auto& entry : std::filesystem::directory_iterator(output_dir)) return entry.path().string();
