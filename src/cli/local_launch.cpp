@@ -97,12 +97,18 @@ int launch_local_processes(int processes, int threads) {
   const int port = free_loopback_port();
   block_termination_signals();  // before the first child: no SIGCHLD or SIGINT goes unseen
   std::map<pid_t, int> alive;   // pid -> rank
-  for (int rank = 0; rank < processes; ++rank) {
-    alive[spawn_process("/proc/self/exe", args, rank_environment(rank, processes, port, threads))] = rank;
-  }
   const auto kill_all = [&](int signo) {
     for (const auto& [pid, rank] : alive) ::kill(pid, signo);
   };
+  try {
+    for (int rank = 0; rank < processes; ++rank) {
+      alive[spawn_process("/proc/self/exe", args, rank_environment(rank, processes, port, threads))] = rank;
+    }
+  } catch (...) {  // those started would wait for the missing one until the group's timeout
+    kill_all(SIGKILL);
+    for (const auto& [pid, rank] : alive) ::waitpid(pid, nullptr, 0);
+    throw;
+  }
   int stop_signals = 0;       // SIGINT/SIGTERM received: the group is stopping on purpose
   int first_failure = -1;     // exit code of the first process that failed, if any
   int leader_code = 0;
