@@ -2,6 +2,7 @@
 // run's own config.yaml under both), then the trainer.
 #include <cstdlib>
 #include <memory>
+#include <string_view>
 
 #include "commands.h"
 #include "local_launch.h"
@@ -29,9 +30,11 @@ void add_train_command(CLI::App& app, int* exit_code) {
   cmd->add_flag("--json-summary", options->json_summary, "Print summary.json at the end");
   cmd->callback([flags, options, exit_code] {
     const train::TrainConfig config = train::resolve_train_config(*flags);
-    // --nproc-per-node N starts the group here; its processes (WORLD_SIZE set, as torchrun's
-    // are) train.
-    if (config.nproc_per_node > 1 && std::getenv("WORLD_SIZE") == nullptr) {
+    // --nproc-per-node N starts the group here; its processes (WORLD_SIZE > 1, as torchrun's
+    // are) train. WORLD_SIZE unset, empty or 1 is a process alone, as the trainer reads it.
+    const char* world = std::getenv("WORLD_SIZE");
+    const bool alone = world == nullptr || std::string_view(world).empty() || std::string_view(world) == "1";
+    if (config.nproc_per_node > 1 && alone) {
       *exit_code = launch_local_processes(config.nproc_per_node, config.threads);
       return;
     }
