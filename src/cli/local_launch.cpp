@@ -70,7 +70,7 @@ std::vector<std::string> rank_environment(int rank, int processes, int port, int
                                          {"MASTER_ADDR", "127.0.0.1"},
                                          {"MASTER_PORT", std::to_string(port)}};
   if (threads == 0 && std::getenv("OMP_NUM_THREADS") == nullptr) {
-    set["OMP_NUM_THREADS"] = std::to_string(std::max(1, usable_cores() / processes));
+    set["OMP_NUM_THREADS"] = std::to_string(cores_per_process(processes));
   }
   std::vector<std::string> env;
   for (char** entry = environ; *entry != nullptr; ++entry) {

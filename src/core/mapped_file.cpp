@@ -11,9 +11,8 @@
 #include <cstring>
 #include <mutex>
 
-#include "stoker/core/mutex.h"
-
 #include "stoker/core/error.h"
+#include "stoker/core/mutex.h"
 
 namespace stoker {
 

@@ -16,6 +16,8 @@ int usable_cores() {
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
+int cores_per_process(int processes) { return std::max(1, usable_cores() / std::max(1, processes)); }
+
 double peak_rss_bytes() {
   struct rusage usage {};
   getrusage(RUSAGE_SELF, &usage);

@@ -36,13 +36,9 @@ std::string start_in_background(const std::string& args, const std::string& outp
 
 // The tensors of a safetensors file: its header without the metadata, then the data bytes.
 std::string tensors_of(const std::string& path) {
-  const std::string bytes = read_text(path);
-  if (bytes.size() < 8) return "";
-  uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes[static_cast<size_t>(i)]);
-  nlohmann::json header = nlohmann::json::parse(bytes.substr(8, n));
-  header.erase("__metadata__");
-  return header.dump() + bytes.substr(8 + n);
+  stoker::testing::SafetensorsFile file = stoker::testing::read_safetensors(path);
+  file.header.erase("__metadata__");
+  return file.header.dump() + file.data;
 }
 
 size_t count_of(const std::string& text, const std::string& part) {

@@ -2,10 +2,13 @@
 // summary.json and the metadata of model.safetensors. The output directory holds one run.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 
 namespace stoker::testing {
@@ -35,18 +38,26 @@ inline nlohmann::json summary_of(const std::string& output_dir) {
   return {};
 }
 
-// The "__metadata__" of the run's model.safetensors, or of `file` (8-byte little-endian header
-// length, then the JSON header); null when the directory holds no run.
+// A safetensors file: its JSON header (after the 8-byte little-endian header length) and the
+// tensor bytes that follow it. Throws for a file that is not one.
+struct SafetensorsFile {
+  nlohmann::json header;
+  std::string data;
+};
+inline SafetensorsFile read_safetensors(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.size() < 8) throw std::runtime_error(path + " is not a safetensors file (under 8 bytes)");
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes[static_cast<size_t>(i)]);
+  return {nlohmann::json::parse(bytes.substr(8, n)), bytes.substr(std::min<uint64_t>(8 + n, bytes.size()))};
+}
+
+// The "__metadata__" of the run's model.safetensors, or of `file`; null when the directory
+// holds no run.
 inline nlohmann::json weights_metadata_of(const std::string& output_dir, const std::string& file = "model.safetensors") {
   for (const auto& entry : std::filesystem::directory_iterator(output_dir)) {
-    std::ifstream in(entry.path() / file, std::ios::binary);
-    unsigned char length[8] = {};
-    in.read(reinterpret_cast<char*>(length), 8);
-    uint64_t n = 0;
-    for (int i = 7; i >= 0; --i) n = (n << 8) | length[i];
-    std::string header(n, '\0');
-    in.read(header.data(), static_cast<std::streamsize>(n));
-    return nlohmann::json::parse(header).value("__metadata__", nlohmann::json::object());
+    return read_safetensors((entry.path() / file).string()).header.value("__metadata__", nlohmann::json::object());
   }
   return {};
 }

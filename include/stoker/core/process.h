@@ -7,6 +7,10 @@ namespace stoker {
 // The CPUs this process may run on (sched_getaffinity), at least 1.
 int usable_cores();
 
+// One process's equal share of usable_cores() when `processes` of them share this machine (a
+// data-parallel group), at least 1.
+int cores_per_process(int processes);
+
 // Peak resident set size of this process in bytes (getrusage; Linux reports KiB).
 double peak_rss_bytes();
 

@@ -8,12 +8,12 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include "stoker/core/mutex.h"
 #include <system_error>
 #include <thread>
 
 #include "data/source/file_reader.h"
 #include "stoker/core/error.h"
+#include "stoker/core/mutex.h"
 #include "stoker/data/decode.h"
 #include "stoker/data/encode.h"
 

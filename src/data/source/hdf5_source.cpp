@@ -9,7 +9,6 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
-#include "stoker/core/mutex.h"
 #include <optional>
 #include <span>
 
@@ -18,6 +17,7 @@
 #include "npy.h"
 #include "stoker/core/error.h"
 #include "stoker/core/mapped_file.h"
+#include "stoker/core/mutex.h"
 
 namespace stoker::data {
 

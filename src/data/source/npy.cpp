@@ -67,6 +67,9 @@ std::vector<int64_t> parse_shape(const std::string& text, const std::string& nam
   return shape;
 }
 
+// bfloat16 is the top half of a float32.
+float bfloat16_to_float(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
+
 float half_to_float(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   const uint32_t exponent = (h >> 10) & 0x1Fu;
@@ -95,8 +98,8 @@ double element(const NpyArray& a, int64_t index) {
   const uint64_t bits = raw_bits(a, index);
   const int width = a.itemsize * 8;
   switch (a.kind) {
-    case 'B':  // bfloat16: the top half of a float32
-      return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+    case 'B':
+      return bfloat16_to_float(static_cast<uint16_t>(bits));
     case 'f':
       if (a.itemsize == 2) return half_to_float(static_cast<uint16_t>(bits));
       if (a.itemsize == 4) return std::bit_cast<float>(static_cast<uint32_t>(bits));
@@ -274,7 +277,7 @@ void npy_row_to_float(const NpyArray& a, size_t row, float* out) {
     for (size_t j = 0; j < n; ++j) {
       uint16_t bits;
       std::memcpy(&bits, from + 2 * j, 2);
-      out[j] = std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+      out[j] = bfloat16_to_float(bits);
     }
     return;
   }

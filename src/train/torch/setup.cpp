@@ -156,7 +156,7 @@ TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place) {
                                  cfg.data, s.train_source->feature_count()));
   }
 
-  const int cores = std::max(1, usable_cores() / place.local_world_size);  // this process's share
+  const int cores = cores_per_process(place.local_world_size);
   s.start_workers = cfg.num_workers == kAuto ? std::max(1, std::min(4, cores / 2)) : cfg.num_workers;
   const bool conv_net = cfg.model != "mlp";
   if (s.device.is_cuda()) {

@@ -288,7 +288,7 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
   if (gpu_index >= 0) gpu_memory_peak.attach(monitor, gpu_index);
   monitor.start();
   // The processes on this machine share its cores: the diagnosis counts this one's share.
-  LoopDiagnosis diagnosis(train_loader, monitor, std::max(1, usable_cores() / place.local_world_size), gpu_index,
+  LoopDiagnosis diagnosis(train_loader, monitor, cores_per_process(place.local_world_size), gpu_index,
                           cfg.num_workers == kAuto, cfg.prefetch_factor, cfg.data);
   const data::TransformSpec inputs = inference_inputs(setup);  // what feeding the trained model takes
   std::optional<RunRecords> leader_records;  // the leader's run folder; none in the other processes
