@@ -452,6 +452,14 @@ torch.save({"x": x.bfloat16(), "y": y}, d + "/bf16.pt")
 torch.save({"x": x.bfloat16().float(), "y": y}, d + "/bf16_widened.pt")
 torch.save({"x": x.to(torch.complex64), "y": y}, d + "/complex.pt")
 torch.save({"x": x, "y": y}, d + "/legacy.pt", _use_new_zipfile_serialization=False)
+from torch.utils.data import TensorDataset
+torch.save(TensorDataset(x, y), d + "/dataset.pt")
+torch.save({"train": TensorDataset(x, y), "test": TensorDataset(xt, yt)}, d + "/datasets.pt")
+torch.save(TensorDataset(x, y, y), d + "/triple.pt")
+torch.save({"train": TensorDataset(x)}, d + "/lone.pt")
+torch.save({"training": TensorDataset(x, y)}, d + "/keyed.pt")
+torch.save(torch.nn.Linear(10, 4).state_dict(), d + "/weights.pt")
+torch.save(torch.nn.Linear(10, 4), d + "/module.pt")
 )";
 
 TEST_F(TorchFilesCli, TorchSaveFilesGiveTheSameBatchesAsNpzAndTrain) {
@@ -461,7 +469,8 @@ TEST_F(TorchFilesCli, TorchSaveFilesGiveTheSameBatchesAsNpzAndTrain) {
   ASSERT_EQ(made.exit_code, 0) << made.err;
   // A dict with splits, a (features, targets) tuple and a view at an offset into its storage:
   // the same float32 rows as plain.npz's x_train, read in place.
-  expect_same_loader_checksum(dir.str(), {"plain.npz", "splits.pt", "pair.pth", "view.pt"});
+  // TensorDatasets: alone, and a dict of them by split.
+  expect_same_loader_checksum(dir.str(), {"plain.npz", "splits.pt", "pair.pth", "view.pt", "dataset.pt", "datasets.pt"});
 
   const std::string out = dir.str() + "/runs";
   const auto r = run_command(kStoker + " train --data " + dir.str() + "/splits.pt" + kFlags + " --output-dir " + out);
@@ -471,6 +480,17 @@ TEST_F(TorchFilesCli, TorchSaveFilesGiveTheSameBatchesAsNpzAndTrain) {
             std::string::npos)
       << r.out;
   EXPECT_GT(summary_of(out)["test_accuracy"].get<double>(), 0.9) << r.out;
+
+  // {"train": TensorDataset, "test": TensorDataset} validates on its test split, as an .npz does.
+  const std::string sets_out = dir.str() + "/sets_runs";
+  const auto sets = run_command(kStoker + " train --data " + dir.str() + "/datasets.pt" + kFlags + " --output-dir " +
+                                sets_out);
+  ASSERT_EQ(sets.exit_code, 0) << sets.err << sets.out;
+  EXPECT_NE(sets.out.find("datasets.pt (x_train, y_train): 2,000 samples × 10 features, 4 classes · memory-mapped "
+                          "float32 · validation 500"),
+            std::string::npos)
+      << sets.out;
+  EXPECT_GT(summary_of(sets_out)["test_accuracy"].get<double>(), 0.9) << sets.out;
 
   const std::string half_out = dir.str() + "/half_runs";
   const auto half = run_command(kStoker + " train --data " + dir.str() + "/half.pt --val-data " + dir.str() +
@@ -501,6 +521,21 @@ TEST_F(TorchFilesCli, WhatCannotBeReadIsOneLine) {
                         "complex.pt:x: is a ComplexFloat tensor; stoker reads float16/32/64, bfloat16", "complex");
   expect_one_line_error(train("legacy.pt"), 1, "legacy.pt is not a torch.save zip archive (the format PyTorch writes",
                         "the pre-1.6 format");
+  expect_one_line_error(train("triple.pt"), 1, "triple.pt holds the tensors [0, 1, 2] in a TensorDataset; expected",
+                        "a TensorDataset of three tensors");
+  expect_one_line_error(train("lone.pt"), 1,
+                        "lone.pt: \"train\" is a TensorDataset of 1 tensor; stoker needs (features, targets)",
+                        "a TensorDataset of one tensor");
+  expect_one_line_error(train("keyed.pt"), 1,
+                        "keyed.pt holds the tensors [x_training, y_training]; expected features named x, X, features, "
+                        "data, inputs, images (or with _train)",
+                        "a TensorDataset under another key");
+  EXPECT_NE(train("keyed.pt").err.find(": key them \"train\" and \"val\" or \"test\""), std::string::npos);
+  expect_one_line_error(train("weights.pt"), 1, "weights.pt holds the tensors [weight, bias]; expected features",
+                        "a state_dict");
+  expect_one_line_error(train("module.pt"), 1,
+                        "module.pt holds an object of type torch.nn.modules.linear.Linear, which stoker does not build",
+                        "a whole module");
   expect_one_line_error(train("names.pt"), 1,
                         "names.pt holds the tensors [emb, cls]; expected features named x, X, features",
                         "tensors under other names");

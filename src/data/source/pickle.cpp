@@ -1,5 +1,5 @@
 // The pickle subset of torch.save: a stack machine over the opcodes protocols 2 to 5 use for
-// containers, numbers, strings, globals, REDUCE and persistent ids.
+// containers, numbers, strings, globals, REDUCE, BUILD and persistent ids.
 #include "pickle.h"
 
 #include <fmt/format.h>
@@ -116,13 +116,24 @@ class Unpickler {
           break;
         }
         case 'R':
-        case 0x81: {  // REDUCE, NEWOBJ: kept as callable(args)
+        case 0x81: {  // REDUCE, NEWOBJ: kept as callable(args); an empty OrderedDict (state_dict) is a dict
           const Node args = pop(at), callable = pop(at);
-          push(container(PickleValue::Kind::kReduce, {callable, args}));
+          const bool ordered_dict = callable->is_global("collections.OrderedDict") &&
+                                    args->kind == PickleValue::Kind::kTuple && args->items.empty();
+          push(ordered_dict ? make(PickleValue::Kind::kDict) : container(PickleValue::Kind::kReduce, {callable, args}));
           break;
         }
         case 'Q': push(container(PickleValue::Kind::kPersistent, {pop(at)})); break;
-        case 'b': pop(at); break;  // BUILD: the state is not applied (nothing is built)
+        case 'b': {  // BUILD: an object becomes {object, state} in place, so the memo sees it too; the
+                     // attributes of a dict (an OrderedDict's _metadata) are dropped
+          const Node state = pop(at), object = top(at);
+          if (object->kind != PickleValue::Kind::kReduce) break;
+          const Node unbuilt = std::make_shared<PickleValue>(std::move(*object));
+          *object = PickleValue{};
+          object->kind = PickleValue::Kind::kBuilt;
+          object->items = {unbuilt, state};
+          break;
+        }
         default:
           fail(at, fmt::format("uses pickle opcode 0x{:02x}, which a torch.save file of tensors does not; save "
                                "the tensors alone (torch.save({{\"x\": x, \"y\": y}}, path))",

@@ -1,7 +1,7 @@
 // A reader for the subset of Python's pickle format that torch.save writes for tensors and
 // the containers around them (dicts, tuples, lists of tensors, numbers and strings). It only
-// reads: callables are not called, classes are not built; a REDUCE or a persistent id stays a
-// node in the tree for the caller to interpret (torch_file.cpp). Protocols 2 to 5.
+// reads: callables are not called, classes are not built; a REDUCE, a persistent id or a BUILD
+// stays a node in the tree for the caller to interpret (torch_file.cpp). Protocols 2 to 5.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +24,8 @@ struct PickleValue {
     kDict,       // entries
     kGlobal,     // a class or function named by module and name (text = "module.name")
     kReduce,     // callable(args): items = {callable, args}
-    kPersistent  // a persistent id: items = {id}
+    kPersistent, // a persistent id: items = {id}
+    kBuilt       // an object given its state by BUILD: items = {object (a kReduce), state}
   };
   Kind kind = Kind::kNone;
   int64_t integer = 0;  // kBool, kInt

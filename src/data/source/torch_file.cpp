@@ -1,6 +1,7 @@
-// torch.save files (.pt, .pth) of tensors -> an ArraySource (open_torch_file): the zip archive
-// torch writes, its pickle read by pickle.cpp, and each tensor's storage read in place from the
-// archive's map (torch stores storages uncompressed), named like the arrays of an .npz.
+// torch.save files (.pt, .pth) of tensors, or of TensorDatasets -> an ArraySource
+// (open_torch_file): the zip archive torch writes, its pickle read by pickle.cpp, and each
+// tensor's storage read in place from the archive's map (torch stores storages uncompressed),
+// named like the arrays of an .npz.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -42,6 +43,27 @@ bool is_tensor(const PickleValue& v) {
          (v.items[0]->is_global("torch._utils._rebuild_tensor_v2") || v.items[0]->is_global("torch._utils._rebuild_tensor"));
 }
 
+// The tuple of tensors a torch.utils.data.TensorDataset holds (the state BUILD gave it), or
+// nullptr for anything else.
+const PickleValue* tensor_dataset_tensors(const PickleValue& v) {
+  if (v.kind != PickleValue::Kind::kBuilt || v.items[0]->kind != PickleValue::Kind::kReduce ||
+      !v.items[0]->items[0]->is_global("torch.utils.data.dataset.TensorDataset") ||
+      v.items[1]->kind != PickleValue::Kind::kDict)
+    return nullptr;
+  for (const auto& [key, value] : v.items[1]->entries) {
+    if (key->kind == PickleValue::Kind::kString && key->text == "tensors" && value->kind == PickleValue::Kind::kTuple)
+      return value.get();
+  }
+  return nullptr;
+}
+
+// "module.Class" of an object the file holds, for messages ("" when it is not one).
+std::string class_of(const PickleValue& v) {
+  const PickleValue& made = v.kind == PickleValue::Kind::kBuilt ? *v.items[0] : v;
+  if (made.kind != PickleValue::Kind::kReduce || made.items[0]->kind != PickleValue::Kind::kGlobal) return "";
+  return made.items[0]->text;
+}
+
 std::vector<int64_t> integers(const PickleValue& tuple) {
   std::vector<int64_t> out;
   for (const auto& item : tuple.items) out.push_back(item->integer);
@@ -65,23 +87,52 @@ class TorchFile {
     }
   }
 
-  // The tensors of the file by name: a dict's string keys, or "0", "1" ... of a tuple or list.
+  // The tensors of the file by name: a dict's string keys, or "0", "1" ... of a tuple, a list
+  // or a TensorDataset. A dict's TensorDataset of (features, targets) under key K gives x_K and
+  // y_K, so {"train": ..., "val": ...} reads as an .npz's splits.
   std::vector<std::pair<std::string, PickleRef>> tensors() const {
     std::vector<std::pair<std::string, PickleRef>> out;
+    const auto add_sequence = [&](const PickleValue& sequence) {
+      for (size_t i = 0; i < sequence.items.size(); ++i) {
+        if (is_tensor(*sequence.items[i])) out.emplace_back(std::to_string(i), sequence.items[i]);
+      }
+    };
     if (root_->kind == PickleValue::Kind::kDict) {
       for (const auto& [key, value] : root_->entries) {
-        if (key->kind == PickleValue::Kind::kString && is_tensor(*value)) out.emplace_back(key->text, value);
+        if (key->kind != PickleValue::Kind::kString) continue;
+        if (is_tensor(*value)) out.emplace_back(key->text, value);
+        if (const PickleValue* pair = tensor_dataset_tensors(*value)) {
+          if (pair->items.size() != 2 || !is_tensor(*pair->items[0]) || !is_tensor(*pair->items[1]))
+            throw DataError(fmt::format("{}: \"{}\" is a TensorDataset of {} {}; stoker needs (features, targets): "
+                                        "TensorDataset(x, y)",
+                                        path_, key->text, pair->items.size(),
+                                        pair->items.size() == 1 ? "tensor" : "items"));
+          out.emplace_back("x_" + key->text, pair->items[0]);
+          out.emplace_back("y_" + key->text, pair->items[1]);
+        }
       }
     } else if (root_->kind == PickleValue::Kind::kTuple) {
-      for (size_t i = 0; i < root_->items.size(); ++i) {
-        if (is_tensor(*root_->items[i])) out.emplace_back(std::to_string(i), root_->items[i]);
-      }
+      add_sequence(*root_);
+    } else if (const PickleValue* dataset = tensor_dataset_tensors(*root_)) {
+      add_sequence(*dataset);
     } else if (is_tensor(*root_)) {
       throw DataError(fmt::format("{} holds one tensor; stoker needs features and targets: {}", path_, kSaveHint));
+    } else if (const std::string type = class_of(*root_); !type.empty()) {
+      throw DataError(fmt::format("{} holds an object of type {}, which stoker does not build (it reads tensors, dicts and "
+                                  "tuples of them, and TensorDataset); {}",
+                                  path_, type, kSaveHint));
     }
     return out;
   }
-  bool is_sequence() const { return root_->kind == PickleValue::Kind::kTuple; }
+  // Whether the tensors are positional: a tuple, a list or a TensorDataset.
+  bool is_sequence() const { return root_->kind == PickleValue::Kind::kTuple || tensor_dataset_tensors(*root_); }
+  const char* sequence_kind() const { return tensor_dataset_tensors(*root_) ? "a TensorDataset" : "a tuple"; }
+  // Whether a dict holds TensorDatasets (named x_K, y_K by tensors()).
+  bool holds_datasets() const {
+    return root_->kind == PickleValue::Kind::kDict &&
+           std::any_of(root_->entries.begin(), root_->entries.end(),
+                       [](const auto& entry) { return tensor_dataset_tensors(*entry.second) != nullptr; });
+  }
 
   // The tensor as an NpyArray viewing its storage in the archive's map.
   NpyArray array(const std::string& key, const PickleValue& tensor) const {
@@ -171,8 +222,11 @@ std::unique_ptr<Source> open_torch_file(const std::string& path, const std::stri
     throw DataError(fmt::format(
         "{} holds the tensors [{}]{}; expected features named {} and targets named {}, or a (features, targets) "
         "tuple: {}",
-        path, fmt::join(keys_of(tensors), ", "), file.is_sequence() ? " in a tuple" : "",
-        names_looked_for(kFeatureNames, suffixes), names_looked_for(kTargetNames, suffixes), kSaveHint));
+        path, fmt::join(keys_of(tensors), ", "), file.is_sequence() ? std::string(" in ") + file.sequence_kind() : "",
+        names_looked_for(kFeatureNames, suffixes), names_looked_for(kTargetNames, suffixes),
+        file.holds_datasets() ? "a dict's TensorDataset under key K reads as x_K, y_K: key them \"train\" and "
+                                "\"val\" or \"test\""
+                              : kSaveHint));
   }
   const auto tensor = [&](const std::string& key) {
     return *std::find_if(tensors.begin(), tensors.end(), [&](const auto& t) { return t.first == key; })->second;

@@ -52,6 +52,25 @@ TEST(Pickle, CallablesAreKeptAsNodesNotCalled) {
   EXPECT_EQ(root->items[1]->items[0]->text, "echo pwned");
 }
 
+TEST(Pickle, BuildGivesTheObjectItsStateWhereverTheMemoRefersToIt) {
+  // m.C.__new__() stored in the memo, then BUILD with {"a": 5}, then (object, memo 0): both
+  // items are the one built object, as in Python, where BUILD changes the object in place.
+  const std::string pickle =
+      std::string("\x80\x02" "cm\nC\n)\x81q\x00}X\x01\x00\x00\x00" "aK\x05sbh\x00\x86.", 26);
+  const PickleRef root = read_pickle(bytes(pickle), "obj.pt");
+  ASSERT_EQ(root->kind, PickleValue::Kind::kTuple);
+  ASSERT_EQ(root->items.size(), 2U);
+  const PickleValue& built = *root->items[0];
+  EXPECT_EQ(root->items[1].get(), &built);
+  ASSERT_EQ(built.kind, PickleValue::Kind::kBuilt);
+  ASSERT_EQ(built.items.size(), 2U);
+  EXPECT_EQ(built.items[0]->kind, PickleValue::Kind::kReduce);
+  EXPECT_TRUE(built.items[0]->items[0]->is_global("m.C"));
+  ASSERT_EQ(built.items[1]->entries.size(), 1U);
+  EXPECT_EQ(built.items[1]->entries[0].first->text, "a");
+  EXPECT_EQ(built.items[1]->entries[0].second->integer, 5);
+}
+
 TEST(Pickle, WhatLiesOutsideTheSubsetIsOneLine) {
   EXPECT_EQ(error_text([] { read_pickle(bytes(std::string("\x80\x02X\x05\x00\x00\x00" "ab", 9)), "t.pt"); }),
             "t.pt: its pickle (byte 7) is truncated");
