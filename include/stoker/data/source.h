@@ -47,6 +47,16 @@ struct SampleData {
 constexpr int64_t kUsualMaxClasses = 100'000;
 constexpr int64_t kMaxClasses = 10'000'000;
 
+// Per-feature sums over float32 feature rows, each shifted by the first row's value (so the
+// sums stay small: no cancellation), in double precision: what Standardize's fit needs,
+// gathered in one pass (fit_standardize turns them into mean and std). Not thread-safe.
+struct FeatureSums {
+  explicit FeatureSums(int features = 0);
+  void add(const float* row);  // one row of shift.size() values, in order
+  size_t count = 0;
+  std::vector<double> shift, sum, sum_sq;
+};
+
 class Source {
  public:
   virtual ~Source() = default;
@@ -98,6 +108,10 @@ class Source {
   // file is larger than RAM. Default: nothing.
   enum class ReadOrder { kInOrder, kShuffled };
   virtual void expect_reads(ReadOrder /*order*/) const {}
+  // The feature sums of every sample, in order, when the source gathered them while it
+  // checked its values on opening (arrays of float features), so that fit_standardize need
+  // not read a file larger than RAM a second time. Default: nullptr (fit_standardize reads).
+  virtual const FeatureSums* feature_sums() const { return nullptr; }
 };
 
 // root/<class>/<image>, classes sorted by name -> ids 0..n-1 (torchvision ImageFolder).

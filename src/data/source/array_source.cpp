@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "file_reader.h"
@@ -102,19 +103,28 @@ class ArraySource final : public Source {
       a_.mapping->advise(order == ReadOrder::kInOrder ? MappedFile::Access::kSequential : MappedFile::Access::kRandom);
   }
 
-  // Throws DataError naming the first non-finite feature (in place: row by row, converted,
-  // in order).
-  void require_finite_features() const {
+  // Throws DataError naming the first non-finite feature; gathers the feature sums on the
+  // way (row by row, converted, in order), so one pass over a mapped file serves both this
+  // check and Standardize's fit.
+  void check_features() {
     if (a_.feature_count == 0 || (a_.in_place && a_.in_place->integral())) return;
     const auto d = static_cast<size_t>(a_.feature_count);
-    if (!a_.in_place) return require_finite(a_.features, d, 0, "a feature");
-    expect_reads(ReadOrder::kInOrder);
-    std::vector<float> row(d);
-    for (size_t i = 0; i < a_.count; ++i) {
-      npy_row_to_float(*a_.in_place, i, row.data());
-      require_finite(row, d, i, "a feature");
+    FeatureSums sums(a_.feature_count);
+    if (!a_.in_place) {
+      require_finite(a_.features, d, 0, "a feature");
+      for (size_t i = 0; i < a_.count; ++i) sums.add(a_.features.data() + i * d);
+    } else {
+      expect_reads(ReadOrder::kInOrder);
+      std::vector<float> row(d);
+      for (size_t i = 0; i < a_.count; ++i) {
+        npy_row_to_float(*a_.in_place, i, row.data());
+        require_finite(row, d, i, "a feature");
+        sums.add(row.data());
+      }
     }
+    sums_ = std::move(sums);
   }
+  const FeatureSums* feature_sums() const override { return sums_ ? &*sums_ : nullptr; }
   void require_finite_targets() const {
     if (a_.labels.empty()) require_finite(a_.targets, static_cast<size_t>(a_.target_dim), 0, "the target");
   }
@@ -152,6 +162,7 @@ class ArraySource final : public Source {
   SampleArrays a_;
   NumberedClasses ids_;  // of a_.labels (none for regression targets)
   bool as_they_lie_;     // feature rows need no conversion
+  std::optional<FeatureSums> sums_;  // of every feature row, from check_features
 };
 
 }  // namespace
@@ -180,7 +191,7 @@ std::unique_ptr<Source> make_array_source(SampleArrays a) {
     }
   }
   auto source = std::make_unique<ArraySource>(std::move(a));
-  source->require_finite_features();
+  source->check_features();
   source->require_finite_targets();
   source->expect_reads(Source::ReadOrder::kShuffled);  // what training does from here on
   return source;

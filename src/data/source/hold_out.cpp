@@ -23,6 +23,7 @@ class SubsetView final : public SourceView {
 
   size_t size() const override { return rows_.size(); }
   std::string describe() const override { return inner().describe() + " → " + what_; }
+  const FeatureSums* feature_sums() const override { return nullptr; }  // the inner's are of every row
 
  private:
   size_t row(size_t index) const override { return rows_[index]; }

@@ -1,5 +1,6 @@
 #include "features.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -43,39 +44,49 @@ void write_features(void* out, std::span<const uint8_t> in, const TransformSpec&
   }
 }
 
-void fit_standardize(const Source& source, std::vector<float>* mean_out,
-                     std::vector<float>* std_out) {
+FeatureSums::FeatureSums(int features)
+    : shift(static_cast<size_t>(features)), sum(static_cast<size_t>(features)), sum_sq(static_cast<size_t>(features)) {}
+
+void FeatureSums::add(const float* row) {
+  const size_t d = shift.size();
+  if (count++ == 0) std::copy_n(row, d, shift.begin());
+  for (size_t j = 0; j < d; ++j) {
+    const double v = row[j] - shift[j];
+    sum[j] += v;
+    sum_sq[j] += v * v;
+  }
+}
+
+void fit_standardize(const Source& source, std::vector<float>* mean_out, std::vector<float>* std_out) {
   const int d = source.feature_count();
   if (d <= 0)
     throw UsageError(
         "Standardize needs feature vectors (.npz/.npy/numeric CSV); images use Normalize");
-  std::vector<double> sum(static_cast<size_t>(d)), sum_sq(static_cast<size_t>(d));
-  std::vector<double> shift(
-      static_cast<size_t>(d));  // the first sample: keeps the sums small (no cancellation)
-  SampleData sample;
-  const size_t n = source.size();
-  source.expect_reads(Source::ReadOrder::kInOrder);  // one pass in order, then back to shuffled epochs
-  for (size_t i = 0; i < n; ++i) {
-    const Status status = source.read(i, &sample);
-    if (!status.ok() || sample.feature_count != d) {
-      throw DataError("cannot read " + source.name(i) + " to fit Standardize: " +
-                      (status.ok() ? std::string("not a feature vector") : status.reason()));
+  FeatureSums read_here(d);
+  const FeatureSums* sums = source.feature_sums();
+  if (sums == nullptr || sums->count != source.size() || sums->shift.size() != static_cast<size_t>(d)) {
+    SampleData sample;
+    std::vector<float> row(static_cast<size_t>(d));
+    source.expect_reads(Source::ReadOrder::kInOrder);  // one pass in order, then back to shuffled epochs
+    for (size_t i = 0; i < source.size(); ++i) {
+      const Status status = source.read(i, &sample);
+      if (!status.ok() || sample.feature_count != d) {
+        throw DataError("cannot read " + source.name(i) + " to fit Standardize: " +
+                        (status.ok() ? std::string("not a feature vector") : status.reason()));
+      }
+      std::memcpy(row.data(), sample.bytes.data(), row.size() * sizeof(float));  // rows lie at any address
+      read_here.add(row.data());
     }
-    for (size_t j = 0; j < static_cast<size_t>(d); ++j) {
-      const float x = load_float(sample.bytes.data(), j);
-      if (i == 0) shift[j] = x;
-      const double v = x - shift[j];
-      sum[j] += v;
-      sum_sq[j] += v * v;
-    }
+    source.expect_reads(Source::ReadOrder::kShuffled);
+    sums = &read_here;
   }
-  source.expect_reads(Source::ReadOrder::kShuffled);
+  const auto n = static_cast<double>(sums->count);
   mean_out->resize(static_cast<size_t>(d));
   std_out->resize(static_cast<size_t>(d));
   for (size_t j = 0; j < static_cast<size_t>(d); ++j) {
-    const double m = sum[j] / static_cast<double>(n);
-    const double var = std::max(0.0, sum_sq[j] / static_cast<double>(n) - m * m);
-    (*mean_out)[j] = static_cast<float>(shift[j] + m);
+    const double m = sums->sum[j] / n;
+    const double var = std::max(0.0, sums->sum_sq[j] / n - m * m);
+    (*mean_out)[j] = static_cast<float>(sums->shift[j] + m);
     const auto s = static_cast<float>(std::sqrt(var));
     (*std_out)[j] = s > 0 && std::isfinite(s) ? s : 1.0f;
   }

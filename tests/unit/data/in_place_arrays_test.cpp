@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -11,8 +12,10 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "data/source/source_view.h"
 #include "stoker/core/error.h"
 #include "stoker/data/source.h"
 #include "stoker/data/transform.h"
@@ -153,6 +156,41 @@ TEST(InPlaceArrays, StandardizesFitReadsInOrderAndLeavesTheSourceToShuffledReads
   const HeldOut parts = hold_out(source, 0.5, 0);
   fit_standardize(*parts.train, &mean, &sd);
   EXPECT_EQ(source->hints, (std::vector{Source::ReadOrder::kInOrder, Source::ReadOrder::kShuffled}));
+}
+
+// The source's samples without the sums it gathered on opening: fit_standardize reads them.
+class WithoutSums final : public SourceView {
+ public:
+  using SourceView::SourceView;
+  const FeatureSums* feature_sums() const override { return nullptr; }
+};
+
+TEST(InPlaceArrays, StandardizesFitTakesTheSumsGatheredWhileCheckingTheFileAndMatchesAPassOfItsOwn) {
+  // One pass over a mapped file instead of two: the NaN check on opening gathers the sums.
+  // The mean and std are bit for bit those of a pass of the fit's own, for rows read as they
+  // lie (float32), converted (float64) and held in memory (Fortran order is copied).
+  TempDir dir;
+  constexpr int64_t kRows = 1000, kFeatures = 7;
+  std::vector<double> values;
+  for (int64_t i = 0; i < kRows * kFeatures; ++i) values.push_back(1e4 + std::sin(0.37 * static_cast<double>(i)) * (i % 5));
+  dir.write("y.npy", npy_bytes("|u1", {kRows}, std::vector<uint8_t>(kRows, 1)));
+  const std::vector<std::pair<std::string, bool>> layouts{{"<f4", false}, {">f8", false}, {"<f4", true}};
+  for (const auto& [descr, fortran] : layouts) {
+    const std::string x = dir.write("x.npy", npy_bytes(descr, {kRows, kFeatures}, encoded(descr, values), fortran));
+    const auto source = std::shared_ptr<const Source>(open_source(x));
+    SCOPED_TRACE(descr + (fortran ? " in Fortran order" : ""));
+    ASSERT_NE(source->feature_sums(), nullptr);
+    EXPECT_EQ(source->feature_sums()->count, static_cast<size_t>(kRows));
+    std::vector<float> mean, sd, read_mean, read_sd;
+    fit_standardize(*source, &mean, &sd);
+    fit_standardize(WithoutSums(source), &read_mean, &read_sd);
+    EXPECT_EQ(mean, read_mean);
+    EXPECT_EQ(sd, read_sd);
+    EXPECT_NEAR(mean[0], 1e4, 2);
+    // A held-out part has fewer rows than the sums: its fit reads its own.
+    const HeldOut parts = hold_out(source, 0.5, 0);
+    EXPECT_EQ(parts.train->feature_sums(), nullptr);
+  }
 }
 
 // Anonymous (not file-backed) resident memory of this process, in bytes.
