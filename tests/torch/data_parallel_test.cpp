@@ -131,6 +131,34 @@ TEST(DataParallelTest, TwoProcessesOnHalvesTakeTheStepOfTheWholeBatch) { expect_
 
 TEST(DataParallelTest, AccumulationWindowsAverageOnceAtTheirEnd) { expect_two_halves_match_the_whole(2); }
 
+TEST(DataParallelTest, GradientsOverSeveralBucketsAreAveragedStepAfterStep) {
+  // An MLP on 128×128 inputs: fc1's weight alone (33.5 MB) fills more than a 25 MB bucket, so
+  // the gradients go in several; the group's kept buckets serve the second step's other values.
+  torch::manual_seed(5);
+  std::shared_ptr<Network> models[2] = {make_model("mlp", {1, 128, 128}, 10), make_model("mlp", {1, 128, 128}, 10)};
+  constexpr int kSteps = 2;
+  std::vector<torch::Tensor> grads[kSteps][2], expected[kSteps];  // [step][rank][parameter], [step][parameter]
+  for (int step = 0; step < kSteps; ++step) {
+    for (const torch::Tensor& p : models[0]->parameters()) {
+      grads[step][0].push_back(torch::randn(p.sizes()) + step);
+      grads[step][1].push_back(torch::randn(p.sizes()) * 3);
+      expected[step].push_back((grads[step][0].back() + grads[step][1].back()) * 0.5);
+    }
+  }
+  run_group(2, [&](DataParallel& group) {
+    const int rank = group.place().rank;
+    std::vector<torch::Tensor> params = models[rank]->parameters();
+    for (int step = 0; step < kSteps; ++step) {
+      for (size_t i = 0; i < params.size(); ++i) params[i].mutable_grad() = grads[step][rank][i].clone();
+      group.average_gradients(*models[rank]);
+      for (size_t i = 0; i < params.size(); ++i) {
+        EXPECT_TRUE(torch::equal(params[i].grad(), expected[step][i])) << "rank " << rank << " step " << step
+                                                                       << " parameter " << i;
+      }
+    }
+  });
+}
+
 TEST(DataParallelTest, AnOverflowInOneProcessSkipsTheStepInAll) {
   torch::manual_seed(12);
   const auto x = torch::randn({16, 1, 8, 8});

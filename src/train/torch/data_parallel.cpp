@@ -10,6 +10,7 @@
 #include <functional>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "stoker/core/error.h"
@@ -20,8 +21,51 @@ namespace stoker::train {
 namespace {
 
 // Gradients go over in buckets of about this many bytes (DistributedDataParallel's default):
-// one all-reduce per bucket, and one bucket of extra memory at a time.
+// one all-reduce per bucket. The buckets are kept from step to step (as DDP keeps its own):
+// one more copy of the gradients in memory, and no allocation per step.
 constexpr int64_t kBucketBytes = 25 << 20;
+
+// What a collective call returns (c10d::ProcessGroup::Work in 1.13, c10d::Work in 2.x).
+using WorkPtr = decltype(std::declval<c10d::ProcessGroupGloo&>().allreduce(std::declval<std::vector<at::Tensor>&>()));
+
+// Consecutive gradients [begin, end) of one dtype and device, packed into `flat`.
+struct Bucket {
+  size_t begin = 0;
+  size_t end = 0;
+  std::vector<at::Tensor> flat;  // one tensor, as the collective calls take them
+};
+
+// Whether `buckets` were planned for gradients of these sizes, dtypes and devices.
+bool buckets_fit(const std::vector<Bucket>& buckets, const std::vector<torch::Tensor>& grads) {
+  if (buckets.empty() || buckets.back().end != grads.size()) return false;
+  for (const Bucket& b : buckets) {
+    int64_t numel = 0;
+    for (size_t i = b.begin; i < b.end; ++i) {
+      if (grads[i].scalar_type() != b.flat[0].scalar_type() || grads[i].device() != b.flat[0].device()) return false;
+      numel += grads[i].numel();
+    }
+    if (numel != b.flat[0].numel()) return false;
+  }
+  return true;
+}
+
+std::vector<Bucket> plan_buckets(const std::vector<torch::Tensor>& grads) {
+  std::vector<Bucket> buckets;
+  size_t begin = 0;
+  while (begin < grads.size()) {
+    size_t end = begin + 1;
+    int64_t bytes = grads[begin].numel() * grads[begin].element_size();
+    while (end < grads.size() && grads[end].scalar_type() == grads[begin].scalar_type() &&
+           grads[end].device() == grads[begin].device() &&
+           bytes + grads[end].numel() * grads[end].element_size() <= kBucketBytes) {
+      bytes += grads[end].numel() * grads[end].element_size();
+      ++end;
+    }
+    buckets.push_back({begin, end, {torch::empty({bytes / grads[begin].element_size()}, grads[begin].options())}});
+    begin = end;
+  }
+  return buckets;
+}
 
 std::string env_text(const char* name) {
   const char* value = std::getenv(name);
@@ -106,6 +150,7 @@ ProcessPlace process_place_from_env() {
 struct DataParallel::Group {
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
+  std::vector<Bucket> buckets;  // average_gradients', planned on its first call
 };
 
 DataParallel::DataParallel(const ProcessPlace& place, std::chrono::milliseconds timeout)
@@ -172,31 +217,31 @@ void DataParallel::average_gradients(Network& model) {
     if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
     grads.push_back(p.grad());
   }
+  if (!buckets_fit(group_->buckets, grads)) group_->buckets = plan_buckets(grads);
   const double inverse = 1.0 / place_.world_size;
   collective("average the gradients", place_, [&] {
-    // Consecutive gradients of one dtype and device, up to kBucketBytes, go as one flat tensor.
-    size_t begin = 0;
-    while (begin < grads.size()) {
-      size_t end = begin + 1;
-      int64_t bytes = grads[begin].numel() * grads[begin].element_size();
-      while (end < grads.size() && grads[end].scalar_type() == grads[begin].scalar_type() &&
-             grads[end].device() == grads[begin].device() &&
-             bytes + grads[end].numel() * grads[end].element_size() <= kBucketBytes) {
-        bytes += grads[end].numel() * grads[end].element_size();
-        ++end;
-      }
-      std::vector<torch::Tensor> flat_parts;
-      for (size_t i = begin; i < end; ++i) flat_parts.push_back(grads[i].reshape({-1}));
-      std::vector<at::Tensor> bucket{torch::cat(flat_parts)};
-      group_->gloo->allreduce(bucket)->wait();
-      bucket[0].mul_(inverse);
+    // Every bucket is packed and sent before the first is waited for: Gloo's threads reduce
+    // one bucket while the next is packed, and unpack the first while the last is on its way.
+    std::vector<WorkPtr> sent;
+    for (Bucket& b : group_->buckets) {
       int64_t offset = 0;
-      for (size_t i = begin; i < end; ++i) {
+      for (size_t i = b.begin; i < b.end; ++i) {
         const int64_t n = grads[i].numel();
-        grads[i].copy_(bucket[0].slice(0, offset, offset + n).view_as(grads[i]));
+        b.flat[0].slice(0, offset, offset + n).copy_(grads[i].reshape({-1}));
         offset += n;
       }
-      begin = end;
+      sent.push_back(group_->gloo->allreduce(b.flat));
+    }
+    for (size_t k = 0; k < sent.size(); ++k) {
+      sent[k]->wait();
+      Bucket& b = group_->buckets[k];
+      b.flat[0].mul_(inverse);
+      int64_t offset = 0;
+      for (size_t i = b.begin; i < b.end; ++i) {
+        const int64_t n = grads[i].numel();
+        grads[i].copy_(b.flat[0].slice(0, offset, offset + n).view_as(grads[i]));
+        offset += n;
+      }
     }
   });
 }
