@@ -65,7 +65,7 @@ TEST_F(TrainParallelCli, TwoProcessesTrainOneRun) {
             std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Batch size: 32 per process, 64 per step over 2 processes (requested: 32)"),
             std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("gradient all-reduce"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" · all-reduce wait "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("val acc"), std::string::npos) << r.out;
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator{}), 1);
   const nlohmann::json summary = summary_of(dir.str());

@@ -10,62 +10,15 @@
 #include <functional>
 #include <string_view>
 #include <thread>
-#include <utility>
 #include <vector>
 
+#include "gradient_reducer.h"
 #include "stoker/core/error.h"
 #include "torch_compat.h"
 
 namespace stoker::train {
 
 namespace {
-
-// Gradients go over in buckets of about this many bytes (DistributedDataParallel's default):
-// one all-reduce per bucket. The buckets are kept from step to step (as DDP keeps its own):
-// one more copy of the gradients in memory, and no allocation per step.
-constexpr int64_t kBucketBytes = 25 << 20;
-
-// What a collective call returns (c10d::ProcessGroup::Work in 1.13, c10d::Work in 2.x).
-using WorkPtr = decltype(std::declval<c10d::ProcessGroupGloo&>().allreduce(std::declval<std::vector<at::Tensor>&>()));
-
-// Consecutive gradients [begin, end) of one dtype and device, packed into `flat`.
-struct Bucket {
-  size_t begin = 0;
-  size_t end = 0;
-  std::vector<at::Tensor> flat;  // one tensor, as the collective calls take them
-};
-
-// Whether `buckets` were planned for gradients of these sizes, dtypes and devices.
-bool buckets_fit(const std::vector<Bucket>& buckets, const std::vector<torch::Tensor>& grads) {
-  if (buckets.empty() || buckets.back().end != grads.size()) return false;
-  for (const Bucket& b : buckets) {
-    int64_t numel = 0;
-    for (size_t i = b.begin; i < b.end; ++i) {
-      if (grads[i].scalar_type() != b.flat[0].scalar_type() || grads[i].device() != b.flat[0].device()) return false;
-      numel += grads[i].numel();
-    }
-    if (numel != b.flat[0].numel()) return false;
-  }
-  return true;
-}
-
-std::vector<Bucket> plan_buckets(const std::vector<torch::Tensor>& grads) {
-  std::vector<Bucket> buckets;
-  size_t begin = 0;
-  while (begin < grads.size()) {
-    size_t end = begin + 1;
-    int64_t bytes = grads[begin].numel() * grads[begin].element_size();
-    while (end < grads.size() && grads[end].scalar_type() == grads[begin].scalar_type() &&
-           grads[end].device() == grads[begin].device() &&
-           bytes + grads[end].numel() * grads[end].element_size() <= kBucketBytes) {
-      bytes += grads[end].numel() * grads[end].element_size();
-      ++end;
-    }
-    buckets.push_back({begin, end, {torch::empty({bytes / grads[begin].element_size()}, grads[begin].options())}});
-    begin = end;
-  }
-  return buckets;
-}
 
 std::string env_text(const char* name) {
   const char* value = std::getenv(name);
@@ -150,7 +103,7 @@ ProcessPlace process_place_from_env() {
 struct DataParallel::Group {
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
-  std::vector<Bucket> buckets;  // average_gradients', planned on its first call
+  std::unique_ptr<GradientReducer> reducer;
 };
 
 DataParallel::DataParallel(const ProcessPlace& place, std::chrono::milliseconds timeout)
@@ -186,6 +139,7 @@ DataParallel::DataParallel(const ProcessPlace& place, std::chrono::milliseconds 
     }
     group_->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(group_->store, place.rank, place.world_size,
                                                                gloo_options);
+    group_->reducer = std::make_unique<GradientReducer>(group_->gloo, place.world_size);
   } catch (const std::exception& e) {
     throw DataError(fmt::format("process {} of {} could not join the training group at {}:{} ({}); check "
                                 "MASTER_ADDR and MASTER_PORT, or that the port is free",
@@ -209,41 +163,12 @@ void DataParallel::broadcast_from_leader(Network& model) {
   });
 }
 
+void DataParallel::attach(Network& model) { group_->reducer->attach(model); }
+
+void DataParallel::arm() { group_->reducer->arm(); }
+
 void DataParallel::average_gradients(Network& model) {
-  torch::NoGradGuard no_grad;
-  std::vector<torch::Tensor> grads;
-  for (torch::Tensor& p : model.parameters()) {
-    if (!p.requires_grad()) continue;
-    if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
-    grads.push_back(p.grad());
-  }
-  if (!buckets_fit(group_->buckets, grads)) group_->buckets = plan_buckets(grads);
-  const double inverse = 1.0 / place_.world_size;
-  collective("average the gradients", place_, [&] {
-    // Every bucket is packed and sent before the first is waited for: Gloo's threads reduce
-    // one bucket while the next is packed, and unpack the first while the last is on its way.
-    std::vector<WorkPtr> sent;
-    for (Bucket& b : group_->buckets) {
-      int64_t offset = 0;
-      for (size_t i = b.begin; i < b.end; ++i) {
-        const int64_t n = grads[i].numel();
-        b.flat[0].slice(0, offset, offset + n).copy_(grads[i].reshape({-1}));
-        offset += n;
-      }
-      sent.push_back(group_->gloo->allreduce(b.flat));
-    }
-    for (size_t k = 0; k < sent.size(); ++k) {
-      sent[k]->wait();
-      Bucket& b = group_->buckets[k];
-      b.flat[0].mul_(inverse);
-      int64_t offset = 0;
-      for (size_t i = b.begin; i < b.end; ++i) {
-        const int64_t n = grads[i].numel();
-        grads[i].copy_(b.flat[0].slice(0, offset, offset + n).view_as(grads[i]));
-        offset += n;
-      }
-    }
-  });
+  collective("average the gradients", place_, [&] { group_->reducer->finish(model); });
 }
 
 std::vector<double> DataParallel::summed(const char* what, const std::vector<double>& values) {

@@ -2,9 +2,9 @@
 // process holds the same model, trains on its share of each epoch (the sampler's rank r of
 // W, stoker/data/sampler.h) and, before each optimiser step, the gradients are averaged over
 // the processes, so all of them take the same step. That is torch's
-// DistributedDataParallel without its overlap of communication and backward (the average
-// runs after backward, in buckets). Gloo carries it: CPU tensors directly, CUDA tensors
-// through the host.
+// DistributedDataParallel, with its overlap of communication and backward: buckets of
+// gradients are sent while backward computes earlier layers (gradient_reducer.h). Gloo
+// carries it: CPU tensors directly, CUDA tensors through the host.
 //
 // Who is who comes from the variables torchrun sets: RANK, WORLD_SIZE, LOCAL_RANK,
 // LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, and TORCHELASTIC_USE_AGENT_STORE (True: the
@@ -60,8 +60,14 @@ class DataParallel {
   void broadcast_from_leader(Network& model);
 
   // Each parameter's gradient becomes the mean of that gradient over the processes. A
-  // parameter without a gradient here counts as zeros (and gets the mean).
+  // parameter without a gradient here counts as zeros (and gets the mean). When the backward
+  // before it was armed, buckets already sent during it are only waited for.
   void average_gradients(Network& model);
+
+  // Overlap: hooks on `model`'s gradient accumulators (once), then arm() before each backward
+  // whose gradients average_gradients will average (not before accumulation micro-steps).
+  void attach(Network& model);
+  void arm();
 
   // The element-wise sum of `values` over the processes (float64; every process passes as
   // many values).

@@ -71,6 +71,7 @@ Stepper::Result Stepper::step(const torch::Tensor& images, const torch::Tensor& 
     loss = objective_.loss_of(model_.forward(x), y);
   }
   const torch::Tensor window_loss = loss / static_cast<double>(accumulation_);
+  if (group_ != nullptr && (micro_ + 1) % accumulation_ == 0) group_->arm();  // this backward ends a window
   (scaler_ ? scaler_->scale(window_loss) : window_loss).backward();
   r.loss = loss.item<double>();
   ++micro_;
@@ -80,6 +81,11 @@ Stepper::Result Stepper::step(const torch::Tensor& images, const torch::Tensor& 
   }
   r.compute_s = ns_to_seconds(watch.lap());
   return r;
+}
+
+void Stepper::average_gradients_over(DataParallel* group) {
+  group_ = group;
+  if (group_ != nullptr) group_->attach(model_);
 }
 
 bool Stepper::optimizer_step(double* sync_s) {

@@ -55,8 +55,9 @@ class Stepper {
   void finish_window();
   bool window_open() const { return micro_ % accumulation_ != 0; }
   // Data parallel: gradients are averaged over `group` before each optimiser step (null:
-  // this process alone). The group must outlive the Stepper.
-  void average_gradients_over(DataParallel* group) { group_ = group; }
+  // this process alone), sent during the backward that ends each window. The group must
+  // outlive the Stepper.
+  void average_gradients_over(DataParallel* group);
   int64_t global_step() const { return global_step_; }
   // Null unless amp is fp16.
   GradScaler* scaler() { return scaler_.get(); }

@@ -253,7 +253,8 @@ EpochEnd TrainLoop::train_epoch(int64_t epoch, int64_t first, EpochRecord* recor
   record->workers = setup_.train_loader->workers();
   if (stepper_.scaler() != nullptr) record->scaler = stepper_.scaler()->state();
   if (group_ != nullptr && record->seconds > 0) {
-    record->notes += fmt::format(" · gradient all-reduce {:.1f} % of the epoch", 100 * sync_s / record->seconds);
+    // What the steps waited for after backward; the buckets sent during backward are hidden.
+    record->notes += fmt::format(" · all-reduce wait {:.1f} % of the epoch", 100 * sync_s / record->seconds);
   }
   return end;
 }
