@@ -467,30 +467,23 @@ TEST_F(TorchFilesCli, TorchSaveFilesGiveTheSameBatchesAsNpzAndTrain) {
   ASSERT_EQ(run_command("/usr/bin/python3 -c '" + std::string(kWriteArrays) + "' " + dir.str()).exit_code, 0);
   const auto made = run_command("/usr/bin/python3 -c '" + std::string(kWriteTorch) + "' " + dir.str());
   ASSERT_EQ(made.exit_code, 0) << made.err;
-  // A dict with splits, a (features, targets) tuple and a view at an offset into its storage:
-  // the same float32 rows as plain.npz's x_train, read in place.
-  // TensorDatasets: alone, and a dict of them by split.
+  // A dict with splits, a (features, targets) tuple, a view at an offset into its storage, a
+  // TensorDataset and a dict of them by split: the same float32 rows as plain.npz's x_train,
+  // read in place.
   expect_same_loader_checksum(dir.str(), {"plain.npz", "splits.pt", "pair.pth", "view.pt", "dataset.pt", "datasets.pt"});
 
-  const std::string out = dir.str() + "/runs";
-  const auto r = run_command(kStoker + " train --data " + dir.str() + "/splits.pt" + kFlags + " --output-dir " + out);
-  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-  EXPECT_NE(r.out.find("splits.pt (x_train, y_train): 2,000 samples × 10 features, 4 classes · memory-mapped float32 · "
-                       "validation 500"),
-            std::string::npos)
-      << r.out;
-  EXPECT_GT(summary_of(out)["test_accuracy"].get<double>(), 0.9) << r.out;
-
-  // {"train": TensorDataset, "test": TensorDataset} validates on its test split, as an .npz does.
-  const std::string sets_out = dir.str() + "/sets_runs";
-  const auto sets = run_command(kStoker + " train --data " + dir.str() + "/datasets.pt" + kFlags + " --output-dir " +
-                                sets_out);
-  ASSERT_EQ(sets.exit_code, 0) << sets.err << sets.out;
-  EXPECT_NE(sets.out.find("datasets.pt (x_train, y_train): 2,000 samples × 10 features, 4 classes · memory-mapped "
-                          "float32 · validation 500"),
-            std::string::npos)
-      << sets.out;
-  EXPECT_GT(summary_of(sets_out)["test_accuracy"].get<double>(), 0.9) << sets.out;
+  // Tensors by split, and {"train": TensorDataset, "test": TensorDataset}: both validate on
+  // their test split, as an .npz does.
+  for (const std::string file : {"splits.pt", "datasets.pt"}) {
+    const std::string out = dir.str() + "/runs_" + file;
+    const auto r = run_command(kStoker + " train --data " + dir.str() + "/" + file + kFlags + " --output-dir " + out);
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    EXPECT_NE(r.out.find(file + " (x_train, y_train): 2,000 samples × 10 features, 4 classes · memory-mapped float32 · "
+                                "validation 500"),
+              std::string::npos)
+        << r.out;
+    EXPECT_GT(summary_of(out)["test_accuracy"].get<double>(), 0.9) << r.out;
+  }
 
   const std::string half_out = dir.str() + "/half_runs";
   const auto half = run_command(kStoker + " train --data " + dir.str() + "/half.pt --val-data " + dir.str() +
@@ -513,32 +506,31 @@ TEST_F(TorchFilesCli, WhatCannotBeReadIsOneLine) {
     return run_command(kStoker + " train --model mlp --no-progress --output-dir " + dir.str() + "/runs --data " +
                        dir.str() + "/" + file);
   };
-  expect_one_line_error(train("one.pt"), 1, "one.pt holds one tensor; stoker needs features and targets",
-                        "a lone tensor");
-  expect_one_line_error(train("strided.pt"), 1, "strided.pt:x: is not contiguous (strides (1, 10)); save x.contiguous()",
-                        "a transposed tensor");
-  expect_one_line_error(train("complex.pt"), 1,
-                        "complex.pt:x: is a ComplexFloat tensor; stoker reads float16/32/64, bfloat16", "complex");
-  expect_one_line_error(train("legacy.pt"), 1, "legacy.pt is not a torch.save zip archive (the format PyTorch writes",
-                        "the pre-1.6 format");
-  expect_one_line_error(train("triple.pt"), 1, "triple.pt holds the tensors [0, 1, 2] in a TensorDataset; expected",
-                        "a TensorDataset of three tensors");
-  expect_one_line_error(train("lone.pt"), 1,
-                        "lone.pt: \"train\" is a TensorDataset of 1 tensor; stoker needs (features, targets)",
-                        "a TensorDataset of one tensor");
-  expect_one_line_error(train("keyed.pt"), 1,
-                        "keyed.pt holds the tensors [x_training, y_training]; expected features named x, X, features, "
-                        "data, inputs, images (or with _train)",
-                        "a TensorDataset under another key");
+  struct Case {
+    const char* file;
+    std::string expected;
+    const char* what;
+  };
+  const std::vector<Case> cases{
+      {"one.pt", "one.pt holds one tensor; stoker needs features and targets", "a lone tensor"},
+      {"strided.pt", "strided.pt:x: is not contiguous (strides (1, 10)); save x.contiguous()", "a transposed tensor"},
+      {"complex.pt", "complex.pt:x: is a ComplexFloat tensor; stoker reads float16/32/64, bfloat16", "complex"},
+      {"legacy.pt", "legacy.pt is not a torch.save zip archive (the format PyTorch writes", "the pre-1.6 format"},
+      {"triple.pt", "triple.pt holds the tensors [0, 1, 2] in a TensorDataset; expected", "a TensorDataset of three"},
+      {"lone.pt", "lone.pt: \"train\" is a TensorDataset of 1 tensor; stoker needs (features, targets)",
+       "a TensorDataset of one tensor"},
+      {"keyed.pt",
+       "keyed.pt holds the tensors [x_training, y_training]; expected features named x, X, features, data, inputs, "
+       "images (or with _train)",
+       "a TensorDataset under another key"},
+      {"weights.pt", "weights.pt holds the tensors [weight, bias]; expected features", "a state_dict"},
+      {"module.pt", "module.pt holds an object of type torch.nn.modules.linear.Linear, which stoker does not build",
+       "a whole module"},
+      {"names.pt", "names.pt holds the tensors [emb, cls]; expected features named x, X, features",
+       "tensors under other names"},
+  };
+  for (const Case& c : cases) expect_one_line_error(train(c.file), 1, c.expected, c.what);
   EXPECT_NE(train("keyed.pt").err.find(": key them \"train\" and \"val\" or \"test\""), std::string::npos);
-  expect_one_line_error(train("weights.pt"), 1, "weights.pt holds the tensors [weight, bias]; expected features",
-                        "a state_dict");
-  expect_one_line_error(train("module.pt"), 1,
-                        "module.pt holds an object of type torch.nn.modules.linear.Linear, which stoker does not build",
-                        "a whole module");
-  expect_one_line_error(train("names.pt"), 1,
-                        "names.pt holds the tensors [emb, cls]; expected features named x, X, features",
-                        "tensors under other names");
 }
 
 }  // namespace
