@@ -365,6 +365,9 @@ void Loader::start_epoch(int64_t epoch, int64_t first_batch) {
     throw UsageError("resume batch must be in [0, " + std::to_string(plan.num_batches) +
                      "] for this dataset and batch size (got " + std::to_string(first_batch) + ")");
   }
+  // An epoch in file order (validation) reads ahead; a shuffled one reads the pages it needs.
+  // Sources over one mapped file share the advice: the last epoch started sets it.
+  source_->expect_reads(options_.sampler.shuffle ? Source::ReadOrder::kShuffled : Source::ReadOrder::kInOrder);
   {
     MutexLock lock(shared_->mutex);
     shared_->active = false;  // workers stop claiming; wait for samples being written

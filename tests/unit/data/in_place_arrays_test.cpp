@@ -17,6 +17,7 @@
 
 #include "data/source/source_view.h"
 #include "stoker/core/error.h"
+#include "stoker/data/loader.h"
 #include "stoker/data/source.h"
 #include "stoker/data/transform.h"
 #include "support/error_text.h"
@@ -156,6 +157,26 @@ TEST(InPlaceArrays, StandardizesFitReadsInOrderAndLeavesTheSourceToShuffledReads
   const HeldOut parts = hold_out(source, 0.5, 0);
   fit_standardize(*parts.train, &mean, &sd);
   EXPECT_EQ(source->hints, (std::vector{Source::ReadOrder::kInOrder, Source::ReadOrder::kShuffled}));
+}
+
+TEST(InPlaceArrays, AnEpochInFileOrderReadsAheadAndAShuffledOneDoesNot) {
+  // Validation reads its file in order: under MADV_RANDOM every page would be a fault of its
+  // own (1.8x slower on a file twice the memory limit, docs/BENCHMARKS.md). The advice follows
+  // the epoch each loader starts, so a training epoch after validation reads randomly again.
+  auto source = std::make_shared<HintedSource>();
+  for (const bool shuffle : {false, true}) {
+    LoaderOptions options;
+    options.batch_size = 2;
+    options.workers = 1;
+    options.transform = parse_transforms("none");
+    options.sampler.shuffle = shuffle;
+    Loader loader(source, options);
+    source->hints.clear();
+    loader.start_epoch(0);
+    while (loader.next()) {
+    }
+    EXPECT_EQ(source->hints, std::vector{shuffle ? Source::ReadOrder::kShuffled : Source::ReadOrder::kInOrder});
+  }
 }
 
 // The source's samples without the sums it gathered on opening: fit_standardize reads them.
