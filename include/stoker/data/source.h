@@ -103,7 +103,8 @@ class Source {
   // cache (workers call it a few samples ahead within a claimed run). Default: nothing.
   virtual void prefetch(size_t /*index*/) const {}
   // A hint of the order the next reads come in: kInOrder for one pass over every sample
-  // (fit_standardize), kShuffled for training epochs (the state a source starts in). Sources
+  // (the opening checks, fit_standardize, an unshuffled epoch: Loader::start_epoch), kShuffled
+  // for shuffled epochs (the state a source starts in). Sources
   // that read a memory-mapped file pass it to the kernel's readahead, which matters once the
   // file is larger than RAM. Default: nothing.
   enum class ReadOrder { kInOrder, kShuffled };
