@@ -1,15 +1,13 @@
 // The device feed's arithmetic, checked on the CPU: uint8 batches normalized by the feed
 // equal the workers' float normalization within uint8 rounding, channels_last keeps every
 // value, and a channels_last model computes what the contiguous one does. (The CUDA side
-// stream and pinned buffers need a GPU; the same code runs there.)
+// stream and pinned buffers need a GPU: the Cuda tests at the end run there and skip
+// themselves elsewhere.)
 #include "train/torch/device_feed.h"
 
 #include <gtest/gtest.h>
 
-#include "stoker/data/encode.h"
-#include "stoker/data/source.h"
-#include "support/temp_dir.h"
-#include "support/test_images.h"
+#include "device_fixtures.h"
 #include "train/torch/models.h"
 #include "train/torch/objective.h"
 #include "train/torch/step.h"
@@ -18,31 +16,15 @@ namespace stoker::train {
 namespace {
 
 using stoker::testing::TempDir;
-
-std::shared_ptr<const data::Source> photo_folder(const TempDir& dir) {
-  for (int i = 0; i < 24; ++i) {
-    const data::Image image =
-        stoker::testing::make_photo_like(40 + i, 32 + i % 5, 3, static_cast<uint32_t>(i + 1));
-    dir.write((i % 2 ? "a/" : "b/") + std::to_string(i) + ".png", data::encode_png(image));
-  }
-  return data::open_source(dir.str(), "train");
-}
-
-data::LoaderOptions options_for(const std::string& chain) {
-  data::LoaderOptions o;
-  o.batch_size = 8;
-  o.workers = 2;
-  o.sampler.shuffle = false;
-  o.transform = data::parse_transforms(chain);
-  return o;
-}
+using testing::in_order;
+using testing::photo_folder;
 
 TEST(DeviceFeedTest, Uint8BatchesNormalizedByTheFeedMatchTheWorkers) {
   TempDir dir;
   const auto source = photo_folder(dir);
   const Objective objective = classification_objective(2);
 
-  data::LoaderOptions reference_options = options_for("Resize(16), CenterCrop(16), Normalize");
+  data::LoaderOptions reference_options = in_order("Resize(16), CenterCrop(16), Normalize");
   data::Loader reference(source, reference_options);
   data::LoaderOptions planned = reference_options;
   // plan_device_feed() moves Normalize to the feed only on CUDA; the same split by hand here.
@@ -100,7 +82,7 @@ TEST(DeviceFeedTest, ChannelsLastKeepsValuesAndTheModelComputesTheSame) {
   TempDir dir;
   const auto source = photo_folder(dir);
   const Objective objective = classification_objective(2);
-  data::Loader loader(source, options_for("Resize(32), CenterCrop(32), Normalize"));
+  data::Loader loader(source, in_order("Resize(32), CenterCrop(32), Normalize"));
   loader.start_epoch(0);
   FeedOptions channels_last;
   channels_last.channels_last = true;
@@ -121,6 +103,58 @@ TEST(DeviceFeedTest, ChannelsLastKeepsValuesAndTheModelComputesTheSame) {
   EXPECT_TRUE(conv1.is_contiguous(at::MemoryFormat::ChannelsLast));
   const torch::Tensor after = model->forward(batch.images);
   EXPECT_LT((before - after).abs().max().item<double>(), 1e-4);
+}
+
+// The CUDA path as the trainer plans it: pinned uint8 batches, copied one batch ahead on the
+// side stream, normalized on the GPU in channels_last, equal to the CPU feed's float batches
+// within uint8 rounding. Three epochs over 3 batches with 2 buffers, so every buffer is
+// refilled by the workers while a copy from it may still be in flight: a copy not ordered
+// before the buffer's reuse shows up as a wrong batch.
+TEST(DeviceFeedTest, CudaPinnedUint8BatchesCopiedAheadMatchTheCpuFeed) {
+  STOKER_SKIP_WITHOUT_CUDA();
+  TempDir dir;
+  const auto source = photo_folder(dir);
+  const Objective objective = classification_objective(2);
+  data::LoaderOptions reference_options = in_order("Resize(16), CenterCrop(16), Normalize");
+  reference_options.prefetch = 2;
+  data::LoaderOptions cuda_options = reference_options;
+  PinnedAllocator pinned;
+  cuda_options.allocator = &pinned;
+  const torch::Device cuda(torch::kCUDA, 0);
+  const FeedOptions planned = plan_device_feed(cuda, /*conv_net=*/true, &cuda_options);
+  ASSERT_TRUE(planned.normalize_mean.has_value());
+  EXPECT_EQ(cuda_options.transform.dtype, data::DType::kUint8);
+  EXPECT_TRUE(planned.channels_last);
+  EXPECT_TRUE(planned.lookahead);
+
+  data::Loader reference(source, reference_options);
+  data::Loader loader(source, cuda_options);
+  DeviceFeed expected(reference, objective, FeedOptions{});
+  DeviceFeed fed(loader, objective, planned);
+  const float worst_std =
+      *std::min_element(reference_options.transform.std.begin(), reference_options.transform.std.end());
+  int batches = 0;
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    expected.reset();
+    fed.reset();
+    reference.start_epoch(epoch);
+    loader.start_epoch(epoch);
+    for (;;) {
+      FedBatch a = expected.next(), b = fed.next();
+      ASSERT_EQ(static_cast<bool>(a), static_cast<bool>(b));
+      if (!a) break;
+      ++batches;
+      ASSERT_TRUE(b.images.is_cuda());
+      EXPECT_EQ(b.images.scalar_type(), torch::kFloat32);
+      EXPECT_TRUE(b.images.is_contiguous(at::MemoryFormat::ChannelsLast));
+      EXPECT_TRUE(images_of(b.host).is_pinned()) << "batch " << batches << " is not in pinned memory";
+      EXPECT_TRUE(torch::equal(a.targets, b.targets.cpu()));
+      EXPECT_LE((a.images - b.images.cpu()).abs().max().item<double>(), 0.5 / 255 / worst_std + 1e-4)
+          << "epoch " << epoch << ", batch " << batches;
+      EXPECT_GE(fed.copy_stall_s(), 0.0);
+    }
+  }
+  EXPECT_EQ(batches, 9);
 }
 
 }  // namespace

@@ -1,27 +1,30 @@
-// fp16 loss scaling with GradScaler's rules, on the CPU (the rules do not depend on the
-// device): injected inf/NaN gradients skip their steps and halve the scale, clean runs
-// double it every growth_interval steps, and the weights equal a control that took the same
-// steps without any scaling.
+// fp16 loss scaling with GradScaler's rules, on the CPU and (where there is one) on the GPU:
+// injected inf/NaN gradients skip their steps and halve the scale, clean runs double it every
+// growth_interval steps, and the weights equal a control that took the same steps without
+// any scaling.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 #include <set>
 
+#include "device_fixtures.h"
 #include "train/torch/grad_scaler.h"
 #include "train/torch/models.h"
 
 namespace stoker::train {
 namespace {
 
-TEST(GradScalerTest, SkipsInjectedInfAndNanStepsAndFollowsTheScaleRules) {
+void check_skips_and_scale_rules(const torch::Device& device) {
   torch::manual_seed(3);
-  const auto x = torch::randn({32, 1, 8, 8});
-  const auto y = torch::randint(0, 10, {32}, torch::kInt64);
+  const auto x = torch::randn({32, 1, 8, 8}).to(device);
+  const auto y = torch::randint(0, 10, {32}, torch::kInt64).to(device);
   torch::manual_seed(1);
   auto scaled = make_model("mlp", {1, 8, 8}, 10);
   torch::manual_seed(1);
   auto control = make_model("mlp", {1, 8, 8}, 10);
+  scaled->to(device);
+  control->to(device);
   scaled->eval();  // no dropout: both sides compute the same function
   control->eval();
   torch::optim::SGD opt_scaled(scaled->parameters(), torch::optim::SGDOptions(0.05).momentum(0.9));
@@ -52,8 +55,18 @@ TEST(GradScalerTest, SkipsInjectedInfAndNanStepsAndFollowsTheScaleRules) {
   EXPECT_EQ(scaler.state().skipped, 2);
   const auto a = scaled->parameters(), b = control->parameters();
   for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].device(), device);
     EXPECT_LT((a[i] - b[i]).abs().max().item<double>(), 1e-6) << "parameter " << i;
   }
+}
+
+TEST(GradScalerTest, SkipsInjectedInfAndNanStepsAndFollowsTheScaleRules) {
+  check_skips_and_scale_rules(torch::kCPU);
+}
+
+TEST(GradScalerTest, CudaSkipsInjectedInfAndNanStepsAndFollowsTheScaleRules) {
+  STOKER_SKIP_WITHOUT_CUDA();
+  check_skips_and_scale_rules(torch::Device(torch::kCUDA, 0));
 }
 
 TEST(GradScalerTest, StateRoundTrips) {
