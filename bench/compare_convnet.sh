@@ -5,6 +5,7 @@
 #
 # Usage: bench/compare_convnet.sh [--model NAME] [--images N | --data DIR] [--size S]
 #                                 [--batch-size B] [--steps N] [--warmup N] [--workers W]
+#                                 [--device cpu|cuda] [--amp off|bf16|fp16]
 #                                 [--build DIR] [--out FILE.md] [--keep-logs] [--no-tuned-pytorch]
 #   --model NAME   resnet18, resnet50, efficientnet_b0 .. efficientnet_b7 (default efficientnet_b0)
 #   --images N     synthetic images to generate (default 2000), as bench/compare_loader.sh does
@@ -15,6 +16,10 @@
 #   --warmup N     steps left out of the timing before them (default 10); rounded up to whole
 #                  epochs, because stoker records its step times per epoch
 #   --workers W    loader workers: stoker threads / DataLoader processes (default 2)
+#   --device D     cpu (default) or cuda, for both trainers; PyTorch on cuda gets pinned
+#                  memory, non_blocking copies, channels_last, cuDNN benchmark and TF32, as
+#                  stoker sets for itself
+#   --amp A        off (default), bf16 or fp16 (cuda only), for both trainers
 #   --build DIR    CMake build folder holding stoker (DIR/stoker or DIR/src/stoker; default build)
 #   --out FILE.md  also write the markdown report to FILE.md
 #   --keep-logs    keep every run's stdout/stderr and the stoker run folder
@@ -42,6 +47,8 @@ WORKERS=2
 BUILD=build
 OUT=
 KEEP_LOGS=0
+DEVICE=cpu
+AMP=off
 TUNED_PYTORCH=1
 MODELS="resnet18 resnet50 efficientnet_b0 efficientnet_b1 efficientnet_b2 efficientnet_b3 efficientnet_b4 efficientnet_b5 efficientnet_b6 efficientnet_b7"
 IMAGENET_MEAN="(0.485, 0.456, 0.406)"
@@ -58,6 +65,8 @@ while [[ $# -gt 0 ]]; do
     --warmup) [[ $# -ge 2 ]] || die "--warmup needs a value"; WARMUP=$2; shift 2 ;;
     --workers) [[ $# -ge 2 ]] || die "--workers needs a value"; WORKERS=$2; shift 2 ;;
     --build) [[ $# -ge 2 ]] || die "--build needs a value"; BUILD=$2; shift 2 ;;
+    --device) [[ $# -ge 2 ]] || die "--device needs a value"; DEVICE=$2; shift 2 ;;
+    --amp) [[ $# -ge 2 ]] || die "--amp needs a value"; AMP=$2; shift 2 ;;
     --out) [[ $# -ge 2 ]] || die "--out needs a value"; OUT=$2; shift 2 ;;
     --keep-logs) KEEP_LOGS=1; shift ;;
     --no-tuned-pytorch) TUNED_PYTORCH=0; shift ;;
@@ -71,6 +80,9 @@ for pair in "images:$IMAGES" "size:$SIZE" "batch-size:$BATCH" "steps:$STEPS" "wo
   [[ ${pair#*:} =~ ^[1-9][0-9]*$ ]] || die "--${pair%%:*} must be a positive integer, got '${pair#*:}'"
 done
 [[ $WARMUP =~ ^[0-9]+$ ]] || die "--warmup must be an integer >= 0, got '$WARMUP'"
+[[ $DEVICE == cpu || $DEVICE == cuda ]] || die "--device must be cpu or cuda, got '$DEVICE'"
+[[ $AMP == off || $AMP == bf16 || $AMP == fp16 ]] || die "--amp must be off, bf16 or fp16, got '$AMP'"
+[[ $AMP != fp16 || $DEVICE == cuda ]] || die "--amp fp16 needs --device cuda (use --amp bf16 on the CPU)"
 
 # Relative paths are taken from the repository root, so the script runs from anywhere.
 cd "$REPO_ROOT"
@@ -155,7 +167,7 @@ STOKER_RUNS=$LOGS/runs
 mkdir -p "$STOKER_RUNS"
 stoker_cmd=("$STOKER" train --data "$DATA" --model "$MODEL" --transforms "$TRANSFORMS"
             --batch-size "$BATCH" --num-workers "$WORKERS" --max-steps "$TOTAL_STEPS" --epochs 1000
-            --no-progress --json-summary --output-dir "$STOKER_RUNS")
+            --device "$DEVICE" --amp "$AMP" --no-progress --json-summary --output-dir "$STOKER_RUNS")
 STOKER_CMD=$(quoted "${stoker_cmd[@]}")
 run stoker "stoker train" "${stoker_cmd[@]}"
 summary=$(find "$STOKER_RUNS" -mindepth 2 -maxdepth 2 -name summary.json -printf '%T@ %p\n' \
@@ -251,7 +263,7 @@ LOAD_PYTORCH=$(cut -d' ' -f1-3 /proc/loadavg)
 BUSY_PYTORCH=$(cpu_busy); LAST_BUSY=$BUSY_PYTORCH
 pt_cmd=("$PY" bench/pytorch_train_images.py --data "$DATA" --model "$MODEL" --batch-size "$BATCH"
         --workers "$WORKERS" --threads "$THREADS" --max-steps "$TOTAL_STEPS" --warmup-steps "$WARMUP_STEPS"
-        --size "$SIZE" --json)
+        --size "$SIZE" --device "$DEVICE" --amp "$AMP" --json)
 PT_CMD=$(quoted "${pt_cmd[@]}")
 run pytorch "PyTorch" "${pt_cmd[@]}"
 check_pt pytorch "PyTorch"
@@ -293,7 +305,7 @@ STEPS_PER_EPOCH=$STEPS_PER_EPOCH TOTAL_STEPS=$TOTAL_STEPS TRANSFORMS=$TRANSFORMS
 LOAD_START=$LOAD_START LOAD_STOKER=$LOAD_STOKER LOAD_PYTORCH=$LOAD_PYTORCH LOAD_TUNED=$LOAD_TUNED LOAD_END=$LOAD_END \
 BUSY_STOKER=$BUSY_STOKER BUSY_PYTORCH=$BUSY_PYTORCH BUSY_TUNED=$BUSY_TUNED \
 BLAS_ALT=${BLAS_ALT:-unknown} BLAS_ENV=${BLAS_ENV:-none} \
-BENCH_DIR=$SCRIPT_DIR STOKER_CMD=$STOKER_CMD PT_CMD=$PT_CMD PTT_CMD=$PTT_CMD TUNED_PYTORCH=$TUNED_PYTORCH \
+DEVICE=$DEVICE AMP=$AMP BENCH_DIR=$SCRIPT_DIR STOKER_CMD=$STOKER_CMD PT_CMD=$PT_CMD PTT_CMD=$PTT_CMD TUNED_PYTORCH=$TUNED_PYTORCH \
 "$PY" - "$LOGS" >"$REPORT" 2>"$LOGS/report.err" <<'PYEOF' || fail "report generation failed: $(tail -n1 "$LOGS/report.err" | cut -c1-300)"
 import json, os, sys
 
@@ -322,7 +334,9 @@ w = out.append
 w("# stoker conv-net training comparison")
 w("")
 w(f"`{env['MODEL']}` ({pt.get('parameters', 0) / 1e6:.2f} M parameters, {pt['classes']} classes), random "
-  f"initialisation, AdamW lr 1e-3 wd 0.01, cross-entropy, batch {env['BATCH']}, on the CPU; "
+  f"initialisation, AdamW lr 1e-3 wd 0.01, cross-entropy, batch {env['BATCH']}, "
+  + ("on the CPU" if env["DEVICE"] == "cpu" else f"on {pt.get('device_name', 'the GPU')}")
+  + ("" if env["AMP"] == "off" else f", autocast {env['AMP']}") + "; "
   f"{env['NFILES']} images in `{env['DATA']}` ({env['STEPS_PER_EPOCH']} steps per epoch, last batch short "
   f"when it does not divide); {env['WORKERS']} loader workers (stoker: threads; PyTorch: DataLoader processes, "
   "prefetch_factor 4, persistent). The runs were made one after another on the same machine.")

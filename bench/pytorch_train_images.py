@@ -2,12 +2,18 @@
 """PyTorch conv-net training baseline for bench/compare_convnet.sh.
 
 Trains a torchvision model on an image-folder tree (root/<class>/<file>.jpg) on
-the CPU and reports steady-state training throughput (samples/s), with the
-first --warmup-steps steps left out of the timing.
+the CPU or a GPU and reports steady-state training throughput (samples/s), with
+the first --warmup-steps steps left out of the timing.
 
     /usr/bin/python3 bench/pytorch_train_images.py --data DIR [--model efficientnet_b0]
         [--batch-size 32] [--workers 2] [--threads N] [--max-steps 60]
-        [--warmup-steps 10] [--size 64] [--seed 0] [--json]
+        [--warmup-steps 10] [--size 64] [--seed 0] [--device cpu|cuda]
+        [--amp off|bf16|fp16] [--json]
+
+On --device cuda it is set up as a tuned PyTorch script is, as `stoker train`
+is on CUDA: pin_memory=True, batches copied with non_blocking=True,
+channels_last model and inputs, cudnn.benchmark and TF32 on; --amp bf16/fp16
+runs the forward pass under torch.autocast, fp16 with torch.amp.GradScaler.
 
 Model: torchvision.models.<model>(num_classes=K), K = the number of class
 folders (resnet18, resnet50, efficientnet_b0 .. efficientnet_b7), random
@@ -18,7 +24,7 @@ Data: torchvision.datasets.ImageFolder with RandomResizedCrop(size),
 RandomHorizontalFlip(), ToTensor(), Normalize(ImageNet mean/std) (PIL decode,
 bilinear antialiased resize), through DataLoader(batch_size, shuffle=True
 with a seeded generator, drop_last=False, num_workers=--workers,
-pin_memory=False, persistent_workers=True, prefetch_factor=4). The main
+pin_memory=True on CUDA, persistent_workers=True, prefetch_factor=4). The main
 process runs torch.set_num_threads(--threads). Epochs are cycled until
 --max-steps steps in all have run (as `stoker train --max-steps` counts them).
 
@@ -57,6 +63,8 @@ def main() -> int:
     ap.add_argument("--warmup-steps", type=int, default=10, help="first steps, left out of the timing")
     ap.add_argument("--size", type=int, default=64, help="RandomResizedCrop size (default 64)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    ap.add_argument("--amp", default="off", choices=("off", "bf16", "fp16"))
     ap.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     args = ap.parse_args()
     for name in ("batch_size", "threads", "max_steps", "size"):
@@ -84,8 +92,26 @@ def main() -> int:
     def say(msg: str) -> None:
         print(msg, file=log, flush=True)
 
+    if args.device == "cuda" and not torch.cuda.is_available():
+        print(f"pytorch_train_images: --device cuda, but torch {torch.__version__} sees no CUDA device",
+              file=sys.stderr)
+        return 1
+    if args.amp == "fp16" and args.device != "cuda":
+        print("pytorch_train_images: --amp fp16 needs --device cuda (use --amp bf16 on the CPU)", file=sys.stderr)
+        return 1
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
+    device = torch.device(args.device)
+    cuda = device.type == "cuda"
+    memory_format = torch.channels_last if cuda else torch.contiguous_format
+    if cuda:
+        torch.backends.cudnn.benchmark = True
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+    amp_dtype = {"off": None, "bf16": torch.bfloat16, "fp16": torch.float16}[args.amp]
+    scaler = None
+    if args.amp == "fp16":  # torch.amp.GradScaler from 2.3 on, torch.cuda.amp's before
+        scaler = torch.amp.GradScaler("cuda") if hasattr(torch.amp, "GradScaler") else torch.cuda.amp.GradScaler()
 
     dataset = imagenet_style_folder(args.data, args.size)
     if len(dataset) == 0:
@@ -96,9 +122,10 @@ def main() -> int:
     gen.manual_seed(args.seed)
     extra = {"persistent_workers": True, "prefetch_factor": 4} if args.workers > 0 else {}
     loader = DataLoader(dataset, batch_size=args.batch_size, shuffle=True, generator=gen, drop_last=False,
-                        num_workers=args.workers, pin_memory=False, **extra)
+                        num_workers=args.workers, pin_memory=cuda, **extra)
 
     model = getattr(torchvision.models, args.model)(num_classes=classes)
+    model = model.to(device, memory_format=memory_format)
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
     loss_fn = nn.CrossEntropyLoss()
@@ -106,7 +133,8 @@ def main() -> int:
     params = sum(p.numel() for p in model.parameters())
     say(f"torch {torch.__version__}, torchvision {torchvision.__version__}, threads {torch.get_num_threads()}, "
         f"workers {args.workers}, {args.model} ({params:,} parameters, {classes} classes), "
-        f"{len(dataset)} images, batch {args.batch_size}, size {args.size}, BLAS {blas}")
+        f"{len(dataset)} images, batch {args.batch_size}, size {args.size}, BLAS {blas}, device {device}"
+        + (f" ({torch.cuda.get_device_name(device)})" if cuda else "") + f", amp {args.amp}")
 
     epochs = []
     step = 0
@@ -124,9 +152,18 @@ def main() -> int:
         for xb, yb in loader:  # iterator creation and the first batch's wait count as wait
             t_got = time.perf_counter()
             opt.zero_grad(set_to_none=True)
-            loss = loss_fn(model(xb), yb)
-            loss.backward()
-            opt.step()
+            if cuda:
+                xb = xb.to(device, non_blocking=True, memory_format=memory_format)
+                yb = yb.to(device, non_blocking=True)
+            with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
+                loss = loss_fn(model(xb), yb)
+            if scaler is not None:
+                scaler.scale(loss).backward()
+                scaler.step(opt)
+                scaler.update()
+            else:
+                loss.backward()
+                opt.step()
             last_loss = loss.item()
             t_done = time.perf_counter()
             step += 1
@@ -188,6 +225,9 @@ def main() -> int:
             "transforms": f"RandomResizedCrop({args.size}), RandomHorizontalFlip(), ToTensor(), "
                           f"Normalize({IMAGENET_MEAN}, {IMAGENET_STD})",
             "seed": args.seed,
+            "device": str(device),
+            "device_name": torch.cuda.get_device_name(device) if cuda else platform.processor(),
+            "amp": args.amp,
             "torch_version": torch.__version__,
             "torchvision_version": torchvision.__version__,
             "pil_version": __import__("PIL").__version__,
