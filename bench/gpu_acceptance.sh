@@ -1,0 +1,306 @@
+#!/usr/bin/env bash
+# GPU acceptance: what only a machine with an NVIDIA GPU and a CUDA build of PyTorch can check.
+# Builds stoker against that PyTorch, then runs the CUDA tests and the GPU runs one step at a
+# time, each under its own time limit, and writes one log per run and a summary.md (each
+# step's result, seconds and key lines) plus logs.tar.gz into the output folder.
+#
+# Usage: bench/gpu_acceptance.sh [--out DIR] [--build DIR] [--deps DIR] [--steps LIST]
+#                                [--images N] [--model NAME] [--batch-size B] [--cpu-dry-run]
+#   --out DIR        output folder (default gpu-acceptance); summary.md is appended to
+#   --build DIR      CMake build folder (default build-cuda), configured against $PYTHON's torch
+#                    when it holds no CMakeCache.txt yet
+#   --deps DIR       an unpacked scripts/bundle_offline.sh folder, for a machine without the
+#                    Debian packages (its env.sh is sourced)
+#   --steps LIST     comma-separated, in this order (default all):
+#                      build    configure and build (stoker, tests, bench programs)
+#                      tests    ctest, then the Cuda* tests alone: on a GPU none may skip
+#                      check    stoker check (device, H2D copy rates, matmul per precision)
+#                      train    image training per --amp (off, bf16, fp16) with the memory lines,
+#                               resume, out of memory at batch 4096, and the Fashion-MNIST job
+#                      doctor   stoker doctor with --find-batch-size
+#                      loader   stoker bench loader at 1, 2, 4, ... workers, and the decode floor
+#                      features an MLP on a 2,000,000 × 256 float32 .npy
+#                      compare  bench/compare_convnet.sh --device cuda --amp bf16 (PyTorch beside)
+#   --images N       synthetic ImageNet-like JPEGs for the image runs (default 8000)
+#   --model NAME     conv net for train, doctor and compare (default resnet50)
+#   --batch-size B   batch for train, doctor and compare (default 128)
+#   --cpu-dry-run    every step on the CPU with tiny sizes and the existing build (default
+#                    folder build): checks this script on a machine without a GPU. Its figures
+#                    mean nothing, and the CUDA-only checks are reported as skipped.
+# Environment: PYTHON (default python3 on PATH: the interpreter whose torch has CUDA).
+# Exit status: 0 when every step run passed, 1 when one failed, 2 for bad arguments.
+set -uo pipefail
+
+die() { echo "gpu_acceptance: $*" >&2; exit 2; }
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_ROOT=$(cd "$SCRIPT_DIR/.." && pwd)
+PY=${PYTHON:-python3}
+OUT=gpu-acceptance BUILD= DEPS= STEPS=build,tests,check,train,doctor,loader,features,compare
+IMAGES=8000 MODEL=resnet50 BATCH=128 DRY=0
+ALL_STEPS=" build tests check train doctor loader features compare "
+
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    -h|--help) sed -n '2,32p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --cpu-dry-run) DRY=1; shift; continue ;;
+  esac
+  [[ $# -ge 2 ]] || die "$1 needs a value (see --help)"
+  case "$1" in
+    --out) OUT=$2 ;; --build) BUILD=$2 ;; --deps) DEPS=$2 ;; --steps) STEPS=$2 ;;
+    --images) IMAGES=$2 ;; --model) MODEL=$2 ;; --batch-size) BATCH=$2 ;;
+    *) die "unknown argument '$1' (see --help)" ;;
+  esac
+  shift 2
+done
+for s in ${STEPS//,/ }; do
+  [[ $ALL_STEPS == *" $s "* ]] || die "--steps: unknown step '$s'; the steps are:$ALL_STEPS"
+done
+for v in IMAGES BATCH; do
+  [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "--${v,,} must be a positive integer, got '${!v}'"
+done
+wants() { [[ ",$STEPS," == *",$1,"* ]]; }
+
+cd "$REPO_ROOT" || exit 2
+if [[ -n $DEPS ]]; then
+  [[ -f $DEPS/env.sh ]] || die "--deps $DEPS has no env.sh (unpack scripts/bundle_offline.sh's tarball there)"
+  # shellcheck disable=SC1091
+  source "$DEPS/env.sh"
+fi
+command -v "$PY" >/dev/null || die "python '$PY' not found (set PYTHON to the interpreter that has torch)"
+TORCH_INFO=$("$PY" -c 'import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available())' 2>/dev/null) \
+  || die "$PY cannot import torch (set PYTHON to the interpreter that has torch)"
+read -r TORCH_VERSION TORCH_CUDA TORCH_SEES_GPU <<<"$TORCH_INFO"
+
+NPROC=$(nproc)
+if [[ $DRY -eq 1 ]]; then
+  DEVICE=cpu AMPS="off bf16" BUILD=${BUILD:-build}
+  [[ $IMAGES == 8000 ]] && IMAGES=300
+  [[ $MODEL == resnet50 ]] && MODEL=resnet18
+  [[ $BATCH == 128 ]] && BATCH=16
+  SIZE=64 TRAIN_STEPS=8 LOADER_SECONDS=2 FEATURE_ROWS=20000 FEATURE_STEPS=20 COMPARE_STEPS=8
+else
+  [[ $TORCH_SEES_GPU == True ]] \
+    || die "torch $TORCH_VERSION (CUDA ${TORCH_CUDA}) under $PY sees no GPU; run where one is, or use --cpu-dry-run"
+  DEVICE=cuda AMPS="off bf16 fp16" BUILD=${BUILD:-build-cuda}
+  SIZE=224 TRAIN_STEPS=150 LOADER_SECONDS=8 FEATURE_ROWS=2000000 FEATURE_STEPS=1000 COMPARE_STEPS=100
+fi
+[[ $BUILD = /* ]] || BUILD=$REPO_ROOT/$BUILD
+STOKER=$BUILD/src/stoker
+mkdir -p "$OUT/logs" || die "cannot create $OUT/logs"
+OUT=$(cd "$OUT" && pwd)
+LOGS=$OUT/logs
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/stoker-ga.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+SUMMARY=$OUT/summary.md
+FAILED=0
+
+{
+  echo "# stoker GPU acceptance, $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo
+  echo "- git $(git rev-parse --short HEAD 2>/dev/null || echo '?')$([[ -n $(git status --porcelain 2>/dev/null | head -n1) ]] && echo ' (dirty)')"
+  echo "- $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo) RAM; torch $TORCH_VERSION (CUDA $TORCH_CUDA) under $PY"
+  if command -v nvidia-smi >/dev/null; then
+    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | sed 's/^/- GPU: /'
+  fi
+  [[ $DRY -eq 1 ]] && echo "- **CPU dry run**: tiny sizes on the CPU; the figures mean nothing"
+  echo
+  echo "| step | result | seconds | what it showed |"
+  echo "|---|---|---:|---|"
+} >>"$SUMMARY"
+
+# row STEP RESULT SECONDS TEXT: one line of the summary table (also echoed).
+row() {
+  local text=${4//$'\n'/ · }
+  printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "${text//|/\\|}" >>"$SUMMARY"
+  printf '%-22s %-7s %6ss  %s\n' "$1" "$2" "$3" "${text:0:200}" >&2
+}
+
+# run NAME LIMIT_S CMD...: runs CMD with stdout and stderr in $LOGS/NAME.log under a time
+# limit; sets RC and SECS. A run past its limit is killed (RC 124).
+run() {
+  local name=$1 limit=$2 start
+  shift 2
+  start=$(date +%s.%N)
+  echo "\$ $*" >"$LOGS/$name.log"
+  timeout --kill-after=10 "$limit" "$@" >>"$LOGS/$name.log" 2>&1
+  RC=$?
+  SECS=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
+}
+
+# verdict NAME EXPECTED_RC TEXT: a summary row from the last run()'s RC.
+verdict() {
+  local result=pass
+  if [[ $RC -eq 124 || $RC -eq 137 ]]; then
+    result=FAIL
+    set -- "$1" "$2" "ran past its time limit; $3"
+  elif [[ $RC -ne $2 ]]; then
+    result=FAIL
+    set -- "$1" "$2" "exit $RC (expected $2): $(grep -v '^\$ ' "$LOGS/$1.log" | grep -v '^[[:space:]]*$' | tail -n1 | cut -c1-200)"
+  fi
+  [[ $result == FAIL ]] && FAILED=1
+  row "$1" "$result" "$SECS" "$3"
+}
+
+# lines NAME REGEX: the log's lines that match (not the command line), joined.
+lines() { grep -v '^\$ ' "$LOGS/$1.log" | grep -E "$2" | sed 's/^[[:space:]]*//' | head -n 8 | paste -sd '\n' - || true; }
+
+# json_rate NAME: images_per_sec from a log holding one JSON object after its command line.
+json_rate() {
+  grep -v '^\$ ' "$LOGS/$1.log" | "$PY" -c 'import json,sys; print(round(json.load(sys.stdin)["images_per_sec"]))' 2>/dev/null \
+    || echo '?'
+}
+
+need_stoker() {
+  [[ -x $STOKER ]] && return 0
+  row "$1" FAIL 0 "$STOKER not found: run the build step first"
+  FAILED=1
+  return 1
+}
+
+images_ready=0
+synthetic_images() {
+  [[ $images_ready -eq 1 ]] && return 0
+  images_ready=1
+  run images 600 "$STOKER" bench loader --synthetic "$IMAGES" --cache-dir "$WORK/images" --seconds 1
+  verdict images 0 "$IMAGES synthetic JPEGs in $WORK/images"
+}
+
+# ------------------------------------------------------------------------------------ build
+if wants build; then
+  if [[ ! -f $BUILD/CMakeCache.txt ]]; then
+    prefix=$("$PY" -c 'import torch; print(torch.utils.cmake_prefix_path)')
+    cuda_args=()
+    command -v nvcc >/dev/null && cuda_args=(-DCMAKE_CUDA_COMPILER="$(command -v nvcc)")
+    run configure 600 cmake -S "$REPO_ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DCMAKE_PREFIX_PATH="$prefix${CMAKE_PREFIX_PATH:+;$CMAKE_PREFIX_PATH}" "${cuda_args[@]}"
+    verdict configure 0 "$(lines configure 'libtorch|Torch|CUDA|stoker:')"
+  fi
+  run build 900 cmake --build "$BUILD" -j "$NPROC"
+  verdict build 0 "$(lines build '^\[[0-9]+/[0-9]+\] Linking' | tail -n 3)"
+fi
+
+# ------------------------------------------------------------------------------------ tests
+if wants tests && need_stoker tests; then
+  run ctest 900 ctest --test-dir "$BUILD" -j "$NPROC" --timeout 600 --output-on-failure
+  verdict ctest 0 "$(lines ctest '% tests passed|\*\*\*(Failed|Timeout)') · $(grep -c ' (Skipped)$' "$LOGS/ctest.log") skipped"
+  if [[ -x $BUILD/tests/stoker_torch_tests ]]; then
+    run cuda-tests 600 "$BUILD/tests/stoker_torch_tests" --gtest_filter='*Cuda*'
+    skipped=$(grep -c '^\[  SKIPPED \] .*(' "$LOGS/cuda-tests.log" || true)
+    ran=$(grep -c '^\[       OK \]' "$LOGS/cuda-tests.log" || true)
+    if [[ $DRY -eq 0 && $RC -eq 0 && $skipped -gt 0 ]]; then RC=3; fi  # on a GPU none may skip
+    verdict cuda-tests 0 "$ran passed, $skipped skipped: $(lines cuda-tests '^\[  (FAILED|SKIPPED) +\] [A-Za-z]' | head -n 4)"
+  fi
+fi
+
+# ------------------------------------------------------------------------------------ check
+if wants check && need_stoker check; then
+  synthetic_images
+  run check 300 "$STOKER" check --data "$WORK/images" --model "$MODEL"
+  verdict check 0 "$(lines check '^(GPU|measured|suggest)|H2D|host.device|cuda')"
+fi
+
+# ------------------------------------------------------------------------------------ train
+if wants train && need_stoker train; then
+  synthetic_images
+  base=("$STOKER" train --data "$WORK/images" --model "$MODEL" --batch-size "$BATCH" --workers "$NPROC"
+    --transforms "RandomResizedCrop($SIZE), RandomHorizontalFlip(), Normalize" --device "$DEVICE"
+    --epochs 1000 --no-progress)
+  for amp in $AMPS; do
+    run "train-$amp" 480 "${base[@]}" --amp "$amp" --max-steps "$TRAIN_STEPS" --output-dir "$WORK/runs"
+    verdict "train-$amp" 0 "$(lines "train-$amp" '^(device|Batch size)|memory|samples/s|step time|skipped')"
+  done
+  # Interrupted by --max-steps with a checkpoint, then resumed from its run folder.
+  run resume-first 300 "${base[@]}" --amp bf16 --max-steps 20 --checkpoint-every-steps 10 \
+    --output-dir "$WORK/resume"
+  verdict resume-first 0 "20 steps, checkpoints every 10"
+  first_run=$(ls -d "$WORK"/resume/*/ 2>/dev/null | head -n1)
+  if [[ -n $first_run ]]; then
+    run resume 300 "$STOKER" train --resume "${first_run%/}" --max-steps 40 --no-progress
+    verdict resume 0 "$(lines resume '^resume|samples/s')"
+  else
+    row resume FAIL 0 "the first run left no run folder under $WORK/resume"
+    FAILED=1
+  fi
+  if [[ $DRY -eq 0 ]]; then
+    # A batch no GPU here holds: one line naming the batch size, exit 1, nothing else.
+    run out-of-memory 300 "${base[@]}" --batch-size 4096 --max-steps 1 --output-dir "$WORK/runs"
+    if [[ $RC -eq 1 ]] && ! grep -q "out of memory .* at batch size 4096 on cuda" "$LOGS/out-of-memory.log"; then
+      RC=3
+    fi
+    verdict out-of-memory 1 "$(lines out-of-memory 'error|out of memory')"
+  else
+    row out-of-memory skipped 0 "CUDA only"
+  fi
+  fmnist=/usr/share/datasets/fashion-mnist
+  [[ -n $DEPS && -d $DEPS/prefix$fmnist ]] && fmnist=$DEPS/prefix$fmnist
+  if [[ -d $fmnist ]]; then
+    epochs=2
+    [[ $DRY -eq 1 ]] && epochs=1
+    run fashion-mnist 600 "$STOKER" train --data "$fmnist" --epochs "$epochs" --device "$DEVICE" --no-progress \
+      --output-dir "$WORK/runs"
+    verdict fashion-mnist 0 "$(lines fashion-mnist '^(device|Batch size)|memory|acc|samples/s')"
+  else
+    row fashion-mnist skipped 0 "no $fmnist (apt-get install dataset-fashion-mnist, or bundle_offline.sh --with-data)"
+  fi
+fi
+
+# ------------------------------------------------------------------------------------ doctor
+if wants doctor && need_stoker doctor; then
+  synthetic_images
+  run doctor 480 "$STOKER" doctor --data "$WORK/images" --model "$MODEL" --batch-size "$BATCH" --workers "$NPROC" \
+    --transforms "RandomResizedCrop($SIZE), RandomHorizontalFlip(), Normalize" --device "$DEVICE" --amp bf16 \
+    --find-batch-size --seconds 3
+  verdict doctor 0 "$(lines doctor 'bound|verdict|fix|batch|→')"
+fi
+
+# ------------------------------------------------------------------------------------ loader
+if wants loader && need_stoker loader; then
+  synthetic_images
+  text=
+  for w in 1 2 4 8 16 32 64; do
+    [[ $w -gt $NPROC ]] && break
+    run "loader-$w" 120 "$STOKER" bench loader --data "$WORK/images" --workers "$w" --size "$SIZE" \
+      --seconds "$LOADER_SECONDS" --json
+    rate=$(json_rate "loader-$w")
+    verdict "loader-$w" 0 "${rate:-?} images/s"
+    text+="$w: ${rate:-?}  "
+  done
+  if [[ -x $BUILD/bench/stoker_decode_floor ]]; then
+    run decode-floor 120 "$BUILD/bench/stoker_decode_floor" --data "$WORK/images" --threads "$NPROC" \
+      --seconds "$LOADER_SECONDS" --json
+    rate=$(json_rate decode-floor)
+    verdict decode-floor 0 "full-size decode alone on $NPROC threads: ${rate:-?} images/s (loader by workers: $text)"
+  fi
+fi
+
+# ------------------------------------------------------------------------------------ features
+if wants features && need_stoker features; then
+  run features-file 300 "$PY" -c '
+import sys, numpy as np
+rows = int(sys.argv[2]); rng = np.random.default_rng(0)
+x = np.lib.format.open_memmap(sys.argv[1] + "/x.npy", mode="w+", dtype=np.float32, shape=(rows, 256))
+for i in range(0, rows, 200_000):
+    n = min(200_000, rows - i)
+    x[i:i + n] = rng.standard_normal((n, 256), dtype=np.float32)
+x.flush()
+np.save(sys.argv[1] + "/y.npy", rng.integers(0, 10, rows))' "$WORK" "$FEATURE_ROWS"
+  verdict features-file 0 "$FEATURE_ROWS × 256 float32"
+  run features 480 "$STOKER" train --data "$WORK/x.npy" --model mlp --batch-size 4096 --workers "$NPROC" \
+    --device "$DEVICE" --epochs 1000 --max-steps "$FEATURE_STEPS" --no-progress --output-dir "$WORK/runs"
+  verdict features 0 "$(lines features '^(device|Batch size)|memory|samples/s|step time')"
+fi
+
+# ------------------------------------------------------------------------------------ compare
+if wants compare && need_stoker compare; then
+  synthetic_images
+  amp=bf16
+  run compare 600 env PYTHON="$(command -v "$PY")" bash "$SCRIPT_DIR/compare_convnet.sh" --model "$MODEL" \
+    --data "$WORK/images" --size "$SIZE" --batch-size "$BATCH" --workers "$NPROC" --steps "$COMPARE_STEPS" \
+    --warmup 20 --device "$DEVICE" --amp "$amp" --no-tuned-pytorch --build "$BUILD" --out "$LOGS/compare.md"
+  verdict compare 0 "$(lines compare '^\| *(stoker|PyTorch)|ratio|x PyTorch' | head -n 4)"
+fi
+
+echo >>"$SUMMARY"
+tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs 2>/dev/null
+echo "gpu_acceptance: summary in $SUMMARY, logs in $LOGS (and $OUT/logs.tar.gz)" >&2
+exit "$FAILED"
