@@ -53,6 +53,9 @@ constexpr int64_t kMaxClasses = 10'000'000;
 struct FeatureSums {
   explicit FeatureSums(int features = 0);
   void add(const float* row);  // one row of shift.size() values, in order
+  // Adds the sums of rows that follow these (another shard of the same features), moved to
+  // this shift; the result is what add() over both sets of rows gives, up to rounding.
+  void merge(const FeatureSums& later);
   size_t count = 0;
   std::vector<double> shift, sum, sum_sq;
 };
@@ -110,8 +113,9 @@ class Source {
   enum class ReadOrder { kInOrder, kShuffled };
   virtual void expect_reads(ReadOrder /*order*/) const {}
   // The feature sums of every sample, in order, when the source gathered them while it
-  // checked its values on opening (arrays of float features), so that fit_standardize need
-  // not read a file larger than RAM a second time. Default: nullptr (fit_standardize reads).
+  // checked its values on opening (arrays of float features; shards of one dataset combine
+  // their files' sums), so that fit_standardize need not read a file larger than RAM a second
+  // time. Default: nullptr (fit_standardize reads).
   virtual const FeatureSums* feature_sums() const { return nullptr; }
 };
 

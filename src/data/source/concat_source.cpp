@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 
 #include "file_reader.h"
 #include "stoker/core/error.h"
@@ -26,6 +27,7 @@ class ConcatSource final : public Source {
     size_ = total;
     const Source& first = *parts_.front();
     for (const auto& part : parts_) agree(first, *part);
+    combine_feature_sums();
   }
 
   size_t size() const override { return size_; }
@@ -61,6 +63,7 @@ class ConcatSource final : public Source {
   void expect_reads(ReadOrder order) const override {
     for (const auto& part : parts_) part->expect_reads(order);
   }
+  const FeatureSums* feature_sums() const override { return sums_ ? &*sums_ : nullptr; }
 
  private:
   // The part holding sample i and its index there.
@@ -68,6 +71,18 @@ class ConcatSource final : public Source {
     const auto next = std::upper_bound(starts_.begin(), starts_.end(), i);
     const auto k = static_cast<size_t>(next - starts_.begin()) - 1;
     return {parts_[k].get(), i - starts_[k]};
+  }
+
+  // The shards' sums, each gathered while its file was checked on opening, as the sums of
+  // the whole: Standardize's fit reads no shard again. None when a shard has none.
+  void combine_feature_sums() {
+    FeatureSums all(parts_.front()->feature_count());
+    for (const auto& part : parts_) {
+      const FeatureSums* sums = part->feature_sums();
+      if (sums == nullptr || sums->count != part->size() || sums->shift.size() != all.shift.size()) return;
+      all.merge(*sums);
+    }
+    sums_ = std::move(all);
   }
 
   // Throws DataError when `part` holds other samples than `first` does.
@@ -107,6 +122,7 @@ class ConcatSource final : public Source {
   std::string pattern_;
   std::vector<size_t> starts_;  // sample index where each part starts
   size_t size_ = 0;
+  std::optional<FeatureSums> sums_;  // of every shard's rows, when each shard has its own
   mutable std::once_flag names_made_;
   mutable const std::vector<std::string>* class_names_ = &kNoNames;
   static inline const std::vector<std::string> kNoNames;

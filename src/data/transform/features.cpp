@@ -57,6 +57,22 @@ void FeatureSums::add(const float* row) {
   }
 }
 
+void FeatureSums::merge(const FeatureSums& later) {
+  if (later.count == 0) return;
+  if (count == 0) {
+    *this = later;
+    return;
+  }
+  // A later row v counted as v - s2 becomes v - s1 = (v - s2) + delta, delta = s2 - s1.
+  const auto n = static_cast<double>(later.count);
+  for (size_t j = 0; j < shift.size(); ++j) {
+    const double delta = later.shift[j] - shift[j];
+    sum[j] += later.sum[j] + n * delta;
+    sum_sq[j] += later.sum_sq[j] + 2 * delta * later.sum[j] + n * delta * delta;
+  }
+  count += later.count;
+}
+
 void fit_standardize(const Source& source, std::vector<float>* mean_out, std::vector<float>* std_out) {
   const int d = source.feature_count();
   if (d <= 0)

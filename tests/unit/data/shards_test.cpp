@@ -2,11 +2,16 @@
 // one source, and one line for shards that do not belong together.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "data/source/source_view.h"
 #include "stoker/core/error.h"
 #include "stoker/data/source.h"
+#include "stoker/data/transform.h"
 #include "support/error_text.h"
 #include "support/numpy_files.h"
 #include "support/source_checks.h"
@@ -59,6 +64,71 @@ TEST(Shards, APatternsFilesAreOneSourceInNameOrder) {
   EXPECT_FALSE(has_test_split(dir.str() + "/emb_x_*.npy"));
   // A pattern with one match is that file's source.
   expect_has(open_source(dir.str() + "/emb_x_0*.npy")->describe(), "arrays " + dir.str() + "/emb_x_0.npy");
+}
+
+TEST(Shards, FeatureSumsMergedAreThoseOfOnePassOverAllRows) {
+  // Three runs of rows far apart (each shard's shift is its own first row), merged in order.
+  constexpr int kFeatures = 3;
+  std::vector<std::vector<float>> rows;
+  for (int i = 0; i < 30; ++i) {
+    rows.push_back({static_cast<float>(1e4 * (i / 10) + std::sin(i)), static_cast<float>(-i % 7),
+                    static_cast<float>(0.5 * i)});
+  }
+  FeatureSums all(kFeatures), merged(kFeatures);
+  for (const auto& row : rows) all.add(row.data());
+  merged.merge(FeatureSums(kFeatures));  // nothing before, nothing added
+  for (int part = 0; part < 3; ++part) {
+    FeatureSums sums(kFeatures);
+    for (int i = 10 * part; i < 10 * part + 10; ++i) sums.add(rows[static_cast<size_t>(i)].data());
+    merged.merge(sums);
+  }
+  merged.merge(FeatureSums(kFeatures));
+  ASSERT_EQ(merged.count, all.count);
+  EXPECT_EQ(merged.shift, all.shift);
+  for (size_t j = 0; j < kFeatures; ++j) {
+    EXPECT_NEAR(merged.sum[j], all.sum[j], 1e-9 * std::abs(all.sum[j]) + 1e-9) << j;
+    EXPECT_NEAR(merged.sum_sq[j], all.sum_sq[j], 1e-9 * std::abs(all.sum_sq[j]) + 1e-9) << j;
+  }
+}
+
+// The source's samples, counting the reads that reach them.
+class CountingReads final : public SourceView {
+ public:
+  using SourceView::SourceView;
+  Status read(size_t i, SampleData* out) const override {
+    ++reads;
+    return SourceView::read(i, out);
+  }
+  mutable std::atomic<int> reads{0};
+};
+
+TEST(Shards, StandardizeIsFittedFromTheShardsSumsWithoutReadingThemAgain) {
+  // Each shard's NaN check gathered its sums on opening; the dataset's are those combined, and
+  // the fit equals a fit of one file holding the same rows.
+  TempDir dir;
+  std::vector<float> x;
+  std::vector<int64_t> y;
+  for (int k = 0; k < 3; ++k) {
+    write_shard(dir, "s", k, 5 + k, 2, 2);
+    for (int i = 0; i < 5 + k; ++i) {
+      x.insert(x.end(), 2, static_cast<float>(100 * k + i));
+      y.push_back((i + k) % 2);
+    }
+  }
+  dir.write("one_x.npy", npy_bytes("<f4", {static_cast<int>(y.size()), 2}, raw_bytes(x)));
+  dir.write("one_y.npy", npy_bytes("<i8", {static_cast<int>(y.size())}, raw_bytes(y)));
+  const auto shards = open_source(dir.str() + "/s_x_*.npy");
+  ASSERT_NE(shards->feature_sums(), nullptr);
+  EXPECT_EQ(shards->feature_sums()->count, 18u);
+  const CountingReads counted(std::shared_ptr<const Source>(shards.get(), [](const Source*) {}));
+  std::vector<float> mean, sd, one_mean, one_sd;
+  fit_standardize(counted, &mean, &sd);
+  EXPECT_EQ(counted.reads, 0);
+  fit_standardize(*open_source(dir.str() + "/one_x.npy"), &one_mean, &one_sd);
+  for (size_t j = 0; j < 2; ++j) {
+    EXPECT_FLOAT_EQ(mean[j], one_mean[j]);
+    EXPECT_FLOAT_EQ(sd[j], one_sd[j]);
+  }
 }
 
 TEST(Shards, TheHeldOutArraysOfEveryShardAreTheTestSplit) {
