@@ -27,6 +27,8 @@
 #   --cpu-dry-run    every step on the CPU with tiny sizes and the existing build (default
 #                    folder build): checks this script on a machine without a GPU. Its figures
 #                    mean nothing, and the CUDA-only checks are reported as skipped.
+# Every run has a time limit under 10 minutes; a build cut off by it goes on where it stopped
+# when the script is run again with the same --build.
 # Environment: PYTHON (default python3 on PATH: the interpreter whose torch has CUDA).
 # Exit status: 0 when every step run passed, 1 when one failed, 2 for bad arguments.
 set -uo pipefail
@@ -41,7 +43,7 @@ ALL_STEPS=" build tests check train doctor loader features compare "
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    -h|--help) sed -n '2,32p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,33p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --cpu-dry-run) DRY=1; shift; continue ;;
   esac
   [[ $# -ge 2 ]] || die "$1 needs a value (see --help)"
@@ -161,7 +163,7 @@ images_ready=0
 synthetic_images() {
   [[ $images_ready -eq 1 ]] && return 0
   images_ready=1
-  run images 600 "$STOKER" bench loader --synthetic "$IMAGES" --cache-dir "$WORK/images" --seconds 1
+  run images 300 "$STOKER" bench loader --synthetic "$IMAGES" --cache-dir "$WORK/images" --seconds 1
   verdict images 0 "$IMAGES synthetic JPEGs in $WORK/images"
 }
 
@@ -171,17 +173,17 @@ if wants build; then
     prefix=$("$PY" -c 'import torch; print(torch.utils.cmake_prefix_path)')
     cuda_args=()
     command -v nvcc >/dev/null && cuda_args=(-DCMAKE_CUDA_COMPILER="$(command -v nvcc)")
-    run configure 600 cmake -S "$REPO_ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    run configure 300 cmake -S "$REPO_ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DCMAKE_PREFIX_PATH="$prefix${CMAKE_PREFIX_PATH:+;$CMAKE_PREFIX_PATH}" "${cuda_args[@]}"
     verdict configure 0 "$(lines configure 'libtorch|Torch|CUDA|stoker:')"
   fi
-  run build 900 cmake --build "$BUILD" -j "$NPROC"
+  run build 540 cmake --build "$BUILD" -j "$NPROC"
   verdict build 0 "$(lines build '^\[[0-9]+/[0-9]+\] Linking' | tail -n 3)"
 fi
 
 # ------------------------------------------------------------------------------------ tests
 if wants tests && need_stoker tests; then
-  run ctest 900 ctest --test-dir "$BUILD" -j "$NPROC" --timeout 600 --output-on-failure
+  run ctest 540 ctest --test-dir "$BUILD" -j "$NPROC" --timeout 600 --output-on-failure
   verdict ctest 0 "$(lines ctest '% tests passed|\*\*\*(Failed|Timeout)') · $(grep -c ' (Skipped)$' "$LOGS/ctest.log") skipped"
   if [[ -x $BUILD/tests/stoker_torch_tests ]]; then
     run cuda-tests 600 "$BUILD/tests/stoker_torch_tests" --gtest_filter='*Cuda*'
@@ -294,7 +296,7 @@ fi
 if wants compare && need_stoker compare; then
   synthetic_images
   amp=bf16
-  run compare 600 env PYTHON="$(command -v "$PY")" bash "$SCRIPT_DIR/compare_convnet.sh" --model "$MODEL" \
+  run compare 540 env PYTHON="$(command -v "$PY")" bash "$SCRIPT_DIR/compare_convnet.sh" --model "$MODEL" \
     --data "$WORK/images" --size "$SIZE" --batch-size "$BATCH" --workers "$NPROC" --steps "$COMPARE_STEPS" \
     --warmup 20 --device "$DEVICE" --amp "$amp" --no-tuned-pytorch --build "$BUILD" --out "$LOGS/compare.md"
   verdict compare 0 "$(lines compare '^\| *(stoker|PyTorch)|ratio|x PyTorch' | head -n 4)"
