@@ -220,11 +220,45 @@ TEST(DataParallelTest, AProcessThatLeavesMakesTheOthersFailNotHang) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(25));
 }
 
+TEST(DataParallelTest, AProcessWaitingForItsGroupSaysSoAndGivesUpWithOneLine) {
+  // Process 1 of 2 whose process 0 never starts (a node not launched, a wrong MASTER_ADDR):
+  // it says on stderr that it waits, then gives up at the timeout with one line.
+  JoinNotice notice;
+  notice.first = std::chrono::milliseconds(300);
+  notice.every = std::chrono::milliseconds(500);
+  const int port = free_port();
+  const auto start = std::chrono::steady_clock::now();
+  ::testing::internal::CaptureStderr();
+  std::string error;
+  try {
+    DataParallel group(place_of(1, 2, port), std::chrono::seconds(3), notice);
+  } catch (const DataError& e) {
+    error = e.what();
+  }
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("process 1 of 2: still waiting for the training group at 127.0.0.1:" + std::to_string(port) +
+                      " after 0 s; it forms when all 2 processes have started"),
+            std::string::npos)
+      << said;
+  EXPECT_NE(said.find("gives up after 3 s\n"), std::string::npos) << said;
+  EXPECT_NE(error.find("process 1 of 2 could not join the training group at 127.0.0.1:" + std::to_string(port)),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+}
+
+TEST(DataParallelTest, AGroupThatFormsAtOnceSaysNothing) {
+  ::testing::internal::CaptureStderr();
+  run_group(2, [](DataParallel& group) { group.barrier(); });
+  EXPECT_EQ(::testing::internal::GetCapturedStderr().find("still waiting"), std::string::npos);
+}
+
 class EnvironmentTest : public ::testing::Test {
  protected:
   void TearDown() override {
     for (const char* name : {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
-                             "TORCHELASTIC_USE_AGENT_STORE"}) {
+                             "TORCHELASTIC_USE_AGENT_STORE", "GLOO_SOCKET_IFNAME"}) {
       ::unsetenv(name);
     }
   }
@@ -248,6 +282,9 @@ TEST_F(EnvironmentTest, TorchrunsVariablesAreRead) {
   EXPECT_EQ(place.master_port, 29611);
   EXPECT_TRUE(place.agent_store);
   EXPECT_FALSE(place.leader());
+  EXPECT_TRUE(place.socket_interfaces.empty());
+  ::setenv("GLOO_SOCKET_IFNAME", "lo,lo", 1);  // torch's list form; every machine has lo
+  EXPECT_EQ(process_place_from_env().socket_interfaces, (std::vector<std::string>{"lo", "lo"}));
 }
 
 TEST_F(EnvironmentTest, BadValuesAreOneLineNamingTheVariable) {
@@ -262,6 +299,8 @@ TEST_F(EnvironmentTest, BadValuesAreOneLineNamingTheVariable) {
        "LOCAL_RANK=3 and LOCAL_WORLD_SIZE=2 do not fit"},
       {{{"WORLD_SIZE", "2"}, {"RANK", "0"}, {"MASTER_PORT", "70000"}},
        "environment variable MASTER_PORT=70000 must be a port in 1..65535"},
+      {{{"WORLD_SIZE", "2"}, {"RANK", "0"}, {"GLOO_SOCKET_IFNAME", "lo,nope0"}},
+       "environment variable GLOO_SOCKET_IFNAME=lo,nope0 names no network interface of this machine (it has lo"},
   };
   for (const auto& c : cases) {
     TearDown();

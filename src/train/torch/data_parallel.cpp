@@ -4,9 +4,15 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include <net/if.h>
+
+#include <algorithm>
 #include <charconv>
+#include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <functional>
 #include <string_view>
 #include <thread>
@@ -14,6 +20,7 @@
 
 #include "gradient_reducer.h"
 #include "stoker/core/error.h"
+#include "stoker/core/mutex.h"
 #include "torch_compat.h"
 
 namespace stoker::train {
@@ -63,8 +70,79 @@ void collective(const char* what, const ProcessPlace& place, F&& f) {
   }
 }
 
+// "40 s", "3 min".
+std::string span(std::chrono::milliseconds d) {
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(d).count();
+  return seconds < 120 ? fmt::format("{} s", seconds) : fmt::format("{} min", seconds / 60);
+}
+
+// While alive, a thread that says on stderr that this process still waits for its group:
+// after notice.first, then every notice.every.
+class JoinWatch {
+ public:
+  JoinWatch(const ProcessPlace& place, std::chrono::milliseconds timeout, JoinNotice notice)
+      : thread_([this, place, timeout, notice] { watch(place, timeout, notice); }) {}
+  ~JoinWatch() {
+    {
+      MutexLock lock(mutex_);
+      joined_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  JoinWatch(const JoinWatch&) = delete;
+  JoinWatch& operator=(const JoinWatch&) = delete;
+
+ private:
+  void watch(const ProcessPlace& place, std::chrono::milliseconds timeout, JoinNotice notice) {
+    const auto start = std::chrono::steady_clock::now();
+    auto next = start + notice.first;
+    MutexLock lock(mutex_);
+    while (!joined_) {
+      if (lock.wait_until(wake_, next)) continue;  // woken (or spuriously): check joined_
+      const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+      std::fprintf(stderr,
+                   "process %d of %d: still waiting for the training group at %s:%d after %s; it forms when all %d "
+                   "processes have started (check MASTER_ADDR, MASTER_PORT and that every node was launched); "
+                   "gives up after %s\n",
+                   place.rank, place.world_size, place.master_addr.c_str(), place.master_port, span(waited).c_str(),
+                   place.world_size, span(timeout).c_str());
+      next += notice.every;
+    }
+  }
+
+  Mutex mutex_;
+  std::condition_variable wake_;
+  bool joined_ STOKER_GUARDED_BY(mutex_) = false;
+  std::thread thread_;  // last: starts once the members it reads exist
+};
+
 bool is_loopback(const std::string& address) {
   return address == "localhost" || address.starts_with("127.") || address == "::1";
+}
+
+// The interfaces GLOO_SOCKET_IFNAME names (comma-separated, as torch reads it); throws
+// UsageError listing this machine's interfaces when one of them is not among them.
+std::vector<std::string> socket_interfaces_from_env() {
+  std::vector<std::string> names;
+  const std::string text = env_text("GLOO_SOCKET_IFNAME");
+  for (size_t at = 0; at < text.size();) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    if (comma > at) names.push_back(text.substr(at, comma - at));
+    at = comma + 1;
+  }
+  for (const std::string& name : names) {
+    if (::if_nametoindex(name.c_str()) != 0) continue;
+    std::vector<std::string> present;
+    if (struct if_nameindex* list = ::if_nameindex()) {
+      for (const struct if_nameindex* i = list; i->if_index != 0; ++i) present.emplace_back(i->if_name);
+      ::if_freenameindex(list);
+    }
+    throw UsageError(fmt::format("environment variable GLOO_SOCKET_IFNAME={} names no network interface of this "
+                                 "machine (it has {}); name the one the nodes reach each other through, or unset it",
+                                 text, fmt::join(present, ", ")));
+  }
+  return names;
 }
 
 }  // namespace
@@ -97,6 +175,7 @@ ProcessPlace process_place_from_env() {
   }
   const std::string agent = env_text("TORCHELASTIC_USE_AGENT_STORE");
   place.agent_store = agent == "True" || agent == "true" || agent == "1";
+  place.socket_interfaces = socket_interfaces_from_env();
   return place;
 }
 
@@ -106,8 +185,9 @@ struct DataParallel::Group {
   std::unique_ptr<GradientReducer> reducer;
 };
 
-DataParallel::DataParallel(const ProcessPlace& place, std::chrono::milliseconds timeout)
+DataParallel::DataParallel(const ProcessPlace& place, std::chrono::milliseconds timeout, JoinNotice notice)
     : place_(place), group_(std::make_unique<Group>()) {
+  const JoinWatch watch(place, timeout, notice);
   try {
     c10d::TCPStoreOptions options;
     options.port = static_cast<uint16_t>(place.master_port);
@@ -127,15 +207,15 @@ DataParallel::DataParallel(const ProcessPlace& place, std::chrono::milliseconds 
     const std::string attempt = env_text("TORCHELASTIC_RESTART_COUNT");
     group_->store = c10::make_intrusive<c10d::PrefixStore>("stoker/attempt_" + (attempt.empty() ? "0" : attempt), tcp);
     auto gloo_options = c10d::ProcessGroupGloo::Options::create(timeout);
-    // One machine: the loopback device. Several: GLOO_SOCKET_IFNAME names the interface, as
+    // One machine: the loopback device. Several: GLOO_SOCKET_IFNAME names the interfaces, as
     // for torch; else the address this host's name resolves to.
-    const std::string interface = env_text("GLOO_SOCKET_IFNAME");
-    if (!interface.empty()) {
+    for (const std::string& interface : place.socket_interfaces) {
       gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(interface));
-    } else if (is_loopback(place.master_addr)) {
-      gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
-    } else {
-      gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
+    }
+    if (place.socket_interfaces.empty()) {
+      gloo_options->devices.push_back(is_loopback(place.master_addr)
+                                          ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
+                                          : c10d::ProcessGroupGloo::createDefaultDevice());
     }
     group_->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(group_->store, place.rank, place.world_size,
                                                                gloo_options);

@@ -34,21 +34,34 @@ struct ProcessPlace {
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
   bool agent_store = false;  // torchrun's agent serves the store at master_addr:master_port
+  // GLOO_SOCKET_IFNAME: the network interfaces Gloo sends through (several machines); empty:
+  // the loopback device for a loopback master_addr, else the one this host's name resolves to.
+  std::vector<std::string> socket_interfaces;
 
   bool leader() const { return rank == 0; }
 };
 
 // Reads the place from the environment: world_size 1 when WORLD_SIZE is unset (or 1).
 // Throws UsageError naming the variable for a value that does not parse or does not fit
-// (RANK outside [0, WORLD_SIZE), a port outside 1..65535).
+// (RANK outside [0, WORLD_SIZE), a port outside 1..65535, a GLOO_SOCKET_IFNAME that names no
+// interface of this machine).
 ProcessPlace process_place_from_env();
+
+// When a process still waiting for the group to form says so on stderr: first after `first`,
+// then every `every`, until it has joined or given up.
+struct JoinNotice {
+  std::chrono::milliseconds first = std::chrono::seconds(10);
+  std::chrono::milliseconds every = std::chrono::seconds(60);
+};
 
 class DataParallel {
  public:
   // Joins the group: connects to (rank 0: serves) the rendezvous store and sets up Gloo;
   // returns once all world_size processes have joined. `timeout` bounds that and every later
-  // collective. Throws DataError with one line when the group cannot form.
-  DataParallel(const ProcessPlace& place, std::chrono::milliseconds timeout);
+  // collective. Throws DataError with one line when the group cannot form. A join that takes
+  // longer than notice.first is reported on stderr (a peer that never starts, a wrong
+  // MASTER_ADDR), so a process waiting for its group is never silent.
+  DataParallel(const ProcessPlace& place, std::chrono::milliseconds timeout, JoinNotice notice = {});
   ~DataParallel();
   DataParallel(const DataParallel&) = delete;
   DataParallel& operator=(const DataParallel&) = delete;
