@@ -4,7 +4,8 @@
 #
 #   scripts/install_deps.sh            build + test dependencies (PyTorch/torchvision for Python
 #                                      too: a torch test loads exported weights into torchvision;
-#                                      h5py: a test trains on a file h5py wrote)
+#                                      h5py: a test trains on a file h5py wrote; iproute2: the
+#                                      two-node test puts each node in a network namespace)
 #   scripts/install_deps.sh --bench    also Pillow and time for the comparison benchmarks
 set -euo pipefail
 
@@ -17,6 +18,7 @@ packages=(
   dataset-fashion-mnist
   libtorch-dev libgloo-dev libopenblas0-pthread
   python3 python3-torch python3-torchvision python3-h5py
+  iproute2
 )
 for arg in "$@"; do
   case "$arg" in
