@@ -19,6 +19,15 @@ using stoker::testing::TempDir;
 using testing::in_order;
 using testing::photo_folder;
 
+// `b` (from uint8, normalized by the feed, on any device) is `a` (float32 from the workers,
+// on the CPU) within uint8 rounding: at most half a level, 0.5 / 255 / std.
+void expect_fed_like(const FedBatch& a, const FedBatch& b, float worst_std) {
+  ASSERT_EQ(b.images.scalar_type(), torch::kFloat32);
+  ASSERT_EQ(a.images.sizes(), b.images.sizes());
+  EXPECT_TRUE(torch::equal(a.targets, b.targets.cpu()));
+  EXPECT_LE((a.images - b.images.cpu()).abs().max().item<double>(), 0.5 / 255 / worst_std + 1e-4);
+}
+
 TEST(DeviceFeedTest, Uint8BatchesNormalizedByTheFeedMatchTheWorkers) {
   TempDir dir;
   const auto source = photo_folder(dir);
@@ -48,11 +57,7 @@ TEST(DeviceFeedTest, Uint8BatchesNormalizedByTheFeedMatchTheWorkers) {
     ASSERT_EQ(static_cast<bool>(a), static_cast<bool>(b));
     if (!a) break;
     ++batches;
-    ASSERT_EQ(b.images.scalar_type(), torch::kFloat32);
-    ASSERT_EQ(a.images.sizes(), b.images.sizes());
-    EXPECT_TRUE(torch::equal(a.targets, b.targets));
-    // Rounding to uint8 moves a value by at most half a level: 0.5 / 255 / std.
-    EXPECT_LE((a.images - b.images).abs().max().item<double>(), 0.5 / 255 / worst_std + 1e-4);
+    expect_fed_like(a, b, worst_std);
     EXPECT_GT(b.images.abs().max().item<double>(), 0.5);  // normalized, not raw 0..255 or 0..1
   }
   EXPECT_EQ(batches, 3);
@@ -144,13 +149,11 @@ TEST(DeviceFeedTest, CudaPinnedUint8BatchesCopiedAheadMatchTheCpuFeed) {
       ASSERT_EQ(static_cast<bool>(a), static_cast<bool>(b));
       if (!a) break;
       ++batches;
+      SCOPED_TRACE("epoch " + std::to_string(epoch) + ", batch " + std::to_string(batches));
       ASSERT_TRUE(b.images.is_cuda());
-      EXPECT_EQ(b.images.scalar_type(), torch::kFloat32);
+      expect_fed_like(a, b, worst_std);
       EXPECT_TRUE(b.images.is_contiguous(at::MemoryFormat::ChannelsLast));
       EXPECT_TRUE(images_of(b.host).is_pinned()) << "batch " << batches << " is not in pinned memory";
-      EXPECT_TRUE(torch::equal(a.targets, b.targets.cpu()));
-      EXPECT_LE((a.images - b.images.cpu()).abs().max().item<double>(), 0.5 / 255 / worst_std + 1e-4)
-          << "epoch " << epoch << ", batch " << batches;
       EXPECT_GE(fed.copy_stall_s(), 0.0);
     }
   }

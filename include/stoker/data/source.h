@@ -119,6 +119,10 @@ class Source {
   virtual const FeatureSums* feature_sums() const { return nullptr; }
 };
 
+// `source.feature_sums()` when they cover every sample and every feature of it, else nullptr
+// (a source that gathered none, or a view of fewer rows than its sums hold).
+const FeatureSums* complete_feature_sums(const Source& source);
+
 // root/<class>/<image>, classes sorted by name -> ids 0..n-1 (torchvision ImageFolder).
 // Files are listed recursively below each class folder; names ending in .jpg .jpeg .png (any
 // case) are samples, other files are counted in describe() and skipped. Throws DataError

@@ -78,8 +78,8 @@ class ConcatSource final : public Source {
   void combine_feature_sums() {
     FeatureSums all(parts_.front()->feature_count());
     for (const auto& part : parts_) {
-      const FeatureSums* sums = part->feature_sums();
-      if (sums == nullptr || sums->count != part->size() || sums->shift.size() != all.shift.size()) return;
+      const FeatureSums* sums = complete_feature_sums(*part);
+      if (sums == nullptr) return;
       all.merge(*sums);
     }
     sums_ = std::move(all);

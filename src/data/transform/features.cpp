@@ -73,14 +73,21 @@ void FeatureSums::merge(const FeatureSums& later) {
   count += later.count;
 }
 
+const FeatureSums* complete_feature_sums(const Source& source) {
+  const FeatureSums* sums = source.feature_sums();
+  const bool complete = sums != nullptr && sums->count == source.size() &&
+                        static_cast<int64_t>(sums->shift.size()) == source.feature_count();
+  return complete ? sums : nullptr;
+}
+
 void fit_standardize(const Source& source, std::vector<float>* mean_out, std::vector<float>* std_out) {
   const int d = source.feature_count();
   if (d <= 0)
     throw UsageError(
         "Standardize needs feature vectors (.npz/.npy/numeric CSV); images use Normalize");
   FeatureSums read_here(d);
-  const FeatureSums* sums = source.feature_sums();
-  if (sums == nullptr || sums->count != source.size() || sums->shift.size() != static_cast<size_t>(d)) {
+  const FeatureSums* sums = complete_feature_sums(source);
+  if (sums == nullptr) {
     SampleData sample;
     std::vector<float> row(static_cast<size_t>(d));
     source.expect_reads(Source::ReadOrder::kInOrder);  // one pass in order, then back to shuffled epochs

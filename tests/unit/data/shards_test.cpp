@@ -106,21 +106,21 @@ TEST(Shards, StandardizeIsFittedFromTheShardsSumsWithoutReadingThemAgain) {
   // Each shard's NaN check gathered its sums on opening; the dataset's are those combined, and
   // the fit equals a fit of one file holding the same rows.
   TempDir dir;
+  for (int k = 0; k < 3; ++k) write_shard(dir, "s", k, 5 + k, 2, 2);
+  const std::shared_ptr<const Source> shards = open_source(dir.str() + "/s_x_*.npy");
+  ASSERT_NE(shards->feature_sums(), nullptr);
+  EXPECT_EQ(shards->feature_sums()->count, 18u);
+  // The same rows, in the same order, as one file.
   std::vector<float> x;
   std::vector<int64_t> y;
-  for (int k = 0; k < 3; ++k) {
-    write_shard(dir, "s", k, 5 + k, 2, 2);
-    for (int i = 0; i < 5 + k; ++i) {
-      x.insert(x.end(), 2, static_cast<float>(100 * k + i));
-      y.push_back((i + k) % 2);
-    }
+  for (size_t i = 0; i < shards->size(); ++i) {
+    const std::vector<float> row = features_of(*shards, i);
+    x.insert(x.end(), row.begin(), row.end());
+    y.push_back(shards->label(i));
   }
   dir.write("one_x.npy", npy_bytes("<f4", {static_cast<int>(y.size()), 2}, raw_bytes(x)));
   dir.write("one_y.npy", npy_bytes("<i8", {static_cast<int>(y.size())}, raw_bytes(y)));
-  const auto shards = open_source(dir.str() + "/s_x_*.npy");
-  ASSERT_NE(shards->feature_sums(), nullptr);
-  EXPECT_EQ(shards->feature_sums()->count, 18u);
-  const CountingReads counted(std::shared_ptr<const Source>(shards.get(), [](const Source*) {}));
+  const CountingReads counted(shards);
   std::vector<float> mean, sd, one_mean, one_sd;
   fit_standardize(counted, &mean, &sd);
   EXPECT_EQ(counted.reads, 0);
