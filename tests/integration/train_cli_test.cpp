@@ -38,7 +38,8 @@ class TrainCli : public ::testing::Test {
 
 TEST_F(TrainCli, ShortRunWritesTheRunDirectory) {
   TempDir dir;
-  const auto r = run_command(kStoker + " train --max-steps 15 --batch_size 32 --no-progress --output-dir " + dir.str());
+  // Clipping at a norm every early step exceeds (the CNN's first gradients have a norm of about 4).
+  const auto r = run_command(kStoker + " train --max-steps 15 --batch_size 32 --clip-grad-norm 0.05 --no-progress --output-dir " + dir.str());
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_NE(r.out.find("Batch size: 32 (requested: 32)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("val acc"), std::string::npos) << r.out;
@@ -51,6 +52,18 @@ TEST_F(TrainCli, ShortRunWritesTheRunDirectory) {
   const auto summary = nlohmann::json::parse(summary_file);
   EXPECT_EQ(summary["global_step"], 15);
   EXPECT_EQ(summary["batch_size"], 32);
+  // The gradients' norm per epoch: in the epoch line, summary.json and metrics.csv.
+  EXPECT_NE(r.out.find("of 15 steps"), std::string::npos) << r.out;
+  const auto& epoch = summary["epochs"][0];
+  EXPECT_GT(epoch["grad_norm_max"].get<double>(), 0.05) << epoch.dump();
+  EXPECT_GE(epoch["grad_norm_max"].get<double>(), epoch["grad_norm_mean"].get<double>()) << epoch.dump();
+  EXPECT_GE(epoch["clipped_steps"].get<int64_t>(), 1) << epoch.dump();
+  std::ifstream metrics(run + "/metrics.csv");
+  std::string header, row;
+  std::getline(metrics, header);
+  std::getline(metrics, row);
+  EXPECT_TRUE(header.ends_with(",grad_norm_mean,grad_norm_max,clipped_steps")) << header;
+  EXPECT_TRUE(row.ends_with("," + std::to_string(epoch["clipped_steps"].get<int64_t>()))) << row;
   std::ifstream config(run + "/config.yaml");
   std::string text((std::istreambuf_iterator<char>(config)), {});
   EXPECT_NE(text.find("batch_size: 32"), std::string::npos) << text;

@@ -68,17 +68,19 @@ void run_group(int world, const std::function<void(DataParallel&)>& body,
 using testing::make_twin;
 using testing::Twin;
 
-TrainConfig sgd_config(int accumulation_steps) {
+TrainConfig sgd_config(int accumulation_steps, double clip_grad_norm = 0) {
   TrainConfig cfg;
   cfg.optimizer = OptimizerKind::kSgd;
   cfg.lr = 0.1;
   cfg.accumulation_steps = accumulation_steps;
+  cfg.clip_grad_norm = clip_grad_norm;
   return cfg;
 }
 
 // Two processes, each on batches of 16 (accumulating `accumulation` of them per step), against
-// one process on batches of 32 made of both halves.
-void expect_two_halves_match_the_whole(int accumulation) {
+// one process on batches of 32 made of both halves. With `clip_grad_norm` > 0 every step
+// clips: the processes must clip the averaged gradients, as the whole batch does.
+void expect_two_halves_match_the_whole(int accumulation, double clip_grad_norm = 0) {
   torch::manual_seed(11);
   const int64_t steps = 3, micro = 16;
   const auto x = torch::randn({steps * accumulation * 2 * micro, 1, 8, 8});
@@ -87,7 +89,7 @@ void expect_two_halves_match_the_whole(int accumulation) {
   const auto rows = [&](int64_t begin, int64_t n) { return std::make_pair(x.slice(0, begin, begin + n), y.slice(0, begin, begin + n)); };
 
   Twin whole = make_twin(3);
-  const TrainConfig whole_cfg = sgd_config(accumulation);
+  const TrainConfig whole_cfg = sgd_config(accumulation, clip_grad_norm);
   Stepper alone(whole_cfg, *whole.model, *whole.optimizer, classification_objective(10), torch::kCPU, 100, 10);
   for (int64_t k = 0; k < steps * accumulation; ++k) {
     const auto [bx, by] = rows(2 * micro * k, 2 * micro);
@@ -96,7 +98,7 @@ void expect_two_halves_match_the_whole(int accumulation) {
 
   Twin parts[2] = {make_twin(3), make_twin(99)};  // rank 1 starts elsewhere: the broadcast fixes it
   ASSERT_GT(max_difference(*parts[0].model, *parts[1].model), 1e-3);
-  const TrainConfig part_cfg = sgd_config(accumulation);
+  const TrainConfig part_cfg = sgd_config(accumulation, clip_grad_norm);
   run_group(2, [&](DataParallel& group) {
     const int rank = group.place().rank;
     Twin& me = parts[rank];
@@ -109,6 +111,7 @@ void expect_two_halves_match_the_whole(int accumulation) {
       EXPECT_EQ(r.stepped, (k + 1) % accumulation == 0);
       if (r.stepped) {
         EXPECT_GT(r.sync_s, 0.0);
+        EXPECT_EQ(r.clipped, clip_grad_norm > 0);
       }
     }
     EXPECT_EQ(stepper.global_step(), steps);
@@ -118,7 +121,7 @@ void expect_two_halves_match_the_whole(int accumulation) {
 
   // Not vacuous: training on rank 0's half alone lands elsewhere.
   Twin half = make_twin(3);
-  const TrainConfig own_cfg = sgd_config(accumulation);  // the Stepper keeps a reference
+  const TrainConfig own_cfg = sgd_config(accumulation, clip_grad_norm);  // the Stepper keeps a reference
   Stepper own(own_cfg, *half.model, *half.optimizer, classification_objective(10), torch::kCPU, 100, 10);
   for (int64_t k = 0; k < steps * accumulation; ++k) {
     const auto [bx, by] = rows(2 * micro * k, micro);
@@ -130,6 +133,8 @@ void expect_two_halves_match_the_whole(int accumulation) {
 TEST(DataParallelTest, TwoProcessesOnHalvesTakeTheStepOfTheWholeBatch) { expect_two_halves_match_the_whole(1); }
 
 TEST(DataParallelTest, AccumulationWindowsAverageOnceAtTheirEnd) { expect_two_halves_match_the_whole(2); }
+
+TEST(DataParallelTest, ClippingSeesTheAveragedGradients) { expect_two_halves_match_the_whole(2, 0.01); }
 
 TEST(DataParallelTest, GradientsOverSeveralBucketsAreAveragedStepAfterStep) {
   // An MLP on 128×128 inputs: fc1's weight alone (33.5 MB) fills more than a 25 MB bucket, so

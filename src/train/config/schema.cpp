@@ -208,6 +208,11 @@ std::vector<Field> make_fields() {
       {"step_gamma", &C::step_gamma, "Schedule step: multiply lr by this, in (0, 1] ...", {}},
       {"step_every_epochs", &C::step_every_epochs, "... every this many epochs", {}},
       {"label_smoothing", &C::label_smoothing, "Cross-entropy label smoothing, in [0, 1)", {}},
+      {"clip_grad_norm",
+       &C::clip_grad_norm,
+       "Clip the gradients' total L2 norm to this before each optimizer step (after accumulation, the "
+       "averaging over processes and fp16 unscaling), as torch.nn.utils.clip_grad_norm_; 0 = off",
+       {"max_grad_norm"}},
       {"num_workers",
        &C::num_workers,
        "Loader worker threads, 1..1024, or auto (tuned at run time from measured throughput)",

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -196,6 +197,10 @@ void validate(const TrainConfig& c) {
   at_least("step_every_epochs", c.step_every_epochs, 1);
   fraction("label_smoothing", c.label_smoothing, false, "[0, 1)");
   check_task_and_loss(c.task, c.loss, c.label_smoothing);
+  check(c.clip_grad_norm >= 0 && std::isfinite(c.clip_grad_norm),
+        fmt::format("clip_grad_norm must be a finite number >= 0 (got {}); 0 turns clipping off, 1.0 is a common "
+                    "choice",
+                    c.clip_grad_norm));
   if (c.num_workers != kAuto) {
     between("num_workers", c.num_workers, 1, 1024,
             c.num_workers == 0 ? "; stoker always loads on worker threads: 1 is the fewest, or auto"

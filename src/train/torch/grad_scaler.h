@@ -5,6 +5,7 @@
 // Powers of two keep scaling and unscaling exact. Not thread-safe; one per training loop.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 namespace stoker::train {
@@ -22,8 +23,14 @@ class GradScaler {
 
   torch::Tensor scale(const torch::Tensor& loss) const { return loss * state_.scale; }
 
-  // Unscales the gradients of `optimizer`'s parameters and steps it unless one of them holds
-  // an inf or NaN; then updates the scale. True when the optimiser stepped.
+  // Divides the gradients of `optimizer`'s parameters by the scale and checks them for inf
+  // and NaN, as PyTorch's unscale_(): call it before anything reads the gradients (clipping).
+  // Once per step; step() calls it when it was not. True when every gradient is finite.
+  // On CUDA one fused kernel per dtype and one device sync; on the CPU one sync as well.
+  bool unscale(torch::optim::Optimizer& optimizer);
+
+  // Unscales (unless unscale() already did), then steps `optimizer` unless a gradient held an
+  // inf or NaN; then updates the scale. True when the optimiser stepped.
   bool step(torch::optim::Optimizer& optimizer);
 
   const State& state() const { return state_; }
@@ -33,6 +40,7 @@ class GradScaler {
   State state_;
   double growth_factor_, backoff_factor_;
   int64_t growth_interval_;
+  std::optional<bool> unscaled_finite_;  // set by unscale(), cleared by step()
 };
 
 }  // namespace stoker::train

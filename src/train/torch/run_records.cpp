@@ -45,7 +45,8 @@ RunRecords::RunRecords(const TrainConfig& cfg, const std::string& run_dir, bool 
                 {"epochs", nlohmann::json::array()}}) {
   if (!resumed) {
     metrics_ << "epoch,seconds,samples,samples_per_sec,batches_per_sec,train_loss,val_loss,val_top1,val_top5,"
-                "val_auc,val_mae,wait_s,copy_s,compute_s,workers,fp16_scale,fp16_skipped\n";
+                "val_auc,val_mae,wait_s,copy_s,compute_s,workers,fp16_scale,fp16_skipped,grad_norm_mean,grad_norm_max,"
+                "clipped_steps\n";
   }
 }
 
@@ -85,15 +86,22 @@ std::string RunRecords::add_epoch(const EpochRecord& r, int epochs) {
     line += fmt::format(" · fp16 scale {:g}, {} step{} skipped", r.scaler->scale, r.scaler->skipped,
                         r.scaler->skipped == 1 ? "" : "s");
   }
+  const GradNorms* norms = r.grad_norms ? &*r.grad_norms : nullptr;
+  if (norms != nullptr && norms->steps > 0) {
+    line += fmt::format(" · grad norm mean {:.3g}, max {:.3g}, clipped {} of {} step{}", norms->mean(), norms->max,
+                        norms->clipped, norms->steps, norms->steps == 1 ? "" : "s");
+  }
 
   auto optional = [](bool present, double value) { return present ? fmt::format("{:.5f}", value) : std::string(); };
-  metrics_ << fmt::format("{},{:.3f},{},{:.2f},{:.3f},{:.5f},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{},{},{}\n", r.epoch,
+  const bool measured = norms != nullptr && norms->steps > 0;
+  metrics_ << fmt::format("{},{:.3f},{},{:.2f},{:.3f},{:.5f},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{},{},{},{},{},{}\n", r.epoch,
                           r.seconds, r.samples, r.samples_per_sec(), r.batches_per_sec(), r.train_loss,
                           optional(eval.samples > 0, eval.loss), optional(eval.top1 >= 0, eval.top1),
                           optional(eval.top5 >= 0, eval.top5), optional(eval.auc >= 0, eval.auc),
                           optional(!eval.mae.empty(), eval.mean_mae()), r.times.wait_s, r.times.copy_s,
                           r.times.compute_s, r.workers, r.scaler ? fmt::format("{:g}", r.scaler->scale) : "",
-                          r.scaler ? std::to_string(r.scaler->skipped) : "");
+                          r.scaler ? std::to_string(r.scaler->skipped) : "", optional(measured, measured ? norms->mean() : 0),
+                          optional(measured, measured ? norms->max : 0), norms ? std::to_string(norms->clipped) : "");
   metrics_.flush();
 
   using nlohmann::json;
@@ -109,6 +117,9 @@ std::string RunRecords::add_epoch(const EpochRecord& r, int epochs) {
                                 {"copy_s", r.times.copy_s},
                                 {"compute_s", r.times.compute_s},
                                 {"workers", r.workers},
+                                {"grad_norm_mean", measured ? json(norms->mean()) : json(nullptr)},
+                                {"grad_norm_max", measured ? json(norms->max) : json(nullptr)},
+                                {"clipped_steps", norms ? json(norms->clipped) : json(nullptr)},
                                 {"verdict", diagnose::verdict_name(diagnose::classify(r.times))}});
   return line;
 }

@@ -3,6 +3,7 @@
 // the epoch line printed after each epoch. Not thread-safe: the training loop's thread only.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -18,6 +19,21 @@
 
 namespace stoker::train {
 
+// The gradients' total norm over an epoch's optimizer steps (measured where clip_grad_norm > 0).
+struct GradNorms {
+  int64_t steps = 0;    // steps measured (fp16 steps skipped for inf/NaN are not)
+  int64_t clipped = 0;  // of them, steps whose norm exceeded clip_grad_norm
+  double sum = 0, max = 0;
+
+  void add(double norm, bool was_clipped) {
+    ++steps;
+    clipped += was_clipped ? 1 : 0;
+    sum += norm;
+    max = std::max(max, norm);
+  }
+  double mean() const { return steps > 0 ? sum / static_cast<double>(steps) : 0; }
+};
+
 // One epoch, as measured by the loop.
 struct EpochRecord {
   int64_t epoch = 0;    // 1-based
@@ -29,6 +45,7 @@ struct EpochRecord {
   diagnose::StepWindow times;       // waiting / copy / compute over the epoch's steps
   int workers = 0;                  // loader workers at the epoch's end
   std::optional<GradScaler::State> scaler;  // amp fp16 only
+  std::optional<GradNorms> grad_norms;      // clip_grad_norm > 0 only
   std::string notes;                // more " · …" for the epoch line (cache, GPU memory)
 
   // Over the step time (times.total_s()), so a slow validation does not count.

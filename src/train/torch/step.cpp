@@ -75,10 +75,7 @@ Stepper::Result Stepper::step(const torch::Tensor& images, const torch::Tensor& 
   (scaler_ ? scaler_->scale(window_loss) : window_loss).backward();
   r.loss = loss.item<double>();
   ++micro_;
-  if (micro_ % accumulation_ == 0) {
-    r.stepped = true;
-    r.skipped = !optimizer_step(&r.sync_s);
-  }
+  if (micro_ % accumulation_ == 0) optimizer_step(&r);
   r.compute_s = ns_to_seconds(watch.lap());
   return r;
 }
@@ -88,18 +85,26 @@ void Stepper::average_gradients_over(DataParallel* group) {
   if (group_ != nullptr) group_->attach(model_);
 }
 
-bool Stepper::optimizer_step(double* sync_s) {
+void Stepper::optimizer_step(Result* r) {
   if (group_ != nullptr) {
     // Before the scaler looks: an overflow in any process's gradients reaches every process's
     // mean, so all of them skip the same steps.
     Stopwatch watch;
     group_->average_gradients(model_);
-    *sync_s += ns_to_seconds(watch.lap());
+    r->sync_s += ns_to_seconds(watch.lap());
   }
   set_lr(optimizer_, lr_at(cfg_, global_step_, total_steps_, steps_per_epoch_));
-  bool stepped = true;
+  // Clipping reads true gradients: with fp16 they are unscaled first (PyTorch's
+  // scaler.unscale_(); clip_grad_norm_(); scaler.step()), and a window with inf/NaN is
+  // skipped without clipping.
+  const bool finite = scaler_ ? scaler_->unscale(optimizer_) : true;
+  if (cfg_.clip_grad_norm > 0 && finite) {
+    r->grad_norm = torch::nn::utils::clip_grad_norm_(model_.parameters(), cfg_.clip_grad_norm);
+    r->clipped = r->grad_norm > cfg_.clip_grad_norm;
+  }
+  r->stepped = true;
   if (scaler_) {
-    stepped = scaler_->step(optimizer_);
+    r->skipped = !scaler_->step(optimizer_);
   } else {
     optimizer_.step();
   }
@@ -107,19 +112,19 @@ bool Stepper::optimizer_step(double* sync_s) {
   // A skipped fp16 step still counts: the schedule and checkpoints follow windows, as
   // PyTorch's scheduler.step() after scaler.step() does.
   ++global_step_;
-  return stepped;
 }
 
-void Stepper::finish_window() {
+Stepper::Result Stepper::finish_window() {
+  Result r;
   const int64_t open = micro_ % accumulation_;
-  if (open == 0) return;
+  if (open == 0) return r;
   const double scale = static_cast<double>(accumulation_) / static_cast<double>(open);
   for (auto& p : model_.parameters()) {
     if (p.grad().defined()) p.mutable_grad().mul_(scale);
   }
-  double sync_s = 0;
-  optimizer_step(&sync_s);
+  optimizer_step(&r);
   micro_ = 0;
+  return r;
 }
 
 }  // namespace stoker::train

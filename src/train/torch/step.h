@@ -1,6 +1,7 @@
 // One training step, timed: host→device copy, then forward (under autocast for --amp), loss,
-// backward and — at the end of an accumulation window — the learning-rate schedule and the
-// optimiser step (through the fp16 loss scaler for --amp fp16).
+// backward and — at the end of an accumulation window — the learning-rate schedule, gradient
+// clipping (--clip-grad-norm) and the optimiser step (through the fp16 loss scaler for --amp
+// fp16).
 // The training loop and `stoker doctor` run the same steps. Not thread-safe.
 #pragma once
 
@@ -37,6 +38,10 @@ class Stepper {
     double sync_s = 0;      // data parallel: averaging the gradients over the processes
     bool stepped = false;   // a window ended (the optimiser stepped, or fp16 skipped the step)
     bool skipped = false;   // fp16: the window's gradients held inf/NaN; the step was skipped
+    // clip_grad_norm > 0 and a window ended that was not skipped: the gradients' total L2
+    // norm before clipping (averaged over the processes, unscaled); < 0 otherwise.
+    double grad_norm = -1;
+    bool clipped = false;  // grad_norm exceeded clip_grad_norm, so the gradients were scaled down
 
     // Moves `stall_s` seconds that the host clock counted as compute, because the device
     // waited there for the batch's copy (DeviceFeed::copy_stall_s), over to copy_s.
@@ -51,8 +56,9 @@ class Stepper {
   Result step(const torch::Tensor& images, const torch::Tensor& targets);
 
   // Ends a last partial accumulation window: its gradients are scaled up to a full window's
-  // weight and the optimiser steps. No-op when no window is open.
-  void finish_window();
+  // weight and the optimiser steps (what it did, as step()'s Result: stepped, skipped,
+  // grad_norm). No-op when no window is open.
+  Result finish_window();
   bool window_open() const { return micro_ % accumulation_ != 0; }
   // Data parallel: gradients are averaged over `group` before each optimiser step (null:
   // this process alone), sent during the backward that ends each window. The group must
@@ -64,9 +70,10 @@ class Stepper {
   const Objective& objective() const { return objective_; }
 
  private:
-  // Averages the gradients over the group (if any), then schedule, (scaled) step,
-  // zero_grad; false when fp16 skipped the step. Adds the averaging's time to *sync_s.
-  bool optimizer_step(double* sync_s);
+  // Averages the gradients over the group (if any), then schedule, unscale (fp16), clip,
+  // step, zero_grad; fills r's stepped, skipped, grad_norm and clipped and adds the
+  // averaging's time to r->sync_s.
+  void optimizer_step(Result* r);
 
   const TrainConfig& cfg_;
   Network& model_;

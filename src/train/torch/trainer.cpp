@@ -182,6 +182,7 @@ EpochEnd TrainLoop::train_epoch(int64_t epoch, int64_t first, EpochRecord* recor
   diagnosis_.start_epoch();
   double loss_sum = 0, sync_s = 0;
   int64_t loss_count = 0, samples = 0;
+  GradNorms grad_norms;
   int64_t step = first;
   Stopwatch epoch_clock;
   EpochEnd end = EpochEnd::kCompleted;
@@ -204,6 +205,7 @@ EpochEnd TrainLoop::train_epoch(int64_t epoch, int64_t first, EpochRecord* recor
     r.copy_s += batch.copy_s;
     r.charge_copy_stall(feed_.copy_stall_s());
     sync_s += r.sync_s;
+    if (r.grad_norm >= 0) grad_norms.add(r.grad_norm, r.clipped);
     check_loss(r.loss, epoch, step);
     if (std::isfinite(r.loss)) {
       loss_sum += r.loss;
@@ -237,7 +239,10 @@ EpochEnd TrainLoop::train_epoch(int64_t epoch, int64_t first, EpochRecord* recor
       break;
     }
   }
-  if (end == EpochEnd::kCompleted) stepper_.finish_window();  // a last partial accumulation window
+  if (end == EpochEnd::kCompleted) {  // a last partial accumulation window
+    const Stepper::Result r = stepper_.finish_window();
+    if (r.grad_norm >= 0) grad_norms.add(r.grad_norm, r.clipped);
+  }
   progress_.finish();
   if (group_ != nullptr) {  // the group's mean loss, not the leader's share alone
     const std::vector<double> sums = group_->sum({loss_sum, static_cast<double>(loss_count)});
@@ -252,6 +257,7 @@ EpochEnd TrainLoop::train_epoch(int64_t epoch, int64_t first, EpochRecord* recor
   record->times = diagnosis_.epoch_window();
   record->workers = setup_.train_loader->workers();
   if (stepper_.scaler() != nullptr) record->scaler = stepper_.scaler()->state();
+  if (cfg_.clip_grad_norm > 0) record->grad_norms = grad_norms;
   if (group_ != nullptr && record->seconds > 0) {
     // What the steps waited for after backward; the buckets sent during backward are hidden.
     record->notes += fmt::format(" · all-reduce wait {:.1f} % of the epoch", 100 * sync_s / record->seconds);

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -50,7 +51,7 @@ TEST(TrainConfigTest, DefaultsAreValidAndListedInSchemaOrder) {
   const TrainConfig config;
   EXPECT_NO_THROW(validate(config));
   const std::vector<ConfigKey>& keys = config_keys();
-  ASSERT_EQ(keys.size(), 37u);
+  ASSERT_EQ(keys.size(), 38u);
   EXPECT_EQ(keys.front().name, "model");
   EXPECT_EQ(keys.back().name, "max_bad_fraction");
   std::set<std::string> names;
@@ -165,6 +166,8 @@ TEST(ConfigFlagsTest, AcceptsBothSpellingsAliasesAndTheLastValue) {
       {"--accumulation-steps 4", [](TrainConfig* c) { c->accumulation_steps = 4; }},
       {"--accum-steps 4", [](TrainConfig* c) { c->accumulation_steps = 4; }},
       {"--amp fp16", [](TrainConfig* c) { c->amp = AmpMode::kFp16; }},
+      {"--clip-grad-norm 1.5", [](TrainConfig* c) { c->clip_grad_norm = 1.5; }},
+      {"--max_grad_norm 2", [](TrainConfig* c) { c->clip_grad_norm = 2; }},
       {"--use_amp", [](TrainConfig* c) { c->amp = AmpMode::kBf16; }},
       {"--use-amp", [](TrainConfig* c) { c->amp = AmpMode::kBf16; }},
       {"--use-amp=fp16", [](TrainConfig* c) { c->amp = AmpMode::kFp16; }},
@@ -328,6 +331,10 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
       {[](TrainConfig* c) { c->step_gamma = 0; }, "step_gamma must be in (0, 1] (got 0)"},
       {[](TrainConfig* c) { c->step_every_epochs = 0; }, "step_every_epochs must be >= 1 (got 0)"},
       {[](TrainConfig* c) { c->label_smoothing = 1; }, "label_smoothing must be in [0, 1) (got 1)"},
+      {[](TrainConfig* c) { c->clip_grad_norm = -1; },
+       "clip_grad_norm must be a finite number >= 0 (got -1); 0 turns clipping off, 1.0 is a common choice"},
+      {[](TrainConfig* c) { c->clip_grad_norm = std::numeric_limits<double>::infinity(); },
+       "clip_grad_norm must be a finite number >= 0 (got inf); 0 turns clipping off, 1.0 is a common choice"},
       {[](TrainConfig* c) { c->cache_max_gb = -1; }, "cache_max_gb must be >= 0 (got -1)"},
       {[](TrainConfig* c) { c->threads = -2; }, "threads must be between 0 and 1024 (got -2); 0 = automatic"},
       {[](TrainConfig* c) { c->nproc_per_node = 2000; },
