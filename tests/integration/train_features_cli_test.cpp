@@ -458,6 +458,10 @@ torch.save({"train": TensorDataset(x, y), "test": TensorDataset(xt, yt)}, d + "/
 torch.save(TensorDataset(x, y, y), d + "/triple.pt")
 torch.save({"train": TensorDataset(x)}, d + "/lone.pt")
 torch.save({"training": TensorDataset(x, y)}, d + "/keyed.pt")
+torch.save((TensorDataset(x, y), TensorDataset(xt, yt)), d + "/dataset_pair.pt")
+torch.save([TensorDataset(x, y), TensorDataset(xt, yt), TensorDataset(xt, yt)], d + "/dataset_list.pt")
+torch.save((TensorDataset(x, y), TensorDataset(xt)), d + "/dataset_pair_lone.pt")
+torch.save(torch.utils.data.random_split(TensorDataset(x, y), [1500, 500]), d + "/subsets.pt")
 torch.save(torch.nn.Linear(10, 4).state_dict(), d + "/weights.pt")
 torch.save(torch.nn.Linear(10, 4), d + "/module.pt")
 )";
@@ -470,11 +474,13 @@ TEST_F(TorchFilesCli, TorchSaveFilesGiveTheSameBatchesAsNpzAndTrain) {
   // A dict with splits, a (features, targets) tuple, a view at an offset into its storage, a
   // TensorDataset and a dict of them by split: the same float32 rows as plain.npz's x_train,
   // read in place.
-  expect_same_loader_checksum(dir.str(), {"plain.npz", "splits.pt", "pair.pth", "view.pt", "dataset.pt", "datasets.pt"});
+  expect_same_loader_checksum(dir.str(), {"plain.npz", "splits.pt", "pair.pth", "view.pt", "dataset.pt", "datasets.pt",
+                                          "dataset_pair.pt", "dataset_list.pt"});
 
-  // Tensors by split, and {"train": TensorDataset, "test": TensorDataset}: both validate on
-  // their test split, as an .npz does.
-  for (const std::string file : {"splits.pt", "datasets.pt"}) {
+  // Tensors by split, {"train": TensorDataset, "test": TensorDataset} and a (train, val) or
+  // [train, val, test] sequence of TensorDatasets: each validates on its second split, as an
+  // .npz does.
+  for (const std::string file : {"splits.pt", "datasets.pt", "dataset_pair.pt", "dataset_list.pt"}) {
     const std::string out = dir.str() + "/runs_" + file;
     const auto r = run_command(kStoker + " train --data " + dir.str() + "/" + file + kFlags + " --output-dir " + out);
     ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
@@ -528,6 +534,12 @@ TEST_F(TorchFilesCli, WhatCannotBeReadIsOneLine) {
        "a whole module"},
       {"names.pt", "names.pt holds the tensors [emb, cls]; expected features named x, X, features",
        "tensors under other names"},
+      {"dataset_pair_lone.pt", "dataset_pair_lone.pt: item 1 is a TensorDataset of 1 tensor; stoker needs (features, targets)",
+       "a (train, val) pair whose val lacks targets"},
+      {"subsets.pt",
+       "subsets.pt holds a sequence with an object of type torch.utils.data.dataset.Subset (what random_split returns), "
+       "which stoker does not build",
+       "random_split's subsets"},
   };
   for (const Case& c : cases) expect_one_line_error(train(c.file), 1, c.expected, c.what);
   EXPECT_NE(train("keyed.pt").err.find(": key them \"train\" and \"val\" or \"test\""), std::string::npos);

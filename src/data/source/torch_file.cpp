@@ -1,4 +1,5 @@
-// torch.save files (.pt, .pth) of tensors, or of TensorDatasets -> an ArraySource
+// torch.save files (.pt, .pth) of tensors, or of TensorDatasets (alone, in a dict by split or
+// a (train, val[, test]) tuple) -> an ArraySource
 // (open_torch_file): the zip archive torch writes, its pickle read by pickle.cpp, and each
 // tensor's storage read in place from the archive's map (torch stores storages uncompressed),
 // named like the arrays of an .npz.
@@ -57,6 +58,18 @@ const PickleValue* tensor_dataset_tensors(const PickleValue& v) {
   return nullptr;
 }
 
+// The splits a tuple (or list) of 2 or 3 TensorDatasets stands for, in order: (train, val) or
+// (train, val, test); empty for anything else.
+std::vector<std::string> dataset_tuple_splits(const PickleValue& v) {
+  if (v.kind != PickleValue::Kind::kTuple || v.items.size() < 2 || v.items.size() > 3) return {};
+  for (const auto& item : v.items) {
+    if (tensor_dataset_tensors(*item) == nullptr) return {};
+  }
+  std::vector<std::string> splits{"train", "val", "test"};
+  splits.resize(v.items.size());
+  return splits;
+}
+
 // "module.Class" of an object the file holds, for messages ("" when it is not one).
 std::string class_of(const PickleValue& v) {
   const PickleValue& made = v.kind == PickleValue::Kind::kBuilt ? *v.items[0] : v;
@@ -89,9 +102,20 @@ class TorchFile {
 
   // The tensors of the file by name: a dict's string keys, or "0", "1" ... of a tuple, a list
   // or a TensorDataset. A dict's TensorDataset of (features, targets) under key K gives x_K and
-  // y_K, so {"train": ..., "val": ...} reads as an .npz's splits.
+  // y_K, so {"train": ..., "val": ...} reads as an .npz's splits; a tuple or list of two or
+  // three TensorDatasets reads as (train, val) or (train, val, test).
   std::vector<std::pair<std::string, PickleRef>> tensors() const {
     std::vector<std::pair<std::string, PickleRef>> out;
+    // A TensorDataset of (features, targets) as the split `name`: x_name and y_name.
+    const auto add_dataset = [&](const std::string& name, const PickleValue& dataset, const std::string& where) {
+      const PickleValue* pair = tensor_dataset_tensors(dataset);
+      if (pair->items.size() != 2 || !is_tensor(*pair->items[0]) || !is_tensor(*pair->items[1]))
+        throw DataError(fmt::format("{}: {} is a TensorDataset of {} {}; stoker needs (features, targets): "
+                                    "TensorDataset(x, y)",
+                                    path_, where, pair->items.size(), pair->items.size() == 1 ? "tensor" : "items"));
+      out.emplace_back("x_" + name, pair->items[0]);
+      out.emplace_back("y_" + name, pair->items[1]);
+    };
     const auto add_sequence = [&](const PickleValue& sequence) {
       for (size_t i = 0; i < sequence.items.size(); ++i) {
         if (is_tensor(*sequence.items[i])) out.emplace_back(std::to_string(i), sequence.items[i]);
@@ -101,17 +125,20 @@ class TorchFile {
       for (const auto& [key, value] : root_->entries) {
         if (key->kind != PickleValue::Kind::kString) continue;
         if (is_tensor(*value)) out.emplace_back(key->text, value);
-        if (const PickleValue* pair = tensor_dataset_tensors(*value)) {
-          if (pair->items.size() != 2 || !is_tensor(*pair->items[0]) || !is_tensor(*pair->items[1]))
-            throw DataError(fmt::format("{}: \"{}\" is a TensorDataset of {} {}; stoker needs (features, targets): "
-                                        "TensorDataset(x, y)",
-                                        path_, key->text, pair->items.size(),
-                                        pair->items.size() == 1 ? "tensor" : "items"));
-          out.emplace_back("x_" + key->text, pair->items[0]);
-          out.emplace_back("y_" + key->text, pair->items[1]);
-        }
+        if (tensor_dataset_tensors(*value)) add_dataset(key->text, *value, fmt::format("\"{}\"", key->text));
       }
+    } else if (const std::vector<std::string> splits = dataset_tuple_splits(*root_); !splits.empty()) {
+      for (size_t i = 0; i < splits.size(); ++i) add_dataset(splits[i], *root_->items[i], fmt::format("item {}", i));
     } else if (root_->kind == PickleValue::Kind::kTuple) {
+      for (const auto& item : root_->items) {
+        if (const std::string type = class_of(*item); !type.empty() && !is_tensor(*item) && !tensor_dataset_tensors(*item))
+          throw DataError(fmt::format(
+              "{} holds a sequence with an object of type {}{}, which stoker does not build (it reads tensors, "
+              "TensorDatasets, and (train, val[, test]) tuples of TensorDatasets); {}",
+              path_, type, type.ends_with(".Subset") ? " (what random_split returns)" : "",
+              type.ends_with(".Subset") ? "save the whole TensorDataset and hold out validation with --val-split"
+                                        : kSaveHint));
+      }
       add_sequence(*root_);
     } else if (const PickleValue* dataset = tensor_dataset_tensors(*root_)) {
       add_sequence(*dataset);
@@ -124,8 +151,12 @@ class TorchFile {
     }
     return out;
   }
-  // Whether the tensors are positional: a tuple, a list or a TensorDataset.
-  bool is_sequence() const { return root_->kind == PickleValue::Kind::kTuple || tensor_dataset_tensors(*root_); }
+  // Whether the tensors are positional: a tuple, a list or a TensorDataset (not a tuple of
+  // TensorDatasets, whose tensors are named by split).
+  bool is_sequence() const {
+    return (root_->kind == PickleValue::Kind::kTuple && dataset_tuple_splits(*root_).empty()) ||
+           tensor_dataset_tensors(*root_);
+  }
   const char* sequence_kind() const { return tensor_dataset_tensors(*root_) ? "a TensorDataset" : "a tuple"; }
   // Whether a dict holds TensorDatasets (named x_K, y_K by tensors()).
   bool holds_datasets() const {
