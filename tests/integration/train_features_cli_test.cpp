@@ -105,6 +105,48 @@ TEST_F(TrainFeaturesCli, NumericCsvTableTrainsAnMlp) {
   EXPECT_EQ(metadata["model"], "mlp");
 }
 
+// Early stopping: with a learning rate too small to move any weight, validation's accuracy
+// stays that of epoch 1, so patience 2 ends a 10-epoch run after epoch 3; a resume with more
+// patience counts from the same best epoch. Without validation data it is one line.
+TEST_F(TrainFeaturesCli, EarlyStoppingEndsTheRunWhenValidationStalls) {
+  TempDir dir;
+  write_blobs(dir.str() + "/train.csv", 600, 3);
+  write_blobs(dir.str() + "/val.csv", 200, 4);
+  const std::string data = " --data " + dir.str() + "/train.csv --model mlp --workers 1 --no-progress --lr 1e-12";
+  const std::string out = dir.str() + "/runs";
+  const auto r = run_command(kStoker + " train" + data + " --val-data " + dir.str() +
+                             "/val.csv --epochs 10 --early-stopping-patience 2 --output-dir " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("· patience 2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("early stop after epoch 3: val acc has not improved for 2 epochs (best "), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("at epoch 1, its weights in model_best.safetensors)"), std::string::npos) << r.out;
+  nlohmann::json summary = summary_of(out);
+  EXPECT_EQ(summary["epochs"].size(), 3u) << summary.dump();
+  EXPECT_EQ(summary["stopped_early"]["epoch"], 3) << summary.dump();
+  EXPECT_EQ(summary["best"]["epoch"], 1) << summary.dump();
+
+  // Resumed with patience 3: epoch 4 is the third since the best, and the run stops there.
+  const std::string run = stoker::testing::run_dir_of(out);
+  const auto resumed = run_command(kStoker + " train --no-progress --early-stopping-patience 3 --resume " + run);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err << resumed.out;
+  EXPECT_NE(resumed.out.find("early stop after epoch 4: val acc has not improved for 3 epochs"), std::string::npos)
+      << resumed.out;
+
+  // Not vacuous: the same run without patience trains all 10 epochs.
+  const std::string full = dir.str() + "/full";
+  const auto all = run_command(kStoker + " train" + data + " --val-data " + dir.str() + "/val.csv --epochs 10 --output-dir " + full);
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  summary = summary_of(full);
+  EXPECT_EQ(summary["epochs"].size(), 10u);
+  EXPECT_TRUE(summary["stopped_early"].is_null()) << summary.dump();
+
+  expect_one_line_error(run_command(kStoker + " train" + data + " --patience 2 --output-dir " + out), 2,
+                        "early_stopping_patience 2 needs validation data, and " + dir.str() +
+                            "/train.csv has none of its own; give --val-data, or --val-split 0.1",
+                        "patience without validation data");
+}
+
 TEST_F(TrainFeaturesCli, IntegerTargetsTrainARegressionWhenAskedTo) {
   // y = 3 x0 - 2 x1 + 40, rounded: whole numbers, so without --task they would be classes.
   TempDir dir;

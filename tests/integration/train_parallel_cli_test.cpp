@@ -86,6 +86,22 @@ TEST_F(TrainParallelCli, BadInputIsOneLineFromOneProcess) {
                           {"--nproc 2 --model resnet18", 2, "model resnet18 needs images of at least 32x32"}});
 }
 
+// Early stopping is decided by rank 0, which validates; every process must stop with it.
+// A learning rate too small to move a weight keeps validation at epoch 1's accuracy.
+TEST_F(TrainParallelCli, EarlyStoppingStopsEveryProcess) {
+  TempDir dir;
+  std::string table = "a,b,label\n";
+  for (int i = 0; i < 256; ++i) table += std::to_string(i % 7) + "," + std::to_string(i % 5) + "," + std::to_string(i % 2) + "\n";
+  dir.write_text("train.csv", table);
+  dir.write_text("val.csv", table);
+  const auto r = run_command("timeout 300 " + kStoker + " train --nproc-per-node 2 --model mlp --workers 1 --lr 1e-12 "
+                             "--epochs 8 --patience 1 --no-progress --data " + dir.str() + "/train.csv --val-data " +
+                             dir.str() + "/val.csv --output-dir " + dir.str() + "/runs");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_EQ(count_of(r.out, "early stop after epoch 2: val acc has not improved for 1 epoch"), 1u) << r.out;
+  EXPECT_EQ(summary_of(dir.str() + "/runs")["epochs"].size(), 2u) << r.out;
+}
+
 TEST_F(TrainParallelCli, SigtermStopsEveryProcessAndTheRunResumes) {
   TempDir dir;
   const auto r = run_command(start_in_background("--nproc-per-node 2 --no-progress --batch-size 32 --epochs 1", dir.str()) +

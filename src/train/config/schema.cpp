@@ -213,6 +213,11 @@ std::vector<Field> make_fields() {
        "Clip the gradients' total L2 norm to this before each optimizer step (after accumulation, the "
        "averaging over processes and fp16 unscaling), as torch.nn.utils.clip_grad_norm_; 0 = off",
        {"max_grad_norm"}},
+      {"early_stopping_patience",
+       &C::early_stopping_patience,
+       "Stop when validation's figure (top-1 accuracy, or MAE for regression) has not improved for this many "
+       "epochs; the best epoch's weights are in model_best.safetensors. Needs validation data; 0 = off",
+       {"patience"}},
       {"num_workers",
        &C::num_workers,
        "Loader worker threads, 1..1024, or auto (tuned at run time from measured throughput)",

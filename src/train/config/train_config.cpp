@@ -201,6 +201,7 @@ void validate(const TrainConfig& c) {
         fmt::format("clip_grad_norm must be a finite number >= 0 (got {}); 0 turns clipping off, 1.0 is a common "
                     "choice",
                     c.clip_grad_norm));
+  at_least("early_stopping_patience", c.early_stopping_patience, 0);
   if (c.num_workers != kAuto) {
     between("num_workers", c.num_workers, 1, 1024,
             c.num_workers == 0 ? "; stoker always loads on worker threads: 1 is the fewest, or auto"

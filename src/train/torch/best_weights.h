@@ -31,6 +31,11 @@ class BestWeights {
   // {"epoch", "metric", "value", "weights"} of the best so far, or null.
   nlohmann::json summary() const;
 
+  // The best epoch so far (1-based; 0 before the first figure), its figure's name and value.
+  int64_t epoch() const { return epoch_; }
+  const std::string& metric() const { return metric_; }
+  double value() const { return value_; }
+
  private:
   std::string path_;
   std::string metric_;  // "val_top1" or "val_mae"; "" before the first

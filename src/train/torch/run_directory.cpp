@@ -96,7 +96,9 @@ void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const Run
   std::printf("config   batch_size %d · epochs %d · lr %g %s · workers %s · prefetch %d · amp %s · accum %d%s\n",
               cfg.batch_size, cfg.epochs, cfg.lr, to_string(cfg.optimizer).c_str(), workers_text.c_str(),
               cfg.prefetch_factor, to_string(cfg.amp).c_str(), cfg.accumulation_steps,
-              cfg.clip_grad_norm > 0 ? fmt::format(" · clip_grad_norm {:g}", cfg.clip_grad_norm).c_str() : "");
+              ((cfg.clip_grad_norm > 0 ? fmt::format(" · clip_grad_norm {:g}", cfg.clip_grad_norm) : std::string()) +
+               (cfg.early_stopping_patience > 0 ? fmt::format(" · patience {}", cfg.early_stopping_patience) : std::string()))
+                  .c_str());
   if (place.world_size > 1) {
     std::printf("parallel %d processes (%d on this machine) · each trains on 1/%d of every epoch · gradients "
                 "averaged over all before each step (Gloo)\n",

@@ -42,7 +42,8 @@ RunRecords::RunRecords(const TrainConfig& cfg, const std::string& run_dir, bool 
       summary_({{"run_dir", run_dir},
                 {"model", cfg.model},
                 {"batch_size", cfg.batch_size},
-                {"epochs", nlohmann::json::array()}}) {
+                {"epochs", nlohmann::json::array()},
+                {"stopped_early", nullptr}}) {
   if (!resumed) {
     metrics_ << "epoch,seconds,samples,samples_per_sec,batches_per_sec,train_loss,val_loss,val_top1,val_top5,"
                 "val_auc,val_mae,wait_s,copy_s,compute_s,workers,fp16_scale,fp16_skipped,grad_norm_mean,grad_norm_max,"

@@ -80,6 +80,9 @@ class RunRecords {
   // ("epoch 2/5  done in 12.3 s · 4,870 samples/s · … · val acc 91.2 %").
   std::string add_epoch(const EpochRecord& record, int epochs);
 
+  // Early stopping ended the run after `epoch` (1-based): summary.json's "stopped_early".
+  void stopped_early(int64_t epoch) { summary_["stopped_early"] = {{"epoch", epoch}}; }
+
   // The best epoch's weights for summary.json (BestWeights::summary(); null: none).
   void set_best(const nlohmann::json& best) { summary_["best"] = best; }
 

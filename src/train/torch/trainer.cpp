@@ -66,6 +66,20 @@ uint64_t step_seed(uint64_t seed, int rank, int64_t epoch, int64_t step) {
   return h;
 }
 
+// "early stop after epoch 7: val acc has not improved for 3 epochs (best 91.2 % at epoch 4, its
+// weights in model_best.safetensors); --resume with more patience goes on"
+std::string early_stop_text(const BestWeights& best, int64_t epoch, int64_t stale) {
+  if (best.epoch() == 0) {
+    return fmt::format("early stop after epoch {}: validation gave no figure for {} epochs (NaN)", epoch, stale);
+  }
+  const bool mae = best.metric() == "val_mae";
+  return fmt::format("early stop after epoch {}: {} has not improved for {} epoch{} (best {} at epoch {}, its weights "
+                     "in model_best.safetensors)",
+                     epoch, mae ? "val MAE" : "val acc", stale, stale == 1 ? "" : "s",
+                     mae ? fmt::format("{:.4g}", best.value()) : fmt::format("{:.1f} %", 100 * best.value()),
+                     best.epoch());
+}
+
 // How an epoch's step loop ended.
 enum class EpochEnd { kCompleted, kMaxSteps, kSignal };
 
@@ -280,6 +294,12 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
   // process (the launcher stops the others); the rest start when it has.
   if (group && !leader) group->barrier();
   TrainSetup setup = make_setup(cfg, place);
+  if (cfg.early_stopping_patience > 0 && !setup.val_loader) {
+    throw UsageError(fmt::format(
+        "early_stopping_patience {} needs validation data, and {} has none of its own; give --val-data, or "
+        "--val-split 0.1 to hold out part of it, or set early_stopping_patience 0",
+        cfg.early_stopping_patience, cfg.data));
+  }
   const RunStart start = open_run(cfg, *setup.model, *setup.optimizer, place);
   if (group && leader) group->barrier();
   if (group) group->broadcast_from_leader(*setup.model);  // one starting point, whatever each process drew
@@ -333,8 +353,11 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
       exit_code = 128 + signo;
       break;
     }
+    const bool max_reached = end == EpochEnd::kMaxSteps || (cfg.max_steps > 0 && loop.stepper().global_step() >= cfg.max_steps);
+    // Early stopping is the leader's call (it validates); the group hears it at the epoch's end.
+    const bool share_early_stop = group && cfg.early_stopping_patience > 0 && !max_reached;
     if (!leader) {  // the leader validates, records and saves; the others go on to the next epoch
-      if (end == EpochEnd::kMaxSteps || (cfg.max_steps > 0 && loop.stepper().global_step() >= cfg.max_steps)) break;
+      if (max_reached || (share_early_stop && group->any(false))) break;
       continue;
     }
     RunRecords& records = *leader_records;
@@ -357,8 +380,16 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
     for (const std::string& text : diagnosis.epoch_report()) records.report("           " + text);
     std::fflush(stdout);
     if (end == EpochEnd::kMaxSteps) break;
+    const int64_t stale = epoch + 1 - best->epoch();  // epochs since the best (all of them before a figure)
+    const bool stop_early = cfg.early_stopping_patience > 0 && !max_reached && epoch + 1 < cfg.epochs &&
+                            stale >= cfg.early_stopping_patience;
+    if (share_early_stop) group->any(stop_early);
     loop.save(epoch + 1, 0);
-    if (cfg.max_steps > 0 && loop.stepper().global_step() >= cfg.max_steps) break;
+    if (stop_early) {
+      std::printf("%s\n", early_stop_text(*best, epoch + 1, stale).c_str());
+      records.stopped_early(epoch + 1);
+    }
+    if (max_reached || stop_early) break;
   }
   monitor.stop();
   if (!leader) return exit_code;

@@ -51,7 +51,7 @@ TEST(TrainConfigTest, DefaultsAreValidAndListedInSchemaOrder) {
   const TrainConfig config;
   EXPECT_NO_THROW(validate(config));
   const std::vector<ConfigKey>& keys = config_keys();
-  ASSERT_EQ(keys.size(), 38u);
+  ASSERT_EQ(keys.size(), 39u);
   EXPECT_EQ(keys.front().name, "model");
   EXPECT_EQ(keys.back().name, "max_bad_fraction");
   std::set<std::string> names;
@@ -168,6 +168,8 @@ TEST(ConfigFlagsTest, AcceptsBothSpellingsAliasesAndTheLastValue) {
       {"--amp fp16", [](TrainConfig* c) { c->amp = AmpMode::kFp16; }},
       {"--clip-grad-norm 1.5", [](TrainConfig* c) { c->clip_grad_norm = 1.5; }},
       {"--max_grad_norm 2", [](TrainConfig* c) { c->clip_grad_norm = 2; }},
+      {"--early-stopping-patience 3", [](TrainConfig* c) { c->early_stopping_patience = 3; }},
+      {"--patience 3", [](TrainConfig* c) { c->early_stopping_patience = 3; }},
       {"--use_amp", [](TrainConfig* c) { c->amp = AmpMode::kBf16; }},
       {"--use-amp", [](TrainConfig* c) { c->amp = AmpMode::kBf16; }},
       {"--use-amp=fp16", [](TrainConfig* c) { c->amp = AmpMode::kFp16; }},
@@ -331,6 +333,7 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
       {[](TrainConfig* c) { c->step_gamma = 0; }, "step_gamma must be in (0, 1] (got 0)"},
       {[](TrainConfig* c) { c->step_every_epochs = 0; }, "step_every_epochs must be >= 1 (got 0)"},
       {[](TrainConfig* c) { c->label_smoothing = 1; }, "label_smoothing must be in [0, 1) (got 1)"},
+      {[](TrainConfig* c) { c->early_stopping_patience = -1; }, "early_stopping_patience must be >= 0 (got -1)"},
       {[](TrainConfig* c) { c->clip_grad_norm = -1; },
        "clip_grad_norm must be a finite number >= 0 (got -1); 0 turns clipping off, 1.0 is a common choice"},
       {[](TrainConfig* c) { c->clip_grad_norm = std::numeric_limits<double>::infinity(); },
