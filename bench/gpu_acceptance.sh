@@ -15,7 +15,7 @@
 #                      build    configure and build (stoker, tests, bench programs)
 #                      tests    ctest, then the Cuda* tests alone: on a GPU none may skip
 #                      check    stoker check (device, H2D copy rates, matmul per precision)
-#                      train    image training per --amp (off, bf16, fp16) with the memory lines,
+#                      train    image training per --amp (off, bf16, fp16 clipping) with memory lines,
 #                               resume, out of memory at batch 4096, and the Fashion-MNIST job
 #                      doctor   stoker doctor with --find-batch-size
 #                      loader   stoker bench loader at 1, 2, 4, ... workers, and the decode floor
@@ -208,8 +208,11 @@ if wants train && need_stoker train; then
     --transforms "RandomResizedCrop($SIZE), RandomHorizontalFlip(), Normalize" --device "$DEVICE"
     --epochs 1000 --no-progress)
   for amp in $AMPS; do
-    run "train-$amp" 480 "${base[@]}" --amp "$amp" --max-steps "$TRAIN_STEPS" --output-dir "$WORK/runs"
-    verdict "train-$amp" 0 "$(lines "train-$amp" '^(device|Batch size)|memory|samples/s|step time|skipped')"
+    # fp16 also clips: the scaler's fused unscale on CUDA, then clip_grad_norm_ on true gradients.
+    extra=()
+    [[ $amp == fp16 ]] && extra=(--clip-grad-norm 1.0)
+    run "train-$amp" 480 "${base[@]}" --amp "$amp" "${extra[@]}" --max-steps "$TRAIN_STEPS" --output-dir "$WORK/runs"
+    verdict "train-$amp" 0 "$(lines "train-$amp" '^(device|Batch size)|memory|samples/s|step time|skipped|grad norm')"
   done
   # Interrupted by --max-steps with a checkpoint, then resumed from its run folder.
   run resume-first 300 "${base[@]}" --amp bf16 --max-steps 20 --checkpoint-every-steps 10 \
