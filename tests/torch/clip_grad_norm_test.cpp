@@ -83,7 +83,8 @@ TEST(ClipGradNormTest, ScalesTheGradientsDownToTheLimitAndReportsTheNorm) {
 TEST(ClipGradNormTest, OffMeansNoNormAndTheUnclippedStep) {
   const Batch batch = make_batch(32, 12);
   Twin a = make_twin(6), b = make_twin(6);
-  Stepper stepper(clipping(0), *a.model, *a.optimizer, classification_objective(10), torch::kCPU, 100, 10);
+  const TrainConfig off = clipping(0);  // the Stepper keeps a reference
+  Stepper stepper(off, *a.model, *a.optimizer, classification_objective(10), torch::kCPU, 100, 10);
   const Stepper::Result r = stepper.step(batch.x, batch.y);
   EXPECT_LT(r.grad_norm, 0);
   EXPECT_FALSE(r.clipped);
