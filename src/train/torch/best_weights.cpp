@@ -60,6 +60,16 @@ bool BestWeights::offer(const torch::nn::Module& model, const EvalResult& eval, 
   return true;
 }
 
+std::string BestWeights::figure_name() const {
+  if (metric_.empty()) return "";
+  return metric_ == "val_mae" ? "val MAE" : "val acc";
+}
+
+std::string BestWeights::value_text() const {
+  if (metric_.empty()) return "";
+  return metric_ == "val_mae" ? fmt::format("{:.4g}", value_) : fmt::format("{:.1f} %", 100 * value_);
+}
+
 nlohmann::json BestWeights::summary() const {
   if (metric_.empty()) return nullptr;
   return {{"epoch", epoch_}, {"metric", metric_}, {"value", value_}, {"weights", path_}};

@@ -87,22 +87,22 @@ std::string RunRecords::add_epoch(const EpochRecord& r, int epochs) {
     line += fmt::format(" · fp16 scale {:g}, {} step{} skipped", r.scaler->scale, r.scaler->skipped,
                         r.scaler->skipped == 1 ? "" : "s");
   }
-  const GradNorms* norms = r.grad_norms ? &*r.grad_norms : nullptr;
-  if (norms != nullptr && norms->steps > 0) {
-    line += fmt::format(" · grad norm mean {:.3g}, max {:.3g}, clipped {} of {} step{}", norms->mean(), norms->max,
-                        norms->clipped, norms->steps, norms->steps == 1 ? "" : "s");
+  const GradNorms norms = r.grad_norms.value_or(GradNorms{});  // all zero where clipping is off
+  const bool measured = norms.steps > 0;
+  if (measured) {
+    line += fmt::format(" · grad norm mean {:.3g}, max {:.3g}, clipped {} of {} step{}", norms.mean(), norms.max,
+                        norms.clipped, norms.steps, norms.steps == 1 ? "" : "s");
   }
 
   auto optional = [](bool present, double value) { return present ? fmt::format("{:.5f}", value) : std::string(); };
-  const bool measured = norms != nullptr && norms->steps > 0;
   metrics_ << fmt::format("{},{:.3f},{},{:.2f},{:.3f},{:.5f},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{},{},{},{},{},{}\n", r.epoch,
                           r.seconds, r.samples, r.samples_per_sec(), r.batches_per_sec(), r.train_loss,
                           optional(eval.samples > 0, eval.loss), optional(eval.top1 >= 0, eval.top1),
                           optional(eval.top5 >= 0, eval.top5), optional(eval.auc >= 0, eval.auc),
                           optional(!eval.mae.empty(), eval.mean_mae()), r.times.wait_s, r.times.copy_s,
                           r.times.compute_s, r.workers, r.scaler ? fmt::format("{:g}", r.scaler->scale) : "",
-                          r.scaler ? std::to_string(r.scaler->skipped) : "", optional(measured, measured ? norms->mean() : 0),
-                          optional(measured, measured ? norms->max : 0), norms ? std::to_string(norms->clipped) : "");
+                          r.scaler ? std::to_string(r.scaler->skipped) : "", optional(measured, norms.mean()),
+                          optional(measured, norms.max), r.grad_norms ? std::to_string(norms.clipped) : "");
   metrics_.flush();
 
   using nlohmann::json;
@@ -118,9 +118,9 @@ std::string RunRecords::add_epoch(const EpochRecord& r, int epochs) {
                                 {"copy_s", r.times.copy_s},
                                 {"compute_s", r.times.compute_s},
                                 {"workers", r.workers},
-                                {"grad_norm_mean", measured ? json(norms->mean()) : json(nullptr)},
-                                {"grad_norm_max", measured ? json(norms->max) : json(nullptr)},
-                                {"clipped_steps", norms ? json(norms->clipped) : json(nullptr)},
+                                {"grad_norm_mean", measured ? json(norms.mean()) : json(nullptr)},
+                                {"grad_norm_max", measured ? json(norms.max) : json(nullptr)},
+                                {"clipped_steps", r.grad_norms ? json(norms.clipped) : json(nullptr)},
                                 {"verdict", diagnose::verdict_name(diagnose::classify(r.times))}});
   return line;
 }

@@ -67,17 +67,14 @@ uint64_t step_seed(uint64_t seed, int rank, int64_t epoch, int64_t step) {
 }
 
 // "early stop after epoch 7: val acc has not improved for 3 epochs (best 91.2 % at epoch 4, its
-// weights in model_best.safetensors); --resume with more patience goes on"
+// weights in model_best.safetensors)"
 std::string early_stop_text(const BestWeights& best, int64_t epoch, int64_t stale) {
   if (best.epoch() == 0) {
     return fmt::format("early stop after epoch {}: validation gave no figure for {} epochs (NaN)", epoch, stale);
   }
-  const bool mae = best.metric() == "val_mae";
   return fmt::format("early stop after epoch {}: {} has not improved for {} epoch{} (best {} at epoch {}, its weights "
                      "in model_best.safetensors)",
-                     epoch, mae ? "val MAE" : "val acc", stale, stale == 1 ? "" : "s",
-                     mae ? fmt::format("{:.4g}", best.value()) : fmt::format("{:.1f} %", 100 * best.value()),
-                     best.epoch());
+                     epoch, best.figure_name(), stale, stale == 1 ? "" : "s", best.value_text(), best.epoch());
 }
 
 // How an epoch's step loop ended.
