@@ -209,13 +209,15 @@ if wants train && need_stoker train; then
     --epochs 1000 --no-progress)
   for amp in $AMPS; do
     # fp16 also clips: the scaler's fused unscale on CUDA, then clip_grad_norm_ on true gradients.
+    # bf16 also keeps a moving average of the weights (fused foreach updates on CUDA).
     extra=()
     [[ $amp == fp16 ]] && extra=(--clip-grad-norm 1.0)
+    [[ $amp == bf16 ]] && extra=(--ema-decay 0.9998)
     run "train-$amp" 480 "${base[@]}" --amp "$amp" "${extra[@]}" --max-steps "$TRAIN_STEPS" --output-dir "$WORK/runs"
-    verdict "train-$amp" 0 "$(lines "train-$amp" '^(device|Batch size)|memory|samples/s|step time|skipped|grad norm')"
+    verdict "train-$amp" 0 "$(lines "train-$amp" '^(device|Batch size)|memory|samples/s|step time|skipped|grad norm|model_ema')"
   done
   # Interrupted by --max-steps with a checkpoint, then resumed from its run folder.
-  run resume-first 300 "${base[@]}" --amp bf16 --max-steps 20 --checkpoint-every-steps 10 \
+  run resume-first 300 "${base[@]}" --amp bf16 --ema-decay 0.9998 --max-steps 20 --checkpoint-every-steps 10 \
     --output-dir "$WORK/resume"
   verdict resume-first 0 "20 steps, checkpoints every 10"
   first_run=$(ls -d "$WORK"/resume/*/ 2>/dev/null | head -n1)

@@ -62,8 +62,10 @@ TEST_F(TrainCli, ShortRunWritesTheRunDirectory) {
   std::string header, row;
   std::getline(metrics, header);
   std::getline(metrics, row);
-  EXPECT_TRUE(header.ends_with(",grad_norm_mean,grad_norm_max,clipped_steps")) << header;
-  EXPECT_TRUE(row.ends_with("," + std::to_string(epoch["clipped_steps"].get<int64_t>()))) << row;
+  EXPECT_TRUE(header.ends_with(",grad_norm_mean,grad_norm_max,clipped_steps,ema_val_loss,ema_val_top1,ema_val_mae"))
+      << header;
+  // The moving average's columns stay empty where there is none.
+  EXPECT_TRUE(row.ends_with("," + std::to_string(epoch["clipped_steps"].get<int64_t>()) + ",,,")) << row;
   std::ifstream config(run + "/config.yaml");
   std::string text((std::istreambuf_iterator<char>(config)), {});
   EXPECT_NE(text.find("batch_size: 32"), std::string::npos) << text;

@@ -147,6 +147,69 @@ TEST_F(TrainFeaturesCli, EarlyStoppingEndsTheRunWhenValidationStalls) {
                         "patience without validation data");
 }
 
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A moving average of the weights (--ema-decay): validated beside the model each epoch,
+// judged for model_best, exported as model_ema.safetensors, and carried by a checkpoint so an
+// interrupted and resumed run ends with the same average. It changes nothing in training:
+// the model's own weights are byte for byte those of a run without it.
+TEST_F(TrainFeaturesCli, MovingAverageIsValidatedExportedAndResumed) {
+  TempDir dir;
+  write_blobs(dir.str() + "/train.csv", 1200, 5);
+  write_blobs(dir.str() + "/val.csv", 300, 6);
+  const std::string data = " --data " + dir.str() + "/train.csv --val-data " + dir.str() + "/val.csv" + kFlags +
+                           " --batch-size 32";
+  const std::string out = dir.str() + "/ema";
+  const auto r = run_command(kStoker + " train" + data + " --ema-decay 0.9 --output-dir " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("· ema_decay 0.9"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("epoch 3/3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("% · EMA val acc "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("· model_ema.safetensors"), std::string::npos) << r.out;
+  const nlohmann::json summary = summary_of(out);
+  const int64_t steps = summary["global_step"].get<int64_t>();
+  EXPECT_EQ(steps, 3 * (1200 / 32 + 1));
+  EXPECT_EQ(summary["ema"]["updates"], steps) << summary["ema"].dump();
+  EXPECT_EQ(summary["ema"]["decay"], 0.9);
+  EXPECT_EQ(summary["best"]["metric"], "ema_val_top1") << summary["best"].dump();
+  EXPECT_GT(summary["epochs"].back()["ema_val_top1"].get<double>(), 0.9) << summary.dump();
+  const nlohmann::json averaged = weights_metadata_of(out, "model_ema.safetensors");
+  EXPECT_EQ(averaged["ema_updates"], std::to_string(steps)) << averaged.dump();
+  EXPECT_EQ(averaged["model"], "mlp");
+  EXPECT_EQ(weights_metadata_of(out, "model_best.safetensors")["best_metric"], "ema_val_top1");
+  std::ifstream metrics(stoker::testing::run_dir_of(out) + "/metrics.csv");
+  std::string header;
+  std::getline(metrics, header);
+  EXPECT_NE(header.find(",ema_val_loss,ema_val_top1,ema_val_mae"), std::string::npos) << header;
+
+  // Training itself is untouched: the model's weights equal those of a run without the average.
+  const std::string plain = dir.str() + "/plain";
+  const auto p = run_command(kStoker + " train" + data + " --output-dir " + plain);
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  const std::string model_bytes = file_bytes(stoker::testing::run_dir_of(out) + "/model.safetensors");
+  EXPECT_EQ(model_bytes, file_bytes(stoker::testing::run_dir_of(plain) + "/model.safetensors"));
+  EXPECT_EQ(summary_of(plain)["ema"], nullptr);
+  EXPECT_EQ(summary_of(plain)["best"]["metric"], "val_top1");
+  const std::string average_bytes = file_bytes(stoker::testing::run_dir_of(out) + "/model_ema.safetensors");
+  EXPECT_NE(average_bytes.substr(average_bytes.size() / 2), model_bytes.substr(model_bytes.size() / 2));
+
+  // Stopped after 50 steps and resumed: the same average at the end.
+  const std::string split = dir.str() + "/split";
+  const auto first = run_command(kStoker + " train" + data + " --ema-decay 0.9 --max-steps 50 --output-dir " + split);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const std::string run = stoker::testing::run_dir_of(split);
+  const auto second = run_command(kStoker + " train --no-progress --max-steps 0 --resume " + run);
+  ASSERT_EQ(second.exit_code, 0) << second.err << second.out;
+  EXPECT_NE(second.out.find("· moving average of 50 updates from the checkpoint"), std::string::npos) << second.out;
+  EXPECT_EQ(file_bytes(run + "/model_ema.safetensors"), average_bytes);
+
+  expect_one_line_error(run_command(kStoker + " train" + data + " --ema-decay 1 --output-dir " + out), 2,
+                        "ema_decay must be in [0, 1) (got 1); 0 turns the average off", "ema_decay 1");
+}
+
 TEST_F(TrainFeaturesCli, IntegerTargetsTrainARegressionWhenAskedTo) {
   // y = 3 x0 - 2 x1 + 40, rounded: whole numbers, so without --task they would be classes.
   TempDir dir;

@@ -218,6 +218,11 @@ std::vector<Field> make_fields() {
        "Stop when validation's figure (top-1 accuracy, or MAE for regression) has not improved for this many "
        "epochs; the best epoch's weights are in model_best.safetensors. Needs validation data; 0 = off",
        {"patience"}},
+      {"ema_decay",
+       &C::ema_decay,
+       "Keep an exponential moving average of the weights with this decay (timm's model_ema, e.g. 0.9998), "
+       "updated after each optimizer step; validation judges it and model_ema.safetensors holds it; 0 = off",
+       {"model_ema_decay"}},
       {"num_workers",
        &C::num_workers,
        "Loader worker threads, 1..1024, or auto (tuned at run time from measured throughput)",

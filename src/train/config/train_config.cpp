@@ -202,6 +202,10 @@ void validate(const TrainConfig& c) {
                     "choice",
                     c.clip_grad_norm));
   at_least("early_stopping_patience", c.early_stopping_patience, 0);
+  check(c.ema_decay >= 0 && c.ema_decay < 1,
+        fmt::format("ema_decay must be in [0, 1) (got {}); 0 turns the average off, 0.9998 and 0.999 are common "
+                    "choices",
+                    c.ema_decay));
   if (c.num_workers != kAuto) {
     between("num_workers", c.num_workers, 1, 1024,
             c.num_workers == 0 ? "; stoker always loads on worker threads: 1 is the fewest, or auto"

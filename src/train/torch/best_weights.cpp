@@ -19,14 +19,14 @@ std::optional<std::pair<std::string, double>> figure_of(const EvalResult& eval) 
   return std::nullopt;
 }
 
-bool better(const std::string& metric, double value, double than) {
-  return metric == "val_mae" ? value < than : value > than;
-}
+bool is_mae(const std::string& metric) { return metric.ends_with("val_mae"); }
+
+bool better(const std::string& metric, double value, double than) { return is_mae(metric) ? value < than : value > than; }
 
 }  // namespace
 
-BestWeights::BestWeights(const std::string& run_dir, bool resumed)
-    : path_((std::filesystem::path(run_dir) / "model_best.safetensors").string()) {
+BestWeights::BestWeights(const std::string& run_dir, bool resumed, bool averaged)
+    : path_((std::filesystem::path(run_dir) / "model_best.safetensors").string()), prefix_(averaged ? "ema_" : "") {
   std::error_code ec;
   if (!resumed || !std::filesystem::exists(path_, ec)) return;
   try {
@@ -47,7 +47,8 @@ bool BestWeights::offer(const torch::nn::Module& model, const EvalResult& eval, 
                         const std::function<std::map<std::string, std::string>()>& metadata) {
   const auto figure = figure_of(eval);
   if (!figure || !std::isfinite(figure->second)) return false;
-  const auto& [metric, value] = *figure;
+  const std::string metric = prefix_ + figure->first;
+  const double value = figure->second;
   if (metric_ == metric && !better(metric, value, value_)) return false;
   std::map<std::string, std::string> entries = metadata();
   entries["best_metric"] = metric;
@@ -62,12 +63,12 @@ bool BestWeights::offer(const torch::nn::Module& model, const EvalResult& eval, 
 
 std::string BestWeights::figure_name() const {
   if (metric_.empty()) return "";
-  return metric_ == "val_mae" ? "val MAE" : "val acc";
+  return (metric_.starts_with("ema_") ? "EMA " : "") + std::string(is_mae(metric_) ? "val MAE" : "val acc");
 }
 
 std::string BestWeights::value_text() const {
   if (metric_.empty()) return "";
-  return metric_ == "val_mae" ? fmt::format("{:.4g}", value_) : fmt::format("{:.1f} %", 100 * value_);
+  return is_mae(metric_) ? fmt::format("{:.4g}", value_) : fmt::format("{:.1f} %", 100 * value_);
 }
 
 nlohmann::json BestWeights::summary() const {

@@ -2,6 +2,9 @@
 // accuracy for classification (higher is better), mean MAE for regression (lower is better).
 // Kept as <run dir>/model_best.safetensors, written atomically, with the epoch, the figure and
 // its value in the metadata; a resumed run reads them back, so "best" spans the whole run.
+// With a moving average of the weights (ema_decay), the average is what is judged and kept,
+// by its own figure ("ema_val_top1", "ema_val_mae"), as timm keeps its best checkpoint; a
+// resumed run that turns the average on or off starts the record afresh.
 // Not thread-safe: the training loop's thread only.
 #pragma once
 
@@ -20,7 +23,8 @@ namespace stoker::train {
 class BestWeights {
  public:
   // `resumed`: an existing model_best.safetensors in `run_dir` is the best so far.
-  BestWeights(const std::string& run_dir, bool resumed);
+  // `averaged`: the weights offered are a moving average.
+  BestWeights(const std::string& run_dir, bool resumed, bool averaged = false);
 
   // When `eval` (of epoch `epoch`, 1-based) beats the best so far, writes the file with
   // metadata() (called only then) plus the epoch and figure, and returns true. An epoch
@@ -33,14 +37,15 @@ class BestWeights {
 
   // The best epoch so far (1-based; 0 before the first figure).
   int64_t epoch() const { return epoch_; }
-  // Its figure as the epoch line names it ("val acc", "val MAE") and its value ("91.2 %",
-  // "0.0312"); empty before the first figure.
+  // Its figure as the epoch line names it ("val acc", "val MAE", "EMA val acc") and its value
+  // ("91.2 %", "0.0312"); empty before the first figure.
   std::string figure_name() const;
   std::string value_text() const;
 
  private:
   std::string path_;
-  std::string metric_;  // "val_top1" or "val_mae"; "" before the first
+  std::string prefix_;  // "ema_" for a moving average, else ""
+  std::string metric_;  // prefix_ + "val_top1" or "val_mae"; "" before the first
   double value_ = 0;
   int64_t epoch_ = 0;
 };

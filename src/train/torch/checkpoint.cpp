@@ -53,6 +53,7 @@ CheckpointMeta read_meta(torch::serialize::InputArchive& archive) {
     scaler.skipped = get_int("scaler_skipped");
     meta.scaler = scaler;
   }
+  if (archive.try_read("ema_updates", v)) meta.ema_updates = get_int("ema_updates");
   return meta;
 }
 
@@ -72,7 +73,7 @@ torch::serialize::InputArchive open_archive(const std::string& path) {
 }  // namespace
 
 void save_checkpoint(const std::string& path, Network& model, torch::optim::Optimizer& optimizer,
-                     const CheckpointMeta& meta) {
+                     const CheckpointMeta& meta, const ModelEma* ema) {
   const std::string tmp = path + ".tmp";
   auto failed = [&](const std::string& why) {
     std::remove(tmp.c_str());
@@ -120,6 +121,12 @@ void save_checkpoint(const std::string& path, Network& model, torch::optim::Opti
     archive.write("model", model_archive);
     archive.write("optimizer", optimizer_archive);
     archive.write("rng_cpu", compat::cpu_rng_state());
+    if (ema != nullptr) {
+      torch::serialize::OutputArchive ema_archive;
+      ema->network().save(ema_archive);
+      archive.write("ema", ema_archive);
+      archive.write("ema_updates", c10::IValue(ema->updates()));
+    }
     archive.save_to(sink);
   } catch (const c10::Error& e) {
     ::close(fd);
@@ -145,7 +152,7 @@ CheckpointFile::CheckpointFile(const std::string& path) : path_(path), archive_(
   }
 }
 
-void CheckpointFile::load_into(Network& model, torch::optim::Optimizer& optimizer) {
+void CheckpointFile::load_into(Network& model, torch::optim::Optimizer& optimizer, ModelEma* ema) {
   try {
     torch::serialize::InputArchive model_archive, optimizer_archive;
     archive_.read("model", model_archive);
@@ -155,6 +162,14 @@ void CheckpointFile::load_into(Network& model, torch::optim::Optimizer& optimize
     torch::Tensor rng;
     archive_.read("rng_cpu", rng);
     compat::set_cpu_rng_state(rng);
+    if (ema != nullptr && meta_.ema_updates) {
+      torch::serialize::InputArchive ema_archive;
+      archive_.read("ema", ema_archive);
+      ema->network().load(ema_archive);
+      ema->set_updates(*meta_.ema_updates);
+    } else if (ema != nullptr) {
+      ema->restart_from(model);
+    }
   } catch (const c10::Error& e) {
     throw DataError("checkpoint " + path_ + " does not fit this model or optimiser (" +
                     first_line(e.what_without_backtrace()) + ")");

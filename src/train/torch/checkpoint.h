@@ -1,4 +1,4 @@
-// Checkpoints: model, optimiser, fp16 loss scaler, CPU RNG and where the data stream stands, in one file
+// Checkpoints: model, optimiser, fp16 loss scaler, moving average of the weights, CPU RNG and where the data stream stands, in one file
 // written atomically (temp file, fsync, rename, fsync of the directory), so a crash or a
 // full disk never leaves a half-written checkpoint in place of the previous one.
 #pragma once
@@ -7,6 +7,7 @@
 #include <string>
 
 #include "grad_scaler.h"
+#include "model_ema.h"
 #include "models.h"
 
 namespace stoker::train {
@@ -20,11 +21,13 @@ struct CheckpointMeta {
   std::string model;
   int64_t world_size = 1;  // data-parallel processes that trained (1 in files from before)
   std::optional<GradScaler::State> scaler;  // amp fp16 only
+  std::optional<int64_t> ema_updates;       // the file holds a moving average (ema_decay > 0)
 };
 
 // Throws SystemError naming the path when it cannot be written; the previous file stays.
+// `ema` (if any) is saved with its update count; meta.ema_updates is not read.
 void save_checkpoint(const std::string& path, Network& model, torch::optim::Optimizer& optimizer,
-                     const CheckpointMeta& meta);
+                     const CheckpointMeta& meta, const ModelEma* ema = nullptr);
 
 // A checkpoint read once: its meta to check against the config, then its state loaded into
 // a model and optimiser (--resume reads the file one time, not two). The constructor throws
@@ -33,9 +36,10 @@ class CheckpointFile {
  public:
   explicit CheckpointFile(const std::string& path);
   const CheckpointMeta& meta() const { return meta_; }
-  // Loads into `model` and `optimizer` and restores the CPU RNG. Throws DataError when the
-  // state does not fit them.
-  void load_into(Network& model, torch::optim::Optimizer& optimizer);
+  // Loads into `model` and `optimizer` and restores the CPU RNG. `ema` (if any) gets the
+  // file's moving average, or, from a file without one (meta().ema_updates empty), starts
+  // over from the loaded model. Throws DataError when the state does not fit them.
+  void load_into(Network& model, torch::optim::Optimizer& optimizer, ModelEma* ema = nullptr);
 
  private:
   std::string path_;

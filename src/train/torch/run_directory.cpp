@@ -30,7 +30,7 @@ std::string run_id() {
 }  // namespace
 
 RunStart open_run(const TrainConfig& cfg, Network& model, torch::optim::Optimizer& optimizer,
-                  const ProcessPlace& place) {
+                  const ProcessPlace& place, ModelEma* ema) {
   RunStart start;
   if (!cfg.resume.empty()) {
     const std::string path = resumed_checkpoint(cfg.resume);
@@ -47,12 +47,13 @@ RunStart open_run(const TrainConfig& cfg, Network& model, torch::optim::Optimize
                                    path, meta.world_size, meta.world_size == 1 ? "" : "es", place.world_size,
                                    meta.world_size));
     }
-    checkpoint.load_into(model, optimizer);
+    checkpoint.load_into(model, optimizer, ema);
     start.resumed = true;
     start.epoch = meta.epoch;
     start.batch = meta.next_batch;
     start.global_step = meta.global_step;
     start.scaler = meta.scaler;
+    if (ema != nullptr) start.ema_updates = meta.ema_updates;
     start.run_dir = fs::path(path).parent_path().string();
   } else if (place.leader()) {
     start.run_dir = (fs::path(cfg.output_dir) / run_id()).string();
@@ -97,7 +98,8 @@ void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const Run
               cfg.batch_size, cfg.epochs, cfg.lr, to_string(cfg.optimizer).c_str(), workers_text.c_str(),
               cfg.prefetch_factor, to_string(cfg.amp).c_str(), cfg.accumulation_steps,
               ((cfg.clip_grad_norm > 0 ? fmt::format(" · clip_grad_norm {:g}", cfg.clip_grad_norm) : std::string()) +
-               (cfg.early_stopping_patience > 0 ? fmt::format(" · patience {}", cfg.early_stopping_patience) : std::string()))
+               (cfg.early_stopping_patience > 0 ? fmt::format(" · patience {}", cfg.early_stopping_patience) : std::string()) +
+               (cfg.ema_decay > 0 ? fmt::format(" · ema_decay {:g}", cfg.ema_decay) : std::string()))
                   .c_str());
   if (place.world_size > 1) {
     std::printf("parallel %d processes (%d on this machine) · each trains on 1/%d of every epoch · gradients "
@@ -109,8 +111,13 @@ void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const Run
     std::printf("Batch size: %d (requested: %d)\n", cfg.batch_size, cfg.batch_size);
   }
   if (start.resumed) {
-    std::printf("resume   epoch %lld, batch %lld, step %lld\n", static_cast<long long>(start.epoch + 1),
-                static_cast<long long>(start.batch), static_cast<long long>(start.global_step));
+    std::string average;
+    if (cfg.ema_decay > 0) {
+      average = start.ema_updates ? fmt::format(" · moving average of {} updates from the checkpoint", *start.ema_updates)
+                                  : " · the checkpoint has no moving average: it starts from the loaded weights";
+    }
+    std::printf("resume   epoch %lld, batch %lld, step %lld%s\n", static_cast<long long>(start.epoch + 1),
+                static_cast<long long>(start.batch), static_cast<long long>(start.global_step), average.c_str());
   }
   std::fflush(stdout);
 }

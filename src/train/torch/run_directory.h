@@ -8,6 +8,7 @@
 #include <string>
 
 #include "grad_scaler.h"
+#include "model_ema.h"
 #include "models.h"
 #include "setup.h"
 #include "stoker/train/config.h"
@@ -22,16 +23,18 @@ struct RunStart {
   int64_t batch = 0;        // first batch of that epoch still to train on
   int64_t global_step = 0;  // optimiser steps already taken
   std::optional<GradScaler::State> scaler;  // amp fp16 only
+  std::optional<int64_t> ema_updates;       // resumed with the checkpoint's moving average
 };
 
 // With cfg.resume: reads the checkpoint (a file, or a run folder holding checkpoint.pt),
 // checks it was made with the same model, batch size, seed and number of data-parallel
 // processes (UsageError naming both values otherwise) and loads it into `model` and
-// `optimizer`. Without: makes a new run folder (UsageError when it cannot). Either way writes
+// `optimizer` (and `ema`, if given: the checkpoint's average, or a restart from the loaded
+// weights when it has none). Without: makes a new run folder (UsageError when it cannot). Either way writes
 // config.yaml, the effective config. Only the group's leader (rank 0) makes the folder and
 // writes; the other processes get the point to start from (run_dir empty on a new run).
 RunStart open_run(const TrainConfig& cfg, Network& model, torch::optim::Optimizer& optimizer,
-                  const ProcessPlace& place = {});
+                  const ProcessPlace& place = {}, ModelEma* ema = nullptr);
 
 // The lines printed before the first step: run dir, device, data, model, config, the batch
 // size used and asked for (per process and per step in a data-parallel group), and where a

@@ -43,11 +43,12 @@ RunRecords::RunRecords(const TrainConfig& cfg, const std::string& run_dir, bool 
                 {"model", cfg.model},
                 {"batch_size", cfg.batch_size},
                 {"epochs", nlohmann::json::array()},
-                {"stopped_early", nullptr}}) {
+                {"stopped_early", nullptr},
+                {"ema", nullptr}}) {
   if (!resumed) {
     metrics_ << "epoch,seconds,samples,samples_per_sec,batches_per_sec,train_loss,val_loss,val_top1,val_top5,"
                 "val_auc,val_mae,wait_s,copy_s,compute_s,workers,fp16_scale,fp16_skipped,grad_norm_mean,grad_norm_max,"
-                "clipped_steps\n";
+                "clipped_steps,ema_val_loss,ema_val_top1,ema_val_mae\n";
   }
 }
 
@@ -82,6 +83,8 @@ std::string RunRecords::add_epoch(const EpochRecord& r, int epochs) {
   std::string line = fmt::format("epoch {}/{}  done in {:.1f} s · {} samples/s · {:.1f} batches/s · train loss {:.3f}",
                                  r.epoch, epochs, r.seconds, grouped(r.samples_per_sec()), r.batches_per_sec(), r.train_loss);
   if (eval.samples > 0) line += " · " + format_eval(eval);
+  const EvalResult ema = r.ema_eval.value_or(EvalResult{});  // no samples where there is no average
+  if (ema.samples > 0) line += " · EMA " + format_eval(ema);
   line += r.notes;
   if (r.scaler) {
     line += fmt::format(" · fp16 scale {:g}, {} step{} skipped", r.scaler->scale, r.scaler->skipped,
@@ -95,14 +98,17 @@ std::string RunRecords::add_epoch(const EpochRecord& r, int epochs) {
   }
 
   auto optional = [](bool present, double value) { return present ? fmt::format("{:.5f}", value) : std::string(); };
-  metrics_ << fmt::format("{},{:.3f},{},{:.2f},{:.3f},{:.5f},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{},{},{},{},{},{}\n", r.epoch,
+  metrics_ << fmt::format("{},{:.3f},{},{:.2f},{:.3f},{:.5f},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{},{},{},{},{},{},{},{},{}\n",
+                          r.epoch,
                           r.seconds, r.samples, r.samples_per_sec(), r.batches_per_sec(), r.train_loss,
                           optional(eval.samples > 0, eval.loss), optional(eval.top1 >= 0, eval.top1),
                           optional(eval.top5 >= 0, eval.top5), optional(eval.auc >= 0, eval.auc),
                           optional(!eval.mae.empty(), eval.mean_mae()), r.times.wait_s, r.times.copy_s,
                           r.times.compute_s, r.workers, r.scaler ? fmt::format("{:g}", r.scaler->scale) : "",
                           r.scaler ? std::to_string(r.scaler->skipped) : "", optional(measured, norms.mean()),
-                          optional(measured, norms.max), r.grad_norms ? std::to_string(norms.clipped) : "");
+                          optional(measured, norms.max), r.grad_norms ? std::to_string(norms.clipped) : "",
+                          optional(ema.samples > 0, ema.loss), optional(ema.samples > 0 && ema.top1 >= 0, ema.top1),
+                          optional(!ema.mae.empty(), ema.mean_mae()));
   metrics_.flush();
 
   using nlohmann::json;
@@ -121,8 +127,15 @@ std::string RunRecords::add_epoch(const EpochRecord& r, int epochs) {
                                 {"grad_norm_mean", measured ? json(norms.mean()) : json(nullptr)},
                                 {"grad_norm_max", measured ? json(norms.max) : json(nullptr)},
                                 {"clipped_steps", r.grad_norms ? json(norms.clipped) : json(nullptr)},
+                                {"ema_val_loss", ema.samples > 0 ? json(ema.loss) : json(nullptr)},
+                                {"ema_val_top1", ema.samples > 0 && ema.top1 >= 0 ? json(ema.top1) : json(nullptr)},
+                                {"ema_val_mae", ema.mae.empty() ? json(nullptr) : json(ema.mae)},
                                 {"verdict", diagnose::verdict_name(diagnose::classify(r.times))}});
   return line;
+}
+
+void RunRecords::set_ema(double decay, int64_t updates, const std::optional<std::string>& weights) {
+  summary_["ema"] = {{"decay", decay}, {"updates", updates}, {"weights", weights ? nlohmann::json(*weights) : nullptr}};
 }
 
 const nlohmann::json& RunRecords::finish(const std::optional<std::string>& weights, int64_t global_step,

@@ -42,6 +42,7 @@ struct EpochRecord {
   int64_t batches = 0;
   double train_loss = 0;            // mean over finite batch losses
   EvalResult eval;                  // eval.samples == 0: no validation data
+  std::optional<EvalResult> ema_eval;  // ema_decay > 0 with validation data: the moving average's
   diagnose::StepWindow times;       // waiting / copy / compute over the epoch's steps
   int workers = 0;                  // loader workers at the epoch's end
   std::optional<GradScaler::State> scaler;  // amp fp16 only
@@ -82,6 +83,9 @@ class RunRecords {
 
   // Early stopping ended the run after `epoch` (1-based): summary.json's "stopped_early".
   void stopped_early(int64_t epoch) { summary_["stopped_early"] = {{"epoch", epoch}}; }
+
+  // The moving average of the weights for summary.json's "ema": {"decay", "updates", "weights"}.
+  void set_ema(double decay, int64_t updates, const std::optional<std::string>& weights);
 
   // The best epoch's weights for summary.json (BestWeights::summary(); null: none).
   void set_best(const nlohmann::json& best) { summary_["best"] = best; }

@@ -190,11 +190,21 @@ TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place) {
 
   torch::manual_seed(cfg.seed);
   const data::TransformSpec& spec = s.train_loader->options().transform;
-  s.model = make_model(cfg.model, {spec.channels, spec.out_height, spec.out_width}, s.objective.outputs);
+  s.model_input = {spec.channels, spec.out_height, spec.out_width};
+  s.model = make_model(cfg.model, s.model_input, s.objective.outputs);
   s.model->to(s.device);
   if (s.feed.channels_last) to_channels_last(*s.model);
   s.optimizer = make_optimizer(cfg, *s.model);
   return s;
+}
+
+std::shared_ptr<Network> another_model(const TrainConfig& cfg, const TrainSetup& setup) {
+  const torch::Tensor rng = compat::cpu_rng_state();  // the initialisation draws from it
+  std::shared_ptr<Network> other = make_model(cfg.model, setup.model_input, setup.objective.outputs);
+  compat::set_cpu_rng_state(rng);
+  other->to(setup.device);
+  if (setup.feed.channels_last) to_channels_last(*other);
+  return other;
 }
 
 data::TransformSpec inference_inputs(const TrainSetup& setup) {

@@ -31,6 +31,7 @@ struct TrainSetup {
   data::TransformSpec train_chain;
   data::TransformSpec eval_chain;
   std::shared_ptr<Network> model;  // on `device`
+  InputShape model_input;          // what `model` was built for
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   HostTuning host;  // the allocator and BLAS settings applied (stoker/core/host_tuning.h)
 };
@@ -45,6 +46,12 @@ struct TrainSetup {
 // In a data-parallel group (`place`), the training loader takes the place's share of each
 // epoch, and on CUDA ("auto" or "cuda") the process trains on device cuda:<local_rank>.
 TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place = {});
+
+// A second instance of `setup.model`'s architecture, on its device and in its memory format,
+// with weights of its own initialisation (the moving average's network, model_ema.h, which
+// then copies the model's). Leaves torch's CPU generator as it found it, so a run draws the
+// same random numbers with the second instance as without.
+std::shared_ptr<Network> another_model(const TrainConfig& cfg, const TrainSetup& setup);
 
 // What the trained model takes at inference: the evaluation chain with the sizes and the
 // Standardize statistics the training loader fitted (recorded in summary.json and the

@@ -109,6 +109,7 @@ void Stepper::optimizer_step(Result* r) {
     optimizer_.step();
   }
   compat::zero_grad_set_to_none(optimizer_);
+  if (ema_ != nullptr && !r->skipped) ema_->update(model_);
   // A skipped fp16 step still counts: the schedule and checkpoints follow windows, as
   // PyTorch's scheduler.step() after scaler.step() does.
   ++global_step_;

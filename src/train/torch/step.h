@@ -1,7 +1,7 @@
 // One training step, timed: host→device copy, then forward (under autocast for --amp), loss,
 // backward and — at the end of an accumulation window — the learning-rate schedule, gradient
-// clipping (--clip-grad-norm) and the optimiser step (through the fp16 loss scaler for --amp
-// fp16).
+// clipping (--clip-grad-norm), the optimiser step (through the fp16 loss scaler for --amp
+// fp16) and the moving average of the weights (--ema-decay).
 // The training loop and `stoker doctor` run the same steps. Not thread-safe.
 #pragma once
 
@@ -10,6 +10,7 @@
 
 #include "data_parallel.h"
 #include "grad_scaler.h"
+#include "model_ema.h"
 #include "models.h"
 #include "objective.h"
 #include "stoker/train/config.h"
@@ -64,6 +65,9 @@ class Stepper {
   // this process alone), sent during the backward that ends each window. The group must
   // outlive the Stepper.
   void average_gradients_over(DataParallel* group);
+  // After each optimizer step that is taken (not an fp16 skip), `ema` folds the new weights
+  // in (null: none). It must outlive the Stepper.
+  void keep_average(ModelEma* ema) { ema_ = ema; }
   int64_t global_step() const { return global_step_; }
   // Null unless amp is fp16.
   GradScaler* scaler() { return scaler_.get(); }
@@ -71,7 +75,7 @@ class Stepper {
 
  private:
   // Averages the gradients over the group (if any), then schedule, unscale (fp16), clip,
-  // step, zero_grad; fills r's stepped, skipped, grad_norm and clipped and adds the
+  // step, zero_grad, moving average; fills r's stepped, skipped, grad_norm and clipped and adds the
   // averaging's time to r->sync_s.
   void optimizer_step(Result* r);
 
@@ -86,6 +90,7 @@ class Stepper {
   int64_t micro_ = 0;
   std::unique_ptr<GradScaler> scaler_;
   DataParallel* group_ = nullptr;
+  ModelEma* ema_ = nullptr;
 };
 
 }  // namespace stoker::train

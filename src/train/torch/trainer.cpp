@@ -16,6 +16,7 @@
 #include "evaluate.h"
 #include "gpu_memory.h"
 #include "loop_diagnosis.h"
+#include "model_ema.h"
 #include "models.h"
 #include "out_of_memory.h"
 #include "run_directory.h"
@@ -88,7 +89,7 @@ class TrainLoop {
  public:
   TrainLoop(const TrainConfig& cfg, const TrainUi& ui, TrainSetup& setup, const RunStart& start,
             monitor::Sampler& monitor, LoopDiagnosis& diagnosis, RunRecords* records, int gpu_index,
-            DataParallel* group)
+            DataParallel* group, ModelEma* ema)
       : cfg_(cfg),
         ui_(ui),
         setup_(setup),
@@ -98,6 +99,7 @@ class TrainLoop {
         records_(records),
         gpu_index_(gpu_index),
         group_(group),
+        ema_(ema),
         world_size_(group != nullptr ? group->place().world_size : 1),
         steps_per_epoch_(setup.train_loader->batches_per_epoch()),
         stepper_(cfg, *setup.model, *setup.optimizer, setup.objective, setup.device,
@@ -107,6 +109,7 @@ class TrainLoop {
         progress_(stdout) {
     if (stepper_.scaler() != nullptr && start.scaler) stepper_.scaler()->set_state(*start.scaler);
     stepper_.average_gradients_over(group);
+    stepper_.keep_average(ema);
   }
 
   // Trains epoch `epoch` (0-based) from `first_batch`; fills `record` with what it measured.
@@ -116,9 +119,9 @@ class TrainLoop {
   void save(int64_t epoch, int64_t next_batch) {
     if (records_ == nullptr) return;
     CheckpointMeta meta{epoch, next_batch, stepper_.global_step(), cfg_.seed, cfg_.batch_size, cfg_.model,
-                        world_size_, std::nullopt};
+                        world_size_, std::nullopt, std::nullopt};
     if (stepper_.scaler() != nullptr) meta.scaler = stepper_.scaler()->state();
-    save_checkpoint(start_.checkpoint_path, *setup_.model, *setup_.optimizer, meta);
+    save_checkpoint(start_.checkpoint_path, *setup_.model, *setup_.optimizer, meta, ema_);
   }
   const Stepper& stepper() const { return stepper_; }
   // The signal that stopped the run: this process's, or SIGTERM when another process of the
@@ -142,6 +145,7 @@ class TrainLoop {
   RunRecords* records_;
   const int gpu_index_;
   DataParallel* group_;
+  ModelEma* ema_;  // the leader's moving average of the weights (ema_decay > 0); null otherwise
   const int world_size_;
   const int64_t steps_per_epoch_;
   Stepper stepper_;
@@ -297,7 +301,11 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
         "--val-split 0.1 to hold out part of it, or set early_stopping_patience 0",
         cfg.early_stopping_patience, cfg.data));
   }
-  const RunStart start = open_run(cfg, *setup.model, *setup.optimizer, place);
+  // The moving average of the weights: the leader's, which validates and saves it (every
+  // process takes the same steps, so the others would hold the same one).
+  std::optional<ModelEma> ema;
+  if (leader && cfg.ema_decay > 0) ema.emplace(another_model(cfg, setup), *setup.model, cfg.ema_decay);
+  const RunStart start = open_run(cfg, *setup.model, *setup.optimizer, place, ema ? &*ema : nullptr);
   if (group && leader) group->barrier();
   if (group) group->broadcast_from_leader(*setup.model);  // one starting point, whatever each process drew
   if (leader) print_run_header(cfg, setup, start, place);
@@ -322,7 +330,7 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
     leader_records->set_inputs(inputs);
   }
   TrainLoop loop(cfg, ui, setup, start, monitor, diagnosis, leader_records ? &*leader_records : nullptr, gpu_index,
-                 group.get());
+                 group.get(), ema ? &*ema : nullptr);
 
   // What feeding the exported weights needs, in both weight files' metadata.
   const auto weights_metadata = [&] {
@@ -334,8 +342,15 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
         {"inputs", inputs_json(inputs).dump()},
         {"global_step", std::to_string(loop.stepper().global_step())}};
   };
-  std::optional<BestWeights> best;  // the leader's
-  if (leader) best.emplace(start.run_dir, start.resumed);
+  // The average's metadata adds its decay and updates to the model's.
+  const auto averaged_metadata = [&] {
+    std::map<std::string, std::string> entries = weights_metadata();
+    entries["ema_decay"] = fmt::format("{:.17g}", cfg.ema_decay);
+    entries["ema_updates"] = std::to_string(ema->updates());
+    return entries;
+  };
+  std::optional<BestWeights> best;  // the leader's; it judges the average when there is one
+  if (leader) best.emplace(start.run_dir, start.resumed, ema.has_value());
 
   int exit_code = 0;
   for (int64_t epoch = start.epoch; epoch < cfg.epochs; ++epoch) {
@@ -363,7 +378,15 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
           cfg, setup.device,
           [&] { return fmt::format("in validation (batches of {})", setup.val_loader->options().batch_size); },
           [&] { return evaluate(*setup.model, *setup.val_loader, setup.objective, setup.feed); });
-      if (best->offer(*setup.model, record.eval, epoch + 1, weights_metadata)) record.notes += " · best so far";
+      if (ema) {
+        record.ema_eval = naming_out_of_memory(
+            cfg, setup.device,
+            [&] { return fmt::format("in validating the moving average (batches of {})", setup.val_loader->options().batch_size); },
+            [&] { return evaluate(ema->network(), *setup.val_loader, setup.objective, setup.feed); });
+      }
+      const bool better = ema ? best->offer(ema->network(), *record.ema_eval, epoch + 1, averaged_metadata)
+                              : best->offer(*setup.model, record.eval, epoch + 1, weights_metadata);
+      if (better) record.notes += " · best so far";
     }
     if (const data::CacheStats cache = train_loader.cache_stats(); cache.budget > 0) {
       record.notes += fmt::format(" · cache {} of {} images, {:.2f} GB{}", grouped(static_cast<double>(cache.entries)),
@@ -399,14 +422,22 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
     weights = (fs::path(start.run_dir) / "model.safetensors").string();
     save_safetensors(*setup.model, *weights, weights_metadata());
   }
+  if (ema) {
+    std::optional<std::string> averaged;
+    if (exit_code == 0) {
+      averaged = (fs::path(start.run_dir) / "model_ema.safetensors").string();
+      save_safetensors(ema->network(), *averaged, averaged_metadata());
+    }
+    records.set_ema(cfg.ema_decay, ema->updates(), averaged);
+  }
   const nlohmann::json best_so_far = best->summary();
   records.set_best(best_so_far);
   const nlohmann::json& summary = records.finish(weights, loop.stepper().global_step(), exit_code);
   if (exit_code == 0) {
     const std::string best_text =
         best_so_far.is_null() ? "" : fmt::format(" · model_best.safetensors (epoch {})", best_so_far["epoch"].get<int64_t>());
-    std::printf("saved      %s (atomic) · model.safetensors%s · metrics.csv · config.yaml · summary.json\n",
-                start.checkpoint_path.c_str(), best_text.c_str());
+    std::printf("saved      %s (atomic) · model.safetensors%s%s · metrics.csv · config.yaml · summary.json\n",
+                start.checkpoint_path.c_str(), ema ? " · model_ema.safetensors" : "", best_text.c_str());
   }
   if (ui.json_summary) std::printf("%s\n", summary.dump().c_str());
   return exit_code;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -51,7 +52,7 @@ TEST(TrainConfigTest, DefaultsAreValidAndListedInSchemaOrder) {
   const TrainConfig config;
   EXPECT_NO_THROW(validate(config));
   const std::vector<ConfigKey>& keys = config_keys();
-  ASSERT_EQ(keys.size(), 39u);
+  ASSERT_EQ(keys.size(), 40u);
   EXPECT_EQ(keys.front().name, "model");
   EXPECT_EQ(keys.back().name, "max_bad_fraction");
   std::set<std::string> names;
@@ -170,6 +171,8 @@ TEST(ConfigFlagsTest, AcceptsBothSpellingsAliasesAndTheLastValue) {
       {"--max_grad_norm 2", [](TrainConfig* c) { c->clip_grad_norm = 2; }},
       {"--early-stopping-patience 3", [](TrainConfig* c) { c->early_stopping_patience = 3; }},
       {"--patience 3", [](TrainConfig* c) { c->early_stopping_patience = 3; }},
+      {"--ema-decay 0.999", [](TrainConfig* c) { c->ema_decay = 0.999; }},
+      {"--model_ema_decay 0.9998", [](TrainConfig* c) { c->ema_decay = 0.9998; }},
       {"--use_amp", [](TrainConfig* c) { c->amp = AmpMode::kBf16; }},
       {"--use-amp", [](TrainConfig* c) { c->amp = AmpMode::kBf16; }},
       {"--use-amp=fp16", [](TrainConfig* c) { c->amp = AmpMode::kFp16; }},
@@ -334,6 +337,10 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
       {[](TrainConfig* c) { c->step_every_epochs = 0; }, "step_every_epochs must be >= 1 (got 0)"},
       {[](TrainConfig* c) { c->label_smoothing = 1; }, "label_smoothing must be in [0, 1) (got 1)"},
       {[](TrainConfig* c) { c->early_stopping_patience = -1; }, "early_stopping_patience must be >= 0 (got -1)"},
+      {[](TrainConfig* c) { c->ema_decay = 1; },
+       "ema_decay must be in [0, 1) (got 1); 0 turns the average off, 0.9998 and 0.999 are common choices"},
+      {[](TrainConfig* c) { c->ema_decay = std::nan(""); },
+       "ema_decay must be in [0, 1) (got nan); 0 turns the average off, 0.9998 and 0.999 are common choices"},
       {[](TrainConfig* c) { c->clip_grad_norm = -1; },
        "clip_grad_norm must be a finite number >= 0 (got -1); 0 turns clipping off, 1.0 is a common choice"},
       {[](TrainConfig* c) { c->clip_grad_norm = std::numeric_limits<double>::infinity(); },

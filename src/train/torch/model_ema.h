@@ -1,0 +1,47 @@
+// An exponential moving average of a model's weights (timm's ModelEma, torchvision's
+// ExponentialMovingAverage): after each optimizer step that was taken, every floating-point
+// parameter and buffer of the average moves toward the model's,
+//     average ← d · average + (1 − d) · weight,   d = min(decay, (1 + n) / (10 + n)),
+// n being the updates folded in so far (TensorFlow's ExponentialMovingAverage with
+// num_updates: the first updates weigh more, so a short run's average is not mostly its
+// random initialisation). Integer buffers (BatchNorm's num_batches_tracked) are copied.
+// The average is a second instance of the model's network, on the same device and in the
+// same memory format, kept in eval mode: it is validated and exported like the model.
+// Not thread-safe: the training loop's thread only.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "network.h"
+
+namespace stoker::train {
+
+class ModelEma {
+ public:
+  // `average`: a second instance of `model`'s architecture (another_model in setup.h); it
+  // starts as a copy of `model`'s weights. `decay` in (0, 1).
+  ModelEma(std::shared_ptr<Network> average, const Network& model, double decay);
+
+  // Folds `model`'s current weights in (one optimizer step's worth) and counts the update.
+  void update(const Network& model);
+
+  // Starts over from `model`'s weights, with no updates counted.
+  void restart_from(const Network& model);
+
+  Network& network() { return *average_; }
+  const Network& network() const { return *average_; }
+  double decay() const { return decay_; }
+  // The d the next update will use.
+  double next_decay() const;
+  int64_t updates() const { return updates_; }
+  // For a checkpoint that is resumed.
+  void set_updates(int64_t updates) { updates_ = updates; }
+
+ private:
+  std::shared_ptr<Network> average_;
+  double decay_;
+  int64_t updates_ = 0;
+};
+
+}  // namespace stoker::train
