@@ -22,6 +22,10 @@ void add_monitor_command(CLI::App& app, int* exit_code);
 // Registers `stoker train` (explains itself when built without libtorch).
 void add_train_command(CLI::App& app, int* exit_code);
 
+// Registers `stoker evaluate` (exported weights scored on a dataset; explains itself when
+// built without libtorch).
+void add_evaluate_command(CLI::App& app, int* exit_code);
+
 // Registers `stoker check` (system report, microbenchmarks, suggestions, epoch estimate).
 void add_check_command(CLI::App& app, int* exit_code);
 

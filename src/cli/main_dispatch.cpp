@@ -31,6 +31,7 @@ int run_main(int argc, char** argv) {
   add_prepare_command(app, &exit_code);
   add_monitor_command(app, &exit_code);
   add_train_command(app, &exit_code);
+  add_evaluate_command(app, &exit_code);
   add_doctor_command(app, &exit_code);
   add_check_command(app, &exit_code);
   try {

@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "support/feature_tables.h"
 #include "support/run_command.h"
 #include "support/run_files.h"
 #include "support/temp_dir.h"
@@ -22,32 +23,15 @@ namespace {
 
 namespace fs = std::filesystem;
 using stoker::testing::expect_one_line_error;
+using stoker::testing::read_text;
 using stoker::testing::run_command;
+using stoker::testing::write_blobs;
 using stoker::testing::summary_of;
 using stoker::testing::weights_metadata_of;
 using stoker::testing::TempDir;
 
 const std::string kStoker = STOKER_BINARY;
 const std::string kFlags = " --model mlp --epochs 3 --workers 1 --no-progress";
-
-// Four Gaussian blobs in 12 dimensions whose features differ in scale by up to 1000x and sit
-// far from zero (feature f: (center + noise) * (1 + 90 f) + 500).
-void write_blobs(const std::string& path, int rows, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> noise(0, 1);
-  std::uniform_int_distribution<int> cls(0, 3);
-  std::ofstream out(path);
-  for (int f = 0; f < 12; ++f) out << "f" << f << ",";
-  out << "label\n";
-  for (int r = 0; r < rows; ++r) {
-    const int c = cls(rng);
-    for (int f = 0; f < 12; ++f) {
-      const float center = ((c * 7 + f * 3) % 5 == 0 ? 2.5f : 0.0f) + (f == c ? 3.0f : 0.0f);
-      out << (center + noise(rng)) * (1.0f + 90.0f * static_cast<float>(f)) + 500.0f << ",";
-    }
-    out << c << "\n";
-  }
-}
 
 // `stoker bench loader` over each file in `dir` (2,000 samples of 10 features, 4 classes, as
 // the Python writers below make them) gives one and the same batch checksum.
@@ -147,11 +131,6 @@ TEST_F(TrainFeaturesCli, EarlyStoppingEndsTheRunWhenValidationStalls) {
                         "patience without validation data");
 }
 
-std::string file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 // A moving average of the weights (--ema-decay): validated beside the model each epoch,
 // judged for model_best, exported as model_ema.safetensors, and carried by a checkpoint so an
 // interrupted and resumed run ends with the same average. It changes nothing in training:
@@ -189,11 +168,11 @@ TEST_F(TrainFeaturesCli, MovingAverageIsValidatedExportedAndResumed) {
   const std::string plain = dir.str() + "/plain";
   const auto p = run_command(kStoker + " train" + data + " --output-dir " + plain);
   ASSERT_EQ(p.exit_code, 0) << p.err;
-  const std::string model_bytes = file_bytes(stoker::testing::run_dir_of(out) + "/model.safetensors");
-  EXPECT_EQ(model_bytes, file_bytes(stoker::testing::run_dir_of(plain) + "/model.safetensors"));
+  const std::string model_bytes = read_text(stoker::testing::run_dir_of(out) + "/model.safetensors");
+  EXPECT_EQ(model_bytes, read_text(stoker::testing::run_dir_of(plain) + "/model.safetensors"));
   EXPECT_EQ(summary_of(plain)["ema"], nullptr);
   EXPECT_EQ(summary_of(plain)["best"]["metric"], "val_top1");
-  const std::string average_bytes = file_bytes(stoker::testing::run_dir_of(out) + "/model_ema.safetensors");
+  const std::string average_bytes = read_text(stoker::testing::run_dir_of(out) + "/model_ema.safetensors");
   EXPECT_NE(average_bytes.substr(average_bytes.size() / 2), model_bytes.substr(model_bytes.size() / 2));
 
   // Stopped after 50 steps and resumed: the same average at the end.
@@ -204,7 +183,7 @@ TEST_F(TrainFeaturesCli, MovingAverageIsValidatedExportedAndResumed) {
   const auto second = run_command(kStoker + " train --no-progress --max-steps 0 --resume " + run);
   ASSERT_EQ(second.exit_code, 0) << second.err << second.out;
   EXPECT_NE(second.out.find("· moving average of 50 updates from the checkpoint"), std::string::npos) << second.out;
-  EXPECT_EQ(file_bytes(run + "/model_ema.safetensors"), average_bytes);
+  EXPECT_EQ(read_text(run + "/model_ema.safetensors"), average_bytes);
 
   expect_one_line_error(run_command(kStoker + " train" + data + " --ema-decay 1 --output-dir " + out), 2,
                         "ema_decay must be in [0, 1) (got 1); 0 turns the average off", "ema_decay 1");

@@ -11,7 +11,8 @@ double EvalResult::mean_mae() const {
   return std::accumulate(mae.begin(), mae.end(), 0.0) / static_cast<double>(mae.size());
 }
 
-EvalResult evaluate(Network& model, data::Loader& loader, const Objective& objective, const FeedOptions& feed_options) {
+EvalResult evaluate(Network& model, data::Loader& loader, const Objective& objective, const FeedOptions& feed_options,
+                    const EvalBatchSink& sink) {
   torch::NoGradGuard no_grad;
   model.eval();
   EvalResult r;
@@ -27,6 +28,7 @@ EvalResult evaluate(Network& model, data::Loader& loader, const Objective& objec
   while (FedBatch batch = feed.next()) {
     const auto& y = batch.targets;
     const auto out = model.forward(batch.images).to(torch::kFloat32);
+    if (sink) sink(batch, out);
     loss_sum += objective.loss_of(out, y, /*sum=*/true).item<double>();
     if (classes) {
       correct1 += out.argmax(1).eq(y).sum().item<double>();

@@ -3,6 +3,7 @@
 // and the mean absolute error per target.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "device_feed.h"
@@ -23,8 +24,13 @@ struct EvalResult {
   double mean_mae() const;    // over the targets; -1 without
 };
 
+// Sees each batch with the model's outputs for it (N x outputs, float32, on the device) as
+// evaluate() goes: how `stoker evaluate` writes its predictions.
+using EvalBatchSink = std::function<void(const FedBatch& batch, const torch::Tensor& outputs)>;
+
 // Puts `model` in eval mode, runs epoch 0 of `loader` without gradients; batches reach the
 // device as `feed` says (the training loop's plan).
-EvalResult evaluate(Network& model, data::Loader& loader, const Objective& objective, const FeedOptions& feed);
+EvalResult evaluate(Network& model, data::Loader& loader, const Objective& objective, const FeedOptions& feed,
+                    const EvalBatchSink& sink = {});
 
 }  // namespace stoker::train

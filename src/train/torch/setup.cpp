@@ -39,6 +39,8 @@ std::string nvml_gpus() {
   return fmt::format("{} GPU{} ({})", n, n == 1 ? "" : "s", names);
 }
 
+}  // namespace
+
 torch::Device pick_device(const TrainConfig& cfg, const ProcessPlace& place) {
   if (cfg.device == "cpu") return torch::kCPU;
   if (compat::cuda_available()) {
@@ -67,8 +69,6 @@ torch::Device pick_device(const TrainConfig& cfg, const ProcessPlace& place) {
   }
   return torch::kCPU;
 }
-
-}  // namespace
 
 void set_intra_op_threads(int threads) {
   // libtorch's default can be 1 (it counts physical cores, and some VMs report one); use

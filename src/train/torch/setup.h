@@ -58,6 +58,11 @@ std::shared_ptr<Network> another_model(const TrainConfig& cfg, const TrainSetup&
 // safetensors metadata as `inputs`).
 data::TransformSpec inference_inputs(const TrainSetup& setup);
 
+// The device cfg.device names ("auto": the first GPU if this libtorch has CUDA); in a group,
+// cuda:<local_rank>. Warns loudly on stderr when a GPU was asked for, or is present, and this
+// libtorch cannot use it.
+torch::Device pick_device(const TrainConfig& cfg, const ProcessPlace& place = {});
+
 // libtorch's intra-op threads: `threads` if > 0, else every CPU this process may use unless
 // OMP_NUM_THREADS says otherwise (libtorch's own default can be 1 on VMs).
 void set_intra_op_threads(int threads);

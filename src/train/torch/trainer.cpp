@@ -337,6 +337,8 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
     return std::map<std::string, std::string>{
         {"model", cfg.model},
         {"task", to_string(setup.objective.task)},
+        {"loss", to_string(setup.objective.loss)},
+        {"label_smoothing", fmt::format("{:.17g}", setup.objective.label_smoothing)},
         {"outputs", std::to_string(setup.objective.outputs)},
         {"class_names", nlohmann::json(setup.train_source->class_names()).dump()},
         {"inputs", inputs_json(inputs).dump()},

@@ -1,7 +1,8 @@
-// Built instead of src/train/torch/ when CMake found no libtorch: `stoker train` and
-// `stoker doctor` explain.
+// Built instead of src/train/torch/ when CMake found no libtorch: `stoker train`,
+// `stoker doctor` and `stoker evaluate` explain.
 #include "stoker/core/error.h"
 #include "stoker/train/doctor.h"
+#include "stoker/train/evaluation.h"
 #include "stoker/train/trainer.h"
 
 namespace stoker::train {
@@ -20,6 +21,8 @@ namespace {
 int run_training(const TrainConfig&, const TrainUi&) { unavailable("train"); }
 
 int run_doctor(const TrainConfig&, const DoctorOptions&) { unavailable("measure a model"); }
+
+int run_evaluation(const EvaluateOptions&) { unavailable("evaluate a model"); }
 
 std::string torch_description() { return "not built with libtorch"; }
 
