@@ -186,6 +186,7 @@ TEST_F(EvaluateCli, WeightsAndDataThatDoNotGoTogetherAreOneLine) {
   expect_one_line_error(run_command(e + "--data " + d + "/val.csv"), 2, "evaluate needs the weights", "no weights");
   expect_one_line_error(run_command(e + run + " --data " + d + "/val.csv --batch-size 0"), 2,
                         "batch_size must be >= 1 (got 0)", "batch size");
+  expect_one_line_error(run_command(e + run + " --data " + d + "/val.csv --device gpu"), 2, "device", "device gpu");
   // The run's own files are untouched by a failed evaluation.
   EXPECT_TRUE(fs::exists(run + "/model_best.safetensors"));
 }

@@ -237,6 +237,9 @@ int run_evaluation(const EvaluateOptions& options) {
   if (options.workers < 1 || options.workers > 1024) {
     throw UsageError(fmt::format("workers must be in 1..1024 (got {})", options.workers));
   }
+  TrainConfig device_choice;
+  device_choice.device = options.device;
+  validate(device_choice);  // the device's text, checked as `stoker train` checks it
   const Weights w = read_weights(weights_file(options.weights));
   std::shared_ptr<const data::Source> source = data::open_source(options.data, "val");
   if (!w.objective.classification() && source->target_kind() == data::TargetKind::kClass &&
@@ -245,8 +248,6 @@ int run_evaluation(const EvaluateOptions& options) {
   }
   check_data_fits(w, *source, options.data);
 
-  TrainConfig device_choice;
-  device_choice.device = options.device;
   const torch::Device device = pick_device(device_choice);
   set_intra_op_threads(0);
   tune_host_for_training();
