@@ -224,6 +224,10 @@ if wants train && need_stoker train; then
   if [[ -n $first_run ]]; then
     run resume 300 "$STOKER" train --resume "${first_run%/}" --max-steps 40 --no-progress
     verdict resume 0 "$(lines resume '^resume|samples/s')"
+    # The resumed run's moving average, rebuilt from its file alone and scored on the device.
+    run evaluate 300 "$STOKER" evaluate "${first_run%/}/model_ema.safetensors" --data "$WORK/images" \
+      --device "$DEVICE" --predictions "$WORK/predictions.csv"
+    verdict evaluate 0 "$(lines evaluate '^(device|result|saved)')"
   else
     row resume FAIL 0 "the first run left no run folder under $WORK/resume"
     FAILED=1
