@@ -33,15 +33,16 @@ using stoker::testing::TempDir;
 const std::string kStoker = STOKER_BINARY;
 const std::string kFlags = " --model mlp --epochs 3 --workers 1 --no-progress";
 
-// `stoker bench loader` over each file in `dir` (2,000 samples of 10 features, 4 classes, as
-// the Python writers below make them) gives one and the same batch checksum.
-void expect_same_loader_checksum(const std::string& dir, const std::vector<std::string>& files) {
+// `stoker bench loader` over each file in `dir` (`samples` of 10 features, 4 classes, as the
+// Python writers below make them) gives one and the same batch checksum.
+void expect_same_loader_checksum(const std::string& dir, const std::vector<std::string>& files,
+                                 const std::string& samples = "2,000 samples") {
   std::string checksum;
   for (const std::string& file : files) {
     const auto r = run_command(kStoker + " bench loader --data '" + dir + "/" + file +
                                "' --epochs 1 --workers 2 --batch-size 64");
     ASSERT_EQ(r.exit_code, 0) << file << ": " << r.err;
-    EXPECT_NE(r.out.find("2,000 samples"), std::string::npos) << r.out;  // " in all" for a pattern's shards
+    EXPECT_NE(r.out.find(samples), std::string::npos) << r.out;  // " in all" for a pattern's shards
     EXPECT_NE(r.out.find(" × 10 features, 4 classes"), std::string::npos) << r.out;
     const auto at = r.out.find("checksum ");
     ASSERT_NE(at, std::string::npos) << r.out;
@@ -545,7 +546,15 @@ torch.save({"training": TensorDataset(x, y)}, d + "/keyed.pt")
 torch.save((TensorDataset(x, y), TensorDataset(xt, yt)), d + "/dataset_pair.pt")
 torch.save([TensorDataset(x, y), TensorDataset(xt, yt), TensorDataset(xt, yt)], d + "/dataset_list.pt")
 torch.save((TensorDataset(x, y), TensorDataset(xt)), d + "/dataset_pair_lone.pt")
-torch.save(torch.utils.data.random_split(TensorDataset(x, y), [1500, 500]), d + "/subsets.pt")
+from torch.utils.data import Subset, random_split
+tr, va = random_split(TensorDataset(x, y), [1500, 500], generator=torch.Generator().manual_seed(0))
+torch.save((tr, va), d + "/subsets.pt")
+torch.save({"train": tr, "val": va}, d + "/subset_dict.pt")
+torch.save(tr, d + "/subset.pt")
+np.savez(d + "/subsets_expected.npz", x_train=x[tr.indices].numpy(), y_train=y[tr.indices].numpy(),
+         x_val=x[va.indices].numpy(), y_val=y[va.indices].numpy())
+torch.save((Subset(TensorDataset(x, y), [0, 5000]), va), d + "/subset_out_of_range.pt")
+torch.save((Subset(TensorDataset(x, y), torch.arange(3)), va), d + "/subset_tensor_indices.pt")
 torch.save(torch.nn.Linear(10, 4).state_dict(), d + "/weights.pt")
 torch.save(torch.nn.Linear(10, 4), d + "/module.pt")
 )";
@@ -581,6 +590,19 @@ TEST_F(TorchFilesCli, TorchSaveFilesGiveTheSameBatchesAsNpzAndTrain) {
   ASSERT_EQ(half.exit_code, 0) << half.err << half.out;
   EXPECT_NE(half.out.find("memory-mapped float16"), std::string::npos) << half.out;
   EXPECT_GT(summary_of(half_out)["test_accuracy"].get<double>(), 0.9) << half.out;
+
+  // random_split's Subsets, in a (train, val) tuple, a dict by split or alone: the rows they
+  // select, in their order, as numpy's fancy indexing gives them; the val Subset validates.
+  expect_same_loader_checksum(dir.str(), {"subsets_expected.npz", "subsets.pt", "subset_dict.pt", "subset.pt"},
+                              "1,500 samples");
+  const std::string subsets_out = dir.str() + "/subset_runs";
+  const auto subsets = run_command(kStoker + " train --data " + dir.str() + "/subsets.pt" + kFlags + " --output-dir " +
+                                   subsets_out);
+  ASSERT_EQ(subsets.exit_code, 0) << subsets.err << subsets.out;
+  EXPECT_NE(subsets.out.find("→ 1,500 of its 2,000 rows, as a Subset (random_split) selects them · validation 500"),
+            std::string::npos)
+      << subsets.out;
+  EXPECT_GT(summary_of(subsets_out)["test_accuracy"].get<double>(), 0.9) << subsets.out;
 
   // bfloat16, as embedding models save it: the same batches as the values widened to float32.
   expect_same_loader_checksum(dir.str(), {"bf16.pt", "bf16_widened.pt"});
@@ -620,10 +642,14 @@ TEST_F(TorchFilesCli, WhatCannotBeReadIsOneLine) {
        "tensors under other names"},
       {"dataset_pair_lone.pt", "dataset_pair_lone.pt: item 1 is a TensorDataset of 1 tensor; stoker needs (features, targets)",
        "a (train, val) pair whose val lacks targets"},
-      {"subsets.pt",
-       "subsets.pt holds a sequence with an object of type torch.utils.data.dataset.Subset (what random_split returns), "
-       "which stoker does not build",
-       "random_split's subsets"},
+      {"subset_out_of_range.pt",
+       "subset_out_of_range.pt: the Subset read as x_train selects row 5000, and its TensorDataset holds 2000 rows "
+       "(0 to 1999)",
+       "a Subset beyond its dataset"},
+      {"subset_tensor_indices.pt",
+       "subset_tensor_indices.pt holds a sequence with an object of type torch.utils.data.dataset.Subset that is not "
+       "a Subset of a TensorDataset with a list of indices",
+       "a Subset with tensor indices"},
   };
   for (const Case& c : cases) expect_one_line_error(train(c.file), 1, c.expected, c.what);
   EXPECT_NE(train("keyed.pt").err.find(": key them \"train\" and \"val\" or \"test\""), std::string::npos);

@@ -15,23 +15,6 @@ namespace stoker::data {
 
 namespace {
 
-// Samples `rows` of the inner source, in that order, described with `what` added.
-class SubsetView final : public SourceView {
- public:
-  SubsetView(std::shared_ptr<const Source> source, std::vector<size_t> rows, std::string what)
-      : SourceView(std::move(source)), rows_(std::move(rows)), what_(std::move(what)) {}
-
-  size_t size() const override { return rows_.size(); }
-  std::string describe() const override { return inner().describe() + " → " + what_; }
-  const FeatureSums* feature_sums() const override { return nullptr; }  // the inner's are of every row
-
- private:
-  size_t row(size_t index) const override { return rows_[index]; }
-
-  std::vector<size_t> rows_;
-  std::string what_;
-};
-
 // Fisher-Yates with the pipeline's generator, so the split is the same on every standard library.
 void shuffle(std::vector<size_t>* rows, SampleRng* rng) {
   for (size_t i = rows->size(); i > 1; --i) std::swap((*rows)[i - 1], (*rows)[rng->below(i)]);
@@ -73,8 +56,8 @@ HeldOut hold_out(std::shared_ptr<const Source> source, double fraction, uint64_t
       fmt::format("{} for training, {} held out ({})", with_commas(train.size()), with_commas(val.size()), how);
   const std::string val_what = fmt::format("{} held out for validation ({})", with_commas(val.size()), how);
   HeldOut out;
-  out.train = std::make_shared<SubsetView>(source, std::move(train), train_what);
-  out.val = std::make_shared<SubsetView>(source, std::move(val), val_what);
+  out.train = std::make_shared<RowsView>(source, std::move(train), train_what);
+  out.val = std::make_shared<RowsView>(source, std::move(val), val_what);
   return out;
 }
 

@@ -48,4 +48,22 @@ class SourceView : public Source {
   std::shared_ptr<const Source> inner_;
 };
 
+// Samples `rows` of the inner source, in that order, described with `what` added
+// ("… → 1,500 for training, …"): hold_out's parts and random_split's Subsets in a .pt file.
+class RowsView final : public SourceView {
+ public:
+  RowsView(std::shared_ptr<const Source> source, std::vector<size_t> rows, std::string what)
+      : SourceView(std::move(source)), rows_(std::move(rows)), what_(std::move(what)) {}
+
+  size_t size() const override { return rows_.size(); }
+  std::string describe() const override { return inner().describe() + " → " + what_; }
+  const FeatureSums* feature_sums() const override { return nullptr; }  // the inner's are of every row
+
+ private:
+  size_t row(size_t index) const override { return rows_[index]; }
+
+  std::vector<size_t> rows_;
+  std::string what_;
+};
+
 }  // namespace stoker::data

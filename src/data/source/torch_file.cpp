@@ -1,5 +1,6 @@
 // torch.save files (.pt, .pth) of tensors, or of TensorDatasets (alone, in a dict by split or
-// a (train, val[, test]) tuple) -> an ArraySource
+// a (train, val[, test]) tuple, or as random_split's Subsets of one) -> an ArraySource (a
+// RowsView of it for a Subset)
 // (open_torch_file): the zip archive torch writes, its pickle read by pickle.cpp, and each
 // tensor's storage read in place from the archive's map (torch stores storages uncompressed),
 // named like the arrays of an .npz.
@@ -12,8 +13,10 @@
 
 #include "array_naming.h"
 #include "array_source.h"
+#include "file_reader.h"
 #include "npy.h"
 #include "pickle.h"
+#include "source_view.h"
 #include "stoker/core/error.h"
 #include "zip_archive.h"
 
@@ -44,30 +47,23 @@ bool is_tensor(const PickleValue& v) {
          (v.items[0]->is_global("torch._utils._rebuild_tensor_v2") || v.items[0]->is_global("torch._utils._rebuild_tensor"));
 }
 
-// The tuple of tensors a torch.utils.data.TensorDataset holds (the state BUILD gave it), or
-// nullptr for anything else.
-const PickleValue* tensor_dataset_tensors(const PickleValue& v) {
-  if (v.kind != PickleValue::Kind::kBuilt || v.items[0]->kind != PickleValue::Kind::kReduce ||
-      !v.items[0]->items[0]->is_global("torch.utils.data.dataset.TensorDataset") ||
-      v.items[1]->kind != PickleValue::Kind::kDict)
-    return nullptr;
+// An entry of the state BUILD gave an object (nullptr when it has none of that name).
+const PickleValue* state_entry(const PickleValue& v, const std::string& name) {
+  if (v.kind != PickleValue::Kind::kBuilt || v.items[1]->kind != PickleValue::Kind::kDict) return nullptr;
   for (const auto& [key, value] : v.items[1]->entries) {
-    if (key->kind == PickleValue::Kind::kString && key->text == "tensors" && value->kind == PickleValue::Kind::kTuple)
-      return value.get();
+    if (key->kind == PickleValue::Kind::kString && key->text == name) return value.get();
   }
   return nullptr;
 }
 
-// The splits a tuple (or list) of 2 or 3 TensorDatasets stands for, in order: (train, val) or
-// (train, val, test); empty for anything else.
-std::vector<std::string> dataset_tuple_splits(const PickleValue& v) {
-  if (v.kind != PickleValue::Kind::kTuple || v.items.size() < 2 || v.items.size() > 3) return {};
-  for (const auto& item : v.items) {
-    if (tensor_dataset_tensors(*item) == nullptr) return {};
-  }
-  std::vector<std::string> splits{"train", "val", "test"};
-  splits.resize(v.items.size());
-  return splits;
+// The tuple of tensors a torch.utils.data.TensorDataset holds (the state BUILD gave it), or
+// nullptr for anything else.
+const PickleValue* tensor_dataset_tensors(const PickleValue& v) {
+  if (v.kind != PickleValue::Kind::kBuilt || v.items[0]->kind != PickleValue::Kind::kReduce ||
+      !v.items[0]->items[0]->is_global("torch.utils.data.dataset.TensorDataset"))
+    return nullptr;
+  const PickleValue* tensors = state_entry(v, "tensors");
+  return tensors != nullptr && tensors->kind == PickleValue::Kind::kTuple ? tensors : nullptr;
 }
 
 // "module.Class" of an object the file holds, for messages ("" when it is not one).
@@ -75,6 +71,41 @@ std::string class_of(const PickleValue& v) {
   const PickleValue& made = v.kind == PickleValue::Kind::kBuilt ? *v.items[0] : v;
   if (made.kind != PickleValue::Kind::kReduce || made.items[0]->kind != PickleValue::Kind::kGlobal) return "";
   return made.items[0]->text;
+}
+
+// A torch.utils.data.Subset (what random_split returns) of a TensorDataset with a list of
+// indices: the dataset; nullptr for anything else.
+const PickleValue* subset_dataset(const PickleValue& v) {
+  if (class_of(v) != "torch.utils.data.dataset.Subset") return nullptr;
+  const PickleValue* dataset = state_entry(v, "dataset");
+  const PickleValue* indices = state_entry(v, "indices");
+  if (dataset == nullptr || tensor_dataset_tensors(*dataset) == nullptr || indices == nullptr ||
+      indices->kind != PickleValue::Kind::kTuple)
+    return nullptr;
+  for (const auto& index : indices->items) {
+    if (index->kind != PickleValue::Kind::kInt) return nullptr;
+  }
+  return dataset;
+}
+
+// The tensors of a TensorDataset, or of the TensorDataset a Subset selects from; nullptr for
+// anything else.
+const PickleValue* dataset_tensors(const PickleValue& v) {
+  if (const PickleValue* tensors = tensor_dataset_tensors(v)) return tensors;
+  const PickleValue* dataset = subset_dataset(v);
+  return dataset != nullptr ? tensor_dataset_tensors(*dataset) : nullptr;
+}
+
+// The splits a tuple (or list) of 2 or 3 TensorDatasets (or Subsets of one) stands for, in order: (train, val) or
+// (train, val, test); empty for anything else.
+std::vector<std::string> dataset_tuple_splits(const PickleValue& v) {
+  if (v.kind != PickleValue::Kind::kTuple || v.items.size() < 2 || v.items.size() > 3) return {};
+  for (const auto& item : v.items) {
+    if (dataset_tensors(*item) == nullptr) return {};
+  }
+  std::vector<std::string> splits{"train", "val", "test"};
+  splits.resize(v.items.size());
+  return splits;
 }
 
 std::vector<int64_t> integers(const PickleValue& tuple) {
@@ -108,7 +139,7 @@ class TorchFile {
     std::vector<std::pair<std::string, PickleRef>> out;
     // A TensorDataset of (features, targets) as the split `name`: x_name and y_name.
     const auto add_dataset = [&](const std::string& name, const PickleValue& dataset, const std::string& where) {
-      const PickleValue* pair = tensor_dataset_tensors(dataset);
+      const PickleValue* pair = dataset_tensors(dataset);
       if (pair->items.size() != 2 || !is_tensor(*pair->items[0]) || !is_tensor(*pair->items[1]))
         throw DataError(fmt::format("{}: {} is a TensorDataset of {} {}; stoker needs (features, targets): "
                                     "TensorDataset(x, y)",
@@ -125,22 +156,22 @@ class TorchFile {
       for (const auto& [key, value] : root_->entries) {
         if (key->kind != PickleValue::Kind::kString) continue;
         if (is_tensor(*value)) out.emplace_back(key->text, value);
-        if (tensor_dataset_tensors(*value)) add_dataset(key->text, *value, fmt::format("\"{}\"", key->text));
+        if (dataset_tensors(*value)) add_dataset(key->text, *value, fmt::format("\"{}\"", key->text));
       }
     } else if (const std::vector<std::string> splits = dataset_tuple_splits(*root_); !splits.empty()) {
       for (size_t i = 0; i < splits.size(); ++i) add_dataset(splits[i], *root_->items[i], fmt::format("item {}", i));
     } else if (root_->kind == PickleValue::Kind::kTuple) {
       for (const auto& item : root_->items) {
-        if (const std::string type = class_of(*item); !type.empty() && !is_tensor(*item) && !tensor_dataset_tensors(*item))
+        if (const std::string type = class_of(*item); !type.empty() && !is_tensor(*item) && !dataset_tensors(*item))
           throw DataError(fmt::format(
               "{} holds a sequence with an object of type {}{}, which stoker does not build (it reads tensors, "
-              "TensorDatasets, and (train, val[, test]) tuples of TensorDatasets); {}",
-              path_, type, type.ends_with(".Subset") ? " (what random_split returns)" : "",
+              "TensorDatasets, and (train, val[, test]) tuples of TensorDatasets or of random_split's Subsets of one); {}",
+              path_, type, type.ends_with(".Subset") ? " that is not a Subset of a TensorDataset with a list of indices" : "",
               type.ends_with(".Subset") ? "save the whole TensorDataset and hold out validation with --val-split"
                                         : kSaveHint));
       }
       add_sequence(*root_);
-    } else if (const PickleValue* dataset = tensor_dataset_tensors(*root_)) {
+    } else if (const PickleValue* dataset = dataset_tensors(*root_)) {
       add_sequence(*dataset);
     } else if (is_tensor(*root_)) {
       throw DataError(fmt::format("{} holds one tensor; stoker needs features and targets: {}", path_, kSaveHint));
@@ -155,14 +186,36 @@ class TorchFile {
   // TensorDatasets, whose tensors are named by split).
   bool is_sequence() const {
     return (root_->kind == PickleValue::Kind::kTuple && dataset_tuple_splits(*root_).empty()) ||
-           tensor_dataset_tensors(*root_);
+           dataset_tensors(*root_);
   }
-  const char* sequence_kind() const { return tensor_dataset_tensors(*root_) ? "a TensorDataset" : "a tuple"; }
+  const char* sequence_kind() const {
+    return subset_dataset(*root_) ? "a Subset" : tensor_dataset_tensors(*root_) ? "a TensorDataset" : "a tuple";
+  }
+  // The rows a random_split Subset selects for the features named `key` by tensors() (x_K of a
+  // dict's or a sequence's split K, "0" of a Subset alone); nullopt where every row is used.
+  std::optional<std::vector<int64_t>> subset_rows(const std::string& key) const {
+    const auto rows = [](const PickleValue& v) -> std::optional<std::vector<int64_t>> {
+      if (subset_dataset(v) == nullptr) return std::nullopt;
+      return integers(*state_entry(v, "indices"));
+    };
+    if (root_->kind == PickleValue::Kind::kDict) {
+      for (const auto& [name, value] : root_->entries) {
+        if (name->kind == PickleValue::Kind::kString && "x_" + name->text == key) return rows(*value);
+      }
+    } else if (const std::vector<std::string> splits = dataset_tuple_splits(*root_); !splits.empty()) {
+      for (size_t i = 0; i < splits.size(); ++i) {
+        if ("x_" + splits[i] == key) return rows(*root_->items[i]);
+      }
+    } else if (key == "0") {
+      return rows(*root_);
+    }
+    return std::nullopt;
+  }
   // Whether a dict holds TensorDatasets (named x_K, y_K by tensors()).
   bool holds_datasets() const {
     return root_->kind == PickleValue::Kind::kDict &&
            std::any_of(root_->entries.begin(), root_->entries.end(),
-                       [](const auto& entry) { return tensor_dataset_tensors(*entry.second) != nullptr; });
+                       [](const auto& entry) { return dataset_tensors(*entry.second) != nullptr; });
   }
 
   // The tensor as an NpyArray viewing its storage in the archive's map.
@@ -265,7 +318,22 @@ std::unique_ptr<Source> open_torch_file(const std::string& path, const std::stri
   const NpyArray x = file.array(pair->first, tensor(pair->first));
   const NpyArray y = file.array(pair->second, tensor(pair->second));
   const std::string origin = fmt::format("tensors {} ({}, {})", path, pair->first, pair->second);
-  return make_array_source(to_sample_arrays(x, y, origin, file.zip().file()));
+  std::unique_ptr<Source> source = make_array_source(to_sample_arrays(x, y, origin, file.zip().file()));
+  const std::optional<std::vector<int64_t>> subset = file.subset_rows(pair->first);
+  if (!subset) return source;
+  std::vector<size_t> rows;
+  rows.reserve(subset->size());
+  for (const int64_t row : *subset) {
+    if (row < 0 || static_cast<size_t>(row) >= source->size()) {
+      throw DataError(fmt::format("{}: the Subset read as {} selects row {}, and its TensorDataset holds {} rows (0 to "
+                                  "{}); save the Subsets of the TensorDataset they were split from",
+                                  path, pair->first, row, source->size(), source->size() - 1));
+    }
+    rows.push_back(static_cast<size_t>(row));
+  }
+  const std::string what = fmt::format("{} of its {} rows, as a Subset (random_split) selects them",
+                                       with_commas(rows.size()), with_commas(source->size()));
+  return std::make_unique<RowsView>(std::shared_ptr<const Source>(std::move(source)), std::move(rows), what);
 }
 
 bool torch_file_has_test_split(const std::string& path) {
