@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "doctor_findings.h"
 #include "loop_diagnosis.h"
@@ -29,7 +30,10 @@ using nlohmann::json;
 class Doctor {
  public:
   Doctor(const TrainConfig& cfg, const DoctorOptions& options)
-      : cfg_(cfg), options_(options), setup_(make_setup(cfg)), cores_(usable_cores()) {}
+      : cfg_(cfg), options_(options), setup_(make_setup(cfg)), cores_(usable_cores()) {
+    // The moving average costs a pass over the weights per step: measured as training pays it.
+    if (cfg.ema_decay > 0) ema_.emplace(another_model(cfg, setup_), *setup_.model, cfg.ema_decay);
+  }
 
   // The loader alone: batches taken as fast as they come, nothing else running.
   LoaderProbe probe_loader(int workers) {
@@ -62,6 +66,7 @@ class Doctor {
     const data::TransformSpec& spec = setup_.train_loader->options().transform;
     try {
       Stepper stepper(c, *setup_.model, *setup_.optimizer, setup_.objective, setup_.device, 1 << 30, 1 << 20);
+      stepper.keep_average(ema_ ? &*ema_ : nullptr);
       setup_.model->train();
       const auto options = torch::TensorOptions().device(setup_.device);
       auto x = torch::randn({batch, spec.channels, spec.out_height, spec.out_width}, options);
@@ -90,6 +95,7 @@ class Doctor {
     loader.start_epoch(next_epoch_++);
     DeviceFeed feed(loader, setup_.objective, setup_.feed);
     Stepper stepper(cfg_, *setup_.model, *setup_.optimizer, setup_.objective, setup_.device, 1 << 30, 1 << 20);
+    stepper.keep_average(ema_ ? &*ema_ : nullptr);
     setup_.model->train();
     JointProbe probe{workers, {}};
     int64_t seen = 0;
@@ -267,6 +273,7 @@ class Doctor {
   const TrainConfig& cfg_;
   DoctorOptions options_;
   TrainSetup setup_;
+  std::optional<ModelEma> ema_;  // ema_decay > 0
   int cores_;
   int64_t next_epoch_ = 0;
 };
