@@ -110,6 +110,27 @@ TEST_F(EvaluateCli, TheRunsWeightsGiveItsValidationFiguresAndOnePredictionPerSam
     EXPECT_LE(confidence, 1.0) << i;
   }
   EXPECT_NEAR(correct / 400.0, last["test_accuracy"].get<double>(), 1e-12);
+
+  // Recall per class: what the predictions say for each class, and together the accuracy.
+  EXPECT_NE(r.out.find("classes  recall lowest "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" · highest "), std::string::npos) << r.out;
+  ASSERT_EQ(scored["per_class"].size(), 4u) << scored.dump();
+  int64_t samples = 0;
+  double hits = 0;
+  for (const auto& c : scored["per_class"]) {
+    const std::string name = c["name"].get<std::string>();
+    int in_class = 0, right = 0;
+    for (size_t i = 1; i < rows.size(); ++i) {
+      in_class += rows[i][1] == name;
+      right += rows[i][1] == name && rows[i][2] == name;
+    }
+    EXPECT_EQ(c["samples"], in_class) << c.dump();
+    EXPECT_NEAR(c["recall"].get<double>(), static_cast<double>(right) / in_class, 1e-12) << c.dump();
+    samples += c["samples"].get<int64_t>();
+    hits += c["recall"].get<double>() * c["samples"].get<double>();
+  }
+  EXPECT_EQ(samples, 400);
+  EXPECT_NEAR(hits / 400, scored["top1"].get<double>(), 1e-9);
 }
 
 TEST_F(EvaluateCli, RegressionWeightsGiveTheRunsMaeAndPredictEveryTarget) {
@@ -125,6 +146,7 @@ TEST_F(EvaluateCli, RegressionWeightsGiveTheRunsMaeAndPredictEveryTarget) {
   EXPECT_NEAR(scored["mae"][0].get<double>(), last["val_mae"][0].get<double>(), 1e-5) << scored.dump();
   EXPECT_NEAR(scored["loss"].get<double>(), last["val_loss"].get<double>(), 1e-5) << "the l1 loss, from the metadata";
   EXPECT_TRUE(scored["top1"].is_null());
+  EXPECT_TRUE(scored["per_class"].is_null());
   const auto rows = csv_rows(predictions);
   ASSERT_EQ(rows.size(), 401u);
   EXPECT_EQ(rows[0], (std::vector<std::string>{"sample", "target_0", "predicted_0"}));

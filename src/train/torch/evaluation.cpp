@@ -60,6 +60,52 @@ void check_data_fits(const ExportedWeights& w, const data::Source& source, const
   }
 }
 
+// How many samples of each class there were and how many the model called right (recall).
+struct ClassRecall {
+  std::vector<int64_t> samples, correct;
+
+  explicit ClassRecall(int64_t classes) : samples(classes, 0), correct(classes, 0) {}
+  void add(const FedBatch& batch, const torch::Tensor& outputs) {
+    const torch::Tensor predicted = outputs.argmax(1).cpu();
+    const int64_t* p = predicted.data_ptr<int64_t>();
+    const int64_t* labels = batch.host.labels();
+    for (int64_t i = 0; i < batch.size(); ++i) {
+      ++samples[labels[i]];
+      correct[labels[i]] += p[i] == labels[i] ? 1 : 0;
+    }
+  }
+  double recall(size_t c) const { return static_cast<double>(correct[c]) / static_cast<double>(samples[c]); }
+  // The classes the data holds, lowest recall first (ties by class id).
+  std::vector<size_t> by_recall() const {
+    std::vector<size_t> order;
+    for (size_t c = 0; c < samples.size(); ++c) {
+      if (samples[c] > 0) order.push_back(c);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return recall(a) < recall(b); });
+    return order;
+  }
+};
+
+std::string class_name(const ExportedWeights& w, size_t c) {
+  return c < w.class_names.size() ? w.class_names[c] : std::to_string(c);
+}
+
+// "classes  recall lowest 6 Shirt 58.1 % (1,000), 2 Pullover 79.0 % (1,000), … · highest 1 Trouser 97.6 % (1,000)"
+// (the id is left out where the name is the id)
+std::string recall_line(const ExportedWeights& w, const ClassRecall& recall) {
+  const std::vector<size_t> order = recall.by_recall();
+  const auto one = [&](size_t c) {
+    const std::string name = class_name(w, c);
+    return fmt::format("{}{} {:.1f} % ({})", name == std::to_string(c) ? "" : std::to_string(c) + " ", name,
+                       100 * recall.recall(c), grouped(static_cast<double>(recall.samples[c])));
+  };
+  std::string line = "classes  recall lowest ";
+  const size_t shown = std::min<size_t>(3, order.size());
+  for (size_t i = 0; i < shown; ++i) line += (i ? ", " : "") + one(order[i]);
+  if (order.size() > shown) line += " · highest " + one(order.back());
+  return line;
+}
+
 }  // namespace
 
 int run_evaluation(const EvaluateOptions& options) {
@@ -117,16 +163,19 @@ int run_evaluation(const EvaluateOptions& options) {
 
   std::optional<PredictionsFile> predictions;
   if (!options.predictions.empty()) predictions.emplace(options.predictions, w, *source);
+  std::optional<ClassRecall> recall;
+  if (w.objective.classification()) recall.emplace(w.objective.outputs);
   Stopwatch clock;
   const EvalResult r = evaluate(*model, loader, w.objective, feed, [&](const FedBatch& batch, const torch::Tensor& out) {
     if (predictions) predictions->add(batch, out);
+    if (recall) recall->add(batch, out);
   });
   const double seconds = ns_to_seconds(clock.elapsed_ns());
   if (predictions) predictions->finish();
 
   using nlohmann::json;
   if (options.json) {
-    const json result = {{"weights", w.path},
+    json result = {{"weights", w.path},
                          {"model", w.model},
                          {"data", options.data},
                          {"samples", r.samples},
@@ -137,7 +186,17 @@ int run_evaluation(const EvaluateOptions& options) {
                          {"mae", r.mae.empty() ? json(nullptr) : json(r.mae)},
                          {"seconds", seconds},
                          {"samples_per_sec", seconds > 0 ? r.samples / seconds : 0.0},
-                         {"predictions", predictions ? json(options.predictions) : json(nullptr)}};
+                         {"predictions", predictions ? json(options.predictions) : json(nullptr)},
+                         {"per_class", nullptr}};
+    if (recall) {  // the classes the data holds, in class order
+      json per_class = json::array();
+      for (size_t c = 0; c < recall->samples.size(); ++c) {
+        if (recall->samples[c] == 0) continue;
+        per_class.push_back({{"class", c}, {"name", class_name(w, c)}, {"samples", recall->samples[c]},
+                             {"recall", recall->recall(c)}});
+      }
+      result["per_class"] = per_class;
+    }
     std::printf("%s\n", result.dump().c_str());
     return 0;
   }
@@ -147,6 +206,7 @@ int run_evaluation(const EvaluateOptions& options) {
   std::printf("result   %s · %s samples in %.1f s (%s samples/s)\n", figures.c_str(),
               grouped(static_cast<double>(r.samples)).c_str(), seconds,
               grouped(seconds > 0 ? r.samples / seconds : 0.0).c_str());
+  if (recall) std::printf("%s\n", recall_line(w, *recall).c_str());
   if (predictions) {
     std::printf("saved    %s (%s rows)\n", options.predictions.c_str(),
                 grouped(static_cast<double>(predictions->rows())).c_str());
