@@ -84,6 +84,10 @@ TEST_F(EvaluateCli, TheRunsWeightsGiveItsValidationFiguresAndOnePredictionPerSam
   ASSERT_FALSE(best.is_null());
   EXPECT_NEAR(best["top1"].get<double>(), summary["best"]["value"].get<double>(), 1e-12) << best.dump();
   EXPECT_EQ(best["weights"], run + "/model_best.safetensors");
+  const auto best_lines = run_command(kStoker + " evaluate " + run + " --data " + val);
+  EXPECT_NE(best_lines.out.find("· best epoch " + std::to_string(summary["best"]["epoch"].get<int>()) + " (val acc "),
+            std::string::npos)
+      << best_lines.out;
 
   // Not vacuous: other data gives other figures.
   const nlohmann::json on_train = evaluate_json(run + " --data " + dir_.str() + "/train.csv");
@@ -209,6 +213,15 @@ TEST_F(EvaluateCli, WeightsAndDataThatDoNotGoTogetherAreOneLine) {
   expect_one_line_error(run_command(e + run + " --data " + d + "/val.csv --batch-size 0"), 2,
                         "batch_size must be >= 1 (got 0)", "batch size");
   expect_one_line_error(run_command(e + run + " --data " + d + "/val.csv --device gpu"), 2, "device", "device gpu");
+  {  // metadata naming a loss no config takes (the header edited in place, same length)
+    std::string bytes = stoker::testing::read_text(run + "/model.safetensors");
+    const size_t at = bytes.find("cross_entropy");
+    ASSERT_NE(at, std::string::npos);
+    bytes.replace(at, 13, "cross_entropz");
+    std::ofstream(d + "/edited.safetensors", std::ios::binary) << bytes;
+  }
+  expect_one_line_error(run_command(e + d + "/edited.safetensors --data " + d + "/val.csv"), 1,
+                        d + "/edited.safetensors: its metadata does not parse: 'loss' must be one of", "a foreign loss");
   // The run's own files are untouched by a failed evaluation.
   EXPECT_TRUE(fs::exists(run + "/model_best.safetensors"));
 }

@@ -61,15 +61,17 @@ bool BestWeights::offer(const torch::nn::Module& model, const EvalResult& eval, 
   return true;
 }
 
-std::string BestWeights::figure_name() const {
-  if (metric_.empty()) return "";
-  return (metric_.starts_with("ema_") ? "EMA " : "") + std::string(is_mae(metric_) ? "val MAE" : "val acc");
+std::string figure_name(const std::string& metric) {
+  return (metric.starts_with("ema_") ? "EMA " : "") + std::string(is_mae(metric) ? "val MAE" : "val acc");
 }
 
-std::string BestWeights::value_text() const {
-  if (metric_.empty()) return "";
-  return is_mae(metric_) ? fmt::format("{:.4g}", value_) : fmt::format("{:.1f} %", 100 * value_);
+std::string figure_value_text(const std::string& metric, double value) {
+  return is_mae(metric) ? fmt::format("{:.4g}", value) : fmt::format("{:.1f} %", 100 * value);
 }
+
+std::string BestWeights::figure_name() const { return metric_.empty() ? "" : train::figure_name(metric_); }
+
+std::string BestWeights::value_text() const { return metric_.empty() ? "" : figure_value_text(metric_, value_); }
 
 nlohmann::json BestWeights::summary() const {
   if (metric_.empty()) return nullptr;

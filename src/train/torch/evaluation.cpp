@@ -176,18 +176,18 @@ int run_evaluation(const EvaluateOptions& options) {
   using nlohmann::json;
   if (options.json) {
     json result = {{"weights", w.path},
-                         {"model", w.model},
-                         {"data", options.data},
-                         {"samples", r.samples},
-                         {"loss", r.samples ? json(r.loss) : json(nullptr)},
-                         {"top1", r.top1 >= 0 ? json(r.top1) : json(nullptr)},
-                         {"top5", r.top5 >= 0 ? json(r.top5) : json(nullptr)},
-                         {"auc", r.auc >= 0 ? json(r.auc) : json(nullptr)},
-                         {"mae", r.mae.empty() ? json(nullptr) : json(r.mae)},
-                         {"seconds", seconds},
-                         {"samples_per_sec", seconds > 0 ? r.samples / seconds : 0.0},
-                         {"predictions", predictions ? json(options.predictions) : json(nullptr)},
-                         {"per_class", nullptr}};
+                   {"model", w.model},
+                   {"data", options.data},
+                   {"samples", r.samples},
+                   {"loss", r.samples ? json(r.loss) : json(nullptr)},
+                   {"top1", r.top1 >= 0 ? json(r.top1) : json(nullptr)},
+                   {"top5", r.top5 >= 0 ? json(r.top5) : json(nullptr)},
+                   {"auc", r.auc >= 0 ? json(r.auc) : json(nullptr)},
+                   {"mae", r.mae.empty() ? json(nullptr) : json(r.mae)},
+                   {"seconds", seconds},
+                   {"samples_per_sec", seconds > 0 ? r.samples / seconds : 0.0},
+                   {"predictions", predictions ? json(options.predictions) : json(nullptr)},
+                   {"per_class", nullptr}};
     if (recall) {  // the classes the data holds, in class order
       json per_class = json::array();
       for (size_t c = 0; c < recall->samples.size(); ++c) {

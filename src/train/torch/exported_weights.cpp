@@ -6,9 +6,11 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "best_weights.h"
 #include "safetensors.h"
 #include "stoker/core/error.h"
 #include "stoker/core/numbers.h"
+#include "train/config/schema.h"
 
 namespace stoker::train {
 
@@ -49,16 +51,22 @@ ExportedWeights read_exported_weights(const std::string& path) {
   w.path = path;
   w.model = need("model");
   try {
-    const bool classes = need("task") == to_string(TaskKind::kClassification);
+    // The objective's keys are config keys, written with to_string: read back as a config
+    // file's are, so a value no config takes is a line naming the key.
+    TrainConfig written;
+    const auto set = [&](const char* key, const std::string& text) {
+      detail::set_field(*detail::find_field(key), text, fmt::format("'{}'", key), &written);
+    };
+    set("task", need("task"));
+    set("loss", text_or("loss", "auto"));  // files from before it was recorded: the task's default
+    set("label_smoothing", text_or("label_smoothing", "0"));
+    const bool classes = written.task != TaskKind::kRegression;
     w.objective.task = classes ? TaskKind::kClassification : TaskKind::kRegression;
+    w.objective.loss = written.loss != LossKind::kAuto ? written.loss
+                       : classes                       ? LossKind::kCrossEntropy
+                                                       : LossKind::kMse;
+    w.objective.label_smoothing = written.label_smoothing;
     w.objective.outputs = std::stoll(need("outputs"));
-    // Files from before the loss was recorded were trained with the task's default.
-    const std::string loss = text_or("loss", to_string(classes ? LossKind::kCrossEntropy : LossKind::kMse));
-    w.objective.loss = classes ? LossKind::kCrossEntropy : LossKind::kMse;
-    for (const LossKind kind : {LossKind::kCrossEntropy, LossKind::kMse, LossKind::kL1, LossKind::kSmoothL1}) {
-      if (to_string(kind) == loss) w.objective.loss = kind;
-    }
-    w.objective.label_smoothing = std::stod(text_or("label_smoothing", "0"));
     w.class_names = nlohmann::json::parse(need("class_names")).get<std::vector<std::string>>();
     const nlohmann::json inputs = nlohmann::json::parse(need("inputs"));
     w.inputs = data::parse_transforms(inputs.at("transform").get<std::string>());
@@ -73,13 +81,12 @@ ExportedWeights read_exported_weights(const std::string& path) {
                            grouped(std::stod(text_or("ema_updates", "0"))));
     }
     if (m.count("best_epoch")) {
-      const double value = std::stod(need("best_value"));
-      const bool mae = need("best_metric").ends_with("val_mae");
-      w.note += fmt::format(" · best epoch {} (val {} {})", need("best_epoch"), mae ? "MAE" : "acc",
-                            mae ? fmt::format("{:.4g}", value) : fmt::format("{:.1f} %", 100 * value));
+      const std::string& metric = need("best_metric");
+      w.note += fmt::format(" · best epoch {} ({} {})", need("best_epoch"), figure_name(metric),
+                            figure_value_text(metric, std::stod(need("best_value"))));
     }
-  } catch (const UsageError& e) {
-    throw DataError(fmt::format("{}: its metadata's input chain does not parse ({})", path, e.what()));
+  } catch (const UsageError& e) {  // a config key's value or the input chain: the line names it
+    throw DataError(fmt::format("{}: its metadata does not parse: {}", path, e.what()));
   } catch (const std::exception& e) {  // nlohmann's and std::sto*'s
     throw DataError(fmt::format("{}: its metadata is not what stoker train writes ({})", path, e.what()));
   }

@@ -376,16 +376,15 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
     }
     RunRecords& records = *leader_records;
     if (setup.val_loader) {
-      record.eval = naming_out_of_memory(
-          cfg, setup.device,
-          [&] { return fmt::format("in validation (batches of {})", setup.val_loader->options().batch_size); },
-          [&] { return evaluate(*setup.model, *setup.val_loader, setup.objective, setup.feed); });
-      if (ema) {
-        record.ema_eval = naming_out_of_memory(
+      // One pass over the validation data with `network`; out of memory names `where`.
+      const auto validate = [&](Network& network, const char* where) {
+        return naming_out_of_memory(
             cfg, setup.device,
-            [&] { return fmt::format("in validating the moving average (batches of {})", setup.val_loader->options().batch_size); },
-            [&] { return evaluate(ema->network(), *setup.val_loader, setup.objective, setup.feed); });
-      }
+            [&] { return fmt::format("{} (batches of {})", where, setup.val_loader->options().batch_size); },
+            [&] { return evaluate(network, *setup.val_loader, setup.objective, setup.feed); });
+      };
+      record.eval = validate(*setup.model, "in validation");
+      if (ema) record.ema_eval = validate(ema->network(), "in validating the moving average");
       const bool better = ema ? best->offer(ema->network(), *record.ema_eval, epoch + 1, averaged_metadata)
                               : best->offer(*setup.model, record.eval, epoch + 1, weights_metadata);
       if (better) record.notes += " · best so far";
