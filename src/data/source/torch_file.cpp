@@ -114,6 +114,14 @@ std::vector<int64_t> integers(const PickleValue& tuple) {
   return out;
 }
 
+// A tensor of the file by the name tensors() gives it, and the random_split Subset it is read
+// through (its indices select the rows), if any.
+struct NamedTensor {
+  std::string key;
+  PickleRef tensor;
+  const PickleValue* subset = nullptr;
+};
+
 class TorchFile {
  public:
   explicit TorchFile(const std::string& path) : path_(path), zip_(open_zip(path)) {
@@ -135,8 +143,8 @@ class TorchFile {
   // or a TensorDataset. A dict's TensorDataset of (features, targets) under key K gives x_K and
   // y_K, so {"train": ..., "val": ...} reads as an .npz's splits; a tuple or list of two or
   // three TensorDatasets reads as (train, val) or (train, val, test).
-  std::vector<std::pair<std::string, PickleRef>> tensors() const {
-    std::vector<std::pair<std::string, PickleRef>> out;
+  std::vector<NamedTensor> tensors() const {
+    std::vector<NamedTensor> out;
     // A TensorDataset of (features, targets) as the split `name`: x_name and y_name.
     const auto add_dataset = [&](const std::string& name, const PickleValue& dataset, const std::string& where) {
       const PickleValue* pair = dataset_tensors(dataset);
@@ -144,18 +152,19 @@ class TorchFile {
         throw DataError(fmt::format("{}: {} is a TensorDataset of {} {}; stoker needs (features, targets): "
                                     "TensorDataset(x, y)",
                                     path_, where, pair->items.size(), pair->items.size() == 1 ? "tensor" : "items"));
-      out.emplace_back("x_" + name, pair->items[0]);
-      out.emplace_back("y_" + name, pair->items[1]);
+      const PickleValue* subset = subset_dataset(dataset) != nullptr ? &dataset : nullptr;
+      out.push_back({"x_" + name, pair->items[0], subset});
+      out.push_back({"y_" + name, pair->items[1], subset});
     };
-    const auto add_sequence = [&](const PickleValue& sequence) {
+    const auto add_sequence = [&](const PickleValue& sequence, const PickleValue* subset) {
       for (size_t i = 0; i < sequence.items.size(); ++i) {
-        if (is_tensor(*sequence.items[i])) out.emplace_back(std::to_string(i), sequence.items[i]);
+        if (is_tensor(*sequence.items[i])) out.push_back({std::to_string(i), sequence.items[i], subset});
       }
     };
     if (root_->kind == PickleValue::Kind::kDict) {
       for (const auto& [key, value] : root_->entries) {
         if (key->kind != PickleValue::Kind::kString) continue;
-        if (is_tensor(*value)) out.emplace_back(key->text, value);
+        if (is_tensor(*value)) out.push_back({key->text, value});
         if (dataset_tensors(*value)) add_dataset(key->text, *value, fmt::format("\"{}\"", key->text));
       }
     } else if (const std::vector<std::string> splits = dataset_tuple_splits(*root_); !splits.empty()) {
@@ -170,9 +179,9 @@ class TorchFile {
               type.ends_with(".Subset") ? "save the whole TensorDataset and hold out validation with --val-split"
                                         : kSaveHint));
       }
-      add_sequence(*root_);
+      add_sequence(*root_, nullptr);
     } else if (const PickleValue* dataset = dataset_tensors(*root_)) {
-      add_sequence(*dataset);
+      add_sequence(*dataset, subset_dataset(*root_) != nullptr ? root_.get() : nullptr);
     } else if (is_tensor(*root_)) {
       throw DataError(fmt::format("{} holds one tensor; stoker needs features and targets: {}", path_, kSaveHint));
     } else if (const std::string type = class_of(*root_); !type.empty()) {
@@ -190,26 +199,6 @@ class TorchFile {
   }
   const char* sequence_kind() const {
     return subset_dataset(*root_) ? "a Subset" : tensor_dataset_tensors(*root_) ? "a TensorDataset" : "a tuple";
-  }
-  // The rows a random_split Subset selects for the features named `key` by tensors() (x_K of a
-  // dict's or a sequence's split K, "0" of a Subset alone); nullopt where every row is used.
-  std::optional<std::vector<int64_t>> subset_rows(const std::string& key) const {
-    const auto rows = [](const PickleValue& v) -> std::optional<std::vector<int64_t>> {
-      if (subset_dataset(v) == nullptr) return std::nullopt;
-      return integers(*state_entry(v, "indices"));
-    };
-    if (root_->kind == PickleValue::Kind::kDict) {
-      for (const auto& [name, value] : root_->entries) {
-        if (name->kind == PickleValue::Kind::kString && "x_" + name->text == key) return rows(*value);
-      }
-    } else if (const std::vector<std::string> splits = dataset_tuple_splits(*root_); !splits.empty()) {
-      for (size_t i = 0; i < splits.size(); ++i) {
-        if ("x_" + splits[i] == key) return rows(*root_->items[i]);
-      }
-    } else if (key == "0") {
-      return rows(*root_);
-    }
-    return std::nullopt;
   }
   // Whether a dict holds TensorDatasets (named x_K, y_K by tensors()).
   bool holds_datasets() const {
@@ -278,19 +267,19 @@ class TorchFile {
   bool big_endian_ = false;
 };
 
-std::vector<std::string> keys_of(const std::vector<std::pair<std::string, PickleRef>>& tensors) {
+std::vector<std::string> keys_of(const std::vector<NamedTensor>& tensors) {
   std::vector<std::string> keys;
-  for (const auto& [key, value] : tensors) keys.push_back(key);
+  for (const NamedTensor& t : tensors) keys.push_back(t.key);
   return keys;
 }
 
 // The (features, targets) keys of `split`: named as in an .npz, or a (features, targets) tuple.
 std::optional<std::pair<std::string, std::string>> pick(const TorchFile& file,
-                                                        const std::vector<std::pair<std::string, PickleRef>>& tensors,
+                                                        const std::vector<NamedTensor>& tensors,
                                                         const std::string& split) {
   if (file.is_sequence()) {
     if (is_test_split(split) || tensors.size() != 2) return std::nullopt;
-    return std::make_pair(tensors[0].first, tensors[1].first);
+    return std::make_pair(tensors[0].key, tensors[1].key);
   }
   return array_pair(keys_of(tensors), split_suffixes(split));
 }
@@ -312,18 +301,19 @@ std::unique_ptr<Source> open_torch_file(const std::string& path, const std::stri
                                 "\"val\" or \"test\""
                               : kSaveHint));
   }
-  const auto tensor = [&](const std::string& key) {
-    return *std::find_if(tensors.begin(), tensors.end(), [&](const auto& t) { return t.first == key; })->second;
+  const auto named = [&](const std::string& key) -> const NamedTensor& {
+    return *std::find_if(tensors.begin(), tensors.end(), [&](const NamedTensor& t) { return t.key == key; });
   };
-  const NpyArray x = file.array(pair->first, tensor(pair->first));
-  const NpyArray y = file.array(pair->second, tensor(pair->second));
+  const NamedTensor& features = named(pair->first);
+  const NpyArray x = file.array(pair->first, *features.tensor);
+  const NpyArray y = file.array(pair->second, *named(pair->second).tensor);
   const std::string origin = fmt::format("tensors {} ({}, {})", path, pair->first, pair->second);
   std::unique_ptr<Source> source = make_array_source(to_sample_arrays(x, y, origin, file.zip().file()));
-  const std::optional<std::vector<int64_t>> subset = file.subset_rows(pair->first);
-  if (!subset) return source;
+  if (features.subset == nullptr) return source;
+  const std::vector<int64_t> subset = integers(*state_entry(*features.subset, "indices"));
   std::vector<size_t> rows;
-  rows.reserve(subset->size());
-  for (const int64_t row : *subset) {
+  rows.reserve(subset.size());
+  for (const int64_t row : subset) {
     if (row < 0 || static_cast<size_t>(row) >= source->size()) {
       throw DataError(fmt::format("{}: the Subset read as {} selects row {}, and its TensorDataset holds {} rows (0 to "
                                   "{}); save the Subsets of the TensorDataset they were split from",
