@@ -190,6 +190,36 @@ TEST_F(TrainFeaturesCli, MovingAverageIsValidatedExportedAndResumed) {
                         "ema_decay must be in [0, 1) (got 1); 0 turns the average off", "ema_decay 1");
 }
 
+// MixUp (--mixup-alpha) trains feature vectors as well as images: the header says so and the
+// blobs are still learnt. CutMix needs images, and neither mixes regression targets: one line each.
+TEST_F(TrainFeaturesCli, MixUpTrainsFeatureVectorsAndWhatCannotBeMixedIsOneLine) {
+  TempDir dir;
+  write_blobs(dir.str() + "/train.csv", 1200, 5);
+  write_blobs(dir.str() + "/val.csv", 300, 6);
+  const std::string data = " --data " + dir.str() + "/train.csv --val-data " + dir.str() + "/val.csv" + kFlags;
+  const std::string out = dir.str() + "/mixup";
+  const auto r = run_command(kStoker + " train" + data + " --mixup-alpha 0.2 --output-dir " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("· mixup 0.2\n"), std::string::npos) << r.out;
+  EXPECT_NE(read_text(stoker::testing::run_dir_of(out) + "/config.yaml").find("mixup_alpha: 0.2\n"), std::string::npos);
+  EXPECT_GT(summary_of(out)["test_accuracy"].get<double>(), 0.9) << r.out;
+
+  expect_one_line_error(run_command(kStoker + " train" + data + " --cutmix-alpha 1 --output-dir " + out), 2,
+                        "cutmix_alpha 1 pastes a box between images, and " + dir.str() +
+                            "/train.csv holds feature vectors (12 per sample); use mixup_alpha for feature vectors",
+                        "cutmix on features");
+  std::ofstream table(dir.str() + "/reg.csv");
+  table << "x0,x1,target\n";
+  for (int i = 0; i < 200; ++i) table << i % 7 << "," << i % 5 << "," << 0.5 * i << "\n";
+  table.close();
+  expect_one_line_error(run_command(kStoker + " train --data " + dir.str() + "/reg.csv" + kFlags +
+                                    " --mixup-alpha 0.2 --output-dir " + out),
+                        2,
+                        "mixup_alpha 0.2 mixes class targets, and " + dir.str() +
+                            "/reg.csv has 1 float target per sample; MixUp and CutMix apply to classification only",
+                        "mixup on regression");
+}
+
 TEST_F(TrainFeaturesCli, IntegerTargetsTrainARegressionWhenAskedTo) {
   // y = 3 x0 - 2 x1 + 40, rounded: whole numbers, so without --task they would be classes.
   TempDir dir;

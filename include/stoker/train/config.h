@@ -79,6 +79,8 @@ struct TrainConfig {
   double step_gamma = 0.1;     // schedule step: lr *= step_gamma ...
   int step_every_epochs = 30;  // ... every this many epochs
   double label_smoothing = 0;
+  double mixup_alpha = 0;   // > 0: MixUp each batch with λ ~ Beta(α, α); classification only
+  double cutmix_alpha = 0;  // > 0: CutMix each batch (images); with mixup_alpha, one of the two per batch
   double clip_grad_norm = 0;  // > 0: clip the gradients' total L2 norm to this before each optimizer step
   int early_stopping_patience = 0;  // > 0: stop after this many epochs without a better validation figure
   double ema_decay = 0;  // in (0, 1): keep an exponential moving average of the weights; 0 = off

@@ -208,6 +208,17 @@ std::vector<Field> make_fields() {
       {"step_gamma", &C::step_gamma, "Schedule step: multiply lr by this, in (0, 1] ...", {}},
       {"step_every_epochs", &C::step_every_epochs, "... every this many epochs", {}},
       {"label_smoothing", &C::label_smoothing, "Cross-entropy label smoothing, in [0, 1)", {}},
+      {"mixup_alpha",
+       &C::mixup_alpha,
+       "MixUp: blend each batch with itself shifted by one sample, x = λ·x + (1 − λ)·x', targets likewise, "
+       "λ ~ Beta(α, α) (torchvision's --mixup-alpha; 0.2 is common). Classification only; 0 = off",
+       {}},
+      {"cutmix_alpha",
+       &C::cutmix_alpha,
+       "CutMix: paste a box of the batch shifted by one sample into each image, targets mixed by its area, "
+       "λ ~ Beta(α, α) (torchvision's --cutmix-alpha; 1.0 is common). Images only; with mixup_alpha each "
+       "batch takes one of the two; 0 = off",
+       {}},
       {"clip_grad_norm",
        &C::clip_grad_norm,
        "Clip the gradients' total L2 norm to this before each optimizer step (after accumulation, the "

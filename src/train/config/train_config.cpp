@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <tuple>
 
 #include "stoker/core/error.h"
 #include "stoker/train/config.h"
@@ -197,6 +198,15 @@ void validate(const TrainConfig& c) {
   at_least("step_every_epochs", c.step_every_epochs, 1);
   fraction("label_smoothing", c.label_smoothing, false, "[0, 1)");
   check_task_and_loss(c.task, c.loss, c.label_smoothing);
+  for (const auto& [key, value, common] : {std::tuple{"mixup_alpha", c.mixup_alpha, "0.2"},
+                                           std::tuple{"cutmix_alpha", c.cutmix_alpha, "1.0"}}) {
+    check(value >= 0 && std::isfinite(value),
+          fmt::format("{} must be a finite number >= 0 (got {}); 0 turns it off, {} is a common choice", key, value,
+                      common));
+  }
+  check(c.task != TaskKind::kRegression || (c.mixup_alpha == 0 && c.cutmix_alpha == 0),
+        "mixup_alpha and cutmix_alpha mix class targets and apply to classification only (task is regression); "
+        "set them to 0");
   check(c.clip_grad_norm >= 0 && std::isfinite(c.clip_grad_norm),
         fmt::format("clip_grad_norm must be a finite number >= 0 (got {}); 0 turns clipping off, 1.0 is a common "
                     "choice",

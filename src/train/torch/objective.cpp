@@ -90,6 +90,13 @@ Objective make_objective(const TrainConfig& cfg, const data::Source& train,
                                        : LossKind::kMse;
   o.outputs = has_classes ? static_cast<int64_t>(train.class_names().size()) : train.target_dim();
   o.label_smoothing = cfg.label_smoothing;
+  if (!has_classes && (cfg.mixup_alpha > 0 || cfg.cutmix_alpha > 0)) {
+    throw UsageError(fmt::format("{} {:g} mixes class targets, and {} has {}; MixUp and CutMix apply to "
+                                 "classification only: set mixup_alpha and cutmix_alpha to 0",
+                                 cfg.mixup_alpha > 0 ? "mixup_alpha" : "cutmix_alpha",
+                                 cfg.mixup_alpha > 0 ? cfg.mixup_alpha : cfg.cutmix_alpha, cfg.data,
+                                 targets_text(train)));
+  }
   if (val != nullptr) {
     // Class ids must mean the same classes: the validation classes are the training ones or
     // their first few (a CSV's classes are 0..its largest id; a folder may lack the last).

@@ -99,7 +99,9 @@ void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const Run
               cfg.prefetch_factor, to_string(cfg.amp).c_str(), cfg.accumulation_steps,
               ((cfg.clip_grad_norm > 0 ? fmt::format(" · clip_grad_norm {:g}", cfg.clip_grad_norm) : std::string()) +
                (cfg.early_stopping_patience > 0 ? fmt::format(" · patience {}", cfg.early_stopping_patience) : std::string()) +
-               (cfg.ema_decay > 0 ? fmt::format(" · ema_decay {:g}", cfg.ema_decay) : std::string()))
+               (cfg.ema_decay > 0 ? fmt::format(" · ema_decay {:g}", cfg.ema_decay) : std::string()) +
+               (cfg.mixup_alpha > 0 ? fmt::format(" · mixup {:g}", cfg.mixup_alpha) : std::string()) +
+               (cfg.cutmix_alpha > 0 ? fmt::format(" · cutmix {:g}", cfg.cutmix_alpha) : std::string()))
                   .c_str());
   if (place.world_size > 1) {
     std::printf("parallel %d processes (%d on this machine) · each trains on 1/%d of every epoch · gradients "

@@ -149,6 +149,11 @@ TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place) {
     throw UsageError(fmt::format("model {} takes images, and {} holds feature vectors ({} per sample); use --model mlp",
                                  cfg.model, cfg.data, features));
   }
+  if (const int features = s.train_source->feature_count(); features > 0 && cfg.cutmix_alpha > 0) {
+    throw UsageError(fmt::format("cutmix_alpha {:g} pastes a box between images, and {} holds feature vectors ({} per "
+                                 "sample); use mixup_alpha for feature vectors, or set cutmix_alpha to 0",
+                                 cfg.cutmix_alpha, cfg.data, features));
+  }
   if (s.val_source && s.val_source->feature_count() != s.train_source->feature_count()) {
     throw UsageError(fmt::format("validation data {} has {} features per sample, and the training data {} has {}; "
                                  "they must match",

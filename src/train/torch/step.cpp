@@ -1,6 +1,7 @@
 #include "step.h"
 
 #include <cmath>
+#include <tuple>
 
 #include "stoker/core/clock.h"
 #include "torch_compat.h"
@@ -53,6 +54,7 @@ Stepper::Stepper(const TrainConfig& cfg, Network& model, torch::optim::Optimizer
       total_steps_(total_steps), steps_per_epoch_(steps_per_epoch), global_step_(global_step),
       accumulation_(cfg.accumulation_steps) {
   if (cfg.amp == AmpMode::kFp16) scaler_ = std::make_unique<GradScaler>();
+  if (objective_.classification()) mix_ = BatchMix::from_config(cfg, objective_.outputs);
 }
 
 Stepper::Result Stepper::step(const torch::Tensor& images, const torch::Tensor& targets) {
@@ -62,6 +64,9 @@ Stepper::Result Stepper::step(const torch::Tensor& images, const torch::Tensor& 
   if (x.device() != device_) x = x.to(device_);
   if (y.device() != device_) y = y.to(device_);
   r.copy_s = ns_to_seconds(watch.lap());
+  // Numbered by micro-batch over the run (checkpoints fall on window boundaries), so a resumed
+  // run draws what the uninterrupted one did.
+  if (mix_.active()) std::tie(x, y) = mix_.mix(x, y, global_step_ * accumulation_ + micro_ % accumulation_);
 
   torch::Tensor loss;
   {
@@ -83,6 +88,7 @@ Stepper::Result Stepper::step(const torch::Tensor& images, const torch::Tensor& 
 void Stepper::average_gradients_over(DataParallel* group) {
   group_ = group;
   if (group_ != nullptr) group_->attach(model_);
+  if (objective_.classification()) mix_ = BatchMix::from_config(cfg_, objective_.outputs, group_ ? group_->place().rank : 0);
 }
 
 void Stepper::optimizer_step(Result* r) {

@@ -1,4 +1,5 @@
-// One training step, timed: host→device copy, then forward (under autocast for --amp), loss,
+// One training step, timed: host→device copy, then MixUp/CutMix (--mixup-alpha,
+// --cutmix-alpha), forward (under autocast for --amp), loss,
 // backward and — at the end of an accumulation window — the learning-rate schedule, gradient
 // clipping (--clip-grad-norm), the optimiser step (through the fp16 loss scaler for --amp
 // fp16) and the moving average of the weights (--ema-decay).
@@ -8,6 +9,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "batch_mix.h"
 #include "data_parallel.h"
 #include "grad_scaler.h"
 #include "model_ema.h"
@@ -62,8 +64,8 @@ class Stepper {
   Result finish_window();
   bool window_open() const { return micro_ % accumulation_ != 0; }
   // Data parallel: gradients are averaged over `group` before each optimiser step (null:
-  // this process alone), sent during the backward that ends each window. The group must
-  // outlive the Stepper.
+  // this process alone), sent during the backward that ends each window, and each process
+  // mixes its batches (BatchMix) with draws of its own. The group must outlive the Stepper.
   void average_gradients_over(DataParallel* group);
   // After each optimizer step that is taken (not an fp16 skip), `ema` folds the new weights
   // in (null: none). It must outlive the Stepper.
@@ -91,6 +93,7 @@ class Stepper {
   std::unique_ptr<GradScaler> scaler_;
   DataParallel* group_ = nullptr;
   ModelEma* ema_ = nullptr;
+  BatchMix mix_;  // inactive unless mixup_alpha or cutmix_alpha > 0
 };
 
 }  // namespace stoker::train

@@ -52,7 +52,7 @@ TEST(TrainConfigTest, DefaultsAreValidAndListedInSchemaOrder) {
   const TrainConfig config;
   EXPECT_NO_THROW(validate(config));
   const std::vector<ConfigKey>& keys = config_keys();
-  ASSERT_EQ(keys.size(), 40u);
+  ASSERT_EQ(keys.size(), 42u);
   EXPECT_EQ(keys.front().name, "model");
   EXPECT_EQ(keys.back().name, "max_bad_fraction");
   std::set<std::string> names;
@@ -173,6 +173,8 @@ TEST(ConfigFlagsTest, AcceptsBothSpellingsAliasesAndTheLastValue) {
       {"--patience 3", [](TrainConfig* c) { c->early_stopping_patience = 3; }},
       {"--ema-decay 0.999", [](TrainConfig* c) { c->ema_decay = 0.999; }},
       {"--model_ema_decay 0.9998", [](TrainConfig* c) { c->ema_decay = 0.9998; }},
+      {"--mixup-alpha 0.2", [](TrainConfig* c) { c->mixup_alpha = 0.2; }},
+      {"--cutmix_alpha 1", [](TrainConfig* c) { c->cutmix_alpha = 1; }},
       {"--use_amp", [](TrainConfig* c) { c->amp = AmpMode::kBf16; }},
       {"--use-amp", [](TrainConfig* c) { c->amp = AmpMode::kBf16; }},
       {"--use-amp=fp16", [](TrainConfig* c) { c->amp = AmpMode::kFp16; }},
@@ -341,6 +343,16 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
        "ema_decay must be in [0, 1) (got 1); 0 turns the average off, 0.9998 and 0.999 are common choices"},
       {[](TrainConfig* c) { c->ema_decay = std::nan(""); },
        "ema_decay must be in [0, 1) (got nan); 0 turns the average off, 0.9998 and 0.999 are common choices"},
+      {[](TrainConfig* c) { c->mixup_alpha = -0.2; },
+       "mixup_alpha must be a finite number >= 0 (got -0.2); 0 turns it off, 0.2 is a common choice"},
+      {[](TrainConfig* c) { c->cutmix_alpha = std::numeric_limits<double>::infinity(); },
+       "cutmix_alpha must be a finite number >= 0 (got inf); 0 turns it off, 1.0 is a common choice"},
+      {[](TrainConfig* c) {
+         c->task = TaskKind::kRegression;
+         c->cutmix_alpha = 1;
+       },
+       "mixup_alpha and cutmix_alpha mix class targets and apply to classification only (task is regression); "
+       "set them to 0"},
       {[](TrainConfig* c) { c->clip_grad_norm = -1; },
        "clip_grad_norm must be a finite number >= 0 (got -1); 0 turns clipping off, 1.0 is a common choice"},
       {[](TrainConfig* c) { c->clip_grad_norm = std::numeric_limits<double>::infinity(); },
@@ -416,6 +428,8 @@ TEST(TrainConfigTest, ToYamlRoundTrips) {
   config.step_gamma = 0.2;
   config.step_every_epochs = 7;
   config.label_smoothing = 0.1;
+  config.mixup_alpha = 0.2;
+  config.cutmix_alpha = 1.0 / 3;
   config.num_workers = 12;
   config.prefetch_factor = 2;
   config.pin_memory = false;
