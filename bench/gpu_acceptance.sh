@@ -15,7 +15,8 @@
 #                      build    configure and build (stoker, tests, bench programs)
 #                      tests    ctest, then the Cuda* tests alone: on a GPU none may skip
 #                      check    stoker check (device, H2D copy rates, matmul per precision)
-#                      train    image training per --amp (off, bf16, fp16 clipping) with memory lines,
+#                      train    image training per --amp (off, bf16 with EMA, fp16 clipping and
+#                               MixUp/CutMix) with memory lines,
 #                               resume, out of memory at batch 4096, and the Fashion-MNIST job
 #                      doctor   stoker doctor with --find-batch-size
 #                      loader   stoker bench loader at 1, 2, 4, ... workers, and the decode floor
@@ -43,7 +44,7 @@ ALL_STEPS=" build tests check train doctor loader features compare "
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    -h|--help) sed -n '2,33p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --cpu-dry-run) DRY=1; shift; continue ;;
   esac
   [[ $# -ge 2 ]] || die "$1 needs a value (see --help)"
@@ -208,10 +209,11 @@ if wants train && need_stoker train; then
     --transforms "RandomResizedCrop($SIZE), RandomHorizontalFlip(), Normalize" --device "$DEVICE"
     --epochs 1000 --no-progress)
   for amp in $AMPS; do
-    # fp16 also clips: the scaler's fused unscale on CUDA, then clip_grad_norm_ on true gradients.
+    # fp16 also clips (the scaler's fused unscale on CUDA, then clip_grad_norm_ on true gradients)
+    # and mixes its batches on the device (MixUp or CutMix per batch, soft targets under autocast).
     # bf16 also keeps a moving average of the weights (fused foreach updates on CUDA).
     extra=()
-    [[ $amp == fp16 ]] && extra=(--clip-grad-norm 1.0)
+    [[ $amp == fp16 ]] && extra=(--clip-grad-norm 1.0 --mixup-alpha 0.2 --cutmix-alpha 1.0)
     [[ $amp == bf16 ]] && extra=(--ema-decay 0.9998)
     run "train-$amp" 480 "${base[@]}" --amp "$amp" "${extra[@]}" --max-steps "$TRAIN_STEPS" --output-dir "$WORK/runs"
     verdict "train-$amp" 0 "$(lines "train-$amp" '^(device|Batch size)|memory|samples/s|step time|skipped|grad norm|model_ema')"
