@@ -72,6 +72,7 @@ struct TrainConfig {
   double lr = 1e-3;
   OptimizerKind optimizer = OptimizerKind::kAdamW;
   double weight_decay = 0.01;
+  double norm_weight_decay = kAuto;  // of normalization layers' parameters; kAuto = weight_decay
   double momentum = 0.9;  // sgd only
   bool nesterov = false;  // sgd only; needs momentum > 0
   ScheduleKind schedule = ScheduleKind::kConstant;

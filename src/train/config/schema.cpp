@@ -198,6 +198,12 @@ std::vector<Field> make_fields() {
       {"lr", &C::lr, "Learning rate (the peak, after warmup)", {"learning_rate"}},
       {"optimizer", &C::optimizer, "Optimizer: adamw or sgd", {}},
       {"weight_decay", &C::weight_decay, "Weight decay (decoupled for adamw, L2 for sgd)", {}},
+      {"norm_weight_decay",
+       &C::norm_weight_decay,
+       "Weight decay of the normalization layers' weights and biases (BatchNorm, GroupNorm, LayerNorm), as "
+       "torchvision's --norm-weight-decay (its ResNet and EfficientNet recipes use 0); auto = weight_decay",
+       {},
+       true},
       {"momentum", &C::momentum, "SGD momentum, in [0, 1)", {}},
       {"nesterov", &C::nesterov, "Nesterov momentum (sgd; needs momentum > 0)", {}},
       {"schedule",
@@ -381,7 +387,15 @@ void set_field(const Field& field, std::string_view text, const std::string& wha
         } else if constexpr (std::is_same_v<T, bool>) {
           value = parse_bool(text, what);
         } else if constexpr (std::is_same_v<T, double>) {
-          value = parse_number(text, what);
+          if (field.takes_auto && text == "auto") {
+            value = kAuto;
+          } else {
+            value = parse_number(text, what);
+            // The stored sentinel (-1) is not a number a user may give.
+            if (field.takes_auto && value < 0) {
+              throw UsageError(fmt::format("{} must be a number >= 0, or auto (got '{}')", what, text));
+            }
+          }
         } else if constexpr (std::is_integral_v<T>) {
           if (!field.takes_auto) {
             value = parse_integer<T>(text, what);
@@ -414,7 +428,7 @@ std::string field_text(const Field& field, const TrainConfig& config) {
         } else if constexpr (std::is_same_v<T, bool>) {
           return value ? "true" : "false";
         } else if constexpr (std::is_same_v<T, double>) {
-          return number_text(value);
+          return field.takes_auto && value == kAuto ? std::string("auto") : number_text(value);
         } else if constexpr (std::is_integral_v<T>) {
           return field.takes_auto && value == static_cast<T>(kAuto) ? std::string("auto") : std::to_string(value);
         } else {

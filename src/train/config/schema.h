@@ -25,7 +25,7 @@ struct Field {
   // Other names the flags accept (snake_case, like `name`). A YAML file gets a did-you-mean
   // for them instead: the saved config.yaml only ever uses `name`, so files stay uniform.
   std::vector<std::string> aliases;
-  // An integer key that also takes the word "auto", stored as kAuto (-1).
+  // A number key that also takes the word "auto", stored as kAuto (-1).
   bool takes_auto = false;
 };
 

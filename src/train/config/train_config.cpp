@@ -189,6 +189,9 @@ void validate(const TrainConfig& c) {
   at_least("batch_size", c.batch_size, 1);
   check(c.lr > 0, fmt::format("lr must be > 0 (got {})", c.lr));
   at_least("weight_decay", c.weight_decay, 0.0);
+  check(c.norm_weight_decay == kAuto || (c.norm_weight_decay >= 0 && std::isfinite(c.norm_weight_decay)),
+        fmt::format("norm_weight_decay must be a finite number >= 0, or auto for weight_decay's value (got {})",
+                    c.norm_weight_decay));
   fraction("momentum", c.momentum, false, "[0, 1)");
   check(!(c.nesterov && c.optimizer == OptimizerKind::kSgd && c.momentum == 0),
         "nesterov needs momentum > 0 (got momentum 0); set momentum (e.g. 0.9) or nesterov: false");

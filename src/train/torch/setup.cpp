@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <set>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -19,16 +20,6 @@ std::string default_transforms(const data::Source& source) {
   return "RandomResizedCrop(224), RandomHorizontalFlip(0.5), Normalize";
 }
 
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& cfg, Network& model) {
-  if (cfg.optimizer == OptimizerKind::kSgd) {
-    return std::make_unique<torch::optim::SGD>(
-        model.parameters(), torch::optim::SGDOptions(cfg.lr).momentum(cfg.momentum).nesterov(cfg.nesterov)
-                                .weight_decay(cfg.weight_decay));
-  }
-  return std::make_unique<torch::optim::AdamW>(
-      model.parameters(), torch::optim::AdamWOptions(cfg.lr).weight_decay(cfg.weight_decay));
-}
-
 // The NVIDIA GPUs NVML sees, e.g. "1 GPU (NVIDIA H100 80GB HBM3)"; "" when none (or no NVML).
 std::string nvml_gpus() {
   const auto reader = monitor::GpuReader::open(nullptr);
@@ -40,6 +31,59 @@ std::string nvml_gpus() {
 }
 
 }  // namespace
+
+namespace {
+
+bool is_norm_layer(const torch::nn::Module& module) {
+  return module.as<torch::nn::BatchNorm1d>() || module.as<torch::nn::BatchNorm2d>() ||
+         module.as<torch::nn::BatchNorm3d>() || module.as<torch::nn::GroupNorm>() || module.as<torch::nn::LayerNorm>() ||
+         module.as<torch::nn::InstanceNorm1d>() || module.as<torch::nn::InstanceNorm2d>() ||
+         module.as<torch::nn::InstanceNorm3d>();
+}
+
+}  // namespace
+
+OptimizerGroups optimizer_groups(const Network& model) {
+  OptimizerGroups groups;
+  std::set<const void*> in_norm_layers;
+  for (const auto& module : model.modules(/*include_self=*/false)) {
+    if (!is_norm_layer(*module)) continue;
+    for (const torch::Tensor& p : module->parameters(/*recurse=*/false)) {
+      groups.norm.push_back(p);
+      in_norm_layers.insert(p.unsafeGetTensorImpl());
+    }
+  }
+  for (const torch::Tensor& p : model.parameters()) {
+    if (in_norm_layers.count(p.unsafeGetTensorImpl()) == 0) groups.other.push_back(p);
+  }
+  return groups;
+}
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& cfg, Network& model) {
+  // Two groups whenever the model has normalization layers, whatever norm_weight_decay says,
+  // so that a checkpoint resumes with another norm_weight_decay (a group count that differs
+  // would not load).
+  OptimizerGroups groups = optimizer_groups(model);
+  const double norm_decay = cfg.norm_weight_decay == kAuto ? cfg.weight_decay : cfg.norm_weight_decay;
+  const auto with_groups = [&](auto options) {
+    using Options = decltype(options);
+    std::vector<torch::optim::OptimizerParamGroup> list;
+    list.emplace_back(groups.other, std::make_unique<Options>(options));
+    if (!groups.norm.empty()) {
+      Options norm = options;
+      norm.weight_decay(norm_decay);
+      list.emplace_back(groups.norm, std::make_unique<Options>(norm));
+    }
+    return list;
+  };
+  if (cfg.optimizer == OptimizerKind::kSgd) {
+    const auto options =
+        torch::optim::SGDOptions(cfg.lr).momentum(cfg.momentum).nesterov(cfg.nesterov).weight_decay(cfg.weight_decay);
+    return std::make_unique<torch::optim::SGD>(with_groups(options), options);
+  }
+  const auto options = torch::optim::AdamWOptions(cfg.lr).weight_decay(cfg.weight_decay);
+  return std::make_unique<torch::optim::AdamW>(with_groups(options), options);
+}
 
 torch::Device pick_device(const TrainConfig& cfg, const ProcessPlace& place) {
   if (cfg.device == "cpu") return torch::kCPU;

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "data_parallel.h"
 #include "device_feed.h"
@@ -46,6 +47,19 @@ struct TrainSetup {
 // In a data-parallel group (`place`), the training loader takes the place's share of each
 // epoch, and on CUDA ("auto" or "cuda") the process trains on device cuda:<local_rank>.
 TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place = {});
+
+// The model's parameters split for the optimizer: those of normalization layers (BatchNorm,
+// GroupNorm, LayerNorm, InstanceNorm: their weights and biases) and all others, each in the
+// model's order.
+struct OptimizerGroups {
+  std::vector<torch::Tensor> other, norm;
+};
+OptimizerGroups optimizer_groups(const Network& model);
+
+// cfg's optimizer over `model`: one parameter group with weight_decay, and a second with
+// norm_weight_decay (auto: weight_decay) for the normalization layers' parameters when the
+// model has any. The learning rate is the step's to set (lr_at).
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& cfg, Network& model);
 
 // A second instance of `setup.model`'s architecture, on its device and in its memory format,
 // with weights of its own initialisation (the moving average's network, model_ema.h, which

@@ -52,7 +52,7 @@ TEST(TrainConfigTest, DefaultsAreValidAndListedInSchemaOrder) {
   const TrainConfig config;
   EXPECT_NO_THROW(validate(config));
   const std::vector<ConfigKey>& keys = config_keys();
-  ASSERT_EQ(keys.size(), 42u);
+  ASSERT_EQ(keys.size(), 43u);
   EXPECT_EQ(keys.front().name, "model");
   EXPECT_EQ(keys.back().name, "max_bad_fraction");
   std::set<std::string> names;
@@ -158,6 +158,9 @@ TEST(ConfigFlagsTest, AcceptsBothSpellingsAliasesAndTheLastValue) {
       {"--num_workers 3", [](TrainConfig* c) { c->num_workers = 3; }},
       {"--workers 3", [](TrainConfig* c) { c->num_workers = 3; }},
       {"--workers auto", [](TrainConfig* c) { c->num_workers = kAuto; }},
+      {"--norm-weight-decay 0", [](TrainConfig* c) { c->norm_weight_decay = 0; }},
+      {"--norm_weight_decay 5e-5", [](TrainConfig* c) { c->norm_weight_decay = 5e-5; }},
+      {"--norm-weight-decay auto", [](TrainConfig* c) { c->norm_weight_decay = kAuto; }},
       {"--prefetch-factor 5", [](TrainConfig* c) { c->prefetch_factor = 5; }},
       {"--prefetch 5", [](TrainConfig* c) { c->prefetch_factor = 5; }},
       {"--lr 0.5", [](TrainConfig* c) { c->lr = 0.5; }},
@@ -275,6 +278,9 @@ TEST(ConfigYamlTest, WrongTypesNameTheKeyAndTheValue) {
   // -1 is how auto is stored; typed, it is an error, not a silent auto.
   EXPECT_EQ(testing::usage_error_text([] { from_flags("--workers -1"); }), "--workers must be at least 1, or auto (got '-1')");
   EXPECT_EQ(yaml_error("num_workers: -1\n"), "c.yaml:1: key 'num_workers' must be at least 1, or auto (got '-1')");
+  EXPECT_EQ(testing::usage_error_text([] { from_flags("--norm-weight-decay -1"); }),
+            "--norm-weight-decay must be a number >= 0, or auto (got '-1')");
+  EXPECT_EQ(yaml_error("norm_weight_decay: nope\n"), "c.yaml:1: key 'norm_weight_decay' must be a number (got 'nope')");
   EXPECT_EQ(testing::usage_error_text([] { from_flags("--use-amp=fp32"); }),
             "--use-amp must be one of off, bf16, fp16 (got 'fp32')");
 }
@@ -343,6 +349,8 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
        "ema_decay must be in [0, 1) (got 1); 0 turns the average off, 0.9998 and 0.999 are common choices"},
       {[](TrainConfig* c) { c->ema_decay = std::nan(""); },
        "ema_decay must be in [0, 1) (got nan); 0 turns the average off, 0.9998 and 0.999 are common choices"},
+      {[](TrainConfig* c) { c->norm_weight_decay = std::nan(""); },
+       "norm_weight_decay must be a finite number >= 0, or auto for weight_decay's value (got nan)"},
       {[](TrainConfig* c) { c->mixup_alpha = -0.2; },
        "mixup_alpha must be a finite number >= 0 (got -0.2); 0 turns it off, 0.2 is a common choice"},
       {[](TrainConfig* c) { c->cutmix_alpha = std::numeric_limits<double>::infinity(); },
@@ -430,6 +438,7 @@ TEST(TrainConfigTest, ToYamlRoundTrips) {
   config.label_smoothing = 0.1;
   config.mixup_alpha = 0.2;
   config.cutmix_alpha = 1.0 / 3;
+  config.norm_weight_decay = 0;
   config.num_workers = 12;
   config.prefetch_factor = 2;
   config.pin_memory = false;
