@@ -30,10 +30,6 @@ std::string nvml_gpus() {
   return fmt::format("{} GPU{} ({})", n, n == 1 ? "" : "s", names);
 }
 
-}  // namespace
-
-namespace {
-
 bool is_norm_layer(const torch::nn::Module& module) {
   return module.as<torch::nn::BatchNorm1d>() || module.as<torch::nn::BatchNorm2d>() ||
          module.as<torch::nn::BatchNorm3d>() || module.as<torch::nn::GroupNorm>() || module.as<torch::nn::LayerNorm>() ||
