@@ -28,26 +28,30 @@ std::shared_ptr<Network> load_model(const std::string& checkpoint) {
   return model;
 }
 
-// Trains `config` for 30 steps whole, and for 12 then resumed to 30; returns both final
-// models (whole, resumed) from their checkpoints.
-std::pair<std::shared_ptr<Network>, std::shared_ptr<Network>> whole_and_resumed(const TrainConfig& config,
-                                                                                const std::string& dir) {
+// Trains `config` to step `steps` as a fresh run in `dir` and returns the model from its
+// checkpoint.
+std::shared_ptr<Network> trained(TrainConfig config, int64_t steps, const std::string& dir) {
   TrainUi quiet;
   quiet.progress = false;
-  TrainConfig whole = config;
-  whole.max_steps = 30;
-  whole.output_dir = dir + "/whole";
-  EXPECT_EQ(run_training(whole, quiet), 0);
+  config.max_steps = steps;
+  config.output_dir = dir;
+  EXPECT_EQ(run_training(config, quiet), 0);
+  return load_model(only_run_dir(dir) + "/checkpoint.pt");
+}
 
-  TrainConfig first = config;
-  first.max_steps = 12;
-  first.output_dir = dir + "/split";
-  EXPECT_EQ(run_training(first, quiet), 0);
+// Trains `config` for 30 steps whole, and for 12 then resumed to 30; returns both final
+// models (whole, resumed).
+std::pair<std::shared_ptr<Network>, std::shared_ptr<Network>> whole_and_resumed(const TrainConfig& config,
+                                                                                const std::string& dir) {
+  const auto whole = trained(config, 30, dir + "/whole");
+  trained(config, 12, dir + "/split");
   TrainConfig second = config;
   second.max_steps = 30;
-  second.resume = only_run_dir(first.output_dir);
+  second.resume = only_run_dir(dir + "/split");
+  TrainUi quiet;
+  quiet.progress = false;
   EXPECT_EQ(run_training(second, quiet), 0);
-  return {load_model(only_run_dir(whole.output_dir) + "/checkpoint.pt"), load_model(second.resume + "/checkpoint.pt")};
+  return {whole, load_model(second.resume + "/checkpoint.pt")};
 }
 
 void expect_equal_weights(const Network& a, const Network& b) {
@@ -69,12 +73,7 @@ TEST(ResumeTest, InterruptedAndResumedEqualsUninterrupted) {
   // And a control: a different seed does change the weights.
   TrainConfig other = config;
   other.seed = 8;
-  other.max_steps = 30;
-  other.output_dir = dir.str() + "/other";
-  TrainUi quiet;
-  quiet.progress = false;
-  ASSERT_EQ(run_training(other, quiet), 0);
-  const auto c = load_model(only_run_dir(other.output_dir) + "/checkpoint.pt");
+  const auto c = trained(other, 30, dir.str() + "/other");
   EXPECT_FALSE(torch::equal(c->named_parameters()["fc2.weight"], a->named_parameters()["fc2.weight"]));
 }
 
@@ -92,15 +91,10 @@ TEST(ResumeTest, MixedBatchesResumeExactly) {
   const auto [a, b] = whole_and_resumed(config, dir.str());
   expect_equal_weights(*a, *b);
   // Not vacuous: without mixing the same run ends elsewhere.
-  TrainConfig plain_config = config;
-  plain_config.mixup_alpha = plain_config.cutmix_alpha = 0;
-  plain_config.max_steps = 30;
-  plain_config.output_dir = dir.str() + "/plain";
-  TrainUi quiet;
-  quiet.progress = false;
-  ASSERT_EQ(run_training(plain_config, quiet), 0);
-  const auto plain = load_model(only_run_dir(plain_config.output_dir) + "/checkpoint.pt");
-  EXPECT_FALSE(torch::equal(plain->named_parameters()["fc2.weight"], a->named_parameters()["fc2.weight"]));
+  TrainConfig plain = config;
+  plain.mixup_alpha = plain.cutmix_alpha = 0;
+  const auto p = trained(plain, 30, dir.str() + "/plain");
+  EXPECT_FALSE(torch::equal(p->named_parameters()["fc2.weight"], a->named_parameters()["fc2.weight"]));
 }
 
 }  // namespace
