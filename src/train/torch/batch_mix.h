@@ -10,10 +10,12 @@
 // from torch's: a resumed run mixes its batches as the uninterrupted one did, and turning
 // mixing on leaves every other random number of the run as it was.
 // Classification only; CutMix needs images (N, C, H, W).
-// Not thread-safe: the training loop's thread only (the draws are const and reentrant).
+// Thread safety: a value; draw() and mix() are const and keep no state, so any thread may
+// call them (the Stepper calls them on the training loop's thread).
 #pragma once
 
 #include <cstdint>
+#include <utility>
 
 #include "stoker/train/config.h"
 #include "torch_compat.h"
