@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <memory>
+#include <vector>
 #include <fmt/format.h>
 
 #include "stoker/core/error.h"
@@ -158,7 +160,13 @@ void CheckpointFile::load_into(Network& model, torch::optim::Optimizer& optimize
     archive_.read("model", model_archive);
     archive_.read("optimizer", optimizer_archive);
     model.load(model_archive);
+    // The state (moments, momentum buffers) comes from the checkpoint; the hyperparameters stay
+    // the config's (a resume may change weight_decay or norm_weight_decay). libtorch 2.x
+    // restores each group's options on load, as Python's load_state_dict does; 1.13 does not.
+    std::vector<std::unique_ptr<torch::optim::OptimizerOptions>> options;
+    for (const auto& group : optimizer.param_groups()) options.push_back(group.options().clone());
     optimizer.load(optimizer_archive);
+    for (size_t i = 0; i < options.size(); ++i) optimizer.param_groups()[i].set_options(std::move(options[i]));
     torch::Tensor rng;
     archive_.read("rng_cpu", rng);
     compat::set_cpu_rng_state(rng);

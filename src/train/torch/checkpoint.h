@@ -36,7 +36,9 @@ class CheckpointFile {
  public:
   explicit CheckpointFile(const std::string& path);
   const CheckpointMeta& meta() const { return meta_; }
-  // Loads into `model` and `optimizer` and restores the CPU RNG. `ema` (if any) gets the
+  // Loads into `model` and `optimizer` and restores the CPU RNG. The optimizer takes the
+  // file's state but keeps its own hyperparameters (its groups' options: the config's, which a
+  // resume may change), on libtorch 1.13 and 2.x alike. `ema` (if any) gets the
   // file's moving average, or, from a file without one (meta().ema_updates empty), starts
   // over from the loaded model. Throws DataError when the state does not fit them.
   void load_into(Network& model, torch::optim::Optimizer& optimizer, ModelEma* ema = nullptr);
