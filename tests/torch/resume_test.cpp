@@ -30,12 +30,16 @@ std::shared_ptr<Network> load_model(const std::string& checkpoint) {
 
 // Trains `config` to step `steps` as a fresh run in `dir` and returns the model from its
 // checkpoint.
-std::shared_ptr<Network> trained(TrainConfig config, int64_t steps, const std::string& dir) {
+int run_quietly(const TrainConfig& config) {
   TrainUi quiet;
   quiet.progress = false;
+  return run_training(config, quiet);
+}
+
+std::shared_ptr<Network> trained(TrainConfig config, int64_t steps, const std::string& dir) {
   config.max_steps = steps;
   config.output_dir = dir;
-  EXPECT_EQ(run_training(config, quiet), 0);
+  EXPECT_EQ(run_quietly(config), 0);
   return load_model(only_run_dir(dir) + "/checkpoint.pt");
 }
 
@@ -48,9 +52,7 @@ std::pair<std::shared_ptr<Network>, std::shared_ptr<Network>> whole_and_resumed(
   TrainConfig second = config;
   second.max_steps = 30;
   second.resume = only_run_dir(dir + "/split");
-  TrainUi quiet;
-  quiet.progress = false;
-  EXPECT_EQ(run_training(second, quiet), 0);
+  EXPECT_EQ(run_quietly(second), 0);
   return {whole, load_model(second.resume + "/checkpoint.pt")};
 }
 
@@ -62,12 +64,19 @@ void expect_equal_weights(const Network& a, const Network& b) {
   }
 }
 
-TEST(ResumeTest, InterruptedAndResumedEqualsUninterrupted) {
-  if (!fs::exists("/usr/share/datasets/fashion-mnist")) GTEST_SKIP() << "dataset-fashion-mnist not installed";
-  testing::TempDir dir;
+// One epoch of the default job (the Fashion-MNIST CNN), seed 7, in a temporary folder.
+class ResumeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists("/usr/share/datasets/fashion-mnist")) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+    config.epochs = 1;
+    config.seed = 7;
+  }
+  stoker::testing::TempDir dir;
   TrainConfig config;
-  config.epochs = 1;
-  config.seed = 7;
+};
+
+TEST_F(ResumeTest, InterruptedAndResumedEqualsUninterrupted) {
   const auto [a, b] = whole_and_resumed(config, dir.str());
   expect_equal_weights(*a, *b);
   // And a control: a different seed does change the weights.
@@ -79,12 +88,7 @@ TEST(ResumeTest, InterruptedAndResumedEqualsUninterrupted) {
 
 // MixUp and CutMix draw per batch from (seed, rank, batch index), so a resumed run mixes its
 // batches as the uninterrupted one did, across accumulation windows too.
-TEST(ResumeTest, MixedBatchesResumeExactly) {
-  if (!fs::exists("/usr/share/datasets/fashion-mnist")) GTEST_SKIP() << "dataset-fashion-mnist not installed";
-  testing::TempDir dir;
-  TrainConfig config;
-  config.epochs = 1;
-  config.seed = 7;
+TEST_F(ResumeTest, MixedBatchesResumeExactly) {
   config.accumulation_steps = 2;
   config.mixup_alpha = 0.2;
   config.cutmix_alpha = 1;
