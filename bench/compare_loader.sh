@@ -5,7 +5,7 @@
 #
 # Usage: bench/compare_loader.sh [--images N] [--seconds S] [--build DIR] [--out FILE.md]
 #                                [--data DIR] [--skip-stoker] [--full-decode] [--prepared]
-#                                [--keep-logs]
+#                                [--augment] [--keep-logs]
 #   --images N     synthetic images to generate (default 2000)
 #   --seconds S    timed length of each run (default 20)
 #   --build DIR    CMake build folder holding stoker and bench/stoker_decode_floor (default build)
@@ -18,6 +18,9 @@
 #                  every decoder gives the same pixels) and run every loader, PyTorch and the
 #                  floor included, on that copy; adds a stoker 2-worker run that ignores the
 #                  markers (--no-restart-splicing)
+#   --augment      torchvision's reference augmentation on both sides (--auto-augment ta_wide
+#                  --random-erase 0.25): TrivialAugmentWide (bilinear) after the flip and
+#                  RandomErasing(0.25) after Normalize
 #   --keep-logs    keep every run's stdout/stderr (always kept when a run fails)
 # Environment: PYTHON (default /usr/bin/python3, the interpreter that sees torch).
 set -euo pipefail
@@ -37,6 +40,7 @@ SKIP_STOKER=0
 FULL_DECODE=0
 PREPARED=0
 KEEP_LOGS=0
+AUGMENT=0
 BATCH=64
 SIZE=224
 TRANSFORMS="RandomResizedCrop(224), RandomHorizontalFlip(0.5), Normalize"
@@ -51,12 +55,18 @@ while [[ $# -gt 0 ]]; do
     --skip-stoker) SKIP_STOKER=1; shift ;;
     --full-decode) FULL_DECODE=1; shift ;;
     --prepared) PREPARED=1; shift ;;
+    --augment) AUGMENT=1; shift ;;
     --keep-logs) KEEP_LOGS=1; shift ;;
-    -h|--help) sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
 
+PYTORCH_AUGMENT=()
+if [[ $AUGMENT -eq 1 ]]; then
+  TRANSFORMS="RandomResizedCrop(224), RandomHorizontalFlip(0.5), TrivialAugmentWide(interpolation=bilinear), Normalize, RandomErasing(0.25)"
+  PYTORCH_AUGMENT=(--augment)
+fi
 [[ $IMAGES =~ ^[1-9][0-9]*$ ]] || die "--images must be a positive integer, got '$IMAGES'"
 if [[ ! $SECONDS_PER_RUN =~ ^[0-9]+([.][0-9]+)?$ || $SECONDS_PER_RUN =~ ^0+([.]0+)?$ ]]; then
   die "--seconds must be a number > 0, got '$SECONDS_PER_RUN'"
@@ -155,7 +165,7 @@ PYEOF
 for w in 0 1 2; do
   run "pytorch-$w" "PyTorch DataLoader" "$w" \
     "$PY" bench/pytorch_loader.py --data "$DATA" --workers "$w" --batch-size "$BATCH" \
-    --seconds "$SECONDS_PER_RUN" --size "$SIZE" --json
+    --seconds "$SECONDS_PER_RUN" --size "$SIZE" "${PYTORCH_AUGMENT[@]}" --json
 done
 for t in 1 2; do
   run "floor-$t" "decode floor (TurboJPEG full decode)" "$t" \

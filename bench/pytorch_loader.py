@@ -7,7 +7,7 @@ transforms through torch.utils.data.DataLoader on an image-folder tree
 process tree (main process + DataLoader workers).
 
     /usr/bin/python3 bench/pytorch_loader.py --data DIR [--workers N]
-        [--batch-size 64] [--seconds 20] [--size 224] [--json]
+        [--batch-size 64] [--seconds 20] [--size 224] [--augment] [--json]
 
 Timing: the first WARMUP_BATCHES batches (worker start-up, first file reads)
 are excluded from the timed window; peak memory counts them. The run stops at
@@ -36,19 +36,21 @@ IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
 
 
-def imagenet_style_folder(root: str, size: int):
+def imagenet_style_folder(root: str, size: int, augment: bool = False):
     """torchvision's ImageFolder(root) with the chain the comparisons give stoker:
     RandomResizedCrop(size), RandomHorizontalFlip(), ToTensor(), Normalize(ImageNet mean/std).
+    augment: torchvision's reference recipe on top (--auto-augment ta_wide --random-erase 0.25):
+    TrivialAugmentWide(interpolation=BILINEAR) after the flip, RandomErasing(0.25) last.
     Shared with pytorch_train_images.py, so both PyTorch sides see the same transforms."""
     from torchvision import datasets, transforms
 
-    tf = transforms.Compose([
-        transforms.RandomResizedCrop(size),
-        transforms.RandomHorizontalFlip(),
-        transforms.ToTensor(),
-        transforms.Normalize(IMAGENET_MEAN, IMAGENET_STD),
-    ])
-    return datasets.ImageFolder(root, transform=tf)
+    chain = [transforms.RandomResizedCrop(size), transforms.RandomHorizontalFlip()]
+    if augment:
+        chain.append(transforms.TrivialAugmentWide(interpolation=transforms.InterpolationMode.BILINEAR))
+    chain += [transforms.ToTensor(), transforms.Normalize(IMAGENET_MEAN, IMAGENET_STD)]
+    if augment:
+        chain.append(transforms.RandomErasing(p=0.25))
+    return datasets.ImageFolder(root, transform=transforms.Compose(chain))
 
 
 def _page_kb() -> int:
@@ -153,6 +155,8 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=20.0,
                     help="timed run length; stops at the first whole batch after it (default 20)")
     ap.add_argument("--size", type=int, default=224, help="RandomResizedCrop size (default 224)")
+    ap.add_argument("--augment", action="store_true",
+                    help="add TrivialAugmentWide (bilinear) after the flip and RandomErasing(0.25) last")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args()
     if args.workers < 0 or args.batch_size < 1 or args.seconds < 0 or args.size < 1:
@@ -169,7 +173,7 @@ def main() -> int:
     from torch.utils.data import DataLoader
     torch.set_num_threads(1)
 
-    dataset = imagenet_style_folder(args.data, args.size)
+    dataset = imagenet_style_folder(args.data, args.size, args.augment)
     if len(dataset) == 0:
         print(f"error: no images under '{args.data}'", file=sys.stderr)
         return 1

@@ -272,6 +272,33 @@ TEST_F(TrainTasksCli, ValidationTakesTheTrainingChainMadeDeterministicOrItsOwn) 
                         "val_transforms: unknown transform 'CentreCrop'", "misspelt validation chain");
 }
 
+TEST_F(TrainTasksCli, AugmentationFlagsJoinTheTrainingChainOnly) {
+  TempDir dir;
+  const std::string train = stoker::testing::write_level_classes(dir, "train", 96, 7);
+  const std::string val = stoker::testing::write_level_classes(dir, "val", 32, 8);
+  const std::string run = kStoker + " train --data " + train + " --val-data " + val + " --epochs 1" + small_images_;
+  const std::string normalize = "Grayscale · Normalize(mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5))";
+  const auto r = run_command(run + " --auto-augment ta_wide --random-erase 0.25 --output-dir " + dir.str() + "/runs");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  // torchvision's reference script: the automatic augmentation interpolates bilinearly;
+  // RandomErasing comes after Normalize; validation has neither.
+  EXPECT_NE(r.out.find("inputs   train Resize(8) · CenterCrop(8) · TrivialAugmentWide(interpolation=bilinear) · " +
+                       normalize + " · RandomErasing(p=0.25) → float32 NCHW\n         val   Resize(8) · CenterCrop(8) · " +
+                       normalize + " → float32 NCHW\n"),
+            std::string::npos)
+      << r.out;
+  const auto ra = run_command(run + " --auto-augment ra --ra-magnitude 5 --max-steps 1 --output-dir " + dir.str() + "/ra");
+  ASSERT_EQ(ra.exit_code, 0) << ra.err << ra.out;
+  EXPECT_NE(ra.out.find("RandAugment(magnitude=5, interpolation=bilinear)"), std::string::npos) << ra.out;
+
+  expect_one_line_errors(run, {{" --auto-augment augmix", 2, "auto_augment augmix is not built in stoker"},
+                               {" --random-erase 2", 2, "random_erase must be in [0, 1] (got 2)"},
+                               {" --auto-augment ra --transforms 'CenterCrop(8), AutoAugment'", 2,
+                                "auto_augment ra and the transforms' AutoAugment are both automatic augmentations; give one"},
+                               {" --transforms 'CenterCrop(8), RandAugment(magnitude=40)'", 2,
+                                "transforms: RandAugment magnitude must be in 0..30 (num_magnitude_bins - 1) (got 40)"}});
+}
+
 TEST_F(TrainTasksCli, ValSplitHoldsOutPartOfTheTrainingData) {
   TempDir dir;
   const std::string train = stoker::testing::write_level_classes(dir, "train", 200, 9);

@@ -208,6 +208,10 @@ TEST_F(TrainFeaturesCli, MixUpTrainsFeatureVectorsAndWhatCannotBeMixedIsOneLine)
                         "cutmix_alpha 1 pastes a box between images, and " + dir.str() +
                             "/train.csv holds feature vectors (12 per sample); use mixup_alpha for feature vectors",
                         "cutmix on features");
+  expect_one_line_error(run_command(kStoker + " train" + data + " --random-erase 0.25 --output-dir " + out), 2,
+                        "random_erase 0.25 augments images, and " + dir.str() +
+                            "/train.csv holds feature vectors (12 per sample); set random_erase to 0",
+                        "random erasing on features");
   std::ofstream table(dir.str() + "/reg.csv");
   table << "x0,x1,target\n";
   for (int i = 0; i < 200; ++i) table << i % 7 << "," << i % 5 << "," << 0.5 * i << "\n";

@@ -2,7 +2,9 @@
 //
 // A TransformSpec is a fixed-order chain, the order torchvision pipelines use:
 //   geometry (RandomResizedCrop | Resize+CenterCrop | none)
-//   -> RandomHorizontalFlip(p) -> ColorJitter(b, c, s, h) -> Normalize(mean, std)
+//   -> RandomHorizontalFlip(p) -> [Grayscale]
+//   -> TrivialAugmentWide | RandAugment | AutoAugment (torchvision's autoaugment.py)
+//   -> ColorJitter(b, c, s, h) -> Normalize(mean, std) -> RandomErasing(p, ...)
 //   -> output dtype (uint8 | float32 | float16) and layout (NCHW | NHWC).
 // Geometry is a crop of the source followed by a resample to the output size, fused into one
 // antialiased bilinear pass (Pillow's BILINEAR filter with support scaled by the reduction,
@@ -17,6 +19,13 @@
 // Setup/run split (after DALI kernels): draw_params() decides everything random for one
 // sample from its SampleRng; SampleTransformer::run() writes the sample into caller-provided
 // output memory (out, in, args). Per-worker scratch is grow-only: no steady-state allocation.
+//
+// The automatic augmentations work, as torchvision's do, on a uint8 image: the resampled
+// pixels are rounded to uint8 first, and their operations follow torchvision's tensor
+// implementation (truncating blends, grid_sample's nearest or bilinear with zero padding).
+// RandomErasing works on the output: its value is in the units Normalize gives (0 = the
+// mean). For uint8 output the erased pixels are that value mapped back to pixels,
+// round(255 * (value * std + mean)), clamped to [0, 255] (value='random' noise too).
 //
 // uint8 output skips Normalize (mean/std stay in the spec so the consumer can apply them on
 // the device, where 4x fewer bytes cross PCIe). float outputs are (x/255 - mean) / std.
@@ -54,6 +63,37 @@ struct ColorJitterSpec {
   bool enabled() const { return brightness > 0 || contrast > 0 || saturation > 0 || hue > 0; }
 };
 
+// Interpolation of the automatic augmentations' geometric operations.
+enum class Interpolation { kNearest, kBilinear };
+enum class AutoAugmentKind { kNone, kTrivialAugmentWide, kRandAugment, kAutoAugment };
+enum class AutoAugmentPolicy { kImageNet, kCifar10, kSvhn };
+
+// torchvision's TrivialAugmentWide, RandAugment and AutoAugment (0.14), one per chain.
+const char* to_string(AutoAugmentKind kind);  // "TrivialAugmentWide", ... or "none"
+
+struct AutoAugmentSpec {
+  static constexpr int kMaxOps = 16;
+  AutoAugmentKind kind = AutoAugmentKind::kNone;
+  AutoAugmentPolicy policy = AutoAugmentPolicy::kImageNet;  // AutoAugment
+  int num_ops = 2;                                          // RandAugment: 0..kMaxOps
+  int magnitude = 9;                   // RandAugment: the bin used, 0 <= m < num_magnitude_bins
+  int num_magnitude_bins = 31;         // RandAugment and TrivialAugmentWide: 2..1000
+  Interpolation interpolation = Interpolation::kNearest;
+  bool has_fill = false;               // torchvision's fill=None: zeros, no mask
+  std::array<float, 3> fill{0, 0, 0};  // pixel values in [0, 255]
+  bool enabled() const { return kind != AutoAugmentKind::kNone; }
+};
+
+// torchvision's RandomErasing, after Normalize.
+struct RandomErasingSpec {
+  double p = 0;  // probability per sample; 0 = off
+  double scale_min = 0.02, scale_max = 0.33;
+  double ratio_min = 0.3, ratio_max = 3.3;
+  bool random_value = false;            // value='random': N(0, 1) per element
+  std::array<float, 3> value{0, 0, 0};  // in the output's units (after Normalize)
+  bool enabled() const { return p > 0; }
+};
+
 struct TransformSpec {
   Geometry geometry = Geometry::kRandomResizedCrop;
   // Output size. kNone: the source's fixed size; parse_transforms leaves it 0x0 for the
@@ -64,10 +104,12 @@ struct TransformSpec {
   double scale_min = 0.08, scale_max = 1.0;  // kRandomResizedCrop: area fraction range
   double ratio_min = 3.0 / 4.0, ratio_max = 4.0 / 3.0;  // kRandomResizedCrop: aspect range
   double flip_p = 0.0;                                  // RandomHorizontalFlip probability
+  AutoAugmentSpec auto_augment;
   ColorJitterSpec jitter;
   bool normalize = false;
   std::array<float, 3> mean{0.485f, 0.456f, 0.406f};  // ImageNet defaults
   std::array<float, 3> std{0.229f, 0.224f, 0.225f};
+  RandomErasingSpec erasing;
   int channels = 3;  // 1 (gray) or 3 (RGB)
   DType dtype = DType::kFloat32;
   Layout layout = Layout::kNCHW;
@@ -93,11 +135,14 @@ struct TransformSpec {
   // Throws UsageError naming the field, the value and the allowed range: sizes 1..8192,
   // 0 < scale min <= max <= 1, 0 < ratio min <= max, flip p in [0, 1], jitter factors >= 0,
   // hue in [0, 0.5], finite mean and non-zero finite std (when normalize), channels 1 or 3;
+  // the automatic augmentations' counts and bins as AutoAugmentSpec says, fill in [0, 255];
+  // RandomErasing p in [0, 1], 0 <= scale min <= max <= 1, 0 < ratio min <= max, finite value;
   // Standardize only with none / Float16 / Float32; feature vectors not as uint8, and
   // feature_mean / feature_std empty or one finite value per feature (std > 0).
   void validate() const;
 
  private:
+  void validate_augmentations() const;
   void validate_features() const;
 };
 
@@ -105,6 +150,9 @@ struct TransformSpec {
 //   "RandomResizedCrop(224, scale=(0.08,1)), RandomHorizontalFlip(0.5), Normalize(imagenet)"
 //   "Resize(256), CenterCrop(224), Normalize(mean=(0.5,0.5,0.5), std=(0.5,0.5,0.5))"
 //   "ColorJitter(0.4, 0.4, 0.4, 0.1)"  "ToUint8" "Float16" "NHWC" "Grayscale"
+//   "TrivialAugmentWide(num_magnitude_bins=31, interpolation=bilinear, fill=(128, 128, 128))"
+//   "RandAugment(num_ops=2, magnitude=9)"  "AutoAugment(policy=imagenet)" (or cifar10, svhn)
+//   "RandomErasing(p=0.25, scale=(0.02, 0.33), ratio=(0.3, 3.3), value=0)" (or value=random)
 //   "Standardize" (feature vectors: per-feature (x - mean) / std, fit on the training data)
 // Names are case-sensitive, as in torchvision; arguments bind by position or keyword as in
 // Python (RandomResizedCrop(size, scale, ratio), ColorJitter(brightness, contrast,
@@ -127,7 +175,7 @@ TransformSpec parse_transforms(std::string_view text);
 // torchvision's and timm's reference recipes pair them: RandomResizedCrop(S) becomes
 // Resize(floor(S / 0.875)), CenterCrop(S) (Resize(256), CenterCrop(224) for 224); flips and
 // ColorJitter are dropped; Resize+CenterCrop, no geometry, Grayscale, Normalize, Standardize,
-// dtype and layout are kept. Evaluation then sees every sample the same way each epoch.
+// dtype and layout are kept; the automatic augmentations and RandomErasing are dropped. Evaluation then sees every sample the same way each epoch.
 TransformSpec eval_transform(const TransformSpec& train);
 
 // Every random decision for one sample.
@@ -138,12 +186,25 @@ struct SampleParams {
   // brightness, contrast, saturation, hue), as torchvision draws them.
   std::array<int, 4> jitter_order{0, 1, 2, 3};
   double brightness = 1, contrast = 1, saturation = 1, hue = 0;
+  // The automatic augmentation's operations, in order, each with its signed magnitude
+  // (op is an AugmentOp of data/transform/auto_augment.h).
+  struct AugmentStep {
+    uint8_t op = 0;
+    float magnitude = 0;
+  };
+  std::array<AugmentStep, AutoAugmentSpec::kMaxOps> augment{};
+  int augment_steps = 0;
+  // RandomErasing: the box in output pixels, and the seed of value='random''s noise.
+  bool erase = false;
+  int erase_top = 0, erase_left = 0, erase_height = 0, erase_width = 0;
+  uint64_t erase_noise_seed = 0;
 };
 
 // Draws the parameters for a source of `width` x `height` (torchvision's get_params logic,
 // including RandomResizedCrop's 10 attempts and central-crop fallback). The order of draws
 // from `rng` is fixed (random_params.cpp documents it): crop, then flip (only if flip_p > 0),
-// then jitter order and factors (only if jitter is enabled).
+// then the automatic augmentation's (only if enabled), then jitter order and factors (only if
+// jitter is enabled), then RandomErasing's (only if p > 0). The last two need the output size.
 SampleParams draw_params(const TransformSpec& spec, int width, int height, SampleRng& rng);
 
 // Antialiased bilinear resample of `region` of `src` to out_w x out_h, output float HWC in
@@ -179,6 +240,7 @@ class SampleTransformer {
  private:
   std::vector<float> resized_;  // out_h x out_w x channels, [0, 255]
   std::vector<float> scratch_;  // resampler's horizontal pass
+  std::vector<uint8_t> planes_[2];  // the automatic augmentation's uint8 image and its target
 };
 
 }  // namespace stoker::data

@@ -4,15 +4,19 @@
 //   1. geometry: RandomResizedCrop draws 2 uniforms per attempt (area fraction, log aspect),
 //      then 2 bounded ints (top, left) for the accepted attempt; nothing for the others.
 //   2. flip: one bernoulli(flip_p), only if flip_p > 0.
-//   3. ColorJitter, only if any component is enabled: a permutation of the four operations
+//   3. the automatic augmentation, only if one is set (auto_augment.h lists its draws).
+//   4. ColorJitter, only if any component is enabled: a permutation of the four operations
 //      (Fisher-Yates: for i = 3..1, swap(order[i], order[below(i + 1)])), then one uniform per
 //      enabled component in the order brightness, contrast, saturation, hue, as torchvision's
 //      ColorJitter.get_params does (factors are drawn in fixed order, applied permuted).
+//   5. RandomErasing, only if p > 0 (random_erasing.h lists its draws).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <utility>
 
+#include "data/transform/auto_augment.h"
+#include "data/transform/random_erasing.h"
 #include "stoker/data/transform.h"
 
 namespace stoker::data {
@@ -94,6 +98,7 @@ SampleParams draw_params(const TransformSpec& spec, int width, int height, Sampl
   }
 
   if (spec.flip_p > 0) params.flip = rng.bernoulli(spec.flip_p);
+  draw_auto_augment(spec.auto_augment, spec.out_width, spec.out_height, rng, &params);
 
   const ColorJitterSpec& jitter = spec.jitter;
   if (jitter.enabled()) {
@@ -112,6 +117,7 @@ SampleParams draw_params(const TransformSpec& spec, int width, int height, Sampl
     }
     if (jitter.hue > 0) params.hue = rng.uniform(-jitter.hue, jitter.hue);
   }
+  draw_random_erasing(spec.erasing, spec.out_width, spec.out_height, rng, &params);
   return params;
 }
 

@@ -1,4 +1,5 @@
-// SampleTransformer::run: resample (flip folded in) -> ColorJitter -> write.
+// SampleTransformer::run: resample (flip folded in) -> [grey] -> automatic augmentation
+// (on uint8 planes) -> ColorJitter -> write -> RandomErasing (on the output).
 //
 // The float image in between is kept in the output's layout, so that writing is one
 // contiguous pass: planes (CHW) for NCHW, interleaved (HWC) for NHWC. The writer computes
@@ -8,8 +9,10 @@
 #include <cstdint>
 #include <cstring>
 
+#include "data/transform/auto_augment.h"
 #include "data/transform/color_jitter.h"
 #include "data/transform/half.h"
+#include "data/transform/random_erasing.h"
 #include "data/transform/resample.h"
 #include "data/transform/simd.h"
 #include "stoker/data/transform.h"
@@ -118,6 +121,32 @@ void to_grey(float* __restrict grey, const float* __restrict r, const float* __r
       n, [&](size_t i) { grey[i] = 0.299f * r[i] + 0.587f * g[i] + 0.114f * b[i]; });
 }
 
+// The automatic augmentation works on uint8 planes, as torchvision's on a uint8 image:
+// round the float image into planes[0], apply each step, and put the result back.
+void auto_augment(float* data, size_t pixels, int channels, bool planar, int width, int height,
+                  const SampleParams& params, const TransformSpec& spec, std::vector<uint8_t> (&planes)[2]) {
+  std::vector<uint8_t>& image = planes[0];
+  image.resize(pixels * static_cast<size_t>(channels));
+  for (int c = 0; c < channels; ++c) {
+    for (size_t i = 0; i < pixels; ++i) {
+      const float v = planar ? data[c * pixels + i] : data[i * static_cast<size_t>(channels) + c];
+      image[c * pixels + i] = convert<uint8_t>(v);
+    }
+  }
+  for (int s = 0; s < params.augment_steps; ++s) {
+    const SampleParams::AugmentStep& step = params.augment[static_cast<size_t>(s)];
+    apply_augment_op(static_cast<AugmentOp>(step.op), step.magnitude, spec.auto_augment, &planes[0], &planes[1],
+                     width, height, channels);
+  }
+  const std::vector<uint8_t>& result = planes[0];
+  for (int c = 0; c < channels; ++c) {
+    for (size_t i = 0; i < pixels; ++i) {
+      float& v = planar ? data[c * pixels + i] : data[i * static_cast<size_t>(channels) + c];
+      v = result[c * pixels + i];
+    }
+  }
+}
+
 }  // namespace
 
 void SampleTransformer::run(void* out, const Image& image, const CropRect& crop, const SampleParams& params,
@@ -151,6 +180,7 @@ void SampleTransformer::run(void* out, const Image& image, const CropRect& crop,
     channels = 1;
   }
 
+  if (params.augment_steps > 0) auto_augment(data, pixels, channels, planar, width, height, params, spec, planes_);
   if (spec.jitter.enabled()) apply_color_jitter(data, pixels, channels, planar, params);
 
   switch (spec.dtype) {
@@ -164,6 +194,7 @@ void SampleTransformer::run(void* out, const Image& image, const CropRect& crop,
       write_as<uint8_t>(out, data, channels, planar, pixels, spec);
       break;
   }
+  erase_output(out, spec, params);
 }
 
 }  // namespace stoker::data

@@ -5,6 +5,7 @@
 // then each call is bound to its parameters the way Python binds a call and applied to the
 // spec. Messages quote what the user wrote.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -37,11 +38,15 @@ constexpr double kDefaultRatioMax = 4.0 / 3.0;
 constexpr std::string_view kMiddleDot = "\xC2\xB7";  // U+00B7
 constexpr std::string_view kArrow = "\xE2\x86\x92";  // U+2192
 
-constexpr std::array<std::string_view, 14> kKnownNames{"RandomResizedCrop",
+constexpr std::array<std::string_view, 18> kKnownNames{"RandomResizedCrop",
                                                        "Resize",
                                                        "CenterCrop",
                                                        "RandomHorizontalFlip",
+                                                       "TrivialAugmentWide",
+                                                       "RandAugment",
+                                                       "AutoAugment",
                                                        "ColorJitter",
+                                                       "RandomErasing",
                                                        "Normalize",
                                                        "Grayscale",
                                                        "ToUint8",
@@ -73,6 +78,56 @@ const char* geometry_name(Geometry geometry) {
       break;
   }
   return "output";
+}
+
+const char* policy_name(AutoAugmentPolicy policy) {
+  switch (policy) {
+    case AutoAugmentPolicy::kCifar10:
+      return "cifar10";
+    case AutoAugmentPolicy::kSvhn:
+      return "svhn";
+    case AutoAugmentPolicy::kImageNet:
+      break;
+  }
+  return "imagenet";
+}
+
+// The arguments that differ from torchvision's defaults, e.g. "RandAugment(magnitude=5)".
+std::string auto_augment_text(const AutoAugmentSpec& a) {
+  const AutoAugmentSpec defaults;
+  std::vector<std::string> args;
+  if (a.kind == AutoAugmentKind::kAutoAugment && a.policy != defaults.policy) {
+    args.push_back(fmt::format("policy={}", policy_name(a.policy)));
+  }
+  if (a.kind == AutoAugmentKind::kRandAugment) {
+    if (a.num_ops != defaults.num_ops) args.push_back(fmt::format("num_ops={}", a.num_ops));
+    if (a.magnitude != defaults.magnitude) args.push_back(fmt::format("magnitude={}", a.magnitude));
+  }
+  if (a.kind != AutoAugmentKind::kAutoAugment && a.num_magnitude_bins != defaults.num_magnitude_bins) {
+    args.push_back(fmt::format("num_magnitude_bins={}", a.num_magnitude_bins));
+  }
+  if (a.interpolation == Interpolation::kBilinear) args.emplace_back("interpolation=bilinear");
+  if (a.has_fill) args.push_back(fmt::format("fill=({}, {}, {})", a.fill[0], a.fill[1], a.fill[2]));
+  return fmt::format("{}({})", to_string(a.kind), fmt::join(args, ", "));
+}
+
+std::string erasing_text(const RandomErasingSpec& e) {
+  const RandomErasingSpec defaults;
+  std::string s = fmt::format("RandomErasing(p={}", e.p);
+  if (e.scale_min != defaults.scale_min || e.scale_max != defaults.scale_max) {
+    s += fmt::format(", scale=({}, {})", e.scale_min, e.scale_max);
+  }
+  if (e.ratio_min != defaults.ratio_min || e.ratio_max != defaults.ratio_max) {
+    s += fmt::format(", ratio=({}, {})", e.ratio_min, e.ratio_max);
+  }
+  if (e.random_value) {
+    s += ", value=random";
+  } else if (e.value != defaults.value) {
+    s += fmt::format(", value={}", e.value[0] == e.value[1] && e.value[1] == e.value[2]
+                                       ? fmt::format("{}", e.value[0])
+                                       : triple_text(e.value));
+  }
+  return s + ")";
 }
 
 // ---------------------------------------------------------------------------------------
@@ -245,8 +300,13 @@ class ChainReader {
       }
       ++pos_;
     } else if (is_ident_start(c)) {
+      // Dotted words too, as Python's enums: InterpolationMode.BILINEAR.
       v.kind = Value::Kind::kWord;
       identifier();
+      while (peek() == '.' && pos_ + 1 < text_.size() && is_ident_start(text_[pos_ + 1])) {
+        ++pos_;
+        identifier();
+      }
     } else if (is_number_char(c)) {
       // Take letters too, so that "1.x" is reported whole as a bad number.
       while (!at_end() && (is_number_char(peek()) || is_ident_char(peek()))) ++pos_;
@@ -418,6 +478,10 @@ class ChainBuilder {
     } else if (n == "RandomHorizontalFlip") {
       const auto args = bind(call, {"p"});
       spec_.flip_p = args[0] ? to_number(call, "p", *args[0]) : 0.5;
+    } else if (n == "TrivialAugmentWide" || n == "RandAugment" || n == "AutoAugment") {
+      auto_augment(call);
+    } else if (n == "RandomErasing") {
+      random_erasing(call);
     } else if (n == "ColorJitter") {
       color_jitter(call);
     } else if (n == "Normalize") {
@@ -541,6 +605,98 @@ class ChainBuilder {
     crop_ = to_size_pair(call, "size", *args[0]);
   }
 
+  // A whole number in [lo, hi].
+  static int to_int(const Call& call, std::string_view param, const Value& v, int lo, int hi) {
+    const double x = to_number(call, param, v);
+    if (std::floor(x) != x || x < lo || x > hi) {
+      throw UsageError(fmt::format("{} {} must be a whole number in {}..{} (got '{}')", call.name, param, lo, hi, v.text));
+    }
+    return static_cast<int>(x);
+  }
+
+  // A word out of `allowed` (InterpolationMode.BILINEAR and AutoAugmentPolicy.IMAGENET are
+  // read as bilinear and imagenet).
+  static std::string to_word(const Call& call, std::string_view param, const Value& v,
+                             std::initializer_list<std::string_view> allowed) {
+    std::string word = v.text;
+    if (const size_t dot = word.rfind('.'); v.kind == Value::Kind::kWord && dot != std::string::npos) {
+      word = word.substr(dot + 1);
+    }
+    std::transform(word.begin(), word.end(), word.begin(), [](unsigned char c) { return std::tolower(c); });
+    for (const std::string_view a : allowed) {
+      if (v.kind == Value::Kind::kWord && word == a) return word;
+    }
+    throw UsageError(fmt::format("{} {} must be one of {} (got '{}')", call.name, param, fmt::join(allowed, ", "),
+                                 v.text));
+  }
+
+  void auto_augment(const Call& call) {
+    if (!auto_augment_by_.empty()) {
+      throw UsageError(fmt::format(
+          "{} conflicts with {}: give one automatic augmentation (TrivialAugmentWide, RandAugment or AutoAugment)",
+          call.name, auto_augment_by_));
+    }
+    auto_augment_by_ = call.name;
+    AutoAugmentSpec& a = spec_.auto_augment;
+    std::vector<const Value*> args;
+    if (call.name == "TrivialAugmentWide") {
+      a.kind = AutoAugmentKind::kTrivialAugmentWide;
+      args = bind(call, {"num_magnitude_bins", "interpolation", "fill"});
+    } else if (call.name == "RandAugment") {
+      a.kind = AutoAugmentKind::kRandAugment;
+      const auto all = bind(call, {"num_ops", "magnitude", "num_magnitude_bins", "interpolation", "fill"});
+      if (all[0]) a.num_ops = to_int(call, "num_ops", *all[0], 0, AutoAugmentSpec::kMaxOps);
+      if (all[1]) a.magnitude = to_int(call, "magnitude", *all[1], 0, 999);
+      args = {all[2], all[3], all[4]};
+    } else {
+      a.kind = AutoAugmentKind::kAutoAugment;
+      const auto all = bind(call, {"policy", "interpolation", "fill"});
+      if (all[0]) {
+        const std::string policy = to_word(call, "policy", *all[0], {"imagenet", "cifar10", "svhn"});
+        a.policy = policy == "cifar10" ? AutoAugmentPolicy::kCifar10
+                   : policy == "svhn"  ? AutoAugmentPolicy::kSvhn
+                                       : AutoAugmentPolicy::kImageNet;
+      }
+      args = {nullptr, all[1], all[2]};
+    }
+    if (args[0]) a.num_magnitude_bins = to_int(call, "num_magnitude_bins", *args[0], 2, 1000);
+    if (args[1]) {
+      a.interpolation = to_word(call, "interpolation", *args[1], {"nearest", "bilinear"}) == "bilinear"
+                            ? Interpolation::kBilinear
+                            : Interpolation::kNearest;
+    }
+    if (args[2] && !(args[2]->kind == Value::Kind::kWord && args[2]->text == "None")) {
+      a.has_fill = true;
+      a.fill = to_channels(call, "fill", *args[2]);
+    }
+  }
+
+  void random_erasing(const Call& call) {
+    const auto args = bind(call, {"p", "scale", "ratio", "value"});
+    RandomErasingSpec& e = spec_.erasing;
+    e = RandomErasingSpec{};
+    e.p = args[0] ? to_number(call, "p", *args[0]) : 0.5;
+    if (args[1]) {
+      const auto [lo, hi] = to_range(call, "scale", *args[1]);
+      e.scale_min = lo;
+      e.scale_max = hi;
+    }
+    if (args[2]) {
+      const auto [lo, hi] = to_range(call, "ratio", *args[2]);
+      e.ratio_min = lo;
+      e.ratio_max = hi;
+    }
+    if (args[3] && args[3]->kind == Value::Kind::kWord) {
+      if (args[3]->text != "random") {
+        throw UsageError(fmt::format(
+            "RandomErasing value must be a number, one per channel (r, g, b), or random (got '{}')", args[3]->text));
+      }
+      e.random_value = true;
+    } else if (args[3]) {
+      e.value = to_channels(call, "value", *args[3]);
+    }
+  }
+
   void color_jitter(const Call& call) {
     const auto args = bind(call, {"brightness", "contrast", "saturation", "hue"});
     static constexpr std::array<std::string_view, 4> kNames{"brightness", "contrast", "saturation",
@@ -596,11 +752,26 @@ class ChainBuilder {
   std::string geometry_by_;
   std::string dtype_by_;
   std::string layout_by_;
+  std::string auto_augment_by_;
   int resize_ = 0;
   std::array<int, 2> crop_{0, 0};  // CenterCrop (height, width)
 };
 
 }  // namespace
+
+const char* to_string(AutoAugmentKind kind) {
+  switch (kind) {
+    case AutoAugmentKind::kTrivialAugmentWide:
+      return "TrivialAugmentWide";
+    case AutoAugmentKind::kRandAugment:
+      return "RandAugment";
+    case AutoAugmentKind::kAutoAugment:
+      return "AutoAugment";
+    case AutoAugmentKind::kNone:
+      break;
+  }
+  return "none";
+}
 
 TransformSpec eval_transform(const TransformSpec& train) {
   TransformSpec eval = train;
@@ -615,7 +786,9 @@ TransformSpec eval_transform(const TransformSpec& train) {
     eval.ratio_max = kDefaultRatioMax;
   }
   eval.flip_p = 0;
+  eval.auto_augment = AutoAugmentSpec{};
   eval.jitter = ColorJitterSpec{};
+  eval.erasing = RandomErasingSpec{};
   return eval;
 }
 
@@ -643,6 +816,7 @@ std::string TransformSpec::describe() const {
   }
   if (standardize) parts.emplace_back("Standardize");
   if (flip_p > 0) parts.push_back(fmt::format("RandomHorizontalFlip({})", flip_p));
+  if (auto_augment.enabled()) parts.push_back(auto_augment_text(auto_augment));
   if (jitter.enabled()) {
     std::string args;
     const std::array<std::pair<const char*, double>, 4> components{
@@ -665,6 +839,7 @@ std::string TransformSpec::describe() const {
           fmt::format("Normalize(mean={}, std={})", triple_text(mean), triple_text(std)));
     }
   }
+  if (erasing.enabled()) parts.push_back(erasing_text(erasing));
   std::string text;
   for (const std::string& part : parts) {
     if (!text.empty()) text += fmt::format(" {} ", kMiddleDot);
@@ -715,6 +890,7 @@ void TransformSpec::validate() const {
   if (!(jitter.hue >= 0 && jitter.hue <= 0.5)) {
     throw UsageError(fmt::format("ColorJitter hue must be in [0, 0.5] (got {})", jitter.hue));
   }
+  validate_augmentations();
   validate_features();
   if (normalize) {
     for (int c = 0; c < channels; ++c) {
@@ -730,12 +906,51 @@ void TransformSpec::validate() const {
   }
 }
 
+void TransformSpec::validate_augmentations() const {
+  const AutoAugmentSpec& a = auto_augment;
+  if (a.enabled()) {
+    const char* name = to_string(a.kind);
+    if (a.num_ops < 0 || a.num_ops > AutoAugmentSpec::kMaxOps) {
+      throw UsageError(fmt::format("{} num_ops must be in 0..{} (got {})", name, AutoAugmentSpec::kMaxOps, a.num_ops));
+    }
+    if (a.num_magnitude_bins < 2 || a.num_magnitude_bins > 1000) {
+      throw UsageError(fmt::format("{} num_magnitude_bins must be in 2..1000 (got {})", name, a.num_magnitude_bins));
+    }
+    if (a.kind == AutoAugmentKind::kRandAugment && !(a.magnitude >= 0 && a.magnitude < a.num_magnitude_bins)) {
+      throw UsageError(fmt::format("RandAugment magnitude must be in 0..{} (num_magnitude_bins - 1) (got {})",
+                                   a.num_magnitude_bins - 1, a.magnitude));
+    }
+    for (const float f : a.fill) {
+      if (!(f >= 0 && f <= 255)) {
+        throw UsageError(fmt::format("{} fill must be pixel values in [0, 255] (got {})", name, f));
+      }
+    }
+  }
+  const RandomErasingSpec& e = erasing;
+  if (!(e.p >= 0 && e.p <= 1)) {
+    throw UsageError(fmt::format("RandomErasing p must be in [0, 1] (got {})", e.p));
+  }
+  if (!(e.scale_min >= 0 && e.scale_min <= e.scale_max && e.scale_max <= 1)) {
+    throw UsageError(fmt::format("RandomErasing scale must satisfy 0 <= min <= max <= 1 (got ({}, {}))", e.scale_min,
+                                 e.scale_max));
+  }
+  if (!(e.ratio_min > 0 && e.ratio_min <= e.ratio_max && std::isfinite(e.ratio_max))) {
+    throw UsageError(fmt::format("RandomErasing ratio must satisfy 0 < min <= max (got ({}, {}))", e.ratio_min,
+                                 e.ratio_max));
+  }
+  for (const float v : e.value) {
+    if (!std::isfinite(v)) throw UsageError(fmt::format("RandomErasing value must be finite (got {})", v));
+  }
+}
+
 void TransformSpec::validate_features() const {
   if (!standardize && features == 0) return;
   const char* image_step = geometry != Geometry::kNone ? geometry_name(geometry)
                            : flip_p > 0                 ? "RandomHorizontalFlip"
+                           : auto_augment.enabled()     ? to_string(auto_augment.kind)
                            : jitter.enabled()           ? "ColorJitter"
                            : normalize                  ? "Normalize"
+                           : erasing.enabled()          ? "RandomErasing"
                                                         : nullptr;
   if (image_step != nullptr) {
     throw UsageError(fmt::format(

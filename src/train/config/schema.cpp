@@ -180,6 +180,19 @@ std::vector<Field> make_fields() {
        "Validation's transform chain; empty = the training chain made deterministic: RandomResizedCrop(S) -> "
        "Resize(S/0.875), CenterCrop(S), no flips or ColorJitter",
        {}},
+      {"auto_augment",
+       &C::auto_augment,
+       "Automatic augmentation added to the training chain after the flip, as torchvision's --auto-augment: ta_wide "
+       "(TrivialAugmentWide), ra (RandAugment), imagenet, cifar10 or svhn (AutoAugment's policies), with bilinear "
+       "interpolation as its script; none = off",
+       {}},
+      {"ra_magnitude", &C::ra_magnitude, "RandAugment's magnitude with auto_augment ra, 0..30 (torchvision's --ra-magnitude)",
+       {}},
+      {"random_erase",
+       &C::random_erase,
+       "RandomErasing's probability, added to the training chain after Normalize (torchvision's --random-erase; 0.1 "
+       "and 0.25 are common); 0 = off",
+       {}},
       {"task",
        &C::task,
        "What the targets are: auto (class ids -> classification, float targets -> regression), "

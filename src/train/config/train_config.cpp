@@ -1,5 +1,6 @@
 // YAML in and out, and the range checks, for stoker/train/config.h.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -185,6 +186,12 @@ void validate(const TrainConfig& c) {
         fmt::format("val_split {} holds out part of the training data for validation, and val_data {} is validation "
                     "data too; give one of them",
                     c.val_split, c.val_data));
+  check(c.auto_augment != "augmix",
+        "auto_augment augmix is not built in stoker; use ta_wide, ra, imagenet, cifar10 or svhn, or none");
+  check(std::find(kAutoAugmentNames.begin(), kAutoAugmentNames.end(), c.auto_augment) != kAutoAugmentNames.end(),
+        fmt::format("auto_augment must be one of {} (got '{}')", fmt::join(kAutoAugmentNames, ", "), c.auto_augment));
+  between("ra_magnitude", c.ra_magnitude, 0, 30, "; RandAugment has 31 magnitude bins");
+  fraction("random_erase", c.random_erase, true, "[0, 1]");
   at_least("epochs", c.epochs, 1);
   at_least("batch_size", c.batch_size, 1);
   check(c.lr > 0, fmt::format("lr must be > 0 (got {})", c.lr));

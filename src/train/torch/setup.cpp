@@ -37,6 +37,48 @@ bool is_norm_layer(const torch::nn::Module& module) {
          module.as<torch::nn::InstanceNorm3d>();
 }
 
+
+// --auto-augment, --ra-magnitude and --random-erase, as torchvision's reference script adds
+// them to its training preset (the automatic augmentation with bilinear interpolation).
+void add_augmentation_flags(const TrainConfig& cfg, const data::Source& source, data::TransformSpec* spec) {
+  const bool auto_augment = cfg.auto_augment != "none";
+  if (!auto_augment && cfg.random_erase == 0) return;
+  const std::string asked = auto_augment ? fmt::format("auto_augment {}", cfg.auto_augment)
+                                         : fmt::format("random_erase {:g}", cfg.random_erase);
+  if (const int features = source.feature_count(); features > 0) {
+    throw UsageError(fmt::format("{} augments images, and {} holds feature vectors ({} per sample); set {} to {}",
+                                 asked, cfg.data, features, auto_augment ? "auto_augment" : "random_erase",
+                                 auto_augment ? "none" : "0"));
+  }
+  if (auto_augment) {
+    if (spec->auto_augment.enabled()) {
+      throw UsageError(fmt::format("auto_augment {} and the transforms' {} are both automatic augmentations; give one",
+                                   cfg.auto_augment, data::to_string(spec->auto_augment.kind)));
+    }
+    data::AutoAugmentSpec& a = spec->auto_augment;
+    a.interpolation = data::Interpolation::kBilinear;
+    if (cfg.auto_augment == "ta_wide") {
+      a.kind = data::AutoAugmentKind::kTrivialAugmentWide;
+    } else if (cfg.auto_augment == "ra") {
+      a.kind = data::AutoAugmentKind::kRandAugment;
+      a.magnitude = cfg.ra_magnitude;
+    } else {
+      a.kind = data::AutoAugmentKind::kAutoAugment;
+      a.policy = cfg.auto_augment == "cifar10" ? data::AutoAugmentPolicy::kCifar10
+                 : cfg.auto_augment == "svhn"  ? data::AutoAugmentPolicy::kSvhn
+                                               : data::AutoAugmentPolicy::kImageNet;
+    }
+  }
+  if (cfg.random_erase > 0) {
+    if (spec->erasing.enabled()) {
+      throw UsageError(fmt::format("random_erase {:g} and the transforms' RandomErasing both erase; give one",
+                                   cfg.random_erase));
+    }
+    spec->erasing.p = cfg.random_erase;
+  }
+  spec->validate();
+}
+
 }  // namespace
 
 OptimizerGroups optimizer_groups(const Network& model) {
@@ -145,8 +187,9 @@ data::TransformSpec transform_for(const TrainConfig& cfg, const data::Source& so
     }
   };
   if (!train && !cfg.val_transforms.empty()) return parse("val_transforms", cfg.val_transforms);
-  const data::TransformSpec spec =
+  data::TransformSpec spec =
       cfg.transforms.empty() ? parse("default transforms", default_transforms(source)) : parse("transforms", cfg.transforms);
+  if (train) add_augmentation_flags(cfg, source, &spec);
   return train ? spec : data::eval_transform(spec);
 }
 

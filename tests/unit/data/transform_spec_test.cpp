@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <array>
 #include <functional>
 #include <string>
 #include <vector>
@@ -38,6 +39,23 @@ void expect_same_spec(const TransformSpec& a, const TransformSpec& b) {
   EXPECT_EQ(a.dtype, b.dtype);
   EXPECT_EQ(a.layout, b.layout);
   EXPECT_EQ(a.standardize, b.standardize);
+  const AutoAugmentSpec& x = a.auto_augment;
+  const AutoAugmentSpec& y = b.auto_augment;
+  EXPECT_EQ(x.kind, y.kind);
+  EXPECT_EQ(x.policy, y.policy);
+  EXPECT_EQ(x.num_ops, y.num_ops);
+  EXPECT_EQ(x.magnitude, y.magnitude);
+  EXPECT_EQ(x.num_magnitude_bins, y.num_magnitude_bins);
+  EXPECT_EQ(x.interpolation, y.interpolation);
+  EXPECT_EQ(x.has_fill, y.has_fill);
+  EXPECT_EQ(x.fill, y.fill);
+  EXPECT_EQ(a.erasing.p, b.erasing.p);
+  EXPECT_EQ(a.erasing.scale_min, b.erasing.scale_min);
+  EXPECT_EQ(a.erasing.scale_max, b.erasing.scale_max);
+  EXPECT_EQ(a.erasing.ratio_min, b.erasing.ratio_min);
+  EXPECT_EQ(a.erasing.ratio_max, b.erasing.ratio_max);
+  EXPECT_EQ(a.erasing.random_value, b.erasing.random_value);
+  EXPECT_EQ(a.erasing.value, b.erasing.value);
 }
 
 TEST(ParseTransformsTest, ParsesTorchvisionChains) {
@@ -151,6 +169,49 @@ TEST(ParseTransformsTest, ParsesTorchvisionChains) {
   }
 }
 
+TEST(ParseTransformsTest, AutomaticAugmentationsAndErasingTakeTorchvisionsArguments) {
+  const TransformSpec defaults = parse_transforms("RandomResizedCrop(224), TrivialAugmentWide, RandomErasing");
+  EXPECT_EQ(defaults.auto_augment.kind, AutoAugmentKind::kTrivialAugmentWide);
+  EXPECT_EQ(defaults.auto_augment.num_magnitude_bins, 31);
+  EXPECT_EQ(defaults.auto_augment.interpolation, Interpolation::kNearest);
+  EXPECT_FALSE(defaults.auto_augment.has_fill);
+  EXPECT_EQ(defaults.erasing.p, 0.5);  // torchvision's defaults
+  EXPECT_EQ(defaults.erasing.scale_min, 0.02);
+  EXPECT_EQ(defaults.erasing.scale_max, 0.33);
+  EXPECT_EQ(defaults.erasing.ratio_min, 0.3);
+  EXPECT_EQ(defaults.erasing.ratio_max, 3.3);
+  EXPECT_EQ(defaults.erasing.value, (std::array<float, 3>{0, 0, 0}));
+
+  const TransformSpec ra =
+      parse_transforms("RandAugment(3, 7, 15, InterpolationMode.BILINEAR, 128), RandomErasing(0.1, value=random)");
+  EXPECT_EQ(ra.auto_augment.kind, AutoAugmentKind::kRandAugment);
+  EXPECT_EQ(ra.auto_augment.num_ops, 3);
+  EXPECT_EQ(ra.auto_augment.magnitude, 7);
+  EXPECT_EQ(ra.auto_augment.num_magnitude_bins, 15);
+  EXPECT_EQ(ra.auto_augment.interpolation, Interpolation::kBilinear);
+  EXPECT_TRUE(ra.auto_augment.has_fill);
+  EXPECT_EQ(ra.auto_augment.fill, (std::array<float, 3>{128, 128, 128}));
+  EXPECT_TRUE(ra.erasing.random_value);
+  EXPECT_EQ(parse_transforms("RandAugment(fill=None)").auto_augment.has_fill, false);
+
+  EXPECT_EQ(parse_transforms("AutoAugment(AutoAugmentPolicy.SVHN)").auto_augment.policy, AutoAugmentPolicy::kSvhn);
+  EXPECT_EQ(parse_transforms("AutoAugment").auto_augment.policy, AutoAugmentPolicy::kImageNet);
+  EXPECT_EQ(parse_transforms("RandomResizedCrop(224), RandomHorizontalFlip(), TrivialAugmentWide, Normalize, "
+                             "RandomErasing(0.1)")
+                .describe(),
+            "RandomResizedCrop(224) \u00b7 RandomHorizontalFlip(0.5) \u00b7 TrivialAugmentWide() \u00b7 Normalize "
+            "\u00b7 RandomErasing(p=0.1) \u2192 float32 NCHW");
+  // They are image transforms: feature vectors refuse them.
+  TransformSpec features = parse_transforms("RandomErasing(0.5)");
+  features.features = 12;
+  features.out_width = 12;
+  features.out_height = 1;
+  features.channels = 1;
+  EXPECT_NE(testing::usage_error_text([&] { features.validate(); })
+                .find("RandomErasing is an image transform, and the data holds feature vectors (12 per sample)"),
+            std::string::npos);
+}
+
 TEST(ParseTransformsTest, OrderDoesNotMatter) {
   const TransformSpec in_order = parse_transforms(
       "RandomResizedCrop(224), RandomHorizontalFlip(0.5), ColorJitter(0.4, 0.4, 0.4), "
@@ -183,6 +244,11 @@ TEST(ParseTransformsTest, DescribeRoundTrips) {
       "none, ColorJitter(hue=0.5), Normalize(mean=(0.1, 0.2, 0.3), std=(0.7, 0.8, 0.9))",
       "ColorJitter(contrast=0.123456789)",
       "Standardize, Float16",
+      "RandomResizedCrop(224), RandomHorizontalFlip(), TrivialAugmentWide, Normalize, RandomErasing(0.25)",
+      "RandomResizedCrop(176), RandAugment(num_ops=3, magnitude=5, num_magnitude_bins=11, interpolation=bilinear)",
+      "CenterCrop(32), AutoAugment(policy=cifar10, fill=(128, 64, 0)), RandomErasing(p=1, scale=(0.1, 0.2), "
+      "ratio=(0.5, 2), value=random), ToUint8",
+      "none, AutoAugment, RandomErasing(value=(0.5, 0.25, 1))",
   };
   for (const std::string& chain : chains) {
     SCOPED_TRACE(chain);
@@ -217,6 +283,7 @@ TEST(EvalTransformTest, RandomPartsBecomeTheirDeterministicCounterparts) {
     EXPECT_EQ(eval(chain), parse_transforms(chain).describe()) << chain;
   }
   EXPECT_EQ(eval("none, RandomHorizontalFlip(1), ColorJitter(hue=0.2)"), "none \u2192 float32 NCHW");
+  EXPECT_EQ(eval("none, TrivialAugmentWide, Normalize, RandomErasing"), "none \u00b7 Normalize \u2192 float32 NCHW");
   const TransformSpec spec = eval_transform(parse_transforms("RandomResizedCrop(96), RandomHorizontalFlip()"));
   EXPECT_NO_THROW(spec.validate());
   expect_same_spec(parse_transforms(spec.describe()), spec);
@@ -230,8 +297,9 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
   const std::vector<Case> cases = {
       {"RandomCrop(224)",
        {"unknown transform 'RandomCrop'",
-        "(known: RandomResizedCrop, Resize, CenterCrop, RandomHorizontalFlip, ColorJitter, "
-        "Normalize, Grayscale, ToUint8, Float16, Float32, NCHW, NHWC, none, Standardize)"}},
+        "(known: RandomResizedCrop, Resize, CenterCrop, RandomHorizontalFlip, TrivialAugmentWide, RandAugment, "
+        "AutoAugment, ColorJitter, RandomErasing, Normalize, Grayscale, ToUint8, Float16, Float32, NCHW, NHWC, none, "
+        "Standardize)"}},
       {"Normalise", {"unknown transform 'Normalise'", "did you mean 'Normalize'?"}},
       {"randomresizedcrop(224)", {"'randomresizedcrop'", "did you mean 'RandomResizedCrop'?"}},
       {"ToTensor", {"unknown transform 'ToTensor'", "float32 NCHW"}},
@@ -285,6 +353,19 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
       {"RandomHorizontalFlip(0.5 0.5)", {"expected ',' or ')'", "RandomHorizontalFlip"}},
       {"RandomResizedCrop(224, ?)", {"unexpected '?'", "RandomResizedCrop"}},
       {"224", {"expected a transform name", "'224'"}},
+      {"TrivialAugmentWide, RandAugment", {"RandAugment conflicts with TrivialAugmentWide", "give one"}},
+      {"AutoAugment(policy=cifar100)", {"AutoAugment policy must be one of imagenet, cifar10, svhn", "cifar100"}},
+      {"RandAugment(magnitude=31)", {"RandAugment magnitude must be in 0..30", "31"}},
+      {"RandAugment(num_ops=2.5)", {"RandAugment num_ops must be a whole number in 0..16", "2.5"}},
+      {"TrivialAugmentWide(num_magnitude_bins=1)", {"num_magnitude_bins must be a whole number in 2..1000"}},
+      {"TrivialAugmentWide(interpolation=bicubic)", {"interpolation must be one of nearest, bilinear", "bicubic"}},
+      {"TrivialAugmentWide(fill=300)", {"TrivialAugmentWide fill must be pixel values in [0, 255]", "300"}},
+      {"AutoAugment(magnitude=3)", {"AutoAugment has no argument 'magnitude'", "policy, interpolation, fill"}},
+      {"RandomErasing(p=1.5)", {"RandomErasing p must be in [0, 1]", "1.5"}},
+      {"RandomErasing(scale=(0.5, 0.1))", {"RandomErasing scale must satisfy 0 <= min <= max <= 1"}},
+      {"RandomErasing(ratio=(0, 1))", {"RandomErasing ratio must satisfy 0 < min <= max"}},
+      {"RandomErasing(value=black)", {"RandomErasing value must be a number", "or random", "black"}},
+      {"RandomErasing(value=(1, 2))", {"RandomErasing value must have 1 or 3 values"}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.text);

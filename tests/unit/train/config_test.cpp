@@ -52,7 +52,7 @@ TEST(TrainConfigTest, DefaultsAreValidAndListedInSchemaOrder) {
   const TrainConfig config;
   EXPECT_NO_THROW(validate(config));
   const std::vector<ConfigKey>& keys = config_keys();
-  ASSERT_EQ(keys.size(), 43u);
+  ASSERT_EQ(keys.size(), 46u);
   EXPECT_EQ(keys.front().name, "model");
   EXPECT_EQ(keys.back().name, "max_bad_fraction");
   std::set<std::string> names;
@@ -66,10 +66,12 @@ TEST(TrainConfigTest, DefaultsAreValidAndListedInSchemaOrder) {
   EXPECT_EQ(to_yaml(config), yaml);
   EXPECT_EQ(keys[3].name, "val_split");
   EXPECT_EQ(keys[5].name, "val_transforms");
-  EXPECT_EQ(keys[6].name, "task");
-  EXPECT_EQ(keys[7].name, "loss");
-  EXPECT_EQ(keys[8].name, "epochs");
-  EXPECT_EQ(keys[10].default_text, "0.001");  // lr
+  EXPECT_EQ(keys[6].name, "auto_augment");
+  EXPECT_EQ(keys[6].default_text, "none");
+  EXPECT_EQ(keys[9].name, "task");
+  EXPECT_EQ(keys[10].name, "loss");
+  EXPECT_EQ(keys[11].name, "epochs");
+  EXPECT_EQ(keys[13].default_text, "0.001");  // lr
   EXPECT_EQ(to_string(config.amp), "off");
   EXPECT_EQ(to_string(config.optimizer), "adamw");
   EXPECT_EQ(to_string(config.schedule), "constant");
@@ -178,6 +180,13 @@ TEST(ConfigFlagsTest, AcceptsBothSpellingsAliasesAndTheLastValue) {
       {"--model_ema_decay 0.9998", [](TrainConfig* c) { c->ema_decay = 0.9998; }},
       {"--mixup-alpha 0.2", [](TrainConfig* c) { c->mixup_alpha = 0.2; }},
       {"--cutmix_alpha 1", [](TrainConfig* c) { c->cutmix_alpha = 1; }},
+      {"--auto-augment ta_wide", [](TrainConfig* c) { c->auto_augment = "ta_wide"; }},
+      {"--auto_augment ra --ra-magnitude 5",
+       [](TrainConfig* c) {
+         c->auto_augment = "ra";
+         c->ra_magnitude = 5;
+       }},
+      {"--random-erase 0.25", [](TrainConfig* c) { c->random_erase = 0.25; }},
       {"--use_amp", [](TrainConfig* c) { c->amp = AmpMode::kBf16; }},
       {"--use-amp", [](TrainConfig* c) { c->amp = AmpMode::kBf16; }},
       {"--use-amp=fp16", [](TrainConfig* c) { c->amp = AmpMode::kFp16; }},
@@ -361,6 +370,13 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
        },
        "mixup_alpha and cutmix_alpha mix class targets and apply to classification only (task is regression); "
        "set them to 0"},
+      {[](TrainConfig* c) { c->auto_augment = "augmix"; },
+       "auto_augment augmix is not built in stoker; use ta_wide, ra, imagenet, cifar10 or svhn, or none"},
+      {[](TrainConfig* c) { c->auto_augment = "trivial"; },
+       "auto_augment must be one of none, ta_wide, ra, imagenet, cifar10, svhn (got 'trivial')"},
+      {[](TrainConfig* c) { c->ra_magnitude = 31; },
+       "ra_magnitude must be between 0 and 30 (got 31); RandAugment has 31 magnitude bins"},
+      {[](TrainConfig* c) { c->random_erase = 1.5; }, "random_erase must be in [0, 1] (got 1.5)"},
       {[](TrainConfig* c) { c->clip_grad_norm = -1; },
        "clip_grad_norm must be a finite number >= 0 (got -1); 0 turns clipping off, 1.0 is a common choice"},
       {[](TrainConfig* c) { c->clip_grad_norm = std::numeric_limits<double>::infinity(); },
