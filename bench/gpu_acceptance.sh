@@ -15,8 +15,9 @@
 #                      build    configure and build (stoker, tests, bench programs)
 #                      tests    ctest, then the Cuda* tests alone: on a GPU none may skip
 #                      check    stoker check (device, H2D copy rates, matmul per precision)
-#                      train    image training per --amp (off, bf16 with EMA, fp16 clipping and
-#                               MixUp/CutMix) with memory lines,
+#                      train    image training per --amp (off with TrivialAugmentWide and
+#                               RandomErasing, bf16 with EMA, fp16 clipping and MixUp/CutMix)
+#                               with memory lines,
 #                               resume, out of memory at batch 4096, and the Fashion-MNIST job
 #                      doctor   stoker doctor with --find-batch-size
 #                      loader   stoker bench loader at 1, 2, 4, ... workers, and the decode floor
@@ -212,7 +213,10 @@ if wants train && need_stoker train; then
     # fp16 also clips (the scaler's fused unscale on CUDA, then clip_grad_norm_ on true gradients)
     # and mixes its batches on the device (MixUp or CutMix per batch, soft targets under autocast).
     # bf16 also keeps a moving average of the weights (fused foreach updates on CUDA).
+    # off also augments per sample on the workers (TrivialAugmentWide, RandomErasing after
+    # Normalize, which on the uint8 feed is written back as pixels).
     extra=()
+    [[ $amp == off ]] && extra=(--auto-augment ta_wide --random-erase 0.25)
     [[ $amp == fp16 ]] && extra=(--clip-grad-norm 1.0 --mixup-alpha 0.2 --cutmix-alpha 1.0)
     [[ $amp == bf16 ]] && extra=(--ema-decay 0.9998)
     run "train-$amp" 480 "${base[@]}" --amp "$amp" "${extra[@]}" --max-steps "$TRAIN_STEPS" --output-dir "$WORK/runs"

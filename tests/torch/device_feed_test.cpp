@@ -33,15 +33,16 @@ TEST(DeviceFeedTest, Uint8BatchesNormalizedByTheFeedMatchTheWorkers) {
   const auto source = photo_folder(dir);
   const Objective objective = classification_objective(2);
 
-  data::LoaderOptions reference_options = in_order("Resize(16), CenterCrop(16), Normalize");
+  // RandomErasing after Normalize: on the uint8 feed its value is written as the pixels that
+  // normalize to it (within the same half level).
+  data::LoaderOptions reference_options =
+      in_order("Resize(16), CenterCrop(16), Normalize, RandomErasing(1, value=(0, 0.5, -1))");
   data::Loader reference(source, reference_options);
   data::LoaderOptions planned = reference_options;
-  // plan_device_feed() moves Normalize to the feed only on CUDA; the same split by hand here.
+  // plan_device_feed() moves Normalize to the feed only on CUDA; its CUDA half here.
   FeedOptions feed_options;
-  feed_options.normalize_mean = planned.transform.mean;
-  feed_options.normalize_std = planned.transform.std;
-  planned.transform.normalize = false;
-  planned.transform.dtype = data::DType::kUint8;
+  move_normalize_to_feed(&planned.transform, &feed_options);
+  ASSERT_EQ(planned.transform.dtype, data::DType::kUint8);
   EXPECT_EQ(plan_device_feed(torch::kCPU, true, &reference_options).normalize_mean, std::nullopt);
   data::Loader uint8_loader(source, planned);
 

@@ -9,8 +9,12 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <numbers>
 #include <utility>
+
+#include "data/transform/simd.h"
 
 namespace stoker::data {
 namespace {
@@ -172,35 +176,61 @@ void push(SampleParams* params, AugmentOp op, float magnitude) {
 // ---------------------------------------------------------------------------------------
 // Colour operations (functional_tensor.py).
 
+// Float to uint8 the two ways torch casts: truncation after a clamp (Tensor.to(uint8)), and
+// round half to even first (_cast_squeeze_out). Both written so the blocked loops vectorise:
+// min/max and an int conversion, and rounding by adding and taking away 1.5 * 2^23, which
+// leaves the nearest integer (ties to even, the default rounding mode) for |v| < 2^22.
+inline uint8_t truncate_u8(float v) {
+  return static_cast<uint8_t>(static_cast<int>(std::min(std::max(v, 0.0f), kBound)));
+}
+constexpr float kRoundMagic = 12582912.0f;  // 1.5 * 2^23
+inline float round_even(float v) { return (v + kRoundMagic) - kRoundMagic; }
+inline uint8_t round_u8(float v) { return truncate_u8(round_even(v)); }
+
 // _blend(img1, img2, ratio) per element: float32 products summed, clamped, truncated.
-uint8_t blend(float ratio, float one_minus_ratio, float a, float b) {
-  const float v = ratio * a + one_minus_ratio * b;
-  return static_cast<uint8_t>(std::clamp(v, 0.0f, kBound));
+inline uint8_t blend(float ratio, float one_minus_ratio, float a, float b) {
+  return truncate_u8(ratio * a + one_minus_ratio * b);
+}
+
+// Operations of one pixel value at a time go through a table of its 256 results, computed
+// with the same arithmetic: exact, and one load per element.
+using Lut = std::array<uint8_t, 256>;
+template <typename F>
+Lut make_lut(F&& f) {
+  Lut lut{};
+  for (size_t v = 0; v < 256; ++v) lut[v] = f(static_cast<float>(v));
+  return lut;
+}
+void map_values(uint8_t* image, size_t n, const Lut& lut) {
+  for (size_t i = 0; i < n; ++i) image[i] = lut[image[i]];
 }
 
 // rgb_to_grayscale: (0.2989 r + 0.587 g + 0.114 b).to(uint8).
 void grayscale(const uint8_t* r, const uint8_t* g, const uint8_t* b, uint8_t* out, size_t n) {
-  for (size_t i = 0; i < n; ++i) {
-    const float v = 0.2989f * r[i] + 0.587f * g[i] + 0.114f * b[i];
-    out[i] = static_cast<uint8_t>(v);
-  }
+  simd::for_each_blocked(n, [&](size_t i) {
+    const float v = 0.2989f * static_cast<float>(r[i]) + 0.587f * static_cast<float>(g[i]) +
+                    0.114f * static_cast<float>(b[i]);
+    out[i] = static_cast<uint8_t>(static_cast<int>(v));
+  });
 }
 
-void blend_with(uint8_t* image, const uint8_t* other, size_t plane, int channels,
-                bool other_is_one_plane, double factor) {
+// Blends `n` elements of image with `other` (an image of the same size): the two products
+// from tables, as the blend forms them, then the sum.
+void blend_planes(uint8_t* image, const uint8_t* other, size_t n, double factor) {
   const auto r = static_cast<float>(factor);
   const auto s = static_cast<float>(1.0 - factor);
-  for (int c = 0; c < channels; ++c) {
-    uint8_t* p = image + c * plane;
-    const uint8_t* q = other + (other_is_one_plane ? 0 : c * plane);
-    for (size_t i = 0; i < plane; ++i) p[i] = blend(r, s, p[i], q[i]);
+  std::array<float, 256> mine{};
+  std::array<float, 256> theirs{};
+  for (size_t v = 0; v < 256; ++v) {
+    mine[v] = r * static_cast<float>(v);
+    theirs[v] = s * static_cast<float>(v);
   }
+  for (size_t i = 0; i < n; ++i) image[i] = truncate_u8(mine[image[i]] + theirs[other[i]]);
 }
-
-void brightness(uint8_t* image, size_t n, double factor) {
+void blend_constant(uint8_t* image, float other, size_t n, double factor) {
   const auto r = static_cast<float>(factor);
   const auto s = static_cast<float>(1.0 - factor);
-  for (size_t i = 0; i < n; ++i) image[i] = blend(r, s, image[i], 0.0f);
+  map_values(image, n, make_lut([&](float v) { return blend(r, s, v, other); }));
 }
 
 void saturation(uint8_t* image, std::vector<uint8_t>* scratch, size_t plane, int channels,
@@ -208,7 +238,7 @@ void saturation(uint8_t* image, std::vector<uint8_t>* scratch, size_t plane, int
   if (channels != 3) return;  // torchvision: a one-channel image is returned as is
   scratch->resize(plane);
   grayscale(image, image + plane, image + 2 * plane, scratch->data(), plane);
-  blend_with(image, scratch->data(), plane, channels, true, factor);
+  for (int c = 0; c < channels; ++c) blend_planes(image + c * plane, scratch->data(), plane, factor);
 }
 
 void contrast(uint8_t* image, std::vector<uint8_t>* scratch, size_t plane, int channels,
@@ -219,13 +249,10 @@ void contrast(uint8_t* image, std::vector<uint8_t>* scratch, size_t plane, int c
     grayscale(image, image + plane, image + 2 * plane, scratch->data(), plane);
     grey = scratch->data();
   }
-  double sum = 0;
+  uint64_t sum = 0;
   for (size_t i = 0; i < plane; ++i) sum += grey[i];
-  const auto mean = static_cast<float>(sum / static_cast<double>(plane));
-  const auto r = static_cast<float>(factor);
-  const auto s = static_cast<float>(1.0 - factor);
-  for (size_t i = 0; i < plane * static_cast<size_t>(channels); ++i)
-    image[i] = blend(r, s, image[i], mean);
+  const auto mean = static_cast<float>(static_cast<double>(sum) / static_cast<double>(plane));
+  blend_constant(image, mean, plane * static_cast<size_t>(channels), factor);
 }
 
 // _blurred_degenerate_image: the 3x3 kernel [1 1 1; 1 5 1; 1 1 1] / 13 on the interior,
@@ -234,52 +261,65 @@ void sharpness(uint8_t* image, std::vector<uint8_t>* scratch, int width, int hei
                double factor) {
   if (width <= 2 || height <= 2) return;
   const size_t plane = static_cast<size_t>(width) * height;
+  const auto w = static_cast<size_t>(width);
   scratch->assign(image, image + plane * channels);
   const float edge = 1.0f / 13.0f;
   const float centre = 5.0f / 13.0f;
   for (int c = 0; c < channels; ++c) {
-    const uint8_t* in = image + c * plane;
-    uint8_t* out = scratch->data() + c * plane;
     for (int y = 1; y < height - 1; ++y) {
-      for (int x = 1; x < width - 1; ++x) {
-        const uint8_t* p = in + static_cast<size_t>(y) * width + x;
-        const int ring = p[-width - 1] + p[-width] + p[-width + 1] + p[-1] + p[1] + p[width - 1] +
-                         p[width] + p[width + 1];
-        const float v = edge * static_cast<float>(ring) + centre * p[0];
-        out[static_cast<size_t>(y) * width + x] =
-            static_cast<uint8_t>(std::nearbyint(std::clamp(v, 0.0f, kBound)));
-      }
+      // Row y's interior, from x = 1: the rows above, at and below, shifted by -1, 0, +1.
+      const uint8_t* up = image + c * plane + (static_cast<size_t>(y) - 1) * w;
+      const uint8_t* at = up + w;
+      const uint8_t* down = at + w;
+      uint8_t* out = scratch->data() + c * plane + static_cast<size_t>(y) * w + 1;
+      simd::for_each_blocked(w - 2, [&](size_t x) {
+        const int ring = up[x] + up[x + 1] + up[x + 2] + at[x] + at[x + 2] + down[x] + down[x + 1] + down[x + 2];
+        out[x] = round_u8(edge * static_cast<float>(ring) + centre * static_cast<float>(at[x + 1]));
+      });
     }
   }
-  blend_with(image, scratch->data(), plane, channels, false, factor);
+  blend_planes(image, scratch->data(), plane * static_cast<size_t>(channels), factor);
 }
 
 void posterize(uint8_t* image, size_t n, int bits) {
   const auto mask = static_cast<uint8_t>(-(1 << (8 - std::clamp(bits, 0, 8))));
-  for (size_t i = 0; i < n; ++i) image[i] &= mask;
+  map_values(image, n, make_lut([&](float v) { return static_cast<uint8_t>(static_cast<int>(v) & mask); }));
 }
 
 void solarize(uint8_t* image, size_t n, float threshold) {
-  for (size_t i = 0; i < n; ++i) {
-    if (static_cast<float>(image[i]) >= threshold) image[i] = static_cast<uint8_t>(255 - image[i]);
-  }
+  map_values(image, n, make_lut([&](float v) { return static_cast<uint8_t>(v >= threshold ? 255.0f - v : v); }));
 }
 
 void invert(uint8_t* image, size_t n) {
-  for (size_t i = 0; i < n; ++i) image[i] = static_cast<uint8_t>(255 - image[i]);
+  map_values(image, n, make_lut([](float v) { return static_cast<uint8_t>(255.0f - v); }));
 }
 
 void autocontrast(uint8_t* image, size_t plane, int channels) {
   for (int c = 0; c < channels; ++c) {
     uint8_t* p = image + c * plane;
-    const auto [lo, hi] = std::minmax_element(p, p + plane);
-    if (*lo == *hi) continue;  // scale not finite: minimum 0, scale 1, the plane unchanged
-    const auto minimum = static_cast<float>(*lo);
-    const float scale = kBound / (static_cast<float>(*hi) - minimum);
-    for (size_t i = 0; i < plane; ++i) {
-      p[i] = static_cast<uint8_t>(
-          std::clamp((static_cast<float>(p[i]) - minimum) * scale, 0.0f, kBound));
+    // The plane's extremes, 16 lanes at a time (pminub / pmaxub), then over the lanes.
+    std::array<uint8_t, simd::kBlock> lo;
+    std::array<uint8_t, simd::kBlock> hi;
+    lo.fill(255);
+    hi.fill(0);
+    size_t i = 0;
+    for (; i + simd::kBlock <= plane; i += simd::kBlock) {
+      STOKER_LOOP_INDEPENDENT
+      for (size_t j = 0; j < simd::kBlock; ++j) {
+        lo[j] = std::min(lo[j], p[i + j]);
+        hi[j] = std::max(hi[j], p[i + j]);
+      }
     }
+    uint8_t least = *std::min_element(lo.begin(), lo.end());
+    uint8_t most = *std::max_element(hi.begin(), hi.end());
+    for (; i < plane; ++i) {
+      least = std::min(least, p[i]);
+      most = std::max(most, p[i]);
+    }
+    if (least == most) continue;  // scale not finite: minimum 0, scale 1, the plane unchanged
+    const auto minimum = static_cast<float>(least);
+    const float scale = kBound / (static_cast<float>(most) - minimum);
+    map_values(p, plane, make_lut([&](float v) { return truncate_u8((v - minimum) * scale); }));
   }
 }
 
@@ -303,7 +343,7 @@ void equalize(uint8_t* image, size_t plane, int channels) {
           std::clamp<int64_t>(v == 0 ? 0 : (cumulative + step / 2) / step, 0, 255));
       cumulative += hist[v];
     }
-    for (size_t i = 0; i < plane; ++i) p[i] = lut[p[i]];
+    map_values(p, plane, lut);
   }
 }
 
@@ -330,6 +370,20 @@ std::array<double, 6> inverse_affine(double cx, double cy, double angle, double 
   return m;
 }
 
+// floor() for |v| < 2^31 without a libm call.
+inline int floor_int(float v) {
+  const auto i = static_cast<int>(v);
+  return static_cast<float>(i) > v ? i - 1 : i;
+}
+
+// Where each output pixel samples: one index (nearest) or four with their weights (bilinear),
+// per pixel, reused for every channel. Grow-only, one per worker thread.
+struct Taps {
+  std::vector<int32_t> index;  // per pixel: 1 (nearest, -1 outside) or 4 (nw, ne, sw, se)
+  std::vector<float> weight;   // bilinear: 4 per pixel, 0 for a tap outside the image
+  std::vector<float> mask;     // bilinear: the in-image weights' sum (grid_sample of ones)
+};
+
 // _gen_affine_grid + grid_sample(align_corners=False, padding zeros) + _apply_grid_transform's
 // fill, then the round to uint8. `in` and `out` are distinct.
 void warp(const std::array<double, 6>& matrix, const AutoAugmentSpec& spec, const uint8_t* in,
@@ -344,54 +398,114 @@ void warp(const std::array<double, 6>& matrix, const AutoAugmentSpec& spec, cons
   const auto w = static_cast<float>(width);
   const auto h = static_cast<float>(height);
   const bool bilinear = spec.interpolation == Interpolation::kBilinear;
+  const auto inside = [&](int xx, int yy) { return xx >= 0 && xx < width && yy >= 0 && yy < height; };
+  constexpr float kFar = 4194304.0f;  // 2^22: beyond any image, within round_even's range
 
+  thread_local Taps taps;
+  taps.index.resize(plane * (bilinear ? 4 : 1));
+  if (bilinear) {
+    taps.weight.resize(plane * 4);
+    taps.mask.resize(plane);
+  }
+  int32_t* const tap_index = taps.index.data();
+  float* const tap_weight = taps.weight.data();
+  float* const tap_mask = taps.mask.data();
   for (int j = 0; j < height; ++j) {
     const float y = -half_h + 0.5f + static_cast<float>(j);
     for (int k = 0; k < width; ++k) {
       const float x = -half_w + 0.5f + static_cast<float>(k);
       const float gx = x * r00 + y * r10 + r20;
       const float gy = x * r01 + y * r11 + r21;
-      const float ix = ((gx + 1.0f) * w - 1.0f) / 2.0f;
-      const float iy = ((gy + 1.0f) * h - 1.0f) / 2.0f;
+      const float ix = std::clamp(((gx + 1.0f) * w - 1.0f) / 2.0f, -kFar, kFar);
+      const float iy = std::clamp(((gy + 1.0f) * h - 1.0f) / 2.0f, -kFar, kFar);
       const size_t at = static_cast<size_t>(j) * width + k;
-      const auto inside = [&](int xx, int yy) {
-        return xx >= 0 && xx < width && yy >= 0 && yy < height;
-      };
       if (!bilinear) {
-        const int xn = static_cast<int>(std::nearbyint(ix));
-        const int yn = static_cast<int>(std::nearbyint(iy));
-        const bool in_bounds = inside(xn, yn);
-        for (int c = 0; c < channels; ++c) {
-          float v = in_bounds ? in[c * plane + static_cast<size_t>(yn) * width + xn] : 0.0f;
-          if (spec.has_fill && !in_bounds) v = spec.fill[static_cast<size_t>(c)];
-          out[c * plane + at] = static_cast<uint8_t>(std::nearbyint(std::clamp(v, 0.0f, kBound)));
-        }
+        const auto xn = static_cast<int>(round_even(ix));
+        const auto yn = static_cast<int>(round_even(iy));
+        tap_index[at] = inside(xn, yn) ? yn * width + xn : -1;
         continue;
       }
       // grid_sample's bilinear weights, formed as its CPU kernel forms them.
-      const auto x0 = static_cast<int>(std::floor(ix));
-      const auto y0 = static_cast<int>(std::floor(iy));
+      const int x0 = floor_int(ix);
+      const int y0 = floor_int(iy);
       const float we = ix - static_cast<float>(x0);
       const float ea = 1.0f - we;
       const float no = iy - static_cast<float>(y0);
       const float so = 1.0f - no;
       const std::array<float, 4> weight{so * ea, so * we, no * ea, no * we};  // nw, ne, sw, se
-      const std::array<std::pair<int, int>, 4> taps{
-          {{x0, y0}, {x0 + 1, y0}, {x0, y0 + 1}, {x0 + 1, y0 + 1}}};
+      const std::array<std::array<int, 2>, 4> corner{{{x0, y0}, {x0 + 1, y0}, {x0, y0 + 1}, {x0 + 1, y0 + 1}}};
       float mask = 0;
-      for (size_t t = 0; t < 4; ++t) {
-        if (inside(taps[t].first, taps[t].second)) mask += weight[t];
-      }
-      for (int c = 0; c < channels; ++c) {
-        float v = 0;
+      if (x0 >= 0 && y0 >= 0 && x0 + 1 < width && y0 + 1 < height) {  // all four inside
+        const int nw = y0 * width + x0;
+        const std::array<int, 4> index{nw, nw + 1, nw + width, nw + width + 1};
         for (size_t t = 0; t < 4; ++t) {
-          if (!inside(taps[t].first, taps[t].second)) continue;
-          v += weight[t] *
-               in[c * plane + static_cast<size_t>(taps[t].second) * width + taps[t].first];
+          tap_index[4 * at + t] = index[t];
+          tap_weight[4 * at + t] = weight[t];
+          mask += weight[t];
         }
-        if (spec.has_fill) v = v * mask + (1.0f - mask) * spec.fill[static_cast<size_t>(c)];
-        out[c * plane + at] = static_cast<uint8_t>(std::nearbyint(std::clamp(v, 0.0f, kBound)));
+        tap_mask[at] = mask;
+        continue;
       }
+      for (size_t t = 0; t < 4; ++t) {
+        const bool ok = inside(corner[t][0], corner[t][1]);
+        // A tap outside adds 0 * (any pixel): the sum is what skipping it gives.
+        tap_index[4 * at + t] = ok ? corner[t][1] * width + corner[t][0] : 0;
+        tap_weight[4 * at + t] = ok ? weight[t] : 0.0f;
+        if (ok) mask += weight[t];
+      }
+      tap_mask[at] = mask;
+    }
+  }
+  if (!bilinear) {
+    for (int c = 0; c < channels; ++c) {
+      const uint8_t* src = in + c * plane;
+      uint8_t* dst = out + c * plane;
+      const uint8_t outside = spec.has_fill ? round_u8(spec.fill[static_cast<size_t>(c)]) : 0;
+      for (size_t i = 0; i < plane; ++i) {
+        const int32_t from = taps.index[i];
+        dst[i] = from >= 0 ? src[from] : outside;
+      }
+    }
+    return;
+  }
+  for (int c = 0; c < channels; ++c) {
+    const uint8_t* src = in + c * plane;
+    uint8_t* dst = out + c * plane;
+    const float fill = spec.fill[static_cast<size_t>(c)];
+    const int32_t* index = taps.index.data();
+    const float* weight = taps.weight.data();
+    for (size_t i = 0; i < plane; ++i, index += 4, weight += 4) {
+      float v = 0;
+      v += weight[0] * static_cast<float>(src[index[0]]);
+      v += weight[1] * static_cast<float>(src[index[1]]);
+      v += weight[2] * static_cast<float>(src[index[2]]);
+      v += weight[3] * static_cast<float>(src[index[3]]);
+      if (spec.has_fill) v = v * taps.mask[i] + (1.0f - taps.mask[i]) * fill;
+      dst[i] = round_u8(v);
+    }
+  }
+}
+
+// A translation by whole pixels (int(magnitude), as torchvision's) samples every pixel at an
+// integer position with both interpolations: a copy, with zeros or the fill shifted in.
+void shift(const AutoAugmentSpec& spec, const uint8_t* in, uint8_t* out, int width, int height, int channels,
+           int dx, int dy) {
+  const size_t plane = static_cast<size_t>(width) * height;
+  for (int c = 0; c < channels; ++c) {
+    const uint8_t outside = spec.has_fill ? round_u8(spec.fill[static_cast<size_t>(c)]) : 0;
+    for (int y = 0; y < height; ++y) {
+      uint8_t* row = out + c * plane + static_cast<size_t>(y) * width;
+      const int from_y = y - dy;
+      if (from_y < 0 || from_y >= height || std::abs(dx) >= width) {
+        std::memset(row, outside, static_cast<size_t>(width));
+        continue;
+      }
+      const uint8_t* src = in + c * plane + static_cast<size_t>(from_y) * width;
+      const int begin = std::max(dx, 0);      // first output column that has a source
+      const int end = std::min(width, width + dx);
+      std::memset(row, outside, static_cast<size_t>(begin));
+      std::memcpy(row + begin, src + begin - dx, static_cast<size_t>(end - begin));
+      std::memset(row + end, outside, static_cast<size_t>(width - end));
     }
   }
 }
@@ -526,16 +640,19 @@ void apply_augment_op(AugmentOp op, float magnitude, const AutoAugmentSpec& spec
       warp_by(inverse_affine(corner_x, corner_y, 0, 0, 0, 0, shear_degrees));
       break;
     case AugmentOp::kTranslateX:
-      warp_by(inverse_affine(0, 0, 0, std::trunc(m), 0, 0, 0));
+    case AugmentOp::kTranslateY: {
+      const auto pixels = static_cast<int>(std::clamp(std::trunc(m), -1e6, 1e6));
+      scratch->resize(n);
+      shift(spec, image->data(), scratch->data(), width, height, channels,
+            op == AugmentOp::kTranslateX ? pixels : 0, op == AugmentOp::kTranslateY ? pixels : 0);
+      std::swap(*image, *scratch);
       break;
-    case AugmentOp::kTranslateY:
-      warp_by(inverse_affine(0, 0, 0, 0, std::trunc(m), 0, 0));
-      break;
+    }
     case AugmentOp::kRotate:
       warp_by(inverse_affine(0, 0, -m, 0, 0, 0, 0));  // F.rotate passes -angle to the matrix
       break;
     case AugmentOp::kBrightness:
-      brightness(p, n, 1.0 + m);
+      blend_constant(p, 0.0f, n, 1.0 + m);  // blended with zeros
       break;
     case AugmentOp::kColor:
       saturation(p, scratch, plane, channels, 1.0 + m);

@@ -127,10 +127,14 @@ void auto_augment(float* data, size_t pixels, int channels, bool planar, int wid
                   const SampleParams& params, const TransformSpec& spec, std::vector<uint8_t> (&planes)[2]) {
   std::vector<uint8_t>& image = planes[0];
   image.resize(pixels * static_cast<size_t>(channels));
+  const auto stride = static_cast<size_t>(channels);
   for (int c = 0; c < channels; ++c) {
-    for (size_t i = 0; i < pixels; ++i) {
-      const float v = planar ? data[c * pixels + i] : data[i * static_cast<size_t>(channels) + c];
-      image[c * pixels + i] = convert<uint8_t>(v);
+    uint8_t* plane = image.data() + c * pixels;
+    if (planar) {
+      const float* from = data + c * pixels;
+      simd::for_each_blocked(pixels, [&](size_t i) { plane[i] = convert<uint8_t>(from[i]); });
+    } else {
+      for (size_t i = 0; i < pixels; ++i) plane[i] = convert<uint8_t>(data[i * stride + c]);
     }
   }
   for (int s = 0; s < params.augment_steps; ++s) {
@@ -138,11 +142,13 @@ void auto_augment(float* data, size_t pixels, int channels, bool planar, int wid
     apply_augment_op(static_cast<AugmentOp>(step.op), step.magnitude, spec.auto_augment, &planes[0], &planes[1],
                      width, height, channels);
   }
-  const std::vector<uint8_t>& result = planes[0];
   for (int c = 0; c < channels; ++c) {
-    for (size_t i = 0; i < pixels; ++i) {
-      float& v = planar ? data[c * pixels + i] : data[i * static_cast<size_t>(channels) + c];
-      v = result[c * pixels + i];
+    const uint8_t* plane = planes[0].data() + c * pixels;
+    if (planar) {
+      float* to = data + c * pixels;
+      simd::for_each_blocked(pixels, [&](size_t i) { to[i] = static_cast<float>(plane[i]); });
+    } else {
+      for (size_t i = 0; i < pixels; ++i) data[i * stride + c] = static_cast<float>(plane[i]);
     }
   }
 }

@@ -173,15 +173,16 @@ FeedOptions plan_device_feed(torch::Device device, bool conv_net,
   FeedOptions feed;
   feed.device = device;
   if (!device.is_cuda()) return feed;
-  data::TransformSpec& spec = loader_options->transform;
-  if (spec.normalize && spec.dtype == data::DType::kFloat32) {
-    feed.normalize_mean = spec.mean;
-    feed.normalize_std = spec.std;
-    spec.normalize = false;
-    spec.dtype = data::DType::kUint8;
-  }
+  move_normalize_to_feed(&loader_options->transform, &feed);
   feed.channels_last = conv_net;
   return feed;
+}
+
+void move_normalize_to_feed(data::TransformSpec* spec, FeedOptions* feed) {
+  if (!spec->normalize || spec->dtype != data::DType::kFloat32) return;
+  feed->normalize_mean = spec->mean;
+  feed->normalize_std = spec->std;
+  spec->dtype = data::DType::kUint8;
 }
 
 }  // namespace stoker::train

@@ -98,9 +98,15 @@ class DeviceFeed {
 };
 
 // How the loader and the feed share the work for a device: on CUDA with Normalize in the
-// chain, the loader's output becomes uint8 and the normalization moves to the feed.
-// Returns the feed options; edits *loader_options in place.
+// chain, the loader's output becomes uint8 and the normalization moves to the feed
+// (move_normalize_to_feed). Returns the feed options; edits *loader_options in place.
 FeedOptions plan_device_feed(torch::Device device, bool conv_net,
                              data::LoaderOptions* loader_options);
+
+// The CUDA half of plan_device_feed, on any device (the CPU tests run it): a float32 chain
+// with Normalize is written as uint8 and *feed takes its mean and std. The spec keeps
+// Normalize, which for uint8 output means "the consumer normalizes" (stoker/data/transform.h):
+// RandomErasing then writes its value as the pixels that normalize to it.
+void move_normalize_to_feed(data::TransformSpec* spec, FeedOptions* feed);
 
 }  // namespace stoker::train
