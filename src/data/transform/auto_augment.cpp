@@ -238,7 +238,8 @@ void saturation(uint8_t* image, std::vector<uint8_t>* scratch, size_t plane, int
   if (channels != 3) return;  // torchvision: a one-channel image is returned as is
   scratch->resize(plane);
   grayscale(image, image + plane, image + 2 * plane, scratch->data(), plane);
-  for (int c = 0; c < channels; ++c) blend_planes(image + c * plane, scratch->data(), plane, factor);
+  for (int c = 0; c < channels; ++c)
+    blend_planes(image + c * plane, scratch->data(), plane, factor);
 }
 
 void contrast(uint8_t* image, std::vector<uint8_t>* scratch, size_t plane, int channels,
@@ -273,7 +274,8 @@ void sharpness(uint8_t* image, std::vector<uint8_t>* scratch, int width, int hei
       const uint8_t* down = at + w;
       uint8_t* out = scratch->data() + c * plane + static_cast<size_t>(y) * w + 1;
       simd::for_each_blocked(w - 2, [&](size_t x) {
-        const int ring = up[x] + up[x + 1] + up[x + 2] + at[x] + at[x + 2] + down[x] + down[x + 1] + down[x + 2];
+        const int ring =
+            up[x] + up[x + 1] + up[x + 2] + at[x] + at[x + 2] + down[x] + down[x + 1] + down[x + 2];
         out[x] = round_u8(edge * static_cast<float>(ring) + centre * static_cast<float>(at[x + 1]));
       });
     }
@@ -283,11 +285,14 @@ void sharpness(uint8_t* image, std::vector<uint8_t>* scratch, int width, int hei
 
 void posterize(uint8_t* image, size_t n, int bits) {
   const auto mask = static_cast<uint8_t>(-(1 << (8 - std::clamp(bits, 0, 8))));
-  map_values(image, n, make_lut([&](float v) { return static_cast<uint8_t>(static_cast<int>(v) & mask); }));
+  map_values(image, n,
+             make_lut([&](float v) { return static_cast<uint8_t>(static_cast<int>(v) & mask); }));
 }
 
 void solarize(uint8_t* image, size_t n, float threshold) {
-  map_values(image, n, make_lut([&](float v) { return static_cast<uint8_t>(v >= threshold ? 255.0f - v : v); }));
+  map_values(image, n, make_lut([&](float v) {
+               return static_cast<uint8_t>(v >= threshold ? 255.0f - v : v);
+             }));
 }
 
 void invert(uint8_t* image, size_t n) {
@@ -398,7 +403,9 @@ void warp(const std::array<double, 6>& matrix, const AutoAugmentSpec& spec, cons
   const auto w = static_cast<float>(width);
   const auto h = static_cast<float>(height);
   const bool bilinear = spec.interpolation == Interpolation::kBilinear;
-  const auto inside = [&](int xx, int yy) { return xx >= 0 && xx < width && yy >= 0 && yy < height; };
+  const auto inside = [&](int xx, int yy) {
+    return xx >= 0 && xx < width && yy >= 0 && yy < height;
+  };
   constexpr float kFar = 4194304.0f;  // 2^22: beyond any image, within round_even's range
 
   thread_local Taps taps;
@@ -433,7 +440,8 @@ void warp(const std::array<double, 6>& matrix, const AutoAugmentSpec& spec, cons
       const float no = iy - static_cast<float>(y0);
       const float so = 1.0f - no;
       const std::array<float, 4> weight{so * ea, so * we, no * ea, no * we};  // nw, ne, sw, se
-      const std::array<std::array<int, 2>, 4> corner{{{x0, y0}, {x0 + 1, y0}, {x0, y0 + 1}, {x0 + 1, y0 + 1}}};
+      const std::array<std::array<int, 2>, 4> corner{
+          {{x0, y0}, {x0 + 1, y0}, {x0, y0 + 1}, {x0 + 1, y0 + 1}}};
       float mask = 0;
       if (x0 >= 0 && y0 >= 0 && x0 + 1 < width && y0 + 1 < height) {  // all four inside
         const int nw = y0 * width + x0;
@@ -488,8 +496,8 @@ void warp(const std::array<double, 6>& matrix, const AutoAugmentSpec& spec, cons
 
 // A translation by whole pixels (int(magnitude), as torchvision's) samples every pixel at an
 // integer position with both interpolations: a copy, with zeros or the fill shifted in.
-void shift(const AutoAugmentSpec& spec, const uint8_t* in, uint8_t* out, int width, int height, int channels,
-           int dx, int dy) {
+void shift(const AutoAugmentSpec& spec, const uint8_t* in, uint8_t* out, int width, int height,
+           int channels, int dx, int dy) {
   const size_t plane = static_cast<size_t>(width) * height;
   for (int c = 0; c < channels; ++c) {
     const uint8_t outside = spec.has_fill ? round_u8(spec.fill[static_cast<size_t>(c)]) : 0;
@@ -501,7 +509,7 @@ void shift(const AutoAugmentSpec& spec, const uint8_t* in, uint8_t* out, int wid
         continue;
       }
       const uint8_t* src = in + c * plane + static_cast<size_t>(from_y) * width;
-      const int begin = std::max(dx, 0);      // first output column that has a source
+      const int begin = std::max(dx, 0);  // first output column that has a source
       const int end = std::min(width, width + dx);
       std::memset(row, outside, static_cast<size_t>(begin));
       std::memcpy(row + begin, src + begin - dx, static_cast<size_t>(end - begin));
