@@ -119,16 +119,7 @@ bool geometric(AugmentOp op) {
 }
 
 std::vector<uint8_t> image_planes(int channels) {
-  const Image image = testing::make_photo_like(kW, kH, channels, 5);
-  std::vector<uint8_t> out(static_cast<size_t>(kW) * kH * channels);
-  for (int y = 0; y < kH; ++y) {
-    for (int x = 0; x < kW; ++x) {
-      for (int c = 0; c < channels; ++c) {
-        out[(static_cast<size_t>(c) * kH + y) * kW + x] = image.row(y)[x * channels + c];
-      }
-    }
-  }
-  return out;
+  return testing::to_planes(testing::make_photo_like(kW, kH, channels, 5));
 }
 
 void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {

@@ -205,6 +205,20 @@ Image cmyk_from_rgb(const Image& rgb, bool inverted) {
   return out;
 }
 
+std::vector<uint8_t> to_planes(const Image& image) {
+  const auto w = static_cast<size_t>(image.width());
+  const auto h = static_cast<size_t>(image.height());
+  const auto channels = static_cast<size_t>(image.channels());
+  std::vector<uint8_t> out(w * h * channels);
+  for (size_t y = 0; y < h; ++y) {
+    const uint8_t* row = image.row(static_cast<int>(y));
+    for (size_t x = 0; x < w; ++x) {
+      for (size_t c = 0; c < channels; ++c) out[(c * h + y) * w + x] = row[x * channels + c];
+    }
+  }
+  return out;
+}
+
 std::vector<float> to_float(const Image& image) {
   const size_t n = static_cast<size_t>(image.width()) * image.height() * image.channels();
   return std::vector<float>(image.data(), image.data() + n);

@@ -36,6 +36,10 @@ data::Image cmyk_from_rgb(const data::Image& rgb, bool inverted);
 
 std::vector<float> to_float(const data::Image& image);
 
+// The image as planes (all of channel 0, then channel 1, ...), as the automatic augmentations
+// take it.
+std::vector<uint8_t> to_planes(const data::Image& image);
+
 // Absolute differences between two equally long sample arrays.
 struct DiffStats {
   double mean = 0;

@@ -8,14 +8,12 @@
 #include <numbers>
 
 #include "data/transform/half.h"
+#include "data/transform/random_box.h"
 
 namespace stoker::data {
 namespace {
 
 constexpr uint64_t kNoiseStream = 0x45524153u;  // "ERAS"
-
-// Python's round(): half to even.
-int round_half_even(double x) { return static_cast<int>(std::nearbyint(x)); }
 
 // N(0, 1) by Box-Muller from two uniforms (the second of each pair is dropped: the noise
 // only has to be reproducible, not cheap).
@@ -77,10 +75,7 @@ void draw_random_erasing(const RandomErasingSpec& spec, int out_w, int out_h, Sa
   const double log_ratio_min = std::log(spec.ratio_min);
   const double log_ratio_max = std::log(spec.ratio_max);
   for (int attempt = 0; attempt < 10; ++attempt) {
-    const double erase_area = area * rng.uniform(spec.scale_min, spec.scale_max);
-    const double aspect = std::exp(rng.uniform(log_ratio_min, log_ratio_max));
-    const int h = round_half_even(std::sqrt(erase_area * aspect));
-    const int w = round_half_even(std::sqrt(erase_area / aspect));
+    const auto [h, w] = draw_box_sides(rng, area, spec.scale_min, spec.scale_max, log_ratio_min, log_ratio_max);
     if (!(h < out_h && w < out_w)) continue;
     if (spec.random_value) params->erase_noise_seed = rng.next_u64();
     params->erase_top = static_cast<int>(rng.below(static_cast<uint64_t>(out_h - h + 1)));

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "data/transform/auto_augment.h"
+#include "data/transform/random_box.h"
 #include "data/transform/random_erasing.h"
 #include "stoker/data/transform.h"
 
@@ -32,10 +33,7 @@ CropRect random_resized_crop(const TransformSpec& spec, int width, int height, S
   const double log_ratio_min = std::log(spec.ratio_min);
   const double log_ratio_max = std::log(spec.ratio_max);
   for (int attempt = 0; attempt < 10; ++attempt) {
-    const double target_area = area * rng.uniform(spec.scale_min, spec.scale_max);
-    const double aspect = std::exp(rng.uniform(log_ratio_min, log_ratio_max));
-    const int w = round_half_even(std::sqrt(target_area * aspect));
-    const int h = round_half_even(std::sqrt(target_area / aspect));
+    const auto [w, h] = draw_box_sides(rng, area, spec.scale_min, spec.scale_max, log_ratio_min, log_ratio_max);
     if (0 < w && w <= width && 0 < h && h <= height) {
       const auto top = static_cast<int>(rng.below(static_cast<uint64_t>(height - h + 1)));
       const auto left = static_cast<int>(rng.below(static_cast<uint64_t>(width - w + 1)));

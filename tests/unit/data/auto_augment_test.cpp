@@ -25,16 +25,7 @@ constexpr int kH = 24;
 
 // A photo-like uint8 image in planes.
 std::vector<uint8_t> planes(int channels) {
-  const Image image = testing::make_photo_like(kW, kH, channels, 7);
-  std::vector<uint8_t> out(static_cast<size_t>(kW) * kH * channels);
-  for (int y = 0; y < kH; ++y) {
-    for (int x = 0; x < kW; ++x) {
-      for (int c = 0; c < channels; ++c) {
-        out[(static_cast<size_t>(c) * kH + y) * kW + x] = image.row(y)[x * channels + c];
-      }
-    }
-  }
-  return out;
+  return testing::to_planes(testing::make_photo_like(kW, kH, channels, 7));
 }
 
 std::vector<uint8_t> applied(AugmentOp op, float magnitude, std::vector<uint8_t> image,
