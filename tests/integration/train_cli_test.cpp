@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -62,10 +63,20 @@ TEST_F(TrainCli, ShortRunWritesTheRunDirectory) {
   std::string header, row;
   std::getline(metrics, header);
   std::getline(metrics, row);
-  EXPECT_TRUE(header.ends_with(",grad_norm_mean,grad_norm_max,clipped_steps,ema_val_loss,ema_val_top1,ema_val_mae"))
+  EXPECT_TRUE(
+      header.ends_with(",grad_norm_mean,grad_norm_max,clipped_steps,ema_val_loss,ema_val_top1,ema_val_mae,train_top1"))
       << header;
-  // The moving average's columns stay empty where there is none.
-  EXPECT_TRUE(row.ends_with("," + std::to_string(epoch["clipped_steps"].get<int64_t>()) + ",,,")) << row;
+  // The moving average's columns stay empty where there is none; the training accuracy comes
+  // last, as in summary.json and on the epoch line.
+  const std::string last = row.substr(row.rfind(',') + 1);
+  EXPECT_TRUE(row.ends_with("," + std::to_string(epoch["clipped_steps"].get<int64_t>()) + ",,,," + last)) << row;
+  const double train_accuracy = epoch["train_accuracy"].get<double>();
+  EXPECT_NEAR(std::stod(last), train_accuracy, 1e-5) << row;
+  EXPECT_GT(train_accuracy, 0.0);
+  EXPECT_LE(train_accuracy, 1.0);
+  char shown[32];
+  std::snprintf(shown, sizeof shown, ", acc %.1f %%", 100 * train_accuracy);
+  EXPECT_NE(r.out.find(shown), std::string::npos) << r.out;
   std::ifstream config(run + "/config.yaml");
   std::string text((std::istreambuf_iterator<char>(config)), {});
   EXPECT_NE(text.find("batch_size: 32"), std::string::npos) << text;

@@ -48,7 +48,7 @@ RunRecords::RunRecords(const TrainConfig& cfg, const std::string& run_dir, bool 
   if (!resumed) {
     metrics_ << "epoch,seconds,samples,samples_per_sec,batches_per_sec,train_loss,val_loss,val_top1,val_top5,"
                 "val_auc,val_mae,wait_s,copy_s,compute_s,workers,fp16_scale,fp16_skipped,grad_norm_mean,grad_norm_max,"
-                "clipped_steps,ema_val_loss,ema_val_top1,ema_val_mae\n";
+                "clipped_steps,ema_val_loss,ema_val_top1,ema_val_mae,train_top1\n";
   }
 }
 
@@ -82,6 +82,8 @@ std::string RunRecords::add_epoch(const EpochRecord& r, int epochs) {
 
   std::string line = fmt::format("epoch {}/{}  done in {:.1f} s · {} samples/s · {:.1f} batches/s · train loss {:.3f}",
                                  r.epoch, epochs, r.seconds, grouped(r.samples_per_sec()), r.batches_per_sec(), r.train_loss);
+  // On the training batches as they were fed (augmented, mixed), while the weights moved.
+  if (r.train_top1 >= 0) line += fmt::format(", acc {:.1f} %", 100 * r.train_top1);
   if (eval.samples > 0) line += " · " + format_eval(eval);
   const EvalResult ema = r.ema_eval.value_or(EvalResult{});  // no samples where there is no average
   if (ema.samples > 0) line += " · EMA " + format_eval(ema);
@@ -98,7 +100,7 @@ std::string RunRecords::add_epoch(const EpochRecord& r, int epochs) {
   }
 
   auto optional = [](bool present, double value) { return present ? fmt::format("{:.5f}", value) : std::string(); };
-  metrics_ << fmt::format("{},{:.3f},{},{:.2f},{:.3f},{:.5f},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{},{},{},{},{},{},{},{},{}\n",
+  metrics_ << fmt::format("{},{:.3f},{},{:.2f},{:.3f},{:.5f},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{},{},{},{},{},{},{},{},{},{}\n",
                           r.epoch,
                           r.seconds, r.samples, r.samples_per_sec(), r.batches_per_sec(), r.train_loss,
                           optional(eval.samples > 0, eval.loss), optional(eval.top1 >= 0, eval.top1),
@@ -108,7 +110,7 @@ std::string RunRecords::add_epoch(const EpochRecord& r, int epochs) {
                           r.scaler ? std::to_string(r.scaler->skipped) : "", optional(measured, norms.mean()),
                           optional(measured, norms.max), r.grad_norms ? std::to_string(norms.clipped) : "",
                           optional(ema.samples > 0, ema.loss), optional(ema.samples > 0 && ema.top1 >= 0, ema.top1),
-                          optional(!ema.mae.empty(), ema.mean_mae()));
+                          optional(!ema.mae.empty(), ema.mean_mae()), optional(r.train_top1 >= 0, r.train_top1));
   metrics_.flush();
 
   using nlohmann::json;
@@ -116,6 +118,7 @@ std::string RunRecords::add_epoch(const EpochRecord& r, int epochs) {
                                 {"seconds", r.seconds},
                                 {"samples_per_sec", r.samples_per_sec()},
                                 {"train_loss", r.train_loss},
+                                {"train_accuracy", r.train_top1 >= 0 ? json(r.train_top1) : json(nullptr)},
                                 {"test_accuracy", eval.top1 >= 0 ? json(eval.top1) : json(nullptr)},
                                 {"val_loss", eval.samples ? json(eval.loss) : json(nullptr)},
                                 {"val_auc", eval.auc >= 0 ? json(eval.auc) : json(nullptr)},

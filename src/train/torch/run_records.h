@@ -41,6 +41,7 @@ struct EpochRecord {
   int64_t samples = 0;  // trained on in this epoch (this session's part of it on resume)
   int64_t batches = 0;
   double train_loss = 0;            // mean over finite batch losses
+  double train_top1 = -1;           // classification: the share of training samples the model got right; -1 else
   EvalResult eval;                  // eval.samples == 0: no validation data
   std::optional<EvalResult> ema_eval;  // ema_decay > 0 with validation data: the moving average's
   diagnose::StepWindow times;       // waiting / copy / compute over the epoch's steps

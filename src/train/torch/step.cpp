@@ -69,16 +69,27 @@ Stepper::Result Stepper::step(const torch::Tensor& images, const torch::Tensor& 
   if (mix_.active()) std::tie(x, y) = mix_.mix(x, y, global_step_ * accumulation_ + micro_ % accumulation_);
 
   torch::Tensor loss;
+  torch::Tensor correct;
   {
     // fp16 autocast exists on CUDA only; on the CPU fp16 means the scaler on fp32 math.
     const at::ScalarType dtype = cfg_.amp == AmpMode::kFp16 && device_.is_cpu() ? at::kFloat : amp_dtype(cfg_.amp);
     compat::AutocastScope autocast(device_.type(), dtype);
-    loss = objective_.loss_of(model_.forward(x), y);
+    const torch::Tensor output = model_.forward(x);
+    loss = objective_.loss_of(output, y);
+    if (objective_.classification()) {
+      torch::NoGradGuard no_grad;
+      const torch::Tensor label = y.dim() == 2 ? y.argmax(1) : y;  // soft (mixed) targets: their main class
+      correct = output.argmax(1).eq(label).sum();
+    }
   }
   const torch::Tensor window_loss = loss / static_cast<double>(accumulation_);
   if (group_ != nullptr && (micro_ + 1) % accumulation_ == 0) group_->arm();  // this backward ends a window
   (scaler_ ? scaler_->scale(window_loss) : window_loss).backward();
-  r.loss = loss.item<double>();
+  r.loss = loss.item<double>();  // waits for the backward; the count below is ready by then
+  if (correct.defined()) {
+    r.correct = correct.item<int64_t>();
+    r.counted = x.size(0);
+  }
   ++micro_;
   if (micro_ % accumulation_ == 0) optimizer_step(&r);
   r.compute_s = ns_to_seconds(watch.lap());

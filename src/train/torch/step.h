@@ -36,6 +36,11 @@ class Stepper {
 
   struct Result {
     double loss = 0;        // this batch's loss (unscaled)
+    // Classification: the batch's samples whose top-1 class is the target's (with MixUp or
+    // CutMix, the class the mixed target weighs most, as torchvision's reference script
+    // counts), and how many were counted; 0 and 0 for regression.
+    int64_t correct = 0;
+    int64_t counted = 0;
     double copy_s = 0;      // host→device
     double compute_s = 0;   // forward, backward, optimiser (and sync_s)
     double sync_s = 0;      // data parallel: averaging the gradients over the processes

@@ -196,7 +196,7 @@ EpochEnd TrainLoop::train_epoch(int64_t epoch, int64_t first, EpochRecord* recor
   setup_.train_loader->start_epoch(epoch, first);
   diagnosis_.start_epoch();
   double loss_sum = 0, sync_s = 0;
-  int64_t loss_count = 0, samples = 0;
+  int64_t loss_count = 0, samples = 0, correct = 0, counted = 0;
   GradNorms grad_norms;
   int64_t step = first;
   Stopwatch epoch_clock;
@@ -226,6 +226,8 @@ EpochEnd TrainLoop::train_epoch(int64_t epoch, int64_t first, EpochRecord* recor
       loss_sum += r.loss;
       ++loss_count;
     }
+    correct += r.correct;
+    counted += r.counted;
     if (gpu_index_ >= 0 && records_ != nullptr && epoch == start_.epoch && step == start_.batch) {
       progress_.finish();
       std::printf("GPU memory after the first batch: %s\n", gpu_memory_text(gpu_index_).c_str());
@@ -260,15 +262,19 @@ EpochEnd TrainLoop::train_epoch(int64_t epoch, int64_t first, EpochRecord* recor
   }
   progress_.finish();
   if (group_ != nullptr) {  // the group's mean loss, not the leader's share alone
-    const std::vector<double> sums = group_->sum({loss_sum, static_cast<double>(loss_count)});
+    const std::vector<double> sums = group_->sum(
+        {loss_sum, static_cast<double>(loss_count), static_cast<double>(correct), static_cast<double>(counted)});
     loss_sum = sums[0];
     loss_count = static_cast<int64_t>(sums[1]);
+    correct = static_cast<int64_t>(sums[2]);
+    counted = static_cast<int64_t>(sums[3]);
   }
   record->epoch = epoch + 1;
   record->seconds = ns_to_seconds(epoch_clock.elapsed_ns());
   record->samples = samples;
   record->batches = step - first;
   record->train_loss = loss_count ? loss_sum / loss_count : 0.0;
+  if (counted > 0) record->train_top1 = static_cast<double>(correct) / static_cast<double>(counted);
   record->times = diagnosis_.epoch_window();
   record->workers = setup_.train_loader->workers();
   if (stepper_.scaler() != nullptr) record->scaler = stepper_.scaler()->state();
