@@ -298,9 +298,14 @@ TEST_F(TrainTasksCli, AugmentationFlagsJoinTheTrainingChainOnly) {
                        normalize + " → float32 NCHW\n"),
             std::string::npos)
       << r.out;
-  const auto ra = run_command(run + " --auto-augment ra --ra-magnitude 5 --max-steps 1 --output-dir " + dir.str() + "/ra");
+  const auto ra = run_command(run + " --auto-augment ra --ra-magnitude 5 --norm-weight-decay 0 --max-steps 1 --output-dir " +
+                              dir.str() + "/ra");
   ASSERT_EQ(ra.exit_code, 0) << ra.err << ra.out;
   EXPECT_NE(ra.out.find("RandAugment(magnitude=5, interpolation=bilinear)"), std::string::npos) << ra.out;
+  // A setting that can do nothing says so.
+  EXPECT_NE(ra.out.find(" · norm_weight_decay 0 (applies to nothing: mlp has no normalization layers)"),
+            std::string::npos)
+      << ra.out;
 
   expect_one_line_errors(run, {{" --auto-augment augmix", 2, "auto_augment augmix is not built in stoker"},
                                {" --random-erase 2", 2, "random_erase must be in [0, 1] (got 2)"},

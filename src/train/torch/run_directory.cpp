@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "checkpoint.h"
+#include "setup.h"
 #include "stoker/core/error.h"
 #include "stoker/core/numbers.h"
 #include "stoker/train/trainer.h"
@@ -100,8 +101,12 @@ void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const Run
               ((cfg.clip_grad_norm > 0 ? fmt::format(" · clip_grad_norm {:g}", cfg.clip_grad_norm) : std::string()) +
                (cfg.early_stopping_patience > 0 ? fmt::format(" · patience {}", cfg.early_stopping_patience) : std::string()) +
                (cfg.ema_decay > 0 ? fmt::format(" · ema_decay {:g}", cfg.ema_decay) : std::string()) +
-               (cfg.norm_weight_decay != kAuto ? fmt::format(" · norm_weight_decay {:g}", cfg.norm_weight_decay)
-                                               : std::string()) +
+               (cfg.norm_weight_decay != kAuto
+                    ? fmt::format(" · norm_weight_decay {:g}{}", cfg.norm_weight_decay,
+                                  optimizer_groups(*setup.model).norm.empty()
+                                      ? fmt::format(" (applies to nothing: {} has no normalization layers)", cfg.model)
+                                      : std::string())
+                    : std::string()) +
                (cfg.mixup_alpha > 0 ? fmt::format(" · mixup {:g}", cfg.mixup_alpha) : std::string()) +
                (cfg.cutmix_alpha > 0 ? fmt::format(" · cutmix {:g}", cfg.cutmix_alpha) : std::string()))
                   .c_str());
