@@ -37,7 +37,6 @@ bool is_norm_layer(const torch::nn::Module& module) {
          module.as<torch::nn::InstanceNorm3d>();
 }
 
-
 // --auto-augment, --ra-magnitude and --random-erase, as torchvision's reference script adds
 // them to its training preset (the automatic augmentation with bilinear interpolation).
 void add_augmentation_flags(const TrainConfig& cfg, const data::Source& source, data::TransformSpec* spec) {
