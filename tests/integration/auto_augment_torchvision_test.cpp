@@ -226,12 +226,18 @@ TEST_F(AutoAugmentTorchvisionTest, MagnitudesAndSignsAreTheAugmentationSpaces) {
     for (int bin = 0; bin < bins; ++bin) {
       std::string text;
       row >> text;
-      // torch's linspace kernel rounds in its own order (one ulp at most); what is used whole
-      // (translations' pixels, Posterize's bits, the pixels Solarize inverts) must be equal.
+      // torch's linspace kernel rounds in its own order (one ulp at most, and not the same in
+      // every torch version); what is used whole (translations' pixels, Posterize's bits, the
+      // pixels Solarize inverts) must be equal, except where the exact value is a whole number
+      // and torch lands just below it: torch 2.6 gives 15.999999 for TrivialAugmentWide's
+      // bin 15 (exactly 16), so torchvision translates by 15 there and stoker by 16.
       const float theirs = static_cast<float>(std::strtod(text.c_str(), nullptr));
       const float ours = augment_magnitude(kind, op, bin, bins, kW, kH);
       EXPECT_FLOAT_EQ(ours, theirs) << "bin " << bin;
-      EXPECT_EQ(std::trunc(ours), std::trunc(theirs)) << "bin " << bin;
+      const bool torch_below_a_whole_number = ours == std::round(ours) && theirs < ours;
+      if (!torch_below_a_whole_number) {
+        EXPECT_EQ(std::trunc(ours), std::trunc(theirs)) << "bin " << bin;
+      }
       if (op == AugmentOp::kPosterize) {
         EXPECT_EQ(ours, theirs) << "bin " << bin;
       }

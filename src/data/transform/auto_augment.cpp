@@ -25,9 +25,10 @@ constexpr float kBound = 255.0f;
 // The augmentation spaces and AutoAugment's policies.
 
 // torch.linspace(start, end, steps)[i] in float32, rounded once from the exact value. torch's
-// own kernel (vectorised, with or without FMA by CPU) can land one ulp away; that never moves a
-// translation's whole pixels (int(magnitude)) for image sides up to 600 (checked against
-// torch 1.13), and Posterize's and Solarize's values are exact either way.
+// own kernel (vectorised, with or without FMA by CPU and version) can land one ulp away. On
+// torch 1.13 that never moves a translation's whole pixels (int(magnitude)) for image sides
+// up to 600; torch 2.6 gives 15.999999 for TrivialAugmentWide's bin 15, where this gives 16.
+// Posterize's and Solarize's values are exact either way.
 float linspace(float start, float end, int steps, int i) {
   if (steps == 1) return start;
   const double s = start;
