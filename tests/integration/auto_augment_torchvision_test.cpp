@@ -56,14 +56,6 @@ with open(folder + "/policies.txt", "w") as f:
               file=f)
 )PY";
 
-std::string python_missing() {
-  const auto probe = testing::run_command("/usr/bin/python3 -c 'import torch, torchvision'");
-  return probe.exit_code == 0 ? ""
-                              : "/usr/bin/python3 cannot import torch and torchvision (install "
-                                "python3-torchvision): " +
-                                    probe.err;
-}
-
 struct Case {
   int channels;
   AugmentOp op;
@@ -131,7 +123,7 @@ void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
 class AutoAugmentTorchvisionTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (const std::string missing = python_missing(); !missing.empty()) GTEST_SKIP() << missing;
+    if (const std::string missing = testing::torchvision_missing(); !missing.empty()) GTEST_SKIP() << missing;
     write_bytes(file("image1.bin"), image_planes(1));
     write_bytes(file("image3.bin"), image_planes(3));
     std::ofstream list(file("cases.txt"));

@@ -122,6 +122,10 @@ TEST_F(TrainCli, BadInputOneLineNonZero) {
       {"--threads -1", 2, "threads must be between 0 and 1024 (got -1); 0 = automatic"},
       {"--task sorting", 2, "--task must be one of auto, classification, regression (got 'sorting')"},
       {"--bogus", 2, "--bogus"},
+      {"--transforms 'RandomCrop(32, padding=1)'", 2,
+       "RandomCrop's 32x32 crop is larger than the data's 28x28 images padded to 30x30"},
+      {"--transforms 'RandomCrop(28, padding_mode=wrap)'", 2,
+       "RandomCrop padding_mode must be one of constant, edge, reflect, symmetric (got 'wrap')"},
   };
   expect_one_line_errors(kStoker + " train --no-progress --output-dir " + dir.str() + "/runs ", cases);
 }

@@ -46,4 +46,10 @@ CommandResult run_command(const std::string& command) {
   return result;
 }
 
+std::string torchvision_missing() {
+  const CommandResult probe = run_command("/usr/bin/python3 -c 'import torch, torchvision'");
+  if (probe.exit_code == 0) return "";
+  return "/usr/bin/python3 cannot import torch and torchvision (install python3-torchvision): " + probe.err;
+}
+
 }  // namespace stoker::testing

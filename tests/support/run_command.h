@@ -15,6 +15,10 @@ struct CommandResult {
 // `command` is passed to /bin/sh -c. Stdin is /dev/null.
 CommandResult run_command(const std::string& command);
 
+// "" when /usr/bin/python3 (Debian's, which sees python3-torch) imports torch and
+// torchvision, else why not, for GTEST_SKIP.
+std::string torchvision_missing();
+
 // The whole text of a file ("" when it cannot be read).
 std::string read_text(const std::string& path);
 

@@ -18,6 +18,8 @@
 
 namespace stoker::train {
 
+using testing::torchvision_missing;
+
 // Reads safetensors with json + struct only (no safetensors package), loads the weights into
 // torchvision's model with strict=True, runs it in eval mode (or in training mode right after
 // torch.manual_seed(N) with --train-seed=N) and writes its output back.
@@ -86,13 +88,6 @@ inline void make_batch_norms_nontrivial(Network& model, int64_t channels) {
   model.train();
   for (int i = 0; i < 2; ++i) model.forward(torch::randn({4, channels, 64, 64}));
   model.eval();
-}
-
-// "" when /usr/bin/python3 imports torch and torchvision, else why not (for GTEST_SKIP).
-inline std::string torchvision_missing() {
-  const auto probe = testing::run_command("/usr/bin/python3 -c 'import torch, torchvision'");
-  if (probe.exit_code == 0) return "";
-  return "/usr/bin/python3 cannot import torch and torchvision (install python3-torchvision): " + probe.err;
 }
 
 // For each (name, tensor count): builds make_model(name, 3x224x224, 1000 classes), makes its

@@ -1,7 +1,7 @@
 // stoker/data/transform.h — per-sample augmentation with torchvision's names and semantics.
 //
 // A TransformSpec is a fixed-order chain, the order torchvision pipelines use:
-//   geometry (RandomResizedCrop | Resize+CenterCrop | none)
+//   geometry (RandomResizedCrop | Resize+CenterCrop | RandomCrop | CenterCrop 1:1 | none)
 //   -> RandomHorizontalFlip(p) -> [Grayscale]
 //   -> TrivialAugmentWide | RandAugment | AutoAugment (torchvision's autoaugment.py)
 //   -> ColorJitter(b, c, s, h) -> Normalize(mean, std) -> RandomErasing(p, ...)
@@ -13,6 +13,10 @@
 // resizes, so taps stay inside the crop; Resize+CenterCrop resizes the whole image, so taps
 // at the crop's edges read the pixels around it. Unlike torchvision, a CenterCrop larger
 // than the resized image is clamped to it (and stretched to the output size), not padded.
+// RandomCrop and the 1:1 CenterCrop (CenterCrop(size, resize=False), torchvision's own
+// CenterCrop) do not resample: they copy pixels of the full image, padded as torchvision pads
+// a PIL image (np.pad's constant / edge / reflect / symmetric, reflections repeating for
+// padding wider than the image), so their output equals torchvision's exactly.
 // Float arithmetic throughout (Pillow rounds to uint8 between passes and ops): expect
 // differences from torchvision-on-PIL of about one grey level.
 //
@@ -47,7 +51,12 @@
 
 namespace stoker::data {
 
-enum class Geometry { kNone, kResizeCenterCrop, kRandomResizedCrop };
+// kRandomCrop: torchvision's RandomCrop (pad, then a random 1:1 crop). kCenterCrop: its
+// CenterCrop, a 1:1 centre crop padded with zeros where the image is smaller. Both copy
+// pixels; the others resample (see above).
+enum class Geometry { kNone, kResizeCenterCrop, kRandomResizedCrop, kRandomCrop, kCenterCrop };
+// The 1:1 geometries: their output is pixels of the whole image (and padding), not resampled.
+inline bool copies_pixels(Geometry g) { return g == Geometry::kRandomCrop || g == Geometry::kCenterCrop; }
 enum class DType { kUint8, kFloat32, kFloat16 };
 enum class Layout { kNCHW, kNHWC };
 
@@ -61,6 +70,24 @@ struct ColorJitterSpec {
   double saturation = 0;  // factor drawn from [max(0, 1-s), 1+s]
   double hue = 0;         // shift drawn from [-h, h], 0 <= h <= 0.5
   bool enabled() const { return brightness > 0 || contrast > 0 || saturation > 0 || hue > 0; }
+};
+
+// How RandomCrop's padding is filled, torchvision's padding_mode: the fill value, the edge
+// pixel repeated, the image mirrored without or with its edge pixel (2 1 | 1 2 3 | 3 2 vs
+// 3 2 | 1 2 3 | 2 1: symmetric repeats it, reflect does not).
+enum class PaddingMode { kConstant, kEdge, kReflect, kSymmetric };
+const char* to_string(PaddingMode mode);  // "constant", "edge", "reflect", "symmetric"
+
+// torchvision's RandomCrop(size, padding, pad_if_needed, fill, padding_mode) beyond its size.
+struct PadSpec {
+  int left = 0, top = 0, right = 0, bottom = 0;  // padding, in pixels: 0..8192 each
+  // Where the padded image is still narrower (shorter) than the crop, pad both sides by the
+  // shortfall, as torchvision does (padding=[size - width, 0]): the crop is then drawn from
+  // the middle of the shortfall on average.
+  bool if_needed = false;
+  PaddingMode mode = PaddingMode::kConstant;
+  std::array<float, 3> fill{0, 0, 0};  // kConstant: pixel values in [0, 255]
+  bool any() const { return left > 0 || top > 0 || right > 0 || bottom > 0 || if_needed; }
 };
 
 // Interpolation of the automatic augmentations' geometric operations.
@@ -103,6 +130,7 @@ struct TransformSpec {
   int resize_shorter = 256;                  // kResizeCenterCrop: shorter side after Resize
   double scale_min = 0.08, scale_max = 1.0;  // kRandomResizedCrop: area fraction range
   double ratio_min = 3.0 / 4.0, ratio_max = 4.0 / 3.0;  // kRandomResizedCrop: aspect range
+  PadSpec pad;                                          // kRandomCrop
   double flip_p = 0.0;                                  // RandomHorizontalFlip probability
   AutoAugmentSpec auto_augment;
   ColorJitterSpec jitter;
@@ -133,7 +161,7 @@ struct TransformSpec {
   // parse_transforms(describe()) gives back an equal spec.
   std::string describe() const;
   // Throws UsageError naming the field, the value and the allowed range: sizes 1..8192,
-  // 0 < scale min <= max <= 1, 0 < ratio min <= max, flip p in [0, 1], jitter factors >= 0,
+  // RandomCrop padding 0..8192 and fill in [0, 255], 0 < scale min <= max <= 1, 0 < ratio min <= max, flip p in [0, 1], jitter factors >= 0,
   // hue in [0, 0.5], finite mean and non-zero finite std (when normalize), channels 1 or 3;
   // the automatic augmentations' counts and bins as AutoAugmentSpec says, fill in [0, 255];
   // RandomErasing p in [0, 1], 0 <= scale min <= max <= 1, 0 < ratio min <= max, finite value;
@@ -149,6 +177,8 @@ struct TransformSpec {
 // Parses a comma/semicolon separated chain in torchvision's notation, e.g.
 //   "RandomResizedCrop(224, scale=(0.08,1)), RandomHorizontalFlip(0.5), Normalize(imagenet)"
 //   "Resize(256), CenterCrop(224), Normalize(mean=(0.5,0.5,0.5), std=(0.5,0.5,0.5))"
+//   "RandomCrop(32, padding=4)"  "RandomCrop(224, padding=(4, 8), pad_if_needed=True,
+//    fill=(124, 116, 104), padding_mode='reflect')"  "CenterCrop(32, resize=False)"
 //   "ColorJitter(0.4, 0.4, 0.4, 0.1)"  "ToUint8" "Float16" "NHWC" "Grayscale"
 //   "TrivialAugmentWide(num_magnitude_bins=31, interpolation=bilinear, fill=(128, 128, 128))"
 //   "RandAugment(num_ops=2, magnitude=9)"  "AutoAugment(policy=imagenet)" (or cifar10, svhn)
@@ -160,7 +190,12 @@ struct TransformSpec {
 // or a bare Normalize for ImageNet's). Sizes are an int or (height, width).
 //   - The chain is always applied in the fixed order above, whatever order it is written in;
 //     each transform may appear once.
-//   - Resize(n) needs a CenterCrop(m); a CenterCrop(m) alone means Resize(m) first.
+//   - Resize(n) needs a CenterCrop(m); a CenterCrop(m) alone means Resize(m) first (so that
+//     every image, whatever its size, gives the whole of its centre). CenterCrop(m,
+//     resize=False) is torchvision's own: a 1:1 crop, padded with zeros if the image is smaller.
+//   - RandomCrop's padding is an int (every side), (left/right, top/bottom) or (left, top,
+//     right, bottom); padding_mode is constant, edge, reflect or symmetric. Words may be
+//     quoted ('reflect'); True/False are read as Python's.
 //   - No geometry given (or "none"): kNone, output at the source's size.
 //   - Grayscale: one channel; Normalize then uses the first mean/std element.
 //   - Defaults: float32 NCHW (as ToTensor), no flip, no jitter, no Normalize.
@@ -173,14 +208,20 @@ TransformSpec parse_transforms(std::string_view text);
 
 // The chain that evaluates (validation, inference) a model trained with `train`, as
 // torchvision's and timm's reference recipes pair them: RandomResizedCrop(S) becomes
-// Resize(floor(S / 0.875)), CenterCrop(S) (Resize(256), CenterCrop(224) for 224); flips and
-// ColorJitter are dropped; Resize+CenterCrop, no geometry, Grayscale, Normalize, Standardize,
+// Resize(floor(S / 0.875)), CenterCrop(S) (Resize(256), CenterCrop(224) for 224), and
+// RandomCrop(S, ...) CenterCrop(S, resize=False) (what CIFAR's recipes evaluate on: the
+// image itself when it is S); flips and ColorJitter are dropped; Resize+CenterCrop, no geometry, Grayscale, Normalize, Standardize,
 // dtype and layout are kept; the automatic augmentations and RandomErasing are dropped. Evaluation then sees every sample the same way each epoch.
 TransformSpec eval_transform(const TransformSpec& train);
 
 // Every random decision for one sample.
 struct SampleParams {
-  CropRect crop;  // in full-resolution source pixels
+  // In full-resolution source pixels. For the 1:1 geometries (kRandomCrop, kCenterCrop):
+  // left/top are where the crop starts in the image padded by spec.pad and then by
+  // pad_x/pad_y (so they may lie in padding), width/height the output size; width 0 when the
+  // padded image is smaller than the crop (torchvision raises; the loader reports it).
+  CropRect crop;
+  int pad_x = 0, pad_y = 0;  // 1:1 geometries: padding added on the left / top beyond spec.pad
   bool flip = false;
   // ColorJitter: factors and the order they apply in (a permutation of 0..3 =
   // brightness, contrast, saturation, hue), as torchvision draws them.
@@ -201,7 +242,8 @@ struct SampleParams {
 };
 
 // Draws the parameters for a source of `width` x `height` (torchvision's get_params logic,
-// including RandomResizedCrop's 10 attempts and central-crop fallback). The order of draws
+// including RandomResizedCrop's 10 attempts and central-crop fallback, and RandomCrop's
+// top-then-left draw, skipped when the padded image is the crop's size). The order of draws
 // from `rng` is fixed (random_params.cpp documents it): crop, then flip (only if flip_p > 0),
 // then the automatic augmentation's (only if enabled), then jitter order and factors (only if
 // jitter is enabled), then RandomErasing's (only if p > 0). The last two need the output size.
@@ -226,7 +268,8 @@ void fit_standardize(const Source& source, std::vector<float>* mean, std::vector
 class SampleTransformer {
  public:
   // Writes one sample of spec.sample_bytes() bytes at `out`, from the decoded crop.
-  // `decoded.crop` says where params.crop lies in decoded.image. A grey decode with an RGB
+  // `decoded.crop` says where params.crop lies in decoded.image; for the 1:1 geometries
+  // decoded.image must be the whole image (padding reads anywhere in it) and `crop` is unused. A grey decode with an RGB
   // spec is replicated to 3 channels (an RGB decode with a grey spec converted to L).
   // float16 is IEEE binary16, rounded to nearest even; uint8 is rounded to nearest.
   void run(void* out, const DecodedImage& decoded, const SampleParams& params,
@@ -240,6 +283,7 @@ class SampleTransformer {
  private:
   std::vector<float> resized_;  // out_h x out_w x channels, [0, 255]
   std::vector<float> scratch_;  // resampler's horizontal pass
+  std::vector<int> columns_;    // the 1:1 crop's source columns
   std::vector<uint8_t> planes_[2];  // the automatic augmentation's uint8 image and its target
 };
 

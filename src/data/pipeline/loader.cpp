@@ -1,5 +1,7 @@
 #include "stoker/data/loader.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <thread>
@@ -262,6 +264,19 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
     }
     options_.transform.out_width = width;
     options_.transform.out_height = height;
+  } else if (const TransformSpec& t = options_.transform; t.geometry == Geometry::kRandomCrop && !t.pad.if_needed) {
+    // Images of one size: a crop larger than them, padded, would fail every sample.
+    int width = 0, height = 0, channels = 0;
+    source_->fixed_shape(&width, &height, &channels);
+    const int padded_w = width + t.pad.left + t.pad.right;
+    const int padded_h = height + t.pad.top + t.pad.bottom;
+    if (width > 0 && (padded_w < t.out_width || padded_h < t.out_height)) {
+      throw UsageError(fmt::format(
+          "RandomCrop's {}x{} crop is larger than the data's {}x{} images padded to {}x{} ({}); add "
+          "pad_if_needed=True, padding={} or a smaller size",
+          t.out_width, t.out_height, width, height, padded_w, padded_h, source_->describe(),
+          std::max((t.out_width - width + 1) / 2, (t.out_height - height + 1) / 2)));
+    }
   }
   validate(options_, *source_);
   const EpochPlan first = plan_epoch(source_->size(), options_.batch_size, options_.sampler, 0);

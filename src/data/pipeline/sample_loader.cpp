@@ -13,7 +13,15 @@ SampleLoader::SampleLoader(const Source& source, const TransformSpec& spec,
                            const DecodeOptions& decode, DecodedCache* cache)
     : source_(source), spec_(spec), cache_(cache), decoder_(decode) {}
 
-Status SampleLoader::check_size(const SampleParams& params) const {
+Status SampleLoader::check_size(const SampleParams& params, int width, int height) const {
+  if (spec_.geometry == Geometry::kRandomCrop && params.crop.width == 0) {
+    const PadSpec& pad = spec_.pad;
+    return Status::failure(
+        "image is " + std::to_string(width) + "x" + std::to_string(height) + ", padded to " +
+        std::to_string(width + pad.left + pad.right) + "x" + std::to_string(height + pad.top + pad.bottom) +
+        ", smaller than RandomCrop's " + std::to_string(spec_.out_width) + "x" + std::to_string(spec_.out_height) +
+        " (add pad_if_needed=True, more padding or a smaller size)");
+  }
   if (spec_.geometry == Geometry::kNone &&
       (params.crop.width != spec_.out_width || params.crop.height != spec_.out_height)) {
     return Status::failure("image is " + std::to_string(static_cast<int>(params.crop.width)) + "x" +
@@ -34,7 +42,7 @@ Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t
   // A cached sample: the same random draws on the same full image, only the transform runs.
   if (const Image* cached = cache_ != nullptr ? cache_->find(index) : nullptr) {
     params = draw_params(spec_, cached->width(), cached->height(), rng);
-    if (Status status = check_size(params); !status.ok()) return status;
+    if (Status status = check_size(params, cached->width(), cached->height()); !status.ok()) return status;
     transformer_.run(out, *cached, params.crop, params, spec_);
     clocks_.add(clocks_.transform_ns, watch.lap());
     clocks_.decoded_bytes.fetch_add(cached->stride() * static_cast<uint64_t>(cached->height()),
@@ -52,7 +60,11 @@ Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t
   if (spec_.features > 0) return load_features(watch, out);
 
   uint64_t full_pixels = 0;  // of the whole image: what caching it would take
+  int width = 0;
+  int height = 0;
   if (data_.raw) {
+    width = data_.raw_width;
+    height = data_.raw_height;
     params = draw_params(spec_, data_.raw_width, data_.raw_height, rng);
     status = decode_raw(data_, params);
     full_pixels = static_cast<uint64_t>(data_.raw_width) * static_cast<uint64_t>(data_.raw_height);
@@ -61,10 +73,15 @@ Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t
     status = decoder_.read_info(data_.bytes, &info);
     if (status.ok()) {
       full_pixels = static_cast<uint64_t>(info.width) * static_cast<uint64_t>(info.height);
+      width = info.width;
+      height = info.height;
       params = draw_params(spec_, info.width, info.height, rng);
       DecodeRequest request;
       request.channels = spec_.channels;
-      if (cache_ == nullptr) {  // with a cache: the whole image, at full resolution
+      // With a cache, or a 1:1 crop (whose padding may mirror any of the image): the whole
+      // image, at full resolution.
+      const bool whole = cache_ != nullptr || copies_pixels(spec_.geometry);
+      if (!whole) {
         request.crop = params.crop;
         request.target_width = spec_.out_width;
         request.target_height = spec_.out_height;
@@ -74,17 +91,15 @@ Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t
         clocks_.jpeg_decodes.fetch_add(1, std::memory_order_relaxed);
         if (decoded_.spliced) clocks_.spliced_decodes.fetch_add(1, std::memory_order_relaxed);
       }
-      if (status.ok() && cache_ != nullptr) {
-        decoded_.crop = params.crop;  // the image is the full image: same coordinates
-        cache_->offer(index, decoded_.image);
-      }
+      if (status.ok() && whole) decoded_.crop = params.crop;  // the full image: same coordinates
+      if (status.ok() && cache_ != nullptr) cache_->offer(index, decoded_.image);
     }
   }
   clocks_.add(clocks_.decode_ns, watch.lap());
   if (!status.ok()) return status;
   clocks_.decoded_bytes.fetch_add(full_pixels * static_cast<uint64_t>(spec_.channels), std::memory_order_relaxed);
 
-  if (status = check_size(params); !status.ok()) return status;
+  if (status = check_size(params, width, height); !status.ok()) return status;
   transformer_.run(out, decoded_, params, spec_);
   clocks_.add(clocks_.transform_ns, watch.lap());
   clocks_.samples.fetch_add(1, std::memory_order_relaxed);

@@ -50,7 +50,9 @@ class SampleLoader {
  private:
   Status load_features(Stopwatch& watch, void* out);
   Status decode_raw(const SampleData& data, const SampleParams& params);
-  Status check_size(const SampleParams& params) const;
+  // The drawn geometry fits an image of width x height (transform 'none': its size is the
+  // output's; RandomCrop: the padded image is at least the crop).
+  Status check_size(const SampleParams& params, int width, int height) const;
 
   const Source& source_;
   const TransformSpec& spec_;

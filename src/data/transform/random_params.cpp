@@ -2,7 +2,8 @@
 //
 // Draw order (part of the determinism contract: changing it changes every epoch's samples):
 //   1. geometry: RandomResizedCrop draws 2 uniforms per attempt (area fraction, log aspect),
-//      then 2 bounded ints (top, left) for the accepted attempt; nothing for the others.
+//      then 2 bounded ints (top, left) for the accepted attempt; RandomCrop 2 bounded ints
+//      (top, left) unless the padded image is the crop's size; nothing for the others.
 //   2. flip: one bernoulli(flip_p), only if flip_p > 0.
 //   3. the automatic augmentation, only if one is set (auto_augment.h lists its draws).
 //   4. ColorJitter, only if any component is enabled: a permutation of the four operations
@@ -16,6 +17,7 @@
 #include <utility>
 
 #include "data/transform/auto_augment.h"
+#include "data/transform/pad_crop.h"
 #include "data/transform/random_box.h"
 #include "data/transform/random_erasing.h"
 #include "stoker/data/transform.h"
@@ -91,6 +93,8 @@ SampleParams draw_params(const TransformSpec& spec, int width, int height, Sampl
     params.crop = random_resized_crop(spec, width, height, rng);
   } else if (spec.geometry == Geometry::kResizeCenterCrop) {
     params.crop = resize_center_crop(spec, width, height);
+  } else if (copies_pixels(spec.geometry)) {
+    draw_one_to_one(spec, width, height, rng, &params);
   } else {
     params.crop = whole;
   }

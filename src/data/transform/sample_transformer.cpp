@@ -1,4 +1,4 @@
-// SampleTransformer::run: resample (flip folded in) -> [grey] -> automatic augmentation
+// SampleTransformer::run: resample or the 1:1 padded crop (flip folded in) -> [grey] -> automatic augmentation
 // (on uint8 planes) -> ColorJitter -> write -> RandomErasing (on the output).
 //
 // The float image in between is kept in the output's layout, so that writing is one
@@ -12,6 +12,7 @@
 #include "data/transform/auto_augment.h"
 #include "data/transform/color_jitter.h"
 #include "data/transform/half.h"
+#include "data/transform/pad_crop.h"
 #include "data/transform/random_erasing.h"
 #include "data/transform/resample.h"
 #include "data/transform/simd.h"
@@ -167,11 +168,15 @@ void SampleTransformer::run(void* out, const Image& image, const CropRect& crop,
 
   // Interleaved only when it can be written as is: NHWC RGB from an RGB decode.
   const bool planar = spec.layout == Layout::kNCHW || spec.channels != 3 || image.channels() != 3;
-  ResampleOptions options;
-  options.flip = params.flip;
-  options.clamp_to_region = spec.geometry == Geometry::kRandomResizedCrop;
-  options.planar = planar;
-  resample_region(&resized_, &scratch_, image, crop, width, height, options);
+  if (copies_pixels(spec.geometry)) {
+    copy_padded_crop(&resized_, &columns_, image, params, spec, planar);
+  } else {
+    ResampleOptions options;
+    options.flip = params.flip;
+    options.clamp_to_region = spec.geometry == Geometry::kRandomResizedCrop;
+    options.planar = planar;
+    resample_region(&resized_, &scratch_, image, crop, width, height, options);
+  }
 
   // The decoder produces the spec's channels; anything else is adapted rather than trusted
   // (on planes): extra planes (alpha) ignored, RGB turned grey, grey replicated when written.

@@ -38,7 +38,8 @@ constexpr double kDefaultRatioMax = 4.0 / 3.0;
 constexpr std::string_view kMiddleDot = "\xC2\xB7";  // U+00B7
 constexpr std::string_view kArrow = "\xE2\x86\x92";  // U+2192
 
-constexpr std::array<std::string_view, 18> kKnownNames{"RandomResizedCrop",
+constexpr std::array<std::string_view, 19> kKnownNames{"RandomResizedCrop",
+                                                       "RandomCrop",
                                                        "Resize",
                                                        "CenterCrop",
                                                        "RandomHorizontalFlip",
@@ -73,7 +74,10 @@ const char* geometry_name(Geometry geometry) {
     case Geometry::kRandomResizedCrop:
       return "RandomResizedCrop";
     case Geometry::kResizeCenterCrop:
+    case Geometry::kCenterCrop:
       return "CenterCrop";
+    case Geometry::kRandomCrop:
+      return "RandomCrop";
     case Geometry::kNone:
       break;
   }
@@ -109,6 +113,28 @@ std::string auto_augment_text(const AutoAugmentSpec& a) {
   if (a.interpolation == Interpolation::kBilinear) args.emplace_back("interpolation=bilinear");
   if (a.has_fill) args.push_back(fmt::format("fill=({}, {}, {})", a.fill[0], a.fill[1], a.fill[2]));
   return fmt::format("{}({})", to_string(a.kind), fmt::join(args, ", "));
+}
+
+// "RandomCrop(32, padding=4)": the arguments that differ from torchvision's defaults.
+std::string random_crop_text(int height, int width, const PadSpec& pad) {
+  std::string s = "RandomCrop(" + size_text(height, width);
+  if (pad.left == pad.right && pad.top == pad.bottom) {
+    if (pad.left == pad.top && pad.left > 0) {
+      s += fmt::format(", padding={}", pad.left);
+    } else if (pad.left != pad.top) {
+      s += fmt::format(", padding=({}, {})", pad.left, pad.top);
+    }
+  } else {
+    s += fmt::format(", padding=({}, {}, {}, {})", pad.left, pad.top, pad.right, pad.bottom);
+  }
+  if (pad.if_needed) s += ", pad_if_needed=True";
+  if (pad.fill != PadSpec{}.fill) {
+    s += fmt::format(", fill={}", pad.fill[0] == pad.fill[1] && pad.fill[1] == pad.fill[2]
+                                      ? fmt::format("{}", pad.fill[0])
+                                      : triple_text(pad.fill));
+  }
+  if (pad.mode != PaddingMode::kConstant) s += fmt::format(", padding_mode={}", to_string(pad.mode));
+  return s + ")";
 }
 
 std::string erasing_text(const RandomErasingSpec& e) {
@@ -299,6 +325,16 @@ class ChainReader {
         }
       }
       ++pos_;
+    } else if (c == '\'' || c == '"') {
+      // A Python string: a word, without its quotes ('reflect').
+      const size_t close = text_.find(c, pos_ + 1);
+      if (close == std::string_view::npos) {
+        fail(fmt::format("missing closing {} in the arguments of {}", c, call_name));
+      }
+      v.kind = Value::Kind::kWord;
+      v.text = text_.substr(pos_ + 1, close - pos_ - 1);
+      pos_ = close + 1;
+      return v;
     } else if (is_ident_start(c)) {
       // Dotted words too, as Python's enums: InterpolationMode.BILINEAR.
       v.kind = Value::Kind::kWord;
@@ -471,6 +507,8 @@ class ChainBuilder {
     const std::string& n = call.name;
     if (n == "RandomResizedCrop") {
       random_resized_crop(call);
+    } else if (n == "RandomCrop") {
+      random_crop(call);
     } else if (n == "Resize") {
       resize(call);
     } else if (n == "CenterCrop") {
@@ -528,7 +566,16 @@ class ChainBuilder {
           "and then center-crops to a fixed output size",
           resize_));
     }
-    if (crop_[0] > 0) {
+    if (crop_[0] > 0 && !crop_resizes_) {
+      if (resize_ > 0) {
+        throw UsageError(fmt::format(
+            "CenterCrop(resize=False) crops the image as it is, and Resize({}) resizes it first; drop one of the two",
+            resize_));
+      }
+      spec_.geometry = Geometry::kCenterCrop;
+      spec_.out_height = crop_[0];
+      spec_.out_width = crop_[1];
+    } else if (crop_[0] > 0) {
       spec_.geometry = Geometry::kResizeCenterCrop;
       spec_.out_height = crop_[0];
       spec_.out_width = crop_[1];
@@ -545,8 +592,8 @@ class ChainBuilder {
   void claim_geometry(const Call& call, std::string_view group) {
     if (!geometry_group_.empty() && geometry_group_ != group) {
       throw UsageError(fmt::format(
-          "{} conflicts with {}: use one of RandomResizedCrop(size), Resize(n) + CenterCrop(m) "
-          "or none",
+          "{} conflicts with {}: use one of RandomResizedCrop(size), RandomCrop(size), Resize(n) + "
+          "CenterCrop(m) or none",
           call.name, geometry_by_));
     }
     geometry_group_ = group;
@@ -597,12 +644,73 @@ class ChainBuilder {
 
   void center_crop(const Call& call) {
     claim_geometry(call, "Resize/CenterCrop");
-    const auto args = bind(call, {"size"});
+    const auto args = bind(call, {"size", "resize"});
     if (!args[0]) {
       throw UsageError(
           fmt::format("CenterCrop needs a size, e.g. CenterCrop(224) (got '{}')", call.text));
     }
     crop_ = to_size_pair(call, "size", *args[0]);
+    if (args[1]) crop_resizes_ = to_bool(call, "resize", *args[1]);
+  }
+
+  // torchvision's RandomCrop(size, padding=None, pad_if_needed=False, fill=0,
+  // padding_mode='constant').
+  void random_crop(const Call& call) {
+    claim_geometry(call, "RandomCrop");
+    const auto args = bind(call, {"size", "padding", "pad_if_needed", "fill", "padding_mode"});
+    if (!args[0]) {
+      throw UsageError(fmt::format("RandomCrop needs a size, e.g. RandomCrop(32, padding=4) (got '{}')", call.text));
+    }
+    const auto [h, w] = to_size_pair(call, "size", *args[0]);
+    spec_.geometry = Geometry::kRandomCrop;
+    spec_.out_height = h;
+    spec_.out_width = w;
+    PadSpec& pad = spec_.pad;
+    pad = PadSpec{};
+    if (args[1] && !is_none(*args[1])) padding(call, *args[1]);
+    if (args[2]) pad.if_needed = to_bool(call, "pad_if_needed", *args[2]);
+    if (args[3]) pad.fill = to_channels(call, "fill", *args[3]);
+    if (args[4]) {
+      const std::string mode = to_word(call, "padding_mode", *args[4], {"constant", "edge", "reflect", "symmetric"});
+      pad.mode = mode == "edge"      ? PaddingMode::kEdge
+                 : mode == "reflect" ? PaddingMode::kReflect
+                 : mode == "symmetric" ? PaddingMode::kSymmetric
+                                       : PaddingMode::kConstant;
+    }
+  }
+
+  // An int for every side, (left/right, top/bottom) or (left, top, right, bottom), as
+  // torchvision's padding.
+  void padding(const Call& call, const Value& v) {
+    const auto side = [&](const Value& x) { return to_int(call, "padding", x, 0, kMaxSize); };
+    PadSpec& pad = spec_.pad;
+    if (v.kind != Value::Kind::kTuple) {
+      pad.left = pad.top = pad.right = pad.bottom = side(v);
+    } else if (v.items.size() == 1) {
+      pad.left = pad.top = pad.right = pad.bottom = side(v.items[0]);
+    } else if (v.items.size() == 2) {
+      pad.left = pad.right = side(v.items[0]);
+      pad.top = pad.bottom = side(v.items[1]);
+    } else if (v.items.size() == 4) {
+      pad.left = side(v.items[0]);
+      pad.top = side(v.items[1]);
+      pad.right = side(v.items[2]);
+      pad.bottom = side(v.items[3]);
+    } else {
+      throw UsageError(fmt::format(
+          "RandomCrop padding must be an int, (left/right, top/bottom) or (left, top, right, bottom) (got '{}')",
+          v.text));
+    }
+  }
+
+  static bool is_none(const Value& v) { return v.kind == Value::Kind::kWord && v.text == "None"; }
+
+  // Python's True / False (and true / false, 1 / 0).
+  static bool to_bool(const Call& call, std::string_view param, const Value& v) {
+    if (v.kind == Value::Kind::kWord && (v.text == "True" || v.text == "true")) return true;
+    if (v.kind == Value::Kind::kWord && (v.text == "False" || v.text == "false")) return false;
+    if (v.kind == Value::Kind::kNumber && (v.number == 0 || v.number == 1)) return v.number == 1;
+    throw UsageError(fmt::format("{} {} must be True or False (got '{}')", call.name, param, v.text));
   }
 
   // A whole number in [lo, hi].
@@ -665,7 +773,7 @@ class ChainBuilder {
                             ? Interpolation::kBilinear
                             : Interpolation::kNearest;
     }
-    if (args[2] && !(args[2]->kind == Value::Kind::kWord && args[2]->text == "None")) {
+    if (args[2] && !is_none(*args[2])) {
       a.has_fill = true;
       a.fill = to_channels(call, "fill", *args[2]);
     }
@@ -755,6 +863,7 @@ class ChainBuilder {
   std::string auto_augment_by_;
   int resize_ = 0;
   std::array<int, 2> crop_{0, 0};  // CenterCrop (height, width)
+  bool crop_resizes_ = true;       // CenterCrop's resize= (stoker's: Resize(size) first)
 };
 
 }  // namespace
@@ -773,8 +882,26 @@ const char* to_string(AutoAugmentKind kind) {
   return "none";
 }
 
+const char* to_string(PaddingMode mode) {
+  switch (mode) {
+    case PaddingMode::kEdge:
+      return "edge";
+    case PaddingMode::kReflect:
+      return "reflect";
+    case PaddingMode::kSymmetric:
+      return "symmetric";
+    case PaddingMode::kConstant:
+      break;
+  }
+  return "constant";
+}
+
 TransformSpec eval_transform(const TransformSpec& train) {
   TransformSpec eval = train;
+  if (train.geometry == Geometry::kRandomCrop) {  // torchvision's CenterCrop: 1:1, zero padding
+    eval.geometry = Geometry::kCenterCrop;
+    eval.pad = PadSpec{};
+  }
   if (train.geometry == Geometry::kRandomResizedCrop) {
     constexpr double kCropFraction = 0.875;  // 224 of 256
     eval.geometry = Geometry::kResizeCenterCrop;
@@ -809,6 +936,12 @@ std::string TransformSpec::describe() const {
     case Geometry::kResizeCenterCrop:
       parts.push_back(fmt::format("Resize({})", resize_shorter));
       parts.push_back(fmt::format("CenterCrop({})", size_text(out_height, out_width)));
+      break;
+    case Geometry::kRandomCrop:
+      parts.push_back(random_crop_text(out_height, out_width, pad));
+      break;
+    case Geometry::kCenterCrop:
+      parts.push_back(fmt::format("CenterCrop({}, resize=False)", size_text(out_height, out_width)));
       break;
     case Geometry::kNone:
       parts.emplace_back("none");
@@ -863,6 +996,18 @@ void TransformSpec::validate() const {
   if (geometry == Geometry::kResizeCenterCrop && !in_size_range(resize_shorter)) {
     throw UsageError(
         fmt::format("Resize size must be in 1..{} (got {})", kMaxSize, resize_shorter));
+  }
+  if (geometry == Geometry::kRandomCrop) {
+    for (const int side : {pad.left, pad.top, pad.right, pad.bottom}) {
+      if (side < 0 || side > kMaxSize) {
+        throw UsageError(fmt::format("RandomCrop padding must be in 0..{} pixels per side (got {})", kMaxSize, side));
+      }
+    }
+    for (const float f : pad.fill) {
+      if (!(f >= 0 && f <= 255)) {
+        throw UsageError(fmt::format("RandomCrop fill must be pixel values in [0, 255] (got {})", f));
+      }
+    }
   }
   if (geometry == Geometry::kRandomResizedCrop) {
     if (!(scale_min > 0 && scale_min <= scale_max && scale_max <= 1)) {

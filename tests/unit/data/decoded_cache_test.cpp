@@ -5,8 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "stoker/core/rng.h"
+#include "stoker/data/decode.h"
 #include "stoker/data/encode.h"
 #include "stoker/data/loader.h"
+#include "stoker/data/source.h"
+#include "stoker/data/transform.h"
 #include "support/temp_dir.h"
 #include "support/test_images.h"
 
@@ -111,6 +115,45 @@ TEST(DecodedCacheTest, WithoutACacheNothingIsKept) {
   EXPECT_EQ(loader.cache_stats().entries, 0u);
   EXPECT_EQ(times.cache_hits, 0u);
   EXPECT_GT(times.decoded_bytes, 0u);  // still measured: what a cache would take
+}
+
+// RandomCrop copies pixels of the whole image (its padding may mirror any of it): through the
+// loader, decoded afresh or from the cache, each sample is the transform of the whole decode.
+TEST(DecodedCacheTest, RandomCropSamplesAreCropsOfTheWholeImageFromDiskOrCache) {
+  TempDir dir;
+  const auto source = make_folder(dir);
+  ImageDecoder decoder;
+  SampleTransformer transformer;
+  for (const size_t budget : {size_t{0}, size_t{64} << 20}) {
+    LoaderOptions o = options(2, budget);
+    o.transform = parse_transforms(
+        "RandomCrop((64, 56), padding=(3, 5), pad_if_needed=True, padding_mode=reflect), RandomHorizontalFlip(), "
+        "ToUint8");
+    Loader loader(source, o);
+    for (int64_t epoch = 0; epoch < 2; ++epoch) {  // with a budget, epoch 1 comes from the cache
+      loader.start_epoch(epoch);
+      int checked = 0;
+      while (Batch batch = loader.next()) {
+        for (int k = 0; k < batch.size(); ++k) {
+          const uint64_t index = batch.indices()[k];
+          SampleData data;
+          ASSERT_TRUE(source->read(index, &data).ok());
+          DecodedImage decoded;
+          ASSERT_TRUE(decoder.decode(data.bytes, DecodeRequest{}, &decoded).ok());
+          SampleRng rng(o.sampler.seed, static_cast<uint64_t>(epoch), index);
+          const SampleParams params = draw_params(o.transform, decoded.image.width(), decoded.image.height(), rng);
+          std::vector<uint8_t> expected(o.transform.sample_bytes());
+          transformer.run(expected.data(), decoded.image, params.crop, params, o.transform);
+          const auto* got = static_cast<const uint8_t*>(batch.data()) + k * expected.size();
+          ASSERT_EQ(std::vector<uint8_t>(got, got + expected.size()), expected)
+              << "sample " << index << " epoch " << epoch << " cache " << budget;
+          ++checked;
+        }
+      }
+      EXPECT_EQ(checked, kImages);
+    }
+    EXPECT_EQ(loader.stage_times().cache_hits, budget > 0 ? static_cast<uint64_t>(kImages) : 0u);
+  }
 }
 
 }  // namespace

@@ -19,6 +19,15 @@ void expect_same_spec(const TransformSpec& a, const TransformSpec& b) {
   if (a.geometry == Geometry::kResizeCenterCrop) {
     EXPECT_EQ(a.resize_shorter, b.resize_shorter);
   }
+  if (a.geometry == Geometry::kRandomCrop) {
+    EXPECT_EQ(a.pad.left, b.pad.left);
+    EXPECT_EQ(a.pad.top, b.pad.top);
+    EXPECT_EQ(a.pad.right, b.pad.right);
+    EXPECT_EQ(a.pad.bottom, b.pad.bottom);
+    EXPECT_EQ(a.pad.if_needed, b.pad.if_needed);
+    EXPECT_EQ(a.pad.mode, b.pad.mode);
+    EXPECT_EQ(a.pad.fill, b.pad.fill);
+  }
   if (a.geometry == Geometry::kRandomResizedCrop) {
     EXPECT_EQ(a.scale_min, b.scale_min);
     EXPECT_EQ(a.scale_max, b.scale_max);
@@ -212,6 +221,46 @@ TEST(ParseTransformsTest, AutomaticAugmentationsAndErasingTakeTorchvisionsArgume
             std::string::npos);
 }
 
+TEST(ParseTransformsTest, RandomCropTakesTorchvisionsArguments) {
+  const TransformSpec cifar = parse_transforms("RandomCrop(32, padding=4), RandomHorizontalFlip()");
+  EXPECT_EQ(cifar.geometry, Geometry::kRandomCrop);
+  EXPECT_EQ(cifar.out_width, 32);
+  EXPECT_EQ(cifar.out_height, 32);
+  EXPECT_EQ(cifar.pad.left, 4);
+  EXPECT_EQ(cifar.pad.bottom, 4);
+  EXPECT_FALSE(cifar.pad.if_needed);
+  EXPECT_EQ(cifar.pad.mode, PaddingMode::kConstant);
+  EXPECT_EQ(cifar.pad.fill, (std::array<float, 3>{0, 0, 0}));
+
+  const TransformSpec all =
+      parse_transforms("RandomCrop((24, 40), (1, 2), True, (1, 2, 3), 'reflect')");  // positional, quoted
+  EXPECT_EQ(all.out_height, 24);
+  EXPECT_EQ(all.out_width, 40);
+  EXPECT_EQ(all.pad.left, 1);
+  EXPECT_EQ(all.pad.right, 1);
+  EXPECT_EQ(all.pad.top, 2);
+  EXPECT_EQ(all.pad.bottom, 2);
+  EXPECT_TRUE(all.pad.if_needed);
+  EXPECT_EQ(all.pad.fill, (std::array<float, 3>{1, 2, 3}));
+  EXPECT_EQ(all.pad.mode, PaddingMode::kReflect);
+  const TransformSpec four = parse_transforms("RandomCrop(8, padding=[1, 2, 3, 4], padding_mode=\"symmetric\")");
+  EXPECT_EQ(four.pad.left, 1);
+  EXPECT_EQ(four.pad.top, 2);
+  EXPECT_EQ(four.pad.right, 3);
+  EXPECT_EQ(four.pad.bottom, 4);
+  EXPECT_EQ(four.pad.mode, PaddingMode::kSymmetric);
+  EXPECT_EQ(parse_transforms("RandomCrop(8, padding=None, padding_mode=edge)").pad.mode, PaddingMode::kEdge);
+  EXPECT_EQ(parse_transforms("RandomCrop(32, padding=4), Normalize").describe(),
+            "RandomCrop(32, padding=4) \u00b7 Normalize \u2192 float32 NCHW");
+
+  // torchvision's own CenterCrop: 1:1.
+  const TransformSpec center = parse_transforms("CenterCrop((20, 30), resize=False)");
+  EXPECT_EQ(center.geometry, Geometry::kCenterCrop);
+  EXPECT_EQ(center.out_height, 20);
+  EXPECT_EQ(center.out_width, 30);
+  EXPECT_EQ(parse_transforms("CenterCrop(20, resize=True)").geometry, Geometry::kResizeCenterCrop);
+}
+
 TEST(ParseTransformsTest, OrderDoesNotMatter) {
   const TransformSpec in_order = parse_transforms(
       "RandomResizedCrop(224), RandomHorizontalFlip(0.5), ColorJitter(0.4, 0.4, 0.4), "
@@ -249,6 +298,12 @@ TEST(ParseTransformsTest, DescribeRoundTrips) {
       "CenterCrop(32), AutoAugment(policy=cifar10, fill=(128, 64, 0)), RandomErasing(p=1, scale=(0.1, 0.2), "
       "ratio=(0.5, 2), value=random), ToUint8",
       "none, AutoAugment, RandomErasing(value=(0.5, 0.25, 1))",
+      "RandomCrop(32, padding=4), RandomHorizontalFlip(), AutoAugment(policy=cifar10), Normalize",
+      "RandomCrop((24, 40), padding=(1, 2), pad_if_needed=True, fill=(1, 2, 3), padding_mode=reflect)",
+      "RandomCrop(8, padding=(0, 1, 2, 3), fill=7, padding_mode=symmetric), Grayscale, ToUint8",
+      "RandomCrop(28, padding=(3, 0), padding_mode=edge)",
+      "RandomCrop(224, pad_if_needed=True)",
+      "CenterCrop((20, 30), resize=False), Float16",
   };
   for (const std::string& chain : chains) {
     SCOPED_TRACE(chain);
@@ -283,6 +338,9 @@ TEST(EvalTransformTest, RandomPartsBecomeTheirDeterministicCounterparts) {
     EXPECT_EQ(eval(chain), parse_transforms(chain).describe()) << chain;
   }
   EXPECT_EQ(eval("none, RandomHorizontalFlip(1), ColorJitter(hue=0.2)"), "none \u2192 float32 NCHW");
+  // CIFAR's recipe: RandomCrop(32, padding=4) trains, the 32 x 32 image itself evaluates.
+  EXPECT_EQ(eval("RandomCrop(32, padding=4, padding_mode=reflect), RandomHorizontalFlip(), Normalize"),
+            "CenterCrop(32, resize=False) \u00b7 Normalize \u2192 float32 NCHW");
   EXPECT_EQ(eval("none, TrivialAugmentWide, Normalize, RandomErasing"), "none \u00b7 Normalize \u2192 float32 NCHW");
   const TransformSpec spec = eval_transform(parse_transforms("RandomResizedCrop(96), RandomHorizontalFlip()"));
   EXPECT_NO_THROW(spec.validate());
@@ -295,9 +353,9 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
     std::vector<std::string> needles;  // all must appear in the message
   };
   const std::vector<Case> cases = {
-      {"RandomCrop(224)",
-       {"unknown transform 'RandomCrop'",
-        "(known: RandomResizedCrop, Resize, CenterCrop, RandomHorizontalFlip, TrivialAugmentWide, RandAugment, "
+      {"RandomCutout(224)",
+       {"unknown transform 'RandomCutout'",
+        "(known: RandomResizedCrop, RandomCrop, Resize, CenterCrop, RandomHorizontalFlip, TrivialAugmentWide, RandAugment, "
         "AutoAugment, ColorJitter, RandomErasing, Normalize, Grayscale, ToUint8, Float16, Float32, NCHW, NHWC, none, "
         "Standardize)"}},
       {"Normalise", {"unknown transform 'Normalise'", "did you mean 'Normalize'?"}},
@@ -366,6 +424,17 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
       {"RandomErasing(ratio=(0, 1))", {"RandomErasing ratio must satisfy 0 < min <= max"}},
       {"RandomErasing(value=black)", {"RandomErasing value must be a number", "or random", "black"}},
       {"RandomErasing(value=(1, 2))", {"RandomErasing value must have 1 or 3 values"}},
+      {"RandomCrop", {"RandomCrop needs a size", "RandomCrop(32, padding=4)"}},
+      {"RandomCrop(32, padding=-1)", {"RandomCrop padding must be a whole number in 0..8192", "-1"}},
+      {"RandomCrop(32, padding=(1, 2, 3))", {"RandomCrop padding must be an int", "(left, top, right, bottom)"}},
+      {"RandomCrop(32, padding_mode=wrap)",
+       {"RandomCrop padding_mode must be one of constant, edge, reflect, symmetric", "wrap"}},
+      {"RandomCrop(32, pad_if_needed=yes)", {"RandomCrop pad_if_needed must be True or False", "yes"}},
+      {"RandomCrop(32, fill=256)", {"RandomCrop fill must be pixel values in [0, 255]", "256"}},
+      {"RandomCrop(32, padding_mode='reflect)", {"missing closing '", "RandomCrop"}},
+      {"RandomCrop(32), RandomResizedCrop(32)", {"RandomResizedCrop conflicts with RandomCrop", "RandomCrop(size)"}},
+      {"RandomCrop(32), CenterCrop(32)", {"CenterCrop conflicts with RandomCrop"}},
+      {"Resize(40), CenterCrop(32, resize=False)", {"CenterCrop(resize=False) crops the image as it is", "Resize(40)"}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.text);

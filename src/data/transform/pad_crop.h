@@ -1,0 +1,37 @@
+// data/transform/pad_crop.h — the 1:1 geometries: torchvision's RandomCrop (padding,
+// pad_if_needed, fill, padding_mode) and its own CenterCrop, as copies of pixels.
+//
+// torchvision pads a PIL image in two steps, `padding` and then pad_if_needed's shortfall,
+// each with the padding mode (np.pad for edge/reflect/symmetric), and crops the result. A
+// reflection of a reflection is not one reflection, so the output pixel's source is found
+// by undoing the two steps in turn, one axis at a time (padded_source_index).
+#pragma once
+
+#include <vector>
+
+#include "stoker/core/rng.h"
+#include "stoker/data/image.h"
+#include "stoker/data/transform.h"
+
+namespace stoker::data {
+
+// Sets params->crop (and pad_x / pad_y) for kRandomCrop, drawing the top and then the left
+// offset from `rng` as RandomCrop.get_params does (nothing when the padded image is the
+// crop's size), or for kCenterCrop (no draws). width 0: the padded image is smaller than
+// the crop.
+void draw_one_to_one(const TransformSpec& spec, int width, int height, SampleRng& rng,
+                     SampleParams* params);
+
+// Where `coord` of an axis padded by `pad2` (pad_if_needed) around an axis padded by
+// `pad1_before` / `pad1_after` around `length` source pixels falls in the source: 0..length-1,
+// or -1 for the fill (kConstant).
+int padded_source_index(int coord, int pad2, int pad1_before, int pad1_after, int length,
+                        PaddingMode mode);
+
+// The crop of the padded `image` (the whole image) for `params`, flipped if params.flip, as
+// floats in [0, 255]: out_h * out_w * image.channels() values, planes (CHW) when `planar`,
+// else interleaved. Grows `out`; `columns` is scratch for the column map.
+void copy_padded_crop(std::vector<float>* out, std::vector<int>* columns, const Image& image,
+                      const SampleParams& params, const TransformSpec& spec, bool planar);
+
+}  // namespace stoker::data
