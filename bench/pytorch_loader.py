@@ -7,7 +7,7 @@ transforms through torch.utils.data.DataLoader on an image-folder tree
 process tree (main process + DataLoader workers).
 
     /usr/bin/python3 bench/pytorch_loader.py --data DIR [--workers N]
-        [--batch-size 64] [--seconds 20] [--size 224] [--augment] [--json]
+        [--batch-size 64] [--seconds 20] [--size 224] [--augment] [--idx] [--json]
 
 Timing: the first WARMUP_BATCHES batches (worker start-up, first file reads)
 are excluded from the timed window; peak memory counts them. The run stops at
@@ -51,6 +51,33 @@ def imagenet_style_folder(root: str, size: int, augment: bool = False):
     if augment:
         chain.append(transforms.RandomErasing(p=0.25))
     return datasets.ImageFolder(root, transform=transforms.Compose(chain))
+
+
+# Fashion-MNIST's mean and std of the pixels / 255, and the chain the small-image comparison
+# gives both sides (the CIFAR recipe's crop at 28 x 28).
+FASHION_MEAN = (0.286,)
+FASHION_STD = (0.353,)
+IDX_TRANSFORMS = "RandomCrop(28, padding=4), RandomHorizontalFlip(0.5), ToTensor, Normalize(0.286, 0.353)"
+
+
+def fashion_mnist(idx_dir: str, scratch: str):
+    """torchvision.datasets.FashionMNIST over Debian's gzipped IDX files (decompressed into
+    scratch/FashionMNIST/raw, where the class looks), with RandomCrop(28, padding=4),
+    RandomHorizontalFlip(), ToTensor(), Normalize: each sample is Image.fromarray of the
+    in-memory uint8 image, then the chain, as torchvision's MNIST classes do."""
+    import gzip
+    import shutil
+    from torchvision import datasets, transforms
+
+    raw = os.path.join(scratch, "FashionMNIST", "raw")
+    os.makedirs(raw, exist_ok=True)
+    for name in ("train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
+                 "t10k-labels-idx1-ubyte"):  # the class checks for all four
+        with gzip.open(os.path.join(idx_dir, name + ".gz"), "rb") as src, open(os.path.join(raw, name), "wb") as dst:
+            shutil.copyfileobj(src, dst)
+    chain = transforms.Compose([transforms.RandomCrop(28, padding=4), transforms.RandomHorizontalFlip(),
+                                transforms.ToTensor(), transforms.Normalize(FASHION_MEAN, FASHION_STD)])
+    return datasets.FashionMNIST(scratch, train=True, transform=chain, download=False)
 
 
 def _page_kb() -> int:
@@ -157,6 +184,9 @@ def main() -> int:
     ap.add_argument("--size", type=int, default=224, help="RandomResizedCrop size (default 224)")
     ap.add_argument("--augment", action="store_true",
                     help="add TrivialAugmentWide (bilinear) after the flip and RandomErasing(0.25) last")
+    ap.add_argument("--idx", action="store_true",
+                    help="--data is Debian's Fashion-MNIST IDX folder: torchvision.datasets.FashionMNIST "
+                         "with RandomCrop(28, padding=4), RandomHorizontalFlip(), ToTensor(), Normalize")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args()
     if args.workers < 0 or args.batch_size < 1 or args.seconds < 0 or args.size < 1:
@@ -173,7 +203,14 @@ def main() -> int:
     from torch.utils.data import DataLoader
     torch.set_num_threads(1)
 
-    dataset = imagenet_style_folder(args.data, args.size, args.augment)
+    if args.idx:
+        import tempfile
+        scratch = tempfile.TemporaryDirectory(prefix="stoker-fmnist-")
+        dataset = fashion_mnist(args.data, scratch.name)
+        transforms_text = IDX_TRANSFORMS
+    else:
+        dataset = imagenet_style_folder(args.data, args.size, args.augment)
+        transforms_text = "RandomResizedCrop(%d), RandomHorizontalFlip(0.5), ToTensor, Normalize(imagenet)" % args.size
     if len(dataset) == 0:
         print(f"error: no images under '{args.data}'", file=sys.stderr)
         return 1
@@ -241,7 +278,7 @@ def main() -> int:
         "note": "torch.set_num_threads(1) in the main process (fair on small machines); "
                 "peak_rss_mb = max over 50 ms samples of summed VmRSS of main process + workers; "
                 "RSS counts shared pages (torch libraries) once per process; MB = 1e6 bytes",
-        "transforms": "RandomResizedCrop(%d), RandomHorizontalFlip(0.5), ToTensor, Normalize(imagenet)" % args.size,
+        "transforms": transforms_text,
         "torch_version": torch.__version__,
         "torchvision_version": torchvision.__version__,
         "pil_version": __import__("PIL").__version__,

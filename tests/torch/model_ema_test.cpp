@@ -4,7 +4,9 @@
 // checkpoint carries the average and its count.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
+#include <vector>
 
 #include "param_diff.h"
 #include "stoker/train/config.h"
@@ -122,6 +124,43 @@ TEST(ModelEmaTest, TheStepperFoldsInTheStepsItTakesAndNotTheOnesFp16Skips) {
   EXPECT_TRUE(stepper.finish_window().stepped);  // a last partial window is a step too
   EXPECT_EQ(ema.updates(), 2);
   EXPECT_EQ(stepper.global_step(), 3);
+}
+
+// ema_steps 3 (torchvision's --model-ema-steps): the weights after optimizer steps 3 and 6 are
+// folded in, counted by the run's steps, so a Stepper resumed at step 4 updates on step 6 too.
+TEST(ModelEmaTest, EmaStepsFoldsInEveryNthStepOfTheRun) {
+  torch::manual_seed(5);
+  const torch::Tensor x = torch::randn({16, 1, 8, 8}), y = torch::randint(0, 10, {16}, torch::kInt64);
+  TrainConfig cfg;
+  cfg.optimizer = OptimizerKind::kSgd;
+  cfg.ema_steps = 3;
+  testing::Twin twin = make_twin(6);
+  ModelEma ema(make_model("mlp", {1, 8, 8}, 10), *twin.model, 0.9);
+  Stepper stepper(cfg, *twin.model, *twin.optimizer, classification_objective(10), torch::kCPU, 100, 10);
+  stepper.keep_average(&ema);
+  std::vector<torch::Tensor> expected = clones(ema.network().parameters());
+  int64_t folded = 0;
+  for (int step = 1; step <= 7; ++step) {
+    stepper.step(x, y);
+    if (step % 3 == 0) {  // d = min(0.9, (1 + n) / (10 + n)) of the n updates before
+      const double d = std::min(0.9, (1.0 + folded) / (10.0 + folded));
+      const auto weights = twin.model->parameters();
+      for (size_t i = 0; i < expected.size(); ++i) expected[i] = d * expected[i] + (1 - d) * weights[i].detach();
+      ++folded;
+    }
+    EXPECT_EQ(ema.updates(), folded) << "after step " << step;
+  }
+  EXPECT_EQ(folded, 2);
+  expect_close(ema.network().parameters(), expected, "parameter");
+
+  // Resumed at step 4: the next update is the run's step 6, not the Stepper's third.
+  ModelEma resumed(make_model("mlp", {1, 8, 8}, 10), *twin.model, 0.9);
+  Stepper later(cfg, *twin.model, *twin.optimizer, classification_objective(10), torch::kCPU, 100, 10, 4);
+  later.keep_average(&resumed);
+  later.step(x, y);
+  EXPECT_EQ(resumed.updates(), 0);  // step 5
+  later.step(x, y);
+  EXPECT_EQ(resumed.updates(), 1);  // step 6
 }
 
 TEST(ModelEmaTest, ACheckpointCarriesTheAverageAndItsCount) {

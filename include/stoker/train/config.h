@@ -94,6 +94,7 @@ struct TrainConfig {
   double clip_grad_norm = 0;  // > 0: clip the gradients' total L2 norm to this before each optimizer step
   int early_stopping_patience = 0;  // > 0: stop after this many epochs without a better validation figure
   double ema_decay = 0;  // in (0, 1): keep an exponential moving average of the weights; 0 = off
+  int ema_steps = 1;     // fold the weights into the average every this many optimizer steps
   int num_workers = 2;      // kAuto: tuned at run time (stoker/diagnose/tune.h)
   int prefetch_factor = 4;  // batches in flight per worker (loader total = this x num_workers)
   CacheKind cache = CacheKind::kNone;

@@ -254,6 +254,12 @@ std::vector<Field> make_fields() {
        "Keep an exponential moving average of the weights with this decay (timm's model_ema, e.g. 0.9998), "
        "updated after each optimizer step; validation judges it and model_ema.safetensors holds it; 0 = off",
        {"model_ema_decay"}},
+      {"ema_steps",
+       &C::ema_steps,
+       "Fold the weights into the moving average every this many optimizer steps (torchvision's "
+       "--model-ema-steps), 1..100000; ema_decay is the decay of each update (torchvision's script also rescales "
+       "its decay by batch size x steps / epochs: stoker does not)",
+       {"model_ema_steps"}},
       {"num_workers",
        &C::num_workers,
        "Loader worker threads, 1..1024, or auto (tuned at run time from measured throughput)",

@@ -226,6 +226,7 @@ void validate(const TrainConfig& c) {
         fmt::format("ema_decay must be in [0, 1) (got {}); 0 turns the average off, 0.9998 and 0.999 are common "
                     "choices",
                     c.ema_decay));
+  between("ema_steps", c.ema_steps, 1, 100000, "; 1 = every optimizer step");
   if (c.num_workers != kAuto) {
     between("num_workers", c.num_workers, 1, 1024,
             c.num_workers == 0 ? "; stoker always loads on worker threads: 1 is the fewest, or auto"

@@ -28,6 +28,23 @@ std::string run_id() {
   return text;
 }
 
+// A moving average spans about ema_steps / (1 - ema_decay) optimizer steps (the weight of an
+// update falls to 1/e over that many): one longer than the run mostly remembers where it started.
+// Said, with a decay that spans a tenth of the run, not changed.
+void print_average_hint(const TrainConfig& cfg, const TrainSetup& setup) {
+  if (cfg.ema_decay <= 0) return;
+  int64_t steps = static_cast<int64_t>(cfg.epochs) * static_cast<int64_t>(setup.train_loader->batches_per_epoch()) /
+                  cfg.accumulation_steps;
+  if (cfg.max_steps > 0) steps = std::min<int64_t>(steps, cfg.max_steps);
+  const double span = cfg.ema_steps / (1 - cfg.ema_decay);
+  if (steps <= 0 || span <= static_cast<double>(steps)) return;
+  const double suggested = 1 - 10.0 * cfg.ema_steps / static_cast<double>(steps);
+  std::printf("hint     the moving average spans about %s optimizer steps (ema_steps / (1 - ema_decay)), more than "
+              "this run's %s: it stays close to the early weights%s\n",
+              grouped(span).c_str(), grouped(static_cast<double>(steps)).c_str(),
+              suggested >= 0.9 ? fmt::format("; ema_decay {:.4g} spans a tenth of the run", suggested).c_str() : "");
+}
+
 }  // namespace
 
 RunStart open_run(const TrainConfig& cfg, Network& model, torch::optim::Optimizer& optimizer,
@@ -100,7 +117,10 @@ void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const Run
               cfg.prefetch_factor, to_string(cfg.amp).c_str(), cfg.accumulation_steps,
               ((cfg.clip_grad_norm > 0 ? fmt::format(" · clip_grad_norm {:g}", cfg.clip_grad_norm) : std::string()) +
                (cfg.early_stopping_patience > 0 ? fmt::format(" · patience {}", cfg.early_stopping_patience) : std::string()) +
-               (cfg.ema_decay > 0 ? fmt::format(" · ema_decay {:g}", cfg.ema_decay) : std::string()) +
+               (cfg.ema_decay > 0 ? fmt::format(" · ema_decay {:g}{}", cfg.ema_decay,
+                                                 cfg.ema_steps > 1 ? fmt::format(" every {} steps", cfg.ema_steps)
+                                                                   : std::string())
+                                  : std::string()) +
                (cfg.norm_weight_decay != kAuto
                     ? fmt::format(" · norm_weight_decay {:g}{}", cfg.norm_weight_decay,
                                   optimizer_groups(*setup.model).norm.empty()
@@ -110,6 +130,7 @@ void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const Run
                (cfg.mixup_alpha > 0 ? fmt::format(" · mixup {:g}", cfg.mixup_alpha) : std::string()) +
                (cfg.cutmix_alpha > 0 ? fmt::format(" · cutmix {:g}", cfg.cutmix_alpha) : std::string()))
                   .c_str());
+  print_average_hint(cfg, setup);
   if (place.world_size > 1) {
     std::printf("parallel %d processes (%d on this machine) · each trains on 1/%d of every epoch · gradients "
                 "averaged over all before each step (Gloo)\n",

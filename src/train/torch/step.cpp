@@ -126,7 +126,8 @@ void Stepper::optimizer_step(Result* r) {
     optimizer_.step();
   }
   compat::zero_grad_set_to_none(optimizer_);
-  if (ema_ != nullptr && !r->skipped) ema_->update(model_);
+  // Every ema_steps-th step by the run's count, so a resumed run updates on the same steps.
+  if (ema_ != nullptr && !r->skipped && (global_step_ + 1) % cfg_.ema_steps == 0) ema_->update(model_);
   // A skipped fp16 step still counts: the schedule and checkpoints follow windows, as
   // PyTorch's scheduler.step() after scaler.step() does.
   ++global_step_;

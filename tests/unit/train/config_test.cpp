@@ -52,7 +52,7 @@ TEST(TrainConfigTest, DefaultsAreValidAndListedInSchemaOrder) {
   const TrainConfig config;
   EXPECT_NO_THROW(validate(config));
   const std::vector<ConfigKey>& keys = config_keys();
-  ASSERT_EQ(keys.size(), 46u);
+  ASSERT_EQ(keys.size(), 47u);
   EXPECT_EQ(keys.front().name, "model");
   EXPECT_EQ(keys.back().name, "max_bad_fraction");
   std::set<std::string> names;
@@ -178,6 +178,7 @@ TEST(ConfigFlagsTest, AcceptsBothSpellingsAliasesAndTheLastValue) {
       {"--patience 3", [](TrainConfig* c) { c->early_stopping_patience = 3; }},
       {"--ema-decay 0.999", [](TrainConfig* c) { c->ema_decay = 0.999; }},
       {"--model_ema_decay 0.9998", [](TrainConfig* c) { c->ema_decay = 0.9998; }},
+      {"--model-ema-steps 32", [](TrainConfig* c) { c->ema_steps = 32; }},
       {"--mixup-alpha 0.2", [](TrainConfig* c) { c->mixup_alpha = 0.2; }},
       {"--cutmix_alpha 1", [](TrainConfig* c) { c->cutmix_alpha = 1; }},
       {"--auto-augment ta_wide", [](TrainConfig* c) { c->auto_augment = "ta_wide"; }},
@@ -356,6 +357,7 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
       {[](TrainConfig* c) { c->early_stopping_patience = -1; }, "early_stopping_patience must be >= 0 (got -1)"},
       {[](TrainConfig* c) { c->ema_decay = 1; },
        "ema_decay must be in [0, 1) (got 1); 0 turns the average off, 0.9998 and 0.999 are common choices"},
+      {[](TrainConfig* c) { c->ema_steps = 0; }, "ema_steps must be between 1 and 100000 (got 0); 1 = every optimizer step"},
       {[](TrainConfig* c) { c->ema_decay = std::nan(""); },
        "ema_decay must be in [0, 1) (got nan); 0 turns the average off, 0.9998 and 0.999 are common choices"},
       {[](TrainConfig* c) { c->norm_weight_decay = std::nan(""); },
