@@ -16,7 +16,8 @@
 // RandomCrop and the 1:1 CenterCrop (CenterCrop(size, resize=False), torchvision's own
 // CenterCrop) do not resample: they copy pixels of the full image, padded as torchvision pads
 // a PIL image (np.pad's constant / edge / reflect / symmetric, reflections repeating for
-// padding wider than the image), so their output equals torchvision's exactly.
+// padding wider than the image), so their output equals torchvision's exactly. 'none' (the
+// source's size) is such a copy too.
 // Float arithmetic throughout (Pillow rounds to uint8 between passes and ops): expect
 // differences from torchvision-on-PIL of about one grey level.
 //
