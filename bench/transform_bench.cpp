@@ -3,7 +3,7 @@
 // without ColorJitter, to float32 NCHW / uint8 NHWC. Per-sample time is the figure; compare
 // builds side by side (docs/BENCHMARKS.md, "Transform cost"). BM_AugmentOp: each automatic
 // augmentation operation alone on a 224x224 RGB uint8 image (nearest and bilinear for the
-// geometric ones); BM_Transform's 4th argument adds TrivialAugmentWide with a drawn op.
+// geometric ones); BM_Transform's 4th argument adds TrivialAugmentWide (1) or AugMix (2), drawn per sample.
 //   build/bench/stoker_transform_bench [--benchmark_filter=...] [--benchmark_repetitions=5]
 #include <benchmark/benchmark.h>
 
@@ -33,12 +33,14 @@ Image photo(int width, int height) {
   return image;
 }
 
-// args: crop side in source pixels, 1 = ColorJitter, 1 = uint8 NHWC output, 1 = TrivialAugmentWide.
+// args: crop side in source pixels, 1 = ColorJitter, 1 = uint8 NHWC output, 1 = TrivialAugmentWide,
+// 2 = AugMix (its defaults: 3 chains of 1..3 operations).
 void BM_Transform(benchmark::State& state) {
   const int side = static_cast<int>(state.range(0));
   std::string text = "RandomResizedCrop(224), RandomHorizontalFlip(0.5), ";
   if (state.range(1) != 0) text += "ColorJitter(0.4, 0.4, 0.4), ";
-  if (state.range(3) != 0) text += "TrivialAugmentWide(interpolation=bilinear), ";
+  if (state.range(3) == 1) text += "TrivialAugmentWide(interpolation=bilinear), ";
+  if (state.range(3) == 2) text += "AugMix, ";
   text += state.range(2) != 0 ? "ToUint8, NHWC" : "Normalize";
   const stoker::data::TransformSpec spec = stoker::data::parse_transforms(text);
   const Image image = photo(400, 350);
@@ -96,13 +98,14 @@ BENCHMARK(BM_AugmentOp)
     ->Unit(benchmark::kMicrosecond);
 
 BENCHMARK(BM_Transform)
-    ->ArgNames({"crop", "jitter", "uint8", "trivial"})
+    ->ArgNames({"crop", "jitter", "uint8", "augment"})
     ->Args({300, 0, 0, 0})
     ->Args({200, 0, 0, 0})
     ->Args({360, 0, 0, 0})
     ->Args({300, 1, 0, 0})
     ->Args({300, 0, 1, 0})
     ->Args({300, 0, 0, 1})
+    ->Args({300, 0, 0, 2})
     ->Unit(benchmark::kMicrosecond);
 
 }  // namespace

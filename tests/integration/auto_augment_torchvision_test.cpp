@@ -44,11 +44,32 @@ with open(folder + "/out.bin", "wb") as out:
 with open(folder + "/spaces.txt", "w") as f:
     spaces = (("ta", A.TrivialAugmentWide()._augmentation_space(31)),
               ("ra", A.RandAugment()._augmentation_space(31, (H, W))),
-              ("aa", A.AutoAugment()._augmentation_space(10, (H, W))))
+              ("aa", A.AutoAugment()._augmentation_space(10, (H, W))),
+              ("am", A.AugMix()._augmentation_space(10, (H, W))))
     for name, space in spaces:
         for i, (op, (mags, signed)) in enumerate(space.items()):
             values = [float(v) for v in mags.tolist()] if mags.ndim > 0 else []
             print(name, i, op, int(signed), len(values), *[repr(v) for v in values], file=f)
+# AugMix.forward's mixing with the weights and chains stoker drew: per line the channels, the
+# chain count, the image's weight, each chain's weight, then each chain as its length and
+# (operation, magnitude) pairs.
+with open(folder + "/augmix.bin", "wb") as out:
+    for line in open(folder + "/augmix.txt"):
+        f = line.split()
+        ch, chains = int(f[0]), int(f[1])
+        weights = [float(x) for x in f[2:3 + chains]]
+        raw = bytearray(open(folder + "/image%d.bin" % ch, "rb").read())
+        batch = torch.frombuffer(raw, dtype=torch.uint8).reshape(1, ch, H, W).clone()
+        mix = torch.tensor(weights[0], dtype=torch.float32) * batch
+        at = 3 + chains
+        for i in range(chains):
+            depth = int(f[at]); at += 1
+            aug = batch
+            for _ in range(depth):
+                aug = A._apply_op(aug, f[at], float(f[at + 1]), interpolation=IM.BILINEAR, fill=None)
+                at += 2
+            mix.add_(torch.tensor(weights[1 + i], dtype=torch.float32) * aug)
+        out.write(mix.to(dtype=torch.uint8).contiguous().numpy().tobytes())
 with open(folder + "/policies.txt", "w") as f:
     for policy in (A.AutoAugmentPolicy.IMAGENET, A.AutoAugmentPolicy.CIFAR10, A.AutoAugmentPolicy.SVHN):
         subs = A.AutoAugment(policy).policies
@@ -105,6 +126,33 @@ std::vector<Case> cases() {
   return all;
 }
 
+// AugMix samples as stoker draws them: the defaults, and the other arguments.
+struct AugMixCase {
+  int channels;
+  AutoAugmentSpec spec;
+  SampleParams params;
+};
+
+std::vector<AugMixCase> aug_mix_cases() {
+  std::vector<AugMixCase> all;
+  for (uint64_t seed = 0; seed < 14; ++seed) {
+    AugMixCase c{seed % 7 == 6 ? 1 : 3, {}, {}};
+    c.spec.kind = AutoAugmentKind::kAugMix;
+    c.spec.interpolation = Interpolation::kBilinear;
+    if (seed >= 10) {  // severity 10, 4 chains of 3, alpha 0.3, without the colour operations
+      c.spec.severity = 10;
+      c.spec.mixture_width = 4;
+      c.spec.chain_depth = 3;
+      c.spec.alpha = 0.3;
+      c.spec.all_ops = false;
+    }
+    SampleRng rng(seed, 0, 1);
+    draw_auto_augment(c.spec, kW, kH, rng, &c.params);
+    all.push_back(c);
+  }
+  return all;
+}
+
 bool geometric(AugmentOp op) {
   return op == AugmentOp::kShearX || op == AugmentOp::kShearY || op == AugmentOp::kTranslateX ||
          op == AugmentOp::kTranslateY || op == AugmentOp::kRotate;
@@ -135,6 +183,22 @@ class AutoAugmentTorchvisionTest : public ::testing::Test {
            << (c.fill ? 1 : 0) << " 128 64 200\n";
     }
     list.close();
+    std::ofstream mixes(file("augmix.txt"));
+    mixes.precision(17);
+    for (const AugMixCase& c : aug_mix_cases_) {
+      mixes << c.channels << ' ' << c.params.chains;
+      for (int i = 0; i <= c.params.chains; ++i) mixes << ' ' << c.params.mix_weight[static_cast<size_t>(i)];
+      int step = 0;
+      for (int i = 0; i < c.params.chains; ++i) {
+        mixes << ' ' << static_cast<int>(c.params.chain_length[static_cast<size_t>(i)]);
+        for (int d = 0; d < c.params.chain_length[static_cast<size_t>(i)]; ++d, ++step) {
+          const auto& s = c.params.augment[static_cast<size_t>(step)];
+          mixes << ' ' << augment_op_name(static_cast<AugmentOp>(s.op)) << ' ' << s.magnitude;
+        }
+      }
+      mixes << '\n';
+    }
+    mixes.close();
     std::ofstream(file("script.py")) << kScript;
     const auto run =
         testing::run_command("/usr/bin/python3 " + file("script.py") + " " + dir_.str() + " " +
@@ -146,6 +210,7 @@ class AutoAugmentTorchvisionTest : public ::testing::Test {
 
   testing::TempDir dir_;
   std::vector<Case> cases_ = cases();
+  std::vector<AugMixCase> aug_mix_cases_ = aug_mix_cases();
 };
 
 TEST_F(AutoAugmentTorchvisionTest, EveryOperationMatchesTorchvisionOnTheSameImage) {
@@ -193,6 +258,36 @@ TEST_F(AutoAugmentTorchvisionTest, EveryOperationMatchesTorchvisionOnTheSameImag
   EXPECT_EQ(offset, expected_all.size());
 }
 
+// The weights and chains as stoker draws them, mixed by both: the mixing arithmetic is the
+// same float32 (weight x image, plus weight x chain, truncated), so what differs is what the
+// chains' operations do (one grey level on a few bilinear pixels), and a sum near a whole
+// number can truncate the other way.
+TEST_F(AutoAugmentTorchvisionTest, AugMixMixesAsTorchvisionWithTheSameDraws) {
+  std::ifstream in(file("augmix.bin"), std::ios::binary);
+  const std::vector<uint8_t> theirs{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  size_t offset = 0;
+  for (size_t k = 0; k < aug_mix_cases_.size(); ++k) {
+    const AugMixCase& c = aug_mix_cases_[k];
+    SCOPED_TRACE(::testing::Message() << "case " << k << ", " << c.params.chains << " chains, " << c.channels
+                                      << " channel(s)");
+    std::vector<uint8_t> image = image_planes(c.channels), chain, scratch;
+    std::vector<float> mix;
+    apply_aug_mix(c.params, c.spec, &image, &chain, &scratch, &mix, kW, kH, c.channels);
+    ASSERT_LE(offset + image.size(), theirs.size());
+    int differing = 0, worst = 0;
+    for (size_t i = 0; i < image.size(); ++i) {
+      const int d = std::abs(static_cast<int>(image[i]) - theirs[offset + i]);
+      differing += d != 0;
+      worst = std::max(worst, d);
+    }
+    offset += image.size();
+    EXPECT_LE(worst, 1);
+    EXPECT_LE(static_cast<double>(differing) / static_cast<double>(image.size()), 0.03)
+        << differing << " elements differ";
+  }
+  EXPECT_EQ(offset, theirs.size());
+}
+
 TEST_F(AutoAugmentTorchvisionTest, MagnitudesAndSignsAreTheAugmentationSpaces) {
   std::ifstream in(file("spaces.txt"));
   std::string line;
@@ -210,10 +305,12 @@ TEST_F(AutoAugmentTorchvisionTest, MagnitudesAndSignsAreTheAugmentationSpaces) {
         if (name == augment_op_name(static_cast<AugmentOp>(i))) op = static_cast<AugmentOp>(i);
       }
     }
+    if (space == "am") op = aug_mix_op(index);  // AugMix draws an index into its own order
     ASSERT_EQ(name, augment_op_name(op));
     EXPECT_EQ(is_signed == 1, augment_op_signed(op));
     const AutoAugmentKind kind = space == "ta"   ? AutoAugmentKind::kTrivialAugmentWide
                                  : space == "ra" ? AutoAugmentKind::kRandAugment
+                                 : space == "am" ? AutoAugmentKind::kAugMix
                                                  : AutoAugmentKind::kAutoAugment;
     for (int bin = 0; bin < bins; ++bin) {
       std::string text;
@@ -239,7 +336,7 @@ TEST_F(AutoAugmentTorchvisionTest, MagnitudesAndSignsAreTheAugmentationSpaces) {
     }
     ++rows;
   }
-  EXPECT_EQ(rows, 14 + 14 + 14);
+  EXPECT_EQ(rows, 14 + 14 + 14 + aug_mix_ops(true));
 }
 
 TEST_F(AutoAugmentTorchvisionTest, PoliciesAreTorchvisionsTables) {

@@ -311,7 +311,12 @@ TEST_F(TrainTasksCli, AugmentationFlagsJoinTheTrainingChainOnly) {
             std::string::npos)
       << ra.out;
 
-  expect_one_line_errors(run, {{" --auto-augment augmix", 2, "auto_augment augmix is not built in stoker"},
+  const auto mix = run_command(run + " --auto-augment augmix --augmix-severity 5 --max-steps 2 --output-dir " +
+                               dir.str() + "/augmix");
+  ASSERT_EQ(mix.exit_code, 0) << mix.err << mix.out;
+  EXPECT_NE(mix.out.find("train Resize(8) · CenterCrop(8) · AugMix(severity=5) · "), std::string::npos) << mix.out;
+
+  expect_one_line_errors(run, {{" --augmix-severity 0", 2, "augmix_severity must be between 1 and 10 (got 0)"},
                                {" --random-erase 2", 2, "random_erase must be in [0, 1] (got 2)"},
                                {" --auto-augment ra --transforms 'CenterCrop(8), AutoAugment'", 2,
                                 "auto_augment ra and the transforms' AutoAugment are both automatic augmentations; give one"},

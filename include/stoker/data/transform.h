@@ -3,7 +3,7 @@
 // A TransformSpec is a fixed-order chain, the order torchvision pipelines use:
 //   geometry (RandomResizedCrop | Resize+CenterCrop | RandomCrop | CenterCrop 1:1 | none)
 //   -> RandomHorizontalFlip(p) -> [Grayscale]
-//   -> TrivialAugmentWide | RandAugment | AutoAugment (torchvision's autoaugment.py)
+//   -> TrivialAugmentWide | RandAugment | AutoAugment | AugMix (torchvision's autoaugment.py)
 //   -> ColorJitter(b, c, s, h) -> Normalize(mean, std) -> RandomErasing(p, ...)
 //   -> output dtype (uint8 | float32 | float16) and layout (NCHW | NHWC).
 // Geometry is a crop of the source followed by a resample to the output size, fused into one
@@ -93,20 +93,30 @@ struct PadSpec {
 
 // Interpolation of the automatic augmentations' geometric operations.
 enum class Interpolation { kNearest, kBilinear };
-enum class AutoAugmentKind { kNone, kTrivialAugmentWide, kRandAugment, kAutoAugment };
+enum class AutoAugmentKind { kNone, kTrivialAugmentWide, kRandAugment, kAutoAugment, kAugMix };
 enum class AutoAugmentPolicy { kImageNet, kCifar10, kSvhn };
 
-// torchvision's TrivialAugmentWide, RandAugment and AutoAugment (0.14), one per chain.
+// torchvision's TrivialAugmentWide, RandAugment, AutoAugment and AugMix (0.14), one per chain.
 const char* to_string(AutoAugmentKind kind);  // "TrivialAugmentWide", ... or "none"
 
 struct AutoAugmentSpec {
-  static constexpr int kMaxOps = 16;
+  static constexpr int kMaxOps = 16;    // RandAugment's num_ops
+  static constexpr int kMaxChains = 8;  // AugMix's mixture_width
+  static constexpr int kMaxDepth = 8;   // AugMix's chain_depth
   AutoAugmentKind kind = AutoAugmentKind::kNone;
   AutoAugmentPolicy policy = AutoAugmentPolicy::kImageNet;  // AutoAugment
   int num_ops = 2;                                          // RandAugment: 0..kMaxOps
   int magnitude = 9;                   // RandAugment: the bin used, 0 <= m < num_magnitude_bins
   int num_magnitude_bins = 31;         // RandAugment and TrivialAugmentWide: 2..1000
-  Interpolation interpolation = Interpolation::kNearest;
+  // AugMix: mixture_width chains of chain_depth operations (-1: 1..3 drawn per chain) at
+  // magnitude bins below severity (of 10), mixed with the image by Dirichlet(alpha) weights;
+  // all_ops adds the colour operations (Brightness, Color, Contrast, Sharpness).
+  int severity = 3;       // 1..10
+  int mixture_width = 3;  // 1..kMaxChains
+  int chain_depth = -1;   // -1 or 1..kMaxDepth
+  double alpha = 1.0;     // > 0
+  bool all_ops = true;
+  Interpolation interpolation = Interpolation::kNearest;  // AugMix's default is bilinear
   bool has_fill = false;               // torchvision's fill=None: zeros, no mask
   std::array<float, 3> fill{0, 0, 0};  // pixel values in [0, 255]
   bool enabled() const { return kind != AutoAugmentKind::kNone; }
@@ -183,6 +193,7 @@ struct TransformSpec {
 //   "ColorJitter(0.4, 0.4, 0.4, 0.1)"  "ToUint8" "Float16" "NHWC" "Grayscale"
 //   "TrivialAugmentWide(num_magnitude_bins=31, interpolation=bilinear, fill=(128, 128, 128))"
 //   "RandAugment(num_ops=2, magnitude=9)"  "AutoAugment(policy=imagenet)" (or cifar10, svhn)
+//   "AugMix(severity=3, mixture_width=3, chain_depth=-1, alpha=1.0, all_ops=True)"
 //   "RandomErasing(p=0.25, scale=(0.02, 0.33), ratio=(0.3, 3.3), value=0)" (or value=random)
 //   "Standardize" (feature vectors: per-feature (x - mean) / std, fit on the training data)
 // Names are case-sensitive, as in torchvision; arguments bind by position or keyword as in
@@ -229,13 +240,19 @@ struct SampleParams {
   std::array<int, 4> jitter_order{0, 1, 2, 3};
   double brightness = 1, contrast = 1, saturation = 1, hue = 0;
   // The automatic augmentation's operations, in order, each with its signed magnitude
-  // (op is an AugmentOp of data/transform/auto_augment.h).
+  // (op is an AugmentOp of data/transform/auto_augment.h). AugMix: its chains one after the
+  // other, chain i being chain_length[i] steps, and the mixing weights: mix_weight[0] for the
+  // image, mix_weight[1 + i] for chain i (float32, as torchvision computes them).
   struct AugmentStep {
     uint8_t op = 0;
     float magnitude = 0;
   };
-  std::array<AugmentStep, AutoAugmentSpec::kMaxOps> augment{};
+  static constexpr int kMaxAugmentSteps = AutoAugmentSpec::kMaxChains * AutoAugmentSpec::kMaxDepth;
+  std::array<AugmentStep, kMaxAugmentSteps> augment{};
   int augment_steps = 0;
+  int chains = 0;  // AugMix only; 0 otherwise
+  std::array<uint8_t, AutoAugmentSpec::kMaxChains> chain_length{};
+  std::array<float, AutoAugmentSpec::kMaxChains + 1> mix_weight{};
   // RandomErasing: the box in output pixels, and the seed of value='random''s noise.
   bool erase = false;
   int erase_top = 0, erase_left = 0, erase_height = 0, erase_width = 0;
@@ -285,7 +302,8 @@ class SampleTransformer {
   std::vector<float> resized_;  // out_h x out_w x channels, [0, 255]
   std::vector<float> scratch_;  // resampler's horizontal pass
   std::vector<int> columns_;    // the 1:1 crop's source columns
-  std::vector<uint8_t> planes_[2];  // the automatic augmentation's uint8 image and its target
+  std::vector<uint8_t> planes_[3];  // the automatic augmentation's uint8 image, its target, AugMix's chain
+  std::vector<float> mix_;          // AugMix's sum of the image and its chains
 };
 
 }  // namespace stoker::data

@@ -33,9 +33,9 @@ namespace stoker::train {
 
 // Every model the trainer builds (train/torch/models.cpp), in the order messages list them.
 // resnet* and efficientnet_b* carry torchvision's module names, so their weights load there.
-// auto_augment's values: torchvision's reference-script names (augmix is not built).
-inline constexpr std::array<std::string_view, 6> kAutoAugmentNames = {"none", "ta_wide", "ra", "imagenet", "cifar10",
-                                                                      "svhn"};
+// auto_augment's values: torchvision's reference-script names.
+inline constexpr std::array<std::string_view, 7> kAutoAugmentNames = {"none",     "ta_wide", "ra",    "imagenet",
+                                                                      "cifar10", "svhn",    "augmix"};
 inline constexpr std::array<std::string_view, 12> kModelNames = {
     "mnist_cnn",       "mlp",             "resnet18",        "resnet50",
     "efficientnet_b0", "efficientnet_b1", "efficientnet_b2", "efficientnet_b3",
@@ -69,10 +69,11 @@ struct TrainConfig {
   std::string transforms;      // torchvision-style chain; "" = the model's default
   std::string val_transforms;  // validation's chain; "" = data::eval_transform(transforms)
   // torchvision's reference flags, added to the training chain: --auto-augment ta_wide | ra |
-  // imagenet | cifar10 | svhn (none = off; bilinear, as its script), --ra-magnitude and
-  // --random-erase (RandomErasing's p).
+  // imagenet | cifar10 | svhn | augmix (none = off; bilinear, as its script), --ra-magnitude,
+  // --augmix-severity and --random-erase (RandomErasing's p).
   std::string auto_augment = "none";
   int ra_magnitude = 9;
+  int augmix_severity = 3;
   double random_erase = 0;
   TaskKind task = TaskKind::kAuto;
   LossKind loss = LossKind::kAuto;  // checked against the task once the data is open

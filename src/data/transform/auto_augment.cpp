@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "data/transform/simd.h"
+#include "stoker/core/distributions.h"
 
 namespace stoker::data {
 namespace {
@@ -168,8 +169,43 @@ const std::array<SubPolicy, 25>& policy_table(AutoAugmentPolicy policy) {
   return kImageNetPolicy;
 }
 
+// AugMix's augmentation space (its own: milder, TranslateX/Y up to a third of the side,
+// Posterize down to 0 bits), in its order; the colour operations only with all_ops.
+constexpr std::array<AugmentOp, 13> kAugMixOps{
+    AugmentOp::kShearX,     AugmentOp::kShearY,   AugmentOp::kTranslateX,   AugmentOp::kTranslateY,
+    AugmentOp::kRotate,     AugmentOp::kPosterize, AugmentOp::kSolarize,    AugmentOp::kAutoContrast,
+    AugmentOp::kEqualize,   AugmentOp::kBrightness, AugmentOp::kColor,      AugmentOp::kContrast,
+    AugmentOp::kSharpness};
+constexpr int kAugMixBasicOps = 9;  // without all_ops: up to Equalize
+constexpr int kAugMixBins = 10;     // AugMix._PARAMETER_MAX
+
+float aug_mix_magnitude(AugmentOp op, int bin, int num_bins, int width, int height) {
+  switch (op) {
+    case AugmentOp::kShearX:
+    case AugmentOp::kShearY:
+      return linspace(0.0f, 0.3f, num_bins, bin);
+    case AugmentOp::kTranslateX:
+      return linspace(0.0f, static_cast<float>(width / 3.0), num_bins, bin);
+    case AugmentOp::kTranslateY:
+      return linspace(0.0f, static_cast<float>(height / 3.0), num_bins, bin);
+    case AugmentOp::kRotate:
+      return linspace(0.0f, 30.0f, num_bins, bin);
+    case AugmentOp::kBrightness:
+    case AugmentOp::kColor:
+    case AugmentOp::kContrast:
+    case AugmentOp::kSharpness:
+      return linspace(0.0f, 0.9f, num_bins, bin);
+    case AugmentOp::kPosterize:  // 4 - (arange(num_bins) / ((num_bins - 1) / 4)).round().int()
+      return 4.0f - std::nearbyint(static_cast<float>(bin) / static_cast<float>((num_bins - 1) / 4.0));
+    case AugmentOp::kSolarize:
+      return linspace(255.0f, 0.0f, num_bins, bin);
+    default:
+      return 0.0f;
+  }
+}
+
 void push(SampleParams* params, AugmentOp op, float magnitude) {
-  if (params->augment_steps >= AutoAugmentSpec::kMaxOps) return;
+  if (params->augment_steps >= SampleParams::kMaxAugmentSteps) return;
   params->augment[static_cast<size_t>(params->augment_steps++)] = {static_cast<uint8_t>(op),
                                                                    magnitude};
 }
@@ -532,6 +568,9 @@ const char* augment_op_name(AugmentOp op) {
 
 bool augment_op_signed(AugmentOp op) { return signed_op(op); }
 
+int aug_mix_ops(bool all_ops) { return all_ops ? static_cast<int>(kAugMixOps.size()) : kAugMixBasicOps; }
+AugmentOp aug_mix_op(int index) { return kAugMixOps.at(static_cast<size_t>(index)); }
+
 std::string auto_augment_policy_text(AutoAugmentPolicy policy) {
   std::string text;
   for (const SubPolicy& sub : policy_table(policy)) {
@@ -544,6 +583,7 @@ std::string auto_augment_policy_text(AutoAugmentPolicy policy) {
 
 float augment_magnitude(AutoAugmentKind kind, AugmentOp op, int bin, int num_bins, int width,
                         int height) {
+  if (kind == AutoAugmentKind::kAugMix) return aug_mix_magnitude(op, bin, num_bins, width, height);
   const bool wide = kind == AutoAugmentKind::kTrivialAugmentWide;
   const float strength = wide ? 0.99f : 0.9f;
   switch (op) {
@@ -575,9 +615,47 @@ float augment_magnitude(AutoAugmentKind kind, AugmentOp op, int bin, int num_bin
   }
 }
 
+namespace {
+
+// AugMix.forward's draws, in its order: the image's and the chains' share (Dirichlet of two),
+// the chains' weights (Dirichlet of mixture_width) times the chains' share, then per chain its
+// depth (1..3 unless chain_depth is set) and per step the operation, the magnitude bin (below
+// severity) for operations with magnitudes, and the sign (1 = negative) for signed ones.
+// torch samples the Dirichlets in float32, and so are the weights kept.
+void draw_aug_mix(const AutoAugmentSpec& spec, int out_w, int out_h, SampleRng& rng, SampleParams* params) {
+  double share[2];
+  dirichlet_draw(rng, spec.alpha, 2, share);
+  double weights[AutoAugmentSpec::kMaxChains];
+  const int width = std::clamp(spec.mixture_width, 1, AutoAugmentSpec::kMaxChains);
+  dirichlet_draw(rng, spec.alpha, width, weights);
+  const auto chains_share = static_cast<float>(share[1]);
+  params->mix_weight[0] = static_cast<float>(share[0]);
+  const int ops = spec.all_ops ? static_cast<int>(kAugMixOps.size()) : kAugMixBasicOps;  // aug_mix_ops()
+  params->chains = width;
+  for (int i = 0; i < width; ++i) {
+    params->mix_weight[static_cast<size_t>(i + 1)] = static_cast<float>(weights[i]) * chains_share;
+    const int depth = spec.chain_depth > 0 ? std::min(spec.chain_depth, AutoAugmentSpec::kMaxDepth)
+                                           : 1 + static_cast<int>(rng.below(3));
+    params->chain_length[static_cast<size_t>(i)] = static_cast<uint8_t>(depth);
+    for (int d = 0; d < depth; ++d) {
+      const AugmentOp op = kAugMixOps[rng.below(static_cast<uint64_t>(ops))];
+      float magnitude = 0;
+      if (has_magnitudes(op)) {
+        const auto bin = static_cast<int>(rng.below(static_cast<uint64_t>(spec.severity)));
+        magnitude = aug_mix_magnitude(op, bin, kAugMixBins, out_w, out_h);
+      }
+      if (signed_op(op) && rng.below(2) == 1) magnitude = -magnitude;
+      push(params, op, magnitude);
+    }
+  }
+}
+
+}  // namespace
+
 void draw_auto_augment(const AutoAugmentSpec& spec, int out_w, int out_h, SampleRng& rng,
                        SampleParams* params) {
   params->augment_steps = 0;
+  params->chains = 0;
   switch (spec.kind) {
     case AutoAugmentKind::kNone:
       return;
@@ -601,6 +679,9 @@ void draw_auto_augment(const AutoAugmentSpec& spec, int out_w, int out_h, Sample
         if (signed_op(op) && rng.below(2) == 1) magnitude = -magnitude;
         push(params, op, magnitude);
       }
+      return;
+    case AutoAugmentKind::kAugMix:
+      draw_aug_mix(spec, out_w, out_h, rng, params);
       return;
     case AutoAugmentKind::kAutoAugment: {
       const auto& table = policy_table(spec.policy);
@@ -688,6 +769,30 @@ void apply_augment_op(AugmentOp op, float magnitude, const AutoAugmentSpec& spec
       invert(p, n);
       break;
   }
+}
+
+void apply_aug_mix(const SampleParams& params, const AutoAugmentSpec& spec, std::vector<uint8_t>* image,
+                   std::vector<uint8_t>* chain, std::vector<uint8_t>* scratch, std::vector<float>* mix, int width,
+                   int height, int channels) {
+  const size_t n = static_cast<size_t>(width) * height * static_cast<size_t>(channels);
+  mix->resize(n);
+  float* sum = mix->data();
+  const uint8_t* original = image->data();
+  const float own = params.mix_weight[0];
+  simd::for_each_blocked(n, [&](size_t i) { sum[i] = own * static_cast<float>(original[i]); });
+  int step = 0;
+  for (int c = 0; c < params.chains; ++c) {
+    chain->assign(image->begin(), image->end());
+    for (int d = 0; d < params.chain_length[static_cast<size_t>(c)]; ++d, ++step) {
+      const SampleParams::AugmentStep& s = params.augment[static_cast<size_t>(step)];
+      apply_augment_op(static_cast<AugmentOp>(s.op), s.magnitude, spec, chain, scratch, width, height, channels);
+    }
+    const float w = params.mix_weight[static_cast<size_t>(c + 1)];
+    const uint8_t* augmented = chain->data();
+    simd::for_each_blocked(n, [&](size_t i) { sum[i] += w * static_cast<float>(augmented[i]); });
+  }
+  uint8_t* out = image->data();
+  simd::for_each_blocked(n, [&](size_t i) { out[i] = truncate_u8(sum[i]); });  // .to(uint8)
 }
 
 }  // namespace stoker::data

@@ -42,6 +42,9 @@ enum class AugmentOp : uint8_t {
 inline constexpr int kAugmentSpaceOps = 14;  // Identity..Equalize
 
 const char* augment_op_name(AugmentOp op);
+// AugMix's space, in its order: 9 operations, 13 with all_ops (index below aug_mix_ops()).
+int aug_mix_ops(bool all_ops);
+AugmentOp aug_mix_op(int index);
 // Whether torchvision draws a sign for op (the geometric and enhancement operations).
 bool augment_op_signed(AugmentOp op);
 // An AutoAugment policy's 25 sub-policies as text, "Posterize 0.4 8, Rotate 0.6 9; ..."
@@ -56,15 +59,23 @@ std::string auto_augment_policy_text(AutoAugmentPolicy policy);
 //   RandAugment: num_ops times: op (below 14); the sign for signed ops.
 //   AutoAugment: the sub-policy (below 25), two uniforms (apply when <= its probability),
 //     two signs (below 2, 0 = negative), all drawn whether used or not.
+//   AugMix: see draw_aug_mix in auto_augment.cpp (Dirichlet weights, then the chains).
 void draw_auto_augment(const AutoAugmentSpec& spec, int out_w, int out_h, SampleRng& rng,
                        SampleParams* params);
 
 // The magnitude torchvision's augmentation space gives op at `bin` (num_bins bins; AutoAugment
-// uses 10), before the sign: torch.linspace in float32, Posterize's bit counts, Solarize's
-// thresholds; 0 for operations without magnitudes. `kind` picks TrivialAugmentWide's space
-// or the RandAugment/AutoAugment one.
+// and AugMix use 10), before the sign: torch.linspace in float32, Posterize's bit counts,
+// Solarize's thresholds; 0 for operations without magnitudes. `kind` picks TrivialAugmentWide's
+// space, AugMix's, or the RandAugment/AutoAugment one.
 float augment_magnitude(AutoAugmentKind kind, AugmentOp op, int bin, int num_bins, int width,
                         int height);
+
+// AugMix: each of params.chains chains applied to a copy of `image` (in `chain`), summed with
+// the image by params.mix_weight in float32 and truncated back into `image`, as
+// AugMix.forward does on a uint8 tensor. `chain`, `scratch` and `mix` are grown as needed.
+void apply_aug_mix(const SampleParams& params, const AutoAugmentSpec& spec, std::vector<uint8_t>* image,
+                   std::vector<uint8_t>* chain, std::vector<uint8_t>* scratch, std::vector<float>* mix, int width,
+                   int height, int channels);
 
 // Applies op with its signed magnitude to `image`, `channels` planes of width x height,
 // in place; `scratch` is grown as needed and reused.

@@ -9,19 +9,12 @@
 
 #include "data/transform/half.h"
 #include "data/transform/random_box.h"
+#include "stoker/core/distributions.h"
 
 namespace stoker::data {
 namespace {
 
 constexpr uint64_t kNoiseStream = 0x45524153u;  // "ERAS"
-
-// N(0, 1) by Box-Muller from two uniforms (the second of each pair is dropped: the noise
-// only has to be reproducible, not cheap).
-double standard_normal(SampleRng& rng) {
-  const double u1 = 1.0 - rng.uniform();  // (0, 1]
-  const double u2 = rng.uniform();
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
-}
 
 // The value (in output units) as the output's type: uint8 goes back to pixels through
 // Normalize's inverse, since the consumer applies (x / 255 - mean) / std.

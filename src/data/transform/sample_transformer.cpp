@@ -125,7 +125,7 @@ void to_grey(float* __restrict grey, const float* __restrict r, const float* __r
 // The automatic augmentation works on uint8 planes, as torchvision's on a uint8 image:
 // round the float image into planes[0], apply each step, and put the result back.
 void auto_augment(float* data, size_t pixels, int channels, bool planar, int width, int height,
-                  const SampleParams& params, const TransformSpec& spec, std::vector<uint8_t> (&planes)[2]) {
+                  const SampleParams& params, const TransformSpec& spec, std::vector<uint8_t> (&planes)[3], std::vector<float>* mix) {
   std::vector<uint8_t>& image = planes[0];
   image.resize(pixels * static_cast<size_t>(channels));
   const auto stride = static_cast<size_t>(channels);
@@ -138,10 +138,14 @@ void auto_augment(float* data, size_t pixels, int channels, bool planar, int wid
       for (size_t i = 0; i < pixels; ++i) plane[i] = convert<uint8_t>(data[i * stride + c]);
     }
   }
-  for (int s = 0; s < params.augment_steps; ++s) {
-    const SampleParams::AugmentStep& step = params.augment[static_cast<size_t>(s)];
-    apply_augment_op(static_cast<AugmentOp>(step.op), step.magnitude, spec.auto_augment, &planes[0], &planes[1],
-                     width, height, channels);
+  if (params.chains > 0) {
+    apply_aug_mix(params, spec.auto_augment, &planes[0], &planes[2], &planes[1], mix, width, height, channels);
+  } else {
+    for (int s = 0; s < params.augment_steps; ++s) {
+      const SampleParams::AugmentStep& step = params.augment[static_cast<size_t>(s)];
+      apply_augment_op(static_cast<AugmentOp>(step.op), step.magnitude, spec.auto_augment, &planes[0], &planes[1],
+                       width, height, channels);
+    }
   }
   for (int c = 0; c < channels; ++c) {
     const uint8_t* plane = planes[0].data() + c * pixels;
@@ -193,7 +197,9 @@ void SampleTransformer::run(void* out, const Image& image, const CropRect& crop,
     channels = 1;
   }
 
-  if (params.augment_steps > 0) auto_augment(data, pixels, channels, planar, width, height, params, spec, planes_);
+  if (params.augment_steps > 0) {
+    auto_augment(data, pixels, channels, planar, width, height, params, spec, planes_, &mix_);
+  }
   if (spec.jitter.enabled()) apply_color_jitter(data, pixels, channels, planar, params);
 
   switch (spec.dtype) {

@@ -38,7 +38,7 @@ constexpr double kDefaultRatioMax = 4.0 / 3.0;
 constexpr std::string_view kMiddleDot = "\xC2\xB7";  // U+00B7
 constexpr std::string_view kArrow = "\xE2\x86\x92";  // U+2192
 
-constexpr std::array<std::string_view, 19> kKnownNames{"RandomResizedCrop",
+constexpr std::array<std::string_view, 20> kKnownNames{"RandomResizedCrop",
                                                        "RandomCrop",
                                                        "Resize",
                                                        "CenterCrop",
@@ -46,6 +46,7 @@ constexpr std::array<std::string_view, 19> kKnownNames{"RandomResizedCrop",
                                                        "TrivialAugmentWide",
                                                        "RandAugment",
                                                        "AutoAugment",
+                                                       "AugMix",
                                                        "ColorJitter",
                                                        "RandomErasing",
                                                        "Normalize",
@@ -107,10 +108,21 @@ std::string auto_augment_text(const AutoAugmentSpec& a) {
     if (a.num_ops != defaults.num_ops) args.push_back(fmt::format("num_ops={}", a.num_ops));
     if (a.magnitude != defaults.magnitude) args.push_back(fmt::format("magnitude={}", a.magnitude));
   }
-  if (a.kind != AutoAugmentKind::kAutoAugment && a.num_magnitude_bins != defaults.num_magnitude_bins) {
+  const bool mix = a.kind == AutoAugmentKind::kAugMix;
+  if (mix) {
+    if (a.severity != defaults.severity) args.push_back(fmt::format("severity={}", a.severity));
+    if (a.mixture_width != defaults.mixture_width) args.push_back(fmt::format("mixture_width={}", a.mixture_width));
+    if (a.chain_depth != defaults.chain_depth) args.push_back(fmt::format("chain_depth={}", a.chain_depth));
+    if (a.alpha != defaults.alpha) args.push_back(fmt::format("alpha={}", a.alpha));
+    if (!a.all_ops) args.emplace_back("all_ops=False");
+  }
+  if (a.kind != AutoAugmentKind::kAutoAugment && !mix && a.num_magnitude_bins != defaults.num_magnitude_bins) {
     args.push_back(fmt::format("num_magnitude_bins={}", a.num_magnitude_bins));
   }
-  if (a.interpolation == Interpolation::kBilinear) args.emplace_back("interpolation=bilinear");
+  // Each one's default: bilinear for AugMix, nearest for the others.
+  if ((a.interpolation == Interpolation::kBilinear) != mix) {
+    args.push_back(fmt::format("interpolation={}", mix ? "nearest" : "bilinear"));
+  }
   if (a.has_fill) args.push_back(fmt::format("fill=({}, {}, {})", a.fill[0], a.fill[1], a.fill[2]));
   return fmt::format("{}({})", to_string(a.kind), fmt::join(args, ", "));
 }
@@ -516,7 +528,7 @@ class ChainBuilder {
     } else if (n == "RandomHorizontalFlip") {
       const auto args = bind(call, {"p"});
       spec_.flip_p = args[0] ? to_number(call, "p", *args[0]) : 0.5;
-    } else if (n == "TrivialAugmentWide" || n == "RandAugment" || n == "AutoAugment") {
+    } else if (n == "TrivialAugmentWide" || n == "RandAugment" || n == "AutoAugment" || n == "AugMix") {
       auto_augment(call);
     } else if (n == "RandomErasing") {
       random_erasing(call);
@@ -741,7 +753,8 @@ class ChainBuilder {
   void auto_augment(const Call& call) {
     if (!auto_augment_by_.empty()) {
       throw UsageError(fmt::format(
-          "{} conflicts with {}: give one automatic augmentation (TrivialAugmentWide, RandAugment or AutoAugment)",
+          "{} conflicts with {}: give one automatic augmentation (TrivialAugmentWide, RandAugment, AutoAugment or "
+          "AugMix)",
           call.name, auto_augment_by_));
     }
     auto_augment_by_ = call.name;
@@ -756,6 +769,23 @@ class ChainBuilder {
       if (all[0]) a.num_ops = to_int(call, "num_ops", *all[0], 0, AutoAugmentSpec::kMaxOps);
       if (all[1]) a.magnitude = to_int(call, "magnitude", *all[1], 0, 999);
       args = {all[2], all[3], all[4]};
+    } else if (call.name == "AugMix") {
+      a.kind = AutoAugmentKind::kAugMix;
+      a.interpolation = Interpolation::kBilinear;  // AugMix's default
+      const auto all = bind(call, {"severity", "mixture_width", "chain_depth", "alpha", "all_ops", "interpolation",
+                                   "fill"});
+      if (all[0]) a.severity = to_int(call, "severity", *all[0], 1, 10);
+      if (all[1]) a.mixture_width = to_int(call, "mixture_width", *all[1], 1, AutoAugmentSpec::kMaxChains);
+      if (all[2]) {
+        a.chain_depth = to_int(call, "chain_depth", *all[2], -1, AutoAugmentSpec::kMaxDepth);
+        if (a.chain_depth == 0) {
+          throw UsageError(fmt::format("AugMix chain_depth must be -1 (1 to 3 at random) or 1..{} (got 0)",
+                                       AutoAugmentSpec::kMaxDepth));
+        }
+      }
+      if (all[3]) a.alpha = to_number(call, "alpha", *all[3]);
+      if (all[4]) a.all_ops = to_bool(call, "all_ops", *all[4]);
+      args = {nullptr, all[5], all[6]};
     } else {
       a.kind = AutoAugmentKind::kAutoAugment;
       const auto all = bind(call, {"policy", "interpolation", "fill"});
@@ -876,6 +906,8 @@ const char* to_string(AutoAugmentKind kind) {
       return "RandAugment";
     case AutoAugmentKind::kAutoAugment:
       return "AutoAugment";
+    case AutoAugmentKind::kAugMix:
+      return "AugMix";
     case AutoAugmentKind::kNone:
       break;
   }
@@ -1060,6 +1092,22 @@ void TransformSpec::validate_augmentations() const {
     }
     if (a.num_magnitude_bins < 2 || a.num_magnitude_bins > 1000) {
       throw UsageError(fmt::format("{} num_magnitude_bins must be in 2..1000 (got {})", name, a.num_magnitude_bins));
+    }
+    if (a.kind == AutoAugmentKind::kAugMix) {
+      if (a.severity < 1 || a.severity > 10) {
+        throw UsageError(fmt::format("AugMix severity must be in 1..10 (got {})", a.severity));
+      }
+      if (a.mixture_width < 1 || a.mixture_width > AutoAugmentSpec::kMaxChains) {
+        throw UsageError(fmt::format("AugMix mixture_width must be in 1..{} (got {})", AutoAugmentSpec::kMaxChains,
+                                     a.mixture_width));
+      }
+      if (a.chain_depth != -1 && (a.chain_depth < 1 || a.chain_depth > AutoAugmentSpec::kMaxDepth)) {
+        throw UsageError(fmt::format("AugMix chain_depth must be -1 (1 to 3 at random) or 1..{} (got {})",
+                                     AutoAugmentSpec::kMaxDepth, a.chain_depth));
+      }
+      if (!(a.alpha > 0 && std::isfinite(a.alpha))) {
+        throw UsageError(fmt::format("AugMix alpha must be a number > 0 (got {})", a.alpha));
+      }
     }
     if (a.kind == AutoAugmentKind::kRandAugment && !(a.magnitude >= 0 && a.magnitude < a.num_magnitude_bins)) {
       throw UsageError(fmt::format("RandAugment magnitude must be in 0..{} (num_magnitude_bins - 1) (got {})",

@@ -184,11 +184,13 @@ std::vector<Field> make_fields() {
       {"auto_augment",
        &C::auto_augment,
        "Automatic augmentation added to the training chain after the flip, as torchvision's --auto-augment: ta_wide "
-       "(TrivialAugmentWide), ra (RandAugment), imagenet, cifar10 or svhn (AutoAugment's policies), with bilinear "
+       "(TrivialAugmentWide), ra (RandAugment), imagenet, cifar10 or svhn (AutoAugment's policies) or augmix (AugMix), with bilinear "
        "interpolation as its script; none = off",
        {}},
       {"ra_magnitude", &C::ra_magnitude, "RandAugment's magnitude with auto_augment ra, 0..30 (torchvision's --ra-magnitude)",
        {}},
+      {"augmix_severity", &C::augmix_severity,
+       "AugMix's severity with auto_augment augmix, 1..10 (torchvision's --augmix-severity)", {}},
       {"random_erase",
        &C::random_erase,
        "RandomErasing's probability, added to the training chain after Normalize (torchvision's --random-erase; 0.1 "

@@ -186,11 +186,10 @@ void validate(const TrainConfig& c) {
         fmt::format("val_split {} holds out part of the training data for validation, and val_data {} is validation "
                     "data too; give one of them",
                     c.val_split, c.val_data));
-  check(c.auto_augment != "augmix",
-        "auto_augment augmix is not built in stoker; use ta_wide, ra, imagenet, cifar10 or svhn, or none");
   check(std::find(kAutoAugmentNames.begin(), kAutoAugmentNames.end(), c.auto_augment) != kAutoAugmentNames.end(),
         fmt::format("auto_augment must be one of {} (got '{}')", fmt::join(kAutoAugmentNames, ", "), c.auto_augment));
   between("ra_magnitude", c.ra_magnitude, 0, 30, "; RandAugment has 31 magnitude bins");
+  between("augmix_severity", c.augmix_severity, 1, 10, "; AugMix's magnitudes come from the bins below it, of 10");
   fraction("random_erase", c.random_erase, true, "[0, 1]");
   at_least("epochs", c.epochs, 1);
   at_least("batch_size", c.batch_size, 1);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "stoker/core/distributions.h"
 #include "stoker/core/rng.h"
 
 namespace stoker::train {
@@ -11,34 +12,6 @@ namespace {
 
 // Tags the draws' stream apart from the pipeline's (seed, epoch, sample) streams.
 constexpr uint64_t kMixStream = 0x6d69785f62617463ULL;  // "mix_batc"
-
-double normal(SampleRng& rng) {  // Box–Muller; 1 − uniform() is in (0, 1]
-  return std::sqrt(-2 * std::log(1 - rng.uniform())) * std::cos(2 * M_PI * rng.uniform());
-}
-
-// log of a Gamma(a, 1) draw: Marsaglia and Tsang's method for a ≥ 1, and for a < 1 a
-// Gamma(a + 1) draw times U^(1/a), taken in logs so that small alphas do not underflow.
-double log_gamma_draw(SampleRng& rng, double a) {
-  double boost = 0;
-  if (a < 1) {
-    boost = std::log(1 - rng.uniform()) / a;
-    a += 1;
-  }
-  const double d = a - 1.0 / 3, c = 1 / std::sqrt(9 * d);
-  for (;;) {
-    const double x = normal(rng);
-    const double v = std::pow(1 + c * x, 3);
-    if (v <= 0) continue;
-    const double u = 1 - rng.uniform();
-    if (std::log(u) < 0.5 * x * x + d - d * v + d * std::log(v)) return std::log(d * v) + boost;
-  }
-}
-
-// Beta(a, a) as X / (X + Y) with X, Y ~ Gamma(a, 1).
-double beta_draw(SampleRng& rng, double a) {
-  const double lx = log_gamma_draw(rng, a), ly = log_gamma_draw(rng, a);
-  return 1 / (1 + std::exp(ly - lx));
-}
 
 }  // namespace
 

@@ -61,6 +61,9 @@ void add_augmentation_flags(const TrainConfig& cfg, const data::Source& source, 
     } else if (cfg.auto_augment == "ra") {
       a.kind = data::AutoAugmentKind::kRandAugment;
       a.magnitude = cfg.ra_magnitude;
+    } else if (cfg.auto_augment == "augmix") {
+      a.kind = data::AutoAugmentKind::kAugMix;
+      a.severity = cfg.augmix_severity;
     } else {
       a.kind = data::AutoAugmentKind::kAutoAugment;
       a.policy = cfg.auto_augment == "cifar10" ? data::AutoAugmentPolicy::kCifar10

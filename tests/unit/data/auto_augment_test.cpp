@@ -223,6 +223,98 @@ TEST(AutoAugmentDrawTest, RandAugmentAndAutoAugment) {
   EXPECT_NEAR(static_cast<double>(steps) / (2.0 * kDraws), 0.62, 0.01);
 }
 
+TEST(AutoAugmentDrawTest, AugMixDrawsChainsAndWeightsThatSumToOne) {
+  AutoAugmentSpec spec;
+  spec.kind = AutoAugmentKind::kAugMix;
+  std::array<int, 4> depths{};  // chain depths 1..3 when chain_depth is -1
+  std::array<int, 15> ops{};
+  double image_share = 0;
+  constexpr int kDraws = 4000;
+  for (int i = 0; i < kDraws; ++i) {
+    SampleRng rng(3, 0, static_cast<uint64_t>(i));
+    SampleParams p;
+    draw_auto_augment(spec, 90, 60, rng, &p);
+    ASSERT_EQ(p.chains, 3);
+    float sum = 0;
+    for (int c = 0; c <= p.chains; ++c) {
+      ASSERT_GE(p.mix_weight[static_cast<size_t>(c)], 0.0f);
+      sum += p.mix_weight[static_cast<size_t>(c)];
+    }
+    ASSERT_NEAR(sum, 1.0f, 1e-5f);
+    image_share += p.mix_weight[0];
+    int steps = 0;
+    for (int c = 0; c < p.chains; ++c) {
+      const int depth = p.chain_length[static_cast<size_t>(c)];
+      ASSERT_GE(depth, 1);
+      ASSERT_LE(depth, 3);
+      ++depths[static_cast<size_t>(depth)];
+      steps += depth;
+    }
+    ASSERT_EQ(p.augment_steps, steps);
+    for (int s = 0; s < steps; ++s) {
+      const auto& step = p.augment[static_cast<size_t>(s)];
+      ++ops[step.op];
+      const auto op = static_cast<AugmentOp>(step.op);
+      const float m = std::abs(step.magnitude);
+      // severity 3: bins 0..2 of 10, so at most 2/9 of each range
+      if (op == AugmentOp::kRotate || op == AugmentOp::kTranslateX) {  // 30 degrees; 90 / 3 pixels
+        ASSERT_LE(m, 30.0f * 2 / 9 + 1e-4f);
+      }
+      if (op == AugmentOp::kPosterize) {
+        ASSERT_GE(m, 3.0f);  // 4, 4, 3 bits
+      }
+      if (op == AugmentOp::kSolarize) {
+        ASSERT_GE(m, 255.0f * 7 / 9 - 1e-3f);
+      }
+    }
+  }
+  // Dirichlet(1, 1): the image's share is uniform, mean 1/2.
+  EXPECT_NEAR(image_share / kDraws, 0.5, 0.02);
+  EXPECT_NEAR(depths[1], kDraws, kDraws * 0.1);  // 3 chains x 4000 draws, a third each
+  EXPECT_NEAR(depths[3], kDraws, kDraws * 0.1);
+  // The 13 operations of AugMix's space, alike; never Identity or Invert.
+  EXPECT_EQ(ops[static_cast<size_t>(AugmentOp::kIdentity)], 0);
+  EXPECT_EQ(ops[static_cast<size_t>(AugmentOp::kInvert)], 0);
+  for (int i = 0; i < aug_mix_ops(true); ++i) EXPECT_GT(ops[static_cast<size_t>(aug_mix_op(i))], 500);
+
+  spec.all_ops = false;  // without the colour operations; fixed depth
+  spec.chain_depth = 2;
+  spec.mixture_width = 5;
+  for (int i = 0; i < 500; ++i) {
+    SampleRng rng(4, 0, static_cast<uint64_t>(i));
+    SampleParams p;
+    draw_auto_augment(spec, 90, 60, rng, &p);
+    ASSERT_EQ(p.chains, 5);
+    ASSERT_EQ(p.augment_steps, 10);
+    for (int s = 0; s < 10; ++s) {
+      const auto op = static_cast<AugmentOp>(p.augment[static_cast<size_t>(s)].op);
+      ASSERT_TRUE(op != AugmentOp::kBrightness && op != AugmentOp::kColor && op != AugmentOp::kContrast &&
+                  op != AugmentOp::kSharpness);
+    }
+  }
+}
+
+TEST(AutoAugmentOpsTest, AugMixSumsTheImageAndItsChainsAndTruncates) {
+  std::vector<uint8_t> image = planes(3);
+  const std::vector<uint8_t> original = image;
+  SampleParams p;
+  p.chains = 2;
+  p.chain_length = {1, 2};
+  p.augment_steps = 3;
+  p.augment[0] = {static_cast<uint8_t>(AugmentOp::kPosterize), 0};  // bits 0: black
+  p.augment[1] = {static_cast<uint8_t>(AugmentOp::kSolarize), 0};   // every value inverted
+  p.augment[2] = {static_cast<uint8_t>(AugmentOp::kPosterize), 8};  // unchanged
+  p.mix_weight = {0.5f, 0.2f, 0.3f};
+  std::vector<uint8_t> chain, scratch;
+  std::vector<float> mix;
+  apply_aug_mix(p, AutoAugmentSpec{}, &image, &chain, &scratch, &mix, kW, kH, 3);
+  for (size_t i = 0; i < image.size(); ++i) {
+    const float v = original[i];
+    const float expected = 0.5f * v + 0.2f * 0.0f + 0.3f * (255.0f - v);
+    ASSERT_EQ(image[i], static_cast<uint8_t>(expected)) << i;  // truncated, as .to(uint8)
+  }
+}
+
 TEST(AutoAugmentDrawTest, MagnitudesAreTorchvisionsSpaces) {
   // TrivialAugmentWide: 31 bins up to 0.99 / 32 px / 135 degrees; Posterize 8..2 bits.
   const auto ta = [](AugmentOp op, int bin) {

@@ -56,6 +56,11 @@ void expect_same_spec(const TransformSpec& a, const TransformSpec& b) {
   EXPECT_EQ(x.magnitude, y.magnitude);
   EXPECT_EQ(x.num_magnitude_bins, y.num_magnitude_bins);
   EXPECT_EQ(x.interpolation, y.interpolation);
+  EXPECT_EQ(x.severity, y.severity);
+  EXPECT_EQ(x.mixture_width, y.mixture_width);
+  EXPECT_EQ(x.chain_depth, y.chain_depth);
+  EXPECT_EQ(x.alpha, y.alpha);
+  EXPECT_EQ(x.all_ops, y.all_ops);
   EXPECT_EQ(x.has_fill, y.has_fill);
   EXPECT_EQ(x.fill, y.fill);
   EXPECT_EQ(a.erasing.p, b.erasing.p);
@@ -204,6 +209,24 @@ TEST(ParseTransformsTest, AutomaticAugmentationsAndErasingTakeTorchvisionsArgume
   EXPECT_EQ(parse_transforms("RandAugment(fill=None)").auto_augment.has_fill, false);
 
   EXPECT_EQ(parse_transforms("AutoAugment(AutoAugmentPolicy.SVHN)").auto_augment.policy, AutoAugmentPolicy::kSvhn);
+
+  const AutoAugmentSpec mix = parse_transforms("AugMix").auto_augment;  // torchvision's defaults
+  EXPECT_EQ(mix.kind, AutoAugmentKind::kAugMix);
+  EXPECT_EQ(mix.severity, 3);
+  EXPECT_EQ(mix.mixture_width, 3);
+  EXPECT_EQ(mix.chain_depth, -1);
+  EXPECT_EQ(mix.alpha, 1.0);
+  EXPECT_TRUE(mix.all_ops);
+  EXPECT_EQ(mix.interpolation, Interpolation::kBilinear);  // AugMix's own default
+  const AutoAugmentSpec set = parse_transforms("AugMix(5, 4, 2, 0.5, False, 'nearest', 128)").auto_augment;
+  EXPECT_EQ(set.severity, 5);
+  EXPECT_EQ(set.mixture_width, 4);
+  EXPECT_EQ(set.chain_depth, 2);
+  EXPECT_EQ(set.alpha, 0.5);
+  EXPECT_FALSE(set.all_ops);
+  EXPECT_EQ(set.interpolation, Interpolation::kNearest);
+  EXPECT_TRUE(set.has_fill);
+  EXPECT_EQ(parse_transforms("AugMix, NCHW").describe(), "none \u00b7 AugMix() \u2192 float32 NCHW");
   EXPECT_EQ(parse_transforms("AutoAugment").auto_augment.policy, AutoAugmentPolicy::kImageNet);
   EXPECT_EQ(parse_transforms("RandomResizedCrop(224), RandomHorizontalFlip(), TrivialAugmentWide, Normalize, "
                              "RandomErasing(0.1)")
@@ -298,6 +321,9 @@ TEST(ParseTransformsTest, DescribeRoundTrips) {
       "CenterCrop(32), AutoAugment(policy=cifar10, fill=(128, 64, 0)), RandomErasing(p=1, scale=(0.1, 0.2), "
       "ratio=(0.5, 2), value=random), ToUint8",
       "none, AutoAugment, RandomErasing(value=(0.5, 0.25, 1))",
+      "RandomCrop(32, padding=4), AugMix, Normalize",
+      "none, AugMix(severity=1, mixture_width=8, chain_depth=8, alpha=0.25, all_ops=False, interpolation=nearest, "
+      "fill=(1, 2, 3))",
       "RandomCrop(32, padding=4), RandomHorizontalFlip(), AutoAugment(policy=cifar10), Normalize",
       "RandomCrop((24, 40), padding=(1, 2), pad_if_needed=True, fill=(1, 2, 3), padding_mode=reflect)",
       "RandomCrop(8, padding=(0, 1, 2, 3), fill=7, padding_mode=symmetric), Grayscale, ToUint8",
@@ -356,7 +382,7 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
       {"RandomCutout(224)",
        {"unknown transform 'RandomCutout'",
         "(known: RandomResizedCrop, RandomCrop, Resize, CenterCrop, RandomHorizontalFlip, TrivialAugmentWide, RandAugment, "
-        "AutoAugment, ColorJitter, RandomErasing, Normalize, Grayscale, ToUint8, Float16, Float32, NCHW, NHWC, none, "
+        "AutoAugment, AugMix, ColorJitter, RandomErasing, Normalize, Grayscale, ToUint8, Float16, Float32, NCHW, NHWC, none, "
         "Standardize)"}},
       {"Normalise", {"unknown transform 'Normalise'", "did you mean 'Normalize'?"}},
       {"randomresizedcrop(224)", {"'randomresizedcrop'", "did you mean 'RandomResizedCrop'?"}},
@@ -420,6 +446,12 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
       {"TrivialAugmentWide(fill=300)", {"TrivialAugmentWide fill must be pixel values in [0, 255]", "300"}},
       {"AutoAugment(magnitude=3)", {"AutoAugment has no argument 'magnitude'", "policy, interpolation, fill"}},
       {"RandomErasing(p=1.5)", {"RandomErasing p must be in [0, 1]", "1.5"}},
+      {"AugMix(severity=11)", {"AugMix severity must be a whole number in 1..10", "11"}},
+      {"AugMix(mixture_width=9)", {"AugMix mixture_width must be a whole number in 1..8", "9"}},
+      {"AugMix(chain_depth=0)", {"AugMix chain_depth must be -1 (1 to 3 at random) or 1..8 (got 0)"}},
+      {"AugMix(alpha=0)", {"AugMix alpha must be a number > 0 (got 0)"}},
+      {"AugMix(all_ops=maybe)", {"AugMix all_ops must be True or False", "maybe"}},
+      {"AugMix, TrivialAugmentWide", {"TrivialAugmentWide conflicts with AugMix"}},
       {"RandomErasing(scale=(0.5, 0.1))", {"RandomErasing scale must satisfy 0 <= min <= max <= 1"}},
       {"RandomErasing(ratio=(0, 1))", {"RandomErasing ratio must satisfy 0 < min <= max"}},
       {"RandomErasing(value=black)", {"RandomErasing value must be a number", "or random", "black"}},

@@ -52,7 +52,7 @@ TEST(TrainConfigTest, DefaultsAreValidAndListedInSchemaOrder) {
   const TrainConfig config;
   EXPECT_NO_THROW(validate(config));
   const std::vector<ConfigKey>& keys = config_keys();
-  ASSERT_EQ(keys.size(), 47u);
+  ASSERT_EQ(keys.size(), 48u);
   EXPECT_EQ(keys.front().name, "model");
   EXPECT_EQ(keys.back().name, "max_bad_fraction");
   std::set<std::string> names;
@@ -68,10 +68,11 @@ TEST(TrainConfigTest, DefaultsAreValidAndListedInSchemaOrder) {
   EXPECT_EQ(keys[5].name, "val_transforms");
   EXPECT_EQ(keys[6].name, "auto_augment");
   EXPECT_EQ(keys[6].default_text, "none");
-  EXPECT_EQ(keys[9].name, "task");
-  EXPECT_EQ(keys[10].name, "loss");
-  EXPECT_EQ(keys[11].name, "epochs");
-  EXPECT_EQ(keys[13].default_text, "0.001");  // lr
+  EXPECT_EQ(keys[8].name, "augmix_severity");
+  EXPECT_EQ(keys[10].name, "task");
+  EXPECT_EQ(keys[11].name, "loss");
+  EXPECT_EQ(keys[12].name, "epochs");
+  EXPECT_EQ(keys[14].default_text, "0.001");  // lr
   EXPECT_EQ(to_string(config.amp), "off");
   EXPECT_EQ(to_string(config.optimizer), "adamw");
   EXPECT_EQ(to_string(config.schedule), "constant");
@@ -372,10 +373,10 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
        },
        "mixup_alpha and cutmix_alpha mix class targets and apply to classification only (task is regression); "
        "set them to 0"},
-      {[](TrainConfig* c) { c->auto_augment = "augmix"; },
-       "auto_augment augmix is not built in stoker; use ta_wide, ra, imagenet, cifar10 or svhn, or none"},
       {[](TrainConfig* c) { c->auto_augment = "trivial"; },
-       "auto_augment must be one of none, ta_wide, ra, imagenet, cifar10, svhn (got 'trivial')"},
+       "auto_augment must be one of none, ta_wide, ra, imagenet, cifar10, svhn, augmix (got 'trivial')"},
+      {[](TrainConfig* c) { c->augmix_severity = 11; },
+       "augmix_severity must be between 1 and 10 (got 11); AugMix's magnitudes come from the bins below it, of 10"},
       {[](TrainConfig* c) { c->ra_magnitude = 31; },
        "ra_magnitude must be between 0 and 30 (got 31); RandAugment has 31 magnitude bins"},
       {[](TrainConfig* c) { c->random_erase = 1.5; }, "random_erase must be in [0, 1] (got 1.5)"},
