@@ -17,7 +17,7 @@
 // CenterCrop) do not resample: they copy pixels of the full image, padded as torchvision pads
 // a PIL image (np.pad's constant / edge / reflect / symmetric, reflections repeating for
 // padding wider than the image), so their output equals torchvision's exactly. 'none' (the
-// source's size) is such a copy too.
+// source's size) is such a copy too: its image must be the output's size (the Loader checks).
 // Float arithmetic throughout (Pillow rounds to uint8 between passes and ops): expect
 // differences from torchvision-on-PIL of about one grey level.
 //
@@ -88,7 +88,6 @@ struct PadSpec {
   bool if_needed = false;
   PaddingMode mode = PaddingMode::kConstant;
   std::array<float, 3> fill{0, 0, 0};  // kConstant: pixel values in [0, 255]
-  bool any() const { return left > 0 || top > 0 || right > 0 || bottom > 0 || if_needed; }
 };
 
 // Interpolation of the automatic augmentations' geometric operations.
@@ -221,7 +220,7 @@ TransformSpec parse_transforms(std::string_view text);
 // The chain that evaluates (validation, inference) a model trained with `train`, as
 // torchvision's and timm's reference recipes pair them: RandomResizedCrop(S) becomes
 // Resize(floor(S / 0.875)), CenterCrop(S) (Resize(256), CenterCrop(224) for 224), and
-// RandomCrop(S, ...) CenterCrop(S, resize=False) (what CIFAR's recipes evaluate on: the
+// RandomCrop(S, ...) becomes CenterCrop(S, resize=False) (what CIFAR's recipes evaluate on: the
 // image itself when it is S); flips and ColorJitter are dropped; Resize+CenterCrop, no geometry, Grayscale, Normalize, Standardize,
 // dtype and layout are kept; the automatic augmentations and RandomErasing are dropped. Evaluation then sees every sample the same way each epoch.
 TransformSpec eval_transform(const TransformSpec& train);
