@@ -186,6 +186,25 @@ TEST_F(TrainFeaturesCli, MovingAverageIsValidatedExportedAndResumed) {
   EXPECT_NE(second.out.find("· moving average of 50 updates from the checkpoint"), std::string::npos) << second.out;
   EXPECT_EQ(read_text(run + "/model_ema.safetensors"), average_bytes);
 
+  EXPECT_EQ(r.out.find("hint     the moving average"), std::string::npos) << r.out;  // spans 10 of 114 steps
+
+  // --ema-steps 4: every fourth step of the run is folded in.
+  const std::string every = dir.str() + "/every";
+  const auto e = run_command(kStoker + " train" + data + " --ema-decay 0.9 --ema-steps 4 --output-dir " + every);
+  ASSERT_EQ(e.exit_code, 0) << e.err << e.out;
+  EXPECT_NE(e.out.find("· ema_decay 0.9 every 4 steps"), std::string::npos) << e.out;
+  EXPECT_EQ(summary_of(every)["ema"]["updates"], steps / 4) << summary_of(every)["ema"].dump();
+
+  // An average longer than the run is pointed out, with a decay that spans a tenth of it.
+  const auto longer = run_command(kStoker + " train" + data + " --ema-decay 0.999 --max-steps 100 --output-dir " +
+                                  dir.str() + "/longer");
+  ASSERT_EQ(longer.exit_code, 0) << longer.err;
+  EXPECT_NE(longer.out.find("hint     the moving average spans about 1,000 optimizer steps (ema_steps / (1 - "
+                            "ema_decay)), more than this run's 100: it stays close to the early weights; ema_decay "
+                            "0.9 spans a tenth of the run\n"),
+            std::string::npos)
+      << longer.out;
+
   expect_one_line_error(run_command(kStoker + " train" + data + " --ema-decay 1 --output-dir " + out), 2,
                         "ema_decay must be in [0, 1) (got 1); 0 turns the average off", "ema_decay 1");
 }

@@ -169,8 +169,8 @@ const std::array<SubPolicy, 25>& policy_table(AutoAugmentPolicy policy) {
   return kImageNetPolicy;
 }
 
-// AugMix's augmentation space (its own: milder, TranslateX/Y up to a third of the side,
-// Posterize down to 0 bits), in its order; the colour operations only with all_ops.
+// AugMix's augmentation space, in its order (its magnitudes: augment_magnitude); the colour
+// operations only with all_ops.
 constexpr std::array<AugmentOp, 13> kAugMixOps{
     AugmentOp::kShearX,     AugmentOp::kShearY,   AugmentOp::kTranslateX,   AugmentOp::kTranslateY,
     AugmentOp::kRotate,     AugmentOp::kPosterize, AugmentOp::kSolarize,    AugmentOp::kAutoContrast,
@@ -178,31 +178,6 @@ constexpr std::array<AugmentOp, 13> kAugMixOps{
     AugmentOp::kSharpness};
 constexpr int kAugMixBasicOps = 9;  // without all_ops: up to Equalize
 constexpr int kAugMixBins = 10;     // AugMix._PARAMETER_MAX
-
-float aug_mix_magnitude(AugmentOp op, int bin, int num_bins, int width, int height) {
-  switch (op) {
-    case AugmentOp::kShearX:
-    case AugmentOp::kShearY:
-      return linspace(0.0f, 0.3f, num_bins, bin);
-    case AugmentOp::kTranslateX:
-      return linspace(0.0f, static_cast<float>(width / 3.0), num_bins, bin);
-    case AugmentOp::kTranslateY:
-      return linspace(0.0f, static_cast<float>(height / 3.0), num_bins, bin);
-    case AugmentOp::kRotate:
-      return linspace(0.0f, 30.0f, num_bins, bin);
-    case AugmentOp::kBrightness:
-    case AugmentOp::kColor:
-    case AugmentOp::kContrast:
-    case AugmentOp::kSharpness:
-      return linspace(0.0f, 0.9f, num_bins, bin);
-    case AugmentOp::kPosterize:  // 4 - (arange(num_bins) / ((num_bins - 1) / 4)).round().int()
-      return 4.0f - std::nearbyint(static_cast<float>(bin) / static_cast<float>((num_bins - 1) / 4.0));
-    case AugmentOp::kSolarize:
-      return linspace(255.0f, 0.0f, num_bins, bin);
-    default:
-      return 0.0f;
-  }
-}
 
 void push(SampleParams* params, AugmentOp op, float magnitude) {
   if (params->augment_steps >= SampleParams::kMaxAugmentSteps) return;
@@ -581,21 +556,25 @@ std::string auto_augment_policy_text(AutoAugmentPolicy policy) {
   return text;
 }
 
+// TrivialAugmentWide's space is the wide one; RandAugment, AutoAugment and AugMix share theirs
+// but for two ranges: AugMix translates up to a third of the side (the others 150/331 of it)
+// and posterizes down to 0 bits (the others to 4).
 float augment_magnitude(AutoAugmentKind kind, AugmentOp op, int bin, int num_bins, int width,
                         int height) {
-  if (kind == AutoAugmentKind::kAugMix) return aug_mix_magnitude(op, bin, num_bins, width, height);
   const bool wide = kind == AutoAugmentKind::kTrivialAugmentWide;
+  const bool mix = kind == AutoAugmentKind::kAugMix;
   const float strength = wide ? 0.99f : 0.9f;
+  const auto translate = [&](int side) {
+    return wide ? 32.0f : static_cast<float>(mix ? side / 3.0 : 150.0 / 331.0 * side);
+  };
   switch (op) {
     case AugmentOp::kShearX:
     case AugmentOp::kShearY:
       return linspace(0.0f, wide ? 0.99f : 0.3f, num_bins, bin);
     case AugmentOp::kTranslateX:
-      return linspace(0.0f, wide ? 32.0f : static_cast<float>(150.0 / 331.0 * width), num_bins,
-                      bin);
+      return linspace(0.0f, translate(width), num_bins, bin);
     case AugmentOp::kTranslateY:
-      return linspace(0.0f, wide ? 32.0f : static_cast<float>(150.0 / 331.0 * height), num_bins,
-                      bin);
+      return linspace(0.0f, translate(height), num_bins, bin);
     case AugmentOp::kRotate:
       return linspace(0.0f, wide ? 135.0f : 30.0f, num_bins, bin);
     case AugmentOp::kBrightness:
@@ -604,9 +583,9 @@ float augment_magnitude(AutoAugmentKind kind, AugmentOp op, int bin, int num_bin
     case AugmentOp::kSharpness:
       return linspace(0.0f, strength, num_bins, bin);
     case AugmentOp::kPosterize: {
-      // 8 - (arange(num_bins) / ((num_bins - 1) / k)).round(), in float32, round half to even
+      // b - (arange(num_bins) / ((num_bins - 1) / k)).round(), in float32, round half to even
       const auto divisor = static_cast<float>((num_bins - 1) / (wide ? 6.0 : 4.0));
-      return 8.0f - std::nearbyint(static_cast<float>(bin) / divisor);
+      return (mix ? 4.0f : 8.0f) - std::nearbyint(static_cast<float>(bin) / divisor);
     }
     case AugmentOp::kSolarize:
       return linspace(255.0f, 0.0f, num_bins, bin);
@@ -630,7 +609,7 @@ void draw_aug_mix(const AutoAugmentSpec& spec, int out_w, int out_h, SampleRng& 
   dirichlet_draw(rng, spec.alpha, width, weights);
   const auto chains_share = static_cast<float>(share[1]);
   params->mix_weight[0] = static_cast<float>(share[0]);
-  const int ops = spec.all_ops ? static_cast<int>(kAugMixOps.size()) : kAugMixBasicOps;  // aug_mix_ops()
+  const int ops = aug_mix_ops(spec.all_ops);
   params->chains = width;
   for (int i = 0; i < width; ++i) {
     params->mix_weight[static_cast<size_t>(i + 1)] = static_cast<float>(weights[i]) * chains_share;
@@ -642,7 +621,7 @@ void draw_aug_mix(const AutoAugmentSpec& spec, int out_w, int out_h, SampleRng& 
       float magnitude = 0;
       if (has_magnitudes(op)) {
         const auto bin = static_cast<int>(rng.below(static_cast<uint64_t>(spec.severity)));
-        magnitude = aug_mix_magnitude(op, bin, kAugMixBins, out_w, out_h);
+        magnitude = augment_magnitude(spec.kind, op, bin, kAugMixBins, out_w, out_h);
       }
       if (signed_op(op) && rng.below(2) == 1) magnitude = -magnitude;
       push(params, op, magnitude);

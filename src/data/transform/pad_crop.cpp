@@ -37,9 +37,6 @@ int unpad(int x, int length, PaddingMode mode) {
   return -1;
 }
 
-// Python's round() of a half-integer: to even.
-int round_half_even(double x) { return static_cast<int>(std::nearbyint(x)); }
-
 }  // namespace
 
 int padded_source_index(int coord, int pad2, int pad1_before, int pad1_after, int length,
@@ -47,48 +44,6 @@ int padded_source_index(int coord, int pad2, int pad1_before, int pad1_after, in
   const int once = unpad(coord - pad2, length + pad1_before + pad1_after, mode);
   if (once < 0) return -1;
   return unpad(once - pad1_before, length, mode);
-}
-
-void draw_one_to_one(const TransformSpec& spec, int width, int height, SampleRng& rng,
-                     SampleParams* params) {
-  const int th = spec.out_height;
-  const int tw = spec.out_width;
-  params->pad_x = 0;
-  params->pad_y = 0;
-  if (spec.geometry == Geometry::kCenterCrop) {
-    // functional.center_crop: pad with zeros to the crop's size where the image is smaller
-    // ((crop - size) // 2 before), then round((size - crop) / 2).
-    if (tw > width) params->pad_x = (tw - width) / 2;
-    if (th > height) params->pad_y = (th - height) / 2;
-    const int left = tw > width ? 0 : round_half_even((width - tw) / 2.0);
-    const int top = th > height ? 0 : round_half_even((height - th) / 2.0);
-    params->crop = {static_cast<double>(left), static_cast<double>(top), static_cast<double>(tw),
-                    static_cast<double>(th)};
-    return;
-  }
-  const PadSpec& pad = spec.pad;
-  int padded_w = width + pad.left + pad.right;
-  int padded_h = height + pad.top + pad.bottom;
-  if (pad.if_needed && padded_w < tw) {  // padding=[size - width, 0]: both sides
-    params->pad_x = tw - padded_w;
-    padded_w += 2 * params->pad_x;
-  }
-  if (pad.if_needed && padded_h < th) {
-    params->pad_y = th - padded_h;
-    padded_h += 2 * params->pad_y;
-  }
-  if (padded_w < tw || padded_h < th) {
-    params->crop = {0, 0, 0, 0};
-    return;
-  }
-  int top = 0;
-  int left = 0;
-  if (padded_w != tw || padded_h != th) {  // get_params returns (0, 0, h, w) without a draw
-    top = static_cast<int>(rng.below(static_cast<uint64_t>(padded_h - th + 1)));
-    left = static_cast<int>(rng.below(static_cast<uint64_t>(padded_w - tw + 1)));
-  }
-  params->crop = {static_cast<double>(left), static_cast<double>(top), static_cast<double>(tw),
-                  static_cast<double>(th)};
 }
 
 void copy_padded_crop(std::vector<float>* out, std::vector<int>* columns, const Image& image,

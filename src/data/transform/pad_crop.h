@@ -4,23 +4,16 @@
 // torchvision pads a PIL image in two steps, `padding` and then pad_if_needed's shortfall,
 // each with the padding mode (np.pad for edge/reflect/symmetric), and crops the result. A
 // reflection of a reflection is not one reflection, so the output pixel's source is found
-// by undoing the two steps in turn, one axis at a time (padded_source_index).
+// by undoing the two steps in turn, one axis at a time (padded_source_index). The crop's
+// offset and pad_x / pad_y are drawn with the other geometries (random_params.cpp).
 #pragma once
 
 #include <vector>
 
-#include "stoker/core/rng.h"
 #include "stoker/data/image.h"
 #include "stoker/data/transform.h"
 
 namespace stoker::data {
-
-// Sets params->crop (and pad_x / pad_y) for kRandomCrop, drawing the top and then the left
-// offset from `rng` as RandomCrop.get_params does (nothing when the padded image is the
-// crop's size), or for kCenterCrop (no draws). width 0: the padded image is smaller than
-// the crop.
-void draw_one_to_one(const TransformSpec& spec, int width, int height, SampleRng& rng,
-                     SampleParams* params);
 
 // Where `coord` of an axis padded by `pad2` (pad_if_needed) around an axis padded by
 // `pad1_before` / `pad1_after` around `length` source pixels falls in the source: 0..length-1,

@@ -17,7 +17,6 @@
 #include <utility>
 
 #include "data/transform/auto_augment.h"
-#include "data/transform/pad_crop.h"
 #include "data/transform/random_box.h"
 #include "data/transform/random_erasing.h"
 #include "stoker/data/transform.h"
@@ -80,6 +79,53 @@ CropRect resize_center_crop(const TransformSpec& spec, int width, int height) {
   const double sx = static_cast<double>(width) / resized_w;
   const double sy = static_cast<double>(height) / resized_h;
   return {left * sx, top * sy, crop_w * sx, crop_h * sy};
+}
+
+// RandomCrop (torchvision's RandomCrop.forward: padding, then pad_if_needed's shortfall on both
+// sides, then get_params's top and left, not drawn when the padded image is the crop's size)
+// or the 1:1 CenterCrop (functional.center_crop): params->crop in the padded image's
+// coordinates and pad_x / pad_y (see SampleParams); width 0 when the padded image is smaller
+// than the crop.
+void draw_one_to_one(const TransformSpec& spec, int width, int height, SampleRng& rng,
+                     SampleParams* params) {
+  const int th = spec.out_height;
+  const int tw = spec.out_width;
+  params->pad_x = 0;
+  params->pad_y = 0;
+  if (spec.geometry == Geometry::kCenterCrop) {
+    // functional.center_crop: pad with zeros to the crop's size where the image is smaller
+    // ((crop - size) // 2 before), then round((size - crop) / 2).
+    if (tw > width) params->pad_x = (tw - width) / 2;
+    if (th > height) params->pad_y = (th - height) / 2;
+    const int left = tw > width ? 0 : round_half_even((width - tw) / 2.0);
+    const int top = th > height ? 0 : round_half_even((height - th) / 2.0);
+    params->crop = {static_cast<double>(left), static_cast<double>(top), static_cast<double>(tw),
+                    static_cast<double>(th)};
+    return;
+  }
+  const PadSpec& pad = spec.pad;
+  int padded_w = width + pad.left + pad.right;
+  int padded_h = height + pad.top + pad.bottom;
+  if (pad.if_needed && padded_w < tw) {  // padding=[size - width, 0]: both sides
+    params->pad_x = tw - padded_w;
+    padded_w += 2 * params->pad_x;
+  }
+  if (pad.if_needed && padded_h < th) {
+    params->pad_y = th - padded_h;
+    padded_h += 2 * params->pad_y;
+  }
+  if (padded_w < tw || padded_h < th) {
+    params->crop = {0, 0, 0, 0};
+    return;
+  }
+  int top = 0;
+  int left = 0;
+  if (padded_w != tw || padded_h != th) {  // get_params returns (0, 0, h, w) without a draw
+    top = static_cast<int>(rng.below(static_cast<uint64_t>(padded_h - th + 1)));
+    left = static_cast<int>(rng.below(static_cast<uint64_t>(padded_w - tw + 1)));
+  }
+  params->crop = {static_cast<double>(left), static_cast<double>(top), static_cast<double>(tw),
+                  static_cast<double>(th)};
 }
 
 }  // namespace

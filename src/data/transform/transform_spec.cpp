@@ -776,13 +776,7 @@ class ChainBuilder {
                                    "fill"});
       if (all[0]) a.severity = to_int(call, "severity", *all[0], 1, 10);
       if (all[1]) a.mixture_width = to_int(call, "mixture_width", *all[1], 1, AutoAugmentSpec::kMaxChains);
-      if (all[2]) {
-        a.chain_depth = to_int(call, "chain_depth", *all[2], -1, AutoAugmentSpec::kMaxDepth);
-        if (a.chain_depth == 0) {
-          throw UsageError(fmt::format("AugMix chain_depth must be -1 (1 to 3 at random) or 1..{} (got 0)",
-                                       AutoAugmentSpec::kMaxDepth));
-        }
-      }
+      if (all[2]) a.chain_depth = to_int(call, "chain_depth", *all[2], -1, AutoAugmentSpec::kMaxDepth);  // 0: validate()
       if (all[3]) a.alpha = to_number(call, "alpha", *all[3]);
       if (all[4]) a.all_ops = to_bool(call, "all_ops", *all[4]);
       args = {nullptr, all[5], all[6]};

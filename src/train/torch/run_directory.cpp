@@ -33,8 +33,7 @@ std::string run_id() {
 // Said, with a decay that spans a tenth of the run, not changed.
 void print_average_hint(const TrainConfig& cfg, const TrainSetup& setup) {
   if (cfg.ema_decay <= 0) return;
-  int64_t steps = static_cast<int64_t>(cfg.epochs) * static_cast<int64_t>(setup.train_loader->batches_per_epoch()) /
-                  cfg.accumulation_steps;
+  int64_t steps = scheduled_steps(cfg, setup);
   if (cfg.max_steps > 0) steps = std::min<int64_t>(steps, cfg.max_steps);
   const double span = cfg.ema_steps / (1 - cfg.ema_decay);
   if (steps <= 0 || span <= static_cast<double>(steps)) return;

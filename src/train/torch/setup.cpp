@@ -297,6 +297,11 @@ std::shared_ptr<Network> another_model(const TrainConfig& cfg, const TrainSetup&
   return other;
 }
 
+int64_t scheduled_steps(const TrainConfig& cfg, const TrainSetup& setup) {
+  return static_cast<int64_t>(cfg.epochs) * static_cast<int64_t>(setup.train_loader->batches_per_epoch()) /
+         cfg.accumulation_steps;
+}
+
 data::TransformSpec inference_inputs(const TrainSetup& setup) {
   data::TransformSpec spec = setup.eval_chain;
   const data::TransformSpec& fitted = setup.train_loader->options().transform;

@@ -67,6 +67,10 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& cfg, 
 // same random numbers with the second instance as without.
 std::shared_ptr<Network> another_model(const TrainConfig& cfg, const TrainSetup& setup);
 
+// The optimizer steps the run plans for (the schedule's length): epochs x the training
+// loader's batches per epoch / accumulation_steps. max_steps may stop it earlier.
+int64_t scheduled_steps(const TrainConfig& cfg, const TrainSetup& setup);
+
 // What the trained model takes at inference: the evaluation chain with the sizes and the
 // Standardize statistics the training loader fitted (recorded in summary.json and the
 // safetensors metadata as `inputs`).

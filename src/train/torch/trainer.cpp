@@ -103,7 +103,7 @@ class TrainLoop {
         world_size_(group != nullptr ? group->place().world_size : 1),
         steps_per_epoch_(setup.train_loader->batches_per_epoch()),
         stepper_(cfg, *setup.model, *setup.optimizer, setup.objective, setup.device,
-                 static_cast<int64_t>(cfg.epochs) * steps_per_epoch_ / cfg.accumulation_steps,
+                 scheduled_steps(cfg, setup),
                  steps_per_epoch_ / cfg.accumulation_steps, start.global_step),
         feed_(*setup.train_loader, setup.objective, setup.feed),
         progress_(stdout) {
