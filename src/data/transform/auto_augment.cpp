@@ -172,9 +172,9 @@ const std::array<SubPolicy, 25>& policy_table(AutoAugmentPolicy policy) {
 // AugMix's augmentation space, in its order (its magnitudes: augment_magnitude); the colour
 // operations only with all_ops.
 constexpr std::array<AugmentOp, 13> kAugMixOps{
-    AugmentOp::kShearX,     AugmentOp::kShearY,   AugmentOp::kTranslateX,   AugmentOp::kTranslateY,
-    AugmentOp::kRotate,     AugmentOp::kPosterize, AugmentOp::kSolarize,    AugmentOp::kAutoContrast,
-    AugmentOp::kEqualize,   AugmentOp::kBrightness, AugmentOp::kColor,      AugmentOp::kContrast,
+    AugmentOp::kShearX,   AugmentOp::kShearY,     AugmentOp::kTranslateX, AugmentOp::kTranslateY,
+    AugmentOp::kRotate,   AugmentOp::kPosterize,  AugmentOp::kSolarize,   AugmentOp::kAutoContrast,
+    AugmentOp::kEqualize, AugmentOp::kBrightness, AugmentOp::kColor,      AugmentOp::kContrast,
     AugmentOp::kSharpness};
 constexpr int kAugMixBasicOps = 9;  // without all_ops: up to Equalize
 constexpr int kAugMixBins = 10;     // AugMix._PARAMETER_MAX
@@ -387,19 +387,48 @@ std::array<double, 6> inverse_affine(double cx, double cy, double angle, double 
   return m;
 }
 
-// floor() for |v| < 2^31 without a libm call.
-inline int floor_int(float v) {
-  const auto i = static_cast<int>(v);
-  return static_cast<float>(i) > v ? i - 1 : i;
+// The warp works on four output pixels at a time: their sampling positions in vector lanes,
+// the taps gathered per lane. Each lane does the float operations, in the order, that one
+// pixel's scalar code would (ISO C++ mode, so GCC contracts nothing into FMAs).
+using simd::f32x4;
+using simd::i32x4;
+
+// floor() per lane for |v| < 2^31: truncate, then one less where that went up.
+inline i32x4 floor4(f32x4 v) {
+  const i32x4 t = __builtin_convertvector(v, i32x4);
+  return t + (__builtin_convertvector(t, f32x4) > v);  // a true comparison is -1
+}
+inline f32x4 round_even4(f32x4 v) {
+  return (v + simd::splat4(kRoundMagic)) - simd::splat4(kRoundMagic);
+}
+// round_u8 per lane, stored as 4 bytes.
+inline void store_round_u8(uint8_t* out, f32x4 v) {
+  using u8x4 = uint8_t __attribute__((vector_size(4)));
+  const i32x4 i = __builtin_convertvector(simd::clamp4(round_even4(v), 0.0f, kBound), i32x4);
+  const u8x4 bytes = __builtin_convertvector(i, u8x4);
+  std::memcpy(out, &bytes, sizeof bytes);
 }
 
-// Where each output pixel samples: one index (nearest) or four with their weights (bilinear),
-// per pixel, reused for every channel. Grow-only, one per worker thread.
-struct Taps {
-  std::vector<int32_t> index;  // per pixel: 1 (nearest, -1 outside) or 4 (nw, ne, sw, se)
-  std::vector<float> weight;   // bilinear: 4 per pixel, 0 for a tap outside the image
-  std::vector<float> mask;     // bilinear: the in-image weights' sum (grid_sample of ones)
+// One pixel's bilinear sample with taps outside the image skipped (they would add
+// 0 * pixel); `mask` is the in-image weights' sum, grid_sample of a ones image.
+struct EdgeTaps {
+  std::array<int32_t, 4> index{};
+  std::array<float, 4> weight{};
+  float mask = 0;
 };
+EdgeTaps edge_taps(int x0, int y0, const std::array<float, 4>& weight, int width, int height) {
+  EdgeTaps taps;
+  const std::array<std::array<int, 2>, 4> corner{
+      {{x0, y0}, {x0 + 1, y0}, {x0, y0 + 1}, {x0 + 1, y0 + 1}}};
+  for (size_t t = 0; t < 4; ++t) {
+    const auto [xx, yy] = corner[t];
+    if (xx < 0 || xx >= width || yy < 0 || yy >= height) continue;
+    taps.index[t] = yy * width + xx;
+    taps.weight[t] = weight[t];
+    taps.mask += weight[t];
+  }
+  return taps;
+}
 
 // _gen_affine_grid + grid_sample(align_corners=False, padding zeros) + _apply_grid_transform's
 // fill, then the round to uint8. `in` and `out` are distinct.
@@ -412,96 +441,89 @@ void warp(const std::array<double, 6>& matrix, const AutoAugmentSpec& spec, cons
   const float r00 = theta[0] / half_w, r10 = theta[1] / half_w, r20 = theta[2] / half_w;
   const float r01 = theta[3] / half_h, r11 = theta[4] / half_h, r21 = theta[5] / half_h;
   const size_t plane = static_cast<size_t>(width) * height;
-  const auto w = static_cast<float>(width);
-  const auto h = static_cast<float>(height);
   const bool bilinear = spec.interpolation == Interpolation::kBilinear;
-  const auto inside = [&](int xx, int yy) {
-    return xx >= 0 && xx < width && yy >= 0 && yy < height;
-  };
   constexpr float kFar = 4194304.0f;  // 2^22: beyond any image, within round_even's range
+  std::array<uint8_t, 3> outside{};   // nearest's value for a tap off the image
+  for (size_t c = 0; c < outside.size(); ++c)
+    outside[c] = spec.has_fill ? round_u8(spec.fill[c]) : 0;
 
-  thread_local Taps taps;
-  taps.index.resize(plane * (bilinear ? 4 : 1));
-  if (bilinear) {
-    taps.weight.resize(plane * 4);
-    taps.mask.resize(plane);
-  }
-  int32_t* const tap_index = taps.index.data();
-  float* const tap_weight = taps.weight.data();
-  float* const tap_mask = taps.mask.data();
+  const f32x4 lane{0, 1, 2, 3};
+  const f32x4 w = simd::splat4(static_cast<float>(width));
+  const f32x4 h = simd::splat4(static_cast<float>(height));
+  const f32x4 one = simd::splat4(1.0f);
+  const f32x4 two = simd::splat4(2.0f);
   for (int j = 0; j < height; ++j) {
     const float y = -half_h + 0.5f + static_cast<float>(j);
-    for (int k = 0; k < width; ++k) {
-      const float x = -half_w + 0.5f + static_cast<float>(k);
-      const float gx = x * r00 + y * r10 + r20;
-      const float gy = x * r01 + y * r11 + r21;
-      const float ix = std::clamp(((gx + 1.0f) * w - 1.0f) / 2.0f, -kFar, kFar);
-      const float iy = std::clamp(((gy + 1.0f) * h - 1.0f) / 2.0f, -kFar, kFar);
-      const size_t at = static_cast<size_t>(j) * width + k;
+    const f32x4 y10 = simd::splat4(y * r10);
+    const f32x4 y11 = simd::splat4(y * r11);
+    const size_t row = static_cast<size_t>(j) * width;
+    for (int k = 0; k < width; k += 4) {
+      const int lanes = std::min(4, width - k);  // the last block may run past the row
+      const f32x4 x = simd::splat4(-half_w + 0.5f) + (simd::splat4(static_cast<float>(k)) + lane);
+      const f32x4 gx = x * r00 + y10 + r20;
+      const f32x4 gy = x * r01 + y11 + r21;
+      const f32x4 ix = simd::clamp4(((gx + 1.0f) * w - 1.0f) / two, -kFar, kFar);
+      const f32x4 iy = simd::clamp4(((gy + 1.0f) * h - 1.0f) / two, -kFar, kFar);
       if (!bilinear) {
-        const auto xn = static_cast<int>(round_even(ix));
-        const auto yn = static_cast<int>(round_even(iy));
-        tap_index[at] = inside(xn, yn) ? yn * width + xn : -1;
+        const i32x4 xn = __builtin_convertvector(round_even4(ix), i32x4);
+        const i32x4 yn = __builtin_convertvector(round_even4(iy), i32x4);
+        const i32x4 ok = (xn >= 0) & (xn < width) & (yn >= 0) & (yn < height);
+        for (int c = 0; c < channels; ++c) {
+          const uint8_t* src = in + c * plane;
+          uint8_t* dst = out + c * plane + row + k;
+          for (int l = 0; l < lanes; ++l) {
+            dst[l] = ok[l] != 0 ? src[yn[l] * width + xn[l]] : outside[static_cast<size_t>(c)];
+          }
+        }
         continue;
       }
       // grid_sample's bilinear weights, formed as its CPU kernel forms them.
-      const int x0 = floor_int(ix);
-      const int y0 = floor_int(iy);
-      const float we = ix - static_cast<float>(x0);
-      const float ea = 1.0f - we;
-      const float no = iy - static_cast<float>(y0);
-      const float so = 1.0f - no;
-      const std::array<float, 4> weight{so * ea, so * we, no * ea, no * we};  // nw, ne, sw, se
-      const std::array<std::array<int, 2>, 4> corner{
-          {{x0, y0}, {x0 + 1, y0}, {x0, y0 + 1}, {x0 + 1, y0 + 1}}};
-      float mask = 0;
-      if (x0 >= 0 && y0 >= 0 && x0 + 1 < width && y0 + 1 < height) {  // all four inside
-        const int nw = y0 * width + x0;
-        const std::array<int, 4> index{nw, nw + 1, nw + width, nw + width + 1};
-        for (size_t t = 0; t < 4; ++t) {
-          tap_index[4 * at + t] = index[t];
-          tap_weight[4 * at + t] = weight[t];
-          mask += weight[t];
+      const i32x4 x0 = floor4(ix);
+      const i32x4 y0 = floor4(iy);
+      const f32x4 we = ix - __builtin_convertvector(x0, f32x4);
+      const f32x4 ea = one - we;
+      const f32x4 no = iy - __builtin_convertvector(y0, f32x4);
+      const f32x4 so = one - no;
+      const std::array<f32x4, 4> weight{so * ea, so * we, no * ea, no * we};  // nw, ne, sw, se
+      const i32x4 all_in = (x0 >= 0) & (y0 >= 0) & (x0 + 1 < width) & (y0 + 1 < height);
+      if (lanes == 4 && (all_in[0] & all_in[1] & all_in[2] & all_in[3]) != 0) {
+        const i32x4 nw = y0 * width + x0;
+        const f32x4 mask = ((weight[0] + weight[1]) + weight[2]) + weight[3];
+        for (int c = 0; c < channels; ++c) {
+          const uint8_t* src = in + c * plane;
+          const auto taps = [&](int offset) {  // one conversion of four gathered bytes
+            return __builtin_convertvector(i32x4{src[nw[0] + offset], src[nw[1] + offset],
+                                                 src[nw[2] + offset], src[nw[3] + offset]},
+                                           f32x4);
+          };
+          f32x4 v = weight[0] * taps(0);
+          v = v + weight[1] * taps(1);
+          v = v + weight[2] * taps(width);
+          v = v + weight[3] * taps(width + 1);
+          if (spec.has_fill) v = v * mask + (one - mask) * spec.fill[static_cast<size_t>(c)];
+          store_round_u8(out + c * plane + row + k, v);
         }
-        tap_mask[at] = mask;
         continue;
       }
-      for (size_t t = 0; t < 4; ++t) {
-        const bool ok = inside(corner[t][0], corner[t][1]);
-        // A tap outside adds 0 * (any pixel): the sum is what skipping it gives.
-        tap_index[4 * at + t] = ok ? corner[t][1] * width + corner[t][0] : 0;
-        tap_weight[4 * at + t] = ok ? weight[t] : 0.0f;
-        if (ok) mask += weight[t];
+      const i32x4 all_out = (x0 < -1) | (y0 < -1) | (x0 >= width) | (y0 >= height);
+      for (int l = 0; l < lanes; ++l) {
+        if (all_out[l] != 0) {  // no tap on the image: 0, or the fill blended with weight 1
+          for (int c = 0; c < channels; ++c)
+            out[c * plane + row + static_cast<size_t>(k + l)] = outside[static_cast<size_t>(c)];
+          continue;
+        }
+        const EdgeTaps taps = edge_taps(
+            x0[l], y0[l], {weight[0][l], weight[1][l], weight[2][l], weight[3][l]}, width, height);
+        for (int c = 0; c < channels; ++c) {
+          const uint8_t* src = in + c * plane;
+          float v = 0;
+          for (size_t t = 0; t < 4; ++t)
+            v += taps.weight[t] * static_cast<float>(src[taps.index[t]]);
+          if (spec.has_fill)
+            v = v * taps.mask + (1.0f - taps.mask) * spec.fill[static_cast<size_t>(c)];
+          out[c * plane + row + static_cast<size_t>(k + l)] = round_u8(v);
+        }
       }
-      tap_mask[at] = mask;
-    }
-  }
-  if (!bilinear) {
-    for (int c = 0; c < channels; ++c) {
-      const uint8_t* src = in + c * plane;
-      uint8_t* dst = out + c * plane;
-      const uint8_t outside = spec.has_fill ? round_u8(spec.fill[static_cast<size_t>(c)]) : 0;
-      for (size_t i = 0; i < plane; ++i) {
-        const int32_t from = taps.index[i];
-        dst[i] = from >= 0 ? src[from] : outside;
-      }
-    }
-    return;
-  }
-  for (int c = 0; c < channels; ++c) {
-    const uint8_t* src = in + c * plane;
-    uint8_t* dst = out + c * plane;
-    const float fill = spec.fill[static_cast<size_t>(c)];
-    const int32_t* index = taps.index.data();
-    const float* weight = taps.weight.data();
-    for (size_t i = 0; i < plane; ++i, index += 4, weight += 4) {
-      float v = 0;
-      v += weight[0] * static_cast<float>(src[index[0]]);
-      v += weight[1] * static_cast<float>(src[index[1]]);
-      v += weight[2] * static_cast<float>(src[index[2]]);
-      v += weight[3] * static_cast<float>(src[index[3]]);
-      if (spec.has_fill) v = v * taps.mask[i] + (1.0f - taps.mask[i]) * fill;
-      dst[i] = round_u8(v);
     }
   }
 }
@@ -543,7 +565,9 @@ const char* augment_op_name(AugmentOp op) {
 
 bool augment_op_signed(AugmentOp op) { return signed_op(op); }
 
-int aug_mix_ops(bool all_ops) { return all_ops ? static_cast<int>(kAugMixOps.size()) : kAugMixBasicOps; }
+int aug_mix_ops(bool all_ops) {
+  return all_ops ? static_cast<int>(kAugMixOps.size()) : kAugMixBasicOps;
+}
 AugmentOp aug_mix_op(int index) { return kAugMixOps.at(static_cast<size_t>(index)); }
 
 std::string auto_augment_policy_text(AutoAugmentPolicy policy) {
@@ -601,7 +625,8 @@ namespace {
 // depth (1..3 unless chain_depth is set) and per step the operation, the magnitude bin (below
 // severity) for operations with magnitudes, and the sign (1 = negative) for signed ones.
 // torch samples the Dirichlets in float32, and so are the weights kept.
-void draw_aug_mix(const AutoAugmentSpec& spec, int out_w, int out_h, SampleRng& rng, SampleParams* params) {
+void draw_aug_mix(const AutoAugmentSpec& spec, int out_w, int out_h, SampleRng& rng,
+                  SampleParams* params) {
   double share[2];
   dirichlet_draw(rng, spec.alpha, 2, share);
   double weights[AutoAugmentSpec::kMaxChains];
@@ -750,9 +775,10 @@ void apply_augment_op(AugmentOp op, float magnitude, const AutoAugmentSpec& spec
   }
 }
 
-void apply_aug_mix(const SampleParams& params, const AutoAugmentSpec& spec, std::vector<uint8_t>* image,
-                   std::vector<uint8_t>* chain, std::vector<uint8_t>* scratch, std::vector<float>* mix, int width,
-                   int height, int channels) {
+void apply_aug_mix(const SampleParams& params, const AutoAugmentSpec& spec,
+                   std::vector<uint8_t>* image, std::vector<uint8_t>* chain,
+                   std::vector<uint8_t>* scratch, std::vector<float>* mix, int width, int height,
+                   int channels) {
   const size_t n = static_cast<size_t>(width) * height * static_cast<size_t>(channels);
   mix->resize(n);
   float* sum = mix->data();
@@ -764,7 +790,8 @@ void apply_aug_mix(const SampleParams& params, const AutoAugmentSpec& spec, std:
     chain->assign(image->begin(), image->end());
     for (int d = 0; d < params.chain_length[static_cast<size_t>(c)]; ++d, ++step) {
       const SampleParams::AugmentStep& s = params.augment[static_cast<size_t>(step)];
-      apply_augment_op(static_cast<AugmentOp>(s.op), s.magnitude, spec, chain, scratch, width, height, channels);
+      apply_augment_op(static_cast<AugmentOp>(s.op), s.magnitude, spec, chain, scratch, width,
+                       height, channels);
     }
     const float w = params.mix_weight[static_cast<size_t>(c + 1)];
     const uint8_t* augmented = chain->data();

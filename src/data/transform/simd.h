@@ -43,6 +43,7 @@ inline void for_each_blocked(size_t n, Body&& body) {
 }
 
 using f32x4 = float __attribute__((vector_size(16)));
+using i32x4 = int __attribute__((vector_size(16)));  // also what comparing two f32x4 gives
 
 inline f32x4 load4(const float* p) {
   f32x4 v;
