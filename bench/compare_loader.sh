@@ -5,7 +5,7 @@
 #
 # Usage: bench/compare_loader.sh [--images N] [--seconds S] [--build DIR] [--out FILE.md]
 #                                [--data DIR] [--skip-stoker] [--full-decode] [--prepared]
-#                                [--augment] [--keep-logs]
+#                                [--augment] [--resize-crop] [--keep-logs]
 #   --images N     synthetic images to generate (default 2000)
 #   --seconds S    timed length of each run (default 20)
 #   --build DIR    CMake build folder holding stoker and bench/stoker_decode_floor (default build)
@@ -21,6 +21,7 @@
 #   --augment      torchvision's reference augmentation on both sides (--auto-augment ta_wide
 #                  --random-erase 0.25): TrivialAugmentWide (bilinear) after the flip and
 #                  RandomErasing(0.25) after Normalize
+#   --resize-crop  Resize(256), RandomCrop(224) on both sides instead of RandomResizedCrop(224)
 #   --keep-logs    keep every run's stdout/stderr (always kept when a run fails)
 # Environment: PYTHON (default /usr/bin/python3, the interpreter that sees torch).
 set -euo pipefail
@@ -41,6 +42,7 @@ FULL_DECODE=0
 PREPARED=0
 KEEP_LOGS=0
 AUGMENT=0
+RESIZE_CROP=0
 BATCH=64
 SIZE=224
 TRANSFORMS="RandomResizedCrop(224), RandomHorizontalFlip(0.5), Normalize"
@@ -56,16 +58,23 @@ while [[ $# -gt 0 ]]; do
     --full-decode) FULL_DECODE=1; shift ;;
     --prepared) PREPARED=1; shift ;;
     --augment) AUGMENT=1; shift ;;
+    --resize-crop) RESIZE_CROP=1; shift ;;
     --keep-logs) KEEP_LOGS=1; shift ;;
-    -h|--help) sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
 
 PYTORCH_AUGMENT=()
+CROP="RandomResizedCrop(224)"
+if [[ $RESIZE_CROP -eq 1 ]]; then
+  CROP="Resize(256), RandomCrop(224)"
+  PYTORCH_AUGMENT+=(--resize-crop)
+  TRANSFORMS="$CROP, RandomHorizontalFlip(0.5), Normalize"
+fi
 if [[ $AUGMENT -eq 1 ]]; then
-  TRANSFORMS="RandomResizedCrop(224), RandomHorizontalFlip(0.5), TrivialAugmentWide(interpolation=bilinear), Normalize, RandomErasing(0.25)"
-  PYTORCH_AUGMENT=(--augment)
+  TRANSFORMS="$CROP, RandomHorizontalFlip(0.5), TrivialAugmentWide(interpolation=bilinear), Normalize, RandomErasing(0.25)"
+  PYTORCH_AUGMENT+=(--augment)
 fi
 [[ $IMAGES =~ ^[1-9][0-9]*$ ]] || die "--images must be a positive integer, got '$IMAGES'"
 if [[ ! $SECONDS_PER_RUN =~ ^[0-9]+([.][0-9]+)?$ || $SECONDS_PER_RUN =~ ^0+([.]0+)?$ ]]; then

@@ -7,7 +7,7 @@ transforms through torch.utils.data.DataLoader on an image-folder tree
 process tree (main process + DataLoader workers).
 
     /usr/bin/python3 bench/pytorch_loader.py --data DIR [--workers N]
-        [--batch-size 64] [--seconds 20] [--size 224] [--augment] [--idx] [--json]
+        [--batch-size 64] [--seconds 20] [--size 224] [--augment] [--resize-crop] [--idx] [--json]
 
 Timing: the first WARMUP_BATCHES batches (worker start-up, first file reads)
 are excluded from the timed window; peak memory counts them. The run stops at
@@ -36,15 +36,21 @@ IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
 
 
-def imagenet_style_folder(root: str, size: int, augment: bool = False):
+def imagenet_style_folder(root: str, size: int, augment: bool = False, resize_crop: bool = False):
     """torchvision's ImageFolder(root) with the chain the comparisons give stoker:
     RandomResizedCrop(size), RandomHorizontalFlip(), ToTensor(), Normalize(ImageNet mean/std).
     augment: torchvision's reference recipe on top (--auto-augment ta_wide --random-erase 0.25):
     TrivialAugmentWide(interpolation=BILINEAR) after the flip, RandomErasing(0.25) last.
+    resize_crop: Resize(size * 8 // 7), RandomCrop(size) instead of RandomResizedCrop (the older
+    ImageNet recipe: Resize(256), RandomCrop(224) for 224).
     Shared with pytorch_train_images.py, so both PyTorch sides see the same transforms."""
     from torchvision import datasets, transforms
 
-    chain = [transforms.RandomResizedCrop(size), transforms.RandomHorizontalFlip()]
+    if resize_crop:
+        chain = [transforms.Resize(size * 8 // 7), transforms.RandomCrop(size)]
+    else:
+        chain = [transforms.RandomResizedCrop(size)]
+    chain.append(transforms.RandomHorizontalFlip())
     if augment:
         chain.append(transforms.TrivialAugmentWide(interpolation=transforms.InterpolationMode.BILINEAR))
     chain += [transforms.ToTensor(), transforms.Normalize(IMAGENET_MEAN, IMAGENET_STD)]
@@ -184,6 +190,8 @@ def main() -> int:
     ap.add_argument("--size", type=int, default=224, help="RandomResizedCrop size (default 224)")
     ap.add_argument("--augment", action="store_true",
                     help="add TrivialAugmentWide (bilinear) after the flip and RandomErasing(0.25) last")
+    ap.add_argument("--resize-crop", action="store_true",
+                    help="Resize(size * 8 // 7), RandomCrop(size) instead of RandomResizedCrop(size)")
     ap.add_argument("--idx", action="store_true",
                     help="--data is Debian's Fashion-MNIST IDX folder: torchvision.datasets.FashionMNIST "
                          "with RandomCrop(28, padding=4), RandomHorizontalFlip(), ToTensor(), Normalize")
@@ -209,8 +217,10 @@ def main() -> int:
         dataset = fashion_mnist(args.data, scratch.name)
         transforms_text = IDX_TRANSFORMS
     else:
-        dataset = imagenet_style_folder(args.data, args.size, args.augment)
-        transforms_text = "RandomResizedCrop(%d), RandomHorizontalFlip(0.5), ToTensor, Normalize(imagenet)" % args.size
+        dataset = imagenet_style_folder(args.data, args.size, args.augment, args.resize_crop)
+        crop = ("Resize(%d), RandomCrop(%d)" % (args.size * 8 // 7, args.size) if args.resize_crop
+                else "RandomResizedCrop(%d)" % args.size)
+        transforms_text = crop + ", RandomHorizontalFlip(0.5), ToTensor, Normalize(imagenet)"
     if len(dataset) == 0:
         print(f"error: no images under '{args.data}'", file=sys.stderr)
         return 1

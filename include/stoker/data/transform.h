@@ -9,10 +9,17 @@
 // Geometry is a crop of the source followed by a resample to the output size, fused into one
 // antialiased bilinear pass (Pillow's BILINEAR filter with support scaled by the reduction,
 // as torchvision on PIL images does). Resize+CenterCrop is mapped back to a source crop.
+// A Resize before a RandomCrop or a RandomResizedCrop is too: the crop is drawn in the
+// resized image, as torchvision draws it, and resampled from the source in one pass. Only a
+// RandomCrop whose window reaches into its padding resizes the whole image first (to uint8,
+// as PIL's Resize gives) and then copies the window, padding and all. RandomResizedCrop
+// after a Resize is thus one resample where torchvision makes two (slightly less blur).
 // Where the filter may read differs as in torchvision: RandomResizedCrop crops and then
 // resizes, so taps stay inside the crop; Resize+CenterCrop resizes the whole image, so taps
 // at the crop's edges read the pixels around it. Unlike torchvision, a CenterCrop larger
 // than the resized image is clamped to it (and stretched to the output size), not padded.
+// Resize takes torchvision's size: an int resizes the shorter side (the longer becomes
+// int(size * long / short)), (height, width) resizes to exactly that.
 // RandomCrop and the 1:1 CenterCrop (CenterCrop(size, resize=False), torchvision's own
 // CenterCrop) do not resample: they copy pixels of the full image, padded as torchvision pads
 // a PIL image (np.pad's constant / edge / reflect / symmetric, reflections repeating for
@@ -56,8 +63,23 @@ namespace stoker::data {
 // CenterCrop, a 1:1 centre crop padded with zeros where the image is smaller. Both copy
 // pixels; the others resample (see above).
 enum class Geometry { kNone, kResizeCenterCrop, kRandomResizedCrop, kRandomCrop, kCenterCrop };
-// The 1:1 geometries: their output is pixels of the whole image (and padding), not resampled.
+// The 1:1 geometries: their output is pixels of the (resized) image and padding, not a box of
+// the source resampled to the output size.
 inline bool copies_pixels(Geometry g) { return g == Geometry::kRandomCrop || g == Geometry::kCenterCrop; }
+
+// torchvision's Resize(size) before the crop. `shorter` > 0: the shorter side to it, the
+// longer to int(shorter * long / short); else width x height > 0: exactly that size; else
+// none. kResizeCenterCrop always has one; kRandomCrop, kCenterCrop and kRandomResizedCrop may
+// (they then crop the resized image); kNone has none.
+struct ResizeSpec {
+  int shorter = 0;
+  int width = 0, height = 0;
+  bool enabled() const { return shorter > 0 || (width > 0 && height > 0); }
+};
+// The size a `width` x `height` image has after `resize` ({width, height} unchanged when it
+// is off or a side is 0), as torchvision's _compute_resized_output_size: the longer side is
+// truncated.
+std::array<int, 2> resized_size(const ResizeSpec& resize, int width, int height);
 enum class DType { kUint8, kFloat32, kFloat16 };
 enum class Layout { kNCHW, kNHWC };
 
@@ -137,7 +159,7 @@ struct TransformSpec {
   // pipeline to fill in, and validate() accepts 0x0 only for kNone.
   int out_width = 224;
   int out_height = 224;
-  int resize_shorter = 256;                  // kResizeCenterCrop: shorter side after Resize
+  ResizeSpec resize;                         // before the crop (see ResizeSpec)
   double scale_min = 0.08, scale_max = 1.0;  // kRandomResizedCrop: area fraction range
   double ratio_min = 3.0 / 4.0, ratio_max = 4.0 / 3.0;  // kRandomResizedCrop: aspect range
   PadSpec pad;                                          // kRandomCrop
@@ -201,9 +223,11 @@ struct TransformSpec {
 // or a bare Normalize for ImageNet's). Sizes are an int or (height, width).
 //   - The chain is always applied in the fixed order above, whatever order it is written in;
 //     each transform may appear once.
-//   - Resize(n) needs a CenterCrop(m); a CenterCrop(m) alone means Resize(m) first (so that
-//     every image, whatever its size, gives the whole of its centre). CenterCrop(m,
-//     resize=False) is torchvision's own: a 1:1 crop, padded with zeros if the image is smaller.
+//   - Resize(n) (the shorter side) needs a crop after it: CenterCrop(m), RandomCrop(m, ...) or
+//     RandomResizedCrop(m); Resize((h, w)) may stand alone (the output is h x w). A
+//     CenterCrop(m) alone means Resize(m) first (so that every image, whatever its size, gives
+//     the whole of its centre); after a Resize it just crops. CenterCrop(m, resize=False) is
+//     torchvision's own: a 1:1 crop, padded with zeros if the image is smaller.
 //   - RandomCrop's padding is an int (every side), (left/right, top/bottom) or (left, top,
 //     right, bottom); padding_mode is constant, edge, reflect or symmetric. Words may be
 //     quoted ('reflect'); True/False are read as Python's.
@@ -221,7 +245,8 @@ TransformSpec parse_transforms(std::string_view text);
 // torchvision's and timm's reference recipes pair them: RandomResizedCrop(S) becomes
 // Resize(floor(S / 0.875)), CenterCrop(S) (Resize(256), CenterCrop(224) for 224), and
 // RandomCrop(S, ...) becomes CenterCrop(S, resize=False) (what CIFAR's recipes evaluate on: the
-// image itself when it is S); flips and ColorJitter are dropped; Resize+CenterCrop, no geometry, Grayscale, Normalize, Standardize,
+// image itself when it is S); after a Resize, RandomCrop(S, ...) and RandomResizedCrop(S)
+// become that Resize and CenterCrop(S); flips and ColorJitter are dropped; Resize+CenterCrop, no geometry, Grayscale, Normalize, Standardize,
 // dtype and layout are kept; the automatic augmentations and RandomErasing are dropped. Evaluation then sees every sample the same way each epoch.
 TransformSpec eval_transform(const TransformSpec& train);
 
@@ -233,6 +258,14 @@ struct SampleParams {
   // padded image is smaller than the crop (torchvision raises; the loader reports it).
   CropRect crop;
   int pad_x = 0, pad_y = 0;  // 1:1 geometries: padding added on the left / top beyond spec.pad
+  // How the output is made. false: `crop` is a box of the source, resampled to the output
+  // size. true: `crop` is a 1:1 window (none, RandomCrop, CenterCrop(resize=False)) of the
+  // image, or, when resized_width > 0, of the image first resized to resized_width x
+  // resized_height. A 1:1 crop after a Resize is a box (false) when its window lies inside the
+  // resized image, so it is resampled in one pass; only a window that reaches into the
+  // padding needs the whole image resized first.
+  bool copy = false;
+  int resized_width = 0, resized_height = 0;
   bool flip = false;
   // ColorJitter: factors and the order they apply in (a permutation of 0..3 =
   // brightness, contrast, saturation, hue), as torchvision draws them.
@@ -266,6 +299,12 @@ struct SampleParams {
 // jitter is enabled), then RandomErasing's (only if p > 0). The last two need the output size.
 SampleParams draw_params(const TransformSpec& spec, int width, int height, SampleRng& rng);
 
+// The part of a width x height source that the transform resamples for `params`, in its
+// pixels: params.crop for a box, the whole image for a window after a Resize
+// (params.resized_width > 0); a plain 1:1 copy reads none (it gets params.crop). This is the
+// region to decode, and what SampleTransformer::run's `crop` locates in the decoded image.
+CropRect resampled_region(const SampleParams& params, int width, int height);
+
 // Antialiased bilinear resample of `region` of `src` to out_w x out_h, output float HWC in
 // [0, 255] with src's channels. Pillow's BILINEAR resampling with a box: `region` may be
 // fractional and is clipped to the image; filter taps may read outside it, anywhere in the
@@ -285,8 +324,11 @@ void fit_standardize(const Source& source, std::vector<float>* mean, std::vector
 class SampleTransformer {
  public:
   // Writes one sample of spec.sample_bytes() bytes at `out`, from the decoded crop.
-  // `decoded.crop` says where params.crop lies in decoded.image; for the 1:1 geometries
-  // decoded.image must be the whole image (padding reads anywhere in it) and `crop` is unused. A grey decode with an RGB
+  // `decoded.crop` says where resampled_region(params, ...) lies in decoded.image: params.crop
+  // for a box; with params.copy (the 1:1 geometries) decoded.image must be the whole image
+  // (padding reads anywhere in it) and `crop` is unused, except after a Resize
+  // (params.resized_width > 0), where it is the whole source in decoded.image (a reduced
+  // decode's fractional extent) and is resized to resized_width x resized_height. A grey decode with an RGB
   // spec is replicated to 3 channels (an RGB decode with a grey spec converted to L).
   // float16 is IEEE binary16, rounded to nearest even; uint8 is rounded to nearest.
   void run(void* out, const DecodedImage& decoded, const SampleParams& params,
@@ -298,7 +340,12 @@ class SampleTransformer {
            const TransformSpec& spec);
 
  private:
+  // `whole` (the source's extent in `image`) resized to width x height and rounded to uint8,
+  // into resized_image_ (a padded RandomCrop window after a Resize).
+  void resize_whole(const Image& image, const CropRect& whole, int width, int height);
+
   std::vector<float> resized_;  // out_h x out_w x channels, [0, 255]
+  Image resized_image_;
   std::vector<float> scratch_;  // resampler's horizontal pass
   std::vector<int> columns_;    // the 1:1 crop's source columns
   std::vector<uint8_t> planes_[3];  // the automatic augmentation's uint8 image, its target, AugMix's chain

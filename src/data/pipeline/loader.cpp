@@ -266,16 +266,18 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
     options_.transform.out_height = height;
   } else if (const TransformSpec& t = options_.transform; t.geometry == Geometry::kRandomCrop && !t.pad.if_needed) {
     // Images of one size: a crop larger than them, padded, would fail every sample.
-    int width = 0, height = 0, channels = 0;
-    source_->fixed_shape(&width, &height, &channels);
+    int source_w = 0, source_h = 0, channels = 0;
+    source_->fixed_shape(&source_w, &source_h, &channels);
+    const auto [width, height] = resized_size(t.resize, source_w, source_h);
     const int padded_w = width + t.pad.left + t.pad.right;
     const int padded_h = height + t.pad.top + t.pad.bottom;
-    if (width > 0 && (padded_w < t.out_width || padded_h < t.out_height)) {
+    if (source_w > 0 && (padded_w < t.out_width || padded_h < t.out_height)) {
       throw UsageError(fmt::format(
-          "RandomCrop's {}x{} crop is larger than the data's {}x{} images padded to {}x{} ({}); add "
+          "RandomCrop's {}x{} crop is larger than the data's {}x{} images{} padded to {}x{} ({}); add "
           "pad_if_needed=True, padding={} or a smaller size",
-          t.out_width, t.out_height, width, height, padded_w, padded_h, source_->describe(),
-          std::max((t.out_width - width + 1) / 2, (t.out_height - height + 1) / 2)));
+          t.out_width, t.out_height, source_w, source_h,
+          t.resize.enabled() ? fmt::format(" resized to {}x{} and", width, height) : "", padded_w, padded_h,
+          source_->describe(), std::max((t.out_width - width + 1) / 2, (t.out_height - height + 1) / 2)));
     }
   }
   validate(options_, *source_);

@@ -1,5 +1,8 @@
 #include "sample_loader.h"
 
+#include <fmt/format.h>
+
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -8,6 +11,12 @@
 #include "data/transform/features.h"
 
 namespace stoker::data {
+namespace {
+// A padded RandomCrop window after a Resize resizes the whole image: a sliver of an image
+// resized by its shorter side can be huge (1x10000 at Resize(256): 256x2,560,000). 2^26
+// pixels (8192x8192, the largest output) is 768 MiB of floats per worker at 3 channels.
+constexpr int64_t kMaxResizedPixels = int64_t{1} << 26;
+}  // namespace
 
 SampleLoader::SampleLoader(const Source& source, const TransformSpec& spec,
                            const DecodeOptions& decode, DecodedCache* cache)
@@ -16,11 +25,19 @@ SampleLoader::SampleLoader(const Source& source, const TransformSpec& spec,
 Status SampleLoader::check_size(const SampleParams& params, int width, int height) const {
   if (spec_.geometry == Geometry::kRandomCrop && params.crop.width == 0) {
     const PadSpec& pad = spec_.pad;
-    return Status::failure(
-        "image is " + std::to_string(width) + "x" + std::to_string(height) + ", padded to " +
-        std::to_string(width + pad.left + pad.right) + "x" + std::to_string(height + pad.top + pad.bottom) +
-        ", smaller than RandomCrop's " + std::to_string(spec_.out_width) + "x" + std::to_string(spec_.out_height) +
-        " (add pad_if_needed=True, more padding or a smaller size)");
+    const auto [resized_w, resized_h] = resized_size(spec_.resize, width, height);
+    const std::string resized =
+        spec_.resize.enabled() ? fmt::format(", resized to {}x{}", resized_w, resized_h) : "";
+    return Status::failure(fmt::format(
+        "image is {}x{}{}, padded to {}x{}, smaller than RandomCrop's {}x{} (add pad_if_needed=True, more "
+        "padding or a smaller size)",
+        width, height, resized, resized_w + pad.left + pad.right, resized_h + pad.top + pad.bottom, spec_.out_width,
+        spec_.out_height));
+  }
+  if (static_cast<int64_t>(params.resized_width) * params.resized_height > kMaxResizedPixels) {
+    return Status::failure(fmt::format(
+        "image is {}x{}, which Resize makes {}x{}: more than {} pixels to pad a RandomCrop window from",
+        width, height, params.resized_width, params.resized_height, kMaxResizedPixels));
   }
   if (spec_.geometry == Geometry::kNone &&
       (params.crop.width != spec_.out_width || params.crop.height != spec_.out_height)) {
@@ -43,7 +60,7 @@ Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t
   if (const Image* cached = cache_ != nullptr ? cache_->find(index) : nullptr) {
     params = draw_params(spec_, cached->width(), cached->height(), rng);
     if (Status status = check_size(params, cached->width(), cached->height()); !status.ok()) return status;
-    transformer_.run(out, *cached, params.crop, params, spec_);
+    transformer_.run(out, *cached, resampled_region(params, cached->width(), cached->height()), params, spec_);
     clocks_.add(clocks_.transform_ns, watch.lap());
     clocks_.decoded_bytes.fetch_add(cached->stride() * static_cast<uint64_t>(cached->height()),
                                     std::memory_order_relaxed);
@@ -78,20 +95,24 @@ Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t
       params = draw_params(spec_, info.width, info.height, rng);
       DecodeRequest request;
       request.channels = spec_.channels;
-      // With a cache, or a 1:1 crop (whose padding may mirror any of the image): the whole
-      // image, at full resolution.
-      const bool whole = cache_ != nullptr || copies_pixels(spec_.geometry);
-      if (!whole) {
-        request.crop = params.crop;
+      // A box: its region, scaled toward the output size. A window after a Resize: the whole
+      // image, scaled toward the resized size. With a cache, or a 1:1 crop (whose padding may
+      // mirror any of the image): the whole image at full resolution.
+      const CropRect region = resampled_region(params, info.width, info.height);
+      if (cache_ == nullptr && !params.copy) {
+        request.crop = region;
         request.target_width = spec_.out_width;
         request.target_height = spec_.out_height;
+      } else if (cache_ == nullptr && params.resized_width > 0) {
+        request.target_width = params.resized_width;
+        request.target_height = params.resized_height;
       }
       status = decoder_.decode(data_.bytes, request, &decoded_);
       if (info.format == ImageFormat::kJpeg) {
         clocks_.jpeg_decodes.fetch_add(1, std::memory_order_relaxed);
         if (decoded_.spliced) clocks_.spliced_decodes.fetch_add(1, std::memory_order_relaxed);
       }
-      if (status.ok() && whole) decoded_.crop = params.crop;  // the full image: same coordinates
+      if (status.ok() && cache_ != nullptr) decoded_.crop = region;  // the full image: same coordinates
       if (status.ok() && cache_ != nullptr) cache_->offer(index, decoded_.image);
     }
   }

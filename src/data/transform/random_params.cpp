@@ -3,7 +3,8 @@
 // Draw order (part of the determinism contract: changing it changes every epoch's samples):
 //   1. geometry: RandomResizedCrop draws 2 uniforms per attempt (area fraction, log aspect),
 //      then 2 bounded ints (top, left) for the accepted attempt; RandomCrop 2 bounded ints
-//      (top, left) unless the padded image is the crop's size; nothing for the others.
+//      (top, left) unless the padded image is the crop's size; nothing for the others. After
+//      a Resize, both draw in the resized image's size.
 //   2. flip: one bernoulli(flip_p), only if flip_p > 0.
 //   3. the automatic augmentation, only if one is set (auto_augment.h lists its draws).
 //   4. ColorJitter, only if any component is enabled: a permutation of the four operations
@@ -58,27 +59,26 @@ CropRect random_resized_crop(const TransformSpec& spec, int width, int height, S
           static_cast<double>(w), static_cast<double>(h)};
 }
 
-// Resize(resize_shorter) then CenterCrop(out_height, out_width), as a rectangle of the
-// source: the crop in resized coordinates scaled back by source/resized per axis.
-CropRect resize_center_crop(const TransformSpec& spec, int width, int height) {
-  // torchvision's _compute_resized_output_size: the long side is int(size * long / short).
-  const int64_t shorter = std::min(width, height);
-  const int64_t longer = std::max(width, height);
-  const int64_t size = spec.resize_shorter;
-  const int resized_long = static_cast<int>(static_cast<double>(size * longer) / shorter);
-  const int resized_w = width <= height ? static_cast<int>(size) : resized_long;
-  const int resized_h = width <= height ? resized_long : static_cast<int>(size);
+// A rectangle of the resized_w x resized_h image as one of the width x height source.
+CropRect to_source(const CropRect& r, int width, int height, int resized_w, int resized_h) {
+  const double sx = static_cast<double>(width) / resized_w;
+  const double sy = static_cast<double>(height) / resized_h;
+  return {r.x * sx, r.y * sy, r.width * sx, r.height * sy};
+}
 
+// Resize then CenterCrop(out_height, out_width), as a rectangle of the source: the crop in
+// resized coordinates scaled back by source/resized per axis.
+CropRect resize_center_crop(const TransformSpec& spec, int width, int height) {
+  const auto [resized_w, resized_h] = resized_size(spec.resize, width, height);
   // torchvision pads a crop larger than the image; we clamp it to the image instead, so the
   // output then shows the whole resized axis stretched to the output size.
   const int crop_w = std::min(spec.out_width, resized_w);
   const int crop_h = std::min(spec.out_height, resized_h);
   const int left = round_half_even((resized_w - crop_w) / 2.0);
   const int top = round_half_even((resized_h - crop_h) / 2.0);
-
-  const double sx = static_cast<double>(width) / resized_w;
-  const double sy = static_cast<double>(height) / resized_h;
-  return {left * sx, top * sy, crop_w * sx, crop_h * sy};
+  return to_source({static_cast<double>(left), static_cast<double>(top), static_cast<double>(crop_w),
+                    static_cast<double>(crop_h)},
+                   width, height, resized_w, resized_h);
 }
 
 // RandomCrop (torchvision's RandomCrop.forward: padding, then pad_if_needed's shortfall on both
@@ -128,7 +128,47 @@ void draw_one_to_one(const TransformSpec& spec, int width, int height, SampleRng
                   static_cast<double>(th)};
 }
 
+// A 1:1 window drawn in the resized_w x resized_h image (params->crop in its padded
+// coordinates): inside the image, the box of the source it covers, resampled in one pass as
+// Resize+CenterCrop's; reaching into the padding, the whole image is resized first.
+void place_resized_window(const TransformSpec& spec, int width, int height, int resized_w,
+                          int resized_h, SampleParams* params) {
+  const CropRect& c = params->crop;
+  const double x = c.x - spec.pad.left - params->pad_x;
+  const double y = c.y - spec.pad.top - params->pad_y;
+  if (x >= 0 && y >= 0 && x + c.width <= resized_w && y + c.height <= resized_h) {
+    params->crop = to_source({x, y, c.width, c.height}, width, height, resized_w, resized_h);
+    params->pad_x = params->pad_y = 0;
+    params->copy = false;
+    return;
+  }
+  params->resized_width = resized_w;
+  params->resized_height = resized_h;
+}
+
 }  // namespace
+
+std::array<int, 2> resized_size(const ResizeSpec& resize, int width, int height) {
+  if (width <= 0 || height <= 0) return {width, height};  // nothing to resize
+  if (resize.shorter > 0) {
+    // torchvision's _compute_resized_output_size: the long side is int(size * long / short).
+    const int64_t shorter = std::min(width, height);
+    const int64_t longer = std::max(width, height);
+    const int64_t size = resize.shorter;
+    const int resized_long = static_cast<int>(static_cast<double>(size * longer) / shorter);
+    if (width <= height) return {resize.shorter, resized_long};
+    return {resized_long, resize.shorter};
+  }
+  if (resize.width > 0 && resize.height > 0) return {resize.width, resize.height};
+  return {width, height};
+}
+
+CropRect resampled_region(const SampleParams& params, int width, int height) {
+  if (params.copy && params.resized_width > 0) {
+    return {0, 0, static_cast<double>(width), static_cast<double>(height)};
+  }
+  return params.crop;
+}
 
 SampleParams draw_params(const TransformSpec& spec, int width, int height, SampleRng& rng) {
   SampleParams params;
@@ -136,13 +176,23 @@ SampleParams draw_params(const TransformSpec& spec, int width, int height, Sampl
   if (width <= 0 || height <= 0) {
     params.crop = whole;
   } else if (spec.geometry == Geometry::kRandomResizedCrop) {
-    params.crop = random_resized_crop(spec, width, height, rng);
+    // Drawn in the resized image, as torchvision draws it after a Resize.
+    const auto [resized_w, resized_h] = resized_size(spec.resize, width, height);
+    params.crop = to_source(random_resized_crop(spec, resized_w, resized_h, rng), width, height,
+                            resized_w, resized_h);
   } else if (spec.geometry == Geometry::kResizeCenterCrop) {
     params.crop = resize_center_crop(spec, width, height);
   } else if (copies_pixels(spec.geometry)) {
-    draw_one_to_one(spec, width, height, rng, &params);
+    const auto [resized_w, resized_h] = resized_size(spec.resize, width, height);
+    params.copy = true;
+    draw_one_to_one(spec, resized_w, resized_h, rng, &params);
+    // A Resize to the image's own size changes nothing: the window is copied from it.
+    if (params.crop.width > 0 && (resized_w != width || resized_h != height)) {
+      place_resized_window(spec, width, height, resized_w, resized_h, &params);
+    }
   } else {
     params.crop = whole;
+    params.copy = true;  // none: the image as it is
   }
 
   if (spec.flip_p > 0) params.flip = rng.bernoulli(spec.flip_p);

@@ -160,6 +160,21 @@ void auto_augment(float* data, size_t pixels, int channels, bool planar, int wid
 
 }  // namespace
 
+void SampleTransformer::resize_whole(const Image& image, const CropRect& whole, int width, int height) {
+  ResampleOptions options;  // interleaved, as an Image holds its pixels
+  resample_region(&resized_, &scratch_, image, whole, width, height, options);
+  resized_image_.reshape(width, height, image.channels());
+  const float* from = resized_.data();
+  for (int y = 0; y < height; ++y) {
+    uint8_t* row = resized_image_.row(y);
+    const size_t n = static_cast<size_t>(width) * image.channels();
+    simd::for_each_blocked(n, [&](size_t i) {
+      row[i] = static_cast<uint8_t>(static_cast<int>(std::min(std::max(from[i], 0.0f), 255.0f) + 0.5f));
+    });
+    from += n;
+  }
+}
+
 void SampleTransformer::run(void* out, const Image& image, const CropRect& crop, const SampleParams& params,
                             const TransformSpec& spec) {
   const int width = spec.out_width;
@@ -174,8 +189,13 @@ void SampleTransformer::run(void* out, const Image& image, const CropRect& crop,
   const bool planar = spec.layout == Layout::kNCHW || spec.channels != 3 || image.channels() != 3;
   // 'none' keeps the source's size (check_size saw to it): the resample would be an identity,
   // so it is the 1:1 copy too (the same values, in a fraction of the time).
-  if (copies_pixels(spec.geometry) || spec.geometry == Geometry::kNone) {
-    copy_padded_crop(&resized_, &columns_, image, params, spec, planar);
+  if (params.copy) {
+    const Image* from = &image;
+    if (params.resized_width > 0) {  // a padded window after a Resize: PIL's resized image first
+      resize_whole(image, crop, params.resized_width, params.resized_height);
+      from = &resized_image_;
+    }
+    copy_padded_crop(&resized_, &columns_, *from, params, spec, planar);
   } else {
     ResampleOptions options;
     options.flip = params.flip;

@@ -564,7 +564,7 @@ class ChainBuilder {
       spec_.standardize = true;
     } else if (n == "none") {
       bind(call, {});
-      claim_geometry(call, "none");
+      claim_geometry(call);
       spec_.geometry = Geometry::kNone;
     } else {
       unknown_transform(n);
@@ -572,48 +572,53 @@ class ChainBuilder {
   }
 
   TransformSpec finish() {
-    if (resize_ > 0 && crop_[0] == 0) {
-      throw UsageError(fmt::format(
-          "Resize({}) needs a CenterCrop(size) in the chain: stoker resizes the shorter side "
-          "and then center-crops to a fixed output size",
-          resize_));
-    }
-    if (crop_[0] > 0 && !crop_resizes_) {
-      if (resize_ > 0) {
-        throw UsageError(fmt::format(
-            "CenterCrop(resize=False) crops the image as it is, and Resize({}) resizes it first; drop one of the two",
-            resize_));
+    if (resize_.enabled()) {
+      if (geometry_by_ == "none") {
+        throw UsageError(fmt::format("{} resizes and 'none' keeps the source's size; give one of the two",
+                                     resize_by_));
       }
+      spec_.resize = resize_;
+    }
+    if (crop_[0] > 0 && !crop_resizes_ && !resize_.enabled()) {
       spec_.geometry = Geometry::kCenterCrop;
       spec_.out_height = crop_[0];
       spec_.out_width = crop_[1];
-    } else if (crop_[0] > 0) {
+    } else if (crop_[0] > 0) {  // after a Resize, CenterCrop(m) and CenterCrop(m, resize=False) agree
       spec_.geometry = Geometry::kResizeCenterCrop;
       spec_.out_height = crop_[0];
       spec_.out_width = crop_[1];
       // A CenterCrop alone resizes the shorter side to the crop size first (to its larger
       // side for a non-square crop, so that the crop fits).
-      spec_.resize_shorter = resize_ > 0 ? resize_ : std::max(crop_[0], crop_[1]);
+      if (!resize_.enabled()) spec_.resize.shorter = std::max(crop_[0], crop_[1]);
+    } else if (resize_.enabled() && geometry_by_.empty()) {  // Resize alone
+      if (resize_.shorter > 0) {
+        throw UsageError(fmt::format(
+            "{} resizes the shorter side, so images of other shapes come out in other sizes; add a crop after it "
+            "(CenterCrop({}), RandomCrop({}) or RandomResizedCrop({})), or resize to one size with Resize(({}, {}))",
+            resize_by_, resize_.shorter, resize_.shorter, resize_.shorter, resize_.shorter, resize_.shorter));
+      }
+      spec_.geometry = Geometry::kResizeCenterCrop;  // the centre crop of the whole resized image
+      spec_.out_height = resize_.height;
+      spec_.out_width = resize_.width;
     }
     spec_.validate();
     return spec_;
   }
 
  private:
-  // Geometry comes from one of three mutually exclusive groups.
-  void claim_geometry(const Call& call, std::string_view group) {
-    if (!geometry_group_.empty() && geometry_group_ != group) {
+  // One crop (or none), after an optional Resize.
+  void claim_geometry(const Call& call) {
+    if (!geometry_by_.empty()) {
       throw UsageError(fmt::format(
-          "{} conflicts with {}: use one of RandomResizedCrop(size), RandomCrop(size), Resize(n) + "
-          "CenterCrop(m) or none",
+          "{} conflicts with {}: give one of RandomResizedCrop(size), RandomCrop(size), CenterCrop(size) (each "
+          "after an optional Resize) or none",
           call.name, geometry_by_));
     }
-    geometry_group_ = group;
     geometry_by_ = call.name;
   }
 
   void random_resized_crop(const Call& call) {
-    claim_geometry(call, "RandomResizedCrop");
+    claim_geometry(call);
     const auto args = bind(call, {"size", "scale", "ratio"});
     if (!args[0]) {
       throw UsageError(fmt::format(
@@ -639,23 +644,26 @@ class ChainBuilder {
     }
   }
 
+  // torchvision's Resize(size): an int (or (size,)) for the shorter side, (height, width) for
+  // exactly that size.
   void resize(const Call& call) {
-    claim_geometry(call, "Resize/CenterCrop");
     const auto args = bind(call, {"size"});
     if (!args[0]) {
-      throw UsageError(fmt::format("Resize needs a size, e.g. Resize(256) (got '{}')", call.text));
+      throw UsageError(fmt::format("Resize needs a size, e.g. Resize(256) or Resize((224, 224)) (got '{}')",
+                                   call.text));
     }
-    if (args[0]->kind == Value::Kind::kTuple) {
-      throw UsageError(fmt::format(
-          "Resize size must be one integer, the shorter side (got '{}'); stoker does not "
-          "resize to a fixed (height, width)",
-          args[0]->text));
+    resize_by_ = call.text;
+    if (args[0]->kind == Value::Kind::kTuple && args[0]->items.size() != 1) {
+      const auto [h, w] = to_size_pair(call, "size", *args[0]);
+      resize_.height = h;
+      resize_.width = w;
+    } else {
+      resize_.shorter = to_size_pair(call, "size", *args[0])[0];
     }
-    resize_ = to_size(call, "size", *args[0]);
   }
 
   void center_crop(const Call& call) {
-    claim_geometry(call, "Resize/CenterCrop");
+    claim_geometry(call);
     const auto args = bind(call, {"size", "resize"});
     if (!args[0]) {
       throw UsageError(
@@ -668,7 +676,7 @@ class ChainBuilder {
   // torchvision's RandomCrop(size, padding=None, pad_if_needed=False, fill=0,
   // padding_mode='constant').
   void random_crop(const Call& call) {
-    claim_geometry(call, "RandomCrop");
+    claim_geometry(call);
     const auto args = bind(call, {"size", "padding", "pad_if_needed", "fill", "padding_mode"});
     if (!args[0]) {
       throw UsageError(fmt::format("RandomCrop needs a size, e.g. RandomCrop(32, padding=4) (got '{}')", call.text));
@@ -880,12 +888,12 @@ class ChainBuilder {
 
   TransformSpec spec_;
   std::set<std::string> seen_;
-  std::string geometry_group_;
-  std::string geometry_by_;
+  std::string geometry_by_;  // the crop (or none) given
   std::string dtype_by_;
   std::string layout_by_;
   std::string auto_augment_by_;
-  int resize_ = 0;
+  ResizeSpec resize_;
+  std::string resize_by_;          // the Resize call as written
   std::array<int, 2> crop_{0, 0};  // CenterCrop (height, width)
   bool crop_resizes_ = true;       // CenterCrop's resize= (stoker's: Resize(size) first)
 };
@@ -925,14 +933,17 @@ const char* to_string(PaddingMode mode) {
 TransformSpec eval_transform(const TransformSpec& train) {
   TransformSpec eval = train;
   if (train.geometry == Geometry::kRandomCrop) {  // torchvision's CenterCrop: 1:1, zero padding
-    eval.geometry = Geometry::kCenterCrop;
+    // After a Resize: Resize + CenterCrop, the pair evaluation recipes write.
+    eval.geometry = train.resize.enabled() ? Geometry::kResizeCenterCrop : Geometry::kCenterCrop;
     eval.pad = PadSpec{};
   }
   if (train.geometry == Geometry::kRandomResizedCrop) {
     constexpr double kCropFraction = 0.875;  // 224 of 256
     eval.geometry = Geometry::kResizeCenterCrop;
-    eval.resize_shorter =
-        static_cast<int>(std::floor(std::min(train.out_width, train.out_height) / kCropFraction + 1e-9));
+    if (!train.resize.enabled()) {  // else the training chain's Resize, then the centre
+      eval.resize.shorter =
+          static_cast<int>(std::floor(std::min(train.out_width, train.out_height) / kCropFraction + 1e-9));
+    }
     eval.scale_min = kDefaultScaleMin;
     eval.scale_max = kDefaultScaleMax;
     eval.ratio_min = kDefaultRatioMin;
@@ -947,6 +958,13 @@ TransformSpec eval_transform(const TransformSpec& train) {
 
 std::string TransformSpec::describe() const {
   std::vector<std::string> parts;
+  // Resize((h, w)) keeps its pair even when square: Resize(224) would be the shorter side.
+  if (resize.shorter > 0) {
+    parts.push_back(fmt::format("Resize({})", resize.shorter));
+  } else if (resize.enabled()) {
+    parts.push_back(fmt::format("Resize(({}, {}))", resize.height, resize.width));
+  }
+  const bool whole_resized = resize.shorter == 0 && resize.width == out_width && resize.height == out_height;
   switch (geometry) {
     case Geometry::kRandomResizedCrop: {
       std::string s = "RandomResizedCrop(" + size_text(out_height, out_width);
@@ -959,9 +977,8 @@ std::string TransformSpec::describe() const {
       parts.push_back(s + ")");
       break;
     }
-    case Geometry::kResizeCenterCrop:
-      parts.push_back(fmt::format("Resize({})", resize_shorter));
-      parts.push_back(fmt::format("CenterCrop({})", size_text(out_height, out_width)));
+    case Geometry::kResizeCenterCrop:  // Resize((h, w)) alone crops all of it
+      if (!whole_resized) parts.push_back(fmt::format("CenterCrop({})", size_text(out_height, out_width)));
       break;
     case Geometry::kRandomCrop:
       parts.push_back(random_crop_text(out_height, out_width, pad));
@@ -1019,9 +1036,18 @@ void TransformSpec::validate() const {
     throw UsageError(fmt::format("{} size must be in 1..{} (got {})", geometry_name(geometry),
                                  kMaxSize, size_text(out_height, out_width)));
   }
-  if (geometry == Geometry::kResizeCenterCrop && !in_size_range(resize_shorter)) {
-    throw UsageError(
-        fmt::format("Resize size must be in 1..{} (got {})", kMaxSize, resize_shorter));
+  if (resize.shorter != 0 && !in_size_range(resize.shorter)) {
+    throw UsageError(fmt::format("Resize size must be in 1..{} (got {})", kMaxSize, resize.shorter));
+  }
+  if ((resize.width != 0 || resize.height != 0) && !(in_size_range(resize.width) && in_size_range(resize.height))) {
+    throw UsageError(fmt::format("Resize size must be in 1..{} (got ({}, {}))", kMaxSize, resize.height, resize.width));
+  }
+  if (geometry == Geometry::kResizeCenterCrop && !resize.enabled()) {
+    throw UsageError("Resize+CenterCrop needs a Resize size (got none)");
+  }
+  if ((geometry == Geometry::kNone || geometry == Geometry::kCenterCrop) && resize.enabled()) {
+    throw UsageError(fmt::format("{} takes no Resize; Resize then CenterCrop is Resize+CenterCrop",
+                                 geometry == Geometry::kNone ? "none" : "CenterCrop(resize=False)"));
   }
   if (geometry == Geometry::kRandomCrop) {
     for (const int side : {pad.left, pad.top, pad.right, pad.bottom}) {

@@ -156,5 +156,73 @@ TEST(DecodedCacheTest, RandomCropSamplesAreCropsOfTheWholeImageFromDiskOrCache) 
   }
 }
 
+// A Resize before a RandomCrop: windows inside the resized image are boxes of the source
+// (region decode, DCT scaling), windows in the padding resize a whole decode (DCT-scaled
+// toward the resized size). With a cache (full-resolution whole images, decoded or kept) each
+// sample is exactly the transform of the whole decode; without one it stays within the decode
+// contract's bound (decode_resample_tolerance_test.cpp: mean <= 1, p99 <= 8), measured, as
+// there, on photo-sized JPEGs: DCT scaling on images of a few dozen pixels departs further
+// (Resize(24), CenterCrop(20) of the 60..221 x 48..73 images above: mean up to 2.6).
+TEST(DecodedCacheTest, ResizeThenRandomCropIsTheWholeDecodesCropFromDiskOrCache) {
+  TempDir dir;
+  constexpr int kPhotos = 8;
+  for (int i = 0; i < kPhotos; ++i) {
+    const Image image = stoker::testing::make_photo_like(i % 2 ? 500 : 360, i % 2 ? 375 : 480, 3,
+                                                         static_cast<uint32_t>(31 + i));
+    dir.write(std::string(i % 2 ? "cats/" : "dogs/") + std::to_string(i) + ".jpg", encode_jpeg(image));
+  }
+  const std::shared_ptr<const Source> source = open_source(dir.str(), "train");
+  ImageDecoder decoder;
+  SampleTransformer transformer;
+  for (const char* chain : {"Resize(160), RandomCrop(128, padding=16, padding_mode=reflect), RandomHorizontalFlip(), "
+                            "ToUint8",
+                            "Resize((120, 160)), RandomCrop(112), ToUint8"}) {
+    for (const size_t budget : {size_t{0}, size_t{64} << 20}) {
+      SCOPED_TRACE(std::string(chain) + (budget > 0 ? ", cached" : ", no cache"));
+      LoaderOptions o = options(2, budget);
+      o.transform = parse_transforms(chain);
+      Loader loader(source, o);
+      int boxes = 0, padded = 0;
+      for (int64_t epoch = 0; epoch < 2; ++epoch) {  // with a budget, epoch 1 comes from the cache
+        loader.start_epoch(epoch);
+        while (Batch batch = loader.next()) {
+          for (int k = 0; k < batch.size(); ++k) {
+            const uint64_t index = batch.indices()[k];
+            SampleData data;
+            ASSERT_TRUE(source->read(index, &data).ok());
+            DecodedImage decoded;
+            ASSERT_TRUE(decoder.decode(data.bytes, DecodeRequest{}, &decoded).ok());
+            SampleRng rng(o.sampler.seed, static_cast<uint64_t>(epoch), index);
+            const SampleParams params =
+                draw_params(o.transform, decoded.image.width(), decoded.image.height(), rng);
+            (params.copy ? padded : boxes) += 1;
+            std::vector<uint8_t> expected(o.transform.sample_bytes());
+            transformer.run(expected.data(), decoded.image,
+                            resampled_region(params, decoded.image.width(), decoded.image.height()), params,
+                            o.transform);
+            const auto* got = static_cast<const uint8_t*>(batch.data()) + k * expected.size();
+            if (budget > 0) {
+              ASSERT_EQ(std::vector<uint8_t>(got, got + expected.size()), expected) << "sample " << index;
+              continue;
+            }
+            const std::vector<float> a(expected.begin(), expected.end());
+            const std::vector<float> b(got, got + expected.size());
+            const stoker::testing::DiffStats d = stoker::testing::diff_stats(a, b);
+            EXPECT_LE(d.mean, 1.0) << "sample " << index << (params.copy ? " (padded window)" : " (box)") << ": " << d.str();
+            EXPECT_LE(d.p99, 8.0) << "sample " << index << ": " << d.str();
+          }
+        }
+      }
+      EXPECT_EQ(loader.stage_times().cache_hits, budget > 0 ? static_cast<uint64_t>(kPhotos) : 0u);
+      if (o.transform.pad.left > 0) {  // both ways of making the sample were taken
+        EXPECT_GT(boxes, 0);
+        EXPECT_GT(padded, 0);
+      } else {
+        EXPECT_EQ(padded, 0);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace stoker::data

@@ -122,6 +122,7 @@ TEST(PadCropTest, ConstantPaddingFillsAndFlips) {
   TransformSpec spec = parse_transforms("RandomCrop(4, padding=2, fill=(7, 8, 9)), NHWC, ToUint8");
   const Image image = numbered(3, 3, 3);
   SampleParams params;
+  params.copy = true;
   params.crop = {1, 0, 4, 4};  // columns -1..2, rows -2..1 of the image
   std::vector<uint8_t> out = run(spec, image, params);
   const auto at = [&](int y, int x, int c) { return static_cast<int>(out[(y * 4 + x) * 3 + c]); };
@@ -157,6 +158,7 @@ TEST(PadCropTest, FloatOutputIsTheCopiedPixelsScaled) {
   TransformSpec spec =
       parse_transforms("RandomCrop(3, padding=(1, 0), padding_mode='edge'), Grayscale");
   SampleParams params;
+  params.copy = true;
   params.crop = {0, 0, 3, 3};
   std::vector<uint8_t> bytes = run(spec, numbered(3, 3, 1), params);
   ASSERT_EQ(bytes.size(), 9 * sizeof(float));

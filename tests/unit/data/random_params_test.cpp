@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -222,7 +223,7 @@ TEST(DrawParamsTest, FallbackForExtremeAspect) {
 TEST(DrawParamsTest, ResizeCenterCropMapsBackToSource) {
   TransformSpec spec;
   spec.geometry = Geometry::kResizeCenterCrop;
-  spec.resize_shorter = 256;
+  spec.resize.shorter = 256;
   spec.out_width = spec.out_height = 224;
   SampleRng rng(1, 0, 0);
 
@@ -258,6 +259,99 @@ TEST(DrawParamsTest, ResizeCenterCropMapsBackToSource) {
   EXPECT_DOUBLE_EQ(p.crop.y, 0);
   EXPECT_DOUBLE_EQ(p.crop.width, 256);
   EXPECT_DOUBLE_EQ(p.crop.height, 256);
+}
+
+TEST(DrawParamsTest, ResizedSizeIsTorchvisions) {
+  ResizeSpec shorter;
+  shorter.shorter = 256;
+  EXPECT_EQ(resized_size(shorter, 500, 375), (std::array<int, 2>{341, 256}));  // int(341.33)
+  EXPECT_EQ(resized_size(shorter, 375, 500), (std::array<int, 2>{256, 341}));
+  EXPECT_EQ(resized_size(shorter, 300, 451), (std::array<int, 2>{256, 384}));  // int(384.85)
+  EXPECT_EQ(resized_size(shorter, 100, 100), (std::array<int, 2>{256, 256}));
+  ResizeSpec fixed;
+  fixed.height = 30;
+  fixed.width = 40;
+  EXPECT_EQ(resized_size(fixed, 500, 375), (std::array<int, 2>{40, 30}));
+  EXPECT_EQ(resized_size(ResizeSpec{}, 500, 375), (std::array<int, 2>{500, 375}));
+  EXPECT_EQ(resized_size(shorter, 0, 0), (std::array<int, 2>{0, 0}));
+}
+
+// A Resize before RandomCrop: the window is drawn in the resized image (the same draws as a
+// RandomCrop of an image that size), then given as the source box it covers, or, reaching
+// into the padding, as the window in the whole resized image.
+TEST(DrawParamsTest, ResizeThenRandomCropDrawsInTheResizedImage) {
+  const TransformSpec spec = parse_transforms("Resize(256), RandomCrop(224), RandomHorizontalFlip()");
+  const TransformSpec at_resized = parse_transforms("RandomCrop(224), RandomHorizontalFlip()");
+  const double sx = 500.0 / 341, sy = 375.0 / 256;
+  std::set<int> lefts;
+  for (uint64_t i = 0; i < 200; ++i) {
+    SampleRng rng(7, 0, i), same(7, 0, i);
+    const SampleParams p = draw_params(spec, 500, 375, rng);
+    const SampleParams q = draw_params(at_resized, 341, 256, same);
+    EXPECT_FALSE(p.copy);  // no padding: always a box of the source
+    EXPECT_EQ(p.resized_width, 0);
+    EXPECT_DOUBLE_EQ(p.crop.x, q.crop.x * sx);
+    EXPECT_DOUBLE_EQ(p.crop.y, q.crop.y * sy);
+    EXPECT_DOUBLE_EQ(p.crop.width, 224 * sx);
+    EXPECT_DOUBLE_EQ(p.crop.height, 224 * sy);
+    EXPECT_LE(p.crop.x + p.crop.width, 500 + 1e-9);
+    EXPECT_LE(p.crop.y + p.crop.height, 375 + 1e-9);
+    EXPECT_EQ(p.flip, q.flip);
+    lefts.insert(static_cast<int>(q.crop.x));
+  }
+  EXPECT_GT(lefts.size(), 50u);  // 0..117 drawn, not a fixed offset
+
+  // A Resize to the image's own size: the 1:1 copy of the image, no resample.
+  const TransformSpec same_size = parse_transforms("Resize(28), RandomCrop(24)");
+  SampleRng rng(1, 0, 0);
+  const SampleParams p = draw_params(same_size, 28, 28, rng);
+  EXPECT_TRUE(p.copy);
+  EXPECT_EQ(p.resized_width, 0);
+}
+
+TEST(DrawParamsTest, ResizeThenPaddedRandomCropResizesTheWholeImageOnlyForPaddedWindows) {
+  const TransformSpec spec = parse_transforms("Resize((40, 40)), RandomCrop(32, padding=4)");
+  const TransformSpec at_resized = parse_transforms("RandomCrop(32, padding=4)");
+  int boxes = 0, padded = 0;
+  for (uint64_t i = 0; i < 300; ++i) {
+    SampleRng rng(3, 1, i), same(3, 1, i);
+    const SampleParams p = draw_params(spec, 100, 80, rng);
+    const SampleParams q = draw_params(at_resized, 40, 40, same);
+    const bool inside = q.crop.x >= 4 && q.crop.y >= 4 && q.crop.x + 32 <= 44 && q.crop.y + 32 <= 44;
+    if (inside) {  // the window's box of the 100 x 80 source
+      ++boxes;
+      EXPECT_FALSE(p.copy);
+      EXPECT_DOUBLE_EQ(p.crop.x, (q.crop.x - 4) * 2.5);
+      EXPECT_DOUBLE_EQ(p.crop.y, (q.crop.y - 4) * 2.0);
+      EXPECT_DOUBLE_EQ(p.crop.width, 32 * 2.5);
+      EXPECT_DOUBLE_EQ(p.crop.height, 32 * 2.0);
+    } else {  // the window in the resized image, padded
+      ++padded;
+      EXPECT_TRUE(p.copy);
+      EXPECT_EQ(p.resized_width, 40);
+      EXPECT_EQ(p.resized_height, 40);
+      EXPECT_EQ(p.crop.x, q.crop.x);
+      EXPECT_EQ(p.crop.y, q.crop.y);
+    }
+  }
+  // Offsets 0..16 per axis, inside for 4..12: 81 of 289 windows (28 %) are boxes.
+  EXPECT_GT(boxes, 40);
+  EXPECT_GT(padded, 150);
+}
+
+TEST(DrawParamsTest, ResizeThenRandomResizedCropDrawsInTheResizedImage) {
+  const TransformSpec spec = parse_transforms("Resize(300), RandomResizedCrop(224)");
+  const TransformSpec at_resized = parse_transforms("RandomResizedCrop(224)");
+  for (uint64_t i = 0; i < 100; ++i) {
+    SampleRng rng(5, 0, i), same(5, 0, i);
+    const SampleParams p = draw_params(spec, 600, 400, rng);     // resized to 450 x 300
+    const SampleParams q = draw_params(at_resized, 450, 300, same);
+    EXPECT_FALSE(p.copy);
+    EXPECT_DOUBLE_EQ(p.crop.x, q.crop.x * 600 / 450);
+    EXPECT_DOUBLE_EQ(p.crop.y, q.crop.y * 400 / 300);
+    EXPECT_DOUBLE_EQ(p.crop.width, q.crop.width * 600 / 450);
+    EXPECT_DOUBLE_EQ(p.crop.height, q.crop.height * 400 / 300);
+  }
 }
 
 TEST(DrawParamsTest, DrawsOnlyWhatIsEnabled) {

@@ -83,6 +83,7 @@ TEST(SampleTransformerTest, WritesEveryDtypeAndLayoutWithFlip) {
           spec.mean = {0.5f, 0.25f, 0.125f};
           spec.std = {0.5f, 2.0f, 0.25f};
           SampleParams params;
+          params.copy = true;  // none, as draw_params sets it
           params.crop = decoded.crop;
           params.flip = flip;
           // One guard byte past the sample catches overruns.
@@ -117,6 +118,7 @@ TEST(SampleTransformerTest, WritesEveryDtypeAndLayoutWithFlip) {
 TEST(SampleTransformerTest, GreyAndRgbAdaptToTheSpec) {
   SampleTransformer transformer;
   SampleParams params;
+  params.copy = true;  // none, as draw_params sets it
   params.crop = {0, 0, kW, kH};
 
   // Grey decode, RGB spec: replicated.

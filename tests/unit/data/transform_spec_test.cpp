@@ -16,9 +16,9 @@ void expect_same_spec(const TransformSpec& a, const TransformSpec& b) {
   EXPECT_EQ(a.geometry, b.geometry);
   EXPECT_EQ(a.out_width, b.out_width);
   EXPECT_EQ(a.out_height, b.out_height);
-  if (a.geometry == Geometry::kResizeCenterCrop) {
-    EXPECT_EQ(a.resize_shorter, b.resize_shorter);
-  }
+  EXPECT_EQ(a.resize.shorter, b.resize.shorter);
+  EXPECT_EQ(a.resize.width, b.resize.width);
+  EXPECT_EQ(a.resize.height, b.resize.height);
   if (a.geometry == Geometry::kRandomCrop) {
     EXPECT_EQ(a.pad.left, b.pad.left);
     EXPECT_EQ(a.pad.top, b.pad.top);
@@ -107,21 +107,67 @@ TEST(ParseTransformsTest, ParsesTorchvisionChains) {
       {"Resize(256), CenterCrop(224)",
        [](TransformSpec* s) {
          s->geometry = Geometry::kResizeCenterCrop;
-         s->resize_shorter = 256;
+         s->resize.shorter = 256;
          s->out_width = s->out_height = 224;
        }},
       {"CenterCrop(224)",
        [](TransformSpec* s) {
          s->geometry = Geometry::kResizeCenterCrop;
-         s->resize_shorter = 224;
+         s->resize.shorter = 224;
          s->out_width = s->out_height = 224;
        }},
       {"CenterCrop((100, 120))",
        [](TransformSpec* s) {
          s->geometry = Geometry::kResizeCenterCrop;
-         s->resize_shorter = 120;
+         s->resize.shorter = 120;
          s->out_height = 100;
          s->out_width = 120;
+       }},
+      // A Resize before any crop; (height, width) for a fixed size, which may stand alone.
+      {"Resize((224, 224))",
+       [](TransformSpec* s) {
+         s->geometry = Geometry::kResizeCenterCrop;
+         s->resize.width = s->resize.height = 224;
+         s->out_width = s->out_height = 224;
+       }},
+      {"Resize(size=(100, 120)), CenterCrop(96)",
+       [](TransformSpec* s) {
+         s->geometry = Geometry::kResizeCenterCrop;
+         s->resize.height = 100;
+         s->resize.width = 120;
+         s->out_width = s->out_height = 96;
+       }},
+      {"Resize([128]), CenterCrop(112)",  // a one-element size is the shorter side
+       [](TransformSpec* s) {
+         s->geometry = Geometry::kResizeCenterCrop;
+         s->resize.shorter = 128;
+         s->out_width = s->out_height = 112;
+       }},
+      {"Resize(40), CenterCrop(32, resize=False)",  // after a Resize, the same crop
+       [](TransformSpec* s) {
+         s->geometry = Geometry::kResizeCenterCrop;
+         s->resize.shorter = 40;
+         s->out_width = s->out_height = 32;
+       }},
+      {"Resize(256), RandomCrop(224)",
+       [](TransformSpec* s) {
+         s->geometry = Geometry::kRandomCrop;
+         s->resize.shorter = 256;
+         s->out_width = s->out_height = 224;
+       }},
+      {"RandomCrop(32, padding=4), Resize((36, 40))",
+       [](TransformSpec* s) {
+         s->geometry = Geometry::kRandomCrop;
+         s->resize.height = 36;
+         s->resize.width = 40;
+         s->out_width = s->out_height = 32;
+         s->pad.left = s->pad.top = s->pad.right = s->pad.bottom = 4;
+       }},
+      {"Resize(300), RandomResizedCrop(224)",
+       [](TransformSpec* s) {
+         s->geometry = Geometry::kRandomResizedCrop;
+         s->resize.shorter = 300;
+         s->out_width = s->out_height = 224;
        }},
       {"RandomHorizontalFlip", [](TransformSpec* s) { s->flip_p = 0.5; }},
       {"RandomHorizontalFlip()", [](TransformSpec* s) { s->flip_p = 0.5; }},
@@ -304,6 +350,10 @@ TEST(ParseTransformsTest, DescribeIsTorchvisionNotation) {
   EXPECT_EQ(parse_transforms("Resize(256), CenterCrop(224), ToUint8, NHWC").describe(),
             "Resize(256) \u00b7 CenterCrop(224) \u2192 uint8 NHWC");
   EXPECT_EQ(parse_transforms("none").describe(), "none \u2192 float32 NCHW");
+  EXPECT_EQ(parse_transforms("Resize((224, 224)), Normalize").describe(),
+            "Resize((224, 224)) \u00b7 Normalize \u2192 float32 NCHW");
+  EXPECT_EQ(parse_transforms("RandomCrop(224), Resize(256)").describe(),
+            "Resize(256) \u00b7 RandomCrop(224) \u2192 float32 NCHW");
 }
 
 TEST(ParseTransformsTest, DescribeRoundTrips) {
@@ -330,6 +380,12 @@ TEST(ParseTransformsTest, DescribeRoundTrips) {
       "RandomCrop(28, padding=(3, 0), padding_mode=edge)",
       "RandomCrop(224, pad_if_needed=True)",
       "CenterCrop((20, 30), resize=False), Float16",
+      "Resize((224, 224))",
+      "Resize((32, 32)), CenterCrop(28), Grayscale",
+      "Resize((64, 48)), CenterCrop((64, 48))",
+      "Resize(256), RandomCrop(224), RandomHorizontalFlip()",
+      "Resize((40, 40)), RandomCrop(32, padding=4, padding_mode=reflect), Normalize",
+      "Resize(160), RandomResizedCrop(128, scale=(0.25, 1))",
   };
   for (const std::string& chain : chains) {
     SCOPED_TRACE(chain);
@@ -368,6 +424,12 @@ TEST(EvalTransformTest, RandomPartsBecomeTheirDeterministicCounterparts) {
   EXPECT_EQ(eval("RandomCrop(32, padding=4, padding_mode=reflect), RandomHorizontalFlip(), Normalize"),
             "CenterCrop(32, resize=False) \u00b7 Normalize \u2192 float32 NCHW");
   EXPECT_EQ(eval("none, TrivialAugmentWide, Normalize, RandomErasing"), "none \u00b7 Normalize \u2192 float32 NCHW");
+  // After a Resize, the crops evaluate as that Resize and the centre.
+  EXPECT_EQ(eval("Resize(256), RandomCrop(224), RandomHorizontalFlip()"),
+            "Resize(256) \u00b7 CenterCrop(224) \u2192 float32 NCHW");
+  EXPECT_EQ(eval("Resize((36, 36)), RandomCrop(32, padding=4, padding_mode=reflect)"),
+            "Resize((36, 36)) \u00b7 CenterCrop(32) \u2192 float32 NCHW");
+  EXPECT_EQ(eval("Resize(300), RandomResizedCrop(224)"), "Resize(300) \u00b7 CenterCrop(224) \u2192 float32 NCHW");
   const TransformSpec spec = eval_transform(parse_transforms("RandomResizedCrop(96), RandomHorizontalFlip()"));
   EXPECT_NO_THROW(spec.validate());
   expect_same_spec(parse_transforms(spec.describe()), spec);
@@ -410,9 +472,13 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
        {"RandomResizedCrop got more than one value for argument 'size'"}},
       {"RandomResizedCrop(224), RandomResizedCrop(192)", {"RandomResizedCrop appears twice"}},
       {"RandomResizedCrop(224), CenterCrop(224)", {"CenterCrop conflicts with RandomResizedCrop"}},
-      {"none, Resize(256), CenterCrop(224)", {"Resize conflicts with none"}},
-      {"Resize(256)", {"Resize(256) needs a CenterCrop"}},
-      {"Resize((256, 256)), CenterCrop(224)", {"Resize size must be one integer", "(256, 256)"}},
+      {"none, Resize(256), CenterCrop(224)", {"CenterCrop conflicts with none"}},
+      {"none, Resize((32, 32))", {"Resize((32, 32)) resizes and 'none' keeps the source's size"}},
+      {"Resize(256)",
+       {"Resize(256) resizes the shorter side", "add a crop after it", "CenterCrop(256)", "Resize((256, 256))"}},
+      {"Resize((256, 256, 3))", {"Resize size must be an integer or (height, width)", "(256, 256, 3)"}},
+      {"Resize((256, 0))", {"Resize size must be in 1..8192", "0"}},
+      {"Resize(256), Resize(224)", {"Resize appears twice"}},
       {"Resize(-3), CenterCrop(2)", {"Resize size must be in 1..8192", "-3"}},
       {"CenterCrop(0)", {"CenterCrop size must be in 1..8192"}},
       {"RandomHorizontalFlip(1.5)", {"RandomHorizontalFlip p must be in [0, 1] (got 1.5)"}},
@@ -466,7 +532,7 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
       {"RandomCrop(32, padding_mode='reflect)", {"missing closing '", "RandomCrop"}},
       {"RandomCrop(32), RandomResizedCrop(32)", {"RandomResizedCrop conflicts with RandomCrop", "RandomCrop(size)"}},
       {"RandomCrop(32), CenterCrop(32)", {"CenterCrop conflicts with RandomCrop"}},
-      {"Resize(40), CenterCrop(32, resize=False)", {"CenterCrop(resize=False) crops the image as it is", "Resize(40)"}},
+      {"Resize(40), RandomCrop(32), CenterCrop(32)", {"CenterCrop conflicts with RandomCrop", "optional Resize"}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.text);
@@ -500,9 +566,23 @@ TEST(TransformSpecTest, ValidateNamesFieldValueAndRange) {
       {"resize",
        [](TransformSpec* s) {
          s->geometry = Geometry::kResizeCenterCrop;
-         s->resize_shorter = 0;
+         s->resize.shorter = 9000;
        },
-       "Resize size must be in 1..8192 (got 0)"},
+       "Resize size must be in 1..8192 (got 9000)"},
+      {"resize pair",
+       [](TransformSpec* s) {
+         s->resize.width = 32;
+         s->resize.height = -1;
+       },
+       "Resize size must be in 1..8192 (got (-1, 32))"},
+      {"no resize", [](TransformSpec* s) { s->geometry = Geometry::kResizeCenterCrop; },
+       "Resize+CenterCrop needs a Resize size (got none)"},
+      {"none resized",
+       [](TransformSpec* s) {
+         s->geometry = Geometry::kNone;
+         s->resize.shorter = 32;
+       },
+       "none takes no Resize"},
       {"none size",
        [](TransformSpec* s) {
          s->geometry = Geometry::kNone;
