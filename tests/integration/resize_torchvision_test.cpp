@@ -27,7 +27,7 @@
 namespace stoker::data {
 namespace {
 
-// cases.txt, a line per case: channels W H, the Resize (S n | F h w), the crop (none | center
+// cases.txt, a line per case: channels W H, the Resize (S n | M n max_size | F h w), the crop (none | center
 // th tw | random th tw l t r b needed f0 f1 f2 mode i j), the flip. image<k>.bin: its pixels.
 constexpr const char* kScript = R"PY(
 import sys
@@ -43,10 +43,12 @@ with open(folder + "/out.bin", "wb") as out:
         raw = open(folder + "/image%d.bin" % k, "rb").read()
         img = Image.frombytes("RGB" if ch == 3 else "L", (W, H), raw)
         if f[3] == "S":
-            size, rest = int(f[4]), f[5:]
+            resize, rest = T.Resize(int(f[4])), f[5:]
+        elif f[3] == "M":
+            resize, rest = T.Resize(int(f[4]), max_size=int(f[5])), f[6:]
         else:
-            size, rest = [int(f[4]), int(f[5])], f[6:]
-        img = T.Resize(size)(img)
+            resize, rest = T.Resize([int(f[4]), int(f[5])]), f[6:]
+        img = resize(img)
         kind = rest[0]
         if kind == "center":
             img = F.center_crop(img, [int(rest[1]), int(rest[2])])
@@ -81,6 +83,7 @@ std::vector<Case> cases() {
   all.push_back({3, 37, 29, "Resize((24, 40))", 0});  // narrower and taller at once
   all.push_back({3, 61, 45, "Resize((20, 16)), CenterCrop(12)", 0});
   all.push_back({1, 45, 61, "Resize(30), CenterCrop((20, 24)), Grayscale", 0});
+  all.push_back({3, 80, 37, "Resize(24, max_size=40), CenterCrop(18)", 0});  // 51 x 24 capped to 40 x 18
   for (uint64_t seed = 0; seed < 6; ++seed) {  // windows inside the resized image: one resample
     all.push_back({3, 50, 37, "Resize(24), RandomCrop(20), RandomHorizontalFlip()", seed});
   }
@@ -127,7 +130,9 @@ TEST(ResizeTorchvisionTest, PixelsAgreeWithTorchvisionOnTheSameImage) {
     std::ostringstream line;
     line << c.channels << ' ' << c.width << ' ' << c.height << ' ';
     const ResizeSpec& r = spec.resize;
-    if (r.shorter > 0) {
+    if (r.max_size > 0) {
+      line << "M " << r.shorter << ' ' << r.max_size << ' ';
+    } else if (r.shorter > 0) {
       line << "S " << r.shorter << ' ';
     } else {
       line << "F " << r.height << ' ' << r.width << ' ';

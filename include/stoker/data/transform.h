@@ -74,6 +74,9 @@ inline bool copies_pixels(Geometry g) { return g == Geometry::kRandomCrop || g =
 struct ResizeSpec {
   int shorter = 0;
   int width = 0, height = 0;
+  // With `shorter`: where the longer side would exceed it, the longer side becomes max_size
+  // and the shorter int(max_size * shorter / longer), as torchvision's; 0 = none.
+  int max_size = 0;
   bool enabled() const { return shorter > 0 || (width > 0 && height > 0); }
 };
 // The size a `width` x `height` image has after `resize` ({width, height} unchanged when it
@@ -227,7 +230,10 @@ struct TransformSpec {
 //     RandomResizedCrop(m); Resize((h, w)) may stand alone (the output is h x w). A
 //     CenterCrop(m) alone means Resize(m) first (so that every image, whatever its size, gives
 //     the whole of its centre); after a Resize it just crops. CenterCrop(m, resize=False) is
-//     torchvision's own: a 1:1 crop, padded with zeros if the image is smaller.
+//     torchvision's own: a 1:1 crop, padded with zeros if the image is smaller. Resize(n,
+//     max_size=m) caps the longer side as torchvision's. Resize and RandomResizedCrop accept
+//     interpolation=bilinear (InterpolationMode.BILINEAR, or PIL's 2) and antialias=True/None,
+//     which is what stoker does; other filters and antialias=False are refused.
 //   - RandomCrop's padding is an int (every side), (left/right, top/bottom) or (left, top,
 //     right, bottom); padding_mode is constant, edge, reflect or symmetric. Words may be
 //     quoted ('reflect'); True/False are read as Python's.

@@ -155,9 +155,14 @@ std::array<int, 2> resized_size(const ResizeSpec& resize, int width, int height)
     const int64_t shorter = std::min(width, height);
     const int64_t longer = std::max(width, height);
     const int64_t size = resize.shorter;
-    const int resized_long = static_cast<int>(static_cast<double>(size * longer) / shorter);
-    if (width <= height) return {resize.shorter, resized_long};
-    return {resized_long, resize.shorter};
+    int resized_short = resize.shorter;
+    int resized_long = static_cast<int>(static_cast<double>(size * longer) / shorter);
+    if (resize.max_size > 0 && resized_long > resize.max_size) {
+      resized_short = static_cast<int>(static_cast<double>(int64_t{resize.max_size} * resized_short) / resized_long);
+      resized_long = resize.max_size;
+    }
+    if (width <= height) return {resized_short, resized_long};
+    return {resized_long, resized_short};
   }
   if (resize.width > 0 && resize.height > 0) return {resize.width, resize.height};
   return {width, height};

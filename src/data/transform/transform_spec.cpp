@@ -619,11 +619,12 @@ class ChainBuilder {
 
   void random_resized_crop(const Call& call) {
     claim_geometry(call);
-    const auto args = bind(call, {"size", "scale", "ratio"});
+    const auto args = bind(call, {"size", "scale", "ratio", "interpolation", "antialias"});
     if (!args[0]) {
       throw UsageError(fmt::format(
           "RandomResizedCrop needs a size, e.g. RandomResizedCrop(224) (got '{}')", call.text));
     }
+    check_resampling(call, args[3], args[4]);
     const auto [h, w] = to_size_pair(call, "size", *args[0]);
     spec_.geometry = Geometry::kRandomResizedCrop;
     spec_.out_height = h;
@@ -644,21 +645,54 @@ class ChainBuilder {
     }
   }
 
-  // torchvision's Resize(size): an int (or (size,)) for the shorter side, (height, width) for
-  // exactly that size.
+  // torchvision's Resize(size, interpolation, max_size, antialias): an int (or (size,)) for
+  // the shorter side, (height, width) for exactly that size.
   void resize(const Call& call) {
-    const auto args = bind(call, {"size"});
+    const auto args = bind(call, {"size", "interpolation", "max_size", "antialias"});
     if (!args[0]) {
       throw UsageError(fmt::format("Resize needs a size, e.g. Resize(256) or Resize((224, 224)) (got '{}')",
                                    call.text));
     }
+    check_resampling(call, args[1], args[3]);
     resize_by_ = call.text;
-    if (args[0]->kind == Value::Kind::kTuple && args[0]->items.size() != 1) {
+    const bool pair = args[0]->kind == Value::Kind::kTuple && args[0]->items.size() != 1;
+    if (pair) {
       const auto [h, w] = to_size_pair(call, "size", *args[0]);
       resize_.height = h;
       resize_.width = w;
     } else {
       resize_.shorter = to_size_pair(call, "size", *args[0])[0];
+    }
+    if (args[2] && !is_none(*args[2])) {
+      if (pair) {
+        throw UsageError(fmt::format("Resize max_size applies to an int size, the shorter side (got size {})",
+                                     args[0]->text));
+      }
+      resize_.max_size = to_int(call, "max_size", *args[2], resize_.shorter + 1, kMaxSize);
+    }
+  }
+
+  // stoker resamples one way, Pillow's antialiased bilinear filter (what torchvision does to a
+  // PIL image by default); the arguments that ask for it are accepted, others refused.
+  static void check_resampling(const Call& call, const Value* interpolation,
+                               const Value* antialias) {
+    if (interpolation) {
+      std::string word = interpolation->text;
+      if (const size_t dot = word.rfind('.'); dot != std::string::npos) word = word.substr(dot + 1);
+      // PIL's constant (Image.BILINEAR = 2) is what torchvision took before InterpolationMode.
+      const bool pil_bilinear = interpolation->kind == Value::Kind::kNumber && interpolation->number == 2;
+      if (!pil_bilinear && (interpolation->kind != Value::Kind::kWord || (word != "BILINEAR" && word != "bilinear"))) {
+        throw UsageError(fmt::format(
+            "{} interpolation must be bilinear (got '{}'): stoker resamples with Pillow's antialiased bilinear "
+            "filter only",
+            call.name, interpolation->text));
+      }
+    }
+    if (antialias && !is_none(*antialias) && !to_bool(call, "antialias", *antialias)) {
+      throw UsageError(fmt::format(
+          "{} antialias must be True or None (got '{}'): stoker always antialiases, as torchvision does on PIL "
+          "images",
+          call.name, antialias->text));
     }
   }
 
@@ -960,7 +994,8 @@ std::string TransformSpec::describe() const {
   std::vector<std::string> parts;
   // Resize((h, w)) keeps its pair even when square: Resize(224) would be the shorter side.
   if (resize.shorter > 0) {
-    parts.push_back(fmt::format("Resize({})", resize.shorter));
+    parts.push_back(resize.max_size > 0 ? fmt::format("Resize({}, max_size={})", resize.shorter, resize.max_size)
+                                        : fmt::format("Resize({})", resize.shorter));
   } else if (resize.enabled()) {
     parts.push_back(fmt::format("Resize(({}, {}))", resize.height, resize.width));
   }
@@ -1041,6 +1076,10 @@ void TransformSpec::validate() const {
   }
   if ((resize.width != 0 || resize.height != 0) && !(in_size_range(resize.width) && in_size_range(resize.height))) {
     throw UsageError(fmt::format("Resize size must be in 1..{} (got ({}, {}))", kMaxSize, resize.height, resize.width));
+  }
+  if (resize.max_size != 0 && !(resize.shorter > 0 && resize.max_size > resize.shorter && resize.max_size <= kMaxSize)) {
+    throw UsageError(fmt::format("Resize max_size must be in {}..{}, above the size (got {})", resize.shorter + 1,
+                                 kMaxSize, resize.max_size));
   }
   if (geometry == Geometry::kResizeCenterCrop && !resize.enabled()) {
     throw UsageError("Resize+CenterCrop needs a Resize size (got none)");

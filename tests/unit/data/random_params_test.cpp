@@ -274,6 +274,11 @@ TEST(DrawParamsTest, ResizedSizeIsTorchvisions) {
   EXPECT_EQ(resized_size(fixed, 500, 375), (std::array<int, 2>{40, 30}));
   EXPECT_EQ(resized_size(ResizeSpec{}, 500, 375), (std::array<int, 2>{500, 375}));
   EXPECT_EQ(resized_size(shorter, 0, 0), (std::array<int, 2>{0, 0}));
+  // max_size caps the longer side: 341 > 300, so 300 and int(300 * 256 / 341) = 225.
+  shorter.max_size = 300;
+  EXPECT_EQ(resized_size(shorter, 500, 375), (std::array<int, 2>{300, 225}));
+  EXPECT_EQ(resized_size(shorter, 375, 500), (std::array<int, 2>{225, 300}));
+  EXPECT_EQ(resized_size(shorter, 300, 300), (std::array<int, 2>{256, 256}));  // under the cap
 }
 
 // A Resize before RandomCrop: the window is drawn in the resized image (the same draws as a

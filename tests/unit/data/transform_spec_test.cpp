@@ -19,6 +19,7 @@ void expect_same_spec(const TransformSpec& a, const TransformSpec& b) {
   EXPECT_EQ(a.resize.shorter, b.resize.shorter);
   EXPECT_EQ(a.resize.width, b.resize.width);
   EXPECT_EQ(a.resize.height, b.resize.height);
+  EXPECT_EQ(a.resize.max_size, b.resize.max_size);
   if (a.geometry == Geometry::kRandomCrop) {
     EXPECT_EQ(a.pad.left, b.pad.left);
     EXPECT_EQ(a.pad.top, b.pad.top);
@@ -162,6 +163,26 @@ TEST(ParseTransformsTest, ParsesTorchvisionChains) {
          s->resize.width = 40;
          s->out_width = s->out_height = 32;
          s->pad.left = s->pad.top = s->pad.right = s->pad.bottom = 4;
+       }},
+      // torchvision's resampling arguments, where they ask for what stoker does.
+      {"Resize(256, interpolation=InterpolationMode.BILINEAR, antialias=True), CenterCrop(224)",
+       [](TransformSpec* s) {
+         s->geometry = Geometry::kResizeCenterCrop;
+         s->resize.shorter = 256;
+         s->out_width = s->out_height = 224;
+       }},
+      {"Resize(256, 2, None, None), RandomResizedCrop(224, interpolation=bilinear, antialias=None)",
+       [](TransformSpec* s) {
+         s->geometry = Geometry::kRandomResizedCrop;
+         s->resize.shorter = 256;
+         s->out_width = s->out_height = 224;
+       }},
+      {"Resize(256, max_size=320), RandomCrop(224)",
+       [](TransformSpec* s) {
+         s->geometry = Geometry::kRandomCrop;
+         s->resize.shorter = 256;
+         s->resize.max_size = 320;
+         s->out_width = s->out_height = 224;
        }},
       {"Resize(300), RandomResizedCrop(224)",
        [](TransformSpec* s) {
@@ -386,6 +407,7 @@ TEST(ParseTransformsTest, DescribeRoundTrips) {
       "Resize(256), RandomCrop(224), RandomHorizontalFlip()",
       "Resize((40, 40)), RandomCrop(32, padding=4, padding_mode=reflect), Normalize",
       "Resize(160), RandomResizedCrop(128, scale=(0.25, 1))",
+      "Resize(256, max_size=320), RandomCrop(224)",
   };
   for (const std::string& chain : chains) {
     SCOPED_TRACE(chain);
@@ -464,10 +486,18 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
       {"RandomResizedCrop(224, scale=0.5)", {"RandomResizedCrop scale must be a pair", "'0.5'"}},
       {"RandomResizedCrop(224, ratio=(2, 1))", {"RandomResizedCrop ratio", "(got (2, 1))"}},
       {"RandomResizedCrop(224, ratio=(1.x, 2))", {"RandomResizedCrop ratio", "'1.x'"}},
-      {"RandomResizedCrop(224, interpolation=2)",
-       {"RandomResizedCrop has no argument 'interpolation'", "size, scale, ratio"}},
-      {"RandomResizedCrop(224, 224, 224, 224)",
-       {"RandomResizedCrop takes at most 3 positional arguments"}},
+      {"RandomResizedCrop(224, flip=True)",
+       {"RandomResizedCrop has no argument 'flip'", "size, scale, ratio, interpolation, antialias"}},
+      {"RandomResizedCrop(224, interpolation=3)",
+       {"RandomResizedCrop interpolation must be bilinear (got '3')", "antialiased bilinear filter only"}},
+      {"Resize(256, interpolation=InterpolationMode.BICUBIC), CenterCrop(224)",
+       {"Resize interpolation must be bilinear (got 'InterpolationMode.BICUBIC')"}},
+      {"Resize(256, antialias=False), CenterCrop(224)",
+       {"Resize antialias must be True or None (got 'False')", "always antialiases"}},
+      {"Resize((256, 256), max_size=300)", {"Resize max_size applies to an int size", "(256, 256)"}},
+      {"Resize(256, max_size=256), CenterCrop(224)", {"Resize max_size must be a whole number in 257..8192", "256"}},
+      {"RandomResizedCrop(224, 224, 224, 224, 224, 224)",
+       {"RandomResizedCrop takes at most 5 positional arguments"}},
       {"RandomResizedCrop(224, size=192)",
        {"RandomResizedCrop got more than one value for argument 'size'"}},
       {"RandomResizedCrop(224), RandomResizedCrop(192)", {"RandomResizedCrop appears twice"}},
@@ -577,6 +607,13 @@ TEST(TransformSpecTest, ValidateNamesFieldValueAndRange) {
        "Resize size must be in 1..8192 (got (-1, 32))"},
       {"no resize", [](TransformSpec* s) { s->geometry = Geometry::kResizeCenterCrop; },
        "Resize+CenterCrop needs a Resize size (got none)"},
+      {"max_size",
+       [](TransformSpec* s) {
+         s->geometry = Geometry::kResizeCenterCrop;
+         s->resize.shorter = 256;
+         s->resize.max_size = 200;
+       },
+       "Resize max_size must be in 257..8192, above the size (got 200)"},
       {"none resized",
        [](TransformSpec* s) {
          s->geometry = Geometry::kNone;
