@@ -677,11 +677,9 @@ class ChainBuilder {
   static void check_resampling(const Call& call, const Value* interpolation,
                                const Value* antialias) {
     if (interpolation) {
-      std::string word = interpolation->text;
-      if (const size_t dot = word.rfind('.'); dot != std::string::npos) word = word.substr(dot + 1);
       // PIL's constant (Image.BILINEAR = 2) is what torchvision took before InterpolationMode.
       const bool pil_bilinear = interpolation->kind == Value::Kind::kNumber && interpolation->number == 2;
-      if (!pil_bilinear && (interpolation->kind != Value::Kind::kWord || (word != "BILINEAR" && word != "bilinear"))) {
+      if (!pil_bilinear && (interpolation->kind != Value::Kind::kWord || enum_word(*interpolation) != "bilinear")) {
         throw UsageError(fmt::format(
             "{} interpolation must be bilinear (got '{}'): stoker resamples with Pillow's antialiased bilinear "
             "filter only",
@@ -776,15 +774,21 @@ class ChainBuilder {
     return static_cast<int>(x);
   }
 
-  // A word out of `allowed` (InterpolationMode.BILINEAR and AutoAugmentPolicy.IMAGENET are
-  // read as bilinear and imagenet).
-  static std::string to_word(const Call& call, std::string_view param, const Value& v,
-                             std::initializer_list<std::string_view> allowed) {
+  // A word as a Python enum's member name, lower case: InterpolationMode.BILINEAR and
+  // AutoAugmentPolicy.IMAGENET are read as bilinear and imagenet.
+  static std::string enum_word(const Value& v) {
     std::string word = v.text;
     if (const size_t dot = word.rfind('.'); v.kind == Value::Kind::kWord && dot != std::string::npos) {
       word = word.substr(dot + 1);
     }
     std::transform(word.begin(), word.end(), word.begin(), [](unsigned char c) { return std::tolower(c); });
+    return word;
+  }
+
+  // A word out of `allowed`, read by enum_word.
+  static std::string to_word(const Call& call, std::string_view param, const Value& v,
+                             std::initializer_list<std::string_view> allowed) {
+    const std::string word = enum_word(v);
     for (const std::string_view a : allowed) {
       if (v.kind == Value::Kind::kWord && word == a) return word;
     }
