@@ -30,7 +30,8 @@ namespace {
 
 // argv: folder. cases.txt, a line per case: channels W H; the Resize (- | S n | M n max_size |
 // F h w); the crop (none | center th tw | random th tw l t r b needed f0 f1 f2 mode i j); the
-// flip. image<k>.bin: the case's interleaved pixels. out.bin: every result, one after another.
+// horizontal flip, the vertical flip, RandomGrayscale (0 or 1 each). image<k>.bin: the case's
+// interleaved pixels. out.bin: every result, one after another.
 constexpr const char* kScript = R"PY(
 import sys
 import numpy as np
@@ -66,8 +67,12 @@ with open(folder + "/out.bin", "wb") as out:
             T.RandomCrop.get_params = staticmethod(get_params)
             padding = [l, t, r, b] if l or t or r or b else None
             img = T.RandomCrop((th, tw), padding, bool(needed), fill[0] if ch == 1 else tuple(fill), mode)(img)
-        if int(f[-1]):
+        if int(f[-3]):
             img = F.hflip(img)
+        if int(f[-2]):
+            img = F.vflip(img)
+        if int(f[-1]) and ch == 3:
+            img = F.rgb_to_grayscale(img, num_output_channels=3)
         out.write(np.asarray(img).tobytes())
 )PY";
 
@@ -119,7 +124,7 @@ std::string case_line(const Case& c, const TransformSpec& spec, const SamplePara
   } else {
     line << "center " << spec.out_height << ' ' << spec.out_width;
   }
-  line << ' ' << params.flip << '\n';
+  line << ' ' << params.flip << ' ' << params.vflip << ' ' << params.grayscale << '\n';
   return line.str();
 }
 
@@ -165,6 +170,9 @@ std::vector<Case> crop_cases() {
   std::vector<Case> all;
   for (uint64_t seed = 0; seed < 12; ++seed) {  // CIFAR's recipe, offsets all over
     all.push_back({3, 32, 32, "RandomCrop(32, padding=4), RandomHorizontalFlip()", seed});
+  }
+  for (uint64_t seed = 0; seed < 4; ++seed) {  // both flips, drawn
+    all.push_back({3, 20, 14, "RandomCrop(16, padding=2), RandomHorizontalFlip(), RandomVerticalFlip()", seed});
   }
   for (const char* mode : {"constant", "edge", "reflect", "symmetric"}) {
     const std::string m = mode;
@@ -213,6 +221,9 @@ std::vector<Case> resize_cases() {
   }
   all.push_back({3, 64, 48, "Resize((30, 30)), RandomCrop(32, pad_if_needed=True, fill=(1, 2, 3))", 2});
   all.push_back({1, 40, 40, "Resize((20, 24)), RandomCrop(16, padding=(2, 1)), Grayscale", 4});
+  // RandomGrayscale: PIL's convert("L") in fixed point, stoker's in float.
+  all.push_back({3, 50, 37, "Resize(24), RandomCrop(20), RandomGrayscale(1)", 1});
+  all.push_back({3, 61, 45, "Resize((20, 24)), RandomVerticalFlip(1), RandomGrayscale(1)", 0});
   return all;
 }
 

@@ -2,9 +2,10 @@
 //
 // A TransformSpec is a fixed-order chain, the order torchvision pipelines use:
 //   geometry (RandomResizedCrop | Resize+CenterCrop | RandomCrop | CenterCrop 1:1 | none)
-//   -> RandomHorizontalFlip(p) -> [Grayscale]
+//   -> RandomHorizontalFlip(p) -> RandomVerticalFlip(p) -> [Grayscale]
 //   -> TrivialAugmentWide | RandAugment | AutoAugment | AugMix (torchvision's autoaugment.py)
-//   -> ColorJitter(b, c, s, h) -> Normalize(mean, std) -> RandomErasing(p, ...)
+//   -> ColorJitter(b, c, s, h) -> RandomGrayscale(p) -> Normalize(mean, std)
+//   -> RandomErasing(p, ...)
 //   -> output dtype (uint8 | float32 | float16) and layout (NCHW | NHWC).
 // Geometry is a crop of the source followed by a resample to the output size, fused into one
 // antialiased bilinear pass (Pillow's BILINEAR filter with support scaled by the reduction,
@@ -167,6 +168,8 @@ struct TransformSpec {
   double ratio_min = 3.0 / 4.0, ratio_max = 4.0 / 3.0;  // kRandomResizedCrop: aspect range
   PadSpec pad;                                          // kRandomCrop
   double flip_p = 0.0;                                  // RandomHorizontalFlip probability
+  double vflip_p = 0.0;                                 // RandomVerticalFlip probability
+  double grayscale_p = 0.0;  // RandomGrayscale probability: L in all three channels
   AutoAugmentSpec auto_augment;
   ColorJitterSpec jitter;
   bool normalize = false;
@@ -272,6 +275,8 @@ struct SampleParams {
   // padding needs the whole image resized first.
   bool copy = false;
   int resized_width = 0, resized_height = 0;
+  bool vflip = false;      // RandomVerticalFlip
+  bool grayscale = false;  // RandomGrayscale
   bool flip = false;
   // ColorJitter: factors and the order they apply in (a permutation of 0..3 =
   // brightness, contrast, saturation, hue), as torchvision draws them.
@@ -301,8 +306,10 @@ struct SampleParams {
 // including RandomResizedCrop's 10 attempts and central-crop fallback, and RandomCrop's
 // top-then-left draw, skipped when the padded image is the crop's size). The order of draws
 // from `rng` is fixed (random_params.cpp documents it): crop, then flip (only if flip_p > 0),
-// then the automatic augmentation's (only if enabled), then jitter order and factors (only if
-// jitter is enabled), then RandomErasing's (only if p > 0). The last two need the output size.
+// then vertical flip (only if vflip_p > 0), then the automatic augmentation's (only if
+// enabled), then jitter order and factors (only if jitter is enabled), then RandomGrayscale
+// (only if grayscale_p > 0), then RandomErasing's (only if p > 0). Erasing and the automatic
+// augmentation need the output size.
 SampleParams draw_params(const TransformSpec& spec, int width, int height, SampleRng& rng);
 
 // The part of a width x height source that the transform resamples for `params`, in its

@@ -5,13 +5,15 @@
 //      then 2 bounded ints (top, left) for the accepted attempt; RandomCrop 2 bounded ints
 //      (top, left) unless the padded image is the crop's size; nothing for the others. After
 //      a Resize, both draw in the resized image's size.
-//   2. flip: one bernoulli(flip_p), only if flip_p > 0.
+//   2. flip: one bernoulli(flip_p), only if flip_p > 0; then one bernoulli(vflip_p), only if
+//      vflip_p > 0.
 //   3. the automatic augmentation, only if one is set (auto_augment.h lists its draws).
 //   4. ColorJitter, only if any component is enabled: a permutation of the four operations
 //      (Fisher-Yates: for i = 3..1, swap(order[i], order[below(i + 1)])), then one uniform per
 //      enabled component in the order brightness, contrast, saturation, hue, as torchvision's
 //      ColorJitter.get_params does (factors are drawn in fixed order, applied permuted).
-//   5. RandomErasing, only if p > 0 (random_erasing.h lists its draws).
+//   5. RandomGrayscale: one bernoulli(grayscale_p), only if grayscale_p > 0.
+//   6. RandomErasing, only if p > 0 (random_erasing.h lists its draws).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -201,6 +203,7 @@ SampleParams draw_params(const TransformSpec& spec, int width, int height, Sampl
   }
 
   if (spec.flip_p > 0) params.flip = rng.bernoulli(spec.flip_p);
+  if (spec.vflip_p > 0) params.vflip = rng.bernoulli(spec.vflip_p);
   draw_auto_augment(spec.auto_augment, spec.out_width, spec.out_height, rng, &params);
 
   const ColorJitterSpec& jitter = spec.jitter;
@@ -220,6 +223,7 @@ SampleParams draw_params(const TransformSpec& spec, int width, int height, Sampl
     }
     if (jitter.hue > 0) params.hue = rng.uniform(-jitter.hue, jitter.hue);
   }
+  if (spec.grayscale_p > 0) params.grayscale = rng.bernoulli(spec.grayscale_p);
   draw_random_erasing(spec.erasing, spec.out_width, spec.out_height, rng, &params);
   return params;
 }

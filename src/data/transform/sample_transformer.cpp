@@ -1,5 +1,6 @@
-// SampleTransformer::run: resample or the 1:1 padded crop (flip folded in) -> [grey] -> automatic augmentation
-// (on uint8 planes) -> ColorJitter -> write -> RandomErasing (on the output).
+// SampleTransformer::run: resample or the 1:1 padded crop (flip folded in) -> vertical flip ->
+// [grey] -> automatic augmentation (on uint8 planes) -> ColorJitter -> RandomGrayscale -> write
+// -> RandomErasing (on the output).
 //
 // The float image in between is kept in the output's layout, so that writing is one
 // contiguous pass: planes (CHW) for NCHW, interleaved (HWC) for NHWC. The writer computes
@@ -122,6 +123,32 @@ void to_grey(float* __restrict grey, const float* __restrict r, const float* __r
       n, [&](size_t i) { grey[i] = 0.299f * r[i] + 0.587f * g[i] + 0.114f * b[i]; });
 }
 
+// RandomVerticalFlip: the rows in reverse order, of each plane or of the interleaved image.
+void flip_rows(float* data, int width, int height, int channels, bool planar) {
+  const size_t row = static_cast<size_t>(width) * (planar ? 1 : channels);
+  const size_t plane = row * static_cast<size_t>(height);
+  for (int c = 0; c < (planar ? channels : 1); ++c) {
+    float* p = data + c * plane;
+    for (int y = 0; y < height / 2; ++y) {
+      std::swap_ranges(p + y * row, p + (y + 1) * row, p + (height - 1 - y) * row);
+    }
+  }
+}
+
+// RandomGrayscale: L (the weights of PIL's convert("L"), which torchvision uses) in all three
+// channels.
+void grey_in_rgb(float* data, float* scratch, size_t pixels, bool planar) {
+  if (planar) {
+    to_grey(scratch, data, data + pixels, data + 2 * pixels, pixels);
+    for (int c = 0; c < 3; ++c) std::copy_n(scratch, pixels, data + c * pixels);
+    return;
+  }
+  for (size_t i = 0; i < pixels; ++i) {
+    float* px = data + 3 * i;
+    px[0] = px[1] = px[2] = 0.299f * px[0] + 0.587f * px[1] + 0.114f * px[2];
+  }
+}
+
 // The automatic augmentation works on uint8 planes, as torchvision's on a uint8 image:
 // round the float image into planes[0], apply each step, and put the result back.
 void auto_augment(float* data, size_t pixels, int channels, bool planar, int width, int height,
@@ -204,6 +231,8 @@ void SampleTransformer::run(void* out, const Image& image, const CropRect& crop,
     resample_region(&resized_, &scratch_, image, crop, width, height, options);
   }
 
+  if (params.vflip) flip_rows(resized_.data(), width, height, image.channels(), planar);
+
   // The decoder produces the spec's channels; anything else is adapted rather than trusted
   // (on planes): extra planes (alpha) ignored, RGB turned grey, grey replicated when written.
   const size_t pixels = static_cast<size_t>(width) * height;
@@ -221,6 +250,10 @@ void SampleTransformer::run(void* out, const Image& image, const CropRect& crop,
     auto_augment(data, pixels, channels, planar, width, height, params, spec, planes_, &mix_);
   }
   if (spec.jitter.enabled()) apply_color_jitter(data, pixels, channels, planar, params);
+  if (params.grayscale && channels == 3) {
+    if (scratch_.size() < pixels) scratch_.resize(pixels);
+    grey_in_rgb(data, scratch_.data(), pixels, planar);
+  }
 
   switch (spec.dtype) {
     case DType::kFloat32:

@@ -38,11 +38,12 @@ constexpr double kDefaultRatioMax = 4.0 / 3.0;
 constexpr std::string_view kMiddleDot = "\xC2\xB7";  // U+00B7
 constexpr std::string_view kArrow = "\xE2\x86\x92";  // U+2192
 
-constexpr std::array<std::string_view, 20> kKnownNames{"RandomResizedCrop",
+constexpr std::array<std::string_view, 22> kKnownNames{"RandomResizedCrop",
                                                        "RandomCrop",
                                                        "Resize",
                                                        "CenterCrop",
                                                        "RandomHorizontalFlip",
+                                                       "RandomVerticalFlip",
                                                        "TrivialAugmentWide",
                                                        "RandAugment",
                                                        "AutoAugment",
@@ -51,6 +52,7 @@ constexpr std::array<std::string_view, 20> kKnownNames{"RandomResizedCrop",
                                                        "RandomErasing",
                                                        "Normalize",
                                                        "Grayscale",
+                                                       "RandomGrayscale",
                                                        "ToUint8",
                                                        "Float16",
                                                        "Float32",
@@ -528,6 +530,12 @@ class ChainBuilder {
     } else if (n == "RandomHorizontalFlip") {
       const auto args = bind(call, {"p"});
       spec_.flip_p = args[0] ? to_number(call, "p", *args[0]) : 0.5;
+    } else if (n == "RandomVerticalFlip") {
+      const auto args = bind(call, {"p"});
+      spec_.vflip_p = args[0] ? to_number(call, "p", *args[0]) : 0.5;
+    } else if (n == "RandomGrayscale") {
+      const auto args = bind(call, {"p"});
+      spec_.grayscale_p = args[0] ? to_number(call, "p", *args[0]) : 0.1;
     } else if (n == "TrivialAugmentWide" || n == "RandAugment" || n == "AutoAugment" || n == "AugMix") {
       auto_augment(call);
     } else if (n == "RandomErasing") {
@@ -988,6 +996,8 @@ TransformSpec eval_transform(const TransformSpec& train) {
     eval.ratio_max = kDefaultRatioMax;
   }
   eval.flip_p = 0;
+  eval.vflip_p = 0;
+  eval.grayscale_p = 0;
   eval.auto_augment = AutoAugmentSpec{};
   eval.jitter = ColorJitterSpec{};
   eval.erasing = RandomErasingSpec{};
@@ -1031,6 +1041,7 @@ std::string TransformSpec::describe() const {
   }
   if (standardize) parts.emplace_back("Standardize");
   if (flip_p > 0) parts.push_back(fmt::format("RandomHorizontalFlip({})", flip_p));
+  if (vflip_p > 0) parts.push_back(fmt::format("RandomVerticalFlip({})", vflip_p));
   if (auto_augment.enabled()) parts.push_back(auto_augment_text(auto_augment));
   if (jitter.enabled()) {
     std::string args;
@@ -1045,6 +1056,7 @@ std::string TransformSpec::describe() const {
     }
     parts.push_back("ColorJitter(" + args + ")");
   }
+  if (grayscale_p > 0) parts.push_back(fmt::format("RandomGrayscale({})", grayscale_p));
   if (channels == 1 && features == 0) parts.emplace_back("Grayscale");
   if (normalize) {
     if (mean == kImagenetMean && std == kImagenetStd) {
@@ -1116,8 +1128,10 @@ void TransformSpec::validate() const {
                       ratio_min, ratio_max));
     }
   }
-  if (!(flip_p >= 0 && flip_p <= 1)) {
-    throw UsageError(fmt::format("RandomHorizontalFlip p must be in [0, 1] (got {})", flip_p));
+  for (const auto& [name, p] : {std::pair<const char*, double>{"RandomHorizontalFlip", flip_p},
+                                 {"RandomVerticalFlip", vflip_p},
+                                 {"RandomGrayscale", grayscale_p}}) {
+    if (!(p >= 0 && p <= 1)) throw UsageError(fmt::format("{} p must be in [0, 1] (got {})", name, p));
   }
   const std::array<std::pair<const char*, double>, 3> factors{{{"brightness", jitter.brightness},
                                                                {"contrast", jitter.contrast},
@@ -1203,6 +1217,8 @@ void TransformSpec::validate_features() const {
   if (!standardize && features == 0) return;
   const char* image_step = geometry != Geometry::kNone ? geometry_name(geometry)
                            : flip_p > 0                 ? "RandomHorizontalFlip"
+                           : vflip_p > 0                ? "RandomVerticalFlip"
+                           : grayscale_p > 0            ? "RandomGrayscale"
                            : auto_augment.enabled()     ? to_string(auto_augment.kind)
                            : jitter.enabled()           ? "ColorJitter"
                            : normalize                  ? "Normalize"

@@ -377,6 +377,32 @@ TEST(DrawParamsTest, DrawsOnlyWhatIsEnabled) {
   SampleRng expected(3, 0, 0);
   expected.next_u64();
   EXPECT_EQ(one_draw.next_u64(), expected.next_u64()) << "one draw for the flip";
+
+  // RandomVerticalFlip and RandomGrayscale: one draw each, only when asked for.
+  spec.flip_p = 0;
+  spec.vflip_p = 1;
+  spec.grayscale_p = 1;
+  SampleRng two_draws(3, 0, 0);
+  const SampleParams q = draw_params(spec, 320, 200, two_draws);
+  EXPECT_TRUE(q.vflip);
+  EXPECT_TRUE(q.grayscale);
+  EXPECT_FALSE(q.flip);
+  SampleRng after_two(3, 0, 0);
+  after_two.next_u64();
+  after_two.next_u64();
+  EXPECT_EQ(two_draws.next_u64(), after_two.next_u64()) << "one draw each";
+  spec.vflip_p = spec.grayscale_p = 0.5;
+  int vflips = 0, greys = 0;
+  for (uint64_t i = 0; i < 400; ++i) {
+    SampleRng r(5, 0, i);
+    const SampleParams drawn = draw_params(spec, 320, 200, r);
+    vflips += drawn.vflip;
+    greys += drawn.grayscale;
+  }
+  EXPECT_GT(vflips, 150);
+  EXPECT_LT(vflips, 250);
+  EXPECT_GT(greys, 150);
+  EXPECT_LT(greys, 250);
 }
 
 TEST(DrawParamsTest, FlipAndJitterRanges) {

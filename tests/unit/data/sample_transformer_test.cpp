@@ -149,6 +149,40 @@ TEST(SampleTransformerTest, GreyAndRgbAdaptToTheSpec) {
   }
 }
 
+// RandomVerticalFlip reverses the rows and RandomGrayscale puts L in all three channels, in
+// either layout; both compose with the horizontal flip.
+TEST(SampleTransformerTest, VerticalFlipAndRandomGrayscale) {
+  const DecodedImage colour = decoded_image(3);
+  SampleTransformer transformer;
+  for (const Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
+    SCOPED_TRACE(layout == Layout::kNCHW ? "NCHW" : "NHWC");
+    const TransformSpec spec = identity_spec(DType::kFloat32, layout);
+    SampleParams params;
+    params.copy = true;  // none, as draw_params sets it
+    params.crop = {0, 0, kW, kH};
+    params.vflip = true;
+    params.flip = true;
+    std::vector<uint8_t> out(spec.sample_bytes());
+    transformer.run(out.data(), colour, params, spec);
+    for (int y = 0; y < kH; ++y) {
+      for (int x = 0; x < kW; ++x) {
+        for (int c = 0; c < 3; ++c) {
+          EXPECT_FLOAT_EQ(element(out, spec, c, y, x), pixel(kW - 1 - x, kH - 1 - y, c) / 255.0f);
+        }
+      }
+    }
+    params.vflip = params.flip = false;
+    params.grayscale = true;
+    transformer.run(out.data(), colour, params, spec);
+    for (int y = 0; y < kH; ++y) {
+      for (int x = 0; x < kW; ++x) {
+        const float l = 0.299f * pixel(x, y, 0) + 0.587f * pixel(x, y, 1) + 0.114f * pixel(x, y, 2);
+        for (int c = 0; c < 3; ++c) EXPECT_NEAR(element(out, spec, c, y, x), l / 255, 1e-6);
+      }
+    }
+  }
+}
+
 TEST(SampleTransformerTest, ResamplesTheDecodedCropAndJitters) {
   // A decoded window whose crop is a fractional sub-rectangle (as after DCT scaling).
   DecodedImage decoded;

@@ -36,6 +36,8 @@ void expect_same_spec(const TransformSpec& a, const TransformSpec& b) {
     EXPECT_EQ(a.ratio_max, b.ratio_max);
   }
   EXPECT_EQ(a.flip_p, b.flip_p);
+  EXPECT_EQ(a.vflip_p, b.vflip_p);
+  EXPECT_EQ(a.grayscale_p, b.grayscale_p);
   EXPECT_EQ(a.jitter.brightness, b.jitter.brightness);
   EXPECT_EQ(a.jitter.contrast, b.jitter.contrast);
   EXPECT_EQ(a.jitter.saturation, b.jitter.saturation);
@@ -194,6 +196,10 @@ TEST(ParseTransformsTest, ParsesTorchvisionChains) {
       {"RandomHorizontalFlip()", [](TransformSpec* s) { s->flip_p = 0.5; }},
       {"RandomHorizontalFlip(p=0.25)", [](TransformSpec* s) { s->flip_p = 0.25; }},
       {"RandomHorizontalFlip(1)", [](TransformSpec* s) { s->flip_p = 1; }},
+      {"RandomVerticalFlip", [](TransformSpec* s) { s->vflip_p = 0.5; }},
+      {"RandomVerticalFlip(p=0.2)", [](TransformSpec* s) { s->vflip_p = 0.2; }},
+      {"RandomGrayscale", [](TransformSpec* s) { s->grayscale_p = 0.1; }},  // torchvision's default
+      {"RandomGrayscale(0.25)", [](TransformSpec* s) { s->grayscale_p = 0.25; }},
       {"ColorJitter(0.4, 0.3, 0.2, 0.1)",
        [](TransformSpec* s) {
          s->jitter = {0.4, 0.3, 0.2, 0.1};
@@ -408,6 +414,8 @@ TEST(ParseTransformsTest, DescribeRoundTrips) {
       "Resize((40, 40)), RandomCrop(32, padding=4, padding_mode=reflect), Normalize",
       "Resize(160), RandomResizedCrop(128, scale=(0.25, 1))",
       "Resize(256, max_size=320), RandomCrop(224)",
+      "RandomResizedCrop(96), RandomHorizontalFlip(), RandomVerticalFlip(0.3), ColorJitter(0.4, 0.4, 0.4), "
+      "RandomGrayscale(0.2), Normalize",
   };
   for (const std::string& chain : chains) {
     SCOPED_TRACE(chain);
@@ -442,6 +450,7 @@ TEST(EvalTransformTest, RandomPartsBecomeTheirDeterministicCounterparts) {
     EXPECT_EQ(eval(chain), parse_transforms(chain).describe()) << chain;
   }
   EXPECT_EQ(eval("none, RandomHorizontalFlip(1), ColorJitter(hue=0.2)"), "none \u2192 float32 NCHW");
+  EXPECT_EQ(eval("none, RandomVerticalFlip(), RandomGrayscale(0.5)"), "none \u2192 float32 NCHW");
   // CIFAR's recipe: RandomCrop(32, padding=4) trains, the 32 x 32 image itself evaluates.
   EXPECT_EQ(eval("RandomCrop(32, padding=4, padding_mode=reflect), RandomHorizontalFlip(), Normalize"),
             "CenterCrop(32, resize=False) \u00b7 Normalize \u2192 float32 NCHW");
@@ -465,9 +474,9 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
   const std::vector<Case> cases = {
       {"RandomCutout(224)",
        {"unknown transform 'RandomCutout'",
-        "(known: RandomResizedCrop, RandomCrop, Resize, CenterCrop, RandomHorizontalFlip, TrivialAugmentWide, RandAugment, "
-        "AutoAugment, AugMix, ColorJitter, RandomErasing, Normalize, Grayscale, ToUint8, Float16, Float32, NCHW, NHWC, none, "
-        "Standardize)"}},
+        "(known: RandomResizedCrop, RandomCrop, Resize, CenterCrop, RandomHorizontalFlip, RandomVerticalFlip, "
+        "TrivialAugmentWide, RandAugment, AutoAugment, AugMix, ColorJitter, RandomErasing, Normalize, Grayscale, "
+        "RandomGrayscale, ToUint8, Float16, Float32, NCHW, NHWC, none, Standardize)"}},
       {"Normalise", {"unknown transform 'Normalise'", "did you mean 'Normalize'?"}},
       {"randomresizedcrop(224)", {"'randomresizedcrop'", "did you mean 'RandomResizedCrop'?"}},
       {"ToTensor", {"unknown transform 'ToTensor'", "float32 NCHW"}},
@@ -514,6 +523,9 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
       {"RandomHorizontalFlip(1.5)", {"RandomHorizontalFlip p must be in [0, 1] (got 1.5)"}},
       {"RandomHorizontalFlip(p=yes)", {"RandomHorizontalFlip p must be a number", "'yes'"}},
       {"RandomHorizontalFlip(q=0.5)", {"RandomHorizontalFlip has no argument 'q'"}},
+      {"RandomVerticalFlip(2)", {"RandomVerticalFlip p must be in [0, 1] (got 2)"}},
+      {"RandomGrayscale(-0.1)", {"RandomGrayscale p must be in [0, 1] (got -0.1)"}},
+      {"RandomVerticalFlip, RandomVerticalFlip(1)", {"RandomVerticalFlip appears twice"}},
       {"ColorJitter(-0.1)", {"ColorJitter brightness must be >= 0 (got -0.1)"}},
       {"ColorJitter(contrast=-1)", {"ColorJitter contrast must be >= 0 (got -1)"}},
       {"ColorJitter(0, 0, -2)", {"ColorJitter saturation must be >= 0 (got -2)"}},
