@@ -59,6 +59,22 @@ std::vector<uint8_t> epoch_bytes(Loader& loader, int64_t epoch) {
   return out;
 }
 
+// Sample `index` of `epoch` as the loader should make it from a whole, full-resolution decode:
+// the same draws, the transform of that image. `params` gets the draws.
+std::vector<uint8_t> from_whole_decode(const Source& source, const LoaderOptions& o, int64_t epoch, uint64_t index,
+                                       SampleParams* params) {
+  SampleData data;
+  EXPECT_TRUE(source.read(index, &data).ok());
+  DecodedImage decoded;
+  EXPECT_TRUE(ImageDecoder().decode(data.bytes, DecodeRequest{}, &decoded).ok());
+  const int w = decoded.image.width(), h = decoded.image.height();
+  SampleRng rng(o.sampler.seed, static_cast<uint64_t>(epoch), index);
+  *params = draw_params(o.transform, w, h, rng);
+  std::vector<uint8_t> expected(o.transform.sample_bytes());
+  SampleTransformer().run(expected.data(), decoded.image, resampled_region(*params, w, h), *params, o.transform);
+  return expected;
+}
+
 TEST(DecodedCacheTest, LaterEpochsComeFromRamAndEqualAFreshDecode) {
   TempDir dir;
   const auto source = make_folder(dir);
@@ -122,8 +138,6 @@ TEST(DecodedCacheTest, WithoutACacheNothingIsKept) {
 TEST(DecodedCacheTest, RandomCropSamplesAreCropsOfTheWholeImageFromDiskOrCache) {
   TempDir dir;
   const auto source = make_folder(dir);
-  ImageDecoder decoder;
-  SampleTransformer transformer;
   for (const size_t budget : {size_t{0}, size_t{64} << 20}) {
     LoaderOptions o = options(2, budget);
     o.transform = parse_transforms(
@@ -136,14 +150,8 @@ TEST(DecodedCacheTest, RandomCropSamplesAreCropsOfTheWholeImageFromDiskOrCache) 
       while (Batch batch = loader.next()) {
         for (int k = 0; k < batch.size(); ++k) {
           const uint64_t index = batch.indices()[k];
-          SampleData data;
-          ASSERT_TRUE(source->read(index, &data).ok());
-          DecodedImage decoded;
-          ASSERT_TRUE(decoder.decode(data.bytes, DecodeRequest{}, &decoded).ok());
-          SampleRng rng(o.sampler.seed, static_cast<uint64_t>(epoch), index);
-          const SampleParams params = draw_params(o.transform, decoded.image.width(), decoded.image.height(), rng);
-          std::vector<uint8_t> expected(o.transform.sample_bytes());
-          transformer.run(expected.data(), decoded.image, params.crop, params, o.transform);
+          SampleParams params;
+          const std::vector<uint8_t> expected = from_whole_decode(*source, o, epoch, index, &params);
           const auto* got = static_cast<const uint8_t*>(batch.data()) + k * expected.size();
           ASSERT_EQ(std::vector<uint8_t>(got, got + expected.size()), expected)
               << "sample " << index << " epoch " << epoch << " cache " << budget;
@@ -172,8 +180,6 @@ TEST(DecodedCacheTest, ResizeThenRandomCropIsTheWholeDecodesCropFromDiskOrCache)
     dir.write(std::string(i % 2 ? "cats/" : "dogs/") + std::to_string(i) + ".jpg", encode_jpeg(image));
   }
   const std::shared_ptr<const Source> source = open_source(dir.str(), "train");
-  ImageDecoder decoder;
-  SampleTransformer transformer;
   for (const char* chain : {"Resize(160), RandomCrop(128, padding=16, padding_mode=reflect), RandomHorizontalFlip(), "
                             "ToUint8",
                             "Resize((120, 160)), RandomCrop(112), ToUint8"}) {
@@ -188,18 +194,9 @@ TEST(DecodedCacheTest, ResizeThenRandomCropIsTheWholeDecodesCropFromDiskOrCache)
         while (Batch batch = loader.next()) {
           for (int k = 0; k < batch.size(); ++k) {
             const uint64_t index = batch.indices()[k];
-            SampleData data;
-            ASSERT_TRUE(source->read(index, &data).ok());
-            DecodedImage decoded;
-            ASSERT_TRUE(decoder.decode(data.bytes, DecodeRequest{}, &decoded).ok());
-            SampleRng rng(o.sampler.seed, static_cast<uint64_t>(epoch), index);
-            const SampleParams params =
-                draw_params(o.transform, decoded.image.width(), decoded.image.height(), rng);
+            SampleParams params;
+            const std::vector<uint8_t> expected = from_whole_decode(*source, o, epoch, index, &params);
             (params.copy ? padded : boxes) += 1;
-            std::vector<uint8_t> expected(o.transform.sample_bytes());
-            transformer.run(expected.data(), decoded.image,
-                            resampled_region(params, decoded.image.width(), decoded.image.height()), params,
-                            o.transform);
             const auto* got = static_cast<const uint8_t*>(batch.data()) + k * expected.size();
             if (budget > 0) {
               ASSERT_EQ(std::vector<uint8_t>(got, got + expected.size()), expected) << "sample " << index;
