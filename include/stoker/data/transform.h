@@ -2,7 +2,7 @@
 //
 // A TransformSpec is a fixed-order chain, the order torchvision pipelines use:
 //   geometry (RandomResizedCrop | Resize+CenterCrop | RandomCrop | CenterCrop 1:1 | none)
-//   -> RandomHorizontalFlip(p) -> RandomVerticalFlip(p) -> [Grayscale]
+//   -> RandomHorizontalFlip(p) -> RandomVerticalFlip(p) -> [Grayscale] -> RandomRotation
 //   -> TrivialAugmentWide | RandAugment | AutoAugment | AugMix (torchvision's autoaugment.py)
 //   -> ColorJitter(b, c, s, h) -> RandomGrayscale(p) -> Normalize(mean, std)
 //   -> RandomErasing(p, ...)
@@ -147,6 +147,17 @@ struct AutoAugmentSpec {
   bool enabled() const { return kind != AutoAugmentKind::kNone; }
 };
 
+// torchvision's RandomRotation(degrees, interpolation, expand=False, center=None, fill=0) as
+// its tensor implementation does it (F.rotate: grid_sample about the centre, the fill blended
+// by the in-image mask, on the uint8 image), on the cropped output; expand and center are not
+// supported (the output has one size, the centre is the image's).
+struct RotationSpec {
+  double min_degrees = 0, max_degrees = 0;  // the angle is drawn uniformly in [min, max]
+  Interpolation interpolation = Interpolation::kNearest;
+  std::array<float, 3> fill{0, 0, 0};  // pixel values in [0, 255]
+  bool enabled() const { return min_degrees != 0 || max_degrees != 0; }
+};
+
 // torchvision's RandomErasing, after Normalize.
 struct RandomErasingSpec {
   double p = 0;  // probability per sample; 0 = off
@@ -170,6 +181,7 @@ struct TransformSpec {
   double flip_p = 0.0;                                  // RandomHorizontalFlip probability
   double vflip_p = 0.0;                                 // RandomVerticalFlip probability
   double grayscale_p = 0.0;  // RandomGrayscale probability: L in all three channels
+  RotationSpec rotation;
   AutoAugmentSpec auto_augment;
   ColorJitterSpec jitter;
   bool normalize = false;
@@ -277,6 +289,8 @@ struct SampleParams {
   int resized_width = 0, resized_height = 0;
   bool vflip = false;      // RandomVerticalFlip
   bool grayscale = false;  // RandomGrayscale
+  bool rotate = false;     // RandomRotation, by `angle` degrees (counter-clockwise)
+  float angle = 0;
   bool flip = false;
   // ColorJitter: factors and the order they apply in (a permutation of 0..3 =
   // brightness, contrast, saturation, hue), as torchvision draws them.
@@ -306,8 +320,8 @@ struct SampleParams {
 // including RandomResizedCrop's 10 attempts and central-crop fallback, and RandomCrop's
 // top-then-left draw, skipped when the padded image is the crop's size). The order of draws
 // from `rng` is fixed (random_params.cpp documents it): crop, then flip (only if flip_p > 0),
-// then vertical flip (only if vflip_p > 0), then the automatic augmentation's (only if
-// enabled), then jitter order and factors (only if jitter is enabled), then RandomGrayscale
+// then vertical flip (only if vflip_p > 0), then RandomRotation's angle (only if enabled),
+// then the automatic augmentation's (only if enabled), then jitter order and factors (only if jitter is enabled), then RandomGrayscale
 // (only if grayscale_p > 0), then RandomErasing's (only if p > 0). Erasing and the automatic
 // augmentation need the output size.
 SampleParams draw_params(const TransformSpec& spec, int width, int height, SampleRng& rng);

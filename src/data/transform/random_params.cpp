@@ -6,7 +6,7 @@
 //      (top, left) unless the padded image is the crop's size; nothing for the others. After
 //      a Resize, both draw in the resized image's size.
 //   2. flip: one bernoulli(flip_p), only if flip_p > 0; then one bernoulli(vflip_p), only if
-//      vflip_p > 0.
+//      vflip_p > 0; then RandomRotation's angle, one uniform in [min, max], only if enabled.
 //   3. the automatic augmentation, only if one is set (auto_augment.h lists its draws).
 //   4. ColorJitter, only if any component is enabled: a permutation of the four operations
 //      (Fisher-Yates: for i = 3..1, swap(order[i], order[below(i + 1)])), then one uniform per
@@ -204,6 +204,10 @@ SampleParams draw_params(const TransformSpec& spec, int width, int height, Sampl
 
   if (spec.flip_p > 0) params.flip = rng.bernoulli(spec.flip_p);
   if (spec.vflip_p > 0) params.vflip = rng.bernoulli(spec.vflip_p);
+  if (spec.rotation.enabled()) {
+    params.rotate = true;
+    params.angle = static_cast<float>(rng.uniform(spec.rotation.min_degrees, spec.rotation.max_degrees));
+  }
   draw_auto_augment(spec.auto_augment, spec.out_width, spec.out_height, rng, &params);
 
   const ColorJitterSpec& jitter = spec.jitter;

@@ -38,12 +38,13 @@ constexpr double kDefaultRatioMax = 4.0 / 3.0;
 constexpr std::string_view kMiddleDot = "\xC2\xB7";  // U+00B7
 constexpr std::string_view kArrow = "\xE2\x86\x92";  // U+2192
 
-constexpr std::array<std::string_view, 22> kKnownNames{"RandomResizedCrop",
+constexpr std::array<std::string_view, 23> kKnownNames{"RandomResizedCrop",
                                                        "RandomCrop",
                                                        "Resize",
                                                        "CenterCrop",
                                                        "RandomHorizontalFlip",
                                                        "RandomVerticalFlip",
+                                                       "RandomRotation",
                                                        "TrivialAugmentWide",
                                                        "RandAugment",
                                                        "AutoAugment",
@@ -533,6 +534,8 @@ class ChainBuilder {
     } else if (n == "RandomVerticalFlip") {
       const auto args = bind(call, {"p"});
       spec_.vflip_p = args[0] ? to_number(call, "p", *args[0]) : 0.5;
+    } else if (n == "RandomRotation") {
+      random_rotation(call);
     } else if (n == "RandomGrayscale") {
       const auto args = bind(call, {"p"});
       spec_.grayscale_p = args[0] ? to_number(call, "p", *args[0]) : 0.1;
@@ -857,6 +860,43 @@ class ChainBuilder {
     }
   }
 
+  // torchvision's RandomRotation(degrees, interpolation, expand, center, fill).
+  void random_rotation(const Call& call) {
+    const auto args = bind(call, {"degrees", "interpolation", "expand", "center", "fill"});
+    if (!args[0]) {
+      throw UsageError(fmt::format("RandomRotation needs degrees, e.g. RandomRotation(15) (got '{}')", call.text));
+    }
+    RotationSpec& r = spec_.rotation;
+    r = RotationSpec{};
+    if (args[0]->kind == Value::Kind::kTuple) {
+      const auto [lo, hi] = to_range(call, "degrees", *args[0]);
+      r.min_degrees = lo;
+      r.max_degrees = hi;
+    } else {
+      const double d = to_number(call, "degrees", *args[0]);
+      if (d < 0) {
+        throw UsageError(fmt::format(
+            "RandomRotation degrees must be >= 0 for a single number (got {}); give (min, max) for a range", d));
+      }
+      r.min_degrees = -d;
+      r.max_degrees = d;
+    }
+    if (args[1]) {
+      r.interpolation = to_word(call, "interpolation", *args[1], {"nearest", "bilinear"}) == "bilinear"
+                            ? Interpolation::kBilinear
+                            : Interpolation::kNearest;
+    }
+    if (args[2] && to_bool(call, "expand", *args[2])) {
+      throw UsageError("RandomRotation expand=True changes the image's size; stoker's samples have one size, so "
+                       "give expand=False (the default)");
+    }
+    if (args[3] && !is_none(*args[3])) {
+      throw UsageError(fmt::format("RandomRotation center must be None, the image's centre (got '{}')",
+                                   args[3]->text));
+    }
+    if (args[4] && !is_none(*args[4])) r.fill = to_channels(call, "fill", *args[4]);
+  }
+
   void random_erasing(const Call& call) {
     const auto args = bind(call, {"p", "scale", "ratio", "value"});
     RandomErasingSpec& e = spec_.erasing;
@@ -998,6 +1038,7 @@ TransformSpec eval_transform(const TransformSpec& train) {
   eval.flip_p = 0;
   eval.vflip_p = 0;
   eval.grayscale_p = 0;
+  eval.rotation = RotationSpec{};
   eval.auto_augment = AutoAugmentSpec{};
   eval.jitter = ColorJitterSpec{};
   eval.erasing = RandomErasingSpec{};
@@ -1042,6 +1083,14 @@ std::string TransformSpec::describe() const {
   if (standardize) parts.emplace_back("Standardize");
   if (flip_p > 0) parts.push_back(fmt::format("RandomHorizontalFlip({})", flip_p));
   if (vflip_p > 0) parts.push_back(fmt::format("RandomVerticalFlip({})", vflip_p));
+  if (rotation.enabled()) {
+    const RotationSpec& r = rotation;
+    std::string s = r.min_degrees == -r.max_degrees ? fmt::format("RandomRotation({}", r.max_degrees)
+                                                    : fmt::format("RandomRotation(({}, {})", r.min_degrees, r.max_degrees);
+    if (r.interpolation == Interpolation::kBilinear) s += ", interpolation=bilinear";
+    if (r.fill != std::array<float, 3>{0, 0, 0}) s += ", fill=" + triple_text(r.fill);
+    parts.push_back(s + ")");
+  }
   if (auto_augment.enabled()) parts.push_back(auto_augment_text(auto_augment));
   if (jitter.enabled()) {
     std::string args;
@@ -1126,6 +1175,16 @@ void TransformSpec::validate() const {
       throw UsageError(
           fmt::format("RandomResizedCrop ratio must satisfy 0 < min <= max (got ({}, {}))",
                       ratio_min, ratio_max));
+    }
+  }
+  if (!(std::isfinite(rotation.min_degrees) && std::isfinite(rotation.max_degrees) &&
+        rotation.min_degrees <= rotation.max_degrees)) {
+    throw UsageError(fmt::format("RandomRotation degrees must satisfy min <= max, both finite (got ({}, {}))",
+                                 rotation.min_degrees, rotation.max_degrees));
+  }
+  for (const float f : rotation.fill) {
+    if (!(f >= 0 && f <= 255)) {
+      throw UsageError(fmt::format("RandomRotation fill must be pixel values in [0, 255] (got {})", f));
     }
   }
   for (const auto& [name, p] : {std::pair<const char*, double>{"RandomHorizontalFlip", flip_p},
@@ -1218,6 +1277,7 @@ void TransformSpec::validate_features() const {
   const char* image_step = geometry != Geometry::kNone ? geometry_name(geometry)
                            : flip_p > 0                 ? "RandomHorizontalFlip"
                            : vflip_p > 0                ? "RandomVerticalFlip"
+                           : rotation.enabled()         ? "RandomRotation"
                            : grayscale_p > 0            ? "RandomGrayscale"
                            : auto_augment.enabled()     ? to_string(auto_augment.kind)
                            : jitter.enabled()           ? "ColorJitter"

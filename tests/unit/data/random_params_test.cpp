@@ -391,6 +391,25 @@ TEST(DrawParamsTest, DrawsOnlyWhatIsEnabled) {
   after_two.next_u64();
   after_two.next_u64();
   EXPECT_EQ(two_draws.next_u64(), after_two.next_u64()) << "one draw each";
+
+  // RandomRotation: one uniform in [min, max].
+  spec.vflip_p = spec.grayscale_p = 0;
+  spec.rotation.min_degrees = -10;
+  spec.rotation.max_degrees = 30;
+  float lowest = 90, highest = -90;
+  for (uint64_t i = 0; i < 400; ++i) {
+    SampleRng r(6, 0, i), same(6, 0, i);
+    const SampleParams drawn = draw_params(spec, 320, 200, r);
+    EXPECT_TRUE(drawn.rotate);
+    EXPECT_EQ(drawn.angle, static_cast<float>(same.uniform(-10, 30)));
+    EXPECT_EQ(r.next_u64(), same.next_u64()) << "one draw";
+    lowest = std::min(lowest, drawn.angle);
+    highest = std::max(highest, drawn.angle);
+  }
+  EXPECT_GE(lowest, -10);
+  EXPECT_LT(lowest, -8);
+  EXPECT_LE(highest, 30);
+  EXPECT_GT(highest, 28);
   spec.vflip_p = spec.grayscale_p = 0.5;
   int vflips = 0, greys = 0;
   for (uint64_t i = 0; i < 400; ++i) {

@@ -7,6 +7,7 @@
 #include <limits>
 #include <vector>
 
+#include "data/transform/auto_augment.h"
 #include "data/transform/half.h"
 #include "stoker/core/rng.h"
 #include "stoker/data/decode.h"
@@ -179,6 +180,50 @@ TEST(SampleTransformerTest, VerticalFlipAndRandomGrayscale) {
         const float l = 0.299f * pixel(x, y, 0) + 0.587f * pixel(x, y, 1) + 0.114f * pixel(x, y, 2);
         for (int c = 0; c < 3; ++c) EXPECT_NEAR(element(out, spec, c, y, x), l / 255, 1e-6);
       }
+    }
+  }
+}
+
+// RandomRotation is F.rotate on the uint8 image with its fill always given (0 by default), as
+// torchvision's RandomRotation calls it: the same as the warp run on the unrotated output.
+TEST(SampleTransformerTest, RandomRotationIsTheWarpOnTheUint8Image) {
+  const DecodedImage colour = decoded_image(3);
+  SampleTransformer transformer;
+  TransformSpec plain = identity_spec(DType::kUint8, Layout::kNCHW);
+  SampleParams params;
+  params.copy = true;  // none, as draw_params sets it
+  params.crop = {0, 0, kW, kH};
+  std::vector<uint8_t> unrotated(plain.sample_bytes());
+  transformer.run(unrotated.data(), colour, params, plain);
+
+  for (const Interpolation interpolation : {Interpolation::kNearest, Interpolation::kBilinear}) {
+    for (const std::array<float, 3> fill : {std::array<float, 3>{0, 0, 0}, std::array<float, 3>{10, 20, 30}}) {
+      TransformSpec spec = plain;
+      spec.rotation = {-40, 40, interpolation, fill};
+      params.rotate = true;
+      params.angle = 37;
+      std::vector<uint8_t> rotated(spec.sample_bytes());
+      transformer.run(rotated.data(), colour, params, spec);
+      AutoAugmentSpec warp;
+      warp.interpolation = interpolation;
+      warp.has_fill = true;
+      warp.fill = fill;
+      std::vector<uint8_t> expected = unrotated;
+      std::vector<uint8_t> scratch;
+      apply_augment_op(AugmentOp::kRotate, 37, warp, &expected, &scratch, kW, kH, 3);
+      EXPECT_EQ(rotated, expected);
+      EXPECT_NE(rotated, unrotated);
+    }
+  }
+  // Half a turn about the centre maps every pixel centre onto one: the image reversed.
+  TransformSpec spec = identity_spec(DType::kUint8, Layout::kNHWC);
+  spec.rotation = {-180, 180, Interpolation::kNearest, {0, 0, 0}};
+  params.angle = 180;
+  std::vector<uint8_t> out(spec.sample_bytes());
+  transformer.run(out.data(), colour, params, spec);
+  for (int y = 0; y < kH; ++y) {
+    for (int x = 0; x < kW; ++x) {
+      for (int c = 0; c < 3; ++c) EXPECT_EQ(out[(y * kW + x) * 3 + c], pixel(kW - 1 - x, kH - 1 - y, c));
     }
   }
 }

@@ -38,6 +38,10 @@ void expect_same_spec(const TransformSpec& a, const TransformSpec& b) {
   EXPECT_EQ(a.flip_p, b.flip_p);
   EXPECT_EQ(a.vflip_p, b.vflip_p);
   EXPECT_EQ(a.grayscale_p, b.grayscale_p);
+  EXPECT_EQ(a.rotation.min_degrees, b.rotation.min_degrees);
+  EXPECT_EQ(a.rotation.max_degrees, b.rotation.max_degrees);
+  EXPECT_EQ(a.rotation.interpolation, b.rotation.interpolation);
+  EXPECT_EQ(a.rotation.fill, b.rotation.fill);
   EXPECT_EQ(a.jitter.brightness, b.jitter.brightness);
   EXPECT_EQ(a.jitter.contrast, b.jitter.contrast);
   EXPECT_EQ(a.jitter.saturation, b.jitter.saturation);
@@ -199,6 +203,23 @@ TEST(ParseTransformsTest, ParsesTorchvisionChains) {
       {"RandomVerticalFlip", [](TransformSpec* s) { s->vflip_p = 0.5; }},
       {"RandomVerticalFlip(p=0.2)", [](TransformSpec* s) { s->vflip_p = 0.2; }},
       {"RandomGrayscale", [](TransformSpec* s) { s->grayscale_p = 0.1; }},  // torchvision's default
+      {"RandomRotation(15)",
+       [](TransformSpec* s) {
+         s->rotation.min_degrees = -15;
+         s->rotation.max_degrees = 15;
+       }},
+      {"RandomRotation(degrees=5, expand=False, center=None, fill=0)",
+       [](TransformSpec* s) {
+         s->rotation.min_degrees = -5;
+         s->rotation.max_degrees = 5;
+       }},
+      {"RandomRotation((-10, 30), interpolation=InterpolationMode.BILINEAR, fill=(1, 2, 3))",
+       [](TransformSpec* s) {
+         s->rotation.min_degrees = -10;
+         s->rotation.max_degrees = 30;
+         s->rotation.interpolation = Interpolation::kBilinear;
+         s->rotation.fill = {1, 2, 3};
+       }},
       {"RandomGrayscale(0.25)", [](TransformSpec* s) { s->grayscale_p = 0.25; }},
       {"ColorJitter(0.4, 0.3, 0.2, 0.1)",
        [](TransformSpec* s) {
@@ -416,6 +437,8 @@ TEST(ParseTransformsTest, DescribeRoundTrips) {
       "Resize(256, max_size=320), RandomCrop(224)",
       "RandomResizedCrop(96), RandomHorizontalFlip(), RandomVerticalFlip(0.3), ColorJitter(0.4, 0.4, 0.4), "
       "RandomGrayscale(0.2), Normalize",
+      "RandomCrop(32, padding=4), RandomRotation(15), Normalize",
+      "none, RandomRotation((0, 90), interpolation=bilinear, fill=(128, 128, 128))",
   };
   for (const std::string& chain : chains) {
     SCOPED_TRACE(chain);
@@ -450,7 +473,7 @@ TEST(EvalTransformTest, RandomPartsBecomeTheirDeterministicCounterparts) {
     EXPECT_EQ(eval(chain), parse_transforms(chain).describe()) << chain;
   }
   EXPECT_EQ(eval("none, RandomHorizontalFlip(1), ColorJitter(hue=0.2)"), "none \u2192 float32 NCHW");
-  EXPECT_EQ(eval("none, RandomVerticalFlip(), RandomGrayscale(0.5)"), "none \u2192 float32 NCHW");
+  EXPECT_EQ(eval("none, RandomVerticalFlip(), RandomGrayscale(0.5), RandomRotation(10)"), "none \u2192 float32 NCHW");
   // CIFAR's recipe: RandomCrop(32, padding=4) trains, the 32 x 32 image itself evaluates.
   EXPECT_EQ(eval("RandomCrop(32, padding=4, padding_mode=reflect), RandomHorizontalFlip(), Normalize"),
             "CenterCrop(32, resize=False) \u00b7 Normalize \u2192 float32 NCHW");
@@ -475,7 +498,7 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
       {"RandomCutout(224)",
        {"unknown transform 'RandomCutout'",
         "(known: RandomResizedCrop, RandomCrop, Resize, CenterCrop, RandomHorizontalFlip, RandomVerticalFlip, "
-        "TrivialAugmentWide, RandAugment, AutoAugment, AugMix, ColorJitter, RandomErasing, Normalize, Grayscale, "
+        "RandomRotation, TrivialAugmentWide, RandAugment, AutoAugment, AugMix, ColorJitter, RandomErasing, Normalize, Grayscale, "
         "RandomGrayscale, ToUint8, Float16, Float32, NCHW, NHWC, none, Standardize)"}},
       {"Normalise", {"unknown transform 'Normalise'", "did you mean 'Normalize'?"}},
       {"randomresizedcrop(224)", {"'randomresizedcrop'", "did you mean 'RandomResizedCrop'?"}},
@@ -526,6 +549,14 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
       {"RandomVerticalFlip(2)", {"RandomVerticalFlip p must be in [0, 1] (got 2)"}},
       {"RandomGrayscale(-0.1)", {"RandomGrayscale p must be in [0, 1] (got -0.1)"}},
       {"RandomVerticalFlip, RandomVerticalFlip(1)", {"RandomVerticalFlip appears twice"}},
+      {"RandomRotation", {"RandomRotation needs degrees", "RandomRotation(15)"}},
+      {"RandomRotation(-5)", {"RandomRotation degrees must be >= 0 for a single number (got -5)", "(min, max)"}},
+      {"RandomRotation((30, 10))", {"RandomRotation degrees must satisfy min <= max", "(30, 10)"}},
+      {"RandomRotation(10, expand=True)", {"RandomRotation expand=True changes the image's size"}},
+      {"RandomRotation(10, center=(1, 2))", {"RandomRotation center must be None", "(1, 2)"}},
+      {"RandomRotation(10, interpolation=bicubic)",
+       {"RandomRotation interpolation must be one of nearest, bilinear", "bicubic"}},
+      {"RandomRotation(10, fill=300)", {"RandomRotation fill must be pixel values in [0, 255]", "300"}},
       {"ColorJitter(-0.1)", {"ColorJitter brightness must be >= 0 (got -0.1)"}},
       {"ColorJitter(contrast=-1)", {"ColorJitter contrast must be >= 0 (got -1)"}},
       {"ColorJitter(0, 0, -2)", {"ColorJitter saturation must be >= 0 (got -2)"}},
