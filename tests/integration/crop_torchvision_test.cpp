@@ -5,8 +5,10 @@
 //   - RandomCrop and the 1:1 CenterCrop alone: padding, pad_if_needed, fill and the four
 //     padding modes are copies, not maths, so every byte must be equal.
 //   - After a Resize (n, (h, w), max_size), with CenterCrop or RandomCrop (its window inside
-//     the resized image, or reaching into the padding): Pillow rounds to uint8 after each of
-//     its two resampling passes and stoker once, so pixels may differ by a grey level.
+//     the resized image, or reaching into the padding), and RandomGrayscale and GaussianBlur:
+//     Pillow rounds to uint8 after each of its two resampling passes and stoker once, PIL's L
+//     is fixed point, torch's blur one 2-D convolution where stoker's is two passes, so pixels
+//     may differ by a grey level.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,8 +32,9 @@ namespace {
 
 // argv: folder. cases.txt, a line per case: channels W H; the Resize (- | S n | M n max_size |
 // F h w); the crop (none | center th tw | random th tw l t r b needed f0 f1 f2 mode i j); the
-// horizontal flip, the vertical flip, RandomGrayscale (0 or 1 each). image<k>.bin: the case's
-// interleaved pixels. out.bin: every result, one after another.
+// horizontal flip, the vertical flip, RandomGrayscale (0 or 1 each); GaussianBlur's kernel
+// (kx ky, 0 0 for none) and sigma. image<k>.bin: the case's interleaved pixels. out.bin: every
+// result, one after another.
 constexpr const char* kScript = R"PY(
 import sys
 import numpy as np
@@ -67,12 +70,15 @@ with open(folder + "/out.bin", "wb") as out:
             T.RandomCrop.get_params = staticmethod(get_params)
             padding = [l, t, r, b] if l or t or r or b else None
             img = T.RandomCrop((th, tw), padding, bool(needed), fill[0] if ch == 1 else tuple(fill), mode)(img)
-        if int(f[-3]):
+        hflip, vflip, gray, kx, ky = map(int, f[-6:-1])
+        if hflip:
             img = F.hflip(img)
-        if int(f[-2]):
+        if vflip:
             img = F.vflip(img)
-        if int(f[-1]) and ch == 3:
+        if gray and ch == 3:
             img = F.rgb_to_grayscale(img, num_output_channels=3)
+        if kx:
+            img = F.gaussian_blur(img, [kx, ky], [float(f[-1])] * 2)
         out.write(np.asarray(img).tobytes())
 )PY";
 
@@ -124,7 +130,10 @@ std::string case_line(const Case& c, const TransformSpec& spec, const SamplePara
   } else {
     line << "center " << spec.out_height << ' ' << spec.out_width;
   }
-  line << ' ' << params.flip << ' ' << params.vflip << ' ' << params.grayscale << '\n';
+  line << ' ' << params.flip << ' ' << params.vflip << ' ' << params.grayscale << ' ';
+  line.precision(9);  // the float sigma exactly
+  line << (params.blur_sigma > 0 ? spec.blur.kernel_w : 0) << ' ' << (params.blur_sigma > 0 ? spec.blur.kernel_h : 0)
+       << ' ' << params.blur_sigma << '\n';
   return line.str();
 }
 
@@ -224,10 +233,16 @@ std::vector<Case> resize_cases() {
   // RandomGrayscale: PIL's convert("L") in fixed point, stoker's in float.
   all.push_back({3, 50, 37, "Resize(24), RandomCrop(20), RandomGrayscale(1)", 1});
   all.push_back({3, 61, 45, "Resize((20, 24)), RandomVerticalFlip(1), RandomGrayscale(1)", 0});
+  // GaussianBlur: torchvision's kernel and reflect padding, in float, rounded once.
+  for (uint64_t seed = 0; seed < 3; ++seed) {
+    all.push_back({3, 30, 26, "CenterCrop(24, resize=False), GaussianBlur(5, sigma=(0.3, 2.5))", seed});
+  }
+  all.push_back({3, 37, 29, "Resize((20, 28)), GaussianBlur((7, 3), sigma=1.3)", 0});
+  all.push_back({1, 33, 33, "CenterCrop(21, resize=False), GaussianBlur(9), Grayscale", 1});
   return all;
 }
 
-TEST(CropTorchvisionTest, ResizeThenCropAgreesWithTorchvisionToAGreyLevel) {
+TEST(CropTorchvisionTest, ResamplingChainsAgreeWithTorchvisionToAGreyLevel) {
   if (const std::string missing = testing::torchvision_missing(); !missing.empty()) GTEST_SKIP() << missing;
   // Measured against torchvision 0.14 / Pillow 9.4: worst 1, mean 0.13 to 0.19 per case.
   constexpr int kWorst = 1;

@@ -4,7 +4,7 @@
 //   geometry (RandomResizedCrop | Resize+CenterCrop | RandomCrop | CenterCrop 1:1 | none)
 //   -> RandomHorizontalFlip(p) -> RandomVerticalFlip(p) -> [Grayscale] -> RandomRotation
 //   -> TrivialAugmentWide | RandAugment | AutoAugment | AugMix (torchvision's autoaugment.py)
-//   -> ColorJitter(b, c, s, h) -> RandomGrayscale(p) -> Normalize(mean, std)
+//   -> ColorJitter(b, c, s, h) -> RandomGrayscale(p) -> GaussianBlur(k, sigma) -> Normalize(mean, std)
 //   -> RandomErasing(p, ...)
 //   -> output dtype (uint8 | float32 | float16) and layout (NCHW | NHWC).
 // Geometry is a crop of the source followed by a resample to the output size, fused into one
@@ -158,6 +158,14 @@ struct RotationSpec {
   bool enabled() const { return min_degrees != 0 || max_degrees != 0; }
 };
 
+// torchvision's GaussianBlur(kernel_size, sigma): odd kernel sides, sigma drawn uniformly in
+// [sigma_min, sigma_max] per sample (data/transform/gaussian_blur.h).
+struct GaussianBlurSpec {
+  int kernel_w = 0, kernel_h = 0;  // 0: off
+  double sigma_min = 0.1, sigma_max = 2.0;
+  bool enabled() const { return kernel_w > 0 && kernel_h > 0; }
+};
+
 // torchvision's RandomErasing, after Normalize.
 struct RandomErasingSpec {
   double p = 0;  // probability per sample; 0 = off
@@ -182,6 +190,7 @@ struct TransformSpec {
   double vflip_p = 0.0;                                 // RandomVerticalFlip probability
   double grayscale_p = 0.0;  // RandomGrayscale probability: L in all three channels
   RotationSpec rotation;
+  GaussianBlurSpec blur;
   AutoAugmentSpec auto_augment;
   ColorJitterSpec jitter;
   bool normalize = false;
@@ -291,6 +300,7 @@ struct SampleParams {
   bool grayscale = false;  // RandomGrayscale
   bool rotate = false;     // RandomRotation, by `angle` degrees (counter-clockwise)
   float angle = 0;
+  float blur_sigma = 0;    // GaussianBlur's sigma; 0 when it is off
   bool flip = false;
   // ColorJitter: factors and the order they apply in (a permutation of 0..3 =
   // brightness, contrast, saturation, hue), as torchvision draws them.
@@ -321,8 +331,9 @@ struct SampleParams {
 // top-then-left draw, skipped when the padded image is the crop's size). The order of draws
 // from `rng` is fixed (random_params.cpp documents it): crop, then flip (only if flip_p > 0),
 // then vertical flip (only if vflip_p > 0), then RandomRotation's angle (only if enabled),
-// then the automatic augmentation's (only if enabled), then jitter order and factors (only if jitter is enabled), then RandomGrayscale
-// (only if grayscale_p > 0), then RandomErasing's (only if p > 0). Erasing and the automatic
+// then the automatic augmentation's (only if enabled), then jitter order and factors (only if
+// jitter is enabled), then RandomGrayscale (only if grayscale_p > 0), then GaussianBlur's sigma
+// (only if enabled), then RandomErasing's (only if p > 0). Erasing and the automatic
 // augmentation need the output size.
 SampleParams draw_params(const TransformSpec& spec, int width, int height, SampleRng& rng);
 

@@ -12,7 +12,8 @@
 //      (Fisher-Yates: for i = 3..1, swap(order[i], order[below(i + 1)])), then one uniform per
 //      enabled component in the order brightness, contrast, saturation, hue, as torchvision's
 //      ColorJitter.get_params does (factors are drawn in fixed order, applied permuted).
-//   5. RandomGrayscale: one bernoulli(grayscale_p), only if grayscale_p > 0.
+//   5. RandomGrayscale: one bernoulli(grayscale_p), only if grayscale_p > 0; then GaussianBlur's
+//      sigma, one uniform in [sigma_min, sigma_max], only if enabled.
 //   6. RandomErasing, only if p > 0 (random_erasing.h lists its draws).
 #include <algorithm>
 #include <cmath>
@@ -228,6 +229,9 @@ SampleParams draw_params(const TransformSpec& spec, int width, int height, Sampl
     if (jitter.hue > 0) params.hue = rng.uniform(-jitter.hue, jitter.hue);
   }
   if (spec.grayscale_p > 0) params.grayscale = rng.bernoulli(spec.grayscale_p);
+  if (spec.blur.enabled()) {
+    params.blur_sigma = static_cast<float>(rng.uniform(spec.blur.sigma_min, spec.blur.sigma_max));
+  }
   draw_random_erasing(spec.erasing, spec.out_width, spec.out_height, rng, &params);
   return params;
 }

@@ -1,6 +1,6 @@
 // SampleTransformer::run: resample or the 1:1 padded crop (flip folded in) -> vertical flip ->
 // [grey] -> RandomRotation and the automatic augmentation (on uint8 planes) -> ColorJitter ->
-// RandomGrayscale -> write -> RandomErasing (on the output).
+// RandomGrayscale -> GaussianBlur -> write -> RandomErasing (on the output).
 //
 // The float image in between is kept in the output's layout, so that writing is one
 // contiguous pass: planes (CHW) for NCHW, interleaved (HWC) for NHWC. The writer computes
@@ -12,6 +12,7 @@
 
 #include "data/transform/auto_augment.h"
 #include "data/transform/color_jitter.h"
+#include "data/transform/gaussian_blur.h"
 #include "data/transform/half.h"
 #include "data/transform/pad_crop.h"
 #include "data/transform/random_erasing.h"
@@ -262,6 +263,10 @@ void SampleTransformer::run(void* out, const Image& image, const CropRect& crop,
   if (params.grayscale && channels == 3) {
     if (scratch_.size() < pixels) scratch_.resize(pixels);
     grey_in_rgb(data, scratch_.data(), pixels, planar);
+  }
+  if (params.blur_sigma > 0) {
+    gaussian_blur(data, width, height, channels, planar, spec.blur.kernel_w, spec.blur.kernel_h, params.blur_sigma,
+                  &scratch_);
   }
 
   switch (spec.dtype) {

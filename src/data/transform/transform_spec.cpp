@@ -38,7 +38,7 @@ constexpr double kDefaultRatioMax = 4.0 / 3.0;
 constexpr std::string_view kMiddleDot = "\xC2\xB7";  // U+00B7
 constexpr std::string_view kArrow = "\xE2\x86\x92";  // U+2192
 
-constexpr std::array<std::string_view, 23> kKnownNames{"RandomResizedCrop",
+constexpr std::array<std::string_view, 24> kKnownNames{"RandomResizedCrop",
                                                        "RandomCrop",
                                                        "Resize",
                                                        "CenterCrop",
@@ -54,6 +54,7 @@ constexpr std::array<std::string_view, 23> kKnownNames{"RandomResizedCrop",
                                                        "Normalize",
                                                        "Grayscale",
                                                        "RandomGrayscale",
+                                                       "GaussianBlur",
                                                        "ToUint8",
                                                        "Float16",
                                                        "Float32",
@@ -534,6 +535,8 @@ class ChainBuilder {
     } else if (n == "RandomVerticalFlip") {
       const auto args = bind(call, {"p"});
       spec_.vflip_p = args[0] ? to_number(call, "p", *args[0]) : 0.5;
+    } else if (n == "GaussianBlur") {
+      gaussian_blur(call);
     } else if (n == "RandomRotation") {
       random_rotation(call);
     } else if (n == "RandomGrayscale") {
@@ -860,6 +863,30 @@ class ChainBuilder {
     }
   }
 
+  // torchvision's GaussianBlur(kernel_size, sigma=(0.1, 2.0)): an int or (kx, ky), odd; a
+  // sigma or (min, max).
+  void gaussian_blur(const Call& call) {
+    const auto args = bind(call, {"kernel_size", "sigma"});
+    if (!args[0]) {
+      throw UsageError(fmt::format("GaussianBlur needs a kernel_size, e.g. GaussianBlur(23) (got '{}')", call.text));
+    }
+    GaussianBlurSpec& b = spec_.blur;
+    b = GaussianBlurSpec{};
+    if (args[0]->kind == Value::Kind::kTuple && args[0]->items.size() == 2) {  // torchvision's (x, y)
+      b.kernel_w = to_int(call, "kernel_size", args[0]->items[0], 1, kMaxSize);
+      b.kernel_h = to_int(call, "kernel_size", args[0]->items[1], 1, kMaxSize);
+    } else {
+      b.kernel_w = b.kernel_h = to_size_pair(call, "kernel_size", *args[0])[0];
+    }
+    if (args[1] && args[1]->kind == Value::Kind::kTuple) {
+      const auto [lo, hi] = to_range(call, "sigma", *args[1]);
+      b.sigma_min = lo;
+      b.sigma_max = hi;
+    } else if (args[1]) {
+      b.sigma_min = b.sigma_max = to_number(call, "sigma", *args[1]);
+    }
+  }
+
   // torchvision's RandomRotation(degrees, interpolation, expand, center, fill).
   void random_rotation(const Call& call) {
     const auto args = bind(call, {"degrees", "interpolation", "expand", "center", "fill"});
@@ -1039,6 +1066,7 @@ TransformSpec eval_transform(const TransformSpec& train) {
   eval.vflip_p = 0;
   eval.grayscale_p = 0;
   eval.rotation = RotationSpec{};
+  eval.blur = GaussianBlurSpec{};
   eval.auto_augment = AutoAugmentSpec{};
   eval.jitter = ColorJitterSpec{};
   eval.erasing = RandomErasingSpec{};
@@ -1106,6 +1134,13 @@ std::string TransformSpec::describe() const {
     parts.push_back("ColorJitter(" + args + ")");
   }
   if (grayscale_p > 0) parts.push_back(fmt::format("RandomGrayscale({})", grayscale_p));
+  if (blur.enabled()) {
+    const std::string k = blur.kernel_w == blur.kernel_h ? fmt::format("{}", blur.kernel_w)
+                                                         : fmt::format("({}, {})", blur.kernel_w, blur.kernel_h);
+    const std::string sigma = blur.sigma_min == blur.sigma_max ? fmt::format("{}", blur.sigma_min)
+                                                               : fmt::format("({}, {})", blur.sigma_min, blur.sigma_max);
+    parts.push_back(fmt::format("GaussianBlur({}, sigma={})", k, sigma));
+  }
   if (channels == 1 && features == 0) parts.emplace_back("Grayscale");
   if (normalize) {
     if (mean == kImagenetMean && std == kImagenetStd) {
@@ -1181,6 +1216,17 @@ void TransformSpec::validate() const {
         rotation.min_degrees <= rotation.max_degrees)) {
     throw UsageError(fmt::format("RandomRotation degrees must satisfy min <= max, both finite (got ({}, {}))",
                                  rotation.min_degrees, rotation.max_degrees));
+  }
+  if (blur.kernel_w != 0 || blur.kernel_h != 0) {
+    for (const int k : {blur.kernel_w, blur.kernel_h}) {
+      if (k < 1 || k > kMaxSize || k % 2 == 0) {
+        throw UsageError(fmt::format("GaussianBlur kernel_size must be odd and positive, as torchvision's (got {})", k));
+      }
+    }
+    if (!(blur.sigma_min > 0 && blur.sigma_min <= blur.sigma_max && std::isfinite(blur.sigma_max))) {
+      throw UsageError(fmt::format("GaussianBlur sigma must satisfy 0 < min <= max (got ({}, {}))", blur.sigma_min,
+                                   blur.sigma_max));
+    }
   }
   for (const float f : rotation.fill) {
     if (!(f >= 0 && f <= 255)) {
@@ -1278,6 +1324,7 @@ void TransformSpec::validate_features() const {
                            : flip_p > 0                 ? "RandomHorizontalFlip"
                            : vflip_p > 0                ? "RandomVerticalFlip"
                            : rotation.enabled()         ? "RandomRotation"
+                           : blur.enabled()             ? "GaussianBlur"
                            : grayscale_p > 0            ? "RandomGrayscale"
                            : auto_augment.enabled()     ? to_string(auto_augment.kind)
                            : jitter.enabled()           ? "ColorJitter"

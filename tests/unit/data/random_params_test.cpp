@@ -408,6 +408,16 @@ TEST(DrawParamsTest, DrawsOnlyWhatIsEnabled) {
   }
   EXPECT_GE(lowest, -10);
   EXPECT_LT(lowest, -8);
+
+  // GaussianBlur: one uniform sigma in [min, max], drawn after RandomGrayscale's.
+  spec.rotation = RotationSpec{};
+  spec.blur.kernel_w = spec.blur.kernel_h = 5;
+  for (uint64_t i = 0; i < 50; ++i) {
+    SampleRng r(8, 0, i), same(8, 0, i);
+    const SampleParams drawn = draw_params(spec, 320, 200, r);
+    EXPECT_EQ(drawn.blur_sigma, static_cast<float>(same.uniform(0.1, 2.0)));
+    EXPECT_EQ(r.next_u64(), same.next_u64()) << "one draw";
+  }
   EXPECT_LE(highest, 30);
   EXPECT_GT(highest, 28);
   spec.vflip_p = spec.grayscale_p = 0.5;

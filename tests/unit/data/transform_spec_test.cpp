@@ -42,6 +42,12 @@ void expect_same_spec(const TransformSpec& a, const TransformSpec& b) {
   EXPECT_EQ(a.rotation.max_degrees, b.rotation.max_degrees);
   EXPECT_EQ(a.rotation.interpolation, b.rotation.interpolation);
   EXPECT_EQ(a.rotation.fill, b.rotation.fill);
+  EXPECT_EQ(a.blur.kernel_w, b.blur.kernel_w);
+  EXPECT_EQ(a.blur.kernel_h, b.blur.kernel_h);
+  if (a.blur.enabled()) {
+    EXPECT_EQ(a.blur.sigma_min, b.blur.sigma_min);
+    EXPECT_EQ(a.blur.sigma_max, b.blur.sigma_max);
+  }
   EXPECT_EQ(a.jitter.brightness, b.jitter.brightness);
   EXPECT_EQ(a.jitter.contrast, b.jitter.contrast);
   EXPECT_EQ(a.jitter.saturation, b.jitter.saturation);
@@ -203,6 +209,20 @@ TEST(ParseTransformsTest, ParsesTorchvisionChains) {
       {"RandomVerticalFlip", [](TransformSpec* s) { s->vflip_p = 0.5; }},
       {"RandomVerticalFlip(p=0.2)", [](TransformSpec* s) { s->vflip_p = 0.2; }},
       {"RandomGrayscale", [](TransformSpec* s) { s->grayscale_p = 0.1; }},  // torchvision's default
+      {"GaussianBlur(23)",  // torchvision's default sigma (0.1, 2.0)
+       [](TransformSpec* s) { s->blur.kernel_w = s->blur.kernel_h = 23; }},
+      {"GaussianBlur(kernel_size=(5, 3), sigma=(0.5, 1.5))",
+       [](TransformSpec* s) {
+         s->blur.kernel_w = 5;
+         s->blur.kernel_h = 3;
+         s->blur.sigma_min = 0.5;
+         s->blur.sigma_max = 1.5;
+       }},
+      {"GaussianBlur(3, 1)",
+       [](TransformSpec* s) {
+         s->blur.kernel_w = s->blur.kernel_h = 3;
+         s->blur.sigma_min = s->blur.sigma_max = 1;
+       }},
       {"RandomRotation(15)",
        [](TransformSpec* s) {
          s->rotation.min_degrees = -15;
@@ -439,6 +459,8 @@ TEST(ParseTransformsTest, DescribeRoundTrips) {
       "RandomGrayscale(0.2), Normalize",
       "RandomCrop(32, padding=4), RandomRotation(15), Normalize",
       "none, RandomRotation((0, 90), interpolation=bilinear, fill=(128, 128, 128))",
+      "RandomResizedCrop(96), RandomGrayscale(0.2), GaussianBlur(9, sigma=(0.1, 2)), Normalize",
+      "none, GaussianBlur((5, 3), sigma=0.7)",
   };
   for (const std::string& chain : chains) {
     SCOPED_TRACE(chain);
@@ -473,7 +495,8 @@ TEST(EvalTransformTest, RandomPartsBecomeTheirDeterministicCounterparts) {
     EXPECT_EQ(eval(chain), parse_transforms(chain).describe()) << chain;
   }
   EXPECT_EQ(eval("none, RandomHorizontalFlip(1), ColorJitter(hue=0.2)"), "none \u2192 float32 NCHW");
-  EXPECT_EQ(eval("none, RandomVerticalFlip(), RandomGrayscale(0.5), RandomRotation(10)"), "none \u2192 float32 NCHW");
+  EXPECT_EQ(eval("none, RandomVerticalFlip(), RandomGrayscale(0.5), RandomRotation(10), GaussianBlur(3)"),
+            "none \u2192 float32 NCHW");
   // CIFAR's recipe: RandomCrop(32, padding=4) trains, the 32 x 32 image itself evaluates.
   EXPECT_EQ(eval("RandomCrop(32, padding=4, padding_mode=reflect), RandomHorizontalFlip(), Normalize"),
             "CenterCrop(32, resize=False) \u00b7 Normalize \u2192 float32 NCHW");
@@ -499,7 +522,7 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
        {"unknown transform 'RandomCutout'",
         "(known: RandomResizedCrop, RandomCrop, Resize, CenterCrop, RandomHorizontalFlip, RandomVerticalFlip, "
         "RandomRotation, TrivialAugmentWide, RandAugment, AutoAugment, AugMix, ColorJitter, RandomErasing, Normalize, Grayscale, "
-        "RandomGrayscale, ToUint8, Float16, Float32, NCHW, NHWC, none, Standardize)"}},
+        "RandomGrayscale, GaussianBlur, ToUint8, Float16, Float32, NCHW, NHWC, none, Standardize)"}},
       {"Normalise", {"unknown transform 'Normalise'", "did you mean 'Normalize'?"}},
       {"randomresizedcrop(224)", {"'randomresizedcrop'", "did you mean 'RandomResizedCrop'?"}},
       {"ToTensor", {"unknown transform 'ToTensor'", "float32 NCHW"}},
@@ -550,6 +573,11 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
       {"RandomGrayscale(-0.1)", {"RandomGrayscale p must be in [0, 1] (got -0.1)"}},
       {"RandomVerticalFlip, RandomVerticalFlip(1)", {"RandomVerticalFlip appears twice"}},
       {"RandomRotation", {"RandomRotation needs degrees", "RandomRotation(15)"}},
+      {"GaussianBlur", {"GaussianBlur needs a kernel_size", "GaussianBlur(23)"}},
+      {"GaussianBlur(4)", {"GaussianBlur kernel_size must be odd and positive", "(got 4)"}},
+      {"GaussianBlur((3, 6))", {"GaussianBlur kernel_size must be odd and positive", "(got 6)"}},
+      {"GaussianBlur(3, sigma=(2, 1))", {"GaussianBlur sigma must satisfy 0 < min <= max", "(2, 1)"}},
+      {"GaussianBlur(3, sigma=0)", {"GaussianBlur sigma must satisfy 0 < min <= max", "(0, 0)"}},
       {"RandomRotation(-5)", {"RandomRotation degrees must be >= 0 for a single number (got -5)", "(min, max)"}},
       {"RandomRotation((30, 10))", {"RandomRotation degrees must satisfy min <= max", "(30, 10)"}},
       {"RandomRotation(10, expand=True)", {"RandomRotation expand=True changes the image's size"}},
