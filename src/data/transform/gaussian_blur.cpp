@@ -6,19 +6,11 @@
 #include <cstddef>
 #include <vector>
 
+#include "data/transform/pad_crop.h"
 #include "data/transform/simd.h"
 
 namespace stoker::data {
 namespace {
-
-// torch's "reflect" padding index (the edge not repeated), periodic for any distance.
-int reflect(int i, int n) {
-  if (n == 1) return 0;
-  const int period = 2 * (n - 1);
-  int r = i % period;
-  if (r < 0) r += period;
-  return r < n ? r : period - r;
-}
 
 // The horizontal pass: each row copied once with its reflected margins into `line`, then
 // out[i] = sum_t kernel[t] * line[i + t * step] over the row's floats (`step` per pixel: 1 for
@@ -33,7 +25,7 @@ void blur_rows(const float* in, float* out, int width, int height, int step, con
     const float* src = in + y * row;
     float* dst = out + y * row;
     for (int x = -half; x < width + half; ++x) {
-      std::copy_n(src + static_cast<size_t>(reflect(x, width)) * step, step, line->data() + (x + half) * step);
+      std::copy_n(src + static_cast<size_t>(reflect_index(x, width)) * step, step, line->data() + (x + half) * step);
     }
     std::fill_n(dst, row, 0.0f);
     for (size_t t = 0; t < kernel.size(); ++t) {
@@ -53,34 +45,41 @@ void blur_columns(const float* in, float* out, size_t row, int height, const std
     std::fill_n(dst, row, 0.0f);
     for (int t = 0; t < static_cast<int>(kernel.size()); ++t) {
       const float k = kernel[static_cast<size_t>(t)];
-      const float* from = in + static_cast<size_t>(reflect(y + t - half, height)) * row;
+      const float* from = in + static_cast<size_t>(reflect_index(y + t - half, height)) * row;
       simd::for_each_blocked(row, [&](size_t i) { dst[i] += k * from[i]; });
     }
   }
 }
 
-}  // namespace
-
-std::vector<float> gaussian_kernel(int size, float sigma) {
+// torchvision's _get_gaussian_kernel1d into `kernel` (grown, never shrunk in capacity).
+void fill_kernel(int size, float sigma, std::vector<float>* kernel) {
   // x = linspace(-(size - 1) / 2, (size - 1) / 2, size): whole numbers for an odd size.
   const float half = static_cast<float>(size - 1) * 0.5f;
-  std::vector<float> kernel(static_cast<size_t>(size));
+  kernel->resize(static_cast<size_t>(size));
   float sum = 0;
   for (int i = 0; i < size; ++i) {
     const float x = (-half + static_cast<float>(i)) / sigma;  // as torch: (x / sigma).pow(2)
-    kernel[static_cast<size_t>(i)] = std::exp(-0.5f * (x * x));
-    sum += kernel[static_cast<size_t>(i)];
+    (*kernel)[static_cast<size_t>(i)] = std::exp(-0.5f * (x * x));
+    sum += (*kernel)[static_cast<size_t>(i)];
   }
-  for (float& k : kernel) k /= sum;
+  for (float& k : *kernel) k /= sum;
+}
+
+}  // namespace
+
+std::vector<float> gaussian_kernel(int size, float sigma) {
+  std::vector<float> kernel;
+  fill_kernel(size, sigma, &kernel);
   return kernel;
 }
 
 void gaussian_blur(float* data, int width, int height, int channels, bool planar, int kernel_w,
                    int kernel_h, float sigma, std::vector<float>* scratch) {
-  const std::vector<float> kx = gaussian_kernel(kernel_w, sigma);
-  const std::vector<float> ky = gaussian_kernel(kernel_h, sigma);
+  // Per thread and grow-only, as the rest of a worker's scratch: no allocation once warm.
+  thread_local std::vector<float> kx, ky, line;
+  fill_kernel(kernel_w, sigma, &kx);
+  fill_kernel(kernel_h, sigma, &ky);
   const size_t pixels = static_cast<size_t>(width) * height;
-  thread_local std::vector<float> line;
   scratch->resize(pixels * channels);
   // A plane at a time, or the interleaved image as one plane of `channels` floats per pixel.
   const int planes = planar ? channels : 1;

@@ -3,8 +3,8 @@
 // kernel exp(-x^2 / (2 sigma^2)) over x = -k/2..k/2, normalised, applied with reflect padding
 // (the edge pixel not repeated); here separably, rows then columns, on the float image.
 //
-// Thread safety: safe to call from any threads at once (scratch is the caller's, the line
-// buffer per thread).
+// Thread safety: safe to call from any threads at once (scratch is the caller's, the kernels
+// and the line buffer per thread).
 #pragma once
 
 #include <cstddef>

@@ -20,13 +20,8 @@ int unpad(int x, int length, PaddingMode mode) {
       return -1;
     case PaddingMode::kEdge:
       return std::clamp(x, 0, length - 1);
-    case PaddingMode::kReflect: {
-      if (length == 1) return 0;
-      const int period = 2 * (length - 1);
-      int r = x % period;
-      if (r < 0) r += period;
-      return r < length ? r : period - r;
-    }
+    case PaddingMode::kReflect:
+      return reflect_index(x, length);
     case PaddingMode::kSymmetric: {
       const int period = 2 * length;
       int r = x % period;
@@ -38,6 +33,14 @@ int unpad(int x, int length, PaddingMode mode) {
 }
 
 }  // namespace
+
+int reflect_index(int i, int n) {
+  if (n == 1) return 0;
+  const int period = 2 * (n - 1);
+  int r = i % period;
+  if (r < 0) r += period;
+  return r < n ? r : period - r;
+}
 
 int padded_source_index(int coord, int pad2, int pad1_before, int pad1_after, int length,
                         PaddingMode mode) {

@@ -15,6 +15,10 @@
 
 namespace stoker::data {
 
+// np.pad's (and torch's) "reflect" index of `i` on an axis of `n` pixels: the edge pixel not
+// repeated, periodic for any distance (n = 1: 0).
+int reflect_index(int i, int n);
+
 // Where `coord` of an axis padded by `pad2` (pad_if_needed) around an axis padded by
 // `pad1_before` / `pad1_after` around `length` source pixels falls in the source: 0..length-1,
 // or -1 for the fill (kConstant).
