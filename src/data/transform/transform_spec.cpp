@@ -530,18 +530,15 @@ class ChainBuilder {
     } else if (n == "CenterCrop") {
       center_crop(call);
     } else if (n == "RandomHorizontalFlip") {
-      const auto args = bind(call, {"p"});
-      spec_.flip_p = args[0] ? to_number(call, "p", *args[0]) : 0.5;
+      spec_.flip_p = probability(call, 0.5);
     } else if (n == "RandomVerticalFlip") {
-      const auto args = bind(call, {"p"});
-      spec_.vflip_p = args[0] ? to_number(call, "p", *args[0]) : 0.5;
+      spec_.vflip_p = probability(call, 0.5);
     } else if (n == "GaussianBlur") {
       gaussian_blur(call);
     } else if (n == "RandomRotation") {
       random_rotation(call);
     } else if (n == "RandomGrayscale") {
-      const auto args = bind(call, {"p"});
-      spec_.grayscale_p = args[0] ? to_number(call, "p", *args[0]) : 0.1;
+      spec_.grayscale_p = probability(call, 0.1);
     } else if (n == "TrivialAugmentWide" || n == "RandAugment" || n == "AutoAugment" || n == "AugMix") {
       auto_augment(call);
     } else if (n == "RandomErasing") {
@@ -620,6 +617,12 @@ class ChainBuilder {
   }
 
  private:
+  // A transform whose one argument is its probability `p` (torchvision's default otherwise).
+  double probability(const Call& call, double default_p) {
+    const auto args = bind(call, {"p"});
+    return args[0] ? to_number(call, "p", *args[0]) : default_p;
+  }
+
   // One crop (or none), after an optional Resize.
   void claim_geometry(const Call& call) {
     if (!geometry_by_.empty()) {
