@@ -802,6 +802,12 @@ class ChainBuilder {
     return word;
   }
 
+  // The warps' interpolation: nearest or bilinear (InterpolationMode.NEAREST / .BILINEAR).
+  static Interpolation to_interpolation(const Call& call, const Value& v) {
+    return to_word(call, "interpolation", v, {"nearest", "bilinear"}) == "bilinear" ? Interpolation::kBilinear
+                                                                                    : Interpolation::kNearest;
+  }
+
   // A word out of `allowed`, read by enum_word.
   static std::string to_word(const Call& call, std::string_view param, const Value& v,
                              std::initializer_list<std::string_view> allowed) {
@@ -856,9 +862,7 @@ class ChainBuilder {
     }
     if (args[0]) a.num_magnitude_bins = to_int(call, "num_magnitude_bins", *args[0], 2, 1000);
     if (args[1]) {
-      a.interpolation = to_word(call, "interpolation", *args[1], {"nearest", "bilinear"}) == "bilinear"
-                            ? Interpolation::kBilinear
-                            : Interpolation::kNearest;
+      a.interpolation = to_interpolation(call, *args[1]);
     }
     if (args[2] && !is_none(*args[2])) {
       a.has_fill = true;
@@ -912,9 +916,7 @@ class ChainBuilder {
       r.max_degrees = d;
     }
     if (args[1]) {
-      r.interpolation = to_word(call, "interpolation", *args[1], {"nearest", "bilinear"}) == "bilinear"
-                            ? Interpolation::kBilinear
-                            : Interpolation::kNearest;
+      r.interpolation = to_interpolation(call, *args[1]);
     }
     if (args[2] && to_bool(call, "expand", *args[2])) {
       throw UsageError("RandomRotation expand=True changes the image's size; stoker's samples have one size, so "
