@@ -51,6 +51,7 @@ class TrainParallelCli : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!STOKER_HAS_TORCH) GTEST_SKIP() << "built without libtorch";
+    if (!STOKER_HAVE_GLOO) GTEST_SKIP() << "built without Gloo's headers (data-parallel training left out)";
     if (!fs::exists(kFashion)) GTEST_SKIP() << "dataset-fashion-mnist not installed";
   }
 };

@@ -23,6 +23,7 @@
 #include "stoker/core/error.h"
 #include "stoker/train/config.h"
 #include "train/torch/data_parallel.h"
+#include "train/torch/gloo_group.h"
 #include "train/torch/models.h"
 #include "train/torch/step.h"
 
@@ -130,13 +131,37 @@ void expect_two_halves_match_the_whole(int accumulation, double clip_grad_norm =
   EXPECT_GT(max_difference(*half.model, *whole.model), 1e-4);
 }
 
-TEST(DataParallelTest, TwoProcessesOnHalvesTakeTheStepOfTheWholeBatch) { expect_two_halves_match_the_whole(1); }
+// Every group test needs Gloo; a build without its headers (pip PyTorch) skips them and checks
+// instead that asking for a group says why not (WithoutGloo below).
+class DataParallelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!gloo_available()) GTEST_SKIP() << "built without Gloo's headers";
+  }
+};
 
-TEST(DataParallelTest, AccumulationWindowsAverageOnceAtTheirEnd) { expect_two_halves_match_the_whole(2); }
+TEST(DataParallelWithoutGlooTest, AskingForAGroupIsOneLineSayingWhatIsMissing) {
+  if (gloo_available()) GTEST_SKIP() << "this build has Gloo";
+  ProcessPlace place;
+  place.world_size = 2;
+  try {
+    DataParallel group(place, std::chrono::seconds(5));
+    FAIL() << "a group formed without Gloo";
+  } catch (const UsageError& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    EXPECT_NE(message.find("--nproc-per-node"), std::string::npos) << message;
+    EXPECT_NE(message.find("libgloo-dev"), std::string::npos) << message;
+  }
+}
 
-TEST(DataParallelTest, ClippingSeesTheAveragedGradients) { expect_two_halves_match_the_whole(2, 0.01); }
+TEST_F(DataParallelTest, TwoProcessesOnHalvesTakeTheStepOfTheWholeBatch) { expect_two_halves_match_the_whole(1); }
 
-TEST(DataParallelTest, GradientsOverSeveralBucketsAreAveragedStepAfterStep) {
+TEST_F(DataParallelTest, AccumulationWindowsAverageOnceAtTheirEnd) { expect_two_halves_match_the_whole(2); }
+
+TEST_F(DataParallelTest, ClippingSeesTheAveragedGradients) { expect_two_halves_match_the_whole(2, 0.01); }
+
+TEST_F(DataParallelTest, GradientsOverSeveralBucketsAreAveragedStepAfterStep) {
   // An MLP on 128×128 inputs: fc1's weight alone (33.5 MB) fills more than a 25 MB bucket, so
   // the gradients go in several; the group's kept buckets serve the second step's other values.
   torch::manual_seed(5);
@@ -164,7 +189,7 @@ TEST(DataParallelTest, GradientsOverSeveralBucketsAreAveragedStepAfterStep) {
   });
 }
 
-TEST(DataParallelTest, AnOverflowInOneProcessSkipsTheStepInAll) {
+TEST_F(DataParallelTest, AnOverflowInOneProcessSkipsTheStepInAll) {
   torch::manual_seed(12);
   const auto x = torch::randn({16, 1, 8, 8});
   const auto y = torch::randint(0, 10, {16}, torch::kInt64);
@@ -187,7 +212,7 @@ TEST(DataParallelTest, AnOverflowInOneProcessSkipsTheStepInAll) {
   EXPECT_EQ(max_difference(*parts[0].model, *parts[1].model), 0.0);
 }
 
-TEST(DataParallelTest, AgreementAndSums) {
+TEST_F(DataParallelTest, AgreementAndSums) {
   run_group(3, [](DataParallel& group) {
     const int rank = group.place().rank;
     EXPECT_TRUE(group.any(rank == 2));
@@ -198,7 +223,7 @@ TEST(DataParallelTest, AgreementAndSums) {
   });
 }
 
-TEST(DataParallelTest, AProcessThatLeavesMakesTheOthersFailNotHang) {
+TEST_F(DataParallelTest, AProcessThatLeavesMakesTheOthersFailNotHang) {
   const auto start = std::chrono::steady_clock::now();
   std::promise<void> left;
   std::shared_future<void> gone = left.get_future().share();
@@ -225,7 +250,7 @@ TEST(DataParallelTest, AProcessThatLeavesMakesTheOthersFailNotHang) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(25));
 }
 
-TEST(DataParallelTest, AProcessWaitingForItsGroupSaysSoAndGivesUpWithOneLine) {
+TEST_F(DataParallelTest, AProcessWaitingForItsGroupSaysSoAndGivesUpWithOneLine) {
   // Process 1 of 2 whose process 0 never starts (a node not launched, a wrong MASTER_ADDR):
   // it says on stderr that it waits, then gives up at the timeout with one line.
   JoinNotice notice;
@@ -253,7 +278,7 @@ TEST(DataParallelTest, AProcessWaitingForItsGroupSaysSoAndGivesUpWithOneLine) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
 }
 
-TEST(DataParallelTest, AGroupThatFormsAtOnceSaysNothing) {
+TEST_F(DataParallelTest, AGroupThatFormsAtOnceSaysNothing) {
   ::testing::internal::CaptureStderr();
   run_group(2, [](DataParallel& group) { group.barrier(); });
   EXPECT_EQ(::testing::internal::GetCapturedStderr().find("still waiting"), std::string::npos);

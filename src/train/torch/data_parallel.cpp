@@ -1,7 +1,6 @@
 #include "data_parallel.h"
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <net/if.h>
@@ -18,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "gloo_group.h"
 #include "gradient_reducer.h"
 #include "stoker/core/error.h"
 #include "stoker/core/mutex.h"
@@ -181,12 +181,13 @@ ProcessPlace process_place_from_env() {
 
 struct DataParallel::Group {
   c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
+  c10::intrusive_ptr<compat::CollectiveGroup> gloo;
   std::unique_ptr<GradientReducer> reducer;
 };
 
 DataParallel::DataParallel(const ProcessPlace& place, std::chrono::milliseconds timeout, JoinNotice notice)
     : place_(place), group_(std::make_unique<Group>()) {
+  if (!gloo_available()) throw UsageError(gloo_unavailable_reason());
   const JoinWatch watch(place, timeout, notice);
   try {
     c10d::TCPStoreOptions options;
@@ -206,19 +207,10 @@ DataParallel::DataParallel(const ProcessPlace& place, std::chrono::milliseconds 
     // torchrun restarts a failed group with the same store: each attempt keeps its own keys.
     const std::string attempt = env_text("TORCHELASTIC_RESTART_COUNT");
     group_->store = c10::make_intrusive<c10d::PrefixStore>("stoker/attempt_" + (attempt.empty() ? "0" : attempt), tcp);
-    auto gloo_options = c10d::ProcessGroupGloo::Options::create(timeout);
     // One machine: the loopback device. Several: GLOO_SOCKET_IFNAME names the interfaces, as
     // for torch; else the address this host's name resolves to.
-    for (const std::string& interface : place.socket_interfaces) {
-      gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(interface));
-    }
-    if (place.socket_interfaces.empty()) {
-      gloo_options->devices.push_back(is_loopback(place.master_addr)
-                                          ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
-                                          : c10d::ProcessGroupGloo::createDefaultDevice());
-    }
-    group_->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(group_->store, place.rank, place.world_size,
-                                                               gloo_options);
+    group_->gloo = make_gloo_group(group_->store, place.rank, place.world_size, timeout, place.socket_interfaces,
+                                   is_loopback(place.master_addr));
     group_->reducer = std::make_unique<GradientReducer>(group_->gloo, place.world_size);
   } catch (const std::exception& e) {
     throw DataError(fmt::format("process {} of {} could not join the training group at {}:{} ({}); check "

@@ -19,7 +19,7 @@ constexpr int64_t kBucketBytes = 25 << 20;
 constexpr int64_t kFirstBucketBytes = 1 << 20;
 
 // What a collective call returns (c10d::ProcessGroup::Work in 1.13, c10d::Work in 2.x).
-using WorkPtr = decltype(std::declval<c10d::ProcessGroupGloo&>().allreduce(std::declval<std::vector<at::Tensor>&>()));
+using WorkPtr = decltype(std::declval<compat::CollectiveGroup&>().allreduce(std::declval<std::vector<at::Tensor>&>()));
 
 struct Bucket {
   std::vector<size_t> members;   // parameter indices
@@ -37,7 +37,7 @@ std::vector<torch::Tensor> trained_parameters(Network& model) {
 }  // namespace
 
 struct GradientReducer::State {
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
+  c10::intrusive_ptr<compat::CollectiveGroup> gloo;
   double inverse = 1;
   std::vector<torch::Tensor> params;  // what the buckets were planned for
   std::vector<Bucket> buckets;
@@ -163,7 +163,7 @@ class GradientReady final : public torch::autograd::FunctionPostHook {
 
 }  // namespace
 
-GradientReducer::GradientReducer(c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo, int world_size)
+GradientReducer::GradientReducer(c10::intrusive_ptr<compat::CollectiveGroup> gloo, int world_size)
     : state_(std::make_shared<State>()) {
   state_->gloo = std::move(gloo);
   state_->inverse = 1.0 / world_size;

@@ -1,4 +1,5 @@
-// GradientReducer: averages a model's gradients over a Gloo group in buckets, the way torch's
+// GradientReducer: averages a model's gradients over a process group (Gloo:
+// gloo_group.h) in buckets, the way torch's
 // DistributedDataParallel does. The parameters (those that require a gradient) are packed in
 // reverse order — the order backward completes them — into flat buckets of about 25 MB (the
 // first 1 MB, so that sending starts early). The buckets are kept from step to step.
@@ -18,19 +19,18 @@
 // model's parameters and gradient accumulators alive; its destructor removes its hooks.
 #pragma once
 
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
-
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "network.h"
+#include "torch_compat.h"
 
 namespace stoker::train {
 
 class GradientReducer {
  public:
-  GradientReducer(c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo, int world_size);
+  GradientReducer(c10::intrusive_ptr<compat::CollectiveGroup> group, int world_size);
   ~GradientReducer();
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;

@@ -7,6 +7,11 @@
 #include <c10/core/Event.h>
 #include <torch/torch.h>
 #include <torch/version.h>
+#if TORCH_VERSION_MAJOR >= 2
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#else
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#endif
 
 #include <mutex>
 #include <string>
@@ -23,6 +28,15 @@ inline void set_cpu_rng_state(const torch::Tensor& state) {
   std::lock_guard<std::mutex> lock(generator.mutex());
   generator.set_state(state);
 }
+
+// What ProcessGroupGloo derives from, and what the gradient reducer sends through: c10d's
+// Backend from 2.0 (ProcessGroup became a dispatcher over backends), ProcessGroup in 1.13.
+// Both declare the collectives (allreduce, broadcast, barrier) stoker calls.
+#if TORCH_VERSION_MAJOR >= 2
+using CollectiveGroup = c10d::Backend;
+#else
+using CollectiveGroup = c10d::ProcessGroup;
+#endif
 
 inline bool cuda_available() { return torch::cuda::is_available(); }
 
