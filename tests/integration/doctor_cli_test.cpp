@@ -111,7 +111,8 @@ TEST_F(DoctorCli, TrainWarnsWhenStarvedAndAutoTunesWorkers) {
   const auto r = run_command(kStoker + " train --no-progress --epochs 40 --output-dir " + dir.str() +
                              "/runs --data " + data + kStarved + " --workers auto");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("workers auto (from 1)"), std::string::npos) << r.out;
+  // Where auto starts depends on the cores (1 on two, 4 on sixteen); the tuner moves it up.
+  EXPECT_NE(r.out.find("workers auto (from "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("→ input-bound"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("decode is"), std::string::npos) << r.out;
   // Windows of >= 2 s and 10 steps run across epochs; the first starved one tries a worker.
