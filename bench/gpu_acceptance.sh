@@ -13,7 +13,7 @@
 #                    Debian packages (its env.sh is sourced)
 #   --steps LIST     comma-separated, in this order (default all):
 #                      build    configure and build (stoker, tests, bench programs)
-#                      tests    ctest, then the Cuda* tests alone: on a GPU none may skip
+#                      tests    the Cuda* tests alone (on a GPU none may skip), then ctest
 #                      check    stoker check (device, H2D copy rates, matmul per precision)
 #                      train    image training per --amp (off with TrivialAugmentWide and
 #                               RandomErasing, bf16 with EMA, fp16 clipping and MixUp/CutMix)
@@ -185,8 +185,7 @@ fi
 
 # ------------------------------------------------------------------------------------ tests
 if wants tests && need_stoker tests; then
-  run ctest 540 ctest --test-dir "$BUILD" -j "$NPROC" --timeout 600 --output-on-failure
-  verdict ctest 0 "$(lines ctest '% tests passed|\*\*\*(Failed|Timeout)') · $(grep -c ' (Skipped)$' "$LOGS/ctest.log") skipped"
+  # The CUDA tests first: they are what only this machine can run.
   if [[ -x $BUILD/tests/stoker_torch_tests ]]; then
     run cuda-tests 600 "$BUILD/tests/stoker_torch_tests" --gtest_filter='*Cuda*'
     skipped=$(grep -c '^\[  SKIPPED \] .*(' "$LOGS/cuda-tests.log" || true)
@@ -194,6 +193,8 @@ if wants tests && need_stoker tests; then
     if [[ $DRY -eq 0 && $RC -eq 0 && $skipped -gt 0 ]]; then RC=3; fi  # on a GPU none may skip
     verdict cuda-tests 0 "$ran passed, $skipped skipped: $(lines cuda-tests '^\[  (FAILED|SKIPPED) +\] [A-Za-z]' | head -n 4)"
   fi
+  run ctest 540 ctest --test-dir "$BUILD" -j "$NPROC" --timeout 600 --output-on-failure
+  verdict ctest 0 "$(lines ctest '% tests passed|\*\*\*(Failed|Timeout)') · $(grep -c ' (Skipped)$' "$LOGS/ctest.log") skipped"
 fi
 
 # ------------------------------------------------------------------------------------ check

@@ -264,6 +264,33 @@ _stoker_prepend LD_LIBRARY_PATH "\$STOKER_DEPS/prefix/usr/lib/$triplet"
 _stoker_prepend CPATH "\$STOKER_DEPS/prefix/usr/include/$triplet"
 [ -d "\$STOKER_DEPS/bin" ] && _stoker_prepend PATH "\$STOKER_DEPS/bin"
 unset -f _stoker_prepend
+# The bundle leaves out what every Debian 12 system has (libunistring.so.2, ...), which other
+# distributions may lack or name differently (Ubuntu 24.04: libunistring.so.5). A bundled
+# library that needs such a one (libcurl, and HDF5 through it) would stop every program that
+# loads it, so it is moved to prefix/unusable/ once, here, and the system's own copy (if any)
+# is used instead; CMake then finds the system's, or builds without what needs it.
+_stoker_lib="\$STOKER_DEPS/prefix/usr/lib/$triplet"
+if [ ! -e "\$STOKER_DEPS/prefix/.checked" ] && command -v ldd >/dev/null 2>&1; then
+  _stoker_moved=""
+  for _stoker_pass in 1 2 3; do  # a library that needed a moved one goes too
+    for _stoker_so in \$(ls "\$_stoker_lib" 2>/dev/null | grep '\.so\.'); do
+      [ -f "\$_stoker_lib/\$_stoker_so" ] && [ ! -L "\$_stoker_lib/\$_stoker_so" ] || continue
+      if ldd "\$_stoker_lib/\$_stoker_so" 2>/dev/null | grep -q 'not found'; then
+        mkdir -p "\$STOKER_DEPS/prefix/unusable"
+        for _stoker_file in \$(ls "\$_stoker_lib" | grep "^\${_stoker_so%%.so*}\\.so"); do
+          mv "\$_stoker_lib/\$_stoker_file" "\$STOKER_DEPS/prefix/unusable/"
+        done
+        _stoker_moved="\$_stoker_moved \${_stoker_so%%.so*}"
+      fi
+    done
+  done
+  if [ -n "\$_stoker_moved" ]; then
+    echo "stoker-deps: moved to \$STOKER_DEPS/prefix/unusable (they need libraries this system lacks; its own copies are used where it has them):\$_stoker_moved" >&2
+  fi
+  touch "\$STOKER_DEPS/prefix/.checked"
+  unset _stoker_moved _stoker_pass _stoker_so _stoker_file
+fi
+unset _stoker_lib
 if command -v getconf >/dev/null 2>&1; then
   _stoker_glibc=\$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{ print \$2 }')
   if [ -n "\$_stoker_glibc" ] && [ "\$(printf '%s\n%s\n' "$glibc" "\$_stoker_glibc" | sort -V | head -n1)" != "$glibc" ]; then
