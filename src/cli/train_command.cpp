@@ -2,9 +2,11 @@
 // run's own config.yaml under both), then the trainer.
 #include <cstdlib>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "commands.h"
+#include "stoker/core/error.h"
 #include "local_launch.h"
 #include "stoker/train/config.h"
 #include "stoker/train/trainer.h"
@@ -35,6 +37,8 @@ void add_train_command(CLI::App& app, int* exit_code) {
     const char* world = std::getenv("WORLD_SIZE");
     const bool alone = world == nullptr || std::string_view(world).empty() || std::string_view(world) == "1";
     if (config.nproc_per_node > 1 && alone) {
+      // Refused here, once, rather than by each of the processes it would start.
+      if (const std::string why = train::data_parallel_unavailable_reason(); !why.empty()) throw UsageError(why);
       *exit_code = launch_local_processes(config.nproc_per_node, config.threads);
       return;
     }

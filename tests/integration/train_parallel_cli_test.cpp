@@ -79,6 +79,17 @@ TEST_F(TrainParallelCli, TwoProcessesTrainOneRun) {
   EXPECT_TRUE(fs::exists(run_dir_of(dir.str()) + "/model.safetensors"));
 }
 
+// A build without Gloo (against pip's PyTorch, which ships no Gloo headers) refuses the
+// launch itself, once, instead of starting processes that each fail.
+TEST(TrainParallelCliWithoutGloo, TheLauncherRefusesInOneLine) {
+  if (!STOKER_HAS_TORCH) GTEST_SKIP() << "built without libtorch";
+  if (STOKER_HAVE_GLOO) GTEST_SKIP() << "this build has Gloo (a build with -DSTOKER_WITH_GLOO=OFF runs this)";
+  TempDir dir;
+  expect_one_line_error(run_command(kStoker + " train --nproc-per-node 2 --no-progress --output-dir " + dir.str()), 2,
+                        "data-parallel training (--nproc-per-node, WORLD_SIZE > 1) needs Gloo",
+                        "--nproc-per-node without Gloo");
+}
+
 TEST_F(TrainParallelCli, BadInputIsOneLineFromOneProcess) {
   TempDir dir;
   expect_one_line_errors(kStoker + " train --no-progress --output-dir " + dir.str() + "/runs ",

@@ -27,4 +27,8 @@ int run_training(const TrainConfig& config, const TrainUi& ui);
 // "libtorch 1.13.1 (CPU)" or "not built with libtorch".
 std::string torch_description();
 
+// Why this build cannot train in several processes (--nproc-per-node, WORLD_SIZE > 1): one
+// line saying what is missing and what to do; "" where it can.
+std::string data_parallel_unavailable_reason();
+
 }  // namespace stoker::train

@@ -21,6 +21,7 @@
 #include "gradient_reducer.h"
 #include "stoker/core/error.h"
 #include "stoker/core/mutex.h"
+#include "stoker/train/trainer.h"
 #include "torch_compat.h"
 
 namespace stoker::train {
@@ -187,7 +188,7 @@ struct DataParallel::Group {
 
 DataParallel::DataParallel(const ProcessPlace& place, std::chrono::milliseconds timeout, JoinNotice notice)
     : place_(place), group_(std::make_unique<Group>()) {
-  if (!gloo_available()) throw UsageError(gloo_unavailable_reason());
+  if (const std::string why = data_parallel_unavailable_reason(); !why.empty()) throw UsageError(why);
   const JoinWatch watch(place, timeout, notice);
   try {
     c10d::TCPStoreOptions options;

@@ -2,11 +2,13 @@
 
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 
+#include "stoker/train/trainer.h"
+
 namespace stoker::train {
 
 bool gloo_available() { return true; }
 
-std::string gloo_unavailable_reason() { return {}; }
+std::string data_parallel_unavailable_reason() { return {}; }
 
 c10::intrusive_ptr<compat::CollectiveGroup> make_gloo_group(const c10::intrusive_ptr<c10d::Store>& store, int rank,
                                                             int world_size, std::chrono::milliseconds timeout,

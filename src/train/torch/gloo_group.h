@@ -18,12 +18,9 @@
 
 namespace stoker::train {
 
-// Whether this build can make Gloo groups (it found Gloo's headers).
+// Whether this build can make Gloo groups (it found Gloo's headers); where it cannot,
+// data_parallel_unavailable_reason() (stoker/train/trainer.h) says so in one line.
 bool gloo_available();
-
-// One line for a user who asked for data-parallel training where gloo_available() is false:
-// what is missing and what to do.
-std::string gloo_unavailable_reason();
 
 // Joins the group of `world_size` ranks as `rank` through `store`; returns once all have
 // joined. The network devices: one per name in `interfaces`, else the loopback device when

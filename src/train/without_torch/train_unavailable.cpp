@@ -9,12 +9,14 @@ namespace stoker::train {
 
 namespace {
 
-[[noreturn]] void unavailable(const char* what) {
-  throw UsageError(std::string("this stoker was built without libtorch, so it cannot ") + what +
-                   "; install libtorch-dev (scripts/install_deps.sh does) or configure with "
-                   "-DCMAKE_PREFIX_PATH=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)') "
-                   "and rebuild");
+std::string unavailable_text(const char* what) {
+  return std::string("this stoker was built without libtorch, so it cannot ") + what +
+         "; install libtorch-dev (scripts/install_deps.sh does) or configure with "
+         "-DCMAKE_PREFIX_PATH=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)') "
+         "and rebuild";
 }
+
+[[noreturn]] void unavailable(const char* what) { throw UsageError(unavailable_text(what)); }
 
 }  // namespace
 
@@ -25,5 +27,7 @@ int run_doctor(const TrainConfig&, const DoctorOptions&) { unavailable("measure 
 int run_evaluation(const EvaluateOptions&) { unavailable("evaluate a model"); }
 
 std::string torch_description() { return "not built with libtorch"; }
+
+std::string data_parallel_unavailable_reason() { return unavailable_text("train"); }
 
 }  // namespace stoker::train
