@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "stoker/core/process.h"
 
 namespace stoker::train {
@@ -22,6 +24,18 @@ void add(diagnose::StepWindow& into, const diagnose::StepWindow& w) {
   into.samples += w.samples;
 }
 
+diagnose::StepWindow minus(diagnose::StepWindow from, const diagnose::StepWindow& w) {
+  from.wait_s -= w.wait_s;
+  from.copy_s -= w.copy_s;
+  from.compute_s -= w.compute_s;
+  from.steps -= w.steps;
+  from.samples -= w.samples;
+  return from;
+}
+
+// A first step above this share of its epoch's step time is named in the epoch report.
+constexpr double kWarmupNoticeShare = 0.1;
+
 }  // namespace
 
 LoopDiagnosis::LoopDiagnosis(data::Loader& loader, const monitor::Sampler& monitor, int cores, int gpu_index,
@@ -41,20 +55,54 @@ LoopDiagnosis::LoopDiagnosis(data::Loader& loader, const monitor::Sampler& monit
 
 void LoopDiagnosis::start_epoch() {
   epoch_ = {};  // windows run on across epochs: short epochs still fill them
+  epoch_gpu_ = {};
+  warmup_in_epoch_ = false;
   epoch_start_ = loader_.stage_times();
 }
 
-diagnose::StepWindow LoopDiagnosis::with_monitor(diagnose::StepWindow w) const {
-  if (gpu_index_ < 0 || !monitor_.has_sample()) return w;
-  const monitor::Sample s = monitor_.latest();
-  for (const auto& gpu : s.gpus) {
-    if (gpu.index != gpu_index_) continue;
-    if (gpu.util_gpu_percent.ok()) w.gpu_util_percent = gpu.util_gpu_percent.value;
+namespace {
+
+// What `sample` says of GPU `index`: its utilisation (< 0 unknown) and slowdown reasons.
+std::pair<double, std::string> gpu_reading(const monitor::Sample& sample, int index) {
+  std::pair<double, std::string> r{-1, ""};
+  for (const auto& gpu : sample.gpus) {
+    if (gpu.index != index) continue;
+    if (gpu.util_gpu_percent.ok()) r.first = gpu.util_gpu_percent.value;
     if (gpu.throttle_reasons.ok()) {
       const auto slow = static_cast<uint64_t>(gpu.throttle_reasons.value) & kSlowdownMask;
-      if (slow != 0) w.slowdown = monitor::describe_throttle_reasons(slow);
+      if (slow != 0) r.second = monitor::describe_throttle_reasons(slow);
     }
   }
+  return r;
+}
+
+}  // namespace
+
+void LoopDiagnosis::observe_monitor() {
+  if (gpu_index_ < 0 || !monitor_.has_sample()) return;
+  const monitor::Sample s = monitor_.latest();
+  if (s.seconds == last_sample_s_) return;
+  last_sample_s_ = s.seconds;
+  const auto [util, slowdown] = gpu_reading(s, gpu_index_);
+  for (GpuSeen* seen : {&window_gpu_, &epoch_gpu_}) {
+    if (util >= 0) {
+      seen->util_sum += util;
+      ++seen->samples;
+    }
+    if (!slowdown.empty()) seen->slowdown = slowdown;
+  }
+}
+
+diagnose::StepWindow LoopDiagnosis::with_monitor(diagnose::StepWindow w, const GpuSeen& seen) const {
+  if (gpu_index_ < 0 || !monitor_.has_sample()) return w;
+  if (seen.samples > 0) {
+    w.gpu_util_percent = seen.util_sum / static_cast<double>(seen.samples);
+    w.slowdown = seen.slowdown;
+    return w;
+  }
+  const auto [util, slowdown] = gpu_reading(monitor_.latest(), gpu_index_);
+  w.gpu_util_percent = util;
+  w.slowdown = slowdown;
   return w;
 }
 
@@ -89,14 +137,22 @@ diagnose::PipelineEvidence LoopDiagnosis::evidence(const data::StageTimes& d) co
 
 std::vector<std::string> LoopDiagnosis::after_step(double wait_s, double copy_s, double compute_s, int64_t samples) {
   const diagnose::StepWindow step{wait_s, copy_s, compute_s, 1, samples, -1, ""};
-  add(window_, step);
+  observe_monitor();
   add(epoch_, step);
   std::vector<std::string> lines;
+  if (!warmup_) {  // the warm-up: neither in a window nor in the utilisation seen after it
+    warmup_ = step;
+    warmup_in_epoch_ = true;
+    window_gpu_ = epoch_gpu_ = {};
+    window_start_ = loader_.stage_times();
+    return lines;
+  }
+  add(window_, step);
   if (window_.total_s() < kWindowSeconds || window_.steps < kWindowSteps) return lines;
 
   const data::StageTimes now = loader_.stage_times();
   const data::StageTimes stages = now - window_start_;
-  const diagnose::StepWindow w = with_monitor(window_);
+  const diagnose::StepWindow w = with_monitor(window_, window_gpu_);
   const diagnose::PipelineEvidence p = evidence(stages);
   const diagnose::Verdict v = diagnose::classify(w);
   const bool problem = v.kind != diagnose::Bottleneck::kCompute && v.kind != diagnose::Bottleneck::kUnknown;
@@ -118,13 +174,20 @@ std::vector<std::string> LoopDiagnosis::after_step(double wait_s, double copy_s,
     }
   }
   window_ = {};
+  window_gpu_ = {};
   window_start_ = now;
   return lines;
 }
 
 std::vector<std::string> LoopDiagnosis::epoch_report() const {
-  const diagnose::StepWindow w = with_monitor(epoch_);
+  const bool leave_out_warmup = warmup_in_epoch_ && epoch_.steps > 1;
+  const diagnose::StepWindow w = with_monitor(leave_out_warmup ? minus(epoch_, *warmup_) : epoch_, epoch_gpu_);
   std::vector<std::string> lines{diagnose::format_step_shares(w)};
+  if (leave_out_warmup && warmup_->total_s() > kWarmupNoticeShare * epoch_.total_s()) {
+    lines.push_back(fmt::format("first step {:.1f} s of the epoch's {:.1f} s (warm-up: libraries and kernels loaded, "
+                                "algorithms chosen, memory allocated): left out of these shares",
+                                warmup_->total_s(), epoch_.total_s()));
+  }
   const diagnose::Verdict v = diagnose::classify(w);
   const diagnose::PipelineEvidence p = evidence(loader_.stage_times() - epoch_start_);
   if (v.kind == diagnose::Bottleneck::kInput) {

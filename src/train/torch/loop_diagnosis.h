@@ -4,6 +4,11 @@
 // persists over several windows prints one warning; with `--workers auto` each window also
 // feeds the worker tuner, whose changes are applied to the loader and logged with reasons.
 // Each epoch gets the shares line and, when input-bound, the recommended changes.
+// The run's first step is warm-up (libraries and kernels loaded, cuDNN's algorithms chosen,
+// the allocator's first blocks: 26 s for ResNet-50 on an H100): it counts in the epoch's
+// totals (epoch_window(), the metrics file) but not in the windows nor in the shares the
+// verdicts read, and the epoch report names it when it was a noticeable part of the epoch.
+// GPU utilisation is the mean of the monitor's samples taken during the window or epoch.
 // Single-threaded: call from the training loop only.
 #pragma once
 
@@ -33,12 +38,22 @@ class LoopDiagnosis {
   // After each step; returns lines to print (a warning, a tuning change), usually none.
   std::vector<std::string> after_step(double wait_s, double copy_s, double compute_s, int64_t samples);
 
+  // Every step of the epoch, the warm-up included (its totals are the epoch's).
   const diagnose::StepWindow& epoch_window() const { return epoch_; }
   // "step time: … → input-bound (high)" plus, when there are any, "try: …".
   std::vector<std::string> epoch_report() const;
 
  private:
-  diagnose::StepWindow with_monitor(diagnose::StepWindow w) const;
+  // The GPU's utilisation over the monitor samples seen during a window, and its slowdown.
+  struct GpuSeen {
+    double util_sum = 0;
+    int64_t samples = 0;
+    std::string slowdown;  // the last non-empty one
+  };
+  // Reads the monitor's latest sample when it is new, into both running means.
+  void observe_monitor();
+  // `w` with the mean utilisation of `seen` (the latest sample when it saw none).
+  diagnose::StepWindow with_monitor(diagnose::StepWindow w, const GpuSeen& seen) const;
   // The pipeline figures of a stage-clock difference, with the monitor's CPU %.
   diagnose::PipelineEvidence evidence(const data::StageTimes& stages) const;
 
@@ -50,6 +65,10 @@ class LoopDiagnosis {
   std::optional<diagnose::WorkerTuner> tuner_;
   diagnose::PersistenceGate gate_{5};
   diagnose::StepWindow window_, epoch_;
+  GpuSeen window_gpu_, epoch_gpu_;
+  double last_sample_s_ = -1;
+  std::optional<diagnose::StepWindow> warmup_;  // the run's first step
+  bool warmup_in_epoch_ = false;
   data::StageTimes window_start_, epoch_start_;
   int64_t streak_steps_ = 0;
 };

@@ -1,0 +1,72 @@
+// The diagnosis beside the training loop, fed step times directly: the run's first step is
+// warm-up, counted in the epoch's totals but left out of the shares its verdict reads (26 s
+// of cuDNN autotuning made ResNet-50's first epoch on an H100 read "host/launch-bound").
+#include "train/torch/loop_diagnosis.h"
+
+#include <gtest/gtest.h>
+
+#include "device_fixtures.h"
+#include "stoker/monitor/sampler.h"
+
+namespace stoker::train {
+namespace {
+
+using stoker::testing::TempDir;
+using testing::in_order;
+using testing::photo_folder;
+
+monitor::SamplerOptions no_gpu() {
+  monitor::SamplerOptions o;
+  o.gpu = false;
+  return o;
+}
+
+// A diagnosis on 2 cores over a small loader, with a monitor never started (no samples, no
+// GPU figures): the step times fed to it are all it sees.
+class LoopDiagnosisTest : public ::testing::Test {
+ protected:
+  TempDir dir;
+  data::Loader loader{photo_folder(dir), in_order("Resize(16), CenterCrop(16), Normalize")};
+  monitor::Sampler sampler{no_gpu()};
+  LoopDiagnosis diagnosis{loader, sampler, 2, -1, false, 2, dir.str()};
+};
+
+TEST_F(LoopDiagnosisTest, TheFirstStepIsWarmUpLeftOutOfTheShares) {
+  diagnosis.start_epoch();
+  EXPECT_TRUE(diagnosis.after_step(0.0, 0.0, 6.0, 8).empty());  // warm-up: 6 s of compute
+  for (int i = 0; i < 20; ++i) diagnosis.after_step(0.09, 0.0, 0.01, 8);  // then starved
+  const std::vector<std::string> report = diagnosis.epoch_report();
+  ASSERT_GE(report.size(), 2u);
+  // Without the warm-up the 20 steps wait 90 % of the time; with it, compute would be 76 %.
+  EXPECT_NE(report[0].find("compute 10.0 % · waiting for data 90.0 %"), std::string::npos) << report[0];
+  EXPECT_NE(report[0].find("→ input-bound"), std::string::npos) << report[0];
+  EXPECT_EQ(report[1], "first step 6.0 s of the epoch's 8.0 s (warm-up: libraries and kernels loaded, algorithms "
+                       "chosen, memory allocated): left out of these shares");
+  // The epoch's totals keep every step (the metrics file reads them).
+  EXPECT_EQ(diagnosis.epoch_window().steps, 21);
+  EXPECT_NEAR(diagnosis.epoch_window().compute_s, 6.0 + 20 * 0.01, 1e-9);
+
+  // Later epochs have no warm-up to leave out.
+  diagnosis.start_epoch();
+  for (int i = 0; i < 20; ++i) diagnosis.after_step(0.0, 0.0, 0.1, 8);
+  const std::vector<std::string> later = diagnosis.epoch_report();
+  EXPECT_NE(later[0].find("compute 100.0 %"), std::string::npos) << later[0];
+  for (const std::string& line : later) EXPECT_EQ(line.find("first step"), std::string::npos) << line;
+}
+
+TEST_F(LoopDiagnosisTest, AShortFirstStepIsLeftOutWithoutANote) {
+  diagnosis.start_epoch();
+  diagnosis.after_step(0.0, 0.0, 0.1, 8);
+  for (int i = 0; i < 20; ++i) diagnosis.after_step(0.0, 0.0, 0.1, 8);
+  const std::vector<std::string> report = diagnosis.epoch_report();
+  for (const std::string& line : report) EXPECT_EQ(line.find("first step"), std::string::npos) << line;
+}
+
+TEST_F(LoopDiagnosisTest, AnEpochOfOneStepKeepsIt) {
+  diagnosis.start_epoch();
+  diagnosis.after_step(0.3, 0.0, 0.1, 8);
+  EXPECT_NE(diagnosis.epoch_report()[0].find("waiting for data 75.0 %"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace stoker::train
