@@ -33,15 +33,18 @@ class LoopDiagnosisTest : public ::testing::Test {
 
 TEST_F(LoopDiagnosisTest, TheFirstStepIsWarmUpLeftOutOfTheShares) {
   diagnosis.start_epoch();
-  EXPECT_TRUE(diagnosis.after_step(0.0, 0.0, 6.0, 8).empty());  // warm-up: 6 s of compute
+  EXPECT_TRUE(diagnosis.after_step(0.0, 0.0, 6.0, 8).empty());            // warm-up: 6 s of compute
   for (int i = 0; i < 20; ++i) diagnosis.after_step(0.09, 0.0, 0.01, 8);  // then starved
   const std::vector<std::string> report = diagnosis.epoch_report();
   ASSERT_GE(report.size(), 2u);
   // Without the warm-up the 20 steps wait 90 % of the time; with it, compute would be 76 %.
-  EXPECT_NE(report[0].find("compute 10.0 % · waiting for data 90.0 %"), std::string::npos) << report[0];
+  EXPECT_NE(report[0].find("compute 10.0 % · waiting for data 90.0 %"), std::string::npos)
+      << report[0];
   EXPECT_NE(report[0].find("→ input-bound"), std::string::npos) << report[0];
-  EXPECT_EQ(report[1], "first step 6.0 s of the epoch's 8.0 s (warm-up: libraries and kernels loaded, algorithms "
-                       "chosen, memory allocated): left out of these shares");
+  EXPECT_EQ(
+      report[1],
+      "first step 6.0 s of the epoch's 8.0 s (warm-up: libraries and kernels loaded, algorithms "
+      "chosen, memory allocated): left out of these shares");
   // The epoch's totals keep every step (the metrics file reads them).
   EXPECT_EQ(diagnosis.epoch_window().steps, 21);
   EXPECT_NEAR(diagnosis.epoch_window().compute_s, 6.0 + 20 * 0.01, 1e-9);
@@ -51,7 +54,8 @@ TEST_F(LoopDiagnosisTest, TheFirstStepIsWarmUpLeftOutOfTheShares) {
   for (int i = 0; i < 20; ++i) diagnosis.after_step(0.0, 0.0, 0.1, 8);
   const std::vector<std::string> later = diagnosis.epoch_report();
   EXPECT_NE(later[0].find("compute 100.0 %"), std::string::npos) << later[0];
-  for (const std::string& line : later) EXPECT_EQ(line.find("first step"), std::string::npos) << line;
+  for (const std::string& line : later)
+    EXPECT_EQ(line.find("first step"), std::string::npos) << line;
 }
 
 TEST_F(LoopDiagnosisTest, AShortFirstStepIsLeftOutWithoutANote) {
@@ -59,7 +63,8 @@ TEST_F(LoopDiagnosisTest, AShortFirstStepIsLeftOutWithoutANote) {
   diagnosis.after_step(0.0, 0.0, 0.1, 8);
   for (int i = 0; i < 20; ++i) diagnosis.after_step(0.0, 0.0, 0.1, 8);
   const std::vector<std::string> report = diagnosis.epoch_report();
-  for (const std::string& line : report) EXPECT_EQ(line.find("first step"), std::string::npos) << line;
+  for (const std::string& line : report)
+    EXPECT_EQ(line.find("first step"), std::string::npos) << line;
 }
 
 TEST_F(LoopDiagnosisTest, AnEpochOfOneStepKeepsIt) {

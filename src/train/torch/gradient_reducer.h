@@ -1,8 +1,8 @@
-// GradientReducer: averages a model's gradients over a process group (Gloo:
-// gloo_group.h) in buckets, the way torch's
-// DistributedDataParallel does. The parameters (those that require a gradient) are packed in
-// reverse order — the order backward completes them — into flat buckets of about 25 MB (the
-// first 1 MB, so that sending starts early). The buckets are kept from step to step.
+// GradientReducer: averages a model's gradients over a process group (Gloo: gloo_group.h) in
+// buckets, the way torch's DistributedDataParallel does. The parameters (those that require a
+// gradient) are packed in reverse order — the order backward completes them — into flat
+// buckets of about 25 MB (the first 1 MB, so that sending starts early). The buckets are kept
+// from step to step.
 //
 // Two ways to use it, and both give the same means bit for bit:
 //   - finish() alone after backward: packs and sends every bucket, waits, writes the means.
