@@ -23,7 +23,8 @@
 #                      loader   stoker bench loader at 1, 2, 4, ... workers, and the decode floor
 #                      features an MLP on a 2,000,000 × 256 float32 .npy
 #                      compare  bench/compare_convnet.sh --device cuda --amp bf16 (PyTorch beside)
-#   --images N       synthetic ImageNet-like JPEGs for the image runs (default 8000)
+#   --images N       synthetic ImageNet-like JPEGs for the image runs (default 8000), made once
+#                    in the build folder and reused by later runs
 #   --model NAME     conv net for train, doctor and compare (default resnet50)
 #   --batch-size B   batch for train, doctor and compare (default 128)
 #   --cpu-dry-run    every step on the CPU with tiny sizes and the existing build (default
@@ -45,7 +46,7 @@ ALL_STEPS=" build tests check train doctor loader features compare "
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    -h|--help) sed -n '2,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^set -uo/{/^set -uo/d;p}' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --cpu-dry-run) DRY=1; shift; continue ;;
   esac
   [[ $# -ge 2 ]] || die "$1 needs a value (see --help)"
@@ -90,6 +91,9 @@ else
 fi
 [[ $BUILD = /* ]] || BUILD=$REPO_ROOT/$BUILD
 STOKER=$BUILD/src/stoker
+# Kept beside the build, so that a later run with the same --build (one step per call on a
+# machine lent for minutes) reuses them instead of spending a minute on them again.
+IMAGES_DIR=$BUILD/synthetic-images-$IMAGES
 mkdir -p "$OUT/logs" || die "cannot create $OUT/logs"
 OUT=$(cd "$OUT" && pwd)
 LOGS=$OUT/logs
@@ -165,8 +169,8 @@ images_ready=0
 synthetic_images() {
   [[ $images_ready -eq 1 ]] && return 0
   images_ready=1
-  run images 300 "$STOKER" bench loader --synthetic "$IMAGES" --cache-dir "$WORK/images" --seconds 1
-  verdict images 0 "$IMAGES synthetic JPEGs in $WORK/images"
+  run images 300 "$STOKER" bench loader --synthetic "$IMAGES" --cache-dir "$IMAGES_DIR" --seconds 1
+  verdict images 0 "$IMAGES synthetic JPEGs in $IMAGES_DIR"
 }
 
 # ------------------------------------------------------------------------------------ build
@@ -200,14 +204,14 @@ fi
 # ------------------------------------------------------------------------------------ check
 if wants check && need_stoker check; then
   synthetic_images
-  run check 300 "$STOKER" check --data "$WORK/images" --model "$MODEL"
+  run check 300 "$STOKER" check --data "$IMAGES_DIR" --model "$MODEL"
   verdict check 0 "$(lines check '^(GPU|measured|suggest)|H2D|host.device|cuda')"
 fi
 
 # ------------------------------------------------------------------------------------ train
 if wants train && need_stoker train; then
   synthetic_images
-  base=("$STOKER" train --data "$WORK/images" --model "$MODEL" --batch-size "$BATCH" --workers "$NPROC"
+  base=("$STOKER" train --data "$IMAGES_DIR" --model "$MODEL" --batch-size "$BATCH" --workers "$NPROC"
     --transforms "RandomResizedCrop($SIZE), RandomHorizontalFlip(), Normalize" --device "$DEVICE"
     --epochs 1000 --no-progress)
   for amp in $AMPS; do
@@ -232,7 +236,7 @@ if wants train && need_stoker train; then
     run resume 300 "$STOKER" train --resume "${first_run%/}" --max-steps 40 --no-progress
     verdict resume 0 "$(lines resume '^resume|samples/s')"
     # The resumed run's moving average, rebuilt from its file alone and scored on the device.
-    run evaluate 300 "$STOKER" evaluate "${first_run%/}/model_ema.safetensors" --data "$WORK/images" \
+    run evaluate 300 "$STOKER" evaluate "${first_run%/}/model_ema.safetensors" --data "$IMAGES_DIR" \
       --device "$DEVICE" --predictions "$WORK/predictions.csv"
     verdict evaluate 0 "$(lines evaluate '^(device|result|saved)')"
   else
@@ -265,7 +269,7 @@ fi
 # ------------------------------------------------------------------------------------ doctor
 if wants doctor && need_stoker doctor; then
   synthetic_images
-  run doctor 480 "$STOKER" doctor --data "$WORK/images" --model "$MODEL" --batch-size "$BATCH" --workers "$NPROC" \
+  run doctor 480 "$STOKER" doctor --data "$IMAGES_DIR" --model "$MODEL" --batch-size "$BATCH" --workers "$NPROC" \
     --transforms "RandomResizedCrop($SIZE), RandomHorizontalFlip(), Normalize" --device "$DEVICE" --amp bf16 \
     --find-batch-size --seconds 3
   verdict doctor 0 "$(lines doctor 'bound|verdict|fix|batch|→')"
@@ -277,14 +281,14 @@ if wants loader && need_stoker loader; then
   text=
   for w in 1 2 4 8 16 32 64; do
     [[ $w -gt $NPROC ]] && break
-    run "loader-$w" 120 "$STOKER" bench loader --data "$WORK/images" --workers "$w" --size "$SIZE" \
+    run "loader-$w" 120 "$STOKER" bench loader --data "$IMAGES_DIR" --workers "$w" --size "$SIZE" \
       --seconds "$LOADER_SECONDS" --json
     rate=$(json_rate "loader-$w")
     verdict "loader-$w" 0 "${rate:-?} images/s"
     text+="$w: ${rate:-?}  "
   done
   if [[ -x $BUILD/bench/stoker_decode_floor ]]; then
-    run decode-floor 120 "$BUILD/bench/stoker_decode_floor" --data "$WORK/images" --threads "$NPROC" \
+    run decode-floor 120 "$BUILD/bench/stoker_decode_floor" --data "$IMAGES_DIR" --threads "$NPROC" \
       --seconds "$LOADER_SECONDS" --json
     rate=$(json_rate decode-floor)
     verdict decode-floor 0 "full-size decode alone on $NPROC threads: ${rate:-?} images/s (loader by workers: $text)"
@@ -313,7 +317,7 @@ if wants compare && need_stoker compare; then
   synthetic_images
   amp=bf16
   run compare 540 env PYTHON="$(command -v "$PY")" bash "$SCRIPT_DIR/compare_convnet.sh" --model "$MODEL" \
-    --data "$WORK/images" --size "$SIZE" --batch-size "$BATCH" --workers "$NPROC" --steps "$COMPARE_STEPS" \
+    --data "$IMAGES_DIR" --size "$SIZE" --batch-size "$BATCH" --workers "$NPROC" --steps "$COMPARE_STEPS" \
     --warmup 20 --device "$DEVICE" --amp "$amp" --no-tuned-pytorch --build "$BUILD" --out "$LOGS/compare.md"
   verdict compare 0 "$(lines compare '^\| *(stoker|PyTorch)|ratio|x PyTorch' | head -n 4)"
 fi
