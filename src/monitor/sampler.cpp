@@ -1,5 +1,6 @@
 #include "stoker/monitor/sampler.h"
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -30,6 +31,7 @@ struct Sampler::State {
   std::condition_variable wake;
   Sample latest STOKER_GUARDED_BY(mutex);
   bool has_latest STOKER_GUARDED_BY(mutex) = false;
+  std::atomic<uint64_t> published{0};  // raised after `latest` is written
   SummaryRecorder recorder STOKER_GUARDED_BY(mutex);
   bool stop_requested STOKER_GUARDED_BY(mutex) = false;
   std::thread thread;
@@ -59,6 +61,7 @@ struct Sampler::State {
       has_latest = true;
       recorder.add(s);
     }
+    published.fetch_add(1, std::memory_order_release);
     for (size_t i = 0; i < sinks.size(); ++i) {
       if (!sink_enabled[i]) continue;
       try {
@@ -155,6 +158,8 @@ bool Sampler::has_sample() const {
   MutexLock lock(state_->mutex);
   return state_->has_latest;
 }
+
+uint64_t Sampler::samples_published() const { return state_->published.load(std::memory_order_acquire); }
 
 Sample Sampler::latest() const {
   MutexLock lock(state_->mutex);

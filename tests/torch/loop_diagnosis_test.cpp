@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "device_fixtures.h"
 #include "stoker/monitor/sampler.h"
 
@@ -71,6 +73,33 @@ TEST_F(LoopDiagnosisTest, AnEpochOfOneStepKeepsIt) {
   diagnosis.start_epoch();
   diagnosis.after_step(0.3, 0.0, 0.1, 8);
   EXPECT_NE(diagnosis.epoch_report()[0].find("waiting for data 75.0 %"), std::string::npos);
+}
+
+// The GPU's utilisation in the epoch's line is the mean of the monitor's samples taken during
+// the epoch (the fake NVML answers 90 %, then 30 %), not the latest one.
+TEST(LoopDiagnosisGpuTest, GpuUtilisationIsTheMeanOfTheEpochsSamples) {
+  TempDir dir;
+  const auto utilisation = [&](int percent) {
+    return dir.write_text("nvml.txt", "gpus=1\nutil0=" + std::to_string(percent) + "\nutil_mem0=10\n");
+  };
+  setenv("STOKER_FAKE_NVML_SCRIPT", utilisation(90).c_str(), 1);
+  monitor::SamplerOptions options;
+  options.nvml_library = FAKE_NVML_PATH;
+  monitor::Sampler sampler(options);  // not started: samples are taken by sample_once()
+  ASSERT_EQ(sampler.gpus().size(), 1u) << sampler.gpu_status();
+  data::Loader loader(photo_folder(dir), in_order("Resize(16), CenterCrop(16), Normalize"));
+  LoopDiagnosis diagnosis(loader, sampler, 2, 0, false, 2, dir.str());
+
+  diagnosis.start_epoch();
+  diagnosis.after_step(0.0, 0.0, 1.0, 8);  // warm-up
+  for (const int percent : {90, 30}) {
+    utilisation(percent);
+    sampler.sample_once();
+    for (int i = 0; i < 10; ++i) diagnosis.after_step(0.0, 0.0, 0.1, 8);
+  }
+  const std::string shares = diagnosis.epoch_report()[0];
+  EXPECT_NE(shares.find("GPU util 60 %"), std::string::npos) << shares;
+  unsetenv("STOKER_FAKE_NVML_SCRIPT");
 }
 
 }  // namespace

@@ -13,11 +13,12 @@
 // message on stderr; a sampling error never stops sampling.
 //
 // Thread safety: add_sink() and watch() before start(); start()/stop() from one thread; latest(),
-// summary(), gpu_status(), gpus() from any thread.
+// samples_published(), summary(), gpu_status(), gpus() from any thread.
 #pragma once
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -56,6 +57,9 @@ class Sampler {
   Sample sample_once();
 
   bool has_sample() const;
+  // Samples published so far: one atomic load, no lock and no copy, so a loop can look every
+  // step and call latest() only when it grew.
+  uint64_t samples_published() const;
   Sample latest() const;
   Summary summary() const;
   // "2 GPUs (NVIDIA H100 80GB HBM3 ×2) · driver 580.159" or "no GPU: NVML not found (...)".

@@ -79,11 +79,11 @@ std::pair<double, std::string> gpu_reading(const monitor::Sample& sample, int in
 }  // namespace
 
 void LoopDiagnosis::observe_monitor() {
-  if (gpu_index_ < 0 || !monitor_.has_sample()) return;
-  const monitor::Sample s = monitor_.latest();
-  if (s.seconds == last_sample_s_) return;
-  last_sample_s_ = s.seconds;
-  const auto [util, slowdown] = gpu_reading(s, gpu_index_);
+  if (gpu_index_ < 0) return;
+  const uint64_t published = monitor_.samples_published();  // every step: a load, no copy
+  if (published == samples_seen_) return;
+  samples_seen_ = published;
+  const auto [util, slowdown] = gpu_reading(monitor_.latest(), gpu_index_);
   for (GpuSeen* seen : {&window_gpu_, &epoch_gpu_}) {
     if (util >= 0) {
       seen->util_sum += util;

@@ -66,7 +66,7 @@ class LoopDiagnosis {
   diagnose::PersistenceGate gate_{5};
   diagnose::StepWindow window_, epoch_;
   GpuSeen window_gpu_, epoch_gpu_;
-  double last_sample_s_ = -1;
+  uint64_t samples_seen_ = 0;  // the monitor's samples_published() when last read
   std::optional<diagnose::StepWindow> warmup_;  // the run's first step
   bool warmup_in_epoch_ = false;
   data::StageTimes window_start_, epoch_start_;

@@ -53,6 +53,7 @@ TEST(MonitorSamplerTest, SamplesOnItsThreadFeedsSinksAndSurvivesAThrowingOne) {
     ++thrown;
     throw std::runtime_error("disk full");
   });
+  EXPECT_EQ(sampler.samples_published(), 0u);
   sampler.start();
   std::this_thread::sleep_for(std::chrono::milliseconds(400));
   sampler.stop();
@@ -62,6 +63,8 @@ TEST(MonitorSamplerTest, SamplesOnItsThreadFeedsSinksAndSurvivesAThrowingOne) {
   ASSERT_EQ(summary.gpus.size(), 1u);
   EXPECT_DOUBLE_EQ(summary.gpus[0].util_percent.mean, 50);
   EXPECT_TRUE(sampler.has_sample());
+  // Every published sample counted once, as the summary counts them.
+  EXPECT_EQ(sampler.samples_published(), summary.samples);
   unsetenv("STOKER_FAKE_NVML_SCRIPT");
 }
 
