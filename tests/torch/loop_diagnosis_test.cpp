@@ -80,7 +80,8 @@ TEST_F(LoopDiagnosisTest, AnEpochOfOneStepKeepsIt) {
 TEST(LoopDiagnosisGpuTest, GpuUtilisationIsTheMeanOfTheEpochsSamples) {
   TempDir dir;
   const auto utilisation = [&](int percent) {
-    return dir.write_text("nvml.txt", "gpus=1\nutil0=" + std::to_string(percent) + "\nutil_mem0=10\n");
+    return dir.write_text("nvml.txt",
+                          "gpus=1\nutil0=" + std::to_string(percent) + "\nutil_mem0=10\n");
   };
   setenv("STOKER_FAKE_NVML_SCRIPT", utilisation(90).c_str(), 1);
   monitor::SamplerOptions options;

@@ -2,11 +2,7 @@
 
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 
-#include "stoker/train/trainer.h"
-
 namespace stoker::train {
-
-bool gloo_available() { return true; }
 
 std::string data_parallel_unavailable_reason() { return {}; }
 

@@ -4,8 +4,8 @@
 // compiles gloo_group_unavailable.cpp instead, trains in one process as usual, and says what
 // is missing when data-parallel training is asked for.
 //
-// Thread safety: both functions may be called from any thread; the group they return is used
-// as torch's process groups are (collectives in the same order on every rank).
+// Thread safety: callable from any thread; the group make_gloo_group() returns is used as
+// torch's process groups are (collectives in the same order on every rank).
 #pragma once
 
 #include <chrono>
@@ -13,13 +13,14 @@
 #include <torch/csrc/distributed/c10d/Store.hpp>
 #include <vector>
 
+#include "stoker/train/trainer.h"
 #include "torch_compat.h"
 
 namespace stoker::train {
 
 // Whether this build can make Gloo groups (it found Gloo's headers); where it cannot,
-// data_parallel_unavailable_reason() (stoker/train/trainer.h) says so in one line.
-bool gloo_available();
+// data_parallel_unavailable_reason() says so in one line.
+inline bool gloo_available() { return data_parallel_unavailable_reason().empty(); }
 
 // Joins the group of `world_size` ranks as `rank` through `store`; returns once all have
 // joined. The network devices: one per name in `interfaces`, else the loopback device when

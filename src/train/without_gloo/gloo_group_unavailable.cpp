@@ -6,15 +6,11 @@
 
 namespace stoker::train {
 
-bool gloo_available() { return false; }
-
 std::string data_parallel_unavailable_reason() {
-  return "data-parallel training (--nproc-per-node, WORLD_SIZE > 1) needs Gloo, and this stoker "
-         "was built "
-         "without Gloo's headers (this PyTorch ships none); train in one process, or rebuild with "
-         "Gloo's "
-         "headers on the include path (Debian: apt-get install libgloo-dev, at the commit your "
-         "PyTorch uses)";
+  return "data-parallel training (--nproc-per-node, WORLD_SIZE > 1) needs Gloo, and this "
+         "stoker was built without Gloo's headers (this PyTorch ships none); train in one "
+         "process, or rebuild with Gloo's headers on the include path (Debian: apt-get install "
+         "libgloo-dev, at the commit your PyTorch uses)";
 }
 
 c10::intrusive_ptr<compat::CollectiveGroup> make_gloo_group(const c10::intrusive_ptr<c10d::Store>&,
