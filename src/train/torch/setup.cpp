@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "foreach_optimizers.h"
 #include "stoker/core/error.h"
 #include "stoker/core/process.h"
 #include "stoker/monitor/gpu_reader.h"
@@ -119,10 +120,10 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& cfg, 
   if (cfg.optimizer == OptimizerKind::kSgd) {
     const auto options =
         torch::optim::SGDOptions(cfg.lr).momentum(cfg.momentum).nesterov(cfg.nesterov).weight_decay(cfg.weight_decay);
-    return std::make_unique<torch::optim::SGD>(with_groups(options), options);
+    return std::make_unique<ForeachSgd>(with_groups(options), options);
   }
   const auto options = torch::optim::AdamWOptions(cfg.lr).weight_decay(cfg.weight_decay);
-  return std::make_unique<torch::optim::AdamW>(with_groups(options), options);
+  return std::make_unique<ForeachAdamW>(with_groups(options), options);
 }
 
 torch::Device pick_device(const TrainConfig& cfg, const ProcessPlace& place) {

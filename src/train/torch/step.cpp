@@ -3,6 +3,7 @@
 #include <cmath>
 #include <tuple>
 
+#include "foreach_optimizers.h"
 #include "stoker/core/clock.h"
 #include "torch_compat.h"
 
@@ -116,7 +117,7 @@ void Stepper::optimizer_step(Result* r) {
   // skipped without clipping.
   const bool finite = scaler_ ? scaler_->unscale(optimizer_) : true;
   if (cfg_.clip_grad_norm > 0 && finite) {
-    r->grad_norm = torch::nn::utils::clip_grad_norm_(model_.parameters(), cfg_.clip_grad_norm);
+    r->grad_norm = clip_grad_norm(model_.parameters(), cfg_.clip_grad_norm);
     r->clipped = r->grad_norm > cfg_.clip_grad_norm;
   }
   r->stepped = true;
@@ -138,9 +139,11 @@ Stepper::Result Stepper::finish_window() {
   const int64_t open = micro_ % accumulation_;
   if (open == 0) return r;
   const double scale = static_cast<double>(accumulation_) / static_cast<double>(open);
-  for (auto& p : model_.parameters()) {
-    if (p.grad().defined()) p.mutable_grad().mul_(scale);
+  std::vector<torch::Tensor> grads;
+  for (const auto& p : model_.parameters()) {
+    if (p.grad().defined()) grads.push_back(p.grad());
   }
+  if (!grads.empty()) torch::_foreach_mul_(grads, scale);
   optimizer_step(&r);
   micro_ = 0;
   return r;

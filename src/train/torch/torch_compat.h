@@ -14,7 +14,9 @@
 #endif
 
 #include <mutex>
+#include <sstream>
 #include <string>
+#include <type_traits>
 
 namespace stoker::train::compat {
 
@@ -63,6 +65,20 @@ inline bool is_out_of_memory(const std::exception& e) {
 inline void zero_grad_set_to_none(torch::optim::Optimizer& optimizer) {
   for (auto& group : optimizer.param_groups()) {
     for (auto& p : group.params()) p.mutable_grad() = torch::Tensor();
+  }
+}
+
+// The key of a parameter's entry in Optimizer::state(): 1.13 keys by the TensorImpl's address
+// printed into a string (c10::guts::to_string), later releases by the address itself. Read
+// from the map's own key type, so no version number is guessed.
+template <typename StateMap>
+typename StateMap::key_type optimizer_state_key(const StateMap& /*state*/, const torch::Tensor& param) {
+  if constexpr (std::is_same_v<typename StateMap::key_type, std::string>) {
+    std::ostringstream key;
+    key << param.unsafeGetTensorImpl();
+    return key.str();
+  } else {
+    return param.unsafeGetTensorImpl();
   }
 }
 
