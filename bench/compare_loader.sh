@@ -5,7 +5,7 @@
 #
 # Usage: bench/compare_loader.sh [--images N] [--seconds S] [--build DIR] [--out FILE.md]
 #                                [--data DIR] [--skip-stoker] [--full-decode] [--prepared]
-#                                [--augment] [--resize-crop] [--keep-logs]
+#                                [--augment] [--resize-crop] [--affine] [--keep-logs]
 #   --images N     synthetic images to generate (default 2000)
 #   --seconds S    timed length of each run (default 20)
 #   --build DIR    CMake build folder holding stoker and bench/stoker_decode_floor (default build)
@@ -22,6 +22,8 @@
 #                  --random-erase 0.25): TrivialAugmentWide (bilinear) after the flip and
 #                  RandomErasing(0.25) after Normalize
 #   --resize-crop  Resize(256), RandomCrop(224) on both sides instead of RandomResizedCrop(224)
+#   --affine       RandomAffine(10, translate=(0.1, 0.1), scale=(0.9, 1.1), shear=5) after the
+#                  flip on both sides (PyTorch: on the PIL image; stoker: on the uint8 crop)
 #   --keep-logs    keep every run's stdout/stderr (always kept when a run fails)
 # Environment: PYTHON (default /usr/bin/python3, the interpreter that sees torch).
 set -euo pipefail
@@ -43,9 +45,9 @@ PREPARED=0
 KEEP_LOGS=0
 AUGMENT=0
 RESIZE_CROP=0
+AFFINE=0
 BATCH=64
 SIZE=224
-TRANSFORMS="RandomResizedCrop(224), RandomHorizontalFlip(0.5), Normalize"
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -59,8 +61,9 @@ while [[ $# -gt 0 ]]; do
     --prepared) PREPARED=1; shift ;;
     --augment) AUGMENT=1; shift ;;
     --resize-crop) RESIZE_CROP=1; shift ;;
+    --affine) AFFINE=1; shift ;;
     --keep-logs) KEEP_LOGS=1; shift ;;
-    -h|--help) sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,28p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
@@ -70,11 +73,17 @@ CROP="RandomResizedCrop(224)"
 if [[ $RESIZE_CROP -eq 1 ]]; then
   CROP="Resize(256), RandomCrop(224)"
   PYTORCH_AUGMENT+=(--resize-crop)
-  TRANSFORMS="$CROP, RandomHorizontalFlip(0.5), Normalize"
+fi
+TRANSFORMS="$CROP, RandomHorizontalFlip(0.5)"
+if [[ $AFFINE -eq 1 ]]; then
+  TRANSFORMS+=", RandomAffine(10, translate=(0.1, 0.1), scale=(0.9, 1.1), shear=5)"
+  PYTORCH_AUGMENT+=(--affine)
 fi
 if [[ $AUGMENT -eq 1 ]]; then
-  TRANSFORMS="$CROP, RandomHorizontalFlip(0.5), TrivialAugmentWide(interpolation=bilinear), Normalize, RandomErasing(0.25)"
+  TRANSFORMS+=", TrivialAugmentWide(interpolation=bilinear), Normalize, RandomErasing(0.25)"
   PYTORCH_AUGMENT+=(--augment)
+else
+  TRANSFORMS+=", Normalize"
 fi
 [[ $IMAGES =~ ^[1-9][0-9]*$ ]] || die "--images must be a positive integer, got '$IMAGES'"
 if [[ ! $SECONDS_PER_RUN =~ ^[0-9]+([.][0-9]+)?$ || $SECONDS_PER_RUN =~ ^0+([.]0+)?$ ]]; then

@@ -36,13 +36,15 @@ IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
 
 
-def imagenet_style_folder(root: str, size: int, augment: bool = False, resize_crop: bool = False):
+def imagenet_style_folder(root: str, size: int, augment: bool = False, resize_crop: bool = False,
+                          affine: bool = False):
     """torchvision's ImageFolder(root) with the chain the comparisons give stoker:
     RandomResizedCrop(size), RandomHorizontalFlip(), ToTensor(), Normalize(ImageNet mean/std).
     augment: torchvision's reference recipe on top (--auto-augment ta_wide --random-erase 0.25):
     TrivialAugmentWide(interpolation=BILINEAR) after the flip, RandomErasing(0.25) last.
     resize_crop: Resize(size * 8 // 7), RandomCrop(size) instead of RandomResizedCrop (the older
     ImageNet recipe: Resize(256), RandomCrop(224) for 224).
+    affine: RandomAffine(10, translate=(0.1, 0.1), scale=(0.9, 1.1), shear=5) after the flip.
     Shared with pytorch_train_images.py, so both PyTorch sides see the same transforms."""
     from torchvision import datasets, transforms
 
@@ -51,6 +53,8 @@ def imagenet_style_folder(root: str, size: int, augment: bool = False, resize_cr
     else:
         chain = [transforms.RandomResizedCrop(size)]
     chain.append(transforms.RandomHorizontalFlip())
+    if affine:
+        chain.append(transforms.RandomAffine(10, translate=(0.1, 0.1), scale=(0.9, 1.1), shear=5))
     if augment:
         chain.append(transforms.TrivialAugmentWide(interpolation=transforms.InterpolationMode.BILINEAR))
     chain += [transforms.ToTensor(), transforms.Normalize(IMAGENET_MEAN, IMAGENET_STD)]
@@ -192,6 +196,8 @@ def main() -> int:
                     help="add TrivialAugmentWide (bilinear) after the flip and RandomErasing(0.25) last")
     ap.add_argument("--resize-crop", action="store_true",
                     help="Resize(size * 8 // 7), RandomCrop(size) instead of RandomResizedCrop(size)")
+    ap.add_argument("--affine", action="store_true",
+                    help="add RandomAffine(10, translate=(0.1, 0.1), scale=(0.9, 1.1), shear=5) after the flip")
     ap.add_argument("--idx", action="store_true",
                     help="--data is Debian's Fashion-MNIST IDX folder: torchvision.datasets.FashionMNIST "
                          "with RandomCrop(28, padding=4), RandomHorizontalFlip(), ToTensor(), Normalize")
@@ -217,7 +223,7 @@ def main() -> int:
         dataset = fashion_mnist(args.data, scratch.name)
         transforms_text = IDX_TRANSFORMS
     else:
-        dataset = imagenet_style_folder(args.data, args.size, args.augment, args.resize_crop)
+        dataset = imagenet_style_folder(args.data, args.size, args.augment, args.resize_crop, args.affine)
         crop = ("Resize(%d), RandomCrop(%d)" % (args.size * 8 // 7, args.size) if args.resize_crop
                 else "RandomResizedCrop(%d)" % args.size)
         transforms_text = crop + ", RandomHorizontalFlip(0.5), ToTensor, Normalize(imagenet)"

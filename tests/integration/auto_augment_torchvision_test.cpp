@@ -1,9 +1,11 @@
 // The automatic augmentations held to torchvision's own code (Debian's python3-torchvision,
 // run by /usr/bin/python3): every operation on the same uint8 image with the same magnitude,
-// interpolation and fill; the augmentation spaces' magnitudes; AutoAugment's policy tables.
+// interpolation and fill; RandomAffine's warp (F.affine); the augmentation spaces' magnitudes;
+// AutoAugment's policy tables.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -70,6 +72,19 @@ with open(folder + "/augmix.bin", "wb") as out:
                 at += 2
             mix.add_(torch.tensor(weights[1 + i], dtype=torch.float32) * aug)
         out.write(mix.to(dtype=torch.uint8).contiguous().numpy().tobytes())
+# RandomAffine's warp: F.affine on the same image with the parameters stoker drew.
+import torchvision.transforms.functional as F
+with open(folder + "/affine.bin", "wb") as out:
+    for line in open(folder + "/affine.txt"):
+        ch, angle, tx, ty, scale, shx, shy, interp, f0, f1, f2 = line.split()
+        ch = int(ch)
+        raw = bytearray(open(folder + "/image%d.bin" % ch, "rb").read())
+        img = torch.frombuffer(raw, dtype=torch.uint8).reshape(ch, H, W).clone()
+        mode = IM.NEAREST if interp == "nearest" else IM.BILINEAR
+        fill = [float(f0), float(f1), float(f2)][:ch]
+        warped = F.affine(img, angle=float(angle), translate=[int(tx), int(ty)], scale=float(scale),
+                          shear=[float(shx), float(shy)], interpolation=mode, fill=fill)
+        out.write(warped.contiguous().numpy().tobytes())
 with open(folder + "/policies.txt", "w") as f:
     for policy in (A.AutoAugmentPolicy.IMAGENET, A.AutoAugmentPolicy.CIFAR10, A.AutoAugmentPolicy.SVHN):
         subs = A.AutoAugment(policy).policies
@@ -153,6 +168,43 @@ std::vector<AugMixCase> aug_mix_cases() {
   return all;
 }
 
+// RandomAffine's parameters: each part alone, then together, both interpolations, a fill.
+struct AffineCase {
+  int channels;
+  SampleParams params;
+  Interpolation interpolation;
+  std::array<float, 3> fill;
+};
+
+std::vector<AffineCase> affine_cases() {
+  struct Parts {
+    float angle;
+    int tx, ty;
+    float scale, shear_x, shear_y;
+  };
+  const std::vector<Parts> parts = {{25, 0, 0, 1, 0, 0},    {0, 5, -3, 1, 0, 0},   {0, 0, 0, 1.35f, 0, 0},
+                                    {0, 0, 0, 0.7f, 0, 0},  {0, 0, 0, 1, 12, 0},   {0, 0, 0, 1, 0, -9},
+                                    {-17.5f, 3, 2, 1.2f, 6, 4}, {40, -6, 4, 0.85f, -10, 7}};
+  std::vector<AffineCase> all;
+  for (const Parts& p : parts) {
+    for (const Interpolation interpolation : {Interpolation::kNearest, Interpolation::kBilinear}) {
+      for (const int channels : {3, 1}) {
+        AffineCase c{channels, {}, interpolation, {0, 0, 0}};
+        c.params.affine = true;
+        c.params.affine_angle = p.angle;
+        c.params.translate_x = p.tx;
+        c.params.translate_y = p.ty;
+        c.params.affine_scale = p.scale;
+        c.params.shear_x = p.shear_x;
+        c.params.shear_y = p.shear_y;
+        if (p.angle < 0) c.fill = {128, 64, 200};
+        all.push_back(c);
+      }
+    }
+  }
+  return all;
+}
+
 bool geometric(AugmentOp op) {
   return op == AugmentOp::kShearX || op == AugmentOp::kShearY || op == AugmentOp::kTranslateX ||
          op == AugmentOp::kTranslateY || op == AugmentOp::kRotate;
@@ -199,6 +251,16 @@ class AutoAugmentTorchvisionTest : public ::testing::Test {
       mixes << '\n';
     }
     mixes.close();
+    std::ofstream affine(file("affine.txt"));
+    affine.precision(17);
+    for (const AffineCase& c : affine_cases_) {
+      const SampleParams& p = c.params;
+      affine << c.channels << ' ' << p.affine_angle << ' ' << p.translate_x << ' ' << p.translate_y << ' '
+             << p.affine_scale << ' ' << p.shear_x << ' ' << p.shear_y << ' '
+             << (c.interpolation == Interpolation::kBilinear ? "bilinear" : "nearest") << ' ' << c.fill[0] << ' '
+             << c.fill[1] << ' ' << c.fill[2] << '\n';
+    }
+    affine.close();
     std::ofstream(file("script.py")) << kScript;
     const auto run =
         testing::run_command("/usr/bin/python3 " + file("script.py") + " " + dir_.str() + " " +
@@ -211,6 +273,7 @@ class AutoAugmentTorchvisionTest : public ::testing::Test {
   testing::TempDir dir_;
   std::vector<Case> cases_ = cases();
   std::vector<AugMixCase> aug_mix_cases_ = aug_mix_cases();
+  std::vector<AffineCase> affine_cases_ = affine_cases();
 };
 
 TEST_F(AutoAugmentTorchvisionTest, EveryOperationMatchesTorchvisionOnTheSameImage) {
@@ -256,6 +319,45 @@ TEST_F(AutoAugmentTorchvisionTest, EveryOperationMatchesTorchvisionOnTheSameImag
     }
   }
   EXPECT_EQ(offset, expected_all.size());
+}
+
+// RandomAffine's warp against F.affine with the same parameters: the rounding left is the
+// geometric operations' (the grid built without torch's bmm).
+TEST_F(AutoAugmentTorchvisionTest, AffineMatchesTorchvisionsAffine) {
+  std::ifstream in(file("affine.bin"), std::ios::binary);
+  const std::vector<uint8_t> theirs{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  size_t offset = 0;
+  for (const AffineCase& c : affine_cases_) {
+    const SampleParams& p = c.params;
+    SCOPED_TRACE(::testing::Message() << c.channels << " channel(s), angle " << p.affine_angle << ", translate ("
+                                      << p.translate_x << ", " << p.translate_y << "), scale " << p.affine_scale
+                                      << ", shear (" << p.shear_x << ", " << p.shear_y << ")"
+                                      << (c.interpolation == Interpolation::kBilinear ? " bilinear" : " nearest"));
+    AutoAugmentSpec spec;
+    spec.interpolation = c.interpolation;
+    spec.has_fill = true;
+    spec.fill = c.fill;
+    std::vector<uint8_t> image = image_planes(c.channels), scratch;
+    const std::vector<uint8_t> before = image;
+    apply_affine(p, spec, &image, &scratch, kW, kH, c.channels);
+    ASSERT_LE(offset + image.size(), theirs.size());
+    int differing = 0, worst = 0;
+    for (size_t i = 0; i < image.size(); ++i) {
+      const int d = std::abs(static_cast<int>(image[i]) - theirs[offset + i]);
+      differing += d != 0;
+      worst = std::max(worst, d);
+    }
+    offset += image.size();
+    EXPECT_NE(image, before);
+    const double share = static_cast<double>(differing) / static_cast<double>(image.size());
+    if (c.interpolation == Interpolation::kBilinear) {
+      EXPECT_LE(worst, 1);
+      EXPECT_LE(share, 0.03) << differing << " elements differ";
+    } else {
+      EXPECT_LE(share, 0.015) << differing << " elements differ";
+    }
+  }
+  EXPECT_EQ(offset, theirs.size());
 }
 
 // The weights and chains as stoker draws them, mixed by both: the mixing arithmetic is the

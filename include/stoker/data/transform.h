@@ -3,7 +3,7 @@
 // A TransformSpec is a fixed-order chain, the order torchvision pipelines use:
 //   geometry (RandomResizedCrop | Resize+CenterCrop | RandomCrop | CenterCrop 1:1 | none)
 //   -> RandomHorizontalFlip(p) -> RandomVerticalFlip(p) -> [Grayscale] -> RandomRotation
-//   -> TrivialAugmentWide | RandAugment | AutoAugment | AugMix (torchvision's autoaugment.py)
+//   -> RandomAffine -> TrivialAugmentWide | RandAugment | AutoAugment | AugMix (torchvision's autoaugment.py)
 //   -> ColorJitter(b, c, s, h) -> RandomGrayscale(p) -> GaussianBlur(k, sigma) -> Normalize(mean, std)
 //   -> RandomErasing(p, ...)
 //   -> output dtype (uint8 | float32 | float16) and layout (NCHW | NHWC).
@@ -158,6 +158,32 @@ struct RotationSpec {
   bool enabled() const { return min_degrees != 0 || max_degrees != 0; }
 };
 
+// torchvision's RandomAffine(degrees, translate, scale, shear, interpolation, fill) as its
+// tensor implementation does it (F.affine: grid_sample about the centre, the fill blended by
+// the in-image mask, on the uint8 image), on the cropped output, after RandomRotation; center
+// is not supported. Each sample draws, as RandomAffine.get_params: an angle (clockwise, as
+// F.affine takes it) uniform in [min_degrees, max_degrees]; with translate, a shift of
+// round(uniform(-tx * width, tx * width)) pixels, then the same for y; with scale, a factor
+// uniform in [scale_min, scale_max]; with shear, an x shear in degrees uniform in
+// [shear_x_min, shear_x_max], then a y shear where shear_y is given.
+struct AffineSpec {
+  double min_degrees = 0, max_degrees = 0;
+  bool translate = false;                 // translate=(tx, ty) given
+  double translate_x = 0, translate_y = 0;  // fractions of the width / height, in [0, 1]
+  bool scale = false;                     // scale=(min, max) given
+  double scale_min = 1, scale_max = 1;    // > 0
+  bool shear = false;                     // shear given: the x range
+  double shear_x_min = 0, shear_x_max = 0;
+  bool shear_y = false;                   // shear given with four values: the y range too
+  double shear_y_min = 0, shear_y_max = 0;
+  Interpolation interpolation = Interpolation::kNearest;
+  std::array<float, 3> fill{0, 0, 0};  // pixel values in [0, 255]
+  // False for RandomAffine(0) alone, which is the identity.
+  bool enabled() const {
+    return min_degrees != 0 || max_degrees != 0 || translate || scale || shear;
+  }
+};
+
 // torchvision's GaussianBlur(kernel_size, sigma): odd kernel sides, sigma drawn uniformly in
 // [sigma_min, sigma_max] per sample (data/transform/gaussian_blur.h).
 struct GaussianBlurSpec {
@@ -190,6 +216,7 @@ struct TransformSpec {
   double vflip_p = 0.0;                                 // RandomVerticalFlip probability
   double grayscale_p = 0.0;  // RandomGrayscale probability: L in all three channels
   RotationSpec rotation;
+  AffineSpec affine;
   GaussianBlurSpec blur;
   AutoAugmentSpec auto_augment;
   ColorJitterSpec jitter;
@@ -223,6 +250,8 @@ struct TransformSpec {
   // RandomCrop padding 0..8192 and fill in [0, 255], 0 < scale min <= max <= 1, 0 < ratio min <= max, flip p in [0, 1], jitter factors >= 0,
   // hue in [0, 0.5], finite mean and non-zero finite std (when normalize), channels 1 or 3;
   // the automatic augmentations' counts and bins as AutoAugmentSpec says, fill in [0, 255];
+  // RandomAffine degrees and shear ranges min <= max, shear within (-90, 90), translate in
+  // [0, 1], 0 < scale min <= max, fill in [0, 255];
   // RandomErasing p in [0, 1], 0 <= scale min <= max <= 1, 0 < ratio min <= max, finite value;
   // Standardize only with none / Float16 / Float32; feature vectors not as uint8, and
   // feature_mean / feature_std empty or one finite value per feature (std > 0).
@@ -230,6 +259,7 @@ struct TransformSpec {
 
  private:
   void validate_augmentations() const;
+  void validate_affine() const;
   void validate_features() const;
 };
 
@@ -239,6 +269,8 @@ struct TransformSpec {
 //   "RandomCrop(32, padding=4)"  "RandomCrop(224, padding=(4, 8), pad_if_needed=True,
 //    fill=(124, 116, 104), padding_mode='reflect')"  "CenterCrop(32, resize=False)"
 //   "ColorJitter(0.4, 0.4, 0.4, 0.1)"  "ToUint8" "Float16" "NHWC" "Grayscale"
+//   "RandomRotation(15)"  "RandomAffine(10, translate=(0.1, 0.1), scale=(0.9, 1.1), shear=5)"
+//   (shear: a number d for x in (-d, d), (min, max) for x, or four values for x then y)
 //   "TrivialAugmentWide(num_magnitude_bins=31, interpolation=bilinear, fill=(128, 128, 128))"
 //   "RandAugment(num_ops=2, magnitude=9)"  "AutoAugment(policy=imagenet)" (or cifar10, svhn)
 //   "AugMix(severity=3, mixture_width=3, chain_depth=-1, alpha=1.0, all_ops=True)"
@@ -300,6 +332,11 @@ struct SampleParams {
   bool grayscale = false;  // RandomGrayscale
   bool rotate = false;     // RandomRotation, by `angle` degrees (counter-clockwise)
   float angle = 0;
+  // RandomAffine: F.affine(img, affine_angle, [translate_x, translate_y], affine_scale,
+  // [shear_x, shear_y]) (angle and shears in degrees, the shift in pixels).
+  bool affine = false;
+  float affine_angle = 0, affine_scale = 1, shear_x = 0, shear_y = 0;
+  int translate_x = 0, translate_y = 0;
   float blur_sigma = 0;    // GaussianBlur's sigma; 0 when it is off
   bool flip = false;
   // ColorJitter: factors and the order they apply in (a permutation of 0..3 =
@@ -330,7 +367,7 @@ struct SampleParams {
 // including RandomResizedCrop's 10 attempts and central-crop fallback, and RandomCrop's
 // top-then-left draw, skipped when the padded image is the crop's size). The order of draws
 // from `rng` is fixed (random_params.cpp documents it): crop, then flip (only if flip_p > 0),
-// then vertical flip (only if vflip_p > 0), then RandomRotation's angle (only if enabled),
+// then vertical flip (only if vflip_p > 0), then RandomRotation's angle (only if enabled), then RandomAffine's (only if enabled),
 // then the automatic augmentation's (only if enabled), then jitter order and factors (only if
 // jitter is enabled), then RandomGrayscale (only if grayscale_p > 0), then GaussianBlur's sigma
 // (only if enabled), then RandomErasing's (only if p > 0). Erasing and the automatic

@@ -369,9 +369,9 @@ void equalize(uint8_t* image, size_t plane, int channels) {
 
 double radians(double degrees) { return degrees * std::numbers::pi / 180.0; }
 
-// _get_inverse_affine_matrix(center, angle, translate, scale=1, shear), inverted.
+// _get_inverse_affine_matrix(center, angle, translate, scale, shear), inverted.
 std::array<double, 6> inverse_affine(double cx, double cy, double angle, double tx, double ty,
-                                     double shear_x, double shear_y) {
+                                     double shear_x, double shear_y, double scale = 1.0) {
   const double rot = radians(angle);
   const double sx = radians(shear_x);
   const double sy = radians(shear_y);
@@ -380,6 +380,7 @@ std::array<double, 6> inverse_affine(double cx, double cy, double angle, double 
   const double c = std::sin(rot - sy) / std::cos(sy);
   const double d = -std::sin(rot - sy) * std::tan(sx) / std::cos(sy) + std::cos(rot);
   std::array<double, 6> m{d, -b, 0.0, -c, a, 0.0};
+  for (double& v : m) v /= scale;
   m[2] += m[0] * (-cx - tx) + m[1] * (-cy - ty);
   m[5] += m[3] * (-cx - tx) + m[4] * (-cy - ty);
   m[2] += cx;
@@ -705,6 +706,17 @@ void draw_auto_augment(const AutoAugmentSpec& spec, int out_w, int out_h, Sample
       return;
     }
   }
+}
+
+void apply_affine(const SampleParams& params, const AutoAugmentSpec& spec, std::vector<uint8_t>* image,
+                  std::vector<uint8_t>* scratch, int width, int height, int channels) {
+  // F.affine with center=None: center_f = [0, 0] (the image's centre) and the translation as
+  // given; the grid and fill as F.rotate's.
+  scratch->resize(static_cast<size_t>(width) * height * static_cast<size_t>(channels));
+  warp(inverse_affine(0, 0, params.affine_angle, params.translate_x, params.translate_y, params.shear_x,
+                      params.shear_y, params.affine_scale),
+       spec, image->data(), scratch->data(), width, height, channels);
+  std::swap(*image, *scratch);
 }
 
 void apply_augment_op(AugmentOp op, float magnitude, const AutoAugmentSpec& spec,

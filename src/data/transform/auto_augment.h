@@ -77,6 +77,12 @@ void apply_aug_mix(const SampleParams& params, const AutoAugmentSpec& spec, std:
                    std::vector<uint8_t>* chain, std::vector<uint8_t>* scratch, std::vector<float>* mix, int width,
                    int height, int channels);
 
+// RandomAffine's warp: F.affine(image, params.affine_angle, [translate_x, translate_y],
+// affine_scale, [shear_x, shear_y]) about the centre, with spec's interpolation and fill, in
+// place; `scratch` is grown as needed and reused.
+void apply_affine(const SampleParams& params, const AutoAugmentSpec& spec, std::vector<uint8_t>* image,
+                  std::vector<uint8_t>* scratch, int width, int height, int channels);
+
 // Applies op with its signed magnitude to `image`, `channels` planes of width x height,
 // in place; `scratch` is grown as needed and reused.
 void apply_augment_op(AugmentOp op, float magnitude, const AutoAugmentSpec& spec,

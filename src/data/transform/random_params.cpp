@@ -6,7 +6,11 @@
 //      (top, left) unless the padded image is the crop's size; nothing for the others. After
 //      a Resize, both draw in the resized image's size.
 //   2. flip: one bernoulli(flip_p), only if flip_p > 0; then one bernoulli(vflip_p), only if
-//      vflip_p > 0; then RandomRotation's angle, one uniform in [min, max], only if enabled.
+//      vflip_p > 0; then RandomRotation's angle, one uniform in [min, max], only if enabled;
+//      then RandomAffine's, only if enabled, as RandomAffine.get_params: the angle (one
+//      uniform), with translate two uniforms (x then y, each rounded half to even to whole
+//      pixels), with scale one uniform, with shear one uniform (x) and a second (y) where four
+//      values were given.
 //   3. the automatic augmentation, only if one is set (auto_augment.h lists its draws).
 //   4. ColorJitter, only if any component is enabled: a permutation of the four operations
 //      (Fisher-Yates: for i = 3..1, swap(order[i], order[below(i + 1)])), then one uniform per
@@ -27,6 +31,20 @@
 
 namespace stoker::data {
 namespace {
+
+void draw_affine(const AffineSpec& a, int out_w, int out_h, SampleRng& rng, SampleParams* params) {
+  params->affine = true;
+  params->affine_angle = static_cast<float>(rng.uniform(a.min_degrees, a.max_degrees));
+  if (a.translate) {
+    // int(round(uniform(-max_dx, max_dx))): Python's round is half to even, as nearbyint.
+    const double max_dx = a.translate_x * out_w, max_dy = a.translate_y * out_h;
+    params->translate_x = static_cast<int>(std::nearbyint(rng.uniform(-max_dx, max_dx)));
+    params->translate_y = static_cast<int>(std::nearbyint(rng.uniform(-max_dy, max_dy)));
+  }
+  if (a.scale) params->affine_scale = static_cast<float>(rng.uniform(a.scale_min, a.scale_max));
+  if (a.shear) params->shear_x = static_cast<float>(rng.uniform(a.shear_x_min, a.shear_x_max));
+  if (a.shear_y) params->shear_y = static_cast<float>(rng.uniform(a.shear_y_min, a.shear_y_max));
+}
 
 // Python's round(): half to even. nearbyint uses the current rounding mode, which is
 // round-to-nearest-even unless someone changed it.
@@ -209,6 +227,7 @@ SampleParams draw_params(const TransformSpec& spec, int width, int height, Sampl
     params.rotate = true;
     params.angle = static_cast<float>(rng.uniform(spec.rotation.min_degrees, spec.rotation.max_degrees));
   }
+  if (spec.affine.enabled()) draw_affine(spec.affine, spec.out_width, spec.out_height, rng, &params);
   draw_auto_augment(spec.auto_augment, spec.out_width, spec.out_height, rng, &params);
 
   const ColorJitterSpec& jitter = spec.jitter;

@@ -1,5 +1,5 @@
 // SampleTransformer::run: resample or the 1:1 padded crop (flip folded in) -> vertical flip ->
-// [grey] -> RandomRotation and the automatic augmentation (on uint8 planes) -> ColorJitter ->
+// [grey] -> RandomRotation, RandomAffine and the automatic augmentation (on uint8 planes) -> ColorJitter ->
 // RandomGrayscale -> GaussianBlur -> write -> RandomErasing (on the output).
 //
 // The float image in between is kept in the output's layout, so that writing is one
@@ -150,9 +150,9 @@ void grey_in_rgb(float* data, float* scratch, size_t pixels, bool planar) {
   }
 }
 
-// RandomRotation and the automatic augmentation work on uint8 planes, as torchvision's on a
-// uint8 image: round the float image into planes[0], rotate, apply each step, and put the
-// result back.
+// RandomRotation, RandomAffine and the automatic augmentation work on uint8 planes, as
+// torchvision's on a uint8 image: round the float image into planes[0], rotate, warp, apply
+// each step, and put the result back.
 void auto_augment(float* data, size_t pixels, int channels, bool planar, int width, int height,
                   const SampleParams& params, const TransformSpec& spec, std::vector<uint8_t> (&planes)[3], std::vector<float>* mix) {
   std::vector<uint8_t>& image = planes[0];
@@ -174,6 +174,14 @@ void auto_augment(float* data, size_t pixels, int channels, bool planar, int wid
     rotation.has_fill = true;
     rotation.fill = spec.rotation.fill;
     apply_augment_op(AugmentOp::kRotate, params.angle, rotation, &planes[0], &planes[1], width, height, channels);
+  }
+  if (params.affine) {
+    // F.affine as RandomAffine calls it on a tensor: a fill (0 by default) always given.
+    AutoAugmentSpec affine;
+    affine.interpolation = spec.affine.interpolation;
+    affine.has_fill = true;
+    affine.fill = spec.affine.fill;
+    apply_affine(params, affine, &planes[0], &planes[1], width, height, channels);
   }
   if (params.chains > 0) {
     apply_aug_mix(params, spec.auto_augment, &planes[0], &planes[2], &planes[1], mix, width, height, channels);
@@ -256,7 +264,7 @@ void SampleTransformer::run(void* out, const Image& image, const CropRect& crop,
     channels = 1;
   }
 
-  if (params.rotate || params.augment_steps > 0) {
+  if (params.rotate || params.affine || params.augment_steps > 0) {
     auto_augment(data, pixels, channels, planar, width, height, params, spec, planes_, &mix_);
   }
   if (spec.jitter.enabled()) apply_color_jitter(data, pixels, channels, planar, params);

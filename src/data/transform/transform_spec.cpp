@@ -17,6 +17,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "stoker/core/error.h"
@@ -38,13 +39,14 @@ constexpr double kDefaultRatioMax = 4.0 / 3.0;
 constexpr std::string_view kMiddleDot = "\xC2\xB7";  // U+00B7
 constexpr std::string_view kArrow = "\xE2\x86\x92";  // U+2192
 
-constexpr std::array<std::string_view, 24> kKnownNames{"RandomResizedCrop",
+constexpr std::array<std::string_view, 25> kKnownNames{"RandomResizedCrop",
                                                        "RandomCrop",
                                                        "Resize",
                                                        "CenterCrop",
                                                        "RandomHorizontalFlip",
                                                        "RandomVerticalFlip",
                                                        "RandomRotation",
+                                                       "RandomAffine",
                                                        "TrivialAugmentWide",
                                                        "RandAugment",
                                                        "AutoAugment",
@@ -65,6 +67,25 @@ constexpr std::array<std::string_view, 24> kKnownNames{"RandomResizedCrop",
 
 // ---------------------------------------------------------------------------------------
 // describe
+
+// A range as torchvision's arguments take it: d for (-d, d), else (min, max).
+std::string range_text(double lo, double hi) {
+  return lo == -hi && hi >= 0 ? fmt::format("{}", hi) : fmt::format("({}, {})", lo, hi);
+}
+
+std::string affine_text(const AffineSpec& a) {
+  std::string s = "RandomAffine(" + range_text(a.min_degrees, a.max_degrees);
+  if (a.translate) s += fmt::format(", translate=({}, {})", a.translate_x, a.translate_y);
+  if (a.scale) s += fmt::format(", scale=({}, {})", a.scale_min, a.scale_max);
+  if (a.shear_y) {
+    s += fmt::format(", shear=({}, {}, {}, {})", a.shear_x_min, a.shear_x_max, a.shear_y_min, a.shear_y_max);
+  } else if (a.shear) {
+    s += ", shear=" + range_text(a.shear_x_min, a.shear_x_max);
+  }
+  if (a.interpolation == Interpolation::kBilinear) s += ", interpolation=bilinear";
+  if (a.fill != std::array<float, 3>{0, 0, 0}) s += fmt::format(", fill=({}, {}, {})", a.fill[0], a.fill[1], a.fill[2]);
+  return s + ")";
+}
 
 std::string size_text(int height, int width) {
   return height == width ? fmt::format("{}", height) : fmt::format("({}, {})", height, width);
@@ -537,6 +558,8 @@ class ChainBuilder {
       gaussian_blur(call);
     } else if (n == "RandomRotation") {
       random_rotation(call);
+    } else if (n == "RandomAffine") {
+      random_affine(call);
     } else if (n == "RandomGrayscale") {
       spec_.grayscale_p = probability(call, 0.1);
     } else if (n == "TrivialAugmentWide" || n == "RandAugment" || n == "AutoAugment" || n == "AugMix") {
@@ -894,6 +917,17 @@ class ChainBuilder {
     }
   }
 
+  // torchvision's _setup_angle: a number d >= 0 is (-d, d), a pair is (min, max).
+  static std::array<double, 2> symmetric_range(const Call& call, std::string_view param, const Value& v) {
+    if (v.kind == Value::Kind::kTuple) return to_range(call, param, v);
+    const double d = to_number(call, param, v);
+    if (d < 0) {
+      throw UsageError(fmt::format("{} {} must be >= 0 for a single number (got {}); give (min, max) for a range",
+                                   call.name, param, d));
+    }
+    return {-d, d};
+  }
+
   // torchvision's RandomRotation(degrees, interpolation, expand, center, fill).
   void random_rotation(const Call& call) {
     const auto args = bind(call, {"degrees", "interpolation", "expand", "center", "fill"});
@@ -902,19 +936,7 @@ class ChainBuilder {
     }
     RotationSpec& r = spec_.rotation;
     r = RotationSpec{};
-    if (args[0]->kind == Value::Kind::kTuple) {
-      const auto [lo, hi] = to_range(call, "degrees", *args[0]);
-      r.min_degrees = lo;
-      r.max_degrees = hi;
-    } else {
-      const double d = to_number(call, "degrees", *args[0]);
-      if (d < 0) {
-        throw UsageError(fmt::format(
-            "RandomRotation degrees must be >= 0 for a single number (got {}); give (min, max) for a range", d));
-      }
-      r.min_degrees = -d;
-      r.max_degrees = d;
-    }
+    std::tie(r.min_degrees, r.max_degrees) = std::tuple_cat(symmetric_range(call, "degrees", *args[0]));
     if (args[1]) {
       r.interpolation = to_interpolation(call, *args[1]);
     }
@@ -927,6 +949,60 @@ class ChainBuilder {
                                    args[3]->text));
     }
     if (args[4] && !is_none(*args[4])) r.fill = to_channels(call, "fill", *args[4]);
+  }
+
+  // torchvision's RandomAffine(degrees, translate, scale, shear, interpolation, fill, center).
+  void random_affine(const Call& call) {
+    const auto args = bind(call, {"degrees", "translate", "scale", "shear", "interpolation", "fill", "center"});
+    if (!args[0]) {
+      throw UsageError(fmt::format(
+          "RandomAffine needs degrees, e.g. RandomAffine(10, translate=(0.1, 0.1)) or RandomAffine(0, "
+          "scale=(0.9, 1.1)) (got '{}')",
+          call.text));
+    }
+    AffineSpec& a = spec_.affine;
+    a = AffineSpec{};
+    std::tie(a.min_degrees, a.max_degrees) = std::tuple_cat(symmetric_range(call, "degrees", *args[0]));
+    if (args[1] && !is_none(*args[1])) {
+      a.translate = true;
+      std::tie(a.translate_x, a.translate_y) = std::tuple_cat(to_pair(call, "translate", *args[1], "(tx, ty)"));
+    }
+    if (args[2] && !is_none(*args[2])) {
+      a.scale = true;
+      std::tie(a.scale_min, a.scale_max) = std::tuple_cat(to_range(call, "scale", *args[2]));
+    }
+    if (args[3] && !is_none(*args[3])) {
+      a.shear = true;
+      const Value& v = *args[3];
+      if (v.kind == Value::Kind::kTuple && v.items.size() == 4) {
+        a.shear_y = true;
+        a.shear_x_min = to_number(call, "shear", v.items[0]);
+        a.shear_x_max = to_number(call, "shear", v.items[1]);
+        a.shear_y_min = to_number(call, "shear", v.items[2]);
+        a.shear_y_max = to_number(call, "shear", v.items[3]);
+      } else if (v.kind == Value::Kind::kTuple && v.items.size() != 2) {
+        throw UsageError(fmt::format(
+            "RandomAffine shear must be a number, (min, max) for x or (x min, x max, y min, y max) (got '{}')",
+            v.text));
+      } else {
+        std::tie(a.shear_x_min, a.shear_x_max) = std::tuple_cat(symmetric_range(call, "shear", v));
+      }
+    }
+    if (args[4]) a.interpolation = to_interpolation(call, *args[4]);
+    if (args[5] && !is_none(*args[5])) a.fill = to_channels(call, "fill", *args[5]);
+    if (args[6] && !is_none(*args[6])) {
+      throw UsageError(
+          fmt::format("RandomAffine center must be None, the image's centre (got '{}')", args[6]->text));
+    }
+  }
+
+  // Two numbers, named by `shape` in the message.
+  static std::array<double, 2> to_pair(const Call& call, std::string_view param, const Value& v,
+                                       std::string_view shape) {
+    if (v.kind != Value::Kind::kTuple || v.items.size() != 2) {
+      throw UsageError(fmt::format("{} {} must be a pair {} (got '{}')", call.name, param, shape, v.text));
+    }
+    return {to_number(call, param, v.items[0]), to_number(call, param, v.items[1])};
   }
 
   void random_erasing(const Call& call) {
@@ -1071,6 +1147,7 @@ TransformSpec eval_transform(const TransformSpec& train) {
   eval.vflip_p = 0;
   eval.grayscale_p = 0;
   eval.rotation = RotationSpec{};
+  eval.affine = AffineSpec{};
   eval.blur = GaussianBlurSpec{};
   eval.auto_augment = AutoAugmentSpec{};
   eval.jitter = ColorJitterSpec{};
@@ -1124,6 +1201,7 @@ std::string TransformSpec::describe() const {
     if (r.fill != std::array<float, 3>{0, 0, 0}) s += ", fill=" + triple_text(r.fill);
     parts.push_back(s + ")");
   }
+  if (affine.enabled()) parts.push_back(affine_text(affine));
   if (auto_augment.enabled()) parts.push_back(auto_augment_text(auto_augment));
   if (jitter.enabled()) {
     std::string args;
@@ -1238,6 +1316,7 @@ void TransformSpec::validate() const {
       throw UsageError(fmt::format("RandomRotation fill must be pixel values in [0, 255] (got {})", f));
     }
   }
+  validate_affine();
   for (const auto& [name, p] : {std::pair<const char*, double>{"RandomHorizontalFlip", flip_p},
                                  {"RandomVerticalFlip", vflip_p},
                                  {"RandomGrayscale", grayscale_p}}) {
@@ -1323,12 +1402,47 @@ void TransformSpec::validate_augmentations() const {
   }
 }
 
+void TransformSpec::validate_affine() const {
+  const AffineSpec& a = affine;
+  const auto range = [](const char* what, double lo, double hi) {
+    if (!(std::isfinite(lo) && std::isfinite(hi) && lo <= hi)) {
+      throw UsageError(fmt::format("RandomAffine {} must satisfy min <= max, both finite (got ({}, {}))", what, lo, hi));
+    }
+  };
+  range("degrees", a.min_degrees, a.max_degrees);
+  range("shear", a.shear_x_min, a.shear_x_max);
+  range("shear (y)", a.shear_y_min, a.shear_y_max);
+  for (const double t : {a.translate_x, a.translate_y}) {
+    if (!(t >= 0 && t <= 1)) {
+      throw UsageError(fmt::format(
+          "RandomAffine translate must be fractions of the image's size in [0, 1] (got ({}, {}))", a.translate_x,
+          a.translate_y));
+    }
+  }
+  if (!(a.scale_min > 0 && a.scale_min <= a.scale_max && std::isfinite(a.scale_max))) {
+    throw UsageError(
+        fmt::format("RandomAffine scale must satisfy 0 < min <= max (got ({}, {}))", a.scale_min, a.scale_max));
+  }
+  for (const double shear : {a.shear_x_min, a.shear_x_max, a.shear_y_min, a.shear_y_max}) {
+    // tan(90°) is infinite: the grid would be NaN.
+    if (std::abs(shear) >= 90) {
+      throw UsageError(fmt::format("RandomAffine shear must be within (-90, 90) degrees (got {})", shear));
+    }
+  }
+  for (const float f : a.fill) {
+    if (!(f >= 0 && f <= 255)) {
+      throw UsageError(fmt::format("RandomAffine fill must be pixel values in [0, 255] (got {})", f));
+    }
+  }
+}
+
 void TransformSpec::validate_features() const {
   if (!standardize && features == 0) return;
   const char* image_step = geometry != Geometry::kNone ? geometry_name(geometry)
                            : flip_p > 0                 ? "RandomHorizontalFlip"
                            : vflip_p > 0                ? "RandomVerticalFlip"
                            : rotation.enabled()         ? "RandomRotation"
+                           : affine.enabled()           ? "RandomAffine"
                            : blur.enabled()             ? "GaussianBlur"
                            : grayscale_p > 0            ? "RandomGrayscale"
                            : auto_augment.enabled()     ? to_string(auto_augment.kind)

@@ -409,6 +409,55 @@ TEST(DrawParamsTest, DrawsOnlyWhatIsEnabled) {
   EXPECT_GE(lowest, -10);
   EXPECT_LT(lowest, -8);
 
+  // RandomAffine, after RandomRotation: the angle, then with translate two shifts rounded to
+  // whole pixels within ±fraction × the output's size, with scale a factor, with shear the x
+  // and (four values) the y shear; nothing else.
+  spec.affine.min_degrees = -5;
+  spec.affine.max_degrees = 5;
+  spec.affine.translate = true;
+  spec.affine.translate_x = 0.1;
+  spec.affine.translate_y = 0.25;
+  spec.affine.scale = true;
+  spec.affine.scale_min = 0.8;
+  spec.affine.scale_max = 1.2;
+  spec.affine.shear = spec.affine.shear_y = true;
+  spec.affine.shear_x_min = -3;
+  spec.affine.shear_x_max = 3;
+  spec.affine.shear_y_min = 1;
+  spec.affine.shear_y_max = 2;
+  int widest = 0;
+  for (uint64_t i = 0; i < 400; ++i) {
+    SampleRng r(7, 0, i), same(7, 0, i);
+    const SampleParams drawn = draw_params(spec, 320, 200, r);
+    same.uniform(-10, 30);  // the rotation's
+    EXPECT_TRUE(drawn.affine);
+    EXPECT_EQ(drawn.affine_angle, static_cast<float>(same.uniform(-5, 5)));
+    const double max_dx = 0.1 * spec.out_width, max_dy = 0.25 * spec.out_height;
+    EXPECT_EQ(drawn.translate_x, static_cast<int>(std::nearbyint(same.uniform(-max_dx, max_dx))));
+    EXPECT_EQ(drawn.translate_y, static_cast<int>(std::nearbyint(same.uniform(-max_dy, max_dy))));
+    EXPECT_LE(std::abs(drawn.translate_x), static_cast<int>(std::lround(max_dx)));
+    widest = std::max(widest, std::abs(drawn.translate_x));
+    EXPECT_EQ(drawn.affine_scale, static_cast<float>(same.uniform(0.8, 1.2)));
+    EXPECT_EQ(drawn.shear_x, static_cast<float>(same.uniform(-3, 3)));
+    EXPECT_EQ(drawn.shear_y, static_cast<float>(same.uniform(1, 2)));
+    EXPECT_EQ(r.next_u64(), same.next_u64()) << "six draws";
+  }
+  EXPECT_GE(widest, static_cast<int>(0.1 * spec.out_width) - 1);
+  // Without translate, scale and shear: the angle alone, the rest as F.affine's identity.
+  spec.affine = AffineSpec{};
+  spec.affine.max_degrees = 3;
+  {
+    SampleRng r(7, 0, 1), same(7, 0, 1);
+    const SampleParams drawn = draw_params(spec, 320, 200, r);
+    same.uniform(-10, 30);
+    EXPECT_EQ(drawn.affine_angle, static_cast<float>(same.uniform(0, 3)));
+    EXPECT_EQ(drawn.translate_x, 0);
+    EXPECT_EQ(drawn.affine_scale, 1);
+    EXPECT_EQ(drawn.shear_x, 0);
+    EXPECT_EQ(r.next_u64(), same.next_u64()) << "one draw";
+  }
+  spec.affine = AffineSpec{};
+
   // GaussianBlur: one uniform sigma in [min, max], drawn after RandomGrayscale's.
   spec.rotation = RotationSpec{};
   spec.blur.kernel_w = spec.blur.kernel_h = 5;

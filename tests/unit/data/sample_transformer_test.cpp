@@ -228,6 +228,68 @@ TEST(SampleTransformerTest, RandomRotationIsTheWarpOnTheUint8Image) {
   }
 }
 
+// RandomAffine is F.affine on the uint8 image with its fill always given, after RandomRotation:
+// the same as the warp run on the unwarped output. A whole-pixel translation alone moves the
+// image by exactly that (right and down for positive shifts), the fill where nothing lands.
+TEST(SampleTransformerTest, RandomAffineIsTheWarpOnTheUint8Image) {
+  const DecodedImage colour = decoded_image(3);
+  SampleTransformer transformer;
+  TransformSpec plain = identity_spec(DType::kUint8, Layout::kNCHW);
+  SampleParams params;
+  params.copy = true;
+  params.crop = {0, 0, kW, kH};
+  std::vector<uint8_t> unwarped(plain.sample_bytes());
+  transformer.run(unwarped.data(), colour, params, plain);
+
+  params.affine = true;
+  params.affine_angle = 12;
+  params.translate_x = 1;
+  params.translate_y = -1;
+  params.affine_scale = 1.3f;
+  params.shear_x = 8;
+  params.shear_y = -5;
+  for (const Interpolation interpolation : {Interpolation::kNearest, Interpolation::kBilinear}) {
+    for (const std::array<float, 3> fill : {std::array<float, 3>{0, 0, 0}, std::array<float, 3>{10, 20, 30}}) {
+      TransformSpec spec = plain;
+      spec.affine.max_degrees = 20;
+      spec.affine.interpolation = interpolation;
+      spec.affine.fill = fill;
+      std::vector<uint8_t> warped(spec.sample_bytes());
+      transformer.run(warped.data(), colour, params, spec);
+      AutoAugmentSpec warp;
+      warp.interpolation = interpolation;
+      warp.has_fill = true;
+      warp.fill = fill;
+      std::vector<uint8_t> expected = unwarped;
+      std::vector<uint8_t> scratch;
+      apply_affine(params, warp, &expected, &scratch, kW, kH, 3);
+      EXPECT_EQ(warped, expected);
+      EXPECT_NE(warped, unwarped);
+    }
+  }
+
+  TransformSpec spec = identity_spec(DType::kUint8, Layout::kNHWC);
+  spec.affine.translate = true;
+  spec.affine.translate_x = spec.affine.translate_y = 0.5;
+  spec.affine.fill = {7, 8, 9};
+  SampleParams shift;
+  shift.copy = true;
+  shift.crop = {0, 0, kW, kH};
+  shift.affine = true;
+  shift.translate_x = 2;
+  shift.translate_y = 1;
+  std::vector<uint8_t> out(spec.sample_bytes());
+  transformer.run(out.data(), colour, shift, spec);
+  for (int y = 0; y < kH; ++y) {
+    for (int x = 0; x < kW; ++x) {
+      for (int c = 0; c < 3; ++c) {
+        const int want = x >= 2 && y >= 1 ? pixel(x - 2, y - 1, c) : 7 + c;
+        EXPECT_EQ(out[(y * kW + x) * 3 + c], want) << "x " << x << " y " << y << " c " << c;
+      }
+    }
+  }
+}
+
 TEST(SampleTransformerTest, ResamplesTheDecodedCropAndJitters) {
   // A decoded window whose crop is a fractional sub-rectangle (as after DCT scaling).
   DecodedImage decoded;

@@ -42,6 +42,24 @@ void expect_same_spec(const TransformSpec& a, const TransformSpec& b) {
   EXPECT_EQ(a.rotation.max_degrees, b.rotation.max_degrees);
   EXPECT_EQ(a.rotation.interpolation, b.rotation.interpolation);
   EXPECT_EQ(a.rotation.fill, b.rotation.fill);
+  const AffineSpec& af = a.affine;
+  const AffineSpec& bf = b.affine;
+  EXPECT_EQ(af.min_degrees, bf.min_degrees);
+  EXPECT_EQ(af.max_degrees, bf.max_degrees);
+  EXPECT_EQ(af.translate, bf.translate);
+  EXPECT_EQ(af.translate_x, bf.translate_x);
+  EXPECT_EQ(af.translate_y, bf.translate_y);
+  EXPECT_EQ(af.scale, bf.scale);
+  EXPECT_EQ(af.scale_min, bf.scale_min);
+  EXPECT_EQ(af.scale_max, bf.scale_max);
+  EXPECT_EQ(af.shear, bf.shear);
+  EXPECT_EQ(af.shear_x_min, bf.shear_x_min);
+  EXPECT_EQ(af.shear_x_max, bf.shear_x_max);
+  EXPECT_EQ(af.shear_y, bf.shear_y);
+  EXPECT_EQ(af.shear_y_min, bf.shear_y_min);
+  EXPECT_EQ(af.shear_y_max, bf.shear_y_max);
+  EXPECT_EQ(af.interpolation, bf.interpolation);
+  EXPECT_EQ(af.fill, bf.fill);
   EXPECT_EQ(a.blur.kernel_w, b.blur.kernel_w);
   EXPECT_EQ(a.blur.kernel_h, b.blur.kernel_h);
   if (a.blur.enabled()) {
@@ -239,6 +257,42 @@ TEST(ParseTransformsTest, ParsesTorchvisionChains) {
          s->rotation.max_degrees = 30;
          s->rotation.interpolation = Interpolation::kBilinear;
          s->rotation.fill = {1, 2, 3};
+       }},
+      {"RandomAffine(10)",
+       [](TransformSpec* s) {
+         s->affine.min_degrees = -10;
+         s->affine.max_degrees = 10;
+       }},
+      {"RandomAffine(degrees=0, translate=(0.1, 0.2), scale=(0.9, 1.1), shear=5, fill=None, center=None)",
+       [](TransformSpec* s) {
+         s->affine.translate = true;
+         s->affine.translate_x = 0.1;
+         s->affine.translate_y = 0.2;
+         s->affine.scale = true;
+         s->affine.scale_min = 0.9;
+         s->affine.scale_max = 1.1;
+         s->affine.shear = true;
+         s->affine.shear_x_min = -5;
+         s->affine.shear_x_max = 5;
+       }},
+      {"RandomAffine((-5, 20), shear=(-3, 4, 1, 2), interpolation=InterpolationMode.BILINEAR, fill=(1, 2, 3))",
+       [](TransformSpec* s) {
+         s->affine.min_degrees = -5;
+         s->affine.max_degrees = 20;
+         s->affine.shear = true;
+         s->affine.shear_x_min = -3;
+         s->affine.shear_x_max = 4;
+         s->affine.shear_y = true;
+         s->affine.shear_y_min = 1;
+         s->affine.shear_y_max = 2;
+         s->affine.interpolation = Interpolation::kBilinear;
+         s->affine.fill = {1, 2, 3};
+       }},
+      {"RandomAffine(0, shear=(2, 8))",
+       [](TransformSpec* s) {
+         s->affine.shear = true;
+         s->affine.shear_x_min = 2;
+         s->affine.shear_x_max = 8;
        }},
       {"RandomGrayscale(0.25)", [](TransformSpec* s) { s->grayscale_p = 0.25; }},
       {"ColorJitter(0.4, 0.3, 0.2, 0.1)",
@@ -459,6 +513,9 @@ TEST(ParseTransformsTest, DescribeRoundTrips) {
       "RandomGrayscale(0.2), Normalize",
       "RandomCrop(32, padding=4), RandomRotation(15), Normalize",
       "none, RandomRotation((0, 90), interpolation=bilinear, fill=(128, 128, 128))",
+      "RandomCrop(32, padding=4), RandomAffine(15, translate=(0.1, 0.1), scale=(0.9, 1.1), shear=10), Normalize",
+      "none, RandomAffine((0, 30), shear=(-3, 4, 1, 2), interpolation=bilinear, fill=(128, 64, 0))",
+      "none, RandomAffine(0, shear=(2, 8)), RandomRotation(5)",
       "RandomResizedCrop(96), RandomGrayscale(0.2), GaussianBlur(9, sigma=(0.1, 2)), Normalize",
       "none, GaussianBlur((5, 3), sigma=0.7)",
   };
@@ -497,6 +554,7 @@ TEST(EvalTransformTest, RandomPartsBecomeTheirDeterministicCounterparts) {
   EXPECT_EQ(eval("none, RandomHorizontalFlip(1), ColorJitter(hue=0.2)"), "none \u2192 float32 NCHW");
   EXPECT_EQ(eval("none, RandomVerticalFlip(), RandomGrayscale(0.5), RandomRotation(10), GaussianBlur(3)"),
             "none \u2192 float32 NCHW");
+  EXPECT_EQ(eval("none, RandomAffine(10, translate=(0.1, 0.1), scale=(0.9, 1.1))"), "none \u2192 float32 NCHW");
   // CIFAR's recipe: RandomCrop(32, padding=4) trains, the 32 x 32 image itself evaluates.
   EXPECT_EQ(eval("RandomCrop(32, padding=4, padding_mode=reflect), RandomHorizontalFlip(), Normalize"),
             "CenterCrop(32, resize=False) \u00b7 Normalize \u2192 float32 NCHW");
@@ -521,7 +579,7 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
       {"RandomCutout(224)",
        {"unknown transform 'RandomCutout'",
         "(known: RandomResizedCrop, RandomCrop, Resize, CenterCrop, RandomHorizontalFlip, RandomVerticalFlip, "
-        "RandomRotation, TrivialAugmentWide, RandAugment, AutoAugment, AugMix, ColorJitter, RandomErasing, Normalize, Grayscale, "
+        "RandomRotation, RandomAffine, TrivialAugmentWide, RandAugment, AutoAugment, AugMix, ColorJitter, RandomErasing, Normalize, Grayscale, "
         "RandomGrayscale, GaussianBlur, ToUint8, Float16, Float32, NCHW, NHWC, none, Standardize)"}},
       {"Normalise", {"unknown transform 'Normalise'", "did you mean 'Normalize'?"}},
       {"randomresizedcrop(224)", {"'randomresizedcrop'", "did you mean 'RandomResizedCrop'?"}},
@@ -585,6 +643,23 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
       {"RandomRotation(10, interpolation=bicubic)",
        {"RandomRotation interpolation must be one of nearest, bilinear", "bicubic"}},
       {"RandomRotation(10, fill=300)", {"RandomRotation fill must be pixel values in [0, 255]", "300"}},
+      {"RandomAffine", {"RandomAffine needs degrees", "RandomAffine(10, translate=(0.1, 0.1))"}},
+      {"RandomAffine(translate=(0.1, 0.1))", {"RandomAffine needs degrees"}},
+      {"RandomAffine(-5)", {"RandomAffine degrees must be >= 0 for a single number (got -5)", "(min, max)"}},
+      {"RandomAffine((30, 10))", {"RandomAffine degrees must satisfy min <= max", "(30, 10)"}},
+      {"RandomAffine(0, translate=0.1)", {"RandomAffine translate must be a pair (tx, ty)", "'0.1'"}},
+      {"RandomAffine(0, translate=(0.1, 1.5))", {"RandomAffine translate must be fractions", "[0, 1]", "(0.1, 1.5)"}},
+      {"RandomAffine(0, scale=(0, 1))", {"RandomAffine scale must satisfy 0 < min <= max", "(0, 1)"}},
+      {"RandomAffine(0, scale=(1.2, 0.8))", {"RandomAffine scale must satisfy 0 < min <= max", "(1.2, 0.8)"}},
+      {"RandomAffine(0, scale=1.1)", {"RandomAffine scale must be a pair (min, max)", "'1.1'"}},
+      {"RandomAffine(0, shear=-4)", {"RandomAffine shear must be >= 0 for a single number (got -4)"}},
+      {"RandomAffine(0, shear=(1, 2, 3))", {"RandomAffine shear must be a number, (min, max) for x", "(1, 2, 3)"}},
+      {"RandomAffine(0, shear=(5, -5))", {"RandomAffine shear must satisfy min <= max", "(5, -5)"}},
+      {"RandomAffine(0, shear=(0, 0, 0, 90))", {"RandomAffine shear must be within (-90, 90) degrees", "90"}},
+      {"RandomAffine(5, center=(1, 2))", {"RandomAffine center must be None", "(1, 2)"}},
+      {"RandomAffine(5, interpolation=bicubic)", {"RandomAffine interpolation must be one of nearest, bilinear"}},
+      {"RandomAffine(5, fill=-1)", {"RandomAffine fill must be pixel values in [0, 255]", "-1"}},
+      {"RandomAffine(5, resample=2)", {"RandomAffine has no argument 'resample'"}},
       {"ColorJitter(-0.1)", {"ColorJitter brightness must be >= 0 (got -0.1)"}},
       {"ColorJitter(contrast=-1)", {"ColorJitter contrast must be >= 0 (got -1)"}},
       {"ColorJitter(0, 0, -2)", {"ColorJitter saturation must be >= 0 (got -2)"}},
