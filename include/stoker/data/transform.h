@@ -7,6 +7,8 @@
 //   -> ColorJitter(b, c, s, h) -> RandomGrayscale(p) -> GaussianBlur(k, sigma) -> Normalize(mean, std)
 //   -> RandomErasing(p, ...)
 //   -> output dtype (uint8 | float32 | float16) and layout (NCHW | NHWC).
+// RandomApply([T], p) runs T on a share p of the samples, for T one of ColorJitter,
+// GaussianBlur, RandomRotation and RandomAffine (their `apply_p`), at T's place in the chain.
 // Geometry is a crop of the source followed by a resample to the output size, fused into one
 // antialiased bilinear pass (Pillow's BILINEAR filter with support scaled by the reduction,
 // as torchvision on PIL images does). Resize+CenterCrop is mapped back to a source crop.
@@ -96,6 +98,7 @@ struct ColorJitterSpec {
   double contrast = 0;    // factor drawn from [max(0, 1-c), 1+c]
   double saturation = 0;  // factor drawn from [max(0, 1-s), 1+s]
   double hue = 0;         // shift drawn from [-h, h], 0 <= h <= 0.5
+  double apply_p = 1;     // RandomApply([ColorJitter(...)], p): the share of samples it runs on
   bool enabled() const { return brightness > 0 || contrast > 0 || saturation > 0 || hue > 0; }
 };
 
@@ -155,6 +158,7 @@ struct RotationSpec {
   double min_degrees = 0, max_degrees = 0;  // the angle is drawn uniformly in [min, max]
   Interpolation interpolation = Interpolation::kNearest;
   std::array<float, 3> fill{0, 0, 0};  // pixel values in [0, 255]
+  double apply_p = 1;                  // RandomApply([RandomRotation(...)], p)
   bool enabled() const { return min_degrees != 0 || max_degrees != 0; }
 };
 
@@ -178,6 +182,7 @@ struct AffineSpec {
   double shear_y_min = 0, shear_y_max = 0;
   Interpolation interpolation = Interpolation::kNearest;
   std::array<float, 3> fill{0, 0, 0};  // pixel values in [0, 255]
+  double apply_p = 1;                  // RandomApply([RandomAffine(...)], p)
   // False for RandomAffine(0) alone, which is the identity.
   bool enabled() const {
     return min_degrees != 0 || max_degrees != 0 || translate || scale || shear;
@@ -189,6 +194,7 @@ struct AffineSpec {
 struct GaussianBlurSpec {
   int kernel_w = 0, kernel_h = 0;  // 0: off
   double sigma_min = 0.1, sigma_max = 2.0;
+  double apply_p = 1;  // RandomApply([GaussianBlur(...)], p)
   bool enabled() const { return kernel_w > 0 && kernel_h > 0; }
 };
 
@@ -270,6 +276,8 @@ struct TransformSpec {
 //    fill=(124, 116, 104), padding_mode='reflect')"  "CenterCrop(32, resize=False)"
 //   "ColorJitter(0.4, 0.4, 0.4, 0.1)"  "ToUint8" "Float16" "NHWC" "Grayscale"
 //   "RandomRotation(15)"  "RandomAffine(10, translate=(0.1, 0.1), scale=(0.9, 1.1), shear=5)"
+//   "RandomApply([ColorJitter(0.4, 0.4, 0.2, 0.1)], p=0.8)" (one transform per RandomApply:
+//   ColorJitter, GaussianBlur, RandomRotation or RandomAffine; p defaults to 0.5)
 //   (shear: a number d for x in (-d, d), (min, max) for x, or four values for x then y)
 //   "TrivialAugmentWide(num_magnitude_bins=31, interpolation=bilinear, fill=(128, 128, 128))"
 //   "RandAugment(num_ops=2, magnitude=9)"  "AutoAugment(policy=imagenet)" (or cifar10, svhn)
@@ -343,6 +351,7 @@ struct SampleParams {
   // brightness, contrast, saturation, hue), as torchvision draws them.
   std::array<int, 4> jitter_order{0, 1, 2, 3};
   double brightness = 1, contrast = 1, saturation = 1, hue = 0;
+  bool jitter_skipped = false;  // RandomApply's draw left ColorJitter out for this sample
   // The automatic augmentation's operations, in order, each with its signed magnitude
   // (op is an AugmentOp of data/transform/auto_augment.h). AugMix: its chains one after the
   // other, chain i being chain_length[i] steps, and the mixing weights: mix_weight[0] for the
@@ -367,11 +376,13 @@ struct SampleParams {
 // including RandomResizedCrop's 10 attempts and central-crop fallback, and RandomCrop's
 // top-then-left draw, skipped when the padded image is the crop's size). The order of draws
 // from `rng` is fixed (random_params.cpp documents it): crop, then flip (only if flip_p > 0),
-// then vertical flip (only if vflip_p > 0), then RandomRotation's angle (only if enabled), then RandomAffine's (only if enabled),
+// then vertical flip (only if vflip_p > 0), then RandomRotation's angle (only if enabled), then
+// RandomAffine's (only if enabled),
 // then the automatic augmentation's (only if enabled), then jitter order and factors (only if
 // jitter is enabled), then RandomGrayscale (only if grayscale_p > 0), then GaussianBlur's sigma
-// (only if enabled), then RandomErasing's (only if p > 0). Erasing and the automatic
-// augmentation need the output size.
+// (only if enabled), then RandomErasing's (only if p > 0). A transform inside RandomApply
+// (apply_p < 1) first draws one bernoulli(apply_p) and, when that says no, nothing more.
+// Erasing and the automatic augmentation need the output size.
 SampleParams draw_params(const TransformSpec& spec, int width, int height, SampleRng& rng);
 
 // The part of a width x height source that the transform resamples for `params`, in its

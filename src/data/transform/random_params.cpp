@@ -19,6 +19,9 @@
 //   5. RandomGrayscale: one bernoulli(grayscale_p), only if grayscale_p > 0; then GaussianBlur's
 //      sigma, one uniform in [sigma_min, sigma_max], only if enabled.
 //   6. RandomErasing, only if p > 0 (random_erasing.h lists its draws).
+// A transform inside RandomApply (apply_p < 1: ColorJitter, GaussianBlur, RandomRotation,
+// RandomAffine) first draws one bernoulli(apply_p) at its place above; when that is false it
+// draws nothing more and does not run for the sample.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -31,6 +34,9 @@
 
 namespace stoker::data {
 namespace {
+
+// RandomApply's draw: `if self.p < torch.rand(1): return img`. None for p = 1 (no RandomApply).
+bool applied(double apply_p, SampleRng& rng) { return apply_p >= 1 || rng.bernoulli(apply_p); }
 
 void draw_affine(const AffineSpec& a, int out_w, int out_h, SampleRng& rng, SampleParams* params) {
   params->affine = true;
@@ -223,15 +229,18 @@ SampleParams draw_params(const TransformSpec& spec, int width, int height, Sampl
 
   if (spec.flip_p > 0) params.flip = rng.bernoulli(spec.flip_p);
   if (spec.vflip_p > 0) params.vflip = rng.bernoulli(spec.vflip_p);
-  if (spec.rotation.enabled()) {
+  if (spec.rotation.enabled() && applied(spec.rotation.apply_p, rng)) {
     params.rotate = true;
     params.angle = static_cast<float>(rng.uniform(spec.rotation.min_degrees, spec.rotation.max_degrees));
   }
-  if (spec.affine.enabled()) draw_affine(spec.affine, spec.out_width, spec.out_height, rng, &params);
+  if (spec.affine.enabled() && applied(spec.affine.apply_p, rng)) {
+    draw_affine(spec.affine, spec.out_width, spec.out_height, rng, &params);
+  }
   draw_auto_augment(spec.auto_augment, spec.out_width, spec.out_height, rng, &params);
 
   const ColorJitterSpec& jitter = spec.jitter;
-  if (jitter.enabled()) {
+  if (jitter.enabled() && !applied(jitter.apply_p, rng)) params.jitter_skipped = true;
+  if (jitter.enabled() && !params.jitter_skipped) {
     for (int i = 3; i > 0; --i) {
       const auto j = static_cast<int>(rng.below(static_cast<uint64_t>(i + 1)));
       std::swap(params.jitter_order[i], params.jitter_order[j]);
@@ -248,7 +257,7 @@ SampleParams draw_params(const TransformSpec& spec, int width, int height, Sampl
     if (jitter.hue > 0) params.hue = rng.uniform(-jitter.hue, jitter.hue);
   }
   if (spec.grayscale_p > 0) params.grayscale = rng.bernoulli(spec.grayscale_p);
-  if (spec.blur.enabled()) {
+  if (spec.blur.enabled() && applied(spec.blur.apply_p, rng)) {
     params.blur_sigma = static_cast<float>(rng.uniform(spec.blur.sigma_min, spec.blur.sigma_max));
   }
   draw_random_erasing(spec.erasing, spec.out_width, spec.out_height, rng, &params);

@@ -267,7 +267,7 @@ void SampleTransformer::run(void* out, const Image& image, const CropRect& crop,
   if (params.rotate || params.affine || params.augment_steps > 0) {
     auto_augment(data, pixels, channels, planar, width, height, params, spec, planes_, &mix_);
   }
-  if (spec.jitter.enabled()) apply_color_jitter(data, pixels, channels, planar, params);
+  if (spec.jitter.enabled() && !params.jitter_skipped) apply_color_jitter(data, pixels, channels, planar, params);
   if (params.grayscale && channels == 3) {
     if (scratch_.size() < pixels) scratch_.resize(pixels);
     grey_in_rgb(data, scratch_.data(), pixels, planar);

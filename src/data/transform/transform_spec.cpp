@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstddef>
 #include <initializer_list>
+#include <memory>
 #include <set>
 #include <string>
 #include <string_view>
@@ -39,7 +40,7 @@ constexpr double kDefaultRatioMax = 4.0 / 3.0;
 constexpr std::string_view kMiddleDot = "\xC2\xB7";  // U+00B7
 constexpr std::string_view kArrow = "\xE2\x86\x92";  // U+2192
 
-constexpr std::array<std::string_view, 25> kKnownNames{"RandomResizedCrop",
+constexpr std::array<std::string_view, 26> kKnownNames{"RandomResizedCrop",
                                                        "RandomCrop",
                                                        "Resize",
                                                        "CenterCrop",
@@ -47,6 +48,7 @@ constexpr std::array<std::string_view, 25> kKnownNames{"RandomResizedCrop",
                                                        "RandomVerticalFlip",
                                                        "RandomRotation",
                                                        "RandomAffine",
+                                                       "RandomApply",
                                                        "TrivialAugmentWide",
                                                        "RandAugment",
                                                        "AutoAugment",
@@ -71,6 +73,11 @@ constexpr std::array<std::string_view, 25> kKnownNames{"RandomResizedCrop",
 // A range as torchvision's arguments take it: d for (-d, d), else (min, max).
 std::string range_text(double lo, double hi) {
   return lo == -hi && hi >= 0 ? fmt::format("{}", hi) : fmt::format("({}, {})", lo, hi);
+}
+
+// `transform` inside RandomApply when it runs on a share of the samples only.
+std::string applied_text(const std::string& transform, double apply_p) {
+  return apply_p == 1 ? transform : fmt::format("RandomApply([{}], p={})", transform, apply_p);
 }
 
 std::string affine_text(const AffineSpec& a) {
@@ -196,12 +203,16 @@ std::string erasing_text(const RandomErasingSpec& e) {
 // ---------------------------------------------------------------------------------------
 // Reading the text into calls.
 
+struct Call;
+
 struct Value {
-  enum class Kind { kNumber, kWord, kTuple, kBadNumber };
+  // kCall: a transform written as an argument (RandomApply's list holds them).
+  enum class Kind { kNumber, kWord, kTuple, kBadNumber, kCall };
   Kind kind = Kind::kWord;
   std::string text;  // as written, for messages
   double number = 0;
   std::vector<Value> items;
+  std::shared_ptr<const Call> call;
 };
 
 struct Arg {
@@ -373,6 +384,16 @@ class ChainReader {
       pos_ = close + 1;
       return v;
     } else if (is_ident_start(c)) {
+      identifier();
+      skip_space();
+      if (peek() == '(') {  // a transform: RandomApply([ColorJitter(0.4)], p=0.8)
+        pos_ = start;
+        v.kind = Value::Kind::kCall;
+        v.call = std::make_shared<const Call>(call());
+        v.text = v.call->text;
+        return v;
+      }
+      pos_ = start;
       // Dotted words too, as Python's enums: InterpolationMode.BILINEAR.
       v.kind = Value::Kind::kWord;
       identifier();
@@ -538,7 +559,8 @@ class ChainBuilder {
   }
 
   void apply(const Call& call) {
-    if (!seen_.insert(call.name).second) {
+    // Each transform once; RandomApply may wrap several (its transform is checked inside).
+    if (call.name != "RandomApply" && !seen_.insert(call.name).second) {
       throw UsageError(fmt::format("{} appears twice in the transform chain", call.name));
     }
     const std::string& n = call.name;
@@ -560,6 +582,8 @@ class ChainBuilder {
       random_rotation(call);
     } else if (n == "RandomAffine") {
       random_affine(call);
+    } else if (n == "RandomApply") {
+      random_apply(call);
     } else if (n == "RandomGrayscale") {
       spec_.grayscale_p = probability(call, 0.1);
     } else if (n == "TrivialAugmentWide" || n == "RandAugment" || n == "AutoAugment" || n == "AugMix") {
@@ -996,6 +1020,44 @@ class ChainBuilder {
     }
   }
 
+  // torchvision's RandomApply(transforms, p=0.5) around one transform that has no probability
+  // of its own: its spec's apply_p.
+  void random_apply(const Call& call) {
+    const auto args = bind(call, {"transforms", "p"});
+    static constexpr std::string_view kTakes = "ColorJitter, GaussianBlur, RandomRotation or RandomAffine";
+    if (!args[0] || args[0]->kind != Value::Kind::kTuple || args[0]->items.empty()) {
+      throw UsageError(fmt::format(
+          "RandomApply needs a list of one transform ({}), e.g. RandomApply([ColorJitter(0.4, 0.4, 0.2, 0.1)], "
+          "p=0.8) (got '{}')",
+          kTakes, call.text));
+    }
+    const std::vector<Value>& items = args[0]->items;
+    if (items.size() > 1) {
+      throw UsageError(fmt::format(
+          "RandomApply takes one transform in stoker (got {}: {}); write one RandomApply per transform, knowing "
+          "that each then draws its own chance where torchvision's one RandomApply draws one for all",
+          items.size(), args[0]->text));
+    }
+    const Value& inner = items[0];
+    const std::string name = inner.kind == Value::Kind::kCall ? inner.call->name : inner.text;
+    double* apply_p = name == "ColorJitter"      ? &spec_.jitter.apply_p
+                      : name == "GaussianBlur"   ? &spec_.blur.apply_p
+                      : name == "RandomRotation" ? &spec_.rotation.apply_p
+                      : name == "RandomAffine"   ? &spec_.affine.apply_p
+                                                 : nullptr;
+    if (apply_p == nullptr) {
+      const std::string own = name == "Grayscale"                              ? "; use RandomGrayscale(p)"
+                              : name == "RandomErasing" || name == "RandomGrayscale" ||
+                                        name == "RandomHorizontalFlip" || name == "RandomVerticalFlip"
+                                  ? fmt::format("; {} has a p of its own", name)
+                                  : "";
+      throw UsageError(fmt::format("RandomApply takes {} (got '{}'){}", kTakes, inner.text, own));
+    }
+    apply(inner.kind == Value::Kind::kCall ? *inner.call : Call{name, name, {}});
+    // Kept as given: validate() says when it is outside [0, 1].
+    *apply_p = args[1] ? to_number(call, "p", *args[1]) : 0.5;
+  }
+
   // Two numbers, named by `shape` in the message.
   static std::array<double, 2> to_pair(const Call& call, std::string_view param, const Value& v,
                                        std::string_view shape) {
@@ -1199,9 +1261,9 @@ std::string TransformSpec::describe() const {
                                                     : fmt::format("RandomRotation(({}, {})", r.min_degrees, r.max_degrees);
     if (r.interpolation == Interpolation::kBilinear) s += ", interpolation=bilinear";
     if (r.fill != std::array<float, 3>{0, 0, 0}) s += ", fill=" + triple_text(r.fill);
-    parts.push_back(s + ")");
+    parts.push_back(applied_text(s + ")", r.apply_p));
   }
-  if (affine.enabled()) parts.push_back(affine_text(affine));
+  if (affine.enabled()) parts.push_back(applied_text(affine_text(affine), affine.apply_p));
   if (auto_augment.enabled()) parts.push_back(auto_augment_text(auto_augment));
   if (jitter.enabled()) {
     std::string args;
@@ -1214,7 +1276,7 @@ std::string TransformSpec::describe() const {
       if (value == 0) continue;
       args += fmt::format("{}{}={}", args.empty() ? "" : ", ", name, value);
     }
-    parts.push_back("ColorJitter(" + args + ")");
+    parts.push_back(applied_text("ColorJitter(" + args + ")", jitter.apply_p));
   }
   if (grayscale_p > 0) parts.push_back(fmt::format("RandomGrayscale({})", grayscale_p));
   if (blur.enabled()) {
@@ -1222,7 +1284,7 @@ std::string TransformSpec::describe() const {
                                                          : fmt::format("({}, {})", blur.kernel_w, blur.kernel_h);
     const std::string sigma = blur.sigma_min == blur.sigma_max ? fmt::format("{}", blur.sigma_min)
                                                                : fmt::format("({}, {})", blur.sigma_min, blur.sigma_max);
-    parts.push_back(fmt::format("GaussianBlur({}, sigma={})", k, sigma));
+    parts.push_back(applied_text(fmt::format("GaussianBlur({}, sigma={})", k, sigma), blur.apply_p));
   }
   if (channels == 1 && features == 0) parts.emplace_back("Grayscale");
   if (normalize) {
@@ -1317,6 +1379,14 @@ void TransformSpec::validate() const {
     }
   }
   validate_affine();
+  for (const auto& [name, p] : {std::pair<const char*, double>{"ColorJitter", jitter.apply_p},
+                                 {"GaussianBlur", blur.apply_p},
+                                 {"RandomRotation", rotation.apply_p},
+                                 {"RandomAffine", affine.apply_p}}) {
+    if (!(p >= 0 && p <= 1)) {
+      throw UsageError(fmt::format("RandomApply p must be in [0, 1] (got {}, around {})", p, name));
+    }
+  }
   for (const auto& [name, p] : {std::pair<const char*, double>{"RandomHorizontalFlip", flip_p},
                                  {"RandomVerticalFlip", vflip_p},
                                  {"RandomGrayscale", grayscale_p}}) {

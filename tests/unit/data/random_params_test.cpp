@@ -76,6 +76,79 @@ SampleParams reference_params(const TransformSpec& spec, int width, int height, 
   return p;
 }
 
+// RandomApply([T], p): one bernoulli(p) at T's place, then T's own draws only when it says yes.
+// Checked for each transform it takes: the share applied is p, a skipped sample draws the coin
+// alone, and an applied one draws what T alone would after the coin.
+TEST(DrawParamsTest, RandomApplyDrawsOneChanceThenTheTransformsOwn) {
+  struct Kind {
+    const char* name;
+    void (*enable)(TransformSpec*, double apply_p);
+    bool (*ran)(const SampleParams&);
+  };
+  const std::vector<Kind> kinds = {
+      {"ColorJitter",
+       [](TransformSpec* s, double p) {
+         s->jitter.brightness = s->jitter.hue = 0.3;
+         s->jitter.apply_p = p;
+       },
+       [](const SampleParams& d) { return !d.jitter_skipped; }},
+      {"GaussianBlur",
+       [](TransformSpec* s, double p) {
+         s->blur.kernel_w = s->blur.kernel_h = 5;
+         s->blur.apply_p = p;
+       },
+       [](const SampleParams& d) { return d.blur_sigma > 0; }},
+      {"RandomRotation",
+       [](TransformSpec* s, double p) {
+         s->rotation.max_degrees = 20;
+         s->rotation.apply_p = p;
+       },
+       [](const SampleParams& d) { return d.rotate; }},
+      {"RandomAffine",
+       [](TransformSpec* s, double p) {
+         s->affine.max_degrees = 20;
+         s->affine.scale = true;
+         s->affine.scale_min = 0.5;
+         s->affine.apply_p = p;
+       },
+       [](const SampleParams& d) { return d.affine; }},
+  };
+  for (const Kind& kind : kinds) {
+    SCOPED_TRACE(kind.name);
+    TransformSpec sometimes, always;
+    sometimes.geometry = always.geometry = Geometry::kNone;
+    kind.enable(&sometimes, 0.3);
+    kind.enable(&always, 1);
+    int ran = 0;
+    constexpr int kSamples = 2000;
+    for (uint64_t i = 0; i < kSamples; ++i) {
+      SampleRng r(11, 0, i), coin(11, 0, i);
+      const SampleParams drawn = draw_params(sometimes, 64, 48, r);
+      const bool yes = coin.bernoulli(0.3);
+      EXPECT_EQ(kind.ran(drawn), yes) << "sample " << i;
+      if (yes) {
+        ++ran;
+        const SampleParams alone = draw_params(always, 64, 48, coin);
+        EXPECT_EQ(drawn.angle, alone.angle);
+        EXPECT_EQ(drawn.affine_angle, alone.affine_angle);
+        EXPECT_EQ(drawn.affine_scale, alone.affine_scale);
+        EXPECT_EQ(drawn.brightness, alone.brightness);
+        EXPECT_EQ(drawn.hue, alone.hue);
+        EXPECT_EQ(drawn.jitter_order, alone.jitter_order);
+        EXPECT_EQ(drawn.blur_sigma, alone.blur_sigma);
+      }
+      EXPECT_EQ(r.next_u64(), coin.next_u64()) << "sample " << i << ": the coin, and the transform's draws if it ran";
+    }
+    EXPECT_NEAR(static_cast<double>(ran) / kSamples, 0.3, 0.04);
+    // p = 1 (no RandomApply) draws no coin: what the chain drew before RandomApply existed.
+    SampleRng r(11, 0, 5), same(11, 0, 5);
+    const SampleParams drawn = draw_params(always, 64, 48, r);
+    EXPECT_TRUE(kind.ran(drawn));
+    draw_params(always, 64, 48, same);
+    EXPECT_EQ(r.next_u64(), same.next_u64());
+  }
+}
+
 TEST(DrawParamsTest, SameSeedSameParams) {
   const TransformSpec spec = training_spec();
   int differing = 0;

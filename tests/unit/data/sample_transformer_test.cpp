@@ -231,6 +231,27 @@ TEST(SampleTransformerTest, RandomRotationIsTheWarpOnTheUint8Image) {
 // RandomAffine is F.affine on the uint8 image with its fill always given, after RandomRotation:
 // the same as the warp run on the unwarped output. A whole-pixel translation alone moves the
 // image by exactly that (right and down for positive shifts), the fill where nothing lands.
+// A sample that RandomApply's draw left ColorJitter out of is the sample without ColorJitter.
+TEST(SampleTransformerTest, ColorJitterSkippedByRandomApplyLeavesTheSampleAsWithout) {
+  const DecodedImage colour = decoded_image(3);
+  SampleTransformer transformer;
+  const TransformSpec plain = identity_spec(DType::kFloat32, Layout::kNCHW);
+  TransformSpec jitter = plain;
+  jitter.jitter.brightness = 0.5;
+  jitter.jitter.apply_p = 0.5;
+  SampleParams params;
+  params.copy = true;
+  params.crop = {0, 0, kW, kH};
+  params.brightness = 1.4;
+  std::vector<float> without(plain.sample_bytes() / sizeof(float)), skipped(without.size()), ran(without.size());
+  transformer.run(without.data(), colour, params, plain);
+  transformer.run(ran.data(), colour, params, jitter);
+  params.jitter_skipped = true;
+  transformer.run(skipped.data(), colour, params, jitter);
+  EXPECT_EQ(skipped, without);
+  EXPECT_NE(ran, without);
+}
+
 TEST(SampleTransformerTest, RandomAffineIsTheWarpOnTheUint8Image) {
   const DecodedImage colour = decoded_image(3);
   SampleTransformer transformer;

@@ -60,6 +60,10 @@ void expect_same_spec(const TransformSpec& a, const TransformSpec& b) {
   EXPECT_EQ(af.shear_y_max, bf.shear_y_max);
   EXPECT_EQ(af.interpolation, bf.interpolation);
   EXPECT_EQ(af.fill, bf.fill);
+  EXPECT_EQ(a.jitter.apply_p, b.jitter.apply_p);
+  EXPECT_EQ(a.blur.apply_p, b.blur.apply_p);
+  EXPECT_EQ(a.rotation.apply_p, b.rotation.apply_p);
+  EXPECT_EQ(af.apply_p, bf.apply_p);
   EXPECT_EQ(a.blur.kernel_w, b.blur.kernel_w);
   EXPECT_EQ(a.blur.kernel_h, b.blur.kernel_h);
   if (a.blur.enabled()) {
@@ -294,6 +298,25 @@ TEST(ParseTransformsTest, ParsesTorchvisionChains) {
          s->affine.shear_x_min = 2;
          s->affine.shear_x_max = 8;
        }},
+      {"RandomApply([ColorJitter(0.4, 0.4, 0.2, 0.1)], p=0.8)",
+       [](TransformSpec* s) {
+         s->jitter = {0.4, 0.4, 0.2, 0.1};
+         s->jitter.apply_p = 0.8;
+       }},
+      {"RandomApply([GaussianBlur(23)])",
+       [](TransformSpec* s) {
+         s->blur.kernel_w = s->blur.kernel_h = 23;
+         s->blur.apply_p = 0.5;
+       }},
+      {"RandomApply(transforms=[RandomRotation(10)], p=0.25), RandomApply([RandomAffine(0, scale=(0.5, 1))], p=1)",
+       [](TransformSpec* s) {
+         s->rotation.min_degrees = -10;
+         s->rotation.max_degrees = 10;
+         s->rotation.apply_p = 0.25;
+         s->affine.scale = true;
+         s->affine.scale_min = 0.5;
+         s->affine.scale_max = 1;
+       }},
       {"RandomGrayscale(0.25)", [](TransformSpec* s) { s->grayscale_p = 0.25; }},
       {"ColorJitter(0.4, 0.3, 0.2, 0.1)",
        [](TransformSpec* s) {
@@ -516,6 +539,9 @@ TEST(ParseTransformsTest, DescribeRoundTrips) {
       "RandomCrop(32, padding=4), RandomAffine(15, translate=(0.1, 0.1), scale=(0.9, 1.1), shear=10), Normalize",
       "none, RandomAffine((0, 30), shear=(-3, 4, 1, 2), interpolation=bilinear, fill=(128, 64, 0))",
       "none, RandomAffine(0, shear=(2, 8)), RandomRotation(5)",
+      "RandomResizedCrop(96), RandomHorizontalFlip(), RandomApply([ColorJitter(0.4, 0.4, 0.2, 0.1)], p=0.8), "
+      "RandomGrayscale(0.2), RandomApply([GaussianBlur(9)], p=0.5), Normalize",
+      "none, RandomApply([RandomAffine(5, translate=(0.1, 0.1))], p=0.3), RandomApply([RandomRotation(10)], p=0)",
       "RandomResizedCrop(96), RandomGrayscale(0.2), GaussianBlur(9, sigma=(0.1, 2)), Normalize",
       "none, GaussianBlur((5, 3), sigma=0.7)",
   };
@@ -555,6 +581,8 @@ TEST(EvalTransformTest, RandomPartsBecomeTheirDeterministicCounterparts) {
   EXPECT_EQ(eval("none, RandomVerticalFlip(), RandomGrayscale(0.5), RandomRotation(10), GaussianBlur(3)"),
             "none \u2192 float32 NCHW");
   EXPECT_EQ(eval("none, RandomAffine(10, translate=(0.1, 0.1), scale=(0.9, 1.1))"), "none \u2192 float32 NCHW");
+  EXPECT_EQ(eval("none, RandomApply([ColorJitter(0.4)], p=0.8), RandomApply([GaussianBlur(3)])"),
+            "none \u2192 float32 NCHW");
   // CIFAR's recipe: RandomCrop(32, padding=4) trains, the 32 x 32 image itself evaluates.
   EXPECT_EQ(eval("RandomCrop(32, padding=4, padding_mode=reflect), RandomHorizontalFlip(), Normalize"),
             "CenterCrop(32, resize=False) \u00b7 Normalize \u2192 float32 NCHW");
@@ -579,7 +607,7 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
       {"RandomCutout(224)",
        {"unknown transform 'RandomCutout'",
         "(known: RandomResizedCrop, RandomCrop, Resize, CenterCrop, RandomHorizontalFlip, RandomVerticalFlip, "
-        "RandomRotation, RandomAffine, TrivialAugmentWide, RandAugment, AutoAugment, AugMix, ColorJitter, RandomErasing, Normalize, Grayscale, "
+        "RandomRotation, RandomAffine, RandomApply, TrivialAugmentWide, RandAugment, AutoAugment, AugMix, ColorJitter, RandomErasing, Normalize, Grayscale, "
         "RandomGrayscale, GaussianBlur, ToUint8, Float16, Float32, NCHW, NHWC, none, Standardize)"}},
       {"Normalise", {"unknown transform 'Normalise'", "did you mean 'Normalize'?"}},
       {"randomresizedcrop(224)", {"'randomresizedcrop'", "did you mean 'RandomResizedCrop'?"}},
@@ -660,6 +688,21 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
       {"RandomAffine(5, interpolation=bicubic)", {"RandomAffine interpolation must be one of nearest, bilinear"}},
       {"RandomAffine(5, fill=-1)", {"RandomAffine fill must be pixel values in [0, 255]", "-1"}},
       {"RandomAffine(5, resample=2)", {"RandomAffine has no argument 'resample'"}},
+      {"RandomApply(ColorJitter(0.4))", {"RandomApply needs a list of one transform", "RandomApply([ColorJitter"}},
+      {"RandomApply([])", {"RandomApply needs a list of one transform"}},
+      {"RandomApply", {"RandomApply needs a list of one transform"}},
+      {"RandomApply([ColorJitter(0.4), GaussianBlur(3)])",
+       {"RandomApply takes one transform in stoker (got 2: [ColorJitter(0.4), GaussianBlur(3)])",
+        "one RandomApply per transform"}},
+      {"RandomApply([Normalize])",
+       {"RandomApply takes ColorJitter, GaussianBlur, RandomRotation or RandomAffine (got 'Normalize')"}},
+      {"RandomApply([RandomErasing(0.5)])", {"(got 'RandomErasing(0.5)'); RandomErasing has a p of its own"}},
+      {"RandomApply([Grayscale()])", {"use RandomGrayscale(p)"}},
+      {"RandomApply([ColorJitter(0.4)], p=1.5)", {"RandomApply p must be in [0, 1] (got 1.5, around ColorJitter)"}},
+      {"RandomApply([ColorJitter(0.4)], q=1)", {"RandomApply has no argument 'q'"}},
+      {"RandomApply([ColorJitter(-1)])", {"ColorJitter brightness must be >= 0 (got -1)"}},
+      {"ColorJitter(0.2), RandomApply([ColorJitter(0.4)])", {"ColorJitter appears twice"}},
+      {"RandomApply([Blur(3)])", {"(got 'Blur(3)')"}},
       {"ColorJitter(-0.1)", {"ColorJitter brightness must be >= 0 (got -0.1)"}},
       {"ColorJitter(contrast=-1)", {"ColorJitter contrast must be >= 0 (got -1)"}},
       {"ColorJitter(0, 0, -2)", {"ColorJitter saturation must be >= 0 (got -2)"}},
