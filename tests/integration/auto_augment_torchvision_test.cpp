@@ -205,6 +205,37 @@ std::vector<AffineCase> affine_cases() {
   return all;
 }
 
+// How `ours` differs from `theirs` at `offset` (which must hold as many bytes): the elements
+// that differ and the largest difference.
+struct Difference {
+  int differing = 0;
+  int worst = 0;
+  double share = 0;  // differing / size
+};
+Difference difference(const std::vector<uint8_t>& ours, const std::vector<uint8_t>& theirs, size_t offset) {
+  Difference d;
+  for (size_t i = 0; i < ours.size(); ++i) {
+    const int delta = std::abs(static_cast<int>(ours[i]) - theirs[offset + i]);
+    d.differing += delta != 0;
+    d.worst = std::max(d.worst, delta);
+  }
+  d.share = static_cast<double>(d.differing) / static_cast<double>(ours.size());
+  return d;
+}
+
+// A warp (the geometric operations, RandomAffine) against torchvision's: ours builds the
+// sampling grid without torch's bmm, so a bilinear value can round the other way (measured:
+// up to 53 of 3,213 elements, one level), and a nearest tap exactly half-way between two
+// pixels can take the other one (ShearY -0.2: 30).
+void expect_warp_close(const Difference& d, Interpolation interpolation) {
+  if (interpolation == Interpolation::kBilinear) {
+    EXPECT_LE(d.worst, 1);
+    EXPECT_LE(d.share, 0.03) << d.differing << " elements differ";
+  } else {
+    EXPECT_LE(d.share, 0.015) << d.differing << " elements differ";
+  }
+}
+
 bool geometric(AugmentOp op) {
   return op == AugmentOp::kShearX || op == AugmentOp::kShearY || op == AugmentOp::kTranslateX ||
          op == AugmentOp::kTranslateY || op == AugmentOp::kRotate;
@@ -294,28 +325,15 @@ TEST_F(AutoAugmentTorchvisionTest, EveryOperationMatchesTorchvisionOnTheSameImag
     std::vector<uint8_t> scratch;
     apply_augment_op(c.op, c.magnitude, spec, &image, &scratch, kW, kH, c.channels);
     ASSERT_LE(offset + image.size(), expected_all.size());
-    int differing = 0;
-    int worst = 0;
-    for (size_t i = 0; i < image.size(); ++i) {
-      const int d = std::abs(static_cast<int>(image[i]) - expected_all[offset + i]);
-      differing += d != 0;
-      worst = std::max(worst, d);
-    }
+    const Difference d = difference(image, expected_all, offset);
     offset += image.size();
     // What is left is float rounding in another order. The pixel operations compute as torch
-    // does and agree but for a rare element one grey level off (AutoContrast's scale). The
-    // geometric ones build the sampling grid without torch's bmm, so a bilinear value can
-    // round the other way (measured: up to 53 of 3,213 elements, one level), and a nearest
-    // tap exactly half-way between two pixels can take the other one (ShearY -0.2: 30).
-    const double share = static_cast<double>(differing) / static_cast<double>(image.size());
+    // does and agree but for a rare element one grey level off (AutoContrast's scale).
     if (!geometric(c.op)) {
-      EXPECT_LE(worst, 1);
-      EXPECT_LE(share, 0.001) << differing << " elements differ";
-    } else if (c.interpolation == Interpolation::kBilinear) {
-      EXPECT_LE(worst, 1);
-      EXPECT_LE(share, 0.03) << differing << " elements differ";
+      EXPECT_LE(d.worst, 1);
+      EXPECT_LE(d.share, 0.001) << d.differing << " elements differ";
     } else {
-      EXPECT_LE(share, 0.015) << differing << " elements differ";
+      expect_warp_close(d, c.interpolation);
     }
   }
   EXPECT_EQ(offset, expected_all.size());
@@ -341,21 +359,9 @@ TEST_F(AutoAugmentTorchvisionTest, AffineMatchesTorchvisionsAffine) {
     const std::vector<uint8_t> before = image;
     apply_affine(p, spec, &image, &scratch, kW, kH, c.channels);
     ASSERT_LE(offset + image.size(), theirs.size());
-    int differing = 0, worst = 0;
-    for (size_t i = 0; i < image.size(); ++i) {
-      const int d = std::abs(static_cast<int>(image[i]) - theirs[offset + i]);
-      differing += d != 0;
-      worst = std::max(worst, d);
-    }
+    expect_warp_close(difference(image, theirs, offset), c.interpolation);
     offset += image.size();
     EXPECT_NE(image, before);
-    const double share = static_cast<double>(differing) / static_cast<double>(image.size());
-    if (c.interpolation == Interpolation::kBilinear) {
-      EXPECT_LE(worst, 1);
-      EXPECT_LE(share, 0.03) << differing << " elements differ";
-    } else {
-      EXPECT_LE(share, 0.015) << differing << " elements differ";
-    }
   }
   EXPECT_EQ(offset, theirs.size());
 }
@@ -376,16 +382,10 @@ TEST_F(AutoAugmentTorchvisionTest, AugMixMixesAsTorchvisionWithTheSameDraws) {
     std::vector<float> mix;
     apply_aug_mix(c.params, c.spec, &image, &chain, &scratch, &mix, kW, kH, c.channels);
     ASSERT_LE(offset + image.size(), theirs.size());
-    int differing = 0, worst = 0;
-    for (size_t i = 0; i < image.size(); ++i) {
-      const int d = std::abs(static_cast<int>(image[i]) - theirs[offset + i]);
-      differing += d != 0;
-      worst = std::max(worst, d);
-    }
+    const Difference d = difference(image, theirs, offset);
     offset += image.size();
-    EXPECT_LE(worst, 1);
-    EXPECT_LE(static_cast<double>(differing) / static_cast<double>(image.size()), 0.03)
-        << differing << " elements differ";
+    EXPECT_LE(d.worst, 1);
+    EXPECT_LE(d.share, 0.03) << d.differing << " elements differ";
   }
   EXPECT_EQ(offset, theirs.size());
 }

@@ -11,6 +11,7 @@
 // Thread safety: pure functions of their arguments.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -76,6 +77,16 @@ float augment_magnitude(AutoAugmentKind kind, AugmentOp op, int bin, int num_bin
 void apply_aug_mix(const SampleParams& params, const AutoAugmentSpec& spec, std::vector<uint8_t>* image,
                    std::vector<uint8_t>* chain, std::vector<uint8_t>* scratch, std::vector<float>* mix, int width,
                    int height, int channels);
+
+// The warp settings RandomRotation and RandomAffine call F.rotate / F.affine with on a
+// tensor: their interpolation and a fill always given (0 by default).
+inline AutoAugmentSpec filled_warp(Interpolation interpolation, const std::array<float, 3>& fill) {
+  AutoAugmentSpec spec;
+  spec.interpolation = interpolation;
+  spec.has_fill = true;
+  spec.fill = fill;
+  return spec;
+}
 
 // RandomAffine's warp: F.affine(image, params.affine_angle, [translate_x, translate_y],
 // affine_scale, [shear_x, shear_y]) about the centre, with spec's interpolation and fill, in

@@ -168,20 +168,12 @@ void auto_augment(float* data, size_t pixels, int channels, bool planar, int wid
     }
   }
   if (params.rotate) {
-    // F.rotate as RandomRotation calls it on a tensor: a fill (0 by default) always given.
-    AutoAugmentSpec rotation;
-    rotation.interpolation = spec.rotation.interpolation;
-    rotation.has_fill = true;
-    rotation.fill = spec.rotation.fill;
-    apply_augment_op(AugmentOp::kRotate, params.angle, rotation, &planes[0], &planes[1], width, height, channels);
+    apply_augment_op(AugmentOp::kRotate, params.angle, filled_warp(spec.rotation.interpolation, spec.rotation.fill),
+                     &planes[0], &planes[1], width, height, channels);
   }
   if (params.affine) {
-    // F.affine as RandomAffine calls it on a tensor: a fill (0 by default) always given.
-    AutoAugmentSpec affine;
-    affine.interpolation = spec.affine.interpolation;
-    affine.has_fill = true;
-    affine.fill = spec.affine.fill;
-    apply_affine(params, affine, &planes[0], &planes[1], width, height, channels);
+    apply_affine(params, filled_warp(spec.affine.interpolation, spec.affine.fill), &planes[0], &planes[1], width,
+                 height, channels);
   }
   if (params.chains > 0) {
     apply_aug_mix(params, spec.auto_augment, &planes[0], &planes[2], &planes[1], mix, width, height, channels);

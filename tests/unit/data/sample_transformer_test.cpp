@@ -204,13 +204,9 @@ TEST(SampleTransformerTest, RandomRotationIsTheWarpOnTheUint8Image) {
       params.angle = 37;
       std::vector<uint8_t> rotated(spec.sample_bytes());
       transformer.run(rotated.data(), colour, params, spec);
-      AutoAugmentSpec warp;
-      warp.interpolation = interpolation;
-      warp.has_fill = true;
-      warp.fill = fill;
       std::vector<uint8_t> expected = unrotated;
       std::vector<uint8_t> scratch;
-      apply_augment_op(AugmentOp::kRotate, 37, warp, &expected, &scratch, kW, kH, 3);
+      apply_augment_op(AugmentOp::kRotate, 37, filled_warp(interpolation, fill), &expected, &scratch, kW, kH, 3);
       EXPECT_EQ(rotated, expected);
       EXPECT_NE(rotated, unrotated);
     }
@@ -277,13 +273,9 @@ TEST(SampleTransformerTest, RandomAffineIsTheWarpOnTheUint8Image) {
       spec.affine.fill = fill;
       std::vector<uint8_t> warped(spec.sample_bytes());
       transformer.run(warped.data(), colour, params, spec);
-      AutoAugmentSpec warp;
-      warp.interpolation = interpolation;
-      warp.has_fill = true;
-      warp.fill = fill;
       std::vector<uint8_t> expected = unwarped;
       std::vector<uint8_t> scratch;
-      apply_affine(params, warp, &expected, &scratch, kW, kH, 3);
+      apply_affine(params, filled_warp(interpolation, fill), &expected, &scratch, kW, kH, 3);
       EXPECT_EQ(warped, expected);
       EXPECT_NE(warped, unwarped);
     }
