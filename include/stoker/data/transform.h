@@ -276,9 +276,9 @@ struct TransformSpec {
 //    fill=(124, 116, 104), padding_mode='reflect')"  "CenterCrop(32, resize=False)"
 //   "ColorJitter(0.4, 0.4, 0.4, 0.1)"  "ToUint8" "Float16" "NHWC" "Grayscale"
 //   "RandomRotation(15)"  "RandomAffine(10, translate=(0.1, 0.1), scale=(0.9, 1.1), shear=5)"
+//   (shear: a number d for x in (-d, d), (min, max) for x, or four values for x then y)
 //   "RandomApply([ColorJitter(0.4, 0.4, 0.2, 0.1)], p=0.8)" (one transform per RandomApply:
 //   ColorJitter, GaussianBlur, RandomRotation or RandomAffine; p defaults to 0.5)
-//   (shear: a number d for x in (-d, d), (min, max) for x, or four values for x then y)
 //   "TrivialAugmentWide(num_magnitude_bins=31, interpolation=bilinear, fill=(128, 128, 128))"
 //   "RandAugment(num_ops=2, magnitude=9)"  "AutoAugment(policy=imagenet)" (or cifar10, svhn)
 //   "AugMix(severity=3, mixture_width=3, chain_depth=-1, alpha=1.0, all_ops=True)"

@@ -38,23 +38,23 @@ namespace {
 // RandomApply's draw: `if self.p < torch.rand(1): return img`. None for p = 1 (no RandomApply).
 bool applied(double apply_p, SampleRng& rng) { return apply_p >= 1 || rng.bernoulli(apply_p); }
 
+// Python's round(): half to even. nearbyint uses the current rounding mode, which is
+// round-to-nearest-even unless someone changed it.
+int round_half_even(double x) { return static_cast<int>(std::nearbyint(x)); }
+
 void draw_affine(const AffineSpec& a, int out_w, int out_h, SampleRng& rng, SampleParams* params) {
   params->affine = true;
   params->affine_angle = static_cast<float>(rng.uniform(a.min_degrees, a.max_degrees));
   if (a.translate) {
-    // int(round(uniform(-max_dx, max_dx))): Python's round is half to even, as nearbyint.
+    // int(round(uniform(-max_dx, max_dx))).
     const double max_dx = a.translate_x * out_w, max_dy = a.translate_y * out_h;
-    params->translate_x = static_cast<int>(std::nearbyint(rng.uniform(-max_dx, max_dx)));
-    params->translate_y = static_cast<int>(std::nearbyint(rng.uniform(-max_dy, max_dy)));
+    params->translate_x = round_half_even(rng.uniform(-max_dx, max_dx));
+    params->translate_y = round_half_even(rng.uniform(-max_dy, max_dy));
   }
   if (a.scale) params->affine_scale = static_cast<float>(rng.uniform(a.scale_min, a.scale_max));
   if (a.shear) params->shear_x = static_cast<float>(rng.uniform(a.shear_x_min, a.shear_x_max));
   if (a.shear_y) params->shear_y = static_cast<float>(rng.uniform(a.shear_y_min, a.shear_y_max));
 }
-
-// Python's round(): half to even. nearbyint uses the current rounding mode, which is
-// round-to-nearest-even unless someone changed it.
-int round_half_even(double x) { return static_cast<int>(std::nearbyint(x)); }
 
 // torchvision.transforms.RandomResizedCrop.get_params (0.14). Integer pixel rectangle.
 CropRect random_resized_crop(const TransformSpec& spec, int width, int height, SampleRng& rng) {

@@ -1257,8 +1257,7 @@ std::string TransformSpec::describe() const {
   if (vflip_p > 0) parts.push_back(fmt::format("RandomVerticalFlip({})", vflip_p));
   if (rotation.enabled()) {
     const RotationSpec& r = rotation;
-    std::string s = r.min_degrees == -r.max_degrees ? fmt::format("RandomRotation({}", r.max_degrees)
-                                                    : fmt::format("RandomRotation(({}, {})", r.min_degrees, r.max_degrees);
+    std::string s = "RandomRotation(" + range_text(r.min_degrees, r.max_degrees);
     if (r.interpolation == Interpolation::kBilinear) s += ", interpolation=bilinear";
     if (r.fill != std::array<float, 3>{0, 0, 0}) s += ", fill=" + triple_text(r.fill);
     parts.push_back(applied_text(s + ")", r.apply_p));
