@@ -15,6 +15,8 @@
 #                      build    configure and build (stoker, tests, bench programs)
 #                      tests    the Cuda* tests alone (on a GPU none may skip), then ctest
 #                      check    stoker check (device, H2D copy rates, matmul per precision)
+#                      optim    one optimiser step, libtorch's per-parameter SGD, AdamW and
+#                               clipping beside stoker's multi-tensor ones (stoker_optimizer_bench)
 #                      train    image training per --amp (off with TrivialAugmentWide and
 #                               RandomErasing, bf16 with EMA, fp16 clipping and MixUp/CutMix)
 #                               with memory lines,
@@ -40,9 +42,9 @@ die() { echo "gpu_acceptance: $*" >&2; exit 2; }
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(cd "$SCRIPT_DIR/.." && pwd)
 PY=${PYTHON:-python3}
-OUT=gpu-acceptance BUILD= DEPS= STEPS=build,tests,check,train,doctor,loader,features,compare
+OUT=gpu-acceptance BUILD= DEPS= STEPS=build,tests,check,optim,train,doctor,loader,features,compare
 IMAGES=8000 MODEL=resnet50 BATCH=128 DRY=0
-ALL_STEPS=" build tests check train doctor loader features compare "
+ALL_STEPS=" build tests check optim train doctor loader features compare "
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -206,6 +208,17 @@ if wants check && need_stoker check; then
   synthetic_images
   run check 300 "$STOKER" check --data "$IMAGES_DIR" --model "$MODEL"
   verdict check 0 "$(lines check '^(GPU|measured|suggest)|H2D|host.device|cuda')"
+fi
+
+# ------------------------------------------------------------------------------------ optim
+if wants optim; then
+  if [[ -x $BUILD/bench/stoker_optimizer_bench ]]; then
+    run optim 300 "$BUILD/bench/stoker_optimizer_bench" --device "$DEVICE" --model "$MODEL" --steps 50
+    verdict optim 0 "$(lines optim 'parameter tensors|^(SGD|AdamW|clip)')"
+  else
+    row optim FAIL 0 "$BUILD/bench/stoker_optimizer_bench not found: run the build step first"
+    FAILED=1
+  fi
 fi
 
 # ------------------------------------------------------------------------------------ train

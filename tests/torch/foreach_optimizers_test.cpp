@@ -1,4 +1,5 @@
-// ForeachSgd, ForeachAdamW and clip_grad_norm: on the CPU they must land exactly where
+// ForeachSgd, ForeachAdamW and clip_grad_norm: their multi-tensor step (forced on the CPU
+// here; by default the optimisers take it on CUDA only) must land exactly where
 // libtorch's per-parameter torch::optim::SGD, AdamW and clip_grad_norm_ land (ATen runs a
 // foreach operation there tensor by tensor with the same kernels), keep the same state (so
 // checkpoints load either way), and dispatch a handful of operations per step instead of a
@@ -17,6 +18,20 @@
 
 namespace stoker::train {
 namespace {
+
+// The multi-tensor step on the CPU too (by default it is taken on CUDA only).
+template <typename O>
+O& multi_tensor_everywhere(O& optimizer) {
+  if constexpr (requires { optimizer.set_multi_tensor(MultiTensor::kAlways); }) {
+    optimizer.set_multi_tensor(MultiTensor::kAlways);
+  }
+  return optimizer;
+}
+
+void multi_tensor_everywhere(torch::optim::Optimizer* optimizer) {
+  if (auto* sgd = dynamic_cast<ForeachSgd*>(optimizer)) sgd->set_multi_tensor(MultiTensor::kAlways);
+  if (auto* adamw = dynamic_cast<ForeachAdamW*>(optimizer)) adamw->set_multi_tensor(MultiTensor::kAlways);
+}
 
 // Parameters of assorted shapes (conv weights, vectors, a scalar), made from a seed.
 std::vector<torch::Tensor> make_params(uint64_t seed) {
@@ -71,6 +86,7 @@ void expect_same_steps(const Options& options, bool two_groups, const std::strin
   };
   Reference reference(groups(a), options);
   Ours ours(groups(b), options);
+  multi_tensor_everywhere(ours);
   for (int s = 0; s < steps; ++s) {
     set_gradients(a, s, sometimes_missing);
     set_gradients(b, s, sometimes_missing);
@@ -118,6 +134,7 @@ template <typename Reference, typename Ours, typename Options>
 void expect_state_carries_over(const Options& options) {
   std::vector<torch::Tensor> a = make_params(7), b = make_params(7);
   Ours first(a, options);
+  multi_tensor_everywhere(first);
   for (int s = 0; s < 3; ++s) {
     set_gradients(a, s, sometimes_missing);
     first.step();
@@ -126,6 +143,7 @@ void expect_state_carries_over(const Options& options) {
   std::stringstream saved;
   torch::save(first, saved);
   Reference second(b, options);
+  multi_tensor_everywhere(second);
   torch::load(second, saved);
   for (int s = 3; s < 6; ++s) {
     set_gradients(a, s, sometimes_missing);
@@ -226,6 +244,11 @@ TEST(ForeachOptimizersTest, AStepDispatchesAFewOperationsWhateverTheParameterCou
     cfg.momentum = 0.9;
     cfg.weight_decay = 1e-4;
     const auto ours = make_optimizer(cfg, *model);
+    // By default (as PyTorch's) the multi-tensor step is CUDA's; on these CPU parameters the
+    // trainer's optimiser steps as libtorch's, parameter by parameter.
+    const int64_t default_ops = ops_per_step(*ours, params);
+    EXPECT_GE(default_ops, 3 * static_cast<int64_t>(params.size())) << "optimizer " << static_cast<int>(kind);
+    multi_tensor_everywhere(ours.get());
     const int64_t foreach_ops = ops_per_step(*ours, params);
     std::unique_ptr<torch::optim::Optimizer> reference;
     if (kind == OptimizerKind::kSgd) {

@@ -25,6 +25,18 @@ WithGradients with_gradients(const std::vector<torch::Tensor>& params) {
   return out;
 }
 
+// Whether the multi-tensor step applies: always, or when the parameters (the first that
+// has a gradient) are on CUDA.
+bool multi_tensor(MultiTensor mode, const std::vector<torch::optim::OptimizerParamGroup>& groups) {
+  if (mode == MultiTensor::kAlways) return true;
+  for (const auto& group : groups) {
+    for (const auto& p : group.params()) {
+      if (p.grad().defined()) return p.is_cuda();
+    }
+  }
+  return false;
+}
+
 // Runs `closure` (if any) with gradients on, as libtorch's optimisers do before stepping.
 torch::Tensor run_closure(const torch::optim::Optimizer::LossClosure& closure) {
   if (!closure) return {};
@@ -35,6 +47,7 @@ torch::Tensor run_closure(const torch::optim::Optimizer::LossClosure& closure) {
 }  // namespace
 
 torch::Tensor ForeachSgd::step(LossClosure closure) {
+  if (!multi_tensor(mode_, param_groups_)) return torch::optim::SGD::step(std::move(closure));
   torch::NoGradGuard no_grad;
   torch::Tensor loss = run_closure(closure);
   for (auto& group : param_groups_) {
@@ -72,6 +85,7 @@ torch::Tensor ForeachSgd::step(LossClosure closure) {
 }
 
 torch::Tensor ForeachAdamW::step(LossClosure closure) {
+  if (!multi_tensor(mode_, param_groups_)) return torch::optim::AdamW::step(std::move(closure));
   for (const auto& group : param_groups_) {
     if (static_cast<const torch::optim::AdamWOptions&>(group.options()).amsgrad()) {
       return torch::optim::AdamW::step(std::move(closure));
