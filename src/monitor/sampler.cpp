@@ -30,8 +30,7 @@ struct Sampler::State {
   mutable Mutex mutex;
   std::condition_variable wake;
   Sample latest STOKER_GUARDED_BY(mutex);
-  bool has_latest STOKER_GUARDED_BY(mutex) = false;
-  std::atomic<uint64_t> published{0};  // raised after `latest` is written
+  std::atomic<uint64_t> published{0};  // raised after `latest` is written; > 0: it has been
   SummaryRecorder recorder STOKER_GUARDED_BY(mutex);
   bool stop_requested STOKER_GUARDED_BY(mutex) = false;
   std::thread thread;
@@ -58,7 +57,6 @@ struct Sampler::State {
     {
       MutexLock lock(mutex);
       latest = s;
-      has_latest = true;
       recorder.add(s);
     }
     published.fetch_add(1, std::memory_order_release);
@@ -154,12 +152,9 @@ Sample Sampler::sample_once() {
   return s;
 }
 
-bool Sampler::has_sample() const {
-  MutexLock lock(state_->mutex);
-  return state_->has_latest;
-}
-
 uint64_t Sampler::samples_published() const { return state_->published.load(std::memory_order_acquire); }
+
+bool Sampler::has_sample() const { return samples_published() > 0; }
 
 Sample Sampler::latest() const {
   MutexLock lock(state_->mutex);

@@ -98,8 +98,10 @@ torch::Tensor ForeachAdamW::step(LossClosure closure) {
     const double beta1 = std::get<0>(o.betas()), beta2 = std::get<1>(o.betas());
     // Parameters by their step count (all alike unless some had no gradient on some step):
     // the bias corrections are per count.
-    std::map<int64_t, WithGradients> by_step;
-    std::map<int64_t, std::vector<torch::Tensor>> exp_avgs, exp_avg_sqs;
+    struct Bucket {
+      std::vector<torch::Tensor> params, grads, exp_avgs, exp_avg_sqs;
+    };
+    std::map<int64_t, Bucket> by_step;
     for (const auto& p : group.params()) {
       if (!p.grad().defined()) continue;
       const auto key = compat::optimizer_state_key(state_, p);
@@ -113,14 +115,15 @@ torch::Tensor ForeachAdamW::step(LossClosure closure) {
       }
       auto& state = static_cast<torch::optim::AdamWParamState&>(*found->second);
       state.step(state.step() + 1);
-      by_step[state.step()].params.push_back(p);
-      by_step[state.step()].grads.push_back(p.grad());
-      exp_avgs[state.step()].push_back(state.exp_avg());
-      exp_avg_sqs[state.step()].push_back(state.exp_avg_sq());
+      Bucket& bucket = by_step[state.step()];
+      bucket.params.push_back(p);
+      bucket.grads.push_back(p.grad());
+      bucket.exp_avgs.push_back(state.exp_avg());
+      bucket.exp_avg_sqs.push_back(state.exp_avg_sq());
     }
     for (auto& [count, g] : by_step) {
-      std::vector<torch::Tensor>& m = exp_avgs[count];
-      std::vector<torch::Tensor>& v = exp_avg_sqs[count];
+      std::vector<torch::Tensor>& m = g.exp_avgs;
+      std::vector<torch::Tensor>& v = g.exp_avg_sqs;
       const double bias_correction1 = 1 - std::pow(beta1, static_cast<double>(count));
       const double bias_correction2 = 1 - std::pow(beta2, static_cast<double>(count));
       if (o.weight_decay() != 0) torch::_foreach_mul_(g.params, 1 - o.lr() * o.weight_decay());
@@ -135,6 +138,10 @@ torch::Tensor ForeachAdamW::step(LossClosure closure) {
     }
   }
   return loss;
+}
+
+std::vector<torch::Tensor> gradients_of(const std::vector<torch::Tensor>& params) {
+  return with_gradients(params).grads;
 }
 
 double clip_grad_norm(const std::vector<torch::Tensor>& params, double max_norm) {

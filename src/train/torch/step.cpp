@@ -139,10 +139,7 @@ Stepper::Result Stepper::finish_window() {
   const int64_t open = micro_ % accumulation_;
   if (open == 0) return r;
   const double scale = static_cast<double>(accumulation_) / static_cast<double>(open);
-  std::vector<torch::Tensor> grads;
-  for (const auto& p : model_.parameters()) {
-    if (p.grad().defined()) grads.push_back(p.grad());
-  }
+  const std::vector<torch::Tensor> grads = gradients_of(model_.parameters());
   if (!grads.empty()) torch::_foreach_mul_(grads, scale);
   optimizer_step(&r);
   micro_ = 0;
