@@ -5,7 +5,7 @@
 #
 # Usage: bench/compare_loader.sh [--images N] [--seconds S] [--build DIR] [--out FILE.md]
 #                                [--data DIR] [--skip-stoker] [--full-decode] [--prepared]
-#                                [--augment] [--resize-crop] [--affine] [--keep-logs]
+#                                [--augment] [--resize-crop] [--affine] [--ssl] [--keep-logs]
 #   --images N     synthetic images to generate (default 2000)
 #   --seconds S    timed length of each run (default 20)
 #   --build DIR    CMake build folder holding stoker and bench/stoker_decode_floor (default build)
@@ -24,6 +24,9 @@
 #   --resize-crop  Resize(256), RandomCrop(224) on both sides instead of RandomResizedCrop(224)
 #   --affine       RandomAffine(10, translate=(0.1, 0.1), scale=(0.9, 1.1), shear=5) after the
 #                  flip on both sides (PyTorch: on the PIL image; stoker: on the uint8 crop)
+#   --ssl          BYOL's second view after the flip on both sides: RandomApply([ColorJitter(0.4,
+#                  0.4, 0.2, 0.1)], p=0.8), RandomGrayscale(0.2), RandomApply([GaussianBlur(23)],
+#                  p=0.1), RandomSolarize(128, p=0.2)
 #   --keep-logs    keep every run's stdout/stderr (always kept when a run fails)
 # Environment: PYTHON (default /usr/bin/python3, the interpreter that sees torch).
 set -euo pipefail
@@ -46,6 +49,7 @@ KEEP_LOGS=0
 AUGMENT=0
 RESIZE_CROP=0
 AFFINE=0
+SSL=0
 BATCH=64
 SIZE=224
 
@@ -62,8 +66,9 @@ while [[ $# -gt 0 ]]; do
     --augment) AUGMENT=1; shift ;;
     --resize-crop) RESIZE_CROP=1; shift ;;
     --affine) AFFINE=1; shift ;;
+    --ssl) SSL=1; shift ;;
     --keep-logs) KEEP_LOGS=1; shift ;;
-    -h|--help) sed -n '2,28p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
@@ -78,6 +83,11 @@ TRANSFORMS="$CROP, RandomHorizontalFlip(0.5)"
 if [[ $AFFINE -eq 1 ]]; then
   TRANSFORMS+=", RandomAffine(10, translate=(0.1, 0.1), scale=(0.9, 1.1), shear=5)"
   PYTORCH_AUGMENT+=(--affine)
+fi
+if [[ $SSL -eq 1 ]]; then
+  TRANSFORMS+=", RandomApply([ColorJitter(0.4, 0.4, 0.2, 0.1)], p=0.8), RandomGrayscale(0.2)"
+  TRANSFORMS+=", RandomApply([GaussianBlur(23)], p=0.1), RandomSolarize(128, p=0.2)"
+  PYTORCH_AUGMENT+=(--ssl)
 fi
 if [[ $AUGMENT -eq 1 ]]; then
   TRANSFORMS+=", TrivialAugmentWide(interpolation=bilinear), Normalize, RandomErasing(0.25)"

@@ -4,11 +4,14 @@
 //   geometry (RandomResizedCrop | Resize+CenterCrop | RandomCrop | CenterCrop 1:1 | none)
 //   -> RandomHorizontalFlip(p) -> RandomVerticalFlip(p) -> [Grayscale] -> RandomRotation
 //   -> RandomAffine -> TrivialAugmentWide | RandAugment | AutoAugment | AugMix (torchvision's autoaugment.py)
-//   -> ColorJitter(b, c, s, h) -> RandomGrayscale(p) -> GaussianBlur(k, sigma) -> Normalize(mean, std)
-//   -> RandomErasing(p, ...)
+//   -> ColorJitter(b, c, s, h) -> RandomGrayscale(p) -> GaussianBlur(k, sigma)
+//   -> RandomInvert(p) -> RandomPosterize(bits, p) -> RandomSolarize(threshold, p)
+//   -> RandomAdjustSharpness(sharpness_factor, p) -> RandomAutocontrast(p) -> RandomEqualize(p)
+//   -> Normalize(mean, std) -> RandomErasing(p, ...)
 //   -> output dtype (uint8 | float32 | float16) and layout (NCHW | NHWC).
 // RandomApply([T], p) runs T on a share p of the samples, for T one of ColorJitter,
-// GaussianBlur, RandomRotation and RandomAffine (their `apply_p`), at T's place in the chain.
+// GaussianBlur, RandomRotation and RandomAffine (their `apply_p`), at T's place in the chain;
+// around a colour operation (RandomSolarize, ...), which has a p of its own, the two multiply.
 // Geometry is a crop of the source followed by a resample to the output size, fused into one
 // antialiased bilinear pass (Pillow's BILINEAR filter with support scaled by the reduction,
 // as torchvision on PIL images does). Resize+CenterCrop is mapped back to a source crop.
@@ -198,6 +201,26 @@ struct GaussianBlurSpec {
   bool enabled() const { return kernel_w > 0 && kernel_h > 0; }
 };
 
+// torchvision's single-operation colour transforms, in the order they run (after
+// GaussianBlur): RandomInvert(p), RandomPosterize(bits, p), RandomSolarize(threshold, p),
+// RandomAdjustSharpness(sharpness_factor, p), RandomAutocontrast(p), RandomEqualize(p). Each
+// runs on a share p of the samples, as their forward's `torch.rand(1) < p`, and does what
+// their tensor implementation does to a uint8 image (F.invert, F.posterize, F.solarize,
+// F.adjust_sharpness, F.autocontrast, F.equalize; the operations the automatic augmentations
+// use): the image is rounded to uint8 first, as a PIL image or uint8 tensor holds it.
+enum class ColorOp : uint8_t { kInvert, kPosterize, kSolarize, kAdjustSharpness, kAutocontrast, kEqualize };
+inline constexpr int kColorOps = 6;
+const char* to_string(ColorOp op);  // torchvision's class name: "RandomInvert", ...
+
+struct ColorOpSpec {
+  double p = 0;  // the share of samples it runs on; 0 = off
+  // RandomPosterize's bits (0..8), RandomSolarize's threshold (pixel values, 0 or [1, 255]:
+  // pixels >= it are inverted), RandomAdjustSharpness's sharpness_factor (>= 0; 1 = the
+  // image, 0 = blurred, 2 = sharpened); unused by the others.
+  double value = 0;
+  bool enabled() const { return p > 0; }
+};
+
 // torchvision's RandomErasing, after Normalize.
 struct RandomErasingSpec {
   double p = 0;  // probability per sample; 0 = off
@@ -224,6 +247,7 @@ struct TransformSpec {
   RotationSpec rotation;
   AffineSpec affine;
   GaussianBlurSpec blur;
+  std::array<ColorOpSpec, kColorOps> color_ops{};  // indexed by ColorOp
   AutoAugmentSpec auto_augment;
   ColorJitterSpec jitter;
   bool normalize = false;
@@ -257,7 +281,9 @@ struct TransformSpec {
   // hue in [0, 0.5], finite mean and non-zero finite std (when normalize), channels 1 or 3;
   // the automatic augmentations' counts and bins as AutoAugmentSpec says, fill in [0, 255];
   // RandomAffine degrees and shear ranges min <= max, shear within (-90, 90), translate in
-  // [0, 1], 0 < scale min <= max, fill in [0, 255];
+  // [0, 1], 0 < scale min <= max, fill in [0, 255]; the colour operations' p in [0, 1],
+  // RandomPosterize bits whole in 0..8, RandomSolarize threshold 0 or in [1, 255] (below 1
+  // would be a float image's threshold: refused, naming 255 times it), sharpness_factor >= 0;
   // RandomErasing p in [0, 1], 0 <= scale min <= max <= 1, 0 < ratio min <= max, finite value;
   // Standardize only with none / Float16 / Float32; feature vectors not as uint8, and
   // feature_mean / feature_std empty or one finite value per feature (std > 0).
@@ -266,6 +292,7 @@ struct TransformSpec {
  private:
   void validate_augmentations() const;
   void validate_affine() const;
+  void validate_color_ops() const;
   void validate_features() const;
 };
 
@@ -283,6 +310,8 @@ struct TransformSpec {
 //   "RandAugment(num_ops=2, magnitude=9)"  "AutoAugment(policy=imagenet)" (or cifar10, svhn)
 //   "AugMix(severity=3, mixture_width=3, chain_depth=-1, alpha=1.0, all_ops=True)"
 //   "RandomErasing(p=0.25, scale=(0.02, 0.33), ratio=(0.3, 3.3), value=0)" (or value=random)
+//   "RandomSolarize(128, p=0.2)"  "RandomPosterize(bits=4)"  "RandomAdjustSharpness(2, p=0.5)"
+//   "RandomInvert(0.5)"  "RandomAutocontrast(p=0.5)"  "RandomEqualize()" (p defaults to 0.5)
 //   "Standardize" (feature vectors: per-feature (x - mean) / std, fit on the training data)
 // Names are case-sensitive, as in torchvision; arguments bind by position or keyword as in
 // Python (RandomResizedCrop(size, scale, ratio), ColorJitter(brightness, contrast,
@@ -316,7 +345,7 @@ TransformSpec parse_transforms(std::string_view text);
 // Resize(floor(S / 0.875)), CenterCrop(S) (Resize(256), CenterCrop(224) for 224), and
 // RandomCrop(S, ...) becomes CenterCrop(S, resize=False) (what CIFAR's recipes evaluate on: the
 // image itself when it is S); after a Resize, RandomCrop(S, ...) and RandomResizedCrop(S)
-// become that Resize and CenterCrop(S); flips and ColorJitter are dropped; Resize+CenterCrop, no geometry, Grayscale, Normalize, Standardize,
+// become that Resize and CenterCrop(S); flips, ColorJitter and the colour operations are dropped; Resize+CenterCrop, no geometry, Grayscale, Normalize, Standardize,
 // dtype and layout are kept; the automatic augmentations and RandomErasing are dropped. Evaluation then sees every sample the same way each epoch.
 TransformSpec eval_transform(const TransformSpec& train);
 
@@ -346,6 +375,7 @@ struct SampleParams {
   float affine_angle = 0, affine_scale = 1, shear_x = 0, shear_y = 0;
   int translate_x = 0, translate_y = 0;
   float blur_sigma = 0;    // GaussianBlur's sigma; 0 when it is off
+  uint8_t color_ops = 0;   // bit i set: ColorOp i runs for this sample
   bool flip = false;
   // ColorJitter: factors and the order they apply in (a permutation of 0..3 =
   // brightness, contrast, saturation, hue), as torchvision draws them.
@@ -380,7 +410,8 @@ struct SampleParams {
 // RandomAffine's (only if enabled),
 // then the automatic augmentation's (only if enabled), then jitter order and factors (only if
 // jitter is enabled), then RandomGrayscale (only if grayscale_p > 0), then GaussianBlur's sigma
-// (only if enabled), then RandomErasing's (only if p > 0). A transform inside RandomApply
+// (only if enabled), then one bernoulli per colour operation that is on (in ColorOp's order),
+// then RandomErasing's (only if p > 0). A transform inside RandomApply
 // (apply_p < 1) first draws one bernoulli(apply_p) and, when that says no, nothing more.
 // Erasing and the automatic augmentation need the output size.
 SampleParams draw_params(const TransformSpec& spec, int width, int height, SampleRng& rng);

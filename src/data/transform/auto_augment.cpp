@@ -787,6 +787,17 @@ void apply_augment_op(AugmentOp op, float magnitude, const AutoAugmentSpec& spec
   }
 }
 
+void apply_color_op(ColorOp op, double value, std::vector<uint8_t>* image, std::vector<uint8_t>* scratch, int width,
+                    int height, int channels) {
+  // In ColorOp's order. _apply_op's Sharpness is adjust_sharpness(1 + magnitude).
+  static constexpr std::array<AugmentOp, kColorOps> kOps{AugmentOp::kInvert,    AugmentOp::kPosterize,
+                                                         AugmentOp::kSolarize,  AugmentOp::kSharpness,
+                                                         AugmentOp::kAutoContrast, AugmentOp::kEqualize};
+  const double magnitude = op == ColorOp::kAdjustSharpness ? value - 1 : value;
+  apply_augment_op(kOps[static_cast<size_t>(op)], static_cast<float>(magnitude), AutoAugmentSpec{}, image, scratch,
+                   width, height, channels);
+}
+
 void apply_aug_mix(const SampleParams& params, const AutoAugmentSpec& spec,
                    std::vector<uint8_t>* image, std::vector<uint8_t>* chain,
                    std::vector<uint8_t>* scratch, std::vector<float>* mix, int width, int height,

@@ -100,4 +100,10 @@ void apply_augment_op(AugmentOp op, float magnitude, const AutoAugmentSpec& spec
                       std::vector<uint8_t>* image, std::vector<uint8_t>* scratch, int width,
                       int height, int channels);
 
+// One of the single-operation colour transforms (RandomInvert ... RandomEqualize) with its
+// ColorOpSpec::value, on `image` as apply_augment_op: the same operation torchvision's
+// functional call does (RandomAdjustSharpness(f) is the Sharpness operation at f - 1).
+void apply_color_op(ColorOp op, double value, std::vector<uint8_t>* image, std::vector<uint8_t>* scratch, int width,
+                    int height, int channels);
+
 }  // namespace stoker::data

@@ -17,7 +17,8 @@
 //      enabled component in the order brightness, contrast, saturation, hue, as torchvision's
 //      ColorJitter.get_params does (factors are drawn in fixed order, applied permuted).
 //   5. RandomGrayscale: one bernoulli(grayscale_p), only if grayscale_p > 0; then GaussianBlur's
-//      sigma, one uniform in [sigma_min, sigma_max], only if enabled.
+//      sigma, one uniform in [sigma_min, sigma_max], only if enabled; then one bernoulli(p) per
+//      colour operation with p > 0 (RandomInvert ... RandomEqualize, ColorOp's order).
 //   6. RandomErasing, only if p > 0 (random_erasing.h lists its draws).
 // A transform inside RandomApply (apply_p < 1: ColorJitter, GaussianBlur, RandomRotation,
 // RandomAffine) first draws one bernoulli(apply_p) at its place above; when that is false it
@@ -259,6 +260,10 @@ SampleParams draw_params(const TransformSpec& spec, int width, int height, Sampl
   if (spec.grayscale_p > 0) params.grayscale = rng.bernoulli(spec.grayscale_p);
   if (spec.blur.enabled() && applied(spec.blur.apply_p, rng)) {
     params.blur_sigma = static_cast<float>(rng.uniform(spec.blur.sigma_min, spec.blur.sigma_max));
+  }
+  for (size_t i = 0; i < spec.color_ops.size(); ++i) {
+    const ColorOpSpec& op = spec.color_ops[i];
+    if (op.enabled() && rng.bernoulli(op.p)) params.color_ops = static_cast<uint8_t>(params.color_ops | (1u << i));
   }
   draw_random_erasing(spec.erasing, spec.out_width, spec.out_height, rng, &params);
   return params;

@@ -1,6 +1,7 @@
 // SampleTransformer::run: resample or the 1:1 padded crop (flip folded in) -> vertical flip ->
 // [grey] -> RandomRotation, RandomAffine and the automatic augmentation (on uint8 planes) -> ColorJitter ->
-// RandomGrayscale -> GaussianBlur -> write -> RandomErasing (on the output).
+// RandomGrayscale -> GaussianBlur -> RandomInvert ... RandomEqualize (on uint8 planes) -> write ->
+// RandomErasing (on the output).
 //
 // The float image in between is kept in the output's layout, so that writing is one
 // contiguous pass: planes (CHW) for NCHW, interleaved (HWC) for NHWC. The writer computes
@@ -150,16 +151,12 @@ void grey_in_rgb(float* data, float* scratch, size_t pixels, bool planar) {
   }
 }
 
-// RandomRotation, RandomAffine and the automatic augmentation work on uint8 planes, as
-// torchvision's on a uint8 image: round the float image into planes[0], rotate, warp, apply
-// each step, and put the result back.
-void auto_augment(float* data, size_t pixels, int channels, bool planar, int width, int height,
-                  const SampleParams& params, const TransformSpec& spec, std::vector<uint8_t> (&planes)[3], std::vector<float>* mix) {
-  std::vector<uint8_t>& image = planes[0];
-  image.resize(pixels * static_cast<size_t>(channels));
+// The float image rounded into uint8 planes, as torchvision's uint8 image (or PIL's) holds it.
+void to_uint8_planes(const float* data, size_t pixels, int channels, bool planar, std::vector<uint8_t>* image) {
+  image->resize(pixels * static_cast<size_t>(channels));
   const auto stride = static_cast<size_t>(channels);
   for (int c = 0; c < channels; ++c) {
-    uint8_t* plane = image.data() + c * pixels;
+    uint8_t* plane = image->data() + c * pixels;
     if (planar) {
       const float* from = data + c * pixels;
       simd::for_each_blocked(pixels, [&](size_t i) { plane[i] = convert<uint8_t>(from[i]); });
@@ -167,6 +164,27 @@ void auto_augment(float* data, size_t pixels, int channels, bool planar, int wid
       for (size_t i = 0; i < pixels; ++i) plane[i] = convert<uint8_t>(data[i * stride + c]);
     }
   }
+}
+
+void from_uint8_planes(const std::vector<uint8_t>& image, float* data, size_t pixels, int channels, bool planar) {
+  const auto stride = static_cast<size_t>(channels);
+  for (int c = 0; c < channels; ++c) {
+    const uint8_t* plane = image.data() + c * pixels;
+    if (planar) {
+      float* to = data + c * pixels;
+      simd::for_each_blocked(pixels, [&](size_t i) { to[i] = static_cast<float>(plane[i]); });
+    } else {
+      for (size_t i = 0; i < pixels; ++i) data[i * stride + c] = static_cast<float>(plane[i]);
+    }
+  }
+}
+
+// RandomRotation, RandomAffine and the automatic augmentation work on uint8 planes, as
+// torchvision's on a uint8 image: round the float image into planes[0], rotate, warp, apply
+// each step, and put the result back.
+void auto_augment(float* data, size_t pixels, int channels, bool planar, int width, int height,
+                  const SampleParams& params, const TransformSpec& spec, std::vector<uint8_t> (&planes)[3], std::vector<float>* mix) {
+  to_uint8_planes(data, pixels, channels, planar, &planes[0]);
   if (params.rotate) {
     apply_augment_op(AugmentOp::kRotate, params.angle, filled_warp(spec.rotation.interpolation, spec.rotation.fill),
                      &planes[0], &planes[1], width, height, channels);
@@ -184,15 +202,19 @@ void auto_augment(float* data, size_t pixels, int channels, bool planar, int wid
                        width, height, channels);
     }
   }
-  for (int c = 0; c < channels; ++c) {
-    const uint8_t* plane = planes[0].data() + c * pixels;
-    if (planar) {
-      float* to = data + c * pixels;
-      simd::for_each_blocked(pixels, [&](size_t i) { to[i] = static_cast<float>(plane[i]); });
-    } else {
-      for (size_t i = 0; i < pixels; ++i) data[i * stride + c] = static_cast<float>(plane[i]);
-    }
+  from_uint8_planes(planes[0], data, pixels, channels, planar);
+}
+
+// The colour operations this sample drew (RandomInvert ... RandomEqualize), in their order, on
+// uint8 planes as auto_augment.
+void color_ops(float* data, size_t pixels, int channels, bool planar, int width, int height,
+               const SampleParams& params, const TransformSpec& spec, std::vector<uint8_t> (&planes)[3]) {
+  to_uint8_planes(data, pixels, channels, planar, &planes[0]);
+  for (size_t i = 0; i < spec.color_ops.size(); ++i) {
+    if ((params.color_ops >> i & 1u) == 0) continue;
+    apply_color_op(static_cast<ColorOp>(i), spec.color_ops[i].value, &planes[0], &planes[1], width, height, channels);
   }
+  from_uint8_planes(planes[0], data, pixels, channels, planar);
 }
 
 }  // namespace
@@ -268,6 +290,7 @@ void SampleTransformer::run(void* out, const Image& image, const CropRect& crop,
     gaussian_blur(data, width, height, channels, planar, spec.blur.kernel_w, spec.blur.kernel_h, params.blur_sigma,
                   &scratch_);
   }
+  if (params.color_ops != 0) color_ops(data, pixels, channels, planar, width, height, params, spec, planes_);
 
   switch (spec.dtype) {
     case DType::kFloat32:

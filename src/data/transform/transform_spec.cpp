@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -40,7 +41,7 @@ constexpr double kDefaultRatioMax = 4.0 / 3.0;
 constexpr std::string_view kMiddleDot = "\xC2\xB7";  // U+00B7
 constexpr std::string_view kArrow = "\xE2\x86\x92";  // U+2192
 
-constexpr std::array<std::string_view, 26> kKnownNames{"RandomResizedCrop",
+constexpr std::array<std::string_view, 32> kKnownNames{"RandomResizedCrop",
                                                        "RandomCrop",
                                                        "Resize",
                                                        "CenterCrop",
@@ -59,6 +60,12 @@ constexpr std::array<std::string_view, 26> kKnownNames{"RandomResizedCrop",
                                                        "Grayscale",
                                                        "RandomGrayscale",
                                                        "GaussianBlur",
+                                                       "RandomInvert",
+                                                       "RandomPosterize",
+                                                       "RandomSolarize",
+                                                       "RandomAdjustSharpness",
+                                                       "RandomAutocontrast",
+                                                       "RandomEqualize",
                                                        "ToUint8",
                                                        "Float16",
                                                        "Float32",
@@ -92,6 +99,33 @@ std::string affine_text(const AffineSpec& a) {
   if (a.interpolation == Interpolation::kBilinear) s += ", interpolation=bilinear";
   if (a.fill != std::array<float, 3>{0, 0, 0}) s += fmt::format(", fill=({}, {}, {})", a.fill[0], a.fill[1], a.fill[2]);
   return s + ")";
+}
+
+// The argument RandomPosterize, RandomSolarize and RandomAdjustSharpness take before p.
+const char* color_op_value_name(ColorOp op) {
+  switch (op) {
+    case ColorOp::kPosterize:
+      return "bits";
+    case ColorOp::kSolarize:
+      return "threshold";
+    case ColorOp::kAdjustSharpness:
+      return "sharpness_factor";
+    default:
+      return nullptr;
+  }
+}
+
+// The first colour operation that is on (its name), or null.
+const char* first_color_op(const TransformSpec& spec) {
+  for (size_t i = 0; i < spec.color_ops.size(); ++i) {
+    if (spec.color_ops[i].enabled()) return to_string(static_cast<ColorOp>(i));
+  }
+  return nullptr;
+}
+
+std::string color_op_text(ColorOp op, const ColorOpSpec& c) {
+  return color_op_value_name(op) ? fmt::format("{}({}, p={})", to_string(op), c.value, c.p)
+                                 : fmt::format("{}(p={})", to_string(op), c.p);
 }
 
 std::string size_text(int height, int width) {
@@ -586,6 +620,8 @@ class ChainBuilder {
       random_apply(call);
     } else if (n == "RandomGrayscale") {
       spec_.grayscale_p = probability(call, 0.1);
+    } else if (const std::optional<ColorOp> op = color_op_named(n)) {
+      color_op(call, *op);
     } else if (n == "TrivialAugmentWide" || n == "RandAugment" || n == "AutoAugment" || n == "AugMix") {
       auto_augment(call);
     } else if (n == "RandomErasing") {
@@ -668,6 +704,34 @@ class ChainBuilder {
   double probability(const Call& call, double default_p) {
     const auto args = bind(call, {"p"});
     return args[0] ? to_number(call, "p", *args[0]) : default_p;
+  }
+
+  static std::optional<ColorOp> color_op_named(const std::string& name) {
+    for (int i = 0; i < kColorOps; ++i) {
+      if (name == to_string(static_cast<ColorOp>(i))) return static_cast<ColorOp>(i);
+    }
+    return std::nullopt;
+  }
+
+  // torchvision's RandomInvert(p=0.5), RandomPosterize(bits, p=0.5), RandomSolarize(threshold,
+  // p=0.5), RandomAdjustSharpness(sharpness_factor, p=0.5), RandomAutocontrast(p=0.5),
+  // RandomEqualize(p=0.5).
+  void color_op(const Call& call, ColorOp op) {
+    ColorOpSpec& c = spec_.color_ops[static_cast<size_t>(op)];
+    const char* value_name = color_op_value_name(op);
+    if (value_name == nullptr) {
+      c.p = probability(call, 0.5);
+      return;
+    }
+    const auto args = bind(call, {value_name, "p"});
+    if (!args[0]) {
+      const char* example = op == ColorOp::kPosterize ? "4, p=0.5" : op == ColorOp::kSolarize ? "128, p=0.2" : "2, p=0.5";
+      throw UsageError(fmt::format("{} needs its {}, e.g. {}({}) (got '{}')", call.name, value_name, call.name,
+                                   example, call.text));
+    }
+    c.value = op == ColorOp::kPosterize ? to_int(call, value_name, *args[0], 0, 8)
+                                        : to_number(call, value_name, *args[0]);
+    c.p = args[1] ? to_number(call, "p", *args[1]) : 0.5;
   }
 
   // One crop (or none), after an optional Resize.
@@ -1024,7 +1088,9 @@ class ChainBuilder {
   // of its own: its spec's apply_p.
   void random_apply(const Call& call) {
     const auto args = bind(call, {"transforms", "p"});
-    static constexpr std::string_view kTakes = "ColorJitter, GaussianBlur, RandomRotation or RandomAffine";
+    static constexpr std::string_view kTakes =
+        "ColorJitter, GaussianBlur, RandomRotation, RandomAffine or a colour operation (RandomInvert, "
+        "RandomPosterize, RandomSolarize, RandomAdjustSharpness, RandomAutocontrast, RandomEqualize)";
     if (!args[0] || args[0]->kind != Value::Kind::kTuple || args[0]->items.empty()) {
       throw UsageError(fmt::format(
           "RandomApply needs a list of one transform ({}), e.g. RandomApply([ColorJitter(0.4, 0.4, 0.2, 0.1)], "
@@ -1045,6 +1111,14 @@ class ChainBuilder {
                       : name == "RandomRotation" ? &spec_.rotation.apply_p
                       : name == "RandomAffine"   ? &spec_.affine.apply_p
                                                  : nullptr;
+    if (const std::optional<ColorOp> op = color_op_named(name); op && apply_p == nullptr) {
+      // Its own coin and RandomApply's, both drawn per sample: one coin of the product.
+      apply(inner.kind == Value::Kind::kCall ? *inner.call : Call{name, name, {}});
+      const double p = args[1] ? to_number(call, "p", *args[1]) : 0.5;
+      if (!(p >= 0 && p <= 1)) throw UsageError(fmt::format("RandomApply p must be in [0, 1] (got {}, around {})", p, name));
+      spec_.color_ops[static_cast<size_t>(*op)].p *= p;
+      return;
+    }
     if (apply_p == nullptr) {
       const std::string own = name == "Grayscale"                              ? "; use RandomGrayscale(p)"
                               : name == "RandomErasing" || name == "RandomGrayscale" ||
@@ -1172,6 +1246,24 @@ const char* to_string(AutoAugmentKind kind) {
   return "none";
 }
 
+const char* to_string(ColorOp op) {
+  switch (op) {
+    case ColorOp::kInvert:
+      return "RandomInvert";
+    case ColorOp::kPosterize:
+      return "RandomPosterize";
+    case ColorOp::kSolarize:
+      return "RandomSolarize";
+    case ColorOp::kAdjustSharpness:
+      return "RandomAdjustSharpness";
+    case ColorOp::kAutocontrast:
+      return "RandomAutocontrast";
+    case ColorOp::kEqualize:
+      break;
+  }
+  return "RandomEqualize";
+}
+
 const char* to_string(PaddingMode mode) {
   switch (mode) {
     case PaddingMode::kEdge:
@@ -1211,6 +1303,7 @@ TransformSpec eval_transform(const TransformSpec& train) {
   eval.rotation = RotationSpec{};
   eval.affine = AffineSpec{};
   eval.blur = GaussianBlurSpec{};
+  eval.color_ops = {};
   eval.auto_augment = AutoAugmentSpec{};
   eval.jitter = ColorJitterSpec{};
   eval.erasing = RandomErasingSpec{};
@@ -1284,6 +1377,9 @@ std::string TransformSpec::describe() const {
     const std::string sigma = blur.sigma_min == blur.sigma_max ? fmt::format("{}", blur.sigma_min)
                                                                : fmt::format("({}, {})", blur.sigma_min, blur.sigma_max);
     parts.push_back(applied_text(fmt::format("GaussianBlur({}, sigma={})", k, sigma), blur.apply_p));
+  }
+  for (size_t i = 0; i < color_ops.size(); ++i) {
+    if (color_ops[i].enabled()) parts.push_back(color_op_text(static_cast<ColorOp>(i), color_ops[i]));
   }
   if (channels == 1 && features == 0) parts.emplace_back("Grayscale");
   if (normalize) {
@@ -1403,6 +1499,7 @@ void TransformSpec::validate() const {
     throw UsageError(fmt::format("ColorJitter hue must be in [0, 0.5] (got {})", jitter.hue));
   }
   validate_augmentations();
+  validate_color_ops();
   validate_features();
   if (normalize) {
     for (int c = 0; c < channels; ++c) {
@@ -1471,6 +1568,35 @@ void TransformSpec::validate_augmentations() const {
   }
 }
 
+void TransformSpec::validate_color_ops() const {
+  for (size_t i = 0; i < color_ops.size(); ++i) {
+    const char* name = to_string(static_cast<ColorOp>(i));
+    const ColorOpSpec& c = color_ops[i];
+    if (!(c.p >= 0 && c.p <= 1)) throw UsageError(fmt::format("{} p must be in [0, 1] (got {})", name, c.p));
+  }
+  const double bits = color_ops[static_cast<size_t>(ColorOp::kPosterize)].value;
+  if (!(bits >= 0 && bits <= 8 && std::floor(bits) == bits)) {
+    throw UsageError(fmt::format("RandomPosterize bits must be a whole number in 0..8 (got {})", bits));
+  }
+  const double threshold = color_ops[static_cast<size_t>(ColorOp::kSolarize)].value;
+  if (threshold > 0 && threshold < 1) {
+    // torchvision takes it in the image's units: a float tensor's 0.5 is a uint8 image's 128.
+    throw UsageError(fmt::format(
+        "RandomSolarize threshold is a pixel value in [0, 255], as for a PIL or uint8 image (got {}); a threshold "
+        "written for a float image in [0, 1] is 255 times it here, e.g. RandomSolarize({:g}) for {}",
+        threshold, std::round(255 * threshold), threshold));
+  }
+  if (!(threshold >= 0 && threshold <= 255)) {
+    throw UsageError(fmt::format("RandomSolarize threshold must be a pixel value in [0, 255] (got {})", threshold));
+  }
+  const double factor = color_ops[static_cast<size_t>(ColorOp::kAdjustSharpness)].value;
+  if (!(factor >= 0 && std::isfinite(factor))) {
+    throw UsageError(fmt::format(
+        "RandomAdjustSharpness sharpness_factor must be a number >= 0 (got {}); 0 blurs, 1 is the image, 2 sharpens",
+        factor));
+  }
+}
+
 void TransformSpec::validate_affine() const {
   const AffineSpec& a = affine;
   const auto range = [](const char* what, double lo, double hi) {
@@ -1514,6 +1640,7 @@ void TransformSpec::validate_features() const {
                            : affine.enabled()           ? "RandomAffine"
                            : blur.enabled()             ? "GaussianBlur"
                            : grayscale_p > 0            ? "RandomGrayscale"
+                           : first_color_op(*this)      ? first_color_op(*this)
                            : auto_augment.enabled()     ? to_string(auto_augment.kind)
                            : jitter.enabled()           ? "ColorJitter"
                            : normalize                  ? "Normalize"

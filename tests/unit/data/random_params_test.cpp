@@ -556,6 +556,44 @@ TEST(DrawParamsTest, DrawsOnlyWhatIsEnabled) {
   EXPECT_LT(greys, 250);
 }
 
+// The colour operations: one bernoulli each, in ColorOp's order, after GaussianBlur's sigma and
+// before RandomErasing; an operation that is off draws nothing.
+TEST(DrawParamsTest, ColorOperationsDrawOneChanceEachAfterTheBlur) {
+  TransformSpec spec;
+  spec.geometry = Geometry::kNone;
+  spec.out_width = 32;
+  spec.out_height = 24;
+  spec.blur.kernel_w = spec.blur.kernel_h = 3;
+  spec.color_ops[static_cast<size_t>(ColorOp::kPosterize)] = {0.3, 4};
+  spec.color_ops[static_cast<size_t>(ColorOp::kEqualize)] = {0.7, 0};
+  spec.erasing.p = 0.5;
+  std::array<int, 2> ran{};
+  constexpr int kSamples = 2000;
+  for (uint64_t i = 0; i < kSamples; ++i) {
+    SampleRng r(9, 0, i), same(9, 0, i);
+    const SampleParams drawn = draw_params(spec, 32, 24, r);
+    EXPECT_EQ(drawn.blur_sigma, static_cast<float>(same.uniform(0.1, 2.0)));
+    const bool posterize = same.bernoulli(0.3);
+    const bool equalize = same.bernoulli(0.7);
+    EXPECT_EQ(drawn.color_ops, (posterize ? 1u << 1 : 0u) | (equalize ? 1u << 5 : 0u));
+    ran[0] += posterize;
+    ran[1] += equalize;
+    EXPECT_EQ(drawn.erase, same.bernoulli(0.5)) << "RandomErasing's chance follows them";
+  }
+  EXPECT_NEAR(ran[0] / static_cast<double>(kSamples), 0.3, 0.04);
+  EXPECT_NEAR(ran[1] / static_cast<double>(kSamples), 0.7, 0.04);
+  // Off: no draw, nothing runs; the draws before them are those of a chain without them.
+  TransformSpec without = spec;
+  without.color_ops = {};
+  for (uint64_t i = 0; i < 50; ++i) {
+    SampleRng a(10, 0, i), b(10, 0, i);
+    const SampleParams with_ops = draw_params(spec, 32, 24, a);
+    const SampleParams plain = draw_params(without, 32, 24, b);
+    EXPECT_EQ(plain.color_ops, 0);
+    EXPECT_EQ(with_ops.blur_sigma, plain.blur_sigma);
+  }
+}
+
 TEST(DrawParamsTest, FlipAndJitterRanges) {
   TransformSpec spec = training_spec();
   spec.geometry = Geometry::kNone;

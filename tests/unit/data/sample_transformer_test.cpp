@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -298,6 +299,64 @@ TEST(SampleTransformerTest, RandomAffineIsTheWarpOnTheUint8Image) {
       for (int c = 0; c < 3; ++c) {
         const int want = x >= 2 && y >= 1 ? pixel(x - 2, y - 1, c) : 7 + c;
         EXPECT_EQ(out[(y * kW + x) * 3 + c], want) << "x " << x << " y " << y << " c " << c;
+      }
+    }
+  }
+}
+
+// The colour operations are apply_color_op on the uint8 image: those the sample drew, in
+// ColorOp's order (solarizing a posterized image is not posterizing a solarized one). NHWC,
+// interleaved in between, gives the same values.
+TEST(SampleTransformerTest, ColorOperationsAreTheirOperationOnTheUint8Image) {
+  const DecodedImage colour = decoded_image(3);
+  SampleTransformer transformer;
+  const TransformSpec plain = identity_spec(DType::kUint8, Layout::kNCHW);
+  SampleParams params;
+  params.copy = true;
+  params.crop = {0, 0, kW, kH};
+  std::vector<uint8_t> untouched(plain.sample_bytes());
+  transformer.run(untouched.data(), colour, params, plain);
+
+  TransformSpec spec = plain;
+  spec.color_ops = {{{1, 0}, {1, 3}, {1, 100}, {1, 2.5}, {1, 0}, {1, 0}}};
+  const auto expected_for = [&](unsigned drawn) {
+    std::vector<uint8_t> expected = untouched, scratch;
+    for (int i = 0; i < kColorOps; ++i) {
+      if (drawn >> i & 1u) {
+        apply_color_op(static_cast<ColorOp>(i), spec.color_ops[static_cast<size_t>(i)].value, &expected, &scratch,
+                       kW, kH, 3);
+      }
+    }
+    return expected;
+  };
+  std::vector<uint8_t> out(spec.sample_bytes());
+  for (const unsigned drawn : {0x01u, 0x02u, 0x04u, 0x08u, 0x10u, 0x20u, 0x06u, 0x3fu}) {
+    SCOPED_TRACE(drawn);
+    params.color_ops = static_cast<uint8_t>(drawn);
+    transformer.run(out.data(), colour, params, spec);
+    EXPECT_EQ(out, expected_for(drawn));
+    if (drawn != 0x20u) {  // this image's histogram is flat: Equalize keeps it
+      EXPECT_NE(out, untouched);
+    }
+  }
+  std::vector<uint8_t> solarized_first = untouched, scratch;
+  apply_color_op(ColorOp::kSolarize, 100, &solarized_first, &scratch, kW, kH, 3);
+  apply_color_op(ColorOp::kPosterize, 3, &solarized_first, &scratch, kW, kH, 3);
+  EXPECT_NE(expected_for(0x06u), solarized_first) << "the order matters on this image";
+
+  params.color_ops = 0;  // none drawn: the image as it is
+  transformer.run(out.data(), colour, params, spec);
+  EXPECT_EQ(out, untouched);
+
+  TransformSpec nhwc = spec;
+  nhwc.layout = Layout::kNHWC;
+  params.color_ops = 0x3f;
+  transformer.run(out.data(), colour, params, nhwc);
+  const std::vector<uint8_t> planar = expected_for(0x3fu);
+  for (int y = 0; y < kH; ++y) {
+    for (int x = 0; x < kW; ++x) {
+      for (int c = 0; c < 3; ++c) {
+        EXPECT_EQ(out[(y * kW + x) * 3 + c], planar[(static_cast<size_t>(c) * kH + y) * kW + x]);
       }
     }
   }

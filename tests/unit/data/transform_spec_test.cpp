@@ -98,6 +98,11 @@ void expect_same_spec(const TransformSpec& a, const TransformSpec& b) {
   EXPECT_EQ(x.all_ops, y.all_ops);
   EXPECT_EQ(x.has_fill, y.has_fill);
   EXPECT_EQ(x.fill, y.fill);
+  for (int i = 0; i < kColorOps; ++i) {
+    SCOPED_TRACE(to_string(static_cast<ColorOp>(i)));
+    EXPECT_EQ(a.color_ops[static_cast<size_t>(i)].p, b.color_ops[static_cast<size_t>(i)].p);
+    EXPECT_EQ(a.color_ops[static_cast<size_t>(i)].value, b.color_ops[static_cast<size_t>(i)].value);
+  }
   EXPECT_EQ(a.erasing.p, b.erasing.p);
   EXPECT_EQ(a.erasing.scale_min, b.erasing.scale_min);
   EXPECT_EQ(a.erasing.scale_max, b.erasing.scale_max);
@@ -318,6 +323,20 @@ TEST(ParseTransformsTest, ParsesTorchvisionChains) {
          s->affine.scale_max = 1;
        }},
       {"RandomGrayscale(0.25)", [](TransformSpec* s) { s->grayscale_p = 0.25; }},
+      // torchvision's single-operation colour transforms; p defaults to 0.5.
+      {"RandomSolarize(128, p=0.2)", [](TransformSpec* s) { s->color_ops[2] = {0.2, 128}; }},
+      {"RandomSolarize(threshold=200.5)", [](TransformSpec* s) { s->color_ops[2] = {0.5, 200.5}; }},
+      {"RandomPosterize(bits=4, p=1)", [](TransformSpec* s) { s->color_ops[1] = {1, 4}; }},
+      {"RandomAdjustSharpness(2)", [](TransformSpec* s) { s->color_ops[3] = {0.5, 2}; }},
+      {"RandomInvert(0.1), RandomAutocontrast(), RandomEqualize(p=0.3)",
+       [](TransformSpec* s) {
+         s->color_ops[0].p = 0.1;
+         s->color_ops[4].p = 0.5;
+         s->color_ops[5].p = 0.3;
+       }},
+      // RandomApply's coin and the transform's own: one of the product.
+      {"RandomApply([RandomSolarize(128)], p=0.2)", [](TransformSpec* s) { s->color_ops[2] = {0.1, 128}; }},
+      {"RandomApply([RandomEqualize(p=1.0)], p=0.25)", [](TransformSpec* s) { s->color_ops[5].p = 0.25; }},
       {"ColorJitter(0.4, 0.3, 0.2, 0.1)",
        [](TransformSpec* s) {
          s->jitter = {0.4, 0.3, 0.2, 0.1};
@@ -435,6 +454,17 @@ TEST(ParseTransformsTest, AutomaticAugmentationsAndErasingTakeTorchvisionsArgume
             std::string::npos);
 }
 
+TEST(ParseTransformsTest, ColorOperationsAreImageTransforms) {
+  TransformSpec features = parse_transforms("RandomEqualize(p=0.2)");
+  features.features = 12;
+  features.out_width = 12;
+  features.out_height = 1;
+  features.channels = 1;
+  EXPECT_NE(testing::usage_error_text([&] { features.validate(); })
+                .find("RandomEqualize is an image transform, and the data holds feature vectors (12 per sample)"),
+            std::string::npos);
+}
+
 TEST(ParseTransformsTest, RandomCropTakesTorchvisionsArguments) {
   const TransformSpec cifar = parse_transforms("RandomCrop(32, padding=4), RandomHorizontalFlip()");
   EXPECT_EQ(cifar.geometry, Geometry::kRandomCrop);
@@ -544,6 +574,11 @@ TEST(ParseTransformsTest, DescribeRoundTrips) {
       "none, RandomApply([RandomAffine(5, translate=(0.1, 0.1))], p=0.3), RandomApply([RandomRotation(10)], p=0)",
       "RandomResizedCrop(96), RandomGrayscale(0.2), GaussianBlur(9, sigma=(0.1, 2)), Normalize",
       "none, GaussianBlur((5, 3), sigma=0.7)",
+      // BYOL's second view: blur on a tenth, solarization on a fifth.
+      "RandomResizedCrop(96), RandomHorizontalFlip(), RandomApply([ColorJitter(0.4, 0.4, 0.2, 0.1)], p=0.8), "
+      "RandomGrayscale(0.2), RandomApply([GaussianBlur(23)], p=0.1), RandomSolarize(128, p=0.2), Normalize",
+      "none, RandomEqualize(p=1), RandomAutocontrast(), RandomAdjustSharpness(0.25, p=0.75), RandomPosterize(0), "
+      "RandomInvert(0.125), Grayscale, ToUint8",
   };
   for (const std::string& chain : chains) {
     SCOPED_TRACE(chain);
@@ -583,6 +618,9 @@ TEST(EvalTransformTest, RandomPartsBecomeTheirDeterministicCounterparts) {
   EXPECT_EQ(eval("none, RandomAffine(10, translate=(0.1, 0.1), scale=(0.9, 1.1))"), "none \u2192 float32 NCHW");
   EXPECT_EQ(eval("none, RandomApply([ColorJitter(0.4)], p=0.8), RandomApply([GaussianBlur(3)])"),
             "none \u2192 float32 NCHW");
+  EXPECT_EQ(eval("none, RandomSolarize(128, p=1), RandomPosterize(4), RandomAdjustSharpness(2), RandomInvert(), "
+                 "RandomAutocontrast(), RandomEqualize()"),
+            "none \u2192 float32 NCHW");
   // CIFAR's recipe: RandomCrop(32, padding=4) trains, the 32 x 32 image itself evaluates.
   EXPECT_EQ(eval("RandomCrop(32, padding=4, padding_mode=reflect), RandomHorizontalFlip(), Normalize"),
             "CenterCrop(32, resize=False) \u00b7 Normalize \u2192 float32 NCHW");
@@ -608,7 +646,8 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
        {"unknown transform 'RandomCutout'",
         "(known: RandomResizedCrop, RandomCrop, Resize, CenterCrop, RandomHorizontalFlip, RandomVerticalFlip, "
         "RandomRotation, RandomAffine, RandomApply, TrivialAugmentWide, RandAugment, AutoAugment, AugMix, ColorJitter, RandomErasing, Normalize, Grayscale, "
-        "RandomGrayscale, GaussianBlur, ToUint8, Float16, Float32, NCHW, NHWC, none, Standardize)"}},
+        "RandomGrayscale, GaussianBlur, RandomInvert, RandomPosterize, RandomSolarize, RandomAdjustSharpness, "
+        "RandomAutocontrast, RandomEqualize, ToUint8, Float16, Float32, NCHW, NHWC, none, Standardize)"}},
       {"Normalise", {"unknown transform 'Normalise'", "did you mean 'Normalize'?"}},
       {"randomresizedcrop(224)", {"'randomresizedcrop'", "did you mean 'RandomResizedCrop'?"}},
       {"ToTensor", {"unknown transform 'ToTensor'", "float32 NCHW"}},
@@ -695,9 +734,25 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
        {"RandomApply takes one transform in stoker (got 2: [ColorJitter(0.4), GaussianBlur(3)])",
         "one RandomApply per transform"}},
       {"RandomApply([Normalize])",
-       {"RandomApply takes ColorJitter, GaussianBlur, RandomRotation or RandomAffine (got 'Normalize')"}},
+       {"RandomApply takes ColorJitter, GaussianBlur, RandomRotation, RandomAffine or a colour operation "
+        "(RandomInvert, RandomPosterize, RandomSolarize, RandomAdjustSharpness, RandomAutocontrast, RandomEqualize) "
+        "(got 'Normalize')"}},
       {"RandomApply([RandomErasing(0.5)])", {"(got 'RandomErasing(0.5)'); RandomErasing has a p of its own"}},
       {"RandomApply([Grayscale()])", {"use RandomGrayscale(p)"}},
+      {"RandomApply([RandomSolarize(128)], p=2)", {"RandomApply p must be in [0, 1] (got 2, around RandomSolarize)"}},
+      {"RandomSolarize", {"RandomSolarize needs its threshold", "RandomSolarize(128, p=0.2)"}},
+      {"RandomPosterize(p=0.5)", {"RandomPosterize needs its bits", "RandomPosterize(4, p=0.5)"}},
+      {"RandomAdjustSharpness()", {"RandomAdjustSharpness needs its sharpness_factor"}},
+      {"RandomSolarize(0.5)", {"RandomSolarize threshold is a pixel value in [0, 255]", "(got 0.5)",
+                               "RandomSolarize(128) for 0.5"}},
+      {"RandomSolarize(256)", {"RandomSolarize threshold must be a pixel value in [0, 255] (got 256)"}},
+      {"RandomSolarize(128, p=-0.5)", {"RandomSolarize p must be in [0, 1] (got -0.5)"}},
+      {"RandomPosterize(9)", {"RandomPosterize bits must be a whole number in 0..8 (got '9')"}},
+      {"RandomPosterize(3.5)", {"RandomPosterize bits must be a whole number in 0..8 (got '3.5')"}},
+      {"RandomAdjustSharpness(-1)", {"RandomAdjustSharpness sharpness_factor must be a number >= 0 (got -1)"}},
+      {"RandomEqualize(2)", {"RandomEqualize p must be in [0, 1] (got 2)"}},
+      {"RandomInvert(p=0.5, q=1)", {"RandomInvert has no argument 'q'"}},
+      {"RandomAutocontrast(), RandomAutocontrast(0.2)", {"RandomAutocontrast appears twice"}},
       {"RandomApply([ColorJitter(0.4)], p=1.5)", {"RandomApply p must be in [0, 1] (got 1.5, around ColorJitter)"}},
       {"RandomApply([ColorJitter(0.4)], q=1)", {"RandomApply has no argument 'q'"}},
       {"RandomApply([ColorJitter(-1)])", {"ColorJitter brightness must be >= 0 (got -1)"}},
