@@ -313,6 +313,12 @@ struct TransformSpec {
 //   "RandomSolarize(128, p=0.2)"  "RandomPosterize(bits=4)"  "RandomAdjustSharpness(2, p=0.5)"
 //   "RandomInvert(0.5)"  "RandomAutocontrast(p=0.5)"  "RandomEqualize()" (p defaults to 0.5)
 //   "Standardize" (feature vectors: per-feature (x - mean) / std, fit on the training data)
+// A chain pasted from a Python script reads as written: Compose([...]) or a bare [...] list
+// (nested too) is its transforms in order, a module path before a name is dropped
+// (transforms.Resize, T.Resize, v2.Resize), ToTensor is the default output (float32 in
+// [0, 1]), PILToTensor / ToImage make it uint8 unless ConvertImageDtype(dtype) or
+// ToDtype(dtype, scale=True) (torch.float32 / float16 / uint8) sets it; Lambda is refused
+// with a line saying why.
 // Names are case-sensitive, as in torchvision; arguments bind by position or keyword as in
 // Python (RandomResizedCrop(size, scale, ratio), ColorJitter(brightness, contrast,
 // saturation, hue), RandomHorizontalFlip(p=0.5), Normalize(mean, std) or Normalize(imagenet)

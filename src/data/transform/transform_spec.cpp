@@ -41,7 +41,7 @@ constexpr double kDefaultRatioMax = 4.0 / 3.0;
 constexpr std::string_view kMiddleDot = "\xC2\xB7";  // U+00B7
 constexpr std::string_view kArrow = "\xE2\x86\x92";  // U+2192
 
-constexpr std::array<std::string_view, 32> kKnownNames{"RandomResizedCrop",
+constexpr std::array<std::string_view, 37> kKnownNames{"RandomResizedCrop",
                                                        "RandomCrop",
                                                        "Resize",
                                                        "CenterCrop",
@@ -66,6 +66,11 @@ constexpr std::array<std::string_view, 32> kKnownNames{"RandomResizedCrop",
                                                        "RandomAdjustSharpness",
                                                        "RandomAutocontrast",
                                                        "RandomEqualize",
+                                                       "ToTensor",
+                                                       "PILToTensor",
+                                                       "ToImage",
+                                                       "ConvertImageDtype",
+                                                       "ToDtype",
                                                        "ToUint8",
                                                        "Float16",
                                                        "Float32",
@@ -275,12 +280,17 @@ class ChainReader {
     while (true) {
       skip_space_and_separators();
       if (at_end()) break;
-      calls.push_back(call());
+      if (peek() == '[') {  // a Python list, as pasted from Compose([...])
+        const Value list = value("the list");
+        for (const Value& item : list.items) append(item, "the list", &calls);
+      } else {
+        append(call(), &calls);
+      }
       // Items are separated by ',', ';', '·', '→' or just whitespace ("float32 NCHW").
       const size_t before = pos_;
       skip_space();
       if (!at_end() && !at_separator() && (pos_ == before || !is_ident_start(peek()))) {
-        fail(fmt::format("expected ',' after '{}'", calls.back().text));
+        fail(fmt::format("expected ',' after '{}'", calls.empty() ? std::string("[]") : calls.back().text));
       }
     }
     return calls;
@@ -315,10 +325,41 @@ class ChainReader {
     throw UsageError(fmt::format("{} in transform chain '{}'", what, text_));
   }
 
+  // A call, or a Compose([...]) as the transforms of its list, in order.
+  void append(const Call& c, std::vector<Call>* calls) const {
+    if (c.name != "Compose") {
+      calls->push_back(c);
+      return;
+    }
+    const bool one_list = c.args.size() == 1 && (c.args[0].keyword.empty() || c.args[0].keyword == "transforms") &&
+                          c.args[0].value.kind == Value::Kind::kTuple;
+    if (!one_list) fail(fmt::format("Compose takes one list of transforms, e.g. Compose([Resize(256), CenterCrop(224)]) (got '{}')", c.text));
+    for (const Value& item : c.args[0].value.items) append(item, "Compose", calls);
+  }
+  void append(const Value& item, std::string_view where, std::vector<Call>* calls) const {
+    if (item.kind == Value::Kind::kCall) {
+      append(*item.call, calls);
+    } else if (item.kind == Value::Kind::kWord) {  // a transform without parentheses
+      calls->push_back(Call{item.text.substr(item.text.rfind('.') + 1), item.text, {}});
+    } else {
+      fail(fmt::format("{} holds '{}', which is not a transform", where, item.text));
+    }
+  }
+
   std::string_view identifier() {
     const size_t start = pos_;
     while (!at_end() && is_ident_char(peek())) ++pos_;
     return text_.substr(start, pos_ - start);
+  }
+  // Words joined by dots, as Python's attribute access: torchvision.transforms.Resize.
+  std::string dotted_identifier() {
+    const size_t start = pos_;
+    identifier();
+    while (peek() == '.' && pos_ + 1 < text_.size() && is_ident_start(text_[pos_ + 1])) {
+      ++pos_;
+      identifier();
+    }
+    return std::string(text_.substr(start, pos_ - start));
   }
 
   Call call() {
@@ -328,7 +369,14 @@ class ChainReader {
       const size_t end = std::min(text_.find_first_of(",;() ", pos_ + 1), text_.size());
       fail(fmt::format("expected a transform name, got '{}'", text_.substr(pos_, end - pos_)));
     }
-    result.name = identifier();
+    // The name after any module path: transforms.Resize, T.Resize and v2.Resize are Resize.
+    result.name = dotted_identifier();
+    if (const size_t dot = result.name.rfind('.'); dot != std::string::npos) result.name.erase(0, dot + 1);
+    if (result.name == "Lambda") {
+      throw UsageError(
+          "Lambda runs Python code, which stoker's C++ workers cannot; leave it out of the chain and apply it to the "
+          "batch in the model, or use the transforms stoker knows");
+    }
     const size_t after_name = pos_;
     skip_space();
     if (peek() != '(') {
@@ -418,7 +466,9 @@ class ChainReader {
       pos_ = close + 1;
       return v;
     } else if (is_ident_start(c)) {
-      identifier();
+      // Dotted words too, as Python's enums: InterpolationMode.BILINEAR, torch.float32.
+      dotted_identifier();
+      const size_t after_word = pos_;
       skip_space();
       if (peek() == '(') {  // a transform: RandomApply([ColorJitter(0.4)], p=0.8)
         pos_ = start;
@@ -427,14 +477,8 @@ class ChainReader {
         v.text = v.call->text;
         return v;
       }
-      pos_ = start;
-      // Dotted words too, as Python's enums: InterpolationMode.BILINEAR.
+      pos_ = after_word;
       v.kind = Value::Kind::kWord;
-      identifier();
-      while (peek() == '.' && pos_ + 1 < text_.size() && is_ident_start(text_[pos_ + 1])) {
-        ++pos_;
-        identifier();
-      }
     } else if (is_number_char(c)) {
       // Take letters too, so that "1.x" is reported whole as a bad number.
       while (!at_end() && (is_number_char(peek()) || is_ident_char(peek()))) ++pos_;
@@ -466,12 +510,8 @@ class ChainReader {
     known += k;
   }
   std::string message = fmt::format("unknown transform '{}' (known: {})", name, known);
-  if (name == "ToTensor") {
-    message += "; leave ToTensor out: the output is a float32 NCHW tensor by default";
-  } else {
-    const std::string_view best = closest(name, kKnownNames);
-    if (!best.empty()) message += fmt::format("; did you mean '{}'?", best);
-  }
+  const std::string_view best = closest(name, kKnownNames);
+  if (!best.empty()) message += fmt::format("; did you mean '{}'?", best);
   throw UsageError(message);
 }
 
@@ -639,6 +679,13 @@ class ChainBuilder {
             args[0]->text));
       }
       spec_.channels = 1;
+    } else if (n == "ToTensor") {
+      bind(call, {});  // float32 in [0, 1], NCHW: what the output is unless the chain says otherwise
+    } else if (n == "PILToTensor" || n == "ToImage") {
+      bind(call, {});
+      uint8_by_ = call.name;  // uint8 unless a ConvertImageDtype / ToDtype follows
+    } else if (n == "ConvertImageDtype" || n == "ToDtype") {
+      convert_dtype(call);
     } else if (n == "ToUint8" || n == "uint8") {
       set_dtype(call, DType::kUint8);
     } else if (n == "Float16" || n == "float16") {
@@ -666,6 +713,7 @@ class ChainBuilder {
   }
 
   TransformSpec finish() {
+    if (!uint8_by_.empty() && dtype_by_.empty()) spec_.dtype = DType::kUint8;
     if (resize_.enabled()) {
       if (geometry_by_ == "none") {
         throw UsageError(fmt::format("{} resizes and 'none' keeps the source's size; give one of the two",
@@ -1206,8 +1254,32 @@ class ChainBuilder {
     spec_.std = to_channels(call, "std", *args[1]);
   }
 
+  // torchvision's ConvertImageDtype(dtype) and v2's ToDtype(dtype, scale=False): floats in
+  // [0, 1] (scaled as ToTensor scales) or uint8.
+  void convert_dtype(const Call& call) {
+    const bool v2 = call.name == "ToDtype";
+    const auto args = v2 ? bind(call, {"dtype", "scale"}) : bind(call, {"dtype"});
+    if (!args[0]) {
+      throw UsageError(fmt::format("{} needs a dtype, e.g. {}(torch.float32{}) (got '{}')", call.name, call.name,
+                                   v2 ? ", scale=True" : "", call.text));
+    }
+    const std::string dtype = to_word(call, "dtype", *args[0], {"float", "float32", "half", "float16", "uint8"});
+    const DType to = dtype == "uint8" ? DType::kUint8 : dtype == "half" || dtype == "float16" ? DType::kFloat16
+                                                                                             : DType::kFloat32;
+    if (v2 && to != DType::kUint8 && !(args[1] && to_bool(call, "scale", *args[1]))) {
+      throw UsageError(fmt::format(
+          "{} keeps pixel values 0..255 as floats without scale=True; stoker's float output is in [0, 1] as "
+          "ToTensor gives it: write {}({}, scale=True)",
+          call.text, call.name, args[0]->text));
+    }
+    claim_dtype(call, to);
+  }
+
   void set_dtype(const Call& call, DType dtype) {
     bind(call, {});
+    claim_dtype(call, dtype);
+  }
+  void claim_dtype(const Call& call, DType dtype) {
     if (!dtype_by_.empty()) {
       throw UsageError(
           fmt::format("{} and {} both set the output type; give one", dtype_by_, call.name));
@@ -1220,6 +1292,7 @@ class ChainBuilder {
   std::set<std::string> seen_;
   std::string geometry_by_;  // the crop (or none) given
   std::string dtype_by_;
+  std::string uint8_by_;  // PILToTensor / ToImage: uint8 output unless a dtype is set
   std::string layout_by_;
   std::string auto_augment_by_;
   ResizeSpec resize_;

@@ -118,6 +118,17 @@ void apply_yaml_file(const std::string& path, TrainConfig* config) {
     const std::string what = fmt::format("{}key '{}'", where, name);
     if (value.IsNull() && detail::is_string(*field)) {
       detail::set_field(*field, "", what, &result);  // `resume:` or `resume: ~` means none
+    } else if (value.IsSequence() && (name == "transforms" || name == "val_transforms")) {
+      // A chain written as a YAML list, one transform per item.
+      std::string chain;
+      for (const YAML::Node& item : value) {
+        if (!item.IsScalar()) {
+          throw UsageError(fmt::format("{}:{}: key '{}' lists transforms, one per item, e.g. '- Resize(256)' (got {})",
+                                       path, item.Mark().line + 1, name, describe(item)));
+        }
+        chain += (chain.empty() ? "" : ", ") + item.Scalar();
+      }
+      detail::set_field(*field, chain, what, &result);
     } else if (!value.IsScalar()) {
       throw UsageError(fmt::format("{} must be {} (got {})", what, detail::expected_phrase(*field),
                                    describe(value)));

@@ -517,6 +517,37 @@ TEST(ParseTransformsTest, OrderDoesNotMatter) {
                    parse_transforms("Resize(256), CenterCrop(224)"));
 }
 
+// A chain pasted from a Python script: Compose or a bare list, module prefixes, the tensor
+// conversions (ToTensor is the default output; PILToTensor / ToImage make it uint8 unless a
+// ConvertImageDtype / ToDtype follows).
+TEST(ParseTransformsTest, ReadsAChainPastedFromPython) {
+  const std::vector<std::pair<std::string, std::string>> same = {
+      {"transforms.Compose([transforms.RandomResizedCrop(224), transforms.RandomHorizontalFlip(),\n"
+       "    transforms.ToTensor(),\n    transforms.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225]),\n])",
+       "RandomResizedCrop(224), RandomHorizontalFlip(), Normalize"},
+      {"v2.Compose([v2.ToImage(), v2.RandomResizedCrop(size=(224, 224), antialias=True), v2.RandomHorizontalFlip(p=0.5), "
+       "v2.ToDtype(torch.float32, scale=True), v2.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225])])",
+       "RandomResizedCrop(224), RandomHorizontalFlip(), Normalize"},
+      {"[T.RandomCrop(32, padding=4), T.RandomApply([T.ColorJitter(0.4)], p=0.8), torchvision.transforms.ToTensor]",
+       "RandomCrop(32, padding=4), RandomApply([ColorJitter(0.4)], p=0.8)"},
+      {"Compose([Compose([RandomCrop(32, padding=4)]), RandomHorizontalFlip()])",
+       "RandomCrop(32, padding=4), RandomHorizontalFlip()"},
+      {"Compose(transforms=[Resize(256), CenterCrop(224)]), Normalize", "Resize(256), CenterCrop(224), Normalize"},
+      {"Resize(256), CenterCrop(224), PILToTensor()", "Resize(256), CenterCrop(224), ToUint8"},
+      {"ToImage(), CenterCrop(28, resize=False)", "CenterCrop(28, resize=False), ToUint8"},
+      {"PILToTensor(), ConvertImageDtype(torch.float)", "none"},
+      {"ToImage(), ToDtype(torch.float16, scale=True)", "Float16"},
+      {"ConvertImageDtype(dtype=torch.uint8)", "ToUint8"},
+      {"ToDtype(torch.uint8), ToTensor", "ToUint8"},
+  };
+  for (const auto& [pasted, plain] : same) {
+    SCOPED_TRACE(pasted);
+    TransformSpec got;
+    ASSERT_NO_THROW(got = parse_transforms(pasted));
+    expect_same_spec(got, parse_transforms(plain));
+  }
+}
+
 TEST(ParseTransformsTest, DescribeIsTorchvisionNotation) {
   EXPECT_EQ(
       parse_transforms("RandomResizedCrop(224), RandomHorizontalFlip(0.5), Normalize").describe(),
@@ -647,10 +678,25 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
         "(known: RandomResizedCrop, RandomCrop, Resize, CenterCrop, RandomHorizontalFlip, RandomVerticalFlip, "
         "RandomRotation, RandomAffine, RandomApply, TrivialAugmentWide, RandAugment, AutoAugment, AugMix, ColorJitter, RandomErasing, Normalize, Grayscale, "
         "RandomGrayscale, GaussianBlur, RandomInvert, RandomPosterize, RandomSolarize, RandomAdjustSharpness, "
-        "RandomAutocontrast, RandomEqualize, ToUint8, Float16, Float32, NCHW, NHWC, none, Standardize)"}},
+        "RandomAutocontrast, RandomEqualize, ToTensor, PILToTensor, ToImage, ConvertImageDtype, ToDtype, ToUint8, Float16, Float32, NCHW, NHWC, none, Standardize)"}},
       {"Normalise", {"unknown transform 'Normalise'", "did you mean 'Normalize'?"}},
       {"randomresizedcrop(224)", {"'randomresizedcrop'", "did you mean 'RandomResizedCrop'?"}},
-      {"ToTensor", {"unknown transform 'ToTensor'", "float32 NCHW"}},
+      {"Lambda(lambda x: x * 2)", {"Lambda runs Python code, which stoker's C++ workers cannot"}},
+      {"T.Lambda(f), T.ToTensor()", {"Lambda runs Python code"}},
+      {"Compose(RandomCrop(32))", {"Compose takes one list of transforms, e.g. Compose([Resize(256), CenterCrop(224)])",
+                                   "(got 'Compose(RandomCrop(32))')"}},
+      {"Compose([1, 2])", {"Compose holds '1', which is not a transform"}},
+      {"[RandomCrop(32), (1, 2)]", {"the list holds '(1, 2)', which is not a transform"}},
+      {"transforms.RandomCutout(3)", {"unknown transform 'RandomCutout'"}},
+      {"ToDtype(torch.float32)", {"ToDtype(torch.float32) keeps pixel values 0..255 as floats without scale=True",
+                                  "ToDtype(torch.float32, scale=True)"}},
+      {"ToDtype(torch.float32, scale=False)", {"without scale=True"}},
+      {"ConvertImageDtype(torch.float64)",
+       {"ConvertImageDtype dtype must be one of float, float32, half, float16, uint8 (got 'torch.float64')"}},
+      {"ConvertImageDtype()", {"ConvertImageDtype needs a dtype, e.g. ConvertImageDtype(torch.float32)"}},
+      {"ConvertImageDtype(torch.float), Float16", {"ConvertImageDtype and Float16 both set the output type"}},
+      {"ToTensor(), ToTensor()", {"ToTensor appears twice"}},
+      {"ToTensor(1)", {"ToTensor takes no arguments"}},
       {"", {"empty transform chain"}},
       {" , ; ", {"empty transform chain"}},
       {"RandomResizedCrop", {"RandomResizedCrop needs a size"}},

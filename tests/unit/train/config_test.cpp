@@ -296,6 +296,23 @@ TEST(ConfigYamlTest, WrongTypesNameTheKeyAndTheValue) {
             "--use-amp must be one of off, bf16, fp16 (got 'fp32')");
 }
 
+// The transform chains may be YAML lists, one transform per item, as a Compose is written.
+TEST(ConfigYamlTest, TransformChainsMayBeLists) {
+  const TrainConfig c = from_yaml(
+      "transforms:\n"
+      "  - RandomResizedCrop(224, scale=(0.08, 1.0))\n"
+      "  - RandomHorizontalFlip()\n"
+      "  - Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225])\n"
+      "val_transforms: [Resize(256), CenterCrop(224)]\n");
+  EXPECT_EQ(c.transforms,
+            "RandomResizedCrop(224, scale=(0.08, 1.0)), RandomHorizontalFlip(), Normalize(mean=[0.485, 0.456, 0.406], "
+            "std=[0.229, 0.224, 0.225])");
+  EXPECT_EQ(c.val_transforms, "Resize(256), CenterCrop(224)");
+  EXPECT_EQ(yaml_error("transforms:\n  - Resize(256)\n  - {a: 1}\n"),
+            "c.yaml:3: key 'transforms' lists transforms, one per item, e.g. '- Resize(256)' (got a map)");
+  EXPECT_EQ(yaml_error("data: [a, b]\n"), "c.yaml:1: key 'data' must be a string (got a list)");
+}
+
 TEST(ConfigYamlTest, AFileWithAnErrorChangesNothing) {
   TempDir dir;
   TrainConfig config;
