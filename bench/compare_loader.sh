@@ -5,7 +5,7 @@
 #
 # Usage: bench/compare_loader.sh [--images N] [--seconds S] [--build DIR] [--out FILE.md]
 #                                [--data DIR] [--skip-stoker] [--full-decode] [--prepared]
-#                                [--augment] [--resize-crop] [--affine] [--ssl] [--keep-logs]
+#                                [--augment] [--resize-crop] [--affine] [--ssl] [--bicubic] [--keep-logs]
 #   --images N     synthetic images to generate (default 2000)
 #   --seconds S    timed length of each run (default 20)
 #   --build DIR    CMake build folder holding stoker and bench/stoker_decode_floor (default build)
@@ -27,6 +27,8 @@
 #   --ssl          BYOL's second view after the flip on both sides: RandomApply([ColorJitter(0.4,
 #                  0.4, 0.2, 0.1)], p=0.8), RandomGrayscale(0.2), RandomApply([GaussianBlur(23)],
 #                  p=0.1), RandomSolarize(128, p=0.2)
+#   --bicubic      the crop's resample with Pillow's BICUBIC filter on both sides
+#                  (interpolation=bicubic) instead of BILINEAR
 #   --keep-logs    keep every run's stdout/stderr (always kept when a run fails)
 # Environment: PYTHON (default /usr/bin/python3, the interpreter that sees torch).
 set -euo pipefail
@@ -50,6 +52,7 @@ AUGMENT=0
 RESIZE_CROP=0
 AFFINE=0
 SSL=0
+BICUBIC=0
 BATCH=64
 SIZE=224
 
@@ -67,8 +70,9 @@ while [[ $# -gt 0 ]]; do
     --resize-crop) RESIZE_CROP=1; shift ;;
     --affine) AFFINE=1; shift ;;
     --ssl) SSL=1; shift ;;
+    --bicubic) BICUBIC=1; shift ;;
     --keep-logs) KEEP_LOGS=1; shift ;;
-    -h|--help) sed -n '2,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,33p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
@@ -78,6 +82,10 @@ CROP="RandomResizedCrop(224)"
 if [[ $RESIZE_CROP -eq 1 ]]; then
   CROP="Resize(256), RandomCrop(224)"
   PYTORCH_AUGMENT+=(--resize-crop)
+fi
+if [[ $BICUBIC -eq 1 ]]; then
+  if [[ $RESIZE_CROP -eq 1 ]]; then CROP="Resize(256, interpolation=bicubic), RandomCrop(224)"; else CROP="RandomResizedCrop(224, interpolation=bicubic)"; fi
+  PYTORCH_AUGMENT+=(--bicubic)
 fi
 TRANSFORMS="$CROP, RandomHorizontalFlip(0.5)"
 if [[ $AFFINE -eq 1 ]]; then

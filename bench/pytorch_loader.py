@@ -37,7 +37,7 @@ IMAGENET_STD = (0.229, 0.224, 0.225)
 
 
 def imagenet_style_folder(root: str, size: int, augment: bool = False, resize_crop: bool = False,
-                          affine: bool = False, ssl: bool = False):
+                          affine: bool = False, ssl: bool = False, bicubic: bool = False):
     """torchvision's ImageFolder(root) with the chain the comparisons give stoker:
     RandomResizedCrop(size), RandomHorizontalFlip(), ToTensor(), Normalize(ImageNet mean/std).
     augment: torchvision's reference recipe on top (--auto-augment ta_wide --random-erase 0.25):
@@ -45,15 +45,17 @@ def imagenet_style_folder(root: str, size: int, augment: bool = False, resize_cr
     resize_crop: Resize(size * 8 // 7), RandomCrop(size) instead of RandomResizedCrop (the older
     ImageNet recipe: Resize(256), RandomCrop(224) for 224).
     affine: RandomAffine(10, translate=(0.1, 0.1), scale=(0.9, 1.1), shear=5) after the flip.
+    bicubic: the crop's resample with InterpolationMode.BICUBIC instead of BILINEAR.
     ssl: BYOL's second view after the flip: RandomApply([ColorJitter(0.4, 0.4, 0.2, 0.1)], p=0.8),
     RandomGrayscale(0.2), RandomApply([GaussianBlur(23)], p=0.1), RandomSolarize(128, p=0.2).
     Shared with pytorch_train_images.py, so both PyTorch sides see the same transforms."""
     from torchvision import datasets, transforms
 
+    mode = transforms.InterpolationMode.BICUBIC if bicubic else transforms.InterpolationMode.BILINEAR
     if resize_crop:
-        chain = [transforms.Resize(size * 8 // 7), transforms.RandomCrop(size)]
+        chain = [transforms.Resize(size * 8 // 7, interpolation=mode), transforms.RandomCrop(size)]
     else:
-        chain = [transforms.RandomResizedCrop(size)]
+        chain = [transforms.RandomResizedCrop(size, interpolation=mode)]
     chain.append(transforms.RandomHorizontalFlip())
     if affine:
         chain.append(transforms.RandomAffine(10, translate=(0.1, 0.1), scale=(0.9, 1.1), shear=5))
@@ -205,6 +207,8 @@ def main() -> int:
                     help="Resize(size * 8 // 7), RandomCrop(size) instead of RandomResizedCrop(size)")
     ap.add_argument("--affine", action="store_true",
                     help="add RandomAffine(10, translate=(0.1, 0.1), scale=(0.9, 1.1), shear=5) after the flip")
+    ap.add_argument("--bicubic", action="store_true",
+                    help="resample the crop with InterpolationMode.BICUBIC instead of BILINEAR")
     ap.add_argument("--ssl", action="store_true",
                     help="add BYOL's second view after the flip (colour jitter, grey, blur, solarize)")
     ap.add_argument("--idx", action="store_true",
@@ -233,9 +237,10 @@ def main() -> int:
         transforms_text = IDX_TRANSFORMS
     else:
         dataset = imagenet_style_folder(args.data, args.size, args.augment, args.resize_crop, args.affine,
-                                        args.ssl)
-        crop = ("Resize(%d), RandomCrop(%d)" % (args.size * 8 // 7, args.size) if args.resize_crop
-                else "RandomResizedCrop(%d)" % args.size)
+                                        args.ssl, args.bicubic)
+        filter_text = ", interpolation=bicubic" if args.bicubic else ""
+        crop = ("Resize(%d%s), RandomCrop(%d)" % (args.size * 8 // 7, filter_text, args.size) if args.resize_crop
+                else "RandomResizedCrop(%d%s)" % (args.size, filter_text))
         transforms_text = crop + ", RandomHorizontalFlip(0.5), ToTensor, Normalize(imagenet)"
     if len(dataset) == 0:
         print(f"error: no images under '{args.data}'", file=sys.stderr)

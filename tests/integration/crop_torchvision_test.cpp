@@ -46,18 +46,23 @@ with open(folder + "/out.bin", "wb") as out:
     for k, line in enumerate(open(folder + "/cases.txt")):
         f = line.split()
         ch, W, H = int(f[0]), int(f[1]), int(f[2])
+        mode = T.InterpolationMode.BICUBIC if f[3] == "bicubic" else T.InterpolationMode.BILINEAR
+        f = f[:3] + f[4:]
         raw = open(folder + "/image%d.bin" % k, "rb").read()
         img = Image.frombytes("RGB" if ch == 3 else "L", (W, H), raw)
         if f[3] == "-":
             rest = f[4:]
         elif f[3] == "S":
-            img, rest = T.Resize(int(f[4]))(img), f[5:]
+            img, rest = T.Resize(int(f[4]), interpolation=mode)(img), f[5:]
         elif f[3] == "M":
-            img, rest = T.Resize(int(f[4]), max_size=int(f[5]))(img), f[6:]
+            img, rest = T.Resize(int(f[4]), interpolation=mode, max_size=int(f[5]))(img), f[6:]
         else:
-            img, rest = T.Resize([int(f[4]), int(f[5])])(img), f[6:]
+            img, rest = T.Resize([int(f[4]), int(f[5])], interpolation=mode)(img), f[6:]
         kind = rest[0]
-        if kind == "center":
+        if kind == "rrc":  # the box stoker drew: top, left, height, width, then the output size
+            t, l, h, w, oh, ow = map(int, rest[1:7])
+            img = F.resized_crop(img, t, l, h, w, [oh, ow], interpolation=mode)
+        elif kind == "center":
             img = F.center_crop(img, [int(rest[1]), int(rest[2])])
         elif kind == "random":
             th, tw, l, t, r, b, needed = map(int, rest[1:8])
@@ -98,7 +103,7 @@ struct Outputs {
 // The case's line of cases.txt for `spec`, drawn as `params`.
 std::string case_line(const Case& c, const TransformSpec& spec, const SampleParams& params, size_t k) {
   std::ostringstream line;
-  line << c.channels << ' ' << c.width << ' ' << c.height << ' ';
+  line << c.channels << ' ' << c.width << ' ' << c.height << ' ' << to_string(spec.resample) << ' ';
   const ResizeSpec& r = spec.resize;
   if (r.max_size > 0) {
     line << "M " << r.shorter << ' ' << r.max_size << ' ';
@@ -125,6 +130,10 @@ std::string case_line(const Case& c, const TransformSpec& spec, const SamplePara
     line << "random " << spec.out_height << ' ' << spec.out_width << ' ' << pad.left << ' ' << pad.top << ' '
          << pad.right << ' ' << pad.bottom << ' ' << pad.if_needed << ' ' << pad.fill[0] << ' ' << pad.fill[1]
          << ' ' << pad.fill[2] << ' ' << to_string(pad.mode) << ' ' << window.crop.y << ' ' << window.crop.x;
+  } else if (spec.geometry == Geometry::kRandomResizedCrop) {
+    EXPECT_FALSE(r.enabled()) << "the script crops the source: no Resize before it";
+    line << "rrc " << params.crop.y << ' ' << params.crop.x << ' ' << params.crop.height << ' ' << params.crop.width
+         << ' ' << spec.out_height << ' ' << spec.out_width;
   } else if (r.shorter == 0 && r.width == spec.out_width && r.height == spec.out_height) {
     line << "none";  // Resize((h, w)) alone
   } else {
@@ -239,6 +248,21 @@ std::vector<Case> resize_cases() {
   }
   all.push_back({3, 37, 29, "Resize((20, 28)), GaussianBlur((7, 3), sigma=1.3)", 0});
   all.push_back({1, 33, 33, "CenterCrop(21, resize=False), GaussianBlur(9), Grayscale", 1});
+  // RandomResizedCrop: the box stoker drew, cropped and resized by torchvision's resized_crop.
+  for (uint64_t seed = 0; seed < 3; ++seed) {
+    all.push_back({3, 57, 41, "RandomResizedCrop(24, scale=(0.2, 1)), RandomHorizontalFlip()", seed});
+  }
+  // Pillow's BICUBIC, reducing and enlarging, each geometry that resamples.
+  all.push_back({3, 61, 45, "Resize(30, interpolation=bicubic), CenterCrop((20, 24))", 0});
+  all.push_back({1, 23, 17, "Resize((40, 52), interpolation=InterpolationMode.BICUBIC), Grayscale", 0});
+  all.push_back({3, 80, 37, "Resize(24, max_size=40, interpolation=3), CenterCrop(18)", 0});
+  for (uint64_t seed = 0; seed < 3; ++seed) {
+    all.push_back({3, 50, 37, "Resize(24, interpolation=bicubic), RandomCrop(20), RandomHorizontalFlip()", seed});
+    all.push_back({3, 43, 31, "Resize(24, interpolation=bicubic), RandomCrop(24, padding=3, padding_mode=reflect)",
+                   seed});
+    all.push_back({3, 57, 41, "RandomResizedCrop(24, scale=(0.05, 1), interpolation=bicubic)", seed});
+    all.push_back({3, 19, 15, "RandomResizedCrop(48, interpolation=bicubic), RandomHorizontalFlip()", seed});
+  }
   return all;
 }
 

@@ -62,6 +62,9 @@ struct DecodeRequest {
   CropRect crop;         // region in full-resolution pixels; width/height 0 = whole image
   int target_width = 0;  // size the crop will be resampled to; 0 = not known (no DCT scaling)
   int target_height = 0;
+  // The resampler's filter support (1 bilinear, 2 bicubic: filter_support()), which sets the
+  // margin decoded around the crop.
+  double filter_support = 1;
 };
 
 struct DecodedImage {

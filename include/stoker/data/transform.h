@@ -89,6 +89,12 @@ struct ResizeSpec {
 // is off or a side is 0), as torchvision's _compute_resized_output_size: the longer side is
 // truncated.
 std::array<int, 2> resized_size(const ResizeSpec& resize, int width, int height);
+// The filter of the crops' and Resize's resample (torchvision's interpolation= on a PIL image):
+// Pillow's BILINEAR (support 1) or BICUBIC (support 2), antialiased.
+enum class ResampleFilter { kBilinear, kBicubic };
+inline double filter_support(ResampleFilter f) { return f == ResampleFilter::kBicubic ? 2.0 : 1.0; }
+const char* to_string(ResampleFilter filter);  // "bilinear", "bicubic"
+
 enum class DType { kUint8, kFloat32, kFloat16 };
 enum class Layout { kNCHW, kNHWC };
 
@@ -238,6 +244,7 @@ struct TransformSpec {
   int out_width = 224;
   int out_height = 224;
   ResizeSpec resize;                         // before the crop (see ResizeSpec)
+  ResampleFilter resample = ResampleFilter::kBilinear;  // Resize's and RandomResizedCrop's
   double scale_min = 0.08, scale_max = 1.0;  // kRandomResizedCrop: area fraction range
   double ratio_min = 3.0 / 4.0, ratio_max = 4.0 / 3.0;  // kRandomResizedCrop: aspect range
   PadSpec pad;                                          // kRandomCrop
@@ -465,7 +472,7 @@ class SampleTransformer {
  private:
   // `whole` (the source's extent in `image`) resized to width x height and rounded to uint8,
   // into resized_image_ (a padded RandomCrop window after a Resize).
-  void resize_whole(const Image& image, const CropRect& whole, int width, int height);
+  void resize_whole(const Image& image, const CropRect& whole, int width, int height, ResampleFilter filter);
 
   std::vector<float> resized_;  // out_h x out_w x channels, [0, 255]
   Image resized_image_;

@@ -48,13 +48,13 @@ inline int choose_dct_scale(const CropRect& crop, int target_width, int target_h
   return 8;
 }
 
-// Pixels beyond a crop edge that the resampler may read. Pillow-style antialiased bilinear
-// resampling widens its kernel (support 1) by the reduction factor and reads outside the box;
-// decoding those pixels too keeps the result equal to resampling a full decode. +1 covers
-// the kernel's rounding to whole pixels. Without a target, assume no reduction.
-inline int filter_margin(double extent, int target) {
+// Pixels beyond a crop edge that the resampler may read. Pillow-style antialiased resampling
+// widens its kernel (support 1 bilinear, 2 bicubic) by the reduction factor and reads outside
+// the box; decoding those pixels too keeps the result equal to resampling a full decode. +1
+// covers the kernel's rounding to whole pixels. Without a target, assume no reduction.
+inline int filter_margin(double extent, int target, double support) {
   const double reduction = target > 0 ? extent / target : 1.0;
-  return static_cast<int>(std::ceil(std::max(1.0, reduction))) + 1;
+  return static_cast<int>(std::ceil(support * std::max(1.0, reduction))) + 1;
 }
 
 // Whole pixels [begin, end) covering [lo, hi) plus `margin` on both sides, within [0, size).

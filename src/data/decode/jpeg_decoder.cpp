@@ -265,10 +265,11 @@ JpegPlan make_plan(const jpeg_decompress_struct& cinfo, const CropRect& crop, in
   const int full_h = static_cast<int>(plan.full_height);
   const CropRect scaled = scaled_crop(crop, plan.scale_num);
   if (options.crop_window) {
+    const double support = request.filter_support;
     plan.cols = covering_range(scaled.x, scaled.x + scaled.width,
-                               filter_margin(scaled.width, request.target_width), full_w);
+                               filter_margin(scaled.width, request.target_width, support), full_w);
     plan.rows = covering_range(scaled.y, scaled.y + scaled.height,
-                               filter_margin(scaled.height, request.target_height), full_h);
+                               filter_margin(scaled.height, request.target_height, support), full_h);
   } else {
     plan.cols = PixelRange{0, full_w};
     plan.rows = PixelRange{0, full_h};

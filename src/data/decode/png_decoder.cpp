@@ -148,7 +148,7 @@ Status PngDecoder::decode(std::span<const uint8_t> bytes, const DecodeRequest& r
   PixelRange rows{0, height};
   if (options.crop_window && !interlaced) {
     rows = covering_range(crop.y, crop.y + crop.height,
-                          filter_margin(crop.height, request.target_height), height);
+                          filter_margin(crop.height, request.target_height, request.filter_support), height);
   }
   const int out_rows = rows.end - rows.begin;
 

@@ -95,6 +95,7 @@ Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t
       params = draw_params(spec_, info.width, info.height, rng);
       DecodeRequest request;
       request.channels = spec_.channels;
+      request.filter_support = filter_support(spec_.resample);
       // A box: its region, scaled toward the output size. A window after a Resize: the whole
       // image, scaled toward the resized size. With a cache, or a 1:1 crop (whose padding may
       // mirror any of the image): the whole image at full resolution.

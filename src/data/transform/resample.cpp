@@ -1,7 +1,7 @@
-// Antialiased bilinear resampling, after Pillow's libImaging/Resample.c.
+// Antialiased bilinear or bicubic resampling, after Pillow's libImaging/Resample.c.
 //
-// Same filter tables as Pillow's precompute_coeffs (triangle filter whose support grows with
-// the reduction factor, taps normalised to sum 1), but float throughout: Pillow rounds to
+// Same filter tables as Pillow's precompute_coeffs (triangle or cubic filter whose support
+// grows with the reduction factor, taps normalised to sum 1), but float throughout: Pillow rounds to
 // uint8 after each pass, we keep the fractions, so results differ from Pillow by up to about
 // one grey level. Two passes:
 //  1. horizontal, over just the source rows the vertical pass reads, into `scratch`. The
@@ -71,14 +71,24 @@ double triangle(double x) {
   return x < 1.0 ? 1.0 - x : 0.0;
 }
 
-// Pillow's precompute_coeffs for the BILINEAR filter over input [in0, in1) of an axis of
-// `in_size` pixels, with taps limited to [lo, hi) (0 <= lo < hi <= in_size). `mirror` lists
-// the outputs right to left.
+// Pillow's bicubic_filter: Keys' cubic convolution with a = -0.5.
+double cubic(double x) {
+  constexpr double a = -0.5;
+  x = std::fabs(x);
+  if (x < 1.0) return ((a + 2.0) * x - (a + 3.0)) * x * x + 1;
+  if (x < 2.0) return (((x - 5) * x + 8) * x - 4) * a;
+  return 0.0;
+}
+
+// Pillow's precompute_coeffs for the BILINEAR or BICUBIC filter over input [in0, in1) of an
+// axis of `in_size` pixels, with taps limited to [lo, hi) (0 <= lo < hi <= in_size). `mirror`
+// lists the outputs right to left.
 void build_table(FilterTable* table, ResampleTables* work, int in_size, double in0, double in1,
-                 int out_size, int lo, int hi, bool mirror) {
+                 int out_size, int lo, int hi, bool mirror, ResampleFilter filter) {
+  const bool bicubic = filter == ResampleFilter::kBicubic;
   const double scale = (in1 - in0) / out_size;
   const double filterscale = std::max(scale, 1.0);
-  const double support = filterscale;  // bilinear: support 1, widened when reducing
+  const double support = filter_support(filter) * filterscale;  // widened when reducing
   const double ss = 1.0 / filterscale;
   const int max_taps = static_cast<int>(std::ceil(support)) * 2 + 1;
 
@@ -95,7 +105,8 @@ void build_table(FilterTable* table, ResampleTables* work, int in_size, double i
     double* k = work->kernel.data() + static_cast<size_t>(xx) * max_taps;
     double total = 0.0;
     for (int x = 0; x < n; ++x) {
-      k[x] = triangle((x + xmin - center + 0.5) * ss);
+      const double t = (x + xmin - center + 0.5) * ss;
+      k[x] = bicubic ? cubic(t) : triangle(t);
       total += k[x];
     }
     if (n <= 0 || total <= 0.0) {
@@ -444,6 +455,11 @@ bool use_avx(bool vector256) {
 }
 
 // [lo, hi) of pixels an axis may read: the whole axis, or what the region covers.
+// Negative lobes overshoot [0, 255]; Pillow's 8-bit passes clip there.
+void clamp_pixels(float* v, size_t n) {
+  simd::for_each_blocked(n, [&](size_t i) { v[i] = std::min(std::max(v[i], 0.0f), 255.0f); });
+}
+
 void tap_limits(double x0, double x1, int size, bool clamp_to_region, int* lo, int* hi) {
   if (!clamp_to_region) {
     *lo = 0;
@@ -477,9 +493,9 @@ void resample_region(std::vector<float>* out, std::vector<float>* scratch, const
   int lo = 0;
   int hi = 0;
   tap_limits(x0, x1, width, options.clamp_to_region, &lo, &hi);
-  build_table(&tables.horizontal, &tables, width, x0, x1, out_w, lo, hi, options.flip);
+  build_table(&tables.horizontal, &tables, width, x0, x1, out_w, lo, hi, options.flip, options.filter);
   tap_limits(y0, y1, height, options.clamp_to_region, &lo, &hi);
-  build_table(&tables.vertical, &tables, height, y0, y1, out_h, lo, hi, false);
+  build_table(&tables.vertical, &tables, height, y0, y1, out_h, lo, hi, false, options.filter);
 
   // Source rows the vertical pass reads.
   int row_begin = height;
@@ -496,8 +512,11 @@ void resample_region(std::vector<float>* out, std::vector<float>* scratch, const
   const bool wide = use_avx(options.vector256);
   horizontal_pass(src, tables.horizontal, row_begin, row_end, out_w, options.planar, wide,
                   &tables.row, scratch->data());
+  const bool overshoots = options.filter == ResampleFilter::kBicubic;
+  if (overshoots) clamp_pixels(scratch->data(), static_cast<size_t>(row_end - row_begin) * row_len);
   vertical_pass(scratch->data(), tables.vertical, row_begin, out_w, out_h, channels, options.planar,
                 wide, out->data());
+  if (overshoots) clamp_pixels(out->data(), static_cast<size_t>(out_h) * row_len);
 }
 
 void resample_region(std::vector<float>* out, std::vector<float>* scratch, const Image& src,

@@ -5,10 +5,15 @@
 #include <vector>
 
 #include "stoker/data/image.h"
+#include "stoker/data/transform.h"
 
 namespace stoker::data {
 
 struct ResampleOptions {
+  // Pillow's BILINEAR (triangle, support 1) or BICUBIC (Keys' cubic with a = -0.5, support
+  // 2) filter, widened by the reduction factor. Bicubic overshoots: as Pillow's 8-bit
+  // resize clips after each pass, both passes clamp to [0, 255].
+  ResampleFilter filter = ResampleFilter::kBilinear;
   // Mirror the output horizontally. Done by writing the horizontal pass's columns in reverse
   // order, so RandomHorizontalFlip costs nothing.
   bool flip = false;

@@ -219,8 +219,10 @@ void color_ops(float* data, size_t pixels, int channels, bool planar, int width,
 
 }  // namespace
 
-void SampleTransformer::resize_whole(const Image& image, const CropRect& whole, int width, int height) {
+void SampleTransformer::resize_whole(const Image& image, const CropRect& whole, int width, int height,
+                                     ResampleFilter filter) {
   ResampleOptions options;  // interleaved, as an Image holds its pixels
+  options.filter = filter;
   resample_region(&resized_, &scratch_, image, whole, width, height, options);
   resized_image_.reshape(width, height, image.channels());
   const float* from = resized_.data();
@@ -251,7 +253,7 @@ void SampleTransformer::run(void* out, const Image& image, const CropRect& crop,
   if (params.copy) {
     const Image* from = &image;
     if (params.resized_width > 0) {  // a padded window after a Resize: PIL's resized image first
-      resize_whole(image, crop, params.resized_width, params.resized_height);
+      resize_whole(image, crop, params.resized_width, params.resized_height, spec.resample);
       from = &resized_image_;
     }
     copy_padded_crop(&resized_, &columns_, *from, params, spec, planar);
@@ -260,6 +262,7 @@ void SampleTransformer::run(void* out, const Image& image, const CropRect& crop,
     options.flip = params.flip;
     options.clamp_to_region = spec.geometry == Geometry::kRandomResizedCrop;
     options.planar = planar;
+    options.filter = spec.resample;
     resample_region(&resized_, &scratch_, image, crop, width, height, options);
   }
 

@@ -800,7 +800,7 @@ class ChainBuilder {
       throw UsageError(fmt::format(
           "RandomResizedCrop needs a size, e.g. RandomResizedCrop(224) (got '{}')", call.text));
     }
-    check_resampling(call, args[3], args[4]);
+    set_resampling(call, args[3], args[4]);
     const auto [h, w] = to_size_pair(call, "size", *args[0]);
     spec_.geometry = Geometry::kRandomResizedCrop;
     spec_.out_height = h;
@@ -829,7 +829,7 @@ class ChainBuilder {
       throw UsageError(fmt::format("Resize needs a size, e.g. Resize(256) or Resize((224, 224)) (got '{}')",
                                    call.text));
     }
-    check_resampling(call, args[1], args[3]);
+    set_resampling(call, args[1], args[3]);
     resize_by_ = call.text;
     const bool pair = args[0]->kind == Value::Kind::kTuple && args[0]->items.size() != 1;
     if (pair) {
@@ -848,26 +848,40 @@ class ChainBuilder {
     }
   }
 
-  // stoker resamples one way, Pillow's antialiased bilinear filter (what torchvision does to a
-  // PIL image by default); the arguments that ask for it are accepted, others refused.
-  static void check_resampling(const Call& call, const Value* interpolation,
-                               const Value* antialias) {
-    if (interpolation) {
-      // PIL's constant (Image.BILINEAR = 2) is what torchvision took before InterpolationMode.
-      const bool pil_bilinear = interpolation->kind == Value::Kind::kNumber && interpolation->number == 2;
-      if (!pil_bilinear && (interpolation->kind != Value::Kind::kWord || enum_word(*interpolation) != "bilinear")) {
-        throw UsageError(fmt::format(
-            "{} interpolation must be bilinear (got '{}'): stoker resamples with Pillow's antialiased bilinear "
-            "filter only",
-            call.name, interpolation->text));
-      }
-    }
+  // stoker resamples with Pillow's antialiased filters, bilinear (torchvision's default on a
+  // PIL image) or bicubic; the arguments that ask for one are accepted, others refused. One
+  // resample makes the output, so a Resize and a RandomResizedCrop after it share their filter.
+  void set_resampling(const Call& call, const Value* interpolation, const Value* antialias) {
     if (antialias && !is_none(*antialias) && !to_bool(call, "antialias", *antialias)) {
       throw UsageError(fmt::format(
           "{} antialias must be True or None (got '{}'): stoker always antialiases, as torchvision does on PIL "
           "images",
           call.name, antialias->text));
     }
+    if (!interpolation) return;
+    // PIL's constants (Image.BILINEAR = 2, Image.BICUBIC = 3) are what torchvision took before
+    // InterpolationMode.
+    const bool number = interpolation->kind == Value::Kind::kNumber;
+    const std::string word = interpolation->kind == Value::Kind::kWord ? enum_word(*interpolation) : "";
+    ResampleFilter filter;
+    if ((number && interpolation->number == 2) || word == "bilinear") {
+      filter = ResampleFilter::kBilinear;
+    } else if ((number && interpolation->number == 3) || word == "bicubic") {
+      filter = ResampleFilter::kBicubic;
+    } else {
+      throw UsageError(fmt::format(
+          "{} interpolation must be bilinear or bicubic (got '{}'): stoker resamples with Pillow's antialiased "
+          "bilinear or bicubic filter",
+          call.name, interpolation->text));
+    }
+    if (!resample_by_.empty() && filter != spec_.resample) {
+      throw UsageError(fmt::format(
+          "{} and {} ask for different interpolations ({} and {}); stoker makes the crop in one resample, so give "
+          "one",
+          resample_by_, call.name, to_string(spec_.resample), to_string(filter)));
+    }
+    resample_by_ = call.name;
+    spec_.resample = filter;
   }
 
   void center_crop(const Call& call) {
@@ -1292,6 +1306,7 @@ class ChainBuilder {
   std::set<std::string> seen_;
   std::string geometry_by_;  // the crop (or none) given
   std::string dtype_by_;
+  std::string resample_by_;  // the call that set an interpolation
   std::string uint8_by_;  // PILToTensor / ToImage: uint8 output unless a dtype is set
   std::string layout_by_;
   std::string auto_augment_by_;
@@ -1335,6 +1350,10 @@ const char* to_string(ColorOp op) {
       break;
   }
   return "RandomEqualize";
+}
+
+const char* to_string(ResampleFilter filter) {
+  return filter == ResampleFilter::kBicubic ? "bicubic" : "bilinear";
 }
 
 const char* to_string(PaddingMode mode) {
@@ -1385,12 +1404,15 @@ TransformSpec eval_transform(const TransformSpec& train) {
 
 std::string TransformSpec::describe() const {
   std::vector<std::string> parts;
+  // The filter goes on the Resize, else on the RandomResizedCrop: the calls that take it.
+  const std::string interpolation = resample == ResampleFilter::kBicubic ? ", interpolation=bicubic" : "";
   // Resize((h, w)) keeps its pair even when square: Resize(224) would be the shorter side.
   if (resize.shorter > 0) {
-    parts.push_back(resize.max_size > 0 ? fmt::format("Resize({}, max_size={})", resize.shorter, resize.max_size)
-                                        : fmt::format("Resize({})", resize.shorter));
+    parts.push_back(resize.max_size > 0
+                        ? fmt::format("Resize({}, max_size={}{})", resize.shorter, resize.max_size, interpolation)
+                        : fmt::format("Resize({}{})", resize.shorter, interpolation));
   } else if (resize.enabled()) {
-    parts.push_back(fmt::format("Resize(({}, {}))", resize.height, resize.width));
+    parts.push_back(fmt::format("Resize(({}, {}){})", resize.height, resize.width, interpolation));
   }
   const bool whole_resized = resize.shorter == 0 && resize.width == out_width && resize.height == out_height;
   switch (geometry) {
@@ -1402,6 +1424,7 @@ std::string TransformSpec::describe() const {
       if (ratio_min != kDefaultRatioMin || ratio_max != kDefaultRatioMax) {
         s += fmt::format(", ratio=({}, {})", ratio_min, ratio_max);
       }
+      if (!resize.enabled()) s += interpolation;
       parts.push_back(s + ")");
       break;
     }

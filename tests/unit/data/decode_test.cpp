@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "stoker/core/error.h"
+#include "data/transform/resample.h"
 #include "stoker/data/encode.h"
+#include "stoker/data/transform.h"
 #include "support/codec_bytes.h"
 #include "support/decode_checks.h"
 #include "support/test_images.h"
@@ -348,6 +350,33 @@ TEST(CropWindowDecodeTest, PngWindowMatchesFullDecode) {
       }
     }
   }
+}
+
+// The rows decoded around a crop cover the filter's reach: a bicubic resample of the window
+// (support 2, widened by the reduction) equals one of the whole image, and with the
+// bilinear margin it would not.
+TEST(CropWindowDecodeTest, TheMarginCoversTheBicubicFilter) {
+  const std::vector<uint8_t> png = encode_png(make_photo_like(120, 90, 3, 5), {});
+  const CropRect crop{10.5, 20.25, 50, 30};
+  ImageDecoder full_decoder({.crop_window = false});
+  ImageDecoder window_decoder;
+  ResampleOptions bicubic;
+  bicubic.filter = ResampleFilter::kBicubic;  // box semantics: taps may read around the crop
+  const auto resampled = [&](const DecodedImage& d) {
+    std::vector<float> out, scratch;
+    resample_region(&out, &scratch, d.image, d.crop, 10, 6, bicubic);
+    out.resize(10 * 6 * 3);
+    return out;
+  };
+  DecodeRequest request{3, crop, 10, 6, filter_support(ResampleFilter::kBicubic)};
+  DecodedImage full, window;
+  ASSERT_TRUE(full_decoder.decode(png, request, &full).ok());
+  ASSERT_TRUE(window_decoder.decode(png, request, &window).ok());
+  EXPECT_LT(window.image.height(), 90);
+  EXPECT_EQ(resampled(window), resampled(full));
+  request.filter_support = filter_support(ResampleFilter::kBilinear);
+  ASSERT_TRUE(window_decoder.decode(png, request, &window).ok());
+  EXPECT_NE(resampled(window), resampled(full));
 }
 
 // ---------------------------------------------------------------------------- DCT scale

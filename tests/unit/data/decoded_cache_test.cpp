@@ -182,7 +182,8 @@ TEST(DecodedCacheTest, ResizeThenRandomCropIsTheWholeDecodesCropFromDiskOrCache)
   const std::shared_ptr<const Source> source = open_source(dir.str(), "train");
   for (const char* chain : {"Resize(160), RandomCrop(128, padding=16, padding_mode=reflect), RandomHorizontalFlip(), "
                             "ToUint8",
-                            "Resize((120, 160)), RandomCrop(112), ToUint8"}) {
+                            "Resize((120, 160)), RandomCrop(112), ToUint8",
+                            "Resize(150, interpolation=bicubic), RandomCrop(128, padding=8), ToUint8"}) {
     for (const size_t budget : {size_t{0}, size_t{64} << 20}) {
       SCOPED_TRACE(std::string(chain) + (budget > 0 ? ", cached" : ", no cache"));
       LoaderOptions o = options(2, budget);

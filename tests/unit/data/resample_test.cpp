@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "stoker/data/image.h"
@@ -197,6 +198,46 @@ TEST(ResampleTest, MatchesPillow) {
   }
 }
 
+// Pillow's BICUBIC: Keys' cubic with a = -0.5. Its weights sum to 1 and it reproduces a
+// straight line, so a constant and a ramp's interior come through unchanged, reduced or
+// enlarged; its negative lobes overshoot at a step, which is clamped to [0, 255] as Pillow's
+// 8-bit passes clip.
+TEST(ResampleTest, BicubicKeepsConstantsAndRampsAndClampsItsOvershoot) {
+  ResampleOptions bicubic;
+  bicubic.filter = ResampleFilter::kBicubic;
+  const Image flat = make_image(13, 9, 3, [](int, int, int) { return 77; });
+  for (const auto& [w, h] : {std::pair{29, 5}, std::pair{4, 3}}) {
+    for (const float v : resample(flat, whole(flat), w, h, bicubic)) EXPECT_NEAR(v, 77.0f, 1e-3);
+  }
+  const Image ramp = make_image(20, 3, 1, [](int x, int, int) { return 10 * x; });
+  const std::vector<float> up = resample(ramp, whole(ramp), 50, 3, bicubic);
+  int interior = 0;
+  for (int x = 0; x < 50; ++x) {
+    const double centre = (x + 0.5) * 20.0 / 50.0;  // in input pixels
+    if (centre < 2.5 || centre > 17.5) continue;    // all four taps inside the image
+    EXPECT_NEAR(up[static_cast<size_t>(x)], 10 * (centre - 0.5), 1e-3) << "x " << x;
+    ++interior;
+  }
+  EXPECT_GT(interior, 30);
+
+  const Image step = make_image(8, 3, 1, [](int x, int, int) { return x < 4 ? 20 : 235; });
+  const std::vector<float> cubic = resample(step, whole(step), 32, 3, bicubic);
+  const std::vector<float> linear = resample(step, whole(step), 32, 3);
+  int clipped = 0;
+  for (size_t i = 0; i < cubic.size(); ++i) {
+    EXPECT_GE(cubic[i], 0.0f);
+    EXPECT_LE(cubic[i], 255.0f);
+    clipped += cubic[i] < 20.0f || cubic[i] > 235.0f;  // beyond both sides: the lobes
+    EXPECT_GE(linear[i], 20.0f);
+  }
+  EXPECT_GT(clipped, 0) << "the cubic's lobes reach past the step";
+  const Image hard = make_image(8, 3, 1, [](int x, int, int) { return x < 4 ? 0 : 255; });
+  for (const float v : resample(hard, whole(hard), 32, 3, bicubic)) {
+    EXPECT_GE(v, 0.0f);
+    EXPECT_LE(v, 255.0f);
+  }
+}
+
 TEST(ResampleTest, BoxMayReadAroundTheRegionClampDoesNot) {
   // Downscaling [0 0 0 0 | 200 200 200 200 | 0 0 0 0] by 2 over the middle block: Pillow's box
   // semantics pull in the black neighbours at the edges; crop-first does not.
@@ -283,11 +324,13 @@ TEST(ResampleTest, Vector256EqualsVector128BitForBit) {
     for (const CropRect& region :
          std::vector<CropRect>{{0, 0, 203, 157}, {10.5, 7.25, 60.3, 33.7}, {100, 90, 7, 5}}) {
       for (const bool planar : {false, true}) {
-        for (const bool flip : {false, true}) {
+        for (const int flip_and_filter : {0, 1, 2}) {
+          const bool flip = flip_and_filter == 1;
           ResampleOptions options;
           options.planar = planar;
           options.flip = flip;
           options.clamp_to_region = flip;
+          options.filter = flip_and_filter == 2 ? ResampleFilter::kBicubic : ResampleFilter::kBilinear;
           options.vector256 = false;
           const std::vector<float> narrow = resample(src, region, out_w, 19, options);
           options.vector256 = true;
@@ -301,7 +344,7 @@ TEST(ResampleTest, Vector256EqualsVector128BitForBit) {
       }
     }
   }
-  EXPECT_EQ(compared, 14 * 3 * 2 * 2);
+  EXPECT_EQ(compared, 14 * 3 * 2 * 3);
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))

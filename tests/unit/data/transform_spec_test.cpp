@@ -16,6 +16,7 @@ void expect_same_spec(const TransformSpec& a, const TransformSpec& b) {
   EXPECT_EQ(a.geometry, b.geometry);
   EXPECT_EQ(a.out_width, b.out_width);
   EXPECT_EQ(a.out_height, b.out_height);
+  EXPECT_EQ(a.resample, b.resample);
   EXPECT_EQ(a.resize.shorter, b.resize.shorter);
   EXPECT_EQ(a.resize.width, b.resize.width);
   EXPECT_EQ(a.resize.height, b.resize.height);
@@ -228,6 +229,26 @@ TEST(ParseTransformsTest, ParsesTorchvisionChains) {
          s->geometry = Geometry::kRandomResizedCrop;
          s->resize.shorter = 300;
          s->out_width = s->out_height = 224;
+       }},
+      {"RandomResizedCrop(96, interpolation=InterpolationMode.BICUBIC)",
+       [](TransformSpec* s) {
+         s->geometry = Geometry::kRandomResizedCrop;
+         s->out_width = s->out_height = 96;
+         s->resample = ResampleFilter::kBicubic;
+       }},
+      {"Resize(256, interpolation=3), CenterCrop(224)",  // PIL's Image.BICUBIC
+       [](TransformSpec* s) {
+         s->geometry = Geometry::kResizeCenterCrop;
+         s->resize.shorter = 256;
+         s->out_width = s->out_height = 224;
+         s->resample = ResampleFilter::kBicubic;
+       }},
+      {"Resize(256, interpolation='bicubic'), RandomResizedCrop(224, interpolation=bicubic)",
+       [](TransformSpec* s) {
+         s->geometry = Geometry::kRandomResizedCrop;
+         s->resize.shorter = 256;
+         s->out_width = s->out_height = 224;
+         s->resample = ResampleFilter::kBicubic;
        }},
       {"RandomHorizontalFlip", [](TransformSpec* s) { s->flip_p = 0.5; }},
       {"RandomHorizontalFlip()", [](TransformSpec* s) { s->flip_p = 0.5; }},
@@ -605,6 +626,11 @@ TEST(ParseTransformsTest, DescribeRoundTrips) {
       "none, RandomApply([RandomAffine(5, translate=(0.1, 0.1))], p=0.3), RandomApply([RandomRotation(10)], p=0)",
       "RandomResizedCrop(96), RandomGrayscale(0.2), GaussianBlur(9, sigma=(0.1, 2)), Normalize",
       "none, GaussianBlur((5, 3), sigma=0.7)",
+      "Resize(256, interpolation=bicubic), CenterCrop(224), Normalize",
+      "RandomResizedCrop(176, scale=(0.25, 1), interpolation=bicubic), RandomHorizontalFlip()",
+      "Resize((32, 32), interpolation=bicubic)",
+      "Resize(160, max_size=200, interpolation=bicubic), RandomResizedCrop(128)",
+      "Resize(40, interpolation=bicubic), RandomCrop(32, padding=4)",
       // BYOL's second view: blur on a tenth, solarization on a fifth.
       "RandomResizedCrop(96), RandomHorizontalFlip(), RandomApply([ColorJitter(0.4, 0.4, 0.2, 0.1)], p=0.8), "
       "RandomGrayscale(0.2), RandomApply([GaussianBlur(23)], p=0.1), RandomSolarize(128, p=0.2), Normalize",
@@ -638,6 +664,9 @@ TEST(EvalTransformTest, RandomPartsBecomeTheirDeterministicCounterparts) {
   EXPECT_EQ(eval("RandomResizedCrop(64, scale=(0.3, 1)), ColorJitter(0.4, 0.4, 0.4, 0.1), Float16, NHWC"),
             "Resize(73) \u00b7 CenterCrop(64) \u2192 float16 NHWC");
   EXPECT_EQ(eval("RandomResizedCrop((224, 160))"), "Resize(182) \u00b7 CenterCrop((224, 160)) \u2192 float32 NCHW");
+  // The filter carries over, as timm's and torchvision's bicubic recipes evaluate.
+  EXPECT_EQ(eval("RandomResizedCrop(224, interpolation=InterpolationMode.BICUBIC)"),
+            "Resize(256, interpolation=bicubic) \u00b7 CenterCrop(224) \u2192 float32 NCHW");
   // What is already deterministic stays as it is.
   for (const std::string chain : {"Resize(40), CenterCrop(32), Grayscale, Normalize(mean=(0.5,), std=(0.5,))",
                                   "none, Grayscale, ToUint8", "Standardize"}) {
@@ -714,10 +743,12 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
       {"RandomResizedCrop(224, ratio=(1.x, 2))", {"RandomResizedCrop ratio", "'1.x'"}},
       {"RandomResizedCrop(224, flip=True)",
        {"RandomResizedCrop has no argument 'flip'", "size, scale, ratio, interpolation, antialias"}},
-      {"RandomResizedCrop(224, interpolation=3)",
-       {"RandomResizedCrop interpolation must be bilinear (got '3')", "antialiased bilinear filter only"}},
-      {"Resize(256, interpolation=InterpolationMode.BICUBIC), CenterCrop(224)",
-       {"Resize interpolation must be bilinear (got 'InterpolationMode.BICUBIC')"}},
+      {"RandomResizedCrop(224, interpolation=0)",
+       {"RandomResizedCrop interpolation must be bilinear or bicubic (got '0')", "antialiased bilinear or bicubic"}},
+      {"Resize(256, interpolation=InterpolationMode.NEAREST), CenterCrop(224)",
+       {"Resize interpolation must be bilinear or bicubic (got 'InterpolationMode.NEAREST')"}},
+      {"Resize(256, interpolation=bicubic), RandomResizedCrop(224, interpolation=bilinear)",
+       {"Resize and RandomResizedCrop ask for different interpolations (bicubic and bilinear)", "one resample"}},
       {"Resize(256, antialias=False), CenterCrop(224)",
        {"Resize antialias must be True or None (got 'False')", "always antialiases"}},
       {"Resize((256, 256), max_size=300)", {"Resize max_size applies to an int size", "(256, 256)"}},
