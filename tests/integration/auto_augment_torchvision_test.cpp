@@ -18,6 +18,7 @@
 
 #include "data/transform/auto_augment.h"
 #include "stoker/data/transform.h"
+#include "support/byte_difference.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
 #include "support/test_images.h"
@@ -205,23 +206,8 @@ std::vector<AffineCase> affine_cases() {
   return all;
 }
 
-// How `ours` differs from `theirs` at `offset` (which must hold as many bytes): the elements
-// that differ and the largest difference.
-struct Difference {
-  int differing = 0;
-  int worst = 0;
-  double share = 0;  // differing / size
-};
-Difference difference(const std::vector<uint8_t>& ours, const std::vector<uint8_t>& theirs, size_t offset) {
-  Difference d;
-  for (size_t i = 0; i < ours.size(); ++i) {
-    const int delta = std::abs(static_cast<int>(ours[i]) - theirs[offset + i]);
-    d.differing += delta != 0;
-    d.worst = std::max(d.worst, delta);
-  }
-  d.share = static_cast<double>(d.differing) / static_cast<double>(ours.size());
-  return d;
-}
+using testing::byte_difference;
+using Difference = testing::ByteDifference;
 
 // A warp (the geometric operations, RandomAffine) against torchvision's: ours builds the
 // sampling grid without torch's bmm, so a bilinear value can round the other way (measured:
@@ -325,7 +311,7 @@ TEST_F(AutoAugmentTorchvisionTest, EveryOperationMatchesTorchvisionOnTheSameImag
     std::vector<uint8_t> scratch;
     apply_augment_op(c.op, c.magnitude, spec, &image, &scratch, kW, kH, c.channels);
     ASSERT_LE(offset + image.size(), expected_all.size());
-    const Difference d = difference(image, expected_all, offset);
+    const Difference d = byte_difference(image, expected_all, offset);
     offset += image.size();
     // What is left is float rounding in another order. The pixel operations compute as torch
     // does and agree but for a rare element one grey level off (AutoContrast's scale).
@@ -359,7 +345,7 @@ TEST_F(AutoAugmentTorchvisionTest, AffineMatchesTorchvisionsAffine) {
     const std::vector<uint8_t> before = image;
     apply_affine(p, spec, &image, &scratch, kW, kH, c.channels);
     ASSERT_LE(offset + image.size(), theirs.size());
-    expect_warp_close(difference(image, theirs, offset), c.interpolation);
+    expect_warp_close(byte_difference(image, theirs, offset), c.interpolation);
     offset += image.size();
     EXPECT_NE(image, before);
   }
@@ -382,7 +368,7 @@ TEST_F(AutoAugmentTorchvisionTest, AugMixMixesAsTorchvisionWithTheSameDraws) {
     std::vector<float> mix;
     apply_aug_mix(c.params, c.spec, &image, &chain, &scratch, &mix, kW, kH, c.channels);
     ASSERT_LE(offset + image.size(), theirs.size());
-    const Difference d = difference(image, theirs, offset);
+    const Difference d = byte_difference(image, theirs, offset);
     offset += image.size();
     EXPECT_LE(d.worst, 1);
     EXPECT_LE(d.share, 0.03) << d.differing << " elements differ";

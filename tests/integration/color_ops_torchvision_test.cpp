@@ -17,6 +17,7 @@
 #include "stoker/core/rng.h"
 #include "stoker/data/decode.h"
 #include "stoker/data/transform.h"
+#include "support/byte_difference.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
 #include "support/test_images.h"
@@ -99,20 +100,6 @@ std::vector<uint8_t> stoker_sample(const std::string& chain, int channels) {
   return out;
 }
 
-struct Difference {
-  int differing = 0;
-  int worst = 0;
-};
-Difference difference(const std::vector<uint8_t>& ours, const std::vector<uint8_t>& theirs, size_t offset) {
-  Difference d;
-  for (size_t i = 0; i < ours.size(); ++i) {
-    const int delta = std::abs(static_cast<int>(ours[i]) - theirs[offset + i]);
-    d.differing += delta != 0;
-    d.worst = std::max(d.worst, delta);
-  }
-  return d;
-}
-
 TEST(ColorOpsTorchvisionTest, EachMatchesTorchvisionsClassOnTheSameImage) {
   if (const std::string missing = testing::torchvision_missing(); !missing.empty()) GTEST_SKIP() << missing;
   testing::TempDir dir;
@@ -139,8 +126,8 @@ TEST(ColorOpsTorchvisionTest, EachMatchesTorchvisionsClassOnTheSameImage) {
       SCOPED_TRACE(::testing::Message() << channels << " channel(s): " << chain);
       const std::vector<uint8_t> ours = stoker_sample(chain, channels);
       ASSERT_LE(offset + ours.size(), tensor.size());
-      const Difference t = difference(ours, tensor, offset);
-      const Difference p = difference(ours, pil, offset);
+      const testing::ByteDifference t = testing::byte_difference(ours, tensor, offset);
+      const testing::ByteDifference p = testing::byte_difference(ours, pil, offset);
       if (chain.find("Autocontrast") == std::string::npos) {
         EXPECT_EQ(t.differing, 0) << "worst " << t.worst;
         EXPECT_EQ(p.differing, 0) << "worst " << p.worst << " (PIL)";

@@ -13,8 +13,8 @@
 // GaussianBlur, RandomRotation and RandomAffine (their `apply_p`), at T's place in the chain;
 // around a colour operation (RandomSolarize, ...), which has a p of its own, the two multiply.
 // Geometry is a crop of the source followed by a resample to the output size, fused into one
-// antialiased bilinear pass (Pillow's BILINEAR filter with support scaled by the reduction,
-// as torchvision on PIL images does). Resize+CenterCrop is mapped back to a source crop.
+// antialiased pass (Pillow's BILINEAR filter, or BICUBIC with interpolation=bicubic, with
+// support scaled by the reduction, as torchvision on PIL images does). Resize+CenterCrop is mapped back to a source crop.
 // A Resize before a RandomCrop or a RandomResizedCrop is too: the crop is drawn in the
 // resized image, as torchvision draws it, and resampled from the source in one pass. Only a
 // RandomCrop whose window reaches into its padding resizes the whole image first (to uint8,
@@ -338,8 +338,9 @@ struct TransformSpec {
 //     the whole of its centre); after a Resize it just crops. CenterCrop(m, resize=False) is
 //     torchvision's own: a 1:1 crop, padded with zeros if the image is smaller. Resize(n,
 //     max_size=m) caps the longer side as torchvision's. Resize and RandomResizedCrop accept
-//     interpolation=bilinear (InterpolationMode.BILINEAR, or PIL's 2) and antialias=True/None,
-//     which is what stoker does; other filters and antialias=False are refused.
+//     interpolation=bilinear or bicubic (InterpolationMode.BILINEAR / BICUBIC, or PIL's 2 / 3)
+//     and antialias=True/None; other filters, antialias=False, and a Resize and a
+//     RandomResizedCrop asking for different filters are refused.
 //   - RandomCrop's padding is an int (every side), (left/right, top/bottom) or (left, top,
 //     right, bottom); padding_mode is constant, edge, reflect or symmetric. Words may be
 //     quoted ('reflect'); True/False are read as Python's.
