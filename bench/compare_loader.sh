@@ -84,7 +84,11 @@ if [[ $RESIZE_CROP -eq 1 ]]; then
   PYTORCH_AUGMENT+=(--resize-crop)
 fi
 if [[ $BICUBIC -eq 1 ]]; then
-  if [[ $RESIZE_CROP -eq 1 ]]; then CROP="Resize(256, interpolation=bicubic), RandomCrop(224)"; else CROP="RandomResizedCrop(224, interpolation=bicubic)"; fi
+  if [[ $RESIZE_CROP -eq 1 ]]; then
+    CROP="Resize(256, interpolation=bicubic), RandomCrop(224)"
+  else
+    CROP="RandomResizedCrop(224, interpolation=bicubic)"
+  fi
   PYTORCH_AUGMENT+=(--bicubic)
 fi
 TRANSFORMS="$CROP, RandomHorizontalFlip(0.5)"

@@ -14,7 +14,8 @@
 // around a colour operation (RandomSolarize, ...), which has a p of its own, the two multiply.
 // Geometry is a crop of the source followed by a resample to the output size, fused into one
 // antialiased pass (Pillow's BILINEAR filter, or BICUBIC with interpolation=bicubic, with
-// support scaled by the reduction, as torchvision on PIL images does). Resize+CenterCrop is mapped back to a source crop.
+// support scaled by the reduction, as torchvision on PIL images does). Resize+CenterCrop is
+// mapped back to a source crop.
 // A Resize before a RandomCrop or a RandomResizedCrop is too: the crop is drawn in the
 // resized image, as torchvision draws it, and resampled from the source in one pass. Only a
 // RandomCrop whose window reaches into its padding resizes the whole image first (to uint8,
@@ -359,8 +360,10 @@ TransformSpec parse_transforms(std::string_view text);
 // Resize(floor(S / 0.875)), CenterCrop(S) (Resize(256), CenterCrop(224) for 224), and
 // RandomCrop(S, ...) becomes CenterCrop(S, resize=False) (what CIFAR's recipes evaluate on: the
 // image itself when it is S); after a Resize, RandomCrop(S, ...) and RandomResizedCrop(S)
-// become that Resize and CenterCrop(S); flips, ColorJitter and the colour operations are dropped; Resize+CenterCrop, no geometry, Grayscale, Normalize, Standardize,
-// dtype and layout are kept; the automatic augmentations and RandomErasing are dropped. Evaluation then sees every sample the same way each epoch.
+// become that Resize and CenterCrop(S); flips, ColorJitter and the colour operations are
+// dropped; Resize+CenterCrop, no geometry, the resample filter, Grayscale, Normalize,
+// Standardize, dtype and layout are kept; the automatic augmentations and RandomErasing are
+// dropped. Evaluation then sees every sample the same way each epoch.
 TransformSpec eval_transform(const TransformSpec& train);
 
 // Every random decision for one sample.

@@ -333,7 +333,10 @@ class ChainReader {
     }
     const bool one_list = c.args.size() == 1 && (c.args[0].keyword.empty() || c.args[0].keyword == "transforms") &&
                           c.args[0].value.kind == Value::Kind::kTuple;
-    if (!one_list) fail(fmt::format("Compose takes one list of transforms, e.g. Compose([Resize(256), CenterCrop(224)]) (got '{}')", c.text));
+    if (!one_list) {
+      fail(fmt::format("Compose takes one list of transforms, e.g. Compose([Resize(256), CenterCrop(224)]) (got '{}')",
+                       c.text));
+    }
     for (const Value& item : c.args[0].value.items) append(item, "Compose", calls);
   }
   void append(const Value& item, std::string_view where, std::vector<Call>* calls) const {
