@@ -324,6 +324,49 @@ TEST_F(TrainTasksCli, AugmentationFlagsJoinTheTrainingChainOnly) {
                                 "transforms: RandAugment magnitude must be in 0..30 (num_magnitude_bins - 1) (got 40)"}});
 }
 
+// torchvision's preset flags: --train-crop-size sizes the default RandomResizedCrop,
+// --interpolation the filter of both chains, and with any size flag validation is
+// Resize(val_resize_size or 256), CenterCrop(val_crop_size or 224), as the script's presets.
+TEST_F(TrainTasksCli, TorchvisionPresetFlagsSizeTheChains) {
+  TempDir dir;
+  const std::string train = stoker::testing::write_level_classes(dir, "train", 64, 7);
+  const std::string val = stoker::testing::write_level_classes(dir, "val", 32, 8);
+  const std::string run = kStoker + " train --data " + train + " --val-data " + val +
+                          " --model mlp --workers 1 --batch-size 32 --epochs 1 --max-steps 1 --no-progress";
+  const auto all = run_command(run + " --train-crop-size 16 --val-resize-size 20 --val-crop-size 16 --interpolation "
+                                     "bicubic --output-dir " + dir.str() + "/all");
+  ASSERT_EQ(all.exit_code, 0) << all.err << all.out;
+  EXPECT_NE(all.out.find("inputs   train RandomResizedCrop(16, interpolation=bicubic) · RandomHorizontalFlip(0.5) · "
+                         "Normalize → float32 NCHW\n         val   Resize(20, interpolation=bicubic) · CenterCrop(16) · "
+                         "Normalize → float32 NCHW\n"),
+            std::string::npos)
+      << all.out;
+  const auto crop = run_command(run + " --train-crop-size 12 --val-crop-size 12 --output-dir " + dir.str() + "/crop");
+  ASSERT_EQ(crop.exit_code, 0) << crop.err << crop.out;
+  EXPECT_NE(crop.out.find("train RandomResizedCrop(12) · RandomHorizontalFlip(0.5) · Normalize → float32 NCHW\n"
+                          "         val   Resize(256) · CenterCrop(12) · Normalize"),
+            std::string::npos)
+      << crop.out;
+  // A given chain takes the filter too.
+  const auto given = run_command(run + " --transforms 'Resize((10, 10)), RandomCrop(8)' --interpolation bicubic"
+                                       " --output-dir " + dir.str() + "/given");
+  ASSERT_EQ(given.exit_code, 0) << given.err << given.out;
+  EXPECT_NE(given.out.find("train Resize((10, 10), interpolation=bicubic) · RandomCrop(8) → float32 NCHW\n"
+                           "         val   Resize((10, 10), interpolation=bicubic) · CenterCrop(8)"),
+            std::string::npos)
+      << given.out;
+
+  expect_one_line_errors(
+      run, {{" --train-crop-size 16 --transforms 'CenterCrop(8)'", 2,
+             "train_crop_size 16 sizes the default chain's RandomResizedCrop, and transforms 'CenterCrop(8)' is given; "
+             "write the size in it"},
+            {" --val-crop-size 8 --val-transforms 'CenterCrop(8)'", 2,
+             "val_resize_size and val_crop_size make the validation chain, and val_transforms 'CenterCrop(8)' is given"},
+            {" --interpolation nearest", 2, "interpolation must be one of bilinear, bicubic (got 'nearest')"},
+            {" --train-crop-size -1", 2, "train_crop_size must be between 0 and 8192 (got -1); 0 = the chain's own"},
+            {" --val-resize-size 9000", 2, "val_resize_size must be between 0 and 8192 (got 9000)"}});
+}
+
 TEST_F(TrainTasksCli, ValSplitHoldsOutPartOfTheTrainingData) {
   TempDir dir;
   const std::string train = stoker::testing::write_level_classes(dir, "train", 200, 9);

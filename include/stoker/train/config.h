@@ -75,6 +75,15 @@ struct TrainConfig {
   int ra_magnitude = 9;
   int augmix_severity = 3;
   double random_erase = 0;
+  // torchvision's preset flags (--interpolation, --train-crop-size, --val-resize-size,
+  // --val-crop-size). interpolation: the resample filter of the chains, bilinear or bicubic.
+  // train_crop_size > 0: the default chain's RandomResizedCrop size. With any of the three
+  // sizes, validation is Resize(val_resize_size, default 256), CenterCrop(val_crop_size,
+  // default 224), as the script's eval preset; 0 = not given.
+  std::string interpolation = "bilinear";
+  int train_crop_size = 0;
+  int val_resize_size = 0;
+  int val_crop_size = 0;
   TaskKind task = TaskKind::kAuto;
   LossKind loss = LossKind::kAuto;  // checked against the task once the data is open
   int epochs = 2;

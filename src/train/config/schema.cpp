@@ -196,6 +196,24 @@ std::vector<Field> make_fields() {
        "RandomErasing's probability, added to the training chain after Normalize (torchvision's --random-erase; 0.1 "
        "and 0.25 are common); 0 = off",
        {}},
+      {"interpolation",
+       &C::interpolation,
+       "Resample filter of the training and validation chains, bilinear or bicubic (torchvision's --interpolation; "
+       "the automatic augmentations' warps stay bilinear)",
+       {}},
+      {"train_crop_size",
+       &C::train_crop_size,
+       "Size of the default chain's RandomResizedCrop (torchvision's --train-crop-size, e.g. 176); 0 = its own (224)",
+       {}},
+      {"val_resize_size",
+       &C::val_resize_size,
+       "Validation's Resize (torchvision's --val-resize-size, e.g. 232); with it, or either crop size, validation is "
+       "Resize(val_resize_size or 256), CenterCrop(val_crop_size or 224) as torchvision's eval preset; 0 = not given",
+       {}},
+      {"val_crop_size",
+       &C::val_crop_size,
+       "Validation's CenterCrop (torchvision's --val-crop-size); 0 = not given (see val_resize_size)",
+       {}},
       {"task",
        &C::task,
        "What the targets are: auto (class ids -> classification, float targets -> regression), "

@@ -202,6 +202,11 @@ void validate(const TrainConfig& c) {
   between("ra_magnitude", c.ra_magnitude, 0, 30, "; RandAugment has 31 magnitude bins");
   between("augmix_severity", c.augmix_severity, 1, 10, "; AugMix's magnitudes come from the bins below it, of 10");
   fraction("random_erase", c.random_erase, true, "[0, 1]");
+  check(c.interpolation == "bilinear" || c.interpolation == "bicubic",
+        fmt::format("interpolation must be one of bilinear, bicubic (got '{}')", c.interpolation));
+  between("train_crop_size", c.train_crop_size, 0, 8192, "; 0 = the chain's own");
+  between("val_resize_size", c.val_resize_size, 0, 8192, "; 0 = not given");
+  between("val_crop_size", c.val_crop_size, 0, 8192, "; 0 = not given");
   at_least("epochs", c.epochs, 1);
   at_least("batch_size", c.batch_size, 1);
   check(c.lr > 0, fmt::format("lr must be > 0 (got {})", c.lr));

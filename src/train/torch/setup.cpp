@@ -189,11 +189,55 @@ data::TransformSpec transform_for(const TrainConfig& cfg, const data::Source& so
       throw UsageError(fmt::format("{}: {}", key, e.what()));
     }
   };
-  if (!train && !cfg.val_transforms.empty()) return parse("val_transforms", cfg.val_transforms);
+  const bool val_sizes = cfg.train_crop_size > 0 || cfg.val_resize_size > 0 || cfg.val_crop_size > 0;
+  if (val_sizes || cfg.interpolation != "bilinear") {
+    if (const int features = source.feature_count(); features > 0) {
+      throw UsageError(fmt::format("interpolation and the crop sizes resample images, and {} holds feature vectors ({} "
+                                   "per sample); leave them out",
+                                   cfg.data, features));
+    }
+  }
+  const data::ResampleFilter filter =
+      cfg.interpolation == "bicubic" ? data::ResampleFilter::kBicubic : data::ResampleFilter::kBilinear;
+  if (!train && !cfg.val_transforms.empty()) {
+    if (cfg.val_resize_size > 0 || cfg.val_crop_size > 0) {
+      throw UsageError(fmt::format("val_resize_size and val_crop_size make the validation chain, and val_transforms "
+                                   "'{}' is given; write the sizes in it, or leave val_transforms out",
+                                   cfg.val_transforms));
+    }
+    data::TransformSpec spec = parse("val_transforms", cfg.val_transforms);
+    if (filter != data::ResampleFilter::kBilinear) spec.resample = filter;
+    return spec;
+  }
   data::TransformSpec spec =
       cfg.transforms.empty() ? parse("default transforms", default_transforms(source)) : parse("transforms", cfg.transforms);
-  if (train) add_augmentation_flags(cfg, source, &spec);
-  return train ? spec : data::eval_transform(spec);
+  if (filter != data::ResampleFilter::kBilinear) spec.resample = filter;
+  if (cfg.train_crop_size > 0) {
+    if (!cfg.transforms.empty()) {
+      throw UsageError(fmt::format("train_crop_size {} sizes the default chain's RandomResizedCrop, and transforms '{}' "
+                                   "is given; write the size in it",
+                                   cfg.train_crop_size, cfg.transforms));
+    }
+    if (spec.geometry != data::Geometry::kRandomResizedCrop) {
+      throw UsageError(fmt::format("train_crop_size {} sizes a RandomResizedCrop, and the default chain for {} is '{}'; "
+                                   "give transforms instead",
+                                   cfg.train_crop_size, cfg.data, spec.describe()));
+    }
+    spec.out_width = spec.out_height = cfg.train_crop_size;
+  }
+  if (train) {
+    add_augmentation_flags(cfg, source, &spec);
+    return spec;
+  }
+  data::TransformSpec eval = data::eval_transform(spec);
+  if (val_sizes) {  // torchvision's eval preset: Resize(val_resize_size), CenterCrop(val_crop_size)
+    eval.geometry = data::Geometry::kResizeCenterCrop;
+    eval.resize = data::ResizeSpec{};
+    eval.resize.shorter = cfg.val_resize_size > 0 ? cfg.val_resize_size : 256;
+    eval.out_width = eval.out_height = cfg.val_crop_size > 0 ? cfg.val_crop_size : 224;
+    eval.validate();
+  }
+  return eval;
 }
 
 TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place) {

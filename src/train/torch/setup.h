@@ -92,7 +92,12 @@ data::LoaderOptions loader_options(const TrainConfig& cfg, const data::Source& s
 // The transform chain of training (`train`) or of validation and inference for `source`,
 // float32, before any device plan: cfg.transforms (else the data's default) for training;
 // cfg.val_transforms, else data::eval_transform of the training chain, for validation.
-// Throws UsageError for a chain that does not parse.
+// torchvision's preset keys apply on top: interpolation (the resample filter of every chain),
+// train_crop_size (the default chain's RandomResizedCrop), val_resize_size / val_crop_size
+// (with any of the three sizes, validation is Resize(256 or val_resize_size),
+// CenterCrop(224 or val_crop_size)); the augmentation keys are added to the training chain.
+// Throws UsageError for a chain that does not parse, a size key with a chain it cannot apply
+// to, and image keys with feature vectors.
 data::TransformSpec transform_for(const TrainConfig& cfg, const data::Source& source, bool train);
 
 }  // namespace stoker::train

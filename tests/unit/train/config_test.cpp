@@ -52,7 +52,7 @@ TEST(TrainConfigTest, DefaultsAreValidAndListedInSchemaOrder) {
   const TrainConfig config;
   EXPECT_NO_THROW(validate(config));
   const std::vector<ConfigKey>& keys = config_keys();
-  ASSERT_EQ(keys.size(), 48u);
+  ASSERT_EQ(keys.size(), 52u);
   EXPECT_EQ(keys.front().name, "model");
   EXPECT_EQ(keys.back().name, "max_bad_fraction");
   std::set<std::string> names;
@@ -69,10 +69,13 @@ TEST(TrainConfigTest, DefaultsAreValidAndListedInSchemaOrder) {
   EXPECT_EQ(keys[6].name, "auto_augment");
   EXPECT_EQ(keys[6].default_text, "none");
   EXPECT_EQ(keys[8].name, "augmix_severity");
-  EXPECT_EQ(keys[10].name, "task");
-  EXPECT_EQ(keys[11].name, "loss");
-  EXPECT_EQ(keys[12].name, "epochs");
-  EXPECT_EQ(keys[14].default_text, "0.001");  // lr
+  EXPECT_EQ(keys[10].name, "interpolation");
+  EXPECT_EQ(keys[10].default_text, "bilinear");
+  EXPECT_EQ(keys[13].name, "val_crop_size");
+  EXPECT_EQ(keys[14].name, "task");
+  EXPECT_EQ(keys[15].name, "loss");
+  EXPECT_EQ(keys[16].name, "epochs");
+  EXPECT_EQ(keys[18].default_text, "0.001");  // lr
   EXPECT_EQ(to_string(config.amp), "off");
   EXPECT_EQ(to_string(config.optimizer), "adamw");
   EXPECT_EQ(to_string(config.schedule), "constant");
@@ -294,6 +297,20 @@ TEST(ConfigYamlTest, WrongTypesNameTheKeyAndTheValue) {
   EXPECT_EQ(yaml_error("norm_weight_decay: nope\n"), "c.yaml:1: key 'norm_weight_decay' must be a number (got 'nope')");
   EXPECT_EQ(testing::usage_error_text([] { from_flags("--use-amp=fp32"); }),
             "--use-amp must be one of off, bf16, fp16 (got 'fp32')");
+}
+
+// torchvision's reference-script preset flags, as its ResNet-50 recipe writes them.
+TEST(ConfigFlagsTest, TorchvisionPresetFlags) {
+  const TrainConfig c = from_flags("--train-crop-size 176 --val-resize-size 232 --val_crop_size 224 --interpolation "
+                                   "bicubic");
+  EXPECT_EQ(c.train_crop_size, 176);
+  EXPECT_EQ(c.val_resize_size, 232);
+  EXPECT_EQ(c.val_crop_size, 224);
+  EXPECT_EQ(c.interpolation, "bicubic");
+  TrainConfig expected;
+  expected.interpolation = "bicubic";
+  expected.train_crop_size = 176;
+  EXPECT_EQ(from_yaml("interpolation: bicubic\ntrain_crop_size: 176\n"), expected);
 }
 
 // The transform chains may be YAML lists, one transform per item, as a Compose is written.
