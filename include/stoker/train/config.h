@@ -96,6 +96,7 @@ struct TrainConfig {
   bool nesterov = false;  // sgd only; needs momentum > 0
   ScheduleKind schedule = ScheduleKind::kConstant;
   int warmup_steps = 0;        // linear warmup before any schedule
+  int warmup_epochs = 0;  // torchvision's --lr-warmup-epochs: warmup_steps = this x optimizer steps per epoch
   double step_gamma = 0.1;     // schedule step: lr *= step_gamma ...
   int step_every_epochs = 30;  // ... every this many epochs
   double label_smoothing = 0;

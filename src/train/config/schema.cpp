@@ -29,10 +29,13 @@ constexpr std::array<EnumName<AmpMode>, 3> kAmpModes = {
     {{AmpMode::kOff, "off"}, {AmpMode::kBf16, "bf16"}, {AmpMode::kFp16, "fp16"}}};
 constexpr std::array<EnumName<OptimizerKind>, 2> kOptimizers = {
     {{OptimizerKind::kAdamW, "adamw"}, {OptimizerKind::kSgd, "sgd"}}};
-constexpr std::array<EnumName<ScheduleKind>, 3> kSchedules = {
+constexpr std::array<EnumName<ScheduleKind>, 5> kSchedules = {
     {{ScheduleKind::kConstant, "constant"},
      {ScheduleKind::kCosine, "cosine"},
-     {ScheduleKind::kStep, "step"}}};
+     {ScheduleKind::kStep, "step"},
+     // torchvision's reference-script names (--lr-scheduler); to_string gives the ones above.
+     {ScheduleKind::kCosine, "cosineannealinglr"},
+     {ScheduleKind::kStep, "steplr"}}};
 
 constexpr std::array<EnumName<TaskKind>, 3> kTasks = {
     {{TaskKind::kAuto, "auto"},
@@ -230,8 +233,8 @@ std::vector<Field> make_fields() {
        "Samples per batch; an optimizer step sees accumulation_steps batches",
        {}},
       {"lr", &C::lr, "Learning rate (the peak, after warmup)", {"learning_rate"}},
-      {"optimizer", &C::optimizer, "Optimizer: adamw or sgd", {}},
-      {"weight_decay", &C::weight_decay, "Weight decay (decoupled for adamw, L2 for sgd)", {}},
+      {"optimizer", &C::optimizer, "Optimizer: adamw or sgd", {"opt"}},
+      {"weight_decay", &C::weight_decay, "Weight decay (decoupled for adamw, L2 for sgd)", {"wd"}},
       {"norm_weight_decay",
        &C::norm_weight_decay,
        "Weight decay of the normalization layers' weights and biases (BatchNorm, GroupNorm, LayerNorm), as "
@@ -242,11 +245,17 @@ std::vector<Field> make_fields() {
       {"nesterov", &C::nesterov, "Nesterov momentum (sgd; needs momentum > 0)", {}},
       {"schedule",
        &C::schedule,
-       "Learning-rate schedule after warmup: constant, cosine (to 0 at the end) or step",
-       {}},
+       "Learning-rate schedule after warmup: constant, cosine (to 0 at the end) or step; torchvision's "
+       "cosineannealinglr and steplr name the last two",
+       {"lr_scheduler"}},
       {"warmup_steps", &C::warmup_steps, "Optimizer steps of linear warmup from 0 to lr", {}},
-      {"step_gamma", &C::step_gamma, "Schedule step: multiply lr by this, in (0, 1] ...", {}},
-      {"step_every_epochs", &C::step_every_epochs, "... every this many epochs", {}},
+      {"warmup_epochs",
+       &C::warmup_epochs,
+       "Warmup as epochs of optimizer steps (torchvision's --lr-warmup-epochs; stoker's warmup rises linearly per "
+       "step from 0, torchvision's per epoch from lr-warmup-decay); not with warmup_steps",
+       {"lr_warmup_epochs"}},
+      {"step_gamma", &C::step_gamma, "Schedule step: multiply lr by this, in (0, 1] ...", {"lr_gamma"}},
+      {"step_every_epochs", &C::step_every_epochs, "... every this many epochs", {"lr_step_size"}},
       {"label_smoothing", &C::label_smoothing, "Cross-entropy label smoothing, in [0, 1)", {}},
       {"mixup_alpha",
        &C::mixup_alpha,

@@ -218,6 +218,10 @@ void validate(const TrainConfig& c) {
   check(!(c.nesterov && c.optimizer == OptimizerKind::kSgd && c.momentum == 0),
         "nesterov needs momentum > 0 (got momentum 0); set momentum (e.g. 0.9) or nesterov: false");
   at_least("warmup_steps", c.warmup_steps, 0);
+  at_least("warmup_epochs", c.warmup_epochs, 0);
+  check(c.warmup_steps == 0 || c.warmup_epochs == 0,
+        fmt::format("warmup_steps {} and warmup_epochs {} both set the warmup; give one", c.warmup_steps,
+                    c.warmup_epochs));
   check(c.step_gamma > 0 && c.step_gamma <= 1,
         fmt::format("step_gamma must be in (0, 1] (got {})", c.step_gamma));
   at_least("step_every_epochs", c.step_every_epochs, 1);

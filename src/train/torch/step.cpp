@@ -18,13 +18,12 @@ void set_lr(torch::optim::Optimizer& optimizer, double lr) {
 }  // namespace
 
 double lr_at(const TrainConfig& cfg, int64_t step, int64_t total, int64_t steps_per_epoch) {
-  if (cfg.warmup_steps > 0 && step < cfg.warmup_steps) {
-    return cfg.lr * static_cast<double>(step + 1) / static_cast<double>(cfg.warmup_steps);
-  }
+  const int64_t warmup = cfg.warmup_steps > 0 ? cfg.warmup_steps : cfg.warmup_epochs * steps_per_epoch;
+  if (warmup > 0 && step < warmup) return cfg.lr * static_cast<double>(step + 1) / static_cast<double>(warmup);
   switch (cfg.schedule) {
     case ScheduleKind::kCosine: {
-      const double span = std::max<int64_t>(1, total - cfg.warmup_steps);
-      const double t = std::min(1.0, static_cast<double>(step - cfg.warmup_steps) / span);
+      const double span = std::max<int64_t>(1, total - warmup);
+      const double t = std::min(1.0, static_cast<double>(step - warmup) / span);
       return 0.5 * cfg.lr * (1 + std::cos(M_PI * t));
     }
     case ScheduleKind::kStep: {

@@ -52,7 +52,7 @@ TEST(TrainConfigTest, DefaultsAreValidAndListedInSchemaOrder) {
   const TrainConfig config;
   EXPECT_NO_THROW(validate(config));
   const std::vector<ConfigKey>& keys = config_keys();
-  ASSERT_EQ(keys.size(), 52u);
+  ASSERT_EQ(keys.size(), 53u);
   EXPECT_EQ(keys.front().name, "model");
   EXPECT_EQ(keys.back().name, "max_bad_fraction");
   std::set<std::string> names;
@@ -300,13 +300,29 @@ TEST(ConfigYamlTest, WrongTypesNameTheKeyAndTheValue) {
 }
 
 // torchvision's reference-script preset flags, as its ResNet-50 recipe writes them.
-TEST(ConfigFlagsTest, TorchvisionPresetFlags) {
+TEST(ConfigFlagsTest, TorchvisionReferenceScriptFlags) {
   const TrainConfig c = from_flags("--train-crop-size 176 --val-resize-size 232 --val_crop_size 224 --interpolation "
                                    "bicubic");
   EXPECT_EQ(c.train_crop_size, 176);
   EXPECT_EQ(c.val_resize_size, 232);
   EXPECT_EQ(c.val_crop_size, 224);
   EXPECT_EQ(c.interpolation, "bicubic");
+  // The recipe's optimiser and schedule flags, by torchvision's names.
+  const TrainConfig r = from_flags("--opt sgd --wd 0.00002 --lr-scheduler CosineAnnealingLR --lr-warmup-epochs 5");
+  EXPECT_EQ(r.optimizer, OptimizerKind::kSgd);
+  EXPECT_EQ(r.weight_decay, 0.00002);
+  EXPECT_EQ(r.schedule, ScheduleKind::kCosine);
+  EXPECT_EQ(to_string(r.schedule), "cosine");
+  EXPECT_EQ(r.warmup_epochs, 5);
+  const TrainConfig s = from_flags("--lr-scheduler steplr --lr-step-size 30 --lr-gamma 0.1");
+  EXPECT_EQ(s.schedule, ScheduleKind::kStep);
+  EXPECT_EQ(s.step_every_epochs, 30);
+  EXPECT_EQ(s.step_gamma, 0.1);
+  EXPECT_EQ(testing::usage_error_text([] { from_flags("--lr-scheduler exponentiallr"); }),
+            "--lr-scheduler must be one of constant, cosine, step, cosineannealinglr, steplr (got 'exponentiallr')");
+  EXPECT_EQ(testing::usage_error_text([] { validate(from_flags("--warmup-steps 100 --lr-warmup-epochs 2")); }),
+            "warmup_steps 100 and warmup_epochs 2 both set the warmup; give one");
+
   TrainConfig expected;
   expected.interpolation = "bicubic";
   expected.train_crop_size = 176;
