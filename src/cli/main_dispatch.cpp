@@ -5,6 +5,7 @@
 #include <string>
 
 #include "commands.h"
+#include "foreign_flags.h"
 #include "help_formatter.h"
 #include "stoker/core/error.h"
 
@@ -49,6 +50,7 @@ int run_main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     std::string message = e.what();
+    if (const std::string hint = foreign_flag_hint(argc, argv); !hint.empty()) message += "; " + hint;
     return fail((message + " (see `stoker --help`)").c_str(), 2);
   } catch (const Error& e) {
     return fail(e.what(), e.exit_code());

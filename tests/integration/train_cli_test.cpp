@@ -356,6 +356,16 @@ TEST_F(TrainTasksCli, TorchvisionPresetFlagsSizeTheChains) {
             std::string::npos)
       << given.out;
 
+  // A pasted recipe command's flags that stoker spells otherwise, or lacks, say what to write.
+  expect_one_line_errors(
+      kStoker + " train",
+      {{" --model-ema --epochs 1", 2,
+        "--model-ema: torchvision's --model-ema is --model-ema-decay 0.99998 --model-ema-steps 32 here"},
+       {" -b 8", 2, "-b: the batch size is --batch-size"},
+       {" --data-path /data/imagenet", 2, "--data-path: the training data is --data"},
+       {" --ra-sampler --ra-reps 4", 2, "--ra-sampler: repeated-augmentation sampling is not in stoker"},
+       {" --amp --epochs 1", 2, "--amp takes off, bf16 or fp16 here; torchvision's --amp switch is --amp fp16"}});
+
   expect_one_line_errors(
       run, {{" --train-crop-size 16 --transforms 'CenterCrop(8)'", 2,
              "train_crop_size 16 sizes the default chain's RandomResizedCrop, and transforms 'CenterCrop(8)' is given; "

@@ -1,0 +1,49 @@
+#include "foreign_flags.h"
+
+#include <array>
+#include <string_view>
+#include <utility>
+
+namespace stoker::cli {
+
+namespace {
+
+// torchvision's flag, then what stoker takes for it.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 14> kForeign{{
+    {"--model-ema",
+     "torchvision's --model-ema is --model-ema-decay 0.99998 --model-ema-steps 32 here (its defaults; stoker does "
+     "not rescale the decay by batch size and epochs)"},
+    {"--data-path", "the training data is --data (and --val-data for torchvision's val folder)"},
+    {"-b", "the batch size is --batch-size"},
+    {"-j", "the loader's workers are --workers"},
+    {"--ra-sampler", "repeated-augmentation sampling is not in stoker; leave --ra-sampler and --ra-reps out"},
+    {"--ra-reps", "repeated-augmentation sampling is not in stoker; leave --ra-sampler and --ra-reps out"},
+    {"--lr-warmup-method", "stoker's warmup is linear; leave --lr-warmup-method out"},
+    {"--lr-warmup-decay", "stoker's warmup starts from 0 and rises per step; leave --lr-warmup-decay out"},
+    {"--lr-min", "the cosine schedule ends at 0; leave --lr-min out"},
+    {"--sync-bn", "data-parallel BatchNorm statistics stay per process; leave --sync-bn out"},
+    {"--print-freq", "the progress line redraws itself; leave --print-freq out"},
+    {"--test-only", "evaluate saved weights with `stoker evaluate`"},
+    {"--weights", "stoker trains from torchvision's initialisation; pretrained weights are not loaded"},
+    {"--use-deterministic-algorithms", "a run is reproducible from --seed on the CPU; leave the flag out"},
+}};
+
+}  // namespace
+
+std::string foreign_flag_hint(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (const size_t eq = arg.find('='); eq != std::string_view::npos) arg = arg.substr(0, eq);
+    for (const auto& [flag, hint] : kForeign) {
+      if (arg == flag) return std::string(flag) + ": " + std::string(hint);
+    }
+    // torchvision's --amp is a switch (fp16 with a GradScaler); stoker's takes a value.
+    if (arg == "--amp" && (i + 1 == argc || argv[i + 1][0] == '-')) {
+      return "--amp takes off, bf16 or fp16 here; torchvision's --amp switch is --amp fp16 (bf16 needs no loss "
+             "scaling)";
+    }
+  }
+  return "";
+}
+
+}  // namespace stoker::cli

@@ -1,0 +1,13 @@
+// Flags of torchvision's reference training script (references/classification/train.py) that
+// `stoker train` spells otherwise or does not have: a pasted recipe command that trips on one
+// gets a line saying what to write instead. Thread safety: pure function.
+#pragma once
+
+#include <string>
+
+namespace stoker::cli {
+
+// For the first such flag in argv[1..argc), one hint ("--model-ema: ..."); "" when none.
+std::string foreign_flag_hint(int argc, char** argv);
+
+}  // namespace stoker::cli
