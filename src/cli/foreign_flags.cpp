@@ -31,7 +31,9 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 14> kForeign
 }  // namespace
 
 std::string foreign_flag_hint(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
+  // Only the commands that take the training flags: `stoker evaluate --weights` is its own.
+  if (argc < 2 || (std::string_view(argv[1]) != "train" && std::string_view(argv[1]) != "doctor")) return "";
+  for (int i = 2; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (const size_t eq = arg.find('='); eq != std::string_view::npos) arg = arg.substr(0, eq);
     for (const auto& [flag, hint] : kForeign) {

@@ -7,7 +7,8 @@
 
 namespace stoker::cli {
 
-// For the first such flag in argv[1..argc), one hint ("--model-ema: ..."); "" when none.
+// For `stoker train` and `stoker doctor` (argv[1]), the first such flag in argv[2..argc): one
+// hint ("--model-ema: ..."); "" when none, or for another command.
 std::string foreign_flag_hint(int argc, char** argv);
 
 }  // namespace stoker::cli

@@ -365,6 +365,10 @@ TEST_F(TrainTasksCli, TorchvisionPresetFlagsSizeTheChains) {
        {" --data-path /data/imagenet", 2, "--data-path: the training data is --data"},
        {" --ra-sampler --ra-reps 4", 2, "--ra-sampler: repeated-augmentation sampling is not in stoker"},
        {" --amp --epochs 1", 2, "--amp takes off, bf16 or fp16 here; torchvision's --amp switch is --amp fp16"}});
+  // Other commands have flags of those names of their own: no hint there.
+  const auto evaluate = run_command(kStoker + " evaluate --weights w.safetensors --bogus");
+  EXPECT_EQ(evaluate.exit_code, 2);
+  EXPECT_EQ(evaluate.err.find("pretrained"), std::string::npos) << evaluate.err;
 
   expect_one_line_errors(
       run, {{" --train-crop-size 16 --transforms 'CenterCrop(8)'", 2,
