@@ -271,6 +271,13 @@ bool is_number_char(char c) {
   return (c >= '0' && c <= '9') || c == '.' || c == '+' || c == '-' || c == 'e' || c == 'E';
 }
 
+// A transform's name without the module path Python may write before it: transforms.Resize,
+// T.Resize and v2.Resize are Resize.
+std::string transform_name(std::string_view dotted) {
+  const size_t dot = dotted.rfind('.');
+  return std::string(dot == std::string_view::npos ? dotted : dotted.substr(dot + 1));
+}
+
 class ChainReader {
  public:
   explicit ChainReader(std::string_view text) : text_(text) {}
@@ -343,7 +350,7 @@ class ChainReader {
     if (item.kind == Value::Kind::kCall) {
       append(*item.call, calls);
     } else if (item.kind == Value::Kind::kWord) {  // a transform without parentheses
-      calls->push_back(Call{item.text.substr(item.text.rfind('.') + 1), item.text, {}});
+      calls->push_back(Call{transform_name(item.text), item.text, {}});
     } else {
       fail(fmt::format("{} holds '{}', which is not a transform", where, item.text));
     }
@@ -372,9 +379,7 @@ class ChainReader {
       const size_t end = std::min(text_.find_first_of(",;() ", pos_ + 1), text_.size());
       fail(fmt::format("expected a transform name, got '{}'", text_.substr(pos_, end - pos_)));
     }
-    // The name after any module path: transforms.Resize, T.Resize and v2.Resize are Resize.
-    result.name = dotted_identifier();
-    if (const size_t dot = result.name.rfind('.'); dot != std::string::npos) result.name.erase(0, dot + 1);
+    result.name = transform_name(dotted_identifier());
     if (result.name == "Lambda") {
       throw UsageError(
           "Lambda runs Python code, which stoker's C++ workers cannot; leave it out of the chain and apply it to the "
@@ -1170,20 +1175,25 @@ class ChainBuilder {
           items.size(), args[0]->text));
     }
     const Value& inner = items[0];
-    const std::string name = inner.kind == Value::Kind::kCall ? inner.call->name : inner.text;
+    const Call applied =
+        inner.kind == Value::Kind::kCall ? *inner.call : Call{transform_name(inner.text), inner.text, {}};
+    const std::string& name = applied.name;
+    const double p = args[1] ? to_number(call, "p", *args[1]) : 0.5;
+    if (const std::optional<ColorOp> op = color_op_named(name)) {
+      // Its own coin and RandomApply's, both drawn per sample: one coin of the product, so
+      // RandomApply's p is checked here; validate() sees only the product.
+      apply(applied);
+      if (!(p >= 0 && p <= 1)) {
+        throw UsageError(fmt::format("RandomApply p must be in [0, 1] (got {}, around {})", p, name));
+      }
+      spec_.color_ops[static_cast<size_t>(*op)].p *= p;
+      return;
+    }
     double* apply_p = name == "ColorJitter"      ? &spec_.jitter.apply_p
                       : name == "GaussianBlur"   ? &spec_.blur.apply_p
                       : name == "RandomRotation" ? &spec_.rotation.apply_p
                       : name == "RandomAffine"   ? &spec_.affine.apply_p
                                                  : nullptr;
-    if (const std::optional<ColorOp> op = color_op_named(name); op && apply_p == nullptr) {
-      // Its own coin and RandomApply's, both drawn per sample: one coin of the product.
-      apply(inner.kind == Value::Kind::kCall ? *inner.call : Call{name, name, {}});
-      const double p = args[1] ? to_number(call, "p", *args[1]) : 0.5;
-      if (!(p >= 0 && p <= 1)) throw UsageError(fmt::format("RandomApply p must be in [0, 1] (got {}, around {})", p, name));
-      spec_.color_ops[static_cast<size_t>(*op)].p *= p;
-      return;
-    }
     if (apply_p == nullptr) {
       const std::string own = name == "Grayscale"                              ? "; use RandomGrayscale(p)"
                               : name == "RandomErasing" || name == "RandomGrayscale" ||
@@ -1192,9 +1202,8 @@ class ChainBuilder {
                                   : "";
       throw UsageError(fmt::format("RandomApply takes {} (got '{}'){}", kTakes, inner.text, own));
     }
-    apply(inner.kind == Value::Kind::kCall ? *inner.call : Call{name, name, {}});
-    // Kept as given: validate() says when it is outside [0, 1].
-    *apply_p = args[1] ? to_number(call, "p", *args[1]) : 0.5;
+    apply(applied);
+    *apply_p = p;  // kept as given: validate() says when it is outside [0, 1]
   }
 
   // Two numbers, named by `shape` in the message.

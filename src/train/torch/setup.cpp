@@ -197,21 +197,17 @@ data::TransformSpec transform_for(const TrainConfig& cfg, const data::Source& so
                                    cfg.data, features));
     }
   }
-  const data::ResampleFilter filter =
-      cfg.interpolation == "bicubic" ? data::ResampleFilter::kBicubic : data::ResampleFilter::kBilinear;
-  if (!train && !cfg.val_transforms.empty()) {
-    if (cfg.val_resize_size > 0 || cfg.val_crop_size > 0) {
-      throw UsageError(fmt::format("val_resize_size and val_crop_size make the validation chain, and val_transforms "
-                                   "'{}' is given; write the sizes in it, or leave val_transforms out",
-                                   cfg.val_transforms));
-    }
-    data::TransformSpec spec = parse("val_transforms", cfg.val_transforms);
-    if (filter != data::ResampleFilter::kBilinear) spec.resample = filter;
-    return spec;
+  const bool own_val = !train && !cfg.val_transforms.empty();
+  if (own_val && (cfg.val_resize_size > 0 || cfg.val_crop_size > 0)) {
+    throw UsageError(fmt::format("val_resize_size and val_crop_size make the validation chain, and val_transforms '{}' "
+                                 "is given; write the sizes in it, or leave val_transforms out",
+                                 cfg.val_transforms));
   }
-  data::TransformSpec spec =
-      cfg.transforms.empty() ? parse("default transforms", default_transforms(source)) : parse("transforms", cfg.transforms);
-  if (filter != data::ResampleFilter::kBilinear) spec.resample = filter;
+  data::TransformSpec spec = own_val                  ? parse("val_transforms", cfg.val_transforms)
+                             : cfg.transforms.empty() ? parse("default transforms", default_transforms(source))
+                                                      : parse("transforms", cfg.transforms);
+  if (cfg.interpolation == "bicubic") spec.resample = data::ResampleFilter::kBicubic;
+  if (own_val) return spec;
   if (cfg.train_crop_size > 0) {
     if (!cfg.transforms.empty()) {
       throw UsageError(fmt::format("train_crop_size {} sizes the default chain's RandomResizedCrop, and transforms '{}' "
