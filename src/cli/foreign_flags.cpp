@@ -9,18 +9,10 @@ namespace stoker::cli {
 namespace {
 
 // torchvision's flag, then what stoker takes for it.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 14> kForeign{{
-    {"--model-ema",
-     "torchvision's --model-ema is --model-ema-decay 0.99998 --model-ema-steps 32 here (its defaults; stoker does "
-     "not rescale the decay by batch size and epochs)"},
+constexpr std::array<std::pair<std::string_view, std::string_view>, 8> kForeign{{
     {"--data-path", "the training data is --data (and --val-data for torchvision's val folder)"},
     {"-b", "the batch size is --batch-size"},
     {"-j", "the loader's workers are --workers"},
-    {"--ra-sampler", "repeated-augmentation sampling is not in stoker; leave --ra-sampler and --ra-reps out"},
-    {"--ra-reps", "repeated-augmentation sampling is not in stoker; leave --ra-sampler and --ra-reps out"},
-    {"--lr-warmup-method", "stoker's warmup is linear; leave --lr-warmup-method out"},
-    {"--lr-warmup-decay", "stoker's warmup starts from 0 and rises per step; leave --lr-warmup-decay out"},
-    {"--lr-min", "the cosine schedule ends at 0; leave --lr-min out"},
     {"--sync-bn", "data-parallel BatchNorm statistics stay per process; leave --sync-bn out"},
     {"--print-freq", "the progress line redraws itself; leave --print-freq out"},
     {"--test-only", "evaluate saved weights with `stoker evaluate`"},

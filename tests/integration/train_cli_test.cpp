@@ -359,11 +359,9 @@ TEST_F(TrainTasksCli, TorchvisionPresetFlagsSizeTheChains) {
   // A pasted recipe command's flags that stoker spells otherwise, or lacks, say what to write.
   expect_one_line_errors(
       kStoker + " train",
-      {{" --model-ema --epochs 1", 2,
-        "--model-ema: torchvision's --model-ema is --model-ema-decay 0.99998 --model-ema-steps 32 here"},
+      {{" --sync-bn --epochs 1", 2, "--sync-bn: data-parallel BatchNorm statistics stay per process"},
        {" -b 8", 2, "-b: the batch size is --batch-size"},
        {" --data-path /data/imagenet", 2, "--data-path: the training data is --data"},
-       {" --ra-sampler --ra-reps 4", 2, "--ra-sampler: repeated-augmentation sampling is not in stoker"},
        {" --amp --epochs 1", 2, "--amp takes off, bf16 or fp16 here; torchvision's --amp switch is --amp fp16"}});
   // Other commands have flags of those names of their own: no hint there.
   const auto evaluate = run_command(kStoker + " evaluate --weights w.safetensors --bogus");
@@ -379,6 +377,38 @@ TEST_F(TrainTasksCli, TorchvisionPresetFlagsSizeTheChains) {
             {" --interpolation nearest", 2, "interpolation must be one of bilinear, bicubic (got 'nearest')"},
             {" --train-crop-size -1", 2, "train_crop_size must be between 0 and 8192 (got -1); 0 = the chain's own"},
             {" --val-resize-size 9000", 2, "val_resize_size must be between 0 and 8192 (got 9000)"}});
+}
+
+// torchvision's ResNet-50 v2 recipe command, as its README writes it, with only the model, the
+// sizes and the batch made small: every flag is taken, and the header shows what they became.
+TEST_F(TrainTasksCli, TorchvisionsRecipeCommandRunsAsWritten) {
+  TempDir dir;
+  const std::string train = stoker::testing::write_level_classes(dir, "train", 300, 7);
+  const std::string recipe =
+      " --batch-size 8 --lr 0.5 --lr-scheduler cosineannealinglr --lr-warmup-epochs 5 --lr-warmup-method linear "
+      "--auto-augment ta_wide --epochs 600 --random-erase 0.1 --weight-decay 0.00002 --norm-weight-decay 0.0 "
+      "--label-smoothing 0.1 --mixup-alpha 0.2 --cutmix-alpha 1.0 --train-crop-size 32 --model-ema "
+      "--val-resize-size 40 --ra-sampler --ra-reps 4";
+  const auto r = run_command(kStoker + " train --data " + train + " --model resnet18 --workers 1 --max-steps 2"
+                             " --no-progress --output-dir " + dir.str() + "/runs" + recipe);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  // 300 samples: 256 an epoch, 32 steps of 8; the average every 32 steps with the decay
+  // 1 - 2e-5 x 8 x 32 / 600, a copy of the weights through the 5 x 32 warmup steps.
+  EXPECT_NE(r.out.find(" · ema_decay 0.999991 every 32 steps (torchvision's --model-ema rescaling; a copy until "
+                       "step 160) · norm_weight_decay 0 · ra_reps 4 (256 samples an epoch) · mixup 0.2 · cutmix 1\n"),
+            std::string::npos)
+      << r.out;
+  // The recipe leaves --opt at its script's default, SGD; stoker's is AdamW.
+  EXPECT_NE(r.out.find("hint     lr 0.5 is an SGD-sized rate and the optimizer is adamw"), std::string::npos) << r.out;
+  const auto sgd = run_command(kStoker + " train --data " + train + " --model resnet18 --workers 1 --max-steps 1"
+                               " --no-progress --opt sgd --output-dir " + dir.str() + "/sgd" + recipe);
+  ASSERT_EQ(sgd.exit_code, 0) << sgd.err << sgd.out;
+  EXPECT_EQ(sgd.out.find("hint     lr"), std::string::npos) << sgd.out;
+  expect_one_line_errors(kStoker + " train --data " + train + recipe,
+                         {{" --ra-reps 0", 2, "ra_reps must be between 1 and 64 (got 0); 3 and 4 are common"},
+                          {" --lr-warmup-method exponential", 2,
+                           "warmup_method must be one of linear, constant (got 'exponential')"},
+                          {" --lr-min 1", 2, "lr_min must be in [0, lr] = [0, 0.5] (got 1)"}});
 }
 
 TEST_F(TrainTasksCli, ValSplitHoldsOutPartOfTheTrainingData) {

@@ -1,5 +1,6 @@
-// The learning rate at each optimizer step (lr_at): linear warmup, given in steps or in epochs
-// of steps (torchvision's --lr-warmup-epochs), then the constant, cosine or step schedule.
+// The learning rate at each optimizer step (lr_at): linear or constant warmup, given in steps or
+// in epochs of steps (torchvision's --lr-warmup-epochs), then the constant, cosine or step
+// schedule. The warmup is PyTorch's LinearLR / ConstantLR stepped once per optimizer step.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -26,7 +27,8 @@ TEST(LrScheduleTest, WarmupInStepsOrEpochsThenTheSchedule) {
     const double lr = lr_at(cfg, step, kTotal, kPerEpoch);
     EXPECT_EQ(lr_at(by_epochs, step, kTotal, kPerEpoch), lr);
     if (step < 20) {
-      EXPECT_DOUBLE_EQ(lr, 0.4 * static_cast<double>(step + 1) / 20);
+      // torchvision's --lr-warmup-decay default: from 0.01 x lr, a 20th of the way more each step
+      EXPECT_DOUBLE_EQ(lr, 0.4 * (0.01 + 0.99 * static_cast<double>(step) / 20));
     } else {  // cosine over the 80 steps after the warmup, from lr to 0
       EXPECT_NEAR(lr, 0.5 * 0.4 * (1 + std::cos(M_PI * static_cast<double>(step - 20) / 80)), 1e-12);
     }
@@ -46,6 +48,35 @@ TEST(LrScheduleTest, WarmupInStepsOrEpochsThenTheSchedule) {
   TrainConfig constant = step;
   constant.schedule = ScheduleKind::kConstant;
   EXPECT_EQ(lr_at(constant, 99, kTotal, kPerEpoch), 0.4);
+}
+
+// torchvision's --lr-warmup-method constant --lr-warmup-decay d and --lr-min: the values
+// PyTorch's ConstantLR(factor=d, total_iters=W) and CosineAnnealingLR(T_max, eta_min) give
+// when stepped once per step (their closed forms).
+TEST(LrScheduleTest, ConstantWarmupAndTheCosineFloor) {
+  TrainConfig cfg;
+  cfg.lr = 0.5;
+  cfg.schedule = ScheduleKind::kCosine;
+  cfg.warmup_steps = 5;
+  cfg.warmup_method = "constant";
+  cfg.warmup_decay = 0.1;
+  cfg.lr_min = 0.02;
+  constexpr int64_t kTotal = 45;
+  for (int64_t step = 0; step < 5; ++step) EXPECT_DOUBLE_EQ(lr_at(cfg, step, kTotal, 10), 0.05) << step;
+  for (int64_t step = 5; step < kTotal; ++step) {
+    const double t = static_cast<double>(step - 5) / 40;
+    EXPECT_NEAR(lr_at(cfg, step, kTotal, 10), 0.02 + 0.5 * (0.5 - 0.02) * (1 + std::cos(M_PI * t)), 1e-12) << step;
+  }
+  EXPECT_DOUBLE_EQ(lr_at(cfg, 5, kTotal, 10), 0.5);
+  EXPECT_NEAR(lr_at(cfg, kTotal, kTotal, 10), 0.02, 1e-15);  // the floor, and it stays there
+  EXPECT_NEAR(lr_at(cfg, kTotal + 7, kTotal, 10), 0.02, 1e-15);
+
+  TrainConfig linear = cfg;  // linear from the same start: d at step 0, halfway at step W/2
+  linear.warmup_method = "linear";
+  linear.warmup_steps = 4;
+  EXPECT_DOUBLE_EQ(lr_at(linear, 0, kTotal, 10), 0.05);
+  EXPECT_DOUBLE_EQ(lr_at(linear, 2, kTotal, 10), 0.5 * (0.1 + 0.9 * 0.5));
+  EXPECT_DOUBLE_EQ(lr_at(linear, 4, kTotal, 10), 0.5);
 }
 
 }  // namespace

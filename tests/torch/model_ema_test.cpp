@@ -29,6 +29,15 @@ std::vector<torch::Tensor> clones(const std::vector<torch::Tensor>& tensors) {
   return out;
 }
 
+// stoker's own average: decay d with the ramp, every `every` steps.
+AveragePlan plan_of(double decay, int every = 1) {
+  AveragePlan plan;
+  plan.on = true;
+  plan.decay = decay;
+  plan.every_steps = every;
+  return plan;
+}
+
 void expect_close(const std::vector<torch::Tensor>& got, const std::vector<torch::Tensor>& want, const char* what) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) {
@@ -40,7 +49,7 @@ TEST(ModelEmaTest, UpdatesFollowTheFormulaWithItsWarmup) {
   torch::manual_seed(1);
   auto model = make_model("mlp", {1, 8, 8}, 10);
   torch::manual_seed(2);  // the average's own initialisation, replaced by the model's weights
-  ModelEma ema(make_model("mlp", {1, 8, 8}, 10), *model, 0.5);
+  ModelEma ema(make_model("mlp", {1, 8, 8}, 10), *model, plan_of(0.5));
   EXPECT_EQ(max_difference(ema.network(), *model), 0);
   EXPECT_EQ(ema.updates(), 0);
   EXPECT_DOUBLE_EQ(ema.next_decay(), 0.1);  // (1 + 0) / (10 + 0)
@@ -70,7 +79,7 @@ TEST(ModelEmaTest, UpdatesFollowTheFormulaWithItsWarmup) {
 TEST(ModelEmaTest, FloatBuffersAreAveragedAndIntegerBuffersCopied) {
   torch::manual_seed(3);
   auto model = make_model("resnet18", {3, 32, 32}, 10);
-  ModelEma ema(make_model("resnet18", {3, 32, 32}, 10), *model, 0.99);
+  ModelEma ema(make_model("resnet18", {3, 32, 32}, 10), *model, plan_of(0.99));
   const auto before = clones(ema.network().buffers());
   model->train();
   {
@@ -107,7 +116,7 @@ TEST(ModelEmaTest, TheStepperFoldsInTheStepsItTakesAndNotTheOnesFp16Skips) {
   fp16.amp = AmpMode::kFp16;  // on the CPU: the scaler on fp32 math
   fp16.accumulation_steps = 2;
   testing::Twin twin = make_twin(5);
-  ModelEma ema(make_model("mlp", {1, 8, 8}, 10), *twin.model, 0.9);
+  ModelEma ema(make_model("mlp", {1, 8, 8}, 10), *twin.model, plan_of(0.9));
   Stepper stepper(fp16, *twin.model, *twin.optimizer, classification_objective(10), torch::kCPU, 100, 10);
   stepper.keep_average(&ema);
 
@@ -133,9 +142,8 @@ TEST(ModelEmaTest, EmaStepsFoldsInEveryNthStepOfTheRun) {
   const torch::Tensor x = torch::randn({16, 1, 8, 8}), y = torch::randint(0, 10, {16}, torch::kInt64);
   TrainConfig cfg;
   cfg.optimizer = OptimizerKind::kSgd;
-  cfg.ema_steps = 3;
   testing::Twin twin = make_twin(6);
-  ModelEma ema(make_model("mlp", {1, 8, 8}, 10), *twin.model, 0.9);
+  ModelEma ema(make_model("mlp", {1, 8, 8}, 10), *twin.model, plan_of(0.9, 3));
   Stepper stepper(cfg, *twin.model, *twin.optimizer, classification_objective(10), torch::kCPU, 100, 10);
   stepper.keep_average(&ema);
   std::vector<torch::Tensor> expected = clones(ema.network().parameters());
@@ -154,7 +162,7 @@ TEST(ModelEmaTest, EmaStepsFoldsInEveryNthStepOfTheRun) {
   expect_close(ema.network().parameters(), expected, "parameter");
 
   // Resumed at step 4: the next update is the run's step 6, not the Stepper's third.
-  ModelEma resumed(make_model("mlp", {1, 8, 8}, 10), *twin.model, 0.9);
+  ModelEma resumed(make_model("mlp", {1, 8, 8}, 10), *twin.model, plan_of(0.9, 3));
   Stepper later(cfg, *twin.model, *twin.optimizer, classification_objective(10), torch::kCPU, 100, 10, 4);
   later.keep_average(&resumed);
   later.step(x, y);
@@ -163,12 +171,46 @@ TEST(ModelEmaTest, EmaStepsFoldsInEveryNthStepOfTheRun) {
   EXPECT_EQ(resumed.updates(), 1);  // step 6
 }
 
+// torchvision's --model-ema (AveragePlan from model_ema): no ramp, and while the warmup lasts
+// each update copies the weights (its script zeroes n_averaged there, so the next update
+// copies). Here every 2nd step, a copy until step 4: steps 2 and 4 (indices 1, 3) copy, step
+// 6 averages with the decay itself, not the ramp's 1/10.
+TEST(ModelEmaTest, TorchvisionsAverageCopiesThroughTheWarmupAndHasNoRamp) {
+  torch::manual_seed(7);
+  const torch::Tensor x = torch::randn({16, 1, 8, 8}), y = torch::randint(0, 10, {16}, torch::kInt64);
+  TrainConfig cfg;
+  cfg.optimizer = OptimizerKind::kSgd;
+  testing::Twin twin = make_twin(8);
+  AveragePlan plan = plan_of(0.75, 2);
+  plan.ramp = false;
+  plan.copy_until_step = 4;
+  ModelEma ema(make_model("mlp", {1, 8, 8}, 10), *twin.model, plan);
+  EXPECT_DOUBLE_EQ(ema.next_decay(), 0.75);
+  Stepper stepper(cfg, *twin.model, *twin.optimizer, classification_objective(10), torch::kCPU, 100, 10);
+  stepper.keep_average(&ema);
+  for (int step = 1; step <= 4; ++step) {
+    stepper.step(x, y);
+    if (step % 2 == 0) {
+      EXPECT_EQ(max_difference(ema.network(), *twin.model), 0) << "a copy after step " << step;
+    }
+  }
+  EXPECT_EQ(ema.updates(), 2);
+  std::vector<torch::Tensor> expected = clones(ema.network().parameters());
+  stepper.step(x, y);
+  stepper.step(x, y);
+  const auto weights = twin.model->parameters();
+  for (size_t i = 0; i < expected.size(); ++i) expected[i] = 0.75 * expected[i] + 0.25 * weights[i].detach();
+  expect_close(ema.network().parameters(), expected, "parameter");
+  EXPECT_EQ(ema.updates(), 3);
+  EXPECT_GT(max_difference(ema.network(), *twin.model), 0);
+}
+
 TEST(ModelEmaTest, ACheckpointCarriesTheAverageAndItsCount) {
   stoker::testing::TempDir dir;
   torch::manual_seed(6);
   auto model = make_model("mlp", {1, 8, 8}, 10);
   torch::optim::SGD optimizer(model->parameters(), torch::optim::SGDOptions(0.1));
-  ModelEma ema(make_model("mlp", {1, 8, 8}, 10), *model, 0.9);
+  ModelEma ema(make_model("mlp", {1, 8, 8}, 10), *model, plan_of(0.9));
   for (int i = 0; i < 7; ++i) {
     {
       torch::NoGradGuard no_grad;
@@ -183,7 +225,7 @@ TEST(ModelEmaTest, ACheckpointCarriesTheAverageAndItsCount) {
 
   auto model_back = make_model("mlp", {1, 8, 8}, 10);
   torch::optim::SGD optimizer_back(model_back->parameters(), torch::optim::SGDOptions(0.1));
-  ModelEma ema_back(make_model("mlp", {1, 8, 8}, 10), *model_back, 0.9);
+  ModelEma ema_back(make_model("mlp", {1, 8, 8}, 10), *model_back, plan_of(0.9));
   CheckpointFile(with).load_into(*model_back, optimizer_back, &ema_back);
   EXPECT_EQ(ema_back.updates(), 7);
   EXPECT_EQ(max_difference(ema_back.network(), ema.network()), 0);

@@ -13,8 +13,8 @@
 // full or held by the consumer, workers wait (back-pressure). Memory is therefore bounded by
 // prefetch x batch bytes, plus per-worker scratch.
 //
-// Determinism. Sample i of epoch e is transformed with SampleRng(seed, e, i) and written to a
-// fixed position, so batches are bit-identical for any worker count or scheduling. A
+// Determinism. Sample i of epoch e is transformed with SampleRng(seed, e, i) (copy k of a
+// repeated sample: stream i + k x n, sampler.h) and written to a fixed position, so batches are bit-identical for any worker count or scheduling. A
 // LoaderState (seed, epoch, next batch) saved mid-epoch and passed to start_epoch resumes
 // with exactly the batches the uninterrupted run would have produced.
 //

@@ -4,9 +4,18 @@
 // (or 0..n-1 without shuffle). For data parallelism the order is padded by repeating its
 // head until it divides world_size evenly and rank r takes positions r, r+W, r+2W, ...
 // (torch DistributedSampler's rule), so every rank sees the same number of samples.
+//
+// Repeated augmentation (repetitions R > 1; torchvision's RASampler, --ra-sampler --ra-reps R):
+// each sample of the shuffled order appears R times in a row, the list is padded from its head
+// to a multiple of world_size, rank r takes positions r, r+W, ..., and keeps the first
+// floor(n / 256) x 256 / W of them (with fewer than 256 samples, ceil(n / W)). An epoch thus
+// visits as many samples as without it, n / R distinct ones R times each, spread over the
+// ranks. Copy k of sample i draws its random transform from stream i + k x n, so the copies
+// differ; copy 0's stream is i, as without repetition.
 // Thread safety: a value type; plan_epoch is a pure function.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -18,10 +27,14 @@ struct SamplerOptions {
   uint64_t seed = 0;
   int rank = 0;
   int world_size = 1;
+  int repetitions = 1;  // > 1: repeated augmentation
 };
 
 struct EpochPlan {
   std::vector<uint64_t> indices;  // sample ids this rank visits, in order
+  // The random stream of each position (repeated augmentation); empty: each position's id.
+  std::vector<uint64_t> streams;
+  uint64_t stream(size_t position) const { return streams.empty() ? indices[position] : streams[position]; }
   int64_t num_batches = 0;        // batches of batch_size (last may be short unless drop_last)
   int batch_size = 0;
   // Samples in batch b.

@@ -75,6 +75,9 @@ struct TrainConfig {
   int ra_magnitude = 9;
   int augmix_severity = 3;
   double random_erase = 0;
+  // torchvision's --ra-sampler and --ra-reps: repeated augmentation (data::SamplerOptions).
+  bool ra_sampler = false;
+  int ra_reps = 3;
   // torchvision's preset flags (--interpolation, --train-crop-size, --val-resize-size,
   // --val-crop-size). interpolation: the resample filter of the chains, bilinear or bicubic.
   // train_crop_size > 0: the default chain's RandomResizedCrop size. With any of the three
@@ -95,8 +98,14 @@ struct TrainConfig {
   double momentum = 0.9;  // sgd only
   bool nesterov = false;  // sgd only; needs momentum > 0
   ScheduleKind schedule = ScheduleKind::kConstant;
-  int warmup_steps = 0;        // linear warmup before any schedule
+  int warmup_steps = 0;        // warmup before any schedule
   int warmup_epochs = 0;  // torchvision's --lr-warmup-epochs: warmup_steps = this x optimizer steps per epoch
+  // The warmup's shape, as torchvision's --lr-warmup-method and --lr-warmup-decay (PyTorch's
+  // LinearLR and ConstantLR stepped per optimizer step): at step s of W, linear gives
+  // lr x (warmup_decay + (1 - warmup_decay) x s / W), constant gives lr x warmup_decay.
+  std::string warmup_method = "linear";
+  double warmup_decay = 0.01;
+  double lr_min = 0;           // where the cosine schedule ends (torchvision's --lr-min)
   double step_gamma = 0.1;     // schedule step: lr *= step_gamma ...
   int step_every_epochs = 30;  // ... every this many epochs
   double label_smoothing = 0;
@@ -105,7 +114,9 @@ struct TrainConfig {
   double clip_grad_norm = 0;  // > 0: clip the gradients' total L2 norm to this before each optimizer step
   int early_stopping_patience = 0;  // > 0: stop after this many epochs without a better validation figure
   double ema_decay = 0;  // in (0, 1): keep an exponential moving average of the weights; 0 = off
-  int ema_steps = 1;     // fold the weights into the average every this many optimizer steps
+  int ema_steps = kAuto;  // fold the weights into the average every this many optimizer steps; kAuto: 1, or 32 with model_ema
+  // torchvision's --model-ema: keep the average as its reference script does (see AveragePlan).
+  bool model_ema = false;
   int num_workers = 2;      // kAuto: tuned at run time (stoker/diagnose/tune.h)
   int prefetch_factor = 4;  // batches in flight per worker (loader total = this x num_workers)
   CacheKind cache = CacheKind::kNone;
@@ -126,6 +137,26 @@ struct TrainConfig {
 
   friend bool operator==(const TrainConfig&, const TrainConfig&) = default;
 };
+
+// Optimizer steps of warmup: warmup_steps, or warmup_epochs epochs of `steps_per_epoch`.
+int64_t warmup_steps_of(const TrainConfig& config, int64_t steps_per_epoch);
+
+// The moving average of the weights a run keeps, from ema_decay, ema_steps and model_ema.
+//  - stoker's own (ema_decay > 0, model_ema off): every ema_steps (default 1) optimizer steps,
+//    average <- d x average + (1 - d) x weights with d = min(ema_decay, (1 + n) / (10 + n)) after
+//    n updates (timm's and TensorFlow's ramp).
+//  - torchvision's (model_ema on): every ema_steps (default 32) steps, with its script's decay,
+//    1 - min(1, (1 - ema_decay) x processes x batch_size x accumulation_steps x ema_steps /
+//    epochs) (ema_decay default 0.99998), no ramp, and the average is a copy of the weights
+//    while the warmup lasts.
+struct AveragePlan {
+  bool on = false;
+  double decay = 0;          // of each update
+  int every_steps = 1;       // optimizer steps between updates
+  bool ramp = true;          // d = min(decay, (1 + n) / (10 + n))
+  int64_t copy_until_step = 0;  // updates of optimizer steps before this copy the weights
+};
+AveragePlan average_plan(const TrainConfig& config, int processes, int64_t steps_per_epoch);
 
 // One key of the schema, in schema order: the YAML key (snake_case; the flag is --name with
 // '-' for '_'), its --help text, and the default as text ("" for an empty string).

@@ -66,6 +66,7 @@ class Worker {
     BatchBuffer* buffer;
     int slot;
     uint64_t index;
+    uint64_t stream;  // of the sample's random draws (EpochPlan::stream)
   };
   // A run of consecutive samples of one batch claimed at once: `first` and chunk_indices_.
   struct Chunk {
@@ -82,6 +83,7 @@ class Worker {
   const LoaderOptions& options_;
   SampleLoader loader_;
   std::vector<uint64_t> chunk_indices_;  // dataset indices of the claimed chunk
+  std::vector<uint64_t> chunk_streams_;  // their random streams
 };
 
 // Waits for samples to claim (up to claim_chunk consecutive ones of one batch); false when
@@ -116,8 +118,13 @@ bool Worker::claim(MutexLock& lock, Chunk* out) {
       const auto count = static_cast<int>(std::min<int64_t>(shared_.claim_chunk, batch_end - position));
       const auto from = shared_.plan.indices.begin() + position;
       chunk_indices_.assign(from, from + count);
+      chunk_streams_.resize(static_cast<size_t>(count));
+      for (int k = 0; k < count; ++k) {
+        chunk_streams_[static_cast<size_t>(k)] = shared_.plan.stream(static_cast<size_t>(position + k));
+      }
       out->first = {shared_.epoch, batch, target.buffer,
-                    static_cast<int>(position - batch * shared_.plan.batch_size), chunk_indices_.front()};
+                    static_cast<int>(position - batch * shared_.plan.batch_size), chunk_indices_.front(),
+                    chunk_streams_.front()};
       out->count = count;
       shared_.next_claim += count;
       ++shared_.busy_workers;
@@ -139,6 +146,7 @@ void Worker::run() {
       Claim job = chunk.first;
       job.slot += k;
       job.index = chunk_indices_[static_cast<size_t>(k)];
+      job.stream = chunk_streams_[static_cast<size_t>(k)];
       try {
         produce(job);
       } catch (const std::exception& e) {  // no exception crosses the thread
@@ -167,14 +175,14 @@ void Worker::produce(const Claim& job) {
   const size_t n = source_.size();
 
   uint64_t used = job.index;
-  Status status = loader_.load(job.index, seed, job.epoch, job.index, out);
+  Status status = loader_.load(job.index, seed, job.epoch, job.stream, out);
   if (!status.ok()) {
     record_bad(job, status.reason());
     if (options_.on_error == OnError::kFail) return;
     status = Status::failure("no substitute");
     for (int k = 1; k <= kSubstituteTries && !status.ok() && static_cast<size_t>(k) < n; ++k) {
       used = (job.index + static_cast<uint64_t>(k)) % n;
-      status = loader_.load(used, seed, job.epoch, job.index, out);
+      status = loader_.load(used, seed, job.epoch, job.stream, out);
     }
     if (!status.ok()) std::memset(out, 0, sample_bytes);  // nothing loadable nearby
   }
@@ -194,6 +202,7 @@ void Worker::record_bad(const Claim& job, const std::string& reason) {
   auto& listed = stats.bad_samples;
   const auto at = std::lower_bound(listed.begin(), listed.end(), job.index,
                                    [](const BadSample& b, uint64_t index) { return b.index < index; });
+  if (at != listed.end() && at->index == job.index) return;  // a repeated sample, listed once
   if (listed.size() < kMaxBadListed || at != listed.end()) {
     listed.insert(at, {job.index, source_.name(job.index), reason});
     if (listed.size() > kMaxBadListed) listed.pop_back();

@@ -1,5 +1,6 @@
 #include "stoker/data/sampler.h"
 
+#include <algorithm>
 #include <numeric>
 #include <string>
 
@@ -9,8 +10,30 @@
 namespace stoker::data {
 
 namespace {
+
 constexpr uint64_t kShuffleStream = 0x53485546464C45ull;  // "SHUFFLE"
+
+// torchvision's RASampler over `order`: each id `reps` times in a row, padded from the head to
+// a multiple of the world, every world-th from the rank, the first floor(n / 256) x 256 / W.
+void plan_repeated(const std::vector<uint64_t>& order, const SamplerOptions& options, EpochPlan* plan) {
+  const auto n = static_cast<uint64_t>(order.size());
+  const auto reps = static_cast<uint64_t>(options.repetitions);
+  const auto world = static_cast<uint64_t>(options.world_size);
+  const uint64_t repeated = n * reps;
+  const uint64_t per_rank = (repeated + world - 1) / world;
+  uint64_t selected = n >= 256 ? (n / 256 * 256) / world : (n + world - 1) / world;
+  selected = std::min(selected, per_rank);
+  plan->indices.reserve(selected);
+  plan->streams.reserve(selected);
+  for (uint64_t k = 0; k < selected; ++k) {
+    const uint64_t position = (k * world + static_cast<uint64_t>(options.rank)) % repeated;
+    const uint64_t id = order[position / reps];
+    plan->indices.push_back(id);
+    plan->streams.push_back(id + (position % reps) * n);
+  }
 }
+
+}  // namespace
 
 EpochPlan plan_epoch(uint64_t dataset_size, int batch_size, const SamplerOptions& options,
                      int64_t epoch) {
@@ -21,6 +44,9 @@ EpochPlan plan_epoch(uint64_t dataset_size, int batch_size, const SamplerOptions
   if (options.rank < 0 || options.rank >= options.world_size) {
     throw UsageError("rank must be in [0, " + std::to_string(options.world_size - 1) + "] (got " +
                      std::to_string(options.rank) + ")");
+  }
+  if (options.repetitions < 1) {
+    throw UsageError("repetitions must be >= 1 (got " + std::to_string(options.repetitions) + ")");
   }
   std::vector<uint64_t> order(dataset_size);
   std::iota(order.begin(), order.end(), uint64_t{0});
@@ -34,7 +60,9 @@ EpochPlan plan_epoch(uint64_t dataset_size, int batch_size, const SamplerOptions
   const auto world = static_cast<uint64_t>(options.world_size);
   EpochPlan plan;
   plan.batch_size = batch_size;
-  if (world == 1) {
+  if (options.repetitions > 1) {
+    if (dataset_size > 0) plan_repeated(order, options, &plan);
+  } else if (world == 1) {
     plan.indices = std::move(order);
   } else if (dataset_size > 0) {
     const uint64_t per_rank = (dataset_size + world - 1) / world;
@@ -45,7 +73,10 @@ EpochPlan plan_epoch(uint64_t dataset_size, int batch_size, const SamplerOptions
   }
   const auto n = static_cast<int64_t>(plan.indices.size());
   plan.num_batches = options.drop_last ? n / batch_size : (n + batch_size - 1) / batch_size;
-  if (options.drop_last) plan.indices.resize(static_cast<size_t>(plan.num_batches * batch_size));
+  if (options.drop_last) {
+    plan.indices.resize(static_cast<size_t>(plan.num_batches * batch_size));
+    if (!plan.streams.empty()) plan.streams.resize(plan.indices.size());
+  }
   return plan;
 }
 

@@ -199,6 +199,13 @@ std::vector<Field> make_fields() {
        "RandomErasing's probability, added to the training chain after Normalize (torchvision's --random-erase; 0.1 "
        "and 0.25 are common); 0 = off",
        {}},
+      {"ra_sampler",
+       &C::ra_sampler,
+       "Repeated augmentation, as torchvision's --ra-sampler: an epoch takes each of 1/ra_reps of the samples "
+       "ra_reps times in a row, each copy transformed with its own draws (as many samples per epoch as without it, "
+       "rounded down to a multiple of 256)",
+       {}},
+      {"ra_reps", &C::ra_reps, "Copies of each sample with ra_sampler, 1..64 (torchvision's --ra-reps)", {}},
       {"interpolation",
        &C::interpolation,
        "Resample filter of the training and validation chains, bilinear or bicubic (torchvision's --interpolation; "
@@ -245,15 +252,25 @@ std::vector<Field> make_fields() {
       {"nesterov", &C::nesterov, "Nesterov momentum (sgd; needs momentum > 0)", {}},
       {"schedule",
        &C::schedule,
-       "Learning-rate schedule after warmup: constant, cosine (to 0 at the end) or step; torchvision's "
+       "Learning-rate schedule after warmup: constant, cosine (to lr_min at the end) or step; torchvision's "
        "cosineannealinglr and steplr name the last two",
        {"lr_scheduler"}},
-      {"warmup_steps", &C::warmup_steps, "Optimizer steps of linear warmup from 0 to lr", {}},
+      {"warmup_steps", &C::warmup_steps, "Optimizer steps of warmup before the schedule (see warmup_method)", {}},
       {"warmup_epochs",
        &C::warmup_epochs,
-       "Warmup as epochs of optimizer steps (torchvision's --lr-warmup-epochs; stoker's warmup rises linearly per "
-       "step from 0, torchvision's per epoch from lr-warmup-decay); not with warmup_steps",
+       "Warmup as epochs of optimizer steps (torchvision's --lr-warmup-epochs; stoker sets the rate each step, "
+       "torchvision's script each epoch); not with warmup_steps",
        {"lr_warmup_epochs"}},
+      {"warmup_method",
+       &C::warmup_method,
+       "Warmup's shape: linear (from lr x warmup_decay up to lr) or constant (lr x warmup_decay throughout), as "
+       "torchvision's --lr-warmup-method (whose script defaults to constant)",
+       {"lr_warmup_method"}},
+      {"warmup_decay",
+       &C::warmup_decay,
+       "The fraction of lr the warmup starts at, in [0, 1] (torchvision's --lr-warmup-decay)",
+       {"lr_warmup_decay"}},
+      {"lr_min", &C::lr_min, "Where the cosine schedule ends, in [0, lr] (torchvision's --lr-min)", {}},
       {"step_gamma", &C::step_gamma, "Schedule step: multiply lr by this, in (0, 1] ...", {"lr_gamma"}},
       {"step_every_epochs", &C::step_every_epochs, "... every this many epochs", {"lr_step_size"}},
       {"label_smoothing", &C::label_smoothing, "Cross-entropy label smoothing, in [0, 1)", {}},
@@ -286,9 +303,15 @@ std::vector<Field> make_fields() {
       {"ema_steps",
        &C::ema_steps,
        "Fold the weights into the moving average every this many optimizer steps (torchvision's "
-       "--model-ema-steps), 1..100000; ema_decay is the decay of each update (torchvision's script also rescales "
-       "its decay by batch size x steps / epochs: stoker does not)",
-       {"model_ema_steps"}},
+       "--model-ema-steps), 1..100000, or auto: 1, or 32 with model_ema",
+       {"model_ema_steps"},
+       true},
+      {"model_ema",
+       &C::model_ema,
+       "Keep the moving average as torchvision's --model-ema does: each update's decay is 1 - (1 - ema_decay) x "
+       "processes x batch_size x accumulation_steps x ema_steps / epochs (ema_decay default 0.99998), and the "
+       "average copies the weights until the warmup ends. Without it, ema_decay is each update's decay",
+       {}},
       {"num_workers",
        &C::num_workers,
        "Loader worker threads, 1..1024, or auto (tuned at run time from measured throughput)",

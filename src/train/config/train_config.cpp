@@ -148,6 +148,31 @@ std::string to_yaml(const TrainConfig& config) {
   return text;
 }
 
+int64_t warmup_steps_of(const TrainConfig& c, int64_t steps_per_epoch) {
+  return c.warmup_steps > 0 ? c.warmup_steps : static_cast<int64_t>(c.warmup_epochs) * steps_per_epoch;
+}
+
+AveragePlan average_plan(const TrainConfig& c, int processes, int64_t steps_per_epoch) {
+  AveragePlan plan;
+  plan.on = c.ema_decay > 0 || c.model_ema;
+  if (!plan.on) return plan;
+  if (!c.model_ema) {
+    plan.decay = c.ema_decay;
+    plan.every_steps = c.ema_steps == kAuto ? 1 : c.ema_steps;
+    return plan;
+  }
+  constexpr double kTorchvisionDecay = 0.99998;  // its --model-ema-decay default
+  constexpr int kTorchvisionSteps = 32;          // its --model-ema-steps default
+  plan.every_steps = c.ema_steps == kAuto ? kTorchvisionSteps : c.ema_steps;
+  const double samples_per_update = static_cast<double>(processes) * c.batch_size * c.accumulation_steps *
+                                    plan.every_steps;
+  const double alpha = (1 - (c.ema_decay > 0 ? c.ema_decay : kTorchvisionDecay)) * samples_per_update / c.epochs;
+  plan.decay = 1 - std::min(1.0, alpha);
+  plan.ramp = false;
+  plan.copy_until_step = warmup_steps_of(c, steps_per_epoch);
+  return plan;
+}
+
 void check_task_and_loss(TaskKind task, LossKind loss, double label_smoothing) {
   const bool regression_loss = loss == LossKind::kMse || loss == LossKind::kL1 || loss == LossKind::kSmoothL1;
   if (task == TaskKind::kClassification && regression_loss) {
@@ -202,6 +227,7 @@ void validate(const TrainConfig& c) {
   between("ra_magnitude", c.ra_magnitude, 0, 30, "; RandAugment has 31 magnitude bins");
   between("augmix_severity", c.augmix_severity, 1, 10, "; AugMix's magnitudes come from the bins below it, of 10");
   fraction("random_erase", c.random_erase, true, "[0, 1]");
+  between("ra_reps", c.ra_reps, 1, 64, "; 3 and 4 are common");
   check(c.interpolation == "bilinear" || c.interpolation == "bicubic",
         fmt::format("interpolation must be one of bilinear, bicubic (got '{}')", c.interpolation));
   between("train_crop_size", c.train_crop_size, 0, 8192, "; 0 = the chain's own");
@@ -222,6 +248,19 @@ void validate(const TrainConfig& c) {
   check(c.warmup_steps == 0 || c.warmup_epochs == 0,
         fmt::format("warmup_steps {} and warmup_epochs {} both set the warmup; give one", c.warmup_steps,
                     c.warmup_epochs));
+  check(c.warmup_method == "linear" || c.warmup_method == "constant",
+        fmt::format("warmup_method must be one of linear, constant (got '{}')", c.warmup_method));
+  fraction("warmup_decay", c.warmup_decay, true, "[0, 1]");
+  check(!(c.warmup_method == "constant" && c.warmup_decay == 0),
+        "warmup_method constant with warmup_decay 0 holds the learning rate at 0 through the warmup; set "
+        "warmup_decay (torchvision's default is 0.01) or warmup_method linear");
+  check(c.lr_min >= 0 && c.lr_min <= c.lr,
+        fmt::format("lr_min must be in [0, lr] = [0, {}] (got {}); it is where the cosine schedule ends", c.lr,
+                    c.lr_min));
+  check(c.lr_min == 0 || c.schedule == ScheduleKind::kCosine,
+        fmt::format("lr_min {} is where the cosine schedule ends, and the schedule is {}; set schedule cosine or "
+                    "leave lr_min out",
+                    c.lr_min, to_string(c.schedule)));
   check(c.step_gamma > 0 && c.step_gamma <= 1,
         fmt::format("step_gamma must be in (0, 1] (got {})", c.step_gamma));
   at_least("step_every_epochs", c.step_every_epochs, 1);
@@ -245,7 +284,7 @@ void validate(const TrainConfig& c) {
         fmt::format("ema_decay must be in [0, 1) (got {}); 0 turns the average off, 0.9998 and 0.999 are common "
                     "choices",
                     c.ema_decay));
-  between("ema_steps", c.ema_steps, 1, 100000, "; 1 = every optimizer step");
+  if (c.ema_steps != kAuto) between("ema_steps", c.ema_steps, 1, 100000, "; 1 = every optimizer step, or auto");
   if (c.num_workers != kAuto) {
     between("num_workers", c.num_workers, 1, 1024,
             c.num_workers == 0 ? "; stoker always loads on worker threads: 1 is the fewest, or auto"

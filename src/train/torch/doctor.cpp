@@ -32,7 +32,8 @@ class Doctor {
   Doctor(const TrainConfig& cfg, const DoctorOptions& options)
       : cfg_(cfg), options_(options), setup_(make_setup(cfg)), cores_(usable_cores()) {
     // The moving average costs a pass over the weights per step: measured as training pays it.
-    if (cfg.ema_decay > 0) ema_.emplace(another_model(cfg, setup_), *setup_.model, cfg.ema_decay);
+    const AveragePlan average = average_plan(cfg, 1, optimizer_steps_per_epoch(cfg, setup_));
+    if (average.on) ema_.emplace(another_model(cfg, setup_), *setup_.model, average);
   }
 
   // The loader alone: batches taken as fast as they come, nothing else running.
@@ -273,7 +274,7 @@ class Doctor {
   const TrainConfig& cfg_;
   DoctorOptions options_;
   TrainSetup setup_;
-  std::optional<ModelEma> ema_;  // ema_decay > 0
+  std::optional<ModelEma> ema_;  // AveragePlan::on
   int cores_;
   int64_t next_epoch_ = 0;
 };

@@ -36,16 +36,31 @@ void copy_each(std::vector<torch::Tensor>& to, const std::vector<torch::Tensor>&
 
 }  // namespace
 
-ModelEma::ModelEma(std::shared_ptr<Network> average, const Network& model, double decay)
-    : average_(std::move(average)), decay_(decay) {
+ModelEma::ModelEma(std::shared_ptr<Network> average, const Network& model, const AveragePlan& plan)
+    : average_(std::move(average)), plan_(plan) {
   average_->eval();
   for (auto& p : average_->parameters()) p.set_requires_grad(false);
   restart_from(model);
 }
 
 double ModelEma::next_decay() const {
+  if (!plan_.ramp) return plan_.decay;
   const double n = static_cast<double>(updates_);
-  return std::min(decay_, (1 + n) / (10 + n));
+  return std::min(plan_.decay, (1 + n) / (10 + n));
+}
+
+void ModelEma::after_step(const Network& model, int64_t step) {
+  // By the run's count, so a resumed run updates on the same steps.
+  if ((step + 1) % plan_.every_steps != 0) return;
+  if (step < plan_.copy_until_step) {
+    torch::NoGradGuard no_grad;
+    TensorPairs pairs = pair_up(*average_, model);
+    copy_each(pairs.average_float, pairs.model_float);
+    copy_each(pairs.average_other, pairs.model_other);
+    ++updates_;
+    return;
+  }
+  update(model);
 }
 
 void ModelEma::update(const Network& model) {

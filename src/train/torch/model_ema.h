@@ -1,10 +1,13 @@
 // An exponential moving average of a model's weights (timm's ModelEma, torchvision's
-// ExponentialMovingAverage): after each optimizer step that was taken, every floating-point
-// parameter and buffer of the average moves toward the model's,
-//     average ← d · average + (1 − d) · weight,   d = min(decay, (1 + n) / (10 + n)),
-// n being the updates folded in so far (TensorFlow's ExponentialMovingAverage with
-// num_updates: the first updates weigh more, so a short run's average is not mostly its
-// random initialisation). Integer buffers (BatchNorm's num_batches_tracked) are copied.
+// ExponentialMovingAverage), kept as an AveragePlan (stoker/train/config.h) says: after every
+// plan.every_steps-th optimizer step that was taken, every floating-point parameter and buffer
+// of the average moves toward the model's,
+//     average ← d · average + (1 − d) · weight,
+// with d = min(decay, (1 + n) / (10 + n)) after n updates when plan.ramp (TensorFlow's
+// ExponentialMovingAverage with num_updates: the first updates weigh more, so a short run's
+// average is not mostly its random initialisation), else d = decay; updates of steps before
+// plan.copy_until_step copy the weights instead (torchvision's script through its warmup).
+// Integer buffers (BatchNorm's num_batches_tracked) are copied.
 // The average is a second instance of the model's network, on the same device and in the
 // same memory format, kept in eval mode: it is validated and exported like the model.
 // Not thread-safe: the training loop's thread only.
@@ -14,16 +17,21 @@
 #include <memory>
 
 #include "network.h"
+#include "stoker/train/config.h"
 
 namespace stoker::train {
 
 class ModelEma {
  public:
   // `average`: a second instance of `model`'s architecture (another_model in setup.h); it
-  // starts as a copy of `model`'s weights. `decay` in (0, 1).
-  ModelEma(std::shared_ptr<Network> average, const Network& model, double decay);
+  // starts as a copy of `model`'s weights. plan.decay in [0, 1).
+  ModelEma(std::shared_ptr<Network> average, const Network& model, const AveragePlan& plan);
 
-  // Folds `model`'s current weights in (one optimizer step's worth) and counts the update.
+  // After optimizer step `step` (the run's count, from 0) was taken: folds `model` in on every
+  // plan.every_steps-th step, or copies it there while step < plan.copy_until_step.
+  void after_step(const Network& model, int64_t step);
+
+  // Folds `model`'s current weights in (one update's worth) and counts the update.
   void update(const Network& model);
 
   // Starts over from `model`'s weights, with no updates counted.
@@ -31,7 +39,8 @@ class ModelEma {
 
   Network& network() { return *average_; }
   const Network& network() const { return *average_; }
-  double decay() const { return decay_; }
+  double decay() const { return plan_.decay; }
+  const AveragePlan& plan() const { return plan_; }
   // The d the next update will use.
   double next_decay() const;
   int64_t updates() const { return updates_; }
@@ -40,7 +49,7 @@ class ModelEma {
 
  private:
   std::shared_ptr<Network> average_;
-  double decay_;
+  AveragePlan plan_;
   int64_t updates_ = 0;
 };
 

@@ -28,20 +28,44 @@ std::string run_id() {
   return text;
 }
 
-// A moving average spans about ema_steps / (1 - ema_decay) optimizer steps (the weight of an
+// A moving average spans about every_steps / (1 - decay) optimizer steps (the weight of an
 // update falls to 1/e over that many): one longer than the run mostly remembers where it started.
 // Said, with a decay that spans a tenth of the run, not changed.
-void print_average_hint(const TrainConfig& cfg, const TrainSetup& setup) {
-  if (cfg.ema_decay <= 0) return;
+void print_average_hint(const TrainConfig& cfg, const TrainSetup& setup, const AveragePlan& average) {
+  if (!average.on || average.decay >= 1) return;
   int64_t steps = scheduled_steps(cfg, setup);
   if (cfg.max_steps > 0) steps = std::min<int64_t>(steps, cfg.max_steps);
-  const double span = cfg.ema_steps / (1 - cfg.ema_decay);
+  const double span = average.every_steps / (1 - average.decay);
   if (steps <= 0 || span <= static_cast<double>(steps)) return;
-  const double suggested = 1 - 10.0 * cfg.ema_steps / static_cast<double>(steps);
+  const double suggested = 1 - 10.0 * average.every_steps / static_cast<double>(steps);
   std::printf("hint     the moving average spans about %s optimizer steps (ema_steps / (1 - ema_decay)), more than "
               "this run's %s: it stays close to the early weights%s\n",
               grouped(span).c_str(), grouped(static_cast<double>(steps)).c_str(),
-              suggested >= 0.9 ? fmt::format("; ema_decay {:.4g} spans a tenth of the run", suggested).c_str() : "");
+              suggested >= 0.9 && !cfg.model_ema
+                  ? fmt::format("; ema_decay {:.4g} spans a tenth of the run", suggested).c_str()
+                  : "");
+}
+
+// An SGD-sized rate given to AdamW: most often a torchvision recipe pasted without --opt, whose
+// script defaults to SGD where stoker defaults to AdamW.
+void print_rate_hint(const TrainConfig& cfg) {
+  if (cfg.optimizer != OptimizerKind::kAdamW || cfg.lr < 0.05) return;
+  std::printf("hint     lr %g is an SGD-sized rate and the optimizer is adamw (stoker's default; torchvision's script "
+              "defaults to sgd): add --opt sgd, or give adamw a rate such as 0.001\n",
+              cfg.lr);
+}
+
+// The header's words for the moving average: "" when there is none.
+std::string average_text(const TrainConfig& cfg, const AveragePlan& average) {
+  if (!average.on) return "";
+  std::string text = fmt::format(" · ema_decay {:.6g}{}", average.decay,
+                                 average.every_steps > 1 ? fmt::format(" every {} steps", average.every_steps) : "");
+  if (cfg.model_ema) {
+    text += " (torchvision's --model-ema rescaling";
+    if (average.copy_until_step > 0) text += fmt::format("; a copy until step {}", average.copy_until_step);
+    text += ")";
+  }
+  return text;
 }
 
 }  // namespace
@@ -90,6 +114,7 @@ RunStart open_run(const TrainConfig& cfg, Network& model, torch::optim::Optimize
 void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const RunStart& start,
                       const ProcessPlace& place) {
   const data::Loader& train_loader = *setup.train_loader;
+  const AveragePlan average = average_plan(cfg, place.world_size, optimizer_steps_per_epoch(cfg, setup));
   const std::string workers_text = cfg.num_workers == kAuto
                                        ? fmt::format("auto (from {})", setup.start_workers)
                                        : std::to_string(cfg.num_workers);
@@ -116,20 +141,22 @@ void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const Run
               cfg.prefetch_factor, to_string(cfg.amp).c_str(), cfg.accumulation_steps,
               ((cfg.clip_grad_norm > 0 ? fmt::format(" · clip_grad_norm {:g}", cfg.clip_grad_norm) : std::string()) +
                (cfg.early_stopping_patience > 0 ? fmt::format(" · patience {}", cfg.early_stopping_patience) : std::string()) +
-               (cfg.ema_decay > 0 ? fmt::format(" · ema_decay {:g}{}", cfg.ema_decay,
-                                                 cfg.ema_steps > 1 ? fmt::format(" every {} steps", cfg.ema_steps)
-                                                                   : std::string())
-                                  : std::string()) +
+               average_text(cfg, average) +
                (cfg.norm_weight_decay != kAuto
                     ? fmt::format(" · norm_weight_decay {:g}{}", cfg.norm_weight_decay,
                                   optimizer_groups(*setup.model).norm.empty()
                                       ? fmt::format(" (applies to nothing: {} has no normalization layers)", cfg.model)
                                       : std::string())
                     : std::string()) +
+               (cfg.ra_sampler ? fmt::format(" · ra_reps {} ({} samples an epoch{})", cfg.ra_reps,
+                                             grouped(static_cast<double>(train_loader.samples_per_epoch())),
+                                             place.world_size > 1 ? " per process" : "")
+                               : std::string()) +
                (cfg.mixup_alpha > 0 ? fmt::format(" · mixup {:g}", cfg.mixup_alpha) : std::string()) +
                (cfg.cutmix_alpha > 0 ? fmt::format(" · cutmix {:g}", cfg.cutmix_alpha) : std::string()))
                   .c_str());
-  print_average_hint(cfg, setup);
+  print_average_hint(cfg, setup, average);
+  print_rate_hint(cfg);
   if (place.world_size > 1) {
     std::printf("parallel %d processes (%d on this machine) · each trains on 1/%d of every epoch · gradients "
                 "averaged over all before each step (Gloo)\n",
@@ -140,13 +167,13 @@ void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const Run
     std::printf("Batch size: %d (requested: %d)\n", cfg.batch_size, cfg.batch_size);
   }
   if (start.resumed) {
-    std::string average;
-    if (cfg.ema_decay > 0) {
-      average = start.ema_updates ? fmt::format(" · moving average of {} updates from the checkpoint", *start.ema_updates)
-                                  : " · the checkpoint has no moving average: it starts from the loaded weights";
+    std::string averaged;
+    if (average.on) {
+      averaged = start.ema_updates ? fmt::format(" · moving average of {} updates from the checkpoint", *start.ema_updates)
+                                   : " · the checkpoint has no moving average: it starts from the loaded weights";
     }
     std::printf("resume   epoch %lld, batch %lld, step %lld%s\n", static_cast<long long>(start.epoch + 1),
-                static_cast<long long>(start.batch), static_cast<long long>(start.global_step), average.c_str());
+                static_cast<long long>(start.batch), static_cast<long long>(start.global_step), averaged.c_str());
   }
   std::fflush(stdout);
 }

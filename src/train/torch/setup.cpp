@@ -297,6 +297,7 @@ TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place) {
   data::LoaderOptions train_options = loader_options(cfg, *s.train_source, true, s.start_workers);
   train_options.sampler.rank = place.rank;
   train_options.sampler.world_size = place.world_size;
+  train_options.sampler.repetitions = cfg.ra_sampler ? cfg.ra_reps : 1;
   s.train_chain = train_options.transform;
   s.eval_chain = transform_for(cfg, s.val_source ? *s.val_source : *s.train_source, false);
   train_options.allocator = s.pinned.get();
@@ -341,6 +342,10 @@ std::shared_ptr<Network> another_model(const TrainConfig& cfg, const TrainSetup&
 int64_t scheduled_steps(const TrainConfig& cfg, const TrainSetup& setup) {
   return static_cast<int64_t>(cfg.epochs) * static_cast<int64_t>(setup.train_loader->batches_per_epoch()) /
          cfg.accumulation_steps;
+}
+
+int64_t optimizer_steps_per_epoch(const TrainConfig& cfg, const TrainSetup& setup) {
+  return static_cast<int64_t>(setup.train_loader->batches_per_epoch()) / cfg.accumulation_steps;
 }
 
 data::TransformSpec inference_inputs(const TrainSetup& setup) {

@@ -71,6 +71,8 @@ std::shared_ptr<Network> another_model(const TrainConfig& cfg, const TrainSetup&
 // The optimizer steps the run plans for (the schedule's length): epochs x the training
 // loader's batches per epoch / accumulation_steps. max_steps may stop it earlier.
 int64_t scheduled_steps(const TrainConfig& cfg, const TrainSetup& setup);
+// Optimizer steps in an epoch of the training loader.
+int64_t optimizer_steps_per_epoch(const TrainConfig& cfg, const TrainSetup& setup);
 
 // What the trained model takes at inference: the evaluation chain with the sizes and the
 // Standardize statistics the training loader fitted (recorded in summary.json and the

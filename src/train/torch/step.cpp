@@ -18,13 +18,17 @@ void set_lr(torch::optim::Optimizer& optimizer, double lr) {
 }  // namespace
 
 double lr_at(const TrainConfig& cfg, int64_t step, int64_t total, int64_t steps_per_epoch) {
-  const int64_t warmup = cfg.warmup_steps > 0 ? cfg.warmup_steps : cfg.warmup_epochs * steps_per_epoch;
-  if (warmup > 0 && step < warmup) return cfg.lr * static_cast<double>(step + 1) / static_cast<double>(warmup);
+  const int64_t warmup = warmup_steps_of(cfg, steps_per_epoch);
+  if (warmup > 0 && step < warmup) {
+    const double d = cfg.warmup_decay;
+    if (cfg.warmup_method == "constant") return cfg.lr * d;
+    return cfg.lr * (d + (1 - d) * static_cast<double>(step) / static_cast<double>(warmup));
+  }
   switch (cfg.schedule) {
     case ScheduleKind::kCosine: {
       const double span = std::max<int64_t>(1, total - warmup);
       const double t = std::min(1.0, static_cast<double>(step - warmup) / span);
-      return 0.5 * cfg.lr * (1 + std::cos(M_PI * t));
+      return cfg.lr_min + 0.5 * (cfg.lr - cfg.lr_min) * (1 + std::cos(M_PI * t));
     }
     case ScheduleKind::kStep: {
       const int64_t epoch = steps_per_epoch > 0 ? step / steps_per_epoch : 0;
@@ -126,8 +130,7 @@ void Stepper::optimizer_step(Result* r) {
     optimizer_.step();
   }
   compat::zero_grad_set_to_none(optimizer_);
-  // Every ema_steps-th step by the run's count, so a resumed run updates on the same steps.
-  if (ema_ != nullptr && !r->skipped && (global_step_ + 1) % cfg_.ema_steps == 0) ema_->update(model_);
+  if (ema_ != nullptr && !r->skipped) ema_->after_step(model_, global_step_);
   // A skipped fp16 step still counts: the schedule and checkpoints follow windows, as
   // PyTorch's scheduler.step() after scaler.step() does.
   ++global_step_;

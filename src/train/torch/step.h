@@ -72,8 +72,8 @@ class Stepper {
   // this process alone), sent during the backward that ends each window, and each process
   // mixes its batches (BatchMix) with draws of its own. The group must outlive the Stepper.
   void average_gradients_over(DataParallel* group);
-  // After each ema_steps-th optimizer step that is taken (not an fp16 skip), `ema` folds the new weights
-  // in (null: none). It must outlive the Stepper.
+  // After each optimizer step that is taken (not an fp16 skip), `ema` is offered the new weights
+  // (ModelEma::after_step; null: none). It must outlive the Stepper.
   void keep_average(ModelEma* ema) { ema_ = ema; }
   int64_t global_step() const { return global_step_; }
   // Null unless amp is fp16.

@@ -104,7 +104,7 @@ class TrainLoop {
         steps_per_epoch_(setup.train_loader->batches_per_epoch()),
         stepper_(cfg, *setup.model, *setup.optimizer, setup.objective, setup.device,
                  scheduled_steps(cfg, setup),
-                 steps_per_epoch_ / cfg.accumulation_steps, start.global_step),
+                 optimizer_steps_per_epoch(cfg, setup), start.global_step),
         feed_(*setup.train_loader, setup.objective, setup.feed),
         progress_(stdout) {
     if (stepper_.scaler() != nullptr && start.scaler) stepper_.scaler()->set_state(*start.scaler);
@@ -145,7 +145,7 @@ class TrainLoop {
   RunRecords* records_;
   const int gpu_index_;
   DataParallel* group_;
-  ModelEma* ema_;  // the leader's moving average of the weights (ema_decay > 0); null otherwise
+  ModelEma* ema_;  // the leader's moving average of the weights (AveragePlan::on); null otherwise
   const int world_size_;
   const int64_t steps_per_epoch_;
   Stepper stepper_;
@@ -310,7 +310,8 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
   // The moving average of the weights: the leader's, which validates and saves it (every
   // process takes the same steps, so the others would hold the same one).
   std::optional<ModelEma> ema;
-  if (leader && cfg.ema_decay > 0) ema.emplace(another_model(cfg, setup), *setup.model, cfg.ema_decay);
+  const AveragePlan average = average_plan(cfg, place.world_size, optimizer_steps_per_epoch(cfg, setup));
+  if (leader && average.on) ema.emplace(another_model(cfg, setup), *setup.model, average);
   const RunStart start = open_run(cfg, *setup.model, *setup.optimizer, place, ema ? &*ema : nullptr);
   if (group && leader) group->barrier();
   if (group) group->broadcast_from_leader(*setup.model);  // one starting point, whatever each process drew
@@ -353,7 +354,7 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
   // The average's metadata adds its decay and updates to the model's.
   const auto averaged_metadata = [&] {
     std::map<std::string, std::string> entries = weights_metadata();
-    entries["ema_decay"] = fmt::format("{:.17g}", cfg.ema_decay);
+    entries["ema_decay"] = fmt::format("{:.17g}", average.decay);
     entries["ema_updates"] = std::to_string(ema->updates());
     return entries;
   };
@@ -435,7 +436,7 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
       averaged = (fs::path(start.run_dir) / "model_ema.safetensors").string();
       save_safetensors(ema->network(), *averaged, averaged_metadata());
     }
-    records.set_ema(cfg.ema_decay, ema->updates(), averaged);
+    records.set_ema(average.decay, ema->updates(), averaged);
   }
   const nlohmann::json best_so_far = best->summary();
   records.set_best(best_so_far);

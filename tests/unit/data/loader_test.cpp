@@ -105,6 +105,50 @@ TEST(LoaderTest, BitIdenticalForAnyWorkerCount) {
   }
 }
 
+// Repeated augmentation: the copies of a sample sit in a row and each is transformed with its
+// own draws; copy 0 is the sample exactly as the plain loader makes it in the same epoch, and
+// any worker count gives the same bytes.
+TEST(LoaderTest, RepeatedCopiesAreTransformedApartAndCopyZeroAsWithout) {
+  TempDir dir;
+  auto source = make_idx(dir, 60);
+  LoaderOptions plain_options = augmenting_options(2);
+  plain_options.batch_size = 60;  // one batch: every sample, by index
+  Loader plain(source, plain_options);
+  plain.start_epoch(3);
+  Batch all = plain.next();
+  ASSERT_TRUE(all);
+  const size_t sample_bytes = all.bytes() / static_cast<size_t>(all.size());
+  std::vector<const uint8_t*> by_index(60);
+  for (int s = 0; s < all.size(); ++s) {
+    by_index[all.indices()[s]] = static_cast<const uint8_t*>(all.data()) + static_cast<size_t>(s) * sample_bytes;
+  }
+
+  LoaderOptions options = augmenting_options(1);
+  options.batch_size = 6;
+  options.sampler.repetitions = 3;
+  Loader repeated(source, options);
+  EXPECT_EQ(repeated.samples_per_epoch(), 60u);  // fewer than 256: as many as without
+  EXPECT_EQ(repeated.batches_per_epoch(), 10);
+  repeated.start_epoch(3);
+  int copies_apart = 0;
+  while (Batch batch = repeated.next()) {
+    const auto* p = static_cast<const uint8_t*>(batch.data());
+    for (int s = 0; s < batch.size(); s += 3) {
+      const uint64_t id = batch.indices()[s];
+      ASSERT_EQ(batch.indices()[s + 1], id);
+      ASSERT_EQ(batch.indices()[s + 2], id);
+      const uint8_t* copy0 = p + static_cast<size_t>(s) * sample_bytes;
+      EXPECT_EQ(std::memcmp(copy0, by_index[id], sample_bytes), 0) << "sample " << id;
+      for (int k = 1; k < 3; ++k) {
+        copies_apart += std::memcmp(copy0, copy0 + static_cast<size_t>(k) * sample_bytes, sample_bytes) != 0;
+      }
+    }
+  }
+  EXPECT_EQ(copies_apart, 40) << "20 samples x 2 later copies, each drawn apart from copy 0";
+  Loader more(source, [&] { LoaderOptions o = options; o.workers = 3; return o; }());
+  EXPECT_EQ(epoch_bytes(more, 3), epoch_bytes(repeated, 3));
+}
+
 TEST(LoaderTest, ChangingWorkersAndPrefetchMidEpochKeepsTheBatches) {
   TempDir dir;
   auto source = make_idx(dir, 200);

@@ -58,6 +58,55 @@ TEST(SamplerTest, RanksPartitionThePaddedEpoch) {
   for (uint64_t i = 0; i < 10; ++i) EXPECT_GE(seen.count(i), 1u) << "sample " << i << " missing";
 }
 
+// torchvision's RASampler, worked by hand for 10 samples in order, 3 copies, 2 ranks: the list
+// 0,0,0,1,1,1,...,9,9,9 dealt alternately, each rank keeping ceil(10 / 2) = 5. A copy's stream
+// is its id + copy x 10.
+TEST(SamplerTest, RepeatedAugmentationDealsCopiesInARow) {
+  SamplerOptions options;
+  options.shuffle = false;
+  options.repetitions = 3;
+  options.world_size = 2;
+  const EpochPlan rank0 = plan_epoch(10, 2, options, 0);
+  EXPECT_EQ(rank0.indices, (std::vector<uint64_t>{0, 0, 1, 2, 2}));
+  EXPECT_EQ(rank0.streams, (std::vector<uint64_t>{0, 20, 11, 2, 22}));
+  EXPECT_EQ(rank0.num_batches, 3);
+  options.rank = 1;
+  const EpochPlan rank1 = plan_epoch(10, 2, options, 0);
+  EXPECT_EQ(rank1.indices, (std::vector<uint64_t>{0, 1, 1, 2, 3}));
+  EXPECT_EQ(rank1.streams, (std::vector<uint64_t>{10, 1, 21, 12, 3}));
+  EXPECT_EQ(rank1.stream(2), 21u);
+  const EpochPlan plain = plan_epoch(10, 2, SamplerOptions{}, 0);
+  EXPECT_TRUE(plain.streams.empty());
+  EXPECT_EQ(plain.stream(4), plain.indices[4]);
+}
+
+// One process, 600 shuffled samples, 4 copies: floor(600 / 256) x 256 = 512 positions, 128
+// distinct samples of the shuffled order, each 4 times in a row with streams id, id + n, ...
+TEST(SamplerTest, RepeatedAugmentationKeepsTheEpochsLengthInWholeMultiplesOf256) {
+  SamplerOptions options;
+  options.seed = 9;
+  const EpochPlan order = plan_epoch(600, 32, options, 2);
+  options.repetitions = 4;
+  const EpochPlan plan = plan_epoch(600, 32, options, 2);
+  ASSERT_EQ(plan.indices.size(), 512u);
+  ASSERT_EQ(plan.streams.size(), 512u);
+  EXPECT_EQ(plan.num_batches, 16);
+  std::set<uint64_t> distinct, streams;
+  for (size_t k = 0; k < 512; ++k) {
+    ASSERT_EQ(plan.indices[k], order.indices[k / 4]) << k;
+    ASSERT_EQ(plan.streams[k], plan.indices[k] + (k % 4) * 600) << k;
+    distinct.insert(plan.indices[k]);
+    streams.insert(plan.streams[k]);
+  }
+  EXPECT_EQ(distinct.size(), 128u);
+  EXPECT_EQ(streams.size(), 512u) << "every copy draws its own transform";
+  options.drop_last = true;
+  options.repetitions = 3;  // floor(600 / 256) x 256 = 512 again, 16 batches of 32
+  const EpochPlan dropped = plan_epoch(600, 30, options, 2);
+  EXPECT_EQ(dropped.indices.size(), 510u);
+  EXPECT_EQ(dropped.streams.size(), 510u);
+}
+
 TEST(SamplerTest, BadArgumentsAreUsageErrors) {
   SamplerOptions options;
   EXPECT_THROW(plan_epoch(10, 0, options, 0), UsageError);
@@ -66,6 +115,9 @@ TEST(SamplerTest, BadArgumentsAreUsageErrors) {
   EXPECT_THROW(plan_epoch(10, 1, options, 0), UsageError);
   options.world_size = 0;
   options.rank = 0;
+  EXPECT_THROW(plan_epoch(10, 1, options, 0), UsageError);
+  options.world_size = 1;
+  options.repetitions = 0;
   EXPECT_THROW(plan_epoch(10, 1, options, 0), UsageError);
 }
 

@@ -52,7 +52,7 @@ TEST(TrainConfigTest, DefaultsAreValidAndListedInSchemaOrder) {
   const TrainConfig config;
   EXPECT_NO_THROW(validate(config));
   const std::vector<ConfigKey>& keys = config_keys();
-  ASSERT_EQ(keys.size(), 53u);
+  ASSERT_EQ(keys.size(), 59u);
   EXPECT_EQ(keys.front().name, "model");
   EXPECT_EQ(keys.back().name, "max_bad_fraction");
   std::set<std::string> names;
@@ -69,13 +69,15 @@ TEST(TrainConfigTest, DefaultsAreValidAndListedInSchemaOrder) {
   EXPECT_EQ(keys[6].name, "auto_augment");
   EXPECT_EQ(keys[6].default_text, "none");
   EXPECT_EQ(keys[8].name, "augmix_severity");
-  EXPECT_EQ(keys[10].name, "interpolation");
-  EXPECT_EQ(keys[10].default_text, "bilinear");
-  EXPECT_EQ(keys[13].name, "val_crop_size");
-  EXPECT_EQ(keys[14].name, "task");
-  EXPECT_EQ(keys[15].name, "loss");
-  EXPECT_EQ(keys[16].name, "epochs");
-  EXPECT_EQ(keys[18].default_text, "0.001");  // lr
+  EXPECT_EQ(keys[10].name, "ra_sampler");
+  EXPECT_EQ(keys[11].default_text, "3");  // ra_reps
+  EXPECT_EQ(keys[12].name, "interpolation");
+  EXPECT_EQ(keys[12].default_text, "bilinear");
+  EXPECT_EQ(keys[15].name, "val_crop_size");
+  EXPECT_EQ(keys[16].name, "task");
+  EXPECT_EQ(keys[17].name, "loss");
+  EXPECT_EQ(keys[18].name, "epochs");
+  EXPECT_EQ(keys[20].default_text, "0.001");  // lr
   EXPECT_EQ(to_string(config.amp), "off");
   EXPECT_EQ(to_string(config.optimizer), "adamw");
   EXPECT_EQ(to_string(config.schedule), "constant");
@@ -299,6 +301,40 @@ TEST(ConfigYamlTest, WrongTypesNameTheKeyAndTheValue) {
             "--use-amp must be one of off, bf16, fp16 (got 'fp32')");
 }
 
+// The moving average a run keeps: stoker's own from ema_decay, torchvision's with --model-ema
+// (its train.py: adjust = world_size x batch_size x model_ema_steps / epochs; alpha = 1 - decay;
+// alpha = min(1, alpha x adjust); decay = 1 - alpha).
+TEST(AveragePlanTest, StokersOwnOrTorchvisionsRescaledDecay) {
+  TrainConfig c;
+  EXPECT_FALSE(average_plan(c, 1, 100).on);
+  c.ema_decay = 0.999;
+  AveragePlan own = average_plan(c, 4, 100);
+  EXPECT_TRUE(own.on);
+  EXPECT_EQ(own.decay, 0.999);
+  EXPECT_EQ(own.every_steps, 1);
+  EXPECT_TRUE(own.ramp);
+  EXPECT_EQ(own.copy_until_step, 0);
+
+  // The ResNet-50 v2 recipe: 8 processes of 128, --model-ema, 600 epochs, 5 warmup epochs.
+  TrainConfig v2 = from_flags("--model-ema --batch-size 128 --epochs 600 --lr-warmup-epochs 5");
+  const AveragePlan tv = average_plan(v2, 8, 1251);
+  EXPECT_TRUE(tv.on);
+  EXPECT_EQ(tv.every_steps, 32);
+  EXPECT_NEAR(tv.decay, 1 - 2e-5 * 8 * 128 * 32 / 600, 1e-14);
+  EXPECT_FALSE(tv.ramp);
+  EXPECT_EQ(tv.copy_until_step, 5 * 1251);
+  // Accumulated batches count as the batch, a given decay and steps replace the defaults, and
+  // the rescaled decay stops at 0 (the average is the weights).
+  v2.accumulation_steps = 2;
+  v2.ema_decay = 0.9999;
+  v2.ema_steps = 4;
+  EXPECT_NEAR(average_plan(v2, 1, 10).decay, 1 - 1e-4 * 128 * 2 * 4 / 600, 1e-14);
+  v2.ema_decay = 0.999;
+  v2.epochs = 1;
+  EXPECT_EQ(average_plan(v2, 1, 10).decay, 0);
+  EXPECT_EQ(to_yaml(from_flags("--model-ema")).find("ema_steps: auto\n") != std::string::npos, true);
+}
+
 // torchvision's reference-script preset flags, as its ResNet-50 recipe writes them.
 TEST(ConfigFlagsTest, TorchvisionReferenceScriptFlags) {
   const TrainConfig c = from_flags("--train-crop-size 176 --val-resize-size 232 --val_crop_size 224 --interpolation "
@@ -322,6 +358,12 @@ TEST(ConfigFlagsTest, TorchvisionReferenceScriptFlags) {
             "--lr-scheduler must be one of constant, cosine, step, cosineannealinglr, steplr (got 'exponentiallr')");
   EXPECT_EQ(testing::usage_error_text([] { validate(from_flags("--warmup-steps 100 --lr-warmup-epochs 2")); }),
             "warmup_steps 100 and warmup_epochs 2 both set the warmup; give one");
+  const TrainConfig w = from_flags("--lr-warmup-method constant --lr-warmup-decay 0.1 --lr-min 1e-5 --lr-scheduler "
+                                   "cosineannealinglr");
+  EXPECT_EQ(w.warmup_method, "constant");
+  EXPECT_EQ(w.warmup_decay, 0.1);
+  EXPECT_EQ(w.lr_min, 1e-5);
+  EXPECT_NO_THROW(validate(w));
 
   TrainConfig expected;
   expected.interpolation = "bicubic";
@@ -402,13 +444,30 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
        },
        "nesterov needs momentum > 0 (got momentum 0); set momentum (e.g. 0.9) or nesterov: false"},
       {[](TrainConfig* c) { c->warmup_steps = -1; }, "warmup_steps must be >= 0 (got -1)"},
+      {[](TrainConfig* c) { c->ra_reps = 0; }, "ra_reps must be between 1 and 64 (got 0); 3 and 4 are common"},
+      {[](TrainConfig* c) { c->warmup_method = "cosine"; }, "warmup_method must be one of linear, constant (got 'cosine')"},
+      {[](TrainConfig* c) { c->warmup_decay = 1.5; }, "warmup_decay must be in [0, 1] (got 1.5)"},
+      {[](TrainConfig* c) {
+         c->warmup_method = "constant";
+         c->warmup_decay = 0;
+       },
+       "warmup_method constant with warmup_decay 0 holds the learning rate at 0 through the warmup; set warmup_decay "
+       "(torchvision's default is 0.01) or warmup_method linear"},
+      {[](TrainConfig* c) {
+         c->schedule = ScheduleKind::kCosine;
+         c->lr_min = 0.01;
+       },
+       "lr_min must be in [0, lr] = [0, 0.001] (got 0.01); it is where the cosine schedule ends"},
+      {[](TrainConfig* c) { c->lr_min = 1e-5; },
+       "lr_min 1e-05 is where the cosine schedule ends, and the schedule is constant; set schedule cosine or leave "
+       "lr_min out"},
       {[](TrainConfig* c) { c->step_gamma = 0; }, "step_gamma must be in (0, 1] (got 0)"},
       {[](TrainConfig* c) { c->step_every_epochs = 0; }, "step_every_epochs must be >= 1 (got 0)"},
       {[](TrainConfig* c) { c->label_smoothing = 1; }, "label_smoothing must be in [0, 1) (got 1)"},
       {[](TrainConfig* c) { c->early_stopping_patience = -1; }, "early_stopping_patience must be >= 0 (got -1)"},
       {[](TrainConfig* c) { c->ema_decay = 1; },
        "ema_decay must be in [0, 1) (got 1); 0 turns the average off, 0.9998 and 0.999 are common choices"},
-      {[](TrainConfig* c) { c->ema_steps = 0; }, "ema_steps must be between 1 and 100000 (got 0); 1 = every optimizer step"},
+      {[](TrainConfig* c) { c->ema_steps = 0; }, "ema_steps must be between 1 and 100000 (got 0); 1 = every optimizer step, or auto"},
       {[](TrainConfig* c) { c->ema_decay = std::nan(""); },
        "ema_decay must be in [0, 1) (got nan); 0 turns the average off, 0.9998 and 0.999 are common choices"},
       {[](TrainConfig* c) { c->norm_weight_decay = std::nan(""); },
