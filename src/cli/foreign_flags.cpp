@@ -9,14 +9,13 @@ namespace stoker::cli {
 namespace {
 
 // torchvision's flag, then what stoker takes for it.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 8> kForeign{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 7> kForeign{{
     {"--data-path", "the training data is --data (and --val-data for torchvision's val folder)"},
     {"-b", "the batch size is --batch-size"},
     {"-j", "the loader's workers are --workers"},
     {"--sync-bn", "data-parallel BatchNorm statistics stay per process; leave --sync-bn out"},
     {"--print-freq", "the progress line redraws itself; leave --print-freq out"},
     {"--test-only", "evaluate saved weights with `stoker evaluate`"},
-    {"--weights", "stoker trains from torchvision's initialisation; pretrained weights are not loaded"},
     {"--use-deterministic-algorithms", "a run is reproducible from --seed on the CPU; leave the flag out"},
 }};
 

@@ -411,6 +411,40 @@ TEST_F(TrainTasksCli, TorchvisionsRecipeCommandRunsAsWritten) {
                           {" --lr-min 1", 2, "lr_min must be in [0, lr] = [0, 0.5] (got 1)"}});
 }
 
+// --weights: a run starts from another run's export (with a rate too small to move it, it
+// validates as that run ended); a resume reads the checkpoint, not the weights; a torchvision
+// weights name and a missing file are one line each.
+TEST_F(TrainTasksCli, WeightsStartARunFromAnotherRunsExport) {
+  TempDir dir;
+  const std::string train = stoker::testing::write_level_classes(dir, "train", 200, 9);
+  const std::string val = stoker::testing::write_level_classes(dir, "val", 60, 10);
+  const std::string base = kStoker + " train --data " + train + " --val-data " + val + small_images_;
+  const auto first = run_command(base + " --epochs 3 --output-dir " + dir.str() + "/first");
+  ASSERT_EQ(first.exit_code, 0) << first.err << first.out;
+  const double trained = summary_of(dir.str() + "/first")["test_accuracy"].get<double>();
+  EXPECT_GT(trained, 0.85) << first.out;
+  const std::string exported = stoker::testing::run_dir_of(dir.str() + "/first") + "/model.safetensors";
+
+  const auto next = run_command(base + " --epochs 1 --lr 1e-9 --weights " + exported + " --output-dir " + dir.str() +
+                                "/next");
+  ASSERT_EQ(next.exit_code, 0) << next.err << next.out;
+  EXPECT_NE(next.out.find("weights  " + exported + ": "), std::string::npos) << next.out;
+  EXPECT_NEAR(summary_of(dir.str() + "/next")["test_accuracy"].get<double>(), trained, 0.02) << next.out;
+  const auto resumed = run_command(kStoker + " train --resume " + stoker::testing::run_dir_of(dir.str() + "/next") + " --epochs 2");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err << resumed.out;
+  EXPECT_NE(resumed.out.find("weights  " + exported + ": not read: the checkpoint's weights are resumed\n"),
+            std::string::npos)
+      << resumed.out;
+
+  expect_one_line_errors(
+      base + " --output-dir " + dir.str() + "/bad",
+      {{" --weights ResNet18_Weights.IMAGENET1K_V1", 2,
+        "weights ResNet18_Weights.IMAGENET1K_V1 names torchvision's download; stoker reads a file: in Python, "
+        "torch.save(torchvision.models.resnet18(weights=\"IMAGENET1K_V1\").state_dict(), \"pretrained.pth\")"},
+       {" --weights " + dir.str() + "/none.pth", 2, "weights " + dir.str() + "/none.pth is not a file"},
+       {" --weights " + train + "/bright", 2, "is not a file; give a .safetensors file or a torch.save'd state_dict"}});
+}
+
 TEST_F(TrainTasksCli, ValSplitHoldsOutPartOfTheTrainingData) {
   TempDir dir;
   const std::string train = stoker::testing::write_level_classes(dir, "train", 200, 9);

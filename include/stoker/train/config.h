@@ -131,6 +131,7 @@ struct TrainConfig {
   int checkpoint_every_steps = 0;  // 0 = only at epoch end (and on SIGINT/SIGTERM)
   std::string output_dir = "runs";
   std::string resume;              // checkpoint path or run dir; "" = start fresh
+  std::string weights;             // starting weights (.safetensors or a state_dict .pth); "" = initialised
   std::string device = "auto";     // auto | cpu | cuda | cuda:N
   int64_t max_steps = 0;           // 0 = no limit (for quick runs and tests)
   double max_bad_fraction = 0.01;  // of an epoch's samples that may fail to load

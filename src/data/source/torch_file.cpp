@@ -18,6 +18,7 @@
 #include "pickle.h"
 #include "source_view.h"
 #include "stoker/core/error.h"
+#include "stoker/data/state_dict.h"
 #include "zip_archive.h"
 
 namespace stoker::data {
@@ -249,6 +250,7 @@ class TorchFile {
   }
 
   const ZipArchive& zip() const { return zip_; }
+  const PickleValue& root() const { return *root_; }
 
  private:
   static ZipArchive open_zip(const std::string& path) {
@@ -324,6 +326,51 @@ std::unique_ptr<Source> open_torch_file(const std::string& path, const std::stri
   const std::string what = fmt::format("{} of its {} rows, as a Subset (random_split) selects them",
                                        with_commas(rows.size()), with_commas(source->size()));
   return std::make_unique<RowsView>(std::shared_ptr<const Source>(std::move(source)), std::move(rows), what);
+}
+
+std::vector<StoredTensor> read_state_dict(const std::string& path) {
+  const TorchFile file(path);
+  const PickleValue* dict = &file.root();
+  const auto entry = [](const PickleValue& d, const std::string& key) -> const PickleValue* {
+    for (const auto& [k, v] : d.entries) {
+      if (k->kind == PickleValue::Kind::kString && k->text == key) return v.get();
+    }
+    return nullptr;
+  };
+  if (dict->kind == PickleValue::Kind::kDict) {
+    for (const char* wrapper : {"model", "state_dict", "model_state_dict"}) {
+      if (const PickleValue* inner = entry(*dict, wrapper); inner && inner->kind == PickleValue::Kind::kDict) {
+        dict = inner;
+        break;
+      }
+    }
+  }
+  std::vector<StoredTensor> out;
+  if (dict->kind == PickleValue::Kind::kDict) {
+    for (const auto& [key, value] : dict->entries) {
+      if (key->kind != PickleValue::Kind::kString || !is_tensor(*value)) continue;
+      const NpyArray array = file.array(key->text, *value);
+      StoredTensor t;
+      t.name = key->text;
+      t.shape = array.shape;
+      t.integral = array.integral();
+      if (t.integral) {
+        t.integers = npy_to_int64(array);
+      } else {
+        t.floats = npy_to_float(array);
+      }
+      out.push_back(std::move(t));
+    }
+  }
+  if (out.empty()) {
+    throw DataError(fmt::format("{} holds no dict of tensors; save the weights as torch.save(model.state_dict(), path)",
+                                path));
+  }
+  const bool wrapped = std::all_of(out.begin(), out.end(), [](const StoredTensor& t) { return t.name.starts_with("module."); });
+  if (wrapped) {
+    for (StoredTensor& t : out) t.name.erase(0, 7);
+  }
+  return out;
 }
 
 bool torch_file_has_test_split(const std::string& path) {

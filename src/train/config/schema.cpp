@@ -367,6 +367,13 @@ std::vector<Field> make_fields() {
        "Resume from a checkpoint file or a run directory (its latest checkpoint), with the run's config.yaml: "
        "flags given change only their keys",
        {}},
+      {"weights",
+       &C::weights,
+       "Start from these weights, as torchvision's --weights but a file: a .safetensors file (a stoker run's "
+       "model.safetensors) or a torch.save'd state_dict (.pth, .pt) with the model's names, such as torchvision's "
+       "pretrained ResNet-50; a classifier of another class count keeps its initialisation (fine-tuning). Not read "
+       "on --resume",
+       {}},
       {"device", &C::device, "Device: auto, cpu, cuda or cuda:N", {}},
       {"max_steps", &C::max_steps, "Stop after this many optimizer steps; 0 = no limit", {}},
       {"max_bad_fraction",

@@ -155,6 +155,7 @@ void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const Run
                (cfg.mixup_alpha > 0 ? fmt::format(" · mixup {:g}", cfg.mixup_alpha) : std::string()) +
                (cfg.cutmix_alpha > 0 ? fmt::format(" · cutmix {:g}", cfg.cutmix_alpha) : std::string()))
                   .c_str());
+  if (!setup.weights_note.empty()) std::printf("weights  %s: %s\n", cfg.weights.c_str(), setup.weights_note.c_str());
   print_average_hint(cfg, setup, average);
   print_rate_hint(cfg);
   if (place.world_size > 1) {

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "foreach_optimizers.h"
+#include "initial_weights.h"
 #include "stoker/core/error.h"
 #include "stoker/core/process.h"
 #include "stoker/monitor/gpu_reader.h"
@@ -324,6 +325,10 @@ TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place) {
   const data::TransformSpec& spec = s.train_loader->options().transform;
   s.model_input = {spec.channels, spec.out_height, spec.out_width};
   s.model = make_model(cfg.model, s.model_input, s.objective.outputs);
+  if (!cfg.weights.empty()) {
+    s.weights_note = cfg.resume.empty() ? load_initial_weights(*s.model, cfg.model, cfg.weights)
+                                        : "not read: the checkpoint's weights are resumed";
+  }
   s.model->to(s.device);
   if (s.feed.channels_last) to_channels_last(*s.model);
   s.optimizer = make_optimizer(cfg, *s.model);

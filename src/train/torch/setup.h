@@ -32,6 +32,7 @@ struct TrainSetup {
   data::TransformSpec train_chain;
   data::TransformSpec eval_chain;
   std::shared_ptr<Network> model;  // on `device`
+  std::string weights_note;        // what --weights loaded (load_initial_weights); "" when not given
   InputShape model_input;          // what `model` was built for
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   HostTuning host;  // the allocator and BLAS settings applied (stoker/core/host_tuning.h)
