@@ -2,7 +2,8 @@
 // python3-torch, skipped without it) load into stoker's ResNet-18 and compute torchvision's
 // outputs; a classifier of another class count keeps its initialisation; a colour first
 // convolution is summed for grey inputs; torchvision's checkpoint and a DDP state_dict read the
-// same; another architecture is refused with the model unchanged; a stoker export loads back.
+// same; another architecture and a pre-1.6 file are refused with the model unchanged; a stoker
+// export loads back.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -41,6 +42,7 @@ torch.save(m.state_dict(), d + "/rn18.pth")
 torch.save({"model": m.state_dict(), "epoch": 3, "args": {"lr": 0.1}}, d + "/checkpoint.pth")
 torch.save({"module." + k: v for k, v in m.state_dict().items()}, d + "/ddp.pth")
 torch.save({"x": x, "y": y, "conv1": m.conv1.weight.detach()}, d + "/io.pt")
+torch.save(m.state_dict(), d + "/legacy.pth", _use_new_zipfile_serialization=False)
 )PY";
 
 torch::Tensor stored(const std::vector<data::StoredTensor>& tensors, const std::string& name) {
@@ -101,6 +103,10 @@ TEST_F(TorchvisionWeightsTest, AnotherArchitectureIsRefusedAndTheModelUnchanged)
                 ": layer1.0.conv1.weight is (64, 64, 3, 3) there and (64, 64, 1, 1) in resnet50; these weights are for "
                 "another model or another input size");
   EXPECT_EQ(max_difference(*model, *untouched), 0);
+  // A file in the format before PyTorch 1.6: the line says how to save it again.
+  EXPECT_EQ(stoker::testing::error_text<DataError>([&] { load_initial_weights(*model, "resnet50", file("legacy.pth")); }),
+            file("legacy.pth") + " is not a torch.save zip archive (PyTorch 1.6 and later write one; for an older file, "
+                                 "torch.save(torch.load(\"" + file("legacy.pth") + "\"), \"new.pth\") and give new.pth)");
 }
 
 // No Python needed: a stoker export (an mlp's model.safetensors) starts another run's model,

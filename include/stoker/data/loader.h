@@ -14,8 +14,8 @@
 // prefetch x batch bytes, plus per-worker scratch.
 //
 // Determinism. Sample i of epoch e is transformed with SampleRng(seed, e, i) (copy k of a
-// repeated sample: stream i + k x n, sampler.h) and written to a fixed position, so batches are bit-identical for any worker count or scheduling. A
-// LoaderState (seed, epoch, next batch) saved mid-epoch and passed to start_epoch resumes
+// repeated sample: stream i + k x n, sampler.h) and written to a fixed position, so batches
+// are bit-identical for any worker count or scheduling. A LoaderState (seed, epoch, next batch) saved mid-epoch and passed to start_epoch resumes
 // with exactly the batches the uninterrupted run would have produced.
 //
 // Bad samples. A sample that cannot be read or decoded is recorded (name + reason) in the

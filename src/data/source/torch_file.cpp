@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <optional>
 
@@ -329,6 +330,15 @@ std::unique_ptr<Source> open_torch_file(const std::string& path, const std::stri
 }
 
 std::vector<StoredTensor> read_state_dict(const std::string& path) {
+  {
+    char magic[2] = {};
+    std::ifstream(path, std::ios::binary).read(magic, 2);
+    if (magic[0] != 'P' || magic[1] != 'K') {
+      throw DataError(fmt::format("{} is not a torch.save zip archive (PyTorch 1.6 and later write one; for an older "
+                                  "file, torch.save(torch.load(\"{}\"), \"new.pth\") and give new.pth)",
+                                  path, path));
+    }
+  }
   const TorchFile file(path);
   const PickleValue* dict = &file.root();
   const auto entry = [](const PickleValue& d, const std::string& key) -> const PickleValue* {
@@ -366,8 +376,8 @@ std::vector<StoredTensor> read_state_dict(const std::string& path) {
     throw DataError(fmt::format("{} holds no dict of tensors; save the weights as torch.save(model.state_dict(), path)",
                                 path));
   }
-  const bool wrapped = std::all_of(out.begin(), out.end(), [](const StoredTensor& t) { return t.name.starts_with("module."); });
-  if (wrapped) {
+  const auto wrapped = [](const StoredTensor& t) { return t.name.starts_with("module."); };
+  if (std::all_of(out.begin(), out.end(), wrapped)) {
     for (StoredTensor& t : out) t.name.erase(0, 7);
   }
   return out;

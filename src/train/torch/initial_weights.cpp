@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <vector>
 
@@ -43,14 +42,6 @@ std::map<std::string, torch::Tensor> read_weights(const std::string& path, const
                                  path));
   }
   if (path.ends_with(".safetensors")) return read_safetensors(path);
-  char magic[2] = {};
-  std::ifstream(path, std::ios::binary).read(magic, 2);
-  if (magic[0] != 'P' || magic[1] != 'K') {
-    throw DataError(fmt::format("{} is neither a safetensors file (name it .safetensors) nor a torch.save zip archive "
-                                "(PyTorch 1.6 and later write one; an older file: torch.save(torch.load(\"{}\"), "
-                                "\"new.pth\") and give new.pth)",
-                                path, path));
-  }
   std::map<std::string, torch::Tensor> out;
   for (data::StoredTensor& t : data::read_state_dict(path)) {
     torch::Tensor tensor =
