@@ -45,6 +45,20 @@ TEST(LrScheduleTest, WarmupInStepsOrEpochsThenTheSchedule) {
   EXPECT_DOUBLE_EQ(lr_at(step, 29, kTotal, kPerEpoch), 0.4);
   EXPECT_NEAR(lr_at(step, 30, kTotal, kPerEpoch), 0.04, 1e-15);
   EXPECT_NEAR(lr_at(step, 65, kTotal, kPerEpoch), 0.004, 1e-15);
+  // torchvision's SequentialLR starts the main scheduler after the warmup: with 2 epochs of
+  // warmup the first decay is 3 epochs later, at step 50.
+  TrainConfig warm_step = step;
+  warm_step.warmup_epochs = 2;
+  EXPECT_DOUBLE_EQ(lr_at(warm_step, 49, kTotal, kPerEpoch), 0.4);
+  EXPECT_NEAR(lr_at(warm_step, 50, kTotal, kPerEpoch), 0.04, 1e-15);
+  // ExponentialLR: x gamma each epoch after the warmup.
+  TrainConfig exponential = warm_step;
+  exponential.schedule = ScheduleKind::kExponential;
+  exponential.step_gamma = 0.9;
+  EXPECT_DOUBLE_EQ(lr_at(exponential, 20, kTotal, kPerEpoch), 0.4);
+  EXPECT_DOUBLE_EQ(lr_at(exponential, 29, kTotal, kPerEpoch), 0.4);
+  EXPECT_NEAR(lr_at(exponential, 30, kTotal, kPerEpoch), 0.36, 1e-15);
+  EXPECT_NEAR(lr_at(exponential, 55, kTotal, kPerEpoch), 0.4 * 0.9 * 0.9 * 0.9, 1e-15);
   TrainConfig constant = step;
   constant.schedule = ScheduleKind::kConstant;
   EXPECT_EQ(lr_at(constant, 99, kTotal, kPerEpoch), 0.4);

@@ -49,7 +49,7 @@ std::string model_names_text();
 // bf16, which needs no loss scaling on either device.
 enum class AmpMode { kOff, kBf16, kFp16 };
 enum class OptimizerKind { kAdamW, kSgd };
-enum class ScheduleKind { kConstant, kCosine, kStep };
+enum class ScheduleKind { kConstant, kCosine, kStep, kExponential };
 // What the targets are. kAuto: the data says (class ids -> classification; float targets,
 // e.g. a CSV with `path,yaw,pitch,roll` -> regression).
 enum class TaskKind { kAuto, kClassification, kRegression };

@@ -29,13 +29,15 @@ constexpr std::array<EnumName<AmpMode>, 3> kAmpModes = {
     {{AmpMode::kOff, "off"}, {AmpMode::kBf16, "bf16"}, {AmpMode::kFp16, "fp16"}}};
 constexpr std::array<EnumName<OptimizerKind>, 2> kOptimizers = {
     {{OptimizerKind::kAdamW, "adamw"}, {OptimizerKind::kSgd, "sgd"}}};
-constexpr std::array<EnumName<ScheduleKind>, 5> kSchedules = {
+constexpr std::array<EnumName<ScheduleKind>, 7> kSchedules = {
     {{ScheduleKind::kConstant, "constant"},
      {ScheduleKind::kCosine, "cosine"},
      {ScheduleKind::kStep, "step"},
+     {ScheduleKind::kExponential, "exponential"},
      // torchvision's reference-script names (--lr-scheduler); to_string gives the ones above.
      {ScheduleKind::kCosine, "cosineannealinglr"},
-     {ScheduleKind::kStep, "steplr"}}};
+     {ScheduleKind::kStep, "steplr"},
+     {ScheduleKind::kExponential, "exponentiallr"}}};
 
 constexpr std::array<EnumName<TaskKind>, 3> kTasks = {
     {{TaskKind::kAuto, "auto"},
@@ -252,8 +254,9 @@ std::vector<Field> make_fields() {
       {"nesterov", &C::nesterov, "Nesterov momentum (sgd; needs momentum > 0)", {}},
       {"schedule",
        &C::schedule,
-       "Learning-rate schedule after warmup: constant, cosine (to lr_min at the end) or step; torchvision's "
-       "cosineannealinglr and steplr name the last two",
+       "Learning-rate schedule after warmup: constant, cosine (to lr_min at the end), step (x step_gamma every "
+       "step_every_epochs epochs) or exponential (x step_gamma every epoch); torchvision's cosineannealinglr, steplr "
+       "and exponentiallr name the last three. Epochs count from the warmup's end",
        {"lr_scheduler"}},
       {"warmup_steps", &C::warmup_steps, "Optimizer steps of warmup before the schedule (see warmup_method)", {}},
       {"warmup_epochs",
@@ -271,8 +274,8 @@ std::vector<Field> make_fields() {
        "The fraction of lr the warmup starts at, in [0, 1] (torchvision's --lr-warmup-decay)",
        {"lr_warmup_decay"}},
       {"lr_min", &C::lr_min, "Where the cosine schedule ends, in [0, lr] (torchvision's --lr-min)", {}},
-      {"step_gamma", &C::step_gamma, "Schedule step: multiply lr by this, in (0, 1] ...", {"lr_gamma"}},
-      {"step_every_epochs", &C::step_every_epochs, "... every this many epochs", {"lr_step_size"}},
+      {"step_gamma", &C::step_gamma, "Schedules step and exponential: multiply lr by this, in (0, 1] ...", {"lr_gamma"}},
+      {"step_every_epochs", &C::step_every_epochs, "... every this many epochs (step; exponential: every epoch)", {"lr_step_size"}},
       {"label_smoothing", &C::label_smoothing, "Cross-entropy label smoothing, in [0, 1)", {}},
       {"mixup_alpha",
        &C::mixup_alpha,

@@ -30,9 +30,14 @@ double lr_at(const TrainConfig& cfg, int64_t step, int64_t total, int64_t steps_
       const double t = std::min(1.0, static_cast<double>(step - warmup) / span);
       return cfg.lr_min + 0.5 * (cfg.lr - cfg.lr_min) * (1 + std::cos(M_PI * t));
     }
+    // Epochs after the warmup, as torchvision's SequentialLR starts its main scheduler there.
     case ScheduleKind::kStep: {
-      const int64_t epoch = steps_per_epoch > 0 ? step / steps_per_epoch : 0;
+      const int64_t epoch = steps_per_epoch > 0 ? (step - warmup) / steps_per_epoch : 0;
       return cfg.lr * std::pow(cfg.step_gamma, static_cast<double>(epoch / cfg.step_every_epochs));
+    }
+    case ScheduleKind::kExponential: {
+      const int64_t epoch = steps_per_epoch > 0 ? (step - warmup) / steps_per_epoch : 0;
+      return cfg.lr * std::pow(cfg.step_gamma, static_cast<double>(epoch));
     }
     case ScheduleKind::kConstant:
       break;

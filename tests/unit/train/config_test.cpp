@@ -354,8 +354,10 @@ TEST(ConfigFlagsTest, TorchvisionReferenceScriptFlags) {
   EXPECT_EQ(s.schedule, ScheduleKind::kStep);
   EXPECT_EQ(s.step_every_epochs, 30);
   EXPECT_EQ(s.step_gamma, 0.1);
-  EXPECT_EQ(testing::usage_error_text([] { from_flags("--lr-scheduler exponentiallr"); }),
-            "--lr-scheduler must be one of constant, cosine, step, cosineannealinglr, steplr (got 'exponentiallr')");
+  EXPECT_EQ(from_flags("--lr-scheduler ExponentialLR").schedule, ScheduleKind::kExponential);
+  EXPECT_EQ(testing::usage_error_text([] { from_flags("--lr-scheduler onecyclelr"); }),
+            "--lr-scheduler must be one of constant, cosine, step, exponential, cosineannealinglr, steplr, "
+            "exponentiallr (got 'onecyclelr')");
   EXPECT_EQ(testing::usage_error_text([] { validate(from_flags("--warmup-steps 100 --lr-warmup-epochs 2")); }),
             "warmup_steps 100 and warmup_epochs 2 both set the warmup; give one");
   const TrainConfig w = from_flags("--lr-warmup-method constant --lr-warmup-decay 0.1 --lr-min 1e-5 --lr-scheduler "
