@@ -53,10 +53,7 @@ void ModelEma::after_step(const Network& model, int64_t step) {
   // By the run's count, so a resumed run updates on the same steps.
   if ((step + 1) % plan_.every_steps != 0) return;
   if (step < plan_.copy_until_step) {
-    torch::NoGradGuard no_grad;
-    TensorPairs pairs = pair_up(*average_, model);
-    copy_each(pairs.average_float, pairs.model_float);
-    copy_each(pairs.average_other, pairs.model_other);
+    copy_weights(model);
     ++updates_;
     return;
   }
@@ -77,11 +74,15 @@ void ModelEma::update(const Network& model) {
 }
 
 void ModelEma::restart_from(const Network& model) {
+  copy_weights(model);
+  updates_ = 0;
+}
+
+void ModelEma::copy_weights(const Network& model) {
   torch::NoGradGuard no_grad;
   TensorPairs pairs = pair_up(*average_, model);
   copy_each(pairs.average_float, pairs.model_float);
   copy_each(pairs.average_other, pairs.model_other);
-  updates_ = 0;
 }
 
 }  // namespace stoker::train

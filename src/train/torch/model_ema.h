@@ -48,6 +48,9 @@ class ModelEma {
   void set_updates(int64_t updates) { updates_ = updates; }
 
  private:
+  // Every parameter and buffer of `model` into the average; the count is the caller's.
+  void copy_weights(const Network& model);
+
   std::shared_ptr<Network> average_;
   AveragePlan plan_;
   int64_t updates_ = 0;

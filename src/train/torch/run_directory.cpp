@@ -112,9 +112,8 @@ RunStart open_run(const TrainConfig& cfg, Network& model, torch::optim::Optimize
 }
 
 void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const RunStart& start,
-                      const ProcessPlace& place) {
+                      const AveragePlan& average, const ProcessPlace& place) {
   const data::Loader& train_loader = *setup.train_loader;
-  const AveragePlan average = average_plan(cfg, place.world_size, optimizer_steps_per_epoch(cfg, setup));
   const std::string workers_text = cfg.num_workers == kAuto
                                        ? fmt::format("auto (from {})", setup.start_workers)
                                        : std::to_string(cfg.num_workers);

@@ -38,8 +38,8 @@ RunStart open_run(const TrainConfig& cfg, Network& model, torch::optim::Optimize
 
 // The lines printed before the first step: run dir, device, data, model, config, the batch
 // size used and asked for (per process and per step in a data-parallel group), and where a
-// resumed run goes on.
+// resumed run goes on. `average`: the run's moving average (average_plan), as kept.
 void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const RunStart& start,
-                      const ProcessPlace& place = {});
+                      const AveragePlan& average, const ProcessPlace& place = {});
 
 }  // namespace stoker::train

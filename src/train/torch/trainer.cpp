@@ -315,7 +315,7 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
   const RunStart start = open_run(cfg, *setup.model, *setup.optimizer, place, ema ? &*ema : nullptr);
   if (group && leader) group->barrier();
   if (group) group->broadcast_from_leader(*setup.model);  // one starting point, whatever each process drew
-  if (leader) print_run_header(cfg, setup, start, place);
+  if (leader) print_run_header(cfg, setup, start, average, place);
   data::Loader& train_loader = *setup.train_loader;
 
   monitor::SamplerOptions monitor_options;
