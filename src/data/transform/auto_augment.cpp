@@ -15,12 +15,12 @@
 #include <utility>
 
 #include "data/transform/simd.h"
+#include "data/transform/u8_cast.h"
+#include "data/transform/warp.h"
 #include "stoker/core/distributions.h"
 
 namespace stoker::data {
 namespace {
-
-constexpr float kBound = 255.0f;
 
 // ---------------------------------------------------------------------------------------
 // The augmentation spaces and AutoAugment's policies.
@@ -188,17 +188,6 @@ void push(SampleParams* params, AugmentOp op, float magnitude) {
 // ---------------------------------------------------------------------------------------
 // Colour operations (functional_tensor.py).
 
-// Float to uint8 the two ways torch casts: truncation after a clamp (Tensor.to(uint8)), and
-// round half to even first (_cast_squeeze_out). Both written so the blocked loops vectorise:
-// min/max and an int conversion, and rounding by adding and taking away 1.5 * 2^23, which
-// leaves the nearest integer (ties to even, the default rounding mode) for |v| < 2^22.
-inline uint8_t truncate_u8(float v) {
-  return static_cast<uint8_t>(static_cast<int>(std::min(std::max(v, 0.0f), kBound)));
-}
-constexpr float kRoundMagic = 12582912.0f;  // 1.5 * 2^23
-inline float round_even(float v) { return (v + kRoundMagic) - kRoundMagic; }
-inline uint8_t round_u8(float v) { return truncate_u8(round_even(v)); }
-
 // _blend(img1, img2, ratio) per element: float32 products summed, clamped, truncated.
 inline uint8_t blend(float ratio, float one_minus_ratio, float a, float b) {
   return truncate_u8(ratio * a + one_minus_ratio * b);
@@ -335,7 +324,7 @@ void autocontrast(uint8_t* image, size_t plane, int channels) {
     }
     if (least == most) continue;  // scale not finite: minimum 0, scale 1, the plane unchanged
     const auto minimum = static_cast<float>(least);
-    const float scale = kBound / (static_cast<float>(most) - minimum);
+    const float scale = kU8Max / (static_cast<float>(most) - minimum);
     map_values(p, plane, make_lut([&](float v) { return truncate_u8((v - minimum) * scale); }));
   }
 }
@@ -361,195 +350,6 @@ void equalize(uint8_t* image, size_t plane, int channels) {
       cumulative += hist[v];
     }
     map_values(p, plane, lut);
-  }
-}
-
-// ---------------------------------------------------------------------------------------
-// Geometric operations: torchvision's affine()/rotate() on tensors.
-
-double radians(double degrees) { return degrees * std::numbers::pi / 180.0; }
-
-// _get_inverse_affine_matrix(center, angle, translate, scale, shear), inverted.
-std::array<double, 6> inverse_affine(double cx, double cy, double angle, double tx, double ty,
-                                     double shear_x, double shear_y, double scale = 1.0) {
-  const double rot = radians(angle);
-  const double sx = radians(shear_x);
-  const double sy = radians(shear_y);
-  const double a = std::cos(rot - sy) / std::cos(sy);
-  const double b = -std::cos(rot - sy) * std::tan(sx) / std::cos(sy) - std::sin(rot);
-  const double c = std::sin(rot - sy) / std::cos(sy);
-  const double d = -std::sin(rot - sy) * std::tan(sx) / std::cos(sy) + std::cos(rot);
-  std::array<double, 6> m{d, -b, 0.0, -c, a, 0.0};
-  for (double& v : m) v /= scale;
-  m[2] += m[0] * (-cx - tx) + m[1] * (-cy - ty);
-  m[5] += m[3] * (-cx - tx) + m[4] * (-cy - ty);
-  m[2] += cx;
-  m[5] += cy;
-  return m;
-}
-
-// The warp works on four output pixels at a time: their sampling positions in vector lanes,
-// the taps gathered per lane. Each lane does the float operations, in the order, that one
-// pixel's scalar code would (ISO C++ mode, so GCC contracts nothing into FMAs).
-using simd::f32x4;
-using simd::i32x4;
-
-// floor() per lane for |v| < 2^31: truncate, then one less where that went up.
-inline i32x4 floor4(f32x4 v) {
-  const i32x4 t = __builtin_convertvector(v, i32x4);
-  return t + (__builtin_convertvector(t, f32x4) > v);  // a true comparison is -1
-}
-inline f32x4 round_even4(f32x4 v) {
-  return (v + simd::splat4(kRoundMagic)) - simd::splat4(kRoundMagic);
-}
-// round_u8 per lane, stored as 4 bytes.
-inline void store_round_u8(uint8_t* out, f32x4 v) {
-  using u8x4 = uint8_t __attribute__((vector_size(4)));
-  const i32x4 i = __builtin_convertvector(simd::clamp4(round_even4(v), 0.0f, kBound), i32x4);
-  const u8x4 bytes = __builtin_convertvector(i, u8x4);
-  std::memcpy(out, &bytes, sizeof bytes);
-}
-
-// One pixel's bilinear sample with taps outside the image skipped (they would add
-// 0 * pixel); `mask` is the in-image weights' sum, grid_sample of a ones image.
-struct EdgeTaps {
-  std::array<int32_t, 4> index{};
-  std::array<float, 4> weight{};
-  float mask = 0;
-};
-EdgeTaps edge_taps(int x0, int y0, const std::array<float, 4>& weight, int width, int height) {
-  EdgeTaps taps;
-  const std::array<std::array<int, 2>, 4> corner{
-      {{x0, y0}, {x0 + 1, y0}, {x0, y0 + 1}, {x0 + 1, y0 + 1}}};
-  for (size_t t = 0; t < 4; ++t) {
-    const auto [xx, yy] = corner[t];
-    if (xx < 0 || xx >= width || yy < 0 || yy >= height) continue;
-    taps.index[t] = yy * width + xx;
-    taps.weight[t] = weight[t];
-    taps.mask += weight[t];
-  }
-  return taps;
-}
-
-// _gen_affine_grid + grid_sample(align_corners=False, padding zeros) + _apply_grid_transform's
-// fill, then the round to uint8. `in` and `out` are distinct.
-void warp(const std::array<double, 6>& matrix, const AutoAugmentSpec& spec, const uint8_t* in,
-          uint8_t* out, int width, int height, int channels) {
-  const float half_w = 0.5f * static_cast<float>(width);
-  const float half_h = 0.5f * static_cast<float>(height);
-  std::array<float, 6> theta{};
-  for (size_t i = 0; i < 6; ++i) theta[i] = static_cast<float>(matrix[i]);
-  const float r00 = theta[0] / half_w, r10 = theta[1] / half_w, r20 = theta[2] / half_w;
-  const float r01 = theta[3] / half_h, r11 = theta[4] / half_h, r21 = theta[5] / half_h;
-  const size_t plane = static_cast<size_t>(width) * height;
-  const bool bilinear = spec.interpolation == Interpolation::kBilinear;
-  constexpr float kFar = 4194304.0f;  // 2^22: beyond any image, within round_even's range
-  std::array<uint8_t, 3> outside{};   // nearest's value for a tap off the image
-  for (size_t c = 0; c < outside.size(); ++c)
-    outside[c] = spec.has_fill ? round_u8(spec.fill[c]) : 0;
-
-  const f32x4 lane{0, 1, 2, 3};
-  const f32x4 w = simd::splat4(static_cast<float>(width));
-  const f32x4 h = simd::splat4(static_cast<float>(height));
-  const f32x4 one = simd::splat4(1.0f);
-  const f32x4 two = simd::splat4(2.0f);
-  for (int j = 0; j < height; ++j) {
-    const float y = -half_h + 0.5f + static_cast<float>(j);
-    const f32x4 y10 = simd::splat4(y * r10);
-    const f32x4 y11 = simd::splat4(y * r11);
-    const size_t row = static_cast<size_t>(j) * width;
-    for (int k = 0; k < width; k += 4) {
-      const int lanes = std::min(4, width - k);  // the last block may run past the row
-      const f32x4 x = simd::splat4(-half_w + 0.5f) + (simd::splat4(static_cast<float>(k)) + lane);
-      const f32x4 gx = x * r00 + y10 + r20;
-      const f32x4 gy = x * r01 + y11 + r21;
-      const f32x4 ix = simd::clamp4(((gx + 1.0f) * w - 1.0f) / two, -kFar, kFar);
-      const f32x4 iy = simd::clamp4(((gy + 1.0f) * h - 1.0f) / two, -kFar, kFar);
-      if (!bilinear) {
-        const i32x4 xn = __builtin_convertvector(round_even4(ix), i32x4);
-        const i32x4 yn = __builtin_convertvector(round_even4(iy), i32x4);
-        const i32x4 ok = (xn >= 0) & (xn < width) & (yn >= 0) & (yn < height);
-        for (int c = 0; c < channels; ++c) {
-          const uint8_t* src = in + c * plane;
-          uint8_t* dst = out + c * plane + row + k;
-          for (int l = 0; l < lanes; ++l) {
-            dst[l] = ok[l] != 0 ? src[yn[l] * width + xn[l]] : outside[static_cast<size_t>(c)];
-          }
-        }
-        continue;
-      }
-      // grid_sample's bilinear weights, formed as its CPU kernel forms them.
-      const i32x4 x0 = floor4(ix);
-      const i32x4 y0 = floor4(iy);
-      const f32x4 we = ix - __builtin_convertvector(x0, f32x4);
-      const f32x4 ea = one - we;
-      const f32x4 no = iy - __builtin_convertvector(y0, f32x4);
-      const f32x4 so = one - no;
-      const std::array<f32x4, 4> weight{so * ea, so * we, no * ea, no * we};  // nw, ne, sw, se
-      const i32x4 all_in = (x0 >= 0) & (y0 >= 0) & (x0 + 1 < width) & (y0 + 1 < height);
-      if (lanes == 4 && (all_in[0] & all_in[1] & all_in[2] & all_in[3]) != 0) {
-        const i32x4 nw = y0 * width + x0;
-        const f32x4 mask = ((weight[0] + weight[1]) + weight[2]) + weight[3];
-        for (int c = 0; c < channels; ++c) {
-          const uint8_t* src = in + c * plane;
-          const auto taps = [&](int offset) {  // one conversion of four gathered bytes
-            return __builtin_convertvector(i32x4{src[nw[0] + offset], src[nw[1] + offset],
-                                                 src[nw[2] + offset], src[nw[3] + offset]},
-                                           f32x4);
-          };
-          f32x4 v = weight[0] * taps(0);
-          v = v + weight[1] * taps(1);
-          v = v + weight[2] * taps(width);
-          v = v + weight[3] * taps(width + 1);
-          if (spec.has_fill) v = v * mask + (one - mask) * spec.fill[static_cast<size_t>(c)];
-          store_round_u8(out + c * plane + row + k, v);
-        }
-        continue;
-      }
-      const i32x4 all_out = (x0 < -1) | (y0 < -1) | (x0 >= width) | (y0 >= height);
-      for (int l = 0; l < lanes; ++l) {
-        if (all_out[l] != 0) {  // no tap on the image: 0, or the fill blended with weight 1
-          for (int c = 0; c < channels; ++c)
-            out[c * plane + row + static_cast<size_t>(k + l)] = outside[static_cast<size_t>(c)];
-          continue;
-        }
-        const EdgeTaps taps = edge_taps(
-            x0[l], y0[l], {weight[0][l], weight[1][l], weight[2][l], weight[3][l]}, width, height);
-        for (int c = 0; c < channels; ++c) {
-          const uint8_t* src = in + c * plane;
-          float v = 0;
-          for (size_t t = 0; t < 4; ++t)
-            v += taps.weight[t] * static_cast<float>(src[taps.index[t]]);
-          if (spec.has_fill)
-            v = v * taps.mask + (1.0f - taps.mask) * spec.fill[static_cast<size_t>(c)];
-          out[c * plane + row + static_cast<size_t>(k + l)] = round_u8(v);
-        }
-      }
-    }
-  }
-}
-
-// A translation by whole pixels (int(magnitude), as torchvision's) samples every pixel at an
-// integer position with both interpolations: a copy, with zeros or the fill shifted in.
-void shift(const AutoAugmentSpec& spec, const uint8_t* in, uint8_t* out, int width, int height,
-           int channels, int dx, int dy) {
-  const size_t plane = static_cast<size_t>(width) * height;
-  for (int c = 0; c < channels; ++c) {
-    const uint8_t outside = spec.has_fill ? round_u8(spec.fill[static_cast<size_t>(c)]) : 0;
-    for (int y = 0; y < height; ++y) {
-      uint8_t* row = out + c * plane + static_cast<size_t>(y) * width;
-      const int from_y = y - dy;
-      if (from_y < 0 || from_y >= height || std::abs(dx) >= width) {
-        std::memset(row, outside, static_cast<size_t>(width));
-        continue;
-      }
-      const uint8_t* src = in + c * plane + static_cast<size_t>(from_y) * width;
-      const int begin = std::max(dx, 0);  // first output column that has a source
-      const int end = std::min(width, width + dx);
-      std::memset(row, outside, static_cast<size_t>(begin));
-      std::memcpy(row + begin, src + begin - dx, static_cast<size_t>(end - begin));
-      std::memset(row + end, outside, static_cast<size_t>(width - end));
-    }
   }
 }
 

@@ -17,6 +17,10 @@
 #include <cstddef>
 #include <cstring>
 
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
+
 namespace stoker::data::simd {
 
 #if defined(__clang__)
@@ -52,9 +56,15 @@ inline f32x4 load4(const float* p) {
 }
 inline void store4(float* p, f32x4 v) { std::memcpy(p, &v, sizeof v); }
 inline f32x4 splat4(float x) { return f32x4{x, x, x, x}; }
-// Same operand order as std::min / std::max (and SSE's minps / maxps).
+// std::min(a, b) / std::max(a, b) per lane, NaN included: a when either is NaN, as minps(b, a)
+// and maxps(b, a) give. GCC 12 writes the selects as and/andnot/or, hence SSE's own.
+#if defined(__SSE__)
+inline f32x4 min4(f32x4 a, f32x4 b) { return _mm_min_ps(b, a); }
+inline f32x4 max4(f32x4 a, f32x4 b) { return _mm_max_ps(b, a); }
+#else
 inline f32x4 min4(f32x4 a, f32x4 b) { return b < a ? b : a; }
 inline f32x4 max4(f32x4 a, f32x4 b) { return a < b ? b : a; }
+#endif
 inline f32x4 clamp4(f32x4 v, float lo, float hi) { return min4(max4(v, splat4(lo)), splat4(hi)); }
 
 // 4 interleaved RGB pixels (12 floats in v0, v1, v2) <-> one vector per channel.
