@@ -23,6 +23,7 @@ if [ "${STOKER_QUICK:-0}" != "1" ]; then
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
     ctest --test-dir build-tsan --output-on-failure -j "$jobs" -R 'Loader|DecodedCache|Prepare|MonitorSampler|MonitorCli'
   echo "== clang -Wthread-safety: every access to state a Mutex guards holds it (compile only)"
+  # The benchmarks stay on here, so a build without libtorch is also configured with them.
   CC=clang CXX=clang++ bash scripts/build.sh build-thread-safety -DSTOKER_THREAD_SAFETY=ON -DSTOKER_WITH_TORCH=OFF \
-    -DSTOKER_BUILD_BENCH=OFF -DSTOKER_BUILD_TESTS=OFF
+    -DSTOKER_BUILD_TESTS=OFF
 fi
