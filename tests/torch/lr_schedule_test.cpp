@@ -1,13 +1,21 @@
 // The learning rate at each optimizer step (lr_at): linear or constant warmup, given in steps or
-// in epochs of steps (torchvision's --lr-warmup-epochs), then the constant, cosine or step
-// schedule. The warmup is PyTorch's LinearLR / ConstantLR stepped once per optimizer step.
+// in epochs of steps (torchvision's --lr-warmup-epochs), then the constant, cosine, step,
+// exponential or multistep schedule; or OneCycleLR, held to PyTorch's own (Debian's python3-torch)
+// with its momentum, which the Stepper applies. The warmup is PyTorch's LinearLR / ConstantLR
+// stepped once per optimizer step.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "stoker/train/config.h"
+#include "support/run_command.h"
 #include "train/torch/step.h"
+#include "twin.h"
 
 namespace stoker::train {
 namespace {
@@ -30,7 +38,8 @@ TEST(LrScheduleTest, WarmupInStepsOrEpochsThenTheSchedule) {
       // torchvision's --lr-warmup-decay default: from 0.01 x lr, a 20th of the way more each step
       EXPECT_DOUBLE_EQ(lr, 0.4 * (0.01 + 0.99 * static_cast<double>(step) / 20));
     } else {  // cosine over the 80 steps after the warmup, from lr to 0
-      EXPECT_NEAR(lr, 0.5 * 0.4 * (1 + std::cos(M_PI * static_cast<double>(step - 20) / 80)), 1e-12);
+      EXPECT_NEAR(lr, 0.5 * 0.4 * (1 + std::cos(M_PI * static_cast<double>(step - 20) / 80)),
+                  1e-12);
     }
   }
   EXPECT_DOUBLE_EQ(lr_at(cfg, 20, kTotal, kPerEpoch), 0.4);
@@ -76,10 +85,13 @@ TEST(LrScheduleTest, ConstantWarmupAndTheCosineFloor) {
   cfg.warmup_decay = 0.1;
   cfg.lr_min = 0.02;
   constexpr int64_t kTotal = 45;
-  for (int64_t step = 0; step < 5; ++step) EXPECT_DOUBLE_EQ(lr_at(cfg, step, kTotal, 10), 0.05) << step;
+  for (int64_t step = 0; step < 5; ++step)
+    EXPECT_DOUBLE_EQ(lr_at(cfg, step, kTotal, 10), 0.05) << step;
   for (int64_t step = 5; step < kTotal; ++step) {
     const double t = static_cast<double>(step - 5) / 40;
-    EXPECT_NEAR(lr_at(cfg, step, kTotal, 10), 0.02 + 0.5 * (0.5 - 0.02) * (1 + std::cos(M_PI * t)), 1e-12) << step;
+    EXPECT_NEAR(lr_at(cfg, step, kTotal, 10), 0.02 + 0.5 * (0.5 - 0.02) * (1 + std::cos(M_PI * t)),
+                1e-12)
+        << step;
   }
   EXPECT_DOUBLE_EQ(lr_at(cfg, 5, kTotal, 10), 0.5);
   EXPECT_NEAR(lr_at(cfg, kTotal, kTotal, 10), 0.02, 1e-15);  // the floor, and it stays there
@@ -91,6 +103,130 @@ TEST(LrScheduleTest, ConstantWarmupAndTheCosineFloor) {
   EXPECT_DOUBLE_EQ(lr_at(linear, 0, kTotal, 10), 0.05);
   EXPECT_DOUBLE_EQ(lr_at(linear, 2, kTotal, 10), 0.5 * (0.1 + 0.9 * 0.5));
   EXPECT_DOUBLE_EQ(lr_at(linear, 4, kTotal, 10), 0.5);
+}
+
+// MultiStepLR(milestones, gamma): one factor of gamma per milestone reached, in epochs counted
+// from the warmup's end as the other epoch schedules.
+TEST(LrScheduleTest, MultiStepMultipliesAtEachMilestone) {
+  TrainConfig cfg;
+  cfg.lr = 0.4;
+  cfg.schedule = ScheduleKind::kMultiStep;
+  cfg.lr_milestones = "3, 5";
+  cfg.step_gamma = 0.1;
+  constexpr int64_t kPerEpoch = 10;
+  for (int64_t step = 0; step < 30; ++step)
+    EXPECT_DOUBLE_EQ(lr_at(cfg, step, 100, kPerEpoch), 0.4) << step;
+  for (int64_t step = 30; step < 50; ++step)
+    EXPECT_NEAR(lr_at(cfg, step, 100, kPerEpoch), 0.04, 1e-15) << step;
+  for (int64_t step = 50; step < 100; ++step)
+    EXPECT_NEAR(lr_at(cfg, step, 100, kPerEpoch), 0.004, 1e-15) << step;
+  cfg.warmup_epochs = 2;  // the milestones move two epochs on
+  EXPECT_DOUBLE_EQ(lr_at(cfg, 49, 100, kPerEpoch), 0.4);
+  EXPECT_NEAR(lr_at(cfg, 50, 100, kPerEpoch), 0.04, 1e-15);
+  EXPECT_NEAR(lr_at(cfg, 70, 100, kPerEpoch), 0.004, 1e-15);
+}
+
+// PyTorch's OneCycleLR on a one-parameter optimizer, max_lr 0.4: each step's lr and momentum
+// (SGD's, or AdamW's beta1), read from the param group before optimizer.step() as a training
+// loop's step sees them.
+struct CycleCase {
+  int total;
+  double pct_start;
+  double div_factor;
+  double final_div_factor;
+  const char* anneal;
+  bool three_phase;
+  const char* optimizer;
+};
+constexpr const char* kOneCycleScript = R"PY(
+import sys, torch
+total, pct, div, final, anneal, three, opt = sys.argv[1:]
+p = torch.nn.Parameter(torch.zeros(1))
+o = torch.optim.SGD([p], lr=0.1, momentum=0.9) if opt == "sgd" else torch.optim.AdamW([p], lr=0.1)
+s = torch.optim.lr_scheduler.OneCycleLR(o, max_lr=0.4, total_steps=int(total), pct_start=float(pct),
+    anneal_strategy=anneal, div_factor=float(div), final_div_factor=float(final), three_phase=three == "1")
+for _ in range(int(total)):
+    g = o.param_groups[0]
+    print(repr(g["lr"]), repr(g["momentum"] if opt == "sgd" else g["betas"][0]))
+    o.step()
+    s.step()
+)PY";
+
+TEST(LrScheduleTest, OneCycleIsPyTorchsOneCycleLR) {
+  if (const std::string why = stoker::testing::torchvision_missing(); !why.empty())
+    GTEST_SKIP() << why;
+  const std::string script = ::testing::TempDir() + "/one_cycle.py";
+  {
+    std::FILE* f = std::fopen(script.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(kOneCycleScript, f);
+    std::fclose(f);
+  }
+  const std::vector<CycleCase> cases{
+      {100, 0.3, 25, 1e4, "cos", false, "sgd"},
+      {37, 0.25, 10, 100, "linear", false, "adamw"},
+      {50, 0.3, 25, 1e4, "cos", true, "sgd"},
+      {7, 0.1, 25, 1e4, "cos", false, "sgd"}};  // a first phase under one step
+  for (const CycleCase& k : cases) {
+    SCOPED_TRACE(fmt::format("total {} pct_start {} {} three_phase {} {}", k.total, k.pct_start,
+                             k.anneal, k.three_phase, k.optimizer));
+    const auto run = stoker::testing::run_command(fmt::format(
+        "/usr/bin/python3 {} {} {} {} {} {} {} {}", script, k.total, k.pct_start, k.div_factor,
+        k.final_div_factor, k.anneal, k.three_phase ? 1 : 0, k.optimizer));
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    TrainConfig cfg;
+    cfg.lr = 0.4;
+    cfg.schedule = ScheduleKind::kOneCycle;
+    cfg.optimizer = k.optimizer == std::string("sgd") ? OptimizerKind::kSgd : OptimizerKind::kAdamW;
+    cfg.pct_start = k.pct_start;
+    cfg.div_factor = k.div_factor;
+    cfg.final_div_factor = k.final_div_factor;
+    cfg.anneal_strategy = k.anneal;
+    cfg.three_phase = k.three_phase;
+    std::istringstream lines(run.out);
+    int step = 0;
+    for (double lr = 0, momentum = 0; lines >> lr >> momentum; ++step) {
+      EXPECT_NEAR(lr_at(cfg, step, k.total, 10), lr, 1e-15) << "step " << step;
+      const auto ours = momentum_at(cfg, step, k.total);
+      ASSERT_TRUE(ours.has_value());
+      EXPECT_NEAR(*ours, momentum, 1e-15) << "step " << step;
+    }
+    EXPECT_EQ(step, k.total);
+  }
+  // At the peak and the ends, whatever PyTorch says: not a comparison of two copies of one bug.
+  TrainConfig cfg;
+  cfg.lr = 0.4;
+  cfg.schedule = ScheduleKind::kOneCycle;
+  EXPECT_DOUBLE_EQ(lr_at(cfg, 0, 100, 10), 0.4 / 25);
+  EXPECT_DOUBLE_EQ(lr_at(cfg, 29, 100, 10), 0.4);  // pct_start x 100 - 1
+  EXPECT_NEAR(lr_at(cfg, 99, 100, 10), 0.4 / 25 / 1e4, 1e-18);
+  EXPECT_DOUBLE_EQ(*momentum_at(cfg, 29, 100), 0.85);
+  cfg.cycle_momentum = false;
+  EXPECT_FALSE(momentum_at(cfg, 29, 100).has_value());
+}
+
+// The Stepper sets the cycle's momentum on the optimizer before each step, as OneCycleLR does.
+TEST(LrScheduleTest, TheStepperAppliesTheCyclesMomentum) {
+  TrainConfig cfg;
+  cfg.optimizer = OptimizerKind::kSgd;
+  cfg.lr = 0.4;
+  cfg.schedule = ScheduleKind::kOneCycle;
+  testing::Twin twin = testing::make_twin(3);
+  Stepper stepper(cfg, *twin.model, *twin.optimizer, classification_objective(10), torch::kCPU, 20,
+                  10);
+  const auto x = torch::randn({8, 1, 8, 8});
+  const auto y = torch::randint(0, 10, {8}, torch::kInt64);
+  for (int64_t step = 0; step < 5; ++step) {
+    stepper.step(x, y);
+    const auto& options =
+        static_cast<const torch::optim::SGDOptions&>(twin.optimizer->param_groups()[0].options());
+    EXPECT_DOUBLE_EQ(options.lr(), lr_at(cfg, step, 20, 10)) << step;
+    EXPECT_DOUBLE_EQ(options.momentum(), *momentum_at(cfg, step, 20)) << step;
+  }
+  EXPECT_LT(
+      static_cast<const torch::optim::SGDOptions&>(twin.optimizer->param_groups()[0].options())
+          .momentum(),
+      0.95);
 }
 
 }  // namespace

@@ -49,7 +49,7 @@ std::string model_names_text();
 // bf16, which needs no loss scaling on either device.
 enum class AmpMode { kOff, kBf16, kFp16 };
 enum class OptimizerKind { kAdamW, kSgd };
-enum class ScheduleKind { kConstant, kCosine, kStep, kExponential };
+enum class ScheduleKind { kConstant, kCosine, kStep, kExponential, kMultiStep, kOneCycle };
 // What the targets are. kAuto: the data says (class ids -> classification; float targets,
 // e.g. a CSV with `path,yaw,pitch,roll` -> regression).
 enum class TaskKind { kAuto, kClassification, kRegression };
@@ -108,6 +108,20 @@ struct TrainConfig {
   double lr_min = 0;           // where the cosine schedule ends (torchvision's --lr-min)
   double step_gamma = 0.1;     // schedule step: lr *= step_gamma ...
   int step_every_epochs = 30;  // ... every this many epochs
+  std::string lr_milestones;   // schedule multistep: the epochs at which lr *= step_gamma, "30, 60, 80"
+  // schedule onecycle: PyTorch's OneCycleLR over the run with lr as its max_lr, from
+  // lr / div_factor up to lr over pct_start of the steps, then down to that / final_div_factor
+  // (three_phase: back to lr / div_factor first), annealed by anneal_strategy (cos or linear);
+  // with cycle_momentum, SGD's momentum or AdamW's beta1 moves the other way between
+  // max_momentum and base_momentum.
+  double pct_start = 0.3;
+  double div_factor = 25;
+  double final_div_factor = 1e4;
+  std::string anneal_strategy = "cos";
+  bool three_phase = false;
+  bool cycle_momentum = true;
+  double base_momentum = 0.85;
+  double max_momentum = 0.95;
   double label_smoothing = 0;
   double mixup_alpha = 0;   // > 0: MixUp each batch with λ ~ Beta(α, α); classification only
   double cutmix_alpha = 0;  // > 0: CutMix each batch (images); with mixup_alpha, one of the two per batch
@@ -141,6 +155,10 @@ struct TrainConfig {
 
 // Optimizer steps of warmup: warmup_steps, or warmup_epochs epochs of `steps_per_epoch`.
 int64_t warmup_steps_of(const TrainConfig& config, int64_t steps_per_epoch);
+
+// lr_milestones as numbers, in the order given ("30, 60, 80", "30,60,80" or "30 60 80"); throws
+// UsageError naming the value for anything else.
+std::vector<int> lr_milestones_of(const TrainConfig& config);
 
 // The moving average of the weights a run keeps, from ema_decay, ema_steps and model_ema.
 //  - stoker's own (ema_decay > 0, model_ema off): every ema_steps (default 1) optimizer steps,

@@ -29,15 +29,20 @@ constexpr std::array<EnumName<AmpMode>, 3> kAmpModes = {
     {{AmpMode::kOff, "off"}, {AmpMode::kBf16, "bf16"}, {AmpMode::kFp16, "fp16"}}};
 constexpr std::array<EnumName<OptimizerKind>, 2> kOptimizers = {
     {{OptimizerKind::kAdamW, "adamw"}, {OptimizerKind::kSgd, "sgd"}}};
-constexpr std::array<EnumName<ScheduleKind>, 7> kSchedules = {
+constexpr std::array<EnumName<ScheduleKind>, 11> kSchedules = {
     {{ScheduleKind::kConstant, "constant"},
      {ScheduleKind::kCosine, "cosine"},
      {ScheduleKind::kStep, "step"},
      {ScheduleKind::kExponential, "exponential"},
-     // torchvision's reference-script names (--lr-scheduler); to_string gives the ones above.
+     {ScheduleKind::kMultiStep, "multistep"},
+     {ScheduleKind::kOneCycle, "onecycle"},
+     // PyTorch's class names, as torchvision's --lr-scheduler writes them; to_string gives the
+     // ones above.
      {ScheduleKind::kCosine, "cosineannealinglr"},
      {ScheduleKind::kStep, "steplr"},
-     {ScheduleKind::kExponential, "exponentiallr"}}};
+     {ScheduleKind::kExponential, "exponentiallr"},
+     {ScheduleKind::kMultiStep, "multisteplr"},
+     {ScheduleKind::kOneCycle, "onecyclelr"}}};
 
 constexpr std::array<EnumName<TaskKind>, 3> kTasks = {
     {{TaskKind::kAuto, "auto"},
@@ -255,8 +260,10 @@ std::vector<Field> make_fields() {
       {"schedule",
        &C::schedule,
        "Learning-rate schedule after warmup: constant, cosine (to lr_min at the end), step (x step_gamma every "
-       "step_every_epochs epochs) or exponential (x step_gamma every epoch); torchvision's cosineannealinglr, steplr "
-       "and exponentiallr name the last three. Epochs count from the warmup's end",
+       "step_every_epochs epochs), exponential (x step_gamma every epoch), multistep (x step_gamma at each of "
+       "lr_milestones) or onecycle (PyTorch's OneCycleLR with lr as max_lr; it warms up itself); PyTorch's class "
+       "names cosineannealinglr, steplr, exponentiallr, multisteplr and onecyclelr name them too. Epochs count from "
+       "the warmup's end",
        {"lr_scheduler"}},
       {"warmup_steps", &C::warmup_steps, "Optimizer steps of warmup before the schedule (see warmup_method)", {}},
       {"warmup_epochs",
@@ -274,8 +281,29 @@ std::vector<Field> make_fields() {
        "The fraction of lr the warmup starts at, in [0, 1] (torchvision's --lr-warmup-decay)",
        {"lr_warmup_decay"}},
       {"lr_min", &C::lr_min, "Where the cosine schedule ends, in [0, lr] (torchvision's --lr-min)", {}},
-      {"step_gamma", &C::step_gamma, "Schedules step and exponential: multiply lr by this, in (0, 1] ...", {"lr_gamma"}},
+      {"step_gamma", &C::step_gamma, "Schedules step, exponential and multistep: multiply lr by this, in (0, 1] ...",
+       {"lr_gamma", "gamma"}},
       {"step_every_epochs", &C::step_every_epochs, "... every this many epochs (step; exponential: every epoch)", {"lr_step_size"}},
+      {"lr_milestones",
+       &C::lr_milestones,
+       "... at each of these epochs (multistep; MultiStepLR's milestones), increasing, e.g. '30, 60, 80' or a "
+       "YAML list",
+       {"milestones"}},
+      {"pct_start", &C::pct_start, "onecycle: the share of the run spent rising to lr, in (0, 1)", {}},
+      {"div_factor", &C::div_factor, "onecycle: it starts at lr / div_factor, > 0", {}},
+      {"final_div_factor", &C::final_div_factor, "onecycle: it ends at lr / div_factor / final_div_factor, > 0", {}},
+      {"anneal_strategy", &C::anneal_strategy, "onecycle: cos or linear between its points", {}},
+      {"three_phase",
+       &C::three_phase,
+       "onecycle: fall back to lr / div_factor over another pct_start of the run before the last fall",
+       {}},
+      {"cycle_momentum",
+       &C::cycle_momentum,
+       "onecycle: move SGD's momentum (AdamW's beta1) from max_momentum to base_momentum while the rate rises, and "
+       "back while it falls, as OneCycleLR does by default (the momentum key is then not used)",
+       {}},
+      {"base_momentum", &C::base_momentum, "onecycle: the momentum at the peak rate, in [0, max_momentum]", {}},
+      {"max_momentum", &C::max_momentum, "onecycle: the momentum at the lowest rates, in [base_momentum, 1)", {}},
       {"label_smoothing", &C::label_smoothing, "Cross-entropy label smoothing, in [0, 1)", {}},
       {"mixup_alpha",
        &C::mixup_alpha,

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -14,6 +15,8 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "stoker/core/error.h"
 #include "stoker/train/config.h"
@@ -118,13 +121,15 @@ void apply_yaml_file(const std::string& path, TrainConfig* config) {
     const std::string what = fmt::format("{}key '{}'", where, name);
     if (value.IsNull() && detail::is_string(*field)) {
       detail::set_field(*field, "", what, &result);  // `resume:` or `resume: ~` means none
-    } else if (value.IsSequence() && (name == "transforms" || name == "val_transforms")) {
-      // A chain written as a YAML list, one transform per item.
+    } else if (value.IsSequence() && (name == "transforms" || name == "val_transforms" || name == "lr_milestones")) {
+      // A chain written as a YAML list, one transform per item; milestones as [30, 60, 80].
+      const bool epochs = name == "lr_milestones";
       std::string chain;
       for (const YAML::Node& item : value) {
         if (!item.IsScalar()) {
-          throw UsageError(fmt::format("{}:{}: key '{}' lists transforms, one per item, e.g. '- Resize(256)' (got {})",
-                                       path, item.Mark().line + 1, name, describe(item)));
+          throw UsageError(fmt::format("{}:{}: key '{}' lists {}, one per item, e.g. {} (got {})", path,
+                                       item.Mark().line + 1, name, epochs ? "epochs" : "transforms",
+                                       epochs ? "[30, 60, 80]" : "'- Resize(256)'", describe(item)));
         }
         chain += (chain.empty() ? "" : ", ") + item.Scalar();
       }
@@ -150,6 +155,27 @@ std::string to_yaml(const TrainConfig& config) {
 
 int64_t warmup_steps_of(const TrainConfig& c, int64_t steps_per_epoch) {
   return c.warmup_steps > 0 ? c.warmup_steps : static_cast<int64_t>(c.warmup_epochs) * steps_per_epoch;
+}
+
+std::vector<int> lr_milestones_of(const TrainConfig& c) {
+  std::vector<int> epochs;
+  std::string_view rest = c.lr_milestones;
+  while (!rest.empty()) {
+    const size_t start = rest.find_first_not_of(", ");
+    if (start == std::string_view::npos) break;
+    rest.remove_prefix(start);
+    const std::string_view item = rest.substr(0, rest.find_first_of(", "));
+    rest.remove_prefix(item.size());
+    int epoch = 0;
+    const auto [stop, error] = std::from_chars(item.data(), item.data() + item.size(), epoch);
+    if (error != std::errc() || stop != item.data() + item.size() || epoch < 1) {
+      throw UsageError(fmt::format("lr_milestones must be epochs >= 1 separated by commas, e.g. '30, 60, 80' (got "
+                                   "'{}' in '{}')",
+                                   item, c.lr_milestones));
+    }
+    epochs.push_back(epoch);
+  }
+  return epochs;
 }
 
 AveragePlan average_plan(const TrainConfig& c, int processes, int64_t steps_per_epoch) {
@@ -190,6 +216,76 @@ void check_task_and_loss(TaskKind task, LossKind loss, double label_smoothing) {
                                  label_smoothing));
   }
 }
+
+namespace {
+
+// The keys of one schedule given with another would be silently unused: each says whose it is.
+void check_schedule_keys(const TrainConfig& c) {
+  const TrainConfig defaults;
+  const auto check = [](bool ok, const std::string& message) {
+    if (!ok) throw UsageError(message);
+  };
+  const std::vector<int> milestones = lr_milestones_of(c);
+  if (c.schedule == ScheduleKind::kMultiStep) {
+    check(!milestones.empty(), "schedule multistep needs lr_milestones, the epochs at which lr is multiplied by "
+                               "step_gamma, e.g. --lr-milestones 30,60,80");
+    for (size_t i = 1; i < milestones.size(); ++i) {
+      check(milestones[i] > milestones[i - 1],
+            fmt::format("lr_milestones must increase (got {} after {} in '{}')", milestones[i], milestones[i - 1],
+                        c.lr_milestones));
+    }
+  } else {
+    check(milestones.empty(), fmt::format("lr_milestones '{}' are schedule multistep's, and the schedule is {}; set "
+                                          "schedule multistep or leave lr_milestones out",
+                                          c.lr_milestones, to_string(c.schedule)));
+  }
+  const bool one_cycle = c.schedule == ScheduleKind::kOneCycle;
+  const std::vector<std::pair<std::string_view, bool>> one_cycle_keys{
+      {"pct_start", c.pct_start != defaults.pct_start},
+      {"div_factor", c.div_factor != defaults.div_factor},
+      {"final_div_factor", c.final_div_factor != defaults.final_div_factor},
+      {"anneal_strategy", c.anneal_strategy != defaults.anneal_strategy},
+      {"three_phase", c.three_phase != defaults.three_phase},
+      {"cycle_momentum", c.cycle_momentum != defaults.cycle_momentum},
+      {"base_momentum", c.base_momentum != defaults.base_momentum},
+      {"max_momentum", c.max_momentum != defaults.max_momentum}};
+  if (!one_cycle) {
+    for (const auto& [key, given] : one_cycle_keys) {
+      check(!given, fmt::format("{} is schedule onecycle's, and the schedule is {}; set schedule onecycle or leave "
+                                "{} out",
+                                key, to_string(c.schedule), key));
+    }
+    return;
+  }
+  check(c.pct_start > 0 && c.pct_start < 1,
+        fmt::format("pct_start must be in (0, 1) (got {}); OneCycleLR's default is 0.3", c.pct_start));
+  check(!c.three_phase || c.pct_start < 0.5,
+        fmt::format("pct_start must be below 0.5 with three_phase (got {}): the rise and the fall back each take "
+                    "pct_start of the run",
+                    c.pct_start));
+  for (const auto& [key, value, usual] : {std::tuple{"div_factor", c.div_factor, "25"},
+                                          std::tuple{"final_div_factor", c.final_div_factor, "10000"}}) {
+    check(value > 0 && std::isfinite(value),
+          fmt::format("{} must be a finite number > 0 (got {}); OneCycleLR's default is {}", key, value, usual));
+  }
+  check(c.anneal_strategy == "cos" || c.anneal_strategy == "linear",
+        fmt::format("anneal_strategy must be one of cos, linear (got '{}')", c.anneal_strategy));
+  check(c.base_momentum >= 0 && c.base_momentum <= c.max_momentum && c.max_momentum < 1,
+        fmt::format("base_momentum and max_momentum must satisfy 0 <= base_momentum <= max_momentum < 1 (got {} and "
+                    "{}); OneCycleLR's defaults are 0.85 and 0.95",
+                    c.base_momentum, c.max_momentum));
+  check(c.warmup_steps == 0 && c.warmup_epochs == 0,
+        fmt::format("schedule onecycle rises from lr / div_factor over pct_start of the run itself, and a warmup "
+                    "({}) is set too; leave the warmup out, or set pct_start",
+                    c.warmup_steps > 0 ? fmt::format("warmup_steps {}", c.warmup_steps)
+                                       : fmt::format("warmup_epochs {}", c.warmup_epochs)));
+  check(!c.cycle_momentum || c.momentum == defaults.momentum,
+        fmt::format("momentum {} is not used with schedule onecycle and cycle_momentum, which moves the momentum "
+                    "between max_momentum and base_momentum; set those, or cycle_momentum false to keep momentum",
+                    c.momentum));
+}
+
+}  // namespace
 
 void validate(const TrainConfig& c) {
   auto check = [](bool ok, const std::string& message) {
@@ -264,6 +360,7 @@ void validate(const TrainConfig& c) {
   check(c.step_gamma > 0 && c.step_gamma <= 1,
         fmt::format("step_gamma must be in (0, 1] (got {})", c.step_gamma));
   at_least("step_every_epochs", c.step_every_epochs, 1);
+  check_schedule_keys(c);
   fraction("label_smoothing", c.label_smoothing, false, "[0, 1)");
   check_task_and_loss(c.task, c.loss, c.label_smoothing);
   for (const auto& [key, value, common] : {std::tuple{"mixup_alpha", c.mixup_alpha, "0.2"},

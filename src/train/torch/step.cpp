@@ -1,7 +1,10 @@
 #include "step.h"
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <tuple>
+#include <vector>
 
 #include "foreach_optimizers.h"
 #include "stoker/core/clock.h"
@@ -15,9 +18,68 @@ void set_lr(torch::optim::Optimizer& optimizer, double lr) {
   for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
 }
 
+// SGD's momentum or AdamW's beta1, as OneCycleLR sets group["momentum"] or group["betas"][0].
+void set_momentum(torch::optim::Optimizer& optimizer, OptimizerKind kind, double momentum) {
+  for (auto& group : optimizer.param_groups()) {
+    if (kind == OptimizerKind::kSgd) {
+      static_cast<torch::optim::SGDOptions&>(group.options()).momentum(momentum);
+    } else {
+      auto& options = static_cast<torch::optim::AdamWOptions&>(group.options());
+      options.betas(std::make_tuple(momentum, std::get<1>(options.betas())));
+    }
+  }
+}
+
+// OneCycleLR.get_lr at step_num `step` of `total`: the phase the step falls in, and how far
+// through it (PyTorch raises past the last step; here the last point holds).
+struct CyclePoint {
+  double lr = 0;
+  double momentum = 0;
+};
+CyclePoint one_cycle_at(const TrainConfig& cfg, int64_t step, int64_t total) {
+  const double max_lr = cfg.lr;
+  const double initial_lr = max_lr / cfg.div_factor;
+  const double min_lr = initial_lr / cfg.final_div_factor;
+  const double n = static_cast<double>(total);
+  struct Phase {
+    double end_step, start_lr, end_lr, start_momentum, end_momentum;
+  };
+  const double lo = cfg.base_momentum, hi = cfg.max_momentum;
+  std::vector<Phase> phases;
+  if (cfg.three_phase) {
+    phases = {{cfg.pct_start * n - 1, initial_lr, max_lr, hi, lo},
+              {2 * cfg.pct_start * n - 2, max_lr, initial_lr, lo, hi},
+              {n - 1, initial_lr, min_lr, hi, hi}};
+  } else {
+    phases = {{cfg.pct_start * n - 1, initial_lr, max_lr, hi, lo}, {n - 1, max_lr, min_lr, lo, hi}};
+  }
+  const auto anneal = [&](double start, double end, double pct) {
+    if (cfg.anneal_strategy == "linear") return (end - start) * pct + start;
+    return end + (start - end) / 2.0 * (std::cos(M_PI * pct) + 1);
+  };
+  const double at = static_cast<double>(step);
+  double start_step = 0;
+  for (size_t i = 0; i < phases.size(); ++i) {
+    const Phase& phase = phases[i];
+    if (at <= phase.end_step || i + 1 == phases.size()) {
+      const double span = phase.end_step - start_step;
+      const double pct = span > 0 ? std::min(1.0, (at - start_step) / span) : 1.0;
+      return {anneal(phase.start_lr, phase.end_lr, pct), anneal(phase.start_momentum, phase.end_momentum, pct)};
+    }
+    start_step = phase.end_step;
+  }
+  return {min_lr, hi};  // not reached: the last phase takes every step
+}
+
 }  // namespace
 
+std::optional<double> momentum_at(const TrainConfig& cfg, int64_t step, int64_t total) {
+  if (cfg.schedule != ScheduleKind::kOneCycle || !cfg.cycle_momentum) return std::nullopt;
+  return one_cycle_at(cfg, step, total).momentum;
+}
+
 double lr_at(const TrainConfig& cfg, int64_t step, int64_t total, int64_t steps_per_epoch) {
+  if (cfg.schedule == ScheduleKind::kOneCycle) return one_cycle_at(cfg, step, total).lr;  // its own warmup
   const int64_t warmup = warmup_steps_of(cfg, steps_per_epoch);
   if (warmup > 0 && step < warmup) {
     const double d = cfg.warmup_decay;
@@ -39,7 +101,15 @@ double lr_at(const TrainConfig& cfg, int64_t step, int64_t total, int64_t steps_
       const int64_t epoch = steps_per_epoch > 0 ? (step - warmup) / steps_per_epoch : 0;
       return cfg.lr * std::pow(cfg.step_gamma, static_cast<double>(epoch));
     }
+    // MultiStepLR: one factor of gamma for each milestone reached.
+    case ScheduleKind::kMultiStep: {
+      const int64_t epoch = steps_per_epoch > 0 ? (step - warmup) / steps_per_epoch : 0;
+      const std::vector<int> milestones = lr_milestones_of(cfg);
+      const auto reached = std::count_if(milestones.begin(), milestones.end(), [&](int m) { return m <= epoch; });
+      return cfg.lr * std::pow(cfg.step_gamma, static_cast<double>(reached));
+    }
     case ScheduleKind::kConstant:
+    case ScheduleKind::kOneCycle:
       break;
   }
   return cfg.lr;
@@ -120,6 +190,9 @@ void Stepper::optimizer_step(Result* r) {
     r->sync_s += ns_to_seconds(watch.lap());
   }
   set_lr(optimizer_, lr_at(cfg_, global_step_, total_steps_, steps_per_epoch_));
+  if (const auto momentum = momentum_at(cfg_, global_step_, total_steps_)) {
+    set_momentum(optimizer_, cfg_.optimizer, *momentum);
+  }
   // Clipping reads true gradients: with fp16 they are unscaled first (PyTorch's
   // scaler.unscale_(); clip_grad_norm_(); scaler.step()), and a window with inf/NaN is
   // skipped without clipping.

@@ -52,7 +52,7 @@ TEST(TrainConfigTest, DefaultsAreValidAndListedInSchemaOrder) {
   const TrainConfig config;
   EXPECT_NO_THROW(validate(config));
   const std::vector<ConfigKey>& keys = config_keys();
-  ASSERT_EQ(keys.size(), 60u);
+  ASSERT_EQ(keys.size(), 69u);
   EXPECT_EQ(keys.front().name, "model");
   EXPECT_EQ(keys.back().name, "max_bad_fraction");
   std::set<std::string> names;
@@ -355,9 +355,29 @@ TEST(ConfigFlagsTest, TorchvisionReferenceScriptFlags) {
   EXPECT_EQ(s.step_every_epochs, 30);
   EXPECT_EQ(s.step_gamma, 0.1);
   EXPECT_EQ(from_flags("--lr-scheduler ExponentialLR").schedule, ScheduleKind::kExponential);
-  EXPECT_EQ(testing::usage_error_text([] { from_flags("--lr-scheduler onecyclelr"); }),
-            "--lr-scheduler must be one of constant, cosine, step, exponential, cosineannealinglr, steplr, "
-            "exponentiallr (got 'onecyclelr')");
+  EXPECT_EQ(testing::usage_error_text([] { from_flags("--lr-scheduler reducelronplateau"); }),
+            "--lr-scheduler must be one of constant, cosine, step, exponential, multistep, onecycle, "
+            "cosineannealinglr, steplr, exponentiallr, multisteplr, onecyclelr (got 'reducelronplateau')");
+  // PyTorch's other two, with their arguments' names.
+  const TrainConfig m = from_flags("--lr-scheduler MultiStepLR --milestones 30,60,80 --gamma 0.2");
+  EXPECT_EQ(m.schedule, ScheduleKind::kMultiStep);
+  EXPECT_EQ(to_string(m.schedule), "multistep");
+  EXPECT_EQ(lr_milestones_of(m), (std::vector<int>{30, 60, 80}));
+  EXPECT_EQ(m.step_gamma, 0.2);
+  EXPECT_NO_THROW(validate(m));
+  const TrainConfig o = from_flags("--lr-scheduler OneCycleLR --opt sgd --lr 0.1 --pct-start 0.25 --div-factor 10 "
+                                   "--final-div-factor 100 --anneal-strategy linear --three-phase "
+                                   "--base-momentum 0.8 --max-momentum 0.9");
+  EXPECT_EQ(o.schedule, ScheduleKind::kOneCycle);
+  EXPECT_EQ(o.pct_start, 0.25);
+  EXPECT_EQ(o.div_factor, 10);
+  EXPECT_EQ(o.final_div_factor, 100);
+  EXPECT_EQ(o.anneal_strategy, "linear");
+  EXPECT_TRUE(o.three_phase);
+  EXPECT_EQ(o.base_momentum, 0.8);
+  EXPECT_EQ(o.max_momentum, 0.9);
+  EXPECT_NO_THROW(validate(o));
+  EXPECT_EQ(lr_milestones_of(from_flags("--lr-milestones '5 9'")), (std::vector<int>{5, 9}));
   EXPECT_EQ(testing::usage_error_text([] { validate(from_flags("--warmup-steps 100 --lr-warmup-epochs 2")); }),
             "warmup_steps 100 and warmup_epochs 2 both set the warmup; give one");
   const TrainConfig w = from_flags("--lr-warmup-method constant --lr-warmup-decay 0.1 --lr-min 1e-5 --lr-scheduler "
@@ -387,6 +407,10 @@ TEST(ConfigYamlTest, TransformChainsMayBeLists) {
   EXPECT_EQ(c.val_transforms, "Resize(256), CenterCrop(224)");
   EXPECT_EQ(yaml_error("transforms:\n  - Resize(256)\n  - {a: 1}\n"),
             "c.yaml:3: key 'transforms' lists transforms, one per item, e.g. '- Resize(256)' (got a map)");
+  // MultiStepLR's milestones, too.
+  EXPECT_EQ(lr_milestones_of(from_yaml("lr_milestones: [30, 60, 80]\n")), (std::vector<int>{30, 60, 80}));
+  EXPECT_EQ(yaml_error("lr_milestones: [30, [60]]\n"),
+            "c.yaml:1: key 'lr_milestones' lists epochs, one per item, e.g. [30, 60, 80] (got a list)");
   EXPECT_EQ(yaml_error("data: [a, b]\n"), "c.yaml:1: key 'data' must be a string (got a list)");
 }
 
@@ -534,6 +558,68 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
        "device must be auto, cpu, cuda or cuda:N (got 'gpu:1'); did you mean 'cuda:1'?"},
       {[](TrainConfig* c) { c->device = "cuda:x"; },
        "device must be auto, cpu, cuda or cuda:N (got 'cuda:x')"},
+      {[](TrainConfig* c) { c->schedule = ScheduleKind::kMultiStep; },
+       "schedule multistep needs lr_milestones, the epochs at which lr is multiplied by step_gamma, e.g. "
+       "--lr-milestones 30,60,80"},
+      {[](TrainConfig* c) {
+         c->schedule = ScheduleKind::kMultiStep;
+         c->lr_milestones = "30, 20";
+       },
+       "lr_milestones must increase (got 20 after 30 in '30, 20')"},
+      {[](TrainConfig* c) {
+         c->schedule = ScheduleKind::kMultiStep;
+         c->lr_milestones = "30, 6O";
+       },
+       "lr_milestones must be epochs >= 1 separated by commas, e.g. '30, 60, 80' (got '6O' in '30, 6O')"},
+      {[](TrainConfig* c) { c->lr_milestones = "30"; },
+       "lr_milestones '30' are schedule multistep's, and the schedule is constant; set schedule multistep or leave "
+       "lr_milestones out"},
+      {[](TrainConfig* c) {
+         c->schedule = ScheduleKind::kCosine;
+         c->pct_start = 0.25;
+       },
+       "pct_start is schedule onecycle's, and the schedule is cosine; set schedule onecycle or leave pct_start out"},
+      {[](TrainConfig* c) {
+         c->schedule = ScheduleKind::kOneCycle;
+         c->pct_start = 1;
+       },
+       "pct_start must be in (0, 1) (got 1); OneCycleLR's default is 0.3"},
+      {[](TrainConfig* c) {
+         c->schedule = ScheduleKind::kOneCycle;
+         c->three_phase = true;
+         c->pct_start = 0.6;
+       },
+       "pct_start must be below 0.5 with three_phase (got 0.6): the rise and the fall back each take pct_start of "
+       "the run"},
+      {[](TrainConfig* c) {
+         c->schedule = ScheduleKind::kOneCycle;
+         c->div_factor = 0;
+       },
+       "div_factor must be a finite number > 0 (got 0); OneCycleLR's default is 25"},
+      {[](TrainConfig* c) {
+         c->schedule = ScheduleKind::kOneCycle;
+         c->anneal_strategy = "cosine";
+       },
+       "anneal_strategy must be one of cos, linear (got 'cosine')"},
+      {[](TrainConfig* c) {
+         c->schedule = ScheduleKind::kOneCycle;
+         c->base_momentum = 0.97;
+       },
+       "base_momentum and max_momentum must satisfy 0 <= base_momentum <= max_momentum < 1 (got 0.97 and 0.95); "
+       "OneCycleLR's defaults are 0.85 and 0.95"},
+      {[](TrainConfig* c) {
+         c->schedule = ScheduleKind::kOneCycle;
+         c->warmup_epochs = 2;
+       },
+       "schedule onecycle rises from lr / div_factor over pct_start of the run itself, and a warmup (warmup_epochs "
+       "2) is set too; leave the warmup out, or set pct_start"},
+      {[](TrainConfig* c) {
+         c->schedule = ScheduleKind::kOneCycle;
+         c->optimizer = OptimizerKind::kSgd;
+         c->momentum = 0.8;
+       },
+       "momentum 0.8 is not used with schedule onecycle and cycle_momentum, which moves the momentum between "
+       "max_momentum and base_momentum; set those, or cycle_momentum false to keep momentum"},
   };
   for (const Case& c : cases) {
     TrainConfig config;
@@ -565,6 +651,15 @@ TEST(TrainConfigTest, ToYamlRoundTrips) {
   config.warmup_steps = 500;
   config.step_gamma = 0.2;
   config.step_every_epochs = 7;
+  config.lr_milestones = "30, 60";
+  config.pct_start = 0.25;
+  config.div_factor = 10;
+  config.final_div_factor = 100;
+  config.anneal_strategy = "linear";
+  config.three_phase = true;
+  config.cycle_momentum = false;
+  config.base_momentum = 0.8;
+  config.max_momentum = 0.9;
   config.label_smoothing = 0.1;
   config.mixup_alpha = 0.2;
   config.cutmix_alpha = 1.0 / 3;
