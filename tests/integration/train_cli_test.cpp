@@ -464,6 +464,38 @@ TEST_F(TrainTasksCli, ValSplitHoldsOutPartOfTheTrainingData) {
   EXPECT_GT(summary_of(out)["test_accuracy"].get<double>(), 0.85) << r.out;
 }
 
+// ReduceLROnPlateau with an absolute threshold no loss can beat: epoch 1 sets the best, every
+// later epoch is a bad one, and with patience 0 each lowers the rate tenfold. A resume
+// continues from the checkpoint's rate and best; without validation data it is one line.
+TEST_F(TrainTasksCli, ThePlateauScheduleLowersTheRateAndResumesWhereItWas) {
+  TempDir dir;
+  const std::string train = stoker::testing::write_level_classes(dir, "train", 120, 5);
+  const std::string out = dir.str() + "/runs";
+  const std::string plateau = " --lr-scheduler ReduceLROnPlateau --plateau-patience 0 --plateau-threshold-mode abs "
+                              "--plateau-threshold 1000 --lr 0.001";
+  const auto first = run_command(kStoker + " train --data " + train + " --val-split 0.25 --epochs 2" + small_images_ +
+                                 plateau + " --output-dir " + out);
+  ASSERT_EQ(first.exit_code, 0) << first.err << first.out;
+  const std::string run = stoker::testing::run_dir_of(out);
+  ASSERT_NE(first.out.find("epoch 2/2"), std::string::npos) << first.out;
+  EXPECT_EQ(first.out.substr(0, first.out.find("epoch 2/2")).find(" → 0.0001"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find(" · lr 0.001 → 0.0001 (val loss "), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find(": 1 epoch without a better one)"), std::string::npos) << first.out;
+  const auto resumed = run_command(kStoker + " train --no-progress --epochs 3 --resume " + run);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err << resumed.out;
+  EXPECT_NE(resumed.out.find("resume   epoch 3, batch 0, step 6 · lr 0.0001 (lowered by the plateau schedule)"),
+            std::string::npos)
+      << resumed.out;
+  EXPECT_NE(resumed.out.find(" · lr 0.0001 → 1e-05 (val loss "), std::string::npos) << resumed.out;
+
+  stoker::testing::expect_one_line_error(
+      run_command(kStoker + " train --data " + train + " --epochs 1" + small_images_ + plateau + " --output-dir " +
+                  dir.str() + "/none"),
+      2, "schedule plateau lowers the rate when the validation loss stalls, and " + train +
+             " has no validation data of its own; give --val-data, or --val-split 0.1",
+      "plateau without validation data");
+}
+
 // The val_mae column of every metrics.csv row (appended to by a resumed run).
 std::vector<double> val_mae_column(const std::string& metrics_csv) {
   std::ifstream in(metrics_csv);

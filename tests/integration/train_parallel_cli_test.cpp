@@ -114,6 +114,25 @@ TEST_F(TrainParallelCli, EarlyStoppingStopsEveryProcess) {
   EXPECT_EQ(summary_of(dir.str() + "/runs")["epochs"].size(), 2u) << r.out;
 }
 
+// The plateau schedule is rank 0's call too (it validates); the others hear it after each
+// epoch, before early stopping's word, so both decisions reach every process in one order
+// (a process out of step would wait for the other's next message until the group's timeout).
+TEST_F(TrainParallelCli, ThePlateauScheduleLowersTheRateInEveryProcess) {
+  TempDir dir;
+  std::string table = "a,b,label\n";
+  for (int i = 0; i < 256; ++i) table += std::to_string(i % 7) + "," + std::to_string(i % 5) + "," + std::to_string(i % 2) + "\n";
+  dir.write_text("train.csv", table);
+  dir.write_text("val.csv", table);
+  const auto r = run_command("timeout 300 " + kStoker + " train --nproc-per-node 2 --model mlp --workers 1 --lr 0.01 "
+                             "--epochs 4 --patience 3 --schedule plateau --plateau-patience 0 --plateau-threshold-mode "
+                             "abs --plateau-threshold 1000 --no-progress --data " + dir.str() + "/train.csv --val-data " +
+                             dir.str() + "/val.csv --output-dir " + dir.str() + "/runs");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_EQ(count_of(r.out, " · lr 0.01 → 0.001 ("), 1u) << r.out;
+  EXPECT_EQ(count_of(r.out, " · lr 0.001 → 0.0001 ("), 1u) << r.out;
+  EXPECT_EQ(count_of(r.out, " · lr 0.0001 → 1e-05 ("), 1u) << r.out;
+}
+
 TEST_F(TrainParallelCli, SigtermStopsEveryProcessAndTheRunResumes) {
   TempDir dir;
   const auto r = run_command(start_in_background("--nproc-per-node 2 --no-progress --batch-size 32 --epochs 1", dir.str()) +

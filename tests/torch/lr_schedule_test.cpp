@@ -229,5 +229,27 @@ TEST(LrScheduleTest, TheStepperAppliesTheCyclesMomentum) {
       0.95);
 }
 
+// The plateau schedule's rate caps the step's: the warmup's below it, lr above it.
+TEST(LrScheduleTest, TheStepperCapsTheRateAtThePlateaus) {
+  TrainConfig cfg;
+  cfg.optimizer = OptimizerKind::kSgd;
+  cfg.lr = 0.4;
+  cfg.schedule = ScheduleKind::kPlateau;
+  cfg.warmup_steps = 4;
+  testing::Twin twin = testing::make_twin(5);
+  Stepper stepper(cfg, *twin.model, *twin.optimizer, classification_objective(10), torch::kCPU, 20, 10);
+  stepper.cap_lr(0.04);
+  const auto x = torch::randn({8, 1, 8, 8});
+  const auto y = torch::randint(0, 10, {8}, torch::kInt64);
+  const auto lr_now = [&] { return twin.optimizer->param_groups()[0].options().get_lr(); };
+  stepper.step(x, y);  // step 0 of the warmup: 0.4 x 0.01, below the cap
+  EXPECT_DOUBLE_EQ(lr_now(), 0.004);
+  for (int i = 0; i < 5; ++i) stepper.step(x, y);
+  EXPECT_DOUBLE_EQ(lr_now(), 0.04);
+  stepper.cap_lr(0.004);
+  stepper.step(x, y);
+  EXPECT_DOUBLE_EQ(lr_now(), 0.004);
+}
+
 }  // namespace
 }  // namespace stoker::train

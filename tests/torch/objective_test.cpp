@@ -148,7 +148,7 @@ TEST(ObjectiveTest, CheckpointKeepsTheScalerState) {
   TempDir dir;
   auto model = make_model("mlp", {1, 8, 8}, 10);
   torch::optim::SGD optimizer(model->parameters(), torch::optim::SGDOptions(0.1));
-  CheckpointMeta meta{1, 2, 3, 4, 5, "mlp", 1, GradScaler::State{1024.0, 17, 3}, std::nullopt};
+  CheckpointMeta meta{1, 2, 3, 4, 5, "mlp", 1, GradScaler::State{1024.0, 17, 3}, std::nullopt, std::nullopt};
   const std::string path = (dir.path() / "with.pt").string();
   save_checkpoint(path, *model, optimizer, meta);
   const CheckpointMeta back = read_checkpoint_meta(path);
@@ -161,6 +161,17 @@ TEST(ObjectiveTest, CheckpointKeepsTheScalerState) {
   const std::string plain = (dir.path() / "without.pt").string();
   save_checkpoint(plain, *model, optimizer, meta);
   EXPECT_FALSE(read_checkpoint_meta(plain).scaler.has_value());
+  EXPECT_FALSE(read_checkpoint_meta(plain).plateau.has_value());
+
+  // The plateau schedule's state, the untouched best (infinity) included.
+  for (const PlateauState& state : {PlateauState{0.001, 1.25, 3, 2}, PlateauState{0.1}}) {
+    meta.plateau = state;
+    const std::string with_plateau = (dir.path() / "plateau.pt").string();
+    save_checkpoint(with_plateau, *model, optimizer, meta);
+    const CheckpointMeta read = read_checkpoint_meta(with_plateau);
+    ASSERT_TRUE(read.plateau.has_value());
+    EXPECT_EQ(*read.plateau, state);
+  }
 }
 
 }  // namespace

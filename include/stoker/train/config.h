@@ -49,7 +49,7 @@ std::string model_names_text();
 // bf16, which needs no loss scaling on either device.
 enum class AmpMode { kOff, kBf16, kFp16 };
 enum class OptimizerKind { kAdamW, kSgd };
-enum class ScheduleKind { kConstant, kCosine, kStep, kExponential, kMultiStep, kOneCycle };
+enum class ScheduleKind { kConstant, kCosine, kStep, kExponential, kMultiStep, kOneCycle, kPlateau };
 // What the targets are. kAuto: the data says (class ids -> classification; float targets,
 // e.g. a CSV with `path,yaw,pitch,roll` -> regression).
 enum class TaskKind { kAuto, kClassification, kRegression };
@@ -105,7 +105,7 @@ struct TrainConfig {
   // lr x (warmup_decay + (1 - warmup_decay) x s / W), constant gives lr x warmup_decay.
   std::string warmup_method = "linear";
   double warmup_decay = 0.01;
-  double lr_min = 0;           // where the cosine schedule ends (torchvision's --lr-min)
+  double lr_min = 0;           // where the cosine schedule ends (torchvision's --lr-min); plateau's floor
   double step_gamma = 0.1;     // schedule step: lr *= step_gamma ...
   int step_every_epochs = 30;  // ... every this many epochs
   std::string lr_milestones;   // schedule multistep: the epochs at which lr *= step_gamma, "30, 60, 80"
@@ -122,6 +122,15 @@ struct TrainConfig {
   bool cycle_momentum = true;
   double base_momentum = 0.85;
   double max_momentum = 0.95;
+  // schedule plateau: PyTorch's ReduceLROnPlateau on the validation loss (mode min) after each
+  // epoch: lr x plateau_factor (not below lr_min) once the loss has not beaten its best by
+  // plateau_threshold (rel: a share of the best; abs: an amount) for more than
+  // plateau_patience epochs, then plateau_cooldown epochs before it counts again.
+  double plateau_factor = 0.1;
+  int plateau_patience = 10;
+  double plateau_threshold = 1e-4;
+  std::string plateau_threshold_mode = "rel";
+  int plateau_cooldown = 0;
   double label_smoothing = 0;
   double mixup_alpha = 0;   // > 0: MixUp each batch with λ ~ Beta(α, α); classification only
   double cutmix_alpha = 0;  // > 0: CutMix each batch (images); with mixup_alpha, one of the two per batch

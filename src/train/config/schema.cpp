@@ -29,20 +29,22 @@ constexpr std::array<EnumName<AmpMode>, 3> kAmpModes = {
     {{AmpMode::kOff, "off"}, {AmpMode::kBf16, "bf16"}, {AmpMode::kFp16, "fp16"}}};
 constexpr std::array<EnumName<OptimizerKind>, 2> kOptimizers = {
     {{OptimizerKind::kAdamW, "adamw"}, {OptimizerKind::kSgd, "sgd"}}};
-constexpr std::array<EnumName<ScheduleKind>, 11> kSchedules = {
+constexpr std::array<EnumName<ScheduleKind>, 13> kSchedules = {
     {{ScheduleKind::kConstant, "constant"},
      {ScheduleKind::kCosine, "cosine"},
      {ScheduleKind::kStep, "step"},
      {ScheduleKind::kExponential, "exponential"},
      {ScheduleKind::kMultiStep, "multistep"},
      {ScheduleKind::kOneCycle, "onecycle"},
+     {ScheduleKind::kPlateau, "plateau"},
      // PyTorch's class names, as torchvision's --lr-scheduler writes them; to_string gives the
      // ones above.
      {ScheduleKind::kCosine, "cosineannealinglr"},
      {ScheduleKind::kStep, "steplr"},
      {ScheduleKind::kExponential, "exponentiallr"},
      {ScheduleKind::kMultiStep, "multisteplr"},
-     {ScheduleKind::kOneCycle, "onecyclelr"}}};
+     {ScheduleKind::kOneCycle, "onecyclelr"},
+     {ScheduleKind::kPlateau, "reducelronplateau"}}};
 
 constexpr std::array<EnumName<TaskKind>, 3> kTasks = {
     {{TaskKind::kAuto, "auto"},
@@ -261,9 +263,9 @@ std::vector<Field> make_fields() {
        &C::schedule,
        "Learning-rate schedule after warmup: constant, cosine (to lr_min at the end), step (x step_gamma every "
        "step_every_epochs epochs), exponential (x step_gamma every epoch), multistep (x step_gamma at each of "
-       "lr_milestones) or onecycle (PyTorch's OneCycleLR with lr as max_lr; it warms up itself); PyTorch's class "
-       "names cosineannealinglr, steplr, exponentiallr, multisteplr and onecyclelr name them too. Epochs count from "
-       "the warmup's end",
+       "lr_milestones), onecycle (PyTorch's OneCycleLR with lr as max_lr; it warms up itself) or plateau "
+       "(ReduceLROnPlateau on the validation loss); PyTorch's class names cosineannealinglr, steplr, exponentiallr, "
+       "multisteplr, onecyclelr and reducelronplateau name them too. Epochs count from the warmup's end",
        {"lr_scheduler"}},
       {"warmup_steps", &C::warmup_steps, "Optimizer steps of warmup before the schedule (see warmup_method)", {}},
       {"warmup_epochs",
@@ -280,7 +282,10 @@ std::vector<Field> make_fields() {
        &C::warmup_decay,
        "The fraction of lr the warmup starts at, in [0, 1] (torchvision's --lr-warmup-decay)",
        {"lr_warmup_decay"}},
-      {"lr_min", &C::lr_min, "Where the cosine schedule ends, in [0, lr] (torchvision's --lr-min)", {}},
+      {"lr_min",
+       &C::lr_min,
+       "Where the cosine schedule ends, in [0, lr] (torchvision's --lr-min); the plateau schedule's floor (its min_lr)",
+       {"min_lr"}},
       {"step_gamma", &C::step_gamma, "Schedules step, exponential and multistep: multiply lr by this, in (0, 1] ...",
        {"lr_gamma", "gamma"}},
       {"step_every_epochs", &C::step_every_epochs, "... every this many epochs (step; exponential: every epoch)", {"lr_step_size"}},
@@ -304,6 +309,24 @@ std::vector<Field> make_fields() {
        {}},
       {"base_momentum", &C::base_momentum, "onecycle: the momentum at the peak rate, in [0, max_momentum]", {}},
       {"max_momentum", &C::max_momentum, "onecycle: the momentum at the lowest rates, in [base_momentum, 1)", {}},
+      {"plateau_factor",
+       &C::plateau_factor,
+       "plateau: multiply lr by this, in (0, 1), when the validation loss has stalled (ReduceLROnPlateau's factor; "
+       "lr_min is its floor, its min_lr)",
+       {}},
+      {"plateau_patience",
+       &C::plateau_patience,
+       "plateau: epochs without a better validation loss that are tolerated; the next one lowers lr (its patience)",
+       {}},
+      {"plateau_threshold",
+       &C::plateau_threshold,
+       "plateau: how much lower than the best a loss must be to count as better, >= 0 (its threshold)",
+       {}},
+      {"plateau_threshold_mode",
+       &C::plateau_threshold_mode,
+       "plateau: rel (threshold is a share of the best) or abs (an amount), as its threshold_mode",
+       {}},
+      {"plateau_cooldown", &C::plateau_cooldown, "plateau: epochs after a lowering before stalls count again", {}},
       {"label_smoothing", &C::label_smoothing, "Cross-entropy label smoothing, in [0, 1)", {}},
       {"mixup_alpha",
        &C::mixup_alpha,

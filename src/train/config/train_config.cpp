@@ -239,24 +239,42 @@ void check_schedule_keys(const TrainConfig& c) {
                                           "schedule multistep or leave lr_milestones out",
                                           c.lr_milestones, to_string(c.schedule)));
   }
-  const bool one_cycle = c.schedule == ScheduleKind::kOneCycle;
-  const std::vector<std::pair<std::string_view, bool>> one_cycle_keys{
-      {"pct_start", c.pct_start != defaults.pct_start},
-      {"div_factor", c.div_factor != defaults.div_factor},
-      {"final_div_factor", c.final_div_factor != defaults.final_div_factor},
-      {"anneal_strategy", c.anneal_strategy != defaults.anneal_strategy},
-      {"three_phase", c.three_phase != defaults.three_phase},
-      {"cycle_momentum", c.cycle_momentum != defaults.cycle_momentum},
-      {"base_momentum", c.base_momentum != defaults.base_momentum},
-      {"max_momentum", c.max_momentum != defaults.max_momentum}};
-  if (!one_cycle) {
-    for (const auto& [key, given] : one_cycle_keys) {
-      check(!given, fmt::format("{} is schedule onecycle's, and the schedule is {}; set schedule onecycle or leave "
-                                "{} out",
-                                key, to_string(c.schedule), key));
-    }
-    return;
+  struct OwnKey {
+    std::string_view key;
+    bool given;  // differs from the default
+    ScheduleKind owner;
+  };
+  const std::vector<OwnKey> own_keys{
+      {"pct_start", c.pct_start != defaults.pct_start, ScheduleKind::kOneCycle},
+      {"div_factor", c.div_factor != defaults.div_factor, ScheduleKind::kOneCycle},
+      {"final_div_factor", c.final_div_factor != defaults.final_div_factor, ScheduleKind::kOneCycle},
+      {"anneal_strategy", c.anneal_strategy != defaults.anneal_strategy, ScheduleKind::kOneCycle},
+      {"three_phase", c.three_phase != defaults.three_phase, ScheduleKind::kOneCycle},
+      {"cycle_momentum", c.cycle_momentum != defaults.cycle_momentum, ScheduleKind::kOneCycle},
+      {"base_momentum", c.base_momentum != defaults.base_momentum, ScheduleKind::kOneCycle},
+      {"max_momentum", c.max_momentum != defaults.max_momentum, ScheduleKind::kOneCycle},
+      {"plateau_factor", c.plateau_factor != defaults.plateau_factor, ScheduleKind::kPlateau},
+      {"plateau_patience", c.plateau_patience != defaults.plateau_patience, ScheduleKind::kPlateau},
+      {"plateau_threshold", c.plateau_threshold != defaults.plateau_threshold, ScheduleKind::kPlateau},
+      {"plateau_threshold_mode", c.plateau_threshold_mode != defaults.plateau_threshold_mode, ScheduleKind::kPlateau},
+      {"plateau_cooldown", c.plateau_cooldown != defaults.plateau_cooldown, ScheduleKind::kPlateau}};
+  for (const auto& [key, given, owner] : own_keys) {
+    check(!given || owner == c.schedule,
+          fmt::format("{} is schedule {}'s, and the schedule is {}; set schedule {} or leave {} out", key,
+                      to_string(owner), to_string(c.schedule), to_string(owner), key));
   }
+  if (c.schedule == ScheduleKind::kPlateau) {
+    check(c.plateau_factor > 0 && c.plateau_factor < 1,
+          fmt::format("plateau_factor must be in (0, 1) (got {}); ReduceLROnPlateau's default is 0.1",
+                      c.plateau_factor));
+    check(c.plateau_patience >= 0, fmt::format("plateau_patience must be >= 0 (got {})", c.plateau_patience));
+    check(c.plateau_threshold >= 0 && std::isfinite(c.plateau_threshold),
+          fmt::format("plateau_threshold must be a finite number >= 0 (got {})", c.plateau_threshold));
+    check(c.plateau_threshold_mode == "rel" || c.plateau_threshold_mode == "abs",
+          fmt::format("plateau_threshold_mode must be one of rel, abs (got '{}')", c.plateau_threshold_mode));
+    check(c.plateau_cooldown >= 0, fmt::format("plateau_cooldown must be >= 0 (got {})", c.plateau_cooldown));
+  }
+  if (c.schedule != ScheduleKind::kOneCycle) return;
   check(c.pct_start > 0 && c.pct_start < 1,
         fmt::format("pct_start must be in (0, 1) (got {}); OneCycleLR's default is 0.3", c.pct_start));
   check(!c.three_phase || c.pct_start < 0.5,
@@ -353,9 +371,9 @@ void validate(const TrainConfig& c) {
   check(c.lr_min >= 0 && c.lr_min <= c.lr,
         fmt::format("lr_min must be in [0, lr] = [0, {}] (got {}); it is where the cosine schedule ends", c.lr,
                     c.lr_min));
-  check(c.lr_min == 0 || c.schedule == ScheduleKind::kCosine,
-        fmt::format("lr_min {} is where the cosine schedule ends, and the schedule is {}; set schedule cosine or "
-                    "leave lr_min out",
+  check(c.lr_min == 0 || c.schedule == ScheduleKind::kCosine || c.schedule == ScheduleKind::kPlateau,
+        fmt::format("lr_min {} is where the cosine schedule ends (and plateau's floor), and the schedule is {}; set "
+                    "schedule cosine or leave lr_min out",
                     c.lr_min, to_string(c.schedule)));
   check(c.step_gamma > 0 && c.step_gamma <= 1,
         fmt::format("step_gamma must be in (0, 1] (got {})", c.step_gamma));

@@ -56,6 +56,14 @@ CheckpointMeta read_meta(torch::serialize::InputArchive& archive) {
     meta.scaler = scaler;
   }
   if (archive.try_read("ema_updates", v)) meta.ema_updates = get_int("ema_updates");
+  if (archive.try_read("plateau_lr", v)) {
+    auto get_double = [&](const char* key) {
+      if (!archive.try_read(key, v) || !v.isDouble()) throw std::runtime_error(std::string("missing ") + key);
+      return v.toDouble();
+    };
+    meta.plateau = PlateauState{get_double("plateau_lr"), get_double("plateau_best"),
+                                get_int("plateau_bad_epochs"), get_int("plateau_cooldown_left")};
+  }
   return meta;
 }
 
@@ -116,6 +124,12 @@ void save_checkpoint(const std::string& path, Network& model, torch::optim::Opti
       archive.write("scaler_scale", c10::IValue(meta.scaler->scale));
       archive.write("scaler_growth_tracker", c10::IValue(meta.scaler->growth_tracker));
       archive.write("scaler_skipped", c10::IValue(meta.scaler->skipped));
+    }
+    if (meta.plateau) {
+      archive.write("plateau_lr", c10::IValue(meta.plateau->lr));
+      archive.write("plateau_best", c10::IValue(meta.plateau->best));
+      archive.write("plateau_bad_epochs", c10::IValue(meta.plateau->bad_epochs));
+      archive.write("plateau_cooldown_left", c10::IValue(meta.plateau->cooldown_left));
     }
     torch::serialize::OutputArchive model_archive, optimizer_archive;
     model.save(model_archive);

@@ -1,4 +1,5 @@
-// Checkpoints: model, optimiser, fp16 loss scaler, moving average of the weights, CPU RNG and where the data stream stands, in one file
+// Checkpoints: model, optimiser, fp16 loss scaler, moving average of the weights, the plateau schedule, CPU RNG and
+// where the data stream stands, in one file
 // written atomically (temp file, fsync, rename, fsync of the directory), so a crash or a
 // full disk never leaves a half-written checkpoint in place of the previous one.
 #pragma once
@@ -7,6 +8,7 @@
 #include <string>
 
 #include "grad_scaler.h"
+#include "train/common/plateau.h"
 #include "model_ema.h"
 #include "models.h"
 
@@ -22,6 +24,7 @@ struct CheckpointMeta {
   int64_t world_size = 1;  // data-parallel processes that trained (1 in files from before)
   std::optional<GradScaler::State> scaler;  // amp fp16 only
   std::optional<int64_t> ema_updates;       // the file holds a moving average (ema_decay > 0)
+  std::optional<PlateauState> plateau;      // schedule plateau only
 };
 
 // Throws SystemError naming the path when it cannot be written; the previous file stays.

@@ -94,6 +94,7 @@ RunStart open_run(const TrainConfig& cfg, Network& model, torch::optim::Optimize
     start.batch = meta.next_batch;
     start.global_step = meta.global_step;
     start.scaler = meta.scaler;
+    start.plateau = meta.plateau;
     if (ema != nullptr) start.ema_updates = meta.ema_updates;
     start.run_dir = fs::path(path).parent_path().string();
   } else if (place.leader()) {
@@ -172,8 +173,13 @@ void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const Run
       averaged = start.ema_updates ? fmt::format(" · moving average of {} updates from the checkpoint", *start.ema_updates)
                                    : " · the checkpoint has no moving average: it starts from the loaded weights";
     }
-    std::printf("resume   epoch %lld, batch %lld, step %lld%s\n", static_cast<long long>(start.epoch + 1),
-                static_cast<long long>(start.batch), static_cast<long long>(start.global_step), averaged.c_str());
+    // The plateau's rate: what the header's lr became in the run so far.
+    const std::string lowered = start.plateau && start.plateau->lr != cfg.lr
+                                    ? fmt::format(" · lr {:g} (lowered by the plateau schedule)", start.plateau->lr)
+                                    : "";
+    std::printf("resume   epoch %lld, batch %lld, step %lld%s%s\n", static_cast<long long>(start.epoch + 1),
+                static_cast<long long>(start.batch), static_cast<long long>(start.global_step), averaged.c_str(),
+                lowered.c_str());
   }
   std::fflush(stdout);
 }

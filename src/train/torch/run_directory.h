@@ -12,6 +12,7 @@
 #include "models.h"
 #include "setup.h"
 #include "stoker/train/config.h"
+#include "train/common/plateau.h"
 
 namespace stoker::train {
 
@@ -24,6 +25,7 @@ struct RunStart {
   int64_t global_step = 0;  // optimiser steps already taken
   std::optional<GradScaler::State> scaler;  // amp fp16 only
   std::optional<int64_t> ema_updates;       // resumed with the checkpoint's moving average
+  std::optional<PlateauState> plateau;      // resumed with the checkpoint's plateau schedule
 };
 
 // With cfg.resume: reads the checkpoint (a file, or a run folder holding checkpoint.pt),

@@ -110,6 +110,7 @@ double lr_at(const TrainConfig& cfg, int64_t step, int64_t total, int64_t steps_
     }
     case ScheduleKind::kConstant:
     case ScheduleKind::kOneCycle:
+    case ScheduleKind::kPlateau:  // the Stepper's cap lowers it (Plateau)
       break;
   }
   return cfg.lr;
@@ -189,7 +190,8 @@ void Stepper::optimizer_step(Result* r) {
     group_->average_gradients(model_);
     r->sync_s += ns_to_seconds(watch.lap());
   }
-  set_lr(optimizer_, lr_at(cfg_, global_step_, total_steps_, steps_per_epoch_));
+  const double lr = lr_at(cfg_, global_step_, total_steps_, steps_per_epoch_);
+  set_lr(optimizer_, lr_cap_ ? std::min(lr, *lr_cap_) : lr);
   if (const auto momentum = momentum_at(cfg_, global_step_, total_steps_)) {
     set_momentum(optimizer_, cfg_.optimizer, *momentum);
   }

@@ -80,6 +80,9 @@ class Stepper {
   // After each optimizer step that is taken (not an fp16 skip), `ema` is offered the new weights
   // (ModelEma::after_step; null: none). It must outlive the Stepper.
   void keep_average(ModelEma* ema) { ema_ = ema; }
+  // The plateau schedule's rate (Plateau::lr()): from the next optimizer step on, the rate is
+  // lr_at()'s (the warmup's, then lr) but not above this.
+  void cap_lr(double lr) { lr_cap_ = lr; }
   int64_t global_step() const { return global_step_; }
   // Null unless amp is fp16.
   GradScaler* scaler() { return scaler_.get(); }
@@ -103,6 +106,7 @@ class Stepper {
   std::unique_ptr<GradScaler> scaler_;
   DataParallel* group_ = nullptr;
   ModelEma* ema_ = nullptr;
+  std::optional<double> lr_cap_;
   BatchMix mix_;  // inactive unless mixup_alpha or cutmix_alpha > 0
 };
 

@@ -22,6 +22,7 @@
 #include "run_directory.h"
 #include "run_records.h"
 #include "best_weights.h"
+#include "train/common/plateau.h"
 #include "safetensors.h"
 #include "setup.h"
 #include "step.h"
@@ -119,9 +120,16 @@ class TrainLoop {
   void save(int64_t epoch, int64_t next_batch) {
     if (records_ == nullptr) return;
     CheckpointMeta meta{epoch, next_batch, stepper_.global_step(), cfg_.seed, cfg_.batch_size, cfg_.model,
-                        world_size_, std::nullopt, std::nullopt};
+                        world_size_, std::nullopt, std::nullopt, std::nullopt};
     if (stepper_.scaler() != nullptr) meta.scaler = stepper_.scaler()->state();
+    if (plateau_ != nullptr) meta.plateau = plateau_->state();
     save_checkpoint(start_.checkpoint_path, *setup_.model, *setup_.optimizer, meta, ema_);
+  }
+  // The plateau schedule (schedule plateau), whose rate caps the steps' from now on: call again
+  // after it lowers the rate. Saved with each checkpoint.
+  void follow(const Plateau* plateau) {
+    plateau_ = plateau;
+    stepper_.cap_lr(plateau->lr());
   }
   const Stepper& stepper() const { return stepper_; }
   // The signal that stopped the run: this process's, or SIGTERM when another process of the
@@ -146,6 +154,7 @@ class TrainLoop {
   const int gpu_index_;
   DataParallel* group_;
   ModelEma* ema_;  // the leader's moving average of the weights (AveragePlan::on); null otherwise
+  const Plateau* plateau_ = nullptr;
   const int world_size_;
   const int64_t steps_per_epoch_;
   Stepper stepper_;
@@ -307,6 +316,12 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
         "--val-split 0.1 to hold out part of it, or set early_stopping_patience 0",
         cfg.early_stopping_patience, cfg.data));
   }
+  if (cfg.schedule == ScheduleKind::kPlateau && !setup.val_loader) {
+    throw UsageError(fmt::format(
+        "schedule plateau lowers the rate when the validation loss stalls, and {} has no validation data of its own; "
+        "give --val-data, or --val-split 0.1 to hold out part of it, or choose another schedule",
+        cfg.data));
+  }
   // The moving average of the weights: the leader's, which validates and saves it (every
   // process takes the same steps, so the others would hold the same one).
   std::optional<ModelEma> ema;
@@ -338,6 +353,12 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
   }
   TrainLoop loop(cfg, ui, setup, start, monitor, diagnosis, leader_records ? &*leader_records : nullptr, gpu_index,
                  group.get(), ema ? &*ema : nullptr);
+  // Every process keeps the plateau's rate; the leader, which validates, decides when it falls.
+  std::optional<Plateau> plateau;
+  if (cfg.schedule == ScheduleKind::kPlateau) {
+    start.plateau ? plateau.emplace(cfg, *start.plateau) : plateau.emplace(cfg);
+    loop.follow(&*plateau);
+  }
 
   // What feeding the exported weights needs, in both weight files' metadata.
   const auto weights_metadata = [&] {
@@ -377,7 +398,12 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
     const bool max_reached = end == EpochEnd::kMaxSteps || (cfg.max_steps > 0 && loop.stepper().global_step() >= cfg.max_steps);
     // Early stopping is the leader's call (it validates); the group hears it at the epoch's end.
     const bool share_early_stop = group && cfg.early_stopping_patience > 0 && !max_reached;
+    const bool share_plateau = group && plateau && !max_reached;
     if (!leader) {  // the leader validates, records and saves; the others go on to the next epoch
+      if (share_plateau && group->any(false)) {
+        plateau->lower();
+        loop.follow(&*plateau);
+      }
       if (max_reached || (share_early_stop && group->any(false))) break;
       continue;
     }
@@ -395,6 +421,18 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
       const bool better = ema ? best->offer(ema->network(), *record.ema_eval, epoch + 1, averaged_metadata)
                               : best->offer(*setup.model, record.eval, epoch + 1, weights_metadata);
       if (better) record.notes += " · best so far";
+    }
+    if (plateau) {  // validation data is there (checked at the start)
+      const double before = plateau->lr();
+      const bool lowered = plateau->observe(record.eval.loss);
+      if (lowered) {
+        const int stalled = cfg.plateau_patience + 1;
+        record.notes += fmt::format(" · lr {:g} → {:g} (val loss {:.4g}, best {:.4g}: {} epoch{} without a better one)",
+                                    before, plateau->lr(), record.eval.loss, plateau->state().best, stalled,
+                                    stalled == 1 ? "" : "s");
+        loop.follow(&*plateau);
+      }
+      if (share_plateau) group->any(lowered);
     }
     if (const data::CacheStats cache = train_loader.cache_stats(); cache.budget > 0) {
       record.notes += fmt::format(" · cache {} of {} images, {:.2f} GB{}", grouped(static_cast<double>(cache.entries)),

@@ -52,7 +52,7 @@ TEST(TrainConfigTest, DefaultsAreValidAndListedInSchemaOrder) {
   const TrainConfig config;
   EXPECT_NO_THROW(validate(config));
   const std::vector<ConfigKey>& keys = config_keys();
-  ASSERT_EQ(keys.size(), 69u);
+  ASSERT_EQ(keys.size(), 74u);
   EXPECT_EQ(keys.front().name, "model");
   EXPECT_EQ(keys.back().name, "max_bad_fraction");
   std::set<std::string> names;
@@ -355,9 +355,21 @@ TEST(ConfigFlagsTest, TorchvisionReferenceScriptFlags) {
   EXPECT_EQ(s.step_every_epochs, 30);
   EXPECT_EQ(s.step_gamma, 0.1);
   EXPECT_EQ(from_flags("--lr-scheduler ExponentialLR").schedule, ScheduleKind::kExponential);
-  EXPECT_EQ(testing::usage_error_text([] { from_flags("--lr-scheduler reducelronplateau"); }),
-            "--lr-scheduler must be one of constant, cosine, step, exponential, multistep, onecycle, "
-            "cosineannealinglr, steplr, exponentiallr, multisteplr, onecyclelr (got 'reducelronplateau')");
+  EXPECT_EQ(testing::usage_error_text([] { from_flags("--lr-scheduler cycliclr"); }),
+            "--lr-scheduler must be one of constant, cosine, step, exponential, multistep, onecycle, plateau, "
+            "cosineannealinglr, steplr, exponentiallr, multisteplr, onecyclelr, reducelronplateau (got 'cycliclr')");
+  const TrainConfig p = from_flags("--lr-scheduler ReduceLROnPlateau --plateau-factor 0.5 --plateau-patience 3 "
+                                   "--plateau-threshold 0.01 --plateau-threshold-mode abs --plateau-cooldown 1 "
+                                   "--min-lr 1e-6");
+  EXPECT_EQ(p.schedule, ScheduleKind::kPlateau);
+  EXPECT_EQ(to_string(p.schedule), "plateau");
+  EXPECT_EQ(p.plateau_factor, 0.5);
+  EXPECT_EQ(p.plateau_patience, 3);
+  EXPECT_EQ(p.plateau_threshold, 0.01);
+  EXPECT_EQ(p.plateau_threshold_mode, "abs");
+  EXPECT_EQ(p.plateau_cooldown, 1);
+  EXPECT_EQ(p.lr_min, 1e-6);
+  EXPECT_NO_THROW(validate(p));
   // PyTorch's other two, with their arguments' names.
   const TrainConfig m = from_flags("--lr-scheduler MultiStepLR --milestones 30,60,80 --gamma 0.2");
   EXPECT_EQ(m.schedule, ScheduleKind::kMultiStep);
@@ -485,8 +497,8 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
        },
        "lr_min must be in [0, lr] = [0, 0.001] (got 0.01); it is where the cosine schedule ends"},
       {[](TrainConfig* c) { c->lr_min = 1e-5; },
-       "lr_min 1e-05 is where the cosine schedule ends, and the schedule is constant; set schedule cosine or leave "
-       "lr_min out"},
+       "lr_min 1e-05 is where the cosine schedule ends (and plateau's floor), and the schedule is constant; set "
+       "schedule cosine or leave lr_min out"},
       {[](TrainConfig* c) { c->step_gamma = 0; }, "step_gamma must be in (0, 1] (got 0)"},
       {[](TrainConfig* c) { c->step_every_epochs = 0; }, "step_every_epochs must be >= 1 (got 0)"},
       {[](TrainConfig* c) { c->label_smoothing = 1; }, "label_smoothing must be in [0, 1) (got 1)"},
@@ -620,6 +632,24 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
        },
        "momentum 0.8 is not used with schedule onecycle and cycle_momentum, which moves the momentum between "
        "max_momentum and base_momentum; set those, or cycle_momentum false to keep momentum"},
+      {[](TrainConfig* c) { c->plateau_patience = 3; },
+       "plateau_patience is schedule plateau's, and the schedule is constant; set schedule plateau or leave "
+       "plateau_patience out"},
+      {[](TrainConfig* c) {
+         c->schedule = ScheduleKind::kPlateau;
+         c->plateau_factor = 1;
+       },
+       "plateau_factor must be in (0, 1) (got 1); ReduceLROnPlateau's default is 0.1"},
+      {[](TrainConfig* c) {
+         c->schedule = ScheduleKind::kPlateau;
+         c->plateau_threshold_mode = "relative";
+       },
+       "plateau_threshold_mode must be one of rel, abs (got 'relative')"},
+      {[](TrainConfig* c) {
+         c->schedule = ScheduleKind::kPlateau;
+         c->plateau_cooldown = -1;
+       },
+       "plateau_cooldown must be >= 0 (got -1)"},
   };
   for (const Case& c : cases) {
     TrainConfig config;
@@ -660,6 +690,11 @@ TEST(TrainConfigTest, ToYamlRoundTrips) {
   config.cycle_momentum = false;
   config.base_momentum = 0.8;
   config.max_momentum = 0.9;
+  config.plateau_factor = 0.5;
+  config.plateau_patience = 3;
+  config.plateau_threshold = 0.01;
+  config.plateau_threshold_mode = "abs";
+  config.plateau_cooldown = 2;
   config.label_smoothing = 0.1;
   config.mixup_alpha = 0.2;
   config.cutmix_alpha = 1.0 / 3;

@@ -1,0 +1,107 @@
+// The plateau schedule against PyTorch's own ReduceLROnPlateau (Debian's python3-torch): the
+// same losses, epoch by epoch, give the same rate, best, bad-epoch count and cooldown.
+#include "train/common/plateau.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/run_command.h"
+#include "support/temp_dir.h"
+
+namespace stoker::train {
+namespace {
+
+constexpr const char* kPlateauScript = R"PY(
+import sys, torch
+factor, patience, threshold, mode, cooldown, min_lr, losses = sys.argv[1:]
+p = torch.nn.Parameter(torch.zeros(1))
+o = torch.optim.SGD([p], lr=0.1)
+s = torch.optim.lr_scheduler.ReduceLROnPlateau(o, mode="min", factor=float(factor), patience=int(patience),
+    threshold=float(threshold), threshold_mode=mode, cooldown=int(cooldown), min_lr=float(min_lr))
+for loss in losses.split(","):
+    s.step(float(loss))
+    print(repr(o.param_groups[0]["lr"]), s.num_bad_epochs, s.cooldown_counter, repr(float(s.best)))
+)PY";
+
+struct PlateauCase {
+  double factor;
+  int patience;
+  double threshold;
+  const char* mode;
+  int cooldown;
+  double min_lr;
+};
+
+TEST(PlateauTest, IsPyTorchsReduceLROnPlateau) {
+  if (const std::string why = stoker::testing::torchvision_missing(); !why.empty())
+    GTEST_SKIP() << why;
+  stoker::testing::TempDir dir;
+  const std::string script = dir.write_text("plateau.py", kPlateauScript);
+  // Falls, stalls, a loss within the threshold of the best, a NaN, a new best, stalls again.
+  const std::string losses =
+      "2.0,1.5,1.5,1.49999,1.6,nan,1.4,1.4,1.41,1.39,1.39,1.39,1.39,1.39,1.39,1.0,1.2,1.2,1.2";
+  const std::vector<PlateauCase> cases{{0.1, 2, 1e-4, "rel", 0, 0},
+                                       {0.5, 0, 1e-4, "rel", 0, 0},
+                                       {0.5, 1, 0.05, "abs", 2, 0},
+                                       {0.1, 0, 1e-4, "rel", 1, 0.002},
+                                       {0.3, 3, 0.0, "rel", 0, 0.0}};
+  int lowerings = 0;
+  for (const PlateauCase& k : cases) {
+    SCOPED_TRACE(fmt::format("factor {} patience {} threshold {} {} cooldown {} min_lr {}",
+                             k.factor, k.patience, k.threshold, k.mode, k.cooldown, k.min_lr));
+    const auto run = stoker::testing::run_command(
+        fmt::format("/usr/bin/python3 {} {} {} {} {} {} {} {}", script, k.factor, k.patience,
+                    k.threshold, k.mode, k.cooldown, k.min_lr, losses));
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    TrainConfig cfg;
+    cfg.schedule = ScheduleKind::kPlateau;
+    cfg.lr = 0.1;
+    cfg.plateau_factor = k.factor;
+    cfg.plateau_patience = k.patience;
+    cfg.plateau_threshold = k.threshold;
+    cfg.plateau_threshold_mode = k.mode;
+    cfg.plateau_cooldown = k.cooldown;
+    cfg.lr_min = k.min_lr;
+    validate(cfg);
+    Plateau plateau(cfg);
+    std::istringstream lines(run.out);
+    std::istringstream given(losses);
+    std::string loss_text;
+    int epoch = 0;
+    for (; std::getline(given, loss_text, ','); ++epoch) {
+      double lr = 0, best = 0;
+      int64_t bad = 0, cooldown = 0;
+      std::string best_text;
+      ASSERT_TRUE(lines >> lr >> bad >> cooldown >> best_text) << run.out;
+      best = best_text == "inf" ? std::numeric_limits<double>::infinity() : std::stod(best_text);
+      const double before = plateau.lr();
+      const bool lowered = plateau.observe(std::stod(loss_text));
+      lowerings += lowered ? 1 : 0;
+      EXPECT_EQ(lowered, lr != before) << "epoch " << epoch;
+      EXPECT_EQ(plateau.lr(), lr) << "epoch " << epoch;
+      EXPECT_EQ(plateau.state().best, best) << "epoch " << epoch;
+      EXPECT_EQ(plateau.state().bad_epochs, bad) << "epoch " << epoch;
+      EXPECT_EQ(plateau.state().cooldown_left, cooldown) << "epoch " << epoch;
+    }
+    EXPECT_EQ(epoch, 19);
+  }
+  EXPECT_GE(lowerings, 10);  // the cases do lower the rate, often
+
+  // A state given back (a resume) goes on from where it was.
+  TrainConfig cfg;
+  cfg.schedule = ScheduleKind::kPlateau;
+  cfg.plateau_patience = 1;
+  Plateau resumed(cfg, PlateauState{0.01, 1.5, 1, 0});
+  EXPECT_TRUE(resumed.observe(1.6));
+  EXPECT_DOUBLE_EQ(resumed.lr(), 0.001);
+}
+
+}  // namespace
+}  // namespace stoker::train
