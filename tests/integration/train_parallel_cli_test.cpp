@@ -98,14 +98,19 @@ TEST_F(TrainParallelCli, BadInputIsOneLineFromOneProcess) {
                           {"--nproc 2 --model resnet18", 2, "model resnet18 needs images of at least 32x32"}});
 }
 
-// Early stopping is decided by rank 0, which validates; every process must stop with it.
-// A learning rate too small to move a weight keeps validation at epoch 1's accuracy.
-TEST_F(TrainParallelCli, EarlyStoppingStopsEveryProcess) {
-  TempDir dir;
+// train.csv and val.csv in `dir`: one small feature table (two features, two classes) twice.
+void write_feature_tables(const TempDir& dir) {
   std::string table = "a,b,label\n";
   for (int i = 0; i < 256; ++i) table += std::to_string(i % 7) + "," + std::to_string(i % 5) + "," + std::to_string(i % 2) + "\n";
   dir.write_text("train.csv", table);
   dir.write_text("val.csv", table);
+}
+
+// Early stopping is decided by rank 0, which validates; every process must stop with it.
+// A learning rate too small to move a weight keeps validation at epoch 1's accuracy.
+TEST_F(TrainParallelCli, EarlyStoppingStopsEveryProcess) {
+  TempDir dir;
+  write_feature_tables(dir);
   const auto r = run_command("timeout 300 " + kStoker + " train --nproc-per-node 2 --model mlp --workers 1 --lr 1e-12 "
                              "--epochs 8 --patience 1 --no-progress --data " + dir.str() + "/train.csv --val-data " +
                              dir.str() + "/val.csv --output-dir " + dir.str() + "/runs");
@@ -119,10 +124,7 @@ TEST_F(TrainParallelCli, EarlyStoppingStopsEveryProcess) {
 // (a process out of step would wait for the other's next message until the group's timeout).
 TEST_F(TrainParallelCli, ThePlateauScheduleLowersTheRateInEveryProcess) {
   TempDir dir;
-  std::string table = "a,b,label\n";
-  for (int i = 0; i < 256; ++i) table += std::to_string(i % 7) + "," + std::to_string(i % 5) + "," + std::to_string(i % 2) + "\n";
-  dir.write_text("train.csv", table);
-  dir.write_text("val.csv", table);
+  write_feature_tables(dir);
   const auto r = run_command("timeout 300 " + kStoker + " train --nproc-per-node 2 --model mlp --workers 1 --lr 0.01 "
                              "--epochs 4 --patience 3 --schedule plateau --plateau-patience 0 --plateau-threshold-mode "
                              "abs --plateau-threshold 1000 --no-progress --data " + dir.str() + "/train.csv --val-data " +

@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -239,26 +240,24 @@ void check_schedule_keys(const TrainConfig& c) {
                                           "schedule multistep or leave lr_milestones out",
                                           c.lr_milestones, to_string(c.schedule)));
   }
-  struct OwnKey {
-    std::string_view key;
-    bool given;  // differs from the default
-    ScheduleKind owner;
-  };
-  const std::vector<OwnKey> own_keys{
-      {"pct_start", c.pct_start != defaults.pct_start, ScheduleKind::kOneCycle},
-      {"div_factor", c.div_factor != defaults.div_factor, ScheduleKind::kOneCycle},
-      {"final_div_factor", c.final_div_factor != defaults.final_div_factor, ScheduleKind::kOneCycle},
-      {"anneal_strategy", c.anneal_strategy != defaults.anneal_strategy, ScheduleKind::kOneCycle},
-      {"three_phase", c.three_phase != defaults.three_phase, ScheduleKind::kOneCycle},
-      {"cycle_momentum", c.cycle_momentum != defaults.cycle_momentum, ScheduleKind::kOneCycle},
-      {"base_momentum", c.base_momentum != defaults.base_momentum, ScheduleKind::kOneCycle},
-      {"max_momentum", c.max_momentum != defaults.max_momentum, ScheduleKind::kOneCycle},
-      {"plateau_factor", c.plateau_factor != defaults.plateau_factor, ScheduleKind::kPlateau},
-      {"plateau_patience", c.plateau_patience != defaults.plateau_patience, ScheduleKind::kPlateau},
-      {"plateau_threshold", c.plateau_threshold != defaults.plateau_threshold, ScheduleKind::kPlateau},
-      {"plateau_threshold_mode", c.plateau_threshold_mode != defaults.plateau_threshold_mode, ScheduleKind::kPlateau},
-      {"plateau_cooldown", c.plateau_cooldown != defaults.plateau_cooldown, ScheduleKind::kPlateau}};
-  for (const auto& [key, given, owner] : own_keys) {
+  // Each schedule's own keys, by name: given means the value differs from the default.
+  constexpr std::array<std::pair<std::string_view, ScheduleKind>, 13> kOwnKeys{{
+      {"pct_start", ScheduleKind::kOneCycle},
+      {"div_factor", ScheduleKind::kOneCycle},
+      {"final_div_factor", ScheduleKind::kOneCycle},
+      {"anneal_strategy", ScheduleKind::kOneCycle},
+      {"three_phase", ScheduleKind::kOneCycle},
+      {"cycle_momentum", ScheduleKind::kOneCycle},
+      {"base_momentum", ScheduleKind::kOneCycle},
+      {"max_momentum", ScheduleKind::kOneCycle},
+      {"plateau_factor", ScheduleKind::kPlateau},
+      {"plateau_patience", ScheduleKind::kPlateau},
+      {"plateau_threshold", ScheduleKind::kPlateau},
+      {"plateau_threshold_mode", ScheduleKind::kPlateau},
+      {"plateau_cooldown", ScheduleKind::kPlateau}}};
+  for (const auto& [key, owner] : kOwnKeys) {
+    const detail::Field& field = *detail::find_field(key);
+    const bool given = detail::field_text(field, c) != detail::field_text(field, defaults);
     check(!given || owner == c.schedule,
           fmt::format("{} is schedule {}'s, and the schedule is {}; set schedule {} or leave {} out", key,
                       to_string(owner), to_string(c.schedule), to_string(owner), key));
