@@ -108,7 +108,13 @@ for p in "${lib_roots[@]}" "${tool_roots[@]}"; do
   apt-cache show --no-all-versions "$p$suffix" >/dev/null 2>&1 ||
     die "package '$p$suffix' is unknown to apt here (apt-get update? Debian 12 main enabled?)"
 done
-closure "${lib_roots[@]/%/$suffix}" | comm -23 - "$work/base" > "$work/libs"
+# Base libraries that other distributions name differently are bundled all the same:
+# libunistring2 (libunistring.so.2; Ubuntu 24.04 has .so.5) is what libpsl5 needs, and through
+# it libcurl, the bundle's HDF5 and cmake. Without it both stopped loading on an Ubuntu node.
+renamed_elsewhere=(libunistring2)
+{ closure "${lib_roots[@]/%/$suffix}" | comm -23 - "$work/base"
+  closure "${lib_roots[@]/%/$suffix}" | comm -12 - <(printf '%s\n' "${renamed_elsewhere[@]}" | sort)
+} | sort -u > "$work/libs"
 : > "$work/tools"
 if [ "$tools" = 1 ]; then
   closure "${tool_roots[@]/%/$suffix}" | comm -23 - "$work/base" | comm -23 - "$work/libs" > "$work/tools"
@@ -270,6 +276,11 @@ unset -f _stoker_prepend
 # loads it, so it is moved to prefix/unusable/ once, here, and the system's own copy (if any)
 # is used instead; CMake then finds the system's, or builds without what needs it.
 _stoker_lib="\$STOKER_DEPS/prefix/usr/lib/$triplet"
+# A tarball unpacked again over the folder brings moved libraries back: check again then.
+for _stoker_file in \$(ls "\$STOKER_DEPS/prefix/unusable" 2>/dev/null); do
+  if [ -e "\$_stoker_lib/\$_stoker_file" ]; then rm -f "\$STOKER_DEPS/prefix/.checked"; fi
+done
+unset _stoker_file
 if [ ! -e "\$STOKER_DEPS/prefix/.checked" ] && command -v ldd >/dev/null 2>&1; then
   _stoker_moved=""
   for _stoker_pass in 1 2 3; do  # a library that needed a moved one goes too

@@ -1,6 +1,7 @@
-// The diagnosis beside the training loop, fed step times directly: the run's first step is
-// warm-up, counted in the epoch's totals but left out of the shares its verdict reads (26 s
-// of cuDNN autotuning made ResNet-50's first epoch on an H100 read "host/launch-bound").
+// The diagnosis beside the training loop, fed step times directly: the first step at each
+// batch size is warm-up, counted in the epoch's totals but left out of the shares its verdict
+// reads (26 s of cuDNN autotuning made ResNet-50's first epoch on an H100 read
+// "host/launch-bound"; the short last batch's 6 s of new autotuning did it again).
 #include "train/torch/loop_diagnosis.h"
 
 #include <gtest/gtest.h>
@@ -58,6 +59,44 @@ TEST_F(LoopDiagnosisTest, TheFirstStepIsWarmUpLeftOutOfTheShares) {
   EXPECT_NE(later[0].find("compute 100.0 %"), std::string::npos) << later[0];
   for (const std::string& line : later)
     EXPECT_EQ(line.find("first step"), std::string::npos) << line;
+}
+
+TEST_F(LoopDiagnosisTest, TheFirstStepAtANewBatchSizeIsWarmUpToo) {
+  diagnosis.start_epoch();
+  diagnosis.after_step(0.0, 0.0, 6.0, 8);                                 // the run's first step
+  for (int i = 0; i < 20; ++i) diagnosis.after_step(0.09, 0.0, 0.01, 8);  // starved
+  EXPECT_TRUE(diagnosis.after_step(0.0, 0.0, 3.0, 5).empty());            // the short last batch
+  std::vector<std::string> report = diagnosis.epoch_report();
+  ASSERT_GE(report.size(), 2u);
+  EXPECT_NE(report[0].find("compute 10.0 % · waiting for data 90.0 %"), std::string::npos)
+      << report[0];
+  EXPECT_EQ(report[1],
+            "first steps at batch sizes 8 and 5: 9.0 s of the epoch's 11.0 s (warm-up: libraries "
+            "and kernels "
+            "loaded, algorithms chosen, memory allocated): left out of these shares");
+  EXPECT_EQ(diagnosis.epoch_window().steps, 22);
+  EXPECT_NEAR(diagnosis.epoch_window().compute_s, 9.0 + 20 * 0.01, 1e-9);
+
+  // The next epoch's short batch is no longer new: it counts like any step.
+  diagnosis.start_epoch();
+  for (int i = 0; i < 20; ++i) diagnosis.after_step(0.0, 0.0, 0.1, 8);
+  diagnosis.after_step(0.0, 0.0, 2.0, 5);
+  report = diagnosis.epoch_report();
+  EXPECT_NE(report[0].find("compute 100.0 %"), std::string::npos) << report[0];
+  EXPECT_EQ(diagnosis.epoch_window().steps, 21);
+  for (const std::string& line : report)
+    EXPECT_EQ(line.find("first step"), std::string::npos) << line;
+
+  // A size first seen in a later epoch is named on its own.
+  diagnosis.start_epoch();
+  for (int i = 0; i < 20; ++i) diagnosis.after_step(0.0, 0.0, 0.1, 8);
+  diagnosis.after_step(0.0, 0.0, 4.0, 3);
+  report = diagnosis.epoch_report();
+  ASSERT_GE(report.size(), 2u);
+  EXPECT_EQ(report[1],
+            "first step at batch size 3: 4.0 s of the epoch's 6.0 s (warm-up: algorithms chosen "
+            "for a new input "
+            "shape): left out of these shares");
 }
 
 TEST_F(LoopDiagnosisTest, AShortFirstStepIsLeftOutWithoutANote) {

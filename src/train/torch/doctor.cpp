@@ -100,6 +100,7 @@ class Doctor {
     setup_.model->train();
     JointProbe probe{workers, {}};
     int64_t seen = 0;
+    std::vector<int64_t> sizes_seen;
     Stopwatch clock;
     while (ns_to_seconds(clock.elapsed_ns()) < options_.seconds + 0.5 || probe.window.steps < 3) {
       FedBatch batch = feed.next();
@@ -109,7 +110,13 @@ class Doctor {
       }
       Stepper::Result r = stepper.step(batch.images, batch.targets);
       r.charge_copy_stall(feed.copy_stall_s());
-      if (++seen <= 2) continue;  // the queue fills and the first steps allocate: not counted
+      // Not counted: the first steps (the queue fills, memory is allocated) and the first at
+      // each batch size (an epoch's short last batch: cuDNN chooses algorithms for the new shape,
+      // 6 s for ResNet-50 on an H100, which made "together" read a fifth of the model's rate).
+      const bool new_size =
+          std::find(sizes_seen.begin(), sizes_seen.end(), batch.size()) == sizes_seen.end();
+      if (new_size) sizes_seen.push_back(batch.size());
+      if (++seen <= 2 || new_size) continue;
       probe.window.wait_s += batch.wait_s;
       probe.window.copy_s += r.copy_s + batch.copy_s;
       probe.window.compute_s += r.compute_s;
@@ -140,9 +147,7 @@ class Doctor {
     const int configured = setup_.start_workers;
     f.configured_workers = configured;
 
-    std::vector<int> counts;
-    for (int w = 1; w <= cores_; ++w) counts.push_back(w);
-    if (std::find(counts.begin(), counts.end(), configured) == counts.end()) counts.push_back(configured);
+    const std::vector<int> counts = worker_counts(cores_, configured);
     if (cfg_.nproc_per_node > 1) {
       say("note: doctor measures one training process; nproc_per_node {} is for stoker train, whose processes "
           "each take a share of these cores",
@@ -199,15 +204,21 @@ class Doctor {
   }
 
   int run() {
+    const Stopwatch clock;
     const DoctorFindings f = measure();
     const std::vector<DoctorChange> changes = rank_changes(f);
     std::optional<json> batch_search;
-    if (options_.find_batch_size) batch_search = find_batch_size();
+    if (options_.find_batch_size) {
+      say("measuring: the largest batch that fits (doubling, then bisecting; {:g} s per size)",
+          options_.seconds);
+      batch_search = find_batch_size();
+    }
     if (options_.json) {
       std::printf("%s\n", doctor_json(f, changes, batch_search).dump().c_str());
     } else {
       print_doctor_text(f, changes, batch_search);
     }
+    say("measured in {:.0f} s", ns_to_seconds(clock.elapsed_ns()));
     return 0;
   }
 

@@ -45,6 +45,16 @@ Limit limit_of(const DoctorFindings& f) {
 
 }  // namespace
 
+std::vector<int> worker_counts(int cores, int configured) {
+  std::vector<int> counts;
+  for (int w = 1; w < cores; w *= 2) counts.push_back(w);
+  counts.push_back(std::max(1, cores));
+  counts.push_back(configured);
+  std::sort(counts.begin(), counts.end());
+  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  return counts;
+}
+
 std::vector<DoctorChange> rank_changes(const DoctorFindings& f) {
   std::vector<DoctorChange> changes;
   const int configured = f.configured_workers;

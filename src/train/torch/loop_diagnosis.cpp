@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "stoker/core/process.h"
@@ -33,7 +34,7 @@ diagnose::StepWindow minus(diagnose::StepWindow from, const diagnose::StepWindow
   return from;
 }
 
-// A first step above this share of its epoch's step time is named in the epoch report.
+// Warm-up steps above this share of their epoch's step time are named in the epoch report.
 constexpr double kWarmupNoticeShare = 0.1;
 
 }  // namespace
@@ -56,7 +57,9 @@ LoopDiagnosis::LoopDiagnosis(data::Loader& loader, const monitor::Sampler& monit
 void LoopDiagnosis::start_epoch() {
   epoch_ = {};  // windows run on across epochs: short epochs still fill them
   epoch_gpu_ = {};
-  warmup_in_epoch_ = false;
+  epoch_warmup_ = {};
+  epoch_warmup_sizes_.clear();
+  run_start_in_epoch_ = false;
   epoch_start_ = loader_.stage_times();
 }
 
@@ -140,11 +143,17 @@ std::vector<std::string> LoopDiagnosis::after_step(double wait_s, double copy_s,
   observe_monitor();
   add(epoch_, step);
   std::vector<std::string> lines;
-  if (!warmup_) {  // the warm-up: neither in a window nor in the utilisation seen after it
-    warmup_ = step;
-    warmup_in_epoch_ = true;
-    window_gpu_ = epoch_gpu_ = {};
-    window_start_ = loader_.stage_times();
+  if (std::find(sizes_seen_.begin(), sizes_seen_.end(), samples) == sizes_seen_.end()) {
+    // Warm-up: the first step at this batch size is in no window. The run's first step is
+    // also left out of the GPU utilisation seen so far (the device was starting up).
+    if (sizes_seen_.empty()) {
+      run_start_in_epoch_ = true;
+      window_gpu_ = epoch_gpu_ = {};
+      window_start_ = loader_.stage_times();
+    }
+    sizes_seen_.push_back(samples);
+    add(epoch_warmup_, step);
+    epoch_warmup_sizes_.push_back(samples);
     return lines;
   }
   add(window_, step);
@@ -179,14 +188,33 @@ std::vector<std::string> LoopDiagnosis::after_step(double wait_s, double copy_s,
   return lines;
 }
 
+std::string LoopDiagnosis::warmup_note() const {
+  const char* what = "(warm-up: libraries and kernels loaded, algorithms chosen, memory allocated)";
+  if (run_start_in_epoch_ && epoch_warmup_.steps == 1) {
+    return fmt::format("first step {:.1f} s of the epoch's {:.1f} s {}: left out of these shares",
+                       epoch_warmup_.total_s(), epoch_.total_s(), what);
+  }
+  std::string sizes;
+  for (size_t i = 0; i < epoch_warmup_sizes_.size(); ++i) {
+    if (i > 0) sizes += i + 1 == epoch_warmup_sizes_.size() ? " and " : ", ";
+    sizes += std::to_string(epoch_warmup_sizes_[i]);
+  }
+  const bool one = epoch_warmup_.steps == 1;
+  return fmt::format(
+      "first step{} at batch size{} {}: {:.1f} s of the epoch's {:.1f} s {}: left out of these "
+      "shares",
+      one ? "" : "s", one ? "" : "s", sizes, epoch_warmup_.total_s(), epoch_.total_s(),
+      run_start_in_epoch_ ? what : "(warm-up: algorithms chosen for a new input shape)");
+}
+
 std::vector<std::string> LoopDiagnosis::epoch_report() const {
-  const bool leave_out_warmup = warmup_in_epoch_ && epoch_.steps > 1;
-  const diagnose::StepWindow w = with_monitor(leave_out_warmup ? minus(epoch_, *warmup_) : epoch_, epoch_gpu_);
+  // An epoch of warm-up steps alone keeps them: its shares are all there is to show.
+  const bool leave_out_warmup = epoch_warmup_.steps > 0 && epoch_.steps > epoch_warmup_.steps;
+  const diagnose::StepWindow w =
+      with_monitor(leave_out_warmup ? minus(epoch_, epoch_warmup_) : epoch_, epoch_gpu_);
   std::vector<std::string> lines{diagnose::format_step_shares(w)};
-  if (leave_out_warmup && warmup_->total_s() > kWarmupNoticeShare * epoch_.total_s()) {
-    lines.push_back(fmt::format("first step {:.1f} s of the epoch's {:.1f} s (warm-up: libraries and kernels loaded, "
-                                "algorithms chosen, memory allocated): left out of these shares",
-                                warmup_->total_s(), epoch_.total_s()));
+  if (leave_out_warmup && epoch_warmup_.total_s() > kWarmupNoticeShare * epoch_.total_s()) {
+    lines.push_back(warmup_note());
   }
   const diagnose::Verdict v = diagnose::classify(w);
   const diagnose::PipelineEvidence p = evidence(loader_.stage_times() - epoch_start_);

@@ -1,13 +1,18 @@
 // The diagnosis that rides along the training loop: steps are grouped into windows (at
-// least 2 s and 10 steps, running on across epochs); each window is classified (stoker/diagnose/verdict.h) with the
-// loader's stage clocks and the monitor's latest figures as evidence; a condition that
-// persists over several windows prints one warning; with `--workers auto` each window also
-// feeds the worker tuner, whose changes are applied to the loader and logged with reasons.
-// Each epoch gets the shares line and, when input-bound, the recommended changes.
-// The run's first step is warm-up (libraries and kernels loaded, cuDNN's algorithms chosen,
-// the allocator's first blocks: 26 s for ResNet-50 on an H100): it counts in the epoch's
-// totals (epoch_window(), the metrics file) but not in the windows nor in the shares the
-// verdicts read, and the epoch report names it when it was a noticeable part of the epoch.
+// least 2 s and 10 steps, running on across epochs); each window is classified
+// (stoker/diagnose/verdict.h) with the loader's stage clocks and the monitor's latest figures
+// as evidence; a condition that persists over several windows prints one warning; with
+// `--workers auto` each window also feeds the worker tuner, whose changes are applied to the
+// loader and logged with reasons. Each epoch gets the shares line and, when input-bound, the
+// recommended changes.
+//
+// The first step at each batch size is warm-up. The run's first loads libraries and kernels
+// and takes the allocator's first blocks (26 s for ResNet-50 on an H100); each new input
+// shape makes cuDNN choose its algorithms again (an epoch's short last batch: about 6 s more
+// in ResNet-50's first epoch on an H100). Warm-up steps count in the epoch's totals
+// (epoch_window(), the metrics file) but not in the windows nor in the shares the verdicts
+// read, and the epoch report names them when they were a noticeable part of the epoch.
+//
 // GPU utilisation is the mean of the monitor's samples taken during the window or epoch.
 // Single-threaded: call from the training loop only.
 #pragma once
@@ -44,6 +49,8 @@ class LoopDiagnosis {
   std::vector<std::string> epoch_report() const;
 
  private:
+  // The epoch report's line naming the warm-up steps it left out.
+  std::string warmup_note() const;
   // The GPU's utilisation over the monitor samples seen during a window, and its slowdown.
   struct GpuSeen {
     double util_sum = 0;
@@ -67,8 +74,10 @@ class LoopDiagnosis {
   diagnose::StepWindow window_, epoch_;
   GpuSeen window_gpu_, epoch_gpu_;
   uint64_t samples_seen_ = 0;  // the monitor's samples_published() when last read
-  std::optional<diagnose::StepWindow> warmup_;  // the run's first step
-  bool warmup_in_epoch_ = false;
+  std::vector<int64_t> sizes_seen_;    // batch sizes (samples per step) stepped so far
+  diagnose::StepWindow epoch_warmup_;  // this epoch's warm-up steps, summed
+  std::vector<int64_t> epoch_warmup_sizes_;
+  bool run_start_in_epoch_ = false;  // this epoch holds the run's first step
   data::StageTimes window_start_, epoch_start_;
   int64_t streak_steps_ = 0;
 };
