@@ -268,8 +268,8 @@ class Doctor {
     const int accum = std::max(1, (effective + best - 1) / std::max(1, best));
     const std::string text = fmt::format(
         "largest that ran {} ({}), suggest at most {} (10 % margin); fastest {} at {} samples/s → "
-        "--batch-size {} --accum-steps {} keeps your effective batch {}",
-        fits, stopped, safe, best, grouped(best_rate), best, accum, effective);
+        "{}",
+        fits, stopped, safe, best, grouped(best_rate), batch_suggestion(best, effective));
     return {{"largest", fits}, {"safe", safe}, {"fastest", best}, {"fastest_samples_per_sec", best_rate},
             {"accumulation_steps", accum}, {"stopped", stopped}, {"text", text}};
   }

@@ -75,6 +75,11 @@ struct DoctorChange {
 // to 16 took 55 s of a 16-core doctor run at 3 s each; 64 cores would take minutes).
 std::vector<int> worker_counts(int cores, int configured);
 
+// The flags that train at `batch` per step, and what they do to the effective batch
+// (`effective` = batch size × accumulation steps as configured): kept when `batch` divides it,
+// otherwise the effective batch they give, or the larger one `batch` alone makes.
+std::string batch_suggestion(int batch, int effective);
+
 // Every change worth 2 % or more, best first.
 std::vector<DoctorChange> rank_changes(const DoctorFindings& f);
 
