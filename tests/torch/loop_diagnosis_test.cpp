@@ -32,12 +32,24 @@ class LoopDiagnosisTest : public ::testing::Test {
   data::Loader loader{photo_folder(dir), in_order("Resize(16), CenterCrop(16), Normalize")};
   monitor::Sampler sampler{no_gpu()};
   LoopDiagnosis diagnosis{loader, sampler, 2, -1, false, 2, dir.str()};
+
+  // `n` steps of `size` samples, each waiting `wait_s` and computing `compute_s`.
+  void steps(int n, double wait_s, double compute_s, int64_t size = 8) {
+    for (int i = 0; i < n; ++i) diagnosis.after_step(wait_s, 0.0, compute_s, size);
+  }
+  // True when no line of `report` names a warm-up step.
+  static bool names_no_warmup(const std::vector<std::string>& report) {
+    for (const std::string& line : report) {
+      if (line.find("first step") != std::string::npos) return false;
+    }
+    return true;
+  }
 };
 
 TEST_F(LoopDiagnosisTest, TheFirstStepIsWarmUpLeftOutOfTheShares) {
   diagnosis.start_epoch();
   EXPECT_TRUE(diagnosis.after_step(0.0, 0.0, 6.0, 8).empty());            // warm-up: 6 s of compute
-  for (int i = 0; i < 20; ++i) diagnosis.after_step(0.09, 0.0, 0.01, 8);  // then starved
+  steps(20, 0.09, 0.01);                                                  // then starved
   const std::vector<std::string> report = diagnosis.epoch_report();
   ASSERT_GE(report.size(), 2u);
   // Without the warm-up the 20 steps wait 90 % of the time; with it, compute would be 76 %.
@@ -54,58 +66,51 @@ TEST_F(LoopDiagnosisTest, TheFirstStepIsWarmUpLeftOutOfTheShares) {
 
   // Later epochs have no warm-up to leave out.
   diagnosis.start_epoch();
-  for (int i = 0; i < 20; ++i) diagnosis.after_step(0.0, 0.0, 0.1, 8);
+  steps(20, 0.0, 0.1);
   const std::vector<std::string> later = diagnosis.epoch_report();
   EXPECT_NE(later[0].find("compute 100.0 %"), std::string::npos) << later[0];
-  for (const std::string& line : later)
-    EXPECT_EQ(line.find("first step"), std::string::npos) << line;
+  EXPECT_TRUE(names_no_warmup(later));
 }
 
 TEST_F(LoopDiagnosisTest, TheFirstStepAtANewBatchSizeIsWarmUpToo) {
   diagnosis.start_epoch();
-  diagnosis.after_step(0.0, 0.0, 6.0, 8);                                 // the run's first step
-  for (int i = 0; i < 20; ++i) diagnosis.after_step(0.09, 0.0, 0.01, 8);  // starved
-  EXPECT_TRUE(diagnosis.after_step(0.0, 0.0, 3.0, 5).empty());            // the short last batch
+  diagnosis.after_step(0.0, 0.0, 6.0, 8);                       // the run's first step
+  steps(20, 0.09, 0.01);                                        // starved
+  EXPECT_TRUE(diagnosis.after_step(0.0, 0.0, 3.0, 5).empty());  // the short last batch
   std::vector<std::string> report = diagnosis.epoch_report();
   ASSERT_GE(report.size(), 2u);
   EXPECT_NE(report[0].find("compute 10.0 % · waiting for data 90.0 %"), std::string::npos)
       << report[0];
   EXPECT_EQ(report[1],
             "first steps at batch sizes 8 and 5: 9.0 s of the epoch's 11.0 s (warm-up: libraries "
-            "and kernels "
-            "loaded, algorithms chosen, memory allocated): left out of these shares");
+            "and kernels loaded, algorithms chosen, memory allocated): left out of these shares");
   EXPECT_EQ(diagnosis.epoch_window().steps, 22);
   EXPECT_NEAR(diagnosis.epoch_window().compute_s, 9.0 + 20 * 0.01, 1e-9);
 
   // The next epoch's short batch is no longer new: it counts like any step.
   diagnosis.start_epoch();
-  for (int i = 0; i < 20; ++i) diagnosis.after_step(0.0, 0.0, 0.1, 8);
-  diagnosis.after_step(0.0, 0.0, 2.0, 5);
+  steps(20, 0.0, 0.1);
+  steps(1, 0.0, 2.0, 5);
   report = diagnosis.epoch_report();
   EXPECT_NE(report[0].find("compute 100.0 %"), std::string::npos) << report[0];
   EXPECT_EQ(diagnosis.epoch_window().steps, 21);
-  for (const std::string& line : report)
-    EXPECT_EQ(line.find("first step"), std::string::npos) << line;
+  EXPECT_TRUE(names_no_warmup(report));
 
   // A size first seen in a later epoch is named on its own.
   diagnosis.start_epoch();
-  for (int i = 0; i < 20; ++i) diagnosis.after_step(0.0, 0.0, 0.1, 8);
-  diagnosis.after_step(0.0, 0.0, 4.0, 3);
+  steps(20, 0.0, 0.1);
+  steps(1, 0.0, 4.0, 3);
   report = diagnosis.epoch_report();
   ASSERT_GE(report.size(), 2u);
   EXPECT_EQ(report[1],
             "first step at batch size 3: 4.0 s of the epoch's 6.0 s (warm-up: algorithms chosen "
-            "for a new input "
-            "shape): left out of these shares");
+            "for a new input shape): left out of these shares");
 }
 
 TEST_F(LoopDiagnosisTest, AShortFirstStepIsLeftOutWithoutANote) {
   diagnosis.start_epoch();
-  diagnosis.after_step(0.0, 0.0, 0.1, 8);
-  for (int i = 0; i < 20; ++i) diagnosis.after_step(0.0, 0.0, 0.1, 8);
-  const std::vector<std::string> report = diagnosis.epoch_report();
-  for (const std::string& line : report)
-    EXPECT_EQ(line.find("first step"), std::string::npos) << line;
+  steps(21, 0.0, 0.1);
+  EXPECT_TRUE(names_no_warmup(diagnosis.epoch_report()));
 }
 
 TEST_F(LoopDiagnosisTest, AnEpochOfOneStepKeepsIt) {
