@@ -329,9 +329,16 @@ fi
 if wants compare && need_stoker compare; then
   synthetic_images
   amp=bf16
-  run compare 540 env PYTHON="$(command -v "$PY")" bash "$SCRIPT_DIR/compare_convnet.sh" --model "$MODEL" \
-    --data "$IMAGES_DIR" --size "$SIZE" --batch-size "$BATCH" --workers "$NPROC" --steps "$COMPARE_STEPS" \
-    --warmup 20 --device "$DEVICE" --amp "$amp" --no-tuned-pytorch --build "$BUILD" --out "$LOGS/compare.md"
+  # The runs' own output is kept (stoker's epoch lines: warm-up, GPU util, verdicts), not
+  # their run folders (a ResNet-50 checkpoint is 200 MB).
+  mkdir -p "$WORK/compare"
+  run compare 540 env TMPDIR="$WORK/compare" PYTHON="$(command -v "$PY")" bash "$SCRIPT_DIR/compare_convnet.sh" \
+    --model "$MODEL" --data "$IMAGES_DIR" --size "$SIZE" --batch-size "$BATCH" --workers "$NPROC" \
+    --steps "$COMPARE_STEPS" --warmup 20 --device "$DEVICE" --amp "$amp" --no-tuned-pytorch --build "$BUILD" \
+    --keep-logs --out "$LOGS/compare.md"
+  for f in "$WORK"/compare/*/{stoker.out,stoker.err,pytorch.err}; do
+    [[ -f $f ]] && cp "$f" "$LOGS/compare-$(basename "$f" | tr . -).log"
+  done
   verdict compare 0 "$(lines compare '^\| *(stoker|PyTorch)|ratio|x PyTorch' | head -n 4)"
 fi
 

@@ -107,6 +107,37 @@ TEST_F(LoopDiagnosisTest, TheFirstStepAtANewBatchSizeIsWarmUpToo) {
             "for a new input shape): left out of these shares");
 }
 
+// An epoch shorter than a window is judged on the last window: on an H100 a 4-step epoch
+// cut off by --max-steps read "input-bound (moderate)" and "try: --prefetch-factor 8" from
+// one 27 ms wait.
+TEST_F(LoopDiagnosisTest, AnEpochTooShortToJudgeReadsTheLastWindow) {
+  diagnosis.start_epoch();
+  steps(1, 0.0, 5.0);    // warm-up
+  steps(10, 0.0, 0.25);  // one window: 10 steps, 2.5 s, compute-bound
+  diagnosis.start_epoch();
+  steps(4, 0.03, 0.2);  // 13 % waiting: input-bound on its own
+  std::vector<std::string> report = diagnosis.epoch_report();
+  EXPECT_EQ(
+      report[0],
+      "step time: compute 100.0 % · waiting for data 0.0 % · copy 0.0 % → compute-bound (the "
+      "last 10 steps, 2.5 s, across epochs: this epoch's 4 steps are too few to judge alone)");
+  EXPECT_EQ(report.size(), 1u) << report.back();  // no evidence, no "try:"
+
+  // Enough steps but under 2 s: judged on the last window too, which now holds this epoch.
+  diagnosis.start_epoch();
+  steps(12, 0.09, 0.01);
+  report = diagnosis.epoch_report();
+  EXPECT_NE(report[0].find("→ input-bound"), std::string::npos) << report[0];
+  EXPECT_NE(report[0].find("this epoch's 1.2 s is too short to judge alone"), std::string::npos)
+      << report[0];
+  // An epoch long enough is judged on its own, as before.
+  diagnosis.start_epoch();
+  steps(10, 0.0, 0.25);
+  report = diagnosis.epoch_report();
+  EXPECT_EQ(report[0],
+            "step time: compute 100.0 % · waiting for data 0.0 % · copy 0.0 % → compute-bound");
+}
+
 TEST_F(LoopDiagnosisTest, AShortFirstStepIsLeftOutWithoutANote) {
   diagnosis.start_epoch();
   steps(21, 0.0, 0.1);

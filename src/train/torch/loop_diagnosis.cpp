@@ -164,6 +164,7 @@ std::vector<std::string> LoopDiagnosis::after_step(double wait_s, double copy_s,
   const diagnose::StepWindow w = with_monitor(window_, window_gpu_);
   const diagnose::PipelineEvidence p = evidence(stages);
   const diagnose::Verdict v = diagnose::classify(w);
+  last_window_ = JudgedWindow{w, stages};
   const bool problem = v.kind != diagnose::Bottleneck::kCompute && v.kind != diagnose::Bottleneck::kUnknown;
   streak_steps_ = problem ? streak_steps_ + w.steps : 0;
   if (gate_.observe(v)) {
@@ -210,14 +211,30 @@ std::string LoopDiagnosis::warmup_note() const {
 std::vector<std::string> LoopDiagnosis::epoch_report() const {
   // An epoch of warm-up steps alone keeps them: its shares are all there is to show.
   const bool leave_out_warmup = epoch_warmup_.steps > 0 && epoch_.steps > epoch_warmup_.steps;
-  const diagnose::StepWindow w =
+  diagnose::StepWindow w =
       with_monitor(leave_out_warmup ? minus(epoch_, epoch_warmup_) : epoch_, epoch_gpu_);
-  std::vector<std::string> lines{diagnose::format_step_shares(w)};
+  data::StageTimes stages = loader_.stage_times() - epoch_start_;
+  std::string shares = diagnose::format_step_shares(w);
+  // An epoch shorter than a window is judged on the last window instead: a 4-step epoch cut
+  // off by --max-steps read "input-bound" from one 27 ms wait, and a 1.3 s epoch's GPU
+  // utilisation was a single monitor sample.
+  if ((w.steps < kWindowSteps || w.total_s() < kWindowSeconds) && last_window_) {
+    const std::string why =
+        w.steps < kWindowSteps
+            ? fmt::format("{} step{} are too few", w.steps, w.steps == 1 ? "" : "s")
+            : fmt::format("{:.1f} s is too short", w.total_s());
+    w = last_window_->window;
+    stages = last_window_->stages;
+    shares = fmt::format(
+        "{} (the last {} steps, {:.1f} s, across epochs: this epoch's {} to judge alone)",
+        diagnose::format_step_shares(w), w.steps, w.total_s(), why);
+  }
+  std::vector<std::string> lines{shares};
   if (leave_out_warmup && epoch_warmup_.total_s() > kWarmupNoticeShare * epoch_.total_s()) {
     lines.push_back(warmup_note());
   }
   const diagnose::Verdict v = diagnose::classify(w);
-  const diagnose::PipelineEvidence p = evidence(loader_.stage_times() - epoch_start_);
+  const diagnose::PipelineEvidence p = evidence(stages);
   if (v.kind == diagnose::Bottleneck::kInput) {
     const std::string evidence = diagnose::format_evidence(w, p);
     if (!evidence.empty()) lines.push_back(evidence);

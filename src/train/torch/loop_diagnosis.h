@@ -4,7 +4,8 @@
 // as evidence; a condition that persists over several windows prints one warning; with
 // `--workers auto` each window also feeds the worker tuner, whose changes are applied to the
 // loader and logged with reasons. Each epoch gets the shares line and, when input-bound, the
-// recommended changes.
+// recommended changes; an epoch shorter than a window (10 steps, 2 s) is judged on the last
+// window instead, and its line says so.
 //
 // The first step at each batch size is warm-up. The run's first loads libraries and kernels
 // and takes the allocator's first blocks (26 s for ResNet-50 on an H100); each new input
@@ -74,6 +75,13 @@ class LoopDiagnosis {
   diagnose::StepWindow window_, epoch_;
   GpuSeen window_gpu_, epoch_gpu_;
   uint64_t samples_seen_ = 0;  // the monitor's samples_published() when last read
+  // The last window judged, with its stage clocks: an epoch shorter than a window is judged
+  // on it instead.
+  struct JudgedWindow {
+    diagnose::StepWindow window;
+    data::StageTimes stages;
+  };
+  std::optional<JudgedWindow> last_window_;
   std::vector<int64_t> sizes_seen_;    // batch sizes (samples per step) stepped so far
   diagnose::StepWindow epoch_warmup_;  // this epoch's warm-up steps, summed
   std::vector<int64_t> epoch_warmup_sizes_;
