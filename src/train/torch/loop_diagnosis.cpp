@@ -221,7 +221,7 @@ std::vector<std::string> LoopDiagnosis::epoch_report() const {
   if ((w.steps < kWindowSteps || w.total_s() < kWindowSeconds) && last_window_) {
     const std::string why =
         w.steps < kWindowSteps
-            ? fmt::format("{} step{} are too few", w.steps, w.steps == 1 ? "" : "s")
+            ? fmt::format("{} {} too few", w.steps, w.steps == 1 ? "step is" : "steps are")
             : fmt::format("{:.1f} s is too short", w.total_s());
     w = last_window_->window;
     stages = last_window_->stages;
