@@ -99,16 +99,19 @@ TEST(DoctorWorkerCountsTest, DoublingUpToTheCoresWithTheConfiguredCount) {
 // The batch search's suggestion says what it does to the effective batch: a batch past the
 // effective one read "--accum-steps 1 keeps your effective batch 128" at batch 1536 on an H100.
 TEST(DoctorBatchSuggestionTest, SaysWhatHappensToTheEffectiveBatch) {
-  EXPECT_EQ(batch_suggestion(64, 256),
+  EXPECT_EQ(batch_suggestion(64, 256).text,
             "--batch-size 64 --accum-steps 4 keeps your effective batch 256");
-  EXPECT_EQ(batch_suggestion(128, 128),
+  EXPECT_EQ(batch_suggestion(64, 256).accumulation_steps, 4);
+  EXPECT_EQ(batch_suggestion(128, 128).text,
             "--batch-size 128 --accum-steps 1 keeps your effective batch 128");
-  EXPECT_EQ(batch_suggestion(96, 128),
+  EXPECT_EQ(batch_suggestion(96, 128).text,
             "--batch-size 96 --accum-steps 2 gives an effective batch of 192 (yours: 128)");
-  EXPECT_EQ(batch_suggestion(1536, 128),
+  EXPECT_EQ(batch_suggestion(96, 128).accumulation_steps, 2);
+  EXPECT_EQ(batch_suggestion(1536, 128).text,
             "--batch-size 1536 --accum-steps 1 raises your effective batch from 128 to 1536 (scale "
             "the learning "
             "rate with it)");
+  EXPECT_EQ(batch_suggestion(1536, 128).accumulation_steps, 1);
 }
 
 }  // namespace

@@ -100,7 +100,7 @@ class Doctor {
     setup_.model->train();
     JointProbe probe{workers, {}};
     int64_t seen = 0;
-    std::vector<int64_t> sizes_seen;
+    WarmUpShapes shapes;
     Stopwatch clock;
     while (ns_to_seconds(clock.elapsed_ns()) < options_.seconds + 0.5 || probe.window.steps < 3) {
       FedBatch batch = feed.next();
@@ -113,9 +113,7 @@ class Doctor {
       // Not counted: the first steps (the queue fills, memory is allocated) and the first at
       // each batch size (an epoch's short last batch: cuDNN chooses algorithms for the new shape,
       // 6 s for ResNet-50 on an H100, which made "together" read a fifth of the model's rate).
-      const bool new_size =
-          std::find(sizes_seen.begin(), sizes_seen.end(), batch.size()) == sizes_seen.end();
-      if (new_size) sizes_seen.push_back(batch.size());
+      const bool new_size = shapes.first(batch.size());
       if (++seen <= 2 || new_size) continue;
       probe.window.wait_s += batch.wait_s;
       probe.window.copy_s += r.copy_s + batch.copy_s;
@@ -265,13 +263,18 @@ class Doctor {
     }
     const int safe = std::max(1, static_cast<int>(fits * 0.9));
     const int effective = cfg_.batch_size * cfg_.accumulation_steps;
-    const int accum = std::max(1, (effective + best - 1) / std::max(1, best));
+    const BatchSuggestion suggestion = batch_suggestion(best, effective);
     const std::string text = fmt::format(
         "largest that ran {} ({}), suggest at most {} (10 % margin); fastest {} at {} samples/s → "
         "{}",
-        fits, stopped, safe, best, grouped(best_rate), batch_suggestion(best, effective));
-    return {{"largest", fits}, {"safe", safe}, {"fastest", best}, {"fastest_samples_per_sec", best_rate},
-            {"accumulation_steps", accum}, {"stopped", stopped}, {"text", text}};
+        fits, stopped, safe, best, grouped(best_rate), suggestion.text);
+    return {{"largest", fits},
+            {"safe", safe},
+            {"fastest", best},
+            {"fastest_samples_per_sec", best_rate},
+            {"accumulation_steps", suggestion.accumulation_steps},
+            {"stopped", stopped},
+            {"text", text}};
   }
 
  private:

@@ -78,7 +78,11 @@ std::vector<int> worker_counts(int cores, int configured);
 // The flags that train at `batch` per step, and what they do to the effective batch
 // (`effective` = batch size × accumulation steps as configured): kept when `batch` divides it,
 // otherwise the effective batch they give, or the larger one `batch` alone makes.
-std::string batch_suggestion(int batch, int effective);
+struct BatchSuggestion {
+  int accumulation_steps = 1;  // the --accum-steps it names
+  std::string text;
+};
+BatchSuggestion batch_suggestion(int batch, int effective);
 
 // Every change worth 2 % or more, best first.
 std::vector<DoctorChange> rank_changes(const DoctorFindings& f);

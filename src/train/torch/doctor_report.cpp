@@ -45,21 +45,24 @@ Limit limit_of(const DoctorFindings& f) {
 
 }  // namespace
 
-std::string batch_suggestion(int batch, int effective) {
+BatchSuggestion batch_suggestion(int batch, int effective) {
   batch = std::max(1, batch);
   if (batch >= effective && batch != effective) {
-    return fmt::format(
-        "--batch-size {} --accum-steps 1 raises your effective batch from {} to {} (scale the "
-        "learning rate with it)",
-        batch, effective, batch);
+    return {
+        1,
+        fmt::format(
+            "--batch-size {} --accum-steps 1 raises your effective batch from {} to {} (scale the "
+            "learning rate with it)",
+            batch, effective, batch)};
   }
   const int accum = std::max(1, (effective + batch - 1) / batch);
   if (batch * accum == effective) {
-    return fmt::format("--batch-size {} --accum-steps {} keeps your effective batch {}", batch,
-                       accum, effective);
+    return {accum, fmt::format("--batch-size {} --accum-steps {} keeps your effective batch {}",
+                               batch, accum, effective)};
   }
-  return fmt::format("--batch-size {} --accum-steps {} gives an effective batch of {} (yours: {})",
-                     batch, accum, batch * accum, effective);
+  return {accum,
+          fmt::format("--batch-size {} --accum-steps {} gives an effective batch of {} (yours: {})",
+                      batch, accum, batch * accum, effective)};
 }
 
 std::vector<int> worker_counts(int cores, int configured) {

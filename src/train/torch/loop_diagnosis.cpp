@@ -143,15 +143,15 @@ std::vector<std::string> LoopDiagnosis::after_step(double wait_s, double copy_s,
   observe_monitor();
   add(epoch_, step);
   std::vector<std::string> lines;
-  if (std::find(sizes_seen_.begin(), sizes_seen_.end(), samples) == sizes_seen_.end()) {
+  const bool run_start = shapes_.none_yet();
+  if (shapes_.first(samples)) {
     // Warm-up: the first step at this batch size is in no window. The run's first step is
     // also left out of the GPU utilisation seen so far (the device was starting up).
-    if (sizes_seen_.empty()) {
+    if (run_start) {
       run_start_in_epoch_ = true;
       window_gpu_ = epoch_gpu_ = {};
       window_start_ = loader_.stage_times();
     }
-    sizes_seen_.push_back(samples);
     add(epoch_warmup_, step);
     epoch_warmup_sizes_.push_back(samples);
     return lines;

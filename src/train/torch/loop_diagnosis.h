@@ -18,6 +18,8 @@
 // Single-threaded: call from the training loop only.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +34,22 @@ namespace stoker::train {
 // The pipeline figures of a stage-clock difference of `loader` (its workers, prefetch,
 // dataset, decoded cache) and the RAM free now; `cores` and the CPU % are left to the caller.
 diagnose::PipelineEvidence pipeline_evidence(const data::StageTimes& stages, const data::Loader& loader);
+
+// The batch sizes stepped so far, to tell a warm-up step (the first at its size) from the rest.
+// Shared by the loop's diagnosis and the doctor's joint probe, so both leave out the same steps.
+class WarmUpShapes {
+ public:
+  // Whether `samples` per step was not seen before; remembers it.
+  bool first(int64_t samples) {
+    if (std::find(seen_.begin(), seen_.end(), samples) != seen_.end()) return false;
+    seen_.push_back(samples);
+    return true;
+  }
+  bool none_yet() const { return seen_.empty(); }
+
+ private:
+  std::vector<int64_t> seen_;  // at most a few: the batch size and an epoch's short last batch
+};
 
 class LoopDiagnosis {
  public:
@@ -82,7 +100,7 @@ class LoopDiagnosis {
     data::StageTimes stages;
   };
   std::optional<JudgedWindow> last_window_;
-  std::vector<int64_t> sizes_seen_;    // batch sizes (samples per step) stepped so far
+  WarmUpShapes shapes_;                // batch sizes (samples per step) stepped so far
   diagnose::StepWindow epoch_warmup_;  // this epoch's warm-up steps, summed
   std::vector<int64_t> epoch_warmup_sizes_;
   bool run_start_in_epoch_ = false;  // this epoch holds the run's first step
