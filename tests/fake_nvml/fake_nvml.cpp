@@ -11,6 +11,9 @@
 //   mem_used0=... mem_total0=... mem_reserved0=...   bytes; v1 reports used + reserved
 //   power_mw0=312000  power_limit_mw0=700000  temp0=71  sm_clock0=1980  throttle0=0x44
 //   pcie_rx_kbs0=1000  pcie_tx_kbs0=500
+//   util_samples0=<µs>:<value>,...   nvmlDeviceGetSamples' buffer of GPU_UTILIZATION samples,
+//   mem_samples0=...                 and of MEMORY_UTILIZATION ones, oldest first
+//   samples_type0=0             their nvmlValueType_t: 1 (unsigned int, the default) or 0 (double)
 //   gpm0=1  sm_activity0=71.5  sm_occupancy0=40  tensor_activity0=30  dram_bw0=55
 //   proc0=<pid>:<bytes>,<pid>:na,...   compute processes; gproc0=... graphics processes
 //   proc_v3_stride=32           entry size the _v3 process calls write (24; 32 as 535.43-86)
@@ -25,6 +28,7 @@
 //
 // For tests, besides NVML's symbols: fake_nvml_init_count() (nvmlInit minus nvmlShutdown),
 // fake_nvml_live_gpm_samples(), fake_nvml_calls(symbol) and fake_nvml_reset().
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -42,6 +46,7 @@ typedef enum nvmlReturn_enum {
   NVML_ERROR_UNINITIALIZED = 1,
   NVML_ERROR_INVALID_ARGUMENT = 2,
   NVML_ERROR_NOT_SUPPORTED = 3,
+  NVML_ERROR_NOT_FOUND = 6,
   NVML_ERROR_INSUFFICIENT_SIZE = 7,
   NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
   NVML_ERROR_UNKNOWN = 999
@@ -449,6 +454,61 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device, int co
   if (counter == 0) return scripted_uint(script, "pcie_tx_kbs", gpu, value);  // TX_BYTES
   if (counter == 1) return scripted_uint(script, "pcie_rx_kbs", gpu, value);  // RX_BYTES
   return NVML_ERROR_INVALID_ARGUMENT;
+}
+
+// The buffer's entries newer than `last_seen`: with `samples` null their count; else as many as
+// *count holds, oldest first. None newer: NVML_ERROR_NOT_FOUND, as the driver answers.
+typedef union {
+  double dVal;
+  unsigned int uiVal;
+  unsigned long long ullVal;
+} nvmlValue_t;
+typedef struct {
+  unsigned long long timeStamp;
+  nvmlValue_t sampleValue;
+} nvmlSample_t;
+static_assert(sizeof(nvmlSample_t) == 16);
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, int type,
+                                              unsigned long long last_seen, int* value_type,
+                                              unsigned int* count, nvmlSample_t* samples) {
+  FAKE_BEGIN();
+  FAKE_DEVICE();
+  if (value_type == nullptr || count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  if (type < 0 || type > 9) return NVML_ERROR_INVALID_ARGUMENT;  // NVML_SAMPLINGTYPE_COUNT
+  const char* name = type == 1 ? "util_samples" : type == 2 ? "mem_samples" : nullptr;
+  const std::string* buffer = name != nullptr ? script.find(key(name, gpu)) : nullptr;
+  if (buffer == nullptr) return NVML_ERROR_NOT_SUPPORTED;
+  const int as = static_cast<int>(script.number(key("samples_type", gpu), 1));
+  std::vector<nvmlSample_t> newer;
+  size_t at = 0;
+  while (at < buffer->size()) {
+    size_t end = buffer->find(',', at);
+    if (end == std::string::npos) end = buffer->size();
+    const std::string entry = buffer->substr(at, end - at);
+    at = end + 1;
+    const size_t colon = entry.find(':');
+    if (colon == std::string::npos) continue;
+    nvmlSample_t sample{};
+    sample.timeStamp = std::strtoull(entry.c_str(), nullptr, 10);
+    const double value = std::strtod(entry.c_str() + colon + 1, nullptr);
+    if (as == 0) {
+      sample.sampleValue.dVal = value;
+    } else {
+      sample.sampleValue.uiVal = static_cast<unsigned int>(value);
+    }
+    if (sample.timeStamp > last_seen) newer.push_back(sample);
+  }
+  *value_type = as;
+  if (newer.empty()) return NVML_ERROR_NOT_FOUND;
+  if (samples == nullptr) {
+    *count = static_cast<unsigned int>(newer.size());
+    return NVML_SUCCESS;
+  }
+  const unsigned int n = std::min<unsigned int>(*count, static_cast<unsigned int>(newer.size()));
+  std::memcpy(samples, newer.data(), n * sizeof(nvmlSample_t));
+  *count = n;
+  return NVML_SUCCESS;
 }
 
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device,

@@ -39,8 +39,11 @@ struct GpuInfo {
 
 struct GpuSample {
   int index = 0;
-  Reading util_gpu_percent;     // nvmlDeviceGetUtilizationRates: a kernel ran, not "busy"
-  Reading util_memory_percent;  // same call: memory controller busy
+  // % of the time a kernel ran (not "busy"): the mean of the driver's samples since the last
+  // read (nvmlDeviceGetSamples) where it keeps them, else nvmlDeviceGetUtilizationRates' last
+  // sample period.
+  Reading util_gpu_percent;
+  Reading util_memory_percent;  // the same for the memory controller
   Reading memory_used_bytes;
   Reading memory_total_bytes;
   Reading power_watts;

@@ -5,6 +5,7 @@
 #include "monitor/gpu/gpm_sampler.h"
 #include "monitor/gpu/nvml_library.h"
 #include "monitor/gpu/process_list.h"
+#include "monitor/gpu/utilization_samples.h"
 
 namespace stoker::monitor {
 namespace {
@@ -16,6 +17,8 @@ constexpr double kBytesPerKb = 1024;  // NVML's PCIe "KB/s" count 1 KiB units
 struct Device {
   nvmlDevice_t handle = nullptr;
   std::unique_ptr<GpmSampler> gpm;  // null without GPM
+  // The driver's samples since the last read, for both utilisation figures.
+  std::unique_ptr<UtilizationSamples> gpu_busy, memory_busy;
 };
 
 // NVML writes C strings into caller buffers of a documented size.
@@ -58,8 +61,8 @@ struct GpuReader::Impl {
   const NvmlFunctions& fn() const { return nvml->fn(); }
   void read_memory(nvmlDevice_t device, GpuSample* s);
   void read_clocks_event_reasons(nvmlDevice_t device, GpuSample* s);
-  void read_device(const Device& device, int64_t now_ns, const std::vector<pid_t>& pids,
-                   bool with_pcie, GpuSample* s);
+  void read_device(Device& device, int64_t now_ns, const std::vector<pid_t>& pids, bool with_pcie,
+                   GpuSample* s);
 };
 
 void GpuReader::Impl::read_memory(nvmlDevice_t device, GpuSample* s) {
@@ -104,8 +107,8 @@ void GpuReader::Impl::read_clocks_event_reasons(nvmlDevice_t device, GpuSample* 
   }
 }
 
-void GpuReader::Impl::read_device(const Device& device, int64_t now_ns,
-                                  const std::vector<pid_t>& pids, bool with_pcie, GpuSample* s) {
+void GpuReader::Impl::read_device(Device& device, int64_t now_ns, const std::vector<pid_t>& pids,
+                                  bool with_pcie, GpuSample* s) {
   const NvmlFunctions& f = fn();
   const nvmlDevice_t h = device.handle;
   unsigned int value = 0;
@@ -117,6 +120,11 @@ void GpuReader::Impl::read_device(const Device& device, int64_t now_ns,
       s->util_memory_percent.set(utilization.memory, kSource);
     }
   }
+  // Over the whole interval since the last read where the driver keeps its samples; the
+  // instantaneous figure above otherwise (see utilization_samples.h).
+  if (const auto mean = device.gpu_busy->mean_since_last()) s->util_gpu_percent.set(*mean, kSource);
+  if (const auto mean = device.memory_busy->mean_since_last())
+    s->util_memory_percent.set(*mean, kSource);
   read_memory(h, s);
   if (f.device_get_power_usage != nullptr && f.device_get_power_usage(h, &value) == NVML_SUCCESS) {
     s->power_watts.set(value * kWattsPerMilliwatt, kSource);
@@ -188,6 +196,10 @@ std::unique_ptr<GpuReader> GpuReader::open(std::string* why_not, const std::stri
       continue;
     }
     device.gpm = GpmSampler::create(fn, device.handle);
+    device.gpu_busy =
+        std::make_unique<UtilizationSamples>(fn, device.handle, NVML_GPU_UTILIZATION_SAMPLES);
+    device.memory_busy =
+        std::make_unique<UtilizationSamples>(fn, device.handle, NVML_MEMORY_UTILIZATION_SAMPLES);
     GpuInfo info;
     info.index = static_cast<int>(i);
     info.name = read_string(fn.device_get_name, device.handle, NVML_DEVICE_NAME_V2_BUFFER_SIZE);

@@ -66,6 +66,38 @@ typedef enum nvmlPcieUtilCounter_enum {
   NVML_PCIE_UTIL_RX_BYTES = 1
 } nvmlPcieUtilCounter_t;
 
+typedef enum nvmlSamplingType_enum {
+  NVML_TOTAL_POWER_SAMPLES = 0,
+  NVML_GPU_UTILIZATION_SAMPLES = 1,  // % of each sample period in which a kernel ran
+  NVML_MEMORY_UTILIZATION_SAMPLES = 2,
+} nvmlSamplingType_t;
+
+typedef enum nvmlValueType_enum {
+  NVML_VALUE_TYPE_DOUBLE = 0,
+  NVML_VALUE_TYPE_UNSIGNED_INT = 1,
+  NVML_VALUE_TYPE_UNSIGNED_LONG = 2,
+  NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3,
+  NVML_VALUE_TYPE_SIGNED_LONG_LONG = 4,
+  NVML_VALUE_TYPE_SIGNED_INT = 5,
+  NVML_VALUE_TYPE_UNSIGNED_SHORT = 6,
+} nvmlValueType_t;
+
+typedef union nvmlValue_st {
+  double dVal;
+  int siVal;
+  unsigned int uiVal;
+  unsigned long ulVal;
+  unsigned long long ullVal;
+  signed long long sllVal;
+  unsigned short usVal;
+} nvmlValue_t;
+
+typedef struct nvmlSample_st {
+  unsigned long long timeStamp;  // CPU time, µs
+  nvmlValue_t sampleValue;
+} nvmlSample_t;
+static_assert(sizeof(nvmlSample_t) == 16);
+
 // nvmlClocksEventReasons (formerly nvmlClocksThrottleReasons; same bits).
 inline constexpr unsigned long long nvmlClocksEventReasonGpuIdle = 0x1ULL;
 inline constexpr unsigned long long nvmlClocksEventReasonApplicationsClocksSetting = 0x2ULL;
@@ -193,6 +225,10 @@ using DeviceGetClockInfo = nvmlReturn_t(nvmlDevice_t device, nvmlClockType_t typ
 using DeviceGetClocksEventReasons = nvmlReturn_t(nvmlDevice_t device, unsigned long long* out);
 using DeviceGetPcieThroughput = nvmlReturn_t(nvmlDevice_t device, nvmlPcieUtilCounter_t counter,
                                              unsigned int* out);
+// The driver's buffered samples newer than `last_seen_us`: `samples` null asks for the count.
+using DeviceGetSamples = nvmlReturn_t(nvmlDevice_t device, nvmlSamplingType_t type,
+                                      unsigned long long last_seen_us, nvmlValueType_t* value_type,
+                                      unsigned int* count, nvmlSample_t* samples);
 // `infos` points to nvmlProcessInfo_v1_t or _v2_t entries depending on the symbol; see
 // ProcessListFn in nvml_library.h.
 using DeviceGetRunningProcesses = nvmlReturn_t(nvmlDevice_t device, unsigned int* count,

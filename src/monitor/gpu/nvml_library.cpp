@@ -56,6 +56,7 @@ NvmlLibrary::NvmlLibrary(std::unique_ptr<DynamicLibrary> library) : library_(std
       lib.get<nvml_fn::DeviceGetClocksEventReasons>("nvmlDeviceGetCurrentClocksThrottleReasons");
   fn_.device_get_pcie_throughput =
       lib.get<nvml_fn::DeviceGetPcieThroughput>("nvmlDeviceGetPcieThroughput");
+  fn_.device_get_samples = lib.get<nvml_fn::DeviceGetSamples>("nvmlDeviceGetSamples");
   fn_.compute_processes = resolve_process_lists(lib, /*compute=*/true);
   fn_.graphics_processes = resolve_process_lists(lib, /*compute=*/false);
   fn_.gpm_query_device_support =

@@ -56,6 +56,7 @@ struct NvmlFunctions {
   nvml_fn::DeviceGetClocksEventReasons* device_get_current_clocks_event_reasons = nullptr;
   nvml_fn::DeviceGetClocksEventReasons* device_get_current_clocks_throttle_reasons = nullptr;
   nvml_fn::DeviceGetPcieThroughput* device_get_pcie_throughput = nullptr;
+  nvml_fn::DeviceGetSamples* device_get_samples = nullptr;
   // Best first (_v3, _v2, unversioned); only those the library has.
   std::vector<ProcessListFn> compute_processes;
   std::vector<ProcessListFn> graphics_processes;

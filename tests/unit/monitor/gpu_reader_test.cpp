@@ -184,6 +184,40 @@ TEST_F(GpuReaderTest, SampleReadsEachFigureWithItsSourceAndUnit) {
   }
 }
 
+// With the driver's sample buffer, each read's utilisation is the mean of the samples taken
+// since the last read, not the last sample period's figure (util0=85): the first read only
+// marks where to start; a read with nothing new keeps the instantaneous figure.
+TEST_F(GpuReaderTest, UtilisationIsTheMeanOfTheDriversSamplesSinceTheLastRead) {
+  const std::string base =
+      std::string(kTwoGpus) + "util_samples0=100:0,200:100\nmem_samples0=150:10\n";
+  script(base);
+  auto reader = open_reader();
+  ASSERT_NE(reader, nullptr);
+  GpuSample g = sample(*reader)[0];
+  EXPECT_DOUBLE_EQ(g.util_gpu_percent.value, 85);  // first read: the instantaneous figure
+  EXPECT_DOUBLE_EQ(g.util_memory_percent.value, 40);
+  // The driver took three more GPU samples and one memory sample: 100, 0, 20 -> 40 %, and 30 %.
+  script(base + "util_samples0=100:0,200:100,300:100,400:0,500:20\nmem_samples0=150:10,450:30\n");
+  g = sample(*reader)[0];
+  EXPECT_DOUBLE_EQ(g.util_gpu_percent.value, 40);
+  EXPECT_STREQ(g.util_gpu_percent.source, "nvml");
+  EXPECT_DOUBLE_EQ(g.util_memory_percent.value, 30);
+  // Nothing newer (NVML_ERROR_NOT_FOUND): the instantaneous figures again.
+  g = sample(*reader)[0];
+  EXPECT_DOUBLE_EQ(g.util_gpu_percent.value, 85);
+  EXPECT_DOUBLE_EQ(g.util_memory_percent.value, 40);
+  // Values typed as doubles are read as doubles; only those after 500 count.
+  script(base + "util_samples0=500:20,600:12.5,700:37.5\nsamples_type0=0\nmem_samples0=450:30\n");
+  g = sample(*reader)[0];
+  EXPECT_DOUBLE_EQ(g.util_gpu_percent.value, 25);
+  // GPU 1 keeps no buffer (NOT_SUPPORTED): asked once, never again, its figure instantaneous.
+  EXPECT_DOUBLE_EQ(sample(*reader)[1].util_gpu_percent.value, 10);
+  const int calls = fake_.calls("nvmlDeviceGetSamples");
+  sample(*reader);
+  // GPU 0 asks twice (GPU and memory samples, each answered NOT_FOUND); GPU 1 not at all.
+  EXPECT_EQ(fake_.calls("nvmlDeviceGetSamples"), calls + 2);
+}
+
 TEST_F(GpuReaderTest, PcieIsReadOnlyWhenAsked) {
   script(kTwoGpus);
   auto reader = open_reader();
