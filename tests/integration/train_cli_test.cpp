@@ -466,7 +466,8 @@ TEST_F(TrainTasksCli, ValSplitHoldsOutPartOfTheTrainingData) {
 
 // ReduceLROnPlateau with an absolute threshold no loss can beat: epoch 1 sets the best, every
 // later epoch is a bad one, and with patience 0 each lowers the rate tenfold. A resume
-// continues from the checkpoint's rate and best; without validation data it is one line.
+// continues from the checkpoint's rate and best, or from its rate alone when it watches another
+// figure; without validation data, or on another task's figure, it is one line.
 TEST_F(TrainTasksCli, ThePlateauScheduleLowersTheRateAndResumesWhereItWas) {
   TempDir dir;
   const std::string train = stoker::testing::write_level_classes(dir, "train", 120, 5);
@@ -487,6 +488,30 @@ TEST_F(TrainTasksCli, ThePlateauScheduleLowersTheRateAndResumesWhereItWas) {
             std::string::npos)
       << resumed.out;
   EXPECT_NE(resumed.out.find(" · lr 0.0001 → 1e-05 (val loss "), std::string::npos) << resumed.out;
+  // Resumed watching the accuracy (mode max): the rate stays, the record starts afresh, so
+  // epoch 4 sets the best and epoch 5 lowers the rate.
+  const auto accuracy = run_command(
+      kStoker + " train --no-progress --epochs 5 --plateau-metric val_top1 --resume " + run);
+  ASSERT_EQ(accuracy.exit_code, 0) << accuracy.err << accuracy.out;
+  EXPECT_NE(accuracy.out.find(
+                "plateau: the checkpoint's schedule watched val_loss; watching val_top1 from here, "
+                "its record started afresh (lr stays 1e-05)"),
+            std::string::npos)
+      << accuracy.out;
+  ASSERT_NE(accuracy.out.find("epoch 5/5"), std::string::npos) << accuracy.out;
+  EXPECT_EQ(accuracy.out.substr(0, accuracy.out.find("epoch 5/5")).find(" → 1e-06"),
+            std::string::npos)
+      << accuracy.out;
+  EXPECT_NE(accuracy.out.find(" · lr 1e-05 → 1e-06 (val acc "), std::string::npos) << accuracy.out;
+  stoker::testing::expect_one_line_error(
+      run_command(kStoker + " train --data " + train + " --val-split 0.25 --epochs 1" +
+                  small_images_ + plateau + " --plateau-metric val_mae --output-dir " + dir.str() +
+                  "/mae"),
+      2,
+      "plateau_metric val_mae is a regression figure, and this run's task is classification; use "
+      "val_top1 or "
+      "val_loss",
+      "plateau on a regression figure in a classification run");
 
   stoker::testing::expect_one_line_error(
       run_command(kStoker + " train --data " + train + " --epochs 1" + small_images_ + plateau + " --output-dir " +

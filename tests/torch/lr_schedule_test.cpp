@@ -1,13 +1,15 @@
 // The learning rate at each optimizer step (lr_at): linear or constant warmup, given in steps or
 // in epochs of steps (torchvision's --lr-warmup-epochs), then the constant, cosine, step,
-// exponential or multistep schedule; or OneCycleLR, held to PyTorch's own (Debian's python3-torch)
-// with its momentum, which the Stepper applies. The warmup is PyTorch's LinearLR / ConstantLR
+// exponential or multistep schedule; PolynomialLR and CosineAnnealingWarmRestarts, held to
+// PyTorch's own (Debian's python3-torch); or OneCycleLR, held to PyTorch's too, with its momentum,
+// which the Stepper applies. The warmup is PyTorch's LinearLR / ConstantLR
 // stepped once per optimizer step.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -203,6 +205,105 @@ TEST(LrScheduleTest, OneCycleIsPyTorchsOneCycleLR) {
   EXPECT_DOUBLE_EQ(*momentum_at(cfg, 29, 100), 0.85);
   cfg.cycle_momentum = false;
   EXPECT_FALSE(momentum_at(cfg, 29, 100).has_value());
+}
+
+// PyTorch's PolynomialLR and CosineAnnealingWarmRestarts, as stoker runs them after the warmup:
+// PolynomialLR(total_iters = the steps left, power) stepped each step; the restarts schedule
+// stepped with the fractional epoch, scheduler.step(epoch + i / iters) in its documentation.
+// Each line is the lr a step uses.
+constexpr const char* kPolyAndRestartsScript = R"PY(
+import sys, torch
+kind, total, per_epoch, a, b, eta_min = sys.argv[1:]
+total, per_epoch = int(total), int(per_epoch)
+p = torch.nn.Parameter(torch.zeros(1))
+o = torch.optim.SGD([p], lr=0.3)
+if kind == "poly":
+    s = torch.optim.lr_scheduler.PolynomialLR(o, total_iters=total, power=float(a))
+    for _ in range(total + 3):
+        print(repr(o.param_groups[0]["lr"]))
+        o.step()
+        s.step()
+else:
+    s = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(o, T_0=int(a), T_mult=int(b), eta_min=float(eta_min))
+    for step in range(total):
+        s.step(step / per_epoch)
+        print(repr(o.param_groups[0]["lr"]))
+)PY";
+
+struct PolyOrRestartsCase {
+  const char* kind;
+  int total;
+  int per_epoch;
+  double a;  // power, or T_0
+  int b;     // T_mult
+  double eta_min;
+};
+
+TEST(LrScheduleTest, PolynomialAndRestartsArePyTorchs) {
+  if (const std::string why = stoker::testing::torchvision_missing(); !why.empty())
+    GTEST_SKIP() << why;
+  const std::string script = ::testing::TempDir() + "/poly_restarts.py";
+  {
+    std::FILE* f = std::fopen(script.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(kPolyAndRestartsScript, f);
+    std::fclose(f);
+  }
+  const std::vector<PolyOrRestartsCase> cases{{"poly", 50, 10, 0.9, 1, 0},
+                                              {"poly", 17, 10, 2.0, 1, 0},
+                                              {"restarts", 120, 7, 3, 1, 0.001},
+                                              {"restarts", 160, 5, 2, 2, 0},
+                                              {"restarts", 90, 4, 1, 3, 0.01}};
+  for (const PolyOrRestartsCase& k : cases) {
+    SCOPED_TRACE(fmt::format("{} total {} per epoch {} {} {} eta_min {}", k.kind, k.total,
+                             k.per_epoch, k.a, k.b, k.eta_min));
+    const auto run = stoker::testing::run_command(
+        fmt::format("/usr/bin/python3 {} {} {} {} {} {} {}", script, k.kind, k.total, k.per_epoch,
+                    k.a, k.b, k.eta_min));
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    TrainConfig cfg;
+    cfg.lr = 0.3;
+    const bool poly = k.kind == std::string("poly");
+    cfg.schedule = poly ? ScheduleKind::kPolynomial : ScheduleKind::kCosineRestarts;
+    cfg.poly_power = k.a;
+    cfg.restart_epochs = static_cast<int>(k.a);
+    cfg.restart_mult = k.b;
+    cfg.lr_min = k.eta_min;
+    std::istringstream lines(run.out);
+    int step = 0;
+    int rises = 0;  // restarts: the steps where the rate jumps back up
+    double previous = cfg.lr;
+    for (double lr = 0; lines >> lr; ++step) {
+      const double ours = lr_at(cfg, step, k.total, k.per_epoch);
+      // PolynomialLR multiplies its last rate by a ratio each step: rounding accumulates.
+      EXPECT_NEAR(ours, lr, poly ? 1e-15 + 1e-12 * lr : 1e-15) << "step " << step;
+      rises += ours > previous ? 1 : 0;
+      previous = ours;
+    }
+    EXPECT_EQ(step, poly ? k.total + 3 : k.total);
+    if (poly) {
+      EXPECT_EQ(lr_at(cfg, k.total, k.total, k.per_epoch), 0.0);  // 0 from the last step on
+    } else {
+      // 120 steps of 7: 17.1 epochs in cycles of 3, restarts at 3, 6, 9, 12, 15. 160 of 5: 32
+      // epochs in cycles of 2, 4, 8, 16, 32, restarts at 2, 6, 14, 30. 90 of 4: 22.5 epochs in
+      // cycles of 1, 3, 9, 27, restarts at 1, 4, 13.
+      const int expected = k.total == 120 ? 5 : k.total == 160 ? 4 : 3;
+      EXPECT_EQ(rises, expected);
+    }
+  }
+  // After a warmup the schedule starts from its beginning, as the others do.
+  TrainConfig cfg;
+  cfg.lr = 0.3;
+  cfg.schedule = ScheduleKind::kCosineRestarts;
+  cfg.restart_epochs = 2;
+  cfg.warmup_epochs = 1;
+  EXPECT_DOUBLE_EQ(lr_at(cfg, 10, 100, 10), 0.3);  // the warmup's end: the top of the first cycle
+  EXPECT_NEAR(lr_at(cfg, 20, 100, 10), 0.15, 1e-15);  // halfway through it
+  EXPECT_DOUBLE_EQ(lr_at(cfg, 30, 100, 10), 0.3);     // the restart
+  cfg.schedule = ScheduleKind::kPolynomial;
+  cfg.poly_power = 1;
+  EXPECT_DOUBLE_EQ(lr_at(cfg, 10, 100, 10), 0.3);
+  EXPECT_NEAR(lr_at(cfg, 55, 100, 10), 0.15, 1e-15);  // linear over the 90 steps left
 }
 
 // The Stepper sets the cycle's momentum on the optimizer before each step, as OneCycleLR does.

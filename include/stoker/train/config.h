@@ -49,7 +49,17 @@ std::string model_names_text();
 // bf16, which needs no loss scaling on either device.
 enum class AmpMode { kOff, kBf16, kFp16 };
 enum class OptimizerKind { kAdamW, kSgd };
-enum class ScheduleKind { kConstant, kCosine, kStep, kExponential, kMultiStep, kOneCycle, kPlateau };
+enum class ScheduleKind {
+  kConstant,
+  kCosine,
+  kStep,
+  kExponential,
+  kMultiStep,
+  kOneCycle,
+  kPlateau,
+  kPolynomial,
+  kCosineRestarts
+};
 // What the targets are. kAuto: the data says (class ids -> classification; float targets,
 // e.g. a CSV with `path,yaw,pitch,roll` -> regression).
 enum class TaskKind { kAuto, kClassification, kRegression };
@@ -105,7 +115,8 @@ struct TrainConfig {
   // lr x (warmup_decay + (1 - warmup_decay) x s / W), constant gives lr x warmup_decay.
   std::string warmup_method = "linear";
   double warmup_decay = 0.01;
-  double lr_min = 0;           // where the cosine schedule ends (torchvision's --lr-min); plateau's floor
+  double lr_min =
+      0;  // where cosine ends (torchvision's --lr-min); cosine_restarts' eta_min; plateau's floor
   double step_gamma = 0.1;     // schedule step: lr *= step_gamma ...
   int step_every_epochs = 30;  // ... every this many epochs
   std::string lr_milestones;   // schedule multistep: the epochs at which lr *= step_gamma, "30, 60, 80"
@@ -131,6 +142,18 @@ struct TrainConfig {
   double plateau_threshold = 1e-4;
   std::string plateau_threshold_mode = "rel";
   int plateau_cooldown = 0;
+  // What the plateau watches: val_loss (lower is better), val_top1 (higher; classification) or
+  // val_mae (lower; regression), as ReduceLROnPlateau's mode min or max on that figure.
+  std::string plateau_metric = "val_loss";
+  // schedule polynomial: PyTorch's PolynomialLR over the steps after the warmup,
+  // lr x (1 - t / T)^poly_power, down to 0 at the last step (torchvision's segmentation recipe
+  // uses 0.9).
+  double poly_power = 1.0;
+  // schedule cosine_restarts: PyTorch's CosineAnnealingWarmRestarts at fractional epochs (its
+  // scheduler.step(epoch + i / iters)): cosine from lr to lr_min over restart_epochs epochs
+  // (T_0), then again over restart_epochs x restart_mult (T_mult), and so on.
+  int restart_epochs = 10;
+  int restart_mult = 1;
   double label_smoothing = 0;
   double mixup_alpha = 0;   // > 0: MixUp each batch with λ ~ Beta(α, α); classification only
   double cutmix_alpha = 0;  // > 0: CutMix each batch (images); with mixup_alpha, one of the two per batch

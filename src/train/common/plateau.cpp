@@ -4,25 +4,44 @@
 
 namespace stoker::train {
 
-Plateau::Plateau(const TrainConfig& cfg) : Plateau(cfg, PlateauState{cfg.lr}) {}
+namespace {
+
+bool maximizes(const std::string& metric) { return metric == "val_top1"; }
+
+PlateauState fresh(const TrainConfig& cfg, double lr) {
+  PlateauState state;
+  state.lr = lr;
+  state.metric = cfg.plateau_metric;
+  if (maximizes(cfg.plateau_metric)) state.best = -std::numeric_limits<double>::infinity();
+  return state;
+}
+
+}  // namespace
+
+Plateau::Plateau(const TrainConfig& cfg) : Plateau(cfg, fresh(cfg, cfg.lr)) {}
 
 Plateau::Plateau(const TrainConfig& cfg, const PlateauState& state)
     : factor_(cfg.plateau_factor),
       threshold_(cfg.plateau_threshold),
       min_lr_(cfg.lr_min),
       relative_(cfg.plateau_threshold_mode == "rel"),
+      maximize_(maximizes(cfg.plateau_metric)),
+      restarted_(state.metric != cfg.plateau_metric),
       patience_(cfg.plateau_patience),
       cooldown_(cfg.plateau_cooldown),
-      state_(state) {}
+      state_(restarted_ ? fresh(cfg, state.lr) : state) {}
 
-// _is_better for mode "min": rel a < best x (1 - threshold), abs a < best - threshold.
-bool Plateau::better(double loss) const {
-  return relative_ ? loss < state_.best * (1 - threshold_) : loss < state_.best - threshold_;
+// _is_better: mode min, rel a < best x (1 - threshold), abs a < best - threshold; mode max,
+// rel a > best x (1 + threshold), abs a > best + threshold.
+bool Plateau::better(double value) const {
+  if (maximize_)
+    return relative_ ? value > state_.best * (threshold_ + 1) : value > state_.best + threshold_;
+  return relative_ ? value < state_.best * (1 - threshold_) : value < state_.best - threshold_;
 }
 
-bool Plateau::observe(double loss) {
-  if (better(loss)) {
-    state_.best = loss;
+bool Plateau::observe(double value) {
+  if (better(value)) {
+    state_.best = value;
     state_.bad_epochs = 0;
   } else {
     ++state_.bad_epochs;

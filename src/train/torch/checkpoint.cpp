@@ -63,6 +63,9 @@ CheckpointMeta read_meta(torch::serialize::InputArchive& archive) {
     };
     meta.plateau = PlateauState{get_double("plateau_lr"), get_double("plateau_best"),
                                 get_int("plateau_bad_epochs"), get_int("plateau_cooldown_left")};
+    // Checkpoints from before plateau_metric watched the loss.
+    if (archive.try_read("plateau_metric", v) && v.isString())
+      meta.plateau->metric = v.toStringRef();
   }
   return meta;
 }
@@ -130,6 +133,7 @@ void save_checkpoint(const std::string& path, Network& model, torch::optim::Opti
       archive.write("plateau_best", c10::IValue(meta.plateau->best));
       archive.write("plateau_bad_epochs", c10::IValue(meta.plateau->bad_epochs));
       archive.write("plateau_cooldown_left", c10::IValue(meta.plateau->cooldown_left));
+      archive.write("plateau_metric", c10::IValue(meta.plateau->metric));
     }
     torch::serialize::OutputArchive model_archive, optimizer_archive;
     model.save(model_archive);

@@ -108,6 +108,32 @@ double lr_at(const TrainConfig& cfg, int64_t step, int64_t total, int64_t steps_
       const auto reached = std::count_if(milestones.begin(), milestones.end(), [&](int m) { return m <= epoch; });
       return cfg.lr * std::pow(cfg.step_gamma, static_cast<double>(reached));
     }
+    // PolynomialLR(total_iters = the steps after the warmup, power), stepped once per step; 0 from
+    // the last step on.
+    case ScheduleKind::kPolynomial: {
+      const double span = static_cast<double>(std::max<int64_t>(1, total - warmup));
+      const double t = std::min(1.0, static_cast<double>(step - warmup) / span);
+      return cfg.lr * std::pow(1.0 - t, cfg.poly_power);
+    }
+    // CosineAnnealingWarmRestarts.step(epoch) at the fractional epoch after the warmup, its
+    // operations in its order.
+    case ScheduleKind::kCosineRestarts: {
+      const double epoch = steps_per_epoch > 0 ? static_cast<double>(step - warmup) /
+                                                     static_cast<double>(steps_per_epoch)
+                                               : 0;
+      const double t0 = cfg.restart_epochs, mult = cfg.restart_mult;
+      double t_i = t0, t_cur = epoch;
+      if (epoch >= t0) {
+        if (cfg.restart_mult == 1) {
+          t_cur = std::fmod(epoch, t0);
+        } else {
+          const double n = std::trunc(std::log(epoch / t0 * (mult - 1) + 1) / std::log(mult));
+          t_cur = epoch - t0 * (std::pow(mult, n) - 1) / (mult - 1);
+          t_i = t0 * std::pow(mult, n);
+        }
+      }
+      return cfg.lr_min + (cfg.lr - cfg.lr_min) * (1 + std::cos(M_PI * t_cur / t_i)) / 2;
+    }
     case ScheduleKind::kConstant:
     case ScheduleKind::kOneCycle:
     case ScheduleKind::kPlateau:  // the Stepper's cap lowers it (Plateau)

@@ -52,7 +52,7 @@ TEST(TrainConfigTest, DefaultsAreValidAndListedInSchemaOrder) {
   const TrainConfig config;
   EXPECT_NO_THROW(validate(config));
   const std::vector<ConfigKey>& keys = config_keys();
-  ASSERT_EQ(keys.size(), 74u);
+  ASSERT_EQ(keys.size(), 78u);
   EXPECT_EQ(keys.front().name, "model");
   EXPECT_EQ(keys.back().name, "max_bad_fraction");
   std::set<std::string> names;
@@ -356,8 +356,11 @@ TEST(ConfigFlagsTest, TorchvisionReferenceScriptFlags) {
   EXPECT_EQ(s.step_gamma, 0.1);
   EXPECT_EQ(from_flags("--lr-scheduler ExponentialLR").schedule, ScheduleKind::kExponential);
   EXPECT_EQ(testing::usage_error_text([] { from_flags("--lr-scheduler cycliclr"); }),
-            "--lr-scheduler must be one of constant, cosine, step, exponential, multistep, onecycle, plateau, "
-            "cosineannealinglr, steplr, exponentiallr, multisteplr, onecyclelr, reducelronplateau (got 'cycliclr')");
+            "--lr-scheduler must be one of constant, cosine, step, exponential, multistep, "
+            "onecycle, plateau, "
+            "polynomial, cosine_restarts, cosineannealinglr, steplr, exponentiallr, multisteplr, "
+            "onecyclelr, "
+            "reducelronplateau, polynomiallr, cosineannealingwarmrestarts (got 'cycliclr')");
   const TrainConfig p = from_flags("--lr-scheduler ReduceLROnPlateau --plateau-factor 0.5 --plateau-patience 3 "
                                    "--plateau-threshold 0.01 --plateau-threshold-mode abs --plateau-cooldown 1 "
                                    "--min-lr 1e-6");
@@ -390,6 +393,23 @@ TEST(ConfigFlagsTest, TorchvisionReferenceScriptFlags) {
   EXPECT_EQ(o.max_momentum, 0.9);
   EXPECT_NO_THROW(validate(o));
   EXPECT_EQ(lr_milestones_of(from_flags("--lr-milestones '5 9'")), (std::vector<int>{5, 9}));
+  // PolynomialLR and CosineAnnealingWarmRestarts, by their class and argument names too.
+  const TrainConfig poly = from_flags("--lr-scheduler PolynomialLR --power 0.9");
+  EXPECT_EQ(poly.schedule, ScheduleKind::kPolynomial);
+  EXPECT_EQ(to_string(poly.schedule), "polynomial");
+  EXPECT_EQ(poly.poly_power, 0.9);
+  EXPECT_NO_THROW(validate(poly));
+  const TrainConfig restarts =
+      from_flags("--schedule cosine_restarts --restart-epochs 5 --restart_mult 2 --lr-min 1e-5");
+  EXPECT_EQ(restarts.schedule, ScheduleKind::kCosineRestarts);
+  EXPECT_EQ(restarts.restart_epochs, 5);
+  EXPECT_EQ(restarts.restart_mult, 2);
+  EXPECT_NO_THROW(validate(restarts));
+  EXPECT_EQ(from_flags("--lr-scheduler CosineAnnealingWarmRestarts --t-0 3 --t-mult 4"),
+            from_flags("--schedule cosine_restarts --restart-epochs 3 --restart-mult 4"));
+  const TrainConfig accuracy = from_flags("--schedule plateau --plateau-metric val_top1");
+  EXPECT_EQ(accuracy.plateau_metric, "val_top1");
+  EXPECT_NO_THROW(validate(accuracy));
   EXPECT_EQ(testing::usage_error_text([] { validate(from_flags("--warmup-steps 100 --lr-warmup-epochs 2")); }),
             "warmup_steps 100 and warmup_epochs 2 both set the warmup; give one");
   const TrainConfig w = from_flags("--lr-warmup-method constant --lr-warmup-decay 0.1 --lr-min 1e-5 --lr-scheduler "
@@ -457,19 +477,27 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
          c->val_split = 0.1;
          c->val_data = "val/";
        },
-       "val_split 0.1 holds out part of the training data for validation, and val_data val/ is validation data too; "
+       "val_split 0.1 holds out part of the training data for validation, and val_data val/ is "
+       "validation data too; "
        "give one of them"},
       {[](TrainConfig* c) { c->model = "resnet"; },
-       "model must be one of mnist_cnn, mlp, resnet18, resnet50, efficientnet_b0, efficientnet_b1, efficientnet_b2, "
-       "efficientnet_b3, efficientnet_b4, efficientnet_b5, efficientnet_b6, efficientnet_b7 (got 'resnet'); did you mean 'resnet18'?"},
+       "model must be one of mnist_cnn, mlp, resnet18, resnet50, efficientnet_b0, efficientnet_b1, "
+       "efficientnet_b2, "
+       "efficientnet_b3, efficientnet_b4, efficientnet_b5, efficientnet_b6, efficientnet_b7 (got "
+       "'resnet'); did you mean 'resnet18'?"},
       {[](TrainConfig* c) { c->model = "efficientnet-b0"; },
-       "model must be one of mnist_cnn, mlp, resnet18, resnet50, efficientnet_b0, efficientnet_b1, efficientnet_b2, "
-       "efficientnet_b3, efficientnet_b4, efficientnet_b5, efficientnet_b6, efficientnet_b7 (got 'efficientnet-b0'); did you mean 'efficientnet_b0'?"},
+       "model must be one of mnist_cnn, mlp, resnet18, resnet50, efficientnet_b0, efficientnet_b1, "
+       "efficientnet_b2, "
+       "efficientnet_b3, efficientnet_b4, efficientnet_b5, efficientnet_b6, efficientnet_b7 (got "
+       "'efficientnet-b0'); did you mean 'efficientnet_b0'?"},
       {[](TrainConfig* c) { c->model = "vit"; },
-       "model must be one of mnist_cnn, mlp, resnet18, resnet50, efficientnet_b0, efficientnet_b1, efficientnet_b2, "
-       "efficientnet_b3, efficientnet_b4, efficientnet_b5, efficientnet_b6, efficientnet_b7 (got 'vit')"},
+       "model must be one of mnist_cnn, mlp, resnet18, resnet50, efficientnet_b0, efficientnet_b1, "
+       "efficientnet_b2, "
+       "efficientnet_b3, efficientnet_b4, efficientnet_b5, efficientnet_b6, efficientnet_b7 (got "
+       "'vit')"},
       {[](TrainConfig* c) { c->data = ""; },
-       "data must not be empty: give an image folder, an IDX directory, a CSV file, an .npz/.npy file, a .pt file or an .h5 file"},
+       "data must not be empty: give an image folder, an IDX directory, a CSV file, an .npz/.npy "
+       "file, a .pt file or an .h5 file"},
       {[](TrainConfig* c) { c->epochs = 0; }, "epochs must be >= 1 (got 0)"},
       {[](TrainConfig* c) { c->batch_size = 0; }, "batch_size must be >= 1 (got 0)"},
       {[](TrainConfig* c) { c->lr = 0; }, "lr must be > 0 (got 0)"},
@@ -482,14 +510,17 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
        },
        "nesterov needs momentum > 0 (got momentum 0); set momentum (e.g. 0.9) or nesterov: false"},
       {[](TrainConfig* c) { c->warmup_steps = -1; }, "warmup_steps must be >= 0 (got -1)"},
-      {[](TrainConfig* c) { c->ra_reps = 0; }, "ra_reps must be between 1 and 64 (got 0); 3 and 4 are common"},
-      {[](TrainConfig* c) { c->warmup_method = "cosine"; }, "warmup_method must be one of linear, constant (got 'cosine')"},
+      {[](TrainConfig* c) { c->ra_reps = 0; },
+       "ra_reps must be between 1 and 64 (got 0); 3 and 4 are common"},
+      {[](TrainConfig* c) { c->warmup_method = "cosine"; },
+       "warmup_method must be one of linear, constant (got 'cosine')"},
       {[](TrainConfig* c) { c->warmup_decay = 1.5; }, "warmup_decay must be in [0, 1] (got 1.5)"},
       {[](TrainConfig* c) {
          c->warmup_method = "constant";
          c->warmup_decay = 0;
        },
-       "warmup_method constant with warmup_decay 0 holds the learning rate at 0 through the warmup; set warmup_decay "
+       "warmup_method constant with warmup_decay 0 holds the learning rate at 0 through the "
+       "warmup; set warmup_decay "
        "(torchvision's default is 0.01) or warmup_method linear"},
       {[](TrainConfig* c) {
          c->schedule = ScheduleKind::kCosine;
@@ -497,42 +528,56 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
        },
        "lr_min must be in [0, lr] = [0, 0.001] (got 0.01); it is where the cosine schedule ends"},
       {[](TrainConfig* c) { c->lr_min = 1e-5; },
-       "lr_min 1e-05 is where the cosine schedule ends (and plateau's floor), and the schedule is constant; set "
-       "schedule cosine or leave lr_min out"},
+       "lr_min 1e-05 is where the cosine schedule ends (cosine_restarts' bottom, plateau's floor), "
+       "and the schedule "
+       "is constant; set schedule cosine or leave lr_min out"},
       {[](TrainConfig* c) { c->step_gamma = 0; }, "step_gamma must be in (0, 1] (got 0)"},
       {[](TrainConfig* c) { c->step_every_epochs = 0; }, "step_every_epochs must be >= 1 (got 0)"},
       {[](TrainConfig* c) { c->label_smoothing = 1; }, "label_smoothing must be in [0, 1) (got 1)"},
-      {[](TrainConfig* c) { c->early_stopping_patience = -1; }, "early_stopping_patience must be >= 0 (got -1)"},
+      {[](TrainConfig* c) { c->early_stopping_patience = -1; },
+       "early_stopping_patience must be >= 0 (got -1)"},
       {[](TrainConfig* c) { c->ema_decay = 1; },
-       "ema_decay must be in [0, 1) (got 1); 0 turns the average off, 0.9998 and 0.999 are common choices"},
-      {[](TrainConfig* c) { c->ema_steps = 0; }, "ema_steps must be between 1 and 100000 (got 0); 1 = every optimizer step, or auto"},
+       "ema_decay must be in [0, 1) (got 1); 0 turns the average off, 0.9998 and 0.999 are common "
+       "choices"},
+      {[](TrainConfig* c) { c->ema_steps = 0; },
+       "ema_steps must be between 1 and 100000 (got 0); 1 = every optimizer step, or auto"},
       {[](TrainConfig* c) { c->ema_decay = std::nan(""); },
-       "ema_decay must be in [0, 1) (got nan); 0 turns the average off, 0.9998 and 0.999 are common choices"},
+       "ema_decay must be in [0, 1) (got nan); 0 turns the average off, 0.9998 and 0.999 are "
+       "common choices"},
       {[](TrainConfig* c) { c->norm_weight_decay = std::nan(""); },
-       "norm_weight_decay must be a finite number >= 0, or auto for weight_decay's value (got nan)"},
+       "norm_weight_decay must be a finite number >= 0, or auto for weight_decay's value (got "
+       "nan)"},
       {[](TrainConfig* c) { c->mixup_alpha = -0.2; },
-       "mixup_alpha must be a finite number >= 0 (got -0.2); 0 turns it off, 0.2 is a common choice"},
+       "mixup_alpha must be a finite number >= 0 (got -0.2); 0 turns it off, 0.2 is a common "
+       "choice"},
       {[](TrainConfig* c) { c->cutmix_alpha = std::numeric_limits<double>::infinity(); },
-       "cutmix_alpha must be a finite number >= 0 (got inf); 0 turns it off, 1.0 is a common choice"},
+       "cutmix_alpha must be a finite number >= 0 (got inf); 0 turns it off, 1.0 is a common "
+       "choice"},
       {[](TrainConfig* c) {
          c->task = TaskKind::kRegression;
          c->cutmix_alpha = 1;
        },
-       "mixup_alpha and cutmix_alpha mix class targets and apply to classification only (task is regression); "
+       "mixup_alpha and cutmix_alpha mix class targets and apply to classification only (task is "
+       "regression); "
        "set them to 0"},
       {[](TrainConfig* c) { c->auto_augment = "trivial"; },
-       "auto_augment must be one of none, ta_wide, ra, imagenet, cifar10, svhn, augmix (got 'trivial')"},
+       "auto_augment must be one of none, ta_wide, ra, imagenet, cifar10, svhn, augmix (got "
+       "'trivial')"},
       {[](TrainConfig* c) { c->augmix_severity = 11; },
-       "augmix_severity must be between 1 and 10 (got 11); AugMix's magnitudes come from the bins below it, of 10"},
+       "augmix_severity must be between 1 and 10 (got 11); AugMix's magnitudes come from the bins "
+       "below it, of 10"},
       {[](TrainConfig* c) { c->ra_magnitude = 31; },
        "ra_magnitude must be between 0 and 30 (got 31); RandAugment has 31 magnitude bins"},
       {[](TrainConfig* c) { c->random_erase = 1.5; }, "random_erase must be in [0, 1] (got 1.5)"},
       {[](TrainConfig* c) { c->clip_grad_norm = -1; },
-       "clip_grad_norm must be a finite number >= 0 (got -1); 0 turns clipping off, 1.0 is a common choice"},
+       "clip_grad_norm must be a finite number >= 0 (got -1); 0 turns clipping off, 1.0 is a "
+       "common choice"},
       {[](TrainConfig* c) { c->clip_grad_norm = std::numeric_limits<double>::infinity(); },
-       "clip_grad_norm must be a finite number >= 0 (got inf); 0 turns clipping off, 1.0 is a common choice"},
+       "clip_grad_norm must be a finite number >= 0 (got inf); 0 turns clipping off, 1.0 is a "
+       "common choice"},
       {[](TrainConfig* c) { c->cache_max_gb = -1; }, "cache_max_gb must be >= 0 (got -1)"},
-      {[](TrainConfig* c) { c->threads = -2; }, "threads must be between 0 and 1024 (got -2); 0 = automatic"},
+      {[](TrainConfig* c) { c->threads = -2; },
+       "threads must be between 0 and 1024 (got -2); 0 = automatic"},
       {[](TrainConfig* c) { c->nproc_per_node = 2000; },
        "nproc_per_node must be between 1 and 1024 (got 2000); 1 = this process alone"},
       {[](TrainConfig* c) {
@@ -544,12 +589,14 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
          c->task = TaskKind::kRegression;
          c->loss = LossKind::kCrossEntropy;
        },
-       "loss cross_entropy is for classification; a regression task takes loss mse, l1, smooth_l1 (or auto)"},
+       "loss cross_entropy is for classification; a regression task takes loss mse, l1, smooth_l1 "
+       "(or auto)"},
       {[](TrainConfig* c) {
          c->task = TaskKind::kRegression;
          c->label_smoothing = 0.1;
        },
-       "label_smoothing applies to classification only (got 0.1 with task regression); set it to 0"},
+       "label_smoothing applies to classification only (got 0.1 with task regression); set it to "
+       "0"},
       {[](TrainConfig* c) { c->num_workers = 0; },
        "num_workers must be between 1 and 1024 (got 0); stoker always loads on worker threads: 1 "
        "is the fewest, or auto"},
@@ -571,7 +618,8 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
       {[](TrainConfig* c) { c->device = "cuda:x"; },
        "device must be auto, cpu, cuda or cuda:N (got 'cuda:x')"},
       {[](TrainConfig* c) { c->schedule = ScheduleKind::kMultiStep; },
-       "schedule multistep needs lr_milestones, the epochs at which lr is multiplied by step_gamma, e.g. "
+       "schedule multistep needs lr_milestones, the epochs at which lr is multiplied by "
+       "step_gamma, e.g. "
        "--lr-milestones 30,60,80"},
       {[](TrainConfig* c) {
          c->schedule = ScheduleKind::kMultiStep;
@@ -582,15 +630,18 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
          c->schedule = ScheduleKind::kMultiStep;
          c->lr_milestones = "30, 6O";
        },
-       "lr_milestones must be epochs >= 1 separated by commas, e.g. '30, 60, 80' (got '6O' in '30, 6O')"},
+       "lr_milestones must be epochs >= 1 separated by commas, e.g. '30, 60, 80' (got '6O' in '30, "
+       "6O')"},
       {[](TrainConfig* c) { c->lr_milestones = "30"; },
-       "lr_milestones '30' are schedule multistep's, and the schedule is constant; set schedule multistep or leave "
+       "lr_milestones '30' are schedule multistep's, and the schedule is constant; set schedule "
+       "multistep or leave "
        "lr_milestones out"},
       {[](TrainConfig* c) {
          c->schedule = ScheduleKind::kCosine;
          c->pct_start = 0.25;
        },
-       "pct_start is schedule onecycle's, and the schedule is cosine; set schedule onecycle or leave pct_start out"},
+       "pct_start is schedule onecycle's, and the schedule is cosine; set schedule onecycle or "
+       "leave pct_start out"},
       {[](TrainConfig* c) {
          c->schedule = ScheduleKind::kOneCycle;
          c->pct_start = 1;
@@ -601,7 +652,8 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
          c->three_phase = true;
          c->pct_start = 0.6;
        },
-       "pct_start must be below 0.5 with three_phase (got 0.6): the rise and the fall back each take pct_start of "
+       "pct_start must be below 0.5 with three_phase (got 0.6): the rise and the fall back each "
+       "take pct_start of "
        "the run"},
       {[](TrainConfig* c) {
          c->schedule = ScheduleKind::kOneCycle;
@@ -617,23 +669,27 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
          c->schedule = ScheduleKind::kOneCycle;
          c->base_momentum = 0.97;
        },
-       "base_momentum and max_momentum must satisfy 0 <= base_momentum <= max_momentum < 1 (got 0.97 and 0.95); "
+       "base_momentum and max_momentum must satisfy 0 <= base_momentum <= max_momentum < 1 (got "
+       "0.97 and 0.95); "
        "OneCycleLR's defaults are 0.85 and 0.95"},
       {[](TrainConfig* c) {
          c->schedule = ScheduleKind::kOneCycle;
          c->warmup_epochs = 2;
        },
-       "schedule onecycle rises from lr / div_factor over pct_start of the run itself, and a warmup (warmup_epochs "
+       "schedule onecycle rises from lr / div_factor over pct_start of the run itself, and a "
+       "warmup (warmup_epochs "
        "2) is set too; leave the warmup out, or set pct_start"},
       {[](TrainConfig* c) {
          c->schedule = ScheduleKind::kOneCycle;
          c->optimizer = OptimizerKind::kSgd;
          c->momentum = 0.8;
        },
-       "momentum 0.8 is not used with schedule onecycle and cycle_momentum, which moves the momentum between "
+       "momentum 0.8 is not used with schedule onecycle and cycle_momentum, which moves the "
+       "momentum between "
        "max_momentum and base_momentum; set those, or cycle_momentum false to keep momentum"},
       {[](TrainConfig* c) { c->plateau_patience = 3; },
-       "plateau_patience is schedule plateau's, and the schedule is constant; set schedule plateau or leave "
+       "plateau_patience is schedule plateau's, and the schedule is constant; set schedule plateau "
+       "or leave "
        "plateau_patience out"},
       {[](TrainConfig* c) {
          c->schedule = ScheduleKind::kPlateau;
@@ -650,6 +706,46 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
          c->plateau_cooldown = -1;
        },
        "plateau_cooldown must be >= 0 (got -1)"},
+      {[](TrainConfig* c) {
+         c->schedule = ScheduleKind::kPlateau;
+         c->plateau_metric = "val_acc";
+       },
+       "plateau_metric must be one of val_loss, val_top1, val_mae (got 'val_acc')"},
+      {[](TrainConfig* c) { c->plateau_metric = "val_top1"; },
+       "plateau_metric is schedule plateau's, and the schedule is constant; set schedule plateau "
+       "or leave "
+       "plateau_metric out"},
+      {[](TrainConfig* c) {
+         c->schedule = ScheduleKind::kPolynomial;
+         c->poly_power = 0;
+       },
+       "poly_power must be a finite number > 0 (got 0); PolynomialLR's default is 1, torchvision's "
+       "segmentation "
+       "recipe uses 0.9"},
+      {[](TrainConfig* c) { c->poly_power = 2; },
+       "poly_power is schedule polynomial's, and the schedule is constant; set schedule polynomial "
+       "or leave "
+       "poly_power out"},
+      {[](TrainConfig* c) {
+         c->schedule = ScheduleKind::kCosineRestarts;
+         c->restart_epochs = 0;
+       },
+       "restart_epochs must be >= 1 (got 0); it is the first cycle's length in epochs, "
+       "CosineAnnealingWarmRestarts' "
+       "T_0"},
+      {[](TrainConfig* c) {
+         c->schedule = ScheduleKind::kCosineRestarts;
+         c->restart_mult = 0;
+       },
+       "restart_mult must be >= 1 (got 0); 1 keeps every cycle restart_epochs long, 2 doubles "
+       "each"},
+      {[](TrainConfig* c) {
+         c->schedule = ScheduleKind::kCosine;
+         c->restart_mult = 2;
+       },
+       "restart_mult is schedule cosine_restarts's, and the schedule is cosine; set schedule "
+       "cosine_restarts or "
+       "leave restart_mult out"},
   };
   for (const Case& c : cases) {
     TrainConfig config;
@@ -695,6 +791,10 @@ TEST(TrainConfigTest, ToYamlRoundTrips) {
   config.plateau_threshold = 0.01;
   config.plateau_threshold_mode = "abs";
   config.plateau_cooldown = 2;
+  config.plateau_metric = "val_top1";
+  config.poly_power = 0.9;
+  config.restart_epochs = 5;
+  config.restart_mult = 2;
   config.label_smoothing = 0.1;
   config.mixup_alpha = 0.2;
   config.cutmix_alpha = 1.0 / 3;

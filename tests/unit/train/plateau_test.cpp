@@ -1,5 +1,6 @@
 // The plateau schedule against PyTorch's own ReduceLROnPlateau (Debian's python3-torch): the
-// same losses, epoch by epoch, give the same rate, best, bad-epoch count and cooldown.
+// same losses (mode min) or accuracies (mode max), epoch by epoch, give the same rate, best,
+// bad-epoch count and cooldown.
 #include "train/common/plateau.h"
 
 #include <fmt/format.h>
@@ -20,10 +21,10 @@ namespace {
 
 constexpr const char* kPlateauScript = R"PY(
 import sys, torch
-factor, patience, threshold, mode, cooldown, min_lr, losses = sys.argv[1:]
+factor, patience, threshold, mode, cooldown, min_lr, losses, direction = sys.argv[1:]
 p = torch.nn.Parameter(torch.zeros(1))
 o = torch.optim.SGD([p], lr=0.1)
-s = torch.optim.lr_scheduler.ReduceLROnPlateau(o, mode="min", factor=float(factor), patience=int(patience),
+s = torch.optim.lr_scheduler.ReduceLROnPlateau(o, mode=direction, factor=float(factor), patience=int(patience),
     threshold=float(threshold), threshold_mode=mode, cooldown=int(cooldown), min_lr=float(min_lr))
 for loss in losses.split(","):
     s.step(float(loss))
@@ -57,7 +58,7 @@ TEST(PlateauTest, IsPyTorchsReduceLROnPlateau) {
     SCOPED_TRACE(fmt::format("factor {} patience {} threshold {} {} cooldown {} min_lr {}",
                              k.factor, k.patience, k.threshold, k.mode, k.cooldown, k.min_lr));
     const auto run = stoker::testing::run_command(
-        fmt::format("/usr/bin/python3 {} {} {} {} {} {} {} {}", script, k.factor, k.patience,
+        fmt::format("/usr/bin/python3 {} {} {} {} {} {} {} {} min", script, k.factor, k.patience,
                     k.threshold, k.mode, k.cooldown, k.min_lr, losses));
     ASSERT_EQ(run.exit_code, 0) << run.err;
     TrainConfig cfg;
@@ -99,8 +100,75 @@ TEST(PlateauTest, IsPyTorchsReduceLROnPlateau) {
   cfg.schedule = ScheduleKind::kPlateau;
   cfg.plateau_patience = 1;
   Plateau resumed(cfg, PlateauState{0.01, 1.5, 1, 0});
+  EXPECT_FALSE(resumed.restarted());
   EXPECT_TRUE(resumed.observe(1.6));
   EXPECT_DOUBLE_EQ(resumed.lr(), 0.001);
+}
+
+// plateau_metric val_top1: mode max, on an accuracy that rises, stalls within the threshold,
+// falls, reads NaN and rises again.
+TEST(PlateauTest, WatchingTheAccuracyIsModeMax) {
+  if (const std::string why = stoker::testing::torchvision_missing(); !why.empty())
+    GTEST_SKIP() << why;
+  stoker::testing::TempDir dir;
+  const std::string script = dir.write_text("plateau.py", kPlateauScript);
+  const std::string accuracies =
+      "0.5,0.7,0.7,0.70005,0.69,nan,0.8,0.8,0.81,0.79,0.8,0.8,0.8,0.9,0.85,0.85";
+  const std::vector<PlateauCase> cases{{0.1, 1, 1e-4, "rel", 0, 0}, {0.5, 0, 0.02, "abs", 1, 0.01}};
+  int lowerings = 0;
+  for (const PlateauCase& k : cases) {
+    SCOPED_TRACE(fmt::format("factor {} patience {} threshold {} {}", k.factor, k.patience,
+                             k.threshold, k.mode));
+    const auto run = stoker::testing::run_command(
+        fmt::format("/usr/bin/python3 {} {} {} {} {} {} {} {} max", script, k.factor, k.patience,
+                    k.threshold, k.mode, k.cooldown, k.min_lr, accuracies));
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    TrainConfig cfg;
+    cfg.schedule = ScheduleKind::kPlateau;
+    cfg.plateau_metric = "val_top1";
+    cfg.lr = 0.1;
+    cfg.plateau_factor = k.factor;
+    cfg.plateau_patience = k.patience;
+    cfg.plateau_threshold = k.threshold;
+    cfg.plateau_threshold_mode = k.mode;
+    cfg.plateau_cooldown = k.cooldown;
+    cfg.lr_min = k.min_lr;
+    validate(cfg);
+    Plateau plateau(cfg);
+    EXPECT_EQ(plateau.state().best, -std::numeric_limits<double>::infinity());
+    std::istringstream lines(run.out);
+    std::istringstream given(accuracies);
+    std::string text;
+    int epoch = 0;
+    for (; std::getline(given, text, ','); ++epoch) {
+      double lr = 0;
+      int64_t bad = 0, cooldown = 0;
+      std::string best_text;
+      ASSERT_TRUE(lines >> lr >> bad >> cooldown >> best_text) << run.out;
+      lowerings += plateau.observe(std::stod(text)) ? 1 : 0;
+      EXPECT_EQ(plateau.lr(), lr) << "epoch " << epoch;
+      EXPECT_EQ(plateau.state().best, std::stod(best_text)) << "epoch " << epoch;
+      EXPECT_EQ(plateau.state().bad_epochs, bad) << "epoch " << epoch;
+      EXPECT_EQ(plateau.state().cooldown_left, cooldown) << "epoch " << epoch;
+    }
+    EXPECT_EQ(epoch, 16);
+  }
+  EXPECT_GE(lowerings, 4);
+
+  // A checkpoint whose plateau watched the loss, resumed watching the accuracy: the rate it had
+  // reached stays, the record (a best loss of 0.3) starts afresh.
+  TrainConfig cfg;
+  cfg.schedule = ScheduleKind::kPlateau;
+  cfg.plateau_metric = "val_top1";
+  cfg.plateau_patience = 0;
+  Plateau switched(cfg, PlateauState{0.01, 0.3, 0, 0, "val_loss"});
+  EXPECT_TRUE(switched.restarted());
+  EXPECT_EQ(switched.metric(), "val_top1");
+  EXPECT_DOUBLE_EQ(switched.lr(), 0.01);
+  EXPECT_FALSE(switched.observe(0.6));  // better than -inf, not worse than 0.3
+  EXPECT_EQ(switched.state().best, 0.6);
+  EXPECT_TRUE(switched.observe(0.5));
+  EXPECT_DOUBLE_EQ(switched.lr(), 0.001);
 }
 
 }  // namespace
