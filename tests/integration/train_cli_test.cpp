@@ -2,13 +2,14 @@
 // SIGINT that saves a checkpoint, a NaN loss, a disk that fills while checkpointing, and
 // one-line errors with the right exit codes. Then the tasks on generated data: a two-target
 // regression from a CSV file list, and a binary classifier's ROC AUC.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "support/level_datasets.h"
@@ -468,6 +469,40 @@ TEST_F(TrainTasksCli, ValSplitHoldsOutPartOfTheTrainingData) {
 // later epoch is a bad one, and with patience 0 each lowers the rate tenfold. A resume
 // continues from the checkpoint's rate and best, or from its rate alone when it watches another
 // figure; without validation data, or on another task's figure, it is one line.
+// The same images as WebDataset shards (<key>.png, <key>.cls; two tar files by a pattern):
+// the run reads them in place and learns as from the folder.
+TEST_F(TrainTasksCli, WebDatasetShardsTrainLikeTheImageFolder) {
+  TempDir dir;
+  const std::string folder = stoker::testing::write_level_classes(dir, "train", 200, 9);
+  int key = 0;
+  for (const char* name : {"bright", "dark"}) {  // class ids 0 and 1, as the folder sorts them
+    for (const auto& entry : std::filesystem::directory_iterator(folder + "/" + name)) {
+      const std::string stem = fmt::format("keys{}/{:06d}", key % 2, key);
+      std::filesystem::create_directories(dir.str() + "/keys" + std::to_string(key % 2));
+      std::filesystem::copy_file(entry.path(), dir.str() + "/" + stem + ".png");
+      dir.write_text(stem + ".cls", name == std::string("bright") ? "0" : "1");
+      ++key;
+    }
+  }
+  for (int shard = 0; shard < 2; ++shard) {
+    const auto tar = run_command(fmt::format(
+        "cd {0}/keys{1} && tar -cf {0}/train-{1:06d}.tar $(ls | sort)", dir.str(), shard));
+    ASSERT_EQ(tar.exit_code, 0) << tar.err;
+  }
+  const std::string out = dir.str() + "/runs";
+  const auto r = run_command(kStoker + " train --data '" + dir.str() +
+                             "/train-*.tar' --val-split 0.2 --epochs 3" + small_images_ +
+                             " --output-dir " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("2 files matching " + dir.str() +
+                       "/train-*.tar, 200 samples in all; the first: WebDataset "
+                       "shard " +
+                       dir.str() + "/train-000000.tar: 100 images, 2 classes"),
+            std::string::npos)
+      << r.out;
+  EXPECT_GT(summary_of(out)["test_accuracy"].get<double>(), 0.85) << r.out;
+}
+
 TEST_F(TrainTasksCli, ThePlateauScheduleLowersTheRateAndResumesWhereItWas) {
   TempDir dir;
   const std::string train = stoker::testing::write_level_classes(dir, "train", 120, 5);

@@ -137,6 +137,16 @@ std::unique_ptr<Source> open_image_folder(const std::string& root);
 // Throws DataError/UsageError naming the file and line for malformed rows.
 std::unique_ptr<Source> open_file_list(const std::string& csv_path, const std::string& root = "");
 
+// A WebDataset shard: an uncompressed tar file (ustar, GNU or pax) whose consecutive members
+// sharing a key are one sample ("000123.jpg" and "000123.cls"). The sample's image is its
+// .jpg, .jpeg or .png member, read in place from the file's memory map; its class id the
+// integer text of its .cls member (numbered classes, as CSV lists have: shards combine).
+// Samples without an image (captions alone) are skipped and counted in describe(). Several
+// shards are a pattern: 'shards/train-*.tar'. Throws DataError naming the file for a damaged
+// or truncated archive, an image without a .cls member, a .cls that is not an integer, or a
+// shard without images.
+std::unique_ptr<Source> open_web_dataset(const std::string& path);
+
 // IDX (MNIST/Fashion-MNIST): an idx3-ubyte image file and an idx1-ubyte label file, plain
 // (memory-mapped) or .gz (inflated into memory once). Throws DataError for bad magic,
 // mismatched counts or truncated files, naming the file.

@@ -65,10 +65,18 @@ std::unique_ptr<Source> open_by_kind(const std::string& path, const std::string&
     if (ext == ".npz" || ext == ".npy") return open_arrays(path, split);
     if (is_torch_file(path)) return open_torch_file(path, split);
     if (is_hdf5(path)) return open_hdf5(path, split);
+    if (ext == ".tar") return open_web_dataset(path);
+    if (path.ends_with(".tar.gz") || ext == ".tgz") {
+      throw DataError("dataset path " + path +
+                      " is a compressed tar file, whose images cannot be read in place; unpack it "
+                      "(tar -xzf) and "
+                      "give the folder, or recompress it as plain .tar shards");
+    }
     throw DataError(
         "dataset path " + path +
         " is a file; expected a directory (image folder or IDX files), a .csv (file list or "
-        "feature table), an .npz/.npy file, a .pt/.pth file of tensors or an .h5/.hdf5 file");
+        "feature table), an .npz/.npy file, a .pt/.pth file of tensors, an .h5/.hdf5 file or .tar "
+        "WebDataset shards");
   }
   for (const std::string& prefix : idx_prefixes(split)) {
     const std::string images = find_idx(path, prefix, "images-idx3-ubyte");

@@ -1,0 +1,161 @@
+// WebDataset shards (open_web_dataset, TarArchive): tar files written by GNU tar in its three
+// formats (gnu: long names in 'L' records; pax: in 'x' records; ustar: split into prefix and
+// name), read back sample by sample; and each broken shard stopped with one line.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "stoker/core/error.h"
+#include "stoker/data/decode.h"
+#include "stoker/data/encode.h"
+#include "stoker/data/image.h"
+#include "stoker/data/source.h"
+#include "support/error_text.h"
+#include "support/run_command.h"
+#include "support/temp_dir.h"
+#include "support/test_images.h"
+
+namespace stoker::data {
+namespace {
+
+using stoker::testing::TempDir;
+
+std::vector<uint8_t> bytes_of(const std::string& text) { return {text.begin(), text.end()}; }
+
+// A directory over 100 characters long: its member names need the format's long-name form.
+const std::string kLongDir = std::string(110, 'd');
+
+struct Shard {
+  std::string path;
+  std::vector<std::vector<uint8_t>> images;  // each sample's image bytes, in order
+};
+
+// Four keys: a JPEG with class 3, a PNG with class 1 (and a caption), a PNG with class 0 under
+// a long directory, and a caption alone; written by `tar --format=<format>` in this order.
+Shard write_shard(const TempDir& dir, const std::string& name, const std::string& format) {
+  const std::string src = name + "_src";
+  Shard shard;
+  shard.images.push_back(encode_jpeg(stoker::testing::make_photo_like(24, 16, 3, 1)));
+  shard.images.push_back(encode_png(stoker::testing::make_photo_like(12, 10, 3, 2)));
+  shard.images.push_back(encode_png(stoker::testing::make_photo_like(8, 8, 1, 3)));
+  dir.write(src + "/000000.jpg", shard.images[0]);
+  dir.write_text(src + "/000000.cls", "3\n");
+  dir.write(src + "/000001.png", shard.images[1]);
+  dir.write_text(src + "/000001.cls", "1");
+  dir.write_text(src + "/000001.txt", "a caption");
+  dir.write(src + "/" + kLongDir + "/000002.png", shard.images[2]);
+  dir.write_text(src + "/" + kLongDir + "/000002.cls", " 0 ");
+  dir.write_text(src + "/000003.txt", "a caption alone");
+  shard.path = dir.str() + "/" + name + ".tar";
+  const auto run = stoker::testing::run_command(
+      fmt::format("tar --format={} -cf {} -C {}/{} 000000.jpg 000000.cls 000001.png 000001.cls "
+                  "000001.txt {}/000002.png "
+                  "{}/000002.cls 000003.txt",
+                  format, shard.path, dir.str(), src, kLongDir, kLongDir));
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  return shard;
+}
+
+TEST(WebDatasetTest, ReadsEachSampleOfShardsInEveryTarFormat) {
+  for (const char* format : {"gnu", "pax", "ustar"}) {
+    SCOPED_TRACE(format);
+    TempDir dir;
+    const Shard shard = write_shard(dir, "train-000000", format);
+    const std::unique_ptr<Source> source = open_source(shard.path);
+    ASSERT_EQ(source->size(), 3u);
+    EXPECT_EQ(source->target_kind(), TargetKind::kClass);
+    EXPECT_EQ(source->label(0), 3);
+    EXPECT_EQ(source->label(1), 1);
+    EXPECT_EQ(source->label(2), 0);
+    float target = -1;
+    source->targets(0, &target);
+    EXPECT_EQ(target, 3.0f);
+    EXPECT_EQ(source->class_names(), (std::vector<std::string>{"0", "1", "2", "3"}));
+    EXPECT_EQ(source->name(2), shard.path + ":" + kLongDir + "/000002.png");
+    EXPECT_EQ(source->describe(), "WebDataset shard " + shard.path +
+                                      ": 3 images, 4 classes (1 sample without an image skipped)");
+    SampleData data;
+    for (size_t i = 0; i < 3; ++i) {
+      ASSERT_TRUE(source->read(i, &data).ok());
+      EXPECT_FALSE(data.raw);
+      EXPECT_EQ(std::vector<uint8_t>(data.bytes.begin(), data.bytes.end()), shard.images[i]) << i;
+    }
+    EXPECT_EQ(sniff_format(data.bytes), ImageFormat::kPng);  // the last read: the long-named PNG
+  }
+}
+
+// Shards of one dataset by a pattern: one source, the class ids' union named.
+TEST(WebDatasetTest, ShardsMatchingAPatternAreOneDataset) {
+  TempDir dir;
+  write_shard(dir, "train-000000", "gnu");
+  dir.write("b_src/x.jpg", encode_jpeg(stoker::testing::make_photo_like(8, 8, 3, 4)));
+  dir.write_text("b_src/x.cls", "7");
+  const auto run = stoker::testing::run_command(
+      fmt::format("tar -cf {0}/train-000001.tar -C {0}/b_src x.jpg x.cls", dir.str()));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::unique_ptr<Source> source = open_source(dir.str() + "/train-*.tar");
+  ASSERT_EQ(source->size(), 4u);
+  EXPECT_EQ(source->label(3), 7);
+  EXPECT_EQ(source->class_names().size(), 8u);
+  EXPECT_EQ(source->name(3), dir.str() + "/train-000001.tar:x.jpg");
+}
+
+TEST(WebDatasetTest, BrokenShardsAreOneLineNamingTheFile) {
+  TempDir dir;
+  const Shard good = write_shard(dir, "good", "gnu");
+  std::ifstream in(good.path, std::ios::binary);
+  const std::vector<uint8_t> whole((std::istreambuf_iterator<char>(in)),
+                                   std::istreambuf_iterator<char>());
+  // Cut inside the first member's data (its header is 512 bytes, the JPEG longer than 100).
+  const std::string truncated =
+      dir.write("truncated.tar", std::vector<uint8_t>(whole.begin(), whole.begin() + 612));
+  const std::string not_tar = dir.write("notes.tar", std::vector<uint8_t>(2048, 'x'));
+  dir.write("no_cls_src/a.jpg", good.images[0]);
+  dir.write_text("bad_cls_src/a.jpg", "x");
+  dir.write_text("bad_cls_src/a.cls", "dog");
+  dir.write_text("captions_src/a.txt", "only words");
+  for (const char* name : {"no_cls", "bad_cls", "captions"}) {
+    const auto run = stoker::testing::run_command(
+        fmt::format("cd {0}/{1}_src && tar -cf {0}/{1}.tar *", dir.str(), name));
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+  }
+  const std::string gz = dir.write("shard.tar.gz", bytes_of("x"));
+  const struct {
+    std::string path;
+    std::string expected;
+  } cases[] = {
+      {truncated, truncated +
+                      ": the member '000000.jpg' runs past the end of the file (100 of its " +
+                      std::to_string(good.images[0].size()) +
+                      " bytes are there): the file is truncated; check it "
+                      "with `tar -tvf " +
+                      truncated + "` (stoker reads whole, uncompressed tar files)"},
+      {not_tar,
+       not_tar +
+           ": not a tar archive (its first header's checksum is wrong); check it with `tar -tvf " +
+           not_tar + "` (stoker reads whole, uncompressed tar files)"},
+      {dir.str() + "/no_cls.tar",
+       dir.str() + "/no_cls.tar: the sample 'a' has an image (a.jpg) but no class: stoker "
+                   "reads a WebDataset shard's class id from <key>.cls (an integer as text), as "
+                   "webdataset's ShardWriter writes {\"__key__\": …, \"jpg\": …, \"cls\": 3}"},
+      {dir.str() + "/bad_cls.tar", dir.str() + "/bad_cls.tar: a.cls holds 'dog', not a class id; a "
+                                               ".cls member holds one integer as text"},
+      {dir.str() + "/captions.tar",
+       dir.str() + "/captions.tar holds no image samples (1 members; looked for "
+                   "<key>.jpg, .jpeg or .png with <key>.cls beside it, as WebDataset shards have)"},
+      {gz, "dataset path " + gz +
+               " is a compressed tar file, whose images cannot be read in place; unpack it (tar "
+               "-xzf) and give the folder, or recompress it as plain .tar shards"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.path);
+    EXPECT_EQ(stoker::testing::error_text<DataError>([&] { open_source(c.path); }), c.expected);
+  }
+}
+
+}  // namespace
+}  // namespace stoker::data
