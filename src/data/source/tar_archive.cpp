@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <optional>
 #include <string_view>
@@ -94,11 +95,10 @@ PaxRecords parse_pax(std::string_view data) {
     if (eq != std::string_view::npos) {
       const std::string_view key = record.substr(0, eq), value = record.substr(eq + 1);
       if (key == "path") records.path = std::string(value);
-      if (key == "size") {
-        uint64_t size = 0;
-        for (const char c : value) size = size * 10 + static_cast<uint64_t>(c - '0');
+      uint64_t size = 0;
+      const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), size);
+      if (key == "size" && error == std::errc() && end == value.data() + value.size())
         records.size = size;
-      }
     }
     data.remove_prefix(length);
   }
@@ -134,7 +134,7 @@ TarArchive::TarArchive(const std::string& path) : map_(std::make_shared<const Ma
     const char type = static_cast<char>(header[kTypeFlag]);
     if (next_size && type != 'x' && type != 'g' && type != 'L') size = next_size;
     const uint64_t data = at + kBlock;
-    if (data + *size > file.size()) {
+    if (*size > file.size() - data) {  // data <= file.size(): the loop's condition
       fail(
           fmt::format("the member '{}' runs past the end of the file ({} of its {} bytes are "
                       "there): the file is "

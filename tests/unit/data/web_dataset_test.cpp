@@ -104,6 +104,23 @@ TEST(WebDatasetTest, ShardsMatchingAPatternAreOneDataset) {
   EXPECT_EQ(source->name(3), dir.str() + "/train-000001.tar:x.jpg");
 }
 
+// One ustar header for `name` whose size field holds GNU's base-256 form of `size`, with its
+// checksum right, and the two end blocks: a shard that claims a member larger than any file.
+std::vector<uint8_t> header_claiming(const std::string& name, uint64_t size) {
+  std::vector<uint8_t> tar(3 * 512, 0);
+  std::copy(name.begin(), name.end(), tar.begin());
+  tar[124] = 0x80;
+  for (int i = 0; i < 8; ++i) tar[135 - i] = static_cast<uint8_t>(size >> (8 * i));
+  tar[156] = '0';
+  std::fill(tar.begin() + 148, tar.begin() + 156, ' ');
+  unsigned sum = 0;
+  for (size_t i = 0; i < 512; ++i) sum += tar[i];
+  const std::string octal = fmt::format("{:06o}", sum);
+  std::copy(octal.begin(), octal.end(), tar.begin() + 148);
+  tar[154] = '\0';
+  return tar;
+}
+
 TEST(WebDatasetTest, BrokenShardsAreOneLineNamingTheFile) {
   TempDir dir;
   const Shard good = write_shard(dir, "good", "gnu");
@@ -124,6 +141,8 @@ TEST(WebDatasetTest, BrokenShardsAreOneLineNamingTheFile) {
     ASSERT_EQ(run.exit_code, 0) << run.err;
   }
   const std::string gz = dir.write("shard.tar.gz", bytes_of("x"));
+  // A size that wraps around when added to the offset: refused, not read past the map.
+  const std::string huge = dir.write("huge.tar", header_claiming("a.jpg", ~uint64_t{0} - 100));
   const struct {
     std::string path;
     std::string expected;
@@ -147,6 +166,11 @@ TEST(WebDatasetTest, BrokenShardsAreOneLineNamingTheFile) {
       {dir.str() + "/captions.tar",
        dir.str() + "/captions.tar holds no image samples (1 members; looked for "
                    "<key>.jpg, .jpeg or .png with <key>.cls beside it, as WebDataset shards have)"},
+      {huge, huge +
+                 ": the member 'a.jpg' runs past the end of the file (1024 of its "
+                 "18446744073709551515 bytes are "
+                 "there): the file is truncated; check it with `tar -tvf " +
+                 huge + "` (stoker reads whole, uncompressed tar files)"},
       {gz, "dataset path " + gz +
                " is a compressed tar file, whose images cannot be read in place; unpack it (tar "
                "-xzf) and give the folder, or recompress it as plain .tar shards"},
