@@ -9,13 +9,13 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "stoker/train/config.h"
 #include "support/run_command.h"
+#include "support/temp_dir.h"
 #include "train/torch/step.h"
 #include "twin.h"
 
@@ -157,13 +157,8 @@ for _ in range(int(total)):
 TEST(LrScheduleTest, OneCycleIsPyTorchsOneCycleLR) {
   if (const std::string why = stoker::testing::torchvision_missing(); !why.empty())
     GTEST_SKIP() << why;
-  const std::string script = ::testing::TempDir() + "/one_cycle.py";
-  {
-    std::FILE* f = std::fopen(script.c_str(), "w");
-    ASSERT_NE(f, nullptr);
-    std::fputs(kOneCycleScript, f);
-    std::fclose(f);
-  }
+  const stoker::testing::TempDir dir;
+  const std::string script = dir.write_text("one_cycle.py", kOneCycleScript);
   const std::vector<CycleCase> cases{
       {100, 0.3, 25, 1e4, "cos", false, "sgd"},
       {37, 0.25, 10, 100, "linear", false, "adamw"},
@@ -242,13 +237,8 @@ struct PolyOrRestartsCase {
 TEST(LrScheduleTest, PolynomialAndRestartsArePyTorchs) {
   if (const std::string why = stoker::testing::torchvision_missing(); !why.empty())
     GTEST_SKIP() << why;
-  const std::string script = ::testing::TempDir() + "/poly_restarts.py";
-  {
-    std::FILE* f = std::fopen(script.c_str(), "w");
-    ASSERT_NE(f, nullptr);
-    std::fputs(kPolyAndRestartsScript, f);
-    std::fclose(f);
-  }
+  const stoker::testing::TempDir dir;
+  const std::string script = dir.write_text("poly_restarts.py", kPolyAndRestartsScript);
   const std::vector<PolyOrRestartsCase> cases{{"poly", 50, 10, 0.9, 1, 0},
                                               {"poly", 17, 10, 2.0, 1, 0},
                                               {"restarts", 120, 7, 3, 1, 0.001},

@@ -40,6 +40,30 @@ struct PlateauCase {
   double min_lr;
 };
 
+// PyTorch's ReduceLROnPlateau over `values` (comma-separated), mode `direction`: a line per epoch.
+stoker::testing::CommandResult run_pytorch(const std::string& script, const PlateauCase& k,
+                                           const std::string& values, const char* direction) {
+  return stoker::testing::run_command(fmt::format("/usr/bin/python3 {} {} {} {} {} {} {} {} {}",
+                                                  script, k.factor, k.patience, k.threshold, k.mode,
+                                                  k.cooldown, k.min_lr, values, direction));
+}
+
+// The config that sets stoker's plateau as `k` sets PyTorch's, watching `metric`.
+TrainConfig config_of(const PlateauCase& k, const char* metric) {
+  TrainConfig cfg;
+  cfg.schedule = ScheduleKind::kPlateau;
+  cfg.plateau_metric = metric;
+  cfg.lr = 0.1;
+  cfg.plateau_factor = k.factor;
+  cfg.plateau_patience = k.patience;
+  cfg.plateau_threshold = k.threshold;
+  cfg.plateau_threshold_mode = k.mode;
+  cfg.plateau_cooldown = k.cooldown;
+  cfg.lr_min = k.min_lr;
+  validate(cfg);
+  return cfg;
+}
+
 TEST(PlateauTest, IsPyTorchsReduceLROnPlateau) {
   if (const std::string why = stoker::testing::torchvision_missing(); !why.empty())
     GTEST_SKIP() << why;
@@ -57,21 +81,9 @@ TEST(PlateauTest, IsPyTorchsReduceLROnPlateau) {
   for (const PlateauCase& k : cases) {
     SCOPED_TRACE(fmt::format("factor {} patience {} threshold {} {} cooldown {} min_lr {}",
                              k.factor, k.patience, k.threshold, k.mode, k.cooldown, k.min_lr));
-    const auto run = stoker::testing::run_command(
-        fmt::format("/usr/bin/python3 {} {} {} {} {} {} {} {} min", script, k.factor, k.patience,
-                    k.threshold, k.mode, k.cooldown, k.min_lr, losses));
+    const auto run = run_pytorch(script, k, losses, "min");
     ASSERT_EQ(run.exit_code, 0) << run.err;
-    TrainConfig cfg;
-    cfg.schedule = ScheduleKind::kPlateau;
-    cfg.lr = 0.1;
-    cfg.plateau_factor = k.factor;
-    cfg.plateau_patience = k.patience;
-    cfg.plateau_threshold = k.threshold;
-    cfg.plateau_threshold_mode = k.mode;
-    cfg.plateau_cooldown = k.cooldown;
-    cfg.lr_min = k.min_lr;
-    validate(cfg);
-    Plateau plateau(cfg);
+    Plateau plateau(config_of(k, "val_loss"));
     std::istringstream lines(run.out);
     std::istringstream given(losses);
     std::string loss_text;
@@ -119,22 +131,9 @@ TEST(PlateauTest, WatchingTheAccuracyIsModeMax) {
   for (const PlateauCase& k : cases) {
     SCOPED_TRACE(fmt::format("factor {} patience {} threshold {} {}", k.factor, k.patience,
                              k.threshold, k.mode));
-    const auto run = stoker::testing::run_command(
-        fmt::format("/usr/bin/python3 {} {} {} {} {} {} {} {} max", script, k.factor, k.patience,
-                    k.threshold, k.mode, k.cooldown, k.min_lr, accuracies));
+    const auto run = run_pytorch(script, k, accuracies, "max");
     ASSERT_EQ(run.exit_code, 0) << run.err;
-    TrainConfig cfg;
-    cfg.schedule = ScheduleKind::kPlateau;
-    cfg.plateau_metric = "val_top1";
-    cfg.lr = 0.1;
-    cfg.plateau_factor = k.factor;
-    cfg.plateau_patience = k.patience;
-    cfg.plateau_threshold = k.threshold;
-    cfg.plateau_threshold_mode = k.mode;
-    cfg.plateau_cooldown = k.cooldown;
-    cfg.lr_min = k.min_lr;
-    validate(cfg);
-    Plateau plateau(cfg);
+    Plateau plateau(config_of(k, "val_top1"));
     EXPECT_EQ(plateau.state().best, -std::numeric_limits<double>::infinity());
     std::istringstream lines(run.out);
     std::istringstream given(accuracies);
