@@ -175,8 +175,9 @@ std::vector<Field> make_fields() {
        "Training data: an image folder (one subfolder per class), an IDX directory, a CSV file "
        "(image list or "
        "numeric feature table), NumPy arrays (.npz, .npy), PyTorch tensors (.pt, .pth from "
-       "torch.save) or an HDF5 file "
-       "(.h5, .hdf5; file.h5:group for a group)",
+       "torch.save), an HDF5 file "
+       "(.h5, .hdf5; file.h5:group for a group) or WebDataset shards (.tar of <key>.jpg + <key>.cls); "
+       "a quoted pattern names shards ('shards/train-*.tar')",
        {}},
       {"val_data",
        &C::val_data,
