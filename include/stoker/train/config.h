@@ -50,15 +50,7 @@ std::string model_names_text();
 enum class AmpMode { kOff, kBf16, kFp16 };
 enum class OptimizerKind { kAdamW, kSgd };
 enum class ScheduleKind {
-  kConstant,
-  kCosine,
-  kStep,
-  kExponential,
-  kMultiStep,
-  kOneCycle,
-  kPlateau,
-  kPolynomial,
-  kCosineRestarts
+  kConstant, kCosine, kStep, kExponential, kMultiStep, kOneCycle, kPlateau, kPolynomial, kCosineRestarts
 };
 // What the targets are. kAuto: the data says (class ids -> classification; float targets,
 // e.g. a CSV with `path,yaw,pitch,roll` -> regression).
@@ -115,8 +107,7 @@ struct TrainConfig {
   // lr x (warmup_decay + (1 - warmup_decay) x s / W), constant gives lr x warmup_decay.
   std::string warmup_method = "linear";
   double warmup_decay = 0.01;
-  double lr_min =
-      0;  // where cosine ends (torchvision's --lr-min); cosine_restarts' eta_min; plateau's floor
+  double lr_min = 0;           // where cosine ends (torchvision's --lr-min); cosine_restarts' eta_min; plateau's floor
   double step_gamma = 0.1;     // schedule step: lr *= step_gamma ...
   int step_every_epochs = 30;  // ... every this many epochs
   std::string lr_milestones;   // schedule multistep: the epochs at which lr *= step_gamma, "30, 60, 80"

@@ -112,12 +112,10 @@ uint64_t padded(uint64_t size) { return (size + kBlock - 1) / kBlock * kBlock; }
 TarArchive::TarArchive(const std::string& path) : map_(std::make_shared<const MappedFile>(path)) {
   const std::span<const uint8_t> file = map_->bytes();
   const auto fail = [&](const std::string& what) {
-    throw DataError(fmt::format(
-        "{}: {}; check it with `tar -tvf {}` (stoker reads whole, uncompressed tar files)", path,
-        what, path));
+    throw DataError(
+        fmt::format("{}: {}; check it with `tar -tvf {}` (stoker reads whole, uncompressed tar files)", path, what, path));
   };
-  if (file.size() < kBlock)
-    fail(fmt::format("not a tar archive ({} bytes, shorter than one header)", file.size()));
+  if (file.size() < kBlock) fail(fmt::format("not a tar archive ({} bytes, shorter than one header)", file.size()));
   // What the records before a member say of it: GNU long name, pax path and size.
   std::optional<std::string> next_name;
   std::optional<uint64_t> next_size;
@@ -135,12 +133,9 @@ TarArchive::TarArchive(const std::string& path) : map_(std::make_shared<const Ma
     if (next_size && type != 'x' && type != 'g' && type != 'L') size = next_size;
     const uint64_t data = at + kBlock;
     if (*size > file.size() - data) {  // data <= file.size(): the loop's condition
-      fail(
-          fmt::format("the member '{}' runs past the end of the file ({} of its {} bytes are "
-                      "there): the file is "
-                      "truncated",
-                      next_name ? *next_name : std::string(text_of(header, kName)),
-                      file.size() - std::min<uint64_t>(data, file.size()), *size));
+      fail(fmt::format("the member '{}' runs past the end of the file ({} of its {} bytes are there): the file is "
+                       "truncated",
+                       next_name ? *next_name : std::string(text_of(header, kName)), file.size() - data, *size));
     }
     const std::string_view contents(reinterpret_cast<const char*>(file.data() + data), *size);
     if (type == 'L') {  // GNU: the next member's name, NUL-terminated
@@ -156,12 +151,10 @@ TarArchive::TarArchive(const std::string& path) : map_(std::make_shared<const Ma
           name = *next_name;
         } else {
           const std::string_view prefix = text_of(header, kPrefix);
-          // POSIX ustar's magic is "ustar\0"; GNU's "ustar " keeps other things where the prefix
-          // is.
+          // POSIX ustar's magic is "ustar\0"; GNU's "ustar " keeps other things where the prefix is.
           const bool ustar = text_of(header, kMagic) == "ustar";
-          name = ustar && !prefix.empty()
-                     ? std::string(prefix) + "/" + std::string(text_of(header, kName))
-                     : std::string(text_of(header, kName));
+          name = ustar && !prefix.empty() ? std::string(prefix) + "/" + std::string(text_of(header, kName))
+                                          : std::string(text_of(header, kName));
         }
         if (name.starts_with("./")) name.erase(0, 2);
         members_.push_back({std::move(name), data, *size});

@@ -29,9 +29,10 @@ std::string lower(std::string text) {
   return text;
 }
 
+// One of the image types every source decodes (has_image_extension), as the whole extension:
+// "seg.png" is a segmentation mask beside the image, not the image.
 bool is_image_extension(const std::string& extension) {
-  const std::string e = lower(extension);
-  return e == "jpg" || e == "jpeg" || e == "png";
+  return extension.find('.') == std::string::npos && has_image_extension("." + extension);
 }
 
 // A .cls member's text: an integer, with surrounding white space.
@@ -132,14 +133,12 @@ std::unique_ptr<Source> open_web_dataset(const std::string& path) {
           "ShardWriter writes {{\"__key__\": …, \"jpg\": …, \"cls\": 3}}",
           path, key, members[*image].name));
     }
-    const std::optional<int64_t> id = class_of(archive.bytes(members[*cls]));
+    const std::span<const uint8_t> cls_text = archive.bytes(members[*cls]);
+    const std::optional<int64_t> id = class_of(cls_text);
     if (!id) {
-      const std::span<const uint8_t> bytes = archive.bytes(members[*cls]);
-      throw DataError(
-          fmt::format("{}: {} holds '{}', not a class id; a .cls member holds one integer as text",
-                      path, members[*cls].name,
-                      std::string(reinterpret_cast<const char*>(bytes.data()),
-                                  std::min<size_t>(bytes.size(), 40))));
+      const std::span<const uint8_t> shown = cls_text.first(std::min<size_t>(cls_text.size(), 40));
+      throw DataError(fmt::format("{}: {} holds '{}', not a class id; a .cls member holds one integer as text", path,
+                                  members[*cls].name, std::string(shown.begin(), shown.end())));
     }
     images.push_back(*image);
     labels.push_back(*id);

@@ -172,95 +172,71 @@ std::vector<Field> make_fields() {
       {"model", &C::model, "Model: " + model_names_text(), {}},
       {"data",
        &C::data,
-       "Training data: an image folder (one subfolder per class), an IDX directory, a CSV file "
-       "(image list or "
-       "numeric feature table), NumPy arrays (.npz, .npy), PyTorch tensors (.pt, .pth from "
-       "torch.save), an HDF5 file "
-       "(.h5, .hdf5; file.h5:group for a group) or WebDataset shards (.tar of <key>.jpg + <key>.cls); "
-       "a quoted pattern names shards ('shards/train-*.tar')",
+       "Training data: an image folder (one subfolder per class), an IDX directory, a CSV file (image list or "
+       "numeric feature table), NumPy arrays (.npz, .npy), PyTorch tensors (.pt, .pth from torch.save), an HDF5 file "
+       "(.h5, .hdf5; file.h5:group for a group) or WebDataset shards (.tar of <key>.jpg + <key>.cls); a quoted "
+       "pattern names shards ('shards/train-*.tar')",
        {}},
       {"val_data",
        &C::val_data,
-       "Validation data, same kinds; empty = the IDX t10k split or an .npz's, .pt's or .h5's x_val "
-       "or x_test (or val/test "
+       "Validation data, same kinds; empty = the IDX t10k split or an .npz's, .pt's or .h5's x_val or x_test (or val/test "
        "group), else none",
        {}},
       {"val_split",
        &C::val_split,
-       "Hold out this fraction of the training data for validation, in [0, 1), each class in "
-       "proportion (seeded by "
+       "Hold out this fraction of the training data for validation, in [0, 1), each class in proportion (seeded by "
        "seed); 0 = none. Replaces the data's own test split; not with val_data",
        {}},
       {"transforms",
        &C::transforms,
        "Transform chain, torchvision style, e.g. 'RandomResizedCrop(224), "
-       "RandomHorizontalFlip()', or 'Standardize' / 'none' for feature vectors; empty = the data's "
-       "default",
+       "RandomHorizontalFlip()', or 'Standardize' / 'none' for feature vectors; empty = the data's default",
        {}},
       {"val_transforms",
        &C::val_transforms,
-       "Validation's transform chain; empty = the training chain made deterministic: "
-       "RandomResizedCrop(S) -> "
-       "Resize(S/0.875), CenterCrop(S), RandomCrop(S, ...) -> CenterCrop(S, resize=False) (after a "
-       "Resize(n), either "
+       "Validation's transform chain; empty = the training chain made deterministic: RandomResizedCrop(S) -> "
+       "Resize(S/0.875), CenterCrop(S), RandomCrop(S, ...) -> CenterCrop(S, resize=False) (after a Resize(n), either "
        "-> Resize(n), CenterCrop(S)), no flips, ColorJitter or automatic augmentations",
        {}},
       {"auto_augment",
        &C::auto_augment,
-       "Automatic augmentation added to the training chain after the flip, as torchvision's "
-       "--auto-augment: ta_wide "
-       "(TrivialAugmentWide), ra (RandAugment), imagenet, cifar10 or svhn (AutoAugment's policies) "
-       "or augmix (AugMix), with bilinear "
+       "Automatic augmentation added to the training chain after the flip, as torchvision's --auto-augment: ta_wide "
+       "(TrivialAugmentWide), ra (RandAugment), imagenet, cifar10 or svhn (AutoAugment's policies) or augmix (AugMix), with bilinear "
        "interpolation as its script; none = off",
        {}},
-      {"ra_magnitude",
-       &C::ra_magnitude,
-       "RandAugment's magnitude with auto_augment ra, 0..30 (torchvision's --ra-magnitude)",
+      {"ra_magnitude", &C::ra_magnitude, "RandAugment's magnitude with auto_augment ra, 0..30 (torchvision's --ra-magnitude)",
        {}},
-      {"augmix_severity",
-       &C::augmix_severity,
-       "AugMix's severity with auto_augment augmix, 1..10 (torchvision's --augmix-severity)",
-       {}},
+      {"augmix_severity", &C::augmix_severity,
+       "AugMix's severity with auto_augment augmix, 1..10 (torchvision's --augmix-severity)", {}},
       {"random_erase",
        &C::random_erase,
-       "RandomErasing's probability, added to the training chain after Normalize (torchvision's "
-       "--random-erase; 0.1 "
+       "RandomErasing's probability, added to the training chain after Normalize (torchvision's --random-erase; 0.1 "
        "and 0.25 are common); 0 = off",
        {}},
       {"ra_sampler",
        &C::ra_sampler,
-       "Repeated augmentation, as torchvision's --ra-sampler: an epoch takes each of 1/ra_reps of "
-       "the samples "
-       "ra_reps times in a row, each copy transformed with its own draws (as many samples per "
-       "epoch as without it, "
+       "Repeated augmentation, as torchvision's --ra-sampler: an epoch takes each of 1/ra_reps of the samples "
+       "ra_reps times in a row, each copy transformed with its own draws (as many samples per epoch as without it, "
        "rounded down to a multiple of 256)",
        {}},
-      {"ra_reps",
-       &C::ra_reps,
-       "Copies of each sample with ra_sampler, 1..64 (torchvision's --ra-reps)",
-       {}},
+      {"ra_reps", &C::ra_reps, "Copies of each sample with ra_sampler, 1..64 (torchvision's --ra-reps)", {}},
       {"interpolation",
        &C::interpolation,
-       "Resample filter of the training and validation chains, bilinear or bicubic (torchvision's "
-       "--interpolation; "
+       "Resample filter of the training and validation chains, bilinear or bicubic (torchvision's --interpolation; "
        "the automatic augmentations' warps stay bilinear)",
        {}},
       {"train_crop_size",
        &C::train_crop_size,
-       "Size of the default chain's RandomResizedCrop (torchvision's --train-crop-size, e.g. 176); "
-       "0 = its own (224)",
+       "Size of the default chain's RandomResizedCrop (torchvision's --train-crop-size, e.g. 176); 0 = its own (224)",
        {}},
       {"val_resize_size",
        &C::val_resize_size,
-       "Validation's Resize (torchvision's --val-resize-size, e.g. 232); with it, or either crop "
-       "size, validation is "
-       "Resize(val_resize_size or 256), CenterCrop(val_crop_size or 224) as torchvision's eval "
-       "preset; 0 = not given",
+       "Validation's Resize (torchvision's --val-resize-size, e.g. 232); with it, or either crop size, validation is "
+       "Resize(val_resize_size or 256), CenterCrop(val_crop_size or 224) as torchvision's eval preset; 0 = not given",
        {}},
       {"val_crop_size",
        &C::val_crop_size,
-       "Validation's CenterCrop (torchvision's --val-crop-size); 0 = not given (see "
-       "val_resize_size)",
+       "Validation's CenterCrop (torchvision's --val-crop-size); 0 = not given (see val_resize_size)",
        {}},
       {"task",
        &C::task,
@@ -282,46 +258,32 @@ std::vector<Field> make_fields() {
       {"weight_decay", &C::weight_decay, "Weight decay (decoupled for adamw, L2 for sgd)", {"wd"}},
       {"norm_weight_decay",
        &C::norm_weight_decay,
-       "Weight decay of the normalization layers' weights and biases (BatchNorm, GroupNorm, "
-       "LayerNorm), as "
-       "torchvision's --norm-weight-decay (its ResNet and EfficientNet recipes use 0); auto = "
-       "weight_decay",
+       "Weight decay of the normalization layers' weights and biases (BatchNorm, GroupNorm, LayerNorm), as "
+       "torchvision's --norm-weight-decay (its ResNet and EfficientNet recipes use 0); auto = weight_decay",
        {},
        true},
       {"momentum", &C::momentum, "SGD momentum, in [0, 1)", {}},
       {"nesterov", &C::nesterov, "Nesterov momentum (sgd; needs momentum > 0)", {}},
       {"schedule",
        &C::schedule,
-       "Learning-rate schedule after warmup: constant, cosine (to lr_min at the end), step (x "
-       "step_gamma every "
-       "step_every_epochs epochs), exponential (x step_gamma every epoch), multistep (x step_gamma "
-       "at each of "
-       "lr_milestones), onecycle (PyTorch's OneCycleLR with lr as max_lr; it warms up itself), "
-       "plateau "
-       "(ReduceLROnPlateau on plateau_metric), polynomial (PolynomialLR: lr x (1 - t/T)^poly_power "
-       "to 0) or "
-       "cosine_restarts (CosineAnnealingWarmRestarts: cosine to lr_min over restart_epochs, then "
-       "again, each "
-       "cycle restart_mult times longer); PyTorch's class names cosineannealinglr, steplr, "
-       "exponentiallr, "
-       "multisteplr, onecyclelr, reducelronplateau, polynomiallr and cosineannealingwarmrestarts "
-       "name them too. "
+       "Learning-rate schedule after warmup: constant, cosine (to lr_min at the end), step (x step_gamma every "
+       "step_every_epochs epochs), exponential (x step_gamma every epoch), multistep (x step_gamma at each of "
+       "lr_milestones), onecycle (PyTorch's OneCycleLR with lr as max_lr; it warms up itself), plateau "
+       "(ReduceLROnPlateau on plateau_metric), polynomial (PolynomialLR: lr x (1 - t/T)^poly_power to 0) or "
+       "cosine_restarts (CosineAnnealingWarmRestarts: cosine to lr_min over restart_epochs, then again, each "
+       "cycle restart_mult times longer); PyTorch's class names cosineannealinglr, steplr, exponentiallr, "
+       "multisteplr, onecyclelr, reducelronplateau, polynomiallr and cosineannealingwarmrestarts name them too. "
        "Epochs count from the warmup's end",
        {"lr_scheduler"}},
-      {"warmup_steps",
-       &C::warmup_steps,
-       "Optimizer steps of warmup before the schedule (see warmup_method)",
-       {}},
+      {"warmup_steps", &C::warmup_steps, "Optimizer steps of warmup before the schedule (see warmup_method)", {}},
       {"warmup_epochs",
        &C::warmup_epochs,
-       "Warmup as epochs of optimizer steps (torchvision's --lr-warmup-epochs; stoker sets the "
-       "rate each step, "
+       "Warmup as epochs of optimizer steps (torchvision's --lr-warmup-epochs; stoker sets the rate each step, "
        "torchvision's script each epoch); not with warmup_steps",
        {"lr_warmup_epochs"}},
       {"warmup_method",
        &C::warmup_method,
-       "Warmup's shape: linear (from lr x warmup_decay up to lr) or constant (lr x warmup_decay "
-       "throughout), as "
+       "Warmup's shape: linear (from lr x warmup_decay up to lr) or constant (lr x warmup_decay throughout), as "
        "torchvision's --lr-warmup-method (whose script defaults to constant)",
        {"lr_warmup_method"}},
       {"warmup_decay",
@@ -330,130 +292,90 @@ std::vector<Field> make_fields() {
        {"lr_warmup_decay"}},
       {"lr_min",
        &C::lr_min,
-       "Where the cosine schedule ends, in [0, lr] (torchvision's --lr-min); the bottom of each "
-       "cosine_restarts cycle "
+       "Where the cosine schedule ends, in [0, lr] (torchvision's --lr-min); the bottom of each cosine_restarts cycle "
        "(its eta_min); the plateau schedule's floor (its min_lr)",
        {"min_lr"}},
-      {"step_gamma",
-       &C::step_gamma,
-       "Schedules step, exponential and multistep: multiply lr by this, in (0, 1] ...",
+      {"step_gamma", &C::step_gamma, "Schedules step, exponential and multistep: multiply lr by this, in (0, 1] ...",
        {"lr_gamma", "gamma"}},
-      {"step_every_epochs",
-       &C::step_every_epochs,
-       "... every this many epochs (step; exponential: every epoch)",
-       {"lr_step_size"}},
+      {"step_every_epochs", &C::step_every_epochs, "... every this many epochs (step; exponential: every epoch)", {"lr_step_size"}},
       {"lr_milestones",
        &C::lr_milestones,
-       "... at each of these epochs (multistep; MultiStepLR's milestones), increasing, e.g. '30, "
-       "60, 80' or a "
+       "... at each of these epochs (multistep; MultiStepLR's milestones), increasing, e.g. '30, 60, 80' or a "
        "YAML list",
        {"milestones"}},
-      {"pct_start",
-       &C::pct_start,
-       "onecycle: the share of the run spent rising to lr, in (0, 1)",
-       {}},
+      {"pct_start", &C::pct_start, "onecycle: the share of the run spent rising to lr, in (0, 1)", {}},
       {"div_factor", &C::div_factor, "onecycle: it starts at lr / div_factor, > 0", {}},
-      {"final_div_factor",
-       &C::final_div_factor,
-       "onecycle: it ends at lr / div_factor / final_div_factor, > 0",
-       {}},
+      {"final_div_factor", &C::final_div_factor, "onecycle: it ends at lr / div_factor / final_div_factor, > 0", {}},
       {"anneal_strategy", &C::anneal_strategy, "onecycle: cos or linear between its points", {}},
       {"three_phase",
        &C::three_phase,
-       "onecycle: fall back to lr / div_factor over another pct_start of the run before the last "
-       "fall",
+       "onecycle: fall back to lr / div_factor over another pct_start of the run before the last fall",
        {}},
       {"cycle_momentum",
        &C::cycle_momentum,
-       "onecycle: move SGD's momentum (AdamW's beta1) from max_momentum to base_momentum while the "
-       "rate rises, and "
+       "onecycle: move SGD's momentum (AdamW's beta1) from max_momentum to base_momentum while the rate rises, and "
        "back while it falls, as OneCycleLR does by default (the momentum key is then not used)",
        {}},
-      {"base_momentum",
-       &C::base_momentum,
-       "onecycle: the momentum at the peak rate, in [0, max_momentum]",
-       {}},
-      {"max_momentum",
-       &C::max_momentum,
-       "onecycle: the momentum at the lowest rates, in [base_momentum, 1)",
-       {}},
+      {"base_momentum", &C::base_momentum, "onecycle: the momentum at the peak rate, in [0, max_momentum]", {}},
+      {"max_momentum", &C::max_momentum, "onecycle: the momentum at the lowest rates, in [base_momentum, 1)", {}},
       {"plateau_factor",
        &C::plateau_factor,
-       "plateau: multiply lr by this, in (0, 1), when the validation loss has stalled "
-       "(ReduceLROnPlateau's factor; "
+       "plateau: multiply lr by this, in (0, 1), when the validation loss has stalled (ReduceLROnPlateau's factor; "
        "lr_min is its floor, its min_lr)",
        {}},
       {"plateau_patience",
        &C::plateau_patience,
-       "plateau: epochs without a better validation loss that are tolerated; the next one lowers "
-       "lr (its patience)",
+       "plateau: epochs without a better validation loss that are tolerated; the next one lowers lr (its patience)",
        {}},
       {"plateau_threshold",
        &C::plateau_threshold,
-       "plateau: how much lower than the best a loss must be to count as better, >= 0 (its "
-       "threshold)",
+       "plateau: how much lower than the best a loss must be to count as better, >= 0 (its threshold)",
        {}},
       {"plateau_threshold_mode",
        &C::plateau_threshold_mode,
        "plateau: rel (threshold is a share of the best) or abs (an amount), as its threshold_mode",
        {}},
-      {"plateau_cooldown",
-       &C::plateau_cooldown,
-       "plateau: epochs after a lowering before stalls count again",
-       {}},
+      {"plateau_cooldown", &C::plateau_cooldown, "plateau: epochs after a lowering before stalls count again", {}},
       {"plateau_metric",
        &C::plateau_metric,
-       "plateau: the validation figure it watches: val_loss (lower is better), val_top1 (higher is "
-       "better; "
+       "plateau: the validation figure it watches: val_loss (lower is better), val_top1 (higher is better; "
        "classification) or val_mae (lower; regression), as ReduceLROnPlateau's mode min or max",
        {}},
-      {"poly_power",
-       &C::poly_power,
-       "polynomial: the exponent of (1 - t/T), > 0 (PolynomialLR's power)",
-       {"power"}},
+      {"poly_power", &C::poly_power, "polynomial: the exponent of (1 - t/T), > 0 (PolynomialLR's power)", {"power"}},
       {"restart_epochs",
        &C::restart_epochs,
        "cosine_restarts: epochs of the first cycle, >= 1 (CosineAnnealingWarmRestarts' T_0)",
        {"t_0"}},
       {"restart_mult",
        &C::restart_mult,
-       "cosine_restarts: each cycle is this many times longer than the one before, >= 1 (its "
-       "T_mult)",
+       "cosine_restarts: each cycle is this many times longer than the one before, >= 1 (its T_mult)",
        {"t_mult"}},
       {"label_smoothing", &C::label_smoothing, "Cross-entropy label smoothing, in [0, 1)", {}},
       {"mixup_alpha",
        &C::mixup_alpha,
-       "MixUp: blend each batch with itself shifted by one sample, x = λ·x + (1 − λ)·x', targets "
-       "likewise, "
+       "MixUp: blend each batch with itself shifted by one sample, x = λ·x + (1 − λ)·x', targets likewise, "
        "λ ~ Beta(α, α) (torchvision's --mixup-alpha; 0.2 is common). Classification only; 0 = off",
        {}},
       {"cutmix_alpha",
        &C::cutmix_alpha,
-       "CutMix: paste a box of the batch shifted by one sample into each image, targets mixed by "
-       "its area, "
-       "λ ~ Beta(α, α) (torchvision's --cutmix-alpha; 1.0 is common). Images only; with "
-       "mixup_alpha each "
+       "CutMix: paste a box of the batch shifted by one sample into each image, targets mixed by its area, "
+       "λ ~ Beta(α, α) (torchvision's --cutmix-alpha; 1.0 is common). Images only; with mixup_alpha each "
        "batch takes one of the two; 0 = off",
        {}},
       {"clip_grad_norm",
        &C::clip_grad_norm,
-       "Clip the gradients' total L2 norm to this before each optimizer step (after accumulation, "
-       "the "
+       "Clip the gradients' total L2 norm to this before each optimizer step (after accumulation, the "
        "averaging over processes and fp16 unscaling), as torch.nn.utils.clip_grad_norm_; 0 = off",
        {"max_grad_norm"}},
       {"early_stopping_patience",
        &C::early_stopping_patience,
-       "Stop when validation's figure (top-1 accuracy, or MAE for regression) has not improved for "
-       "this many "
-       "epochs; the best epoch's weights are in model_best.safetensors. Needs validation data; 0 = "
-       "off",
+       "Stop when validation's figure (top-1 accuracy, or MAE for regression) has not improved for this many "
+       "epochs; the best epoch's weights are in model_best.safetensors. Needs validation data; 0 = off",
        {"patience"}},
       {"ema_decay",
        &C::ema_decay,
-       "Keep an exponential moving average of the weights with this decay (timm's model_ema, e.g. "
-       "0.9998), "
-       "updated after each optimizer step; validation judges it and model_ema.safetensors holds "
-       "it; 0 = off",
+       "Keep an exponential moving average of the weights with this decay (timm's model_ema, e.g. 0.9998), "
+       "updated after each optimizer step; validation judges it and model_ema.safetensors holds it; 0 = off",
        {"model_ema_decay"}},
       {"ema_steps",
        &C::ema_steps,
@@ -463,12 +385,9 @@ std::vector<Field> make_fields() {
        true},
       {"model_ema",
        &C::model_ema,
-       "Keep the moving average as torchvision's --model-ema does: each update's decay is 1 - (1 - "
-       "ema_decay) x "
-       "processes x batch_size x accumulation_steps x ema_steps / epochs (ema_decay default "
-       "0.99998), and the "
-       "average copies the weights until the warmup ends. Without it, ema_decay is each update's "
-       "decay",
+       "Keep the moving average as torchvision's --model-ema does: each update's decay is 1 - (1 - ema_decay) x "
+       "processes x batch_size x accumulation_steps x ema_steps / epochs (ema_decay default 0.99998), and the "
+       "average copies the weights until the warmup ends. Without it, ema_decay is each update's decay",
        {}},
       {"num_workers",
        &C::num_workers,
@@ -477,19 +396,16 @@ std::vector<Field> make_fields() {
        true},
       {"prefetch_factor",
        &C::prefetch_factor,
-       "Batches in flight per worker, as in PyTorch (the loader holds prefetch_factor x "
-       "num_workers), 1..1024",
+       "Batches in flight per worker, as in PyTorch (the loader holds prefetch_factor x num_workers), 1..1024",
        {"prefetch"}},
       {"cache",
        &C::cache,
-       "none, or decoded: keep the training images decoded in RAM after the first epoch (later "
-       "epochs "
+       "none, or decoded: keep the training images decoded in RAM after the first epoch (later epochs "
        "skip read and decode)",
        {}},
       {"cache_max_gb",
        &C::cache_max_gb,
-       "Budget of cache decoded in GB (images beyond it decode every epoch); 0 = half the RAM "
-       "available "
+       "Budget of cache decoded in GB (images beyond it decode every epoch); 0 = half the RAM available "
        "at start",
        {}},
       {"pin_memory",
@@ -509,16 +425,13 @@ std::vector<Field> make_fields() {
       {"seed", &C::seed, "Seed for initialization, shuffling and augmentation", {}},
       {"threads",
        &C::threads,
-       "libtorch intra-op threads, 1..1024; 0 = OMP_NUM_THREADS, else every usable core (on the "
-       "CPU, "
+       "libtorch intra-op threads, 1..1024; 0 = OMP_NUM_THREADS, else every usable core (on the CPU, "
        "stoker doctor measures whether leaving the loader's cores free is faster)",
        {}},
       {"nproc_per_node",
        &C::nproc_per_node,
-       "Training processes on this machine, data parallel (one per GPU): each takes 1/N of every "
-       "epoch in "
-       "batches of batch_size and the gradients are averaged before each optimizer step; 1..1024. "
-       "Under "
+       "Training processes on this machine, data parallel (one per GPU): each takes 1/N of every epoch in "
+       "batches of batch_size and the gradients are averaged before each optimizer step; 1..1024. Under "
        "torchrun (RANK and WORLD_SIZE set) its processes are used instead",
        {"nproc"}},
       {"checkpoint_every_steps",
@@ -528,18 +441,14 @@ std::vector<Field> make_fields() {
       {"output_dir", &C::output_dir, "Where run directories are made", {}},
       {"resume",
        &C::resume,
-       "Resume from a checkpoint file or a run directory (its latest checkpoint), with the run's "
-       "config.yaml: "
+       "Resume from a checkpoint file or a run directory (its latest checkpoint), with the run's config.yaml: "
        "flags given change only their keys",
        {}},
       {"weights",
        &C::weights,
-       "Start from these weights, as torchvision's --weights but a file: a .safetensors file (a "
-       "stoker run's "
-       "model.safetensors) or a torch.save'd state_dict (.pth, .pt) with the model's names, such "
-       "as torchvision's "
-       "pretrained ResNet-50; a classifier of another class count keeps its initialisation "
-       "(fine-tuning). Not read "
+       "Start from these weights, as torchvision's --weights but a file: a .safetensors file (a stoker run's "
+       "model.safetensors) or a torch.save'd state_dict (.pth, .pt) with the model's names, such as torchvision's "
+       "pretrained ResNet-50; a classifier of another class count keeps its initialisation (fine-tuning). Not read "
        "on --resume",
        {}},
       {"device", &C::device, "Device: auto, cpu, cuda or cuda:N", {}},

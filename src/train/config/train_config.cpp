@@ -241,24 +241,24 @@ void check_schedule_keys(const TrainConfig& c) {
                                           c.lr_milestones, to_string(c.schedule)));
   }
   // Each schedule's own keys, by name: given means the value differs from the default.
-  constexpr std::array<std::pair<std::string_view, ScheduleKind>, 17> kOwnKeys{
-      {{"pct_start", ScheduleKind::kOneCycle},
-       {"div_factor", ScheduleKind::kOneCycle},
-       {"final_div_factor", ScheduleKind::kOneCycle},
-       {"anneal_strategy", ScheduleKind::kOneCycle},
-       {"three_phase", ScheduleKind::kOneCycle},
-       {"cycle_momentum", ScheduleKind::kOneCycle},
-       {"base_momentum", ScheduleKind::kOneCycle},
-       {"max_momentum", ScheduleKind::kOneCycle},
-       {"plateau_factor", ScheduleKind::kPlateau},
-       {"plateau_patience", ScheduleKind::kPlateau},
-       {"plateau_threshold", ScheduleKind::kPlateau},
-       {"plateau_threshold_mode", ScheduleKind::kPlateau},
-       {"plateau_cooldown", ScheduleKind::kPlateau},
-       {"plateau_metric", ScheduleKind::kPlateau},
-       {"poly_power", ScheduleKind::kPolynomial},
-       {"restart_epochs", ScheduleKind::kCosineRestarts},
-       {"restart_mult", ScheduleKind::kCosineRestarts}}};
+  constexpr std::array<std::pair<std::string_view, ScheduleKind>, 17> kOwnKeys{{
+      {"pct_start", ScheduleKind::kOneCycle},
+      {"div_factor", ScheduleKind::kOneCycle},
+      {"final_div_factor", ScheduleKind::kOneCycle},
+      {"anneal_strategy", ScheduleKind::kOneCycle},
+      {"three_phase", ScheduleKind::kOneCycle},
+      {"cycle_momentum", ScheduleKind::kOneCycle},
+      {"base_momentum", ScheduleKind::kOneCycle},
+      {"max_momentum", ScheduleKind::kOneCycle},
+      {"plateau_factor", ScheduleKind::kPlateau},
+      {"plateau_patience", ScheduleKind::kPlateau},
+      {"plateau_threshold", ScheduleKind::kPlateau},
+      {"plateau_threshold_mode", ScheduleKind::kPlateau},
+      {"plateau_cooldown", ScheduleKind::kPlateau},
+      {"plateau_metric", ScheduleKind::kPlateau},
+      {"poly_power", ScheduleKind::kPolynomial},
+      {"restart_epochs", ScheduleKind::kCosineRestarts},
+      {"restart_mult", ScheduleKind::kCosineRestarts}}};
   for (const auto& [key, owner] : kOwnKeys) {
     const detail::Field& field = *detail::find_field(key);
     const bool given = detail::field_text(field, c) != detail::field_text(field, defaults);
@@ -276,25 +276,19 @@ void check_schedule_keys(const TrainConfig& c) {
     check(c.plateau_threshold_mode == "rel" || c.plateau_threshold_mode == "abs",
           fmt::format("plateau_threshold_mode must be one of rel, abs (got '{}')", c.plateau_threshold_mode));
     check(c.plateau_cooldown >= 0, fmt::format("plateau_cooldown must be >= 0 (got {})", c.plateau_cooldown));
-    check(c.plateau_metric == "val_loss" || c.plateau_metric == "val_top1" ||
-              c.plateau_metric == "val_mae",
-          fmt::format("plateau_metric must be one of val_loss, val_top1, val_mae (got '{}')",
-                      c.plateau_metric));
+    check(c.plateau_metric == "val_loss" || c.plateau_metric == "val_top1" || c.plateau_metric == "val_mae",
+          fmt::format("plateau_metric must be one of val_loss, val_top1, val_mae (got '{}')", c.plateau_metric));
   }
-  check(
-      c.schedule != ScheduleKind::kPolynomial || (c.poly_power > 0 && std::isfinite(c.poly_power)),
-      fmt::format("poly_power must be a finite number > 0 (got {}); PolynomialLR's default is 1, "
-                  "torchvision's "
-                  "segmentation recipe uses 0.9",
-                  c.poly_power));
+  check(c.schedule != ScheduleKind::kPolynomial || (c.poly_power > 0 && std::isfinite(c.poly_power)),
+        fmt::format("poly_power must be a finite number > 0 (got {}); PolynomialLR's default is 1, torchvision's "
+                    "segmentation recipe uses 0.9",
+                    c.poly_power));
   if (c.schedule == ScheduleKind::kCosineRestarts) {
-    check(c.restart_epochs >= 1,
-          fmt::format("restart_epochs must be >= 1 (got {}); it is the first cycle's length "
-                      "in epochs, CosineAnnealingWarmRestarts' T_0",
-                      c.restart_epochs));
+    check(c.restart_epochs >= 1, fmt::format("restart_epochs must be >= 1 (got {}); it is the first cycle's length "
+                                             "in epochs, CosineAnnealingWarmRestarts' T_0",
+                                             c.restart_epochs));
     check(c.restart_mult >= 1,
-          fmt::format("restart_mult must be >= 1 (got {}); 1 keeps every cycle "
-                      "restart_epochs long, 2 doubles each",
+          fmt::format("restart_mult must be >= 1 (got {}); 1 keeps every cycle restart_epochs long, 2 doubles each",
                       c.restart_mult));
   }
   if (c.schedule != ScheduleKind::kOneCycle) return;
@@ -394,10 +388,9 @@ void validate(const TrainConfig& c) {
   check(c.lr_min >= 0 && c.lr_min <= c.lr,
         fmt::format("lr_min must be in [0, lr] = [0, {}] (got {}); it is where the cosine schedule ends", c.lr,
                     c.lr_min));
-  check(c.lr_min == 0 || c.schedule == ScheduleKind::kCosine ||
-            c.schedule == ScheduleKind::kPlateau || c.schedule == ScheduleKind::kCosineRestarts,
-        fmt::format("lr_min {} is where the cosine schedule ends (cosine_restarts' bottom, "
-                    "plateau's floor), and the "
+  check(c.lr_min == 0 || c.schedule == ScheduleKind::kCosine || c.schedule == ScheduleKind::kPlateau ||
+            c.schedule == ScheduleKind::kCosineRestarts,
+        fmt::format("lr_min {} is where the cosine schedule ends (cosine_restarts' bottom, plateau's floor), and the "
                     "schedule is {}; set schedule cosine or leave lr_min out",
                     c.lr_min, to_string(c.schedule)));
   check(c.step_gamma > 0 && c.step_gamma <= 1,

@@ -20,6 +20,7 @@ std::optional<std::pair<std::string, double>> figure_of(const EvalResult& eval) 
 }
 
 bool is_mae(const std::string& metric) { return metric.ends_with("val_mae"); }
+bool is_loss(const std::string& metric) { return metric.ends_with("val_loss"); }
 
 bool better(const std::string& metric, double value, double than) { return is_mae(metric) ? value < than : value > than; }
 
@@ -62,11 +63,12 @@ bool BestWeights::offer(const torch::nn::Module& model, const EvalResult& eval, 
 }
 
 std::string figure_name(const std::string& metric) {
-  return (metric.starts_with("ema_") ? "EMA " : "") + std::string(is_mae(metric) ? "val MAE" : "val acc");
+  return (metric.starts_with("ema_") ? "EMA " : "") +
+         std::string(is_loss(metric) ? "val loss" : is_mae(metric) ? "val MAE" : "val acc");
 }
 
 std::string figure_value_text(const std::string& metric, double value) {
-  return is_mae(metric) ? fmt::format("{:.4g}", value) : fmt::format("{:.1f} %", 100 * value);
+  return is_mae(metric) || is_loss(metric) ? fmt::format("{:.4g}", value) : fmt::format("{:.1f} %", 100 * value);
 }
 
 std::string BestWeights::figure_name() const { return metric_.empty() ? "" : train::figure_name(metric_); }

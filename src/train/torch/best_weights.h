@@ -21,8 +21,9 @@
 namespace stoker::train {
 
 // How the epoch line names a best-weights metric ("val_top1" → "val acc", "ema_val_mae" →
-// "EMA val MAE") and shows its value ("91.2 %", "0.0312"): for the early-stop line and for
-// `stoker evaluate`, which reads them back from model_best.safetensors' metadata.
+// "EMA val MAE") and shows its value ("91.2 %", "0.0312"): for the early-stop line, the plateau
+// schedule's (which also watches "val_loss" → "val loss", "0.4127") and for `stoker evaluate`,
+// which reads them back from model_best.safetensors' metadata.
 std::string figure_name(const std::string& metric);
 std::string figure_value_text(const std::string& metric, double value);
 

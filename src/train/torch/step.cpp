@@ -86,12 +86,14 @@ double lr_at(const TrainConfig& cfg, int64_t step, int64_t total, int64_t steps_
     if (cfg.warmup_method == "constant") return cfg.lr * d;
     return cfg.lr * (d + (1 - d) * static_cast<double>(step) / static_cast<double>(warmup));
   }
+  // How far through the steps after the warmup, in [0, 1]: cosine's and polynomial's t / T.
+  const auto done = [&] {
+    const double span = static_cast<double>(std::max<int64_t>(1, total - warmup));
+    return std::min(1.0, static_cast<double>(step - warmup) / span);
+  };
   switch (cfg.schedule) {
-    case ScheduleKind::kCosine: {
-      const double span = std::max<int64_t>(1, total - warmup);
-      const double t = std::min(1.0, static_cast<double>(step - warmup) / span);
-      return cfg.lr_min + 0.5 * (cfg.lr - cfg.lr_min) * (1 + std::cos(M_PI * t));
-    }
+    case ScheduleKind::kCosine:
+      return cfg.lr_min + 0.5 * (cfg.lr - cfg.lr_min) * (1 + std::cos(M_PI * done()));
     // Epochs after the warmup, as torchvision's SequentialLR starts its main scheduler there.
     case ScheduleKind::kStep: {
       const int64_t epoch = steps_per_epoch > 0 ? (step - warmup) / steps_per_epoch : 0;
@@ -110,17 +112,13 @@ double lr_at(const TrainConfig& cfg, int64_t step, int64_t total, int64_t steps_
     }
     // PolynomialLR(total_iters = the steps after the warmup, power), stepped once per step; 0 from
     // the last step on.
-    case ScheduleKind::kPolynomial: {
-      const double span = static_cast<double>(std::max<int64_t>(1, total - warmup));
-      const double t = std::min(1.0, static_cast<double>(step - warmup) / span);
-      return cfg.lr * std::pow(1.0 - t, cfg.poly_power);
-    }
+    case ScheduleKind::kPolynomial:
+      return cfg.lr * std::pow(1.0 - done(), cfg.poly_power);
     // CosineAnnealingWarmRestarts.step(epoch) at the fractional epoch after the warmup, its
     // operations in its order.
     case ScheduleKind::kCosineRestarts: {
-      const double epoch = steps_per_epoch > 0 ? static_cast<double>(step - warmup) /
-                                                     static_cast<double>(steps_per_epoch)
-                                               : 0;
+      const double epoch =
+          steps_per_epoch > 0 ? static_cast<double>(step - warmup) / static_cast<double>(steps_per_epoch) : 0;
       const double t0 = cfg.restart_epochs, mult = cfg.restart_mult;
       double t_i = t0, t_cur = epoch;
       if (epoch >= t0) {

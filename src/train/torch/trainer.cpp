@@ -324,11 +324,10 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
   }
   if (cfg.schedule == ScheduleKind::kPlateau && cfg.plateau_metric != "val_loss" &&
       setup.objective.classification() != (cfg.plateau_metric == "val_top1")) {
-    throw UsageError(fmt::format(
-        "plateau_metric {} is a {} figure, and this run's task is {}; use {} or val_loss",
-        cfg.plateau_metric, cfg.plateau_metric == "val_top1" ? "classification" : "regression",
-        to_string(setup.objective.task),
-        setup.objective.classification() ? "val_top1" : "val_mae"));
+    throw UsageError(fmt::format("plateau_metric {} is a {} figure, and this run's task is {}; use {} or val_loss",
+                                 cfg.plateau_metric, cfg.plateau_metric == "val_top1" ? "classification" : "regression",
+                                 to_string(setup.objective.task),
+                                 setup.objective.classification() ? "val_top1" : "val_mae"));
   }
   // The moving average of the weights: the leader's, which validates and saves it (every
   // process takes the same steps, so the others would hold the same one).
@@ -366,11 +365,9 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
   if (cfg.schedule == ScheduleKind::kPlateau) {
     start.plateau ? plateau.emplace(cfg, *start.plateau) : plateau.emplace(cfg);
     if (leader && plateau->restarted()) {
-      std::printf(
-          "plateau: the checkpoint's schedule watched %s; watching %s from here, its record "
-          "started afresh "
-          "(lr stays %g)\n",
-          start.plateau->metric.c_str(), cfg.plateau_metric.c_str(), plateau->lr());
+      std::printf("plateau: the checkpoint's schedule watched %s; watching %s from here, its record started afresh "
+                  "(lr stays %g)\n",
+                  start.plateau->metric.c_str(), cfg.plateau_metric.c_str(), plateau->lr());
     }
     loop.follow(&*plateau);
   }
@@ -446,14 +443,10 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
       const bool lowered = plateau->observe(value);
       if (lowered) {
         const int stalled = cfg.plateau_patience + 1;
-        const auto figure_text = [&](double v) {
-          return metric == "val_loss" ? fmt::format("{:.4g}", v) : figure_value_text(metric, v);
-        };
-        record.notes +=
-            fmt::format(" · lr {:g} → {:g} ({} {}, best {}: {} epoch{} without a better one)",
-                        before, plateau->lr(),
-                        metric == "val_loss" ? "val loss" : figure_name(metric), figure_text(value),
-                        figure_text(plateau->state().best), stalled, stalled == 1 ? "" : "s");
+        record.notes += fmt::format(" · lr {:g} → {:g} ({} {}, best {}: {} epoch{} without a better one)", before,
+                                    plateau->lr(), figure_name(metric), figure_value_text(metric, value),
+                                    figure_value_text(metric, plateau->state().best), stalled,
+                                    stalled == 1 ? "" : "s");
         loop.follow(&*plateau);
       }
       if (share_plateau) group->any(lowered);
