@@ -20,4 +20,9 @@ std::string grouped(double value, int decimals) {
   return (negative ? "-" : "") + out + fraction;
 }
 
+std::string gib(double bytes) {
+  const double g = bytes / kBytesPerGiB;
+  return g >= 100 ? fmt::format("{:.0f} GiB", g) : fmt::format("{:.1f} GiB", g);
+}
+
 }  // namespace stoker

@@ -231,18 +231,12 @@ std::vector<uint8_t> image_planes(int channels) {
   return testing::to_planes(testing::make_photo_like(kW, kH, channels, 5));
 }
 
-void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
-  std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(bytes.data()),
-             static_cast<std::streamsize>(bytes.size()));
-}
-
 class AutoAugmentTorchvisionTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (const std::string missing = testing::torchvision_missing(); !missing.empty()) GTEST_SKIP() << missing;
-    write_bytes(file("image1.bin"), image_planes(1));
-    write_bytes(file("image3.bin"), image_planes(3));
+    dir_.write("image1.bin", image_planes(1));
+    dir_.write("image3.bin", image_planes(3));
     std::ofstream list(file("cases.txt"));
     list.precision(
         17);  // the float magnitude exactly: Python gets the same number, as .item() gives it

@@ -9,6 +9,7 @@
 #include "stoker/data/encode.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
+#include "stoker_program.h"
 
 namespace stoker {
 namespace {
@@ -17,7 +18,7 @@ using stoker::testing::expect_one_line_errors;
 using stoker::testing::run_command;
 using stoker::testing::TempDir;
 
-const std::string kStoker = STOKER_BINARY;
+using testing::kStoker;
 
 // A small synthetic dataset shared by the tests of this file.
 class BenchLoaderCli : public ::testing::Test {

@@ -10,6 +10,7 @@
 #include "support/run_command.h"
 #include "support/temp_dir.h"
 #include "support/test_images.h"
+#include "stoker_program.h"
 
 namespace stoker {
 namespace {
@@ -18,7 +19,7 @@ using stoker::testing::expect_one_line_errors;
 using stoker::testing::run_command;
 using stoker::testing::TempDir;
 
-const std::string kStoker = STOKER_BINARY;
+using testing::kStoker;
 constexpr const char* kQuick = " --seconds 0.2";
 
 // Runs stoker with the fake NVML first on the library path, scripted by `script`.

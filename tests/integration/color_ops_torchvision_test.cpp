@@ -25,13 +25,13 @@
 namespace stoker::data {
 namespace {
 
-constexpr int kW = 41;
-constexpr int kH = 27;
+constexpr int kColorW = 41;
+constexpr int kColorH = 27;
 
 // argv: folder W H. cases.txt: per line the channels and a chain in torchvision's notation;
 // image1.bin / image3.bin: the image's planes. Writes each case's result, as planes, to
 // tensor.bin (on the uint8 tensor) and pil.bin (on the PIL image).
-constexpr const char* kScript = R"PY(
+constexpr const char* kColorScript = R"PY(
 import sys, torch, numpy as np
 from PIL import Image
 from torchvision.transforms import *
@@ -67,34 +67,24 @@ const std::vector<std::string> kChains = {
 
 // A photo-like image with a narrow range, so that Autocontrast and Equalize have work to do.
 Image test_image(int channels) {
-  Image image = testing::make_photo_like(kW, kH, channels, 11);
-  for (int y = 0; y < kH; ++y) {
+  Image image = testing::make_photo_like(kColorW, kColorH, channels, 11);
+  for (int y = 0; y < kColorH; ++y) {
     uint8_t* row = image.row(y);
-    for (int i = 0; i < kW * channels; ++i) row[i] = static_cast<uint8_t>(40 + row[i] * 150 / 255);
+    for (int i = 0; i < kColorW * channels; ++i) row[i] = static_cast<uint8_t>(40 + row[i] * 150 / 255);
   }
   return image;
-}
-
-void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
-  std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-}
-
-std::vector<uint8_t> read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 // stoker's sample for `chain`: no geometry, uint8 NCHW output, parameters drawn (p=1: all run).
 std::vector<uint8_t> stoker_sample(const std::string& chain, int channels) {
   TransformSpec spec = parse_transforms("none, " + chain + (channels == 1 ? ", Grayscale" : "") + ", ToUint8");
-  spec.out_width = kW;
-  spec.out_height = kH;
+  spec.out_width = kColorW;
+  spec.out_height = kColorH;
   SampleRng rng(1, 0, 0);
-  const SampleParams params = draw_params(spec, kW, kH, rng);
+  const SampleParams params = draw_params(spec, kColorW, kColorH, rng);
   DecodedImage decoded;
   decoded.image = test_image(channels);
-  decoded.crop = {0, 0, kW, kH};
+  decoded.crop = {0, 0, kColorW, kColorH};
   std::vector<uint8_t> out(spec.sample_bytes());
   SampleTransformer().run(out.data(), decoded, params, spec);
   return out;
@@ -104,20 +94,20 @@ TEST(ColorOpsTorchvisionTest, EachMatchesTorchvisionsClassOnTheSameImage) {
   if (const std::string missing = testing::torchvision_missing(); !missing.empty()) GTEST_SKIP() << missing;
   testing::TempDir dir;
   const auto file = [&](const std::string& name) { return (dir.path() / name).string(); };
-  write_bytes(file("image1.bin"), testing::to_planes(test_image(1)));
-  write_bytes(file("image3.bin"), testing::to_planes(test_image(3)));
+  dir.write("image1.bin", testing::to_planes(test_image(1)));
+  dir.write("image3.bin", testing::to_planes(test_image(3)));
   {
     std::ofstream cases(file("cases.txt"));
     for (const int channels : {3, 1}) {
       for (const std::string& chain : kChains) cases << channels << ' ' << chain << '\n';
     }
   }
-  std::ofstream(file("script.py")) << kScript;
+  std::ofstream(file("script.py")) << kColorScript;
   const auto run = testing::run_command("/usr/bin/python3 " + file("script.py") + " " + dir.str() + " " +
-                                        std::to_string(kW) + " " + std::to_string(kH));
+                                        std::to_string(kColorW) + " " + std::to_string(kColorH));
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  const std::vector<uint8_t> tensor = read_bytes(file("tensor.bin"));
-  const std::vector<uint8_t> pil = read_bytes(file("pil.bin"));
+  const std::vector<uint8_t> tensor = testing::read_bytes(file("tensor.bin"));
+  const std::vector<uint8_t> pil = testing::read_bytes(file("pil.bin"));
   ASSERT_EQ(tensor.size(), pil.size());
 
   size_t offset = 0;

@@ -35,7 +35,7 @@ namespace {
 // horizontal flip, the vertical flip, RandomGrayscale (0 or 1 each); GaussianBlur's kernel
 // (kx ky, 0 0 for none) and sigma. image<k>.bin: the case's interleaved pixels. out.bin: every
 // result, one after another.
-constexpr const char* kScript = R"PY(
+constexpr const char* kCropScript = R"PY(
 import sys
 import numpy as np
 from PIL import Image
@@ -87,7 +87,7 @@ with open(folder + "/out.bin", "wb") as out:
         out.write(np.asarray(img).tobytes())
 )PY";
 
-struct Case {
+struct CropCase {
   int channels, width, height;
   std::string chain;
   uint64_t seed;
@@ -101,7 +101,7 @@ struct Outputs {
 };
 
 // The case's line of cases.txt for `spec`, drawn as `params`.
-std::string case_line(const Case& c, const TransformSpec& spec, const SampleParams& params, size_t k) {
+std::string case_line(const CropCase& c, const TransformSpec& spec, const SampleParams& params, size_t k) {
   std::ostringstream line;
   line << c.channels << ' ' << c.width << ' ' << c.height << ' ' << to_string(spec.resample) << ' ';
   const ResizeSpec& r = spec.resize;
@@ -147,12 +147,12 @@ std::string case_line(const Case& c, const TransformSpec& spec, const SamplePara
 }
 
 // Runs every case through stoker (uint8, NHWC) and torchvision.
-Outputs run_both(const std::vector<Case>& all) {
+Outputs run_both(const std::vector<CropCase>& all) {
   testing::TempDir dir;
   Outputs o;
   std::string lines;
   for (size_t k = 0; k < all.size(); ++k) {
-    const Case& c = all[k];
+    const CropCase& c = all[k];
     SCOPED_TRACE(c.chain);
     const TransformSpec spec = parse_transforms(c.chain + ", ToUint8, NHWC");
     const Image image = testing::make_photo_like(c.width, c.height, c.channels, static_cast<uint32_t>(k + 1));
@@ -168,7 +168,7 @@ Outputs run_both(const std::vector<Case>& all) {
     lines += case_line(c, spec, params, k);
   }
   dir.write_text("cases.txt", lines);
-  dir.write_text("script.py", kScript);
+  dir.write_text("script.py", kCropScript);
   const auto run = testing::run_command("/usr/bin/python3 " + dir.str() + "/script.py " + dir.str());
   EXPECT_EQ(run.exit_code, 0) << run.err;
   std::ifstream in(dir.str() + "/out.bin", std::ios::binary);
@@ -184,8 +184,8 @@ Outputs run_both(const std::vector<Case>& all) {
   return o;
 }
 
-std::vector<Case> crop_cases() {
-  std::vector<Case> all;
+std::vector<CropCase> crop_cases() {
+  std::vector<CropCase> all;
   for (uint64_t seed = 0; seed < 12; ++seed) {  // CIFAR's recipe, offsets all over
     all.push_back({3, 32, 32, "RandomCrop(32, padding=4), RandomHorizontalFlip()", seed});
   }
@@ -212,7 +212,7 @@ std::vector<Case> crop_cases() {
 
 TEST(CropTorchvisionTest, RandomCropAndCenterCropPixelsEqualTorchvisions) {
   if (const std::string missing = testing::torchvision_missing(); !missing.empty()) GTEST_SKIP() << missing;
-  const std::vector<Case> all = crop_cases();
+  const std::vector<CropCase> all = crop_cases();
   const Outputs o = run_both(all);
   ASSERT_EQ(o.theirs.size(), all.size());
   for (size_t k = 0; k < all.size(); ++k) {
@@ -220,8 +220,8 @@ TEST(CropTorchvisionTest, RandomCropAndCenterCropPixelsEqualTorchvisions) {
   }
 }
 
-std::vector<Case> resize_cases() {
-  std::vector<Case> all;
+std::vector<CropCase> resize_cases() {
+  std::vector<CropCase> all;
   all.push_back({3, 37, 29, "Resize((24, 40))", 0});  // narrower and taller at once
   all.push_back({3, 61, 45, "Resize((20, 16)), CenterCrop(12)", 0});
   all.push_back({1, 45, 61, "Resize(30), CenterCrop((20, 24)), Grayscale", 0});
@@ -271,7 +271,7 @@ TEST(CropTorchvisionTest, ResamplingChainsAgreeWithTorchvisionToAGreyLevel) {
   // Measured against torchvision 0.14 / Pillow 9.4: worst 1, mean 0.13 to 0.19 per case.
   constexpr int kWorst = 1;
   constexpr double kMean = 0.25;
-  const std::vector<Case> all = resize_cases();
+  const std::vector<CropCase> all = resize_cases();
   const Outputs o = run_both(all);
   ASSERT_EQ(o.theirs.size(), all.size());
   // Both ways of making a RandomCrop after a Resize were taken.

@@ -14,6 +14,7 @@
 #include "support/run_command.h"
 #include "support/temp_dir.h"
 #include "support/test_images.h"
+#include "stoker_program.h"
 
 namespace stoker {
 namespace {
@@ -26,8 +27,8 @@ using stoker::testing::TempDir;
 // One intra-op thread: with ctest -j2 on a 2-core machine, two OpenMP threads per process
 // oversubscribe the cores and stall at every barrier, which would measure the machine's load
 // rather than the configuration.
-const std::string kStoker = std::string("OMP_NUM_THREADS=1 ") + STOKER_BINARY;
-const char* kFashion = "/usr/share/datasets/fashion-mnist";
+const std::string kStokerOneThread = "OMP_NUM_THREADS=1 " + testing::kStoker;
+using testing::kFashion;
 // Full-size decodes of 1600x1200 photos (Resize(1200) needs every pixel) for an MLP on
 // 16x16 crops: one worker decodes ~100-200 images/s, the MLP takes thousands.
 const std::string kStarved =
@@ -57,7 +58,7 @@ class DoctorCli : public ::testing::Test {
 TEST_F(DoctorCli, StarvedConfigurationIsInputBoundAndNamesTheStage) {
   TempDir dir;
   const std::string data = jpegs(dir, 96);
-  const auto r = run_command(kStoker + " doctor --json --seconds 1 --data " + data + kStarved);
+  const auto r = run_command(kStokerOneThread + " doctor --json --seconds 1 --data " + data + kStarved);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto report = nlohmann::json::parse(r.out);
   EXPECT_EQ(report["limit"], "input") << r.out;
@@ -82,7 +83,7 @@ TEST_F(DoctorCli, StarvedConfigurationIsInputBoundAndNamesTheStage) {
     EXPECT_TRUE(cache_offered) << r.out;
   }
 
-  const auto text = run_command(kStoker + " doctor --seconds 1 --data " + data + kStarved);
+  const auto text = run_command(kStokerOneThread + " doctor --seconds 1 --data " + data + kStarved);
   ASSERT_EQ(text.exit_code, 0) << text.err;
   // The report's shape (the verdict itself was checked on the JSON run above).
   for (const char* line : {"loader alone 1 worker", "stages at 1: read", "model alone  as configured", "together     ",
@@ -93,7 +94,7 @@ TEST_F(DoctorCli, StarvedConfigurationIsInputBoundAndNamesTheStage) {
 
 TEST_F(DoctorCli, FashionMnistCnnIsComputeBound) {
   if (!fs::exists(kFashion)) GTEST_SKIP() << "dataset-fashion-mnist not installed";
-  const auto r = run_command(kStoker + " doctor --json --seconds 1 --find-batch-size");
+  const auto r = run_command(kStokerOneThread + " doctor --json --seconds 1 --find-batch-size");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto report = nlohmann::json::parse(r.out);
   EXPECT_EQ(report["limit"], "model") << r.out;
@@ -108,7 +109,7 @@ TEST_F(DoctorCli, TrainWarnsWhenStarvedAndAutoTunesWorkers) {
   // 40 epochs of ~0.12 s (starved at ~800 samples/s): the tuner's window needs 2 s, which 16
   // epochs only just reached once the model itself got faster (the process settings of
   // stoker/core/host_tuning.h), and missed on a busy machine.
-  const auto r = run_command(kStoker + " train --no-progress --epochs 40 --output-dir " + dir.str() +
+  const auto r = run_command(kStokerOneThread + " train --no-progress --epochs 40 --output-dir " + dir.str() +
                              "/runs --data " + data + kStarved + " --workers auto");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // Where auto starts depends on the cores (1 on two, 4 on sixteen); the tuner moves it up.
@@ -126,7 +127,7 @@ TEST_F(DoctorCli, BadInputOneLineNonZero) {
       {"--seconds 0", 2, "--seconds must be > 0 (got 0)"},
       {"--batch-size 0", 2, "batch_size must be >= 1 (got 0)"},
   };
-  expect_one_line_errors(kStoker + " doctor ", cases);
+  expect_one_line_errors(kStokerOneThread + " doctor ", cases);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "support/run_command.h"
 #include "support/run_files.h"
 #include "support/temp_dir.h"
+#include "stoker_program.h"
 
 namespace stoker {
 namespace {
@@ -26,8 +27,8 @@ using stoker::testing::summary_of;
 using stoker::testing::TempDir;
 using stoker::testing::write_blobs;
 
-const std::string kStoker = STOKER_BINARY;
-const std::string kFashion = "/usr/share/datasets/fashion-mnist";
+using testing::kStoker;
+using testing::kFashion;
 
 std::vector<std::vector<std::string>> csv_rows(const std::string& path) {
   std::vector<std::vector<std::string>> rows;

@@ -14,6 +14,7 @@
 #include "support/run_command.h"
 #include "support/temp_dir.h"
 #include "support/test_images.h"
+#include "stoker_program.h"
 
 namespace stoker {
 namespace {
@@ -21,16 +22,12 @@ namespace {
 using stoker::testing::expect_one_line_errors;
 using stoker::testing::find_jpeg_segment;
 using stoker::testing::make_photo_like;
+using stoker::testing::read_bytes;
 using stoker::testing::read_text;
 using stoker::testing::run_command;
 using stoker::testing::TempDir;
 
-const std::string kStoker = STOKER_BINARY;
-
-std::vector<uint8_t> read_bytes(const std::string& path) {
-  const std::string text = read_text(path);
-  return std::vector<uint8_t>(text.begin(), text.end());
-}
+using testing::kStoker;
 
 // root/{cat,dog}/ with 6 JPEGs of different sizes and flavours each, a PNG, a truncated
 // JPEG and a CSV list beside them.

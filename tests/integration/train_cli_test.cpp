@@ -16,6 +16,7 @@
 #include "support/run_command.h"
 #include "support/run_files.h"
 #include "support/temp_dir.h"
+#include "stoker_program.h"
 
 namespace stoker {
 namespace {
@@ -26,8 +27,8 @@ using stoker::testing::expect_one_line_errors;
 using stoker::testing::run_command;
 using stoker::testing::TempDir;
 
-const std::string kStoker = STOKER_BINARY;
-const char* kFashion = "/usr/share/datasets/fashion-mnist";
+using testing::kStoker;
+using testing::kFashion;
 
 class TrainCli : public ::testing::Test {
  protected:

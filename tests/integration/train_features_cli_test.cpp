@@ -17,6 +17,7 @@
 #include "support/run_command.h"
 #include "support/run_files.h"
 #include "support/temp_dir.h"
+#include "stoker_program.h"
 
 namespace stoker {
 namespace {
@@ -30,7 +31,7 @@ using stoker::testing::summary_of;
 using stoker::testing::weights_metadata_of;
 using stoker::testing::TempDir;
 
-const std::string kStoker = STOKER_BINARY;
+using testing::kStoker;
 const std::string kFlags = " --model mlp --epochs 3 --workers 1 --no-progress";
 
 // `stoker bench loader` over each file in `dir` (`samples` of 10 features, 4 classes, as the

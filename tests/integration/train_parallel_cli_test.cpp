@@ -14,6 +14,7 @@
 #include "support/run_command.h"
 #include "support/run_files.h"
 #include "support/temp_dir.h"
+#include "stoker_program.h"
 
 namespace stoker {
 namespace {
@@ -27,8 +28,8 @@ using stoker::testing::run_dir_of;
 using stoker::testing::summary_of;
 using stoker::testing::TempDir;
 
-const std::string kStoker = STOKER_BINARY;
-const char* kFashion = "/usr/share/datasets/fashion-mnist";
+using testing::kStoker;
+using testing::kFashion;
 
 std::string start_in_background(const std::string& args, const std::string& output_dir) {
   return stoker::testing::start_training_in_background(kStoker + " train " + args, output_dir);

@@ -1,6 +1,7 @@
 // Runs a command through /bin/sh and captures stdout, stderr and the exit code.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,9 @@ std::string torchvision_missing();
 
 // The whole text of a file ("" when it cannot be read).
 std::string read_text(const std::string& path);
+
+// The whole file as bytes (empty when it cannot be read).
+std::vector<uint8_t> read_bytes(const std::string& path);
 
 // One row of a bad-input table: arguments, the exit code and a part of the error line.
 struct ExpectedError {

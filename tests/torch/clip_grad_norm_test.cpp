@@ -20,11 +20,11 @@ using testing::make_twin;
 using testing::max_difference;
 using testing::Twin;
 
-struct Batch {
+struct RandomBatch {
   torch::Tensor x, y;
 };
 
-Batch make_batch(int64_t n, uint64_t seed) {
+RandomBatch make_batch(int64_t n, uint64_t seed) {
   torch::manual_seed(seed);
   return {torch::randn({n, 1, 8, 8}), torch::randint(0, 10, {n}, torch::kInt64)};
 }
@@ -39,7 +39,7 @@ TrainConfig clipping(double max_norm) {
 
 // The total L2 norm of `model`'s gradients for one batch, computed without stoker: every
 // gradient flattened into one vector. Leaves the gradients in place.
-double unclipped_norm(Network& model, const Batch& b) {
+double unclipped_norm(Network& model, const RandomBatch& b) {
   for (auto& p : model.parameters()) p.mutable_grad() = torch::Tensor();
   torch::nn::functional::cross_entropy(model.forward(b.x), b.y).backward();
   std::vector<torch::Tensor> flat;
@@ -48,7 +48,7 @@ double unclipped_norm(Network& model, const Batch& b) {
 }
 
 // One SGD step of `twin` with its gradients scaled by min(1, max_norm / norm), by hand.
-void step_by_hand(Twin& twin, const Batch& b, double max_norm) {
+void step_by_hand(Twin& twin, const RandomBatch& b, double max_norm) {
   const double norm = unclipped_norm(*twin.model, b);
   const double coefficient = std::min(1.0, max_norm / (norm + 1e-6));
   for (auto& p : twin.model->parameters()) p.mutable_grad().mul_(coefficient);
@@ -56,7 +56,7 @@ void step_by_hand(Twin& twin, const Batch& b, double max_norm) {
 }
 
 TEST(ClipGradNormTest, ScalesTheGradientsDownToTheLimitAndReportsTheNorm) {
-  const Batch batch = make_batch(32, 11);
+  const RandomBatch batch = make_batch(32, 11);
   Twin probe = make_twin(5);
   const double norm = unclipped_norm(*probe.model, batch);
   ASSERT_GT(norm, 0);
@@ -81,7 +81,7 @@ TEST(ClipGradNormTest, ScalesTheGradientsDownToTheLimitAndReportsTheNorm) {
 }
 
 TEST(ClipGradNormTest, OffMeansNoNormAndTheUnclippedStep) {
-  const Batch batch = make_batch(32, 12);
+  const RandomBatch batch = make_batch(32, 12);
   Twin a = make_twin(6), b = make_twin(6);
   const TrainConfig off = clipping(0);  // the Stepper keeps a reference
   Stepper stepper(off, *a.model, *a.optimizer, classification_objective(10), torch::kCPU, 100, 10);
@@ -95,7 +95,7 @@ TEST(ClipGradNormTest, OffMeansNoNormAndTheUnclippedStep) {
 // fp16's scaler multiplies the loss by 2^16: clipping must see the gradients after unscaling,
 // or every step would be clipped by a norm 65,536 times too large.
 TEST(ClipGradNormTest, Fp16ClipsTheUnscaledGradients) {
-  const Batch batch = make_batch(32, 13);
+  const RandomBatch batch = make_batch(32, 13);
   Twin probe = make_twin(7);
   const double norm = unclipped_norm(*probe.model, batch);
   TrainConfig fp32 = clipping(norm * 2), fp16 = clipping(norm * 2);
@@ -114,7 +114,7 @@ TEST(ClipGradNormTest, Fp16ClipsTheUnscaledGradients) {
 
 // A window whose gradients hold NaN is skipped by the scaler; nothing is clipped or measured.
 TEST(ClipGradNormTest, Fp16SkippedWindowIsNotMeasured) {
-  Batch batch = make_batch(16, 14);
+  RandomBatch batch = make_batch(16, 14);
   batch.x[0][0][0][0] = std::numeric_limits<float>::quiet_NaN();
   TrainConfig cfg = clipping(1.0);
   cfg.amp = AmpMode::kFp16;
@@ -131,7 +131,7 @@ TEST(ClipGradNormTest, Fp16SkippedWindowIsNotMeasured) {
 // With accumulation the window's summed gradient is clipped once: 4 batches of 16 equal one
 // batch of 64 with the same limit.
 TEST(ClipGradNormTest, AccumulatedWindowIsClippedAsOneBatch) {
-  const Batch batch = make_batch(64, 15);
+  const RandomBatch batch = make_batch(64, 15);
   Twin probe = make_twin(9);
   const double limit = unclipped_norm(*probe.model, batch) / 3;
   TrainConfig accumulated = clipping(limit), whole = clipping(limit);

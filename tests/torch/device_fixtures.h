@@ -16,13 +16,13 @@
 #include "support/test_images.h"
 #include "train/torch/torch_compat.h"
 
-namespace stoker::train::testing {
+namespace stoker::testing {
 
 // 24 PNGs of 40..63 × 32..36 pixels in two classes, a/ and b/.
-inline std::shared_ptr<const data::Source> photo_folder(const stoker::testing::TempDir& dir) {
+inline std::shared_ptr<const data::Source> photo_folder(const TempDir& dir) {
   for (int i = 0; i < 24; ++i) {
     const data::Image image =
-        stoker::testing::make_photo_like(40 + i, 32 + i % 5, 3, static_cast<uint32_t>(i + 1));
+        make_photo_like(40 + i, 32 + i % 5, 3, static_cast<uint32_t>(i + 1));
     dir.write((i % 2 ? "a/" : "b/") + std::to_string(i) + ".png", data::encode_png(image));
   }
   return data::open_source(dir.str(), "train");
@@ -38,7 +38,7 @@ inline data::LoaderOptions in_order(const std::string& chain) {
   return o;
 }
 
-}  // namespace stoker::train::testing
+}  // namespace stoker::testing
 
 // First statement of a CUDA test.
 #define STOKER_SKIP_WITHOUT_CUDA()                                                              \

@@ -6,9 +6,9 @@
 
 #include "train/torch/models.h"
 
-namespace stoker::train::testing {
+namespace stoker::testing {
 
-inline double max_difference(Network& a, Network& b) {
+inline double max_difference(train::Network& a, train::Network& b) {
   double worst = 0;
   const auto pa = a.parameters(), pb = b.parameters();
   for (size_t i = 0; i < pa.size(); ++i)
@@ -16,4 +16,4 @@ inline double max_difference(Network& a, Network& b) {
   return worst;
 }
 
-}  // namespace stoker::train::testing
+}  // namespace stoker::testing

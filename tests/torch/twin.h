@@ -8,19 +8,19 @@
 
 #include "train/torch/models.h"
 
-namespace stoker::train::testing {
+namespace stoker::testing {
 
 struct Twin {
-  std::shared_ptr<Network> model;
+  std::shared_ptr<train::Network> model;
   std::unique_ptr<torch::optim::SGD> optimizer;
 };
 
 inline Twin make_twin(uint64_t seed) {
   torch::manual_seed(seed);
-  Twin t{make_model("mlp", {1, 8, 8}, 10), nullptr};
+  Twin t{train::make_model("mlp", {1, 8, 8}, 10), nullptr};
   t.model->eval();
   t.optimizer = std::make_unique<torch::optim::SGD>(t.model->parameters(), torch::optim::SGDOptions(0.1).momentum(0.9));
   return t;
 }
 
-}  // namespace stoker::train::testing
+}  // namespace stoker::testing

@@ -8,4 +8,9 @@ namespace stoker {
 // Thousands separated by commas, `decimals` digits after the point: 12345.6 → "12,346".
 std::string grouped(double value, int decimals = 0);
 
+inline constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
+
+// Bytes in GiB, one decimal below 100 GiB and none from there: "7.6 GiB", "123 GiB".
+std::string gib(double bytes);
+
 }  // namespace stoker

@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kConvertHint =
+constexpr const char* kHdf5ConvertHint =
     "convert with x.astype(np.float32) (features) or y.astype(np.int64) (class ids)";
 
 // An HDF5 library built without --enable-threadsafe (the default of a source build; Debian's
@@ -242,7 +242,7 @@ Hdf5Array read_dataset(hid_t file, const std::string& path, const std::string& k
         throw DataError(
             fmt::format("{} holds {}-byte integers; stoker reads 1, 2, 4 and 8-byte "
                         "integers: {}",
-                        a.name, size, kConvertHint));
+                        a.name, size, kHdf5ConvertHint));
     }
     a.itemsize = static_cast<int>(size);
   } else if (type_class == H5T_FLOAT) {
@@ -250,7 +250,7 @@ Hdf5Array read_dataset(hid_t file, const std::string& path, const std::string& k
       throw DataError(
           fmt::format("{} holds {}-byte floats; stoker reads float16, float32 and float64 "
                       "datasets: {}",
-                      a.name, size, kConvertHint));
+                      a.name, size, kHdf5ConvertHint));
     }
     // float16 (numpy's, common for stored embeddings) has no native C type: the library
     // converts it to float32 while reading, exactly (every half is a float).
@@ -264,7 +264,7 @@ Hdf5Array read_dataset(hid_t file, const std::string& path, const std::string& k
         a.name));
   } else {
     throw DataError(fmt::format("{} holds {} values; stoker reads integer and float datasets: {}",
-                                a.name, class_text(type_class), kConvertHint));
+                                a.name, class_text(type_class), kHdf5ConvertHint));
   }
 
   const H5S_class_t space_class = H5Sget_simple_extent_type(space.get());

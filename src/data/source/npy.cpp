@@ -15,7 +15,7 @@ namespace stoker::data {
 namespace {
 
 constexpr uint8_t kMagic[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
-constexpr const char* kConvertHint =
+constexpr const char* kNpyConvertHint =
     "save it with x.astype(np.float32) (features) or np.int64 (class ids)";
 
 [[noreturn]] void fail(const std::string& name, const std::string& what) {
@@ -39,7 +39,7 @@ std::string header_value(const std::string& header, const std::string& key,
     return header.substr(at, end + 1 - at);
   }
   if (at < header.size() && header[at] == '[')
-    fail(name, std::string("has a structured dtype (record fields); ") + kConvertHint);
+    fail(name, std::string("has a structured dtype (record fields); ") + kNpyConvertHint);
   while (end < header.size() && header[end] != ',' && header[end] != '}') ++end;
   std::string value = header.substr(at, end - at);
   while (!value.empty() && value.back() == ' ') value.pop_back();
@@ -190,12 +190,12 @@ NpyArray parse_npy(std::span<const uint8_t> bytes, const std::string& name) {
   a.name = name;
   std::string descr = header_value(header, "descr", name);
   if (descr.size() < 3 || (descr.front() != '\'' && descr.front() != '"')) {
-    fail(name, "has dtype " + descr + ", which stoker cannot read; " + kConvertHint);
+    fail(name, "has dtype " + descr + ", which stoker cannot read; " + kNpyConvertHint);
   }
   descr = descr.substr(1, descr.size() - 2);
   const char order = descr[0];
   if (order != '<' && order != '>' && order != '|' && order != '=') {
-    fail(name, "has dtype '" + descr + "', which stoker cannot read; " + kConvertHint);
+    fail(name, "has dtype '" + descr + "', which stoker cannot read; " + kNpyConvertHint);
   }
   a.big_endian = order == '>';
   a.kind = descr[1];
@@ -207,7 +207,7 @@ NpyArray parse_npy(std::span<const uint8_t> bytes, const std::string& name) {
   if (!known) {
     fail(name,
          "has dtype '" + descr +
-             "'; stoker reads bool, int8..int64, uint8..uint64 and float16/32/64: " + kConvertHint);
+             "'; stoker reads bool, int8..int64, uint8..uint64 and float16/32/64: " + kNpyConvertHint);
   }
   const std::string fortran = header_value(header, "fortran_order", name);
   a.fortran_order = fortran == "True";

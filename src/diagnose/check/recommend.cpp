@@ -9,10 +9,8 @@ namespace stoker::diagnose::check {
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kMinMemoryMargin = 0.20;  // batch estimates are good to about ±25 %
 
-std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / kGiB); }
 
 // A rate that is missing, zero or negative limits nothing we can compute with.
 Figure positive(const Figure& f, const std::string& what) {
@@ -80,7 +78,7 @@ WorkersChoice choose_workers(const Figure& decode_per_core, const Figure& comput
 }
 
 double training_memory_bytes(const ModelCost& model, bool mixed, bool gpu, int batch) {
-  const double fixed = model.parameters * (16.0 + (mixed ? 2.0 : 0.0)) + (gpu ? 1.0 : 0.5) * kGiB;
+  const double fixed = model.parameters * (16.0 + (mixed ? 2.0 : 0.0)) + (gpu ? 1.0 : 0.5) * kBytesPerGiB;
   const double input = 4.0 * model.channels * model.height * model.width;
   const double per_sample = (mixed ? model.activation_bytes_mixed : model.activation_bytes_fp32) + input * (gpu ? 1 : 5);
   return fixed + per_sample * batch;

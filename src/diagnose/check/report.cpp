@@ -13,16 +13,10 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr const char* kIndent = "         ";  // under the 9-column labels
 constexpr const char* kNote =
     "estimates from microbenchmarks: the ceilings are upper bounds (peak matmul rate, one decode "
     "per core); `stoker train` measures the real rate";
-
-std::string gib(double bytes) {
-  const double g = bytes / kGiB;
-  return g >= 100 ? fmt::format("{:.0f} GiB", g) : fmt::format("{:.1f} GiB", g);
-}
 
 std::string bytes_per_second(double b) {
   if (b >= 1e9) return fmt::format("{:.1f} GB/s", b / 1e9);

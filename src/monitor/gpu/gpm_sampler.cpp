@@ -6,7 +6,7 @@
 namespace stoker::monitor {
 namespace {
 
-constexpr const char* kSource = "nvml-gpm";
+constexpr const char* kGpmSource = "nvml-gpm";
 
 // What each of last_[] holds.
 constexpr unsigned int kMetricIds[] = {NVML_GPM_METRIC_SM_UTIL, NVML_GPM_METRIC_SM_OCCUPANCY,
@@ -56,7 +56,7 @@ bool GpmSampler::compute() {
   for (unsigned int i = 0; i < kMetricCount; ++i) {
     const nvmlGpmMetric_t& metric = request.metrics[i];
     if (metric.nvmlReturn == NVML_SUCCESS) {
-      last_[i].set(metric.value, kSource);
+      last_[i].set(metric.value, kGpmSource);
     } else {
       last_[i].clear();
     }

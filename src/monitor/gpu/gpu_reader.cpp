@@ -10,7 +10,7 @@
 namespace stoker::monitor {
 namespace {
 
-constexpr const char* kSource = "nvml";
+constexpr const char* kNvmlSource = "nvml";
 constexpr double kWattsPerMilliwatt = 1e-3;
 constexpr double kBytesPerKb = 1024;  // NVML's PCIe "KB/s" count 1 KiB units
 
@@ -71,8 +71,8 @@ void GpuReader::Impl::read_memory(nvmlDevice_t device, GpuSample* s) {
     memory.version = nvmlMemory_v2;
     const nvmlReturn_t result = fn().device_get_memory_info_v2(device, &memory);
     if (result == NVML_SUCCESS) {
-      s->memory_used_bytes.set(static_cast<double>(memory.used), kSource);
-      s->memory_total_bytes.set(static_cast<double>(memory.total), kSource);
+      s->memory_used_bytes.set(static_cast<double>(memory.used), kNvmlSource);
+      s->memory_total_bytes.set(static_cast<double>(memory.total), kNvmlSource);
       return;
     }
     if (result != NVML_ERROR_FUNCTION_NOT_FOUND && result != NVML_ERROR_ARGUMENT_VERSION_MISMATCH) {
@@ -84,8 +84,8 @@ void GpuReader::Impl::read_memory(nvmlDevice_t device, GpuSample* s) {
   if (fn().device_get_memory_info != nullptr) {
     nvmlMemory_t memory{};
     if (fn().device_get_memory_info(device, &memory) == NVML_SUCCESS) {
-      s->memory_used_bytes.set(static_cast<double>(memory.used), kSource);
-      s->memory_total_bytes.set(static_cast<double>(memory.total), kSource);
+      s->memory_used_bytes.set(static_cast<double>(memory.used), kNvmlSource);
+      s->memory_total_bytes.set(static_cast<double>(memory.total), kNvmlSource);
     }
   }
 }
@@ -95,7 +95,7 @@ void GpuReader::Impl::read_clocks_event_reasons(nvmlDevice_t device, GpuSample* 
   if (use_clocks_event_reasons && fn().device_get_current_clocks_event_reasons != nullptr) {
     const nvmlReturn_t result = fn().device_get_current_clocks_event_reasons(device, &mask);
     if (result == NVML_SUCCESS) {
-      s->throttle_reasons.set(static_cast<double>(mask), kSource);
+      s->throttle_reasons.set(static_cast<double>(mask), kNvmlSource);
       return;
     }
     if (result != NVML_ERROR_FUNCTION_NOT_FOUND) return;
@@ -103,7 +103,7 @@ void GpuReader::Impl::read_clocks_event_reasons(nvmlDevice_t device, GpuSample* 
   }
   if (fn().device_get_current_clocks_throttle_reasons != nullptr &&
       fn().device_get_current_clocks_throttle_reasons(device, &mask) == NVML_SUCCESS) {
-    s->throttle_reasons.set(static_cast<double>(mask), kSource);
+    s->throttle_reasons.set(static_cast<double>(mask), kNvmlSource);
   }
 }
 
@@ -116,43 +116,43 @@ void GpuReader::Impl::read_device(Device& device, int64_t now_ns, const std::vec
   if (f.device_get_utilization_rates != nullptr) {
     nvmlUtilization_t utilization{};
     if (f.device_get_utilization_rates(h, &utilization) == NVML_SUCCESS) {
-      s->util_gpu_percent.set(utilization.gpu, kSource);
-      s->util_memory_percent.set(utilization.memory, kSource);
+      s->util_gpu_percent.set(utilization.gpu, kNvmlSource);
+      s->util_memory_percent.set(utilization.memory, kNvmlSource);
     }
   }
   // Over the whole interval since the last read where the driver keeps its samples; the
   // instantaneous figure above otherwise (see utilization_samples.h).
-  if (const auto mean = device.gpu_busy->mean_since_last()) s->util_gpu_percent.set(*mean, kSource);
+  if (const auto mean = device.gpu_busy->mean_since_last()) s->util_gpu_percent.set(*mean, kNvmlSource);
   if (const auto mean = device.memory_busy->mean_since_last())
-    s->util_memory_percent.set(*mean, kSource);
+    s->util_memory_percent.set(*mean, kNvmlSource);
   read_memory(h, s);
   if (f.device_get_power_usage != nullptr && f.device_get_power_usage(h, &value) == NVML_SUCCESS) {
-    s->power_watts.set(value * kWattsPerMilliwatt, kSource);
+    s->power_watts.set(value * kWattsPerMilliwatt, kNvmlSource);
   }
   if (f.device_get_enforced_power_limit != nullptr &&
       f.device_get_enforced_power_limit(h, &value) == NVML_SUCCESS) {
-    s->power_limit_watts.set(value * kWattsPerMilliwatt, kSource);
+    s->power_limit_watts.set(value * kWattsPerMilliwatt, kNvmlSource);
   }
   if (f.device_get_temperature != nullptr &&
       f.device_get_temperature(h, NVML_TEMPERATURE_GPU, &value) == NVML_SUCCESS) {
-    s->temperature_c.set(value, kSource);
+    s->temperature_c.set(value, kNvmlSource);
   }
   if (f.device_get_clock_info != nullptr &&
       f.device_get_clock_info(h, NVML_CLOCK_SM, &value) == NVML_SUCCESS) {
-    s->sm_clock_mhz.set(value, kSource);
+    s->sm_clock_mhz.set(value, kNvmlSource);
   }
   read_clocks_event_reasons(h, s);
   if (with_pcie && f.device_get_pcie_throughput != nullptr) {
     if (f.device_get_pcie_throughput(h, NVML_PCIE_UTIL_RX_BYTES, &value) == NVML_SUCCESS) {
-      s->pcie_rx_bytes_per_s.set(value * kBytesPerKb, kSource);
+      s->pcie_rx_bytes_per_s.set(value * kBytesPerKb, kNvmlSource);
     }
     if (f.device_get_pcie_throughput(h, NVML_PCIE_UTIL_TX_BYTES, &value) == NVML_SUCCESS) {
-      s->pcie_tx_bytes_per_s.set(value * kBytesPerKb, kSource);
+      s->pcie_tx_bytes_per_s.set(value * kBytesPerKb, kNvmlSource);
     }
   }
   if (device.gpm) device.gpm->sample(now_ns, s);
   if (const auto used = processes->used_bytes(h, pids)) {
-    s->process_memory_bytes.set(static_cast<double>(*used), kSource);
+    s->process_memory_bytes.set(static_cast<double>(*used), kNvmlSource);
   }
 }
 

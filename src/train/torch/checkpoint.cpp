@@ -11,6 +11,7 @@
 #include <vector>
 #include <fmt/format.h>
 
+#include "failure_text.h"
 #include "stoker/core/error.h"
 #include "torch_compat.h"
 
@@ -28,8 +29,6 @@ void fsync_path(const std::string& path, int flags) {
   ::fsync(fd);
   ::close(fd);
 }
-
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 CheckpointMeta read_meta(torch::serialize::InputArchive& archive) {
   c10::IValue v;
@@ -78,7 +77,7 @@ torch::serialize::InputArchive open_archive(const std::string& path) {
     archive.load_from(path);
   } catch (const c10::Error& e) {
     throw DataError("checkpoint " + path + " is corrupt or not a stoker checkpoint (" +
-                    first_line(e.what_without_backtrace()) + ")");
+                    reason_of(e) + ")");
   }
   return archive;
 }
@@ -150,7 +149,7 @@ void save_checkpoint(const std::string& path, Network& model, torch::optim::Opti
     archive.save_to(sink);
   } catch (const c10::Error& e) {
     ::close(fd);
-    throw failed(first_line(e.what_without_backtrace()));
+    throw failed(reason_of(e));
   }
   if (write_error == 0 && ::fsync(fd) != 0) write_error = errno;  // some filesystems report ENOSPC here
   if (::close(fd) != 0 && write_error == 0) write_error = errno;
@@ -198,7 +197,7 @@ void CheckpointFile::load_into(Network& model, torch::optim::Optimizer& optimize
     }
   } catch (const c10::Error& e) {
     throw DataError("checkpoint " + path_ + " does not fit this model or optimiser (" +
-                    first_line(e.what_without_backtrace()) + ")");
+                    reason_of(e) + ")");
   } catch (const std::runtime_error& e) {
     throw DataError("checkpoint " + path_ + " is not a usable stoker checkpoint (" + e.what() + ")");
   }

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "failure_text.h"
 #include "gloo_group.h"
 #include "gradient_reducer.h"
 #include "stoker/core/error.h"
@@ -43,14 +44,6 @@ int env_int(const char* name, int fallback) {
     throw UsageError(fmt::format("environment variable {}={} must be an integer", name, text));
   }
   return value;
-}
-
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
-
-// The first line of what a failure says (without libtorch's backtrace).
-std::string reason_of(const std::exception& e) {
-  if (const auto* error = dynamic_cast<const c10::Error*>(&e)) return first_line(error->what_without_backtrace());
-  return first_line(e.what());
 }
 
 // How long a process whose collective failed waits before it reports: a peer that stopped

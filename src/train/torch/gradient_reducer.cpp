@@ -21,11 +21,6 @@ constexpr int64_t kFirstBucketBytes = 1 << 20;
 // What a collective call returns (c10d::ProcessGroup::Work in 1.13, c10d::Work in 2.x).
 using WorkPtr = decltype(std::declval<compat::CollectiveGroup&>().allreduce(std::declval<std::vector<at::Tensor>&>()));
 
-struct Bucket {
-  std::vector<size_t> members;   // parameter indices
-  std::vector<at::Tensor> flat;  // one tensor, as the collective calls take them
-};
-
 std::vector<torch::Tensor> trained_parameters(Network& model) {
   std::vector<torch::Tensor> out;
   for (const torch::Tensor& p : model.parameters()) {
@@ -37,6 +32,11 @@ std::vector<torch::Tensor> trained_parameters(Network& model) {
 }  // namespace
 
 struct GradientReducer::State {
+  struct Bucket {
+    std::vector<size_t> members;   // parameter indices
+    std::vector<at::Tensor> flat;  // one tensor, as the collective calls take them
+  };
+
   c10::intrusive_ptr<compat::CollectiveGroup> gloo;
   double inverse = 1;
   std::vector<torch::Tensor> params;  // what the buckets were planned for
@@ -213,7 +213,7 @@ size_t GradientReducer::sent_count() const {
 
 std::vector<std::vector<size_t>> GradientReducer::bucket_members() const {
   std::vector<std::vector<size_t>> out;
-  for (const Bucket& b : state_->buckets) out.push_back(b.members);
+  for (const auto& b : state_->buckets) out.push_back(b.members);
   return out;
 }
 

@@ -173,8 +173,8 @@ TEST(DecodedCacheTest, RandomCropSamplesAreCropsOfTheWholeImageFromDiskOrCache) 
 // (Resize(24), CenterCrop(20) of the 60..221 x 48..73 images above: mean up to 2.6).
 TEST(DecodedCacheTest, ResizeThenRandomCropIsTheWholeDecodesCropFromDiskOrCache) {
   TempDir dir;
-  constexpr int kPhotos = 8;
-  for (int i = 0; i < kPhotos; ++i) {
+  constexpr int kPhotoCount = 8;
+  for (int i = 0; i < kPhotoCount; ++i) {
     const Image image = stoker::testing::make_photo_like(i % 2 ? 500 : 360, i % 2 ? 375 : 480, 3,
                                                          static_cast<uint32_t>(31 + i));
     dir.write(std::string(i % 2 ? "cats/" : "dogs/") + std::to_string(i) + ".jpg", encode_jpeg(image));
@@ -211,7 +211,7 @@ TEST(DecodedCacheTest, ResizeThenRandomCropIsTheWholeDecodesCropFromDiskOrCache)
           }
         }
       }
-      EXPECT_EQ(loader.stage_times().cache_hits, budget > 0 ? static_cast<uint64_t>(kPhotos) : 0u);
+      EXPECT_EQ(loader.stage_times().cache_hits, budget > 0 ? static_cast<uint64_t>(kPhotoCount) : 0u);
       if (o.transform.pad.left > 0) {  // both ways of making the sample were taken
         EXPECT_GT(boxes, 0);
         EXPECT_GT(padded, 0);

@@ -182,7 +182,7 @@ TEST(DrawParamsTest, MatchesReferenceAlgorithm) {
       {800, 600, partial_jitter},
   };
   for (const Case& c : cases) {
-    SCOPED_TRACE(testing::Message() << c.width << "x" << c.height);
+    SCOPED_TRACE(::testing::Message() << c.width << "x" << c.height);
     for (uint64_t i = 0; i < 200; ++i) {
       SampleRng rng(7, 1, i);
       SampleRng ref_rng(7, 1, i);

@@ -176,7 +176,7 @@ const std::vector<PillowCase>& pillow_cases() {
 
 TEST(ResampleTest, MatchesPillow) {
   for (const PillowCase& c : pillow_cases()) {
-    SCOPED_TRACE(testing::Message()
+    SCOPED_TRACE(::testing::Message()
                  << c.channels << "ch box (" << c.box.x << ", " << c.box.y << ", " << c.box.width
                  << ", " << c.box.height << ") -> " << c.out_w << "x" << c.out_h
                  << (c.crop_first ? " crop first" : " box"));

@@ -77,7 +77,7 @@ TEST(SampleTransformerTest, WritesEveryDtypeAndLayoutWithFlip) {
     for (const Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
       for (const bool normalize : {false, true}) {
         for (const bool flip : {false, true}) {
-          SCOPED_TRACE(testing::Message()
+          SCOPED_TRACE(::testing::Message()
                        << to_string(dtype) << " " << to_string(layout)
                        << (normalize ? " normalize" : "") << (flip ? " flip" : ""));
           TransformSpec spec = identity_spec(dtype, layout);
