@@ -10,7 +10,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential clang cmake ninja-build pkg-config ca-certificates
+  build-essential clang cmake ninja-build ccache pkg-config ca-certificates
   libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev zlib1g-dev
   libcli11-dev libfmt-dev libyaml-cpp-dev nlohmann-json3-dev
   libhdf5-dev

@@ -1,29 +1,93 @@
 #!/usr/bin/env bash
-# The whole test suite: installs what is missing, builds, runs every test (labels: unit,
-# integration), then the sanitizer builds: ASan+UBSan on everything, TSan on the pipeline,
-# and clang's thread-safety analysis of the locks (a compile that fails on an unguarded access).
-#   STOKER_QUICK=1 scripts/test.sh   skips the sanitizer builds
+# The whole test suite, as CI runs it (.ci/run): installs what is missing, builds, runs every
+# test, then the sanitizer stages. Each stage prints its duration; `--help` lists them.
+#
+#   scripts/test.sh                     every stage
+#   scripts/test.sh --stages asan,tsan  the named stages only (after install)
+#   STOKER_QUICK=1 scripts/test.sh      install, build and tests: no sanitizer stages
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install_deps.sh
 jobs="$(nproc)"
 
-echo "== build (RelWithDebInfo, -Werror)"
-bash scripts/build.sh build -DSTOKER_WERROR=ON
-echo "== tests"
-ctest --test-dir build --output-on-failure -j "$jobs"
+# name | what it checks | about how long on 2 cores: cold (empty compiler cache), warm
+stages=(
+  "install|the Debian packages in scripts/install_deps.sh, only those missing|seconds once installed"
+  "build|everything (libraries, stoker, tests, benchmarks) with GCC and -Werror, RelWithDebInfo|6 min cold, 1 min warm"
+  "tests|every test: unit, integration (CLI runs on generated data), libtorch, system|6 min"
+  "asan|ASan+UBSan without libtorch: every torch-free library and all of its tests (data with the damaged-file corpora, monitor, diagnose, config, CLI)|5 min cold, 2 min warm"
+  "asan-models|ASan+UBSan with libtorch: the readers of safetensors, torchvision .pt files and checkpoints (tests/torch/models)|3 min cold, 1 min warm"
+  "tsan|TSan without libtorch: the loader's workers, the decoded cache, prepare, the monitor's sampler thread|4 min cold, 1 min warm"
+  "thread-safety|clang -Wthread-safety as errors: every access to state a Mutex guards holds it (compile only, without libtorch)|2 min cold, 10 s warm"
+)
 
-if [ "${STOKER_QUICK:-0}" != "1" ]; then
-  echo "== ASan + UBSan: all tests"
-  bash scripts/build.sh build-asan -DSTOKER_ASAN=ON -DSTOKER_BUILD_BENCH=OFF
+usage() {
+  echo "usage: scripts/test.sh [--stages NAME[,NAME...]]   (STOKER_QUICK=1: install, build, tests only)"
+  echo
+  echo "stages, in order:"
+  for s in "${stages[@]}"; do
+    IFS='|' read -r name what how_long <<<"$s"
+    printf '  %-14s %s\n  %-14s (%s)\n' "$name" "$what" "" "$how_long"
+  done
+}
+
+selected=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -h|--help) usage; exit 0 ;;
+    --stages) selected="${2:?--stages needs a list, e.g. --stages asan,tsan}"; shift 2 ;;
+    *) echo "test.sh: unknown option '$1'; try --help" >&2; exit 2 ;;
+  esac
+done
+if [ -z "$selected" ]; then
+  selected="install,build,tests"
+  [ "${STOKER_QUICK:-0}" = "1" ] || selected+=",asan,asan-models,tsan,thread-safety"
+else
+  for name in ${selected//,/ }; do
+    printf '%s\n' "${stages[@]}" | grep -q "^$name|" || { echo "test.sh: unknown stage '$name'; try --help" >&2; exit 2; }
+  done
+  selected="install,$selected"
+fi
+
+# The sanitizer builds compile at -O1 (faster to build, and what the sanitizers' manuals advise)
+# and build only the programs their stage runs.
+sanitizer_flags=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
+                 -DSTOKER_BUILD_BENCH=OFF)
+
+stage_install() { bash scripts/install_deps.sh; }
+stage_build() { bash scripts/build.sh build -DSTOKER_WERROR=ON; }
+stage_tests() { ctest --test-dir build --output-on-failure -j "$jobs"; }
+stage_asan() {
+  bash scripts/build.sh build-asan -DSTOKER_ASAN=ON -DSTOKER_WITH_TORCH=OFF "${sanitizer_flags[@]}"
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure -j "$jobs"
-  echo "== TSan: the pipeline and the monitor thread"
-  bash scripts/build.sh build-tsan -DSTOKER_TSAN=ON -DSTOKER_BUILD_BENCH=OFF -DSTOKER_WITH_TORCH=OFF
+}
+stage_asan-models() {
+  STOKER_TARGETS=stoker_model_tests bash scripts/build.sh build-asan-models -DSTOKER_ASAN=ON "${sanitizer_flags[@]}"
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --test-dir build-asan-models --output-on-failure -j "$jobs" -L models
+}
+stage_tsan() {
+  bash scripts/build.sh build-tsan -DSTOKER_TSAN=ON -DSTOKER_WITH_TORCH=OFF "${sanitizer_flags[@]}"
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
     ctest --test-dir build-tsan --output-on-failure -j "$jobs" -R 'Loader|DecodedCache|Prepare|MonitorSampler|MonitorCli'
-  echo "== clang -Wthread-safety: every access to state a Mutex guards holds it (compile only)"
+}
+stage_thread-safety() {
   # The benchmarks stay on here, so a build without libtorch is also configured with them.
   CC=clang CXX=clang++ bash scripts/build.sh build-thread-safety -DSTOKER_THREAD_SAFETY=ON -DSTOKER_WITH_TORCH=OFF \
-    -DSTOKER_BUILD_TESTS=OFF
-fi
+    -DSTOKER_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=None
+}
+
+minutes() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
+summary=()
+start_all=$SECONDS
+for s in "${stages[@]}"; do
+  name="${s%%|*}"
+  case ",$selected," in *",$name,"*) ;; *) continue ;; esac
+  echo "== $name: $(cut -d'|' -f2 <<<"$s")"
+  start=$SECONDS
+  "stage_$name"
+  summary+=("$(printf '%-14s %s' "$name" "$(minutes $((SECONDS - start)))")")
+  echo "== $name: done in $(minutes $((SECONDS - start)))"
+done
+echo "== all stages passed in $(minutes $((SECONDS - start_all))):"
+printf '   %s\n' "${summary[@]}"

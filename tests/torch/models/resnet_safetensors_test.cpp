@@ -75,11 +75,6 @@ std::string message_of(const std::function<void()>& fn) {
   return "";
 }
 
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 void write_bytes(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
@@ -161,7 +156,7 @@ TEST(SafetensorsTest, ModelRoundTripIsBitIdentical) {
   EXPECT_EQ(metadata.at("format"), "pt");
   EXPECT_EQ(metadata.at("model"), "resnet18");
   // Layout: header length little-endian, header padded to 8, no temp file left behind.
-  const std::string bytes = read_bytes(path);
+  const std::string bytes = testing::read_text(path);
   uint64_t header = 0;
   for (int i = 7; i >= 0; --i) header = (header << 8) | static_cast<uint8_t>(bytes[i]);
   EXPECT_EQ(header % 8, 0u);
@@ -204,7 +199,7 @@ TEST(SafetensorsTest, CorruptOrTruncatedFilesAreDataErrors) {
   auto model = make_model("mnist_cnn", {1, 28, 28}, 10);
   const std::string good = dir.str() + "/good.safetensors";
   save_safetensors(*model, good);
-  const std::string bytes = read_bytes(good);
+  const std::string bytes = testing::read_text(good);
   uint64_t header = 0;
   for (int i = 7; i >= 0; --i) header = (header << 8) | static_cast<uint8_t>(bytes[i]);
 
@@ -285,7 +280,7 @@ TEST(SafetensorsTest, WriteFailureIsSystemErrorAndKeepsPreviousFile) {
   // A file-size limit stands in for a full disk: write() fails part-way (EFBIG, as ENOSPC would).
   const std::string path = dir.str() + "/m.safetensors";
   save_safetensors(NamedTensors{{"previous", torch::ones(4)}}, path);
-  const std::string previous = read_bytes(path);
+  const std::string previous = testing::read_text(path);
   rlimit old_limit{};
   ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old_limit), 0);
   rlimit small = old_limit;
@@ -297,7 +292,7 @@ TEST(SafetensorsTest, WriteFailureIsSystemErrorAndKeepsPreviousFile) {
   std::signal(SIGXFSZ, old_handler);
   EXPECT_NE(full.find(path), std::string::npos) << full;
   EXPECT_NE(full.find("File too large"), std::string::npos) << full;
-  EXPECT_EQ(read_bytes(path), previous);
+  EXPECT_EQ(testing::read_text(path), previous);
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1) << "temp file left behind";
 }
 

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "param_diff.h"
+#include "torch/param_diff.h"
 #include "stoker/core/error.h"
 #include "stoker/data/state_dict.h"
 #include "support/error_text.h"
