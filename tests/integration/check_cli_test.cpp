@@ -7,6 +7,7 @@
 #include <string>
 
 #include "stoker/data/encode.h"
+#include "support/build_paths.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
 #include "support/test_images.h"
@@ -25,7 +26,7 @@ constexpr const char* kQuick = " --seconds 0.2";
 // Runs stoker with the fake NVML first on the library path, scripted by `script`.
 std::string with_fake_nvml(const TempDir& dir, const std::string& script) {
   const std::string path = dir.write_text("nvml.txt", script);
-  const std::string lib_dir = std::filesystem::path(FAKE_NVML_PATH).parent_path().string();
+  const std::string lib_dir = std::filesystem::path(testing::fake_nvml_path()).parent_path().string();
   return "LD_LIBRARY_PATH=" + lib_dir + " STOKER_FAKE_NVML_SCRIPT=" + path + " ";
 }
 

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "support/build_paths.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
 #include "stoker_program.h"
@@ -61,7 +62,7 @@ TEST(MonitorCli, KilledCommandReportsTheSignal) {
 TEST(MonitorCli, FakeNvmlIsFoundLikeTheRealOne) {
   TempDir dir;
   const std::string script = dir.write_text("nvml.txt", "gpus=1\nname0=Fake H100\nutil0=85\nutil_mem0=40\nmem_used0=12300000000\nmem_total0=24000000000\n");
-  const std::string lib_dir = std::filesystem::path(FAKE_NVML_PATH).parent_path().string();
+  const std::string lib_dir = std::filesystem::path(testing::fake_nvml_path()).parent_path().string();
   const auto r = run_command("LD_LIBRARY_PATH=" + lib_dir + " STOKER_FAKE_NVML_SCRIPT=" + script + " " +
                              kStoker + " monitor --interval 0.1 --duration 0.25 --jsonl " + dir.str() +
                              "/m.jsonl");

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "support/build_paths.h"
 #include "support/level_datasets.h"
 #include "support/run_command.h"
 #include "support/run_files.h"
@@ -188,7 +189,7 @@ TEST_F(TrainCli, OutOfMemoryNamesTheBatchSizeAndWhatToTry) {
 TEST_F(TrainCli, WarnsLoudlyWhenAGpuIsPresentButTrainingRunsOnTheCpu) {
   TempDir dir;
   const std::string script = dir.write_text("nvml.txt", "gpus=1\nname0=NVIDIA H100 80GB HBM3\n");
-  const std::string lib_dir = fs::path(FAKE_NVML_PATH).parent_path().string();
+  const std::string lib_dir = fs::path(testing::fake_nvml_path()).parent_path().string();
   const auto r = run_command("LD_LIBRARY_PATH=" + lib_dir + " STOKER_FAKE_NVML_SCRIPT=" + script + " " + kStoker +
                              " train --no-progress --max-steps 1 --output-dir " + dir.str() + "/runs");
   if (r.out.find("device   cuda") != std::string::npos) GTEST_SKIP() << "this libtorch has CUDA";

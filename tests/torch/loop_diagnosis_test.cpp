@@ -11,6 +11,8 @@
 #include "device_fixtures.h"
 #include "stoker/monitor/sampler.h"
 
+#include "support/build_paths.h"
+
 namespace stoker::train {
 namespace {
 
@@ -160,7 +162,7 @@ TEST(LoopDiagnosisGpuTest, GpuUtilisationIsTheMeanOfTheEpochsSamples) {
   };
   setenv("STOKER_FAKE_NVML_SCRIPT", utilisation(90).c_str(), 1);
   monitor::SamplerOptions options;
-  options.nvml_library = FAKE_NVML_PATH;
+  options.nvml_library = testing::fake_nvml_path();
   monitor::Sampler sampler(options);  // not started: samples are taken by sample_once()
   ASSERT_EQ(sampler.gpus().size(), 1u) << sampler.gpu_status();
   data::Loader loader(photo_folder(dir), in_order("Resize(16), CenterCrop(16), Normalize"));

@@ -194,6 +194,11 @@ __attribute__((target("avx"))) inline f32x4 low(f32x8 v) {
 __attribute__((target("avx"))) inline f32x4 high(f32x8 v) {
   return __builtin_shufflevector(v, v, 4, 5, 6, 7);
 }
+// Clears the upper YMM halves before 128-bit code runs: with them dirty, every SSE
+// instruction after the kernel runs several times slower. The compilers add this on an AVX
+// function's way out only when optimising (GCC from -O2: -fexpensive-optimizations), so the
+// kernels say it themselves and a -O1 or -O0 build behaves the same.
+__attribute__((target("avx"))) inline void clean_upper_halves() { __builtin_ia32_vzeroupper(); }
 
 // The 256-bit code below does, lane for lane, the multiplies and adds of the 128-bit code in
 // the same order, and target "avx" has no FMA to contract them into: the results are
@@ -222,11 +227,11 @@ __attribute__((target("avx"))) void horizontal_rgb_avx(const float* in, float* o
     simd::store4(out + 3 * x, low(acc));  // its 4th lane is overwritten by the next store
     simd::store4(out + 3 * x + 3, high(acc));
   }
-  // An odd last pixel, inlined (VEX-encoded here), so the function leaves through its own
-  // return, where the compiler clears the upper YMM halves. As a tail jump into the 128-bit
-  // function, GCC 12 put no vzeroupper before it, and with dirty upper halves every SSE
-  // instruction after it (the next row's uint8 -> float conversion) ran several times slower:
-  // the whole transform took 187 us per sample instead of 112.
+  // An odd last pixel, inlined (VEX-encoded here). As a tail jump into the 128-bit function,
+  // GCC 12 put no vzeroupper before it, and with dirty upper halves every SSE instruction
+  // after it (the next row's uint8 -> float conversion) ran several times slower: the whole
+  // transform took 187 us per sample instead of 112.
+  clean_upper_halves();
   horizontal_rgb_from<kTaps>(in, out, table, in_offset, out_w, x);
 }
 
@@ -365,6 +370,7 @@ __attribute__((target("avx"))) int vertical_rgb_row_avx(float* out, size_t plane
       store8(out + 3 * x + 16, a2);
     }
   }
+  clean_upper_halves();
   return x;
 }
 

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "support/build_paths.h"
+
 namespace stoker {
 namespace {
 
@@ -18,9 +20,9 @@ TEST(DynamicLibraryTest, MissingLibraryIsNullWithReasonNamingIt) {
 
 TEST(DynamicLibraryTest, ResolvesPresentSymbolsAndNullsAbsentOnes) {
   std::string error;
-  auto lib = DynamicLibrary::open(FAKE_NVML_PATH, &error);
+  auto lib = DynamicLibrary::open(testing::fake_nvml_path(), &error);
   ASSERT_NE(lib, nullptr) << error;
-  EXPECT_EQ(lib->name(), FAKE_NVML_PATH);
+  EXPECT_EQ(lib->name(), testing::fake_nvml_path());
   EXPECT_NE(lib->symbol("nvmlInit_v2"), nullptr);
   EXPECT_EQ(lib->symbol("nvmlNoSuchFunction"), nullptr);
   auto* live_samples = lib->get<int()>("fake_nvml_live_gpm_samples");

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "stoker/core/dynamic_library.h"
+#include "support/build_paths.h"
 #include "support/temp_dir.h"
 
 namespace stoker::monitor {
@@ -25,7 +26,7 @@ class FakeNvml {
  public:
   FakeNvml() {
     std::string error;
-    lib_ = DynamicLibrary::open(FAKE_NVML_PATH, &error);
+    lib_ = DynamicLibrary::open(testing::fake_nvml_path(), &error);
     if (!lib_) throw std::runtime_error(error);
     lib_->get<void()>("fake_nvml_reset")();
   }
@@ -80,14 +81,14 @@ class GpuReaderTest : public ::testing::Test {
 
   std::unique_ptr<GpuReader> open_reader() {
     std::string why_not;
-    auto reader = GpuReader::open(&why_not, FAKE_NVML_PATH);
+    auto reader = GpuReader::open(&why_not, testing::fake_nvml_path());
     EXPECT_NE(reader, nullptr) << why_not;
     return reader;
   }
 
   std::string open_failure() {
     std::string why_not;
-    EXPECT_EQ(GpuReader::open(&why_not, FAKE_NVML_PATH), nullptr);
+    EXPECT_EQ(GpuReader::open(&why_not, testing::fake_nvml_path()), nullptr);
     return why_not;
   }
 

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "stoker/core/error.h"
+#include "support/build_paths.h"
 #include "support/temp_dir.h"
 
 namespace stoker::monitor {
@@ -42,7 +43,7 @@ TEST(MonitorSamplerTest, SamplesOnItsThreadFeedsSinksAndSurvivesAThrowingOne) {
   setenv("STOKER_FAKE_NVML_SCRIPT", script.c_str(), 1);
   SamplerOptions options;
   options.interval_s = 0.05;
-  options.nvml_library = FAKE_NVML_PATH;
+  options.nvml_library = testing::fake_nvml_path();
   Sampler sampler(options);
   ASSERT_EQ(sampler.gpus().size(), 1u) << sampler.gpu_status();
   std::atomic<int> seen{0}, thrown{0};

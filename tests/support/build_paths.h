@@ -1,0 +1,16 @@
+// The programs and libraries of the build a test program belongs to, found from the running
+// test program itself (BUILD/tests/<program>). No absolute build path is compiled into a test,
+// so a clone in another folder compiles to the same objects and the compiler cache serves it.
+#pragma once
+
+#include <string>
+
+namespace stoker::testing {
+
+// BUILD/`relative`, e.g. build_path("src/stoker").
+std::string build_path(const std::string& relative);
+
+// The fake libnvidia-ml.so.1 of tests/fake_nvml/.
+inline std::string fake_nvml_path() { return build_path("tests/fake_nvml/libnvidia-ml.so.1"); }
+
+}  // namespace stoker::testing
