@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "stoker/core/error.h"
+#include "stoker/core/user_files.h"
 #include "stoker/core/mutex.h"
 
 namespace stoker {
@@ -93,12 +94,13 @@ void unlist_map(const uint8_t* data) {
 }  // namespace
 
 MappedFile::MappedFile(const std::string& path) : path_(path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO given as a data file would block open() until a writer came.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw DataError("cannot open " + path + ": " + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    throw DataError(path + " is not a regular file");
+    throw DataError(path + " is " + file_kind_of_mode(st.st_mode) + ", not a regular file; give the path of a file");
   }
   size_ = static_cast<size_t>(st.st_size);
   if (size_ > 0) {

@@ -209,6 +209,16 @@ TEST_F(EvaluateCli, WeightsAndDataThatDoNotGoTogetherAreOneLine) {
                         "holds neither model_best.safetensors nor model.safetensors", "empty run folder");
   expect_one_line_error(run_command(e + run + "/checkpoint.pt --data " + d + "/val.csv"), 1,
                         run + "/checkpoint.pt is not a safetensors file", "a checkpoint");
+  // --predictions never replaces a device, a FIFO or a symlink (run as root against /dev/full,
+  // the rename once replaced the device node with a CSV file).
+  const std::string kept = dir_.write_text("kept.csv", "kept");
+  fs::create_symlink(kept, d + "/link.csv");
+  for (const auto& [path, kind] : {std::pair<std::string, std::string>{"/dev/full", "a character device"},
+                                   {d + "/link.csv", "a symbolic link"}}) {
+    expect_one_line_error(run_command(e + run + " --data " + d + "/val.csv --predictions " + path), 2,
+                          "predictions file " + path + " is " + kind, "--predictions " + path);
+  }
+  EXPECT_EQ(stoker::testing::read_text(kept), "kept");
   expect_one_line_error(run_command(e + run), 2, "evaluate needs --data", "no data");
   expect_one_line_error(run_command(e + "--data " + d + "/val.csv"), 2, "evaluate needs the weights", "no weights");
   expect_one_line_error(run_command(e + run + " --data " + d + "/val.csv --batch-size 0"), 2,

@@ -13,6 +13,7 @@
 
 #include "data/source/file_reader.h"
 #include "stoker/core/error.h"
+#include "stoker/core/user_files.h"
 #include "stoker/core/mutex.h"
 #include "stoker/data/decode.h"
 #include "stoker/data/encode.h"
@@ -53,6 +54,7 @@ void check_paths(const fs::path& source, const fs::path& output) {
     throw Error(fmt::format("--data {} is not a directory; give the dataset's root folder",
                             source.string()));
   }
+  check_output_folder(output.string(), "--out");
   if (fs::exists(output, ec) && !fs::is_empty(output, ec)) {
     throw Error(fmt::format("--out {} exists and is not empty; give a new directory",
                             output.string()));

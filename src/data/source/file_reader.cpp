@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "stoker/core/numbers.h"
+#include "stoker/core/user_files.h"
 
 namespace stoker::data {
 
@@ -36,13 +37,15 @@ Status read_whole_file(const std::string& path, SampleData* out) {
   out->raw = false;
   out->feature_count = 0;
   out->bytes = {};
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO named like an image would block open() until a writer came; a regular
+  // file's reads are not affected.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return Status::failure(errno_reason(errno));
   FdCloser closer{fd};
   struct stat st {};
   if (::fstat(fd, &st) != 0) return Status::failure(errno_reason(errno));
   if (S_ISDIR(st.st_mode)) return Status::failure("is a directory");
-  if (!S_ISREG(st.st_mode)) return Status::failure("not a regular file");
+  if (!S_ISREG(st.st_mode)) return Status::failure("is " + file_kind_of_mode(st.st_mode) + ", not a regular file");
   const size_t size = static_cast<size_t>(st.st_size);
   if (out->storage.size() < size) out->storage.resize(size);
   size_t done = 0;

@@ -1,7 +1,11 @@
 // torchvision-style ImageFolder: root/<class>/**/<image>.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <filesystem>
+#include <set>
 #include <system_error>
+#include <utility>
 
 #include "file_reader.h"
 #include "stoker/core/error.h"
@@ -16,12 +20,14 @@ namespace {
 class ImageFolderSource final : public Source {
  public:
   ImageFolderSource(std::string root, std::vector<std::string> classes,
-                    std::vector<std::string> paths, std::vector<int64_t> labels, size_t skipped)
+                    std::vector<std::string> paths, std::vector<int64_t> labels, size_t skipped,
+                    size_t repeated_folders)
       : root_(std::move(root)),
         classes_(std::move(classes)),
         paths_(std::move(paths)),
         labels_(std::move(labels)),
-        skipped_(skipped) {}
+        skipped_(skipped),
+        repeated_folders_(repeated_folders) {}
 
   size_t size() const override { return paths_.size(); }
   std::string name(size_t index) const override { return paths_[index]; }
@@ -29,6 +35,10 @@ class ImageFolderSource final : public Source {
     std::string text = "image folder " + root_ + ": " + with_commas(paths_.size()) + " images in " +
                        with_commas(classes_.size()) + (classes_.size() == 1 ? " class" : " classes");
     if (skipped_ > 0) text += " (" + with_commas(skipped_) + " non-image files skipped)";
+    if (repeated_folders_ > 0) {
+      text += " (" + with_commas(repeated_folders_) + (repeated_folders_ == 1 ? " symlink" : " symlinks") +
+              " to folders already read skipped)";
+    }
     return text;
   }
   TargetKind target_kind() const override { return TargetKind::kClass; }
@@ -47,7 +57,15 @@ class ImageFolderSource final : public Source {
   std::vector<std::string> paths_;
   std::vector<int64_t> labels_;
   size_t skipped_;
+  size_t repeated_folders_;
 };
+
+// The folder `path` names (after symlinks), by device and inode.
+std::pair<dev_t, ino_t> folder_id(const fs::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return {0, 0};
+  return {st.st_dev, st.st_ino};
+}
 
 }  // namespace
 
@@ -72,15 +90,35 @@ std::unique_ptr<Source> open_image_folder(const std::string& root) {
   std::vector<std::string> paths;
   std::vector<int64_t> labels;
   size_t skipped = 0;
+  // Symlinks to folders are followed, but each folder is read once: a link back up the tree
+  // would otherwise be walked without end, and two links to one folder would read it twice.
+  // The root and the class folders are claimed first, so a link into another class is not read
+  // as this one.
+  std::set<std::pair<dev_t, ino_t>> read_folders{folder_id(root)};
+  std::vector<bool> claimed(classes.size());
+  size_t repeated_folders = 0;
+  for (size_t class_id = 0; class_id < classes.size(); ++class_id) {
+    claimed[class_id] = read_folders.insert(folder_id(fs::path(root) / classes[class_id])).second;
+    if (!claimed[class_id]) ++repeated_folders;
+  }
   for (size_t class_id = 0; class_id < classes.size(); ++class_id) {
     std::vector<std::string> class_paths;
     const fs::path class_dir = fs::path(root) / classes[class_id];
+    if (!claimed[class_id]) continue;
     fs::recursive_directory_iterator walk(
         class_dir, fs::directory_options::follow_directory_symlink |
                        fs::directory_options::skip_permission_denied, ec);
     if (ec) throw DataError("cannot read class folder " + class_dir.string() + ": " + ec.message());
-    for (const auto& entry : walk) {
-      if (entry.is_directory(ec)) continue;
+    for (; walk != fs::recursive_directory_iterator(); walk.increment(ec)) {
+      if (ec) throw DataError("cannot read class folder " + class_dir.string() + ": " + ec.message());
+      const fs::directory_entry& entry = *walk;
+      if (entry.is_directory(ec)) {
+        if (!read_folders.insert(folder_id(entry.path())).second) {
+          walk.disable_recursion_pending();
+          ++repeated_folders;
+        }
+        continue;
+      }
       if (has_image_extension(entry.path().filename().string())) {
         class_paths.push_back(entry.path().string());
       } else {
@@ -98,7 +136,7 @@ std::unique_ptr<Source> open_image_folder(const std::string& root) {
                     std::to_string(classes.size()) + " class folders)");
   }
   return std::make_unique<ImageFolderSource>(root, std::move(classes), std::move(paths),
-                                             std::move(labels), skipped);
+                                             std::move(labels), skipped, repeated_folders);
 }
 
 }  // namespace stoker::data

@@ -4,9 +4,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "stoker/core/error.h"
 
@@ -78,11 +80,11 @@ class Unpickler {
           break;
         }
         case 't':
-        case 'l': push(container(PickleValue::Kind::kTuple, pop_mark(at))); break;
+        case 'l': push(container(PickleValue::Kind::kTuple, pop_mark(at), at)); break;
         case 'd': {
           const std::vector<Node> items = pop_mark(at);
           auto dict = make(PickleValue::Kind::kDict);
-          set_items(*dict, items, at);
+          set_items(dict, items, at);
           push(dict);
           break;
         }
@@ -91,28 +93,31 @@ class Unpickler {
         case 0x87: {
           std::vector<Node> items(static_cast<size_t>(op - 0x84));
           for (size_t i = items.size(); i-- > 0;) items[i] = pop(at);
-          push(container(PickleValue::Kind::kTuple, items));
+          push(container(PickleValue::Kind::kTuple, items, at));
           break;
         }
         case 'a': {
           const Node item = pop(at);
-          top(at)->items.push_back(item);
+          const Node list = top(at);
+          place_in(list, {item}, at);
+          list->items.push_back(item);
           break;
         }
         case 'e': {
           const std::vector<Node> items = pop_mark(at);
           const Node list = top(at);
+          place_in(list, items, at);
           list->items.insert(list->items.end(), items.begin(), items.end());
           break;
         }
         case 's': {
           const Node value = pop(at), key = pop(at);
-          set_items(*top(at), {key, value}, at);
+          set_items(top(at), {key, value}, at);
           break;
         }
         case 'u': {
           const std::vector<Node> items = pop_mark(at);
-          set_items(*top(at), items, at);
+          set_items(top(at), items, at);
           break;
         }
         case 'R':
@@ -120,15 +125,19 @@ class Unpickler {
           const Node args = pop(at), callable = pop(at);
           const bool ordered_dict = callable->is_global("collections.OrderedDict") &&
                                     args->kind == PickleValue::Kind::kTuple && args->items.empty();
-          push(ordered_dict ? make(PickleValue::Kind::kDict) : container(PickleValue::Kind::kReduce, {callable, args}));
+          push(ordered_dict ? make(PickleValue::Kind::kDict)
+                            : container(PickleValue::Kind::kReduce, {callable, args}, at));
           break;
         }
-        case 'Q': push(container(PickleValue::Kind::kPersistent, {pop(at)})); break;
+        case 'Q': push(container(PickleValue::Kind::kPersistent, {pop(at)}, at)); break;
         case 'b': {  // BUILD: an object becomes {object, state} in place, so the memo sees it too; the
                      // attributes of a dict (an OrderedDict's _metadata) are dropped
           const Node state = pop(at), object = top(at);
           if (object->kind != PickleValue::Kind::kReduce) break;
-          const Node unbuilt = std::make_shared<PickleValue>(std::move(*object));
+          const Node unbuilt = make(object->kind);
+          *unbuilt = *object;
+          depth_[unbuilt.get()] = depth_of(object);
+          place_in(object, {unbuilt, state}, at);
           *object = PickleValue{};
           object->kind = PickleValue::Kind::kBuilt;
           object->items = {unbuilt, state};
@@ -172,34 +181,55 @@ class Unpickler {
     pos_ += text.size() + 1;
     return text;
   }
-  static Node make(PickleValue::Kind kind) {
+  // Every node lives until the parse ends, so the addresses placed_ and depth_ hold stay theirs.
+  Node make(PickleValue::Kind kind) {
     auto v = std::make_shared<PickleValue>();
     v->kind = kind;
+    made_.push_back(v);
     return v;
   }
-  static Node integer(int64_t value, PickleValue::Kind kind = PickleValue::Kind::kInt) {
+  Node integer(int64_t value, PickleValue::Kind kind = PickleValue::Kind::kInt) {
     auto v = make(kind);
     v->integer = value;
     return v;
   }
-  static Node string(std::span<const uint8_t> raw) {
+  Node string(std::span<const uint8_t> raw) {
     auto v = make(PickleValue::Kind::kString);
     v->text.assign(reinterpret_cast<const char*>(raw.data()), raw.size());
     return v;
   }
-  static Node global(std::string dotted) {
+  Node global(std::string dotted) {
     auto v = make(PickleValue::Kind::kGlobal);
     v->text = std::move(dotted);
     return v;
   }
-  static Node container(PickleValue::Kind kind, const std::vector<Node>& items) {
+  Node container(PickleValue::Kind kind, const std::vector<Node>& items, size_t at) {
     auto v = make(kind);
+    place_in(v, items, at);
     v->items.assign(items.begin(), items.end());
     return v;
   }
-  void set_items(PickleValue& dict, const std::vector<Node>& items, size_t at) const {
-    if (dict.kind != PickleValue::Kind::kDict || items.size() % 2 != 0) fail(at, "sets items on what is not a dict");
-    for (size_t i = 0; i < items.size(); i += 2) dict.entries.emplace_back(items[i], items[i + 1]);
+  void set_items(const Node& dict, const std::vector<Node>& items, size_t at) {
+    if (dict->kind != PickleValue::Kind::kDict || items.size() % 2 != 0) fail(at, "sets items on what is not a dict");
+    place_in(dict, items, at);
+    for (size_t i = 0; i < items.size(); i += 2) dict->entries.emplace_back(items[i], items[i + 1]);
+  }
+  // Before `items` go into `parent`: a container placed in another is never changed again, so
+  // no container can come to hold itself; and the nesting stays within kMaxPickleDepth.
+  void place_in(const Node& parent, const std::vector<Node>& items, size_t at) {
+    if (placed_.contains(parent.get())) fail(at, "changes a container after placing it in another, which torch.save never does");
+    int depth = depth_of(parent);
+    for (const Node& item : items) {
+      if (item == parent) fail(at, "puts a container inside itself, which torch.save never does");
+      depth = std::max(depth, depth_of(item) + 1);
+      placed_.insert(item.get());
+    }
+    if (depth > kMaxPickleDepth) fail(at, fmt::format("nests containers more than {} deep", kMaxPickleDepth));
+    depth_[parent.get()] = depth;
+  }
+  int depth_of(const Node& v) const {
+    const auto found = depth_.find(v.get());
+    return found == depth_.end() ? 0 : found->second;
   }
   void push(Node v) { stack_.push_back(std::move(v)); }
   Node top(size_t at) const {
@@ -227,6 +257,9 @@ class Unpickler {
   std::vector<Node> stack_;
   std::vector<size_t> marks_;
   std::unordered_map<uint64_t, Node> memo_;
+  std::vector<Node> made_;
+  std::unordered_set<const PickleValue*> placed_;      // containers placed in another one
+  std::unordered_map<const PickleValue*, int> depth_;  // how deep the containers below one nest
 };
 
 }  // namespace

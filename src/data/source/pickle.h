@@ -39,8 +39,14 @@ struct PickleValue {
 
 using PickleRef = std::shared_ptr<const PickleValue>;
 
+// Containers nest at most this deep (torch.save files of tensors nest a few levels).
+inline constexpr int kMaxPickleDepth = 1000;
+
 // Reads one pickle. Throws DataError naming `name` for an opcode outside the subset (with its
-// byte offset), a truncated stream or a stack that does not add up.
+// byte offset), a truncated stream, a stack that does not add up, containers nested deeper
+// than kMaxPickleDepth, or a container changed after it was placed in another (the only way a
+// pickle can make a cycle). The result is a tree or a DAG (a memo entry may be used twice),
+// never a cycle, so walking it terminates and freeing it recurses at most kMaxPickleDepth deep.
 PickleRef read_pickle(std::span<const uint8_t> bytes, const std::string& name);
 
 }  // namespace stoker::data

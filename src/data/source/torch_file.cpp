@@ -19,6 +19,7 @@
 #include "pickle.h"
 #include "source_view.h"
 #include "stoker/core/error.h"
+#include "stoker/core/user_files.h"
 #include "stoker/data/state_dict.h"
 #include "zip_archive.h"
 
@@ -230,8 +231,22 @@ class TorchFile {
     a.kind = dtype->kind;
     a.itemsize = dtype->itemsize;
     a.big_endian = big_endian_ && a.itemsize > 1;
+    const auto int_tuple = [](const PickleValue& v) {
+      return v.kind == PickleValue::Kind::kTuple &&
+             std::all_of(v.items.begin(), v.items.end(), [](const auto& i) { return i->kind == PickleValue::Kind::kInt; });
+    };
+    if (!int_tuple(*args.items[2]) || !int_tuple(*args.items[3]) ||
+        args.items[2]->items.size() != args.items[3]->items.size() || args.items[1]->kind != PickleValue::Kind::kInt ||
+        args.items[1]->integer < 0 || id.items[2]->kind != PickleValue::Kind::kString)
+      throw bad("has a damaged tensor record (its offset, sizes or strides are not what torch.save writes)");
     a.shape = integers(*args.items[2]);
     const std::vector<int64_t> stride = integers(*args.items[3]);
+    uint64_t elements = 1;
+    for (const int64_t size : a.shape) {
+      if (size < 0 || __builtin_mul_overflow(elements, static_cast<uint64_t>(size), &elements) ||
+          elements > (uint64_t{1} << 48))
+        throw bad(fmt::format("has a damaged tensor record (sizes ({}))", fmt::join(a.shape, ", ")));
+    }
     int64_t expected = 1;
     for (size_t d = a.shape.size(); d-- > 0;) {
       if (a.shape[d] != 1 && stride[d] != expected)
@@ -242,10 +257,13 @@ class TorchFile {
     if (storage == nullptr) throw bad("names a storage the archive lacks (a damaged file?)");
     if (storage->method != 0) throw bad("has a compressed storage; save it again with torch.save");
     const std::span<const uint8_t> bytes = zip_.stored(*storage);
-    const auto offset = static_cast<uint64_t>(args.items[1]->integer) * static_cast<uint64_t>(a.itemsize);
+    uint64_t offset = 0;
+    const bool wraps = __builtin_mul_overflow(static_cast<uint64_t>(args.items[1]->integer),
+                                              static_cast<uint64_t>(a.itemsize), &offset);
     const uint64_t size = static_cast<uint64_t>(a.count()) * static_cast<uint64_t>(a.itemsize);
-    if (offset > bytes.size() || bytes.size() - offset < size)
-      throw bad(fmt::format("needs {} bytes of its storage, which holds {}", offset + size, bytes.size()));
+    if (wraps || offset > bytes.size() || bytes.size() - offset < size)
+      throw bad(wraps ? fmt::format("starts past the end of its storage, which holds {} bytes", bytes.size())
+                      : fmt::format("needs {} bytes of its storage, which holds {}", offset + size, bytes.size()));
     a.data = bytes.subspan(offset, size);
     return a;
   }
@@ -330,6 +348,7 @@ std::unique_ptr<Source> open_torch_file(const std::string& path, const std::stri
 }
 
 std::vector<StoredTensor> read_state_dict(const std::string& path) {
+  check_input_file(path, "weights file");
   {
     char magic[2] = {};
     std::ifstream(path, std::ios::binary).read(magic, 2);

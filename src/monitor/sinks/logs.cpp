@@ -7,6 +7,7 @@
 
 #include "fields.h"
 #include "stoker/core/error.h"
+#include "stoker/core/user_files.h"
 #include "stoker/monitor/sinks.h"
 
 namespace stoker::monitor {
@@ -14,6 +15,7 @@ namespace stoker::monitor {
 namespace {
 
 std::FILE* open_log(const std::string& path) {
+  check_output_file(path, "log file");  // a FIFO would block fopen, a device be written to
   std::FILE* file = std::fopen(path.c_str(), "w");
   if (file == nullptr) {
     throw UsageError(fmt::format("cannot write log file {}: {}; choose a writable path", path,

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "stoker/core/error.h"
+#include "stoker/core/user_files.h"
 #include "stoker/train/config.h"
 #include "stoker/core/suggest.h"
 #include "train/config/schema.h"
@@ -31,6 +32,9 @@ namespace {
 namespace fs = std::filesystem;
 using detail::Field;
 
+// A config is a page of YAML; a larger "config" is the wrong file (or /dev/zero).
+constexpr uint64_t kMaxConfigBytes = 1 << 20;
+
 std::string read_config_file(const std::string& path) {
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
@@ -38,13 +42,7 @@ std::string read_config_file(const std::string& path) {
   if (fs::is_directory(status)) {
     throw UsageError("config file " + path + " is a directory; give the path of a .yaml file");
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw UsageError(fmt::format("config file {} cannot be read: {}", path, std::strerror(errno)));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return read_small_file(path, "config file", kMaxConfigBytes);
 }
 
 // How a node that is not the expected scalar looks, for messages.

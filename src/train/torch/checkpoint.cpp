@@ -13,6 +13,7 @@
 
 #include "failure_text.h"
 #include "stoker/core/error.h"
+#include "stoker/core/user_files.h"
 #include "torch_compat.h"
 
 namespace stoker::train {
@@ -72,6 +73,7 @@ CheckpointMeta read_meta(torch::serialize::InputArchive& archive) {
 torch::serialize::InputArchive open_archive(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw DataError("checkpoint " + path + " does not exist");
+  check_input_file(path, "checkpoint");
   torch::serialize::InputArchive archive;
   try {
     archive.load_from(path);

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "stoker/core/error.h"
+#include "stoker/core/user_files.h"
 
 namespace stoker::train {
 
@@ -20,10 +21,18 @@ std::string csv_cell(const std::string& text) {
   return quoted + "\"";
 }
 
+// The predictions file and its .tmp beside it, each a new name or a regular file (never a
+// device, a FIFO or a symlink, which the rename would replace).
+const std::string& checked(const std::string& path) {
+  check_output_file(path, "predictions file");
+  check_output_file(path + ".tmp", "predictions file's temporary");
+  return path;
+}
+
 }  // namespace
 
 PredictionsFile::PredictionsFile(const std::string& path, const ExportedWeights& w, const data::Source& source)
-    : path_(path), tmp_(path + ".tmp"), out_(tmp_), weights_(w), source_(source) {
+    : path_(checked(path)), tmp_(path + ".tmp"), out_(tmp_), weights_(w), source_(source) {
   if (!out_) throw UsageError("cannot write predictions file " + path + ": " + std::strerror(errno));
   if (w.objective.classification()) {
     out_ << "sample,target,predicted,confidence\n";
@@ -69,8 +78,7 @@ void PredictionsFile::finish() {
     std::filesystem::remove(tmp_, ec);
     throw SystemError("writing predictions file " + path_ + " failed (disk full?)");
   }
-  std::filesystem::rename(tmp_, path_, ec);
-  if (ec) throw SystemError("cannot move " + tmp_ + " to " + path_ + ": " + ec.message());
+  replace_file(tmp_, path_, "predictions file");
 }
 
 std::string PredictionsFile::class_text(int64_t id) const {

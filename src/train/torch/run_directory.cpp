@@ -11,6 +11,7 @@
 #include "setup.h"
 #include "stoker/core/error.h"
 #include "stoker/core/numbers.h"
+#include "stoker/core/user_files.h"
 #include "stoker/train/trainer.h"
 
 namespace stoker::train {
@@ -98,6 +99,7 @@ RunStart open_run(const TrainConfig& cfg, Network& model, torch::optim::Optimize
     if (ema != nullptr) start.ema_updates = meta.ema_updates;
     start.run_dir = fs::path(path).parent_path().string();
   } else if (place.leader()) {
+    check_output_folder(cfg.output_dir, "--output-dir");
     start.run_dir = (fs::path(cfg.output_dir) / run_id()).string();
     std::error_code ec;
     fs::create_directories(start.run_dir, ec);

@@ -19,6 +19,7 @@
 #include <tuple>
 
 #include "stoker/core/error.h"
+#include "stoker/core/user_files.h"
 
 namespace stoker::train {
 
@@ -234,6 +235,7 @@ Layout read_layout(const std::string& path, int fd) {
 }
 
 Fd open_for_reading(const std::string& path) {
+  check_input_file(path, "safetensors file");
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) throw DataError("cannot open safetensors file " + path + ": " + errno_text(errno));
   return fd;

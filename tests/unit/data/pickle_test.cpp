@@ -83,5 +83,34 @@ TEST(Pickle, WhatLiesOutsideTheSubsetIsOneLine) {
             "s.pt: its pickle (byte 2) closes a MARK it never opened");
 }
 
+// Lists nested 200,000 deep once overflowed the stack while they were freed; the reader now
+// stops at kMaxPickleDepth with one line, and takes what torch.save nests.
+TEST(Pickle, NestingIsBoundedAndSaysHowDeep) {
+  const auto nested = [](int depth) {  // depth empty lists, each appended to the one before
+    return bytes("\x80\x02" + std::string(static_cast<size_t>(depth), ']') + std::string(static_cast<size_t>(depth - 1), 'a') + ".");
+  };
+  const PickleRef deepest = read_pickle(nested(kMaxPickleDepth + 1), "ok.pt");
+  int depth = 0;
+  for (const PickleValue* v = deepest.get(); !v->items.empty(); v = v->items[0].get()) ++depth;
+  EXPECT_EQ(depth, kMaxPickleDepth);
+  EXPECT_EQ(error_text([&] { read_pickle(nested(kMaxPickleDepth + 2), "deep.pt"); }),
+            "deep.pt: its pickle (byte " + std::to_string(2 + (kMaxPickleDepth + 2) + kMaxPickleDepth) +
+                ") nests containers more than 1000 deep");
+  EXPECT_NE(error_text([&] { read_pickle(nested(200'000), "deeper.pt"); }).find("nests containers more than 1000 deep"),
+            std::string::npos);
+}
+
+// The memo lets a pickle put a container inside itself; a walk of the tree would then never
+// end. Both ways of making a cycle are refused.
+TEST(Pickle, ACycleIsOneLine) {
+  // l = []; l.append(l)
+  EXPECT_EQ(error_text([] { read_pickle(bytes(std::string("\x80\x02]q\x00h\x00" "a.", 9)), "self.pt"); }),
+            "self.pt: its pickle (byte 7) puts a container inside itself, which torch.save never does");
+  // a = []; b = []; a.append(b); b.append(a)
+  EXPECT_EQ(error_text([] { read_pickle(bytes(std::string("\x80\x02]q\x00]q\x01" "ah\x01h\x00" "a.", 15)), "pair.pt"); }),
+            "pair.pt: its pickle (byte 13) changes a container after placing it in another, which torch.save never "
+            "does");
+}
+
 }  // namespace
 }  // namespace stoker::data
