@@ -18,6 +18,7 @@ packages=(
   dataset-fashion-mnist
   libtorch-dev libgloo-dev libopenblas0-pthread
   python3 python3-torch python3-torchvision python3-h5py
+  python3-dev python3-venv python3-pytest python3-pil pybind11-dev libdlpack-dev
   iproute2
 )
 for arg in "$@"; do

@@ -4,7 +4,7 @@
 #
 #   scripts/test.sh                     every stage
 #   scripts/test.sh --stages asan,tsan  the named stages only (after install)
-#   STOKER_QUICK=1 scripts/test.sh      install, build and tests: no sanitizer stages
+#   STOKER_QUICK=1 scripts/test.sh      install, build, tests and python: no sanitizer stages
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs="$(nproc)"
@@ -14,6 +14,7 @@ stages=(
   "install|the Debian packages in scripts/install_deps.sh, only those missing|seconds once installed"
   "build|everything (libraries, stoker, tests, benchmarks) with GCC and -Werror, RelWithDebInfo|6 min cold, 1 min warm"
   "tests|every test: unit, integration (CLI runs on generated data), libtorch, system|6 min"
+  "python|the Python package: built into .venv (scripts/install_python.sh, -Werror) and its pytest suite (python/tests) against Debian's torch and torchvision|2 min cold, 1 min warm"
   "asan|ASan+UBSan without libtorch: every torch-free library and all of its tests (data with the damaged-file corpora, monitor, diagnose, config, CLI)|5 min cold, 2 min warm"
   "asan-models|ASan+UBSan with libtorch: the readers of safetensors, torchvision .pt files and checkpoints (tests/torch/models)|3 min cold, 1 min warm"
   "tsan|TSan without libtorch: the loader's workers, the decoded cache, prepare, the monitor's sampler thread|4 min cold, 1 min warm"
@@ -21,7 +22,7 @@ stages=(
 )
 
 usage() {
-  echo "usage: scripts/test.sh [--stages NAME[,NAME...]]   (STOKER_QUICK=1: install, build, tests only)"
+  echo "usage: scripts/test.sh [--stages NAME[,NAME...]]   (STOKER_QUICK=1: install, build, tests, python only)"
   echo
   echo "stages, in order:"
   for s in "${stages[@]}"; do
@@ -39,7 +40,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ -z "$selected" ]; then
-  selected="install,build,tests"
+  selected="install,build,tests,python"
   [ "${STOKER_QUICK:-0}" = "1" ] || selected+=",asan,asan-models,tsan,thread-safety"
 else
   for name in ${selected//,/ }; do
@@ -56,6 +57,10 @@ sanitizer_flags=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCMAKE_C_F
 stage_install() { bash scripts/install_deps.sh; }
 stage_build() { bash scripts/build.sh build -DSTOKER_WERROR=ON; }
 stage_tests() { ctest --test-dir build --output-on-failure -j "$jobs"; }
+stage_python() {
+  STOKER_CMAKE_ARGS="-DSTOKER_WERROR=ON" bash scripts/install_python.sh .venv
+  .venv/bin/python -m pytest -q -p no:cacheprovider python/tests
+}
 stage_asan() {
   bash scripts/build.sh build-asan -DSTOKER_ASAN=ON -DSTOKER_WITH_TORCH=OFF "${sanitizer_flags[@]}"
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \

@@ -51,10 +51,6 @@ struct BenchResult {
   std::vector<double> epoch_images_per_sec;  // complete epochs only
 };
 
-std::string default_transforms(int size) {
-  return fmt::format("RandomResizedCrop({}), RandomHorizontalFlip(0.5), Normalize", size);
-}
-
 std::string prepare_data(const BenchArgs& args, bool* generated) {
   if (!args.data.empty() && args.synthetic > 0) {
     throw UsageError("give either --data DIR or --synthetic N, not both");
@@ -79,9 +75,7 @@ data::LoaderOptions loader_options(const BenchArgs& args, const data::Source& so
   options.prefetch = args.prefetch;
   options.sampler.seed = args.seed;
   options.transform =
-      data::parse_transforms(!args.transforms.empty()                ? args.transforms
-                             : !source.default_transforms().empty() ? source.default_transforms()
-                                                                    : default_transforms(args.size));
+      data::parse_transforms(!args.transforms.empty() ? args.transforms : data::default_transforms(source, args.size));
   options.decode.max_pixels = args.max_pixels;
   options.decode.crop_window = !args.no_crop_window;
   options.decode.restart_splicing = !args.no_restart_splicing;

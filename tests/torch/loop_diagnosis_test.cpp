@@ -2,7 +2,7 @@
 // batch size is warm-up, counted in the epoch's totals but left out of the shares its verdict
 // reads (26 s of cuDNN autotuning made ResNet-50's first epoch on an H100 read
 // "host/launch-bound"; the short last batch's 6 s of new autotuning did it again).
-#include "train/torch/loop_diagnosis.h"
+#include "stoker/diagnose/loop_diagnosis.h"
 
 #include <gtest/gtest.h>
 
@@ -33,7 +33,7 @@ class LoopDiagnosisTest : public ::testing::Test {
   TempDir dir;
   data::Loader loader{photo_folder(dir), in_order("Resize(16), CenterCrop(16), Normalize")};
   monitor::Sampler sampler{no_gpu()};
-  LoopDiagnosis diagnosis{loader, sampler, 2, -1, false, 2, dir.str()};
+  diagnose::LoopDiagnosis diagnosis{&loader, &sampler, 2, -1, false, 2, dir.str()};
 
   // `n` steps of `size` samples, each waiting `wait_s` and computing `compute_s`.
   void steps(int n, double wait_s, double compute_s, int64_t size = 8) {
@@ -166,7 +166,7 @@ TEST(LoopDiagnosisGpuTest, GpuUtilisationIsTheMeanOfTheEpochsSamples) {
   monitor::Sampler sampler(options);  // not started: samples are taken by sample_once()
   ASSERT_EQ(sampler.gpus().size(), 1u) << sampler.gpu_status();
   data::Loader loader(photo_folder(dir), in_order("Resize(16), CenterCrop(16), Normalize"));
-  LoopDiagnosis diagnosis(loader, sampler, 2, 0, false, 2, dir.str());
+  diagnose::LoopDiagnosis diagnosis(&loader, &sampler, 2, 0, false, 2, dir.str());
 
   diagnosis.start_epoch();
   diagnosis.after_step(0.0, 0.0, 1.0, 8);  // warm-up

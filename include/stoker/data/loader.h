@@ -33,9 +33,11 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -190,8 +192,13 @@ class Loader {
 
   // The next batch of the current epoch, in order; an empty Batch at the end of the epoch.
   // Throws DataError when the epoch failed (on_error=fail, too many bad samples, a worker
-  // error), UsageError when no epoch was started.
+  // error), UsageError when no epoch was started, and UsageError when the consumer has held
+  // every buffer for a second (earlier batches not released: no batch can ever come).
   Batch next();
+  // next() that waits at most `seconds`: true with the batch (or the end of the epoch) in
+  // *out, false when it was not ready in time (call again; a caller that must stay
+  // responsive, such as one that checks for signals, waits in slices).
+  bool next_within(double seconds, Batch* out);
 
   // Where the stream stands: the batch the next call to next() returns.
   LoaderState state() const;
@@ -218,6 +225,8 @@ class Loader {
  private:
   // A source of feature vectors: sizes the spec to them and fits Standardize.
   void prepare_feature_spec(int features);
+  // next() and next_within(): waits until `deadline` at most (none: for as long as it takes).
+  bool next_until(const std::optional<std::chrono::steady_clock::time_point>& deadline, Batch* out);
 
   std::shared_ptr<const Source> source_;
   LoaderOptions options_;
@@ -226,6 +235,8 @@ class Loader {
   int64_t batches_per_epoch_ = 0;
   uint64_t samples_per_epoch_ = 0;
   std::atomic<int64_t> consumer_wait_ns_{0};
+  // Since when next() has seen every buffer held by the consumer (consumer thread only).
+  std::optional<std::chrono::steady_clock::time_point> all_held_since_;
 };
 
 }  // namespace stoker::data

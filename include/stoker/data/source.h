@@ -224,6 +224,11 @@ bool is_feature_table(const std::string& csv_path);
 // that is held in RAM (tables, compressed or chunked arrays) does not fit there.
 std::unique_ptr<Source> open_source(const std::string& path, const std::string& split = "train");
 
+// The transform chain `stoker train`, `stoker bench loader` and the Python DataLoader use when
+// none is given: source.default_transforms() where the data has one (IDX, feature vectors,
+// NumPy images), else "RandomResizedCrop(image_size), RandomHorizontalFlip(0.5), Normalize".
+std::string default_transforms(const Source& source, int image_size = 224);
+
 // `source` (a kClass source with targets_are_numbers()) seen as a regression: each integer
 // target becomes one float target, everything else is passed through. For `--task
 // regression` on integer targets (ages, counts). Throws UsageError for other sources.

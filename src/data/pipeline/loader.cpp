@@ -416,22 +416,67 @@ void Loader::start_epoch(int64_t epoch, int64_t first_batch) {
 }
 
 Batch Loader::next() {
+  Batch batch;
+  next_until(std::nullopt, &batch);
+  return batch;
+}
+
+bool Loader::next_within(double seconds, Batch* out) {
+  const auto wait = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(std::max(0.0, seconds)));
+  return next_until(std::chrono::steady_clock::now() + wait, out);
+}
+
+bool Loader::next_until(const std::optional<std::chrono::steady_clock::time_point>& deadline, Batch* out) {
+  using Clock = std::chrono::steady_clock;
+  // How long every buffer may sit with the consumer before next() gives up: a release on
+  // another thread (a tensor freed elsewhere) has that long to arrive.
+  constexpr auto kHeldGrace = std::chrono::seconds(1);
+  constexpr auto kTick = std::chrono::milliseconds(100);
+  *out = Batch();
   MutexLock lock(shared_->mutex);
   if (!shared_->active && shared_->stats.epoch < 0) {
     throw UsageError("Loader::next() called before start_epoch()");
   }
   if (!shared_->failure.empty()) throw DataError(shared_->failure);
-  if (shared_->next_consume >= shared_->plan.num_batches) return Batch();
+  if (shared_->next_consume >= shared_->plan.num_batches) return true;
   if (!shared_->next_ready()) {
     Stopwatch waited;
-    while (!shared_->next_ready()) lock.wait(shared_->ready_cv);
+    while (!shared_->next_ready()) {
+      const Clock::time_point now = Clock::now();
+      // Kept across calls: next_within's short waits add up to the grace.
+      std::optional<Clock::time_point>& held_since = all_held_since_;
+      if (shared_->consumer_holds_every_buffer()) {
+        if (!held_since) held_since = now;
+        if (now - *held_since >= kHeldGrace) {
+          held_since.reset();  // a caller that catches this and releases a batch may go on
+          consumer_wait_ns_.fetch_add(waited.lap(), std::memory_order_relaxed);
+          throw UsageError(fmt::format(
+              "all {} batch buffers are held by the consumer (earlier batches still in use), so no further batch "
+              "can be filled; release batches once used (keep a copy of what must stay: clone()) or give the "
+              "loader more buffers (prefetch)",
+              shared_->buffers.size()));
+        }
+      } else {
+        held_since.reset();
+      }
+      if (deadline && now >= *deadline) {
+        consumer_wait_ns_.fetch_add(waited.lap(), std::memory_order_relaxed);
+        return false;
+      }
+      Clock::time_point until = now + kTick;
+      if (deadline && *deadline < until) until = *deadline;
+      lock.wait_until(shared_->ready_cv, until);
+    }
     consumer_wait_ns_.fetch_add(waited.lap(), std::memory_order_relaxed);
   }
+  all_held_since_.reset();
   if (!shared_->failure.empty()) throw DataError(shared_->failure);
   BatchBuffer* buffer = shared_->in_flight.front().buffer;
   shared_->in_flight.pop_front();
   ++shared_->next_consume;
-  return Batch(shared_, buffer);
+  *out = Batch(shared_, buffer);
+  return true;
 }
 
 LoaderState Loader::state() const {

@@ -75,6 +75,12 @@ struct LoaderShared {
       free_buffers.push_back(buffer);
     }
     work_cv.notify_all();
+    ready_cv.notify_all();  // a consumer counting down to "every buffer held" looks again
+  }
+
+  // No buffer is free or being filled while batches remain: the consumer holds them all.
+  bool consumer_holds_every_buffer() const STOKER_REQUIRES(mutex) {
+    return active && in_flight.empty() && free_buffers.empty() && next_consume < plan.num_batches;
   }
 
   // The batch next() returns is complete, or the epoch failed.

@@ -146,6 +146,11 @@ std::unique_ptr<Source> open_source(const std::string& path, const std::string& 
   }
 }
 
+std::string default_transforms(const Source& source, int image_size) {
+  if (std::string chain = source.default_transforms(); !chain.empty()) return chain;
+  return fmt::format("RandomResizedCrop({}), RandomHorizontalFlip(0.5), Normalize", image_size);
+}
+
 bool has_test_split(const std::string& pattern) {
   const std::vector<std::string> paths = paths_named(pattern);
   return std::all_of(paths.begin(), paths.end(), [](const std::string& path) { return has_test_split_of(path); });

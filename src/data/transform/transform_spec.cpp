@@ -1382,6 +1382,12 @@ const char* to_string(PaddingMode mode) {
   return "constant";
 }
 
+bool normalize_in_consumer(TransformSpec* spec) {
+  if (!spec->normalize || spec->dtype != DType::kFloat32) return false;
+  spec->dtype = DType::kUint8;
+  return true;
+}
+
 TransformSpec eval_transform(const TransformSpec& train) {
   TransformSpec eval = train;
   if (train.geometry == Geometry::kRandomCrop) {  // torchvision's CenterCrop: 1:1, zero padding

@@ -179,10 +179,9 @@ FeedOptions plan_device_feed(torch::Device device, bool conv_net,
 }
 
 void move_normalize_to_feed(data::TransformSpec* spec, FeedOptions* feed) {
-  if (!spec->normalize || spec->dtype != data::DType::kFloat32) return;
+  if (!data::normalize_in_consumer(spec)) return;
   feed->normalize_mean = spec->mean;
   feed->normalize_std = spec->std;
-  spec->dtype = data::DType::kUint8;
 }
 
 }  // namespace stoker::train

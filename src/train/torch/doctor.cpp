@@ -9,7 +9,7 @@
 #include <optional>
 
 #include "doctor_findings.h"
-#include "loop_diagnosis.h"
+#include "stoker/diagnose/loop_diagnosis.h"
 #include "setup.h"
 #include "step.h"
 #include "stoker/core/clock.h"
@@ -100,7 +100,7 @@ class Doctor {
     setup_.model->train();
     JointProbe probe{workers, {}};
     int64_t seen = 0;
-    WarmUpShapes shapes;
+    diagnose::WarmUpShapes shapes;
     Stopwatch clock;
     while (ns_to_seconds(clock.elapsed_ns()) < options_.seconds + 0.5 || probe.window.steps < 3) {
       FedBatch batch = feed.next();
@@ -155,7 +155,7 @@ class Doctor {
         counts.size(), counts.size() == 1 ? "" : "s", options_.seconds);
     for (int w : counts) f.loader.push_back(probe_loader(w));
     const LoaderProbe& at_configured = f.at_configured();
-    f.evidence = pipeline_evidence(at_configured.stages, *setup_.train_loader);
+    f.evidence = diagnose::pipeline_evidence(at_configured.stages, *setup_.train_loader);
 
     f.model_runs.push_back(probe_model("as configured", cfg_.batch_size, cfg_.amp));
     if (cfg_.amp == AmpMode::kOff) {

@@ -17,11 +17,6 @@ namespace stoker::train {
 
 namespace {
 
-std::string default_transforms(const data::Source& source) {
-  if (std::string chain = source.default_transforms(); !chain.empty()) return chain;
-  return "RandomResizedCrop(224), RandomHorizontalFlip(0.5), Normalize";
-}
-
 // The NVIDIA GPUs NVML sees, e.g. "1 GPU (NVIDIA H100 80GB HBM3)"; "" when none (or no NVML).
 std::string nvml_gpus() {
   const auto reader = monitor::GpuReader::open(nullptr);

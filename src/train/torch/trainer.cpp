@@ -15,7 +15,7 @@
 #include "data_parallel.h"
 #include "evaluate.h"
 #include "gpu_memory.h"
-#include "loop_diagnosis.h"
+#include "stoker/diagnose/loop_diagnosis.h"
 #include "model_ema.h"
 #include "models.h"
 #include "out_of_memory.h"
@@ -89,7 +89,7 @@ enum class EpochEnd { kCompleted, kMaxSteps, kSignal };
 class TrainLoop {
  public:
   TrainLoop(const TrainConfig& cfg, const TrainUi& ui, TrainSetup& setup, const RunStart& start,
-            monitor::Sampler& monitor, LoopDiagnosis& diagnosis, RunRecords* records, int gpu_index,
+            monitor::Sampler& monitor, diagnose::LoopDiagnosis& diagnosis, RunRecords* records, int gpu_index,
             DataParallel* group, ModelEma* ema)
       : cfg_(cfg),
         ui_(ui),
@@ -149,7 +149,7 @@ class TrainLoop {
   TrainSetup& setup_;
   const RunStart& start_;
   monitor::Sampler& monitor_;
-  LoopDiagnosis& diagnosis_;
+  diagnose::LoopDiagnosis& diagnosis_;
   RunRecords* records_;
   const int gpu_index_;
   DataParallel* group_;
@@ -349,7 +349,7 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
   if (gpu_index >= 0) gpu_memory_peak.attach(monitor, gpu_index);
   monitor.start();
   // The processes on this machine share its cores: the diagnosis counts this one's share.
-  LoopDiagnosis diagnosis(train_loader, monitor, cores_per_process(place.local_world_size), gpu_index,
+  diagnose::LoopDiagnosis diagnosis(&train_loader, &monitor, cores_per_process(place.local_world_size), gpu_index,
                           cfg.num_workers == kAuto, cfg.prefetch_factor, cfg.data);
   const data::TransformSpec inputs = inference_inputs(setup);  // what feeding the trained model takes
   std::optional<RunRecords> leader_records;  // the leader's run folder; none in the other processes

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
+#include <string>
 #include <thread>
 
 #include "stoker/core/error.h"
@@ -253,6 +255,57 @@ TEST(LoaderTest, BackPressureBoundsWorkAhead) {
   EXPECT_EQ(rest, 48);
   // The wait is booked when it ends, so only now must it show.
   EXPECT_GE(loader.stage_times().wait_free_buffer, 0.05);
+}
+
+TEST(LoaderTest, AConsumerHoldingEveryBufferGetsAnErrorNotAHang) {
+  TempDir dir;
+  auto source = make_idx(dir, 64);
+  LoaderOptions options = augmenting_options(2);
+  options.prefetch = 2;
+  Loader loader(source, options);
+  loader.start_epoch(0);
+  Batch first = loader.next();
+  Batch second = loader.next();
+  const auto started = std::chrono::steady_clock::now();
+  try {
+    loader.next();
+    FAIL() << "next() returned with every buffer held";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("all 2 batch buffers are held by the consumer"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+  // Released on another thread within the grace second: the wait goes on and the batch comes.
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    first.release();
+  });
+  Batch third = loader.next();
+  releaser.join();
+  ASSERT_TRUE(third);
+  EXPECT_EQ(third.index(), 2);
+}
+
+TEST(LoaderTest, NextWithinReturnsWhenTheBatchIsLateAndHandsItOverOnceReady) {
+  TempDir dir;
+  auto source = make_idx(dir, 64);
+  LoaderOptions options = augmenting_options(1);
+  options.prefetch = 1;
+  Loader loader(source, options);
+  loader.start_epoch(0);
+  Batch held = loader.next();
+  Batch batch;
+  // The only buffer is held: nothing can be ready, and a short wait says so.
+  EXPECT_FALSE(loader.next_within(0.05, &batch));
+  EXPECT_FALSE(batch);
+  held.release();
+  int64_t expected = 1;
+  for (;;) {
+    if (!loader.next_within(0.05, &batch)) continue;
+    if (!batch) break;
+    EXPECT_EQ(batch.index(), expected++);
+    batch.release();
+  }
+  EXPECT_EQ(expected, loader.batches_per_epoch());
 }
 
 TEST(LoaderTest, NextBeforeStartAndBadOptionsAreUsageErrors) {

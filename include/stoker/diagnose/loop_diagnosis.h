@@ -1,4 +1,5 @@
-// The diagnosis that rides along the training loop: steps are grouped into windows (at
+// stoker/diagnose/loop_diagnosis.h — the diagnosis that rides along a training loop (stoker
+// train's, or a Python script's through stoker.watch): steps are grouped into windows (at
 // least 2 s and 10 steps, running on across epochs); each window is classified
 // (stoker/diagnose/verdict.h) with the loader's stage clocks and the monitor's latest figures
 // as evidence; a condition that persists over several windows prints one warning; with
@@ -15,7 +16,10 @@
 // read, and the epoch report names them when they were a noticeable part of the epoch.
 //
 // GPU utilisation is the mean of the monitor's samples taken during the window or epoch.
-// Single-threaded: call from the training loop only.
+// Without a loader (another library's) there are no stage clocks: the verdicts stand, the
+// evidence and the changes that need the clocks are left out. Without a monitor there are no
+// GPU or CPU figures.
+// Single-threaded: call from the training loop only. The loader and the monitor must outlive it.
 #pragma once
 
 #include <algorithm>
@@ -29,11 +33,11 @@
 #include "stoker/diagnose/verdict.h"
 #include "stoker/monitor/sampler.h"
 
-namespace stoker::train {
+namespace stoker::diagnose {
 
 // The pipeline figures of a stage-clock difference of `loader` (its workers, prefetch,
 // dataset, decoded cache) and the RAM free now; `cores` and the CPU % are left to the caller.
-diagnose::PipelineEvidence pipeline_evidence(const data::StageTimes& stages, const data::Loader& loader);
+PipelineEvidence pipeline_evidence(const data::StageTimes& stages, const data::Loader& loader);
 
 // The batch sizes stepped so far, to tell a warm-up step (the first at its size) from the rest.
 // Shared by the loop's diagnosis and the doctor's joint probe, so both leave out the same steps.
@@ -53,9 +57,11 @@ class WarmUpShapes {
 
 class LoopDiagnosis {
  public:
-  // `gpu_index` >= 0 reads that GPU's utilisation and slowdown reasons from the monitor.
-  // `dataset`: --data as given, named in the commands it recommends.
-  LoopDiagnosis(data::Loader& loader, const monitor::Sampler& monitor, int cores, int gpu_index, bool auto_workers,
+  // `loader`: stoker's loader feeding the loop, or nullptr for another; `monitor`: the running
+  // monitor, or nullptr. `gpu_index` >= 0 reads that GPU's utilisation and slowdown reasons
+  // from the monitor. `auto_workers` (with a loader) tunes its workers. `dataset`: --data as
+  // given, named in the commands it recommends.
+  LoopDiagnosis(data::Loader* loader, const monitor::Sampler* monitor, int cores, int gpu_index, bool auto_workers,
                 int prefetch_factor, std::string dataset);
 
   void start_epoch();
@@ -63,7 +69,7 @@ class LoopDiagnosis {
   std::vector<std::string> after_step(double wait_s, double copy_s, double compute_s, int64_t samples);
 
   // Every step of the epoch, the warm-up included (its totals are the epoch's).
-  const diagnose::StepWindow& epoch_window() const { return epoch_; }
+  const StepWindow& epoch_window() const { return epoch_; }
   // "step time: … → input-bound (high)" plus, when there are any, "try: …".
   std::vector<std::string> epoch_report() const;
 
@@ -79,33 +85,35 @@ class LoopDiagnosis {
   // Reads the monitor's latest sample when it is new, into both running means.
   void observe_monitor();
   // `w` with the mean utilisation of `seen` (the latest sample when it saw none).
-  diagnose::StepWindow with_monitor(diagnose::StepWindow w, const GpuSeen& seen) const;
+  StepWindow with_monitor(StepWindow w, const GpuSeen& seen) const;
   // The pipeline figures of a stage-clock difference, with the monitor's CPU %.
-  diagnose::PipelineEvidence evidence(const data::StageTimes& stages) const;
+  PipelineEvidence evidence(const data::StageTimes& stages) const;
+  // The loader's stage clocks now (zero without a loader).
+  data::StageTimes stage_times() const;
 
-  data::Loader& loader_;
-  const monitor::Sampler& monitor_;
+  data::Loader* loader_;
+  const monitor::Sampler* monitor_;
   int cores_;
   int gpu_index_;
   std::string dataset_;
-  std::optional<diagnose::WorkerTuner> tuner_;
-  diagnose::PersistenceGate gate_{5};
-  diagnose::StepWindow window_, epoch_;
+  std::optional<WorkerTuner> tuner_;
+  PersistenceGate gate_{5};
+  StepWindow window_, epoch_;
   GpuSeen window_gpu_, epoch_gpu_;
   uint64_t samples_seen_ = 0;  // the monitor's samples_published() when last read
   // The last window judged, with its stage clocks: an epoch shorter than a window is judged
   // on it instead.
   struct JudgedWindow {
-    diagnose::StepWindow window;
+    StepWindow window;
     data::StageTimes stages;
   };
   std::optional<JudgedWindow> last_window_;
   WarmUpShapes shapes_;                // batch sizes (samples per step) stepped so far
-  diagnose::StepWindow epoch_warmup_;  // this epoch's warm-up steps, summed
+  StepWindow epoch_warmup_;  // this epoch's warm-up steps, summed
   std::vector<int64_t> epoch_warmup_sizes_;
   bool run_start_in_epoch_ = false;  // this epoch holds the run's first step
   data::StageTimes window_start_, epoch_start_;
   int64_t streak_steps_ = 0;
 };
 
-}  // namespace stoker::train
+}  // namespace stoker::diagnose

@@ -1,4 +1,4 @@
-#include "loop_diagnosis.h"
+#include "stoker/diagnose/loop_diagnosis.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 
 #include "stoker/core/process.h"
 
-namespace stoker::train {
+namespace stoker::diagnose {
 
 namespace {
 
@@ -17,7 +17,7 @@ constexpr int64_t kWindowSteps = 10;
 // thermal, HW power brake (idle and application-clock settings are not slowdowns).
 constexpr uint64_t kSlowdownMask = 0x4 | 0x8 | 0x20 | 0x40 | 0x80;
 
-void add(diagnose::StepWindow& into, const diagnose::StepWindow& w) {
+void add(StepWindow& into, const StepWindow& w) {
   into.wait_s += w.wait_s;
   into.copy_s += w.copy_s;
   into.compute_s += w.compute_s;
@@ -25,7 +25,7 @@ void add(diagnose::StepWindow& into, const diagnose::StepWindow& w) {
   into.samples += w.samples;
 }
 
-diagnose::StepWindow minus(diagnose::StepWindow from, const diagnose::StepWindow& w) {
+StepWindow minus(StepWindow from, const StepWindow& w) {
   from.wait_s -= w.wait_s;
   from.copy_s -= w.copy_s;
   from.compute_s -= w.compute_s;
@@ -39,19 +39,19 @@ constexpr double kWarmupNoticeShare = 0.1;
 
 }  // namespace
 
-LoopDiagnosis::LoopDiagnosis(data::Loader& loader, const monitor::Sampler& monitor, int cores, int gpu_index,
+LoopDiagnosis::LoopDiagnosis(data::Loader* loader, const monitor::Sampler* monitor, int cores, int gpu_index,
                              bool auto_workers, int prefetch_factor, std::string dataset)
     : loader_(loader), monitor_(monitor), cores_(cores), gpu_index_(gpu_index), dataset_(std::move(dataset)) {
-  if (auto_workers) {
-    diagnose::TunerLimits limits;
+  if (auto_workers && loader_ != nullptr) {
+    TunerLimits limits;
     limits.max_workers = cores;
     limits.prefetch_factor = prefetch_factor;
-    const data::LoaderOptions& o = loader.options();
+    const data::LoaderOptions& o = loader->options();
     limits.batch_bytes = static_cast<double>(o.batch_size) * static_cast<double>(o.transform.sample_bytes());
     limits.ram_budget_bytes = 0.25 * free_ram_bytes();  // a quarter of what is free now
-    tuner_.emplace(loader.workers(), limits);
+    tuner_.emplace(loader->workers(), limits);
   }
-  window_start_ = epoch_start_ = loader_.stage_times();
+  window_start_ = epoch_start_ = stage_times();
 }
 
 void LoopDiagnosis::start_epoch() {
@@ -60,7 +60,7 @@ void LoopDiagnosis::start_epoch() {
   epoch_warmup_ = {};
   epoch_warmup_sizes_.clear();
   run_start_in_epoch_ = false;
-  epoch_start_ = loader_.stage_times();
+  epoch_start_ = stage_times();
 }
 
 namespace {
@@ -82,11 +82,11 @@ std::pair<double, std::string> gpu_reading(const monitor::Sample& sample, int in
 }  // namespace
 
 void LoopDiagnosis::observe_monitor() {
-  if (gpu_index_ < 0) return;
-  const uint64_t published = monitor_.samples_published();  // every step: a load, no copy
+  if (gpu_index_ < 0 || monitor_ == nullptr) return;
+  const uint64_t published = monitor_->samples_published();  // every step: a load, no copy
   if (published == samples_seen_) return;
   samples_seen_ = published;
-  const auto [util, slowdown] = gpu_reading(monitor_.latest(), gpu_index_);
+  const auto [util, slowdown] = gpu_reading(monitor_->latest(), gpu_index_);
   for (GpuSeen* seen : {&window_gpu_, &epoch_gpu_}) {
     if (util >= 0) {
       seen->util_sum += util;
@@ -96,21 +96,21 @@ void LoopDiagnosis::observe_monitor() {
   }
 }
 
-diagnose::StepWindow LoopDiagnosis::with_monitor(diagnose::StepWindow w, const GpuSeen& seen) const {
-  if (gpu_index_ < 0 || !monitor_.has_sample()) return w;
+StepWindow LoopDiagnosis::with_monitor(StepWindow w, const GpuSeen& seen) const {
+  if (gpu_index_ < 0 || monitor_ == nullptr || !monitor_->has_sample()) return w;
   if (seen.samples > 0) {
     w.gpu_util_percent = seen.util_sum / static_cast<double>(seen.samples);
     w.slowdown = seen.slowdown;
     return w;
   }
-  const auto [util, slowdown] = gpu_reading(monitor_.latest(), gpu_index_);
+  const auto [util, slowdown] = gpu_reading(monitor_->latest(), gpu_index_);
   w.gpu_util_percent = util;
   w.slowdown = slowdown;
   return w;
 }
 
-diagnose::PipelineEvidence pipeline_evidence(const data::StageTimes& d, const data::Loader& loader) {
-  diagnose::PipelineEvidence p;
+PipelineEvidence pipeline_evidence(const data::StageTimes& d, const data::Loader& loader) {
+  PipelineEvidence p;
   p.workers = loader.workers();
   p.prefetch_factor = std::max(1, static_cast<int>(loader.prefetch()) / std::max(1, p.workers));
   p.read_s = d.read;
@@ -127,19 +127,23 @@ diagnose::PipelineEvidence pipeline_evidence(const data::StageTimes& d, const da
   return p;
 }
 
-diagnose::PipelineEvidence LoopDiagnosis::evidence(const data::StageTimes& d) const {
-  diagnose::PipelineEvidence p = pipeline_evidence(d, loader_);
+data::StageTimes LoopDiagnosis::stage_times() const {
+  return loader_ != nullptr ? loader_->stage_times() : data::StageTimes{};
+}
+
+PipelineEvidence LoopDiagnosis::evidence(const data::StageTimes& d) const {
+  PipelineEvidence p = loader_ != nullptr ? pipeline_evidence(d, *loader_) : PipelineEvidence{};
   p.cores = cores_;
   p.dataset = dataset_;
-  if (monitor_.has_sample()) {
-    const monitor::Sample s = monitor_.latest();
+  if (monitor_ != nullptr && monitor_->has_sample()) {
+    const monitor::Sample s = monitor_->latest();
     if (s.host.cpu_percent.ok()) p.cpu_percent = s.host.cpu_percent.value;
   }
   return p;
 }
 
 std::vector<std::string> LoopDiagnosis::after_step(double wait_s, double copy_s, double compute_s, int64_t samples) {
-  const diagnose::StepWindow step{wait_s, copy_s, compute_s, 1, samples, -1, ""};
+  const StepWindow step{wait_s, copy_s, compute_s, 1, samples, -1, ""};
   observe_monitor();
   add(epoch_, step);
   std::vector<std::string> lines;
@@ -150,7 +154,7 @@ std::vector<std::string> LoopDiagnosis::after_step(double wait_s, double copy_s,
     if (run_start) {
       run_start_in_epoch_ = true;
       window_gpu_ = epoch_gpu_ = {};
-      window_start_ = loader_.stage_times();
+      window_start_ = stage_times();
     }
     add(epoch_warmup_, step);
     epoch_warmup_sizes_.push_back(samples);
@@ -159,28 +163,28 @@ std::vector<std::string> LoopDiagnosis::after_step(double wait_s, double copy_s,
   add(window_, step);
   if (window_.total_s() < kWindowSeconds || window_.steps < kWindowSteps) return lines;
 
-  const data::StageTimes now = loader_.stage_times();
+  const data::StageTimes now = stage_times();
   const data::StageTimes stages = now - window_start_;
-  const diagnose::StepWindow w = with_monitor(window_, window_gpu_);
-  const diagnose::PipelineEvidence p = evidence(stages);
-  const diagnose::Verdict v = diagnose::classify(w);
+  const StepWindow w = with_monitor(window_, window_gpu_);
+  const PipelineEvidence p = evidence(stages);
+  const Verdict v = classify(w);
   last_window_ = JudgedWindow{w, stages};
-  const bool problem = v.kind != diagnose::Bottleneck::kCompute && v.kind != diagnose::Bottleneck::kUnknown;
+  const bool problem = v.kind != Bottleneck::kCompute && v.kind != Bottleneck::kUnknown;
   streak_steps_ = problem ? streak_steps_ + w.steps : 0;
   if (gate_.observe(v)) {
-    lines.push_back(diagnose::format_warning(v, streak_steps_, w, p, diagnose::recommend(v, w, p)));
+    lines.push_back(format_warning(v, streak_steps_, w, p, recommend(v, w, p)));
   }
   if (tuner_) {
     const double idle = stages.wait_free_buffer;
-    diagnose::TuneWindow t;
+    TuneWindow t;
     t.samples_per_s = static_cast<double>(w.samples) / w.total_s();
     t.wait_share = v.wait_share;
     t.worker_idle_share = p.busy_worker_s + idle > 0 ? idle / (p.busy_worker_s + idle) : 0;
-    const diagnose::TuneAction action = tuner_->observe(t);
+    const TuneAction action = tuner_->observe(t);
     if (action.changed) {
-      loader_.set_prefetch(action.prefetch);
-      loader_.set_workers(action.workers);
-      lines.push_back(fmt::format("autotune: {} (prefetch {})", action.reason, loader_.prefetch()));
+      loader_->set_prefetch(action.prefetch);
+      loader_->set_workers(action.workers);
+      lines.push_back(fmt::format("autotune: {} (prefetch {})", action.reason, loader_->prefetch()));
     }
   }
   window_ = {};
@@ -211,10 +215,10 @@ std::string LoopDiagnosis::warmup_note() const {
 std::vector<std::string> LoopDiagnosis::epoch_report() const {
   // An epoch of warm-up steps alone keeps them: its shares are all there is to show.
   const bool leave_out_warmup = epoch_warmup_.steps > 0 && epoch_.steps > epoch_warmup_.steps;
-  diagnose::StepWindow w =
+  StepWindow w =
       with_monitor(leave_out_warmup ? minus(epoch_, epoch_warmup_) : epoch_, epoch_gpu_);
-  data::StageTimes stages = loader_.stage_times() - epoch_start_;
-  std::string shares = diagnose::format_step_shares(w);
+  data::StageTimes stages = stage_times() - epoch_start_;
+  std::string shares = format_step_shares(w);
   // An epoch shorter than a window is judged on the last window instead: a 4-step epoch cut
   // off by --max-steps read "input-bound" from one 27 ms wait, and a 1.3 s epoch's GPU
   // utilisation was a single monitor sample.
@@ -227,21 +231,21 @@ std::vector<std::string> LoopDiagnosis::epoch_report() const {
     stages = last_window_->stages;
     shares = fmt::format(
         "{} (the last {} steps, {:.1f} s, across epochs: this epoch's {} to judge alone)",
-        diagnose::format_step_shares(w), w.steps, w.total_s(), why);
+        format_step_shares(w), w.steps, w.total_s(), why);
   }
   std::vector<std::string> lines{shares};
   if (leave_out_warmup && epoch_warmup_.total_s() > kWarmupNoticeShare * epoch_.total_s()) {
     lines.push_back(warmup_note());
   }
-  const diagnose::Verdict v = diagnose::classify(w);
-  const diagnose::PipelineEvidence p = evidence(stages);
-  if (v.kind == diagnose::Bottleneck::kInput) {
-    const std::string evidence = diagnose::format_evidence(w, p);
+  const Verdict v = classify(w);
+  const PipelineEvidence p = evidence(stages);
+  if (v.kind == Bottleneck::kInput) {
+    const std::string evidence = format_evidence(w, p);
     if (!evidence.empty()) lines.push_back(evidence);
   }
-  const std::string changes = diagnose::format_changes(diagnose::recommend(v, w, p));
+  const std::string changes = format_changes(recommend(v, w, p));
   if (!changes.empty()) lines.push_back(changes);
   return lines;
 }
 
-}  // namespace stoker::train
+}  // namespace stoker::diagnose

@@ -1,0 +1,190 @@
+// stoker._stoker.Source and .Loader: the C++ input pipeline as the Python DataLoader uses it.
+// Argument checks with Python's names live in stoker/data_loader.py; what reaches here is
+// checked again by the C++ (UsageError → ValueError).
+#include <pybind11/stl.h>
+
+#include <map>
+#include <memory>
+#include <utility>
+
+#include "bindings.h"
+#include "loader_handle.h"
+#include "stoker/core/mutex.h"
+#include "stoker/data/loader.h"
+#include "stoker/data/source.h"
+#include "stoker/data/transform.h"
+
+namespace py = pybind11;
+
+namespace stoker::python {
+
+namespace {
+
+// Batch memory from a Python callable: allocate(bytes) -> (address, owner). The loader asks
+// for its buffers on the consumer's thread (its constructor, set_prefetch); they go when its
+// last batch does, on whatever thread drops it. The DataLoader passes torch's pinned memory.
+class PythonAllocator final : public data::BufferAllocator {
+ public:
+  explicit PythonAllocator(py::object allocate) : allocate_(std::move(allocate)) {}
+  ~PythonAllocator() override {
+    py::gil_scoped_acquire gil;
+    allocate_ = py::object();
+  }
+  void* allocate(size_t bytes) override {
+    py::gil_scoped_acquire gil;
+    py::tuple got = allocate_(bytes);
+    auto* address = reinterpret_cast<void*>(got[0].cast<uintptr_t>());
+    MutexLock lock(mutex_);
+    owners_.emplace(address, got[1]);
+    return address;
+  }
+  void deallocate(void* pointer, size_t /*bytes*/) override {
+    if (!Py_IsInitialized()) return;  // the interpreter is gone and took the memory with it
+    py::gil_scoped_acquire gil;
+    py::object owner;
+    {
+      MutexLock lock(mutex_);
+      auto it = owners_.find(pointer);
+      if (it == owners_.end()) return;
+      owner = std::move(it->second);
+      owners_.erase(it);
+    }
+  }
+  const char* name() const override { return "pinned (torch)"; }
+
+ private:
+  py::object allocate_;
+  Mutex mutex_;
+  std::map<void*, py::object> owners_ STOKER_GUARDED_BY(mutex_);
+};
+
+}  // namespace
+
+LoaderHandle::LoaderHandle(std::shared_ptr<data::Source> source, data::LoaderOptions options, py::object allocate)
+    : features_(source->feature_count() > 0), classes_(source->target_kind() == data::TargetKind::kClass) {
+  if (!allocate.is_none()) {
+    allocator_ = std::make_shared<PythonAllocator>(std::move(allocate));
+    options.allocator = allocator_.get();
+  }
+  loader_ = std::make_unique<data::Loader>(std::move(source), std::move(options));
+}
+
+void LoaderHandle::start_epoch(int64_t epoch, int64_t first_batch) {
+  py::gil_scoped_release released;
+  loader_->start_epoch(epoch, first_batch);
+}
+
+std::optional<PyBatch> LoaderHandle::next() {
+  data::Batch batch;
+  for (;;) {
+    bool ready = false;
+    {
+      py::gil_scoped_release released;
+      ready = loader_->next_within(0.1, &batch);
+    }
+    if (ready) break;
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+  }
+  if (!batch) return std::nullopt;
+  auto shared = std::make_shared<const data::Batch>(std::move(batch));
+  return PyBatch{shared->epoch(), shared->index(), shared->size(), inputs_of(shared, features_),
+                 classes_ ? labels_of(shared) : targets_of(shared),
+                 std::vector<uint64_t>(shared->indices(), shared->indices() + shared->size())};
+}
+
+namespace {
+
+data::OnError on_error_of(const std::string& text) {
+  if (text == "substitute") return data::OnError::kSubstitute;
+  if (text == "raise") return data::OnError::kFail;
+  throw UsageError("on_error must be 'substitute' or 'raise' (got '" + text + "')");
+}
+
+}  // namespace
+
+void bind_loader(py::module_& m) {
+  py::class_<data::Source, std::shared_ptr<data::Source>>(m, "Source")
+      .def(py::init([](const std::string& path, const std::string& split) {
+             return std::shared_ptr<data::Source>(data::open_source(path, split));
+           }),
+           py::arg("path"), py::arg("split") = "train")
+      .def("__len__", &data::Source::size)
+      .def("describe", &data::Source::describe)
+      .def("name", &data::Source::name)
+      .def_property_readonly("class_names", &data::Source::class_names)
+      .def_property_readonly("is_classification",
+                             [](const data::Source& s) { return s.target_kind() == data::TargetKind::kClass; })
+      .def_property_readonly("target_dim", &data::Source::target_dim)
+      .def_property_readonly("feature_count", &data::Source::feature_count)
+      .def_property_readonly("default_transforms",
+                             [](const data::Source& s) { return data::default_transforms(s); })
+      .def("check_class_ids", &data::Source::check_class_ids);
+
+  py::class_<PyBatch>(m, "Batch")
+      .def_readonly("epoch", &PyBatch::epoch)
+      .def_readonly("index", &PyBatch::index)
+      .def_readonly("size", &PyBatch::size)
+      .def_readonly("inputs", &PyBatch::inputs)
+      .def_readonly("targets", &PyBatch::targets)
+      .def_readonly("indices", &PyBatch::indices);
+
+  py::class_<LoaderHandle>(m, "Loader")
+      .def(py::init([](std::shared_ptr<data::Source> source, int batch_size, int workers, int prefetch, bool shuffle,
+                       bool drop_last, uint64_t seed, int rank, int world_size, const std::string& transforms,
+                       bool channels_last, bool normalize_in_consumer, const std::string& on_error, double max_bad,
+                       double cache_decoded_bytes, py::object allocate) {
+             data::LoaderOptions o;
+             o.batch_size = batch_size;
+             o.workers = workers;
+             o.prefetch = prefetch;
+             o.sampler.shuffle = shuffle;
+             o.sampler.drop_last = drop_last;
+             o.sampler.seed = seed;
+             o.sampler.rank = rank;
+             o.sampler.world_size = world_size;
+             o.transform = data::parse_transforms(transforms);
+             if (channels_last) o.transform.layout = data::Layout::kNHWC;
+             if (normalize_in_consumer) data::normalize_in_consumer(&o.transform);
+             o.on_error = on_error_of(on_error);
+             o.max_bad_fraction = max_bad;
+             o.cache_decoded_bytes = static_cast<size_t>(cache_decoded_bytes);
+             return std::make_unique<LoaderHandle>(std::move(source), std::move(o), std::move(allocate));
+           }),
+           py::arg("source"), py::arg("batch_size"), py::arg("workers"), py::arg("prefetch"), py::arg("shuffle"),
+           py::arg("drop_last"), py::arg("seed"), py::arg("rank"), py::arg("world_size"), py::arg("transforms"),
+           py::arg("channels_last"), py::arg("normalize_in_consumer"), py::arg("on_error"), py::arg("max_bad"),
+           py::arg("cache_decoded_bytes"), py::arg("allocate") = py::none())
+      .def("start_epoch", &LoaderHandle::start_epoch, py::arg("epoch"), py::arg("first_batch") = 0)
+      .def("next", &LoaderHandle::next)
+      .def("__len__", [](LoaderHandle& h) { return h.loader().batches_per_epoch(); })
+      .def_property_readonly("samples_per_epoch", [](LoaderHandle& h) { return h.loader().samples_per_epoch(); })
+      .def_property_readonly("transforms", [](LoaderHandle& h) { return h.loader().options().transform.describe(); })
+      .def_property_readonly("normalize",
+                             [](LoaderHandle& h) -> py::object {
+                               const data::TransformSpec& t = h.loader().options().transform;
+                               if (!t.normalize) return py::none();
+                               const size_t c = static_cast<size_t>(t.channels);
+                               return py::make_tuple(std::vector<float>(t.mean.begin(), t.mean.begin() + c),
+                                                     std::vector<float>(t.std.begin(), t.std.begin() + c));
+                             })
+      .def_property_readonly("dtype", [](LoaderHandle& h) { return data::to_string(h.loader().options().transform.dtype); })
+      .def_property("workers", [](LoaderHandle& h) { return h.loader().workers(); },
+                    [](LoaderHandle& h, int workers) { h.loader().set_workers(workers); })
+      .def_property("prefetch", [](LoaderHandle& h) { return h.loader().prefetch(); },
+                    [](LoaderHandle& h, int prefetch) { h.loader().set_prefetch(prefetch); })
+      .def("epoch_stats", [](LoaderHandle& h) {
+        const data::EpochStats s = h.loader().epoch_stats();
+        py::list bad;
+        for (const data::BadSample& b : s.bad_samples) bad.append(py::make_tuple(b.index, b.name, b.reason));
+        return py::dict(py::arg("epoch") = s.epoch, py::arg("samples") = s.samples, py::arg("bad") = s.bad,
+                        py::arg("bad_samples") = bad);
+      })
+      .def("stage_times", [](LoaderHandle& h) {
+        const data::StageTimes t = h.loader().stage_times();
+        return py::dict(py::arg("read") = t.read, py::arg("decode") = t.decode, py::arg("transform") = t.transform,
+                        py::arg("wait_free_buffer") = t.wait_free_buffer, py::arg("consumer_wait") = t.consumer_wait,
+                        py::arg("samples") = t.samples);
+      });
+}
+
+}  // namespace stoker::python

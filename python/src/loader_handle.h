@@ -1,0 +1,49 @@
+// The C++ Loader as the extension holds it: its batches leave as BatchArrays, and a wait
+// for the next batch releases the GIL and still answers Ctrl-C. Shared by the loader and the
+// diagnosis bindings. Thread safety: as data::Loader's (one consumer thread).
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "batch_arrays.h"
+#include "stoker/data/loader.h"
+
+namespace stoker::python {
+
+// One batch as Python sees it.
+struct PyBatch {
+  int64_t epoch = 0;
+  int64_t index = 0;
+  int size = 0;
+  BatchArray inputs;
+  BatchArray targets;  // class ids (int64) or float targets
+  std::vector<uint64_t> indices;
+};
+
+class LoaderHandle {
+ public:
+  // `allocate`: None for the loader's own host memory, or a callable allocate(bytes) ->
+  // (address, owner) for batch buffers (the owner is kept until the buffer is freed).
+  LoaderHandle(std::shared_ptr<data::Source> source, data::LoaderOptions options, pybind11::object allocate);
+
+  // Begins `epoch` at `first_batch`, with the GIL released.
+  void start_epoch(int64_t epoch, int64_t first_batch);
+  // The next batch, or nullopt at the end of the epoch. Waits with the GIL released and looks
+  // for signals every 100 ms (a KeyboardInterrupt ends the wait).
+  std::optional<PyBatch> next();
+
+  data::Loader& loader() { return *loader_; }
+
+ private:
+  bool features_;
+  bool classes_;
+  std::shared_ptr<data::BufferAllocator> allocator_;  // outlives the loader: its batches may outlive it
+  std::unique_ptr<data::Loader> loader_;
+};
+
+}  // namespace stoker::python

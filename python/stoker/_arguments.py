@@ -1,0 +1,35 @@
+"""Argument checks that raise one ValueError line: the argument, its value, what is allowed
+and what to try."""
+
+
+def bad(name, value, allowed, hint=""):
+    text = f"{name}={value!r}: {allowed}"
+    if hint:
+        text += f"; {hint}"
+    return ValueError(text)
+
+
+def whole(name, value, low, high=None, hint=""):
+    """An int in [low, high] (bool refused: True is not a batch size)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
+        allowed = f"a whole number from {low}" + (f" to {high}" if high is not None else " up")
+        raise bad(name, value, allowed, hint)
+    return value
+
+
+def flag(name, value):
+    if not isinstance(value, bool):
+        raise bad(name, value, "True or False")
+    return value
+
+
+def choice(name, value, choices, hint=""):
+    if value not in choices:
+        raise bad(name, value, "one of " + ", ".join(repr(c) for c in choices), hint)
+    return value
+
+
+def fraction(name, value, hint=""):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise bad(name, value, "a number from 0 to 1", hint)
+    return float(value)

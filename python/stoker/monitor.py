@@ -1,0 +1,88 @@
+"""stoker.monitor: stoker's sampler thread in this process (GPU through NVML, CPU, RAM).
+
+    with stoker.monitor(interval=1.0, log="run.csv") as mon:
+        for epoch in range(epochs):
+            for inputs, targets in stoker.watch(loader):
+                ...
+        mon.report()
+
+Loops watched (stoker.watch) or loaders made (stoker.DataLoader) while it runs read its GPU
+utilisation and CPU figures into their verdicts. The log is stoker monitor's CSV (or JSON
+lines for a name ending in .jsonl), flushed every row.
+"""
+import sys
+
+from . import _arguments as arg
+from . import _stoker
+from ._session import latest_diagnosis, set_monitor
+from ._words import pythonic
+
+
+class monitor:
+    def __init__(self, interval=1.0, log=None, *, gpu=True, summary=True, file=None, nvml_library=""):
+        if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not interval >= 0.05:
+            raise arg.bad("interval", interval, "seconds between samples, 0.05 or more", "1.0 suits most runs")
+        if log is not None and not isinstance(log, str):
+            log = str(log)
+        self.interval = float(interval)
+        self.log = log
+        self.summary_at_exit = summary
+        self.file = file
+        self._handle = _stoker.Monitor(self.interval, log or "", gpu, nvml_library)
+        self._previous = None
+        self._running = False
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        if self.summary_at_exit and exc[0] is None:
+            self._print(self.summary())
+        return False
+
+    def start(self):
+        self._handle.start()
+        self._previous = set_monitor(self._handle)
+        self._running = True
+
+    def stop(self):
+        if self._running:
+            self._handle.stop()
+            set_monitor(self._previous)
+            self._running = False
+
+    @property
+    def gpu_status(self):
+        """"1 GPU (NVIDIA H100 80GB HBM3) · driver ..." or why there is no GPU figure."""
+        return self._handle.gpu_status
+
+    def status(self):
+        """The latest sample in one line, as stoker monitor draws it."""
+        return self._handle.status_line()
+
+    def summary(self):
+        """The run so far: utilisation means and peaks, memory, and the share of time the GPU
+        sat idle while the CPU was busy."""
+        return self._handle.summary().rstrip("\n")
+
+    def report(self):
+        """Prints the verdict, evidence and changes to try for the latest watched loop's
+        current epoch, then the latest sample. Returns the lines."""
+        diagnosis, owner = latest_diagnosis()
+        lines = []
+        if owner is not None and hasattr(owner, "epoch_report"):
+            lines = owner.epoch_report()
+        elif diagnosis is not None and diagnosis.epoch_window["steps"] > 0:
+            lines = [pythonic(line) for line in diagnosis.epoch_report()]
+        if not lines:
+            lines = ["no watched loop yet: iterate stoker.watch(loader) or a stoker.DataLoader to split the steps"]
+        status = self.status()
+        if status:
+            lines.append(status)
+        self._print("\n".join(lines))
+        return lines
+
+    def _print(self, text):
+        print(text, file=self.file or sys.stderr, flush=True)

@@ -1,0 +1,58 @@
+"""Data the tests make for themselves: small image folders (JPEG and PNG, varied sizes) and
+feature arrays whose targets are their own sample indices."""
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+
+def write_image_folder(root, classes=3, per_class=8, kind="png", seed=0):
+    rng = np.random.default_rng(seed)
+    for c in range(classes):
+        folder = root / f"class_{c}"
+        folder.mkdir(parents=True)
+        for i in range(per_class):
+            h, w = int(rng.integers(40, 90)), int(rng.integers(40, 90))
+            # Smooth content (a gradient plus noise), as photos are, so JPEG keeps it close.
+            y, x = np.mgrid[0:h, 0:w]
+            base = np.stack([(x * 3 + c * 40) % 256, (y * 2 + i * 20) % 256, (x + y) % 256], axis=-1)
+            pixels = np.clip(base + rng.integers(-8, 9, size=base.shape), 0, 255).astype(np.uint8)
+            Image.fromarray(pixels).save(folder / f"img_{i:03d}.{kind}", quality=95) if kind == "jpg" else \
+                Image.fromarray(pixels).save(folder / f"img_{i:03d}.{kind}")
+    return root
+
+
+@pytest.fixture(scope="session")
+def png_folder(tmp_path_factory):
+    return write_image_folder(tmp_path_factory.mktemp("png") / "train", kind="png")
+
+
+@pytest.fixture(scope="session")
+def jpeg_folder(tmp_path_factory):
+    return write_image_folder(tmp_path_factory.mktemp("jpeg") / "train", kind="jpg", seed=1)
+
+
+@pytest.fixture(scope="session")
+def indexed_features(tmp_path_factory):
+    """An .npz of 50 feature rows whose float target is the row's index."""
+    path = tmp_path_factory.mktemp("features") / "rows.npz"
+    x = np.arange(50 * 4, dtype=np.float32).reshape(50, 4)
+    np.savez(path, x=x, y=np.arange(50, dtype=np.float32))
+    return path
+
+
+def batches(loader, limit=None):
+    """Every (inputs, targets) of one pass, cloned out of the loader's buffers."""
+    out = []
+    for i, (x, y) in enumerate(loader):
+        if limit is not None and i >= limit:
+            break
+        out.append((x.clone(), y.clone()))
+    return out
+
+
+def assert_same_batches(a, b):
+    assert len(a) == len(b)
+    for (xa, ya), (xb, yb) in zip(a, b):
+        assert torch.equal(xa, xb)
+        assert torch.equal(ya, yb)

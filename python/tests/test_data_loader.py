@@ -1,0 +1,180 @@
+"""stoker.DataLoader's own promises: determinism, sharding, resume, buffer lifetime."""
+import gc
+import os
+
+import pytest
+import torch
+from conftest import assert_same_batches, batches
+
+import stoker
+
+AUGMENTED = "RandomResizedCrop(32), RandomHorizontalFlip(), ColorJitter(0.2, 0.2, 0.2), Normalize"
+
+
+def test_batches_are_the_same_for_1_and_4_workers(jpeg_folder):
+    one = batches(stoker.DataLoader(jpeg_folder, batch_size=5, shuffle=True, seed=3, num_workers=1,
+                                    transforms=AUGMENTED))
+    four = batches(stoker.DataLoader(jpeg_folder, batch_size=5, shuffle=True, seed=3, num_workers=4,
+                                     transforms=AUGMENTED))
+    assert_same_batches(one, four)
+
+
+def test_each_pass_is_the_next_epoch_and_set_epoch_picks_one(jpeg_folder):
+    loader = stoker.DataLoader(jpeg_folder, batch_size=6, shuffle=True, seed=3, transforms=AUGMENTED)
+    first, second = batches(loader), batches(loader)
+    assert not torch.equal(first[0][0], second[0][0])
+    loader.set_epoch(1)
+    assert_same_batches(batches(loader), second)
+
+
+@pytest.mark.parametrize("drop_last", [False, True])
+@pytest.mark.parametrize("world_size", [1, 3, 4])
+def test_ranks_get_distributed_samplers_indices(indexed_features, world_size, drop_last):
+    dataset = torch.utils.data.TensorDataset(torch.arange(50))
+    per_rank = []
+    for rank in range(world_size):
+        sampler = torch.utils.data.DistributedSampler(dataset, num_replicas=world_size, rank=rank, shuffle=False)
+        expected = [b[0] for b in torch.utils.data.DataLoader(dataset, batch_size=4, sampler=sampler,
+                                                              drop_last=drop_last)]
+        loader = stoker.DataLoader(indexed_features, batch_size=4, rank=rank, world_size=world_size,
+                                   drop_last=drop_last, transforms="none")
+        got = [y.long() for _, y in loader]
+        assert len(loader) == len(expected) == len(got)
+        for g, e in zip(got, expected):
+            assert torch.equal(g, e)
+        per_rank.append(len(got))
+    assert len(set(per_rank)) == 1  # every rank the same number of batches
+
+
+def test_rank_and_world_size_come_from_the_environment(indexed_features, monkeypatch):
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    loader = stoker.DataLoader(indexed_features, batch_size=5, transforms="none")
+    assert (loader.rank, loader.world_size) == (1, 2)
+    assert [y.long().tolist() for _, y in loader][0] == [1, 3, 5, 7, 9]
+
+
+def resumed(folder, state, workers, epochs_after=1):
+    loader = stoker.DataLoader(folder, batch_size=5, shuffle=True, num_workers=workers, transforms=AUGMENTED)
+    loader.load_state_dict(state)
+    out = []
+    for _ in range(epochs_after):
+        out += batches(loader)
+    return loader, out
+
+
+@pytest.mark.parametrize("stop_after", [0, 1, 3])
+def test_a_resume_mid_epoch_continues_the_same_batches(jpeg_folder, stop_after):
+    loader = stoker.DataLoader(jpeg_folder, batch_size=5, shuffle=True, seed=11, num_workers=2, transforms=AUGMENTED)
+    whole = batches(loader) + batches(loader)
+    loader.set_epoch(0)
+    it = iter(loader)
+    for _ in range(stop_after):
+        next(it)
+    state = loader.state_dict()
+    assert (state["epoch"], state["next_batch"]) == (0, stop_after)
+    # another worker count, and a seed the state replaces
+    _, rest = resumed(jpeg_folder, state, workers=3, epochs_after=2)
+    assert_same_batches(rest, whole[stop_after:])
+
+
+def test_a_state_taken_at_an_epochs_end_starts_the_next_epoch(jpeg_folder):
+    loader = stoker.DataLoader(jpeg_folder, batch_size=5, shuffle=True, seed=5, transforms=AUGMENTED)
+    batches(loader)
+    expected = batches(loader)
+    loader.set_epoch(0)
+    for i, _ in enumerate(loader):  # taken inside the loop, at the last batch
+        if i == len(loader) - 1:
+            state = loader.state_dict()
+    assert (state["epoch"], state["next_batch"]) == (1, 0)
+    _, got = resumed(jpeg_folder, state, workers=1)
+    assert_same_batches(got, expected)
+
+
+def test_a_second_resume_in_the_same_epoch_stays_aligned(jpeg_folder):
+    loader = stoker.DataLoader(jpeg_folder, batch_size=5, shuffle=True, seed=9, transforms=AUGMENTED)
+    whole = batches(loader)
+    loader.set_epoch(0)
+    it = iter(loader)
+    next(it)
+    first = loader.state_dict()
+    again, _ = resumed(jpeg_folder, first, workers=2, epochs_after=0)
+    assert again.state_dict() == first  # read right after the resume: complete
+    it = iter(again)
+    next(it), next(it)
+    second = again.state_dict()
+    assert second["next_batch"] == 3
+    _, rest = resumed(jpeg_folder, second, workers=4)
+    assert_same_batches(rest, whole[3:])
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(batch_size=4), "batch_size=5"),
+    (dict(world_size=2, rank=0), "world_size=1"),
+])
+def test_a_resume_with_other_settings_is_one_line(jpeg_folder, change, message):
+    state = stoker.DataLoader(jpeg_folder, batch_size=5).state_dict()
+    settings = dict(batch_size=5)
+    settings.update(change)
+    other = stoker.DataLoader(jpeg_folder, **settings)
+    with pytest.raises(ValueError, match=message):
+        other.load_state_dict(state)
+
+
+def test_a_resume_on_other_data_is_one_line(jpeg_folder, png_folder, tmp_path):
+    from conftest import write_image_folder
+    smaller = write_image_folder(tmp_path / "small", classes=2, per_class=3)
+    state = stoker.DataLoader(jpeg_folder, batch_size=5).state_dict()
+    with pytest.raises(ValueError, match="samples=24"):
+        stoker.DataLoader(smaller, batch_size=5).load_state_dict(state)
+
+
+def test_a_tensor_outlives_its_loader(png_folder):
+    loader = stoker.DataLoader(png_folder, batch_size=4, transforms="Resize(16), CenterCrop(16)")
+    x, y = next(iter(loader))
+    copy = x.clone()
+    del loader
+    gc.collect()
+    assert torch.equal(x, copy)
+
+
+def test_a_held_batch_is_never_overwritten(png_folder):
+    loader = stoker.DataLoader(png_folder, batch_size=2, num_workers=2, prefetch_factor=2,
+                               transforms="Resize(16), CenterCrop(16)")
+    it = iter(loader)
+    held, _ = next(it)
+    copy = held.clone()
+    for _ in range(6):  # the pool turns over several times meanwhile
+        next(it)
+    assert torch.equal(held, copy)
+
+
+def test_holding_every_buffer_raises(png_folder):
+    loader = stoker.DataLoader(png_folder, batch_size=2, num_workers=1, prefetch_factor=2,
+                               transforms="Resize(16), CenterCrop(16)")
+    kept = []
+    with pytest.raises(ValueError, match="held"):
+        for x, _ in loader:
+            kept.append(x)
+
+
+def test_channels_last_is_nchw_with_channels_last_strides(png_folder):
+    chain = "Resize(24), CenterCrop(24), Normalize"
+    plain, _ = next(iter(stoker.DataLoader(png_folder, batch_size=4, transforms=chain)))
+    nhwc, _ = next(iter(stoker.DataLoader(png_folder, batch_size=4, transforms=chain, channels_last=True)))
+    assert nhwc.shape == plain.shape == (4, 3, 24, 24)
+    assert nhwc.is_contiguous(memory_format=torch.channels_last)
+    assert torch.equal(nhwc, plain)
+
+
+def test_use_after_fork_raises(png_folder):
+    loader = stoker.DataLoader(png_folder, batch_size=4)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            iter(loader)
+        except RuntimeError as e:
+            os._exit(0 if "another process" in str(e) else 2)
+        os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 0

@@ -1,0 +1,84 @@
+"""Bad arguments are one ValueError line; bad samples follow on_error; Ctrl-C ends a wait."""
+import signal
+import time
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import stoker
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    (dict(batch_size=0), "batch_size=0: a whole number from 1"),
+    (dict(batch_size=True), "batch_size=True"),
+    (dict(num_workers=-1), "num_workers=-1"),
+    (dict(num_workers="many"), "or 'auto'"),
+    (dict(prefetch_factor=0), "prefetch_factor=0"),
+    (dict(shuffle="yes"), "shuffle='yes': True or False"),
+    (dict(on_error="skip"), "on_error='skip': one of 'substitute', 'raise'"),
+    (dict(max_bad=2), "max_bad=2: a number from 0 to 1"),
+    (dict(rank=3, world_size=2), "rank=3: a whole number from 0 to 1"),
+    (dict(world_size=0), "world_size=0"),
+    (dict(device="tpu"), "device='tpu'"),
+    (dict(transforms="RandomResizedCrop(224), Flip"), "transforms="),
+    (dict(transforms=[1, 2]), "a list of strings"),
+    (dict(cache_decoded_gb=-1), "cache_decoded_gb=-1"),
+])
+def test_a_bad_argument_names_itself(png_folder, kwargs, words):
+    with pytest.raises(ValueError) as raised:
+        stoker.DataLoader(png_folder, **kwargs)
+    assert words in str(raised.value)
+    assert "\n" not in str(raised.value)
+
+
+def test_missing_data_is_one_line(tmp_path):
+    with pytest.raises(stoker.DataError, match=str(tmp_path / "nowhere")):
+        stoker.DataLoader(tmp_path / "nowhere")
+
+
+@pytest.fixture()
+def folder_with_a_bad_file(tmp_path):
+    for c in ("a", "b"):
+        (tmp_path / c).mkdir()
+        for i in range(6):
+            Image.fromarray(np.full((20, 20, 3), 40 * i, np.uint8)).save(tmp_path / c / f"{i}.png")
+    bad = tmp_path / "b" / "3.png"
+    bad.write_bytes(b"\x89PNG\r\n\x1a\n" + b"broken" * 10)
+    return tmp_path, bad
+
+
+def test_a_bad_sample_is_substituted_and_named(folder_with_a_bad_file):
+    root, bad = folder_with_a_bad_file
+    loader = stoker.DataLoader(root, batch_size=4, transforms="Resize((8, 8))", max_bad=0.2)
+    assert sum(x.shape[0] for x, _ in loader) == 12
+    stats = loader.stats()
+    assert stats["bad"] == 1
+    assert stats["bad_samples"][0]["path"] == str(bad)
+    assert stats["bad_samples"][0]["reason"]
+
+
+def test_on_error_raise_names_the_file(folder_with_a_bad_file):
+    root, bad = folder_with_a_bad_file
+    loader = stoker.DataLoader(root, batch_size=4, transforms="Resize((8, 8))", on_error="raise")
+    with pytest.raises(stoker.DataError, match=str(bad)):
+        for _ in loader:
+            pass
+
+
+def test_ctrl_c_ends_a_wait_for_a_slow_batch(tmp_path):
+    (tmp_path / "a").mkdir()
+    big = np.random.default_rng(0).integers(0, 255, (2500, 2500, 3), dtype=np.uint8)
+    for i in range(6):
+        Image.fromarray(big).save(tmp_path / "a" / f"{i}.png", compress_level=1)
+    loader = stoker.DataLoader(tmp_path, batch_size=6, num_workers=1, transforms="Resize((2000, 2000))")
+    it = iter(loader)
+    signal.setitimer(signal.ITIMER_REAL, 0.3)
+    previous = signal.signal(signal.SIGALRM, lambda *_: signal.raise_signal(signal.SIGINT))
+    started = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            next(it)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    assert time.monotonic() - started < 1.5

@@ -1,0 +1,46 @@
+"""stoker.DataLoader against torchvision's ImageFolder + DataLoader on the same files."""
+import pytest
+import torch
+import torchvision
+import torchvision.transforms as T
+
+import stoker
+
+
+def torchvision_batches(root, transform, batch_size):
+    dataset = torchvision.datasets.ImageFolder(str(root), transform=transform)
+    return dataset, list(torch.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=False))
+
+
+@pytest.mark.parametrize("folder", ["png_folder", "jpeg_folder"])
+def test_labels_and_class_to_idx_are_imagefolders(folder, request):
+    root = request.getfixturevalue(folder)
+    dataset, expected = torchvision_batches(root, T.Compose([T.Resize(32), T.CenterCrop(32), T.ToTensor()]), 5)
+    loader = stoker.DataLoader(root, batch_size=5, transforms="Resize(32), CenterCrop(32)", num_workers=2)
+    assert loader.class_to_idx == dataset.class_to_idx
+    assert loader.class_names == dataset.classes
+    got = [y.clone() for _, y in loader]
+    assert len(got) == len(expected) == len(loader)
+    for y, (_, y_tv) in zip(got, expected):
+        assert torch.equal(y, y_tv)
+
+
+def test_pixels_are_torchvisions_within_a_grey_level(png_folder):
+    # PNGs decode exactly in both; the resampling agrees to a grey level (the C++ tests'
+    # tolerance against torchvision's antialiased bilinear Resize).
+    transform = T.Compose([T.Resize(48), T.CenterCrop(40), T.ToTensor(),
+                           T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])])
+    _, expected = torchvision_batches(png_folder, transform, 4)
+    loader = stoker.DataLoader(png_folder, batch_size=4, num_workers=2, transforms=transform)
+    for (x, _), (x_tv, _) in zip(loader, expected):
+        assert x.shape == x_tv.shape and x.dtype == torch.float32
+        # one grey level, in Normalize's units (divided by the smallest std)
+        assert (x - x_tv).abs().max().item() <= 1 / 255 / 0.224 + 1e-5
+
+
+def test_a_compose_is_read_as_its_repr(png_folder):
+    compose = T.Compose([T.RandomResizedCrop(24), T.RandomHorizontalFlip(), T.ToTensor()])
+    loader = stoker.DataLoader(png_folder, batch_size=4, transforms=compose)
+    assert loader.transforms.startswith("RandomResizedCrop(24")
+    x, y = next(iter(loader))
+    assert x.shape == (4, 3, 24, 24)
