@@ -193,6 +193,27 @@ class PeakRssSampler(threading.Thread):
         self.sample()  # one last sample with the workers still alive
 
 
+def timed_batches(it, seconds: float):
+    """Takes WARMUP_BATCHES (untimed), then batches until `seconds` have passed, touching each
+    (so nothing is lazily skipped; cheap compared to loading). Returns the last images tensor,
+    the timed images and batches, the timed seconds and a checksum of the touched values.
+    bench/python_loader.py times stoker's loader with the same function."""
+    checksum = 0.0
+    for _ in range(WARMUP_BATCHES):
+        images, _labels = next(it)
+        checksum += float(images[:, :, 0, 0].sum())
+    n_images = n_batches = 0
+    t0 = time.perf_counter()
+    while True:
+        images, _labels = next(it)
+        checksum += float(images[:, :, 0, 0].sum())
+        n_images += images.shape[0]
+        n_batches += 1
+        elapsed = time.perf_counter() - t0
+        if elapsed >= seconds:
+            return images, n_images, n_batches, elapsed, checksum
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", required=True, help="image-folder root: DIR/<class>/<file>.jpg")
@@ -260,29 +281,12 @@ def main() -> int:
             for batch in loader:
                 yield batch
 
-    it = batches()
-    checksum = 0.0
-    for _ in range(WARMUP_BATCHES):
-        images, _labels = next(it)
-        checksum += float(images[:, :, 0, 0].sum())
-
-    n_images = 0
-    n_batches = 0
-    t0 = time.perf_counter()
-    while True:
-        images, _labels = next(it)
-        # Touch the batch so nothing is lazily skipped; cheap compared to loading.
-        checksum += float(images[:, :, 0, 0].sum())
-        n_images += images.shape[0]
-        n_batches += 1
-        elapsed = time.perf_counter() - t0
-        if elapsed >= args.seconds:
-            break
+    images, n_images, n_batches, elapsed, checksum = timed_batches(batches(), args.seconds)
     shape = list(images.shape)
     dtype = str(images.dtype).replace("torch.", "")
 
     sampler.stop()
-    del it, loader  # shuts the workers down
+    del loader  # shuts the workers down
     main_maxrss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e6
     children_maxrss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024 / 1e6
 

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""stoker.DataLoader in a Python loop, measured as bench/pytorch_loader.py measures torch's
+DataLoader: the same image folder, the same chain (RandomResizedCrop(size), flip, Normalize),
+the same warm-up batches, timed window, batch touch and peak-RSS sampling.
+
+    .venv/bin/python bench/python_loader.py --data DIR [--workers 2] [--batch-size 64]
+        [--seconds 20] [--size 224] [--json]
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pytorch_loader import PeakRssSampler, timed_batches  # noqa: E402  (one way of measuring)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--seconds", type=float, default=20.0)
+    ap.add_argument("--size", type=int, default=224)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    sampler = PeakRssSampler()
+    sampler.start()  # before the imports: they are part of the footprint
+
+    import torch
+    import stoker
+    torch.set_num_threads(1)
+    transforms = f"RandomResizedCrop({args.size}), RandomHorizontalFlip(0.5), Normalize"
+    loader = stoker.DataLoader(args.data, batch_size=args.batch_size, shuffle=True, num_workers=args.workers,
+                               transforms=transforms, seed=0)
+
+    def batches():
+        while True:
+            for batch in loader:
+                yield batch
+
+    images, n_images, n_batches, elapsed, checksum = timed_batches(batches(), args.seconds)
+    sampler.stop()
+    result = {
+        "loader": "stoker.DataLoader (Python)",
+        "images_per_sec": round(n_images / elapsed, 2),
+        "images": n_images,
+        "batches": n_batches,
+        "seconds": round(elapsed, 3),
+        "workers": args.workers,
+        "batch_size": args.batch_size,
+        "batch_shape": list(images.shape),
+        "dtype": str(images.dtype).replace("torch.", ""),
+        "peak_rss_mb": round(sampler.peak_kb * 1024 / 1e6, 1),
+        "transforms": loader.transforms,
+        "torch_version": torch.__version__,
+        "checksum": round(checksum, 4),
+    }
+    print(json.dumps(result) if args.json else
+          f"stoker.DataLoader: {result['images_per_sec']:.1f} images/s, peak RSS {result['peak_rss_mb']:.1f} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
