@@ -5,8 +5,10 @@
 #   scripts/install_deps.sh            build + test dependencies (PyTorch/torchvision for Python
 #                                      too: a torch test loads exported weights into torchvision;
 #                                      h5py: a test trains on a file h5py wrote; iproute2: the
-#                                      two-node test puts each node in a network namespace)
-#   scripts/install_deps.sh --bench    also Pillow and time for the comparison benchmarks
+#                                      two-node test puts each node in a network namespace; the
+#                                      Python package's build: pybind11, dlpack, venv, wheel; its
+#                                      tests: pytest, Pillow)
+#   scripts/install_deps.sh --bench    also time for the comparison benchmarks
 set -euo pipefail
 
 packages=(
@@ -18,12 +20,12 @@ packages=(
   dataset-fashion-mnist
   libtorch-dev libgloo-dev libopenblas0-pthread
   python3 python3-torch python3-torchvision python3-h5py
-  python3-dev python3-venv python3-pytest python3-pil pybind11-dev libdlpack-dev
+  python3-dev python3-venv python3-wheel python3-pytest python3-pil pybind11-dev libdlpack-dev
   iproute2
 )
 for arg in "$@"; do
   case "$arg" in
-    --bench) packages+=(python3-pil time) ;;
+    --bench) packages+=(time) ;;
     *) echo "install_deps.sh: unknown option '$arg' (allowed: --bench)" >&2; exit 2 ;;
   esac
 done
