@@ -10,7 +10,7 @@ bash scripts/install_deps.sh
 [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$venv"
 python="$(cd "$venv/bin" && pwd)/python"
 # The extension is built here first (with a progress line); pip's build then finds it done.
-echo "building stoker's Python extension into build-python/ (the first time about 3 min on 2 cores)"
+echo "building stoker's Python extension into build-python/ (the first time about 1.5 min on 2 cores)"
 export STOKER_PYTHON_BUILD_DIR="$PWD/build-python"
 read -r -a extra <<<"${STOKER_CMAKE_ARGS:-}"
 STOKER_TARGETS=_stoker STOKER_PROGRESS=line bash scripts/build.sh build-python -DSTOKER_BUILD_PYTHON=ON \

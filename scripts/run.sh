@@ -6,6 +6,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
-echo "building the stoker program into build/ (the first time about 4 min on 2 cores, seconds after that)"
+echo "building the stoker program into build/ (the first time about 3.5 min on 2 cores, seconds after that)"
 STOKER_TARGETS=stoker STOKER_PROGRESS=line bash scripts/build.sh build
 exec ./build/src/stoker train "$@"

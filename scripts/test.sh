@@ -9,16 +9,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs="$(nproc)"
 
-# name | what it checks | about how long on 2 cores: cold (empty compiler cache), warm
+# name | what it checks | about how long on 2 cores: cold (empty compiler cache), warm (measured:
+# docs/TESTING.md, "What CI runs"; 28 min cold and 12 min warm in all)
 stages=(
   "install|the Debian packages in scripts/install_deps.sh, only those missing|seconds once installed"
-  "build|everything (libraries, stoker, tests, benchmarks) with GCC and -Werror, RelWithDebInfo|6 min cold, 1 min warm"
+  "build|everything (libraries, stoker, tests, benchmarks) with GCC and -Werror, RelWithDebInfo|6 min cold, 40 s warm"
   "tests|every test: unit, integration (CLI runs on generated data), libtorch, system|6 min"
-  "python|the Python package: built into .venv (scripts/install_python.sh, -Werror) and its pytest suite (python/tests) against Debian's torch and torchvision|2 min cold, 1 min warm"
-  "asan|ASan+UBSan without libtorch: every torch-free library and all of its tests (data with the damaged-file corpora, monitor, diagnose, config, CLI)|5 min cold, 2 min warm"
-  "asan-models|ASan+UBSan with libtorch: the readers of safetensors, torchvision .pt files and checkpoints (tests/torch/models)|3 min cold, 1 min warm"
-  "tsan|TSan without libtorch: the loader's workers, the decoded cache, prepare, the monitor's sampler thread|4 min cold, 1 min warm"
-  "thread-safety|clang -Wthread-safety as errors: every access to state a Mutex guards holds it (compile only, without libtorch)|2 min cold, 10 s warm"
+  "python|the Python package: built into .venv (scripts/install_python.sh, -Werror) and its pytest suite (python/tests) against Debian's torch and torchvision|1 min cold, 30 s warm"
+  "asan|ASan+UBSan without libtorch: every torch-free library and all of its tests (data with the damaged-file corpora, monitor, diagnose, config, CLI)|7.5 min cold, 2 min warm"
+  "asan-models|ASan+UBSan with libtorch: the readers of safetensors, torchvision .pt files and checkpoints (tests/torch/models)|4 min cold, 1.5 min warm"
+  "tsan|TSan without libtorch: the loader's workers, the decoded cache, prepare, the monitor's sampler thread|3.5 min cold, 40 s warm"
+  "thread-safety|clang -Wthread-safety as errors: every access to state a Mutex guards holds it (compile only, without libtorch)|1 min cold, 10 s warm"
 )
 
 usage() {
