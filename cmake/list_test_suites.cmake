@@ -1,8 +1,6 @@
 # Run by stoker_add_test_suites (cmake/TestSuites.cmake) once PROGRAM is built: writes to OUTPUT
 # one add_test per GoogleTest suite of PROGRAM, with LABELS, TIMEOUT and ENVIRONMENT (lists
-# joined by ','). A suite is many tests in a process that loads libtorch: its COST makes
-# `ctest -j` start the suites before the quick tests, which then fill the last minutes (a
-# fresh clone has no recorded times to order by).
+# joined by ',').
 execute_process(COMMAND ${PROGRAM} --gtest_list_tests OUTPUT_VARIABLE listing RESULT_VARIABLE status TIMEOUT 60)
 if(NOT status EQUAL 0)
   message(FATAL_ERROR "${PROGRAM} --gtest_list_tests failed (${status}): ${listing}")
@@ -17,7 +15,7 @@ foreach(line IN LISTS lines)
     set(suite ${CMAKE_MATCH_1})
     string(APPEND script "add_test([==[${suite}]==] [==[${PROGRAM}]==] [==[--gtest_filter=${suite}.*]==])\n"
            "set_tests_properties([==[${suite}]==] PROPERTIES LABELS [==[${labels}]==] TIMEOUT ${TIMEOUT}"
-           " ENVIRONMENT [==[${environment}]==] COST 20)\n")
+           " ENVIRONMENT [==[${environment}]==])\n")
   endif()
 endforeach()
 file(WRITE ${OUTPUT} "${script}")

@@ -86,7 +86,13 @@ std::optional<PyBatch> LoaderHandle::next() {
     if (PyErr_CheckSignals() != 0) throw py::error_already_set();
   }
   if (!batch) return std::nullopt;
-  auto shared = std::make_shared<const data::Batch>(std::move(batch));
+  // The batch's buffer is freed through the allocator when the loader's last batch goes, maybe
+  // after this handle: each batch keeps the allocator alive until it is gone itself.
+  auto shared = std::shared_ptr<const data::Batch>(new data::Batch(std::move(batch)),
+                                                   [allocator = allocator_](const data::Batch* b) {
+                                                     delete b;
+                                                     (void)allocator;
+                                                   });
   return PyBatch{shared->epoch(), shared->index(), shared->size(), inputs_of(shared, features_),
                  classes_ ? labels_of(shared) : targets_of(shared),
                  std::vector<uint64_t>(shared->indices(), shared->indices() + shared->size())};

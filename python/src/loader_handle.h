@@ -42,7 +42,8 @@ class LoaderHandle {
  private:
   bool features_;
   bool classes_;
-  std::shared_ptr<data::BufferAllocator> allocator_;  // outlives the loader: its batches may outlive it
+  // Declared before the loader, so destroyed after it; each batch handed out holds it too.
+  std::shared_ptr<data::BufferAllocator> allocator_;
   std::unique_ptr<data::Loader> loader_;
 };
 

@@ -178,3 +178,29 @@ def test_use_after_fork_raises(png_folder):
         os._exit(1)
     _, status = os.waitpid(pid, 0)
     assert os.WEXITSTATUS(status) == 0
+
+
+def test_batches_in_memory_from_python_outlive_their_loader(png_folder):
+    # The allocator device="cuda" and pin_memory use (pinned torch memory), here with plain
+    # torch memory: each batch keeps it alive, so a tensor may outlive the loader.
+    from stoker import _stoker
+    blocks = []
+
+    def allocate(nbytes):
+        block = torch.empty(nbytes, dtype=torch.uint8)
+        blocks.append(nbytes)
+        return block.data_ptr(), block
+
+    source = _stoker.Source(str(png_folder))
+    loader = _stoker.Loader(source, 4, 2, 2, False, False, 0, 0, 1, "Resize((16, 16))", False, False,
+                            "substitute", 0.0, 0.0, allocate)
+    loader.start_epoch(0)
+    batch = loader.next()
+    x = torch.utils.dlpack.from_dlpack(batch.inputs)
+    copy = x.clone()
+    assert len(blocks) == 2  # one per buffer
+    del loader, batch
+    gc.collect()
+    assert torch.equal(x, copy)
+    del x
+    gc.collect()
