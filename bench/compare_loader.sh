@@ -180,23 +180,7 @@ run() {
     last=$(grep -v '^[[:space:]]*$' "$LOGS/$id.err" | tail -n1 | cut -c1-300 || true)
     fail "$loader (workers/threads $workers) $why${last:+ [$last]}: $cmd_line"
   fi
-  "$PY" - "$LOGS/$id.out" <<'PYEOF' >"$LOGS/$id.json" || fail "$loader (workers/threads $workers) printed no JSON object with images_per_sec: $cmd_line"
-import json, sys
-text = open(sys.argv[1], encoding="utf-8", errors="replace").read()
-found = None
-for i, ch in enumerate(text):   # the last top-level JSON object holding images_per_sec
-    if ch != "{":
-        continue
-    try:
-        obj, end = json.JSONDecoder().raw_decode(text[i:])
-    except ValueError:
-        continue
-    if isinstance(obj, dict) and "images_per_sec" in obj:
-        found = obj
-if found is None:
-    sys.exit(1)
-print(json.dumps(found))
-PYEOF
+  "$PY" bench/last_json.py "$LOGS/$id.out" images_per_sec >"$LOGS/$id.json" || fail "$loader (workers/threads $workers) printed no JSON object with images_per_sec: $cmd_line"
   printf '%s\t%s\t%s\t%s\n' "$id" "$loader" "$workers" "$cmd_line" >>"$MANIFEST"
   "$PY" -c 'import json,sys; print("      -> %.1f images/s" % json.load(open(sys.argv[1]))["images_per_sec"])' \
     "$LOGS/$id.json" >&2

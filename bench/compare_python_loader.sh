@@ -48,24 +48,14 @@ for round in $(seq 1 "$ROUNDS"); do
   done
 done
 "$PY" - "$LOGS" "$ROUNDS" "$WORKERS" "$DATA" <<'PYEOF'
-import json, statistics, sys
+import statistics, sys
+sys.path.insert(0, "bench")
+from last_json import last_json
 logs, rounds, workers, data = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-
-def last_json(path):
-    text, found = open(path).read(), None
-    for i, ch in enumerate(text):
-        if ch == "{":
-            try:
-                obj, _ = json.JSONDecoder().raw_decode(text[i:])
-            except ValueError:
-                continue
-            if "images_per_sec" in obj:
-                found = obj
-    return found
 
 rows = {}
 for id in ("pytorch", "python", "bench"):
-    got = [last_json(f"{logs}/{id}-{r}.out") for r in range(1, rounds + 1)]
+    got = [last_json(f"{logs}/{id}-{r}.out", "images_per_sec") for r in range(1, rounds + 1)]
     rows[id] = (statistics.median(g["images_per_sec"] for g in got), max(g["peak_rss_mb"] for g in got),
                 [g["images_per_sec"] for g in got])
 names = {"pytorch": "torch DataLoader (PIL)", "python": "stoker.DataLoader, Python loop", "bench": "stoker bench loader"}

@@ -13,9 +13,7 @@
 
 namespace stoker {
 
-namespace {
-
-std::string kind_of(unsigned mode) {
+std::string file_kind_of_mode(unsigned mode) {
   if (S_ISREG(mode)) return "a regular file";
   if (S_ISDIR(mode)) return "a folder";
   if (S_ISLNK(mode)) return "a symbolic link";
@@ -26,30 +24,32 @@ std::string kind_of(unsigned mode) {
   return "not a file";
 }
 
-}  // namespace
+namespace {
 
-std::string file_kind_of_mode(unsigned mode) { return kind_of(mode); }
+UsageError not_a_regular_file(const std::string& path, const std::string& what, unsigned mode) {
+  return UsageError(fmt::format("{} {} is {}; stoker reads only regular files: give the path of a file", what, path,
+                                file_kind_of_mode(mode)));
+}
+
+}  // namespace
 
 std::string file_kind(const std::string& path) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) return "";
-  return kind_of(st.st_mode);
+  return file_kind_of_mode(st.st_mode);
 }
 
 void check_input_file(const std::string& path, const std::string& what) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    throw UsageError(fmt::format("{} {} is {}; stoker reads only regular files: give the path of a file", what, path,
-                                 kind_of(st.st_mode)));
-  }
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) throw not_a_regular_file(path, what, st.st_mode);
 }
 
 std::string read_small_file(const std::string& path, const std::string& what, uint64_t max_bytes) {
-  check_input_file(path, what);
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     throw UsageError(fmt::format("cannot read {} {}: {}", what, path, std::strerror(errno)));
   }
+  if (!S_ISREG(st.st_mode)) throw not_a_regular_file(path, what, st.st_mode);
   if (static_cast<uint64_t>(st.st_size) > max_bytes) {
     throw UsageError(fmt::format("{} {} holds {} bytes, more than the {} a {} may have; is it the right file?", what,
                                  path, st.st_size, max_bytes, what));
@@ -89,7 +89,7 @@ void check_output_folder(const std::string& path, const std::string& what) {
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
     throw UsageError(fmt::format("{} {} is {}, not a folder; give a folder, or a new name for one", what, path,
-                                 kind_of(st.st_mode)));
+                                 file_kind_of_mode(st.st_mode)));
   }
 }
 
