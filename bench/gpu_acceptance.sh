@@ -12,6 +12,12 @@
 #   --deps DIR       an unpacked scripts/bundle_offline.sh folder, for a machine without the
 #                    Debian packages (its env.sh is sourced)
 #   --steps LIST     comma-separated, in this order (default all):
+#                      python   the Python package against $PYTHON's torch: pip-installs it
+#                               (into BUILD-python-site), runs its pytest suite (on a GPU no
+#                               CUDA test may skip), then trains --model in bf16 from Python
+#                               three ways: stoker.DataLoader(device="cuda"), torch's
+#                               DataLoader, and one synthetic batch already on the GPU
+#                               (bench/pytorch_train_images.py --loader)
 #                      build    configure and build (stoker, tests, bench programs)
 #                      tests    the Cuda* tests alone (on a GPU none may skip), then ctest
 #                      check    stoker check (device, H2D copy rates, matmul per precision)
@@ -42,9 +48,9 @@ die() { echo "gpu_acceptance: $*" >&2; exit 2; }
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(cd "$SCRIPT_DIR/.." && pwd)
 PY=${PYTHON:-python3}
-OUT=gpu-acceptance BUILD= DEPS= STEPS=build,tests,check,optim,train,doctor,loader,features,compare
+OUT=gpu-acceptance BUILD= DEPS= STEPS=python,build,tests,check,optim,train,doctor,loader,features,compare
 IMAGES=8000 MODEL=resnet50 BATCH=128 DRY=0
-ALL_STEPS=" build tests check optim train doctor loader features compare "
+ALL_STEPS=" python build tests check optim train doctor loader features compare "
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -80,7 +86,7 @@ read -r TORCH_VERSION TORCH_CUDA TORCH_SEES_GPU <<<"$TORCH_INFO"
 
 NPROC=$(nproc)
 if [[ $DRY -eq 1 ]]; then
-  DEVICE=cpu AMPS="off bf16" BUILD=${BUILD:-build}
+  DEVICE=cpu AMPS="off bf16" PY_AMP=off BUILD=${BUILD:-build}
   [[ $IMAGES == 8000 ]] && IMAGES=300
   [[ $MODEL == resnet50 ]] && MODEL=resnet18
   [[ $BATCH == 128 ]] && BATCH=16
@@ -88,7 +94,7 @@ if [[ $DRY -eq 1 ]]; then
 else
   [[ $TORCH_SEES_GPU == True ]] \
     || die "torch $TORCH_VERSION (CUDA ${TORCH_CUDA}) under $PY sees no GPU; run where one is, or use --cpu-dry-run"
-  DEVICE=cuda AMPS="off bf16 fp16" BUILD=${BUILD:-build-cuda}
+  DEVICE=cuda AMPS="off bf16 fp16" PY_AMP=bf16 BUILD=${BUILD:-build-cuda}
   SIZE=224 TRAIN_STEPS=150 LOADER_SECONDS=8 FEATURE_ROWS=2000000 FEATURE_STEPS=1000 COMPARE_STEPS=100
 fi
 [[ $BUILD = /* ]] || BUILD=$REPO_ROOT/$BUILD
@@ -174,6 +180,51 @@ synthetic_images() {
   run images 300 "$STOKER" bench loader --synthetic "$IMAGES" --cache-dir "$IMAGES_DIR" --seconds 1
   verdict images 0 "$IMAGES synthetic JPEGs in $IMAGES_DIR"
 }
+
+# ----------------------------------------------------------------------------------- python
+if wants python; then
+  site=$BUILD-python-site
+  cmake_args=
+  pybind11_dir=$("$PY" -m pybind11 --cmakedir 2>/dev/null) && cmake_args="-Dpybind11_DIR=$pybind11_dir"
+  run python-install 480 env STOKER_PYTHON_BUILD_DIR="$BUILD-python" STOKER_CMAKE_ARGS="$cmake_args" \
+    "$PY" -m pip install --no-build-isolation --no-deps --no-index --upgrade --target "$site" ./python
+  verdict python-install 0 "$(lines python-install 'Successfully|error' | tail -n 1) into $site"
+  run python-tests 540 env PYTHONPATH="$site" "$PY" -m pytest -q -rs -p no:cacheprovider python/tests
+  # On a GPU none of the CUDA feed's tests may skip.
+  if [[ $DRY -eq 0 && $RC -eq 0 ]] && grep -q '^SKIPPED' "$LOGS/python-tests.log"; then RC=3; fi
+  verdict python-tests 0 "$(lines python-tests '(passed|failed|error)|^SKIPPED' | tail -n 3)"
+  # ImageNet-like JPEGs (500 × 375, smooth content) made with Pillow: this step needs no C++ build.
+  py_images=$BUILD/pil-images-$IMAGES
+  run python-images 300 "$PY" -c '
+import multiprocessing, os, sys
+import numpy as np
+from PIL import Image
+root, n = sys.argv[1], int(sys.argv[2])
+def one(i):
+    rng = np.random.default_rng(i)
+    y, x = np.mgrid[0:375, 0:500]
+    base = np.stack([(x * (1 + i % 3) + 25 * (i % 10)) % 256, (y * 2 + i) % 256, (x + y) % 256], axis=-1)
+    pixels = np.clip(base + rng.integers(-12, 13, size=base.shape), 0, 255).astype(np.uint8)
+    folder = os.path.join(root, f"class_{i % 10}")
+    os.makedirs(folder, exist_ok=True)
+    Image.fromarray(pixels).save(os.path.join(folder, f"{i:06d}.jpg"), quality=90)
+if not os.path.isdir(root):
+    with multiprocessing.Pool() as pool:
+        pool.map(one, range(n), chunksize=64)' "$py_images" "$IMAGES"
+  verdict python-images 0 "$IMAGES JPEGs in $py_images"
+  text=
+  for loader in synthetic stoker torch; do
+    run "python-train-$loader" 420 env PYTHONPATH="$site" "$PY" "$SCRIPT_DIR/pytorch_train_images.py" \
+      --data "$py_images" --model "$MODEL" --batch-size "$BATCH" --workers "$NPROC" --size "$SIZE" \
+      --max-steps $((COMPARE_STEPS + 20)) --warmup-steps 20 --device "$DEVICE" --amp "$PY_AMP" \
+      --loader "$loader" --json
+    rate=$(grep -v '^\$ ' "$LOGS/python-train-$loader.log" | grep '^{' |
+      "$PY" -c 'import json,sys; print(round(json.load(sys.stdin)["samples_per_sec"]))' 2>/dev/null || echo '?')
+    verdict "python-train-$loader" 0 "$rate samples/s: $(lines "python-train-$loader" '^epoch' | tail -n 2)"
+    text+="$loader $rate  "
+  done
+  row python-train info 0 "$MODEL, batch $BATCH, $NPROC workers, amp $PY_AMP, samples/s: $text"
+fi
 
 # ------------------------------------------------------------------------------------ build
 if wants build; then

@@ -8,7 +8,7 @@ the first --warmup-steps steps left out of the timing.
     /usr/bin/python3 bench/pytorch_train_images.py --data DIR [--model efficientnet_b0]
         [--batch-size 32] [--workers 2] [--threads N] [--max-steps 60]
         [--warmup-steps 10] [--size 64] [--seed 0] [--device cpu|cuda]
-        [--amp off|bf16|fp16] [--json]
+        [--amp off|bf16|fp16] [--loader torch|stoker|synthetic] [--json]
 
 On --device cuda it is set up as a tuned PyTorch script is, as `stoker train`
 is on CUDA: pin_memory=True, batches copied with non_blocking=True,
@@ -36,6 +36,15 @@ interval. Per epoch the JSON also has the steps, samples, mean loss and the
 wait and compute seconds of its steps, for lining up with stoker's per-epoch
 records.
 
+--loader picks what feeds the same model and loop:
+- torch (default): the DataLoader above;
+- stoker: stoker.DataLoader (the Python package, which must be importable) with the same
+  chain as a string, --workers threads, device=--device and channels_last on CUDA: batches
+  arrive on the GPU, uint8 copied on a side stream and normalised there;
+- synthetic: one random batch made on the device once and given every step, as many steps per
+  epoch as the folder gives: the model's own pace with no input pipeline (the ceiling the
+  other two are measured against).
+
 With --json, progress lines go to stderr and one JSON object to stdout.
 """
 
@@ -49,6 +58,30 @@ import sys
 import time
 
 MODELS = ("resnet18", "resnet50") + tuple(f"efficientnet_b{i}" for i in range(8))
+
+
+def make_loader(args, dataset, device, memory_format):
+    """What --loader names, each giving (inputs, targets) batches of the same folder."""
+    import torch
+    from torch.utils.data import DataLoader
+
+    if args.loader == "stoker":
+        import stoker
+        return stoker.DataLoader(args.data, batch_size=args.batch_size, shuffle=True, seed=args.seed,
+                                 num_workers=args.workers, transforms=f"RandomResizedCrop({args.size}), "
+                                 "RandomHorizontalFlip(), Normalize", device=device.type,
+                                 channels_last=memory_format == torch.channels_last)
+    if args.loader == "synthetic":
+        gen = torch.Generator(device=device)
+        gen.manual_seed(args.seed)
+        x = torch.randn(args.batch_size, 3, args.size, args.size, device=device, generator=gen)
+        y = torch.randint(0, len(dataset.classes), (args.batch_size,), device=device, generator=gen)
+        return [(x.contiguous(memory_format=memory_format), y)] * (len(dataset) // args.batch_size)
+    gen = torch.Generator()
+    gen.manual_seed(args.seed)
+    extra = {"persistent_workers": True, "prefetch_factor": 4} if args.workers > 0 else {}
+    return DataLoader(dataset, batch_size=args.batch_size, shuffle=True, generator=gen, drop_last=False,
+                      num_workers=args.workers, pin_memory=device.type == "cuda", **extra)
 
 
 def main() -> int:
@@ -65,6 +98,8 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     ap.add_argument("--amp", default="off", choices=("off", "bf16", "fp16"))
+    ap.add_argument("--loader", default="torch", choices=("torch", "stoker", "synthetic"),
+                    help="what feeds the loop (default torch; see the top of this file)")
     ap.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     args = ap.parse_args()
     for name in ("batch_size", "threads", "max_steps", "size"):
@@ -81,7 +116,6 @@ def main() -> int:
     import torch
     import torchvision
     from torch import nn
-    from torch.utils.data import DataLoader
 
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from pytorch_loader import IMAGENET_MEAN, IMAGENET_STD, imagenet_style_folder  # noqa: E402 (same folder)
@@ -118,11 +152,7 @@ def main() -> int:
         print(f"pytorch_train_images: no images under '{args.data}'", file=sys.stderr)
         return 1
     classes = len(dataset.classes)
-    gen = torch.Generator()
-    gen.manual_seed(args.seed)
-    extra = {"persistent_workers": True, "prefetch_factor": 4} if args.workers > 0 else {}
-    loader = DataLoader(dataset, batch_size=args.batch_size, shuffle=True, generator=gen, drop_last=False,
-                        num_workers=args.workers, pin_memory=cuda, **extra)
+    loader = make_loader(args, dataset, device, memory_format)
 
     model = getattr(torchvision.models, args.model)(num_classes=classes)
     model = model.to(device, memory_format=memory_format)
@@ -134,6 +164,7 @@ def main() -> int:
     say(f"torch {torch.__version__}, torchvision {torchvision.__version__}, threads {torch.get_num_threads()}, "
         f"workers {args.workers}, {args.model} ({params:,} parameters, {classes} classes), "
         f"{len(dataset)} images, batch {args.batch_size}, size {args.size}, BLAS {blas}, device {device}"
+        f", loader {args.loader}"
         + (f" ({torch.cuda.get_device_name(device)})" if cuda else "") + f", amp {args.amp}")
 
     epochs = []
@@ -202,6 +233,7 @@ def main() -> int:
     if args.json:
         print(json.dumps({
             "framework": "pytorch",
+            "loader": args.loader,
             "model": args.model,
             "parameters": params,
             "classes": classes,

@@ -84,7 +84,8 @@ name=$(basename "$out")
 parent=$(dirname "$out")
 
 lib_roots=(libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev zlib1g-dev
-           libcli11-dev libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libhdf5-dev)
+           libcli11-dev libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libhdf5-dev
+           libdlpack-dev)  # dlpack: the Python extension's header
 [ "$tests" = 1 ] && lib_roots+=(libgtest-dev libgmock-dev)
 [ "$data" = 1 ] && lib_roots+=(dataset-fashion-mnist)
 tool_roots=()
