@@ -341,7 +341,7 @@ w(f"`{env['MODEL']}` ({pt.get('parameters', 0) / 1e6:.2f} M parameters, {pt['cla
   f"when it does not divide); {env['WORKERS']} loader workers (stoker: threads; PyTorch: DataLoader processes, "
   "prefetch_factor 4, persistent). The runs were made one after another on the same machine.")
 w("")
-w(f"- stoker transforms: `{env['TRANSFORMS']}` (stoker reads it as "
+w(f"- stoker transforms: `{env['TRANSFORMS']}` (the exported model's inputs, for evaluation: "
   f"`{(summary.get('inputs') or {}).get('transform', '?')}`)")
 w(f"- PyTorch transforms: `{pt.get('transforms', '?')}`")
 w(f"- steps: {total} in all; the first {warm} are a warm-up "

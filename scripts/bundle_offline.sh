@@ -175,9 +175,12 @@ for root in "$out/prefix" "$out/tools"; do
 done
 
 # Relocation. 1) a merged /usr: files some packages still ship in /lib, /bin, /sbin move to
-#    usr/ (the tools' rpath names one directory). Absolute symlinks become relative ones; a
-#    link into a package the node already has (zlib1g-dev's libz.so -> /lib/.../libz.so.1.2.13)
-#    would dangle and is removed, so CMake takes the static library next to it (libz.a).
+#    usr/ (the tools' rpath names one directory). Absolute symlinks become relative ones. A
+#    development link into a package the node already has (zlib1g-dev's libz.so ->
+#    libz.so.1.2.13 of zlib1g) would dangle: it is removed and written down in
+#    prefix/system-links.txt with its soname, and env.sh points it at the node's own copy
+#    (libz.so.1). Without that link CMake would take the static archive beside it (libz.a),
+#    which is not position-independent and cannot go into the Python extension.
 merge_usr() {
   local root="$1" d
   for d in lib bin sbin; do
@@ -196,7 +199,13 @@ fix_links() {
           [ -e "$dest" ] || [ ! -e "$root/usr$target" ] || dest="$root/usr$target"
           ln -sfn "$(realpath -m --relative-to="$(dirname "$link")" "$dest")" "$link" ;;
     esac
-    [ -e "$link" ] || rm -f "$link"
+    if [ ! -e "$link" ]; then
+      case "$link" in
+        */lib/"$triplet"/lib*.so) echo "${link#"$root/"} $(basename "$target" | sed -E 's/^(lib.*\.so\.[0-9]+).*/\1/')" \
+                                     >> "$root/system-links.txt" ;;
+      esac
+      rm -f "$link"
+    fi
   done < <(find "$root" -type l -print0)
 }
 merge_usr "$out/prefix"
@@ -271,6 +280,20 @@ _stoker_prepend LD_LIBRARY_PATH "\$STOKER_DEPS/prefix/usr/lib/$triplet"
 _stoker_prepend CPATH "\$STOKER_DEPS/prefix/usr/include/$triplet"
 [ -d "\$STOKER_DEPS/bin" ] && _stoker_prepend PATH "\$STOKER_DEPS/bin"
 unset -f _stoker_prepend
+# Development links into libraries every system has (libz.so, libcrypto.so) point at the
+# system's own copy (see system-links.txt), so that shared objects link them as such.
+if [ -f "\$STOKER_DEPS/prefix/system-links.txt" ]; then
+  while read -r _stoker_link _stoker_soname; do
+    [ -e "\$STOKER_DEPS/prefix/\$_stoker_link" ] && continue
+    for _stoker_dir in /usr/lib/$triplet /lib/$triplet /usr/lib64 /lib64 /usr/lib; do
+      if [ -e "\$_stoker_dir/\$_stoker_soname" ]; then
+        ln -sfn "\$_stoker_dir/\$_stoker_soname" "\$STOKER_DEPS/prefix/\$_stoker_link"
+        break
+      fi
+    done
+  done < "\$STOKER_DEPS/prefix/system-links.txt"
+  unset _stoker_link _stoker_soname _stoker_dir
+fi
 # The bundle leaves out what every Debian 12 system has (libunistring.so.2, ...), which other
 # distributions may lack or name differently (Ubuntu 24.04: libunistring.so.5). A bundled
 # library that needs such a one (libcurl, and HDF5 through it) would stop every program that

@@ -58,6 +58,7 @@ TEST_F(LoopDiagnosisTest, TheFirstStepIsWarmUpLeftOutOfTheShares) {
   EXPECT_NE(report[0].find("compute 10.0 % · waiting for data 90.0 %"), std::string::npos)
       << report[0];
   EXPECT_NE(report[0].find("→ input-bound"), std::string::npos) << report[0];
+  EXPECT_EQ(diagnose::verdict_name(diagnosis.epoch_verdict()).rfind("input-bound", 0), 0u);
   EXPECT_EQ(
       report[1],
       "first step 6.0 s of the epoch's 8.0 s (warm-up: libraries and kernels loaded, algorithms "
@@ -124,6 +125,9 @@ TEST_F(LoopDiagnosisTest, AnEpochTooShortToJudgeReadsTheLastWindow) {
       "step time: compute 100.0 % · waiting for data 0.0 % · copy 0.0 % → compute-bound (the "
       "last 10 steps, 2.5 s, across epochs: this epoch's 4 steps are too few to judge alone)");
   EXPECT_EQ(report.size(), 1u) << report.back();  // no evidence, no "try:"
+  // The records keep the verdict the line printed, not the 4 steps' own.
+  EXPECT_EQ(diagnose::verdict_name(diagnosis.epoch_verdict()), "compute-bound");
+  EXPECT_EQ(diagnose::verdict_name(diagnose::classify(diagnosis.epoch_window())).rfind("input-bound", 0), 0u);
 
   // Enough steps but under 2 s: judged on the last window too, which now holds this epoch.
   diagnosis.start_epoch();

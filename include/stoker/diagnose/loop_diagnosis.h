@@ -72,8 +72,19 @@ class LoopDiagnosis {
   const StepWindow& epoch_window() const { return epoch_; }
   // "step time: … → input-bound (high)" plus, when there are any, "try: …".
   std::vector<std::string> epoch_report() const;
+  // The verdict epoch_report() prints (the records keep it beside the epoch's figures).
+  Verdict epoch_verdict() const { return classify(judge_epoch().window); }
 
  private:
+  // What the epoch is judged on: its steps less the warm-up, with the monitor's figures, or
+  // the last window when the epoch is shorter than one (`too_short` then says why).
+  struct EpochJudgement {
+    StepWindow window;
+    data::StageTimes stages;
+    std::string too_short;  // "4 steps are too few", "1.1 s is too short", or empty
+    bool left_out_warmup = false;
+  };
+  EpochJudgement judge_epoch() const;
   // The epoch report's line naming the warm-up steps it left out.
   std::string warmup_note() const;
   // The GPU's utilisation over the monitor samples seen during a window, and its slowdown.

@@ -212,33 +212,40 @@ std::string LoopDiagnosis::warmup_note() const {
       run_start_in_epoch_ ? what : "(warm-up: algorithms chosen for a new input shape)");
 }
 
-std::vector<std::string> LoopDiagnosis::epoch_report() const {
+LoopDiagnosis::EpochJudgement LoopDiagnosis::judge_epoch() const {
   // An epoch of warm-up steps alone keeps them: its shares are all there is to show.
-  const bool leave_out_warmup = epoch_warmup_.steps > 0 && epoch_.steps > epoch_warmup_.steps;
-  StepWindow w =
-      with_monitor(leave_out_warmup ? minus(epoch_, epoch_warmup_) : epoch_, epoch_gpu_);
-  data::StageTimes stages = stage_times() - epoch_start_;
-  std::string shares = format_step_shares(w);
+  EpochJudgement j;
+  j.left_out_warmup = epoch_warmup_.steps > 0 && epoch_.steps > epoch_warmup_.steps;
+  j.window = with_monitor(j.left_out_warmup ? minus(epoch_, epoch_warmup_) : epoch_, epoch_gpu_);
+  j.stages = stage_times() - epoch_start_;
   // An epoch shorter than a window is judged on the last window instead: a 4-step epoch cut
   // off by --max-steps read "input-bound" from one 27 ms wait, and a 1.3 s epoch's GPU
   // utilisation was a single monitor sample.
+  const StepWindow& w = j.window;
   if ((w.steps < kWindowSteps || w.total_s() < kWindowSeconds) && last_window_) {
-    const std::string why =
-        w.steps < kWindowSteps
-            ? fmt::format("{} {} too few", w.steps, w.steps == 1 ? "step is" : "steps are")
-            : fmt::format("{:.1f} s is too short", w.total_s());
-    w = last_window_->window;
-    stages = last_window_->stages;
-    shares = fmt::format(
-        "{} (the last {} steps, {:.1f} s, across epochs: this epoch's {} to judge alone)",
-        format_step_shares(w), w.steps, w.total_s(), why);
+    j.too_short = w.steps < kWindowSteps
+                      ? fmt::format("{} {} too few", w.steps, w.steps == 1 ? "step is" : "steps are")
+                      : fmt::format("{:.1f} s is too short", w.total_s());
+    j.window = last_window_->window;
+    j.stages = last_window_->stages;
+  }
+  return j;
+}
+
+std::vector<std::string> LoopDiagnosis::epoch_report() const {
+  const EpochJudgement j = judge_epoch();
+  const StepWindow& w = j.window;
+  std::string shares = format_step_shares(w);
+  if (!j.too_short.empty()) {
+    shares = fmt::format("{} (the last {} steps, {:.1f} s, across epochs: this epoch's {} to judge alone)", shares,
+                         w.steps, w.total_s(), j.too_short);
   }
   std::vector<std::string> lines{shares};
-  if (leave_out_warmup && epoch_warmup_.total_s() > kWarmupNoticeShare * epoch_.total_s()) {
+  if (j.left_out_warmup && epoch_warmup_.total_s() > kWarmupNoticeShare * epoch_.total_s()) {
     lines.push_back(warmup_note());
   }
   const Verdict v = classify(w);
-  const PipelineEvidence p = evidence(stages);
+  const PipelineEvidence p = evidence(j.stages);
   if (v.kind == Bottleneck::kInput) {
     const std::string evidence = format_evidence(w, p);
     if (!evidence.empty()) lines.push_back(evidence);

@@ -133,7 +133,7 @@ std::string RunRecords::add_epoch(const EpochRecord& r, int epochs) {
                                 {"ema_val_loss", ema.samples > 0 ? json(ema.loss) : json(nullptr)},
                                 {"ema_val_top1", ema.samples > 0 && ema.top1 >= 0 ? json(ema.top1) : json(nullptr)},
                                 {"ema_val_mae", ema.mae.empty() ? json(nullptr) : json(ema.mae)},
-                                {"verdict", diagnose::verdict_name(diagnose::classify(r.times))}});
+                                {"verdict", diagnose::verdict_name(r.verdict)}});
   return line;
 }
 

@@ -45,6 +45,7 @@ struct EpochRecord {
   EvalResult eval;                  // eval.samples == 0: no validation data
   std::optional<EvalResult> ema_eval;  // ema_decay > 0 with validation data: the moving average's
   diagnose::StepWindow times;       // waiting / copy / compute over the epoch's steps
+  diagnose::Verdict verdict;        // the one the epoch's step-time line printed (LoopDiagnosis)
   int workers = 0;                  // loader workers at the epoch's end
   std::optional<GradScaler::State> scaler;  // amp fp16 only
   std::optional<GradNorms> grad_norms;      // clip_grad_norm > 0 only
