@@ -1,6 +1,7 @@
 """stoker.DataLoader's own promises: determinism, sharding, resume, buffer lifetime."""
 import gc
 import os
+import time
 
 import pytest
 import torch
@@ -17,6 +18,36 @@ def test_batches_are_the_same_for_1_and_4_workers(jpeg_folder):
     four = batches(stoker.DataLoader(jpeg_folder, batch_size=5, shuffle=True, seed=3, num_workers=4,
                                      transforms=AUGMENTED))
     assert_same_batches(one, four)
+
+
+@pytest.mark.skipif(stoker.data_loader.cores() < 2, reason="needs 2 cores to add a worker")
+def test_auto_workers_add_one_while_the_loop_waits_and_the_batches_stay_the_same(tmp_path):
+    # Large photos and no model: every step waits, so the first judged window (10 steps, 2 s)
+    # tries one more worker, mid-epoch.
+    import numpy as np
+    from PIL import Image
+    for i in range(48):
+        folder = tmp_path / f"c{i % 2}"
+        folder.mkdir(exist_ok=True)
+        y, x = np.mgrid[0:480, 0:640]
+        pixels = np.stack([(x + 7 * i) % 256, (y + 3 * i) % 256, (x * y) % 256], -1).astype(np.uint8)
+        Image.fromarray(pixels).save(folder / f"{i}.jpg", quality=90)
+    chain = "RandomResizedCrop(160), RandomHorizontalFlip(), Normalize"
+    auto = stoker.DataLoader(tmp_path, batch_size=4, shuffle=True, seed=5, num_workers="auto", transforms=chain)
+    start = auto.num_workers
+    assert start == max(1, min(4, stoker.data_loader.cores() // 2))
+    seen, started = [], time.monotonic()
+    while time.monotonic() - started < 30:  # epochs of 12 steps, until a change came and its epoch ended
+        seen += [(x.double().sum().item(), y.tolist()) for x, y in auto]
+        if auto.stats()["autotune"]:
+            break
+    tuned = auto.stats()["autotune"]
+    assert tuned and f"trying {start + 1} workers" in tuned[0], tuned
+    fixed = stoker.DataLoader(tmp_path, batch_size=4, shuffle=True, seed=5, num_workers=start, transforms=chain)
+    expected = []
+    while len(expected) < len(seen):
+        expected += [(x.double().sum().item(), y.tolist()) for x, y in fixed]
+    assert seen == expected
 
 
 def test_each_pass_is_the_next_epoch_and_set_epoch_picks_one(jpeg_folder):

@@ -23,6 +23,7 @@ import stoker
     (dict(device="tpu"), "device='tpu'"),
     (dict(transforms="RandomResizedCrop(224), Flip"), "transforms="),
     (dict(transforms=[1, 2]), "a list of strings"),
+    (dict(transforms="Normalize"), "neither resizes nor crops, so it needs images of one size"),
     (dict(cache_decoded_gb=-1), "cache_decoded_gb=-1"),
 ])
 def test_a_bad_argument_names_itself(png_folder, kwargs, words):

@@ -1,16 +1,86 @@
-"""The other sources stoker train reads, through the Python DataLoader: Debian's Fashion-MNIST
-(IDX, gzip'd) with the chain that suits it, and its own test split."""
+"""The image sources stoker train reads besides a folder, through the Python DataLoader:
+WebDataset .tar shards (one and a brace pattern), a CSV list of files with class ids or float
+targets, and Debian's Fashion-MNIST (IDX, gzip'd) with the chain that suits it and its own
+test split. Pixels are checked against Pillow's decode of the same files."""
 import gzip
+import io
 import os
+import tarfile
 
 import numpy as np
 import pytest
 import torch
+from PIL import Image
 
 import stoker
 
 FASHION = "/usr/share/datasets/fashion-mnist"
-pytestmark = pytest.mark.skipif(not os.path.isdir(FASHION), reason="needs Debian's dataset-fashion-mnist")
+needs_fashion = pytest.mark.skipif(not os.path.isdir(FASHION), reason="needs Debian's dataset-fashion-mnist")
+# The images' own size, cropped as torchvision's CenterCrop does (stoker's resizes first).
+CHAIN = "CenterCrop((16, 20), resize=False), Normalize"
+MEAN, STD = np.array([0.485, 0.456, 0.406]), np.array([0.229, 0.224, 0.225])
+
+
+def image(i):
+    """A 20 × 16 RGB image of its own (PNG: lossless, so the pixels compare exactly)."""
+    rng = np.random.default_rng(i)
+    return Image.fromarray(rng.integers(0, 256, size=(16, 20, 3), dtype=np.uint8))
+
+
+def png_bytes(img):
+    out = io.BytesIO()
+    img.save(out, format="PNG")
+    return out.getvalue()
+
+
+def normalised(img):
+    """Pillow's pixels as stoker's "Normalize" gives them: float32 NCHW with ImageNet's mean/std."""
+    x = (np.asarray(img, dtype=np.float64) / 255 - MEAN) / STD
+    return torch.from_numpy(x.transpose(2, 0, 1).astype(np.float32))
+
+
+def write_shard(path, items):
+    with tarfile.open(path, "w") as tar:
+        for key, label in items:
+            for name, payload in ((f"{key}.png", png_bytes(image(key))), (f"{key}.cls", f"{label}\n".encode())):
+                info = tarfile.TarInfo(name)
+                info.size = len(payload)
+                tar.addfile(info, io.BytesIO(payload))
+
+
+def all_batches(loader):
+    xs, ys = zip(*[(x.clone(), y.clone()) for x, y in loader])
+    return torch.cat(xs), torch.cat(ys)
+
+
+def test_webdataset_shards_and_a_brace_pattern_give_each_sample_with_its_class(tmp_path):
+    items = [(i, i % 4) for i in range(12)]
+    write_shard(tmp_path / "train-000000.tar", items[:7])
+    write_shard(tmp_path / "train-000001.tar", items[7:])
+    pattern = str(tmp_path / "train-{000000..000001}.tar")
+    x, y = all_batches(stoker.DataLoader(pattern, batch_size=5, transforms=CHAIN))
+    assert x.shape == (12, 3, 16, 20)
+    assert y.tolist() == [label for _, label in items]
+    for (key, _), got in zip(items, x):
+        assert torch.allclose(got, normalised(image(key)), atol=1e-5), key
+    one = stoker.DataLoader(str(tmp_path / "train-000001.tar"), batch_size=5, transforms=CHAIN)
+    assert len(one) == 1 and all_batches(one)[1].tolist() == [label for _, label in items[7:]]
+
+
+@pytest.mark.parametrize("targets", ["classes", "floats"])
+def test_a_csv_list_of_files_gives_each_file_with_its_target(tmp_path, targets):
+    rows = []
+    for i in range(9):
+        image(i).save(tmp_path / f"img{i}.png")
+        rows.append((f"img{i}.png", i % 3 if targets == "classes" else 0.5 * i - 1))
+    (tmp_path / "list.csv").write_text("".join(f"{path},{target}\n" for path, target in rows))
+    x, y = all_batches(stoker.DataLoader(str(tmp_path / "list.csv"), batch_size=4, transforms=CHAIN))
+    for i, got in enumerate(x):
+        assert torch.allclose(got, normalised(image(i)), atol=1e-5), i
+    if targets == "classes":
+        assert y.dtype == torch.int64 and y.tolist() == [t for _, t in rows]
+    else:
+        assert y.dtype == torch.float32 and torch.allclose(y.flatten(), torch.tensor([t for _, t in rows]))
 
 
 def idx(name, offset):
@@ -18,6 +88,7 @@ def idx(name, offset):
         return np.frombuffer(f.read(), dtype=np.uint8, offset=offset)
 
 
+@needs_fashion
 def test_fashion_mnist_is_its_idx_files_with_its_own_normalisation():
     loader = stoker.DataLoader(FASHION, batch_size=100, num_workers=2)
     assert len(loader) == 600 and len(loader.class_names) == 10
@@ -30,6 +101,7 @@ def test_fashion_mnist_is_its_idx_files_with_its_own_normalisation():
     assert torch.allclose(x, expected, atol=1e-5)
 
 
+@needs_fashion
 def test_the_test_split_is_t10k():
     loader = stoker.DataLoader(FASHION, batch_size=1000, split="t10k")
     assert len(loader) == 10

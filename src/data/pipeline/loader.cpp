@@ -268,8 +268,10 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
     int width = 0, height = 0, channels = 0;
     source_->fixed_shape(&width, &height, &channels);
     if (width == 0) {
-      throw UsageError("transform 'none' needs a source whose images all have one size (IDX); "
-                       "add RandomResizedCrop(size) or Resize(size), CenterCrop(size)");
+      throw UsageError(fmt::format(
+          "the chain '{}' neither resizes nor crops, so it needs images of one size (as IDX files hold), and {} "
+          "holds images of any size; add RandomResizedCrop(size) or Resize(size), CenterCrop(size)",
+          options_.transform.describe(), source_->describe()));
     }
     options_.transform.out_width = width;
     options_.transform.out_height = height;

@@ -10,6 +10,7 @@
 
 #include "array_naming.h"
 #include "array_source.h"
+#include "brace_pattern.h"
 #include "concat_source.h"
 #include "stoker/core/error.h"
 #include "stoker/core/process.h"
@@ -103,12 +104,10 @@ bool has_test_split_of(const std::string& path) {
   return false;
 }
 
-// The paths `path` names: itself, or where it holds * ? or [ and names no existing path, the
-// files its pattern matches (glob(3), sorted), ":group" kept for HDF5 files. Throws DataError
-// for a pattern that matches nothing.
-std::vector<std::string> paths_named(const std::string& path) {
-  std::error_code ec;
-  if (path.find_first_of("*?[") == std::string::npos || fs::exists(path, ec)) return {path};
+// The files one glob pattern matches (glob(3), sorted), ":group" kept for HDF5 files; a name
+// without * ? or [ is itself. Throws DataError for a pattern that matches nothing.
+std::vector<std::string> glob_paths(const std::string& path, const std::string& as_given) {
+  if (path.find_first_of("*?[") == std::string::npos) return {path};
   const auto [file, group] = split_hdf5_path(path);
   glob_t found{};
   const int rc = glob(file.c_str(), 0, nullptr, &found);
@@ -118,8 +117,27 @@ std::vector<std::string> paths_named(const std::string& path) {
   globfree(&found);
   if (paths.empty()) {
     throw DataError(fmt::format("dataset pattern {} matches no file; check the folder and the pattern (shards "
-                                "of one dataset: 'data/emb_*.npy')",
-                                file));
+                                "of one dataset: 'data/emb_*.npy', 'shards/train-{{000000..000146}}.tar')",
+                                file == as_given ? file : fmt::format("{} (from {})", file, as_given)));
+  }
+  return paths;
+}
+
+// The paths `path` names: itself when it exists; else its brace groups expanded
+// (brace_pattern.h), then each name's glob pattern. A name without a pattern that does not
+// exist is the error of the first such one.
+std::vector<std::string> paths_named(const std::string& path) {
+  std::error_code ec;
+  if (fs::exists(path, ec)) return {path};
+  if (!has_brace_group(path)) return glob_paths(path, path);
+  std::vector<std::string> paths;
+  for (const std::string& name : expand_braces(path)) {
+    if (name.find_first_of("*?[") == std::string::npos && !fs::exists(split_hdf5_path(name).first, ec)) {
+      throw DataError(fmt::format("dataset pattern {} names {}, which does not exist; check the range (the shards "
+                                  "there: ls {})",
+                                  path, name, fs::path(name).has_parent_path() ? fs::path(name).parent_path().string() : "."));
+    }
+    for (std::string& one : glob_paths(name, path)) paths.push_back(std::move(one));
   }
   return paths;
 }

@@ -166,7 +166,26 @@ TEST(Shards, ShardsThatDoNotBelongTogetherAreOneLine) {
   EXPECT_EQ(error_text([&] { open_source(dir.str() + "/none_*.npy"); }),
             "dataset pattern " + dir.str() +
                 "/none_*.npy matches no file; check the folder and the pattern (shards of one dataset: "
-                "'data/emb_*.npy')");
+                "'data/emb_*.npy', 'shards/train-{000000..000146}.tar')");
+}
+
+TEST(Shards, ABracePatternNamesItsShardsInItsOrder) {
+  TempDir dir;
+  for (int k = 0; k < 3; ++k) write_shard(dir, "emb", k, 2, 2);
+  // Alternatives in the order written, and a glob in each expanded name.
+  const auto source = open_source(dir.str() + "/emb_x_{2,0,1}.npy");
+  ASSERT_EQ(source->size(), 6u);
+  EXPECT_EQ(features_of(*source, 0), std::vector<float>{200});  // the order written, not name order
+  EXPECT_EQ(features_of(*source, 2), std::vector<float>{0});
+  EXPECT_EQ(features_of(*source, 5), std::vector<float>{101});
+  EXPECT_EQ(open_source(dir.str() + "/emb_{x,x}_0*.npy")->size(), 4u);
+  EXPECT_EQ(error_text([&] { open_source(dir.str() + "/emb_x_{0..3}.npy"); }),
+            "dataset pattern " + dir.str() + "/emb_x_{0..3}.npy names " + dir.str() +
+                "/emb_x_3.npy, which does not exist; check the range (the shards there: ls " + dir.str() + ")");
+  EXPECT_EQ(error_text([&] { open_source(dir.str() + "/emb_{y,z}_*.npy"); }),
+            "dataset pattern " + dir.str() + "/emb_z_*.npy (from " + dir.str() +
+                "/emb_{y,z}_*.npy) matches no file; check the folder and the pattern (shards of one dataset: "
+                "'data/emb_*.npy', 'shards/train-{000000..000146}.tar')");
 }
 
 }  // namespace

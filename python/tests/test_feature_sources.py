@@ -1,0 +1,86 @@
+"""Feature vectors from every file format stoker train reads, each written by its own library
+(numpy, h5py, torch, the csv module) and read back in order through stoker.DataLoader."""
+import csv
+
+import numpy as np
+import pytest
+import torch
+
+import stoker
+
+ROWS, COLS = 30, 5
+X = (np.arange(ROWS * COLS, dtype=np.float32).reshape(ROWS, COLS) - 40) / 7
+Y = np.arange(ROWS, dtype=np.int64) % 3
+
+
+def write_npz(folder):
+    np.savez(folder / "rows.npz", x=X, y=Y)
+    return folder / "rows.npz"
+
+
+def write_compressed_npz(folder):
+    np.savez_compressed(folder / "rows.npz", features=X, labels=Y)
+    return folder / "rows.npz"
+
+
+def write_npy_pair(folder):
+    np.save(folder / "x.npy", X)
+    np.save(folder / "y.npy", Y)
+    return folder / "x.npy"
+
+
+def write_h5(folder):
+    h5py = pytest.importorskip("h5py")
+    with h5py.File(folder / "rows.h5", "w") as f:
+        f.create_dataset("x", data=X)
+        f.create_dataset("y", data=Y)
+    return folder / "rows.h5"
+
+
+def write_pt(folder):
+    torch.save({"x": torch.from_numpy(X), "y": torch.from_numpy(Y)}, folder / "rows.pt")
+    return folder / "rows.pt"
+
+
+def write_tensor_dataset(folder):
+    torch.save(torch.utils.data.TensorDataset(torch.from_numpy(X), torch.from_numpy(Y)), folder / "rows.pt")
+    return folder / "rows.pt"
+
+
+def write_csv(folder):
+    with open(folder / "rows.csv", "w", newline="") as f:
+        out = csv.writer(f)
+        out.writerow([f"f{i}" for i in range(COLS)] + ["label"])
+        for row, label in zip(X, Y):
+            out.writerow([repr(float(v)) for v in row] + [int(label)])
+    return folder / "rows.csv"
+
+
+WRITERS = [write_npz, write_compressed_npz, write_npy_pair, write_h5, write_pt, write_tensor_dataset, write_csv]
+
+
+@pytest.mark.parametrize("write", WRITERS, ids=[w.__name__[len("write_"):] for w in WRITERS])
+def test_rows_come_back_in_order_with_their_labels(write, tmp_path):
+    path = write(tmp_path)
+    loader = stoker.DataLoader(str(path), batch_size=8, num_workers=2, transforms="none")
+    assert len(loader) == 4  # 30 rows, the last batch of 6
+    xs, ys = zip(*[(x.clone(), y.clone()) for x, y in loader])
+    x, y = torch.cat(xs), torch.cat(ys)
+    assert x.dtype == torch.float32 and x.shape == (ROWS, COLS)
+    assert torch.equal(x, torch.from_numpy(X))
+    assert torch.equal(y, torch.from_numpy(Y))
+
+
+def test_shuffled_rows_are_a_permutation_that_keeps_each_rows_label(tmp_path):
+    loader = stoker.DataLoader(str(write_npz(tmp_path)), batch_size=7, shuffle=True, seed=3, transforms="none")
+    x, y = (torch.cat(t) for t in zip(*[(a.clone(), b.clone()) for a, b in loader]))
+    order = ((x[:, 0] * 7 + 40) / COLS).round().long()  # each row's index, from its first value
+    assert sorted(order.tolist()) == list(range(ROWS)) and order.tolist() != list(range(ROWS))
+    assert torch.equal(y, torch.from_numpy(Y)[order])
+
+
+def test_by_default_each_column_is_standardised_with_the_training_rows_statistics(tmp_path):
+    loader = stoker.DataLoader(str(write_npz(tmp_path)), batch_size=30)
+    x, _ = next(iter(loader))
+    expected = (X - X.mean(axis=0)) / X.std(axis=0)  # the population's standard deviation
+    assert torch.allclose(x, torch.from_numpy(expected.astype(np.float32)), atol=1e-5)
