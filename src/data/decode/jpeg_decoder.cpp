@@ -277,6 +277,24 @@ JpegPlan make_plan(const jpeg_decompress_struct& cinfo, const CropRect& crop, in
   return plan;
 }
 
+// Whether an end-of-image marker (FF D9) follows `scan_start`, the first scan's data. In
+// entropy-coded data a 0xFF byte is followed by 0x00 (stuffing) or a restart marker, and
+// between a progressive JPEG's scans come tables and scan headers only, so the first FF D9
+// after the first scan is the end of the image. A decode of a window that stops above the
+// bottom never reaches it: without this check, a file cut short was named bad or not
+// depending on where the random crop fell.
+bool has_end_of_image(std::span<const uint8_t> bytes, size_t scan_start) {
+  const uint8_t* p = bytes.data() + std::min(scan_start, bytes.size());
+  const uint8_t* end = bytes.data() + bytes.size();
+  while (p + 1 < end) {
+    p = static_cast<const uint8_t*>(std::memchr(p, 0xFF, static_cast<size_t>(end - p - 1)));
+    if (p == nullptr) return false;
+    if (p[1] == 0xD9) return true;
+    ++p;
+  }
+  return false;
+}
+
 }  // namespace
 
 Status JpegDecoder::decode(std::span<const uint8_t> bytes, const DecodeRequest& request,
@@ -284,6 +302,8 @@ Status JpegDecoder::decode(std::span<const uint8_t> bytes, const DecodeRequest& 
   Status status = read_header(lib_.get(), bytes, options);
   if (!status.ok()) return status;
   jpeg_decompress_struct* cinfo = &lib_->cinfo;
+  // jpeg_read_header stops at the first scan's data: where the end-of-image search starts.
+  const size_t scan_start = bytes.size() - cinfo->src->bytes_in_buffer;
   int width = static_cast<int>(cinfo->image_width);
   int height = static_cast<int>(cinfo->image_height);
 
@@ -323,6 +343,9 @@ Status JpegDecoder::decode(std::span<const uint8_t> bytes, const DecodeRequest& 
   // Stops here even when rows are left: jpeg_abort skips the rest of the entropy data.
   jpeg_abort_decompress(cinfo);
   if (!ok) return data_failure(lib_->err);
+  if (!has_end_of_image(bytes, scan_start)) {
+    return Status::failure(fmt::format("truncated JPEG (no end-of-image marker in its {} bytes)", bytes.size()));
+  }
   const CropRect scaled = scaled_crop(crop, plan.scale_num);
   out->crop =
       CropRect{scaled.x - window_x, scaled.y - plan.rows.begin, scaled.width, scaled.height};

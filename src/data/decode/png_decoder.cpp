@@ -10,6 +10,7 @@
 #include <png.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <new>
 
@@ -130,6 +131,18 @@ Status PngDecoder::read_info(std::span<const uint8_t> bytes, const DecodeOptions
   return Status::ok_status();
 }
 
+namespace {
+
+// Whether the IEND chunk (its type and its fixed CRC) is in `bytes`. A window's rows end the
+// decode early, and png_read_end is never called: without this check a file cut short was
+// named bad or not depending on where the random crop fell.
+bool has_iend(std::span<const uint8_t> bytes) {
+  constexpr std::array<uint8_t, 8> kIend{'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82};
+  return std::search(bytes.rbegin(), bytes.rend(), kIend.rbegin(), kIend.rend()) != bytes.rend();
+}
+
+}  // namespace
+
 Status PngDecoder::decode(std::span<const uint8_t> bytes, const DecodeRequest& request,
                           const DecodeOptions& options, DecodedImage* out) {
   PngSource source{bytes.data(), bytes.size()};
@@ -204,6 +217,9 @@ Status PngDecoder::decode(std::span<const uint8_t> bytes, const DecodeRequest& r
     }
   });
   if (!ok) return failure_from(source);
+  if (!has_iend(bytes)) {
+    return Status::failure(fmt::format("truncated PNG (no IEND chunk in its {} bytes)", bytes.size()));
+  }
   out->crop = CropRect{crop.x, crop.y - rows.begin, crop.width, crop.height};
   out->scale_num = 8;
   return Status::ok_status();

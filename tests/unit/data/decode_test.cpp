@@ -445,6 +445,40 @@ std::vector<uint8_t> first_part(const std::vector<uint8_t>& bytes, double fracti
   return {bytes.begin(), bytes.begin() + static_cast<ptrdiff_t>(bytes.size() * fraction)};
 }
 
+// A file cut short is named whatever part of it the crop needs: a window above the lost rows
+// once passed (the decode stopped before the end), so a damaged file was named in some
+// epochs only, depending on the random crop.
+TEST(DecodeFailureTest, AFileCutShortIsNamedWhereverTheCropFalls) {
+  const Image rgb = make_photo_like(256, 192, 3, 4);
+  const CropRect top_left{0, 0, 64, 48};  // far above the last 5 % of the rows
+  struct Case {
+    const char* name;
+    std::vector<uint8_t> bytes;
+    const char* reason;
+  };
+  const Case cases[] = {
+      {"baseline JPEG", encode_jpeg(rgb, {.quality = 90}), "truncated JPEG"},
+      {"progressive JPEG", encode_jpeg(rgb, {.quality = 90, .progressive = true}), "truncated JPEG"},
+      {"JPEG with restart markers (spliced)", encode_jpeg(rgb, {.quality = 90, .restart_interval = 2}),
+       "truncated JPEG"},
+      {"PNG", encode_png(rgb), "truncated PNG"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ImageDecoder decoder;
+    DecodedImage out;
+    const DecodeRequest request{3, top_left, 32, 24};
+    ASSERT_TRUE(decoder.decode(c.bytes, request, &out).ok());
+    EXPECT_LT(out.image.height() * 8 / out.scale_num, 192);  // a window: the decode stops early
+    for (double kept : {0.95, 0.999}) {
+      const Status status = decoder.decode(first_part(c.bytes, kept), request, &out);
+      ASSERT_FALSE(status.ok()) << kept;
+      EXPECT_NE(status.reason().find(c.reason), std::string::npos) << status.reason();
+    }
+    EXPECT_TRUE(decoder.decode(c.bytes, request, &out).ok());  // and the decoder goes on
+  }
+}
+
 // Each bad input fails with a reason naming the problem, and the same decoder then still
 // decodes good images (libjpeg/libpng state recovered after the longjmp).
 TEST(DecodeFailureTest, BadInputFailsWithAReasonAndTheDecoderRecovers) {
