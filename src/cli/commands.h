@@ -29,6 +29,9 @@ void add_evaluate_command(CLI::App& app, int* exit_code);
 // Registers `stoker check` (system report, microbenchmarks, suggestions, epoch estimate).
 void add_check_command(CLI::App& app, int* exit_code);
 
+// Registers `stoker scan` (every sample of a dataset read and checked once).
+void add_scan_command(CLI::App& app, int* exit_code);
+
 // Registers `stoker doctor` (the train options, plus --seconds, --json, --find-batch-size).
 void add_doctor_command(CLI::App& app, int* exit_code);
 

@@ -30,6 +30,7 @@ int run_main(int argc, char** argv) {
   int exit_code = 0;
   add_bench_commands(app, &exit_code);
   add_prepare_command(app, &exit_code);
+  add_scan_command(app, &exit_code);
   add_monitor_command(app, &exit_code);
   add_train_command(app, &exit_code);
   add_evaluate_command(app, &exit_code);

@@ -101,9 +101,10 @@ class ImageDecoder {
 
   // Decodes `bytes` per `request` into `out`. Fails with a short reason for corrupt or
   // truncated data and for a crop not inside the image. libjpeg's warnings about corrupt or
-  // missing data (which it would paper over with gray) are failures too. Only the data the
-  // window needs is checked: damage below a window that ends above the last row goes
-  // unnoticed (a window reaching the bottom also checks the data up to the end marker).
+  // missing data (which it would paper over with gray) are failures too. A file cut short is
+  // a failure whatever the window (its end marker is looked for). Other damage is found only
+  // in the data the window needs: corrupt data below a window that ends above the last row
+  // goes unnoticed (a full decode, crop_window off, checks it all).
   // Throws stoker::Error if request.channels is not 1 or 3 (a caller bug, not a bad sample).
   Status decode(std::span<const uint8_t> bytes, const DecodeRequest& request, DecodedImage* out);
 

@@ -216,10 +216,11 @@ bool is_feature_table(const std::string& csv_path);
 // feature table or file list, or an image folder. `split`: "train"; "t10k" for the data's own
 // test split (IDX t10k-* files, an archive's held-out arrays); "val" for data given for
 // validation (--val-data): its held-out arrays or t10k files if it has them, else its plain
-// ones. Folders and CSV files hold one split whatever `split` says. A `path` with * ? or [ that
-// names no existing path is a pattern (glob(3)): the files it matches, in name order, each
-// opened as above, are one source (the shards of one dataset; concat_source.h says what they
-// must share); one that matches nothing throws DataError.
+// ones. Folders and CSV files hold one split whatever `split` says. A `path` that names no
+// existing path is a pattern: WebDataset's brace lists ("train-{000000..000146}.tar", "{a,b}")
+// expanded in their order, each name required to exist, then * ? [ (glob(3)): the files it
+// matches, in name order, each opened as above, are one source (the shards of one dataset;
+// concat_source.h says what they must share); one that matches nothing throws DataError.
 // Throws what the opener throws, and DataError naming the path and the free memory when data
 // that is held in RAM (tables, compressed or chunked arrays) does not fit there.
 std::unique_ptr<Source> open_source(const std::string& path, const std::string& split = "train");

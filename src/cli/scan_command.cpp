@@ -1,0 +1,148 @@
+// `stoker scan`: every sample of a dataset read and checked once (stoker/data/scan.h), so that
+// a ten-hour run does not meet its damaged files one random crop at a time.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "child_process.h"
+#include "commands.h"
+#include "format.h"
+#include "stoker/core/error.h"
+#include "stoker/core/terminal.h"
+#include "stoker/core/user_files.h"
+#include "stoker/data/scan.h"
+
+namespace stoker::cli {
+namespace {
+
+constexpr size_t kShownBad = 20;        // listed on the terminal; --list writes them all
+constexpr double kLogEverySeconds = 10;  // progress lines when stderr is not a terminal
+
+struct ScanArgs {
+  std::string data;
+  std::string split = "train";
+  int workers = 0;  // 0: one per core
+  std::string list;
+  bool json = false;
+};
+
+std::string duration_text(double seconds) {
+  if (seconds < 90) return fmt::format("{:.0f} s", seconds);
+  if (seconds < 90 * 60) return fmt::format("{:.0f} min", seconds / 60);
+  return fmt::format("{:.1f} h", seconds / 3600);
+}
+
+std::string progress_text(const data::ScanProgress& p) {
+  const double rate = p.seconds > 0 ? p.done / p.seconds : 0;
+  std::string text = fmt::format("scanned {} of {} samples ({}) · {}/s · {} bad", grouped(static_cast<double>(p.done)),
+                                 grouped(static_cast<double>(p.total)), share(static_cast<double>(p.done),
+                                                                              static_cast<double>(p.total)),
+                                 grouped(rate), grouped(static_cast<double>(p.bad)));
+  if (rate > 0 && p.done < p.total) text += " · about " + duration_text((p.total - p.done) / rate) + " left";
+  return text;
+}
+
+// index,name,reason per bad sample, written beside and moved over `path` when complete.
+void write_list(const std::string& path, const data::ScanReport& report) {
+  check_output_file(path, "--list");
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << "index,name,reason\n";
+    const auto quoted = [](const std::string& s) {
+      std::string q = "\"";
+      for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+      return q + "\"";
+    };
+    for (const auto& b : report.bad) out << b.index << ',' << quoted(b.name) << ',' << quoted(b.reason) << '\n';
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw Error(fmt::format("cannot write --list {} (disk full?)", path));
+    }
+  }
+  replace_file(tmp, path, "--list");
+}
+
+void print_json(const data::ScanReport& r, const std::string& describe) {
+  nlohmann::json bad = nlohmann::json::array();
+  for (const auto& b : r.bad) bad.push_back({{"index", b.index}, {"name", b.name}, {"reason", b.reason}});
+  const nlohmann::json out = {{"data", describe},     {"samples", r.samples},   {"checked", r.checked},
+                              {"bad_count", r.bad_count}, {"bad", bad},         {"bytes", r.bytes},
+                              {"seconds", r.seconds}, {"stopped", r.stopped}};
+  std::printf("%s\n", out.dump().c_str());
+}
+
+int run_scan(const ScanArgs& args) {
+  if (args.data.empty()) throw UsageError("stoker scan needs --data PATH (what stoker train --data reads)");
+  if (args.workers < 0) {
+    throw UsageError(fmt::format("--workers must be >= 0 (got {}; 0 = one per core)", args.workers));
+  }
+  if (!args.list.empty()) check_output_file(args.list, "--list");
+  const std::unique_ptr<data::Source> source = data::open_source(args.data, args.split);
+  data::ScanOptions options;
+  options.workers = args.workers > 0 ? args.workers : cpu_count();
+  const bool live = terminal_columns(stderr) > 0;
+  std::fprintf(stderr, "scanning %s: %s samples, each read and checked whole, with %d worker%s (Ctrl-C stops)\n",
+               source->describe().c_str(), grouped(static_cast<double>(source->size())).c_str(), options.workers,
+               options.workers == 1 ? "" : "s");
+  double last_logged = 0;
+  options.progress = [live, &last_logged](const data::ScanProgress& p) {
+    if (live) {
+      std::fprintf(stderr, "\r\033[K%s", progress_text(p).c_str());
+    } else if (p.seconds - last_logged >= kLogEverySeconds && p.done < p.total) {
+      std::fprintf(stderr, "%s\n", progress_text(p).c_str());
+      last_logged = p.seconds;
+    }
+  };
+  block_termination_signals();  // before the workers start: they inherit the mask
+  options.wait = [](double seconds) { return wait_for_signal(seconds); };
+  const data::ScanReport r = data::scan_source(*source, options);
+  if (live) std::fputs("\r\033[K", stderr);
+  if (!args.list.empty()) write_list(args.list, r);
+  if (args.json) {
+    print_json(r, source->describe());
+  } else {
+    std::printf("scanned   %s of %s samples (%s) in %.1f s with %d worker%s%s\n",
+                grouped(static_cast<double>(r.checked)).c_str(), grouped(static_cast<double>(r.samples)).c_str(),
+                megabytes(static_cast<double>(r.bytes)).c_str(), r.seconds, options.workers,
+                options.workers == 1 ? "" : "s", r.stopped ? ": stopped" : "");
+    std::printf("bad       %s\n", r.bad_count == 0 ? "none" : grouped(static_cast<double>(r.bad_count)).c_str());
+    for (size_t i = 0; i < r.bad.size() && i < kShownBad; ++i) {
+      std::printf("          %s: %s\n", r.bad[i].name.c_str(), r.bad[i].reason.c_str());
+    }
+    if (r.bad_count > static_cast<int64_t>(std::min(r.bad.size(), kShownBad))) {
+      std::printf("          ... and %s more%s\n",
+                  grouped(static_cast<double>(r.bad_count - static_cast<int64_t>(std::min(r.bad.size(), kShownBad))))
+                      .c_str(),
+                  args.list.empty() ? " (--list bad.csv writes them all)" : "");
+    }
+    if (!args.list.empty()) std::printf("list      %s\n", args.list.c_str());
+    if (r.bad_count > 0) {
+      std::printf("next      stoker train substitutes each with the next good sample and stops when more than "
+                  "--max-bad-fraction of an epoch fails; remove or replace them to train on every sample\n");
+    }
+  }
+  if (r.stopped) return 130;
+  return r.bad_count > 0 ? 1 : 0;
+}
+
+}  // namespace
+
+void add_scan_command(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<ScanArgs>();
+  CLI::App* scan = app.add_subcommand(
+      "scan", "Read and check every sample of a dataset once: lists the damaged files, exits 1 if any");
+  scan->add_option("--data", args->data, "What stoker train --data reads (a folder, shards, arrays, a file list)");
+  scan->add_option("--split", args->split, "IDX split: train or t10k (an .npz, .pt or .h5: train or test)");
+  scan->add_option("--workers,--num-workers,--num_workers", args->workers, "Threads (default: one per core)");
+  scan->add_option("--list", args->list, "Write every bad sample to this CSV file (index,name,reason)");
+  scan->add_flag("--json", args->json, "Print one JSON object instead of the text report");
+  scan->callback([args, exit_code] { *exit_code = run_scan(*args); });
+}
+
+}  // namespace stoker::cli

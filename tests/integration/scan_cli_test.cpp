@@ -1,0 +1,113 @@
+// `stoker scan` end to end: every damaged file of a dataset named once with its reason,
+// whatever a training crop would have decoded of it (a JPEG cut to 95 % included), the list
+// written as CSV, exit 1 when any is bad and 0 when none is, feature arrays, and one-line
+// errors for bad arguments.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "stoker/data/encode.h"
+#include "support/numpy_files.h"
+#include "support/run_command.h"
+#include "support/temp_dir.h"
+#include "support/test_images.h"
+#include "stoker_program.h"
+
+namespace stoker {
+namespace {
+
+using stoker::testing::expect_one_line_errors;
+using stoker::testing::make_photo_like;
+using stoker::testing::npy_bytes;
+using stoker::testing::raw_bytes;
+using stoker::testing::read_text;
+using stoker::testing::run_command;
+using stoker::testing::TempDir;
+
+using testing::kStoker;
+
+// root/{cat,dog}/ with 8 good JPEGs and PNGs; with `damaged`, three bad files too.
+std::string write_folder(const TempDir& dir, bool damaged) {
+  std::vector<uint8_t> jpeg;
+  for (int i = 0; i < 8; ++i) {
+    const std::string cls = i % 2 == 0 ? "cat" : "dog";
+    const auto image = make_photo_like(160 + 8 * i, 120, 3, static_cast<uint32_t>(i));
+    jpeg = data::encode_jpeg(image, {.quality = 85, .progressive = i == 3});
+    dir.write("data/" + cls + "/img" + std::to_string(i) + (i == 5 ? ".png" : ".jpg"),
+              i == 5 ? data::encode_png(image) : jpeg);
+  }
+  if (damaged) {
+    dir.write("data/cat/cut.jpg", {jpeg.begin(), jpeg.begin() + static_cast<std::ptrdiff_t>(jpeg.size() * 95 / 100)});
+    dir.write_text("data/dog/notes.jpg", "not an image");
+    dir.write("data/dog/empty.png", {});
+  }
+  return dir.str() + "/data";
+}
+
+TEST(ScanCli, EveryDamagedFileIsNamedOnceWithItsReason) {
+  TempDir dir;
+  const std::string data = write_folder(dir, true);
+  const auto r = run_command(kStoker + " scan --data " + data + " --workers 2 --list " + dir.str() + "/bad.csv");
+  ASSERT_EQ(r.exit_code, 1) << r.err << r.out;
+  EXPECT_NE(r.err.find("scanning image folder " + data + ": 11 images in 2 classes"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("scanned   11 of 11 samples"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("bad       3\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(data + "/cat/cut.jpg: truncated JPEG"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(data + "/dog/notes.jpg: not a JPEG or PNG (looks like text)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(data + "/dog/empty.png: "), std::string::npos) << r.out;
+  const std::string list = read_text(dir.str() + "/bad.csv");
+  EXPECT_EQ(list.rfind("index,name,reason\n", 0), 0u) << list;
+  EXPECT_EQ(std::count(list.begin(), list.end(), '\n'), 4) << list;
+  EXPECT_NE(list.find(",\"" + data + "/cat/cut.jpg\",\"truncated JPEG"), std::string::npos) << list;
+
+  const auto json = run_command(kStoker + " scan --data " + data + " --json");
+  ASSERT_EQ(json.exit_code, 1) << json.err;
+  const auto report = nlohmann::json::parse(json.out);
+  EXPECT_EQ(report["samples"], 11);
+  EXPECT_EQ(report["checked"], 11);
+  EXPECT_EQ(report["bad_count"], 3);
+  ASSERT_EQ(report["bad"].size(), 3u);
+  for (const auto& bad : report["bad"]) EXPECT_EQ(bad["name"].get<std::string>().rfind(data, 0), 0u) << bad;
+}
+
+TEST(ScanCli, ACleanDatasetExitsZero) {
+  TempDir dir;
+  const auto r = run_command(kStoker + " scan --data " + write_folder(dir, false));
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("scanned   8 of 8 samples"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("bad       none"), std::string::npos) << r.out;
+}
+
+TEST(ScanCli, FeatureArraysAreCheckedWhenOpenedAndScannedRowByRow) {
+  TempDir dir;
+  dir.write("x.npy", npy_bytes("<f4", {4, 3}, raw_bytes(std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11})));
+  dir.write("y.npy", npy_bytes("<i8", {4}, raw_bytes(std::vector<int64_t>{0, 1, 0, 1})));
+  const auto r = run_command(kStoker + " scan --data " + dir.str() + "/x.npy");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("scanned   4 of 4 samples"), std::string::npos) << r.out;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  dir.write("x.npy", npy_bytes("<f4", {4, 3}, raw_bytes(std::vector<float>{0, 1, 2, 3, 4, nan, 6, 7, 8, 9, 10, 11})));
+  const auto bad = run_command(kStoker + " scan --data " + dir.str() + "/x.npy");
+  EXPECT_EQ(bad.exit_code, 1) << bad.err << bad.out;
+  EXPECT_EQ(bad.err, "error: arrays " + dir.str() + "/x.npy + y.npy: a feature of sample 1 (column 2) is nan; fill or "
+                     "drop missing values first\n");
+}
+
+TEST(ScanCli, BadArgumentsGiveOneLine) {
+  TempDir dir;
+  const std::string data = write_folder(dir, false);
+  dir.write_text("a_dir/keep.txt", "x");
+  expect_one_line_errors(kStoker + " scan", {
+      {"", 2, "stoker scan needs --data PATH"},
+      {" --data " + dir.str() + "/missing", 1, "/missing does not exist"},
+      {" --data " + data + " --workers -1", 2, "--workers must be >= 0 (got -1; 0 = one per core)"},
+      {" --data " + data + " --list " + dir.str() + "/a_dir", 2, "--list"},
+      {" --data " + data + " --list /dev/null", 2, "--list"},
+  });
+}
+
+}  // namespace
+}  // namespace stoker
