@@ -3,10 +3,14 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "child_process.h"
 #include "commands.h"
@@ -19,14 +23,14 @@
 namespace stoker::cli {
 namespace {
 
-constexpr size_t kShownBad = 20;        // listed on the terminal; --list writes them all
+constexpr size_t kShownBad = 20;        // listed on the terminal; -o writes them all
 constexpr double kLogEverySeconds = 10;  // progress lines when stderr is not a terminal
 
 struct ScanArgs {
   std::string data;
   std::string split = "train";
   int workers = 0;  // 0: one per core
-  std::string list;
+  std::string out;  // -o: the bad samples' names, for stoker train --exclude-list
   bool json = false;
 };
 
@@ -46,34 +50,52 @@ std::string progress_text(const data::ScanProgress& p) {
   return text;
 }
 
-// index,name,reason per bad sample, written beside and moved over `path` when complete.
+// One bad sample per line, "name<TAB>reason" (what --exclude-list reads back), written beside
+// and moved over `path` when complete.
 void write_list(const std::string& path, const data::ScanReport& report) {
-  check_output_file(path, "--list");
+  check_output_file(path, "-o");
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
-    out << "index,name,reason\n";
-    const auto quoted = [](const std::string& s) {
-      std::string q = "\"";
-      for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-      return q + "\"";
-    };
-    for (const auto& b : report.bad) out << b.index << ',' << quoted(b.name) << ',' << quoted(b.reason) << '\n';
+    out << "# stoker scan: " << report.bad_count << " bad of " << report.checked
+        << " samples checked; for stoker train --exclude-list\n";
+    for (const auto& b : report.bad) out << b.name << '\t' << b.reason << '\n';
     out.flush();
     if (!out) {
       std::remove(tmp.c_str());
-      throw Error(fmt::format("cannot write --list {} (disk full?)", path));
+      throw Error(fmt::format("cannot write -o {} (disk full?)", path));
     }
   }
-  replace_file(tmp, path, "--list");
+  replace_file(tmp, path, "-o");
+}
+
+// The kind of a reason: its words before any detail in parentheses or after a colon
+// ("truncated JPEG (no end-of-image marker in its 41230 bytes)" -> "truncated JPEG").
+std::string reason_kind(const std::string& reason) {
+  std::string kind = reason.substr(0, reason.find_first_of("(:"));
+  while (!kind.empty() && kind.back() == ' ') kind.pop_back();
+  return kind;
+}
+
+// "truncated JPEG 2 · not a JPEG or PNG 1", most frequent first.
+std::string counts_by_kind(const data::ScanReport& r) {
+  std::map<std::string, int64_t> counts;
+  for (const auto& b : r.bad) ++counts[reason_kind(b.reason)];
+  std::vector<std::pair<std::string, int64_t>> sorted(counts.begin(), counts.end());
+  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string text;
+  for (const auto& [kind, n] : sorted) text += (text.empty() ? "" : " · ") + kind + " " + grouped(static_cast<double>(n));
+  return text;
 }
 
 void print_json(const data::ScanReport& r, const std::string& describe) {
   nlohmann::json bad = nlohmann::json::array();
   for (const auto& b : r.bad) bad.push_back({{"index", b.index}, {"name", b.name}, {"reason", b.reason}});
-  const nlohmann::json out = {{"data", describe},     {"samples", r.samples},   {"checked", r.checked},
-                              {"bad_count", r.bad_count}, {"bad", bad},         {"bytes", r.bytes},
-                              {"seconds", r.seconds}, {"stopped", r.stopped}};
+  nlohmann::json reasons = nlohmann::json::object();
+  for (const auto& b : r.bad) reasons[reason_kind(b.reason)] = reasons.value(reason_kind(b.reason), 0) + 1;
+  const nlohmann::json out = {{"data", describe},       {"samples", r.samples}, {"checked", r.checked},
+                              {"bad_count", r.bad_count}, {"reasons", reasons}, {"bad", bad},
+                              {"bytes", r.bytes},         {"seconds", r.seconds}, {"stopped", r.stopped}};
   std::printf("%s\n", out.dump().c_str());
 }
 
@@ -82,7 +104,7 @@ int run_scan(const ScanArgs& args) {
   if (args.workers < 0) {
     throw UsageError(fmt::format("--workers must be >= 0 (got {}; 0 = one per core)", args.workers));
   }
-  if (!args.list.empty()) check_output_file(args.list, "--list");
+  if (!args.out.empty()) check_output_file(args.out, "-o");
   const std::unique_ptr<data::Source> source = data::open_source(args.data, args.split);
   data::ScanOptions options;
   options.workers = args.workers > 0 ? args.workers : cpu_count();
@@ -103,7 +125,7 @@ int run_scan(const ScanArgs& args) {
   options.wait = [](double seconds) { return wait_for_signal(seconds); };
   const data::ScanReport r = data::scan_source(*source, options);
   if (live) std::fputs("\r\033[K", stderr);
-  if (!args.list.empty()) write_list(args.list, r);
+  if (!args.out.empty()) write_list(args.out, r);
   if (args.json) {
     print_json(r, source->describe());
   } else {
@@ -111,7 +133,9 @@ int run_scan(const ScanArgs& args) {
                 grouped(static_cast<double>(r.checked)).c_str(), grouped(static_cast<double>(r.samples)).c_str(),
                 megabytes(static_cast<double>(r.bytes)).c_str(), r.seconds, options.workers,
                 options.workers == 1 ? "" : "s", r.stopped ? ": stopped" : "");
-    std::printf("bad       %s\n", r.bad_count == 0 ? "none" : grouped(static_cast<double>(r.bad_count)).c_str());
+    std::printf("bad       %s\n", r.bad_count == 0 ? "none"
+                                                  : (grouped(static_cast<double>(r.bad_count)) + ": " + counts_by_kind(r))
+                                                        .c_str());
     for (size_t i = 0; i < r.bad.size() && i < kShownBad; ++i) {
       std::printf("          %s: %s\n", r.bad[i].name.c_str(), r.bad[i].reason.c_str());
     }
@@ -119,12 +143,14 @@ int run_scan(const ScanArgs& args) {
       std::printf("          ... and %s more%s\n",
                   grouped(static_cast<double>(r.bad_count - static_cast<int64_t>(std::min(r.bad.size(), kShownBad))))
                       .c_str(),
-                  args.list.empty() ? " (--list bad.csv writes them all)" : "");
+                  args.out.empty() ? " (-o bad.txt writes them all)" : "");
     }
-    if (!args.list.empty()) std::printf("list      %s\n", args.list.c_str());
+    if (!args.out.empty()) std::printf("list      %s\n", args.out.c_str());
     if (r.bad_count > 0) {
-      std::printf("next      stoker train substitutes each with the next good sample and stops when more than "
-                  "--max-bad-fraction of an epoch fails; remove or replace them to train on every sample\n");
+      std::printf("next      %s; otherwise stoker train substitutes each with the next good sample and stops "
+                  "when more than --max-bad-fraction of an epoch fails\n",
+                  args.out.empty() ? "stoker scan -o bad.txt, then stoker train --exclude-list bad.txt leaves them out"
+                                   : ("stoker train --exclude-list " + args.out + " leaves them out").c_str());
     }
   }
   if (r.stopped) return 130;
@@ -140,7 +166,9 @@ void add_scan_command(CLI::App& app, int* exit_code) {
   scan->add_option("--data", args->data, "What stoker train --data reads (a folder, shards, arrays, a file list)");
   scan->add_option("--split", args->split, "IDX split: train or t10k (an .npz, .pt or .h5: train or test)");
   scan->add_option("--workers,--num-workers,--num_workers", args->workers, "Threads (default: one per core)");
-  scan->add_option("--list", args->list, "Write every bad sample to this CSV file (index,name,reason)");
+  scan->add_option("-o,--out", args->out,
+                   "Write every bad sample to this file, one per line (name, tab, reason): stoker train "
+                   "--exclude-list reads it");
   scan->add_flag("--json", args->json, "Print one JSON object instead of the text report");
   scan->callback([args, exit_code] { *exit_code = run_scan(*args); });
 }

@@ -50,18 +50,21 @@ std::string write_folder(const TempDir& dir, bool damaged) {
 TEST(ScanCli, EveryDamagedFileIsNamedOnceWithItsReason) {
   TempDir dir;
   const std::string data = write_folder(dir, true);
-  const auto r = run_command(kStoker + " scan --data " + data + " --workers 2 --list " + dir.str() + "/bad.csv");
+  const auto r = run_command(kStoker + " scan --data " + data + " --workers 2 -o " + dir.str() + "/bad.txt");
   ASSERT_EQ(r.exit_code, 1) << r.err << r.out;
   EXPECT_NE(r.err.find("scanning image folder " + data + ": 11 images in 2 classes"), std::string::npos) << r.err;
   EXPECT_NE(r.out.find("scanned   11 of 11 samples"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("bad       3\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("bad       3: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("truncated JPEG 1"), std::string::npos) << r.out;  // counts per kind of reason
+  EXPECT_NE(r.out.find("not a JPEG or PNG 1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(data + "/cat/cut.jpg: truncated JPEG"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(data + "/dog/notes.jpg: not a JPEG or PNG (looks like text)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(data + "/dog/empty.png: "), std::string::npos) << r.out;
-  const std::string list = read_text(dir.str() + "/bad.csv");
-  EXPECT_EQ(list.rfind("index,name,reason\n", 0), 0u) << list;
+  // One name per line, a tab, the reason: what stoker train --exclude-list reads.
+  const std::string list = read_text(dir.str() + "/bad.txt");
+  EXPECT_EQ(list.rfind("# stoker scan: 3 bad of 11 samples checked", 0), 0u) << list;
   EXPECT_EQ(std::count(list.begin(), list.end(), '\n'), 4) << list;
-  EXPECT_NE(list.find(",\"" + data + "/cat/cut.jpg\",\"truncated JPEG"), std::string::npos) << list;
+  EXPECT_NE(list.find("\n" + data + "/cat/cut.jpg\ttruncated JPEG"), std::string::npos) << list;
 
   const auto json = run_command(kStoker + " scan --data " + data + " --json");
   ASSERT_EQ(json.exit_code, 1) << json.err;
@@ -69,8 +72,35 @@ TEST(ScanCli, EveryDamagedFileIsNamedOnceWithItsReason) {
   EXPECT_EQ(report["samples"], 11);
   EXPECT_EQ(report["checked"], 11);
   EXPECT_EQ(report["bad_count"], 3);
+  EXPECT_EQ(report["reasons"]["truncated JPEG"], 1) << report["reasons"];
   ASSERT_EQ(report["bad"].size(), 3u);
   for (const auto& bad : report["bad"]) EXPECT_EQ(bad["name"].get<std::string>().rfind(data, 0), 0u) << bad;
+}
+
+TEST(ScanCli, TrainingLeavesOutWhatTheScanListed) {
+  if (!STOKER_HAS_TORCH) GTEST_SKIP() << "built without libtorch";
+  TempDir dir;
+  const std::string data = write_folder(dir, true);
+  ASSERT_EQ(run_command(kStoker + " scan --data " + data + " -o " + dir.str() + "/bad.txt").exit_code, 1);
+  dir.write_text("extra.txt", data + "/cat/cut.jpg\n\n# a note\n" + data + "/not/in/it.jpg\tgone\n");
+  const std::string train = kStoker + " train --data " + data +
+                            " --model resnet18 --transforms 'RandomResizedCrop(32), Normalize' --batch-size 4 "
+                            "--max-steps 2 --workers 1 --no-progress --output-dir " + dir.str() + "/runs --exclude-list ";
+  const auto r = run_command(train + dir.str() + "/bad.txt");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("data     image folder " + data + ": 11 images in 2 classes → 3 listed in " + dir.str() +
+                       "/bad.txt left out"),
+            std::string::npos)
+      << r.out;
+  // A list from elsewhere: one of its names is here; the other two bad files stay substituted.
+  const auto other = run_command(train + dir.str() + "/extra.txt --max-bad-fraction 0.5");
+  ASSERT_EQ(other.exit_code, 0) << other.err << other.out;
+  EXPECT_NE(other.out.find("→ 1 listed in"), std::string::npos) << other.out;
+  EXPECT_NE(other.out.find("1 name in --exclude-list " + dir.str() + "/extra.txt is not in the data"), std::string::npos)
+      << other.out;
+  const auto missing = run_command(train + dir.str() + "/nowhere.txt");
+  EXPECT_EQ(missing.exit_code, 2) << missing.err;
+  EXPECT_NE(missing.err.find("--exclude-list"), std::string::npos) << missing.err;
 }
 
 TEST(ScanCli, ACleanDatasetExitsZero) {
@@ -104,8 +134,8 @@ TEST(ScanCli, BadArgumentsGiveOneLine) {
       {"", 2, "stoker scan needs --data PATH"},
       {" --data " + dir.str() + "/missing", 1, "/missing does not exist"},
       {" --data " + data + " --workers -1", 2, "--workers must be >= 0 (got -1; 0 = one per core)"},
-      {" --data " + data + " --list " + dir.str() + "/a_dir", 2, "--list"},
-      {" --data " + data + " --list /dev/null", 2, "--list"},
+      {" --data " + data + " -o " + dir.str() + "/a_dir", 2, "-o"},
+      {" --data " + data + " -o /dev/null", 2, "-o"},
   });
 }
 

@@ -235,6 +235,18 @@ std::string default_transforms(const Source& source, int image_size = 224);
 // regression` on integer targets (ages, counts). Throws UsageError for other sources.
 std::shared_ptr<const Source> integers_as_regression(std::shared_ptr<const Source> source);
 
+// `source` without the samples a list file names: what `stoker scan -o` writes, one
+// Source::name per line, anything after a tab ignored (the reason), blank lines and lines
+// starting with '#' skipped. The list is a user's file: at most 256 MiB, read with
+// read_small_file's checks. Names not in `source` are counted, not an error (the list may
+// come from a larger copy). Throws UsageError when it would leave no sample.
+struct Excluded {
+  std::shared_ptr<const Source> source;  // `source` itself when the list names none of it
+  size_t excluded = 0;                   // samples left out
+  size_t unknown = 0;                    // names in the list that are not in `source`
+};
+Excluded exclude_listed(std::shared_ptr<const Source> source, const std::string& list_path);
+
 // A validation part held out of training data: views of one source, sharing its class names.
 struct HeldOut {
   std::shared_ptr<const Source> train;

@@ -66,6 +66,7 @@ constexpr int kAuto = -1;
 struct TrainConfig {
   std::string model = "mnist_cnn";                         // one of kModelNames
   std::string data = "/usr/share/datasets/fashion-mnist";  // image folder, IDX dir or CSV
+  std::string exclude_list;  // a file of sample names left out of `data` (stoker scan -o); "" = none
   std::string val_data;    // "" = the IDX t10k split when data is IDX, else none
   double val_split = 0;    // > 0: hold out this fraction of `data` for validation instead
   std::string transforms;      // torchvision-style chain; "" = the model's default

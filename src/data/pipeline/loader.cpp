@@ -218,7 +218,8 @@ void Worker::record_bad(const Claim& job, const std::string& reason) {
                       " samples in epoch " + std::to_string(job.epoch) +
                       " are bad, over the limit max_bad_fraction=" +
                       percent(options_.max_bad_fraction) + "; first: " + first.name + ": " +
-                      first.reason + ". Fix or remove them, or raise max_bad_fraction";
+                      first.reason + ". Fix or remove them, leave them out with --exclude-list (stoker scan -o "
+                      "bad.txt lists them all), or raise max_bad_fraction";
   }
 }
 

@@ -175,7 +175,11 @@ std::vector<Field> make_fields() {
        "Training data: an image folder (one subfolder per class), an IDX directory, a CSV file (image list or "
        "numeric feature table), NumPy arrays (.npz, .npy), PyTorch tensors (.pt, .pth from torch.save), an HDF5 file "
        "(.h5, .hdf5; file.h5:group for a group) or WebDataset shards (.tar of <key>.jpg + <key>.cls); a quoted "
-       "pattern names shards ('shards/train-*.tar')",
+       "pattern names shards ('shards/train-*.tar', 'shards/train-{000000..000146}.tar')",
+       {}},
+      {"exclude_list",
+       &C::exclude_list,
+       "A file naming training samples to leave out, one per line (what stoker scan -o writes); empty = none",
        {}},
       {"val_data",
        &C::val_data,

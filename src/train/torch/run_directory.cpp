@@ -126,6 +126,11 @@ void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const Run
               threads == 1 ? "" : "s", setup.host.blas.empty() ? "" : (" · " + setup.host.blas).c_str());
   std::printf("data     %s%s\n", setup.train_source->describe().c_str(),
               setup.val_source ? (" · validation " + grouped(static_cast<double>(setup.val_source->size()))).c_str() : "");
+  if (setup.excluded_unknown > 0) {
+    std::printf("         %s name%s in --exclude-list %s %s not in the data\n",
+                grouped(static_cast<double>(setup.excluded_unknown)).c_str(), setup.excluded_unknown == 1 ? "" : "s",
+                cfg.exclude_list.c_str(), setup.excluded_unknown == 1 ? "is" : "are");
+  }
   std::printf("inputs   train %s\n", setup.train_chain.describe().c_str());
   if (setup.val_loader) std::printf("         val   %s\n", setup.eval_chain.describe().c_str());
   if (const size_t budget = train_loader.options().cache_decoded_bytes; budget > 0) {

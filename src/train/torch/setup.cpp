@@ -241,6 +241,12 @@ TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place) {
   }
 
   s.train_source = data::open_source(cfg.data, "train");
+  if (!cfg.exclude_list.empty()) {
+    data::Excluded left = data::exclude_listed(s.train_source, cfg.exclude_list);
+    s.train_source = std::move(left.source);
+    s.excluded_samples = left.excluded;
+    s.excluded_unknown = left.unknown;
+  }
   if (!cfg.val_data.empty()) {
     s.val_source = data::open_source(cfg.val_data, "val");
   } else if (cfg.val_split == 0 && data::has_test_split(cfg.data)) {

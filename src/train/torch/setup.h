@@ -19,8 +19,10 @@ namespace stoker::train {
 
 struct TrainSetup {
   torch::Device device{torch::kCPU};
-  std::shared_ptr<const data::Source> train_source;
+  std::shared_ptr<const data::Source> train_source;  // less what --exclude-list names
   std::shared_ptr<const data::Source> val_source;  // null: no validation data
+  size_t excluded_samples = 0;  // left out by --exclude-list
+  size_t excluded_unknown = 0;  // names in that list not in the data
   Objective objective;  // task, loss and outputs (classes or float targets)
   int start_workers = 1;  // cfg.num_workers, or the tuner's first count for auto
   std::unique_ptr<PinnedAllocator> pinned;  // CUDA with pin_memory; outlives the loaders
