@@ -19,11 +19,14 @@ sigset_t termination_set() {
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);  // a closed SSH session: stop as for SIGTERM, children included
   sigaddset(&set, SIGCHLD);
   return set;
 }
 
 }  // namespace
+
+bool is_stop_signal(int signo) { return signo == SIGINT || signo == SIGTERM || signo == SIGHUP; }
 
 void block_termination_signals() {
   const sigset_t set = termination_set();
@@ -78,7 +81,7 @@ int wait_for_child(pid_t child) {
     if (sigwaitinfo(&set, &info) < 0) continue;
     // Ctrl-C reaches the child through the terminal's process group already; a signal sent
     // to us alone is passed on, so the child can save its work.
-    if ((info.si_signo == SIGINT || info.si_signo == SIGTERM) && info.si_pid != 0) {
+    if (is_stop_signal(info.si_signo) && info.si_pid != 0) {
       ::kill(child, info.si_signo);
     }
   }
@@ -97,7 +100,7 @@ bool wait_for_signal(double seconds) {
       signo = sigtimedwait(&set, nullptr, &timeout);
       if (signo < 0 && errno == EAGAIN) return false;
     }
-    if (signo == SIGINT || signo == SIGTERM) return true;
+    if (is_stop_signal(signo)) return true;
     if (signo == SIGCHLD) continue;  // not ours to handle here
     if (signo < 0 && errno != EINTR) return false;
   }

@@ -1,5 +1,5 @@
 // Starting a command for `stoker monitor -- CMD ARGS...` and waiting for it while
-// forwarding SIGINT/SIGTERM, without any I/O in a signal handler.
+// forwarding the stop signals (SIGINT, SIGTERM, SIGHUP), without any I/O in a signal handler.
 #pragma once
 
 #include <sys/types.h>
@@ -18,7 +18,10 @@ class CommandNotFound : public Error {
   int exit_code() const noexcept override { return 127; }
 };
 
-// Blocks SIGINT, SIGTERM and SIGCHLD in the calling thread; threads started afterwards
+// SIGINT, SIGTERM or SIGHUP (a closed terminal): the signals that stop a command.
+bool is_stop_signal(int signo);
+
+// Blocks the stop signals and SIGCHLD in the calling thread; threads started afterwards
 // inherit the mask, so only wait_for_child()/wait_for_signal() see them.
 void block_termination_signals();
 
@@ -29,11 +32,11 @@ pid_t spawn_command(const std::vector<std::string>& argv);
 // the default signal mask. Throws CommandNotFound.
 pid_t spawn_process(const std::string& path, const std::vector<std::string>& argv, const std::vector<std::string>& env);
 
-// Waits until `child` exits, forwarding SIGINT/SIGTERM to it. Returns the shell-style exit
+// Waits until `child` exits, forwarding the stop signals to it. Returns the shell-style exit
 // code: the child's status, or 128 + signal number when a signal killed it.
 int wait_for_child(pid_t child);
 
-// Waits up to `seconds` (< 0: forever) for SIGINT/SIGTERM; true when one arrived.
+// Waits up to `seconds` (< 0: forever) for a stop signal; true when one arrived.
 bool wait_for_signal(double seconds);
 
 }  // namespace stoker::cli

@@ -116,6 +116,7 @@ int launch_local_processes(int processes, int threads) {
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
   sigaddset(&set, SIGCHLD);
   while (!alive.empty()) {
     int status = 0;
@@ -141,7 +142,7 @@ int launch_local_processes(int processes, int threads) {
     if (done < 0 && errno != EINTR) break;  // no children left
     siginfo_t info{};
     if (sigwaitinfo(&set, &info) < 0) continue;
-    if (info.si_signo != SIGINT && info.si_signo != SIGTERM) continue;
+    if (!is_stop_signal(info.si_signo)) continue;
     if (++stop_signals > 1) {
       kill_all(SIGKILL);
       continue;

@@ -85,6 +85,17 @@ TEST_F(TrainCli, ShortRunWritesTheRunDirectory) {
   EXPECT_NE(text.find("batch_size: 32"), std::string::npos) << text;
 }
 
+// A closed SSH session sends SIGHUP: the run saves as for SIGTERM.
+TEST_F(TrainCli, SighupSavesACheckpointAsSigtermDoes) {
+  TempDir dir;
+  const auto r = run_command(stoker::testing::start_training_in_background(
+                                 kStoker + " train --no-progress --batch-size 32 --epochs 1", dir.str()) +
+                             "kill -HUP $pid; wait $pid");
+  ASSERT_EQ(r.exit_code, 129) << r.err << r.out;
+  EXPECT_NE(r.out.find("stopped by SIGHUP"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::exists(run_dir(dir.str()) + "/checkpoint.pt"));
+}
+
 TEST_F(TrainCli, SigintSavesACheckpointAndResumeContinues) {
   TempDir dir;
   // The signal goes once the run has started training.

@@ -1,6 +1,7 @@
 #include "stop_signals.h"
 
 #include <atomic>
+#include <iterator>
 
 namespace stoker::train {
 
@@ -17,15 +18,17 @@ StopSignals::StopSignals() {
   struct sigaction action {};
   action.sa_handler = on_stop_signal;
   sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, &old_int_);
-  sigaction(SIGTERM, &action, &old_term_);
+  for (size_t i = 0; i < std::size(kStopSignals); ++i) sigaction(kStopSignals[i], &action, &old_[i]);
 }
 
 StopSignals::~StopSignals() {
-  sigaction(SIGINT, &old_int_, nullptr);
-  sigaction(SIGTERM, &old_term_, nullptr);
+  for (size_t i = 0; i < std::size(kStopSignals); ++i) sigaction(kStopSignals[i], &old_[i], nullptr);
 }
 
 int StopSignals::raised() const { return g_stop_signal.load(); }
+
+const char* stop_signal_name(int signo) {
+  return signo == SIGINT ? "SIGINT" : signo == SIGTERM ? "SIGTERM" : signo == SIGHUP ? "SIGHUP" : "a signal";
+}
 
 }  // namespace stoker::train

@@ -403,7 +403,7 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
     if (end == EpochEnd::kSignal) {
       const int signo = loop.signal();
       if (leader) std::printf("stopped by %s at epoch %lld step %lld; checkpoint saved: %s\nresume with: stoker train --resume %s\n",
-                  signo == SIGINT ? "SIGINT" : "SIGTERM", static_cast<long long>(epoch + 1),
+                  stop_signal_name(signo), static_cast<long long>(epoch + 1),
                   static_cast<long long>(first + record.batches), start.checkpoint_path.c_str(), start.run_dir.c_str());
       exit_code = 128 + signo;
       break;
