@@ -1,19 +1,24 @@
 // stoker._stoker.Monitor: stoker::monitor's sampler thread inside the Python process (GPU
-// through NVML, CPU, RAM), with its CSV or JSON-lines log and its summary.
+// through NVML, CPU, RAM), with its CSV or JSON-lines log, its TensorBoard event file and its
+// summary.
 #include <unistd.h>
 
+#include <cstdio>
 #include <memory>
 #include <string>
 
 #include "bindings.h"
 #include "monitor_handle.h"
 #include "stoker/monitor/sinks.h"
+#include "stoker/report/monitor_events.h"
 
 namespace py = pybind11;
 
 namespace stoker::python {
 
-MonitorHandle::MonitorHandle(double interval_s, const std::string& log_path, bool gpu, const std::string& nvml_library) {
+MonitorHandle::MonitorHandle(double interval_s, const std::string& log_path, bool gpu,
+                             const std::string& nvml_library,
+                             const std::string& tensorboard_folder) {
   monitor::SamplerOptions options;
   options.interval_s = interval_s;
   options.pid = ::getpid();
@@ -22,28 +27,44 @@ MonitorHandle::MonitorHandle(double interval_s, const std::string& log_path, boo
   sampler_ = std::make_unique<monitor::Sampler>(options);
   const auto gpus = static_cast<int>(sampler_->gpus().size());
   if (log_path.size() >= 6 && log_path.compare(log_path.size() - 6, 6, ".jsonl") == 0) {
-    auto log = std::make_shared<monitor::JsonlLog>(log_path, sampler_->gpus(), sampler_->gpu_status());
+    auto log =
+        std::make_shared<monitor::JsonlLog>(log_path, sampler_->gpus(), sampler_->gpu_status());
     sampler_->add_sink([log](const monitor::Sample& s) { log->write(s); });
   } else if (!log_path.empty()) {
     auto log = std::make_shared<monitor::CsvLog>(log_path, gpus);
     sampler_->add_sink([log](const monitor::Sample& s) { log->write(s); });
   }
+  if (!tensorboard_folder.empty()) {
+    tensorboard_ = std::make_shared<report::EventFile>(tensorboard_folder);
+    sampler_->add_sink(report::monitor_events_sink(tensorboard_, [](const std::string& reason) {
+      std::fprintf(stderr, "stoker.monitor: TensorBoard logging stopped: %s; monitoring goes on\n",
+                   reason.c_str());
+    }));
+  }
 }
 
 void bind_monitor(py::module_& m) {
   py::class_<MonitorHandle>(m, "Monitor")
-      .def(py::init<double, const std::string&, bool, const std::string&>(), py::arg("interval"), py::arg("log") = "",
-           py::arg("gpu") = true, py::arg("nvml_library") = "")
+      .def(py::init<double, const std::string&, bool, const std::string&, const std::string&>(),
+           py::arg("interval"), py::arg("log") = "", py::arg("gpu") = true,
+           py::arg("nvml_library") = "", py::arg("tensorboard") = "")
+      .def_property_readonly("tensorboard_file",
+                             [](MonitorHandle& h) { return h.tensorboard_file(); })
       .def("start", [](MonitorHandle& h) { h.sampler().start(); })
-      .def("stop", [](MonitorHandle& h) {
-        py::gil_scoped_release released;  // joins the sampler thread
-        h.sampler().stop();
-      })
-      .def_property_readonly("gpu_status", [](MonitorHandle& h) { return h.sampler().gpu_status(); })
-      .def_property_readonly("samples", [](MonitorHandle& h) { return h.sampler().samples_published(); })
-      .def("status_line", [](MonitorHandle& h) -> std::string {
-        return h.sampler().has_sample() ? monitor::format_status_line(h.sampler().latest()) : "";
-      })
+      .def("stop",
+           [](MonitorHandle& h) {
+             py::gil_scoped_release released;  // joins the sampler thread
+             h.sampler().stop();
+           })
+      .def_property_readonly("gpu_status",
+                             [](MonitorHandle& h) { return h.sampler().gpu_status(); })
+      .def_property_readonly("samples",
+                             [](MonitorHandle& h) { return h.sampler().samples_published(); })
+      .def("status_line",
+           [](MonitorHandle& h) -> std::string {
+             return h.sampler().has_sample() ? monitor::format_status_line(h.sampler().latest())
+                                             : "";
+           })
       .def("summary", [](MonitorHandle& h) {
         return monitor::format_summary(h.sampler().summary(), h.sampler().gpu_status());
       });

@@ -1,22 +1,28 @@
 // One in-process monitor: a stoker::monitor::Sampler watching this process, with an optional
-// log (CSV, or JSON lines for a path ending in .jsonl). Shared by the monitor and the
-// diagnosis bindings. Thread safety: as monitor::Sampler's.
+// log (CSV, or JSON lines for a path ending in .jsonl) and an optional TensorBoard event file.
+// Shared by the monitor and the diagnosis bindings. Thread safety: as monitor::Sampler's.
 #pragma once
 
 #include <memory>
 #include <string>
 
 #include "stoker/monitor/sampler.h"
+#include "stoker/report/event_file.h"
 
 namespace stoker::python {
 
 class MonitorHandle {
  public:
-  // Throws UsageError for an interval below 0.05 s or a log that cannot be written.
-  MonitorHandle(double interval_s, const std::string& log_path, bool gpu, const std::string& nvml_library);
+  // Throws UsageError for an interval below 0.05 s or a log that cannot be written, and
+  // SystemError for a TensorBoard folder ("" = none) that cannot be made.
+  MonitorHandle(double interval_s, const std::string& log_path, bool gpu,
+                const std::string& nvml_library, const std::string& tensorboard_folder);
   monitor::Sampler& sampler() { return *sampler_; }
+  // The event file's path; "" without one.
+  std::string tensorboard_file() const { return tensorboard_ ? tensorboard_->path() : ""; }
 
  private:
+  std::shared_ptr<report::EventFile> tensorboard_;  // shared with the sampler's sink
   std::unique_ptr<monitor::Sampler> sampler_;
 };
 

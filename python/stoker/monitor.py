@@ -6,9 +6,14 @@
                 ...
         mon.report()
 
+    with stoker.monitor(tensorboard="runs/x"):   # also TensorBoard scalars: tensorboard --logdir runs
+        ...
+
 Loops watched (stoker.watch) or loaders made (stoker.DataLoader) while it runs read its GPU
 utilisation and CPU figures into their verdicts. The log is stoker monitor's CSV (or JSON
-lines for a name ending in .jsonl), flushed every row.
+lines for a name ending in .jsonl), flushed every row. With tensorboard=FOLDER each sample
+also becomes TensorBoard scalars (host/cpu_percent, host/ram_used_gib, gpu0/util, ...) in a new
+event file in that folder, at step 0, 1, 2, ... (docs/MONITOR_FORMATS.md).
 """
 import sys
 
@@ -19,16 +24,26 @@ from ._words import pythonic
 
 
 class monitor:
-    def __init__(self, interval=1.0, log=None, *, gpu=True, summary=True, file=None, nvml_library=""):
+    def __init__(self, interval=1.0, log=None, *, gpu=True, summary=True, file=None, nvml_library="",
+                 tensorboard=None):
         if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not interval >= 0.05:
             raise arg.bad("interval", interval, "seconds between samples, 0.05 or more", "1.0 suits most runs")
         if log is not None and not isinstance(log, str):
             log = str(log)
+        if tensorboard is not None and not isinstance(tensorboard, str):
+            if not hasattr(tensorboard, "__fspath__"):
+                raise arg.bad("tensorboard", tensorboard, "a folder for TensorBoard's event files",
+                              "e.g. tensorboard='runs/x', then tensorboard --logdir runs")
+            tensorboard = str(tensorboard)
+        if tensorboard == "":
+            raise arg.bad("tensorboard", tensorboard, "a folder for TensorBoard's event files",
+                          "e.g. tensorboard='runs/x', or leave it out")
         self.interval = float(interval)
         self.log = log
         self.summary_at_exit = summary
         self.file = file
-        self._handle = _stoker.Monitor(self.interval, log or "", gpu, nvml_library)
+        self.tensorboard = tensorboard
+        self._handle = _stoker.Monitor(self.interval, log or "", gpu, nvml_library, tensorboard or "")
         self._previous = None
         self._running = False
 
@@ -52,6 +67,11 @@ class monitor:
             self._handle.stop()
             set_monitor(self._previous)
             self._running = False
+
+    @property
+    def tensorboard_file(self):
+        """The TensorBoard event file this monitor writes, or None."""
+        return self._handle.tensorboard_file or None
 
     @property
     def gpu_status(self):

@@ -67,6 +67,8 @@ class LoopDiagnosis {
   void start_epoch();
   // After each step; returns lines to print (a warning, a tuning change), usually none.
   std::vector<std::string> after_step(double wait_s, double copy_s, double compute_s, int64_t samples);
+  // Whether the last after_step() closed a window (the trainer's logging windows follow them).
+  bool window_closed() const { return window_closed_; }
 
   // Every step of the epoch, the warm-up included (its totals are the epoch's).
   const StepWindow& epoch_window() const { return epoch_; }
@@ -125,6 +127,7 @@ class LoopDiagnosis {
   bool run_start_in_epoch_ = false;  // this epoch holds the run's first step
   data::StageTimes window_start_, epoch_start_;
   int64_t streak_steps_ = 0;
+  bool window_closed_ = false;
 };
 
 }  // namespace stoker::diagnose

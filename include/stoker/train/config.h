@@ -168,6 +168,7 @@ struct TrainConfig {
   int nproc_per_node = 1;  // training processes on this machine (data parallel); 1 = this one
   int checkpoint_every_steps = 0;  // 0 = only at epoch end (and on SIGINT/SIGTERM)
   std::string output_dir = "runs";
+  bool tensorboard = true;          // TensorBoard event files in the run folder's tb/
   std::string resume;              // checkpoint path or run dir; "" = start fresh
   std::string weights;             // starting weights (.safetensors or a state_dict .pth); "" = initialised
   std::string device = "auto";     // auto | cpu | cuda | cuda:N

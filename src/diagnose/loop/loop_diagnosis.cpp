@@ -144,6 +144,7 @@ PipelineEvidence LoopDiagnosis::evidence(const data::StageTimes& d) const {
 
 std::vector<std::string> LoopDiagnosis::after_step(double wait_s, double copy_s, double compute_s, int64_t samples) {
   const StepWindow step{wait_s, copy_s, compute_s, 1, samples, -1, ""};
+  window_closed_ = false;
   observe_monitor();
   add(epoch_, step);
   std::vector<std::string> lines;
@@ -190,6 +191,7 @@ std::vector<std::string> LoopDiagnosis::after_step(double wait_s, double copy_s,
   window_ = {};
   window_gpu_ = {};
   window_start_ = now;
+  window_closed_ = true;
   return lines;
 }
 

@@ -443,6 +443,11 @@ std::vector<Field> make_fields() {
        "Also checkpoint every N optimizer steps; 0 = at epoch end only (and on SIGINT/SIGTERM)",
        {}},
       {"output_dir", &C::output_dir, "Where run directories are made", {}},
+      {"tensorboard",
+       &C::tensorboard,
+       "TensorBoard event files in the run folder's tb/ (tensorboard --logdir runs/): loss, learning rate, "
+       "samples/s and the step-time split per window, validation per epoch, GPU/CPU/RAM per monitor sample",
+       {}},
       {"resume",
        &C::resume,
        "Resume from a checkpoint file or a run directory (its latest checkpoint), with the run's config.yaml: "

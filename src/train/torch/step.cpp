@@ -215,7 +215,8 @@ void Stepper::optimizer_step(Result* r) {
     r->sync_s += ns_to_seconds(watch.lap());
   }
   const double lr = lr_at(cfg_, global_step_, total_steps_, steps_per_epoch_);
-  set_lr(optimizer_, lr_cap_ ? std::min(lr, *lr_cap_) : lr);
+  lr_ = lr_cap_ ? std::min(lr, *lr_cap_) : lr;
+  set_lr(optimizer_, lr_);
   if (const auto momentum = momentum_at(cfg_, global_step_, total_steps_)) {
     set_momentum(optimizer_, cfg_.optimizer, *momentum);
   }

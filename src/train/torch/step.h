@@ -84,6 +84,8 @@ class Stepper {
   // lr_at()'s (the warmup's, then lr) but not above this.
   void cap_lr(double lr) { lr_cap_ = lr; }
   int64_t global_step() const { return global_step_; }
+  // The learning rate of the last optimizer step; < 0 before the first.
+  double lr() const { return lr_; }
   // Null unless amp is fp16.
   GradScaler* scaler() { return scaler_.get(); }
   const Objective& objective() const { return objective_; }
@@ -107,6 +109,7 @@ class Stepper {
   DataParallel* group_ = nullptr;
   ModelEma* ema_ = nullptr;
   std::optional<double> lr_cap_;
+  double lr_ = -1;
   BatchMix mix_;  // inactive unless mixup_alpha or cutmix_alpha > 0
 };
 

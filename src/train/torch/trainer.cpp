@@ -27,6 +27,7 @@
 #include "setup.h"
 #include "step.h"
 #include "stop_signals.h"
+#include "tensorboard_log.h"
 #include "stoker/core/clock.h"
 #include "stoker/core/error.h"
 #include "stoker/core/numbers.h"
@@ -89,8 +90,8 @@ enum class EpochEnd { kCompleted, kMaxSteps, kSignal };
 class TrainLoop {
  public:
   TrainLoop(const TrainConfig& cfg, const TrainUi& ui, TrainSetup& setup, const RunStart& start,
-            monitor::Sampler& monitor, diagnose::LoopDiagnosis& diagnosis, RunRecords* records, int gpu_index,
-            DataParallel* group, ModelEma* ema)
+            monitor::Sampler& monitor, diagnose::LoopDiagnosis& diagnosis, RunRecords* records,
+            TensorBoardLog* tensorboard, int gpu_index, DataParallel* group, ModelEma* ema)
       : cfg_(cfg),
         ui_(ui),
         setup_(setup),
@@ -98,6 +99,7 @@ class TrainLoop {
         monitor_(monitor),
         diagnosis_(diagnosis),
         records_(records),
+        tensorboard_(tensorboard),
         gpu_index_(gpu_index),
         group_(group),
         ema_(ema),
@@ -141,6 +143,8 @@ class TrainLoop {
   void report(const std::vector<std::string>& lines);
   // At a window boundary: whether a signal asks to stop (in any process of the group).
   bool stop_requested();
+  // Writes the logging window's scalars (the leader, with TensorBoard on) and starts the next.
+  void log_window();
   void draw_progress(int64_t epoch, int64_t first, int64_t step, const Stopwatch& clock, int64_t samples,
                      double loss_sum, int64_t loss_count);
 
@@ -151,6 +155,8 @@ class TrainLoop {
   monitor::Sampler& monitor_;
   diagnose::LoopDiagnosis& diagnosis_;
   RunRecords* records_;
+  TensorBoardLog* tensorboard_;  // the leader's, where it is on; null otherwise
+  LogWindow log_window_;
   const int gpu_index_;
   DataParallel* group_;
   ModelEma* ema_;  // the leader's moving average of the weights (AveragePlan::on); null otherwise
@@ -180,6 +186,13 @@ void TrainLoop::report(const std::vector<std::string>& lines) {
   if (lines.empty() || records_ == nullptr) return;
   progress_.finish();
   for (const auto& line : lines) records_->report(line);
+}
+
+void TrainLoop::log_window() {
+  if (tensorboard_ != nullptr && log_window_.steps > 0) {
+    tensorboard_->window(stepper_.global_step(), log_window_, stepper_.lr());
+  }
+  log_window_ = {};
 }
 
 bool TrainLoop::stop_requested() {
@@ -247,6 +260,17 @@ EpochEnd TrainLoop::train_epoch(int64_t epoch, int64_t first, EpochRecord* recor
     ++step;
     batch = FedBatch{};  // the loader's buffer goes back before the diagnosis looks
     report(diagnosis_.after_step(wait_s, r.copy_s, r.compute_s, batch_samples));
+    log_window_.steps += 1;
+    log_window_.samples += batch_samples * world_size_;
+    log_window_.wait_s += wait_s;
+    log_window_.copy_s += r.copy_s;
+    log_window_.compute_s += r.compute_s;
+    if (std::isfinite(r.loss)) {
+      log_window_.loss_sum += r.loss;
+      ++log_window_.losses;
+    }
+    log_window_.add_grad_norm(r.grad_norm);
+    if (diagnosis_.window_closed()) log_window();
     draw_progress(epoch, first, step, epoch_clock, samples, loss_sum, loss_count);
 
     if (stepper_.window_open()) continue;  // checkpoints and stops only at window boundaries
@@ -268,7 +292,9 @@ EpochEnd TrainLoop::train_epoch(int64_t epoch, int64_t first, EpochRecord* recor
   if (end == EpochEnd::kCompleted) {  // a last partial accumulation window
     const Stepper::Result r = stepper_.finish_window();
     if (r.grad_norm >= 0) grad_norms.add(r.grad_norm, r.clipped);
+    log_window_.add_grad_norm(r.grad_norm);
   }
+  log_window();  // the rest of the epoch
   progress_.finish();
   if (group_ != nullptr) {  // the group's mean loss, not the leader's share alone
     const std::vector<double> sums = group_->sum(
@@ -348,6 +374,11 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
   GpuMemoryPeak gpu_memory_peak;  // outlives the sampler's thread, which feeds it
   monitor::Sampler monitor(monitor_options);
   if (gpu_index >= 0) gpu_memory_peak.attach(monitor, gpu_index);
+  std::optional<TensorBoardLog> tensorboard;  // the leader's, in the run folder's tb/
+  if (leader && cfg.tensorboard) {
+    tensorboard.emplace(start.run_dir);
+    tensorboard->attach(monitor);
+  }
   monitor.start();
   // The processes on this machine share its cores: the diagnosis counts this one's share.
   diagnose::LoopDiagnosis diagnosis(&train_loader, &monitor, cores_per_process(place.local_world_size), gpu_index,
@@ -359,8 +390,8 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
     leader_records->set_process(torch::get_num_threads(), setup.host);
     leader_records->set_inputs(inputs);
   }
-  TrainLoop loop(cfg, ui, setup, start, monitor, diagnosis, leader_records ? &*leader_records : nullptr, gpu_index,
-                 group.get(), ema ? &*ema : nullptr);
+  TrainLoop loop(cfg, ui, setup, start, monitor, diagnosis, leader_records ? &*leader_records : nullptr,
+                 tensorboard ? &*tensorboard : nullptr, gpu_index, group.get(), ema ? &*ema : nullptr);
   // Every process keeps the plateau's rate; the leader, which validates, decides when it falls.
   std::optional<Plateau> plateau;
   if (cfg.schedule == ScheduleKind::kPlateau) {
@@ -461,6 +492,7 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
       record.notes += fmt::format(" · GPU memory peak {:.2f} GiB", peak / (1 << 30));
     }
     std::printf("%s\n", records.add_epoch(record, cfg.epochs).c_str());
+    if (tensorboard) tensorboard->epoch(loop.stepper().global_step(), record);
     for (const std::string& text : diagnosis.epoch_report()) records.report("           " + text);
     std::fflush(stdout);
     if (end == EpochEnd::kMaxSteps) break;
@@ -502,6 +534,9 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
         best_so_far.is_null() ? "" : fmt::format(" · model_best.safetensors (epoch {})", best_so_far["epoch"].get<int64_t>());
     std::printf("saved      %s (atomic) · model.safetensors%s%s · metrics.csv · config.yaml · summary.json\n",
                 start.checkpoint_path.c_str(), ema ? " · model_ema.safetensors" : "", best_text.c_str());
+  }
+  if (tensorboard && !tensorboard->path().empty()) {
+    std::printf("TensorBoard: tensorboard --logdir %s\n", cfg.output_dir.c_str());
   }
   if (ui.json_summary) std::printf("%s\n", summary.dump().c_str());
   return exit_code;

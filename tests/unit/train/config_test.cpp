@@ -52,7 +52,7 @@ TEST(TrainConfigTest, DefaultsAreValidAndListedInSchemaOrder) {
   const TrainConfig config;
   EXPECT_NO_THROW(validate(config));
   const std::vector<ConfigKey>& keys = config_keys();
-  ASSERT_EQ(keys.size(), 78u);
+  ASSERT_EQ(keys.size(), 79u);
   EXPECT_EQ(keys.front().name, "model");
   EXPECT_EQ(keys.back().name, "max_bad_fraction");
   std::set<std::string> names;
@@ -200,6 +200,7 @@ TEST(ConfigFlagsTest, AcceptsBothSpellingsAliasesAndTheLastValue) {
       {"--no-pin-memory", [](TrainConfig* c) { c->pin_memory = false; }},
       {"--pin_memory=false", [](TrainConfig* c) { c->pin_memory = false; }},
       {"--no_persistent_workers", [](TrainConfig* c) { c->persistent_workers = false; }},
+      {"--no-tensorboard", [](TrainConfig* c) { c->tensorboard = false; }},
       {"--nesterov --optimizer sgd",
        [](TrainConfig* c) {
          c->nesterov = true;
@@ -808,6 +809,7 @@ TEST(TrainConfigTest, ToYamlRoundTrips) {
   config.seed = 18446744073709551615u;
   config.checkpoint_every_steps = 1000;
   config.output_dir = " runs";
+  config.tensorboard = false;
   config.resume = "runs/2024-01-01/ckpt-000100.pt";
   config.device = "cuda:3";
   config.max_steps = 1234567890123;

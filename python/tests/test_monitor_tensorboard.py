@@ -1,0 +1,63 @@
+"""stoker.monitor(tensorboard=FOLDER): the monitor's samples as TensorBoard scalars, read back by
+the byte-level reader in tests/tensorboard/tfevents.py and checked against the monitor's CSV."""
+import csv
+import io
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import stoker
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "tensorboard"))
+import tfevents  # noqa: E402
+
+GIB = float(1 << 30)
+
+
+def test_every_sample_is_an_event_with_the_csv_figures(tmp_path):
+    log = tmp_path / "monitor.csv"
+    with stoker.monitor(interval=0.05, log=str(log), tensorboard=tmp_path / "tb", gpu=False, file=io.StringIO()) as mon:
+        time.sleep(0.6)
+    path = Path(mon.tensorboard_file)
+    assert path.parent == tmp_path / "tb" and path.name.startswith("events.out.tfevents.")
+    events = tfevents.read(path)
+    assert events[0]["file_version"] == "brain.Event:2"
+    samples = events[1:]
+    rows = list(csv.DictReader(open(log)))
+    assert len(samples) == len(rows) >= 3
+    f32 = tfevents.as_float32
+    for step, (event, row) in enumerate(zip(samples, rows)):
+        assert event["step"] == step
+        values = dict(event["scalars"])
+        expected = {}
+        if row["cpu_percent"]:  # the first sample has none (the CPU figure needs two reads)
+            expected["host/cpu_percent"] = float(row["cpu_percent"])
+        if row["mem_used_bytes"]:
+            expected["host/ram_used_gib"] = float(row["mem_used_bytes"]) / GIB
+            expected["host/ram_percent"] = 100 * float(row["mem_used_bytes"]) / float(row["mem_total_bytes"])
+        if row["proc_cpu_percent"]:
+            expected["process/cpu_percent"] = float(row["proc_cpu_percent"])
+        if row["proc_rss_bytes"]:
+            expected["process/rss_gib"] = float(row["proc_rss_bytes"]) / GIB
+        assert values == {tag: f32(v) for tag, v in expected.items()}, step
+        assert "host/ram_used_gib" in values
+        assert abs(event["wall_time"] - time.time()) < 60
+
+
+def test_without_the_option_there_is_no_event_file(tmp_path):
+    with stoker.monitor(interval=0.05, summary=False) as mon:
+        time.sleep(0.1)
+    assert mon.tensorboard_file is None
+
+
+def test_a_bad_folder_is_one_clear_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(OSError, match="cannot create the TensorBoard folder .*file/tb"):
+        stoker.monitor(tensorboard=str(blocker / "tb"))
+    with pytest.raises(ValueError, match="tensorboard=5"):
+        stoker.monitor(tensorboard=5)
+    with pytest.raises(ValueError, match="tensorboard=''"):
+        stoker.monitor(tensorboard="")

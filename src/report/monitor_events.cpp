@@ -1,0 +1,19 @@
+#include "stoker/report/monitor_events.h"
+
+#include <utility>
+
+#include "stoker/report/scalar_tags.h"
+
+namespace stoker::report {
+
+monitor::SampleSink monitor_events_sink(std::shared_ptr<EventFile> events,
+                                        std::function<void(const std::string& reason)> stopped) {
+  return [events = std::move(events), stopped = std::move(stopped),
+          step = int64_t{0}](const monitor::Sample& sample) mutable {
+    const double wall_time = sample.unix_ns > 0 ? static_cast<double>(sample.unix_ns) / 1e9 : -1;
+    const Status status = events->write(step++, monitor_scalars(sample), wall_time);
+    if (!status.ok() && stopped) stopped(status.reason());
+  };
+}
+
+}  // namespace stoker::report
