@@ -55,6 +55,29 @@ class DoctorCli : public ::testing::Test {
   }
 };
 
+// A step slower than the probes' window (Fashion-MNIST's CNN fed 112-px images) is announced
+// with its estimate before it runs, measured once, and reported as the pace; the probes that
+// repeat steps are left out, so the doctor ends in about the time it announced.
+TEST_F(DoctorCli, AStepSlowerThanTheWindowIsMeasuredOnceAndNamed) {
+  TempDir dir;
+  const auto r = run_command(kStokerOneThread + " doctor --data " + jpegs(dir, 8) +
+                             " --model mnist_cnn --batch-size 8 --workers 1 --seconds 0.3 --transforms "
+                             "'Resize(112), CenterCrop(112), Grayscale(), Normalize'");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("the model: one step at batch 8 may take up to "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("together     not measured: one step takes "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" s at batch 8: the model, not the loader, sets the pace"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("limit        the model"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("amp bf16"), std::string::npos) << r.out;  // no repeating probes
+  const auto json = run_command(kStokerOneThread + " doctor --json --data " + dir.str() +
+                                "/jpegs --model mnist_cnn --batch-size 8 --workers 1 --seconds 0.3 --transforms "
+                                "'Resize(112), CenterCrop(112), Grayscale(), Normalize'");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto report = nlohmann::json::parse(json.out);
+  EXPECT_GT(report["slow_step"]["seconds"].get<double>(), 0.3) << report["slow_step"];
+  EXPECT_TRUE(report["together"]["samples_per_sec"].is_null()) << report["together"];
+}
+
 TEST_F(DoctorCli, StarvedConfigurationIsInputBoundAndNamesTheStage) {
   TempDir dir;
   const std::string data = jpegs(dir, 96);

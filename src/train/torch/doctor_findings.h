@@ -53,7 +53,16 @@ struct DoctorFindings {
   std::vector<LoaderProbe> loader;     // one per worker count, the configured one included
   std::vector<ModelProbe> model_runs;  // [0] is as configured
   JointProbe joint;                    // at the configured worker count
-  diagnose::Verdict verdict;           // of `joint`
+  diagnose::Verdict verdict;           // of `joint` (predicted from the rates when `slow_step`)
+  // A step at the configured batch slower than a probe's window: measured once (or, where it
+  // would not fit in memory, not at all: `slow_step_skipped`), and the probes that repeat
+  // steps (other variants, together) were left out.
+  struct SlowStep {
+    double estimate_s = 0;  // from one step at batch 1
+    double measured_s = 0;  // one step at the configured batch; 0 when skipped
+    std::string skipped;    // why it was not measured
+  };
+  std::optional<SlowStep> slow_step;
   std::optional<JointProbe> tried_workers;  // the count the loader alone suggests, together
   std::optional<JointProbe> fewer_threads;  // CPU: torch threads = cores - workers, together
   int threads_now = 0, threads_free = 0;

@@ -28,6 +28,9 @@ struct Limit {
   std::string text;
 };
 
+// "3,232", or "0.38" below 10 samples/s (a model that takes minutes per step).
+std::string rate_text(double samples_per_s) { return grouped(samples_per_s, samples_per_s < 10 ? 2 : 0); }
+
 Limit limit_of(const DoctorFindings& f) {
   const int configured = f.configured_workers;
   const double model_rate = f.model_rate();
@@ -35,10 +38,10 @@ Limit limit_of(const DoctorFindings& f) {
   const bool input_limits = loader_rate < model_rate;
   const std::string limit =
       input_limits ? fmt::format("the input pipeline: it delivers {} samples/s at {} worker{}, the model takes {} ({:.1f}×)",
-                                 grouped(loader_rate), configured, configured == 1 ? "" : "s", grouped(model_rate),
+                                 rate_text(loader_rate), configured, configured == 1 ? "" : "s", rate_text(model_rate),
                                  model_rate / std::max(1.0, loader_rate))
                    : fmt::format("the model: it takes {} samples/s, the loader delivers {} at {} worker{} ({:.1f}× headroom)",
-                                 grouped(model_rate), grouped(loader_rate), configured, configured == 1 ? "" : "s",
+                                 rate_text(model_rate), rate_text(loader_rate), configured, configured == 1 ? "" : "s",
                                  loader_rate / std::max(1.0, model_rate));
   return {input_limits, limit};
 }
@@ -186,6 +189,12 @@ json doctor_json(const DoctorFindings& f, const std::vector<DoctorChange>& chang
                                   {"samples_per_sec", m.skipped.empty() ? json(m.samples_per_s) : json(nullptr)},
                                   {"skipped", m.skipped.empty() ? json(nullptr) : json(m.skipped)}});
   }
+  if (f.slow_step) {
+    out["together"]["samples_per_sec"] = nullptr;  // not measured: see slow_step
+    out["slow_step"] = {{"estimate_seconds", f.slow_step->estimate_s},
+                        {"seconds", f.slow_step->measured_s > 0 ? json(f.slow_step->measured_s) : json(nullptr)},
+                        {"skipped", f.slow_step->skipped.empty() ? json(nullptr) : json(f.slow_step->skipped)}};
+  }
   if (f.tried_workers) out["tried"] = {{"workers", f.tried_workers->workers}, {"samples_per_sec", f.tried_workers->samples_per_s()}};
   if (f.fewer_threads) {
     out["tried_threads"] = {{"threads", f.threads_free}, {"samples_per_sec", f.fewer_threads->samples_per_s()}};
@@ -226,14 +235,26 @@ void print_doctor_text(const DoctorFindings& f, const std::vector<DoctorChange>&
   std::string model_line;
   for (const auto& m : f.model_runs) {
     model_line += (model_line.empty() ? "" : " · ") + m.variant + " " +
-                  (m.skipped.empty() ? grouped(m.samples_per_s) + " samples/s" : "skipped (" + m.skipped + ")");
+                  (m.skipped.empty() ? rate_text(m.samples_per_s) + " samples/s" : "skipped (" + m.skipped + ")");
   }
   std::printf("model alone  %s\n", model_line.c_str());
-  std::printf("together     %s samples/s at %d worker%s · %s\n", grouped(together).c_str(), configured,
-              configured == 1 ? "" : "s", diagnose::format_step_shares(f.joint.window).c_str());
+  if (f.slow_step) {
+    const auto& slow = *f.slow_step;
+    std::printf("together     not measured: %s\n",
+                slow.measured_s > 0
+                    ? fmt::format("one step takes {:.0f} s at batch {}: the model, not the loader, sets the pace",
+                                  slow.measured_s, f.batch_size)
+                          .c_str()
+                    : fmt::format("one step at batch {} would take about {:.0f} s ({})", f.batch_size,
+                                  slow.estimate_s, slow.skipped)
+                          .c_str());
+  } else {
+    std::printf("together     %s samples/s at %d worker%s · %s\n", grouped(together).c_str(), configured,
+                configured == 1 ? "" : "s", diagnose::format_step_shares(f.joint.window).c_str());
+  }
   std::printf("limit        %s\n", limit.text.c_str());
   const double expected = std::min(loader_rate, model_rate);
-  if (!f.cuda && together < 0.8 * expected) {
+  if (!f.cuda && !f.slow_step && together < 0.8 * expected) {
     std::printf("note         together reaches %.0f %% of the slower side alone: on the CPU the loader's workers "
                 "and the model's threads share the same %d cores\n",
                 100 * together / std::max(1e-9, expected), f.cores);
