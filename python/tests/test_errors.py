@@ -70,9 +70,9 @@ def test_on_error_raise_names_the_file(folder_with_a_bad_file):
 def test_ctrl_c_ends_a_wait_for_a_slow_batch(tmp_path):
     (tmp_path / "a").mkdir()
     big = np.random.default_rng(0).integers(0, 255, (2500, 2500, 3), dtype=np.uint8)
-    for i in range(6):
+    for i in range(12):  # a batch that takes one worker well over a second, however idle the machine
         Image.fromarray(big).save(tmp_path / "a" / f"{i}.png", compress_level=1)
-    loader = stoker.DataLoader(tmp_path, batch_size=6, num_workers=1, transforms="Resize((2000, 2000))")
+    loader = stoker.DataLoader(tmp_path, batch_size=12, num_workers=1, transforms="Resize((2000, 2000))")
     it = iter(loader)
     signal.setitimer(signal.ITIMER_REAL, 0.3)
     previous = signal.signal(signal.SIGALRM, lambda *_: signal.raise_signal(signal.SIGINT))

@@ -103,7 +103,8 @@ void add_monitor_command(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "monitor", "Sample GPU (NVML), CPU, RAM, disk and network; watch a process or a command");
   cmd->add_option("--interval", args->interval, "Seconds between samples (>= 0.05)")->capture_default_str();
-  cmd->add_option("--duration", args->duration, "Stop after this many seconds (default: Ctrl-C)");
+  CLI::Option* duration =
+      cmd->add_option("--duration", args->duration, "Stop after this many seconds (default: Ctrl-C)");
   cmd->add_option("--log", args->csv, "Write a CSV log (columns: docs/MONITOR_FORMATS.md)");
   cmd->add_option("--jsonl", args->jsonl, "Write a JSON-lines log");
   cmd->add_option("--pid", args->pid, "Watch this running process and its children");
@@ -111,7 +112,13 @@ void add_monitor_command(CLI::App& app, int* exit_code) {
   cmd->add_flag("--quiet", args->quiet, "No live line (logs and summary only)");
   cmd->add_flag("--live", args->live, "Live line on stderr also while a command runs");
   cmd->add_option("command", args->command, "-- CMD ARGS...: run CMD, watch it, pass its exit code through");
-  cmd->callback([args, exit_code] { *exit_code = run_monitor(*args); });
+  cmd->callback([args, exit_code, duration] {
+    // Given, 0 reads as "no time at all", and ran until Ctrl-C: leaving it out says that.
+    if (duration->count() > 0 && args->duration == 0) {
+      throw UsageError("--duration must be > 0 seconds (got 0); leave it out to run until Ctrl-C");
+    }
+    *exit_code = run_monitor(*args);
+  });
 }
 
 }  // namespace stoker::cli

@@ -83,6 +83,7 @@ TEST(MonitorCli, BadInputOneLineNonZero) {
       {"monitor -- /no/such/command-xyz", 127, "cannot run '/no/such/command-xyz'"},
       {"monitor --bogus", 2, "--bogus"},
       {"monitor --duration 1 -- true", 2, "--duration cannot be combined with a command"},
+      {"monitor --duration 0", 2, "--duration must be > 0 seconds (got 0); leave it out to run until Ctrl-C"},
   };
   expect_one_line_errors(kStoker + " ", cases);
 }
