@@ -303,6 +303,11 @@ std::vector<int64_t> npy_to_int64(const NpyArray& a) {
     if ((a.kind == 'f' || a.kind == 'B') && (value != std::floor(value) || !std::isfinite(value))) {
       fail(a.name, fmt::format("element {} is {}, not a whole number", k, value));
     }
+    // 2^63 is exact in a double; a whole number outside [-2^63, 2^63) has no int64 (casting it
+    // would be undefined).
+    if (!(value >= -0x1p63 && value < 0x1p63)) {
+      fail(a.name, fmt::format("element {} is {}, which does not fit in int64", k, value));
+    }
     out[k] = static_cast<int64_t>(value);
   }
   return out;
