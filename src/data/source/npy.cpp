@@ -320,7 +320,7 @@ std::vector<uint8_t> npy_to_uint8(const NpyArray& a) {
   std::vector<uint8_t> out(static_cast<size_t>(a.count()));
   StorageIndex storage(a);
   if (!a.fortran_order) {
-    std::memcpy(out.data(), a.data.data(), out.size());
+    if (!out.empty()) std::memcpy(out.data(), a.data.data(), out.size());  // a 0-row array has no data()
     return out;
   }
   for (size_t k = 0; k < out.size(); ++k) out[k] = a.data[static_cast<size_t>(storage.next())];

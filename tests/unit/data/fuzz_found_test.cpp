@@ -7,9 +7,11 @@
 #include <vector>
 
 #include "data/source/npy.h"
+#include "data/source/zip_archive.h"
 #include "support/error_text.h"
 #include "support/numpy_files.h"
 #include "support/source_checks.h"
+#include "support/temp_dir.h"
 
 namespace stoker::data {
 namespace {
@@ -27,6 +29,32 @@ TEST(FuzzFoundTest, WholeFloatsBeyondInt64AreRefusedAsClassIds) {
   }
   const auto edge = testing::npy_bytes("<f8", {1}, testing::raw_bytes(std::vector<double>{-9223372036854775808.0}));
   EXPECT_EQ(npy_to_int64(parse_npy(edge, "y.npy")), std::vector<int64_t>{INT64_MIN});
+}
+
+// npy_fuzz: an array of no rows copied its (absent) data with memcpy from a null pointer.
+TEST(FuzzFoundTest, AnEmptyUint8ArrayConvertsToNothing) {
+  const auto bytes = testing::npy_bytes("|u1", {0, 4, 4}, {});
+  EXPECT_TRUE(npy_to_uint8(parse_npy(bytes, "x.npy")).empty());
+}
+
+// npz_fuzz: a deflated member's declared size was allocated before inflating, 4 GiB for a
+// member of a few bytes. Deflate expands at most 1032:1, so such a size is refused first.
+TEST(FuzzFoundTest, AZipMemberLargerThanDeflateCanMakeIsRefusedBeforeAllocating) {
+  auto zip = testing::zip_bytes({{"y.npy", std::vector<uint8_t>(100, 0)}}, true);
+  const auto patch_size = [&](uint32_t signature, size_t size_at) {
+    for (size_t i = 0; i + size_at + 4 <= zip.size(); ++i) {
+      if (zip[i] == (signature & 0xff) && zip[i + 1] == ((signature >> 8) & 0xff) &&
+          zip[i + 2] == ((signature >> 16) & 0xff) && zip[i + 3] == (signature >> 24)) {
+        for (int b = 0; b < 4; ++b) zip[i + size_at + b] = b == 0 ? 0xf0 : 0xff;  // 0xfffffff0
+      }
+    }
+  };
+  patch_size(0x04034b50, 22);  // local header: uncompressed size
+  patch_size(0x02014b50, 24);  // central directory: uncompressed size
+  testing::TempDir dir;
+  const ZipArchive archive(dir.write("big.npz", zip));
+  expect_has(error_text([&] { archive.extract(archive.members().at(0)); }),
+             "member y.npy says it inflates to 4294967280 bytes, more than its");
 }
 
 }  // namespace
