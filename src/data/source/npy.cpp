@@ -231,7 +231,7 @@ std::vector<float> npy_to_float(const NpyArray& a) {
   std::vector<float> out(static_cast<size_t>(a.count()));
   StorageIndex storage(a);
   if (a.kind == 'f' && a.itemsize == 4 && !a.big_endian && !a.fortran_order) {
-    std::memcpy(out.data(), a.data.data(), out.size() * sizeof(float));
+    if (!out.empty()) std::memcpy(out.data(), a.data.data(), out.size() * sizeof(float));  // 0 rows: no data()
     return out;
   }
   for (size_t k = 0; k < out.size(); ++k) out[k] = static_cast<float>(element(a, storage.next()));

@@ -32,9 +32,9 @@ TEST(FuzzFoundTest, WholeFloatsBeyondInt64AreRefusedAsClassIds) {
 }
 
 // npy_fuzz: an array of no rows copied its (absent) data with memcpy from a null pointer.
-TEST(FuzzFoundTest, AnEmptyUint8ArrayConvertsToNothing) {
-  const auto bytes = testing::npy_bytes("|u1", {0, 4, 4}, {});
-  EXPECT_TRUE(npy_to_uint8(parse_npy(bytes, "x.npy")).empty());
+TEST(FuzzFoundTest, EmptyArraysConvertToNothing) {
+  EXPECT_TRUE(npy_to_uint8(parse_npy(testing::npy_bytes("|u1", {0, 4, 4}, {}), "x.npy")).empty());
+  EXPECT_TRUE(npy_to_float(parse_npy(testing::npy_bytes("<f4", {0, 3}, {}), "x.npy")).empty());
 }
 
 // npz_fuzz: a deflated member's declared size was allocated before inflating, 4 GiB for a
