@@ -212,6 +212,14 @@ NpyArray parse_npy(std::span<const uint8_t> bytes, const std::string& name) {
   const std::string fortran = header_value(header, "fortran_order", name);
   a.fortran_order = fortran == "True";
   a.shape = parse_shape(header_value(header, "shape", name), name);
+  // The non-zero dimensions' product must fit in int64 too: a zero dimension empties the
+  // payload, but row_size() still multiplies the others.
+  int64_t extent = 1;
+  for (int64_t dim : a.shape) {
+    if (dim != 0 && __builtin_mul_overflow(extent, dim, &extent)) {
+      fail(name, fmt::format("has shape ({}), more elements than a 64-bit count holds", fmt::join(a.shape, ", ")));
+    }
+  }
 
   uint64_t payload = static_cast<uint64_t>(a.itemsize);
   bool overflow = false;

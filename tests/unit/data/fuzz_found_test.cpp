@@ -37,6 +37,13 @@ TEST(FuzzFoundTest, EmptyArraysConvertToNothing) {
   EXPECT_TRUE(npy_to_float(parse_npy(testing::npy_bytes("<f4", {0, 3}, {}), "x.npy")).empty());
 }
 
+// npy_fuzz: a zero dimension let the shape's other dimensions overflow int64 in row_size().
+TEST(FuzzFoundTest, AShapeBeyondA64BitCountIsRefusedEvenWithAZeroDimension) {
+  const auto bytes = testing::npy_bytes("<f4", {0, 900000, 80000104811938}, {});
+  EXPECT_EQ(error_text([&] { parse_npy(bytes, "x.npy"); }),
+            "x.npy: has shape (0, 900000, 80000104811938), more elements than a 64-bit count holds");
+}
+
 // npz_fuzz: a deflated member's declared size was allocated before inflating, 4 GiB for a
 // member of a few bytes. Deflate expands at most 1032:1, so such a size is refused first.
 TEST(FuzzFoundTest, AZipMemberLargerThanDeflateCanMakeIsRefusedBeforeAllocating) {
