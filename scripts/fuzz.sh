@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs each fuzz target of a -DSTOKER_FUZZ=ON build (tests/fuzz) for a bounded time, from the
 # seed corpus stoker_fuzz_seeds writes plus what earlier runs kept (docs/TESTING.md, "Fuzzing").
-#   scripts/fuzz.sh [BUILD_DIR] [SECONDS_EACH]     default: build-asan-clang, 6
+#   scripts/fuzz.sh [BUILD_DIR] [SECONDS_EACH]     default: build-asan-clang, 4
 #   STOKER_FUZZ_TARGETS="npy pickle"                only these (names without _fuzz)
 #   STOKER_FUZZ_FLAGS="-jobs=1 ..."                 more libFuzzer flags
 # Stops at the first crash, leak, undefined behaviour, timeout (-timeout) or runaway memory
@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir="${1:-build-asan-clang}"
-seconds="${2:-6}"
+seconds="${2:-4}"
 bin="$build_dir/tests/fuzz"
 work="$build_dir/fuzz"
 [ -x "$bin/stoker_fuzz_seeds" ] || { echo "fuzz.sh: no fuzz build in $build_dir (configure it with CC=clang CXX=clang++ -DSTOKER_FUZZ=ON -DSTOKER_WITH_TORCH=OFF)" >&2; exit 2; }
