@@ -13,8 +13,13 @@ seconds="${2:-4}"
 bin="$build_dir/tests/fuzz"
 work="$build_dir/fuzz"
 [ -x "$bin/stoker_fuzz_seeds" ] || { echo "fuzz.sh: no fuzz build in $build_dir (configure it with CC=clang CXX=clang++ -DSTOKER_FUZZ=ON -DSTOKER_WITH_TORCH=OFF)" >&2; exit 2; }
-# Inputs go through files: a folder in memory (/dev/shm) is about 7x faster than a disk.
-[ -n "${TMPDIR:-}" ] || [ ! -w /dev/shm ] || export TMPDIR=/dev/shm
+# Inputs go through files: a folder in memory (/dev/shm) is about 7x faster than a disk. The
+# targets' scratch folders go in one of this run's own (libFuzzer ends a run without atexit).
+parent="${TMPDIR:-/tmp}"
+[ -n "${TMPDIR:-}" ] || [ ! -w /dev/shm ] || parent=/dev/shm
+TMPDIR="$(mktemp -d "$parent/stoker-fuzz-run-XXXXXX")"
+export TMPDIR
+trap 'rm -rf "$TMPDIR"' EXIT
 rm -rf "$work/seeds"
 "$bin/stoker_fuzz_seeds" "$work/seeds"
 targets="${STOKER_FUZZ_TARGETS:-$(cd "$bin" && ls -- *_fuzz | sed 's/_fuzz$//' | tr '\n' ' ')}"
