@@ -10,13 +10,14 @@ cd "$(dirname "$0")/.."
 jobs="$(nproc)"
 
 # name | what it checks | about how long on 2 cores: cold (empty compiler cache), warm (measured:
-# docs/TESTING.md, "What CI runs"; 28 min cold and 12 min warm in all)
+# docs/TESTING.md, "What CI runs"; about 29.5 min cold and 15 min warm in all)
 stages=(
   "install|the Debian packages in scripts/install_deps.sh, only those missing|seconds once installed"
   "build|everything (libraries, stoker, tests, benchmarks) with GCC and -Werror, RelWithDebInfo|6 min cold, 40 s warm"
   "tests|every test: unit, integration (CLI runs on generated data), libtorch, system|6 min"
   "python|the Python package: built into .venv (scripts/install_python.sh, -Werror) and its pytest suite (python/tests) against Debian's torch and torchvision|1 min cold, 30 s warm"
-  "asan|ASan+UBSan without libtorch: every torch-free library and all of its tests (data with the damaged-file corpora, monitor, diagnose, config, CLI)|7.5 min cold, 2 min warm"
+  "asan|ASan+UBSan with clang and libFuzzer's coverage, without libtorch: every torch-free library and all of its tests (data with the damaged-file corpora, monitor, diagnose, config, CLI), and the fuzz targets|about 7 min cold (an estimate from 12.6 CPU-min of compiling), 4 min warm"
+  "fuzz|each fuzz target of the asan build (tests/fuzz) for 4 s from its generated seeds: a crash, leak, UB, timeout or runaway memory fails with the input's path|1 min cold, 1 min warm: the asan stage builds its targets"
   "asan-models|ASan+UBSan with libtorch: the readers of safetensors, torchvision .pt files and checkpoints (tests/torch/models)|4 min cold, 1.5 min warm"
   "tsan|TSan without libtorch: the loader's workers, the decoded cache, prepare, the monitor's sampler thread|3.5 min cold, 40 s warm"
   "thread-safety|clang -Wthread-safety as errors: every access to state a Mutex guards holds it (compile only, without libtorch)|1 min cold, 10 s warm"
@@ -42,7 +43,7 @@ while [ $# -gt 0 ]; do
 done
 if [ -z "$selected" ]; then
   selected="install,build,tests,python"
-  [ "${STOKER_QUICK:-0}" = "1" ] || selected+=",asan,asan-models,tsan,thread-safety"
+  [ "${STOKER_QUICK:-0}" = "1" ] || selected+=",asan,fuzz,asan-models,tsan,thread-safety"
 else
   for name in ${selected//,/ }; do
     printf '%s\n' "${stages[@]}" | grep -q "^$name|" || { echo "test.sh: unknown stage '$name'; try --help" >&2; exit 2; }
@@ -62,10 +63,20 @@ stage_python() {
   STOKER_CMAKE_ARGS="-DSTOKER_WERROR=ON" bash scripts/install_python.sh .venv
   .venv/bin/python -m pytest -q -p no:cacheprovider python/tests
 }
+# One clang build serves the asan stage's tests and the fuzz stage's targets (-DSTOKER_FUZZ=ON:
+# ASan+UBSan, every object with libFuzzer's coverage).
+build_asan() {
+  CC=clang CXX=clang++ bash scripts/build.sh build-asan-clang -DSTOKER_FUZZ=ON -DSTOKER_WITH_TORCH=OFF \
+    "${sanitizer_flags[@]}"
+}
 stage_asan() {
-  bash scripts/build.sh build-asan -DSTOKER_ASAN=ON -DSTOKER_WITH_TORCH=OFF "${sanitizer_flags[@]}"
+  build_asan
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --test-dir build-asan --output-on-failure -j "$jobs"
+    ctest --test-dir build-asan-clang --output-on-failure -j "$jobs"
+}
+stage_fuzz() {
+  build_asan
+  bash scripts/fuzz.sh build-asan-clang 4
 }
 stage_asan-models() {
   STOKER_TARGETS=stoker_model_tests bash scripts/build.sh build-asan-models -DSTOKER_ASAN=ON "${sanitizer_flags[@]}"

@@ -18,6 +18,7 @@
 #include "support/run_files.h"
 #include "support/temp_dir.h"
 #include "stoker_program.h"
+#include "support/sanitizers.h"
 
 namespace stoker {
 namespace {
@@ -185,7 +186,7 @@ TEST_F(TrainCli, DiskFullWhileCheckpointingKeepsThePreviousCheckpoint) {
 // to allocate, as a GPU runs out of memory: one line naming the batch size and what to try.
 // Few threads and malloc arenas keep the process's own address space well below the limit.
 TEST_F(TrainCli, OutOfMemoryNamesTheBatchSizeAndWhatToTry) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(STOKER_UNDER_ASAN) || defined(STOKER_UNDER_TSAN)
   GTEST_SKIP() << "a sanitizer's shadow memory needs far more address space than any ulimit -v leaves";
 #endif
   TempDir dir;

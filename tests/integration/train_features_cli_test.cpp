@@ -18,6 +18,7 @@
 #include "support/run_files.h"
 #include "support/temp_dir.h"
 #include "stoker_program.h"
+#include "support/sanitizers.h"
 
 namespace stoker {
 namespace {
@@ -544,7 +545,7 @@ TEST_F(Hdf5FilesCli, SplitGroupsAndANamedGroupTrain) {
 // float32 zeros (HDF5 returns the fill value). Under an address-space limit the read fails
 // as a dataset larger than RAM would: one line about the data, not about the batch size.
 TEST_F(Hdf5FilesCli, DataLargerThanMemoryIsOneLineAboutTheData) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(STOKER_UNDER_ASAN) || defined(STOKER_UNDER_TSAN)
   GTEST_SKIP() << "a sanitizer's shadow memory needs far more address space than any ulimit -v leaves";
 #endif
   TempDir dir;

@@ -11,6 +11,7 @@
 
 #include "device_fixtures.h"
 #include "stoker/train/config.h"
+#include "support/sanitizers.h"
 #include "train/torch/models.h"
 #include "train/torch/out_of_memory.h"
 #include "train/torch/step.h"
@@ -84,7 +85,7 @@ void check_out_of_memory_is_named(const torch::Device& device) {
 }
 
 TEST(DeviceStepTest, AnAllocationTheCpuCannotServeNamesTheBatchSize) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(STOKER_UNDER_ASAN) || defined(STOKER_UNDER_TSAN)
   GTEST_SKIP() << "a sanitizer's allocator reports a 16 TiB request instead of failing it";
 #endif
   std::ifstream overcommit("/proc/sys/vm/overcommit_memory");

@@ -212,6 +212,14 @@ NpyArray parse_npy(std::span<const uint8_t> bytes, const std::string& name) {
   const std::string fortran = header_value(header, "fortran_order", name);
   a.fortran_order = fortran == "True";
   a.shape = parse_shape(header_value(header, "shape", name), name);
+  // The non-zero dimensions' product must fit in int64 too: a zero dimension empties the
+  // payload, but row_size() still multiplies the others.
+  int64_t extent = 1;
+  for (int64_t dim : a.shape) {
+    if (dim != 0 && __builtin_mul_overflow(extent, dim, &extent)) {
+      fail(name, fmt::format("has shape ({}), more elements than a 64-bit count holds", fmt::join(a.shape, ", ")));
+    }
+  }
 
   uint64_t payload = static_cast<uint64_t>(a.itemsize);
   bool overflow = false;
@@ -231,7 +239,7 @@ std::vector<float> npy_to_float(const NpyArray& a) {
   std::vector<float> out(static_cast<size_t>(a.count()));
   StorageIndex storage(a);
   if (a.kind == 'f' && a.itemsize == 4 && !a.big_endian && !a.fortran_order) {
-    std::memcpy(out.data(), a.data.data(), out.size() * sizeof(float));
+    if (!out.empty()) std::memcpy(out.data(), a.data.data(), out.size() * sizeof(float));  // 0 rows: no data()
     return out;
   }
   for (size_t k = 0; k < out.size(); ++k) out[k] = static_cast<float>(element(a, storage.next()));
@@ -303,6 +311,11 @@ std::vector<int64_t> npy_to_int64(const NpyArray& a) {
     if ((a.kind == 'f' || a.kind == 'B') && (value != std::floor(value) || !std::isfinite(value))) {
       fail(a.name, fmt::format("element {} is {}, not a whole number", k, value));
     }
+    // 2^63 is exact in a double; a whole number outside [-2^63, 2^63) has no int64 (casting it
+    // would be undefined).
+    if (!(value >= -0x1p63 && value < 0x1p63)) {
+      fail(a.name, fmt::format("element {} is {}, which does not fit in int64", k, value));
+    }
     out[k] = static_cast<int64_t>(value);
   }
   return out;
@@ -315,7 +328,7 @@ std::vector<uint8_t> npy_to_uint8(const NpyArray& a) {
   std::vector<uint8_t> out(static_cast<size_t>(a.count()));
   StorageIndex storage(a);
   if (!a.fortran_order) {
-    std::memcpy(out.data(), a.data.data(), out.size());
+    if (!out.empty()) std::memcpy(out.data(), a.data.data(), out.size());  // a 0-row array has no data()
     return out;
   }
   for (size_t k = 0; k < out.size(); ++k) out[k] = a.data[static_cast<size_t>(storage.next())];

@@ -150,6 +150,8 @@ std::span<const uint8_t> ZipArchive::stored(const Member& m) const {
   return bytes;
 }
 
+constexpr uint64_t kMaxDeflateRatio = 1032;
+
 std::vector<uint8_t> ZipArchive::extract(const Member& m) const {
   if (m.method == 0) {
     const std::span<const uint8_t> bytes = stored(m);
@@ -159,6 +161,12 @@ std::vector<uint8_t> ZipArchive::extract(const Member& m) const {
   const std::span<const uint8_t> packed_bytes = packed(m);
   std::vector<uint8_t> out;
   if (m.method == 8) {
+    // Deflate expands at most 1032:1 (a 258-byte match in about 2 bits): a larger size than
+    // that is a damaged header, refused before it is allocated.
+    if (m.size / kMaxDeflateRatio > packed_bytes.size()) {
+      r.damaged(fmt::format("member {} says it inflates to {} bytes, more than its {} compressed bytes can",
+                            m.name, m.size, packed_bytes.size()));
+    }
     out.resize(m.size);
     z_stream z{};
     if (inflateInit2(&z, -MAX_WBITS) != Z_OK) throw DataError("zlib inflateInit2 failed");

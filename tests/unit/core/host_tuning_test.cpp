@@ -7,10 +7,12 @@
 #include <cstring>
 #include <vector>
 
+#include "support/sanitizers.h"
+
 namespace stoker {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(STOKER_UNDER_ASAN) || defined(STOKER_UNDER_TSAN)
 constexpr bool kSanitizerAllocator = true;  // their allocator ignores mallopt
 #else
 constexpr bool kSanitizerAllocator = false;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "support/sanitizers.h"
 #include "support/temp_dir.h"
 
 namespace stoker {
@@ -41,7 +42,7 @@ TEST(MappedFileDeathTest, OtherBusErrorsGoToTheHandlerThatWasThereBefore) {
     std::raise(SIGBUS);
     std::_Exit(0);
   };
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(STOKER_UNDER_ASAN)
   // Under AddressSanitizer the handler there before is its own: it reports and exits 1.
   EXPECT_EXIT(raise_outside_any_map(), ::testing::ExitedWithCode(1), "AddressSanitizer: BUS");
 #else

@@ -22,6 +22,7 @@
 #include "stoker/data/transform.h"
 #include "support/error_text.h"
 #include "support/numpy_files.h"
+#include "support/sanitizers.h"
 #include "support/source_checks.h"
 #include "support/temp_dir.h"
 
@@ -225,7 +226,7 @@ size_t anonymous_rss() {
 }
 
 TEST(InPlaceArrays, A1GiBArrayIsTrainedFromWithoutCopyingItIntoMemory) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(STOKER_UNDER_ASAN) || defined(STOKER_UNDER_TSAN)
   GTEST_SKIP() << "a sanitizer's shadow memory for the mapped file counts as anonymous memory";
 #endif
   // 1 GiB of float32 features (a sparse file: zeros that take no disk), opened, checked for

@@ -24,7 +24,7 @@ namespace {
 
 using stoker::testing::TempDir;
 
-std::vector<uint8_t> bytes_of(const std::string& text) { return {text.begin(), text.end()}; }
+std::vector<uint8_t> text_bytes(const std::string& text) { return {text.begin(), text.end()}; }
 
 // A directory over 100 characters long: its member names need the format's long-name form.
 const std::string kLongDir = std::string(110, 'd');
@@ -140,7 +140,7 @@ TEST(WebDatasetTest, BrokenShardsAreOneLineNamingTheFile) {
         fmt::format("cd {0}/{1}_src && tar -cf {0}/{1}.tar *", dir.str(), name));
     ASSERT_EQ(run.exit_code, 0) << run.err;
   }
-  const std::string gz = dir.write("shard.tar.gz", bytes_of("x"));
+  const std::string gz = dir.write("shard.tar.gz", text_bytes("x"));
   // A size that wraps around when added to the offset: refused, not read past the map.
   const std::string huge = dir.write("huge.tar", header_claiming("a.jpg", ~uint64_t{0} - 100));
   const struct {

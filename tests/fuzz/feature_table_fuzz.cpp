@@ -1,0 +1,10 @@
+// The numeric CSV table (open_feature_table: header names, the target column, numbers).
+#include "fuzz_input.h"
+#include "read_samples.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string path = stoker::fuzz::write_file("table.csv", data, size);
+  stoker::fuzz::expect_clean_outcome(
+      [&] { stoker::fuzz::read_samples(*stoker::data::open_feature_table(path)); });
+  return 0;
+}

@@ -1,0 +1,209 @@
+// stoker_fuzz_seeds DIR: writes a small seed corpus for each fuzz target into DIR/<target>/
+// (<target> without its _fuzz suffix), made with the tests' own writers (tests/support) and
+// stoker's encoders: a few valid files of each format, in the layouts the targets expect.
+#include <zlib.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "stoker/data/encode.h"
+#include "stoker/train/config.h"
+#include "support/numpy_files.h"
+#include "support/test_images.h"
+#include "support/torch_files.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Bytes = std::vector<uint8_t>;
+using stoker::testing::npy_bytes;
+using stoker::testing::raw_bytes;
+
+fs::path g_root;
+
+void write(const std::string& target, const std::string& name, const Bytes& bytes) {
+  fs::create_directories(g_root / target);
+  std::ofstream out(g_root / target / name, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+void write_text(const std::string& target, const std::string& name, const std::string& text) {
+  write(target, name, Bytes(text.begin(), text.end()));
+}
+
+Bytes operator+(Bytes a, const Bytes& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// What gzip(1) writes for `bytes`.
+Bytes gzip(const Bytes& bytes) {
+  z_stream z{};
+  deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  Bytes out(deflateBound(&z, bytes.size()) + 32);
+  z.next_in = const_cast<Bytes::value_type*>(bytes.data());
+  z.avail_in = static_cast<uInt>(bytes.size());
+  z.next_out = out.data();
+  z.avail_out = static_cast<uInt>(out.size());
+  deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+// An IDX file: magic 0 0 <type 0x08> <rank>, big-endian dimensions, then the values.
+Bytes idx(const std::vector<uint32_t>& dims, const Bytes& values) {
+  Bytes out{0, 0, 0x08, static_cast<uint8_t>(dims.size())};
+  for (uint32_t d : dims) {
+    for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<uint8_t>(d >> shift));
+  }
+  return out + values;
+}
+
+// One ustar member: its 512-byte header and its data padded to 512 bytes.
+Bytes tar_member(const std::string& name, const Bytes& data) {
+  Bytes header(512, 0);
+  auto put = [&](size_t at, const std::string& text) { std::copy(text.begin(), text.end(), header.begin() + at); };
+  put(0, name);
+  put(100, "0000644");
+  put(108, "0001750");
+  put(116, "0001750");
+  char size[12];
+  std::snprintf(size, sizeof size, "%011o", static_cast<unsigned>(data.size()));
+  put(124, size);
+  put(136, "00000000000");
+  header[156] = '0';
+  put(257, "ustar");
+  put(263, "00");
+  std::fill(header.begin() + 148, header.begin() + 156, ' ');
+  unsigned sum = 0;
+  for (uint8_t b : header) sum += b;
+  char checksum[8];
+  std::snprintf(checksum, sizeof checksum, "%06o", sum);
+  put(148, checksum);
+  header[154] = 0;
+  Bytes padded = data;
+  padded.resize((data.size() + 511) / 512 * 512, 0);
+  return header + padded;
+}
+
+Bytes text_bytes(const std::string& text) { return Bytes(text.begin(), text.end()); }
+
+void npy_and_npz_seeds() {
+  const Bytes x = npy_bytes("<f4", {4, 3}, raw_bytes(std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}));
+  const Bytes y = npy_bytes("<i8", {4}, raw_bytes(std::vector<int64_t>{0, 1, 0, 1}));
+  const Bytes images = npy_bytes("|u1", {2, 4, 4}, Bytes(32, 7));
+  write("npy", "float32", x);
+  write("npy", "int64", y);
+  write("npy", "uint8_images", images);
+  write("npy", "float64_big_endian_fortran", npy_bytes(">f8", {2, 2}, Bytes(32, 0x3f), true));
+  write("npy", "float16", npy_bytes("<f2", {3}, Bytes(6, 0x3c)));
+  write("npy", "bool", npy_bytes("|b1", {3}, Bytes{0, 1, 1}));
+  using stoker::testing::zip_bytes;
+  write("npz", "stored", zip_bytes({{"x.npy", x}, {"y.npy", y}}));
+  write("npz", "deflated", zip_bytes({{"x.npy", x}, {"y.npy", y}}, true));
+  write("npz", "zip64", zip_bytes({{"x_train.npy", x}, {"y_train.npy", y}, {"x_test.npy", x}, {"y_test.npy", y}},
+                                  false, true));
+  write("npz", "images", zip_bytes({{"x.npy", images}, {"y.npy", npy_bytes("|u1", {2}, Bytes{0, 1})}}, true));
+}
+
+void idx_seeds() {
+  // The idx target's layout: [flags][labels length, little-endian][labels][images].
+  auto input = [](uint8_t flags, const Bytes& labels, const Bytes& images) {
+    return Bytes{flags, static_cast<uint8_t>(labels.size()), static_cast<uint8_t>(labels.size() >> 8)} + labels + images;
+  };
+  const Bytes images = idx({3, 2, 4}, Bytes(24, 9));
+  const Bytes labels = idx({3}, Bytes{0, 1, 2});
+  write("idx", "raw", input(0, labels, images));
+  write("idx", "gzip", input(3, gzip(labels), gzip(images)));
+  write("idx", "gzip_images", input(1, labels, gzip(images)));
+}
+
+void image_seeds() {
+  using namespace stoker::data;
+  const Image rgb = stoker::testing::make_photo_like(40, 24, 3);
+  const Image gray = stoker::testing::make_photo_like(24, 16, 1);
+  std::vector<std::pair<std::string, Bytes>> files = {
+      {"jpeg_rgb", encode_jpeg(rgb)},
+      {"jpeg_gray", encode_jpeg(gray)},
+      {"jpeg_progressive", encode_jpeg(rgb, {.quality = 80, .progressive = true})},
+      {"jpeg_444", encode_jpeg(rgb, {.subsampling = ChromaSubsampling::k444})},
+      {"jpeg_cmyk", encode_jpeg(stoker::testing::cmyk_from_rgb(rgb, true))},
+      {"jpeg_restart", add_restart_markers(encode_jpeg(rgb))},
+      {"png_rgb", encode_png(rgb)},
+      {"png_gray", encode_png(gray)},
+      {"png_interlaced", encode_png(rgb, {.interlace = true})},
+      {"png_16bit", encode_png(gray, {.sixteen_bit = true})},
+      {"png_palette", encode_png(stoker::testing::make_few_colors(16, 8, 3, 5), {.palette = true})},
+  };
+  // Parameters: the whole-image path with every option, and a scaled crop.
+  for (const auto& [name, bytes] : files) {
+    write("image_decode", name + "_whole", Bytes{0x07, 0, 0, 255, 255, 0, 0} + bytes);
+    write("image_decode", name + "_scaled_crop", Bytes{0x07, 60, 40, 200, 200, 8, 8} + bytes);
+    if (name.starts_with("jpeg_restart")) {
+      write("restart_splice", name, Bytes{40, 200, 40, 200, 1} + bytes);
+    }
+  }
+  write("restart_splice", "jpeg_restart_gray", Bytes{0, 120, 60, 255, 0} + add_restart_markers(encode_jpeg(gray)));
+  // A shard: a JPEG and a PNG sample with their classes, and a caption-only one.
+  write("web_dataset", "shard",
+        tar_member("000000.jpg", files[0].second) + tar_member("000000.cls", text_bytes("3")) +
+            tar_member("000001.png", files[7].second) + tar_member("000001.cls", text_bytes("0\n")) +
+            tar_member("000002.txt", text_bytes("a caption")) + Bytes(1024, 0));
+}
+
+void torch_seeds() {
+  using stoker::testing::PickleWriter;
+  PickleWriter dict;
+  dict.empty_dict().mark();
+  dict.text("x").tensor("FloatStorage", "0", 12, 0, {4, 3}, {3, 1});
+  dict.text("y").tensor("LongStorage", "1", 4, 0, {4}, {1});
+  dict.set_items();
+  const std::string dict_pickle = dict.stop();
+  PickleWriter pair;
+  pair.mark().tensor("ByteStorage", "0", 32, 0, {2, 4, 4}, {16, 4, 1});
+  pair.tensor("LongStorage", "1", 2, 0, {2}, {1}).tuple();
+  const std::string pair_pickle = pair.stop();
+  const Bytes features = raw_bytes(std::vector<float>(12, 0.5f));
+  const Bytes labels = raw_bytes(std::vector<int64_t>{0, 1, 0, 1});
+  write("torch_file", "dict", stoker::testing::torch_save_bytes(dict_pickle, {{"0", features}, {"1", labels}}));
+  write("torch_file", "tuple", stoker::testing::torch_save_bytes(pair_pickle, {{"0", Bytes(32, 3)}, {"1", raw_bytes(std::vector<int64_t>{0, 1})}}));
+  write("pickle", "dict", text_bytes(dict_pickle));
+  write("pickle", "tuple", text_bytes(pair_pickle));
+}
+
+void text_seeds() {
+  write_text("file_list", "classes", "path,label\na.jpg,0\nsub/b.png,1\n\"c,d.jpg\",2\n");
+  write_text("file_list", "regression", "a.jpg,0.5,-1e3\nb.png,nan,2\n");
+  write_text("feature_table", "classes", "f1,f2,label\n1,2.5,0\n-3,4e2,1\n");
+  write_text("feature_table", "regression", "0.5,1,2.25\n3,4,5.5\n");
+  write_text("config_yaml", "defaults", stoker::train::to_yaml(stoker::train::TrainConfig{}));
+  write_text("config_yaml", "some", "model: resnet18\nepochs: 3\nbatch_size: 64\nlr: 0.1\namp: bf16\n");
+  write_text("transform_spec", "train", "RandomResizedCrop(224, scale=(0.08, 1.0)), RandomHorizontalFlip(0.5), Normalize");
+  write_text("transform_spec", "augment",
+             "Compose([Resize(256), CenterCrop(224), RandAugment(3, 7, 15, InterpolationMode.BILINEAR, 128), "
+             "ColorJitter(0.4, 0.4, 0.4), RandomApply([GaussianBlur(3)], p=0.5), RandomAffine(10), "
+             "RandomErasing(0.1, value=random)])");
+  write_text("transform_spec", "augmix", "AugMix(5, 4, 2, 0.5, False, 'nearest', 128), NCHW");
+  write_text("transform_spec", "features", "Standardize");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: stoker_fuzz_seeds DIR\n");
+    return 2;
+  }
+  g_root = argv[1];
+  npy_and_npz_seeds();
+  idx_seeds();
+  image_seeds();
+  torch_seeds();
+  text_seeds();
+  return 0;
+}

@@ -1,0 +1,68 @@
+// Inputs the fuzz targets (tests/fuzz) found to crash or misbehave, each reduced to the bytes
+// that matter, kept so that the plain build checks them too (docs/TESTING.md, "Fuzzing").
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "data/source/npy.h"
+#include "data/source/zip_archive.h"
+#include "support/error_text.h"
+#include "support/numpy_files.h"
+#include "support/source_checks.h"
+#include "support/temp_dir.h"
+
+namespace stoker::data {
+namespace {
+
+using testing::error_text;
+using testing::expect_has;
+
+// npy_fuzz: a whole float beyond int64's range was cast to int64 (undefined behaviour).
+TEST(FuzzFoundTest, WholeFloatsBeyondInt64AreRefusedAsClassIds) {
+  for (double value : {1e30, -7.4e227, 9223372036854775808.0}) {
+    const auto bytes = testing::npy_bytes("<f8", {2}, testing::raw_bytes(std::vector<double>{1, value}));
+    const NpyArray array = parse_npy(bytes, "y.npy");
+    expect_has(error_text([&] { npy_to_int64(array); }), "y.npy: element 1 is");
+    expect_has(error_text([&] { npy_to_int64(array); }), "does not fit in int64");
+  }
+  const auto edge = testing::npy_bytes("<f8", {1}, testing::raw_bytes(std::vector<double>{-9223372036854775808.0}));
+  EXPECT_EQ(npy_to_int64(parse_npy(edge, "y.npy")), std::vector<int64_t>{INT64_MIN});
+}
+
+// npy_fuzz: an array of no rows copied its (absent) data with memcpy from a null pointer.
+TEST(FuzzFoundTest, EmptyArraysConvertToNothing) {
+  EXPECT_TRUE(npy_to_uint8(parse_npy(testing::npy_bytes("|u1", {0, 4, 4}, {}), "x.npy")).empty());
+  EXPECT_TRUE(npy_to_float(parse_npy(testing::npy_bytes("<f4", {0, 3}, {}), "x.npy")).empty());
+}
+
+// npy_fuzz: a zero dimension let the shape's other dimensions overflow int64 in row_size().
+TEST(FuzzFoundTest, AShapeBeyondA64BitCountIsRefusedEvenWithAZeroDimension) {
+  const auto bytes = testing::npy_bytes("<f4", {0, 900000, 80000104811938}, {});
+  EXPECT_EQ(error_text([&] { parse_npy(bytes, "x.npy"); }),
+            "x.npy: has shape (0, 900000, 80000104811938), more elements than a 64-bit count holds");
+}
+
+// npz_fuzz: a deflated member's declared size was allocated before inflating, 4 GiB for a
+// member of a few bytes. Deflate expands at most 1032:1, so such a size is refused first.
+TEST(FuzzFoundTest, AZipMemberLargerThanDeflateCanMakeIsRefusedBeforeAllocating) {
+  auto zip = testing::zip_bytes({{"y.npy", std::vector<uint8_t>(100, 0)}}, true);
+  const auto patch_size = [&](uint32_t signature, size_t size_at) {
+    for (size_t i = 0; i + size_at + 4 <= zip.size(); ++i) {
+      if (zip[i] == (signature & 0xff) && zip[i + 1] == ((signature >> 8) & 0xff) &&
+          zip[i + 2] == ((signature >> 16) & 0xff) && zip[i + 3] == (signature >> 24)) {
+        for (int b = 0; b < 4; ++b) zip[i + size_at + b] = b == 0 ? 0xf0 : 0xff;  // 0xfffffff0
+      }
+    }
+  };
+  patch_size(0x04034b50, 22);  // local header: uncompressed size
+  patch_size(0x02014b50, 24);  // central directory: uncompressed size
+  testing::TempDir dir;
+  const ZipArchive archive(dir.write("big.npz", zip));
+  expect_has(error_text([&] { archive.extract(archive.members().at(0)); }),
+             "member y.npy says it inflates to 4294967280 bytes, more than its");
+}
+
+}  // namespace
+}  // namespace stoker::data
