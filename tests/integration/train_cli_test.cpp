@@ -86,6 +86,28 @@ TEST_F(TrainCli, ShortRunWritesTheRunDirectory) {
   EXPECT_NE(text.find("batch_size: 32"), std::string::npos) << text;
 }
 
+// Two runs started together get a folder each (they once shared one named to the second,
+// and one died renaming its checkpoint), and a run folder in use is one line for a second
+// process that would resume it.
+TEST_F(TrainCli, RunFoldersAreOnePerRunAndLockedWhileInUse) {
+  TempDir dir;
+  const std::string quick = kStoker + " train --no-progress --batch-size 32 --max-steps 2 --output-dir " + dir.str();
+  const auto both = run_command(quick + " > /dev/null & a=$!; " + quick + " > /dev/null & b=$!; wait $a && wait $b");
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  int folders = 0;
+  for (const auto& entry : fs::directory_iterator(dir.str())) folders += fs::exists(entry.path() / "checkpoint.pt");
+  EXPECT_EQ(folders, 2);
+
+  const std::string run = run_dir(dir.str());
+  const auto busy = run_command(kStoker + " train --no-progress --resume " + run + " --max-steps 100000 --epochs 50 " +
+                                "> /dev/null 2>&1 & pid=$!; sleep 4; " + kStoker + " train --no-progress --resume " +
+                                run + "; code=$?; kill -TERM $pid; wait $pid; exit $code");
+  EXPECT_EQ(busy.exit_code, 2) << busy.err << busy.out;
+  EXPECT_EQ(busy.err, "error: " + run +
+                          " is in use by another process; a run resumes or trains there now; wait for it to end, "
+                          "or copy the folder and resume the copy\n");
+}
+
 // A closed SSH session sends SIGHUP: the run saves as for SIGTERM.
 TEST_F(TrainCli, SighupSavesACheckpointAsSigtermDoes) {
   TempDir dir;

@@ -9,6 +9,7 @@
 
 #include "checkpoint.h"
 #include "setup.h"
+#include "stoker/core/directory_lock.h"
 #include "stoker/core/error.h"
 #include "stoker/core/numbers.h"
 #include "stoker/core/user_files.h"
@@ -27,6 +28,23 @@ std::string run_id() {
   char text[64];
   std::strftime(text, sizeof(text), "%Y-%m-%d_%H-%M-%S", &tm);
   return text;
+}
+
+// A new folder <output_dir>/<date_time>, or <date_time>-2, -3, ... when runs start in the same
+// second: create_directory makes the name this process's alone (two runs shared one folder,
+// and one died renaming its checkpoint over the other's).
+std::string new_run_folder(const std::string& output_dir) {
+  std::error_code ec;
+  fs::create_directories(output_dir, ec);
+  if (ec) throw UsageError("cannot create --output-dir " + output_dir + ": " + ec.message());
+  const std::string id = run_id();
+  for (int n = 1; n <= 1000; ++n) {
+    const std::string dir = (fs::path(output_dir) / (n == 1 ? id : fmt::format("{}-{}", id, n))).string();
+    if (fs::create_directory(dir, ec)) return dir;
+    if (ec) throw UsageError("cannot create run directory " + dir + ": " + ec.message() + "; choose --output-dir");
+  }
+  throw UsageError(fmt::format("--output-dir {} already holds 1000 runs named {}: choose another --output-dir",
+                               output_dir, id));
 }
 
 // A moving average spans about every_steps / (1 - decay) optimizer steps (the weight of an
@@ -76,6 +94,13 @@ RunStart open_run(const TrainConfig& cfg, Network& model, torch::optim::Optimize
   RunStart start;
   if (!cfg.resume.empty()) {
     const std::string path = resumed_checkpoint(cfg.resume);
+    // Before the checkpoint is read: a second --resume of a run in progress would train on
+    // from the same point and both would write over each other's checkpoint.
+    if (place.leader()) {
+      start.lock = std::make_shared<DirectoryLock>(
+          fs::path(path).parent_path().string(),
+          "a run resumes or trains there now; wait for it to end, or copy the folder and resume the copy");
+    }
     CheckpointFile checkpoint(path);
     const CheckpointMeta& meta = checkpoint.meta();
     if (meta.model != cfg.model || meta.batch_size != cfg.batch_size || meta.seed != cfg.seed) {
@@ -100,13 +125,8 @@ RunStart open_run(const TrainConfig& cfg, Network& model, torch::optim::Optimize
     start.run_dir = fs::path(path).parent_path().string();
   } else if (place.leader()) {
     check_output_folder(cfg.output_dir, "--output-dir");
-    start.run_dir = (fs::path(cfg.output_dir) / run_id()).string();
-    std::error_code ec;
-    fs::create_directories(start.run_dir, ec);
-    if (ec) {
-      throw UsageError("cannot create run directory " + start.run_dir + ": " + ec.message() +
-                       "; choose --output-dir");
-    }
+    start.run_dir = new_run_folder(cfg.output_dir);
+    start.lock = std::make_shared<DirectoryLock>(start.run_dir, "wait for it to end");
   }
   if (!place.leader()) return start;
   start.checkpoint_path = (fs::path(start.run_dir) / "checkpoint.pt").string();
@@ -126,6 +146,18 @@ void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const Run
               threads == 1 ? "" : "s", setup.host.blas.empty() ? "" : (" · " + setup.host.blas).c_str());
   std::printf("data     %s%s\n", setup.train_source->describe().c_str(),
               setup.val_source ? (" · validation " + grouped(static_cast<double>(setup.val_source->size()))).c_str() : "");
+  if (const std::vector<int64_t> empty = data::classes_without_samples(*setup.train_source); !empty.empty()) {
+    const auto& names = setup.train_source->class_names();
+    std::string listed;
+    for (size_t i = 0; i < empty.size() && i < 5; ++i) {
+      listed += fmt::format("{}'{}'", i == 0 ? "" : ", ", names[static_cast<size_t>(empty[i])]);
+    }
+    if (empty.size() > 5) listed += fmt::format(", … '{}'", names[static_cast<size_t>(empty.back())]);
+    std::printf("warning  %s of %s classes ha%s no training sample (%s): the model still gives each an output; "
+                "remove empty class folders, or check the labels\n",
+                grouped(static_cast<double>(empty.size())).c_str(), grouped(static_cast<double>(names.size())).c_str(),
+                empty.size() == 1 ? "s" : "ve", listed.c_str());
+  }
   if (setup.excluded_unknown > 0) {
     std::printf("         %s name%s in --exclude-list %s %s not in the data\n",
                 grouped(static_cast<double>(setup.excluded_unknown)).c_str(), setup.excluded_unknown == 1 ? "" : "s",

@@ -1,9 +1,11 @@
 // Where a training run lives and the point it starts from: a new folder
-// <output_dir>/<YYYY-mm-dd_HH-MM-SS>, or, with --resume, the folder of the checkpoint named,
-// whose state is loaded. Also the run's header lines (UX.md).
+// <output_dir>/<YYYY-mm-dd_HH-MM-SS> (-2, -3, ... for runs started in the same second), or,
+// with --resume, the folder of the checkpoint named, whose state is loaded. The leader locks
+// the folder for the run's lifetime. Also the run's header lines (UX.md).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -11,6 +13,7 @@
 #include "model_ema.h"
 #include "models.h"
 #include "setup.h"
+#include "stoker/core/directory_lock.h"
 #include "stoker/train/config.h"
 #include "train/common/plateau.h"
 
@@ -18,6 +21,9 @@ namespace stoker::train {
 
 struct RunStart {
   std::string run_dir;
+  // The leader's hold on run_dir for the whole run: a second run or --resume there is one
+  // line (DirectoryLock). Shared: RunStart is copied into the loop's state.
+  std::shared_ptr<DirectoryLock> lock;
   std::string checkpoint_path;  // <run_dir>/checkpoint.pt
   bool resumed = false;
   int64_t epoch = 0;        // 0-based epoch to go on in
