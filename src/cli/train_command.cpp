@@ -5,7 +5,10 @@
 #include <string>
 #include <string_view>
 
+#include <fmt/format.h>
+
 #include "commands.h"
+#include "stoker/core/process.h"
 #include "stoker/core/error.h"
 #include "local_launch.h"
 #include "stoker/train/config.h"
@@ -39,6 +42,12 @@ void add_train_command(CLI::App& app, int* exit_code) {
     if (config.nproc_per_node > 1 && alone) {
       // Refused here, once, rather than by each of the processes it would start.
       if (const std::string why = train::data_parallel_unavailable_reason(); !why.empty()) throw UsageError(why);
+      if (const int cores = usable_cores(); config.nproc_per_node > cores) {
+        throw UsageError(fmt::format("--nproc-per-node {} would start {} training processes on {} core{}; each needs "
+                                     "at least one: give --nproc-per-node {} or fewer",
+                                     config.nproc_per_node, config.nproc_per_node, cores, cores == 1 ? "" : "s",
+                                     cores));
+      }
       *exit_code = launch_local_processes(config.nproc_per_node, config.threads);
       return;
     }

@@ -95,6 +95,7 @@ TEST_F(TrainParallelCli, BadInputIsOneLineFromOneProcess) {
   TempDir dir;
   expect_one_line_errors(kStoker + " train --no-progress --output-dir " + dir.str() + "/runs ",
                          {{"--nproc-per-node 0", 2, "nproc_per_node must be between 1 and 1024 (got 0)"},
+                          {"--nproc-per-node 1024", 2, "--nproc-per-node 1024 would start 1024 training processes on "},
                           {"--nproc 2 --data /nonexistent/data", 1, "/nonexistent/data does not exist"},
                           {"--nproc 2 --model resnet18", 2, "model resnet18 needs images of at least 32x32"}});
 }
