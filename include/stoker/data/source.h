@@ -235,6 +235,10 @@ std::string default_transforms(const Source& source, int image_size = 224);
 // regression` on integer targets (ages, counts). Throws UsageError for other sources.
 std::shared_ptr<const Source> integers_as_regression(std::shared_ptr<const Source> source);
 
+// The class ids of a kClass source that none of its samples has (an empty class folder, an
+// IDX label of 255 among ten classes), ascending; empty for other sources. Reads every label.
+std::vector<int64_t> classes_without_samples(const Source& source);
+
 // `source` without the samples a list file names: what `stoker scan -o` writes, one
 // Source::name per line, anything after a tab ignored (the reason), blank lines and lines
 // starting with '#' skipped. The list is a user's file: at most 256 MiB, read with
