@@ -1,6 +1,8 @@
 // IDX files (MNIST, Fashion-MNIST): images idx3-ubyte + labels idx1-ubyte, plain or gzipped.
+#include <fmt/format.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <variant>
@@ -8,6 +10,7 @@
 #include "file_reader.h"
 #include "stoker/core/error.h"
 #include "stoker/core/mapped_file.h"
+#include "stoker/core/process.h"
 #include "stoker/data/source.h"
 
 namespace stoker::data {
@@ -52,9 +55,8 @@ class IdxFile {
       const uint8_t* p = bytes_.data() + 4 + 4 * d;
       dims.push_back((uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3]);
     }
-    size_t payload = 1;
-    for (uint32_t dim : dims) payload *= dim;
-    if (bytes_.size() < 4 + 4 * dims.size() + payload) {
+    const uint64_t payload = declared_payload(dims);
+    if (bytes_.size() - (4 + 4 * dims.size()) < payload) {
       throw DataError("IDX file " + path_ + " is truncated: header promises " +
                       std::to_string(payload) + " bytes of data");
     }
@@ -64,18 +66,55 @@ class IdxFile {
   const uint8_t* payload(int rank) const { return bytes_.data() + 4 + 4 * rank; }
 
  private:
+  // The data bytes `dims` declare; DataError when they pass 2^48 (no IDX file is that large:
+  // the product of three 32-bit dimensions would wrap).
+  uint64_t declared_payload(const std::vector<uint32_t>& dims) const {
+    uint64_t payload = 1;
+    for (uint32_t dim : dims) {
+      if (__builtin_mul_overflow(payload, uint64_t{dim}, &payload) || payload > (uint64_t{1} << 48)) {
+        throw DataError("IDX file " + path_ + " declares dimensions whose product passes 2^48 bytes; it is damaged");
+      }
+    }
+    return payload;
+  }
+
+  // Inflates the header, then exactly the data it declares: never more than that (2 GB of
+  // zeros after a small file's data were once read into memory), and a size larger than the
+  // free memory is refused before anything is allocated for it.
   void inflate_gz() {
     gzFile gz = gzopen(path_.c_str(), "rb");
     if (gz == nullptr) throw DataError("cannot open " + path_);
-    std::array<uint8_t, 1 << 16> chunk{};
-    for (;;) {
-      const int n = gzread(gz, chunk.data(), static_cast<unsigned>(chunk.size()));
-      if (n < 0) {
-        gzclose(gz);
-        throw DataError("IDX file " + path_ + " is not valid gzip data");
+    const auto read_up_to = [&](uint64_t end) {
+      std::array<uint8_t, 1 << 16> chunk{};
+      while (inflated_.size() < end) {
+        const uint64_t want = std::min<uint64_t>(chunk.size(), end - inflated_.size());
+        const int n = gzread(gz, chunk.data(), static_cast<unsigned>(want));
+        if (n < 0) {
+          gzclose(gz);
+          throw DataError("IDX file " + path_ + " is not valid gzip data");
+        }
+        if (n == 0) break;  // cut short: header() says what is missing
+        inflated_.insert(inflated_.end(), chunk.begin(), chunk.begin() + n);
       }
-      if (n == 0) break;
-      inflated_.insert(inflated_.end(), chunk.begin(), chunk.begin() + n);
+    };
+    read_up_to(4);
+    if (inflated_.size() == 4) read_up_to(4 + 4 * uint64_t{inflated_[3]});
+    const size_t rank = inflated_.size() >= 4 ? inflated_[3] : 0;
+    if (inflated_.size() == 4 + 4 * rank && rank > 0) {
+      std::vector<uint32_t> dims;
+      for (size_t d = 0; d < rank; ++d) {
+        const uint8_t* p = inflated_.data() + 4 + 4 * d;
+        dims.push_back((uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3]);
+      }
+      const uint64_t payload = declared_payload(dims);
+      if (static_cast<double>(payload) > 0.9 * free_ram_bytes()) {
+        gzclose(gz);
+        throw DataError(fmt::format("IDX file {} declares {:.1f} GB of data, more than the {:.1f} GB of memory free "
+                                    "to inflate it into; gunzip it (plain IDX files are read in place)",
+                                    path_, static_cast<double>(payload) / 1e9, free_ram_bytes() / 1e9));
+      }
+      inflated_.reserve(inflated_.size() + payload);
+      read_up_to(inflated_.size() + payload);
     }
     gzclose(gz);
   }

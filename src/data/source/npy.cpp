@@ -14,7 +14,7 @@ namespace stoker::data {
 
 namespace {
 
-constexpr uint8_t kMagic[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+constexpr uint8_t kNpyMagic[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 constexpr const char* kNpyConvertHint =
     "save it with x.astype(np.float32) (features) or np.int64 (class ids)";
 
@@ -167,7 +167,7 @@ std::string NpyArray::dtype_text() const {
 }
 
 NpyArray parse_npy(std::span<const uint8_t> bytes, const std::string& name) {
-  if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
+  if (bytes.size() < 10 || std::memcmp(bytes.data(), kNpyMagic, sizeof(kNpyMagic)) != 0) {
     fail(name, "is not a .npy file (no \\x93NUMPY magic string); save it with np.save");
   }
   const int major = bytes[6];

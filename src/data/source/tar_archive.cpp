@@ -120,9 +120,13 @@ TarArchive::TarArchive(const std::string& path) : map_(std::make_shared<const Ma
   std::optional<std::string> next_name;
   std::optional<uint64_t> next_size;
   uint64_t at = 0;
+  bool ended = false;
   while (at + kBlock <= file.size()) {
     const uint8_t* header = file.data() + at;
-    if (all_zero(header)) break;  // the end-of-archive blocks
+    if (all_zero(header)) {  // the end-of-archive blocks
+      ended = true;
+      break;
+    }
     if (!checksum_matches(header)) {
       fail(at == 0 ? "not a tar archive (its first header's checksum is wrong)"
                    : fmt::format("the header at byte {} is damaged (its checksum is wrong)", at));
@@ -163,6 +167,12 @@ TarArchive::TarArchive(const std::string& path) : map_(std::make_shared<const Ma
       next_size.reset();
     }
     at = data + padded(*size);
+  }
+  // tar(1) and Python's tarfile end every archive with zero blocks. Without them the file was
+  // cut, here at a member's end: its first members read well, and the rest were silently gone.
+  if (!ended) {
+    fail(fmt::format("it ends after {} member{} without tar's end-of-archive blocks: the file is truncated",
+                     members_.size(), members_.size() == 1 ? "" : "s"));
   }
 }
 

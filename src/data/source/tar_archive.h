@@ -28,8 +28,8 @@ class TarArchive {
   };
 
   // Maps `path` and indexes its members in file order. Throws DataError naming the path and
-  // the byte offset when a header's checksum is wrong (not a tar archive, or damaged) or a
-  // member runs past the end of the file (truncated).
+  // the byte offset when a header's checksum is wrong (not a tar archive, or damaged), a
+  // member runs past the end of the file, or the end-of-archive blocks are missing (truncated).
   explicit TarArchive(const std::string& path);
 
   const std::vector<Member>& members() const { return members_; }

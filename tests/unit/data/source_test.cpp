@@ -6,6 +6,8 @@
 #include <filesystem>
 
 #include "stoker/core/error.h"
+#include "stoker/core/process.h"
+#include "support/sanitizers.h"
 #include "support/temp_dir.h"
 
 namespace stoker::data {
@@ -227,6 +229,44 @@ TEST(IdxTest, BadFilesNameTheProblem) {
     } catch (const DataError& e) {
       EXPECT_NE(std::string(e.what()).find(c.expected), std::string::npos) << e.what();
     }
+  }
+}
+
+// A gzip'd IDX file is inflated up to the end its header declares, never past it, and a
+// declared size beyond the free memory (or beyond any real file) is refused before anything
+// is allocated for it.
+TEST(IdxTest, AGzipIsInflatedToItsDeclaredEndOnly) {
+  TempDir dir;
+  std::vector<uint8_t> images = idx_bytes(3, {3, 2, 4}, 24, 0);
+  images.resize(images.size() + (64 << 20), 0);  // 64 MB of zeros after the data
+  write_gz(dir.str() + "/train-images-idx3-ubyte.gz", images);
+  write_gz(dir.str() + "/train-labels-idx1-ubyte.gz", idx_bytes(1, {3}, 3, 7));
+  const double rss_before = peak_rss_bytes();
+  const auto source = open_source(dir.str());
+  EXPECT_EQ(source->size(), 3u);
+#if !defined(STOKER_UNDER_ASAN) && !defined(STOKER_UNDER_TSAN)  // their allocators keep freed memory
+  EXPECT_LT(peak_rss_bytes() - rss_before, 32e6);  // the zeros were not inflated
+#else
+  (void)rss_before;
+#endif
+
+  TempDir huge;
+  write_gz(huge.str() + "/train-images-idx3-ubyte.gz", idx_bytes(3, {4000000, 4000, 4000}, 16, 0));
+  write_gz(huge.str() + "/train-labels-idx1-ubyte.gz", idx_bytes(1, {4000000}, 16, 0));
+  try {
+    open_source(huge.str());
+    ADD_FAILURE() << "a 64 TB declaration was accepted";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("declares"), std::string::npos) << e.what();
+  }
+  TempDir wraps;  // 2^32-1 cubed wraps a 64-bit count
+  write_gz(wraps.str() + "/train-images-idx3-ubyte.gz", idx_bytes(3, {0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu}, 16, 0));
+  write_gz(wraps.str() + "/train-labels-idx1-ubyte.gz", idx_bytes(1, {3}, 3, 0));
+  try {
+    open_source(wraps.str());
+    ADD_FAILURE() << "dimensions whose product wraps were accepted";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("passes 2^48 bytes"), std::string::npos) << e.what();
   }
 }
 

@@ -130,6 +130,11 @@ TEST(WebDatasetTest, BrokenShardsAreOneLineNamingTheFile) {
   // Cut inside the first member's data (its header is 512 bytes, the JPEG longer than 100).
   const std::string truncated =
       dir.write("truncated.tar", std::vector<uint8_t>(whole.begin(), whole.begin() + 612));
+  // Cut exactly where a member ends: every header reads, and the end-of-archive blocks are gone.
+  size_t last = whole.size();
+  while (last > 0 && whole[last - 1] == 0) --last;
+  const std::string at_boundary = dir.write(
+      "at_boundary.tar", std::vector<uint8_t>(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>((last + 511) / 512 * 512)));
   const std::string not_tar = dir.write("notes.tar", std::vector<uint8_t>(2048, 'x'));
   dir.write("no_cls_src/a.jpg", good.images[0]);
   dir.write_text("bad_cls_src/a.jpg", "x");
@@ -153,6 +158,10 @@ TEST(WebDatasetTest, BrokenShardsAreOneLineNamingTheFile) {
                       " bytes are there): the file is truncated; check it "
                       "with `tar -tvf " +
                       truncated + "` (stoker reads whole, uncompressed tar files)"},
+      {at_boundary, at_boundary +
+                        ": it ends after 8 members without tar's end-of-archive blocks: the file is truncated; "
+                        "check it with `tar -tvf " +
+                        at_boundary + "` (stoker reads whole, uncompressed tar files)"},
       {not_tar,
        not_tar +
            ": not a tar archive (its first header's checksum is wrong); check it with `tar -tvf " +
