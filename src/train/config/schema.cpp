@@ -177,10 +177,6 @@ std::vector<Field> make_fields() {
        "(.h5, .hdf5; file.h5:group for a group) or WebDataset shards (.tar of <key>.jpg + <key>.cls); a quoted "
        "pattern names shards ('shards/train-*.tar', 'shards/train-{000000..000146}.tar')",
        {}},
-      {"exclude_list",
-       &C::exclude_list,
-       "A file naming training samples to leave out, one per line (what stoker scan -o writes); empty = none",
-       {}},
       {"val_data",
        &C::val_data,
        "Validation data, same kinds; empty = the IDX t10k split or an .npz's, .pt's or .h5's x_val or x_test (or val/test "
@@ -462,6 +458,10 @@ std::vector<Field> make_fields() {
        {}},
       {"device", &C::device, "Device: auto, cpu, cuda or cuda:N", {}},
       {"max_steps", &C::max_steps, "Stop after this many optimizer steps; 0 = no limit", {}},
+      {"exclude_list",
+       &C::exclude_list,
+       "A file naming training samples to leave out, one per line (what stoker scan -o writes); empty = none",
+       {}},
       {"max_bad_fraction",
        &C::max_bad_fraction,
        "Stop when more than this fraction of an epoch's samples fail to load, in [0, 1]",
