@@ -74,12 +74,17 @@ def test_ctrl_c_ends_a_wait_for_a_slow_batch(tmp_path):
         Image.fromarray(big).save(tmp_path / "a" / f"{i}.png", compress_level=1)
     loader = stoker.DataLoader(tmp_path, batch_size=12, num_workers=1, transforms="Resize((2000, 2000))")
     it = iter(loader)
-    signal.setitimer(signal.ITIMER_REAL, 0.3)
+    # Python keeps SIGINT ignored when it starts with it ignored (a job a shell ran in the
+    # background): Ctrl-C's handler is set here, as an interactive Python has it.
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     previous = signal.signal(signal.SIGALRM, lambda *_: signal.raise_signal(signal.SIGINT))
+    signal.setitimer(signal.ITIMER_REAL, 0.3)
     started = time.monotonic()
     try:
         with pytest.raises(KeyboardInterrupt):
             next(it)
     finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        signal.signal(signal.SIGINT, previous_int)
     assert time.monotonic() - started < 1.5
