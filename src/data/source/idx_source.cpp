@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
+#include <memory>
 #include <variant>
 
 #include "file_reader.h"
@@ -18,6 +19,10 @@ namespace stoker::data {
 namespace fs = std::filesystem;
 
 namespace {
+
+struct GzClose {
+  void operator()(gzFile file) const { gzclose(file); }
+};
 
 // The bytes of one IDX file: a memory map for plain files, an inflated copy for .gz.
 class IdxFile {
@@ -82,17 +87,16 @@ class IdxFile {
   // zeros after a small file's data were once read into memory), and a size larger than the
   // free memory is refused before anything is allocated for it.
   void inflate_gz() {
-    gzFile gz = gzopen(path_.c_str(), "rb");
-    if (gz == nullptr) throw DataError("cannot open " + path_);
+    // Closed however this returns: a size refused below throws with the file open.
+    const std::unique_ptr<gzFile_s, GzClose> file(gzopen(path_.c_str(), "rb"));
+    if (file == nullptr) throw DataError("cannot open " + path_);
+    gzFile gz = file.get();
     const auto read_up_to = [&](uint64_t end) {
       std::array<uint8_t, 1 << 16> chunk{};
       while (inflated_.size() < end) {
         const uint64_t want = std::min<uint64_t>(chunk.size(), end - inflated_.size());
         const int n = gzread(gz, chunk.data(), static_cast<unsigned>(want));
-        if (n < 0) {
-          gzclose(gz);
-          throw DataError("IDX file " + path_ + " is not valid gzip data");
-        }
+        if (n < 0) throw DataError("IDX file " + path_ + " is not valid gzip data");
         if (n == 0) break;  // cut short: header() says what is missing
         inflated_.insert(inflated_.end(), chunk.begin(), chunk.begin() + n);
       }
@@ -108,7 +112,6 @@ class IdxFile {
       }
       const uint64_t payload = declared_payload(dims);
       if (static_cast<double>(payload) > 0.9 * free_ram_bytes()) {
-        gzclose(gz);
         throw DataError(fmt::format("IDX file {} declares {:.1f} GB of data, more than the {:.1f} GB of memory free "
                                     "to inflate it into; gunzip it (plain IDX files are read in place)",
                                     path_, static_cast<double>(payload) / 1e9, free_ram_bytes() / 1e9));
@@ -116,7 +119,6 @@ class IdxFile {
       inflated_.reserve(inflated_.size() + payload);
       read_up_to(inflated_.size() + payload);
     }
-    gzclose(gz);
   }
 
   std::string path_;
