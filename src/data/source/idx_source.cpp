@@ -111,13 +111,20 @@ class IdxFile {
         dims.push_back((uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3]);
       }
       const uint64_t payload = declared_payload(dims);
+      // Deflate makes at most 1032 bytes of one: a small file declaring gigabytes is damaged.
+      std::error_code ec;
+      const uint64_t compressed = fs::file_size(path_, ec);
+      if (!ec && payload > 1032 * compressed + (uint64_t{1} << 16)) {
+        throw DataError(fmt::format("IDX file {} declares {} bytes of data, more than its {} compressed bytes can hold; "
+                                    "it is damaged",
+                                    path_, payload, compressed));
+      }
       if (static_cast<double>(payload) > 0.9 * free_ram_bytes()) {
         throw DataError(fmt::format("IDX file {} declares {:.1f} GB of data, more than the {:.1f} GB of memory free "
                                     "to inflate it into; gunzip it (plain IDX files are read in place)",
                                     path_, static_cast<double>(payload) / 1e9, free_ram_bytes() / 1e9));
       }
-      inflated_.reserve(inflated_.size() + payload);
-      read_up_to(inflated_.size() + payload);
+      read_up_to(inflated_.size() + payload);  // grows as the data comes: a file cut short allocates little
     }
   }
 

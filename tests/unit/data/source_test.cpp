@@ -259,6 +259,15 @@ TEST(IdxTest, AGzipIsInflatedToItsDeclaredEndOnly) {
   } catch (const DataError& e) {
     EXPECT_NE(std::string(e.what()).find("declares"), std::string::npos) << e.what();
   }
+  TempDir small;  // 6.4 GB declared by a file of a few hundred bytes (found by idx_fuzz)
+  write_gz(small.str() + "/train-images-idx3-ubyte.gz", idx_bytes(3, {400000, 128, 128}, 16, 0));
+  write_gz(small.str() + "/train-labels-idx1-ubyte.gz", idx_bytes(1, {400000}, 16, 0));
+  try {
+    open_source(small.str());
+    ADD_FAILURE() << "a 6.4 GB declaration in a tiny file was accepted";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("compressed bytes can hold; it is damaged"), std::string::npos) << e.what();
+  }
   TempDir wraps;  // 2^32-1 cubed wraps a 64-bit count
   write_gz(wraps.str() + "/train-images-idx3-ubyte.gz", idx_bytes(3, {0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu}, 16, 0));
   write_gz(wraps.str() + "/train-labels-idx1-ubyte.gz", idx_bytes(1, {3}, 3, 0));
