@@ -12,8 +12,6 @@ extern char** environ;
 
 namespace stoker::cli {
 
-namespace {
-
 sigset_t termination_set() {
   sigset_t set;
   sigemptyset(&set);
@@ -23,8 +21,6 @@ sigset_t termination_set() {
   sigaddset(&set, SIGCHLD);
   return set;
 }
-
-}  // namespace
 
 bool is_stop_signal(int signo) { return signo == SIGINT || signo == SIGTERM || signo == SIGHUP; }
 

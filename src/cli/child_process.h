@@ -2,6 +2,7 @@
 // forwarding the stop signals (SIGINT, SIGTERM, SIGHUP), without any I/O in a signal handler.
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <string>
@@ -20,6 +21,9 @@ class CommandNotFound : public Error {
 
 // SIGINT, SIGTERM or SIGHUP (a closed terminal): the signals that stop a command.
 bool is_stop_signal(int signo);
+
+// The stop signals and SIGCHLD: what block_termination_signals() blocks and the waits take.
+sigset_t termination_set();
 
 // Blocks the stop signals and SIGCHLD in the calling thread; threads started afterwards
 // inherit the mask, so only wait_for_child()/wait_for_signal() see them.

@@ -112,12 +112,7 @@ int launch_local_processes(int processes, int threads) {
   int stop_signals = 0;       // SIGINT/SIGTERM received: the group is stopping on purpose
   int first_failure = -1;     // exit code of the first process that failed, if any
   int leader_code = 0;
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGHUP);
-  sigaddset(&set, SIGCHLD);
+  const sigset_t set = termination_set();
   while (!alive.empty()) {
     int status = 0;
     const pid_t done = ::waitpid(-1, &status, WNOHANG);
