@@ -53,9 +53,48 @@ CommandResult run_command(const std::string& command) {
 }
 
 std::string torchvision_missing() {
-  const CommandResult probe = run_command("/usr/bin/python3 -c 'import torch, torchvision'");
+  const CommandResult probe = run_command(
+      "/usr/bin/python3 -c 'import importlib.util as u, sys; "
+      "sys.exit(0 if u.find_spec(\"torch\") and u.find_spec(\"torchvision\") else 1)'");
   if (probe.exit_code == 0) return "";
-  return "/usr/bin/python3 cannot import torch and torchvision (install python3-torchvision): " + probe.err;
+  return "/usr/bin/python3 does not have torch and torchvision (install python3-torchvision)" +
+         (probe.err.empty() ? std::string() : ": " + probe.err);
+}
+
+namespace {
+// Runs a script per line of a file, each with its own sys.argv and a fresh module namespace,
+// and ends each case's output with a record separator line.
+constexpr const char* kCasesDriver = R"PY(
+import contextlib, io, sys
+script, cases = sys.argv[1], sys.argv[2]
+code = compile(open(script).read(), script, "exec")
+for line in open(cases).read().splitlines():
+    sys.argv = [script] + line.split()
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(code, {"__name__": "__main__"})
+    sys.stdout.write(out.getvalue() + "\x1e\n")
+)PY";
+}  // namespace
+
+PythonCasesResult run_python_cases(const std::string& script, const std::vector<std::string>& cases) {
+  TempDir dir;
+  std::string lines;
+  for (const std::string& c : cases) lines += c + "\n";
+  const CommandResult run = run_command("/usr/bin/python3 " + dir.write_text("driver.py", kCasesDriver) +
+                                        " " + dir.write_text("script.py", script) + " " +
+                                        dir.write_text("cases.txt", lines));
+  PythonCasesResult result;
+  result.exit_code = run.exit_code;
+  result.err = run.err;
+  const std::string separator = "\x1e\n";
+  for (size_t at = 0; at < run.out.size();) {
+    const size_t end = run.out.find(separator, at);
+    if (end == std::string::npos) break;
+    result.outputs.push_back(run.out.substr(at, end - at));
+    at = end + separator.size();
+  }
+  return result;
 }
 
 }  // namespace stoker::testing

@@ -16,9 +16,21 @@ struct CommandResult {
 // `command` is passed to /bin/sh -c. Stdin is /dev/null.
 CommandResult run_command(const std::string& command);
 
-// "" when /usr/bin/python3 (Debian's, which sees python3-torch) imports torch and
-// torchvision, else why not, for GTEST_SKIP.
+// "" when /usr/bin/python3 (Debian's, which sees python3-torch) finds torch and torchvision,
+// else why not, for GTEST_SKIP. It looks the packages up without importing them (0.1 s, not the
+// 3-5 s of an import): a torch that is installed but broken fails the test that uses it.
 std::string torchvision_missing();
+
+// One /usr/bin/python3 process that runs the Python source `script` once per entry of `cases`,
+// with sys.argv[1:] set to that entry's words: torch is imported once, not once per case.
+// `outputs` holds each case's standard output, in order; exit_code is non-zero (with `err`)
+// when any case raised.
+struct PythonCasesResult {
+  int exit_code = -1;
+  std::string err;
+  std::vector<std::string> outputs;
+};
+PythonCasesResult run_python_cases(const std::string& script, const std::vector<std::string>& cases);
 
 // The whole text of a file ("" when it cannot be read).
 std::string read_text(const std::string& path);

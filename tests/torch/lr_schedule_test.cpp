@@ -15,7 +15,6 @@
 
 #include "stoker/train/config.h"
 #include "support/run_command.h"
-#include "support/temp_dir.h"
 #include "train/torch/step.h"
 #include "twin.h"
 
@@ -157,20 +156,22 @@ for _ in range(int(total)):
 TEST(LrScheduleTest, OneCycleIsPyTorchsOneCycleLR) {
   if (const std::string why = stoker::testing::torchvision_missing(); !why.empty())
     GTEST_SKIP() << why;
-  const stoker::testing::TempDir dir;
-  const std::string script = dir.write_text("one_cycle.py", kOneCycleScript);
   const std::vector<CycleCase> cases{
       {100, 0.3, 25, 1e4, "cos", false, "sgd"},
       {37, 0.25, 10, 100, "linear", false, "adamw"},
       {50, 0.3, 25, 1e4, "cos", true, "sgd"},
       {7, 0.1, 25, 1e4, "cos", false, "sgd"}};  // a first phase under one step
-  for (const CycleCase& k : cases) {
+  std::vector<std::string> arguments;
+  for (const CycleCase& k : cases)
+    arguments.push_back(fmt::format("{} {} {} {} {} {} {}", k.total, k.pct_start, k.div_factor,
+                                    k.final_div_factor, k.anneal, k.three_phase ? 1 : 0, k.optimizer));
+  const auto run = stoker::testing::run_python_cases(kOneCycleScript, arguments);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_EQ(run.outputs.size(), cases.size());
+  for (size_t c = 0; c < cases.size(); ++c) {
+    const CycleCase& k = cases[c];
     SCOPED_TRACE(fmt::format("total {} pct_start {} {} three_phase {} {}", k.total, k.pct_start,
                              k.anneal, k.three_phase, k.optimizer));
-    const auto run = stoker::testing::run_command(fmt::format(
-        "/usr/bin/python3 {} {} {} {} {} {} {} {}", script, k.total, k.pct_start, k.div_factor,
-        k.final_div_factor, k.anneal, k.three_phase ? 1 : 0, k.optimizer));
-    ASSERT_EQ(run.exit_code, 0) << run.err;
     TrainConfig cfg;
     cfg.lr = 0.4;
     cfg.schedule = ScheduleKind::kOneCycle;
@@ -180,7 +181,7 @@ TEST(LrScheduleTest, OneCycleIsPyTorchsOneCycleLR) {
     cfg.final_div_factor = k.final_div_factor;
     cfg.anneal_strategy = k.anneal;
     cfg.three_phase = k.three_phase;
-    std::istringstream lines(run.out);
+    std::istringstream lines(run.outputs[c]);
     int step = 0;
     for (double lr = 0, momentum = 0; lines >> lr >> momentum; ++step) {
       EXPECT_NEAR(lr_at(cfg, step, k.total, 10), lr, 1e-15) << "step " << step;
@@ -237,20 +238,22 @@ struct PolyOrRestartsCase {
 TEST(LrScheduleTest, PolynomialAndRestartsArePyTorchs) {
   if (const std::string why = stoker::testing::torchvision_missing(); !why.empty())
     GTEST_SKIP() << why;
-  const stoker::testing::TempDir dir;
-  const std::string script = dir.write_text("poly_restarts.py", kPolyAndRestartsScript);
   const std::vector<PolyOrRestartsCase> cases{{"poly", 50, 10, 0.9, 1, 0},
                                               {"poly", 17, 10, 2.0, 1, 0},
                                               {"restarts", 120, 7, 3, 1, 0.001},
                                               {"restarts", 160, 5, 2, 2, 0},
                                               {"restarts", 90, 4, 1, 3, 0.01}};
-  for (const PolyOrRestartsCase& k : cases) {
+  std::vector<std::string> arguments;
+  for (const PolyOrRestartsCase& k : cases)
+    arguments.push_back(
+        fmt::format("{} {} {} {} {} {}", k.kind, k.total, k.per_epoch, k.a, k.b, k.eta_min));
+  const auto run = stoker::testing::run_python_cases(kPolyAndRestartsScript, arguments);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_EQ(run.outputs.size(), cases.size());
+  for (size_t c = 0; c < cases.size(); ++c) {
+    const PolyOrRestartsCase& k = cases[c];
     SCOPED_TRACE(fmt::format("{} total {} per epoch {} {} {} eta_min {}", k.kind, k.total,
                              k.per_epoch, k.a, k.b, k.eta_min));
-    const auto run = stoker::testing::run_command(
-        fmt::format("/usr/bin/python3 {} {} {} {} {} {} {}", script, k.kind, k.total, k.per_epoch,
-                    k.a, k.b, k.eta_min));
-    ASSERT_EQ(run.exit_code, 0) << run.err;
     TrainConfig cfg;
     cfg.lr = 0.3;
     const bool poly = k.kind == std::string("poly");
@@ -259,7 +262,7 @@ TEST(LrScheduleTest, PolynomialAndRestartsArePyTorchs) {
     cfg.restart_epochs = static_cast<int>(k.a);
     cfg.restart_mult = k.b;
     cfg.lr_min = k.eta_min;
-    std::istringstream lines(run.out);
+    std::istringstream lines(run.outputs[c]);
     int step = 0;
     int rises = 0;  // restarts: the steps where the rate jumps back up
     double previous = cfg.lr;

@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "support/run_command.h"
-#include "support/temp_dir.h"
 
 namespace stoker::train {
 namespace {
@@ -40,12 +39,15 @@ struct PlateauCase {
   double min_lr;
 };
 
-// PyTorch's ReduceLROnPlateau over `values` (comma-separated), mode `direction`: a line per epoch.
-stoker::testing::CommandResult run_pytorch(const std::string& script, const PlateauCase& k,
-                                           const std::string& values, const char* direction) {
-  return stoker::testing::run_command(fmt::format("/usr/bin/python3 {} {} {} {} {} {} {} {} {}",
-                                                  script, k.factor, k.patience, k.threshold, k.mode,
-                                                  k.cooldown, k.min_lr, values, direction));
+// PyTorch's ReduceLROnPlateau over `values` (comma-separated), mode `direction`, for each case
+// in one Python process: a line per epoch, per case.
+stoker::testing::PythonCasesResult run_pytorch(const std::vector<PlateauCase>& cases,
+                                               const std::string& values, const char* direction) {
+  std::vector<std::string> lines;
+  for (const PlateauCase& k : cases)
+    lines.push_back(fmt::format("{} {} {} {} {} {} {} {}", k.factor, k.patience, k.threshold, k.mode,
+                                k.cooldown, k.min_lr, values, direction));
+  return stoker::testing::run_python_cases(kPlateauScript, lines);
 }
 
 // The config that sets stoker's plateau as `k` sets PyTorch's, watching `metric`.
@@ -67,8 +69,6 @@ TrainConfig config_of(const PlateauCase& k, const char* metric) {
 TEST(PlateauTest, IsPyTorchsReduceLROnPlateau) {
   if (const std::string why = stoker::testing::torchvision_missing(); !why.empty())
     GTEST_SKIP() << why;
-  stoker::testing::TempDir dir;
-  const std::string script = dir.write_text("plateau.py", kPlateauScript);
   // Falls, stalls, a loss within the threshold of the best, a NaN, a new best, stalls again.
   const std::string losses =
       "2.0,1.5,1.5,1.49999,1.6,nan,1.4,1.4,1.41,1.39,1.39,1.39,1.39,1.39,1.39,1.0,1.2,1.2,1.2";
@@ -77,14 +77,16 @@ TEST(PlateauTest, IsPyTorchsReduceLROnPlateau) {
                                        {0.5, 1, 0.05, "abs", 2, 0},
                                        {0.1, 0, 1e-4, "rel", 1, 0.002},
                                        {0.3, 3, 0.0, "rel", 0, 0.0}};
+  const auto run = run_pytorch(cases, losses, "min");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_EQ(run.outputs.size(), cases.size());
   int lowerings = 0;
-  for (const PlateauCase& k : cases) {
+  for (size_t c = 0; c < cases.size(); ++c) {
+    const PlateauCase& k = cases[c];
     SCOPED_TRACE(fmt::format("factor {} patience {} threshold {} {} cooldown {} min_lr {}",
                              k.factor, k.patience, k.threshold, k.mode, k.cooldown, k.min_lr));
-    const auto run = run_pytorch(script, k, losses, "min");
-    ASSERT_EQ(run.exit_code, 0) << run.err;
     Plateau plateau(config_of(k, "val_loss"));
-    std::istringstream lines(run.out);
+    std::istringstream lines(run.outputs[c]);
     std::istringstream given(losses);
     std::string loss_text;
     int epoch = 0;
@@ -92,7 +94,7 @@ TEST(PlateauTest, IsPyTorchsReduceLROnPlateau) {
       double lr = 0, best = 0;
       int64_t bad = 0, cooldown = 0;
       std::string best_text;
-      ASSERT_TRUE(lines >> lr >> bad >> cooldown >> best_text) << run.out;
+      ASSERT_TRUE(lines >> lr >> bad >> cooldown >> best_text) << run.outputs[c];
       best = best_text == "inf" ? std::numeric_limits<double>::infinity() : std::stod(best_text);
       const double before = plateau.lr();
       const bool lowered = plateau.observe(std::stod(loss_text));
@@ -122,20 +124,20 @@ TEST(PlateauTest, IsPyTorchsReduceLROnPlateau) {
 TEST(PlateauTest, WatchingTheAccuracyIsModeMax) {
   if (const std::string why = stoker::testing::torchvision_missing(); !why.empty())
     GTEST_SKIP() << why;
-  stoker::testing::TempDir dir;
-  const std::string script = dir.write_text("plateau.py", kPlateauScript);
   const std::string accuracies =
       "0.5,0.7,0.7,0.70005,0.69,nan,0.8,0.8,0.81,0.79,0.8,0.8,0.8,0.9,0.85,0.85";
   const std::vector<PlateauCase> cases{{0.1, 1, 1e-4, "rel", 0, 0}, {0.5, 0, 0.02, "abs", 1, 0.01}};
+  const auto run = run_pytorch(cases, accuracies, "max");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_EQ(run.outputs.size(), cases.size());
   int lowerings = 0;
-  for (const PlateauCase& k : cases) {
+  for (size_t c = 0; c < cases.size(); ++c) {
+    const PlateauCase& k = cases[c];
     SCOPED_TRACE(fmt::format("factor {} patience {} threshold {} {}", k.factor, k.patience,
                              k.threshold, k.mode));
-    const auto run = run_pytorch(script, k, accuracies, "max");
-    ASSERT_EQ(run.exit_code, 0) << run.err;
     Plateau plateau(config_of(k, "val_top1"));
     EXPECT_EQ(plateau.state().best, -std::numeric_limits<double>::infinity());
-    std::istringstream lines(run.out);
+    std::istringstream lines(run.outputs[c]);
     std::istringstream given(accuracies);
     std::string text;
     int epoch = 0;
@@ -143,7 +145,7 @@ TEST(PlateauTest, WatchingTheAccuracyIsModeMax) {
       double lr = 0;
       int64_t bad = 0, cooldown = 0;
       std::string best_text;
-      ASSERT_TRUE(lines >> lr >> bad >> cooldown >> best_text) << run.out;
+      ASSERT_TRUE(lines >> lr >> bad >> cooldown >> best_text) << run.outputs[c];
       lowerings += plateau.observe(std::stod(text)) ? 1 : 0;
       EXPECT_EQ(plateau.lr(), lr) << "epoch " << epoch;
       EXPECT_EQ(plateau.state().best, std::stod(best_text)) << "epoch " << epoch;
