@@ -47,6 +47,12 @@ int run_main(int argc, char** argv) {
       throw UsageError(std::string("unknown command '") + argv[1] + "' (commands: " + known +
                        "; see `stoker --help`)");
     }
+    // `--` starts the command that `monitor` runs; with nothing after it, monitor would watch
+    // nothing until Ctrl-C, and the other commands take no command at all.
+    if (argc > 2 && std::string(argv[argc - 1]) == "--") {
+      throw UsageError("'--' must be followed by a command to run (e.g. `stoker monitor -- python "
+                       "train.py`); nothing follows it");
+    }
     app.parse(argc, argv);  // runs the selected subcommand's callback
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version

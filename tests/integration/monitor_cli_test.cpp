@@ -84,6 +84,8 @@ TEST(MonitorCli, BadInputOneLineNonZero) {
       {"monitor --bogus", 2, "--bogus"},
       {"monitor --duration 1 -- true", 2, "--duration cannot be combined with a command"},
       {"monitor --duration 0", 2, "--duration must be > 0 seconds (got 0); leave it out to run until Ctrl-C"},
+      {"monitor --", 2, "'--' must be followed by a command to run"},
+      {"monitor --no-gpu --", 2, "'--' must be followed by a command to run"},
   };
   expect_one_line_errors(kStoker + " ", cases);
 }
