@@ -89,6 +89,7 @@ class ArraySource final : public Source {
     return a_.channels == 1 ? "none, Grayscale" : "none";
   }
   void check_class_ids(int64_t max_classes) const override {
+    if (!a_.inexact_label.empty()) throw DataError(a_.inexact_label);
     ids_.check(max_classes, [](size_t i) { return fmt::format("sample {}", i); });
   }
   void prefetch(size_t index) const override {

@@ -35,6 +35,9 @@ struct SampleArrays {
   std::vector<int64_t> labels;
   std::vector<float> targets;
   int target_dim = 1;
+  // A label read from text that float32 could not hold (inexact_label_error's text, csv_fields.h):
+  // check_class_ids throws it. "" when there is none.
+  std::string inexact_label;
 };
 
 // Checks the arrays (sizes agree, values finite: a pass over rows read in place too) and wraps

@@ -1,6 +1,7 @@
 #include "csv_fields.h"
 
 #include <charconv>
+#include <cmath>
 
 namespace stoker::data {
 
@@ -39,6 +40,27 @@ bool parse_float(const std::string& text, float* value) {
   const char* end = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(text.data(), end, *value);
   return ec == std::errc() && ptr == end;
+}
+
+std::string inexact_label_error(const std::string& where, const std::string& text, float value) {
+  constexpr float kLargestExact = 16777216.0f;  // 2^24
+  if (std::fabs(value) <= kLargestExact) return "";
+  return where + ": label '" + text +
+         "' is beyond 16777216 (2^24), the largest whole number a float32 target holds exactly, so it "
+         "would be read as another class; number the classes 0, 1, 2, ..., or give --task regression "
+         "for quantities";
+}
+
+std::string target_cell_error(const std::string& where, const std::string& what, const std::string& text,
+                              float* value) {
+  if (!parse_float(text, value)) {
+    return where + ": " + what + " is " + (text.empty() ? "empty" : "'" + text + "'") +
+           "; every target must be a number (fill or drop missing values)";
+  }
+  if (!std::isfinite(*value)) {
+    return where + ": " + what + " is '" + text + "'; targets must be finite numbers (fill or drop the row)";
+  }
+  return "";
 }
 
 bool is_integer_text(const std::string& text) {

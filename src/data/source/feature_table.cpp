@@ -56,6 +56,7 @@ std::unique_ptr<Source> open_feature_table(const std::string& csv_path) {
   std::vector<std::string> header;
   int columns = -1, target = -1;
   bool integer_targets = true;
+  std::string inexact_label;  // inexact_label_error of the first integer target float32 cannot hold
   std::vector<float> features, targets;
   std::vector<int64_t> ids;
   std::string line;
@@ -105,7 +106,11 @@ std::unique_ptr<Source> open_feature_table(const std::string& csv_path) {
         continue;
       }
       targets.push_back(value);
-      integer_targets = integer_targets && is_integer_text(text);
+      const bool integer = is_integer_text(text);
+      integer_targets = integer_targets && integer;
+      if (integer && inexact_label.empty()) {
+        inexact_label = inexact_label_error(fmt::format("{}:{}", csv_path, line_number), text, value);
+      }
     }
   }
   if (targets.empty()) throw DataError("feature table " + csv_path + " has no rows");
@@ -119,6 +124,7 @@ std::unique_ptr<Source> open_feature_table(const std::string& csv_path) {
   a.feature_count = columns - 1;
   a.features = std::move(features);
   if (integer_targets) {
+    a.inexact_label = std::move(inexact_label);
     a.labels.reserve(targets.size());
     for (float t : targets) a.labels.push_back(class_id_of(t));
   } else {

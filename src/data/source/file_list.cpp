@@ -16,9 +16,11 @@ namespace {
 
 class FileListSource final : public Source {
  public:
+  // `inexact_label`: inexact_label_error's text for the first label float32 cannot hold ("").
   FileListSource(std::string csv, std::vector<std::string> paths, std::vector<float> targets, int dim,
-                 TargetKind kind)
+                 TargetKind kind, std::string inexact_label)
       : csv_(std::move(csv)),
+        inexact_label_(std::move(inexact_label)),
         paths_(std::move(paths)),
         targets_(std::move(targets)),
         dim_(dim),
@@ -37,6 +39,7 @@ class FileListSource final : public Source {
   int target_dim() const override { return dim_; }
   const std::vector<std::string>& class_names() const override { return ids_.names(); }
   void check_class_ids(int64_t max_classes) const override {
+    if (!inexact_label_.empty()) throw DataError(inexact_label_);
     ids_.check(max_classes, [this](size_t i) { return paths_[i]; });
   }
   int64_t label(size_t index) const override {
@@ -51,6 +54,7 @@ class FileListSource final : public Source {
 
  private:
   std::string csv_;
+  std::string inexact_label_;
   std::vector<std::string> paths_;
   std::vector<float> targets_;
   int dim_;
@@ -73,6 +77,7 @@ std::unique_ptr<Source> open_file_list(const std::string& csv_path, const std::s
   std::vector<float> targets;
   int dim = -1;
   bool all_integer = true;
+  std::string inexact_label;
   std::string line;
   int line_number = 0;
   while (std::getline(in, line)) {
@@ -94,11 +99,13 @@ std::unique_ptr<Source> open_file_list(const std::string& csv_path, const std::s
     for (int k = 0; k < dim; ++k) {
       const std::string& text = fields[static_cast<size_t>(k) + 1];
       float value = 0;
-      if (!parse_float(text, &value)) {
-        throw DataError(where + ": target " + std::to_string(k + 1) + " '" + text +
-                        "' is not a number");
+      if (const std::string error = target_cell_error(where, "target " + std::to_string(k + 1), text, &value);
+          !error.empty()) {
+        throw DataError(error);
       }
-      all_integer = all_integer && is_integer_text(text);
+      const bool integer = is_integer_text(text);
+      all_integer = all_integer && integer;
+      if (integer && inexact_label.empty()) inexact_label = inexact_label_error(where, text, value);
       targets.push_back(value);
     }
     const fs::path path(fields[0]);
@@ -109,7 +116,8 @@ std::unique_ptr<Source> open_file_list(const std::string& csv_path, const std::s
   // One integer per row: class ids, checked once the task is known (check_class_ids), or
   // quantities under --task regression.
   const TargetKind kind = (dim == 1 && all_integer) ? TargetKind::kClass : TargetKind::kRegression;
-  return std::make_unique<FileListSource>(csv_path, std::move(paths), std::move(targets), dim, kind);
+  return std::make_unique<FileListSource>(csv_path, std::move(paths), std::move(targets), dim, kind,
+                                          std::move(inexact_label));
 }
 
 }  // namespace stoker::data

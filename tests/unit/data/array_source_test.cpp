@@ -253,6 +253,11 @@ TEST(FeatureTable, IntegerTargetsCanBeReadAsARegressionTarget) {
   EXPECT_EQ(target, 31.0f);
   EXPECT_EQ(features_of(*ages, 1), (std::vector<float>{0.25f}));
   expect_has(ages->describe(), "32 classes → read as 1 float target (task regression)");
+  // A 24-digit label is named as written when it would be a class id, and stays a quantity.
+  const std::string big = dir.write_text("big.csv", "x,id\n0.5,1\n0.25,123456789012345678901234\n");
+  expect_has(error_text([&] { open_source(big)->check_class_ids(10'000'000); }),
+             big + ":3: label '123456789012345678901234' is beyond 16777216 (2^24)");
+  EXPECT_NO_THROW(integers_as_regression(open_source(big)));
   // Class ids that are folder names (or IDX labels) are categories, not quantities.
   dir.write("folder/cat/a.png", {0x89, 'P', 'N', 'G'});
   const std::shared_ptr<const Source> folder = open_image_folder(dir.str() + "/folder");

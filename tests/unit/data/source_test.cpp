@@ -108,7 +108,9 @@ TEST(FileListTest, MalformedRowsNameFileAndLine) {
   };
   const std::vector<Case> cases = {
       {"a.jpg,1\nb.jpg\n", "list.csv:2: expected 'path,target"},
-      {"a.jpg,1\nb.jpg,cat\n", "list.csv:2: target 1 'cat' is not a number"},
+      {"a.jpg,1\nb.jpg,cat\n", "list.csv:2: target 1 is 'cat'; every target must be a number"},
+      {"a.jpg,1\nb.jpg,nan\n", "list.csv:2: target 1 is 'nan'; targets must be finite numbers"},
+      {"a.jpg,1.5\nb.jpg,-inf\n", "list.csv:2: target 1 is '-inf'; targets must be finite numbers"},
       {"a.jpg,1,2\nb.jpg,1\n", "list.csv:2: 1 targets, but earlier rows have 2"},
       {"path,label\n", "has no rows"},
   };
@@ -149,10 +151,24 @@ TEST(FileListTest, IntegerTargetsAreCheckedOnceTheTaskIsKnown) {
   quantities->targets(1, &target);
   EXPECT_EQ(target, -1.0f);
 
-  // An id beyond int64's range (30 digits) is read without undefined behaviour, and refused.
-  const auto huge = open_file_list(dir.write_text("huge.csv", "a.jpg,100000000000000000000000000000\nb.jpg,0\n"));
-  EXPECT_GT(huge->label(0), int64_t{1} << 62);
-  EXPECT_THROW(huge->check_class_ids(kMaxClasses), DataError);
+  // An id beyond int64's range (30 digits) is read without undefined behaviour, and refused
+  // as written, not as the number float32 made of it; so is one just beyond 2^24.
+  const std::string huge_csv = dir.write_text("huge.csv", "a.jpg,0\nb.jpg,100000000000000000000000000000\n");
+  const auto huge = open_file_list(huge_csv);
+  EXPECT_GT(huge->label(1), int64_t{1} << 62);
+  try {
+    huge->check_class_ids(kMaxClasses);
+    ADD_FAILURE() << "a 30-digit class id was accepted";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find(huge_csv + ":2: label '100000000000000000000000000000' is beyond 16777216 "
+                                         "(2^24), the largest whole number a float32 target holds exactly"),
+              std::string::npos)
+        << e.what();
+  }
+  const std::shared_ptr<const Source> odd = open_file_list(dir.write_text("odd.csv", "a.jpg,16777217\nb.jpg,0\n"));
+  EXPECT_THROW(odd->check_class_ids(kMaxClasses), DataError);
+  EXPECT_NO_THROW(integers_as_regression(odd));  // as quantities, float32's nearest is the value
+  EXPECT_NO_THROW(open_file_list(dir.write_text("edge.csv", "a.jpg,16777216\nb.jpg,0\n")));
 
   const std::string ids = dir.write_text("faces.csv", "a.jpg,250000\nb.jpg,0\n");
   const auto faces = open_file_list(ids);
