@@ -131,8 +131,11 @@ TEST_F(TrainCli, SigintSavesACheckpointAndResumeContinues) {
   ASSERT_TRUE(fs::exists(run + "/checkpoint.pt"));
   EXPECT_FALSE(fs::exists(run + "/checkpoint.pt.tmp"));
   // --resume alone goes on with the run's own config (batch size, epochs, lr); a flag given
-  // changes its key only. max_steps 1 is already behind the checkpoint: one step, then stop.
-  const auto resumed = run_command(kStoker + " train --no-progress --max-steps 1 --resume " + run);
+  // changes its key only. One step past the checkpoint, then stop.
+  const int64_t saved_step = stoker::testing::checkpoint_step(run);
+  EXPECT_GE(saved_step, 1);
+  const auto resumed = run_command(kStoker + " train --no-progress --max-steps " + std::to_string(saved_step + 1) +
+                                   " --resume " + run);
   EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
   EXPECT_NE(resumed.out.find("resume   epoch 1, batch "), std::string::npos) << resumed.out;
   EXPECT_NE(resumed.out.find("config   batch_size 32 · epochs 1 · lr 0.002 adamw"), std::string::npos) << resumed.out;
@@ -448,6 +451,32 @@ TEST_F(TrainTasksCli, TorchvisionsRecipeCommandRunsAsWritten) {
                           {" --lr-warmup-method exponential", 2,
                            "warmup_method must be one of linear, constant (got 'exponential')"},
                           {" --lr-min 1", 2, "lr_min must be in [0, lr] = [0, 0.5] (got 1)"}});
+}
+
+// A resume is the same run: other data, another model or a --max-steps already reached are one
+// line each, named before anything is built, and the run folder is left as it was.
+TEST_F(TrainTasksCli, AResumeOnOtherDataOrAnotherModelIsOneLine) {
+  TempDir dir;
+  const std::string train = stoker::testing::write_level_classes(dir, "train", 64, 11);
+  const std::string other = stoker::testing::write_level_classes(dir, "other", 96, 12);
+  const auto first = run_command(kStoker + " train --data " + train + small_images_ + " --max-steps 2 --output-dir " +
+                                 dir.str() + "/runs");
+  ASSERT_EQ(first.exit_code, 0) << first.err << first.out;
+  const std::string run = stoker::testing::run_dir_of(dir.str() + "/runs");
+  const std::string checkpoint = run + "/checkpoint.pt";
+  ASSERT_TRUE(fs::exists(checkpoint));
+  const auto written = fs::last_write_time(checkpoint);
+  // The run's own config (config.yaml) holds max_steps 2, which the checkpoint has reached.
+  expect_one_line_errors(kStoker + " train --no-progress --resume " + run,
+                         {{"", 2, "max_steps 2 is not beyond the checkpoint's step 2"},
+                          {" --max-steps 1", 2, "max_steps 1 is not beyond the checkpoint's step 2"},
+                          {" --max-steps 3 --data " + other, 2,
+                           "was made on 64 training samples, and this run's (" + other + ") are 96; resume on the "
+                           "same data"},
+                          {" --max-steps 3 --model resnet18", 2, "was made with model mlp, batch_size 32"}});
+  EXPECT_EQ(fs::last_write_time(checkpoint), written);
+  const auto resumed = run_command(kStoker + " train --no-progress --max-steps 3 --resume " + run);
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.err << resumed.out;
 }
 
 // --weights: a run starts from another run's export (with a rate too small to move it, it

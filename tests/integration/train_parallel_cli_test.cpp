@@ -151,7 +151,8 @@ TEST_F(TrainParallelCli, SigtermStopsEveryProcessAndTheRunResumes) {
   expect_one_line_error(other, 2, "was made by 2 training processes, and this run has 1; resume with --nproc-per-node 2",
                         "resumed by one process");
   // The run's own config.yaml brings back nproc_per_node 2.
-  const auto resumed = run_command(kStoker + " train --no-progress --max-steps 1 --resume " + run);
+  const auto resumed = run_command(kStoker + " train --no-progress --max-steps " +
+                                   std::to_string(stoker::testing::checkpoint_step(run) + 1) + " --resume " + run);
   EXPECT_EQ(resumed.exit_code, 0) << resumed.err << resumed.out;
   EXPECT_NE(resumed.out.find("resume   epoch 1, batch "), std::string::npos) << resumed.out;
   EXPECT_NE(resumed.out.find("64 per step over 2 processes"), std::string::npos) << resumed.out;

@@ -56,6 +56,7 @@ CheckpointMeta read_meta(torch::serialize::InputArchive& archive) {
     meta.scaler = scaler;
   }
   if (archive.try_read("ema_updates", v)) meta.ema_updates = get_int("ema_updates");
+  if (archive.try_read("train_samples", v)) meta.train_samples = get_int("train_samples");
   if (archive.try_read("plateau_lr", v)) {
     auto get_double = [&](const char* key) {
       if (!archive.try_read(key, v) || !v.isDouble()) throw std::runtime_error(std::string("missing ") + key);
@@ -124,6 +125,7 @@ void save_checkpoint(const std::string& path, Network& model, torch::optim::Opti
     archive.write("batch_size", c10::IValue(meta.batch_size));
     archive.write("model_name", c10::IValue(meta.model));
     archive.write("world_size", c10::IValue(meta.world_size));
+    if (meta.train_samples) archive.write("train_samples", c10::IValue(*meta.train_samples));
     if (meta.scaler) {
       archive.write("scaler_scale", c10::IValue(meta.scaler->scale));
       archive.write("scaler_growth_tracker", c10::IValue(meta.scaler->growth_tracker));

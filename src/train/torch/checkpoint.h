@@ -25,6 +25,7 @@ struct CheckpointMeta {
   std::optional<GradScaler::State> scaler;  // amp fp16 only
   std::optional<int64_t> ema_updates;       // the file holds a moving average (ema_decay > 0)
   std::optional<PlateauState> plateau;      // schedule plateau only
+  std::optional<int64_t> train_samples;     // the training data's sample count (absent in files from before)
 };
 
 // Throws SystemError naming the path when it cannot be written; the previous file stays.

@@ -89,32 +89,55 @@ std::string average_text(const TrainConfig& cfg, const AveragePlan& average) {
 
 }  // namespace
 
-RunStart open_run(const TrainConfig& cfg, Network& model, torch::optim::Optimizer& optimizer,
+std::optional<Resumption> open_resumption(const TrainConfig& cfg, const ProcessPlace& place) {
+  if (cfg.resume.empty()) return std::nullopt;
+  Resumption resumption;
+  resumption.path = resumed_checkpoint(cfg.resume);
+  const std::string& path = resumption.path;
+  if (place.leader()) {
+    resumption.lock = std::make_shared<DirectoryLock>(
+        fs::path(path).parent_path().string(),
+        "a run resumes or trains there now; wait for it to end, or copy the folder and resume the copy");
+  }
+  resumption.checkpoint = std::make_shared<CheckpointFile>(path);
+  const CheckpointMeta& meta = resumption.checkpoint->meta();
+  if (meta.model != cfg.model || meta.batch_size != cfg.batch_size || meta.seed != cfg.seed) {
+    throw UsageError(fmt::format("checkpoint {} was made with model {}, batch_size {}, seed {}; "
+                                 "resume with the same values (got {}, {}, {})",
+                                 path, meta.model, meta.batch_size, meta.seed, cfg.model, cfg.batch_size, cfg.seed));
+  }
+  if (meta.world_size != place.world_size) {  // another split of the epochs: not the same run
+    throw UsageError(fmt::format("checkpoint {} was made by {} training process{}, and this run has {}; resume "
+                                 "with --nproc-per-node {} (or the same torchrun --nproc-per-node and --nnodes)",
+                                 path, meta.world_size, meta.world_size == 1 ? "" : "es", place.world_size,
+                                 meta.world_size));
+  }
+  if (cfg.max_steps > 0 && cfg.max_steps <= meta.global_step) {
+    throw UsageError(fmt::format("max_steps {} is not beyond the checkpoint's step {} ({}): the run has "
+                                 "taken those steps already; give a larger --max-steps, or --max-steps 0 for "
+                                 "no limit",
+                                 cfg.max_steps, meta.global_step, path));
+  }
+  return resumption;
+}
+
+RunStart open_run(const TrainConfig& cfg, const TrainSetup& setup, std::optional<Resumption> resumption,
                   const ProcessPlace& place, ModelEma* ema) {
   RunStart start;
-  if (!cfg.resume.empty()) {
-    const std::string path = resumed_checkpoint(cfg.resume);
-    // Before the checkpoint is read: a second --resume of a run in progress would train on
-    // from the same point and both would write over each other's checkpoint.
-    if (place.leader()) {
-      start.lock = std::make_shared<DirectoryLock>(
-          fs::path(path).parent_path().string(),
-          "a run resumes or trains there now; wait for it to end, or copy the folder and resume the copy");
+  if (resumption) {
+    const std::string& path = resumption->path;
+    const CheckpointMeta& meta = resumption->checkpoint->meta();
+    // The epoch plan (and the position in it) is the data's: on other data it would skip or
+    // repeat samples without a word.
+    const auto samples = static_cast<int64_t>(setup.train_loader->source().size());
+    if (meta.train_samples && *meta.train_samples != samples) {
+      throw UsageError(fmt::format("checkpoint {} was made on {} training samples, and this run's ({}) are {}; "
+                                   "resume on the same data and --val-split (to train on other data, start a "
+                                   "new run with --weights <the run's export>)",
+                                   path, *meta.train_samples, cfg.data, samples));
     }
-    CheckpointFile checkpoint(path);
-    const CheckpointMeta& meta = checkpoint.meta();
-    if (meta.model != cfg.model || meta.batch_size != cfg.batch_size || meta.seed != cfg.seed) {
-      throw UsageError(fmt::format("checkpoint {} was made with model {}, batch_size {}, seed {}; "
-                                   "resume with the same values (got {}, {}, {})",
-                                   path, meta.model, meta.batch_size, meta.seed, cfg.model, cfg.batch_size, cfg.seed));
-    }
-    if (meta.world_size != place.world_size) {  // another split of the epochs: not the same run
-      throw UsageError(fmt::format("checkpoint {} was made by {} training process{}, and this run has {}; resume "
-                                   "with --nproc-per-node {} (or the same torchrun --nproc-per-node and --nnodes)",
-                                   path, meta.world_size, meta.world_size == 1 ? "" : "es", place.world_size,
-                                   meta.world_size));
-    }
-    checkpoint.load_into(model, optimizer, ema);
+    resumption->checkpoint->load_into(*setup.model, *setup.optimizer, ema);
+    start.lock = resumption->lock;
     start.resumed = true;
     start.epoch = meta.epoch;
     start.batch = meta.next_batch;

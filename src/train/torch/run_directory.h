@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "checkpoint.h"
 #include "grad_scaler.h"
 #include "model_ema.h"
 #include "models.h"
@@ -34,14 +35,28 @@ struct RunStart {
   std::optional<PlateauState> plateau;      // resumed with the checkpoint's plateau schedule
 };
 
-// With cfg.resume: reads the checkpoint (a file, or a run folder holding checkpoint.pt),
-// checks it was made with the same model, batch size, seed and number of data-parallel
-// processes (UsageError naming both values otherwise) and loads it into `model` and
-// `optimizer` (and `ema`, if given: the checkpoint's average, or a restart from the loaded
-// weights when it has none). Without: makes a new run folder (UsageError when it cannot). Either way writes
+// The checkpoint a --resume goes on from, opened before the data and the model are set up, so
+// that a resume with another model is named as such and not as whatever the other model cannot
+// take.
+struct Resumption {
+  std::shared_ptr<DirectoryLock> lock;  // the leader's (see RunStart::lock)
+  std::string path;                     // the checkpoint file
+  std::shared_ptr<CheckpointFile> checkpoint;
+};
+
+// Without cfg.resume: nothing. With it: the leader locks the run folder first (a second resume
+// of a run in progress would write over its checkpoint), then reads the checkpoint (a file, or
+// a run folder holding checkpoint.pt) and checks it was made with the same model, batch size,
+// seed and number of data-parallel processes, and that cfg.max_steps (if set) lies beyond its
+// step: UsageError naming both values otherwise; DataError for an unreadable file.
+std::optional<Resumption> open_resumption(const TrainConfig& cfg, const ProcessPlace& place = {});
+
+// With a resumption: checks the checkpoint was made on as many training samples as setup's
+// (UsageError otherwise) and loads it into setup's model and optimizer (and `ema`, if given:
+// the checkpoint's average, or a restart from the loaded weights when it has none). Without: makes a new run folder (UsageError when it cannot). Either way writes
 // config.yaml, the effective config. Only the group's leader (rank 0) makes the folder and
 // writes; the other processes get the point to start from (run_dir empty on a new run).
-RunStart open_run(const TrainConfig& cfg, Network& model, torch::optim::Optimizer& optimizer,
+RunStart open_run(const TrainConfig& cfg, const TrainSetup& setup, std::optional<Resumption> resumption,
                   const ProcessPlace& place = {}, ModelEma* ema = nullptr);
 
 // The lines printed before the first step: run dir, device, data, model, config, the batch

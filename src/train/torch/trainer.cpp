@@ -122,9 +122,10 @@ class TrainLoop {
   void save(int64_t epoch, int64_t next_batch) {
     if (records_ == nullptr) return;
     CheckpointMeta meta{epoch, next_batch, stepper_.global_step(), cfg_.seed, cfg_.batch_size, cfg_.model,
-                        world_size_, std::nullopt, std::nullopt, std::nullopt};
+                        world_size_, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
     if (stepper_.scaler() != nullptr) meta.scaler = stepper_.scaler()->state();
     if (plateau_ != nullptr) meta.plateau = plateau_->state();
+    meta.train_samples = static_cast<int64_t>(setup_.train_loader->source().size());
     save_checkpoint(start_.checkpoint_path, *setup_.model, *setup_.optimizer, meta, ema_);
   }
   // The plateau schedule (schedule plateau), whose rate caps the steps' from now on: call again
@@ -336,6 +337,7 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
   // In a group the leader opens the data first, so a mistake in it is reported once, by one
   // process (the launcher stops the others); the rest start when it has.
   if (group && !leader) group->barrier();
+  std::optional<Resumption> resumption = open_resumption(cfg, place);
   TrainSetup setup = make_setup(cfg, place);
   if (cfg.early_stopping_patience > 0 && !setup.val_loader) {
     throw UsageError(fmt::format(
@@ -361,7 +363,7 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
   std::optional<ModelEma> ema;
   const AveragePlan average = average_plan(cfg, place.world_size, optimizer_steps_per_epoch(cfg, setup));
   if (leader && average.on) ema.emplace(another_model(cfg, setup), *setup.model, average);
-  const RunStart start = open_run(cfg, *setup.model, *setup.optimizer, place, ema ? &*ema : nullptr);
+  const RunStart start = open_run(cfg, setup, std::move(resumption), place, ema ? &*ema : nullptr);
   if (group && leader) group->barrier();
   if (group) group->broadcast_from_leader(*setup.model);  // one starting point, whatever each process drew
   if (leader) print_run_header(cfg, setup, start, average, place);
