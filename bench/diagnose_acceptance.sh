@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The diagnosis on this machine, end to end (docs/BENCHMARKS.md, "Diagnosis"):
+# The diagnosis on this machine, end to end (docs/lab/benchmarks-log.md, "Diagnosis"):
 #   1. a starved configuration (one worker, full-size decodes, ColorJitter, a cheap MLP):
 #      `stoker doctor`, then `stoker train` as configured and with the top recommendation;
 #   2. a compute-heavy configuration (ResNet-18 on the CPU): `stoker doctor`;

@@ -1,7 +1,7 @@
 // Transform stage alone (Google Benchmark): SampleTransformer::run on a decoded 400x350 RGB
 // image, the crop sizes RandomResizedCrop(224) draws on ImageNet-like images, with and
 // without ColorJitter, to float32 NCHW / uint8 NHWC. Per-sample time is the figure; compare
-// builds side by side (docs/BENCHMARKS.md, "Transform cost"). BM_AugmentOp: each automatic
+// builds side by side (docs/lab/benchmarks-log.md, "Transform cost"). BM_AugmentOp: each automatic
 // augmentation operation alone on a 224x224 RGB uint8 image (nearest and bilinear for the
 // geometric ones); BM_Transform's 4th argument adds TrivialAugmentWide (1) or AugMix (2), drawn per sample.
 //   build/bench/stoker_transform_bench [--benchmark_filter=...] [--benchmark_repetitions=5]

@@ -344,4 +344,4 @@ mv "$tarball.tmp" "$tarball"
 libs_n=$(grep -c . "$work/libs" || true)
 tools_n=$(grep -c . "$work/tools" || true)
 echo "bundled $((libs_n + tools_n)) packages ($libs_n libraries, $tools_n tools): $(du -sh "$tarball" | cut -f1) in $tarball"
-echo "on the node: tar xzf $name.tar.gz && source $name/env.sh   (then see README.md, \"Offline GPU node\")"
+echo "on the node: tar xzf $name.tar.gz && source $name/env.sh   (then see docs/guide/install.md, \"Offline GPU node\")"

@@ -71,7 +71,7 @@ def _pinned_allocate(nbytes):
 
 
 class DataLoader:
-    """Iterates (inputs, targets) batches of `data`; see docs/PYTHON.md for every argument."""
+    """Iterates (inputs, targets) batches of `data`; see docs/guide/python.md for every argument."""
 
     def __init__(self, data, batch_size=1, shuffle=False, *, drop_last=False, num_workers="auto",
                  prefetch_factor=2, pin_memory=False, seed=None, transforms=None, rank=None, world_size=None,

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <string>
 
 namespace stoker::cli {
@@ -18,5 +19,13 @@ class HelpFormatter : public CLI::Formatter {
   std::string make_option_name(const CLI::Option* option, bool is_positional) const override;
   std::string make_option_opts(const CLI::Option* option) const override;
 };
+
+// The options `--help` shows for `app` as one Markdown table, from the same data: the
+// names as HelpFormatter writes them, CLI11's type name, the default and the description
+// (hidden spellings and -h left out). `key_of` fills a "YAML key" column ("" for an option
+// that has none); without it there is no such column. `stoker train --help-markdown` is this
+// for the train options, checked in as docs/reference/train-options.md.
+std::string options_markdown(const CLI::App& app,
+                             const std::function<std::string(const CLI::Option&)>& key_of = {});
 
 }  // namespace stoker::cli

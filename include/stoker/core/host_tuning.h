@@ -2,7 +2,7 @@
 // BLAS that a CPU training loop needs, applied by `stoker train` and `stoker doctor` before
 // their first step (not by `stoker check`, which measures the BLAS's peak rate).
 //
-// Why (measured on 2 cores, Fashion-MNIST CNN, docs/BENCHMARKS.md):
+// Why (measured on 2 cores, Fashion-MNIST CNN, docs/lab/benchmarks-log.md):
 // - glibc malloc hands blocks of a few MiB back to the kernel when they are freed (blocks
 //   above its mmap threshold get their own mapping; a large free heap top is trimmed), so every
 //   step page-faults its activations in again: 8,400 faults per step of batch 64, and 9,200 per

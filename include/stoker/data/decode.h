@@ -13,7 +13,7 @@
 // the crop reads the same neighbours it would in a full decode.
 // The result (DecodedImage) carries where the requested crop lies in the decoded pixels, in
 // the decoded image's coordinates. Resampling that region to the target size stays within a
-// documented tolerance of full decode -> crop -> resize (docs/ARCHITECTURE.md, "Decode";
+// documented tolerance of full decode -> crop -> resize (docs/design/decode.md;
 // tests/unit/data/decode_resample_tolerance_test.cpp measures it: identical at M = 8, mean
 // abs difference < 1 grey level at M < 8).
 //

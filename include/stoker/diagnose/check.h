@@ -315,7 +315,8 @@ struct CheckReport {
 // Fills report->suggest and report->estimate from the measured parts.
 void suggest_and_estimate(CheckReport* report);
 
-// The report for a terminal (lines as in docs/UX.md, ending in '\n').
+// The report for a terminal (CPU, disk, GPU, measured, suggest and estimate lines, as
+// docs/guide/check.md shows them), ending in '\n'.
 std::string format_text(const CheckReport& report);
 // One JSON object (indented), null for skipped figures with a "skipped" reason beside them.
 std::string format_json(const CheckReport& report);

@@ -4,7 +4,7 @@
 // Every function here is pure (numbers in, words out): the trainer and `stoker doctor` feed
 // measured figures, the unit tests feed scripted ones. No torch, no threads, no I/O.
 //
-// Rules (also in docs/ARCHITECTURE.md, "Diagnosis"), first match wins:
+// Rules (also in docs/design/diagnose.md, "The verdict"), first match wins:
 //   1. waiting for data >= 20 % of step time            → input-bound (high)
 //   2. host→device copy >= 20 % and more than waiting   → transfer-bound
 //   3. waiting for data >= 5 %                          → input-bound (moderate)

@@ -1,7 +1,7 @@
 // Where a training run lives and the point it starts from: a new folder
 // <output_dir>/<YYYY-mm-dd_HH-MM-SS> (-2, -3, ... for runs started in the same second), or,
 // with --resume, the folder of the checkpoint named, whose state is loaded. The leader locks
-// the folder for the run's lifetime. Also the run's header lines (UX.md).
+// the folder for the run's lifetime. Also the run's header lines (device, data, inputs, model).
 #pragma once
 
 #include <cstdint>

@@ -145,7 +145,7 @@ torch::Device pick_device(const TrainConfig& cfg, const ProcessPlace& place) {
     std::fprintf(stderr, "%s\n",
                  fmt::format("⚠ WARNING: {}, but this libtorch ({}) has no CUDA device; training runs on the CPU{}",
                              fmt::join(reasons, "; "), compat::torch_version(),
-                             gpus.empty() ? "" : " — build stoker against a CUDA PyTorch (README: Offline GPU node)")
+                             gpus.empty() ? "" : " — build stoker against a CUDA PyTorch (docs/guide/install.md: Offline GPU node)")
                      .c_str());
   }
   return torch::kCPU;

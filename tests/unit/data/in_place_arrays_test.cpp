@@ -162,7 +162,7 @@ TEST(InPlaceArrays, StandardizesFitReadsInOrderAndLeavesTheSourceToShuffledReads
 
 TEST(InPlaceArrays, AnEpochInFileOrderReadsAheadAndAShuffledOneDoesNot) {
   // Validation reads its file in order: under MADV_RANDOM every page would be a fault of its
-  // own (1.8x slower on a file twice the memory limit, docs/BENCHMARKS.md). The advice follows
+  // own (1.8x slower on a file twice the memory limit, docs/lab/benchmarks-log.md). The advice follows
   // the epoch each loader starts, so a training epoch after validation reads randomly again.
   auto source = std::make_shared<HintedSource>();
   for (const bool shuffle : {false, true}) {
