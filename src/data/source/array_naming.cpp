@@ -43,17 +43,21 @@ void to_pixels(const NpyArray& x, bool channels_first, SampleArrays* a) {
 
 }  // namespace
 
-SampleArrays to_sample_arrays(const NpyArray& x, const NpyArray& y, std::string origin,
-                              std::shared_ptr<const MappedFile> x_file) {
-  SampleArrays a;
-  a.origin = std::move(origin);
-  a.item = x.name;
+void check_one_row_per_sample(const NpyArray& x, const NpyArray& y) {
   if (x.shape.empty()) throw DataError(x.name + " is a scalar; expected one row per sample");
   if (y.shape.empty() || y.rows() != x.rows()) {
     throw DataError(
         fmt::format("{} has {} rows and {} has {}; they must have one row per sample each", x.name,
                     x.rows(), y.name, y.shape.empty() ? 0 : y.rows()));
   }
+}
+
+SampleArrays to_sample_arrays(const NpyArray& x, const NpyArray& y, std::string origin,
+                              std::shared_ptr<const MappedFile> x_file) {
+  SampleArrays a;
+  a.origin = std::move(origin);
+  a.item = x.name;
+  check_one_row_per_sample(x, y);
   a.count = static_cast<size_t>(x.rows());
 
   const auto& s = x.shape;

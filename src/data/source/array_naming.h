@@ -57,4 +57,8 @@ std::pair<std::string, std::string> split_hdf5_path(const std::string& path);
 SampleArrays to_sample_arrays(const NpyArray& x, const NpyArray& y, std::string origin,
                               std::shared_ptr<const MappedFile> x_file = nullptr);
 
+// Throws DataError naming both arrays unless `x` (features) and `y` (targets) have one row per
+// sample each. Headers suffice (parse_npy_header): to_sample_arrays checks this too.
+void check_one_row_per_sample(const NpyArray& x, const NpyArray& y);
+
 }  // namespace stoker::data

@@ -166,7 +166,10 @@ std::string NpyArray::dtype_text() const {
   return fmt::format("{}{}{}", big_endian && itemsize > 1 ? ">" : "", base, itemsize * 8);
 }
 
-NpyArray parse_npy(std::span<const uint8_t> bytes, const std::string& name) {
+namespace {
+
+// Parses the header; `*data_at` is where the payload starts.
+NpyArray read_npy_header(std::span<const uint8_t> bytes, const std::string& name, size_t* data_at) {
   if (bytes.size() < 10 || std::memcmp(bytes.data(), kNpyMagic, sizeof(kNpyMagic)) != 0) {
     fail(name, "is not a .npy file (no \\x93NUMPY magic string); save it with np.save");
   }
@@ -221,11 +224,24 @@ NpyArray parse_npy(std::span<const uint8_t> bytes, const std::string& name) {
     }
   }
 
+  *data_at = header_at + header_len;
+  return a;
+}
+
+}  // namespace
+
+NpyArray parse_npy_header(std::span<const uint8_t> prefix, const std::string& name) {
+  size_t data_at = 0;
+  return read_npy_header(prefix, name, &data_at);
+}
+
+NpyArray parse_npy(std::span<const uint8_t> bytes, const std::string& name) {
+  size_t data_at = 0;
+  NpyArray a = read_npy_header(bytes, name, &data_at);
   uint64_t payload = static_cast<uint64_t>(a.itemsize);
   bool overflow = false;
   for (int64_t dim : a.shape)
     overflow = overflow || __builtin_mul_overflow(payload, static_cast<uint64_t>(dim), &payload);
-  const size_t data_at = header_at + header_len;
   if (overflow || bytes.size() - data_at < payload) {
     fail(name,
          fmt::format("is truncated: its shape ({}) of {} needs {} bytes, the file has {}",

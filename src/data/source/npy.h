@@ -31,6 +31,11 @@ struct NpyArray {
 // records: "convert with x.astype(np.float32)"), or a payload shorter than the shape says.
 NpyArray parse_npy(std::span<const uint8_t> bytes, const std::string& name);
 
+// The header alone (dtype, order and shape; `data` empty) from the first bytes of a .npy file,
+// so that a compressed member's shape is checked before it is inflated. Throws as parse_npy
+// does, except about the payload.
+NpyArray parse_npy_header(std::span<const uint8_t> prefix, const std::string& name);
+
 // The elements in C order (Fortran-ordered arrays are transposed), converted to float32 /
 // to int64 (integral dtypes only; floats must hold whole numbers) / kept as uint8 ('u' 1 or
 // 'b' 1 only). Throws DataError naming the array where a value does not fit.

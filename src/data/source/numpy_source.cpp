@@ -14,6 +14,7 @@
 #include "npy.h"
 #include "stoker/core/error.h"
 #include "stoker/core/mapped_file.h"
+#include "stoker/core/process.h"
 #include "zip_archive.h"
 
 namespace stoker::data {
@@ -46,11 +47,21 @@ std::unique_ptr<Source> open_npz(const std::string& path, const std::string& spl
   // np.savez stores members uncompressed: the features are read in place from the archive's
   // map. A np.savez_compressed member is inflated into memory.
   const ZipArchive::Member& x_member = member(pair->first);
+  const ZipArchive::Member& y_member = member(pair->second);
+  // The headers first: arrays that disagree are named before anything is inflated.
+  constexpr size_t kHeaderBytes = 1 << 20;
+  check_one_row_per_sample(parse_npy_header(zip.extract_prefix(x_member, kHeaderBytes), path + ":" + pair->first),
+                           parse_npy_header(zip.extract_prefix(y_member, kHeaderBytes), path + ":" + pair->second));
   const bool stored = x_member.method == 0;
+  if (!stored && static_cast<double>(x_member.size) > 0.9 * free_ram_bytes()) {
+    throw DataError(fmt::format("{}:{} inflates to {:.1f} GB, more than the {:.1f} GB of memory free; save it with "
+                                "np.savez (uncompressed arrays are read in place, not into memory)",
+                                path, pair->first, static_cast<double>(x_member.size) / 1e9, free_ram_bytes() / 1e9));
+  }
   const std::vector<uint8_t> x_bytes = stored ? std::vector<uint8_t>{} : zip.extract(x_member);
   const NpyArray x = parse_npy(stored ? zip.stored(x_member) : std::span<const uint8_t>(x_bytes),
                                path + ":" + pair->first);
-  const std::vector<uint8_t> y_bytes = zip.extract(member(pair->second));
+  const std::vector<uint8_t> y_bytes = zip.extract(y_member);
   const NpyArray y = parse_npy(y_bytes, path + ":" + pair->second);
   const std::string origin = fmt::format("arrays {} ({}, {})", path, pair->first, pair->second);
   return make_array_source(to_sample_arrays(x, y, origin, stored ? zip.file() : nullptr));

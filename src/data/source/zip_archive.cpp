@@ -199,4 +199,33 @@ std::vector<uint8_t> ZipArchive::extract(const Member& m) const {
   return out;
 }
 
+std::vector<uint8_t> ZipArchive::extract_prefix(const Member& m, size_t max_bytes) const {
+  if (m.size <= max_bytes) return extract(m);
+  const size_t want = static_cast<size_t>(max_bytes);
+  const std::span<const uint8_t> packed_bytes = packed(m);
+  if (m.method == 0) {
+    if (packed_bytes.size() < want) Reader(map_->bytes(), map_->path()).damaged("member " + m.name + " is truncated");
+    return {packed_bytes.begin(), packed_bytes.begin() + static_cast<std::ptrdiff_t>(want)};
+  }
+  if (m.method != 8) return extract(m);  // refuses the method
+  std::vector<uint8_t> out(want);
+  z_stream z{};
+  if (inflateInit2(&z, -MAX_WBITS) != Z_OK) throw DataError("zlib inflateInit2 failed");
+  // A header's worth of output needs far less than 4 GiB of input.
+  z.next_in = const_cast<Bytef*>(packed_bytes.data());
+  z.avail_in = static_cast<uInt>(std::min<uint64_t>(packed_bytes.size(), uint64_t{1} << 31));
+  z.next_out = out.data();
+  z.avail_out = static_cast<uInt>(want);
+  int status = Z_OK;
+  while (status == Z_OK && z.avail_out > 0) {
+    const uInt in_before = z.avail_in, out_before = z.avail_out;
+    status = inflate(&z, Z_NO_FLUSH);
+    if (status == Z_OK && in_before == z.avail_in && out_before == z.avail_out) status = Z_BUF_ERROR;
+  }
+  const size_t got = want - z.avail_out;
+  inflateEnd(&z);
+  if (got != want) Reader(map_->bytes(), map_->path()).damaged("member " + m.name + " does not inflate to its size");
+  return out;
+}
+
 }  // namespace stoker::data

@@ -40,6 +40,11 @@ class ZipArchive {
   // The member's bytes. Throws DataError for an unknown compression method, truncated or
   // corrupt data, or a CRC mismatch.
   std::vector<uint8_t> extract(const Member& member) const;
+  // The first min(max_bytes, size) bytes of the member, inflating no further: enough to read a
+  // header before committing memory to the whole member. Checked against the CRC only when that
+  // is the whole member. Throws DataError for an unknown method or data that does not inflate
+  // that far.
+  std::vector<uint8_t> extract_prefix(const Member& member, size_t max_bytes) const;
   // A stored (method 0) member's bytes where they lie in the map, valid while file() lives.
   // Throws DataError for a deflated member, truncated data or a CRC mismatch.
   std::span<const uint8_t> stored(const Member& member) const;
