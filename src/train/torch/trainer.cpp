@@ -312,6 +312,7 @@ EpochEnd TrainLoop::train_epoch(int64_t epoch, int64_t first, EpochRecord* recor
   if (counted > 0) record->train_top1 = static_cast<double>(correct) / static_cast<double>(counted);
   record->times = diagnosis_.epoch_window();
   record->verdict = diagnosis_.epoch_verdict();
+  record->stages = diagnosis_.epoch_stages();
   record->workers = setup_.train_loader->workers();
   if (stepper_.scaler() != nullptr) record->scaler = stepper_.scaler()->state();
   if (cfg_.clip_grad_norm > 0) record->grad_norms = grad_norms;
