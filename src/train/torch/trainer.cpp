@@ -539,6 +539,7 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
   if (tensorboard && !tensorboard->path().empty()) {
     std::printf("TensorBoard: tensorboard --logdir %s\n", cfg.output_dir.c_str());
   }
+  std::printf("report: stoker report %s\n", start.run_dir.c_str());
   if (ui.json_summary) std::printf("%s\n", summary.dump().c_str());
   return exit_code;
 }
