@@ -43,7 +43,10 @@ double csv_number_of(const std::string& cell) {
   double value = std::numeric_limits<double>::quiet_NaN();
   if (cell.empty()) return value;
   const auto [end, error] = std::from_chars(cell.data(), cell.data() + cell.size(), value);
-  if (error != std::errc() || end != cell.data() + cell.size()) return std::numeric_limits<double>::quiet_NaN();
+  // "inf", "nan" or a number past double's range: not a figure a plot can place.
+  if (error != std::errc() || end != cell.data() + cell.size() || !std::isfinite(value)) {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
   return value;
 }
 

@@ -183,7 +183,7 @@ std::string samples_card(const RunReport& r) {
   plot.y_label = "samples/s";
   BarSegment seg{"samples/s", "#2563eb", {}};
   for (size_t i = 0; i < c.x.size(); ++i) {
-    if (std::isnan(c.x[i])) continue;
+    if (!plausible_epoch(c.x[i])) continue;
     plot.epochs.push_back(static_cast<int64_t>(c.x[i]));
     seg.values.push_back(c.y[i]);
   }

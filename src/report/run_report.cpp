@@ -149,7 +149,9 @@ nlohmann::json read_summary(const fs::path& path, RunReport* report) {
 }
 
 double json_number(const nlohmann::json& j, const char* key) {
-  return j.is_object() && j.contains(key) && j[key].is_number() ? j[key].get<double>() : kNan;
+  if (!j.is_object() || !j.contains(key) || !j[key].is_number()) return kNan;
+  const double v = j[key].get<double>();
+  return std::isfinite(v) ? v : kNan;
 }
 
 void add_summary(const nlohmann::json& summary, RunReport* r) {
@@ -194,7 +196,9 @@ void add_split(const nlohmann::json& summary, const CsvTable* metrics, RunReport
       !summary["epochs"].empty()) {
     for (const auto& e : summary["epochs"]) {
       EpochSplit s;
-      s.epoch = static_cast<int64_t>(json_number(e, "epoch"));
+      const double epoch = json_number(e, "epoch");
+      if (!plausible_epoch(epoch)) continue;
+      s.epoch = static_cast<int64_t>(epoch);
       s.wait_s = json_number(e, "wait_s");
       s.copy_s = json_number(e, "copy_s");
       s.compute_s = json_number(e, "compute_s");
@@ -207,7 +211,7 @@ void add_split(const nlohmann::json& summary, const CsvTable* metrics, RunReport
   const auto epochs = metrics->numbers("epoch");
   const auto wait = metrics->numbers("wait_s"), copy = metrics->numbers("copy_s"), compute = metrics->numbers("compute_s");
   for (size_t i = 0; i < epochs.size(); ++i) {
-    if (std::isnan(epochs[i] + wait[i] + copy[i] + compute[i])) continue;
+    if (!plausible_epoch(epochs[i]) || std::isnan(wait[i] + copy[i] + compute[i])) continue;
     r->split.push_back({static_cast<int64_t>(epochs[i]), wait[i], copy[i], compute[i], ""});
   }
 }

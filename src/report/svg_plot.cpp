@@ -22,6 +22,8 @@ struct PlotAxis {
 
 // "Nice" bounds and tick step (1, 2, 2.5 or 5 times a power of ten) covering [lo, hi].
 PlotAxis nice_plot_axis(double lo, double hi, bool integers) {
+  lo = std::max(lo, -1e300);  // so that hi - lo stays finite
+  hi = std::min(hi, 1e300);
   if (!(hi > lo)) {
     const double pad = std::max(std::abs(lo) * 0.1, integers ? 1.0 : 1e-9);
     lo -= pad;
@@ -37,7 +39,20 @@ PlotAxis nice_plot_axis(double lo, double hi, bool integers) {
     }
   }
   if (integers) step = std::max(1.0, std::round(step));
-  return {std::floor(lo / step + 1e-9) * step, std::ceil(hi / step - 1e-9) * step, step};
+  PlotAxis axis{std::floor(lo / step + 1e-9) * step, std::ceil(hi / step - 1e-9) * step, step};
+  if (!(axis.hi > axis.lo)) axis = {lo, hi, hi - lo};  // a step lost in lo's own precision
+  return axis;
+}
+
+// The ticks of `axis`: lo, lo + step, ... up to hi, at most 40.
+std::vector<double> axis_ticks(const PlotAxis& axis) {
+  std::vector<double> ticks;
+  for (int i = 0; i <= 40; ++i) {
+    const double v = axis.lo + i * axis.step;
+    if (v > axis.hi + axis.step * 1e-6) break;
+    ticks.push_back(v);
+  }
+  return ticks;
 }
 
 // A tick's label: as many decimals as the step needs; thousands as "12k".
@@ -60,7 +75,7 @@ struct Frame {
 // The grid, both axes' ticks and labels.
 std::string axes_svg(const Frame& f, const std::string& x_label, const std::string& y_label, bool x_ticks = true) {
   std::string s;
-  for (double v = f.y.lo; v <= f.y.hi + f.y.step * 1e-6; v += f.y.step) {
+  for (const double v : axis_ticks(f.y)) {
     const double y = f.py(v);
     s += fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" class="grid"/>)", f.left, y,
                      f.left + f.width, y);
@@ -68,7 +83,7 @@ std::string axes_svg(const Frame& f, const std::string& x_label, const std::stri
                      tick_text(v, f.y.step));
   }
   if (x_ticks) {
-    for (double v = f.x.lo; v <= f.x.hi + f.x.step * 1e-6; v += f.x.step) {
+    for (const double v : axis_ticks(f.x)) {
       const double x = f.px(v);
       s += fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" class="tick"/>)", x, f.top + f.height,
                        x, f.top + f.height + 4);

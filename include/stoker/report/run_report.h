@@ -50,6 +50,9 @@ struct Span {
   double begin = 0, end = 0;
 };
 
+// Whether `x` can be an epoch's number (finite, whole-number range of a run): others are left out.
+inline bool plausible_epoch(double x) { return x >= 0 && x <= 1e9; }
+
 // The utilisation stretches are shaded where it stays below this for at least this long.
 inline constexpr double kLowUtilisationPercent = 50;
 inline constexpr double kLowUtilisationSeconds = 10;

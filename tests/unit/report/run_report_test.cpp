@@ -35,6 +35,14 @@ TEST(CsvTableTest, QuotedCellsHoldCommasAndEmptyCellsAreNaN) {
   EXPECT_TRUE(t.notes.empty());
 }
 
+TEST(CsvTableTest, InfinitiesAndNumbersPastDoublesRangeAreNotFigures) {
+  const CsvTable t = parse_csv_table("a\ninf\nnan\n1e999\n-2\n", "t.csv");
+  const std::vector<double> a = t.numbers("a");
+  ASSERT_EQ(a.size(), 4u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(std::isnan(a[i])) << i;
+  EXPECT_EQ(a[3], -2);
+}
+
 TEST(CsvTableTest, ALastLineCutMidRowIsLeftOutWithANote) {
   const CsvTable t = parse_csv_table("a,b,c\n1,2,3\n4,5", "m.csv");
   ASSERT_EQ(t.rows.size(), 1u);
