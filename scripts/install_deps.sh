@@ -7,7 +7,8 @@
 #                                      h5py: a test trains on a file h5py wrote; iproute2: the
 #                                      two-node test puts each node in a network namespace; the
 #                                      Python package's build: pybind11, dlpack, venv, wheel; its
-#                                      tests: pytest, Pillow)
+#                                      tests: pytest, Pillow; chromium: a test renders stoker
+#                                      report's page in a headless browser)
 #   scripts/install_deps.sh --bench    also time for the comparison benchmarks
 set -euo pipefail
 
@@ -22,6 +23,7 @@ packages=(
   python3 python3-torch python3-torchvision python3-h5py
   python3-dev python3-venv python3-wheel python3-pytest python3-pil pybind11-dev libdlpack-dev
   iproute2
+  chromium
 )
 for arg in "$@"; do
   case "$arg" in

@@ -32,6 +32,9 @@ void add_check_command(CLI::App& app, int* exit_code);
 // Registers `stoker scan` (every sample of a dataset read and checked once).
 void add_scan_command(CLI::App& app, int* exit_code);
 
+// Registers `stoker report` (a run folder or a monitor log as one self-contained HTML page).
+void add_report_command(CLI::App& app, int* exit_code);
+
 // Registers `stoker doctor` (the train options, plus --seconds, --json, --find-batch-size).
 void add_doctor_command(CLI::App& app, int* exit_code);
 

@@ -32,6 +32,7 @@ int run_main(int argc, char** argv) {
   add_prepare_command(app, &exit_code);
   add_scan_command(app, &exit_code);
   add_monitor_command(app, &exit_code);
+  add_report_command(app, &exit_code);
   add_train_command(app, &exit_code);
   add_evaluate_command(app, &exit_code);
   add_doctor_command(app, &exit_code);

@@ -93,6 +93,7 @@ int run_monitor(const MonitorArgs& args) {
   monitor::Summary summary = sampler.summary();
   summary.seconds = ns_to_seconds(wall.elapsed_ns());
   std::fputs(monitor::format_summary(summary, sampler.gpu_status()).c_str(), with_command ? stderr : stdout);
+  if (!args.csv.empty()) std::fprintf(with_command ? stderr : stdout, "report: stoker report %s\n", args.csv.c_str());
   return exit_code;
 }
 

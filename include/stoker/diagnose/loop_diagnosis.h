@@ -76,6 +76,9 @@ class LoopDiagnosis {
   std::vector<std::string> epoch_report() const;
   // The verdict epoch_report() prints (the records keep it beside the epoch's figures).
   Verdict epoch_verdict() const { return classify(judge_epoch().window); }
+  // The loader's stage clocks over the epoch so far, summed over its workers (zero without a
+  // loader): where the workers' time went, for the records.
+  data::StageTimes epoch_stages() const { return stage_times() - epoch_start_; }
 
  private:
   // What the epoch is judged on: its steps less the warm-up, with the monitor's figures, or

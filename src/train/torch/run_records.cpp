@@ -35,6 +35,16 @@ std::string format_eval(const EvalResult& eval) {
   return text;
 }
 
+namespace {
+
+// The loader workers' seconds per stage, summed over the workers; null without stoker's loader.
+nlohmann::json stage_seconds_json(const data::StageTimes& s) {
+  if (s.read + s.decode + s.transform <= 0) return nullptr;
+  return {{"read", s.read}, {"decode", s.decode}, {"transform", s.transform}, {"idle_full_buffers", s.wait_free_buffer}};
+}
+
+}  // namespace
+
 RunRecords::RunRecords(const TrainConfig& cfg, const std::string& run_dir, bool resumed)
     : run_dir_(run_dir),
       metrics_(fs::path(run_dir) / "metrics.csv", resumed ? std::ios::app : std::ios::trunc),
@@ -133,7 +143,8 @@ std::string RunRecords::add_epoch(const EpochRecord& r, int epochs) {
                                 {"ema_val_loss", ema.samples > 0 ? json(ema.loss) : json(nullptr)},
                                 {"ema_val_top1", ema.samples > 0 && ema.top1 >= 0 ? json(ema.top1) : json(nullptr)},
                                 {"ema_val_mae", ema.mae.empty() ? json(nullptr) : json(ema.mae)},
-                                {"verdict", diagnose::verdict_name(r.verdict)}});
+                                {"verdict", diagnose::verdict_name(r.verdict)},
+                                {"loader_seconds", stage_seconds_json(r.stages)}});
   return line;
 }
 

@@ -13,6 +13,7 @@
 #include "evaluate.h"
 #include "grad_scaler.h"
 #include "stoker/core/host_tuning.h"
+#include "stoker/data/loader.h"
 #include "stoker/data/transform.h"
 #include "stoker/diagnose/verdict.h"
 #include "stoker/train/config.h"
@@ -46,6 +47,7 @@ struct EpochRecord {
   std::optional<EvalResult> ema_eval;  // ema_decay > 0 with validation data: the moving average's
   diagnose::StepWindow times;       // waiting / copy / compute over the epoch's steps
   diagnose::Verdict verdict;        // the one the epoch's step-time line printed (LoopDiagnosis)
+  data::StageTimes stages;          // the loader workers' time per stage over the epoch
   int workers = 0;                  // loader workers at the epoch's end
   std::optional<GradScaler::State> scaler;  // amp fp16 only
   std::optional<GradNorms> grad_norms;      // clip_grad_norm > 0 only

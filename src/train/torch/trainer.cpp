@@ -313,6 +313,7 @@ EpochEnd TrainLoop::train_epoch(int64_t epoch, int64_t first, EpochRecord* recor
   if (counted > 0) record->train_top1 = static_cast<double>(correct) / static_cast<double>(counted);
   record->times = diagnosis_.epoch_window();
   record->verdict = diagnosis_.epoch_verdict();
+  record->stages = diagnosis_.epoch_stages();
   record->workers = setup_.train_loader->workers();
   if (stepper_.scaler() != nullptr) record->scaler = stepper_.scaler()->state();
   if (cfg_.clip_grad_norm > 0) record->grad_norms = grad_norms;
@@ -540,6 +541,7 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
   if (tensorboard && !tensorboard->path().empty()) {
     std::printf("TensorBoard: tensorboard --logdir %s\n", cfg.output_dir.c_str());
   }
+  std::printf("report: stoker report %s\n", start.run_dir.c_str());
   if (ui.json_summary) std::printf("%s\n", summary.dump().c_str());
   return exit_code;
 }

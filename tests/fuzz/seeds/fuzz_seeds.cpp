@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "report/tfrecord.h"
 #include "stoker/data/encode.h"
 #include "stoker/train/config.h"
 #include "support/numpy_files.h"
@@ -190,6 +191,19 @@ void text_seeds() {
              "RandomErasing(0.1, value=random)])");
   write_text("transform_spec", "augmix", "AugMix(5, 4, 2, 0.5, False, 'nearest', 128), NCHW");
   write_text("transform_spec", "features", "Standardize");
+  write_text("report_inputs", "metrics",
+             "epoch,seconds,samples,samples_per_sec,train_loss,val_loss,val_top1,wait_s,copy_s,compute_s,train_top1\n"
+             "1,10.0,500,50.0,1.5,1.2,0.6,2.0,1.0,7.0,0.55\n2,10.0,500,52.0,1.1,1.0,0.7,1.0,1.0,8.0,0.66\n");
+  write_text("report_inputs", "summary",
+             R"~({"model":"mlp","epochs":[{"epoch":1,"wait_s":2,"copy_s":1,"compute_s":7,"verdict":"input-bound (high)",)~"
+             R"~("loader_seconds":{"read":1,"decode":2,"transform":3,"idle_full_buffers":0}}]})~");
+  write_text("report_inputs", "monitor",
+             "timestamp,seconds,cpu_percent,mem_used_bytes,mem_available_bytes,mem_total_bytes,gpu0_util_percent,"
+             "gpu0_throttle\nt,0,50,1,3,4,90,\"none\"\nt,1,60,1,3,4,5,\"power cap, HW thermal\"\n");
+  std::string events;
+  stoker::report::append_record(&events, stoker::report::file_version_event(1.0));
+  stoker::report::append_record(&events, stoker::report::scalars_event(2.0, 10, {{"train/lr", 0.1}, {"gpu0/util", 80}}));
+  write_text("report_inputs", "events", events);
 }
 
 }  // namespace

@@ -1,0 +1,413 @@
+#include "stoker/report/run_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <regex>
+#include <sys/stat.h>
+
+#include "stoker/core/error.h"
+#include "stoker/core/numbers.h"
+#include "stoker/core/user_files.h"
+#include "stoker/report/event_reader.h"
+
+namespace stoker::report {
+
+namespace {
+
+namespace fs = std::filesystem;
+constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+constexpr uint64_t kMaxSmallFile = uint64_t{64} << 20;  // summary.json, config.yaml, events.log
+
+std::vector<double> scaled(std::vector<double> values, double factor) {
+  for (double& v : values) v *= factor;
+  return values;
+}
+
+bool any_number(const std::vector<double>& values) {
+  return std::any_of(values.begin(), values.end(), [](double v) { return !std::isnan(v); });
+}
+
+// Adds the curve `name` of column `column` (times `factor`) where the column holds a number.
+void add_metrics_curve(const CsvTable& metrics, const std::vector<double>& epochs, const char* column,
+                       const char* name, double factor, std::vector<Curve>* out) {
+  std::vector<double> y = scaled(metrics.numbers(column), factor);
+  if (any_number(y)) out->push_back({name, epochs, std::move(y)});
+}
+
+// The header of stoker monitor's CSV log begins so (docs/MONITOR_FORMATS.md).
+bool is_monitor_header(const std::string& first_line) { return first_line.rfind("timestamp,seconds,", 0) == 0; }
+
+std::string first_line_of(const fs::path& path) {
+  std::error_code error;
+  if (!fs::is_regular_file(path, error)) return "";
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// A monitor CSV in the run folder (stoker monitor --log runs/x/monitor.csv -- stoker train ...).
+std::string monitor_log_in(const fs::path& folder) {
+  std::error_code error;
+  std::vector<fs::path> found;
+  for (const auto& entry : fs::directory_iterator(folder, error)) {
+    if (entry.path().extension() == ".csv" && entry.path().filename() != "metrics.csv" &&
+        is_monitor_header(first_line_of(entry.path()))) {
+      found.push_back(entry.path());
+    }
+  }
+  std::sort(found.begin(), found.end());
+  return found.empty() ? "" : found.front().string();
+}
+
+// Mean of the values that are numbers, per row; NaN where none is.
+std::vector<double> row_means(const std::vector<std::vector<double>>& columns, size_t rows) {
+  std::vector<double> out(rows, kNan);
+  for (size_t r = 0; r < rows; ++r) {
+    double sum = 0;
+    int n = 0;
+    for (const auto& c : columns) {
+      if (!std::isnan(c[r])) {
+        sum += c[r];
+        ++n;
+      }
+    }
+    if (n > 0) out[r] = sum / n;
+  }
+  return out;
+}
+
+void set_low(const std::vector<double>& t, const std::vector<double>& basis, const std::string& name,
+             RunReport* report) {
+  if (!any_number(basis)) return;
+  report->low_basis = name;
+  report->low = low_stretches(t, basis, kLowUtilisationPercent, kLowUtilisationSeconds);
+}
+
+// The monitor's scalars in tb/ (host/cpu_percent, host/ram_percent, gpu<N>/util) as the timeline.
+void add_event_timeline(const EventScalars& tb, RunReport* report) {
+  std::vector<std::pair<std::string, std::string>> wanted = {{"host/cpu_percent", "CPU"}, {"host/ram_percent", "RAM"}};
+  const std::regex gpu_util(R"(gpu(\d+)/util)");
+  for (const auto& [tag, points] : tb.tags) {
+    std::smatch m;
+    if (std::regex_match(tag, m, gpu_util)) wanted.emplace_back(tag, "GPU " + m[1].str() + " util");
+  }
+  double start = std::numeric_limits<double>::infinity();
+  for (const auto& [tag, name] : wanted) {
+    const auto found = tb.tags.find(tag);
+    if (found != tb.tags.end() && !found->second.empty()) start = std::min(start, found->second.front().wall_time);
+  }
+  if (std::isinf(start)) return;
+  std::vector<Curve> gpus;
+  for (const auto& [tag, name] : wanted) {
+    const auto found = tb.tags.find(tag);
+    if (found == tb.tags.end()) continue;
+    Curve c{name, {}, {}};
+    for (const ScalarPoint& p : found->second) {
+      c.x.push_back(p.wall_time - start);
+      c.y.push_back(p.value);
+    }
+    (name.rfind("GPU", 0) == 0 ? gpus : report->timeline).push_back(c);
+  }
+  report->timeline.insert(report->timeline.end(), gpus.begin(), gpus.end());
+  if (!gpus.empty()) {
+    // The GPUs' samples share their times: the mean at each of the first GPU's.
+    std::vector<std::vector<double>> ys;
+    for (const Curve& g : gpus) {
+      if (g.y.size() == gpus.front().y.size()) ys.push_back(g.y);
+    }
+    set_low(gpus.front().x, row_means(ys, gpus.front().x.size()), "GPU utilisation", report);
+  } else if (!report->timeline.empty() && report->timeline.front().name == "CPU") {
+    set_low(report->timeline.front().x, report->timeline.front().y, "CPU", report);
+  }
+}
+
+nlohmann::json read_summary(const fs::path& path, RunReport* report) {
+  std::error_code error;
+  if (!fs::exists(path, error)) {
+    report->notes.push_back(fmt::format("{} is missing (written when a run ends): no verdicts, loader stages or "
+                                        "run facts",
+                                        path.string()));
+    return nullptr;
+  }
+  try {
+    return nlohmann::json::parse(read_small_file(path.string(), "summary.json", kMaxSmallFile));
+  } catch (const nlohmann::json::exception&) {
+    report->notes.push_back(fmt::format("{} is not complete JSON (cut off, or still being written): no verdicts, "
+                                        "loader stages or run facts",
+                                        path.string()));
+    return nullptr;
+  }
+}
+
+double json_number(const nlohmann::json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_number()) return kNan;
+  const double v = j[key].get<double>();
+  return std::isfinite(v) ? v : kNan;
+}
+
+void add_summary(const nlohmann::json& summary, RunReport* r) {
+  if (!summary.is_object()) return;
+  auto fact = [r](const char* name, const std::string& value) {
+    if (!value.empty()) r->facts.emplace_back(name, value);
+  };
+  if (summary.contains("model") && summary["model"].is_string()) fact("model", summary["model"].get<std::string>());
+  if (const double b = json_number(summary, "batch_size"); !std::isnan(b)) fact("batch size", fmt::format("{:g}", b));
+  if (const double s = json_number(summary, "global_step"); !std::isnan(s)) fact("optimizer steps", grouped(s));
+  if (const double v = json_number(summary, "samples_per_sec"); !std::isnan(v)) fact("samples/s", grouped(v));
+  if (const double a = json_number(summary, "test_accuracy"); !std::isnan(a)) {
+    fact("val accuracy", fmt::format("{:.1f} %", 100 * a));
+  }
+  if (summary.contains("best") && summary["best"].is_object()) {
+    const auto& best = summary["best"];
+    if (const double e = json_number(best, "epoch"); !std::isnan(e)) {
+      const std::string metric = best.value("metric", std::string());
+      const double v = json_number(best, "value");
+      fact("best epoch", std::isnan(v) ? fmt::format("{:g}", e) : fmt::format("{:g} ({} {:.4g})", e, metric, v));
+    }
+  }
+  if (const double c = json_number(summary, "exit_code"); !std::isnan(c)) {
+    fact("exit code", c == 0 ? "0 (finished)" : fmt::format("{:g} (stopped)", c));
+  }
+  if (!summary.contains("epochs") || !summary["epochs"].is_array()) return;
+  for (const auto& e : summary["epochs"]) {
+    if (const auto& stages = e.value("loader_seconds", nlohmann::json()); stages.is_object()) {
+      r->has_stages = true;
+      r->stages.read += json_number(stages, "read");
+      r->stages.decode += json_number(stages, "decode");
+      r->stages.transform += json_number(stages, "transform");
+      const double idle = json_number(stages, "idle_full_buffers");
+      if (!std::isnan(idle)) r->stages.idle += idle;
+    }
+  }
+}
+
+// Step-time split per epoch: summary.json's entries (with verdicts), else metrics.csv's columns.
+void add_split(const nlohmann::json& summary, const CsvTable* metrics, RunReport* r) {
+  if (summary.is_object() && summary.contains("epochs") && summary["epochs"].is_array() &&
+      !summary["epochs"].empty()) {
+    for (const auto& e : summary["epochs"]) {
+      EpochSplit s;
+      const double epoch = json_number(e, "epoch");
+      if (!plausible_epoch(epoch)) continue;
+      s.epoch = static_cast<int64_t>(epoch);
+      s.wait_s = json_number(e, "wait_s");
+      s.copy_s = json_number(e, "copy_s");
+      s.compute_s = json_number(e, "compute_s");
+      s.verdict = e.value("verdict", std::string());
+      if (!std::isnan(s.wait_s + s.copy_s + s.compute_s)) r->split.push_back(s);
+    }
+    return;
+  }
+  if (metrics == nullptr) return;
+  const auto epochs = metrics->numbers("epoch");
+  const auto wait = metrics->numbers("wait_s"), copy = metrics->numbers("copy_s"), compute = metrics->numbers("compute_s");
+  for (size_t i = 0; i < epochs.size(); ++i) {
+    if (!plausible_epoch(epochs[i]) || std::isnan(wait[i] + copy[i] + compute[i])) continue;
+    r->split.push_back({static_cast<int64_t>(epochs[i]), wait[i], copy[i], compute[i], ""});
+  }
+}
+
+// The warnings ("⚠ …") and the changes to try ("try: …") of events.log, each once, in order.
+void add_recommendations(const fs::path& path, RunReport* r) {
+  std::error_code error;
+  if (!fs::exists(path, error)) return;
+  const std::string text = read_small_file(path.string(), "events.log", kMaxSmallFile);
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(at, end - at);
+    at = end + 1;
+    line.erase(0, line.find_first_not_of(' '));
+    const bool wanted = line.rfind("try:", 0) == 0 || line.rfind("\u26a0", 0) == 0;
+    if (wanted && std::find(r->recommendations.begin(), r->recommendations.end(), line) == r->recommendations.end()) {
+      r->recommendations.push_back(line);
+    }
+  }
+}
+
+bool nothing_drawable(const RunReport& r) {
+  return r.loss.empty() && r.accuracy.empty() && r.learning_rate.empty() && r.samples_per_sec.empty() &&
+         r.split.empty() && r.timeline.empty();
+}
+
+}  // namespace
+
+std::vector<Span> low_stretches(const std::vector<double>& t, const std::vector<double>& percent, double below,
+                                double min_seconds) {
+  std::vector<Span> out;
+  const size_t n = std::min(t.size(), percent.size());
+  size_t i = 0;
+  while (i < n) {
+    if (std::isnan(t[i]) || std::isnan(percent[i]) || percent[i] >= below) {
+      ++i;
+      continue;
+    }
+    const size_t first = i;
+    while (i < n && !std::isnan(percent[i]) && percent[i] < below) ++i;
+    // It ends where the utilisation came back (the next sample), or at the last sample.
+    const double end = i < n && !std::isnan(t[i]) ? t[i] : t[i - 1];
+    if (end - t[first] >= min_seconds) out.push_back({t[first], end});
+  }
+  return out;
+}
+
+void add_monitor_timeline(const CsvTable& log, RunReport* report) {
+  const std::vector<double> t = log.numbers("seconds");
+  report->timeline.push_back({"CPU", t, log.numbers("cpu_percent")});
+  std::vector<double> ram = log.numbers("mem_used_bytes");
+  const std::vector<double> total = log.numbers("mem_total_bytes");
+  for (size_t i = 0; i < ram.size(); ++i) ram[i] = total[i] > 0 ? 100 * ram[i] / total[i] : kNan;
+  report->timeline.push_back({"RAM", t, ram});
+  std::vector<std::vector<double>> gpus;
+  for (int gpu = 0; log.column(fmt::format("gpu{}_util_percent", gpu)) >= 0; ++gpu) {
+    gpus.push_back(log.numbers(fmt::format("gpu{}_util_percent", gpu)));
+    report->timeline.push_back({fmt::format("GPU {} util", gpu), t, gpus.back()});
+  }
+  if (!gpus.empty()) {
+    set_low(t, row_means(gpus, t.size()), "GPU utilisation", report);
+  } else {
+    set_low(t, report->timeline.front().y, "CPU", report);
+  }
+}
+
+RunReport load_monitor_log(const std::string& csv_path) {
+  RunReport r;
+  r.source = csv_path;
+  r.title = "monitor log " + fs::path(csv_path).filename().string();
+  r.monitor_log_only = true;
+  const CsvTable log = read_csv_table(csv_path, "monitor log");
+  if (log.column("seconds") < 0 || log.column("cpu_percent") < 0) {
+    throw DataError(fmt::format("{} is not a stoker monitor log: its header has no seconds and cpu_percent columns "
+                                "(docs/MONITOR_FORMATS.md); give the CSV of stoker monitor --log, or a run folder",
+                                csv_path));
+  }
+  r.notes = log.notes;
+  if (log.rows.empty()) {
+    throw DataError(fmt::format("{} has a header but no complete sample row: nothing to draw; wait for the "
+                                "monitor's first samples (one per --interval), then run stoker report again",
+                                csv_path));
+  }
+  add_monitor_timeline(log, &r);
+  const std::vector<double> t = log.numbers("seconds");
+  int gpus = 0;
+  while (log.column(fmt::format("gpu{}_util_percent", gpus)) >= 0) ++gpus;
+  r.facts.emplace_back("samples", grouped(static_cast<double>(log.rows.size())));
+  if (t.size() >= 2 && !std::isnan(t.front() + t.back())) {
+    r.facts.emplace_back("duration", fmt::format("{:.0f} s", t.back() - t.front()));
+    r.facts.emplace_back("interval", fmt::format("{:.2g} s", (t.back() - t.front()) / static_cast<double>(t.size() - 1)));
+  }
+  r.facts.emplace_back("GPUs", std::to_string(gpus));
+  return r;
+}
+
+RunReport load_run_folder(const std::string& folder) {
+  const fs::path dir(folder);
+  std::error_code error;
+  const fs::path metrics_path = dir / "metrics.csv", summary_path = dir / "summary.json", tb_path = dir / "tb";
+  if (!fs::exists(metrics_path, error) && !fs::exists(summary_path, error) && !fs::is_directory(tb_path, error)) {
+    throw DataError(fmt::format("{} is not a run folder: it holds none of metrics.csv, summary.json, tb/; give the "
+                                "run dir stoker train printed (e.g. runs/2026-11-27_11-53-32), or a monitor CSV",
+                                folder));
+  }
+  RunReport r;
+  r.source = folder;
+  fs::path name = fs::absolute(dir).lexically_normal();
+  if (name.filename().empty()) name = name.parent_path();  // "runs/x/" names x
+  r.title = "run " + name.filename().string();
+
+  std::optional<CsvTable> metrics;
+  if (!fs::exists(metrics_path, error)) {
+    r.notes.push_back(fmt::format("{} is missing (a row is added as each epoch ends): no per-epoch curves",
+                                  metrics_path.string()));
+  } else {
+    try {
+      metrics = read_csv_table(metrics_path.string(), "metrics.csv");
+      r.notes.insert(r.notes.end(), metrics->notes.begin(), metrics->notes.end());
+    } catch (const DataError& e) {
+      r.notes.push_back(e.what());
+    }
+  }
+  if (metrics) {
+    const std::vector<double> epochs = metrics->numbers("epoch");
+    add_metrics_curve(*metrics, epochs, "train_loss", "train", 1, &r.loss);
+    add_metrics_curve(*metrics, epochs, "val_loss", "validation", 1, &r.loss);
+    add_metrics_curve(*metrics, epochs, "ema_val_loss", "validation (EMA)", 1, &r.loss);
+    add_metrics_curve(*metrics, epochs, "train_top1", "train", 100, &r.accuracy);
+    add_metrics_curve(*metrics, epochs, "val_top1", "validation", 100, &r.accuracy);
+    add_metrics_curve(*metrics, epochs, "val_top5", "validation top-5", 100, &r.accuracy);
+    add_metrics_curve(*metrics, epochs, "ema_val_top1", "validation (EMA)", 100, &r.accuracy);
+    add_metrics_curve(*metrics, epochs, "samples_per_sec", "samples/s", 1, &r.samples_per_sec);
+    if (metrics->rows.empty()) r.notes.push_back(metrics_path.string() + " has no complete row yet: no per-epoch curves");
+  }
+  const nlohmann::json summary = read_summary(summary_path, &r);
+  add_summary(summary, &r);
+  add_split(summary, metrics ? &*metrics : nullptr, &r);
+
+  const EventScalars tb = read_event_scalars(tb_path.string());
+  r.notes.insert(r.notes.end(), tb.notes.begin(), tb.notes.end());
+  if (const auto lr = tb.tags.find("train/lr"); lr != tb.tags.end()) {
+    Curve c{"learning rate", {}, {}};
+    for (const ScalarPoint& p : lr->second) {
+      c.x.push_back(static_cast<double>(p.step));
+      c.y.push_back(p.value);
+    }
+    r.learning_rate.push_back(std::move(c));
+  } else {
+    r.notes.push_back(fmt::format("{} holds no train/lr scalars (stoker train --no-tensorboard writes none): no "
+                                  "learning-rate curve",
+                                  tb_path.string()));
+  }
+  if (const std::string log = monitor_log_in(dir); !log.empty()) {
+    try {
+      const CsvTable table = read_csv_table(log, "monitor log");
+      r.notes.insert(r.notes.end(), table.notes.begin(), table.notes.end());
+      if (!table.rows.empty()) add_monitor_timeline(table, &r);
+    } catch (const Error& e) {
+      r.notes.push_back(e.what());
+    }
+  }
+  if (r.timeline.empty()) add_event_timeline(tb, &r);
+
+  const fs::path config = dir / "config.yaml";
+  if (fs::exists(config, error)) {
+    r.config = read_small_file(config.string(), "config.yaml", kMaxSmallFile);
+  } else {
+    r.notes.push_back(config.string() + " is missing: no configuration to show");
+  }
+  add_recommendations(dir / "events.log", &r);
+  if (nothing_drawable(r)) {
+    throw DataError(fmt::format("{} holds nothing to draw yet: no complete metrics.csv row, no summary.json epochs "
+                                "and no tb/ scalars; run stoker report again once the run's first epoch has ended",
+                                folder));
+  }
+  return r;
+}
+
+RunReport load_report(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    throw UsageError(fmt::format("{} does not exist; give a run folder (the run dir stoker train printed) or a monitor "
+                                 "CSV (stoker monitor --log FILE.csv)",
+                                 path));
+  }
+  if (S_ISDIR(st.st_mode)) return load_run_folder(path);
+  check_input_file(path, "the report's input");  // a FIFO, a device: refused before any read
+  const std::string name = fs::path(path).filename().string();
+  if (name == "metrics.csv" || name == "summary.json") {
+    const std::string parent = fs::path(path).parent_path().string();
+    return load_run_folder(parent.empty() ? "." : parent);
+  }
+  return load_monitor_log(path);
+}
+
+}  // namespace stoker::report

@@ -1,0 +1,178 @@
+// Reading what a run leaves for the report: CSV files cut off mid-row, event files read back,
+// the low-utilisation stretches, a run folder with parts missing, and the page's contents.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+#include "stoker/core/error.h"
+#include "stoker/report/csv_table.h"
+#include "stoker/report/event_file.h"
+#include "stoker/report/event_reader.h"
+#include "stoker/report/html_report.h"
+#include "stoker/report/run_report.h"
+#include "support/error_text.h"
+#include "support/temp_dir.h"
+
+namespace stoker::report {
+namespace {
+
+using testing::TempDir;
+
+constexpr const char* kMonitorHeader =
+    "timestamp,seconds,cpu_percent,mem_used_bytes,mem_available_bytes,mem_total_bytes,gpu0_util_percent,gpu0_throttle\n";
+
+TEST(CsvTableTest, QuotedCellsHoldCommasAndEmptyCellsAreNaN) {
+  const CsvTable t = parse_csv_table("a,b,c\n1,,\"x, \"\"y\"\"\"\n2.5,3,z\n", "t.csv");
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(t.rows[0][2], "x, \"y\"");
+  EXPECT_TRUE(std::isnan(t.numbers("b")[0]));
+  EXPECT_EQ(t.numbers("a")[1], 2.5);
+  EXPECT_TRUE(std::isnan(t.numbers("missing")[0]));
+  EXPECT_TRUE(std::isnan(t.numbers("c")[1]));  // text is not a number
+  EXPECT_TRUE(t.notes.empty());
+}
+
+TEST(CsvTableTest, InfinitiesAndNumbersPastDoublesRangeAreNotFigures) {
+  const CsvTable t = parse_csv_table("a\ninf\nnan\n1e999\n-2\n", "t.csv");
+  const std::vector<double> a = t.numbers("a");
+  ASSERT_EQ(a.size(), 4u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(std::isnan(a[i])) << i;
+  EXPECT_EQ(a[3], -2);
+}
+
+TEST(CsvTableTest, ALastLineCutMidRowIsLeftOutWithANote) {
+  const CsvTable t = parse_csv_table("a,b,c\n1,2,3\n4,5", "m.csv");
+  ASSERT_EQ(t.rows.size(), 1u);
+  ASSERT_EQ(t.notes.size(), 1u);
+  EXPECT_EQ(t.notes[0], "m.csv: its last line (line 3) is cut off mid-row (2 of 3 cells): left out");
+}
+
+TEST(CsvTableTest, RowsOfTheWrongWidthInsideAreCountedOnce) {
+  const CsvTable t = parse_csv_table("a,b\r\n1,2\r\n3\r\n4,5,6\r\n7,8\r\n", "w.csv");
+  EXPECT_EQ(t.rows.size(), 2u);
+  ASSERT_EQ(t.notes.size(), 1u);
+  EXPECT_EQ(t.notes[0], "w.csv: 2 rows with other than the header's 2 cells left out (first: line 3, 1 cells)");
+}
+
+TEST(CsvTableTest, AnEmptyFileIsOneError) {
+  EXPECT_THROW(parse_csv_table("", "e.csv"), DataError);
+  EXPECT_EQ(testing::error_text([] { parse_csv_table("\n\n", "e.csv"); }),
+            "e.csv is empty: no header row and no rows; give a CSV that stoker wrote (stoker monitor --log FILE.csv, "
+            "or a run folder's metrics.csv)");
+}
+
+TEST(EventReaderTest, ReadsBackWhatEventFileWroteAndStopsAtACutOffRecord) {
+  TempDir dir;
+  std::string path;
+  {
+    EventFile events(dir.str() + "/tb");
+    path = events.path();
+    ASSERT_TRUE(events.write(10, {{"train/lr", 0.5}, {"train/loss", 2.0}}, 100.0).ok());
+    ASSERT_TRUE(events.write(20, {{"train/lr", 0.25}}, 101.0).ok());
+  }
+  EventScalars tb = read_event_scalars(dir.str() + "/tb");
+  EXPECT_EQ(tb.files, 1);
+  EXPECT_TRUE(tb.notes.empty());
+  ASSERT_EQ(tb.tags["train/lr"].size(), 2u);
+  EXPECT_EQ(tb.tags["train/lr"][1].step, 20);
+  EXPECT_EQ(tb.tags["train/lr"][1].value, 0.25);
+  EXPECT_EQ(tb.tags["train/lr"][1].wall_time, 101.0);
+  EXPECT_EQ(tb.tags["train/loss"][0].value, 2.0);
+  // The last record cut in half: the ones before it still read.
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) - 9);
+  tb = read_event_scalars(dir.str() + "/tb");
+  EXPECT_EQ(tb.tags["train/lr"].size(), 1u);
+  ASSERT_EQ(tb.notes.size(), 1u);
+  EXPECT_NE(tb.notes[0].find("record 3 is cut off: read up to it"), std::string::npos) << tb.notes[0];
+  EXPECT_TRUE(read_event_scalars(dir.str() + "/no such folder").tags.empty());
+}
+
+TEST(LowStretchesTest, OnlyStretchesLongEnoughAndEndingWhereTheUtilisationCameBack) {
+  const std::vector<double> t = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  const std::vector<double> u = {90, 10, 10, 10, 90, 20, 90, 10, 10, 10, 10};
+  const auto spans = low_stretches(t, u, 50, 3);
+  ASSERT_EQ(spans.size(), 2u);
+  EXPECT_EQ(spans[0].begin, 1);
+  EXPECT_EQ(spans[0].end, 4);
+  EXPECT_EQ(spans[1].begin, 7);
+  EXPECT_EQ(spans[1].end, 10);  // to the last sample
+}
+
+TEST(RunReportTest, AMonitorLogWithAGpuShadesItsIdleStretch) {
+  TempDir dir;
+  std::string csv = kMonitorHeader;
+  for (int i = 0; i < 60; ++i) {
+    csv += fmt::format("2026-11-27T10:00:{:02d}.000Z,{},40,1000,3000,4000,{},\"none\"\n", i, i,
+                       i >= 20 && i < 40 ? 5 : 95);
+  }
+  const std::string path = dir.write_text("gpu.csv", csv + "2026-11-27T10:01:00.000Z,60,4");
+  const RunReport r = load_report(path);
+  EXPECT_TRUE(r.monitor_log_only);
+  ASSERT_EQ(r.timeline.size(), 3u);
+  EXPECT_EQ(r.timeline[1].y[0], 25);  // RAM: 1000 of 4000 bytes
+  EXPECT_EQ(r.timeline[2].name, "GPU 0 util");
+  EXPECT_EQ(r.low_basis, "GPU utilisation");
+  ASSERT_EQ(r.low.size(), 1u);
+  EXPECT_EQ(r.low[0].begin, 20);
+  EXPECT_EQ(r.low[0].end, 40);
+  ASSERT_EQ(r.notes.size(), 1u);  // the cut-off last line
+  const std::string page = render_html(r);
+  EXPECT_NE(page.find("<meta name=\"viewport\""), std::string::npos);
+  EXPECT_NE(page.find("class=\"low\""), std::string::npos);
+  EXPECT_EQ(page.find("<script"), std::string::npos);
+  EXPECT_EQ(page.find("http"), std::string::npos);  // nothing fetched: no URL at all
+}
+
+TEST(RunReportTest, EmptyAndHeaderOnlyMonitorLogsAreOneErrorEach) {
+  TempDir dir;
+  EXPECT_EQ(testing::error_text([&] { load_report(dir.write_text("empty.csv", "")); }),
+            dir.str() + "/empty.csv is empty: no header row and no rows; give a CSV that stoker wrote (stoker monitor "
+                        "--log FILE.csv, or a run folder's metrics.csv)");
+  EXPECT_NE(testing::error_text([&] { load_report(dir.write_text("header.csv", kMonitorHeader)); })
+                .find("has a header but no complete sample row: nothing to draw"),
+            std::string::npos);
+  EXPECT_NE(testing::error_text([&] { load_report(dir.write_text("other.csv", "a,b\n1,2\n")); })
+                .find("is not a stoker monitor log"),
+            std::string::npos);
+}
+
+TEST(RunReportTest, AFolderThatIsNotARunAndOneWithNothingYet) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path() / "plain");
+  EXPECT_NE(testing::error_text([&] { load_report(dir.str() + "/plain"); }).find("is not a run folder"),
+            std::string::npos);
+  dir.write_text("started/metrics.csv", "epoch,seconds,train_loss\n");
+  EXPECT_NE(testing::error_text([&] { load_report(dir.str() + "/started"); }).find("holds nothing to draw yet"),
+            std::string::npos);
+  EXPECT_NE(testing::error_text([&] { load_report(dir.str() + "/missing"); }).find("does not exist"),
+            std::string::npos);
+}
+
+TEST(RunReportTest, ARunFolderWithoutSummaryOrTbStillDrawsItsEpochs) {
+  TempDir dir;
+  dir.write_text("run/metrics.csv",
+                 "epoch,seconds,samples_per_sec,train_loss,val_loss,val_top1,wait_s,copy_s,compute_s,train_top1\n"
+                 "1,10,500,1.5,1.2,0.6,2,1,7,0.55\n"
+                 "2,10,520,1.1,1.0,0.7,1,1,8,0.66\n"
+                 "3,10");
+  const RunReport r = load_run_folder(dir.str() + "/run");
+  ASSERT_EQ(r.loss.size(), 2u);
+  EXPECT_EQ(r.loss[0].y.size(), 2u);
+  ASSERT_EQ(r.accuracy.size(), 2u);
+  EXPECT_NEAR(r.accuracy[1].y[1], 70, 1e-9);
+  ASSERT_EQ(r.split.size(), 2u);
+  EXPECT_EQ(r.split[0].wait_s, 2);
+  EXPECT_TRUE(r.split[0].verdict.empty());
+  EXPECT_TRUE(r.learning_rate.empty());
+  // The cut row, summary.json, tb/'s learning rate and config.yaml: one note each.
+  EXPECT_EQ(r.notes.size(), 4u);
+  const std::string page = render_html(r);
+  EXPECT_NE(page.find("Left out"), std::string::npos);
+  EXPECT_NE(page.find("<polyline"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace stoker::report
