@@ -8,6 +8,7 @@
 #include "checksum.h"
 #include "commands.h"
 #include "format.h"
+#include "progress_line.h"
 #include "stoker/core/clock.h"
 #include "stoker/core/error.h"
 #include "stoker/data/loader.h"
@@ -64,6 +65,13 @@ std::string prepare_data(const BenchArgs& args, bool* generated) {
       args.cache_dir.empty() ? data::default_synthetic_dir(args.synthetic) : args.cache_dir;
   data::SyntheticOptions options;
   options.images = args.synthetic;
+  ProgressLine line;
+  options.progress = [&line, &dir](int done, int total) {
+    line.update([&] {
+      return fmt::format("generating {} / {} synthetic JPEGs into {}, {:.0f} s", grouped(done), grouped(total), dir,
+                         line.seconds());
+    });
+  };
   *generated = data::ensure_synthetic_dataset(dir, options);
   return dir;
 }
@@ -98,6 +106,12 @@ data::LoaderOptions loader_options(const BenchArgs& args, const data::Source& so
 BenchResult run_loader(data::Loader& loader, const BenchArgs& args) {
   BenchResult result;
   const int epochs = args.epochs > 0 ? args.epochs : (args.seconds > 0 ? 1'000'000 : 1);
+  const bool features = loader.options().transform.features > 0;
+  std::fprintf(stderr, "bench loader: %s with %d worker%s, %s\n", loader.source().describe().c_str(),
+               loader.options().workers, loader.options().workers == 1 ? "" : "s",
+               args.seconds > 0 ? fmt::format("for {:g} s", args.seconds).c_str()
+                                : fmt::format("{} epoch{}", epochs, epochs == 1 ? "" : "s").c_str());
+  ProgressLine line;
   Stopwatch clock;
   bool out_of_time = false;
   for (int epoch = 0; epoch < epochs && !out_of_time; ++epoch) {
@@ -111,6 +125,12 @@ BenchResult run_loader(data::Loader& loader, const BenchArgs& args) {
                              sizeof(float) * static_cast<size_t>(batch.size() * batch.target_dim()));
       result.images += static_cast<uint64_t>(batch.size());
       ++result.batches;
+      line.update([&] {
+        return fmt::format("bench loader: epoch {}, {} {}, {}/s, {:.0f} s", epoch + 1,
+                           grouped(static_cast<double>(result.images)), features ? "samples" : "images",
+                           grouped(static_cast<double>(result.images) / std::max(1e-9, line.seconds())),
+                           line.seconds());
+      });
       if (args.seconds > 0 && ns_to_seconds(clock.elapsed_ns()) >= args.seconds) {
         out_of_time = true;
         break;
@@ -127,6 +147,7 @@ BenchResult run_loader(data::Loader& loader, const BenchArgs& args) {
     }
     ++result.epochs;
   }
+  line.clear();
   result.seconds = ns_to_seconds(clock.elapsed_ns());
   return result;
 }

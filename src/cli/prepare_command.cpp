@@ -7,8 +7,8 @@
 
 #include "commands.h"
 #include "format.h"
+#include "progress_line.h"
 #include "stoker/core/error.h"
-#include "stoker/core/terminal.h"
 #include "stoker/data/prepare.h"
 
 namespace stoker::cli {
@@ -31,15 +31,15 @@ int run_prepare(const PrepareArgs& args) {
   }
   data::PrepareOptions options;
   options.workers = args.workers > 0 ? args.workers : cpu_count();
-  const bool live = terminal_columns(stderr) > 0;
-  if (live) {
-    options.progress = [](int64_t done, int64_t total) {
-      std::fprintf(stderr, "\rpreparing %s / %s files", grouped(static_cast<double>(done)).c_str(),
-                   grouped(static_cast<double>(total)).c_str());
-    };
-  }
+  ProgressLine line;
+  options.progress = [&line](int64_t done, int64_t total) {
+    line.update([&] {
+      return fmt::format("preparing {} / {} files, {:.0f} s", grouped(static_cast<double>(done)),
+                         grouped(static_cast<double>(total)), line.seconds());
+    });
+  };
   const data::PrepareReport r = data::prepare_dataset(args.data, args.out, options);
-  if (live) std::fputs("\r\033[K", stderr);
+  line.clear();
   const double growth = r.bytes_in > 0 ? 100.0 * (r.bytes_out - r.bytes_in) / r.bytes_in : 0.0;
   std::printf("prepared  %s -> %s: %s files, %s JPEGs rewritten with restart markers\n",
               args.data.c_str(), args.out.c_str(), grouped(static_cast<double>(r.files)).c_str(),

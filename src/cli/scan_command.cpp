@@ -15,6 +15,7 @@
 #include "child_process.h"
 #include "commands.h"
 #include "format.h"
+#include "progress_line.h"
 #include "stoker/core/error.h"
 #include "stoker/core/terminal.h"
 #include "stoker/core/user_files.h"
@@ -24,7 +25,6 @@ namespace stoker::cli {
 namespace {
 
 constexpr size_t kShownBad = 20;        // listed on the terminal; -o writes them all
-constexpr double kLogEverySeconds = 10;  // progress lines when stderr is not a terminal
 
 struct ScanArgs {
   std::string data;
@@ -108,23 +108,17 @@ int run_scan(const ScanArgs& args) {
   const std::unique_ptr<data::Source> source = data::open_source(args.data, args.split);
   data::ScanOptions options;
   options.workers = args.workers > 0 ? args.workers : cpu_count();
-  const bool live = terminal_columns(stderr) > 0;
   std::fprintf(stderr, "scanning %s: %s samples, each read and checked whole, with %d worker%s (Ctrl-C stops)\n",
                source->describe().c_str(), grouped(static_cast<double>(source->size())).c_str(), options.workers,
                options.workers == 1 ? "" : "s");
-  double last_logged = 0;
-  options.progress = [live, &last_logged](const data::ScanProgress& p) {
-    if (live) {
-      std::fprintf(stderr, "\r\033[K%s", progress_text(p).c_str());
-    } else if (p.seconds - last_logged >= kLogEverySeconds && p.done < p.total) {
-      std::fprintf(stderr, "%s\n", progress_text(p).c_str());
-      last_logged = p.seconds;
-    }
+  ProgressLine line;
+  options.progress = [&line](const data::ScanProgress& p) {
+    if (p.done < p.total) line.update([&] { return progress_text(p); });
   };
   block_termination_signals();  // before the workers start: they inherit the mask
   options.wait = [](double seconds) { return wait_for_signal(seconds); };
   const data::ScanReport r = data::scan_source(*source, options);
-  if (live) std::fputs("\r\033[K", stderr);
+  line.clear();
   if (!args.out.empty()) write_list(args.out, r);
   if (args.json) {
     print_json(r, source->describe());

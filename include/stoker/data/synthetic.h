@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace stoker::data {
@@ -16,6 +17,9 @@ struct SyntheticOptions {
   int images = 2000;
   int classes = 10;
   uint64_t seed = 0;
+  // Called from the calling thread after each image written, with the count so far. Not part
+  // of what the dataset is (the marker file ignores it).
+  std::function<void(int done, int total)> progress;
 };
 
 // Generates into `root` unless a complete dataset with the same options is already there

@@ -137,6 +137,7 @@ bool ensure_synthetic_dataset(const std::string& root, const SyntheticOptions& o
     char name[64];
     std::snprintf(name, sizeof(name), "class_%02d/img_%06d.jpg", k % options.classes, k);
     write_file(tmp / name, encode_jpeg(image, jpeg));
+    if (options.progress) options.progress(k + 1, options.images);
   }
   {
     std::ofstream out(tmp / ".stoker-synthetic");
