@@ -6,38 +6,13 @@
 #include <cmath>
 #include <limits>
 
+#include "stoker/core/csv_line.h"
 #include "stoker/core/error.h"
 #include "stoker/core/user_files.h"
 
 namespace stoker::report {
 
 namespace {
-
-// One line's cells: commas split, double quotes group ("" is a quote inside them).
-std::vector<std::string> csv_cells_of_line(std::string_view line) {
-  std::vector<std::string> cells(1);
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        cells.back() += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        cells.back() += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      cells.emplace_back();
-    } else {
-      cells.back() += c;
-    }
-  }
-  return cells;
-}
 
 double csv_number_of(const std::string& cell) {
   double value = std::numeric_limits<double>::quiet_NaN();
@@ -90,7 +65,7 @@ CsvTable parse_csv_table(const std::string& text, const std::string& path) {
     ++line_number;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) continue;
-    std::vector<std::string> cells = csv_cells_of_line(line);
+    std::vector<std::string> cells = split_csv_line(std::string(line));
     if (table.columns.empty()) {
       table.columns = std::move(cells);
       continue;

@@ -4,11 +4,9 @@
 #include <string>
 #include <vector>
 
-namespace stoker::data {
+#include "stoker/core/csv_line.h"
 
-// Splits one CSV line at commas; fields may be double-quoted ("a,b", and "" for a quote).
-// Surrounding spaces and tabs are trimmed, a '\r' dropped.
-std::vector<std::string> split_csv_line(const std::string& line);
+namespace stoker::data {
 
 // The whole text is one number (from_chars: "1", "-2.5e3", "nan", "inf").
 bool parse_float(const std::string& text, float* value);

@@ -1,0 +1,14 @@
+// One line of CSV, as the data sources (file lists, feature tables) and stoker report's tables
+// read it. Thread safety: a pure function.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace stoker {
+
+// Splits one CSV line at commas; fields may be double-quoted ("a,b", and "" for a quote).
+// Surrounding spaces and tabs are trimmed, a '\r' dropped.
+std::vector<std::string> split_csv_line(const std::string& line);
+
+}  // namespace stoker
