@@ -31,6 +31,9 @@ done
 [[ -x $STOKER ]] || die "no stoker program at $STOKER; build it (bash scripts/build.sh) or give --stoker PATH"
 LOGS="$(mktemp -d "${TMPDIR:-/tmp}/stoker-kill-XXXXXX")"
 source bench/common.sh
+# A copy: a rebuild of the tree while this runs must not replace the program under it.
+cp "$STOKER" "$LOGS/stoker"
+STOKER="$LOGS/stoker"
 
 train=("$STOKER" train --no-progress --model mnist_cnn --batch-size 64 --epochs 1000 --lr 0.001 --schedule constant
        --seed 5 --val-split 0.02 --checkpoint-every-steps 1 --no-tensorboard)

@@ -17,7 +17,7 @@ stages=(
   "tests|every test: unit, integration (CLI runs on generated data), libtorch, system|6 min"
   "python|the Python package: built into .venv (scripts/install_python.sh, -Werror) and its pytest suite (python/tests) against Debian's torch and torchvision|1 min cold, 30 s warm"
   "asan|ASan+UBSan with clang and libFuzzer's coverage, without libtorch: every torch-free library and all of its tests (data with the damaged-file corpora, monitor, diagnose, config, CLI), and the fuzz targets|about 7 min cold (an estimate from 12.6 CPU-min of compiling), 4 min warm"
-  "fuzz|each fuzz target of the asan build (tests/fuzz) for 4 s from its generated seeds: a crash, leak, UB, timeout or runaway memory fails with the input's path|1 min cold, 1 min warm: the asan stage builds its targets"
+  "fuzz|each fuzz target of the asan build (tests/fuzz) for 4 s from its generated seeds, as many at once as there are cores: a crash, leak, UB, timeout or runaway memory fails with the input's path|40 s: the asan stage builds its targets"
   "asan-models|ASan+UBSan with libtorch: the readers of safetensors, torchvision .pt files and checkpoints (tests/torch/models)|4 min cold, 1.5 min warm"
   "tsan|TSan without libtorch: the loader's workers, the decoded cache, prepare, the monitor's sampler thread|3.5 min cold, 40 s warm"
   "thread-safety|clang -Wthread-safety as errors: every access to state a Mutex guards holds it (compile only, without libtorch)|1 min cold, 10 s warm"
