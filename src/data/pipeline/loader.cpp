@@ -75,10 +75,20 @@ class Worker {
     Claim first;
     int count;
   };
-  bool claim(MutexLock& lock, Chunk* out) STOKER_REQUIRES(shared_.mutex);
-  // Every sample of the consumer's epoch is claimed: plans the next one (outside the lock) and
-  // makes it claimable, unless a start_epoch came in between. False when there is nothing to do.
-  bool begin_run_ahead(MutexLock& lock) STOKER_REQUIRES(shared_.mutex);
+  // The epoch to run ahead into, planned by one worker outside the lock.
+  struct Ahead {
+    int64_t epoch;
+    uint64_t generation;  // LoaderShared::generation when it was decided
+  };
+  enum class Found { kSamples, kRunAhead, kStop };
+  // Waits for samples to claim (kSamples, in *out), for the next epoch to plan (kRunAhead, in
+  // *ahead) or for the loader to stop.
+  Found claim(MutexLock& lock, Chunk* out, Ahead* ahead) STOKER_REQUIRES(shared_.mutex);
+  // Every sample of the consumer's epoch is claimed and nobody began the next: true with it,
+  // marked begun.
+  bool take_run_ahead(Ahead* ahead) STOKER_REQUIRES(shared_.mutex);
+  // Makes the planned epoch claimable, unless a start_epoch came in between.
+  void install_run_ahead(const Ahead& ahead, EpochPlan plan) STOKER_REQUIRES(shared_.mutex);
   void produce(const Claim& claim);
   void record_bad(const Claim& claim, const std::string& reason) STOKER_EXCLUDES(shared_.mutex);
 
@@ -91,11 +101,10 @@ class Worker {
   std::vector<uint64_t> chunk_streams_;  // their random streams
 };
 
-// Waits for samples to claim (up to claim_chunk consecutive ones of one batch); false when
-// the loader stops.
-bool Worker::claim(MutexLock& lock, Chunk* out) {
+// Samples are claimed up to claim_chunk consecutive ones of one batch.
+Worker::Found Worker::claim(MutexLock& lock, Chunk* out, Ahead* ahead) {
   for (;;) {
-    if (shared_.stop) return false;
+    if (shared_.stop) return Found::kStop;
     if (id_ >= shared_.active_workers) {  // parked by set_workers()
       lock.wait(shared_.work_cv);
       continue;
@@ -105,7 +114,8 @@ bool Worker::claim(MutexLock& lock, Chunk* out) {
                     : shared_.ahead().claimable() ? &shared_.ahead()
                                                   : nullptr;
     if (run == nullptr) {
-      if (!begin_run_ahead(lock)) lock.wait(shared_.work_cv);
+      if (take_run_ahead(ahead)) return Found::kRunAhead;
+      lock.wait(shared_.work_cv);
       continue;
     }
     const auto total = static_cast<int64_t>(run->plan.indices.size());
@@ -143,42 +153,51 @@ bool Worker::claim(MutexLock& lock, Chunk* out) {
     out->count = count;
     run->next_claim += count;
     ++run->busy;
-    return true;
+    return Found::kSamples;
   }
 }
 
-bool Worker::begin_run_ahead(MutexLock& lock) {
+bool Worker::take_run_ahead(Ahead* ahead) {
   const EpochRun& current = shared_.current();
   if (!shared_.run_ahead || !current.active || !current.failure.empty() || !current.fully_claimed() ||
       shared_.ahead().active || shared_.ahead_generation == shared_.generation) {
     return false;
   }
-  const uint64_t generation = shared_.generation;
-  const int64_t epoch = current.epoch + 1;
-  shared_.ahead_generation = generation;  // one worker plans it
-  lock.unlock();
-  std::optional<EpochPlan> plan;
-  try {
-    plan = plan_epoch(source_.size(), options_.batch_size, options_.sampler, epoch);
-  } catch (const std::exception&) {  // no room for the plan: the next epoch starts when asked
-  }
-  lock.lock();
-  if (!plan || generation != shared_.generation || shared_.stop) return true;
+  shared_.ahead_generation = shared_.generation;  // one worker plans it
+  *ahead = {current.epoch + 1, shared_.generation};
+  return true;
+}
+
+void Worker::install_run_ahead(const Ahead& next, EpochPlan plan) {
+  if (next.generation != shared_.generation || shared_.stop) return;
   EpochRun& ahead = shared_.ahead();
   ahead = EpochRun{};
-  ahead.epoch = epoch;
-  ahead.plan = std::move(*plan);
-  ahead.stats.epoch = epoch;
+  ahead.epoch = next.epoch;
+  ahead.plan = std::move(plan);
+  ahead.stats.epoch = next.epoch;
   ahead.stats.samples = ahead.plan.indices.size();
   ahead.active = true;
   shared_.work_cv.notify_all();  // the other idle workers
-  return true;
 }
 
 void Worker::run() {
   MutexLock lock(shared_.mutex);
   Chunk chunk{};
-  while (claim(lock, &chunk)) {
+  for (;;) {
+    Ahead ahead{};
+    const Found found = claim(lock, &chunk, &ahead);
+    if (found == Found::kStop) return;
+    if (found == Found::kRunAhead) {
+      lock.unlock();  // a plan shuffles the whole dataset: not under the lock
+      std::optional<EpochPlan> plan;
+      try {
+        plan = plan_epoch(source_.size(), options_.batch_size, options_.sampler, ahead.epoch);
+      } catch (const std::exception&) {  // no room for it: the next epoch starts when asked
+      }
+      lock.lock();
+      if (plan) install_run_ahead(ahead, std::move(*plan));
+      continue;
+    }
     lock.unlock();
     constexpr int kPrefetchAhead = 4;  // random rows of an in-memory source miss the cache
     for (int k = 0; k < chunk.count && k < kPrefetchAhead; ++k) source_.prefetch(chunk_indices_[static_cast<size_t>(k)]);
