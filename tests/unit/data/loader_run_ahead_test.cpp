@@ -58,7 +58,8 @@ class CountingSource final : public Source {
     std::lock_guard<std::mutex> lock(mutex_);
     return reads_;
   }
-  // Reads beyond `limit` wait until it is raised.
+  // Reads beyond `limit` wait until it is raised. With several workers a later sample may be
+  // read before an earlier one: only one worker reads strictly in claim order.
   void limit_reads(uint64_t limit) {
     std::lock_guard<std::mutex> lock(mutex_);
     limit_ = limit;
@@ -165,7 +166,8 @@ TEST(LoaderRunAheadTest, EachRankOfAShardedRunGetsItsOwnNextEpoch) {
 
 TEST(LoaderRunAheadTest, TheNextEpochsFirstBatchesAreMadeBeforeItStarts) {
   const auto source = std::make_shared<CountingSource>(40);
-  const LoaderOptions o = options(2);
+  // One worker reads in claim order, so the limit cannot hold a read of epoch 0.
+  const LoaderOptions o = options(1);
   // The prefetch bound: 3 buffers, so 3 batches (12 samples) of epoch 1 at most, and no read
   // beyond them is possible at all.
   source->limit_reads(40 + 12);
@@ -331,12 +333,13 @@ TEST(LoaderRunAheadTest, DestroyingTheLoaderWhileItRunsAheadDoesNotHang) {
     ASSERT_TRUE(kept);
     EXPECT_EQ(kept.index(), 8);
   }
-  // Stopped while a worker is held inside a read: the destructor waits for that sample only.
+  // Stopped while the worker is held inside a read (one worker: the limit cannot hold a read of
+  // epoch 0): the destructor waits for that sample only.
   const auto held = std::make_shared<CountingSource>(40);
   held->limit_reads(40 + 2);
   std::thread release;
   {
-    Loader loader(held, options(2));
+    Loader loader(held, options(1));
     loader.start_epoch(0);
     drain(loader);
     ASSERT_TRUE(held->wait_for_reads(40 + 2));
