@@ -1,9 +1,11 @@
 // `stoker bench loader`: the input pipeline alone at full speed, and `stoker bench generate`.
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 
 #include "checksum.h"
 #include "commands.h"
@@ -38,6 +40,7 @@ struct BenchArgs {
   bool no_dct_scaling = false;
   double cache_decoded_gb = 0;  // > 0: keep decoded images in RAM up to this (later epochs skip decode)
   bool no_run_ahead = false;
+  double step_ms = 0;  // > 0: the consumer holds each batch this long, as a training step would
   bool json = false;
 };
 
@@ -112,6 +115,7 @@ BenchResult run_loader(data::Loader& loader, const BenchArgs& args) {
     while (data::Batch batch = loader.next()) {
       if (first) result.first_batch_seconds.push_back(ns_to_seconds(epoch_clock.elapsed_ns()));
       first = false;
+      if (args.step_ms > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(args.step_ms));
       epoch_images += static_cast<uint64_t>(batch.size());
       result.checksum.update(batch.data(), batch.bytes());
       result.checksum.update(batch.targets(),
@@ -260,6 +264,9 @@ int bench_loader(const BenchArgs& args) {
     throw UsageError(fmt::format("--seconds must be >= 0 (got {})", args.seconds));
   }
   if (args.epochs < 0) throw UsageError(fmt::format("--epochs must be >= 0 (got {})", args.epochs));
+  if (args.step_ms < 0 || !std::isfinite(args.step_ms)) {
+    throw UsageError(fmt::format("--step-ms must be >= 0 (got {})", args.step_ms));
+  }
   std::shared_ptr<const data::Source> source = data::open_source(data_dir, args.split);
   data::Loader loader(source, loader_options(args, *source));
   const BenchResult result = run_loader(loader, args);
@@ -328,6 +335,10 @@ void add_bench_commands(CLI::App& app, int* exit_code) {
   loader->add_flag("--no-run-ahead", args->no_run_ahead,
                    "Start each epoch from nothing instead of from the batches workers made ahead while the "
                    "previous one ended (for comparison)");
+  loader->add_option("--step-ms", args->step_ms,
+                     "Hold each batch this many milliseconds before taking the next, as a training step "
+                     "would (0 = take them as fast as they come)")
+      ->capture_default_str();
   loader->add_flag("--json", args->json, "Print one JSON object");
   loader->callback([args, exit_code] { *exit_code = bench_loader(*args); });
 

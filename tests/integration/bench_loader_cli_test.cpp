@@ -73,7 +73,7 @@ TEST_F(BenchLoaderCli, ChecksumIsTheSameForAnyWorkerCountAndChangesWithSeed) {
 TEST_F(BenchLoaderCli, RunAheadChangesNoBatchAndEachEpochReportsItsFirstBatchWait) {
   const std::string base = "--data " + data() + " --batch-size 8 --epochs 3 --workers 2 ";
   const auto ahead = run_json(base);
-  const auto plain = run_json(base + "--no-run-ahead");
+  const auto plain = run_json(base + "--no-run-ahead --step-ms 1");
   EXPECT_EQ(ahead["checksum"], plain["checksum"]);
   EXPECT_EQ(ahead["run_ahead"], true);
   EXPECT_EQ(plain["run_ahead"], false);
