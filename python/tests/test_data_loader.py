@@ -58,6 +58,39 @@ def test_each_pass_is_the_next_epoch_and_set_epoch_picks_one(jpeg_folder):
     assert_same_batches(batches(loader), second)
 
 
+class _StartsWritten:
+    """The engine's loader, with each start_epoch call written down."""
+
+    def __init__(self, inner):
+        self._inner, self.starts = inner, []
+
+    def start_epoch(self, epoch, first_batch=0):
+        self.starts.append((epoch, first_batch))
+        self._inner.start_epoch(epoch, first_batch)
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+    def __len__(self):
+        return len(self._inner)
+
+
+def test_epochs_in_a_loop_start_where_the_workers_ran_ahead(jpeg_folder):
+    # Workers begin epoch e + 1 from its first batch while epoch e ends: a loop, with or
+    # without set_epoch, must start exactly that, or the batches made ahead are thrown away.
+    loader = stoker.DataLoader(jpeg_folder, batch_size=6, shuffle=True, seed=3, transforms=AUGMENTED)
+    written = loader._loader = _StartsWritten(loader._loader)
+    passes = [batches(loader) for _ in range(3)]
+    for epoch in range(3, 5):
+        loader.set_epoch(epoch)
+        passes.append(batches(loader))
+    assert written.starts == [(epoch, 0) for epoch in range(5)]
+    for epoch, got in enumerate(passes):
+        fresh = stoker.DataLoader(jpeg_folder, batch_size=6, shuffle=True, seed=3, transforms=AUGMENTED)
+        fresh.set_epoch(epoch)
+        assert_same_batches(got, batches(fresh))
+
+
 @pytest.mark.parametrize("drop_last", [False, True])
 @pytest.mark.parametrize("world_size", [1, 3, 4])
 def test_ranks_get_distributed_samplers_indices(indexed_features, world_size, drop_last):

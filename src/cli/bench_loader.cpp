@@ -1,9 +1,11 @@
 // `stoker bench loader`: the input pipeline alone at full speed, and `stoker bench generate`.
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 
 #include "checksum.h"
 #include "commands.h"
@@ -38,6 +40,8 @@ struct BenchArgs {
   bool no_restart_splicing = false;
   bool no_dct_scaling = false;
   double cache_decoded_gb = 0;  // > 0: keep decoded images in RAM up to this (later epochs skip decode)
+  bool no_run_ahead = false;
+  double step_ms = 0;  // > 0: the consumer holds each batch this long, as a training step would
   bool json = false;
 };
 
@@ -50,6 +54,8 @@ struct BenchResult {
   std::vector<data::BadSample> bad;
   uint64_t bad_count = 0;
   std::vector<double> epoch_images_per_sec;  // complete epochs only
+  // From start_epoch until next() returned the epoch's first batch, per epoch.
+  std::vector<double> first_batch_seconds;
 };
 
 std::string prepare_data(const BenchArgs& args, bool* generated) {
@@ -100,6 +106,7 @@ data::LoaderOptions loader_options(const BenchArgs& args, const data::Source& so
     throw UsageError("--on-error must be 'substitute' or 'fail' (got '" + args.on_error + "')");
   }
   options.max_bad_fraction = args.max_bad;
+  options.run_ahead = !args.no_run_ahead;
   return options;
 }
 
@@ -115,10 +122,14 @@ BenchResult run_loader(data::Loader& loader, const BenchArgs& args) {
   Stopwatch clock;
   bool out_of_time = false;
   for (int epoch = 0; epoch < epochs && !out_of_time; ++epoch) {
-    loader.start_epoch(epoch);
     Stopwatch epoch_clock;
+    loader.start_epoch(epoch);
     uint64_t epoch_images = 0;
+    bool first = true;
     while (data::Batch batch = loader.next()) {
+      if (first) result.first_batch_seconds.push_back(ns_to_seconds(epoch_clock.elapsed_ns()));
+      first = false;
+      if (args.step_ms > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(args.step_ms));
       epoch_images += static_cast<uint64_t>(batch.size());
       result.checksum.update(batch.data(), batch.bytes());
       result.checksum.update(batch.targets(),
@@ -152,6 +163,12 @@ BenchResult run_loader(data::Loader& loader, const BenchArgs& args) {
   return result;
 }
 
+std::vector<double> first_batch_ms(const BenchResult& r) {
+  std::vector<double> ms;
+  for (double s : r.first_batch_seconds) ms.push_back(s * 1e3);
+  return ms;
+}
+
 void print_json(const BenchArgs& args, const std::string& data_dir, const data::Loader& loader,
                 const BenchResult& r) {
   const data::StageTimes t = loader.stage_times();
@@ -178,6 +195,8 @@ void print_json(const BenchArgs& args, const std::string& data_dir, const data::
       {"bad_samples", bad},
       {"checksum", fmt::format("{:016x}", r.checksum.value())},
       {"epoch_images_per_sec", r.epoch_images_per_sec},
+      {"epoch_first_batch_ms", first_batch_ms(r)},
+      {"run_ahead", loader.options().run_ahead},
       {"cache",
        {{"budget_gb", loader.cache_stats().budget / 1e9},
         {"entries", loader.cache_stats().entries},
@@ -231,6 +250,12 @@ void print_human(const data::Loader& loader, const BenchResult& r) {
       rates += fmt::format("{}{}: {} {}", e ? " · " : "", e + 1, grouped(r.epoch_images_per_sec[e]), per_s);
     }
     std::printf("epochs   %s\n", rates.c_str());
+    std::string waits;
+    for (size_t e = 0; e < r.first_batch_seconds.size() && e < 8; ++e) {
+      waits += fmt::format("{}{}: {:.1f} ms", e ? " · " : "", e + 1, r.first_batch_seconds[e] * 1e3);
+    }
+    std::printf("first    batch of each epoch waited for %s%s\n", waits.c_str(),
+                options.run_ahead ? "" : " (--no-run-ahead)");
   }
   if (const data::CacheStats cache = loader.cache_stats(); cache.budget > 0) {
     std::printf("cache    %s images decoded in RAM, %.2f GB of %.2f GB%s · %s samples served from it\n",
@@ -260,6 +285,9 @@ int bench_loader(const BenchArgs& args) {
     throw UsageError(fmt::format("--seconds must be >= 0 (got {})", args.seconds));
   }
   if (args.epochs < 0) throw UsageError(fmt::format("--epochs must be >= 0 (got {})", args.epochs));
+  if (args.step_ms < 0 || !std::isfinite(args.step_ms)) {
+    throw UsageError(fmt::format("--step-ms must be >= 0 (got {})", args.step_ms));
+  }
   std::shared_ptr<const data::Source> source = data::open_source(data_dir, args.split);
   data::Loader loader(source, loader_options(args, *source));
   const BenchResult result = run_loader(loader, args);
@@ -325,6 +353,13 @@ void add_bench_commands(CLI::App& app, int* exit_code) {
   loader->add_flag("--no-restart-splicing", args->no_restart_splicing,
                    "Ignore restart markers (decode every row above the crop)");
   loader->add_flag("--no-dct-scaling", args->no_dct_scaling, "Decode at full resolution");
+  loader->add_flag("--no-run-ahead", args->no_run_ahead,
+                   "Start each epoch from nothing instead of from the batches workers made ahead while the "
+                   "previous one ended (for comparison)");
+  loader->add_option("--step-ms", args->step_ms,
+                     "Hold each batch this many milliseconds before taking the next, as a training step "
+                     "would (0 = take them as fast as they come)")
+      ->capture_default_str();
   loader->add_flag("--json", args->json, "Print one JSON object");
   loader->callback([args, exit_code] { *exit_code = bench_loader(*args); });
 

@@ -68,6 +68,19 @@ TEST_F(BenchLoaderCli, ChecksumIsTheSameForAnyWorkerCountAndChangesWithSeed) {
   EXPECT_NE(one["checksum"], other_seed["checksum"]);
 }
 
+// Batches made ahead across an epoch's end are the batches made after it; each epoch's wait
+// for its first batch is reported.
+TEST_F(BenchLoaderCli, RunAheadChangesNoBatchAndEachEpochReportsItsFirstBatchWait) {
+  const std::string base = "--data " + data() + " --batch-size 8 --epochs 3 --workers 2 ";
+  const auto ahead = run_json(base);
+  const auto plain = run_json(base + "--no-run-ahead --step-ms 1");
+  EXPECT_EQ(ahead["checksum"], plain["checksum"]);
+  EXPECT_EQ(ahead["run_ahead"], true);
+  EXPECT_EQ(plain["run_ahead"], false);
+  ASSERT_EQ(ahead["epoch_first_batch_ms"].size(), 3u);
+  for (const auto& ms : ahead["epoch_first_batch_ms"]) EXPECT_GE(ms.get<double>(), 0);
+}
+
 TEST_F(BenchLoaderCli, HumanReportHasTheSections) {
   const auto r = run_command(kStoker + " bench loader --data " + data() + " --workers 1 --epochs 1");
   ASSERT_EQ(r.exit_code, 0) << r.err;

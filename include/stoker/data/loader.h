@@ -13,10 +13,19 @@
 // full or held by the consumer, workers wait (back-pressure). Memory is therefore bounded by
 // prefetch x batch bytes, plus per-worker scratch.
 //
+// Epoch ends. Once every sample of epoch e is claimed, idle workers begin epoch e + 1 from
+// batch 0 (run_ahead, on by default) in whatever buffers are free: the same buffers, the same
+// bound. start_epoch(e + 1) keeps those batches, so the next epoch's first batch is ready
+// while the consumer is still draining e; any other start_epoch (another epoch, a resume at
+// batch > 0) abandons them as it abandons any epoch in flight. Bad
+// samples met ahead count in e + 1's EpochStats, and a failure there surfaces only from
+// next() in e + 1. state() and epoch_stats() are the consumer's epoch, never the workers'.
+//
 // Determinism. Sample i of epoch e is transformed with SampleRng(seed, e, i) (copy k of a
 // repeated sample: stream i + k x n, sampler.h) and written to a fixed position, so batches
-// are bit-identical for any worker count or scheduling. A LoaderState (seed, epoch, next batch) saved mid-epoch and passed to start_epoch resumes
-// with exactly the batches the uninterrupted run would have produced.
+// are bit-identical for any worker count or scheduling, and whether or not they were made
+// ahead. A LoaderState (seed, epoch, next batch) saved mid-epoch and passed to start_epoch
+// resumes with exactly the batches the uninterrupted run would have produced.
 //
 // Bad samples. A sample that cannot be read or decoded is recorded (name + reason) in the
 // epoch's statistics and replaced by a deterministic substitute: the next sample in dataset
@@ -26,7 +35,8 @@
 // as a DataError thrown from the consumer's next call; no exception escapes a worker.
 //
 // Thread safety. start_epoch(), next(), state(), set_workers(), set_prefetch() must be called
-// from one consumer thread.
+// from one consumer thread. Workers run on between epochs (run ahead) until the buffers are
+// full; the destructor stops them after the sample each is writing.
 // stats(), stage_times() may be called from any thread. A Batch may be released on any
 // thread, also after its Loader is gone.
 #pragma once
@@ -88,6 +98,10 @@ struct LoaderOptions {
   // scaling, so cached and fresh samples are identical). Images that no longer fit are
   // decoded every epoch as usual. 0 = off.
   size_t cache_decoded_bytes = 0;
+  // Once every sample of epoch e is claimed, idle workers begin epoch e + 1 from batch 0 in
+  // the free buffers (within `prefetch`), so start_epoch(e + 1) finds its first batches ready.
+  // Off for a loader that always restarts the same epoch (validation): the work would be lost.
+  bool run_ahead = true;
 };
 
 struct CacheStats {
@@ -104,7 +118,8 @@ struct BadSample {
 };
 
 // Seconds summed over workers (read/decode/transform/wait_free_buffer) and over the
-// consumer (consumer_wait), since the Loader was created.
+// consumer (consumer_wait), since the Loader was created. Work run ahead into the next epoch
+// counts when it is done, also when that epoch is then not the one started.
 struct StageTimes {
   // What happened between two readings: later - earlier, field by field.
   StageTimes operator-(const StageTimes& earlier) const;
@@ -185,8 +200,8 @@ class Loader {
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;
 
-  // Begins epoch `epoch` at batch `first_batch` (0 = from the start). Abandons whatever the
-  // previous epoch had in flight.
+  // Begins epoch `epoch` at batch `first_batch` (0 = from the start). Keeps the batches run
+  // ahead into `epoch` when first_batch is 0; otherwise abandons whatever was in flight.
   void start_epoch(int64_t epoch, int64_t first_batch = 0);
   void resume(const LoaderState& state) { start_epoch(state.epoch, state.next_batch); }
 
@@ -227,6 +242,9 @@ class Loader {
   void prepare_feature_spec(int features);
   // next() and next_within(): waits until `deadline` at most (none: for as long as it takes).
   bool next_until(const std::optional<std::chrono::steady_clock::time_point>& deadline, Batch* out);
+  // start_epoch(epoch, 0) for the epoch the workers ran ahead into: keeps its batches. False
+  // when they did not.
+  bool take_run_ahead(int64_t epoch);
 
   std::shared_ptr<const Source> source_;
   LoaderOptions options_;

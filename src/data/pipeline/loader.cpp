@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include "loader_shared.h"
@@ -61,6 +62,7 @@ class Worker {
  private:
   // A claimed sample: where to write it and what it is.
   struct Claim {
+    EpochRun* run;  // stays valid until its busy count drops (start_epoch waits for that)
     int64_t epoch;
     int64_t batch_index;
     BatchBuffer* buffer;
@@ -73,7 +75,20 @@ class Worker {
     Claim first;
     int count;
   };
-  bool claim(MutexLock& lock, Chunk* out) STOKER_REQUIRES(shared_.mutex);
+  // The epoch to run ahead into, planned by one worker outside the lock.
+  struct Ahead {
+    int64_t epoch;
+    uint64_t generation;  // LoaderShared::generation when it was decided
+  };
+  enum class Found { kSamples, kRunAhead, kStop };
+  // Waits for samples to claim (kSamples, in *out), for the next epoch to plan (kRunAhead, in
+  // *ahead) or for the loader to stop.
+  Found claim(MutexLock& lock, Chunk* out, Ahead* ahead) STOKER_REQUIRES(shared_.mutex);
+  // Every sample of the consumer's epoch is claimed and nobody began the next: true with it,
+  // marked begun.
+  bool take_run_ahead(Ahead* ahead) STOKER_REQUIRES(shared_.mutex);
+  // Makes the planned epoch claimable, unless a start_epoch came in between.
+  void install_run_ahead(const Ahead& ahead, EpochPlan plan) STOKER_REQUIRES(shared_.mutex);
   void produce(const Claim& claim);
   void record_bad(const Claim& claim, const std::string& reason) STOKER_EXCLUDES(shared_.mutex);
 
@@ -86,58 +101,103 @@ class Worker {
   std::vector<uint64_t> chunk_streams_;  // their random streams
 };
 
-// Waits for samples to claim (up to claim_chunk consecutive ones of one batch); false when
-// the loader stops.
-bool Worker::claim(MutexLock& lock, Chunk* out) {
+// Samples are claimed up to claim_chunk consecutive ones of one batch.
+Worker::Found Worker::claim(MutexLock& lock, Chunk* out, Ahead* ahead) {
   for (;;) {
-    if (shared_.stop) return false;
+    if (shared_.stop) return Found::kStop;
     if (id_ >= shared_.active_workers) {  // parked by set_workers()
       lock.wait(shared_.work_cv);
       continue;
     }
-    const auto total = static_cast<int64_t>(shared_.plan.indices.size());
-    if (shared_.active && shared_.failure.empty() && shared_.next_claim < total) {
-      const int64_t position = shared_.next_claim;
-      const int64_t batch = position / shared_.plan.batch_size;
-      if (shared_.in_flight.empty() || shared_.in_flight.back().batch_index < batch) {
-        if (shared_.free_buffers.empty()) {
-          Stopwatch waited;
-          lock.wait(shared_.work_cv);
-          loader_.clocks().add(loader_.clocks().wait_free_ns, waited.lap());
-          continue;
-        }
-        BatchBuffer* buffer = shared_.free_buffers.back();
-        shared_.free_buffers.pop_back();
-        buffer->samples = shared_.plan.batch_samples(batch);
-        buffer->epoch = shared_.epoch;
-        buffer->batch_index = batch;
-        shared_.in_flight.push_back({batch, buffer, buffer->samples});
-      }
-      InFlight& target = shared_.in_flight.back();
-      const int64_t batch_end = std::min(total, (batch + 1) * shared_.plan.batch_size);
-      const auto count = static_cast<int>(std::min<int64_t>(shared_.claim_chunk, batch_end - position));
-      const auto from = shared_.plan.indices.begin() + position;
-      chunk_indices_.assign(from, from + count);
-      chunk_streams_.resize(static_cast<size_t>(count));
-      for (int k = 0; k < count; ++k) {
-        chunk_streams_[static_cast<size_t>(k)] = shared_.plan.stream(static_cast<size_t>(position + k));
-      }
-      out->first = {shared_.epoch, batch, target.buffer,
-                    static_cast<int>(position - batch * shared_.plan.batch_size), chunk_indices_.front(),
-                    chunk_streams_.front()};
-      out->count = count;
-      shared_.next_claim += count;
-      ++shared_.busy_workers;
-      return true;
+    // The consumer's epoch first; its successor only once every sample of it is claimed.
+    EpochRun* run = shared_.current().claimable() ? &shared_.current()
+                    : shared_.ahead().claimable() ? &shared_.ahead()
+                                                  : nullptr;
+    if (run == nullptr) {
+      if (take_run_ahead(ahead)) return Found::kRunAhead;
+      lock.wait(shared_.work_cv);
+      continue;
     }
-    lock.wait(shared_.work_cv);
+    const auto total = static_cast<int64_t>(run->plan.indices.size());
+    const int64_t position = run->next_claim;
+    const int64_t batch = position / run->plan.batch_size;
+    if (run->in_flight.empty() || run->in_flight.back().batch_index < batch) {
+      if (shared_.free_buffers.empty()) {
+        // Back-pressure is waiting for buffers the consumer's epoch needs. Ahead of it, the
+        // wait is the one between epochs (validation, say), as idle workers always had.
+        const bool counted = run == &shared_.current();
+        Stopwatch waited;
+        lock.wait(shared_.work_cv);
+        if (counted) loader_.clocks().add(loader_.clocks().wait_free_ns, waited.lap());
+        continue;
+      }
+      BatchBuffer* buffer = shared_.free_buffers.back();
+      shared_.free_buffers.pop_back();
+      buffer->samples = run->plan.batch_samples(batch);
+      buffer->epoch = run->epoch;
+      buffer->batch_index = batch;
+      run->in_flight.push_back({batch, buffer, buffer->samples});
+    }
+    InFlight& target = run->in_flight.back();
+    const int64_t batch_end = std::min(total, (batch + 1) * run->plan.batch_size);
+    const auto count = static_cast<int>(std::min<int64_t>(shared_.claim_chunk, batch_end - position));
+    const auto from = run->plan.indices.begin() + position;
+    chunk_indices_.assign(from, from + count);
+    chunk_streams_.resize(static_cast<size_t>(count));
+    for (int k = 0; k < count; ++k) {
+      chunk_streams_[static_cast<size_t>(k)] = run->plan.stream(static_cast<size_t>(position + k));
+    }
+    out->first = {run, run->epoch, batch, target.buffer,
+                  static_cast<int>(position - batch * run->plan.batch_size), chunk_indices_.front(),
+                  chunk_streams_.front()};
+    out->count = count;
+    run->next_claim += count;
+    ++run->busy;
+    return Found::kSamples;
   }
+}
+
+bool Worker::take_run_ahead(Ahead* ahead) {
+  const EpochRun& current = shared_.current();
+  if (!shared_.run_ahead || !current.active || !current.failure.empty() || !current.fully_claimed() ||
+      shared_.ahead().active || shared_.ahead_generation == shared_.generation) {
+    return false;
+  }
+  shared_.ahead_generation = shared_.generation;  // one worker plans it
+  *ahead = {current.epoch + 1, shared_.generation};
+  return true;
+}
+
+void Worker::install_run_ahead(const Ahead& next, EpochPlan plan) {
+  if (next.generation != shared_.generation || shared_.stop) return;
+  EpochRun& ahead = shared_.ahead();
+  ahead = EpochRun{};
+  ahead.epoch = next.epoch;
+  ahead.plan = std::move(plan);
+  ahead.stats.epoch = next.epoch;
+  ahead.stats.samples = ahead.plan.indices.size();
+  ahead.active = true;
+  shared_.work_cv.notify_all();  // the other idle workers
 }
 
 void Worker::run() {
   MutexLock lock(shared_.mutex);
   Chunk chunk{};
-  while (claim(lock, &chunk)) {
+  for (;;) {
+    Ahead ahead{};
+    const Found found = claim(lock, &chunk, &ahead);
+    if (found == Found::kStop) return;
+    if (found == Found::kRunAhead) {
+      lock.unlock();  // a plan shuffles the whole dataset: not under the lock
+      std::optional<EpochPlan> plan;
+      try {
+        plan = plan_epoch(source_.size(), options_.batch_size, options_.sampler, ahead.epoch);
+      } catch (const std::exception&) {  // no room for it: the next epoch starts when asked
+      }
+      lock.lock();
+      if (plan) install_run_ahead(ahead, std::move(*plan));
+      continue;
+    }
     lock.unlock();
     constexpr int kPrefetchAhead = 4;  // random rows of an in-memory source miss the cache
     for (int k = 0; k < chunk.count && k < kPrefetchAhead; ++k) source_.prefetch(chunk_indices_[static_cast<size_t>(k)]);
@@ -151,20 +211,22 @@ void Worker::run() {
         produce(job);
       } catch (const std::exception& e) {  // no exception crosses the thread
         MutexLock guard(shared_.mutex);
-        if (shared_.failure.empty()) {
-          shared_.failure = "worker failed on " + source_.name(job.index) + ": " + e.what();
+        if (job.run->failure.empty()) {
+          job.run->failure = "worker failed on " + source_.name(job.index) + ": " + e.what();
         }
       }
     }
     lock.lock();
-    --shared_.busy_workers;
+    EpochRun& run = *chunk.first.run;
+    --run.busy;
     bool batch_done = false;
-    for (InFlight& entry : shared_.in_flight) {
+    for (InFlight& entry : run.in_flight) {
       if (entry.batch_index == chunk.first.batch_index) batch_done = (entry.remaining -= chunk.count) == 0;
     }
-    // Wake others only when it matters: a futex wake per sample costs measurable CPU.
-    if (shared_.busy_workers == 0 && shared_.epoch_switch_waiting) shared_.idle_cv.notify_all();
-    if (batch_done || !shared_.failure.empty()) shared_.ready_cv.notify_all();
+    // Wake others only when it matters: a futex wake per sample costs measurable CPU. A batch
+    // of the epoch run ahead into is not awaited yet.
+    if (run.busy == 0 && shared_.epoch_switch_waiting) shared_.idle_cv.notify_all();
+    if (&run == &shared_.current() && (batch_done || !run.failure.empty())) shared_.ready_cv.notify_all();
   }
 }
 
@@ -195,8 +257,8 @@ void Worker::produce(const Claim& job) {
 
 void Worker::record_bad(const Claim& job, const std::string& reason) {
   MutexLock lock(shared_.mutex);
-  if (job.epoch != shared_.epoch) return;
-  EpochStats& stats = shared_.stats;
+  EpochRun& run = *job.run;  // the epoch run ahead into keeps its own statistics and failure
+  EpochStats& stats = run.stats;
   ++stats.bad;
   // Kept sorted by index, so the report is the same whatever order the workers ran in.
   auto& listed = stats.bad_samples;
@@ -207,14 +269,14 @@ void Worker::record_bad(const Claim& job, const std::string& reason) {
     listed.insert(at, {job.index, source_.name(job.index), reason});
     if (listed.size() > kMaxBadListed) listed.pop_back();
   }
-  if (!shared_.failure.empty()) return;
+  if (!run.failure.empty()) return;
   if (options_.on_error == OnError::kFail) {
-    shared_.failure = "bad sample " + source_.name(job.index) + ": " + reason +
+    run.failure = "bad sample " + source_.name(job.index) + ": " + reason +
                       " (on_error=fail; use on_error=substitute to replace bad samples)";
   } else if (static_cast<double>(stats.bad) >
              options_.max_bad_fraction * static_cast<double>(stats.samples)) {
     const BadSample& first = stats.bad_samples.front();
-    shared_.failure = std::to_string(stats.bad) + " of " + std::to_string(stats.samples) +
+    run.failure = std::to_string(stats.bad) + " of " + std::to_string(stats.samples) +
                       " samples in epoch " + std::to_string(job.epoch) +
                       " are bad, over the limit max_bad_fraction=" +
                       percent(options_.max_bad_fraction) + "; first: " + first.name + ": " +
@@ -309,6 +371,7 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
         static_cast<int>(std::clamp<size_t>((size_t{64} << 10) / options_.transform.sample_bytes(), 1, 256));
   }
   shared_->target_dim = source_->target_dim();
+  shared_->run_ahead = options_.run_ahead;
   shared_->allocator = options_.allocator != nullptr ? options_.allocator : &host_allocator();
   if (options_.cache_decoded_bytes > 0) {
     shared_->cache = std::make_unique<DecodedCache>(source_->size(), options_.cache_decoded_bytes);
@@ -388,34 +451,58 @@ Loader::~Loader() {
 }
 
 void Loader::start_epoch(int64_t epoch, int64_t first_batch) {
-  EpochPlan plan = plan_epoch(source_->size(), options_.batch_size, options_.sampler, epoch);
   if (epoch < 0) throw UsageError("epoch must be >= 0 (got " + std::to_string(epoch) + ")");
-  if (first_batch < 0 || first_batch > plan.num_batches) {
-    throw UsageError("resume batch must be in [0, " + std::to_string(plan.num_batches) +
+  if (first_batch < 0 || first_batch > batches_per_epoch_) {
+    throw UsageError("resume batch must be in [0, " + std::to_string(batches_per_epoch_) +
                      "] for this dataset and batch size (got " + std::to_string(first_batch) + ")");
   }
   // An epoch in file order (validation) reads ahead; a shuffled one reads the pages it needs.
   // Sources over one mapped file share the advice: the last epoch started sets it.
   source_->expect_reads(options_.sampler.shuffle ? Source::ReadOrder::kShuffled : Source::ReadOrder::kInOrder);
+  if (first_batch == 0 && take_run_ahead(epoch)) return;
+  EpochPlan plan = plan_epoch(source_->size(), options_.batch_size, options_.sampler, epoch);
   {
     MutexLock lock(shared_->mutex);
-    shared_->active = false;  // workers stop claiming; wait for samples being written
-    shared_->epoch_switch_waiting = true;
-    while (shared_->busy_workers != 0) lock.wait(shared_->idle_cv);
+    ++shared_->generation;  // a plan being made for the epoch run ahead into is not installed
+    for (EpochRun& run : shared_->runs) run.active = false;  // workers stop claiming
+    shared_->epoch_switch_waiting = true;  // wait for samples being written
+    while (shared_->runs[0].busy != 0 || shared_->runs[1].busy != 0) lock.wait(shared_->idle_cv);
     shared_->epoch_switch_waiting = false;
-    for (const InFlight& entry : shared_->in_flight) shared_->free_buffers.push_back(entry.buffer);
-    shared_->in_flight.clear();
-    shared_->plan = std::move(plan);
-    shared_->epoch = epoch;
-    shared_->next_claim = first_batch * options_.batch_size;
+    for (EpochRun& run : shared_->runs) {
+      for (const InFlight& entry : run.in_flight) shared_->free_buffers.push_back(entry.buffer);
+      run = EpochRun{};
+    }
+    EpochRun& run = shared_->current();
+    run.plan = std::move(plan);
+    run.epoch = epoch;
+    run.next_claim = first_batch * options_.batch_size;
+    run.stats.epoch = epoch;
+    run.stats.samples = run.plan.indices.size();
+    run.active = true;
     shared_->next_consume = first_batch;
-    shared_->failure.clear();
-    shared_->stats = EpochStats{};
-    shared_->stats.epoch = epoch;
-    shared_->stats.samples = shared_->plan.indices.size();
-    shared_->active = true;
   }
   shared_->work_cv.notify_all();
+}
+
+bool Loader::take_run_ahead(int64_t epoch) {
+  {
+    MutexLock lock(shared_->mutex);
+    const EpochRun& ahead = shared_->ahead();
+    if (!ahead.active || ahead.epoch != epoch) return false;
+    ++shared_->generation;
+    // What is left of the finished epoch goes: normally nothing, as the consumer took it all.
+    EpochRun& done = shared_->current();
+    done.active = false;
+    shared_->epoch_switch_waiting = true;
+    while (done.busy != 0) lock.wait(shared_->idle_cv);
+    shared_->epoch_switch_waiting = false;
+    for (const InFlight& entry : done.in_flight) shared_->free_buffers.push_back(entry.buffer);
+    done = EpochRun{};
+    shared_->current_run = 1 - shared_->current_run;
+    shared_->next_consume = 0;
+  }
+  shared_->work_cv.notify_all();
+  return true;
 }
 
 Batch Loader::next() {
@@ -438,11 +525,12 @@ bool Loader::next_until(const std::optional<std::chrono::steady_clock::time_poin
   constexpr auto kTick = std::chrono::milliseconds(100);
   *out = Batch();
   MutexLock lock(shared_->mutex);
-  if (!shared_->active && shared_->stats.epoch < 0) {
+  const EpochRun& run = shared_->current();
+  if (!run.active && run.stats.epoch < 0) {
     throw UsageError("Loader::next() called before start_epoch()");
   }
-  if (!shared_->failure.empty()) throw DataError(shared_->failure);
-  if (shared_->next_consume >= shared_->plan.num_batches) return true;
+  if (!run.failure.empty()) throw DataError(run.failure);
+  if (shared_->next_consume >= run.plan.num_batches) return true;
   if (!shared_->next_ready()) {
     Stopwatch waited;
     while (!shared_->next_ready()) {
@@ -474,9 +562,9 @@ bool Loader::next_until(const std::optional<std::chrono::steady_clock::time_poin
     consumer_wait_ns_.fetch_add(waited.lap(), std::memory_order_relaxed);
   }
   all_held_since_.reset();
-  if (!shared_->failure.empty()) throw DataError(shared_->failure);
-  BatchBuffer* buffer = shared_->in_flight.front().buffer;
-  shared_->in_flight.pop_front();
+  if (!run.failure.empty()) throw DataError(run.failure);
+  BatchBuffer* buffer = shared_->current().in_flight.front().buffer;
+  shared_->current().in_flight.pop_front();
   ++shared_->next_consume;
   *out = Batch(shared_, buffer);
   return true;
@@ -484,12 +572,12 @@ bool Loader::next_until(const std::optional<std::chrono::steady_clock::time_poin
 
 LoaderState Loader::state() const {
   MutexLock lock(shared_->mutex);
-  return {options_.sampler.seed, shared_->epoch, shared_->next_consume};
+  return {options_.sampler.seed, shared_->current().epoch, shared_->next_consume};
 }
 
 EpochStats Loader::epoch_stats() const {
   MutexLock lock(shared_->mutex);
-  return shared_->stats;
+  return shared_->current().stats;
 }
 
 StageTimes StageTimes::operator-(const StageTimes& e) const {

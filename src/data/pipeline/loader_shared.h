@@ -34,11 +34,29 @@ struct InFlight {
   int remaining = 0;  // samples not yet written
 };
 
+// One epoch being produced: its plan, the samples claimed so far, its batches in flight and
+// its statistics. A Loader has two: the consumer's epoch and the one workers run ahead into.
+struct EpochRun {
+  bool active = false;  // workers may claim its samples
+  int64_t epoch = 0;
+  EpochPlan plan;
+  int64_t next_claim = 0;      // next position in plan.indices to hand to a worker
+  std::deque<InFlight> in_flight;  // ordered by batch_index
+  int busy = 0;                // workers writing its claimed samples
+  std::string failure;         // non-empty: the epoch failed; next() throws this once it is current
+  EpochStats stats;
+
+  bool fully_claimed() const { return next_claim >= static_cast<int64_t>(plan.indices.size()); }
+  // Workers may claim from it now.
+  bool claimable() const { return active && failure.empty() && !fully_claimed(); }
+};
+
 struct LoaderShared {
   // Immutable after construction.
   TransformSpec spec;
   int target_dim = 1;
   int claim_chunk = 1;  // consecutive samples of one batch a worker claims at once
+  bool run_ahead = true;  // LoaderOptions::run_ahead
   BufferAllocator* allocator = nullptr;
   std::unique_ptr<DecodedCache> cache;  // null unless options.cache_decoded_bytes > 0
 
@@ -51,18 +69,24 @@ struct LoaderShared {
   bool stop STOKER_GUARDED_BY(mutex) = false;
   // Workers with an id below this claim samples; the rest are parked.
   int active_workers STOKER_GUARDED_BY(mutex) = 0;
-  bool active STOKER_GUARDED_BY(mutex) = false;  // an epoch is being produced
-  int64_t epoch STOKER_GUARDED_BY(mutex) = 0;
-  EpochPlan plan STOKER_GUARDED_BY(mutex);
-  int64_t next_claim STOKER_GUARDED_BY(mutex) = 0;    // next position in plan.indices to hand to a worker
-  int64_t next_consume STOKER_GUARDED_BY(mutex) = 0;  // next batch next() returns
-  std::deque<InFlight> in_flight STOKER_GUARDED_BY(mutex);  // ordered by batch_index
+  // runs[current_run] is the consumer's epoch; the other, when active, the next one (e + 1),
+  // begun by workers once every sample of the current one was claimed. Claims point at their
+  // run, so which one is current can change while samples are being written.
+  EpochRun runs[2] STOKER_GUARDED_BY(mutex);
+  int current_run STOKER_GUARDED_BY(mutex) = 0;
+  int64_t next_consume STOKER_GUARDED_BY(mutex) = 0;  // next batch of the current run next() returns
+  // Bumped by every start_epoch. A worker planning the next epoch (outside the lock) installs
+  // it only if no start_epoch came in between; ahead_generation marks a generation whose
+  // run-ahead was begun, so it is begun once.
+  uint64_t generation STOKER_GUARDED_BY(mutex) = 0;
+  uint64_t ahead_generation STOKER_GUARDED_BY(mutex) = ~uint64_t{0};
   std::vector<BatchBuffer*> free_buffers STOKER_GUARDED_BY(mutex);
-  int busy_workers STOKER_GUARDED_BY(mutex) = 0;  // workers writing claimed samples
-  // start_epoch waits on idle_cv for busy_workers == 0.
+  // start_epoch waits on idle_cv for a run's busy == 0.
   bool epoch_switch_waiting STOKER_GUARDED_BY(mutex) = false;
-  std::string failure STOKER_GUARDED_BY(mutex);  // non-empty: the epoch failed; next() throws this
-  EpochStats stats STOKER_GUARDED_BY(mutex);
+
+  EpochRun& current() STOKER_REQUIRES(mutex) { return runs[current_run]; }
+  const EpochRun& current() const STOKER_REQUIRES(mutex) { return runs[current_run]; }
+  EpochRun& ahead() STOKER_REQUIRES(mutex) { return runs[1 - current_run]; }
 
   ~LoaderShared() {
     for (auto& buffer : buffers) allocator->deallocate(buffer->data, buffer->capacity_bytes);
@@ -80,13 +104,15 @@ struct LoaderShared {
 
   // No buffer is free or being filled while batches remain: the consumer holds them all.
   bool consumer_holds_every_buffer() const STOKER_REQUIRES(mutex) {
-    return active && in_flight.empty() && free_buffers.empty() && next_consume < plan.num_batches;
+    const EpochRun& run = current();
+    return run.active && run.in_flight.empty() && free_buffers.empty() && next_consume < run.plan.num_batches;
   }
 
   // The batch next() returns is complete, or the epoch failed.
   bool next_ready() const STOKER_REQUIRES(mutex) {
-    return !failure.empty() ||
-           (!in_flight.empty() && in_flight.front().batch_index == next_consume && in_flight.front().remaining == 0);
+    const EpochRun& run = current();
+    return !run.failure.empty() || (!run.in_flight.empty() && run.in_flight.front().batch_index == next_consume &&
+                                    run.in_flight.front().remaining == 0);
   }
 };
 

@@ -135,6 +135,7 @@ int run_evaluation(const EvaluateOptions& options) {
   loader_options.workers = options.workers;
   loader_options.prefetch = std::max(2, 2 * options.workers);
   loader_options.sampler.shuffle = false;
+  loader_options.run_ahead = false;  // one pass
   loader_options.transform = w.inputs;
   const bool conv_net = w.model != "mlp";
   std::unique_ptr<PinnedAllocator> pinned;

@@ -169,6 +169,7 @@ data::LoaderOptions loader_options(const TrainConfig& cfg, const data::Source& s
   options.prefetch = std::max(2, cfg.prefetch_factor * workers);
   options.sampler.seed = cfg.seed;
   options.sampler.shuffle = train;
+  options.run_ahead = train;  // evaluation restarts epoch 0 each time: nothing to run ahead into
   options.max_bad_fraction = cfg.max_bad_fraction;
   options.transform = transform_for(cfg, source, train);
   return options;

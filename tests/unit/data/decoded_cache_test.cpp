@@ -46,6 +46,7 @@ LoaderOptions options(int workers, size_t cache_bytes) {
       "RandomResizedCrop(32), RandomHorizontalFlip(0.5), ColorJitter(0.3, 0.3, 0.3, 0.05), "
       "Normalize");
   o.cache_decoded_bytes = cache_bytes;
+  o.run_ahead = false;  // the stage counts below are of one epoch's samples exactly
   return o;
 }
 
@@ -120,6 +121,20 @@ TEST(DecodedCacheTest, ABudgetTooSmallForAllStillGivesTheSameBatches) {
   const std::vector<uint8_t> second = epoch_bytes(part, 1);
   EXPECT_EQ((part.stage_times() - before).cache_hits, stats.entries);
   EXPECT_EQ(epoch_bytes(all, 1), second);
+}
+
+TEST(DecodedCacheTest, EpochsRunAheadIntoComeFromTheCacheAlike) {
+  TempDir dir;
+  const auto source = make_folder(dir);
+  LoaderOptions ahead = options(2, 64 << 20);
+  ahead.run_ahead = true;
+  Loader cached(source, ahead);
+  Loader plain(source, options(3, 64 << 20));
+  for (int64_t epoch = 0; epoch < 3; ++epoch) {
+    EXPECT_EQ(epoch_bytes(cached, epoch), epoch_bytes(plain, epoch)) << "epoch " << epoch;
+  }
+  EXPECT_EQ(cached.cache_stats().entries, static_cast<uint64_t>(kImages));
+  EXPECT_GE(cached.stage_times().cache_hits, 2u * kImages);
 }
 
 TEST(DecodedCacheTest, WithoutACacheNothingIsKept) {
