@@ -310,16 +310,19 @@ def main():
             trained = subprocess.run([stoker, "train", "--model", "mlp", "--epochs", "2", "--batch-size", "64",
                                       "--val-split", "0.95", "--no-progress", "--output-dir",
                                       os.path.join(tmp, "runs")], capture_output=True, text=True)
-            if trained.returncode != 0:
+            if "built without libtorch" in trained.stderr:  # a torch-free build (the sanitizer stages)
+                print("this stoker was built without libtorch: the page of a real stoker train run was not checked")
+            elif trained.returncode != 0:
                 print(f"stoker train failed ({trained.returncode}): {trained.stderr}", file=sys.stderr)
                 return 1
-            real = os.path.join(tmp, "runs", sorted(os.listdir(os.path.join(tmp, "runs")))[0])
-            error, measured = check_page(stoker, chromium, real, tmp, {
-                "first curve": 200, "second curve": 100, "compute bars": 2000})
-            print(f"a stoker train run: {measured}")
-            if error:
-                print(error, file=sys.stderr)
-                return 1
+            else:
+                real = os.path.join(tmp, "runs", sorted(os.listdir(os.path.join(tmp, "runs")))[0])
+                error, measured = check_page(stoker, chromium, real, tmp, {
+                    "first curve": 200, "second curve": 100, "compute bars": 2000})
+                print(f"a stoker train run: {measured}")
+                if error:
+                    print(error, file=sys.stderr)
+                    return 1
         else:
             print(f"no {FASHION}: the page of a real stoker train run was not checked")
         keep = os.environ.get("STOKER_KEEP_REPORT")
