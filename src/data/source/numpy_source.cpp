@@ -50,18 +50,19 @@ std::unique_ptr<Source> open_npz(const std::string& path, const std::string& spl
   const ZipArchive::Member& y_member = member(pair->second);
   // The headers first: arrays that disagree are named before anything is inflated.
   constexpr size_t kHeaderBytes = 1 << 20;
+  std::vector<uint8_t> y_bytes = zip.extract_prefix(y_member, kHeaderBytes);  // all of a y this small
   check_one_row_per_sample(parse_npy_header(zip.extract_prefix(x_member, kHeaderBytes), path + ":" + pair->first),
-                           parse_npy_header(zip.extract_prefix(y_member, kHeaderBytes), path + ":" + pair->second));
+                           parse_npy_header(y_bytes, path + ":" + pair->second));
   const bool stored = x_member.method == 0;
-  if (!stored && static_cast<double>(x_member.size) > 0.9 * free_ram_bytes()) {
+  if (const double free = stored ? 0 : free_ram_bytes(); !stored && static_cast<double>(x_member.size) > 0.9 * free) {
     throw DataError(fmt::format("{}:{} inflates to {:.1f} GB, more than the {:.1f} GB of memory free; save it with "
                                 "np.savez (uncompressed arrays are read in place, not into memory)",
-                                path, pair->first, static_cast<double>(x_member.size) / 1e9, free_ram_bytes() / 1e9));
+                                path, pair->first, static_cast<double>(x_member.size) / 1e9, free / 1e9));
   }
   const std::vector<uint8_t> x_bytes = stored ? std::vector<uint8_t>{} : zip.extract(x_member);
   const NpyArray x = parse_npy(stored ? zip.stored(x_member) : std::span<const uint8_t>(x_bytes),
                                path + ":" + pair->first);
-  const std::vector<uint8_t> y_bytes = zip.extract(y_member);
+  if (y_bytes.size() < y_member.size) y_bytes = zip.extract(y_member);
   const NpyArray y = parse_npy(y_bytes, path + ":" + pair->second);
   const std::string origin = fmt::format("arrays {} ({}, {})", path, pair->first, pair->second);
   return make_array_source(to_sample_arrays(x, y, origin, stored ? zip.file() : nullptr));
