@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "doctor_findings.h"
+#include "diagnose/doctor/doctor_findings.h"
 #include "stoker/diagnose/loop_diagnosis.h"
 #include "setup.h"
 #include "step.h"
@@ -22,6 +22,19 @@
 #include "torch_compat.h"
 
 namespace stoker::train {
+
+// What the probes fill and the report reads (torch-free, in src/diagnose/doctor/).
+using diagnose::BatchSuggestion;
+using diagnose::DoctorChange;
+using diagnose::DoctorFindings;
+using diagnose::JointProbe;
+using diagnose::LoaderProbe;
+using diagnose::ModelProbe;
+using diagnose::batch_suggestion;
+using diagnose::doctor_json;
+using diagnose::print_doctor_text;
+using diagnose::rank_changes;
+using diagnose::worker_counts;
 
 namespace {
 

@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "stoker/diagnose/verdict.h"
-#include "train/torch/doctor_findings.h"
+#include "diagnose/doctor/doctor_findings.h"
 
-namespace stoker::train {
+namespace stoker::diagnose {
 namespace {
 
 // One worker on 2 CPU cores: loader alone 1,000 img/s (read 10 %, decode 70 %, transform
@@ -31,7 +31,7 @@ DoctorFindings starved() {
   f.joint.window.compute_s = 8;
   f.joint.window.samples = 8000;  // 800 samples/s
   f.joint.window.steps = 125;
-  f.verdict = diagnose::classify(f.joint.window);
+  f.verdict = classify(f.joint.window);
   return f;
 }
 
@@ -66,8 +66,8 @@ TEST(DoctorRankTest, MeasuredGainsAndThePreparedCopyPrediction) {
   // shared cores: 2 / (2/2000 + 1/2500) vs 2 / (2/2000 + 1/1000).
   const DoctorChange* p = find("stoker prepare --data /data --out /data-prepared");
   ASSERT_NE(p, nullptr) << "a CSV list's folder is prepared";
-  const double before = diagnose::joint_rate(2000, 1000, 1, 2, true);
-  const double after = diagnose::joint_rate(2000, 2500, 1, 2, true);
+  const double before = joint_rate(2000, 1000, 1, 2, true);
+  const double after = joint_rate(2000, 2500, 1, 2, true);
   EXPECT_NEAR(p->gain, after / before, 1e-9);
   EXPECT_NE(p->how.find("48 of its JPEGs measured in memory, 0.90 → 0.30 ms per sample"), std::string::npos)
       << p->how;
@@ -79,7 +79,7 @@ TEST(DoctorRankTest, NothingToGainListsNothing) {
   DoctorFindings f = starved();
   f.model_runs.resize(1);
   f.joint.window.wait_s = 0;  // compute-bound
-  f.verdict = diagnose::classify(f.joint.window);
+  f.verdict = classify(f.joint.window);
   EXPECT_TRUE(rank_changes(f).empty());
 }
 
@@ -115,4 +115,4 @@ TEST(DoctorBatchSuggestionTest, SaysWhatHappensToTheEffectiveBatch) {
 }
 
 }  // namespace
-}  // namespace stoker::train
+}  // namespace stoker::diagnose

@@ -1,15 +1,15 @@
 // `stoker doctor`: the reporting half, torch-free. Ranks the changes from what doctor.cpp
 // measured (measured gains where a probe ran them, predictions from the stage clocks and
-// diagnose::joint_rate otherwise) and writes the text or the JSON.
+// joint_rate otherwise) and writes the text or the JSON.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdio>
 
-#include "doctor_findings.h"
+#include "diagnose/doctor/doctor_findings.h"
 #include "stoker/core/numbers.h"
 
-namespace stoker::train {
+namespace stoker::diagnose {
 
 using nlohmann::json;
 
@@ -96,10 +96,10 @@ std::vector<DoctorChange> rank_changes(const DoctorFindings& f) {
   }
   // A faster model helps only up to what the loader delivers, and on the CPU only as far as
   // the cores it shares with the workers allow: compare the predicted joint rates with the
-  // variant and without (diagnose::joint_rate), at the configured worker count.
+  // variant and without (joint_rate), at the configured worker count.
   const bool shared_cores = !f.cuda;
   const double loader_now = at_configured.images_per_s;
-  const double joint_now = diagnose::joint_rate(model_rate, loader_now, configured, f.cores, shared_cores);
+  const double joint_now = joint_rate(model_rate, loader_now, configured, f.cores, shared_cores);
   for (size_t i = 1; i < f.model_runs.size(); ++i) {
     const ModelProbe& m = f.model_runs[i];
     if (!m.skipped.empty() || model_rate <= 0 || joint_now <= 0) continue;
@@ -107,24 +107,24 @@ std::vector<DoctorChange> rank_changes(const DoctorFindings& f) {
                                  ? "--amp " + m.variant.substr(4)
                                  : fmt::format("--batch-size {} --accum-steps {}", m.batch,
                                                std::max(1, f.accumulation_steps / 2));
-    const double joint_then = diagnose::joint_rate(m.samples_per_s, loader_now, configured, f.cores, shared_cores);
+    const double joint_then = joint_rate(m.samples_per_s, loader_now, configured, f.cores, shared_cores);
     changes.push_back({flag, joint_then / joint_now,
                        fmt::format("model alone measured {} vs {} samples/s{}", grouped(m.samples_per_s),
                                    grouped(model_rate), shared_cores ? ", discounted for the shared cores" : "")});
   }
-  if (f.verdict.kind == diagnose::Bottleneck::kInput && at_configured.images_per_s > model_rate) {
+  if (f.verdict.kind == Bottleneck::kInput && at_configured.images_per_s > model_rate) {
     changes.push_back({fmt::format("--prefetch-factor {}", 2 * f.prefetch_factor), 1 / (1 - f.verdict.wait_share),
                        "predicted: the loader keeps up on average, the waits are bursts"});
   }
   // The decoded cache, when the images fit in RAM and reading + decoding is much of the
   // loader's time: later epochs only transform (predicted from the stage clocks).
   {
-    const diagnose::PipelineEvidence& evidence = f.evidence;
-    const diagnose::CacheEstimate cache = diagnose::estimate_decoded_cache(evidence);
+    const PipelineEvidence& evidence = f.evidence;
+    const CacheEstimate cache = estimate_decoded_cache(evidence);
     if (cache.worth_offering && joint_now > 0) {
       changes.push_back(
           {"--cache decoded",
-           diagnose::joint_rate(model_rate, loader_now * cache.speedup, configured, f.cores, shared_cores) / joint_now,
+           joint_rate(model_rate, loader_now * cache.speedup, configured, f.cores, shared_cores) / joint_now,
            fmt::format("predicted from epoch 2 on: needs {:.1f} GB of {:.0f} GB free; read + decode are {:.0f} % of "
                        "the loader's time",
                        cache.needed_bytes / 1e9, evidence.free_ram_bytes / 1e9, 100 * cache.load_share)});
@@ -140,8 +140,8 @@ std::vector<DoctorChange> rank_changes(const DoctorFindings& f) {
       const double share = (s.decode + s.transform) / busy;
       const double loader_speedup = 1 / ((1 - share) + share / g.speedup());
       changes.push_back(
-          {diagnose::prepare_command(f.data),
-           diagnose::joint_rate(model_rate, loader_now * loader_speedup, configured, f.cores, shared_cores) /
+          {prepare_command(f.data),
+           joint_rate(model_rate, loader_now * loader_speedup, configured, f.cores, shared_cores) /
                joint_now,
            fmt::format("predicted: decode + transform of {} of its JPEGs measured in memory, {:.2f} → {:.2f} ms "
                        "per sample; a one-off lossless rewrite, then train on the copy",
@@ -171,7 +171,7 @@ json doctor_json(const DoctorFindings& f, const std::vector<DoctorChange>& chang
                             {"wait_share", f.verdict.wait_share},
                             {"copy_share", f.verdict.copy_share},
                             {"compute_share", f.verdict.compute_share},
-                            {"verdict", diagnose::verdict_name(f.verdict)}}},
+                            {"verdict", verdict_name(f.verdict)}}},
               {"limit", limit.input ? "input" : "model"},
               {"limit_text", limit.text},
               {"changes", json::array()}};
@@ -250,7 +250,7 @@ void print_doctor_text(const DoctorFindings& f, const std::vector<DoctorChange>&
                           .c_str());
   } else {
     std::printf("together     %s samples/s at %d worker%s · %s\n", grouped(together).c_str(), configured,
-                configured == 1 ? "" : "s", diagnose::format_step_shares(f.joint.window).c_str());
+                configured == 1 ? "" : "s", format_step_shares(f.joint.window).c_str());
   }
   std::printf("limit        %s\n", limit.text.c_str());
   const double expected = std::min(loader_rate, model_rate);
@@ -270,7 +270,7 @@ void print_doctor_text(const DoctorFindings& f, const std::vector<DoctorChange>&
   }
   if (changes.empty()) {
     std::printf("changes      none measured to help by 2 %% or more: this configuration is %s\n",
-                diagnose::verdict_name(f.verdict).c_str());
+                verdict_name(f.verdict).c_str());
   } else {
     std::printf("changes      ranked by gain\n");
     for (size_t i = 0; i < changes.size(); ++i) {
@@ -284,4 +284,4 @@ void print_doctor_text(const DoctorFindings& f, const std::vector<DoctorChange>&
   std::printf("(doctor never changes your settings; apply a change by passing its flag to `stoker train`)\n");
 }
 
-}  // namespace stoker::train
+}  // namespace stoker::diagnose

@@ -1,6 +1,8 @@
 // Private: what `stoker doctor` measured, and the pure steps after measuring: ranking the
-// changes and writing the report (text or JSON). No torch headers: doctor.cpp measures with
-// libtorch and fills DoctorFindings; doctor_report.cpp only reads it.
+// changes and writing the report (text or JSON). No torch: src/train/torch/doctor.cpp
+// measures with libtorch and fills DoctorFindings; doctor_report.cpp only reads it, so the
+// ranking and the report are unit-tested (tests/unit/diagnose/doctor_rank_test.cpp) and run
+// under the sanitizers without libtorch.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -13,7 +15,7 @@
 #include "stoker/data/prepare.h"
 #include "stoker/diagnose/verdict.h"
 
-namespace stoker::train {
+namespace stoker::diagnose {
 
 struct LoaderProbe {
   int workers = 0;
@@ -23,7 +25,7 @@ struct LoaderProbe {
 
 struct JointProbe {
   int workers = 0;
-  diagnose::StepWindow window;
+  StepWindow window;
   double samples_per_s() const { return window.total_s() > 0 ? window.samples / window.total_s() : 0; }
 };
 
@@ -53,7 +55,7 @@ struct DoctorFindings {
   std::vector<LoaderProbe> loader;     // one per worker count, the configured one included
   std::vector<ModelProbe> model_runs;  // [0] is as configured
   JointProbe joint;                    // at the configured worker count
-  diagnose::Verdict verdict;           // of `joint` (predicted from the rates when `slow_step`)
+  Verdict verdict;           // of `joint` (predicted from the rates when `slow_step`)
   // A step at the configured batch slower than a probe's window: measured once (or, where it
   // would not fit in memory, not at all: `slow_step_skipped`), and the probes that repeat
   // steps (other variants, together) were left out.
@@ -66,7 +68,7 @@ struct DoctorFindings {
   std::optional<JointProbe> tried_workers;  // the count the loader alone suggests, together
   std::optional<JointProbe> fewer_threads;  // CPU: torch threads = cores - workers, together
   int threads_now = 0, threads_free = 0;
-  diagnose::PipelineEvidence evidence;      // of the loader probe at the configured count
+  PipelineEvidence evidence;      // of the loader probe at the configured count
   std::optional<data::RestartGain> restart_gain;  // JPEGs decoded as they are vs prepared
 
   const LoaderProbe& at_configured() const;
@@ -102,4 +104,4 @@ nlohmann::json doctor_json(const DoctorFindings& f, const std::vector<DoctorChan
 void print_doctor_text(const DoctorFindings& f, const std::vector<DoctorChange>& changes,
                        const std::optional<nlohmann::json>& batch_search);
 
-}  // namespace stoker::train
+}  // namespace stoker::diagnose
