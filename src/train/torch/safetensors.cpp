@@ -16,10 +16,12 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <system_error>
-#include <tuple>
+#include <stdexcept>
+#include <string_view>
 
 #include "stoker/core/error.h"
 #include "stoker/core/user_files.h"
+#include "train/common/safetensors_layout.h"
 
 namespace stoker::train {
 
@@ -30,33 +32,33 @@ static_assert(std::endian::native == std::endian::little,
 
 namespace {
 
-constexpr uint64_t kMaxHeaderBytes = 100'000'000;  // the reference implementation's limit
 constexpr const char* kMetadataKey = "__metadata__";
 
-struct DtypeInfo {
+// The torch type of each safetensors dtype (train/common/safetensors_layout.h).
+struct TorchDtype {
   torch::ScalarType type;
   const char* name;
-  int64_t size;
 };
 
-constexpr DtypeInfo kDtypes[] = {
-    {torch::kFloat64, "F64", 8}, {torch::kInt64, "I64", 8},     {torch::kFloat32, "F32", 4}, {torch::kInt32, "I32", 4},
-    {torch::kFloat16, "F16", 2}, {torch::kBFloat16, "BF16", 2}, {torch::kInt16, "I16", 2},   {torch::kInt8, "I8", 1},
-    {torch::kUInt8, "U8", 1},    {torch::kBool, "BOOL", 1},
+constexpr TorchDtype kTorchDtypes[] = {
+    {torch::kFloat64, "F64"}, {torch::kInt64, "I64"},     {torch::kFloat32, "F32"}, {torch::kInt32, "I32"},
+    {torch::kFloat16, "F16"}, {torch::kBFloat16, "BF16"}, {torch::kInt16, "I16"},   {torch::kInt8, "I8"},
+    {torch::kUInt8, "U8"},    {torch::kBool, "BOOL"},
 };
 
-const DtypeInfo* dtype_of(torch::ScalarType type) {
-  for (const auto& d : kDtypes) {
-    if (d.type == type) return &d;
+// The safetensors dtype that holds `type`, or nullptr.
+const SafetensorsDtype* dtype_of(torch::ScalarType type) {
+  for (const auto& d : kTorchDtypes) {
+    if (d.type == type) return safetensors_dtype_named(d.name);
   }
   return nullptr;
 }
 
-const DtypeInfo* dtype_named(const std::string& name) {
-  for (const auto& d : kDtypes) {
-    if (name == d.name) return &d;
+torch::ScalarType scalar_type_of(const SafetensorsDtype& dtype) {
+  for (const auto& d : kTorchDtypes) {
+    if (std::string_view(d.name) == dtype.name) return d.type;
   }
-  return nullptr;
+  throw std::logic_error(std::string("safetensors dtype without a torch type: ") + dtype.name);
 }
 
 std::string errno_text(int err) { return std::generic_category().message(err); }
@@ -121,117 +123,20 @@ void fsync_directory_of(const std::string& path) {
   ::close(fd);
 }
 
-struct TensorEntry {
-  std::string name;
-  const DtypeInfo* dtype = nullptr;
-  std::vector<int64_t> shape;
-  uint64_t begin = 0;
-  uint64_t end = 0;
-};
-
-struct Layout {
-  std::vector<TensorEntry> tensors;  // ordered by name
-  std::map<std::string, std::string> metadata;
-  uint64_t data_start = 0;  // file offset of the data buffer
-};
-
-[[noreturn]] void not_safetensors(const std::string& path, const std::string& reason) {
-  throw DataError(path + " is not a safetensors file: " + reason);
-}
-
-TensorEntry parse_entry(const std::string& path, const std::string& name, const nlohmann::json& value) {
-  const auto bad = [&](const std::string& what) { not_safetensors(path, "tensor '" + name + "' " + what); };
-  if (!value.is_object()) bad("is not described by a JSON object");
-  TensorEntry entry;
-  entry.name = name;
-  const auto dtype = value.find("dtype");
-  if (dtype == value.end() || !dtype->is_string()) bad("has no \"dtype\" string");
-  entry.dtype = dtype_named(dtype->get<std::string>());
-  if (entry.dtype == nullptr) bad("has dtype " + dtype->dump() + ", which stoker cannot load");
-  const auto shape = value.find("shape");
-  if (shape == value.end() || !shape->is_array()) bad("has no \"shape\" array");
-  uint64_t numel = 1;
-  for (const auto& dim : *shape) {
-    if (!dim.is_number_unsigned()) bad("has a shape entry that is not a non-negative integer: " + dim.dump());
-    const uint64_t d = dim.get<uint64_t>();
-    if (d > static_cast<uint64_t>(INT64_MAX) || __builtin_mul_overflow(numel, d, &numel)) bad("has a huge shape");
-    entry.shape.push_back(static_cast<int64_t>(d));
-  }
-  const auto offsets = value.find("data_offsets");
-  if (offsets == value.end() || !offsets->is_array() || offsets->size() != 2 || !(*offsets)[0].is_number_unsigned() ||
-      !(*offsets)[1].is_number_unsigned()) {
-    bad("has no \"data_offsets\" pair of non-negative integers");
-  }
-  entry.begin = (*offsets)[0].get<uint64_t>();
-  entry.end = (*offsets)[1].get<uint64_t>();
-  uint64_t bytes = 0;
-  if (entry.end < entry.begin)
-    bad(fmt::format("has data_offsets [{}, {}] that end before they begin", entry.begin, entry.end));
-  if (__builtin_mul_overflow(numel, static_cast<uint64_t>(entry.dtype->size), &bytes) ||
-      bytes != entry.end - entry.begin) {
-    bad(fmt::format("has {} bytes of data for shape {} of {}", entry.end - entry.begin, shape_text(entry.shape),
-                    entry.dtype->name));
-  }
-  return entry;
-}
-
-Layout read_layout(const std::string& path, int fd) {
+SafetensorsLayout read_layout(const std::string& path, int fd) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) throw DataError("cannot read safetensors file " + path + ": " + errno_text(errno));
-  if (!S_ISREG(st.st_mode)) not_safetensors(path, "it is not a regular file");
+  if (!S_ISREG(st.st_mode)) throw DataError(path + " is not a safetensors file: it is not a regular file");
   const auto file_size = static_cast<uint64_t>(st.st_size);
-  if (file_size < 8)
-    not_safetensors(path, fmt::format("it has {} bytes, fewer than the 8-byte header length", file_size));
-  uint8_t prefix[8];
-  if (read_all(fd, prefix, 8, 0) != 0) not_safetensors(path, "cannot read the header length");
-  uint64_t header_size = 0;
-  for (int i = 7; i >= 0; --i) header_size = (header_size << 8) | prefix[i];
-  if (header_size > kMaxHeaderBytes) not_safetensors(path, fmt::format("header length {} is implausible", header_size));
-  if (header_size > file_size - 8) {
-    not_safetensors(path, fmt::format("header length {} exceeds the {} bytes after it", header_size, file_size - 8));
+  uint8_t prefix[8] = {};
+  if (file_size >= 8 && read_all(fd, prefix, 8, 0) != 0) {
+    throw DataError(path + " is not a safetensors file: cannot read the header length");
   }
-  std::string header(header_size, '\0');
-  if (read_all(fd, header.data(), header.size(), 8) != 0) not_safetensors(path, "cannot read the header");
-  const nlohmann::json json = nlohmann::json::parse(header, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded()) not_safetensors(path, "the header is not valid JSON");
-  if (!json.is_object()) not_safetensors(path, "the header is not a JSON object");
-
-  Layout layout;
-  layout.data_start = 8 + header_size;
-  for (const auto& [key, value] : json.items()) {
-    if (key == kMetadataKey) {
-      if (!value.is_object()) not_safetensors(path, "__metadata__ is not a JSON object");
-      for (const auto& [k, v] : value.items()) {
-        if (!v.is_string()) not_safetensors(path, "__metadata__ value of '" + k + "' is not a string");
-        layout.metadata[k] = v.get<std::string>();
-      }
-      continue;
-    }
-    layout.tensors.push_back(parse_entry(path, key, value));  // json objects iterate by key
+  std::string header(safetensors_header_length(path, prefix, file_size), '\0');
+  if (read_all(fd, header.data(), header.size(), 8) != 0) {
+    throw DataError(path + " is not a safetensors file: cannot read the header");
   }
-  // The tensors must tile the data buffer: no overlap, no hole, nothing missing at the end.
-  std::vector<const TensorEntry*> by_offset;
-  for (const auto& t : layout.tensors) by_offset.push_back(&t);
-  std::sort(by_offset.begin(), by_offset.end(), [](const TensorEntry* a, const TensorEntry* b) {
-    return std::tie(a->begin, a->end) < std::tie(b->begin, b->end);
-  });
-  uint64_t expected = 0;
-  for (const TensorEntry* t : by_offset) {
-    if (t->begin != expected) {
-      not_safetensors(path, fmt::format("tensor '{}' starts at data byte {}, expected {} (overlap or hole)", t->name,
-                                        t->begin, expected));
-    }
-    expected = t->end;
-  }
-  const uint64_t data_size = file_size - layout.data_start;
-  if (expected > data_size) {
-    not_safetensors(
-        path, fmt::format("it is truncated: the tensors need {} bytes of data, the file has {}", expected, data_size));
-  }
-  if (expected < data_size) {
-    not_safetensors(path, fmt::format("{} bytes follow the last tensor", data_size - expected));
-  }
-  return layout;
+  return parse_safetensors_header(path, header, file_size);
 }
 
 Fd open_for_reading(const std::string& path) {
@@ -241,11 +146,12 @@ Fd open_for_reading(const std::string& path) {
   return fd;
 }
 
-torch::Tensor read_tensor(const std::string& path, int fd, const Layout& layout, const TensorEntry& entry) {
-  torch::Tensor t = torch::empty(entry.shape, torch::TensorOptions().dtype(entry.dtype->type));
+torch::Tensor read_tensor(const std::string& path, int fd, const SafetensorsLayout& layout,
+                          const SafetensorsEntry& entry) {
+  torch::Tensor t = torch::empty(entry.shape, torch::TensorOptions().dtype(scalar_type_of(*entry.dtype)));
   const int err = read_all(fd, t.data_ptr(), entry.end - entry.begin, layout.data_start + entry.begin);
   if (err > 0) throw DataError("cannot read tensor '" + entry.name + "' from " + path + ": " + errno_text(err));
-  if (err < 0) not_safetensors(path, "it ended while reading tensor '" + entry.name + "'");
+  if (err < 0) throw DataError(path + " is not a safetensors file: it ended while reading tensor '" + entry.name + "'");
   return t;
 }
 
@@ -270,7 +176,7 @@ void save_safetensors(const NamedTensors& tensors, const std::string& path,
                       const std::map<std::string, std::string>& metadata) {
   struct Item {
     std::string name;
-    const DtypeInfo* dtype;
+    const SafetensorsDtype* dtype;
     torch::Tensor data;  // CPU, contiguous
   };
   std::vector<Item> items;
@@ -281,7 +187,7 @@ void save_safetensors(const NamedTensors& tensors, const std::string& path,
       throw UsageError("cannot write safetensors file " + path + ": tensor name '" + name +
                        "' is empty, reserved or repeated");
     }
-    const DtypeInfo* dtype = dtype_of(tensor.scalar_type());
+    const SafetensorsDtype* dtype = dtype_of(tensor.scalar_type());
     if (dtype == nullptr) {
       throw UsageError(fmt::format("cannot write safetensors file {}: tensor '{}' has dtype {}, which it cannot hold",
                                    path, name, c10::toString(tensor.scalar_type())));
@@ -351,7 +257,7 @@ void save_safetensors(const torch::nn::Module& module, const std::string& path,
 
 std::map<std::string, torch::Tensor> read_safetensors(const std::string& path) {
   const Fd fd = open_for_reading(path);
-  const Layout layout = read_layout(path, fd.get());
+  const SafetensorsLayout layout = read_layout(path, fd.get());
   std::map<std::string, torch::Tensor> tensors;
   for (const auto& entry : layout.tensors) tensors[entry.name] = read_tensor(path, fd.get(), layout, entry);
   return tensors;
@@ -364,8 +270,8 @@ std::map<std::string, std::string> read_safetensors_metadata(const std::string& 
 
 void load_safetensors(torch::nn::Module& module, const std::string& path) {
   const Fd fd = open_for_reading(path);
-  const Layout layout = read_layout(path, fd.get());
-  std::map<std::string, const TensorEntry*> in_file;
+  const SafetensorsLayout layout = read_layout(path, fd.get());
+  std::map<std::string, const SafetensorsEntry*> in_file;
   for (const auto& entry : layout.tensors) in_file[entry.name] = &entry;
 
   NamedTensors targets;
@@ -388,7 +294,7 @@ void load_safetensors(torch::nn::Module& module, const std::string& path) {
     throw DataError(text + " (was it written for another model?)");
   }
   for (const auto& [name, tensor] : targets) {
-    const TensorEntry& entry = *in_file.at(name);
+    const SafetensorsEntry& entry = *in_file.at(name);
     if (!tensor.sizes().equals(entry.shape)) {
       throw DataError(fmt::format("tensor '{}' in {} has shape {}, the model's has shape {}", name, path,
                                   shape_text(entry.shape), shape_text(tensor.sizes())));

@@ -14,6 +14,7 @@
 #include "stoker/data/encode.h"
 #include "stoker/train/config.h"
 #include "support/numpy_files.h"
+#include "support/safetensors_files.h"
 #include "support/test_images.h"
 #include "support/torch_files.h"
 
@@ -177,6 +178,19 @@ void torch_seeds() {
   write("pickle", "tuple", text_bytes(pair_pickle));
 }
 
+// What save_safetensors writes for a small model: metadata, larger elements first.
+void safetensors_seeds() {
+  using stoker::testing::safetensors_bytes;
+  write_text("safetensors", "model",
+             safetensors_bytes(R"({"__metadata__":{"format":"pt","stoker_model":"mlp"},)"
+                               R"("fc.weight":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},)"
+                               R"("fc.bias":{"dtype":"F32","shape":[2],"data_offsets":[24,32]},)"
+                               R"("steps":{"dtype":"I64","shape":[],"data_offsets":[32,40]},)"
+                               R"("mask":{"dtype":"BOOL","shape":[3],"data_offsets":[40,43]}})",
+                               std::string(43, '\x01')));
+  write_text("safetensors", "empty", safetensors_bytes("{}", ""));
+}
+
 void text_seeds() {
   write_text("file_list", "classes", "path,label\na.jpg,0\nsub/b.png,1\n\"c,d.jpg\",2\n");
   write_text("file_list", "regression", "a.jpg,0.5,-1e3\nb.png,nan,2\n");
@@ -218,6 +232,7 @@ int main(int argc, char** argv) {
   idx_seeds();
   image_seeds();
   torch_seeds();
+  safetensors_seeds();
   text_seeds();
   return 0;
 }
