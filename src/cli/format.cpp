@@ -12,12 +12,7 @@ namespace stoker::cli {
 
 std::string grouped(double value, int decimals) { return stoker::grouped(value, decimals); }
 
-std::string megabytes(double bytes) {
-  const double mb = bytes / 1e6;
-  if (mb >= 1000) return fmt::format("{:.1f} GB", mb / 1000);
-  if (mb >= 10) return fmt::format("{:.0f} MB", mb);
-  return fmt::format("{:.1f} MB", mb);
-}
+std::string megabytes(double bytes) { return stoker::megabytes(bytes); }
 
 std::string share(double part, double total) {
   if (total <= 0) return "0 %";

@@ -20,6 +20,13 @@ std::string grouped(double value, int decimals) {
   return (negative ? "-" : "") + out + fraction;
 }
 
+std::string megabytes(double bytes) {
+  const double mb = bytes / 1e6;
+  if (mb >= 1000) return fmt::format("{:.1f} GB", mb / 1000);
+  if (mb >= 10) return fmt::format("{:.0f} MB", mb);
+  return fmt::format("{:.1f} MB", mb);
+}
+
 std::string gib(double bytes) {
   const double g = bytes / kBytesPerGiB;
   return g >= 100 ? fmt::format("{:.0f} GiB", g) : fmt::format("{:.1f} GiB", g);

@@ -10,6 +10,9 @@ std::string grouped(double value, int decimals = 0);
 
 inline constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
 
+// Bytes in decimal megabytes, to 3 significant figures from 10 MB: "3.2 MB", "125 MB", "1.5 GB".
+std::string megabytes(double bytes);
+
 // Bytes in GiB, one decimal below 100 GiB and none from there: "7.6 GiB", "123 GiB".
 std::string gib(double bytes);
 

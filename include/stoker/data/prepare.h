@@ -29,7 +29,8 @@ namespace stoker::data {
 
 struct PrepareOptions {
   int workers = 1;  // threads rewriting files
-  // Called now and then from the calling thread with files done so far and the total.
+  // Called now and then from the calling thread with files done so far and the total; while
+  // the source is still being listed, with the files found so far and a total of -1.
   std::function<void(int64_t done, int64_t total)> progress;
 };
 

@@ -25,14 +25,17 @@ namespace {
 
 constexpr size_t kMaxListed = 100;
 
-std::vector<fs::path> list_files(const fs::path& root) {
+std::vector<fs::path> list_files(const fs::path& root, const PrepareOptions& options) {
+  constexpr size_t kProgressEvery = 256;  // entries between two calls of options.progress
   std::vector<fs::path> files;
+  size_t entries = 0;
   std::error_code ec;
   fs::recursive_directory_iterator it(root, ec);
   if (ec) throw Error(fmt::format("cannot read {}: {}", root.string(), ec.message()));
   for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (ec) throw Error(fmt::format("cannot read under {}: {}", root.string(), ec.message()));
     if (it->is_regular_file(ec)) files.push_back(it->path().lexically_relative(root));
+    if (options.progress && ++entries % kProgressEvery == 0) options.progress(static_cast<int64_t>(files.size()), -1);
   }
   std::sort(files.begin(), files.end());
   return files;
@@ -76,7 +79,7 @@ PrepareReport prepare_dataset(const std::string& source, const std::string& outp
   const fs::path src(source);
   const fs::path out(output);
   check_paths(src, out);
-  const std::vector<fs::path> files = list_files(src);
+  const std::vector<fs::path> files = list_files(src, options);
 
   PrepareReport report;
   report.files = static_cast<int64_t>(files.size());

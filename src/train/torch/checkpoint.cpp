@@ -1,6 +1,7 @@
 #include "checkpoint.h"
 
 #include <fcntl.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,6 +14,7 @@
 
 #include "failure_text.h"
 #include "stoker/core/error.h"
+#include "stoker/core/numbers.h"
 #include "stoker/core/user_files.h"
 #include "torch_compat.h"
 
@@ -29,6 +31,20 @@ void fsync_path(const std::string& path, int flags) {
   if (fd < 0) return;
   ::fsync(fd);
   ::close(fd);
+}
+
+// Why a write failed: strerror, and for a full disk or quota the space the checkpoint needs
+// and the space left for it in `dir` (after its partial file was removed).
+std::string write_failure(int error, uint64_t needed, const std::string& dir) {
+  std::string why = std::strerror(error);
+  if (error != ENOSPC && error != EDQUOT) return why;
+  struct statvfs space {};
+  if (::statvfs(dir.c_str(), &space) != 0) {
+    return why + fmt::format(": the checkpoint needs {}", megabytes(static_cast<double>(needed)));
+  }
+  const double free_bytes = static_cast<double>(space.f_bavail) * static_cast<double>(space.f_frsize);
+  return why + fmt::format(": the checkpoint needs {}, {} is free in {}", megabytes(static_cast<double>(needed)),
+                           megabytes(free_bytes), dir);
 }
 
 CheckpointMeta read_meta(torch::serialize::InputArchive& archive) {
@@ -101,7 +117,9 @@ void save_checkpoint(const std::string& path, Network& model, torch::optim::Opti
   // disk aborts the process), so the archive streams through this sink, which never reports
   // a failure to libtorch: it keeps the first errno and drops the rest.
   int write_error = 0;
+  uint64_t offered = 0;  // the checkpoint's size, written or not
   auto sink = [&](const void* data, size_t size) -> size_t {
+    offered += size;
     const char* p = static_cast<const char*>(data);
     for (size_t left = size; left > 0 && write_error == 0;) {
       const ssize_t n = ::write(fd, p, left);
@@ -157,13 +175,16 @@ void save_checkpoint(const std::string& path, Network& model, torch::optim::Opti
   }
   if (write_error == 0 && ::fsync(fd) != 0) write_error = errno;  // some filesystems report ENOSPC here
   if (::close(fd) != 0 && write_error == 0) write_error = errno;
-  if (write_error != 0) throw failed(std::strerror(write_error));
+  const fs::path dir = fs::path(path).parent_path();
+  if (write_error != 0) {
+    std::remove(tmp.c_str());  // first: its blocks count as free in the message
+    throw failed(write_failure(write_error, offered, dir.empty() ? "." : dir.string()));
+  }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const int error = errno;
     std::remove(tmp.c_str());
     throw SystemError("cannot move " + tmp + " to " + path + ": " + std::strerror(error));
   }
-  const fs::path dir = fs::path(path).parent_path();
   fsync_path(dir.empty() ? "." : dir.string(), O_RDONLY | O_DIRECTORY);
 }
 

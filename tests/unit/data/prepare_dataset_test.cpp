@@ -7,6 +7,7 @@
 #include <atomic>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "stoker/core/error.h"
 #include "stoker/data/encode.h"
@@ -49,6 +50,29 @@ TEST(PrepareDatasetTest, RewritesEveryJpegOnceWithSeveralWorkers) {
     if (e.is_regular_file()) written += static_cast<int64_t>(e.file_size());
   }
   EXPECT_EQ(r.bytes_out, written);
+}
+
+// A large tree takes a while to list before the first file is rewritten: progress reports the
+// files found so far (total -1) during the listing, then the rewriting.
+TEST(PrepareDatasetTest, ProgressCoversTheListingToo) {
+  TempDir dir;
+  for (int i = 0; i < 700; ++i) dir.write_text("in/c" + std::to_string(i % 7) + "/" + std::to_string(i) + ".txt", "x");
+  std::vector<int64_t> found;
+  int64_t last_done = -1;
+  PrepareOptions options;
+  options.progress = [&](int64_t done, int64_t total) {
+    if (total < 0) {
+      found.push_back(done);
+    } else {
+      EXPECT_EQ(total, 700);
+      last_done = done;
+    }
+  };
+  EXPECT_EQ(prepare_dataset(dir.str() + "/in", dir.str() + "/out", options).files, 700);
+  ASSERT_GE(found.size(), 2u);  // 707 entries (7 folders), one call per 256
+  EXPECT_LT(found.front(), found.back());
+  EXPECT_LE(found.back(), 700);
+  EXPECT_EQ(last_done, 700);
 }
 
 TEST(PrepareDatasetTest, BadPathsThrowNamingThePath) {
