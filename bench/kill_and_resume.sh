@@ -32,7 +32,9 @@ done
 LOGS="$(mktemp -d "${TMPDIR:-/tmp}/stoker-kill-XXXXXX")"
 source bench/common.sh
 # A copy: a rebuild of the tree while this runs must not replace the program under it.
+# (`stoker` hands train to `stoker-torch` beside it where one was built.)
 cp "$STOKER" "$LOGS/stoker"
+[[ ! -e $(dirname "$STOKER")/stoker-torch ]] || cp "$(dirname "$STOKER")/stoker-torch" "$LOGS/"
 STOKER="$LOGS/stoker"
 
 train=("$STOKER" train --no-progress --model mnist_cnn --batch-size 64 --epochs 1000 --lr 0.001 --schedule constant

@@ -84,9 +84,10 @@ stage_asan-models() {
     ctest --test-dir build-asan-models --output-on-failure -j "$jobs" -L models -E EfficientNetInteropTest
 }
 stage_tsan() {
-  bash scripts/build.sh build-tsan -DSTOKER_TSAN=ON -DSTOKER_WITH_TORCH=OFF "${sanitizer_flags[@]}"
+  STOKER_TARGETS=stoker_threaded_tests bash scripts/build.sh build-tsan -DSTOKER_TSAN=ON -DSTOKER_WITH_TORCH=OFF \
+    "${sanitizer_flags[@]}"
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-    ctest --test-dir build-tsan --output-on-failure -j "$jobs" -R 'Loader|DecodedCache|Prepare|MonitorSampler|MonitorCli'
+    ctest --test-dir build-tsan --output-on-failure -j "$jobs" -L threads
 }
 
 minutes() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
