@@ -83,7 +83,8 @@ struct LoaderOptions {
   int workers = 2;
   // Batch buffers in flight (being filled, ready, or held by the consumer), >= 1. Unlike
   // PyTorch's per-worker prefetch_factor, this is the total queue depth: all workers
-  // cooperate on the oldest unfinished batch first. Memory ~ prefetch x batch bytes.
+  // cooperate on the oldest unfinished batch first. Memory ~ prefetch x batch bytes, all of it
+  // written (resident) when the Loader is made, so that it does not grow later in a run.
   int prefetch = 4;
   SamplerOptions sampler;
   TransformSpec transform;
