@@ -8,12 +8,7 @@
 # Exit status: 0 passed, 1 failed, 77 skipped (not root, tmpfs cannot be mounted here, or no
 # data), as CTest's SKIP_RETURN_CODE.
 set -uo pipefail
-
-STOKER=${1:?usage: full_disk.sh STOKER_BINARY FASHION_MNIST_DIR}
-DATA=${2:?usage: full_disk.sh STOKER_BINARY FASHION_MNIST_DIR}
-skip() { echo "SKIPPED: $*"; exit 77; }
-fail() { echo "FAILED: $*"; FAILED=1; }
-FAILED=0
+source "$(dirname "$0")/common.sh"
 
 [[ $(id -u) -eq 0 ]] || skip "needs root to mount a tmpfs"
 [[ -d $DATA ]] || skip "no data at $DATA"

@@ -11,12 +11,7 @@
 # Exit status: 0 passed, 1 failed, 77 skipped (not root, no `ip`, namespaces or veth pairs not
 # possible here, or no data), as CTest's SKIP_RETURN_CODE.
 set -uo pipefail
-
-STOKER=${1:?usage: two_nodes.sh STOKER_BINARY FASHION_MNIST_DIR}
-DATA=${2:?usage: two_nodes.sh STOKER_BINARY FASHION_MNIST_DIR}
-skip() { echo "SKIPPED: $*"; exit 77; }
-fail() { echo "FAILED: $*"; FAILED=1; }
-FAILED=0
+source "$(dirname "$0")/common.sh"
 
 [[ $(id -u) -eq 0 ]] || skip "needs root to create network namespaces"
 command -v ip >/dev/null || skip "no ip command (iproute2)"
