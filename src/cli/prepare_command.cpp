@@ -34,7 +34,10 @@ int run_prepare(const PrepareArgs& args) {
   ProgressLine line;
   options.progress = [&line, &args](int64_t done, int64_t total) {
     line.update([&] {
-      if (total < 0) return fmt::format("listing {}: {} files so far, {:.0f} s", args.data, grouped(static_cast<double>(done)), line.seconds());
+      if (total < 0) {
+        return fmt::format("listing {}: {} files so far, {:.0f} s", args.data, grouped(static_cast<double>(done)),
+                           line.seconds());
+      }
       return fmt::format("preparing {} / {} files, {:.0f} s", grouped(static_cast<double>(done)),
                          grouped(static_cast<double>(total)), line.seconds());
     });

@@ -14,8 +14,6 @@ namespace stoker::train {
 
 namespace {
 
-constexpr const char* kMetadataKey = "__metadata__";
-
 constexpr std::array<SafetensorsDtype, 10> kDtypes = {{
     {"F64", 8}, {"I64", 8}, {"F32", 4}, {"I32", 4}, {"F16", 2},
     {"BF16", 2}, {"I16", 2}, {"I8", 1}, {"U8", 1}, {"BOOL", 1},
@@ -98,7 +96,7 @@ SafetensorsLayout parse_safetensors_header(const std::string& path, std::string_
   SafetensorsLayout layout;
   layout.data_start = 8 + header.size();
   for (const auto& [key, value] : json.items()) {
-    if (key == kMetadataKey) {
+    if (key == kSafetensorsMetadataKey) {
       if (!value.is_object()) not_safetensors(path, "__metadata__ is not a JSON object");
       for (const auto& [k, v] : value.items()) {
         if (!v.is_string()) not_safetensors(path, "__metadata__ value of '" + k + "' is not a string");

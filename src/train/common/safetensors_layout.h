@@ -18,6 +18,9 @@
 
 namespace stoker::train {
 
+// The header's key for the file's string metadata; no tensor may take that name.
+inline constexpr const char* kSafetensorsMetadataKey = "__metadata__";
+
 // The reference implementation's limit on the header length.
 inline constexpr uint64_t kSafetensorsMaxHeaderBytes = 100'000'000;
 

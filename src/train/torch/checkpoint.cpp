@@ -106,10 +106,13 @@ torch::serialize::InputArchive open_archive(const std::string& path) {
 void save_checkpoint(const std::string& path, Network& model, torch::optim::Optimizer& optimizer,
                      const CheckpointMeta& meta, const ModelEma* ema) {
   const std::string tmp = path + ".tmp";
-  auto failed = [&](const std::string& why) {
-    std::remove(tmp.c_str());
+  auto error_for = [&](const std::string& why) {
     return SystemError("writing checkpoint " + path + " failed (" + why +
                        "); the previous checkpoint is unchanged — free disk space or choose --output-dir");
+  };
+  auto failed = [&](const std::string& why) {
+    std::remove(tmp.c_str());
+    return error_for(why);
   };
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw failed(std::strerror(errno));
@@ -178,7 +181,7 @@ void save_checkpoint(const std::string& path, Network& model, torch::optim::Opti
   const fs::path dir = fs::path(path).parent_path();
   if (write_error != 0) {
     std::remove(tmp.c_str());  // first: its blocks count as free in the message
-    throw failed(write_failure(write_error, offered, dir.empty() ? "." : dir.string()));
+    throw error_for(write_failure(write_error, offered, dir.empty() ? "." : dir.string()));
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const int error = errno;

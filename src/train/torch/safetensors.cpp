@@ -32,8 +32,6 @@ static_assert(std::endian::native == std::endian::little,
 
 namespace {
 
-constexpr const char* kMetadataKey = "__metadata__";
-
 // The torch type of each safetensors dtype (train/common/safetensors_layout.h).
 struct TorchDtype {
   torch::ScalarType type;
@@ -183,7 +181,7 @@ void save_safetensors(const NamedTensors& tensors, const std::string& path,
   std::set<std::string> seen;
   for (const auto& [name, tensor] : tensors) {
     if (!tensor.defined()) continue;  // an unset optional buffer, as torch's state_dict skips it
-    if (name.empty() || name == kMetadataKey || !seen.insert(name).second) {
+    if (name.empty() || name == kSafetensorsMetadataKey || !seen.insert(name).second) {
       throw UsageError("cannot write safetensors file " + path + ": tensor name '" + name +
                        "' is empty, reserved or repeated");
     }
@@ -206,7 +204,7 @@ void save_safetensors(const NamedTensors& tensors, const std::string& path,
   nlohmann::ordered_json meta = nlohmann::ordered_json::object();
   if (metadata.find("format") == metadata.end()) meta["format"] = "pt";
   for (const auto& [k, v] : metadata) meta[k] = v;
-  header[kMetadataKey] = meta;
+  header[kSafetensorsMetadataKey] = meta;
   uint64_t offset = 0;
   for (const auto& item : items) {
     const auto bytes = static_cast<uint64_t>(item.data.numel() * item.dtype->size);
