@@ -5,7 +5,8 @@
 # step's result, seconds and key lines) plus logs.tar.gz into the output folder.
 #
 # Usage: bench/gpu_acceptance.sh [--out DIR] [--build DIR] [--deps DIR] [--steps LIST]
-#                                [--images N] [--model NAME] [--batch-size B] [--cpu-dry-run]
+#                                [--images N] [--model NAME] [--batch-size B] [--workers LIST]
+#                                [--amps LIST] [--programs-only] [--cpu-dry-run]
 #   --out DIR        output folder (default gpu-acceptance); summary.md is appended to
 #   --build DIR      CMake build folder (default build-cuda), configured against $PYTHON's torch
 #                    when it holds no CMakeCache.txt yet
@@ -35,6 +36,11 @@
 #                    in the build folder and reused by later runs
 #   --model NAME     conv net for train, doctor and compare (default resnet50)
 #   --batch-size B   batch for train, doctor and compare (default 128)
+#   --workers LIST   comma-separated worker counts for the python step's stoker.DataLoader run
+#                    (default: the core count); torch's DataLoader runs once, at the core count
+#   --amps LIST      the train step's precisions (default off,bf16,fp16)
+#   --programs-only  the build step builds stoker and stoker-torch alone (no tests, no bench
+#                    programs): for a short lease whose steps need nothing else
 #   --cpu-dry-run    every step on the CPU with tiny sizes and the existing build (default
 #                    folder build): checks this script on a machine without a GPU. Its figures
 #                    mean nothing, and the CUDA-only checks are reported as skipped.
@@ -49,18 +55,20 @@ SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(cd "$SCRIPT_DIR/.." && pwd)
 PY=${PYTHON:-python3}
 OUT=gpu-acceptance BUILD= DEPS= STEPS=python,build,tests,check,optim,train,doctor,loader,features,compare
-IMAGES=8000 MODEL=resnet50 BATCH=128 DRY=0
+IMAGES=8000 MODEL=resnet50 BATCH=128 DRY=0 WORKERS= AMP_LIST= PROGRAMS_ONLY=0
 ALL_STEPS=" python build tests check optim train doctor loader features compare "
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
     -h|--help) sed -n '2,/^set -uo/{/^set -uo/d;p}' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --cpu-dry-run) DRY=1; shift; continue ;;
+    --programs-only) PROGRAMS_ONLY=1; shift; continue ;;
   esac
   [[ $# -ge 2 ]] || die "$1 needs a value (see --help)"
   case "$1" in
     --out) OUT=$2 ;; --build) BUILD=$2 ;; --deps) DEPS=$2 ;; --steps) STEPS=$2 ;;
     --images) IMAGES=$2 ;; --model) MODEL=$2 ;; --batch-size) BATCH=$2 ;;
+    --workers) WORKERS=$2 ;; --amps) AMP_LIST=$2 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
   shift 2
@@ -70,6 +78,12 @@ for s in ${STEPS//,/ }; do
 done
 for v in IMAGES BATCH; do
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "--${v,,} must be a positive integer, got '${!v}'"
+done
+for w in ${WORKERS//,/ }; do
+  [[ $w =~ ^[1-9][0-9]*$ ]] || die "--workers takes positive integers separated by commas, got '$WORKERS'"
+done
+for a in ${AMP_LIST//,/ }; do
+  [[ " off bf16 fp16 " == *" $a "* ]] || die "--amps: unknown precision '$a'; the precisions are off, bf16, fp16"
 done
 wants() { [[ ",$STEPS," == *",$1,"* ]]; }
 
@@ -97,6 +111,8 @@ else
   DEVICE=cuda AMPS="off bf16 fp16" PY_AMP=bf16 BUILD=${BUILD:-build-cuda}
   SIZE=224 TRAIN_STEPS=150 LOADER_SECONDS=8 FEATURE_ROWS=2000000 FEATURE_STEPS=1000 COMPARE_STEPS=100
 fi
+[[ -n $AMP_LIST ]] && AMPS=${AMP_LIST//,/ }
+WORKERS=${WORKERS:-$NPROC}
 [[ $BUILD = /* ]] || BUILD=$REPO_ROOT/$BUILD
 STOKER=$BUILD/src/stoker
 # Kept beside the build, so that a later run with the same --build (one step per call on a
@@ -166,6 +182,16 @@ json_rate() {
     || echo '?'
 }
 
+# keep_run_records NAME DIR: the small records of the run folder(s) under DIR (summary.json,
+# metrics.csv, events.log) into $LOGS as NAME-<file>, for checking the run's verdicts later.
+keep_run_records() {
+  local f
+  for f in "$2"/*/summary.json "$2"/*/metrics.csv "$2"/*/events.log; do
+    [[ -f $f ]] && cp "$f" "$LOGS/$1-$(basename "$f")"
+  done
+  return 0
+}
+
 need_stoker() {
   [[ -x $STOKER ]] && return 0
   row "$1" FAIL 0 "$STOKER not found: run the build step first"
@@ -213,17 +239,21 @@ if not os.path.isdir(root):
         pool.map(one, range(n), chunksize=64)' "$py_images" "$IMAGES"
   verdict python-images 0 "$IMAGES JPEGs in $py_images"
   text=
-  for loader in synthetic stoker torch; do
-    run "python-train-$loader" 420 env PYTHONPATH="$site" "$PY" "$SCRIPT_DIR/pytorch_train_images.py" \
-      --data "$py_images" --model "$MODEL" --batch-size "$BATCH" --workers "$NPROC" --size "$SIZE" \
+  # One synthetic and one torch run; stoker's at each --workers count.
+  runs="synthetic:$NPROC torch:$NPROC"
+  for w in ${WORKERS//,/ }; do runs+=" stoker:$w"; done
+  for r in $runs; do
+    loader=${r%%:*} workers=${r#*:} name=python-train-${r/:/-}
+    run "$name" 420 env PYTHONPATH="$site" "$PY" "$SCRIPT_DIR/pytorch_train_images.py" \
+      --data "$py_images" --model "$MODEL" --batch-size "$BATCH" --workers "$workers" --size "$SIZE" \
       --max-steps $((COMPARE_STEPS + 20)) --warmup-steps 20 --device "$DEVICE" --amp "$PY_AMP" \
       --loader "$loader" --json
-    rate=$(grep -v '^\$ ' "$LOGS/python-train-$loader.log" | grep '^{' |
+    rate=$(grep -v '^\$ ' "$LOGS/$name.log" | grep '^{' |
       "$PY" -c 'import json,sys; print(round(json.load(sys.stdin)["samples_per_sec"]))' 2>/dev/null || echo '?')
-    verdict "python-train-$loader" 0 "$rate samples/s: $(lines "python-train-$loader" '^epoch' | tail -n 2)"
-    text+="$loader $rate  "
+    verdict "$name" 0 "$rate samples/s: $(lines "$name" '^epoch' | tail -n 2)"
+    text+="$loader at $workers workers $rate  "
   done
-  row python-train info 0 "$MODEL, batch $BATCH, $NPROC workers, amp $PY_AMP, samples/s: $text"
+  row python-train info 0 "$MODEL, batch $BATCH, amp $PY_AMP, samples/s: $text"
 fi
 
 # ------------------------------------------------------------------------------------ build
@@ -236,7 +266,9 @@ if wants build; then
       -DCMAKE_PREFIX_PATH="$prefix${CMAKE_PREFIX_PATH:+;$CMAKE_PREFIX_PATH}" "${cuda_args[@]}"
     verdict configure 0 "$(lines configure 'libtorch|Torch|CUDA|stoker:')"
   fi
-  run build 540 cmake --build "$BUILD" -j "$NPROC"
+  targets=()
+  [[ $PROGRAMS_ONLY -eq 1 ]] && targets=(--target stoker stoker-torch)
+  run build 540 cmake --build "$BUILD" -j "$NPROC" "${targets[@]}"
   verdict build 0 "$(lines build '^\[[0-9]+/[0-9]+\] Linking' | tail -n 3)"
 fi
 
@@ -288,7 +320,8 @@ if wants train && need_stoker train; then
     [[ $amp == off ]] && extra=(--auto-augment ta_wide --random-erase 0.25)
     [[ $amp == fp16 ]] && extra=(--clip-grad-norm 1.0 --mixup-alpha 0.2 --cutmix-alpha 1.0)
     [[ $amp == bf16 ]] && extra=(--ema-decay 0.9998)
-    run "train-$amp" 480 "${base[@]}" --amp "$amp" "${extra[@]}" --max-steps "$TRAIN_STEPS" --output-dir "$WORK/runs"
+    run "train-$amp" 480 "${base[@]}" --amp "$amp" "${extra[@]}" --max-steps "$TRAIN_STEPS" --output-dir "$WORK/train-$amp"
+    keep_run_records "train-$amp" "$WORK/train-$amp"
     verdict "train-$amp" 0 "$(lines "train-$amp" '^(device|Batch size)|memory|samples/s|step time|skipped|grad norm|model_ema')"
   done
   # Interrupted by --max-steps with a checkpoint, then resumed from its run folder.
@@ -371,9 +404,18 @@ for i in range(0, rows, 200_000):
 x.flush()
 np.save(sys.argv[1] + "/y.npy", rng.integers(0, 10, rows))' "$WORK" "$FEATURE_ROWS"
   verdict features-file 0 "$FEATURE_ROWS × 256 float32"
+  # NVML read beside the run, three ways (bench/gpu_util_probe.py), to compare with the run's own
+  # GPU figure, which is the mean of the driver's samples.
+  probe_pid=
+  if [[ $DRY -eq 0 ]]; then
+    "$PY" "$SCRIPT_DIR/gpu_util_probe.py" --seconds 480 >"$LOGS/features-nvml.csv" 2>"$LOGS/features-nvml.log" &
+    probe_pid=$!
+  fi
   run features 480 "$STOKER" train --data "$WORK/x.npy" --model mlp --batch-size 4096 --workers "$NPROC" \
-    --device "$DEVICE" --epochs 1000 --max-steps "$FEATURE_STEPS" --no-progress --output-dir "$WORK/runs"
-  verdict features 0 "$(lines features '^(device|Batch size)|memory|samples/s|step time')"
+    --device "$DEVICE" --epochs 1000 --max-steps "$FEATURE_STEPS" --no-progress --output-dir "$WORK/features-runs"
+  if [[ -n $probe_pid ]]; then kill -INT "$probe_pid" 2>/dev/null; wait "$probe_pid"; fi
+  keep_run_records features "$WORK/features-runs"
+  verdict features 0 "$(lines features '^(device|Batch size)|memory|samples/s|step time|GPU') · NVML beside it: $(tail -n 1 "$LOGS/features-nvml.log" 2>/dev/null)"
 fi
 
 # ------------------------------------------------------------------------------------ compare
