@@ -30,7 +30,8 @@
 #                               resume, out of memory at batch 4096, and the Fashion-MNIST job
 #                      doctor   stoker doctor with --find-batch-size
 #                      loader   stoker bench loader at 1, 2, 4, ... workers, and the decode floor
-#                      features an MLP on a 2,000,000 × 256 float32 .npy
+#                      features an MLP on a 2,000,000 × 256 float32 .npy (15,000 steps, about 20 s on an
+#                               H200), with NVML read beside it by bench/gpu_util_probe.py
 #                      compare  bench/compare_convnet.sh --device cuda --amp bf16 (PyTorch beside)
 #   --images N       synthetic ImageNet-like JPEGs for the image runs (default 8000), made once
 #                    in the build folder and reused by later runs
@@ -109,7 +110,7 @@ else
   [[ $TORCH_SEES_GPU == True ]] \
     || die "torch $TORCH_VERSION (CUDA ${TORCH_CUDA}) under $PY sees no GPU; run where one is, or use --cpu-dry-run"
   DEVICE=cuda AMPS="off bf16 fp16" PY_AMP=bf16 BUILD=${BUILD:-build-cuda}
-  SIZE=224 TRAIN_STEPS=150 LOADER_SECONDS=8 FEATURE_ROWS=2000000 FEATURE_STEPS=1000 COMPARE_STEPS=100
+  SIZE=224 TRAIN_STEPS=150 LOADER_SECONDS=8 FEATURE_ROWS=2000000 FEATURE_STEPS=15000 COMPARE_STEPS=100
 fi
 [[ -n $AMP_LIST ]] && AMPS=${AMP_LIST//,/ }
 WORKERS=${WORKERS:-$NPROC}

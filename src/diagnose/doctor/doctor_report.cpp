@@ -192,6 +192,7 @@ json doctor_json(const DoctorFindings& f, const std::vector<DoctorChange>& chang
   if (f.slow_step) {
     out["together"]["samples_per_sec"] = nullptr;  // not measured: see slow_step
     out["slow_step"] = {{"estimate_seconds", f.slow_step->estimate_s},
+                        {"first_step_seconds", f.slow_step->first_s > 0 ? json(f.slow_step->first_s) : json(nullptr)},
                         {"seconds", f.slow_step->measured_s > 0 ? json(f.slow_step->measured_s) : json(nullptr)},
                         {"skipped", f.slow_step->skipped.empty() ? json(nullptr) : json(f.slow_step->skipped)}};
   }
