@@ -15,6 +15,7 @@
 #include "stoker/core/host_tuning.h"
 #include "stoker/diagnose/check.h"
 #include "stoker/train/device_bench.h"
+#include "torch_handoff.h"
 
 namespace stoker::cli {
 
@@ -89,8 +90,8 @@ check::TorchFigures measure_torch(double seconds) {
   return t;
 }
 
+// After validate(args).
 int run_check(const CheckArgs& args) {
-  validate(args);
   Stopwatch wall;
   const bool hint = ::isatty(STDERR_FILENO) != 0;
   if (hint) std::fprintf(stderr, "stoker check: measuring, about %.0f s per benchmark ...", args.seconds);
@@ -133,7 +134,11 @@ void add_check_command(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--seconds", args->seconds, "Time budget of each benchmark")->capture_default_str();
   cmd->add_flag("--json", args->json, "Print one JSON object");
-  cmd->callback([args, exit_code] { *exit_code = run_check(*args); });
+  cmd->callback([args, exit_code] {
+    validate(*args);
+    continue_in_torch_program();
+    *exit_code = run_check(*args);
+  });
 }
 
 }  // namespace stoker::cli

@@ -4,6 +4,7 @@
 #include "commands.h"
 #include "stoker/train/config.h"
 #include "stoker/train/doctor.h"
+#include "torch_handoff.h"
 
 namespace stoker::cli {
 
@@ -20,6 +21,8 @@ void add_doctor_command(CLI::App& app, int* exit_code) {
                 "Also find the largest batch that fits and the fastest (a suggestion; never applied)");
   cmd->callback([flags, options, exit_code] {
     const train::TrainConfig config = train::resolve_train_config(*flags);
+    train::validate(config);  // before libtorch loads
+    continue_in_torch_program();
     *exit_code = train::run_doctor(config, *options);
   });
 }

@@ -4,6 +4,7 @@
 #include "commands.h"
 #include "stoker/core/error.h"
 #include "stoker/train/evaluation.h"
+#include "torch_handoff.h"
 
 namespace stoker::cli {
 
@@ -34,6 +35,7 @@ void add_evaluate_command(CLI::App& app, int* exit_code) {
     if (options->data.empty()) {
       throw UsageError("evaluate needs --data: the dataset to score (a folder, an IDX directory, a feature file)");
     }
+    continue_in_torch_program();
     *exit_code = train::run_evaluation(*options);
   });
 }

@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -10,29 +9,44 @@
 #include <string>
 #include <system_error>
 
+#include <fmt/format.h>
+
+#include "stoker/core/error.h"
+
 namespace stoker::cli {
 
-bool needs_torch(std::string_view command) {
-  static constexpr std::array<std::string_view, 4> kCommands = {"train", "evaluate", "doctor", "check"};
-  for (const std::string_view c : kCommands) {
-    if (c == command) return true;
-  }
-  return false;
+namespace {
+
+struct Handoff {
+  const char* program = nullptr;  // nullptr: not armed
+  int argc = 0;
+  char** argv = nullptr;
+};
+
+Handoff& handoff() {
+  static Handoff h;
+  return h;
 }
 
-std::optional<int> hand_over_torch_command(const char* program, int argc, char** argv) {
-  if (argc < 2 || !needs_torch(argv[1])) return std::nullopt;
+}  // namespace
+
+void arm_torch_handoff(const char* program, int argc, char** argv) { handoff() = {program, argc, argv}; }
+
+void continue_in_torch_program() {
+  const Handoff& h = handoff();
+  if (h.program == nullptr || h.argc < 2) return;
   std::error_code ec;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  const std::string path = (ec ? std::filesystem::path(program) : self.parent_path() / program).string();
-  ::execv(path.c_str(), argv);  // returns only on failure
+  const std::string path = (ec ? std::filesystem::path(h.program) : self.parent_path() / h.program).string();
+  std::fflush(nullptr);
+  ::execv(path.c_str(), h.argv);  // returns only on failure
   const int error = errno;
-  std::fprintf(stderr,
-               "error: `stoker %s` runs %s (the stoker commands built with libtorch), which %s%s%s; "
-               "rebuild with `bash scripts/build.sh build`, or keep %s in the same folder as stoker\n",
-               argv[1], path.c_str(), error == ENOENT ? "is missing" : "cannot be started (",
-               error == ENOENT ? "" : std::strerror(error), error == ENOENT ? "" : ")", program);
-  return 1;
+  throw Error(fmt::format("`stoker {}` runs {} (the stoker commands built with libtorch), which {}; rebuild with "
+                          "`bash scripts/build.sh build`, or keep {} in the same folder as stoker",
+                          h.argv[1], path,
+                          error == ENOENT ? std::string("is missing")
+                                          : fmt::format("cannot be started ({})", std::strerror(error)),
+                          h.program));
 }
 
 }  // namespace stoker::cli

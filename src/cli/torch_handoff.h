@@ -1,24 +1,25 @@
 // `stoker` is built without the trainer where libtorch was found, so that the commands that do
 // not train start without loading libtorch (about a second: libtorch and ~250 shared libraries).
-// The commands that need it are handed to `stoker-torch`, the same command line interface with
-// the trainer linked in, built into the same folder (src/CMakeLists.txt).
+// The commands that need it (train, evaluate, doctor, check) parse and check their arguments
+// here, then continue in `stoker-torch`, the same command line interface with the trainer
+// linked in, built into the same folder (src/CMakeLists.txt). A usage error or `--help` is
+// therefore answered without loading libtorch.
 //
-// Thread safety: call from main() before any thread starts.
+// Thread safety: call both from the main thread before any other thread starts.
 #pragma once
-
-#include <optional>
-#include <string_view>
 
 namespace stoker::cli {
 
-// True for the commands that need libtorch: train, evaluate, doctor and check.
-bool needs_torch(std::string_view command);
+// Arms the hand-off: remembers this process's arguments and the program, in this executable's
+// folder, that runs the trainer's commands. Called once by `stoker`'s main(); never armed in
+// `stoker-torch` or in a build without libtorch.
+void arm_torch_handoff(const char* program, int argc, char** argv);
 
-// When argv[1] names a command that needs libtorch, replaces this process with `program` from
-// this executable's folder, with the same arguments and environment: the process id, the
-// standard streams, the signals and the exit code stay the command's own. Returns nothing when
-// argv[1] names another command. When `program` is missing or cannot be started, prints one
-// "error: ..." line on stderr and returns 1.
-std::optional<int> hand_over_torch_command(const char* program, int argc, char** argv);
+// Called by each command that needs libtorch once its arguments are parsed and checked, before
+// anything that needs libtorch. Armed: replaces this process with the program, with the same
+// arguments and environment, so the process id, the standard streams, the signals and the exit
+// code stay the command's own; throws Error (exit 1) naming the program when it is missing or
+// cannot be started. Not armed: returns at once.
+void continue_in_torch_program();
 
 }  // namespace stoker::cli

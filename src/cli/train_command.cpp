@@ -15,6 +15,7 @@
 #include "stoker/core/process.h"
 #include "stoker/core/error.h"
 #include "local_launch.h"
+#include "torch_handoff.h"
 #include "stoker/train/config.h"
 #include "stoker/train/trainer.h"
 
@@ -78,6 +79,10 @@ void add_train_command(CLI::App& app, int* exit_code) {
     // are) train. WORLD_SIZE unset, empty or 1 is a process alone, as the trainer reads it.
     const char* world = std::getenv("WORLD_SIZE");
     const bool alone = world == nullptr || std::string_view(world).empty() || std::string_view(world) == "1";
+    // A process alone checks the config before libtorch loads; in a group the trainer checks
+    // it, so that its leader alone reports a mistake.
+    if (alone) train::validate(config);
+    continue_in_torch_program();
     if (config.nproc_per_node > 1 && alone) {
       // Refused here, once, rather than by each of the processes it would start.
       if (const std::string why = train::data_parallel_unavailable_reason(); !why.empty()) throw UsageError(why);
