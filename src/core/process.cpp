@@ -2,9 +2,12 @@
 
 #include <sched.h>
 #include <sys/resource.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <limits>
 #include <thread>
 
 namespace stoker {
@@ -27,6 +30,26 @@ double peak_rss_bytes() {
 double free_ram_bytes() {
   const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
+}
+
+double allocation_ceiling_bytes() {
+  double ceiling = std::numeric_limits<double>::infinity();
+  struct sysinfo info {};
+  if (sysinfo(&info) == 0 && info.totalram > 0) {
+    ceiling = (static_cast<double>(info.totalram) + static_cast<double>(info.totalswap)) * info.mem_unit;
+  }
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    unsigned long size_pages = 0;  // the first field of /proc/self/statm: the address space in use
+    if (std::FILE* statm = std::fopen("/proc/self/statm", "r")) {
+      if (std::fscanf(statm, "%lu", &size_pages) != 1) size_pages = 0;
+      std::fclose(statm);
+    }
+    const double used = static_cast<double>(size_pages) * static_cast<double>(sysconf(_SC_PAGESIZE));
+    const double left = std::max(0.0, static_cast<double>(limit.rlim_cur) - used);
+    ceiling = std::min(ceiling, left);
+  }
+  return ceiling;
 }
 
 }  // namespace stoker

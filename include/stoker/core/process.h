@@ -17,4 +17,10 @@ double peak_rss_bytes();
 // Free physical memory in bytes (sysconf _SC_AVPHYS_PAGES); 0 when unknown.
 double free_ram_bytes();
 
+// An upper bound of what this process can still allocate, in bytes: the address space that
+// `ulimit -v` leaves it (RLIMIT_AS less its present size) and the machine's RAM plus swap,
+// whichever is less (infinity when neither is known). An allocation above it cannot succeed;
+// one below it may still fail.
+double allocation_ceiling_bytes();
+
 }  // namespace stoker

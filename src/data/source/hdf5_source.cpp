@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <new>
 #include <optional>
 #include <span>
 
@@ -18,6 +19,7 @@
 #include "stoker/core/error.h"
 #include "stoker/core/mapped_file.h"
 #include "stoker/core/mutex.h"
+#include "stoker/core/process.h"
 
 namespace stoker::data {
 
@@ -207,6 +209,22 @@ std::optional<Hdf5Array> in_place(hid_t dataset, hid_t type, const NpyArray& des
     return std::nullopt;
   }
   return out;
+}
+
+// The bytes holding `key` in memory takes at most, from its header alone: its values as read,
+// plus the same count as float32 features (`features`) or as int64 class ids. Nothing for a
+// contiguous dataset read as features, which is read in place from the file's map.
+double bytes_to_hold(hid_t file, const std::string& key, bool features) {
+  const Hid dataset(H5Dopen2(file, key.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!dataset.ok()) return 0;  // read_dataset says what is wrong
+  const Hid type(H5Dget_type(dataset.get()), H5Tclose);
+  const Hid space(H5Dget_space(dataset.get()), H5Sclose);
+  const Hid plist(H5Dget_create_plist(dataset.get()), H5Pclose);
+  if (!type.ok() || !space.ok() || !plist.ok()) return 0;
+  if (features && H5Pget_layout(plist.get()) == H5D_CONTIGUOUS) return 0;
+  const hssize_t count = H5Sget_simple_extent_npoints(space.get());
+  if (count <= 0) return 0;
+  return static_cast<double>(count) * static_cast<double>(H5Tget_size(type.get()) + (features ? 4 : 8));
 }
 
 Hdf5Array read_dataset(hid_t file, const std::string& path, const std::string& key, bool may_map = false) {
@@ -412,6 +430,11 @@ std::unique_ptr<Source> open_hdf5(const std::string& path, const std::string& sp
     const Search found = search(file.get(), path, group, split);
     if (!found.found) no_arrays(found, path, split);
     const auto& [x_name, y_name] = *found.found;
+    // Arrays that cannot fit are refused before minutes of reading: open_source says so.
+    if (bytes_to_hold(file.get(), x_name, true) + bytes_to_hold(file.get(), y_name, false) >
+        allocation_ceiling_bytes()) {
+      throw std::bad_alloc();
+    }
     // The features are read in place where the file allows it; the targets into memory.
     const Hdf5Array x = read_dataset(file.get(), file_path, x_name, true);
     const Hdf5Array y = read_dataset(file.get(), file_path, y_name);

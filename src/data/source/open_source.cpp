@@ -151,7 +151,8 @@ std::unique_ptr<Source> open_source(const std::string& path, const std::string& 
     return concat_sources(std::move(parts), path);
   } catch (const std::bad_alloc&) {
     // Table sources, and array sources whose layout cannot be read in place, hold their data
-    // in RAM; one that does not fit says so here, not as an out-of-memory of training.
+    // in RAM; one that does not fit says so here, not as an out-of-memory of training. A source
+    // whose header declares more than allocation_ceiling_bytes() throws bad_alloc before reading.
     rlimit limit{};
     const bool limited = getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY;
     throw DataError(fmt::format(

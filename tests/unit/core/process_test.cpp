@@ -1,0 +1,56 @@
+// allocation_ceiling_bytes(): what ulimit -v leaves, measured in a child that sets the limit.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/sysinfo.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "stoker/core/process.h"
+#include "support/sanitizers.h"
+
+namespace stoker {
+namespace {
+
+TEST(AllocationCeilingTest, NoMoreThanTheMachinesRamAndSwap) {
+  struct sysinfo info {};
+  ASSERT_EQ(sysinfo(&info), 0);
+  const double ram_and_swap = (static_cast<double>(info.totalram) + static_cast<double>(info.totalswap)) * info.mem_unit;
+  EXPECT_GT(allocation_ceiling_bytes(), 0);
+  EXPECT_LE(allocation_ceiling_bytes(), ram_and_swap);
+}
+
+TEST(AllocationCeilingTest, UlimitVLeavesTheLimitLessWhatIsInUseAndAllocationsAboveItFail) {
+#if defined(STOKER_UNDER_ASAN) || defined(STOKER_UNDER_TSAN)
+  GTEST_SKIP() << "a sanitizer's shadow memory needs far more address space than any ulimit -v leaves";
+#endif
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // The limit: what is in use now plus 256 MiB.
+    const double before = allocation_ceiling_bytes();
+    rlimit limit{};
+    getrlimit(RLIMIT_AS, &limit);
+    long pages = 0;
+    if (std::FILE* statm = std::fopen("/proc/self/statm", "r")) {
+      if (std::fscanf(statm, "%ld", &pages) != 1) pages = 0;
+      std::fclose(statm);
+    }
+    limit.rlim_cur = static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (rlim_t{256} << 20);
+    if (setrlimit(RLIMIT_AS, &limit) != 0) _exit(10);
+    const double ceiling = allocation_ceiling_bytes();
+    if (!(ceiling <= 256.0 * (1 << 20) && ceiling > 200.0 * (1 << 20) && ceiling < before)) _exit(11);
+    void* above = std::malloc(static_cast<size_t>(ceiling) + (size_t{64} << 20));
+    _exit(above == nullptr ? 0 : 12);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10: setrlimit failed; 11: the ceiling did not follow the limit; "
+                                       "12: an allocation above the ceiling succeeded";
+}
+
+}  // namespace
+}  // namespace stoker
