@@ -1,4 +1,5 @@
 """Bad arguments are one ValueError line; bad samples follow on_error; Ctrl-C ends a wait."""
+import os
 import signal
 import time
 
@@ -70,8 +71,11 @@ def test_on_error_raise_names_the_file(folder_with_a_bad_file):
 def test_ctrl_c_ends_a_wait_for_a_slow_batch(tmp_path):
     (tmp_path / "a").mkdir()
     big = np.random.default_rng(0).integers(0, 255, (2500, 2500, 3), dtype=np.uint8)
-    for i in range(12):  # a batch that takes one worker well over a second, however idle the machine
-        Image.fromarray(big).save(tmp_path / "a" / f"{i}.png", compress_level=1)
+    # A batch that takes one worker well over a second, however idle the machine: one noisy
+    # 2500-px PNG (slow to encode), under 12 names.
+    Image.fromarray(big).save(tmp_path / "a" / "0.png", compress_level=1)
+    for i in range(1, 12):
+        os.link(tmp_path / "a" / "0.png", tmp_path / "a" / f"{i}.png")
     loader = stoker.DataLoader(tmp_path, batch_size=12, num_workers=1, transforms="Resize((2000, 2000))")
     it = iter(loader)
     # Python keeps SIGINT ignored when it starts with it ignored (a job a shell ran in the
