@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "train/torch/foreach_optimizers.h"
-#include "train/torch/models.h"
+#include "train/torch/step/foreach_optimizers.h"
+#include "train/torch/model/models.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // `stoker train --nproc-per-node N`: starts N copies of this command on this machine as one
-// data-parallel group, as torchrun does (train/torch/data_parallel.h reads what it sets:
+// data-parallel group, as torchrun does (train/torch/parallel/data_parallel.h reads what it sets:
 // RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1 and a free
 // MASTER_PORT), and waits for them.
 //

@@ -6,8 +6,8 @@
 #include "stoker/train/config.h"
 #include "param_diff.h"
 #include "twin.h"
-#include "train/torch/models.h"
-#include "train/torch/step.h"
+#include "train/torch/model/models.h"
+#include "train/torch/step/step.h"
 
 namespace stoker::train {
 namespace {

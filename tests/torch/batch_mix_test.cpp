@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "train/torch/batch_mix.h"
+#include "train/torch/step/batch_mix.h"
 
 namespace stoker::train {
 namespace {

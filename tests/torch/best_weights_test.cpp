@@ -1,6 +1,6 @@
 // BestWeights: which epoch's weights are the best (top-1 higher, MAE lower), the file and its
 // metadata, and the record surviving a resume.
-#include "train/torch/best_weights.h"
+#include "train/torch/run/best_weights.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <limits>
 
 #include "support/temp_dir.h"
-#include "train/torch/safetensors.h"
+#include "train/torch/model/safetensors.h"
 
 namespace stoker::train {
 namespace {

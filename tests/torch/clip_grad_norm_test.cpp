@@ -9,8 +9,8 @@
 
 #include "param_diff.h"
 #include "stoker/train/config.h"
-#include "train/torch/models.h"
-#include "train/torch/step.h"
+#include "train/torch/model/models.h"
+#include "train/torch/step/step.h"
 #include "twin.h"
 
 namespace stoker::train {

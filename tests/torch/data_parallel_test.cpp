@@ -22,10 +22,10 @@
 #include "twin.h"
 #include "stoker/core/error.h"
 #include "stoker/train/config.h"
-#include "train/torch/data_parallel.h"
-#include "train/torch/gloo_group.h"
-#include "train/torch/models.h"
-#include "train/torch/step.h"
+#include "train/torch/parallel/data_parallel.h"
+#include "train/torch/parallel/gloo_group.h"
+#include "train/torch/model/models.h"
+#include "train/torch/step/step.h"
 
 namespace stoker::train {
 namespace {

@@ -3,14 +3,14 @@
 // value, and a channels_last model computes what the contiguous one does. (The CUDA side
 // stream and pinned buffers need a GPU: the Cuda tests at the end run there and skip
 // themselves elsewhere.)
-#include "train/torch/device_feed.h"
+#include "train/torch/step/device_feed.h"
 
 #include <gtest/gtest.h>
 
 #include "device_fixtures.h"
-#include "train/torch/models.h"
-#include "train/torch/objective.h"
-#include "train/torch/step.h"
+#include "train/torch/model/models.h"
+#include "train/torch/step/objective.h"
+#include "train/torch/step/step.h"
 
 namespace stoker::train {
 namespace {

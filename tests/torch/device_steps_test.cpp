@@ -12,9 +12,9 @@
 #include "device_fixtures.h"
 #include "stoker/train/config.h"
 #include "support/sanitizers.h"
-#include "train/torch/models.h"
-#include "train/torch/out_of_memory.h"
-#include "train/torch/step.h"
+#include "train/torch/model/models.h"
+#include "train/torch/step/out_of_memory.h"
+#include "train/torch/step/step.h"
 
 namespace stoker::train {
 namespace {

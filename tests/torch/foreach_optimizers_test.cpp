@@ -4,7 +4,7 @@
 // foreach operation there tensor by tensor with the same kernels), keep the same state (so
 // checkpoints load either way), and dispatch a handful of operations per step instead of a
 // few per parameter — the point of them on a GPU, where each operation is a kernel launch.
-#include "train/torch/foreach_optimizers.h"
+#include "train/torch/step/foreach_optimizers.h"
 
 #include <ATen/record_function.h>
 #include <gtest/gtest.h>
@@ -12,8 +12,8 @@
 #include <functional>
 #include <memory>
 
-#include "train/torch/models.h"
-#include "train/torch/setup.h"
+#include "train/torch/model/models.h"
+#include "train/torch/run/setup.h"
 #include "train/torch/torch_compat.h"
 
 namespace stoker::train {

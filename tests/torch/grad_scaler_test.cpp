@@ -9,8 +9,8 @@
 #include <set>
 
 #include "device_fixtures.h"
-#include "train/torch/grad_scaler.h"
-#include "train/torch/models.h"
+#include "train/torch/step/grad_scaler.h"
+#include "train/torch/model/models.h"
 
 namespace stoker::train {
 namespace {

@@ -10,9 +10,9 @@
 #include <future>
 #include <vector>
 
-#include "train/torch/gloo_group.h"
-#include "train/torch/gradient_reducer.h"
-#include "train/torch/models.h"
+#include "train/torch/parallel/gloo_group.h"
+#include "train/torch/parallel/gradient_reducer.h"
+#include "train/torch/model/models.h"
 
 namespace stoker::train {
 namespace {

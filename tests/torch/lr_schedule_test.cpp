@@ -15,7 +15,7 @@
 
 #include "stoker/train/config.h"
 #include "support/run_command.h"
-#include "train/torch/step.h"
+#include "train/torch/step/step.h"
 #include "twin.h"
 
 namespace stoker::train {

@@ -11,10 +11,10 @@
 #include "param_diff.h"
 #include "stoker/train/config.h"
 #include "support/temp_dir.h"
-#include "train/torch/checkpoint.h"
-#include "train/torch/model_ema.h"
-#include "train/torch/models.h"
-#include "train/torch/step.h"
+#include "train/torch/model/checkpoint.h"
+#include "train/torch/model/model_ema.h"
+#include "train/torch/model/models.h"
+#include "train/torch/step/step.h"
 #include "twin.h"
 
 namespace stoker::train {

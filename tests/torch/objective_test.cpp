@@ -1,7 +1,7 @@
 // Tasks and fp16 wiring below the CLI: the regression losses, how the task is resolved from
 // the data (and the one-line errors when it cannot be), the fp16 Stepper skipping an
 // overflowing window like GradScaler, and the scaler's state surviving a checkpoint.
-#include "train/torch/objective.h"
+#include "train/torch/step/objective.h"
 
 #include <gtest/gtest.h>
 
@@ -13,9 +13,9 @@
 #include "stoker/data/source.h"
 #include "support/level_datasets.h"
 #include "support/temp_dir.h"
-#include "train/torch/checkpoint.h"
-#include "train/torch/models.h"
-#include "train/torch/step.h"
+#include "train/torch/model/checkpoint.h"
+#include "train/torch/model/models.h"
+#include "train/torch/step/step.h"
 
 namespace stoker::train {
 namespace {

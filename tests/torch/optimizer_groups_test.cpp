@@ -7,9 +7,9 @@
 #include <set>
 
 #include "support/temp_dir.h"
-#include "train/torch/checkpoint.h"
-#include "train/torch/models.h"
-#include "train/torch/setup.h"
+#include "train/torch/model/checkpoint.h"
+#include "train/torch/model/models.h"
+#include "train/torch/run/setup.h"
 
 namespace stoker::train {
 namespace {

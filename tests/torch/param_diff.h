@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "train/torch/models.h"
+#include "train/torch/model/models.h"
 
 namespace stoker::testing {
 

@@ -6,8 +6,8 @@
 
 #include "stoker/train/trainer.h"
 #include "support/temp_dir.h"
-#include "train/torch/checkpoint.h"
-#include "train/torch/models.h"
+#include "train/torch/model/checkpoint.h"
+#include "train/torch/model/models.h"
 
 namespace stoker::train {
 namespace {

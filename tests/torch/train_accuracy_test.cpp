@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "stoker/train/config.h"
-#include "train/torch/objective.h"
-#include "train/torch/step.h"
+#include "train/torch/step/objective.h"
+#include "train/torch/step/step.h"
 #include "twin.h"
 
 namespace stoker::train {

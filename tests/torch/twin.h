@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "train/torch/models.h"
+#include "train/torch/model/models.h"
 
 namespace stoker::testing {
 

@@ -31,7 +31,7 @@ class App;
 
 namespace stoker::train {
 
-// Every model the trainer builds (train/torch/models.cpp), in the order messages list them.
+// Every model the trainer builds (train/torch/model/models.cpp), in the order messages list them.
 // resnet* and efficientnet_b* carry torchvision's module names, so their weights load there.
 // auto_augment's values: torchvision's reference-script names.
 inline constexpr std::array<std::string_view, 7> kAutoAugmentNames = {"none",     "ta_wide", "ra",    "imagenet",

@@ -1,5 +1,5 @@
 // Private: what `stoker doctor` measured, and the pure steps after measuring: ranking the
-// changes and writing the report (text or JSON). No torch: src/train/torch/doctor.cpp
+// changes and writing the report (text or JSON). No torch: src/train/torch/probe/doctor.cpp
 // measures with libtorch and fills DoctorFindings; doctor_report.cpp only reads it, so the
 // ranking and the report are unit-tested (tests/unit/diagnose/doctor_rank_test.cpp) and run
 // under the sanitizers without libtorch.

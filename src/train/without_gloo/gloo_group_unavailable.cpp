@@ -1,8 +1,8 @@
-// Compiled instead of train/torch/gloo_group.cpp where Gloo's headers were not found (a
+// Compiled instead of train/torch/parallel/gloo_group.cpp where Gloo's headers were not found (a
 // pip-installed PyTorch ships none): training in one process works; data-parallel says why not.
 #include "stoker/core/error.h"
 #include "stoker/train/trainer.h"
-#include "train/torch/gloo_group.h"
+#include "train/torch/parallel/gloo_group.h"
 
 namespace stoker::train {
 

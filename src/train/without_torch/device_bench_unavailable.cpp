@@ -1,4 +1,4 @@
-// Built instead of src/train/torch/device_bench.cpp when CMake found no libtorch: every
+// Built instead of src/train/torch/probe/device_bench.cpp when CMake found no libtorch: every
 // torch-side figure of `stoker check` is reported as skipped, the rest of the report runs.
 #include <string>
 #include <vector>

@@ -9,9 +9,9 @@
 #include "stoker/core/error.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
-#include "train/torch/checkpoint.h"
-#include "train/torch/models.h"
-#include "train/torch/safetensors.h"
+#include "train/torch/model/checkpoint.h"
+#include "train/torch/model/models.h"
+#include "train/torch/model/safetensors.h"
 
 namespace stoker::train {
 namespace {

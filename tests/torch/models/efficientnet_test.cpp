@@ -8,7 +8,7 @@
 #include "stoker/core/error.h"
 #include "support/error_text.h"
 #include "torchvision_interop.h"
-#include "train/torch/models.h"
+#include "train/torch/model/models.h"
 
 namespace stoker::train {
 namespace {

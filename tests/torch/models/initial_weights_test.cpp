@@ -14,9 +14,9 @@
 #include "support/error_text.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
-#include "train/torch/initial_weights.h"
-#include "train/torch/models.h"
-#include "train/torch/safetensors.h"
+#include "train/torch/model/initial_weights.h"
+#include "train/torch/model/models.h"
+#include "train/torch/model/safetensors.h"
 
 namespace stoker::train {
 namespace {

@@ -13,8 +13,8 @@
 
 #include "support/run_command.h"
 #include "support/temp_dir.h"
-#include "train/torch/models.h"
-#include "train/torch/safetensors.h"
+#include "train/torch/model/models.h"
+#include "train/torch/model/safetensors.h"
 
 namespace stoker::train {
 
