@@ -10,6 +10,7 @@
 #include "bindings.h"
 #include "loader_handle.h"
 #include "stoker/core/mutex.h"
+#include "stoker/data/formats.h"
 #include "stoker/data/loader.h"
 #include "stoker/data/source.h"
 #include "stoker/data/transform.h"
@@ -109,6 +110,7 @@ data::OnError on_error_of(const std::string& text) {
 }  // namespace
 
 void bind_loader(py::module_& m) {
+  m.def("data_formats_brief", &data::data_formats_brief, "The kinds of data stoker reads, in a few words each");
   py::class_<data::Source, std::shared_ptr<data::Source>>(m, "Source")
       .def(py::init([](const std::string& path, const std::string& split) {
              return std::shared_ptr<data::Source>(data::open_source(path, split));

@@ -79,8 +79,8 @@ class DataLoader:
                  cache_decoded_gb=0):
         self._pid = os.getpid()
         if not isinstance(data, (str, os.PathLike)):
-            raise arg.bad("data", data, "a path: an image folder, a CSV list, .tar shards or a pattern, IDX files, "
-                          ".npy/.npz, .h5 or .pt", "pass the folder or file as a string")
+            raise arg.bad("data", data, "a path: " + _stoker.data_formats_brief() + ", or a pattern of shards",
+                          "pass the folder or file as a string")
         arg.whole("batch_size", batch_size, 1, 65536)
         arg.flag("shuffle", shuffle)
         arg.flag("drop_last", drop_last)

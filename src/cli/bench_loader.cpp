@@ -13,6 +13,7 @@
 #include "progress_line.h"
 #include "stoker/core/clock.h"
 #include "stoker/core/error.h"
+#include "stoker/data/formats.h"
 #include "stoker/data/loader.h"
 #include "stoker/data/synthetic.h"
 
@@ -317,9 +318,8 @@ void add_bench_commands(CLI::App& app, int* exit_code) {
 
   CLI::App* loader = bench->add_subcommand("loader", "Run the input pipeline alone at full speed");
   loader->add_option("--data", args->data,
-                     "Data as stoker train takes it: image folder (root/<class>/<img>), IDX dir, CSV list or "
-                     "table, .npz/.npy, .pt, .h5, WebDataset .tar, or a quoted pattern of shards ('emb/x_*.npy', "
-                     "'shards/train-*.tar')");
+                     "Data as stoker train takes it: " + data::data_formats_brief() +
+                         ", or a quoted pattern of shards ('emb/x_*.npy', 'shards/train-*.tar')");
   loader->add_option("--synthetic", args->synthetic, "Generate N ImageNet-like JPEGs and use them");
   loader->add_option("--cache-decoded-gb", args->cache_decoded_gb,
                      "Keep decoded images in RAM up to this many GB: epochs after the first skip read "

@@ -14,6 +14,7 @@
 #include "concat_source.h"
 #include "stoker/core/error.h"
 #include "stoker/core/process.h"
+#include "stoker/data/formats.h"
 #include "stoker/data/source.h"
 
 namespace stoker::data {
@@ -32,15 +33,13 @@ std::string find_idx(const fs::path& dir, const std::string& split, const std::s
   return "";
 }
 
-bool is_hdf5(const std::string& file) {
-  const std::string ext = fs::path(file).extension().string();
-  return ext == ".h5" || ext == ".hdf5";
+// The kind a file's extension names (formats.h); kImageFolder, which no file is, for none.
+FormatKind kind_of_file(const std::string& file) {
+  const DataFormat* format = format_of_file(file);
+  return format != nullptr ? format->kind : FormatKind::kImageFolder;
 }
 
-bool is_torch_file(const std::string& file) {
-  const std::string ext = fs::path(file).extension().string();
-  return ext == ".pt" || ext == ".pth";
-}
+bool is_hdf5(const std::string& file) { return kind_of_file(file) == FormatKind::kHdf5; }
 
 // True for "feats.h5:group": a group of an HDF5 file (open_hdf5 reads it).
 bool names_hdf5_group(const std::string& path) {
@@ -61,23 +60,29 @@ std::unique_ptr<Source> open_by_kind(const std::string& path, const std::string&
   if (names_hdf5_group(path)) return open_hdf5(path, split);
   if (!fs::exists(path, ec)) throw DataError("dataset path " + path + " does not exist");
   if (fs::is_regular_file(path, ec)) {
-    const std::string ext = fs::path(path).extension().string();
-    if (ext == ".csv") return is_feature_table(path) ? open_feature_table(path) : open_file_list(path);
-    if (ext == ".npz" || ext == ".npy") return open_arrays(path, split);
-    if (is_torch_file(path)) return open_torch_file(path, split);
-    if (is_hdf5(path)) return open_hdf5(path, split);
-    if (ext == ".tar") return open_web_dataset(path);
-    if (path.ends_with(".tar.gz") || ext == ".tgz") {
+    switch (kind_of_file(path)) {
+      case FormatKind::kCsv:
+        return is_feature_table(path) ? open_feature_table(path) : open_file_list(path);
+      case FormatKind::kNumpy:
+        return open_arrays(path, split);
+      case FormatKind::kTorch:
+        return open_torch_file(path, split);
+      case FormatKind::kHdf5:
+        return open_hdf5(path, split);
+      case FormatKind::kWebDataset:
+        return open_web_dataset(path);
+      case FormatKind::kImageFolder:
+      case FormatKind::kIdx:
+        break;  // no file is either
+    }
+    if (path.ends_with(".tar.gz") || fs::path(path).extension() == ".tgz") {
       throw DataError("dataset path " + path +
                       " is a compressed tar file, whose images cannot be read in place; unpack it "
                       "(tar -xzf) and "
                       "give the folder, or recompress it as plain .tar shards");
     }
-    throw DataError(
-        "dataset path " + path +
-        " is a file; expected a directory (image folder or IDX files), a .csv (file list or "
-        "feature table), an .npz/.npy file, a .pt/.pth file of tensors, an .h5/.hdf5 file or .tar "
-        "WebDataset shards");
+    throw DataError("dataset path " + path + " is a file of none of the kinds stoker reads; expected " +
+                    data_formats_text());
   }
   for (const std::string& prefix : idx_prefixes(split)) {
     const std::string images = find_idx(path, prefix, "images-idx3-ubyte");
@@ -97,11 +102,16 @@ bool has_test_split_of(const std::string& path) {
   if (names_hdf5_group(path)) return hdf5_has_test_split(path);
   if (fs::is_directory(path, ec)) return !find_idx(path, "t10k", "images-idx3-ubyte").empty();
   if (!fs::is_regular_file(path, ec)) return false;
-  const std::string ext = fs::path(path).extension().string();
-  if (ext == ".npz") return npz_has_test_split(path);
-  if (is_torch_file(path)) return torch_file_has_test_split(path);
-  if (is_hdf5(path)) return hdf5_has_test_split(path);
-  return false;
+  switch (kind_of_file(path)) {
+    case FormatKind::kNumpy:
+      return fs::path(path).extension() == ".npz" && npz_has_test_split(path);
+    case FormatKind::kTorch:
+      return torch_file_has_test_split(path);
+    case FormatKind::kHdf5:
+      return hdf5_has_test_split(path);
+    default:
+      return false;
+  }
 }
 
 // The files one glob pattern matches (glob(3), sorted), ":group" kept for HDF5 files; a name

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "stoker/core/error.h"
+#include "stoker/data/formats.h"
 #include "stoker/core/suggest.h"
 
 namespace stoker::train {
@@ -172,10 +173,8 @@ std::vector<Field> make_fields() {
       {"model", &C::model, "Model: " + model_names_text(), {}},
       {"data",
        &C::data,
-       "Training data: an image folder (one subfolder per class), an IDX directory, a CSV file (image list or "
-       "numeric feature table), NumPy arrays (.npz, .npy), PyTorch tensors (.pt, .pth from torch.save), an HDF5 file "
-       "(.h5, .hdf5; file.h5:group for a group) or WebDataset shards (.tar of <key>.jpg + <key>.cls); a quoted "
-       "pattern names shards ('shards/train-*.tar', 'shards/train-{000000..000146}.tar')",
+       "Training data: " + data::data_formats_text() +
+           "; a quoted pattern names shards ('shards/train-*.tar', 'shards/train-{000000..000146}.tar')",
        {}},
       {"val_data",
        &C::val_data,

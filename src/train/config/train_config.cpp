@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "stoker/core/error.h"
+#include "stoker/data/formats.h"
 #include "stoker/core/user_files.h"
 #include "stoker/train/config.h"
 #include "stoker/core/suggest.h"
@@ -344,8 +345,7 @@ void validate(const TrainConfig& c) {
     throw UsageError(fmt::format("model must be one of {} (got '{}'){}", model_names_text(), c.model,
                                  close.empty() ? "" : fmt::format("; did you mean '{}'?", close)));
   }
-  check(!c.data.empty(),
-        "data must not be empty: give an image folder, an IDX directory, a CSV file, an .npz/.npy file, a .pt file or an .h5 file");
+  check(!c.data.empty(), "data must not be empty: give " + data::data_formats_text());
   fraction("val_split", c.val_split, false, "[0, 1)");
   check(c.val_split == 0 || c.val_data.empty(),
         fmt::format("val_split {} holds out part of the training data for validation, and val_data {} is validation "
