@@ -280,6 +280,9 @@ std::string transform_name(std::string_view dotted) {
 
 class ChainReader {
  public:
+  // Brackets nested deeper than this in one argument are refused.
+  static constexpr int kMaxNesting = 8;
+
   explicit ChainReader(std::string_view text) : text_(text) {}
 
   std::vector<Call> read() {
@@ -440,18 +443,24 @@ class ChainReader {
     return arg;
   }
 
-  Value value(std::string_view call_name) {
+  Value value(std::string_view call_name, int depth = 0) {
     skip_space();
     const size_t start = pos_;
     Value v;
     const char c = peek();
     if (c == '(' || c == '[') {
+      // torchvision's arguments nest two deep (a tuple of ranges); a bound keeps the reader's
+      // recursion off the end of the stack whatever the text.
+      if (depth >= kMaxNesting) {
+        fail(fmt::format("the arguments of {} nest more than {} brackets deep; torchvision's nest at most 2",
+                         call_name, kMaxNesting));
+      }
       const char close = c == '(' ? ')' : ']';
       v.kind = Value::Kind::kTuple;
       ++pos_;
       skip_space();
       while (peek() != close) {
-        v.items.push_back(value(call_name));
+        v.items.push_back(value(call_name, depth + 1));
         skip_space();
         if (peek() == ',') {
           ++pos_;

@@ -895,6 +895,18 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
   }
 }
 
+// Brackets nested 100,000 deep (a fuzzer's find: 5 KB of '(' overflowed the reader's stack)
+// are one line, as is the depth just past the bound; torchvision's own depth reads.
+TEST(ParseTransformsTest, DeepBracketsAreOneLineNotAStackOverflow) {
+  for (const size_t depth : {size_t{9}, size_t{100000}}) {
+    const std::string text = "RandomResizedCrop(224, scale=" + std::string(depth, '(') + "0.5";
+    const std::string message = testing::usage_error_text([&] { parse_transforms(text); });
+    EXPECT_NE(message.find("the arguments of RandomResizedCrop nest more than 8 brackets deep"), std::string::npos)
+        << depth << ": " << message;
+  }
+  EXPECT_NO_THROW(parse_transforms("[RandomResizedCrop(224, scale=(0.08, 1.0), ratio=(0.75, 1.33))]"));
+}
+
 TEST(TransformSpecTest, ValidateNamesFieldValueAndRange) {
   struct Case {
     const char* name;
