@@ -396,6 +396,7 @@ class ChainReader {
       return result;
     }
     ++pos_;
+    const Nesting nested(this, result.name);
     skip_space();
     if (peek() == ')') {
       ++pos_;
@@ -443,24 +444,37 @@ class ChainReader {
     return arg;
   }
 
-  Value value(std::string_view call_name, int depth = 0) {
+  // One level of brackets (a call's arguments, a tuple, a list) for as long as it lives. The
+  // reader recurses once per level: the bound keeps it off the end of the stack whatever the
+  // text (a pasted Compose nests 4 deep: [RandomApply([ColorJitter(0.4)])]).
+  class Nesting {
+   public:
+    Nesting(ChainReader* reader, std::string_view call_name) : reader_(reader) {
+      if (++reader_->depth_ > kMaxNesting) {
+        reader_->fail(fmt::format("the arguments of {} nest more than {} brackets deep", call_name, kMaxNesting));
+      }
+    }
+    ~Nesting() { --reader_->depth_; }
+    Nesting(const Nesting&) = delete;
+    Nesting& operator=(const Nesting&) = delete;
+
+   private:
+    ChainReader* reader_;
+  };
+
+  Value value(std::string_view call_name) {
     skip_space();
     const size_t start = pos_;
     Value v;
     const char c = peek();
     if (c == '(' || c == '[') {
-      // torchvision's arguments nest two deep (a tuple of ranges); a bound keeps the reader's
-      // recursion off the end of the stack whatever the text.
-      if (depth >= kMaxNesting) {
-        fail(fmt::format("the arguments of {} nest more than {} brackets deep; torchvision's nest at most 2",
-                         call_name, kMaxNesting));
-      }
+      const Nesting nested(this, call_name);
       const char close = c == '(' ? ')' : ']';
       v.kind = Value::Kind::kTuple;
       ++pos_;
       skip_space();
       while (peek() != close) {
-        v.items.push_back(value(call_name, depth + 1));
+        v.items.push_back(value(call_name));
         skip_space();
         if (peek() == ',') {
           ++pos_;
@@ -515,6 +529,7 @@ class ChainReader {
 
   std::string_view text_;
   size_t pos_ = 0;
+  int depth_ = 0;  // brackets open (Nesting)
 };
 
 // ---------------------------------------------------------------------------------------
