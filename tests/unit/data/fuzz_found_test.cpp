@@ -8,6 +8,7 @@
 
 #include "data/source/npy.h"
 #include "data/source/zip_archive.h"
+#include "stoker/data/transform.h"
 #include "support/error_text.h"
 #include "support/numpy_files.h"
 #include "support/source_checks.h"
@@ -62,6 +63,23 @@ TEST(FuzzFoundTest, AZipMemberLargerThanDeflateCanMakeIsRefusedBeforeAllocating)
   const ZipArchive archive(dir.write("big.npz", zip));
   expect_has(error_text([&] { archive.extract(archive.members().at(0)); }),
              "member y.npy says it inflates to 4294967280 bytes, more than its");
+}
+
+// transform_spec_fuzz: 5 KB of '(' overflowed the chain reader's stack. Brackets nested
+// 100,000 deep, in tuples or in calls, are one line, as is the depth just past the bound; a pasted Compose's
+// own depth reads.
+TEST(FuzzFoundTest, TransformArgumentsNestedDeepAreOneLineNotAStackOverflow) {
+  for (const size_t depth : {size_t{8}, size_t{100000}}) {
+    const std::string text = "RandomResizedCrop(224, scale=" + std::string(depth, '(') + "0.5";
+    const std::string message = testing::usage_error_text([&] { parse_transforms(text); });
+    EXPECT_NE(message.find("the arguments of RandomResizedCrop nest more than 8 brackets deep"), std::string::npos)
+        << depth << ": " << message;
+  }
+  std::string calls;
+  for (int i = 0; i < 100000; ++i) calls += "RandomApply(";
+  EXPECT_NE(testing::usage_error_text([&] { parse_transforms(calls); }).find("nest more than 8 brackets deep"),
+            std::string::npos);
+  EXPECT_NO_THROW(parse_transforms("[RandomApply([ColorJitter(0.4)], p=0.8), RandomResizedCrop(224, scale=(0.08, 1.0))]"));
 }
 
 }  // namespace

@@ -895,23 +895,6 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
   }
 }
 
-// Brackets nested 100,000 deep (a fuzzer's find: 5 KB of '(' overflowed the reader's stack),
-// in tuples or in calls, are one line, as is the depth just past the bound; a pasted Compose's
-// own depth reads.
-TEST(ParseTransformsTest, DeepBracketsAreOneLineNotAStackOverflow) {
-  for (const size_t depth : {size_t{8}, size_t{100000}}) {
-    const std::string text = "RandomResizedCrop(224, scale=" + std::string(depth, '(') + "0.5";
-    const std::string message = testing::usage_error_text([&] { parse_transforms(text); });
-    EXPECT_NE(message.find("the arguments of RandomResizedCrop nest more than 8 brackets deep"), std::string::npos)
-        << depth << ": " << message;
-  }
-  std::string calls;
-  for (int i = 0; i < 100000; ++i) calls += "RandomApply(";
-  EXPECT_NE(testing::usage_error_text([&] { parse_transforms(calls); }).find("nest more than 8 brackets deep"),
-            std::string::npos);
-  EXPECT_NO_THROW(parse_transforms("[RandomApply([ColorJitter(0.4)], p=0.8), RandomResizedCrop(224, scale=(0.08, 1.0))]"));
-}
-
 TEST(TransformSpecTest, ValidateNamesFieldValueAndRange) {
   struct Case {
     const char* name;
