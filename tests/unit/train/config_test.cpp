@@ -497,8 +497,9 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
        "efficientnet_b3, efficientnet_b4, efficientnet_b5, efficientnet_b6, efficientnet_b7 (got "
        "'vit')"},
       {[](TrainConfig* c) { c->data = ""; },
-       "data must not be empty: give an image folder, an IDX directory, a CSV file, an .npz/.npy "
-       "file, a .pt file or an .h5 file"},
+       "data must not be empty: give an image folder (one subfolder per class), an IDX directory, a CSV file (image "
+       "list or numeric feature table), NumPy arrays (.npz, .npy), PyTorch tensors (.pt, .pth from torch.save), an "
+       "HDF5 file (.h5, .hdf5; file.h5:group for a group) or WebDataset shards (.tar of <key>.jpg + <key>.cls)"},
       {[](TrainConfig* c) { c->epochs = 0; }, "epochs must be >= 1 (got 0)"},
       {[](TrainConfig* c) { c->batch_size = 0; }, "batch_size must be >= 1 (got 0)"},
       {[](TrainConfig* c) { c->lr = 0; }, "lr must be > 0 (got 0)"},
