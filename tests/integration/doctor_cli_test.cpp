@@ -113,7 +113,7 @@ TEST_F(DoctorCli, StarvedConfigurationIsInputBoundAndNamesTheStage) {
 
 TEST_F(DoctorCli, FashionMnistCnnIsComputeBound) {
   if (!fs::exists(kFashion)) GTEST_SKIP() << "dataset-fashion-mnist not installed";
-  const auto r = run_command(kStokerOneThread + " doctor --json --seconds 1 --find-batch-size");
+  const auto r = run_command(kStokerOneThread + " doctor --json --seconds 0.5 --find-batch-size");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto report = nlohmann::json::parse(r.out);
   EXPECT_EQ(report["limit"], "model") << r.out;

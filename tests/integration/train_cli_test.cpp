@@ -44,7 +44,7 @@ class TrainCli : public ::testing::Test {
 TEST_F(TrainCli, ShortRunWritesTheRunDirectory) {
   TempDir dir;
   // Clipping at a norm every early step exceeds (the CNN's first gradients have a norm of about 4).
-  const auto r = run_command(kStoker + " train --max-steps 15 --batch_size 32 --clip-grad-norm 0.05 --no-progress --output-dir " + dir.str());
+  const auto r = run_command(kStoker + " train --max-steps 15 --batch_size 32 --clip-grad-norm 0.05 --val-split 0.01 --no-progress --output-dir " + dir.str());
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_NE(r.out.find("Batch size: 32 (requested: 32)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("val acc"), std::string::npos) << r.out;
@@ -91,7 +91,7 @@ TEST_F(TrainCli, ShortRunWritesTheRunDirectory) {
 // process that would resume it.
 TEST_F(TrainCli, RunFoldersAreOnePerRunAndLockedWhileInUse) {
   TempDir dir;
-  const std::string quick = kStoker + " train --no-progress --batch-size 32 --max-steps 2 --output-dir " + dir.str();
+  const std::string quick = kStoker + " train --no-progress --batch-size 32 --max-steps 2 --val-split 0.01 --output-dir " + dir.str();
   const auto both = run_command(quick + " > /dev/null & a=$!; " + quick + " > /dev/null & b=$!; wait $a && wait $b");
   ASSERT_EQ(both.exit_code, 0) << both.err;
   int folders = 0;
@@ -112,7 +112,7 @@ TEST_F(TrainCli, RunFoldersAreOnePerRunAndLockedWhileInUse) {
 TEST_F(TrainCli, SighupSavesACheckpointAsSigtermDoes) {
   TempDir dir;
   const auto r = run_command(stoker::testing::start_training_in_background(
-                                 kStoker + " train --no-progress --batch-size 32 --epochs 1", dir.str()) +
+                                 kStoker + " train --no-progress --batch-size 32 --epochs 1 --val-split 0.01", dir.str()) +
                              "kill -HUP $pid; wait $pid");
   ASSERT_EQ(r.exit_code, 129) << r.err << r.out;
   EXPECT_NE(r.out.find("stopped by SIGHUP"), std::string::npos) << r.out;
@@ -123,7 +123,7 @@ TEST_F(TrainCli, SigintSavesACheckpointAndResumeContinues) {
   TempDir dir;
   // The signal goes once the run has started training.
   const auto r = run_command(stoker::testing::start_training_in_background(
-                                 kStoker + " train --no-progress --batch-size 32 --epochs 1 --lr 0.002", dir.str()) +
+                                 kStoker + " train --no-progress --batch-size 32 --epochs 1 --lr 0.002 --val-split 0.01", dir.str()) +
                              "kill -INT $pid; wait $pid");
   ASSERT_EQ(r.exit_code, 130) << r.err << r.out;
   EXPECT_NE(r.out.find("stopped by SIGINT"), std::string::npos) << r.out;
@@ -209,13 +209,14 @@ TEST_F(TrainCli, DiskFullWhileCheckpointingKeepsThePreviousCheckpoint) {
 
 // An address-space limit makes the first step's activations (about 5 GB at batch 20,000) fail
 // to allocate, as a GPU runs out of memory: one line naming the batch size and what to try.
-// Few threads and malloc arenas keep the process's own address space well below the limit.
+// Few threads and malloc arenas keep the process's own address space well below the limit; a
+// limit of 3 GB fails in 4 s, where 4 GB let the step compute for 9 s first.
 TEST_F(TrainCli, OutOfMemoryNamesTheBatchSizeAndWhatToTry) {
 #if defined(STOKER_UNDER_ASAN) || defined(STOKER_UNDER_TSAN)
   GTEST_SKIP() << "a sanitizer's shadow memory needs far more address space than any ulimit -v leaves";
 #endif
   TempDir dir;
-  const auto r = run_command("ulimit -v 4000000; MALLOC_ARENA_MAX=2 OMP_NUM_THREADS=1 " + kStoker +
+  const auto r = run_command("ulimit -v 3000000; MALLOC_ARENA_MAX=2 OMP_NUM_THREADS=1 " + kStoker +
                              " train --no-progress --batch-size 20000 --max-steps 1 --output-dir " + dir.str());
   expect_one_line_error(r, 1, "out of memory in training step 1 of epoch 1 at batch size 20000 on cpu", "ulimit -v");
   EXPECT_NE(r.err.find("try --batch-size 10000 --accumulation-steps 2 (effective batch 20000, as now)"),
@@ -230,7 +231,7 @@ TEST_F(TrainCli, WarnsLoudlyWhenAGpuIsPresentButTrainingRunsOnTheCpu) {
   const std::string script = dir.write_text("nvml.txt", "gpus=1\nname0=NVIDIA H100 80GB HBM3\n");
   const std::string lib_dir = fs::path(testing::fake_nvml_path()).parent_path().string();
   const auto r = run_command("LD_LIBRARY_PATH=" + lib_dir + " STOKER_FAKE_NVML_SCRIPT=" + script + " " + kStoker +
-                             " train --no-progress --max-steps 1 --output-dir " + dir.str() + "/runs");
+                             " train --no-progress --max-steps 1 --val-split 0.01 --output-dir " + dir.str() + "/runs");
   if (r.out.find("device   cuda") != std::string::npos) GTEST_SKIP() << "this libtorch has CUDA";
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("WARNING: NVML sees 1 GPU (NVIDIA H100 80GB HBM3), but this libtorch"), std::string::npos)

@@ -40,8 +40,8 @@ PORT=$((29400 + RANDOM % 500))
 node() {
   timeout 300 ip netns exec "$1" env RANK="$2" WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 \
     MASTER_ADDR="${NET}1" MASTER_PORT="$PORT" GLOO_SOCKET_IFNAME="$3" \
-    "$STOKER" train --data "$DATA" --epochs 1 --max-steps 20 --batch-size 32 --threads 1 --no-progress \
-    --output-dir "$WORK/runs" >"$4" 2>&1
+    "$STOKER" train --data "$DATA" --epochs 1 --max-steps 20 --batch-size 32 --threads 1 --val-split 0.01 \
+    --no-progress --output-dir "$WORK/runs" >"$4" 2>&1
 }
 
 node "$A" 0 "$VA" "$WORK/rank0.log" &

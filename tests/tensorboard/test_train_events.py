@@ -36,7 +36,7 @@ pytestmark = pytest.mark.skipif(not (os.access(STOKER, os.X_OK) and os.path.isdi
 
 def train(output_dir, *flags):
     command = [STOKER, "train", "--data", FASHION, "--max-steps", str(STEPS), "--batch_size", "32",
-               "--clip-grad-norm", "5", "--no-progress", "--output-dir", str(output_dir), *flags]
+               "--clip-grad-norm", "5", "--val-split", "0.01", "--no-progress", "--output-dir", str(output_dir), *flags]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     if "built without libtorch" in done.stderr:
         pytest.skip("stoker built without libtorch")
