@@ -2,36 +2,37 @@
 // together, the changes that are cheap to try; doctor_report.cpp ranks them and reports.
 #include "stoker/train/doctor.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <optional>
 
 #include "diagnose/doctor/doctor_findings.h"
-#include "stoker/diagnose/loop_diagnosis.h"
-#include "train/torch/run/setup.h"
-#include "train/torch/step/step.h"
 #include "stoker/core/clock.h"
 #include "stoker/core/error.h"
 #include "stoker/core/numbers.h"
 #include "stoker/core/process.h"
 #include "stoker/data/prepare.h"
+#include "stoker/diagnose/loop_diagnosis.h"
 #include "stoker/diagnose/verdict.h"
 #include "stoker/train/trainer.h"
+#include "train/torch/run/setup.h"
+#include "train/torch/step/step.h"
 #include "train/torch/torch_compat.h"
 
 namespace stoker::train {
 
 // What the probes fill and the report reads (torch-free, in src/diagnose/doctor/).
+using diagnose::batch_suggestion;
 using diagnose::BatchSuggestion;
+using diagnose::doctor_json;
 using diagnose::DoctorChange;
 using diagnose::DoctorFindings;
 using diagnose::JointProbe;
 using diagnose::LoaderProbe;
 using diagnose::ModelProbe;
-using diagnose::batch_suggestion;
-using diagnose::doctor_json;
 using diagnose::print_doctor_text;
 using diagnose::rank_changes;
 using diagnose::worker_counts;
@@ -225,8 +226,8 @@ class Doctor {
           "each take a share of these cores",
           cfg_.nproc_per_node);
     }
-    say("measuring: the loader alone at {} worker count{}, the model alone, both together ({:g} s each)",
-        counts.size(), counts.size() == 1 ? "" : "s", options_.seconds);
+    say("measuring: the loader alone at {} worker count{}, the model alone, both together ({:g} s each)", counts.size(),
+        counts.size() == 1 ? "" : "s", options_.seconds);
     for (int w : counts) f.loader.push_back(probe_loader(w));
     const LoaderProbe& at_configured = f.at_configured();
     f.evidence = diagnose::pipeline_evidence(at_configured.stages, *setup_.train_loader);
@@ -295,8 +296,7 @@ class Doctor {
     const std::vector<DoctorChange> changes = rank_changes(f);
     std::optional<json> batch_search;
     if (options_.find_batch_size) {
-      say("measuring: the largest batch that fits (doubling, then bisecting; {:g} s per size)",
-          options_.seconds);
+      say("measuring: the largest batch that fits (doubling, then bisecting; {:g} s per size)", options_.seconds);
       batch_search = find_batch_size();
     }
     if (options_.json) {
@@ -325,7 +325,9 @@ class Doctor {
         stopped = "half the free RAM";
         return false;
       }
-      if (p.samples_per_s > best_rate) {
+      // A larger batch counts as faster only when it is more than 5 % faster: timings on a busy
+      // machine stray by that much, and each stray gain kept the search doubling, to 4,096.
+      if (p.samples_per_s > 1.05 * best_rate) {
         best_rate = p.samples_per_s;
         best = batch;
       }
