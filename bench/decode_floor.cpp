@@ -65,8 +65,7 @@ Options parse_args(int argc, char** argv) {
     const std::string_view arg = argv[i];
     auto value = [&](std::string_view name) -> const char* {
       if (i + 1 >= argc) {
-        std::fprintf(stderr, "error: %.*s needs a value\n", static_cast<int>(name.size()),
-                     name.data());
+        std::fprintf(stderr, "error: %.*s needs a value\n", static_cast<int>(name.size()), name.data());
         std::exit(2);
       }
       return argv[++i];
@@ -109,9 +108,8 @@ Options parse_args(int argc, char** argv) {
 
 bool is_jpeg_name(const fs::path& p) {
   std::string ext = p.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) {
-    return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  });
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c); });
   return ext == ".jpg" || ext == ".jpeg";
 }
 
@@ -148,9 +146,8 @@ using Clock = std::chrono::steady_clock;
 
 // Decodes files[start], files[start+stride], ... cycling, until the deadline
 // (timed mode) or until each of its files was decoded once (one-pass mode).
-void decode_worker(const std::vector<std::vector<unsigned char>>& files, std::size_t start,
-                   std::size_t stride, bool one_pass, const Clock::time_point& deadline,
-                   const std::atomic<bool>& go, ThreadResult& out) {
+void decode_worker(const std::vector<std::vector<unsigned char>>& files, std::size_t start, std::size_t stride,
+                   bool one_pass, const Clock::time_point& deadline, const std::atomic<bool>& go, ThreadResult& out) {
   tjhandle handle = tjInitDecompress();
   if (handle == nullptr) {
     out.first_error = std::string("tjInitDecompress: ") + tjGetErrorStr2(nullptr);
@@ -172,18 +169,17 @@ void decode_worker(const std::vector<std::vector<unsigned char>>& files, std::si
     const auto& jpeg = files[i];
     i += stride;
     int width = 0, height = 0, subsamp = 0, colorspace = 0;
-    if (tjDecompressHeader3(handle, jpeg.data(), static_cast<unsigned long>(jpeg.size()), &width,
-                            &height, &subsamp, &colorspace) != 0) {
+    if (tjDecompressHeader3(handle, jpeg.data(), static_cast<unsigned long>(jpeg.size()), &width, &height, &subsamp,
+                            &colorspace) != 0) {
       ++out.failures;
       if (out.first_error.empty()) out.first_error = tjGetErrorStr2(handle);
       continue;
     }
-    const std::size_t need =
-        static_cast<std::size_t>(width) * static_cast<std::size_t>(height) * 3U;
+    const std::size_t need = static_cast<std::size_t>(width) * static_cast<std::size_t>(height) * 3U;
     if (rgb.size() < need) rgb.resize(need);
     // flags 0: accurate integer IDCT, fancy upsampling (libjpeg defaults, as PIL uses).
-    if (tjDecompress2(handle, jpeg.data(), static_cast<unsigned long>(jpeg.size()), rgb.data(),
-                      width, 0, height, TJPF_RGB, 0) != 0 &&
+    if (tjDecompress2(handle, jpeg.data(), static_cast<unsigned long>(jpeg.size()), rgb.data(), width, 0, height,
+                      TJPF_RGB, 0) != 0 &&
         tjGetErrorCode(handle) == TJERR_FATAL) {
       ++out.failures;
       if (out.first_error.empty()) out.first_error = tjGetErrorStr2(handle);
@@ -222,15 +218,13 @@ int main(int argc, char** argv) {
   std::vector<std::thread> threads;
   threads.reserve(nthreads);
   std::atomic<bool> go{false};
-  const auto run_for =
-      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opt.seconds));
+  const auto run_for = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opt.seconds));
   Clock::time_point deadline{};
   for (std::size_t t = 0; t < nthreads; ++t) {
     const std::size_t start = one_pass ? t : (t * files.size()) / nthreads;
     const std::size_t stride = one_pass ? nthreads : 1;
-    threads.emplace_back([&, t, start, stride] {
-      decode_worker(files, start, stride, one_pass, deadline, go, results[t]);
-    });
+    threads.emplace_back(
+        [&, t, start, stride] { decode_worker(files, start, stride, one_pass, deadline, go, results[t]); });
   }
   // The workers hold `deadline` by reference and read it only after `go` is released.
   deadline = Clock::now() + run_for;
@@ -254,8 +248,7 @@ int main(int argc, char** argv) {
   // Peak RSS includes the in-memory copy of every file (about file_bytes).
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  const double peak_rss_mb =
-      static_cast<double>(usage.ru_maxrss) * 1024.0 / 1e6;  // KiB -> MB (1e6 bytes)
+  const double peak_rss_mb = static_cast<double>(usage.ru_maxrss) * 1024.0 / 1e6;  // KiB -> MB (1e6 bytes)
 
   if (opt.json) {
     std::printf(
@@ -263,23 +256,19 @@ int main(int argc, char** argv) {
         "\"files\": %zu, \"file_bytes\": %llu, \"megapixels_per_sec\": %.2f, \"failures\": %llu, "
         "\"peak_rss_mb\": %.1f, \"per_thread_images_per_sec\": [",
         ips, opt.threads, static_cast<unsigned long long>(images), wall, files.size(),
-        static_cast<unsigned long long>(bytes),
-        wall > 0.0 ? static_cast<double>(pixels) / wall / 1e6 : 0.0,
+        static_cast<unsigned long long>(bytes), wall > 0.0 ? static_cast<double>(pixels) / wall / 1e6 : 0.0,
         static_cast<unsigned long long>(failures), peak_rss_mb);
     for (std::size_t t = 0; t < nthreads; ++t) {
       const auto& r = results[t];
-      std::printf("%s%.2f", t == 0 ? "" : ", ",
-                  r.seconds > 0.0 ? static_cast<double>(r.images) / r.seconds : 0.0);
+      std::printf("%s%.2f", t == 0 ? "" : ", ", r.seconds > 0.0 ? static_cast<double>(r.images) / r.seconds : 0.0);
     }
-    std::printf(
-        "], \"decoder\": \"libjpeg-turbo TurboJPEG, TJPF_RGB, accurate IDCT, full size\"}\n");
+    std::printf("], \"decoder\": \"libjpeg-turbo TurboJPEG, TJPF_RGB, accurate IDCT, full size\"}\n");
   } else {
-    std::printf("decode floor: %zu files (%.1f MB) from %s, full-size RGB, accurate IDCT\n",
-                files.size(), static_cast<double>(bytes) / 1e6, opt.data.c_str());
+    std::printf("decode floor: %zu files (%.1f MB) from %s, full-size RGB, accurate IDCT\n", files.size(),
+                static_cast<double>(bytes) / 1e6, opt.data.c_str());
     std::printf("total: %.1f images/s (%llu images in %.2f s, %.1f MP/s) on %d thread%s\n", ips,
                 static_cast<unsigned long long>(images), wall,
-                wall > 0.0 ? static_cast<double>(pixels) / wall / 1e6 : 0.0, opt.threads,
-                opt.threads == 1 ? "" : "s");
+                wall > 0.0 ? static_cast<double>(pixels) / wall / 1e6 : 0.0, opt.threads, opt.threads == 1 ? "" : "s");
     for (std::size_t t = 0; t < nthreads; ++t) {
       const auto& r = results[t];
       std::printf("  thread %zu: %.1f images/s (%llu images)\n", t,

@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "train/torch/step/foreach_optimizers.h"
 #include "train/torch/model/models.h"
+#include "train/torch/step/foreach_optimizers.h"
 
 namespace {
 
@@ -103,8 +103,8 @@ int main(int argc, char** argv) {
     p.mutable_grad() = torch::randn_like(p);
     elements += p.numel();
   }
-  std::printf("%s on %s: %zu parameter tensors, %.1f M parameters, %d steps\n", args.model.c_str(),
-              args.device.c_str(), params.size(), static_cast<double>(elements) / 1e6, args.steps);
+  std::printf("%s on %s: %zu parameter tensors, %.1f M parameters, %d steps\n", args.model.c_str(), args.device.c_str(),
+              params.size(), static_cast<double>(elements) / 1e6, args.steps);
   std::printf("%-34s %10s %10s %9s\n", "ms per step", "libtorch", "foreach", "ratio");
 
   const auto sgd_options = torch::optim::SGDOptions(0.01).momentum(0.9).weight_decay(1e-4);

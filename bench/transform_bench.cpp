@@ -68,17 +68,19 @@ void BM_AugmentOp(benchmark::State& state) {
   constexpr int kSide = 224;
   const auto op = static_cast<stoker::data::AugmentOp>(state.range(0));
   stoker::data::AutoAugmentSpec spec;
-  spec.interpolation = state.range(1) != 0 ? stoker::data::Interpolation::kBilinear : stoker::data::Interpolation::kNearest;
+  spec.interpolation =
+      state.range(1) != 0 ? stoker::data::Interpolation::kBilinear : stoker::data::Interpolation::kNearest;
   const Image image = photo(kSide, kSide);
   std::vector<uint8_t> planes(static_cast<size_t>(kSide) * kSide * 3);
   for (int c = 0; c < 3; ++c) {
     for (int y = 0; y < kSide; ++y) {
-      for (int x = 0; x < kSide; ++x) planes[(static_cast<size_t>(c) * kSide + y) * kSide + x] = image.row(y)[x * 3 + c];
+      for (int x = 0; x < kSide; ++x)
+        planes[(static_cast<size_t>(c) * kSide + y) * kSide + x] = image.row(y)[x * 3 + c];
     }
   }
-  const float magnitude = op == stoker::data::AugmentOp::kPosterize  ? 4.0f
-                          : op == stoker::data::AugmentOp::kSolarize  ? 128.0f
-                          : op == stoker::data::AugmentOp::kRotate    ? 30.0f
+  const float magnitude = op == stoker::data::AugmentOp::kPosterize    ? 4.0f
+                          : op == stoker::data::AugmentOp::kSolarize   ? 128.0f
+                          : op == stoker::data::AugmentOp::kRotate     ? 30.0f
                           : op == stoker::data::AugmentOp::kTranslateX ? 20.0f
                           : op == stoker::data::AugmentOp::kTranslateY ? 20.0f
                                                                        : 0.3f;

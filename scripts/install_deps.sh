@@ -8,12 +8,13 @@
 #                                      two-node test puts each node in a network namespace; the
 #                                      Python package's build: pybind11, dlpack, venv, wheel; its
 #                                      tests: pytest, Pillow; chromium: a test renders stoker
-#                                      report's page in a headless browser)
+#                                      report's page in a headless browser; clang-format-14: a
+#                                      test checks the C++ code's layout)
 #   scripts/install_deps.sh --bench    also time for the comparison benchmarks
 set -euo pipefail
 
 packages=(
-  build-essential clang cmake ninja-build ccache pkg-config ca-certificates
+  build-essential clang clang-format-14 cmake ninja-build ccache pkg-config ca-certificates
   libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev zlib1g-dev
   libcli11-dev libfmt-dev libyaml-cpp-dev nlohmann-json3-dev
   libhdf5-dev

@@ -21,8 +21,8 @@ namespace stoker::python {
 
 class BatchArray {
  public:
-  BatchArray(std::shared_ptr<const data::Batch> batch, const void* data, DLDataType dtype,
-             std::vector<int64_t> shape, std::vector<int64_t> strides);
+  BatchArray(std::shared_ptr<const data::Batch> batch, const void* data, DLDataType dtype, std::vector<int64_t> shape,
+             std::vector<int64_t> strides);
 
   // A new DLPack capsule named "dltensor" (the protocol's unversioned form, which torch 1.13
   // and 2.x both take). The memory is host memory, complete when next() returned it, so no

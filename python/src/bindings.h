@@ -6,7 +6,7 @@
 
 namespace stoker::python {
 
-void bind_errors(pybind11::module_& m);       // module.cpp
+void bind_errors(pybind11::module_& m);        // module.cpp
 void bind_batch_arrays(pybind11::module_& m);  // batch_arrays.cpp
 void bind_loader(pybind11::module_& m);        // loader_binding.cpp
 void bind_monitor(pybind11::module_& m);       // monitor_binding.cpp

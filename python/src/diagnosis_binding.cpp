@@ -32,10 +32,9 @@ void bind_diagnosis(py::module_& m) {
       // monitor: the Monitor whose GPU and CPU figures are read, or None.
       .def(py::init([](LoaderHandle* loader, MonitorHandle* monitor, int cores, int gpu_index, bool auto_workers,
                        int prefetch_factor, std::string dataset) {
-             return std::make_unique<diagnose::LoopDiagnosis>(loader != nullptr ? &loader->loader() : nullptr,
-                                                              monitor != nullptr ? &monitor->sampler() : nullptr,
-                                                              cores, gpu_index, auto_workers, prefetch_factor,
-                                                              std::move(dataset));
+             return std::make_unique<diagnose::LoopDiagnosis>(
+                 loader != nullptr ? &loader->loader() : nullptr, monitor != nullptr ? &monitor->sampler() : nullptr,
+                 cores, gpu_index, auto_workers, prefetch_factor, std::move(dataset));
            }),
            py::arg("loader"), py::arg("monitor"), py::arg("cores"), py::arg("gpu_index") = -1,
            py::arg("auto_workers") = false, py::arg("prefetch_factor") = 0, py::arg("dataset") = "",

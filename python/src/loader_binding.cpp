@@ -94,7 +94,10 @@ std::optional<PyBatch> LoaderHandle::next() {
                                                      delete b;
                                                      (void)allocator;
                                                    });
-  return PyBatch{shared->epoch(), shared->index(), shared->size(), inputs_of(shared, features_),
+  return PyBatch{shared->epoch(),
+                 shared->index(),
+                 shared->size(),
+                 inputs_of(shared, features_),
                  classes_ ? labels_of(shared) : targets_of(shared),
                  std::vector<uint64_t>(shared->indices(), shared->indices() + shared->size())};
 }
@@ -124,8 +127,7 @@ void bind_loader(py::module_& m) {
                              [](const data::Source& s) { return s.target_kind() == data::TargetKind::kClass; })
       .def_property_readonly("target_dim", &data::Source::target_dim)
       .def_property_readonly("feature_count", &data::Source::feature_count)
-      .def_property_readonly("default_transforms",
-                             [](const data::Source& s) { return data::default_transforms(s); })
+      .def_property_readonly("default_transforms", [](const data::Source& s) { return data::default_transforms(s); })
       .def("check_class_ids", &data::Source::check_class_ids);
 
   py::class_<PyBatch>(m, "Batch")
@@ -175,18 +177,22 @@ void bind_loader(py::module_& m) {
                                return py::make_tuple(std::vector<float>(t.mean.begin(), t.mean.begin() + c),
                                                      std::vector<float>(t.std.begin(), t.std.begin() + c));
                              })
-      .def_property_readonly("dtype", [](LoaderHandle& h) { return data::to_string(h.loader().options().transform.dtype); })
-      .def_property("workers", [](LoaderHandle& h) { return h.loader().workers(); },
-                    [](LoaderHandle& h, int workers) { h.loader().set_workers(workers); })
-      .def_property("prefetch", [](LoaderHandle& h) { return h.loader().prefetch(); },
-                    [](LoaderHandle& h, int prefetch) { h.loader().set_prefetch(prefetch); })
-      .def("epoch_stats", [](LoaderHandle& h) {
-        const data::EpochStats s = h.loader().epoch_stats();
-        py::list bad;
-        for (const data::BadSample& b : s.bad_samples) bad.append(py::make_tuple(b.index, b.name, b.reason));
-        return py::dict(py::arg("epoch") = s.epoch, py::arg("samples") = s.samples, py::arg("bad") = s.bad,
-                        py::arg("bad_samples") = bad);
-      })
+      .def_property_readonly("dtype",
+                             [](LoaderHandle& h) { return data::to_string(h.loader().options().transform.dtype); })
+      .def_property(
+          "workers", [](LoaderHandle& h) { return h.loader().workers(); },
+          [](LoaderHandle& h, int workers) { h.loader().set_workers(workers); })
+      .def_property(
+          "prefetch", [](LoaderHandle& h) { return h.loader().prefetch(); },
+          [](LoaderHandle& h, int prefetch) { h.loader().set_prefetch(prefetch); })
+      .def("epoch_stats",
+           [](LoaderHandle& h) {
+             const data::EpochStats s = h.loader().epoch_stats();
+             py::list bad;
+             for (const data::BadSample& b : s.bad_samples) bad.append(py::make_tuple(b.index, b.name, b.reason));
+             return py::dict(py::arg("epoch") = s.epoch, py::arg("samples") = s.samples, py::arg("bad") = s.bad,
+                             py::arg("bad_samples") = bad);
+           })
       .def("stage_times", [](LoaderHandle& h) {
         const data::StageTimes t = h.loader().stage_times();
         return py::dict(py::arg("read") = t.read, py::arg("decode") = t.decode, py::arg("transform") = t.transform,

@@ -16,8 +16,7 @@ namespace py = pybind11;
 
 namespace stoker::python {
 
-MonitorHandle::MonitorHandle(double interval_s, const std::string& log_path, bool gpu,
-                             const std::string& nvml_library,
+MonitorHandle::MonitorHandle(double interval_s, const std::string& log_path, bool gpu, const std::string& nvml_library,
                              const std::string& tensorboard_folder) {
   monitor::SamplerOptions options;
   options.interval_s = interval_s;
@@ -27,8 +26,7 @@ MonitorHandle::MonitorHandle(double interval_s, const std::string& log_path, boo
   sampler_ = std::make_unique<monitor::Sampler>(options);
   const auto gpus = static_cast<int>(sampler_->gpus().size());
   if (log_path.size() >= 6 && log_path.compare(log_path.size() - 6, 6, ".jsonl") == 0) {
-    auto log =
-        std::make_shared<monitor::JsonlLog>(log_path, sampler_->gpus(), sampler_->gpu_status());
+    auto log = std::make_shared<monitor::JsonlLog>(log_path, sampler_->gpus(), sampler_->gpu_status());
     sampler_->add_sink([log](const monitor::Sample& s) { log->write(s); });
   } else if (!log_path.empty()) {
     auto log = std::make_shared<monitor::CsvLog>(log_path, gpus);
@@ -37,37 +35,30 @@ MonitorHandle::MonitorHandle(double interval_s, const std::string& log_path, boo
   if (!tensorboard_folder.empty()) {
     tensorboard_ = std::make_shared<report::EventFile>(tensorboard_folder);
     sampler_->add_sink(report::monitor_events_sink(tensorboard_, [](const std::string& reason) {
-      std::fprintf(stderr, "stoker.monitor: TensorBoard logging stopped: %s; monitoring goes on\n",
-                   reason.c_str());
+      std::fprintf(stderr, "stoker.monitor: TensorBoard logging stopped: %s; monitoring goes on\n", reason.c_str());
     }));
   }
 }
 
 void bind_monitor(py::module_& m) {
   py::class_<MonitorHandle>(m, "Monitor")
-      .def(py::init<double, const std::string&, bool, const std::string&, const std::string&>(),
-           py::arg("interval"), py::arg("log") = "", py::arg("gpu") = true,
-           py::arg("nvml_library") = "", py::arg("tensorboard") = "")
-      .def_property_readonly("tensorboard_file",
-                             [](MonitorHandle& h) { return h.tensorboard_file(); })
+      .def(py::init<double, const std::string&, bool, const std::string&, const std::string&>(), py::arg("interval"),
+           py::arg("log") = "", py::arg("gpu") = true, py::arg("nvml_library") = "", py::arg("tensorboard") = "")
+      .def_property_readonly("tensorboard_file", [](MonitorHandle& h) { return h.tensorboard_file(); })
       .def("start", [](MonitorHandle& h) { h.sampler().start(); })
       .def("stop",
            [](MonitorHandle& h) {
              py::gil_scoped_release released;  // joins the sampler thread
              h.sampler().stop();
            })
-      .def_property_readonly("gpu_status",
-                             [](MonitorHandle& h) { return h.sampler().gpu_status(); })
-      .def_property_readonly("samples",
-                             [](MonitorHandle& h) { return h.sampler().samples_published(); })
+      .def_property_readonly("gpu_status", [](MonitorHandle& h) { return h.sampler().gpu_status(); })
+      .def_property_readonly("samples", [](MonitorHandle& h) { return h.sampler().samples_published(); })
       .def("status_line",
            [](MonitorHandle& h) -> std::string {
-             return h.sampler().has_sample() ? monitor::format_status_line(h.sampler().latest())
-                                             : "";
+             return h.sampler().has_sample() ? monitor::format_status_line(h.sampler().latest()) : "";
            })
-      .def("summary", [](MonitorHandle& h) {
-        return monitor::format_summary(h.sampler().summary(), h.sampler().gpu_status());
-      });
+      .def("summary",
+           [](MonitorHandle& h) { return monitor::format_summary(h.sampler().summary(), h.sampler().gpu_status()); });
 }
 
 }  // namespace stoker::python

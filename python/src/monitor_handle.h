@@ -15,8 +15,8 @@ class MonitorHandle {
  public:
   // Throws UsageError for an interval below 0.05 s or a log that cannot be written, and
   // SystemError for a TensorBoard folder ("" = none) that cannot be made.
-  MonitorHandle(double interval_s, const std::string& log_path, bool gpu,
-                const std::string& nvml_library, const std::string& tensorboard_folder);
+  MonitorHandle(double interval_s, const std::string& log_path, bool gpu, const std::string& nvml_library,
+                const std::string& tensorboard_folder);
   monitor::Sampler& sampler() { return *sampler_; }
   // The event file's path; "" without one.
   std::string tensorboard_file() const { return tensorboard_ ? tensorboard_->path() : ""; }

@@ -1,8 +1,9 @@
 // `stoker bench loader`: the input pipeline alone at full speed, and `stoker bench generate`.
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -28,8 +29,8 @@ struct BenchArgs {
   int workers = 0;  // 0 = one per core
   int batch_size = 64;
   int prefetch = 4;
-  int epochs = 0;       // 0 = 1, or unlimited when --seconds is given
-  double seconds = 0;   // 0 = no time limit
+  int epochs = 0;      // 0 = 1, or unlimited when --seconds is given
+  double seconds = 0;  // 0 = no time limit
   int size = 224;
   std::string transforms;
   std::string split = "train";
@@ -64,12 +65,12 @@ std::string prepare_data(const BenchArgs& args, bool* generated) {
     throw UsageError("give either --data DIR or --synthetic N, not both");
   }
   if (args.data.empty() && args.synthetic <= 0) {
-    throw UsageError("no dataset: give --data PATH (image folder, IDX dir, CSV list or feature table, .npz/.npy/.h5) or "
-                     "--synthetic N to generate N JPEGs");
+    throw UsageError(
+        "no dataset: give --data PATH (image folder, IDX dir, CSV list or feature table, .npz/.npy/.h5) or "
+        "--synthetic N to generate N JPEGs");
   }
   if (!args.data.empty()) return args.data;
-  const std::string dir =
-      args.cache_dir.empty() ? data::default_synthetic_dir(args.synthetic) : args.cache_dir;
+  const std::string dir = args.cache_dir.empty() ? data::default_synthetic_dir(args.synthetic) : args.cache_dir;
   data::SyntheticOptions options;
   options.images = args.synthetic;
   ProgressLine line;
@@ -133,8 +134,7 @@ BenchResult run_loader(data::Loader& loader, const BenchArgs& args) {
       if (args.step_ms > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(args.step_ms));
       epoch_images += static_cast<uint64_t>(batch.size());
       result.checksum.update(batch.data(), batch.bytes());
-      result.checksum.update(batch.targets(),
-                             sizeof(float) * static_cast<size_t>(batch.size() * batch.target_dim()));
+      result.checksum.update(batch.targets(), sizeof(float) * static_cast<size_t>(batch.size() * batch.target_dim()));
       result.images += static_cast<uint64_t>(batch.size());
       ++result.batches;
       line.update([&] {
@@ -170,8 +170,7 @@ std::vector<double> first_batch_ms(const BenchResult& r) {
   return ms;
 }
 
-void print_json(const BenchArgs& args, const std::string& data_dir, const data::Loader& loader,
-                const BenchResult& r) {
+void print_json(const BenchArgs& args, const std::string& data_dir, const data::Loader& loader, const BenchResult& r) {
   const data::StageTimes t = loader.stage_times();
   nlohmann::json bad = nlohmann::json::array();
   for (const auto& b : r.bad) bad.push_back({{"path", b.name}, {"reason", b.reason}});
@@ -222,27 +221,27 @@ void print_human(const data::Loader& loader, const BenchResult& r) {
   const bool features = options.transform.features > 0;
   const char* per_s = features ? "samples/s" : "img/s";
   std::printf("%s %s\n", features ? "data    " : "images  ", loader.source().describe().c_str());
-  std::printf("pipeline %s · batch %d · %d worker%s · prefetch %d\n",
-              options.transform.describe().c_str(), options.batch_size, options.workers,
-              options.workers == 1 ? "" : "s", options.prefetch);
+  std::printf("pipeline %s · batch %d · %d worker%s · prefetch %d\n", options.transform.describe().c_str(),
+              options.batch_size, options.workers, options.workers == 1 ? "" : "s", options.prefetch);
   std::printf("result   %s %s · %s/s read · peak RSS %s · %s %s in %.1f s (%d epoch%s)\n",
               grouped(r.seconds > 0 ? r.images / r.seconds : 0).c_str(), per_s,
-              megabytes(r.seconds > 0 ? t.bytes_read / r.seconds : 0).c_str(),
-              megabytes(peak_rss_bytes()).c_str(), grouped(static_cast<double>(r.images)).c_str(),
-              features ? "samples" : "images", r.seconds, r.epochs, r.epochs == 1 ? "" : "s");
-  std::printf("stages   read %s · decode %s · transform %s · wait for free buffer %s"
-              " · consumer waited %.1f s\n",
-              share(t.read, worker_total).c_str(), share(t.decode, worker_total).c_str(),
-              share(t.transform, worker_total).c_str(),
-              share(t.wait_free_buffer, worker_total).c_str(), t.consumer_wait);
+              megabytes(r.seconds > 0 ? t.bytes_read / r.seconds : 0).c_str(), megabytes(peak_rss_bytes()).c_str(),
+              grouped(static_cast<double>(r.images)).c_str(), features ? "samples" : "images", r.seconds, r.epochs,
+              r.epochs == 1 ? "" : "s");
+  std::printf(
+      "stages   read %s · decode %s · transform %s · wait for free buffer %s"
+      " · consumer waited %.1f s\n",
+      share(t.read, worker_total).c_str(), share(t.decode, worker_total).c_str(),
+      share(t.transform, worker_total).c_str(), share(t.wait_free_buffer, worker_total).c_str(), t.consumer_wait);
   if (t.jpeg_samples > 0) {
     if (t.spliced_samples > 0) {
       std::printf("jpeg     %s of %s decodes read only their crop's restart intervals\n",
                   grouped(static_cast<double>(t.spliced_samples)).c_str(),
                   grouped(static_cast<double>(t.jpeg_samples)).c_str());
     } else if (options.decode.crop_window && options.cache_decoded_bytes == 0) {
-      std::printf("jpeg     no restart markers: crops decode every row above them "
-                  "(`stoker prepare` adds markers, losslessly)\n");
+      std::printf(
+          "jpeg     no restart markers: crops decode every row above them "
+          "(`stoker prepare` adds markers, losslessly)\n");
     }
   }
   if (r.epoch_images_per_sec.size() > 1) {
@@ -304,8 +303,7 @@ int bench_generate(const BenchArgs& args) {
   if (args.synthetic <= 0) throw UsageError("bench generate needs --synthetic N (N >= 1)");
   bool generated = false;
   const std::string dir = prepare_data(args, &generated);
-  std::printf("%s %d synthetic JPEGs in %s\n", generated ? "generated" : "reusing", args.synthetic,
-              dir.c_str());
+  std::printf("%s %d synthetic JPEGs in %s\n", generated ? "generated" : "reusing", args.synthetic, dir.c_str());
   return 0;
 }
 
@@ -325,17 +323,15 @@ void add_bench_commands(CLI::App& app, int* exit_code) {
                      "Keep decoded images in RAM up to this many GB: epochs after the first skip read "
                      "and decode (0 = off)");
   loader->add_option("--cache-dir", args->cache_dir, "Where --synthetic puts its images");
-  loader->add_option("--workers,--num-workers,--num_workers", args->workers,
-                     "Worker threads (default: one per core)");
-  loader->add_option("--batch-size,--batch_size", args->batch_size, "Samples per batch")
-      ->capture_default_str();
-  loader->add_option("--prefetch,--prefetch-factor,--prefetch_factor", args->prefetch,
-                     "Batches in flight (total queue depth)")
+  loader->add_option("--workers,--num-workers,--num_workers", args->workers, "Worker threads (default: one per core)");
+  loader->add_option("--batch-size,--batch_size", args->batch_size, "Samples per batch")->capture_default_str();
+  loader
+      ->add_option("--prefetch,--prefetch-factor,--prefetch_factor", args->prefetch,
+                   "Batches in flight (total queue depth)")
       ->capture_default_str();
   loader->add_option("--epochs", args->epochs, "Epochs to run (default 1, or until --seconds)");
   loader->add_option("--seconds", args->seconds, "Stop after this many seconds");
-  loader->add_option("--size", args->size, "Output size for the default transforms")
-      ->capture_default_str();
+  loader->add_option("--size", args->size, "Output size for the default transforms")->capture_default_str();
   loader->add_option("--transforms", args->transforms,
                      "Transform chain, torchvision notation (default: the data's own — IDX: none, "
                      "Grayscale, Normalize; feature vectors: Standardize — else "
@@ -343,10 +339,8 @@ void add_bench_commands(CLI::App& app, int* exit_code) {
   loader->add_option("--split", args->split, "IDX split: train or t10k (an .npz, .pt or .h5: train or test)")
       ->capture_default_str();
   loader->add_option("--seed", args->seed, "Shuffle/augmentation seed")->capture_default_str();
-  loader->add_option("--on-error", args->on_error, "Bad samples: substitute or fail")
-      ->capture_default_str();
-  loader->add_option("--max-bad", args->max_bad, "Fail when more than this fraction is bad")
-      ->capture_default_str();
+  loader->add_option("--on-error", args->on_error, "Bad samples: substitute or fail")->capture_default_str();
+  loader->add_option("--max-bad", args->max_bad, "Fail when more than this fraction is bad")->capture_default_str();
   loader->add_option("--max-pixels", args->max_pixels, "Refuse larger images (decompression bombs)")
       ->capture_default_str();
   loader->add_flag("--no-crop-window", args->no_crop_window, "Decode whole images (for comparison)");
@@ -356,9 +350,10 @@ void add_bench_commands(CLI::App& app, int* exit_code) {
   loader->add_flag("--no-run-ahead", args->no_run_ahead,
                    "Start each epoch from nothing instead of from the batches workers made ahead while the "
                    "previous one ended (for comparison)");
-  loader->add_option("--step-ms", args->step_ms,
-                     "Hold each batch this many milliseconds before taking the next, as a training step "
-                     "would (0 = take them as fast as they come)")
+  loader
+      ->add_option("--step-ms", args->step_ms,
+                   "Hold each batch this many milliseconds before taking the next, as a training step "
+                   "would (0 = take them as fast as they come)")
       ->capture_default_str();
   loader->add_flag("--json", args->json, "Print one JSON object");
   loader->callback([args, exit_code] { *exit_code = bench_loader(*args); });

@@ -1,11 +1,11 @@
 // `stoker check`: the machine, microbenchmarks, and what to train with (stoker::diagnose::check
 // does the reading, the math and the reports; stoker::train measures the torch side).
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fmt/format.h>
 #include <memory>
 #include <string>
 
@@ -34,7 +34,8 @@ struct CheckArgs {
 
 void validate(const CheckArgs& args) {
   if (!(args.seconds > 0) || !std::isfinite(args.seconds)) {
-    throw UsageError(fmt::format("--seconds must be > 0 (got {}); it is the time each benchmark may take", args.seconds));
+    throw UsageError(
+        fmt::format("--seconds must be > 0 (got {}); it is the time each benchmark may take", args.seconds));
   }
   if (diagnose::find_model_cost(args.model) == nullptr) {
     throw UsageError("unknown model '" + args.model + "' for --model (known: " + diagnose::model_cost_names() + ")");

@@ -56,7 +56,8 @@ pid_t spawn(const std::string& program, bool search_path, const std::vector<std:
 
 pid_t spawn_command(const std::vector<std::string>& argv) { return spawn(argv[0], true, argv, environ); }
 
-pid_t spawn_process(const std::string& path, const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+pid_t spawn_process(const std::string& path, const std::vector<std::string>& argv,
+                    const std::vector<std::string>& env) {
   std::vector<char*> entries;
   for (const std::string& e : env) entries.push_back(const_cast<char*>(e.c_str()));
   entries.push_back(nullptr);

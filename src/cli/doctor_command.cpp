@@ -12,8 +12,9 @@ void add_doctor_command(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<train::ConfigFlags>();
   auto options = std::make_shared<train::DoctorOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "doctor", "Measure the loader alone, the model alone and both together; name the bottleneck and rank fixes "
-                "(takes the same options as `stoker train`)");
+      "doctor",
+      "Measure the loader alone, the model alone and both together; name the bottleneck and rank fixes "
+      "(takes the same options as `stoker train`)");
   flags->add_to(cmd);
   cmd->add_option("--seconds", options->seconds, "Seconds per measurement")->capture_default_str();
   cmd->add_flag("--json", options->json, "One JSON object instead of the report");

@@ -11,8 +11,9 @@ namespace stoker::cli {
 void add_evaluate_command(CLI::App& app, int* exit_code) {
   auto options = std::make_shared<train::EvaluateOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "evaluate", "Score a trained model (a run folder or the .safetensors file it wrote) on a dataset, fed as it "
-                  "was validated; optionally write one prediction per sample");
+      "evaluate",
+      "Score a trained model (a run folder or the .safetensors file it wrote) on a dataset, fed as it "
+      "was validated; optionally write one prediction per sample");
   cmd->add_option("weights,--weights", options->weights,
                   "A run folder (its model_best.safetensors, else model.safetensors) or a .safetensors file that "
                   "stoker train wrote");
@@ -29,8 +30,9 @@ void add_evaluate_command(CLI::App& app, int* exit_code) {
   cmd->add_flag("--json", options->json, "One JSON object instead of the lines");
   cmd->callback([options, exit_code] {
     if (options->weights.empty()) {
-      throw UsageError("evaluate needs the weights: a run folder or a .safetensors file that stoker train wrote "
-                       "(stoker evaluate runs/<run> --data <dataset>)");
+      throw UsageError(
+          "evaluate needs the weights: a run folder or a .safetensors file that stoker train wrote "
+          "(stoker evaluate runs/<run> --data <dataset>)");
     }
     if (options->data.empty()) {
       throw UsageError("evaluate needs --data: the dataset to score (a folder, an IDX directory, a feature file)");

@@ -1,9 +1,9 @@
 #include "format.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cmath>
-#include <fmt/format.h>
 
 #include "stoker/core/numbers.h"
 #include "stoker/core/process.h"

@@ -46,25 +46,21 @@ std::string cell(const std::string& text, bool prose) {
   return out;
 }
 
-std::string code(const std::string& text) {
-  return text.empty() ? "" : "`" + cell(text, false) + "`";
-}
+std::string code(const std::string& text) { return text.empty() ? "" : "`" + cell(text, false) + "`"; }
 
 }  // namespace
 
-std::string options_markdown(const CLI::App& app,
-                             const std::function<std::string(const CLI::Option&)>& key_of) {
+std::string options_markdown(const CLI::App& app, const std::function<std::string(const CLI::Option&)>& key_of) {
   const HelpFormatter names;
-  std::string out =
-      key_of ? "| option | YAML key | value | default | description |\n|---|---|---|---|---|\n"
-             : "| option | value | default | description |\n|---|---|---|---|\n";
+  std::string out = key_of ? "| option | YAML key | value | default | description |\n|---|---|---|---|---|\n"
+                           : "| option | value | default | description |\n|---|---|---|---|\n";
   for (const CLI::Option* option : app.get_options()) {
     if (option->get_group().empty() || option == app.get_help_ptr()) continue;
     std::string row = "| " + code(names.make_option_name(option, false)) + " | ";
     if (key_of) row += code(key_of(*option)) + " | ";
     const bool flag = option->get_type_size() == 0;
-    row += (flag ? std::string() : code(option->get_type_name())) + " | " +
-           code(option->get_default_str()) + " | " + cell(option->get_description(), true) + " |\n";
+    row += (flag ? std::string() : code(option->get_type_name())) + " | " + code(option->get_default_str()) + " | " +
+           cell(option->get_description(), true) + " |\n";
     out += row;
   }
   return out;

@@ -25,7 +25,6 @@ class HelpFormatter : public CLI::Formatter {
 // (hidden spellings and -h left out). `key_of` fills a "YAML key" column ("" for an option
 // that has none); without it there is no such column. `stoker train --help-markdown` is this
 // for the train options, checked in as docs/reference/train-options.md.
-std::string options_markdown(const CLI::App& app,
-                             const std::function<std::string(const CLI::Option&)>& key_of = {});
+std::string options_markdown(const CLI::App& app, const std::function<std::string(const CLI::Option&)>& key_of = {});
 
 }  // namespace stoker::cli

@@ -83,8 +83,9 @@ std::vector<std::string> rank_environment(int rank, int processes, int port, int
 }
 
 std::string exit_text(int status) {
-  if (WIFSIGNALED(status)) return std::string("was killed by signal ") + std::to_string(WTERMSIG(status)) +
-                                 " (" + strsignal(WTERMSIG(status)) + ")";
+  if (WIFSIGNALED(status))
+    return std::string("was killed by signal ") + std::to_string(WTERMSIG(status)) + " (" +
+           strsignal(WTERMSIG(status)) + ")";
   return "exited with code " + std::to_string(WEXITSTATUS(status));
 }
 
@@ -109,8 +110,8 @@ int launch_local_processes(int processes, int threads) {
     for (const auto& [pid, rank] : alive) ::waitpid(pid, nullptr, 0);
     throw;
   }
-  int stop_signals = 0;       // SIGINT/SIGTERM received: the group is stopping on purpose
-  int first_failure = -1;     // exit code of the first process that failed, if any
+  int stop_signals = 0;    // SIGINT/SIGTERM received: the group is stopping on purpose
+  int first_failure = -1;  // exit code of the first process that failed, if any
   int leader_code = 0;
   const sigset_t set = termination_set();
   while (!alive.empty()) {

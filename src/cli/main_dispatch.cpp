@@ -45,14 +45,14 @@ int run_main(int argc, char** argv) {
       found = found || (argc > 1 && sub->get_name() == argv[1]);
     }
     if (argc > 1 && argv[1][0] != '-' && !found) {
-      throw UsageError(std::string("unknown command '") + argv[1] + "' (commands: " + known +
-                       "; see `stoker --help`)");
+      throw UsageError(std::string("unknown command '") + argv[1] + "' (commands: " + known + "; see `stoker --help`)");
     }
     // `--` starts the command that `monitor` runs; with nothing after it, monitor would watch
     // nothing until Ctrl-C, and the other commands take no command at all.
     if (argc > 2 && std::string(argv[argc - 1]) == "--") {
-      throw UsageError("'--' must be followed by a command to run (e.g. `stoker monitor -- python "
-                       "train.py`); nothing follows it");
+      throw UsageError(
+          "'--' must be followed by a command to run (e.g. `stoker monitor -- python "
+          "train.py`); nothing follows it");
     }
     app.parse(argc, argv);  // runs the selected subcommand's callback
   } catch (const CLI::ParseError& e) {

@@ -1,8 +1,8 @@
 // `stoker monitor`: the live resource line, logs, and `-- CMD` to watch a command.
+#include <fmt/format.h>
 #include <signal.h>
 
 #include <cstdio>
-#include <fmt/format.h>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,7 +53,8 @@ int run_monitor(const MonitorArgs& args) {
   std::unique_ptr<monitor::CsvLog> csv;
   std::unique_ptr<monitor::JsonlLog> jsonl;
   if (!args.csv.empty()) csv = std::make_unique<monitor::CsvLog>(args.csv, static_cast<int>(sampler.gpus().size()));
-  if (!args.jsonl.empty()) jsonl = std::make_unique<monitor::JsonlLog>(args.jsonl, sampler.gpus(), sampler.gpu_status());
+  if (!args.jsonl.empty())
+    jsonl = std::make_unique<monitor::JsonlLog>(args.jsonl, sampler.gpus(), sampler.gpu_status());
   if (csv) sampler.add_sink([&csv](const monitor::Sample& s) { csv->write(s); });
   if (jsonl) sampler.add_sink([&jsonl](const monitor::Sample& s) { jsonl->write(s); });
 
@@ -101,8 +102,8 @@ int run_monitor(const MonitorArgs& args) {
 
 void add_monitor_command(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<MonitorArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "monitor", "Sample GPU (NVML), CPU, RAM, disk and network; watch a process or a command");
+  CLI::App* cmd =
+      app.add_subcommand("monitor", "Sample GPU (NVML), CPU, RAM, disk and network; watch a process or a command");
   cmd->add_option("--interval", args->interval, "Seconds between samples (>= 0.05)")->capture_default_str();
   CLI::Option* duration =
       cmd->add_option("--duration", args->duration, "Stop after this many seconds (default: Ctrl-C)");

@@ -27,7 +27,7 @@ class ProgressLine {
   // Seconds since the ProgressLine was made.
   double seconds() const;
 
-  static constexpr double kLogEverySeconds = 10;  // lines in a log or a pipe
+  static constexpr double kLogEverySeconds = 10;   // lines in a log or a pipe
   static constexpr double kFirstLogSeconds = 0.5;  // the first of them
 
  private:

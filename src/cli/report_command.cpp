@@ -30,14 +30,16 @@ std::string default_report_path(const std::string& input) {
   std::error_code error;
   if (fs::is_directory(input, error)) return (fs::path(input) / "report.html").string();
   fs::path path(input);
-  if (path.filename() == "metrics.csv" || path.filename() == "summary.json") return (path.parent_path() / "report.html").string();
+  if (path.filename() == "metrics.csv" || path.filename() == "summary.json")
+    return (path.parent_path() / "report.html").string();
   return path.replace_extension(".html").string();
 }
 
 int run_report(const ReportArgs& args) {
   if (args.input.empty()) {
-    throw UsageError("stoker report needs a run folder (the run dir stoker train printed) or a monitor CSV "
-                     "(stoker monitor --log FILE.csv)");
+    throw UsageError(
+        "stoker report needs a run folder (the run dir stoker train printed) or a monitor CSV "
+        "(stoker monitor --log FILE.csv)");
   }
   const std::string out = args.out.empty() ? default_report_path(args.input) : args.out;
   check_output_file(out, "-o");  // before any reading: a bad path fails first
@@ -65,8 +67,8 @@ int run_report(const ReportArgs& args) {
 
 void add_report_command(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<ReportArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "report", "Write one self-contained HTML page of a run folder, or of a monitor log alone");
+  CLI::App* cmd =
+      app.add_subcommand("report", "Write one self-contained HTML page of a run folder, or of a monitor log alone");
   cmd->add_option("input", args->input,
                   "A run folder (the run dir stoker train printed) or a monitor CSV (stoker monitor --log)");
   cmd->add_option("-o,--out", args->out,

@@ -2,8 +2,8 @@
 // a ten-hour run does not meet its damaged files one random crop at a time.
 #include <fmt/format.h>
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -24,7 +24,7 @@
 namespace stoker::cli {
 namespace {
 
-constexpr size_t kShownBad = 20;        // listed on the terminal; -o writes them all
+constexpr size_t kShownBad = 20;  // listed on the terminal; -o writes them all
 
 struct ScanArgs {
   std::string data;
@@ -43,9 +43,9 @@ std::string duration_text(double seconds) {
 std::string progress_text(const data::ScanProgress& p) {
   const double rate = p.seconds > 0 ? p.done / p.seconds : 0;
   std::string text = fmt::format("scanned {} of {} samples ({}) · {}/s · {} bad", grouped(static_cast<double>(p.done)),
-                                 grouped(static_cast<double>(p.total)), share(static_cast<double>(p.done),
-                                                                              static_cast<double>(p.total)),
-                                 grouped(rate), grouped(static_cast<double>(p.bad)));
+                                 grouped(static_cast<double>(p.total)),
+                                 share(static_cast<double>(p.done), static_cast<double>(p.total)), grouped(rate),
+                                 grouped(static_cast<double>(p.bad)));
   if (rate > 0 && p.done < p.total) text += " · about " + duration_text((p.total - p.done) / rate) + " left";
   return text;
 }
@@ -84,7 +84,8 @@ std::string counts_by_kind(const data::ScanReport& r) {
   std::vector<std::pair<std::string, int64_t>> sorted(counts.begin(), counts.end());
   std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   std::string text;
-  for (const auto& [kind, n] : sorted) text += (text.empty() ? "" : " · ") + kind + " " + grouped(static_cast<double>(n));
+  for (const auto& [kind, n] : sorted)
+    text += (text.empty() ? "" : " · ") + kind + " " + grouped(static_cast<double>(n));
   return text;
 }
 
@@ -93,8 +94,8 @@ void print_json(const data::ScanReport& r, const std::string& describe) {
   for (const auto& b : r.bad) bad.push_back({{"index", b.index}, {"name", b.name}, {"reason", b.reason}});
   nlohmann::json reasons = nlohmann::json::object();
   for (const auto& b : r.bad) reasons[reason_kind(b.reason)] = reasons.value(reason_kind(b.reason), 0) + 1;
-  const nlohmann::json out = {{"data", describe},       {"samples", r.samples}, {"checked", r.checked},
-                              {"bad_count", r.bad_count}, {"reasons", reasons}, {"bad", bad},
+  const nlohmann::json out = {{"data", describe},         {"samples", r.samples}, {"checked", r.checked},
+                              {"bad_count", r.bad_count}, {"reasons", reasons},   {"bad", bad},
                               {"bytes", r.bytes},         {"seconds", r.seconds}, {"stopped", r.stopped}};
   std::printf("%s\n", out.dump().c_str());
 }
@@ -127,24 +128,25 @@ int run_scan(const ScanArgs& args) {
                 grouped(static_cast<double>(r.checked)).c_str(), grouped(static_cast<double>(r.samples)).c_str(),
                 megabytes(static_cast<double>(r.bytes)).c_str(), r.seconds, options.workers,
                 options.workers == 1 ? "" : "s", r.stopped ? ": stopped" : "");
-    std::printf("bad       %s\n", r.bad_count == 0 ? "none"
-                                                  : (grouped(static_cast<double>(r.bad_count)) + ": " + counts_by_kind(r))
-                                                        .c_str());
+    std::printf("bad       %s\n", r.bad_count == 0
+                                      ? "none"
+                                      : (grouped(static_cast<double>(r.bad_count)) + ": " + counts_by_kind(r)).c_str());
     for (size_t i = 0; i < r.bad.size() && i < kShownBad; ++i) {
       std::printf("          %s: %s\n", r.bad[i].name.c_str(), r.bad[i].reason.c_str());
     }
     if (r.bad_count > static_cast<int64_t>(std::min(r.bad.size(), kShownBad))) {
-      std::printf("          ... and %s more%s\n",
-                  grouped(static_cast<double>(r.bad_count - static_cast<int64_t>(std::min(r.bad.size(), kShownBad))))
-                      .c_str(),
-                  args.out.empty() ? " (-o bad.txt writes them all)" : "");
+      std::printf(
+          "          ... and %s more%s\n",
+          grouped(static_cast<double>(r.bad_count - static_cast<int64_t>(std::min(r.bad.size(), kShownBad)))).c_str(),
+          args.out.empty() ? " (-o bad.txt writes them all)" : "");
     }
     if (!args.out.empty()) std::printf("list      %s\n", args.out.c_str());
     if (r.bad_count > 0) {
-      std::printf("next      %s; otherwise stoker train substitutes each with the next good sample and stops "
-                  "when more than --max-bad-fraction of an epoch fails\n",
-                  args.out.empty() ? "stoker scan -o bad.txt, then stoker train --exclude-list bad.txt leaves them out"
-                                   : ("stoker train --exclude-list " + args.out + " leaves them out").c_str());
+      std::printf(
+          "next      %s; otherwise stoker train substitutes each with the next good sample and stops "
+          "when more than --max-bad-fraction of an epoch fails\n",
+          args.out.empty() ? "stoker scan -o bad.txt, then stoker train --exclude-list bad.txt leaves them out"
+                           : ("stoker train --exclude-list " + args.out + " leaves them out").c_str());
     }
   }
   if (r.stopped) return 130;

@@ -1,5 +1,6 @@
 #include "torch_handoff.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -8,8 +9,6 @@
 #include <filesystem>
 #include <string>
 #include <system_error>
-
-#include <fmt/format.h>
 
 #include "stoker/core/error.h"
 
@@ -41,12 +40,12 @@ void continue_in_torch_program() {
   std::fflush(nullptr);
   ::execv(path.c_str(), h.argv);  // returns only on failure
   const int error = errno;
-  throw Error(fmt::format("`stoker {}` runs {} (the stoker commands built with libtorch), which {}; rebuild with "
-                          "`bash scripts/build.sh build`, or keep {} in the same folder as stoker",
-                          h.argv[1], path,
-                          error == ENOENT ? std::string("is missing")
-                                          : fmt::format("cannot be started ({})", std::strerror(error)),
-                          h.program));
+  throw Error(fmt::format(
+      "`stoker {}` runs {} (the stoker commands built with libtorch), which {}; rebuild with "
+      "`bash scripts/build.sh build`, or keep {} in the same folder as stoker",
+      h.argv[1], path,
+      error == ENOENT ? std::string("is missing") : fmt::format("cannot be started ({})", std::strerror(error)),
+      h.program));
 }
 
 }  // namespace stoker::cli

@@ -23,13 +23,10 @@ std::unique_ptr<DynamicLibrary> DynamicLibrary::open(const std::string& name, st
   return std::unique_ptr<DynamicLibrary>(new DynamicLibrary(handle, name));
 }
 
-DynamicLibrary::DynamicLibrary(void* handle, std::string name)
-    : handle_(handle), name_(std::move(name)) {}
+DynamicLibrary::DynamicLibrary(void* handle, std::string name) : handle_(handle), name_(std::move(name)) {}
 
 DynamicLibrary::~DynamicLibrary() { ::dlclose(handle_); }
 
-void* DynamicLibrary::symbol(const char* symbol_name) const {
-  return ::dlsym(handle_, symbol_name);
-}
+void* DynamicLibrary::symbol(const char* symbol_name) const { return ::dlsym(handle_, symbol_name); }
 
 }  // namespace stoker

@@ -25,11 +25,8 @@ bool has_env(const char* name) {
 
 bool user_set_allocator() {
   const char* tunables = std::getenv("GLIBC_TUNABLES");
-  if (tunables != nullptr &&
-      std::string_view(tunables).find("glibc.malloc.") != std::string_view::npos)
-    return true;
-  return has_env("MALLOC_MMAP_THRESHOLD_") || has_env("MALLOC_TRIM_THRESHOLD_") ||
-         has_env("MALLOC_TOP_PAD_");
+  if (tunables != nullptr && std::string_view(tunables).find("glibc.malloc.") != std::string_view::npos) return true;
+  return has_env("MALLOC_MMAP_THRESHOLD_") || has_env("MALLOC_TRIM_THRESHOLD_") || has_env("MALLOC_TOP_PAD_");
 }
 
 // OpenBLAS's own entry points, when the process has an OpenBLAS (libtorch pulls in whichever
@@ -38,22 +35,17 @@ struct OpenBlas {
   int (*get_parallel)() = nullptr;  // 0 sequential, 1 pthreads, 2 OpenMP
   int (*get_num_threads)() = nullptr;
   void (*set_num_threads)(int) = nullptr;
-  char* (*get_config)() =
-      nullptr;  // "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Haswell MAX_THREADS=64"
+  char* (*get_config)() = nullptr;  // "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Haswell MAX_THREADS=64"
 
   static OpenBlas find() {
     OpenBlas b;
     b.get_parallel = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_parallel"));
-    b.get_num_threads =
-        reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
-    b.set_num_threads =
-        reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+    b.get_num_threads = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+    b.set_num_threads = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
     b.get_config = reinterpret_cast<char* (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_config"));
     return b;
   }
-  bool found() const {
-    return get_parallel != nullptr && get_num_threads != nullptr && set_num_threads != nullptr;
-  }
+  bool found() const { return get_parallel != nullptr && get_num_threads != nullptr && set_num_threads != nullptr; }
 };
 
 std::string thread_count(int n) { return fmt::format("{} thread{}", n, n == 1 ? "" : "s"); }
@@ -76,8 +68,7 @@ HostTuning tune_host_for_training() {
   HostTuning t;
   t.allocator_tuned = tune_allocator_for_training();
   if (t.allocator_tuned) {
-    t.allocator = fmt::format("malloc keeps freed blocks in its heap, trims only above {} MiB",
-                              kTrimThreshold >> 20);
+    t.allocator = fmt::format("malloc keeps freed blocks in its heap, trims only above {} MiB", kTrimThreshold >> 20);
   } else if (user_set_allocator()) {
     t.allocator = "malloc as set by the environment";
   }
@@ -91,8 +82,7 @@ HostTuning tune_host_for_training() {
     t.blas_reason = has_env("OPENBLAS_NUM_THREADS") ? "OPENBLAS_NUM_THREADS" : "GOTO_NUM_THREADS";
   } else if (blas.get_parallel() == 1 && before > 1) {
     blas.set_num_threads(1);
-    t.blas_reason =
-        fmt::format("was {}; its own pool fights libtorch's OpenMP threads", thread_count(before));
+    t.blas_reason = fmt::format("was {}; its own pool fights libtorch's OpenMP threads", thread_count(before));
   } else if (blas.get_parallel() == 2) {
     t.blas_reason = "uses OpenMP, shares libtorch's threads";
   }
@@ -120,8 +110,7 @@ BlasInfo describe_blas() {
     }
     const int parallel = openblas.get_parallel();
     const char* threading = parallel == 1 ? "pthreads" : parallel == 2 ? "OpenMP" : "sequential";
-    info.text =
-        fmt::format("{}, {}, {}", name, threading, thread_count(openblas.get_num_threads()));
+    info.text = fmt::format("{}, {}, {}", name, threading, thread_count(openblas.get_num_threads()));
   } else if (file.find("/blas/libblas.so") != std::string::npos) {
     // Debian's netlib BLAS (one choice of the libblas.so.3 alternative).
     info.reference = true;

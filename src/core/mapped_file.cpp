@@ -12,8 +12,8 @@
 #include <mutex>
 
 #include "stoker/core/error.h"
-#include "stoker/core/user_files.h"
 #include "stoker/core/mutex.h"
+#include "stoker/core/user_files.h"
 
 namespace stoker {
 
@@ -52,8 +52,9 @@ void on_sigbus(int signal, siginfo_t* info, void* /*context*/) {
     if (start == 0 || address < start || address - start >= slot.size.load(std::memory_order_relaxed)) continue;
     write_all("error: ");
     write_all(slot.path);
-    write_all(" changed while it was being read: it is shorter than when it was opened (rewritten or truncated?); "
-              "leave data files as they are while stoker reads them, or copy them first\n");
+    write_all(
+        " changed while it was being read: it is shorter than when it was opened (rewritten or truncated?); "
+        "leave data files as they are while stoker reads them, or copy them first\n");
     ::_exit(1);
   }
   // Not a map of ours: as if this handler were not here. A fault comes again when the

@@ -1,7 +1,8 @@
 #include "stoker/core/numbers.h"
 
-#include <cmath>
 #include <fmt/format.h>
+
+#include <cmath>
 
 namespace stoker {
 

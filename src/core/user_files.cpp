@@ -73,9 +73,10 @@ std::string read_small_file(const std::string& path, const std::string& what, ui
 void check_output_file(const std::string& path, const std::string& what) {
   const std::string kind = file_kind(path);
   if (!kind.empty() && kind != "a regular file") {
-    throw UsageError(fmt::format("{} {} is {}; stoker writes only to a new name or over a regular file: give another "
-                                 "path",
-                                 what, path, kind));
+    throw UsageError(
+        fmt::format("{} {} is {}; stoker writes only to a new name or over a regular file: give another "
+                    "path",
+                    what, path, kind));
   }
   const std::filesystem::path folder = std::filesystem::path(path).parent_path();
   std::error_code ec;

@@ -1,18 +1,19 @@
 #include "stoker/monitor/sampler.h"
 
+#include <fmt/format.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
-#include <fmt/format.h>
-#include "stoker/core/mutex.h"
 #include <thread>
 
+#include "monitor/host/proc_stat.h"
 #include "stoker/core/clock.h"
 #include "stoker/core/error.h"
+#include "stoker/core/mutex.h"
 #include "stoker/monitor/gpu_reader.h"
 #include "stoker/monitor/host_reader.h"
-#include "monitor/host/proc_stat.h"
 
 namespace stoker::monitor {
 
@@ -41,9 +42,9 @@ struct Sampler::State {
     Sample s;
     const int64_t t = now_ns();
     s.seconds = ns_to_seconds(t - start_ns);
-    s.unix_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                    std::chrono::system_clock::now().time_since_epoch())
-                    .count();
+    s.unix_ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
     host.sample(&s.host, t);
     if (gpu) {
       const bool pcie = last_pcie_ns < 0 || ns_to_seconds(t - last_pcie_ns) >= options.pcie_interval_s;
@@ -108,9 +109,8 @@ Sampler::Sampler(SamplerOptions options) {
       s.gpu_status = "no GPU: NVML found no devices";
     } else {
       const auto& gpus = s.gpu->gpus();
-      s.gpu_status = fmt::format("{} GPU{} ({}{}) · {}", gpus.size(), gpus.size() == 1 ? "" : "s",
-                                 gpus[0].name, gpus.size() > 1 ? fmt::format(" ×{}", gpus.size()) : "",
-                                 s.gpu->versions());
+      s.gpu_status = fmt::format("{} GPU{} ({}{}) · {}", gpus.size(), gpus.size() == 1 ? "" : "s", gpus[0].name,
+                                 gpus.size() > 1 ? fmt::format(" ×{}", gpus.size()) : "", s.gpu->versions());
     }
   }
 }
@@ -168,9 +168,7 @@ Summary Sampler::summary() const {
 
 const std::string& Sampler::gpu_status() const { return state_->gpu_status; }
 
-const std::vector<GpuInfo>& Sampler::gpus() const {
-  return state_->gpu ? state_->gpu->gpus() : state_->no_gpus;
-}
+const std::vector<GpuInfo>& Sampler::gpus() const { return state_->gpu ? state_->gpu->gpus() : state_->no_gpus; }
 
 bool Sampler::watched_alive() const {
   // The HostReader belongs to the sampler thread; this check reads /proc on its own.

@@ -1,8 +1,9 @@
 #include "stoker/monitor/summary.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 
 namespace stoker::monitor {
 
@@ -129,8 +130,7 @@ std::string format_summary(const Summary& s, const std::string& gpu_status) {
   for (size_t i = 0; i < host.size(); ++i) out += (i ? " · " : "") + host[i];
   out += "\n";
   if (s.gpu_idle_cpu_busy_share >= 0) {
-    out += indent + fmt::format("GPU idle while CPU busy {:.0f} % of the time",
-                                100 * s.gpu_idle_cpu_busy_share);
+    out += indent + fmt::format("GPU idle while CPU busy {:.0f} % of the time", 100 * s.gpu_idle_cpu_busy_share);
     if (s.gpu_idle_cpu_busy_share >= kIdleShareHintFrom) {
       out += " → the input pipeline is likely the bottleneck";
     }

@@ -84,9 +84,10 @@ CsvTable parse_csv_table(const std::string& text, const std::string& path) {
     }
   }
   if (table.columns.empty()) {
-    throw DataError(fmt::format("{} is empty: no header row and no rows; give a CSV that stoker wrote "
-                                "(stoker monitor --log FILE.csv, or a run folder's metrics.csv)",
-                                path));
+    throw DataError(
+        fmt::format("{} is empty: no header row and no rows; give a CSV that stoker wrote "
+                    "(stoker monitor --log FILE.csv, or a run folder's metrics.csv)",
+                    path));
   }
   if (mismatched > 0) {
     table.notes.insert(table.notes.begin(),

@@ -38,20 +38,16 @@ double unix_seconds_now() {
 EventFile::EventFile(const std::string& folder) {
   std::error_code error;
   fs::create_directories(folder, error);
-  if (error)
-    throw SystemError(
-        fmt::format("cannot create the TensorBoard folder {}: {}", folder, error.message()));
+  if (error) throw SystemError(fmt::format("cannot create the TensorBoard folder {}: {}", folder, error.message()));
   const double now = unix_seconds_now();
-  const std::string base = (fs::path(folder) / fmt::format("events.out.tfevents.{}.{}",
-                                                           static_cast<int64_t>(now), host_name()))
-                               .string();
+  const std::string base =
+      (fs::path(folder) / fmt::format("events.out.tfevents.{}.{}", static_cast<int64_t>(now), host_name())).string();
   MutexLock lock(mutex_);
   for (int attempt = 0; fd_ < 0; ++attempt) {
     path_ = attempt == 0 ? base : fmt::format("{}.{}", base, attempt);
     fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd_ < 0 && (errno != EEXIST || attempt >= 1000)) {
-      throw SystemError(fmt::format("cannot create the TensorBoard event file {}: {}", path_,
-                                    std::strerror(errno)));
+      throw SystemError(fmt::format("cannot create the TensorBoard event file {}: {}", path_, std::strerror(errno)));
     }
   }
   const Status status = append(file_version_event(now));
@@ -68,8 +64,7 @@ EventFile::~EventFile() {
 
 Status EventFile::write(int64_t step, const std::vector<Scalar>& scalars, double wall_time) {
   if (scalars.empty()) return Status::ok_status();
-  const std::string payload =
-      scalars_event(wall_time < 0 ? unix_seconds_now() : wall_time, step, scalars);
+  const std::string payload = scalars_event(wall_time < 0 ? unix_seconds_now() : wall_time, step, scalars);
   MutexLock lock(mutex_);
   if (stopped_) return Status::ok_status();
   return append(payload);

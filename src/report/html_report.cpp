@@ -50,7 +50,8 @@ struct Key {
 
 std::string keys_html(const std::vector<Key>& keys) {
   std::string s = "<div class=\"keys\">";
-  for (const Key& k : keys) s += fmt::format(R"(<span><i style="background:{}"></i>{}</span>)", k.colour, html_escape(k.name));
+  for (const Key& k : keys)
+    s += fmt::format(R"(<span><i style="background:{}"></i>{}</span>)", k.colour, html_escape(k.name));
   return s + "</div>";
 }
 
@@ -122,22 +123,25 @@ std::string timeline_card(const RunReport& r) {
     caption = r.low.empty()
                   ? fmt::format("{} stayed at {:g} % or more, apart from dips shorter than {:g} s: nothing shaded.",
                                 r.low_basis, kLowUtilisationPercent, kLowUtilisationSeconds)
-                  : fmt::format("Shaded: {} below {:g} % for {:g} s or more — {} stretch{}, {} in all ({:.0f} % of the "
-                                "time).",
-                                r.low_basis, kLowUtilisationPercent, kLowUtilisationSeconds, r.low.size(),
-                                r.low.size() == 1 ? "" : "es", duration_text(low_seconds),
-                                hi > lo ? 100 * low_seconds / (hi - lo) : 0.0);
+                  : fmt::format(
+                        "Shaded: {} below {:g} % for {:g} s or more — {} stretch{}, {} in all ({:.0f} % of the "
+                        "time).",
+                        r.low_basis, kLowUtilisationPercent, kLowUtilisationSeconds, r.low.size(),
+                        r.low.size() == 1 ? "" : "es", duration_text(low_seconds),
+                        hi > lo ? 100 * low_seconds / (hi - lo) : 0.0);
   }
   std::vector<Key> keys;
   for (size_t i = 0; i < r.timeline.size(); ++i) keys.push_back({r.timeline[i].name + " %", curve_colour(i)});
   if (!r.low.empty()) keys.push_back({"low " + r.low_basis, "rgba(248,113,113,.45)"});
-  return card("GPU, CPU and RAM", keys_html(keys) + wide_and_narrow(plot, line_plot_svg) + "<p class=\"caption\">" + html_escape(caption) +
-                                      "</p>",
-              true, "timeline");
+  return card(
+      "GPU, CPU and RAM",
+      keys_html(keys) + wide_and_narrow(plot, line_plot_svg) + "<p class=\"caption\">" + html_escape(caption) + "</p>",
+      true, "timeline");
 }
 
 std::string split_card(const RunReport& r) {
-  if (r.split.empty()) return card("Step time by epoch", empty_text("Not recorded: no epoch has ended."), true, "split");
+  if (r.split.empty())
+    return card("Step time by epoch", empty_text("Not recorded: no epoch has ended."), true, "split");
   BarPlot plot;
   plot.y_label = "% of step time";
   plot.y_max = 100;
@@ -167,8 +171,8 @@ std::string split_card(const RunReport& r) {
                         html_escape(r.split[b].verdict.empty() ? "not recorded" : r.split[b].verdict));
     b = e + 1;
   }
-  const std::string keys = keys_html({{"waiting for data", "#ef4444"}, {"copy to the device", "#f59e0b"},
-                                      {"compute", "#3b82f6"}});
+  const std::string keys =
+      keys_html({{"waiting for data", "#ef4444"}, {"copy to the device", "#f59e0b"}, {"compute", "#3b82f6"}});
   return card("Step time by epoch, with its verdict",
               keys + wide_and_narrow(plot, bar_plot_svg) +
                   (verdicts ? "<ul class=\"caption\">" + runs + "</ul>"
@@ -205,8 +209,8 @@ std::string stages_card(const RunReport& r) {
   std::string bar = "<div class=\"stagebar\">", rows;
   for (const auto& [name, seconds, colour] : stages) {
     const double share = 100 * seconds / busy;
-    bar += fmt::format(R"(<span style="width:{:.2f}%;background:{}" title="{} {:.1f} %">{}</span>)", share, colour, name,
-                       share, share >= 12 ? fmt::format("{} {:.0f} %", name, share) : "");
+    bar += fmt::format(R"(<span style="width:{:.2f}%;background:{}" title="{} {:.1f} %">{}</span>)", share, colour,
+                       name, share, share >= 12 ? fmt::format("{} {:.0f} %", name, share) : "");
     rows += fmt::format(R"(<tr><td><i style="display:inline-block;width:10px;height:10px;background:{}"></i> {}</td>)"
                         R"(<td class="n">{:.1f} s</td><td class="n">{:.1f} %</td></tr>)",
                         colour, name, seconds, share);
@@ -214,9 +218,10 @@ std::string stages_card(const RunReport& r) {
   bar += "</div>";
   std::string caption = "The loader workers' busy time, summed over workers and epochs.";
   if (s.idle > 0) {
-    caption += fmt::format(" Workers also waited {:.1f} s with every buffer full: the loader was ahead of the model "
-                           "then.",
-                           s.idle);
+    caption += fmt::format(
+        " Workers also waited {:.1f} s with every buffer full: the loader was ahead of the model "
+        "then.",
+        s.idle);
   }
   return card("Loader stages", bar + "<table>" + rows + "</table><p class=\"caption\">" + html_escape(caption) + "</p>",
               false, "stages");
@@ -237,14 +242,16 @@ std::string config_value(const std::string& config, const std::string& key) {
   for (size_t at = 0; at < config.size();) {
     size_t end = config.find('\n', at);
     if (end == std::string::npos) end = config.size();
-    if (config.compare(at, prefix.size(), prefix) == 0) return config.substr(at + prefix.size(), end - at - prefix.size());
+    if (config.compare(at, prefix.size(), prefix) == 0)
+      return config.substr(at + prefix.size(), end - at - prefix.size());
     at = end + 1;
   }
   return "";
 }
 
 std::string config_card(const RunReport& r) {
-  if (r.config.empty()) return card("Configuration", empty_text("Not recorded: config.yaml is missing."), false, "config");
+  if (r.config.empty())
+    return card("Configuration", empty_text("Not recorded: config.yaml is missing."), false, "config");
   std::string rows;
   for (const char* key : {"data", "model", "epochs", "batch_size", "lr", "optimizer", "schedule", "workers",
                           "num_workers", "amp", "prefetch_factor"}) {
@@ -252,9 +259,10 @@ std::string config_card(const RunReport& r) {
     if (!value.empty()) rows += "<tr><th>" + std::string(key) + "</th><td>" + html_escape(value) + "</td></tr>";
   }
   const int64_t lines = std::count(r.config.begin(), r.config.end(), '\n');
-  return card("Configuration", "<table>" + rows + "</table>" +
-                                   fmt::format("<details><summary>config.yaml ({} lines)</summary><pre>{}</pre></details>",
-                                               lines, html_escape(r.config)),
+  return card("Configuration",
+              "<table>" + rows + "</table>" +
+                  fmt::format("<details><summary>config.yaml ({} lines)</summary><pre>{}</pre></details>", lines,
+                              html_escape(r.config)),
               false, "config");
 }
 
@@ -293,8 +301,9 @@ std::string render_html(const RunReport& r) {
   if (!r.timeline.empty()) {
     body += timeline_card(r);
   } else if (!monitor_only) {
-    body += card("GPU, CPU and RAM", empty_text("Not recorded: no monitor CSV in the folder and no monitor scalars in tb/."),
-                 true, "timeline");
+    body +=
+        card("GPU, CPU and RAM",
+             empty_text("Not recorded: no monitor CSV in the folder and no monitor scalars in tb/."), true, "timeline");
   }
   if (!monitor_only) {
     body += stages_card(r);

@@ -13,8 +13,7 @@ void append_little_endian(std::string* out, T value) {
   using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
   Bits bits = 0;
   std::memcpy(&bits, &value, sizeof(bits));
-  for (size_t i = 0; i < sizeof(bits); ++i)
-    out->push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
+  for (size_t i = 0; i < sizeof(bits); ++i) out->push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
 }
 
 }  // namespace

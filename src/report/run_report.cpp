@@ -1,6 +1,7 @@
 #include "stoker/report/run_report.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +12,6 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
-#include <sys/stat.h>
 
 #include "stoker/core/error.h"
 #include "stoker/core/numbers.h"
@@ -36,8 +36,8 @@ bool any_number(const std::vector<double>& values) {
 }
 
 // Adds the curve `name` of column `column` (times `factor`) where the column holds a number.
-void add_metrics_curve(const CsvTable& metrics, const std::vector<double>& epochs, const char* column,
-                       const char* name, double factor, std::vector<Curve>* out) {
+void add_metrics_curve(const CsvTable& metrics, const std::vector<double>& epochs, const char* column, const char* name,
+                       double factor, std::vector<Curve>* out) {
   std::vector<double> y = scaled(metrics.numbers(column), factor);
   if (any_number(y)) out->push_back({name, epochs, std::move(y)});
 }
@@ -133,17 +133,19 @@ void add_event_timeline(const EventScalars& tb, RunReport* report) {
 nlohmann::json read_summary(const fs::path& path, RunReport* report) {
   std::error_code error;
   if (!fs::exists(path, error)) {
-    report->notes.push_back(fmt::format("{} is missing (written when a run ends): no verdicts, loader stages or "
-                                        "run facts",
-                                        path.string()));
+    report->notes.push_back(
+        fmt::format("{} is missing (written when a run ends): no verdicts, loader stages or "
+                    "run facts",
+                    path.string()));
     return nullptr;
   }
   try {
     return nlohmann::json::parse(read_small_file(path.string(), "summary.json", kMaxSmallFile));
   } catch (const nlohmann::json::exception&) {
-    report->notes.push_back(fmt::format("{} is not complete JSON (cut off, or still being written): no verdicts, "
-                                        "loader stages or run facts",
-                                        path.string()));
+    report->notes.push_back(
+        fmt::format("{} is not complete JSON (cut off, or still being written): no verdicts, "
+                    "loader stages or run facts",
+                    path.string()));
     return nullptr;
   }
 }
@@ -192,8 +194,7 @@ void add_summary(const nlohmann::json& summary, RunReport* r) {
 
 // Step-time split per epoch: summary.json's entries (with verdicts), else metrics.csv's columns.
 void add_split(const nlohmann::json& summary, const CsvTable* metrics, RunReport* r) {
-  if (summary.is_object() && summary.contains("epochs") && summary["epochs"].is_array() &&
-      !summary["epochs"].empty()) {
+  if (summary.is_object() && summary.contains("epochs") && summary["epochs"].is_array() && !summary["epochs"].empty()) {
     for (const auto& e : summary["epochs"]) {
       EpochSplit s;
       const double epoch = json_number(e, "epoch");
@@ -209,7 +210,8 @@ void add_split(const nlohmann::json& summary, const CsvTable* metrics, RunReport
   }
   if (metrics == nullptr) return;
   const auto epochs = metrics->numbers("epoch");
-  const auto wait = metrics->numbers("wait_s"), copy = metrics->numbers("copy_s"), compute = metrics->numbers("compute_s");
+  const auto wait = metrics->numbers("wait_s"), copy = metrics->numbers("copy_s"),
+             compute = metrics->numbers("compute_s");
   for (size_t i = 0; i < epochs.size(); ++i) {
     if (!plausible_epoch(epochs[i]) || std::isnan(wait[i] + copy[i] + compute[i])) continue;
     r->split.push_back({static_cast<int64_t>(epochs[i]), wait[i], copy[i], compute[i], ""});
@@ -287,15 +289,17 @@ RunReport load_monitor_log(const std::string& csv_path) {
   r.monitor_log_only = true;
   const CsvTable log = read_csv_table(csv_path, "monitor log");
   if (log.column("seconds") < 0 || log.column("cpu_percent") < 0) {
-    throw DataError(fmt::format("{} is not a stoker monitor log: its header has no seconds and cpu_percent columns "
-                                "(docs/MONITOR_FORMATS.md); give the CSV of stoker monitor --log, or a run folder",
-                                csv_path));
+    throw DataError(
+        fmt::format("{} is not a stoker monitor log: its header has no seconds and cpu_percent columns "
+                    "(docs/MONITOR_FORMATS.md); give the CSV of stoker monitor --log, or a run folder",
+                    csv_path));
   }
   r.notes = log.notes;
   if (log.rows.empty()) {
-    throw DataError(fmt::format("{} has a header but no complete sample row: nothing to draw; wait for the "
-                                "monitor's first samples (one per --interval), then run stoker report again",
-                                csv_path));
+    throw DataError(
+        fmt::format("{} has a header but no complete sample row: nothing to draw; wait for the "
+                    "monitor's first samples (one per --interval), then run stoker report again",
+                    csv_path));
   }
   add_monitor_timeline(log, &r);
   const std::vector<double> t = log.numbers("seconds");
@@ -304,7 +308,8 @@ RunReport load_monitor_log(const std::string& csv_path) {
   r.facts.emplace_back("samples", grouped(static_cast<double>(log.rows.size())));
   if (t.size() >= 2 && !std::isnan(t.front() + t.back())) {
     r.facts.emplace_back("duration", fmt::format("{:.0f} s", t.back() - t.front()));
-    r.facts.emplace_back("interval", fmt::format("{:.2g} s", (t.back() - t.front()) / static_cast<double>(t.size() - 1)));
+    r.facts.emplace_back("interval",
+                         fmt::format("{:.2g} s", (t.back() - t.front()) / static_cast<double>(t.size() - 1)));
   }
   r.facts.emplace_back("GPUs", std::to_string(gpus));
   return r;
@@ -315,9 +320,10 @@ RunReport load_run_folder(const std::string& folder) {
   std::error_code error;
   const fs::path metrics_path = dir / "metrics.csv", summary_path = dir / "summary.json", tb_path = dir / "tb";
   if (!fs::exists(metrics_path, error) && !fs::exists(summary_path, error) && !fs::is_directory(tb_path, error)) {
-    throw DataError(fmt::format("{} is not a run folder: it holds none of metrics.csv, summary.json, tb/; give the "
-                                "run dir stoker train printed (e.g. runs/2026-11-27_11-53-32), or a monitor CSV",
-                                folder));
+    throw DataError(
+        fmt::format("{} is not a run folder: it holds none of metrics.csv, summary.json, tb/; give the "
+                    "run dir stoker train printed (e.g. runs/2026-11-27_11-53-32), or a monitor CSV",
+                    folder));
   }
   RunReport r;
   r.source = folder;
@@ -327,8 +333,8 @@ RunReport load_run_folder(const std::string& folder) {
 
   std::optional<CsvTable> metrics;
   if (!fs::exists(metrics_path, error)) {
-    r.notes.push_back(fmt::format("{} is missing (a row is added as each epoch ends): no per-epoch curves",
-                                  metrics_path.string()));
+    r.notes.push_back(
+        fmt::format("{} is missing (a row is added as each epoch ends): no per-epoch curves", metrics_path.string()));
   } else {
     try {
       metrics = read_csv_table(metrics_path.string(), "metrics.csv");
@@ -347,7 +353,8 @@ RunReport load_run_folder(const std::string& folder) {
     add_metrics_curve(*metrics, epochs, "val_top5", "validation top-5", 100, &r.accuracy);
     add_metrics_curve(*metrics, epochs, "ema_val_top1", "validation (EMA)", 100, &r.accuracy);
     add_metrics_curve(*metrics, epochs, "samples_per_sec", "samples/s", 1, &r.samples_per_sec);
-    if (metrics->rows.empty()) r.notes.push_back(metrics_path.string() + " has no complete row yet: no per-epoch curves");
+    if (metrics->rows.empty())
+      r.notes.push_back(metrics_path.string() + " has no complete row yet: no per-epoch curves");
   }
   const nlohmann::json summary = read_summary(summary_path, &r);
   add_summary(summary, &r);
@@ -363,9 +370,10 @@ RunReport load_run_folder(const std::string& folder) {
     }
     r.learning_rate.push_back(std::move(c));
   } else {
-    r.notes.push_back(fmt::format("{} holds no train/lr scalars (stoker train --no-tensorboard writes none): no "
-                                  "learning-rate curve",
-                                  tb_path.string()));
+    r.notes.push_back(
+        fmt::format("{} holds no train/lr scalars (stoker train --no-tensorboard writes none): no "
+                    "learning-rate curve",
+                    tb_path.string()));
   }
   if (const std::string log = monitor_log_in(dir); !log.empty()) {
     try {
@@ -386,9 +394,10 @@ RunReport load_run_folder(const std::string& folder) {
   }
   add_recommendations(dir / "events.log", &r);
   if (nothing_drawable(r)) {
-    throw DataError(fmt::format("{} holds nothing to draw yet: no complete metrics.csv row, no summary.json epochs "
-                                "and no tb/ scalars; run stoker report again once the run's first epoch has ended",
-                                folder));
+    throw DataError(
+        fmt::format("{} holds nothing to draw yet: no complete metrics.csv row, no summary.json epochs "
+                    "and no tb/ scalars; run stoker report again once the run's first epoch has ended",
+                    folder));
   }
   return r;
 }
@@ -396,9 +405,10 @@ RunReport load_run_folder(const std::string& folder) {
 RunReport load_report(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
-    throw UsageError(fmt::format("{} does not exist; give a run folder (the run dir stoker train printed) or a monitor "
-                                 "CSV (stoker monitor --log FILE.csv)",
-                                 path));
+    throw UsageError(
+        fmt::format("{} does not exist; give a run folder (the run dir stoker train printed) or a monitor "
+                    "CSV (stoker monitor --log FILE.csv)",
+                    path));
   }
   if (S_ISDIR(st.st_mode)) return load_run_folder(path);
   check_input_file(path, "the report's input");  // a FIFO, a device: refused before any read

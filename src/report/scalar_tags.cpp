@@ -14,16 +14,14 @@ namespace {
 
 constexpr double kGib = 1024.0 * 1024.0 * 1024.0;
 
-void add(std::vector<Scalar>* out, std::string tag, const monitor::Reading& reading,
-         double scale = 1) {
+void add(std::vector<Scalar>* out, std::string tag, const monitor::Reading& reading, double scale = 1) {
   if (reading.ok()) out->push_back({std::move(tag), reading.value * scale});
 }
 
 // used / total in %, when both are there and total is not 0.
 void add_percent(std::vector<Scalar>* out, std::string tag, const monitor::Reading& used,
                  const monitor::Reading& total) {
-  if (used.ok() && total.ok() && total.value > 0)
-    out->push_back({std::move(tag), 100 * used.value / total.value});
+  if (used.ok() && total.ok() && total.value > 0) out->push_back({std::move(tag), 100 * used.value / total.value});
 }
 
 }  // namespace
@@ -41,8 +39,7 @@ std::vector<Scalar> monitor_scalars(const monitor::Sample& sample) {
     add(&out, gpu_tag(gpu.index, kGpuUtil), gpu.util_gpu_percent);
     add(&out, gpu_tag(gpu.index, kGpuSmActivity), gpu.sm_activity_percent);
     add(&out, gpu_tag(gpu.index, kGpuMemoryUsedGib), gpu.memory_used_bytes, 1 / kGib);
-    add_percent(&out, gpu_tag(gpu.index, kGpuMemoryPercent), gpu.memory_used_bytes,
-                gpu.memory_total_bytes);
+    add_percent(&out, gpu_tag(gpu.index, kGpuMemoryPercent), gpu.memory_used_bytes, gpu.memory_total_bytes);
   }
   return out;
 }

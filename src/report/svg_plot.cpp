@@ -93,10 +93,11 @@ std::string axes_svg(const Frame& f, const std::string& x_label, const std::stri
   }
   s += fmt::format(R"(<line x1="{0:.1f}" y1="{1:.1f}" x2="{2:.1f}" y2="{1:.1f}" class="axis"/>)", f.left,
                    f.top + f.height, f.left + f.width);
-  s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="middle" class="label">{}</text>)",
-                   f.left + f.width / 2, f.top + f.height + 35, html_escape(x_label));
-  s += fmt::format(R"~(<text transform="translate(14 {:.1f}) rotate(-90)" text-anchor="middle" class="label ylabel">{}</text>)~",
-                   f.top + f.height / 2, html_escape(y_label));
+  s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="middle" class="label">{}</text>)", f.left + f.width / 2,
+                   f.top + f.height + 35, html_escape(x_label));
+  s += fmt::format(
+      R"~(<text transform="translate(14 {:.1f}) rotate(-90)" text-anchor="middle" class="label ylabel">{}</text>)~",
+      f.top + f.height / 2, html_escape(y_label));
   return s;
 }
 
@@ -126,12 +127,23 @@ std::string html_escape(const std::string& text) {
   out.reserve(text.size());
   for (const char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -157,7 +169,11 @@ std::string line_plot_svg(const LinePlot& plot) {
   if (std::isinf(x_lo)) return "";
   if (plot.y_from_zero) y_lo = std::min(0.0, y_lo);
   if (plot.y_max > 0) y_hi = std::max(plot.y_max, y_hi);
-  Frame f{kLeft, kTop, plot.width - kLeft - kRight, kPlotHeight - kTop - kBottom, nice_plot_axis(x_lo, x_hi, integer_x),
+  Frame f{kLeft,
+          kTop,
+          plot.width - kLeft - kRight,
+          kPlotHeight - kTop - kBottom,
+          nice_plot_axis(x_lo, x_hi, integer_x),
           nice_plot_axis(y_lo, y_hi, false)};
   if (plot.y_max > 0 && y_hi <= plot.y_max) f.y.hi = plot.y_max;
   if (integer_x && x_hi > x_lo) {  // epochs: the axis ends at the data, not a tick beyond
@@ -174,8 +190,9 @@ std::string line_plot_svg(const LinePlot& plot) {
       end = plot.shaded[i].end / plot.x_divisor;
     }
     const double x0 = f.px(begin), x1 = std::max(f.px(end), x0 + 1);
-    s += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" class="low"><title>{}</title></rect>)",
-                     x0, f.top, x1 - x0, f.height, html_escape(plot.shaded_title));
+    s += fmt::format(
+        R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" class="low"><title>{}</title></rect>)", x0, f.top,
+        x1 - x0, f.height, html_escape(plot.shaded_title));
   }
   s += axes_svg(f, plot.x_label, plot.y_label);
   for (size_t i = 0; i < drawn.size(); ++i) {
@@ -186,8 +203,9 @@ std::string line_plot_svg(const LinePlot& plot) {
                      points, curve_colour(i));
     if (drawn[i].size() <= 60) {  // few points (epochs): each marked, so a single one shows
       for (const Point& p : drawn[i]) {
-        s += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="3.5" fill="{}"><title>{}: {:g} at {:g}</title></circle>)",
-                         f.px(p.x), f.py(p.y), curve_colour(i), html_escape(plot.curves[i].name), p.y, p.x);
+        s +=
+            fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="3.5" fill="{}"><title>{}: {:g} at {:g}</title></circle>)",
+                        f.px(p.x), f.py(p.y), curve_colour(i), html_escape(plot.curves[i].name), p.y, p.x);
       }
     }
   }
@@ -206,7 +224,11 @@ std::string bar_plot_svg(const BarPlot& plot) {
   const bool band = !plot.verdicts.empty();
   const double top = kTop + (band ? kVerdictBand + 6 : 0);
   const double height = kPlotHeight + (band ? kVerdictBand + 6 : 0);
-  Frame f{kLeft, top, plot.width - kLeft - kRight, height - top - kBottom, {0, 1, 1},
+  Frame f{kLeft,
+          top,
+          plot.width - kLeft - kRight,
+          height - top - kBottom,
+          {0, 1, 1},
           nice_plot_axis(0, plot.y_max > 0 ? plot.y_max : std::max(tallest, 1e-9), false)};
   if (plot.y_max > 0) f.y = {0, plot.y_max, plot.y_max / 4};
   const double slot = f.width / static_cast<double>(bars);
@@ -214,7 +236,8 @@ std::string bar_plot_svg(const BarPlot& plot) {
   std::string s = svg_open(plot.width, height, plot.y_label + " by epoch");
   s += axes_svg(f, "epoch", plot.y_label, false);
   // The epochs' numbers under the bars: about ten of them, at round epochs.
-  const int64_t every = std::max<int64_t>(1, static_cast<int64_t>(nice_plot_axis(0, static_cast<double>(bars), true).step));
+  const int64_t every =
+      std::max<int64_t>(1, static_cast<int64_t>(nice_plot_axis(0, static_cast<double>(bars), true).step));
   for (size_t b = 0; b < bars; ++b) {
     if (bars > 12 && plot.epochs[b] % every != 0 && b != 0) continue;
     s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="middle">{}</text>)",
@@ -245,13 +268,13 @@ std::string bar_plot_svg(const BarPlot& plot) {
       const std::string& verdict = plot.verdicts[b].empty() ? std::string("not recorded") : plot.verdicts[b];
       const std::string range = b == e ? fmt::format("epoch {}", plot.epochs[b])
                                        : fmt::format("epochs {}–{}", plot.epochs[b], plot.epochs[e]);
-      s += fmt::format(R"(<g><title>{}: {}</title><rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{}" rx="3" fill="{}"/>)",
-                       range, html_escape(verdict), x0, kTop, std::max(1.0, x1 - x0), kVerdictBand,
-                       verdict_colour(verdict));
+      s += fmt::format(
+          R"(<g><title>{}: {}</title><rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{}" rx="3" fill="{}"/>)", range,
+          html_escape(verdict), x0, kTop, std::max(1.0, x1 - x0), kVerdictBand, verdict_colour(verdict));
       // About 7.2 units a character at this size: the name where it fits, else nothing.
       if (x1 - x0 > 7.2 * static_cast<double>(verdict.size()) + 8) {
-        s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="middle" class="verdict">{}</text>)",
-                         (x0 + x1) / 2, kTop + kVerdictBand / 2 + 4.5, html_escape(verdict));
+        s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="middle" class="verdict">{}</text>)", (x0 + x1) / 2,
+                         kTop + kVerdictBand / 2 + 4.5, html_escape(verdict));
       }
       s += "</g>";
       b = e + 1;

@@ -28,8 +28,8 @@ struct LinePlot {
   std::vector<Curve> curves;
   std::string x_label, y_label;
   bool y_from_zero = false;
-  double y_max = 0;       // > 0: the y axis ends here (percentages: 100)
-  double x_divisor = 1;   // x values are divided by this for the axis (seconds -> minutes)
+  double y_max = 0;          // > 0: the y axis ends here (percentages: 100)
+  double x_divisor = 1;      // x values are divided by this for the axis (seconds -> minutes)
   std::vector<Span> shaded;  // in x's own units (before x_divisor)
   std::string shaded_title;  // the tooltip of each shaded stretch
   int width = kPlotWidth;
@@ -46,7 +46,7 @@ struct BarPlot {
   std::vector<int64_t> epochs;
   std::vector<BarSegment> segments;
   std::string y_label;
-  double y_max = 0;  // > 0: fixed (shares: 100); else the tallest bar
+  double y_max = 0;                   // > 0: fixed (shares: 100); else the tallest bar
   std::vector<std::string> verdicts;  // one per bar, or empty: a band above the bars, labelled
   int width = kPlotWidth;
 };

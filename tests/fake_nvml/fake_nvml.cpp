@@ -184,8 +184,7 @@ nvmlReturn_t check_device(const Script& script, nvmlDevice_t device, unsigned in
   return NVML_ERROR_INVALID_ARGUMENT;
 }
 
-nvmlReturn_t scripted_uint(const Script& script, const char* name, unsigned int gpu,
-                           unsigned int* out) {
+nvmlReturn_t scripted_uint(const Script& script, const char* name, unsigned int gpu, unsigned int* out) {
   if (out == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   if (script.find(key(name, gpu)) == nullptr) return NVML_ERROR_NOT_SUPPORTED;
   *out = static_cast<unsigned int>(script.number(key(name, gpu), 0));
@@ -215,9 +214,8 @@ std::vector<Process> parse_processes(const std::string& list) {
     const size_t colon = item.find(':');
     if (colon != std::string::npos) {
       const std::string bytes = item.substr(colon + 1);
-      processes.push_back(
-          {static_cast<unsigned int>(std::strtoul(item.c_str(), nullptr, 10)),
-           bytes == "na" ? kValueNotAvailable : std::strtoull(bytes.c_str(), nullptr, 10)});
+      processes.push_back({static_cast<unsigned int>(std::strtoul(item.c_str(), nullptr, 10)),
+                           bytes == "na" ? kValueNotAvailable : std::strtoull(bytes.c_str(), nullptr, 10)});
     }
     start = end + 1;
   }
@@ -226,8 +224,8 @@ std::vector<Process> parse_processes(const std::string& list) {
 
 // Writes processes the way the driver does: too small a buffer gets the count needed.
 // `stride`: 16 (v1), 24 (v2) or 32 (what 535.43-86 wrote through _v3).
-nvmlReturn_t write_processes(const Script& script, const char* list_key, nvmlDevice_t device,
-                             unsigned int* count, void* infos, size_t stride) {
+nvmlReturn_t write_processes(const Script& script, const char* list_key, nvmlDevice_t device, unsigned int* count,
+                             void* infos, size_t stride) {
   unsigned int gpu = 0;
   if (const nvmlReturn_t r = check_device(script, device, &gpu); r != NVML_SUCCESS) return r;
   if (count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
@@ -253,9 +251,7 @@ nvmlReturn_t write_processes(const Script& script, const char* list_key, nvmlDev
   return NVML_SUCCESS;
 }
 
-size_t v3_stride(const Script& script) {
-  return script.number("proc_v3_stride", 24) == 32 ? 32 : 24;
-}
+size_t v3_stride(const Script& script) { return script.number("proc_v3_stride", 24) == 32 ? 32 : 24; }
 
 }  // namespace
 
@@ -348,24 +344,20 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlD
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int length) {
   FAKE_BEGIN();
   FAKE_DEVICE();
-  return copy_string(script.text(key("name", gpu), "Fake GPU " + std::to_string(gpu)), name,
-                     length);
+  return copy_string(script.text(key("name", gpu), "Fake GPU " + std::to_string(gpu)), name, length);
 }
 
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) {
   FAKE_BEGIN();
   FAKE_DEVICE();
-  return copy_string(script.text(key("uuid", gpu), "GPU-fake-" + std::to_string(gpu)), uuid,
-                     length);
+  return copy_string(script.text(key("uuid", gpu), "GPU-fake-" + std::to_string(gpu)), uuid, length);
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device,
-                                                       nvmlUtilization_t* utilization) {
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t* utilization) {
   FAKE_BEGIN();
   FAKE_DEVICE();
   if (utilization == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-  if (const nvmlReturn_t r = scripted_uint(script, "util", gpu, &utilization->gpu);
-      r != NVML_SUCCESS) {
+  if (const nvmlReturn_t r = scripted_uint(script, "util", gpu, &utilization->gpu); r != NVML_SUCCESS) {
     return r;
   }
   return scripted_uint(script, "util_mem", gpu, &utilization->memory);
@@ -377,8 +369,7 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory
   if (memory == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   if (script.find(key("mem_total", gpu)) == nullptr) return NVML_ERROR_NOT_SUPPORTED;
   memory->total = script.number(key("mem_total", gpu), 0);
-  memory->used =
-      script.number(key("mem_used", gpu), 0) + script.number(key("mem_reserved", gpu), 0);
+  memory->used = script.number(key("mem_used", gpu), 0) + script.number(key("mem_reserved", gpu), 0);
   memory->free = memory->total - memory->used;
   return NVML_SUCCESS;
 }
@@ -408,16 +399,14 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, un
   return scripted_uint(script, "power_limit_mw", gpu, limit);
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, int sensor,
-                                                  unsigned int* temp) {
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, int sensor, unsigned int* temp) {
   FAKE_BEGIN();
   FAKE_DEVICE();
   if (sensor != 0) return NVML_ERROR_INVALID_ARGUMENT;  // only NVML_TEMPERATURE_GPU exists
   return scripted_uint(script, "temp", gpu, temp);
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, int type,
-                                                unsigned int* clock) {
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, int type, unsigned int* clock) {
   FAKE_BEGIN();
   FAKE_DEVICE();
   if (type < 0 || type > 3) return NVML_ERROR_INVALID_ARGUMENT;
@@ -435,20 +424,17 @@ nvmlReturn_t clock_reasons(const Script& script, nvmlDevice_t device, unsigned l
 }
 }  // namespace
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device,
-                                                                unsigned long long* reasons) {
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device, unsigned long long* reasons) {
   FAKE_BEGIN();
   return clock_reasons(script, device, reasons);
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device,
-                                                                   unsigned long long* reasons) {
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device, unsigned long long* reasons) {
   FAKE_BEGIN();
   return clock_reasons(script, device, reasons);
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device, int counter,
-                                                     unsigned int* value) {
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device, int counter, unsigned int* value) {
   FAKE_BEGIN();
   FAKE_DEVICE();
   if (counter == 0) return scripted_uint(script, "pcie_tx_kbs", gpu, value);  // TX_BYTES
@@ -469,9 +455,8 @@ typedef struct {
 } nvmlSample_t;
 static_assert(sizeof(nvmlSample_t) == 16);
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, int type,
-                                              unsigned long long last_seen, int* value_type,
-                                              unsigned int* count, nvmlSample_t* samples) {
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, int type, unsigned long long last_seen,
+                                              int* value_type, unsigned int* count, nvmlSample_t* samples) {
   FAKE_BEGIN();
   FAKE_DEVICE();
   if (value_type == nullptr || count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
@@ -511,40 +496,36 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, int type,
   return NVML_SUCCESS;
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device,
-                                                                 unsigned int* count, void* infos) {
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* count,
+                                                                 void* infos) {
   FAKE_BEGIN();
   return write_processes(script, "proc", device, count, infos, v3_stride(script));
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device,
-                                                                 unsigned int* count, void* infos) {
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int* count,
+                                                                 void* infos) {
   FAKE_BEGIN();
   return write_processes(script, "proc", device, count, infos, 24);
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device,
-                                                              unsigned int* count, void* infos) {
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int* count, void* infos) {
   FAKE_BEGIN();
   return write_processes(script, "proc", device, count, infos, 16);
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device,
-                                                                  unsigned int* count,
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device, unsigned int* count,
                                                                   void* infos) {
   FAKE_BEGIN();
   return write_processes(script, "gproc", device, count, infos, v3_stride(script));
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t device,
-                                                                  unsigned int* count,
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t device, unsigned int* count,
                                                                   void* infos) {
   FAKE_BEGIN();
   return write_processes(script, "gproc", device, count, infos, 24);
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t device,
-                                                               unsigned int* count, void* infos) {
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t device, unsigned int* count, void* infos) {
   FAKE_BEGIN();
   return write_processes(script, "gproc", device, count, infos, 16);
 }
@@ -592,8 +573,8 @@ FAKE_EXPORT nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* request) {
   }
   const nvmlGpmSample_t older = request->sample1;
   const nvmlGpmSample_t newer = request->sample2;
-  if (g_samples.count(older) == 0 || g_samples.count(newer) == 0 || older == newer ||
-      older->device < 0 || older->device != newer->device || older->seq >= newer->seq) {
+  if (g_samples.count(older) == 0 || g_samples.count(newer) == 0 || older == newer || older->device < 0 ||
+      older->device != newer->device || older->seq >= newer->seq) {
     return NVML_ERROR_INVALID_ARGUMENT;
   }
   const unsigned int gpu = static_cast<unsigned int>(older->device);

@@ -4,7 +4,6 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string path = stoker::fuzz::write_file("table.csv", data, size);
-  stoker::fuzz::expect_clean_outcome(
-      [&] { stoker::fuzz::read_samples(*stoker::data::open_feature_table(path)); });
+  stoker::fuzz::expect_clean_outcome([&] { stoker::fuzz::read_samples(*stoker::data::open_feature_table(path)); });
   return 0;
 }

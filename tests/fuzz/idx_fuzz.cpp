@@ -15,8 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string labels_path = stoker::fuzz::write_file(
       flags & 2 ? "train-labels-idx1-ubyte.gz" : "train-labels-idx1-ubyte", labels, labels_size);
   const std::string images_path = stoker::fuzz::write_file(
-      flags & 1 ? "train-images-idx3-ubyte.gz" : "train-images-idx3-ubyte", images,
-      size - 3 - labels_size);
+      flags & 1 ? "train-images-idx3-ubyte.gz" : "train-images-idx3-ubyte", images, size - 3 - labels_size);
   stoker::fuzz::expect_clean_outcome(
       [&] { stoker::fuzz::read_samples(*stoker::data::open_idx(images_path, labels_path)); });
   return 0;

@@ -46,8 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   decoder.decode(file, request, &out);
 
   const double x = part(p[1], info.width), y = part(p[2], info.height);
-  request.crop = {x, y, std::max(1.0, part(p[3], info.width - x)),
-                  std::max(1.0, part(p[4], info.height - y))};
+  request.crop = {x, y, std::max(1.0, part(p[3], info.width - x)), std::max(1.0, part(p[4], info.height - y))};
   request.target_width = p[5];
   request.target_height = p[6];
   decoder.decode(file, request, &out);

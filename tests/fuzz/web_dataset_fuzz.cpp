@@ -5,7 +5,6 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string path = stoker::fuzz::write_file("shard.tar", data, size);
-  stoker::fuzz::expect_clean_outcome(
-      [&] { stoker::fuzz::read_samples(*stoker::data::open_web_dataset(path)); });
+  stoker::fuzz::expect_clean_outcome([&] { stoker::fuzz::read_samples(*stoker::data::open_web_dataset(path)); });
   return 0;
 }

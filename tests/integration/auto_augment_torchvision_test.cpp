@@ -103,31 +103,28 @@ struct Case {
 
 std::vector<Case> cases() {
   std::vector<Case> all;
-  const std::vector<std::pair<AugmentOp, std::vector<float>>> geometric = {
-      {AugmentOp::kShearX, {0.3f, -0.99f}},
-      {AugmentOp::kShearY, {0.5f, -0.2f}},
-      {AugmentOp::kTranslateX, {10, -7.9f}},
-      {AugmentOp::kTranslateY, {-12, 3}},
-      {AugmentOp::kRotate, {30, -135, 17.5f}}};
+  const std::vector<std::pair<AugmentOp, std::vector<float>>> geometric = {{AugmentOp::kShearX, {0.3f, -0.99f}},
+                                                                           {AugmentOp::kShearY, {0.5f, -0.2f}},
+                                                                           {AugmentOp::kTranslateX, {10, -7.9f}},
+                                                                           {AugmentOp::kTranslateY, {-12, 3}},
+                                                                           {AugmentOp::kRotate, {30, -135, 17.5f}}};
   for (const auto& [op, magnitudes] : geometric) {
     for (const float m : magnitudes) {
-      for (const Interpolation interpolation :
-           {Interpolation::kNearest, Interpolation::kBilinear}) {
+      for (const Interpolation interpolation : {Interpolation::kNearest, Interpolation::kBilinear}) {
         for (const bool fill : {false, true}) all.push_back({3, op, m, interpolation, fill});
       }
     }
   }
-  const std::vector<std::pair<AugmentOp, std::vector<float>>> pixelwise = {
-      {AugmentOp::kIdentity, {0}},
-      {AugmentOp::kBrightness, {-0.5f, 0.7f}},
-      {AugmentOp::kColor, {-0.9f, 0.9f}},
-      {AugmentOp::kContrast, {-0.5f, 0.9f}},
-      {AugmentOp::kSharpness, {-0.9f, 0.9f}},
-      {AugmentOp::kPosterize, {2, 5}},
-      {AugmentOp::kSolarize, {128, 0}},
-      {AugmentOp::kAutoContrast, {0}},
-      {AugmentOp::kEqualize, {0}},
-      {AugmentOp::kInvert, {0}}};
+  const std::vector<std::pair<AugmentOp, std::vector<float>>> pixelwise = {{AugmentOp::kIdentity, {0}},
+                                                                           {AugmentOp::kBrightness, {-0.5f, 0.7f}},
+                                                                           {AugmentOp::kColor, {-0.9f, 0.9f}},
+                                                                           {AugmentOp::kContrast, {-0.5f, 0.9f}},
+                                                                           {AugmentOp::kSharpness, {-0.9f, 0.9f}},
+                                                                           {AugmentOp::kPosterize, {2, 5}},
+                                                                           {AugmentOp::kSolarize, {128, 0}},
+                                                                           {AugmentOp::kAutoContrast, {0}},
+                                                                           {AugmentOp::kEqualize, {0}},
+                                                                           {AugmentOp::kInvert, {0}}};
   for (const auto& [op, magnitudes] : pixelwise) {
     for (const float m : magnitudes) all.push_back({3, op, m});
   }
@@ -183,8 +180,8 @@ std::vector<AffineCase> affine_cases() {
     int tx, ty;
     float scale, shear_x, shear_y;
   };
-  const std::vector<Parts> parts = {{25, 0, 0, 1, 0, 0},    {0, 5, -3, 1, 0, 0},   {0, 0, 0, 1.35f, 0, 0},
-                                    {0, 0, 0, 0.7f, 0, 0},  {0, 0, 0, 1, 12, 0},   {0, 0, 0, 1, 0, -9},
+  const std::vector<Parts> parts = {{25, 0, 0, 1, 0, 0},        {0, 5, -3, 1, 0, 0},       {0, 0, 0, 1.35f, 0, 0},
+                                    {0, 0, 0, 0.7f, 0, 0},      {0, 0, 0, 1, 12, 0},       {0, 0, 0, 1, 0, -9},
                                     {-17.5f, 3, 2, 1.2f, 6, 4}, {40, -6, 4, 0.85f, -10, 7}};
   std::vector<AffineCase> all;
   for (const Parts& p : parts) {
@@ -238,12 +235,11 @@ class AutoAugmentTorchvisionTest : public ::testing::Test {
     dir_.write("image1.bin", image_planes(1));
     dir_.write("image3.bin", image_planes(3));
     std::ofstream list(file("cases.txt"));
-    list.precision(
-        17);  // the float magnitude exactly: Python gets the same number, as .item() gives it
+    list.precision(17);  // the float magnitude exactly: Python gets the same number, as .item() gives it
     for (const Case& c : cases_) {
       list << c.channels << ' ' << augment_op_name(c.op) << ' ' << c.magnitude << ' '
-           << (c.interpolation == Interpolation::kBilinear ? "bilinear" : "nearest") << ' '
-           << (c.fill ? 1 : 0) << " 128 64 200\n";
+           << (c.interpolation == Interpolation::kBilinear ? "bilinear" : "nearest") << ' ' << (c.fill ? 1 : 0)
+           << " 128 64 200\n";
     }
     list.close();
     std::ofstream mixes(file("augmix.txt"));
@@ -273,9 +269,8 @@ class AutoAugmentTorchvisionTest : public ::testing::Test {
     }
     affine.close();
     std::ofstream(file("script.py")) << kScript;
-    const auto run =
-        testing::run_command("/usr/bin/python3 " + file("script.py") + " " + dir_.str() + " " +
-                             std::to_string(kW) + " " + std::to_string(kH));
+    const auto run = testing::run_command("/usr/bin/python3 " + file("script.py") + " " + dir_.str() + " " +
+                                          std::to_string(kW) + " " + std::to_string(kH));
     ASSERT_EQ(run.exit_code, 0) << run.err;
   }
 
@@ -289,14 +284,12 @@ class AutoAugmentTorchvisionTest : public ::testing::Test {
 
 TEST_F(AutoAugmentTorchvisionTest, EveryOperationMatchesTorchvisionOnTheSameImage) {
   std::ifstream in(file("out.bin"), std::ios::binary);
-  const std::vector<uint8_t> expected_all{std::istreambuf_iterator<char>(in),
-                                          std::istreambuf_iterator<char>()};
+  const std::vector<uint8_t> expected_all{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   size_t offset = 0;
   for (const Case& c : cases_) {
-    SCOPED_TRACE(::testing::Message()
-                 << c.channels << " channel(s) " << augment_op_name(c.op) << " " << c.magnitude
-                 << (c.interpolation == Interpolation::kBilinear ? " bilinear" : " nearest")
-                 << (c.fill ? " fill (128, 64, 200)" : ""));
+    SCOPED_TRACE(::testing::Message() << c.channels << " channel(s) " << augment_op_name(c.op) << " " << c.magnitude
+                                      << (c.interpolation == Interpolation::kBilinear ? " bilinear" : " nearest")
+                                      << (c.fill ? " fill (128, 64, 200)" : ""));
     AutoAugmentSpec spec;
     spec.interpolation = c.interpolation;
     spec.has_fill = c.fill;

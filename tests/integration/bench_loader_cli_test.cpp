@@ -1,15 +1,15 @@
 // `stoker bench loader` end to end: generated JPEGs, determinism across worker counts, bad
 // files, and one-line errors with the right exit codes.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "stoker/data/encode.h"
+#include "stoker_program.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
-#include "stoker_program.h"
 
 namespace stoker {
 namespace {

@@ -1,17 +1,17 @@
 // `stoker check` end to end: the text lines, --json, a fake NVML GPU that libtorch (a CPU
 // build here) cannot use, --data on a small image folder, and one-line errors.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "stoker/data/encode.h"
+#include "stoker_program.h"
 #include "support/build_paths.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
 #include "support/test_images.h"
-#include "stoker_program.h"
 
 namespace stoker {
 namespace {
@@ -110,8 +110,8 @@ TEST(CheckCli, JsonHasEveryFigureOrAReason) {
 
 TEST(CheckCli, FakeNvmlGpuShowsWithTorchFiguresSkipped) {
   TempDir dir;
-  const std::string env = with_fake_nvml(
-      dir, "gpus=1\ndriver=580.159\nname0=Fake H100\nmem_total0=85899345920\nmem_used0=1000000000\n");
+  const std::string env =
+      with_fake_nvml(dir, "gpus=1\ndriver=580.159\nname0=Fake H100\nmem_total0=85899345920\nmem_used0=1000000000\n");
   const auto json_run = run_command(env + kStoker + " check --json" + kQuick);
   ASSERT_EQ(json_run.exit_code, 0) << json_run.err;
   const nlohmann::json j = nlohmann::json::parse(json_run.out);
@@ -129,7 +129,8 @@ TEST(CheckCli, FakeNvmlGpuShowsWithTorchFiguresSkipped) {
 
   const auto text = run_command(env + kStoker + " check" + kQuick);
   ASSERT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_TRUE(has_line_starting(text.out, "GPU0     Fake H100 · 80.0 GiB · driver 580.159 · libtorch skipped (")) << text.out;
+  EXPECT_TRUE(has_line_starting(text.out, "GPU0     Fake H100 · 80.0 GiB · driver 580.159 · libtorch skipped ("))
+      << text.out;
   EXPECT_NE(text.out.find(" · GPU matmul and H2D skipped ("), std::string::npos) << text.out;
 }
 
@@ -142,7 +143,8 @@ TEST(CheckCli, DataDirIsReadAndCounted) {
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find(" · data dir read "), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("/s ("), std::string::npos) << "a rate with its page-cache note\n" << text.out;
-  EXPECT_NE(text.out.find("disk     " + std::filesystem::canonical(dir.path() / "set").string()), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("disk     " + std::filesystem::canonical(dir.path() / "set").string()), std::string::npos)
+      << text.out;
   EXPECT_TRUE(has_line_starting(text.out, "estimate resnet50 on this data (4 images): ")) << text.out;
   EXPECT_NE(text.out.find(" · restart markers in 0 of 4 sampled JPEGs (crops decode every row above them; "
                           "`stoker prepare` adds them losslessly)"),
@@ -172,7 +174,8 @@ TEST(CheckCli, DataDirIsReadAndCounted) {
 TEST(CheckCli, DataThatIsNotADatasetStillGetsTheReadFigure) {
   TempDir dir;
   dir.write_text("notes/readme.txt", "not images");
-  const auto r = run_command(with_fake_nvml(dir, "gpus=0\n") + kStoker + " check --json --data " + dir.str() + "/notes" + kQuick);
+  const auto r =
+      run_command(with_fake_nvml(dir, "gpus=0\n") + kStoker + " check --json --data " + dir.str() + "/notes" + kQuick);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_GT(j["measured"]["data_read"]["bytes_per_s"].get<double>(), 0);
@@ -187,7 +190,9 @@ TEST(CheckCli, BadOptionsAreOneLineWithExit2) {
       {"check --data /nonexistent-stoker-check", 2, "data directory /nonexistent-stoker-check does not exist"},
       {"check --seconds 0", 2, "--seconds must be > 0 (got 0)"},
       {"check --seconds -1", 2, "--seconds must be > 0 (got -1)"},
-      {"check --model vgg16", 2, "unknown model 'vgg16' for --model (known: resnet50, resnet18, mnist_cnn, mlp, efficientnet_b0, efficientnet_b1, "},
+      {"check --model vgg16", 2,
+       "unknown model 'vgg16' for --model (known: resnet50, resnet18, mnist_cnn, mlp, efficientnet_b0, "
+       "efficientnet_b1, "},
       {"check --bogus", 2, "--bogus"},
   };
   expect_one_line_errors(kStoker + " ", cases);

@@ -128,8 +128,8 @@ std::string case_line(const CropCase& c, const TransformSpec& spec, const Sample
     }
     const PadSpec& pad = spec.pad;
     line << "random " << spec.out_height << ' ' << spec.out_width << ' ' << pad.left << ' ' << pad.top << ' '
-         << pad.right << ' ' << pad.bottom << ' ' << pad.if_needed << ' ' << pad.fill[0] << ' ' << pad.fill[1]
-         << ' ' << pad.fill[2] << ' ' << to_string(pad.mode) << ' ' << window.crop.y << ' ' << window.crop.x;
+         << pad.right << ' ' << pad.bottom << ' ' << pad.if_needed << ' ' << pad.fill[0] << ' ' << pad.fill[1] << ' '
+         << pad.fill[2] << ' ' << to_string(pad.mode) << ' ' << window.crop.y << ' ' << window.crop.x;
   } else if (spec.geometry == Geometry::kRandomResizedCrop) {
     EXPECT_FALSE(r.enabled()) << "the script crops the source: no Resize before it";
     line << "rrc " << params.crop.y << ' ' << params.crop.x << ' ' << params.crop.height << ' ' << params.crop.width
@@ -258,8 +258,8 @@ std::vector<CropCase> resize_cases() {
   all.push_back({3, 80, 37, "Resize(24, max_size=40, interpolation=3), CenterCrop(18)", 0});
   for (uint64_t seed = 0; seed < 3; ++seed) {
     all.push_back({3, 50, 37, "Resize(24, interpolation=bicubic), RandomCrop(20), RandomHorizontalFlip()", seed});
-    all.push_back({3, 43, 31, "Resize(24, interpolation=bicubic), RandomCrop(24, padding=3, padding_mode=reflect)",
-                   seed});
+    all.push_back(
+        {3, 43, 31, "Resize(24, interpolation=bicubic), RandomCrop(24, padding=3, padding_mode=reflect)", seed});
     all.push_back({3, 57, 41, "RandomResizedCrop(24, scale=(0.05, 1), interpolation=bicubic)", seed});
     all.push_back({3, 19, 15, "RandomResizedCrop(48, interpolation=bicubic), RandomHorizontalFlip()", seed});
   }

@@ -2,19 +2,18 @@
 // worker, JPEGs decoded at full size, a cheap model) is named input-bound with its dominant
 // stage; Fashion-MNIST's CNN is compute-bound; --workers auto logs its changes; bad input
 // gives one line.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
-#include <fmt/format.h>
-
-#include "stoker/data/encode.h"
 #include "stoker/core/process.h"
+#include "stoker/data/encode.h"
+#include "stoker_program.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
 #include "support/test_images.h"
-#include "stoker_program.h"
 
 namespace stoker {
 namespace {
@@ -87,8 +86,7 @@ TEST_F(DoctorCli, StarvedConfigurationIsInputBoundAndNamesTheStage) {
   EXPECT_GT(first["decode_share"].get<double>(), first["read_share"].get<double>());
   EXPECT_GT(first["images_per_sec"].get<double>(), 0);
   ASSERT_GE(report["model_alone"].size(), 2u);
-  EXPECT_GT(report["model_alone"][0]["samples_per_sec"].get<double>(),
-            first["images_per_sec"].get<double>());
+  EXPECT_GT(report["model_alone"][0]["samples_per_sec"].get<double>(), first["images_per_sec"].get<double>());
   // 96 decoded photos take 553 MB: the decoded cache is offered, with its predicted gain.
   bool cache_offered = false;
   for (const auto& change : report["changes"]) {

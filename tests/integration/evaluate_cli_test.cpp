@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "stoker_program.h"
 #include "support/feature_tables.h"
 #include "support/run_command.h"
 #include "support/run_files.h"
 #include "support/temp_dir.h"
-#include "stoker_program.h"
 
 namespace stoker {
 namespace {
@@ -27,8 +27,8 @@ using stoker::testing::summary_of;
 using stoker::testing::TempDir;
 using stoker::testing::write_blobs;
 
-using testing::kStoker;
 using testing::kFashion;
+using testing::kStoker;
 
 std::vector<std::vector<std::string>> csv_rows(const std::string& path) {
   std::vector<std::vector<std::string>> rows;
@@ -97,9 +97,11 @@ TEST_F(EvaluateCli, TheRunsWeightsGiveItsValidationFiguresAndOnePredictionPerSam
   EXPECT_NE(on_train["loss"].get<double>(), best["loss"].get<double>());
 
   const std::string predictions = dir_.str() + "/predictions.csv";
-  const auto r = run_command(kStoker + " evaluate " + run + "/model.safetensors --data " + val + " --predictions " + predictions);
+  const auto r =
+      run_command(kStoker + " evaluate " + run + "/model.safetensors --data " + val + " --predictions " + predictions);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-  EXPECT_NE(r.out.find("weights  " + run + "/model.safetensors · mlp · classification, 4 classes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("weights  " + run + "/model.safetensors · mlp · classification, 4 classes"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("result   acc "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("400 rows"), std::string::npos) << r.out;
   const auto rows = csv_rows(predictions);
@@ -108,7 +110,8 @@ TEST_F(EvaluateCli, TheRunsWeightsGiveItsValidationFiguresAndOnePredictionPerSam
   int correct = 0;
   for (size_t i = 1; i < rows.size(); ++i) {
     ASSERT_EQ(rows[i].size(), 4u) << i;
-    EXPECT_EQ(rows[i][0], val + " row[" + std::to_string(i - 1) + "]") << "rows in the data's order, named as the data names them";
+    EXPECT_EQ(rows[i][0], val + " row[" + std::to_string(i - 1) + "]")
+        << "rows in the data's order, named as the data names them";
     correct += rows[i][1] == rows[i][2];
     const double confidence = std::stod(rows[i][3]);
     EXPECT_GE(confidence, 0.25) << i;  // the largest of 4 probabilities
@@ -213,8 +216,8 @@ TEST_F(EvaluateCli, WeightsAndDataThatDoNotGoTogetherAreOneLine) {
   // the rename once replaced the device node with a CSV file).
   const std::string kept = dir_.write_text("kept.csv", "kept");
   fs::create_symlink(kept, d + "/link.csv");
-  for (const auto& [path, kind] : {std::pair<std::string, std::string>{"/dev/full", "a character device"},
-                                   {d + "/link.csv", "a symbolic link"}}) {
+  for (const auto& [path, kind] :
+       {std::pair<std::string, std::string>{"/dev/full", "a character device"}, {d + "/link.csv", "a symbolic link"}}) {
     expect_one_line_error(run_command(e + run + " --data " + d + "/val.csv --predictions " + path), 2,
                           "predictions file " + path + " is " + kind, "--predictions " + path);
   }
@@ -232,7 +235,8 @@ TEST_F(EvaluateCli, WeightsAndDataThatDoNotGoTogetherAreOneLine) {
     std::ofstream(d + "/edited.safetensors", std::ios::binary) << bytes;
   }
   expect_one_line_error(run_command(e + d + "/edited.safetensors --data " + d + "/val.csv"), 1,
-                        d + "/edited.safetensors: its metadata does not parse: 'loss' must be one of", "a foreign loss");
+                        d + "/edited.safetensors: its metadata does not parse: 'loss' must be one of",
+                        "a foreign loss");
   // The run's own files are untouched by a failed evaluation.
   EXPECT_TRUE(fs::exists(run + "/model_best.safetensors"));
 }

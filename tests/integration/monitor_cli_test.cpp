@@ -1,16 +1,16 @@
 // `stoker monitor` end to end: logs, a watched command's exit code and summary, a fake
 // NVML found through the ordinary library search path, and one-line errors.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "stoker_program.h"
 #include "support/build_paths.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
-#include "stoker_program.h"
 
 namespace stoker {
 namespace {
@@ -30,8 +30,8 @@ std::vector<std::string> lines_of(const std::string& path) {
 
 TEST(MonitorCli, WritesCsvAndJsonlForTheDuration) {
   TempDir dir;
-  const auto r = run_command(kStoker + " monitor --no-gpu --interval 0.1 --duration 0.55 --log " +
-                             dir.str() + "/m.csv --jsonl " + dir.str() + "/m.jsonl");
+  const auto r = run_command(kStoker + " monitor --no-gpu --interval 0.1 --duration 0.55 --log " + dir.str() +
+                             "/m.csv --jsonl " + dir.str() + "/m.jsonl");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto csv = lines_of(dir.str() + "/m.csv");
   ASSERT_GE(csv.size(), 5u) << "header + about 6 samples";
@@ -46,7 +46,8 @@ TEST(MonitorCli, WritesCsvAndJsonlForTheDuration) {
 }
 
 TEST(MonitorCli, RunsACommandPassesItsExitCodeAndSummarises) {
-  const auto r = run_command(kStoker + " monitor --no-gpu --interval 0.05 -- sh -c 'echo child-out; sleep 0.3; exit 3'");
+  const auto r =
+      run_command(kStoker + " monitor --no-gpu --interval 0.05 -- sh -c 'echo child-out; sleep 0.3; exit 3'");
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.out.find("child-out"), std::string::npos) << "the command's own output passes through";
   EXPECT_NE(r.err.find("stoker monitor: 0."), std::string::npos) << r.err;
@@ -61,11 +62,11 @@ TEST(MonitorCli, KilledCommandReportsTheSignal) {
 
 TEST(MonitorCli, FakeNvmlIsFoundLikeTheRealOne) {
   TempDir dir;
-  const std::string script = dir.write_text("nvml.txt", "gpus=1\nname0=Fake H100\nutil0=85\nutil_mem0=40\nmem_used0=12300000000\nmem_total0=24000000000\n");
+  const std::string script = dir.write_text(
+      "nvml.txt", "gpus=1\nname0=Fake H100\nutil0=85\nutil_mem0=40\nmem_used0=12300000000\nmem_total0=24000000000\n");
   const std::string lib_dir = std::filesystem::path(testing::fake_nvml_path()).parent_path().string();
-  const auto r = run_command("LD_LIBRARY_PATH=" + lib_dir + " STOKER_FAKE_NVML_SCRIPT=" + script + " " +
-                             kStoker + " monitor --interval 0.1 --duration 0.25 --jsonl " + dir.str() +
-                             "/m.jsonl");
+  const auto r = run_command("LD_LIBRARY_PATH=" + lib_dir + " STOKER_FAKE_NVML_SCRIPT=" + script + " " + kStoker +
+                             " monitor --interval 0.1 --duration 0.25 --jsonl " + dir.str() + "/m.jsonl");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("GPU0 85% | VRAM 12.3/24.0 GB"), std::string::npos) << r.out;
   const auto jsonl = lines_of(dir.str() + "/m.jsonl");

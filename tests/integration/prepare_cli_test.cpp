@@ -2,19 +2,19 @@
 // decode to the same pixels, other files byte for byte, damaged JPEGs kept as they were, the
 // loader's batches unchanged, and one-line errors for bad arguments.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "stoker/data/decode.h"
 #include "stoker/data/encode.h"
+#include "stoker_program.h"
 #include "support/codec_bytes.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
 #include "support/test_images.h"
-#include "stoker_program.h"
 
 namespace stoker {
 namespace {
@@ -52,8 +52,7 @@ TEST(PrepareCli, RewritesJpegsLosslesslyAndCopiesTheRest) {
   const std::string out = (dir.path() / "prepared").string();
   const auto r = run_command(kStoker + " prepare --data " + data + " --out " + out + " --workers 2");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("15 files, 12 JPEGs rewritten with restart markers"), std::string::npos)
-      << r.out;
+  EXPECT_NE(r.out.find("15 files, 12 JPEGs rewritten with restart markers"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("kept      1 damaged JPEG copied as it was"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("dog/broken.jpg: cannot rewrite JPEG: "), std::string::npos) << r.out;
 
@@ -76,14 +75,13 @@ TEST(PrepareCli, RewritesJpegsLosslesslyAndCopiesTheRest) {
     ASSERT_EQ(a.image.width(), b.image.width());
     ASSERT_EQ(a.image.height(), b.image.height());
     for (int y = 0; y < a.image.height(); ++y) {
-      ASSERT_EQ(0, std::memcmp(a.image.row(y), b.image.row(y),
-                               static_cast<size_t>(a.image.width()) * 3));
+      ASSERT_EQ(0, std::memcmp(a.image.row(y), b.image.row(y), static_cast<size_t>(a.image.width()) * 3));
     }
   }
 
   // The loader gives the same batches from both copies, bad sample included.
-  const std::string bench = kStoker + " bench loader --workers 2 --epochs 2 --batch-size 4 " +
-                            "--size 48 --max-bad 0.5 --json --data ";
+  const std::string bench =
+      kStoker + " bench loader --workers 2 --epochs 2 --batch-size 4 " + "--size 48 --max-bad 0.5 --json --data ";
   const auto original = run_command(bench + data);
   const auto prepared = run_command(bench + out);
   ASSERT_EQ(original.exit_code, 0) << original.err;
@@ -99,17 +97,17 @@ TEST(PrepareCli, BadArgumentsGiveOneLine) {
   const std::string data = write_dataset(dir);
   dir.write_text("full/keep.txt", "x");
   expect_one_line_errors(kStoker + " prepare", {
-      {"", 2, "stoker prepare needs --data DIR"},
-      {" --data " + data, 2, "stoker prepare needs --out DIR"},
-      {" --data " + dir.str() + "/missing --out " + dir.str() + "/o", 1,
-       "/missing is not a directory; give the dataset's root folder"},
-      {" --data " + data + " --out " + dir.str() + "/full", 1,
-       "/full exists and is not empty; give a new directory"},
-      {" --data " + data + " --out " + data + "/cat/inner", 1,
-       "lies inside --data " + data + "; give a directory outside it"},
-      {" --data " + data + " --out " + dir.str() + "/o --workers -1", 2,
-       "--workers must be >= 0 (got -1; 0 = one per core)"},
-  });
+                                                   {"", 2, "stoker prepare needs --data DIR"},
+                                                   {" --data " + data, 2, "stoker prepare needs --out DIR"},
+                                                   {" --data " + dir.str() + "/missing --out " + dir.str() + "/o", 1,
+                                                    "/missing is not a directory; give the dataset's root folder"},
+                                                   {" --data " + data + " --out " + dir.str() + "/full", 1,
+                                                    "/full exists and is not empty; give a new directory"},
+                                                   {" --data " + data + " --out " + data + "/cat/inner", 1,
+                                                    "lies inside --data " + data + "; give a directory outside it"},
+                                                   {" --data " + data + " --out " + dir.str() + "/o --workers -1", 2,
+                                                    "--workers must be >= 0 (got -1; 0 = one per core)"},
+                                               });
 }
 
 }  // namespace

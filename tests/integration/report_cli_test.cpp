@@ -10,11 +10,11 @@
 #include <fstream>
 #include <string>
 
+#include "stoker_program.h"
 #include "support/level_datasets.h"
 #include "support/run_command.h"
 #include "support/run_files.h"
 #include "support/temp_dir.h"
-#include "stoker_program.h"
 
 namespace stoker {
 namespace {
@@ -114,7 +114,8 @@ TEST_F(ReportCli, APartMissingOrCutOffIsOneNoteAndTheRestIsDrawn) {
   fs::remove(run + "/metrics.csv");
   r = run_command(kStoker + " report " + run);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.err, "note: " + run + "/metrics.csv is missing (a row is added as each epoch ends): no per-epoch curves\n");
+  EXPECT_EQ(r.err,
+            "note: " + run + "/metrics.csv is missing (a row is added as each epoch ends): no per-epoch curves\n");
   const std::string page = read_text(run + "/report.html");
   EXPECT_NE(page.find("<polyline"), std::string::npos) << "the learning rate and the timeline from tb/";
 
@@ -132,7 +133,8 @@ TEST_F(ReportCli, NothingToDrawIsOneErrorLine) {
   fs::remove(run + "/summary.json");
   std::ofstream(run + "/metrics.csv", std::ios::trunc) << "epoch,seconds,samples\n";
   expect_one_line_error(run_command(kStoker + " report " + run), 1,
-                        run + " holds nothing to draw yet: no complete metrics.csv row", "a run before its first epoch");
+                        run + " holds nothing to draw yet: no complete metrics.csv row",
+                        "a run before its first epoch");
 }
 
 TEST(ReportMonitorCli, MonitorPrintsTheLineAndItsLogDrawsAlone) {
@@ -171,11 +173,13 @@ TEST(ReportMonitorCli, BadInputOneLineNonZero) {
   const std::vector<stoker::testing::ExpectedError> cases = {
       {empty, 1, empty + " is empty: no header row and no rows"},
       {header, 1, header + " has a header but no complete sample row: nothing to draw"},
-      {dir.str() + "/plain", 1, dir.str() + "/plain is not a run folder: it holds none of metrics.csv, summary.json, tb/"},
+      {dir.str() + "/plain", 1,
+       dir.str() + "/plain is not a run folder: it holds none of metrics.csv, summary.json, tb/"},
       {dir.str() + "/none", 2, dir.str() + "/none does not exist; give a run folder"},
       {"", 2, "stoker report needs a run folder"},
-      {log + " -o /dev/null", 2, "-o /dev/null is a character device; stoker writes only to a new name or over a "
-                                 "regular file"},
+      {log + " -o /dev/null", 2,
+       "-o /dev/null is a character device; stoker writes only to a new name or over a "
+       "regular file"},
       {log + " -o " + dir.str() + "/link.html", 2, "is a symbolic link"},
       {log + " -o " + dir.str() + "/fifo.html", 2, "is a FIFO"},
       {log + " -o " + dir.str() + "/plain", 2, "is a folder"},

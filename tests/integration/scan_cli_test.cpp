@@ -3,19 +3,19 @@
 // written as CSV, exit 1 when any is bad and 0 when none is, feature arrays, and one-line
 // errors for bad arguments.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "stoker/data/encode.h"
+#include "stoker_program.h"
 #include "support/numpy_files.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
 #include "support/test_images.h"
-#include "stoker_program.h"
 
 namespace stoker {
 namespace {
@@ -87,7 +87,8 @@ TEST(ScanCli, TrainingLeavesOutWhatTheScanListed) {
   std::filesystem::create_directories(data + "/cow");  // an empty class folder: said, not silently a class
   const std::string train = kStoker + " train --data " + data +
                             " --model resnet18 --transforms 'RandomResizedCrop(32), Normalize' --batch-size 4 "
-                            "--max-steps 2 --workers 1 --no-progress --output-dir " + dir.str() + "/runs --exclude-list ";
+                            "--max-steps 2 --workers 1 --no-progress --output-dir " +
+                            dir.str() + "/runs --exclude-list ";
   const auto r = run_command(train + dir.str() + "/bad.txt");
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_NE(r.out.find("warning  1 of 3 classes has no training sample ('cow'): the model still gives each an "
@@ -102,7 +103,8 @@ TEST(ScanCli, TrainingLeavesOutWhatTheScanListed) {
   const auto other = run_command(train + dir.str() + "/extra.txt --max-bad-fraction 0.5");
   ASSERT_EQ(other.exit_code, 0) << other.err << other.out;
   EXPECT_NE(other.out.find("→ 1 listed in"), std::string::npos) << other.out;
-  EXPECT_NE(other.out.find("1 name in --exclude-list " + dir.str() + "/extra.txt is not in the data"), std::string::npos)
+  EXPECT_NE(other.out.find("1 name in --exclude-list " + dir.str() + "/extra.txt is not in the data"),
+            std::string::npos)
       << other.out;
   const auto missing = run_command(train + dir.str() + "/nowhere.txt");
   EXPECT_EQ(missing.exit_code, 2) << missing.err;
@@ -128,8 +130,9 @@ TEST(ScanCli, FeatureArraysAreCheckedWhenOpenedAndScannedRowByRow) {
   dir.write("x.npy", npy_bytes("<f4", {4, 3}, raw_bytes(std::vector<float>{0, 1, 2, 3, 4, nan, 6, 7, 8, 9, 10, 11})));
   const auto bad = run_command(kStoker + " scan --data " + dir.str() + "/x.npy");
   EXPECT_EQ(bad.exit_code, 1) << bad.err << bad.out;
-  EXPECT_EQ(bad.err, "error: arrays " + dir.str() + "/x.npy + y.npy: a feature of sample 1 (column 2) is nan; fill or "
-                     "drop missing values first\n");
+  EXPECT_EQ(bad.err, "error: arrays " + dir.str() +
+                         "/x.npy + y.npy: a feature of sample 1 (column 2) is nan; fill or "
+                         "drop missing values first\n");
 }
 
 TEST(ScanCli, BadArgumentsGiveOneLine) {
@@ -137,12 +140,13 @@ TEST(ScanCli, BadArgumentsGiveOneLine) {
   const std::string data = write_folder(dir, false);
   dir.write_text("a_dir/keep.txt", "x");
   expect_one_line_errors(kStoker + " scan", {
-      {"", 2, "stoker scan needs --data PATH"},
-      {" --data " + dir.str() + "/missing", 1, "/missing does not exist"},
-      {" --data " + data + " --workers -1", 2, "--workers must be >= 0 (got -1; 0 = one per core)"},
-      {" --data " + data + " -o " + dir.str() + "/a_dir", 2, "-o"},
-      {" --data " + data + " -o /dev/null", 2, "-o"},
-  });
+                                                {"", 2, "stoker scan needs --data PATH"},
+                                                {" --data " + dir.str() + "/missing", 1, "/missing does not exist"},
+                                                {" --data " + data + " --workers -1", 2,
+                                                 "--workers must be >= 0 (got -1; 0 = one per core)"},
+                                                {" --data " + data + " -o " + dir.str() + "/a_dir", 2, "-o"},
+                                                {" --data " + data + " -o /dev/null", 2, "-o"},
+                                            });
 }
 
 }  // namespace

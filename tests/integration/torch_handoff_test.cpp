@@ -40,9 +40,9 @@ TEST_F(TorchHandoff, CommandsThatDoNotTrainNeverLoadLibtorch) {
 }
 
 TEST_F(TorchHandoff, HelpAndUsageErrorsAreAnsweredBeforeLibtorchLoads) {
-  for (const std::string args : {"train --help", "evaluate --help", "doctor --help", "check --help", "train --batch-size 0",
-                                 "train --epochs 2 --lr -1", "doctor --workers -3", "evaluate --data x",
-                                 "check --seconds 0", "train --no-such-flag"}) {
+  for (const std::string args : {"train --help", "evaluate --help", "doctor --help", "check --help",
+                                 "train --batch-size 0", "train --epochs 2 --lr -1", "doctor --workers -3",
+                                 "evaluate --data x", "check --seconds 0", "train --no-such-flag"}) {
     const std::string loaded = libraries_loaded(args);
     EXPECT_NE(loaded.find("libc.so"), std::string::npos) << args << ": LD_DEBUG gave nothing to check\n" << loaded;
     EXPECT_EQ(loaded.find("libtorch"), std::string::npos) << args << "\n" << loaded;
@@ -53,10 +53,12 @@ TEST_F(TorchHandoff, TheTrainerContinuesInTheSameProcessWithTheSameArguments) {
   // The exit code and the output are the trainer's own: here, its one-line refusal of weights
   // that are not there.
   const auto r = run_command(kStoker + " evaluate /nonexistent.safetensors --data /nonexistent");
-  EXPECT_EQ(r.exit_code, run_command(kStoker + "-torch evaluate /nonexistent.safetensors --data /nonexistent").exit_code);
+  EXPECT_EQ(r.exit_code,
+            run_command(kStoker + "-torch evaluate /nonexistent.safetensors --data /nonexistent").exit_code);
   testing::expect_one_line_error(r, r.exit_code, "/nonexistent", "the trainer's refusal through the handoff");
   // The process started as `stoker check` is now stoker-torch, and shows the command typed.
-  const auto same = run_command(kStoker + " check --seconds 5 >/dev/null 2>&1 & pid=$!; sleep 0.5; "
+  const auto same = run_command(kStoker +
+                                " check --seconds 5 >/dev/null 2>&1 & pid=$!; sleep 0.5; "
                                 "readlink /proc/$pid/exe; tr '\\0' ' ' < /proc/$pid/cmdline; kill $pid; wait $pid");
   EXPECT_EQ(same.out, fs::canonical(kStoker).string() + "-torch\n" + kStoker + " check --seconds 5 ") << same.err;
 }

@@ -12,13 +12,13 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "stoker_program.h"
 #include "support/build_paths.h"
 #include "support/level_datasets.h"
 #include "support/run_command.h"
 #include "support/run_files.h"
-#include "support/temp_dir.h"
-#include "stoker_program.h"
 #include "support/sanitizers.h"
+#include "support/temp_dir.h"
 
 namespace stoker {
 namespace {
@@ -29,8 +29,8 @@ using stoker::testing::expect_one_line_errors;
 using stoker::testing::run_command;
 using stoker::testing::TempDir;
 
-using testing::kStoker;
 using testing::kFashion;
+using testing::kStoker;
 
 class TrainCli : public ::testing::Test {
  protected:
@@ -44,7 +44,10 @@ class TrainCli : public ::testing::Test {
 TEST_F(TrainCli, ShortRunWritesTheRunDirectory) {
   TempDir dir;
   // Clipping at a norm every early step exceeds (the CNN's first gradients have a norm of about 4).
-  const auto r = run_command(kStoker + " train --max-steps 15 --batch_size 32 --clip-grad-norm 0.05 --val-split 0.01 --no-progress --output-dir " + dir.str());
+  const auto r = run_command(
+      kStoker +
+      " train --max-steps 15 --batch_size 32 --clip-grad-norm 0.05 --val-split 0.01 --no-progress --output-dir " +
+      dir.str());
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_NE(r.out.find("Batch size: 32 (requested: 32)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("val acc"), std::string::npos) << r.out;
@@ -91,7 +94,8 @@ TEST_F(TrainCli, ShortRunWritesTheRunDirectory) {
 // process that would resume it.
 TEST_F(TrainCli, RunFoldersAreOnePerRunAndLockedWhileInUse) {
   TempDir dir;
-  const std::string quick = kStoker + " train --no-progress --batch-size 32 --max-steps 2 --val-split 0.01 --output-dir " + dir.str();
+  const std::string quick =
+      kStoker + " train --no-progress --batch-size 32 --max-steps 2 --val-split 0.01 --output-dir " + dir.str();
   const auto both = run_command(quick + " > /dev/null & a=$!; " + quick + " > /dev/null & b=$!; wait $a && wait $b");
   ASSERT_EQ(both.exit_code, 0) << both.err;
   int folders = 0;
@@ -111,9 +115,10 @@ TEST_F(TrainCli, RunFoldersAreOnePerRunAndLockedWhileInUse) {
 // A closed SSH session sends SIGHUP: the run saves as for SIGTERM.
 TEST_F(TrainCli, SighupSavesACheckpointAsSigtermDoes) {
   TempDir dir;
-  const auto r = run_command(stoker::testing::start_training_in_background(
-                                 kStoker + " train --no-progress --batch-size 32 --epochs 1 --val-split 0.01", dir.str()) +
-                             "kill -HUP $pid; wait $pid");
+  const auto r =
+      run_command(stoker::testing::start_training_in_background(
+                      kStoker + " train --no-progress --batch-size 32 --epochs 1 --val-split 0.01", dir.str()) +
+                  "kill -HUP $pid; wait $pid");
   ASSERT_EQ(r.exit_code, 129) << r.err << r.out;
   EXPECT_NE(r.out.find("stopped by SIGHUP"), std::string::npos) << r.out;
   EXPECT_TRUE(fs::exists(run_dir(dir.str()) + "/checkpoint.pt"));
@@ -122,9 +127,10 @@ TEST_F(TrainCli, SighupSavesACheckpointAsSigtermDoes) {
 TEST_F(TrainCli, SigintSavesACheckpointAndResumeContinues) {
   TempDir dir;
   // The signal goes once the run has started training.
-  const auto r = run_command(stoker::testing::start_training_in_background(
-                                 kStoker + " train --no-progress --batch-size 32 --epochs 1 --lr 0.002 --val-split 0.01", dir.str()) +
-                             "kill -INT $pid; wait $pid");
+  const auto r = run_command(
+      stoker::testing::start_training_in_background(
+          kStoker + " train --no-progress --batch-size 32 --epochs 1 --lr 0.002 --val-split 0.01", dir.str()) +
+      "kill -INT $pid; wait $pid");
   ASSERT_EQ(r.exit_code, 130) << r.err << r.out;
   EXPECT_NE(r.out.find("stopped by SIGINT"), std::string::npos) << r.out;
   const std::string run = run_dir(dir.str());
@@ -134,8 +140,8 @@ TEST_F(TrainCli, SigintSavesACheckpointAndResumeContinues) {
   // changes its key only. One step past the checkpoint, then stop.
   const int64_t saved_step = stoker::testing::checkpoint_step(run);
   EXPECT_GE(saved_step, 1);
-  const auto resumed = run_command(kStoker + " train --no-progress --max-steps " + std::to_string(saved_step + 1) +
-                                   " --resume " + run);
+  const auto resumed =
+      run_command(kStoker + " train --no-progress --max-steps " + std::to_string(saved_step + 1) + " --resume " + run);
   EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
   EXPECT_NE(resumed.out.find("resume   epoch 1, batch "), std::string::npos) << resumed.out;
   EXPECT_NE(resumed.out.find("config   batch_size 32 · epochs 1 · lr 0.002 adamw"), std::string::npos) << resumed.out;
@@ -154,8 +160,8 @@ TEST_F(TrainCli, BadInputOneLineNonZero) {
       {"--config " + dir.str() + "/c.yaml", 2, "c.yaml:2: unknown key 'num_worker'"},
       {"--amp fp16 --device cpu", 2, "amp fp16 needs a CUDA device"},
       {"--model resnet18", 2, "model resnet18 needs images of at least 32x32 (got 28x28)"},
-      {"--task regression", 2, "task regression needs float targets, and " + std::string(kFashion) +
-                                   " has class labels (10 classes)"},
+      {"--task regression", 2,
+       "task regression needs float targets, and " + std::string(kFashion) + " has class labels (10 classes)"},
       {"--loss mse", 2, "loss mse is for regression"},
       {"--cache everything", 2, "--cache must be one of none, decoded (got 'everything')"},
       {"--cache-max-gb -1", 2, "cache_max_gb must be >= 0 (got -1)"},
@@ -195,8 +201,8 @@ TEST_F(TrainCli, DiskFullWhileCheckpointingKeepsThePreviousCheckpoint) {
   ASSERT_GT(saved.size(), 1u << 20);  // more than the limit below
 
   // SIGXFSZ ignored: a write past the limit fails with EFBIG instead of killing the process.
-  const auto full = run_command("trap '' XFSZ; ulimit -f 2048; " + kStoker +
-                                " train --no-progress --max-steps 4 --resume " + run);
+  const auto full =
+      run_command("trap '' XFSZ; ulimit -f 2048; " + kStoker + " train --no-progress --max-steps 4 --resume " + run);
   expect_one_line_error(full, 1, "writing checkpoint " + run + "/checkpoint.pt failed", "ulimit -f 2048");
   EXPECT_NE(full.err.find("the previous checkpoint is unchanged"), std::string::npos) << full.err;
   EXPECT_EQ(file_bytes(run + "/checkpoint.pt"), saved);
@@ -246,8 +252,9 @@ class TrainTasksCli : public ::testing::Test {
     if (!STOKER_HAS_TORCH) GTEST_SKIP() << "built without libtorch";
   }
   static nlohmann::json summary_of(const std::string& output_dir) { return stoker::testing::summary_of(output_dir); }
-  const std::string small_images_ = " --model mlp --workers 1 --batch-size 32 --lr 3e-3 --no-progress"
-                                    " --transforms 'Resize(8), CenterCrop(8), Grayscale, Normalize(mean=(0.5,), std=(0.5,))'";
+  const std::string small_images_ =
+      " --model mlp --workers 1 --batch-size 32 --lr 3e-3 --no-progress"
+      " --transforms 'Resize(8), CenterCrop(8), Grayscale, Normalize(mean=(0.5,), std=(0.5,))'";
 };
 
 TEST_F(TrainTasksCli, RegressionFromAFileListReportsMaePerTarget) {
@@ -279,8 +286,9 @@ TEST_F(TrainTasksCli, RegressionFromAFileListReportsMaePerTarget) {
     // Why the BLAS runs as it does ("was 2 threads; …", "OPENBLAS_NUM_THREADS=…"), or null.
     EXPECT_TRUE(summary["blas_reason"].is_null() || summary["blas_reason"].is_string()) << summary.dump();
     EXPECT_TRUE(summary.contains("blas_reason")) << summary.dump();
-    EXPECT_EQ(summary["inputs"]["transform"], "Resize(8) · CenterCrop(8) · Grayscale · Normalize(mean=(0.5, 0.5, 0.5), "
-                                              "std=(0.5, 0.5, 0.5)) → float32 NCHW")
+    EXPECT_EQ(summary["inputs"]["transform"],
+              "Resize(8) · CenterCrop(8) · Grayscale · Normalize(mean=(0.5, 0.5, 0.5), "
+              "std=(0.5, 0.5, 0.5)) → float32 NCHW")
         << summary.dump();
     EXPECT_TRUE(summary["inputs"]["features"].is_null()) << summary.dump();
   }
@@ -322,8 +330,9 @@ TEST_F(TrainTasksCli, ValidationTakesTheTrainingChainMadeDeterministicOrItsOwn) 
   EXPECT_EQ(nlohmann::json::parse(metadata.value("inputs", "{}")), summary_of(dir.str() + "/derived")["inputs"])
       << metadata.dump();
 
-  const auto own = run_command(run + " --val-transforms 'CenterCrop(8), Grayscale, Normalize(mean=(0.5,), std=(0.5,))'" +
-                               " --output-dir " + dir.str() + "/own");
+  const auto own =
+      run_command(run + " --val-transforms 'CenterCrop(8), Grayscale, Normalize(mean=(0.5,), std=(0.5,))'" +
+                  " --output-dir " + dir.str() + "/own");
   ASSERT_EQ(own.exit_code, 0) << own.err << own.out;
   EXPECT_NE(own.out.find("val   Resize(8) · CenterCrop(8) · " + normalize), std::string::npos) << own.out;
   expect_one_line_error(run_command(run + " --val-transforms 'CentreCrop(8)' --output-dir " + dir.str() + "/bad"), 2,
@@ -340,13 +349,15 @@ TEST_F(TrainTasksCli, AugmentationFlagsJoinTheTrainingChainOnly) {
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   // torchvision's reference script: the automatic augmentation interpolates bilinearly;
   // RandomErasing comes after Normalize; validation has neither.
-  EXPECT_NE(r.out.find("inputs   train Resize(8) · CenterCrop(8) · TrivialAugmentWide(interpolation=bilinear) · " +
-                       normalize + " · RandomErasing(p=0.25) → float32 NCHW\n         val   Resize(8) · CenterCrop(8) · " +
-                       normalize + " → float32 NCHW\n"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("inputs   train Resize(8) · CenterCrop(8) · TrivialAugmentWide(interpolation=bilinear) · " +
+                 normalize + " · RandomErasing(p=0.25) → float32 NCHW\n         val   Resize(8) · CenterCrop(8) · " +
+                 normalize + " → float32 NCHW\n"),
+      std::string::npos)
       << r.out;
-  const auto ra = run_command(run + " --auto-augment ra --ra-magnitude 5 --norm-weight-decay 0 --max-steps 1 --output-dir " +
-                              dir.str() + "/ra");
+  const auto ra =
+      run_command(run + " --auto-augment ra --ra-magnitude 5 --norm-weight-decay 0 --max-steps 1 --output-dir " +
+                  dir.str() + "/ra");
   ASSERT_EQ(ra.exit_code, 0) << ra.err << ra.out;
   EXPECT_NE(ra.out.find("RandAugment(magnitude=5, interpolation=bilinear)"), std::string::npos) << ra.out;
   // A setting that can do nothing says so.
@@ -359,12 +370,13 @@ TEST_F(TrainTasksCli, AugmentationFlagsJoinTheTrainingChainOnly) {
   ASSERT_EQ(mix.exit_code, 0) << mix.err << mix.out;
   EXPECT_NE(mix.out.find("train Resize(8) · CenterCrop(8) · AugMix(severity=5) · "), std::string::npos) << mix.out;
 
-  expect_one_line_errors(run, {{" --augmix-severity 0", 2, "augmix_severity must be between 1 and 10 (got 0)"},
-                               {" --random-erase 2", 2, "random_erase must be in [0, 1] (got 2)"},
-                               {" --auto-augment ra --transforms 'CenterCrop(8), AutoAugment'", 2,
-                                "auto_augment ra and the transforms' AutoAugment are both automatic augmentations; give one"},
-                               {" --transforms 'CenterCrop(8), RandAugment(magnitude=40)'", 2,
-                                "transforms: RandAugment magnitude must be in 0..30 (num_magnitude_bins - 1) (got 40)"}});
+  expect_one_line_errors(
+      run, {{" --augmix-severity 0", 2, "augmix_severity must be between 1 and 10 (got 0)"},
+            {" --random-erase 2", 2, "random_erase must be in [0, 1] (got 2)"},
+            {" --auto-augment ra --transforms 'CenterCrop(8), AutoAugment'", 2,
+             "auto_augment ra and the transforms' AutoAugment are both automatic augmentations; give one"},
+            {" --transforms 'CenterCrop(8), RandAugment(magnitude=40)'", 2,
+             "transforms: RandAugment magnitude must be in 0..30 (num_magnitude_bins - 1) (got 40)"}});
 }
 
 // torchvision's preset flags: --train-crop-size sizes the default RandomResizedCrop,
@@ -376,13 +388,16 @@ TEST_F(TrainTasksCli, TorchvisionPresetFlagsSizeTheChains) {
   const std::string val = stoker::testing::write_level_classes(dir, "val", 32, 8);
   const std::string run = kStoker + " train --data " + train + " --val-data " + val +
                           " --model mlp --workers 1 --batch-size 32 --epochs 1 --max-steps 1 --no-progress";
-  const auto all = run_command(run + " --train-crop-size 16 --val-resize-size 20 --val-crop-size 16 --interpolation "
-                                     "bicubic --output-dir " + dir.str() + "/all");
+  const auto all = run_command(run +
+                               " --train-crop-size 16 --val-resize-size 20 --val-crop-size 16 --interpolation "
+                               "bicubic --output-dir " +
+                               dir.str() + "/all");
   ASSERT_EQ(all.exit_code, 0) << all.err << all.out;
-  EXPECT_NE(all.out.find("inputs   train RandomResizedCrop(16, interpolation=bicubic) · RandomHorizontalFlip(0.5) · "
-                         "Normalize → float32 NCHW\n         val   Resize(20, interpolation=bicubic) · CenterCrop(16) · "
-                         "Normalize → float32 NCHW\n"),
-            std::string::npos)
+  EXPECT_NE(
+      all.out.find("inputs   train RandomResizedCrop(16, interpolation=bicubic) · RandomHorizontalFlip(0.5) · "
+                   "Normalize → float32 NCHW\n         val   Resize(20, interpolation=bicubic) · CenterCrop(16) · "
+                   "Normalize → float32 NCHW\n"),
+      std::string::npos)
       << all.out;
   const auto crop = run_command(run + " --train-crop-size 12 --val-crop-size 12 --output-dir " + dir.str() + "/crop");
   ASSERT_EQ(crop.exit_code, 0) << crop.err << crop.out;
@@ -391,8 +406,10 @@ TEST_F(TrainTasksCli, TorchvisionPresetFlagsSizeTheChains) {
             std::string::npos)
       << crop.out;
   // A given chain takes the filter too.
-  const auto given = run_command(run + " --transforms 'Resize((10, 10)), RandomCrop(8)' --interpolation bicubic"
-                                       " --output-dir " + dir.str() + "/given");
+  const auto given = run_command(run +
+                                 " --transforms 'Resize((10, 10)), RandomCrop(8)' --interpolation bicubic"
+                                 " --output-dir " +
+                                 dir.str() + "/given");
   ASSERT_EQ(given.exit_code, 0) << given.err << given.out;
   EXPECT_NE(given.out.find("train Resize((10, 10), interpolation=bicubic) · RandomCrop(8) → float32 NCHW\n"
                            "         val   Resize((10, 10), interpolation=bicubic) · CenterCrop(8)"),
@@ -412,14 +429,15 @@ TEST_F(TrainTasksCli, TorchvisionPresetFlagsSizeTheChains) {
   EXPECT_EQ(evaluate.err.find("pretrained"), std::string::npos) << evaluate.err;
 
   expect_one_line_errors(
-      run, {{" --train-crop-size 16 --transforms 'CenterCrop(8)'", 2,
-             "train_crop_size 16 sizes the default chain's RandomResizedCrop, and transforms 'CenterCrop(8)' is given; "
-             "write the size in it"},
-            {" --val-crop-size 8 --val-transforms 'CenterCrop(8)'", 2,
-             "val_resize_size and val_crop_size make the validation chain, and val_transforms 'CenterCrop(8)' is given"},
-            {" --interpolation nearest", 2, "interpolation must be one of bilinear, bicubic (got 'nearest')"},
-            {" --train-crop-size -1", 2, "train_crop_size must be between 0 and 8192 (got -1); 0 = the chain's own"},
-            {" --val-resize-size 9000", 2, "val_resize_size must be between 0 and 8192 (got 9000)"}});
+      run,
+      {{" --train-crop-size 16 --transforms 'CenterCrop(8)'", 2,
+        "train_crop_size 16 sizes the default chain's RandomResizedCrop, and transforms 'CenterCrop(8)' is given; "
+        "write the size in it"},
+       {" --val-crop-size 8 --val-transforms 'CenterCrop(8)'", 2,
+        "val_resize_size and val_crop_size make the validation chain, and val_transforms 'CenterCrop(8)' is given"},
+       {" --interpolation nearest", 2, "interpolation must be one of bilinear, bicubic (got 'nearest')"},
+       {" --train-crop-size -1", 2, "train_crop_size must be between 0 and 8192 (got -1); 0 = the chain's own"},
+       {" --val-resize-size 9000", 2, "val_resize_size must be between 0 and 8192 (got 9000)"}});
 }
 
 // torchvision's ResNet-50 v2 recipe command, as its README writes it, with only the model, the
@@ -432,8 +450,10 @@ TEST_F(TrainTasksCli, TorchvisionsRecipeCommandRunsAsWritten) {
       "--auto-augment ta_wide --epochs 600 --random-erase 0.1 --weight-decay 0.00002 --norm-weight-decay 0.0 "
       "--label-smoothing 0.1 --mixup-alpha 0.2 --cutmix-alpha 1.0 --train-crop-size 32 --model-ema "
       "--val-resize-size 40 --ra-sampler --ra-reps 4";
-  const auto r = run_command(kStoker + " train --data " + train + " --model resnet18 --workers 1 --max-steps 2"
-                             " --no-progress --output-dir " + dir.str() + "/runs" + recipe);
+  const auto r = run_command(kStoker + " train --data " + train +
+                             " --model resnet18 --workers 1 --max-steps 2"
+                             " --no-progress --output-dir " +
+                             dir.str() + "/runs" + recipe);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   // 300 samples: 256 an epoch, 32 steps of 8; the average every 32 steps with the decay
   // 1 - 2e-5 x 8 x 32 / 600, a copy of the weights through the 5 x 32 warmup steps.
@@ -443,15 +463,17 @@ TEST_F(TrainTasksCli, TorchvisionsRecipeCommandRunsAsWritten) {
       << r.out;
   // The recipe leaves --opt at its script's default, SGD; stoker's is AdamW.
   EXPECT_NE(r.out.find("hint     lr 0.5 is an SGD-sized rate and the optimizer is adamw"), std::string::npos) << r.out;
-  const auto sgd = run_command(kStoker + " train --data " + train + " --model resnet18 --workers 1 --max-steps 1"
-                               " --no-progress --opt sgd --output-dir " + dir.str() + "/sgd" + recipe);
+  const auto sgd = run_command(kStoker + " train --data " + train +
+                               " --model resnet18 --workers 1 --max-steps 1"
+                               " --no-progress --opt sgd --output-dir " +
+                               dir.str() + "/sgd" + recipe);
   ASSERT_EQ(sgd.exit_code, 0) << sgd.err << sgd.out;
   EXPECT_EQ(sgd.out.find("hint     lr"), std::string::npos) << sgd.out;
-  expect_one_line_errors(kStoker + " train --data " + train + recipe,
-                         {{" --ra-reps 0", 2, "ra_reps must be between 1 and 64 (got 0); 3 and 4 are common"},
-                          {" --lr-warmup-method exponential", 2,
-                           "warmup_method must be one of linear, constant (got 'exponential')"},
-                          {" --lr-min 1", 2, "lr_min must be in [0, lr] = [0, 0.5] (got 1)"}});
+  expect_one_line_errors(
+      kStoker + " train --data " + train + recipe,
+      {{" --ra-reps 0", 2, "ra_reps must be between 1 and 64 (got 0); 3 and 4 are common"},
+       {" --lr-warmup-method exponential", 2, "warmup_method must be one of linear, constant (got 'exponential')"},
+       {" --lr-min 1", 2, "lr_min must be in [0, lr] = [0, 0.5] (got 1)"}});
 }
 
 // A resume is the same run: other data, another model or a --max-steps already reached are one
@@ -472,8 +494,9 @@ TEST_F(TrainTasksCli, AResumeOnOtherDataOrAnotherModelIsOneLine) {
                          {{"", 2, "max_steps 2 is not beyond the checkpoint's step 2"},
                           {" --max-steps 1", 2, "max_steps 1 is not beyond the checkpoint's step 2"},
                           {" --max-steps 3 --data " + other, 2,
-                           "was made on 64 training samples, and this run's (" + other + ") are 96; resume on the "
-                           "same data"},
+                           "was made on 64 training samples, and this run's (" + other +
+                               ") are 96; resume on the "
+                               "same data"},
                           {" --max-steps 3 --model resnet18", 2, "was made with model mlp, batch_size 32"}});
   EXPECT_EQ(fs::last_write_time(checkpoint), written);
   const auto resumed = run_command(kStoker + " train --no-progress --max-steps 3 --resume " + run);
@@ -494,12 +517,13 @@ TEST_F(TrainTasksCli, WeightsStartARunFromAnotherRunsExport) {
   EXPECT_GT(trained, 0.85) << first.out;
   const std::string exported = stoker::testing::run_dir_of(dir.str() + "/first") + "/model.safetensors";
 
-  const auto next = run_command(base + " --epochs 1 --lr 1e-9 --weights " + exported + " --output-dir " + dir.str() +
-                                "/next");
+  const auto next =
+      run_command(base + " --epochs 1 --lr 1e-9 --weights " + exported + " --output-dir " + dir.str() + "/next");
   ASSERT_EQ(next.exit_code, 0) << next.err << next.out;
   EXPECT_NE(next.out.find("weights  " + exported + ": "), std::string::npos) << next.out;
   EXPECT_NEAR(summary_of(dir.str() + "/next")["test_accuracy"].get<double>(), trained, 0.02) << next.out;
-  const auto resumed = run_command(kStoker + " train --resume " + stoker::testing::run_dir_of(dir.str() + "/next") + " --epochs 2");
+  const auto resumed =
+      run_command(kStoker + " train --resume " + stoker::testing::run_dir_of(dir.str() + "/next") + " --epochs 2");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err << resumed.out;
   EXPECT_NE(resumed.out.find("weights  " + exported + ": not read: the checkpoint's weights are resumed\n"),
             std::string::npos)
@@ -553,14 +577,13 @@ TEST_F(TrainTasksCli, WebDatasetShardsTrainLikeTheImageFolder) {
     }
   }
   for (int shard = 0; shard < 2; ++shard) {
-    const auto tar = run_command(fmt::format(
-        "cd {0}/keys{1} && tar -cf {0}/train-{1:06d}.tar $(ls | sort)", dir.str(), shard));
+    const auto tar =
+        run_command(fmt::format("cd {0}/keys{1} && tar -cf {0}/train-{1:06d}.tar $(ls | sort)", dir.str(), shard));
     ASSERT_EQ(tar.exit_code, 0) << tar.err;
   }
   const std::string out = dir.str() + "/runs";
-  const auto r = run_command(kStoker + " train --data '" + dir.str() +
-                             "/train-*.tar' --val-split 0.2 --epochs 3" + small_images_ +
-                             " --output-dir " + out);
+  const auto r = run_command(kStoker + " train --data '" + dir.str() + "/train-*.tar' --val-split 0.2 --epochs 3" +
+                             small_images_ + " --output-dir " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_NE(r.out.find("2 files matching " + dir.str() +
                        "/train-*.tar, 200 samples in all; the first: WebDataset "
@@ -575,8 +598,9 @@ TEST_F(TrainTasksCli, ThePlateauScheduleLowersTheRateAndResumesWhereItWas) {
   TempDir dir;
   const std::string train = stoker::testing::write_level_classes(dir, "train", 120, 5);
   const std::string out = dir.str() + "/runs";
-  const std::string plateau = " --lr-scheduler ReduceLROnPlateau --plateau-patience 0 --plateau-threshold-mode abs "
-                              "--plateau-threshold 1000 --lr 0.001";
+  const std::string plateau =
+      " --lr-scheduler ReduceLROnPlateau --plateau-patience 0 --plateau-threshold-mode abs "
+      "--plateau-threshold 1000 --lr 0.001";
   const auto first = run_command(kStoker + " train --data " + train + " --val-split 0.25 --epochs 2" + small_images_ +
                                  plateau + " --output-dir " + out);
   ASSERT_EQ(first.exit_code, 0) << first.err << first.out;
@@ -593,35 +617,32 @@ TEST_F(TrainTasksCli, ThePlateauScheduleLowersTheRateAndResumesWhereItWas) {
   EXPECT_NE(resumed.out.find(" · lr 0.0001 → 1e-05 (val loss "), std::string::npos) << resumed.out;
   // Resumed watching the accuracy (mode max): the rate stays, the record starts afresh, so
   // epoch 4 sets the best and epoch 5 lowers the rate.
-  const auto accuracy = run_command(
-      kStoker + " train --no-progress --epochs 5 --plateau-metric val_top1 --resume " + run);
+  const auto accuracy =
+      run_command(kStoker + " train --no-progress --epochs 5 --plateau-metric val_top1 --resume " + run);
   ASSERT_EQ(accuracy.exit_code, 0) << accuracy.err << accuracy.out;
-  EXPECT_NE(accuracy.out.find(
-                "plateau: the checkpoint's schedule watched val_loss; watching val_top1 from here, "
-                "its record started afresh (lr stays 1e-05)"),
+  EXPECT_NE(accuracy.out.find("plateau: the checkpoint's schedule watched val_loss; watching val_top1 from here, "
+                              "its record started afresh (lr stays 1e-05)"),
             std::string::npos)
       << accuracy.out;
   ASSERT_NE(accuracy.out.find("epoch 5/5"), std::string::npos) << accuracy.out;
-  EXPECT_EQ(accuracy.out.substr(0, accuracy.out.find("epoch 5/5")).find(" → 1e-06"),
-            std::string::npos)
-      << accuracy.out;
+  EXPECT_EQ(accuracy.out.substr(0, accuracy.out.find("epoch 5/5")).find(" → 1e-06"), std::string::npos) << accuracy.out;
   EXPECT_NE(accuracy.out.find(" · lr 1e-05 → 1e-06 (val acc "), std::string::npos) << accuracy.out;
   stoker::testing::expect_one_line_error(
-      run_command(kStoker + " train --data " + train + " --val-split 0.25 --epochs 1" +
-                  small_images_ + plateau + " --plateau-metric val_mae --output-dir " + dir.str() +
-                  "/mae"),
+      run_command(kStoker + " train --data " + train + " --val-split 0.25 --epochs 1" + small_images_ + plateau +
+                  " --plateau-metric val_mae --output-dir " + dir.str() + "/mae"),
       2,
       "plateau_metric val_mae is a regression figure, and this run's task is classification; use "
       "val_top1 or "
       "val_loss",
       "plateau on a regression figure in a classification run");
 
-  stoker::testing::expect_one_line_error(
-      run_command(kStoker + " train --data " + train + " --epochs 1" + small_images_ + plateau + " --output-dir " +
-                  dir.str() + "/none"),
-      2, "schedule plateau lowers the rate when the validation loss stalls, and " + train +
-             " has no validation data of its own; give --val-data, or --val-split 0.1",
-      "plateau without validation data");
+  stoker::testing::expect_one_line_error(run_command(kStoker + " train --data " + train + " --epochs 1" +
+                                                     small_images_ + plateau + " --output-dir " + dir.str() + "/none"),
+                                         2,
+                                         "schedule plateau lowers the rate when the validation loss stalls, and " +
+                                             train +
+                                             " has no validation data of its own; give --val-data, or --val-split 0.1",
+                                         "plateau without validation data");
 }
 
 // The val_mae column of every metrics.csv row (appended to by a resumed run).

@@ -13,12 +13,12 @@
 #include <tuple>
 #include <vector>
 
+#include "stoker_program.h"
 #include "support/feature_tables.h"
 #include "support/run_command.h"
 #include "support/run_files.h"
-#include "support/temp_dir.h"
-#include "stoker_program.h"
 #include "support/sanitizers.h"
+#include "support/temp_dir.h"
 
 namespace stoker {
 namespace {
@@ -27,10 +27,10 @@ namespace fs = std::filesystem;
 using stoker::testing::expect_one_line_error;
 using stoker::testing::read_text;
 using stoker::testing::run_command;
-using stoker::testing::write_blobs;
 using stoker::testing::summary_of;
-using stoker::testing::weights_metadata_of;
 using stoker::testing::TempDir;
+using stoker::testing::weights_metadata_of;
+using stoker::testing::write_blobs;
 
 using testing::kStoker;
 const std::string kFlags = " --model mlp --epochs 3 --workers 1 --no-progress";
@@ -41,8 +41,8 @@ void expect_same_loader_checksum(const std::string& dir, const std::vector<std::
                                  const std::string& samples = "2,000 samples") {
   std::string checksum;
   for (const std::string& file : files) {
-    const auto r = run_command(kStoker + " bench loader --data '" + dir + "/" + file +
-                               "' --epochs 1 --workers 2 --batch-size 64");
+    const auto r =
+        run_command(kStoker + " bench loader --data '" + dir + "/" + file + "' --epochs 1 --workers 2 --batch-size 64");
     ASSERT_EQ(r.exit_code, 0) << file << ": " << r.err;
     EXPECT_NE(r.out.find(samples), std::string::npos) << r.out;  // " in all" for a pattern's shards
     EXPECT_NE(r.out.find(" × 10 features, 4 classes"), std::string::npos) << r.out;
@@ -66,11 +66,10 @@ TEST_F(TrainFeaturesCli, NumericCsvTableTrainsAnMlp) {
   write_blobs(dir.str() + "/train.csv", 3000, 1);
   write_blobs(dir.str() + "/val.csv", 600, 2);
   const std::string out = dir.str() + "/runs";
-  const auto r = run_command(kStoker + " train --data " + dir.str() + "/train.csv --val-data " +
-                             dir.str() + "/val.csv" + kFlags + " --output-dir " + out);
+  const auto r = run_command(kStoker + " train --data " + dir.str() + "/train.csv --val-data " + dir.str() +
+                             "/val.csv" + kFlags + " --output-dir " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-  EXPECT_NE(r.out.find("(target 'label'): 3,000 samples × 12 features, 4 classes · validation 600"),
-            std::string::npos)
+  EXPECT_NE(r.out.find("(target 'label'): 3,000 samples × 12 features, 4 classes · validation 600"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("model    mlp"), std::string::npos) << r.out;
   const auto summary = summary_of(out);
@@ -122,7 +121,8 @@ TEST_F(TrainFeaturesCli, EarlyStoppingEndsTheRunWhenValidationStalls) {
 
   // Not vacuous: the same run without patience trains all 10 epochs.
   const std::string full = dir.str() + "/full";
-  const auto all = run_command(kStoker + " train" + data + " --val-data " + dir.str() + "/val.csv --epochs 10 --output-dir " + full);
+  const auto all =
+      run_command(kStoker + " train" + data + " --val-data " + dir.str() + "/val.csv --epochs 10 --output-dir " + full);
   ASSERT_EQ(all.exit_code, 0) << all.err;
   summary = summary_of(full);
   EXPECT_EQ(summary["epochs"].size(), 10u);
@@ -142,8 +142,8 @@ TEST_F(TrainFeaturesCli, MovingAverageIsValidatedExportedAndResumed) {
   TempDir dir;
   write_blobs(dir.str() + "/train.csv", 1200, 5);
   write_blobs(dir.str() + "/val.csv", 300, 6);
-  const std::string data = " --data " + dir.str() + "/train.csv --val-data " + dir.str() + "/val.csv" + kFlags +
-                           " --batch-size 32";
+  const std::string data =
+      " --data " + dir.str() + "/train.csv --val-data " + dir.str() + "/val.csv" + kFlags + " --batch-size 32";
   const std::string out = dir.str() + "/ema";
   const auto r = run_command(kStoker + " train" + data + " --ema-decay 0.9 --output-dir " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
@@ -257,16 +257,15 @@ TEST_F(TrainFeaturesCli, IntegerTargetsTrainARegressionWhenAskedTo) {
     table << x0 << "," << x1 << "," << static_cast<int>(std::lround(3 * x0 - 2 * x1 + 40)) << "\n";
   }
   table.close();
-  const std::string data =
-      " --data " + dir.str() + "/ages.csv --val-data " + dir.str() + "/ages.csv";
-  const auto as_classes = run_command(kStoker + " train" + data + kFlags +
-                                      " --max-steps 2 --output-dir " + dir.str() + "/c");
+  const std::string data = " --data " + dir.str() + "/ages.csv --val-data " + dir.str() + "/ages.csv";
+  const auto as_classes =
+      run_command(kStoker + " train" + data + kFlags + " --max-steps 2 --output-dir " + dir.str() + "/c");
   ASSERT_EQ(as_classes.exit_code, 0) << as_classes.err;
   EXPECT_NE(as_classes.out.find("classification, "), std::string::npos) << as_classes.out;
 
   const std::string out = dir.str() + "/r";
-  const auto r = run_command(kStoker + " train" + data + kFlags +
-                             " --epochs 6 --task regression --loss l1 --output-dir " + out);
+  const auto r =
+      run_command(kStoker + " train" + data + kFlags + " --epochs 6 --task regression --loss l1 --output-dir " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_NE(r.out.find("→ read as 1 float target (task regression)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("regression, 1 target, loss l1"), std::string::npos) << r.out;
@@ -312,21 +311,18 @@ TEST_F(TrainFeaturesCli, LargeOrNegativeIntegerTargetsTrainAsQuantitiesWhenAsked
 TEST_F(TrainFeaturesCli, ImageModelsAndImageTransformsAreRefused) {
   TempDir dir;
   write_blobs(dir.str() + "/t.csv", 50, 3);
-  const std::string data =
-      " --data " + dir.str() + "/t.csv --no-progress --output-dir " + dir.str() + "/runs";
-  expect_one_line_error(run_command(kStoker + " train --model resnet18" + data), 2,
-                        "model resnet18 takes images, and " + dir.str() +
-                            "/t.csv holds feature vectors (12 per sample); use --model mlp",
-                        "resnet18 on features");
+  const std::string data = " --data " + dir.str() + "/t.csv --no-progress --output-dir " + dir.str() + "/runs";
   expect_one_line_error(
-      run_command(kStoker + " train --model mlp --transforms 'RandomHorizontalFlip(0.5)'" + data),
-      2, "RandomHorizontalFlip is an image transform", "flip on features");
+      run_command(kStoker + " train --model resnet18" + data), 2,
+      "model resnet18 takes images, and " + dir.str() + "/t.csv holds feature vectors (12 per sample); use --model mlp",
+      "resnet18 on features");
+  expect_one_line_error(run_command(kStoker + " train --model mlp --transforms 'RandomHorizontalFlip(0.5)'" + data), 2,
+                        "RandomHorizontalFlip is an image transform", "flip on features");
   write_blobs(dir.str() + "/v.csv", 50, 4);
   std::ofstream(dir.str() + "/narrow.csv") << "a,label\n1,0\n2,1\n";
   expect_one_line_error(
       run_command(kStoker + " train --model mlp --val-data " + dir.str() + "/narrow.csv" + data), 2,
-      "has 1 features per sample, and the training data " + dir.str() +
-          "/t.csv has 12; they must match",
+      "has 1 features per sample, and the training data " + dir.str() + "/t.csv has 12; they must match",
       "validation with other features");
 }
 
@@ -372,16 +368,14 @@ np.savez(d + "/reg.npz", x=x, y=r.astype(np.float64))
 
 TEST_F(NumpyFilesCli, EveryWriterGivesTheSameBatchesAndTrains) {
   TempDir dir;
-  const auto made =
-      run_command("/usr/bin/python3 -c '" + std::string(kWriteArrays) + "' " + dir.str());
+  const auto made = run_command("/usr/bin/python3 -c '" + std::string(kWriteArrays) + "' " + dir.str());
   ASSERT_EQ(made.exit_code, 0) << made.err;
 
   // The same float32 features and class ids through three writers: the same checksum.
   expect_same_loader_checksum(dir.str(), {"plain.npz", "packed.npz", "X.npy"});
 
   const std::string out = dir.str() + "/runs";
-  const auto r = run_command(kStoker + " train --data " + dir.str() + "/plain.npz" + kFlags +
-                             " --output-dir " + out);
+  const auto r = run_command(kStoker + " train --data " + dir.str() + "/plain.npz" + kFlags + " --output-dir " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   // x_test / y_test are the validation split, as t10k is for IDX.
   EXPECT_NE(
@@ -391,8 +385,8 @@ TEST_F(NumpyFilesCli, EveryWriterGivesTheSameBatchesAndTrains) {
   EXPECT_GT(summary_of(out)["test_accuracy"].get<double>(), 0.9) << r.out;
 
   const std::string reg_out = dir.str() + "/reg_runs";
-  const auto reg = run_command(kStoker + " train --data " + dir.str() + "/reg.npz" + kFlags +
-                               " --output-dir " + reg_out);
+  const auto reg =
+      run_command(kStoker + " train --data " + dir.str() + "/reg.npz" + kFlags + " --output-dir " + reg_out);
   ASSERT_EQ(reg.exit_code, 0) << reg.err << reg.out;
   EXPECT_NE(reg.out.find("regression, 2 targets, loss mse"), std::string::npos) << reg.out;
 }
@@ -406,8 +400,8 @@ TEST_F(NumpyFilesCli, ValidationFilesHoldPlainArrays) {
   for (const auto& [train, val, held] : {std::tuple{"train.npz", "val.npz", "4 classes · memory-mapped float32 ·"},
                                          std::tuple{"X.npy", "X_test.npy", "4 classes ·"}}) {
     const std::string out = dir.str() + "/runs_" + train;
-    const auto r = run_command(kStoker + " train --data " + dir.str() + "/" + train + " --val-data " + dir.str() +
-                               "/" + val + kFlags + " --output-dir " + out);
+    const auto r = run_command(kStoker + " train --data " + dir.str() + "/" + train + " --val-data " + dir.str() + "/" +
+                               val + kFlags + " --output-dir " + out);
     ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
     EXPECT_NE(r.out.find(std::string(held) + " validation 500"), std::string::npos) << r.out;
     EXPECT_GT(summary_of(out)["test_accuracy"].get<double>(), 0.9) << r.out;
@@ -438,15 +432,12 @@ TEST_F(NumpyFilesCli, ShardsMatchedByAPatternAreOneDataset) {
 
 TEST_F(NumpyFilesCli, DamagedArchiveIsOneLine) {
   TempDir dir;
-  ASSERT_EQ(
-      run_command("/usr/bin/python3 -c '" + std::string(kWriteArrays) + "' " + dir.str()).exit_code,
-      0);
+  ASSERT_EQ(run_command("/usr/bin/python3 -c '" + std::string(kWriteArrays) + "' " + dir.str()).exit_code, 0);
   const std::string cut = dir.str() + "/cut.npz";
   fs::copy_file(dir.str() + "/packed.npz", cut);
   fs::resize_file(cut, fs::file_size(cut) / 2);
-  expect_one_line_error(
-      run_command(kStoker + " train --data " + cut + kFlags + " --output-dir " + dir.str() + "/r"),
-      1, "is a damaged ZIP/.npz archive", "truncated npz");
+  expect_one_line_error(run_command(kStoker + " train --data " + cut + kFlags + " --output-dir " + dir.str() + "/r"), 1,
+                        "is a damaged ZIP/.npz archive", "truncated npz");
 }
 
 // h5py's writer: the arrays of kWriteArrays's plain.npz in .h5 files: chunked and
@@ -487,11 +478,8 @@ with h5py.File(d + "/models.h5", "w") as f:
 
 TEST_F(Hdf5FilesCli, H5pyFileTrainsAndGivesTheSameBatchesAsNpz) {
   TempDir dir;
-  ASSERT_EQ(
-      run_command("/usr/bin/python3 -c '" + std::string(kWriteArrays) + "' " + dir.str()).exit_code,
-      0);
-  const auto made =
-      run_command("/usr/bin/python3 -c '" + std::string(kWriteHdf5) + "' " + dir.str());
+  ASSERT_EQ(run_command("/usr/bin/python3 -c '" + std::string(kWriteArrays) + "' " + dir.str()).exit_code, 0);
+  const auto made = run_command("/usr/bin/python3 -c '" + std::string(kWriteHdf5) + "' " + dir.str());
   ASSERT_EQ(made.exit_code, 0) << made.err;
 
   expect_same_loader_checksum(dir.str(), {"plain.npz", "feats.h5"});
@@ -502,10 +490,8 @@ TEST_F(Hdf5FilesCli, H5pyFileTrainsAndGivesTheSameBatchesAsNpz) {
                              "--output-dir " +
                              out);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-  EXPECT_NE(
-      r.out.find(
-          "feats.h5 (x_train, y_train): 2,000 samples × 10 features, 4 classes · validation 500"),
-      std::string::npos)
+  EXPECT_NE(r.out.find("feats.h5 (x_train, y_train): 2,000 samples × 10 features, 4 classes · validation 500"),
+            std::string::npos)
       << r.out;
   EXPECT_GT(summary_of(out)["test_accuracy"].get<double>(), 0.9) << r.out;
 }
@@ -528,7 +514,8 @@ TEST_F(Hdf5FilesCli, SplitGroupsAndANamedGroupTrain) {
   EXPECT_GT(summary_of(dir.str() + "/g")["test_accuracy"].get<double>(), 0.9) << groups.out;
 
   // The root holds other arrays; the group named after the colon is the one trained on.
-  const auto named = run_command(kStoker + " train --data " + dir.str() + "/models.h5:resnet" + flags + dir.str() + "/n");
+  const auto named =
+      run_command(kStoker + " train --data " + dir.str() + "/models.h5:resnet" + flags + dir.str() + "/n");
   ASSERT_EQ(named.exit_code, 0) << named.err << named.out;
   EXPECT_NE(named.out.find("(resnet/features_train, resnet/targets_train): 2,000 samples × 10 features, 4 classes "
                            "· memory-mapped float16 · validation 500"),
@@ -558,8 +545,9 @@ TEST_F(Hdf5FilesCli, DataLargerThanMemoryIsOneLineAboutTheData) {
   ASSERT_LT(fs::file_size(path), 1u << 20);
   const auto r = run_command("ulimit -v 4000000; " + kStoker + " train --data " + path +
                              " --model mlp --no-progress --output-dir " + dir.str() + "/runs");
-  expect_one_line_error(r, 1, path + " does not fit in memory: stoker holds compressed or chunked arrays and CSV tables in RAM",
-                        "ulimit -v 4000000");
+  expect_one_line_error(
+      r, 1, path + " does not fit in memory: stoker holds compressed or chunked arrays and CSV tables in RAM",
+      "ulimit -v 4000000");
   EXPECT_NE(r.err.find("(ulimit -v allows this process 4.1 GB); save the features with np.save"), std::string::npos)
       << r.err;
 }
@@ -651,8 +639,8 @@ TEST_F(TorchFilesCli, TorchSaveFilesGiveTheSameBatchesAsNpzAndTrain) {
   expect_same_loader_checksum(dir.str(), {"subsets_expected.npz", "subsets.pt", "subset_dict.pt", "subset.pt"},
                               "1,500 samples");
   const std::string subsets_out = dir.str() + "/subset_runs";
-  const auto subsets = run_command(kStoker + " train --data " + dir.str() + "/subsets.pt" + kFlags + " --output-dir " +
-                                   subsets_out);
+  const auto subsets =
+      run_command(kStoker + " train --data " + dir.str() + "/subsets.pt" + kFlags + " --output-dir " + subsets_out);
   ASSERT_EQ(subsets.exit_code, 0) << subsets.err << subsets.out;
   EXPECT_NE(subsets.out.find("→ 1,500 of its 2,000 rows, as a Subset (random_split) selects them · validation 500"),
             std::string::npos)
@@ -675,7 +663,9 @@ TEST_F(TorchFilesCli, WhatCannotBeReadIsOneLine) {
   };
   // `stoker scan` opens --data through the same reader, with the same lines, without loading
   // libtorch (a second per run); train is run for two of them.
-  const auto scan = [&](const std::string& file) { return run_command(kStoker + " scan --data " + dir.str() + "/" + file); };
+  const auto scan = [&](const std::string& file) {
+    return run_command(kStoker + " scan --data " + dir.str() + "/" + file);
+  };
   struct Case {
     const char* file;
     std::string expected;
@@ -698,7 +688,8 @@ TEST_F(TorchFilesCli, WhatCannotBeReadIsOneLine) {
        "a whole module"},
       {"names.pt", "names.pt holds the tensors [emb, cls]; expected features named x, X, features",
        "tensors under other names"},
-      {"dataset_pair_lone.pt", "dataset_pair_lone.pt: item 1 is a TensorDataset of 1 tensor; stoker needs (features, targets)",
+      {"dataset_pair_lone.pt",
+       "dataset_pair_lone.pt: item 1 is a TensorDataset of 1 tensor; stoker needs (features, targets)",
        "a (train, val) pair whose val lacks targets"},
       {"subset_out_of_range.pt",
        "subset_out_of_range.pt: the Subset read as x_train selects row 5000, and its TensorDataset holds 2000 rows "

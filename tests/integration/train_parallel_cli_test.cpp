@@ -11,10 +11,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "stoker_program.h"
 #include "support/run_command.h"
 #include "support/run_files.h"
 #include "support/temp_dir.h"
-#include "stoker_program.h"
 
 namespace stoker {
 namespace {
@@ -28,8 +28,8 @@ using stoker::testing::run_dir_of;
 using stoker::testing::summary_of;
 using stoker::testing::TempDir;
 
-using testing::kStoker;
 using testing::kFashion;
+using testing::kStoker;
 
 std::string start_in_background(const std::string& args, const std::string& output_dir) {
   return stoker::testing::start_training_in_background(kStoker + " train " + args, output_dir);
@@ -59,14 +59,17 @@ class TrainParallelCli : public ::testing::Test {
 
 TEST_F(TrainParallelCli, TwoProcessesTrainOneRun) {
   TempDir dir;
-  const auto r = run_command(kStoker + " train --nproc-per-node 2 --max-steps 30 --batch-size 32 --val-split 0.01 --no-progress "
-                                       "--output-dir " + dir.str());
+  const auto r = run_command(kStoker +
+                             " train --nproc-per-node 2 --max-steps 30 --batch-size 32 --val-split 0.01 --no-progress "
+                             "--output-dir " +
+                             dir.str());
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_EQ(count_of(r.out, "stoker 0.1 · run dir"), 1u) << r.out;  // rank 0 alone prints
   EXPECT_NE(r.out.find("parallel 2 processes (2 on this machine) · each trains on 1/2 of every epoch"),
-            std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("Batch size: 32 per process, 64 per step over 2 processes (requested: 32)"),
-            std::string::npos) << r.out;
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("Batch size: 32 per process, 64 per step over 2 processes (requested: 32)"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find(" · all-reduce wait "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("val acc"), std::string::npos) << r.out;
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator{}), 1);
@@ -103,7 +106,8 @@ TEST_F(TrainParallelCli, BadInputIsOneLineFromOneProcess) {
 // train.csv and val.csv in `dir`: one small feature table (two features, two classes) twice.
 void write_feature_tables(const TempDir& dir) {
   std::string table = "a,b,label\n";
-  for (int i = 0; i < 256; ++i) table += std::to_string(i % 7) + "," + std::to_string(i % 5) + "," + std::to_string(i % 2) + "\n";
+  for (int i = 0; i < 256; ++i)
+    table += std::to_string(i % 7) + "," + std::to_string(i % 5) + "," + std::to_string(i % 2) + "\n";
   dir.write_text("train.csv", table);
   dir.write_text("val.csv", table);
 }
@@ -113,9 +117,11 @@ void write_feature_tables(const TempDir& dir) {
 TEST_F(TrainParallelCli, EarlyStoppingStopsEveryProcess) {
   TempDir dir;
   write_feature_tables(dir);
-  const auto r = run_command("timeout 300 " + kStoker + " train --nproc-per-node 2 --model mlp --workers 1 --lr 1e-12 "
-                             "--epochs 8 --patience 1 --no-progress --data " + dir.str() + "/train.csv --val-data " +
-                             dir.str() + "/val.csv --output-dir " + dir.str() + "/runs");
+  const auto r =
+      run_command("timeout 300 " + kStoker +
+                  " train --nproc-per-node 2 --model mlp --workers 1 --lr 1e-12 "
+                  "--epochs 8 --patience 1 --no-progress --data " +
+                  dir.str() + "/train.csv --val-data " + dir.str() + "/val.csv --output-dir " + dir.str() + "/runs");
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_EQ(count_of(r.out, "early stop after epoch 2: val acc has not improved for 1 epoch"), 1u) << r.out;
   EXPECT_EQ(summary_of(dir.str() + "/runs")["epochs"].size(), 2u) << r.out;
@@ -127,10 +133,12 @@ TEST_F(TrainParallelCli, EarlyStoppingStopsEveryProcess) {
 TEST_F(TrainParallelCli, ThePlateauScheduleLowersTheRateInEveryProcess) {
   TempDir dir;
   write_feature_tables(dir);
-  const auto r = run_command("timeout 300 " + kStoker + " train --nproc-per-node 2 --model mlp --workers 1 --lr 0.01 "
-                             "--epochs 4 --patience 3 --schedule plateau --plateau-patience 0 --plateau-threshold-mode "
-                             "abs --plateau-threshold 1000 --no-progress --data " + dir.str() + "/train.csv --val-data " +
-                             dir.str() + "/val.csv --output-dir " + dir.str() + "/runs");
+  const auto r =
+      run_command("timeout 300 " + kStoker +
+                  " train --nproc-per-node 2 --model mlp --workers 1 --lr 0.01 "
+                  "--epochs 4 --patience 3 --schedule plateau --plateau-patience 0 --plateau-threshold-mode "
+                  "abs --plateau-threshold 1000 --no-progress --data " +
+                  dir.str() + "/train.csv --val-data " + dir.str() + "/val.csv --output-dir " + dir.str() + "/runs");
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_EQ(count_of(r.out, " · lr 0.01 → 0.001 ("), 1u) << r.out;
   EXPECT_EQ(count_of(r.out, " · lr 0.001 → 0.0001 ("), 1u) << r.out;
@@ -139,8 +147,9 @@ TEST_F(TrainParallelCli, ThePlateauScheduleLowersTheRateInEveryProcess) {
 
 TEST_F(TrainParallelCli, SigtermStopsEveryProcessAndTheRunResumes) {
   TempDir dir;
-  const auto r = run_command(start_in_background("--nproc-per-node 2 --no-progress --batch-size 32 --epochs 1 --val-split 0.01", dir.str()) +
-                             "kill -TERM $pid; wait $pid");
+  const auto r = run_command(
+      start_in_background("--nproc-per-node 2 --no-progress --batch-size 32 --epochs 1 --val-split 0.01", dir.str()) +
+      "kill -TERM $pid; wait $pid");
   ASSERT_EQ(r.exit_code, 143) << r.err << r.out;
   EXPECT_EQ(count_of(r.out, "stopped by SIGTERM"), 1u) << r.out;
   EXPECT_TRUE(r.err.empty()) << r.err;
@@ -148,7 +157,8 @@ TEST_F(TrainParallelCli, SigtermStopsEveryProcessAndTheRunResumes) {
   ASSERT_TRUE(fs::exists(run + "/checkpoint.pt"));
 
   const auto other = run_command(kStoker + " train --no-progress --nproc-per-node 1 --resume " + run);
-  expect_one_line_error(other, 2, "was made by 2 training processes, and this run has 1; resume with --nproc-per-node 2",
+  expect_one_line_error(other, 2,
+                        "was made by 2 training processes, and this run has 1; resume with --nproc-per-node 2",
                         "resumed by one process");
   // The run's own config.yaml brings back nproc_per_node 2.
   const auto resumed = run_command(kStoker + " train --no-progress --max-steps " +

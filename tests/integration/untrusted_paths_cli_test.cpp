@@ -2,17 +2,17 @@
 // symlink loops. Each once hung, grew without bound or replaced a system file. Every command
 // here runs under `timeout`, so a hang fails the test (exit 124) instead of stopping the suite.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "stoker/data/encode.h"
+#include "stoker_program.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
 #include "support/test_images.h"
-#include "stoker_program.h"
 
 namespace stoker {
 namespace {
@@ -27,7 +27,8 @@ constexpr const char* kTimeout = "timeout 60 ";
 
 // root/a/ and root/b/ with one JPEG each.
 std::string two_image_folder(const TempDir& dir) {
-  for (const char* name : {"root/a/1.jpg", "root/b/2.jpg"}) dir.write(name, data::encode_jpeg(testing::make_photo_like(40, 30)));
+  for (const char* name : {"root/a/1.jpg", "root/b/2.jpg"})
+    dir.write(name, data::encode_jpeg(testing::make_photo_like(40, 30)));
   return dir.str() + "/root";
 }
 
@@ -100,7 +101,8 @@ TEST(UntrustedPathsCli, LogsAreNeverWrittenOverADeviceAFifoOrASymlink) {
   const std::string link = dir.str() + "/link.csv";
   fs::create_symlink(target, link);
   for (const auto& [path, kind] : {std::pair<std::string, std::string>{"/dev/full", "a character device"},
-                                   {fifo, "a FIFO"}, {link, "a symbolic link"}}) {
+                                   {fifo, "a FIFO"},
+                                   {link, "a symbolic link"}}) {
     const auto r = run_command(kTimeout + kStoker + " monitor --no-gpu --duration 0.2 --log " + path);
     expect_one_line_error(r, 2, "log file " + path + " is " + kind, "--log " + path);
   }
@@ -117,9 +119,9 @@ TEST(UntrustedPathsCli, OutputFoldersThatAreNotFoldersAreOneLine) {
   expect_one_line_error(run_command(kTimeout + kStoker + " prepare --data " + root + " --out /dev/null"), 2,
                         "--out /dev/null is a character device, not a folder", "prepare --out /dev/null");
   if (!STOKER_HAS_TORCH) return;
-  expect_one_line_error(run_command(kTimeout + kStoker + " train --no-progress --max-steps 1 --data " + root +
-                                    " --output-dir " + file),
-                        2, "--output-dir " + file + " is a regular file, not a folder", "--output-dir FILE");
+  expect_one_line_error(
+      run_command(kTimeout + kStoker + " train --no-progress --max-steps 1 --data " + root + " --output-dir " + file),
+      2, "--output-dir " + file + " is a regular file, not a folder", "--output-dir FILE");
 }
 
 }  // namespace

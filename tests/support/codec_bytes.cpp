@@ -38,8 +38,7 @@ void patch_jpeg_size(std::vector<uint8_t>* jpeg, uint16_t width, uint16_t height
   p[3] = static_cast<uint8_t>(width);
 }
 
-void append_png_chunk(std::vector<uint8_t>* png, std::string_view type,
-                      std::span<const uint8_t> data) {
+void append_png_chunk(std::vector<uint8_t>* png, std::string_view type, std::span<const uint8_t> data) {
   uint8_t length[4];
   put_be32(length, static_cast<uint32_t>(data.size()));
   png->insert(png->end(), length, length + 4);
@@ -63,8 +62,7 @@ std::vector<uint8_t> make_raw_png(int width, int height, int bit_depth, int colo
   }
   uLongf compressed_size = compressBound(static_cast<uLong>(filtered.size()));
   std::vector<uint8_t> compressed(compressed_size);
-  if (compress(compressed.data(), &compressed_size, filtered.data(),
-               static_cast<uLong>(filtered.size())) != Z_OK) {
+  if (compress(compressed.data(), &compressed_size, filtered.data(), static_cast<uLong>(filtered.size())) != Z_OK) {
     throw std::runtime_error("make_raw_png: zlib compress failed");
   }
   compressed.resize(compressed_size);

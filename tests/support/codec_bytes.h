@@ -18,8 +18,7 @@ ptrdiff_t find_jpeg_segment(std::span<const uint8_t> jpeg, uint8_t marker);
 void patch_jpeg_size(std::vector<uint8_t>* jpeg, uint16_t width, uint16_t height);
 
 // Appends a PNG chunk (length, type, data, CRC) to `png`.
-void append_png_chunk(std::vector<uint8_t>* png, std::string_view type,
-                      std::span<const uint8_t> data);
+void append_png_chunk(std::vector<uint8_t>* png, std::string_view type, std::span<const uint8_t> data);
 
 // A complete non-interlaced PNG from already packed scanlines (without filter bytes).
 std::vector<uint8_t> make_raw_png(int width, int height, int bit_depth, int color_type,

@@ -8,8 +8,7 @@
 
 namespace stoker::testing {
 
-void expect_window_matches_full(const data::DecodedImage& window, const data::DecodedImage& full,
-                                double max_diff) {
+void expect_window_matches_full(const data::DecodedImage& window, const data::DecodedImage& full, double max_diff) {
   // Window origin in the decoded (scaled) image: integral, since both decodes are at the
   // same scale and the window starts on a whole pixel.
   const double ox = full.crop.x - window.crop.x;
@@ -32,8 +31,7 @@ void expect_window_matches_full(const data::DecodedImage& window, const data::De
   size_t differing = 0;
   for (int y = y0; y < y1; ++y) {
     const uint8_t* a = full.image.row(y) + static_cast<size_t>(x0) * ch;
-    const uint8_t* b = window.image.row(y - static_cast<int>(oy)) +
-                       static_cast<size_t>(x0 - static_cast<int>(ox)) * ch;
+    const uint8_t* b = window.image.row(y - static_cast<int>(oy)) + static_cast<size_t>(x0 - static_cast<int>(ox)) * ch;
     for (int i = 0; i < (x1 - x0) * ch; ++i) {
       const int d = std::abs(a[i] - b[i]);
       worst = std::max(worst, d);

@@ -16,15 +16,13 @@ std::vector<uint8_t> level_png(int level, std::mt19937& rng) {
   std::uniform_int_distribution<int> noise(-4, 4);
   data::Image image;
   image.reshape(8, 8, 1);
-  for (int i = 0; i < 64; ++i)
-    image.data()[i] = static_cast<uint8_t>(std::clamp(level + noise(rng), 0, 255));
+  for (int i = 0; i < 64; ++i) image.data()[i] = static_cast<uint8_t>(std::clamp(level + noise(rng), 0, 255));
   return data::encode_png(image);
 }
 
 }  // namespace
 
-std::string write_level_regression(const TempDir& dir, const std::string& name, int count,
-                                   uint32_t seed) {
+std::string write_level_regression(const TempDir& dir, const std::string& name, int count, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> levels(0, 255);
   std::string csv = "path,brightness,darkness\n";
@@ -37,14 +35,12 @@ std::string write_level_regression(const TempDir& dir, const std::string& name, 
   return dir.write_text(name + ".csv", csv);
 }
 
-std::string write_level_classes(const TempDir& dir, const std::string& name, int count,
-                                uint32_t seed) {
+std::string write_level_classes(const TempDir& dir, const std::string& name, int count, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> levels(0, 255);
   for (int i = 0; i < count; ++i) {
     const int level = levels(rng);
-    dir.write(fmt::format("{}/{}/img_{:04d}.png", name, level >= 128 ? "bright" : "dark", i),
-              level_png(level, rng));
+    dir.write(fmt::format("{}/{}/img_{:04d}.png", name, level >= 128 ? "bright" : "dark", i), level_png(level, rng));
   }
   return (dir.path() / name).string();
 }

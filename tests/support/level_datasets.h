@@ -13,12 +13,10 @@ namespace stoker::testing {
 // `count` images in dir/<name>/ and a file list dir/<name>.csv with the header
 // "path,brightness,darkness" (level / 255 and 1 - level / 255): a two-target regression.
 // Returns the CSV's path.
-std::string write_level_regression(const TempDir& dir, const std::string& name, int count,
-                                   uint32_t seed);
+std::string write_level_regression(const TempDir& dir, const std::string& name, int count, uint32_t seed);
 
 // An image folder dir/<name>/{bright,dark}/ of `count` images (level >= 128 is bright).
 // Returns the folder's path.
-std::string write_level_classes(const TempDir& dir, const std::string& name, int count,
-                                uint32_t seed);
+std::string write_level_classes(const TempDir& dir, const std::string& name, int count, uint32_t seed);
 
 }  // namespace stoker::testing

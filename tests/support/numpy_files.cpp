@@ -34,8 +34,7 @@ std::vector<uint8_t> npy_bytes(const std::string& descr, const std::vector<int64
   std::string dims;
   for (int64_t d : shape) dims += std::to_string(d) + ", ";
   if (shape.size() > 1) dims.resize(dims.size() - 2);  // (3,) keeps its comma, (3, 4) does not
-  std::string header = "{'descr': '" + descr +
-                       "', 'fortran_order': " + (fortran_order ? "True" : "False") +
+  std::string header = "{'descr': '" + descr + "', 'fortran_order': " + (fortran_order ? "True" : "False") +
                        ", 'shape': (" + dims + "), }";
   while ((10 + header.size() + 1) % 64 != 0) header += ' ';
   header += '\n';
@@ -46,9 +45,8 @@ std::vector<uint8_t> npy_bytes(const std::string& descr, const std::vector<int64
   return out;
 }
 
-std::vector<uint8_t> zip_bytes(
-    const std::vector<std::pair<std::string, std::vector<uint8_t>>>& members, bool deflate,
-    bool zip64) {
+std::vector<uint8_t> zip_bytes(const std::vector<std::pair<std::string, std::vector<uint8_t>>>& members, bool deflate,
+                               bool zip64) {
   std::vector<uint8_t> out, directory;
   for (const auto& [name, data] : members) {
     const std::vector<uint8_t> packed = deflate ? deflate_raw(data) : data;

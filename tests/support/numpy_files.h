@@ -25,8 +25,7 @@ std::vector<uint8_t> raw_bytes(const std::vector<T>& values) {
 
 // A ZIP archive of `members` (name, bytes): stored, or deflated; with `zip64`, every size
 // and offset goes in a ZIP64 extra field as np.savez writes them (force_zip64).
-std::vector<uint8_t> zip_bytes(
-    const std::vector<std::pair<std::string, std::vector<uint8_t>>>& members, bool deflate = false,
-    bool zip64 = false);
+std::vector<uint8_t> zip_bytes(const std::vector<std::pair<std::string, std::vector<uint8_t>>>& members,
+                               bool deflate = false, bool zip64 = false);
 
 }  // namespace stoker::testing

@@ -4,7 +4,6 @@
 #include <sys/wait.h>
 
 #include <algorithm>
-
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -81,9 +80,8 @@ PythonCasesResult run_python_cases(const std::string& script, const std::vector<
   TempDir dir;
   std::string lines;
   for (const std::string& c : cases) lines += c + "\n";
-  const CommandResult run = run_command("/usr/bin/python3 " + dir.write_text("driver.py", kCasesDriver) +
-                                        " " + dir.write_text("script.py", script) + " " +
-                                        dir.write_text("cases.txt", lines));
+  const CommandResult run = run_command("/usr/bin/python3 " + dir.write_text("driver.py", kCasesDriver) + " " +
+                                        dir.write_text("script.py", script) + " " + dir.write_text("cases.txt", lines));
   PythonCasesResult result;
   result.exit_code = run.exit_code;
   result.err = run.err;

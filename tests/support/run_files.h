@@ -18,7 +18,8 @@ namespace stoker::testing {
 // run has started training (metrics.csv exists: the loop's signal handler is next) and a
 // second more has passed, however slow a loaded machine makes the start-up. Append what to
 // do to $pid.
-inline std::string start_training_in_background(const std::string& stoker_train_command, const std::string& output_dir) {
+inline std::string start_training_in_background(const std::string& stoker_train_command,
+                                                const std::string& output_dir) {
   return stoker_train_command + " --output-dir " + output_dir + " & pid=$!; i=0; while [ $i -lt 1200 ] && ! ls " +
          output_dir + "/*/metrics.csv >/dev/null 2>&1; do sleep 0.1; i=$((i+1)); done; sleep 1; ";
 }
@@ -55,7 +56,8 @@ inline SafetensorsFile read_safetensors(const std::string& path) {
 
 // The "__metadata__" of the run's model.safetensors, or of `file`; null when the directory
 // holds no run.
-inline nlohmann::json weights_metadata_of(const std::string& output_dir, const std::string& file = "model.safetensors") {
+inline nlohmann::json weights_metadata_of(const std::string& output_dir,
+                                          const std::string& file = "model.safetensors") {
   for (const auto& entry : std::filesystem::directory_iterator(output_dir)) {
     return read_safetensors((entry.path() / file).string()).header.value("__metadata__", nlohmann::json::object());
   }

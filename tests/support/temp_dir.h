@@ -1,10 +1,10 @@
 // A temporary directory removed (recursively) when the object goes out of scope.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
-#include <cstdint>
 
 namespace stoker::testing {
 

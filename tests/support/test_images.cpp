@@ -34,9 +34,7 @@ class Stream {
 
 uint8_t clamp_u8(double v) { return static_cast<uint8_t>(std::clamp(std::lround(v), 0L, 255L)); }
 
-uint8_t luma(int r, int g, int b) {
-  return static_cast<uint8_t>((r * 19595 + g * 38470 + b * 7471 + 0x8000) >> 16);
-}
+uint8_t luma(int r, int g, int b) { return static_cast<uint8_t>((r * 19595 + g * 38470 + b * 7471 + 0x8000) >> 16); }
 
 struct Shape {
   double cx, cy, rx, ry, softness;
@@ -81,9 +79,8 @@ Image make_photo_like(int width, int height, int channels, uint32_t seed) {
       for (const Shape& s : shapes) {
         const double dx = (x + 0.5 - s.cx) / s.rx, dy = (y + 0.5 - s.cy) / s.ry;
         // Approximate distance outside the border, in pixels.
-        const double d =
-            s.ellipse ? (std::sqrt(dx * dx + dy * dy) - 1) * std::min(s.rx, s.ry)
-                      : std::max(std::fabs(dx) - 1, std::fabs(dy) - 1) * std::min(s.rx, s.ry);
+        const double d = s.ellipse ? (std::sqrt(dx * dx + dy * dy) - 1) * std::min(s.rx, s.ry)
+                                   : std::max(std::fabs(dx) - 1, std::fabs(dy) - 1) * std::min(s.rx, s.ry);
         const double a = std::clamp(0.5 - d / s.softness, 0.0, 1.0);
         for (int c = 0; c < 3; ++c) rgb[c] += a * (s.color[c] - rgb[c]);
       }
@@ -249,9 +246,8 @@ DiffStats diff_stats(std::span<const float> a, std::span<const float> b) {
 
 DiffStats diff_stats(const Image& a, const Image& b) {
   if (a.width() != b.width() || a.height() != b.height() || a.channels() != b.channels()) {
-    throw std::invalid_argument(fmt::format("diff_stats: shapes differ ({}x{}x{} vs {}x{}x{})",
-                                            a.width(), a.height(), a.channels(), b.width(),
-                                            b.height(), b.channels()));
+    throw std::invalid_argument(fmt::format("diff_stats: shapes differ ({}x{}x{} vs {}x{}x{})", a.width(), a.height(),
+                                            a.channels(), b.width(), b.height(), b.channels()));
   }
   const std::vector<float> fa = to_float(a), fb = to_float(b);
   return diff_stats(std::span<const float>(fa), std::span<const float>(fb));

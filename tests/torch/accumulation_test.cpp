@@ -3,11 +3,11 @@
 // and equals one batch of 48. Dropout is off (eval mode) so both sides see the same network.
 #include <gtest/gtest.h>
 
-#include "stoker/train/config.h"
 #include "param_diff.h"
-#include "twin.h"
+#include "stoker/train/config.h"
 #include "train/torch/model/models.h"
 #include "train/torch/step/step.h"
+#include "twin.h"
 
 namespace stoker::train {
 namespace {

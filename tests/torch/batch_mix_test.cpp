@@ -1,12 +1,12 @@
 // MixUp and CutMix (BatchMix): every mixed sample is λ of itself and 1 − λ of the sample
 // before it, its soft target says the same, λ follows Beta(α, α), CutMix's λ is the share of
 // the image the pasted box left, and the draws repeat for the same (seed, rank, index).
+#include "train/torch/step/batch_mix.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
-
-#include "train/torch/step/batch_mix.h"
 
 namespace stoker::train {
 namespace {
@@ -22,7 +22,8 @@ struct Batch {
 // The soft target's weight of the sample's own class (λ) and of the previous one's (1 − λ).
 std::pair<double, double> weights_of(const torch::Tensor& targets, const torch::Tensor& y, int64_t i) {
   const int64_t n = y.size(0);
-  return {targets[i][y[i].item<int64_t>()].item<double>(), targets[i][y[(i + n - 1) % n].item<int64_t>()].item<double>()};
+  return {targets[i][y[i].item<int64_t>()].item<double>(),
+          targets[i][y[(i + n - 1) % n].item<int64_t>()].item<double>()};
 }
 
 TEST(BatchMixTest, OffLeavesTheBatchAndItsClassIds) {

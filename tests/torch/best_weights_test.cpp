@@ -38,7 +38,9 @@ TEST(BestWeights, HigherAccuracyWinsAndTheRecordSurvivesAResume) {
   {
     BestWeights best(dir.str(), false);
     EXPECT_TRUE(best.summary().is_null());
-    EXPECT_TRUE(best.offer(*model, accuracy(0.5), 1, [] { return std::map<std::string, std::string>{{"model", "mlp"}}; }));
+    EXPECT_TRUE(best.offer(*model, accuracy(0.5), 1, [] {
+      return std::map<std::string, std::string>{{"model", "mlp"}};
+    }));
     EXPECT_FALSE(best.offer(*model, accuracy(0.4), 2, none));
     EXPECT_FALSE(best.offer(*model, accuracy(0.5), 3, none));  // a tie keeps the earlier epoch
     EXPECT_EQ(best.summary()["epoch"], 1);

@@ -5,6 +5,8 @@
 // collective fail within the timeout instead of hanging; the environment torchrun sets is
 // read, and bad values are one line. Dropout is off (eval mode) so every split sees the
 // same network.
+#include "train/torch/parallel/data_parallel.h"
+
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -19,13 +21,12 @@
 #include <thread>
 
 #include "param_diff.h"
-#include "twin.h"
 #include "stoker/core/error.h"
 #include "stoker/train/config.h"
-#include "train/torch/parallel/data_parallel.h"
-#include "train/torch/parallel/gloo_group.h"
 #include "train/torch/model/models.h"
+#include "train/torch/parallel/gloo_group.h"
 #include "train/torch/step/step.h"
+#include "twin.h"
 
 namespace stoker::train {
 namespace {
@@ -87,7 +88,9 @@ void expect_two_halves_match_the_whole(int accumulation, double clip_grad_norm =
   const auto x = torch::randn({steps * accumulation * 2 * micro, 1, 8, 8});
   const auto y = torch::randint(0, 10, {x.size(0)}, torch::kInt64);
   // Rank r's k-th batch: rows [2*16*k + 16*r, +16); the whole run's k-th batch: rows [32k, +32).
-  const auto rows = [&](int64_t begin, int64_t n) { return std::make_pair(x.slice(0, begin, begin + n), y.slice(0, begin, begin + n)); };
+  const auto rows = [&](int64_t begin, int64_t n) {
+    return std::make_pair(x.slice(0, begin, begin + n), y.slice(0, begin, begin + n));
+  };
 
   Twin whole = make_twin(3);
   const TrainConfig whole_cfg = sgd_config(accumulation, clip_grad_norm);
@@ -182,8 +185,8 @@ TEST_F(DataParallelTest, GradientsOverSeveralBucketsAreAveragedStepAfterStep) {
       for (size_t i = 0; i < params.size(); ++i) params[i].mutable_grad() = grads[step][rank][i].clone();
       group.average_gradients(*models[rank]);
       for (size_t i = 0; i < params.size(); ++i) {
-        EXPECT_TRUE(torch::equal(params[i].grad(), expected[step][i])) << "rank " << rank << " step " << step
-                                                                       << " parameter " << i;
+        EXPECT_TRUE(torch::equal(params[i].grad(), expected[step][i]))
+            << "rank " << rank << " step " << step << " parameter " << i;
       }
     }
   });

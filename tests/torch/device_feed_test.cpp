@@ -50,8 +50,7 @@ TEST(DeviceFeedTest, Uint8BatchesNormalizedByTheFeedMatchTheWorkers) {
   uint8_loader.start_epoch(0);
   DeviceFeed expected(reference, objective, FeedOptions{});
   DeviceFeed fed(uint8_loader, objective, feed_options);
-  const float worst_std =
-      *std::min_element(planned.transform.std.begin(), planned.transform.std.end());
+  const float worst_std = *std::min_element(planned.transform.std.begin(), planned.transform.std.end());
   int batches = 0;
   for (;;) {
     FedBatch a = expected.next(), b = fed.next();

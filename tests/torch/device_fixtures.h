@@ -21,8 +21,7 @@ namespace stoker::testing {
 // 24 PNGs of 40..63 × 32..36 pixels in two classes, a/ and b/.
 inline std::shared_ptr<const data::Source> photo_folder(const TempDir& dir) {
   for (int i = 0; i < 24; ++i) {
-    const data::Image image =
-        make_photo_like(40 + i, 32 + i % 5, 3, static_cast<uint32_t>(i + 1));
+    const data::Image image = make_photo_like(40 + i, 32 + i % 5, 3, static_cast<uint32_t>(i + 1));
     dir.write((i % 2 ? "a/" : "b/") + std::to_string(i) + ".png", data::encode_png(image));
   }
   return data::open_source(dir.str(), "train");
@@ -41,8 +40,8 @@ inline data::LoaderOptions in_order(const std::string& chain) {
 }  // namespace stoker::testing
 
 // First statement of a CUDA test.
-#define STOKER_SKIP_WITHOUT_CUDA()                                                              \
-  do {                                                                                          \
-    if (!::stoker::train::compat::cuda_available())                                             \
-      GTEST_SKIP() << "no CUDA device (this libtorch " << TORCH_VERSION << " sees none)";        \
+#define STOKER_SKIP_WITHOUT_CUDA()                                                        \
+  do {                                                                                    \
+    if (!::stoker::train::compat::cuda_available())                                       \
+      GTEST_SKIP() << "no CUDA device (this libtorch " << TORCH_VERSION << " sees none)"; \
   } while (false)

@@ -72,8 +72,9 @@ void check_out_of_memory_is_named(const torch::Device& device) {
   TrainConfig cfg;
   cfg.batch_size = 256;
   try {
-    naming_out_of_memory(cfg, device, [] { return std::string("in training step 1 of epoch 1"); },
-                         [&] { return torch::empty({int64_t{1} << 42}, torch::TensorOptions(device)); });
+    naming_out_of_memory(
+        cfg, device, [] { return std::string("in training step 1 of epoch 1"); },
+        [&] { return torch::empty({int64_t{1} << 42}, torch::TensorOptions(device)); });
     FAIL() << "a 16 TiB tensor was allocated on " << device.str();
   } catch (const SystemError& e) {
     EXPECT_EQ(std::string(e.what()).rfind("out of memory in training step 1 of epoch 1 at batch size 256 on " +

@@ -37,8 +37,7 @@ void multi_tensor_everywhere(torch::optim::Optimizer* optimizer) {
 std::vector<torch::Tensor> make_params(uint64_t seed) {
   torch::manual_seed(seed);
   std::vector<torch::Tensor> params;
-  for (const auto& shape :
-       std::vector<std::vector<int64_t>>{{8, 3, 3, 3}, {8}, {8}, {16, 8}, {16}, {1}, {5, 16}}) {
+  for (const auto& shape : std::vector<std::vector<int64_t>>{{8, 3, 3, 3}, {8}, {8}, {16, 8}, {16}, {1}, {5, 16}}) {
     params.push_back(torch::randn(shape).requires_grad_());
   }
   return params;
@@ -46,8 +45,7 @@ std::vector<torch::Tensor> make_params(uint64_t seed) {
 
 // Step `s`'s gradients: parameter i gets none where skip(s, i), so states start late and
 // (AdamW) step counts differ between parameters.
-void set_gradients(std::vector<torch::Tensor>& params, int s,
-                   const std::function<bool(int, size_t)>& skip) {
+void set_gradients(std::vector<torch::Tensor>& params, int s, const std::function<bool(int, size_t)>& skip) {
   for (size_t i = 0; i < params.size(); ++i) {
     torch::manual_seed(1000 * s + i);
     params[i].mutable_grad() = skip(s, i) ? torch::Tensor() : torch::randn(params[i].sizes());
@@ -60,15 +58,13 @@ bool sometimes_missing(int s, size_t i) { return (s == 0 && i == 1) || (s == 2 &
 void expect_identical(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b,
                       const std::string& what) {
   ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i)
-    EXPECT_TRUE(torch::equal(a[i], b[i])) << what << ": parameter " << i;
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::equal(a[i], b[i])) << what << ": parameter " << i;
 }
 
 // Runs `steps` steps of `reference` (libtorch's) and `ours` over twin parameter lists with the
 // same gradients and compares the parameters after each.
 template <typename Reference, typename Ours, typename Options>
-void expect_same_steps(const Options& options, bool two_groups, const std::string& what,
-                       int steps = 5) {
+void expect_same_steps(const Options& options, bool two_groups, const std::string& what, int steps = 5) {
   std::vector<torch::Tensor> a = make_params(3), b = make_params(3);
   const auto groups = [&](std::vector<torch::Tensor>& p) {
     std::vector<torch::optim::OptimizerParamGroup> list;
@@ -78,10 +74,8 @@ void expect_same_steps(const Options& options, bool two_groups, const std::strin
     }
     Options second = options;
     second.lr(options.lr() * 0.5).weight_decay(0);
-    list.emplace_back(std::vector<torch::Tensor>(p.begin(), p.begin() + 3),
-                      std::make_unique<Options>(options));
-    list.emplace_back(std::vector<torch::Tensor>(p.begin() + 3, p.end()),
-                      std::make_unique<Options>(second));
+    list.emplace_back(std::vector<torch::Tensor>(p.begin(), p.begin() + 3), std::make_unique<Options>(options));
+    list.emplace_back(std::vector<torch::Tensor>(p.begin() + 3, p.end()), std::make_unique<Options>(second));
     return list;
   };
   Reference reference(groups(a), options);
@@ -104,13 +98,12 @@ TEST(ForeachOptimizersTest, SgdStepsExactlyAsLibtorchsSgd) {
   for (const bool two_groups : {false, true}) {
     const std::string g = two_groups ? " (two groups)" : "";
     expect_same_steps<torch::optim::SGD, ForeachSgd>(SGDOptions(0.1), two_groups, "plain" + g);
-    expect_same_steps<torch::optim::SGD, ForeachSgd>(
-        SGDOptions(0.1).momentum(0.9).weight_decay(1e-2), two_groups, "momentum, weight decay" + g);
-    expect_same_steps<torch::optim::SGD, ForeachSgd>(
-        SGDOptions(0.05).momentum(0.9).nesterov(true).weight_decay(5e-3), two_groups,
-        "nesterov" + g);
-    expect_same_steps<torch::optim::SGD, ForeachSgd>(SGDOptions(0.1).momentum(0.8).dampening(0.3),
-                                                     two_groups, "dampening" + g);
+    expect_same_steps<torch::optim::SGD, ForeachSgd>(SGDOptions(0.1).momentum(0.9).weight_decay(1e-2), two_groups,
+                                                     "momentum, weight decay" + g);
+    expect_same_steps<torch::optim::SGD, ForeachSgd>(SGDOptions(0.05).momentum(0.9).nesterov(true).weight_decay(5e-3),
+                                                     two_groups, "nesterov" + g);
+    expect_same_steps<torch::optim::SGD, ForeachSgd>(SGDOptions(0.1).momentum(0.8).dampening(0.3), two_groups,
+                                                     "dampening" + g);
   }
 }
 
@@ -118,13 +111,10 @@ TEST(ForeachOptimizersTest, AdamWStepsExactlyAsLibtorchsAdamW) {
   using torch::optim::AdamWOptions;
   for (const bool two_groups : {false, true}) {
     const std::string g = two_groups ? " (two groups)" : "";
-    expect_same_steps<torch::optim::AdamW, ForeachAdamW>(AdamWOptions(1e-2), two_groups,
-                                                         "defaults" + g);
+    expect_same_steps<torch::optim::AdamW, ForeachAdamW>(AdamWOptions(1e-2), two_groups, "defaults" + g);
     expect_same_steps<torch::optim::AdamW, ForeachAdamW>(
-        AdamWOptions(3e-3).betas(std::make_tuple(0.8, 0.99)).eps(1e-6).weight_decay(0.1),
-        two_groups, "options" + g);
-    expect_same_steps<torch::optim::AdamW, ForeachAdamW>(AdamWOptions(1e-2).amsgrad(true),
-                                                         two_groups, "amsgrad" + g);
+        AdamWOptions(3e-3).betas(std::make_tuple(0.8, 0.99)).eps(1e-6).weight_decay(0.1), two_groups, "options" + g);
+    expect_same_steps<torch::optim::AdamW, ForeachAdamW>(AdamWOptions(1e-2).amsgrad(true), two_groups, "amsgrad" + g);
   }
 }
 
@@ -155,10 +145,8 @@ void expect_state_carries_over(const Options& options) {
 }
 
 TEST(ForeachOptimizersTest, StateLoadsIntoLibtorchsOptimisersAndBack) {
-  expect_state_carries_over<torch::optim::SGD, ForeachSgd>(
-      torch::optim::SGDOptions(0.1).momentum(0.9));
-  expect_state_carries_over<ForeachSgd, torch::optim::SGD>(
-      torch::optim::SGDOptions(0.1).momentum(0.9));
+  expect_state_carries_over<torch::optim::SGD, ForeachSgd>(torch::optim::SGDOptions(0.1).momentum(0.9));
+  expect_state_carries_over<ForeachSgd, torch::optim::SGD>(torch::optim::SGDOptions(0.1).momentum(0.9));
   expect_state_carries_over<torch::optim::AdamW, ForeachAdamW>(torch::optim::AdamWOptions(1e-2));
   expect_state_carries_over<ForeachAdamW, torch::optim::AdamW>(torch::optim::AdamWOptions(1e-2));
 }
@@ -173,16 +161,14 @@ TEST(ForeachOptimizersTest, ClipGradNormMatchesLibtorch) {
     EXPECT_NEAR(ours, reference, 1e-6 * reference) << "limit " << limit;
     for (size_t i = 0; i < a.size(); ++i) {
       if (!a[i].grad().defined()) continue;
-      EXPECT_TRUE(torch::allclose(a[i].grad(), b[i].grad(), 1e-6, 0))
-          << "limit " << limit << ", gradient " << i;
+      EXPECT_TRUE(torch::allclose(a[i].grad(), b[i].grad(), 1e-6, 0)) << "limit " << limit << ", gradient " << i;
     }
     if (limit < 1) {
       std::vector<torch::Tensor> clipped;
       for (const auto& p : b) {
         if (p.grad().defined()) clipped.push_back(p.grad());
       }
-      EXPECT_LE(torch::stack(torch::_foreach_norm(clipped, 2)).norm().item<double>(),
-                limit * 1.0001);
+      EXPECT_LE(torch::stack(torch::_foreach_norm(clipped, 2)).norm().item<double>(), limit * 1.0001);
     }
   }
   std::vector<torch::Tensor> none = make_params(5);
@@ -195,8 +181,7 @@ class TopLevelOps {
  public:
   TopLevelOps()
       : handle_(at::addThreadLocalCallback(
-            at::RecordFunctionCallback(&TopLevelOps::enter, &TopLevelOps::exit)
-                .scopes({at::RecordScope::FUNCTION}))) {
+            at::RecordFunctionCallback(&TopLevelOps::enter, &TopLevelOps::exit).scopes({at::RecordScope::FUNCTION}))) {
     count() = 0;
     depth() = 0;
   }
@@ -252,17 +237,15 @@ TEST(ForeachOptimizersTest, AStepDispatchesAFewOperationsWhateverTheParameterCou
     const int64_t foreach_ops = ops_per_step(*ours, params);
     std::unique_ptr<torch::optim::Optimizer> reference;
     if (kind == OptimizerKind::kSgd) {
-      reference = std::make_unique<torch::optim::SGD>(
-          params, torch::optim::SGDOptions(0.1).momentum(0.9).weight_decay(1e-4));
+      reference =
+          std::make_unique<torch::optim::SGD>(params, torch::optim::SGDOptions(0.1).momentum(0.9).weight_decay(1e-4));
     } else {
-      reference = std::make_unique<torch::optim::AdamW>(
-          params, torch::optim::AdamWOptions(1e-3).weight_decay(1e-4));
+      reference = std::make_unique<torch::optim::AdamW>(params, torch::optim::AdamWOptions(1e-3).weight_decay(1e-4));
     }
     const int64_t per_param_ops = ops_per_step(*reference, params);
     // Two groups (weights, normalization) of ≤ 10 operations each, against ≥ 3 per parameter.
     EXPECT_LE(foreach_ops, 24) << "optimizer " << static_cast<int>(kind);
-    EXPECT_GE(per_param_ops, 3 * static_cast<int64_t>(params.size()))
-        << "optimizer " << static_cast<int>(kind);
+    EXPECT_GE(per_param_ops, 3 * static_cast<int64_t>(params.size())) << "optimizer " << static_cast<int>(kind);
     RecordProperty(kind == OptimizerKind::kSgd ? "sgd_ops" : "adamw_ops",
                    std::to_string(foreach_ops) + " vs " + std::to_string(per_param_ops));
   }

@@ -2,6 +2,8 @@
 // injected inf/NaN gradients skip their steps and halve the scale, clean runs double it every
 // growth_interval steps, and the weights equal a control that took the same steps without
 // any scaling.
+#include "train/torch/step/grad_scaler.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,7 +11,6 @@
 #include <set>
 
 #include "device_fixtures.h"
-#include "train/torch/step/grad_scaler.h"
 #include "train/torch/model/models.h"
 
 namespace stoker::train {
@@ -60,9 +61,7 @@ void check_skips_and_scale_rules(const torch::Device& device) {
   }
 }
 
-TEST(GradScalerTest, SkipsInjectedInfAndNanStepsAndFollowsTheScaleRules) {
-  check_skips_and_scale_rules(torch::kCPU);
-}
+TEST(GradScalerTest, SkipsInjectedInfAndNanStepsAndFollowsTheScaleRules) { check_skips_and_scale_rules(torch::kCPU); }
 
 TEST(GradScalerTest, CudaSkipsInjectedInfAndNanStepsAndFollowsTheScaleRules) {
   STOKER_SKIP_WITHOUT_CUDA();

@@ -2,17 +2,18 @@
 // one in-process store): its buckets follow backward's order with a small first one, an armed
 // backward has sent every bucket by the time it returns (the overlap with backward), and the
 // means it writes are those of the ranks' gradients, armed or not.
+#include "train/torch/parallel/gradient_reducer.h"
+
 #include <gtest/gtest.h>
-#include <torch/csrc/distributed/c10d/HashStore.hpp>
 
 #include <chrono>
 #include <functional>
 #include <future>
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <vector>
 
-#include "train/torch/parallel/gloo_group.h"
-#include "train/torch/parallel/gradient_reducer.h"
 #include "train/torch/model/models.h"
+#include "train/torch/parallel/gloo_group.h"
 
 namespace stoker::train {
 namespace {
@@ -64,7 +65,7 @@ TEST_F(GradientReducerTest, BucketsFollowBackwardsOrderWithASmallFirstOne) {
 
 void expect_means(bool armed) {
   std::shared_ptr<Network> models[2] = {wide_mlp(), wide_mlp()};
-  constexpr int kSteps = 2;  // the kept buckets and hooks serve again
+  constexpr int kSteps = 2;                                    // the kept buckets and hooks serve again
   std::vector<torch::Tensor> own[kSteps][2], mean[kSteps][2];  // before and after the average
   run_pair([&](int rank, GradientReducer& reducer) {
     Network& model = *models[rank];

@@ -14,8 +14,7 @@ namespace {
 struct OpenBlasProbe {
   int (*parallel)() = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_parallel"));
   int (*threads)() = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
-  void (*set)(int) = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT,
-                                                           "openblas_set_num_threads"));
+  void (*set)(int) = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
   bool found() const { return parallel != nullptr && threads != nullptr && set != nullptr; }
 };
 

@@ -10,7 +10,6 @@
 
 #include "device_fixtures.h"
 #include "stoker/monitor/sampler.h"
-
 #include "support/build_paths.h"
 
 namespace stoker::train {
@@ -50,19 +49,17 @@ class LoopDiagnosisTest : public ::testing::Test {
 
 TEST_F(LoopDiagnosisTest, TheFirstStepIsWarmUpLeftOutOfTheShares) {
   diagnosis.start_epoch();
-  EXPECT_TRUE(diagnosis.after_step(0.0, 0.0, 6.0, 8).empty());            // warm-up: 6 s of compute
-  steps(20, 0.09, 0.01);                                                  // then starved
+  EXPECT_TRUE(diagnosis.after_step(0.0, 0.0, 6.0, 8).empty());  // warm-up: 6 s of compute
+  steps(20, 0.09, 0.01);                                        // then starved
   const std::vector<std::string> report = diagnosis.epoch_report();
   ASSERT_GE(report.size(), 2u);
   // Without the warm-up the 20 steps wait 90 % of the time; with it, compute would be 76 %.
-  EXPECT_NE(report[0].find("compute 10.0 % · waiting for data 90.0 %"), std::string::npos)
-      << report[0];
+  EXPECT_NE(report[0].find("compute 10.0 % · waiting for data 90.0 %"), std::string::npos) << report[0];
   EXPECT_NE(report[0].find("→ input-bound"), std::string::npos) << report[0];
   EXPECT_EQ(diagnose::verdict_name(diagnosis.epoch_verdict()).rfind("input-bound", 0), 0u);
-  EXPECT_EQ(
-      report[1],
-      "first step 6.0 s of the epoch's 8.0 s (warm-up: libraries and kernels loaded, algorithms "
-      "chosen, memory allocated): left out of these shares");
+  EXPECT_EQ(report[1],
+            "first step 6.0 s of the epoch's 8.0 s (warm-up: libraries and kernels loaded, algorithms "
+            "chosen, memory allocated): left out of these shares");
   // The epoch's totals keep every step (the metrics file reads them).
   EXPECT_EQ(diagnosis.epoch_window().steps, 21);
   EXPECT_NEAR(diagnosis.epoch_window().compute_s, 6.0 + 20 * 0.01, 1e-9);
@@ -82,8 +79,7 @@ TEST_F(LoopDiagnosisTest, TheFirstStepAtANewBatchSizeIsWarmUpToo) {
   EXPECT_TRUE(diagnosis.after_step(0.0, 0.0, 3.0, 5).empty());  // the short last batch
   std::vector<std::string> report = diagnosis.epoch_report();
   ASSERT_GE(report.size(), 2u);
-  EXPECT_NE(report[0].find("compute 10.0 % · waiting for data 90.0 %"), std::string::npos)
-      << report[0];
+  EXPECT_NE(report[0].find("compute 10.0 % · waiting for data 90.0 %"), std::string::npos) << report[0];
   EXPECT_EQ(report[1],
             "first steps at batch sizes 8 and 5: 9.0 s of the epoch's 11.0 s (warm-up: libraries "
             "and kernels loaded, algorithms chosen, memory allocated): left out of these shares");
@@ -120,10 +116,9 @@ TEST_F(LoopDiagnosisTest, AnEpochTooShortToJudgeReadsTheLastWindow) {
   diagnosis.start_epoch();
   steps(4, 0.03, 0.2);  // 13 % waiting: input-bound on its own
   std::vector<std::string> report = diagnosis.epoch_report();
-  EXPECT_EQ(
-      report[0],
-      "step time: compute 100.0 % · waiting for data 0.0 % · copy 0.0 % → compute-bound (the "
-      "last 10 steps, 2.5 s, across epochs: this epoch's 4 steps are too few to judge alone)");
+  EXPECT_EQ(report[0],
+            "step time: compute 100.0 % · waiting for data 0.0 % · copy 0.0 % → compute-bound (the "
+            "last 10 steps, 2.5 s, across epochs: this epoch's 4 steps are too few to judge alone)");
   EXPECT_EQ(report.size(), 1u) << report.back();  // no evidence, no "try:"
   // The records keep the verdict the line printed, not the 4 steps' own.
   EXPECT_EQ(diagnose::verdict_name(diagnosis.epoch_verdict()), "compute-bound");
@@ -134,14 +129,12 @@ TEST_F(LoopDiagnosisTest, AnEpochTooShortToJudgeReadsTheLastWindow) {
   steps(12, 0.09, 0.01);
   report = diagnosis.epoch_report();
   EXPECT_NE(report[0].find("→ input-bound"), std::string::npos) << report[0];
-  EXPECT_NE(report[0].find("this epoch's 1.2 s is too short to judge alone"), std::string::npos)
-      << report[0];
+  EXPECT_NE(report[0].find("this epoch's 1.2 s is too short to judge alone"), std::string::npos) << report[0];
   // An epoch long enough is judged on its own, as before.
   diagnosis.start_epoch();
   steps(10, 0.0, 0.25);
   report = diagnosis.epoch_report();
-  EXPECT_EQ(report[0],
-            "step time: compute 100.0 % · waiting for data 0.0 % · copy 0.0 % → compute-bound");
+  EXPECT_EQ(report[0], "step time: compute 100.0 % · waiting for data 0.0 % · copy 0.0 % → compute-bound");
 }
 
 TEST_F(LoopDiagnosisTest, AShortFirstStepIsLeftOutWithoutANote) {
@@ -161,8 +154,7 @@ TEST_F(LoopDiagnosisTest, AnEpochOfOneStepKeepsIt) {
 TEST(LoopDiagnosisGpuTest, GpuUtilisationIsTheMeanOfTheEpochsSamples) {
   TempDir dir;
   const auto utilisation = [&](int percent) {
-    return dir.write_text("nvml.txt",
-                          "gpus=1\nutil0=" + std::to_string(percent) + "\nutil_mem0=10\n");
+    return dir.write_text("nvml.txt", "gpus=1\nutil0=" + std::to_string(percent) + "\nutil_mem0=10\n");
   };
   setenv("STOKER_FAKE_NVML_SCRIPT", utilisation(90).c_str(), 1);
   monitor::SamplerOptions options;

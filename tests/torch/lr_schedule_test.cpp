@@ -39,8 +39,7 @@ TEST(LrScheduleTest, WarmupInStepsOrEpochsThenTheSchedule) {
       // torchvision's --lr-warmup-decay default: from 0.01 x lr, a 20th of the way more each step
       EXPECT_DOUBLE_EQ(lr, 0.4 * (0.01 + 0.99 * static_cast<double>(step) / 20));
     } else {  // cosine over the 80 steps after the warmup, from lr to 0
-      EXPECT_NEAR(lr, 0.5 * 0.4 * (1 + std::cos(M_PI * static_cast<double>(step - 20) / 80)),
-                  1e-12);
+      EXPECT_NEAR(lr, 0.5 * 0.4 * (1 + std::cos(M_PI * static_cast<double>(step - 20) / 80)), 1e-12);
     }
   }
   EXPECT_DOUBLE_EQ(lr_at(cfg, 20, kTotal, kPerEpoch), 0.4);
@@ -86,13 +85,10 @@ TEST(LrScheduleTest, ConstantWarmupAndTheCosineFloor) {
   cfg.warmup_decay = 0.1;
   cfg.lr_min = 0.02;
   constexpr int64_t kTotal = 45;
-  for (int64_t step = 0; step < 5; ++step)
-    EXPECT_DOUBLE_EQ(lr_at(cfg, step, kTotal, 10), 0.05) << step;
+  for (int64_t step = 0; step < 5; ++step) EXPECT_DOUBLE_EQ(lr_at(cfg, step, kTotal, 10), 0.05) << step;
   for (int64_t step = 5; step < kTotal; ++step) {
     const double t = static_cast<double>(step - 5) / 40;
-    EXPECT_NEAR(lr_at(cfg, step, kTotal, 10), 0.02 + 0.5 * (0.5 - 0.02) * (1 + std::cos(M_PI * t)),
-                1e-12)
-        << step;
+    EXPECT_NEAR(lr_at(cfg, step, kTotal, 10), 0.02 + 0.5 * (0.5 - 0.02) * (1 + std::cos(M_PI * t)), 1e-12) << step;
   }
   EXPECT_DOUBLE_EQ(lr_at(cfg, 5, kTotal, 10), 0.5);
   EXPECT_NEAR(lr_at(cfg, kTotal, kTotal, 10), 0.02, 1e-15);  // the floor, and it stays there
@@ -115,12 +111,9 @@ TEST(LrScheduleTest, MultiStepMultipliesAtEachMilestone) {
   cfg.lr_milestones = "3, 5";
   cfg.step_gamma = 0.1;
   constexpr int64_t kPerEpoch = 10;
-  for (int64_t step = 0; step < 30; ++step)
-    EXPECT_DOUBLE_EQ(lr_at(cfg, step, 100, kPerEpoch), 0.4) << step;
-  for (int64_t step = 30; step < 50; ++step)
-    EXPECT_NEAR(lr_at(cfg, step, 100, kPerEpoch), 0.04, 1e-15) << step;
-  for (int64_t step = 50; step < 100; ++step)
-    EXPECT_NEAR(lr_at(cfg, step, 100, kPerEpoch), 0.004, 1e-15) << step;
+  for (int64_t step = 0; step < 30; ++step) EXPECT_DOUBLE_EQ(lr_at(cfg, step, 100, kPerEpoch), 0.4) << step;
+  for (int64_t step = 30; step < 50; ++step) EXPECT_NEAR(lr_at(cfg, step, 100, kPerEpoch), 0.04, 1e-15) << step;
+  for (int64_t step = 50; step < 100; ++step) EXPECT_NEAR(lr_at(cfg, step, 100, kPerEpoch), 0.004, 1e-15) << step;
   cfg.warmup_epochs = 2;  // the milestones move two epochs on
   EXPECT_DOUBLE_EQ(lr_at(cfg, 49, 100, kPerEpoch), 0.4);
   EXPECT_NEAR(lr_at(cfg, 50, 100, kPerEpoch), 0.04, 1e-15);
@@ -154,24 +147,22 @@ for _ in range(int(total)):
 )PY";
 
 TEST(LrScheduleTest, OneCycleIsPyTorchsOneCycleLR) {
-  if (const std::string why = stoker::testing::torchvision_missing(); !why.empty())
-    GTEST_SKIP() << why;
-  const std::vector<CycleCase> cases{
-      {100, 0.3, 25, 1e4, "cos", false, "sgd"},
-      {37, 0.25, 10, 100, "linear", false, "adamw"},
-      {50, 0.3, 25, 1e4, "cos", true, "sgd"},
-      {7, 0.1, 25, 1e4, "cos", false, "sgd"}};  // a first phase under one step
+  if (const std::string why = stoker::testing::torchvision_missing(); !why.empty()) GTEST_SKIP() << why;
+  const std::vector<CycleCase> cases{{100, 0.3, 25, 1e4, "cos", false, "sgd"},
+                                     {37, 0.25, 10, 100, "linear", false, "adamw"},
+                                     {50, 0.3, 25, 1e4, "cos", true, "sgd"},
+                                     {7, 0.1, 25, 1e4, "cos", false, "sgd"}};  // a first phase under one step
   std::vector<std::string> arguments;
   for (const CycleCase& k : cases)
-    arguments.push_back(fmt::format("{} {} {} {} {} {} {}", k.total, k.pct_start, k.div_factor,
-                                    k.final_div_factor, k.anneal, k.three_phase ? 1 : 0, k.optimizer));
+    arguments.push_back(fmt::format("{} {} {} {} {} {} {}", k.total, k.pct_start, k.div_factor, k.final_div_factor,
+                                    k.anneal, k.three_phase ? 1 : 0, k.optimizer));
   const auto run = stoker::testing::run_python_cases(kOneCycleScript, arguments);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   ASSERT_EQ(run.outputs.size(), cases.size());
   for (size_t c = 0; c < cases.size(); ++c) {
     const CycleCase& k = cases[c];
-    SCOPED_TRACE(fmt::format("total {} pct_start {} {} three_phase {} {}", k.total, k.pct_start,
-                             k.anneal, k.three_phase, k.optimizer));
+    SCOPED_TRACE(fmt::format("total {} pct_start {} {} three_phase {} {}", k.total, k.pct_start, k.anneal,
+                             k.three_phase, k.optimizer));
     TrainConfig cfg;
     cfg.lr = 0.4;
     cfg.schedule = ScheduleKind::kOneCycle;
@@ -236,8 +227,7 @@ struct PolyOrRestartsCase {
 };
 
 TEST(LrScheduleTest, PolynomialAndRestartsArePyTorchs) {
-  if (const std::string why = stoker::testing::torchvision_missing(); !why.empty())
-    GTEST_SKIP() << why;
+  if (const std::string why = stoker::testing::torchvision_missing(); !why.empty()) GTEST_SKIP() << why;
   const std::vector<PolyOrRestartsCase> cases{{"poly", 50, 10, 0.9, 1, 0},
                                               {"poly", 17, 10, 2.0, 1, 0},
                                               {"restarts", 120, 7, 3, 1, 0.001},
@@ -245,15 +235,14 @@ TEST(LrScheduleTest, PolynomialAndRestartsArePyTorchs) {
                                               {"restarts", 90, 4, 1, 3, 0.01}};
   std::vector<std::string> arguments;
   for (const PolyOrRestartsCase& k : cases)
-    arguments.push_back(
-        fmt::format("{} {} {} {} {} {}", k.kind, k.total, k.per_epoch, k.a, k.b, k.eta_min));
+    arguments.push_back(fmt::format("{} {} {} {} {} {}", k.kind, k.total, k.per_epoch, k.a, k.b, k.eta_min));
   const auto run = stoker::testing::run_python_cases(kPolyAndRestartsScript, arguments);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   ASSERT_EQ(run.outputs.size(), cases.size());
   for (size_t c = 0; c < cases.size(); ++c) {
     const PolyOrRestartsCase& k = cases[c];
-    SCOPED_TRACE(fmt::format("{} total {} per epoch {} {} {} eta_min {}", k.kind, k.total,
-                             k.per_epoch, k.a, k.b, k.eta_min));
+    SCOPED_TRACE(
+        fmt::format("{} total {} per epoch {} {} {} eta_min {}", k.kind, k.total, k.per_epoch, k.a, k.b, k.eta_min));
     TrainConfig cfg;
     cfg.lr = 0.3;
     const bool poly = k.kind == std::string("poly");
@@ -290,7 +279,7 @@ TEST(LrScheduleTest, PolynomialAndRestartsArePyTorchs) {
   cfg.schedule = ScheduleKind::kCosineRestarts;
   cfg.restart_epochs = 2;
   cfg.warmup_epochs = 1;
-  EXPECT_DOUBLE_EQ(lr_at(cfg, 10, 100, 10), 0.3);  // the warmup's end: the top of the first cycle
+  EXPECT_DOUBLE_EQ(lr_at(cfg, 10, 100, 10), 0.3);     // the warmup's end: the top of the first cycle
   EXPECT_NEAR(lr_at(cfg, 20, 100, 10), 0.15, 1e-15);  // halfway through it
   EXPECT_DOUBLE_EQ(lr_at(cfg, 30, 100, 10), 0.3);     // the restart
   cfg.schedule = ScheduleKind::kPolynomial;
@@ -306,21 +295,16 @@ TEST(LrScheduleTest, TheStepperAppliesTheCyclesMomentum) {
   cfg.lr = 0.4;
   cfg.schedule = ScheduleKind::kOneCycle;
   testing::Twin twin = testing::make_twin(3);
-  Stepper stepper(cfg, *twin.model, *twin.optimizer, classification_objective(10), torch::kCPU, 20,
-                  10);
+  Stepper stepper(cfg, *twin.model, *twin.optimizer, classification_objective(10), torch::kCPU, 20, 10);
   const auto x = torch::randn({8, 1, 8, 8});
   const auto y = torch::randint(0, 10, {8}, torch::kInt64);
   for (int64_t step = 0; step < 5; ++step) {
     stepper.step(x, y);
-    const auto& options =
-        static_cast<const torch::optim::SGDOptions&>(twin.optimizer->param_groups()[0].options());
+    const auto& options = static_cast<const torch::optim::SGDOptions&>(twin.optimizer->param_groups()[0].options());
     EXPECT_DOUBLE_EQ(options.lr(), lr_at(cfg, step, 20, 10)) << step;
     EXPECT_DOUBLE_EQ(options.momentum(), *momentum_at(cfg, step, 20)) << step;
   }
-  EXPECT_LT(
-      static_cast<const torch::optim::SGDOptions&>(twin.optimizer->param_groups()[0].options())
-          .momentum(),
-      0.95);
+  EXPECT_LT(static_cast<const torch::optim::SGDOptions&>(twin.optimizer->param_groups()[0].options()).momentum(), 0.95);
 }
 
 // The plateau schedule's rate caps the step's: the warmup's below it, lr above it.

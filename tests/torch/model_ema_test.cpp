@@ -2,6 +2,8 @@
 // with d = min(decay, (1 + n) / (10 + n)), worked out here by hand; integer buffers are
 // copied; the Stepper folds in the steps it takes and not the fp16 steps it skips; a
 // checkpoint carries the average and its count.
+#include "train/torch/model/model_ema.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,7 +14,6 @@
 #include "stoker/train/config.h"
 #include "support/temp_dir.h"
 #include "train/torch/model/checkpoint.h"
-#include "train/torch/model/model_ema.h"
 #include "train/torch/model/models.h"
 #include "train/torch/step/step.h"
 #include "twin.h"
@@ -68,7 +69,7 @@ TEST(ModelEmaTest, UpdatesFollowTheFormulaWithItsWarmup) {
     EXPECT_EQ(ema.updates(), n + 1);
     expect_close(ema.network().parameters(), expected, "parameter");
   }
-  EXPECT_DOUBLE_EQ(ema.next_decay(), 0.5);  // the warmup's 13/22 is past the decay given
+  EXPECT_DOUBLE_EQ(ema.next_decay(), 0.5);                // the warmup's 13/22 is past the decay given
   EXPECT_GT(max_difference(ema.network(), *model), 0.1);  // an average, not a copy
 
   ema.restart_from(*model);

@@ -73,30 +73,26 @@ TEST(ObjectiveTest, TaskFollowsTheDataAndMismatchesAreOneLine) {
   EXPECT_EQ(o.loss, LossKind::kCrossEntropy);
 
   cfg.task = TaskKind::kRegression;
-  EXPECT_NE(message_of<UsageError>([&] { make_objective(cfg, *classes, nullptr); })
-                .find("task regression needs float targets, and " + folder +
-                      " has class labels (2 classes)"),
+  EXPECT_NE(message_of<UsageError>([&] {
+              make_objective(cfg, *classes, nullptr);
+            }).find("task regression needs float targets, and " + folder + " has class labels (2 classes)"),
             std::string::npos);
   cfg.task = TaskKind::kAuto;
   cfg.loss = LossKind::kMse;
-  EXPECT_NE(message_of<UsageError>([&] {
-              make_objective(cfg, *classes, nullptr);
-            }).find("loss mse is for regression"),
+  EXPECT_NE(message_of<UsageError>([&] { make_objective(cfg, *classes, nullptr); }).find("loss mse is for regression"),
             std::string::npos);
   cfg = TrainConfig{};
   cfg.data = csv;
   cfg.task = TaskKind::kClassification;
-  EXPECT_NE(message_of<UsageError>([&] {
-              make_objective(cfg, *regression, nullptr);
-            }).find("has 2 float targets per sample"),
-            std::string::npos);
+  EXPECT_NE(
+      message_of<UsageError>([&] { make_objective(cfg, *regression, nullptr); }).find("has 2 float targets per sample"),
+      std::string::npos);
   cfg.task = TaskKind::kAuto;
   cfg.val_data = folder;
-  EXPECT_NE(
-      message_of<UsageError>([&] {
-        make_objective(cfg, *regression, classes.get());
-      }).find("validation data " + folder + " has class labels (2 classes), and the training data"),
-      std::string::npos);
+  EXPECT_NE(message_of<UsageError>([&] {
+              make_objective(cfg, *regression, classes.get());
+            }).find("validation data " + folder + " has class labels (2 classes), and the training data"),
+            std::string::npos);
 }
 
 using testing::max_difference;
@@ -120,8 +116,7 @@ TEST(ObjectiveTest, Fp16StepperSkipsAnOverflowingWindowLikeGradScaler) {
   scaled->eval();
   control->eval();
   torch::optim::SGD opt_scaled(scaled->parameters(), torch::optim::SGDOptions(0.05).momentum(0.9));
-  torch::optim::SGD opt_control(control->parameters(),
-                                torch::optim::SGDOptions(0.05).momentum(0.9));
+  torch::optim::SGD opt_control(control->parameters(), torch::optim::SGDOptions(0.05).momentum(0.9));
   Stepper s(fp16, *scaled, opt_scaled, classification_objective(10), torch::kCPU, 100, 10);
   Stepper c(plain, *control, opt_control, classification_objective(10), torch::kCPU, 100, 10);
   ASSERT_NE(s.scaler(), nullptr);
@@ -148,7 +143,8 @@ TEST(ObjectiveTest, CheckpointKeepsTheScalerState) {
   TempDir dir;
   auto model = make_model("mlp", {1, 8, 8}, 10);
   torch::optim::SGD optimizer(model->parameters(), torch::optim::SGDOptions(0.1));
-  CheckpointMeta meta{1, 2, 3, 4, 5, "mlp", 1, GradScaler::State{1024.0, 17, 3}, std::nullopt, std::nullopt, std::nullopt};
+  CheckpointMeta meta{1,           2, 3, 4, 5, "mlp", 1, GradScaler::State{1024.0, 17, 3}, std::nullopt, std::nullopt,
+                      std::nullopt};
   const std::string path = (dir.path() / "with.pt").string();
   save_checkpoint(path, *model, optimizer, meta);
   const CheckpointMeta back = read_checkpoint_meta(path);

@@ -29,7 +29,8 @@ TEST(OptimizerGroupsTest, NormalizationLayersParametersAreTheirOwnGroup) {
   std::set<const void*> norm;
   for (const auto& p : groups.norm) norm.insert(p.unsafeGetTensorImpl());
   for (const auto& item : resnet->named_parameters()) {
-    const bool is_bn = item.key().find("bn") != std::string::npos || item.key().find("downsample.1") != std::string::npos;
+    const bool is_bn =
+        item.key().find("bn") != std::string::npos || item.key().find("downsample.1") != std::string::npos;
     EXPECT_EQ(norm.count(item.value().unsafeGetTensorImpl()) == 1, is_bn) << item.key();
   }
   // A model without normalization layers has one group.

@@ -11,8 +11,7 @@ namespace stoker::testing {
 inline double max_difference(train::Network& a, train::Network& b) {
   double worst = 0;
   const auto pa = a.parameters(), pb = b.parameters();
-  for (size_t i = 0; i < pa.size(); ++i)
-    worst = std::max(worst, (pa[i] - pb[i]).abs().max().item<double>());
+  for (size_t i = 0; i < pa.size(); ++i) worst = std::max(worst, (pa[i] - pb[i]).abs().max().item<double>());
   return worst;
 }
 

@@ -9,8 +9,7 @@ namespace stoker {
 using SteadyClock = std::chrono::steady_clock;
 
 inline int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now().time_since_epoch()).count();
 }
 
 inline double ns_to_seconds(int64_t ns) { return static_cast<double>(ns) * 1e-9; }

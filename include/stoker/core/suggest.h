@@ -12,9 +12,7 @@ namespace stoker {
 // Levenshtein distance, ignoring case and treating '-' as '_': `Batch-Size` is one typo away
 // from nothing, so it should match `batch_size` exactly.
 inline size_t edit_distance(std::string_view a, std::string_view b) {
-  auto fold = [](char c) {
-    return c == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  };
+  auto fold = [](char c) { return c == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
   std::vector<size_t> row(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {

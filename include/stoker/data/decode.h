@@ -68,9 +68,9 @@ struct DecodeRequest {
 };
 
 struct DecodedImage {
-  Image image;        // decoded pixels (only the window the decoder chose, possibly scaled)
-  CropRect crop;      // the requested crop, in `image` coordinates
-  int scale_num = 8;  // DCT scale used: image is (scale_num / 8) of full resolution
+  Image image;           // decoded pixels (only the window the decoder chose, possibly scaled)
+  CropRect crop;         // the requested crop, in `image` coordinates
+  int scale_num = 8;     // DCT scale used: image is (scale_num / 8) of full resolution
   bool spliced = false;  // only the restart intervals covering the window were decoded
 };
 

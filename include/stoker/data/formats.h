@@ -24,8 +24,8 @@ enum class FormatKind {
 
 struct DataFormat {
   FormatKind kind;
-  std::string_view described;  // a phrase for sentences: "an IDX directory"
-  std::string_view brief;      // a few words for compact help: "IDX dir"
+  std::string_view described;                // a phrase for sentences: "an IDX directory"
+  std::string_view brief;                    // a few words for compact help: "IDX dir"
   std::vector<std::string_view> extensions;  // of a file of this kind; none for directories
 };
 

@@ -128,20 +128,20 @@ struct StageTimes {
   double read = 0;
   double decode = 0;
   double transform = 0;
-  double wait_free_buffer = 0;  // workers idle because every buffer was full (back-pressure)
-  double consumer_wait = 0;     // next() blocked waiting for the batch to finish
-  uint64_t samples = 0;         // samples written (including substitutes)
-  uint64_t bytes_read = 0;      // encoded bytes read from the source
-  uint64_t decoded_bytes = 0;   // full-resolution pixel bytes of those samples (cache sizing)
-  uint64_t cache_hits = 0;      // samples transformed straight from the decoded cache
-  uint64_t jpeg_samples = 0;    // JPEG samples decoded (cache hits not counted)
-  uint64_t spliced_samples = 0; // of those, decoded from just their restart intervals
+  double wait_free_buffer = 0;   // workers idle because every buffer was full (back-pressure)
+  double consumer_wait = 0;      // next() blocked waiting for the batch to finish
+  uint64_t samples = 0;          // samples written (including substitutes)
+  uint64_t bytes_read = 0;       // encoded bytes read from the source
+  uint64_t decoded_bytes = 0;    // full-resolution pixel bytes of those samples (cache sizing)
+  uint64_t cache_hits = 0;       // samples transformed straight from the decoded cache
+  uint64_t jpeg_samples = 0;     // JPEG samples decoded (cache hits not counted)
+  uint64_t spliced_samples = 0;  // of those, decoded from just their restart intervals
 };
 
 struct EpochStats {
   int64_t epoch = -1;
-  uint64_t samples = 0;       // samples in the epoch plan
-  uint64_t bad = 0;           // samples replaced (or the one that failed the run)
+  uint64_t samples = 0;  // samples in the epoch plan
+  uint64_t bad = 0;      // samples replaced (or the one that failed the run)
   // Sorted by dataset index; at most 1000 kept (the lowest indices), so a report does not
   // depend on the order workers ran in.
   std::vector<BadSample> bad_samples;
@@ -178,7 +178,7 @@ class Batch {
   int64_t epoch() const;
   int64_t index() const;  // batch number within the epoch
   const void* data() const;
-  size_t bytes() const;   // size() * sample_bytes
+  size_t bytes() const;  // size() * sample_bytes
   // (N, C, H, W) for NCHW, (N, H, W, C) for NHWC.
   std::array<int64_t, 4> shape() const;
   DType dtype() const;

@@ -43,13 +43,12 @@ struct PrepareReport {
   int64_t jpegs_rewritten = 0;  // JPEGs that now carry restart markers
   int64_t bytes_in = 0;
   int64_t bytes_out = 0;
-  std::vector<Kept> kept;       // JPEGs copied unchanged (damaged), at most 100 listed
+  std::vector<Kept> kept;  // JPEGs copied unchanged (damaged), at most 100 listed
   int64_t kept_count = 0;
   double seconds = 0;
 };
 
-PrepareReport prepare_dataset(const std::string& source, const std::string& output,
-                              const PrepareOptions& options = {});
+PrepareReport prepare_dataset(const std::string& source, const std::string& output, const PrepareOptions& options = {});
 
 // What preparing would gain for this source and transform, measured rather than guessed: up
 // to `max_samples` of its JPEGs (spread over the dataset) are read, rewritten in memory, and
@@ -64,8 +63,7 @@ struct RestartGain {
   double prepared_s = 0;   // the same after the rewrite
   double speedup() const { return prepared_s > 0 ? plain_s / prepared_s : 1.0; }
 };
-RestartGain measure_restart_gain(const Source& source, const TransformSpec& spec,
-                                 const DecodeOptions& decode, int max_samples = 48,
-                                 int rounds = 3);
+RestartGain measure_restart_gain(const Source& source, const TransformSpec& spec, const DecodeOptions& decode,
+                                 int max_samples = 48, int rounds = 3);
 
 }  // namespace stoker::data

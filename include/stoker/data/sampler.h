@@ -35,7 +35,7 @@ struct EpochPlan {
   // The random stream of each position (repeated augmentation); empty: each position's id.
   std::vector<uint64_t> streams;
   uint64_t stream(size_t position) const { return streams.empty() ? indices[position] : streams[position]; }
-  int64_t num_batches = 0;        // batches of batch_size (last may be short unless drop_last)
+  int64_t num_batches = 0;  // batches of batch_size (last may be short unless drop_last)
   int batch_size = 0;
   // Samples in batch b.
   int batch_samples(int64_t b) const {
@@ -46,7 +46,6 @@ struct EpochPlan {
 };
 
 // Throws UsageError for rank/world/batch values out of range.
-EpochPlan plan_epoch(uint64_t dataset_size, int batch_size, const SamplerOptions& options,
-                     int64_t epoch);
+EpochPlan plan_epoch(uint64_t dataset_size, int batch_size, const SamplerOptions& options, int64_t epoch);
 
 }  // namespace stoker::data

@@ -84,9 +84,7 @@ class Source {
   virtual Status read(size_t index, SampleData* out) const = 0;
 
   // Width/height/channels every sample has, if the source guarantees one (IDX); else 0s.
-  virtual void fixed_shape(int* width, int* height, int* channels) const {
-    *width = *height = *channels = 0;
-  }
+  virtual void fixed_shape(int* width, int* height, int* channels) const { *width = *height = *channels = 0; }
   // Values per sample when the source holds feature vectors (.npz/.npy/.h5/numeric CSV), else 0.
   virtual int feature_count() const { return 0; }
   // The transform chain that suits this data when none is given, in parse_transforms'
@@ -265,8 +263,8 @@ struct HeldOut {
 // part that would be empty.
 HeldOut hold_out(std::shared_ptr<const Source> source, double fraction, uint64_t seed);
 
-// True when `path` (or every file a pattern matches) carries its own held-out split: IDX files with t10k-* beside train-*, or an
-// .npz or .h5/.hdf5 with x_val / x_test (and the matching targets) or a val/test group.
+// True when `path` (or every file a pattern matches) carries its own held-out split: IDX files with t10k-* beside
+// train-*, or an .npz or .h5/.hdf5 with x_val / x_test (and the matching targets) or a val/test group.
 // open_source(path, "t10k") then opens it.
 bool has_test_split(const std::string& path);
 

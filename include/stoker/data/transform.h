@@ -144,8 +144,8 @@ struct AutoAugmentSpec {
   AutoAugmentKind kind = AutoAugmentKind::kNone;
   AutoAugmentPolicy policy = AutoAugmentPolicy::kImageNet;  // AutoAugment
   int num_ops = 2;                                          // RandAugment: 0..kMaxOps
-  int magnitude = 9;                   // RandAugment: the bin used, 0 <= m < num_magnitude_bins
-  int num_magnitude_bins = 31;         // RandAugment and TrivialAugmentWide: 2..1000
+  int magnitude = 9;                                        // RandAugment: the bin used, 0 <= m < num_magnitude_bins
+  int num_magnitude_bins = 31;                              // RandAugment and TrivialAugmentWide: 2..1000
   // AugMix: mixture_width chains of chain_depth operations (-1: 1..3 drawn per chain) at
   // magnitude bins below severity (of 10), mixed with the image by Dirichlet(alpha) weights;
   // all_ops adds the colour operations (Brightness, Color, Contrast, Sharpness).
@@ -155,8 +155,8 @@ struct AutoAugmentSpec {
   double alpha = 1.0;     // > 0
   bool all_ops = true;
   Interpolation interpolation = Interpolation::kNearest;  // AugMix's default is bilinear
-  bool has_fill = false;               // torchvision's fill=None: zeros, no mask
-  std::array<float, 3> fill{0, 0, 0};  // pixel values in [0, 255]
+  bool has_fill = false;                                  // torchvision's fill=None: zeros, no mask
+  std::array<float, 3> fill{0, 0, 0};                     // pixel values in [0, 255]
   bool enabled() const { return kind != AutoAugmentKind::kNone; }
 };
 
@@ -182,21 +182,19 @@ struct RotationSpec {
 // [shear_x_min, shear_x_max], then a y shear where shear_y is given.
 struct AffineSpec {
   double min_degrees = 0, max_degrees = 0;
-  bool translate = false;                 // translate=(tx, ty) given
+  bool translate = false;                   // translate=(tx, ty) given
   double translate_x = 0, translate_y = 0;  // fractions of the width / height, in [0, 1]
-  bool scale = false;                     // scale=(min, max) given
-  double scale_min = 1, scale_max = 1;    // > 0
-  bool shear = false;                     // shear given: the x range
+  bool scale = false;                       // scale=(min, max) given
+  double scale_min = 1, scale_max = 1;      // > 0
+  bool shear = false;                       // shear given: the x range
   double shear_x_min = 0, shear_x_max = 0;
-  bool shear_y = false;                   // shear given with four values: the y range too
+  bool shear_y = false;  // shear given with four values: the y range too
   double shear_y_min = 0, shear_y_max = 0;
   Interpolation interpolation = Interpolation::kNearest;
   std::array<float, 3> fill{0, 0, 0};  // pixel values in [0, 255]
   double apply_p = 1;                  // RandomApply([RandomAffine(...)], p)
   // False for RandomAffine(0) alone, which is the identity.
-  bool enabled() const {
-    return min_degrees != 0 || max_degrees != 0 || translate || scale || shear;
-  }
+  bool enabled() const { return min_degrees != 0 || max_degrees != 0 || translate || scale || shear; }
 };
 
 // torchvision's GaussianBlur(kernel_size, sigma): odd kernel sides, sigma drawn uniformly in
@@ -244,14 +242,14 @@ struct TransformSpec {
   // pipeline to fill in, and validate() accepts 0x0 only for kNone.
   int out_width = 224;
   int out_height = 224;
-  ResizeSpec resize;                         // before the crop (see ResizeSpec)
+  ResizeSpec resize;                                    // before the crop (see ResizeSpec)
   ResampleFilter resample = ResampleFilter::kBilinear;  // Resize's and RandomResizedCrop's
-  double scale_min = 0.08, scale_max = 1.0;  // kRandomResizedCrop: area fraction range
+  double scale_min = 0.08, scale_max = 1.0;             // kRandomResizedCrop: area fraction range
   double ratio_min = 3.0 / 4.0, ratio_max = 4.0 / 3.0;  // kRandomResizedCrop: aspect range
   PadSpec pad;                                          // kRandomCrop
   double flip_p = 0.0;                                  // RandomHorizontalFlip probability
   double vflip_p = 0.0;                                 // RandomVerticalFlip probability
-  double grayscale_p = 0.0;  // RandomGrayscale probability: L in all three channels
+  double grayscale_p = 0.0;                             // RandomGrayscale probability: L in all three channels
   RotationSpec rotation;
   AffineSpec affine;
   GaussianBlurSpec blur;
@@ -277,20 +275,17 @@ struct TransformSpec {
   std::vector<float> feature_std;
 
   // Bytes one sample occupies in a batch.
-  size_t sample_bytes() const {
-    return static_cast<size_t>(out_width) * out_height * channels * dtype_size(dtype);
-  }
+  size_t sample_bytes() const { return static_cast<size_t>(out_width) * out_height * channels * dtype_size(dtype); }
   // One line in torchvision's notation, e.g.
   // "RandomResizedCrop(224) · RandomHorizontalFlip(0.5) · Normalize → float32 NCHW".
   // parse_transforms(describe()) gives back an equal spec.
   std::string describe() const;
   // Throws UsageError naming the field, the value and the allowed range: sizes 1..8192,
-  // RandomCrop padding 0..8192 and fill in [0, 255], 0 < scale min <= max <= 1, 0 < ratio min <= max, flip p in [0, 1], jitter factors >= 0,
-  // hue in [0, 0.5], finite mean and non-zero finite std (when normalize), channels 1 or 3;
-  // the automatic augmentations' counts and bins as AutoAugmentSpec says, fill in [0, 255];
-  // RandomAffine degrees and shear ranges min <= max, shear within (-90, 90), translate in
-  // [0, 1], 0 < scale min <= max, fill in [0, 255]; the colour operations' p in [0, 1],
-  // RandomPosterize bits whole in 0..8, RandomSolarize threshold 0 or in [1, 255] (below 1
+  // RandomCrop padding 0..8192 and fill in [0, 255], 0 < scale min <= max <= 1, 0 < ratio min <= max, flip p in [0, 1],
+  // jitter factors >= 0, hue in [0, 0.5], finite mean and non-zero finite std (when normalize), channels 1 or 3; the
+  // automatic augmentations' counts and bins as AutoAugmentSpec says, fill in [0, 255]; RandomAffine degrees and shear
+  // ranges min <= max, shear within (-90, 90), translate in [0, 1], 0 < scale min <= max, fill in [0, 255]; the colour
+  // operations' p in [0, 1], RandomPosterize bits whole in 0..8, RandomSolarize threshold 0 or in [1, 255] (below 1
   // would be a float image's threshold: refused, naming 255 times it), sharpness_factor >= 0;
   // RandomErasing p in [0, 1], 0 <= scale min <= max <= 1, 0 < ratio min <= max, finite value;
   // Standardize only with none / Float16 / Float32; feature vectors not as uint8, and
@@ -397,8 +392,8 @@ struct SampleParams {
   bool affine = false;
   float affine_angle = 0, affine_scale = 1, shear_x = 0, shear_y = 0;
   int translate_x = 0, translate_y = 0;
-  float blur_sigma = 0;    // GaussianBlur's sigma; 0 when it is off
-  uint8_t color_ops = 0;   // bit i set: ColorOp i runs for this sample
+  float blur_sigma = 0;   // GaussianBlur's sigma; 0 when it is off
+  uint8_t color_ops = 0;  // bit i set: ColorOp i runs for this sample
   bool flip = false;
   // ColorJitter: factors and the order they apply in (a permutation of 0..3 =
   // brightness, contrast, saturation, hue), as torchvision draws them.
@@ -450,8 +445,8 @@ CropRect resampled_region(const SampleParams& params, int width, int height);
 // fractional and is clipped to the image; filter taps may read outside it, anywhere in the
 // image (as Image.resize(size, BILINEAR, box)). `out` and `scratch` (the horizontal pass)
 // are grown as needed and can be reused across calls; no allocation once warm.
-void resample_region(std::vector<float>* out, std::vector<float>* scratch, const Image& src,
-                     const CropRect& region, int out_w, int out_h);
+void resample_region(std::vector<float>* out, std::vector<float>* scratch, const Image& src, const CropRect& region,
+                     int out_w, int out_h);
 
 class Source;
 
@@ -471,13 +466,11 @@ class SampleTransformer {
   // decode's fractional extent) and is resized to resized_width x resized_height. A grey decode with an RGB
   // spec is replicated to 3 channels (an RGB decode with a grey spec converted to L).
   // float16 is IEEE binary16, rounded to nearest even; uint8 is rounded to nearest.
-  void run(void* out, const DecodedImage& decoded, const SampleParams& params,
-           const TransformSpec& spec) {
+  void run(void* out, const DecodedImage& decoded, const SampleParams& params, const TransformSpec& spec) {
     run(out, decoded.image, decoded.crop, params, spec);
   }
   // The same from an image held elsewhere (the decoded cache): `crop` in `image` coordinates.
-  void run(void* out, const Image& image, const CropRect& crop, const SampleParams& params,
-           const TransformSpec& spec);
+  void run(void* out, const Image& image, const CropRect& crop, const SampleParams& params, const TransformSpec& spec);
 
  private:
   // `whole` (the source's extent in `image`) resized to width x height and rounded to uint8,
@@ -486,8 +479,8 @@ class SampleTransformer {
 
   std::vector<float> resized_;  // out_h x out_w x channels, [0, 255]
   Image resized_image_;
-  std::vector<float> scratch_;  // resampler's horizontal pass
-  std::vector<int> columns_;    // the 1:1 crop's source columns
+  std::vector<float> scratch_;      // resampler's horizontal pass
+  std::vector<int> columns_;        // the 1:1 crop's source columns
   std::vector<uint8_t> planes_[3];  // the automatic augmentation's uint8 image, its target, AugMix's chain
   std::vector<float> mix_;          // AugMix's sum of the image and its chains
 };

@@ -108,7 +108,7 @@ struct DiskInfo {
   std::string path;  // what was asked about, made absolute
   MountInfo mount;
   Figure size_bytes;
-  Figure free_bytes;  // available to unprivileged users (f_bavail)
+  Figure free_bytes;    // available to unprivileged users (f_bavail)
   std::string skipped;  // set when nothing could be read
 };
 
@@ -166,12 +166,12 @@ DecodeBench measure_jpeg_decode(double seconds);
 struct ReadBench {
   Figure bytes_per_s;
   uint64_t bytes = 0;
-  uint64_t files = 0;        // read (whole or, the last one, in part)
+  uint64_t files = 0;  // read (whole or, the last one, in part)
   uint64_t files_listed = 0;
   uint64_t files_failed = 0;
-  bool all_read = false;     // every listed file was read before the budget ran out
+  bool all_read = false;  // every listed file was read before the budget ran out
   double seconds = 0;
-  Figure cached_fraction;    // of the bytes read, the share already in the page cache
+  Figure cached_fraction;  // of the bytes read, the share already in the page cache
 };
 
 // `path`: a directory (read recursively) or one file. Failures (cannot list, nothing
@@ -179,9 +179,9 @@ struct ReadBench {
 ReadBench measure_read(const std::string& path, double seconds);
 
 struct DatasetInfo {
-  Figure images;               // samples stoker::data finds there
-  std::string description;     // Source::describe()
-  bool raw_pixels = false;     // IDX, NumPy arrays, feature tables: nothing to decode
+  Figure images;            // samples stoker::data finds there
+  std::string description;  // Source::describe()
+  bool raw_pixels = false;  // IDX, NumPy arrays, feature tables: nothing to decode
   // Up to 32 samples spread over the dataset: how many are JPEGs, and how many of those
   // carry restart markers a crop can decode from (a `stoker prepare` copy: all of them).
   int jpegs_sampled = 0;
@@ -208,15 +208,15 @@ struct MatmulFigure {
 };
 
 struct TorchFigures {
-  std::string description;  // "libtorch 1.13.1 (CPU)"; "" = built without libtorch
+  std::string description;                  // "libtorch 1.13.1 (CPU)"; "" = built without libtorch
   std::string cuda_version, cudnn_version;  // "" = none
   std::vector<TorchGpuFigures> gpus;        // empty = no CUDA device in libtorch
   std::string gpu_skipped;                  // why gpus is empty
   int cpu_threads = 0;
-  std::string blas;             // describe_blas() (stoker/core/host_tuning.h); "" = none loaded
-  bool blas_reference = false;  // netlib's reference BLAS: say how much it costs
-  std::vector<MatmulFigure> matmul_cpu;     // fp32, bf16 (skipped when a GPU trains)
-  std::vector<MatmulFigure> matmul_cuda;    // fp32, tf32, bf16, fp16
+  std::string blas;                       // describe_blas() (stoker/core/host_tuning.h); "" = none loaded
+  bool blas_reference = false;            // netlib's reference BLAS: say how much it costs
+  std::vector<MatmulFigure> matmul_cpu;   // fp32, bf16 (skipped when a GPU trains)
+  std::vector<MatmulFigure> matmul_cuda;  // fp32, tf32, bf16, fp16
   Figure h2d_pinned_gb_per_s, h2d_pageable_gb_per_s;
 };
 
@@ -249,12 +249,11 @@ struct WorkersChoice {
 // Workers to match the compute ceiling with the decode rate per core: ceil(compute ÷ decode),
 // at least 1 and at most usable_cores − 1 (a core stays with the training thread; with one
 // core, 1). Unknown rates → as many as the cores allow.
-WorkersChoice choose_workers(const Figure& decode_per_core, const Figure& compute_ceiling,
-                             int usable_cores);
+WorkersChoice choose_workers(const Figure& decode_per_core, const Figure& compute_ceiling, int usable_cores);
 
 struct BatchChoice {
-  Figure batch;        // a power of two <= the model's reference batch
-  Figure margin;       // 1 − needed ÷ memory, 0..1
+  Figure batch;   // a power of two <= the model's reference batch
+  Figure margin;  // 1 − needed ÷ memory, 0..1
   double needed_bytes = 0;
   std::string memory_kind;  // "GPU memory", "RAM"
 };
@@ -270,20 +269,20 @@ double training_memory_bytes(const ModelCost& model, bool mixed, bool gpu, int b
 BatchChoice choose_batch(const ModelCost& model, bool mixed, bool gpu, const Figure& memory_bytes);
 
 struct EpochEstimate {
-  Figure images;            // in the epoch
-  std::string images_from;  // "--data" or the reference dataset's name
-  Figure input_ceiling;     // img/s the loader can deliver: decode per core × workers
-  Figure compute_ceiling;   // img/s the math allows
-  Figure epoch_seconds;     // images ÷ min(ceilings)
-  bool lower_bound = false; // one ceiling is unknown: the epoch takes at least epoch_seconds
-  std::string bound;        // "input-bound", "compute-bound"; "" when a ceiling is unknown
+  Figure images;             // in the epoch
+  std::string images_from;   // "--data" or the reference dataset's name
+  Figure input_ceiling;      // img/s the loader can deliver: decode per core × workers
+  Figure compute_ceiling;    // img/s the math allows
+  Figure epoch_seconds;      // images ÷ min(ceilings)
+  bool lower_bound = false;  // one ceiling is unknown: the epoch takes at least epoch_seconds
+  std::string bound;         // "input-bound", "compute-bound"; "" when a ceiling is unknown
 };
 
 // Input ceiling = decode per core × workers; skipped ("raw pixels, nothing to decode") for
 // raw_pixels data, which then does not limit. Epoch = images ÷ the lower ceiling; with one
 // ceiling unknown (not measured, or measured 0), images ÷ the other, as a lower bound.
-EpochEstimate estimate_epoch(const Figure& images, const Figure& decode_per_core, int workers,
-                             bool raw_pixels, const Figure& compute_ceiling);
+EpochEstimate estimate_epoch(const Figure& images, const Figure& decode_per_core, int workers, bool raw_pixels,
+                             const Figure& compute_ceiling);
 
 // ---- The whole report ------------------------------------------------------------------------
 

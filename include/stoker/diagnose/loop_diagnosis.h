@@ -124,7 +124,7 @@ class LoopDiagnosis {
     data::StageTimes stages;
   };
   std::optional<JudgedWindow> last_window_;
-  WarmUpShapes shapes_;                // batch sizes (samples per step) stepped so far
+  WarmUpShapes shapes_;      // batch sizes (samples per step) stepped so far
   StepWindow epoch_warmup_;  // this epoch's warm-up steps, summed
   std::vector<int64_t> epoch_warmup_sizes_;
   bool run_start_in_epoch_ = false;  // this epoch holds the run's first step

@@ -25,15 +25,15 @@ namespace stoker::diagnose {
 
 struct ModelCost {
   const char* name;
-  double forward_macs;             // multiply-accumulates of one forward pass, one sample
+  double forward_macs;  // multiply-accumulates of one forward pass, one sample
   double parameters;
-  double activation_bytes_fp32;    // per sample, kept for backward, amp off
-  double activation_bytes_mixed;   // per sample with bf16/fp16 autocast
-  int channels, height, width;     // input the MACs are counted at
-  int reference_batch;             // the usual batch size; suggestions do not exceed it
-  const char* reference_dataset;   // what "an epoch" means without --data
+  double activation_bytes_fp32;   // per sample, kept for backward, amp off
+  double activation_bytes_mixed;  // per sample with bf16/fp16 autocast
+  int channels, height, width;    // input the MACs are counted at
+  int reference_batch;            // the usual batch size; suggestions do not exceed it
+  const char* reference_dataset;  // what "an epoch" means without --data
   int64_t reference_images;
-  bool reference_raw_pixels;       // the reference dataset needs no image decoding (IDX)
+  bool reference_raw_pixels;  // the reference dataset needs no image decoding (IDX)
 };
 
 // nullptr for a name not in the table.

@@ -21,13 +21,13 @@ namespace stoker::diagnose {
 
 struct TunerLimits {
   int min_workers = 1;
-  int max_workers = 1;            // the cores this process may use
-  int prefetch_factor = 2;        // batches in flight per worker
-  double batch_bytes = 0;         // one batch buffer
-  double ram_budget_bytes = 0;    // for batch buffers; 0 = unbounded
-  double min_gain = 0.03;         // an extra worker must raise samples/s by 3 %
-  double input_wait_share = 0.05; // waiting at least this share of step time: try more
-  double idle_share = 0.5;        // workers idle at least this share and no waits: try fewer
+  int max_workers = 1;             // the cores this process may use
+  int prefetch_factor = 2;         // batches in flight per worker
+  double batch_bytes = 0;          // one batch buffer
+  double ram_budget_bytes = 0;     // for batch buffers; 0 = unbounded
+  double min_gain = 0.03;          // an extra worker must raise samples/s by 3 %
+  double input_wait_share = 0.05;  // waiting at least this share of step time: try more
+  double idle_share = 0.5;         // workers idle at least this share and no waits: try fewer
 };
 
 // What the loop measured over one window.
@@ -58,9 +58,9 @@ class WorkerTuner {
 
   TunerLimits limits_;
   int workers_;
-  int trial_from_ = 0;        // > 0: judging a change away from this count
-  bool settling_ = false;     // skip the first window after a change
-  double rejected_wait_ = -1; // wait share when a count was last rejected
+  int trial_from_ = 0;         // > 0: judging a change away from this count
+  bool settling_ = false;      // skip the first window after a change
+  double rejected_wait_ = -1;  // wait share when a count was last rejected
   std::map<int, double> rates_;
   std::map<int, bool> rejected_;
 };

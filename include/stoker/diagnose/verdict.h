@@ -55,12 +55,12 @@ std::string format_step_shares(const StepWindow& window);
 // the machine around it; the figures a recommendation quotes.
 struct PipelineEvidence {
   int workers = 0;
-  int prefetch_factor = 0;    // batches in flight per worker; 0 = unknown
-  int cores = 0;              // CPUs this process may run on
+  int prefetch_factor = 0;                           // batches in flight per worker; 0 = unknown
+  int cores = 0;                                     // CPUs this process may run on
   double read_s = 0, decode_s = 0, transform_s = 0;  // worker seconds in each stage
-  double busy_worker_s = 0;   // read + decode + transform (excludes waiting for buffers)
-  int64_t samples = 0;        // samples the workers produced in the window
-  double cpu_percent = -1;    // whole machine, 0..100; < 0 = unknown
+  double busy_worker_s = 0;                          // read + decode + transform (excludes waiting for buffers)
+  int64_t samples = 0;                               // samples the workers produced in the window
+  double cpu_percent = -1;                           // whole machine, 0..100; < 0 = unknown
   // For the decoded cache: full-resolution pixel bytes of the window's samples, the dataset's
   // size, RAM available, and whether the cache is already on. 0 = unknown.
   double decoded_bytes = 0;
@@ -79,8 +79,8 @@ struct PipelineEvidence {
 std::string prepare_command(const std::string& dataset);
 
 struct Recommendation {
-  std::string change;  // "--workers 7"
-  std::string reason;  // "7 of 16 cores idle"
+  std::string change;         // "--workers 7"
+  std::string reason;         // "7 of 16 cores idle"
   double predicted_gain = 0;  // throughput ratio expected (1.5 = +50 %); 0 = not predicted
 };
 

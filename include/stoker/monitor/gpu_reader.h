@@ -52,8 +52,7 @@ class GpuReader {
   // One GpuSample per GPU in gpus() order, overwriting *out. `now_ns`: a monotonic clock,
   // used to space the GPM samples. `pids`: the watched process tree, for
   // process_memory_bytes (unavailable when empty). `with_pcie`: also read PCIe throughput.
-  void sample(std::vector<GpuSample>* out, int64_t now_ns, const std::vector<pid_t>& pids,
-              bool with_pcie);
+  void sample(std::vector<GpuSample>* out, int64_t now_ns, const std::vector<pid_t>& pids, bool with_pcie);
 
   struct Impl;
 

@@ -61,27 +61,27 @@ struct GpuSample {
 };
 
 struct HostSample {
-  Reading cpu_percent;                // all cores, 0..100
+  Reading cpu_percent;  // all cores, 0..100
   // Per core, indexed by CPU number, 0..100; empty until two reads. NaN for a core with no
   // value this interval (offline, just plugged in, or its counters went back).
   std::vector<float> core_percent;
   Reading memory_total_bytes;
   Reading memory_available_bytes;
-  Reading memory_used_bytes;          // total - available
+  Reading memory_used_bytes;  // total - available
   Reading swap_total_bytes;
   Reading swap_used_bytes;
-  Reading disk_read_bytes_per_s;      // whole disks, partitions and virtual devices excluded
+  Reading disk_read_bytes_per_s;  // whole disks, partitions and virtual devices excluded
   Reading disk_write_bytes_per_s;
-  Reading net_rx_bytes_per_s;         // all interfaces but loopback
+  Reading net_rx_bytes_per_s;  // all interfaces but loopback
   Reading net_tx_bytes_per_s;
-  Reading process_cpu_percent;        // watched tree, % of one core (may exceed 100)
-  Reading process_rss_bytes;          // watched tree, summed
-  Reading process_count;              // processes in the watched tree
+  Reading process_cpu_percent;  // watched tree, % of one core (may exceed 100)
+  Reading process_rss_bytes;    // watched tree, summed
+  Reading process_count;        // processes in the watched tree
 };
 
 struct Sample {
-  double seconds = 0;     // since the sampler started
-  int64_t unix_ns = 0;    // wall clock, for ISO 8601 timestamps
+  double seconds = 0;   // since the sampler started
+  int64_t unix_ns = 0;  // wall clock, for ISO 8601 timestamps
   HostSample host;
   std::vector<GpuSample> gpus;
 };

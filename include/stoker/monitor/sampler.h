@@ -30,12 +30,12 @@
 namespace stoker::monitor {
 
 struct SamplerOptions {
-  double interval_s = 1.0;        // >= 0.05 (UsageError otherwise)
-  double pcie_interval_s = 5.0;   // PCIe throughput at most this often
-  pid_t pid = 0;                  // process tree to watch; 0 = none
+  double interval_s = 1.0;       // >= 0.05 (UsageError otherwise)
+  double pcie_interval_s = 5.0;  // PCIe throughput at most this often
+  pid_t pid = 0;                 // process tree to watch; 0 = none
   std::string proc_root = "/proc";
-  bool gpu = true;                // false: do not load NVML
-  std::string nvml_library;       // "" = libnvidia-ml.so.1, then libnvidia-ml.so
+  bool gpu = true;           // false: do not load NVML
+  std::string nvml_library;  // "" = libnvidia-ml.so.1, then libnvidia-ml.so
 };
 
 using SampleSink = std::function<void(const Sample&)>;

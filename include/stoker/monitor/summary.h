@@ -26,7 +26,7 @@ struct GpuSummary {
   SeriesStats util_percent;
   SeriesStats sm_activity_percent;
   SeriesStats tensor_activity_percent;
-  SeriesStats memory_used_bytes;      // .peak = peak VRAM
+  SeriesStats memory_used_bytes;  // .peak = peak VRAM
   SeriesStats process_memory_bytes;
   SeriesStats power_watts;
 };
@@ -43,7 +43,7 @@ struct Summary {
   SeriesStats memory_used_bytes;
   SeriesStats process_cpu_percent;
   SeriesStats process_rss_bytes;
-  double disk_read_bytes = 0;   // integrated over the session
+  double disk_read_bytes = 0;  // integrated over the session
   double disk_write_bytes = 0;
   std::vector<GpuSummary> gpus;
   // Share of samples (with GPU and CPU figures) where every GPU was idle and the CPU busy;

@@ -55,8 +55,7 @@ class EventFile {
 
   // One Event holding `scalars` at `step` (none: nothing is written). `wall_time`: Unix
   // seconds; < 0 means now.
-  Status write(int64_t step, const std::vector<Scalar>& scalars, double wall_time = -1)
-      STOKER_EXCLUDES(mutex_);
+  Status write(int64_t step, const std::vector<Scalar>& scalars, double wall_time = -1) STOKER_EXCLUDES(mutex_);
 
   const std::string& path() const { return path_; }
   // Whether a failed write stopped the writer.

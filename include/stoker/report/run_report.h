@@ -58,9 +58,9 @@ inline constexpr double kLowUtilisationPercent = 50;
 inline constexpr double kLowUtilisationSeconds = 10;
 
 struct RunReport {
-  std::string source;  // the run folder or monitor log given
-  std::string title;   // "run 2026-11-27_11-53-32", "monitor log monitor.csv"
-  bool monitor_log_only = false;  // a monitor CSV given alone: the timeline is all there is
+  std::string source;                                      // the run folder or monitor log given
+  std::string title;                                       // "run 2026-11-27_11-53-32", "monitor log monitor.csv"
+  bool monitor_log_only = false;                           // a monitor CSV given alone: the timeline is all there is
   std::vector<std::pair<std::string, std::string>> facts;  // ("model", "mnist_cnn"), ...
 
   std::vector<Curve> loss;             // x: epoch

@@ -51,7 +51,7 @@ inline constexpr const char* kGpuUtil = "util";               // % of time a ker
 inline constexpr const char* kGpuSmActivity = "sm_activity";  // GPM, Hopper and newer
 inline constexpr const char* kGpuMemoryUsedGib = "memory_used_gib";
 inline constexpr const char* kGpuMemoryPercent = "memory_percent";  // used of total
-std::string gpu_tag(int index, const char* name);  // gpu_tag(0, kGpuUtil) = "gpu0/util"
+std::string gpu_tag(int index, const char* name);                   // gpu_tag(0, kGpuUtil) = "gpu0/util"
 
 }  // namespace stoker::report::tags
 

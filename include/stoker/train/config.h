@@ -34,12 +34,14 @@ namespace stoker::train {
 // Every model the trainer builds (train/torch/model/models.cpp), in the order messages list them.
 // resnet* and efficientnet_b* carry torchvision's module names, so their weights load there.
 // auto_augment's values: torchvision's reference-script names.
-inline constexpr std::array<std::string_view, 7> kAutoAugmentNames = {"none",     "ta_wide", "ra",    "imagenet",
+inline constexpr std::array<std::string_view, 7> kAutoAugmentNames = {"none",    "ta_wide", "ra",    "imagenet",
                                                                       "cifar10", "svhn",    "augmix"};
-inline constexpr std::array<std::string_view, 12> kModelNames = {
-    "mnist_cnn",       "mlp",             "resnet18",        "resnet50",
-    "efficientnet_b0", "efficientnet_b1", "efficientnet_b2", "efficientnet_b3",
-    "efficientnet_b4", "efficientnet_b5", "efficientnet_b6", "efficientnet_b7"};
+inline constexpr std::array<std::string_view, 12> kModelNames = {"mnist_cnn",       "mlp",
+                                                                 "resnet18",        "resnet50",
+                                                                 "efficientnet_b0", "efficientnet_b1",
+                                                                 "efficientnet_b2", "efficientnet_b3",
+                                                                 "efficientnet_b4", "efficientnet_b5",
+                                                                 "efficientnet_b6", "efficientnet_b7"};
 
 // "mnist_cnn, mlp, resnet18, ..." for messages and --help.
 std::string model_names_text();
@@ -50,7 +52,15 @@ std::string model_names_text();
 enum class AmpMode { kOff, kBf16, kFp16 };
 enum class OptimizerKind { kAdamW, kSgd };
 enum class ScheduleKind {
-  kConstant, kCosine, kStep, kExponential, kMultiStep, kOneCycle, kPlateau, kPolynomial, kCosineRestarts
+  kConstant,
+  kCosine,
+  kStep,
+  kExponential,
+  kMultiStep,
+  kOneCycle,
+  kPlateau,
+  kPolynomial,
+  kCosineRestarts
 };
 // What the targets are. kAuto: the data says (class ids -> classification; float targets,
 // e.g. a CSV with `path,yaw,pitch,roll` -> regression).
@@ -66,9 +76,9 @@ constexpr int kAuto = -1;
 struct TrainConfig {
   std::string model = "mnist_cnn";                         // one of kModelNames
   std::string data = "/usr/share/datasets/fashion-mnist";  // image folder, IDX dir or CSV
-  std::string exclude_list;  // a file of sample names left out of `data` (stoker scan -o); "" = none
-  std::string val_data;    // "" = the IDX t10k split when data is IDX, else none
-  double val_split = 0;    // > 0: hold out this fraction of `data` for validation instead
+  std::string exclude_list;    // a file of sample names left out of `data` (stoker scan -o); "" = none
+  std::string val_data;        // "" = the IDX t10k split when data is IDX, else none
+  double val_split = 0;        // > 0: hold out this fraction of `data` for validation instead
   std::string transforms;      // torchvision-style chain; "" = the model's default
   std::string val_transforms;  // validation's chain; "" = data::eval_transform(transforms)
   // torchvision's reference flags, added to the training chain: --auto-augment ta_wide | ra |
@@ -98,10 +108,10 @@ struct TrainConfig {
   OptimizerKind optimizer = OptimizerKind::kAdamW;
   double weight_decay = 0.01;
   double norm_weight_decay = kAuto;  // of normalization layers' parameters; kAuto = weight_decay
-  double momentum = 0.9;  // sgd only
-  bool nesterov = false;  // sgd only; needs momentum > 0
+  double momentum = 0.9;             // sgd only
+  bool nesterov = false;             // sgd only; needs momentum > 0
   ScheduleKind schedule = ScheduleKind::kConstant;
-  int warmup_steps = 0;        // warmup before any schedule
+  int warmup_steps = 0;   // warmup before any schedule
   int warmup_epochs = 0;  // torchvision's --lr-warmup-epochs: warmup_steps = this x optimizer steps per epoch
   // The warmup's shape, as torchvision's --lr-warmup-method and --lr-warmup-decay (PyTorch's
   // LinearLR and ConstantLR stepped per optimizer step): at step s of W, linear gives
@@ -147,12 +157,13 @@ struct TrainConfig {
   int restart_epochs = 10;
   int restart_mult = 1;
   double label_smoothing = 0;
-  double mixup_alpha = 0;   // > 0: MixUp each batch with λ ~ Beta(α, α); classification only
-  double cutmix_alpha = 0;  // > 0: CutMix each batch (images); with mixup_alpha, one of the two per batch
-  double clip_grad_norm = 0;  // > 0: clip the gradients' total L2 norm to this before each optimizer step
+  double mixup_alpha = 0;           // > 0: MixUp each batch with λ ~ Beta(α, α); classification only
+  double cutmix_alpha = 0;          // > 0: CutMix each batch (images); with mixup_alpha, one of the two per batch
+  double clip_grad_norm = 0;        // > 0: clip the gradients' total L2 norm to this before each optimizer step
   int early_stopping_patience = 0;  // > 0: stop after this many epochs without a better validation figure
-  double ema_decay = 0;  // in (0, 1): keep an exponential moving average of the weights; 0 = off
-  int ema_steps = kAuto;  // fold the weights into the average every this many optimizer steps; kAuto: 1, or 32 with model_ema
+  double ema_decay = 0;             // in (0, 1): keep an exponential moving average of the weights; 0 = off
+  int ema_steps =
+      kAuto;  // fold the weights into the average every this many optimizer steps; kAuto: 1, or 32 with model_ema
   // torchvision's --model-ema: keep the average as its reference script does (see AveragePlan).
   bool model_ema = false;
   int num_workers = 2;      // kAuto: tuned at run time (stoker/diagnose/tune.h)
@@ -164,11 +175,11 @@ struct TrainConfig {
   AmpMode amp = AmpMode::kOff;
   int accumulation_steps = 1;
   uint64_t seed = 0;
-  int threads = 0;  // libtorch intra-op threads; 0 = OMP_NUM_THREADS if set, else every usable core
-  int nproc_per_node = 1;  // training processes on this machine (data parallel); 1 = this one
+  int threads = 0;                 // libtorch intra-op threads; 0 = OMP_NUM_THREADS if set, else every usable core
+  int nproc_per_node = 1;          // training processes on this machine (data parallel); 1 = this one
   int checkpoint_every_steps = 0;  // 0 = only at epoch end (and on SIGINT/SIGTERM)
   std::string output_dir = "runs";
-  bool tensorboard = true;          // TensorBoard event files in the run folder's tb/
+  bool tensorboard = true;         // TensorBoard event files in the run folder's tb/
   std::string resume;              // checkpoint path or run dir; "" = start fresh
   std::string weights;             // starting weights (.safetensors or a state_dict .pth); "" = initialised
   std::string device = "auto";     // auto | cpu | cuda | cuda:N
@@ -195,9 +206,9 @@ std::vector<int> lr_milestones_of(const TrainConfig& config);
 //    while the warmup lasts.
 struct AveragePlan {
   bool on = false;
-  double decay = 0;          // of each update
-  int every_steps = 1;       // optimizer steps between updates
-  bool ramp = true;          // d = min(decay, (1 + n) / (10 + n))
+  double decay = 0;             // of each update
+  int every_steps = 1;          // optimizer steps between updates
+  bool ramp = true;             // d = min(decay, (1 + n) / (10 + n))
   int64_t copy_until_step = 0;  // updates of optimizer steps before this copy the weights
 };
 AveragePlan average_plan(const TrainConfig& config, int processes, int64_t steps_per_epoch);

@@ -33,12 +33,12 @@ struct TorchGpu {
 };
 
 struct TorchDeviceInfo {
-  std::string torch;         // "libtorch 1.13.1 (CPU)"; "" when built without libtorch
-  std::string cuda_version;  // CUDA runtime libtorch uses, "12.1"; "" = none
-  std::string cudnn_version; // "8.9.2" / "9.1.0"; "" = none
+  std::string torch;           // "libtorch 1.13.1 (CPU)"; "" when built without libtorch
+  std::string cuda_version;    // CUDA runtime libtorch uses, "12.1"; "" = none
+  std::string cudnn_version;   // "8.9.2" / "9.1.0"; "" = none
   std::vector<TorchGpu> gpus;  // empty without CUDA
   int cpu_threads = 0;         // libtorch's intra-op threads (the CPU matmul uses these)
-  std::string skipped;  // why there are no GPU figures: "libtorch 1.13.1 is a CPU build", ...
+  std::string skipped;         // why there are no GPU figures: "libtorch 1.13.1 is a CPU build", ...
 };
 
 TorchDeviceInfo torch_device_info();
@@ -56,8 +56,8 @@ struct MatmulResult {
 std::vector<MatmulResult> measure_matmul(const std::string& device, double seconds);
 
 struct TransferResult {
-  std::string kind;       // "pinned", "pageable"
-  double gb_per_s = 0;    // 1e9 B/s; meaningful when skipped is empty
+  std::string kind;     // "pinned", "pageable"
+  double gb_per_s = 0;  // 1e9 B/s; meaningful when skipped is empty
   double seconds = 0;
   std::string skipped;
 };

@@ -13,9 +13,9 @@
 namespace stoker::train {
 
 struct DoctorOptions {
-  double seconds = 3;           // per measurement
-  bool json = false;            // one JSON object on stdout instead of the report
-  bool find_batch_size = false; // also search the largest batch that fits and the fastest
+  double seconds = 3;            // per measurement
+  bool json = false;             // one JSON object on stdout instead of the report
+  bool find_batch_size = false;  // also search the largest batch that fits and the fastest
 };
 
 // Returns the exit code. Throws UsageError / DataError (one line) when the config cannot

@@ -16,8 +16,8 @@
 namespace stoker::train {
 
 struct TrainUi {
-  bool progress = true;      // progress line (redrawn on a terminal, every 10 % otherwise)
-  bool json_summary = false; // print summary.json to stdout at the end
+  bool progress = true;       // progress line (redrawn on a terminal, every 10 % otherwise)
+  bool json_summary = false;  // print summary.json to stdout at the end
 };
 
 // Trains per `config`. Returns the process exit code. Throws UsageError / DataError /

@@ -47,8 +47,7 @@ inline void fail_on_data_warnings(j_common_ptr cinfo, int msg_level) {
 
 // Sets up `err` with our error_exit and the caller's warning policy (`emit_message`);
 // returns what goes into cinfo.err.
-inline jpeg_error_mgr* install_error_manager(ErrorManager* err,
-                                             void (*emit_message)(j_common_ptr, int)) {
+inline jpeg_error_mgr* install_error_manager(ErrorManager* err, void (*emit_message)(j_common_ptr, int)) {
   jpeg_error_mgr* pub = jpeg_std_error(&err->pub);
   pub->error_exit = on_error_exit;
   pub->emit_message = emit_message;

@@ -5,19 +5,26 @@ namespace stoker::data {
 
 const char* to_string(ImageFormat format) {
   switch (format) {
-    case ImageFormat::kJpeg: return "JPEG";
-    case ImageFormat::kPng: return "PNG";
-    case ImageFormat::kRaw: return "raw";
-    case ImageFormat::kUnknown: break;
+    case ImageFormat::kJpeg:
+      return "JPEG";
+    case ImageFormat::kPng:
+      return "PNG";
+    case ImageFormat::kRaw:
+      return "raw";
+    case ImageFormat::kUnknown:
+      break;
   }
   return "unknown";
 }
 
 const char* to_string(DType dtype) {
   switch (dtype) {
-    case DType::kUint8: return "uint8";
-    case DType::kFloat32: return "float32";
-    case DType::kFloat16: return "float16";
+    case DType::kUint8:
+      return "uint8";
+    case DType::kFloat32:
+      return "float32";
+    case DType::kFloat16:
+      return "float16";
   }
   return "?";
 }
@@ -26,9 +33,12 @@ const char* to_string(Layout layout) { return layout == Layout::kNCHW ? "NCHW" :
 
 size_t dtype_size(DType dtype) {
   switch (dtype) {
-    case DType::kUint8: return 1;
-    case DType::kFloat32: return 4;
-    case DType::kFloat16: return 2;
+    case DType::kUint8:
+      return 1;
+    case DType::kFloat32:
+      return 4;
+    case DType::kFloat16:
+      return 2;
   }
   return 1;
 }

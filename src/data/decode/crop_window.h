@@ -22,11 +22,10 @@ inline Status resolve_crop(const CropRect& requested, int width, int height, Cro
   }
   constexpr double kSlack = 1e-6;
   const CropRect& r = requested;
-  if (!(r.width > 0 && r.height > 0 && r.x >= -kSlack && r.y >= -kSlack &&
-        r.x + r.width <= width + kSlack && r.y + r.height <= height + kSlack)) {
-    return Status::failure(
-        fmt::format("crop (x={:g}, y={:g}, w={:g}, h={:g}) is not inside the {}x{} image", r.x, r.y,
-                    r.width, r.height, width, height));
+  if (!(r.width > 0 && r.height > 0 && r.x >= -kSlack && r.y >= -kSlack && r.x + r.width <= width + kSlack &&
+        r.y + r.height <= height + kSlack)) {
+    return Status::failure(fmt::format("crop (x={:g}, y={:g}, w={:g}, h={:g}) is not inside the {}x{} image", r.x, r.y,
+                                       r.width, r.height, width, height));
   }
   crop->x = std::clamp(r.x, 0.0, static_cast<double>(width));
   crop->y = std::clamp(r.y, 0.0, static_cast<double>(height));

@@ -43,11 +43,9 @@ Status ImageDecoder::read_info(std::span<const uint8_t> bytes, ImageInfo* info) 
   }
 }
 
-Status ImageDecoder::decode(std::span<const uint8_t> bytes, const DecodeRequest& request,
-                            DecodedImage* out) {
+Status ImageDecoder::decode(std::span<const uint8_t> bytes, const DecodeRequest& request, DecodedImage* out) {
   if (request.channels != 1 && request.channels != 3) {
-    throw Error(fmt::format("DecodeRequest::channels is {}; it must be 1 (gray) or 3 (RGB)",
-                            request.channels));
+    throw Error(fmt::format("DecodeRequest::channels is {}; it must be 1 (gray) or 3 (RGB)", request.channels));
   }
   out->spliced = false;
   switch (sniff_format(bytes)) {

@@ -19,8 +19,8 @@
 #include <string_view>
 
 #include "crop_window.h"
-#include "restart_splice.h"
 #include "data/common/libjpeg_error.h"
+#include "restart_splice.h"
 
 namespace stoker::data {
 
@@ -79,13 +79,11 @@ int min_v_scaled_size(const jpeg_decompress_struct& d) { return d.min_DCT_scaled
 bool column_crop_is_exact(const jpeg_decompress_struct& cinfo) {
   for (int i = 0; i < cinfo.num_components; ++i) {
     const jpeg_component_info& c = cinfo.comp_info[i];
-    if (h_scaled_size(c) == min_h_scaled_size(cinfo) &&
-        v_scaled_size(c) == min_v_scaled_size(cinfo)) {
+    if (h_scaled_size(c) == min_h_scaled_size(cinfo) && v_scaled_size(c) == min_v_scaled_size(cinfo)) {
       continue;
     }
-    const bool upsampled =
-        c.h_samp_factor * h_scaled_size(c) != cinfo.max_h_samp_factor * min_h_scaled_size(cinfo) ||
-        c.v_samp_factor * v_scaled_size(c) != cinfo.max_v_samp_factor * min_v_scaled_size(cinfo);
+    const bool upsampled = c.h_samp_factor * h_scaled_size(c) != cinfo.max_h_samp_factor * min_h_scaled_size(cinfo) ||
+                           c.v_samp_factor * v_scaled_size(c) != cinfo.max_v_samp_factor * min_v_scaled_size(cinfo);
     if (upsampled) return false;
   }
   return true;
@@ -153,17 +151,16 @@ Status read_header(LibjpegState* s, std::span<const uint8_t> bytes, const Decode
   const int64_t pixels = static_cast<int64_t>(cinfo->image_width) * cinfo->image_height;
   if (pixels > options.max_pixels) {
     jpeg_abort_decompress(cinfo);
-    return Status::failure(fmt::format("image too large: {}x{} = {} pixels, over max_pixels {}",
-                                       cinfo->image_width, cinfo->image_height, pixels,
-                                       options.max_pixels));
+    return Status::failure(fmt::format("image too large: {}x{} = {} pixels, over max_pixels {}", cinfo->image_width,
+                                       cinfo->image_height, pixels, options.max_pixels));
   }
   return Status::ok_status();
 }
 
 // Decompresses plan.rows x plan.cols (cols widened to an iMCU boundary by libjpeg) into
 // `image`. Returns the window's left edge in scaled pixels through `window_x`.
-bool decompress_window(LibjpegState* s, const JpegPlan& plan, Image* image,
-                       std::vector<uint8_t>* cmyk_rows, JDIMENSION* window_x) {
+bool decompress_window(LibjpegState* s, const JpegPlan& plan, Image* image, std::vector<uint8_t>* cmyk_rows,
+                       JDIMENSION* window_x) {
   jpeg_decompress_struct* cinfo = &s->cinfo;
   return run_guarded(&s->err, [&] {
     cinfo->scale_num = static_cast<unsigned int>(plan.scale_num);
@@ -171,9 +168,8 @@ bool decompress_window(LibjpegState* s, const JpegPlan& plan, Image* image,
     cinfo->out_color_space = plan.out_space;
     jpeg_start_decompress(cinfo);
     if (cinfo->output_width != plan.full_width || cinfo->output_height != plan.full_height) {
-      std::snprintf(s->err.message, sizeof(s->err.message),
-                    "libjpeg scaled %ux%u to %ux%u, expected %ux%u", cinfo->image_width,
-                    cinfo->image_height, cinfo->output_width, cinfo->output_height, plan.full_width,
+      std::snprintf(s->err.message, sizeof(s->err.message), "libjpeg scaled %ux%u to %ux%u, expected %ux%u",
+                    cinfo->image_width, cinfo->image_height, cinfo->output_width, cinfo->output_height, plan.full_width,
                     plan.full_height);
       std::longjmp(s->err.jump, 1);
     }
@@ -200,8 +196,7 @@ bool decompress_window(LibjpegState* s, const JpegPlan& plan, Image* image,
       for (int i = 0; i < want; ++i) {
         rows[i] = cmyk ? cmyk_rows->data() + i * cmyk_stride : image->row(y + i);
       }
-      const int got =
-          static_cast<int>(jpeg_read_scanlines(cinfo, rows, static_cast<JDIMENSION>(want)));
+      const int got = static_cast<int>(jpeg_read_scanlines(cinfo, rows, static_cast<JDIMENSION>(want)));
       if (got <= 0) {  // only a suspending source returns 0; ours never should
         std::snprintf(s->err.message, sizeof(s->err.message), "libjpeg returned no rows");
         std::longjmp(s->err.jump, 1);
@@ -223,8 +218,7 @@ bool decompress_window(LibjpegState* s, const JpegPlan& plan, Image* image,
 
 }  // namespace
 
-Status JpegDecoder::read_info(std::span<const uint8_t> bytes, const DecodeOptions& options,
-                              ImageInfo* info) {
+Status JpegDecoder::read_info(std::span<const uint8_t> bytes, const DecodeOptions& options, ImageInfo* info) {
   Status status = read_header(lib_.get(), bytes, options);
   if (!status.ok()) return status;
   const jpeg_decompress_struct& cinfo = lib_->cinfo;
@@ -245,8 +239,8 @@ CropRect scaled_crop(const CropRect& crop, int scale_num) {
 }
 
 // The plan for decoding `crop` of a width x height JPEG whose header is in `cinfo`.
-JpegPlan make_plan(const jpeg_decompress_struct& cinfo, const CropRect& crop, int width,
-                   int height, const DecodeRequest& request, const DecodeOptions& options) {
+JpegPlan make_plan(const jpeg_decompress_struct& cinfo, const CropRect& crop, int width, int height,
+                   const DecodeRequest& request, const DecodeOptions& options) {
   JpegPlan plan;
   plan.channels = request.channels;
   if (is_cmyk(cinfo.jpeg_color_space)) {
@@ -254,12 +248,10 @@ JpegPlan make_plan(const jpeg_decompress_struct& cinfo, const CropRect& crop, in
   } else {
     plan.out_space = request.channels == 3 ? JCS_EXT_RGB : JCS_GRAYSCALE;
   }
-  plan.scale_num =
-      options.dct_scaling ? choose_dct_scale(crop, request.target_width, request.target_height) : 8;
+  plan.scale_num = options.dct_scaling ? choose_dct_scale(crop, request.target_width, request.target_height) : 8;
   // libjpeg's scaled size: ceil(size * M / 8) (jdiv_round_up in jpeg_calc_output_dimensions).
   plan.full_width = static_cast<JDIMENSION>((static_cast<int64_t>(width) * plan.scale_num + 7) / 8);
-  plan.full_height =
-      static_cast<JDIMENSION>((static_cast<int64_t>(height) * plan.scale_num + 7) / 8);
+  plan.full_height = static_cast<JDIMENSION>((static_cast<int64_t>(height) * plan.scale_num + 7) / 8);
 
   const int full_w = static_cast<int>(plan.full_width);
   const int full_h = static_cast<int>(plan.full_height);
@@ -297,8 +289,8 @@ bool has_end_of_image(std::span<const uint8_t> bytes, size_t scan_start) {
 
 }  // namespace
 
-Status JpegDecoder::decode(std::span<const uint8_t> bytes, const DecodeRequest& request,
-                           const DecodeOptions& options, DecodedImage* out) {
+Status JpegDecoder::decode(std::span<const uint8_t> bytes, const DecodeRequest& request, const DecodeOptions& options,
+                           DecodedImage* out) {
   Status status = read_header(lib_.get(), bytes, options);
   if (!status.ok()) return status;
   jpeg_decompress_struct* cinfo = &lib_->cinfo;
@@ -317,14 +309,12 @@ Status JpegDecoder::decode(std::span<const uint8_t> bytes, const DecodeRequest& 
 
   // With restart markers, hand libjpeg a JPEG of just the intervals the window needs.
   bool spliced = false;
-  if (options.crop_window && options.restart_splicing && cinfo->restart_interval > 0 &&
-      splicer_.parse(bytes)) {
+  if (options.crop_window && options.restart_splicing && cinfo->restart_interval > 0 && splicer_.parse(bytes)) {
     // Edge effects of the spliced image reach about one chroma sample in; 4 scaled pixels
     // is twice that for 2x subsampling (the decode tests check every layout for equality).
     const int m = plan.scale_num;
-    const McuWindow window =
-        splicer_.window_for(plan.cols.begin * 8 / m, (plan.cols.end * 8 + m - 1) / m,
-                            plan.rows.begin * 8 / m, (plan.rows.end * 8 + m - 1) / m, 4 * 8 / m);
+    const McuWindow window = splicer_.window_for(plan.cols.begin * 8 / m, (plan.cols.end * 8 + m - 1) / m,
+                                                 plan.rows.begin * 8 / m, (plan.rows.end * 8 + m - 1) / m, 4 * 8 / m);
     if (!splicer_.is_whole(window)) {
       splicer_.splice(bytes, window, &spliced_);
       status = read_header(lib_.get(), spliced_, options);
@@ -347,8 +337,7 @@ Status JpegDecoder::decode(std::span<const uint8_t> bytes, const DecodeRequest& 
     return Status::failure(fmt::format("truncated JPEG (no end-of-image marker in its {} bytes)", bytes.size()));
   }
   const CropRect scaled = scaled_crop(crop, plan.scale_num);
-  out->crop =
-      CropRect{scaled.x - window_x, scaled.y - plan.rows.begin, scaled.width, scaled.height};
+  out->crop = CropRect{scaled.x - window_x, scaled.y - plan.rows.begin, scaled.width, scaled.height};
   out->scale_num = plan.scale_num;
   out->spliced = spliced;
   return Status::ok_status();

@@ -10,10 +10,10 @@
 #include <span>
 #include <vector>
 
+#include "restart_splice.h"
 #include "stoker/core/error.h"
 #include "stoker/data/decode.h"
 #include "stoker/data/image.h"
-#include "restart_splice.h"
 
 namespace stoker::data {
 
@@ -28,8 +28,8 @@ class JpegDecoder {
 
   Status read_info(std::span<const uint8_t> bytes, const DecodeOptions& options, ImageInfo* info);
   // `request` has been validated by ImageDecoder (channels 1 or 3).
-  Status decode(std::span<const uint8_t> bytes, const DecodeRequest& request,
-                const DecodeOptions& options, DecodedImage* out);
+  Status decode(std::span<const uint8_t> bytes, const DecodeRequest& request, const DecodeOptions& options,
+                DecodedImage* out);
 
  private:
   std::unique_ptr<LibjpegState> lib_;

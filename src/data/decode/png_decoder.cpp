@@ -41,8 +41,7 @@ void read_from_memory(png_structp png, png_bytep dest, size_t length) {
 class PngReadStruct {
  public:
   explicit PngReadStruct(PngSource* source) {
-    png_ =
-        png_create_read_struct(PNG_LIBPNG_VER_STRING, &source->error, on_png_error, on_png_warning);
+    png_ = png_create_read_struct(PNG_LIBPNG_VER_STRING, &source->error, on_png_error, on_png_warning);
     if (png_ != nullptr) info_ = png_create_info_struct(png_);
     if (png_ == nullptr || info_ == nullptr) {
       png_destroy_read_struct(&png_, &info_, nullptr);
@@ -78,18 +77,17 @@ struct PngHeader {
 };
 
 // png_read_info (signature and chunks up to the first IDAT), then the size limit.
-Status read_header(const PngReadStruct& s, PngSource* source, const DecodeOptions& options,
-                   PngHeader* h) {
+Status read_header(const PngReadStruct& s, PngSource* source, const DecodeOptions& options, PngHeader* h) {
   const bool ok = run_guarded(s.png(), [&] {
     png_read_info(s.png(), s.info());
-    png_get_IHDR(s.png(), s.info(), &h->width, &h->height, &h->bit_depth, &h->color_type,
-                 &h->interlace, nullptr, nullptr);
+    png_get_IHDR(s.png(), s.info(), &h->width, &h->height, &h->bit_depth, &h->color_type, &h->interlace, nullptr,
+                 nullptr);
   });
   if (!ok) return failure_from(*source);
   const int64_t pixels = static_cast<int64_t>(h->width) * h->height;
   if (pixels > options.max_pixels) {
-    return Status::failure(fmt::format("image too large: {}x{} = {} pixels, over max_pixels {}", h->width,
-                                       h->height, pixels, options.max_pixels));
+    return Status::failure(fmt::format("image too large: {}x{} = {} pixels, over max_pixels {}", h->width, h->height,
+                                       pixels, options.max_pixels));
   }
   return Status::ok_status();
 }
@@ -110,15 +108,13 @@ int stored_channels(int color_type) {
 // Pillow's "L" conversion (ITU-R 601-2 luma in 16-bit fixed point, rounded).
 void rgb_to_gray_row(const uint8_t* rgb, uint8_t* gray, size_t width) {
   for (size_t i = 0; i < width; ++i, rgb += 3) {
-    gray[i] =
-        static_cast<uint8_t>((rgb[0] * 19595 + rgb[1] * 38470 + rgb[2] * 7471 + 0x8000) >> 16);
+    gray[i] = static_cast<uint8_t>((rgb[0] * 19595 + rgb[1] * 38470 + rgb[2] * 7471 + 0x8000) >> 16);
   }
 }
 
 }  // namespace
 
-Status PngDecoder::read_info(std::span<const uint8_t> bytes, const DecodeOptions& options,
-                             ImageInfo* info) {
+Status PngDecoder::read_info(std::span<const uint8_t> bytes, const DecodeOptions& options, ImageInfo* info) {
   PngSource source{bytes.data(), bytes.size()};
   PngReadStruct s(&source);
   PngHeader h;
@@ -143,8 +139,8 @@ bool has_iend(std::span<const uint8_t> bytes) {
 
 }  // namespace
 
-Status PngDecoder::decode(std::span<const uint8_t> bytes, const DecodeRequest& request,
-                          const DecodeOptions& options, DecodedImage* out) {
+Status PngDecoder::decode(std::span<const uint8_t> bytes, const DecodeRequest& request, const DecodeOptions& options,
+                          DecodedImage* out) {
   PngSource source{bytes.data(), bytes.size()};
   PngReadStruct s(&source);
   PngHeader h;

@@ -18,8 +18,8 @@ class PngDecoder {
  public:
   Status read_info(std::span<const uint8_t> bytes, const DecodeOptions& options, ImageInfo* info);
   // `request` has been validated by ImageDecoder (channels 1 or 3).
-  Status decode(std::span<const uint8_t> bytes, const DecodeRequest& request,
-                const DecodeOptions& options, DecodedImage* out);
+  Status decode(std::span<const uint8_t> bytes, const DecodeRequest& request, const DecodeOptions& options,
+                DecodedImage* out);
 
  private:
   std::vector<uint8_t> rgb_;            // RGB rows of color images wanted as gray

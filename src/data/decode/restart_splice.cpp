@@ -28,9 +28,7 @@ bool is_unsupported_frame(uint8_t marker) {
 
 // APP1..APP13, APP15 and COM carry metadata (EXIF, XMP, ICC, comments) that decoding does
 // not read; APP0 (JFIF) and APP14 (Adobe: colour transform, CMYK inversion) are kept.
-bool is_droppable(uint8_t marker) {
-  return (marker >= 0xE1 && marker <= 0xEF && marker != 0xEE) || marker == 0xFE;
-}
+bool is_droppable(uint8_t marker) { return (marker >= 0xE1 && marker <= 0xEF && marker != 0xEE) || marker == 0xFE; }
 
 }  // namespace
 
@@ -64,8 +62,7 @@ bool RestartSplicer::parse(std::span<const uint8_t> jpeg) {
       height_ = be16(p + 1);
       width_ = be16(p + 3);
       components = p[5];
-      if (height_ == 0 || width_ == 0 || components < 1 || components > 4 ||
-          length != 8 + 3 * components) {
+      if (height_ == 0 || width_ == 0 || components < 1 || components > 4 || length != 8 + 3 * components) {
         return false;
       }
       for (int c = 0; c < components; ++c) {
@@ -104,8 +101,7 @@ bool RestartSplicer::parse(std::span<const uint8_t> jpeg) {
 
   // Entropy-coded data: 0xFF is followed by 0x00 (a stuffed data byte), more 0xFF (fill),
   // RSTn (next interval) or the end of the scan; it must be EOI (a second scan: no splice).
-  const size_t expected =
-      static_cast<size_t>(ceil_div(mcus_per_row_ * mcu_rows_, interval_));
+  const size_t expected = static_cast<size_t>(ceil_div(mcus_per_row_ * mcu_rows_, interval_));
   intervals_.reserve(expected);
   size_t begin = scan;
   pos = scan;
@@ -158,20 +154,17 @@ bool RestartSplicer::is_whole(const McuWindow& w) const {
   return w.x0 == 0 && w.y0 == 0 && w.x1 == mcus_per_row_ && w.y1 == mcu_rows_;
 }
 
-void RestartSplicer::splice(std::span<const uint8_t> jpeg, const McuWindow& w,
-                            std::vector<uint8_t>* out) const {
+void RestartSplicer::splice(std::span<const uint8_t> jpeg, const McuWindow& w, std::vector<uint8_t>* out) const {
   const uint8_t* b = jpeg.data();
   // The intervals to copy, in stream order: [first, first + count) per MCU row of the
   // window (column mode), or one run for all its rows (row mode).
   const bool columns = mcus_per_row_ % interval_ == 0;
   const int runs = columns ? w.y1 - w.y0 : 1;
   const auto run_first = [&](int r) {
-    return columns ? ((w.y0 + r) * mcus_per_row_ + w.x0) / interval_
-                   : w.y0 * mcus_per_row_ / interval_;
+    return columns ? ((w.y0 + r) * mcus_per_row_ + w.x0) / interval_ : w.y0 * mcus_per_row_ / interval_;
   };
-  const int run_count =
-      columns ? (w.x1 - w.x0) / interval_
-              : ceil_div(w.y1 * mcus_per_row_, interval_) - w.y0 * mcus_per_row_ / interval_;
+  const int run_count = columns ? (w.x1 - w.x0) / interval_
+                                : ceil_div(w.y1 * mcus_per_row_, interval_) - w.y0 * mcus_per_row_ / interval_;
 
   // Appended into the caller's reused buffer: clear() keeps its capacity, so a warm decoder
   // does not allocate.
@@ -182,10 +175,8 @@ void RestartSplicer::splice(std::span<const uint8_t> jpeg, const McuWindow& w,
     out->push_back(code);
   };
   marker(0xD8);  // SOI
-  const int new_width = w.x1 == mcus_per_row_ ? width_ - w.x0 * mcu_width_
-                                              : (w.x1 - w.x0) * mcu_width_;
-  const int new_height = w.y1 == mcu_rows_ ? height_ - w.y0 * mcu_height_
-                                           : (w.y1 - w.y0) * mcu_height_;
+  const int new_width = w.x1 == mcus_per_row_ ? width_ - w.x0 * mcu_width_ : (w.x1 - w.x0) * mcu_width_;
+  const int new_height = w.y1 == mcu_rows_ ? height_ - w.y0 * mcu_height_ : (w.y1 - w.y0) * mcu_height_;
   for (const Range& r : header_) {
     const size_t at = out->size();
     append(b + r.begin, r.end - r.begin);

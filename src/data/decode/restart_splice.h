@@ -53,8 +53,7 @@ class RestartSplicer {
 
   // Writes to *out a JPEG of just `window` (from window_for) of the bytes last parsed.
   // Its pixel (0, 0) is the original's (origin_x(window), origin_y(window)).
-  void splice(std::span<const uint8_t> jpeg, const McuWindow& window,
-              std::vector<uint8_t>* out) const;
+  void splice(std::span<const uint8_t> jpeg, const McuWindow& window, std::vector<uint8_t>* out) const;
   int origin_x(const McuWindow& window) const { return window.x0 * mcu_width_; }
   int origin_y(const McuWindow& window) const { return window.y0 * mcu_height_; }
 
@@ -69,9 +68,9 @@ class RestartSplicer {
   int mcu_height_ = 0;
   int mcus_per_row_ = 0;
   int mcu_rows_ = 0;
-  int interval_ = 0;  // MCUs per restart interval
-  size_t sof_size_offset_ = 0;  // of the frame header's height field in the original
-  std::vector<Range> header_;    // header pieces to copy (APPn and COM left out)
+  int interval_ = 0;              // MCUs per restart interval
+  size_t sof_size_offset_ = 0;    // of the frame header's height field in the original
+  std::vector<Range> header_;     // header pieces to copy (APPn and COM left out)
   std::vector<Range> intervals_;  // entropy-coded bytes of each interval, markers excluded
 };
 

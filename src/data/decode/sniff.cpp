@@ -18,13 +18,10 @@ namespace {
 
 // `magic` at `offset`. Callers pass ""sv literals: several signatures contain NUL bytes.
 bool has_at(std::span<const uint8_t> bytes, size_t offset, std::string_view magic) {
-  return bytes.size() >= offset + magic.size() &&
-         std::memcmp(bytes.data() + offset, magic.data(), magic.size()) == 0;
+  return bytes.size() >= offset + magic.size() && std::memcmp(bytes.data() + offset, magic.data(), magic.size()) == 0;
 }
 
-bool starts_with(std::span<const uint8_t> bytes, std::string_view magic) {
-  return has_at(bytes, 0, magic);
-}
+bool starts_with(std::span<const uint8_t> bytes, std::string_view magic) { return has_at(bytes, 0, magic); }
 
 // Plain text: valid UTF-8 (ASCII included) without control bytes other than whitespace, in
 // the first 512 bytes. A multi-byte character cut off at byte 512 still counts as text.
@@ -39,10 +36,7 @@ bool looks_like_text(std::span<const uint8_t> bytes) {
       continue;
     }
     // Lead byte of a 2-, 3- or 4-byte sequence (C0, C1 and F5..FF never occur in UTF-8).
-    const size_t length = c >= 0xC2 && c <= 0xDF   ? 2
-                          : c >= 0xE0 && c <= 0xEF ? 3
-                          : c >= 0xF0 && c <= 0xF4 ? 4
-                                                   : 0;
+    const size_t length = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
     if (length == 0) return false;
     for (size_t k = 1; k < length && i + k < n; ++k) {
       if ((bytes[i + k] & 0xC0) != 0x80) return false;
@@ -75,8 +69,7 @@ std::string describe_content(std::span<const uint8_t> bytes) {
       if (has_at(bytes, 8, brand)) return "HEIF";
     }
   }
-  if (starts_with(bytes, "\0\0\0\x0CjP  \r\n\x87\n"sv) ||
-      starts_with(bytes, "\xFF\x4F\xFF\x51"sv)) {
+  if (starts_with(bytes, "\0\0\0\x0CjP  \r\n\x87\n"sv) || starts_with(bytes, "\xFF\x4F\xFF\x51"sv)) {
     return "JPEG 2000";
   }
   if (starts_with(bytes, "\xFF\x0A"sv) || starts_with(bytes, "\0\0\0\x0CJXL \r\n\x87\n"sv)) {

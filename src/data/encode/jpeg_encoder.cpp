@@ -59,10 +59,10 @@ Settings settings_for(const Image& image, const JpegEncodeOptions& options) {
     s = Settings{entry.in_space, entry.jpeg_space, 1, 1};
   }
   if (needed == 0 || channels != needed) {
-    throw Error(fmt::format(
-        "encode_jpeg: a {}-channel image cannot be stored in the requested JPEG color space; "
-        "gray takes 1 channel, YCbCr and RGB 3, CMYK and YCCK 4",
-        channels));
+    throw Error(
+        fmt::format("encode_jpeg: a {}-channel image cannot be stored in the requested JPEG color space; "
+                    "gray takes 1 channel, YCbCr and RGB 3, CMYK and YCCK 4",
+                    channels));
   }
   if (space == JpegColorSpace::kYcck && !options.adobe_marker) {
     throw Error(
@@ -117,19 +117,17 @@ void compress(jpeg_compress_struct* cinfo, const Image& image, const JpegEncodeO
 
 std::vector<uint8_t> encode_jpeg(const Image& image, const JpegEncodeOptions& options) {
   if (image.width() <= 0 || image.height() <= 0) {
-    throw Error(
-        fmt::format("encode_jpeg: the image is empty ({}x{})", image.width(), image.height()));
+    throw Error(fmt::format("encode_jpeg: the image is empty ({}x{})", image.width(), image.height()));
   }
   if (image.width() > JPEG_MAX_DIMENSION || image.height() > JPEG_MAX_DIMENSION) {
-    throw Error(fmt::format("encode_jpeg: {}x{} is larger than JPEG allows ({} per side)",
-                            image.width(), image.height(), JPEG_MAX_DIMENSION));
+    throw Error(fmt::format("encode_jpeg: {}x{} is larger than JPEG allows ({} per side)", image.width(),
+                            image.height(), JPEG_MAX_DIMENSION));
   }
   if (options.quality < 1 || options.quality > 100) {
     throw Error(fmt::format("encode_jpeg: quality {} is outside 1..100", options.quality));
   }
   if (options.restart_interval < 0 || options.restart_interval > 65535) {
-    throw Error(fmt::format("encode_jpeg: restart_interval {} is outside 0..65535",
-                            options.restart_interval));
+    throw Error(fmt::format("encode_jpeg: restart_interval {} is outside 0..65535", options.restart_interval));
   }
   const Settings settings = settings_for(image, options);
 
@@ -139,8 +137,7 @@ std::vector<uint8_t> encode_jpeg(const Image& image, const JpegEncodeOptions& op
   cinfo.err = install_error_manager(&err, on_emit_message);
   unsigned char* buffer = nullptr;
   unsigned long size = 0;
-  const bool ok =
-      run_guarded(&err, [&] { compress(&cinfo, image, options, settings, &buffer, &size); });
+  const bool ok = run_guarded(&err, [&] { compress(&cinfo, image, options, settings, &buffer, &size); });
   jpeg_destroy_compress(&cinfo);
   // jpeg_mem_dest's buffer is malloc'ed and ours to free, also after a failure.
   const std::unique_ptr<unsigned char, void (*)(void*)> owned(buffer, std::free);

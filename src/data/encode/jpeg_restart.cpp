@@ -31,8 +31,7 @@ struct Transcode {
 };
 
 bool is_copied_marker(int marker) {
-  return (marker >= JPEG_APP0 + 1 && marker <= JPEG_APP0 + 15 && marker != JPEG_APP0 + 14) ||
-         marker == JPEG_COM;
+  return (marker >= JPEG_APP0 + 1 && marker <= JPEG_APP0 + 15 && marker != JPEG_APP0 + 14) || marker == JPEG_COM;
 }
 
 void transcode(Transcode* t, std::span<const uint8_t> jpeg) {

@@ -42,8 +42,7 @@ void flush_nothing(png_structp) {}
 class PngWriteStruct {
  public:
   explicit PngWriteStruct(PngSink* sink) {
-    png_ =
-        png_create_write_struct(PNG_LIBPNG_VER_STRING, &sink->error, on_png_error, on_png_warning);
+    png_ = png_create_write_struct(PNG_LIBPNG_VER_STRING, &sink->error, on_png_error, on_png_warning);
     if (png_ != nullptr) info_ = png_create_info_struct(png_);
     if (png_ == nullptr || info_ == nullptr) {
       png_destroy_write_struct(&png_, &info_);
@@ -110,8 +109,7 @@ int color_type_for(int channels) {
 
 void validate(const Image& image, const PngEncodeOptions& options) {
   if (image.width() <= 0 || image.height() <= 0) {
-    throw Error(
-        fmt::format("encode_png: the image is empty ({}x{})", image.width(), image.height()));
+    throw Error(fmt::format("encode_png: the image is empty ({}x{})", image.width(), image.height()));
   }
   if (image.channels() < 1 || image.channels() > 4) {
     throw Error(
@@ -126,8 +124,7 @@ void validate(const Image& image, const PngEncodeOptions& options) {
     throw Error("encode_png: palette and sixteen_bit cannot be combined (palettes are 8-bit)");
   }
   if (options.compression_level < 0 || options.compression_level > 9) {
-    throw Error(
-        fmt::format("encode_png: compression_level {} is outside 0..9", options.compression_level));
+    throw Error(fmt::format("encode_png: compression_level {} is outside 0..9", options.compression_level));
   }
 }
 
@@ -147,17 +144,14 @@ std::vector<uint8_t> encode_png(const Image& image, const PngEncodeOptions& opti
   auto write = [&] {
     png_structp png = s.png();
     png_infop info = s.info();
-    const int color_type =
-        options.palette ? PNG_COLOR_TYPE_PALETTE : color_type_for(image.channels());
+    const int color_type = options.palette ? PNG_COLOR_TYPE_PALETTE : color_type_for(image.channels());
     png_set_IHDR(png, info, static_cast<png_uint_32>(width), static_cast<png_uint_32>(height),
-                 options.sixteen_bit ? 16 : 8, color_type,
-                 options.interlace ? PNG_INTERLACE_ADAM7 : PNG_INTERLACE_NONE,
+                 options.sixteen_bit ? 16 : 8, color_type, options.interlace ? PNG_INTERLACE_ADAM7 : PNG_INTERLACE_NONE,
                  PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     if (options.palette) {
       png_set_PLTE(png, info, palette.colors.data(), static_cast<int>(palette.colors.size()));
       if (!palette.alphas.empty()) {
-        png_set_tRNS(png, info, palette.alphas.data(), static_cast<int>(palette.alphas.size()),
-                     nullptr);
+        png_set_tRNS(png, info, palette.alphas.data(), static_cast<int>(palette.alphas.size()), nullptr);
       }
     }
     png_set_compression_level(png, options.compression_level);

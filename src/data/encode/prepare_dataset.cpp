@@ -1,6 +1,4 @@
 // prepare_dataset(): see stoker/data/prepare.h.
-#include "stoker/data/prepare.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,10 +11,11 @@
 
 #include "data/source/file_reader.h"
 #include "stoker/core/error.h"
-#include "stoker/core/user_files.h"
 #include "stoker/core/mutex.h"
+#include "stoker/core/user_files.h"
 #include "stoker/data/decode.h"
 #include "stoker/data/encode.h"
+#include "stoker/data/prepare.h"
 
 namespace stoker::data {
 namespace fs = std::filesystem;
@@ -54,27 +53,24 @@ void write_file(const fs::path& path, std::span<const uint8_t> bytes) {
 void check_paths(const fs::path& source, const fs::path& output) {
   std::error_code ec;
   if (!fs::is_directory(source, ec)) {
-    throw Error(fmt::format("--data {} is not a directory; give the dataset's root folder",
-                            source.string()));
+    throw Error(fmt::format("--data {} is not a directory; give the dataset's root folder", source.string()));
   }
   check_output_folder(output.string(), "--out");
   if (fs::exists(output, ec) && !fs::is_empty(output, ec)) {
-    throw Error(fmt::format("--out {} exists and is not empty; give a new directory",
-                            output.string()));
+    throw Error(fmt::format("--out {} exists and is not empty; give a new directory", output.string()));
   }
   const fs::path src = fs::weakly_canonical(source, ec);
   const fs::path out = fs::weakly_canonical(output, ec);
   const auto [s, o] = std::mismatch(src.begin(), src.end(), out.begin(), out.end());
   if (s == src.end()) {
-    throw Error(fmt::format("--out {} lies inside --data {}; give a directory outside it",
-                            output.string(), source.string()));
+    throw Error(
+        fmt::format("--out {} lies inside --data {}; give a directory outside it", output.string(), source.string()));
   }
 }
 
 }  // namespace
 
-PrepareReport prepare_dataset(const std::string& source, const std::string& output,
-                              const PrepareOptions& options) {
+PrepareReport prepare_dataset(const std::string& source, const std::string& output, const PrepareOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   const fs::path src(source);
   const fs::path out(output);
@@ -100,8 +96,7 @@ PrepareReport prepare_dataset(const std::string& source, const std::string& outp
         if (!read.ok()) throw Error(fmt::format("{}: {}", (src / rel).string(), read.reason()));
         std::error_code ec;
         fs::create_directories((out / rel).parent_path(), ec);
-        if (ec) throw Error(fmt::format("cannot create {}: {}", (out / rel).parent_path().string(),
-                                        ec.message()));
+        if (ec) throw Error(fmt::format("cannot create {}: {}", (out / rel).parent_path().string(), ec.message()));
         std::vector<uint8_t> rewritten;
         std::string kept_reason;
         if (sniff_format(data.bytes) == ImageFormat::kJpeg) {
@@ -111,8 +106,7 @@ PrepareReport prepare_dataset(const std::string& source, const std::string& outp
             kept_reason = e.what();
           }
         }
-        const std::span<const uint8_t> bytes =
-            rewritten.empty() ? data.bytes : std::span<const uint8_t>(rewritten);
+        const std::span<const uint8_t> bytes = rewritten.empty() ? data.bytes : std::span<const uint8_t>(rewritten);
         write_file(out / rel, bytes);
         const MutexLock lock(mutex);
         report.bytes_in += static_cast<int64_t>(data.bytes.size());
@@ -144,10 +138,8 @@ PrepareReport prepare_dataset(const std::string& source, const std::string& outp
   for (std::thread& t : threads) t.join();
   if (!first_error.empty()) throw Error(first_error);
   if (options.progress) options.progress(report.files, report.files);
-  std::sort(report.kept.begin(), report.kept.end(),
-            [](const auto& a, const auto& b) { return a.path < b.path; });
-  report.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::sort(report.kept.begin(), report.kept.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
 }
 

@@ -24,8 +24,8 @@ constexpr int kFormatVersion = 1;  // bump when the generated content changes
 
 std::string marker_text(const SyntheticOptions& options) {
   std::ostringstream text;
-  text << "stoker synthetic v" << kFormatVersion << " images=" << options.images
-       << " classes=" << options.classes << " seed=" << options.seed << "\n";
+  text << "stoker synthetic v" << kFormatVersion << " images=" << options.images << " classes=" << options.classes
+       << " seed=" << options.seed << "\n";
   return text.str();
 }
 
@@ -66,8 +66,7 @@ void paint(Image* image, SampleRng& rng) {
   for (int y = 0; y < height; ++y) {
     uint8_t* row = image->row(y);
     for (int x = 0; x < width; ++x) {
-      const double wave =
-          wave_amp * row_wave[static_cast<size_t>(y)] * col_wave[static_cast<size_t>(x)];
+      const double wave = wave_amp * row_wave[static_cast<size_t>(y)] * col_wave[static_cast<size_t>(x)];
       double px[3];
       for (int c = 0; c < 3; ++c) px[c] = base[c] + tilt_x[c] * x * 2 + tilt_y[c] * y * 2 + wave;
       for (int d = 0; d < disc_count; ++d) {
@@ -87,8 +86,7 @@ void paint(Image* image, SampleRng& rng) {
 
 void write_file(const fs::path& path, const std::vector<uint8_t>& bytes) {
   std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()),
-            static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   if (!out) throw SystemError("cannot write " + path.string() + " (disk full or read-only?)");
 }
 
@@ -96,12 +94,10 @@ void write_file(const fs::path& path, const std::vector<uint8_t>& bytes) {
 
 bool ensure_synthetic_dataset(const std::string& root, const SyntheticOptions& options) {
   if (options.images < 1 || options.images > 10'000'000) {
-    throw UsageError("synthetic image count must be in [1, 10000000] (got " +
-                     std::to_string(options.images) + ")");
+    throw UsageError("synthetic image count must be in [1, 10000000] (got " + std::to_string(options.images) + ")");
   }
   if (options.classes < 1 || options.classes > 1000) {
-    throw UsageError("synthetic class count must be in [1, 1000] (got " +
-                     std::to_string(options.classes) + ")");
+    throw UsageError("synthetic class count must be in [1, 1000] (got " + std::to_string(options.classes) + ")");
   }
   const fs::path dir(root);
   const std::string marker = marker_text(options);

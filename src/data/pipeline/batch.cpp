@@ -26,13 +26,11 @@ BufferAllocator& host_allocator() {
   return *allocator;
 }
 
-Batch::Batch(std::shared_ptr<LoaderShared> shared, BatchBuffer* buffer)
-    : shared_(std::move(shared)), buffer_(buffer) {}
+Batch::Batch(std::shared_ptr<LoaderShared> shared, BatchBuffer* buffer) : shared_(std::move(shared)), buffer_(buffer) {}
 
 Batch::~Batch() { release(); }
 
-Batch::Batch(Batch&& other) noexcept
-    : shared_(std::move(other.shared_)), buffer_(other.buffer_) {
+Batch::Batch(Batch&& other) noexcept : shared_(std::move(other.shared_)), buffer_(other.buffer_) {
   other.buffer_ = nullptr;
 }
 

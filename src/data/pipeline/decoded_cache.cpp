@@ -20,8 +20,7 @@ const Image* DecodedCache::find(uint64_t index) const {
 
 bool DecodedCache::offer(uint64_t index, const Image& image) {
   if (index >= samples_ || slots_[index].load(std::memory_order_relaxed) != nullptr) return false;
-  const uint64_t size =
-      static_cast<uint64_t>(image.stride()) * static_cast<uint64_t>(image.height());
+  const uint64_t size = static_cast<uint64_t>(image.stride()) * static_cast<uint64_t>(image.height());
   // Reserve the bytes first; give them back when over budget or when another worker won.
   const uint64_t before = bytes_.fetch_add(size, std::memory_order_relaxed);
   if (before + size > budget_) {

@@ -29,15 +29,13 @@ void validate(const LoaderOptions& options, const Source& source) {
   auto require = [](bool ok, const std::string& message) {
     if (!ok) throw UsageError(message);
   };
-  require(options.batch_size >= 1,
-          "batch_size must be >= 1 (got " + std::to_string(options.batch_size) + ")");
+  require(options.batch_size >= 1, "batch_size must be >= 1 (got " + std::to_string(options.batch_size) + ")");
   require(options.workers >= 1 && options.workers <= 1024,
           "workers must be in [1, 1024] (got " + std::to_string(options.workers) + ")");
   require(options.prefetch >= 1 && options.prefetch <= 1024,
           "prefetch must be in [1, 1024] (got " + std::to_string(options.prefetch) + ")");
   require(options.max_bad_fraction >= 0 && options.max_bad_fraction <= 1,
-          "max_bad_fraction must be in [0, 1] (got " + std::to_string(options.max_bad_fraction) +
-              ")");
+          "max_bad_fraction must be in [0, 1] (got " + std::to_string(options.max_bad_fraction) + ")");
   require(options.decode.max_pixels >= 1,
           "max_pixels must be >= 1 (got " + std::to_string(options.decode.max_pixels) + ")");
   require(source.size() > 0, "the dataset is empty");
@@ -53,7 +51,10 @@ namespace {
 class Worker {
  public:
   Worker(int id, LoaderShared& shared, const Source& source, const LoaderOptions& options)
-      : id_(id), shared_(shared), source_(source), options_(options),
+      : id_(id),
+        shared_(shared),
+        source_(source),
+        options_(options),
         loader_(source, shared.spec, options.decode, shared.cache.get()) {}
 
   void run();
@@ -147,8 +148,12 @@ Worker::Found Worker::claim(MutexLock& lock, Chunk* out, Ahead* ahead) {
     for (int k = 0; k < count; ++k) {
       chunk_streams_[static_cast<size_t>(k)] = run->plan.stream(static_cast<size_t>(position + k));
     }
-    out->first = {run, run->epoch, batch, target.buffer,
-                  static_cast<int>(position - batch * run->plan.batch_size), chunk_indices_.front(),
+    out->first = {run,
+                  run->epoch,
+                  batch,
+                  target.buffer,
+                  static_cast<int>(position - batch * run->plan.batch_size),
+                  chunk_indices_.front(),
                   chunk_streams_.front()};
     out->count = count;
     run->next_claim += count;
@@ -200,7 +205,8 @@ void Worker::run() {
     }
     lock.unlock();
     constexpr int kPrefetchAhead = 4;  // random rows of an in-memory source miss the cache
-    for (int k = 0; k < chunk.count && k < kPrefetchAhead; ++k) source_.prefetch(chunk_indices_[static_cast<size_t>(k)]);
+    for (int k = 0; k < chunk.count && k < kPrefetchAhead; ++k)
+      source_.prefetch(chunk_indices_[static_cast<size_t>(k)]);
     for (int k = 0; k < chunk.count; ++k) {
       if (k + kPrefetchAhead < chunk.count) source_.prefetch(chunk_indices_[static_cast<size_t>(k + kPrefetchAhead)]);
       Claim job = chunk.first;
@@ -272,16 +278,15 @@ void Worker::record_bad(const Claim& job, const std::string& reason) {
   if (!run.failure.empty()) return;
   if (options_.on_error == OnError::kFail) {
     run.failure = "bad sample " + source_.name(job.index) + ": " + reason +
-                      " (on_error=fail; use on_error=substitute to replace bad samples)";
-  } else if (static_cast<double>(stats.bad) >
-             options_.max_bad_fraction * static_cast<double>(stats.samples)) {
+                  " (on_error=fail; use on_error=substitute to replace bad samples)";
+  } else if (static_cast<double>(stats.bad) > options_.max_bad_fraction * static_cast<double>(stats.samples)) {
     const BadSample& first = stats.bad_samples.front();
-    run.failure = std::to_string(stats.bad) + " of " + std::to_string(stats.samples) +
-                      " samples in epoch " + std::to_string(job.epoch) +
-                      " are bad, over the limit max_bad_fraction=" +
-                      percent(options_.max_bad_fraction) + "; first: " + first.name + ": " +
-                      first.reason + ". Fix or remove them, leave them out with --exclude-list (stoker scan -o "
-                      "bad.txt lists them all), or raise max_bad_fraction";
+    run.failure = std::to_string(stats.bad) + " of " + std::to_string(stats.samples) + " samples in epoch " +
+                  std::to_string(job.epoch) +
+                  " are bad, over the limit max_bad_fraction=" + percent(options_.max_bad_fraction) +
+                  "; first: " + first.name + ": " + first.reason +
+                  ". Fix or remove them, leave them out with --exclude-list (stoker scan -o "
+                  "bad.txt lists them all), or raise max_bad_fraction";
   }
 }
 
@@ -351,12 +356,12 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
     const int padded_w = width + t.pad.left + t.pad.right;
     const int padded_h = height + t.pad.top + t.pad.bottom;
     if (source_w > 0 && (padded_w < t.out_width || padded_h < t.out_height)) {
-      throw UsageError(fmt::format(
-          "RandomCrop's {}x{} crop is larger than the data's {}x{} images{} padded to {}x{} ({}); add "
-          "pad_if_needed=True, padding={} or a smaller size",
-          t.out_width, t.out_height, source_w, source_h,
-          t.resize.enabled() ? fmt::format(" resized to {}x{} and", width, height) : "", padded_w, padded_h,
-          source_->describe(), std::max((t.out_width - width + 1) / 2, (t.out_height - height + 1) / 2)));
+      throw UsageError(
+          fmt::format("RandomCrop's {}x{} crop is larger than the data's {}x{} images{} padded to {}x{} ({}); add "
+                      "pad_if_needed=True, padding={} or a smaller size",
+                      t.out_width, t.out_height, source_w, source_h,
+                      t.resize.enabled() ? fmt::format(" resized to {}x{} and", width, height) : "", padded_w, padded_h,
+                      source_->describe(), std::max((t.out_width - width + 1) / 2, (t.out_height - height + 1) / 2)));
     }
   }
   validate(options_, *source_);
@@ -470,7 +475,7 @@ void Loader::start_epoch(int64_t epoch, int64_t first_batch) {
     MutexLock lock(shared_->mutex);
     ++shared_->generation;  // a plan being made for the epoch run ahead into is not installed
     for (EpochRun& run : shared_->runs) run.active = false;  // workers stop claiming
-    shared_->epoch_switch_waiting = true;  // wait for samples being written
+    shared_->epoch_switch_waiting = true;                    // wait for samples being written
     while (shared_->runs[0].busy != 0 || shared_->runs[1].busy != 0) lock.wait(shared_->idle_cv);
     shared_->epoch_switch_waiting = false;
     for (EpochRun& run : shared_->runs) {

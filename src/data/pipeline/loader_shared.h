@@ -40,10 +40,10 @@ struct EpochRun {
   bool active = false;  // workers may claim its samples
   int64_t epoch = 0;
   EpochPlan plan;
-  int64_t next_claim = 0;      // next position in plan.indices to hand to a worker
+  int64_t next_claim = 0;          // next position in plan.indices to hand to a worker
   std::deque<InFlight> in_flight;  // ordered by batch_index
-  int busy = 0;                // workers writing its claimed samples
-  std::string failure;         // non-empty: the epoch failed; next() throws this once it is current
+  int busy = 0;                    // workers writing its claimed samples
+  std::string failure;             // non-empty: the epoch failed; next() throws this once it is current
   EpochStats stats;
 
   bool fully_claimed() const { return next_claim >= static_cast<int64_t>(plan.indices.size()); }
@@ -55,7 +55,7 @@ struct LoaderShared {
   // Immutable after construction.
   TransformSpec spec;
   int target_dim = 1;
-  int claim_chunk = 1;  // consecutive samples of one batch a worker claims at once
+  int claim_chunk = 1;    // consecutive samples of one batch a worker claims at once
   bool run_ahead = true;  // LoaderOptions::run_ahead
   BufferAllocator* allocator = nullptr;
   std::unique_ptr<DecodedCache> cache;  // null unless options.cache_decoded_bytes > 0

@@ -38,8 +38,8 @@ class MemorySource final : public Source {
 
 }  // namespace
 
-RestartGain measure_restart_gain(const Source& source, const TransformSpec& spec,
-                                 const DecodeOptions& decode, int max_samples, int rounds) {
+RestartGain measure_restart_gain(const Source& source, const TransformSpec& spec, const DecodeOptions& decode,
+                                 int max_samples, int rounds) {
   RestartGain gain;
   if (source.size() == 0 || max_samples <= 0 || rounds <= 0) return gain;
   std::vector<std::vector<uint8_t>> plain;

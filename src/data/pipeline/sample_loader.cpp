@@ -6,9 +6,9 @@
 #include <cstring>
 #include <string>
 
+#include "data/transform/features.h"
 #include "stoker/core/clock.h"
 #include "stoker/core/rng.h"
-#include "data/transform/features.h"
 
 namespace stoker::data {
 namespace {
@@ -18,40 +18,37 @@ namespace {
 constexpr int64_t kMaxResizedPixels = int64_t{1} << 26;
 }  // namespace
 
-SampleLoader::SampleLoader(const Source& source, const TransformSpec& spec,
-                           const DecodeOptions& decode, DecodedCache* cache)
+SampleLoader::SampleLoader(const Source& source, const TransformSpec& spec, const DecodeOptions& decode,
+                           DecodedCache* cache)
     : source_(source), spec_(spec), cache_(cache), decoder_(decode) {}
 
 Status SampleLoader::check_size(const SampleParams& params, int width, int height) const {
   if (spec_.geometry == Geometry::kRandomCrop && params.crop.width == 0) {
     const PadSpec& pad = spec_.pad;
     const auto [resized_w, resized_h] = resized_size(spec_.resize, width, height);
-    const std::string resized =
-        spec_.resize.enabled() ? fmt::format(", resized to {}x{}", resized_w, resized_h) : "";
-    return Status::failure(fmt::format(
-        "image is {}x{}{}, padded to {}x{}, smaller than RandomCrop's {}x{} (add pad_if_needed=True, more "
-        "padding or a smaller size)",
-        width, height, resized, resized_w + pad.left + pad.right, resized_h + pad.top + pad.bottom, spec_.out_width,
-        spec_.out_height));
+    const std::string resized = spec_.resize.enabled() ? fmt::format(", resized to {}x{}", resized_w, resized_h) : "";
+    return Status::failure(
+        fmt::format("image is {}x{}{}, padded to {}x{}, smaller than RandomCrop's {}x{} (add pad_if_needed=True, more "
+                    "padding or a smaller size)",
+                    width, height, resized, resized_w + pad.left + pad.right, resized_h + pad.top + pad.bottom,
+                    spec_.out_width, spec_.out_height));
   }
   if (static_cast<int64_t>(params.resized_width) * params.resized_height > kMaxResizedPixels) {
-    return Status::failure(fmt::format(
-        "image is {}x{}, which Resize makes {}x{}: more than {} pixels to pad a RandomCrop window from",
-        width, height, params.resized_width, params.resized_height, kMaxResizedPixels));
+    return Status::failure(
+        fmt::format("image is {}x{}, which Resize makes {}x{}: more than {} pixels to pad a RandomCrop window from",
+                    width, height, params.resized_width, params.resized_height, kMaxResizedPixels));
   }
   if (spec_.geometry == Geometry::kNone &&
       (params.crop.width != spec_.out_width || params.crop.height != spec_.out_height)) {
     return Status::failure("image is " + std::to_string(static_cast<int>(params.crop.width)) + "x" +
                            std::to_string(static_cast<int>(params.crop.height)) + ", expected " +
-                           std::to_string(spec_.out_width) + "x" +
-                           std::to_string(spec_.out_height) +
+                           std::to_string(spec_.out_width) + "x" + std::to_string(spec_.out_height) +
                            " (transform 'none' keeps sizes; add Resize/CenterCrop)");
   }
   return Status::ok_status();
 }
 
-Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t rng_index,
-                          void* out) {
+Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t rng_index, void* out) {
   Stopwatch watch;
   SampleRng rng(seed, static_cast<uint64_t>(epoch), rng_index);
   SampleParams params;
@@ -153,8 +150,8 @@ Status SampleLoader::decode_raw(const SampleData& data, const SampleParams& para
       image.data()[3 * p] = image.data()[3 * p + 1] = image.data()[3 * p + 2] = data.bytes[p];
     }
   } else {
-    return Status::failure("raw sample has " + std::to_string(data.raw_channels) +
-                           " channels; cannot make " + std::to_string(channels));
+    return Status::failure("raw sample has " + std::to_string(data.raw_channels) + " channels; cannot make " +
+                           std::to_string(channels));
   }
   decoded_.crop = params.crop;
   decoded_.scale_num = 8;

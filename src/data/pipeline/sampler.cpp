@@ -35,8 +35,7 @@ void plan_repeated(const std::vector<uint64_t>& order, const SamplerOptions& opt
 
 }  // namespace
 
-EpochPlan plan_epoch(uint64_t dataset_size, int batch_size, const SamplerOptions& options,
-                     int64_t epoch) {
+EpochPlan plan_epoch(uint64_t dataset_size, int batch_size, const SamplerOptions& options, int64_t epoch) {
   if (batch_size < 1) throw UsageError("batch_size must be >= 1 (got " + std::to_string(batch_size) + ")");
   if (options.world_size < 1) {
     throw UsageError("world_size must be >= 1 (got " + std::to_string(options.world_size) + ")");

@@ -12,8 +12,7 @@
 
 namespace stoker::data {
 
-std::optional<std::string> first_named(const std::vector<std::string>& keys,
-                                       const std::array<const char*, 6>& names,
+std::optional<std::string> first_named(const std::vector<std::string>& keys, const std::array<const char*, 6>& names,
                                        const std::string& suffix) {
   for (const char* name : names) {
     const std::string wanted = name + suffix;
@@ -46,9 +45,8 @@ void to_pixels(const NpyArray& x, bool channels_first, SampleArrays* a) {
 void check_one_row_per_sample(const NpyArray& x, const NpyArray& y) {
   if (x.shape.empty()) throw DataError(x.name + " is a scalar; expected one row per sample");
   if (y.shape.empty() || y.rows() != x.rows()) {
-    throw DataError(
-        fmt::format("{} has {} rows and {} has {}; they must have one row per sample each", x.name,
-                    x.rows(), y.name, y.shape.empty() ? 0 : y.rows()));
+    throw DataError(fmt::format("{} has {} rows and {} has {}; they must have one row per sample each", x.name,
+                                x.rows(), y.name, y.shape.empty() ? 0 : y.rows()));
   }
 }
 
@@ -78,8 +76,8 @@ SampleArrays to_sample_arrays(const NpyArray& x, const NpyArray& y, std::string 
   } else {
     const int64_t d = x.row_size();
     if (d < 1 || d > (int64_t{1} << 24)) {
-      throw DataError(fmt::format("{} has shape ({}): {} values per sample, expected 1..16,777,216",
-                                  x.name, fmt::join(x.shape, ", "), d));
+      throw DataError(fmt::format("{} has shape ({}): {} values per sample, expected 1..16,777,216", x.name,
+                                  fmt::join(x.shape, ", "), d));
     }
     a.feature_count = static_cast<int>(d);
     if (in_place) {
@@ -93,10 +91,10 @@ SampleArrays to_sample_arrays(const NpyArray& x, const NpyArray& y, std::string 
   if (y.integral() && y.row_size() == 1) {
     a.labels = npy_to_int64(y);
   } else if (y.integral()) {
-    throw DataError(fmt::format(
-        "{} has shape ({}) of {}: class ids must be one integer per sample; for several "
-        "regression targets store floats",
-        y.name, fmt::join(y.shape, ", "), y.dtype_text()));
+    throw DataError(
+        fmt::format("{} has shape ({}) of {}: class ids must be one integer per sample; for several "
+                    "regression targets store floats",
+                    y.name, fmt::join(y.shape, ", "), y.dtype_text()));
   } else {
     a.target_dim = static_cast<int>(y.row_size());
     a.targets = npy_to_float(y);

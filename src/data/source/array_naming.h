@@ -14,14 +14,11 @@
 
 namespace stoker::data {
 
-inline constexpr std::array<const char*, 6> kFeatureNames{"x",    "X",      "features",
-                                                          "data", "inputs", "images"};
-inline constexpr std::array<const char*, 6> kTargetNames{"y",       "Y",     "labels",
-                                                         "targets", "label", "target"};
+inline constexpr std::array<const char*, 6> kFeatureNames{"x", "X", "features", "data", "inputs", "images"};
+inline constexpr std::array<const char*, 6> kTargetNames{"y", "Y", "labels", "targets", "label", "target"};
 
 // The first of `names` + `suffix` found among `keys`.
-std::optional<std::string> first_named(const std::vector<std::string>& keys,
-                                       const std::array<const char*, 6>& names,
+std::optional<std::string> first_named(const std::vector<std::string>& keys, const std::array<const char*, 6>& names,
                                        const std::string& suffix);
 
 // The splits open_source takes: "train"; "t10k" or "test", the data's own held-out arrays;

@@ -19,15 +19,16 @@ namespace {
 
 // Bytes of one sample's features or pixels.
 size_t row_bytes(const SampleArrays& a) {
-  return a.feature_count > 0 ? static_cast<size_t>(a.feature_count) * sizeof(float)
-                             : static_cast<size_t>(a.width) * static_cast<size_t>(a.height) *
-                                   static_cast<size_t>(a.channels);
+  return a.feature_count > 0
+             ? static_cast<size_t>(a.feature_count) * sizeof(float)
+             : static_cast<size_t>(a.width) * static_cast<size_t>(a.height) * static_cast<size_t>(a.channels);
 }
 
 class ArraySource final : public Source {
  public:
   explicit ArraySource(SampleArrays a)
-      : a_(std::move(a)), ids_(a_.origin, a_.labels.size(), [this](size_t i) { return a_.labels[i]; }),
+      : a_(std::move(a)),
+        ids_(a_.origin, a_.labels.size(), [this](size_t i) { return a_.labels[i]; }),
         // Rows in place are used as they lie when they need no conversion: pixels, and float32
         // in this machine's byte order (at any address: SampleData's contract); others are
         // converted into the caller's buffer as they are read.
@@ -37,10 +38,9 @@ class ArraySource final : public Source {
   std::string name(size_t index) const override { return fmt::format("{}[{}]", a_.item, index); }
   std::string describe() const override {
     std::string text = a_.origin + ": " + with_commas(a_.count);
-    text += a_.feature_count > 0 ? fmt::format(" samples × {} feature{}", a_.feature_count,
-                                               a_.feature_count == 1 ? "" : "s")
-                                 : fmt::format(" images {}x{}{}", a_.width, a_.height,
-                                               a_.channels == 3 ? " RGB" : "");
+    text += a_.feature_count > 0
+                ? fmt::format(" samples × {} feature{}", a_.feature_count, a_.feature_count == 1 ? "" : "s")
+                : fmt::format(" images {}x{}{}", a_.width, a_.height, a_.channels == 3 ? " RGB" : "");
     text += target_kind() == TargetKind::kClass
                 ? ", " + ids_.describe()
                 : fmt::format(", {} float target{}", a_.target_dim, a_.target_dim == 1 ? "" : "s");
@@ -48,9 +48,7 @@ class ArraySource final : public Source {
     if (a_.in_place) text += fmt::format(" · memory-mapped {}", a_.in_place->dtype_text());
     return text;
   }
-  TargetKind target_kind() const override {
-    return a_.labels.empty() ? TargetKind::kRegression : TargetKind::kClass;
-  }
+  TargetKind target_kind() const override { return a_.labels.empty() ? TargetKind::kRegression : TargetKind::kClass; }
   int target_dim() const override { return a_.labels.empty() ? a_.target_dim : 1; }
   const std::vector<std::string>& class_names() const override { return ids_.names(); }
   int64_t label(size_t index) const override { return a_.labels.empty() ? 0 : a_.labels[index]; }
@@ -138,7 +136,7 @@ class ArraySource final : public Source {
   }
   // Where sample `index`'s features or pixels start: in memory, or in the file's map.
   const uint8_t* row_start(size_t index) const {
-    const uint8_t* base = a_.in_place           ? a_.in_place->data.data()
+    const uint8_t* base = a_.in_place            ? a_.in_place->data.data()
                           : a_.feature_count > 0 ? reinterpret_cast<const uint8_t*>(a_.features.data())
                                                  : a_.pixels.data();
     return base + index * stored_row_bytes();
@@ -161,8 +159,8 @@ class ArraySource final : public Source {
   }
 
   SampleArrays a_;
-  NumberedClasses ids_;  // of a_.labels (none for regression targets)
-  bool as_they_lie_;     // feature rows need no conversion
+  NumberedClasses ids_;              // of a_.labels (none for regression targets)
+  bool as_they_lie_;                 // feature rows need no conversion
   std::optional<FeatureSums> sums_;  // of every feature row, from check_features
 };
 
@@ -170,25 +168,21 @@ class ArraySource final : public Source {
 
 std::unique_ptr<Source> make_array_source(SampleArrays a) {
   if (a.count == 0) throw DataError(a.origin + " holds no samples");
-  const size_t per_sample = a.feature_count > 0
-                                ? static_cast<size_t>(a.feature_count)
-                                : static_cast<size_t>(a.width) * static_cast<size_t>(a.height) *
-                                      static_cast<size_t>(a.channels);
-  const size_t held = a.in_place                ? static_cast<size_t>(a.in_place->count())
-                      : a.feature_count > 0     ? a.features.size()
-                                                : a.pixels.size();
+  const size_t per_sample = a.feature_count > 0 ? static_cast<size_t>(a.feature_count)
+                                                : static_cast<size_t>(a.width) * static_cast<size_t>(a.height) *
+                                                      static_cast<size_t>(a.channels);
+  const size_t held = a.in_place            ? static_cast<size_t>(a.in_place->count())
+                      : a.feature_count > 0 ? a.features.size()
+                                            : a.pixels.size();
   if (per_sample == 0 || held != a.count * per_sample) {
-    throw DataError(
-        fmt::format("{}: {} values for {} samples of {}", a.origin, held, a.count, per_sample));
+    throw DataError(fmt::format("{}: {} values for {} samples of {}", a.origin, held, a.count, per_sample));
   }
   if (!a.labels.empty()) {
     if (a.labels.size() != a.count)
-      throw DataError(
-          fmt::format("{}: {} class ids for {} samples", a.origin, a.labels.size(), a.count));
+      throw DataError(fmt::format("{}: {} class ids for {} samples", a.origin, a.labels.size(), a.count));
   } else {
     if (a.target_dim < 1 || a.targets.size() != a.count * static_cast<size_t>(a.target_dim)) {
-      throw DataError(
-          fmt::format("{}: {} targets for {} samples", a.origin, a.targets.size(), a.count));
+      throw DataError(fmt::format("{}: {} targets for {} samples", a.origin, a.targets.size(), a.count));
     }
   }
   auto source = std::make_unique<ArraySource>(std::move(a));

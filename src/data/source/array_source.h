@@ -41,7 +41,8 @@ struct SampleArrays {
 };
 
 // Checks the arrays (sizes agree, values finite: a pass over rows read in place too) and wraps
-// them. Throws DataError naming `arrays.origin`. Class ids are checked later, by check_class_ids, once the task is known.
+// them. Throws DataError naming `arrays.origin`. Class ids are checked later, by check_class_ids, once the task is
+// known.
 std::unique_ptr<Source> make_array_source(SampleArrays arrays);
 
 // True for an .npz that holds held-out arrays, x_val / y_val ... x_test / y_test (numpy_source.cpp).

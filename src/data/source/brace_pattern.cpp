@@ -23,9 +23,10 @@ std::vector<std::string> alternatives(const std::string& inside, const std::stri
     };
     long long from = 0, to = 0;
     if (!integer(a, &from) || !integer(b, &to)) {
-      throw UsageError(fmt::format("dataset pattern {}: the range {{{}}} needs two integers, as in "
-                                   "train-{{000000..000146}}.tar",
-                                   pattern, inside));
+      throw UsageError(
+          fmt::format("dataset pattern {}: the range {{{}}} needs two integers, as in "
+                      "train-{{000000..000146}}.tar",
+                      pattern, inside));
     }
     const long long count = (to >= from ? to - from : from - to) + 1;
     if (count > static_cast<long long>(kMaxBraceNames)) {
@@ -74,9 +75,10 @@ std::vector<std::string> expand_braces(const std::string& pattern) {
   if (!has_brace_group(pattern)) return {pattern};
   const size_t last_open = pattern.rfind('{'), last_close = pattern.rfind('}');
   if (last_close == std::string::npos || last_open > last_close) {
-    throw UsageError(fmt::format("dataset pattern {}: the '{{' at character {} is not closed; write "
-                                 "train-{{000000..000146}}.tar or {{a,b}}",
-                                 pattern, last_open + 1));
+    throw UsageError(
+        fmt::format("dataset pattern {}: the '{{' at character {} is not closed; write "
+                    "train-{{000000..000146}}.tar or {{a,b}}",
+                    pattern, last_open + 1));
   }
   std::vector<std::string> done, todo{pattern};
   while (!todo.empty()) {

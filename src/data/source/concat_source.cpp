@@ -88,16 +88,20 @@ class ConcatSource final : public Source {
   // Throws DataError when `part` holds other samples than `first` does.
   void agree(const Source& first, const Source& part) const {
     const auto differ = [&](const std::string& what, const auto& here, const auto& there) {
-      throw DataError(fmt::format("{} and {} (both matching {}) differ in {}: {} and {}; the files of one dataset must "
-                                  "hold the same kind of samples",
-                                  first.name(0), part.name(0), pattern_, what, here, there));
+      throw DataError(
+          fmt::format("{} and {} (both matching {}) differ in {}: {} and {}; the files of one dataset must "
+                      "hold the same kind of samples",
+                      first.name(0), part.name(0), pattern_, what, here, there));
     };
     if (first.target_kind() != part.target_kind()) {
-      const auto kind = [](const Source& s) { return s.target_kind() == TargetKind::kClass ? "class ids" : "float targets"; };
+      const auto kind = [](const Source& s) {
+        return s.target_kind() == TargetKind::kClass ? "class ids" : "float targets";
+      };
       differ("their targets", kind(first), kind(part));
     }
     if (first.target_dim() != part.target_dim()) differ("targets per sample", first.target_dim(), part.target_dim());
-    if (first.feature_count() != part.feature_count()) differ("features per sample", first.feature_count(), part.feature_count());
+    if (first.feature_count() != part.feature_count())
+      differ("features per sample", first.feature_count(), part.feature_count());
     int w1 = 0, h1 = 0, c1 = 0, w2 = 0, h2 = 0, c2 = 0;
     first.fixed_shape(&w1, &h1, &c1);
     part.fixed_shape(&w2, &h2, &c2);

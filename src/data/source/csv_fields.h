@@ -22,7 +22,6 @@ std::string inexact_label_error(const std::string& where, const std::string& tex
 
 // A CSV target cell that is not a number, or NaN or infinite: the DataError text, naming `where`
 // and `what` ("target 2", "column 3 ('price')"); "" for a finite number, stored in `value`.
-std::string target_cell_error(const std::string& where, const std::string& what, const std::string& text,
-                              float* value);
+std::string target_cell_error(const std::string& where, const std::string& what, const std::string& text, float* value);
 
 }  // namespace stoker::data

@@ -15,8 +15,7 @@ namespace stoker::data {
 
 namespace {
 
-constexpr std::array<const char*, 6> kTargetColumns{"label", "target", "y",
-                                                    "class", "labels", "targets"};
+constexpr std::array<const char*, 6> kTargetColumns{"label", "target", "y", "class", "labels", "targets"};
 
 std::string lower(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(),
@@ -26,8 +25,7 @@ std::string lower(std::string text) {
 
 bool all_numbers(const std::vector<std::string>& fields) {
   float value = 0;
-  return std::all_of(fields.begin(), fields.end(),
-                     [&](const std::string& f) { return parse_float(f, &value); });
+  return std::all_of(fields.begin(), fields.end(), [&](const std::string& f) { return parse_float(f, &value); });
 }
 
 // The first two non-blank lines' fields.
@@ -67,17 +65,16 @@ std::unique_ptr<Source> open_feature_table(const std::string& csv_path) {
     const std::vector<std::string> fields = split_csv_line(line);
     if (columns < 0) {
       if (fields.size() < 2) {
-        throw DataError(
-            fmt::format("{}:{}: a feature table needs at least one feature and one target column",
-                        csv_path, line_number));
+        throw DataError(fmt::format("{}:{}: a feature table needs at least one feature and one target column", csv_path,
+                                    line_number));
       }
       columns = static_cast<int>(fields.size());
       target = columns - 1;
       if (!all_numbers(fields)) {  // the header: it may name the target column
         header = fields;
         for (const char* name : kTargetColumns) {
-          const auto at = std::find_if(header.begin(), header.end(),
-                                       [&](const std::string& h) { return lower(h) == name; });
+          const auto at =
+              std::find_if(header.begin(), header.end(), [&](const std::string& h) { return lower(h) == name; });
           if (at != header.end()) {
             target = static_cast<int>(at - header.begin());
             break;
@@ -87,19 +84,17 @@ std::unique_ptr<Source> open_feature_table(const std::string& csv_path) {
       }
     }
     if (static_cast<int>(fields.size()) != columns) {
-      throw DataError(fmt::format("{}:{}: {} columns, but the {} has {}", csv_path, line_number,
-                                  fields.size(), header.empty() ? "first row" : "header", columns));
+      throw DataError(fmt::format("{}:{}: {} columns, but the {} has {}", csv_path, line_number, fields.size(),
+                                  header.empty() ? "first row" : "header", columns));
     }
     for (int c = 0; c < columns; ++c) {
       const std::string& text = fields[static_cast<size_t>(c)];
       float value = 0;
       if (!parse_float(text, &value)) {
         const std::string column =
-            header.empty() ? fmt::format("{}", c + 1)
-                           : fmt::format("{} ('{}')", c + 1, header[static_cast<size_t>(c)]);
-        throw DataError(fmt::format(
-            "{}:{}: column {} is {}; every cell must be a number (fill or drop missing values)",
-            csv_path, line_number, column, text.empty() ? "empty" : "'" + text + "'"));
+            header.empty() ? fmt::format("{}", c + 1) : fmt::format("{} ('{}')", c + 1, header[static_cast<size_t>(c)]);
+        throw DataError(fmt::format("{}:{}: column {} is {}; every cell must be a number (fill or drop missing values)",
+                                    csv_path, line_number, column, text.empty() ? "empty" : "'" + text + "'"));
       }
       if (c != target) {
         features.push_back(value);
@@ -116,9 +111,8 @@ std::unique_ptr<Source> open_feature_table(const std::string& csv_path) {
   if (targets.empty()) throw DataError("feature table " + csv_path + " has no rows");
 
   SampleArrays a;
-  a.origin = fmt::format(
-      "feature table {}{}", csv_path,
-      header.empty() ? "" : fmt::format(" (target '{}')", header[static_cast<size_t>(target)]));
+  a.origin = fmt::format("feature table {}{}", csv_path,
+                         header.empty() ? "" : fmt::format(" (target '{}')", header[static_cast<size_t>(target)]));
   a.item = csv_path + " row";
   a.count = targets.size();
   a.feature_count = columns - 1;

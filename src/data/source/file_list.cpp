@@ -17,8 +17,8 @@ namespace {
 class FileListSource final : public Source {
  public:
   // `inexact_label`: inexact_label_error's text for the first label float32 cannot hold ("").
-  FileListSource(std::string csv, std::vector<std::string> paths, std::vector<float> targets, int dim,
-                 TargetKind kind, std::string inexact_label)
+  FileListSource(std::string csv, std::vector<std::string> paths, std::vector<float> targets, int dim, TargetKind kind,
+                 std::string inexact_label)
       : csv_(std::move(csv)),
         inexact_label_(std::move(inexact_label)),
         paths_(std::move(paths)),
@@ -42,15 +42,11 @@ class FileListSource final : public Source {
     if (!inexact_label_.empty()) throw DataError(inexact_label_);
     ids_.check(max_classes, [this](size_t i) { return paths_[i]; });
   }
-  int64_t label(size_t index) const override {
-    return class_id_of(targets_[index * static_cast<size_t>(dim_)]);
-  }
+  int64_t label(size_t index) const override { return class_id_of(targets_[index * static_cast<size_t>(dim_)]); }
   void targets(size_t index, float* out) const override {
     for (int k = 0; k < dim_; ++k) out[k] = targets_[index * static_cast<size_t>(dim_) + k];
   }
-  Status read(size_t index, SampleData* out) const override {
-    return read_whole_file(paths_[index], out);
-  }
+  Status read(size_t index, SampleData* out) const override { return read_whole_file(paths_[index], out); }
 
  private:
   std::string csv_;

@@ -18,10 +18,14 @@ namespace {
 
 std::string errno_reason(int err) {
   switch (err) {
-    case ENOENT: return "file not found";
-    case EACCES: return "permission denied";
-    case EISDIR: return "is a directory";
-    default: return std::string("cannot open: ") + std::strerror(err);
+    case ENOENT:
+      return "file not found";
+    case EACCES:
+      return "permission denied";
+    case EISDIR:
+      return "is a directory";
+    default:
+      return std::string("cannot open: ") + std::strerror(err);
   }
 }
 

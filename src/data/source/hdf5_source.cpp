@@ -147,8 +147,8 @@ std::optional<std::string> missing_filter(hid_t dataset) {
     unsigned flags = 0, config = 0;
     size_t values = 0;
     char name[64] = {};
-    const H5Z_filter_t id = H5Pget_filter2(plist.get(), static_cast<unsigned>(i), &flags, &values,
-                                           nullptr, sizeof name, name, &config);
+    const H5Z_filter_t id =
+        H5Pget_filter2(plist.get(), static_cast<unsigned>(i), &flags, &values, nullptr, sizeof name, name, &config);
     if (id >= 0 && H5Zfilter_avail(id) <= 0) {
       return id == 32000 ? std::string("lzf (filter 32000, h5py's own)")
                          : fmt::format("{} (filter {})", name[0] != '\0' ? name : "unnamed", id);
@@ -162,8 +162,8 @@ bool ieee_float(hid_t type, size_t size) {
   size_t spos = 0, epos = 0, esize = 0, mpos = 0, msize = 0;
   if (H5Tget_fields(type, &spos, &epos, &esize, &mpos, &msize) < 0 || mpos != 0) return false;
   const size_t bits = size * 8, exponent_bits = size == 2 ? 5 : size == 4 ? 8 : 11;
-  return spos == bits - 1 && esize == exponent_bits && epos == bits - 1 - exponent_bits &&
-         msize == epos && H5Tget_ebias(type) == (size_t{1} << (exponent_bits - 1)) - 1;
+  return spos == bits - 1 && esize == exponent_bits && epos == bits - 1 - exponent_bits && msize == epos &&
+         H5Tget_ebias(type) == (size_t{1} << (exponent_bits - 1)) - 1;
 }
 
 // `dataset`'s elements where they lie in `file_path`, when the file keeps them as plain
@@ -276,13 +276,13 @@ Hdf5Array read_dataset(hid_t file, const std::string& path, const std::string& k
     a.kind = 'f';
     a.itemsize = size == 8 ? 8 : 4;
   } else if (type_class == H5T_ENUM) {
-    throw DataError(fmt::format(
-        "{} is an enum dataset (h5py stores bool arrays this way); stoker reads integer and "
-        "float datasets: store it with .astype(np.uint8) or .astype(np.int64)",
-        a.name));
+    throw DataError(
+        fmt::format("{} is an enum dataset (h5py stores bool arrays this way); stoker reads integer and "
+                    "float datasets: store it with .astype(np.uint8) or .astype(np.int64)",
+                    a.name));
   } else {
-    throw DataError(fmt::format("{} holds {} values; stoker reads integer and float datasets: {}",
-                                a.name, class_text(type_class), kHdf5ConvertHint));
+    throw DataError(fmt::format("{} holds {} values; stoker reads integer and float datasets: {}", a.name,
+                                class_text(type_class), kHdf5ConvertHint));
   }
 
   const H5S_class_t space_class = H5Sget_simple_extent_type(space.get());
@@ -296,22 +296,20 @@ Hdf5Array read_dataset(hid_t file, const std::string& path, const std::string& k
     a.shape.push_back(static_cast<int64_t>(d));
     count *= d;
     if (count > (uint64_t{1} << 40)) {
-      throw DataError(fmt::format("{} has shape ({}): too large to hold in memory", a.name,
-                                  fmt::join(a.shape, ", ")));
+      throw DataError(fmt::format("{} has shape ({}): too large to hold in memory", a.name, fmt::join(a.shape, ", ")));
     }
   }
   if (const auto filter = missing_filter(dataset.get())) {
-    throw DataError(fmt::format(
-        "{} is compressed with {}, which this HDF5 library cannot decode; rewrite it with "
-        "compression=\"gzip\" or none",
-        a.name, *filter));
+    throw DataError(
+        fmt::format("{} is compressed with {}, which this HDF5 library cannot decode; rewrite it with "
+                    "compression=\"gzip\" or none",
+                    a.name, *filter));
   }
   if (may_map) {
     if (auto placed = in_place(dataset.get(), type.get(), a, count, path)) return std::move(*placed);
   }
   out.bytes.resize(static_cast<size_t>(count) * static_cast<size_t>(a.itemsize));
-  if (count > 0 &&
-      H5Dread(dataset.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.bytes.data()) < 0) {
+  if (count > 0 && H5Dread(dataset.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.bytes.data()) < 0) {
     throw DataError(a.name + ": cannot read its values (a damaged or truncated file?)");
   }
   a.big_endian = false;  // H5Dread converted to the native (little-endian) order
@@ -347,7 +345,7 @@ std::vector<std::string> names_of(const std::vector<Entry>& entries, H5I_type_t 
 struct Search {
   std::string group;
   std::vector<Entry> entries;
-  std::vector<std::string> subgroups;  // split groups of `group` that exist, e.g. "train"
+  std::vector<std::string> subgroups;                        // split groups of `group` that exist, e.g. "train"
   std::optional<std::pair<std::string, std::string>> found;  // dataset paths from the root
 };
 
@@ -359,9 +357,10 @@ Search search(hid_t file, const std::string& path, const std::string& group, con
   auto entries = entries_of(file, group);
   if (!entries) {
     if (H5Lexists(file, group.c_str(), H5P_DEFAULT) > 0) {
-      throw DataError(fmt::format("{} names '{}', which is not a group; name the group that holds the features and "
-                                  "targets datasets (file.h5:group)",
-                                  path, group));
+      throw DataError(
+          fmt::format("{} names '{}', which is not a group; name the group that holds the features and "
+                      "targets datasets (file.h5:group)",
+                      path, group));
     }
     const auto root = entries_of(file, "");
     throw DataError(fmt::format("{} has no group '{}' (the root holds: {}); name a group as file.h5:group/subgroup",
@@ -412,11 +411,11 @@ std::string searched_where(const Search& s) {
         "or name the group that holds them as file.h5:group",
         path, names_looked_for(kFeatureNames, suffixes), searched_where(s), listing(s.entries)));
   }
-  throw DataError(fmt::format(
-      "{} has the features {} but no targets dataset (looked for {} {}; found: {}); write them with "
-      "f.create_dataset(\"y\", data=y)",
-      path, in_group(s.group, *features), names_looked_for(kTargetNames, suffixes), searched_where(s),
-      listing(s.entries)));
+  throw DataError(
+      fmt::format("{} has the features {} but no targets dataset (looked for {} {}; found: {}); write them with "
+                  "f.create_dataset(\"y\", data=y)",
+                  path, in_group(s.group, *features), names_looked_for(kTargetNames, suffixes), searched_where(s),
+                  listing(s.entries)));
 }
 
 }  // namespace
@@ -438,8 +437,8 @@ std::unique_ptr<Source> open_hdf5(const std::string& path, const std::string& sp
     // The features are read in place where the file allows it; the targets into memory.
     const Hdf5Array x = read_dataset(file.get(), file_path, x_name, true);
     const Hdf5Array y = read_dataset(file.get(), file_path, y_name);
-    arrays = to_sample_arrays(x.array, y.array, fmt::format("arrays {} ({}, {})", file_path, x_name, y_name),
-                              x.mapping);
+    arrays =
+        to_sample_arrays(x.array, y.array, fmt::format("arrays {} ({}, {})", file_path, x_name, y_name), x.mapping);
   }
   return make_array_source(std::move(arrays));
 }

@@ -10,8 +10,7 @@ namespace stoker::data {
 
 std::unique_ptr<Source> open_hdf5(const std::string& path, const std::string&) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec))
-    throw DataError("dataset file " + path + " does not exist");
+  if (!std::filesystem::exists(path, ec)) throw DataError("dataset file " + path + " does not exist");
   throw DataError(path +
                   ": this stoker was built without HDF5 support; install libhdf5-dev and rebuild, "
                   "or save the arrays with numpy.savez");

@@ -24,7 +24,8 @@ void shuffle(std::vector<size_t>* rows, SampleRng* rng) {
 
 HeldOut hold_out(std::shared_ptr<const Source> source, double fraction, uint64_t seed) {
   if (!(fraction > 0 && fraction < 1)) {
-    throw UsageError(fmt::format("val_split must be in (0, 1) to hold out part of the training data (got {})", fraction));
+    throw UsageError(
+        fmt::format("val_split must be in (0, 1) to hold out part of the training data (got {})", fraction));
   }
   // The groups whose shares are kept: one per class for class ids, else one of all samples.
   std::map<int64_t, std::vector<size_t>> groups;
@@ -42,12 +43,12 @@ HeldOut hold_out(std::shared_ptr<const Source> source, double fraction, uint64_t
     // The largest group decides: a fraction of 1/n of it holds out one sample, 1 - 1/n keeps one.
     size_t largest = 1;
     for (const auto& [label, rows] : groups) largest = std::max(largest, rows.size());
-    throw UsageError(fmt::format("val_split {} of {} samples{} leaves {} for validation and {} for training; both need "
-                                 "some: choose a split between {:.3g} and {:.3g}, or give --val-data",
-                                 fraction, with_commas(source->size()),
-                                 classes ? fmt::format(" ({} per class at most)", with_commas(largest)) : "", val.size(),
-                                 train.size(), 1.0 / static_cast<double>(largest),
-                                 1.0 - 1.0 / static_cast<double>(largest)));
+    throw UsageError(
+        fmt::format("val_split {} of {} samples{} leaves {} for validation and {} for training; both need "
+                    "some: choose a split between {:.3g} and {:.3g}, or give --val-data",
+                    fraction, with_commas(source->size()),
+                    classes ? fmt::format(" ({} per class at most)", with_commas(largest)) : "", val.size(),
+                    train.size(), 1.0 / static_cast<double>(largest), 1.0 - 1.0 / static_cast<double>(largest)));
   }
   std::sort(train.begin(), train.end());  // file order: reads stay as local as the source's
   std::sort(val.begin(), val.end());

@@ -48,8 +48,8 @@ class IdxFile {
     }
     const int rank = bytes_[3];
     if (rank != expected_rank) {
-      throw DataError("IDX file " + path_ + " has " + std::to_string(rank) +
-                      " dimensions, expected " + std::to_string(expected_rank));
+      throw DataError("IDX file " + path_ + " has " + std::to_string(rank) + " dimensions, expected " +
+                      std::to_string(expected_rank));
     }
     if (bytes_.size() < 4 + 4 * static_cast<size_t>(rank)) {
       throw DataError("IDX file " + path_ + " is truncated (header)");
@@ -61,8 +61,8 @@ class IdxFile {
     }
     const uint64_t payload = declared_payload(dims);
     if (bytes_.size() - (4 + 4 * dims.size()) < payload) {
-      throw DataError("IDX file " + path_ + " is truncated: header promises " +
-                      std::to_string(payload) + " bytes of data");
+      throw DataError("IDX file " + path_ + " is truncated: header promises " + std::to_string(payload) +
+                      " bytes of data");
     }
     return dims;
   }
@@ -117,14 +117,16 @@ class IdxFile {
       std::error_code ec;
       const uint64_t compressed = fs::file_size(path_, ec);
       if (!ec && payload > 1032 * compressed + (uint64_t{1} << 16)) {
-        throw DataError(fmt::format("IDX file {} declares {} bytes of data, more than its {} compressed bytes can hold; "
-                                    "it is damaged",
-                                    path_, payload, compressed));
+        throw DataError(
+            fmt::format("IDX file {} declares {} bytes of data, more than its {} compressed bytes can hold; "
+                        "it is damaged",
+                        path_, payload, compressed));
       }
       if (static_cast<double>(payload) > 0.9 * free_ram_bytes()) {
-        throw DataError(fmt::format("IDX file {} declares {:.1f} GB of data, more than the {:.1f} GB of memory free "
-                                    "to inflate it into; gunzip it (plain IDX files are read in place)",
-                                    path_, static_cast<double>(payload) / 1e9, free_ram_bytes() / 1e9));
+        throw DataError(
+            fmt::format("IDX file {} declares {:.1f} GB of data, more than the {:.1f} GB of memory free "
+                        "to inflate it into; gunzip it (plain IDX files are read in place)",
+                        path_, static_cast<double>(payload) / 1e9, free_ram_bytes() / 1e9));
       }
       // Address space for the whole payload, so the vector never moves; its pages are touched
       // only as the data arrives.
@@ -146,9 +148,8 @@ class IdxSource final : public Source {
     const auto image_dims = images_.header(3);
     const auto label_dims = labels_.header(1);
     if (image_dims[0] != label_dims[0]) {
-      throw DataError("IDX files disagree: " + images_path + " has " +
-                      std::to_string(image_dims[0]) + " images but " + labels_path + " has " +
-                      std::to_string(label_dims[0]) + " labels");
+      throw DataError("IDX files disagree: " + images_path + " has " + std::to_string(image_dims[0]) + " images but " +
+                      labels_path + " has " + std::to_string(label_dims[0]) + " labels");
     }
     count_ = image_dims[0];
     height_ = static_cast<int>(image_dims[1]);
@@ -160,20 +161,15 @@ class IdxSource final : public Source {
   }
 
   size_t size() const override { return count_; }
-  std::string name(size_t index) const override {
-    return images_.path() + "[" + std::to_string(index) + "]";
-  }
+  std::string name(size_t index) const override { return images_.path() + "[" + std::to_string(index) + "]"; }
   std::string describe() const override {
-    return "IDX " + images_.path() + ": " + with_commas(count_) + " images " +
-           std::to_string(width_) + "x" + std::to_string(height_) + ", " +
-           std::to_string(classes_.size()) + " classes";
+    return "IDX " + images_.path() + ": " + with_commas(count_) + " images " + std::to_string(width_) + "x" +
+           std::to_string(height_) + ", " + std::to_string(classes_.size()) + " classes";
   }
   TargetKind target_kind() const override { return TargetKind::kClass; }
   const std::vector<std::string>& class_names() const override { return classes_; }
   int64_t label(size_t index) const override { return labels_.payload(1)[index]; }
-  void targets(size_t index, float* out) const override {
-    out[0] = static_cast<float>(label(index));
-  }
+  void targets(size_t index, float* out) const override { out[0] = static_cast<float>(label(index)); }
   Status read(size_t index, SampleData* out) const override {
     const size_t pixels = static_cast<size_t>(width_) * height_;
     out->bytes = std::span<const uint8_t>(images_.payload(3) + index * pixels, pixels);

@@ -19,9 +19,8 @@ namespace {
 
 class ImageFolderSource final : public Source {
  public:
-  ImageFolderSource(std::string root, std::vector<std::string> classes,
-                    std::vector<std::string> paths, std::vector<int64_t> labels, size_t skipped,
-                    size_t repeated_folders)
+  ImageFolderSource(std::string root, std::vector<std::string> classes, std::vector<std::string> paths,
+                    std::vector<int64_t> labels, size_t skipped, size_t repeated_folders)
       : root_(std::move(root)),
         classes_(std::move(classes)),
         paths_(std::move(paths)),
@@ -44,12 +43,8 @@ class ImageFolderSource final : public Source {
   TargetKind target_kind() const override { return TargetKind::kClass; }
   const std::vector<std::string>& class_names() const override { return classes_; }
   int64_t label(size_t index) const override { return labels_[index]; }
-  void targets(size_t index, float* out) const override {
-    out[0] = static_cast<float>(labels_[index]);
-  }
-  Status read(size_t index, SampleData* out) const override {
-    return read_whole_file(paths_[index], out);
-  }
+  void targets(size_t index, float* out) const override { out[0] = static_cast<float>(labels_[index]); }
+  Status read(size_t index, SampleData* out) const override { return read_whole_file(paths_[index], out); }
 
  private:
   std::string root_;
@@ -106,8 +101,7 @@ std::unique_ptr<Source> open_image_folder(const std::string& root) {
     const fs::path class_dir = fs::path(root) / classes[class_id];
     if (!claimed[class_id]) continue;
     fs::recursive_directory_iterator walk(
-        class_dir, fs::directory_options::follow_directory_symlink |
-                       fs::directory_options::skip_permission_denied, ec);
+        class_dir, fs::directory_options::follow_directory_symlink | fs::directory_options::skip_permission_denied, ec);
     if (ec) throw DataError("cannot read class folder " + class_dir.string() + ": " + ec.message());
     for (; walk != fs::recursive_directory_iterator(); walk.increment(ec)) {
       if (ec) throw DataError("cannot read class folder " + class_dir.string() + ": " + ec.message());
@@ -135,8 +129,8 @@ std::unique_ptr<Source> open_image_folder(const std::string& root) {
     throw DataError("no images found under " + root + " (looked for .jpg, .jpeg, .png in " +
                     std::to_string(classes.size()) + " class folders)");
   }
-  return std::make_unique<ImageFolderSource>(root, std::move(classes), std::move(paths),
-                                             std::move(labels), skipped, repeated_folders);
+  return std::make_unique<ImageFolderSource>(root, std::move(classes), std::move(paths), std::move(labels), skipped,
+                                             repeated_folders);
 }
 
 }  // namespace stoker::data

@@ -15,16 +15,14 @@ namespace stoker::data {
 namespace {
 
 constexpr uint8_t kNpyMagic[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
-constexpr const char* kNpyConvertHint =
-    "save it with x.astype(np.float32) (features) or np.int64 (class ids)";
+constexpr const char* kNpyConvertHint = "save it with x.astype(np.float32) (features) or np.int64 (class ids)";
 
 [[noreturn]] void fail(const std::string& name, const std::string& what) {
   throw DataError(fmt::format("{}: {}", name, what));
 }
 
 // The value of `key` in the header's dict literal, e.g. 'descr' -> "'<f4'", 'shape' -> "(3, 4)".
-std::string header_value(const std::string& header, const std::string& key,
-                         const std::string& name) {
+std::string header_value(const std::string& header, const std::string& key, const std::string& name) {
   size_t at = header.find("'" + key + "'");
   if (at == std::string::npos) at = header.find("\"" + key + "\"");
   if (at == std::string::npos) fail(name, "the .npy header has no '" + key + "'");
@@ -107,8 +105,7 @@ double element(const NpyArray& a, int64_t index) {
     case 'i': {
       if (width == 64) return static_cast<double>(static_cast<int64_t>(bits));
       const uint64_t sign_bit = uint64_t{1} << (width - 1);
-      return static_cast<double>(static_cast<int64_t>((bits ^ sign_bit)) -
-                                 static_cast<int64_t>(sign_bit));
+      return static_cast<double>(static_cast<int64_t>((bits ^ sign_bit)) - static_cast<int64_t>(sign_bit));
     }
     default:  // 'u', 'b'
       return static_cast<double>(bits);
@@ -118,8 +115,7 @@ double element(const NpyArray& a, int64_t index) {
 // Storage index of C-order element k (the identity unless Fortran-ordered).
 class StorageIndex {
  public:
-  explicit StorageIndex(const NpyArray& a)
-      : shape_(a.shape), fortran_(a.fortran_order && a.shape.size() > 1) {
+  explicit StorageIndex(const NpyArray& a) : shape_(a.shape), fortran_(a.fortran_order && a.shape.size() > 1) {
     counter_.assign(shape_.size(), 0);
     int64_t stride = 1;
     for (int64_t dim : shape_) {
@@ -180,8 +176,8 @@ NpyArray read_npy_header(std::span<const uint8_t> bytes, const std::string& name
     header_at = 10;
   } else if (major == 2 || major == 3) {
     if (bytes.size() < 12) fail(name, "is truncated in its .npy header");
-    header_len = bytes[8] | (static_cast<size_t>(bytes[9]) << 8) |
-                 (static_cast<size_t>(bytes[10]) << 16) | (static_cast<size_t>(bytes[11]) << 24);
+    header_len = bytes[8] | (static_cast<size_t>(bytes[9]) << 8) | (static_cast<size_t>(bytes[10]) << 16) |
+                 (static_cast<size_t>(bytes[11]) << 24);
     header_at = 12;
   } else {
     fail(name, fmt::format(".npy format version {} is not known (1, 2 and 3 are)", major));
@@ -208,9 +204,8 @@ NpyArray read_npy_header(std::span<const uint8_t> bytes, const std::string& name
                       (a.itemsize == 1 || a.itemsize == 2 || a.itemsize == 4 || a.itemsize == 8)) ||
                      (a.kind == 'b' && a.itemsize == 1);
   if (!known) {
-    fail(name,
-         "has dtype '" + descr +
-             "'; stoker reads bool, int8..int64, uint8..uint64 and float16/32/64: " + kNpyConvertHint);
+    fail(name, "has dtype '" + descr +
+                   "'; stoker reads bool, int8..int64, uint8..uint64 and float16/32/64: " + kNpyConvertHint);
   }
   const std::string fortran = header_value(header, "fortran_order", name);
   a.fortran_order = fortran == "True";
@@ -243,9 +238,8 @@ NpyArray parse_npy(std::span<const uint8_t> bytes, const std::string& name) {
   for (int64_t dim : a.shape)
     overflow = overflow || __builtin_mul_overflow(payload, static_cast<uint64_t>(dim), &payload);
   if (overflow || bytes.size() - data_at < payload) {
-    fail(name,
-         fmt::format("is truncated: its shape ({}) of {} needs {} bytes, the file has {}",
-                     fmt::join(a.shape, ", "), a.dtype_text(), payload, bytes.size() - data_at));
+    fail(name, fmt::format("is truncated: its shape ({}) of {} needs {} bytes, the file has {}",
+                           fmt::join(a.shape, ", "), a.dtype_text(), payload, bytes.size() - data_at));
   }
   a.data = bytes.subspan(data_at, payload);
   return a;
@@ -305,7 +299,8 @@ void npy_row_to_float(const NpyArray& a, size_t row, float* out) {
     }
     return;
   }
-  if (native && a.itemsize == 1) return a.kind == 'i' ? cast_row<int8_t>(from, n, out) : cast_row<uint8_t>(from, n, out);
+  if (native && a.itemsize == 1)
+    return a.kind == 'i' ? cast_row<int8_t>(from, n, out) : cast_row<uint8_t>(from, n, out);
   const auto first = static_cast<int64_t>(row * n);
   for (size_t j = 0; j < n; ++j) out[j] = static_cast<float>(element(a, first + static_cast<int64_t>(j)));
 }

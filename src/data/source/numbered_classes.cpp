@@ -27,8 +27,8 @@ void NumberedClasses::check(int64_t max_classes, const std::function<std::string
   if (count_ == 0) return;
   if (min_ < 0) {
     throw DataError(fmt::format(
-        "{}: class id {} of {} is negative; class ids must be 0..K-1 (for quantities, pass --task regression)",
-        origin_, min_, sample_name(first_min_)));
+        "{}: class id {} of {} is negative; class ids must be 0..K-1 (for quantities, pass --task regression)", origin_,
+        min_, sample_name(first_min_)));
   }
   if (max_ >= max_classes) {
     throw DataError(fmt::format(

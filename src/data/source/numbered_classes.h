@@ -45,7 +45,7 @@ class NumberedClasses {
   std::string origin_;
   size_t count_ = 0;
   int64_t min_ = 0;
-  int64_t max_ = -1;  // -1 when there are no ids
+  int64_t max_ = -1;      // -1 when there are no ids
   size_t first_min_ = 0;  // the first sample with id min_
   mutable std::once_flag made_;
   mutable std::vector<std::string> names_;

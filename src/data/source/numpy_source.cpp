@@ -6,8 +6,8 @@
 #include <array>
 #include <filesystem>
 #include <memory>
-#include <span>
 #include <optional>
+#include <span>
 
 #include "array_naming.h"
 #include "array_source.h"
@@ -26,8 +26,7 @@ namespace {
 std::vector<std::string> npz_keys(const ZipArchive& zip) {
   std::vector<std::string> keys;
   for (const auto& m : zip.members()) {
-    if (m.name.size() > 4 && m.name.ends_with(".npy"))
-      keys.push_back(m.name.substr(0, m.name.size() - 4));
+    if (m.name.size() > 4 && m.name.ends_with(".npy")) keys.push_back(m.name.substr(0, m.name.size() - 4));
   }
   return keys;
 }
@@ -38,10 +37,11 @@ std::unique_ptr<Source> open_npz(const std::string& path, const std::string& spl
   const std::vector<std::string> suffixes = split_suffixes(split);
   const auto pair = array_pair(keys, suffixes);
   if (!pair) {
-    throw DataError(fmt::format("{} holds the arrays [{}]; expected features named {} and targets named {}; save "
-                                "with np.savez(path, x=..., y=...)",
-                                path, fmt::join(keys, ", "), names_looked_for(kFeatureNames, suffixes),
-                                names_looked_for(kTargetNames, suffixes)));
+    throw DataError(
+        fmt::format("{} holds the arrays [{}]; expected features named {} and targets named {}; save "
+                    "with np.savez(path, x=..., y=...)",
+                    path, fmt::join(keys, ", "), names_looked_for(kFeatureNames, suffixes),
+                    names_looked_for(kTargetNames, suffixes)));
   }
   const auto member = [&](const std::string& key) -> const ZipArchive::Member& { return *zip.find(key + ".npy"); };
   // np.savez stores members uncompressed: the features are read in place from the archive's
@@ -55,13 +55,14 @@ std::unique_ptr<Source> open_npz(const std::string& path, const std::string& spl
                            parse_npy_header(y_bytes, path + ":" + pair->second));
   const bool stored = x_member.method == 0;
   if (const double free = stored ? 0 : free_ram_bytes(); !stored && static_cast<double>(x_member.size) > 0.9 * free) {
-    throw DataError(fmt::format("{}:{} inflates to {:.1f} GB, more than the {:.1f} GB of memory free; save it with "
-                                "np.savez (uncompressed arrays are read in place, not into memory)",
-                                path, pair->first, static_cast<double>(x_member.size) / 1e9, free / 1e9));
+    throw DataError(
+        fmt::format("{}:{} inflates to {:.1f} GB, more than the {:.1f} GB of memory free; save it with "
+                    "np.savez (uncompressed arrays are read in place, not into memory)",
+                    path, pair->first, static_cast<double>(x_member.size) / 1e9, free / 1e9));
   }
   const std::vector<uint8_t> x_bytes = stored ? std::vector<uint8_t>{} : zip.extract(x_member);
-  const NpyArray x = parse_npy(stored ? zip.stored(x_member) : std::span<const uint8_t>(x_bytes),
-                               path + ":" + pair->first);
+  const NpyArray x =
+      parse_npy(stored ? zip.stored(x_member) : std::span<const uint8_t>(x_bytes), path + ":" + pair->first);
   if (y_bytes.size() < y_member.size) y_bytes = zip.extract(y_member);
   const NpyArray y = parse_npy(y_bytes, path + ":" + pair->second);
   const std::string origin = fmt::format("arrays {} ({}, {})", path, pair->first, pair->second);
@@ -70,13 +71,12 @@ std::unique_ptr<Source> open_npz(const std::string& path, const std::string& spl
 
 // Sibling target files of a features .npy: one name token swapped (x -> y, features -> labels).
 std::vector<fs::path> target_candidates(const fs::path& features) {
-  static const std::vector<std::pair<std::string, std::vector<std::string>>> kSwaps{
-      {"x", {"y"}},
-      {"X", {"y", "Y"}},
-      {"features", {"labels", "targets"}},
-      {"data", {"labels", "targets"}},
-      {"inputs", {"targets", "labels"}},
-      {"images", {"labels"}}};
+  static const std::vector<std::pair<std::string, std::vector<std::string>>> kSwaps{{"x", {"y"}},
+                                                                                    {"X", {"y", "Y"}},
+                                                                                    {"features", {"labels", "targets"}},
+                                                                                    {"data", {"labels", "targets"}},
+                                                                                    {"inputs", {"targets", "labels"}},
+                                                                                    {"images", {"labels"}}};
   const std::string stem = features.stem().string();
   std::vector<fs::path> out;
   size_t start = 0;
@@ -87,8 +87,7 @@ std::vector<fs::path> target_candidates(const fs::path& features) {
     for (const auto& [from, tos] : kSwaps) {
       if (token != from) continue;
       for (const std::string& to : tos) {
-        out.push_back(features.parent_path() /
-                      (stem.substr(0, start) + to + stem.substr(end) + ".npy"));
+        out.push_back(features.parent_path() / (stem.substr(0, start) + to + stem.substr(end) + ".npy"));
       }
     }
     start = end + 1;
@@ -105,11 +104,11 @@ std::unique_ptr<Source> open_npy(const std::string& path) {
   if (found == candidates.end()) {
     std::vector<std::string> names;
     for (const auto& p : candidates) names.push_back(p.filename().string());
-    throw DataError(fmt::format(
-        "{}: no targets beside it{}; name the features x.npy and the targets y.npy (or X_train.npy "
-        "/ y_train.npy, "
-        "features.npy / labels.npy), or put both in one .npz",
-        path, names.empty() ? "" : fmt::format(" (looked for {})", fmt::join(names, ", "))));
+    throw DataError(
+        fmt::format("{}: no targets beside it{}; name the features x.npy and the targets y.npy (or X_train.npy "
+                    "/ y_train.npy, "
+                    "features.npy / labels.npy), or put both in one .npz",
+                    path, names.empty() ? "" : fmt::format(" (looked for {})", fmt::join(names, ", "))));
   }
   auto x_file = std::make_shared<const MappedFile>(path);  // the features are read in place
   const MappedFile y_file(found->string());
@@ -127,8 +126,7 @@ std::unique_ptr<Source> open_arrays(const std::string& path, const std::string& 
   const std::string ext = fs::path(path).extension().string();
   if (ext == ".npz") return open_npz(path, split);
   if (ext == ".npy") {
-    if (is_test_split(split))
-      throw DataError("an .npy file holds one split; give the test data with --val-data");
+    if (is_test_split(split)) throw DataError("an .npy file holds one split; give the test data with --val-data");
     return open_npy(path);
   }
   throw DataError("dataset file " + path + " is not an .npz or .npy file");

@@ -1,12 +1,11 @@
 // Picks the source type from what a path is.
 #include <fmt/format.h>
+#include <glob.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <new>
-
-#include <glob.h>
-#include <sys/resource.h>
 
 #include "array_naming.h"
 #include "array_source.h"
@@ -126,9 +125,10 @@ std::vector<std::string> glob_paths(const std::string& path, const std::string& 
     paths.push_back(group.empty() ? found.gl_pathv[i] : std::string(found.gl_pathv[i]) + ":" + group);
   globfree(&found);
   if (paths.empty()) {
-    throw DataError(fmt::format("dataset pattern {} matches no file; check the folder and the pattern (shards "
-                                "of one dataset: 'data/emb_*.npy', 'shards/train-{{000000..000146}}.tar')",
-                                file == as_given ? file : fmt::format("{} (from {})", file, as_given)));
+    throw DataError(
+        fmt::format("dataset pattern {} matches no file; check the folder and the pattern (shards "
+                    "of one dataset: 'data/emb_*.npy', 'shards/train-{{000000..000146}}.tar')",
+                    file == as_given ? file : fmt::format("{} (from {})", file, as_given)));
   }
   return paths;
 }
@@ -143,9 +143,10 @@ std::vector<std::string> paths_named(const std::string& path) {
   std::vector<std::string> paths;
   for (const std::string& name : expand_braces(path)) {
     if (name.find_first_of("*?[") == std::string::npos && !fs::exists(split_hdf5_path(name).first, ec)) {
-      throw DataError(fmt::format("dataset pattern {} names {}, which does not exist; check the range (the shards "
-                                  "there: ls {})",
-                                  path, name, fs::path(name).has_parent_path() ? fs::path(name).parent_path().string() : "."));
+      throw DataError(
+          fmt::format("dataset pattern {} names {}, which does not exist; check the range (the shards "
+                      "there: ls {})",
+                      path, name, fs::path(name).has_parent_path() ? fs::path(name).parent_path().string() : "."));
     }
     for (std::string& one : glob_paths(name, path)) paths.push_back(std::move(one));
   }

@@ -27,20 +27,43 @@ class Unpickler {
       const size_t at = pos_;
       const uint8_t op = take(1)[0];
       switch (op) {
-        case 0x80: take(1); break;  // PROTO
-        case 0x95: take(8); break;  // FRAME
-        case '.': return pop(at);   // STOP
-        case '(': marks_.push_back(stack_.size()); break;
-        case '}': push(make(PickleValue::Kind::kDict)); break;
+        case 0x80:
+          take(1);
+          break;  // PROTO
+        case 0x95:
+          take(8);
+          break;  // FRAME
+        case '.':
+          return pop(at);  // STOP
+        case '(':
+          marks_.push_back(stack_.size());
+          break;
+        case '}':
+          push(make(PickleValue::Kind::kDict));
+          break;
         case ']':
-        case ')': push(make(PickleValue::Kind::kTuple)); break;
-        case 'N': push(make(PickleValue::Kind::kNone)); break;
+        case ')':
+          push(make(PickleValue::Kind::kTuple));
+          break;
+        case 'N':
+          push(make(PickleValue::Kind::kNone));
+          break;
         case 0x88:
-        case 0x89: push(integer(op == 0x88 ? 1 : 0, PickleValue::Kind::kBool)); break;
-        case 'K': push(integer(unsigned_le(take(1)))); break;
-        case 'M': push(integer(unsigned_le(take(2)))); break;
-        case 'J': push(integer(static_cast<int32_t>(unsigned_le(take(4))))); break;
-        case 0x8a: push(integer(long1(take(unsigned_le(take(1))), at))); break;
+        case 0x89:
+          push(integer(op == 0x88 ? 1 : 0, PickleValue::Kind::kBool));
+          break;
+        case 'K':
+          push(integer(unsigned_le(take(1))));
+          break;
+        case 'M':
+          push(integer(unsigned_le(take(2))));
+          break;
+        case 'J':
+          push(integer(static_cast<int32_t>(unsigned_le(take(4)))));
+          break;
+        case 0x8a:
+          push(integer(long1(take(unsigned_le(take(1))), at)));
+          break;
         case 'G': {
           const auto raw = take(8);
           uint64_t bits = 0;
@@ -52,12 +75,18 @@ class Unpickler {
         }
         case 'X':
         case 'B':
-        case 'T': push(string(take(unsigned_le(take(4))))); break;
+        case 'T':
+          push(string(take(unsigned_le(take(4)))));
+          break;
         case 0x8c:
         case 'C':
-        case 'U': push(string(take(unsigned_le(take(1))))); break;
+        case 'U':
+          push(string(take(unsigned_le(take(1)))));
+          break;
         case 0x8d:
-        case 0x8e: push(string(take(unsigned_le(take(8))))); break;
+        case 0x8e:
+          push(string(take(unsigned_le(take(8)))));
+          break;
         case 'c': {
           const std::string module = line(at), qualified = line(at);
           push(global(module + "." + qualified));
@@ -68,9 +97,15 @@ class Unpickler {
           push(global(module->text + "." + qualified->text));
           break;
         }
-        case 'q': memo_[unsigned_le(take(1))] = top(at); break;
-        case 'r': memo_[unsigned_le(take(4))] = top(at); break;
-        case 0x94: memo_[memo_.size()] = top(at); break;  // MEMOIZE
+        case 'q':
+          memo_[unsigned_le(take(1))] = top(at);
+          break;
+        case 'r':
+          memo_[unsigned_le(take(4))] = top(at);
+          break;
+        case 0x94:
+          memo_[memo_.size()] = top(at);
+          break;  // MEMOIZE
         case 'h':
         case 'j': {
           const uint64_t key = unsigned_le(take(op == 'h' ? 1 : 4));
@@ -80,7 +115,9 @@ class Unpickler {
           break;
         }
         case 't':
-        case 'l': push(container(PickleValue::Kind::kTuple, pop_mark(at), at)); break;
+        case 'l':
+          push(container(PickleValue::Kind::kTuple, pop_mark(at), at));
+          break;
         case 'd': {
           const std::vector<Node> items = pop_mark(at);
           auto dict = make(PickleValue::Kind::kDict);
@@ -129,7 +166,9 @@ class Unpickler {
                             : container(PickleValue::Kind::kReduce, {callable, args}, at));
           break;
         }
-        case 'Q': push(container(PickleValue::Kind::kPersistent, {pop(at)}, at)); break;
+        case 'Q':
+          push(container(PickleValue::Kind::kPersistent, {pop(at)}, at));
+          break;
         case 'b': {  // BUILD: an object becomes {object, state} in place, so the memo sees it too; the
                      // attributes of a dict (an OrderedDict's _metadata) are dropped
           const Node state = pop(at), object = top(at);
@@ -217,7 +256,8 @@ class Unpickler {
   // Before `items` go into `parent`: a container placed in another is never changed again, so
   // no container can come to hold itself; and the nesting stays within kMaxPickleDepth.
   void place_in(const Node& parent, const std::vector<Node>& items, size_t at) {
-    if (placed_.contains(parent.get())) fail(at, "changes a container after placing it in another, which torch.save never does");
+    if (placed_.contains(parent.get()))
+      fail(at, "changes a container after placing it in another, which torch.save never does");
     int depth = depth_of(parent);
     for (const Node& item : items) {
       if (item == parent) fail(at, "puts a container inside itself, which torch.save never does");

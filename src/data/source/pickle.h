@@ -19,13 +19,13 @@ struct PickleValue {
     kBool,
     kInt,
     kFloat,
-    kString,     // str or bytes
-    kTuple,      // tuple or list: items
-    kDict,       // entries
-    kGlobal,     // a class or function named by module and name (text = "module.name")
-    kReduce,     // callable(args): items = {callable, args}
-    kPersistent, // a persistent id: items = {id}
-    kBuilt       // an object given its state by BUILD: items = {object (a kReduce), state}
+    kString,      // str or bytes
+    kTuple,       // tuple or list: items
+    kDict,        // entries
+    kGlobal,      // a class or function named by module and name (text = "module.name")
+    kReduce,      // callable(args): items = {callable, args}
+    kPersistent,  // a persistent id: items = {id}
+    kBuilt        // an object given its state by BUILD: items = {object (a kReduce), state}
   };
   Kind kind = Kind::kNone;
   int64_t integer = 0;  // kBool, kInt

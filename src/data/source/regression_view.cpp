@@ -11,9 +11,7 @@ class RegressionView final : public SourceView {
  public:
   using SourceView::SourceView;
 
-  std::string describe() const override {
-    return inner().describe() + " → read as 1 float target (task regression)";
-  }
+  std::string describe() const override { return inner().describe() + " → read as 1 float target (task regression)"; }
   TargetKind target_kind() const override { return TargetKind::kRegression; }
   int target_dim() const override { return 1; }
   const std::vector<std::string>& class_names() const override { return none_; }

@@ -97,8 +97,7 @@ PaxRecords parse_pax(std::string_view data) {
       if (key == "path") records.path = std::string(value);
       uint64_t size = 0;
       const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), size);
-      if (key == "size" && error == std::errc() && end == value.data() + value.size())
-        records.size = size;
+      if (key == "size" && error == std::errc() && end == value.data() + value.size()) records.size = size;
     }
     data.remove_prefix(length);
   }
@@ -112,8 +111,8 @@ uint64_t padded(uint64_t size) { return (size + kBlock - 1) / kBlock * kBlock; }
 TarArchive::TarArchive(const std::string& path) : map_(std::make_shared<const MappedFile>(path)) {
   const std::span<const uint8_t> file = map_->bytes();
   const auto fail = [&](const std::string& what) {
-    throw DataError(
-        fmt::format("{}: {}; check it with `tar -tvf {}` (stoker reads whole, uncompressed tar files)", path, what, path));
+    throw DataError(fmt::format("{}: {}; check it with `tar -tvf {}` (stoker reads whole, uncompressed tar files)",
+                                path, what, path));
   };
   if (file.size() < kBlock) fail(fmt::format("not a tar archive ({} bytes, shorter than one header)", file.size()));
   // What the records before a member say of it: GNU long name, pax path and size.
@@ -137,9 +136,10 @@ TarArchive::TarArchive(const std::string& path) : map_(std::make_shared<const Ma
     if (next_size && type != 'x' && type != 'g' && type != 'L') size = next_size;
     const uint64_t data = at + kBlock;
     if (*size > file.size() - data) {  // data <= file.size(): the loop's condition
-      fail(fmt::format("the member '{}' runs past the end of the file ({} of its {} bytes are there): the file is "
-                       "truncated",
-                       next_name ? *next_name : std::string(text_of(header, kName)), file.size() - data, *size));
+      fail(
+          fmt::format("the member '{}' runs past the end of the file ({} of its {} bytes are there): the file is "
+                      "truncated",
+                      next_name ? *next_name : std::string(text_of(header, kName)), file.size() - data, *size));
     }
     const std::string_view contents(reinterpret_cast<const char*>(file.data() + data), *size);
     if (type == 'L') {  // GNU: the next member's name, NUL-terminated

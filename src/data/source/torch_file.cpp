@@ -36,9 +36,9 @@ struct StorageType {
 
 std::optional<StorageType> storage_type(const std::string& dotted) {
   static const std::map<std::string, StorageType> kTypes{
-      {"torch.FloatStorage", {'f', 4}}, {"torch.DoubleStorage", {'f', 8}}, {"torch.HalfStorage", {'f', 2}},
-      {"torch.LongStorage", {'i', 8}},  {"torch.IntStorage", {'i', 4}},    {"torch.ShortStorage", {'i', 2}},
-      {"torch.CharStorage", {'i', 1}},  {"torch.ByteStorage", {'u', 1}},   {"torch.BoolStorage", {'b', 1}},
+      {"torch.FloatStorage", {'f', 4}},   {"torch.DoubleStorage", {'f', 8}}, {"torch.HalfStorage", {'f', 2}},
+      {"torch.LongStorage", {'i', 8}},    {"torch.IntStorage", {'i', 4}},    {"torch.ShortStorage", {'i', 2}},
+      {"torch.CharStorage", {'i', 1}},    {"torch.ByteStorage", {'u', 1}},   {"torch.BoolStorage", {'b', 1}},
       {"torch.BFloat16Storage", {'B', 2}}};
   const auto found = kTypes.find(dotted);
   if (found == kTypes.end()) return std::nullopt;
@@ -47,7 +47,8 @@ std::optional<StorageType> storage_type(const std::string& dotted) {
 
 bool is_tensor(const PickleValue& v) {
   return v.kind == PickleValue::Kind::kReduce && v.items.size() == 2 &&
-         (v.items[0]->is_global("torch._utils._rebuild_tensor_v2") || v.items[0]->is_global("torch._utils._rebuild_tensor"));
+         (v.items[0]->is_global("torch._utils._rebuild_tensor_v2") ||
+          v.items[0]->is_global("torch._utils._rebuild_tensor"));
 }
 
 // An entry of the state BUILD gave an object (nullptr when it has none of that name).
@@ -132,7 +133,8 @@ class TorchFile {
       return m.name.ends_with("data.pkl") && std::count(m.name.begin(), m.name.end(), '/') == 1;
     });
     if (pickle == zip_.members().end())
-      throw DataError(fmt::format("{} is a zip archive but not a torch.save file (no data.pkl in it); {}", path, kSaveHint));
+      throw DataError(
+          fmt::format("{} is a zip archive but not a torch.save file (no data.pkl in it); {}", path, kSaveHint));
     prefix_ = pickle->name.substr(0, pickle->name.size() - 8);  // "name/"
     const std::vector<uint8_t> bytes = zip_.extract(*pickle);
     root_ = read_pickle(bytes, path);
@@ -152,9 +154,10 @@ class TorchFile {
     const auto add_dataset = [&](const std::string& name, const PickleValue& dataset, const std::string& where) {
       const PickleValue* pair = dataset_tensors(dataset);
       if (pair->items.size() != 2 || !is_tensor(*pair->items[0]) || !is_tensor(*pair->items[1]))
-        throw DataError(fmt::format("{}: {} is a TensorDataset of {} {}; stoker needs (features, targets): "
-                                    "TensorDataset(x, y)",
-                                    path_, where, pair->items.size(), pair->items.size() == 1 ? "tensor" : "items"));
+        throw DataError(
+            fmt::format("{}: {} is a TensorDataset of {} {}; stoker needs (features, targets): "
+                        "TensorDataset(x, y)",
+                        path_, where, pair->items.size(), pair->items.size() == 1 ? "tensor" : "items"));
       const PickleValue* subset = subset_dataset(dataset) != nullptr ? &dataset : nullptr;
       out.push_back({"x_" + name, pair->items[0], subset});
       out.push_back({"y_" + name, pair->items[1], subset});
@@ -177,8 +180,10 @@ class TorchFile {
         if (const std::string type = class_of(*item); !type.empty() && !is_tensor(*item) && !dataset_tensors(*item))
           throw DataError(fmt::format(
               "{} holds a sequence with an object of type {}{}, which stoker does not build (it reads tensors, "
-              "TensorDatasets, and (train, val[, test]) tuples of TensorDatasets or of random_split's Subsets of one); {}",
-              path_, type, type.ends_with(".Subset") ? " that is not a Subset of a TensorDataset with a list of indices" : "",
+              "TensorDatasets, and (train, val[, test]) tuples of TensorDatasets or of random_split's Subsets of one); "
+              "{}",
+              path_, type,
+              type.ends_with(".Subset") ? " that is not a Subset of a TensorDataset with a list of indices" : "",
               type.ends_with(".Subset") ? "save the whole TensorDataset and hold out validation with --val-split"
                                         : kSaveHint));
       }
@@ -188,9 +193,10 @@ class TorchFile {
     } else if (is_tensor(*root_)) {
       throw DataError(fmt::format("{} holds one tensor; stoker needs features and targets: {}", path_, kSaveHint));
     } else if (const std::string type = class_of(*root_); !type.empty()) {
-      throw DataError(fmt::format("{} holds an object of type {}, which stoker does not build (it reads tensors, dicts and "
-                                  "tuples of them, and TensorDataset); {}",
-                                  path_, type, kSaveHint));
+      throw DataError(
+          fmt::format("{} holds an object of type {}, which stoker does not build (it reads tensors, dicts and "
+                      "tuples of them, and TensorDataset); {}",
+                      path_, type, kSaveHint));
     }
     return out;
   }
@@ -224,16 +230,18 @@ class TorchFile {
     const std::string& type = id.items[1]->text;
     const auto dtype = storage_type(type);
     if (!dtype) {
-      throw bad(fmt::format("is a {} tensor; stoker reads float16/32/64, bfloat16, int8..int64, uint8 and bool tensors: "
-                            "convert with x.float() (features) or y.long() (class ids)",
-                            type.substr(type.find('.') + 1, type.rfind("Storage") - type.find('.') - 1)));
+      throw bad(
+          fmt::format("is a {} tensor; stoker reads float16/32/64, bfloat16, int8..int64, uint8 and bool tensors: "
+                      "convert with x.float() (features) or y.long() (class ids)",
+                      type.substr(type.find('.') + 1, type.rfind("Storage") - type.find('.') - 1)));
     }
     a.kind = dtype->kind;
     a.itemsize = dtype->itemsize;
     a.big_endian = big_endian_ && a.itemsize > 1;
     const auto int_tuple = [](const PickleValue& v) {
-      return v.kind == PickleValue::Kind::kTuple &&
-             std::all_of(v.items.begin(), v.items.end(), [](const auto& i) { return i->kind == PickleValue::Kind::kInt; });
+      return v.kind == PickleValue::Kind::kTuple && std::all_of(v.items.begin(), v.items.end(), [](const auto& i) {
+               return i->kind == PickleValue::Kind::kInt;
+             });
     };
     if (!int_tuple(*args.items[2]) || !int_tuple(*args.items[3]) ||
         args.items[2]->items.size() != args.items[3]->items.size() || args.items[1]->kind != PickleValue::Kind::kInt ||
@@ -295,8 +303,7 @@ std::vector<std::string> keys_of(const std::vector<NamedTensor>& tensors) {
 }
 
 // The (features, targets) keys of `split`: named as in an .npz, or a (features, targets) tuple.
-std::optional<std::pair<std::string, std::string>> pick(const TorchFile& file,
-                                                        const std::vector<NamedTensor>& tensors,
+std::optional<std::pair<std::string, std::string>> pick(const TorchFile& file, const std::vector<NamedTensor>& tensors,
                                                         const std::string& split) {
   if (file.is_sequence()) {
     if (is_test_split(split) || tensors.size() != 2) return std::nullopt;
@@ -336,9 +343,10 @@ std::unique_ptr<Source> open_torch_file(const std::string& path, const std::stri
   rows.reserve(subset.size());
   for (const int64_t row : subset) {
     if (row < 0 || static_cast<size_t>(row) >= source->size()) {
-      throw DataError(fmt::format("{}: the Subset read as {} selects row {}, and its TensorDataset holds {} rows (0 to "
-                                  "{}); save the Subsets of the TensorDataset they were split from",
-                                  path, pair->first, row, source->size(), source->size() - 1));
+      throw DataError(
+          fmt::format("{}: the Subset read as {} selects row {}, and its TensorDataset holds {} rows (0 to "
+                      "{}); save the Subsets of the TensorDataset they were split from",
+                      path, pair->first, row, source->size(), source->size() - 1));
     }
     rows.push_back(static_cast<size_t>(row));
   }
@@ -353,9 +361,10 @@ std::vector<StoredTensor> read_state_dict(const std::string& path) {
     char magic[2] = {};
     std::ifstream(path, std::ios::binary).read(magic, 2);
     if (magic[0] != 'P' || magic[1] != 'K') {
-      throw DataError(fmt::format("{} is not a torch.save zip archive (PyTorch 1.6 and later write one; for an older "
-                                  "file, torch.save(torch.load(\"{}\"), \"new.pth\") and give new.pth)",
-                                  path, path));
+      throw DataError(
+          fmt::format("{} is not a torch.save zip archive (PyTorch 1.6 and later write one; for an older "
+                      "file, torch.save(torch.load(\"{}\"), \"new.pth\") and give new.pth)",
+                      path, path));
     }
   }
   const TorchFile file(path);
@@ -392,8 +401,8 @@ std::vector<StoredTensor> read_state_dict(const std::string& path) {
     }
   }
   if (out.empty()) {
-    throw DataError(fmt::format("{} holds no dict of tensors; save the weights as torch.save(model.state_dict(), path)",
-                                path));
+    throw DataError(
+        fmt::format("{} holds no dict of tensors; save the weights as torch.save(model.state_dict(), path)", path));
   }
   const auto wrapped = [](const StoredTensor& t) { return t.name.starts_with("module."); };
   if (std::all_of(out.begin(), out.end(), wrapped)) {

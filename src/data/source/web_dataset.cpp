@@ -38,10 +38,8 @@ bool is_image_extension(const std::string& extension) {
 // A .cls member's text: an integer, with surrounding white space.
 std::optional<int64_t> class_of(std::span<const uint8_t> bytes) {
   std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
-    text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
-    text.remove_suffix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
   int64_t value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
@@ -50,8 +48,7 @@ std::optional<int64_t> class_of(std::span<const uint8_t> bytes) {
 
 class WebDatasetSource final : public Source {
  public:
-  WebDatasetSource(TarArchive archive, std::vector<size_t> images, std::vector<int64_t> labels,
-                   size_t skipped)
+  WebDatasetSource(TarArchive archive, std::vector<size_t> images, std::vector<int64_t> labels, size_t skipped)
       : archive_(std::move(archive)),
         images_(std::move(images)),
         labels_(std::move(labels)),
@@ -63,11 +60,10 @@ class WebDatasetSource final : public Source {
     return archive_.path() + ":" + archive_.members()[images_[index]].name;
   }
   std::string describe() const override {
-    std::string text = fmt::format("WebDataset shard {}: {} images, {}", archive_.path(),
-                                   with_commas(images_.size()), ids_.describe());
+    std::string text = fmt::format("WebDataset shard {}: {} images, {}", archive_.path(), with_commas(images_.size()),
+                                   ids_.describe());
     if (skipped_ > 0) {
-      text += fmt::format(" ({} sample{} without an image skipped)", with_commas(skipped_),
-                          skipped_ == 1 ? "" : "s");
+      text += fmt::format(" ({} sample{} without an image skipped)", with_commas(skipped_), skipped_ == 1 ? "" : "s");
     }
     return text;
   }
@@ -79,9 +75,7 @@ class WebDatasetSource final : public Source {
     ids_.check(max_classes, [this](size_t i) { return name(i); });
   }
   int64_t label(size_t index) const override { return labels_[index]; }
-  void targets(size_t index, float* out) const override {
-    out[0] = static_cast<float>(labels_[index]);
-  }
+  void targets(size_t index, float* out) const override { out[0] = static_cast<float>(labels_[index]); }
   Status read(size_t index, SampleData* out) const override {
     out->raw = false;
     out->feature_count = 0;
@@ -127,11 +121,11 @@ std::unique_ptr<Source> open_web_dataset(const std::string& path) {
       continue;
     }
     if (!cls) {
-      throw DataError(fmt::format(
-          "{}: the sample '{}' has an image ({}) but no class: stoker reads a WebDataset "
-          "shard's class id from <key>.cls (an integer as text), as webdataset's "
-          "ShardWriter writes {{\"__key__\": …, \"jpg\": …, \"cls\": 3}}",
-          path, key, members[*image].name));
+      throw DataError(
+          fmt::format("{}: the sample '{}' has an image ({}) but no class: stoker reads a WebDataset "
+                      "shard's class id from <key>.cls (an integer as text), as webdataset's "
+                      "ShardWriter writes {{\"__key__\": …, \"jpg\": …, \"cls\": 3}}",
+                      path, key, members[*image].name));
     }
     const std::span<const uint8_t> cls_text = archive.bytes(members[*cls]);
     const std::optional<int64_t> id = class_of(cls_text);
@@ -144,13 +138,12 @@ std::unique_ptr<Source> open_web_dataset(const std::string& path) {
     labels.push_back(*id);
   }
   if (images.empty()) {
-    throw DataError(fmt::format(
-        "{} holds no image samples ({} members; looked for <key>.jpg, .jpeg or .png with "
-        "<key>.cls beside it, as WebDataset shards have)",
-        path, members.size()));
+    throw DataError(
+        fmt::format("{} holds no image samples ({} members; looked for <key>.jpg, .jpeg or .png with "
+                    "<key>.cls beside it, as WebDataset shards have)",
+                    path, members.size()));
   }
-  return std::make_unique<WebDatasetSource>(std::move(archive), std::move(images),
-                                            std::move(labels), skipped);
+  return std::make_unique<WebDatasetSource>(std::move(archive), std::move(images), std::move(labels), skipped);
 }
 
 }  // namespace stoker::data

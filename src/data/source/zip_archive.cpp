@@ -25,19 +25,16 @@ class Reader {
  public:
   Reader(std::span<const uint8_t> bytes, const std::string& path) : bytes_(bytes), path_(path) {}
   uint64_t le(uint64_t at, int width) const {
-    if (at > bytes_.size() || bytes_.size() - at < static_cast<uint64_t>(width))
-      damaged("a record runs past the end");
+    if (at > bytes_.size() || bytes_.size() - at < static_cast<uint64_t>(width)) damaged("a record runs past the end");
     uint64_t value = 0;
-    for (int b = 0; b < width; ++b)
-      value |= static_cast<uint64_t>(bytes_[at + static_cast<uint64_t>(b)]) << (8 * b);
+    for (int b = 0; b < width; ++b) value |= static_cast<uint64_t>(bytes_[at + static_cast<uint64_t>(b)]) << (8 * b);
     return value;
   }
   uint16_t u16(uint64_t at) const { return static_cast<uint16_t>(le(at, 2)); }
   uint32_t u32(uint64_t at) const { return static_cast<uint32_t>(le(at, 4)); }
   uint64_t u64(uint64_t at) const { return le(at, 8); }
   std::span<const uint8_t> span(uint64_t at, uint64_t size) const {
-    if (at > bytes_.size() || bytes_.size() - at < size)
-      damaged("a member runs past the end (truncated file?)");
+    if (at > bytes_.size() || bytes_.size() - at < size) damaged("a member runs past the end (truncated file?)");
     return bytes_.subspan(at, size);
   }
   [[noreturn]] void damaged(const std::string& what) const {
@@ -74,13 +71,11 @@ void apply_zip64(const Reader& r, uint64_t extra_at, uint64_t extra_len, ZipArch
 
 ZipArchive::ZipArchive(const std::string& path) : map_(std::make_shared<const MappedFile>(path)) {
   const Reader r(map_->bytes(), map_->path());
-  if (r.size() < kEndOfDirectorySize)
-    r.damaged("too short to be a ZIP archive (np.savez writes one)");
+  if (r.size() < kEndOfDirectorySize) r.damaged("too short to be a ZIP archive (np.savez writes one)");
   // The end-of-directory record sits at the end, before a comment of up to 64 KiB.
   uint64_t eocd = 0;
   bool found = false;
-  const uint64_t lowest =
-      r.size() > kEndOfDirectorySize + 0xFFFF ? r.size() - kEndOfDirectorySize - 0xFFFF : 0;
+  const uint64_t lowest = r.size() > kEndOfDirectorySize + 0xFFFF ? r.size() - kEndOfDirectorySize - 0xFFFF : 0;
   for (uint64_t at = r.size() - kEndOfDirectorySize + 1; at-- > lowest;) {
     if (r.u32(at) == kEndOfDirectory) {
       eocd = at;
@@ -125,8 +120,8 @@ const ZipArchive::Member* ZipArchive::find(const std::string& name) const {
 std::span<const uint8_t> ZipArchive::packed(const Member& m) const {
   const Reader r(map_->bytes(), map_->path());
   if (r.u32(m.local_header_offset) != kLocalHeader) r.damaged("bad local header of " + m.name);
-  const uint64_t data_at = m.local_header_offset + 30 + r.u16(m.local_header_offset + 26) +
-                           r.u16(m.local_header_offset + 28);
+  const uint64_t data_at =
+      m.local_header_offset + 30 + r.u16(m.local_header_offset + 26) + r.u16(m.local_header_offset + 28);
   return r.span(data_at, m.compressed_size);
 }
 
@@ -164,8 +159,8 @@ std::vector<uint8_t> ZipArchive::extract(const Member& m) const {
     // Deflate expands at most 1032:1 (a 258-byte match in about 2 bits): a larger size than
     // that is a damaged header, refused before it is allocated.
     if (m.size / kMaxDeflateRatio > packed_bytes.size()) {
-      r.damaged(fmt::format("member {} says it inflates to {} bytes, more than its {} compressed bytes can",
-                            m.name, m.size, packed_bytes.size()));
+      r.damaged(fmt::format("member {} says it inflates to {} bytes, more than its {} compressed bytes can", m.name,
+                            m.size, packed_bytes.size()));
     }
     out.resize(m.size);
     z_stream z{};
@@ -183,12 +178,10 @@ std::vector<uint8_t> ZipArchive::extract(const Member& m) const {
       status = inflate(&z, Z_NO_FLUSH);
       in_done += in_before - z.avail_in;
       out_done += out_before - z.avail_out;
-      if (status == Z_OK && in_before == z.avail_in && out_before == z.avail_out)
-        status = Z_BUF_ERROR;
+      if (status == Z_OK && in_before == z.avail_in && out_before == z.avail_out) status = Z_BUF_ERROR;
     }
     inflateEnd(&z);
-    if (status != Z_STREAM_END || out_done != m.size)
-      r.damaged("member " + m.name + " does not inflate to its size");
+    if (status != Z_STREAM_END || out_done != m.size) r.damaged("member " + m.name + " does not inflate to its size");
   } else {
     throw DataError(
         fmt::format("{}: member {} uses ZIP compression method {}; stoker reads stored (0) and "

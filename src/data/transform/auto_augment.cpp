@@ -53,9 +53,7 @@ bool signed_op(AugmentOp op) {
   }
 }
 
-bool has_magnitudes(AugmentOp op) {
-  return signed_op(op) || op == AugmentOp::kPosterize || op == AugmentOp::kSolarize;
-}
+bool has_magnitudes(AugmentOp op) { return signed_op(op) || op == AugmentOp::kPosterize || op == AugmentOp::kSolarize; }
 
 struct PolicyStep {
   AugmentOp op;
@@ -64,96 +62,59 @@ struct PolicyStep {
 };
 using SubPolicy = std::array<PolicyStep, 2>;
 
-constexpr AugmentOp kPosterize = AugmentOp::kPosterize, kRotate = AugmentOp::kRotate,
-                    kSolarize = AugmentOp::kSolarize, kAutoContrast = AugmentOp::kAutoContrast,
-                    kEqualize = AugmentOp::kEqualize, kColor = AugmentOp::kColor,
-                    kInvert = AugmentOp::kInvert, kContrast = AugmentOp::kContrast,
-                    kSharpness = AugmentOp::kSharpness, kShearX = AugmentOp::kShearX,
-                    kShearY = AugmentOp::kShearY, kTranslateX = AugmentOp::kTranslateX,
-                    kTranslateY = AugmentOp::kTranslateY, kBrightness = AugmentOp::kBrightness;
+constexpr AugmentOp kPosterize = AugmentOp::kPosterize, kRotate = AugmentOp::kRotate, kSolarize = AugmentOp::kSolarize,
+                    kAutoContrast = AugmentOp::kAutoContrast, kEqualize = AugmentOp::kEqualize,
+                    kColor = AugmentOp::kColor, kInvert = AugmentOp::kInvert, kContrast = AugmentOp::kContrast,
+                    kSharpness = AugmentOp::kSharpness, kShearX = AugmentOp::kShearX, kShearY = AugmentOp::kShearY,
+                    kTranslateX = AugmentOp::kTranslateX, kTranslateY = AugmentOp::kTranslateY,
+                    kBrightness = AugmentOp::kBrightness;
 
 // AutoAugment._get_policies, verbatim.
 constexpr std::array<SubPolicy, 25> kImageNetPolicy{{
-    {{{kPosterize, 0.4f, 8}, {kRotate, 0.6f, 9}}},
-    {{{kSolarize, 0.6f, 5}, {kAutoContrast, 0.6f, -1}}},
-    {{{kEqualize, 0.8f, -1}, {kEqualize, 0.6f, -1}}},
-    {{{kPosterize, 0.6f, 7}, {kPosterize, 0.6f, 6}}},
-    {{{kEqualize, 0.4f, -1}, {kSolarize, 0.2f, 4}}},
-    {{{kEqualize, 0.4f, -1}, {kRotate, 0.8f, 8}}},
-    {{{kSolarize, 0.6f, 3}, {kEqualize, 0.6f, -1}}},
-    {{{kPosterize, 0.8f, 5}, {kEqualize, 1.0f, -1}}},
-    {{{kRotate, 0.2f, 3}, {kSolarize, 0.6f, 8}}},
-    {{{kEqualize, 0.6f, -1}, {kPosterize, 0.4f, 6}}},
-    {{{kRotate, 0.8f, 8}, {kColor, 0.4f, 0}}},
-    {{{kRotate, 0.4f, 9}, {kEqualize, 0.6f, -1}}},
-    {{{kEqualize, 0.0f, -1}, {kEqualize, 0.8f, -1}}},
-    {{{kInvert, 0.6f, -1}, {kEqualize, 1.0f, -1}}},
-    {{{kColor, 0.6f, 4}, {kContrast, 1.0f, 8}}},
-    {{{kRotate, 0.8f, 8}, {kColor, 1.0f, 2}}},
-    {{{kColor, 0.8f, 8}, {kSolarize, 0.8f, 7}}},
-    {{{kSharpness, 0.4f, 7}, {kInvert, 0.6f, -1}}},
-    {{{kShearX, 0.6f, 5}, {kEqualize, 1.0f, -1}}},
-    {{{kColor, 0.4f, 0}, {kEqualize, 0.6f, -1}}},
-    {{{kEqualize, 0.4f, -1}, {kSolarize, 0.2f, 4}}},
-    {{{kSolarize, 0.6f, 5}, {kAutoContrast, 0.6f, -1}}},
-    {{{kInvert, 0.6f, -1}, {kEqualize, 1.0f, -1}}},
-    {{{kColor, 0.6f, 4}, {kContrast, 1.0f, 8}}},
+    {{{kPosterize, 0.4f, 8}, {kRotate, 0.6f, 9}}},    {{{kSolarize, 0.6f, 5}, {kAutoContrast, 0.6f, -1}}},
+    {{{kEqualize, 0.8f, -1}, {kEqualize, 0.6f, -1}}}, {{{kPosterize, 0.6f, 7}, {kPosterize, 0.6f, 6}}},
+    {{{kEqualize, 0.4f, -1}, {kSolarize, 0.2f, 4}}},  {{{kEqualize, 0.4f, -1}, {kRotate, 0.8f, 8}}},
+    {{{kSolarize, 0.6f, 3}, {kEqualize, 0.6f, -1}}},  {{{kPosterize, 0.8f, 5}, {kEqualize, 1.0f, -1}}},
+    {{{kRotate, 0.2f, 3}, {kSolarize, 0.6f, 8}}},     {{{kEqualize, 0.6f, -1}, {kPosterize, 0.4f, 6}}},
+    {{{kRotate, 0.8f, 8}, {kColor, 0.4f, 0}}},        {{{kRotate, 0.4f, 9}, {kEqualize, 0.6f, -1}}},
+    {{{kEqualize, 0.0f, -1}, {kEqualize, 0.8f, -1}}}, {{{kInvert, 0.6f, -1}, {kEqualize, 1.0f, -1}}},
+    {{{kColor, 0.6f, 4}, {kContrast, 1.0f, 8}}},      {{{kRotate, 0.8f, 8}, {kColor, 1.0f, 2}}},
+    {{{kColor, 0.8f, 8}, {kSolarize, 0.8f, 7}}},      {{{kSharpness, 0.4f, 7}, {kInvert, 0.6f, -1}}},
+    {{{kShearX, 0.6f, 5}, {kEqualize, 1.0f, -1}}},    {{{kColor, 0.4f, 0}, {kEqualize, 0.6f, -1}}},
+    {{{kEqualize, 0.4f, -1}, {kSolarize, 0.2f, 4}}},  {{{kSolarize, 0.6f, 5}, {kAutoContrast, 0.6f, -1}}},
+    {{{kInvert, 0.6f, -1}, {kEqualize, 1.0f, -1}}},   {{{kColor, 0.6f, 4}, {kContrast, 1.0f, 8}}},
     {{{kEqualize, 0.8f, -1}, {kEqualize, 0.6f, -1}}},
 }};
 
 constexpr std::array<SubPolicy, 25> kCifar10Policy{{
-    {{{kInvert, 0.1f, -1}, {kContrast, 0.2f, 6}}},
-    {{{kRotate, 0.7f, 2}, {kTranslateX, 0.3f, 9}}},
-    {{{kSharpness, 0.8f, 1}, {kSharpness, 0.9f, 3}}},
-    {{{kShearY, 0.5f, 8}, {kTranslateY, 0.7f, 9}}},
-    {{{kAutoContrast, 0.5f, -1}, {kEqualize, 0.9f, -1}}},
-    {{{kShearY, 0.2f, 7}, {kPosterize, 0.3f, 7}}},
-    {{{kColor, 0.4f, 3}, {kBrightness, 0.6f, 7}}},
-    {{{kSharpness, 0.3f, 9}, {kBrightness, 0.7f, 9}}},
-    {{{kEqualize, 0.6f, -1}, {kEqualize, 0.5f, -1}}},
-    {{{kContrast, 0.6f, 7}, {kSharpness, 0.6f, 5}}},
-    {{{kColor, 0.7f, 7}, {kTranslateX, 0.5f, 8}}},
-    {{{kEqualize, 0.3f, -1}, {kAutoContrast, 0.4f, -1}}},
-    {{{kTranslateY, 0.4f, 3}, {kSharpness, 0.2f, 6}}},
-    {{{kBrightness, 0.9f, 6}, {kColor, 0.2f, 8}}},
-    {{{kSolarize, 0.5f, 2}, {kInvert, 0.0f, -1}}},
-    {{{kEqualize, 0.2f, -1}, {kAutoContrast, 0.6f, -1}}},
-    {{{kEqualize, 0.2f, -1}, {kEqualize, 0.6f, -1}}},
-    {{{kColor, 0.9f, 9}, {kEqualize, 0.6f, -1}}},
-    {{{kAutoContrast, 0.8f, -1}, {kSolarize, 0.2f, 8}}},
-    {{{kBrightness, 0.1f, 3}, {kColor, 0.7f, 0}}},
-    {{{kSolarize, 0.4f, 5}, {kAutoContrast, 0.9f, -1}}},
-    {{{kTranslateY, 0.9f, 9}, {kTranslateY, 0.7f, 9}}},
-    {{{kAutoContrast, 0.9f, -1}, {kSolarize, 0.8f, 3}}},
-    {{{kEqualize, 0.8f, -1}, {kInvert, 0.1f, -1}}},
+    {{{kInvert, 0.1f, -1}, {kContrast, 0.2f, 6}}},         {{{kRotate, 0.7f, 2}, {kTranslateX, 0.3f, 9}}},
+    {{{kSharpness, 0.8f, 1}, {kSharpness, 0.9f, 3}}},      {{{kShearY, 0.5f, 8}, {kTranslateY, 0.7f, 9}}},
+    {{{kAutoContrast, 0.5f, -1}, {kEqualize, 0.9f, -1}}},  {{{kShearY, 0.2f, 7}, {kPosterize, 0.3f, 7}}},
+    {{{kColor, 0.4f, 3}, {kBrightness, 0.6f, 7}}},         {{{kSharpness, 0.3f, 9}, {kBrightness, 0.7f, 9}}},
+    {{{kEqualize, 0.6f, -1}, {kEqualize, 0.5f, -1}}},      {{{kContrast, 0.6f, 7}, {kSharpness, 0.6f, 5}}},
+    {{{kColor, 0.7f, 7}, {kTranslateX, 0.5f, 8}}},         {{{kEqualize, 0.3f, -1}, {kAutoContrast, 0.4f, -1}}},
+    {{{kTranslateY, 0.4f, 3}, {kSharpness, 0.2f, 6}}},     {{{kBrightness, 0.9f, 6}, {kColor, 0.2f, 8}}},
+    {{{kSolarize, 0.5f, 2}, {kInvert, 0.0f, -1}}},         {{{kEqualize, 0.2f, -1}, {kAutoContrast, 0.6f, -1}}},
+    {{{kEqualize, 0.2f, -1}, {kEqualize, 0.6f, -1}}},      {{{kColor, 0.9f, 9}, {kEqualize, 0.6f, -1}}},
+    {{{kAutoContrast, 0.8f, -1}, {kSolarize, 0.2f, 8}}},   {{{kBrightness, 0.1f, 3}, {kColor, 0.7f, 0}}},
+    {{{kSolarize, 0.4f, 5}, {kAutoContrast, 0.9f, -1}}},   {{{kTranslateY, 0.9f, 9}, {kTranslateY, 0.7f, 9}}},
+    {{{kAutoContrast, 0.9f, -1}, {kSolarize, 0.8f, 3}}},   {{{kEqualize, 0.8f, -1}, {kInvert, 0.1f, -1}}},
     {{{kTranslateY, 0.7f, 9}, {kAutoContrast, 0.9f, -1}}},
 }};
 
 constexpr std::array<SubPolicy, 25> kSvhnPolicy{{
-    {{{kShearX, 0.9f, 4}, {kInvert, 0.2f, -1}}},
-    {{{kShearY, 0.9f, 8}, {kInvert, 0.7f, -1}}},
-    {{{kEqualize, 0.6f, -1}, {kSolarize, 0.6f, 6}}},
-    {{{kInvert, 0.9f, -1}, {kEqualize, 0.6f, -1}}},
-    {{{kEqualize, 0.6f, -1}, {kRotate, 0.9f, 3}}},
-    {{{kShearX, 0.9f, 4}, {kAutoContrast, 0.8f, -1}}},
-    {{{kShearY, 0.9f, 8}, {kInvert, 0.4f, -1}}},
-    {{{kShearY, 0.9f, 5}, {kSolarize, 0.2f, 6}}},
-    {{{kInvert, 0.9f, -1}, {kAutoContrast, 0.8f, -1}}},
-    {{{kEqualize, 0.6f, -1}, {kRotate, 0.9f, 3}}},
-    {{{kShearX, 0.9f, 4}, {kSolarize, 0.3f, 3}}},
-    {{{kShearY, 0.8f, 8}, {kInvert, 0.7f, -1}}},
-    {{{kEqualize, 0.9f, -1}, {kTranslateY, 0.6f, 6}}},
-    {{{kInvert, 0.9f, -1}, {kEqualize, 0.6f, -1}}},
-    {{{kContrast, 0.3f, 3}, {kRotate, 0.8f, 4}}},
-    {{{kInvert, 0.8f, -1}, {kTranslateY, 0.0f, 2}}},
-    {{{kShearY, 0.7f, 6}, {kSolarize, 0.4f, 8}}},
-    {{{kInvert, 0.6f, -1}, {kRotate, 0.8f, 4}}},
-    {{{kShearY, 0.3f, 7}, {kTranslateX, 0.9f, 3}}},
-    {{{kShearX, 0.1f, 6}, {kInvert, 0.6f, -1}}},
-    {{{kSolarize, 0.7f, 2}, {kTranslateY, 0.6f, 7}}},
-    {{{kShearY, 0.8f, 4}, {kInvert, 0.8f, -1}}},
-    {{{kShearX, 0.7f, 9}, {kTranslateY, 0.8f, 3}}},
-    {{{kShearY, 0.8f, 5}, {kAutoContrast, 0.7f, -1}}},
+    {{{kShearX, 0.9f, 4}, {kInvert, 0.2f, -1}}},        {{{kShearY, 0.9f, 8}, {kInvert, 0.7f, -1}}},
+    {{{kEqualize, 0.6f, -1}, {kSolarize, 0.6f, 6}}},    {{{kInvert, 0.9f, -1}, {kEqualize, 0.6f, -1}}},
+    {{{kEqualize, 0.6f, -1}, {kRotate, 0.9f, 3}}},      {{{kShearX, 0.9f, 4}, {kAutoContrast, 0.8f, -1}}},
+    {{{kShearY, 0.9f, 8}, {kInvert, 0.4f, -1}}},        {{{kShearY, 0.9f, 5}, {kSolarize, 0.2f, 6}}},
+    {{{kInvert, 0.9f, -1}, {kAutoContrast, 0.8f, -1}}}, {{{kEqualize, 0.6f, -1}, {kRotate, 0.9f, 3}}},
+    {{{kShearX, 0.9f, 4}, {kSolarize, 0.3f, 3}}},       {{{kShearY, 0.8f, 8}, {kInvert, 0.7f, -1}}},
+    {{{kEqualize, 0.9f, -1}, {kTranslateY, 0.6f, 6}}},  {{{kInvert, 0.9f, -1}, {kEqualize, 0.6f, -1}}},
+    {{{kContrast, 0.3f, 3}, {kRotate, 0.8f, 4}}},       {{{kInvert, 0.8f, -1}, {kTranslateY, 0.0f, 2}}},
+    {{{kShearY, 0.7f, 6}, {kSolarize, 0.4f, 8}}},       {{{kInvert, 0.6f, -1}, {kRotate, 0.8f, 4}}},
+    {{{kShearY, 0.3f, 7}, {kTranslateX, 0.9f, 3}}},     {{{kShearX, 0.1f, 6}, {kInvert, 0.6f, -1}}},
+    {{{kSolarize, 0.7f, 2}, {kTranslateY, 0.6f, 7}}},   {{{kShearY, 0.8f, 4}, {kInvert, 0.8f, -1}}},
+    {{{kShearX, 0.7f, 9}, {kTranslateY, 0.8f, 3}}},     {{{kShearY, 0.8f, 5}, {kAutoContrast, 0.7f, -1}}},
     {{{kShearX, 0.7f, 2}, {kInvert, 0.1f, -1}}},
 }};
 
@@ -171,18 +132,17 @@ const std::array<SubPolicy, 25>& policy_table(AutoAugmentPolicy policy) {
 
 // AugMix's augmentation space, in its order (its magnitudes: augment_magnitude); the colour
 // operations only with all_ops.
-constexpr std::array<AugmentOp, 13> kAugMixOps{
-    AugmentOp::kShearX,   AugmentOp::kShearY,     AugmentOp::kTranslateX, AugmentOp::kTranslateY,
-    AugmentOp::kRotate,   AugmentOp::kPosterize,  AugmentOp::kSolarize,   AugmentOp::kAutoContrast,
-    AugmentOp::kEqualize, AugmentOp::kBrightness, AugmentOp::kColor,      AugmentOp::kContrast,
-    AugmentOp::kSharpness};
+constexpr std::array<AugmentOp, 13> kAugMixOps{AugmentOp::kShearX,     AugmentOp::kShearY,       AugmentOp::kTranslateX,
+                                               AugmentOp::kTranslateY, AugmentOp::kRotate,       AugmentOp::kPosterize,
+                                               AugmentOp::kSolarize,   AugmentOp::kAutoContrast, AugmentOp::kEqualize,
+                                               AugmentOp::kBrightness, AugmentOp::kColor,        AugmentOp::kContrast,
+                                               AugmentOp::kSharpness};
 constexpr int kAugMixBasicOps = 9;  // without all_ops: up to Equalize
 constexpr int kAugMixBins = 10;     // AugMix._PARAMETER_MAX
 
 void push(SampleParams* params, AugmentOp op, float magnitude) {
   if (params->augment_steps >= SampleParams::kMaxAugmentSteps) return;
-  params->augment[static_cast<size_t>(params->augment_steps++)] = {static_cast<uint8_t>(op),
-                                                                   magnitude};
+  params->augment[static_cast<size_t>(params->augment_steps++)] = {static_cast<uint8_t>(op), magnitude};
 }
 
 // ---------------------------------------------------------------------------------------
@@ -209,8 +169,8 @@ void map_values(uint8_t* image, size_t n, const Lut& lut) {
 // rgb_to_grayscale: (0.2989 r + 0.587 g + 0.114 b).to(uint8).
 void grayscale(const uint8_t* r, const uint8_t* g, const uint8_t* b, uint8_t* out, size_t n) {
   simd::for_each_blocked(n, [&](size_t i) {
-    const float v = 0.2989f * static_cast<float>(r[i]) + 0.587f * static_cast<float>(g[i]) +
-                    0.114f * static_cast<float>(b[i]);
+    const float v =
+        0.2989f * static_cast<float>(r[i]) + 0.587f * static_cast<float>(g[i]) + 0.114f * static_cast<float>(b[i]);
     out[i] = static_cast<uint8_t>(static_cast<int>(v));
   });
 }
@@ -234,17 +194,14 @@ void blend_constant(uint8_t* image, float other, size_t n, double factor) {
   map_values(image, n, make_lut([&](float v) { return blend(r, s, v, other); }));
 }
 
-void saturation(uint8_t* image, std::vector<uint8_t>* scratch, size_t plane, int channels,
-                double factor) {
+void saturation(uint8_t* image, std::vector<uint8_t>* scratch, size_t plane, int channels, double factor) {
   if (channels != 3) return;  // torchvision: a one-channel image is returned as is
   scratch->resize(plane);
   grayscale(image, image + plane, image + 2 * plane, scratch->data(), plane);
-  for (int c = 0; c < channels; ++c)
-    blend_planes(image + c * plane, scratch->data(), plane, factor);
+  for (int c = 0; c < channels; ++c) blend_planes(image + c * plane, scratch->data(), plane, factor);
 }
 
-void contrast(uint8_t* image, std::vector<uint8_t>* scratch, size_t plane, int channels,
-              double factor) {
+void contrast(uint8_t* image, std::vector<uint8_t>* scratch, size_t plane, int channels, double factor) {
   const uint8_t* grey = image;
   if (channels == 3) {
     scratch->resize(plane);
@@ -259,8 +216,7 @@ void contrast(uint8_t* image, std::vector<uint8_t>* scratch, size_t plane, int c
 
 // _blurred_degenerate_image: the 3x3 kernel [1 1 1; 1 5 1; 1 1 1] / 13 on the interior,
 // rounded; the border keeps the image. Then blended.
-void sharpness(uint8_t* image, std::vector<uint8_t>* scratch, int width, int height, int channels,
-               double factor) {
+void sharpness(uint8_t* image, std::vector<uint8_t>* scratch, int width, int height, int channels, double factor) {
   if (width <= 2 || height <= 2) return;
   const size_t plane = static_cast<size_t>(width) * height;
   const auto w = static_cast<size_t>(width);
@@ -275,8 +231,7 @@ void sharpness(uint8_t* image, std::vector<uint8_t>* scratch, int width, int hei
       const uint8_t* down = at + w;
       uint8_t* out = scratch->data() + c * plane + static_cast<size_t>(y) * w + 1;
       simd::for_each_blocked(w - 2, [&](size_t x) {
-        const int ring =
-            up[x] + up[x + 1] + up[x + 2] + at[x] + at[x + 2] + down[x] + down[x + 1] + down[x + 2];
+        const int ring = up[x] + up[x + 1] + up[x + 2] + at[x] + at[x + 2] + down[x] + down[x + 1] + down[x + 2];
         out[x] = round_u8(edge * static_cast<float>(ring) + centre * static_cast<float>(at[x + 1]));
       });
     }
@@ -286,14 +241,11 @@ void sharpness(uint8_t* image, std::vector<uint8_t>* scratch, int width, int hei
 
 void posterize(uint8_t* image, size_t n, int bits) {
   const auto mask = static_cast<uint8_t>(-(1 << (8 - std::clamp(bits, 0, 8))));
-  map_values(image, n,
-             make_lut([&](float v) { return static_cast<uint8_t>(static_cast<int>(v) & mask); }));
+  map_values(image, n, make_lut([&](float v) { return static_cast<uint8_t>(static_cast<int>(v) & mask); }));
 }
 
 void solarize(uint8_t* image, size_t n, float threshold) {
-  map_values(image, n, make_lut([&](float v) {
-               return static_cast<uint8_t>(v >= threshold ? 255.0f - v : v);
-             }));
+  map_values(image, n, make_lut([&](float v) { return static_cast<uint8_t>(v >= threshold ? 255.0f - v : v); }));
 }
 
 void invert(uint8_t* image, size_t n) {
@@ -345,8 +297,7 @@ void equalize(uint8_t* image, size_t plane, int channels) {
     int64_t cumulative = 0;
     for (size_t v = 0; v < 256; ++v) {
       // lut[v] = (cumsum[v - 1] + step // 2) // step, lut[0] = 0
-      lut[v] = static_cast<uint8_t>(
-          std::clamp<int64_t>(v == 0 ? 0 : (cumulative + step / 2) / step, 0, 255));
+      lut[v] = static_cast<uint8_t>(std::clamp<int64_t>(v == 0 ? 0 : (cumulative + step / 2) / step, 0, 255));
       cumulative += hist[v];
     }
     map_values(p, plane, lut);
@@ -357,18 +308,15 @@ void equalize(uint8_t* image, size_t plane, int channels) {
 
 const char* augment_op_name(AugmentOp op) {
   static constexpr std::array<const char*, 15> kNames{
-      "Identity",  "ShearX",     "ShearY",       "TranslateX", "TranslateY",
-      "Rotate",    "Brightness", "Color",        "Contrast",   "Sharpness",
-      "Posterize", "Solarize",   "AutoContrast", "Equalize",   "Invert"};
+      "Identity", "ShearX",    "ShearY",    "TranslateX", "TranslateY",   "Rotate",   "Brightness", "Color",
+      "Contrast", "Sharpness", "Posterize", "Solarize",   "AutoContrast", "Equalize", "Invert"};
   const auto i = static_cast<size_t>(op);
   return i < kNames.size() ? kNames[i] : "?";
 }
 
 bool augment_op_signed(AugmentOp op) { return signed_op(op); }
 
-int aug_mix_ops(bool all_ops) {
-  return all_ops ? static_cast<int>(kAugMixOps.size()) : kAugMixBasicOps;
-}
+int aug_mix_ops(bool all_ops) { return all_ops ? static_cast<int>(kAugMixOps.size()) : kAugMixBasicOps; }
 AugmentOp aug_mix_op(int index) { return kAugMixOps.at(static_cast<size_t>(index)); }
 
 std::string auto_augment_policy_text(AutoAugmentPolicy policy) {
@@ -384,8 +332,7 @@ std::string auto_augment_policy_text(AutoAugmentPolicy policy) {
 // TrivialAugmentWide's space is the wide one; RandAugment, AutoAugment and AugMix share theirs
 // but for two ranges: AugMix translates up to a third of the side (the others 150/331 of it)
 // and posterizes down to 0 bits (the others to 4).
-float augment_magnitude(AutoAugmentKind kind, AugmentOp op, int bin, int num_bins, int width,
-                        int height) {
+float augment_magnitude(AutoAugmentKind kind, AugmentOp op, int bin, int num_bins, int width, int height) {
   const bool wide = kind == AutoAugmentKind::kTrivialAugmentWide;
   const bool mix = kind == AutoAugmentKind::kAugMix;
   const float strength = wide ? 0.99f : 0.9f;
@@ -426,8 +373,7 @@ namespace {
 // depth (1..3 unless chain_depth is set) and per step the operation, the magnitude bin (below
 // severity) for operations with magnitudes, and the sign (1 = negative) for signed ones.
 // torch samples the Dirichlets in float32, and so are the weights kept.
-void draw_aug_mix(const AutoAugmentSpec& spec, int out_w, int out_h, SampleRng& rng,
-                  SampleParams* params) {
+void draw_aug_mix(const AutoAugmentSpec& spec, int out_w, int out_h, SampleRng& rng, SampleParams* params) {
   double share[2];
   dirichlet_draw(rng, spec.alpha, 2, share);
   double weights[AutoAugmentSpec::kMaxChains];
@@ -457,8 +403,7 @@ void draw_aug_mix(const AutoAugmentSpec& spec, int out_w, int out_h, SampleRng& 
 
 }  // namespace
 
-void draw_auto_augment(const AutoAugmentSpec& spec, int out_w, int out_h, SampleRng& rng,
-                       SampleParams* params) {
+void draw_auto_augment(const AutoAugmentSpec& spec, int out_w, int out_h, SampleRng& rng, SampleParams* params) {
   params->augment_steps = 0;
   params->chains = 0;
   switch (spec.kind) {
@@ -468,8 +413,7 @@ void draw_auto_augment(const AutoAugmentSpec& spec, int out_w, int out_h, Sample
       const auto op = static_cast<AugmentOp>(rng.below(kAugmentSpaceOps));
       float magnitude = 0;
       if (has_magnitudes(op)) {
-        const auto bin =
-            static_cast<int>(rng.below(static_cast<uint64_t>(spec.num_magnitude_bins)));
+        const auto bin = static_cast<int>(rng.below(static_cast<uint64_t>(spec.num_magnitude_bins)));
         magnitude = augment_magnitude(spec.kind, op, bin, spec.num_magnitude_bins, out_w, out_h);
       }
       if (signed_op(op) && rng.below(2) == 1) magnitude = -magnitude;
@@ -479,8 +423,7 @@ void draw_auto_augment(const AutoAugmentSpec& spec, int out_w, int out_h, Sample
     case AutoAugmentKind::kRandAugment:
       for (int i = 0; i < spec.num_ops; ++i) {
         const auto op = static_cast<AugmentOp>(rng.below(kAugmentSpaceOps));
-        float magnitude =
-            augment_magnitude(spec.kind, op, spec.magnitude, spec.num_magnitude_bins, out_w, out_h);
+        float magnitude = augment_magnitude(spec.kind, op, spec.magnitude, spec.num_magnitude_bins, out_w, out_h);
         if (signed_op(op) && rng.below(2) == 1) magnitude = -magnitude;
         push(params, op, magnitude);
       }
@@ -492,14 +435,11 @@ void draw_auto_augment(const AutoAugmentSpec& spec, int out_w, int out_h, Sample
       const auto& table = policy_table(spec.policy);
       const SubPolicy& sub = table[rng.below(table.size())];
       // torch.rand gives float32 uniforms; compared as such with the policy's probability.
-      const std::array<float, 2> probs{static_cast<float>(rng.uniform()),
-                                       static_cast<float>(rng.uniform())};
+      const std::array<float, 2> probs{static_cast<float>(rng.uniform()), static_cast<float>(rng.uniform())};
       const std::array<uint64_t, 2> signs{rng.below(2), rng.below(2)};
       for (size_t i = 0; i < 2; ++i) {
         if (!(probs[i] <= sub[i].p)) continue;
-        float magnitude =
-            sub[i].bin < 0 ? 0.0f
-                           : augment_magnitude(spec.kind, sub[i].op, sub[i].bin, 10, out_w, out_h);
+        float magnitude = sub[i].bin < 0 ? 0.0f : augment_magnitude(spec.kind, sub[i].op, sub[i].bin, 10, out_w, out_h);
         if (signed_op(sub[i].op) && signs[i] == 0) magnitude = -magnitude;
         push(params, sub[i].op, magnitude);
       }
@@ -513,15 +453,14 @@ void apply_affine(const SampleParams& params, const AutoAugmentSpec& spec, std::
   // F.affine with center=None: center_f = [0, 0] (the image's centre) and the translation as
   // given; the grid and fill as F.rotate's.
   scratch->resize(static_cast<size_t>(width) * height * static_cast<size_t>(channels));
-  warp(inverse_affine(0, 0, params.affine_angle, params.translate_x, params.translate_y, params.shear_x,
-                      params.shear_y, params.affine_scale),
+  warp(inverse_affine(0, 0, params.affine_angle, params.translate_x, params.translate_y, params.shear_x, params.shear_y,
+                      params.affine_scale),
        spec, image->data(), scratch->data(), width, height, channels);
   std::swap(*image, *scratch);
 }
 
-void apply_augment_op(AugmentOp op, float magnitude, const AutoAugmentSpec& spec,
-                      std::vector<uint8_t>* image, std::vector<uint8_t>* scratch, int width,
-                      int height, int channels) {
+void apply_augment_op(AugmentOp op, float magnitude, const AutoAugmentSpec& spec, std::vector<uint8_t>* image,
+                      std::vector<uint8_t>* scratch, int width, int height, int channels) {
   const size_t plane = static_cast<size_t>(width) * height;
   const size_t n = plane * static_cast<size_t>(channels);
   uint8_t* p = image->data();
@@ -549,8 +488,8 @@ void apply_augment_op(AugmentOp op, float magnitude, const AutoAugmentSpec& spec
     case AugmentOp::kTranslateY: {
       const auto pixels = static_cast<int>(std::clamp(std::trunc(m), -1e6, 1e6));
       scratch->resize(n);
-      shift(spec, image->data(), scratch->data(), width, height, channels,
-            op == AugmentOp::kTranslateX ? pixels : 0, op == AugmentOp::kTranslateY ? pixels : 0);
+      shift(spec, image->data(), scratch->data(), width, height, channels, op == AugmentOp::kTranslateX ? pixels : 0,
+            op == AugmentOp::kTranslateY ? pixels : 0);
       std::swap(*image, *scratch);
       break;
     }
@@ -590,18 +529,17 @@ void apply_augment_op(AugmentOp op, float magnitude, const AutoAugmentSpec& spec
 void apply_color_op(ColorOp op, double value, std::vector<uint8_t>* image, std::vector<uint8_t>* scratch, int width,
                     int height, int channels) {
   // In ColorOp's order. _apply_op's Sharpness is adjust_sharpness(1 + magnitude).
-  static constexpr std::array<AugmentOp, kColorOps> kOps{AugmentOp::kInvert,    AugmentOp::kPosterize,
-                                                         AugmentOp::kSolarize,  AugmentOp::kSharpness,
+  static constexpr std::array<AugmentOp, kColorOps> kOps{AugmentOp::kInvert,       AugmentOp::kPosterize,
+                                                         AugmentOp::kSolarize,     AugmentOp::kSharpness,
                                                          AugmentOp::kAutoContrast, AugmentOp::kEqualize};
   const double magnitude = op == ColorOp::kAdjustSharpness ? value - 1 : value;
   apply_augment_op(kOps[static_cast<size_t>(op)], static_cast<float>(magnitude), AutoAugmentSpec{}, image, scratch,
                    width, height, channels);
 }
 
-void apply_aug_mix(const SampleParams& params, const AutoAugmentSpec& spec,
-                   std::vector<uint8_t>* image, std::vector<uint8_t>* chain,
-                   std::vector<uint8_t>* scratch, std::vector<float>* mix, int width, int height,
-                   int channels) {
+void apply_aug_mix(const SampleParams& params, const AutoAugmentSpec& spec, std::vector<uint8_t>* image,
+                   std::vector<uint8_t>* chain, std::vector<uint8_t>* scratch, std::vector<float>* mix, int width,
+                   int height, int channels) {
   const size_t n = static_cast<size_t>(width) * height * static_cast<size_t>(channels);
   mix->resize(n);
   float* sum = mix->data();
@@ -613,8 +551,7 @@ void apply_aug_mix(const SampleParams& params, const AutoAugmentSpec& spec,
     chain->assign(image->begin(), image->end());
     for (int d = 0; d < params.chain_length[static_cast<size_t>(c)]; ++d, ++step) {
       const SampleParams::AugmentStep& s = params.augment[static_cast<size_t>(step)];
-      apply_augment_op(static_cast<AugmentOp>(s.op), s.magnitude, spec, chain, scratch, width,
-                       height, channels);
+      apply_augment_op(static_cast<AugmentOp>(s.op), s.magnitude, spec, chain, scratch, width, height, channels);
     }
     const float w = params.mix_weight[static_cast<size_t>(c + 1)];
     const uint8_t* augmented = chain->data();

@@ -61,15 +61,13 @@ std::string auto_augment_policy_text(AutoAugmentPolicy policy);
 //   AutoAugment: the sub-policy (below 25), two uniforms (apply when <= its probability),
 //     two signs (below 2, 0 = negative), all drawn whether used or not.
 //   AugMix: see draw_aug_mix in auto_augment.cpp (Dirichlet weights, then the chains).
-void draw_auto_augment(const AutoAugmentSpec& spec, int out_w, int out_h, SampleRng& rng,
-                       SampleParams* params);
+void draw_auto_augment(const AutoAugmentSpec& spec, int out_w, int out_h, SampleRng& rng, SampleParams* params);
 
 // The magnitude torchvision's augmentation space gives op at `bin` (num_bins bins; AutoAugment
 // and AugMix use 10), before the sign: torch.linspace in float32, Posterize's bit counts,
 // Solarize's thresholds; 0 for operations without magnitudes. `kind` picks TrivialAugmentWide's
 // space, AugMix's, or the RandAugment/AutoAugment one.
-float augment_magnitude(AutoAugmentKind kind, AugmentOp op, int bin, int num_bins, int width,
-                        int height);
+float augment_magnitude(AutoAugmentKind kind, AugmentOp op, int bin, int num_bins, int width, int height);
 
 // AugMix: each of params.chains chains applied to a copy of `image` (in `chain`), summed with
 // the image by params.mix_weight in float32 and truncated back into `image`, as
@@ -96,9 +94,8 @@ void apply_affine(const SampleParams& params, const AutoAugmentSpec& spec, std::
 
 // Applies op with its signed magnitude to `image`, `channels` planes of width x height,
 // in place; `scratch` is grown as needed and reused.
-void apply_augment_op(AugmentOp op, float magnitude, const AutoAugmentSpec& spec,
-                      std::vector<uint8_t>* image, std::vector<uint8_t>* scratch, int width,
-                      int height, int channels);
+void apply_augment_op(AugmentOp op, float magnitude, const AutoAugmentSpec& spec, std::vector<uint8_t>* image,
+                      std::vector<uint8_t>* scratch, int width, int height, int channels);
 
 // One of the single-operation colour transforms (RandomInvert ... RandomEqualize) with its
 // ColorOpSpec::value, on `image` as apply_augment_op: the same operation torchvision's

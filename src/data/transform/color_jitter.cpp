@@ -116,9 +116,7 @@ void for_each_rgb4(float* data, size_t pixels, Kernel&& kernel) {
   const auto image_at = [&](size_t k, size_t c) -> float& {
     return kPlanar ? data[c * pixels + p + k] : data[3 * (p + k) + c];
   };
-  const auto tail_at = [&](size_t k, size_t c) -> float& {
-    return kPlanar ? tail[c * 4 + k] : tail[3 * k + c];
-  };
+  const auto tail_at = [&](size_t k, size_t c) -> float& { return kPlanar ? tail[c * 4 + k] : tail[3 * k + c]; };
   for (size_t k = 0; k < rest; ++k) {
     for (size_t c = 0; c < 3; ++c) tail_at(k, c) = image_at(k, c);
   }
@@ -165,8 +163,7 @@ struct Hue {
     const f32x4 chroma = max - min;
     // Grey pixels (chroma 0) get some hue; it is multiplied by chroma 0 below.
     const f32x4 inv = 1.0f / simd::max4(chroma, simd::splat4(1e-30f));
-    f32x4 h6 =
-        *r >= max ? (*g - *b) * inv : (*g >= max ? (*b - *r) * inv + 2.0f : (*r - *g) * inv + 4.0f);
+    f32x4 h6 = *r >= max ? (*g - *b) * inv : (*g >= max ? (*b - *r) * inv + 2.0f : (*r - *g) * inv + 4.0f);
     // h6 is in [-1, 5] and the shift at most +-3, so one wrap either way lands in [0, 6).
     h6 += shift6;
     h6 = h6 < 0.0f ? h6 + 6.0f : h6;
@@ -186,8 +183,7 @@ struct Hue {
 
 }  // namespace
 
-void apply_color_jitter(float* data, size_t pixels, int channels, bool planar,
-                        const SampleParams& params) {
+void apply_color_jitter(float* data, size_t pixels, int channels, bool planar, const SampleParams& params) {
   if (pixels == 0) return;
   const bool color = channels == 3;
   for (const int op : params.jitter_order) {

@@ -19,7 +19,6 @@ namespace stoker::data {
 // and a clamp to [0, 255] after each, which is what PIL's uint8 blends amount to (PIL also
 // rounds to integers between operations; we keep the fractions). A factor of 1 (hue 0) is
 // skipped. Grey (1-channel) images: saturation and hue are no-ops, as in torchvision.
-void apply_color_jitter(float* data, size_t pixels, int channels, bool planar,
-                        const SampleParams& params);
+void apply_color_jitter(float* data, size_t pixels, int channels, bool planar, const SampleParams& params);
 
 }  // namespace stoker::data

@@ -82,9 +82,7 @@ const FeatureSums* complete_feature_sums(const Source& source) {
 
 void fit_standardize(const Source& source, std::vector<float>* mean_out, std::vector<float>* std_out) {
   const int d = source.feature_count();
-  if (d <= 0)
-    throw UsageError(
-        "Standardize needs feature vectors (.npz/.npy/numeric CSV); images use Normalize");
+  if (d <= 0) throw UsageError("Standardize needs feature vectors (.npz/.npy/numeric CSV); images use Normalize");
   FeatureSums read_here(d);
   const FeatureSums* sums = complete_feature_sums(source);
   if (sums == nullptr) {

@@ -73,8 +73,8 @@ std::vector<float> gaussian_kernel(int size, float sigma) {
   return kernel;
 }
 
-void gaussian_blur(float* data, int width, int height, int channels, bool planar, int kernel_w,
-                   int kernel_h, float sigma, std::vector<float>* scratch) {
+void gaussian_blur(float* data, int width, int height, int channels, bool planar, int kernel_w, int kernel_h,
+                   float sigma, std::vector<float>* scratch) {
   // Per thread and grow-only, as the rest of a worker's scratch: no allocation once warm.
   thread_local std::vector<float> kx, ky, line;
   fill_kernel(kernel_w, sigma, &kx);
@@ -88,7 +88,7 @@ void gaussian_blur(float* data, int width, int height, int channels, bool planar
   for (int c = 0; c < planes; ++c) {
     float* image = data + c * plane;
     float* tmp = scratch->data() + c * plane;
-    blur_rows(image, tmp, width, height, step, kx, &line);                 // rows, into scratch
+    blur_rows(image, tmp, width, height, step, kx, &line);                    // rows, into scratch
     blur_columns(tmp, image, static_cast<size_t>(width) * step, height, ky);  // columns, back
   }
 }

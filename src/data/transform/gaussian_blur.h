@@ -19,7 +19,7 @@ std::vector<float> gaussian_kernel(int size, float sigma);
 // in place with kernels of kernel_w x kernel_h taps (odd) and one sigma for both axes. A
 // kernel wider than the image reflects periodically (torch refuses such a padding). `scratch`
 // is grown as needed.
-void gaussian_blur(float* data, int width, int height, int channels, bool planar, int kernel_w,
-                   int kernel_h, float sigma, std::vector<float>* scratch);
+void gaussian_blur(float* data, int width, int height, int channels, bool planar, int kernel_w, int kernel_h,
+                   float sigma, std::vector<float>* scratch);
 
 }  // namespace stoker::data

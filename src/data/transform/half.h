@@ -40,9 +40,8 @@ inline uint16_t float_to_half(float value) {
   const uint32_t mantissa_odd = (bits >> 13) & 1u;
   const uint32_t normal = (bits + kRebias + 0xFFFu + mantissa_odd) >> 13;
 
-  const uint32_t magnitude =
-      half_detail::select(bits >= kF16Overflow, special,
-                          half_detail::select(bits < kSmallestNormal, subnormal, normal));
+  const uint32_t magnitude = half_detail::select(bits >= kF16Overflow, special,
+                                                 half_detail::select(bits < kSmallestNormal, subnormal, normal));
   return static_cast<uint16_t>(magnitude | (sign >> 16));
 }
 

@@ -42,8 +42,7 @@ int reflect_index(int i, int n) {
   return r < n ? r : period - r;
 }
 
-int padded_source_index(int coord, int pad2, int pad1_before, int pad1_after, int length,
-                        PaddingMode mode) {
+int padded_source_index(int coord, int pad2, int pad1_before, int pad1_after, int length, PaddingMode mode) {
   const int once = unpad(coord - pad2, length + pad1_before + pad1_after, mode);
   if (once < 0) return -1;
   return unpad(once - pad1_before, length, mode);
@@ -77,13 +76,11 @@ void copy_padded_crop(std::vector<float>* out, std::vector<int>* columns, const 
   }
   float* data = out->data();
   for (int y = 0; y < out_h; ++y) {
-    const int sy =
-        padded_source_index(top + y, params.pad_y, pad.top, pad.bottom, image.height(), pad.mode);
+    const int sy = padded_source_index(top + y, params.pad_y, pad.top, pad.bottom, image.height(), pad.mode);
     const uint8_t* row = sy >= 0 ? image.row(sy) : nullptr;
     for (int x = 0; x < out_w; ++x) {
       const int sx = (*columns)[static_cast<size_t>(x)];
-      const uint8_t* pixel =
-          row != nullptr && sx >= 0 ? row + static_cast<size_t>(sx) * channels : nullptr;
+      const uint8_t* pixel = row != nullptr && sx >= 0 ? row + static_cast<size_t>(sx) * channels : nullptr;
       const size_t at = static_cast<size_t>(y) * out_w + x;
       for (int c = 0; c < channels; ++c) {
         const float v = pixel != nullptr ? static_cast<float>(pixel[c]) : fill[std::min(c, 3)];

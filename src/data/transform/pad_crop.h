@@ -22,8 +22,7 @@ int reflect_index(int i, int n);
 // Where `coord` of an axis padded by `pad2` (pad_if_needed) around an axis padded by
 // `pad1_before` / `pad1_after` around `length` source pixels falls in the source: 0..length-1,
 // or -1 for the fill (kConstant).
-int padded_source_index(int coord, int pad2, int pad1_before, int pad1_after, int length,
-                        PaddingMode mode);
+int padded_source_index(int coord, int pad2, int pad1_before, int pad1_after, int length, PaddingMode mode);
 
 // The crop of the padded `image` (the whole image) for `params`, flipped if params.flip, as
 // floats in [0, 255]: out_h * out_w * image.channels() values, planes (CHW) when `planar`,

@@ -48,9 +48,8 @@ void erase_as(T* out, const TransformSpec& spec, const SampleParams& params) {
     for (int y = params.erase_top; y < params.erase_top + params.erase_height; ++y) {
       for (int x = params.erase_left; x < params.erase_left + params.erase_width; ++x) {
         const size_t pixel = static_cast<size_t>(y) * width + static_cast<size_t>(x);
-        const size_t at = spec.layout == Layout::kNCHW
-                              ? static_cast<size_t>(c) * plane + pixel
-                              : pixel * static_cast<size_t>(channels) + static_cast<size_t>(c);
+        const size_t at = spec.layout == Layout::kNCHW ? static_cast<size_t>(c) * plane + pixel
+                                                       : pixel * static_cast<size_t>(channels) + static_cast<size_t>(c);
         out[at] = erasing.random_value ? as_output<T>(standard_normal(noise), spec, c) : fixed;
       }
     }
@@ -59,8 +58,7 @@ void erase_as(T* out, const TransformSpec& spec, const SampleParams& params) {
 
 }  // namespace
 
-void draw_random_erasing(const RandomErasingSpec& spec, int out_w, int out_h, SampleRng& rng,
-                         SampleParams* params) {
+void draw_random_erasing(const RandomErasingSpec& spec, int out_w, int out_h, SampleRng& rng, SampleParams* params) {
   params->erase = false;
   if (!(spec.p > 0)) return;
   if (!(rng.uniform() < spec.p)) return;

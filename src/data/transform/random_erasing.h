@@ -12,8 +12,7 @@ namespace stoker::data {
 // smaller than the image in both sides taking the top and left (bounded ints); for
 // value='random' one more 64-bit draw seeds the noise. No box found: nothing is erased.
 // Nothing is drawn when spec.p is 0.
-void draw_random_erasing(const RandomErasingSpec& spec, int out_w, int out_h, SampleRng& rng,
-                         SampleParams* params);
+void draw_random_erasing(const RandomErasingSpec& spec, int out_w, int out_h, SampleRng& rng, SampleParams* params);
 
 // Writes params' box into one sample already written at `out` per `spec` (its size, channels,
 // dtype, layout, Normalize). Does nothing when params.erase is false.

@@ -67,8 +67,7 @@ CropRect random_resized_crop(const TransformSpec& spec, int width, int height, S
     if (0 < w && w <= width && 0 < h && h <= height) {
       const auto top = static_cast<int>(rng.below(static_cast<uint64_t>(height - h + 1)));
       const auto left = static_cast<int>(rng.below(static_cast<uint64_t>(width - w + 1)));
-      return {static_cast<double>(left), static_cast<double>(top), static_cast<double>(w),
-              static_cast<double>(h)};
+      return {static_cast<double>(left), static_cast<double>(top), static_cast<double>(w), static_cast<double>(h)};
     }
   }
   // Fallback: a central crop with the aspect ratio clamped into [ratio_min, ratio_max].
@@ -83,8 +82,8 @@ CropRect random_resized_crop(const TransformSpec& spec, int width, int height, S
   // Rounding can give 0 for extreme shapes (torchvision would then fail); keep one pixel.
   w = std::clamp(w, 1, width);
   h = std::clamp(h, 1, height);
-  return {static_cast<double>((width - w) / 2), static_cast<double>((height - h) / 2),
-          static_cast<double>(w), static_cast<double>(h)};
+  return {static_cast<double>((width - w) / 2), static_cast<double>((height - h) / 2), static_cast<double>(w),
+          static_cast<double>(h)};
 }
 
 // A rectangle of the resized_w x resized_h image as one of the width x height source.
@@ -104,9 +103,9 @@ CropRect resize_center_crop(const TransformSpec& spec, int width, int height) {
   const int crop_h = std::min(spec.out_height, resized_h);
   const int left = round_half_even((resized_w - crop_w) / 2.0);
   const int top = round_half_even((resized_h - crop_h) / 2.0);
-  return to_source({static_cast<double>(left), static_cast<double>(top), static_cast<double>(crop_w),
-                    static_cast<double>(crop_h)},
-                   width, height, resized_w, resized_h);
+  return to_source(
+      {static_cast<double>(left), static_cast<double>(top), static_cast<double>(crop_w), static_cast<double>(crop_h)},
+      width, height, resized_w, resized_h);
 }
 
 // RandomCrop (torchvision's RandomCrop.forward: padding, then pad_if_needed's shortfall on both
@@ -114,8 +113,7 @@ CropRect resize_center_crop(const TransformSpec& spec, int width, int height) {
 // or the 1:1 CenterCrop (functional.center_crop): params->crop in the padded image's
 // coordinates and pad_x / pad_y (see SampleParams); width 0 when the padded image is smaller
 // than the crop.
-void draw_one_to_one(const TransformSpec& spec, int width, int height, SampleRng& rng,
-                     SampleParams* params) {
+void draw_one_to_one(const TransformSpec& spec, int width, int height, SampleRng& rng, SampleParams* params) {
   const int th = spec.out_height;
   const int tw = spec.out_width;
   params->pad_x = 0;
@@ -159,8 +157,8 @@ void draw_one_to_one(const TransformSpec& spec, int width, int height, SampleRng
 // A 1:1 window drawn in the resized_w x resized_h image (params->crop in its padded
 // coordinates): inside the image, the box of the source it covers, resampled in one pass as
 // Resize+CenterCrop's; reaching into the padding, the whole image is resized first.
-void place_resized_window(const TransformSpec& spec, int width, int height, int resized_w,
-                          int resized_h, SampleParams* params) {
+void place_resized_window(const TransformSpec& spec, int width, int height, int resized_w, int resized_h,
+                          SampleParams* params) {
   const CropRect& c = params->crop;
   const double x = c.x - spec.pad.left - params->pad_x;
   const double y = c.y - spec.pad.top - params->pad_y;
@@ -211,8 +209,7 @@ SampleParams draw_params(const TransformSpec& spec, int width, int height, Sampl
   } else if (spec.geometry == Geometry::kRandomResizedCrop) {
     // Drawn in the resized image, as torchvision draws it after a Resize.
     const auto [resized_w, resized_h] = resized_size(spec.resize, width, height);
-    params.crop = to_source(random_resized_crop(spec, resized_w, resized_h, rng), width, height,
-                            resized_w, resized_h);
+    params.crop = to_source(random_resized_crop(spec, resized_w, resized_h, rng), width, height, resized_w, resized_h);
   } else if (spec.geometry == Geometry::kResizeCenterCrop) {
     params.crop = resize_center_crop(spec, width, height);
   } else if (copies_pixels(spec.geometry)) {

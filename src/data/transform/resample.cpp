@@ -62,9 +62,7 @@ void grow(std::vector<T>* v, size_t n) {
 }
 
 // Output o's 4-float weight splats (tap k at + 8 k) in FilterTable::splat's pair layout.
-inline size_t splat_of(int o, int taps) {
-  return static_cast<size_t>(o / 2) * taps * 8 + (o % 2) * 4;
-}
+inline size_t splat_of(int o, int taps) { return static_cast<size_t>(o / 2) * taps * 8 + (o % 2) * 4; }
 
 double triangle(double x) {
   x = std::fabs(x);
@@ -83,8 +81,8 @@ double cubic(double x) {
 // Pillow's precompute_coeffs for the BILINEAR or BICUBIC filter over input [in0, in1) of an
 // axis of `in_size` pixels, with taps limited to [lo, hi) (0 <= lo < hi <= in_size). `mirror`
 // lists the outputs right to left.
-void build_table(FilterTable* table, ResampleTables* work, int in_size, double in0, double in1,
-                 int out_size, int lo, int hi, bool mirror, ResampleFilter filter) {
+void build_table(FilterTable* table, ResampleTables* work, int in_size, double in0, double in1, int out_size, int lo,
+                 int hi, bool mirror, ResampleFilter filter) {
   const bool bicubic = filter == ResampleFilter::kBicubic;
   const double scale = (in1 - in0) / out_size;
   const double filterscale = std::max(scale, 1.0);
@@ -153,8 +151,7 @@ void build_table(FilterTable* table, ResampleTables* work, int in_size, double i
 // Always inlined: the AVX kernel ends in it, and as a call from there it would run 128-bit
 // (non-VEX) code with the upper YMM halves still dirty (see horizontal_rgb_avx).
 template <int kTaps>
-inline __attribute__((always_inline)) void horizontal_rgb_from(const float* in, float* out,
-                                                               const FilterTable& table,
+inline __attribute__((always_inline)) void horizontal_rgb_from(const float* in, float* out, const FilterTable& table,
                                                                int in_offset, int out_w, int x) {
   const int taps = kTaps > 0 ? kTaps : table.taps;
   const float* splat = table.splat.data();
@@ -169,8 +166,7 @@ inline __attribute__((always_inline)) void horizontal_rgb_from(const float* in, 
 }
 
 template <int kTaps>
-void horizontal_rgb(const float* in, float* out, const FilterTable& table, int in_offset,
-                    int out_w) {
+void horizontal_rgb(const float* in, float* out, const FilterTable& table, int in_offset, int out_w) {
   horizontal_rgb_from<kTaps>(in, out, table, in_offset, out_w, 0);
 }
 
@@ -185,15 +181,9 @@ __attribute__((target("avx"))) inline f32x8 load8(const float* p) {
   std::memcpy(&v, p, sizeof v);
   return v;
 }
-__attribute__((target("avx"))) inline void store8(float* p, f32x8 v) {
-  std::memcpy(p, &v, sizeof v);
-}
-__attribute__((target("avx"))) inline f32x4 low(f32x8 v) {
-  return __builtin_shufflevector(v, v, 0, 1, 2, 3);
-}
-__attribute__((target("avx"))) inline f32x4 high(f32x8 v) {
-  return __builtin_shufflevector(v, v, 4, 5, 6, 7);
-}
+__attribute__((target("avx"))) inline void store8(float* p, f32x8 v) { std::memcpy(p, &v, sizeof v); }
+__attribute__((target("avx"))) inline f32x4 low(f32x8 v) { return __builtin_shufflevector(v, v, 0, 1, 2, 3); }
+__attribute__((target("avx"))) inline f32x4 high(f32x8 v) { return __builtin_shufflevector(v, v, 4, 5, 6, 7); }
 // Clears the upper YMM halves before 128-bit code runs: with them dirty, every SSE
 // instruction after the kernel runs several times slower. The compilers add this on an AVX
 // function's way out only when optimising (GCC from -O2: -fexpensive-optimizations), so the
@@ -210,9 +200,8 @@ __attribute__((target("avx"))) inline f32x8 concat(f32x4 a, f32x4 b) {
 // horizontal_rgb two output pixels at a time: one 256-bit load of the pair's weights (the
 // splat table's pair layout), the two pixels' taps in the low and high halves.
 template <int kTaps>
-__attribute__((target("avx"))) void horizontal_rgb_avx(const float* in, float* out,
-                                                       const FilterTable& table, int in_offset,
-                                                       int out_w) {
+__attribute__((target("avx"))) void horizontal_rgb_avx(const float* in, float* out, const FilterTable& table,
+                                                       int in_offset, int out_w) {
   const int taps = kTaps > 0 ? kTaps : table.taps;
   const float* splat = table.splat.data();
   const int* window = table.window.data();
@@ -222,8 +211,7 @@ __attribute__((target("avx"))) void horizontal_rgb_avx(const float* in, float* o
     const float* pa = in + static_cast<ptrdiff_t>(window[x] - in_offset) * 3;
     const float* pb = in + static_cast<ptrdiff_t>(window[x + 1] - in_offset) * 3;
     f32x8 acc = load8(w) * concat(simd::load4(pa), simd::load4(pb));
-    for (int k = 1; k < taps; ++k)
-      acc += load8(w + 8 * k) * concat(simd::load4(pa + 3 * k), simd::load4(pb + 3 * k));
+    for (int k = 1; k < taps; ++k) acc += load8(w + 8 * k) * concat(simd::load4(pa + 3 * k), simd::load4(pb + 3 * k));
     simd::store4(out + 3 * x, low(acc));  // its 4th lane is overwritten by the next store
     simd::store4(out + 3 * x + 3, high(acc));
   }
@@ -263,8 +251,7 @@ RgbKernel by_taps(int taps, Pick pick) {
 RgbKernel rgb_kernel(int taps, bool wide) {
 #ifdef STOKER_RESAMPLE_AVX
   if (wide) {
-    return by_taps(taps,
-                   [](auto n) -> RgbKernel { return horizontal_rgb_avx<decltype(n)::value>; });
+    return by_taps(taps, [](auto n) -> RgbKernel { return horizontal_rgb_avx<decltype(n)::value>; });
   }
 #endif
   return by_taps(taps, [](auto n) -> RgbKernel { return horizontal_rgb<decltype(n)::value>; });
@@ -272,8 +259,8 @@ RgbKernel rgb_kernel(int taps, bool wide) {
 
 // Any other channel count (1 in practice): interleaved, or row-planar ([c0 ... | c1 ...])
 // when the output is planar.
-void horizontal_any(const float* in, float* out, const FilterTable& table, int in_offset, int out_w,
-                    int channels, bool planar) {
+void horizontal_any(const float* in, float* out, const FilterTable& table, int in_offset, int out_w, int channels,
+                    bool planar) {
   const int taps = table.taps;
   for (int x = 0; x < out_w; ++x) {
     const float* w = table.weights.data() + static_cast<size_t>(x) * taps;
@@ -290,8 +277,8 @@ void convert_row(float* __restrict out, const uint8_t* __restrict in, size_t n) 
   simd::for_each_blocked(n, [&](size_t i) { out[i] = in[i]; });
 }
 
-void horizontal_pass(const Image& src, const FilterTable& table, int row_begin, int row_end,
-                     int out_w, bool planar, bool wide, std::vector<float>* row, float* out) {
+void horizontal_pass(const Image& src, const FilterTable& table, int row_begin, int row_end, int out_w, bool planar,
+                     bool wide, std::vector<float>* row, float* out) {
   const int channels = src.channels();
   // Columns any window touches: convert just those to float, once per row.
   int col_begin = src.width();
@@ -338,9 +325,8 @@ void weighted_sum(float* out, const float* in, size_t stride, const float* w, in
 // has no FMA to contract them into, so the results are bit-identical. Returns the pixels
 // done; the caller finishes the row with the 4-pixel code.
 template <bool kPlanar>
-__attribute__((target("avx"))) int vertical_rgb_row_avx(float* out, size_t plane, const float* in,
-                                                        size_t stride, const float* w, int count,
-                                                        int out_w) {
+__attribute__((target("avx"))) int vertical_rgb_row_avx(float* out, size_t plane, const float* in, size_t stride,
+                                                        const float* w, int count, int out_w) {
   int x = 0;
   for (; x + 8 <= out_w; x += 8) {
     const float* p = in + 3 * x;
@@ -380,8 +366,8 @@ __attribute__((target("avx"))) int vertical_rgb_row_avx(float* out, size_t plane
 // (12 floats) at a time, into interleaved `out` or into planes out, out + plane,
 // out + 2 * plane. Pixels from `x` on.
 template <bool kPlanar>
-void vertical_rgb_row(float* out, size_t plane, const float* in, size_t stride, const float* w,
-                      int count, int out_w, int x) {
+void vertical_rgb_row(float* out, size_t plane, const float* in, size_t stride, const float* w, int count, int out_w,
+                      int x) {
   for (; x + 4 <= out_w; x += 4) {
     const float* p = in + 3 * x;
     f32x4 a0 = w[0] * simd::load4(p);
@@ -415,8 +401,8 @@ void vertical_rgb_row(float* out, size_t plane, const float* in, size_t stride, 
 }
 
 template <bool kPlanar>
-void vertical_rgb(float* out, size_t plane, const float* in, size_t stride, const float* w,
-                  int count, int out_w, bool wide) {
+void vertical_rgb(float* out, size_t plane, const float* in, size_t stride, const float* w, int count, int out_w,
+                  bool wide) {
   int done = 0;
 #ifdef STOKER_RESAMPLE_AVX
   if (wide) done = vertical_rgb_row_avx<kPlanar>(out, plane, in, stride, w, count, out_w);
@@ -424,24 +410,21 @@ void vertical_rgb(float* out, size_t plane, const float* in, size_t stride, cons
   vertical_rgb_row<kPlanar>(out, plane, in, stride, w, count, out_w, done);
 }
 
-void vertical_pass(const float* in, const FilterTable& table, int row_begin, int out_w, int out_h,
-                   int channels, bool planar, bool wide, float* out) {
+void vertical_pass(const float* in, const FilterTable& table, int row_begin, int out_w, int out_h, int channels,
+                   bool planar, bool wide, float* out) {
   const size_t row_len = static_cast<size_t>(out_w) * channels;
   const size_t plane = static_cast<size_t>(out_w) * out_h;
   for (int yy = 0; yy < out_h; ++yy) {
-    const float* w = table.weights.data() + static_cast<size_t>(yy) * table.taps +
-                     (table.first[yy] - table.window[yy]);
+    const float* w = table.weights.data() + static_cast<size_t>(yy) * table.taps + (table.first[yy] - table.window[yy]);
     const int count = table.count[yy];
     const float* rows = in + static_cast<size_t>(table.first[yy] - row_begin) * row_len;
     if (channels == 3 && planar) {
-      vertical_rgb<true>(out + static_cast<size_t>(yy) * out_w, plane, rows, row_len, w, count,
-                         out_w, wide);
+      vertical_rgb<true>(out + static_cast<size_t>(yy) * out_w, plane, rows, row_len, w, count, out_w, wide);
     } else if (channels == 3) {
       vertical_rgb<false>(out + yy * row_len, plane, rows, row_len, w, count, out_w, wide);
     } else if (planar) {
       for (int c = 0; c < channels; ++c) {
-        weighted_sum(out + c * plane + static_cast<size_t>(yy) * out_w, rows + c * out_w, row_len,
-                     w, count, out_w);
+        weighted_sum(out + c * plane + static_cast<size_t>(yy) * out_w, rows + c * out_w, row_len, w, count, out_w);
       }
     } else {
       weighted_sum(out + yy * row_len, rows, row_len, w, count, row_len);
@@ -478,8 +461,8 @@ void tap_limits(double x0, double x1, int size, bool clamp_to_region, int* lo, i
 
 }  // namespace
 
-void resample_region(std::vector<float>* out, std::vector<float>* scratch, const Image& src,
-                     const CropRect& region, int out_w, int out_h, const ResampleOptions& options) {
+void resample_region(std::vector<float>* out, std::vector<float>* scratch, const Image& src, const CropRect& region,
+                     int out_w, int out_h, const ResampleOptions& options) {
   const int width = src.width();
   const int height = src.height();
   const int channels = src.channels();
@@ -516,17 +499,16 @@ void resample_region(std::vector<float>* out, std::vector<float>* scratch, const
   grow(scratch, static_cast<size_t>(row_end - row_begin) * row_len + 4);
   grow(out, static_cast<size_t>(out_h) * row_len);
   const bool wide = use_avx(options.vector256);
-  horizontal_pass(src, tables.horizontal, row_begin, row_end, out_w, options.planar, wide,
-                  &tables.row, scratch->data());
+  horizontal_pass(src, tables.horizontal, row_begin, row_end, out_w, options.planar, wide, &tables.row,
+                  scratch->data());
   const bool overshoots = options.filter == ResampleFilter::kBicubic;
   if (overshoots) clamp_pixels(scratch->data(), static_cast<size_t>(row_end - row_begin) * row_len);
-  vertical_pass(scratch->data(), tables.vertical, row_begin, out_w, out_h, channels, options.planar,
-                wide, out->data());
+  vertical_pass(scratch->data(), tables.vertical, row_begin, out_w, out_h, channels, options.planar, wide, out->data());
   if (overshoots) clamp_pixels(out->data(), static_cast<size_t>(out_h) * row_len);
 }
 
-void resample_region(std::vector<float>* out, std::vector<float>* scratch, const Image& src,
-                     const CropRect& region, int out_w, int out_h) {
+void resample_region(std::vector<float>* out, std::vector<float>* scratch, const Image& src, const CropRect& region,
+                     int out_w, int out_h) {
   resample_region(out, scratch, src, region, out_w, out_h, ResampleOptions{});
 }
 

@@ -36,7 +36,7 @@ struct ResampleOptions {
 // Grows `out` to out_w * out_h * src.channels() floats (HWC, or CHW when planar) and
 // `scratch` as needed; filter tables live in thread-local grow-only storage, so a warm call
 // allocates nothing.
-void resample_region(std::vector<float>* out, std::vector<float>* scratch, const Image& src,
-                     const CropRect& region, int out_w, int out_h, const ResampleOptions& options);
+void resample_region(std::vector<float>* out, std::vector<float>* scratch, const Image& src, const CropRect& region,
+                     int out_w, int out_h, const ResampleOptions& options);
 
 }  // namespace stoker::data

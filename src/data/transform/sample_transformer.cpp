@@ -102,8 +102,7 @@ void write_grey_as_rgb(T* __restrict out, const float* __restrict in, size_t n, 
 // `channels` is what `in` holds (planar: 1 or 3 planes; interleaved: 3); the spec says what
 // to write.
 template <typename T>
-void write_as(void* out, const float* in, int channels, bool planar, size_t pixels,
-              const TransformSpec& spec) {
+void write_as(void* out, const float* in, int channels, bool planar, size_t pixels, const TransformSpec& spec) {
   T* dst = static_cast<T*>(out);
   const Affine f = output_affine(spec);
   if (!planar) {
@@ -119,10 +118,9 @@ void write_as(void* out, const float* in, int channels, bool planar, size_t pixe
 }
 
 // RGB planes -> L (PIL's convert("L") weights), for an RGB decode with a grey spec.
-void to_grey(float* __restrict grey, const float* __restrict r, const float* __restrict g,
-             const float* __restrict b, size_t n) {
-  simd::for_each_blocked(
-      n, [&](size_t i) { grey[i] = 0.299f * r[i] + 0.587f * g[i] + 0.114f * b[i]; });
+void to_grey(float* __restrict grey, const float* __restrict r, const float* __restrict g, const float* __restrict b,
+             size_t n) {
+  simd::for_each_blocked(n, [&](size_t i) { grey[i] = 0.299f * r[i] + 0.587f * g[i] + 0.114f * b[i]; });
 }
 
 // RandomVerticalFlip: the rows in reverse order, of each plane or of the interleaved image.
@@ -183,7 +181,8 @@ void from_uint8_planes(const std::vector<uint8_t>& image, float* data, size_t pi
 // torchvision's on a uint8 image: round the float image into planes[0], rotate, warp, apply
 // each step, and put the result back.
 void auto_augment(float* data, size_t pixels, int channels, bool planar, int width, int height,
-                  const SampleParams& params, const TransformSpec& spec, std::vector<uint8_t> (&planes)[3], std::vector<float>* mix) {
+                  const SampleParams& params, const TransformSpec& spec, std::vector<uint8_t> (&planes)[3],
+                  std::vector<float>* mix) {
   to_uint8_planes(data, pixels, channels, planar, &planes[0]);
   if (params.rotate) {
     apply_augment_op(AugmentOp::kRotate, params.angle, filled_warp(spec.rotation.interpolation, spec.rotation.fill),
@@ -207,8 +206,8 @@ void auto_augment(float* data, size_t pixels, int channels, bool planar, int wid
 
 // The colour operations this sample drew (RandomInvert ... RandomEqualize), in their order, on
 // uint8 planes as auto_augment.
-void color_ops(float* data, size_t pixels, int channels, bool planar, int width, int height,
-               const SampleParams& params, const TransformSpec& spec, std::vector<uint8_t> (&planes)[3]) {
+void color_ops(float* data, size_t pixels, int channels, bool planar, int width, int height, const SampleParams& params,
+               const TransformSpec& spec, std::vector<uint8_t> (&planes)[3]) {
   to_uint8_planes(data, pixels, channels, planar, &planes[0]);
   for (size_t i = 0; i < spec.color_ops.size(); ++i) {
     if ((params.color_ops >> i & 1u) == 0) continue;

@@ -83,12 +83,10 @@ std::string affine_text(const AffineSpec& a) {
 
 std::string color_op_text(ColorOp op, const ColorOpSpec& c) {
   return spec::color_op_value_name(op) ? fmt::format("{}({}, p={})", to_string(op), c.value, c.p)
-                                 : fmt::format("{}(p={})", to_string(op), c.p);
+                                       : fmt::format("{}(p={})", to_string(op), c.p);
 }
 
-std::string triple_text(const std::array<float, 3>& v) {
-  return fmt::format("({}, {}, {})", v[0], v[1], v[2]);
-}
+std::string triple_text(const std::array<float, 3>& v) { return fmt::format("({}, {}, {})", v[0], v[1], v[2]); }
 
 const char* policy_name(AutoAugmentPolicy policy) {
   switch (policy) {
@@ -166,9 +164,8 @@ std::string erasing_text(const RandomErasingSpec& e) {
   if (e.random_value) {
     s += ", value=random";
   } else if (e.value != defaults.value) {
-    s += fmt::format(", value={}", e.value[0] == e.value[1] && e.value[1] == e.value[2]
-                                       ? fmt::format("{}", e.value[0])
-                                       : triple_text(e.value));
+    s += fmt::format(", value={}", e.value[0] == e.value[1] && e.value[1] == e.value[2] ? fmt::format("{}", e.value[0])
+                                                                                        : triple_text(e.value));
   }
   return s + ")";
 }
@@ -228,11 +225,10 @@ std::string TransformSpec::describe() const {
   if (auto_augment.enabled()) parts.push_back(auto_augment_text(auto_augment));
   if (jitter.enabled()) {
     std::string args;
-    const std::array<std::pair<const char*, double>, 4> components{
-        {{"brightness", jitter.brightness},
-         {"contrast", jitter.contrast},
-         {"saturation", jitter.saturation},
-         {"hue", jitter.hue}}};
+    const std::array<std::pair<const char*, double>, 4> components{{{"brightness", jitter.brightness},
+                                                                    {"contrast", jitter.contrast},
+                                                                    {"saturation", jitter.saturation},
+                                                                    {"hue", jitter.hue}}};
     for (const auto& [name, value] : components) {
       if (value == 0) continue;
       args += fmt::format("{}{}={}", args.empty() ? "" : ", ", name, value);
@@ -243,8 +239,9 @@ std::string TransformSpec::describe() const {
   if (blur.enabled()) {
     const std::string k = blur.kernel_w == blur.kernel_h ? fmt::format("{}", blur.kernel_w)
                                                          : fmt::format("({}, {})", blur.kernel_w, blur.kernel_h);
-    const std::string sigma = blur.sigma_min == blur.sigma_max ? fmt::format("{}", blur.sigma_min)
-                                                               : fmt::format("({}, {})", blur.sigma_min, blur.sigma_max);
+    const std::string sigma = blur.sigma_min == blur.sigma_max
+                                  ? fmt::format("{}", blur.sigma_min)
+                                  : fmt::format("({}, {})", blur.sigma_min, blur.sigma_max);
     parts.push_back(applied_text(fmt::format("GaussianBlur({}, sigma={})", k, sigma), blur.apply_p));
   }
   for (size_t i = 0; i < color_ops.size(); ++i) {
@@ -255,8 +252,7 @@ std::string TransformSpec::describe() const {
     if (mean == spec::kImagenetMean && std == spec::kImagenetStd) {
       parts.emplace_back("Normalize");
     } else {
-      parts.push_back(
-          fmt::format("Normalize(mean={}, std={})", triple_text(mean), triple_text(std)));
+      parts.push_back(fmt::format("Normalize(mean={}, std={})", triple_text(mean), triple_text(std)));
     }
   }
   if (erasing.enabled()) parts.push_back(erasing_text(erasing));

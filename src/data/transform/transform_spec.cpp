@@ -50,9 +50,7 @@ const char* to_string(ColorOp op) {
   return "RandomEqualize";
 }
 
-const char* to_string(ResampleFilter filter) {
-  return filter == ResampleFilter::kBicubic ? "bicubic" : "bilinear";
-}
+const char* to_string(ResampleFilter filter) { return filter == ResampleFilter::kBicubic ? "bicubic" : "bilinear"; }
 
 const char* to_string(PaddingMode mode) {
   switch (mode) {
@@ -109,9 +107,8 @@ TransformSpec eval_transform(const TransformSpec& train) {
 TransformSpec parse_transforms(std::string_view text) {
   const std::vector<chain::Call> calls = chain::read_calls(text);
   if (calls.empty()) {
-    throw UsageError(fmt::format(
-        "empty transform chain '{}'; give e.g. 'RandomResizedCrop(224), Normalize', or 'none'",
-        text));
+    throw UsageError(
+        fmt::format("empty transform chain '{}'; give e.g. 'RandomResizedCrop(224), Normalize', or 'none'", text));
   }
   return chain::build_spec(calls);
 }

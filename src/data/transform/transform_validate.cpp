@@ -23,16 +23,18 @@ void TransformSpec::validate() const {
   // Feature vectors are sized by the Loader (features x 1), not by an image size limit.
   const bool size_unset = geometry == Geometry::kNone && ((out_width == 0 && out_height == 0) || features > 0);
   if (!size_unset && !(in_size_range(out_width) && in_size_range(out_height))) {
-    throw UsageError(fmt::format("{} size must be in 1..{} (got {})", spec::geometry_name(geometry),
-                                 spec::kMaxSize, spec::size_text(out_height, out_width)));
+    throw UsageError(fmt::format("{} size must be in 1..{} (got {})", spec::geometry_name(geometry), spec::kMaxSize,
+                                 spec::size_text(out_height, out_width)));
   }
   if (resize.shorter != 0 && !in_size_range(resize.shorter)) {
     throw UsageError(fmt::format("Resize size must be in 1..{} (got {})", spec::kMaxSize, resize.shorter));
   }
   if ((resize.width != 0 || resize.height != 0) && !(in_size_range(resize.width) && in_size_range(resize.height))) {
-    throw UsageError(fmt::format("Resize size must be in 1..{} (got ({}, {}))", spec::kMaxSize, resize.height, resize.width));
+    throw UsageError(
+        fmt::format("Resize size must be in 1..{} (got ({}, {}))", spec::kMaxSize, resize.height, resize.width));
   }
-  if (resize.max_size != 0 && !(resize.shorter > 0 && resize.max_size > resize.shorter && resize.max_size <= spec::kMaxSize)) {
+  if (resize.max_size != 0 &&
+      !(resize.shorter > 0 && resize.max_size > resize.shorter && resize.max_size <= spec::kMaxSize)) {
     throw UsageError(fmt::format("Resize max_size must be in {}..{}, above the size (got {})", resize.shorter + 1,
                                  spec::kMaxSize, resize.max_size));
   }
@@ -46,7 +48,8 @@ void TransformSpec::validate() const {
   if (geometry == Geometry::kRandomCrop) {
     for (const int side : {pad.left, pad.top, pad.right, pad.bottom}) {
       if (side < 0 || side > spec::kMaxSize) {
-        throw UsageError(fmt::format("RandomCrop padding must be in 0..{} pixels per side (got {})", spec::kMaxSize, side));
+        throw UsageError(
+            fmt::format("RandomCrop padding must be in 0..{} pixels per side (got {})", spec::kMaxSize, side));
       }
     }
     for (const float f : pad.fill) {
@@ -58,13 +61,11 @@ void TransformSpec::validate() const {
   if (geometry == Geometry::kRandomResizedCrop) {
     if (!(scale_min > 0 && scale_min <= scale_max && scale_max <= 1)) {
       throw UsageError(
-          fmt::format("RandomResizedCrop scale must satisfy 0 < min <= max <= 1 (got ({}, {}))",
-                      scale_min, scale_max));
+          fmt::format("RandomResizedCrop scale must satisfy 0 < min <= max <= 1 (got ({}, {}))", scale_min, scale_max));
     }
     if (!(ratio_min > 0 && ratio_min <= ratio_max && std::isfinite(ratio_max))) {
       throw UsageError(
-          fmt::format("RandomResizedCrop ratio must satisfy 0 < min <= max (got ({}, {}))",
-                      ratio_min, ratio_max));
+          fmt::format("RandomResizedCrop ratio must satisfy 0 < min <= max (got ({}, {}))", ratio_min, ratio_max));
     }
   }
   if (!(std::isfinite(rotation.min_degrees) && std::isfinite(rotation.max_degrees) &&
@@ -75,12 +76,13 @@ void TransformSpec::validate() const {
   if (blur.kernel_w != 0 || blur.kernel_h != 0) {
     for (const int k : {blur.kernel_w, blur.kernel_h}) {
       if (k < 1 || k > spec::kMaxSize || k % 2 == 0) {
-        throw UsageError(fmt::format("GaussianBlur kernel_size must be odd and positive, as torchvision's (got {})", k));
+        throw UsageError(
+            fmt::format("GaussianBlur kernel_size must be odd and positive, as torchvision's (got {})", k));
       }
     }
     if (!(blur.sigma_min > 0 && blur.sigma_min <= blur.sigma_max && std::isfinite(blur.sigma_max))) {
-      throw UsageError(fmt::format("GaussianBlur sigma must satisfy 0 < min <= max (got ({}, {}))", blur.sigma_min,
-                                   blur.sigma_max));
+      throw UsageError(
+          fmt::format("GaussianBlur sigma must satisfy 0 < min <= max (got ({}, {}))", blur.sigma_min, blur.sigma_max));
     }
   }
   for (const float f : rotation.fill) {
@@ -90,21 +92,20 @@ void TransformSpec::validate() const {
   }
   validate_affine();
   for (const auto& [name, p] : {std::pair<const char*, double>{"ColorJitter", jitter.apply_p},
-                                 {"GaussianBlur", blur.apply_p},
-                                 {"RandomRotation", rotation.apply_p},
-                                 {"RandomAffine", affine.apply_p}}) {
+                                {"GaussianBlur", blur.apply_p},
+                                {"RandomRotation", rotation.apply_p},
+                                {"RandomAffine", affine.apply_p}}) {
     if (!(p >= 0 && p <= 1)) {
       throw UsageError(fmt::format("RandomApply p must be in [0, 1] (got {}, around {})", p, name));
     }
   }
   for (const auto& [name, p] : {std::pair<const char*, double>{"RandomHorizontalFlip", flip_p},
-                                 {"RandomVerticalFlip", vflip_p},
-                                 {"RandomGrayscale", grayscale_p}}) {
+                                {"RandomVerticalFlip", vflip_p},
+                                {"RandomGrayscale", grayscale_p}}) {
     if (!(p >= 0 && p <= 1)) throw UsageError(fmt::format("{} p must be in [0, 1] (got {})", name, p));
   }
-  const std::array<std::pair<const char*, double>, 3> factors{{{"brightness", jitter.brightness},
-                                                               {"contrast", jitter.contrast},
-                                                               {"saturation", jitter.saturation}}};
+  const std::array<std::pair<const char*, double>, 3> factors{
+      {{"brightness", jitter.brightness}, {"contrast", jitter.contrast}, {"saturation", jitter.saturation}}};
   for (const auto& [name, value] : factors) {
     if (!(value >= 0 && std::isfinite(value))) {
       throw UsageError(fmt::format("ColorJitter {} must be >= 0 (got {})", name, value));
@@ -119,12 +120,10 @@ void TransformSpec::validate() const {
   if (normalize) {
     for (int c = 0; c < channels; ++c) {
       if (!std::isfinite(mean[c])) {
-        throw UsageError(
-            fmt::format("Normalize mean must be finite (got mean[{}] = {})", c, mean[c]));
+        throw UsageError(fmt::format("Normalize mean must be finite (got mean[{}] = {})", c, mean[c]));
       }
       if (!(std::isfinite(std[c]) && std[c] != 0)) {
-        throw UsageError(
-            fmt::format("Normalize std must be non-zero and finite (got std[{}] = {})", c, std[c]));
+        throw UsageError(fmt::format("Normalize std must be non-zero and finite (got std[{}] = {})", c, std[c]));
       }
     }
   }
@@ -171,12 +170,12 @@ void TransformSpec::validate_augmentations() const {
     throw UsageError(fmt::format("RandomErasing p must be in [0, 1] (got {})", e.p));
   }
   if (!(e.scale_min >= 0 && e.scale_min <= e.scale_max && e.scale_max <= 1)) {
-    throw UsageError(fmt::format("RandomErasing scale must satisfy 0 <= min <= max <= 1 (got ({}, {}))", e.scale_min,
-                                 e.scale_max));
+    throw UsageError(
+        fmt::format("RandomErasing scale must satisfy 0 <= min <= max <= 1 (got ({}, {}))", e.scale_min, e.scale_max));
   }
   if (!(e.ratio_min > 0 && e.ratio_min <= e.ratio_max && std::isfinite(e.ratio_max))) {
-    throw UsageError(fmt::format("RandomErasing ratio must satisfy 0 < min <= max (got ({}, {}))", e.ratio_min,
-                                 e.ratio_max));
+    throw UsageError(
+        fmt::format("RandomErasing ratio must satisfy 0 < min <= max (got ({}, {}))", e.ratio_min, e.ratio_max));
   }
   for (const float v : e.value) {
     if (!std::isfinite(v)) throw UsageError(fmt::format("RandomErasing value must be finite (got {})", v));
@@ -216,7 +215,8 @@ void TransformSpec::validate_affine() const {
   const AffineSpec& a = affine;
   const auto range = [](const char* what, double lo, double hi) {
     if (!(std::isfinite(lo) && std::isfinite(hi) && lo <= hi)) {
-      throw UsageError(fmt::format("RandomAffine {} must satisfy min <= max, both finite (got ({}, {}))", what, lo, hi));
+      throw UsageError(
+          fmt::format("RandomAffine {} must satisfy min <= max, both finite (got ({}, {}))", what, lo, hi));
     }
   };
   range("degrees", a.min_degrees, a.max_degrees);
@@ -224,9 +224,9 @@ void TransformSpec::validate_affine() const {
   range("shear (y)", a.shear_y_min, a.shear_y_max);
   for (const double t : {a.translate_x, a.translate_y}) {
     if (!(t >= 0 && t <= 1)) {
-      throw UsageError(fmt::format(
-          "RandomAffine translate must be fractions of the image's size in [0, 1] (got ({}, {}))", a.translate_x,
-          a.translate_y));
+      throw UsageError(
+          fmt::format("RandomAffine translate must be fractions of the image's size in [0, 1] (got ({}, {}))",
+                      a.translate_x, a.translate_y));
     }
   }
   if (!(a.scale_min > 0 && a.scale_min <= a.scale_max && std::isfinite(a.scale_max))) {
@@ -248,31 +248,32 @@ void TransformSpec::validate_affine() const {
 
 void TransformSpec::validate_features() const {
   if (!standardize && features == 0) return;
-  const char* image_step = geometry != Geometry::kNone ? spec::geometry_name(geometry)
-                           : flip_p > 0                 ? "RandomHorizontalFlip"
-                           : vflip_p > 0                ? "RandomVerticalFlip"
-                           : rotation.enabled()         ? "RandomRotation"
-                           : affine.enabled()           ? "RandomAffine"
-                           : blur.enabled()             ? "GaussianBlur"
-                           : grayscale_p > 0            ? "RandomGrayscale"
-                           : spec::first_color_op(*this)      ? spec::first_color_op(*this)
-                           : auto_augment.enabled()     ? to_string(auto_augment.kind)
-                           : jitter.enabled()           ? "ColorJitter"
-                           : normalize                  ? "Normalize"
-                           : erasing.enabled()          ? "RandomErasing"
-                                                        : nullptr;
+  const char* image_step = geometry != Geometry::kNone   ? spec::geometry_name(geometry)
+                           : flip_p > 0                  ? "RandomHorizontalFlip"
+                           : vflip_p > 0                 ? "RandomVerticalFlip"
+                           : rotation.enabled()          ? "RandomRotation"
+                           : affine.enabled()            ? "RandomAffine"
+                           : blur.enabled()              ? "GaussianBlur"
+                           : grayscale_p > 0             ? "RandomGrayscale"
+                           : spec::first_color_op(*this) ? spec::first_color_op(*this)
+                           : auto_augment.enabled()      ? to_string(auto_augment.kind)
+                           : jitter.enabled()            ? "ColorJitter"
+                           : normalize                   ? "Normalize"
+                           : erasing.enabled()           ? "RandomErasing"
+                                                         : nullptr;
   if (image_step != nullptr) {
     throw UsageError(fmt::format(
         "{} is an image transform, and {}; feature vectors take 'Standardize' or 'none' (and Float16/Float32)",
-        image_step, features > 0 ? fmt::format("the data holds feature vectors ({} per sample)", features)
-                                 : std::string("Standardize is for feature vectors")));
+        image_step,
+        features > 0 ? fmt::format("the data holds feature vectors ({} per sample)", features)
+                     : std::string("Standardize is for feature vectors")));
   }
   if (features > 0 && dtype == DType::kUint8) {
     throw UsageError("feature vectors cannot be written as uint8 (ToUint8); use Float32 or Float16");
   }
   if (feature_mean.size() != feature_std.size()) {
-    throw UsageError(fmt::format("Standardize has {} mean and {} std values; give both or neither",
-                                 feature_mean.size(), feature_std.size()));
+    throw UsageError(fmt::format("Standardize has {} mean and {} std values; give both or neither", feature_mean.size(),
+                                 feature_std.size()));
   }
   for (const std::vector<float>* stats : {&feature_mean, &feature_std}) {
     if (!stats->empty() && stats->size() != static_cast<size_t>(features)) {

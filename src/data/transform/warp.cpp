@@ -25,8 +25,8 @@ double radians(double degrees) { return degrees * std::numbers::pi / 180.0; }
 }  // namespace
 
 // _get_inverse_affine_matrix(center, angle, translate, scale, shear), inverted.
-std::array<double, 6> inverse_affine(double cx, double cy, double angle, double tx, double ty,
-                                     double shear_x, double shear_y, double scale) {
+std::array<double, 6> inverse_affine(double cx, double cy, double angle, double tx, double ty, double shear_x,
+                                     double shear_y, double scale) {
   const double rot = radians(angle);
   const double sx = radians(shear_x);
   const double sy = radians(shear_y);
@@ -56,9 +56,7 @@ inline i32x4 floor4(f32x4 v) {
   const i32x4 t = __builtin_convertvector(v, i32x4);
   return t + (__builtin_convertvector(t, f32x4) > v);  // a true comparison is -1
 }
-inline f32x4 round_even4(f32x4 v) {
-  return (v + simd::splat4(kRoundMagic)) - simd::splat4(kRoundMagic);
-}
+inline f32x4 round_even4(f32x4 v) { return (v + simd::splat4(kRoundMagic)) - simd::splat4(kRoundMagic); }
 // Whether every lane / any lane of a comparison's result is true (-1).
 inline bool all_lanes(i32x4 m) {
 #if defined(__SSE2__)
@@ -108,8 +106,7 @@ struct EdgeTaps {
 };
 EdgeTaps edge_taps(int x0, int y0, const std::array<float, 4>& weight, int width, int height) {
   EdgeTaps taps;
-  const std::array<std::array<int, 2>, 4> corner{
-      {{x0, y0}, {x0 + 1, y0}, {x0, y0 + 1}, {x0 + 1, y0 + 1}}};
+  const std::array<std::array<int, 2>, 4> corner{{{x0, y0}, {x0 + 1, y0}, {x0, y0 + 1}, {x0 + 1, y0 + 1}}};
   for (size_t t = 0; t < 4; ++t) {
     const auto [xx, yy] = corner[t];
     if (xx < 0 || xx >= width || yy < 0 || yy >= height) continue;
@@ -124,8 +121,8 @@ EdgeTaps edge_taps(int x0, int y0, const std::array<float, 4>& weight, int width
 
 // _gen_affine_grid + grid_sample(align_corners=False, padding zeros) + _apply_grid_transform's
 // fill, then the round to uint8. `in` and `out` are distinct.
-void warp(const std::array<double, 6>& matrix, const AutoAugmentSpec& spec, const uint8_t* in,
-          uint8_t* out, int width, int height, int channels) {
+void warp(const std::array<double, 6>& matrix, const AutoAugmentSpec& spec, const uint8_t* in, uint8_t* out, int width,
+          int height, int channels) {
   const float half_w = 0.5f * static_cast<float>(width);
   const float half_h = 0.5f * static_cast<float>(height);
   std::array<float, 6> theta{};
@@ -136,8 +133,7 @@ void warp(const std::array<double, 6>& matrix, const AutoAugmentSpec& spec, cons
   const bool bilinear = spec.interpolation == Interpolation::kBilinear;
   constexpr float kFar = 4194304.0f;  // 2^22: beyond any image, within round_even's range
   std::array<uint8_t, 3> outside{};   // nearest's value for a tap off the image
-  for (size_t c = 0; c < outside.size(); ++c)
-    outside[c] = spec.has_fill ? round_u8(spec.fill[c]) : 0;
+  for (size_t c = 0; c < outside.size(); ++c) outside[c] = spec.has_fill ? round_u8(spec.fill[c]) : 0;
 
   const f32x4 lane{0, 1, 2, 3};
   const f32x4 w = simd::splat4(static_cast<float>(width));
@@ -162,8 +158,7 @@ void warp(const std::array<double, 6>& matrix, const AutoAugmentSpec& spec, cons
         const i32x4 yn = __builtin_convertvector(round_even4(iy), i32x4);
         const i32x4 ok = (xn >= 0) & (xn < width) & (yn >= 0) & (yn < height);
         if (lanes == 4 && !any_lane(ok)) {  // a corner off the image
-          for (int c = 0; c < channels; ++c)
-            std::memset(out + c * plane + row + k, outside[static_cast<size_t>(c)], 4);
+          for (int c = 0; c < channels; ++c) std::memset(out + c * plane + row + k, outside[static_cast<size_t>(c)], 4);
           continue;
         }
         if (lanes == 4 && all_lanes(ok)) {  // no lane off the image
@@ -204,8 +199,8 @@ void warp(const std::array<double, 6>& matrix, const AutoAugmentSpec& spec, cons
           const uint8_t* src = in + c * plane;
           // Each lane's two upper taps in one 16-bit load, and its two lower ones in another.
           const auto pairs = [&](int offset) {
-            return i32x4{pair_u16(src + nw[0] + offset), pair_u16(src + nw[1] + offset),
-                         pair_u16(src + nw[2] + offset), pair_u16(src + nw[3] + offset)};
+            return i32x4{pair_u16(src + nw[0] + offset), pair_u16(src + nw[1] + offset), pair_u16(src + nw[2] + offset),
+                         pair_u16(src + nw[3] + offset)};
           };
           const i32x4 upper = pairs(0);
           const i32x4 lower = pairs(width);
@@ -221,8 +216,7 @@ void warp(const std::array<double, 6>& matrix, const AutoAugmentSpec& spec, cons
       }
       const i32x4 all_out = (x0 < -1) | (y0 < -1) | (x0 >= width) | (y0 >= height);
       if (lanes == 4 && all_lanes(all_out)) {  // a corner off the image
-        for (int c = 0; c < channels; ++c)
-          std::memset(out + c * plane + row + k, outside[static_cast<size_t>(c)], 4);
+        for (int c = 0; c < channels; ++c) std::memset(out + c * plane + row + k, outside[static_cast<size_t>(c)], 4);
         continue;
       }
       for (int l = 0; l < lanes; ++l) {
@@ -231,15 +225,13 @@ void warp(const std::array<double, 6>& matrix, const AutoAugmentSpec& spec, cons
             out[c * plane + row + static_cast<size_t>(k + l)] = outside[static_cast<size_t>(c)];
           continue;
         }
-        const EdgeTaps taps = edge_taps(
-            x0[l], y0[l], {weight[0][l], weight[1][l], weight[2][l], weight[3][l]}, width, height);
+        const EdgeTaps taps =
+            edge_taps(x0[l], y0[l], {weight[0][l], weight[1][l], weight[2][l], weight[3][l]}, width, height);
         for (int c = 0; c < channels; ++c) {
           const uint8_t* src = in + c * plane;
           float v = 0;
-          for (size_t t = 0; t < 4; ++t)
-            v += taps.weight[t] * static_cast<float>(src[taps.index[t]]);
-          if (spec.has_fill)
-            v = v * taps.mask + (1.0f - taps.mask) * spec.fill[static_cast<size_t>(c)];
+          for (size_t t = 0; t < 4; ++t) v += taps.weight[t] * static_cast<float>(src[taps.index[t]]);
+          if (spec.has_fill) v = v * taps.mask + (1.0f - taps.mask) * spec.fill[static_cast<size_t>(c)];
           out[c * plane + row + static_cast<size_t>(k + l)] = round_u8(v);
         }
       }
@@ -249,8 +241,8 @@ void warp(const std::array<double, 6>& matrix, const AutoAugmentSpec& spec, cons
 
 // A translation by whole pixels (int(magnitude), as torchvision's) samples every pixel at an
 // integer position with both interpolations: a copy, with zeros or the fill shifted in.
-void shift(const AutoAugmentSpec& spec, const uint8_t* in, uint8_t* out, int width, int height,
-           int channels, int dx, int dy) {
+void shift(const AutoAugmentSpec& spec, const uint8_t* in, uint8_t* out, int width, int height, int channels, int dx,
+           int dy) {
   const size_t plane = static_cast<size_t>(width) * height;
   for (int c = 0; c < channels; ++c) {
     const uint8_t outside = spec.has_fill ? round_u8(spec.fill[static_cast<size_t>(c)]) : 0;

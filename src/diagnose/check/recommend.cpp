@@ -1,6 +1,7 @@
 // `stoker check`'s recommendations and epoch estimate: pure functions of measured numbers.
-#include <cmath>
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "stoker/core/numbers.h"
 #include "stoker/diagnose/check.h"
@@ -10,7 +11,6 @@ namespace stoker::diagnose::check {
 namespace {
 
 constexpr double kMinMemoryMargin = 0.20;  // batch estimates are good to about ±25 %
-
 
 // A rate that is missing, zero or negative limits nothing we can compute with.
 Figure positive(const Figure& f, const std::string& what) {
@@ -33,7 +33,8 @@ Figure matmul_tflops(const std::vector<MatmulFigure>& list, std::string_view dty
 AmpChoice choose_amp(bool bf16_supported, const Figure& bf16_tflops, const Figure& fp32_tflops) {
   if (!bf16_supported) return {"off", "the device has no native bf16"};
   if (!bf16_tflops.ok()) return {"off", "bf16 matmul not measured (" + bf16_tflops.skipped + ")"};
-  if (!fp32_tflops.ok()) return {"off", "fp32 matmul not measured (" + fp32_tflops.skipped + "), so bf16 cannot be compared"};
+  if (!fp32_tflops.ok())
+    return {"off", "fp32 matmul not measured (" + fp32_tflops.skipped + "), so bf16 cannot be compared"};
   if (!(*fp32_tflops > 0)) return {"off", "fp32 matmul measured 0, so bf16 cannot be compared"};
   if (*bf16_tflops > *fp32_tflops) {
     return {"bf16", fmt::format("bf16 matmul measured {:.1f}x fp32", *bf16_tflops / *fp32_tflops)};
@@ -60,9 +61,8 @@ Figure compute_ceiling(const ModelCost& model, const Figure& tflops) {
 
 WorkersChoice choose_workers(const Figure& decode_per_core, const Figure& compute_ceiling, int usable_cores) {
   const int cap = usable_cores > 1 ? usable_cores - 1 : 1;
-  const std::string cores = usable_cores > 1
-                                ? fmt::format("{} cores, one left for the training thread", usable_cores)
-                                : std::string("1 core");
+  const std::string cores = usable_cores > 1 ? fmt::format("{} cores, one left for the training thread", usable_cores)
+                                             : std::string("1 core");
   const Figure decode = positive(decode_per_core, "decode rate");
   if (!decode.ok()) return {cap, "decode rate unknown (" + decode.skipped + "): " + cores};
   const Figure compute = positive(compute_ceiling, "compute ceiling");
@@ -73,14 +73,15 @@ WorkersChoice choose_workers(const Figure& decode_per_core, const Figure& comput
     return {workers, fmt::format("{} × {} img/s per core covers the compute ceiling of {} img/s", workers,
                                  grouped(*decode), grouped(*compute))};
   }
-  return {cap, fmt::format("{} would match the compute ceiling of {} img/s; {}", grouped(needed),
-                           grouped(*compute), cores)};
+  return {cap,
+          fmt::format("{} would match the compute ceiling of {} img/s; {}", grouped(needed), grouped(*compute), cores)};
 }
 
 double training_memory_bytes(const ModelCost& model, bool mixed, bool gpu, int batch) {
   const double fixed = model.parameters * (16.0 + (mixed ? 2.0 : 0.0)) + (gpu ? 1.0 : 0.5) * kBytesPerGiB;
   const double input = 4.0 * model.channels * model.height * model.width;
-  const double per_sample = (mixed ? model.activation_bytes_mixed : model.activation_bytes_fp32) + input * (gpu ? 1 : 5);
+  const double per_sample =
+      (mixed ? model.activation_bytes_mixed : model.activation_bytes_fp32) + input * (gpu ? 1 : 5);
   return fixed + per_sample * batch;
 }
 
@@ -148,7 +149,8 @@ void suggest_and_estimate(CheckReport* r) {
   Figure memory = r->memory.available_bytes;
   if (cuda) {
     const int index = r->torch.gpus.front().index;
-    memory = Figure::skip("NVML: " + (r->nvml.skipped.empty() ? "no figure for GPU" + std::to_string(index) : r->nvml.skipped));
+    memory = Figure::skip("NVML: " +
+                          (r->nvml.skipped.empty() ? "no figure for GPU" + std::to_string(index) : r->nvml.skipped));
     for (const NvmlGpu& gpu : r->nvml.gpus) {
       if (gpu.index == index) memory = gpu.memory_total_bytes;
     }

@@ -1,7 +1,8 @@
 // `stoker check`'s two reports: lines for a terminal and one JSON object.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "stoker/core/numbers.h"
@@ -190,7 +191,9 @@ std::string format_text(const CheckReport& r) {
     measured += "pinned " + (pinned.ok() ? fmt::format("{:.1f} GB/s", *pinned) : skipped(pinned.skipped));
     measured += ", pageable " + (pageable.ok() ? fmt::format("{:.1f} GB/s", *pageable) : skipped(pageable.skipped));
   } else {
-    const std::string device = r.torch.cpu_threads > 0 ? fmt::format("cpu ({} thread{})", r.torch.cpu_threads, r.torch.cpu_threads == 1 ? "" : "s") : "cpu";
+    const std::string device = r.torch.cpu_threads > 0 ? fmt::format("cpu ({} thread{})", r.torch.cpu_threads,
+                                                                     r.torch.cpu_threads == 1 ? "" : "s")
+                                                       : "cpu";
     measured += matmul_text(device, r.torch.matmul_cpu);
     if (!r.torch.blas.empty()) measured += " · BLAS " + r.torch.blas;
     if (gpus > 0) measured += " · GPU matmul and H2D " + skipped(r.torch.gpu_skipped);
@@ -214,14 +217,15 @@ std::string format_text(const CheckReport& r) {
   if (r.dataset.jpegs_sampled > 0) {
     const int marked = r.dataset.jpegs_with_restart_markers;
     io += fmt::format(" · restart markers in {} of {} sampled JPEGs", marked, r.dataset.jpegs_sampled);
-    if (2 * marked < r.dataset.jpegs_sampled) io += " (crops decode every row above them; `stoker prepare` adds them losslessly)";
+    if (2 * marked < r.dataset.jpegs_sampled)
+      io += " (crops decode every row above them; `stoker prepare` adds them losslessly)";
   }
   line(io);
 
   // Suggestion and estimate.
   const ModelCost& model = *r.model;
-  std::string suggest = label("suggest") + "amp " + r.suggest.amp.amp + " · workers " +
-                        std::to_string(r.suggest.workers.workers) + " · ";
+  std::string suggest =
+      label("suggest") + "amp " + r.suggest.amp.amp + " · workers " + std::to_string(r.suggest.workers.workers) + " · ";
   const BatchChoice& batch = r.suggest.batch;
   if (batch.batch.ok()) {
     suggest += fmt::format("batch {:.0f} for {} on {} (fits in {} with {:.0f} % margin)", *batch.batch, model.name,
@@ -300,12 +304,14 @@ std::string format_json(const CheckReport& r) {
     put(gpu, "memory_used_bytes", n != nullptr ? n->memory_used_bytes : Figure::skip("NVML: " + r.nvml.skipped));
     gpu["driver"] = text_or_null(r.nvml.driver);
     if (t != nullptr) {
-      gpu["compute_capability"] = t->cc_major > 0 ? json(fmt::format("{}.{}", t->cc_major, t->cc_minor)) : json(nullptr);
+      gpu["compute_capability"] =
+          t->cc_major > 0 ? json(fmt::format("{}.{}", t->cc_major, t->cc_minor)) : json(nullptr);
       gpu["bf16"] = t->cc_major > 0 ? json(t->bf16) : json(nullptr);
       gpu["tf32"] = t->cc_major > 0 ? json(t->tf32) : json(nullptr);
       gpu["cuda"] = text_or_null(r.torch.cuda_version);
       gpu["cudnn"] = text_or_null(r.torch.cudnn_version);
-      if (t->cc_major == 0 && !gpu.contains("skipped")) gpu["skipped"] = "compute capability unknown (libcuda.so.1 not readable)";
+      if (t->cc_major == 0 && !gpu.contains("skipped"))
+        gpu["skipped"] = "compute capability unknown (libcuda.so.1 not readable)";
     } else {
       for (const char* key : {"compute_capability", "bf16", "tf32", "cuda", "cudnn"}) gpu[key] = nullptr;
       gpu["skipped"] = "libtorch: " + r.torch.gpu_skipped;

@@ -249,7 +249,8 @@ MemoryInfo parse_meminfo(std::string_view text) {
 MemoryInfo read_memory_info(const SystemPaths& paths) {
   const std::string text = read_file(paths.proc + "/meminfo");
   if (text.empty()) {
-    return {Figure::skip("cannot read " + paths.proc + "/meminfo"), Figure::skip("cannot read " + paths.proc + "/meminfo")};
+    return {Figure::skip("cannot read " + paths.proc + "/meminfo"),
+            Figure::skip("cannot read " + paths.proc + "/meminfo")};
   }
   MemoryInfo info = parse_meminfo(text);
   if (const auto limit = lowest_cgroup_limit(paths, "memory.max", parse_cgroup_memory_max)) {
@@ -330,9 +331,9 @@ NvmlReport read_nvml(const std::string& library) {
     gpu.name = gpus[i].name;
     const monitor::GpuSample* s = i < samples.size() ? &samples[i] : nullptr;
     gpu.memory_total_bytes = s != nullptr && s->memory_total_bytes.ok() ? Figure::of(s->memory_total_bytes.value)
-                                                                         : Figure::skip("NVML gave no memory figure");
+                                                                        : Figure::skip("NVML gave no memory figure");
     gpu.memory_used_bytes = s != nullptr && s->memory_used_bytes.ok() ? Figure::of(s->memory_used_bytes.value)
-                                                                       : Figure::skip("NVML gave no memory figure");
+                                                                      : Figure::skip("NVML gave no memory figure");
     report.gpus.push_back(gpu);
   }
   return report;

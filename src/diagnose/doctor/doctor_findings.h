@@ -6,7 +6,6 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
-
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,7 +54,7 @@ struct DoctorFindings {
   std::vector<LoaderProbe> loader;     // one per worker count, the configured one included
   std::vector<ModelProbe> model_runs;  // [0] is as configured
   JointProbe joint;                    // at the configured worker count
-  Verdict verdict;           // of `joint` (predicted from the rates when `slow_step`)
+  Verdict verdict;                     // of `joint` (predicted from the rates when `slow_step`)
   // A step at the configured batch slower than a probe's window: measured once (or, where it
   // would not fit in memory, not at all: `slow_step_skipped`), and the probes that repeat
   // steps (other variants, together) were left out.
@@ -77,7 +76,7 @@ struct DoctorFindings {
   std::optional<JointProbe> tried_workers;  // the count the loader alone suggests, together
   std::optional<JointProbe> fewer_threads;  // CPU: torch threads = cores - workers, together
   int threads_now = 0, threads_free = 0;
-  PipelineEvidence evidence;      // of the loader probe at the configured count
+  PipelineEvidence evidence;                      // of the loader probe at the configured count
   std::optional<data::RestartGain> restart_gain;  // JPEGs decoded as they are vs prepared
 
   const LoaderProbe& at_configured() const;

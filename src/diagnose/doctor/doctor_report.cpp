@@ -37,12 +37,13 @@ Limit limit_of(const DoctorFindings& f) {
   const double loader_rate = f.at_configured().images_per_s;
   const bool input_limits = loader_rate < model_rate;
   const std::string limit =
-      input_limits ? fmt::format("the input pipeline: it delivers {} samples/s at {} worker{}, the model takes {} ({:.1f}×)",
-                                 rate_text(loader_rate), configured, configured == 1 ? "" : "s", rate_text(model_rate),
-                                 model_rate / std::max(1.0, loader_rate))
-                   : fmt::format("the model: it takes {} samples/s, the loader delivers {} at {} worker{} ({:.1f}× headroom)",
-                                 rate_text(model_rate), rate_text(loader_rate), configured, configured == 1 ? "" : "s",
-                                 loader_rate / std::max(1.0, model_rate));
+      input_limits
+          ? fmt::format("the input pipeline: it delivers {} samples/s at {} worker{}, the model takes {} ({:.1f}×)",
+                        rate_text(loader_rate), configured, configured == 1 ? "" : "s", rate_text(model_rate),
+                        model_rate / std::max(1.0, loader_rate))
+          : fmt::format("the model: it takes {} samples/s, the loader delivers {} at {} worker{} ({:.1f}× headroom)",
+                        rate_text(model_rate), rate_text(loader_rate), configured, configured == 1 ? "" : "s",
+                        loader_rate / std::max(1.0, model_rate));
   return {input_limits, limit};
 }
 
@@ -51,21 +52,17 @@ Limit limit_of(const DoctorFindings& f) {
 BatchSuggestion batch_suggestion(int batch, int effective) {
   batch = std::max(1, batch);
   if (batch >= effective && batch != effective) {
-    return {
-        1,
-        fmt::format(
-            "--batch-size {} --accum-steps 1 raises your effective batch from {} to {} (scale the "
-            "learning rate with it)",
-            batch, effective, batch)};
+    return {1, fmt::format("--batch-size {} --accum-steps 1 raises your effective batch from {} to {} (scale the "
+                           "learning rate with it)",
+                           batch, effective, batch)};
   }
   const int accum = std::max(1, (effective + batch - 1) / batch);
   if (batch * accum == effective) {
-    return {accum, fmt::format("--batch-size {} --accum-steps {} keeps your effective batch {}",
-                               batch, accum, effective)};
+    return {accum,
+            fmt::format("--batch-size {} --accum-steps {} keeps your effective batch {}", batch, accum, effective)};
   }
-  return {accum,
-          fmt::format("--batch-size {} --accum-steps {} gives an effective batch of {} (yours: {})",
-                      batch, accum, batch * accum, effective)};
+  return {accum, fmt::format("--batch-size {} --accum-steps {} gives an effective batch of {} (yours: {})", batch,
+                             accum, batch * accum, effective)};
 }
 
 std::vector<int> worker_counts(int cores, int configured) {
@@ -85,7 +82,8 @@ std::vector<DoctorChange> rank_changes(const DoctorFindings& f) {
   const double model_rate = f.model_rate();
   const double together = f.joint.samples_per_s();
   if (f.tried_workers && together > 0) {
-    changes.push_back({fmt::format("--workers {}", f.tried_workers->workers), f.tried_workers->samples_per_s() / together,
+    changes.push_back({fmt::format("--workers {}", f.tried_workers->workers),
+                       f.tried_workers->samples_per_s() / together,
                        fmt::format("measured together: {} samples/s", grouped(f.tried_workers->samples_per_s()))});
   }
   if (f.fewer_threads && together > 0) {
@@ -103,10 +101,9 @@ std::vector<DoctorChange> rank_changes(const DoctorFindings& f) {
   for (size_t i = 1; i < f.model_runs.size(); ++i) {
     const ModelProbe& m = f.model_runs[i];
     if (!m.skipped.empty() || model_rate <= 0 || joint_now <= 0) continue;
-    const std::string flag = m.variant.starts_with("amp ")
-                                 ? "--amp " + m.variant.substr(4)
-                                 : fmt::format("--batch-size {} --accum-steps {}", m.batch,
-                                               std::max(1, f.accumulation_steps / 2));
+    const std::string flag = m.variant.starts_with("amp ") ? "--amp " + m.variant.substr(4)
+                                                           : fmt::format("--batch-size {} --accum-steps {}", m.batch,
+                                                                         std::max(1, f.accumulation_steps / 2));
     const double joint_then = joint_rate(m.samples_per_s, loader_now, configured, f.cores, shared_cores);
     changes.push_back({flag, joint_then / joint_now,
                        fmt::format("model alone measured {} vs {} samples/s{}", grouped(m.samples_per_s),
@@ -141,15 +138,15 @@ std::vector<DoctorChange> rank_changes(const DoctorFindings& f) {
       const double loader_speedup = 1 / ((1 - share) + share / g.speedup());
       changes.push_back(
           {prepare_command(f.data),
-           joint_rate(model_rate, loader_now * loader_speedup, configured, f.cores, shared_cores) /
-               joint_now,
+           joint_rate(model_rate, loader_now * loader_speedup, configured, f.cores, shared_cores) / joint_now,
            fmt::format("predicted: decode + transform of {} of its JPEGs measured in memory, {:.2f} → {:.2f} ms "
                        "per sample; a one-off lossless rewrite, then train on the copy",
                        g.measured, 1e3 * g.plain_s, 1e3 * g.prepared_s)});
     }
   }
   std::erase_if(changes, [](const DoctorChange& c) { return c.gain < 1.02; });
-  std::sort(changes.begin(), changes.end(), [](const DoctorChange& a, const DoctorChange& b) { return a.gain > b.gain; });
+  std::sort(changes.begin(), changes.end(),
+            [](const DoctorChange& a, const DoctorChange& b) { return a.gain > b.gain; });
   return changes;
 }
 
@@ -166,12 +163,13 @@ json doctor_json(const DoctorFindings& f, const std::vector<DoctorChange>& chang
               {"cores", f.cores},
               {"loader_alone", json::array()},
               {"model_alone", json::array()},
-              {"together", {{"workers", configured},
-                            {"samples_per_sec", together},
-                            {"wait_share", f.verdict.wait_share},
-                            {"copy_share", f.verdict.copy_share},
-                            {"compute_share", f.verdict.compute_share},
-                            {"verdict", verdict_name(f.verdict)}}},
+              {"together",
+               {{"workers", configured},
+                {"samples_per_sec", together},
+                {"wait_share", f.verdict.wait_share},
+                {"copy_share", f.verdict.copy_share},
+                {"compute_share", f.verdict.compute_share},
+                {"verdict", verdict_name(f.verdict)}}},
               {"limit", limit.input ? "input" : "model"},
               {"limit_text", limit.text},
               {"changes", json::array()}};
@@ -196,7 +194,8 @@ json doctor_json(const DoctorFindings& f, const std::vector<DoctorChange>& chang
                         {"seconds", f.slow_step->measured_s > 0 ? json(f.slow_step->measured_s) : json(nullptr)},
                         {"skipped", f.slow_step->skipped.empty() ? json(nullptr) : json(f.slow_step->skipped)}};
   }
-  if (f.tried_workers) out["tried"] = {{"workers", f.tried_workers->workers}, {"samples_per_sec", f.tried_workers->samples_per_s()}};
+  if (f.tried_workers)
+    out["tried"] = {{"workers", f.tried_workers->workers}, {"samples_per_sec", f.tried_workers->samples_per_s()}};
   if (f.fewer_threads) {
     out["tried_threads"] = {{"threads", f.threads_free}, {"samples_per_sec", f.fewer_threads->samples_per_s()}};
   }
@@ -213,15 +212,14 @@ void print_doctor_text(const DoctorFindings& f, const std::vector<DoctorChange>&
   const double model_rate = f.model_rate();
   const double loader_rate = f.at_configured().images_per_s;
 
-  std::printf("stoker doctor · %s · batch %d · %s · %s · %d cores\n", f.model.c_str(), f.batch_size,
-              f.device.c_str(), f.torch_description.c_str(), f.cores);
+  std::printf("stoker doctor · %s · batch %d · %s · %s · %d cores\n", f.model.c_str(), f.batch_size, f.device.c_str(),
+              f.torch_description.c_str(), f.cores);
   std::printf("data         %s\n", f.data_description.c_str());
   if (f.cuda) {
     // Applied by the trainer on CUDA, so not a change to suggest: say they are in the figures.
     std::printf("cuda         %s · %s · pinned %s · TF32 and cuDNN autotuning on\n",
                 f.channels_last ? "channels_last" : "contiguous (not a conv net)",
-                f.gpu_normalize ? "uint8 batches normalized on the GPU" : "float batches",
-                f.pinned ? "on" : "off");
+                f.gpu_normalize ? "uint8 batches normalized on the GPU" : "float batches", f.pinned ? "on" : "off");
   }
   std::string loader_line;
   for (const auto& p : f.loader) {
@@ -230,9 +228,10 @@ void print_doctor_text(const DoctorFindings& f, const std::vector<DoctorChange>&
   }
   const auto& s = f.at_configured().stages;
   const double busy = s.read + s.decode + s.transform;
-  std::printf("loader alone %s\n             stages at %d: read %.0f %% · decode %.0f %% · transform %.0f %% of worker time\n",
-              loader_line.c_str(), configured, busy > 0 ? 100 * s.read / busy : 0,
-              busy > 0 ? 100 * s.decode / busy : 0, busy > 0 ? 100 * s.transform / busy : 0);
+  std::printf(
+      "loader alone %s\n             stages at %d: read %.0f %% · decode %.0f %% · transform %.0f %% of worker time\n",
+      loader_line.c_str(), configured, busy > 0 ? 100 * s.read / busy : 0, busy > 0 ? 100 * s.decode / busy : 0,
+      busy > 0 ? 100 * s.transform / busy : 0);
   std::string model_line;
   for (const auto& m : f.model_runs) {
     model_line += (model_line.empty() ? "" : " · ") + m.variant + " " +
@@ -246,8 +245,8 @@ void print_doctor_text(const DoctorFindings& f, const std::vector<DoctorChange>&
                     ? fmt::format("one step takes {:.0f} s at batch {}: the model, not the loader, sets the pace",
                                   slow.measured_s, f.batch_size)
                           .c_str()
-                    : fmt::format("one step at batch {} would take about {:.0f} s ({})", f.batch_size,
-                                  slow.estimate_s, slow.skipped)
+                    : fmt::format("one step at batch {} would take about {:.0f} s ({})", f.batch_size, slow.estimate_s,
+                                  slow.skipped)
                           .c_str());
   } else {
     std::printf("together     %s samples/s at %d worker%s · %s\n", grouped(together).c_str(), configured,
@@ -256,13 +255,15 @@ void print_doctor_text(const DoctorFindings& f, const std::vector<DoctorChange>&
   std::printf("limit        %s\n", limit.text.c_str());
   const double expected = std::min(loader_rate, model_rate);
   if (!f.cuda && !f.slow_step && together < 0.8 * expected) {
-    std::printf("note         together reaches %.0f %% of the slower side alone: on the CPU the loader's workers "
-                "and the model's threads share the same %d cores\n",
-                100 * together / std::max(1e-9, expected), f.cores);
+    std::printf(
+        "note         together reaches %.0f %% of the slower side alone: on the CPU the loader's workers "
+        "and the model's threads share the same %d cores\n",
+        100 * together / std::max(1e-9, expected), f.cores);
   }
   if (f.tried_workers) {
     std::printf("tried        --workers %d → %s samples/s together (%+.0f %%)\n", f.tried_workers->workers,
-                grouped(f.tried_workers->samples_per_s()).c_str(), 100 * (f.tried_workers->samples_per_s() / std::max(1e-9, together) - 1));
+                grouped(f.tried_workers->samples_per_s()).c_str(),
+                100 * (f.tried_workers->samples_per_s() / std::max(1e-9, together) - 1));
   }
   if (f.fewer_threads) {
     std::printf("tried        --threads %d → %s samples/s together (%+.0f %%)\n", f.threads_free,

@@ -225,9 +225,8 @@ LoopDiagnosis::EpochJudgement LoopDiagnosis::judge_epoch() const {
   // utilisation was a single monitor sample.
   const StepWindow& w = j.window;
   if ((w.steps < kWindowSteps || w.total_s() < kWindowSeconds) && last_window_) {
-    j.too_short = w.steps < kWindowSteps
-                      ? fmt::format("{} {} too few", w.steps, w.steps == 1 ? "step is" : "steps are")
-                      : fmt::format("{:.1f} s is too short", w.total_s());
+    j.too_short = w.steps < kWindowSteps ? fmt::format("{} {} too few", w.steps, w.steps == 1 ? "step is" : "steps are")
+                                         : fmt::format("{:.1f} s is too short", w.total_s());
     j.window = last_window_->window;
     j.stages = last_window_->stages;
   }

@@ -1,6 +1,7 @@
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 
 #include "stoker/diagnose/tune.h"
 
@@ -47,8 +48,8 @@ TuneAction WorkerTuner::observe(const TuneWindow& w) {
     trial_from_ = 0;
     const double before = rates_[from];
     const bool grew = workers_ > from;
-    const bool keep = grew ? w.samples_per_s >= before * (1 + limits_.min_gain)
-                           : w.samples_per_s >= before * (1 - limits_.min_gain);
+    const bool keep =
+        grew ? w.samples_per_s >= before * (1 + limits_.min_gain) : w.samples_per_s >= before * (1 - limits_.min_gain);
     if (!keep) {
       rejected_[workers_] = true;
       rejected_wait_ = w.wait_share;

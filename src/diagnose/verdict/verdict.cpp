@@ -1,9 +1,10 @@
 #include "stoker/diagnose/verdict.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fmt/format.h>
 
 #include "stoker/core/numbers.h"
 
@@ -49,7 +50,9 @@ Verdict classify(const StepWindow& w) {
 }
 
 std::string verdict_name(const Verdict& v) {
-  const char* level = v.severity == Severity::kHigh ? " (high)" : v.severity == Severity::kModerate ? " (moderate)" : "";
+  const char* level = v.severity == Severity::kHigh       ? " (high)"
+                      : v.severity == Severity::kModerate ? " (moderate)"
+                                                          : "";
   switch (v.kind) {
     case Bottleneck::kInput:
       return std::string("input-bound") + level;
@@ -158,16 +161,16 @@ std::vector<Recommendation> recommend(const Verdict& v, const StepWindow& w, con
     } else {
       // Decoding (and reading) every epoch again: the workers could only transform.
       if (const CacheEstimate cache = estimate_decoded_cache(p); cache.worth_offering) {
-        out.push_back({"--cache decoded",
-                       fmt::format("needs {:.1f} GB, {:.0f} GB free; later epochs skip read and decode ({} of worker time)",
-                                   cache.needed_bytes / 1e9, p.free_ram_bytes / 1e9, percent(cache.load_share)),
-                       std::min(model, pipe * cache.speedup) / current});
+        out.push_back(
+            {"--cache decoded",
+             fmt::format("needs {:.1f} GB, {:.0f} GB free; later epochs skip read and decode ({} of worker time)",
+                         cache.needed_bytes / 1e9, p.free_ram_bytes / 1e9, percent(cache.load_share)),
+             std::min(model, pipe * cache.speedup) / current});
       }
       // JPEGs decoded row by row from the top: a lossless rewrite with restart markers lets
       // each crop decode only its own part. Not predicted: the saving depends on the crops.
       const double decode_share = p.busy_worker_s > 0 ? p.decode_s / p.busy_worker_s : 0;
-      if (!p.cache_on && decode_share >= 0.3 && p.jpeg_samples > 0 &&
-          2 * p.spliced_samples < p.jpeg_samples) {
+      if (!p.cache_on && decode_share >= 0.3 && p.jpeg_samples > 0 && 2 * p.spliced_samples < p.jpeg_samples) {
         out.push_back({prepare_command(p.dataset),
                        fmt::format("decode is {} of worker time and the JPEGs have no restart markers; "
                                    "a one-off lossless rewrite lets a crop decode only its part; then "
@@ -182,9 +185,8 @@ std::vector<Recommendation> recommend(const Verdict& v, const StepWindow& w, con
                            : stage == "transform" ? "lighter augmentation or a smaller output size"
                                                   : "faster storage (local disk, page cache) for the dataset";
       out.push_back({change,
-                     fmt::format("{} is {} of worker time and {} worker{} cannot reach the model's {} samples/s",
-                                 stage, percent(share), max_workers, max_workers == 1 ? "" : "s",
-                                 grouped(model)),
+                     fmt::format("{} is {} of worker time and {} worker{} cannot reach the model's {} samples/s", stage,
+                                 percent(share), max_workers, max_workers == 1 ? "" : "s", grouped(model)),
                      0});
     }
   }
@@ -196,8 +198,7 @@ std::string format_evidence(const StepWindow& w, const PipelineEvidence& p) {
   if (stage.empty()) return "";
   return fmt::format("{} is {} of worker time; {} {} {} samples/s, the model takes {} samples/s.", stage,
                      percent(share), p.workers, p.workers == 1 ? "worker delivers" : "workers deliver",
-                     grouped(pipeline_rate(p)),
-                     grouped(model_rate(w)));
+                     grouped(pipeline_rate(p)), grouped(model_rate(w)));
 }
 
 std::string format_changes(const std::vector<Recommendation>& changes) {
@@ -219,17 +220,19 @@ std::string format_warning(const Verdict& v, int64_t steps, const StepWindow& w,
       break;
     }
     case Bottleneck::kTransfer:
-      text += fmt::format("{} of step time copying batches to the device (synchronous copies from pageable "
-                          "memory in this version).",
-                          percent(v.copy_share));
+      text += fmt::format(
+          "{} of step time copying batches to the device (synchronous copies from pageable "
+          "memory in this version).",
+          percent(v.copy_share));
       break;
     case Bottleneck::kThrottled:
       text += "the GPU slowed its clocks (" + w.slowdown + ").";
       break;
     case Bottleneck::kHost:
-      text += fmt::format("GPU busy {:.0f} % of the time although no step waited for data; the host cannot "
-                          "launch work fast enough (larger batch, fewer small ops).",
-                          w.gpu_util_percent);
+      text += fmt::format(
+          "GPU busy {:.0f} % of the time although no step waited for data; the host cannot "
+          "launch work fast enough (larger batch, fewer small ops).",
+          w.gpu_util_percent);
       break;
     case Bottleneck::kCompute:
     case Bottleneck::kUnknown:

@@ -10,8 +10,7 @@ constexpr const char* kGpmSource = "nvml-gpm";
 
 // What each of last_[] holds.
 constexpr unsigned int kMetricIds[] = {NVML_GPM_METRIC_SM_UTIL, NVML_GPM_METRIC_SM_OCCUPANCY,
-                                       NVML_GPM_METRIC_ANY_TENSOR_UTIL,
-                                       NVML_GPM_METRIC_DRAM_BW_UTIL};
+                                       NVML_GPM_METRIC_ANY_TENSOR_UTIL, NVML_GPM_METRIC_DRAM_BW_UTIL};
 constexpr unsigned int kMetricCount = sizeof kMetricIds / sizeof kMetricIds[0];
 
 }  // namespace
@@ -20,8 +19,7 @@ std::unique_ptr<GpmSampler> GpmSampler::create(const NvmlFunctions& fn, nvmlDevi
   if (!fn.has_gpm()) return nullptr;
   nvmlGpmSupport_t support{};
   support.version = NVML_GPM_SUPPORT_VERSION;
-  if (fn.gpm_query_device_support(device, &support) != NVML_SUCCESS ||
-      support.isSupportedDevice == 0) {
+  if (fn.gpm_query_device_support(device, &support) != NVML_SUCCESS || support.isSupportedDevice == 0) {
     return nullptr;
   }
   nvmlGpmSample_t a = nullptr;
@@ -34,8 +32,7 @@ std::unique_ptr<GpmSampler> GpmSampler::create(const NvmlFunctions& fn, nvmlDevi
   return std::unique_ptr<GpmSampler>(new GpmSampler(fn, device, a, b));
 }
 
-GpmSampler::GpmSampler(const NvmlFunctions& fn, nvmlDevice_t device, nvmlGpmSample_t a,
-                       nvmlGpmSample_t b)
+GpmSampler::GpmSampler(const NvmlFunctions& fn, nvmlDevice_t device, nvmlGpmSample_t a, nvmlGpmSample_t b)
     : fn_(fn), device_(device), base_(a), spare_(b), request_(new nvmlGpmMetricsGet_t) {}
 
 GpmSampler::~GpmSampler() {

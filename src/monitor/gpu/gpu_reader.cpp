@@ -61,8 +61,7 @@ struct GpuReader::Impl {
   const NvmlFunctions& fn() const { return nvml->fn(); }
   void read_memory(nvmlDevice_t device, GpuSample* s);
   void read_clocks_event_reasons(nvmlDevice_t device, GpuSample* s);
-  void read_device(Device& device, int64_t now_ns, const std::vector<pid_t>& pids, bool with_pcie,
-                   GpuSample* s);
+  void read_device(Device& device, int64_t now_ns, const std::vector<pid_t>& pids, bool with_pcie, GpuSample* s);
 };
 
 void GpuReader::Impl::read_memory(nvmlDevice_t device, GpuSample* s) {
@@ -107,8 +106,8 @@ void GpuReader::Impl::read_clocks_event_reasons(nvmlDevice_t device, GpuSample* 
   }
 }
 
-void GpuReader::Impl::read_device(Device& device, int64_t now_ns, const std::vector<pid_t>& pids,
-                                  bool with_pcie, GpuSample* s) {
+void GpuReader::Impl::read_device(Device& device, int64_t now_ns, const std::vector<pid_t>& pids, bool with_pcie,
+                                  GpuSample* s) {
   const NvmlFunctions& f = fn();
   const nvmlDevice_t h = device.handle;
   unsigned int value = 0;
@@ -123,22 +122,19 @@ void GpuReader::Impl::read_device(Device& device, int64_t now_ns, const std::vec
   // Over the whole interval since the last read where the driver keeps its samples; the
   // instantaneous figure above otherwise (see utilization_samples.h).
   if (const auto mean = device.gpu_busy->mean_since_last()) s->util_gpu_percent.set(*mean, kNvmlSource);
-  if (const auto mean = device.memory_busy->mean_since_last())
-    s->util_memory_percent.set(*mean, kNvmlSource);
+  if (const auto mean = device.memory_busy->mean_since_last()) s->util_memory_percent.set(*mean, kNvmlSource);
   read_memory(h, s);
   if (f.device_get_power_usage != nullptr && f.device_get_power_usage(h, &value) == NVML_SUCCESS) {
     s->power_watts.set(value * kWattsPerMilliwatt, kNvmlSource);
   }
-  if (f.device_get_enforced_power_limit != nullptr &&
-      f.device_get_enforced_power_limit(h, &value) == NVML_SUCCESS) {
+  if (f.device_get_enforced_power_limit != nullptr && f.device_get_enforced_power_limit(h, &value) == NVML_SUCCESS) {
     s->power_limit_watts.set(value * kWattsPerMilliwatt, kNvmlSource);
   }
   if (f.device_get_temperature != nullptr &&
       f.device_get_temperature(h, NVML_TEMPERATURE_GPU, &value) == NVML_SUCCESS) {
     s->temperature_c.set(value, kNvmlSource);
   }
-  if (f.device_get_clock_info != nullptr &&
-      f.device_get_clock_info(h, NVML_CLOCK_SM, &value) == NVML_SUCCESS) {
+  if (f.device_get_clock_info != nullptr && f.device_get_clock_info(h, NVML_CLOCK_SM, &value) == NVML_SUCCESS) {
     s->sm_clock_mhz.set(value, kNvmlSource);
   }
   read_clocks_event_reasons(h, s);
@@ -196,10 +192,8 @@ std::unique_ptr<GpuReader> GpuReader::open(std::string* why_not, const std::stri
       continue;
     }
     device.gpm = GpmSampler::create(fn, device.handle);
-    device.gpu_busy =
-        std::make_unique<UtilizationSamples>(fn, device.handle, NVML_GPU_UTILIZATION_SAMPLES);
-    device.memory_busy =
-        std::make_unique<UtilizationSamples>(fn, device.handle, NVML_MEMORY_UTILIZATION_SAMPLES);
+    device.gpu_busy = std::make_unique<UtilizationSamples>(fn, device.handle, NVML_GPU_UTILIZATION_SAMPLES);
+    device.memory_busy = std::make_unique<UtilizationSamples>(fn, device.handle, NVML_MEMORY_UTILIZATION_SAMPLES);
     GpuInfo info;
     info.index = static_cast<int>(i);
     info.name = read_string(fn.device_get_name, device.handle, NVML_DEVICE_NAME_V2_BUFFER_SIZE);
@@ -209,15 +203,13 @@ std::unique_ptr<GpuReader> GpuReader::open(std::string* why_not, const std::stri
     impl->devices.push_back(std::move(device));
   }
   if (impl->devices.empty()) {
-    *why_not = "NVML could not open any of " + std::to_string(count) + " GPUs (" +
-               lib.error_string(first_failure) + ")";
+    *why_not =
+        "NVML could not open any of " + std::to_string(count) + " GPUs (" + lib.error_string(first_failure) + ")";
     return nullptr;
   }
 
-  impl->versions =
-      "driver " +
-      read_string(fn.system_get_driver_version, NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE) +
-      ", NVML " + read_string(fn.system_get_nvml_version, NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE);
+  impl->versions = "driver " + read_string(fn.system_get_driver_version, NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE) +
+                   ", NVML " + read_string(fn.system_get_nvml_version, NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE);
   impl->processes = std::make_unique<ProcessMemoryReader>(fn);
   return std::unique_ptr<GpuReader>(new GpuReader(std::move(impl)));
 }
@@ -228,8 +220,7 @@ GpuReader::~GpuReader() = default;
 const std::vector<GpuInfo>& GpuReader::gpus() const { return impl_->gpus; }
 const std::string& GpuReader::versions() const { return impl_->versions; }
 
-void GpuReader::sample(std::vector<GpuSample>* out, int64_t now_ns, const std::vector<pid_t>& pids,
-                       bool with_pcie) {
+void GpuReader::sample(std::vector<GpuSample>* out, int64_t now_ns, const std::vector<pid_t>& pids, bool with_pcie) {
   out->resize(impl_->devices.size());
   for (size_t i = 0; i < impl_->devices.size(); ++i) {
     GpuSample& s = (*out)[i];

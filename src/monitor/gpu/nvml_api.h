@@ -218,21 +218,16 @@ using DeviceGetUtilizationRates = nvmlReturn_t(nvmlDevice_t device, nvmlUtilizat
 using DeviceGetMemoryInfo = nvmlReturn_t(nvmlDevice_t device, nvmlMemory_t* out);
 using DeviceGetMemoryInfoV2 = nvmlReturn_t(nvmlDevice_t device, nvmlMemory_v2_t* out);
 using DeviceGetUint = nvmlReturn_t(nvmlDevice_t device, unsigned int* out);  // mW
-using DeviceGetTemperature = nvmlReturn_t(nvmlDevice_t device, nvmlTemperatureSensors_t sensor,
-                                          unsigned int* out);
-using DeviceGetClockInfo = nvmlReturn_t(nvmlDevice_t device, nvmlClockType_t type,
-                                        unsigned int* out);
+using DeviceGetTemperature = nvmlReturn_t(nvmlDevice_t device, nvmlTemperatureSensors_t sensor, unsigned int* out);
+using DeviceGetClockInfo = nvmlReturn_t(nvmlDevice_t device, nvmlClockType_t type, unsigned int* out);
 using DeviceGetClocksEventReasons = nvmlReturn_t(nvmlDevice_t device, unsigned long long* out);
-using DeviceGetPcieThroughput = nvmlReturn_t(nvmlDevice_t device, nvmlPcieUtilCounter_t counter,
-                                             unsigned int* out);
+using DeviceGetPcieThroughput = nvmlReturn_t(nvmlDevice_t device, nvmlPcieUtilCounter_t counter, unsigned int* out);
 // The driver's buffered samples newer than `last_seen_us`: `samples` null asks for the count.
-using DeviceGetSamples = nvmlReturn_t(nvmlDevice_t device, nvmlSamplingType_t type,
-                                      unsigned long long last_seen_us, nvmlValueType_t* value_type,
-                                      unsigned int* count, nvmlSample_t* samples);
+using DeviceGetSamples = nvmlReturn_t(nvmlDevice_t device, nvmlSamplingType_t type, unsigned long long last_seen_us,
+                                      nvmlValueType_t* value_type, unsigned int* count, nvmlSample_t* samples);
 // `infos` points to nvmlProcessInfo_v1_t or _v2_t entries depending on the symbol; see
 // ProcessListFn in nvml_library.h.
-using DeviceGetRunningProcesses = nvmlReturn_t(nvmlDevice_t device, unsigned int* count,
-                                               void* infos);
+using DeviceGetRunningProcesses = nvmlReturn_t(nvmlDevice_t device, unsigned int* count, void* infos);
 using GpmQueryDeviceSupport = nvmlReturn_t(nvmlDevice_t device, nvmlGpmSupport_t* out);
 using GpmSampleAlloc = nvmlReturn_t(nvmlGpmSample_t* out);
 using GpmSampleFree = nvmlReturn_t(nvmlGpmSample_t sample);

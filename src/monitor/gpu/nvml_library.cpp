@@ -13,8 +13,7 @@ std::vector<ProcessListFn> resolve_process_lists(const DynamicLibrary& lib, bool
   static constexpr const char* kGraphics[] = {"nvmlDeviceGetGraphicsRunningProcesses_v3",
                                               "nvmlDeviceGetGraphicsRunningProcesses_v2",
                                               "nvmlDeviceGetGraphicsRunningProcesses"};
-  static constexpr ProcessLayout kLayouts[] = {ProcessLayout::kV2, ProcessLayout::kV2,
-                                               ProcessLayout::kV1};
+  static constexpr ProcessLayout kLayouts[] = {ProcessLayout::kV2, ProcessLayout::kV2, ProcessLayout::kV1};
   const auto& names = compute ? kCompute : kGraphics;
   std::vector<ProcessListFn> found;
   for (size_t i = 0; i < 3; ++i) {
@@ -32,35 +31,29 @@ NvmlLibrary::NvmlLibrary(std::unique_ptr<DynamicLibrary> library) : library_(std
   fn_.init = lib.get<nvml_fn::Init>("nvmlInit_v2");
   fn_.shutdown = lib.get<nvml_fn::Shutdown>("nvmlShutdown");
   fn_.device_get_count = lib.get<nvml_fn::DeviceGetCount>("nvmlDeviceGetCount_v2");
-  fn_.device_get_handle_by_index =
-      lib.get<nvml_fn::DeviceGetHandleByIndex>("nvmlDeviceGetHandleByIndex_v2");
+  fn_.device_get_handle_by_index = lib.get<nvml_fn::DeviceGetHandleByIndex>("nvmlDeviceGetHandleByIndex_v2");
 
   fn_.error_string = lib.get<nvml_fn::ErrorString>("nvmlErrorString");
   fn_.system_get_driver_version = lib.get<nvml_fn::SystemGetString>("nvmlSystemGetDriverVersion");
   fn_.system_get_nvml_version = lib.get<nvml_fn::SystemGetString>("nvmlSystemGetNVMLVersion");
   fn_.device_get_name = lib.get<nvml_fn::DeviceGetString>("nvmlDeviceGetName");
   fn_.device_get_uuid = lib.get<nvml_fn::DeviceGetString>("nvmlDeviceGetUUID");
-  fn_.device_get_utilization_rates =
-      lib.get<nvml_fn::DeviceGetUtilizationRates>("nvmlDeviceGetUtilizationRates");
-  fn_.device_get_memory_info_v2 =
-      lib.get<nvml_fn::DeviceGetMemoryInfoV2>("nvmlDeviceGetMemoryInfo_v2");
+  fn_.device_get_utilization_rates = lib.get<nvml_fn::DeviceGetUtilizationRates>("nvmlDeviceGetUtilizationRates");
+  fn_.device_get_memory_info_v2 = lib.get<nvml_fn::DeviceGetMemoryInfoV2>("nvmlDeviceGetMemoryInfo_v2");
   fn_.device_get_memory_info = lib.get<nvml_fn::DeviceGetMemoryInfo>("nvmlDeviceGetMemoryInfo");
   fn_.device_get_power_usage = lib.get<nvml_fn::DeviceGetUint>("nvmlDeviceGetPowerUsage");
-  fn_.device_get_enforced_power_limit =
-      lib.get<nvml_fn::DeviceGetUint>("nvmlDeviceGetEnforcedPowerLimit");
+  fn_.device_get_enforced_power_limit = lib.get<nvml_fn::DeviceGetUint>("nvmlDeviceGetEnforcedPowerLimit");
   fn_.device_get_temperature = lib.get<nvml_fn::DeviceGetTemperature>("nvmlDeviceGetTemperature");
   fn_.device_get_clock_info = lib.get<nvml_fn::DeviceGetClockInfo>("nvmlDeviceGetClockInfo");
   fn_.device_get_current_clocks_event_reasons =
       lib.get<nvml_fn::DeviceGetClocksEventReasons>("nvmlDeviceGetCurrentClocksEventReasons");
   fn_.device_get_current_clocks_throttle_reasons =
       lib.get<nvml_fn::DeviceGetClocksEventReasons>("nvmlDeviceGetCurrentClocksThrottleReasons");
-  fn_.device_get_pcie_throughput =
-      lib.get<nvml_fn::DeviceGetPcieThroughput>("nvmlDeviceGetPcieThroughput");
+  fn_.device_get_pcie_throughput = lib.get<nvml_fn::DeviceGetPcieThroughput>("nvmlDeviceGetPcieThroughput");
   fn_.device_get_samples = lib.get<nvml_fn::DeviceGetSamples>("nvmlDeviceGetSamples");
   fn_.compute_processes = resolve_process_lists(lib, /*compute=*/true);
   fn_.graphics_processes = resolve_process_lists(lib, /*compute=*/false);
-  fn_.gpm_query_device_support =
-      lib.get<nvml_fn::GpmQueryDeviceSupport>("nvmlGpmQueryDeviceSupport");
+  fn_.gpm_query_device_support = lib.get<nvml_fn::GpmQueryDeviceSupport>("nvmlGpmQueryDeviceSupport");
   fn_.gpm_sample_alloc = lib.get<nvml_fn::GpmSampleAlloc>("nvmlGpmSampleAlloc");
   fn_.gpm_sample_free = lib.get<nvml_fn::GpmSampleFree>("nvmlGpmSampleFree");
   fn_.gpm_sample_get = lib.get<nvml_fn::GpmSampleGet>("nvmlGpmSampleGet");

@@ -67,8 +67,7 @@ struct NvmlFunctions {
   nvml_fn::GpmMetricsGet* gpm_metrics_get = nullptr;
 
   bool has_gpm() const {
-    return gpm_query_device_support && gpm_sample_alloc && gpm_sample_free && gpm_sample_get &&
-           gpm_metrics_get;
+    return gpm_query_device_support && gpm_sample_alloc && gpm_sample_free && gpm_sample_get && gpm_metrics_get;
   }
 };
 

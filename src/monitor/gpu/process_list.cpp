@@ -52,8 +52,7 @@ void decode_process_list(std::span<const uint8_t> bytes, unsigned count, Process
   }
 }
 
-bool ProcessMemoryReader::list(const std::vector<ProcessListFn>& variants, size_t* variant,
-                               nvmlDevice_t device) {
+bool ProcessMemoryReader::list(const std::vector<ProcessListFn>& variants, size_t* variant, nvmlDevice_t device) {
   for (; *variant < variants.size(); ++*variant) {
     const ProcessListFn& call = variants[*variant];
     nvmlReturn_t result = NVML_ERROR_INSUFFICIENT_SIZE;
@@ -75,8 +74,7 @@ bool ProcessMemoryReader::list(const std::vector<ProcessListFn>& variants, size_
   return false;
 }
 
-std::optional<uint64_t> ProcessMemoryReader::used_bytes(nvmlDevice_t device,
-                                                        const std::vector<pid_t>& pids) {
+std::optional<uint64_t> ProcessMemoryReader::used_bytes(nvmlDevice_t device, const std::vector<pid_t>& pids) {
   if (pids.empty()) return std::nullopt;
   processes_.clear();
   const bool compute = list(fn_.compute_processes, &compute_variant_, device);

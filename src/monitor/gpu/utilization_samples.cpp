@@ -27,14 +27,11 @@ std::optional<double> value_of(const nvmlValue_t& v, nvmlValueType_t type) {
 }
 
 // Answers that mean the device keeps no such buffer: asking again would not help.
-bool unsupported(nvmlReturn_t r) {
-  return r == NVML_ERROR_NOT_SUPPORTED || r == NVML_ERROR_FUNCTION_NOT_FOUND;
-}
+bool unsupported(nvmlReturn_t r) { return r == NVML_ERROR_NOT_SUPPORTED || r == NVML_ERROR_FUNCTION_NOT_FOUND; }
 
 }  // namespace
 
-UtilizationSamples::UtilizationSamples(const NvmlFunctions& fn, nvmlDevice_t device,
-                                       nvmlSamplingType_t type)
+UtilizationSamples::UtilizationSamples(const NvmlFunctions& fn, nvmlDevice_t device, nvmlSamplingType_t type)
     : fn_(fn), device_(device), type_(type), supported_(fn.device_get_samples != nullptr) {}
 
 std::optional<double> UtilizationSamples::mean_since_last() {

@@ -4,8 +4,7 @@ namespace stoker::monitor::host {
 namespace {
 
 // The kernel lists devices in a stable order, so the same index is tried first.
-const DeviceCounters* find(const std::vector<DeviceCounters>& list, size_t hint,
-                           const std::string& name) {
+const DeviceCounters* find(const std::vector<DeviceCounters>& list, size_t hint, const std::string& name) {
   if (hint < list.size() && list[hint].name == name) return &list[hint];
   for (const DeviceCounters& device : list) {
     if (device.name == name) return &device;
@@ -15,8 +14,8 @@ const DeviceCounters* find(const std::vector<DeviceCounters>& list, size_t hint,
 
 }  // namespace
 
-bool sum_increases(const std::vector<DeviceCounters>& before,
-                   const std::vector<DeviceCounters>& after, CounterIncrease* out) {
+bool sum_increases(const std::vector<DeviceCounters>& before, const std::vector<DeviceCounters>& after,
+                   CounterIncrease* out) {
   *out = CounterIncrease{};
   for (size_t i = 0; i < after.size(); ++i) {
     const DeviceCounters& now = after[i];

@@ -25,7 +25,7 @@ struct CounterIncrease {
 // Sums, over the devices present in both reads, how much each counter grew. False if any
 // such counter went backwards (wrap, driver reset): that interval has no rate. Devices in
 // only one read add nothing — a new one counts from its first read.
-bool sum_increases(const std::vector<DeviceCounters>& before,
-                   const std::vector<DeviceCounters>& after, CounterIncrease* out);
+bool sum_increases(const std::vector<DeviceCounters>& before, const std::vector<DeviceCounters>& after,
+                   CounterIncrease* out);
 
 }  // namespace stoker::monitor::host

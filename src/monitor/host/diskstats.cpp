@@ -52,12 +52,10 @@ void parse_diskstats(std::string_view text, std::vector<DeviceCounters>* out) {
     uint64_t sectors_read = 0;
     uint64_t sectors_written = 0;
     if (!skip_fields(&line, 2) || !next_field(&line, &name) || !skip_fields(&line, 2) ||
-        !next_u64(&line, &sectors_read) || !skip_fields(&line, 3) ||
-        !next_u64(&line, &sectors_written)) {
+        !next_u64(&line, &sectors_read) || !skip_fields(&line, 3) || !next_u64(&line, &sectors_written)) {
       continue;
     }
-    out->push_back(
-        {std::string(name), sectors_read * kSectorBytes, sectors_written * kSectorBytes});
+    out->push_back({std::string(name), sectors_read * kSectorBytes, sectors_written * kSectorBytes});
   }
   // Keep whole disks at the front. Swapping rather than overwriting keeps every listed name
   // in the vector until the end, so is_partition() always sees the full list.

@@ -36,8 +36,8 @@ struct RateState {
 
 // Sets the two rates from a fresh read in state->now (`read_ok` false: the file was not
 // readable) against the previous one, then makes this read the previous one.
-void update_rates(RateState* state, bool read_ok, int64_t now_ns, const char* source,
-                  Reading* in_per_s, Reading* out_per_s) {
+void update_rates(RateState* state, bool read_ok, int64_t now_ns, const char* source, Reading* in_per_s,
+                  Reading* out_per_s) {
   in_per_s->clear();
   out_per_s->clear();
   if (!read_ok) {
@@ -45,8 +45,7 @@ void update_rates(RateState* state, bool read_ok, int64_t now_ns, const char* so
     return;
   }
   host::CounterIncrease increase;
-  if (state->has_before && now_ns > state->before_ns &&
-      host::sum_increases(state->before, state->now, &increase)) {
+  if (state->has_before && now_ns > state->before_ns && host::sum_increases(state->before, state->now, &increase)) {
     const double seconds = static_cast<double>(now_ns - state->before_ns) * 1e-9;
     in_per_s->set(static_cast<double>(increase.in) / seconds, source);
     out_per_s->set(static_cast<double>(increase.out) / seconds, source);
@@ -99,8 +98,7 @@ void HostReader::State::sample_cpu(HostSample* out) {
     }
     out->core_percent.resize(cpu.cores.size());
     for (size_t i = 0; i < cpu.cores.size(); ++i) {
-      const host::CpuTimes before =
-          i < previous_cpu.cores.size() ? previous_cpu.cores[i] : host::CpuTimes{};
+      const host::CpuTimes before = i < previous_cpu.cores.size() ? previous_cpu.cores[i] : host::CpuTimes{};
       const auto percent = host::busy_percent(before, cpu.cores[i]);
       out->core_percent[i] = percent ? static_cast<float>(*percent) : std::nanf("");
     }
@@ -128,8 +126,7 @@ void HostReader::State::sample_memory(HostSample* out) {
     out->swap_total_bytes.set(static_cast<double>(*info.swap_total), kMeminfoSource);
   }
   if (info.swap_total && info.swap_free && *info.swap_free <= *info.swap_total) {
-    out->swap_used_bytes.set(static_cast<double>(*info.swap_total - *info.swap_free),
-                             kMeminfoSource);
+    out->swap_used_bytes.set(static_cast<double>(*info.swap_total - *info.swap_free), kMeminfoSource);
   }
 }
 
@@ -165,13 +162,11 @@ void HostReader::sample(HostSample* out, int64_t now_ns) {
 
   bool ok = host::read_small_file(s.diskstats_path.c_str(), &s.buffer);
   if (ok) host::parse_diskstats(s.buffer, &s.disks.now);
-  update_rates(&s.disks, ok, now_ns, kDiskstatsSource, &out->disk_read_bytes_per_s,
-               &out->disk_write_bytes_per_s);
+  update_rates(&s.disks, ok, now_ns, kDiskstatsSource, &out->disk_read_bytes_per_s, &out->disk_write_bytes_per_s);
 
   ok = host::read_small_file(s.net_dev_path.c_str(), &s.buffer);
   if (ok) host::parse_net_dev(s.buffer, &s.network.now);
-  update_rates(&s.network, ok, now_ns, kNetDevSource, &out->net_rx_bytes_per_s,
-               &out->net_tx_bytes_per_s);
+  update_rates(&s.network, ok, now_ns, kNetDevSource, &out->net_rx_bytes_per_s, &out->net_tx_bytes_per_s);
 
   s.sample_process_tree(out, now_ns);
 }

@@ -30,8 +30,7 @@ void parse_net_dev(std::string_view text, std::vector<DeviceCounters>* out) {
     std::string_view rest = line.substr(colon + 1);
     uint64_t received = 0;
     uint64_t sent = 0;
-    if (!next_u64(&rest, &received) || !skip_fields(&rest, kReceiveColumns - 1) ||
-        !next_u64(&rest, &sent)) {
+    if (!next_u64(&rest, &received) || !skip_fields(&rest, kReceiveColumns - 1) || !next_u64(&rest, &sent)) {
       continue;
     }
     out->push_back({std::string(name), received, sent});

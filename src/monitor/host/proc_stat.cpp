@@ -16,10 +16,9 @@ bool parse_proc_stat(std::string_view text, ProcStat* out) {
   uint64_t ppid = 0;
   uint64_t utime = 0;
   uint64_t stime = 0;
-  if (!next_field(&rest, &state) || state.size() != 1 || !next_u64(&rest, &ppid) ||
-      !skip_fields(&rest, 9) || !next_u64(&rest, &utime) || !next_u64(&rest, &stime) ||
-      !skip_fields(&rest, 6) || !next_u64(&rest, &out->start_time) || !skip_fields(&rest, 1) ||
-      !next_u64(&rest, &out->rss_pages)) {
+  if (!next_field(&rest, &state) || state.size() != 1 || !next_u64(&rest, &ppid) || !skip_fields(&rest, 9) ||
+      !next_u64(&rest, &utime) || !next_u64(&rest, &stime) || !skip_fields(&rest, 6) ||
+      !next_u64(&rest, &out->start_time) || !skip_fields(&rest, 1) || !next_u64(&rest, &out->rss_pages)) {
     return false;
   }
   if (ppid > static_cast<uint64_t>(std::numeric_limits<pid_t>::max())) return false;

@@ -55,8 +55,7 @@ void ProcessTree::watch(pid_t root) {
 bool ProcessTree::root_alive() const {
   if (root_ <= 0) return false;
   ProcStat stat;
-  return read_small_file(root_stat_path_.c_str(), &buffer_) && parse_proc_stat(buffer_, &stat) &&
-         is_running(stat);
+  return read_small_file(root_stat_path_.c_str(), &buffer_) && parse_proc_stat(buffer_, &stat) && is_running(stat);
 }
 
 void ProcessTree::sample(int64_t now_ns, TreeFigures* out) {
@@ -65,8 +64,8 @@ void ProcessTree::sample(int64_t now_ns, TreeFigures* out) {
   members_.clear();
   if (root_ <= 0) return;
 
-  const bool full_scan = force_full_scan_ || now_ns - last_full_scan_ns_ >= kFullScanIntervalNs ||
-                         now_ns < last_full_scan_ns_;
+  const bool full_scan =
+      force_full_scan_ || now_ns - last_full_scan_ns_ >= kFullScanIntervalNs || now_ns < last_full_scan_ns_;
   if (full_scan) {
     force_full_scan_ = false;
     last_full_scan_ns_ = now_ns;
@@ -74,8 +73,8 @@ void ProcessTree::sample(int64_t now_ns, TreeFigures* out) {
   if (!list_pids()) listing_.clear();
   build_entries(full_scan);
 
-  const auto root_it = std::lower_bound(entries_.begin(), entries_.end(), root_,
-                                        [](const Entry& e, pid_t pid) { return e.pid < pid; });
+  const auto root_it =
+      std::lower_bound(entries_.begin(), entries_.end(), root_, [](const Entry& e, pid_t pid) { return e.pid < pid; });
   Entry* root = root_it != entries_.end() && root_it->pid == root_ ? &*root_it : nullptr;
   if (root != nullptr && !root->fresh && !read_entry(root_, root)) root = nullptr;
   if (root == nullptr) {
@@ -92,8 +91,7 @@ void ProcessTree::sample(int64_t now_ns, TreeFigures* out) {
     members_.push_back({e.pid, e.start_time, e.cpu_ticks});
   }
   out->process_count = static_cast<int>(queue_.size());
-  std::sort(members_.begin(), members_.end(),
-            [](const Member& a, const Member& b) { return a.pid < b.pid; });
+  std::sort(members_.begin(), members_.end(), [](const Member& a, const Member& b) { return a.pid < b.pid; });
   for (const Member& m : members_) pids_.push_back(m.pid);
   out->cpu_percent = cpu_percent(now_ns);
 

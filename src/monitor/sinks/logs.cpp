@@ -1,8 +1,9 @@
 // CSV and JSON-lines logs over the shared field table.
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <cstring>
 #include <ctime>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "fields.h"
@@ -18,8 +19,7 @@ std::FILE* open_log(const std::string& path) {
   check_output_file(path, "log file");  // a FIFO would block fopen, a device be written to
   std::FILE* file = std::fopen(path.c_str(), "w");
   if (file == nullptr) {
-    throw UsageError(fmt::format("cannot write log file {}: {}; choose a writable path", path,
-                                 std::strerror(errno)));
+    throw UsageError(fmt::format("cannot write log file {}: {}; choose a writable path", path, std::strerror(errno)));
   }
   return file;
 }
@@ -41,8 +41,8 @@ std::string iso8601_utc(int64_t unix_ns) {
   std::tm tm{};
   gmtime_r(&seconds, &tm);
   char text[96];  // room for any int fields, which -Wformat-truncation cannot rule out
-  std::snprintf(text, sizeof(text), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, millis);
+  std::snprintf(text, sizeof(text), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, millis);
   return text;
 }
 
@@ -56,8 +56,7 @@ std::vector<std::string> CsvLog::columns(int gpu_count) {
   return names;
 }
 
-CsvLog::CsvLog(const std::string& path, int gpu_count)
-    : file_(open_log(path)), gpu_count_(gpu_count), path_(path) {
+CsvLog::CsvLog(const std::string& path, int gpu_count) : file_(open_log(path)), gpu_count_(gpu_count), path_(path) {
   std::string header;
   for (const std::string& c : columns(gpu_count)) header += (header.empty() ? "" : ",") + c;
   write_or_throw(file_, header + "\n", path_);
@@ -86,8 +85,7 @@ void CsvLog::write(const Sample& s) {
   write_or_throw(file_, row_, path_);
 }
 
-JsonlLog::JsonlLog(const std::string& path, const std::vector<GpuInfo>& gpus,
-                   const std::string& gpu_status)
+JsonlLog::JsonlLog(const std::string& path, const std::vector<GpuInfo>& gpus, const std::string& gpu_status)
     : file_(open_log(path)), path_(path) {
   nlohmann::json fields = nlohmann::json::array();
   for (const HostField& f : kHostFields) {

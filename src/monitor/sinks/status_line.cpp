@@ -1,6 +1,6 @@
+#include <fmt/format.h>
 #include <unistd.h>
 
-#include <fmt/format.h>
 #include <string>
 
 #include "stoker/core/terminal.h"
@@ -17,8 +17,8 @@ std::string format_status_line(const Sample& s) {
     if (g.tensor_activity_percent.ok()) gpu += fmt::format(" TC {:.0f}%", g.tensor_activity_percent.value);
     parts.push_back(gpu);
     if (g.memory_used_bytes.ok() && g.memory_total_bytes.ok()) {
-      parts.push_back(fmt::format("VRAM {:.1f}/{:.1f} GB", g.memory_used_bytes.value / 1e9,
-                                  g.memory_total_bytes.value / 1e9));
+      parts.push_back(
+          fmt::format("VRAM {:.1f}/{:.1f} GB", g.memory_used_bytes.value / 1e9, g.memory_total_bytes.value / 1e9));
     }
     std::string power;
     if (g.power_watts.ok()) power = fmt::format("{:.0f} W", g.power_watts.value);
@@ -32,11 +32,12 @@ std::string format_status_line(const Sample& s) {
   const HostSample& h = s.host;
   parts.push_back(h.cpu_percent.ok() ? fmt::format("CPU {:.0f}%", h.cpu_percent.value) : "CPU n/a");
   if (h.memory_used_bytes.ok() && h.memory_total_bytes.ok()) {
-    parts.push_back(fmt::format("RAM {:.1f}/{:.1f} GB", h.memory_used_bytes.value / 1e9,
-                                h.memory_total_bytes.value / 1e9));
+    parts.push_back(
+        fmt::format("RAM {:.1f}/{:.1f} GB", h.memory_used_bytes.value / 1e9, h.memory_total_bytes.value / 1e9));
   }
   if (h.process_rss_bytes.ok()) {
-    parts.push_back(fmt::format("proc {:.0f}% RSS {:.1f} GB", h.process_cpu_percent.ok() ? h.process_cpu_percent.value : 0.0,
+    parts.push_back(fmt::format("proc {:.0f}% RSS {:.1f} GB",
+                                h.process_cpu_percent.ok() ? h.process_cpu_percent.value : 0.0,
                                 h.process_rss_bytes.value / 1e9));
   }
   if (h.disk_read_bytes_per_s.ok()) {

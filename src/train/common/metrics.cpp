@@ -9,8 +9,7 @@
 namespace stoker::train {
 
 double roc_auc(std::span<const float> scores, std::span<const int64_t> labels) {
-  if (scores.size() != labels.size())
-    throw std::invalid_argument("roc_auc: scores and labels differ in length");
+  if (scores.size() != labels.size()) throw std::invalid_argument("roc_auc: scores and labels differ in length");
   std::vector<size_t> order(scores.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] < scores[b]; });

@@ -34,8 +34,7 @@ Plateau::Plateau(const TrainConfig& cfg, const PlateauState& state)
 // _is_better: mode min, rel a < best x (1 - threshold), abs a < best - threshold; mode max,
 // rel a > best x (1 + threshold), abs a > best + threshold.
 bool Plateau::better(double value) const {
-  if (maximize_)
-    return relative_ ? value > state_.best * (threshold_ + 1) : value > state_.best + threshold_;
+  if (maximize_) return relative_ ? value > state_.best * (threshold_ + 1) : value > state_.best + threshold_;
   return relative_ ? value < state_.best * (1 - threshold_) : value < state_.best - threshold_;
 }
 

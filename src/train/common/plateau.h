@@ -16,7 +16,7 @@ namespace stoker::train {
 
 // What a checkpoint keeps, so a resumed run lowers the rate where the uninterrupted one would.
 struct PlateauState {
-  double lr = 0;  // the rate now (the config's lr until the first lowering)
+  double lr = 0;                                          // the rate now (the config's lr until the first lowering)
   double best = std::numeric_limits<double>::infinity();  // -inf before the first epoch in mode max
   int64_t bad_epochs = 0;
   int64_t cooldown_left = 0;

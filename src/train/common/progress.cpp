@@ -1,13 +1,13 @@
 #include "progress.h"
 
-#include "stoker/core/numbers.h"
-#include "stoker/core/terminal.h"
-
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
+
+#include "stoker/core/numbers.h"
+#include "stoker/core/terminal.h"
 
 namespace stoker::train {
 
@@ -17,8 +17,8 @@ std::string clock_text(double seconds) {
   return fmt::format("{:02}:{:02}", total / 60, total % 60);
 }
 
-std::string format_progress(int epoch, int epochs, int64_t step, int64_t steps, double elapsed_s,
-                            double samples_per_s, double loss, const std::string& monitor_line) {
+std::string format_progress(int epoch, int epochs, int64_t step, int64_t steps, double elapsed_s, double samples_per_s,
+                            double loss, const std::string& monitor_line) {
   constexpr int kWidth = 24;
   static const char* kEighths[] = {"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"};
   const double fraction = steps > 0 ? std::clamp(static_cast<double>(step) / static_cast<double>(steps), 0.0, 1.0) : 0;
@@ -29,9 +29,8 @@ std::string format_progress(int epoch, int epochs, int64_t step, int64_t steps, 
   const int used = eighths / 8 + (eighths % 8 ? 1 : 0);
   bar += std::string(static_cast<size_t>(kWidth - used), ' ');
   const double remaining = step > 0 ? elapsed_s * static_cast<double>(steps - step) / static_cast<double>(step) : 0;
-  std::string line = fmt::format("epoch {}/{} {} {}/{} [{}<{}] {:>6} samples/s  loss {:.3f}", epoch,
-                                 epochs, bar, step, steps, clock_text(elapsed_s), clock_text(remaining),
-                                 grouped(samples_per_s), loss);
+  std::string line = fmt::format("epoch {}/{} {} {}/{} [{}<{}] {:>6} samples/s  loss {:.3f}", epoch, epochs, bar, step,
+                                 steps, clock_text(elapsed_s), clock_text(remaining), grouped(samples_per_s), loss);
   if (!monitor_line.empty()) line += " | " + monitor_line;
   return line;
 }

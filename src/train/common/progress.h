@@ -8,8 +8,8 @@
 namespace stoker::train {
 
 // "epoch 1/2 ███████▌      782/938 [01:02<00:12]  812 samples/s  loss 0.412 | CPU 96% RAM 1.1 GB"
-std::string format_progress(int epoch, int epochs, int64_t step, int64_t steps, double elapsed_s,
-                            double samples_per_s, double loss, const std::string& monitor_line);
+std::string format_progress(int epoch, int epochs, int64_t step, int64_t steps, double elapsed_s, double samples_per_s,
+                            double loss, const std::string& monitor_line);
 
 // "12:05", "1:02:03"
 std::string clock_text(double seconds);

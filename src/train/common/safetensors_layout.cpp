@@ -15,8 +15,16 @@ namespace stoker::train {
 namespace {
 
 constexpr std::array<SafetensorsDtype, 10> kDtypes = {{
-    {"F64", 8}, {"I64", 8}, {"F32", 4}, {"I32", 4}, {"F16", 2},
-    {"BF16", 2}, {"I16", 2}, {"I8", 1}, {"U8", 1}, {"BOOL", 1},
+    {"F64", 8},
+    {"I64", 8},
+    {"F32", 4},
+    {"I32", 4},
+    {"F16", 2},
+    {"BF16", 2},
+    {"I16", 2},
+    {"I8", 1},
+    {"U8", 1},
+    {"BOOL", 1},
 }};
 
 [[noreturn]] void not_safetensors(const std::string& path, const std::string& reason) {

@@ -12,8 +12,8 @@
 #include <utility>
 
 #include "stoker/core/error.h"
-#include "stoker/data/formats.h"
 #include "stoker/core/suggest.h"
+#include "stoker/data/formats.h"
 
 namespace stoker::train {
 
@@ -52,9 +52,7 @@ constexpr std::array<EnumName<ScheduleKind>, 17> kSchedules = {
      {ScheduleKind::kCosineRestarts, "cosineannealingwarmrestarts"}}};
 
 constexpr std::array<EnumName<TaskKind>, 3> kTasks = {
-    {{TaskKind::kAuto, "auto"},
-     {TaskKind::kClassification, "classification"},
-     {TaskKind::kRegression, "regression"}}};
+    {{TaskKind::kAuto, "auto"}, {TaskKind::kClassification, "classification"}, {TaskKind::kRegression, "regression"}}};
 constexpr std::array<EnumName<LossKind>, 5> kLosses = {{{LossKind::kAuto, "auto"},
                                                         {LossKind::kCrossEntropy, "cross_entropy"},
                                                         {LossKind::kMse, "mse"},
@@ -91,8 +89,7 @@ std::string enum_list(std::string_view separator) {
 bool equals_ignoring_case(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) {
       return false;
     }
   }
@@ -114,13 +111,11 @@ T parse_integer(std::string_view text, const std::string& what) {
   T value{};
   const char* end = digits.data() + digits.size();
   auto [stop, error] = std::from_chars(digits.data(), end, value);
-  const bool negative_unsigned =
-      std::is_unsigned_v<T> && !digits.empty() && digits[0] == '-' &&
-      digits.find_first_not_of("0123456789", 1) == std::string_view::npos;
+  const bool negative_unsigned = std::is_unsigned_v<T> && !digits.empty() && digits[0] == '-' &&
+                                 digits.find_first_not_of("0123456789", 1) == std::string_view::npos;
   if (error == std::errc::result_out_of_range || negative_unsigned) {
-    throw UsageError(fmt::format("{} must be an integer from {} to {} (got '{}')", what,
-                                 std::numeric_limits<T>::min(), std::numeric_limits<T>::max(),
-                                 text));
+    throw UsageError(fmt::format("{} must be an integer from {} to {} (got '{}')", what, std::numeric_limits<T>::min(),
+                                 std::numeric_limits<T>::max(), text));
   }
   if (error != std::errc() || stop != end) {
     throw UsageError(fmt::format("{} must be an integer (got '{}')", what, text));
@@ -178,7 +173,8 @@ std::vector<Field> make_fields() {
        {}},
       {"val_data",
        &C::val_data,
-       "Validation data, same kinds; empty = the IDX t10k split or an .npz's, .pt's or .h5's x_val or x_test (or val/test "
+       "Validation data, same kinds; empty = the IDX t10k split or an .npz's, .pt's or .h5's x_val or x_test (or "
+       "val/test "
        "group), else none",
        {}},
       {"val_split",
@@ -200,13 +196,18 @@ std::vector<Field> make_fields() {
       {"auto_augment",
        &C::auto_augment,
        "Automatic augmentation added to the training chain after the flip, as torchvision's --auto-augment: ta_wide "
-       "(TrivialAugmentWide), ra (RandAugment), imagenet, cifar10 or svhn (AutoAugment's policies) or augmix (AugMix), with bilinear "
+       "(TrivialAugmentWide), ra (RandAugment), imagenet, cifar10 or svhn (AutoAugment's policies) or augmix (AugMix), "
+       "with bilinear "
        "interpolation as its script; none = off",
        {}},
-      {"ra_magnitude", &C::ra_magnitude, "RandAugment's magnitude with auto_augment ra, 0..30 (torchvision's --ra-magnitude)",
+      {"ra_magnitude",
+       &C::ra_magnitude,
+       "RandAugment's magnitude with auto_augment ra, 0..30 (torchvision's --ra-magnitude)",
        {}},
-      {"augmix_severity", &C::augmix_severity,
-       "AugMix's severity with auto_augment augmix, 1..10 (torchvision's --augmix-severity)", {}},
+      {"augmix_severity",
+       &C::augmix_severity,
+       "AugMix's severity with auto_augment augmix, 1..10 (torchvision's --augmix-severity)",
+       {}},
       {"random_erase",
        &C::random_erase,
        "RandomErasing's probability, added to the training chain after Normalize (torchvision's --random-erase; 0.1 "
@@ -248,10 +249,7 @@ std::vector<Field> make_fields() {
        "or smooth_l1",
        {}},
       {"epochs", &C::epochs, "Passes over the training data", {}},
-      {"batch_size",
-       &C::batch_size,
-       "Samples per batch; an optimizer step sees accumulation_steps batches",
-       {}},
+      {"batch_size", &C::batch_size, "Samples per batch; an optimizer step sees accumulation_steps batches", {}},
       {"lr", &C::lr, "Learning rate (the peak, after warmup)", {"learning_rate"}},
       {"optimizer", &C::optimizer, "Optimizer: adamw or sgd", {"opt"}},
       {"weight_decay", &C::weight_decay, "Weight decay (decoupled for adamw, L2 for sgd)", {"wd"}},
@@ -294,9 +292,14 @@ std::vector<Field> make_fields() {
        "Where the cosine schedule ends, in [0, lr] (torchvision's --lr-min); the bottom of each cosine_restarts cycle "
        "(its eta_min); the plateau schedule's floor (its min_lr)",
        {"min_lr"}},
-      {"step_gamma", &C::step_gamma, "Schedules step, exponential and multistep: multiply lr by this, in (0, 1] ...",
+      {"step_gamma",
+       &C::step_gamma,
+       "Schedules step, exponential and multistep: multiply lr by this, in (0, 1] ...",
        {"lr_gamma", "gamma"}},
-      {"step_every_epochs", &C::step_every_epochs, "... every this many epochs (step; exponential: every epoch)", {"lr_step_size"}},
+      {"step_every_epochs",
+       &C::step_every_epochs,
+       "... every this many epochs (step; exponential: every epoch)",
+       {"lr_step_size"}},
       {"lr_milestones",
        &C::lr_milestones,
        "... at each of these epochs (multistep; MultiStepLR's milestones), increasing, e.g. '30, 60, 80' or a "
@@ -407,14 +410,8 @@ std::vector<Field> make_fields() {
        "Budget of cache decoded in GB (images beyond it decode every epoch); 0 = half the RAM available "
        "at start",
        {}},
-      {"pin_memory",
-       &C::pin_memory,
-       "Batches in pinned host memory (faster, asynchronous copies to the GPU)",
-       {}},
-      {"persistent_workers",
-       &C::persistent_workers,
-       "Keep the loader's workers between epochs",
-       {}},
+      {"pin_memory", &C::pin_memory, "Batches in pinned host memory (faster, asynchronous copies to the GPU)", {}},
+      {"persistent_workers", &C::persistent_workers, "Keep the loader's workers between epochs", {}},
       // The alias is a flag without a value (--use-amp = bf16); see ConfigFlags::add_to().
       {"amp", &C::amp, "Mixed precision: off, bf16 or fp16 (--use-amp = bf16)", {"use_amp"}},
       {"accumulation_steps",
@@ -494,13 +491,9 @@ std::string suggest_key(std::string_view name) {
   return std::string(closest(name, names));
 }
 
-bool is_bool(const Field& field) {
-  return std::holds_alternative<bool TrainConfig::*>(field.member);
-}
+bool is_bool(const Field& field) { return std::holds_alternative<bool TrainConfig::*>(field.member); }
 
-bool is_string(const Field& field) {
-  return std::holds_alternative<std::string TrainConfig::*>(field.member);
-}
+bool is_string(const Field& field) { return std::holds_alternative<std::string TrainConfig::*>(field.member); }
 
 std::string expected_phrase(const Field& field) {
   return std::visit(
@@ -540,8 +533,7 @@ std::string type_name(const Field& field) {
       field.member);
 }
 
-void set_field(const Field& field, std::string_view text, const std::string& what,
-               TrainConfig* config) {
+void set_field(const Field& field, std::string_view text, const std::string& what, TrainConfig* config) {
   std::visit(
       [&](auto member) {
         auto& value = config->*member;

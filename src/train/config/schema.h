@@ -12,11 +12,10 @@
 
 namespace stoker::train::detail {
 
-using Member =
-    std::variant<std::string TrainConfig::*, int TrainConfig::*, int64_t TrainConfig::*,
-                 uint64_t TrainConfig::*, double TrainConfig::*, bool TrainConfig::*,
-                 AmpMode TrainConfig::*, OptimizerKind TrainConfig::*, ScheduleKind TrainConfig::*,
-                 TaskKind TrainConfig::*, LossKind TrainConfig::*, CacheKind TrainConfig::*>;
+using Member = std::variant<std::string TrainConfig::*, int TrainConfig::*, int64_t TrainConfig::*,
+                            uint64_t TrainConfig::*, double TrainConfig::*, bool TrainConfig::*, AmpMode TrainConfig::*,
+                            OptimizerKind TrainConfig::*, ScheduleKind TrainConfig::*, TaskKind TrainConfig::*,
+                            LossKind TrainConfig::*, CacheKind TrainConfig::*>;
 
 struct Field {
   std::string name;  // the YAML key, snake_case
@@ -46,8 +45,7 @@ std::string type_name(const Field& field);
 
 // Parses `text` into the field of *config. `what` names the source for the message, e.g.
 // "c.yaml:3: key 'epochs'" or "--epochs": "<what> must be an integer (got 'two')".
-void set_field(const Field& field, std::string_view text, const std::string& what,
-               TrainConfig* config);
+void set_field(const Field& field, std::string_view text, const std::string& what, TrainConfig* config);
 // The field's value as text that set_field() reads back to the same value.
 std::string field_text(const Field& field, const TrainConfig& config);
 

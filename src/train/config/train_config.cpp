@@ -20,10 +20,10 @@
 #include <vector>
 
 #include "stoker/core/error.h"
-#include "stoker/data/formats.h"
-#include "stoker/core/user_files.h"
-#include "stoker/train/config.h"
 #include "stoker/core/suggest.h"
+#include "stoker/core/user_files.h"
+#include "stoker/data/formats.h"
+#include "stoker/train/config.h"
 #include "train/config/schema.h"
 
 namespace stoker::train {
@@ -57,8 +57,7 @@ std::string describe(const YAML::Node& node) {
 [[noreturn]] void unknown_key(const std::string& where, const std::string& name) {
   const std::string suggestion = detail::suggest_key(name);
   if (suggestion.empty()) {
-    throw UsageError(
-        fmt::format("{}unknown key '{}' (`stoker train --help` lists the keys)", where, name));
+    throw UsageError(fmt::format("{}unknown key '{}' (`stoker train --help` lists the keys)", where, name));
   }
   throw UsageError(fmt::format("{}unknown key '{}' — did you mean '{}'?", where, name, suggestion));
 }
@@ -95,8 +94,8 @@ void apply_yaml_file(const std::string& path, TrainConfig* config) {
   }
   if (root.IsNull()) return;  // empty, or only comments
   if (!root.IsMap()) {
-    throw UsageError(fmt::format("{}:{}: a config file is 'key: value' lines (got {})", path,
-                                 root.Mark().line + 1, describe(root)));
+    throw UsageError(
+        fmt::format("{}:{}: a config file is 'key: value' lines (got {})", path, root.Mark().line + 1, describe(root)));
   }
 
   // Into a copy, so that a file with an error changes nothing.
@@ -115,8 +114,8 @@ void apply_yaml_file(const std::string& path, TrainConfig* config) {
     const Field* field = detail::find_field(name);
     if (field == nullptr) unknown_key(where, name);
     if (const auto [first, added] = first_line.emplace(name, line); !added) {
-      throw UsageError(fmt::format("{}key '{}' is given twice (also on line {}); keep one", where,
-                                   name, first->second));
+      throw UsageError(
+          fmt::format("{}key '{}' is given twice (also on line {}); keep one", where, name, first->second));
     }
     const std::string what = fmt::format("{}key '{}'", where, name);
     if (value.IsNull() && detail::is_string(*field)) {
@@ -135,8 +134,7 @@ void apply_yaml_file(const std::string& path, TrainConfig* config) {
       }
       detail::set_field(*field, chain, what, &result);
     } else if (!value.IsScalar()) {
-      throw UsageError(fmt::format("{} must be {} (got {})", what, detail::expected_phrase(*field),
-                                   describe(value)));
+      throw UsageError(fmt::format("{} must be {} (got {})", what, detail::expected_phrase(*field), describe(value)));
     } else {
       detail::set_field(*field, value.Scalar(), what, &result);
     }
@@ -169,9 +167,10 @@ std::vector<int> lr_milestones_of(const TrainConfig& c) {
     int epoch = 0;
     const auto [stop, error] = std::from_chars(item.data(), item.data() + item.size(), epoch);
     if (error != std::errc() || stop != item.data() + item.size() || epoch < 1) {
-      throw UsageError(fmt::format("lr_milestones must be epochs >= 1 separated by commas, e.g. '30, 60, 80' (got "
-                                   "'{}' in '{}')",
-                                   item, c.lr_milestones));
+      throw UsageError(
+          fmt::format("lr_milestones must be epochs >= 1 separated by commas, e.g. '30, 60, 80' (got "
+                      "'{}' in '{}')",
+                      item, c.lr_milestones));
     }
     epochs.push_back(epoch);
   }
@@ -190,8 +189,8 @@ AveragePlan average_plan(const TrainConfig& c, int processes, int64_t steps_per_
   constexpr double kTorchvisionDecay = 0.99998;  // its --model-ema-decay default
   constexpr int kTorchvisionSteps = 32;          // its --model-ema-steps default
   plan.every_steps = c.ema_steps == kAuto ? kTorchvisionSteps : c.ema_steps;
-  const double samples_per_update = static_cast<double>(processes) * c.batch_size * c.accumulation_steps *
-                                    plan.every_steps;
+  const double samples_per_update =
+      static_cast<double>(processes) * c.batch_size * c.accumulation_steps * plan.every_steps;
   const double alpha = (1 - (c.ema_decay > 0 ? c.ema_decay : kTorchvisionDecay)) * samples_per_update / c.epochs;
   plan.decay = 1 - std::min(1.0, alpha);
   plan.ramp = false;
@@ -202,18 +201,21 @@ AveragePlan average_plan(const TrainConfig& c, int processes, int64_t steps_per_
 void check_task_and_loss(TaskKind task, LossKind loss, double label_smoothing) {
   const bool regression_loss = loss == LossKind::kMse || loss == LossKind::kL1 || loss == LossKind::kSmoothL1;
   if (task == TaskKind::kClassification && regression_loss) {
-    throw UsageError(fmt::format("loss {} is for regression; a classification task takes loss "
-                                 "cross_entropy (or auto)",
-                                 to_string(loss)));
+    throw UsageError(
+        fmt::format("loss {} is for regression; a classification task takes loss "
+                    "cross_entropy (or auto)",
+                    to_string(loss)));
   }
   if (task == TaskKind::kRegression && loss == LossKind::kCrossEntropy) {
-    throw UsageError("loss cross_entropy is for classification; a regression task takes loss mse, l1, "
-                     "smooth_l1 (or auto)");
+    throw UsageError(
+        "loss cross_entropy is for classification; a regression task takes loss mse, l1, "
+        "smooth_l1 (or auto)");
   }
   if (task == TaskKind::kRegression && label_smoothing > 0) {
-    throw UsageError(fmt::format("label_smoothing applies to classification only (got {} with task "
-                                 "regression); set it to 0",
-                                 label_smoothing));
+    throw UsageError(
+        fmt::format("label_smoothing applies to classification only (got {} with task "
+                    "regression); set it to 0",
+                    label_smoothing));
   }
 }
 
@@ -227,12 +229,12 @@ void check_schedule_keys(const TrainConfig& c) {
   };
   const std::vector<int> milestones = lr_milestones_of(c);
   if (c.schedule == ScheduleKind::kMultiStep) {
-    check(!milestones.empty(), "schedule multistep needs lr_milestones, the epochs at which lr is multiplied by "
-                               "step_gamma, e.g. --lr-milestones 30,60,80");
+    check(!milestones.empty(),
+          "schedule multistep needs lr_milestones, the epochs at which lr is multiplied by "
+          "step_gamma, e.g. --lr-milestones 30,60,80");
     for (size_t i = 1; i < milestones.size(); ++i) {
-      check(milestones[i] > milestones[i - 1],
-            fmt::format("lr_milestones must increase (got {} after {} in '{}')", milestones[i], milestones[i - 1],
-                        c.lr_milestones));
+      check(milestones[i] > milestones[i - 1], fmt::format("lr_milestones must increase (got {} after {} in '{}')",
+                                                           milestones[i], milestones[i - 1], c.lr_milestones));
     }
   } else {
     check(milestones.empty(), fmt::format("lr_milestones '{}' are schedule multistep's, and the schedule is {}; set "
@@ -240,24 +242,24 @@ void check_schedule_keys(const TrainConfig& c) {
                                           c.lr_milestones, to_string(c.schedule)));
   }
   // Each schedule's own keys, by name: given means the value differs from the default.
-  constexpr std::array<std::pair<std::string_view, ScheduleKind>, 17> kOwnKeys{{
-      {"pct_start", ScheduleKind::kOneCycle},
-      {"div_factor", ScheduleKind::kOneCycle},
-      {"final_div_factor", ScheduleKind::kOneCycle},
-      {"anneal_strategy", ScheduleKind::kOneCycle},
-      {"three_phase", ScheduleKind::kOneCycle},
-      {"cycle_momentum", ScheduleKind::kOneCycle},
-      {"base_momentum", ScheduleKind::kOneCycle},
-      {"max_momentum", ScheduleKind::kOneCycle},
-      {"plateau_factor", ScheduleKind::kPlateau},
-      {"plateau_patience", ScheduleKind::kPlateau},
-      {"plateau_threshold", ScheduleKind::kPlateau},
-      {"plateau_threshold_mode", ScheduleKind::kPlateau},
-      {"plateau_cooldown", ScheduleKind::kPlateau},
-      {"plateau_metric", ScheduleKind::kPlateau},
-      {"poly_power", ScheduleKind::kPolynomial},
-      {"restart_epochs", ScheduleKind::kCosineRestarts},
-      {"restart_mult", ScheduleKind::kCosineRestarts}}};
+  constexpr std::array<std::pair<std::string_view, ScheduleKind>, 17> kOwnKeys{
+      {{"pct_start", ScheduleKind::kOneCycle},
+       {"div_factor", ScheduleKind::kOneCycle},
+       {"final_div_factor", ScheduleKind::kOneCycle},
+       {"anneal_strategy", ScheduleKind::kOneCycle},
+       {"three_phase", ScheduleKind::kOneCycle},
+       {"cycle_momentum", ScheduleKind::kOneCycle},
+       {"base_momentum", ScheduleKind::kOneCycle},
+       {"max_momentum", ScheduleKind::kOneCycle},
+       {"plateau_factor", ScheduleKind::kPlateau},
+       {"plateau_patience", ScheduleKind::kPlateau},
+       {"plateau_threshold", ScheduleKind::kPlateau},
+       {"plateau_threshold_mode", ScheduleKind::kPlateau},
+       {"plateau_cooldown", ScheduleKind::kPlateau},
+       {"plateau_metric", ScheduleKind::kPlateau},
+       {"poly_power", ScheduleKind::kPolynomial},
+       {"restart_epochs", ScheduleKind::kCosineRestarts},
+       {"restart_mult", ScheduleKind::kCosineRestarts}}};
   for (const auto& [key, owner] : kOwnKeys) {
     const detail::Field& field = *detail::find_field(key);
     const bool given = detail::field_text(field, c) != detail::field_text(field, defaults);
@@ -266,9 +268,9 @@ void check_schedule_keys(const TrainConfig& c) {
                       to_string(owner), to_string(c.schedule), to_string(owner), key));
   }
   if (c.schedule == ScheduleKind::kPlateau) {
-    check(c.plateau_factor > 0 && c.plateau_factor < 1,
-          fmt::format("plateau_factor must be in (0, 1) (got {}); ReduceLROnPlateau's default is 0.1",
-                      c.plateau_factor));
+    check(
+        c.plateau_factor > 0 && c.plateau_factor < 1,
+        fmt::format("plateau_factor must be in (0, 1) (got {}); ReduceLROnPlateau's default is 0.1", c.plateau_factor));
     check(c.plateau_patience >= 0, fmt::format("plateau_patience must be >= 0 (got {})", c.plateau_patience));
     check(c.plateau_threshold >= 0 && std::isfinite(c.plateau_threshold),
           fmt::format("plateau_threshold must be a finite number >= 0 (got {})", c.plateau_threshold));
@@ -297,8 +299,8 @@ void check_schedule_keys(const TrainConfig& c) {
         fmt::format("pct_start must be below 0.5 with three_phase (got {}): the rise and the fall back each take "
                     "pct_start of the run",
                     c.pct_start));
-  for (const auto& [key, value, usual] : {std::tuple{"div_factor", c.div_factor, "25"},
-                                          std::tuple{"final_div_factor", c.final_div_factor, "10000"}}) {
+  for (const auto& [key, value, usual] :
+       {std::tuple{"div_factor", c.div_factor, "25"}, std::tuple{"final_div_factor", c.final_div_factor, "10000"}}) {
     check(value > 0 && std::isfinite(value),
           fmt::format("{} must be a finite number > 0 (got {}); OneCycleLR's default is {}", key, value, usual));
   }
@@ -334,8 +336,7 @@ void validate(const TrainConfig& c) {
           fmt::format("{} must be between {} and {} (got {}){}", key, min, max, value, hint));
   };
   // [min, 1) or [min, 1]; `interval` is how the message writes it.
-  auto fraction = [&](std::string_view key, double value, bool one_allowed,
-                      std::string_view interval) {
+  auto fraction = [&](std::string_view key, double value, bool one_allowed, std::string_view interval) {
     check(value >= 0 && (one_allowed ? value <= 1 : value < 1),
           fmt::format("{} must be in {} (got {})", key, interval, value));
   };
@@ -391,14 +392,13 @@ void validate(const TrainConfig& c) {
         fmt::format("lr_min {} is where the cosine schedule ends (cosine_restarts' bottom, plateau's floor), and the "
                     "schedule is {}; set schedule cosine or leave lr_min out",
                     c.lr_min, to_string(c.schedule)));
-  check(c.step_gamma > 0 && c.step_gamma <= 1,
-        fmt::format("step_gamma must be in (0, 1] (got {})", c.step_gamma));
+  check(c.step_gamma > 0 && c.step_gamma <= 1, fmt::format("step_gamma must be in (0, 1] (got {})", c.step_gamma));
   at_least("step_every_epochs", c.step_every_epochs, 1);
   check_schedule_keys(c);
   fraction("label_smoothing", c.label_smoothing, false, "[0, 1)");
   check_task_and_loss(c.task, c.loss, c.label_smoothing);
-  for (const auto& [key, value, common] : {std::tuple{"mixup_alpha", c.mixup_alpha, "0.2"},
-                                           std::tuple{"cutmix_alpha", c.cutmix_alpha, "1.0"}}) {
+  for (const auto& [key, value, common] :
+       {std::tuple{"mixup_alpha", c.mixup_alpha, "0.2"}, std::tuple{"cutmix_alpha", c.cutmix_alpha, "1.0"}}) {
     check(value >= 0 && std::isfinite(value),
           fmt::format("{} must be a finite number >= 0 (got {}); 0 turns it off, {} is a common choice", key, value,
                       common));
@@ -418,8 +418,7 @@ void validate(const TrainConfig& c) {
   if (c.ema_steps != kAuto) between("ema_steps", c.ema_steps, 1, 100000, "; 1 = every optimizer step, or auto");
   if (c.num_workers != kAuto) {
     between("num_workers", c.num_workers, 1, 1024,
-            c.num_workers == 0 ? "; stoker always loads on worker threads: 1 is the fewest, or auto"
-                               : "; or auto");
+            c.num_workers == 0 ? "; stoker always loads on worker threads: 1 is the fewest, or auto" : "; or auto");
   }
   between("prefetch_factor", c.prefetch_factor, 1, 1024, "");
   at_least("cache_max_gb", c.cache_max_gb, 0.0);
@@ -439,8 +438,7 @@ void validate(const TrainConfig& c) {
     if (device == "gpu" || device.starts_with("gpu:")) {
       hint = fmt::format("; did you mean 'cuda{}'?", device.substr(3));
     }
-    throw UsageError(
-        fmt::format("device must be auto, cpu, cuda or cuda:N (got '{}'){}", device, hint));
+    throw UsageError(fmt::format("device must be auto, cpu, cuda or cuda:N (got '{}'){}", device, hint));
   }
 }
 

@@ -1,8 +1,8 @@
 // The one place that knows the differences between libtorch 1.13 (Debian) and 2.x (pip).
 #pragma once
 
-#include <ATen/Context.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
 #include <ATen/autocast_mode.h>
 #include <c10/core/Event.h>
 #include <torch/torch.h>

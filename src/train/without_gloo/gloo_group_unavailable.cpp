@@ -13,9 +13,9 @@ std::string data_parallel_unavailable_reason() {
          "libgloo-dev, at the commit your PyTorch uses)";
 }
 
-c10::intrusive_ptr<compat::CollectiveGroup> make_gloo_group(const c10::intrusive_ptr<c10d::Store>&,
-                                                            int, int, std::chrono::milliseconds,
-                                                            const std::vector<std::string>&, bool) {
+c10::intrusive_ptr<compat::CollectiveGroup> make_gloo_group(const c10::intrusive_ptr<c10d::Store>&, int, int,
+                                                            std::chrono::milliseconds, const std::vector<std::string>&,
+                                                            bool) {
   throw UsageError(data_parallel_unavailable_reason());
 }
 

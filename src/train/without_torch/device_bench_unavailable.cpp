@@ -19,8 +19,8 @@ TorchDeviceInfo torch_device_info() {
 
 std::vector<MatmulResult> measure_matmul(const std::string& device, double) {
   std::vector<MatmulResult> results;
-  const std::vector<std::string> dtypes =
-      device == "cpu" ? std::vector<std::string>{"fp32", "bf16"} : std::vector<std::string>{"fp32", "tf32", "bf16", "fp16"};
+  const std::vector<std::string> dtypes = device == "cpu" ? std::vector<std::string>{"fp32", "bf16"}
+                                                          : std::vector<std::string>{"fp32", "tf32", "bf16", "fp16"};
   for (const auto& dtype : dtypes) {
     MatmulResult r;
     r.dtype = dtype;

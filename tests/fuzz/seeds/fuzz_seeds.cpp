@@ -108,15 +108,16 @@ void npy_and_npz_seeds() {
   using stoker::testing::zip_bytes;
   write("npz", "stored", zip_bytes({{"x.npy", x}, {"y.npy", y}}));
   write("npz", "deflated", zip_bytes({{"x.npy", x}, {"y.npy", y}}, true));
-  write("npz", "zip64", zip_bytes({{"x_train.npy", x}, {"y_train.npy", y}, {"x_test.npy", x}, {"y_test.npy", y}},
-                                  false, true));
+  write("npz", "zip64",
+        zip_bytes({{"x_train.npy", x}, {"y_train.npy", y}, {"x_test.npy", x}, {"y_test.npy", y}}, false, true));
   write("npz", "images", zip_bytes({{"x.npy", images}, {"y.npy", npy_bytes("|u1", {2}, Bytes{0, 1})}}, true));
 }
 
 void idx_seeds() {
   // The idx target's layout: [flags][labels length, little-endian][labels][images].
   auto input = [](uint8_t flags, const Bytes& labels, const Bytes& images) {
-    return Bytes{flags, static_cast<uint8_t>(labels.size()), static_cast<uint8_t>(labels.size() >> 8)} + labels + images;
+    return Bytes{flags, static_cast<uint8_t>(labels.size()), static_cast<uint8_t>(labels.size() >> 8)} + labels +
+           images;
   };
   const Bytes images = idx({3, 2, 4}, Bytes(24, 9));
   const Bytes labels = idx({3}, Bytes{0, 1, 2});
@@ -173,7 +174,9 @@ void torch_seeds() {
   const Bytes features = raw_bytes(std::vector<float>(12, 0.5f));
   const Bytes labels = raw_bytes(std::vector<int64_t>{0, 1, 0, 1});
   write("torch_file", "dict", stoker::testing::torch_save_bytes(dict_pickle, {{"0", features}, {"1", labels}}));
-  write("torch_file", "tuple", stoker::testing::torch_save_bytes(pair_pickle, {{"0", Bytes(32, 3)}, {"1", raw_bytes(std::vector<int64_t>{0, 1})}}));
+  write("torch_file", "tuple",
+        stoker::testing::torch_save_bytes(pair_pickle,
+                                          {{"0", Bytes(32, 3)}, {"1", raw_bytes(std::vector<int64_t>{0, 1})}}));
   write("pickle", "dict", text_bytes(dict_pickle));
   write("pickle", "tuple", text_bytes(pair_pickle));
 }
@@ -198,7 +201,8 @@ void text_seeds() {
   write_text("feature_table", "regression", "0.5,1,2.25\n3,4,5.5\n");
   write_text("config_yaml", "defaults", stoker::train::to_yaml(stoker::train::TrainConfig{}));
   write_text("config_yaml", "some", "model: resnet18\nepochs: 3\nbatch_size: 64\nlr: 0.1\namp: bf16\n");
-  write_text("transform_spec", "train", "RandomResizedCrop(224, scale=(0.08, 1.0)), RandomHorizontalFlip(0.5), Normalize");
+  write_text("transform_spec", "train",
+             "RandomResizedCrop(224, scale=(0.08, 1.0)), RandomHorizontalFlip(0.5), Normalize");
   write_text("transform_spec", "augment",
              "Compose([Resize(256), CenterCrop(224), RandAugment(3, 7, 15, InterpolationMode.BILINEAR, 128), "
              "ColorJitter(0.4, 0.4, 0.4), RandomApply([GaussianBlur(3)], p=0.5), RandomAffine(10), "
@@ -208,15 +212,17 @@ void text_seeds() {
   write_text("report_inputs", "metrics",
              "epoch,seconds,samples,samples_per_sec,train_loss,val_loss,val_top1,wait_s,copy_s,compute_s,train_top1\n"
              "1,10.0,500,50.0,1.5,1.2,0.6,2.0,1.0,7.0,0.55\n2,10.0,500,52.0,1.1,1.0,0.7,1.0,1.0,8.0,0.66\n");
-  write_text("report_inputs", "summary",
-             R"~({"model":"mlp","epochs":[{"epoch":1,"wait_s":2,"copy_s":1,"compute_s":7,"verdict":"input-bound (high)",)~"
-             R"~("loader_seconds":{"read":1,"decode":2,"transform":3,"idle_full_buffers":0}}]})~");
+  write_text(
+      "report_inputs", "summary",
+      R"~({"model":"mlp","epochs":[{"epoch":1,"wait_s":2,"copy_s":1,"compute_s":7,"verdict":"input-bound (high)",)~"
+      R"~("loader_seconds":{"read":1,"decode":2,"transform":3,"idle_full_buffers":0}}]})~");
   write_text("report_inputs", "monitor",
              "timestamp,seconds,cpu_percent,mem_used_bytes,mem_available_bytes,mem_total_bytes,gpu0_util_percent,"
              "gpu0_throttle\nt,0,50,1,3,4,90,\"none\"\nt,1,60,1,3,4,5,\"power cap, HW thermal\"\n");
   std::string events;
   stoker::report::append_record(&events, stoker::report::file_version_event(1.0));
-  stoker::report::append_record(&events, stoker::report::scalars_event(2.0, 10, {{"train/lr", 0.1}, {"gpu0/util", 80}}));
+  stoker::report::append_record(&events,
+                                stoker::report::scalars_event(2.0, 10, {{"train/lr", 0.1}, {"gpu0/util", 80}}));
   write_text("report_inputs", "events", events);
 }
 

@@ -4,17 +4,18 @@
 // convolution is summed for grey inputs; torchvision's checkpoint and a DDP state_dict read the
 // same; another architecture and a pre-1.6 file are refused with the model unchanged; a stoker
 // export loads back.
+#include "train/torch/model/initial_weights.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "torch/param_diff.h"
 #include "stoker/core/error.h"
 #include "stoker/data/state_dict.h"
 #include "support/error_text.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
-#include "train/torch/model/initial_weights.h"
+#include "torch/param_diff.h"
 #include "train/torch/model/models.h"
 #include "train/torch/model/safetensors.h"
 
@@ -104,9 +105,12 @@ TEST_F(TorchvisionWeightsTest, AnotherArchitectureIsRefusedAndTheModelUnchanged)
                 "another model or another input size");
   EXPECT_EQ(max_difference(*model, *untouched), 0);
   // A file in the format before PyTorch 1.6: the line says how to save it again.
-  EXPECT_EQ(stoker::testing::error_text<DataError>([&] { load_initial_weights(*model, "resnet50", file("legacy.pth")); }),
-            file("legacy.pth") + " is not a torch.save zip archive (PyTorch 1.6 and later write one; for an older file, "
-                                 "torch.save(torch.load(\"" + file("legacy.pth") + "\"), \"new.pth\") and give new.pth)");
+  EXPECT_EQ(
+      stoker::testing::error_text<DataError>([&] { load_initial_weights(*model, "resnet50", file("legacy.pth")); }),
+      file("legacy.pth") +
+          " is not a torch.save zip archive (PyTorch 1.6 and later write one; for an older file, "
+          "torch.save(torch.load(\"" +
+          file("legacy.pth") + "\"), \"new.pth\") and give new.pth)");
 }
 
 // No Python needed: a stoker export (an mlp's model.safetensors) starts another run's model,

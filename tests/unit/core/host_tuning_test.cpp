@@ -28,9 +28,8 @@ long minor_faults() {
 // ever picks by itself, so it is mapped and unmapped each time by default), four of 8 MiB and
 // eight of 1 MiB, each written in full, then freed. Returns the minor page faults it took.
 long step_faults() {
-  const std::vector<size_t> sizes = {48u << 20, 8u << 20, 8u << 20, 8u << 20, 8u << 20,
-                                     1u << 20,  1u << 20, 1u << 20, 1u << 20, 1u << 20,
-                                     1u << 20,  1u << 20, 1u << 20};
+  const std::vector<size_t> sizes = {48u << 20, 8u << 20, 8u << 20, 8u << 20, 8u << 20, 1u << 20, 1u << 20,
+                                     1u << 20,  1u << 20, 1u << 20, 1u << 20, 1u << 20, 1u << 20};
   const long before = minor_faults();
   std::vector<void*> blocks;
   for (const size_t size : sizes) {

@@ -1,4 +1,6 @@
 // allocation_ceiling_bytes(): what ulimit -v leaves, measured in a child that sets the limit.
+#include "stoker/core/process.h"
+
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/sysinfo.h>
@@ -8,7 +10,6 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "stoker/core/process.h"
 #include "support/sanitizers.h"
 
 namespace stoker {
@@ -17,7 +18,8 @@ namespace {
 TEST(AllocationCeilingTest, NoMoreThanTheMachinesRamAndSwap) {
   struct sysinfo info {};
   ASSERT_EQ(sysinfo(&info), 0);
-  const double ram_and_swap = (static_cast<double>(info.totalram) + static_cast<double>(info.totalswap)) * info.mem_unit;
+  const double ram_and_swap =
+      (static_cast<double>(info.totalram) + static_cast<double>(info.totalswap)) * info.mem_unit;
   EXPECT_GT(allocation_ceiling_bytes(), 0);
   EXPECT_LE(allocation_ceiling_bytes(), ram_and_swap);
 }

@@ -9,7 +9,7 @@ TEST(TerminalTest, FitToWidthCountsCodePoints) {
   EXPECT_EQ(fit_to_width("abcdef", 4), "abcd");
   EXPECT_EQ(fit_to_width("abc", 4), "abc");
   EXPECT_EQ(fit_to_width("abc", 0), "abc");
-  EXPECT_EQ(fit_to_width("██▌ 71°C", 3), "██▌");    // multi-byte characters kept whole
+  EXPECT_EQ(fit_to_width("██▌ 71°C", 3), "██▌");  // multi-byte characters kept whole
   EXPECT_EQ(fit_to_width("71°C x", 4), "71°C");
 }
 

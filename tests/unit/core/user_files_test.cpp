@@ -65,8 +65,9 @@ TEST(UserFilesTest, OutputFilesAreNewNamesOrRegularFiles) {
   const Paths p;
   EXPECT_NO_THROW(check_output_file(p.none, "log file"));
   EXPECT_NO_THROW(check_output_file(p.file, "log file"));
-  for (const auto& [named, kind] : {std::pair{p.fifo, "a FIFO"}, std::pair{p.link, "a symbolic link"},
-                                    std::pair{p.folder, "a folder"}, std::pair<std::string, const char*>{"/dev/full", "a character device"}}) {
+  for (const auto& [named, kind] :
+       {std::pair{p.fifo, "a FIFO"}, std::pair{p.link, "a symbolic link"}, std::pair{p.folder, "a folder"},
+        std::pair<std::string, const char*>{"/dev/full", "a character device"}}) {
     const std::string& path = named;  // a lambda captures a structured binding from C++20 on (clang 16)
     EXPECT_EQ(error_text([&] { check_output_file(path, "log file"); }),
               "log file " + path + " is " + kind +

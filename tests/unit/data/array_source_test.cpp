@@ -84,8 +84,7 @@ TEST(NpySource, Uint8ImagesChannelsFirstBecomeRawPixels) {
   ASSERT_TRUE(source->read(1, &sample).ok());
   ASSERT_TRUE(sample.raw);
   EXPECT_EQ(std::vector<uint8_t>(sample.bytes.begin(), sample.bytes.end()),
-            (std::vector<uint8_t>{100, 110, 120, 101, 111, 121, 102, 112, 122, 103, 113,
-                                  123}));  // H x W x C
+            (std::vector<uint8_t>{100, 110, 120, 101, 111, 121, 102, 112, 122, 103, 113, 123}));  // H x W x C
   EXPECT_EQ(source->label(1), 1);
   EXPECT_EQ(source->class_names().size(), 2u);
 }
@@ -95,13 +94,12 @@ class NpzSource : public ::testing::TestWithParam<std::pair<bool, bool>> {};
 TEST_P(NpzSource, PicksTheSplitsArraysStoredDeflatedOrZip64) {
   const auto [deflate, zip64] = GetParam();
   TempDir dir;
-  const std::string path = dir.write(
-      "mnist.npz",
-      zip_bytes({{"x_test.npy", npy_bytes("<f8", {1, 2}, raw_bytes<double>({7, 8}))},
-                 {"x_train.npy", npy_bytes("<f4", {2, 2}, raw_bytes<float>({1, 2, 3, 4}))},
-                 {"y_train.npy", npy_bytes("<u1", {2}, {1, 0})},
-                 {"y_test.npy", npy_bytes("<i4", {1}, raw_bytes<int32_t>({1}))}},
-                deflate, zip64));
+  const std::string path =
+      dir.write("mnist.npz", zip_bytes({{"x_test.npy", npy_bytes("<f8", {1, 2}, raw_bytes<double>({7, 8}))},
+                                        {"x_train.npy", npy_bytes("<f4", {2, 2}, raw_bytes<float>({1, 2, 3, 4}))},
+                                        {"y_train.npy", npy_bytes("<u1", {2}, {1, 0})},
+                                        {"y_test.npy", npy_bytes("<i4", {1}, raw_bytes<int32_t>({1}))}},
+                                       deflate, zip64));
   const auto train = open_source(path);
   ASSERT_EQ(train->size(), 2u);
   EXPECT_EQ(features_of(*train, 1), (std::vector<float>{3, 4}));
@@ -114,9 +112,8 @@ TEST_P(NpzSource, PicksTheSplitsArraysStoredDeflatedOrZip64) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, NpzSource,
-                         ::testing::Values(std::make_pair(false, false),
-                                           std::make_pair(true, false), std::make_pair(false, true),
-                                           std::make_pair(true, true)));
+                         ::testing::Values(std::make_pair(false, false), std::make_pair(true, false),
+                                           std::make_pair(false, true), std::make_pair(true, true)));
 
 TEST(NpzSource, BadArchivesAndArraysEachGetOneLine) {
   TempDir dir;
@@ -155,9 +152,8 @@ TEST(NpzSource, BadArchivesAndArraysEachGetOneLine) {
   // Ids that cannot be classes open (they may be quantities); check_class_ids refuses them
   // once the trainer knows the task is classification.
   const auto class_ids = [&](const std::string& name, const std::vector<int64_t>& ids, int64_t max_classes) {
-    const std::string path =
-        dir.write(name, pair(npy_bytes("<f4", {2, 1}, raw_bytes<float>({1, 2})),
-                             npy_bytes("<i8", {2}, raw_bytes<int64_t>(ids))));
+    const std::string path = dir.write(
+        name, pair(npy_bytes("<f4", {2, 1}, raw_bytes<float>({1, 2})), npy_bytes("<i8", {2}, raw_bytes<int64_t>(ids))));
     const auto source = open_source(path);
     EXPECT_EQ(source->label(1), ids[1]);
     return error_text([&] { source->check_class_ids(max_classes); }, "<accepted>");
@@ -172,8 +168,7 @@ TEST(NpzSource, BadArchivesAndArraysEachGetOneLine) {
   expect_has(class_ids("huge.npz", {0, 20'000'000}, kMaxClasses), "at most 10,000,000); for quantities");
   EXPECT_NE(open_source(dir.str() + "/huge.npz")->describe().find("integer targets 0..20000000"), std::string::npos);
   EXPECT_EQ(open_source(dir.str() + "/faces.npz")->class_names().size(), 250'001u);
-  expect_has(open("magic.npz", pair({'n', 'o', 't', ' ', 'n', 'p', 'y', '!', '!', '!'}, y)),
-             "is not a .npy file");
+  expect_has(open("magic.npz", pair({'n', 'o', 't', ' ', 'n', 'p', 'y', '!', '!', '!'}, y)), "is not a .npy file");
   open("notest.npz", pair(x, y));
   expect_has(error_text([&] { open_source(dir.str() + "/notest.npz", "t10k"); }),
              "(with the suffix _val, _valid, _validation, _test)");
@@ -183,23 +178,25 @@ TEST(NpzSource, TheValidationArraysComeBeforeTheTestArrays) {
   TempDir dir;
   const auto x = [](float v) { return npy_bytes("<f4", {1, 1}, raw_bytes<float>({v})); };
   const auto y = npy_bytes("<i8", {1}, raw_bytes<int64_t>({0}));
-  const std::string three = dir.write("three.npz", zip_bytes({{"x_train.npy", x(1)}, {"y_train.npy", y},
-                                                              {"x_val.npy", x(2)}, {"y_val.npy", y},
-                                                              {"x_test.npy", x(3)}, {"y_test.npy", y}}));
+  const std::string three = dir.write("three.npz", zip_bytes({{"x_train.npy", x(1)},
+                                                              {"y_train.npy", y},
+                                                              {"x_val.npy", x(2)},
+                                                              {"y_val.npy", y},
+                                                              {"x_test.npy", x(3)},
+                                                              {"y_test.npy", y}}));
   EXPECT_TRUE(has_test_split(three));
   EXPECT_EQ(features_of(*open_source(three, "t10k"), 0), (std::vector<float>{2}));
   EXPECT_EQ(features_of(*open_source(three, "val"), 0), (std::vector<float>{2}));
-  const std::string valid = dir.write("valid.npz", zip_bytes({{"X.npy", x(1)}, {"labels.npy", y},
-                                                              {"X_valid.npy", x(4)}, {"labels_valid.npy", y}}));
+  const std::string valid = dir.write(
+      "valid.npz", zip_bytes({{"X.npy", x(1)}, {"labels.npy", y}, {"X_valid.npy", x(4)}, {"labels_valid.npy", y}}));
   EXPECT_TRUE(has_test_split(valid));
   EXPECT_EQ(features_of(*open_source(valid, "t10k"), 0), (std::vector<float>{4}));
 }
 
 TEST(NpzSource, AFileGivenForValidationIsReadByItsPlainArraysWhenItHasNoHeldOutOnes) {
   TempDir dir;
-  const std::string path = dir.write(
-      "val.npz", zip_bytes({{"x.npy", npy_bytes("<f4", {1, 1}, raw_bytes<float>({5}))},
-                            {"y.npy", npy_bytes("<i8", {1}, raw_bytes<int64_t>({1}))}}));
+  const std::string path = dir.write("val.npz", zip_bytes({{"x.npy", npy_bytes("<f4", {1, 1}, raw_bytes<float>({5}))},
+                                                           {"y.npy", npy_bytes("<i8", {1}, raw_bytes<int64_t>({1}))}}));
   EXPECT_FALSE(has_test_split(path));
   const auto val = open_source(path, "val");
   EXPECT_EQ(features_of(*val, 0), (std::vector<float>{5}));
@@ -212,24 +209,20 @@ TEST(NpzSource, AFileGivenForValidationIsReadByItsPlainArraysWhenItHasNoHeldOutO
 
 TEST(NpySource, NoTargetsBesideTheFeaturesSaysWhatWasLookedFor) {
   TempDir dir;
-  const std::string path =
-      dir.write("train_x.npy", npy_bytes("<f4", {1, 1}, raw_bytes<float>({1})));
-  expect_has(error_text([&] { open_source(path); }),
-             "no targets beside it (looked for train_y.npy)");
+  const std::string path = dir.write("train_x.npy", npy_bytes("<f4", {1, 1}, raw_bytes<float>({1})));
+  expect_has(error_text([&] { open_source(path); }), "no targets beside it (looked for train_y.npy)");
 }
 
 TEST(FeatureTable, HeaderNamesTheTargetColumnAnywhere) {
   TempDir dir;
-  const std::string path =
-      dir.write_text("t.csv", "label,age,height\n1,30,1.8\n0,40,1.6\n2,50,1.7\n");
+  const std::string path = dir.write_text("t.csv", "label,age,height\n1,30,1.8\n0,40,1.6\n2,50,1.7\n");
   EXPECT_TRUE(is_feature_table(path));
   const auto source = open_source(path);
   ASSERT_EQ(source->size(), 3u);
   EXPECT_EQ(source->feature_count(), 2);
   EXPECT_EQ(source->label(1), 0);
   EXPECT_EQ(features_of(*source, 2), (std::vector<float>{50, 1.7f}));
-  EXPECT_NE(source->describe().find("(target 'label'): 3 samples × 2 features, 3 classes"),
-            std::string::npos)
+  EXPECT_NE(source->describe().find("(target 'label'): 3 samples × 2 features, 3 classes"), std::string::npos)
       << source->describe();
 }
 
@@ -246,8 +239,7 @@ TEST(FeatureTable, WithoutHeaderTheLastColumnIsARegressionTargetWhenNotWhole) {
 
 TEST(FeatureTable, IntegerTargetsCanBeReadAsARegressionTarget) {
   TempDir dir;
-  const std::shared_ptr<const Source> table =
-      open_source(dir.write_text("ages.csv", "x,age\n0.5,31\n0.25,7\n"));
+  const std::shared_ptr<const Source> table = open_source(dir.write_text("ages.csv", "x,age\n0.5,31\n0.25,7\n"));
   ASSERT_EQ(table->target_kind(), TargetKind::kClass);
   ASSERT_TRUE(table->targets_are_numbers());
   const auto ages = integers_as_regression(table);
@@ -283,8 +275,7 @@ TEST(FeatureTable, BadCellsAndRowsNameLineAndColumn) {
   expect_has(error_text([&] { open_source(dir.write_text("e.csv", "a,b,label\n1,2,0\n3,,1\n")); }),
              "e.csv:3: column 2 ('b') is empty; every cell must be a number (fill or drop missing "
              "values)");
-  expect_has(error_text([&] { open_source(dir.write_text("w.csv", "1,2,0\n3,x,1\n")); }),
-             "w.csv:2: column 2 is 'x'");
+  expect_has(error_text([&] { open_source(dir.write_text("w.csv", "1,2,0\n3,x,1\n")); }), "w.csv:2: column 2 is 'x'");
   expect_has(error_text([&] { open_source(dir.write_text("r.csv", "1,2,0\n3,1\n")); }),
              "r.csv:2: 2 columns, but the first row has 3");
 }

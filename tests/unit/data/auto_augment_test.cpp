@@ -24,12 +24,10 @@ constexpr int kW = 32;
 constexpr int kH = 24;
 
 // A photo-like uint8 image in planes.
-std::vector<uint8_t> planes(int channels) {
-  return testing::to_planes(testing::make_photo_like(kW, kH, channels, 7));
-}
+std::vector<uint8_t> planes(int channels) { return testing::to_planes(testing::make_photo_like(kW, kH, channels, 7)); }
 
-std::vector<uint8_t> applied(AugmentOp op, float magnitude, std::vector<uint8_t> image,
-                             int channels, const AutoAugmentSpec& spec = {}) {
+std::vector<uint8_t> applied(AugmentOp op, float magnitude, std::vector<uint8_t> image, int channels,
+                             const AutoAugmentSpec& spec = {}) {
   std::vector<uint8_t> scratch;
   apply_augment_op(op, magnitude, spec, &image, &scratch, kW, kH, channels);
   return image;
@@ -47,8 +45,7 @@ TEST(AutoAugmentOpsTest, PixelOperationsDoWhatTheySay) {
   EXPECT_EQ(applied(AugmentOp::kPosterize, 8, image, 3), image);
 
   const std::vector<uint8_t> solarized = applied(AugmentOp::kSolarize, 128, image, 3);
-  for (size_t i = 0; i < image.size(); ++i)
-    ASSERT_EQ(solarized[i], image[i] >= 128 ? 255 - image[i] : image[i]);
+  for (size_t i = 0; i < image.size(); ++i) ASSERT_EQ(solarized[i], image[i] >= 128 ? 255 - image[i] : image[i]);
   EXPECT_EQ(applied(AugmentOp::kSolarize, 255.5f, image, 3),
             image);  // nothing reaches the threshold
 
@@ -85,8 +82,7 @@ TEST(AutoAugmentOpsTest, AutoContrastAndEqualizeStretchEachChannel) {
 
   // Equalize: a flat histogram is already equal; two values go to the ends of the range.
   std::vector<uint8_t> ramp(plane * 3);
-  for (size_t i = 0; i < ramp.size(); ++i)
-    ramp[i] = static_cast<uint8_t>(i % 256);  // 3 of each value per plane
+  for (size_t i = 0; i < ramp.size(); ++i) ramp[i] = static_cast<uint8_t>(i % 256);  // 3 of each value per plane
   EXPECT_EQ(applied(AugmentOp::kEqualize, 0, ramp, 3), ramp);
   std::vector<uint8_t> two(plane * 3);
   for (size_t i = 0; i < two.size(); ++i) two[i] = i % 2 == 0 ? 50 : 200;
@@ -105,13 +101,9 @@ TEST(AutoAugmentOpsTest, TranslationsShiftByWholePixelsAndFillTheRest) {
     for (int c = 0; c < 3; ++c) {
       for (int y = 0; y < kH; ++y) {
         for (int x = 0; x < kW; ++x) {
-          const auto at = [&](int xx, int yy) {
-            return (static_cast<size_t>(c) * kH + yy) * kW + xx;
-          };
-          ASSERT_EQ(right[at(x, y)], x < 5 ? 0 : image[at(x - 5, y)])
-              << bilinear << " " << x << "," << y;
-          ASSERT_EQ(up[at(x, y)], y >= kH - 3 ? 0 : image[at(x, y + 3)])
-              << bilinear << " " << x << "," << y;
+          const auto at = [&](int xx, int yy) { return (static_cast<size_t>(c) * kH + yy) * kW + xx; };
+          ASSERT_EQ(right[at(x, y)], x < 5 ? 0 : image[at(x - 5, y)]) << bilinear << " " << x << "," << y;
+          ASSERT_EQ(up[at(x, y)], y >= kH - 3 ? 0 : image[at(x, y + 3)]) << bilinear << " " << x << "," << y;
         }
       }
     }
@@ -119,8 +111,7 @@ TEST(AutoAugmentOpsTest, TranslationsShiftByWholePixelsAndFillTheRest) {
     spec.fill = {10, 20, 30};
     const std::vector<uint8_t> filled = applied(AugmentOp::kTranslateX, -2, image, 3, spec);
     for (int c = 0; c < 3; ++c) {
-      EXPECT_EQ(filled[(static_cast<size_t>(c) * kH + 4) * kW + kW - 1],
-                spec.fill[static_cast<size_t>(c)]);
+      EXPECT_EQ(filled[(static_cast<size_t>(c) * kH + 4) * kW + kW - 1], spec.fill[static_cast<size_t>(c)]);
     }
   }
   // No movement, no change; a half turn twice is the image again (nearest, even sizes).
@@ -215,8 +206,8 @@ TEST(AutoAugmentDrawTest, RandAugmentAndAutoAugment) {
     steps += params.augment_steps;
     for (int s = 0; s < params.augment_steps; ++s) {
       const auto op = static_cast<AugmentOp>(params.augment[static_cast<size_t>(s)].op);
-      ASSERT_TRUE(op != AugmentOp::kTranslateX && op != AugmentOp::kTranslateY &&
-                  op != AugmentOp::kIdentity && op != AugmentOp::kBrightness)
+      ASSERT_TRUE(op != AugmentOp::kTranslateX && op != AugmentOp::kTranslateY && op != AugmentOp::kIdentity &&
+                  op != AugmentOp::kBrightness)
           << augment_op_name(op) << " is not in the ImageNet policy";
     }
   }
@@ -330,10 +321,8 @@ TEST(AutoAugmentDrawTest, MagnitudesAreTorchvisionsSpaces) {
   EXPECT_EQ(ta(AugmentOp::kSolarize, 30), 0.0f);
   EXPECT_EQ(ta(AugmentOp::kEqualize, 7), 0.0f);
   // AutoAugment: 10 bins, Posterize 8..4 bits.
-  EXPECT_EQ(augment_magnitude(AutoAugmentKind::kAutoAugment, AugmentOp::kPosterize, 8, 10, 32, 32),
-            4.0f);
-  EXPECT_FLOAT_EQ(
-      augment_magnitude(AutoAugmentKind::kAutoAugment, AugmentOp::kRotate, 9, 10, 32, 32), 30.0f);
+  EXPECT_EQ(augment_magnitude(AutoAugmentKind::kAutoAugment, AugmentOp::kPosterize, 8, 10, 32, 32), 4.0f);
+  EXPECT_FLOAT_EQ(augment_magnitude(AutoAugmentKind::kAutoAugment, AugmentOp::kRotate, 9, 10, 32, 32), 30.0f);
 }
 
 TEST(RandomErasingTest, BoxesFollowScaleRatioAndProbability) {
@@ -347,12 +336,10 @@ TEST(RandomErasingTest, BoxesFollowScaleRatioAndProbability) {
     draw_random_erasing(spec, 100, 80, rng, &params);
     if (!params.erase) continue;
     ++erased;
-    const double area =
-        static_cast<double>(params.erase_width) * params.erase_height / (100.0 * 80.0);
+    const double area = static_cast<double>(params.erase_width) * params.erase_height / (100.0 * 80.0);
     EXPECT_GE(area, 0.02 * 0.8) << i;  // rounding the sides moves the area a little
     EXPECT_LE(area, 0.33 * 1.2) << i;
-    const double ratio =
-        static_cast<double>(params.erase_height) / params.erase_width;  // h / w, as torchvision
+    const double ratio = static_cast<double>(params.erase_height) / params.erase_width;  // h / w, as torchvision
     EXPECT_GE(ratio, 0.3 * 0.7) << i;
     EXPECT_LE(ratio, 3.3 / 0.7) << i;
     EXPECT_LT(params.erase_height, 80);
@@ -375,8 +362,7 @@ std::vector<uint8_t> transformed(const TransformSpec& spec, const SampleParams& 
   const Image image = testing::make_photo_like(spec.out_width, spec.out_height, 3, 2);
   std::vector<uint8_t> out(spec.sample_bytes());
   SampleTransformer transformer;
-  transformer.run(out.data(), image,
-                  {0, 0, static_cast<double>(spec.out_width), static_cast<double>(spec.out_height)},
+  transformer.run(out.data(), image, {0, 0, static_cast<double>(spec.out_width), static_cast<double>(spec.out_height)},
                   params, spec);
   return out;
 }
@@ -405,8 +391,7 @@ TEST(RandomErasingTest, WritesTheValueInTheOutputsUnits) {
     for (int y = 0; y < 12; ++y) {
       for (int x = 0; x < 16; ++x) {
         const size_t at = (static_cast<size_t>(c) * 12 + y) * 16 + x;
-        ASSERT_EQ(out[at], inside(x, y) ? spec.erasing.value[static_cast<size_t>(c)] : plain[at])
-            << c << y << x;
+        ASSERT_EQ(out[at], inside(x, y) ? spec.erasing.value[static_cast<size_t>(c)] : plain[at]) << c << y << x;
       }
     }
   }
@@ -418,8 +403,7 @@ TEST(RandomErasingTest, WritesTheValueInTheOutputsUnits) {
   const std::array<int, 3> expected{static_cast<int>(std::lround(255 * 0.485)),
                                     static_cast<int>(std::lround(255 * (0.456 + 0.224))),
                                     static_cast<int>(std::lround(255 * (0.406 - 0.225)))};
-  for (int c = 0; c < 3; ++c)
-    EXPECT_EQ(pixels[(3 * 16 + 4) * 3 + c], expected[static_cast<size_t>(c)]) << c;
+  for (int c = 0; c < 3; ++c) EXPECT_EQ(pixels[(3 * 16 + 4) * 3 + c], expected[static_cast<size_t>(c)]) << c;
 
   // value=random: noise of mean 0 and deviation 1, reproducible from the drawn seed.
   spec = parse_transforms("none, RandomErasing(1, scale=(0.5, 0.5), value=random)");

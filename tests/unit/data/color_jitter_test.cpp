@@ -188,8 +188,7 @@ TEST(ColorJitterTest, InterleavedMatchesPlanar) {
   params.contrast = 0.7;
   params.saturation = 1.6;
   params.hue = -0.2;
-  for (const auto& order :
-       std::vector<std::array<int, 4>>{{0, 1, 2, 3}, {3, 2, 1, 0}, {2, 3, 0, 1}}) {
+  for (const auto& order : std::vector<std::array<int, 4>>{{0, 1, 2, 3}, {3, 2, 1, 0}, {2, 3, 0, 1}}) {
     params.jitter_order = order;
     std::vector<float> planar = planar_before;
     std::vector<float> hwc = interleaved;

@@ -122,8 +122,8 @@ TEST(DecodeResampleToleranceTest, WindowedScaledDecodeMatchesFullDecode) {
         const std::vector<float> a = paths.reference(crop, target);
         const std::vector<float> b = paths.windowed(crop, target, &scale_num);
         const DiffStats d = diff_stats(std::span<const float>(a), std::span<const float>(b));
-        EXPECT_TRUE(within_bound(d)) << photo.name << " " << f.name << " -> " << target
-                                     << " (M=" << scale_num << "): " << d.str();
+        EXPECT_TRUE(within_bound(d)) << photo.name << " " << f.name << " -> " << target << " (M=" << scale_num
+                                     << "): " << d.str();
         worst.mean = std::max(worst.mean, d.mean);
         worst.p99 = std::max(worst.p99, d.p99);
         worst.max = std::max(worst.max, d.max);
@@ -131,8 +131,7 @@ TEST(DecodeResampleToleranceTest, WindowedScaledDecodeMatchesFullDecode) {
     }
   }
   std::printf("[ measured ] worst of %zu cases: mean %.3f, p99 %.2f, max %.2f\n",
-              std::size(kPhotos) * std::size(kCrops) * std::size(kTargets), worst.mean, worst.p99,
-              worst.max);
+              std::size(kPhotos) * std::size(kCrops) * std::size(kTargets), worst.mean, worst.p99, worst.max);
 }
 
 // The bound is tight enough to catch a misplaced crop: moving path B's region by 3
@@ -155,8 +154,8 @@ TEST(DecodeResampleToleranceTest, ACropMisplacedByAFewPixelsFailsTheBound) {
         int scale_num = 0;
         const std::vector<float> b = paths.windowed(crop, kTarget, &scale_num, shift.x, shift.y);
         const DiffStats d = diff_stats(std::span<const float>(a), std::span<const float>(b));
-        EXPECT_FALSE(within_bound(d)) << photo.name << " " << f.name << " shifted by (" << shift.x
-                                      << ", " << shift.y << "): " << d.str();
+        EXPECT_FALSE(within_bound(d)) << photo.name << " " << f.name << " shifted by (" << shift.x << ", " << shift.y
+                                      << "): " << d.str();
       }
     }
   }

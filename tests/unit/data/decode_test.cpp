@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "stoker/core/error.h"
 #include "data/transform/resample.h"
+#include "stoker/core/error.h"
 #include "stoker/data/encode.h"
 #include "stoker/data/transform.h"
 #include "support/codec_bytes.h"
@@ -23,24 +23,23 @@ namespace {
 
 using stoker::testing::cmyk_from_rgb;
 using stoker::testing::diff_stats;
-using stoker::testing::expect_window_matches_full;
 using stoker::testing::DiffStats;
+using stoker::testing::expect_window_matches_full;
 using stoker::testing::gray_to_rgb;
 using stoker::testing::keep_channels;
 using stoker::testing::make_few_colors;
 using stoker::testing::make_photo_like;
 using stoker::testing::to_gray;
 
-Status decode_whole(ImageDecoder& decoder, const std::vector<uint8_t>& bytes, int channels,
-                    DecodedImage* out) {
+Status decode_whole(ImageDecoder& decoder, const std::vector<uint8_t>& bytes, int channels, DecodedImage* out) {
   DecodeRequest request;
   request.channels = channels;
   return decoder.decode(bytes, request, out);
 }
 
 JpegEncodeOptions jpeg_options(int quality, ChromaSubsampling subsampling = ChromaSubsampling::k420,
-                               JpegColorSpace color_space = JpegColorSpace::kAuto,
-                               bool progressive = false, bool adobe_marker = true) {
+                               JpegColorSpace color_space = JpegColorSpace::kAuto, bool progressive = false,
+                               bool adobe_marker = true) {
   return {.quality = quality,
           .progressive = progressive,
           .subsampling = subsampling,
@@ -79,8 +78,7 @@ TEST(SniffTest, NamesWhatTheBytesLookLike) {
       {"abc\xC3("s, ImageFormat::kUnknown, "unknown data"},  // broken UTF-8
   };
   for (const Case& c : cases) {
-    const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(c.bytes.data()),
-                                         c.bytes.size());
+    const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(c.bytes.data()), c.bytes.size());
     EXPECT_EQ(sniff_format(bytes), c.format) << c.description;
     EXPECT_EQ(describe_content(bytes), c.description);
   }
@@ -110,22 +108,21 @@ TEST(JpegDecodeTest, EveryColorSpaceRoundTripsToRgbAndGray) {
   // RGB / gray). A wrong conversion (inverted CMYK, swapped channels) gives errors > 30.
   // Subsampling costs RGB accuracy: chroma is averaged across the shapes' sharp color edges.
   const Case cases[] = {
-      {"gray", gray, jpeg_options(90), true, 2.0, 2.0},                 // 1.30 / 1.30
-      {"ycbcr 420 q90", rgb, jpeg_options(90), false, 3.6, 2.0},        // 2.42 / 1.30
-      {"ycbcr 422 q90", rgb, jpeg_options(90, k422), false, 3.0, 2.0},  // 2.01 / 1.30
-      {"ycbcr 444 q95", rgb, jpeg_options(95, k444), false, 2.0, 1.6},  // 1.34 / 1.07
-      {"ycbcr 440 q90", rgb, jpeg_options(90, k440), false, 3.2, 2.0},  // 2.14 / 1.30
-      {"ycbcr 411 q90", rgb, jpeg_options(90, k411), false, 4.6, 2.0},  // 3.08 / 1.30
-      {"ycbcr 410 q90", rgb, jpeg_options(90, k410), false, 5.7, 2.0},  // 3.81 / 1.30
-      {"progressive 420 q90", rgb, jpeg_options(90, k420, kAuto, kProgressive), false, 3.6,
-       2.0},                                                              // 2.42 / 1.30
-      {"rgb q95", rgb, jpeg_options(95, k444, kRgb), false, 1.6, 1.5},    // 1.08 / 1.01
-      {"cmyk adobe q95", cmyk_adobe, jpeg_options(95), false, 1.6, 1.5},  // 1.06 / 1.03
+      {"gray", gray, jpeg_options(90), true, 2.0, 2.0},                                            // 1.30 / 1.30
+      {"ycbcr 420 q90", rgb, jpeg_options(90), false, 3.6, 2.0},                                   // 2.42 / 1.30
+      {"ycbcr 422 q90", rgb, jpeg_options(90, k422), false, 3.0, 2.0},                             // 2.01 / 1.30
+      {"ycbcr 444 q95", rgb, jpeg_options(95, k444), false, 2.0, 1.6},                             // 1.34 / 1.07
+      {"ycbcr 440 q90", rgb, jpeg_options(90, k440), false, 3.2, 2.0},                             // 2.14 / 1.30
+      {"ycbcr 411 q90", rgb, jpeg_options(90, k411), false, 4.6, 2.0},                             // 3.08 / 1.30
+      {"ycbcr 410 q90", rgb, jpeg_options(90, k410), false, 5.7, 2.0},                             // 3.81 / 1.30
+      {"progressive 420 q90", rgb, jpeg_options(90, k420, kAuto, kProgressive), false, 3.6, 2.0},  // 2.42 / 1.30
+      {"rgb q95", rgb, jpeg_options(95, k444, kRgb), false, 1.6, 1.5},                             // 1.08 / 1.01
+      {"cmyk adobe q95", cmyk_adobe, jpeg_options(95), false, 1.6, 1.5},                           // 1.06 / 1.03
       {"cmyk plain q95", cmyk_plain, jpeg_options(95, k444, kCmyk, kBaseline, kNoAdobe), false, 1.6,
        1.5},                                                                         // 1.06 / 1.02
       {"ycck 420 q95", cmyk_adobe, jpeg_options(95, k420, kYcck), false, 3.0, 1.7},  // 1.99 / 1.10
-      {"cmyk adobe progressive q95", cmyk_adobe, jpeg_options(95, k444, kCmyk, kProgressive), false,
-       1.6, 1.5},  // 1.06 / 1.03
+      {"cmyk adobe progressive q95", cmyk_adobe, jpeg_options(95, k444, kCmyk, kProgressive), false, 1.6,
+       1.5},  // 1.06 / 1.03
   };
   ImageDecoder decoder;
   for (const Case& c : cases) {
@@ -155,8 +152,7 @@ struct InfoCase {
   int channels;
 };
 
-void expect_info(ImageDecoder& decoder, const InfoCase& c, ImageFormat format, int width,
-                 int height) {
+void expect_info(ImageDecoder& decoder, const InfoCase& c, ImageFormat format, int width, int height) {
   SCOPED_TRACE(c.name);
   ImageInfo info;
   const Status status = decoder.read_info(c.bytes, &info);
@@ -201,11 +197,7 @@ TEST(PngDecodeTest, EveryFlavourDecodesExactly) {
       {"rgb", rgb, {}, rgb, to_gray(rgb)},
       {"rgba", rgba, {}, keep_channels(rgba, 3), to_gray(rgba)},
       {"palette", few, {.palette = true}, few, to_gray(few)},
-      {"palette+tRNS",
-       few_alpha,
-       {.palette = true},
-       keep_channels(few_alpha, 3),
-       to_gray(few_alpha)},
+      {"palette+tRNS", few_alpha, {.palette = true}, keep_channels(few_alpha, 3), to_gray(few_alpha)},
       {"16-bit gray", gray, {.sixteen_bit = true}, gray_to_rgb(gray), gray},
       {"16-bit rgba", rgba, {.sixteen_bit = true}, keep_channels(rgba, 3), to_gray(rgba)},
       {"interlaced rgb", rgb, {.interlace = true}, rgb, to_gray(rgb)},
@@ -226,8 +218,7 @@ TEST(PngDecodeTest, EveryFlavourDecodesExactly) {
     EXPECT_EQ(diff_stats(got.image, c.want_rgb).max, 0) << diff_stats(got.image, c.want_rgb).str();
     status = decode_whole(decoder, png, 1, &got);
     ASSERT_TRUE(status.ok()) << status.reason();
-    EXPECT_EQ(diff_stats(got.image, c.want_gray).max, 0)
-        << diff_stats(got.image, c.want_gray).str();
+    EXPECT_EQ(diff_stats(got.image, c.want_gray).max, 0) << diff_stats(got.image, c.want_gray).str();
     EXPECT_EQ(got.crop.width, c.source.width());
     EXPECT_EQ(got.crop.height, c.source.height());
   }
@@ -283,15 +274,13 @@ TEST(CropWindowDecodeTest, JpegWindowMatchesFullDecode) {
       // then decodes full rows); this variant fails without that workaround.
       {"ycbcr 410", encode_jpeg(rgb, jpeg_options(90, k410)), false},
       {"progressive 420", encode_jpeg(rgb, jpeg_options(90, k420, JpegColorSpace::kAuto, true))},
-      {"progressive 410", encode_jpeg(rgb, jpeg_options(90, k410, JpegColorSpace::kAuto, true)),
-       false},
+      {"progressive 410", encode_jpeg(rgb, jpeg_options(90, k410, JpegColorSpace::kAuto, true)), false},
       {"gray", encode_jpeg(to_gray(rgb), jpeg_options(90))},
       {"cmyk adobe", encode_jpeg(cmyk_from_rgb(rgb, true), jpeg_options(90))},
   };
   const CropRect crops[] = {
-      {0, 0, 317, 243},           {100.5, 77.25, 150, 100}, {13, 200, 60, 43},
-      {250, 3, 67, 50},           {161, 97, 1, 1},          {0, 0, 32, 32},
-      {285.5, 211.5, 31.5, 31.5}, {40.3, 20.7, 200, 180},
+      {0, 0, 317, 243}, {100.5, 77.25, 150, 100}, {13, 200, 60, 43},          {250, 3, 67, 50},
+      {161, 97, 1, 1},  {0, 0, 32, 32},           {285.5, 211.5, 31.5, 31.5}, {40.3, 20.7, 200, 180},
   };
   struct Target {
     int width, height;
@@ -303,9 +292,9 @@ TEST(CropWindowDecodeTest, JpegWindowMatchesFullDecode) {
     for (const CropRect& crop : crops) {
       for (const Target& t : targets) {
         for (int channels : {3, 1}) {
-          SCOPED_TRACE(::testing::Message() << v.name << " crop " << crop.x << "," << crop.y << " "
-                                            << crop.width << "x" << crop.height << " target "
-                                            << t.width << "x" << t.height << " ch " << channels);
+          SCOPED_TRACE(::testing::Message()
+                       << v.name << " crop " << crop.x << "," << crop.y << " " << crop.width << "x" << crop.height
+                       << " target " << t.width << "x" << t.height << " ch " << channels);
           const DecodeRequest request{channels, crop, t.width, t.height};
           DecodedImage full, window;
           Status status = full_decoder.decode(v.bytes, request, &full);
@@ -328,8 +317,7 @@ TEST(CropWindowDecodeTest, JpegWindowMatchesFullDecode) {
 
 TEST(CropWindowDecodeTest, PngWindowMatchesFullDecode) {
   const Image rgb = make_photo_like(120, 90, 3, 5);
-  const CropRect crops[] = {
-      {0, 0, 120, 90}, {10.5, 20.25, 50, 30}, {0, 80, 120, 10}, {60, 0, 60, 5}};
+  const CropRect crops[] = {{0, 0, 120, 90}, {10.5, 20.25, 50, 30}, {0, 80, 120, 10}, {60, 0, 60, 5}};
   ImageDecoder full_decoder({.crop_window = false});
   ImageDecoder window_decoder;
   for (bool interlace : {false, true}) {
@@ -506,9 +494,7 @@ TEST(DecodeFailureTest, BadInputFailsWithAReasonAndTheDecoderRecovers) {
       {"random bytes",
        {0x13, 0x9A, 0x00, 0x7F, 0xC3, 0x55, 0x01, 0xE8, 0x44, 0x90},
        "not a JPEG or PNG (looks like unknown data)"},
-      {"gif",
-       {'G', 'I', 'F', '8', '9', 'a', 1, 0, 1, 0, 0x80, 0, 0},
-       "not a JPEG or PNG (looks like GIF)"},
+      {"gif", {'G', 'I', 'F', '8', '9', 'a', 1, 0, 1, 0, 0x80, 0, 0}, "not a JPEG or PNG (looks like GIF)"},
       {"jpeg cut at 50%", first_part(good_jpeg, 0.5), "truncated JPEG"},
       {"progressive jpeg cut at 50%", first_part(progressive, 0.5), "truncated JPEG"},
       {"jpeg cut in the header", first_part(good_jpeg, 0.05), "truncated JPEG header"},
@@ -565,8 +551,7 @@ TEST(DecodeFailureTest, CropOutsideTheImageIsAFailure) {
     DecodedImage out;
     const Status status = decoder.decode(*bytes, {3, {30, 0, 20, 10}, 0, 0}, &out);
     ASSERT_FALSE(status.ok());
-    EXPECT_NE(status.reason().find("not inside the 40x30 image"), std::string::npos)
-        << status.reason();
+    EXPECT_NE(status.reason().find("not inside the 40x30 image"), std::string::npos) << status.reason();
   }
 }
 

@@ -24,8 +24,7 @@ constexpr int kImages = 24;
 // JPEGs and PNGs of varied sizes in two classes.
 std::shared_ptr<const Source> make_folder(const TempDir& dir) {
   for (int i = 0; i < kImages; ++i) {
-    const Image image = stoker::testing::make_photo_like(60 + 7 * i, 48 + 5 * (i % 6), 3,
-                                                         static_cast<uint32_t>(i + 1));
+    const Image image = stoker::testing::make_photo_like(60 + 7 * i, 48 + 5 * (i % 6), 3, static_cast<uint32_t>(i + 1));
     const std::string name = std::string(i % 2 ? "cats/" : "dogs/") + std::to_string(i);
     if (i % 3 == 0) {
       dir.write(name + ".png", encode_png(image));
@@ -190,8 +189,8 @@ TEST(DecodedCacheTest, ResizeThenRandomCropIsTheWholeDecodesCropFromDiskOrCache)
   TempDir dir;
   constexpr int kPhotoCount = 8;
   for (int i = 0; i < kPhotoCount; ++i) {
-    const Image image = stoker::testing::make_photo_like(i % 2 ? 500 : 360, i % 2 ? 375 : 480, 3,
-                                                         static_cast<uint32_t>(31 + i));
+    const Image image =
+        stoker::testing::make_photo_like(i % 2 ? 500 : 360, i % 2 ? 375 : 480, 3, static_cast<uint32_t>(31 + i));
     dir.write(std::string(i % 2 ? "cats/" : "dogs/") + std::to_string(i) + ".jpg", encode_jpeg(image));
   }
   const std::shared_ptr<const Source> source = open_source(dir.str(), "train");
@@ -221,7 +220,8 @@ TEST(DecodedCacheTest, ResizeThenRandomCropIsTheWholeDecodesCropFromDiskOrCache)
             const std::vector<float> a(expected.begin(), expected.end());
             const std::vector<float> b(got, got + expected.size());
             const stoker::testing::DiffStats d = stoker::testing::diff_stats(a, b);
-            EXPECT_LE(d.mean, 1.0) << "sample " << index << (params.copy ? " (padded window)" : " (box)") << ": " << d.str();
+            EXPECT_LE(d.mean, 1.0) << "sample " << index << (params.copy ? " (padded window)" : " (box)") << ": "
+                                   << d.str();
             EXPECT_LE(d.p99, 8.0) << "sample " << index << ": " << d.str();
           }
         }

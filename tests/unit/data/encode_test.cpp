@@ -135,27 +135,19 @@ TEST(EncodeTest, BadArgumentsThrowNamingTheProblem) {
       {"jpeg empty", [&] { encode_jpeg(empty); }, "empty"},
       {"jpeg quality 0", [&] { encode_jpeg(rgb, {.quality = 0}); }, "quality 0"},
       {"jpeg quality 101", [&] { encode_jpeg(rgb, {.quality = 101}); }, "quality 101"},
-      {"jpeg rgb as gray", [&] { encode_jpeg(rgb, {.color_space = JpegColorSpace::kGray}); },
-       "3-channel"},
-      {"jpeg gray as cmyk", [&] { encode_jpeg(gray, {.color_space = JpegColorSpace::kCmyk}); },
-       "1-channel"},
+      {"jpeg rgb as gray", [&] { encode_jpeg(rgb, {.color_space = JpegColorSpace::kGray}); }, "3-channel"},
+      {"jpeg gray as cmyk", [&] { encode_jpeg(gray, {.color_space = JpegColorSpace::kCmyk}); }, "1-channel"},
       {"jpeg 5 channels", [&] { encode_jpeg(five); }, "5-channel"},
-      {"ycck without adobe",
-       [&] { encode_jpeg(cmyk, {.color_space = JpegColorSpace::kYcck, .adobe_marker = false}); },
+      {"ycck without adobe", [&] { encode_jpeg(cmyk, {.color_space = JpegColorSpace::kYcck, .adobe_marker = false}); },
        "Adobe"},
       {"ycck 4:1:0 (libjpeg refuses 18 blocks per MCU)",
-       [&] {
-         encode_jpeg(
-             cmyk, {.subsampling = ChromaSubsampling::k410, .color_space = JpegColorSpace::kYcck});
-       },
+       [&] { encode_jpeg(cmyk, {.subsampling = ChromaSubsampling::k410, .color_space = JpegColorSpace::kYcck}); },
        "libjpeg failed: Sampling factors too large"},
       {"png empty", [&] { encode_png(empty); }, "empty"},
       {"png 5 channels", [&] { encode_png(five); }, "5 channels"},
       {"png palette of gray", [&] { encode_png(gray, {.palette = true}); }, "3- or 4-channel"},
-      {"png palette of 257 colors",
-       [&] { encode_png(make_photo_like(64, 64, 3), {.palette = true}); }, "256"},
-      {"png palette 16-bit", [&] { encode_png(rgb, {.sixteen_bit = true, .palette = true}); },
-       "cannot be combined"},
+      {"png palette of 257 colors", [&] { encode_png(make_photo_like(64, 64, 3), {.palette = true}); }, "256"},
+      {"png palette 16-bit", [&] { encode_png(rgb, {.sixteen_bit = true, .palette = true}); }, "cannot be combined"},
       {"png level 10", [&] { encode_png(rgb, {.compression_level = 10}); }, "0..9"},
   };
   for (const Case& c : cases) {

@@ -25,8 +25,7 @@ using testing::TempDir;
 std::shared_ptr<const Source> table(const TempDir& dir) {
   std::string text = "a,b,c,label\n";
   for (int i = 0; i < 10; ++i)
-    text +=
-        std::to_string(i) + "," + std::to_string(10 + 2 * i) + ",5," + std::to_string(i % 2) + "\n";
+    text += std::to_string(i) + "," + std::to_string(10 + 2 * i) + ",5," + std::to_string(i % 2) + "\n";
   return open_source(dir.write_text("t.csv", text));
 }
 
@@ -50,8 +49,7 @@ std::vector<float> epoch_values(Loader& loader, std::vector<uint64_t>* indices =
     EXPECT_EQ(batch.shape()[3], 3);
     const auto* p = static_cast<const float*>(batch.data());
     values.insert(values.end(), p, p + batch.size() * 3);
-    if (indices != nullptr)
-      indices->insert(indices->end(), batch.indices(), batch.indices() + batch.size());
+    if (indices != nullptr) indices->insert(indices->end(), batch.indices(), batch.indices() + batch.size());
   }
   return values;
 }
@@ -136,10 +134,8 @@ TEST(FeatureLoader, WideVectorsAreClaimedInShortRunsThatEndAtTheBatch) {
     std::vector<int64_t> y(kSamples);
     for (int i = 0; i < kSamples; ++i) y[static_cast<size_t>(i)] = i % 3;
     const std::string path = dir.write(
-        "w.npz",
-        testing::zip_bytes(
-            {{"x.npy", testing::npy_bytes("<f4", {kSamples, kFeatures}, testing::raw_bytes(x))},
-             {"y.npy", testing::npy_bytes("<i8", {kSamples}, testing::raw_bytes(y))}}));
+        "w.npz", testing::zip_bytes({{"x.npy", testing::npy_bytes("<f4", {kSamples, kFeatures}, testing::raw_bytes(x))},
+                                     {"y.npy", testing::npy_bytes("<i8", {kSamples}, testing::raw_bytes(y))}}));
     const auto source = std::shared_ptr<const Source>(open_source(path));
     std::vector<std::vector<float>> runs;
     for (int workers : {1, 3}) {
@@ -152,8 +148,7 @@ TEST(FeatureLoader, WideVectorsAreClaimedInShortRunsThatEndAtTheBatch) {
         const auto* p = static_cast<const float*>(batch.data());
         for (int k = 0; k < batch.size(); ++k) {
           const uint64_t i = batch.indices()[k];
-          ASSERT_EQ(p[static_cast<size_t>(k) * kFeatures + 7], x[i * kFeatures + 7])
-              << "sample " << i;
+          ASSERT_EQ(p[static_cast<size_t>(k) * kFeatures + 7], x[i * kFeatures + 7]) << "sample " << i;
           ASSERT_EQ(batch.labels()[k], y[i]);
         }
         values.insert(values.end(), p, p + static_cast<size_t>(batch.size()) * kFeatures);
@@ -179,25 +174,20 @@ TEST(FeatureLoader, ImageTransformsAndUint8AreRefusedWithOneLine) {
   LoaderOptions wrong = options_for("Standardize");
   wrong.transform.feature_mean = {1, 2};
   wrong.transform.feature_std = {1, 2};
-  EXPECT_EQ(error_text([&] { Loader(source, wrong); }),
-            "Standardize has 2 mean values for 3 features");
+  EXPECT_EQ(error_text([&] { Loader(source, wrong); }), "Standardize has 2 mean values for 3 features");
   EXPECT_EQ(error_text([] { parse_transforms("CenterCrop(8), Standardize"); }).substr(0, 52),
             "CenterCrop is an image transform, and Standardize is");
 }
 
 TEST(FeatureLoader, StandardizeOnImagesPointsToNormalize) {
   TempDir dir;
-  const std::string path = dir.write(
-      "i.npz",
-      testing::zip_bytes({{"x.npy", testing::npy_bytes("|u1", {2, 4, 4}, std::vector<uint8_t>(32))},
-                          {"y.npy", testing::npy_bytes("|u1", {2}, {0, 1})}}));
-  const std::string message =
-      error_text([&] { Loader(open_source(path), options_for("Standardize")); });
-  EXPECT_NE(message.find("Standardize is for feature vectors (.npz/.npy/numeric CSV), and arrays"),
-            std::string::npos)
+  const std::string path =
+      dir.write("i.npz", testing::zip_bytes({{"x.npy", testing::npy_bytes("|u1", {2, 4, 4}, std::vector<uint8_t>(32))},
+                                             {"y.npy", testing::npy_bytes("|u1", {2}, {0, 1})}}));
+  const std::string message = error_text([&] { Loader(open_source(path), options_for("Standardize")); });
+  EXPECT_NE(message.find("Standardize is for feature vectors (.npz/.npy/numeric CSV), and arrays"), std::string::npos)
       << message;
-  EXPECT_NE(message.find("holds images; images use Normalize(mean, std)"), std::string::npos)
-      << message;
+  EXPECT_NE(message.find("holds images; images use Normalize(mean, std)"), std::string::npos) << message;
 }
 
 }  // namespace

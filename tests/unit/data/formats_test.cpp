@@ -1,9 +1,10 @@
 // The kinds of data stoker reads: each file kind found by its extension, and what help texts
 // and the refusal of another file say.
+#include "stoker/data/formats.h"
+
 #include <gtest/gtest.h>
 
 #include "stoker/core/error.h"
-#include "stoker/data/formats.h"
 #include "stoker/data/source.h"
 #include "support/temp_dir.h"
 
@@ -12,9 +13,10 @@ namespace {
 
 TEST(DataFormatsTest, EachFileKindIsFoundByItsExtension) {
   const std::vector<std::pair<const char*, FormatKind>> files = {
-      {"list.csv", FormatKind::kCsv},       {"a/x.npz", FormatKind::kNumpy},      {"x.npy", FormatKind::kNumpy},
-      {"t.pt", FormatKind::kTorch},         {"t.pth", FormatKind::kTorch},        {"f.h5", FormatKind::kHdf5},
-      {"f.hdf5", FormatKind::kHdf5},        {"train-000.tar", FormatKind::kWebDataset}};
+      {"list.csv", FormatKind::kCsv}, {"a/x.npz", FormatKind::kNumpy},
+      {"x.npy", FormatKind::kNumpy},  {"t.pt", FormatKind::kTorch},
+      {"t.pth", FormatKind::kTorch},  {"f.h5", FormatKind::kHdf5},
+      {"f.hdf5", FormatKind::kHdf5},  {"train-000.tar", FormatKind::kWebDataset}};
   for (const auto& [file, kind] : files) {
     const DataFormat* format = format_of_file(file);
     ASSERT_NE(format, nullptr) << file;
@@ -41,8 +43,10 @@ TEST(DataFormatsTest, AFileOfAnotherKindIsRefusedWithTheKindsThatAreRead) {
     open_source(dir.str() + "/weights.bin");
     FAIL() << "a .bin file was opened";
   } catch (const DataError& e) {
-    EXPECT_EQ(std::string(e.what()), "dataset path " + dir.str() + "/weights.bin is a file of none of the kinds stoker "
-                                     "reads; expected " + data_formats_text());
+    EXPECT_EQ(std::string(e.what()), "dataset path " + dir.str() +
+                                         "/weights.bin is a file of none of the kinds stoker "
+                                         "reads; expected " +
+                                         data_formats_text());
   }
 }
 

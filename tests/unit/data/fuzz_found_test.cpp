@@ -79,7 +79,8 @@ TEST(FuzzFoundTest, TransformArgumentsNestedDeepAreOneLineNotAStackOverflow) {
   for (int i = 0; i < 100000; ++i) calls += "RandomApply(";
   EXPECT_NE(testing::usage_error_text([&] { parse_transforms(calls); }).find("nest more than 8 brackets deep"),
             std::string::npos);
-  EXPECT_NO_THROW(parse_transforms("[RandomApply([ColorJitter(0.4)], p=0.8), RandomResizedCrop(224, scale=(0.08, 1.0))]"));
+  EXPECT_NO_THROW(
+      parse_transforms("[RandomApply([ColorJitter(0.4)], p=0.8), RandomResizedCrop(224, scale=(0.08, 1.0))]"));
 }
 
 }  // namespace

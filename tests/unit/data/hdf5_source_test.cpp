@@ -40,19 +40,17 @@ class H5File {
   const std::string& path() const { return path_; }
 
   template <typename T>
-  void write(const std::string& name, hid_t file_type, hid_t memory_type,
-             const std::vector<hsize_t>& shape, const std::vector<T>& values,
-             hid_t create_plist = H5P_DEFAULT, hid_t where = -1) {
+  void write(const std::string& name, hid_t file_type, hid_t memory_type, const std::vector<hsize_t>& shape,
+             const std::vector<T>& values, hid_t create_plist = H5P_DEFAULT, hid_t where = -1) {
     const hid_t space = H5Screate_simple(static_cast<int>(shape.size()), shape.data(), nullptr);
-    const hid_t dataset = H5Dcreate2(where >= 0 ? where : id_, name.c_str(), file_type, space,
-                                     H5P_DEFAULT, create_plist, H5P_DEFAULT);
+    const hid_t dataset =
+        H5Dcreate2(where >= 0 ? where : id_, name.c_str(), file_type, space, H5P_DEFAULT, create_plist, H5P_DEFAULT);
     ASSERT_GE(dataset, 0) << name;
     EXPECT_GE(H5Dwrite(dataset, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0);
     H5Dclose(dataset);
     H5Sclose(space);
   }
-  void floats(const std::string& name, const std::vector<hsize_t>& shape,
-              const std::vector<float>& values) {
+  void floats(const std::string& name, const std::vector<hsize_t>& shape, const std::vector<float>& values) {
     write(name, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, shape, values);
   }
   void int64s(const std::string& name, const std::vector<int64_t>& values) {
@@ -115,8 +113,7 @@ TEST(Hdf5Source, Float64FeaturesWithInt32AndUint8Labels) {
   const std::string b = dir.str() + "/b.h5";
   {
     H5File f(a);
-    f.write("features", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {2, 3},
-            std::vector<double>{0.5, 1, 1.5, -2, -2.5, 3});
+    f.write("features", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {2, 3}, std::vector<double>{0.5, 1, 1.5, -2, -2.5, 3});
     f.write("labels", H5T_STD_I32LE, H5T_NATIVE_INT32, {2}, std::vector<int32_t>{1, 0});
   }
   {
@@ -206,8 +203,7 @@ TEST(Hdf5Source, ChunkedGzipDatasetsAreRead) {
   const auto source = open_source(path);
   ASSERT_EQ(source->size(), rows);
   EXPECT_EQ(source->describe().find("memory-mapped"), std::string::npos) << "chunks are inflated into memory";
-  EXPECT_EQ(features_of(*source, 999),
-            std::vector<float>(x.begin() + 999 * cols, x.begin() + 1000 * cols));
+  EXPECT_EQ(features_of(*source, 999), std::vector<float>(x.begin() + 999 * cols, x.begin() + 1000 * cols));
   EXPECT_EQ(source->label(998), 2);
 }
 
@@ -320,8 +316,7 @@ TEST(Hdf5Source, AGroupNamedInThePathIsSearchedLikeTheRoot) {
     f.int64s("y", {0});
     const H5Group models(f, "models");
     const hid_t resnet = H5Gcreate2(models.id, "resnet50", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    f.write("features_train", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {2, 1}, std::vector<float>{1, 2}, H5P_DEFAULT,
-            resnet);
+    f.write("features_train", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {2, 1}, std::vector<float>{1, 2}, H5P_DEFAULT, resnet);
     f.write("targets_train", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {2}, std::vector<float>{0.5f, 1.5f}, H5P_DEFAULT,
             resnet);
     f.write("features_test", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {1, 1}, std::vector<float>{3}, H5P_DEFAULT, resnet);
@@ -349,8 +344,7 @@ TEST(Hdf5Source, FloatTargetsAreRegressionTargets) {
   {
     H5File f(path);
     f.floats("inputs", {2, 1}, {1, 2});
-    f.write("targets", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {2, 2},
-            std::vector<double>{0.5, -1, 2.25, 3});
+    f.write("targets", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {2, 2}, std::vector<double>{0.5, -1, 2.25, 3});
   }
   const auto source = open_source(path);
   ASSERT_EQ(source->target_kind(), TargetKind::kRegression);
@@ -360,9 +354,7 @@ TEST(Hdf5Source, FloatTargetsAreRegressionTargets) {
 
 TEST(Hdf5Source, WhatCannotBeReadGetsOneLine) {
   TempDir dir;
-  const auto open = [&](const std::string& name) {
-    return error_text([&] { open_source(dir.str() + "/" + name); });
-  };
+  const auto open = [&](const std::string& name) { return error_text([&] { open_source(dir.str() + "/" + name); }); };
   const auto make = [&](const std::string& name, const auto& fill) {
     H5File f(dir.str() + "/" + name);
     fill(f);
@@ -375,8 +367,7 @@ TEST(Hdf5Source, WhatCannotBeReadGetsOneLine) {
     f.int64s("y", std::vector<int64_t>(256, 0));
   });
   std::filesystem::copy_file(dir.str() + "/whole.h5", dir.str() + "/cut.h5");
-  std::filesystem::resize_file(dir.str() + "/cut.h5",
-                               std::filesystem::file_size(dir.str() + "/whole.h5") / 2);
+  std::filesystem::resize_file(dir.str() + "/cut.h5", std::filesystem::file_size(dir.str() + "/whole.h5") / 2);
   expect_has(open("cut.h5"), "cut.h5 cannot be opened as HDF5: a damaged or truncated file");
 
   make("notargets.h5", [](H5File& f) {
@@ -387,8 +378,7 @@ TEST(Hdf5Source, WhatCannotBeReadGetsOneLine) {
   });
   make("ingroup.h5", [](H5File& f) {
     const hid_t group = H5Gcreate2(f.id(), "train", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    f.write("x", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {1, 1}, std::vector<float>{1}, H5P_DEFAULT,
-            group);
+    f.write("x", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {1, 1}, std::vector<float>{1}, H5P_DEFAULT, group);
     H5Gclose(group);
     f.floats("emb", {2, 1}, {1, 2});
   });
@@ -403,10 +393,12 @@ TEST(Hdf5Source, WhatCannotBeReadGetsOneLine) {
   expect_has(error_text([&] { open_source(dir.str() + "/whole.h5", "t10k"); }),
              "looked for x, X, features, data, inputs, images (with the suffix _val, _valid, _validation, _test) "
              "at the root; found: x, y)");
-  expect_has(open("whole.h5:emb"), "whole.h5:emb has no group 'emb' (the root holds: x, y); name a group as "
-                                   "file.h5:group/subgroup");
-  expect_has(open("whole.h5:x"), "whole.h5:x names 'x', which is not a group; name the group that holds the "
-                                 "features and targets datasets (file.h5:group)");
+  expect_has(open("whole.h5:emb"),
+             "whole.h5:emb has no group 'emb' (the root holds: x, y); name a group as "
+             "file.h5:group/subgroup");
+  expect_has(open("whole.h5:x"),
+             "whole.h5:x names 'x', which is not a group; name the group that holds the "
+             "features and targets datasets (file.h5:group)");
   expect_has(open("absent.h5:emb"), "dataset file " + dir.str() + "/absent.h5 does not exist");
 
   make("rows.h5", [](H5File& f) {
@@ -465,15 +457,13 @@ TEST(Hdf5Source, WhatCannotBeReadGetsOneLine) {
     H5Tclose(mini);
     f.int64s("y", {0, 1});
   });
-  expect_has(open("mini.h5"),
-             "mini.h5:x holds 1-byte floats; stoker reads float16, float32 and float64 datasets");
+  expect_has(open("mini.h5"), "mini.h5:x holds 1-byte floats; stoker reads float16, float32 and float64 datasets");
 
   make("nan.h5", [](H5File& f) {
     f.floats("x", {2, 1}, {1, NAN});
     f.int64s("y", {0, 1});
   });
-  expect_has(open("nan.h5"),
-             "a feature of sample 1 (column 0) is nan; fill or drop missing values");
+  expect_has(open("nan.h5"), "a feature of sample 1 (column 0) is nan; fill or drop missing values");
 
   expect_has(open("absent.h5"), "absent.h5 does not exist");
 }

@@ -59,7 +59,8 @@ TEST(HoldOut, EachClassKeepsItsShareAndThePartsCoverTheSourceOnce) {
   }
   EXPECT_EQ(parts.train->class_names().size(), 3u);
   EXPECT_EQ(parts.val->class_names().size(), 3u);
-  expect_has(parts.train->describe(), "3 classes → 117 for training, 13 held out (val_split 0.1, each class in proportion)");
+  expect_has(parts.train->describe(),
+             "3 classes → 117 for training, 13 held out (val_split 0.1, each class in proportion)");
 }
 
 TEST(HoldOut, TheSeedDecidesTheSplit) {
@@ -78,7 +79,8 @@ TEST(HoldOut, RegressionTargetsAreSplitOverAllSamples) {
   EXPECT_EQ(parts.val->size(), 10u);
   EXPECT_EQ(parts.val->target_kind(), TargetKind::kRegression);
   const std::string name = parts.val->name(0);
-  EXPECT_EQ(testing::targets_of(*parts.val, 0), (std::vector<float>{std::stof(name.substr(name.rfind("img") + 3)) + 0.5f}));
+  EXPECT_EQ(testing::targets_of(*parts.val, 0),
+            (std::vector<float>{std::stof(name.substr(name.rfind("img") + 3)) + 0.5f}));
   expect_has(parts.train->describe(), "→ 30 for training, 10 held out (val_split 0.25)");
 }
 
@@ -88,7 +90,8 @@ TEST(HoldOut, ASplitThatLeavesAPartEmptySaysWhatWouldWork) {
   expect_has(testing::usage_error_text([&] { hold_out(source, 0.001, 0); }),
              "val_split 0.001 of 120 samples (40 per class at most) leaves 0 for validation and 120 for training; both "
              "need some: choose a split between 0.025 and 0.975, or give --val-data");
-  expect_has(testing::usage_error_text([&] { hold_out(source, 0.999, 0); }), "leaves 120 for validation and 0 for training");
+  expect_has(testing::usage_error_text([&] { hold_out(source, 0.999, 0); }),
+             "leaves 120 for validation and 0 for training");
   expect_has(testing::usage_error_text([&] { hold_out(source, 1, 0); }), "val_split must be in (0, 1)");
 }
 

@@ -194,7 +194,8 @@ TEST(InPlaceArrays, StandardizesFitTakesTheSumsGatheredWhileCheckingTheFileAndMa
   TempDir dir;
   constexpr int64_t kRows = 1000, kFeatures = 7;
   std::vector<double> values;
-  for (int64_t i = 0; i < kRows * kFeatures; ++i) values.push_back(1e4 + std::sin(0.37 * static_cast<double>(i)) * (i % 5));
+  for (int64_t i = 0; i < kRows * kFeatures; ++i)
+    values.push_back(1e4 + std::sin(0.37 * static_cast<double>(i)) * (i % 5));
   dir.write("y.npy", npy_bytes("|u1", {kRows}, std::vector<uint8_t>(kRows, 1)));
   const std::vector<std::pair<std::string, bool>> layouts{{"<f4", false}, {">f8", false}, {"<f4", true}};
   for (const auto& [descr, fortran] : layouts) {

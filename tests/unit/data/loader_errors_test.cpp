@@ -89,8 +89,7 @@ TEST(LoaderErrorsTest, OnErrorFailStopsWithThePath) {
     }
     FAIL() << "no error";
   } catch (const DataError& e) {
-    EXPECT_NE(std::string(e.what()).find("bad sample sample-13: unreadable"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("bad sample sample-13: unreadable"), std::string::npos) << e.what();
   }
   // The loader stays usable: a new epoch clears the failure. Resumed past sample 13's batch,
   // the rest of the epoch loads.
@@ -126,9 +125,7 @@ TEST(LoaderErrorsTest, AWorkerExceptionSurfacesOnNextNotAsTerminate) {
     }
     FAIL() << "no error";
   } catch (const DataError& e) {
-    EXPECT_NE(std::string(e.what()).find("worker failed on sample-9: disk on fire"),
-              std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("worker failed on sample-9: disk on fire"), std::string::npos) << e.what();
   }
 }
 

@@ -281,8 +281,9 @@ TEST(LoaderRunAheadTest, AWorkerExceptionAheadSurfacesOnlyInItsOwnEpoch) {
   ASSERT_TRUE(counting->wait_for_reads(40 + 1));
   EXPECT_FALSE(loader.next());
   loader.start_epoch(1);
-  EXPECT_NE(stoker::testing::error_text<DataError>([&] { drain(loader); }).find("worker failed on sample-0: disk on fire"),
-            std::string::npos);
+  EXPECT_NE(
+      stoker::testing::error_text<DataError>([&] { drain(loader); }).find("worker failed on sample-0: disk on fire"),
+      std::string::npos);
 }
 
 TEST(LoaderRunAheadTest, TuningWorkersAndPrefetchWhileRunningAheadKeepsTheBatches) {

@@ -147,7 +147,11 @@ TEST(LoaderTest, RepeatedCopiesAreTransformedApartAndCopyZeroAsWithout) {
     }
   }
   EXPECT_EQ(copies_apart, 40) << "20 samples x 2 later copies, each drawn apart from copy 0";
-  Loader more(source, [&] { LoaderOptions o = options; o.workers = 3; return o; }());
+  Loader more(source, [&] {
+    LoaderOptions o = options;
+    o.workers = 3;
+    return o;
+  }());
   EXPECT_EQ(epoch_bytes(more, 3), epoch_bytes(repeated, 3));
 }
 
@@ -271,7 +275,8 @@ TEST(LoaderTest, AConsumerHoldingEveryBufferGetsAnErrorNotAHang) {
     loader.next();
     FAIL() << "next() returned with every buffer held";
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("all 2 batch buffers are held by the consumer"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("all 2 batch buffers are held by the consumer"), std::string::npos)
+        << e.what();
   }
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
   // Released on another thread within the grace second: the wait goes on and the batch comes.

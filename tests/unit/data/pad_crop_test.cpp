@@ -20,8 +20,7 @@ namespace {
 // Source index of padded coordinates -pad..length+pad-1 for one padding step of `pad` a side.
 std::vector<int> padded_axis(int length, int pad, PaddingMode mode) {
   std::vector<int> out;
-  for (int x = 0; x < length + 2 * pad; ++x)
-    out.push_back(padded_source_index(x, 0, pad, pad, length, mode));
+  for (int x = 0; x < length + 2 * pad; ++x) out.push_back(padded_source_index(x, 0, pad, pad, length, mode));
   return out;
 }
 
@@ -40,15 +39,14 @@ TEST(PadCropTest, PadIfNeededPadsThePaddedImage) {
   // np.pad(np.pad(np.arange(4), (1, 0), 'reflect'), 2, 'reflect'): the second reflection is
   // of the once-padded axis [1 0 1 2 3], not a wider reflection of the image.
   std::vector<int> got;
-  for (int x = 0; x < 9; ++x)
-    got.push_back(padded_source_index(x, 2, 1, 0, 4, PaddingMode::kReflect));
+  for (int x = 0; x < 9; ++x) got.push_back(padded_source_index(x, 2, 1, 0, 4, PaddingMode::kReflect));
   EXPECT_EQ(got, (std::vector<int>{1, 0, 1, 0, 1, 2, 3, 2, 1}));
   // One reflection by 3 would give [3 2 1 0 1 2 3 2 1] instead.
 }
 
 TransformSpec random_crop(int size, int padding) {
-  TransformSpec spec = parse_transforms("RandomCrop(" + std::to_string(size) +
-                                        ", padding=" + std::to_string(padding) + "), ToUint8");
+  TransformSpec spec =
+      parse_transforms("RandomCrop(" + std::to_string(size) + ", padding=" + std::to_string(padding) + "), ToUint8");
   return spec;
 }
 
@@ -103,15 +101,13 @@ Image numbered(int width, int height, int channels) {
   image.reshape(width, height, channels);
   for (int y = 0; y < height; ++y) {
     for (int x = 0; x < width; ++x) {
-      for (int c = 0; c < channels; ++c)
-        image.row(y)[x * channels + c] = static_cast<uint8_t>(10 * y + x + 100 * c);
+      for (int c = 0; c < channels; ++c) image.row(y)[x * channels + c] = static_cast<uint8_t>(10 * y + x + 100 * c);
     }
   }
   return image;
 }
 
-std::vector<uint8_t> run(const TransformSpec& spec, const Image& image,
-                         const SampleParams& params) {
+std::vector<uint8_t> run(const TransformSpec& spec, const Image& image, const SampleParams& params) {
   std::vector<uint8_t> out(spec.sample_bytes());
   SampleTransformer transformer;
   transformer.run(out.data(), image, params.crop, params, spec);
@@ -147,16 +143,13 @@ TEST(PadCropTest, CenterCropIsOneToOneAndPadsWithZeros) {
   EXPECT_EQ(p.pad_y, 1);
   const std::vector<uint8_t> out = run(spec, numbered(7, 2, 1), p);
   EXPECT_EQ(std::vector<uint8_t>(out.begin(), out.begin() + 4), (std::vector<uint8_t>{0, 0, 0, 0}));
-  EXPECT_EQ(std::vector<uint8_t>(out.begin() + 4, out.begin() + 8),
-            (std::vector<uint8_t>{2, 3, 4, 5}));
-  EXPECT_EQ(std::vector<uint8_t>(out.begin() + 8, out.begin() + 12),
-            (std::vector<uint8_t>{12, 13, 14, 15}));
+  EXPECT_EQ(std::vector<uint8_t>(out.begin() + 4, out.begin() + 8), (std::vector<uint8_t>{2, 3, 4, 5}));
+  EXPECT_EQ(std::vector<uint8_t>(out.begin() + 8, out.begin() + 12), (std::vector<uint8_t>{12, 13, 14, 15}));
   EXPECT_EQ(std::vector<uint8_t>(out.begin() + 12, out.end()), (std::vector<uint8_t>{0, 0, 0, 0}));
 }
 
 TEST(PadCropTest, FloatOutputIsTheCopiedPixelsScaled) {
-  TransformSpec spec =
-      parse_transforms("RandomCrop(3, padding=(1, 0), padding_mode='edge'), Grayscale");
+  TransformSpec spec = parse_transforms("RandomCrop(3, padding=(1, 0), padding_mode='edge'), Grayscale");
   SampleParams params;
   params.copy = true;
   params.crop = {0, 0, 3, 3};

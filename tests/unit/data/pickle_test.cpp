@@ -19,12 +19,26 @@ std::vector<uint8_t> bytes(const std::string& text) { return {text.begin(), text
 
 TEST(Pickle, ContainersNumbersStringsAndTheMemo) {
   // {"a": (1, -2, 300, 2**40), "b": ["s", None, True], "a2": <memo 1>} at protocol 2.
-  const std::string pickle = std::string("\x80\x02}q\x00(", 6) + std::string("X\x01\x00\x00\x00" "a", 6) +
+  const std::string pickle = std::string("\x80\x02}q\x00(", 6) +
+                             std::string(
+                                 "X\x01\x00\x00\x00"
+                                 "a",
+                                 6) +
                              std::string("(K\x01J\xfe\xff\xff\xffM\x2c\x01", 11) +
                              std::string("\x8a\x06\x00\x00\x00\x00\x00\x01tq\x01", 11) +
-                             std::string("X\x01\x00\x00\x00" "b", 6) +
-                             std::string("]q\x02(X\x01\x00\x00\x00" "sN\x88" "e", 13) +
-                             std::string("X\x02\x00\x00\x00" "a2h\x01u.", 11);
+                             std::string(
+                                 "X\x01\x00\x00\x00"
+                                 "b",
+                                 6) +
+                             std::string(
+                                 "]q\x02(X\x01\x00\x00\x00"
+                                 "sN\x88"
+                                 "e",
+                                 13) +
+                             std::string(
+                                 "X\x02\x00\x00\x00"
+                                 "a2h\x01u.",
+                                 11);
   const PickleRef root = read_pickle(bytes(pickle), "p.pt");
   ASSERT_EQ(root->kind, PickleValue::Kind::kDict);
   ASSERT_EQ(root->entries.size(), 3u);
@@ -45,7 +59,11 @@ TEST(Pickle, ContainersNumbersStringsAndTheMemo) {
 
 TEST(Pickle, CallablesAreKeptAsNodesNotCalled) {
   // os.system("echo pwned") as a pickle: read as a REDUCE node naming the global; nothing runs.
-  const std::string pickle = std::string("\x80\x02" "cos\nsystem\nX\x0a\x00\x00\x00", 18) + "echo pwned\x85R.";
+  const std::string pickle = std::string(
+                                 "\x80\x02"
+                                 "cos\nsystem\nX\x0a\x00\x00\x00",
+                                 18) +
+                             "echo pwned\x85R.";
   const PickleRef root = read_pickle(bytes(pickle), "evil.pt");
   ASSERT_EQ(root->kind, PickleValue::Kind::kReduce);
   EXPECT_TRUE(root->items[0]->is_global("os.system"));
@@ -55,8 +73,11 @@ TEST(Pickle, CallablesAreKeptAsNodesNotCalled) {
 TEST(Pickle, BuildGivesTheObjectItsStateWhereverTheMemoRefersToIt) {
   // m.C.__new__() stored in the memo, then BUILD with {"a": 5}, then (object, memo 0): both
   // items are the one built object, as in Python, where BUILD changes the object in place.
-  const std::string pickle =
-      std::string("\x80\x02" "cm\nC\n)\x81q\x00}X\x01\x00\x00\x00" "aK\x05sbh\x00\x86.", 26);
+  const std::string pickle = std::string(
+      "\x80\x02"
+      "cm\nC\n)\x81q\x00}X\x01\x00\x00\x00"
+      "aK\x05sbh\x00\x86.",
+      26);
   const PickleRef root = read_pickle(bytes(pickle), "obj.pt");
   ASSERT_EQ(root->kind, PickleValue::Kind::kTuple);
   ASSERT_EQ(root->items.size(), 2U);
@@ -72,12 +93,21 @@ TEST(Pickle, BuildGivesTheObjectItsStateWhereverTheMemoRefersToIt) {
 }
 
 TEST(Pickle, WhatLiesOutsideTheSubsetIsOneLine) {
-  EXPECT_EQ(error_text([] { read_pickle(bytes(std::string("\x80\x02X\x05\x00\x00\x00" "ab", 9)), "t.pt"); }),
+  EXPECT_EQ(error_text([] {
+              read_pickle(bytes(std::string("\x80\x02X\x05\x00\x00\x00"
+                                            "ab",
+                                            9)),
+                          "t.pt");
+            }),
             "t.pt: its pickle (byte 7) is truncated");
   EXPECT_EQ(error_text([] { read_pickle(bytes("\x80\x02P0\n."), "p.pt"); }),
             "p.pt: its pickle (byte 2) uses pickle opcode 0x50, which a torch.save file of tensors does not; save the "
             "tensors alone (torch.save({\"x\": x, \"y\": y}, path))");
-  EXPECT_EQ(error_text([] { read_pickle(bytes("\x80\x02h\x07" "."), "m.pt"); }),
+  EXPECT_EQ(error_text([] {
+              read_pickle(bytes("\x80\x02h\x07"
+                                "."),
+                          "m.pt");
+            }),
             "m.pt: its pickle (byte 2) refers to memo entry 7, which was never stored");
   EXPECT_EQ(error_text([] { read_pickle(bytes("\x80\x02t."), "s.pt"); }),
             "s.pt: its pickle (byte 2) closes a MARK it never opened");
@@ -87,7 +117,8 @@ TEST(Pickle, WhatLiesOutsideTheSubsetIsOneLine) {
 // stops at kMaxPickleDepth with one line, and takes what torch.save nests.
 TEST(Pickle, NestingIsBoundedAndSaysHowDeep) {
   const auto nested = [](int depth) {  // depth empty lists, each appended to the one before
-    return bytes("\x80\x02" + std::string(static_cast<size_t>(depth), ']') + std::string(static_cast<size_t>(depth - 1), 'a') + ".");
+    return bytes("\x80\x02" + std::string(static_cast<size_t>(depth), ']') +
+                 std::string(static_cast<size_t>(depth - 1), 'a') + ".");
   };
   const PickleRef deepest = read_pickle(nested(kMaxPickleDepth + 1), "ok.pt");
   int depth = 0;
@@ -104,10 +135,21 @@ TEST(Pickle, NestingIsBoundedAndSaysHowDeep) {
 // end. Both ways of making a cycle are refused.
 TEST(Pickle, ACycleIsOneLine) {
   // l = []; l.append(l)
-  EXPECT_EQ(error_text([] { read_pickle(bytes(std::string("\x80\x02]q\x00h\x00" "a.", 9)), "self.pt"); }),
+  EXPECT_EQ(error_text([] {
+              read_pickle(bytes(std::string("\x80\x02]q\x00h\x00"
+                                            "a.",
+                                            9)),
+                          "self.pt");
+            }),
             "self.pt: its pickle (byte 7) puts a container inside itself, which torch.save never does");
   // a = []; b = []; a.append(b); b.append(a)
-  EXPECT_EQ(error_text([] { read_pickle(bytes(std::string("\x80\x02]q\x00]q\x01" "ah\x01h\x00" "a.", 15)), "pair.pt"); }),
+  EXPECT_EQ(error_text([] {
+              read_pickle(bytes(std::string("\x80\x02]q\x00]q\x01"
+                                            "ah\x01h\x00"
+                                            "a.",
+                                            15)),
+                          "pair.pt");
+            }),
             "pair.pt: its pickle (byte 13) changes a container after placing it in another, which torch.save never "
             "does");
 }

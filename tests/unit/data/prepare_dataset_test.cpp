@@ -1,7 +1,5 @@
 // prepare_dataset() with several workers (also run under TSan): every file is written once,
 // the report adds up, damaged JPEGs are listed, and bad paths throw with the path named.
-#include "stoker/data/prepare.h"
-
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -11,6 +9,7 @@
 
 #include "stoker/core/error.h"
 #include "stoker/data/encode.h"
+#include "stoker/data/prepare.h"
 #include "support/temp_dir.h"
 #include "support/test_images.h"
 
@@ -87,14 +86,10 @@ TEST(PrepareDatasetTest, BadPathsThrowNamingThePath) {
     }
     return "no exception";
   };
-  EXPECT_NE(message(dir.str() + "/nope", dir.str() + "/o").find("/nope is not a directory"),
-            std::string::npos);
-  EXPECT_NE(message(dir.str() + "/in", dir.str() + "/taken").find("/taken exists and is not empty"),
-            std::string::npos);
-  EXPECT_NE(message(dir.str() + "/in", dir.str() + "/in/a/out").find("lies inside --data"),
-            std::string::npos);
-  EXPECT_NE(message(dir.str() + "/in", dir.str() + "/in").find("exists and is not empty"),
-            std::string::npos);
+  EXPECT_NE(message(dir.str() + "/nope", dir.str() + "/o").find("/nope is not a directory"), std::string::npos);
+  EXPECT_NE(message(dir.str() + "/in", dir.str() + "/taken").find("/taken exists and is not empty"), std::string::npos);
+  EXPECT_NE(message(dir.str() + "/in", dir.str() + "/in/a/out").find("lies inside --data"), std::string::npos);
+  EXPECT_NE(message(dir.str() + "/in", dir.str() + "/in").find("exists and is not empty"), std::string::npos);
 }
 
 }  // namespace

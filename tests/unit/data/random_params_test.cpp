@@ -66,11 +66,9 @@ SampleParams reference_params(const TransformSpec& spec, int width, int height, 
     for (int i = 3; i >= 1; --i) std::swap(order[i], order[rng.below(i + 1)]);
     p.jitter_order = order;
     const auto& j = spec.jitter;
-    if (j.brightness > 0)
-      p.brightness = rng.uniform(std::max(0.0, 1 - j.brightness), 1 + j.brightness);
+    if (j.brightness > 0) p.brightness = rng.uniform(std::max(0.0, 1 - j.brightness), 1 + j.brightness);
     if (j.contrast > 0) p.contrast = rng.uniform(std::max(0.0, 1 - j.contrast), 1 + j.contrast);
-    if (j.saturation > 0)
-      p.saturation = rng.uniform(std::max(0.0, 1 - j.saturation), 1 + j.saturation);
+    if (j.saturation > 0) p.saturation = rng.uniform(std::max(0.0, 1 - j.saturation), 1 + j.saturation);
     if (j.hue > 0) p.hue = rng.uniform(-j.hue, j.hue);
   }
   return p;
@@ -177,9 +175,8 @@ TEST(DrawParamsTest, MatchesReferenceAlgorithm) {
   TransformSpec partial_jitter = training_spec();
   partial_jitter.jitter = {0, 1.5, 0, 0.5};
   const std::vector<Case> cases = {
-      {640, 480, training_spec()}, {500, 500, training_spec()}, {37, 1203, training_spec()},
-      {300, 200, narrow_scale},    {1000, 10, training_spec()}, {64, 64, no_jitter},
-      {800, 600, partial_jitter},
+      {640, 480, training_spec()}, {500, 500, training_spec()}, {37, 1203, training_spec()}, {300, 200, narrow_scale},
+      {1000, 10, training_spec()}, {64, 64, no_jitter},         {800, 600, partial_jitter},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(::testing::Message() << c.width << "x" << c.height);
@@ -251,8 +248,7 @@ TEST(DrawParamsTest, CropDistribution) {
     double fraction = 1.0;  // fallback for a square image: the whole image
     for (int attempt = 0; attempt < 10; ++attempt) {
       const double target = 0.08 + 0.92 * unit(gen);
-      const double aspect =
-          std::exp(std::log(0.75) + (std::log(4.0 / 3.0) - std::log(0.75)) * unit(gen));
+      const double aspect = std::exp(std::log(0.75) + (std::log(4.0 / 3.0) - std::log(0.75)) * unit(gen));
       const double w = std::nearbyint(std::sqrt(target * aspect) * kSide);
       const double h = std::nearbyint(std::sqrt(target / aspect) * kSide);
       if (w <= kSide && h <= kSide) {
@@ -422,7 +418,7 @@ TEST(DrawParamsTest, ResizeThenRandomResizedCropDrawsInTheResizedImage) {
   const TransformSpec at_resized = parse_transforms("RandomResizedCrop(224)");
   for (uint64_t i = 0; i < 100; ++i) {
     SampleRng rng(5, 0, i), same(5, 0, i);
-    const SampleParams p = draw_params(spec, 600, 400, rng);     // resized to 450 x 300
+    const SampleParams p = draw_params(spec, 600, 400, rng);  // resized to 450 x 300
     const SampleParams q = draw_params(at_resized, 450, 300, same);
     EXPECT_FALSE(p.copy);
     EXPECT_DOUBLE_EQ(p.crop.x, q.crop.x * 600 / 450);

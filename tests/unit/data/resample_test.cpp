@@ -19,8 +19,7 @@
 namespace stoker::data {
 namespace {
 
-Image make_image(int width, int height, int channels,
-                 const std::function<int(int x, int y, int c)>& value) {
+Image make_image(int width, int height, int channels, const std::function<int(int x, int y, int c)>& value) {
   Image image;
   image.reshape(width, height, channels);
   for (int y = 0; y < height; ++y) {
@@ -37,8 +36,7 @@ Image make_image(int width, int height, int channels,
 // comment "Pillow reference" shows the script).
 int pattern(int x, int y, int c) { return (x * 37 + y * 91 + c * 53 + x * y * 13) % 256; }
 
-std::vector<float> resample(const Image& src, CropRect region, int out_w, int out_h,
-                            ResampleOptions options = {}) {
+std::vector<float> resample(const Image& src, CropRect region, int out_w, int out_h, ResampleOptions options = {}) {
   std::vector<float> out;
   std::vector<float> scratch;
   resample_region(&out, &scratch, src, region, out_w, out_h, options);
@@ -147,25 +145,19 @@ const std::vector<PillowCase>& pillow_cases() {
       {3, {0, 0, 9, 7}, 4, 3, false, {107, 136, 147, 138, 140, 149, 139, 141, 137, 131, 124, 110,
                                       122, 149, 124, 148, 126, 128, 137, 116, 148, 124, 119, 143,
                                       109, 162, 150, 142, 116, 163, 137, 127, 134, 150, 120, 139}},
-      {3, {1.5, 0.75, 5.75, 5.75}, 3, 4, false, {153, 157, 130, 126, 124, 141, 134, 148, 153,
-                                                 140, 130, 123, 154, 144, 128, 137, 94,  142,
-                                                 121, 149, 127, 144, 93,  138, 130, 115, 158,
-                                                 115, 134, 181, 164, 122, 143, 126, 129, 137}},
-      {3,
-       {2, 1, 3, 3},
-       7,
-       6,
-       false,
-       {149, 202, 117, 168, 194, 82,  189, 132, 103, 209, 70,  123, 147, 89,  142, 84,  110, 163,
-        77,  130, 164, 160, 194, 110, 164, 190, 78,  187, 130, 101, 210, 71,  124, 150, 93,  119,
-        90,  116, 115, 86,  121, 128, 125, 123, 130, 95,  139, 137, 121, 137, 163, 147, 136, 189,
-        145, 161, 132, 143, 187, 76,  159, 158, 73,  117, 115, 123, 91,  135, 133, 119, 136, 161,
-        148, 137, 190, 149, 165, 136, 150, 193, 82,  169, 167, 83,  137, 172, 88,  150, 176, 64,
-        181, 125, 95,  213, 74,  127, 162, 105, 131, 111, 136, 134, 114, 149, 156, 130, 183, 80,
-        146, 171, 60,  179, 123, 93,  214, 75,  128, 165, 81,  134, 117, 88,  141, 105, 113, 166}},
-      {1, {0.5, 0.5, 8, 5.5}, 5, 5, false, {86,  152, 117, 150, 127, 172, 137, 145, 128,
-                                            148, 115, 165, 137, 159, 98,  131, 105, 146,
-                                            115, 140, 112, 164, 152, 116, 159}},
+      {3, {1.5, 0.75, 5.75, 5.75}, 3, 4, false, {153, 157, 130, 126, 124, 141, 134, 148, 153, 140, 130, 123,
+                                                 154, 144, 128, 137, 94,  142, 121, 149, 127, 144, 93,  138,
+                                                 130, 115, 158, 115, 134, 181, 164, 122, 143, 126, 129, 137}},
+      {3, {2, 1, 3, 3}, 7, 6, false, {149, 202, 117, 168, 194, 82,  189, 132, 103, 209, 70,  123, 147, 89,  142, 84,
+                                      110, 163, 77,  130, 164, 160, 194, 110, 164, 190, 78,  187, 130, 101, 210, 71,
+                                      124, 150, 93,  119, 90,  116, 115, 86,  121, 128, 125, 123, 130, 95,  139, 137,
+                                      121, 137, 163, 147, 136, 189, 145, 161, 132, 143, 187, 76,  159, 158, 73,  117,
+                                      115, 123, 91,  135, 133, 119, 136, 161, 148, 137, 190, 149, 165, 136, 150, 193,
+                                      82,  169, 167, 83,  137, 172, 88,  150, 176, 64,  181, 125, 95,  213, 74,  127,
+                                      162, 105, 131, 111, 136, 134, 114, 149, 156, 130, 183, 80,  146, 171, 60,  179,
+                                      123, 93,  214, 75,  128, 165, 81,  134, 117, 88,  141, 105, 113, 166}},
+      {1, {0.5, 0.5, 8, 5.5}, 5, 5, false, {86,  152, 117, 150, 127, 172, 137, 145, 128, 148, 115, 165, 137,
+                                            159, 98,  131, 105, 146, 115, 140, 112, 164, 152, 116, 159}},
       {3, {2, 1, 6, 5}, 4, 3, true, {153, 151, 112, 133, 125, 117, 128, 119, 160, 132, 185, 147,
                                      141, 141, 105, 146, 114, 135, 145, 113, 160, 119, 83,  136,
                                      133, 131, 184, 159, 102, 139, 115, 156, 128, 141, 125, 178}},
@@ -176,10 +168,9 @@ const std::vector<PillowCase>& pillow_cases() {
 
 TEST(ResampleTest, MatchesPillow) {
   for (const PillowCase& c : pillow_cases()) {
-    SCOPED_TRACE(::testing::Message()
-                 << c.channels << "ch box (" << c.box.x << ", " << c.box.y << ", " << c.box.width
-                 << ", " << c.box.height << ") -> " << c.out_w << "x" << c.out_h
-                 << (c.crop_first ? " crop first" : " box"));
+    SCOPED_TRACE(::testing::Message() << c.channels << "ch box (" << c.box.x << ", " << c.box.y << ", " << c.box.width
+                                      << ", " << c.box.height << ") -> " << c.out_w << "x" << c.out_h
+                                      << (c.crop_first ? " crop first" : " box"));
     const Image src = make_image(9, 7, c.channels, pattern);
     ResampleOptions options;
     options.clamp_to_region = c.crop_first;
@@ -300,8 +291,8 @@ TEST(ResampleTest, ManyTapsWhenReducingALot) {
 TEST(ResampleTest, RegionsAtTheBorderAndDegenerateRegions) {
   const Image src = make_image(9, 7, 3, pattern);
   // Regions hanging over the edge are clipped; values stay in range.
-  for (const CropRect& r : std::vector<CropRect>{
-           {-3, -2, 8, 6}, {5, 4, 10, 10}, {8.9, 6.9, 0.1, 0.1}, {9, 7, 0, 0}, {4, 3, -2, 0}}) {
+  for (const CropRect& r :
+       std::vector<CropRect>{{-3, -2, 8, 6}, {5, 4, 10, 10}, {8.9, 6.9, 0.1, 0.1}, {9, 7, 0, 0}, {4, 3, -2, 0}}) {
     for (const bool clamp : {false, true}) {
       ResampleOptions options;
       options.clamp_to_region = clamp;
@@ -321,8 +312,7 @@ TEST(ResampleTest, Vector256EqualsVector128BitForBit) {
   const Image src = make_image(203, 157, 3, pattern);
   int compared = 0;
   for (const int out_w : {1, 4, 7, 8, 9, 15, 16, 17, 40, 67, 100, 140, 224, 231}) {
-    for (const CropRect& region :
-         std::vector<CropRect>{{0, 0, 203, 157}, {10.5, 7.25, 60.3, 33.7}, {100, 90, 7, 5}}) {
+    for (const CropRect& region : std::vector<CropRect>{{0, 0, 203, 157}, {10.5, 7.25, 60.3, 33.7}, {100, 90, 7, 5}}) {
       for (const bool planar : {false, true}) {
         for (const int flip_and_filter : {0, 1, 2}) {
           const bool flip = flip_and_filter == 1;
@@ -337,8 +327,7 @@ TEST(ResampleTest, Vector256EqualsVector128BitForBit) {
           const std::vector<float> wide = resample(src, region, out_w, 19, options);
           ASSERT_EQ(narrow.size(), wide.size());
           EXPECT_EQ(std::memcmp(narrow.data(), wide.data(), narrow.size() * sizeof(float)), 0)
-              << "out_w " << out_w << " planar " << planar << " flip " << flip << " region "
-              << region.x;
+              << "out_w " << out_w << " planar " << planar << " flip " << flip << " region " << region.x;
           ++compared;
         }
       }

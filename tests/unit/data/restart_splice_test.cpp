@@ -1,12 +1,13 @@
 // Restart markers: add_restart_markers() is lossless, and the decoder's splice of restart
 // intervals gives the pixels of a full decode while skipping the intervals outside a window.
+#include "data/decode/restart_splice.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "data/decode/restart_splice.h"
 #include "stoker/core/error.h"
 #include "stoker/data/decode.h"
 #include "stoker/data/encode.h"
@@ -38,8 +39,8 @@ std::vector<Flavour> flavours() {
   const Image rgb = make_photo_like(317, 243, 3, 7);
   using enum ChromaSubsampling;
   std::vector<Flavour> all;
-  for (auto [name, sub] : {std::pair{"420", k420}, {"422", k422}, {"444", k444}, {"440", k440},
-                           {"411", k411}, {"410", k410}}) {
+  for (auto [name, sub] :
+       {std::pair{"420", k420}, {"422", k422}, {"444", k444}, {"440", k440}, {"411", k411}, {"410", k410}}) {
     all.push_back({std::string("ycbcr ") + name, rgb, {.quality = 88, .subsampling = sub}});
   }
   all.push_back({"progressive 420", rgb, {.quality = 88, .progressive = true}});
@@ -47,8 +48,7 @@ std::vector<Flavour> flavours() {
   all.push_back({"rgb", rgb, {.quality = 88, .color_space = JpegColorSpace::kRgb}});
   all.push_back({"cmyk adobe", cmyk_from_rgb(rgb, true), {.quality = 88}});
   all.push_back({"cmyk plain", cmyk_from_rgb(rgb, false), {.quality = 88, .adobe_marker = false}});
-  all.push_back({"ycck", cmyk_from_rgb(rgb, true),
-                 {.quality = 88, .color_space = JpegColorSpace::kYcck}});
+  all.push_back({"ycck", cmyk_from_rgb(rgb, true), {.quality = 88, .color_space = JpegColorSpace::kYcck}});
   return all;
 }
 
@@ -65,8 +65,7 @@ void expect_same_pixels(const Image& a, const Image& b) {
   ASSERT_EQ(a.height(), b.height());
   ASSERT_EQ(a.channels(), b.channels());
   for (int y = 0; y < a.height(); ++y) {
-    ASSERT_EQ(0, std::memcmp(a.row(y), b.row(y), static_cast<size_t>(a.width()) * a.channels()))
-        << "row " << y;
+    ASSERT_EQ(0, std::memcmp(a.row(y), b.row(y), static_cast<size_t>(a.width()) * a.channels())) << "row " << y;
   }
 }
 
@@ -80,8 +79,7 @@ TEST(AddRestartMarkersTest, IsLosslessForEveryFlavour) {
     RestartSplicer splicer;
     EXPECT_TRUE(splicer.parse(marked));
     for (int channels : {3, 1}) {
-      expect_same_pixels(decode_all(original, channels).image,
-                         decode_all(marked, channels).image);
+      expect_same_pixels(decode_all(original, channels).image, decode_all(marked, channels).image);
     }
   }
 }
@@ -107,8 +105,7 @@ TEST(AddRestartMarkersTest, DamagedInputThrowsWithLibjpegsReason) {
       add_restart_markers(*bad);
       ADD_FAILURE() << "no exception";
     } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find("cannot rewrite JPEG: "), std::string::npos)
-          << e.what();
+      EXPECT_NE(std::string(e.what()).find("cannot rewrite JPEG: "), std::string::npos) << e.what();
     }
   }
 }
@@ -122,8 +119,7 @@ TEST(RestartSplicerTest, ParsesOnlyIntervalsThatTileTheMcuGrid) {
   }
   EXPECT_FALSE(splicer.parse(encode_jpeg(rgb, {.restart_interval = 3})));   // splits rows unevenly
   EXPECT_FALSE(splicer.parse(encode_jpeg(rgb, {.restart_interval = 30})));  // 1.5 rows
-  EXPECT_FALSE(
-      splicer.parse(encode_jpeg(rgb, {.progressive = true, .restart_interval = 1})));
+  EXPECT_FALSE(splicer.parse(encode_jpeg(rgb, {.progressive = true, .restart_interval = 1})));
   const std::vector<uint8_t> marked = encode_jpeg(rgb, {.restart_interval = 1});
   EXPECT_FALSE(splicer.parse(std::span(marked).first(marked.size() - 100)));  // truncated
 }
@@ -132,7 +128,7 @@ TEST(RestartSplicerTest, ParsesOnlyIntervalsThatTileTheMcuGrid) {
 // scaling: the spliced decode equals a full decode inside the crop.
 TEST(RestartSpliceDecodeTest, WindowMatchesFullDecode) {
   const CropRect crops[] = {
-      {100.5, 77.25, 150, 100}, {13, 200, 60, 43},  {250, 3, 67, 50},   {161, 97, 1, 1},
+      {100.5, 77.25, 150, 100}, {13, 200, 60, 43},          {250, 3, 67, 50},       {161, 97, 1, 1},
       {0, 0, 32, 32},           {285.5, 211.5, 31.5, 31.5}, {40.3, 20.7, 200, 180},
   };
   struct Target {
@@ -156,9 +152,8 @@ TEST(RestartSpliceDecodeTest, WindowMatchesFullDecode) {
         for (const Target& t : targets) {
           for (int channels : {3, 1}) {
             SCOPED_TRACE(::testing::Message()
-                         << f.name << " " << layout << " crop " << crop.x << "," << crop.y
-                         << " " << crop.width << "x" << crop.height << " target " << t.width
-                         << "x" << t.height << " ch " << channels);
+                         << f.name << " " << layout << " crop " << crop.x << "," << crop.y << " " << crop.width << "x"
+                         << crop.height << " target " << t.width << "x" << t.height << " ch " << channels);
             const DecodeRequest request{channels, crop, t.width, t.height};
             DecodedImage full, window;
             Status status = full_decoder.decode(bytes, request, &full);
@@ -182,12 +177,11 @@ TEST(RestartSpliceDecodeTest, EveryOffsetToTheMcuGridMatchesFullDecode) {
   ImageDecoder full_decoder({.crop_window = false});
   ImageDecoder window_decoder;
   for (ChromaSubsampling sub : {k420, k422, k440, k411, k410, k444}) {
-    const std::vector<uint8_t> bytes =
-        add_restart_markers(encode_jpeg(rgb, {.quality = 90, .subsampling = sub}));
+    const std::vector<uint8_t> bytes = add_restart_markers(encode_jpeg(rgb, {.quality = 90, .subsampling = sub}));
     for (int offset = 0; offset < 40; ++offset) {
       for (const auto& [tw, th] : {std::pair{0, 0}, {40, 30}, {12, 10}}) {
-        SCOPED_TRACE(::testing::Message() << "subsampling " << static_cast<int>(sub) << " offset "
-                                          << offset << " target " << tw << "x" << th);
+        SCOPED_TRACE(::testing::Message() << "subsampling " << static_cast<int>(sub) << " offset " << offset
+                                          << " target " << tw << "x" << th);
         const DecodeRequest request{3, {60.0 + offset + 0.5, 50.0 + offset + 0.25, 170, 140}, tw, th};
         DecodedImage full, window;
         ASSERT_TRUE(full_decoder.decode(bytes, request, &full).ok());
@@ -203,8 +197,7 @@ TEST(RestartSpliceDecodeTest, EveryOffsetToTheMcuGridMatchesFullDecode) {
 // in the top-left MCUs breaks a plain window decode of the bottom-right corner (every row
 // above it is entropy-decoded), not a spliced one; a window over the damage fails both ways.
 TEST(RestartSpliceDecodeTest, IntervalsOutsideTheWindowAreNotDecoded) {
-  const std::vector<uint8_t> clean =
-      add_restart_markers(encode_jpeg(make_photo_like(320, 240), {.quality = 90}));
+  const std::vector<uint8_t> clean = add_restart_markers(encode_jpeg(make_photo_like(320, 240), {.quality = 90}));
   std::vector<uint8_t> damaged = clean;
   const size_t scan = static_cast<size_t>(find_jpeg_segment(damaged, 0xDA));
   const size_t first_data = scan + 2 + ((damaged[scan + 2] << 8) | damaged[scan + 3]);
@@ -230,8 +223,7 @@ TEST(RestartSpliceDecodeTest, IntervalsOutsideTheWindowAreNotDecoded) {
 // Splicing parses untrusted bytes: damaged headers, markers and truncations anywhere must end
 // in a decoded window or a failure, never a crash or a read out of bounds (ASan runs this).
 TEST(RestartSpliceDecodeTest, DamagedFilesFailOrDecodeButNeverCrash) {
-  const std::vector<uint8_t> clean =
-      add_restart_markers(encode_jpeg(make_photo_like(160, 120), {.quality = 85}));
+  const std::vector<uint8_t> clean = add_restart_markers(encode_jpeg(make_photo_like(160, 120), {.quality = 85}));
   ImageDecoder decoder;
   DecodedImage out;
   const DecodeRequest request{3, {60, 40, 50, 40}, 24, 24};
@@ -261,7 +253,7 @@ TEST(RestartSpliceDecodeTest, DamagedFilesFailOrDecodeButNeverCrash) {
     }
     failures += decoder.decode(bytes, request, &out).ok() ? 0 : 1;
   }
-  EXPECT_GT(failures, 0);  // the damage was noticed somewhere
+  EXPECT_GT(failures, 0);                                  // the damage was noticed somewhere
   EXPECT_TRUE(decoder.decode(clean, request, &out).ok());  // and the decoder still works
   EXPECT_TRUE(out.spliced);
 }
@@ -273,8 +265,7 @@ TEST(LoaderRestartTest, PreparedJpegsGiveTheSameBatchesFromFewerIntervals) {
   TempDir dir;
   for (int i = 0; i < 24; ++i) {
     const Image image = make_photo_like(160 + 13 * i, 120 + 7 * i, 3, static_cast<uint32_t>(i));
-    const std::vector<uint8_t> jpeg =
-        encode_jpeg(image, {.quality = 80 + i % 15, .progressive = i % 4 == 0});
+    const std::vector<uint8_t> jpeg = encode_jpeg(image, {.quality = 80 + i % 15, .progressive = i % 4 == 0});
     const std::string name = "c" + std::to_string(i % 3) + "/" + std::to_string(i) + ".jpg";
     dir.write("plain/" + name, jpeg);
     dir.write("prepared/" + name, add_restart_markers(jpeg));
@@ -284,8 +275,7 @@ TEST(LoaderRestartTest, PreparedJpegsGiveTheSameBatchesFromFewerIntervals) {
     options.batch_size = 5;
     options.workers = 2;
     options.sampler.seed = 9;
-    options.transform =
-        parse_transforms("RandomResizedCrop(48), RandomHorizontalFlip(0.5), Normalize");
+    options.transform = parse_transforms("RandomResizedCrop(48), RandomHorizontalFlip(0.5), Normalize");
     options.run_ahead = false;  // the decodes counted are of the two epochs exactly
     Loader loader(open_source(root), options);
     std::vector<uint8_t> bytes;

@@ -50,9 +50,8 @@ TransformSpec identity_spec(DType dtype, Layout layout) {
 
 // Output element (c, y, x) as a float, whatever the dtype and layout.
 float element(const std::vector<uint8_t>& out, const TransformSpec& spec, int c, int y, int x) {
-  const size_t index = spec.layout == Layout::kNCHW
-                           ? (static_cast<size_t>(c) * kH + y) * kW + x
-                           : (static_cast<size_t>(y) * kW + x) * spec.channels + c;
+  const size_t index = spec.layout == Layout::kNCHW ? (static_cast<size_t>(c) * kH + y) * kW + x
+                                                    : (static_cast<size_t>(y) * kW + x) * spec.channels + c;
   switch (spec.dtype) {
     case DType::kUint8:
       return out[index];
@@ -77,9 +76,8 @@ TEST(SampleTransformerTest, WritesEveryDtypeAndLayoutWithFlip) {
     for (const Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
       for (const bool normalize : {false, true}) {
         for (const bool flip : {false, true}) {
-          SCOPED_TRACE(::testing::Message()
-                       << to_string(dtype) << " " << to_string(layout)
-                       << (normalize ? " normalize" : "") << (flip ? " flip" : ""));
+          SCOPED_TRACE(::testing::Message() << to_string(dtype) << " " << to_string(layout)
+                                            << (normalize ? " normalize" : "") << (flip ? " flip" : ""));
           TransformSpec spec = identity_spec(dtype, layout);
           spec.normalize = normalize;
           spec.mean = {0.5f, 0.25f, 0.125f};
@@ -103,10 +101,8 @@ TEST(SampleTransformerTest, WritesEveryDtypeAndLayoutWithFlip) {
                   EXPECT_EQ(got, v) << c << "," << y << "," << x;  // no Normalize for uint8
                   continue;
                 }
-                const float expected =
-                    normalize ? (v / 255.0f - spec.mean[c]) / spec.std[c] : v / 255.0f;
-                const float tolerance =
-                    dtype == DType::kFloat16 ? std::abs(expected) * 1e-3f + 1e-4f : 1e-5f;
+                const float expected = normalize ? (v / 255.0f - spec.mean[c]) / spec.std[c] : v / 255.0f;
+                const float tolerance = dtype == DType::kFloat16 ? std::abs(expected) * 1e-3f + 1e-4f : 1e-5f;
                 EXPECT_NEAR(got, expected, tolerance) << c << "," << y << "," << x;
               }
             }
@@ -323,8 +319,8 @@ TEST(SampleTransformerTest, ColorOperationsAreTheirOperationOnTheUint8Image) {
     std::vector<uint8_t> expected = untouched, scratch;
     for (int i = 0; i < kColorOps; ++i) {
       if (drawn >> i & 1u) {
-        apply_color_op(static_cast<ColorOp>(i), spec.color_ops[static_cast<size_t>(i)].value, &expected, &scratch,
-                       kW, kH, 3);
+        apply_color_op(static_cast<ColorOp>(i), spec.color_ops[static_cast<size_t>(i)].value, &expected, &scratch, kW,
+                       kH, 3);
       }
     }
     return expected;
@@ -389,8 +385,8 @@ TEST(SampleTransformerTest, EndToEndWithDrawnParamsIsDeterministic) {
   for (int y = 0; y < 240; ++y) {
     for (int i = 0; i < 320 * 3; ++i) decoded.image.row(y)[i] = static_cast<uint8_t>(i ^ y);
   }
-  const TransformSpec spec = parse_transforms(
-      "RandomResizedCrop(64), RandomHorizontalFlip, ColorJitter(0.4, 0.4, 0.4, 0.1), Normalize");
+  const TransformSpec spec =
+      parse_transforms("RandomResizedCrop(64), RandomHorizontalFlip, ColorJitter(0.4, 0.4, 0.4, 0.1), Normalize");
   std::vector<uint8_t> first(spec.sample_bytes());
   std::vector<uint8_t> second(spec.sample_bytes());
   SampleTransformer a;

@@ -36,8 +36,7 @@ void write_shard(const TempDir& dir, const std::string& stem, int k, int rows, i
     for (int f = 0; f < features; ++f) x.push_back(static_cast<float>(100 * k + i));
     y.push_back((i + k) % classes);
   }
-  dir.write(stem + "_x_" + std::to_string(k) + ".npy",
-            npy_bytes("<f4", {rows, features}, raw_bytes(x)));
+  dir.write(stem + "_x_" + std::to_string(k) + ".npy", npy_bytes("<f4", {rows, features}, raw_bytes(x)));
   dir.write(stem + "_y_" + std::to_string(k) + ".npy", npy_bytes("<i8", {rows}, raw_bytes(y)));
 }
 
@@ -71,8 +70,8 @@ TEST(Shards, FeatureSumsMergedAreThoseOfOnePassOverAllRows) {
   constexpr int kFeatures = 3;
   std::vector<std::vector<float>> rows;
   for (int i = 0; i < 30; ++i) {
-    rows.push_back({static_cast<float>(1e4 * (i / 10) + std::sin(i)), static_cast<float>(-i % 7),
-                    static_cast<float>(0.5 * i)});
+    rows.push_back(
+        {static_cast<float>(1e4 * (i / 10) + std::sin(i)), static_cast<float>(-i % 7), static_cast<float>(0.5 * i)});
   }
   FeatureSums all(kFeatures), merged(kFeatures);
   for (const auto& row : rows) all.add(row.data());

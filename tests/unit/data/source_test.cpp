@@ -161,7 +161,7 @@ TEST(FileListTest, IntegerTargetsAreCheckedOnceTheTaskIsKnown) {
     ADD_FAILURE() << "a 30-digit class id was accepted";
   } catch (const DataError& e) {
     EXPECT_NE(std::string(e.what()).find(huge_csv + ":2: label '100000000000000000000000000000' is beyond 16777216 "
-                                         "(2^24), the largest whole number a float32 target holds exactly"),
+                                                    "(2^24), the largest whole number a float32 target holds exactly"),
               std::string::npos)
         << e.what();
   }
@@ -178,8 +178,7 @@ TEST(FileListTest, IntegerTargetsAreCheckedOnceTheTaskIsKnown) {
   EXPECT_NE(faces->describe().find("250,001 classes"), std::string::npos) << faces->describe();
 }
 
-std::vector<uint8_t> idx_bytes(uint8_t rank, std::vector<uint32_t> dims, size_t payload_bytes,
-                               uint8_t fill_start) {
+std::vector<uint8_t> idx_bytes(uint8_t rank, std::vector<uint32_t> dims, size_t payload_bytes, uint8_t fill_start) {
   std::vector<uint8_t> out = {0, 0, 0x08, rank};
   for (uint32_t d : dims) {
     out.push_back(static_cast<uint8_t>(d >> 24));
@@ -194,8 +193,7 @@ std::vector<uint8_t> idx_bytes(uint8_t rank, std::vector<uint32_t> dims, size_t 
 void write_gz(const std::string& path, const std::vector<uint8_t>& bytes) {
   gzFile gz = gzopen(path.c_str(), "wb");
   ASSERT_NE(gz, nullptr);
-  ASSERT_EQ(gzwrite(gz, bytes.data(), static_cast<unsigned>(bytes.size())),
-            static_cast<int>(bytes.size()));
+  ASSERT_EQ(gzwrite(gz, bytes.data(), static_cast<unsigned>(bytes.size())), static_cast<int>(bytes.size()));
   gzclose(gz);
 }
 
@@ -263,7 +261,7 @@ TEST(IdxTest, AGzipIsInflatedToItsDeclaredEndOnly) {
   const auto source = open_source(dir.str());
   EXPECT_EQ(source->size(), 3u);
 #if !defined(STOKER_UNDER_ASAN) && !defined(STOKER_UNDER_TSAN)  // their allocators keep freed memory
-  EXPECT_LT(peak_rss_bytes() - rss_before, 32e6);  // the zeros were not inflated
+  EXPECT_LT(peak_rss_bytes() - rss_before, 32e6);               // the zeros were not inflated
 #else
   (void)rss_before;
 #endif

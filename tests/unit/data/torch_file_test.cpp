@@ -41,8 +41,8 @@ std::string features_pickle(const Record& x) {
 // A torch.save file of that pickle with its two storages.
 std::vector<uint8_t> features_file(const std::string& pickle) {
   const std::vector<float> features{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
-  return testing::torch_save_bytes(pickle, {{"0", testing::raw_bytes(features)},
-                                            {"1", testing::raw_bytes(std::vector<int64_t>{0, 1, 0, 1})}});
+  return testing::torch_save_bytes(
+      pickle, {{"0", testing::raw_bytes(features)}, {"1", testing::raw_bytes(std::vector<int64_t>{0, 1, 0, 1})}});
 }
 
 TEST(TorchFileTest, AFileWrittenAsTorchSaveDoesReads) {
@@ -77,8 +77,8 @@ TEST(TorchFileTest, ADamagedTensorRecordIsOneLineNamingTheTensor) {
   };
   for (const Case& c : cases) {
     const std::string path = dir.write("bad.pt", features_file(features_pickle(c.record)));
-    for (const std::string& message : {error_text([&] { open_source(path); }),
-                                       error_text([&] { read_state_dict(path); })}) {
+    for (const std::string& message :
+         {error_text([&] { open_source(path); }), error_text([&] { read_state_dict(path); })}) {
       EXPECT_EQ(message.rfind(path + ":x: ", 0), 0u) << c.what << ": " << message;
       EXPECT_NE(message.find(c.expected), std::string::npos) << c.what << ": " << message;
     }

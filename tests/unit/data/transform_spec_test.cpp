@@ -257,7 +257,7 @@ TEST(ParseTransformsTest, ParsesTorchvisionChains) {
       {"RandomVerticalFlip", [](TransformSpec* s) { s->vflip_p = 0.5; }},
       {"RandomVerticalFlip(p=0.2)", [](TransformSpec* s) { s->vflip_p = 0.2; }},
       {"RandomGrayscale", [](TransformSpec* s) { s->grayscale_p = 0.1; }},  // torchvision's default
-      {"GaussianBlur(23)",  // torchvision's default sigma (0.1, 2.0)
+      {"GaussianBlur(23)",                                                  // torchvision's default sigma (0.1, 2.0)
        [](TransformSpec* s) { s->blur.kernel_w = s->blur.kernel_h = 23; }},
       {"GaussianBlur(kernel_size=(5, 3), sigma=(0.5, 1.5))",
        [](TransformSpec* s) {
@@ -345,10 +345,22 @@ TEST(ParseTransformsTest, ParsesTorchvisionChains) {
        }},
       {"RandomGrayscale(0.25)", [](TransformSpec* s) { s->grayscale_p = 0.25; }},
       // torchvision's single-operation colour transforms; p defaults to 0.5.
-      {"RandomSolarize(128, p=0.2)", [](TransformSpec* s) { s->color_ops[2] = {0.2, 128}; }},
-      {"RandomSolarize(threshold=200.5)", [](TransformSpec* s) { s->color_ops[2] = {0.5, 200.5}; }},
-      {"RandomPosterize(bits=4, p=1)", [](TransformSpec* s) { s->color_ops[1] = {1, 4}; }},
-      {"RandomAdjustSharpness(2)", [](TransformSpec* s) { s->color_ops[3] = {0.5, 2}; }},
+      {"RandomSolarize(128, p=0.2)",
+       [](TransformSpec* s) {
+         s->color_ops[2] = {0.2, 128};
+       }},
+      {"RandomSolarize(threshold=200.5)",
+       [](TransformSpec* s) {
+         s->color_ops[2] = {0.5, 200.5};
+       }},
+      {"RandomPosterize(bits=4, p=1)",
+       [](TransformSpec* s) {
+         s->color_ops[1] = {1, 4};
+       }},
+      {"RandomAdjustSharpness(2)",
+       [](TransformSpec* s) {
+         s->color_ops[3] = {0.5, 2};
+       }},
       {"RandomInvert(0.1), RandomAutocontrast(), RandomEqualize(p=0.3)",
        [](TransformSpec* s) {
          s->color_ops[0].p = 0.1;
@@ -356,7 +368,10 @@ TEST(ParseTransformsTest, ParsesTorchvisionChains) {
          s->color_ops[5].p = 0.3;
        }},
       // RandomApply's coin and the transform's own: one of the product.
-      {"RandomApply([RandomSolarize(128)], p=0.2)", [](TransformSpec* s) { s->color_ops[2] = {0.1, 128}; }},
+      {"RandomApply([RandomSolarize(128)], p=0.2)",
+       [](TransformSpec* s) {
+         s->color_ops[2] = {0.1, 128};
+       }},
       {"RandomApply([RandomEqualize(p=1.0)], p=0.25)", [](TransformSpec* s) { s->color_ops[5].p = 0.25; }},
       {"ColorJitter(0.4, 0.3, 0.2, 0.1)",
        [](TransformSpec* s) {
@@ -470,8 +485,9 @@ TEST(ParseTransformsTest, AutomaticAugmentationsAndErasingTakeTorchvisionsArgume
   features.out_width = 12;
   features.out_height = 1;
   features.channels = 1;
-  EXPECT_NE(testing::usage_error_text([&] { features.validate(); })
-                .find("RandomErasing is an image transform, and the data holds feature vectors (12 per sample)"),
+  EXPECT_NE(testing::usage_error_text([&] {
+              features.validate();
+            }).find("RandomErasing is an image transform, and the data holds feature vectors (12 per sample)"),
             std::string::npos);
 }
 
@@ -481,8 +497,9 @@ TEST(ParseTransformsTest, ColorOperationsAreImageTransforms) {
   features.out_width = 12;
   features.out_height = 1;
   features.channels = 1;
-  EXPECT_NE(testing::usage_error_text([&] { features.validate(); })
-                .find("RandomEqualize is an image transform, and the data holds feature vectors (12 per sample)"),
+  EXPECT_NE(testing::usage_error_text([&] {
+              features.validate();
+            }).find("RandomEqualize is an image transform, and the data holds feature vectors (12 per sample)"),
             std::string::npos);
 }
 
@@ -534,8 +551,7 @@ TEST(ParseTransformsTest, OrderDoesNotMatter) {
       "NHWC; Normalize; ToUint8; ColorJitter(0.4, 0.4, 0.4); RandomHorizontalFlip(0.5); "
       "RandomResizedCrop(224)");
   expect_same_spec(in_order, shuffled);
-  expect_same_spec(parse_transforms("CenterCrop(224), Resize(256)"),
-                   parse_transforms("Resize(256), CenterCrop(224)"));
+  expect_same_spec(parse_transforms("CenterCrop(224), Resize(256)"), parse_transforms("Resize(256), CenterCrop(224)"));
 }
 
 // A chain pasted from a Python script: Compose or a bare list, module prefixes, the tensor
@@ -544,9 +560,11 @@ TEST(ParseTransformsTest, OrderDoesNotMatter) {
 TEST(ParseTransformsTest, ReadsAChainPastedFromPython) {
   const std::vector<std::pair<std::string, std::string>> same = {
       {"transforms.Compose([transforms.RandomResizedCrop(224), transforms.RandomHorizontalFlip(),\n"
-       "    transforms.ToTensor(),\n    transforms.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225]),\n])",
+       "    transforms.ToTensor(),\n    transforms.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, "
+       "0.225]),\n])",
        "RandomResizedCrop(224), RandomHorizontalFlip(), Normalize"},
-      {"v2.Compose([v2.ToImage(), v2.RandomResizedCrop(size=(224, 224), antialias=True), v2.RandomHorizontalFlip(p=0.5), "
+      {"v2.Compose([v2.ToImage(), v2.RandomResizedCrop(size=(224, 224), antialias=True), "
+       "v2.RandomHorizontalFlip(p=0.5), "
        "v2.ToDtype(torch.float32, scale=True), v2.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225])])",
        "RandomResizedCrop(224), RandomHorizontalFlip(), Normalize"},
       {"[T.RandomCrop(32, padding=4), T.RandomApply([T.ColorJitter(0.4)], p=0.8), torchvision.transforms.ToTensor]",
@@ -570,10 +588,9 @@ TEST(ParseTransformsTest, ReadsAChainPastedFromPython) {
 }
 
 TEST(ParseTransformsTest, DescribeIsTorchvisionNotation) {
-  EXPECT_EQ(
-      parse_transforms("RandomResizedCrop(224), RandomHorizontalFlip(0.5), Normalize").describe(),
-      "RandomResizedCrop(224) \u00b7 RandomHorizontalFlip(0.5) \u00b7 Normalize "
-      "\u2192 float32 NCHW");
+  EXPECT_EQ(parse_transforms("RandomResizedCrop(224), RandomHorizontalFlip(0.5), Normalize").describe(),
+            "RandomResizedCrop(224) \u00b7 RandomHorizontalFlip(0.5) \u00b7 Normalize "
+            "\u2192 float32 NCHW");
   EXPECT_EQ(parse_transforms("Resize(256), CenterCrop(224), ToUint8, NHWC").describe(),
             "Resize(256) \u00b7 CenterCrop(224) \u2192 uint8 NHWC");
   EXPECT_EQ(parse_transforms("none").describe(), "none \u2192 float32 NCHW");
@@ -705,20 +722,24 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
       {"RandomCutout(224)",
        {"unknown transform 'RandomCutout'",
         "(known: RandomResizedCrop, RandomCrop, Resize, CenterCrop, RandomHorizontalFlip, RandomVerticalFlip, "
-        "RandomRotation, RandomAffine, RandomApply, TrivialAugmentWide, RandAugment, AutoAugment, AugMix, ColorJitter, RandomErasing, Normalize, Grayscale, "
+        "RandomRotation, RandomAffine, RandomApply, TrivialAugmentWide, RandAugment, AutoAugment, AugMix, ColorJitter, "
+        "RandomErasing, Normalize, Grayscale, "
         "RandomGrayscale, GaussianBlur, RandomInvert, RandomPosterize, RandomSolarize, RandomAdjustSharpness, "
-        "RandomAutocontrast, RandomEqualize, ToTensor, PILToTensor, ToImage, ConvertImageDtype, ToDtype, ToUint8, Float16, Float32, NCHW, NHWC, none, Standardize)"}},
+        "RandomAutocontrast, RandomEqualize, ToTensor, PILToTensor, ToImage, ConvertImageDtype, ToDtype, ToUint8, "
+        "Float16, Float32, NCHW, NHWC, none, Standardize)"}},
       {"Normalise", {"unknown transform 'Normalise'", "did you mean 'Normalize'?"}},
       {"randomresizedcrop(224)", {"'randomresizedcrop'", "did you mean 'RandomResizedCrop'?"}},
       {"Lambda(lambda x: x * 2)", {"Lambda runs Python code, which stoker's C++ workers cannot"}},
       {"T.Lambda(f), T.ToTensor()", {"Lambda runs Python code"}},
-      {"Compose(RandomCrop(32))", {"Compose takes one list of transforms, e.g. Compose([Resize(256), CenterCrop(224)])",
-                                   "(got 'Compose(RandomCrop(32))')"}},
+      {"Compose(RandomCrop(32))",
+       {"Compose takes one list of transforms, e.g. Compose([Resize(256), CenterCrop(224)])",
+        "(got 'Compose(RandomCrop(32))')"}},
       {"Compose([1, 2])", {"Compose holds '1', which is not a transform"}},
       {"[RandomCrop(32), (1, 2)]", {"the list holds '(1, 2)', which is not a transform"}},
       {"transforms.RandomCutout(3)", {"unknown transform 'RandomCutout'"}},
-      {"ToDtype(torch.float32)", {"ToDtype(torch.float32) keeps pixel values 0..255 as floats without scale=True",
-                                  "ToDtype(torch.float32, scale=True)"}},
+      {"ToDtype(torch.float32)",
+       {"ToDtype(torch.float32) keeps pixel values 0..255 as floats without scale=True",
+        "ToDtype(torch.float32, scale=True)"}},
       {"ToDtype(torch.float32, scale=False)", {"without scale=True"}},
       {"ConvertImageDtype(torch.float64)",
        {"ConvertImageDtype dtype must be one of float, float32, half, float16, uint8 (got 'torch.float64')"}},
@@ -753,10 +774,8 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
        {"Resize antialias must be True or None (got 'False')", "always antialiases"}},
       {"Resize((256, 256), max_size=300)", {"Resize max_size applies to an int size", "(256, 256)"}},
       {"Resize(256, max_size=256), CenterCrop(224)", {"Resize max_size must be a whole number in 257..8192", "256"}},
-      {"RandomResizedCrop(224, 224, 224, 224, 224, 224)",
-       {"RandomResizedCrop takes at most 5 positional arguments"}},
-      {"RandomResizedCrop(224, size=192)",
-       {"RandomResizedCrop got more than one value for argument 'size'"}},
+      {"RandomResizedCrop(224, 224, 224, 224, 224, 224)", {"RandomResizedCrop takes at most 5 positional arguments"}},
+      {"RandomResizedCrop(224, size=192)", {"RandomResizedCrop got more than one value for argument 'size'"}},
       {"RandomResizedCrop(224), RandomResizedCrop(192)", {"RandomResizedCrop appears twice"}},
       {"RandomResizedCrop(224), CenterCrop(224)", {"CenterCrop conflicts with RandomResizedCrop"}},
       {"none, Resize(256), CenterCrop(224)", {"CenterCrop conflicts with none"}},
@@ -820,8 +839,8 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
       {"RandomSolarize", {"RandomSolarize needs its threshold", "RandomSolarize(128, p=0.2)"}},
       {"RandomPosterize(p=0.5)", {"RandomPosterize needs its bits", "RandomPosterize(4, p=0.5)"}},
       {"RandomAdjustSharpness()", {"RandomAdjustSharpness needs its sharpness_factor"}},
-      {"RandomSolarize(0.5)", {"RandomSolarize threshold is a pixel value in [0, 255]", "(got 0.5)",
-                               "RandomSolarize(128) for 0.5"}},
+      {"RandomSolarize(0.5)",
+       {"RandomSolarize threshold is a pixel value in [0, 255]", "(got 0.5)", "RandomSolarize(128) for 0.5"}},
       {"RandomSolarize(256)", {"RandomSolarize threshold must be a pixel value in [0, 255] (got 256)"}},
       {"RandomSolarize(128, p=-0.5)", {"RandomSolarize p must be in [0, 1] (got -0.5)"}},
       {"RandomPosterize(9)", {"RandomPosterize bits must be a whole number in 0..8 (got '9')"}},
@@ -843,8 +862,7 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
       {"Normalize(cifar)", {"Normalize preset must be 'imagenet'", "'cifar'"}},
       {"Normalize(mean=(0.5, 0.5, 0.5))", {"Normalize needs both mean and std"}},
       {"Normalize(mean=(0.5, 0.5), std=(1, 1))", {"Normalize mean", "1 or 3 values", "(0.5, 0.5)"}},
-      {"Normalize(mean=(0.5, 0.5, 0.5), std=(1, 0, 1))",
-       {"Normalize std must be non-zero", "std[1] = 0"}},
+      {"Normalize(mean=(0.5, 0.5, 0.5), std=(1, 0, 1))", {"Normalize std must be non-zero", "std[1] = 0"}},
       {"Grayscale(3)", {"Grayscale num_output_channels must be 1 (got 3)"}},
       {"ToUint8(1)", {"ToUint8 takes no arguments", "ToUint8(1)"}},
       {"ToUint8, Float16", {"ToUint8 and Float16 both set the output type"}},
@@ -910,8 +928,7 @@ TEST(TransformSpecTest, ValidateNamesFieldValueAndRange) {
        "RandomResizedCrop scale must satisfy 0 < min <= max <= 1 (got (0.5, 0.2))"},
       {"ratio", [](TransformSpec* s) { s->ratio_min = 0; },
        "RandomResizedCrop ratio must satisfy 0 < min <= max (got (0, 1.3333333333333333))"},
-      {"width", [](TransformSpec* s) { s->out_width = 0; },
-       "RandomResizedCrop size must be in 1..8192 (got (224, 0))"},
+      {"width", [](TransformSpec* s) { s->out_width = 0; }, "RandomResizedCrop size must be in 1..8192 (got (224, 0))"},
       {"height", [](TransformSpec* s) { s->out_height = 8193; },
        "RandomResizedCrop size must be in 1..8192 (got (8193, 224))"},
       {"resize",
@@ -947,20 +964,17 @@ TEST(TransformSpecTest, ValidateNamesFieldValueAndRange) {
          s->out_width = 0;
        },
        "output size must be in 1..8192 (got (224, 0))"},
-      {"flip", [](TransformSpec* s) { s->flip_p = -0.5; },
-       "RandomHorizontalFlip p must be in [0, 1] (got -0.5)"},
+      {"flip", [](TransformSpec* s) { s->flip_p = -0.5; }, "RandomHorizontalFlip p must be in [0, 1] (got -0.5)"},
       {"brightness", [](TransformSpec* s) { s->jitter.brightness = -1; },
        "ColorJitter brightness must be >= 0 (got -1)"},
-      {"hue", [](TransformSpec* s) { s->jitter.hue = 0.51; },
-       "ColorJitter hue must be in [0, 0.5] (got 0.51)"},
+      {"hue", [](TransformSpec* s) { s->jitter.hue = 0.51; }, "ColorJitter hue must be in [0, 0.5] (got 0.51)"},
       {"std",
        [](TransformSpec* s) {
          s->normalize = true;
          s->std[2] = 0;
        },
        "Normalize std must be non-zero and finite (got std[2] = 0)"},
-      {"channels", [](TransformSpec* s) { s->channels = 4; },
-       "channels must be 1 (Grayscale) or 3 (RGB) (got 4)"},
+      {"channels", [](TransformSpec* s) { s->channels = 4; }, "channels must be 1 (Grayscale) or 3 (RGB) (got 4)"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);

@@ -21,9 +21,8 @@ namespace {
 
 // grid_sample of _gen_affine_grid's grid, one output pixel at a time, written from
 // torchvision's formulas: the reference the vector code is held to.
-std::vector<uint8_t> reference_warp(const std::array<double, 6>& matrix,
-                                    const AutoAugmentSpec& spec, const std::vector<uint8_t>& in,
-                                    int width, int height, int channels) {
+std::vector<uint8_t> reference_warp(const std::array<double, 6>& matrix, const AutoAugmentSpec& spec,
+                                    const std::vector<uint8_t>& in, int width, int height, int channels) {
   const float half_w = 0.5f * static_cast<float>(width);
   const float half_h = 0.5f * static_cast<float>(height);
   std::array<float, 6> theta{};
@@ -62,8 +61,7 @@ std::vector<uint8_t> reference_warp(const std::array<double, 6>& matrix,
         const float we = ix - static_cast<float>(x0), ea = 1.0f - we;
         const float no = iy - static_cast<float>(y0), so = 1.0f - no;
         const std::array<float, 4> weight{so * ea, so * we, no * ea, no * we};
-        const std::array<std::array<int, 2>, 4> tap{
-            {{x0, y0}, {x0 + 1, y0}, {x0, y0 + 1}, {x0 + 1, y0 + 1}}};
+        const std::array<std::array<int, 2>, 4> tap{{{x0, y0}, {x0 + 1, y0}, {x0, y0 + 1}, {x0 + 1, y0 + 1}}};
         float v = 0;
         float mask = 0;  // grid_sample of an image of ones
         for (size_t t = 0; t < 4; ++t) {
@@ -91,28 +89,21 @@ struct WarpCase {
 // plus matrices that throw the grid far off the image.
 std::vector<WarpCase> warp_cases() {
   std::mt19937 gen(2026);
-  std::uniform_real_distribution<double> angle(-180, 180), shear(-40, 40), scale(0.5, 2.0),
-      shift(-8, 8);
+  std::uniform_real_distribution<double> angle(-180, 180), shear(-40, 40), scale(0.5, 2.0), shift(-8, 8);
   std::vector<WarpCase> cases;
-  const std::vector<std::array<int, 2>> sizes{{1, 1},   {2, 1},   {1, 3},   {3, 3},  {4, 4},
-                                              {5, 2},   {7, 9},   {8, 8},   {9, 4},  {13, 6},
-                                              {16, 17}, {31, 12}, {64, 48}, {97, 70}};
+  const std::vector<std::array<int, 2>> sizes{{1, 1}, {2, 1}, {1, 3},  {3, 3},   {4, 4},   {5, 2},   {7, 9},
+                                              {8, 8}, {9, 4}, {13, 6}, {16, 17}, {31, 12}, {64, 48}, {97, 70}};
   for (const auto& [w, h] : sizes) {
     for (const int channels : {1, 3}) {
       for (int i = 0; i < 6; ++i) {
         cases.push_back({w, h, channels,
                          inverse_affine(shift(gen), shift(gen), angle(gen), shift(gen), shift(gen),
-                                        i % 2 == 0 ? shear(gen) : 0.0,
-                                        i % 3 == 0 ? shear(gen) : 0.0, scale(gen))});
+                                        i % 2 == 0 ? shear(gen) : 0.0, i % 3 == 0 ? shear(gen) : 0.0, scale(gen))});
       }
-      cases.push_back(
-          {w, h, channels, inverse_affine(0, 0, 90, 0, 0, 0, 0)});  // exact quarter turn
-      cases.push_back(
-          {w, h, channels, inverse_affine(0, 0, 0, 0.5, -0.5, 0, 0)});  // half-pixel taps
-      cases.push_back(
-          {w, h, channels, inverse_affine(0, 0, 10, 1e6, 0, 0, 0)});  // all off the image
-      cases.push_back(
-          {w, h, channels, inverse_affine(0, 0, 30, 0, 0, 0, 0, 1e-4)});  // 10,000× zoom out
+      cases.push_back({w, h, channels, inverse_affine(0, 0, 90, 0, 0, 0, 0)});        // exact quarter turn
+      cases.push_back({w, h, channels, inverse_affine(0, 0, 0, 0.5, -0.5, 0, 0)});    // half-pixel taps
+      cases.push_back({w, h, channels, inverse_affine(0, 0, 10, 1e6, 0, 0, 0)});      // all off the image
+      cases.push_back({w, h, channels, inverse_affine(0, 0, 30, 0, 0, 0, 0, 1e-4)});  // 10,000× zoom out
     }
   }
   return cases;
@@ -133,13 +124,11 @@ void expect_same_as_reference(const AutoAugmentSpec& spec) {
     const std::vector<uint8_t> in = random_planes(gen, n);
     std::vector<uint8_t> out(n, 0xAB);
     warp(wc.matrix, spec, in.data(), out.data(), wc.width, wc.height, wc.channels);
-    const std::vector<uint8_t> want =
-        reference_warp(wc.matrix, spec, in, wc.width, wc.height, wc.channels);
+    const std::vector<uint8_t> want = reference_warp(wc.matrix, spec, in, wc.width, wc.height, wc.channels);
     const auto first = std::mismatch(out.begin(), out.end(), want.begin());
     ASSERT_TRUE(first.first == out.end())
-        << wc.width << "x" << wc.height << "x" << wc.channels << ": byte "
-        << (first.first - out.begin()) << " is " << int{*first.first}
-        << ", the per-pixel warp gives " << int{*first.second};
+        << wc.width << "x" << wc.height << "x" << wc.channels << ": byte " << (first.first - out.begin()) << " is "
+        << int{*first.first} << ", the per-pixel warp gives " << int{*first.second};
     ++checked;
   }
   EXPECT_EQ(checked, 280);  // 14 sizes × 2 channel counts × 10 matrices

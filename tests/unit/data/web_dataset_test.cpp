@@ -76,8 +76,8 @@ TEST(WebDatasetTest, ReadsEachSampleOfShardsInEveryTarFormat) {
     EXPECT_EQ(target, 3.0f);
     EXPECT_EQ(source->class_names(), (std::vector<std::string>{"0", "1", "2", "3"}));
     EXPECT_EQ(source->name(2), shard.path + ":" + kLongDir + "/000002.png");
-    EXPECT_EQ(source->describe(), "WebDataset shard " + shard.path +
-                                      ": 3 images, 4 classes (1 sample without an image skipped)");
+    EXPECT_EQ(source->describe(),
+              "WebDataset shard " + shard.path + ": 3 images, 4 classes (1 sample without an image skipped)");
     SampleData data;
     for (size_t i = 0; i < 3; ++i) {
       ASSERT_TRUE(source->read(i, &data).ok());
@@ -94,8 +94,8 @@ TEST(WebDatasetTest, ShardsMatchingAPatternAreOneDataset) {
   write_shard(dir, "train-000000", "gnu");
   dir.write("b_src/x.jpg", encode_jpeg(stoker::testing::make_photo_like(8, 8, 3, 4)));
   dir.write_text("b_src/x.cls", "7");
-  const auto run = stoker::testing::run_command(
-      fmt::format("tar -cf {0}/train-000001.tar -C {0}/b_src x.jpg x.cls", dir.str()));
+  const auto run =
+      stoker::testing::run_command(fmt::format("tar -cf {0}/train-000001.tar -C {0}/b_src x.jpg x.cls", dir.str()));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const std::unique_ptr<Source> source = open_source(dir.str() + "/train-*.tar");
   ASSERT_EQ(source->size(), 4u);
@@ -125,24 +125,23 @@ TEST(WebDatasetTest, BrokenShardsAreOneLineNamingTheFile) {
   TempDir dir;
   const Shard good = write_shard(dir, "good", "gnu");
   std::ifstream in(good.path, std::ios::binary);
-  const std::vector<uint8_t> whole((std::istreambuf_iterator<char>(in)),
-                                   std::istreambuf_iterator<char>());
+  const std::vector<uint8_t> whole((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   // Cut inside the first member's data (its header is 512 bytes, the JPEG longer than 100).
-  const std::string truncated =
-      dir.write("truncated.tar", std::vector<uint8_t>(whole.begin(), whole.begin() + 612));
+  const std::string truncated = dir.write("truncated.tar", std::vector<uint8_t>(whole.begin(), whole.begin() + 612));
   // Cut exactly where a member ends: every header reads, and the end-of-archive blocks are gone.
   size_t last = whole.size();
   while (last > 0 && whole[last - 1] == 0) --last;
   const std::string at_boundary = dir.write(
-      "at_boundary.tar", std::vector<uint8_t>(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>((last + 511) / 512 * 512)));
+      "at_boundary.tar",
+      std::vector<uint8_t>(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>((last + 511) / 512 * 512)));
   const std::string not_tar = dir.write("notes.tar", std::vector<uint8_t>(2048, 'x'));
   dir.write("no_cls_src/a.jpg", good.images[0]);
   dir.write_text("bad_cls_src/a.jpg", "x");
   dir.write_text("bad_cls_src/a.cls", "dog");
   dir.write_text("captions_src/a.txt", "only words");
   for (const char* name : {"no_cls", "bad_cls", "captions"}) {
-    const auto run = stoker::testing::run_command(
-        fmt::format("cd {0}/{1}_src && tar -cf {0}/{1}.tar *", dir.str(), name));
+    const auto run =
+        stoker::testing::run_command(fmt::format("cd {0}/{1}_src && tar -cf {0}/{1}.tar *", dir.str(), name));
     ASSERT_EQ(run.exit_code, 0) << run.err;
   }
   const std::string gz = dir.write("shard.tar.gz", text_bytes("x"));
@@ -152,8 +151,7 @@ TEST(WebDatasetTest, BrokenShardsAreOneLineNamingTheFile) {
     std::string path;
     std::string expected;
   } cases[] = {
-      {truncated, truncated +
-                      ": the member '000000.jpg' runs past the end of the file (100 of its " +
+      {truncated, truncated + ": the member '000000.jpg' runs past the end of the file (100 of its " +
                       std::to_string(good.images[0].size()) +
                       " bytes are there): the file is truncated; check it "
                       "with `tar -tvf " +
@@ -162,14 +160,12 @@ TEST(WebDatasetTest, BrokenShardsAreOneLineNamingTheFile) {
                         ": it ends after 8 members without tar's end-of-archive blocks: the file is truncated; "
                         "check it with `tar -tvf " +
                         at_boundary + "` (stoker reads whole, uncompressed tar files)"},
-      {not_tar,
-       not_tar +
-           ": not a tar archive (its first header's checksum is wrong); check it with `tar -tvf " +
-           not_tar + "` (stoker reads whole, uncompressed tar files)"},
-      {dir.str() + "/no_cls.tar",
-       dir.str() + "/no_cls.tar: the sample 'a' has an image (a.jpg) but no class: stoker "
-                   "reads a WebDataset shard's class id from <key>.cls (an integer as text), as "
-                   "webdataset's ShardWriter writes {\"__key__\": …, \"jpg\": …, \"cls\": 3}"},
+      {not_tar, not_tar + ": not a tar archive (its first header's checksum is wrong); check it with `tar -tvf " +
+                    not_tar + "` (stoker reads whole, uncompressed tar files)"},
+      {dir.str() + "/no_cls.tar", dir.str() +
+                                      "/no_cls.tar: the sample 'a' has an image (a.jpg) but no class: stoker "
+                                      "reads a WebDataset shard's class id from <key>.cls (an integer as text), as "
+                                      "webdataset's ShardWriter writes {\"__key__\": …, \"jpg\": …, \"cls\": 3}"},
       {dir.str() + "/bad_cls.tar", dir.str() + "/bad_cls.tar: a.cls holds 'dog', not a class id; a "
                                                ".cls member holds one integer as text"},
       {dir.str() + "/captions.tar",

@@ -4,12 +4,12 @@
 #include "stoker/diagnose/check.h"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -45,9 +45,11 @@ TEST(CheckParsers, CpuInfoX86) {
 }
 
 TEST(CheckParsers, CpuInfoWithoutBf16AndArm) {
-  const CpuInfo old_x86 = parse_cpuinfo("processor : 0\nmodel name : Intel(R) Xeon(R) CPU E5-2680\nflags : fpu avx2 xavx512_bf16x\n");
+  const CpuInfo old_x86 =
+      parse_cpuinfo("processor : 0\nmodel name : Intel(R) Xeon(R) CPU E5-2680\nflags : fpu avx2 xavx512_bf16x\n");
   EXPECT_FALSE(old_x86.bf16_instructions) << "a flag is a whole word";
-  const CpuInfo arm = parse_cpuinfo("processor\t: 0\nFeatures\t: fp asimd bf16 i8mm\n\nprocessor\t: 1\nFeatures\t: fp asimd bf16 i8mm\n");
+  const CpuInfo arm = parse_cpuinfo(
+      "processor\t: 0\nFeatures\t: fp asimd bf16 i8mm\n\nprocessor\t: 1\nFeatures\t: fp asimd bf16 i8mm\n");
   EXPECT_EQ(arm.model, "unknown CPU");
   EXPECT_EQ(arm.logical_cpus, 2);
   EXPECT_TRUE(arm.bf16_instructions);
@@ -85,7 +87,8 @@ TEST(CheckParsers, CpuListsAndUsableCores) {
 
 TEST(CheckParsers, ReadCpuInfoFromAFakeTree) {
   TempDir dir;
-  dir.write_text("proc/cpuinfo", std::string(kX86CpuInfo) + "processor\t: 2\n\nprocessor\t: 3\n\nprocessor\t: 4\n\nprocessor\t: 5\n");
+  dir.write_text("proc/cpuinfo",
+                 std::string(kX86CpuInfo) + "processor\t: 2\n\nprocessor\t: 3\n\nprocessor\t: 4\n\nprocessor\t: 5\n");
   dir.write_text("proc/self/status", "Name:\tstoker\nCpus_allowed_list:\t0-4\n");
   dir.write_text("proc/self/cgroup", "0::/job/step\n");
   dir.write_text("cg/job/step/cpu.max", "max 100000\n");
@@ -257,7 +260,8 @@ TEST(CheckRecommend, BatchIsTheLargestPowerOfTwoThatLeavesAMargin) {
 }
 
 TEST(CheckRecommend, EpochIsImagesOverTheLowerCeiling) {
-  const EpochEstimate compute_bound = estimate_epoch(Figure::of(1'281'167), Figure::of(600), 12, false, Figure::of(2890));
+  const EpochEstimate compute_bound =
+      estimate_epoch(Figure::of(1'281'167), Figure::of(600), 12, false, Figure::of(2890));
   EXPECT_DOUBLE_EQ(*compute_bound.input_ceiling, 7200);
   EXPECT_DOUBLE_EQ(*compute_bound.epoch_seconds, 1'281'167 / 2890.0);
   EXPECT_EQ(compute_bound.bound, "compute-bound");
@@ -271,7 +275,8 @@ TEST(CheckRecommend, EpochIsImagesOverTheLowerCeiling) {
   EXPECT_DOUBLE_EQ(*raw.epoch_seconds, 10.0);
   EXPECT_EQ(raw.bound, "compute-bound");
 
-  const EpochEstimate no_compute = estimate_epoch(Figure::of(1000), Figure::of(100), 1, false, Figure::skip("no torch"));
+  const EpochEstimate no_compute =
+      estimate_epoch(Figure::of(1000), Figure::of(100), 1, false, Figure::skip("no torch"));
   EXPECT_DOUBLE_EQ(*no_compute.epoch_seconds, 10.0);
   EXPECT_TRUE(no_compute.lower_bound) << "the unknown compute ceiling may be lower";
   EXPECT_EQ(no_compute.bound, "");
@@ -287,7 +292,8 @@ TEST(CheckRecommend, EpochIsImagesOverTheLowerCeiling) {
   EXPECT_FALSE(zeros.input_ceiling.ok());
   EXPECT_TRUE(zeros.bound.empty());
 
-  const EpochEstimate no_images = estimate_epoch(Figure::skip("not a dataset"), Figure::of(100), 1, false, Figure::of(10));
+  const EpochEstimate no_images =
+      estimate_epoch(Figure::skip("not a dataset"), Figure::of(100), 1, false, Figure::of(10));
   EXPECT_FALSE(no_images.epoch_seconds.ok());
   EXPECT_NE(no_images.epoch_seconds.skipped.find("not a dataset"), std::string::npos);
 }
@@ -343,12 +349,21 @@ TEST(CheckReport, TextHasEveryLineAndSaysTheseAreEstimates) {
   CheckReport r = scripted_report();
   suggest_and_estimate(&r);
   const std::string text = format_text(r);
-  EXPECT_NE(text.find("CPU      Test CPU · 8 cores · 64.0 GiB RAM (60.0 GiB available) · bf16 instructions\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("CPU      Test CPU · 8 cores · 64.0 GiB RAM (60.0 GiB available) · bf16 instructions\n"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("disk     /data · ext4 /dev/vda at / · 500 GiB, 100 GiB free\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("GPU      none found (NVML: NVML not found (libnvidia-ml.so.1: cannot open shared object file)) · CPU figures only\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("GPU      none found (NVML: NVML not found (libnvidia-ml.so.1: cannot open shared object file)) "
+                      "· CPU figures only\n"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("measured cpu (8 threads) matmul bf16 750 GFLOP/s · fp32 250\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("         JPEG decode 10 img/s per core · data dir read skipped (no --data given)\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("suggest  amp bf16 · workers 4 · batch 256 for resnet50 on cpu (fits in RAM with "), std::string::npos) << text;
+  EXPECT_NE(text.find("         JPEG decode 10 img/s per core · data dir read skipped (no --data given)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("suggest  amp bf16 · workers 4 · batch 256 for resnet50 on cpu (fits in RAM with "),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("estimate resnet50 on ImageNet-1k train (1,281,167 images; --data DIR for yours): 11.7 h/epoch "
                       "(input ceiling 40 img/s, compute ceiling 30 img/s → compute-bound)\n"),
             std::string::npos)
@@ -361,8 +376,10 @@ TEST(CheckReport, NamesTheBlasAndWarnsAboutTheReferenceOne) {
   r.torch.blas = "OpenBLAS 0.3.21, pthreads, 8 threads";
   suggest_and_estimate(&r);
   std::string text = format_text(r);
-  EXPECT_NE(text.find("measured cpu (8 threads) matmul bf16 750 GFLOP/s · fp32 250 · BLAS OpenBLAS 0.3.21, pthreads, 8 threads\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find(
+          "measured cpu (8 threads) matmul bf16 750 GFLOP/s · fp32 250 · BLAS OpenBLAS 0.3.21, pthreads, 8 threads\n"),
+      std::string::npos)
       << text;
   EXPECT_EQ(text.find("warning"), std::string::npos) << text;
   nlohmann::json j = nlohmann::json::parse(format_json(r));
@@ -385,7 +402,8 @@ TEST(CheckReport, RawPixelDataHasNoInputCeiling) {
   suggest_and_estimate(&r);
   const std::string text = format_text(r);
   EXPECT_NE(text.find("estimate mnist_cnn on Fashion-MNIST train (60,000 images; --data DIR for yours): 6 s/epoch "
-                      "(no input ceiling: raw pixels or feature vectors, nothing to decode, compute ceiling 10,417 img/s → compute-bound)\n"),
+                      "(no input ceiling: raw pixels or feature vectors, nothing to decode, compute ceiling 10,417 "
+                      "img/s → compute-bound)\n"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("batch 64 for mnist_cnn on cpu"), std::string::npos) << text;
@@ -398,8 +416,9 @@ TEST(CheckReport, TextWithAGpuThatLibtorchCannotUse) {
   r.nvml.gpus = {{0, "Fake H100", Figure::of(80 * kGiB), Figure::of(0)}};
   suggest_and_estimate(&r);
   const std::string text = format_text(r);
-  EXPECT_NE(text.find("GPU0     Fake H100 · 80.0 GiB · driver 580.159 · libtorch skipped (libtorch 1.13.1 is a CPU build)\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("GPU0     Fake H100 · 80.0 GiB · driver 580.159 · libtorch skipped (libtorch 1.13.1 is a CPU build)\n"),
+      std::string::npos)
       << text;
   EXPECT_NE(text.find(" · GPU matmul and H2D skipped (libtorch 1.13.1 is a CPU build)"), std::string::npos) << text;
   EXPECT_EQ(r.suggest.device, "cpu");
@@ -427,8 +446,10 @@ TEST(CheckReport, TextWithACudaDevice) {
   EXPECT_EQ(r.suggest.amp.amp, "bf16");
   EXPECT_EQ(r.suggest.workers.workers, 15);
   const std::string text = format_text(r);
-  EXPECT_NE(text.find("GPU0     NVIDIA H100 80GB HBM3 · 79.6 GiB · driver 580.159 · cc 9.0 · CUDA 12.1 · cuDNN 8.9.2 · bf16 yes\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find(
+          "GPU0     NVIDIA H100 80GB HBM3 · 79.6 GiB · driver 580.159 · cc 9.0 · CUDA 12.1 · cuDNN 8.9.2 · bf16 yes\n"),
+      std::string::npos)
       << text;
   EXPECT_NE(text.find("measured GPU matmul bf16 781 TFLOP/s · fp16 skipped (out of memory) · tf32 402 · fp32 51.0 · "
                       "H2D pinned 52.1 GB/s, pageable 19.8 GB/s\n"),
@@ -532,7 +553,8 @@ TEST(CheckBench, ReadFailuresAreSkippedWithAReason) {
     ::chmod(locked.c_str(), 0);
     const ReadBench denied = measure_read(dir.str() + "/locked", 1);
     EXPECT_FALSE(denied.bytes_per_s.ok());
-    EXPECT_NE(denied.bytes_per_s.skipped.find("could not read any file"), std::string::npos) << denied.bytes_per_s.skipped;
+    EXPECT_NE(denied.bytes_per_s.skipped.find("could not read any file"), std::string::npos)
+        << denied.bytes_per_s.skipped;
   }
 }
 

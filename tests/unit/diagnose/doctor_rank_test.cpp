@@ -3,8 +3,8 @@
 // stage shares, the 2 % cut and the order.
 #include <gtest/gtest.h>
 
-#include "stoker/diagnose/verdict.h"
 #include "diagnose/doctor/doctor_findings.h"
+#include "stoker/diagnose/verdict.h"
 
 namespace stoker::diagnose {
 namespace {
@@ -69,8 +69,7 @@ TEST(DoctorRankTest, MeasuredGainsAndThePreparedCopyPrediction) {
   const double before = joint_rate(2000, 1000, 1, 2, true);
   const double after = joint_rate(2000, 2500, 1, 2, true);
   EXPECT_NEAR(p->gain, after / before, 1e-9);
-  EXPECT_NE(p->how.find("48 of its JPEGs measured in memory, 0.90 → 0.30 ms per sample"), std::string::npos)
-      << p->how;
+  EXPECT_NE(p->how.find("48 of its JPEGs measured in memory, 0.90 → 0.30 ms per sample"), std::string::npos) << p->how;
   // batch 128 is 0.5 % faster alone: under the 2 % cut.
   EXPECT_EQ(find("--batch-size 128"), nullptr);
 }
@@ -91,19 +90,16 @@ TEST(DoctorWorkerCountsTest, DoublingUpToTheCoresWithTheConfiguredCount) {
   EXPECT_EQ(worker_counts(12, 12), (std::vector<int>{1, 2, 4, 8, 12}));
   EXPECT_EQ(worker_counts(2, 1), (std::vector<int>{1, 2}));
   EXPECT_EQ(worker_counts(1, 1), (std::vector<int>{1}));
-  EXPECT_EQ(worker_counts(2, 4),
-            (std::vector<int>{1, 2, 4}));  // more workers than cores: measured too
+  EXPECT_EQ(worker_counts(2, 4), (std::vector<int>{1, 2, 4}));  // more workers than cores: measured too
   EXPECT_EQ(worker_counts(64, 8).size(), 7u);
 }
 
 // The batch search's suggestion says what it does to the effective batch: a batch past the
 // effective one read "--accum-steps 1 keeps your effective batch 128" at batch 1536 on an H100.
 TEST(DoctorBatchSuggestionTest, SaysWhatHappensToTheEffectiveBatch) {
-  EXPECT_EQ(batch_suggestion(64, 256).text,
-            "--batch-size 64 --accum-steps 4 keeps your effective batch 256");
+  EXPECT_EQ(batch_suggestion(64, 256).text, "--batch-size 64 --accum-steps 4 keeps your effective batch 256");
   EXPECT_EQ(batch_suggestion(64, 256).accumulation_steps, 4);
-  EXPECT_EQ(batch_suggestion(128, 128).text,
-            "--batch-size 128 --accum-steps 1 keeps your effective batch 128");
+  EXPECT_EQ(batch_suggestion(128, 128).text, "--batch-size 128 --accum-steps 1 keeps your effective batch 128");
   EXPECT_EQ(batch_suggestion(96, 128).text,
             "--batch-size 96 --accum-steps 2 gives an effective batch of 192 (yours: 128)");
   EXPECT_EQ(batch_suggestion(96, 128).accumulation_steps, 2);

@@ -51,8 +51,7 @@ TEST(WorkerTuner, ClimbsToTheCountThatFeedsTheModel) {
   ASSERT_FALSE(run.reasons.empty());
   EXPECT_EQ(run.reasons.front(), "waiting 79 % of step time at 300 samples/s → trying 2 workers");
   // Converged: the last 10 windows never moved.
-  EXPECT_TRUE(std::all_of(run.workers_over_time.end() - 10, run.workers_over_time.end(),
-                          [](int w) { return w == 5; }));
+  EXPECT_TRUE(std::all_of(run.workers_over_time.end() - 10, run.workers_over_time.end(), [](int w) { return w == 5; }));
 }
 
 TEST(WorkerTuner, RevertsAnExtraWorkerThatDoesNotPay) {
@@ -65,8 +64,7 @@ TEST(WorkerTuner, RevertsAnExtraWorkerThatDoesNotPay) {
   bool reverted = false;
   for (const auto& r : run.reasons) reverted = reverted || r.rfind("3 workers gave", 0) == 0;
   EXPECT_TRUE(reverted);
-  EXPECT_TRUE(std::all_of(run.workers_over_time.end() - 10, run.workers_over_time.end(),
-                          [](int w) { return w == 2; }))
+  EXPECT_TRUE(std::all_of(run.workers_over_time.end() - 10, run.workers_over_time.end(), [](int w) { return w == 2; }))
       << "a rejected count is not retried while the load is unchanged";
 }
 
@@ -100,9 +98,9 @@ TEST(WorkerTuner, FirstWindowAfterAChangeIsNotJudged) {
   limits.max_workers = 4;
   WorkerTuner tuner(1, limits);
   TuneWindow starved{100, 0.5, 0};
-  EXPECT_TRUE(tuner.observe(starved).changed);   // → 2
-  TuneWindow refill{50, 0.7, 0};                 // the queue refills: a bad-looking window
-  EXPECT_FALSE(tuner.observe(refill).changed);   // ignored
+  EXPECT_TRUE(tuner.observe(starved).changed);  // → 2
+  TuneWindow refill{50, 0.7, 0};                // the queue refills: a bad-looking window
+  EXPECT_FALSE(tuner.observe(refill).changed);  // ignored
   TuneWindow better{180, 0.1, 0};
   const TuneAction next = tuner.observe(better);  // 2 kept; still waiting → 3
   EXPECT_TRUE(next.changed);

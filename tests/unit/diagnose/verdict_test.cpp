@@ -41,8 +41,8 @@ TEST(Verdict, ThresholdsOfEachRule) {
       {window(0.049, 0.0, 0.951), "compute-bound"},
       {window(0.0, 0.20, 0.80), "transfer-bound"},
       {window(0.0, 0.199, 0.801), "compute-bound"},
-      {window(0.10, 0.25, 0.65), "transfer-bound"},       // copying dominates a moderate wait
-      {window(0.21, 0.25, 0.54), "input-bound (high)"},   // a high wait comes first
+      {window(0.10, 0.25, 0.65), "transfer-bound"},      // copying dominates a moderate wait
+      {window(0.21, 0.25, 0.54), "input-bound (high)"},  // a high wait comes first
       {throttled, "throttled"},
       {throttled_but_starved, "input-bound (high)"},
       {idle_gpu, "host/launch-bound"},
@@ -94,8 +94,8 @@ TEST(Verdict, RatesAndDominantStage) {
 TEST(Verdict, InputBoundRecommendsTheWorkersThatMatchTheModel) {
   // The model takes 1,400 samples/s; 4 workers deliver 850 → 4 × 1400/850 × 1.1 = 7.2 → 8.
   StepWindow w = window(0.0, 0.0, 0.0, 8500);
-  w.compute_s = 8500.0 / 1400;  // model rate 1,400
-  w.wait_s = 10 - w.compute_s;  // 850 samples/s delivered over 10 s
+  w.compute_s = 8500.0 / 1400;                                   // model rate 1,400
+  w.wait_s = 10 - w.compute_s;                                   // 850 samples/s delivered over 10 s
   PipelineEvidence p = pipeline(4, 16, 8500.0 / 850 * 4, 8500);  // 850 samples/s ceiling
   p.cpu_percent = 30;
   const Verdict v = classify(w);
@@ -116,7 +116,7 @@ TEST(Verdict, InputBoundRecommendsTheWorkersThatMatchTheModel) {
 }
 
 TEST(Verdict, DecodedCacheIsOfferedWhenTheImagesFitInRam) {
-  StepWindow w = window(6, 0, 4, 4000);  // model 1,000 samples/s, 400 delivered
+  StepWindow w = window(6, 0, 4, 4000);           // model 1,000 samples/s, 400 delivered
   PipelineEvidence p = pipeline(1, 2, 10, 4000);  // read + decode = 77 % of worker time
   p.decoded_bytes = 4000 * 120e3;                 // 120 kB per image at full resolution
   p.dataset_samples = 80'000;                     // 9.6 GB for the dataset
@@ -131,7 +131,7 @@ TEST(Verdict, DecodedCacheIsOfferedWhenTheImagesFitInRam) {
   p.free_ram_bytes = 10e9;  // 9.6 GB is more than 80 % of 10 GB
   EXPECT_EQ(recommend(classify(w), w, p).size(), 1u);
   p.free_ram_bytes = 41e9;
-  p.cache_on = true;        // already on (the rest did not fit)
+  p.cache_on = true;  // already on (the rest did not fit)
   EXPECT_EQ(recommend(classify(w), w, p).size(), 1u);
 }
 
@@ -149,8 +149,7 @@ TEST(Verdict, PrepareIsOfferedWhenJpegsDecodeFromTheTop) {
   EXPECT_EQ(recommend(classify(w), w, p)[0].change,
             "stoker prepare --data /data/imagenet --out /data/imagenet-prepared");
   p.dataset = "/usr/share/";  // a folder (trailing slash dropped)
-  EXPECT_EQ(recommend(classify(w), w, p)[0].change,
-            "stoker prepare --data /usr/share --out /usr/share-prepared");
+  EXPECT_EQ(recommend(classify(w), w, p)[0].change, "stoker prepare --data /usr/share --out /usr/share-prepared");
   EXPECT_EQ(changes[0].predicted_gain, 0);  // not predicted: depends on the crops
   p.spliced_samples = 3990;                 // already prepared
   EXPECT_EQ(recommend(classify(w), w, p).size(), 1u);
@@ -196,8 +195,8 @@ TEST(PersistenceGate, WarnsOncePerStreak) {
   const Verdict transfer = classify(window(0, 0.5, 0.5));
   EXPECT_FALSE(gate.observe(input));
   EXPECT_FALSE(gate.observe(input));
-  EXPECT_TRUE(gate.observe(input));   // third window in a row
-  EXPECT_FALSE(gate.observe(input));  // not again while it lasts
+  EXPECT_TRUE(gate.observe(input));      // third window in a row
+  EXPECT_FALSE(gate.observe(input));     // not again while it lasts
   EXPECT_FALSE(gate.observe(transfer));  // another condition starts its own streak
   EXPECT_FALSE(gate.observe(transfer));
   EXPECT_TRUE(gate.observe(transfer));

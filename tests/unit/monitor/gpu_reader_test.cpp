@@ -32,9 +32,7 @@ class FakeNvml {
   }
   int init_count() const { return lib_->get<int()>("fake_nvml_init_count")(); }
   int live_gpm_samples() const { return lib_->get<int()>("fake_nvml_live_gpm_samples")(); }
-  int calls(const char* symbol) const {
-    return lib_->get<int(const char*)>("fake_nvml_calls")(symbol);
-  }
+  int calls(const char* symbol) const { return lib_->get<int(const char*)>("fake_nvml_calls")(symbol); }
 
  private:
   std::unique_ptr<DynamicLibrary> lib_;
@@ -92,8 +90,8 @@ class GpuReaderTest : public ::testing::Test {
     return why_not;
   }
 
-  std::vector<GpuSample> sample(GpuReader& reader, int64_t now_ns = 0,
-                                const std::vector<pid_t>& pids = {}, bool with_pcie = true) {
+  std::vector<GpuSample> sample(GpuReader& reader, int64_t now_ns = 0, const std::vector<pid_t>& pids = {},
+                                bool with_pcie = true) {
     std::vector<GpuSample> out;
     reader.sample(&out, now_ns, pids, with_pcie);
     return out;
@@ -179,8 +177,7 @@ TEST_F(GpuReaderTest, SampleReadsEachFigureWithItsSourceAndUnit) {
   EXPECT_EQ(other.index, 1);
   EXPECT_DOUBLE_EQ(other.util_gpu_percent.value, 10);
   for (const Figure& f : kPlainFigures) {
-    const bool scripted =
-        f.reading == &GpuSample::util_gpu_percent || f.reading == &GpuSample::util_memory_percent;
+    const bool scripted = f.reading == &GpuSample::util_gpu_percent || f.reading == &GpuSample::util_memory_percent;
     EXPECT_EQ((other.*f.reading).ok(), scripted) << f.name;
   }
 }
@@ -189,8 +186,7 @@ TEST_F(GpuReaderTest, SampleReadsEachFigureWithItsSourceAndUnit) {
 // since the last read, not the last sample period's figure (util0=85): the first read only
 // marks where to start; a read with nothing new keeps the instantaneous figure.
 TEST_F(GpuReaderTest, UtilisationIsTheMeanOfTheDriversSamplesSinceTheLastRead) {
-  const std::string base =
-      std::string(kTwoGpus) + "util_samples0=100:0,200:100\nmem_samples0=150:10\n";
+  const std::string base = std::string(kTwoGpus) + "util_samples0=100:0,200:100\nmem_samples0=150:10\n";
   script(base);
   auto reader = open_reader();
   ASSERT_NE(reader, nullptr);
@@ -329,20 +325,17 @@ TEST_F(GpuReaderTest, NewerCallsFallBackToOlderOnFunctionNotFound) {
     double value;
   } cases[] = {
       // v1 counts the driver's reservation as used.
-      {"fail_nvmlDeviceGetMemoryInfo_v2=13", "nvmlDeviceGetMemoryInfo",
-       &GpuSample::memory_used_bytes, 12.8e9},
-      {"fail_nvmlDeviceGetMemoryInfo_v2=25", "nvmlDeviceGetMemoryInfo",
-       &GpuSample::memory_used_bytes, 12.8e9},
-      {"fail_nvmlDeviceGetCurrentClocksEventReasons=13",
-       "nvmlDeviceGetCurrentClocksThrottleReasons", &GpuSample::throttle_reasons, 0x44},
+      {"fail_nvmlDeviceGetMemoryInfo_v2=13", "nvmlDeviceGetMemoryInfo", &GpuSample::memory_used_bytes, 12.8e9},
+      {"fail_nvmlDeviceGetMemoryInfo_v2=25", "nvmlDeviceGetMemoryInfo", &GpuSample::memory_used_bytes, 12.8e9},
+      {"fail_nvmlDeviceGetCurrentClocksEventReasons=13", "nvmlDeviceGetCurrentClocksThrottleReasons",
+       &GpuSample::throttle_reasons, 0x44},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.failure);
     script(std::string(kTwoGpus) + c.failure + "\n");
     auto reader = open_reader();
     ASSERT_NE(reader, nullptr);
-    const std::string newer =
-        std::string(c.failure).substr(5, std::string(c.failure).find('=') - 5);
+    const std::string newer = std::string(c.failure).substr(5, std::string(c.failure).find('=') - 5);
     const int newer_before = fake_.calls(newer.c_str());
     const int older_before = fake_.calls(c.older);
     for (int i = 0; i < 2; ++i) {
@@ -381,14 +374,8 @@ TEST_F(GpuReaderTest, ProcessMemoryIsSummedOverWatchedPidsOnly) {
       {"no pids", lists, {}, std::nullopt},
       {"_v3 writing 32-byte entries", lists + "proc_v3_stride=32\n", {100, 200, 400}, 11000},
       {"_v2 when _v3 is not in the driver", lists + v3_missing, {100, 200, 400}, 11000},
-      {"unversioned (16-byte entries) when neither is",
-       lists + v3_missing + v2_missing,
-       {100, 200, 400},
-       11000},
-      {"graphics list fails",
-       lists + "fail_nvmlDeviceGetGraphicsRunningProcesses_v3=3\n",
-       {100, 200, 400},
-       3000},
+      {"unversioned (16-byte entries) when neither is", lists + v3_missing + v2_missing, {100, 200, 400}, 11000},
+      {"graphics list fails", lists + "fail_nvmlDeviceGetGraphicsRunningProcesses_v3=3\n", {100, 200, 400}, 3000},
       {"both lists fail",
        lists + "fail_nvmlDeviceGetGraphicsRunningProcesses_v3=3\n"
                "fail_nvmlDeviceGetComputeRunningProcesses_v3=3\n",

@@ -127,8 +127,8 @@ TEST(MeminfoTest, FieldsInBytes) {
 }
 
 TEST(MeminfoTest, AvailableFallsBackToFreeBuffersCached) {
-  const MemInfo info = parse_meminfo(
-      "MemTotal: 1000 kB\nMemFree: 100 kB\nBuffers: 10 kB\nCached: 200 kB\nSwapCached: 7 kB\n");
+  const MemInfo info =
+      parse_meminfo("MemTotal: 1000 kB\nMemFree: 100 kB\nBuffers: 10 kB\nCached: 200 kB\nSwapCached: 7 kB\n");
   EXPECT_EQ(info.available, 310u * 1024);
   EXPECT_FALSE(info.swap_total);
   EXPECT_FALSE(parse_meminfo("MemTotal: 1000 kB\nMemFree: 100 kB\n").available);
@@ -140,19 +140,18 @@ TEST(DiskstatsTest, WholeDisksOnly) {
     bool kept;
   };
   const Case cases[] = {
-      {"sda", true},      {"sda1", false},      {"sda15", false},     {"sdaa", true},
-      {"sdaa1", false},   {"nvme0n1", true},    {"nvme0n1p1", false}, {"nvme0n10", true},
-      {"vda", true},      {"vda1", false},      {"xvda", true},       {"xvda2", false},
-      {"mmcblk0", true},  {"mmcblk0p1", false}, {"loop0", false},     {"loop12", false},
-      {"loop0p1", false}, {"ram0", false},      {"zram0", false},     {"sr0", false},
-      {"fd0", false},     {"dm-0", true},       {"dm-10", true},      {"md0", true},
-      {"md0p1", false},   {"md127", true},      {"nbd0", true},
+      {"sda", true},     {"sda1", false},      {"sda15", false},   {"sdaa", true},       {"sdaa1", false},
+      {"nvme0n1", true}, {"nvme0n1p1", false}, {"nvme0n10", true}, {"vda", true},        {"vda1", false},
+      {"xvda", true},    {"xvda2", false},     {"mmcblk0", true},  {"mmcblk0p1", false}, {"loop0", false},
+      {"loop12", false}, {"loop0p1", false},   {"ram0", false},    {"zram0", false},     {"sr0", false},
+      {"fd0", false},    {"dm-0", true},       {"dm-10", true},    {"md0", true},        {"md0p1", false},
+      {"md127", true},   {"nbd0", true},
   };
   std::string text;
   uint64_t n = 1;
   for (const Case& c : cases) {
-    text += "   8       0 " + std::string(c.name) + " 1 2 " + std::to_string(n) + " 4 5 6 " +
-            std::to_string(10 * n) + " 8 0 9 10 0 0 0 0 0 0\n";
+    text += "   8       0 " + std::string(c.name) + " 1 2 " + std::to_string(n) + " 4 5 6 " + std::to_string(10 * n) +
+            " 8 0 9 10 0 0 0 0 0 0\n";
     ++n;
   }
   std::vector<DeviceCounters> disks;

@@ -34,50 +34,42 @@ class FakeProc {
       user += cores[i][0];
       system += cores[i][1];
       idle += cores[i][2];
-      lines += "cpu" + std::to_string(i) + " " + std::to_string(cores[i][0]) + " 0 " +
-               std::to_string(cores[i][1]) + " " + std::to_string(cores[i][2]) + " 0 0 0 0 0 0\n";
+      lines += "cpu" + std::to_string(i) + " " + std::to_string(cores[i][0]) + " 0 " + std::to_string(cores[i][1]) +
+               " " + std::to_string(cores[i][2]) + " 0 0 0 0 0 0\n";
     }
     dir_.write_text("stat", "cpu  " + std::to_string(user) + " 0 " + std::to_string(system) + " " +
-                                std::to_string(idle) + " 0 0 0 " + std::to_string(steal) +
-                                " 0 0\n" + lines + "intr 1 2 3\nctxt 99\nbtime 1700000000\n");
+                                std::to_string(idle) + " 0 0 0 " + std::to_string(steal) + " 0 0\n" + lines +
+                                "intr 1 2 3\nctxt 99\nbtime 1700000000\n");
   }
 
-  void file(const std::string& relative, const std::string& text) const {
-    dir_.write_text(relative, text);
-  }
+  void file(const std::string& relative, const std::string& text) const { dir_.write_text(relative, text); }
 
-  void remove(const std::string& relative) const {
-    std::filesystem::remove_all(dir_.path() / relative);
-  }
+  void remove(const std::string& relative) const { std::filesystem::remove_all(dir_.path() / relative); }
 
   // /proc/<pid>/stat with the fields HostReader reads; the rest look like a real line.
-  void process(int pid, const std::string& comm, char state, int ppid, uint64_t utime,
-               uint64_t stime, uint64_t start_time, uint64_t rss_pages) const {
+  void process(int pid, const std::string& comm, char state, int ppid, uint64_t utime, uint64_t stime,
+               uint64_t start_time, uint64_t rss_pages) const {
     const std::string p = std::to_string(pid);
-    dir_.write_text(p + "/stat",
-                    p + " (" + comm + ") " + std::string(1, state) + " " + std::to_string(ppid) +
-                        " " + p + " " + p + " 0 -1 4194560 10 0 0 0 " + std::to_string(utime) +
-                        " " + std::to_string(stime) + " 0 0 20 0 1 0 " +
-                        std::to_string(start_time) + " 1000000 " + std::to_string(rss_pages) +
-                        " 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 "
-                        "0 0 0\n");
+    dir_.write_text(p + "/stat", p + " (" + comm + ") " + std::string(1, state) + " " + std::to_string(ppid) + " " + p +
+                                     " " + p + " 0 -1 4194560 10 0 0 0 " + std::to_string(utime) + " " +
+                                     std::to_string(stime) + " 0 0 20 0 1 0 " + std::to_string(start_time) +
+                                     " 1000000 " + std::to_string(rss_pages) +
+                                     " 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 "
+                                     "0 0 0\n");
   }
 
  private:
   TempDir dir_;
 };
 
-std::string diskstats_line(const std::string& name, uint64_t sectors_read,
-                           uint64_t sectors_written) {
+std::string diskstats_line(const std::string& name, uint64_t sectors_read, uint64_t sectors_written) {
   return "   8       0 " + name + " 100 0 " + std::to_string(sectors_read) + " 50 200 0 " +
          std::to_string(sectors_written) + " 60 0 70 110 0 0 0 0 0 0\n";
 }
 
-std::string net_dev_text(uint64_t lo, uint64_t eth0_rx, uint64_t eth0_tx, uint64_t eth1_rx,
-                         uint64_t eth1_tx) {
+std::string net_dev_text(uint64_t lo, uint64_t eth0_rx, uint64_t eth0_tx, uint64_t eth1_rx, uint64_t eth1_tx) {
   auto line = [](const std::string& name, uint64_t rx, uint64_t tx) {
-    return "  " + name + ": " + std::to_string(rx) + " 10 0 0 0 0 0 0 " + std::to_string(tx) +
-           " 10 0 0 0 0 0 0\n";
+    return "  " + name + ": " + std::to_string(rx) + " 10 0 0 0 0 0 0 " + std::to_string(tx) + " 10 0 0 0 0 0 0\n";
   };
   return "Inter-|   Receive                                                |  Transmit\n"
          " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets "
@@ -182,16 +174,13 @@ TEST(HostReaderTest, DiskRatesOverWholeDisksOnly) {
   auto write = [&](uint64_t k) {
     // Each whole disk moves k sectors read and 2k written per step; partitions, loop and
     // zram devices move far more, and must not show.
-    proc.file(
-        "diskstats",
-        diskstats_line("loop0", 1000000 * k, 1000000 * k) +
-            diskstats_line("sda", 100 * k, 200 * k) + diskstats_line("sda1", 100 * k, 200 * k) +
-            diskstats_line("nvme0n1", 1000 + 100 * k, 200 * k) +
-            diskstats_line("nvme0n1p1", 7777 * k, 7777 * k) +
-            diskstats_line("vda", 100 * k, 200 * k) + diskstats_line("vda1", 9 * k, 9 * k) +
-            diskstats_line("mmcblk0", 100 * k, 200 * k) +
-            diskstats_line("mmcblk0p1", 9 * k, 9 * k) + diskstats_line("dm-0", 100 * k, 200 * k) +
-            diskstats_line("zram0", 5555 * k, 5555 * k));
+    proc.file("diskstats", diskstats_line("loop0", 1000000 * k, 1000000 * k) + diskstats_line("sda", 100 * k, 200 * k) +
+                               diskstats_line("sda1", 100 * k, 200 * k) +
+                               diskstats_line("nvme0n1", 1000 + 100 * k, 200 * k) +
+                               diskstats_line("nvme0n1p1", 7777 * k, 7777 * k) +
+                               diskstats_line("vda", 100 * k, 200 * k) + diskstats_line("vda1", 9 * k, 9 * k) +
+                               diskstats_line("mmcblk0", 100 * k, 200 * k) + diskstats_line("mmcblk0p1", 9 * k, 9 * k) +
+                               diskstats_line("dm-0", 100 * k, 200 * k) + diskstats_line("zram0", 5555 * k, 5555 * k));
   };
   write(1);
   HostReader reader(proc.root());
@@ -252,10 +241,9 @@ TEST(HostReaderTest, MissingFilesLeaveFiguresUnavailableWithoutThrowing) {
   EXPECT_NO_THROW(reader.sample(&s, 1 * kSecond));
   EXPECT_NO_THROW(reader.sample(&s, 2 * kSecond));
   for (const Reading* r :
-       {&s.cpu_percent, &s.memory_total_bytes, &s.memory_available_bytes, &s.memory_used_bytes,
-        &s.swap_total_bytes, &s.swap_used_bytes, &s.disk_read_bytes_per_s,
-        &s.disk_write_bytes_per_s, &s.net_rx_bytes_per_s, &s.net_tx_bytes_per_s,
-        &s.process_cpu_percent, &s.process_rss_bytes, &s.process_count}) {
+       {&s.cpu_percent, &s.memory_total_bytes, &s.memory_available_bytes, &s.memory_used_bytes, &s.swap_total_bytes,
+        &s.swap_used_bytes, &s.disk_read_bytes_per_s, &s.disk_write_bytes_per_s, &s.net_rx_bytes_per_s,
+        &s.net_tx_bytes_per_s, &s.process_cpu_percent, &s.process_rss_bytes, &s.process_count}) {
     EXPECT_FALSE(r->ok());
   }
   EXPECT_TRUE(s.core_percent.empty());

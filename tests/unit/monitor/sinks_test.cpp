@@ -1,9 +1,9 @@
 #include "stoker/monitor/sinks.h"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "stoker/core/error.h"
@@ -79,7 +79,8 @@ TEST(LogsTest, JsonlHasMetaThenSamplesWithNulls) {
   EXPECT_EQ(meta["type"], "meta");
   EXPECT_EQ(meta["gpus"][0]["name"], "Fake");
   bool saw_source = false;
-  for (const auto& f : meta["fields"]) saw_source |= f["name"] == "gpus[].sm_activity_percent" && f["source"] == "nvml-gpm";
+  for (const auto& f : meta["fields"])
+    saw_source |= f["name"] == "gpus[].sm_activity_percent" && f["source"] == "nvml-gpm";
   EXPECT_TRUE(saw_source);
   const auto sample = nlohmann::json::parse(second);
   EXPECT_EQ(sample["cpu_percent"], 45);

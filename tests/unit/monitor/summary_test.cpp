@@ -63,9 +63,7 @@ TEST(SummaryTest, ReportCarriesTheHintWhenTheGpuWaits) {
   const std::string text = format_summary(recorder.summary(), "1 GPU");
   EXPECT_NE(text.find("GPU0 util mean"), std::string::npos) << text;
   EXPECT_NE(text.find("peak VRAM 14.1 GB"), std::string::npos) << text;
-  EXPECT_NE(text.find("GPU idle while CPU busy 50 % of the time → the input pipeline"),
-            std::string::npos)
-      << text;
+  EXPECT_NE(text.find("GPU idle while CPU busy 50 % of the time → the input pipeline"), std::string::npos) << text;
 }
 
 }  // namespace

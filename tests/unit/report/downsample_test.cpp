@@ -1,12 +1,12 @@
 // The min/max downsampler: bounded output, every extreme kept, x order kept, NaN left out.
+#include "stoker/report/downsample.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
-
-#include "stoker/report/downsample.h"
 
 namespace stoker::report {
 namespace {

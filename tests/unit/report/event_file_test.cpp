@@ -38,15 +38,13 @@ std::string read_file(const std::string& path) {
 
 uint64_t u64_at(const std::string& s, size_t at) {
   uint64_t v = 0;
-  for (int i = 7; i >= 0; --i)
-    v = (v << 8) | static_cast<unsigned char>(s[at + static_cast<size_t>(i)]);
+  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(s[at + static_cast<size_t>(i)]);
   return v;
 }
 
 uint32_t u32_at(const std::string& s, size_t at) {
   uint32_t v = 0;
-  for (int i = 3; i >= 0; --i)
-    v = (v << 8) | static_cast<unsigned char>(s[at + static_cast<size_t>(i)]);
+  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(s[at + static_cast<size_t>(i)]);
   return v;
 }
 
@@ -124,8 +122,7 @@ TEST(EventProtoTest, ScalarEventByteForByte) {
 }
 
 TEST(EventProtoTest, FileVersionEventByteForByte) {
-  std::string expected =
-      bytes({0x09, 0, 0, 0, 0, 0, 0, 0xf8, 0x3f, 0x1a, 0x0d});  // file_version = 3
+  std::string expected = bytes({0x09, 0, 0, 0, 0, 0, 0, 0xf8, 0x3f, 0x1a, 0x0d});  // file_version = 3
   expected += "brain.Event:2";
   EXPECT_EQ(file_version_event(1.5), expected);
 }
@@ -167,8 +164,7 @@ TEST(EventFileTest, AFileCutAtEveryByteYieldsExactlyItsCompleteRecords) {
     path = events.path();
     for (int step = 0; step < 12; ++step) {
       std::vector<Scalar> scalars = {{"train/loss", 1.0 / (step + 1)}};
-      for (int i = 0; i < step % 4; ++i)
-        scalars.push_back({"gpu" + std::to_string(i) + "/util", 10.0 * i});
+      for (int i = 0; i < step % 4; ++i) scalars.push_back({"gpu" + std::to_string(i) + "/util", 10.0 * i});
       ASSERT_TRUE(events.write(step, scalars, 1000.0 + step).ok());
     }
   }
@@ -181,8 +177,7 @@ TEST(EventFileTest, AFileCutAtEveryByteYieldsExactlyItsCompleteRecords) {
   ASSERT_EQ(ends.back(), file.size());
   for (size_t cut = 0; cut <= file.size(); ++cut) {
     const auto got = complete_records(file.substr(0, cut));
-    const size_t expected =
-        static_cast<size_t>(std::upper_bound(ends.begin(), ends.end(), cut) - ends.begin());
+    const size_t expected = static_cast<size_t>(std::upper_bound(ends.begin(), ends.end(), cut) - ends.begin());
     ASSERT_EQ(got.size(), expected) << "cut at byte " << cut;
     for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], all[i]) << "cut at byte " << cut;
   }
@@ -197,8 +192,7 @@ TEST(EventFileTest, ADamagedByteEndsTheReadableRecordsThere) {
     for (int step = 0; step < 3; ++step) ASSERT_TRUE(events.write(step, {{"x", 1.0 * step}}).ok());
   }
   std::string file = read_file(path);
-  const size_t second_end =
-      complete_records(file)[0].size() + 16 + complete_records(file)[1].size() + 16;
+  const size_t second_end = complete_records(file)[0].size() + 16 + complete_records(file)[1].size() + 16;
   file[second_end + 14] ^= 0x01;  // inside the third record's payload
   EXPECT_EQ(complete_records(file).size(), 2u);
 }

@@ -1,5 +1,7 @@
 // Reading what a run leaves for the report: CSV files cut off mid-row, event files read back,
 // the low-utilisation stretches, a run folder with parts missing, and the page's contents.
+#include "stoker/report/run_report.h"
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -12,7 +14,6 @@
 #include "stoker/report/event_file.h"
 #include "stoker/report/event_reader.h"
 #include "stoker/report/html_report.h"
-#include "stoker/report/run_report.h"
 #include "support/error_text.h"
 #include "support/temp_dir.h"
 
@@ -22,7 +23,8 @@ namespace {
 using testing::TempDir;
 
 constexpr const char* kMonitorHeader =
-    "timestamp,seconds,cpu_percent,mem_used_bytes,mem_available_bytes,mem_total_bytes,gpu0_util_percent,gpu0_throttle\n";
+    "timestamp,seconds,cpu_percent,mem_used_bytes,mem_available_bytes,mem_total_bytes,gpu0_util_percent,gpu0_"
+    "throttle\n";
 
 TEST(CsvTableTest, QuotedCellsHoldCommasAndEmptyCellsAreNaN) {
   const CsvTable t = parse_csv_table("a,b,c\n1,,\"x, \"\"y\"\"\"\n2.5,3,z\n", "t.csv");
@@ -129,13 +131,16 @@ TEST(RunReportTest, AMonitorLogWithAGpuShadesItsIdleStretch) {
 TEST(RunReportTest, EmptyAndHeaderOnlyMonitorLogsAreOneErrorEach) {
   TempDir dir;
   EXPECT_EQ(testing::error_text([&] { load_report(dir.write_text("empty.csv", "")); }),
-            dir.str() + "/empty.csv is empty: no header row and no rows; give a CSV that stoker wrote (stoker monitor "
-                        "--log FILE.csv, or a run folder's metrics.csv)");
-  EXPECT_NE(testing::error_text([&] { load_report(dir.write_text("header.csv", kMonitorHeader)); })
-                .find("has a header but no complete sample row: nothing to draw"),
+            dir.str() +
+                "/empty.csv is empty: no header row and no rows; give a CSV that stoker wrote (stoker monitor "
+                "--log FILE.csv, or a run folder's metrics.csv)");
+  EXPECT_NE(testing::error_text([&] {
+              load_report(dir.write_text("header.csv", kMonitorHeader));
+            }).find("has a header but no complete sample row: nothing to draw"),
             std::string::npos);
-  EXPECT_NE(testing::error_text([&] { load_report(dir.write_text("other.csv", "a,b\n1,2\n")); })
-                .find("is not a stoker monitor log"),
+  EXPECT_NE(testing::error_text([&] {
+              load_report(dir.write_text("other.csv", "a,b\n1,2\n"));
+            }).find("is not a stoker monitor log"),
             std::string::npos);
 }
 

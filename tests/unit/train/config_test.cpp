@@ -115,8 +115,7 @@ TEST(TrainConfigTest, YamlOverridesOnlyTheKeysItGives) {
 }
 
 TEST(ConfigFlagsTest, FlagsOverrideTheFileOnlyWhereGiven) {
-  const TrainConfig config =
-      load("epochs: 5\nbatch_size: 32\npin_memory: false\n", "--batch-size 8 --lr 0.1");
+  const TrainConfig config = load("epochs: 5\nbatch_size: 32\npin_memory: false\n", "--batch-size 8 --lr 0.1");
   EXPECT_EQ(config.epochs, 5);       // file
   EXPECT_EQ(config.batch_size, 8);   // flag over file
   EXPECT_EQ(config.lr, 0.1);         // flag over default
@@ -249,15 +248,13 @@ TEST(ConfigYamlTest, UnknownKeysGetLineNumberAndSuggestion) {
     const char* message;
   };
   const std::vector<Case> cases = {
-      {"epochs: 3\n# workers\nnum_worker: 4\n",
-       "c.yaml:3: unknown key 'num_worker' — did you mean 'num_workers'?"},
+      {"epochs: 3\n# workers\nnum_worker: 4\n", "c.yaml:3: unknown key 'num_worker' — did you mean 'num_workers'?"},
       {"batch-size: 4\n", "c.yaml:1: unknown key 'batch-size' — did you mean 'batch_size'?"},
       {"workers: 4\n", "c.yaml:1: unknown key 'workers' — did you mean 'num_workers'?"},
       {"learning_rate: 4\n", "c.yaml:1: unknown key 'learning_rate' — did you mean 'lr'?"},
       {"use_amp: true\n", "c.yaml:1: unknown key 'use_amp' — did you mean 'amp'?"},
       {"colour: red\n", "c.yaml:1: unknown key 'colour' (`stoker train --help` lists the keys)"},
-      {"epochs: 3\nlr: 1\nepochs: 4\n",
-       "c.yaml:3: key 'epochs' is given twice (also on line 1); keep one"},
+      {"epochs: 3\nlr: 1\nepochs: 4\n", "c.yaml:3: key 'epochs' is given twice (also on line 1); keep one"},
       {"- epochs\n", "c.yaml:1: a config file is 'key: value' lines (got a list)"},
       {"epochs: [1\n", "c.yaml:2: not valid YAML: end of sequence flow not found"},
   };
@@ -277,8 +274,7 @@ TEST(ConfigYamlTest, WrongTypesNameTheKeyAndTheValue) {
       {"epochs: 99999999999\n",
        "c.yaml:1: key 'epochs' must be an integer from -2147483648 to 2147483647 "
        "(got '99999999999')"},
-      {"seed: -1\n",
-       "c.yaml:1: key 'seed' must be an integer from 0 to 18446744073709551615 (got '-1')"},
+      {"seed: -1\n", "c.yaml:1: key 'seed' must be an integer from 0 to 18446744073709551615 (got '-1')"},
       {"lr: fast\n", "c.yaml:1: key 'lr' must be a number (got 'fast')"},
       {"lr: inf\n", "c.yaml:1: key 'lr' must be a finite number (got 'inf')"},
       {"pin_memory: maybe\n", "c.yaml:1: key 'pin_memory' must be true or false (got 'maybe')"},
@@ -288,12 +284,12 @@ TEST(ConfigYamlTest, WrongTypesNameTheKeyAndTheValue) {
   };
   for (const Case& c : cases) EXPECT_EQ(yaml_error(c.yaml), c.message) << c.yaml;
 
-  EXPECT_EQ(testing::usage_error_text([] { from_flags("--epochs two"); }),
-            "--epochs must be an integer (got 'two')");
+  EXPECT_EQ(testing::usage_error_text([] { from_flags("--epochs two"); }), "--epochs must be an integer (got 'two')");
   EXPECT_EQ(testing::usage_error_text([] { from_flags("--workers x"); }),
             "--workers must be an integer or auto (got 'x')");
   // -1 is how auto is stored; typed, it is an error, not a silent auto.
-  EXPECT_EQ(testing::usage_error_text([] { from_flags("--workers -1"); }), "--workers must be at least 1, or auto (got '-1')");
+  EXPECT_EQ(testing::usage_error_text([] { from_flags("--workers -1"); }),
+            "--workers must be at least 1, or auto (got '-1')");
   EXPECT_EQ(yaml_error("num_workers: -1\n"), "c.yaml:1: key 'num_workers' must be at least 1, or auto (got '-1')");
   EXPECT_EQ(testing::usage_error_text([] { from_flags("--norm-weight-decay -1"); }),
             "--norm-weight-decay must be a number >= 0, or auto (got '-1')");
@@ -338,8 +334,9 @@ TEST(AveragePlanTest, StokersOwnOrTorchvisionsRescaledDecay) {
 
 // torchvision's reference-script preset flags, as its ResNet-50 recipe writes them.
 TEST(ConfigFlagsTest, TorchvisionReferenceScriptFlags) {
-  const TrainConfig c = from_flags("--train-crop-size 176 --val-resize-size 232 --val_crop_size 224 --interpolation "
-                                   "bicubic");
+  const TrainConfig c = from_flags(
+      "--train-crop-size 176 --val-resize-size 232 --val_crop_size 224 --interpolation "
+      "bicubic");
   EXPECT_EQ(c.train_crop_size, 176);
   EXPECT_EQ(c.val_resize_size, 232);
   EXPECT_EQ(c.val_crop_size, 224);
@@ -362,9 +359,10 @@ TEST(ConfigFlagsTest, TorchvisionReferenceScriptFlags) {
             "polynomial, cosine_restarts, cosineannealinglr, steplr, exponentiallr, multisteplr, "
             "onecyclelr, "
             "reducelronplateau, polynomiallr, cosineannealingwarmrestarts (got 'cycliclr')");
-  const TrainConfig p = from_flags("--lr-scheduler ReduceLROnPlateau --plateau-factor 0.5 --plateau-patience 3 "
-                                   "--plateau-threshold 0.01 --plateau-threshold-mode abs --plateau-cooldown 1 "
-                                   "--min-lr 1e-6");
+  const TrainConfig p = from_flags(
+      "--lr-scheduler ReduceLROnPlateau --plateau-factor 0.5 --plateau-patience 3 "
+      "--plateau-threshold 0.01 --plateau-threshold-mode abs --plateau-cooldown 1 "
+      "--min-lr 1e-6");
   EXPECT_EQ(p.schedule, ScheduleKind::kPlateau);
   EXPECT_EQ(to_string(p.schedule), "plateau");
   EXPECT_EQ(p.plateau_factor, 0.5);
@@ -381,9 +379,10 @@ TEST(ConfigFlagsTest, TorchvisionReferenceScriptFlags) {
   EXPECT_EQ(lr_milestones_of(m), (std::vector<int>{30, 60, 80}));
   EXPECT_EQ(m.step_gamma, 0.2);
   EXPECT_NO_THROW(validate(m));
-  const TrainConfig o = from_flags("--lr-scheduler OneCycleLR --opt sgd --lr 0.1 --pct-start 0.25 --div-factor 10 "
-                                   "--final-div-factor 100 --anneal-strategy linear --three-phase "
-                                   "--base-momentum 0.8 --max-momentum 0.9");
+  const TrainConfig o = from_flags(
+      "--lr-scheduler OneCycleLR --opt sgd --lr 0.1 --pct-start 0.25 --div-factor 10 "
+      "--final-div-factor 100 --anneal-strategy linear --three-phase "
+      "--base-momentum 0.8 --max-momentum 0.9");
   EXPECT_EQ(o.schedule, ScheduleKind::kOneCycle);
   EXPECT_EQ(o.pct_start, 0.25);
   EXPECT_EQ(o.div_factor, 10);
@@ -413,8 +412,9 @@ TEST(ConfigFlagsTest, TorchvisionReferenceScriptFlags) {
   EXPECT_NO_THROW(validate(accuracy));
   EXPECT_EQ(testing::usage_error_text([] { validate(from_flags("--warmup-steps 100 --lr-warmup-epochs 2")); }),
             "warmup_steps 100 and warmup_epochs 2 both set the warmup; give one");
-  const TrainConfig w = from_flags("--lr-warmup-method constant --lr-warmup-decay 0.1 --lr-min 1e-5 --lr-scheduler "
-                                   "cosineannealinglr");
+  const TrainConfig w = from_flags(
+      "--lr-warmup-method constant --lr-warmup-decay 0.1 --lr-min 1e-5 --lr-scheduler "
+      "cosineannealinglr");
   EXPECT_EQ(w.warmup_method, "constant");
   EXPECT_EQ(w.warmup_decay, 0.1);
   EXPECT_EQ(w.lr_min, 1e-5);
@@ -512,8 +512,7 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
        },
        "nesterov needs momentum > 0 (got momentum 0); set momentum (e.g. 0.9) or nesterov: false"},
       {[](TrainConfig* c) { c->warmup_steps = -1; }, "warmup_steps must be >= 0 (got -1)"},
-      {[](TrainConfig* c) { c->ra_reps = 0; },
-       "ra_reps must be between 1 and 64 (got 0); 3 and 4 are common"},
+      {[](TrainConfig* c) { c->ra_reps = 0; }, "ra_reps must be between 1 and 64 (got 0); 3 and 4 are common"},
       {[](TrainConfig* c) { c->warmup_method = "cosine"; },
        "warmup_method must be one of linear, constant (got 'cosine')"},
       {[](TrainConfig* c) { c->warmup_decay = 1.5; }, "warmup_decay must be in [0, 1] (got 1.5)"},
@@ -536,8 +535,7 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
       {[](TrainConfig* c) { c->step_gamma = 0; }, "step_gamma must be in (0, 1] (got 0)"},
       {[](TrainConfig* c) { c->step_every_epochs = 0; }, "step_every_epochs must be >= 1 (got 0)"},
       {[](TrainConfig* c) { c->label_smoothing = 1; }, "label_smoothing must be in [0, 1) (got 1)"},
-      {[](TrainConfig* c) { c->early_stopping_patience = -1; },
-       "early_stopping_patience must be >= 0 (got -1)"},
+      {[](TrainConfig* c) { c->early_stopping_patience = -1; }, "early_stopping_patience must be >= 0 (got -1)"},
       {[](TrainConfig* c) { c->ema_decay = 1; },
        "ema_decay must be in [0, 1) (got 1); 0 turns the average off, 0.9998 and 0.999 are common "
        "choices"},
@@ -578,8 +576,7 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
        "clip_grad_norm must be a finite number >= 0 (got inf); 0 turns clipping off, 1.0 is a "
        "common choice"},
       {[](TrainConfig* c) { c->cache_max_gb = -1; }, "cache_max_gb must be >= 0 (got -1)"},
-      {[](TrainConfig* c) { c->threads = -2; },
-       "threads must be between 0 and 1024 (got -2); 0 = automatic"},
+      {[](TrainConfig* c) { c->threads = -2; }, "threads must be between 0 and 1024 (got -2); 0 = automatic"},
       {[](TrainConfig* c) { c->nproc_per_node = 2000; },
        "nproc_per_node must be between 1 and 1024 (got 2000); 1 = this process alone"},
       {[](TrainConfig* c) {
@@ -602,23 +599,16 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
       {[](TrainConfig* c) { c->num_workers = 0; },
        "num_workers must be between 1 and 1024 (got 0); stoker always loads on worker threads: 1 "
        "is the fewest, or auto"},
-      {[](TrainConfig* c) { c->num_workers = 2000; },
-       "num_workers must be between 1 and 1024 (got 2000); or auto"},
-      {[](TrainConfig* c) { c->prefetch_factor = 0; },
-       "prefetch_factor must be between 1 and 1024 (got 0)"},
-      {[](TrainConfig* c) { c->accumulation_steps = 0; },
-       "accumulation_steps must be >= 1 (got 0)"},
-      {[](TrainConfig* c) { c->checkpoint_every_steps = -5; },
-       "checkpoint_every_steps must be >= 0 (got -5)"},
-      {[](TrainConfig* c) { c->output_dir = ""; },
-       "output_dir must not be empty (use . for the current directory)"},
+      {[](TrainConfig* c) { c->num_workers = 2000; }, "num_workers must be between 1 and 1024 (got 2000); or auto"},
+      {[](TrainConfig* c) { c->prefetch_factor = 0; }, "prefetch_factor must be between 1 and 1024 (got 0)"},
+      {[](TrainConfig* c) { c->accumulation_steps = 0; }, "accumulation_steps must be >= 1 (got 0)"},
+      {[](TrainConfig* c) { c->checkpoint_every_steps = -5; }, "checkpoint_every_steps must be >= 0 (got -5)"},
+      {[](TrainConfig* c) { c->output_dir = ""; }, "output_dir must not be empty (use . for the current directory)"},
       {[](TrainConfig* c) { c->max_steps = -1; }, "max_steps must be >= 0 (got -1)"},
-      {[](TrainConfig* c) { c->max_bad_fraction = 1.5; },
-       "max_bad_fraction must be in [0, 1] (got 1.5)"},
+      {[](TrainConfig* c) { c->max_bad_fraction = 1.5; }, "max_bad_fraction must be in [0, 1] (got 1.5)"},
       {[](TrainConfig* c) { c->device = "gpu:1"; },
        "device must be auto, cpu, cuda or cuda:N (got 'gpu:1'); did you mean 'cuda:1'?"},
-      {[](TrainConfig* c) { c->device = "cuda:x"; },
-       "device must be auto, cpu, cuda or cuda:N (got 'cuda:x')"},
+      {[](TrainConfig* c) { c->device = "cuda:x"; }, "device must be auto, cpu, cuda or cuda:N (got 'cuda:x')"},
       {[](TrainConfig* c) { c->schedule = ScheduleKind::kMultiStep; },
        "schedule multistep needs lr_milestones, the epochs at which lr is multiplied by "
        "step_gamma, e.g. "

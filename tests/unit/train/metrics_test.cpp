@@ -25,16 +25,13 @@ double pairwise_auc(const std::vector<float>& scores, const std::vector<int64_t>
 
 TEST(RocAuc, KnownValues) {
   // sklearn.metrics.roc_auc_score([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]) == 0.75
-  EXPECT_DOUBLE_EQ(
-      roc_auc(std::vector<float>{0.1f, 0.4f, 0.35f, 0.8f}, std::vector<int64_t>{0, 0, 1, 1}), 0.75);
+  EXPECT_DOUBLE_EQ(roc_auc(std::vector<float>{0.1f, 0.4f, 0.35f, 0.8f}, std::vector<int64_t>{0, 0, 1, 1}), 0.75);
   EXPECT_DOUBLE_EQ(roc_auc(std::vector<float>{1, 2, 3}, std::vector<int64_t>{0, 1, 1}), 1.0);
   EXPECT_DOUBLE_EQ(roc_auc(std::vector<float>{3, 2, 1}, std::vector<int64_t>{0, 1, 1}), 0.0);
   // All tied: no information.
-  EXPECT_DOUBLE_EQ(
-      roc_auc(std::vector<float>{0.5f, 0.5f, 0.5f, 0.5f}, std::vector<int64_t>{0, 1, 0, 1}), 0.5);
+  EXPECT_DOUBLE_EQ(roc_auc(std::vector<float>{0.5f, 0.5f, 0.5f, 0.5f}, std::vector<int64_t>{0, 1, 0, 1}), 0.5);
   // A tie between one positive and one negative counts one half: (1 + 0.5) / 2.
-  EXPECT_DOUBLE_EQ(
-      roc_auc(std::vector<float>{0.2f, 0.6f, 0.6f, 0.9f}, std::vector<int64_t>{0, 0, 1, 1}), 0.875);
+  EXPECT_DOUBLE_EQ(roc_auc(std::vector<float>{0.2f, 0.6f, 0.6f, 0.9f}, std::vector<int64_t>{0, 0, 1, 1}), 0.875);
 }
 
 TEST(RocAuc, EqualsThePairwiseDefinitionWithManyTies) {
@@ -55,8 +52,7 @@ TEST(RocAuc, UndefinedWithOneClassAndBadInput) {
   EXPECT_TRUE(std::isnan(roc_auc(std::vector<float>{0.1f, 0.9f}, std::vector<int64_t>{1, 1})));
   EXPECT_TRUE(std::isnan(roc_auc(std::vector<float>{}, std::vector<int64_t>{})));
   EXPECT_THROW(roc_auc(std::vector<float>{0.1f}, std::vector<int64_t>{2}), std::invalid_argument);
-  EXPECT_THROW(roc_auc(std::vector<float>{0.1f, 0.2f}, std::vector<int64_t>{1}),
-               std::invalid_argument);
+  EXPECT_THROW(roc_auc(std::vector<float>{0.1f, 0.2f}, std::vector<int64_t>{1}), std::invalid_argument);
 }
 
 }  // namespace

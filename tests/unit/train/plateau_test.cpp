@@ -41,12 +41,12 @@ struct PlateauCase {
 
 // PyTorch's ReduceLROnPlateau over `values` (comma-separated), mode `direction`, for each case
 // in one Python process: a line per epoch, per case.
-stoker::testing::PythonCasesResult run_pytorch(const std::vector<PlateauCase>& cases,
-                                               const std::string& values, const char* direction) {
+stoker::testing::PythonCasesResult run_pytorch(const std::vector<PlateauCase>& cases, const std::string& values,
+                                               const char* direction) {
   std::vector<std::string> lines;
   for (const PlateauCase& k : cases)
-    lines.push_back(fmt::format("{} {} {} {} {} {} {} {}", k.factor, k.patience, k.threshold, k.mode,
-                                k.cooldown, k.min_lr, values, direction));
+    lines.push_back(fmt::format("{} {} {} {} {} {} {} {}", k.factor, k.patience, k.threshold, k.mode, k.cooldown,
+                                k.min_lr, values, direction));
   return stoker::testing::run_python_cases(kPlateauScript, lines);
 }
 
@@ -67,11 +67,9 @@ TrainConfig config_of(const PlateauCase& k, const char* metric) {
 }
 
 TEST(PlateauTest, IsPyTorchsReduceLROnPlateau) {
-  if (const std::string why = stoker::testing::torchvision_missing(); !why.empty())
-    GTEST_SKIP() << why;
+  if (const std::string why = stoker::testing::torchvision_missing(); !why.empty()) GTEST_SKIP() << why;
   // Falls, stalls, a loss within the threshold of the best, a NaN, a new best, stalls again.
-  const std::string losses =
-      "2.0,1.5,1.5,1.49999,1.6,nan,1.4,1.4,1.41,1.39,1.39,1.39,1.39,1.39,1.39,1.0,1.2,1.2,1.2";
+  const std::string losses = "2.0,1.5,1.5,1.49999,1.6,nan,1.4,1.4,1.41,1.39,1.39,1.39,1.39,1.39,1.39,1.0,1.2,1.2,1.2";
   const std::vector<PlateauCase> cases{{0.1, 2, 1e-4, "rel", 0, 0},
                                        {0.5, 0, 1e-4, "rel", 0, 0},
                                        {0.5, 1, 0.05, "abs", 2, 0},
@@ -83,8 +81,8 @@ TEST(PlateauTest, IsPyTorchsReduceLROnPlateau) {
   int lowerings = 0;
   for (size_t c = 0; c < cases.size(); ++c) {
     const PlateauCase& k = cases[c];
-    SCOPED_TRACE(fmt::format("factor {} patience {} threshold {} {} cooldown {} min_lr {}",
-                             k.factor, k.patience, k.threshold, k.mode, k.cooldown, k.min_lr));
+    SCOPED_TRACE(fmt::format("factor {} patience {} threshold {} {} cooldown {} min_lr {}", k.factor, k.patience,
+                             k.threshold, k.mode, k.cooldown, k.min_lr));
     Plateau plateau(config_of(k, "val_loss"));
     std::istringstream lines(run.outputs[c]);
     std::istringstream given(losses);
@@ -122,10 +120,8 @@ TEST(PlateauTest, IsPyTorchsReduceLROnPlateau) {
 // plateau_metric val_top1: mode max, on an accuracy that rises, stalls within the threshold,
 // falls, reads NaN and rises again.
 TEST(PlateauTest, WatchingTheAccuracyIsModeMax) {
-  if (const std::string why = stoker::testing::torchvision_missing(); !why.empty())
-    GTEST_SKIP() << why;
-  const std::string accuracies =
-      "0.5,0.7,0.7,0.70005,0.69,nan,0.8,0.8,0.81,0.79,0.8,0.8,0.8,0.9,0.85,0.85";
+  if (const std::string why = stoker::testing::torchvision_missing(); !why.empty()) GTEST_SKIP() << why;
+  const std::string accuracies = "0.5,0.7,0.7,0.70005,0.69,nan,0.8,0.8,0.81,0.79,0.8,0.8,0.8,0.9,0.85,0.85";
   const std::vector<PlateauCase> cases{{0.1, 1, 1e-4, "rel", 0, 0}, {0.5, 0, 0.02, "abs", 1, 0.01}};
   const auto run = run_pytorch(cases, accuracies, "max");
   ASSERT_EQ(run.exit_code, 0) << run.err;
@@ -133,8 +129,7 @@ TEST(PlateauTest, WatchingTheAccuracyIsModeMax) {
   int lowerings = 0;
   for (size_t c = 0; c < cases.size(); ++c) {
     const PlateauCase& k = cases[c];
-    SCOPED_TRACE(fmt::format("factor {} patience {} threshold {} {}", k.factor, k.patience,
-                             k.threshold, k.mode));
+    SCOPED_TRACE(fmt::format("factor {} patience {} threshold {} {}", k.factor, k.patience, k.threshold, k.mode));
     Plateau plateau(config_of(k, "val_top1"));
     EXPECT_EQ(plateau.state().best, -std::numeric_limits<double>::infinity());
     std::istringstream lines(run.outputs[c]);

@@ -18,8 +18,7 @@ TEST(ProgressText, BarTimesRateAndMonitorFigures) {
 TEST(ProgressText, PartialCellsAndNoMonitor) {
   // 1/16 of 24 cells = 1.5 cells: one full cell and a half (▌); the rate padded to 6.
   const std::string line = format_progress(3, 50, 1, 16, 1, 812, 2.0, "");
-  EXPECT_EQ(line,
-            "epoch 3/50 █▌                       1/16 [00:01<00:15]    812 samples/s  loss 2.000");
+  EXPECT_EQ(line, "epoch 3/50 █▌                       1/16 [00:01<00:15]    812 samples/s  loss 2.000");
 }
 
 TEST(ProgressText, ClockGrowsHoursPastOne) {

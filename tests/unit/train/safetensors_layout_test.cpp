@@ -24,10 +24,10 @@ SafetensorsLayout parse(const std::string& bytes) {
   return parse_safetensors_header("w.safetensors", std::string_view(bytes).substr(8, length), bytes.size());
 }
 
-const std::string kGood = safetensors_bytes(
-    R"({"__metadata__":{"format":"pt"},"b":{"dtype":"BF16","shape":[3],"data_offsets":[8,14]},)"
-    R"("a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
-    std::string(14, 'x'));
+const std::string kGood =
+    safetensors_bytes(R"({"__metadata__":{"format":"pt"},"b":{"dtype":"BF16","shape":[3],"data_offsets":[8,14]},)"
+                      R"("a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
+                      std::string(14, 'x'));
 
 TEST(SafetensorsLayoutTest, AGoodFileDeclaresItsTensorsByName) {
   const SafetensorsLayout layout = parse(kGood);

@@ -22,25 +22,22 @@ std::vector<const Value*> bind(const Call& call, std::initializer_list<std::stri
         if (names.empty()) {
           throw UsageError(fmt::format("{} takes no arguments (got '{}')", call.name, call.text));
         }
-        throw UsageError(fmt::format("{} takes at most {} positional argument{} (got '{}')",
-                                     call.name, names.size(), names.size() == 1 ? "" : "s",
-                                     call.text));
+        throw UsageError(fmt::format("{} takes at most {} positional argument{} (got '{}')", call.name, names.size(),
+                                     names.size() == 1 ? "" : "s", call.text));
       }
       index = positional++;
     } else {
       const auto it = std::find(names.begin(), names.end(), arg.keyword);
       if (it == names.end()) {
         std::string known;
-        for (const std::string_view n : names)
-          known += (known.empty() ? "" : ", ") + std::string(n);
-        throw UsageError(fmt::format("{} has no argument '{}' (known: {})", call.name, arg.keyword,
-                                     known.empty() ? "none" : known));
+        for (const std::string_view n : names) known += (known.empty() ? "" : ", ") + std::string(n);
+        throw UsageError(
+            fmt::format("{} has no argument '{}' (known: {})", call.name, arg.keyword, known.empty() ? "none" : known));
       }
       index = static_cast<size_t>(it - names.begin());
     }
     if (bound[index] != nullptr) {
-      throw UsageError(
-          fmt::format("{} got more than one value for argument '{}'", call.name, names[index]));
+      throw UsageError(fmt::format("{} got more than one value for argument '{}'", call.name, names[index]));
     }
     bound[index] = &arg.value;
   }
@@ -57,12 +54,10 @@ double to_number(const Call& call, std::string_view param, const Value& v) {
 int to_size(const Call& call, std::string_view param, const Value& v) {
   const double x = to_number(call, param, v);
   if (std::floor(x) != x) {
-    throw UsageError(
-        fmt::format("{} {} must be a whole number of pixels (got '{}')", call.name, param, v.text));
+    throw UsageError(fmt::format("{} {} must be a whole number of pixels (got '{}')", call.name, param, v.text));
   }
   if (x < 1 || x > spec::kMaxSize) {
-    throw UsageError(
-        fmt::format("{} {} must be in 1..{} (got {})", call.name, param, spec::kMaxSize, v.text));
+    throw UsageError(fmt::format("{} {} must be in 1..{} (got {})", call.name, param, spec::kMaxSize, v.text));
   }
   return static_cast<int>(x);
 }
@@ -77,16 +72,14 @@ std::array<int, 2> to_size_pair(const Call& call, std::string_view param, const 
     return {s, s};
   }
   if (v.items.size() != 2) {
-    throw UsageError(fmt::format("{} {} must be an integer or (height, width) (got '{}')",
-                                 call.name, param, v.text));
+    throw UsageError(fmt::format("{} {} must be an integer or (height, width) (got '{}')", call.name, param, v.text));
   }
   return {to_size(call, param, v.items[0]), to_size(call, param, v.items[1])};
 }
 
 std::array<double, 2> to_range(const Call& call, std::string_view param, const Value& v) {
   if (v.kind != Value::Kind::kTuple || v.items.size() != 2) {
-    throw UsageError(
-        fmt::format("{} {} must be a pair (min, max) (got '{}')", call.name, param, v.text));
+    throw UsageError(fmt::format("{} {} must be a pair (min, max) (got '{}')", call.name, param, v.text));
   }
   return {to_number(call, param, v.items[0]), to_number(call, param, v.items[1])};
 }
@@ -101,8 +94,8 @@ std::array<float, 3> to_channels(const Call& call, std::string_view param, const
     return {x, x, x};
   }
   if (v.items.size() != 3) {
-    throw UsageError(fmt::format("{} {} must have 1 or 3 values, one per channel (got '{}')",
-                                 call.name, param, v.text));
+    throw UsageError(
+        fmt::format("{} {} must have 1 or 3 values, one per channel (got '{}')", call.name, param, v.text));
   }
   return {static_cast<float>(to_number(call, param, v.items[0])),
           static_cast<float>(to_number(call, param, v.items[1])),

@@ -29,7 +29,6 @@ bool is_number_char(char c) {
   return (c >= '0' && c <= '9') || c == '.' || c == '+' || c == '-' || c == 'e' || c == 'E';
 }
 
-
 class ChainReader {
  public:
   // Brackets nested deeper than this in one argument are refused.
@@ -170,8 +169,7 @@ class ChainReader {
           break;
         }
         if (at_end()) fail(fmt::format("missing ')' after the arguments of {}", result.name));
-        fail(fmt::format("expected ',' or ')' in the arguments of {} at '{}'", result.name,
-                         text_.substr(pos_)));
+        fail(fmt::format("expected ',' or ')' in the arguments of {} at '{}'", result.name, text_.substr(pos_)));
       }
     }
     result.text = text_.substr(start, pos_ - start);
@@ -233,8 +231,8 @@ class ChainReader {
           skip_space();
         } else if (peek() != close) {
           if (at_end()) fail(fmt::format("missing '{}' in the arguments of {}", close, call_name));
-          fail(fmt::format("expected ',' or '{}' in the arguments of {} at '{}'", close, call_name,
-                           text_.substr(pos_)));
+          fail(
+              fmt::format("expected ',' or '{}' in the arguments of {} at '{}'", close, call_name, text_.substr(pos_)));
         }
       }
       ++pos_;

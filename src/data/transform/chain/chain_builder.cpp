@@ -15,8 +15,8 @@
 #include <string_view>
 #include <vector>
 
-#include "data/transform/spec_common.h"
 #include "call_args.h"
+#include "data/transform/spec_common.h"
 #include "stoker/core/error.h"
 #include "stoker/core/suggest.h"
 
@@ -55,8 +55,7 @@ class ChainBuilder {
     if (!uint8_by_.empty() && dtype_by_.empty()) spec_.dtype = DType::kUint8;
     if (resize_.enabled()) {
       if (geometry_by_ == "none") {
-        throw UsageError(fmt::format("{} resizes and 'none' keeps the source's size; give one of the two",
-                                     resize_by_));
+        throw UsageError(fmt::format("{} resizes and 'none' keeps the source's size; give one of the two", resize_by_));
       }
       spec_.resize = resize_;
     }
@@ -162,12 +161,14 @@ class ChainBuilder {
     }
     const auto args = bind(call, {value_name, "p"});
     if (!args[0]) {
-      const char* example = op == ColorOp::kPosterize ? "4, p=0.5" : op == ColorOp::kSolarize ? "128, p=0.2" : "2, p=0.5";
-      throw UsageError(fmt::format("{} needs its {}, e.g. {}({}) (got '{}')", call.name, value_name, call.name,
-                                   example, call.text));
+      const char* example = op == ColorOp::kPosterize  ? "4, p=0.5"
+                            : op == ColorOp::kSolarize ? "128, p=0.2"
+                                                       : "2, p=0.5";
+      throw UsageError(
+          fmt::format("{} needs its {}, e.g. {}({}) (got '{}')", call.name, value_name, call.name, example, call.text));
     }
-    c.value = op == ColorOp::kPosterize ? to_int(call, value_name, *args[0], 0, 8)
-                                        : to_number(call, value_name, *args[0]);
+    c.value =
+        op == ColorOp::kPosterize ? to_int(call, value_name, *args[0], 0, 8) : to_number(call, value_name, *args[0]);
     c.p = args[1] ? to_number(call, "p", *args[1]) : 0.5;
   }
 
@@ -186,8 +187,8 @@ class ChainBuilder {
     claim_geometry(call);
     const auto args = bind(call, {"size", "scale", "ratio", "interpolation", "antialias"});
     if (!args[0]) {
-      throw UsageError(fmt::format(
-          "RandomResizedCrop needs a size, e.g. RandomResizedCrop(224) (got '{}')", call.text));
+      throw UsageError(
+          fmt::format("RandomResizedCrop needs a size, e.g. RandomResizedCrop(224) (got '{}')", call.text));
     }
     set_resampling(call, args[3], args[4]);
     const auto [h, w] = to_size_pair(call, "size", *args[0]);
@@ -215,8 +216,8 @@ class ChainBuilder {
   void resize(const Call& call) {
     const auto args = bind(call, {"size", "interpolation", "max_size", "antialias"});
     if (!args[0]) {
-      throw UsageError(fmt::format("Resize needs a size, e.g. Resize(256) or Resize((224, 224)) (got '{}')",
-                                   call.text));
+      throw UsageError(
+          fmt::format("Resize needs a size, e.g. Resize(256) or Resize((224, 224)) (got '{}')", call.text));
     }
     set_resampling(call, args[1], args[3]);
     resize_by_ = call.text;
@@ -230,8 +231,8 @@ class ChainBuilder {
     }
     if (args[2] && !is_none(*args[2])) {
       if (pair) {
-        throw UsageError(fmt::format("Resize max_size applies to an int size, the shorter side (got size {})",
-                                     args[0]->text));
+        throw UsageError(
+            fmt::format("Resize max_size applies to an int size, the shorter side (got size {})", args[0]->text));
       }
       resize_.max_size = to_int(call, "max_size", *args[2], resize_.shorter + 1, spec::kMaxSize);
     }
@@ -277,8 +278,7 @@ class ChainBuilder {
     claim_geometry(call);
     const auto args = bind(call, {"size", "resize"});
     if (!args[0]) {
-      throw UsageError(
-          fmt::format("CenterCrop needs a size, e.g. CenterCrop(224) (got '{}')", call.text));
+      throw UsageError(fmt::format("CenterCrop needs a size, e.g. CenterCrop(224) (got '{}')", call.text));
     }
     crop_ = to_size_pair(call, "size", *args[0]);
     if (args[1]) crop_resizes_ = to_bool(call, "resize", *args[1]);
@@ -303,8 +303,8 @@ class ChainBuilder {
     if (args[3]) pad.fill = to_channels(call, "fill", *args[3]);
     if (args[4]) {
       const std::string mode = to_word(call, "padding_mode", *args[4], {"constant", "edge", "reflect", "symmetric"});
-      pad.mode = mode == "edge"      ? PaddingMode::kEdge
-                 : mode == "reflect" ? PaddingMode::kReflect
+      pad.mode = mode == "edge"        ? PaddingMode::kEdge
+                 : mode == "reflect"   ? PaddingMode::kReflect
                  : mode == "symmetric" ? PaddingMode::kSymmetric
                                        : PaddingMode::kConstant;
     }
@@ -348,7 +348,8 @@ class ChainBuilder {
   static int to_int(const Call& call, std::string_view param, const Value& v, int lo, int hi) {
     const double x = to_number(call, param, v);
     if (std::floor(x) != x || x < lo || x > hi) {
-      throw UsageError(fmt::format("{} {} must be a whole number in {}..{} (got '{}')", call.name, param, lo, hi, v.text));
+      throw UsageError(
+          fmt::format("{} {} must be a whole number in {}..{} (got '{}')", call.name, param, lo, hi, v.text));
     }
     return static_cast<int>(x);
   }
@@ -377,8 +378,8 @@ class ChainBuilder {
     for (const std::string_view a : allowed) {
       if (v.kind == Value::Kind::kWord && word == a) return word;
     }
-    throw UsageError(fmt::format("{} {} must be one of {} (got '{}')", call.name, param, fmt::join(allowed, ", "),
-                                 v.text));
+    throw UsageError(
+        fmt::format("{} {} must be one of {} (got '{}')", call.name, param, fmt::join(allowed, ", "), v.text));
   }
 
   void auto_augment(const Call& call) {
@@ -403,11 +404,12 @@ class ChainBuilder {
     } else if (call.name == "AugMix") {
       a.kind = AutoAugmentKind::kAugMix;
       a.interpolation = Interpolation::kBilinear;  // AugMix's default
-      const auto all = bind(call, {"severity", "mixture_width", "chain_depth", "alpha", "all_ops", "interpolation",
-                                   "fill"});
+      const auto all =
+          bind(call, {"severity", "mixture_width", "chain_depth", "alpha", "all_ops", "interpolation", "fill"});
       if (all[0]) a.severity = to_int(call, "severity", *all[0], 1, 10);
       if (all[1]) a.mixture_width = to_int(call, "mixture_width", *all[1], 1, AutoAugmentSpec::kMaxChains);
-      if (all[2]) a.chain_depth = to_int(call, "chain_depth", *all[2], -1, AutoAugmentSpec::kMaxDepth);  // 0: validate()
+      if (all[2])
+        a.chain_depth = to_int(call, "chain_depth", *all[2], -1, AutoAugmentSpec::kMaxDepth);  // 0: validate()
       if (all[3]) a.alpha = to_number(call, "alpha", *all[3]);
       if (all[4]) a.all_ops = to_bool(call, "all_ops", *all[4]);
       args = {nullptr, all[5], all[6]};
@@ -480,12 +482,12 @@ class ChainBuilder {
       r.interpolation = to_interpolation(call, *args[1]);
     }
     if (args[2] && to_bool(call, "expand", *args[2])) {
-      throw UsageError("RandomRotation expand=True changes the image's size; stoker's samples have one size, so "
-                       "give expand=False (the default)");
+      throw UsageError(
+          "RandomRotation expand=True changes the image's size; stoker's samples have one size, so "
+          "give expand=False (the default)");
     }
     if (args[3] && !is_none(*args[3])) {
-      throw UsageError(fmt::format("RandomRotation center must be None, the image's centre (got '{}')",
-                                   args[3]->text));
+      throw UsageError(fmt::format("RandomRotation center must be None, the image's centre (got '{}')", args[3]->text));
     }
     if (args[4] && !is_none(*args[4])) r.fill = to_channels(call, "fill", *args[4]);
   }
@@ -494,10 +496,10 @@ class ChainBuilder {
   void random_affine(const Call& call) {
     const auto args = bind(call, {"degrees", "translate", "scale", "shear", "interpolation", "fill", "center"});
     if (!args[0]) {
-      throw UsageError(fmt::format(
-          "RandomAffine needs degrees, e.g. RandomAffine(10, translate=(0.1, 0.1)) or RandomAffine(0, "
-          "scale=(0.9, 1.1)) (got '{}')",
-          call.text));
+      throw UsageError(
+          fmt::format("RandomAffine needs degrees, e.g. RandomAffine(10, translate=(0.1, 0.1)) or RandomAffine(0, "
+                      "scale=(0.9, 1.1)) (got '{}')",
+                      call.text));
     }
     AffineSpec& a = spec_.affine;
     a = AffineSpec{};
@@ -530,8 +532,7 @@ class ChainBuilder {
     if (args[4]) a.interpolation = to_interpolation(call, *args[4]);
     if (args[5] && !is_none(*args[5])) a.fill = to_channels(call, "fill", *args[5]);
     if (args[6] && !is_none(*args[6])) {
-      throw UsageError(
-          fmt::format("RandomAffine center must be None, the image's centre (got '{}')", args[6]->text));
+      throw UsageError(fmt::format("RandomAffine center must be None, the image's centre (got '{}')", args[6]->text));
     }
   }
 
@@ -576,9 +577,9 @@ class ChainBuilder {
                       : name == "RandomAffine"   ? &spec_.affine.apply_p
                                                  : nullptr;
     if (apply_p == nullptr) {
-      const std::string own = name == "Grayscale"                              ? "; use RandomGrayscale(p)"
+      const std::string own = name == "Grayscale" ? "; use RandomGrayscale(p)"
                               : name == "RandomErasing" || name == "RandomGrayscale" ||
-                                        name == "RandomHorizontalFlip" || name == "RandomVerticalFlip"
+                                      name == "RandomHorizontalFlip" || name == "RandomVerticalFlip"
                                   ? fmt::format("; {} has a p of its own", name)
                                   : "";
       throw UsageError(fmt::format("RandomApply takes {} (got '{}'){}", kTakes, inner.text, own));
@@ -624,16 +625,15 @@ class ChainBuilder {
 
   void color_jitter(const Call& call) {
     const auto args = bind(call, {"brightness", "contrast", "saturation", "hue"});
-    static constexpr std::array<std::string_view, 4> kNames{"brightness", "contrast", "saturation",
-                                                            "hue"};
+    static constexpr std::array<std::string_view, 4> kNames{"brightness", "contrast", "saturation", "hue"};
     std::array<double, 4> values{};
     for (size_t i = 0; i < 4; ++i) {
       if (!args[i]) continue;
       if (args[i]->kind == Value::Kind::kTuple) {
-        throw UsageError(fmt::format(
-            "ColorJitter {} must be a single number (got '{}'); ranges (min, max) are not "
-            "supported",
-            kNames[i], args[i]->text));
+        throw UsageError(
+            fmt::format("ColorJitter {} must be a single number (got '{}'); ranges (min, max) are not "
+                        "supported",
+                        kNames[i], args[i]->text));
       }
       values[i] = to_number(call, kNames[i], *args[i]);
     }
@@ -648,14 +648,12 @@ class ChainBuilder {
     if (!args[0] && !args[1]) return;
     if (args[0] && args[0]->kind == Value::Kind::kWord && !args[1]) {
       if (args[0]->text != "imagenet") {
-        throw UsageError(
-            fmt::format("Normalize preset must be 'imagenet' (got '{}')", args[0]->text));
+        throw UsageError(fmt::format("Normalize preset must be 'imagenet' (got '{}')", args[0]->text));
       }
       return;
     }
     if (!args[0] || !args[1]) {
-      throw UsageError(
-          fmt::format("Normalize needs both mean and std, or 'imagenet' (got '{}')", call.text));
+      throw UsageError(fmt::format("Normalize needs both mean and std, or 'imagenet' (got '{}')", call.text));
     }
     spec_.mean = to_channels(call, "mean", *args[0]);
     spec_.std = to_channels(call, "std", *args[1]);
@@ -671,8 +669,9 @@ class ChainBuilder {
                                    v2 ? ", scale=True" : "", call.text));
     }
     const std::string dtype = to_word(call, "dtype", *args[0], {"float", "float32", "half", "float16", "uint8"});
-    const DType to = dtype == "uint8" ? DType::kUint8 : dtype == "half" || dtype == "float16" ? DType::kFloat16
-                                                                                             : DType::kFloat32;
+    const DType to = dtype == "uint8"                        ? DType::kUint8
+                     : dtype == "half" || dtype == "float16" ? DType::kFloat16
+                                                             : DType::kFloat32;
     if (v2 && to != DType::kUint8 && !(args[1] && to_bool(call, "scale", *args[1]))) {
       throw UsageError(fmt::format(
           "{} keeps pixel values 0..255 as floats without scale=True; stoker's float output is in [0, 1] as "
@@ -688,8 +687,7 @@ class ChainBuilder {
   }
   void claim_dtype(const Call& call, DType dtype) {
     if (!dtype_by_.empty()) {
-      throw UsageError(
-          fmt::format("{} and {} both set the output type; give one", dtype_by_, call.name));
+      throw UsageError(fmt::format("{} and {} both set the output type; give one", dtype_by_, call.name));
     }
     dtype_by_ = call.name;
     spec_.dtype = dtype;
@@ -700,7 +698,7 @@ class ChainBuilder {
   std::string geometry_by_;  // the crop (or none) given
   std::string dtype_by_;
   std::string resample_by_;  // the call that set an interpolation
-  std::string uint8_by_;  // PILToTensor / ToImage: uint8 output unless a dtype is set
+  std::string uint8_by_;     // PILToTensor / ToImage: uint8 output unless a dtype is set
   std::string layout_by_;
   std::string auto_augment_by_;
   ResizeSpec resize_;

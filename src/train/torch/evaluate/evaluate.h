@@ -6,22 +6,22 @@
 #include <functional>
 #include <vector>
 
-#include "train/torch/step/device_feed.h"
-#include "train/torch/model/models.h"
-#include "train/torch/step/objective.h"
 #include "stoker/data/loader.h"
+#include "train/torch/model/models.h"
+#include "train/torch/step/device_feed.h"
+#include "train/torch/step/objective.h"
 
 namespace stoker::train {
 
 struct EvalResult {
   double loss = 0;
-  double top1 = -1;           // classification
-  double top5 = -1;           // only with more than 5 classes
-  double auc = -1;            // only with 2 classes; NaN when the data holds one class only
-  std::vector<double> mae;    // regression: one per target
+  double top1 = -1;         // classification
+  double top5 = -1;         // only with more than 5 classes
+  double auc = -1;          // only with 2 classes; NaN when the data holds one class only
+  std::vector<double> mae;  // regression: one per target
   int64_t samples = 0;
 
-  double mean_mae() const;    // over the targets; -1 without
+  double mean_mae() const;  // over the targets; -1 without
 };
 
 // Sees each batch with the model's outputs for it (N x outputs, float32, on the device) as

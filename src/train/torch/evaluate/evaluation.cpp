@@ -6,19 +6,19 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "train/torch/evaluate/evaluate.h"
-#include "train/torch/run/exported_weights.h"
-#include "train/torch/model/models.h"
-#include "train/torch/evaluate/predictions_file.h"
-#include "train/torch/run/run_records.h"
-#include "train/torch/model/safetensors.h"
-#include "train/torch/run/setup.h"
 #include "stoker/core/clock.h"
 #include "stoker/core/error.h"
 #include "stoker/core/host_tuning.h"
 #include "stoker/core/numbers.h"
 #include "stoker/data/loader.h"
 #include "stoker/train/trainer.h"
+#include "train/torch/evaluate/evaluate.h"
+#include "train/torch/evaluate/predictions_file.h"
+#include "train/torch/model/models.h"
+#include "train/torch/model/safetensors.h"
+#include "train/torch/run/exported_weights.h"
+#include "train/torch/run/run_records.h"
+#include "train/torch/run/setup.h"
 
 namespace stoker::train {
 
@@ -51,12 +51,11 @@ void check_data_fits(const ExportedWeights& w, const data::Source& source, const
           classes_text(w.class_names)));
     }
   } else if (source.target_kind() == data::TargetKind::kClass || source.target_dim() != w.objective.outputs) {
-    throw UsageError(fmt::format("{} has {}, and the weights {} predict {} float target{}; give data with the same targets",
-                                 data,
-                                 source.target_kind() == data::TargetKind::kClass
-                                     ? classes_text(source.class_names())
-                                     : fmt::format("{} float targets", source.target_dim()),
-                                 w.path, w.objective.outputs, w.objective.outputs == 1 ? "" : "s"));
+    throw UsageError(fmt::format(
+        "{} has {}, and the weights {} predict {} float target{}; give data with the same targets", data,
+        source.target_kind() == data::TargetKind::kClass ? classes_text(source.class_names())
+                                                         : fmt::format("{} float targets", source.target_dim()),
+        w.path, w.objective.outputs, w.objective.outputs == 1 ? "" : "s"));
   }
 }
 
@@ -145,17 +144,19 @@ int run_evaluation(const EvaluateOptions& options) {
   data::Loader loader(source, loader_options);
 
   const data::TransformSpec& spec = loader.options().transform;
-  std::shared_ptr<Network> model = make_model(w.model, {spec.channels, spec.out_height, spec.out_width}, w.objective.outputs);
+  std::shared_ptr<Network> model =
+      make_model(w.model, {spec.channels, spec.out_height, spec.out_width}, w.objective.outputs);
   load_safetensors(*model, w.path);
   model->to(device);
   if (feed.channels_last) to_channels_last(*model);
 
   if (!options.json) {
-    std::printf("weights  %s · %s · %s%s\n", w.path.c_str(), w.model.c_str(),
-                w.objective.classification()
-                    ? fmt::format("classification, {} classes", w.objective.outputs).c_str()
-                    : fmt::format("regression, {} target{}", w.objective.outputs, w.objective.outputs == 1 ? "" : "s").c_str(),
-                w.note.c_str());
+    std::printf(
+        "weights  %s · %s · %s%s\n", w.path.c_str(), w.model.c_str(),
+        w.objective.classification()
+            ? fmt::format("classification, {} classes", w.objective.outputs).c_str()
+            : fmt::format("regression, {} target{}", w.objective.outputs, w.objective.outputs == 1 ? "" : "s").c_str(),
+        w.note.c_str());
     std::printf("data     %s\n", source->describe().c_str());
     std::printf("inputs   %s\n", w.inputs.describe().c_str());
     std::printf("device   %s · %s\n", device.str().c_str(), torch_description().c_str());
@@ -167,10 +168,11 @@ int run_evaluation(const EvaluateOptions& options) {
   std::optional<ClassRecall> recall;
   if (w.objective.classification()) recall.emplace(w.objective.outputs);
   Stopwatch clock;
-  const EvalResult r = evaluate(*model, loader, w.objective, feed, [&](const FedBatch& batch, const torch::Tensor& out) {
-    if (predictions) predictions->add(batch, out);
-    if (recall) recall->add(batch, out);
-  });
+  const EvalResult r =
+      evaluate(*model, loader, w.objective, feed, [&](const FedBatch& batch, const torch::Tensor& out) {
+        if (predictions) predictions->add(batch, out);
+        if (recall) recall->add(batch, out);
+      });
   const double seconds = ns_to_seconds(clock.elapsed_ns());
   if (predictions) predictions->finish();
 
@@ -193,8 +195,8 @@ int run_evaluation(const EvaluateOptions& options) {
       json per_class = json::array();
       for (size_t c = 0; c < recall->samples.size(); ++c) {
         if (recall->samples[c] == 0) continue;
-        per_class.push_back({{"class", c}, {"name", class_name(w, c)}, {"samples", recall->samples[c]},
-                             {"recall", recall->recall(c)}});
+        per_class.push_back(
+            {{"class", c}, {"name", class_name(w, c)}, {"samples", recall->samples[c]}, {"recall", recall->recall(c)}});
       }
       result["per_class"] = per_class;
     }

@@ -54,8 +54,8 @@ void PredictionsFile::add(const FedBatch& batch, const torch::Tensor& outputs) {
     const float* p = confidence.data_ptr<float>();
     const int64_t* c = predicted.data_ptr<int64_t>();
     for (int64_t i = 0; i < n; ++i) {
-      out_ << csv_cell(source_.name(indices[i])) << "," << class_text(batch.host.labels()[i]) << ","
-           << class_text(c[i]) << "," << fmt::format("{:.6f}", p[i]) << "\n";
+      out_ << csv_cell(source_.name(indices[i])) << "," << class_text(batch.host.labels()[i]) << "," << class_text(c[i])
+           << "," << fmt::format("{:.6f}", p[i]) << "\n";
     }
   } else {
     const int64_t per_sample = weights_.objective.outputs;
@@ -83,7 +83,7 @@ void PredictionsFile::finish() {
 
 std::string PredictionsFile::class_text(int64_t id) const {
   return id >= 0 && static_cast<size_t>(id) < weights_.class_names.size() ? csv_cell(weights_.class_names[id])
-                                                                         : std::to_string(id);
+                                                                          : std::to_string(id);
 }
 
 }  // namespace stoker::train

@@ -2,14 +2,14 @@
 // FILE.tmp and renamed when complete. Not thread-safe.
 #pragma once
 
+#include <torch/torch.h>
+
 #include <fstream>
 #include <string>
 
-#include <torch/torch.h>
-
-#include "train/torch/step/device_feed.h"
-#include "train/torch/run/exported_weights.h"
 #include "stoker/data/source.h"
+#include "train/torch/run/exported_weights.h"
+#include "train/torch/step/device_feed.h"
 
 namespace stoker::train {
 

@@ -1,6 +1,7 @@
 #include "train/torch/model/checkpoint.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -10,12 +11,11 @@
 #include <filesystem>
 #include <memory>
 #include <vector>
-#include <fmt/format.h>
 
-#include "train/torch/run/failure_text.h"
 #include "stoker/core/error.h"
 #include "stoker/core/numbers.h"
 #include "stoker/core/user_files.h"
+#include "train/torch/run/failure_text.h"
 #include "train/torch/torch_compat.h"
 
 namespace stoker::train {
@@ -78,11 +78,10 @@ CheckpointMeta read_meta(torch::serialize::InputArchive& archive) {
       if (!archive.try_read(key, v) || !v.isDouble()) throw std::runtime_error(std::string("missing ") + key);
       return v.toDouble();
     };
-    meta.plateau = PlateauState{get_double("plateau_lr"), get_double("plateau_best"),
-                                get_int("plateau_bad_epochs"), get_int("plateau_cooldown_left")};
+    meta.plateau = PlateauState{get_double("plateau_lr"), get_double("plateau_best"), get_int("plateau_bad_epochs"),
+                                get_int("plateau_cooldown_left")};
     // Checkpoints from before plateau_metric watched the loss.
-    if (archive.try_read("plateau_metric", v) && v.isString())
-      meta.plateau->metric = v.toStringRef();
+    if (archive.try_read("plateau_metric", v) && v.isString()) meta.plateau->metric = v.toStringRef();
   }
   return meta;
 }
@@ -95,8 +94,7 @@ torch::serialize::InputArchive open_archive(const std::string& path) {
   try {
     archive.load_from(path);
   } catch (const c10::Error& e) {
-    throw DataError("checkpoint " + path + " is corrupt or not a stoker checkpoint (" +
-                    reason_of(e) + ")");
+    throw DataError("checkpoint " + path + " is corrupt or not a stoker checkpoint (" + reason_of(e) + ")");
   }
   return archive;
 }
@@ -224,8 +222,7 @@ void CheckpointFile::load_into(Network& model, torch::optim::Optimizer& optimize
       ema->restart_from(model);
     }
   } catch (const c10::Error& e) {
-    throw DataError("checkpoint " + path_ + " does not fit this model or optimiser (" +
-                    reason_of(e) + ")");
+    throw DataError("checkpoint " + path_ + " does not fit this model or optimiser (" + reason_of(e) + ")");
   } catch (const std::runtime_error& e) {
     throw DataError("checkpoint " + path_ + " is not a usable stoker checkpoint (" + e.what() + ")");
   }

@@ -7,10 +7,10 @@
 #include <optional>
 #include <string>
 
-#include "train/torch/step/grad_scaler.h"
 #include "train/common/plateau.h"
 #include "train/torch/model/model_ema.h"
 #include "train/torch/model/models.h"
+#include "train/torch/step/grad_scaler.h"
 
 namespace stoker::train {
 
@@ -21,7 +21,7 @@ struct CheckpointMeta {
   uint64_t seed = 0;
   int64_t batch_size = 0;
   std::string model;
-  int64_t world_size = 1;  // data-parallel processes that trained (1 in files from before)
+  int64_t world_size = 1;                   // data-parallel processes that trained (1 in files from before)
   std::optional<GradScaler::State> scaler;  // amp fp16 only
   std::optional<int64_t> ema_updates;       // the file holds a moving average (ema_decay > 0)
   std::optional<PlateauState> plateau;      // schedule plateau only

@@ -13,9 +13,9 @@ namespace {
 
 struct Variant {
   const char* name;
-  double width;    // channel multiplier
-  double depth;    // block-count multiplier
-  double dropout;  // before the classifier's Linear
+  double width;            // channel multiplier
+  double depth;            // block-count multiplier
+  double dropout;          // before the classifier's Linear
   bool small_bn_momentum;  // b5-b7: BatchNorm eps 1e-3, momentum 0.01
 };
 

@@ -9,9 +9,9 @@
 #include <map>
 #include <vector>
 
-#include "train/torch/model/safetensors.h"
 #include "stoker/core/error.h"
 #include "stoker/data/state_dict.h"
+#include "train/torch/model/safetensors.h"
 
 namespace stoker::train {
 
@@ -37,16 +37,16 @@ std::map<std::string, torch::Tensor> read_weights(const std::string& path, const
           "{}(weights=\"{}\").state_dict(), \"pretrained.pth\"), then --weights pretrained.pth",
           path, builder, path.substr(path.find('.') + 1)));
     }
-    throw UsageError(fmt::format("weights {} is not a file; give a .safetensors file or a torch.save'd state_dict "
-                                 "(.pth, .pt)",
-                                 path));
+    throw UsageError(
+        fmt::format("weights {} is not a file; give a .safetensors file or a torch.save'd state_dict "
+                    "(.pth, .pt)",
+                    path));
   }
   if (path.ends_with(".safetensors")) return read_safetensors(path);
   std::map<std::string, torch::Tensor> out;
   for (data::StoredTensor& t : data::read_state_dict(path)) {
-    torch::Tensor tensor =
-        t.integral ? torch::from_blob(t.integers.data(), t.shape, torch::kInt64).clone()
-                   : torch::from_blob(t.floats.data(), t.shape, torch::kFloat32).clone();
+    torch::Tensor tensor = t.integral ? torch::from_blob(t.integers.data(), t.shape, torch::kInt64).clone()
+                                      : torch::from_blob(t.floats.data(), t.shape, torch::kFloat32).clone();
     out.emplace(t.name, std::move(tensor));
   }
   return out;
@@ -98,9 +98,10 @@ std::string load_initial_weights(Network& model, const std::string& model_name, 
       summed.push_back(name);
       return;
     }
-    throw UsageError(fmt::format("weights {}: {} is {} there and {} in {}; these weights are for another model or "
-                                 "another input size",
-                                 path, name, shape_text(value), shape_text(target), model_name));
+    throw UsageError(
+        fmt::format("weights {}: {} is {} there and {} in {}; these weights are for another model or "
+                    "another input size",
+                    path, name, shape_text(value), shape_text(target), model_name));
   };
   for (const auto& item : model.named_parameters(true)) take(item.key(), item.value());
   for (const auto& item : model.named_buffers(true)) take(item.key(), item.value());

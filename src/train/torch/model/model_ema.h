@@ -16,8 +16,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "train/torch/model/network.h"
 #include "stoker/train/config.h"
+#include "train/torch/model/network.h"
 
 namespace stoker::train {
 

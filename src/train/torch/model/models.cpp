@@ -4,9 +4,9 @@
 
 #include <array>
 
-#include "train/torch/model/model_zoo.h"
 #include "stoker/core/error.h"
 #include "stoker/train/config.h"
+#include "train/torch/model/model_zoo.h"
 
 namespace stoker::train {
 

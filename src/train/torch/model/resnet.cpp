@@ -1,6 +1,5 @@
 // ResNet-18 and ResNet-50 exactly as torchvision builds them.
 
-
 #include <array>
 
 #include "train/torch/model/model_zoo.h"

@@ -15,9 +15,9 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <system_error>
 #include <stdexcept>
 #include <string_view>
+#include <system_error>
 
 #include "stoker/core/error.h"
 #include "stoker/core/user_files.h"

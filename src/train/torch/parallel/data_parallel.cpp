@@ -1,8 +1,7 @@
 #include "train/torch/parallel/data_parallel.h"
 
-#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
-
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <net/if.h>
 
 #include <algorithm>
@@ -10,19 +9,19 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <functional>
 #include <string_view>
 #include <thread>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <vector>
 
-#include "train/torch/run/failure_text.h"
-#include "train/torch/parallel/gloo_group.h"
-#include "train/torch/parallel/gradient_reducer.h"
 #include "stoker/core/error.h"
 #include "stoker/core/mutex.h"
 #include "stoker/train/trainer.h"
+#include "train/torch/parallel/gloo_group.h"
+#include "train/torch/parallel/gradient_reducer.h"
+#include "train/torch/run/failure_text.h"
 #include "train/torch/torch_compat.h"
 
 namespace stoker::train {
@@ -58,9 +57,10 @@ void collective(const char* what, const ProcessPlace& place, F&& f) {
     f();
   } catch (const std::exception& e) {
     std::this_thread::sleep_for(kEchoDelay);
-    throw DataError(fmt::format("process {} of {} could not {} ({}); another training process has stopped "
-                                "(its message says why) or stopped answering",
-                                place.rank, place.world_size, what, reason_of(e)));
+    throw DataError(
+        fmt::format("process {} of {} could not {} ({}); another training process has stopped "
+                    "(its message says why) or stopped answering",
+                    place.rank, place.world_size, what, reason_of(e)));
   }
 }
 
@@ -94,7 +94,8 @@ class JoinWatch {
     MutexLock lock(mutex_);
     while (!joined_) {
       if (lock.wait_until(wake_, next)) continue;  // woken (or spuriously): check joined_
-      const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+      const auto waited =
+          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
       std::fprintf(stderr,
                    "process %d of %d: still waiting for the training group at %s:%d after %s; it forms when all %d "
                    "processes have started (check MASTER_ADDR, MASTER_PORT and that every node was launched); "
@@ -132,9 +133,10 @@ std::vector<std::string> socket_interfaces_from_env() {
       for (const struct if_nameindex* i = list; i->if_index != 0; ++i) present.emplace_back(i->if_name);
       ::if_freenameindex(list);
     }
-    throw UsageError(fmt::format("environment variable GLOO_SOCKET_IFNAME={} names no network interface of this "
-                                 "machine (it has {}); name the one the nodes reach each other through, or unset it",
-                                 text, fmt::join(present, ", ")));
+    throw UsageError(
+        fmt::format("environment variable GLOO_SOCKET_IFNAME={} names no network interface of this "
+                    "machine (it has {}); name the one the nodes reach each other through, or unset it",
+                    text, fmt::join(present, ", ")));
   }
   return names;
 }
@@ -150,17 +152,18 @@ ProcessPlace process_place_from_env() {
   if (place.world_size == 1) return place;
   place.rank = env_int("RANK", -1);
   if (place.rank < 0 || place.rank >= place.world_size) {
-    throw UsageError(fmt::format("environment variable RANK={} must be in [0, {}) when WORLD_SIZE={} (torchrun "
-                                 "and stoker train --nproc-per-node set both)",
-                                 env_text("RANK").empty() ? "(unset)" : env_text("RANK"), place.world_size,
-                                 place.world_size));
+    throw UsageError(
+        fmt::format("environment variable RANK={} must be in [0, {}) when WORLD_SIZE={} (torchrun "
+                    "and stoker train --nproc-per-node set both)",
+                    env_text("RANK").empty() ? "(unset)" : env_text("RANK"), place.world_size, place.world_size));
   }
   place.local_rank = env_int("LOCAL_RANK", place.rank);
   place.local_world_size = env_int("LOCAL_WORLD_SIZE", place.world_size);
   if (place.local_world_size < 1 || place.local_rank < 0 || place.local_rank >= place.local_world_size) {
-    throw UsageError(fmt::format("environment variables LOCAL_RANK={} and LOCAL_WORLD_SIZE={} do not fit: need "
-                                 "0 <= LOCAL_RANK < LOCAL_WORLD_SIZE",
-                                 place.local_rank, place.local_world_size));
+    throw UsageError(
+        fmt::format("environment variables LOCAL_RANK={} and LOCAL_WORLD_SIZE={} do not fit: need "
+                    "0 <= LOCAL_RANK < LOCAL_WORLD_SIZE",
+                    place.local_rank, place.local_world_size));
   }
   if (std::string addr = env_text("MASTER_ADDR"); !addr.empty()) place.master_addr = addr;
   place.master_port = env_int("MASTER_PORT", place.master_port);
@@ -207,9 +210,10 @@ DataParallel::DataParallel(const ProcessPlace& place, std::chrono::milliseconds 
                                    is_loopback(place.master_addr));
     group_->reducer = std::make_unique<GradientReducer>(group_->gloo, place.world_size);
   } catch (const std::exception& e) {
-    throw DataError(fmt::format("process {} of {} could not join the training group at {}:{} ({}); check "
-                                "MASTER_ADDR and MASTER_PORT, or that the port is free",
-                                place.rank, place.world_size, place.master_addr, place.master_port, reason_of(e)));
+    throw DataError(
+        fmt::format("process {} of {} could not join the training group at {}:{} ({}); check "
+                    "MASTER_ADDR and MASTER_PORT, or that the port is free",
+                    place.rank, place.world_size, place.master_addr, place.master_port, reason_of(e)));
   }
 }
 

@@ -26,8 +26,8 @@ inline bool gloo_available() { return data_parallel_unavailable_reason().empty()
 // joined. The network devices: one per name in `interfaces`, else the loopback device when
 // `loopback`, else the one this host's name resolves to. Throws what torch throws (a timeout,
 // an interface that does not exist), or UsageError where gloo_available() is false.
-c10::intrusive_ptr<compat::CollectiveGroup> make_gloo_group(
-    const c10::intrusive_ptr<c10d::Store>& store, int rank, int world_size,
-    std::chrono::milliseconds timeout, const std::vector<std::string>& interfaces, bool loopback);
+c10::intrusive_ptr<compat::CollectiveGroup> make_gloo_group(const c10::intrusive_ptr<c10d::Store>& store, int rank,
+                                                            int world_size, std::chrono::milliseconds timeout,
+                                                            const std::vector<std::string>& interfaces, bool loopback);
 
 }  // namespace stoker::train

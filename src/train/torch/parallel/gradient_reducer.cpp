@@ -51,7 +51,7 @@ struct GradientReducer::State {
   std::vector<size_t> waiting STOKER_GUARDED_BY(mutex);  // per bucket: gradients not complete yet
   size_t next STOKER_GUARDED_BY(mutex) = 0;              // buckets [0, next) are sent
   std::vector<WorkPtr> sent STOKER_GUARDED_BY(mutex);
-  std::exception_ptr failure STOKER_GUARDED_BY(mutex);   // a send that threw in a hook
+  std::exception_ptr failure STOKER_GUARDED_BY(mutex);  // a send that threw in a hook
 
   bool planned_for(const std::vector<torch::Tensor>& now) const {
     if (now.size() != params.size()) return false;

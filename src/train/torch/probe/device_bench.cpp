@@ -8,21 +8,21 @@
 
 #include <ATen/Context.h>
 #include <ATen/detail/CUDAHooksInterface.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <exception>
-#include <fmt/format.h>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "train/torch/run/setup.h"
 #include "stoker/core/dynamic_library.h"
 #include "stoker/core/process.h"
 #include "stoker/diagnose/check.h"
 #include "stoker/train/trainer.h"
+#include "train/torch/run/setup.h"
 #include "train/torch/torch_compat.h"
 
 namespace stoker::train {
@@ -109,9 +109,9 @@ void synchronize(bool cuda) {
 double product_flops(int n) { return 2.0 * n * static_cast<double>(n) * n; }
 
 // Times `batch` products per synchronisation until the budget is spent (at least one batch).
-void time_products(int n, torch::ScalarType dtype, bool cuda, double budget, int batch,
-                   MatmulResult* result) {
-  const auto options = torch::TensorOptions().device(cuda ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU));
+void time_products(int n, torch::ScalarType dtype, bool cuda, double budget, int batch, MatmulResult* result) {
+  const auto options =
+      torch::TensorOptions().device(cuda ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU));
   torch::Tensor a = torch::randn({n, n}, options).to(dtype);
   torch::Tensor b = torch::randn({n, n}, options).to(dtype);
   torch::Tensor c = torch::empty({n, n}, options.dtype(dtype));

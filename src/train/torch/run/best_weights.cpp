@@ -22,7 +22,9 @@ std::optional<std::pair<std::string, double>> figure_of(const EvalResult& eval) 
 bool is_mae(const std::string& metric) { return metric.ends_with("val_mae"); }
 bool is_loss(const std::string& metric) { return metric.ends_with("val_loss"); }
 
-bool better(const std::string& metric, double value, double than) { return is_mae(metric) ? value < than : value > than; }
+bool better(const std::string& metric, double value, double than) {
+  return is_mae(metric) ? value < than : value > than;
+}
 
 }  // namespace
 
@@ -63,8 +65,9 @@ bool BestWeights::offer(const torch::nn::Module& model, const EvalResult& eval, 
 }
 
 std::string figure_name(const std::string& metric) {
-  return (metric.starts_with("ema_") ? "EMA " : "") +
-         std::string(is_loss(metric) ? "val loss" : is_mae(metric) ? "val MAE" : "val acc");
+  return (metric.starts_with("ema_") ? "EMA " : "") + std::string(is_loss(metric)  ? "val loss"
+                                                                  : is_mae(metric) ? "val MAE"
+                                                                                   : "val acc");
 }
 
 std::string figure_value_text(const std::string& metric, double value) {

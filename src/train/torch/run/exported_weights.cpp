@@ -6,11 +6,11 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "train/torch/run/best_weights.h"
-#include "train/torch/model/safetensors.h"
 #include "stoker/core/error.h"
 #include "stoker/core/numbers.h"
 #include "train/config/schema.h"
+#include "train/torch/model/safetensors.h"
+#include "train/torch/run/best_weights.h"
 
 namespace stoker::train {
 
@@ -23,11 +23,13 @@ std::string exported_weights_file(const std::string& given) {
       const fs::path path = fs::path(given) / name;
       if (fs::exists(path, ec)) return path.string();
     }
-    throw DataError(given + " holds neither model_best.safetensors nor model.safetensors; give the folder of a "
-                            "finished stoker train run, or a .safetensors file it wrote");
+    throw DataError(given +
+                    " holds neither model_best.safetensors nor model.safetensors; give the folder of a "
+                    "finished stoker train run, or a .safetensors file it wrote");
   }
   if (!fs::exists(given, ec)) {
-    throw DataError("weights " + given + " do not exist; give a .safetensors file that stoker train wrote, or its run folder");
+    throw DataError("weights " + given +
+                    " do not exist; give a .safetensors file that stoker train wrote, or its run folder");
   }
   return given;
 }
@@ -37,9 +39,10 @@ ExportedWeights read_exported_weights(const std::string& path) {
   const auto need = [&](const char* key) -> const std::string& {
     const auto it = m.find(key);
     if (it == m.end()) {
-      throw DataError(fmt::format("{} has no '{}' in its metadata, so stoker train did not write it; give the "
-                                  "model.safetensors, model_best.safetensors or model_ema.safetensors of a run",
-                                  path, key));
+      throw DataError(
+          fmt::format("{} has no '{}' in its metadata, so stoker train did not write it; give the "
+                      "model.safetensors, model_best.safetensors or model_ema.safetensors of a run",
+                      path, key));
     }
     return it->second;
   };

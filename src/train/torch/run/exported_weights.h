@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "train/torch/step/objective.h"
 #include "stoker/data/transform.h"
+#include "train/torch/step/objective.h"
 
 namespace stoker::train {
 

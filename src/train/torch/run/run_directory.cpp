@@ -7,13 +7,13 @@
 #include <filesystem>
 #include <fstream>
 
-#include "train/torch/model/checkpoint.h"
-#include "train/torch/run/setup.h"
 #include "stoker/core/directory_lock.h"
 #include "stoker/core/error.h"
 #include "stoker/core/numbers.h"
 #include "stoker/core/user_files.h"
 #include "stoker/train/trainer.h"
+#include "train/torch/model/checkpoint.h"
+#include "train/torch/run/setup.h"
 
 namespace stoker::train {
 
@@ -43,8 +43,8 @@ std::string new_run_folder(const std::string& output_dir) {
     if (fs::create_directory(dir, ec)) return dir;
     if (ec) throw UsageError("cannot create run directory " + dir + ": " + ec.message() + "; choose --output-dir");
   }
-  throw UsageError(fmt::format("--output-dir {} already holds 1000 runs named {}: choose another --output-dir",
-                               output_dir, id));
+  throw UsageError(
+      fmt::format("--output-dir {} already holds 1000 runs named {}: choose another --output-dir", output_dir, id));
 }
 
 // A moving average spans about every_steps / (1 - decay) optimizer steps (the weight of an
@@ -57,21 +57,22 @@ void print_average_hint(const TrainConfig& cfg, const TrainSetup& setup, const A
   const double span = average.every_steps / (1 - average.decay);
   if (steps <= 0 || span <= static_cast<double>(steps)) return;
   const double suggested = 1 - 10.0 * average.every_steps / static_cast<double>(steps);
-  std::printf("hint     the moving average spans about %s optimizer steps (ema_steps / (1 - ema_decay)), more than "
-              "this run's %s: it stays close to the early weights%s\n",
-              grouped(span).c_str(), grouped(static_cast<double>(steps)).c_str(),
-              suggested >= 0.9 && !cfg.model_ema
-                  ? fmt::format("; ema_decay {:.4g} spans a tenth of the run", suggested).c_str()
-                  : "");
+  std::printf(
+      "hint     the moving average spans about %s optimizer steps (ema_steps / (1 - ema_decay)), more than "
+      "this run's %s: it stays close to the early weights%s\n",
+      grouped(span).c_str(), grouped(static_cast<double>(steps)).c_str(),
+      suggested >= 0.9 && !cfg.model_ema ? fmt::format("; ema_decay {:.4g} spans a tenth of the run", suggested).c_str()
+                                         : "");
 }
 
 // An SGD-sized rate given to AdamW: most often a torchvision recipe pasted without --opt, whose
 // script defaults to SGD where stoker defaults to AdamW.
 void print_rate_hint(const TrainConfig& cfg) {
   if (cfg.optimizer != OptimizerKind::kAdamW || cfg.lr < 0.05) return;
-  std::printf("hint     lr %g is an SGD-sized rate and the optimizer is adamw (stoker's default; torchvision's script "
-              "defaults to sgd): add --opt sgd, or give adamw a rate such as 0.001\n",
-              cfg.lr);
+  std::printf(
+      "hint     lr %g is an SGD-sized rate and the optimizer is adamw (stoker's default; torchvision's script "
+      "defaults to sgd): add --opt sgd, or give adamw a rate such as 0.001\n",
+      cfg.lr);
 }
 
 // The header's words for the moving average: "" when there is none.
@@ -102,21 +103,23 @@ std::optional<Resumption> open_resumption(const TrainConfig& cfg, const ProcessP
   resumption.checkpoint = std::make_shared<CheckpointFile>(path);
   const CheckpointMeta& meta = resumption.checkpoint->meta();
   if (meta.model != cfg.model || meta.batch_size != cfg.batch_size || meta.seed != cfg.seed) {
-    throw UsageError(fmt::format("checkpoint {} was made with model {}, batch_size {}, seed {}; "
-                                 "resume with the same values (got {}, {}, {})",
-                                 path, meta.model, meta.batch_size, meta.seed, cfg.model, cfg.batch_size, cfg.seed));
+    throw UsageError(
+        fmt::format("checkpoint {} was made with model {}, batch_size {}, seed {}; "
+                    "resume with the same values (got {}, {}, {})",
+                    path, meta.model, meta.batch_size, meta.seed, cfg.model, cfg.batch_size, cfg.seed));
   }
   if (meta.world_size != place.world_size) {  // another split of the epochs: not the same run
-    throw UsageError(fmt::format("checkpoint {} was made by {} training process{}, and this run has {}; resume "
-                                 "with --nproc-per-node {} (or the same torchrun --nproc-per-node and --nnodes)",
-                                 path, meta.world_size, meta.world_size == 1 ? "" : "es", place.world_size,
-                                 meta.world_size));
+    throw UsageError(
+        fmt::format("checkpoint {} was made by {} training process{}, and this run has {}; resume "
+                    "with --nproc-per-node {} (or the same torchrun --nproc-per-node and --nnodes)",
+                    path, meta.world_size, meta.world_size == 1 ? "" : "es", place.world_size, meta.world_size));
   }
   if (cfg.max_steps > 0 && cfg.max_steps <= meta.global_step) {
-    throw UsageError(fmt::format("max_steps {} is not beyond the checkpoint's step {} ({}): the run has "
-                                 "taken those steps already; give a larger --max-steps, or --max-steps 0 for "
-                                 "no limit",
-                                 cfg.max_steps, meta.global_step, path));
+    throw UsageError(
+        fmt::format("max_steps {} is not beyond the checkpoint's step {} ({}): the run has "
+                    "taken those steps already; give a larger --max-steps, or --max-steps 0 for "
+                    "no limit",
+                    cfg.max_steps, meta.global_step, path));
   }
   return resumption;
 }
@@ -131,10 +134,11 @@ RunStart open_run(const TrainConfig& cfg, const TrainSetup& setup, std::optional
     // repeat samples without a word.
     const auto samples = static_cast<int64_t>(setup.train_loader->source().size());
     if (meta.train_samples && *meta.train_samples != samples) {
-      throw UsageError(fmt::format("checkpoint {} was made on {} training samples, and this run's ({}) are {}; "
-                                   "resume on the same data and --val-split (to train on other data, start a "
-                                   "new run with --weights <the run's export>)",
-                                   path, *meta.train_samples, cfg.data, samples));
+      throw UsageError(
+          fmt::format("checkpoint {} was made on {} training samples, and this run's ({}) are {}; "
+                      "resume on the same data and --val-split (to train on other data, start a "
+                      "new run with --weights <the run's export>)",
+                      path, *meta.train_samples, cfg.data, samples));
     }
     resumption->checkpoint->load_into(*setup.model, *setup.optimizer, ema);
     start.lock = resumption->lock;
@@ -160,15 +164,15 @@ RunStart open_run(const TrainConfig& cfg, const TrainSetup& setup, std::optional
 void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const RunStart& start,
                       const AveragePlan& average, const ProcessPlace& place) {
   const data::Loader& train_loader = *setup.train_loader;
-  const std::string workers_text = cfg.num_workers == kAuto
-                                       ? fmt::format("auto (from {})", setup.start_workers)
-                                       : std::to_string(cfg.num_workers);
+  const std::string workers_text =
+      cfg.num_workers == kAuto ? fmt::format("auto (from {})", setup.start_workers) : std::to_string(cfg.num_workers);
   std::printf("stoker 0.1 · run dir %s\n", start.run_dir.c_str());
   const int threads = torch::get_num_threads();
   std::printf("device   %s · %s · %d thread%s%s\n", setup.device.str().c_str(), torch_description().c_str(), threads,
               threads == 1 ? "" : "s", setup.host.blas.empty() ? "" : (" · " + setup.host.blas).c_str());
-  std::printf("data     %s%s\n", setup.train_source->describe().c_str(),
-              setup.val_source ? (" · validation " + grouped(static_cast<double>(setup.val_source->size()))).c_str() : "");
+  std::printf(
+      "data     %s%s\n", setup.train_source->describe().c_str(),
+      setup.val_source ? (" · validation " + grouped(static_cast<double>(setup.val_source->size()))).c_str() : "");
   if (const std::vector<int64_t> empty = data::classes_without_samples(*setup.train_source); !empty.empty()) {
     const auto& names = setup.train_source->class_names();
     std::string listed;
@@ -176,10 +180,11 @@ void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const Run
       listed += fmt::format("{}'{}'", i == 0 ? "" : ", ", names[static_cast<size_t>(empty[i])]);
     }
     if (empty.size() > 5) listed += fmt::format(", … '{}'", names[static_cast<size_t>(empty.back())]);
-    std::printf("warning  %s of %s classes ha%s no training sample (%s): the model still gives each an output; "
-                "remove empty class folders, or check the labels\n",
-                grouped(static_cast<double>(empty.size())).c_str(), grouped(static_cast<double>(names.size())).c_str(),
-                empty.size() == 1 ? "s" : "ve", listed.c_str());
+    std::printf(
+        "warning  %s of %s classes ha%s no training sample (%s): the model still gives each an output; "
+        "remove empty class folders, or check the labels\n",
+        grouped(static_cast<double>(empty.size())).c_str(), grouped(static_cast<double>(names.size())).c_str(),
+        empty.size() == 1 ? "s" : "ve", listed.c_str());
   }
   if (setup.excluded_unknown > 0) {
     std::printf("         %s name%s in --exclude-list %s %s not in the data\n",
@@ -192,38 +197,42 @@ void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const Run
     std::printf("cache    decoded images in RAM after the first epoch, up to %.1f GB\n", budget / 1e9);
   }
   const Objective& objective = setup.objective;
-  std::printf("model    %s · %s parameters · %s\n", cfg.model.c_str(),
-              fmt::format("{:.2f} M", parameter_count(*setup.model) / 1e6).c_str(),
-              objective.classification()
-                  ? fmt::format("classification, {} classes, loss {}", objective.outputs, to_string(objective.loss)).c_str()
-                  : fmt::format("regression, {} target{}, loss {}", objective.outputs, objective.outputs == 1 ? "" : "s",
-                                to_string(objective.loss)).c_str());
-  std::printf("config   batch_size %d · epochs %d · lr %g %s · workers %s · prefetch %d · amp %s · accum %d%s\n",
-              cfg.batch_size, cfg.epochs, cfg.lr, to_string(cfg.optimizer).c_str(), workers_text.c_str(),
-              cfg.prefetch_factor, to_string(cfg.amp).c_str(), cfg.accumulation_steps,
-              ((cfg.clip_grad_norm > 0 ? fmt::format(" · clip_grad_norm {:g}", cfg.clip_grad_norm) : std::string()) +
-               (cfg.early_stopping_patience > 0 ? fmt::format(" · patience {}", cfg.early_stopping_patience) : std::string()) +
-               average_text(cfg, average) +
-               (cfg.norm_weight_decay != kAuto
-                    ? fmt::format(" · norm_weight_decay {:g}{}", cfg.norm_weight_decay,
-                                  optimizer_groups(*setup.model).norm.empty()
-                                      ? fmt::format(" (applies to nothing: {} has no normalization layers)", cfg.model)
-                                      : std::string())
-                    : std::string()) +
-               (cfg.ra_sampler ? fmt::format(" · ra_reps {} ({} samples an epoch{})", cfg.ra_reps,
-                                             grouped(static_cast<double>(train_loader.samples_per_epoch())),
-                                             place.world_size > 1 ? " per process" : "")
-                               : std::string()) +
-               (cfg.mixup_alpha > 0 ? fmt::format(" · mixup {:g}", cfg.mixup_alpha) : std::string()) +
-               (cfg.cutmix_alpha > 0 ? fmt::format(" · cutmix {:g}", cfg.cutmix_alpha) : std::string()))
-                  .c_str());
+  std::printf(
+      "model    %s · %s parameters · %s\n", cfg.model.c_str(),
+      fmt::format("{:.2f} M", parameter_count(*setup.model) / 1e6).c_str(),
+      objective.classification()
+          ? fmt::format("classification, {} classes, loss {}", objective.outputs, to_string(objective.loss)).c_str()
+          : fmt::format("regression, {} target{}, loss {}", objective.outputs, objective.outputs == 1 ? "" : "s",
+                        to_string(objective.loss))
+                .c_str());
+  std::printf(
+      "config   batch_size %d · epochs %d · lr %g %s · workers %s · prefetch %d · amp %s · accum %d%s\n",
+      cfg.batch_size, cfg.epochs, cfg.lr, to_string(cfg.optimizer).c_str(), workers_text.c_str(), cfg.prefetch_factor,
+      to_string(cfg.amp).c_str(), cfg.accumulation_steps,
+      ((cfg.clip_grad_norm > 0 ? fmt::format(" · clip_grad_norm {:g}", cfg.clip_grad_norm) : std::string()) +
+       (cfg.early_stopping_patience > 0 ? fmt::format(" · patience {}", cfg.early_stopping_patience) : std::string()) +
+       average_text(cfg, average) +
+       (cfg.norm_weight_decay != kAuto
+            ? fmt::format(" · norm_weight_decay {:g}{}", cfg.norm_weight_decay,
+                          optimizer_groups(*setup.model).norm.empty()
+                              ? fmt::format(" (applies to nothing: {} has no normalization layers)", cfg.model)
+                              : std::string())
+            : std::string()) +
+       (cfg.ra_sampler ? fmt::format(" · ra_reps {} ({} samples an epoch{})", cfg.ra_reps,
+                                     grouped(static_cast<double>(train_loader.samples_per_epoch())),
+                                     place.world_size > 1 ? " per process" : "")
+                       : std::string()) +
+       (cfg.mixup_alpha > 0 ? fmt::format(" · mixup {:g}", cfg.mixup_alpha) : std::string()) +
+       (cfg.cutmix_alpha > 0 ? fmt::format(" · cutmix {:g}", cfg.cutmix_alpha) : std::string()))
+          .c_str());
   if (!setup.weights_note.empty()) std::printf("weights  %s: %s\n", cfg.weights.c_str(), setup.weights_note.c_str());
   print_average_hint(cfg, setup, average);
   print_rate_hint(cfg);
   if (place.world_size > 1) {
-    std::printf("parallel %d processes (%d on this machine) · each trains on 1/%d of every epoch · gradients "
-                "averaged over all before each step (Gloo)\n",
-                place.world_size, place.local_world_size, place.world_size);
+    std::printf(
+        "parallel %d processes (%d on this machine) · each trains on 1/%d of every epoch · gradients "
+        "averaged over all before each step (Gloo)\n",
+        place.world_size, place.local_world_size, place.world_size);
     std::printf("Batch size: %d per process, %lld per step over %d processes (requested: %d)\n", cfg.batch_size,
                 static_cast<long long>(cfg.batch_size) * place.world_size, place.world_size, cfg.batch_size);
   } else {
@@ -232,8 +241,9 @@ void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const Run
   if (start.resumed) {
     std::string averaged;
     if (average.on) {
-      averaged = start.ema_updates ? fmt::format(" · moving average of {} updates from the checkpoint", *start.ema_updates)
-                                   : " · the checkpoint has no moving average: it starts from the loaded weights";
+      averaged = start.ema_updates
+                     ? fmt::format(" · moving average of {} updates from the checkpoint", *start.ema_updates)
+                     : " · the checkpoint has no moving average: it starts from the loaded weights";
     }
     // The plateau's rate: what the header's lr became in the run so far.
     const std::string lowered = start.plateau && start.plateau->lr != cfg.lr

@@ -9,14 +9,14 @@
 #include <optional>
 #include <string>
 
-#include "train/torch/model/checkpoint.h"
-#include "train/torch/step/grad_scaler.h"
-#include "train/torch/model/model_ema.h"
-#include "train/torch/model/models.h"
-#include "train/torch/run/setup.h"
 #include "stoker/core/directory_lock.h"
 #include "stoker/train/config.h"
 #include "train/common/plateau.h"
+#include "train/torch/model/checkpoint.h"
+#include "train/torch/model/model_ema.h"
+#include "train/torch/model/models.h"
+#include "train/torch/run/setup.h"
+#include "train/torch/step/grad_scaler.h"
 
 namespace stoker::train {
 
@@ -27,9 +27,9 @@ struct RunStart {
   std::shared_ptr<DirectoryLock> lock;
   std::string checkpoint_path;  // <run_dir>/checkpoint.pt
   bool resumed = false;
-  int64_t epoch = 0;        // 0-based epoch to go on in
-  int64_t batch = 0;        // first batch of that epoch still to train on
-  int64_t global_step = 0;  // optimiser steps already taken
+  int64_t epoch = 0;                        // 0-based epoch to go on in
+  int64_t batch = 0;                        // first batch of that epoch still to train on
+  int64_t global_step = 0;                  // optimiser steps already taken
   std::optional<GradScaler::State> scaler;  // amp fp16 only
   std::optional<int64_t> ema_updates;       // resumed with the checkpoint's moving average
   std::optional<PlateauState> plateau;      // resumed with the checkpoint's plateau schedule
@@ -53,9 +53,9 @@ std::optional<Resumption> open_resumption(const TrainConfig& cfg, const ProcessP
 
 // With a resumption: checks the checkpoint was made on as many training samples as setup's
 // (UsageError otherwise) and loads it into setup's model and optimizer (and `ema`, if given:
-// the checkpoint's average, or a restart from the loaded weights when it has none). Without: makes a new run folder (UsageError when it cannot). Either way writes
-// config.yaml, the effective config. Only the group's leader (rank 0) makes the folder and
-// writes; the other processes get the point to start from (run_dir empty on a new run).
+// the checkpoint's average, or a restart from the loaded weights when it has none). Without: makes a new run folder
+// (UsageError when it cannot). Either way writes config.yaml, the effective config. Only the group's leader (rank 0)
+// makes the folder and writes; the other processes get the point to start from (run_dir empty on a new run).
 RunStart open_run(const TrainConfig& cfg, const TrainSetup& setup, std::optional<Resumption> resumption,
                   const ProcessPlace& place = {}, ModelEma* ema = nullptr);
 

@@ -1,13 +1,13 @@
 #include "train/torch/run/run_records.h"
 
-#include "stoker/core/numbers.h"
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+
+#include "stoker/core/numbers.h"
 
 namespace stoker::train {
 
@@ -40,7 +40,8 @@ namespace {
 // The loader workers' seconds per stage, summed over the workers; null without stoker's loader.
 nlohmann::json stage_seconds_json(const data::StageTimes& s) {
   if (s.read + s.decode + s.transform <= 0) return nullptr;
-  return {{"read", s.read}, {"decode", s.decode}, {"transform", s.transform}, {"idle_full_buffers", s.wait_free_buffer}};
+  return {
+      {"read", s.read}, {"decode", s.decode}, {"transform", s.transform}, {"idle_full_buffers", s.wait_free_buffer}};
 }
 
 }  // namespace
@@ -64,7 +65,9 @@ RunRecords::RunRecords(const TrainConfig& cfg, const std::string& run_dir, bool 
 
 void RunRecords::set_process(int threads, const HostTuning& host) {
   summary_["threads"] = threads;
-  const auto text_or_null = [](const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); };
+  const auto text_or_null = [](const std::string& s) {
+    return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s);
+  };
   summary_["blas"] = text_or_null(host.blas);
   summary_["allocator"] = text_or_null(host.allocator);
   summary_["blas_reason"] = text_or_null(host.blas_reason);
@@ -90,8 +93,9 @@ std::string RunRecords::add_epoch(const EpochRecord& r, int epochs) {
   total_train_seconds_ += r.times.total_s();
   const EvalResult& eval = r.eval;
 
-  std::string line = fmt::format("epoch {}/{}  done in {:.1f} s · {} samples/s · {:.1f} batches/s · train loss {:.3f}",
-                                 r.epoch, epochs, r.seconds, grouped(r.samples_per_sec()), r.batches_per_sec(), r.train_loss);
+  std::string line =
+      fmt::format("epoch {}/{}  done in {:.1f} s · {} samples/s · {:.1f} batches/s · train loss {:.3f}", r.epoch,
+                  epochs, r.seconds, grouped(r.samples_per_sec()), r.batches_per_sec(), r.train_loss);
   // On the training batches as they were fed (augmented, mixed), while the weights moved.
   if (r.train_top1 >= 0) line += fmt::format(", acc {:.1f} %", 100 * r.train_top1);
   if (eval.samples > 0) line += " · " + format_eval(eval);
@@ -110,17 +114,16 @@ std::string RunRecords::add_epoch(const EpochRecord& r, int epochs) {
   }
 
   auto optional = [](bool present, double value) { return present ? fmt::format("{:.5f}", value) : std::string(); };
-  metrics_ << fmt::format("{},{:.3f},{},{:.2f},{:.3f},{:.5f},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{},{},{},{},{},{},{},{},{},{}\n",
-                          r.epoch,
-                          r.seconds, r.samples, r.samples_per_sec(), r.batches_per_sec(), r.train_loss,
-                          optional(eval.samples > 0, eval.loss), optional(eval.top1 >= 0, eval.top1),
-                          optional(eval.top5 >= 0, eval.top5), optional(eval.auc >= 0, eval.auc),
-                          optional(!eval.mae.empty(), eval.mean_mae()), r.times.wait_s, r.times.copy_s,
-                          r.times.compute_s, r.workers, r.scaler ? fmt::format("{:g}", r.scaler->scale) : "",
-                          r.scaler ? std::to_string(r.scaler->skipped) : "", optional(measured, norms.mean()),
-                          optional(measured, norms.max), r.grad_norms ? std::to_string(norms.clipped) : "",
-                          optional(ema.samples > 0, ema.loss), optional(ema.samples > 0 && ema.top1 >= 0, ema.top1),
-                          optional(!ema.mae.empty(), ema.mean_mae()), optional(r.train_top1 >= 0, r.train_top1));
+  metrics_ << fmt::format(
+      "{},{:.3f},{},{:.2f},{:.3f},{:.5f},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{},{},{},{},{},{},{},{},{},{}\n", r.epoch,
+      r.seconds, r.samples, r.samples_per_sec(), r.batches_per_sec(), r.train_loss,
+      optional(eval.samples > 0, eval.loss), optional(eval.top1 >= 0, eval.top1), optional(eval.top5 >= 0, eval.top5),
+      optional(eval.auc >= 0, eval.auc), optional(!eval.mae.empty(), eval.mean_mae()), r.times.wait_s, r.times.copy_s,
+      r.times.compute_s, r.workers, r.scaler ? fmt::format("{:g}", r.scaler->scale) : "",
+      r.scaler ? std::to_string(r.scaler->skipped) : "", optional(measured, norms.mean()),
+      optional(measured, norms.max), r.grad_norms ? std::to_string(norms.clipped) : "",
+      optional(ema.samples > 0, ema.loss), optional(ema.samples > 0 && ema.top1 >= 0, ema.top1),
+      optional(!ema.mae.empty(), ema.mean_mae()), optional(r.train_top1 >= 0, r.train_top1));
   metrics_.flush();
 
   using nlohmann::json;

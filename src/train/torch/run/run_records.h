@@ -10,13 +10,13 @@
 #include <optional>
 #include <string>
 
-#include "train/torch/evaluate/evaluate.h"
-#include "train/torch/step/grad_scaler.h"
 #include "stoker/core/host_tuning.h"
 #include "stoker/data/loader.h"
 #include "stoker/data/transform.h"
 #include "stoker/diagnose/verdict.h"
 #include "stoker/train/config.h"
+#include "train/torch/evaluate/evaluate.h"
+#include "train/torch/step/grad_scaler.h"
 
 namespace stoker::train {
 
@@ -41,17 +41,17 @@ struct EpochRecord {
   double seconds = 0;   // wall time of the epoch, validation excluded
   int64_t samples = 0;  // trained on in this epoch (this session's part of it on resume)
   int64_t batches = 0;
-  double train_loss = 0;            // mean over finite batch losses
-  double train_top1 = -1;           // classification: the share of training samples the model got right; -1 else
-  EvalResult eval;                  // eval.samples == 0: no validation data
+  double train_loss = 0;               // mean over finite batch losses
+  double train_top1 = -1;              // classification: the share of training samples the model got right; -1 else
+  EvalResult eval;                     // eval.samples == 0: no validation data
   std::optional<EvalResult> ema_eval;  // ema_decay > 0 with validation data: the moving average's
-  diagnose::StepWindow times;       // waiting / copy / compute over the epoch's steps
-  diagnose::Verdict verdict;        // the one the epoch's step-time line printed (LoopDiagnosis)
-  data::StageTimes stages;          // the loader workers' time per stage over the epoch
-  int workers = 0;                  // loader workers at the epoch's end
+  diagnose::StepWindow times;          // waiting / copy / compute over the epoch's steps
+  diagnose::Verdict verdict;           // the one the epoch's step-time line printed (LoopDiagnosis)
+  data::StageTimes stages;             // the loader workers' time per stage over the epoch
+  int workers = 0;                     // loader workers at the epoch's end
   std::optional<GradScaler::State> scaler;  // amp fp16 only
   std::optional<GradNorms> grad_norms;      // clip_grad_norm > 0 only
-  std::string notes;                // more " · …" for the epoch line (cache, GPU memory)
+  std::string notes;                        // more " · …" for the epoch line (cache, GPU memory)
 
   // Over the step time (times.total_s()), so a slow validation does not count.
   double samples_per_sec() const;

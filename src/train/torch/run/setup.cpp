@@ -1,16 +1,17 @@
 #include "train/torch/run/setup.h"
 
-#include <algorithm>
-#include <cstdlib>
-#include <set>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "train/torch/step/foreach_optimizers.h"
-#include "train/torch/model/initial_weights.h"
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+
 #include "stoker/core/error.h"
 #include "stoker/core/process.h"
 #include "stoker/monitor/gpu_reader.h"
+#include "train/torch/model/initial_weights.h"
+#include "train/torch/step/foreach_optimizers.h"
 #include "train/torch/torch_compat.h"
 
 namespace stoker::train {
@@ -29,9 +30,9 @@ std::string nvml_gpus() {
 
 bool is_norm_layer(const torch::nn::Module& module) {
   return module.as<torch::nn::BatchNorm1d>() || module.as<torch::nn::BatchNorm2d>() ||
-         module.as<torch::nn::BatchNorm3d>() || module.as<torch::nn::GroupNorm>() || module.as<torch::nn::LayerNorm>() ||
-         module.as<torch::nn::InstanceNorm1d>() || module.as<torch::nn::InstanceNorm2d>() ||
-         module.as<torch::nn::InstanceNorm3d>();
+         module.as<torch::nn::BatchNorm3d>() || module.as<torch::nn::GroupNorm>() ||
+         module.as<torch::nn::LayerNorm>() || module.as<torch::nn::InstanceNorm1d>() ||
+         module.as<torch::nn::InstanceNorm2d>() || module.as<torch::nn::InstanceNorm3d>();
 }
 
 // --auto-augment, --ra-magnitude and --random-erase, as torchvision's reference script adds
@@ -70,8 +71,8 @@ void add_augmentation_flags(const TrainConfig& cfg, const data::Source& source, 
   }
   if (cfg.random_erase > 0) {
     if (spec->erasing.enabled()) {
-      throw UsageError(fmt::format("random_erase {:g} and the transforms' RandomErasing both erase; give one",
-                                   cfg.random_erase));
+      throw UsageError(
+          fmt::format("random_erase {:g} and the transforms' RandomErasing both erase; give one", cfg.random_erase));
     }
     spec->erasing.p = cfg.random_erase;
   }
@@ -128,9 +129,10 @@ torch::Device pick_device(const TrainConfig& cfg, const ProcessPlace& place) {
     if (place.world_size > 1 && (cfg.device == "auto" || cfg.device == "cuda")) {
       const int devices = static_cast<int>(torch::cuda::device_count());
       if (place.local_rank >= devices) {
-        throw UsageError(fmt::format("process {} needs GPU cuda:{}, and this machine has {} GPU{}; use "
-                                     "--nproc-per-node {} at most",
-                                     place.rank, place.local_rank, devices, devices == 1 ? "" : "s", devices));
+        throw UsageError(
+            fmt::format("process {} needs GPU cuda:{}, and this machine has {} GPU{}; use "
+                        "--nproc-per-node {} at most",
+                        place.rank, place.local_rank, devices, devices == 1 ? "" : "s", devices));
       }
       return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(place.local_rank));
     }
@@ -142,11 +144,13 @@ torch::Device pick_device(const TrainConfig& cfg, const ProcessPlace& place) {
   if (cfg.device != "auto") reasons.push_back("device " + cfg.device + " was asked for");
   if (!gpus.empty()) reasons.push_back("NVML sees " + gpus);
   if (!reasons.empty() && place.leader()) {  // once for a data-parallel group
-    std::fprintf(stderr, "%s\n",
-                 fmt::format("⚠ WARNING: {}, but this libtorch ({}) has no CUDA device; training runs on the CPU{}",
-                             fmt::join(reasons, "; "), compat::torch_version(),
-                             gpus.empty() ? "" : " — build stoker against a CUDA PyTorch (docs/guide/install.md: Offline GPU node)")
-                     .c_str());
+    std::fprintf(
+        stderr, "%s\n",
+        fmt::format(
+            "⚠ WARNING: {}, but this libtorch ({}) has no CUDA device; training runs on the CPU{}",
+            fmt::join(reasons, "; "), compat::torch_version(),
+            gpus.empty() ? "" : " — build stoker against a CUDA PyTorch (docs/guide/install.md: Offline GPU node)")
+            .c_str());
   }
   return torch::kCPU;
 }
@@ -189,16 +193,18 @@ data::TransformSpec transform_for(const TrainConfig& cfg, const data::Source& so
   const bool val_sizes = cfg.train_crop_size > 0 || cfg.val_resize_size > 0 || cfg.val_crop_size > 0;
   if (val_sizes || cfg.interpolation != "bilinear") {
     if (const int features = source.feature_count(); features > 0) {
-      throw UsageError(fmt::format("interpolation and the crop sizes resample images, and {} holds feature vectors ({} "
-                                   "per sample); leave them out",
-                                   cfg.data, features));
+      throw UsageError(
+          fmt::format("interpolation and the crop sizes resample images, and {} holds feature vectors ({} "
+                      "per sample); leave them out",
+                      cfg.data, features));
     }
   }
   const bool own_val = !train && !cfg.val_transforms.empty();
   if (own_val && (cfg.val_resize_size > 0 || cfg.val_crop_size > 0)) {
-    throw UsageError(fmt::format("val_resize_size and val_crop_size make the validation chain, and val_transforms '{}' "
-                                 "is given; write the sizes in it, or leave val_transforms out",
-                                 cfg.val_transforms));
+    throw UsageError(
+        fmt::format("val_resize_size and val_crop_size make the validation chain, and val_transforms '{}' "
+                    "is given; write the sizes in it, or leave val_transforms out",
+                    cfg.val_transforms));
   }
   data::TransformSpec spec = own_val                  ? parse("val_transforms", cfg.val_transforms)
                              : cfg.transforms.empty() ? parse("default transforms", default_transforms(source))
@@ -207,14 +213,16 @@ data::TransformSpec transform_for(const TrainConfig& cfg, const data::Source& so
   if (own_val) return spec;
   if (cfg.train_crop_size > 0) {
     if (!cfg.transforms.empty()) {
-      throw UsageError(fmt::format("train_crop_size {} sizes the default chain's RandomResizedCrop, and transforms '{}' "
-                                   "is given; write the size in it",
-                                   cfg.train_crop_size, cfg.transforms));
+      throw UsageError(
+          fmt::format("train_crop_size {} sizes the default chain's RandomResizedCrop, and transforms '{}' "
+                      "is given; write the size in it",
+                      cfg.train_crop_size, cfg.transforms));
     }
     if (spec.geometry != data::Geometry::kRandomResizedCrop) {
-      throw UsageError(fmt::format("train_crop_size {} sizes a RandomResizedCrop, and the default chain for {} is '{}'; "
-                                   "give transforms instead",
-                                   cfg.train_crop_size, cfg.data, spec.describe()));
+      throw UsageError(
+          fmt::format("train_crop_size {} sizes a RandomResizedCrop, and the default chain for {} is '{}'; "
+                      "give transforms instead",
+                      cfg.train_crop_size, cfg.data, spec.describe()));
     }
     spec.out_width = spec.out_height = cfg.train_crop_size;
   }
@@ -279,15 +287,17 @@ TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place) {
                                  cfg.model, cfg.data, features));
   }
   if (const int features = s.train_source->feature_count(); features > 0 && cfg.cutmix_alpha > 0) {
-    throw UsageError(fmt::format("cutmix_alpha {:g} pastes a box between images, and {} holds feature vectors ({} per "
-                                 "sample); use mixup_alpha for feature vectors, or set cutmix_alpha to 0",
-                                 cfg.cutmix_alpha, cfg.data, features));
+    throw UsageError(
+        fmt::format("cutmix_alpha {:g} pastes a box between images, and {} holds feature vectors ({} per "
+                    "sample); use mixup_alpha for feature vectors, or set cutmix_alpha to 0",
+                    cfg.cutmix_alpha, cfg.data, features));
   }
   if (s.val_source && s.val_source->feature_count() != s.train_source->feature_count()) {
-    throw UsageError(fmt::format("validation data {} has {} features per sample, and the training data {} has {}; "
-                                 "they must match",
-                                 cfg.val_data.empty() ? cfg.data : cfg.val_data, s.val_source->feature_count(),
-                                 cfg.data, s.train_source->feature_count()));
+    throw UsageError(
+        fmt::format("validation data {} has {} features per sample, and the training data {} has {}; "
+                    "they must match",
+                    cfg.val_data.empty() ? cfg.data : cfg.val_data, s.val_source->feature_count(), cfg.data,
+                    s.train_source->feature_count()));
   }
 
   const int cores = cores_per_process(place.local_world_size);

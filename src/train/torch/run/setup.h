@@ -7,26 +7,26 @@
 #include <string>
 #include <vector>
 
-#include "train/torch/parallel/data_parallel.h"
-#include "train/torch/step/device_feed.h"
-#include "train/torch/model/models.h"
-#include "train/torch/step/objective.h"
 #include "stoker/core/host_tuning.h"
 #include "stoker/data/loader.h"
 #include "stoker/train/config.h"
+#include "train/torch/model/models.h"
+#include "train/torch/parallel/data_parallel.h"
+#include "train/torch/step/device_feed.h"
+#include "train/torch/step/objective.h"
 
 namespace stoker::train {
 
 struct TrainSetup {
   torch::Device device{torch::kCPU};
   std::shared_ptr<const data::Source> train_source;  // less what --exclude-list names
-  std::shared_ptr<const data::Source> val_source;  // null: no validation data
-  size_t excluded_samples = 0;  // left out by --exclude-list
-  size_t excluded_unknown = 0;  // names in that list not in the data
-  Objective objective;  // task, loss and outputs (classes or float targets)
-  int start_workers = 1;  // cfg.num_workers, or the tuner's first count for auto
-  std::unique_ptr<PinnedAllocator> pinned;  // CUDA with pin_memory; outlives the loaders
-  FeedOptions feed;                          // how batches reach the device (device_feed.h)
+  std::shared_ptr<const data::Source> val_source;    // null: no validation data
+  size_t excluded_samples = 0;                       // left out by --exclude-list
+  size_t excluded_unknown = 0;                       // names in that list not in the data
+  Objective objective;                               // task, loss and outputs (classes or float targets)
+  int start_workers = 1;                             // cfg.num_workers, or the tuner's first count for auto
+  std::unique_ptr<PinnedAllocator> pinned;           // CUDA with pin_memory; outlives the loaders
+  FeedOptions feed;                                  // how batches reach the device (device_feed.h)
   std::unique_ptr<data::Loader> train_loader;
   std::unique_ptr<data::Loader> val_loader;
   // The chains as configured (transform_for), before the device plan moves Normalize to the

@@ -22,7 +22,7 @@ class StopSignals {
   static constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
 
  private:
-  struct sigaction old_[3] {};
+  struct sigaction old_[3]{};
 };
 
 // "SIGINT", "SIGTERM", "SIGHUP".

@@ -12,10 +12,8 @@ namespace stoker::train {
 namespace {
 
 void say_stopped(const std::string& reason) {
-  std::fprintf(
-      stderr,
-      "warning: TensorBoard logging stopped: %s; training goes on (its other records are kept)\n",
-      reason.c_str());
+  std::fprintf(stderr, "warning: TensorBoard logging stopped: %s; training goes on (its other records are kept)\n",
+               reason.c_str());
 }
 
 }  // namespace
@@ -52,8 +50,7 @@ void TensorBoardLog::window(int64_t step, const LogWindow& w, double lr) {
     scalars.push_back({kCopyShare, w.copy_s / total});
     scalars.push_back({kComputeShare, w.compute_s / total});
   }
-  if (w.grad_norms > 0)
-    scalars.push_back({kTrainGradNorm, w.grad_norm_sum / static_cast<double>(w.grad_norms)});
+  if (w.grad_norms > 0) scalars.push_back({kTrainGradNorm, w.grad_norm_sum / static_cast<double>(w.grad_norms)});
   write(step, scalars);
 }
 

@@ -12,9 +12,9 @@
 #include <memory>
 #include <string>
 
-#include "train/torch/run/run_records.h"
 #include "stoker/monitor/sampler.h"
 #include "stoker/report/event_file.h"
+#include "train/torch/run/run_records.h"
 
 namespace stoker::train {
 

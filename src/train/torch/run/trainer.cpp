@@ -2,41 +2,41 @@
 // (waiting for data / copy / compute), evaluation, metrics, checkpoints, signals.
 #include "stoker/train/trainer.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <csignal>
 #include <filesystem>
-#include <fmt/format.h>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
-#include "train/torch/model/checkpoint.h"
-#include "train/torch/parallel/data_parallel.h"
-#include "train/torch/evaluate/evaluate.h"
-#include "train/torch/step/gpu_memory.h"
-#include "stoker/diagnose/loop_diagnosis.h"
-#include "train/torch/model/model_ema.h"
-#include "train/torch/model/models.h"
-#include "train/torch/step/out_of_memory.h"
-#include "train/torch/run/run_directory.h"
-#include "train/torch/run/run_records.h"
-#include "train/torch/run/best_weights.h"
-#include "train/common/plateau.h"
-#include "train/torch/model/safetensors.h"
-#include "train/torch/run/setup.h"
-#include "train/torch/step/step.h"
-#include "train/torch/run/stop_signals.h"
-#include "train/torch/run/tensorboard_log.h"
 #include "stoker/core/clock.h"
 #include "stoker/core/error.h"
 #include "stoker/core/numbers.h"
 #include "stoker/core/process.h"
 #include "stoker/data/loader.h"
+#include "stoker/diagnose/loop_diagnosis.h"
 #include "stoker/monitor/sampler.h"
 #include "stoker/monitor/sinks.h"
-#include "train/torch/torch_compat.h"
+#include "train/common/plateau.h"
 #include "train/common/progress.h"
+#include "train/torch/evaluate/evaluate.h"
+#include "train/torch/model/checkpoint.h"
+#include "train/torch/model/model_ema.h"
+#include "train/torch/model/models.h"
+#include "train/torch/model/safetensors.h"
+#include "train/torch/parallel/data_parallel.h"
+#include "train/torch/run/best_weights.h"
+#include "train/torch/run/run_directory.h"
+#include "train/torch/run/run_records.h"
+#include "train/torch/run/setup.h"
+#include "train/torch/run/stop_signals.h"
+#include "train/torch/run/tensorboard_log.h"
+#include "train/torch/step/gpu_memory.h"
+#include "train/torch/step/out_of_memory.h"
+#include "train/torch/step/step.h"
+#include "train/torch/torch_compat.h"
 
 namespace stoker::train {
 
@@ -75,9 +75,10 @@ std::string early_stop_text(const BestWeights& best, int64_t epoch, int64_t stal
   if (best.epoch() == 0) {
     return fmt::format("early stop after epoch {}: validation gave no figure for {} epochs (NaN)", epoch, stale);
   }
-  return fmt::format("early stop after epoch {}: {} has not improved for {} epoch{} (best {} at epoch {}, its weights "
-                     "in model_best.safetensors)",
-                     epoch, best.figure_name(), stale, stale == 1 ? "" : "s", best.value_text(), best.epoch());
+  return fmt::format(
+      "early stop after epoch {}: {} has not improved for {} epoch{} (best {} at epoch {}, its weights "
+      "in model_best.safetensors)",
+      epoch, best.figure_name(), stale, stale == 1 ? "" : "s", best.value_text(), best.epoch());
 }
 
 // How an epoch's step loop ended.
@@ -105,8 +106,7 @@ class TrainLoop {
         ema_(ema),
         world_size_(group != nullptr ? group->place().world_size : 1),
         steps_per_epoch_(setup.train_loader->batches_per_epoch()),
-        stepper_(cfg, *setup.model, *setup.optimizer, setup.objective, setup.device,
-                 scheduled_steps(cfg, setup),
+        stepper_(cfg, *setup.model, *setup.optimizer, setup.objective, setup.device, scheduled_steps(cfg, setup),
                  optimizer_steps_per_epoch(cfg, setup), start.global_step),
         feed_(*setup.train_loader, setup.objective, setup.feed),
         progress_(stdout) {
@@ -121,8 +121,8 @@ class TrainLoop {
   // other processes of a group).
   void save(int64_t epoch, int64_t next_batch) {
     if (records_ == nullptr) return;
-    CheckpointMeta meta{epoch, next_batch, stepper_.global_step(), cfg_.seed, cfg_.batch_size, cfg_.model,
-                        world_size_, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+    CheckpointMeta meta{epoch,       next_batch,   stepper_.global_step(), cfg_.seed,    cfg_.batch_size, cfg_.model,
+                        world_size_, std::nullopt, std::nullopt,           std::nullopt, std::nullopt};
     if (stepper_.scaler() != nullptr) meta.scaler = stepper_.scaler()->state();
     if (plateau_ != nullptr) meta.plateau = plateau_->state();
     meta.train_samples = static_cast<int64_t>(setup_.train_loader->source().size());
@@ -201,8 +201,8 @@ bool TrainLoop::stop_requested() {
   return group_ != nullptr ? group_->any(here) : here;
 }
 
-void TrainLoop::draw_progress(int64_t epoch, int64_t first, int64_t step, const Stopwatch& clock,
-                              int64_t samples, double loss_sum, int64_t loss_count) {
+void TrainLoop::draw_progress(int64_t epoch, int64_t first, int64_t step, const Stopwatch& clock, int64_t samples,
+                              double loss_sum, int64_t loss_count) {
   if (!ui_.progress || (now_ns() - last_draw_ns_ <= 100'000'000 && step != steps_per_epoch_)) return;
   last_draw_ns_ = now_ns();
   const double elapsed = ns_to_seconds(clock.elapsed_ns());
@@ -276,8 +276,8 @@ EpochEnd TrainLoop::train_epoch(int64_t epoch, int64_t first, EpochRecord* recor
 
     if (stepper_.window_open()) continue;  // checkpoints and stops only at window boundaries
     const bool max_reached = cfg_.max_steps > 0 && stepper_.global_step() >= cfg_.max_steps;
-    const bool periodic = cfg_.checkpoint_every_steps > 0 && r.stepped &&
-                          stepper_.global_step() % cfg_.checkpoint_every_steps == 0;
+    const bool periodic =
+        cfg_.checkpoint_every_steps > 0 && r.stepped && stepper_.global_step() % cfg_.checkpoint_every_steps == 0;
     const bool stop = stop_requested();
     if (!stop && !periodic && !max_reached) continue;
     save(epoch, step);
@@ -328,10 +328,10 @@ EpochEnd TrainLoop::train_epoch(int64_t epoch, int64_t first, EpochRecord* recor
 // stopping or a plateau schedule without validation data, a plateau metric of the other task.
 void check_run_needs(const TrainConfig& cfg, const TrainSetup& setup) {
   if (cfg.early_stopping_patience > 0 && !setup.val_loader) {
-    throw UsageError(fmt::format(
-        "early_stopping_patience {} needs validation data, and {} has none of its own; give --val-data, or "
-        "--val-split 0.1 to hold out part of it, or set early_stopping_patience 0",
-        cfg.early_stopping_patience, cfg.data));
+    throw UsageError(
+        fmt::format("early_stopping_patience {} needs validation data, and {} has none of its own; give --val-data, or "
+                    "--val-split 0.1 to hold out part of it, or set early_stopping_patience 0",
+                    cfg.early_stopping_patience, cfg.data));
   }
   if (cfg.schedule == ScheduleKind::kPlateau && !setup.val_loader) {
     throw UsageError(fmt::format(
@@ -408,9 +408,9 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
   monitor.start();
   // The processes on this machine share its cores: the diagnosis counts this one's share.
   diagnose::LoopDiagnosis diagnosis(&train_loader, &monitor, cores_per_process(place.local_world_size), gpu_index,
-                          cfg.num_workers == kAuto, cfg.prefetch_factor, cfg.data);
+                                    cfg.num_workers == kAuto, cfg.prefetch_factor, cfg.data);
   const data::TransformSpec inputs = inference_inputs(setup);  // what feeding the trained model takes
-  std::optional<RunRecords> leader_records;  // the leader's run folder; none in the other processes
+  std::optional<RunRecords> leader_records;                    // the leader's run folder; none in the other processes
   if (leader) {
     leader_records.emplace(cfg, start.run_dir, start.resumed);
     leader_records->set_process(torch::get_num_threads(), setup.host);
@@ -423,9 +423,10 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
   if (cfg.schedule == ScheduleKind::kPlateau) {
     start.plateau ? plateau.emplace(cfg, *start.plateau) : plateau.emplace(cfg);
     if (leader && plateau->restarted()) {
-      std::printf("plateau: the checkpoint's schedule watched %s; watching %s from here, its record started afresh "
-                  "(lr stays %g)\n",
-                  start.plateau->metric.c_str(), cfg.plateau_metric.c_str(), plateau->lr());
+      std::printf(
+          "plateau: the checkpoint's schedule watched %s; watching %s from here, its record started afresh "
+          "(lr stays %g)\n",
+          start.plateau->metric.c_str(), cfg.plateau_metric.c_str(), plateau->lr());
     }
     loop.follow(&*plateau);
   }
@@ -459,13 +460,16 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
     const EpochEnd end = loop.train_epoch(epoch, first, &record);
     if (end == EpochEnd::kSignal) {
       const int signo = loop.signal();
-      if (leader) std::printf("stopped by %s at epoch %lld step %lld; checkpoint saved: %s\nresume with: stoker train --resume %s\n",
-                  stop_signal_name(signo), static_cast<long long>(epoch + 1),
-                  static_cast<long long>(first + record.batches), start.checkpoint_path.c_str(), start.run_dir.c_str());
+      if (leader)
+        std::printf(
+            "stopped by %s at epoch %lld step %lld; checkpoint saved: %s\nresume with: stoker train --resume %s\n",
+            stop_signal_name(signo), static_cast<long long>(epoch + 1), static_cast<long long>(first + record.batches),
+            start.checkpoint_path.c_str(), start.run_dir.c_str());
       exit_code = 128 + signo;
       break;
     }
-    const bool max_reached = end == EpochEnd::kMaxSteps || (cfg.max_steps > 0 && loop.stepper().global_step() >= cfg.max_steps);
+    const bool max_reached =
+        end == EpochEnd::kMaxSteps || (cfg.max_steps > 0 && loop.stepper().global_step() >= cfg.max_steps);
     // Early stopping is the leader's call (it validates); the group hears it at the epoch's end.
     const bool share_early_stop = group && cfg.early_stopping_patience > 0 && !max_reached;
     const bool share_plateau = group && plateau && !max_reached;
@@ -503,8 +507,7 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
         const int stalled = cfg.plateau_patience + 1;
         record.notes += fmt::format(" · lr {:g} → {:g} ({} {}, best {}: {} epoch{} without a better one)", before,
                                     plateau->lr(), figure_name(metric), figure_value_text(metric, value),
-                                    figure_value_text(metric, plateau->state().best), stalled,
-                                    stalled == 1 ? "" : "s");
+                                    figure_value_text(metric, plateau->state().best), stalled, stalled == 1 ? "" : "s");
         loop.follow(&*plateau);
       }
       if (share_plateau) group->any(lowered);

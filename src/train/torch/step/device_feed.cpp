@@ -12,7 +12,7 @@ namespace stoker::train {
 
 torch::Tensor images_of(const data::Batch& batch) {
   const auto shape = batch.shape();
-  const torch::Dtype dtype = batch.dtype() == data::DType::kUint8   ? torch::kUInt8
+  const torch::Dtype dtype = batch.dtype() == data::DType::kUint8     ? torch::kUInt8
                              : batch.dtype() == data::DType::kFloat16 ? torch::kHalf
                                                                       : torch::kFloat32;
   auto t = torch::from_blob(const_cast<void*>(batch.data()), {shape[0], shape[1], shape[2], shape[3]}, dtype);
@@ -66,8 +66,7 @@ DeviceFeed::DeviceFeed(data::Loader& loader, const Objective& objective, FeedOpt
     mean255_ = in_uint8_units(*options_.normalize_mean);
     std255_ = in_uint8_units(*options_.normalize_std);
   }
-  if (options_.device.is_cuda() && options_.lookahead)
-    streams_ = std::make_unique<Streams>(options_.device);
+  if (options_.device.is_cuda() && options_.lookahead) streams_ = std::make_unique<Streams>(options_.device);
 }
 
 DeviceFeed::~DeviceFeed() { reset(); }
@@ -90,15 +89,12 @@ void DeviceFeed::start_copy(data::Batch batch, double wait_s) {
       fed.images = host_images;  // zero copy
       fed.targets = host_targets;
     } else {
-      const auto format =
-          options_.channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
+      const auto format = options_.channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
       // Outputs are allocated on the compute stream; only the side stream writes them, and
       // the compute stream reads them after the event, so the caching allocator stays safe.
       fed.images =
-          torch::empty(host_images.sizes(),
-                       torch::TensorOptions(torch::kFloat32).device(options_.device), format);
-      fed.targets =
-          torch::empty(host_targets.sizes(), host_targets.options().device(options_.device));
+          torch::empty(host_images.sizes(), torch::TensorOptions(torch::kFloat32).device(options_.device), format);
+      fed.targets = torch::empty(host_targets.sizes(), host_targets.options().device(options_.device));
       std::optional<c10::StreamGuard> guard;
       if (streams_) {
         // The caching allocator may have handed out memory the compute stream still reads:
@@ -168,8 +164,7 @@ FedBatch DeviceFeed::next() {
   return current;
 }
 
-FeedOptions plan_device_feed(torch::Device device, bool conv_net,
-                             data::LoaderOptions* loader_options) {
+FeedOptions plan_device_feed(torch::Device device, bool conv_net, data::LoaderOptions* loader_options) {
   FeedOptions feed;
   feed.device = device;
   if (!device.is_cuda()) return feed;

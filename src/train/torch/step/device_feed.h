@@ -15,16 +15,16 @@
 // libtorch; it runs only where libtorch has CUDA. Not thread-safe: one per training loop.
 #pragma once
 
+#include <torch/torch.h>
+
 #include <array>
 #include <map>
 #include <memory>
 #include <optional>
 
-#include <torch/torch.h>
-
-#include "train/torch/step/objective.h"
 #include "stoker/core/mutex.h"
 #include "stoker/data/loader.h"
+#include "train/torch/step/objective.h"
 
 namespace stoker::train {
 
@@ -93,7 +93,7 @@ class DeviceFeed {
   data::Loader& loader_;
   const Objective& objective_;
   FeedOptions options_;
-  torch::Tensor mean255_, std255_;  // (1, C, 1, 1) on the device
+  torch::Tensor mean255_, std255_;   // (1, C, 1, 1) on the device
   std::optional<FedBatch> pending_;  // fetched, its copy started
   struct Streams;
   std::unique_ptr<Streams> streams_;  // CUDA only
@@ -102,8 +102,7 @@ class DeviceFeed {
 // How the loader and the feed share the work for a device: on CUDA with Normalize in the
 // chain, the loader's output becomes uint8 and the normalization moves to the feed
 // (move_normalize_to_feed). Returns the feed options; edits *loader_options in place.
-FeedOptions plan_device_feed(torch::Device device, bool conv_net,
-                             data::LoaderOptions* loader_options);
+FeedOptions plan_device_feed(torch::Device device, bool conv_net, data::LoaderOptions* loader_options);
 
 // The CUDA half of plan_device_feed, on any device (the CPU tests run it): a float32 chain
 // with Normalize is written as uint8 and *feed takes its mean and std. The spec keeps

@@ -1,8 +1,7 @@
 #include "train/torch/step/gpu_memory.h"
 
-#include <unistd.h>
-
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <vector>
 

@@ -5,10 +5,10 @@
 // Powers of two keep scaling and unscaling exact. Not thread-safe; one per training loop.
 #pragma once
 
+#include <torch/torch.h>
+
 #include <optional>
 #include <vector>
-
-#include <torch/torch.h>
 
 namespace stoker::train {
 

@@ -14,18 +14,15 @@ torch::Tensor Objective::targets_of(const data::Batch& batch) const {
   if (classification()) {
     return torch::from_blob(const_cast<int64_t*>(batch.labels()), {batch.size()}, torch::kInt64);
   }
-  return torch::from_blob(const_cast<float*>(batch.targets()), {batch.size(), batch.target_dim()},
-                          torch::kFloat32);
+  return torch::from_blob(const_cast<float*>(batch.targets()), {batch.size(), batch.target_dim()}, torch::kFloat32);
 }
 
 torch::Tensor Objective::random_targets(int64_t n, const torch::TensorOptions& options) const {
-  if (classification())
-    return torch::randint(0, std::max<int64_t>(1, outputs), {n}, options.dtype(torch::kInt64));
+  if (classification()) return torch::randint(0, std::max<int64_t>(1, outputs), {n}, options.dtype(torch::kInt64));
   return torch::randn({n, outputs}, options.dtype(torch::kFloat32));
 }
 
-torch::Tensor Objective::loss_of(const torch::Tensor& output, const torch::Tensor& target,
-                                 bool sum) const {
+torch::Tensor Objective::loss_of(const torch::Tensor& output, const torch::Tensor& target, bool sum) const {
   const torch::Tensor out = output.to(torch::kFloat32);
   // The options' reduction is a variant of tag types, so the ternary is spelled out.
   const auto reduced = [&](auto options) {
@@ -61,14 +58,12 @@ std::string targets_text(const data::Source& source) {
   if (source.target_kind() == data::TargetKind::kClass) {
     return fmt::format("class labels ({} classes)", source.class_names().size());
   }
-  return fmt::format("{} float target{} per sample", source.target_dim(),
-                     source.target_dim() == 1 ? "" : "s");
+  return fmt::format("{} float target{} per sample", source.target_dim(), source.target_dim() == 1 ? "" : "s");
 }
 
 }  // namespace
 
-Objective make_objective(const TrainConfig& cfg, const data::Source& train,
-                         const data::Source* val) {
+Objective make_objective(const TrainConfig& cfg, const data::Source& train, const data::Source* val) {
   const bool has_classes = train.target_kind() == data::TargetKind::kClass;
   if (cfg.task == TaskKind::kRegression && has_classes) {
     throw UsageError(
@@ -85,32 +80,28 @@ Objective make_objective(const TrainConfig& cfg, const data::Source& train,
   Objective o;
   o.task = has_classes ? TaskKind::kClassification : TaskKind::kRegression;
   check_task_and_loss(o.task, cfg.loss, cfg.label_smoothing);
-  o.loss = cfg.loss != LossKind::kAuto ? cfg.loss
-           : has_classes               ? LossKind::kCrossEntropy
-                                       : LossKind::kMse;
+  o.loss = cfg.loss != LossKind::kAuto ? cfg.loss : has_classes ? LossKind::kCrossEntropy : LossKind::kMse;
   o.outputs = has_classes ? static_cast<int64_t>(train.class_names().size()) : train.target_dim();
   o.label_smoothing = cfg.label_smoothing;
   if (!has_classes && (cfg.mixup_alpha > 0 || cfg.cutmix_alpha > 0)) {
-    throw UsageError(fmt::format("{} {:g} mixes class targets, and {} has {}; MixUp and CutMix apply to "
-                                 "classification only: set mixup_alpha and cutmix_alpha to 0",
-                                 cfg.mixup_alpha > 0 ? "mixup_alpha" : "cutmix_alpha",
-                                 cfg.mixup_alpha > 0 ? cfg.mixup_alpha : cfg.cutmix_alpha, cfg.data,
-                                 targets_text(train)));
+    throw UsageError(
+        fmt::format("{} {:g} mixes class targets, and {} has {}; MixUp and CutMix apply to "
+                    "classification only: set mixup_alpha and cutmix_alpha to 0",
+                    cfg.mixup_alpha > 0 ? "mixup_alpha" : "cutmix_alpha",
+                    cfg.mixup_alpha > 0 ? cfg.mixup_alpha : cfg.cutmix_alpha, cfg.data, targets_text(train)));
   }
   if (val != nullptr) {
     // Class ids must mean the same classes: the validation classes are the training ones or
     // their first few (a CSV's classes are 0..its largest id; a folder may lack the last).
     const auto& tn = train.class_names();
     const auto& vn = val->class_names();
-    const bool same =
-        val->target_kind() == train.target_kind() &&
-        (has_classes ? vn.size() <= tn.size() && std::equal(vn.begin(), vn.end(), tn.begin())
-                     : val->target_dim() == train.target_dim());
+    const bool same = val->target_kind() == train.target_kind() &&
+                      (has_classes ? vn.size() <= tn.size() && std::equal(vn.begin(), vn.end(), tn.begin())
+                                   : val->target_dim() == train.target_dim());
     if (!same) {
-      throw UsageError(
-          fmt::format("validation data {} has {}, and the training data {} has {}; they must match",
-                      cfg.val_data.empty() ? cfg.data : cfg.val_data, targets_text(*val), cfg.data,
-                      targets_text(train)));
+      throw UsageError(fmt::format("validation data {} has {}, and the training data {} has {}; they must match",
+                                   cfg.val_data.empty() ? cfg.data : cfg.val_data, targets_text(*val), cfg.data,
+                                   targets_text(train)));
     }
   }
   return o;

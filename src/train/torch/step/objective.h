@@ -26,8 +26,7 @@ struct Objective {
   // Targets of the right kind and shape for synthetic batches (the doctor's model probe).
   torch::Tensor random_targets(int64_t n, const torch::TensorOptions& options) const;
   // Mean loss over the batch (sum with `sum`), computed in float32 whatever the output dtype.
-  torch::Tensor loss_of(const torch::Tensor& output, const torch::Tensor& target,
-                        bool sum = false) const;
+  torch::Tensor loss_of(const torch::Tensor& output, const torch::Tensor& target, bool sum = false) const;
 };
 
 Objective classification_objective(int64_t classes, double label_smoothing = 0);
@@ -35,7 +34,6 @@ Objective classification_objective(int64_t classes, double label_smoothing = 0);
 // Resolves task and loss "auto" from the training data and checks the validation data has
 // targets of the same kind. Throws UsageError naming the data and what fits, e.g. "task
 // regression needs float targets, and /data/train has class labels (3 classes); ...".
-Objective make_objective(const TrainConfig& cfg, const data::Source& train,
-                         const data::Source* val);
+Objective make_objective(const TrainConfig& cfg, const data::Source& train, const data::Source* val);
 
 }  // namespace stoker::train

@@ -15,9 +15,10 @@ SystemError out_of_memory(const TrainConfig& cfg, const torch::Device& device, c
   }
   if (cfg.amp == AmpMode::kOff) tries += std::string(tries.empty() ? "" : ", ") + "--amp bf16";
   if (tries.empty()) tries = "a smaller model or input size";
-  return SystemError(fmt::format("out of memory {} at batch size {} on {}; try {}, or stoker doctor "
-                                 "--find-batch-size to find the largest batch that fits",
-                                 where, cfg.batch_size, device.str(), tries));
+  return SystemError(
+      fmt::format("out of memory {} at batch size {} on {}; try {}, or stoker doctor "
+                  "--find-batch-size to find the largest batch that fits",
+                  where, cfg.batch_size, device.str(), tries));
 }
 
 }  // namespace stoker::train

@@ -6,8 +6,8 @@
 #include <tuple>
 #include <vector>
 
-#include "train/torch/step/foreach_optimizers.h"
 #include "stoker/core/clock.h"
+#include "train/torch/step/foreach_optimizers.h"
 #include "train/torch/torch_compat.h"
 
 namespace stoker::train {
@@ -154,8 +154,14 @@ at::ScalarType amp_dtype(AmpMode amp) {
 
 Stepper::Stepper(const TrainConfig& cfg, Network& model, torch::optim::Optimizer& optimizer, Objective objective,
                  torch::Device device, int64_t total_steps, int64_t steps_per_epoch, int64_t global_step)
-    : cfg_(cfg), model_(model), optimizer_(optimizer), objective_(std::move(objective)), device_(device),
-      total_steps_(total_steps), steps_per_epoch_(steps_per_epoch), global_step_(global_step),
+    : cfg_(cfg),
+      model_(model),
+      optimizer_(optimizer),
+      objective_(std::move(objective)),
+      device_(device),
+      total_steps_(total_steps),
+      steps_per_epoch_(steps_per_epoch),
+      global_step_(global_step),
       accumulation_(cfg.accumulation_steps) {
   if (cfg.amp == AmpMode::kFp16) scaler_ = std::make_unique<GradScaler>();
   if (objective_.classification()) mix_ = BatchMix::from_config(cfg, objective_.outputs);
@@ -203,7 +209,8 @@ Stepper::Result Stepper::step(const torch::Tensor& images, const torch::Tensor& 
 void Stepper::average_gradients_over(DataParallel* group) {
   group_ = group;
   if (group_ != nullptr) group_->attach(model_);
-  if (objective_.classification()) mix_ = BatchMix::from_config(cfg_, objective_.outputs, group_ ? group_->place().rank : 0);
+  if (objective_.classification())
+    mix_ = BatchMix::from_config(cfg_, objective_.outputs, group_ ? group_->place().rank : 0);
 }
 
 void Stepper::optimizer_step(Result* r) {

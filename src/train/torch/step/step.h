@@ -10,13 +10,13 @@
 #include <memory>
 #include <optional>
 
-#include "train/torch/step/batch_mix.h"
-#include "train/torch/parallel/data_parallel.h"
-#include "train/torch/step/grad_scaler.h"
+#include "stoker/train/config.h"
 #include "train/torch/model/model_ema.h"
 #include "train/torch/model/models.h"
+#include "train/torch/parallel/data_parallel.h"
+#include "train/torch/step/batch_mix.h"
+#include "train/torch/step/grad_scaler.h"
 #include "train/torch/step/objective.h"
-#include "stoker/train/config.h"
 
 namespace stoker::train {
 
@@ -40,17 +40,17 @@ class Stepper {
           torch::Device device, int64_t total_steps, int64_t steps_per_epoch, int64_t global_step = 0);
 
   struct Result {
-    double loss = 0;        // this batch's loss (unscaled)
+    double loss = 0;  // this batch's loss (unscaled)
     // Classification: the batch's samples whose top-1 class is the target's (with MixUp or
     // CutMix, the class the mixed target weighs most, as torchvision's reference script
     // counts), and how many were counted; 0 and 0 for regression.
     int64_t correct = 0;
     int64_t counted = 0;
-    double copy_s = 0;      // host→device
-    double compute_s = 0;   // forward, backward, optimiser (and sync_s)
-    double sync_s = 0;      // data parallel: averaging the gradients over the processes
-    bool stepped = false;   // a window ended (the optimiser stepped, or fp16 skipped the step)
-    bool skipped = false;   // fp16: the window's gradients held inf/NaN; the step was skipped
+    double copy_s = 0;     // host→device
+    double compute_s = 0;  // forward, backward, optimiser (and sync_s)
+    double sync_s = 0;     // data parallel: averaging the gradients over the processes
+    bool stepped = false;  // a window ended (the optimiser stepped, or fp16 skipped the step)
+    bool skipped = false;  // fp16: the window's gradients held inf/NaN; the step was skipped
     // clip_grad_norm > 0 and a window ended that was not skipped: the gradients' total L2
     // norm before clipping (averaged over the processes, unscaled); < 0 otherwise.
     double grad_norm = -1;
