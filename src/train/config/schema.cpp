@@ -10,6 +10,7 @@
 #include <span>
 #include <type_traits>
 #include <utility>
+#include <variant>
 
 #include "stoker/core/error.h"
 #include "stoker/core/suggest.h"
@@ -161,7 +162,8 @@ std::string number_text(double value) {
 template <typename P>
 using ValueOf = std::remove_cvref_t<decltype(std::declval<TrainConfig&>().*std::declval<P>())>;
 
-// A new key: a member of TrainConfig, a row here (same order), its range in validate().
+// A new key: a member of TrainConfig and a row here (same order) with its range; validate()
+// checks the ranges and keeps the rules across keys.
 std::vector<Field> make_fields() {
   using C = TrainConfig;
   return {
@@ -181,7 +183,9 @@ std::vector<Field> make_fields() {
        &C::val_split,
        "Hold out this fraction of the training data for validation, in [0, 1), each class in proportion (seeded by "
        "seed); 0 = none. Replaces the data's own test split; not with val_data",
-       {}},
+       {},
+       false,
+       Range::in(0, 1, false, true)},
       {"transforms",
        &C::transforms,
        "Transform chain, torchvision style, e.g. 'RandomResizedCrop(224), "
@@ -203,23 +207,34 @@ std::vector<Field> make_fields() {
       {"ra_magnitude",
        &C::ra_magnitude,
        "RandAugment's magnitude with auto_augment ra, 0..30 (torchvision's --ra-magnitude)",
-       {}},
+       {},
+       false,
+       Range::between(0, 30, "; RandAugment has 31 magnitude bins")},
       {"augmix_severity",
        &C::augmix_severity,
        "AugMix's severity with auto_augment augmix, 1..10 (torchvision's --augmix-severity)",
-       {}},
+       {},
+       false,
+       Range::between(1, 10, "; AugMix's magnitudes come from the bins below it, of 10")},
       {"random_erase",
        &C::random_erase,
        "RandomErasing's probability, added to the training chain after Normalize (torchvision's --random-erase; 0.1 "
        "and 0.25 are common); 0 = off",
-       {}},
+       {},
+       false,
+       Range::in(0, 1, false, false)},
       {"ra_sampler",
        &C::ra_sampler,
        "Repeated augmentation, as torchvision's --ra-sampler: an epoch takes each of 1/ra_reps of the samples "
        "ra_reps times in a row, each copy transformed with its own draws (as many samples per epoch as without it, "
        "rounded down to a multiple of 256)",
        {}},
-      {"ra_reps", &C::ra_reps, "Copies of each sample with ra_sampler, 1..64 (torchvision's --ra-reps)", {}},
+      {"ra_reps",
+       &C::ra_reps,
+       "Copies of each sample with ra_sampler, 1..64 (torchvision's --ra-reps)",
+       {},
+       false,
+       Range::between(1, 64, "; 3 and 4 are common")},
       {"interpolation",
        &C::interpolation,
        "Resample filter of the training and validation chains, bilinear or bicubic (torchvision's --interpolation; "
@@ -228,16 +243,22 @@ std::vector<Field> make_fields() {
       {"train_crop_size",
        &C::train_crop_size,
        "Size of the default chain's RandomResizedCrop (torchvision's --train-crop-size, e.g. 176); 0 = its own (224)",
-       {}},
+       {},
+       false,
+       Range::between(0, 8192, "; 0 = the chain's own")},
       {"val_resize_size",
        &C::val_resize_size,
        "Validation's Resize (torchvision's --val-resize-size, e.g. 232); with it, or either crop size, validation is "
        "Resize(val_resize_size or 256), CenterCrop(val_crop_size or 224) as torchvision's eval preset; 0 = not given",
-       {}},
+       {},
+       false,
+       Range::between(0, 8192, "; 0 = not given")},
       {"val_crop_size",
        &C::val_crop_size,
        "Validation's CenterCrop (torchvision's --val-crop-size); 0 = not given (see val_resize_size)",
-       {}},
+       {},
+       false,
+       Range::between(0, 8192, "; 0 = not given")},
       {"task",
        &C::task,
        "What the targets are: auto (class ids -> classification, float targets -> regression), "
@@ -248,18 +269,28 @@ std::vector<Field> make_fields() {
        "Loss: auto (cross_entropy for classification, mse for regression), cross_entropy, mse, l1 "
        "or smooth_l1",
        {}},
-      {"epochs", &C::epochs, "Passes over the training data", {}},
-      {"batch_size", &C::batch_size, "Samples per batch; an optimizer step sees accumulation_steps batches", {}},
-      {"lr", &C::lr, "Learning rate (the peak, after warmup)", {"learning_rate"}},
+      {"epochs", &C::epochs, "Passes over the training data", {}, false, Range::at_least(1)},
+      {"batch_size",
+       &C::batch_size,
+       "Samples per batch; an optimizer step sees accumulation_steps batches",
+       {},
+       false,
+       Range::at_least(1)},
+      {"lr", &C::lr, "Learning rate (the peak, after warmup)", {"learning_rate"}, false, Range::above(0)},
       {"optimizer", &C::optimizer, "Optimizer: adamw or sgd", {"opt"}},
-      {"weight_decay", &C::weight_decay, "Weight decay (decoupled for adamw, L2 for sgd)", {"wd"}},
+      {"weight_decay",
+       &C::weight_decay,
+       "Weight decay (decoupled for adamw, L2 for sgd)",
+       {"wd"},
+       false,
+       Range::at_least(0)},
       {"norm_weight_decay",
        &C::norm_weight_decay,
        "Weight decay of the normalization layers' weights and biases (BatchNorm, GroupNorm, LayerNorm), as "
        "torchvision's --norm-weight-decay (its ResNet and EfficientNet recipes use 0); auto = weight_decay",
        {},
        true},
-      {"momentum", &C::momentum, "SGD momentum, in [0, 1)", {}},
+      {"momentum", &C::momentum, "SGD momentum, in [0, 1)", {}, false, Range::in(0, 1, false, true)},
       {"nesterov", &C::nesterov, "Nesterov momentum (sgd; needs momentum > 0)", {}},
       {"schedule",
        &C::schedule,
@@ -272,12 +303,19 @@ std::vector<Field> make_fields() {
        "multisteplr, onecyclelr, reducelronplateau, polynomiallr and cosineannealingwarmrestarts name them too. "
        "Epochs count from the warmup's end",
        {"lr_scheduler"}},
-      {"warmup_steps", &C::warmup_steps, "Optimizer steps of warmup before the schedule (see warmup_method)", {}},
+      {"warmup_steps",
+       &C::warmup_steps,
+       "Optimizer steps of warmup before the schedule (see warmup_method)",
+       {},
+       false,
+       Range::at_least(0)},
       {"warmup_epochs",
        &C::warmup_epochs,
        "Warmup as epochs of optimizer steps (torchvision's --lr-warmup-epochs; stoker sets the rate each step, "
        "torchvision's script each epoch); not with warmup_steps",
-       {"lr_warmup_epochs"}},
+       {"lr_warmup_epochs"},
+       false,
+       Range::at_least(0)},
       {"warmup_method",
        &C::warmup_method,
        "Warmup's shape: linear (from lr x warmup_decay up to lr) or constant (lr x warmup_decay throughout), as "
@@ -286,7 +324,9 @@ std::vector<Field> make_fields() {
       {"warmup_decay",
        &C::warmup_decay,
        "The fraction of lr the warmup starts at, in [0, 1] (torchvision's --lr-warmup-decay)",
-       {"lr_warmup_decay"}},
+       {"lr_warmup_decay"},
+       false,
+       Range::in(0, 1, false, false)},
       {"lr_min",
        &C::lr_min,
        "Where the cosine schedule ends, in [0, lr] (torchvision's --lr-min); the bottom of each cosine_restarts cycle "
@@ -295,11 +335,15 @@ std::vector<Field> make_fields() {
       {"step_gamma",
        &C::step_gamma,
        "Schedules step, exponential and multistep: multiply lr by this, in (0, 1] ...",
-       {"lr_gamma", "gamma"}},
+       {"lr_gamma", "gamma"},
+       false,
+       Range::in(0, 1, true, false)},
       {"step_every_epochs",
        &C::step_every_epochs,
        "... every this many epochs (step; exponential: every epoch)",
-       {"lr_step_size"}},
+       {"lr_step_size"},
+       false,
+       Range::at_least(1)},
       {"lr_milestones",
        &C::lr_milestones,
        "... at each of these epochs (multistep; MultiStepLR's milestones), increasing, e.g. '30, 60, 80' or a "
@@ -352,39 +396,55 @@ std::vector<Field> make_fields() {
        &C::restart_mult,
        "cosine_restarts: each cycle is this many times longer than the one before, >= 1 (its T_mult)",
        {"t_mult"}},
-      {"label_smoothing", &C::label_smoothing, "Cross-entropy label smoothing, in [0, 1)", {}},
+      {"label_smoothing",
+       &C::label_smoothing,
+       "Cross-entropy label smoothing, in [0, 1)",
+       {},
+       false,
+       Range::in(0, 1, false, true)},
       {"mixup_alpha",
        &C::mixup_alpha,
        "MixUp: blend each batch with itself shifted by one sample, x = λ·x + (1 − λ)·x', targets likewise, "
        "λ ~ Beta(α, α) (torchvision's --mixup-alpha; 0.2 is common). Classification only; 0 = off",
-       {}},
+       {},
+       false,
+       Range::finite_at_least(0, "; 0 turns it off, 0.2 is a common choice")},
       {"cutmix_alpha",
        &C::cutmix_alpha,
        "CutMix: paste a box of the batch shifted by one sample into each image, targets mixed by its area, "
        "λ ~ Beta(α, α) (torchvision's --cutmix-alpha; 1.0 is common). Images only; with mixup_alpha each "
        "batch takes one of the two; 0 = off",
-       {}},
+       {},
+       false,
+       Range::finite_at_least(0, "; 0 turns it off, 1.0 is a common choice")},
       {"clip_grad_norm",
        &C::clip_grad_norm,
        "Clip the gradients' total L2 norm to this before each optimizer step (after accumulation, the "
        "averaging over processes and fp16 unscaling), as torch.nn.utils.clip_grad_norm_; 0 = off",
-       {"max_grad_norm"}},
+       {"max_grad_norm"},
+       false,
+       Range::finite_at_least(0, "; 0 turns clipping off, 1.0 is a common choice")},
       {"early_stopping_patience",
        &C::early_stopping_patience,
        "Stop when validation's figure (top-1 accuracy, or MAE for regression) has not improved for this many "
        "epochs; the best epoch's weights are in model_best.safetensors. Needs validation data; 0 = off",
-       {"patience"}},
+       {"patience"},
+       false,
+       Range::at_least(0)},
       {"ema_decay",
        &C::ema_decay,
        "Keep an exponential moving average of the weights with this decay (timm's model_ema, e.g. 0.9998), "
        "updated after each optimizer step; validation judges it and model_ema.safetensors holds it; 0 = off",
-       {"model_ema_decay"}},
+       {"model_ema_decay"},
+       false,
+       Range::in(0, 1, false, true, "; 0 turns the average off, 0.9998 and 0.999 are common choices")},
       {"ema_steps",
        &C::ema_steps,
        "Fold the weights into the moving average every this many optimizer steps (torchvision's "
        "--model-ema-steps), 1..100000, or auto: 1, or 32 with model_ema",
        {"model_ema_steps"},
-       true},
+       true,
+       Range::between(1, 100000, "; 1 = every optimizer step, or auto")},
       {"model_ema",
        &C::model_ema,
        "Keep the moving average as torchvision's --model-ema does: each update's decay is 1 - (1 - ema_decay) x "
@@ -399,7 +459,9 @@ std::vector<Field> make_fields() {
       {"prefetch_factor",
        &C::prefetch_factor,
        "Batches in flight per worker, as in PyTorch (the loader holds prefetch_factor x num_workers), 1..1024",
-       {"prefetch"}},
+       {"prefetch"},
+       false,
+       Range::between(1, 1024)},
       {"cache",
        &C::cache,
        "none, or decoded: keep the training images decoded in RAM after the first epoch (later epochs "
@@ -409,7 +471,9 @@ std::vector<Field> make_fields() {
        &C::cache_max_gb,
        "Budget of cache decoded in GB (images beyond it decode every epoch); 0 = half the RAM available "
        "at start",
-       {}},
+       {},
+       false,
+       Range::at_least(0)},
       {"pin_memory", &C::pin_memory, "Batches in pinned host memory (faster, asynchronous copies to the GPU)", {}},
       {"persistent_workers", &C::persistent_workers, "Keep the loader's workers between epochs", {}},
       // The alias is a flag without a value (--use-amp = bf16); see ConfigFlags::add_to().
@@ -417,23 +481,31 @@ std::vector<Field> make_fields() {
       {"accumulation_steps",
        &C::accumulation_steps,
        "Batches whose gradients add up before each optimizer step",
-       {"accum_steps"}},
+       {"accum_steps"},
+       false,
+       Range::at_least(1)},
       {"seed", &C::seed, "Seed for initialization, shuffling and augmentation", {}},
       {"threads",
        &C::threads,
        "libtorch intra-op threads, 1..1024; 0 = OMP_NUM_THREADS, else every usable core (on the CPU, "
        "stoker doctor measures whether leaving the loader's cores free is faster)",
-       {}},
+       {},
+       false,
+       Range::between(0, 1024, "; 0 = automatic")},
       {"nproc_per_node",
        &C::nproc_per_node,
        "Training processes on this machine, data parallel (one per GPU): each takes 1/N of every epoch in "
        "batches of batch_size and the gradients are averaged before each optimizer step; 1..1024. Under "
        "torchrun (RANK and WORLD_SIZE set) its processes are used instead",
-       {"nproc"}},
+       {"nproc"},
+       false,
+       Range::between(1, 1024, "; 1 = this process alone")},
       {"checkpoint_every_steps",
        &C::checkpoint_every_steps,
        "Also checkpoint every N optimizer steps; 0 = at epoch end only (and on SIGINT/SIGTERM)",
-       {}},
+       {},
+       false,
+       Range::at_least(0)},
       {"output_dir", &C::output_dir, "Where run directories are made", {}},
       {"tensorboard",
        &C::tensorboard,
@@ -453,7 +525,7 @@ std::vector<Field> make_fields() {
        "on --resume",
        {}},
       {"device", &C::device, "Device: auto, cpu, cuda or cuda:N", {}},
-      {"max_steps", &C::max_steps, "Stop after this many optimizer steps; 0 = no limit", {}},
+      {"max_steps", &C::max_steps, "Stop after this many optimizer steps; 0 = no limit", {}, false, Range::at_least(0)},
       {"exclude_list",
        &C::exclude_list,
        "A file naming training samples to leave out, one per line (what stoker scan -o writes); empty = none",
@@ -461,11 +533,50 @@ std::vector<Field> make_fields() {
       {"max_bad_fraction",
        &C::max_bad_fraction,
        "Stop when more than this fraction of an epoch's samples fail to load, in [0, 1]",
-       {}},
+       {},
+       false,
+       Range::in(0, 1, false, false)},
   };
 }
 
 }  // namespace
+
+std::string range_message(const Field& field, const TrainConfig& config) {
+  const Range& r = field.range;
+  if (r.kind == Range::Kind::kNone) return "";
+  return std::visit(
+      [&](auto member) -> std::string {
+        using T = ValueOf<decltype(member)>;
+        if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+          const T value = config.*member;
+          if (field.takes_auto && value == static_cast<T>(kAuto)) return "";
+          // Each comparison is written so that NaN fails it.
+          const double x = static_cast<double>(value);
+          switch (r.kind) {
+            case Range::Kind::kAtLeast:
+              if (x >= r.min) return "";
+              return fmt::format("{} must be >= {} (got {}){}", field.name, r.min, value, r.hint);
+            case Range::Kind::kFiniteAtLeast:
+              if (x >= r.min && std::isfinite(x)) return "";
+              return fmt::format("{} must be a finite number >= {} (got {}){}", field.name, r.min, value, r.hint);
+            case Range::Kind::kAbove:
+              if (x > r.min) return "";
+              return fmt::format("{} must be > {} (got {}){}", field.name, r.min, value, r.hint);
+            case Range::Kind::kBetween:
+              if (x >= r.min && x <= r.max) return "";
+              return fmt::format("{} must be between {} and {} (got {}){}", field.name, r.min, r.max, value, r.hint);
+            case Range::Kind::kInterval:
+              if ((r.min_open ? x > r.min : x >= r.min) && (r.max_open ? x < r.max : x <= r.max)) return "";
+              return fmt::format("{} must be in {}{}, {}{} (got {}){}", field.name, r.min_open ? "(" : "[", r.min,
+                                 r.max, r.max_open ? ")" : "]", value, r.hint);
+            case Range::Kind::kNone:
+              break;
+          }
+        }
+        return "";
+      },
+      field.member);
+}
 
 const std::vector<Field>& fields() {
   static const std::vector<Field> table = make_fields();

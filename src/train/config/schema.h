@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -17,6 +18,35 @@ using Member = std::variant<std::string TrainConfig::*, int TrainConfig::*, int6
                             OptimizerKind TrainConfig::*, ScheduleKind TrainConfig::*, TaskKind TrainConfig::*,
                             LossKind TrainConfig::*, CacheKind TrainConfig::*>;
 
+// The values a number key allows. validate() checks every key's range with range_message();
+// NaN passes none. A key that takes "auto" is checked only when it is not auto.
+struct Range {
+  enum class Kind { kNone, kAtLeast, kFiniteAtLeast, kAbove, kBetween, kInterval };
+  Kind kind = Kind::kNone;
+  double min = 0;
+  double max = 0;
+  bool min_open = false;  // kInterval: (min, ... rather than [min, ...
+  bool max_open = false;  // kInterval: ..., max) rather than ..., max]
+  std::string hint{};     // appended to the message: "; 0 = automatic"
+
+  // "<key> must be >= 1 (got 0)"
+  static Range at_least(double min) { return {Kind::kAtLeast, min}; }
+  // "<key> must be a finite number >= 0 (got inf)<hint>"
+  static Range finite_at_least(double min, std::string hint) {
+    return {Kind::kFiniteAtLeast, min, 0, false, false, std::move(hint)};
+  }
+  // "<key> must be > 0 (got 0)"
+  static Range above(double min) { return {Kind::kAbove, min}; }
+  // "<key> must be between 1 and 1024 (got 0)<hint>"
+  static Range between(double min, double max, std::string hint = "") {
+    return {Kind::kBetween, min, max, false, false, std::move(hint)};
+  }
+  // "<key> must be in [0, 1) (got 1)<hint>"
+  static Range in(double min, double max, bool min_open, bool max_open, std::string hint = "") {
+    return {Kind::kInterval, min, max, min_open, max_open, std::move(hint)};
+  }
+};
+
 struct Field {
   std::string name;  // the YAML key, snake_case
   Member member;
@@ -26,6 +56,7 @@ struct Field {
   std::vector<std::string> aliases;
   // A number key that also takes the word "auto", stored as kAuto (-1).
   bool takes_auto = false;
+  Range range{};
 };
 
 // Every key, in the order of TrainConfig.
@@ -48,5 +79,7 @@ std::string type_name(const Field& field);
 void set_field(const Field& field, std::string_view text, const std::string& what, TrainConfig* config);
 // The field's value as text that set_field() reads back to the same value.
 std::string field_text(const Field& field, const TrainConfig& config);
+// The message for a value outside the field's range; "" when it is inside (or has none).
+std::string range_message(const Field& field, const TrainConfig& config);
 
 }  // namespace stoker::train::detail

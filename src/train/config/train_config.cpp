@@ -327,19 +327,6 @@ void validate(const TrainConfig& c) {
   auto check = [](bool ok, const std::string& message) {
     if (!ok) throw UsageError(message);
   };
-  // Comparisons are written so that NaN fails them.
-  auto at_least = [&](std::string_view key, auto value, auto min) {
-    check(value >= min, fmt::format("{} must be >= {} (got {})", key, min, value));
-  };
-  auto between = [&](std::string_view key, auto value, auto min, auto max, std::string_view hint) {
-    check(value >= min && value <= max,
-          fmt::format("{} must be between {} and {} (got {}){}", key, min, max, value, hint));
-  };
-  // [min, 1) or [min, 1]; `interval` is how the message writes it.
-  auto fraction = [&](std::string_view key, double value, bool one_allowed, std::string_view interval) {
-    check(value >= 0 && (one_allowed ? value <= 1 : value < 1),
-          fmt::format("{} must be in {} (got {})", key, interval, value));
-  };
 
   if (std::find(kModelNames.begin(), kModelNames.end(), c.model) == kModelNames.end()) {
     const std::string_view close = closest(c.model, kModelNames);
@@ -347,40 +334,28 @@ void validate(const TrainConfig& c) {
                                  close.empty() ? "" : fmt::format("; did you mean '{}'?", close)));
   }
   check(!c.data.empty(), "data must not be empty: give " + data::data_formats_text());
-  fraction("val_split", c.val_split, false, "[0, 1)");
+  // Each key's own range, declared with the key (schema.cpp); the rules below span keys.
+  for (const detail::Field& field : detail::fields()) {
+    if (std::string message = detail::range_message(field, c); !message.empty()) throw UsageError(message);
+  }
   check(c.val_split == 0 || c.val_data.empty(),
         fmt::format("val_split {} holds out part of the training data for validation, and val_data {} is validation "
                     "data too; give one of them",
                     c.val_split, c.val_data));
   check(std::find(kAutoAugmentNames.begin(), kAutoAugmentNames.end(), c.auto_augment) != kAutoAugmentNames.end(),
         fmt::format("auto_augment must be one of {} (got '{}')", fmt::join(kAutoAugmentNames, ", "), c.auto_augment));
-  between("ra_magnitude", c.ra_magnitude, 0, 30, "; RandAugment has 31 magnitude bins");
-  between("augmix_severity", c.augmix_severity, 1, 10, "; AugMix's magnitudes come from the bins below it, of 10");
-  fraction("random_erase", c.random_erase, true, "[0, 1]");
-  between("ra_reps", c.ra_reps, 1, 64, "; 3 and 4 are common");
   check(c.interpolation == "bilinear" || c.interpolation == "bicubic",
         fmt::format("interpolation must be one of bilinear, bicubic (got '{}')", c.interpolation));
-  between("train_crop_size", c.train_crop_size, 0, 8192, "; 0 = the chain's own");
-  between("val_resize_size", c.val_resize_size, 0, 8192, "; 0 = not given");
-  between("val_crop_size", c.val_crop_size, 0, 8192, "; 0 = not given");
-  at_least("epochs", c.epochs, 1);
-  at_least("batch_size", c.batch_size, 1);
-  check(c.lr > 0, fmt::format("lr must be > 0 (got {})", c.lr));
-  at_least("weight_decay", c.weight_decay, 0.0);
   check(c.norm_weight_decay == kAuto || (c.norm_weight_decay >= 0 && std::isfinite(c.norm_weight_decay)),
         fmt::format("norm_weight_decay must be a finite number >= 0, or auto for weight_decay's value (got {})",
                     c.norm_weight_decay));
-  fraction("momentum", c.momentum, false, "[0, 1)");
   check(!(c.nesterov && c.optimizer == OptimizerKind::kSgd && c.momentum == 0),
         "nesterov needs momentum > 0 (got momentum 0); set momentum (e.g. 0.9) or nesterov: false");
-  at_least("warmup_steps", c.warmup_steps, 0);
-  at_least("warmup_epochs", c.warmup_epochs, 0);
   check(c.warmup_steps == 0 || c.warmup_epochs == 0,
         fmt::format("warmup_steps {} and warmup_epochs {} both set the warmup; give one", c.warmup_steps,
                     c.warmup_epochs));
   check(c.warmup_method == "linear" || c.warmup_method == "constant",
         fmt::format("warmup_method must be one of linear, constant (got '{}')", c.warmup_method));
-  fraction("warmup_decay", c.warmup_decay, true, "[0, 1]");
   check(!(c.warmup_method == "constant" && c.warmup_decay == 0),
         "warmup_method constant with warmup_decay 0 holds the learning rate at 0 through the warmup; set "
         "warmup_decay (torchvision's default is 0.01) or warmup_method linear");
@@ -392,43 +367,17 @@ void validate(const TrainConfig& c) {
         fmt::format("lr_min {} is where the cosine schedule ends (cosine_restarts' bottom, plateau's floor), and the "
                     "schedule is {}; set schedule cosine or leave lr_min out",
                     c.lr_min, to_string(c.schedule)));
-  check(c.step_gamma > 0 && c.step_gamma <= 1, fmt::format("step_gamma must be in (0, 1] (got {})", c.step_gamma));
-  at_least("step_every_epochs", c.step_every_epochs, 1);
   check_schedule_keys(c);
-  fraction("label_smoothing", c.label_smoothing, false, "[0, 1)");
   check_task_and_loss(c.task, c.loss, c.label_smoothing);
-  for (const auto& [key, value, common] :
-       {std::tuple{"mixup_alpha", c.mixup_alpha, "0.2"}, std::tuple{"cutmix_alpha", c.cutmix_alpha, "1.0"}}) {
-    check(value >= 0 && std::isfinite(value),
-          fmt::format("{} must be a finite number >= 0 (got {}); 0 turns it off, {} is a common choice", key, value,
-                      common));
-  }
   check(c.task != TaskKind::kRegression || (c.mixup_alpha == 0 && c.cutmix_alpha == 0),
         "mixup_alpha and cutmix_alpha mix class targets and apply to classification only (task is regression); "
         "set them to 0");
-  check(c.clip_grad_norm >= 0 && std::isfinite(c.clip_grad_norm),
-        fmt::format("clip_grad_norm must be a finite number >= 0 (got {}); 0 turns clipping off, 1.0 is a common "
-                    "choice",
-                    c.clip_grad_norm));
-  at_least("early_stopping_patience", c.early_stopping_patience, 0);
-  check(c.ema_decay >= 0 && c.ema_decay < 1,
-        fmt::format("ema_decay must be in [0, 1) (got {}); 0 turns the average off, 0.9998 and 0.999 are common "
-                    "choices",
-                    c.ema_decay));
-  if (c.ema_steps != kAuto) between("ema_steps", c.ema_steps, 1, 100000, "; 1 = every optimizer step, or auto");
-  if (c.num_workers != kAuto) {
-    between("num_workers", c.num_workers, 1, 1024,
-            c.num_workers == 0 ? "; stoker always loads on worker threads: 1 is the fewest, or auto" : "; or auto");
-  }
-  between("prefetch_factor", c.prefetch_factor, 1, 1024, "");
-  at_least("cache_max_gb", c.cache_max_gb, 0.0);
-  between("threads", c.threads, 0, 1024, "; 0 = automatic");
-  between("nproc_per_node", c.nproc_per_node, 1, 1024, "; 1 = this process alone");
-  at_least("accumulation_steps", c.accumulation_steps, 1);
-  at_least("checkpoint_every_steps", c.checkpoint_every_steps, 0);
+  // num_workers' range with a hint for 0, which PyTorch users write for "load in the main process".
+  check(c.num_workers == kAuto || (c.num_workers >= 1 && c.num_workers <= 1024),
+        fmt::format(
+            "num_workers must be between 1 and 1024 (got {}){}", c.num_workers,
+            c.num_workers == 0 ? "; stoker always loads on worker threads: 1 is the fewest, or auto" : "; or auto"));
   check(!c.output_dir.empty(), "output_dir must not be empty (use . for the current directory)");
-  at_least("max_steps", c.max_steps, int64_t{0});
-  fraction("max_bad_fraction", c.max_bad_fraction, true, "[0, 1]");
 
   const std::string_view device = c.device;
   const bool cuda_n = device.starts_with("cuda:") && device.size() > 5 && device.size() <= 8 &&

@@ -1,5 +1,6 @@
 #include "stoker/train/config.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <CLI/CLI.hpp>
@@ -17,6 +18,7 @@
 #include "stoker/core/error.h"
 #include "support/error_text.h"
 #include "support/temp_dir.h"
+#include "train/config/schema.h"
 
 namespace stoker::train {
 
@@ -749,6 +751,28 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
     config.device = device;
     EXPECT_NO_THROW(validate(config)) << device;
   }
+}
+
+// Each key's range is declared once, in its schema row, and validate() reads it: a value just
+// below the range (and one just above, where there is a top) is refused with the key's name.
+TEST(TrainConfigTest, EveryDeclaredRangeIsCheckedByValidate) {
+  int ranged = 0;
+  for (const detail::Field& field : detail::fields()) {
+    const detail::Range& range = field.range;
+    if (range.kind == detail::Range::Kind::kNone) continue;
+    ++ranged;
+    std::vector<double> outside = {range.min - 1};
+    if (range.kind == detail::Range::Kind::kBetween || range.kind == detail::Range::Kind::kInterval) {
+      outside.push_back(range.max + 1);
+    }
+    for (const double value : outside) {
+      TrainConfig config;
+      detail::set_field(field, fmt::format("{}", value), field.name, &config);
+      const std::string message = testing::usage_error_text([&] { validate(config); });
+      EXPECT_TRUE(message.starts_with(field.name + " must be ")) << field.name << " = " << value << ": " << message;
+    }
+  }
+  EXPECT_EQ(ranged, 33);
 }
 
 TEST(TrainConfigTest, ToYamlRoundTrips) {
