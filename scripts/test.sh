@@ -10,16 +10,16 @@ cd "$(dirname "$0")/.."
 jobs="$(nproc)"
 
 # name | what it checks | about how long on 2 cores: cold (empty compiler cache), warm (measured:
-# docs/TESTING.md, "What CI runs"; about 30 min cold and 13 min warm in all)
+# docs/TESTING.md, "What CI runs"; about 25 min cold and 11 min warm in all)
 stages=(
   "install|the Debian packages in scripts/install_deps.sh, only those missing|seconds once installed"
-  "build|everything (libraries, stoker, tests, benchmarks) with GCC and -Werror, RelWithDebInfo|7 min cold, 40 s warm"
-  "tests|every test: unit, integration (CLI runs on generated data), libtorch, system, browser, docs|6 to 7 min"
-  "python|the Python package: built into .venv (scripts/install_python.sh, -Werror) and its pytest suite (python/tests) against Debian's torch and torchvision|1 min cold, 45 s warm"
-  "asan|ASan+UBSan with clang and libFuzzer's coverage, without libtorch: every torch-free library and all of its tests (data with the damaged-file corpora, monitor, diagnose, config, CLI), and the fuzz targets; compiled with clang's -Wthread-safety as errors (every access to state a Mutex guards holds it)|7 min cold, 2 min warm"
+  "build|everything (libraries, stoker, tests, benchmarks) with GCC and -Werror, RelWithDebInfo|6 min cold, 35 s warm"
+  "tests|every test: unit, integration (CLI runs on generated data), libtorch, system, browser, docs, the C++ layout (clang-format 14)|5 min"
+  "python|the Python package: built into .venv (scripts/install_python.sh, -Werror) and its pytest suite (python/tests) against Debian's torch and torchvision|1 min cold, 35 s warm"
+  "asan|ASan+UBSan with clang and libFuzzer's coverage, without libtorch: every torch-free library and all of its tests (data with the damaged-file corpora, monitor, diagnose, config, CLI), and the fuzz targets; compiled with clang's -Wthread-safety as errors (every access to state a Mutex guards holds it)|6 min cold, 2 min warm"
   "fuzz|each fuzz target of the asan build (tests/fuzz) for 4 s from its generated seeds, as many at once as there are cores: a crash, leak, UB, timeout or runaway memory fails with the input's path|40 s: the asan stage builds its targets"
-  "asan-models|ASan+UBSan with libtorch: the readers of safetensors, torchvision .pt files and checkpoints (tests/torch/models)|3.5 min cold, 1 min warm"
-  "tsan|TSan without libtorch: the tests of the threaded code (stoker_threaded_tests): the loader's workers, the decoded cache, prepare, the monitor's sampler thread|2.5 min cold, 1 min warm"
+  "asan-models|ASan+UBSan with libtorch: the readers of safetensors, torchvision .pt files and checkpoints (tests/torch/models)|3.5 min cold, 50 s warm"
+  "tsan|TSan without libtorch: the tests of the threaded code (stoker_threaded_tests): the loader's workers, the decoded cache, prepare, the monitor's sampler thread|3 min cold, 1 min warm"
 )
 
 usage() {
