@@ -31,7 +31,7 @@ const char* color_op_value_name(ColorOp op);
 const char* first_color_op(const TransformSpec& spec);
 // "224" for a square, else "(height, width)", as torchvision's size arguments take it.
 std::string size_text(int height, int width);
-// The transform that gives `geometry`, as a chain names it.
+// The transform that gives `geometry`, as a chain names it; "output" for none.
 const char* geometry_name(Geometry geometry);
 
 }  // namespace stoker::data::spec
