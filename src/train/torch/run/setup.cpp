@@ -379,4 +379,26 @@ data::TransformSpec inference_inputs(const TrainSetup& setup) {
   return spec;
 }
 
+void check_run_needs(const TrainConfig& cfg, const TrainSetup& setup) {
+  if (cfg.early_stopping_patience > 0 && !setup.val_loader) {
+    throw UsageError(
+        fmt::format("early_stopping_patience {} needs validation data, and {} has none of its own; give --val-data, or "
+                    "--val-split 0.1 to hold out part of it, or set early_stopping_patience 0",
+                    cfg.early_stopping_patience, cfg.data));
+  }
+  if (cfg.schedule == ScheduleKind::kPlateau && !setup.val_loader) {
+    throw UsageError(fmt::format(
+        "schedule plateau lowers the rate when the validation loss stalls, and {} has no validation data of its own; "
+        "give --val-data, or --val-split 0.1 to hold out part of it, or choose another schedule",
+        cfg.data));
+  }
+  if (cfg.schedule == ScheduleKind::kPlateau && cfg.plateau_metric != "val_loss" &&
+      setup.objective.classification() != (cfg.plateau_metric == "val_top1")) {
+    throw UsageError(fmt::format("plateau_metric {} is a {} figure, and this run's task is {}; use {} or val_loss",
+                                 cfg.plateau_metric, cfg.plateau_metric == "val_top1" ? "classification" : "regression",
+                                 to_string(setup.objective.task),
+                                 setup.objective.classification() ? "val_top1" : "val_mae"));
+  }
+}
+
 }  // namespace stoker::train

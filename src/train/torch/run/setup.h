@@ -51,6 +51,11 @@ struct TrainSetup {
 // epoch, and on CUDA ("auto" or "cuda") the process trains on device cuda:<local_rank>.
 TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place = {});
 
+// The setup checks of a training run: refuses, in one line (UsageError), what the config asks
+// of data that the setup does not have: early stopping or a plateau schedule without
+// validation data, a plateau metric of the other task.
+void check_run_needs(const TrainConfig& cfg, const TrainSetup& setup);
+
 // The model's parameters split for the optimizer: those of normalization layers (BatchNorm,
 // GroupNorm, LayerNorm, InstanceNorm: their weights and biases) and all others, each in the
 // model's order.
