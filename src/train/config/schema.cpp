@@ -2,7 +2,9 @@
 #include "train/config/schema.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -203,7 +205,9 @@ std::vector<Field> make_fields() {
        "(TrivialAugmentWide), ra (RandAugment), imagenet, cifar10 or svhn (AutoAugment's policies) or augmix (AugMix), "
        "with bilinear "
        "interpolation as its script; none = off",
-       {}},
+       {},
+       false,
+       Range::one_of({kAutoAugmentNames.begin(), kAutoAugmentNames.end()})},
       {"ra_magnitude",
        &C::ra_magnitude,
        "RandAugment's magnitude with auto_augment ra, 0..30 (torchvision's --ra-magnitude)",
@@ -239,7 +243,9 @@ std::vector<Field> make_fields() {
        &C::interpolation,
        "Resample filter of the training and validation chains, bilinear or bicubic (torchvision's --interpolation; "
        "the automatic augmentations' warps stay bilinear)",
-       {}},
+       {},
+       false,
+       Range::one_of({"bilinear", "bicubic"})},
       {"train_crop_size",
        &C::train_crop_size,
        "Size of the default chain's RandomResizedCrop (torchvision's --train-crop-size, e.g. 176); 0 = its own (224)",
@@ -320,7 +326,9 @@ std::vector<Field> make_fields() {
        &C::warmup_method,
        "Warmup's shape: linear (from lr x warmup_decay up to lr) or constant (lr x warmup_decay throughout), as "
        "torchvision's --lr-warmup-method (whose script defaults to constant)",
-       {"lr_warmup_method"}},
+       {"lr_warmup_method"},
+       false,
+       Range::one_of({"linear", "constant"})},
       {"warmup_decay",
        &C::warmup_decay,
        "The fraction of lr the warmup starts at, in [0, 1] (torchvision's --lr-warmup-decay)",
@@ -349,10 +357,30 @@ std::vector<Field> make_fields() {
        "... at each of these epochs (multistep; MultiStepLR's milestones), increasing, e.g. '30, 60, 80' or a "
        "YAML list",
        {"milestones"}},
-      {"pct_start", &C::pct_start, "onecycle: the share of the run spent rising to lr, in (0, 1)", {}},
-      {"div_factor", &C::div_factor, "onecycle: it starts at lr / div_factor, > 0", {}},
-      {"final_div_factor", &C::final_div_factor, "onecycle: it ends at lr / div_factor / final_div_factor, > 0", {}},
-      {"anneal_strategy", &C::anneal_strategy, "onecycle: cos or linear between its points", {}},
+      {"pct_start",
+       &C::pct_start,
+       "onecycle: the share of the run spent rising to lr, in (0, 1)",
+       {},
+       false,
+       Range::in(0, 1, true, true, "; OneCycleLR's default is 0.3")},
+      {"div_factor",
+       &C::div_factor,
+       "onecycle: it starts at lr / div_factor, > 0",
+       {},
+       false,
+       Range::finite_above(0, "; OneCycleLR's default is 25")},
+      {"final_div_factor",
+       &C::final_div_factor,
+       "onecycle: it ends at lr / div_factor / final_div_factor, > 0",
+       {},
+       false,
+       Range::finite_above(0, "; OneCycleLR's default is 10000")},
+      {"anneal_strategy",
+       &C::anneal_strategy,
+       "onecycle: cos or linear between its points",
+       {},
+       false,
+       Range::one_of({"cos", "linear"})},
       {"three_phase",
        &C::three_phase,
        "onecycle: fall back to lr / div_factor over another pct_start of the run before the last fall",
@@ -368,34 +396,58 @@ std::vector<Field> make_fields() {
        &C::plateau_factor,
        "plateau: multiply lr by this, in (0, 1), when the validation loss has stalled (ReduceLROnPlateau's factor; "
        "lr_min is its floor, its min_lr)",
-       {}},
+       {},
+       false,
+       Range::in(0, 1, true, true, "; ReduceLROnPlateau's default is 0.1")},
       {"plateau_patience",
        &C::plateau_patience,
        "plateau: epochs without a better validation loss that are tolerated; the next one lowers lr (its patience)",
-       {}},
+       {},
+       false,
+       Range::at_least(0)},
       {"plateau_threshold",
        &C::plateau_threshold,
        "plateau: how much lower than the best a loss must be to count as better, >= 0 (its threshold)",
-       {}},
+       {},
+       false,
+       Range::finite_at_least(0, "")},
       {"plateau_threshold_mode",
        &C::plateau_threshold_mode,
        "plateau: rel (threshold is a share of the best) or abs (an amount), as its threshold_mode",
-       {}},
-      {"plateau_cooldown", &C::plateau_cooldown, "plateau: epochs after a lowering before stalls count again", {}},
+       {},
+       false,
+       Range::one_of({"rel", "abs"})},
+      {"plateau_cooldown",
+       &C::plateau_cooldown,
+       "plateau: epochs after a lowering before stalls count again",
+       {},
+       false,
+       Range::at_least(0)},
       {"plateau_metric",
        &C::plateau_metric,
        "plateau: the validation figure it watches: val_loss (lower is better), val_top1 (higher is better; "
        "classification) or val_mae (lower; regression), as ReduceLROnPlateau's mode min or max",
-       {}},
-      {"poly_power", &C::poly_power, "polynomial: the exponent of (1 - t/T), > 0 (PolynomialLR's power)", {"power"}},
+       {},
+       false,
+       Range::one_of({"val_loss", "val_top1", "val_mae"})},
+      {"poly_power",
+       &C::poly_power,
+       "polynomial: the exponent of (1 - t/T), > 0 (PolynomialLR's power)",
+       {"power"},
+       false,
+       Range::finite_above(0, "; PolynomialLR's default is 1, torchvision's segmentation recipe uses 0.9")},
       {"restart_epochs",
        &C::restart_epochs,
        "cosine_restarts: epochs of the first cycle, >= 1 (CosineAnnealingWarmRestarts' T_0)",
-       {"t_0"}},
+       {"t_0"},
+       false,
+       Range::at_least(1, "; it is the first cycle's length in epochs, CosineAnnealingWarmRestarts' T_0")},
       {"restart_mult",
        &C::restart_mult,
        "cosine_restarts: each cycle is this many times longer than the one before, >= 1 (its T_mult)",
-       {"t_mult"}},
+       {"t_mult"},
+       false,
+       Range::at_least(1, "; 1 keeps every cycle restart_epochs long, 2 doubles each")},
       {"label_smoothing",
        &C::label_smoothing,
        "Cross-entropy label smoothing, in [0, 1)",
@@ -562,6 +614,9 @@ std::string range_message(const Field& field, const TrainConfig& config) {
             case Range::Kind::kAbove:
               if (x > r.min) return "";
               return fmt::format("{} must be > {} (got {}){}", field.name, r.min, value, r.hint);
+            case Range::Kind::kFiniteAbove:
+              if (x > r.min && std::isfinite(x)) return "";
+              return fmt::format("{} must be a finite number > {} (got {}){}", field.name, r.min, value, r.hint);
             case Range::Kind::kBetween:
               if (x >= r.min && x <= r.max) return "";
               return fmt::format("{} must be between {} and {} (got {}){}", field.name, r.min, r.max, value, r.hint);
@@ -570,8 +625,15 @@ std::string range_message(const Field& field, const TrainConfig& config) {
               return fmt::format("{} must be in {}{}, {}{} (got {}){}", field.name, r.min_open ? "(" : "[", r.min,
                                  r.max, r.max_open ? ")" : "]", value, r.hint);
             case Range::Kind::kNone:
+            case Range::Kind::kOneOf:
               break;
           }
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          const std::string& value = config.*member;
+          if (r.kind != Range::Kind::kOneOf || std::find(r.words.begin(), r.words.end(), value) != r.words.end()) {
+            return "";
+          }
+          return fmt::format("{} must be one of {} (got '{}'){}", field.name, fmt::join(r.words, ", "), value, r.hint);
         }
         return "";
       },
@@ -608,9 +670,11 @@ bool is_string(const Field& field) { return std::holds_alternative<std::string T
 
 std::string expected_phrase(const Field& field) {
   return std::visit(
-      [](auto member) -> std::string {
+      [&](auto member) -> std::string {
         using T = ValueOf<decltype(member)>;
         if constexpr (std::is_same_v<T, std::string>) {
+          if (field.range.kind == Range::Kind::kOneOf)
+            return fmt::format("one of {}", fmt::join(field.range.words, ", "));
           return "a string";
         } else if constexpr (std::is_same_v<T, bool>) {
           return "true or false";
@@ -627,9 +691,10 @@ std::string expected_phrase(const Field& field) {
 
 std::string type_name(const Field& field) {
   return std::visit(
-      [](auto member) -> std::string {
+      [&](auto member) -> std::string {
         using T = ValueOf<decltype(member)>;
         if constexpr (std::is_same_v<T, std::string>) {
+          if (field.range.kind == Range::Kind::kOneOf) return fmt::format("{{{}}}", fmt::join(field.range.words, ","));
           return "TEXT";
         } else if constexpr (std::is_same_v<T, bool>) {
           return "";  // a flag

@@ -772,7 +772,7 @@ TEST(TrainConfigTest, EveryDeclaredRangeIsCheckedByValidate) {
       EXPECT_TRUE(message.starts_with(field.name + " must be ")) << field.name << " = " << value << ": " << message;
     }
   }
-  EXPECT_EQ(ranged, 33);
+  EXPECT_EQ(ranged, 49);
 }
 
 TEST(TrainConfigTest, ToYamlRoundTrips) {
