@@ -293,10 +293,7 @@ struct TransformSpec {
   void validate() const;
 
  private:
-  void validate_augmentations() const;
-  void validate_affine() const;
-  void validate_color_ops() const;
-  void validate_features() const;
+  void validate_features() const;  // what feature vectors may take (spans every transform)
 };
 
 // For a consumer that normalises on its device (the trainer's CUDA feed, the Python

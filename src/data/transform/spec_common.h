@@ -1,6 +1,7 @@
-// What TransformSpec's reading (chain/), description and validation share: the limits and
-// torchvision's defaults they compare against, the separators describe() writes and the reader
-// takes, and the few words all three print. Internal to stoker_data.
+// What TransformSpec's reading (chain/), its transforms (ops/), description and validation
+// share: the limits and torchvision's defaults they compare against, the separators describe()
+// writes and the reader takes, the few words all of them print, and the pieces of text and
+// checks several transforms use. Internal to stoker_data; free functions, no state.
 #pragma once
 
 #include <array>
@@ -24,14 +25,27 @@ inline constexpr double kDefaultRatioMax = 4.0 / 3.0;
 inline constexpr std::string_view kMiddleDot = "\xC2\xB7";  // U+00B7
 inline constexpr std::string_view kArrow = "\xE2\x86\x92";  // U+2192
 
-// The name of a colour operation's value argument (RandomPosterize's bits, RandomSolarize's
-// threshold, RandomAdjustSharpness's sharpness_factor); null for those with none.
-const char* color_op_value_name(ColorOp op);
 // The first colour operation `spec` applies, as torchvision names it; null when none.
 const char* first_color_op(const TransformSpec& spec);
 // "224" for a square, else "(height, width)", as torchvision's size arguments take it.
 std::string size_text(int height, int width);
 // The transform that gives `geometry`, as a chain names it; "output" for none.
 const char* geometry_name(Geometry geometry);
+
+// describe()'s pieces (transform_describe.cpp).
+// A range as torchvision's arguments take it: d for (-d, d), else (min, max).
+std::string range_text(double lo, double hi);
+// `transform` inside RandomApply when it runs on a share of the samples only (apply_p < 1).
+std::string applied_text(const std::string& transform, double apply_p);
+// "(a, b, c)".
+std::string triple_text(const std::array<float, 3>& v);
+
+// validate()'s common checks (transform_validate.cpp), each a UsageError naming `transform`.
+// "{transform} p must be in [0, 1] (got p)".
+void check_probability(const char* transform, double p);
+// RandomApply's p around `transform`: "RandomApply p must be in [0, 1] (got p, around T)".
+void check_apply_p(const char* transform, double p);
+// Pixel values in [0, 255]: "{transform} fill must be pixel values in [0, 255] (got f)".
+void check_fill(const char* transform, const std::array<float, 3>& fill);
 
 }  // namespace stoker::data::spec

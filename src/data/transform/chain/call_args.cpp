@@ -1,8 +1,10 @@
 #include "call_args.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <string>
 
@@ -12,7 +14,11 @@
 namespace stoker::data::chain {
 
 std::vector<const Value*> bind(const Call& call, std::initializer_list<std::string_view> params) {
-  const std::vector<std::string_view> names(params);
+  return bind(call, params.begin(), params.size());
+}
+
+std::vector<const Value*> bind(const Call& call, const std::string_view* params, size_t count) {
+  const std::vector<std::string_view> names(params, params + count);
   std::vector<const Value*> bound(names.size(), nullptr);
   size_t positional = 0;
   for (const Arg& arg : call.args) {
@@ -100,6 +106,65 @@ std::array<float, 3> to_channels(const Call& call, std::string_view param, const
   return {static_cast<float>(to_number(call, param, v.items[0])),
           static_cast<float>(to_number(call, param, v.items[1])),
           static_cast<float>(to_number(call, param, v.items[2]))};
+}
+
+bool is_none(const Value& v) { return v.kind == Value::Kind::kWord && v.text == "None"; }
+
+bool to_bool(const Call& call, std::string_view param, const Value& v) {
+  if (v.kind == Value::Kind::kWord && (v.text == "True" || v.text == "true")) return true;
+  if (v.kind == Value::Kind::kWord && (v.text == "False" || v.text == "false")) return false;
+  if (v.kind == Value::Kind::kNumber && (v.number == 0 || v.number == 1)) return v.number == 1;
+  throw UsageError(fmt::format("{} {} must be True or False (got '{}')", call.name, param, v.text));
+}
+
+int to_int(const Call& call, std::string_view param, const Value& v, int lo, int hi) {
+  const double x = to_number(call, param, v);
+  if (std::floor(x) != x || x < lo || x > hi) {
+    throw UsageError(
+        fmt::format("{} {} must be a whole number in {}..{} (got '{}')", call.name, param, lo, hi, v.text));
+  }
+  return static_cast<int>(x);
+}
+
+std::string enum_word(const Value& v) {
+  std::string word = v.text;
+  if (const size_t dot = word.rfind('.'); v.kind == Value::Kind::kWord && dot != std::string::npos) {
+    word = word.substr(dot + 1);
+  }
+  std::transform(word.begin(), word.end(), word.begin(), [](unsigned char c) { return std::tolower(c); });
+  return word;
+}
+
+std::string to_word(const Call& call, std::string_view param, const Value& v,
+                    std::initializer_list<std::string_view> allowed) {
+  const std::string word = enum_word(v);
+  for (const std::string_view a : allowed) {
+    if (v.kind == Value::Kind::kWord && word == a) return word;
+  }
+  throw UsageError(
+      fmt::format("{} {} must be one of {} (got '{}')", call.name, param, fmt::join(allowed, ", "), v.text));
+}
+
+Interpolation to_interpolation(const Call& call, const Value& v) {
+  return to_word(call, "interpolation", v, {"nearest", "bilinear"}) == "bilinear" ? Interpolation::kBilinear
+                                                                                  : Interpolation::kNearest;
+}
+
+std::array<double, 2> to_pair(const Call& call, std::string_view param, const Value& v, std::string_view shape) {
+  if (v.kind != Value::Kind::kTuple || v.items.size() != 2) {
+    throw UsageError(fmt::format("{} {} must be a pair {} (got '{}')", call.name, param, shape, v.text));
+  }
+  return {to_number(call, param, v.items[0]), to_number(call, param, v.items[1])};
+}
+
+std::array<double, 2> symmetric_range(const Call& call, std::string_view param, const Value& v) {
+  if (v.kind == Value::Kind::kTuple) return to_range(call, param, v);
+  const double d = to_number(call, param, v);
+  if (d < 0) {
+    throw UsageError(fmt::format("{} {} must be >= 0 for a single number (got {}); give (min, max) for a range",
+                                 call.name, param, d));
+  }
+  return {-d, d};
 }
 
 }  // namespace stoker::data::chain

@@ -1,0 +1,80 @@
+// GaussianBlur(kernel_size, sigma=(0.1, 2.0)): torchvision's, odd kernel sides, sigma drawn per
+// sample (GaussianBlurSpec). RandomApply may wrap it.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "data/transform/chain/call_args.h"
+#include "data/transform/chain/chain_builder.h"
+#include "data/transform/spec_common.h"
+#include "registry.h"
+#include "stoker/core/error.h"
+
+namespace stoker::data::ops {
+
+namespace gaussian_blur_op {
+
+using chain::Value;
+
+constexpr std::string_view kParams[] = {"kernel_size", "sigma"};
+constexpr OpName kNames[] = {{"GaussianBlur", kParams, "GaussianBlur((3, 5), sigma=(0.5, 1.5))"}};
+
+// kernel_size: an int or torchvision's (x, y); sigma: a number or (min, max).
+void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
+  if (!args[0]) {
+    throw UsageError(fmt::format("GaussianBlur needs a kernel_size, e.g. GaussianBlur(23) (got '{}')", call.text));
+  }
+  GaussianBlurSpec& b = state.spec.blur;
+  b = GaussianBlurSpec{};
+  if (args[0]->kind == Value::Kind::kTuple && args[0]->items.size() == 2) {
+    b.kernel_w = chain::to_int(call, "kernel_size", args[0]->items[0], 1, spec::kMaxSize);
+    b.kernel_h = chain::to_int(call, "kernel_size", args[0]->items[1], 1, spec::kMaxSize);
+  } else {
+    b.kernel_w = b.kernel_h = chain::to_size_pair(call, "kernel_size", *args[0])[0];
+  }
+  if (args[1] && args[1]->kind == Value::Kind::kTuple) {
+    const auto [lo, hi] = chain::to_range(call, "sigma", *args[1]);
+    b.sigma_min = lo;
+    b.sigma_max = hi;
+  } else if (args[1]) {
+    b.sigma_min = b.sigma_max = chain::to_number(call, "sigma", *args[1]);
+  }
+}
+
+void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
+  const GaussianBlurSpec& b = spec.blur;
+  if (!b.enabled()) return;
+  const std::string k =
+      b.kernel_w == b.kernel_h ? fmt::format("{}", b.kernel_w) : fmt::format("({}, {})", b.kernel_w, b.kernel_h);
+  const std::string sigma =
+      b.sigma_min == b.sigma_max ? fmt::format("{}", b.sigma_min) : fmt::format("({}, {})", b.sigma_min, b.sigma_max);
+  parts->push_back(spec::applied_text(fmt::format("GaussianBlur({}, sigma={})", k, sigma), b.apply_p));
+}
+
+void validate(const TransformSpec& spec) {
+  const GaussianBlurSpec& b = spec.blur;
+  if (b.kernel_w != 0 || b.kernel_h != 0) {
+    for (const int k : {b.kernel_w, b.kernel_h}) {
+      if (k < 1 || k > spec::kMaxSize || k % 2 == 0) {
+        throw UsageError(
+            fmt::format("GaussianBlur kernel_size must be odd and positive, as torchvision's (got {})", k));
+      }
+    }
+    if (!(b.sigma_min > 0 && b.sigma_min <= b.sigma_max && std::isfinite(b.sigma_max))) {
+      throw UsageError(
+          fmt::format("GaussianBlur sigma must satisfy 0 < min <= max (got ({}, {}))", b.sigma_min, b.sigma_max));
+    }
+  }
+  spec::check_apply_p("GaussianBlur", b.apply_p);
+}
+
+double* apply_p(TransformSpec* spec, std::string_view) { return &spec->blur.apply_p; }
+
+}  // namespace gaussian_blur_op
+
+extern const TransformOp kGaussianBlurOp;
+const TransformOp kGaussianBlurOp{.names = gaussian_blur_op::kNames, .build = gaussian_blur_op::build, .describe = gaussian_blur_op::describe, .validate = gaussian_blur_op::validate, .wrap = Wrap::kApplyP, .wrapped_p = gaussian_blur_op::apply_p};
+
+}  // namespace stoker::data::ops

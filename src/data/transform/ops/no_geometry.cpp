@@ -1,0 +1,29 @@
+// none: no geometry; the output is the source's size (its images must all be that size, which
+// the Loader checks).
+#include <string>
+#include <vector>
+
+#include "data/transform/chain/chain_builder.h"
+#include "registry.h"
+
+namespace stoker::data::ops {
+
+namespace no_geometry_op {
+
+constexpr OpName kNames[] = {{"none", {}, "none"}};
+
+void build(chain::ChainState& state, const chain::Call& call, const Args&) {
+  state.claim_geometry(call);
+  state.spec.geometry = Geometry::kNone;
+}
+
+void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
+  if (spec.geometry == Geometry::kNone) parts->emplace_back("none");
+}
+
+}  // namespace no_geometry_op
+
+extern const TransformOp kNoGeometryOp;
+const TransformOp kNoGeometryOp{.names = no_geometry_op::kNames, .build = no_geometry_op::build, .describe = no_geometry_op::describe};
+
+}  // namespace stoker::data::ops

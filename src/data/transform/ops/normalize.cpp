@@ -1,0 +1,71 @@
+// Normalize(mean, std), Normalize(imagenet) or a bare Normalize (ImageNet's): (x/255 - mean) /
+// std for float output; uint8 output keeps mean and std for the consumer to apply.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "data/transform/chain/call_args.h"
+#include "data/transform/chain/chain_builder.h"
+#include "data/transform/spec_common.h"
+#include "registry.h"
+#include "stoker/core/error.h"
+
+namespace stoker::data::ops {
+
+namespace normalize_op {
+
+using chain::Value;
+
+constexpr std::string_view kParams[] = {"mean", "std"};
+constexpr OpName kNames[] = {{"Normalize", kParams, "Normalize(mean=(0.5, 0.4, 0.3), std=(0.2, 0.25, 0.3))"}};
+
+void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
+  TransformSpec& spec = state.spec;
+  spec.normalize = true;
+  spec.mean = spec::kImagenetMean;
+  spec.std = spec::kImagenetStd;
+  if (!args[0] && !args[1]) return;
+  if (args[0] && args[0]->kind == Value::Kind::kWord && !args[1]) {
+    if (args[0]->text != "imagenet") {
+      throw UsageError(fmt::format("Normalize preset must be 'imagenet' (got '{}')", args[0]->text));
+    }
+    return;
+  }
+  if (!args[0] || !args[1]) {
+    throw UsageError(fmt::format("Normalize needs both mean and std, or 'imagenet' (got '{}')", call.text));
+  }
+  spec.mean = chain::to_channels(call, "mean", *args[0]);
+  spec.std = chain::to_channels(call, "std", *args[1]);
+}
+
+void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
+  if (!spec.normalize) return;
+  if (spec.mean == spec::kImagenetMean && spec.std == spec::kImagenetStd) {
+    parts->emplace_back("Normalize");
+  } else {
+    parts->push_back(
+        fmt::format("Normalize(mean={}, std={})", spec::triple_text(spec.mean), spec::triple_text(spec.std)));
+  }
+}
+
+// The channels the output has: Grayscale's one uses the first element.
+void validate(const TransformSpec& spec) {
+  if (!spec.normalize) return;
+  for (int c = 0; c < spec.channels; ++c) {
+    if (!std::isfinite(spec.mean[c])) {
+      throw UsageError(fmt::format("Normalize mean must be finite (got mean[{}] = {})", c, spec.mean[c]));
+    }
+    if (!(std::isfinite(spec.std[c]) && spec.std[c] != 0)) {
+      throw UsageError(fmt::format("Normalize std must be non-zero and finite (got std[{}] = {})", c, spec.std[c]));
+    }
+  }
+}
+
+}  // namespace normalize_op
+
+extern const TransformOp kNormalizeOp;
+const TransformOp kNormalizeOp{.names = normalize_op::kNames, .build = normalize_op::build, .describe = normalize_op::describe, .validate = normalize_op::validate};
+
+}  // namespace stoker::data::ops

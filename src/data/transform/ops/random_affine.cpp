@@ -1,0 +1,122 @@
+// RandomAffine(degrees, translate, scale, shear, interpolation, fill, center): torchvision's,
+// as its tensor implementation warps (AffineSpec); center is refused. RandomApply may wrap it.
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "data/transform/chain/call_args.h"
+#include "data/transform/chain/chain_builder.h"
+#include "data/transform/spec_common.h"
+#include "registry.h"
+#include "stoker/core/error.h"
+
+namespace stoker::data::ops {
+
+namespace random_affine_op {
+
+using chain::Value;
+
+constexpr std::string_view kParams[] = {"degrees", "translate", "scale", "shear", "interpolation", "fill", "center"};
+constexpr OpName kNames[] = {{"RandomAffine", kParams, "RandomAffine(10, translate=(0.1, 0.2), scale=(0.9, 1.1), shear=(1, 2, 3, 4))"}};
+
+void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
+  if (!args[0]) {
+    throw UsageError(
+        fmt::format("RandomAffine needs degrees, e.g. RandomAffine(10, translate=(0.1, 0.1)) or RandomAffine(0, "
+                    "scale=(0.9, 1.1)) (got '{}')",
+                    call.text));
+  }
+  AffineSpec& a = state.spec.affine;
+  a = AffineSpec{};
+  std::tie(a.min_degrees, a.max_degrees) = std::tuple_cat(chain::symmetric_range(call, "degrees", *args[0]));
+  if (args[1] && !chain::is_none(*args[1])) {
+    a.translate = true;
+    std::tie(a.translate_x, a.translate_y) = std::tuple_cat(chain::to_pair(call, "translate", *args[1], "(tx, ty)"));
+  }
+  if (args[2] && !chain::is_none(*args[2])) {
+    a.scale = true;
+    std::tie(a.scale_min, a.scale_max) = std::tuple_cat(chain::to_range(call, "scale", *args[2]));
+  }
+  if (args[3] && !chain::is_none(*args[3])) {
+    a.shear = true;
+    const Value& v = *args[3];
+    if (v.kind == Value::Kind::kTuple && v.items.size() == 4) {
+      a.shear_y = true;
+      a.shear_x_min = chain::to_number(call, "shear", v.items[0]);
+      a.shear_x_max = chain::to_number(call, "shear", v.items[1]);
+      a.shear_y_min = chain::to_number(call, "shear", v.items[2]);
+      a.shear_y_max = chain::to_number(call, "shear", v.items[3]);
+    } else if (v.kind == Value::Kind::kTuple && v.items.size() != 2) {
+      throw UsageError(fmt::format(
+          "RandomAffine shear must be a number, (min, max) for x or (x min, x max, y min, y max) (got '{}')", v.text));
+    } else {
+      std::tie(a.shear_x_min, a.shear_x_max) = std::tuple_cat(chain::symmetric_range(call, "shear", v));
+    }
+  }
+  if (args[4]) a.interpolation = chain::to_interpolation(call, *args[4]);
+  if (args[5] && !chain::is_none(*args[5])) a.fill = chain::to_channels(call, "fill", *args[5]);
+  if (args[6] && !chain::is_none(*args[6])) {
+    throw UsageError(fmt::format("RandomAffine center must be None, the image's centre (got '{}')", args[6]->text));
+  }
+}
+
+void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
+  const AffineSpec& a = spec.affine;
+  if (!a.enabled()) return;
+  std::string s = "RandomAffine(" + spec::range_text(a.min_degrees, a.max_degrees);
+  if (a.translate) s += fmt::format(", translate=({}, {})", a.translate_x, a.translate_y);
+  if (a.scale) s += fmt::format(", scale=({}, {})", a.scale_min, a.scale_max);
+  if (a.shear_y) {
+    s += fmt::format(", shear=({}, {}, {}, {})", a.shear_x_min, a.shear_x_max, a.shear_y_min, a.shear_y_max);
+  } else if (a.shear) {
+    s += ", shear=" + spec::range_text(a.shear_x_min, a.shear_x_max);
+  }
+  if (a.interpolation == Interpolation::kBilinear) s += ", interpolation=bilinear";
+  if (a.fill != std::array<float, 3>{0, 0, 0}) s += fmt::format(", fill=({}, {}, {})", a.fill[0], a.fill[1], a.fill[2]);
+  parts->push_back(spec::applied_text(s + ")", a.apply_p));
+}
+
+void validate(const TransformSpec& spec) {
+  const AffineSpec& a = spec.affine;
+  const auto range = [](const char* what, double lo, double hi) {
+    if (!(std::isfinite(lo) && std::isfinite(hi) && lo <= hi)) {
+      throw UsageError(
+          fmt::format("RandomAffine {} must satisfy min <= max, both finite (got ({}, {}))", what, lo, hi));
+    }
+  };
+  range("degrees", a.min_degrees, a.max_degrees);
+  range("shear", a.shear_x_min, a.shear_x_max);
+  range("shear (y)", a.shear_y_min, a.shear_y_max);
+  for (const double t : {a.translate_x, a.translate_y}) {
+    if (!(t >= 0 && t <= 1)) {
+      throw UsageError(
+          fmt::format("RandomAffine translate must be fractions of the image's size in [0, 1] (got ({}, {}))",
+                      a.translate_x, a.translate_y));
+    }
+  }
+  if (!(a.scale_min > 0 && a.scale_min <= a.scale_max && std::isfinite(a.scale_max))) {
+    throw UsageError(
+        fmt::format("RandomAffine scale must satisfy 0 < min <= max (got ({}, {}))", a.scale_min, a.scale_max));
+  }
+  for (const double shear : {a.shear_x_min, a.shear_x_max, a.shear_y_min, a.shear_y_max}) {
+    // tan(90°) is infinite: the grid would be NaN.
+    if (std::abs(shear) >= 90) {
+      throw UsageError(fmt::format("RandomAffine shear must be within (-90, 90) degrees (got {})", shear));
+    }
+  }
+  spec::check_fill("RandomAffine", a.fill);
+  spec::check_apply_p("RandomAffine", a.apply_p);
+}
+
+double* apply_p(TransformSpec* spec, std::string_view) { return &spec->affine.apply_p; }
+
+}  // namespace random_affine_op
+
+extern const TransformOp kRandomAffineOp;
+const TransformOp kRandomAffineOp{.names = random_affine_op::kNames, .build = random_affine_op::build, .describe = random_affine_op::describe, .validate = random_affine_op::validate, .wrap = Wrap::kApplyP, .wrapped_p = random_affine_op::apply_p};
+
+}  // namespace stoker::data::ops

@@ -1,0 +1,80 @@
+// RandomResizedCrop(size, scale, ratio, interpolation, antialias): torchvision's random crop of
+// an area fraction in `scale` and an aspect ratio in `ratio`, resampled to `size`.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "data/transform/chain/call_args.h"
+#include "data/transform/chain/chain_builder.h"
+#include "data/transform/spec_common.h"
+#include "geometry.h"
+#include "registry.h"
+#include "stoker/core/error.h"
+
+namespace stoker::data::ops {
+
+namespace random_resized_crop_op {
+
+constexpr std::string_view kParams[] = {"size", "scale", "ratio", "interpolation", "antialias"};
+constexpr OpName kNames[] = {{"RandomResizedCrop", kParams, "RandomResizedCrop(96, scale=(0.25, 1), ratio=(0.5, 2))"}};
+
+void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
+  if (!args[0]) {
+    throw UsageError(fmt::format("RandomResizedCrop needs a size, e.g. RandomResizedCrop(224) (got '{}')", call.text));
+  }
+  set_resampling(state, call, args[3], args[4]);
+  const auto [h, w] = chain::to_size_pair(call, "size", *args[0]);
+  TransformSpec& spec = state.spec;
+  spec.geometry = Geometry::kRandomResizedCrop;
+  spec.out_height = h;
+  spec.out_width = w;
+  spec.scale_min = spec::kDefaultScaleMin;
+  spec.scale_max = spec::kDefaultScaleMax;
+  spec.ratio_min = spec::kDefaultRatioMin;
+  spec.ratio_max = spec::kDefaultRatioMax;
+  if (args[1]) {
+    const auto [lo, hi] = chain::to_range(call, "scale", *args[1]);
+    spec.scale_min = lo;
+    spec.scale_max = hi;
+  }
+  if (args[2]) {
+    const auto [lo, hi] = chain::to_range(call, "ratio", *args[2]);
+    spec.ratio_min = lo;
+    spec.ratio_max = hi;
+  }
+}
+
+void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
+  if (spec.geometry != Geometry::kRandomResizedCrop) return;
+  std::string s = "RandomResizedCrop(" + spec::size_text(spec.out_height, spec.out_width);
+  if (spec.scale_min != spec::kDefaultScaleMin || spec.scale_max != spec::kDefaultScaleMax) {
+    s += fmt::format(", scale=({}, {})", spec.scale_min, spec.scale_max);
+  }
+  if (spec.ratio_min != spec::kDefaultRatioMin || spec.ratio_max != spec::kDefaultRatioMax) {
+    s += fmt::format(", ratio=({}, {})", spec.ratio_min, spec.ratio_max);
+  }
+  // After a Resize, the filter is written on the Resize.
+  if (!spec.resize.enabled() && spec.resample == ResampleFilter::kBicubic) s += ", interpolation=bicubic";
+  parts->push_back(s + ")");
+}
+
+void validate(const TransformSpec& spec) {
+  if (spec.geometry != Geometry::kRandomResizedCrop) return;
+  if (!(spec.scale_min > 0 && spec.scale_min <= spec.scale_max && spec.scale_max <= 1)) {
+    throw UsageError(fmt::format("RandomResizedCrop scale must satisfy 0 < min <= max <= 1 (got ({}, {}))",
+                                 spec.scale_min, spec.scale_max));
+  }
+  if (!(spec.ratio_min > 0 && spec.ratio_min <= spec.ratio_max && std::isfinite(spec.ratio_max))) {
+    throw UsageError(fmt::format("RandomResizedCrop ratio must satisfy 0 < min <= max (got ({}, {}))", spec.ratio_min,
+                                 spec.ratio_max));
+  }
+}
+
+}  // namespace random_resized_crop_op
+
+extern const TransformOp kRandomResizedCropOp;
+const TransformOp kRandomResizedCropOp{.names = random_resized_crop_op::kNames, .claim = claim_geometry, .build = random_resized_crop_op::build, .describe = random_resized_crop_op::describe, .validate = random_resized_crop_op::validate};
+
+}  // namespace stoker::data::ops

@@ -1,0 +1,69 @@
+// RandomRotation(degrees, interpolation, expand, center, fill): torchvision's, as its tensor
+// implementation rotates (RotationSpec); expand and center are refused. RandomApply may wrap it.
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "data/transform/chain/call_args.h"
+#include "data/transform/chain/chain_builder.h"
+#include "data/transform/spec_common.h"
+#include "registry.h"
+#include "stoker/core/error.h"
+
+namespace stoker::data::ops {
+
+namespace random_rotation_op {
+
+constexpr std::string_view kParams[] = {"degrees", "interpolation", "expand", "center", "fill"};
+constexpr OpName kNames[] = {{"RandomRotation", kParams, "RandomRotation((-5, 15), interpolation=bilinear, fill=(1, 2, 3))"}};
+
+void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
+  if (!args[0]) {
+    throw UsageError(fmt::format("RandomRotation needs degrees, e.g. RandomRotation(15) (got '{}')", call.text));
+  }
+  RotationSpec& r = state.spec.rotation;
+  r = RotationSpec{};
+  std::tie(r.min_degrees, r.max_degrees) = std::tuple_cat(chain::symmetric_range(call, "degrees", *args[0]));
+  if (args[1]) r.interpolation = chain::to_interpolation(call, *args[1]);
+  if (args[2] && chain::to_bool(call, "expand", *args[2])) {
+    throw UsageError(
+        "RandomRotation expand=True changes the image's size; stoker's samples have one size, so "
+        "give expand=False (the default)");
+  }
+  if (args[3] && !chain::is_none(*args[3])) {
+    throw UsageError(fmt::format("RandomRotation center must be None, the image's centre (got '{}')", args[3]->text));
+  }
+  if (args[4] && !chain::is_none(*args[4])) r.fill = chain::to_channels(call, "fill", *args[4]);
+}
+
+void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
+  const RotationSpec& r = spec.rotation;
+  if (!r.enabled()) return;
+  std::string s = "RandomRotation(" + spec::range_text(r.min_degrees, r.max_degrees);
+  if (r.interpolation == Interpolation::kBilinear) s += ", interpolation=bilinear";
+  if (r.fill != std::array<float, 3>{0, 0, 0}) s += ", fill=" + spec::triple_text(r.fill);
+  parts->push_back(spec::applied_text(s + ")", r.apply_p));
+}
+
+void validate(const TransformSpec& spec) {
+  const RotationSpec& r = spec.rotation;
+  if (!(std::isfinite(r.min_degrees) && std::isfinite(r.max_degrees) && r.min_degrees <= r.max_degrees)) {
+    throw UsageError(fmt::format("RandomRotation degrees must satisfy min <= max, both finite (got ({}, {}))",
+                                 r.min_degrees, r.max_degrees));
+  }
+  spec::check_fill("RandomRotation", r.fill);
+  spec::check_apply_p("RandomRotation", r.apply_p);
+}
+
+double* apply_p(TransformSpec* spec, std::string_view) { return &spec->rotation.apply_p; }
+
+}  // namespace random_rotation_op
+
+extern const TransformOp kRandomRotationOp;
+const TransformOp kRandomRotationOp{.names = random_rotation_op::kNames, .build = random_rotation_op::build, .describe = random_rotation_op::describe, .validate = random_rotation_op::validate, .wrap = Wrap::kApplyP, .wrapped_p = random_rotation_op::apply_p};
+
+}  // namespace stoker::data::ops

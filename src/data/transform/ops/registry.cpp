@@ -1,0 +1,78 @@
+// The registry's one list (registry.h): every transform, in the order describe() writes them.
+#include "registry.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <string>
+
+#include "stoker/core/error.h"
+#include "stoker/core/suggest.h"
+
+namespace stoker::data::ops {
+
+// Each defined in its own file under ops/.
+extern const TransformOp kResizeOp;             // resize.cpp
+extern const TransformOp kRandomResizedCropOp;  // random_resized_crop.cpp
+extern const TransformOp kRandomCropOp;         // random_crop.cpp
+extern const TransformOp kCenterCropOp;         // center_crop.cpp
+extern const TransformOp kNoGeometryOp;         // no_geometry.cpp
+extern const TransformOp kStandardizeOp;        // standardize.cpp
+extern const TransformOp kHorizontalFlipOp;     // horizontal_flip.cpp
+extern const TransformOp kVerticalFlipOp;       // vertical_flip.cpp
+extern const TransformOp kRandomRotationOp;     // random_rotation.cpp
+extern const TransformOp kRandomAffineOp;       // random_affine.cpp
+extern const TransformOp kRandomApplyOp;        // random_apply.cpp
+extern const TransformOp kAutoAugmentOp;        // auto_augment.cpp
+extern const TransformOp kColorJitterOp;        // color_jitter.cpp
+extern const TransformOp kRandomGrayscaleOp;    // random_grayscale.cpp
+extern const TransformOp kGaussianBlurOp;       // gaussian_blur.cpp
+extern const TransformOp kColorOpsOp;           // color_ops.cpp
+extern const TransformOp kGrayscaleOp;          // grayscale.cpp
+extern const TransformOp kNormalizeOp;          // normalize.cpp
+extern const TransformOp kRandomErasingOp;      // random_erasing.cpp
+extern const TransformOp kOutputTypeOp;         // output.cpp
+extern const TransformOp kLayoutOp;             // output.cpp
+
+namespace {
+
+constexpr const TransformOp* kTransformOps[] = {
+    &kResizeOp,          &kRandomResizedCropOp, &kRandomCropOp,   &kCenterCropOp,     &kNoGeometryOp,
+    &kStandardizeOp,     &kHorizontalFlipOp,    &kVerticalFlipOp, &kRandomRotationOp, &kRandomAffineOp,
+    &kRandomApplyOp,     &kAutoAugmentOp,       &kColorJitterOp,  &kRandomGrayscaleOp, &kGaussianBlurOp,
+    &kColorOpsOp,        &kGrayscaleOp,         &kNormalizeOp,    &kRandomErasingOp,  &kOutputTypeOp,
+    &kLayoutOp,
+};
+
+}  // namespace
+
+List<const TransformOp*> registry() { return List<const TransformOp*>(kTransformOps); }
+
+FoundOp find_op(std::string_view name) {
+  for (const TransformOp* op : kTransformOps) {
+    for (const OpName& n : op->names) {
+      if (n.name == name) return {op, &n};
+    }
+  }
+  return {};
+}
+
+std::vector<std::string_view> listed_names() {
+  std::vector<std::string_view> names;
+  for (const TransformOp* op : kTransformOps) {
+    for (const OpName& n : op->names) {
+      if (n.listed) names.push_back(n.name);
+    }
+  }
+  return names;
+}
+
+void throw_unknown_transform(std::string_view name) {
+  const std::vector<std::string_view> known = listed_names();
+  std::string message = fmt::format("unknown transform '{}' (known: {})", name, fmt::join(known, ", "));
+  const std::string_view best = closest(name, known);
+  if (!best.empty()) message += fmt::format("; did you mean '{}'?", best);
+  throw UsageError(message);
+}
+
+}  // namespace stoker::data::ops

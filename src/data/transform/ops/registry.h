@@ -1,0 +1,114 @@
+// The transform registry: every transform a chain may name, one entry each, in one explicit
+// list (registry.cpp) in the order describe() writes them (geometry first, the output type and
+// layout last; see stoker/data/transform.h). Each entry lives in its own file under ops/ and
+// says, in one place, the names a chain calls it by (with lower-case aliases), the parameters
+// each name binds, how the bound call sets its part of the TransformSpec, how describe() writes
+// that part, how validate() checks it, and whether RandomApply may wrap it. The chain builder
+// looks names up here, the unknown-name message lists the names here, and describe() and
+// validate() walk the list; what spans several transforms (the geometry a Resize and a crop
+// make together, sizes, channels, feature vectors) stays with them.
+//
+// Adding a transform: a file under ops/ defining its TransformOp, a line in registry.cpp, a
+// test. The list is explicit on purpose: these are static libraries, whose linker would drop an
+// object file that registers itself and that nothing references.
+//
+// Ownership and thread safety: entries are immutable static data, constant-initialised (no
+// static-initialisation order to mind), read by any number of threads; nothing here allocates
+// or keeps state.
+// Errors: an entry's build throws UsageError naming the transform, the argument and the value
+// as written; its validate throws UsageError naming the transform, the value and what is
+// allowed; describe does not throw.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "data/transform/chain/calls.h"
+#include "stoker/data/transform.h"
+
+namespace stoker::data::chain {
+struct ChainState;
+}
+
+namespace stoker::data::ops {
+
+// A constant list in static storage: an array of any length, or none. Holds no copy.
+template <typename T>
+class List {
+ public:
+  constexpr List() = default;
+  template <size_t N>
+  constexpr List(const T (&items)[N]) : items_(items), size_(N) {}  // NOLINT(google-explicit-constructor)
+  constexpr const T* begin() const { return items_; }
+  constexpr const T* end() const { return items_ + size_; }
+  constexpr size_t size() const { return size_; }
+  constexpr bool empty() const { return size_ == 0; }
+
+ private:
+  const T* items_ = nullptr;
+  size_t size_ = 0;
+};
+
+// One name a chain may call a transform by.
+struct OpName {
+  std::string_view name{};          // as written in a chain; case-sensitive, as torchvision's
+  List<std::string_view> params{};  // bound as Python binds them: by position in this order, or by keyword
+  // One call of it alone that parses, away from torchvision's defaults where it has any, so
+  // that describe() writes it (the registry's test parses, describes and wraps each).
+  std::string_view example{};
+  bool listed = true;  // false: an alias (uint8 for ToUint8) that the unknown-name message leaves out
+};
+
+// The call's arguments bound to its name's params, in their order; null where not given.
+using Args = std::vector<const chain::Value*>;
+
+// What RandomApply([T], p) does with T.
+enum class Wrap {
+  kNo,      // refused (wrap_hint says what to use instead, if anything)
+  kApplyP,  // T's apply_p (wrapped_p) becomes p: T runs on a share p of the samples
+  kScaleP,  // T has a p of its own (wrapped_p), drawn per sample as RandomApply's is: the two multiply
+};
+
+struct TransformOp {
+  List<OpName> names{};  // the first is the transform's own name
+  // Runs before the arguments are bound: what the call takes for the whole chain, which only
+  // one call may (a geometry, an automatic augmentation), refused naming the other call. Null:
+  // nothing.
+  void (*claim)(chain::ChainState& state, const chain::Call& call) = nullptr;
+  // Sets the transform's part of state->spec (and any claim in `state`) from the bound call;
+  // `call.name` says which of `names` was used.
+  void (*build)(chain::ChainState& state, const chain::Call& call, const Args& args) = nullptr;
+  // Appends the transform's part of `spec` to a chain's text, in torchvision's notation with
+  // its defaults left out, so that it parses back; nothing when it is off. Null: none to
+  // write (the output type and layout are describe()'s tail).
+  void (*describe)(const TransformSpec& spec, std::vector<std::string>* parts) = nullptr;
+  // Throws UsageError when the transform's part of `spec` is out of range. Null: nothing to
+  // check beyond what validate() checks for every spec.
+  void (*validate)(const TransformSpec& spec) = nullptr;
+  Wrap wrap = Wrap::kNo;
+  // kApplyP, kScaleP: the probability RandomApply sets or scales, in `spec`, for `name`.
+  double* (*wrapped_p)(TransformSpec* spec, std::string_view name) = nullptr;
+  // kNo: appended to RandomApply's refusal after "; " (empty: nothing), e.g. "use RandomGrayscale(p)".
+  std::string_view wrap_hint{};
+};
+
+// Every entry, in the order describe() writes them.
+List<const TransformOp*> registry();
+
+// The entry a chain's `name` calls, with the OpName matched; {nullptr, nullptr} when none.
+struct FoundOp {
+  const TransformOp* op = nullptr;
+  const OpName* name = nullptr;
+};
+FoundOp find_op(std::string_view name);
+
+// The names the unknown-name message lists: every listed name, in registry order.
+std::vector<std::string_view> listed_names();
+
+// Throws UsageError for a transform named `name` that is not in the registry: "unknown
+// transform 'X' (known: ...)", with "; did you mean 'Y'?" when one is close.
+[[noreturn]] void throw_unknown_transform(std::string_view name);
+
+}  // namespace stoker::data::ops

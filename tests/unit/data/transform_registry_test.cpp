@@ -1,0 +1,182 @@
+// The transform registry (data/transform/ops/registry.h) is the one place a transform is
+// declared: every name in it parses, describes and reads back; RandomApply takes exactly the
+// entries that say it may; the unknown-name message lists exactly its names.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "data/transform/ops/registry.h"
+#include "stoker/core/error.h"
+#include "stoker/data/transform.h"
+#include "support/error_text.h"
+
+namespace stoker::data {
+namespace {
+
+struct Named {
+  const ops::TransformOp* op;
+  const ops::OpName* name;
+};
+
+std::vector<Named> every_name() {
+  std::vector<Named> all;
+  for (const ops::TransformOp* op : ops::registry()) {
+    for (const ops::OpName& name : op->names) all.push_back({op, &name});
+  }
+  return all;
+}
+
+TEST(TransformRegistryTest, NamesAreUniqueAndEachEntryBuilds) {
+  std::set<std::string_view> seen;
+  ASSERT_FALSE(ops::registry().empty());
+  for (const ops::TransformOp* op : ops::registry()) {
+    ASSERT_FALSE(op->names.empty());
+    EXPECT_NE(op->build, nullptr) << op->names.begin()->name;
+    EXPECT_EQ(op->wrap == ops::Wrap::kNo, op->wrapped_p == nullptr) << op->names.begin()->name;
+    if (op->wrap != ops::Wrap::kNo) {
+      EXPECT_TRUE(op->wrap_hint.empty()) << op->names.begin()->name;
+    }
+  }
+  for (const auto& [op, name] : every_name()) {
+    EXPECT_TRUE(seen.insert(name->name).second) << name->name << " is in the registry twice";
+    const ops::FoundOp found = ops::find_op(name->name);
+    EXPECT_EQ(found.op, op) << name->name;
+    EXPECT_EQ(found.name, name) << name->name;
+  }
+  EXPECT_EQ(ops::find_op("RandomCutout").op, nullptr);
+}
+
+// Each name's example parses alone, describes as a chain naming it (where its entry describes),
+// and that description parses back to a spec that describes the same way.
+TEST(TransformRegistryTest, EveryNameParsesDescribesAndReadsBack) {
+  for (const auto& [op, name] : every_name()) {
+    SCOPED_TRACE(std::string(name->example));
+    ASSERT_FALSE(name->example.empty()) << name->name << " has no example";
+    TransformSpec spec;
+    ASSERT_NO_THROW(spec = parse_transforms(name->example));
+    const std::string text = spec.describe();
+    if (op->describe != nullptr) {
+      EXPECT_NE(text.find(name->name), std::string::npos) << text;
+    }
+    TransformSpec back;
+    ASSERT_NO_THROW(back = parse_transforms(text)) << text;
+    EXPECT_EQ(back.describe(), text);
+    EXPECT_NO_THROW(back.validate());
+  }
+}
+
+// The example's own parameters are those its name declares: a keyword that is not one of them
+// is refused, naming the declared ones.
+TEST(TransformRegistryTest, ArgumentsBindToTheDeclaredParameters) {
+  for (const auto& [op, name] : every_name()) {
+    SCOPED_TRACE(std::string(name->name));
+    std::string known;
+    for (const std::string_view p : name->params) known += (known.empty() ? "" : ", ") + std::string(p);
+    const std::string chain = std::string(name->name) + "(no_such_argument=1)";
+    EXPECT_EQ(stoker::testing::usage_error_text([&] { parse_transforms(chain); }),
+              std::string(name->name) + " has no argument 'no_such_argument' (known: " +
+                  (known.empty() ? "none" : known) + ")");
+  }
+}
+
+// The transforms RandomApply's refusal names, as it lists them.
+std::set<std::string> refusal_list() {
+  const std::string message = stoker::testing::usage_error_text([] { parse_transforms("RandomApply([Resize((8, 8))])"); });
+  const std::string head = "RandomApply takes ";
+  EXPECT_EQ(message.rfind(head, 0), 0U) << message;
+  const std::string list = message.substr(head.size(), message.find(" (got") - head.size());
+  std::set<std::string> names;
+  std::string word;
+  for (const char c : list + ",") {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      word += c;
+    } else {
+      if (!word.empty() && word != "or" && word != "a" && word != "colour" && word != "operation") names.insert(word);
+      word.clear();
+    }
+  }
+  return names;
+}
+
+TEST(TransformRegistryTest, RandomApplyWrapsWhatTheRegistrySays) {
+  const std::set<std::string> listed = refusal_list();
+  for (const auto& [op, name] : every_name()) {
+    if (!name->listed) continue;
+    SCOPED_TRACE(std::string(name->example));
+    const std::string chain = "RandomApply([" + std::string(name->example) + "], p=0.5)";
+    if (op->wrap == ops::Wrap::kNo) {
+      EXPECT_EQ(listed.count(std::string(name->name)), 0U) << name->name << " is refused but listed as taken";
+      const std::string message = stoker::testing::usage_error_text([&] { parse_transforms(chain); });
+      EXPECT_EQ(message.rfind("RandomApply takes ", 0), 0U) << message;
+      if (!op->wrap_hint.empty()) {
+        EXPECT_NE(message.find(std::string(op->wrap_hint)), std::string::npos) << message;
+      }
+      continue;
+    }
+    EXPECT_EQ(listed.count(std::string(name->name)), 1U) << name->name << " is taken but not listed as taken";
+    TransformSpec alone = parse_transforms(name->example);
+    TransformSpec wrapped;
+    ASSERT_NO_THROW(wrapped = parse_transforms(chain));
+    const double own = *op->wrapped_p(&alone, name->name);
+    const double got = *op->wrapped_p(&wrapped, name->name);
+    EXPECT_EQ(got, op->wrap == ops::Wrap::kScaleP ? own * 0.5 : 0.5);
+    EXPECT_EQ(parse_transforms(wrapped.describe()).describe(), wrapped.describe());
+  }
+}
+
+TEST(TransformRegistryTest, UnknownNamesListTheRegistry) {
+  std::string known;
+  for (const std::string_view name : ops::listed_names()) known += (known.empty() ? "" : ", ") + std::string(name);
+  // Far from every name: no suggestion.
+  EXPECT_EQ(stoker::testing::usage_error_text([] { parse_transforms("Zzzzzzzz(3)"); }),
+            "unknown transform 'Zzzzzzzz' (known: " + known + ")");
+  for (const auto& [op, name] : every_name()) {
+    const bool in_list = (", " + known + ", ").find(", " + std::string(name->name) + ", ") != std::string::npos;
+    EXPECT_EQ(in_list, name->listed) << name->name;
+    if (!name->listed || name->name.size() < 6) continue;
+    // One letter off: the message suggests the name.
+    const std::string typo = std::string(name->name) + "x";
+    EXPECT_NE(stoker::testing::usage_error_text([&] { parse_transforms(typo); }).find("did you mean '" + std::string(name->name) + "'?"),
+              std::string::npos)
+        << typo;
+  }
+}
+
+// describe() writes the transforms in registry order: each piece of a chain with many of them
+// belongs to an entry at or after the previous piece's.
+TEST(TransformRegistryTest, DescribeFollowsRegistryOrder) {
+  const TransformSpec spec = parse_transforms(
+      "Normalize, RandomErasing, RandomInvert(0.5), GaussianBlur(3), RandomGrayscale(0.2), ColorJitter(0.4), "
+      "RandAugment, RandomAffine(5), RandomApply([RandomRotation(5)]), RandomVerticalFlip(), "
+      "RandomHorizontalFlip(), RandomResizedCrop(64), Resize(80), Grayscale, Float16, NHWC");
+  std::string text = spec.describe();
+  text = text.substr(0, text.find(" \u2192 "));
+  std::vector<size_t> order;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find(" \u00b7 ", start), text.size());
+    std::string part = text.substr(start, end - start);
+    if (part.rfind("RandomApply([", 0) == 0) part = part.substr(13);
+    const std::string name = part.substr(0, part.find('('));
+    size_t index = 0;
+    for (const ops::TransformOp* op : ops::registry()) {
+      bool here = false;
+      for (const ops::OpName& n : op->names) here = here || n.name == name;
+      if (here) break;
+      ++index;
+    }
+    ASSERT_LT(index, ops::registry().size()) << name;
+    order.push_back(index);
+    start = end + std::string(" \u00b7 ").size();
+  }
+  EXPECT_EQ(order.size(), 14U) << text;
+  EXPECT_TRUE(std::is_sorted(order.begin(), order.end())) << text;
+}
+
+}  // namespace
+}  // namespace stoker::data
