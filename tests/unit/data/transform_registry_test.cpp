@@ -79,14 +79,15 @@ TEST(TransformRegistryTest, ArgumentsBindToTheDeclaredParameters) {
     for (const std::string_view p : name->params) known += (known.empty() ? "" : ", ") + std::string(p);
     const std::string chain = std::string(name->name) + "(no_such_argument=1)";
     EXPECT_EQ(stoker::testing::usage_error_text([&] { parse_transforms(chain); }),
-              std::string(name->name) + " has no argument 'no_such_argument' (known: " +
-                  (known.empty() ? "none" : known) + ")");
+              std::string(name->name) +
+                  " has no argument 'no_such_argument' (known: " + (known.empty() ? "none" : known) + ")");
   }
 }
 
 // The transforms RandomApply's refusal names, as it lists them.
 std::set<std::string> refusal_list() {
-  const std::string message = stoker::testing::usage_error_text([] { parse_transforms("RandomApply([Resize((8, 8))])"); });
+  const std::string message =
+      stoker::testing::usage_error_text([] { parse_transforms("RandomApply([Resize((8, 8))])"); });
   const std::string head = "RandomApply takes ";
   EXPECT_EQ(message.rfind(head, 0), 0U) << message;
   const std::string list = message.substr(head.size(), message.find(" (got") - head.size());
@@ -141,7 +142,9 @@ TEST(TransformRegistryTest, UnknownNamesListTheRegistry) {
     if (!name->listed || name->name.size() < 6) continue;
     // One letter off: the message suggests the name.
     const std::string typo = std::string(name->name) + "x";
-    EXPECT_NE(stoker::testing::usage_error_text([&] { parse_transforms(typo); }).find("did you mean '" + std::string(name->name) + "'?"),
+    EXPECT_NE(stoker::testing::usage_error_text([&] {
+                parse_transforms(typo);
+              }).find("did you mean '" + std::string(name->name) + "'?"),
               std::string::npos)
         << typo;
   }

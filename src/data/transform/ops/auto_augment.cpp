@@ -23,10 +23,11 @@ constexpr std::string_view kRandParams[] = {"num_ops", "magnitude", "num_magnitu
 constexpr std::string_view kAutoParams[] = {"policy", "interpolation", "fill"};
 constexpr std::string_view kAugMixParams[] = {"severity", "mixture_width", "chain_depth", "alpha",
                                               "all_ops",  "interpolation", "fill"};
-constexpr OpName kNames[] = {{"TrivialAugmentWide", kTrivialParams, "TrivialAugmentWide(num_magnitude_bins=21, fill=(1, 2, 3))"},
-                             {"RandAugment", kRandParams, "RandAugment(num_ops=3, magnitude=5)"},
-                             {"AutoAugment", kAutoParams, "AutoAugment(policy=cifar10)"},
-                             {"AugMix", kAugMixParams, "AugMix(severity=4, chain_depth=2, all_ops=False)"}};
+constexpr OpName kNames[] = {
+    {"TrivialAugmentWide", kTrivialParams, "TrivialAugmentWide(num_magnitude_bins=21, fill=(1, 2, 3))"},
+    {"RandAugment", kRandParams, "RandAugment(num_ops=3, magnitude=5)"},
+    {"AutoAugment", kAutoParams, "AutoAugment(policy=cifar10)"},
+    {"AugMix", kAugMixParams, "AugMix(severity=4, chain_depth=2, all_ops=False)"}};
 
 // One automatic augmentation per chain.
 void claim(chain::ChainState& state, const chain::Call& call) {
@@ -138,8 +139,8 @@ void validate(const TransformSpec& spec) {
       throw UsageError(fmt::format("AugMix severity must be in 1..10 (got {})", a.severity));
     }
     if (a.mixture_width < 1 || a.mixture_width > AutoAugmentSpec::kMaxChains) {
-      throw UsageError(fmt::format("AugMix mixture_width must be in 1..{} (got {})", AutoAugmentSpec::kMaxChains,
-                                   a.mixture_width));
+      throw UsageError(
+          fmt::format("AugMix mixture_width must be in 1..{} (got {})", AutoAugmentSpec::kMaxChains, a.mixture_width));
     }
     if (a.chain_depth != -1 && (a.chain_depth < 1 || a.chain_depth > AutoAugmentSpec::kMaxDepth)) {
       throw UsageError(fmt::format("AugMix chain_depth must be -1 (1 to 3 at random) or 1..{} (got {})",
@@ -159,6 +160,10 @@ void validate(const TransformSpec& spec) {
 }  // namespace auto_augment_op
 
 extern const TransformOp kAutoAugmentOp;
-const TransformOp kAutoAugmentOp{.names = auto_augment_op::kNames, .claim = auto_augment_op::claim, .build = auto_augment_op::build, .describe = auto_augment_op::describe, .validate = auto_augment_op::validate};
+const TransformOp kAutoAugmentOp{.names = auto_augment_op::kNames,
+                                 .claim = auto_augment_op::claim,
+                                 .build = auto_augment_op::build,
+                                 .describe = auto_augment_op::describe,
+                                 .validate = auto_augment_op::validate};
 
 }  // namespace stoker::data::ops

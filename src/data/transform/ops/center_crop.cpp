@@ -44,6 +44,9 @@ void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
 }  // namespace center_crop_op
 
 extern const TransformOp kCenterCropOp;
-const TransformOp kCenterCropOp{.names = center_crop_op::kNames, .claim = claim_geometry, .build = center_crop_op::build, .describe = center_crop_op::describe};
+const TransformOp kCenterCropOp{.names = center_crop_op::kNames,
+                                .claim = claim_geometry,
+                                .build = center_crop_op::build,
+                                .describe = center_crop_op::describe};
 
 }  // namespace stoker::data::ops

@@ -71,6 +71,11 @@ double* apply_p(TransformSpec* spec, std::string_view) { return &spec->jitter.ap
 }  // namespace color_jitter_op
 
 extern const TransformOp kColorJitterOp;
-const TransformOp kColorJitterOp{.names = color_jitter_op::kNames, .build = color_jitter_op::build, .describe = color_jitter_op::describe, .validate = color_jitter_op::validate, .wrap = Wrap::kApplyP, .wrapped_p = color_jitter_op::apply_p};
+const TransformOp kColorJitterOp{.names = color_jitter_op::kNames,
+                                 .build = color_jitter_op::build,
+                                 .describe = color_jitter_op::describe,
+                                 .validate = color_jitter_op::validate,
+                                 .wrap = Wrap::kApplyP,
+                                 .wrapped_p = color_jitter_op::apply_p};
 
 }  // namespace stoker::data::ops

@@ -71,7 +71,7 @@ void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
     if (!c.enabled()) continue;
     const char* name = to_string(static_cast<ColorOp>(i));
     parts->push_back(!value_name(i).empty() ? fmt::format("{}({}, p={})", name, c.value, c.p)
-                                   : fmt::format("{}(p={})", name, c.p));
+                                            : fmt::format("{}(p={})", name, c.p));
   }
 }
 
@@ -107,6 +107,11 @@ double* own_p(TransformSpec* spec, std::string_view name) { return &spec->color_
 }  // namespace color_ops_op
 
 extern const TransformOp kColorOpsOp;
-const TransformOp kColorOpsOp{.names = color_ops_op::kNames, .build = color_ops_op::build, .describe = color_ops_op::describe, .validate = color_ops_op::validate, .wrap = Wrap::kScaleP, .wrapped_p = color_ops_op::own_p};
+const TransformOp kColorOpsOp{.names = color_ops_op::kNames,
+                              .build = color_ops_op::build,
+                              .describe = color_ops_op::describe,
+                              .validate = color_ops_op::validate,
+                              .wrap = Wrap::kScaleP,
+                              .wrapped_p = color_ops_op::own_p};
 
 }  // namespace stoker::data::ops

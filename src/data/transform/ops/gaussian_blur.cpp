@@ -75,6 +75,11 @@ double* apply_p(TransformSpec* spec, std::string_view) { return &spec->blur.appl
 }  // namespace gaussian_blur_op
 
 extern const TransformOp kGaussianBlurOp;
-const TransformOp kGaussianBlurOp{.names = gaussian_blur_op::kNames, .build = gaussian_blur_op::build, .describe = gaussian_blur_op::describe, .validate = gaussian_blur_op::validate, .wrap = Wrap::kApplyP, .wrapped_p = gaussian_blur_op::apply_p};
+const TransformOp kGaussianBlurOp{.names = gaussian_blur_op::kNames,
+                                  .build = gaussian_blur_op::build,
+                                  .describe = gaussian_blur_op::describe,
+                                  .validate = gaussian_blur_op::validate,
+                                  .wrap = Wrap::kApplyP,
+                                  .wrapped_p = gaussian_blur_op::apply_p};
 
 }  // namespace stoker::data::ops

@@ -33,6 +33,9 @@ void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
 }  // namespace grayscale_op
 
 extern const TransformOp kGrayscaleOp;
-const TransformOp kGrayscaleOp{.names = grayscale_op::kNames, .build = grayscale_op::build, .describe = grayscale_op::describe, .wrap_hint = "use RandomGrayscale(p)"};
+const TransformOp kGrayscaleOp{.names = grayscale_op::kNames,
+                               .build = grayscale_op::build,
+                               .describe = grayscale_op::describe,
+                               .wrap_hint = "use RandomGrayscale(p)"};
 
 }  // namespace stoker::data::ops

@@ -1,4 +1,4 @@
-// RandomHorizontalFlip(p=0.5): torchvision's RandomHorizontalFlip, a left-right mirror of a share p of the samples.
+// RandomHorizontalFlip(p=0.5): torchvision's, a left-right mirror of a share p of the samples.
 #include <fmt/format.h>
 
 #include <string>
@@ -29,6 +29,10 @@ void validate(const TransformSpec& spec) { spec::check_probability("RandomHorizo
 }  // namespace horizontal_flip_op
 
 extern const TransformOp kHorizontalFlipOp;
-const TransformOp kHorizontalFlipOp{.names = horizontal_flip_op::kNames, .build = horizontal_flip_op::build, .describe = horizontal_flip_op::describe, .validate = horizontal_flip_op::validate, .wrap_hint = "RandomHorizontalFlip has a p of its own"};
+const TransformOp kHorizontalFlipOp{.names = horizontal_flip_op::kNames,
+                                    .build = horizontal_flip_op::build,
+                                    .describe = horizontal_flip_op::describe,
+                                    .validate = horizontal_flip_op::validate,
+                                    .wrap_hint = "RandomHorizontalFlip has a p of its own"};
 
 }  // namespace stoker::data::ops

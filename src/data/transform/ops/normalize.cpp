@@ -66,6 +66,9 @@ void validate(const TransformSpec& spec) {
 }  // namespace normalize_op
 
 extern const TransformOp kNormalizeOp;
-const TransformOp kNormalizeOp{.names = normalize_op::kNames, .build = normalize_op::build, .describe = normalize_op::describe, .validate = normalize_op::validate};
+const TransformOp kNormalizeOp{.names = normalize_op::kNames,
+                               .build = normalize_op::build,
+                               .describe = normalize_op::describe,
+                               .validate = normalize_op::validate};
 
 }  // namespace stoker::data::ops

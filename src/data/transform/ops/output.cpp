@@ -46,10 +46,10 @@ void convert_dtype(chain::ChainState& state, const chain::Call& call, const Args
                    : dtype == "half" || dtype == "float16" ? DType::kFloat16
                                                            : DType::kFloat32;
   if (v2 && to != DType::kUint8 && !(args[1] && chain::to_bool(call, "scale", *args[1]))) {
-    throw UsageError(fmt::format(
-        "{} keeps pixel values 0..255 as floats without scale=True; stoker's float output is in [0, 1] as "
-        "ToTensor gives it: write {}({}, scale=True)",
-        call.text, call.name, args[0]->text));
+    throw UsageError(
+        fmt::format("{} keeps pixel values 0..255 as floats without scale=True; stoker's float output is in [0, 1] as "
+                    "ToTensor gives it: write {}({}, scale=True)",
+                    call.text, call.name, args[0]->text));
   }
   state.claim_dtype(call, to);
 }

@@ -21,7 +21,8 @@ namespace random_affine_op {
 using chain::Value;
 
 constexpr std::string_view kParams[] = {"degrees", "translate", "scale", "shear", "interpolation", "fill", "center"};
-constexpr OpName kNames[] = {{"RandomAffine", kParams, "RandomAffine(10, translate=(0.1, 0.2), scale=(0.9, 1.1), shear=(1, 2, 3, 4))"}};
+constexpr OpName kNames[] = {
+    {"RandomAffine", kParams, "RandomAffine(10, translate=(0.1, 0.2), scale=(0.9, 1.1), shear=(1, 2, 3, 4))"}};
 
 void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
   if (!args[0]) {
@@ -117,6 +118,11 @@ double* apply_p(TransformSpec* spec, std::string_view) { return &spec->affine.ap
 }  // namespace random_affine_op
 
 extern const TransformOp kRandomAffineOp;
-const TransformOp kRandomAffineOp{.names = random_affine_op::kNames, .build = random_affine_op::build, .describe = random_affine_op::describe, .validate = random_affine_op::validate, .wrap = Wrap::kApplyP, .wrapped_p = random_affine_op::apply_p};
+const TransformOp kRandomAffineOp{.names = random_affine_op::kNames,
+                                  .build = random_affine_op::build,
+                                  .describe = random_affine_op::describe,
+                                  .validate = random_affine_op::validate,
+                                  .wrap = Wrap::kApplyP,
+                                  .wrapped_p = random_affine_op::apply_p};
 
 }  // namespace stoker::data::ops

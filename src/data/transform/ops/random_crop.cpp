@@ -19,7 +19,8 @@ namespace random_crop_op {
 using chain::Value;
 
 constexpr std::string_view kParams[] = {"size", "padding", "pad_if_needed", "fill", "padding_mode"};
-constexpr OpName kNames[] = {{"RandomCrop", kParams, "RandomCrop(32, padding=(4, 2), fill=(1, 2, 3), padding_mode=reflect)"}};
+constexpr OpName kNames[] = {
+    {"RandomCrop", kParams, "RandomCrop(32, padding=(4, 2), fill=(1, 2, 3), padding_mode=reflect)"}};
 
 // An int for every side, (left/right, top/bottom) or (left, top, right, bottom), as
 // torchvision's padding.
@@ -107,6 +108,10 @@ void validate(const TransformSpec& spec) {
 }  // namespace random_crop_op
 
 extern const TransformOp kRandomCropOp;
-const TransformOp kRandomCropOp{.names = random_crop_op::kNames, .claim = claim_geometry, .build = random_crop_op::build, .describe = random_crop_op::describe, .validate = random_crop_op::validate};
+const TransformOp kRandomCropOp{.names = random_crop_op::kNames,
+                                .claim = claim_geometry,
+                                .build = random_crop_op::build,
+                                .describe = random_crop_op::describe,
+                                .validate = random_crop_op::validate};
 
 }  // namespace stoker::data::ops

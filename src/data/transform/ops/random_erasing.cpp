@@ -85,6 +85,10 @@ void validate(const TransformSpec& spec) {
 }  // namespace random_erasing_op
 
 extern const TransformOp kRandomErasingOp;
-const TransformOp kRandomErasingOp{.names = random_erasing_op::kNames, .build = random_erasing_op::build, .describe = random_erasing_op::describe, .validate = random_erasing_op::validate, .wrap_hint = "RandomErasing has a p of its own"};
+const TransformOp kRandomErasingOp{.names = random_erasing_op::kNames,
+                                   .build = random_erasing_op::build,
+                                   .describe = random_erasing_op::describe,
+                                   .validate = random_erasing_op::validate,
+                                   .wrap_hint = "RandomErasing has a p of its own"};
 
 }  // namespace stoker::data::ops

@@ -1,4 +1,5 @@
-// RandomGrayscale(p=0.1): torchvision's RandomGrayscale, a share p of the samples made grey (L in all three channels).
+// RandomGrayscale(p=0.1): torchvision's, a share p of the samples made grey (L in all three
+// channels).
 #include <fmt/format.h>
 
 #include <string>
@@ -29,6 +30,10 @@ void validate(const TransformSpec& spec) { spec::check_probability("RandomGraysc
 }  // namespace random_grayscale_op
 
 extern const TransformOp kRandomGrayscaleOp;
-const TransformOp kRandomGrayscaleOp{.names = random_grayscale_op::kNames, .build = random_grayscale_op::build, .describe = random_grayscale_op::describe, .validate = random_grayscale_op::validate, .wrap_hint = "RandomGrayscale has a p of its own"};
+const TransformOp kRandomGrayscaleOp{.names = random_grayscale_op::kNames,
+                                     .build = random_grayscale_op::build,
+                                     .describe = random_grayscale_op::describe,
+                                     .validate = random_grayscale_op::validate,
+                                     .wrap_hint = "RandomGrayscale has a p of its own"};
 
 }  // namespace stoker::data::ops

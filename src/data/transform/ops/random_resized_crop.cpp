@@ -75,6 +75,10 @@ void validate(const TransformSpec& spec) {
 }  // namespace random_resized_crop_op
 
 extern const TransformOp kRandomResizedCropOp;
-const TransformOp kRandomResizedCropOp{.names = random_resized_crop_op::kNames, .claim = claim_geometry, .build = random_resized_crop_op::build, .describe = random_resized_crop_op::describe, .validate = random_resized_crop_op::validate};
+const TransformOp kRandomResizedCropOp{.names = random_resized_crop_op::kNames,
+                                       .claim = claim_geometry,
+                                       .build = random_resized_crop_op::build,
+                                       .describe = random_resized_crop_op::describe,
+                                       .validate = random_resized_crop_op::validate};
 
 }  // namespace stoker::data::ops

@@ -19,7 +19,8 @@ namespace stoker::data::ops {
 namespace random_rotation_op {
 
 constexpr std::string_view kParams[] = {"degrees", "interpolation", "expand", "center", "fill"};
-constexpr OpName kNames[] = {{"RandomRotation", kParams, "RandomRotation((-5, 15), interpolation=bilinear, fill=(1, 2, 3))"}};
+constexpr OpName kNames[] = {
+    {"RandomRotation", kParams, "RandomRotation((-5, 15), interpolation=bilinear, fill=(1, 2, 3))"}};
 
 void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
   if (!args[0]) {
@@ -64,6 +65,11 @@ double* apply_p(TransformSpec* spec, std::string_view) { return &spec->rotation.
 }  // namespace random_rotation_op
 
 extern const TransformOp kRandomRotationOp;
-const TransformOp kRandomRotationOp{.names = random_rotation_op::kNames, .build = random_rotation_op::build, .describe = random_rotation_op::describe, .validate = random_rotation_op::validate, .wrap = Wrap::kApplyP, .wrapped_p = random_rotation_op::apply_p};
+const TransformOp kRandomRotationOp{.names = random_rotation_op::kNames,
+                                    .build = random_rotation_op::build,
+                                    .describe = random_rotation_op::describe,
+                                    .validate = random_rotation_op::validate,
+                                    .wrap = Wrap::kApplyP,
+                                    .wrapped_p = random_rotation_op::apply_p};
 
 }  // namespace stoker::data::ops

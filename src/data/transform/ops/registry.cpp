@@ -37,11 +37,10 @@ extern const TransformOp kLayoutOp;             // output.cpp
 namespace {
 
 constexpr const TransformOp* kTransformOps[] = {
-    &kResizeOp,          &kRandomResizedCropOp, &kRandomCropOp,   &kCenterCropOp,     &kNoGeometryOp,
-    &kStandardizeOp,     &kHorizontalFlipOp,    &kVerticalFlipOp, &kRandomRotationOp, &kRandomAffineOp,
-    &kRandomApplyOp,     &kAutoAugmentOp,       &kColorJitterOp,  &kRandomGrayscaleOp, &kGaussianBlurOp,
-    &kColorOpsOp,        &kGrayscaleOp,         &kNormalizeOp,    &kRandomErasingOp,  &kOutputTypeOp,
-    &kLayoutOp,
+    &kResizeOp,         &kRandomResizedCropOp, &kRandomCropOp,     &kCenterCropOp,   &kNoGeometryOp,  &kStandardizeOp,
+    &kHorizontalFlipOp, &kVerticalFlipOp,      &kRandomRotationOp, &kRandomAffineOp, &kRandomApplyOp, &kAutoAugmentOp,
+    &kColorJitterOp,    &kRandomGrayscaleOp,   &kGaussianBlurOp,   &kColorOpsOp,     &kGrayscaleOp,   &kNormalizeOp,
+    &kRandomErasingOp,  &kOutputTypeOp,        &kLayoutOp,
 };
 
 }  // namespace

@@ -80,6 +80,9 @@ void validate(const TransformSpec& spec) {
 }  // namespace resize_op
 
 extern const TransformOp kResizeOp;
-const TransformOp kResizeOp{.names = resize_op::kNames, .build = resize_op::build, .describe = resize_op::describe, .validate = resize_op::validate};
+const TransformOp kResizeOp{.names = resize_op::kNames,
+                            .build = resize_op::build,
+                            .describe = resize_op::describe,
+                            .validate = resize_op::validate};
 
 }  // namespace stoker::data::ops

@@ -22,6 +22,7 @@ void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
 }  // namespace standardize_op
 
 extern const TransformOp kStandardizeOp;
-const TransformOp kStandardizeOp{.names = standardize_op::kNames, .build = standardize_op::build, .describe = standardize_op::describe};
+const TransformOp kStandardizeOp{
+    .names = standardize_op::kNames, .build = standardize_op::build, .describe = standardize_op::describe};
 
 }  // namespace stoker::data::ops

@@ -1,4 +1,4 @@
-// RandomVerticalFlip(p=0.5): torchvision's RandomVerticalFlip, an upside-down mirror of a share p of the samples.
+// RandomVerticalFlip(p=0.5): torchvision's, an upside-down mirror of a share p of the samples.
 #include <fmt/format.h>
 
 #include <string>
@@ -29,6 +29,10 @@ void validate(const TransformSpec& spec) { spec::check_probability("RandomVertic
 }  // namespace vertical_flip_op
 
 extern const TransformOp kVerticalFlipOp;
-const TransformOp kVerticalFlipOp{.names = vertical_flip_op::kNames, .build = vertical_flip_op::build, .describe = vertical_flip_op::describe, .validate = vertical_flip_op::validate, .wrap_hint = "RandomVerticalFlip has a p of its own"};
+const TransformOp kVerticalFlipOp{.names = vertical_flip_op::kNames,
+                                  .build = vertical_flip_op::build,
+                                  .describe = vertical_flip_op::describe,
+                                  .validate = vertical_flip_op::validate,
+                                  .wrap_hint = "RandomVerticalFlip has a p of its own"};
 
 }  // namespace stoker::data::ops
