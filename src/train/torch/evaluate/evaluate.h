@@ -3,6 +3,8 @@
 // and the mean absolute error per target.
 #pragma once
 
+#include <torch/torch.h>
+
 #include <functional>
 #include <vector>
 

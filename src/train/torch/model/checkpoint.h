@@ -4,6 +4,8 @@
 // full disk never leaves a half-written checkpoint in place of the previous one.
 #pragma once
 
+#include <torch/torch.h>
+
 #include <optional>
 #include <string>
 

@@ -4,6 +4,8 @@
 // outside its family.
 #pragma once
 
+#include <torch/torch.h>
+
 #include <memory>
 #include <string>
 

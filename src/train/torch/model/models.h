@@ -5,6 +5,8 @@
 // classifier.1) and its initialisation, dropout and stochastic depth.
 #pragma once
 
+#include <torch/torch.h>
+
 #include <memory>
 #include <string>
 

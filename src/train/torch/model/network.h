@@ -4,6 +4,8 @@
 // registry that includes them.
 #pragma once
 
+#include <torch/torch.h>
+
 #include <cstdint>
 
 namespace stoker::train {

@@ -19,6 +19,8 @@
 // model's parameters and gradient accumulators alive; its destructor removes its hooks.
 #pragma once
 
+#include <torch/torch.h>
+
 #include <cstdint>
 #include <memory>
 #include <vector>

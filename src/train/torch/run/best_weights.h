@@ -8,6 +8,8 @@
 // Not thread-safe: the training loop's thread only.
 #pragma once
 
+#include <torch/torch.h>
+
 #include <cstdint>
 #include <functional>
 #include <map>

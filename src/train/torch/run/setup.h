@@ -3,6 +3,8 @@
 // `stoker doctor` build theirs the same way, so the doctor measures what training runs.
 #pragma once
 
+#include <torch/torch.h>
+
 #include <memory>
 #include <string>
 #include <vector>

@@ -14,6 +14,8 @@
 // call them (the Stepper calls them on the training loop's thread).
 #pragma once
 
+#include <torch/torch.h>
+
 #include <cstdint>
 #include <utility>
 

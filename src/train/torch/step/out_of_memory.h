@@ -3,6 +3,8 @@
 // exception).
 #pragma once
 
+#include <torch/torch.h>
+
 #include <exception>
 #include <string>
 

@@ -6,6 +6,8 @@
 // The training loop and `stoker doctor` run the same steps. Not thread-safe.
 #pragma once
 
+#include <torch/torch.h>
+
 #include <algorithm>
 #include <memory>
 #include <optional>
