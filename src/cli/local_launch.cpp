@@ -9,13 +9,17 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <vector>
 
 #include "child_process.h"
@@ -91,6 +95,29 @@ std::string exit_text(int status) {
 
 int exit_code_of(int status) { return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status); }
 
+// Waits up to a second for a process of `alive` (pid -> rank) to exit with an error code of its
+// own (not killed by a signal), reaping what ends meanwhile (the leader's code into
+// *leader_code); returns its rank, status and exit code, or nothing.
+std::optional<std::tuple<int, int, int>> reap_own_failure(std::map<pid_t, int>& alive, int* leader_code) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  while (!alive.empty() && std::chrono::steady_clock::now() < deadline) {
+    int status = 0;
+    const pid_t done = ::waitpid(-1, &status, WNOHANG);
+    const auto it = done > 0 ? alive.find(done) : alive.end();
+    if (it == alive.end()) {
+      if (done < 0 && errno != EINTR) break;  // no children left
+      if (done <= 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      continue;
+    }
+    const int rank = it->second;
+    alive.erase(it);
+    const int code = exit_code_of(status);
+    if (rank == 0) *leader_code = code;
+    if (WIFEXITED(status) && code != 0) return std::tuple{rank, status, code};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 int launch_local_processes(int processes, int threads) {
@@ -120,11 +147,17 @@ int launch_local_processes(int processes, int threads) {
     if (done > 0) {
       const auto it = alive.find(done);
       if (it == alive.end()) continue;
-      const int rank = it->second;
+      int rank = it->second;
       alive.erase(it);
-      const int code = exit_code_of(status);
+      int code = exit_code_of(status);
       if (rank == 0) leader_code = code;
       if (code != 0 && stop_signals == 0 && first_failure < 0) {
+        // A broken pipe is what a process gets when another of the group has gone first (the
+        // leader refusing bad data while the others wait for it). The one that went first is
+        // the one to name: give it a moment to be reaped.
+        if (WIFSIGNALED(status) && WTERMSIG(status) == SIGPIPE) {
+          if (const auto first = reap_own_failure(alive, &leader_code)) std::tie(rank, status, code) = *first;
+        }
         first_failure = code;
         // Its own message (an error line) says why; a crash or a kill says nothing, so say it.
         if (WIFSIGNALED(status)) {
