@@ -172,10 +172,11 @@ void bind_loader(py::module_& m) {
       .def_property_readonly("normalize",
                              [](LoaderHandle& h) -> py::object {
                                const data::TransformSpec& t = h.loader().options().transform;
-                               if (!t.normalize) return py::none();
+                               if (!t.normalize.enabled()) return py::none();
                                const size_t c = static_cast<size_t>(t.channels);
-                               return py::make_tuple(std::vector<float>(t.mean.begin(), t.mean.begin() + c),
-                                                     std::vector<float>(t.std.begin(), t.std.begin() + c));
+                               const data::NormalizeSpec& n = t.normalize;
+                               return py::make_tuple(std::vector<float>(n.mean.begin(), n.mean.begin() + c),
+                                                     std::vector<float>(n.std.begin(), n.std.begin() + c));
                              })
       .def_property_readonly("dtype",
                              [](LoaderHandle& h) { return data::to_string(h.loader().options().transform.dtype); })

@@ -115,7 +115,7 @@ data::LoaderOptions loader_options(const BenchArgs& args, const data::Source& so
 BenchResult run_loader(data::Loader& loader, const BenchArgs& args) {
   BenchResult result;
   const int epochs = args.epochs > 0 ? args.epochs : (args.seconds > 0 ? 1'000'000 : 1);
-  const bool features = loader.options().transform.features > 0;
+  const bool features = loader.options().transform.features.enabled();
   std::fprintf(stderr, "bench loader: %s with %d worker%s, %s\n", loader.source().describe().c_str(),
                loader.options().workers, loader.options().workers == 1 ? "" : "s",
                args.seconds > 0 ? fmt::format("for {:g} s", args.seconds).c_str()
@@ -218,7 +218,7 @@ void print_human(const data::Loader& loader, const BenchResult& r) {
   const data::StageTimes t = loader.stage_times();
   const auto& options = loader.options();
   const double worker_total = t.read + t.decode + t.transform + t.wait_free_buffer;
-  const bool features = options.transform.features > 0;
+  const bool features = options.transform.features.enabled();
   const char* per_s = features ? "samples/s" : "img/s";
   std::printf("%s %s\n", features ? "data    " : "images  ", loader.source().describe().c_str());
   std::printf("pipeline %s · batch %d · %d worker%s · prefetch %d\n", options.transform.describe().c_str(),

@@ -50,7 +50,8 @@ TEST(DeviceFeedTest, Uint8BatchesNormalizedByTheFeedMatchTheWorkers) {
   uint8_loader.start_epoch(0);
   DeviceFeed expected(reference, objective, FeedOptions{});
   DeviceFeed fed(uint8_loader, objective, feed_options);
-  const float worst_std = *std::min_element(planned.transform.std.begin(), planned.transform.std.end());
+  const float worst_std =
+      *std::min_element(planned.transform.normalize.std.begin(), planned.transform.normalize.std.end());
   int batches = 0;
   for (;;) {
     FedBatch a = expected.next(), b = fed.next();
@@ -136,8 +137,8 @@ TEST(DeviceFeedTest, CudaPinnedUint8BatchesCopiedAheadMatchTheCpuFeed) {
   data::Loader loader(source, cuda_options);
   DeviceFeed expected(reference, objective, FeedOptions{});
   DeviceFeed fed(loader, objective, planned);
-  const float worst_std =
-      *std::min_element(reference_options.transform.std.begin(), reference_options.transform.std.end());
+  const float worst_std = *std::min_element(reference_options.transform.normalize.std.begin(),
+                                            reference_options.transform.normalize.std.end());
   int batches = 0;
   for (int epoch = 0; epoch < 3; ++epoch) {
     expected.reset();

@@ -236,6 +236,52 @@ struct RandomErasingSpec {
   bool enabled() const { return p > 0; }
 };
 
+// torchvision's RandomResizedCrop(size, scale, ratio) beyond its size (kRandomResizedCrop):
+// the crop's area as a fraction of the image's is drawn in [scale_min, scale_max], its aspect
+// (width / height) log-uniformly in [ratio_min, ratio_max].
+struct RandomResizedCropSpec {
+  double scale_min = 0.08, scale_max = 1.0;
+  double ratio_min = 3.0 / 4.0, ratio_max = 4.0 / 3.0;
+};
+
+// RandomHorizontalFlip(p) and RandomVerticalFlip(p): a share p of the samples is mirrored.
+struct FlipSpec {
+  double p = 0;  // 0 = off
+  bool enabled() const { return p > 0; }
+};
+
+// RandomGrayscale(p): a share p of the samples becomes L in all three channels (Grayscale,
+// one channel, is TransformSpec::channels).
+struct RandomGrayscaleSpec {
+  double p = 0;  // 0 = off
+  bool enabled() const { return p > 0; }
+};
+
+// torchvision's Normalize(mean, std): float outputs are (x/255 - mean) / std per channel
+// (a one-channel chain uses the first element). uint8 output keeps them for the consumer.
+struct NormalizeSpec {
+  bool on = false;
+  std::array<float, 3> mean{0.485f, 0.456f, 0.406f};  // ImageNet defaults
+  std::array<float, 3> std{0.229f, 0.224f, 0.225f};
+  bool enabled() const { return on; }
+};
+
+// Feature vectors (a Source with feature_count() > 0) take no image transform. The Loader
+// sets `length` to their length, out_width to it and out_height and channels to 1, so a batch
+// is N x 1 x 1 x length. `standardize` ("Standardize") writes (x - mean) / std per feature;
+// the Loader fills an empty mean / std from its source (fit_standardize) — give a validation
+// loader the training loader's, as scikit-learn's StandardScaler is fit on the training set
+// only.
+struct FeatureSpec {
+  int length = 0;  // 0: an image chain
+  bool standardize = false;
+  std::vector<float> mean;
+  std::vector<float> std;
+  bool enabled() const { return length > 0; }
+};
+
+// The chain: the geometry, output size and resample filter at the top level, each other
+// transform's settings in its own struct, off by default.
 struct TransformSpec {
   Geometry geometry = Geometry::kRandomResizedCrop;
   // Output size. kNone: the source's fixed size; parse_transforms leaves it 0x0 for the
@@ -244,35 +290,23 @@ struct TransformSpec {
   int out_height = 224;
   ResizeSpec resize;                                    // before the crop (see ResizeSpec)
   ResampleFilter resample = ResampleFilter::kBilinear;  // Resize's and RandomResizedCrop's
-  double scale_min = 0.08, scale_max = 1.0;             // kRandomResizedCrop: area fraction range
-  double ratio_min = 3.0 / 4.0, ratio_max = 4.0 / 3.0;  // kRandomResizedCrop: aspect range
+  RandomResizedCropSpec random_resized_crop;            // kRandomResizedCrop
   PadSpec pad;                                          // kRandomCrop
-  double flip_p = 0.0;                                  // RandomHorizontalFlip probability
-  double vflip_p = 0.0;                                 // RandomVerticalFlip probability
-  double grayscale_p = 0.0;                             // RandomGrayscale probability: L in all three channels
+  FlipSpec hflip;                                       // RandomHorizontalFlip
+  FlipSpec vflip;                                       // RandomVerticalFlip
+  RandomGrayscaleSpec random_grayscale;
   RotationSpec rotation;
   AffineSpec affine;
   GaussianBlurSpec blur;
   std::array<ColorOpSpec, kColorOps> color_ops{};  // indexed by ColorOp
   AutoAugmentSpec auto_augment;
   ColorJitterSpec jitter;
-  bool normalize = false;
-  std::array<float, 3> mean{0.485f, 0.456f, 0.406f};  // ImageNet defaults
-  std::array<float, 3> std{0.229f, 0.224f, 0.225f};
+  NormalizeSpec normalize;
   RandomErasingSpec erasing;
   int channels = 3;  // 1 (gray) or 3 (RGB)
   DType dtype = DType::kFloat32;
   Layout layout = Layout::kNCHW;
-  // Feature vectors (a Source with feature_count() > 0) take no image transform. The Loader
-  // sets `features` to their length, out_width to it and out_height and channels to 1, so a
-  // batch is N x 1 x 1 x features. `standardize` ("Standardize") writes (x - mean) / std per
-  // feature; the Loader fills empty feature_mean / feature_std from its source (fit_standardize)
-  // — give a validation loader the training loader's, as scikit-learn's StandardScaler is fit
-  // on the training set only.
-  int features = 0;
-  bool standardize = false;
-  std::vector<float> feature_mean;
-  std::vector<float> feature_std;
+  FeatureSpec features;  // feature vectors instead of images (see FeatureSpec)
 
   // Bytes one sample occupies in a batch.
   size_t sample_bytes() const { return static_cast<size_t>(out_width) * out_height * channels * dtype_size(dtype); }
@@ -282,14 +316,14 @@ struct TransformSpec {
   std::string describe() const;
   // Throws UsageError naming the field, the value and the allowed range: sizes 1..8192,
   // RandomCrop padding 0..8192 and fill in [0, 255], 0 < scale min <= max <= 1, 0 < ratio min <= max, flip p in [0, 1],
-  // jitter factors >= 0, hue in [0, 0.5], finite mean and non-zero finite std (when normalize), channels 1 or 3; the
-  // automatic augmentations' counts and bins as AutoAugmentSpec says, fill in [0, 255]; RandomAffine degrees and shear
-  // ranges min <= max, shear within (-90, 90), translate in [0, 1], 0 < scale min <= max, fill in [0, 255]; the colour
-  // operations' p in [0, 1], RandomPosterize bits whole in 0..8, RandomSolarize threshold 0 or in [1, 255] (below 1
-  // would be a float image's threshold: refused, naming 255 times it), sharpness_factor >= 0;
-  // RandomErasing p in [0, 1], 0 <= scale min <= max <= 1, 0 < ratio min <= max, finite value;
-  // Standardize only with none / Float16 / Float32; feature vectors not as uint8, and
-  // feature_mean / feature_std empty or one finite value per feature (std > 0).
+  // jitter factors >= 0, hue in [0, 0.5], finite mean and non-zero finite std (when normalize is on), channels 1 or 3;
+  // the automatic augmentations' counts and bins as AutoAugmentSpec says, fill in [0, 255]; RandomAffine degrees and
+  // shear ranges min <= max, shear within (-90, 90), translate in [0, 1], 0 < scale min <= max, fill in [0, 255]; the
+  // colour operations' p in [0, 1], RandomPosterize bits whole in 0..8, RandomSolarize threshold 0 or in [1, 255]
+  // (below 1 would be a float image's threshold: refused, naming 255 times it), sharpness_factor >= 0; RandomErasing p
+  // in [0, 1], 0 <= scale min <= max <= 1, 0 < ratio min <= max, finite value; Standardize only with none / Float16 /
+  // Float32; feature vectors not as uint8, and features.mean / features.std empty or one finite value per feature (std
+  // > 0).
   void validate() const;
 
  private:
@@ -299,7 +333,7 @@ struct TransformSpec {
 // For a consumer that normalises on its device (the trainer's CUDA feed, the Python
 // DataLoader's): a float32 chain with Normalize is written as uint8 instead, 4x fewer bytes to
 // copy; the spec keeps Normalize, which for uint8 output means "the consumer normalises" with
-// spec.mean and spec.std ((x - 255 mean) / (255 std)). Returns whether it changed the spec.
+// spec.normalize.mean and .std ((x - 255 mean) / (255 std)). Returns whether it changed the spec.
 bool normalize_in_consumer(TransformSpec* spec);
 
 // Parses a comma/semicolon separated chain in torchvision's notation, e.g.
@@ -420,11 +454,11 @@ struct SampleParams {
 // Draws the parameters for a source of `width` x `height` (torchvision's get_params logic,
 // including RandomResizedCrop's 10 attempts and central-crop fallback, and RandomCrop's
 // top-then-left draw, skipped when the padded image is the crop's size). The order of draws
-// from `rng` is fixed (random_params.cpp documents it): crop, then flip (only if flip_p > 0),
-// then vertical flip (only if vflip_p > 0), then RandomRotation's angle (only if enabled), then
+// from `rng` is fixed (random_params.cpp documents it): crop, then flip (only if hflip is on),
+// then vertical flip (only if vflip is on), then RandomRotation's angle (only if enabled), then
 // RandomAffine's (only if enabled),
 // then the automatic augmentation's (only if enabled), then jitter order and factors (only if
-// jitter is enabled), then RandomGrayscale (only if grayscale_p > 0), then GaussianBlur's sigma
+// jitter is enabled), then RandomGrayscale (only if on), then GaussianBlur's sigma
 // (only if enabled), then one bernoulli per colour operation that is on (in ColorOp's order),
 // then RandomErasing's (only if p > 0). A transform inside RandomApply
 // (apply_p < 1) first draws one bernoulli(apply_p) and, when that says no, nothing more.

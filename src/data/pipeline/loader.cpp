@@ -334,7 +334,7 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
   if (!source_) throw UsageError("Loader needs a source");
   if (const int features = source_->feature_count(); features > 0) {
     prepare_feature_spec(features);
-  } else if (options_.transform.standardize) {
+  } else if (options_.transform.features.standardize) {
     throw UsageError("Standardize is for feature vectors (.npz/.npy/numeric CSV), and " + source_->describe() +
                      " holds images; images use Normalize(mean, std)");
   } else if (options_.transform.geometry == Geometry::kNone) {
@@ -399,12 +399,14 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
 
 void Loader::prepare_feature_spec(int features) {
   TransformSpec& spec = options_.transform;
-  spec.features = features;
+  spec.features.length = features;
   spec.validate();  // before the sizes change: names the image transform a feature source cannot take
   spec.out_width = features;
   spec.out_height = 1;
   spec.channels = 1;
-  if (spec.standardize && spec.feature_mean.empty()) fit_standardize(*source_, &spec.feature_mean, &spec.feature_std);
+  if (spec.features.standardize && spec.features.mean.empty()) {
+    fit_standardize(*source_, &spec.features.mean, &spec.features.std);
+  }
   options_.cache_decoded_bytes = 0;  // the features are in memory already
 }
 

@@ -71,7 +71,7 @@ Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t
   if (!status.ok()) return status;
   clocks_.bytes_read.fetch_add(data_.bytes.size(), std::memory_order_relaxed);
 
-  if (spec_.features > 0) return load_features(watch, out);
+  if (spec_.features.enabled()) return load_features(watch, out);
 
   uint64_t full_pixels = 0;  // of the whole image: what caching it would take
   int width = 0;
@@ -127,9 +127,9 @@ Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t
 
 // A feature vector is written as it is, or standardized: no decode, no random draws.
 Status SampleLoader::load_features(Stopwatch& watch, void* out) {
-  if (data_.feature_count != spec_.features) {
+  if (data_.feature_count != spec_.features.length) {
     return Status::failure("sample has " + std::to_string(data_.feature_count) + " features, expected " +
-                           std::to_string(spec_.features));
+                           std::to_string(spec_.features.length));
   }
   write_features(out, data_.bytes.first(static_cast<size_t>(data_.feature_count) * sizeof(float)), spec_);
   clocks_.add(clocks_.transform_ns, watch.lap());

@@ -24,14 +24,14 @@ inline float load_float(const uint8_t* values, size_t j) {
 
 void write_features(void* out, std::span<const uint8_t> in, const TransformSpec& spec) {
   const size_t n = in.size() / sizeof(float);
-  const bool scale = spec.standardize && spec.feature_mean.size() == n;
+  const bool scale = spec.features.standardize && spec.features.mean.size() == n;
   if (spec.dtype == DType::kFloat32 && !scale) {
     std::memcpy(out, in.data(), n * sizeof(float));
     return;
   }
   const uint8_t* __restrict x = in.data();
-  const float* __restrict mean = spec.feature_mean.data();
-  const float* __restrict sd = spec.feature_std.data();
+  const float* __restrict mean = spec.features.mean.data();
+  const float* __restrict sd = spec.features.std.data();
   if (spec.dtype == DType::kFloat32) {
     float* __restrict dst = static_cast<float*>(out);
     for (size_t j = 0; j < n; ++j) dst[j] = (load_float(x, j) - mean[j]) / sd[j];

@@ -7,7 +7,7 @@
 
 namespace stoker::data {
 
-// `in` holds spec.features float32 values in host byte order, at any address (a row read in
+// `in` holds spec.features.length float32 values in host byte order, at any address (a row read in
 // place from an .npz member starts at any byte); `out` receives spec.sample_bytes() bytes.
 void write_features(void* out, std::span<const uint8_t> in, const TransformSpec& spec);
 

@@ -31,7 +31,7 @@ uint16_t as_output<uint16_t>(double value, const TransformSpec&, int) {
 template <>
 uint8_t as_output<uint8_t>(double value, const TransformSpec& spec, int channel) {
   const auto k = static_cast<size_t>(spec.channels == 1 ? 0 : channel);
-  const double unit = spec.normalize ? value * spec.std[k] + spec.mean[k] : value;
+  const double unit = spec.normalize.enabled() ? value * spec.normalize.std[k] + spec.normalize.mean[k] : value;
   return static_cast<uint8_t>(std::clamp(std::nearbyint(255.0 * unit), 0.0, 255.0));
 }
 

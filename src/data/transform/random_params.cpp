@@ -5,8 +5,8 @@
 //      then 2 bounded ints (top, left) for the accepted attempt; RandomCrop 2 bounded ints
 //      (top, left) unless the padded image is the crop's size; nothing for the others. After
 //      a Resize, both draw in the resized image's size.
-//   2. flip: one bernoulli(flip_p), only if flip_p > 0; then one bernoulli(vflip_p), only if
-//      vflip_p > 0; then RandomRotation's angle, one uniform in [min, max], only if enabled;
+//   2. flip: one bernoulli(hflip.p), only if hflip.p > 0; then one bernoulli(vflip.p), only if
+//      vflip.p > 0; then RandomRotation's angle, one uniform in [min, max], only if enabled;
 //      then RandomAffine's, only if enabled, as RandomAffine.get_params: the angle (one
 //      uniform), with translate two uniforms (x then y, each rounded half to even to whole
 //      pixels), with scale one uniform, with shear one uniform (x) and a second (y) where four
@@ -16,7 +16,7 @@
 //      (Fisher-Yates: for i = 3..1, swap(order[i], order[below(i + 1)])), then one uniform per
 //      enabled component in the order brightness, contrast, saturation, hue, as torchvision's
 //      ColorJitter.get_params does (factors are drawn in fixed order, applied permuted).
-//   5. RandomGrayscale: one bernoulli(grayscale_p), only if grayscale_p > 0; then GaussianBlur's
+//   5. RandomGrayscale: one bernoulli(p), only if p > 0; then GaussianBlur's
 //      sigma, one uniform in [sigma_min, sigma_max], only if enabled; then one bernoulli(p) per
 //      colour operation with p > 0 (RandomInvert ... RandomEqualize, ColorOp's order).
 //   6. RandomErasing, only if p > 0 (random_erasing.h lists its draws).
@@ -59,11 +59,12 @@ void draw_affine(const AffineSpec& a, int out_w, int out_h, SampleRng& rng, Samp
 
 // torchvision.transforms.RandomResizedCrop.get_params (0.14). Integer pixel rectangle.
 CropRect random_resized_crop(const TransformSpec& spec, int width, int height, SampleRng& rng) {
+  const RandomResizedCropSpec& rrc = spec.random_resized_crop;
   const double area = static_cast<double>(width) * height;
-  const double log_ratio_min = std::log(spec.ratio_min);
-  const double log_ratio_max = std::log(spec.ratio_max);
+  const double log_ratio_min = std::log(rrc.ratio_min);
+  const double log_ratio_max = std::log(rrc.ratio_max);
   for (int attempt = 0; attempt < 10; ++attempt) {
-    const auto [w, h] = draw_box_sides(rng, area, spec.scale_min, spec.scale_max, log_ratio_min, log_ratio_max);
+    const auto [w, h] = draw_box_sides(rng, area, rrc.scale_min, rrc.scale_max, log_ratio_min, log_ratio_max);
     if (0 < w && w <= width && 0 < h && h <= height) {
       const auto top = static_cast<int>(rng.below(static_cast<uint64_t>(height - h + 1)));
       const auto left = static_cast<int>(rng.below(static_cast<uint64_t>(width - w + 1)));
@@ -74,10 +75,10 @@ CropRect random_resized_crop(const TransformSpec& spec, int width, int height, S
   const double in_ratio = static_cast<double>(width) / height;
   int w = width;
   int h = height;
-  if (in_ratio < spec.ratio_min) {
-    h = round_half_even(w / spec.ratio_min);
-  } else if (in_ratio > spec.ratio_max) {
-    w = round_half_even(h * spec.ratio_max);
+  if (in_ratio < rrc.ratio_min) {
+    h = round_half_even(w / rrc.ratio_min);
+  } else if (in_ratio > rrc.ratio_max) {
+    w = round_half_even(h * rrc.ratio_max);
   }
   // Rounding can give 0 for extreme shapes (torchvision would then fail); keep one pixel.
   w = std::clamp(w, 1, width);
@@ -225,8 +226,8 @@ SampleParams draw_params(const TransformSpec& spec, int width, int height, Sampl
     params.copy = true;  // none: the image as it is
   }
 
-  if (spec.flip_p > 0) params.flip = rng.bernoulli(spec.flip_p);
-  if (spec.vflip_p > 0) params.vflip = rng.bernoulli(spec.vflip_p);
+  if (spec.hflip.enabled()) params.flip = rng.bernoulli(spec.hflip.p);
+  if (spec.vflip.enabled()) params.vflip = rng.bernoulli(spec.vflip.p);
   if (spec.rotation.enabled() && applied(spec.rotation.apply_p, rng)) {
     params.rotate = true;
     params.angle = static_cast<float>(rng.uniform(spec.rotation.min_degrees, spec.rotation.max_degrees));
@@ -254,7 +255,7 @@ SampleParams draw_params(const TransformSpec& spec, int width, int height, Sampl
     }
     if (jitter.hue > 0) params.hue = rng.uniform(-jitter.hue, jitter.hue);
   }
-  if (spec.grayscale_p > 0) params.grayscale = rng.bernoulli(spec.grayscale_p);
+  if (spec.random_grayscale.enabled()) params.grayscale = rng.bernoulli(spec.random_grayscale.p);
   if (spec.blur.enabled() && applied(spec.blur.apply_p, rng)) {
     params.blur_sigma = static_cast<float>(rng.uniform(spec.blur.sigma_min, spec.blur.sigma_max));
   }

@@ -37,10 +37,10 @@ Affine output_affine(const TransformSpec& spec) {
     if (spec.dtype == DType::kUint8) {
       f.scale[c] = 1.0f;  // uint8 keeps [0, 255]; Normalize is left to the consumer
       f.bias[c] = 0.0f;
-    } else if (spec.normalize) {
+    } else if (spec.normalize.enabled()) {
       // (x / 255 - mean) / std
-      f.scale[c] = 1.0f / (255.0f * spec.std[k]);
-      f.bias[c] = -spec.mean[k] / spec.std[k];
+      f.scale[c] = 1.0f / (255.0f * spec.normalize.std[k]);
+      f.bias[c] = -spec.normalize.mean[k] / spec.normalize.std[k];
     } else {
       f.scale[c] = 1.0f / 255.0f;
       f.bias[c] = 0.0f;

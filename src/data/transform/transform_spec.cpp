@@ -67,7 +67,7 @@ const char* to_string(PaddingMode mode) {
 }
 
 bool normalize_in_consumer(TransformSpec* spec) {
-  if (!spec->normalize || spec->dtype != DType::kFloat32) return false;
+  if (!spec->normalize.enabled() || spec->dtype != DType::kFloat32) return false;
   spec->dtype = DType::kUint8;
   return true;
 }
@@ -86,14 +86,11 @@ TransformSpec eval_transform(const TransformSpec& train) {
       eval.resize.shorter =
           static_cast<int>(std::floor(std::min(train.out_width, train.out_height) / kCropFraction + 1e-9));
     }
-    eval.scale_min = spec::kDefaultScaleMin;
-    eval.scale_max = spec::kDefaultScaleMax;
-    eval.ratio_min = spec::kDefaultRatioMin;
-    eval.ratio_max = spec::kDefaultRatioMax;
+    eval.random_resized_crop = RandomResizedCropSpec{};
   }
-  eval.flip_p = 0;
-  eval.vflip_p = 0;
-  eval.grayscale_p = 0;
+  eval.hflip = FlipSpec{};
+  eval.vflip = FlipSpec{};
+  eval.random_grayscale = RandomGrayscaleSpec{};
   eval.rotation = RotationSpec{};
   eval.affine = AffineSpec{};
   eval.blur = GaussianBlurSpec{};

@@ -45,8 +45,8 @@ void TransformSpec::validate() const {
   }
   const auto in_size_range = [](int v) { return v >= 1 && v <= spec::kMaxSize; };
   // kNone may leave the size at 0x0 until the pipeline sets it from the source.
-  // Feature vectors are sized by the Loader (features x 1), not by an image size limit.
-  const bool size_unset = geometry == Geometry::kNone && ((out_width == 0 && out_height == 0) || features > 0);
+  // Feature vectors are sized by the Loader (length x 1), not by an image size limit.
+  const bool size_unset = geometry == Geometry::kNone && ((out_width == 0 && out_height == 0) || features.enabled());
   if (!size_unset && !(in_size_range(out_width) && in_size_range(out_height))) {
     throw UsageError(fmt::format("{} size must be in 1..{} (got {})", spec::geometry_name(geometry), spec::kMaxSize,
                                  spec::size_text(out_height, out_width)));
@@ -65,44 +65,44 @@ void TransformSpec::validate() const {
 }
 
 void TransformSpec::validate_features() const {
-  if (!standardize && features == 0) return;
+  if (!features.standardize && !features.enabled()) return;
   const char* image_step = geometry != Geometry::kNone   ? spec::geometry_name(geometry)
-                           : flip_p > 0                  ? "RandomHorizontalFlip"
-                           : vflip_p > 0                 ? "RandomVerticalFlip"
+                           : hflip.enabled()             ? "RandomHorizontalFlip"
+                           : vflip.enabled()             ? "RandomVerticalFlip"
                            : rotation.enabled()          ? "RandomRotation"
                            : affine.enabled()            ? "RandomAffine"
                            : blur.enabled()              ? "GaussianBlur"
-                           : grayscale_p > 0             ? "RandomGrayscale"
+                           : random_grayscale.enabled()  ? "RandomGrayscale"
                            : spec::first_color_op(*this) ? spec::first_color_op(*this)
                            : auto_augment.enabled()      ? to_string(auto_augment.kind)
                            : jitter.enabled()            ? "ColorJitter"
-                           : normalize                   ? "Normalize"
+                           : normalize.enabled()         ? "Normalize"
                            : erasing.enabled()           ? "RandomErasing"
                                                          : nullptr;
   if (image_step != nullptr) {
     throw UsageError(fmt::format(
         "{} is an image transform, and {}; feature vectors take 'Standardize' or 'none' (and Float16/Float32)",
         image_step,
-        features > 0 ? fmt::format("the data holds feature vectors ({} per sample)", features)
-                     : std::string("Standardize is for feature vectors")));
+        features.enabled() ? fmt::format("the data holds feature vectors ({} per sample)", features.length)
+                           : std::string("Standardize is for feature vectors")));
   }
-  if (features > 0 && dtype == DType::kUint8) {
+  if (features.enabled() && dtype == DType::kUint8) {
     throw UsageError("feature vectors cannot be written as uint8 (ToUint8); use Float32 or Float16");
   }
-  if (feature_mean.size() != feature_std.size()) {
-    throw UsageError(fmt::format("Standardize has {} mean and {} std values; give both or neither", feature_mean.size(),
-                                 feature_std.size()));
+  if (features.mean.size() != features.std.size()) {
+    throw UsageError(fmt::format("Standardize has {} mean and {} std values; give both or neither",
+                                 features.mean.size(), features.std.size()));
   }
-  for (const std::vector<float>* stats : {&feature_mean, &feature_std}) {
-    if (!stats->empty() && stats->size() != static_cast<size_t>(features)) {
+  for (const std::vector<float>* stats : {&features.mean, &features.std}) {
+    if (!stats->empty() && stats->size() != static_cast<size_t>(features.length)) {
       throw UsageError(fmt::format("Standardize has {} {} values for {} features", stats->size(),
-                                   stats == &feature_mean ? "mean" : "std", features));
+                                   stats == &features.mean ? "mean" : "std", features.length));
     }
   }
-  for (size_t j = 0; j < feature_mean.size(); ++j) {
-    if (!std::isfinite(feature_mean[j]) || !(std::isfinite(feature_std[j]) && feature_std[j] > 0)) {
+  for (size_t j = 0; j < features.mean.size(); ++j) {
+    if (!std::isfinite(features.mean[j]) || !(std::isfinite(features.std[j]) && features.std[j] > 0)) {
       throw UsageError(fmt::format("Standardize feature {} has mean {} and std {}; both must be finite, std > 0", j,
-                                   feature_mean[j], feature_std[j]));
+                                   features.mean[j], features.std[j]));
     }
   }
 }

@@ -58,15 +58,15 @@ TEST(FeatureLoader, StandardizeFitsMeanAndPopulationStdOnTheSource) {
   TempDir dir;
   Loader loader(table(dir), options_for("Standardize"));
   const TransformSpec& spec = loader.options().transform;
-  EXPECT_EQ(spec.features, 3);
+  EXPECT_EQ(spec.features.length, 3);
   // a = 0..9: mean 4.5, population std sqrt(8.25); b = 10 + 2a; c constant: std 1.
-  ASSERT_EQ(spec.feature_mean.size(), 3u);
-  EXPECT_FLOAT_EQ(spec.feature_mean[0], 4.5f);
-  EXPECT_FLOAT_EQ(spec.feature_mean[1], 19.0f);
-  EXPECT_FLOAT_EQ(spec.feature_mean[2], 5.0f);
-  EXPECT_FLOAT_EQ(spec.feature_std[0], std::sqrt(8.25f));
-  EXPECT_FLOAT_EQ(spec.feature_std[1], 2 * std::sqrt(8.25f));
-  EXPECT_FLOAT_EQ(spec.feature_std[2], 1.0f);
+  ASSERT_EQ(spec.features.mean.size(), 3u);
+  EXPECT_FLOAT_EQ(spec.features.mean[0], 4.5f);
+  EXPECT_FLOAT_EQ(spec.features.mean[1], 19.0f);
+  EXPECT_FLOAT_EQ(spec.features.mean[2], 5.0f);
+  EXPECT_FLOAT_EQ(spec.features.std[0], std::sqrt(8.25f));
+  EXPECT_FLOAT_EQ(spec.features.std[1], 2 * std::sqrt(8.25f));
+  EXPECT_FLOAT_EQ(spec.features.std[2], 1.0f);
   const std::vector<float> values = epoch_values(loader);
   ASSERT_EQ(values.size(), 30u);
   for (int i = 0; i < 10; ++i) {
@@ -81,8 +81,8 @@ TEST(FeatureLoader, StandardizeFitsMeanAndPopulationStdOnTheSource) {
 TEST(FeatureLoader, GivenStatisticsAreUsedAsTheyAre) {
   TempDir dir;
   LoaderOptions options = options_for("Standardize");
-  options.transform.feature_mean = {1, 2, 3};
-  options.transform.feature_std = {2, 4, 0.5};
+  options.transform.features.mean = {1, 2, 3};
+  options.transform.features.std = {2, 4, 0.5};
   Loader loader(table(dir), options);
   const std::vector<float> values = epoch_values(loader);
   EXPECT_FLOAT_EQ(values[3 * 9], (9 - 1) / 2.0f);
@@ -172,8 +172,8 @@ TEST(FeatureLoader, ImageTransformsAndUint8AreRefusedWithOneLine) {
   EXPECT_EQ(error_text([&] { Loader(source, options_for("none, ToUint8")); }),
             "feature vectors cannot be written as uint8 (ToUint8); use Float32 or Float16");
   LoaderOptions wrong = options_for("Standardize");
-  wrong.transform.feature_mean = {1, 2};
-  wrong.transform.feature_std = {1, 2};
+  wrong.transform.features.mean = {1, 2};
+  wrong.transform.features.std = {1, 2};
   EXPECT_EQ(error_text([&] { Loader(source, wrong); }), "Standardize has 2 mean values for 3 features");
   EXPECT_EQ(error_text([] { parse_transforms("CenterCrop(8), Standardize"); }).substr(0, 52),
             "CenterCrop is an image transform, and Standardize is");

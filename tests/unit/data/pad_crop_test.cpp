@@ -69,7 +69,7 @@ TEST(PadCropTest, RandomCropDrawsEveryOffsetOfThePaddedImage) {
 
 TEST(PadCropTest, NoDrawWhenThePaddedImageIsTheCrop) {
   TransformSpec spec = random_crop(28, 0);
-  spec.flip_p = 0.5;
+  spec.hflip.p = 0.5;
   SampleRng a(3, 1, 2);
   SampleRng b(3, 1, 2);
   const SampleParams p = draw_params(spec, 28, 28, a);

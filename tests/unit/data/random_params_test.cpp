@@ -16,7 +16,7 @@ namespace {
 
 TransformSpec training_spec() {
   TransformSpec spec;  // RandomResizedCrop(224), default scale and ratio
-  spec.flip_p = 0.5;
+  spec.hflip.p = 0.5;
   spec.jitter = {0.4, 0.4, 0.4, 0.1};
   return spec;
 }
@@ -38,11 +38,12 @@ void expect_same_params(const SampleParams& a, const SampleParams& b) {
 // written out again from the description, drawing from the same kind of SampleRng.
 SampleParams reference_params(const TransformSpec& spec, int width, int height, SampleRng& rng) {
   SampleParams p;
+  const RandomResizedCropSpec& rrc = spec.random_resized_crop;
   const double area = double(width) * height;
   bool found = false;
   for (int attempt = 0; attempt < 10 && !found; ++attempt) {
-    const double target = area * rng.uniform(spec.scale_min, spec.scale_max);
-    const double aspect = std::exp(rng.uniform(std::log(spec.ratio_min), std::log(spec.ratio_max)));
+    const double target = area * rng.uniform(rrc.scale_min, rrc.scale_max);
+    const double aspect = std::exp(rng.uniform(std::log(rrc.ratio_min), std::log(rrc.ratio_max)));
     const double w = std::nearbyint(std::sqrt(target * aspect));
     const double h = std::nearbyint(std::sqrt(target / aspect));
     if (w > 0 && w <= width && h > 0 && h <= height) {
@@ -56,11 +57,11 @@ SampleParams reference_params(const TransformSpec& spec, int width, int height, 
     const double in_ratio = double(width) / height;
     double w = width;
     double h = height;
-    if (in_ratio < spec.ratio_min) h = std::nearbyint(w / spec.ratio_min);
-    if (in_ratio > spec.ratio_max) w = std::nearbyint(h * spec.ratio_max);
+    if (in_ratio < rrc.ratio_min) h = std::nearbyint(w / rrc.ratio_min);
+    if (in_ratio > rrc.ratio_max) w = std::nearbyint(h * rrc.ratio_max);
     p.crop = {double((width - int(w)) / 2), double((height - int(h)) / 2), w, h};
   }
-  if (spec.flip_p > 0) p.flip = rng.uniform() < spec.flip_p;
+  if (spec.hflip.p > 0) p.flip = rng.uniform() < spec.hflip.p;
   if (spec.jitter.enabled()) {
     std::array<int, 4> order{0, 1, 2, 3};
     for (int i = 3; i >= 1; --i) std::swap(order[i], order[rng.below(i + 1)]);
@@ -167,9 +168,9 @@ TEST(DrawParamsTest, MatchesReferenceAlgorithm) {
     TransformSpec spec;
   };
   TransformSpec narrow_scale = training_spec();
-  narrow_scale.scale_min = 0.9;
-  narrow_scale.ratio_min = 0.2;
-  narrow_scale.ratio_max = 5;
+  narrow_scale.random_resized_crop.scale_min = 0.9;
+  narrow_scale.random_resized_crop.ratio_min = 0.2;
+  narrow_scale.random_resized_crop.ratio_max = 5;
   TransformSpec no_jitter;
   no_jitter.jitter = {};
   TransformSpec partial_jitter = training_spec();
@@ -193,7 +194,7 @@ TEST(DrawParamsTest, MatchesReferenceAlgorithm) {
 TEST(DrawParamsTest, FixedSeedGolden) {
   // One sample worked through by hand from the algorithm: the first attempt's draws decide.
   TransformSpec spec;
-  spec.flip_p = 0;
+  spec.hflip.p = 0;
   SampleRng draws(1234, 0, 0);
   const double fraction = draws.uniform(0.08, 1.0);
   const double aspect = std::exp(draws.uniform(std::log(0.75), std::log(4.0 / 3.0)));
@@ -440,7 +441,7 @@ TEST(DrawParamsTest, DrawsOnlyWhatIsEnabled) {
   EXPECT_EQ(rng.next_u64(), untouched.next_u64()) << "no draws for kNone without flip/jitter";
 
   spec.geometry = Geometry::kResizeCenterCrop;
-  spec.flip_p = 1;
+  spec.hflip.p = 1;
   SampleRng one_draw(3, 0, 0);
   EXPECT_TRUE(draw_params(spec, 320, 200, one_draw).flip);
   SampleRng expected(3, 0, 0);
@@ -448,9 +449,9 @@ TEST(DrawParamsTest, DrawsOnlyWhatIsEnabled) {
   EXPECT_EQ(one_draw.next_u64(), expected.next_u64()) << "one draw for the flip";
 
   // RandomVerticalFlip and RandomGrayscale: one draw each, only when asked for.
-  spec.flip_p = 0;
-  spec.vflip_p = 1;
-  spec.grayscale_p = 1;
+  spec.hflip.p = 0;
+  spec.vflip.p = 1;
+  spec.random_grayscale.p = 1;
   SampleRng two_draws(3, 0, 0);
   const SampleParams q = draw_params(spec, 320, 200, two_draws);
   EXPECT_TRUE(q.vflip);
@@ -462,7 +463,7 @@ TEST(DrawParamsTest, DrawsOnlyWhatIsEnabled) {
   EXPECT_EQ(two_draws.next_u64(), after_two.next_u64()) << "one draw each";
 
   // RandomRotation: one uniform in [min, max].
-  spec.vflip_p = spec.grayscale_p = 0;
+  spec.vflip.p = spec.random_grayscale.p = 0;
   spec.rotation.min_degrees = -10;
   spec.rotation.max_degrees = 30;
   float lowest = 90, highest = -90;
@@ -538,7 +539,7 @@ TEST(DrawParamsTest, DrawsOnlyWhatIsEnabled) {
   }
   EXPECT_LE(highest, 30);
   EXPECT_GT(highest, 28);
-  spec.vflip_p = spec.grayscale_p = 0.5;
+  spec.vflip.p = spec.random_grayscale.p = 0.5;
   int vflips = 0, greys = 0;
   for (uint64_t i = 0; i < 400; ++i) {
     SampleRng r(5, 0, i);

@@ -79,9 +79,9 @@ TEST(SampleTransformerTest, WritesEveryDtypeAndLayoutWithFlip) {
           SCOPED_TRACE(::testing::Message() << to_string(dtype) << " " << to_string(layout)
                                             << (normalize ? " normalize" : "") << (flip ? " flip" : ""));
           TransformSpec spec = identity_spec(dtype, layout);
-          spec.normalize = normalize;
-          spec.mean = {0.5f, 0.25f, 0.125f};
-          spec.std = {0.5f, 2.0f, 0.25f};
+          spec.normalize.on = normalize;
+          spec.normalize.mean = {0.5f, 0.25f, 0.125f};
+          spec.normalize.std = {0.5f, 2.0f, 0.25f};
           SampleParams params;
           params.copy = true;  // none, as draw_params sets it
           params.crop = decoded.crop;
@@ -101,7 +101,8 @@ TEST(SampleTransformerTest, WritesEveryDtypeAndLayoutWithFlip) {
                   EXPECT_EQ(got, v) << c << "," << y << "," << x;  // no Normalize for uint8
                   continue;
                 }
-                const float expected = normalize ? (v / 255.0f - spec.mean[c]) / spec.std[c] : v / 255.0f;
+                const float expected =
+                    normalize ? (v / 255.0f - spec.normalize.mean[c]) / spec.normalize.std[c] : v / 255.0f;
                 const float tolerance = dtype == DType::kFloat16 ? std::abs(expected) * 1e-3f + 1e-4f : 1e-5f;
                 EXPECT_NEAR(got, expected, tolerance) << c << "," << y << "," << x;
               }
@@ -134,9 +135,9 @@ TEST(SampleTransformerTest, GreyAndRgbAdaptToTheSpec) {
   const DecodedImage colour = decoded_image(3);
   TransformSpec grey_spec = identity_spec(DType::kFloat32, Layout::kNCHW);
   grey_spec.channels = 1;
-  grey_spec.normalize = true;
-  grey_spec.mean = {0.5f, 9.0f, 9.0f};
-  grey_spec.std = {0.25f, 9.0f, 9.0f};
+  grey_spec.normalize.on = true;
+  grey_spec.normalize.mean = {0.5f, 9.0f, 9.0f};
+  grey_spec.normalize.std = {0.25f, 9.0f, 9.0f};
   out.assign(grey_spec.sample_bytes(), 0);
   transformer.run(out.data(), colour, params, grey_spec);
   for (int y = 0; y < kH; ++y) {

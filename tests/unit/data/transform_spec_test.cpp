@@ -31,14 +31,14 @@ void expect_same_spec(const TransformSpec& a, const TransformSpec& b) {
     EXPECT_EQ(a.pad.fill, b.pad.fill);
   }
   if (a.geometry == Geometry::kRandomResizedCrop) {
-    EXPECT_EQ(a.scale_min, b.scale_min);
-    EXPECT_EQ(a.scale_max, b.scale_max);
-    EXPECT_EQ(a.ratio_min, b.ratio_min);
-    EXPECT_EQ(a.ratio_max, b.ratio_max);
+    EXPECT_EQ(a.random_resized_crop.scale_min, b.random_resized_crop.scale_min);
+    EXPECT_EQ(a.random_resized_crop.scale_max, b.random_resized_crop.scale_max);
+    EXPECT_EQ(a.random_resized_crop.ratio_min, b.random_resized_crop.ratio_min);
+    EXPECT_EQ(a.random_resized_crop.ratio_max, b.random_resized_crop.ratio_max);
   }
-  EXPECT_EQ(a.flip_p, b.flip_p);
-  EXPECT_EQ(a.vflip_p, b.vflip_p);
-  EXPECT_EQ(a.grayscale_p, b.grayscale_p);
+  EXPECT_EQ(a.hflip.p, b.hflip.p);
+  EXPECT_EQ(a.vflip.p, b.vflip.p);
+  EXPECT_EQ(a.random_grayscale.p, b.random_grayscale.p);
   EXPECT_EQ(a.rotation.min_degrees, b.rotation.min_degrees);
   EXPECT_EQ(a.rotation.max_degrees, b.rotation.max_degrees);
   EXPECT_EQ(a.rotation.interpolation, b.rotation.interpolation);
@@ -75,15 +75,15 @@ void expect_same_spec(const TransformSpec& a, const TransformSpec& b) {
   EXPECT_EQ(a.jitter.contrast, b.jitter.contrast);
   EXPECT_EQ(a.jitter.saturation, b.jitter.saturation);
   EXPECT_EQ(a.jitter.hue, b.jitter.hue);
-  EXPECT_EQ(a.normalize, b.normalize);
-  if (a.normalize) {
-    EXPECT_EQ(a.mean, b.mean);
-    EXPECT_EQ(a.std, b.std);
+  EXPECT_EQ(a.normalize.on, b.normalize.on);
+  if (a.normalize.enabled()) {
+    EXPECT_EQ(a.normalize.mean, b.normalize.mean);
+    EXPECT_EQ(a.normalize.std, b.normalize.std);
   }
   EXPECT_EQ(a.channels, b.channels);
   EXPECT_EQ(a.dtype, b.dtype);
   EXPECT_EQ(a.layout, b.layout);
-  EXPECT_EQ(a.standardize, b.standardize);
+  EXPECT_EQ(a.features.standardize, b.features.standardize);
   const AutoAugmentSpec& x = a.auto_augment;
   const AutoAugmentSpec& y = b.auto_augment;
   EXPECT_EQ(x.kind, y.kind);
@@ -129,9 +129,9 @@ TEST(ParseTransformsTest, ParsesTorchvisionChains) {
          s->geometry = Geometry::kRandomResizedCrop;
          s->out_height = 160;
          s->out_width = 192;
-         s->scale_min = 0.35;
-         s->ratio_min = 0.5;
-         s->ratio_max = 2;
+         s->random_resized_crop.scale_min = 0.35;
+         s->random_resized_crop.ratio_min = 0.5;
+         s->random_resized_crop.ratio_max = 2;
        }},
       {"RandomResizedCrop(size=[128], scale=(0.08, 1.0))",
        [](TransformSpec* s) {
@@ -142,8 +142,8 @@ TEST(ParseTransformsTest, ParsesTorchvisionChains) {
        [](TransformSpec* s) {
          s->geometry = Geometry::kRandomResizedCrop;
          s->out_width = s->out_height = 96;
-         s->scale_min = 0.5;
-         s->ratio_min = s->ratio_max = 1;
+         s->random_resized_crop.scale_min = 0.5;
+         s->random_resized_crop.ratio_min = s->random_resized_crop.ratio_max = 1;
        }},
       {"Resize(256), CenterCrop(224)",
        [](TransformSpec* s) {
@@ -250,14 +250,14 @@ TEST(ParseTransformsTest, ParsesTorchvisionChains) {
          s->out_width = s->out_height = 224;
          s->resample = ResampleFilter::kBicubic;
        }},
-      {"RandomHorizontalFlip", [](TransformSpec* s) { s->flip_p = 0.5; }},
-      {"RandomHorizontalFlip()", [](TransformSpec* s) { s->flip_p = 0.5; }},
-      {"RandomHorizontalFlip(p=0.25)", [](TransformSpec* s) { s->flip_p = 0.25; }},
-      {"RandomHorizontalFlip(1)", [](TransformSpec* s) { s->flip_p = 1; }},
-      {"RandomVerticalFlip", [](TransformSpec* s) { s->vflip_p = 0.5; }},
-      {"RandomVerticalFlip(p=0.2)", [](TransformSpec* s) { s->vflip_p = 0.2; }},
-      {"RandomGrayscale", [](TransformSpec* s) { s->grayscale_p = 0.1; }},  // torchvision's default
-      {"GaussianBlur(23)",                                                  // torchvision's default sigma (0.1, 2.0)
+      {"RandomHorizontalFlip", [](TransformSpec* s) { s->hflip.p = 0.5; }},
+      {"RandomHorizontalFlip()", [](TransformSpec* s) { s->hflip.p = 0.5; }},
+      {"RandomHorizontalFlip(p=0.25)", [](TransformSpec* s) { s->hflip.p = 0.25; }},
+      {"RandomHorizontalFlip(1)", [](TransformSpec* s) { s->hflip.p = 1; }},
+      {"RandomVerticalFlip", [](TransformSpec* s) { s->vflip.p = 0.5; }},
+      {"RandomVerticalFlip(p=0.2)", [](TransformSpec* s) { s->vflip.p = 0.2; }},
+      {"RandomGrayscale", [](TransformSpec* s) { s->random_grayscale.p = 0.1; }},  // torchvision's default
+      {"GaussianBlur(23)",  // torchvision's default sigma (0.1, 2.0)
        [](TransformSpec* s) { s->blur.kernel_w = s->blur.kernel_h = 23; }},
       {"GaussianBlur(kernel_size=(5, 3), sigma=(0.5, 1.5))",
        [](TransformSpec* s) {
@@ -343,7 +343,7 @@ TEST(ParseTransformsTest, ParsesTorchvisionChains) {
          s->affine.scale_min = 0.5;
          s->affine.scale_max = 1;
        }},
-      {"RandomGrayscale(0.25)", [](TransformSpec* s) { s->grayscale_p = 0.25; }},
+      {"RandomGrayscale(0.25)", [](TransformSpec* s) { s->random_grayscale.p = 0.25; }},
       // torchvision's single-operation colour transforms; p defaults to 0.5.
       {"RandomSolarize(128, p=0.2)",
        [](TransformSpec* s) {
@@ -385,26 +385,26 @@ TEST(ParseTransformsTest, ParsesTorchvisionChains) {
        [](TransformSpec* s) {
          s->jitter = {0.2, 0, 0.5, 0};
        }},
-      {"Normalize", [](TransformSpec* s) { s->normalize = true; }},
-      {"Normalize(imagenet)", [](TransformSpec* s) { s->normalize = true; }},
+      {"Normalize", [](TransformSpec* s) { s->normalize.on = true; }},
+      {"Normalize(imagenet)", [](TransformSpec* s) { s->normalize.on = true; }},
       {"Normalize(mean=(0.5, 0.5, 0.5), std=(0.25, 0.5, 2))",
        [](TransformSpec* s) {
-         s->normalize = true;
-         s->mean = {0.5f, 0.5f, 0.5f};
-         s->std = {0.25f, 0.5f, 2.0f};
+         s->normalize.on = true;
+         s->normalize.mean = {0.5f, 0.5f, 0.5f};
+         s->normalize.std = {0.25f, 0.5f, 2.0f};
        }},
       {"Normalize([0.1, 0.2, 0.3], [1, 2, 3])",
        [](TransformSpec* s) {
-         s->normalize = true;
-         s->mean = {0.1f, 0.2f, 0.3f};
-         s->std = {1, 2, 3};
+         s->normalize.on = true;
+         s->normalize.mean = {0.1f, 0.2f, 0.3f};
+         s->normalize.std = {1, 2, 3};
        }},
       {"Grayscale, Normalize(mean=(0.5,), std=(0.5,))",
        [](TransformSpec* s) {
          s->channels = 1;
-         s->normalize = true;
-         s->mean = {0.5f, 0.5f, 0.5f};
-         s->std = {0.5f, 0.5f, 0.5f};
+         s->normalize.on = true;
+         s->normalize.mean = {0.5f, 0.5f, 0.5f};
+         s->normalize.std = {0.5f, 0.5f, 0.5f};
        }},
       {"Grayscale(num_output_channels=1)", [](TransformSpec* s) { s->channels = 1; }},
       {"ToUint8", [](TransformSpec* s) { s->dtype = DType::kUint8; }},
@@ -481,7 +481,7 @@ TEST(ParseTransformsTest, AutomaticAugmentationsAndErasingTakeTorchvisionsArgume
             "\u00b7 RandomErasing(p=0.1) \u2192 float32 NCHW");
   // They are image transforms: feature vectors refuse them.
   TransformSpec features = parse_transforms("RandomErasing(0.5)");
-  features.features = 12;
+  features.features.length = 12;
   features.out_width = 12;
   features.out_height = 1;
   features.channels = 1;
@@ -493,7 +493,7 @@ TEST(ParseTransformsTest, AutomaticAugmentationsAndErasingTakeTorchvisionsArgume
 
 TEST(ParseTransformsTest, ColorOperationsAreImageTransforms) {
   TransformSpec features = parse_transforms("RandomEqualize(p=0.2)");
-  features.features = 12;
+  features.features.length = 12;
   features.out_width = 12;
   features.out_height = 1;
   features.channels = 1;
@@ -667,8 +667,8 @@ TEST(ParseTransformsTest, DescribeRoundTrips) {
 
   // A spec built in code (3/4 and 4/3 ratios, a set size for kNone) round-trips too.
   TransformSpec spec;
-  spec.flip_p = 0.3;
-  spec.normalize = true;
+  spec.hflip.p = 0.3;
+  spec.normalize.on = true;
   spec.dtype = DType::kFloat16;
   expect_same_spec(parse_transforms(spec.describe()), spec);
 }
@@ -922,11 +922,11 @@ TEST(TransformSpecTest, ValidateNamesFieldValueAndRange) {
   const std::vector<Case> cases = {
       {"scale",
        [](TransformSpec* s) {
-         s->scale_min = 0.5;
-         s->scale_max = 0.2;
+         s->random_resized_crop.scale_min = 0.5;
+         s->random_resized_crop.scale_max = 0.2;
        },
        "RandomResizedCrop scale must satisfy 0 < min <= max <= 1 (got (0.5, 0.2))"},
-      {"ratio", [](TransformSpec* s) { s->ratio_min = 0; },
+      {"ratio", [](TransformSpec* s) { s->random_resized_crop.ratio_min = 0; },
        "RandomResizedCrop ratio must satisfy 0 < min <= max (got (0, 1.3333333333333333))"},
       {"width", [](TransformSpec* s) { s->out_width = 0; }, "RandomResizedCrop size must be in 1..8192 (got (224, 0))"},
       {"height", [](TransformSpec* s) { s->out_height = 8193; },
@@ -964,14 +964,14 @@ TEST(TransformSpecTest, ValidateNamesFieldValueAndRange) {
          s->out_width = 0;
        },
        "output size must be in 1..8192 (got (224, 0))"},
-      {"flip", [](TransformSpec* s) { s->flip_p = -0.5; }, "RandomHorizontalFlip p must be in [0, 1] (got -0.5)"},
+      {"flip", [](TransformSpec* s) { s->hflip.p = -0.5; }, "RandomHorizontalFlip p must be in [0, 1] (got -0.5)"},
       {"brightness", [](TransformSpec* s) { s->jitter.brightness = -1; },
        "ColorJitter brightness must be >= 0 (got -1)"},
       {"hue", [](TransformSpec* s) { s->jitter.hue = 0.51; }, "ColorJitter hue must be in [0, 0.5] (got 0.51)"},
       {"std",
        [](TransformSpec* s) {
-         s->normalize = true;
-         s->std[2] = 0;
+         s->normalize.on = true;
+         s->normalize.std[2] = 0;
        },
        "Normalize std must be non-zero and finite (got std[2] = 0)"},
       {"channels", [](TransformSpec* s) { s->channels = 4; }, "channels must be 1 (Grayscale) or 3 (RGB) (got 4)"},
@@ -994,8 +994,8 @@ TEST(TransformSpecTest, ValidateAcceptsUnsetSizeOnlyForNone) {
   EXPECT_EQ(spec.sample_bytes(), 0u);
   // Grey specs only use the first std element; the others may be anything.
   spec.channels = 1;
-  spec.normalize = true;
-  spec.std = {0.5f, 0.0f, 0.0f};
+  spec.normalize.on = true;
+  spec.normalize.std = {0.5f, 0.0f, 0.0f};
   EXPECT_NO_THROW(spec.validate());
   spec.geometry = Geometry::kRandomResizedCrop;
   EXPECT_THROW(spec.validate(), UsageError);

@@ -27,7 +27,7 @@ void build(chain::ChainState& state, const chain::Call& call, const Args& args) 
 
 // Feature vectors have one "channel" too, without a Grayscale.
 void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
-  if (spec.channels == 1 && spec.features == 0) parts->emplace_back("Grayscale");
+  if (spec.channels == 1 && !spec.features.enabled()) parts->emplace_back("Grayscale");
 }
 
 }  // namespace grayscale_op

@@ -17,14 +17,14 @@ constexpr std::string_view kParams[] = {"p"};
 constexpr OpName kNames[] = {{"RandomHorizontalFlip", kParams, "RandomHorizontalFlip(0.25)"}};
 
 void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
-  state.spec.flip_p = args[0] ? chain::to_number(call, "p", *args[0]) : 0.5;
+  state.spec.hflip.p = args[0] ? chain::to_number(call, "p", *args[0]) : 0.5;
 }
 
 void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
-  if (spec.flip_p > 0) parts->push_back(fmt::format("RandomHorizontalFlip({})", spec.flip_p));
+  if (spec.hflip.enabled()) parts->push_back(fmt::format("RandomHorizontalFlip({})", spec.hflip.p));
 }
 
-void validate(const TransformSpec& spec) { spec::check_probability("RandomHorizontalFlip", spec.flip_p); }
+void validate(const TransformSpec& spec) { spec::check_probability("RandomHorizontalFlip", spec.hflip.p); }
 
 }  // namespace horizontal_flip_op
 

@@ -22,10 +22,10 @@ constexpr std::string_view kParams[] = {"mean", "std"};
 constexpr OpName kNames[] = {{"Normalize", kParams, "Normalize(mean=(0.5, 0.4, 0.3), std=(0.2, 0.25, 0.3))"}};
 
 void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
-  TransformSpec& spec = state.spec;
-  spec.normalize = true;
-  spec.mean = spec::kImagenetMean;
-  spec.std = spec::kImagenetStd;
+  NormalizeSpec& normalize = state.spec.normalize;
+  normalize.on = true;
+  normalize.mean = spec::kImagenetMean;
+  normalize.std = spec::kImagenetStd;
   if (!args[0] && !args[1]) return;
   if (args[0] && args[0]->kind == Value::Kind::kWord && !args[1]) {
     if (args[0]->text != "imagenet") {
@@ -36,29 +36,32 @@ void build(chain::ChainState& state, const chain::Call& call, const Args& args) 
   if (!args[0] || !args[1]) {
     throw UsageError(fmt::format("Normalize needs both mean and std, or 'imagenet' (got '{}')", call.text));
   }
-  spec.mean = chain::to_channels(call, "mean", *args[0]);
-  spec.std = chain::to_channels(call, "std", *args[1]);
+  normalize.mean = chain::to_channels(call, "mean", *args[0]);
+  normalize.std = chain::to_channels(call, "std", *args[1]);
 }
 
 void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
-  if (!spec.normalize) return;
-  if (spec.mean == spec::kImagenetMean && spec.std == spec::kImagenetStd) {
+  const NormalizeSpec& normalize = spec.normalize;
+  if (!normalize.enabled()) return;
+  if (normalize.mean == spec::kImagenetMean && normalize.std == spec::kImagenetStd) {
     parts->emplace_back("Normalize");
   } else {
     parts->push_back(
-        fmt::format("Normalize(mean={}, std={})", spec::triple_text(spec.mean), spec::triple_text(spec.std)));
+        fmt::format("Normalize(mean={}, std={})", spec::triple_text(normalize.mean), spec::triple_text(normalize.std)));
   }
 }
 
 // The channels the output has: Grayscale's one uses the first element.
 void validate(const TransformSpec& spec) {
-  if (!spec.normalize) return;
+  const NormalizeSpec& normalize = spec.normalize;
+  if (!normalize.enabled()) return;
   for (int c = 0; c < spec.channels; ++c) {
-    if (!std::isfinite(spec.mean[c])) {
-      throw UsageError(fmt::format("Normalize mean must be finite (got mean[{}] = {})", c, spec.mean[c]));
+    if (!std::isfinite(normalize.mean[c])) {
+      throw UsageError(fmt::format("Normalize mean must be finite (got mean[{}] = {})", c, normalize.mean[c]));
     }
-    if (!(std::isfinite(spec.std[c]) && spec.std[c] != 0)) {
-      throw UsageError(fmt::format("Normalize std must be non-zero and finite (got std[{}] = {})", c, spec.std[c]));
+    if (!(std::isfinite(normalize.std[c]) && normalize.std[c] != 0)) {
+      throw UsageError(
+          fmt::format("Normalize std must be non-zero and finite (got std[{}] = {})", c, normalize.std[c]));
     }
   }
 }

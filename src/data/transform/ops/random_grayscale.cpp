@@ -18,14 +18,14 @@ constexpr std::string_view kParams[] = {"p"};
 constexpr OpName kNames[] = {{"RandomGrayscale", kParams, "RandomGrayscale(0.2)"}};
 
 void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
-  state.spec.grayscale_p = args[0] ? chain::to_number(call, "p", *args[0]) : 0.1;
+  state.spec.random_grayscale.p = args[0] ? chain::to_number(call, "p", *args[0]) : 0.1;
 }
 
 void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
-  if (spec.grayscale_p > 0) parts->push_back(fmt::format("RandomGrayscale({})", spec.grayscale_p));
+  if (spec.random_grayscale.enabled()) parts->push_back(fmt::format("RandomGrayscale({})", spec.random_grayscale.p));
 }
 
-void validate(const TransformSpec& spec) { spec::check_probability("RandomGrayscale", spec.grayscale_p); }
+void validate(const TransformSpec& spec) { spec::check_probability("RandomGrayscale", spec.random_grayscale.p); }
 
 }  // namespace random_grayscale_op
 

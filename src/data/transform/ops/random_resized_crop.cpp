@@ -30,30 +30,32 @@ void build(chain::ChainState& state, const chain::Call& call, const Args& args) 
   spec.geometry = Geometry::kRandomResizedCrop;
   spec.out_height = h;
   spec.out_width = w;
-  spec.scale_min = spec::kDefaultScaleMin;
-  spec.scale_max = spec::kDefaultScaleMax;
-  spec.ratio_min = spec::kDefaultRatioMin;
-  spec.ratio_max = spec::kDefaultRatioMax;
+  RandomResizedCropSpec& rrc = spec.random_resized_crop;
+  rrc.scale_min = spec::kDefaultScaleMin;
+  rrc.scale_max = spec::kDefaultScaleMax;
+  rrc.ratio_min = spec::kDefaultRatioMin;
+  rrc.ratio_max = spec::kDefaultRatioMax;
   if (args[1]) {
     const auto [lo, hi] = chain::to_range(call, "scale", *args[1]);
-    spec.scale_min = lo;
-    spec.scale_max = hi;
+    rrc.scale_min = lo;
+    rrc.scale_max = hi;
   }
   if (args[2]) {
     const auto [lo, hi] = chain::to_range(call, "ratio", *args[2]);
-    spec.ratio_min = lo;
-    spec.ratio_max = hi;
+    rrc.ratio_min = lo;
+    rrc.ratio_max = hi;
   }
 }
 
 void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
   if (spec.geometry != Geometry::kRandomResizedCrop) return;
+  const RandomResizedCropSpec& rrc = spec.random_resized_crop;
   std::string s = "RandomResizedCrop(" + spec::size_text(spec.out_height, spec.out_width);
-  if (spec.scale_min != spec::kDefaultScaleMin || spec.scale_max != spec::kDefaultScaleMax) {
-    s += fmt::format(", scale=({}, {})", spec.scale_min, spec.scale_max);
+  if (rrc.scale_min != spec::kDefaultScaleMin || rrc.scale_max != spec::kDefaultScaleMax) {
+    s += fmt::format(", scale=({}, {})", rrc.scale_min, rrc.scale_max);
   }
-  if (spec.ratio_min != spec::kDefaultRatioMin || spec.ratio_max != spec::kDefaultRatioMax) {
-    s += fmt::format(", ratio=({}, {})", spec.ratio_min, spec.ratio_max);
+  if (rrc.ratio_min != spec::kDefaultRatioMin || rrc.ratio_max != spec::kDefaultRatioMax) {
+    s += fmt::format(", ratio=({}, {})", rrc.ratio_min, rrc.ratio_max);
   }
   // After a Resize, the filter is written on the Resize.
   if (!spec.resize.enabled() && spec.resample == ResampleFilter::kBicubic) s += ", interpolation=bicubic";
@@ -62,13 +64,14 @@ void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
 
 void validate(const TransformSpec& spec) {
   if (spec.geometry != Geometry::kRandomResizedCrop) return;
-  if (!(spec.scale_min > 0 && spec.scale_min <= spec.scale_max && spec.scale_max <= 1)) {
+  const RandomResizedCropSpec& rrc = spec.random_resized_crop;
+  if (!(rrc.scale_min > 0 && rrc.scale_min <= rrc.scale_max && rrc.scale_max <= 1)) {
     throw UsageError(fmt::format("RandomResizedCrop scale must satisfy 0 < min <= max <= 1 (got ({}, {}))",
-                                 spec.scale_min, spec.scale_max));
+                                 rrc.scale_min, rrc.scale_max));
   }
-  if (!(spec.ratio_min > 0 && spec.ratio_min <= spec.ratio_max && std::isfinite(spec.ratio_max))) {
-    throw UsageError(fmt::format("RandomResizedCrop ratio must satisfy 0 < min <= max (got ({}, {}))", spec.ratio_min,
-                                 spec.ratio_max));
+  if (!(rrc.ratio_min > 0 && rrc.ratio_min <= rrc.ratio_max && std::isfinite(rrc.ratio_max))) {
+    throw UsageError(fmt::format("RandomResizedCrop ratio must satisfy 0 < min <= max (got ({}, {}))", rrc.ratio_min,
+                                 rrc.ratio_max));
   }
 }
 

@@ -13,10 +13,10 @@ namespace standardize_op {
 
 constexpr OpName kNames[] = {{"Standardize", {}, "Standardize"}};
 
-void build(chain::ChainState& state, const chain::Call&, const Args&) { state.spec.standardize = true; }
+void build(chain::ChainState& state, const chain::Call&, const Args&) { state.spec.features.standardize = true; }
 
 void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
-  if (spec.standardize) parts->emplace_back("Standardize");
+  if (spec.features.standardize) parts->emplace_back("Standardize");
 }
 
 }  // namespace standardize_op

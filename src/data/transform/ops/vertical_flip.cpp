@@ -17,14 +17,14 @@ constexpr std::string_view kParams[] = {"p"};
 constexpr OpName kNames[] = {{"RandomVerticalFlip", kParams, "RandomVerticalFlip(p=0.75)"}};
 
 void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
-  state.spec.vflip_p = args[0] ? chain::to_number(call, "p", *args[0]) : 0.5;
+  state.spec.vflip.p = args[0] ? chain::to_number(call, "p", *args[0]) : 0.5;
 }
 
 void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
-  if (spec.vflip_p > 0) parts->push_back(fmt::format("RandomVerticalFlip({})", spec.vflip_p));
+  if (spec.vflip.enabled()) parts->push_back(fmt::format("RandomVerticalFlip({})", spec.vflip.p));
 }
 
-void validate(const TransformSpec& spec) { spec::check_probability("RandomVerticalFlip", spec.vflip_p); }
+void validate(const TransformSpec& spec) { spec::check_probability("RandomVerticalFlip", spec.vflip.p); }
 
 }  // namespace vertical_flip_op
 

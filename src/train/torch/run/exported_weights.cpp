@@ -76,8 +76,8 @@ ExportedWeights read_exported_weights(const std::string& path) {
     w.inputs.dtype = data::DType::kFloat32;
     if (!inputs.at("features").is_null()) w.features = inputs.at("features").get<int>();
     if (const auto& standardize = inputs.at("standardize"); !standardize.is_null()) {
-      w.inputs.feature_mean = standardize.at("mean").get<std::vector<float>>();
-      w.inputs.feature_std = standardize.at("std").get<std::vector<float>>();
+      w.inputs.features.mean = standardize.at("mean").get<std::vector<float>>();
+      w.inputs.features.std = standardize.at("std").get<std::vector<float>>();
     }
     if (m.count("ema_decay")) {
       w.note = fmt::format(" · moving average (decay {:g}, {} updates)", std::stod(m.at("ema_decay")),

@@ -75,8 +75,8 @@ void RunRecords::set_process(int threads, const HostTuning& host) {
 
 nlohmann::json inputs_json(const data::TransformSpec& spec) {
   nlohmann::json inputs = {{"transform", spec.describe()}, {"features", nullptr}, {"standardize", nullptr}};
-  if (spec.features > 0) inputs["features"] = spec.features;
-  if (!spec.feature_mean.empty()) inputs["standardize"] = {{"mean", spec.feature_mean}, {"std", spec.feature_std}};
+  if (spec.features.enabled()) inputs["features"] = spec.features.length;
+  if (!spec.features.mean.empty()) inputs["standardize"] = {{"mean", spec.features.mean}, {"std", spec.features.std}};
   return inputs;
 }
 

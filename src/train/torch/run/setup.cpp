@@ -323,8 +323,8 @@ TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place) {
   if (s.val_source) {
     data::LoaderOptions val_options = loader_options(cfg, *s.val_source, false, s.start_workers);
     // Standardized with the training data's statistics, as a fitted scaler would be.
-    val_options.transform.feature_mean = s.train_loader->options().transform.feature_mean;
-    val_options.transform.feature_std = s.train_loader->options().transform.feature_std;
+    val_options.transform.features.mean = s.train_loader->options().transform.features.mean;
+    val_options.transform.features.std = s.train_loader->options().transform.features.std;
     val_options.allocator = s.pinned.get();
     plan_device_feed(s.device, conv_net, &val_options);  // the same plan: same mean and std
     s.val_loader = std::make_unique<data::Loader>(s.val_source, val_options);
@@ -368,9 +368,9 @@ int64_t optimizer_steps_per_epoch(const TrainConfig& cfg, const TrainSetup& setu
 data::TransformSpec inference_inputs(const TrainSetup& setup) {
   data::TransformSpec spec = setup.eval_chain;
   const data::TransformSpec& fitted = setup.train_loader->options().transform;
-  spec.features = fitted.features;
-  spec.feature_mean = fitted.feature_mean;
-  spec.feature_std = fitted.feature_std;
+  spec.features.length = fitted.features.length;
+  spec.features.mean = fitted.features.mean;
+  spec.features.std = fitted.features.std;
   if (spec.geometry == data::Geometry::kNone) {  // the source's size, filled in by the loader
     spec.out_width = fitted.out_width;
     spec.out_height = fitted.out_height;

@@ -175,8 +175,8 @@ FeedOptions plan_device_feed(torch::Device device, bool conv_net, data::LoaderOp
 
 void move_normalize_to_feed(data::TransformSpec* spec, FeedOptions* feed) {
   if (!data::normalize_in_consumer(spec)) return;
-  feed->normalize_mean = spec->mean;
-  feed->normalize_std = spec->std;
+  feed->normalize_mean = spec->normalize.mean;
+  feed->normalize_std = spec->normalize.std;
 }
 
 }  // namespace stoker::train
