@@ -316,14 +316,14 @@ struct TransformSpec {
   std::string describe() const;
   // Throws UsageError naming the field, the value and the allowed range: sizes 1..8192,
   // RandomCrop padding 0..8192 and fill in [0, 255], 0 < scale min <= max <= 1, 0 < ratio min <= max, flip p in [0, 1],
-  // jitter factors >= 0, hue in [0, 0.5], finite mean and non-zero finite std (when normalize is on), channels 1 or 3;
-  // the automatic augmentations' counts and bins as AutoAugmentSpec says, fill in [0, 255]; RandomAffine degrees and
-  // shear ranges min <= max, shear within (-90, 90), translate in [0, 1], 0 < scale min <= max, fill in [0, 255]; the
-  // colour operations' p in [0, 1], RandomPosterize bits whole in 0..8, RandomSolarize threshold 0 or in [1, 255]
-  // (below 1 would be a float image's threshold: refused, naming 255 times it), sharpness_factor >= 0; RandomErasing p
-  // in [0, 1], 0 <= scale min <= max <= 1, 0 < ratio min <= max, finite value; Standardize only with none / Float16 /
-  // Float32; feature vectors not as uint8, and features.mean / features.std empty or one finite value per feature (std
-  // > 0).
+  // jitter factors >= 0, hue in [0, 0.5], finite mean and non-zero finite std (when normalize), channels 1 or 3; the
+  // automatic augmentations' counts and bins as AutoAugmentSpec says, fill in [0, 255]; RandomAffine degrees and shear
+  // ranges min <= max, shear within (-90, 90), translate in [0, 1], 0 < scale min <= max, fill in [0, 255]; the colour
+  // operations' p in [0, 1], RandomPosterize bits whole in 0..8, RandomSolarize threshold 0 or in [1, 255] (below 1
+  // would be a float image's threshold: refused, naming 255 times it), sharpness_factor >= 0;
+  // RandomErasing p in [0, 1], 0 <= scale min <= max <= 1, 0 < ratio min <= max, finite value;
+  // Standardize only with none / Float16 / Float32; feature vectors not as uint8, and
+  // features.mean / features.std empty or one finite value per feature (std > 0).
   void validate() const;
 
  private:
