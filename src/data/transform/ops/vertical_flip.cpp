@@ -1,38 +1,24 @@
 // RandomVerticalFlip(p=0.5): torchvision's, an upside-down mirror of a share p of the samples.
-#include <fmt/format.h>
-
-#include <string>
-#include <vector>
-
-#include "data/transform/chain/call_args.h"
-#include "data/transform/chain/chain_builder.h"
-#include "data/transform/spec_common.h"
-#include "registry.h"
+#include "probability_op.h"
 
 namespace stoker::data::ops {
 
-namespace vertical_flip_op {
+namespace {
 
-constexpr std::string_view kParams[] = {"p"};
-constexpr OpName kNames[] = {{"RandomVerticalFlip", kParams, "RandomVerticalFlip(p=0.75)"}};
+struct VerticalFlip {
+  static constexpr const char* kName = "RandomVerticalFlip";
+  static constexpr const char* kExample = "RandomVerticalFlip(p=0.75)";
+  static constexpr double kDefaultP = 0.5;
+  static constexpr const char* kWrapHint = "RandomVerticalFlip has a p of its own";
+  template <typename Spec>
+  static auto& part(Spec& spec) {
+    return spec.vflip;
+  }
+};
 
-void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
-  state.spec.vflip.p = args[0] ? chain::to_number(call, "p", *args[0]) : 0.5;
-}
-
-void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
-  if (spec.vflip.enabled()) parts->push_back(fmt::format("RandomVerticalFlip({})", spec.vflip.p));
-}
-
-void validate(const TransformSpec& spec) { spec::check_probability("RandomVerticalFlip", spec.vflip.p); }
-
-}  // namespace vertical_flip_op
+}  // namespace
 
 extern const TransformOp kVerticalFlipOp;
-const TransformOp kVerticalFlipOp{.names = vertical_flip_op::kNames,
-                                  .build = vertical_flip_op::build,
-                                  .describe = vertical_flip_op::describe,
-                                  .validate = vertical_flip_op::validate,
-                                  .wrap_hint = "RandomVerticalFlip has a p of its own"};
+constinit const TransformOp kVerticalFlipOp = probability_op<VerticalFlip>();
 
 }  // namespace stoker::data::ops

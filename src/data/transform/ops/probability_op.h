@@ -1,0 +1,50 @@
+// The transforms whose whole setting is one probability p, torchvision's Transform(p=...):
+// RandomHorizontalFlip, RandomVerticalFlip, RandomGrayscale. Each file names its transform with a
+// traits struct, and probability_op<Traits>() makes its registry entry (registry.h): p by
+// position or keyword (the default when not given), written back as "Name(p)" when > 0, checked
+// to lie in [0, 1], and not wrappable by RandomApply, since p is already its own.
+//
+// Traits: kName (const char*), kExample (a call for the registry's test), kDefaultP, kWrapHint
+// (RandomApply's refusal), and a template part(spec) returning a reference to the transform's
+// member of the spec (const for a const spec), a struct with `double p` and enabled().
+// Thread safety and errors: as registry.h's entries.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "data/transform/chain/call_args.h"
+#include "data/transform/chain/chain_builder.h"
+#include "data/transform/spec_common.h"
+#include "registry.h"
+
+namespace stoker::data::ops {
+
+template <typename Traits>
+struct ProbabilityOp {
+  static constexpr std::string_view kParams[] = {"p"};
+  static constexpr OpName kNames[] = {{Traits::kName, kParams, Traits::kExample}};
+
+  static void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
+    Traits::part(state.spec).p = args[0] ? chain::to_number(call, "p", *args[0]) : Traits::kDefaultP;
+  }
+  static void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
+    if (Traits::part(spec).enabled()) parts->push_back(fmt::format("{}({})", Traits::kName, Traits::part(spec).p));
+  }
+  static void validate(const TransformSpec& spec) { spec::check_probability(Traits::kName, Traits::part(spec).p); }
+};
+
+template <typename Traits>
+constexpr TransformOp probability_op() {
+  using Op = ProbabilityOp<Traits>;
+  return TransformOp{.names = Op::kNames,
+                     .build = Op::build,
+                     .describe = Op::describe,
+                     .validate = Op::validate,
+                     .wrap_hint = Traits::kWrapHint};
+}
+
+}  // namespace stoker::data::ops
