@@ -19,7 +19,6 @@
 #include <optional>
 #include <string>
 #include <thread>
-#include <tuple>
 #include <vector>
 
 #include "child_process.h"
@@ -95,25 +94,42 @@ std::string exit_text(int status) {
 
 int exit_code_of(int status) { return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status); }
 
-// Waits up to a second for a process of `alive` (pid -> rank) to exit with an error code of its
-// own (not killed by a signal), reaping what ends meanwhile (the leader's code into
-// *leader_code); returns its rank, status and exit code, or nothing.
-std::optional<std::tuple<int, int, int>> reap_own_failure(std::map<pid_t, int>& alive, int* leader_code) {
+// A process of the group that ended: its rank, wait status and exit code (128 + the signal
+// when killed).
+struct Ended {
+  int rank = 0;
+  int status = 0;
+  int code = 0;
+};
+
+enum class Reaped { kOne, kNothingYet, kNoneLeft };
+
+// Reaps, without blocking, a process of `alive` (pid -> rank) that has ended: erases it, keeps
+// the leader's exit code in *leader_code and says which in *ended.
+Reaped reap_one(std::map<pid_t, int>& alive, int* leader_code, Ended* ended) {
+  int status = 0;
+  pid_t done = 0;
+  while ((done = ::waitpid(-1, &status, WNOHANG)) > 0) {
+    const auto it = alive.find(done);
+    if (it == alive.end()) continue;
+    *ended = {.rank = it->second, .status = status, .code = exit_code_of(status)};
+    alive.erase(it);
+    if (ended->rank == 0) *leader_code = ended->code;
+    return Reaped::kOne;
+  }
+  return done == 0 || errno == EINTR ? Reaped::kNothingYet : Reaped::kNoneLeft;
+}
+
+// Waits up to a second for a process of `alive` to exit with an error code of its own (not
+// killed by a signal), reaping what ends meanwhile; returns it, or nothing.
+std::optional<Ended> reap_own_failure(std::map<pid_t, int>& alive, int* leader_code) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
   while (!alive.empty() && std::chrono::steady_clock::now() < deadline) {
-    int status = 0;
-    const pid_t done = ::waitpid(-1, &status, WNOHANG);
-    const auto it = done > 0 ? alive.find(done) : alive.end();
-    if (it == alive.end()) {
-      if (done < 0 && errno != EINTR) break;  // no children left
-      if (done <= 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      continue;
-    }
-    const int rank = it->second;
-    alive.erase(it);
-    const int code = exit_code_of(status);
-    if (rank == 0) *leader_code = code;
-    if (WIFEXITED(status) && code != 0) return std::tuple{rank, status, code};
+    Ended ended;
+    const Reaped reaped = reap_one(alive, leader_code, &ended);
+    if (reaped == Reaped::kNoneLeft) break;
+    if (reaped == Reaped::kNothingYet) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (reaped == Reaped::kOne && WIFEXITED(ended.status) && ended.code != 0) return ended;
   }
   return std::nullopt;
 }
@@ -142,33 +158,27 @@ int launch_local_processes(int processes, int threads) {
   int leader_code = 0;
   const sigset_t set = termination_set();
   while (!alive.empty()) {
-    int status = 0;
-    const pid_t done = ::waitpid(-1, &status, WNOHANG);
-    if (done > 0) {
-      const auto it = alive.find(done);
-      if (it == alive.end()) continue;
-      int rank = it->second;
-      alive.erase(it);
-      int code = exit_code_of(status);
-      if (rank == 0) leader_code = code;
-      if (code != 0 && stop_signals == 0 && first_failure < 0) {
+    Ended ended;
+    const Reaped reaped = reap_one(alive, &leader_code, &ended);
+    if (reaped == Reaped::kNoneLeft) break;
+    if (reaped == Reaped::kOne) {
+      if (ended.code != 0 && stop_signals == 0 && first_failure < 0) {
         // A broken pipe is what a process gets when another of the group has gone first (the
         // leader refusing bad data while the others wait for it). The one that went first is
         // the one to name: give it a moment to be reaped.
-        if (WIFSIGNALED(status) && WTERMSIG(status) == SIGPIPE) {
-          if (const auto first = reap_own_failure(alive, &leader_code)) std::tie(rank, status, code) = *first;
+        if (WIFSIGNALED(ended.status) && WTERMSIG(ended.status) == SIGPIPE) {
+          if (const auto first = reap_own_failure(alive, &leader_code)) ended = *first;
         }
-        first_failure = code;
+        first_failure = ended.code;
         // Its own message (an error line) says why; a crash or a kill says nothing, so say it.
-        if (WIFSIGNALED(status)) {
-          std::fprintf(stderr, "error: training process %d of %d %s; stopped the other%s\n", rank, processes,
-                       exit_text(status).c_str(), processes == 2 ? "" : "s");
+        if (WIFSIGNALED(ended.status)) {
+          std::fprintf(stderr, "error: training process %d of %d %s; stopped the other%s\n", ended.rank, processes,
+                       exit_text(ended.status).c_str(), processes == 2 ? "" : "s");
         }
         kill_all(SIGKILL);  // they would wait for it until the group's timeout
       }
       continue;
     }
-    if (done < 0 && errno != EINTR) break;  // no children left
     siginfo_t info{};
     if (sigwaitinfo(&set, &info) < 0) continue;
     if (!is_stop_signal(info.si_signo)) continue;
