@@ -317,7 +317,7 @@ TEST_F(TrainFeaturesCli, ImageModelsAndImageTransformsAreRefused) {
       "model resnet18 takes images, and " + dir.str() + "/t.csv holds feature vectors (12 per sample); use --model mlp",
       "resnet18 on features");
   expect_one_line_error(run_command(kStoker + " train --model mlp --transforms 'RandomHorizontalFlip(0.5)'" + data), 2,
-                        "RandomHorizontalFlip is an image transform", "flip on features");
+                        "RandomHorizontalFlip(0.5) is an image transform", "flip on features");
   write_blobs(dir.str() + "/v.csv", 50, 4);
   std::ofstream(dir.str() + "/narrow.csv") << "a,label\n1,0\n2,1\n";
   expect_one_line_error(

@@ -25,8 +25,6 @@ inline constexpr double kDefaultRatioMax = 4.0 / 3.0;
 inline constexpr std::string_view kMiddleDot = "\xC2\xB7";  // U+00B7
 inline constexpr std::string_view kArrow = "\xE2\x86\x92";  // U+2192
 
-// The first colour operation `spec` applies, as torchvision names it; null when none.
-const char* first_color_op(const TransformSpec& spec);
 // "224" for a square, else "(height, width)", as torchvision's size arguments take it.
 std::string size_text(int height, int width);
 // The transform that gives `geometry`, as a chain names it; "output" for none.

@@ -17,13 +17,6 @@ namespace stoker::data {
 
 namespace spec {
 
-const char* first_color_op(const TransformSpec& spec) {
-  for (size_t i = 0; i < spec.color_ops.size(); ++i) {
-    if (spec.color_ops[i].enabled()) return to_string(static_cast<ColorOp>(i));
-  }
-  return nullptr;
-}
-
 std::string size_text(int height, int width) {
   return height == width ? fmt::format("{}", height) : fmt::format("({}, {})", height, width);
 }

@@ -10,6 +10,7 @@
 
 #include "chain/calls.h"
 #include "chain/chain_builder.h"
+#include "ops/registry.h"
 #include "spec_common.h"
 #include "stoker/core/error.h"
 #include "stoker/data/transform.h"
@@ -74,30 +75,9 @@ bool normalize_in_consumer(TransformSpec* spec) {
 
 TransformSpec eval_transform(const TransformSpec& train) {
   TransformSpec eval = train;
-  if (train.geometry == Geometry::kRandomCrop) {  // torchvision's CenterCrop: 1:1, zero padding
-    // After a Resize: Resize + CenterCrop, the pair evaluation recipes write.
-    eval.geometry = train.resize.enabled() ? Geometry::kResizeCenterCrop : Geometry::kCenterCrop;
-    eval.pad = PadSpec{};
+  for (const ops::TransformOp* op : ops::registry()) {
+    if (op->for_eval != nullptr) op->for_eval(train, &eval);
   }
-  if (train.geometry == Geometry::kRandomResizedCrop) {
-    constexpr double kCropFraction = 0.875;  // 224 of 256
-    eval.geometry = Geometry::kResizeCenterCrop;
-    if (!train.resize.enabled()) {  // else the training chain's Resize, then the centre
-      eval.resize.shorter =
-          static_cast<int>(std::floor(std::min(train.out_width, train.out_height) / kCropFraction + 1e-9));
-    }
-    eval.random_resized_crop = RandomResizedCropSpec{};
-  }
-  eval.hflip = FlipSpec{};
-  eval.vflip = FlipSpec{};
-  eval.random_grayscale = RandomGrayscaleSpec{};
-  eval.rotation = RotationSpec{};
-  eval.affine = AffineSpec{};
-  eval.blur = GaussianBlurSpec{};
-  eval.color_ops = {};
-  eval.auto_augment = AutoAugmentSpec{};
-  eval.jitter = ColorJitterSpec{};
-  eval.erasing = RandomErasingSpec{};
   return eval;
 }
 

@@ -66,23 +66,17 @@ void TransformSpec::validate() const {
 
 void TransformSpec::validate_features() const {
   if (!features.standardize && !features.enabled()) return;
-  const char* image_step = geometry != Geometry::kNone   ? spec::geometry_name(geometry)
-                           : hflip.enabled()             ? "RandomHorizontalFlip"
-                           : vflip.enabled()             ? "RandomVerticalFlip"
-                           : rotation.enabled()          ? "RandomRotation"
-                           : affine.enabled()            ? "RandomAffine"
-                           : blur.enabled()              ? "GaussianBlur"
-                           : random_grayscale.enabled()  ? "RandomGrayscale"
-                           : spec::first_color_op(*this) ? spec::first_color_op(*this)
-                           : auto_augment.enabled()      ? to_string(auto_augment.kind)
-                           : jitter.enabled()            ? "ColorJitter"
-                           : normalize.enabled()         ? "Normalize"
-                           : erasing.enabled()           ? "RandomErasing"
-                                                         : nullptr;
-  if (image_step != nullptr) {
+  // The first image transform the chain has: its geometry, else the first entry not marked
+  // on_features (registry.h) that describe() writes, as it writes it.
+  std::vector<std::string> image_steps;
+  if (geometry != Geometry::kNone) image_steps.emplace_back(spec::geometry_name(geometry));
+  for (const ops::TransformOp* op : ops::registry()) {
+    if (image_steps.empty() && !op->on_features && op->describe != nullptr) op->describe(*this, &image_steps);
+  }
+  if (!image_steps.empty()) {
     throw UsageError(fmt::format(
         "{} is an image transform, and {}; feature vectors take 'Standardize' or 'none' (and Float16/Float32)",
-        image_step,
+        image_steps.front(),
         features.enabled() ? fmt::format("the data holds feature vectors ({} per sample)", features.length)
                            : std::string("Standardize is for feature vectors")));
   }

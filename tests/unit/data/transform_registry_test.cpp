@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "data/transform/ops/registry.h"
+#include "data/transform/spec_common.h"
 #include "stoker/core/error.h"
 #include "stoker/data/transform.h"
 #include "support/error_text.h"
@@ -147,6 +148,61 @@ TEST(TransformRegistryTest, UnknownNamesListTheRegistry) {
               }).find("did you mean '" + std::string(name->name) + "'?"),
               std::string::npos)
         << typo;
+  }
+}
+
+// What the entry's describe writes for `spec`, joined; "" when it has none or writes nothing.
+std::string own_part(const ops::TransformOp& op, const TransformSpec& spec) {
+  std::vector<std::string> parts;
+  if (op.describe != nullptr) op.describe(spec, &parts);
+  std::string text;
+  for (const std::string& part : parts) text += part;
+  return text;
+}
+
+// eval_transform() turns off exactly the entries with a for_eval, and keeps the others as they
+// were; what it makes still validates and reads back.
+TEST(TransformRegistryTest, EvaluationTurnsOffWhatTheRegistrySays) {
+  int turned_off = 0;
+  for (const auto& [op, name] : every_name()) {
+    SCOPED_TRACE(std::string(name->example));
+    const TransformSpec train = parse_transforms(name->example);
+    const TransformSpec eval = eval_transform(train);
+    if (op->for_eval != nullptr) {
+      EXPECT_FALSE(own_part(*op, train).empty()) << "the example should turn " << name->name << " on";
+      EXPECT_EQ(own_part(*op, eval), "") << eval.describe();
+      ++turned_off;
+    } else {
+      EXPECT_EQ(own_part(*op, eval), own_part(*op, train)) << eval.describe();
+    }
+    EXPECT_NO_THROW(eval.validate()) << eval.describe();
+    EXPECT_EQ(parse_transforms(eval.describe()).describe(), eval.describe());
+  }
+  EXPECT_GE(turned_off, 10);
+}
+
+// Feature vectors take the entries marked on_features; any other that describes itself is
+// refused with one line naming it: a geometry by its name, another as describe() writes it.
+TEST(TransformRegistryTest, FeatureVectorsRefuseImageTransforms) {
+  for (const auto& [op, name] : every_name()) {
+    SCOPED_TRACE(std::string(name->example));
+    TransformSpec spec = parse_transforms(name->example);
+    const std::string own = own_part(*op, spec);
+    const bool geometry = spec.geometry != Geometry::kNone;
+    spec.features.length = 12;
+    spec.out_width = 12;
+    spec.out_height = 1;
+    spec.channels = 1;
+    const std::string message = stoker::testing::usage_error_text([&] { spec.validate(); });
+    const bool refused = message.find(
+                             " is an image transform, and the data holds feature vectors (12 per "
+                             "sample); feature vectors take 'Standardize' or 'none'") != std::string::npos;
+    if (op->on_features) {
+      EXPECT_FALSE(refused) << message;
+    } else if (!own.empty()) {
+      EXPECT_TRUE(refused) << message;
+      EXPECT_EQ(message.rfind(geometry ? spec::geometry_name(spec.geometry) : own, 0), 0U) << message;
+    }
   }
 }
 

@@ -487,7 +487,7 @@ TEST(ParseTransformsTest, AutomaticAugmentationsAndErasingTakeTorchvisionsArgume
   features.channels = 1;
   EXPECT_NE(testing::usage_error_text([&] {
               features.validate();
-            }).find("RandomErasing is an image transform, and the data holds feature vectors (12 per sample)"),
+            }).find("RandomErasing(p=0.5) is an image transform, and the data holds feature vectors (12 per sample)"),
             std::string::npos);
 }
 
@@ -499,7 +499,7 @@ TEST(ParseTransformsTest, ColorOperationsAreImageTransforms) {
   features.channels = 1;
   EXPECT_NE(testing::usage_error_text([&] {
               features.validate();
-            }).find("RandomEqualize is an image transform, and the data holds feature vectors (12 per sample)"),
+            }).find("RandomEqualize(p=0.2) is an image transform, and the data holds feature vectors (12 per sample)"),
             std::string::npos);
 }
 

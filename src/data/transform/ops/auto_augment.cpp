@@ -164,6 +164,7 @@ const TransformOp kAutoAugmentOp{.names = auto_augment_op::kNames,
                                  .claim = auto_augment_op::claim,
                                  .build = auto_augment_op::build,
                                  .describe = auto_augment_op::describe,
-                                 .validate = auto_augment_op::validate};
+                                 .validate = auto_augment_op::validate,
+                                 .for_eval = off_in_eval<&TransformSpec::auto_augment>};
 
 }  // namespace stoker::data::ops

@@ -76,6 +76,7 @@ const TransformOp kColorJitterOp{.names = color_jitter_op::kNames,
                                  .describe = color_jitter_op::describe,
                                  .validate = color_jitter_op::validate,
                                  .wrap = Wrap::kApplyP,
-                                 .wrapped_p = color_jitter_op::apply_p};
+                                 .wrapped_p = color_jitter_op::apply_p,
+                                 .for_eval = off_in_eval<&TransformSpec::jitter>};
 
 }  // namespace stoker::data::ops

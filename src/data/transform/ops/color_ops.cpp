@@ -112,6 +112,7 @@ const TransformOp kColorOpsOp{.names = color_ops_op::kNames,
                               .describe = color_ops_op::describe,
                               .validate = color_ops_op::validate,
                               .wrap = Wrap::kScaleP,
-                              .wrapped_p = color_ops_op::own_p};
+                              .wrapped_p = color_ops_op::own_p,
+                              .for_eval = off_in_eval<&TransformSpec::color_ops>};
 
 }  // namespace stoker::data::ops

@@ -80,6 +80,7 @@ const TransformOp kGaussianBlurOp{.names = gaussian_blur_op::kNames,
                                   .describe = gaussian_blur_op::describe,
                                   .validate = gaussian_blur_op::validate,
                                   .wrap = Wrap::kApplyP,
-                                  .wrapped_p = gaussian_blur_op::apply_p};
+                                  .wrapped_p = gaussian_blur_op::apply_p,
+                                  .for_eval = off_in_eval<&TransformSpec::blur>};
 
 }  // namespace stoker::data::ops

@@ -36,6 +36,7 @@ extern const TransformOp kGrayscaleOp;
 const TransformOp kGrayscaleOp{.names = grayscale_op::kNames,
                                .build = grayscale_op::build,
                                .describe = grayscale_op::describe,
-                               .wrap_hint = "use RandomGrayscale(p)"};
+                               .wrap_hint = "use RandomGrayscale(p)",
+                               .on_features = true};
 
 }  // namespace stoker::data::ops

@@ -24,7 +24,9 @@ void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
 }  // namespace no_geometry_op
 
 extern const TransformOp kNoGeometryOp;
-const TransformOp kNoGeometryOp{
-    .names = no_geometry_op::kNames, .build = no_geometry_op::build, .describe = no_geometry_op::describe};
+const TransformOp kNoGeometryOp{.names = no_geometry_op::kNames,
+                                .build = no_geometry_op::build,
+                                .describe = no_geometry_op::describe,
+                                .on_features = true};
 
 }  // namespace stoker::data::ops

@@ -2,7 +2,8 @@
 // RandomHorizontalFlip, RandomVerticalFlip, RandomGrayscale. Each file names its transform with a
 // traits struct, and probability_op<Traits>() makes its registry entry (registry.h): p by
 // position or keyword (the default when not given), written back as "Name(p)" when > 0, checked
-// to lie in [0, 1], and not wrappable by RandomApply, since p is already its own.
+// to lie in [0, 1], off in evaluation, and not wrappable by RandomApply, since p is already its
+// own.
 //
 // Traits: kName (const char*), kExample (a call for the registry's test), kDefaultP, kWrapHint
 // (RandomApply's refusal), and a template part(spec) returning a reference to the transform's
@@ -35,6 +36,7 @@ struct ProbabilityOp {
     if (Traits::part(spec).enabled()) parts->push_back(fmt::format("{}({})", Traits::kName, Traits::part(spec).p));
   }
   static void validate(const TransformSpec& spec) { spec::check_probability(Traits::kName, Traits::part(spec).p); }
+  static void for_eval(const TransformSpec& /*train*/, TransformSpec* eval) { Traits::part(*eval) = {}; }
 };
 
 template <typename Traits>
@@ -44,7 +46,8 @@ constexpr TransformOp probability_op() {
                      .build = Op::build,
                      .describe = Op::describe,
                      .validate = Op::validate,
-                     .wrap_hint = Traits::kWrapHint};
+                     .wrap_hint = Traits::kWrapHint,
+                     .for_eval = Op::for_eval};
 }
 
 }  // namespace stoker::data::ops

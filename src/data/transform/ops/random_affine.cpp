@@ -123,6 +123,7 @@ const TransformOp kRandomAffineOp{.names = random_affine_op::kNames,
                                   .describe = random_affine_op::describe,
                                   .validate = random_affine_op::validate,
                                   .wrap = Wrap::kApplyP,
-                                  .wrapped_p = random_affine_op::apply_p};
+                                  .wrapped_p = random_affine_op::apply_p,
+                                  .for_eval = off_in_eval<&TransformSpec::affine>};
 
 }  // namespace stoker::data::ops

@@ -69,6 +69,14 @@ void build(chain::ChainState& state, const chain::Call& call, const Args& args) 
   }
 }
 
+// Evaluation takes torchvision's CenterCrop: 1:1, no padding; after a Resize, Resize then
+// CenterCrop, the pair evaluation recipes write.
+void for_eval(const TransformSpec& train, TransformSpec* eval) {
+  if (train.geometry != Geometry::kRandomCrop) return;
+  eval->geometry = train.resize.enabled() ? Geometry::kResizeCenterCrop : Geometry::kCenterCrop;
+  eval->pad = PadSpec{};
+}
+
 // "RandomCrop(32, padding=4)": the arguments that differ from torchvision's defaults.
 void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
   if (spec.geometry != Geometry::kRandomCrop) return;
@@ -112,6 +120,7 @@ const TransformOp kRandomCropOp{.names = random_crop_op::kNames,
                                 .claim = claim_geometry,
                                 .build = random_crop_op::build,
                                 .describe = random_crop_op::describe,
-                                .validate = random_crop_op::validate};
+                                .validate = random_crop_op::validate,
+                                .for_eval = random_crop_op::for_eval};
 
 }  // namespace stoker::data::ops

@@ -89,6 +89,7 @@ const TransformOp kRandomErasingOp{.names = random_erasing_op::kNames,
                                    .build = random_erasing_op::build,
                                    .describe = random_erasing_op::describe,
                                    .validate = random_erasing_op::validate,
-                                   .wrap_hint = "RandomErasing has a p of its own"};
+                                   .wrap_hint = "RandomErasing has a p of its own",
+                                   .for_eval = off_in_eval<&TransformSpec::erasing>};
 
 }  // namespace stoker::data::ops

@@ -2,6 +2,7 @@
 // an area fraction in `scale` and an aspect ratio in `ratio`, resampled to `size`.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -47,6 +48,20 @@ void build(chain::ChainState& state, const chain::Call& call, const Args& args) 
   }
 }
 
+// Evaluation resizes and takes the centre, 224 of 256 as torchvision's recipes do; after a
+// Resize, the training chain's Resize and then the centre.
+void for_eval(const TransformSpec& train, TransformSpec* eval) {
+  if (train.geometry == Geometry::kRandomResizedCrop) {
+    constexpr double kCropFraction = 0.875;  // 224 of 256
+    eval->geometry = Geometry::kResizeCenterCrop;
+    if (!train.resize.enabled()) {
+      eval->resize.shorter =
+          static_cast<int>(std::floor(std::min(train.out_width, train.out_height) / kCropFraction + 1e-9));
+    }
+  }
+  eval->random_resized_crop = RandomResizedCropSpec{};
+}
+
 void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
   if (spec.geometry != Geometry::kRandomResizedCrop) return;
   const RandomResizedCropSpec& rrc = spec.random_resized_crop;
@@ -82,6 +97,7 @@ const TransformOp kRandomResizedCropOp{.names = random_resized_crop_op::kNames,
                                        .claim = claim_geometry,
                                        .build = random_resized_crop_op::build,
                                        .describe = random_resized_crop_op::describe,
-                                       .validate = random_resized_crop_op::validate};
+                                       .validate = random_resized_crop_op::validate,
+                                       .for_eval = random_resized_crop_op::for_eval};
 
 }  // namespace stoker::data::ops

@@ -70,6 +70,7 @@ const TransformOp kRandomRotationOp{.names = random_rotation_op::kNames,
                                     .describe = random_rotation_op::describe,
                                     .validate = random_rotation_op::validate,
                                     .wrap = Wrap::kApplyP,
-                                    .wrapped_p = random_rotation_op::apply_p};
+                                    .wrapped_p = random_rotation_op::apply_p,
+                                    .for_eval = off_in_eval<&TransformSpec::rotation>};
 
 }  // namespace stoker::data::ops

@@ -92,7 +92,20 @@ struct TransformOp {
   double* (*wrapped_p)(TransformSpec* spec, std::string_view name) = nullptr;
   // kNo: appended to RandomApply's refusal after "; " (empty: nothing), e.g. "use RandomGrayscale(p)".
   std::string_view wrap_hint{};
+  // What eval_transform() makes of the transform's part of `eval`, a copy of `train`: a random
+  // augmentation turns itself off (off_in_eval), a random crop becomes its centre crop. Null:
+  // kept as in training.
+  void (*for_eval)(const TransformSpec& train, TransformSpec* eval) = nullptr;
+  // Feature vectors may take it ('none', Standardize, Grayscale). Every other transform that
+  // describe() writes is an image transform, which validate() refuses on feature vectors.
+  bool on_features = false;
 };
+
+// A for_eval that resets the TransformSpec member `Part` to its default, i.e. off.
+template <auto Part>
+void off_in_eval(const TransformSpec& /*train*/, TransformSpec* eval) {
+  eval->*Part = {};
+}
 
 // Every entry, in the order describe() writes them.
 List<const TransformOp*> registry();

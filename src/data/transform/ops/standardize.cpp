@@ -22,7 +22,9 @@ void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
 }  // namespace standardize_op
 
 extern const TransformOp kStandardizeOp;
-const TransformOp kStandardizeOp{
-    .names = standardize_op::kNames, .build = standardize_op::build, .describe = standardize_op::describe};
+const TransformOp kStandardizeOp{.names = standardize_op::kNames,
+                                 .build = standardize_op::build,
+                                 .describe = standardize_op::describe,
+                                 .on_features = true};
 
 }  // namespace stoker::data::ops
