@@ -3,10 +3,11 @@
 // layout last; see stoker/data/transform.h). Each entry lives in its own file under ops/ and
 // says, in one place, the names a chain calls it by (with lower-case aliases), the parameters
 // each name binds, how the bound call sets its part of the TransformSpec, how describe() writes
-// that part, how validate() checks it, and whether RandomApply may wrap it. The chain builder
-// looks names up here, the unknown-name message lists the names here, and describe() and
-// validate() walk the list; what spans several transforms (the geometry a Resize and a crop
-// make together, sizes, channels, feature vectors) stays with them.
+// that part, how validate() checks it, whether RandomApply may wrap it, what evaluation makes
+// of it and whether feature vectors may take it. The chain builder looks names up here, the
+// unknown-name message lists the names here, and describe(), validate() and eval_transform()
+// walk the list; what spans several transforms (the geometry a Resize and a crop make
+// together, sizes, channels, feature vectors) stays with them.
 //
 // Adding a transform: a file under ops/ defining its TransformOp, a line in registry.cpp, a
 // test. The list is explicit on purpose: these are static libraries, whose linker would drop an
