@@ -244,15 +244,10 @@ struct RandomResizedCropSpec {
   double ratio_min = 3.0 / 4.0, ratio_max = 4.0 / 3.0;
 };
 
-// RandomHorizontalFlip(p) and RandomVerticalFlip(p): a share p of the samples is mirrored.
-struct FlipSpec {
-  double p = 0;  // 0 = off
-  bool enabled() const { return p > 0; }
-};
-
-// RandomGrayscale(p): a share p of the samples becomes L in all three channels (Grayscale,
-// one channel, is TransformSpec::channels).
-struct RandomGrayscaleSpec {
+// A transform whose whole setting is the share p of the samples it applies to: the flips
+// (mirrored) and RandomGrayscale (L in all three channels; Grayscale, one channel, is
+// TransformSpec::channels).
+struct ProbabilitySpec {
   double p = 0;  // 0 = off
   bool enabled() const { return p > 0; }
 };
@@ -292,9 +287,9 @@ struct TransformSpec {
   ResampleFilter resample = ResampleFilter::kBilinear;  // Resize's and RandomResizedCrop's
   RandomResizedCropSpec random_resized_crop;            // kRandomResizedCrop
   PadSpec pad;                                          // kRandomCrop
-  FlipSpec hflip;                                       // RandomHorizontalFlip
-  FlipSpec vflip;                                       // RandomVerticalFlip
-  RandomGrayscaleSpec random_grayscale;
+  ProbabilitySpec hflip;                                // RandomHorizontalFlip
+  ProbabilitySpec vflip;                                // RandomVerticalFlip
+  ProbabilitySpec random_grayscale;                     // RandomGrayscale
   RotationSpec rotation;
   AffineSpec affine;
   GaussianBlurSpec blur;

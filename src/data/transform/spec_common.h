@@ -13,12 +13,9 @@
 namespace stoker::data::spec {
 
 inline constexpr int kMaxSize = 8192;
-inline constexpr std::array<float, 3> kImagenetMean{0.485f, 0.456f, 0.406f};
-inline constexpr std::array<float, 3> kImagenetStd{0.229f, 0.224f, 0.225f};
-inline constexpr double kDefaultScaleMin = 0.08;
-inline constexpr double kDefaultScaleMax = 1.0;
-inline constexpr double kDefaultRatioMin = 3.0 / 4.0;
-inline constexpr double kDefaultRatioMax = 4.0 / 3.0;
+// Normalize's defaults (NormalizeSpec's): ImageNet's statistics.
+inline constexpr std::array<float, 3> kImagenetMean = NormalizeSpec{}.mean;
+inline constexpr std::array<float, 3> kImagenetStd = NormalizeSpec{}.std;
 
 // describe() joins a chain with these, and the chain reader takes them as separators, so
 // describe()'s text parses back.

@@ -71,7 +71,8 @@ void TransformSpec::validate_features() const {
   std::vector<std::string> image_steps;
   if (geometry != Geometry::kNone) image_steps.emplace_back(spec::geometry_name(geometry));
   for (const ops::TransformOp* op : ops::registry()) {
-    if (image_steps.empty() && !op->on_features && op->describe != nullptr) op->describe(*this, &image_steps);
+    if (!image_steps.empty()) break;
+    if (!op->on_features && op->describe != nullptr) op->describe(*this, &image_steps);
   }
   if (!image_steps.empty()) {
     throw UsageError(fmt::format(

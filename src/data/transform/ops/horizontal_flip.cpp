@@ -10,10 +10,7 @@ struct HorizontalFlip {
   static constexpr const char* kExample = "RandomHorizontalFlip(0.25)";
   static constexpr double kDefaultP = 0.5;
   static constexpr const char* kWrapHint = "RandomHorizontalFlip has a p of its own";
-  template <typename Spec>
-  static auto& part(Spec& spec) {
-    return spec.hflip;
-  }
+  static constexpr ProbabilitySpec TransformSpec::*kPart = &TransformSpec::hflip;
 };
 
 }  // namespace

@@ -6,8 +6,7 @@
 // own.
 //
 // Traits: kName (const char*), kExample (a call for the registry's test), kDefaultP, kWrapHint
-// (RandomApply's refusal), and a template part(spec) returning a reference to the transform's
-// member of the spec (const for a const spec), a struct with `double p` and enabled().
+// (RandomApply's refusal), and kPart, the transform's ProbabilitySpec member of TransformSpec.
 // Thread safety and errors: as registry.h's entries.
 #pragma once
 
@@ -30,13 +29,14 @@ struct ProbabilityOp {
   static constexpr OpName kNames[] = {{Traits::kName, kParams, Traits::kExample}};
 
   static void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
-    Traits::part(state.spec).p = args[0] ? chain::to_number(call, "p", *args[0]) : Traits::kDefaultP;
+    (state.spec.*Traits::kPart).p = args[0] ? chain::to_number(call, "p", *args[0]) : Traits::kDefaultP;
   }
   static void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
-    if (Traits::part(spec).enabled()) parts->push_back(fmt::format("{}({})", Traits::kName, Traits::part(spec).p));
+    const ProbabilitySpec& part = spec.*Traits::kPart;
+    if (part.enabled()) parts->push_back(fmt::format("{}({})", Traits::kName, part.p));
   }
-  static void validate(const TransformSpec& spec) { spec::check_probability(Traits::kName, Traits::part(spec).p); }
-  static void for_eval(const TransformSpec& /*train*/, TransformSpec* eval) { Traits::part(*eval) = {}; }
+  static void validate(const TransformSpec& spec) { spec::check_probability(Traits::kName, (spec.*Traits::kPart).p); }
+  static void for_eval(const TransformSpec& /*train*/, TransformSpec* eval) { eval->*Traits::kPart = {}; }
 };
 
 template <typename Traits>

@@ -11,10 +11,7 @@ struct RandomGrayscale {
   static constexpr const char* kExample = "RandomGrayscale(0.2)";
   static constexpr double kDefaultP = 0.1;
   static constexpr const char* kWrapHint = "RandomGrayscale has a p of its own";
-  template <typename Spec>
-  static auto& part(Spec& spec) {
-    return spec.random_grayscale;
-  }
+  static constexpr ProbabilitySpec TransformSpec::*kPart = &TransformSpec::random_grayscale;
 };
 
 }  // namespace

@@ -32,10 +32,7 @@ void build(chain::ChainState& state, const chain::Call& call, const Args& args) 
   spec.out_height = h;
   spec.out_width = w;
   RandomResizedCropSpec& rrc = spec.random_resized_crop;
-  rrc.scale_min = spec::kDefaultScaleMin;
-  rrc.scale_max = spec::kDefaultScaleMax;
-  rrc.ratio_min = spec::kDefaultRatioMin;
-  rrc.ratio_max = spec::kDefaultRatioMax;
+  rrc = RandomResizedCropSpec{};  // torchvision's scale and ratio unless given
   if (args[1]) {
     const auto [lo, hi] = chain::to_range(call, "scale", *args[1]);
     rrc.scale_min = lo;
@@ -51,13 +48,12 @@ void build(chain::ChainState& state, const chain::Call& call, const Args& args) 
 // Evaluation resizes and takes the centre, 224 of 256 as torchvision's recipes do; after a
 // Resize, the training chain's Resize and then the centre.
 void for_eval(const TransformSpec& train, TransformSpec* eval) {
-  if (train.geometry == Geometry::kRandomResizedCrop) {
-    constexpr double kCropFraction = 0.875;  // 224 of 256
-    eval->geometry = Geometry::kResizeCenterCrop;
-    if (!train.resize.enabled()) {
-      eval->resize.shorter =
-          static_cast<int>(std::floor(std::min(train.out_width, train.out_height) / kCropFraction + 1e-9));
-    }
+  if (train.geometry != Geometry::kRandomResizedCrop) return;
+  constexpr double kCropFraction = 0.875;  // 224 of 256
+  eval->geometry = Geometry::kResizeCenterCrop;
+  if (!train.resize.enabled()) {
+    eval->resize.shorter =
+        static_cast<int>(std::floor(std::min(train.out_width, train.out_height) / kCropFraction + 1e-9));
   }
   eval->random_resized_crop = RandomResizedCropSpec{};
 }
@@ -65,11 +61,12 @@ void for_eval(const TransformSpec& train, TransformSpec* eval) {
 void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
   if (spec.geometry != Geometry::kRandomResizedCrop) return;
   const RandomResizedCropSpec& rrc = spec.random_resized_crop;
+  const RandomResizedCropSpec defaults;
   std::string s = "RandomResizedCrop(" + spec::size_text(spec.out_height, spec.out_width);
-  if (rrc.scale_min != spec::kDefaultScaleMin || rrc.scale_max != spec::kDefaultScaleMax) {
+  if (rrc.scale_min != defaults.scale_min || rrc.scale_max != defaults.scale_max) {
     s += fmt::format(", scale=({}, {})", rrc.scale_min, rrc.scale_max);
   }
-  if (rrc.ratio_min != spec::kDefaultRatioMin || rrc.ratio_max != spec::kDefaultRatioMax) {
+  if (rrc.ratio_min != defaults.ratio_min || rrc.ratio_max != defaults.ratio_max) {
     s += fmt::format(", ratio=({}, {})", rrc.ratio_min, rrc.ratio_max);
   }
   // After a Resize, the filter is written on the Resize.

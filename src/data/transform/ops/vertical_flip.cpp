@@ -10,10 +10,7 @@ struct VerticalFlip {
   static constexpr const char* kExample = "RandomVerticalFlip(p=0.75)";
   static constexpr double kDefaultP = 0.5;
   static constexpr const char* kWrapHint = "RandomVerticalFlip has a p of its own";
-  template <typename Spec>
-  static auto& part(Spec& spec) {
-    return spec.vflip;
-  }
+  static constexpr ProbabilitySpec TransformSpec::*kPart = &TransformSpec::vflip;
 };
 
 }  // namespace
