@@ -27,6 +27,9 @@
 // ahead. A LoaderState (seed, epoch, next batch) saved mid-epoch and passed to start_epoch
 // resumes with exactly the batches the uninterrupted run would have produced.
 //
+// A worker whose Source::on_worker_start throws ends, and every epoch fails with its message
+// (DataError from next()).
+//
 // Bad samples. A sample that cannot be read or decoded is recorded (name + reason) in the
 // epoch's statistics and replaced by a deterministic substitute: the next sample in dataset
 // order that loads (i+1, i+2, ... up to 16 tries), transformed with sample i's random
@@ -34,9 +37,12 @@
 // the epoch; with more than max_bad_fraction of the epoch bad, it stops too. A stop surfaces
 // as a DataError thrown from the consumer's next call; no exception escapes a worker.
 //
-// Thread safety. start_epoch(), next(), state(), set_workers(), set_prefetch() must be called
-// from one consumer thread. Workers run on between epochs (run ahead) until the buffers are
-// full; the destructor stops them after the sample each is writing.
+// Thread safety. start_epoch(), next(), next_within(), state(), set_workers(), set_prefetch()
+// are the consumer's calls: one thread at a time. A consumer call made while another is in
+// progress on another thread throws UsageError at once (it neither waits nor races), so two
+// threads sharing one Loader fail loudly instead of losing or splitting batches; calls taking
+// turns from several threads are the caller's to order. Workers run on between epochs (run
+// ahead) until the buffers are full; the destructor stops them after the sample each is writing.
 // stats(), stage_times() may be called from any thread. A Batch may be released on any
 // thread, also after its Loader is gone.
 #pragma once
@@ -160,7 +166,8 @@ struct LoaderThreads;
 
 // One batch, owned by the consumer until released (destructor or release()). Move-only.
 // data() is `size()` samples laid out per the TransformSpec; labels()/targets() hold the
-// targets; indices() the dataset index of each sample (before substitution).
+// targets; indices() the dataset index of each sample (before substitution); extra() what the
+// source attached to each.
 class Batch {
  public:
   Batch() = default;
@@ -187,6 +194,8 @@ class Batch {
   const float* targets() const;   // size() * target_dim floats (always filled)
   int target_dim() const;
   const uint64_t* indices() const;
+  // What the source attached to sample `slot` (SampleData::extra; a substitute's own), or null.
+  const std::shared_ptr<const void>& extra(int slot) const;
 
  private:
   std::shared_ptr<LoaderShared> shared_;
@@ -205,6 +214,12 @@ class Loader {
   // ahead into `epoch` when first_batch is 0; otherwise abandons whatever was in flight.
   void start_epoch(int64_t epoch, int64_t first_batch = 0);
   void resume(const LoaderState& state) { start_epoch(state.epoch, state.next_batch); }
+  // Begins `epoch` visiting `order` (dataset ids, repeats allowed: a caller's sampler, such as
+  // torch's DistributedSampler) instead of the options' shuffle and sharding, in batches of
+  // batch_size (drop_last as set). batches_per_epoch() and samples_per_epoch() become this
+  // epoch's; nothing is run ahead after it (the next order is not known). Throws UsageError
+  // for an id outside the source or first_batch outside [0, batches].
+  void start_epoch(int64_t epoch, std::vector<uint64_t> order, int64_t first_batch = 0);
 
   // The next batch of the current epoch, in order; an empty Batch at the end of the epoch.
   // Throws DataError when the epoch failed (on_error=fail, too many bad samples, a worker
@@ -218,6 +233,7 @@ class Loader {
 
   // Where the stream stands: the batch the next call to next() returns.
   LoaderState state() const;
+  // The current epoch's (before the first start_epoch, the options' sampler's).
   int64_t batches_per_epoch() const { return batches_per_epoch_; }
   uint64_t samples_per_epoch() const { return samples_per_epoch_; }
   const LoaderOptions& options() const { return options_; }
@@ -239,6 +255,9 @@ class Loader {
   int prefetch() const;
 
  private:
+  static void check_start(int64_t epoch, int64_t first_batch, int64_t batches);
+  // Makes `plan` the consumer's epoch from `first_batch`, abandoning whatever was in flight.
+  void install_epoch(int64_t epoch, EpochPlan plan, int64_t first_batch, bool given_order);
   // A source of feature vectors: sizes the spec to them and fits Standardize.
   void prepare_feature_spec(int features);
   // next() and next_within(): waits until `deadline` at most (none: for as long as it takes).
@@ -251,9 +270,13 @@ class Loader {
   LoaderOptions options_;
   std::shared_ptr<LoaderShared> shared_;
   std::unique_ptr<LoaderThreads> threads_;
-  int64_t batches_per_epoch_ = 0;
+  int64_t batches_per_epoch_ = 0;  // of the current epoch
   uint64_t samples_per_epoch_ = 0;
+  int64_t planned_batches_ = 0;  // of every epoch the options' sampler plans
+  uint64_t planned_samples_ = 0;
   std::atomic<int64_t> consumer_wait_ns_{0};
+  // True while a consumer call runs (the one-consumer check of the thread-safety contract).
+  mutable std::atomic<bool> consumer_in_call_{false};
   // Since when next() has seen every buffer held by the consumer (consumer thread only).
   std::optional<std::chrono::steady_clock::time_point> all_held_since_;
 };

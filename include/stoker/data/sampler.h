@@ -48,4 +48,10 @@ struct EpochPlan {
 // Throws UsageError for rank/world/batch values out of range.
 EpochPlan plan_epoch(uint64_t dataset_size, int batch_size, const SamplerOptions& options, int64_t epoch);
 
+// An epoch that visits `order` as given (a caller's sampler), in batches of batch_size; with
+// drop_last the short last batch goes. Copy k > 0 of an id that comes more than once (sampling
+// with replacement) draws from stream id + k x dataset_size, as repeated augmentation does, so
+// the copies are transformed apart. Throws UsageError for batch_size < 1.
+EpochPlan plan_order(std::vector<uint64_t> order, uint64_t dataset_size, int batch_size, bool drop_last);
+
 }  // namespace stoker::data

@@ -39,6 +39,10 @@ struct SampleData {
   // at any address (a row read in place from an .npz member starts at any byte): load them
   // with memcpy, not through a float pointer.
   int feature_count = 0;
+  // What the source attaches to this read of the sample, handed to the consumer in the
+  // sample's slot of its batch (Batch::extra): a Python Dataset's targets, say. Null for
+  // sources that attach nothing. The loader drops it on any thread, without locks held.
+  std::shared_ptr<const void> extra;
 };
 
 // Integer targets read from the data (CSV, NumPy) are taken as class ids up to this many
@@ -100,6 +104,9 @@ class Source {
   // regression targets stored as integers do. The trainer calls it once the task is known
   // (--task regression reads such ids as numbers instead). Default: nothing to check.
   virtual void check_class_ids(int64_t /*max_classes*/) const {}
+  // Called once on each worker thread, with its id (0, 1, ...), before it reads a sample
+  // (a Python Dataset runs the script's worker_init_fn there). Default: nothing.
+  virtual void on_worker_start(int /*worker_id*/) const {}
   // A hint that sample i will be read soon: in-memory sources start fetching it into the
   // cache (workers call it a few samples ahead within a claimed run). Default: nothing.
   virtual void prefetch(size_t /*index*/) const {}
@@ -117,6 +124,11 @@ class Source {
   virtual const FeatureSums* feature_sums() const { return nullptr; }
 };
 
+// Reads the file `path` into out->storage (grow-only) and points out->bytes at it: the
+// per-sample I/O of the sources of files. Fails with a short reason ("file not found",
+// "permission denied", "is a directory", "read error: ...").
+Status read_whole_file(const std::string& path, SampleData* out);
+
 // `source.feature_sums()` when they cover every sample and every feature of it, else nullptr
 // (a source that gathered none, or a view of fewer rows than its sums hold).
 const FeatureSums* complete_feature_sums(const Source& source);
@@ -126,6 +138,13 @@ const FeatureSums* complete_feature_sums(const Source& source);
 // case) are samples, other files are counted in describe() and skipped. Throws DataError
 // for a missing/unreadable/empty root or no images, naming the path.
 std::unique_ptr<Source> open_image_folder(const std::string& root);
+
+// Image files listed in memory, with their class ids: what torchvision's ImageFolder and
+// DatasetFolder objects hold (`samples`, `classes`). `description` names the list in
+// describe() ("ImageFolder object of /data/train"). Throws UsageError when the lists differ in
+// length, are empty, or an id is outside [0, class_names.size()).
+std::unique_ptr<Source> open_image_list(std::string description, std::vector<std::string> paths,
+                                        std::vector<int64_t> labels, std::vector<std::string> class_names);
 
 // CSV "path,target[,target...]": one header line is allowed (detected when its target field
 // is not a number). Paths are relative to `root` (default: the CSV's directory). One integer

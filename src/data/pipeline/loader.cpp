@@ -164,8 +164,8 @@ Worker::Found Worker::claim(MutexLock& lock, Chunk* out, Ahead* ahead) {
 
 bool Worker::take_run_ahead(Ahead* ahead) {
   const EpochRun& current = shared_.current();
-  if (!shared_.run_ahead || !current.active || !current.failure.empty() || !current.fully_claimed() ||
-      shared_.ahead().active || shared_.ahead_generation == shared_.generation) {
+  if (!shared_.run_ahead || current.given_order || !current.active || !current.failure.empty() ||
+      !current.fully_claimed() || shared_.ahead().active || shared_.ahead_generation == shared_.generation) {
     return false;
   }
   shared_.ahead_generation = shared_.generation;  // one worker plans it
@@ -186,6 +186,17 @@ void Worker::install_run_ahead(const Ahead& next, EpochPlan plan) {
 }
 
 void Worker::run() {
+  try {
+    source_.on_worker_start(id_);
+  } catch (const std::exception& e) {  // every epoch fails with it, from the one started now on
+    MutexLock lock(shared_.mutex);
+    shared_.start_failure = "worker " + std::to_string(id_) + " could not start: " + e.what();
+    for (EpochRun& run : shared_.runs) {
+      if (run.failure.empty()) run.failure = shared_.start_failure;
+    }
+    shared_.ready_cv.notify_all();
+    return;
+  }
   MutexLock lock(shared_.mutex);
   Chunk chunk{};
   for (;;) {
@@ -259,6 +270,7 @@ void Worker::produce(const Claim& job) {
   job.buffer->labels[static_cast<size_t>(job.slot)] =
       source_.target_kind() == TargetKind::kClass ? source_.label(used) : 0;
   source_.targets(used, job.buffer->targets.data() + static_cast<size_t>(job.slot) * dim);
+  job.buffer->extras[static_cast<size_t>(job.slot)] = loader_.take_extra();  // drops the slot's last one
 }
 
 void Worker::record_bad(const Claim& job, const std::string& reason) {
@@ -324,6 +336,7 @@ std::unique_ptr<BatchBuffer> make_buffer(BufferAllocator& allocator, const Loade
   buffer->labels.resize(batch);
   buffer->targets.resize(batch * static_cast<size_t>(target_dim));
   buffer->indices.resize(batch);
+  buffer->extras.resize(batch);
   return buffer;
 }
 
@@ -366,8 +379,8 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
   }
   validate(options_, *source_);
   const EpochPlan first = plan_epoch(source_->size(), options_.batch_size, options_.sampler, 0);
-  batches_per_epoch_ = first.num_batches;  // the same for every epoch
-  samples_per_epoch_ = first.indices.size();
+  planned_batches_ = batches_per_epoch_ = first.num_batches;  // the same for every planned epoch
+  planned_samples_ = samples_per_epoch_ = first.indices.size();
 
   shared_ = std::make_shared<LoaderShared>();
   shared_->spec = options_.transform;
@@ -397,6 +410,29 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
   threads_->grow(options_.workers, *shared_, *source_, options_);
 }
 
+namespace {
+
+// A consumer call in progress: a second one on another thread throws instead of racing.
+class ConsumerCall {
+ public:
+  ConsumerCall(std::atomic<bool>& in_call, const char* call) : in_call_(in_call) {
+    if (in_call_.exchange(true, std::memory_order_acquire)) {
+      throw UsageError(
+          fmt::format("Loader::{}() was called while another thread is in a call of the same Loader: a Loader has one "
+                      "consumer at a time; give each consuming thread a Loader of its own",
+                      call));
+    }
+  }
+  ~ConsumerCall() { in_call_.store(false, std::memory_order_release); }
+  ConsumerCall(const ConsumerCall&) = delete;
+  ConsumerCall& operator=(const ConsumerCall&) = delete;
+
+ private:
+  std::atomic<bool>& in_call_;
+};
+
+}  // namespace
+
 void Loader::prepare_feature_spec(int features) {
   TransformSpec& spec = options_.transform;
   spec.features.length = features;
@@ -411,6 +447,7 @@ void Loader::prepare_feature_spec(int features) {
 }
 
 void Loader::set_workers(int workers) {
+  const ConsumerCall call(consumer_in_call_, "set_workers");
   if (workers < 1 || workers > 1024) {
     throw UsageError("workers must be in [1, 1024] (got " + std::to_string(workers) + ")");
   }
@@ -432,6 +469,7 @@ int Loader::workers() const {
 }
 
 void Loader::set_prefetch(int prefetch) {
+  const ConsumerCall call(consumer_in_call_, "set_prefetch");
   if (prefetch < 1 || prefetch > 1024) {
     throw UsageError("prefetch must be in [1, 1024] (got " + std::to_string(prefetch) + ")");
   }
@@ -463,16 +501,42 @@ Loader::~Loader() {
 }
 
 void Loader::start_epoch(int64_t epoch, int64_t first_batch) {
-  if (epoch < 0) throw UsageError("epoch must be >= 0 (got " + std::to_string(epoch) + ")");
-  if (first_batch < 0 || first_batch > batches_per_epoch_) {
-    throw UsageError("resume batch must be in [0, " + std::to_string(batches_per_epoch_) +
-                     "] for this dataset and batch size (got " + std::to_string(first_batch) + ")");
-  }
+  const ConsumerCall call(consumer_in_call_, "start_epoch");
+  check_start(epoch, first_batch, planned_batches_);
   // An epoch in file order (validation) reads ahead; a shuffled one reads the pages it needs.
   // Sources over one mapped file share the advice: the last epoch started sets it.
   source_->expect_reads(options_.sampler.shuffle ? Source::ReadOrder::kShuffled : Source::ReadOrder::kInOrder);
   if (first_batch == 0 && take_run_ahead(epoch)) return;
-  EpochPlan plan = plan_epoch(source_->size(), options_.batch_size, options_.sampler, epoch);
+  batches_per_epoch_ = planned_batches_;
+  samples_per_epoch_ = planned_samples_;
+  install_epoch(epoch, plan_epoch(source_->size(), options_.batch_size, options_.sampler, epoch), first_batch, false);
+}
+
+void Loader::start_epoch(int64_t epoch, std::vector<uint64_t> order, int64_t first_batch) {
+  const ConsumerCall call(consumer_in_call_, "start_epoch");
+  for (const uint64_t id : order) {
+    if (id >= source_->size()) {
+      throw UsageError(fmt::format("the epoch's order names sample {}, and the data has {} (ids 0 to {})", id,
+                                   source_->size(), source_->size() - 1));
+    }
+  }
+  EpochPlan plan = plan_order(std::move(order), source_->size(), options_.batch_size, options_.sampler.drop_last);
+  check_start(epoch, first_batch, plan.num_batches);
+  source_->expect_reads(Source::ReadOrder::kShuffled);
+  batches_per_epoch_ = plan.num_batches;
+  samples_per_epoch_ = plan.indices.size();
+  install_epoch(epoch, std::move(plan), first_batch, true);
+}
+
+void Loader::check_start(int64_t epoch, int64_t first_batch, int64_t batches) {
+  if (epoch < 0) throw UsageError("epoch must be >= 0 (got " + std::to_string(epoch) + ")");
+  if (first_batch < 0 || first_batch > batches) {
+    throw UsageError("resume batch must be in [0, " + std::to_string(batches) +
+                     "] for this dataset and batch size (got " + std::to_string(first_batch) + ")");
+  }
+}
+
+void Loader::install_epoch(int64_t epoch, EpochPlan plan, int64_t first_batch, bool given_order) {
   {
     MutexLock lock(shared_->mutex);
     ++shared_->generation;  // a plan being made for the epoch run ahead into is not installed
@@ -490,7 +554,9 @@ void Loader::start_epoch(int64_t epoch, int64_t first_batch) {
     run.next_claim = first_batch * options_.batch_size;
     run.stats.epoch = epoch;
     run.stats.samples = run.plan.indices.size();
+    run.failure = shared_->start_failure;
     run.active = true;
+    run.given_order = given_order;
     shared_->next_consume = first_batch;
   }
   shared_->work_cv.notify_all();
@@ -518,12 +584,14 @@ bool Loader::take_run_ahead(int64_t epoch) {
 }
 
 Batch Loader::next() {
+  const ConsumerCall call(consumer_in_call_, "next");
   Batch batch;
   next_until(std::nullopt, &batch);
   return batch;
 }
 
 bool Loader::next_within(double seconds, Batch* out) {
+  const ConsumerCall call(consumer_in_call_, "next_within");
   const auto wait = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(std::max(0.0, seconds)));
   return next_until(std::chrono::steady_clock::now() + wait, out);
@@ -583,6 +651,7 @@ bool Loader::next_until(const std::optional<std::chrono::steady_clock::time_poin
 }
 
 LoaderState Loader::state() const {
+  const ConsumerCall call(consumer_in_call_, "state");
   MutexLock lock(shared_->mutex);
   return {options_.sampler.seed, shared_->current().epoch, shared_->next_consume};
 }

@@ -22,6 +22,7 @@ struct BatchBuffer {
   std::vector<int64_t> labels;
   std::vector<float> targets;
   std::vector<uint64_t> indices;
+  std::vector<std::shared_ptr<const void>> extras;  // SampleData::extra of each slot
   int samples = 0;
   int64_t epoch = 0;
   int64_t batch_index = 0;
@@ -44,6 +45,7 @@ struct EpochRun {
   std::deque<InFlight> in_flight;  // ordered by batch_index
   int busy = 0;                    // workers writing its claimed samples
   std::string failure;             // non-empty: the epoch failed; next() throws this once it is current
+  bool given_order = false;        // the consumer gave its order (no run-ahead after it: the next is unknown)
   EpochStats stats;
 
   bool fully_claimed() const { return next_claim >= static_cast<int64_t>(plan.indices.size()); }
@@ -81,6 +83,8 @@ struct LoaderShared {
   uint64_t generation STOKER_GUARDED_BY(mutex) = 0;
   uint64_t ahead_generation STOKER_GUARDED_BY(mutex) = ~uint64_t{0};
   std::vector<BatchBuffer*> free_buffers STOKER_GUARDED_BY(mutex);
+  // Why a worker could not start (Source::on_worker_start threw): every epoch fails with it.
+  std::string start_failure STOKER_GUARDED_BY(mutex);
   // start_epoch waits on idle_cv for a run's busy == 0.
   bool epoch_switch_waiting STOKER_GUARDED_BY(mutex) = false;
 

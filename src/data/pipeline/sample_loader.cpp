@@ -52,6 +52,7 @@ Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t
   Stopwatch watch;
   SampleRng rng(seed, static_cast<uint64_t>(epoch), rng_index);
   SampleParams params;
+  data_.extra.reset();
 
   // A cached sample: the same random draws on the same full image, only the transform runs.
   if (const Image* cached = cache_ != nullptr ? cache_->find(index) : nullptr) {

@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <utility>
 
 #include "decoded_cache.h"
 #include "stoker/core/clock.h"
@@ -44,6 +46,10 @@ class SampleLoader {
   // (spec.sample_bytes() bytes). On failure nothing useful is in `out` and the reason says
   // why ("truncated JPEG", "file not found", "image is 30x28, expected 28x28").
   Status load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t rng_index, void* out);
+
+  // What the source attached to the sample the last load() read (SampleData::extra), moved
+  // out; null when it came from the cache or the source attaches nothing.
+  std::shared_ptr<const void> take_extra() { return std::move(data_.extra); }
 
   StageClocks& clocks() { return clocks_; }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 #include <string>
+#include <unordered_map>
 
 #include "stoker/core/error.h"
 #include "stoker/core/rng.h"
@@ -30,6 +31,16 @@ void plan_repeated(const std::vector<uint64_t>& order, const SamplerOptions& opt
     const uint64_t id = order[position / reps];
     plan->indices.push_back(id);
     plan->streams.push_back(id + (position % reps) * n);
+  }
+}
+
+// Counts plan->indices' batches; with drop_last, drops the short last one.
+void cut_into_batches(bool drop_last, EpochPlan* plan) {
+  const auto n = static_cast<int64_t>(plan->indices.size());
+  plan->num_batches = drop_last ? n / plan->batch_size : (n + plan->batch_size - 1) / plan->batch_size;
+  if (drop_last) {
+    plan->indices.resize(static_cast<size_t>(plan->num_batches * plan->batch_size));
+    if (!plan->streams.empty()) plan->streams.resize(plan->indices.size());
   }
 }
 
@@ -70,12 +81,25 @@ EpochPlan plan_epoch(uint64_t dataset_size, int batch_size, const SamplerOptions
       plan.indices.push_back(order[(k * world + static_cast<uint64_t>(options.rank)) % dataset_size]);
     }
   }
-  const auto n = static_cast<int64_t>(plan.indices.size());
-  plan.num_batches = options.drop_last ? n / batch_size : (n + batch_size - 1) / batch_size;
-  if (options.drop_last) {
-    plan.indices.resize(static_cast<size_t>(plan.num_batches * batch_size));
-    if (!plan.streams.empty()) plan.streams.resize(plan.indices.size());
+  cut_into_batches(options.drop_last, &plan);
+  return plan;
+}
+
+EpochPlan plan_order(std::vector<uint64_t> order, uint64_t dataset_size, int batch_size, bool drop_last) {
+  if (batch_size < 1) throw UsageError("batch_size must be >= 1 (got " + std::to_string(batch_size) + ")");
+  EpochPlan plan;
+  plan.batch_size = batch_size;
+  plan.indices = std::move(order);
+  // Copy k of a sample drawn more than once (sampling with replacement) is transformed apart.
+  std::unordered_map<uint64_t, uint64_t> copies;
+  for (size_t position = 0; position < plan.indices.size(); ++position) {
+    const uint64_t id = plan.indices[position];
+    const uint64_t copy = copies[id]++;
+    if (copy == 0) continue;
+    if (plan.streams.empty()) plan.streams.assign(plan.indices.begin(), plan.indices.end());
+    plan.streams[position] = id + copy * dataset_size;
   }
+  cut_into_batches(drop_last, &plan);
   return plan;
 }
 

@@ -1,4 +1,4 @@
-// Reading one whole file into a reusable buffer, the per-sample I/O of file-based sources.
+// Helpers of the file-based sources (read_whole_file, their per-sample I/O, is in source.h).
 #pragma once
 
 #include <string>
@@ -7,10 +7,6 @@
 #include "stoker/data/source.h"
 
 namespace stoker::data {
-
-// Reads `path` into out->storage (grow-only) and points out->bytes at it. Fails with a short
-// reason ("file not found", "permission denied", "is a directory", "read error: ...").
-Status read_whole_file(const std::string& path, SampleData* out);
 
 // True when the file name ends in .jpg, .jpeg or .png (any case).
 bool has_image_extension(const std::string& filename);

@@ -1,0 +1,63 @@
+// Image files listed in memory with their class ids: torchvision's ImageFolder and
+// DatasetFolder objects (`samples`, `classes`) as the Python DataLoader hands them over.
+#include <fmt/format.h>
+
+#include <utility>
+
+#include "file_reader.h"
+#include "stoker/core/error.h"
+#include "stoker/data/source.h"
+
+namespace stoker::data {
+
+namespace {
+
+class ImageListSource final : public Source {
+ public:
+  ImageListSource(std::string description, std::vector<std::string> paths, std::vector<int64_t> labels,
+                  std::vector<std::string> classes)
+      : description_(std::move(description)),
+        paths_(std::move(paths)),
+        labels_(std::move(labels)),
+        classes_(std::move(classes)) {}
+
+  size_t size() const override { return paths_.size(); }
+  std::string name(size_t index) const override { return paths_[index]; }
+  std::string describe() const override {
+    return fmt::format("{}: {} images in {} {}", description_, with_commas(paths_.size()), with_commas(classes_.size()),
+                       classes_.size() == 1 ? "class" : "classes");
+  }
+  TargetKind target_kind() const override { return TargetKind::kClass; }
+  const std::vector<std::string>& class_names() const override { return classes_; }
+  int64_t label(size_t index) const override { return labels_[index]; }
+  void targets(size_t index, float* out) const override { out[0] = static_cast<float>(labels_[index]); }
+  Status read(size_t index, SampleData* out) const override { return read_whole_file(paths_[index], out); }
+
+ private:
+  std::string description_;
+  std::vector<std::string> paths_;
+  std::vector<int64_t> labels_;
+  std::vector<std::string> classes_;
+};
+
+}  // namespace
+
+std::unique_ptr<Source> open_image_list(std::string description, std::vector<std::string> paths,
+                                        std::vector<int64_t> labels, std::vector<std::string> class_names) {
+  if (paths.size() != labels.size()) {
+    throw UsageError(fmt::format("{}: {} paths and {} class ids; give one class id per path", description,
+                                 paths.size(), labels.size()));
+  }
+  if (paths.empty()) throw UsageError(fmt::format("{} lists no sample", description));
+  const auto classes = static_cast<int64_t>(class_names.size());
+  for (size_t i = 0; i < labels.size(); ++i) {
+    if (labels[i] < 0 || labels[i] >= classes) {
+      throw UsageError(fmt::format("{}: sample {} ({}) has class id {}, and there are {} classes (ids 0 to {})",
+                                   description, i, paths[i], labels[i], classes, classes - 1));
+    }
+  }
+  return std::make_unique<ImageListSource>(std::move(description), std::move(paths), std::move(labels),
+                                           std::move(class_names));
+}
+
+}  // namespace stoker::data
