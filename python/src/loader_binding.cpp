@@ -1,17 +1,21 @@
 // stoker._stoker.Source and .Loader: the C++ input pipeline as the Python DataLoader uses it.
 // Argument checks with Python's names live in stoker/data_loader.py; what reaches here is
 // checked again by the C++ (UsageError → ValueError).
+#include <fmt/format.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <utility>
 
 #include "bindings.h"
+#include "dataset_source.h"
 #include "loader_handle.h"
 #include "stoker/core/mutex.h"
 #include "stoker/data/formats.h"
 #include "stoker/data/loader.h"
+#include "stoker/data/sampler.h"
 #include "stoker/data/source.h"
 #include "stoker/data/transform.h"
 
@@ -62,7 +66,9 @@ class PythonAllocator final : public data::BufferAllocator {
 }  // namespace
 
 LoaderHandle::LoaderHandle(std::shared_ptr<data::Source> source, data::LoaderOptions options, py::object allocate)
-    : features_(source->feature_count() > 0), classes_(source->target_kind() == data::TargetKind::kClass) {
+    : features_(source->feature_count() > 0),
+      classes_(source->target_kind() == data::TargetKind::kClass),
+      dataset_targets_(dynamic_cast<const DatasetSource*>(source.get()) != nullptr) {
   if (!allocate.is_none()) {
     allocator_ = std::make_shared<PythonAllocator>(std::move(allocate));
     options.allocator = allocator_.get();
@@ -70,13 +76,23 @@ LoaderHandle::LoaderHandle(std::shared_ptr<data::Source> source, data::LoaderOpt
   loader_ = std::make_unique<data::Loader>(std::move(source), std::move(options));
 }
 
-void LoaderHandle::start_epoch(int64_t epoch, int64_t first_batch) {
+LoaderHandle::~LoaderHandle() {
   py::gil_scoped_release released;
-  loader_->start_epoch(epoch, first_batch);
+  loader_.reset();
 }
 
-std::optional<PyBatch> LoaderHandle::next() {
+void LoaderHandle::start_epoch(int64_t epoch, int64_t first_batch, std::optional<std::vector<uint64_t>> order) {
+  py::gil_scoped_release released;
+  if (order) {
+    loader_->start_epoch(epoch, std::move(*order), first_batch);
+  } else {
+    loader_->start_epoch(epoch, first_batch);
+  }
+}
+
+std::optional<PyBatch> LoaderHandle::next(double timeout) {
   data::Batch batch;
+  const auto started = std::chrono::steady_clock::now();
   for (;;) {
     bool ready = false;
     {
@@ -85,6 +101,15 @@ std::optional<PyBatch> LoaderHandle::next() {
     }
     if (ready) break;
     if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    const std::chrono::duration<double> waited = std::chrono::steady_clock::now() - started;
+    if (timeout > 0 && waited.count() >= timeout) {
+      PyErr_SetString(PyExc_RuntimeError, fmt::format("DataLoader timed out after {:g} seconds waiting for a batch "
+                                                      "(timeout={:g}); raise timeout, or 0 waits for as long as "
+                                                      "it takes",
+                                                      waited.count(), timeout)
+                                              .c_str());
+      throw py::error_already_set();
+    }
   }
   if (!batch) return std::nullopt;
   // The batch's buffer is freed through the allocator when the loader's last batch goes, maybe
@@ -99,7 +124,8 @@ std::optional<PyBatch> LoaderHandle::next() {
                  shared->size(),
                  inputs_of(shared, features_),
                  classes_ ? labels_of(shared) : targets_of(shared),
-                 std::vector<uint64_t>(shared->indices(), shared->indices() + shared->size())};
+                 std::vector<uint64_t>(shared->indices(), shared->indices() + shared->size()),
+                 dataset_targets_ ? py::object(targets_of(*shared)) : py::object(py::none())};
 }
 
 namespace {
@@ -119,6 +145,23 @@ void bind_loader(py::module_& m) {
              return std::shared_ptr<data::Source>(data::open_source(path, split));
            }),
            py::arg("path"), py::arg("split") = "train")
+      .def_static(
+          "image_list",
+          [](std::string description, std::vector<std::string> paths, std::vector<int64_t> labels,
+             std::vector<std::string> classes) {
+            return std::shared_ptr<data::Source>(
+                data::open_image_list(std::move(description), std::move(paths), std::move(labels), std::move(classes)));
+          },
+          "Image files and their class ids (an ImageFolder object's samples)", py::arg("description"), py::arg("paths"),
+          py::arg("labels"), py::arg("classes"))
+      .def_static(
+          "dataset",
+          [](py::object dataset, py::object worker_init_fn, std::string name, std::vector<std::string> classes) {
+            return std::shared_ptr<data::Source>(std::make_shared<DatasetSource>(
+                std::move(dataset), std::move(worker_init_fn), std::move(name), std::move(classes)));
+          },
+          "A map-style Dataset object whose items are (image, target, ...) (dataset_source.h)", py::arg("dataset"),
+          py::arg("worker_init_fn"), py::arg("name"), py::arg("classes"))
       .def("__len__", &data::Source::size)
       .def("describe", &data::Source::describe)
       .def("name", &data::Source::name)
@@ -128,7 +171,50 @@ void bind_loader(py::module_& m) {
       .def_property_readonly("target_dim", &data::Source::target_dim)
       .def_property_readonly("feature_count", &data::Source::feature_count)
       .def_property_readonly("default_transforms", [](const data::Source& s) { return data::default_transforms(s); })
-      .def("check_class_ids", &data::Source::check_class_ids);
+      .def("check_class_ids", &data::Source::check_class_ids)
+      .def("names",
+           [](const data::Source& s) {
+             std::vector<std::string> names(s.size());
+             for (size_t i = 0; i < names.size(); ++i) names[i] = s.name(i);
+             return names;
+           })
+      .def("all_targets", [](const data::Source& s) -> py::list {
+        py::list out(s.size());
+        const int dim = s.target_dim();
+        std::vector<float> values(static_cast<size_t>(dim));
+        for (size_t i = 0; i < s.size(); ++i) {
+          if (s.target_kind() == data::TargetKind::kClass) {
+            out[i] = py::int_(s.label(i));
+            continue;
+          }
+          s.targets(i, values.data());
+          out[i] = dim == 1 ? py::object(py::float_(values[0])) : py::object(py::cast(values));
+        }
+        return out;
+      });
+  m.def(
+      "plan_epoch",
+      [](uint64_t size, int batch_size, bool shuffle, bool drop_last, uint64_t seed, int rank, int world_size,
+         int64_t epoch) {
+        data::SamplerOptions o;
+        o.shuffle = shuffle;
+        o.drop_last = drop_last;
+        o.seed = seed;
+        o.rank = rank;
+        o.world_size = world_size;
+        return data::plan_epoch(size, batch_size, o, epoch).indices;
+      },
+      "The sample ids one rank visits in an epoch, in order (stoker/data/sampler.h)", py::arg("size"), py::kw_only(),
+      py::arg("batch_size"), py::arg("shuffle"), py::arg("drop_last"), py::arg("seed"), py::arg("rank"),
+      py::arg("world_size"), py::arg("epoch"));
+  m.def(
+      "describe_image",
+      [](const py::handle& image) {
+        bool ok = false;
+        std::string text = describe_image(image, &ok);
+        return py::make_tuple(ok, std::move(text));
+      },
+      "(True, what it is) for an image a Dataset may return, else (False, why not)", py::arg("image"));
 
   py::class_<PyBatch>(m, "Batch")
       .def_readonly("epoch", &PyBatch::epoch)
@@ -136,13 +222,14 @@ void bind_loader(py::module_& m) {
       .def_readonly("size", &PyBatch::size)
       .def_readonly("inputs", &PyBatch::inputs)
       .def_readonly("targets", &PyBatch::targets)
-      .def_readonly("indices", &PyBatch::indices);
+      .def_readonly("indices", &PyBatch::indices)
+      .def_readonly("items", &PyBatch::items);
 
   py::class_<LoaderHandle>(m, "Loader")
       .def(py::init([](std::shared_ptr<data::Source> source, int batch_size, int workers, int prefetch, bool shuffle,
                        bool drop_last, uint64_t seed, int rank, int world_size, const std::string& transforms,
                        bool channels_last, bool normalize_in_consumer, const std::string& on_error, double max_bad,
-                       double cache_decoded_bytes, py::object allocate) {
+                       double cache_decoded_bytes, bool run_ahead, py::object allocate) {
              data::LoaderOptions o;
              o.batch_size = batch_size;
              o.workers = workers;
@@ -158,14 +245,17 @@ void bind_loader(py::module_& m) {
              o.on_error = on_error_of(on_error);
              o.max_bad_fraction = max_bad;
              o.cache_decoded_bytes = static_cast<size_t>(cache_decoded_bytes);
+             o.run_ahead = run_ahead;
              return std::make_unique<LoaderHandle>(std::move(source), std::move(o), std::move(allocate));
            }),
-           py::arg("source"), py::arg("batch_size"), py::arg("workers"), py::arg("prefetch"), py::arg("shuffle"),
-           py::arg("drop_last"), py::arg("seed"), py::arg("rank"), py::arg("world_size"), py::arg("transforms"),
-           py::arg("channels_last"), py::arg("normalize_in_consumer"), py::arg("on_error"), py::arg("max_bad"),
-           py::arg("cache_decoded_bytes"), py::arg("allocate") = py::none())
-      .def("start_epoch", &LoaderHandle::start_epoch, py::arg("epoch"), py::arg("first_batch") = 0)
-      .def("next", &LoaderHandle::next)
+           py::arg("source"), py::kw_only(), py::arg("batch_size"), py::arg("workers"), py::arg("prefetch"),
+           py::arg("shuffle"), py::arg("drop_last"), py::arg("seed"), py::arg("rank"), py::arg("world_size"),
+           py::arg("transforms"), py::arg("channels_last"), py::arg("normalize_in_consumer"), py::arg("on_error"),
+           py::arg("max_bad"), py::arg("cache_decoded_bytes"), py::arg("run_ahead") = true,
+           py::arg("allocate") = py::none())
+      .def("start_epoch", &LoaderHandle::start_epoch, py::arg("epoch"), py::arg("first_batch") = 0,
+           py::arg("order") = py::none())
+      .def("next", &LoaderHandle::next, py::arg("timeout") = 0.0)
       .def("__len__", [](LoaderHandle& h) { return h.loader().batches_per_epoch(); })
       .def_property_readonly("samples_per_epoch", [](LoaderHandle& h) { return h.loader().samples_per_epoch(); })
       .def_property_readonly("transforms", [](LoaderHandle& h) { return h.loader().options().transform.describe(); })

@@ -1,6 +1,6 @@
 // The C++ Loader as the extension holds it: its batches leave as BatchArrays, and a wait
 // for the next batch releases the GIL and still answers Ctrl-C. Shared by the loader and the
-// diagnosis bindings. Thread safety: as data::Loader's (one consumer thread).
+// diagnosis bindings. Thread safety: as data::Loader's (one consumer at a time).
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -23,6 +23,7 @@ struct PyBatch {
   BatchArray inputs;
   BatchArray targets;  // class ids (int64) or float targets
   std::vector<uint64_t> indices;
+  pybind11::object items;  // a Dataset object's targets, one per sample (a list); else None
 };
 
 class LoaderHandle {
@@ -31,17 +32,24 @@ class LoaderHandle {
   // (address, owner) for batch buffers (the owner is kept until the buffer is freed).
   LoaderHandle(std::shared_ptr<data::Source> source, data::LoaderOptions options, pybind11::object allocate);
 
-  // Begins `epoch` at `first_batch`, with the GIL released.
-  void start_epoch(int64_t epoch, int64_t first_batch);
+  ~LoaderHandle();  // stops the workers with the GIL released (a worker may be waiting for it)
+  LoaderHandle(const LoaderHandle&) = delete;
+  LoaderHandle& operator=(const LoaderHandle&) = delete;
+
+  // Begins `epoch` at `first_batch`, in the options' order or in `order` (a script's sampler),
+  // with the GIL released.
+  void start_epoch(int64_t epoch, int64_t first_batch, std::optional<std::vector<uint64_t>> order);
   // The next batch, or nullopt at the end of the epoch. Waits with the GIL released and looks
-  // for signals every 100 ms (a KeyboardInterrupt ends the wait).
-  std::optional<PyBatch> next();
+  // for signals every 100 ms (a KeyboardInterrupt ends the wait); with `timeout` > 0, a wait
+  // longer than that many seconds raises RuntimeError (torch DataLoader's timeout).
+  std::optional<PyBatch> next(double timeout = 0);
 
   data::Loader& loader() { return *loader_; }
 
  private:
   bool features_;
   bool classes_;
+  bool dataset_targets_;  // the source is a DatasetSource: its targets come with each batch
   // Declared before the loader, so destroyed after it; each batch handed out holds it too.
   std::shared_ptr<data::BufferAllocator> allocator_;
   std::unique_ptr<data::Loader> loader_;

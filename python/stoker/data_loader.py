@@ -4,37 +4,75 @@ Batches come as (inputs, targets) torch tensors that view the loader's buffers (
 buffer goes back to the pool when the last tensor viewing it is gone. Epoch e's batches are
 the same for any num_workers, and state_dict() resumes exactly where it was taken.
 """
+import contextlib
 import os
+import threading
 import time
 import warnings
+import weakref
 
 import torch
 import torch.utils.dlpack
 
 from . import _arguments as arg
 from . import _stoker
+from ._collate import collate_targets
+from ._datasets import open_data
+from ._samplers import PlannedSampler, given_order
 from ._session import current_monitor, register_diagnosis
-
-STATE_VERSION = 1
+from ._state import STATE_VERSION, check_state
 
 
 def _rank_and_world(rank, world_size):
-    """Explicit values, else torch.distributed's when it is initialised, else RANK / WORLD_SIZE."""
+    """Explicit values, else torch.distributed's when it is initialised, else RANK / WORLD_SIZE
+    (as torchrun sets them). world_size=1 alone is rank 0: a loader this rank reads whole."""
     import torch.distributed as dist
 
+    group = dist.is_available() and dist.is_initialized()
     if world_size is None:
-        if dist.is_available() and dist.is_initialized():
-            world_size = dist.get_world_size()
-        else:
-            world_size = int(os.environ.get("WORLD_SIZE", "1"))
+        world_size = dist.get_world_size() if group else _environment_int("WORLD_SIZE", 1)
     if rank is None:
-        if dist.is_available() and dist.is_initialized():
-            rank = dist.get_rank()
-        else:
-            rank = int(os.environ.get("RANK", "0"))
+        rank = 0 if world_size == 1 else dist.get_rank() if group else _environment_int("RANK", 0)
     arg.whole("world_size", world_size, 1, hint="the number of processes training together")
     arg.whole("rank", rank, 0, world_size - 1, hint=f"ranks of a world of {world_size} are 0 to {world_size - 1}")
     return rank, world_size
+
+
+def _environment_int(name, default):
+    text = os.environ.get(name)
+    if text is None:
+        return default
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"the environment's {name}={text!r} is not a whole number; torchrun sets it, and a "
+                         f"launcher of your own must set it to one (or pass rank= and world_size=)") from None
+
+
+def _epoch_seed(seed, world_size, shuffle, generator=None):
+    """The seed of every epoch's order and augmentations. Given: that one. On several ranks every
+    rank must shuffle alike (DistributedSampler's contract), so the seed is rank 0's draw, shared
+    over torch.distributed when it is initialised (a collective: every rank makes the loader),
+    else 0 (DistributedSampler's default). On one process, or unshuffled: a draw from
+    `generator` or torch's default one, as torch's DataLoader makes, so that torch.manual_seed
+    repeats a run."""
+    if seed is not None:
+        return arg.whole("seed", seed, 0, 2**63 - 1, "or None: torch's generator draws one")
+    if world_size == 1 or not shuffle:
+        return _draw_seed(generator)
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()):
+        return 0
+    shared = torch.tensor([_draw_seed(generator)], dtype=torch.int64)
+    if dist.get_backend() == "nccl":  # NCCL moves CUDA tensors only
+        shared = shared.cuda()
+    dist.broadcast(shared, src=0)
+    return int(shared.item())
+
+
+def _draw_seed(generator=None):
+    return int(torch.empty((), dtype=torch.int64).random_(generator=generator).item())
 
 
 def cores():
@@ -71,26 +109,36 @@ def _pinned_allocate(nbytes):
 
 
 class DataLoader:
-    """Iterates (inputs, targets) batches of `data`; see docs/guide/python.md for every argument."""
+    """torch.utils.data.DataLoader's arguments, in its order, and stoker's own after them;
+    docs/guide/python.md says what each does and where it differs from torch's."""
 
-    def __init__(self, data, batch_size=1, shuffle=False, *, drop_last=False, num_workers="auto",
-                 prefetch_factor=2, pin_memory=False, seed=None, transforms=None, rank=None, world_size=None,
+    def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers="auto",
+                 collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
+                 multiprocessing_context=None, generator=None, *, prefetch_factor=2, persistent_workers=False,
+                 pin_memory_device="", in_order=True, seed=None, transforms=None, rank=None, world_size=None,
                  device="cpu", channels_last=False, on_error="substitute", max_bad=0.01, split="train",
                  cache_decoded_gb=0):
         self._pid = os.getpid()
-        if not isinstance(data, (str, os.PathLike)):
-            raise arg.bad("data", data, "a path: " + _stoker.data_formats_brief() + ", or a pattern of shards",
-                          "pass the folder or file as a string")
+        shuffle = bool(arg.flag("shuffle", shuffle)) if shuffle is not None else False
         arg.whole("batch_size", batch_size, 1, 65536)
-        arg.flag("shuffle", shuffle)
         arg.flag("drop_last", drop_last)
         arg.flag("pin_memory", pin_memory)
         arg.flag("channels_last", channels_last)
+        arg.flag("persistent_workers", persistent_workers)  # stoker's workers always persist
+        arg.flag("in_order", in_order)  # batches always come in order: what in_order=False allows too
         arg.choice("on_error", on_error, ("substitute", "raise"))
         arg.fraction("max_bad", max_bad, "the share of an epoch's samples that may be bad before it stops")
         arg.whole("prefetch_factor", prefetch_factor, 1, 64, "batches in flight per worker")
-        if isinstance(cache_decoded_gb, bool) or not isinstance(cache_decoded_gb, (int, float)) or cache_decoded_gb < 0:
-            raise arg.bad("cache_decoded_gb", cache_decoded_gb, "a size in GB, 0 or more", "0 turns the cache off")
+        arg.size_gb("cache_decoded_gb", cache_decoded_gb, "0 turns the cache off")
+        self.timeout = arg.seconds("timeout", timeout, "0 waits for as long as a batch takes")
+        if collate_fn is not None and not callable(collate_fn):
+            raise arg.bad("collate_fn", collate_fn, "a callable that batches a list of targets")
+        if worker_init_fn is not None and not callable(worker_init_fn):
+            raise arg.bad("worker_init_fn", worker_init_fn, "a callable taking the worker's id")
+        if generator is not None and not isinstance(generator, torch.Generator):
+            raise arg.bad("generator", generator, "a torch.Generator (it draws the seed when seed is None)")
+        if not isinstance(pin_memory_device, str):
+            raise arg.bad("pin_memory_device", pin_memory_device, "a device name such as 'cuda', or ''")
         self.auto_workers = num_workers == "auto"
         if self.auto_workers:
             workers = max(1, min(4, cores() // 2))  # where stoker train's --workers auto starts
@@ -98,9 +146,6 @@ class DataLoader:
             workers = 1  # no worker processes to spare: one thread, as light as torch's main-process loading
         else:
             workers = arg.whole("num_workers", num_workers, 0, 1024, "or 'auto' to tune it while training")
-        if seed is None:
-            seed = int.from_bytes(os.urandom(8), "little") >> 1
-        arg.whole("seed", seed, 0, 2**63 - 1)
         try:
             self.device = torch.device(device)
         except (RuntimeError, TypeError):
@@ -109,35 +154,56 @@ class DataLoader:
             raise arg.bad("device", device, "'cpu' or 'cuda' (or 'cuda:N')")
         if self.device.type == "cuda" and not torch.cuda.is_available():
             raise arg.bad("device", device, "a CUDA device, and this torch sees none", "use device='cpu'")
-        if pin_memory and not torch.cuda.is_available():
-            warnings.warn("pin_memory=True and no CUDA device: the batches stay in ordinary memory", stacklevel=2)
-            pin_memory = False
+        self.pin_memory = pin_memory and torch.cuda.is_available()  # without CUDA, as torch: quietly not pinned
+
+        self._order, batch_size, drop_last = given_order(sampler, batch_sampler, batch_size, shuffle, drop_last)
         self.rank, self.world_size = _rank_and_world(rank, world_size)
-        self.dataset = os.fspath(data)
-        self.source = _stoker.Source(self.dataset, split)
-        chain = _chain(transforms, self.source)
-        on_gpu = self.device.type == "cuda"
-        self._loader_args = (self.source, batch_size, workers, workers * prefetch_factor, shuffle, drop_last)
-        self._loader_options = (self.rank, self.world_size, chain, channels_last, on_gpu, on_error, max_bad,
-                                cache_decoded_gb * 1e9, _pinned_allocate if (pin_memory or on_gpu) else None)
-        self._loader = self._make_loader(seed)
+        self.seed = _epoch_seed(seed, self.world_size if self._order is None else 1, shuffle, generator)
+        data = open_data(dataset, split, worker_init_fn)
+        if worker_init_fn is not None and data.targets == "engine":
+            raise arg.bad("worker_init_fn", worker_init_fn, f"a setup for workers that run Python; for {data.name} "
+                          "stoker's workers read and decode in C++ and run none", "leave it out")
+        self.dataset, self.source, self._data = data.dataset, data.source, data
+        self.sampler = sampler if batch_sampler is None else getattr(batch_sampler, "sampler", None)
+        if self._order is None:
+            self.sampler = PlannedSampler(self)
+        self.batch_sampler = batch_sampler
+        self.collate_fn = collate_fn
+        self.worker_init_fn = worker_init_fn
+        self.generator = generator
+        self.multiprocessing_context = multiprocessing_context  # no worker processes are started
+        self.persistent_workers = persistent_workers
+        self.pin_memory_device = pin_memory_device
+        self.in_order = in_order
         self.batch_size = batch_size
         self.prefetch_factor = prefetch_factor
-        self.seed = seed
         self.shuffle = shuffle
         self.drop_last = drop_last
         self.channels_last = channels_last
+
+        chain = _chain(transforms if transforms is not None else data.chain, self.source)
+        on_gpu = self.device.type == "cuda"
+        sharded = self._order is None
+        self._loader_options = dict(
+            batch_size=batch_size, workers=workers, prefetch=workers * prefetch_factor, shuffle=shuffle,
+            drop_last=drop_last, rank=self.rank if sharded else 0, world_size=self.world_size if sharded else 1,
+            transforms=chain, channels_last=channels_last, normalize_in_consumer=on_gpu, on_error=on_error,
+            max_bad=max_bad, cache_decoded_bytes=cache_decoded_gb * 1e9 if data.targets == "engine" else 0,
+            run_ahead=sharded, allocate=_pinned_allocate if (self.pin_memory or on_gpu) else None)
+        self._loader = self._make_loader(self.seed)
         self._feed = None
         if on_gpu:
             from .device_feed import DeviceFeed
 
-            self._feed = DeviceFeed(self._loader, self.device, channels_last)
+            self._feed = DeviceFeed(self._loader, self.device, channels_last, self._targets, self.timeout)
         self._epoch = 0
         self._resume_at = 0     # the batch the next iter() starts at (load_state_dict)
         self._position = None   # batches of the current epoch handed out; None when not iterating
         self._generation = 0
+        self._in_call = threading.Lock()  # held by the consumer call in progress
+        self._live = None                 # weak reference to the latest iter()'s iterator
         self._diagnosis = _stoker.Diagnosis(self._loader, current_monitor(), cores(), -1, self.auto_workers,
-                                            prefetch_factor, self.dataset)
+                                            prefetch_factor, data.name)
         self._autotune = []
         register_diagnosis(self._diagnosis, self)
 
@@ -145,6 +211,11 @@ class DataLoader:
     @property
     def num_workers(self):
         return self._loader.workers
+
+    @property
+    def epoch(self):
+        """The epoch the current or next pass yields."""
+        return self._epoch
 
     @property
     def class_names(self):
@@ -160,13 +231,18 @@ class DataLoader:
         return self._loader.transforms
 
     def __len__(self):
+        if self._order is not None:
+            return self._order.batches(self.drop_last)
         return len(self._loader)
 
     def set_epoch(self, epoch):
         """The epoch the next iter() yields (as DistributedSampler.set_epoch); without it each
         finished pass moves on to the next epoch by itself."""
-        self._epoch = arg.whole("epoch", epoch, 0)
-        self._resume_at = 0
+        with self._one_call("set_epoch()"):
+            self._epoch = arg.whole("epoch", epoch, 0)
+            self._resume_at = 0
+            if self._order is not None:
+                self._order.set_epoch(epoch)
 
     def _check_process(self):
         if os.getpid() != self._pid:
@@ -174,21 +250,50 @@ class DataLoader:
                                "threads did not come along: make the DataLoader in the process that iterates it")
 
     def __iter__(self):
+        """A pass over the current epoch. One consumer at a time: an iter() while another thread's
+        pass is unfinished, or while a next() is in flight, raises RuntimeError at once. A new
+        iter() on the same thread replaces the pass before it (that iterator then raises)."""
         self._check_process()
-        self._generation += 1
-        first = self._resume_at
-        self._resume_at = 0
-        if first >= len(self):
-            self._epoch, first = self._epoch + 1, 0
-        self._loader.start_epoch(self._epoch, first)
-        self._position = first
-        self._diagnosis.start_epoch()
-        if self._feed is not None:
-            self._feed.start()
-        return _Iterator(self, self._generation)
+        with self._one_call("iter()"):
+            live = self._live() if self._live is not None else None
+            if live is not None and self._position is not None and live.thread != threading.get_ident():
+                raise RuntimeError(f"this stoker.DataLoader is being iterated by another thread ({live.thread_name}) "
+                                   "and a pass is not finished: one consumer at a time; give each thread a "
+                                   "DataLoader of its own")
+            self._generation += 1
+            first = self._resume_at
+            self._resume_at = 0
+            if first >= len(self):
+                self._epoch, first = self._epoch + 1, 0
+            if self._order is None:
+                self._loader.start_epoch(self._epoch, first)
+            else:
+                self._loader.start_epoch(self._epoch, first, self._order.order(len(self.source)))
+            self._position = first
+            self._diagnosis.start_epoch()
+            if self._feed is not None:
+                self._feed.start()
+            iterator = _Iterator(self, self._generation)
+            self._live = weakref.ref(iterator)
+            return iterator
+
+    @contextlib.contextmanager
+    def _one_call(self, what):
+        """Holds the loader for one consumer call; a call from another thread meanwhile raises."""
+        if not self._in_call.acquire(blocking=False):
+            raise RuntimeError(f"{what} of a stoker.DataLoader while another thread is inside its next(): one "
+                               "consumer at a time; give each thread a DataLoader of its own")
+        try:
+            yield
+        finally:
+            self._in_call.release()
 
     def _next(self, generation):
         self._check_process()
+        with self._one_call("next()"):
+            return self._next_held(generation)
+
+    def _next_held(self, generation):
         if generation != self._generation:
             raise RuntimeError("this iterator is stale: a later iter() of the same stoker.DataLoader replaced it "
                                "(one pass at a time per DataLoader)")
@@ -201,9 +306,8 @@ class DataLoader:
             if self._feed is not None:
                 item = self._feed.next()
             else:
-                batch = self._loader.next()
-                item = None if batch is None else (torch.utils.dlpack.from_dlpack(batch.inputs),
-                                                   torch.utils.dlpack.from_dlpack(batch.targets))
+                batch = self._loader.next(self.timeout)
+                item = None if batch is None else (torch.utils.dlpack.from_dlpack(batch.inputs), self._targets(batch))
         except ValueError as e:  # the C++ loader's words, in this class's argument names
             raise ValueError(str(e).replace("(prefetch)", "(prefetch_factor)")) from None
         now = time.perf_counter()
@@ -214,7 +318,33 @@ class DataLoader:
             raise StopIteration
         self._position += 1
         self._step_wait, self._step_end, self._step_samples = now - started, now, item[0].shape[0]
-        return item
+        return self._shaped(item)
+
+    def _targets(self, batch):
+        """The batch's targets on the host: the engine's class ids or float targets as a tensor
+        (through target_transform when the dataset has one), or a Dataset's own, collated."""
+        transform = self._data.target_transform
+        if self._data.targets == "items":
+            values = batch.items
+        else:
+            targets = torch.utils.dlpack.from_dlpack(batch.targets)
+            if transform is None and self.collate_fn is None:
+                return targets
+            values = targets.tolist()
+        if transform is not None:
+            values = [transform(v) for v in values]
+        return collate_targets(values, self.collate_fn)
+
+    def _shaped(self, item):
+        """(inputs, targets), or (inputs, t1, t2, ...) for items (image, t1, t2, ...), or the
+        inputs alone for items that are an image alone: what torch's DataLoader yields."""
+        inputs, targets = item
+        width = self._data.item_width
+        if width == 1 and self.collate_fn is None:
+            return inputs
+        if width > 2 and self.collate_fn is None:
+            return (inputs, *targets)
+        return inputs, targets
 
     _step_end = None
 
@@ -258,37 +388,24 @@ class DataLoader:
         }
 
     def load_state_dict(self, state):
-        """Resumes at `state` from the next iter(). Refuses, in one line, a state taken on other
-        data, with another batch size, world size, shuffle or drop_last."""
-        if not isinstance(state, dict) or state.get("stoker_data_loader") != STATE_VERSION:
-            raise ValueError("load_state_dict: not a stoker.DataLoader state_dict (take it with "
-                             "loader.state_dict() of this version)")
-        checks = [("samples", len(self.source), "data with another number of samples"),
-                  ("classes", list(self.source.class_names), "data with other classes"),
-                  ("batch_size", self.batch_size, "another batch_size"),
-                  ("world_size", self.world_size, "another world_size"),
-                  ("shuffle", self.shuffle, "another shuffle"),
-                  ("drop_last", self.drop_last, "another drop_last")]
-        for key, mine, what in checks:
-            if state.get(key) != mine:
-                shown = state.get(key) if key != "classes" else f"{len(state.get(key) or [])} classes"
-                here = mine if key != "classes" else f"{len(mine)} classes"
-                raise ValueError(f"load_state_dict: the state was taken with {key}={shown!r} and this loader has "
-                                 f"{here!r}: a resume on {what} would not continue the same stream; resume with "
-                                 f"the same data and settings, or start afresh")
-        # The order depends on the seed, so the resumed loader takes the saved one.
-        if state["seed"] != self.seed:
-            self._reseed(state["seed"])
-        self._epoch = state["epoch"]
-        self._resume_at = state["next_batch"]
-        self._position = None
-        self._generation += 1
+        """Resumes at `state` from the next iter(). Checks every field (its presence, type and
+        range) before changing anything, and refuses, in one ValueError line naming the field, a
+        state taken on other data, with another batch size, world size, shuffle or drop_last."""
+        checked = check_state(state, self)
+        with self._one_call("load_state_dict()"):
+            # The order depends on the seed, so the resumed loader takes the saved one.
+            if checked["seed"] != self.seed:
+                self._reseed(checked["seed"])
+            self._epoch = checked["epoch"]
+            self._resume_at = checked["next_batch"]
+            self._position = None
+            self._generation += 1
 
     def _make_loader(self, seed):
         try:
-            return _stoker.Loader(*self._loader_args, seed, *self._loader_options)
+            return _stoker.Loader(self.source, seed=seed, **self._loader_options)
         except ValueError as e:
-            chain = self._loader_options[2]
+            chain = self._loader_options["transforms"]
             raise ValueError(f"transforms={chain!r}: {e}" if "transform" in str(e).lower() else str(e)) from None
 
     def _reseed(self, seed):
@@ -300,8 +417,20 @@ class DataLoader:
         if self._feed is not None:
             self._feed.loader = self._loader
         self._diagnosis = _stoker.Diagnosis(self._loader, current_monitor(), cores(), -1, self.auto_workers,
-                                            self.prefetch_factor, self.dataset)
+                                            self.prefetch_factor, self._data.name)
         register_diagnosis(self._diagnosis, self)
+
+    def __copy__(self):
+        raise TypeError("a stoker.DataLoader cannot be copied: the copy would share its workers and its stream "
+                        "of batches; make another stoker.DataLoader with the same arguments (with the same seed it "
+                        "gives the same batches)")
+
+    def __deepcopy__(self, memo):
+        self.__copy__()
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError("a stoker.DataLoader cannot be pickled (its worker threads and buffers stay in this "
+                        "process); make the DataLoader in the process that iterates it")
 
     def __repr__(self):
         return (f"stoker.DataLoader({self.source.describe()}, batch_size={self.batch_size}, "
@@ -312,6 +441,8 @@ class _Iterator:
     def __init__(self, loader, generation):
         self._loader = loader
         self._generation = generation
+        self.thread = threading.get_ident()
+        self.thread_name = threading.current_thread().name
 
     def __iter__(self):
         return self

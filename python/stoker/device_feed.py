@@ -13,12 +13,19 @@ import collections
 import torch
 import torch.utils.dlpack
 
+from ._collate import tensors_in, to_device
+
 
 class DeviceFeed:
-    def __init__(self, loader, device, channels_last):
+    """`targets_of(batch)`: the batch's targets on the host (a tensor, or a Dataset's own,
+    collated); `timeout`: the loader's wait for a batch, 0 for no limit."""
+
+    def __init__(self, loader, device, channels_last, targets_of, timeout=0):
         self.loader = loader
         self.device = device
         self.channels_last = channels_last
+        self.targets_of = targets_of
+        self.timeout = timeout
         self.stream = torch.cuda.Stream(device=device)
         self._ahead = None                       # (inputs, targets, ready event) copied ahead
         self._in_copy = collections.deque()      # (host tensors, event after their copy)
@@ -44,15 +51,15 @@ class DeviceFeed:
         # At most one earlier copy still in flight: the loader's pool stays free for its workers.
         while len(self._in_copy) > 1:
             self._in_copy.popleft()[1].synchronize()
-        batch = self.loader.next()
+        batch = self.loader.next(self.timeout)
         if batch is None:
             self._ahead = None
             return
         host_inputs = torch.utils.dlpack.from_dlpack(batch.inputs)
-        host_targets = torch.utils.dlpack.from_dlpack(batch.targets)
+        host_targets = self.targets_of(batch)
         with torch.cuda.stream(self.stream):
             inputs = host_inputs.to(self.device, non_blocking=True)
-            targets = host_targets.to(self.device, non_blocking=True)
+            targets = to_device(host_targets, self.device)
             if self._scale is not None:
                 inputs = inputs.float().sub_(self._shift).mul_(self._scale)
             elif inputs.dtype == torch.uint8:
@@ -74,6 +81,7 @@ class DeviceFeed:
         # The tensors were made on the side stream; their memory must not be reused until the
         # current stream's work on them is done.
         inputs.record_stream(current)
-        targets.record_stream(current)
+        for tensor in tensors_in(targets):
+            tensor.record_stream(current)
         self._copy_next()
         return inputs, targets

@@ -53,7 +53,7 @@ class _Watched:
         handle = loader._loader if isinstance(loader, DataLoader) else None
         prefetch = getattr(loader, "prefetch_factor", None) or 0
         self.diagnosis = _stoker.Diagnosis(handle, current_monitor(), cores(), nvml_index(), False, prefetch,
-                                           getattr(loader, "dataset", "") if handle is not None else "")
+                                           loader._data.name if handle is not None else "")
         self.handle = handle
         self.epoch = 0
         self.reports = []

@@ -256,8 +256,10 @@ def test_batches_in_memory_from_python_outlive_their_loader(png_folder):
         return block.data_ptr(), block
 
     source = _stoker.Source(str(png_folder))
-    loader = _stoker.Loader(source, 4, 2, 2, False, False, 0, 0, 1, "Resize((16, 16))", False, False,
-                            "substitute", 0.0, 0.0, allocate)
+    loader = _stoker.Loader(source, batch_size=4, workers=2, prefetch=2, shuffle=False, drop_last=False, seed=0,
+                            rank=0, world_size=1, transforms="Resize((16, 16))", channels_last=False,
+                            normalize_in_consumer=False, on_error="substitute", max_bad=0.0, cache_decoded_bytes=0.0,
+                            allocate=allocate)
     loader.start_epoch(0)
     batch = loader.next()
     x = torch.utils.dlpack.from_dlpack(batch.inputs)

@@ -1,0 +1,253 @@
+#include "dataset_source.h"
+
+#include <fmt/format.h>
+#include <pybind11/numpy.h>
+
+#include <cstring>
+#include <utility>
+
+#include "stoker/data/loader.h"
+
+namespace py = pybind11;
+
+namespace stoker::python {
+
+HeldObject::~HeldObject() {
+  if (!Py_IsInitialized()) {  // the interpreter is gone, and the object with it
+    (void)object_.release();
+    return;
+  }
+  py::gil_scoped_acquire gil;
+  object_ = py::object();
+}
+
+namespace {
+
+// The exception being handled, in one line: "KeyError: 'x'".
+std::string one_line(const py::error_already_set& e) {
+  std::string text = e.what();
+  const size_t end = text.find('\n');
+  return end == std::string::npos ? text : text.substr(0, end);
+}
+
+std::string type_name(const py::handle& object) {
+  return py::str(py::type::handle_of(object).attr("__qualname__")).cast<std::string>();
+}
+
+bool is_pil_image(const py::handle& object) {
+  const std::string module = py::str(py::type::handle_of(object).attr("__module__")).cast<std::string>();
+  return module.rfind("PIL.", 0) == 0 && py::hasattr(object, "tobytes") && py::hasattr(object, "mode");
+}
+
+bool is_bytes_like(const py::handle& object) {
+  return PyBytes_Check(object.ptr()) || PyByteArray_Check(object.ptr()) || PyMemoryView_Check(object.ptr());
+}
+
+// NumPy arrays, torch tensors and whatever else numpy.asarray reads without copying elements
+// one by one (a dict or a list would become an array of objects).
+bool is_array_like(const py::handle& object) {
+  return py::hasattr(object, "__array_interface__") || py::hasattr(object, "__array__") ||
+         PyObject_CheckBuffer(object.ptr()) != 0;
+}
+
+bool is_path(const py::handle& object) {
+  return PyUnicode_Check(object.ptr()) || py::hasattr(object, "__fspath__");
+}
+
+// The path's bytes as the file system takes them (os.fsencode).
+std::string path_bytes(const py::handle& object) {
+  const py::object text = py::reinterpret_steal<py::object>(PyOS_FSPath(object.ptr()));
+  if (!text) throw py::error_already_set();
+  if (PyBytes_Check(text.ptr())) return text.cast<std::string>();
+  const py::object encoded = py::reinterpret_steal<py::object>(PyUnicode_EncodeFSDefault(text.ptr()));
+  if (!encoded) throw py::error_already_set();
+  return encoded.cast<std::string>();
+}
+
+// A uint8 array's layout as an image: height, width, channels and whether it is (C, H, W);
+// false when it is no such array.
+struct ArrayImage {
+  int height = 0, width = 0, channels = 0;
+  bool channels_first = false;
+};
+bool array_image(const py::array& a, ArrayImage* out, std::string* why) {
+  if (a.dtype().kind() != 'u' || a.itemsize() != 1) {
+    *why = fmt::format("an array of {}, not uint8", py::str(a.dtype()).cast<std::string>());
+    return false;
+  }
+  const auto channels_ok = [](py::ssize_t c) { return c == 1 || c == 3 || c == 4; };
+  if (a.ndim() == 2) {
+    *out = {static_cast<int>(a.shape(0)), static_cast<int>(a.shape(1)), 1, false};
+  } else if (a.ndim() == 3 && channels_ok(a.shape(2))) {
+    *out = {static_cast<int>(a.shape(0)), static_cast<int>(a.shape(1)), static_cast<int>(a.shape(2)), false};
+  } else if (a.ndim() == 3 && channels_ok(a.shape(0))) {
+    *out = {static_cast<int>(a.shape(1)), static_cast<int>(a.shape(2)), static_cast<int>(a.shape(0)), true};
+  } else {
+    std::string shape;
+    for (py::ssize_t k = 0; k < a.ndim(); ++k) shape += (k > 0 ? ", " : "") + std::to_string(a.shape(k));
+    *why = fmt::format("a uint8 array of shape ({}), not (H, W), (H, W, C) or (C, H, W) with C 1, 3 or 4", shape);
+    return false;
+  }
+  if (out->height < 1 || out->width < 1) {
+    *why = "an empty array";
+    return false;
+  }
+  return true;
+}
+
+// Copies the array's pixels into out as raw (H, W, C) samples, dropping an alpha channel.
+void copy_pixels(const py::array& contiguous, const ArrayImage& image, data::SampleData* out) {
+  const int kept = image.channels == 4 ? 3 : image.channels;
+  const auto pixels = static_cast<size_t>(image.height) * static_cast<size_t>(image.width);
+  out->storage.resize(pixels * static_cast<size_t>(kept));
+  const auto* in = static_cast<const uint8_t*>(contiguous.data());
+  uint8_t* to = out->storage.data();
+  if (!image.channels_first && kept == image.channels) {
+    std::memcpy(to, in, out->storage.size());
+  } else {
+    const auto c = static_cast<size_t>(image.channels);
+    for (size_t p = 0; p < pixels; ++p) {
+      for (size_t k = 0; k < static_cast<size_t>(kept); ++k) {
+        to[p * static_cast<size_t>(kept) + k] = image.channels_first ? in[k * pixels + p] : in[p * c + k];
+      }
+    }
+  }
+  out->bytes = out->storage;
+  out->raw = true;
+  out->raw_width = image.width;
+  out->raw_height = image.height;
+  out->raw_channels = kept;
+}
+
+// A PIL image as raw pixels: L and RGB as they are, any other mode converted to RGB.
+void copy_pil(const py::handle& pil, data::SampleData* out) {
+  py::object image = py::reinterpret_borrow<py::object>(pil);
+  const std::string mode = image.attr("mode").cast<std::string>();
+  if (mode != "L" && mode != "RGB") image = image.attr("convert")("RGB");
+  const py::tuple size = image.attr("size");
+  const py::bytes pixels = image.attr("tobytes")();
+  const std::string_view view = pixels;
+  out->storage.assign(view.begin(), view.end());
+  out->bytes = out->storage;
+  out->raw = true;
+  out->raw_width = size[0].cast<int>();
+  out->raw_height = size[1].cast<int>();
+  out->raw_channels = mode == "L" ? 1 : 3;
+}
+
+void copy_bytes(const py::handle& object, data::SampleData* out) {
+  const py::buffer_info info = py::reinterpret_borrow<py::buffer>(object).request();
+  const auto* begin = static_cast<const uint8_t*>(info.ptr);
+  out->storage.assign(begin, begin + info.size * info.itemsize);
+  out->bytes = out->storage;
+  out->raw = false;
+}
+
+// What an item's image is: a path (read later, without the GIL), or pixels or bytes copied
+// into `out` now. Throws std::invalid_argument with what the image is and what is allowed.
+void take_image(const py::handle& image, data::SampleData* out, std::string* path) {
+  path->clear();
+  if (is_path(image)) {
+    *path = path_bytes(image);
+    return;
+  }
+  if (is_bytes_like(image)) return copy_bytes(image, out);
+  if (is_pil_image(image)) return copy_pil(image, out);
+  std::string why = "a " + type_name(image);
+  if (is_array_like(image)) {
+    const py::array array = py::array::ensure(image, py::array::c_style);
+    ArrayImage layout;
+    if (array && array_image(array, &layout, &why)) return copy_pixels(array, layout, out);
+  }
+  throw std::invalid_argument(why);
+}
+
+// Splits an item into its image and its target: the one object after the image, or the
+// tuple of all of them; None for an item that is the image alone.
+std::pair<py::object, py::object> image_and_target(const py::object& item) {
+  if (!py::isinstance<py::tuple>(item) && !py::isinstance<py::list>(item)) return {item, py::none()};
+  const auto parts = py::reinterpret_borrow<py::sequence>(item);
+  const size_t n = parts.size();
+  if (n == 0) throw std::invalid_argument("an empty " + type_name(item));
+  if (n == 1) return {parts[0], py::none()};
+  if (n == 2) return {parts[0], parts[1]};
+  py::tuple rest(n - 1);
+  for (size_t k = 1; k < n; ++k) rest[k - 1] = parts[k];
+  return {parts[0], std::move(rest)};
+}
+
+constexpr const char* kAllowedImages =
+    "a path, encoded bytes, a uint8 array ((H, W), (H, W, C) or (C, H, W)) or a PIL image";
+
+}  // namespace
+
+DatasetSource::DatasetSource(py::object dataset, py::object worker_init_fn, std::string name,
+                             std::vector<std::string> class_names)
+    : dataset_(std::make_shared<HeldObject>(std::move(dataset))),
+      worker_init_fn_(std::make_shared<HeldObject>(std::move(worker_init_fn))),
+      name_(std::move(name)),
+      class_names_(std::move(class_names)),
+      size_(py::len(dataset_->get())) {}
+
+std::string DatasetSource::name(size_t index) const { return fmt::format("{}[{}]", name_, index); }
+
+std::string DatasetSource::describe() const {
+  return fmt::format("{} object: {} samples", name_, size_);
+}
+
+Status DatasetSource::read(size_t index, data::SampleData* out) const {
+  std::string path;
+  {
+    py::gil_scoped_acquire gil;
+    try {
+      const py::object item = dataset_->get()[py::int_(index)];
+      auto [image, target] = image_and_target(item);
+      take_image(image, out, &path);
+      out->extra = std::make_shared<const HeldObject>(std::move(target));
+    } catch (py::error_already_set& e) {
+      return Status::failure("raised " + one_line(e));
+    } catch (const std::invalid_argument& e) {
+      return Status::failure(fmt::format("the image is {}; expected {}", e.what(), kAllowedImages));
+    }
+  }
+  if (path.empty()) return Status::ok_status();
+  return data::read_whole_file(path, out);
+}
+
+void DatasetSource::on_worker_start(int worker_id) const {
+  py::gil_scoped_acquire gil;
+  if (worker_init_fn_->get().is_none()) return;
+  try {
+    worker_init_fn_->get()(worker_id);
+  } catch (py::error_already_set& e) {
+    throw std::runtime_error("worker_init_fn(" + std::to_string(worker_id) + ") raised " + one_line(e));
+  }
+}
+
+py::list targets_of(const data::Batch& batch) {
+  py::list targets(batch.size());
+  for (int s = 0; s < batch.size(); ++s) {
+    const auto* held = static_cast<const HeldObject*>(batch.extra(s).get());
+    targets[static_cast<size_t>(s)] = held != nullptr ? held->get() : py::none();
+  }
+  return targets;
+}
+
+std::string describe_image(const py::handle& image, bool* ok) {
+  *ok = true;
+  if (is_path(image)) return "a path";
+  if (is_bytes_like(image)) return "encoded bytes";
+  if (is_pil_image(image)) return "a PIL image";
+  std::string why = "a " + type_name(image);
+  if (is_array_like(image)) {
+    const py::array array = py::array::ensure(image, py::array::c_style);
+    ArrayImage layout;
+    if (array && array_image(array, &layout, &why)) {
+      return fmt::format("a uint8 array ({})", layout.channels_first ? "C, H, W" : "H, W, C");
+    }
+  }
+  *ok = false;
+  return fmt::format("{}; expected {}", why, kAllowedImages);
+}
+
+}  // namespace stoker::python

@@ -1,0 +1,86 @@
+// A map-style Dataset object of the script's (anything with __len__ and __getitem__) as a
+// stoker Source: the loader's workers call dataset[i] and do the rest without the GIL.
+//
+// An item is `image` or `(image, target, ...)`. The image is a path (str or os.PathLike),
+// encoded bytes (bytes, bytearray, memoryview), a uint8 array (NumPy, or anything
+// numpy.asarray takes, such as a CPU torch tensor) of shape (H, W), (H, W, C) or (C, H, W)
+// with C 1, 3 or 4 (an alpha channel is dropped), or a PIL image (converted to RGB unless it
+// is L or RGB already). What follows the image is the sample's target: the one object after
+// it, or the tuple of all of them; it travels with the sample to the consumer (SampleData::
+// extra, read back with targets_of) and is collated there, in Python.
+//
+// Threads: read() holds the GIL for dataset[i] and for copying an in-memory image out; a
+// path's file is read without it. name() and describe() never take the GIL (the loader calls
+// them under its own lock). on_worker_start runs the script's worker_init_fn(worker_id) on
+// the worker's thread. The loader that owns this source must be destroyed, and its epochs
+// started and awaited, with the GIL released (LoaderHandle does), or a worker waiting for
+// the GIL would wait for ever.
+//
+// Errors: dataset[i] raising, or an item of another kind, makes sample i bad (substituted and
+// named as any unreadable file is: the reason is the exception's one line); a worker_init_fn
+// that raises fails the epoch with its message.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "stoker/core/error.h"
+#include "stoker/data/loader.h"
+#include "stoker/data/source.h"
+
+namespace stoker::python {
+
+// A Python object whose last owner may be any thread: it takes the GIL to let go of it (and,
+// once the interpreter is gone, lets go of nothing).
+class HeldObject {
+ public:
+  explicit HeldObject(pybind11::object object) : object_(std::move(object)) {}
+  ~HeldObject();
+  HeldObject(const HeldObject&) = delete;
+  HeldObject& operator=(const HeldObject&) = delete;
+
+  // With the GIL held.
+  const pybind11::object& get() const { return object_; }
+
+ private:
+  pybind11::object object_;
+};
+
+class DatasetSource final : public data::Source {
+ public:
+  // `dataset`: the object; `worker_init_fn`: None or a callable; `name`: how messages name it
+  // ("FaceClips"); `class_names`: the dataset's classes, if it has them. With the GIL held.
+  DatasetSource(pybind11::object dataset, pybind11::object worker_init_fn, std::string name,
+                std::vector<std::string> class_names);
+
+  size_t size() const override { return size_; }
+  std::string name(size_t index) const override;
+  std::string describe() const override;
+  data::TargetKind target_kind() const override { return data::TargetKind::kClass; }
+  const std::vector<std::string>& class_names() const override { return class_names_; }
+  int64_t label(size_t) const override { return 0; }  // the targets travel as Python objects
+  void targets(size_t, float* out) const override { out[0] = 0; }
+  Status read(size_t index, data::SampleData* out) const override;
+  void on_worker_start(int worker_id) const override;
+
+ private:
+  std::shared_ptr<HeldObject> dataset_;
+  std::shared_ptr<HeldObject> worker_init_fn_;
+  std::string name_;
+  std::vector<std::string> class_names_;
+  size_t size_ = 0;
+};
+
+// The targets the batch's samples carried from a DatasetSource (None where a sample carried
+// none), as a list. With the GIL held.
+pybind11::list targets_of(const data::Batch& batch);
+
+// What dataset[i]'s image would be read as ("a path", "encoded bytes", "a uint8 array (H, W,
+// 3)", ...), or a one-line reason it cannot be (its type or dtype or shape, and what is
+// allowed): the DataLoader checks the first item with it up front. With the GIL held.
+std::string describe_image(const pybind11::handle& image, bool* ok);
+
+}  // namespace stoker::python

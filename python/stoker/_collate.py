@@ -1,0 +1,36 @@
+"""A Dataset's targets, batched as torch's DataLoader batches them: torch's default_collate
+(numbers, arrays, tensors, strings, dicts, tuples), or the script's collate_fn, which gets
+the list of the batch's targets (the images are batched by stoker already)."""
+import torch
+from torch.utils.data import default_collate
+
+
+def collate_targets(targets, collate_fn=None):
+    if collate_fn is not None:
+        return collate_fn(targets)
+    if all(t is None for t in targets):
+        return None
+    return default_collate(targets)
+
+
+def to_device(value, device):
+    """`value` with every tensor in it copied to `device` (without waiting, from pinned memory)."""
+    if isinstance(value, torch.Tensor):
+        return value.to(device, non_blocking=True)
+    if isinstance(value, dict):
+        return {k: to_device(v, device) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        moved = [to_device(v, device) for v in value]
+        return type(value)(moved) if isinstance(value, list) or not hasattr(value, "_fields") else type(value)(*moved)
+    return value
+
+
+def tensors_in(value):
+    """Every tensor in `value` (a tensor, or dicts, lists and tuples of them)."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in tensors_in(v)]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in tensors_in(v)]
+    return []

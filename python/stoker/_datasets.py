@@ -1,0 +1,183 @@
+"""What stoker.DataLoader's `dataset` may be, and the engine's source for each:
+
+- a path (a folder, a list, shards, arrays: what `stoker train --data` reads): read in C++;
+  `loader.dataset` is a PathDataset (len, classes, class_to_idx, samples, targets, root);
+- torchvision's ImageFolder or DatasetFolder with its default loader, or a Subset of one: its
+  `samples` and `classes` are read once and the files in C++, with no Python call per sample;
+  its `transform` is the chain unless one is given, its `target_transform` runs on the targets;
+- any other map-style Dataset (__len__ and __getitem__) whose item is `image` or
+  `(image, target, ...)`: the workers call dataset[i] holding the GIL for that call only.
+"""
+import os
+
+import torch.utils.data
+
+from . import _arguments as arg
+from . import _stoker
+
+# The files the engine decodes; an ImageFolder's other files are opened by PIL.
+_DECODED = (".jpg", ".jpeg", ".png")
+
+
+class Data:
+    """The engine's source for `dataset`, what `loader.dataset` is, and what the loader does
+    for it: `targets` is "engine" (the source's class ids or float targets) or "items" (each
+    sample's Python target, collated); `chain` is the dataset's own transform, if any."""
+
+    def __init__(self, source, dataset, name, targets="engine", chain=None, target_transform=None, item_width=2):
+        self.source = source
+        self.dataset = dataset
+        self.name = name
+        self.targets = targets
+        self.chain = chain
+        self.target_transform = target_transform
+        self.item_width = item_width  # parts of an item: 1 for an image alone, 2 for (image, target), ...
+
+
+class PathDataset:
+    """`loader.dataset` for data given as a path: the parts of torchvision's ImageFolder that
+    scripts read. `samples` and `targets` are made on first use (one entry per sample)."""
+
+    def __init__(self, source, root):
+        self._source = source
+        self.root = root
+
+    def __len__(self):
+        return len(self._source)
+
+    @property
+    def classes(self):
+        return list(self._source.class_names)
+
+    @property
+    def class_to_idx(self):
+        return {name: i for i, name in enumerate(self._source.class_names)}
+
+    @property
+    def samples(self):
+        """(name, target) per sample: a file's path and its class id (or float targets)."""
+        names = self._source.names()
+        return list(zip(names, self.targets))
+
+    @property
+    def targets(self):
+        return self._source.all_targets()
+
+    def __repr__(self):
+        return f"stoker.PathDataset({self._source.describe()})"
+
+
+def _is_dataset_folder(dataset):
+    return any(c.__name__ == "DatasetFolder" and c.__module__.startswith("torchvision.")
+               for c in type(dataset).__mro__)
+
+
+def _default_loader(loader):
+    return getattr(loader, "__module__", "") == "torchvision.datasets.folder" and \
+        getattr(loader, "__name__", "") in ("default_loader", "pil_loader", "accimage_loader")
+
+
+def _class_names(dataset):
+    classes = getattr(dataset, "classes", None)
+    if isinstance(classes, (list, tuple)) and all(isinstance(c, str) for c in classes):
+        return list(classes)
+    return []
+
+
+class _FolderItems:
+    """A DatasetFolder's samples as items the engine takes: the path of a file it decodes, and
+    what the folder's loader makes of any other (a PIL image of a BMP, TIFF, WebP, ...), or of
+    every file when the loader is the script's own (`every_file`)."""
+
+    def __init__(self, samples, loader, every_file):
+        self._samples = samples
+        self._loader = loader
+        self._every_file = every_file
+
+    def __len__(self):
+        return len(self._samples)
+
+    def __getitem__(self, index):
+        path, target = self._samples[index]
+        if not self._every_file and path.lower().endswith(_DECODED):
+            return path, target
+        return self._loader(path), target
+
+
+def open_data(dataset, split, worker_init_fn):
+    """The engine's source for `dataset` (see the module's docstring)."""
+    if isinstance(dataset, (str, bytes, os.PathLike)):
+        path = os.fsdecode(dataset)
+        source = _stoker.Source(path, split)
+        return Data(source, PathDataset(source, path), path)
+    if split != "train":
+        raise arg.bad("split", split, "'train' for a Dataset object (it is one split already)",
+                      "make the Dataset of the split you want")
+    if not (hasattr(dataset, "__len__") and hasattr(dataset, "__getitem__")):
+        kind = "an iterable-style Dataset" if hasattr(dataset, "__iter__") else f"a {type(dataset).__name__}"
+        raise arg.bad("dataset", dataset, "a path, or a map-style Dataset (with __len__ and __getitem__); "
+                      f"this is {kind}", "stoker reads each sample by its index")
+    name = type(dataset).__name__
+    folder, picked = _folder_under(dataset)
+    if folder is not None:
+        return _open_folder_object(folder, name, worker_init_fn, picked, dataset)
+    width = _check_first_item(dataset, name)
+    source = _stoker.Source.dataset(dataset, worker_init_fn, name, _class_names(dataset))
+    return Data(source, dataset, name, targets="items", item_width=width)
+
+
+def _folder_under(dataset):
+    """(the DatasetFolder, the indices of its samples) when `dataset` is one, or Subsets of
+    one (torch.utils.data.Subset, as the ImageNet example's validation remainder); else
+    (None, None)."""
+    picked = None
+    while isinstance(dataset, torch.utils.data.Subset):
+        indices = [int(i) for i in dataset.indices]
+        picked = indices if picked is None else [indices[i] for i in picked]
+        dataset = dataset.dataset
+    return (dataset, picked) if _is_dataset_folder(dataset) else (None, None)
+
+
+def _open_folder_object(folder, name, worker_init_fn, picked=None, dataset=None):
+    """The engine's source for a DatasetFolder (`picked`: the samples a Subset keeps of it);
+    `dataset` is what the script gave (the folder or the Subset)."""
+    dataset = folder if dataset is None else dataset
+    samples, classes = folder.samples, list(folder.classes)
+    if picked is not None:
+        samples = [samples[i] for i in picked]
+    if len(samples) == 0:
+        raise arg.bad("dataset", dataset, f"a {name} with samples; it has none", "check its root folder")
+    loader = getattr(folder, "loader", None)
+    chain, target_transform = folder.transform, folder.target_transform
+    root = getattr(folder, "root", "")
+    own_loader = not _default_loader(loader)
+    if not own_loader and all(path.lower().endswith(_DECODED) for path, _ in samples):
+        source = _stoker.Source.image_list(f"{name} object of {root}", [p for p, _ in samples],
+                                           [int(t) for _, t in samples], classes)
+        return Data(source, dataset, name, chain=chain, target_transform=target_transform)
+    # Files stoker does not decode, or a loader of the script's: the workers call the loader.
+    items = _FolderItems(samples, loader, every_file=own_loader)
+    _check_first_item(items, f"{name} (its loader)")
+    source = _stoker.Source.dataset(items, worker_init_fn, name, classes)
+    return Data(source, dataset, name, targets="items", chain=chain, target_transform=target_transform)
+
+
+def _check_first_item(dataset, name):
+    """The parts of dataset[0] (1 for an image alone) when its image is one the engine takes;
+    else one line says what it is and what to do."""
+    if len(dataset) == 0:
+        raise arg.bad("dataset", dataset, f"a Dataset with samples; this {name} has len() 0")
+    item = dataset[0]
+    if isinstance(item, dict):
+        raise ValueError(f"dataset: {name}[0] is a dict (keys {', '.join(map(repr, list(item)[:5]))}); stoker "
+                         "takes items (image, target, ...): return a tuple with the image first")
+    image = item[0] if isinstance(item, (tuple, list)) and item else item
+    ok, what = _stoker.describe_image(image)
+    if ok:
+        return len(item) if isinstance(item, (tuple, list)) else 1
+    hint = "return the image as a path, encoded bytes, a uint8 array or a PIL image"
+    dtype = str(getattr(image, "dtype", ""))
+    if "float" in dtype or getattr(dataset, "transform", None) is not None:
+        hint = ("the Dataset transforms its images itself: make it with transform=None (return the image as "
+                "loaded) and give the transform to stoker.DataLoader(transforms=...), which runs it in C++")
+    raise ValueError(f"dataset: {name}[0]'s image is {what}; {hint}")

@@ -1,0 +1,95 @@
+"""Where each epoch's order comes from: stoker's own sampler (shuffle and DistributedSampler's
+sharding over `world_size` ranks, decided by the seed), or the script's `sampler=` /
+`batch_sampler=` (torch's samplers or any iterable of indices), drawn once per pass."""
+import math
+import operator
+
+from . import _arguments as arg
+from . import _stoker
+
+
+class GivenOrder:
+    """The script's sampler or batch_sampler. order() iterates it once: the next pass's ids."""
+
+    def __init__(self, sampler, batch_sampler, batch_size):
+        self.sampler = sampler
+        self.batch_sampler = batch_sampler
+        self.batch_size = batch_size
+
+    def order(self, size):
+        if self.batch_sampler is None:
+            ids = list(self.sampler)
+        else:
+            batches = [list(b) for b in self.batch_sampler]
+            for k, b in enumerate(batches):
+                if len(b) != self.batch_size and (k < len(batches) - 1 or len(b) > self.batch_size):
+                    raise ValueError(f"batch_sampler: batch {k} of this epoch has {len(b)} samples and its "
+                                     f"batch_size is {self.batch_size}: stoker's batches share one size (the "
+                                     "last may be shorter); bucket by size with one DataLoader per size")
+            ids = [i for b in batches for i in b]
+        try:
+            ids = [operator.index(i) for i in ids]
+        except TypeError:
+            wrong = next(i for i in ids if not hasattr(i, "__index__"))
+            raise ValueError(f"sampler: it yielded {wrong!r}; a sampler yields sample indices (int)") from None
+        if ids and not (0 <= min(ids) and max(ids) < size):
+            bad = min(ids) if min(ids) < 0 else max(ids)
+            raise ValueError(f"sampler: it yielded index {bad}, and the dataset has {size} samples (0 to {size - 1})")
+        return ids
+
+    def batches(self, drop_last):
+        """len(loader): the batches of one pass."""
+        if self.batch_sampler is not None:
+            return len(self.batch_sampler)
+        n = len(self.sampler)
+        return n // self.batch_size if drop_last else math.ceil(n / self.batch_size)
+
+    def set_epoch(self, epoch):
+        for s in (self.sampler, self.batch_sampler, getattr(self.batch_sampler, "sampler", None)):
+            if hasattr(s, "set_epoch"):
+                s.set_epoch(epoch)
+                return
+
+
+def given_order(sampler, batch_sampler, batch_size, shuffle, drop_last):
+    """GivenOrder for a script's sampler or batch_sampler, with torch's rules for the arguments
+    they exclude, or None when there is neither; and the batch size and drop_last to use."""
+    if batch_sampler is not None:
+        if batch_size != 1 or shuffle or sampler is not None or drop_last:
+            raise ValueError("batch_sampler= excludes batch_size, shuffle, sampler and drop_last (as in torch's "
+                             "DataLoader): its batches decide them")
+        size = getattr(batch_sampler, "batch_size", None)
+        if not isinstance(size, int) or size < 1:
+            raise arg.bad("batch_sampler", batch_sampler, "a batch sampler with a batch_size (torch's "
+                          "BatchSampler)", "or give sampler= and batch_size=")
+        return GivenOrder(None, batch_sampler, size), size, False
+    if sampler is None:
+        return None, batch_size, drop_last
+    if shuffle:
+        raise ValueError("sampler= excludes shuffle=True (as in torch's DataLoader): the sampler decides the "
+                         "order; leave shuffle out")
+    if not hasattr(sampler, "__iter__") or not hasattr(sampler, "__len__"):
+        raise arg.bad("sampler", sampler, "an iterable of sample indices with a len() (a torch Sampler)")
+    return GivenOrder(sampler, None, batch_size), batch_size, drop_last
+
+
+class PlannedSampler:
+    """`loader.sampler` when stoker orders the samples itself: as DistributedSampler, its len()
+    is the samples per epoch of this rank, iterating it gives the current epoch's ids, and
+    set_epoch picks the epoch."""
+
+    def __init__(self, loader):
+        self._loader = loader
+
+    def __len__(self):
+        loader = self._loader
+        return math.ceil(len(loader.source) / loader.world_size)
+
+    def __iter__(self):
+        loader = self._loader
+        return iter(_stoker.plan_epoch(len(loader.source), batch_size=1, shuffle=loader.shuffle, drop_last=False,
+                                       seed=loader.seed, rank=loader.rank, world_size=loader.world_size,
+                                       epoch=loader.epoch))
+
+    def set_epoch(self, epoch):
+        self._loader.set_epoch(epoch)

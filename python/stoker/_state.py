@@ -1,0 +1,65 @@
+"""stoker.DataLoader's state_dict: its fields, and the checks load_state_dict makes of a
+state before it changes anything (each failure one ValueError line naming the field)."""
+STATE_VERSION = 1
+_MAX_EPOCH = 2**62  # far beyond any run; the engine's epoch counter is int64
+
+
+def _field(state, key, allowed):
+    if key not in state:
+        raise ValueError(f"load_state_dict: the state has no {key!r} ({allowed}); pass a dict that "
+                         "loader.state_dict() returned, whole")
+    return state[key]
+
+
+def _whole(state, key, low, high, allowed):
+    value = _field(state, key, allowed)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"load_state_dict: {key}={value!r}; expected {allowed}; pass a dict that "
+                         "loader.state_dict() returned, unchanged")
+    return value
+
+
+def _flag(state, key):
+    value = _field(state, key, "True or False")
+    if not isinstance(value, bool):
+        raise ValueError(f"load_state_dict: {key}={value!r}; expected True or False; pass a dict that "
+                         "loader.state_dict() returned, unchanged")
+    return value
+
+
+def check_state(state, loader):
+    """The fields of `state` that a resume of `loader` uses, once every field is checked."""
+    if not isinstance(state, dict) or state.get("stoker_data_loader") != STATE_VERSION:
+        raise ValueError("load_state_dict: not a stoker.DataLoader state_dict (take it with "
+                         "loader.state_dict() of this version)")
+    batches = len(loader)
+    checked = {
+        "seed": _whole(state, "seed", 0, 2**63 - 1, "a whole number from 0 to 2**63 - 1"),
+        "epoch": _whole(state, "epoch", 0, _MAX_EPOCH, "a whole number from 0 up"),
+        "next_batch": _whole(state, "next_batch", 0, batches, f"a whole number from 0 to {batches}, the batches "
+                             "of an epoch"),
+        "samples": _whole(state, "samples", 0, 2**63 - 1, "the number of samples, a whole number"),
+        "batch_size": _whole(state, "batch_size", 1, 2**31, "a whole number from 1 up"),
+        "world_size": _whole(state, "world_size", 1, 2**31, "a whole number from 1 up"),
+        "shuffle": _flag(state, "shuffle"),
+        "drop_last": _flag(state, "drop_last"),
+    }
+    classes = _field(state, "classes", "a list of class names")
+    if not isinstance(classes, (list, tuple)) or not all(isinstance(c, str) for c in classes):
+        raise ValueError(f"load_state_dict: classes is a {type(classes).__name__}; expected a list of class names; "
+                         "pass a dict that loader.state_dict() returned, unchanged")
+    checked["classes"] = list(classes)
+    mine = [("samples", len(loader.source), "data with another number of samples"),
+            ("classes", list(loader.source.class_names), "data with other classes"),
+            ("batch_size", loader.batch_size, "another batch_size"),
+            ("world_size", loader.world_size, "another world_size"),
+            ("shuffle", loader.shuffle, "another shuffle"),
+            ("drop_last", loader.drop_last, "another drop_last")]
+    for key, here, what in mine:
+        if checked[key] != here:
+            shown = checked[key] if key != "classes" else f"{len(checked[key])} classes"
+            here = here if key != "classes" else f"{len(here)} classes"
+            raise ValueError(f"load_state_dict: the state was taken with {key}={shown!r} and this loader has "
+                             f"{here!r}: a resume on {what} would not continue the same stream; resume with "
+                             "the same data and settings, or start afresh")
+    return checked

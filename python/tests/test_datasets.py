@@ -1,0 +1,305 @@
+"""What torch's DataLoader takes as `dataset`, stoker's takes: torchvision's ImageFolder and
+FakeData, and a script's own Dataset whose image is a path, bytes, an array or a PIL image;
+its targets collate as torch's default_collate does."""
+import gc
+import io
+import threading
+import time
+
+import numpy as np
+import pytest
+import torch
+import torchvision
+import torchvision.transforms as T
+from conftest import assert_same_batches, batches
+from PIL import Image
+
+import stoker
+
+CHAIN = "Resize(36), CenterCrop(32), RandomHorizontalFlip(), Normalize"
+
+
+def folder_samples(root):
+    return torchvision.datasets.ImageFolder(str(root)).samples
+
+
+class Paths(torch.utils.data.Dataset):
+    """A script's own Dataset: (image, class id) per sample, the image as `kind` makes it."""
+
+    def __init__(self, samples, kind="path"):
+        self.samples = samples
+        self.kind = kind
+
+    def __len__(self):
+        return len(self.samples)
+
+    def __getitem__(self, i):
+        path, target = self.samples[i]
+        if self.kind == "path":
+            return path, target
+        if self.kind == "bytes":
+            with open(path, "rb") as f:
+                return f.read(), target
+        image = Image.open(path).convert("RGB")
+        if self.kind == "pil":
+            return image, target
+        if self.kind == "numpy":
+            return np.asarray(image), target
+        if self.kind == "tensor_chw":
+            return torch.from_numpy(np.asarray(image).copy()).permute(2, 0, 1), target
+        raise AssertionError(self.kind)
+
+
+def test_an_imagefolder_object_gives_the_folders_batches(png_folder):
+    expected = batches(stoker.DataLoader(png_folder, batch_size=5, shuffle=True, seed=4, transforms=CHAIN))
+    folder = torchvision.datasets.ImageFolder(str(png_folder))
+    loader = stoker.DataLoader(folder, batch_size=5, shuffle=True, seed=4, transforms=CHAIN)
+    assert loader.dataset is folder
+    assert len(loader.dataset) == len(folder.samples)
+    assert loader.class_to_idx == folder.class_to_idx
+    assert_same_batches(batches(loader), expected)
+
+
+def test_an_imagefolder_objects_transform_and_target_transform_are_used(png_folder):
+    transform = T.Compose([T.Resize(40), T.CenterCrop(32), T.ToTensor()])
+    folder = torchvision.datasets.ImageFolder(str(png_folder), transform=transform,
+                                              target_transform=lambda t: t + 100)
+    loader = stoker.DataLoader(folder, batch_size=4)
+    assert loader.transforms.startswith("Resize(40)")
+    expected = list(torch.utils.data.DataLoader(folder, batch_size=4))
+    for (x, y), (x_tv, y_tv) in zip(loader, expected):
+        assert torch.equal(y, y_tv)
+        assert (x - x_tv).abs().max().item() <= 1 / 255 + 1e-6
+
+
+@pytest.mark.parametrize("kind", ["path", "bytes", "pil", "numpy", "tensor_chw"])
+def test_a_datasets_image_in_any_form_gives_the_folders_batches(png_folder, kind):
+    # PNGs decode exactly in both stoker and PIL, so every form holds the same pixels.
+    expected = batches(stoker.DataLoader(png_folder, batch_size=6, shuffle=True, seed=2, transforms=CHAIN))
+    dataset = Paths(folder_samples(png_folder), kind)
+    loader = stoker.DataLoader(dataset, batch_size=6, shuffle=True, seed=2, transforms=CHAIN, num_workers=2)
+    assert loader.dataset is dataset and len(loader.dataset) == 24
+    assert_same_batches(batches(loader), expected)
+
+
+def test_torchvisions_fakedata_is_taken(tmp_path):
+    fake = torchvision.datasets.FakeData(size=20, image_size=(3, 40, 30), num_classes=4, random_offset=3)
+    loader = stoker.DataLoader(fake, batch_size=8, transforms="Resize((24, 24))")
+    got = [(x.shape, y) for x, y in loader]
+    assert [shape for shape, _ in got] == [(8, 3, 24, 24), (8, 3, 24, 24), (4, 3, 24, 24)]
+    assert torch.equal(torch.cat([y for _, y in got]), torch.tensor([int(fake[i][1]) for i in range(20)]))
+
+
+class Targets(torch.utils.data.Dataset):
+    """Items with targets of every kind torch's default_collate takes."""
+
+    def __init__(self, root, width=2):
+        self.paths = [p for p, _ in folder_samples(root)][:10]
+        self.width = width
+
+    def __len__(self):
+        return len(self.paths)
+
+    def __getitem__(self, i):
+        target = {"id": i, "box": np.array([i, i + 1, i + 2, i + 3], dtype=np.float32), "caption": f"image {i}",
+                  "pose": torch.tensor([0.5 * i, -0.5 * i])}
+        if self.width == 1:
+            return self.paths[i]
+        if self.width == 2:
+            return self.paths[i], target
+        return self.paths[i], i, f"image {i}"
+
+
+def test_targets_collate_as_torchs_default_collate(png_folder):
+    loader = stoker.DataLoader(Targets(png_folder), batch_size=4, transforms="Resize((16, 16))")
+    x, y = next(iter(loader))
+    assert x.shape == (4, 3, 16, 16)
+    assert torch.equal(y["id"], torch.arange(4))
+    assert torch.equal(y["box"], torch.tensor([[i, i + 1, i + 2, i + 3] for i in range(4)], dtype=torch.float32))
+    assert y["caption"] == [f"image {i}" for i in range(4)]
+    assert torch.equal(y["pose"], torch.tensor([[0.5 * i, -0.5 * i] for i in range(4)]))
+
+
+def test_items_of_three_parts_and_of_the_image_alone_batch_as_torchs(png_folder):
+    x, ids, captions = next(iter(stoker.DataLoader(Targets(png_folder, 3), batch_size=3, transforms="Resize((8, 8))")))
+    assert torch.equal(ids, torch.tensor([0, 1, 2])) and list(captions) == ["image 0", "image 1", "image 2"]
+    alone = next(iter(stoker.DataLoader(Targets(png_folder, 1), batch_size=3, transforms="Resize((8, 8))")))
+    assert isinstance(alone, torch.Tensor) and alone.shape == (3, 3, 8, 8)
+
+
+def test_collate_fn_batches_the_targets(png_folder):
+    loader = stoker.DataLoader(Targets(png_folder, 3), batch_size=4, transforms="Resize((8, 8))",
+                               collate_fn=lambda targets: [t[1].upper() for t in targets])
+    x, captions = next(iter(loader))
+    assert captions == ["IMAGE 0", "IMAGE 1", "IMAGE 2", "IMAGE 3"]
+
+
+class Flaky(Paths):
+    def __getitem__(self, i):
+        if i == 3:
+            raise KeyError(f"no annotation for sample {i}")
+        return super().__getitem__(i)
+
+
+def test_a_getitem_that_raises_is_a_bad_sample_named_with_its_exception(png_folder):
+    loader = stoker.DataLoader(Flaky(folder_samples(png_folder)), batch_size=8, transforms="Resize((8, 8))",
+                               max_bad=0.1)
+    x, y = batches(loader)[0]
+    assert y[3] == 0 and y[4] == 0, "sample 3 is replaced by sample 4 (class 0), with its target"
+    bad = loader.stats()["bad_samples"]
+    assert bad == [{"index": 3, "path": "Flaky[3]", "reason": "raised KeyError: 'no annotation for sample 3'"}]
+
+
+def test_getitem_runs_on_the_worker_threads(png_folder):
+    class Recording(Paths):
+        threads = set()
+
+        def __getitem__(self, i):
+            Recording.threads.add(threading.get_ident())
+            time.sleep(0.005)  # a slow read: both workers get to call
+            return super().__getitem__(i)
+
+    Recording.threads.clear()
+    batches(stoker.DataLoader(Recording(folder_samples(png_folder)), batch_size=4, num_workers=2,
+                              transforms="Resize((8, 8))"))
+    assert len(Recording.threads - {threading.get_ident()}) == 2
+
+
+def test_worker_init_fn_runs_once_on_each_worker(png_folder):
+    seen, lock = [], threading.Lock()
+
+    def init(worker_id):
+        with lock:
+            seen.append((worker_id, threading.get_ident()))
+
+    loader = stoker.DataLoader(Paths(folder_samples(png_folder)), batch_size=4, num_workers=3,
+                               transforms="Resize((8, 8))", worker_init_fn=init)
+    batches(loader)
+    del loader  # joins the workers: each has started by then
+    gc.collect()
+    assert sorted(w for w, _ in seen) == [0, 1, 2]
+    assert len({t for _, t in seen}) == 3 and threading.get_ident() not in {t for _, t in seen}
+
+
+def test_a_worker_init_fn_that_raises_fails_the_epoch_naming_it(png_folder):
+    def init(worker_id):
+        raise OSError("cannot open the annotation file")
+
+    loader = stoker.DataLoader(Paths(folder_samples(png_folder)), batch_size=4, transforms="Resize((8, 8))",
+                               worker_init_fn=init)
+    with pytest.raises(stoker.DataError, match=r"worker_init_fn\(0\) raised OSError: cannot open the annotation"):
+        batches(loader)
+
+
+def test_worker_init_fn_is_refused_where_workers_run_no_python(png_folder):
+    with pytest.raises(ValueError, match="^worker_init_fn=.*run none; leave it out$"):
+        stoker.DataLoader(png_folder, worker_init_fn=lambda w: None)
+
+
+class Transformed(Paths):
+    transform = T.ToTensor()
+
+    def __getitem__(self, i):
+        path, target = self.samples[i]
+        return self.transform(Image.open(path).convert("RGB")), target
+
+
+@pytest.mark.parametrize("dataset, says", [
+    (lambda root: Transformed(folder_samples(root)), "Transformed\\[0\\]'s image is an array of float32, not uint8; "
+     "expected .*; the Dataset transforms its images itself: make it with transform=None"),
+    (lambda root: [({"image": 1}, 0)], "list\\[0\\]'s image is a dict; expected a path, encoded bytes"),
+    (lambda root: [{"image": "a.jpg", "label": 1}], "list\\[0\\] is a dict \\(keys 'image', 'label'\\); stoker takes "
+     "items \\(image, target, ...\\)"),
+    (lambda root: [], "a Dataset with samples; this list has len\\(\\) 0"),
+    (lambda root: iter([1, 2]), "a map-style Dataset \\(with __len__ and __getitem__\\); this is an iterable-style"),
+])
+def test_a_dataset_stoker_cannot_read_is_one_line(png_folder, dataset, says):
+    with pytest.raises(ValueError, match=says) as e:
+        stoker.DataLoader(dataset(png_folder))
+    assert "\n" not in str(e.value)
+
+
+def test_a_path_datasets_attributes_are_imagefolders(png_folder):
+    loader = stoker.DataLoader(png_folder, batch_size=5, drop_last=True)
+    folder = torchvision.datasets.ImageFolder(str(png_folder))
+    data = loader.dataset
+    assert len(data) == len(folder) == 24
+    assert data.classes == folder.classes and data.class_to_idx == folder.class_to_idx
+    assert data.samples == folder.samples and data.targets == folder.targets
+    assert data.root == str(png_folder)
+    assert (loader.batch_size, loader.drop_last, loader.pin_memory, loader.prefetch_factor) == (5, True, False, 2)
+    assert len(loader) == 4 and len(loader.sampler) == 24
+
+
+def test_pin_memory_without_cuda_is_quiet(png_folder, recwarn):
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is here: the memory is pinned")
+    loader = stoker.DataLoader(png_folder, batch_size=8, pin_memory=True)
+    batches(loader)
+    assert not loader.pin_memory
+    assert not [w for w in recwarn if "pin_memory" in str(w.message)]
+
+
+def test_a_wait_past_timeout_raises(png_folder):
+    class Slow(Paths):
+        def __getitem__(self, i):
+            time.sleep(1.0)
+            return super().__getitem__(i)
+
+    loader = stoker.DataLoader(Slow(folder_samples(png_folder)), batch_size=8, num_workers=1, timeout=0.3,
+                               transforms="Resize((8, 8))")
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"DataLoader timed out after 0\.[34]\d* seconds"):
+        next(iter(loader))
+    assert time.monotonic() - started < 3
+
+
+def test_torch_dataloader_arguments_are_taken_in_torchs_order(png_folder):
+    dataset = Paths(folder_samples(png_folder))
+    # dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, pin_memory, drop_last
+    loader = stoker.DataLoader(dataset, 4, False, None, None, 2, None, False, True, 0, None, "spawn", None,
+                               prefetch_factor=3, persistent_workers=True, transforms="Resize((8, 8))")
+    assert (loader.batch_size, loader.num_workers, loader.drop_last, loader.prefetch_factor) == (4, 2, True, 3)
+    assert len(batches(loader)) == 6
+
+
+def test_a_bytes_image_roundtrips_a_jpeg(tmp_path):
+    buffer = io.BytesIO()
+    Image.fromarray(np.full((20, 30, 3), 120, np.uint8)).save(buffer, format="JPEG", quality=100)
+    loader = stoker.DataLoader([(buffer.getvalue(), 7)] * 3, batch_size=3, transforms="Resize((20, 30)), ToUint8")
+    x, y = next(iter(loader))
+    assert x.shape == (3, 3, 20, 30) and y.tolist() == [7, 7, 7]
+    assert (x.int() - 120).abs().max() <= 1
+
+
+def test_a_subset_of_an_imagefolder_is_read_in_cpp(png_folder):
+    folder = torchvision.datasets.ImageFolder(str(png_folder))
+    subset = torch.utils.data.Subset(torch.utils.data.Subset(folder, list(range(4, 24))), [0, 5, 10, 19])
+    loader = stoker.DataLoader(subset, batch_size=4, transforms="Resize((8, 8))")
+    assert loader.dataset is subset and "object of" in repr(loader)
+    x, y = next(iter(loader))
+    assert y.tolist() == [folder.targets[i] for i in (4, 9, 14, 23)]
+
+
+def test_an_imagefolder_of_files_stoker_does_not_decode_opens_them_with_pil(tmp_path):
+    for c in range(2):
+        (tmp_path / f"c{c}").mkdir()
+        for i in range(3):
+            Image.fromarray(np.full((10, 12, 3), 40 * c + i, np.uint8)).save(tmp_path / f"c{c}" / f"{i}.bmp")
+    folder = torchvision.datasets.ImageFolder(str(tmp_path))
+    x, y = next(iter(stoker.DataLoader(folder, batch_size=6, transforms="Resize((10, 12)), ToUint8")))
+    assert y.tolist() == [0, 0, 0, 1, 1, 1]
+    assert x[:, 0, 0, 0].tolist() == [0, 1, 2, 40, 41, 42]
+
+
+def test_an_imagefolder_with_a_loader_of_its_own_calls_it(png_folder):
+    calls = []
+
+    def grey(path):
+        calls.append(path)
+        return Image.open(path).convert("L")
+
+    folder = torchvision.datasets.ImageFolder(str(png_folder), loader=grey)
+    loader = stoker.DataLoader(folder, batch_size=8, transforms="Resize((8, 8)), Grayscale")
+    x, y = next(iter(loader))
+    assert x.shape == (8, 1, 8, 8) and len(calls) >= 8

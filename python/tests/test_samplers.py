@@ -1,0 +1,96 @@
+"""sampler= and batch_sampler= take torch's samplers, or any iterable of indices: each pass
+visits the order the sampler gives, and set_epoch reaches it."""
+import numpy as np
+import pytest
+import torch
+from torch.utils.data import (BatchSampler, DistributedSampler, RandomSampler, SequentialSampler,
+                              SubsetRandomSampler, WeightedRandomSampler)
+
+import stoker
+
+
+@pytest.fixture()
+def rows(tmp_path):
+    """An .npz of 30 feature rows whose float target is the row's id."""
+    path = tmp_path / "rows.npz"
+    np.savez(path, x=np.arange(60, dtype=np.float32).reshape(30, 2), y=np.arange(30, dtype=np.float32))
+    return path
+
+
+def ids(loader):
+    return [int(i) for _, y in loader for i in y.tolist()]
+
+
+class Rows(torch.utils.data.Dataset):
+    def __len__(self):
+        return 30
+
+
+@pytest.mark.parametrize("make", [
+    lambda: SequentialSampler(range(30)),
+    lambda: RandomSampler(range(30), generator=torch.Generator().manual_seed(1)),
+    lambda: SubsetRandomSampler([3, 1, 4, 15, 9, 26], generator=torch.Generator().manual_seed(2)),
+    lambda: WeightedRandomSampler([1.0] * 10 + [5.0] * 20, 40, generator=torch.Generator().manual_seed(3)),
+    lambda: [29, 0, 28, 1],
+])
+def test_each_pass_visits_the_samplers_order(rows, make):
+    sampler, mirror = make(), make()
+    loader = stoker.DataLoader(rows, batch_size=7, sampler=sampler)
+    for _ in range(2):
+        expected = list(mirror)
+        assert len(loader) == -(-len(expected) // 7)
+        assert ids(loader) == expected
+
+
+@pytest.mark.parametrize("drop_last", [False, True])
+def test_distributed_samplers_shards_and_set_epoch(rows, drop_last):
+    shards = {}
+    for rank in range(3):
+        sampler = DistributedSampler(Rows(), num_replicas=3, rank=rank, shuffle=True, seed=5, drop_last=drop_last)
+        loader = stoker.DataLoader(rows, batch_size=4, sampler=sampler)
+        assert loader.sampler is sampler and len(loader.sampler) == 10
+        for epoch in (0, 1):
+            sampler.set_epoch(epoch)
+            shards[rank, epoch] = ids(loader)
+            assert shards[rank, epoch] == list(sampler)
+        loader.set_epoch(0)  # reaches the sampler
+        assert ids(loader) == shards[rank, 0]
+    for epoch in (0, 1):
+        assert sorted(i for r in range(3) for i in shards[r, epoch]) == list(range(30))
+
+
+def test_a_batch_sampler_gives_the_batches(rows):
+    batch_sampler = BatchSampler(SequentialSampler(range(30)), batch_size=8, drop_last=False)
+    loader = stoker.DataLoader(rows, batch_sampler=batch_sampler)
+    got = [[int(i) for i in y.tolist()] for _, y in loader]
+    assert got == [list(b) for b in batch_sampler]
+    assert len(loader) == 4 and loader.batch_size == 8
+
+
+def test_copies_drawn_with_replacement_are_augmented_apart(jpeg_folder):
+    loader = stoker.DataLoader(jpeg_folder, batch_size=4, sampler=[5, 5, 5, 5],
+                               transforms="RandomResizedCrop(16), RandomHorizontalFlip()")
+    x, y = next(iter(loader))
+    assert y.tolist() == [y[0].item()] * 4
+    assert len({tuple(x[k].flatten().tolist()) for k in range(4)}) == 4
+
+
+@pytest.mark.parametrize("kwargs, says", [
+    (dict(sampler=[0, 1], shuffle=True), "sampler= excludes shuffle=True"),
+    (dict(batch_sampler=BatchSampler(range(30), 4, False), batch_size=4), "batch_sampler= excludes batch_size"),
+    (dict(batch_sampler=[[0, 1], [2, 3]]), "batch_sampler=.*a batch sampler with a batch_size"),
+    (dict(sampler=7), "sampler=7: an iterable of sample indices"),
+])
+def test_sampler_arguments_torch_refuses_are_refused(rows, kwargs, says):
+    with pytest.raises(ValueError, match=says):
+        stoker.DataLoader(rows, **kwargs)
+
+
+@pytest.mark.parametrize("sampler, says", [
+    ([0, 30], "yielded index 30, and the dataset has 30 samples"),
+    ([0, "a"], "yielded 'a'; a sampler yields sample indices"),
+])
+def test_a_sampler_yielding_what_is_no_index_is_one_line(rows, sampler, says):
+    loader = stoker.DataLoader(rows, batch_size=2, sampler=sampler)
+    with pytest.raises(ValueError, match=says):
+        next(iter(loader))

@@ -1,0 +1,86 @@
+"""Shards are right by default: on several ranks every rank shuffles each epoch alike
+(DistributedSampler's contract), so the shards are disjoint but for DistributedSampler's
+padding and cover every sample; on one process torch.manual_seed repeats a run."""
+import collections
+import json
+import math
+import pathlib
+
+import numpy as np
+import pytest
+import torch
+from conftest import batches
+from ranks import run_ranks
+
+import stoker
+
+HERE = pathlib.Path(__file__).parent
+
+
+def rows(tmp_path, n):
+    """An .npz of n feature rows whose float target is the row's id."""
+    path = tmp_path / f"rows{n}.npz"
+    np.savez(path, x=np.arange(n * 2, dtype=np.float32).reshape(n, 2), y=np.arange(n, dtype=np.float32))
+    return path
+
+
+def check_shards(shards, n, world, batch_size, drop_last):
+    """`shards`: each rank's ids of one epoch, in order."""
+    per_rank = math.ceil(n / world)  # DistributedSampler's count: the order padded from its head
+    kept = per_rank // batch_size * batch_size if drop_last else per_rank
+    assert [len(s) for s in shards] == [kept] * world, "every rank gets as many samples"
+    counts = collections.Counter(i for s in shards for i in s)
+    padding = world * per_rank - n
+    if not drop_last:
+        assert set(counts) == set(range(n)), "the shards cover every sample"
+    assert sum(c - 1 for c in counts.values()) <= padding, f"more repeats than the {padding} of padding: {counts}"
+
+
+@pytest.mark.parametrize("world", [2, 3])
+@pytest.mark.parametrize("n", [24, 25])
+@pytest.mark.parametrize("drop_last", [False, True])
+def test_ranks_share_one_order_by_default(tmp_path, monkeypatch, world, n, drop_last):
+    # RANK / WORLD_SIZE as torchrun sets them, no process group: every rank takes seed 0.
+    data = rows(tmp_path, n)
+    epochs = collections.defaultdict(list)
+    for rank in range(world):
+        monkeypatch.setenv("RANK", str(rank))
+        monkeypatch.setenv("WORLD_SIZE", str(world))
+        torch.manual_seed(rank)  # must not matter
+        loader = stoker.DataLoader(data, batch_size=4, shuffle=True, drop_last=drop_last, num_workers=1)
+        assert loader.seed == 0
+        for epoch in range(2):
+            epochs[epoch].append([int(i) for _, y in loader for i in y.tolist()])
+    for shards in epochs.values():
+        check_shards(shards, n, world, 4, drop_last)
+    assert epochs[0] != epochs[1], "each epoch shuffles anew"
+
+
+@pytest.mark.parametrize("world, n, drop_last", [(2, 24, False), (3, 25, False), (3, 25, True)])
+def test_ranks_of_a_process_group_share_rank_0s_seed(tmp_path, world, n, drop_last):
+    # Each rank seeds torch differently: only the seed shared over the group makes them agree.
+    lines = run_ranks(HERE / "shard_rank.py", world, [rows(tmp_path, n), 4, int(drop_last)])
+    runs = [[json.loads(line) for line in out.splitlines()] for out in lines]
+    assert len({run[0]["seed"] for run in runs}) == 1
+    assert len({run[0]["batches"] for run in runs}) == 1, "every rank gets as many batches (DDP would hang)"
+    for epoch in range(2):
+        check_shards([run[epoch]["ids"] for run in runs], n, world, 4, drop_last)
+
+
+def test_manual_seed_repeats_a_run_on_one_process(jpeg_folder):
+    chain = "RandomResizedCrop(24), RandomHorizontalFlip(), ColorJitter(0.3, 0.3, 0.3)"
+
+    def run(seed):
+        torch.manual_seed(seed)
+        loader = stoker.DataLoader(jpeg_folder, batch_size=5, shuffle=True, transforms=chain, num_workers=2)
+        return [(x.sum().item(), y.tolist()) for x, y in batches(loader)]
+
+    assert run(0) == run(0)
+    assert run(0) != run(1)
+
+
+def test_a_given_seed_is_every_ranks(tmp_path, monkeypatch):
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    for rank in (0, 1):
+        monkeypatch.setenv("RANK", str(rank))
+        assert stoker.DataLoader(rows(tmp_path, 10), seed=7).seed == 7
