@@ -50,9 +50,7 @@ bool is_array_like(const py::handle& object) {
          PyObject_CheckBuffer(object.ptr()) != 0;
 }
 
-bool is_path(const py::handle& object) {
-  return PyUnicode_Check(object.ptr()) || py::hasattr(object, "__fspath__");
-}
+bool is_path(const py::handle& object) { return PyUnicode_Check(object.ptr()) || py::hasattr(object, "__fspath__"); }
 
 // The path's bytes as the file system takes them (os.fsencode).
 std::string path_bytes(const py::handle& object) {
@@ -191,9 +189,7 @@ DatasetSource::DatasetSource(py::object dataset, py::object worker_init_fn, std:
 
 std::string DatasetSource::name(size_t index) const { return fmt::format("{}[{}]", name_, index); }
 
-std::string DatasetSource::describe() const {
-  return fmt::format("{} object: {} samples", name_, size_);
-}
+std::string DatasetSource::describe() const { return fmt::format("{} object: {} samples", name_, size_); }
 
 Status DatasetSource::read(size_t index, data::SampleData* out) const {
   std::string path;

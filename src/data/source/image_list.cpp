@@ -45,8 +45,8 @@ class ImageListSource final : public Source {
 std::unique_ptr<Source> open_image_list(std::string description, std::vector<std::string> paths,
                                         std::vector<int64_t> labels, std::vector<std::string> class_names) {
   if (paths.size() != labels.size()) {
-    throw UsageError(fmt::format("{}: {} paths and {} class ids; give one class id per path", description,
-                                 paths.size(), labels.size()));
+    throw UsageError(fmt::format("{}: {} paths and {} class ids; give one class id per path", description, paths.size(),
+                                 labels.size()));
   }
   if (paths.empty()) throw UsageError(fmt::format("{} lists no sample", description));
   const auto classes = static_cast<int64_t>(class_names.size());

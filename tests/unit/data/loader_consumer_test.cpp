@@ -74,12 +74,12 @@ TEST(LoaderConsumerTest, ACallFromASecondThreadWhileOneWaitsFailsAtOnce) {
     }
   }
   ASSERT_TRUE(refused) << "the other thread's next() never got in the way";
-  for (const auto& call : std::vector<std::pair<std::string, std::function<void()>>>{
-           {"start_epoch", [&] { loader.start_epoch(1); }},
-           {"next", [&] { (void)loader.next(); }},
-           {"state", [&] { (void)loader.state(); }},
-           {"set_workers", [&] { loader.set_workers(3); }},
-           {"set_prefetch", [&] { loader.set_prefetch(4); }}}) {
+  for (const auto& call :
+       std::vector<std::pair<std::string, std::function<void()>>>{{"start_epoch", [&] { loader.start_epoch(1); }},
+                                                                  {"next", [&] { (void)loader.next(); }},
+                                                                  {"state", [&] { (void)loader.state(); }},
+                                                                  {"set_workers", [&] { loader.set_workers(3); }},
+                                                                  {"set_prefetch", [&] { loader.set_prefetch(4); }}}) {
     const auto before = std::chrono::steady_clock::now();
     try {
       call.second();

@@ -96,7 +96,8 @@ TEST(LoaderGivenOrderTest, ResumesMidEpochAndGoesBackToTheOptionsPlan) {
 // Attaches its index to every read; sample `bad` cannot be read.
 class AttachingSource final : public Source {
  public:
-  AttachingSource(size_t size, uint64_t bad, bool fail_start = false) : size_(size), bad_(bad), fail_start_(fail_start) {}
+  AttachingSource(size_t size, uint64_t bad, bool fail_start = false)
+      : size_(size), bad_(bad), fail_start_(fail_start) {}
   size_t size() const override { return size_; }
   std::string name(size_t i) const override { return "item-" + std::to_string(i); }
   std::string describe() const override { return "attaching"; }
