@@ -4,7 +4,11 @@ DataLoader: the same image folder, the same chain (RandomResizedCrop(size), flip
 the same warm-up batches, timed window, batch touch and peak-RSS sampling.
 
     .venv/bin/python bench/python_loader.py --data DIR [--workers 2] [--batch-size 64]
-        [--seconds 20] [--size 224] [--json]
+        [--seconds 20] [--size 224] [--source folder|imagefolder|paths|pil] [--json]
+
+--source: how the folder reaches the loader: its path (folder), a torchvision ImageFolder
+object (imagefolder), or a Dataset of the script's whose items are (path, class) (paths) or
+(PIL image, class), opened and converted to RGB in __getitem__ (pil).
 """
 import argparse
 import json
@@ -16,6 +20,30 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pytorch_loader import PeakRssSampler, timed_batches  # noqa: E402  (one way of measuring)
 
 
+def dataset_of(source, root):
+    """What the script hands the loader: the folder's path, or a Dataset object over it."""
+    if source == "folder":
+        return root
+    import torchvision
+    from PIL import Image
+    folder = torchvision.datasets.ImageFolder(root)
+    if source == "imagefolder":
+        return folder
+
+    class Items:
+        def __init__(self, samples):
+            self.samples = samples
+
+        def __len__(self):
+            return len(self.samples)
+
+        def __getitem__(self, i):
+            path, target = self.samples[i]
+            return (path if source == "paths" else Image.open(path).convert("RGB")), target
+
+    return Items(folder.samples)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", required=True)
@@ -23,6 +51,7 @@ def main():
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument("--size", type=int, default=224)
+    ap.add_argument("--source", choices=["folder", "imagefolder", "paths", "pil"], default="folder")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     sampler = PeakRssSampler()
@@ -32,8 +61,8 @@ def main():
     import stoker
     torch.set_num_threads(1)
     transforms = f"RandomResizedCrop({args.size}), RandomHorizontalFlip(0.5), Normalize"
-    loader = stoker.DataLoader(args.data, batch_size=args.batch_size, shuffle=True, num_workers=args.workers,
-                               transforms=transforms, seed=0)
+    loader = stoker.DataLoader(dataset_of(args.source, args.data), batch_size=args.batch_size, shuffle=True,
+                               num_workers=args.workers, transforms=transforms, seed=0)
 
     def batches():
         while True:
@@ -44,6 +73,7 @@ def main():
     sampler.stop()
     result = {
         "loader": "stoker.DataLoader (Python)",
+        "source": args.source,
         "images_per_sec": round(n_images / elapsed, 2),
         "images": n_images,
         "batches": n_batches,

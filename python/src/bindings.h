@@ -4,7 +4,16 @@
 
 #include <pybind11/pybind11.h>
 
+#include <string>
+#include <vector>
+
 namespace stoker::python {
+
+// Bytes from the file system (a path, a class folder's name) as Python's str, the way
+// os.fsdecode makes it: bytes that are not UTF-8 become surrogate escapes, so nothing is lost
+// and os.fsencode gives them back.
+pybind11::str fs_str(const std::string& bytes);
+pybind11::list fs_strs(const std::vector<std::string>& bytes);
 
 void bind_errors(pybind11::module_& m);        // module.cpp
 void bind_batch_arrays(pybind11::module_& m);  // batch_arrays.cpp

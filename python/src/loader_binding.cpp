@@ -163,9 +163,9 @@ void bind_loader(py::module_& m) {
           "A map-style Dataset object whose items are (image, target, ...) (dataset_source.h)", py::arg("dataset"),
           py::arg("worker_init_fn"), py::arg("name"), py::arg("classes"))
       .def("__len__", &data::Source::size)
-      .def("describe", &data::Source::describe)
-      .def("name", &data::Source::name)
-      .def_property_readonly("class_names", &data::Source::class_names)
+      .def("describe", [](const data::Source& s) { return fs_str(s.describe()); })
+      .def("name", [](const data::Source& s, size_t i) { return fs_str(s.name(i)); })
+      .def_property_readonly("class_names", [](const data::Source& s) { return fs_strs(s.class_names()); })
       .def_property_readonly("is_classification",
                              [](const data::Source& s) { return s.target_kind() == data::TargetKind::kClass; })
       .def_property_readonly("target_dim", &data::Source::target_dim)
@@ -174,8 +174,8 @@ void bind_loader(py::module_& m) {
       .def("check_class_ids", &data::Source::check_class_ids)
       .def("names",
            [](const data::Source& s) {
-             std::vector<std::string> names(s.size());
-             for (size_t i = 0; i < names.size(); ++i) names[i] = s.name(i);
+             py::list names(s.size());
+             for (size_t i = 0; i < s.size(); ++i) names[i] = fs_str(s.name(i));
              return names;
            })
       .def("all_targets", [](const data::Source& s) -> py::list {
@@ -258,7 +258,8 @@ void bind_loader(py::module_& m) {
       .def("next", &LoaderHandle::next, py::arg("timeout") = 0.0)
       .def("__len__", [](LoaderHandle& h) { return h.loader().batches_per_epoch(); })
       .def_property_readonly("samples_per_epoch", [](LoaderHandle& h) { return h.loader().samples_per_epoch(); })
-      .def_property_readonly("transforms", [](LoaderHandle& h) { return h.loader().options().transform.describe(); })
+      .def_property_readonly("transforms",
+                             [](LoaderHandle& h) { return fs_str(h.loader().options().transform.describe()); })
       .def_property_readonly("normalize",
                              [](LoaderHandle& h) -> py::object {
                                const data::TransformSpec& t = h.loader().options().transform;
@@ -280,7 +281,9 @@ void bind_loader(py::module_& m) {
            [](LoaderHandle& h) {
              const data::EpochStats s = h.loader().epoch_stats();
              py::list bad;
-             for (const data::BadSample& b : s.bad_samples) bad.append(py::make_tuple(b.index, b.name, b.reason));
+             for (const data::BadSample& b : s.bad_samples) {
+               bad.append(py::make_tuple(b.index, fs_str(b.name), fs_str(b.reason)));
+             }
              return py::dict(py::arg("epoch") = s.epoch, py::arg("samples") = s.samples, py::arg("bad") = s.bad,
                              py::arg("bad_samples") = bad);
            })

@@ -8,6 +8,25 @@ namespace py = pybind11;
 
 namespace stoker::python {
 
+py::str fs_str(const std::string& bytes) {
+  PyObject* text = PyUnicode_DecodeFSDefaultAndSize(bytes.data(), static_cast<Py_ssize_t>(bytes.size()));
+  if (text == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(text);
+}
+
+py::list fs_strs(const std::vector<std::string>& bytes) {
+  py::list out(bytes.size());
+  for (size_t i = 0; i < bytes.size(); ++i) out[i] = fs_str(bytes[i]);
+  return out;
+}
+
+namespace {
+
+// Sets Python's error to `type` with stoker's message, its bytes kept as fs_str keeps them.
+void set_error(PyObject* type, const char* message) { PyErr_SetObject(type, fs_str(message).ptr()); }
+
+}  // namespace
+
 void bind_errors(py::module_& m) {
   // A bad argument is Python's ValueError; a bad sample or file is stoker.DataError; a
   // failing system call is OSError. The message is stoker's one line.
@@ -16,11 +35,11 @@ void bind_errors(py::module_& m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const UsageError& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
+      set_error(PyExc_ValueError, e.what());
     } catch (const DataError& e) {
-      data_error(e.what());
+      set_error(data_error.ptr(), e.what());
     } catch (const SystemError& e) {
-      PyErr_SetString(PyExc_OSError, e.what());
+      set_error(PyExc_OSError, e.what());
     }
   });
 }

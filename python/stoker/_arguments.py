@@ -47,3 +47,16 @@ def seconds(name, value, hint=""):
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
         raise bad(name, value, "seconds, 0 or more", hint)
     return float(value)
+
+
+def path(name, value, allowed, hint=""):
+    """A file system path (str, bytes or os.PathLike) as str, without NUL bytes (the system
+    would cut it there); anything else is refused."""
+    import os
+
+    if isinstance(value, bool) or not isinstance(value, (str, bytes, os.PathLike)):
+        raise bad(name, value, allowed, hint)
+    text = os.fsdecode(value)
+    if "\0" in text:
+        raise bad(name, value, f"{allowed}, without NUL bytes (the system would cut the path at one)", hint)
+    return text

@@ -107,8 +107,8 @@ class _FolderItems:
 def open_data(dataset, split, worker_init_fn):
     """The engine's source for `dataset` (see the module's docstring)."""
     if isinstance(dataset, (str, bytes, os.PathLike)):
-        path = os.fsdecode(dataset)
-        source = _stoker.Source(path, split)
+        path = arg.path("dataset", dataset, "a path or a Dataset object")
+        source = _stoker.Source(os.fsencode(path), split)
         return Data(source, PathDataset(source, path), path)
     if split != "train":
         raise arg.bad("split", split, "'train' for a Dataset object (it is one split already)",
@@ -122,7 +122,7 @@ def open_data(dataset, split, worker_init_fn):
     if folder is not None:
         return _open_folder_object(folder, name, worker_init_fn, picked, dataset)
     width = _check_first_item(dataset, name)
-    source = _stoker.Source.dataset(dataset, worker_init_fn, name, _class_names(dataset))
+    source = _stoker.Source.dataset(dataset, worker_init_fn, name, [os.fsencode(c) for c in _class_names(dataset)])
     return Data(source, dataset, name, targets="items", item_width=width)
 
 
@@ -152,13 +152,14 @@ def _open_folder_object(folder, name, worker_init_fn, picked=None, dataset=None)
     root = getattr(folder, "root", "")
     own_loader = not _default_loader(loader)
     if not own_loader and all(path.lower().endswith(_DECODED) for path, _ in samples):
-        source = _stoker.Source.image_list(f"{name} object of {root}", [p for p, _ in samples],
-                                           [int(t) for _, t in samples], classes)
+        source = _stoker.Source.image_list(os.fsencode(f"{name} object of {root}"),
+                                           [os.fsencode(p) for p, _ in samples], [int(t) for _, t in samples],
+                                           [os.fsencode(c) for c in classes])
         return Data(source, dataset, name, chain=chain, target_transform=target_transform)
     # Files stoker does not decode, or a loader of the script's: the workers call the loader.
     items = _FolderItems(samples, loader, every_file=own_loader)
     _check_first_item(items, f"{name} (its loader)")
-    source = _stoker.Source.dataset(items, worker_init_fn, name, classes)
+    source = _stoker.Source.dataset(items, worker_init_fn, name, [os.fsencode(c) for c in classes])
     return Data(source, dataset, name, targets="items", chain=chain, target_transform=target_transform)
 
 

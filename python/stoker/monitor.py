@@ -28,13 +28,12 @@ class monitor:
                  tensorboard=None):
         if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not interval >= 0.05:
             raise arg.bad("interval", interval, "seconds between samples, 0.05 or more", "1.0 suits most runs")
-        if log is not None and not isinstance(log, str):
-            log = str(log)
-        if tensorboard is not None and not isinstance(tensorboard, str):
-            if not hasattr(tensorboard, "__fspath__"):
-                raise arg.bad("tensorboard", tensorboard, "a folder for TensorBoard's event files",
-                              "e.g. tensorboard='runs/x', then tensorboard --logdir runs")
-            tensorboard = str(tensorboard)
+        if log is not None:
+            log = arg.path("log", log, "a file for the samples (CSV, or JSON lines for a name ending in .jsonl)",
+                           "e.g. log='run.csv'")
+        if tensorboard is not None:
+            tensorboard = arg.path("tensorboard", tensorboard, "a folder for TensorBoard's event files",
+                                   "e.g. tensorboard='runs/x', then tensorboard --logdir runs")
         if tensorboard == "":
             raise arg.bad("tensorboard", tensorboard, "a folder for TensorBoard's event files",
                           "e.g. tensorboard='runs/x', or leave it out")

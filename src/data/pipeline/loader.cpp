@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <optional>
 #include <thread>
 
@@ -11,6 +12,7 @@
 #include "sample_loader.h"
 #include "stoker/core/clock.h"
 #include "stoker/core/error.h"
+#include "stoker/core/numbers.h"
 
 namespace stoker::data {
 
@@ -323,11 +325,25 @@ struct LoaderThreads {
 
 namespace {
 
-std::unique_ptr<BatchBuffer> make_buffer(BufferAllocator& allocator, const LoaderOptions& options, int target_dim) {
+// "1,200 bytes" below a megabyte, megabytes() from there.
+std::string size_text(double bytes) { return bytes < 1e6 ? grouped(bytes) + " bytes" : megabytes(bytes); }
+
+// Buffer `number` (from 1) of `count`; throws UsageError naming the sizes when memory runs out.
+std::unique_ptr<BatchBuffer> make_buffer(BufferAllocator& allocator, const LoaderOptions& options, int target_dim,
+                                         int number, int count) {
   const size_t batch = static_cast<size_t>(options.batch_size);
   auto buffer = std::make_unique<BatchBuffer>();
   buffer->capacity_bytes = batch * options.transform.sample_bytes();
-  buffer->data = allocator.allocate(buffer->capacity_bytes);
+  try {
+    buffer->data = allocator.allocate(buffer->capacity_bytes);
+  } catch (const std::bad_alloc&) {
+    throw UsageError(fmt::format(
+        "the loader's batch buffers do not fit in memory: buffer {} of {} could not be allocated, each holds "
+        "batch_size {} samples of {} ({} per buffer, {} in all); lower batch_size or prefetch",
+        number, count, options.batch_size, size_text(static_cast<double>(options.transform.sample_bytes())),
+        size_text(static_cast<double>(buffer->capacity_bytes)),
+        size_text(static_cast<double>(buffer->capacity_bytes) * count)));
+  }
   // Written once now: the pool is resident from the start. Untouched, a buffer's pages became
   // resident the first time the workers ran far enough ahead to use it, which could be hours
   // into a run (one 38.5 MB step in RSS at epoch 16 of a soak): an out-of-memory then, and a
@@ -400,7 +416,8 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
     shared_->cache = std::make_unique<DecodedCache>(source_->size(), options_.cache_decoded_bytes);
   }
   for (int b = 0; b < options_.prefetch; ++b) {
-    shared_->buffers.push_back(make_buffer(*shared_->allocator, options_, shared_->target_dim));
+    shared_->buffers.push_back(
+        make_buffer(*shared_->allocator, options_, shared_->target_dim, b + 1, options_.prefetch));
     shared_->free_buffers.push_back(shared_->buffers.back().get());
   }
   shared_->active_workers = options_.workers;
@@ -476,7 +493,8 @@ void Loader::set_prefetch(int prefetch) {
   {
     MutexLock lock(shared_->mutex);
     while (static_cast<int>(shared_->buffers.size()) < prefetch) {
-      shared_->buffers.push_back(make_buffer(*shared_->allocator, options_, shared_->target_dim));
+      const int number = static_cast<int>(shared_->buffers.size()) + 1;
+      shared_->buffers.push_back(make_buffer(*shared_->allocator, options_, shared_->target_dim, number, prefetch));
       shared_->free_buffers.push_back(shared_->buffers.back().get());
     }
     options_.prefetch = static_cast<int>(shared_->buffers.size());

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <new>
 #include <string>
 #include <thread>
 
@@ -311,6 +312,40 @@ TEST(LoaderTest, NextWithinReturnsWhenTheBatchIsLateAndHandsItOverOnceReady) {
     batch.release();
   }
   EXPECT_EQ(expected, loader.batches_per_epoch());
+}
+
+// Host memory that runs out after `budget` allocations.
+class ExhaustedAllocator final : public BufferAllocator {
+ public:
+  explicit ExhaustedAllocator(int budget) : budget_(budget) {}
+  void* allocate(size_t bytes) override {
+    if (budget_-- <= 0) throw std::bad_alloc();
+    return host_allocator().allocate(bytes);
+  }
+  void deallocate(void* pointer, size_t bytes) override { host_allocator().deallocate(pointer, bytes); }
+  const char* name() const override { return "exhausted"; }
+
+ private:
+  int budget_;
+};
+
+TEST(LoaderTest, BuffersThatDoNotFitAreOneLineNamingTheirSizes) {
+  TempDir dir;
+  auto source = make_idx(dir, 10);
+  ExhaustedAllocator allocator(2);
+  LoaderOptions options = augmenting_options(1);
+  options.prefetch = 4;
+  options.allocator = &allocator;
+  try {
+    Loader loader(source, options);
+    FAIL() << "the third buffer could not be allocated, and the loader was made";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(
+        e.what(),
+        "the loader's batch buffers do not fit in memory: buffer 3 of 4 could not be allocated, each holds "
+        "batch_size 8 samples of 1,200 bytes (9,600 bytes per buffer, 38,400 bytes in all); lower batch_size or "
+        "prefetch");
+  }
 }
 
 TEST(LoaderTest, NextBeforeStartAndBadOptionsAreUsageErrors) {
