@@ -124,9 +124,14 @@ class Source {
   virtual const FeatureSums* feature_sums() const { return nullptr; }
 };
 
+// The largest sample file read_whole_file reads: more than an image of DecodeOptions'
+// default max_pixels holds at 8 bytes a pixel (16-bit RGBA, uncompressed), with room for
+// metadata. A larger file is refused before it is read (a small image padded to gigabytes).
+inline constexpr uint64_t kMaxSampleFileBytes = uint64_t{1} << 30;
+
 // Reads the file `path` into out->storage (grow-only) and points out->bytes at it: the
 // per-sample I/O of the sources of files. Fails with a short reason ("file not found",
-// "permission denied", "is a directory", "read error: ...").
+// "permission denied", "is a directory", "read error: ...", a file over kMaxSampleFileBytes).
 Status read_whole_file(const std::string& path, SampleData* out);
 
 // `source.feature_sums()` when they cover every sample and every feature of it, else nullptr

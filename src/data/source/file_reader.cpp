@@ -51,6 +51,11 @@ Status read_whole_file(const std::string& path, SampleData* out) {
   if (S_ISDIR(st.st_mode)) return Status::failure("is a directory");
   if (!S_ISREG(st.st_mode)) return Status::failure("is " + file_kind_of_mode(st.st_mode) + ", not a regular file");
   const size_t size = static_cast<size_t>(st.st_size);
+  if (size > kMaxSampleFileBytes) {
+    return Status::failure("file is " + grouped(static_cast<double>(size)) +
+                           " bytes, larger than any image stoker decodes (" +
+                           grouped(static_cast<double>(kMaxSampleFileBytes)) + " at most); not read");
+  }
   if (out->storage.size() < size) out->storage.resize(size);
   size_t done = 0;
   while (done < size) {

@@ -48,6 +48,20 @@ TEST(ImageFolderTest, ReadOfAVanishedFileIsAStatusNotAnException) {
   EXPECT_EQ(status.reason(), "file not found");
 }
 
+TEST(ImageFolderTest, AFileLargerThanAnyImageIsRefusedUnread) {
+  // A small image padded to gigabytes (sparse here: nothing is written) is not read into memory.
+  TempDir dir;
+  const std::string path = dir.write("a/huge.jpg", bytes_of("\xff\xd8\xff"));
+  std::filesystem::resize_file(path, kMaxSampleFileBytes + 1);
+  auto source = open_image_folder(dir.str());
+  SampleData data;
+  const Status status = source->read(0, &data);
+  EXPECT_FALSE(status.ok());
+  EXPECT_EQ(status.reason(),
+            "file is 1,073,741,825 bytes, larger than any image stoker decodes (1,073,741,824 at most); not read");
+  EXPECT_LT(data.storage.capacity(), size_t{1} << 20) << "the file was read after all";
+}
+
 TEST(ImageFolderTest, UnusableRootsNameThePath) {
   TempDir dir;
   struct Case {
