@@ -340,6 +340,8 @@ class Sharpen:
      ["Lambda runs Python code", "training loop", "docs/reference/data.md"]),
     (lambda: T.Compose([T.Resize(20), T.FiveCrop(16)]),
      ["FiveCrop (torchvision.transforms", "is not a transform stoker reads", "RandomResizedCrop", "RandomErasing"]),
+    (lambda: T.Compose([T.RandomCrop(28), T.Pad(2), T.ToTensor()]),
+     ["Pad(2) after RandomCrop pads its output", "write Pad first"]),
     (lambda: T.Compose([T.RandomResizedCrop(16), Sharpen()]),
      ["Sharpen (test_torchvision_objects.Sharpen)", "is not a transform stoker reads"]),
 ])

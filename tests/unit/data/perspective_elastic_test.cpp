@@ -195,7 +195,8 @@ TEST(ElasticTest, ParsesDescribesAndRefuses) {
   EXPECT_EQ(spec.elastic.alpha_x, 20);
   EXPECT_EQ(spec.elastic.alpha_y, 30);
   EXPECT_EQ(spec.elastic.sigma_y, 3);
-  EXPECT_EQ(spec.describe(), "none \xC2\xB7 ElasticTransform(alpha=(20, 30), sigma=3, fill=7) \xE2\x86\x92 float32 NCHW");
+  EXPECT_EQ(spec.describe(),
+            "none \xC2\xB7 ElasticTransform(alpha=(20, 30), sigma=3, fill=7) \xE2\x86\x92 float32 NCHW");
   EXPECT_FALSE(eval_transform(spec).elastic.enabled());
   EXPECT_EQ(parse_transforms("RandomApply([ElasticTransform()], p=0.3)").elastic.apply_p, 0.3);
   EXPECT_EQ(usage_error_text([] { parse_transforms("ElasticTransform(alpha=-1.0)"); }),

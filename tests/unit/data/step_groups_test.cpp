@@ -90,9 +90,9 @@ TEST(StepGroupsTest, RandomOrderRunsItsMembersInTheDrawnOrder) {
 }
 
 TEST(StepGroupsTest, DescribesInStepOrderAndReadsBack) {
-  const TransformSpec spec =
-      parse_transforms("RandomChoice([RandomInvert(1.0), GaussianBlur(3)], p=[0.75, 0.25]), RandomOrder([ColorJitter("
-                       "0.4), RandomRotation(10)])");
+  const TransformSpec spec = parse_transforms(
+      "RandomChoice([RandomInvert(1.0), GaussianBlur(3)], p=[0.75, 0.25]), RandomOrder([ColorJitter("
+      "0.4), RandomRotation(10)])");
   const std::string text = spec.describe();
   EXPECT_EQ(text,
             "none \xC2\xB7 RandomChoice([GaussianBlur(3, sigma=(0.1, 2)), RandomInvert(p=1)], p=[0.25, 0.75]) \xC2\xB7 "
@@ -106,8 +106,9 @@ TEST(StepGroupsTest, DescribesInStepOrderAndReadsBack) {
 
 TEST(StepGroupsTest, RefusesWhatItCannotHold) {
   using stoker::testing::usage_error_text;
-  EXPECT_NE(usage_error_text([] { parse_transforms("RandomChoice([Resize(32), CenterCrop(32)])"); })
-                .find("RandomChoice takes ColorJitter, GaussianBlur, RandomRotation"),
+  EXPECT_NE(usage_error_text([] {
+              parse_transforms("RandomChoice([Resize(32), CenterCrop(32)])");
+            }).find("RandomChoice takes ColorJitter, GaussianBlur, RandomRotation"),
             std::string::npos);
   EXPECT_EQ(usage_error_text([] { parse_transforms("RandomChoice([GaussianBlur(3)], p=[0.5, 0.5])"); }),
             "RandomChoice p must be a list of one weight per transform (1 here) (got '[0.5, 0.5]')");
@@ -121,8 +122,9 @@ TEST(StepGroupsTest, RefusesWhatItCannotHold) {
             "ColorJitter changes nothing as written ('ColorJitter()'); leave it out of RandomOrder");
   EXPECT_EQ(usage_error_text([] { parse_transforms("RandomChoice([GaussianBlur(3), RandomInvert()], p=[0, 0])"); }),
             "RandomChoice p must have a positive, finite sum (got 0)");
-  EXPECT_NE(usage_error_text([] { parse_transforms("RandomChoice([RandomApply([GaussianBlur(3)])])"); })
-                .find("RandomChoice takes"),
+  EXPECT_NE(usage_error_text([] {
+              parse_transforms("RandomChoice([RandomApply([GaussianBlur(3)])])");
+            }).find("RandomChoice takes"),
             std::string::npos);
 }
 

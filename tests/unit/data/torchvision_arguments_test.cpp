@@ -19,8 +19,8 @@ TEST(TorchvisionArgumentsTest, ColorJitterRangesAreTheNumbersIntervals) {
   // torchvision's ColorJitter(0.4, 0.3, 0.2, 0.1) holds brightness=(0.6, 1.4), ..., hue=(-0.1, 0.1):
   // written either way, the same draws.
   const TransformSpec number = parse_transforms("ColorJitter(0.4, 0.3, 0.2, 0.1)");
-  const TransformSpec range =
-      parse_transforms("ColorJitter(brightness=(0.6, 1.4), contrast=(0.7, 1.3), saturation=(0.8, 1.2), hue=(-0.1, 0.1))");
+  const TransformSpec range = parse_transforms(
+      "ColorJitter(brightness=(0.6, 1.4), contrast=(0.7, 1.3), saturation=(0.8, 1.2), hue=(-0.1, 0.1))");
   for (uint64_t i = 0; i < 100; ++i) {
     SampleRng a(2, 0, i), b(2, 0, i);
     const SampleParams pa = draw_params(number, 8, 8, a);
@@ -34,7 +34,8 @@ TEST(TorchvisionArgumentsTest, ColorJitterRangesAreTheNumbersIntervals) {
 }
 
 TEST(TorchvisionArgumentsTest, ColorJitterRangesDrawWithinThemselves) {
-  const TransformSpec spec = parse_transforms("ColorJitter(brightness=(0.5, 0.5), contrast=(1.2, 1.6), hue=(0.1, 0.2))");
+  const TransformSpec spec =
+      parse_transforms("ColorJitter(brightness=(0.5, 0.5), contrast=(1.2, 1.6), hue=(0.1, 0.2))");
   for (uint64_t i = 0; i < 200; ++i) {
     SampleRng rng(4, 0, i);
     const SampleParams p = draw_params(spec, 8, 8, rng);
@@ -88,8 +89,9 @@ TEST(TorchvisionArgumentsTest, GrayscaleWithThreeChannelsIsLInEach) {
   features.out_width = 4;
   features.out_height = 1;
   features.channels = 1;
-  EXPECT_NE(stoker::testing::usage_error_text([&] { features.validate(); })
-                .find("Grayscale(num_output_channels=3) is an image transform"),
+  EXPECT_NE(stoker::testing::usage_error_text([&] {
+              features.validate();
+            }).find("Grayscale(num_output_channels=3) is an image transform"),
             std::string::npos);
 }
 

@@ -54,7 +54,7 @@ std::string text(const TransformSpec& spec, Step step) {
   if (e.interpolation == Interpolation::kNearest) t += ", interpolation=nearest";
   if (e.fill != std::array<float, 3>{0, 0, 0}) {
     t += fmt::format(", fill={}", e.fill[0] == e.fill[1] && e.fill[1] == e.fill[2] ? fmt::format("{}", e.fill[0])
-                                                                                  : spec::triple_text(e.fill));
+                                                                                   : spec::triple_text(e.fill));
   }
   return t + ")";
 }
@@ -67,15 +67,16 @@ void validate(const TransformSpec& spec) {
   const ElasticSpec& e = spec.elastic;
   if (!e.enabled()) return;
   if (!(e.alpha_x >= 0 && e.alpha_y >= 0 && std::isfinite(e.alpha_x) && std::isfinite(e.alpha_y))) {
-    throw UsageError(fmt::format("ElasticTransform alpha must be >= 0 and finite (got {})", both(e.alpha_x, e.alpha_y)));
+    throw UsageError(
+        fmt::format("ElasticTransform alpha must be >= 0 and finite (got {})", both(e.alpha_x, e.alpha_y)));
   }
   // get_params blurs each axis's noise with both sigmas once the first (second) is > 0, and
   // torchvision's blur refuses a sigma of 0.
   const bool both_positive = e.sigma_x > 0 && e.sigma_y > 0 && e.sigma_x <= 100 && e.sigma_y <= 100;
   if (!(both_positive || (e.sigma_x == 0 && e.sigma_y == 0))) {
-    throw UsageError(fmt::format(
-        "ElasticTransform sigma must be both in (0, 100], or both 0 for unblurred noise (got {})",
-        both(e.sigma_x, e.sigma_y)));
+    throw UsageError(
+        fmt::format("ElasticTransform sigma must be both in (0, 100], or both 0 for unblurred noise (got {})",
+                    both(e.sigma_x, e.sigma_y)));
   }
   spec::check_fill("ElasticTransform", e.fill);
   spec::check_apply_p("ElasticTransform", e.apply_p);

@@ -24,6 +24,18 @@ void build(chain::ChainState& state, const chain::Call& call, const Args& args) 
   if (!args[0] || chain::is_none(*args[0])) {
     throw UsageError(fmt::format("Pad needs a padding, e.g. Pad(4) or Pad((4, 2)) (got '{}')", call.text));
   }
+  // Written after a crop or a Resize, torchvision pads their output, which is then larger than
+  // the crop; stoker pads only before the geometry, so that order is refused rather than read
+  // as the other.
+  const std::string& after = !state.resize_by.empty()      ? state.resize_by
+                             : state.geometry_by != "none" ? state.geometry_by
+                                                           : std::string();
+  if (!after.empty()) {
+    throw UsageError(fmt::format(
+        "{} after {} pads its output, which stoker does not do: stoker pads the image before a RandomCrop or with "
+        "no crop at all, so write Pad first (Pad(4), RandomCrop(32) is RandomCrop(32, padding=4)), or leave it out",
+        call.text, after));
+  }
   state.pad = PadSpec{};
   set_padding(call, args[0], args[1], args[2], &state.pad);
   state.pad_by = call.text;

@@ -18,8 +18,8 @@ namespace stoker::data::ops {
 namespace random_perspective_op {
 
 constexpr std::string_view kParams[] = {"distortion_scale", "p", "interpolation", "fill"};
-constexpr OpName kNames[] = {{"RandomPerspective", kParams,
-                              "RandomPerspective(0.3, p=0.75, interpolation=nearest, fill=(1, 2, 3))"}};
+constexpr OpName kNames[] = {
+    {"RandomPerspective", kParams, "RandomPerspective(0.3, p=0.75, interpolation=nearest, fill=(1, 2, 3))"}};
 constexpr Step kStepOf[] = {Step::kPerspective};
 
 void build(chain::ChainState& state, const chain::Call& call, const Args& args) {

@@ -44,9 +44,10 @@ std::string member_text(const TransformSpec& spec, Step step) {
 void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
   const bool choice = call.name == "RandomChoice";
   if (!args[0] || args[0]->kind != Value::Kind::kTuple || args[0]->items.empty()) {
-    throw UsageError(fmt::format("{} needs a list of transforms ({}), e.g. {}([GaussianBlur(3), RandomInvert(1.0)]) "
-                                 "(got '{}')",
-                                 call.name, kWrappable, call.name, call.text));
+    throw UsageError(
+        fmt::format("{} needs a list of transforms ({}), e.g. {}([GaussianBlur(3), RandomInvert(1.0)]) "
+                    "(got '{}')",
+                    call.name, kWrappable, call.name, call.text));
   }
   const std::vector<Value>& items = args[0]->items;
   std::vector<double> weights(items.size(), 1.0);
@@ -67,9 +68,9 @@ void build(chain::ChainState& state, const chain::Call& call, const Args& args) 
     const FoundOp found = find_op(member.name);
     Step step{};
     if (!step_of(found, &step)) {
-      throw UsageError(fmt::format(
-          "{} takes {} (got '{}'); apply the others outside it, or on the batch in the training loop", call.name,
-          kWrappable, inner.text));
+      throw UsageError(
+          fmt::format("{} takes {} (got '{}'); apply the others outside it, or on the batch in the training loop",
+                      call.name, kWrappable, inner.text));
     }
     const StepGroupSpec& other = choice ? state.spec.order : state.spec.choice;
     if (other.has(step)) {
@@ -77,8 +78,8 @@ void build(chain::ChainState& state, const chain::Call& call, const Args& args) 
     }
     chain::apply_call(state, member);  // refuses a transform given twice, here or elsewhere
     if (member_text(state.spec, step).empty()) {
-      throw UsageError(fmt::format("{} changes nothing as written ('{}'); leave it out of {}", member.name,
-                                   inner.text, call.name));
+      throw UsageError(
+          fmt::format("{} changes nothing as written ('{}'); leave it out of {}", member.name, inner.text, call.name));
     }
     group.members = static_cast<uint16_t>(group.members | (1u << static_cast<int>(step)));
     group.weight[static_cast<size_t>(step)] = weights[i];
@@ -120,8 +121,8 @@ void validate_choice(const TransformSpec& spec) {
     if (!group.has(static_cast<Step>(s))) continue;
     const double w = group.weight[static_cast<size_t>(s)];
     if (!(w >= 0 && std::isfinite(w))) {
-      throw UsageError(fmt::format("RandomChoice p must be weights >= 0 (got {} for {})", w,
-                                   to_string(static_cast<Step>(s))));
+      throw UsageError(
+          fmt::format("RandomChoice p must be weights >= 0 (got {} for {})", w, to_string(static_cast<Step>(s))));
     }
     total += w;
   }
