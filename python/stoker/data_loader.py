@@ -21,6 +21,7 @@ from ._datasets import open_data
 from ._samplers import PlannedSampler, given_order
 from ._session import current_monitor, register_diagnosis
 from ._state import STATE_VERSION, check_state
+from ._torchvision import chain_of
 
 
 def _rank_and_world(rank, world_size):
@@ -81,26 +82,16 @@ def cores():
 
 
 def _chain(transforms, source):
-    """The chain in torchvision's notation: a string, a list of strings, or a torchvision
-    transform (its repr). None: what suits the data (stoker train's default)."""
+    """The chain in torchvision's notation: a string, a list of strings, or torchvision transform
+    objects (read from their attributes by _torchvision.chain_of). None: what suits the data
+    (stoker train's default)."""
     if transforms is None:
         return source.default_transforms
     if isinstance(transforms, str):
         return transforms
-    if isinstance(transforms, (list, tuple)):
-        if not all(isinstance(t, str) for t in transforms):
-            raise arg.bad("transforms", transforms, "a list of strings in torchvision's notation",
-                          "or pass the torchvision transform itself")
+    if isinstance(transforms, (list, tuple)) and all(isinstance(t, str) for t in transforms):
         return ", ".join(transforms)
-    text = repr(transforms)
-    if text.startswith("Compose(") and "[" not in text.split("\n", 1)[0]:
-        # torchvision's Compose prints one transform per line, without a list.
-        lines = [line.strip() for line in text.splitlines()[1:-1]]
-        # torchvision 0.14 prints RandomResizedCrop's interpolation with a stray ')'.
-        lines = [line.replace("interpolation=bilinear), ", "interpolation=bilinear, ")
-                 .replace("interpolation=bicubic), ", "interpolation=bicubic, ") for line in lines]
-        return ", ".join(lines)
-    return text
+    return chain_of(transforms)
 
 
 def _pinned_allocate(nbytes):

@@ -142,7 +142,7 @@ TEST(BenchLoaderCliErrors, OneLineAndTheRightExitCode) {
       {"bench loader", 2, "no dataset"},
       {"bench loader --synthetic 4 --workers -1", 2, "workers must be in [1, 1024] (got -1)"},
       {"bench loader --synthetic 4 --bogus", 2, "--bogus"},
-      {"bench loader --synthetic 4 --transforms 'RandomPerspective(0.5)'", 2, "unknown transform 'RandomPerspective'"},
+      {"bench loader --synthetic 4 --transforms 'RandomCutout(0.5)'", 2, "unknown transform 'RandomCutout'"},
       {"bench loader --synthetic 4 --on-error ignore", 2, "--on-error must be"},
       {"bench loader --synthetic 4 --seconds -1", 2, "--seconds must be >= 0"},
       {"bench loader --synthetic 4 --cache-decoded-gb -1", 2, "--cache-decoded-gb must be >= 0 (got -1)"},

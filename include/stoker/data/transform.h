@@ -1,17 +1,21 @@
 // stoker/data/transform.h — per-sample augmentation with torchvision's names and semantics.
 //
 // A TransformSpec is a fixed-order chain, the order torchvision pipelines use:
-//   geometry (RandomResizedCrop | Resize+CenterCrop | RandomCrop | CenterCrop 1:1 | none)
+//   geometry (RandomResizedCrop | Resize+CenterCrop | [Pad] RandomCrop | CenterCrop 1:1 | [Pad] none)
 //   -> RandomHorizontalFlip(p) -> RandomVerticalFlip(p) -> [Grayscale] -> RandomRotation
-//   -> RandomAffine -> TrivialAugmentWide | RandAugment | AutoAugment | AugMix (torchvision's autoaugment.py)
+//   -> RandomAffine -> RandomPerspective(distortion_scale, p) -> ElasticTransform(alpha, sigma)
+//   -> TrivialAugmentWide | RandAugment | AutoAugment | AugMix (torchvision's autoaugment.py)
 //   -> ColorJitter(b, c, s, h) -> RandomGrayscale(p) -> GaussianBlur(k, sigma)
 //   -> RandomInvert(p) -> RandomPosterize(bits, p) -> RandomSolarize(threshold, p)
 //   -> RandomAdjustSharpness(sharpness_factor, p) -> RandomAutocontrast(p) -> RandomEqualize(p)
 //   -> Normalize(mean, std) -> RandomErasing(p, ...)
 //   -> output dtype (uint8 | float32 | float16) and layout (NCHW | NHWC).
 // RandomApply([T], p) runs T on a share p of the samples, for T one of ColorJitter,
-// GaussianBlur, RandomRotation and RandomAffine (their `apply_p`), at T's place in the chain;
-// around a colour operation (RandomSolarize, ...), which has a p of its own, the two multiply.
+// GaussianBlur, RandomRotation, RandomAffine and ElasticTransform (their `apply_p`), at T's
+// place in the chain; around a transform with a p of its own (RandomPerspective, RandomSolarize,
+// ...), the two multiply. RandomChoice(transforms, p) runs one of its transforms per sample and
+// RandomOrder(transforms) all of them in an order drawn per sample, over the same transforms
+// (`Step`, StepGroupSpec).
 // Geometry is a crop of the source followed by a resample to the output size, fused into one
 // antialiased pass (Pillow's BILINEAR filter, or BICUBIC with interpolation=bicubic, with
 // support scaled by the reduction, as torchvision on PIL images does). Resize+CenterCrop is
@@ -103,13 +107,30 @@ const char* to_string(DType dtype);
 const char* to_string(Layout layout);
 size_t dtype_size(DType dtype);
 
+// torchvision's ColorJitter(brightness, contrast, saturation, hue). Each component is a number
+// (the fields below) or, as torchvision's constructor also takes it, a range (min, max)
+// (`ranged`, `range`: the number is then 0). Components are indexed 0..3 in that order.
 struct ColorJitterSpec {
   double brightness = 0;  // factor drawn from [max(0, 1-b), 1+b]
   double contrast = 0;    // factor drawn from [max(0, 1-c), 1+c]
   double saturation = 0;  // factor drawn from [max(0, 1-s), 1+s]
   double hue = 0;         // shift drawn from [-h, h], 0 <= h <= 0.5
-  double apply_p = 1;     // RandomApply([ColorJitter(...)], p): the share of samples it runs on
-  bool enabled() const { return brightness > 0 || contrast > 0 || saturation > 0 || hue > 0; }
+  // ranged[i]: component i is drawn from range[i] = (min, max): 0 <= min <= max for the
+  // factors, -0.5 <= min <= max <= 0.5 for hue.
+  std::array<bool, 4> ranged{};
+  std::array<std::array<double, 2>, 4> range{};
+  double apply_p = 1;  // RandomApply([ColorJitter(...)], p): the share of samples it runs on
+
+  double number(int i) const { return i == 0 ? brightness : i == 1 ? contrast : i == 2 ? saturation : hue; }
+  // Whether component i draws a value for each sample.
+  bool on(int i) const { return ranged[static_cast<size_t>(i)] || number(i) > 0; }
+  // The interval component i is drawn from, whichever form gave it.
+  std::array<double, 2> bounds(int i) const {
+    if (ranged[static_cast<size_t>(i)]) return range[static_cast<size_t>(i)];
+    const double v = number(i);
+    return i == 3 ? std::array<double, 2>{-v, v} : std::array<double, 2>{v < 1 ? 1 - v : 0.0, 1 + v};
+  }
+  bool enabled() const { return on(0) || on(1) || on(2) || on(3); }
 };
 
 // How RandomCrop's padding is filled, torchvision's padding_mode: the fill value, the edge
@@ -118,7 +139,10 @@ struct ColorJitterSpec {
 enum class PaddingMode { kConstant, kEdge, kReflect, kSymmetric };
 const char* to_string(PaddingMode mode);  // "constant", "edge", "reflect", "symmetric"
 
-// torchvision's RandomCrop(size, padding, pad_if_needed, fill, padding_mode) beyond its size.
+// torchvision's RandomCrop(size, padding, pad_if_needed, fill, padding_mode) beyond its size,
+// and its Pad(padding, fill, padding_mode): alone (geometry kNone: the output is the source
+// padded, so a source of one size gives one padded size) or before a RandomCrop, where it is
+// the crop's own padding (Pad(4), RandomCrop(32) is RandomCrop(32, padding=4)).
 struct PadSpec {
   int left = 0, top = 0, right = 0, bottom = 0;  // padding, in pixels: 0..8192 each
   // Where the padded image is still narrower (shorter) than the crop, pad both sides by the
@@ -127,6 +151,7 @@ struct PadSpec {
   bool if_needed = false;
   PaddingMode mode = PaddingMode::kConstant;
   std::array<float, 3> fill{0, 0, 0};  // kConstant: pixel values in [0, 255]
+  bool pads() const { return left > 0 || top > 0 || right > 0 || bottom > 0; }
 };
 
 // Interpolation of the automatic augmentations' geometric operations.
@@ -197,6 +222,35 @@ struct AffineSpec {
   bool enabled() const { return min_degrees != 0 || max_degrees != 0 || translate || scale || shear; }
 };
 
+// torchvision's RandomPerspective(distortion_scale, p, interpolation, fill) as its tensor
+// implementation does it (F.perspective: the coefficients _get_perspective_coeffs solves for,
+// the grid _perspective_grid makes, grid_sample with the fill blended by the in-image mask, on
+// the uint8 image), on the cropped output, after RandomAffine. A sample runs it with
+// probability p and then draws the four corners as RandomPerspective.get_params does.
+struct PerspectiveSpec {
+  double distortion_scale = 0.5;  // in [0, 1]
+  double p = 0;                   // 0 = off (torchvision's default is 0.5)
+  Interpolation interpolation = Interpolation::kBilinear;
+  std::array<float, 3> fill{0, 0, 0};  // pixel values in [0, 255]
+  bool enabled() const { return p > 0; }
+};
+
+// torchvision's ElasticTransform(alpha, sigma, interpolation, fill) (F.elastic_transform on the
+// uint8 image, after RandomPerspective): a displacement field of uniform noise in [-1, 1) per
+// pixel and axis, blurred as ElasticTransform.get_params blurs it (kernel int(8 sigma + 1),
+// made odd, both sigmas), scaled by alpha / height for x and alpha / width for y (torchvision's
+// size[0] and size[1]), added to the identity grid. The noise comes from a seed each sample
+// draws (SampleParams::elastic_seed), not from torch's generator.
+struct ElasticSpec {
+  bool on = false;
+  double alpha_x = 50, alpha_y = 50;  // finite, >= 0
+  double sigma_x = 5, sigma_y = 5;    // both > 0, or both 0 (no blur)
+  Interpolation interpolation = Interpolation::kBilinear;
+  std::array<float, 3> fill{0, 0, 0};  // pixel values in [0, 255]
+  double apply_p = 1;                  // RandomApply([ElasticTransform(...)], p)
+  bool enabled() const { return on; }
+};
+
 // torchvision's GaussianBlur(kernel_size, sigma): odd kernel sides, sigma drawn uniformly in
 // [sigma_min, sigma_max] per sample (data/transform/gaussian_blur.h).
 struct GaussianBlurSpec {
@@ -234,6 +288,38 @@ struct RandomErasingSpec {
   bool random_value = false;            // value='random': N(0, 1) per element
   std::array<float, 3> value{0, 0, 0};  // in the output's units (after Normalize)
   bool enabled() const { return p > 0; }
+};
+
+// The transforms RandomApply, RandomChoice and RandomOrder take, as steps of the chain, in the
+// order they run (RandomGrayscale and the automatic augmentation run between them, fixed).
+enum class Step : uint8_t {
+  kRotation,
+  kAffine,
+  kPerspective,
+  kElastic,
+  kColorJitter,
+  kGaussianBlur,
+  kInvert,  // the colour operations, in ColorOp's order
+  kPosterize,
+  kSolarize,
+  kAdjustSharpness,
+  kAutocontrast,
+  kEqualize,
+};
+inline constexpr int kSteps = 12;
+const char* to_string(Step step);  // torchvision's class name
+inline Step color_step(ColorOp op) { return static_cast<Step>(static_cast<int>(Step::kInvert) + static_cast<int>(op)); }
+
+// torchvision's RandomChoice(transforms, p) (one member per sample, member i with probability
+// weight[i] / the sum, as random.choices draws it) or RandomOrder(transforms) (every member, in
+// an order drawn per sample), over steps. Each member keeps its own settings (and its own p, if
+// it has one) in its spec; the group runs its members one after another at the place of the
+// first in the fixed order. A step is in one group at most, and a chain has one of each.
+struct StepGroupSpec {
+  uint16_t members = 0;                 // bit i: Step i is a member
+  std::array<double, kSteps> weight{};  // RandomChoice: >= 0, finite, summing to > 0 over the members
+  bool has(Step s) const { return (members >> static_cast<int>(s) & 1u) != 0; }
+  bool enabled() const { return members != 0; }
 };
 
 // torchvision's RandomResizedCrop(size, scale, ratio) beyond its size (kRandomResizedCrop):
@@ -292,6 +378,10 @@ struct TransformSpec {
   ProbabilitySpec random_grayscale;                     // RandomGrayscale
   RotationSpec rotation;
   AffineSpec affine;
+  PerspectiveSpec perspective;
+  ElasticSpec elastic;
+  StepGroupSpec choice;  // RandomChoice
+  StepGroupSpec order;   // RandomOrder
   GaussianBlurSpec blur;
   std::array<ColorOpSpec, kColorOps> color_ops{};  // indexed by ColorOp
   AutoAugmentSpec auto_augment;
@@ -299,6 +389,8 @@ struct TransformSpec {
   NormalizeSpec normalize;
   RandomErasingSpec erasing;
   int channels = 3;  // 1 (gray) or 3 (RGB)
+  // Grayscale(num_output_channels=3): L in all three channels, at Grayscale's place.
+  bool grayscale_rgb = false;
   DType dtype = DType::kFloat32;
   Layout layout = Layout::kNCHW;
   FeatureSpec features;  // feature vectors instead of images (see FeatureSpec)
@@ -317,6 +409,10 @@ struct TransformSpec {
   // operations' p in [0, 1], RandomPosterize bits whole in 0..8, RandomSolarize threshold 0 or in [1, 255] (below 1
   // would be a float image's threshold: refused, naming 255 times it), sharpness_factor >= 0;
   // RandomErasing p in [0, 1], 0 <= scale min <= max <= 1, 0 < ratio min <= max, finite value;
+  // ColorJitter ranges 0 <= min <= max (hue -0.5 <= min <= max <= 0.5); Pad's padding 0..8192 and
+  // fill in [0, 255]; RandomPerspective p and distortion_scale in [0, 1], fill in [0, 255];
+  // ElasticTransform alpha >= 0, sigma both in (0, 100] or both 0, fill in [0, 255];
+  // RandomChoice weights >= 0 with a positive sum;
   // Standardize only with none / Float16 / Float32; feature vectors not as uint8, and
   // features.mean / features.std empty or one finite value per feature (std > 0).
   void validate() const;
@@ -336,11 +432,17 @@ bool normalize_in_consumer(TransformSpec* spec);
 //   "Resize(256), CenterCrop(224), Normalize(mean=(0.5,0.5,0.5), std=(0.5,0.5,0.5))"
 //   "RandomCrop(32, padding=4)"  "RandomCrop(224, padding=(4, 8), pad_if_needed=True,
 //    fill=(124, 116, 104), padding_mode='reflect')"  "CenterCrop(32, resize=False)"
-//   "ColorJitter(0.4, 0.4, 0.4, 0.1)"  "ToUint8" "Float16" "NHWC" "Grayscale"
+//   "ColorJitter(0.4, 0.4, 0.4, 0.1)"  "ColorJitter(brightness=(0.6, 1.4), hue=(-0.1, 0.1))"
+//   "ToUint8" "Float16" "NHWC" "Grayscale" "Grayscale(num_output_channels=3)"
+//   "Pad(4, fill=0, padding_mode=reflect)" (alone, or before a RandomCrop without padding)
+//   "RandomPerspective(distortion_scale=0.5, p=0.5)"  "ElasticTransform(alpha=50.0, sigma=5.0)"
+//   "RandomChoice([GaussianBlur(3), RandomInvert(1.0)], p=[0.3, 0.7])"
+//   "RandomOrder([ColorJitter(0.4), GaussianBlur(3)])" (over the transforms RandomApply takes)
 //   "RandomRotation(15)"  "RandomAffine(10, translate=(0.1, 0.1), scale=(0.9, 1.1), shear=5)"
 //   (shear: a number d for x in (-d, d), (min, max) for x, or four values for x then y)
 //   "RandomApply([ColorJitter(0.4, 0.4, 0.2, 0.1)], p=0.8)" (one transform per RandomApply:
-//   ColorJitter, GaussianBlur, RandomRotation or RandomAffine; p defaults to 0.5)
+//   ColorJitter, GaussianBlur, RandomRotation, RandomAffine, ElasticTransform, or one with a p
+//   of its own, RandomPerspective and the colour operations; p defaults to 0.5)
 //   "TrivialAugmentWide(num_magnitude_bins=31, interpolation=bilinear, fill=(128, 128, 128))"
 //   "RandAugment(num_ops=2, magnitude=9)"  "AutoAugment(policy=imagenet)" (or cifar10, svhn)
 //   "AugMix(severity=3, mixture_width=3, chain_depth=-1, alpha=1.0, all_ops=True)"
@@ -387,8 +489,9 @@ TransformSpec parse_transforms(std::string_view text);
 // Resize(floor(S / 0.875)), CenterCrop(S) (Resize(256), CenterCrop(224) for 224), and
 // RandomCrop(S, ...) becomes CenterCrop(S, resize=False) (what CIFAR's recipes evaluate on: the
 // image itself when it is S); after a Resize, RandomCrop(S, ...) and RandomResizedCrop(S)
-// become that Resize and CenterCrop(S); flips, ColorJitter and the colour operations are
-// dropped; Resize+CenterCrop, no geometry, the resample filter, Grayscale, Normalize,
+// become that Resize and CenterCrop(S); flips, ColorJitter, the colour operations, the warps
+// (RandomRotation, RandomAffine, RandomPerspective, ElasticTransform), RandomChoice and
+// RandomOrder are dropped; Pad is kept; Resize+CenterCrop, no geometry, the resample filter, Grayscale, Normalize,
 // Standardize, dtype and layout are kept; the automatic augmentations and RandomErasing are
 // dropped. Evaluation then sees every sample the same way each epoch.
 TransformSpec eval_transform(const TransformSpec& train);
@@ -418,6 +521,17 @@ struct SampleParams {
   bool affine = false;
   float affine_angle = 0, affine_scale = 1, shear_x = 0, shear_y = 0;
   int translate_x = 0, translate_y = 0;
+  // RandomPerspective: the end points get_params draws, (x, y) for the top-left, top-right,
+  // bottom-right and bottom-left corners, in output pixels.
+  bool perspective = false;
+  std::array<int, 8> corners{};
+  // ElasticTransform: the seed of its displacement field's noise.
+  bool elastic = false;
+  uint64_t elastic_seed = 0;
+  // RandomChoice: the member drawn (its Step). RandomOrder: its members in the order they run.
+  uint8_t chosen = 0;
+  std::array<uint8_t, kSteps> order{};
+  int order_size = 0;
   float blur_sigma = 0;   // GaussianBlur's sigma; 0 when it is off
   uint8_t color_ops = 0;  // bit i set: ColorOp i runs for this sample
   bool flip = false;
@@ -452,11 +566,16 @@ struct SampleParams {
 // from `rng` is fixed (random_params.cpp documents it): crop, then flip (only if hflip is on),
 // then vertical flip (only if vflip is on), then RandomRotation's angle (only if enabled), then
 // RandomAffine's (only if enabled),
+// then RandomPerspective's (only if enabled: a bernoulli(p), then when it says yes the eight
+// corner coordinates), then ElasticTransform's seed (only if enabled),
 // then the automatic augmentation's (only if enabled), then jitter order and factors (only if
 // jitter is enabled), then RandomGrayscale (only if on), then GaussianBlur's sigma
 // (only if enabled), then one bernoulli per colour operation that is on (in ColorOp's order),
 // then RandomErasing's (only if p > 0). A transform inside RandomApply
 // (apply_p < 1) first draws one bernoulli(apply_p) and, when that says no, nothing more.
+// RandomChoice's member (one uniform, only with a RandomChoice) and RandomOrder's order
+// (Fisher-Yates over its members in Step order, only with a RandomOrder) are drawn after the
+// flips, before RandomRotation; a RandomChoice member that was not chosen draws nothing.
 // Erasing and the automatic augmentation need the output size.
 SampleParams draw_params(const TransformSpec& spec, int width, int height, SampleRng& rng);
 
@@ -499,6 +618,8 @@ class SampleTransformer {
   void run(void* out, const Image& image, const CropRect& crop, const SampleParams& params, const TransformSpec& spec);
 
  private:
+  class Stages;  // the steps between the geometry and the write (sample_transformer.cpp)
+
   // `whole` (the source's extent in `image`) resized to width x height and rounded to uint8,
   // into resized_image_ (a padded RandomCrop window after a Resize).
   void resize_whole(const Image& image, const CropRect& whole, int width, int height, ResampleFilter filter);
@@ -509,6 +630,7 @@ class SampleTransformer {
   std::vector<int> columns_;        // the 1:1 crop's source columns
   std::vector<uint8_t> planes_[3];  // the automatic augmentation's uint8 image, its target, AugMix's chain
   std::vector<float> mix_;          // AugMix's sum of the image and its chains
+  std::vector<float> grid_[3];      // RandomPerspective's and ElasticTransform's sampling grid (x, y), blur scratch
 };
 
 }  // namespace stoker::data

@@ -375,8 +375,10 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
           "holds images of any size; add RandomResizedCrop(size) or Resize(size), CenterCrop(size)",
           options_.transform.describe(), source_->describe()));
     }
-    options_.transform.out_width = width;
-    options_.transform.out_height = height;
+    // Pad alone pads every image by the same amount.
+    const PadSpec& pad = options_.transform.pad;
+    options_.transform.out_width = width + pad.left + pad.right;
+    options_.transform.out_height = height + pad.top + pad.bottom;
   } else if (const TransformSpec& t = options_.transform; t.geometry == Geometry::kRandomCrop && !t.pad.if_needed) {
     // Images of one size: a crop larger than them, padded, would fail every sample.
     int source_w = 0, source_h = 0, channels = 0;

@@ -40,6 +40,15 @@ Status SampleLoader::check_size(const SampleParams& params, int width, int heigh
   }
   if (spec_.geometry == Geometry::kNone &&
       (params.crop.width != spec_.out_width || params.crop.height != spec_.out_height)) {
+    // Pad alone: the output is the padded image (params.crop), so the image itself is what differs.
+    const PadSpec& pad = spec_.pad;
+    if (pad.pads()) {
+      return Status::failure(
+          fmt::format("image is {}x{}, padded to {}x{}, expected {}x{} (Pad keeps the sizes' "
+                      "differences; add Resize/CenterCrop)",
+                      width, height, static_cast<int>(params.crop.width), static_cast<int>(params.crop.height),
+                      spec_.out_width, spec_.out_height));
+    }
     return Status::failure("image is " + std::to_string(static_cast<int>(params.crop.width)) + "x" +
                            std::to_string(static_cast<int>(params.crop.height)) + ", expected " +
                            std::to_string(spec_.out_width) + "x" + std::to_string(spec_.out_height) +

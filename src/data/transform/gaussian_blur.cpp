@@ -75,10 +75,15 @@ std::vector<float> gaussian_kernel(int size, float sigma) {
 
 void gaussian_blur(float* data, int width, int height, int channels, bool planar, int kernel_w, int kernel_h,
                    float sigma, std::vector<float>* scratch) {
+  gaussian_blur(data, width, height, channels, planar, kernel_w, kernel_h, sigma, sigma, scratch);
+}
+
+void gaussian_blur(float* data, int width, int height, int channels, bool planar, int kernel_w, int kernel_h,
+                   float sigma_x, float sigma_y, std::vector<float>* scratch) {
   // Per thread and grow-only, as the rest of a worker's scratch: no allocation once warm.
   thread_local std::vector<float> kx, ky, line;
-  fill_kernel(kernel_w, sigma, &kx);
-  fill_kernel(kernel_h, sigma, &ky);
+  fill_kernel(kernel_w, sigma_x, &kx);
+  fill_kernel(kernel_h, sigma_y, &ky);
   const size_t pixels = static_cast<size_t>(width) * height;
   scratch->resize(pixels * channels);
   // A plane at a time, or the interleaved image as one plane of `channels` floats per pixel.

@@ -21,5 +21,9 @@ std::vector<float> gaussian_kernel(int size, float sigma);
 // is grown as needed.
 void gaussian_blur(float* data, int width, int height, int channels, bool planar, int kernel_w, int kernel_h,
                    float sigma, std::vector<float>* scratch);
+// The same with a sigma per axis (torchvision's sigma=[sigma_x, sigma_y]), as ElasticTransform
+// blurs its displacement.
+void gaussian_blur(float* data, int width, int height, int channels, bool planar, int kernel_w, int kernel_h,
+                   float sigma_x, float sigma_y, std::vector<float>* scratch);
 
 }  // namespace stoker::data

@@ -6,11 +6,18 @@
 //      (top, left) unless the padded image is the crop's size; nothing for the others. After
 //      a Resize, both draw in the resized image's size.
 //   2. flip: one bernoulli(hflip.p), only if hflip.p > 0; then one bernoulli(vflip.p), only if
-//      vflip.p > 0; then RandomRotation's angle, one uniform in [min, max], only if enabled;
+//      vflip.p > 0; then RandomChoice's member, one uniform, only with a RandomChoice (the
+//      member whose cumulative weight, in Step order, first exceeds uniform * total, as
+//      random.choices picks); then RandomOrder's order, only with a RandomOrder (Fisher-Yates
+//      over its members in Step order: for i = n-1..1, swap(order[i], order[below(i + 1)]));
+//      then RandomRotation's angle, one uniform in [min, max], only if enabled;
 //      then RandomAffine's, only if enabled, as RandomAffine.get_params: the angle (one
 //      uniform), with translate two uniforms (x then y, each rounded half to even to whole
 //      pixels), with scale one uniform, with shear one uniform (x) and a second (y) where four
-//      values were given.
+//      values were given; then RandomPerspective's, only if enabled: one bernoulli(p), and when
+//      it says yes the corners as RandomPerspective.get_params draws them (top-left x, y,
+//      top-right x, y, bottom-right x, y, bottom-left x, y, each one bounded int); then
+//      ElasticTransform's, only if enabled: one 64-bit seed for its noise.
 //   3. the automatic augmentation, only if one is set (auto_augment.h lists its draws).
 //   4. ColorJitter, only if any component is enabled: a permutation of the four operations
 //      (Fisher-Yates: for i = 3..1, swap(order[i], order[below(i + 1)])), then one uniform per
@@ -21,8 +28,9 @@
 //      colour operation with p > 0 (RandomInvert ... RandomEqualize, ColorOp's order).
 //   6. RandomErasing, only if p > 0 (random_erasing.h lists its draws).
 // A transform inside RandomApply (apply_p < 1: ColorJitter, GaussianBlur, RandomRotation,
-// RandomAffine) first draws one bernoulli(apply_p) at its place above; when that is false it
-// draws nothing more and does not run for the sample.
+// RandomAffine, ElasticTransform) first draws one bernoulli(apply_p) at its place above; when
+// that is false it draws nothing more and does not run for the sample. A member of a
+// RandomChoice that was not chosen draws nothing at all.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -38,6 +46,64 @@ namespace {
 
 // RandomApply's draw: `if self.p < torch.rand(1): return img`. None for p = 1 (no RandomApply).
 bool applied(double apply_p, SampleRng& rng) { return apply_p >= 1 || rng.bernoulli(apply_p); }
+
+// torchvision's RandomPerspective.get_params(width, height, distortion_scale): randint(lo, hi)
+// is lo + below(hi - lo).
+void draw_perspective(double distortion_scale, int width, int height, SampleRng& rng, SampleParams* params) {
+  const auto dx = static_cast<int>(distortion_scale * (width / 2));
+  const auto dy = static_cast<int>(distortion_scale * (height / 2));
+  const auto randint = [&rng](int lo, int hi) {
+    return lo + static_cast<int>(rng.below(static_cast<uint64_t>(hi - lo)));
+  };
+  std::array<int, 8>& c = params->corners;
+  c[0] = randint(0, dx + 1);  // top-left
+  c[1] = randint(0, dy + 1);
+  c[2] = randint(width - dx - 1, width);  // top-right
+  c[3] = randint(0, dy + 1);
+  c[4] = randint(width - dx - 1, width);  // bottom-right
+  c[5] = randint(height - dy - 1, height);
+  c[6] = randint(0, dx + 1);  // bottom-left
+  c[7] = randint(height - dy - 1, height);
+  params->perspective = true;
+}
+
+// RandomChoice's member and RandomOrder's order.
+void draw_groups(const TransformSpec& spec, SampleRng& rng, SampleParams* params) {
+  if (spec.choice.enabled()) {
+    double total = 0;
+    int last = 0;
+    for (int s = 0; s < kSteps; ++s) {
+      if (spec.choice.has(static_cast<Step>(s))) total += spec.choice.weight[static_cast<size_t>(s)];
+    }
+    const double x = rng.uniform() * total;
+    double cumulative = 0;
+    params->chosen = kSteps;
+    for (int s = 0; s < kSteps && params->chosen == kSteps; ++s) {
+      if (!spec.choice.has(static_cast<Step>(s))) continue;
+      last = s;
+      cumulative += spec.choice.weight[static_cast<size_t>(s)];
+      if (x < cumulative) params->chosen = static_cast<uint8_t>(s);
+    }
+    if (params->chosen == kSteps) params->chosen = static_cast<uint8_t>(last);  // rounding at the top end
+  }
+  if (spec.order.enabled()) {
+    int n = 0;
+    for (int s = 0; s < kSteps; ++s) {
+      if (spec.order.has(static_cast<Step>(s))) params->order[static_cast<size_t>(n++)] = static_cast<uint8_t>(s);
+    }
+    for (int i = n - 1; i > 0; --i) {
+      const auto j = static_cast<int>(rng.below(static_cast<uint64_t>(i + 1)));
+      std::swap(params->order[static_cast<size_t>(i)], params->order[static_cast<size_t>(j)]);
+    }
+    params->order_size = n;
+  }
+}
+
+// Whether `step` may run for this sample as far as RandomChoice is concerned: it is not in
+// one, or it was chosen.
+bool chosen(const TransformSpec& spec, const SampleParams& params, Step step) {
+  return !spec.choice.has(step) || params.chosen == static_cast<uint8_t>(step);
+}
 
 // Python's round(): half to even. nearbyint uses the current rounding mode, which is
 // round-to-nearest-even unless someone changed it.
@@ -222,46 +288,57 @@ SampleParams draw_params(const TransformSpec& spec, int width, int height, Sampl
       place_resized_window(spec, width, height, resized_w, resized_h, &params);
     }
   } else {
-    params.crop = whole;
-    params.copy = true;  // none: the image as it is
+    // none: the image as it is, or padded by Pad (crop is then the padded image, as for
+    // RandomCrop, and the output its size).
+    const PadSpec& pad = spec.pad;
+    params.crop = {0, 0, static_cast<double>(width + pad.left + pad.right),
+                   static_cast<double>(height + pad.top + pad.bottom)};
+    params.copy = true;
   }
 
   if (spec.hflip.enabled()) params.flip = rng.bernoulli(spec.hflip.p);
   if (spec.vflip.enabled()) params.vflip = rng.bernoulli(spec.vflip.p);
-  if (spec.rotation.enabled() && applied(spec.rotation.apply_p, rng)) {
+  draw_groups(spec, rng, &params);
+  const auto runs = [&](Step step) { return chosen(spec, params, step); };
+  if (spec.rotation.enabled() && runs(Step::kRotation) && applied(spec.rotation.apply_p, rng)) {
     params.rotate = true;
     params.angle = static_cast<float>(rng.uniform(spec.rotation.min_degrees, spec.rotation.max_degrees));
   }
-  if (spec.affine.enabled() && applied(spec.affine.apply_p, rng)) {
+  if (spec.affine.enabled() && runs(Step::kAffine) && applied(spec.affine.apply_p, rng)) {
     draw_affine(spec.affine, spec.out_width, spec.out_height, rng, &params);
+  }
+  if (spec.perspective.enabled() && runs(Step::kPerspective) && rng.bernoulli(spec.perspective.p)) {
+    draw_perspective(spec.perspective.distortion_scale, spec.out_width, spec.out_height, rng, &params);
+  }
+  if (spec.elastic.enabled() && runs(Step::kElastic) && applied(spec.elastic.apply_p, rng)) {
+    params.elastic = true;
+    params.elastic_seed = rng.next_u64();
   }
   draw_auto_augment(spec.auto_augment, spec.out_width, spec.out_height, rng, &params);
 
   const ColorJitterSpec& jitter = spec.jitter;
-  if (jitter.enabled() && !applied(jitter.apply_p, rng)) params.jitter_skipped = true;
+  if (jitter.enabled() && (!runs(Step::kColorJitter) || !applied(jitter.apply_p, rng))) params.jitter_skipped = true;
   if (jitter.enabled() && !params.jitter_skipped) {
     for (int i = 3; i > 0; --i) {
       const auto j = static_cast<int>(rng.below(static_cast<uint64_t>(i + 1)));
       std::swap(params.jitter_order[i], params.jitter_order[j]);
     }
-    if (jitter.brightness > 0) {
-      params.brightness = rng.uniform(std::max(0.0, 1 - jitter.brightness), 1 + jitter.brightness);
+    double* const drawn[] = {&params.brightness, &params.contrast, &params.saturation, &params.hue};
+    for (int i = 0; i < 4; ++i) {
+      if (!jitter.on(i)) continue;
+      const auto [lo, hi] = jitter.bounds(i);
+      *drawn[i] = rng.uniform(lo, hi);
     }
-    if (jitter.contrast > 0) {
-      params.contrast = rng.uniform(std::max(0.0, 1 - jitter.contrast), 1 + jitter.contrast);
-    }
-    if (jitter.saturation > 0) {
-      params.saturation = rng.uniform(std::max(0.0, 1 - jitter.saturation), 1 + jitter.saturation);
-    }
-    if (jitter.hue > 0) params.hue = rng.uniform(-jitter.hue, jitter.hue);
   }
   if (spec.random_grayscale.enabled()) params.grayscale = rng.bernoulli(spec.random_grayscale.p);
-  if (spec.blur.enabled() && applied(spec.blur.apply_p, rng)) {
+  if (spec.blur.enabled() && runs(Step::kGaussianBlur) && applied(spec.blur.apply_p, rng)) {
     params.blur_sigma = static_cast<float>(rng.uniform(spec.blur.sigma_min, spec.blur.sigma_max));
   }
   for (size_t i = 0; i < spec.color_ops.size(); ++i) {
     const ColorOpSpec& op = spec.color_ops[i];
-    if (op.enabled() && rng.bernoulli(op.p)) params.color_ops = static_cast<uint8_t>(params.color_ops | (1u << i));
+    if (op.enabled() && runs(color_step(static_cast<ColorOp>(i))) && rng.bernoulli(op.p)) {
+      params.color_ops = static_cast<uint8_t>(params.color_ops | (1u << i));
+    }
   }
   draw_random_erasing(spec.erasing, spec.out_width, spec.out_height, rng, &params);
   return params;

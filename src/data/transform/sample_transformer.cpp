@@ -1,7 +1,8 @@
 // SampleTransformer::run: resample or the 1:1 padded crop (flip folded in) -> vertical flip ->
-// [grey] -> RandomRotation, RandomAffine and the automatic augmentation (on uint8 planes) -> ColorJitter ->
-// RandomGrayscale -> GaussianBlur -> RandomInvert ... RandomEqualize (on uint8 planes) -> write ->
-// RandomErasing (on the output).
+// [grey] -> RandomRotation, RandomAffine, RandomPerspective, ElasticTransform and the automatic
+// augmentation (on uint8 planes) -> ColorJitter -> RandomGrayscale -> GaussianBlur ->
+// RandomInvert ... RandomEqualize (on uint8 planes) -> write -> RandomErasing (on the output).
+// A RandomOrder runs its members at the place of the first of them, in the order drawn.
 //
 // The float image in between is kept in the output's layout, so that writing is one
 // contiguous pass: planes (CHW) for NCHW, interleaved (HWC) for NHWC. The writer computes
@@ -19,6 +20,7 @@
 #include "data/transform/random_erasing.h"
 #include "data/transform/resample.h"
 #include "data/transform/simd.h"
+#include "data/transform/warp.h"
 #include "stoker/data/transform.h"
 
 namespace stoker::data {
@@ -177,46 +179,186 @@ void from_uint8_planes(const std::vector<uint8_t>& image, float* data, size_t pi
   }
 }
 
-// RandomRotation, RandomAffine and the automatic augmentation work on uint8 planes, as
-// torchvision's on a uint8 image: round the float image into planes[0], rotate, warp, apply
-// each step, and put the result back.
-void auto_augment(float* data, size_t pixels, int channels, bool planar, int width, int height,
-                  const SampleParams& params, const TransformSpec& spec, std::vector<uint8_t> (&planes)[3],
-                  std::vector<float>* mix) {
-  to_uint8_planes(data, pixels, channels, planar, &planes[0]);
-  if (params.rotate) {
-    apply_augment_op(AugmentOp::kRotate, params.angle, filled_warp(spec.rotation.interpolation, spec.rotation.fill),
-                     &planes[0], &planes[1], width, height, channels);
-  }
-  if (params.affine) {
-    apply_affine(params, filled_warp(spec.affine.interpolation, spec.affine.fill), &planes[0], &planes[1], width,
-                 height, channels);
-  }
-  if (params.chains > 0) {
-    apply_aug_mix(params, spec.auto_augment, &planes[0], &planes[2], &planes[1], mix, width, height, channels);
-  } else {
-    for (int s = 0; s < params.augment_steps; ++s) {
-      const SampleParams::AugmentStep& step = params.augment[static_cast<size_t>(s)];
-      apply_augment_op(static_cast<AugmentOp>(step.op), step.magnitude, spec.auto_augment, &planes[0], &planes[1],
-                       width, height, channels);
-    }
-  }
-  from_uint8_planes(planes[0], data, pixels, channels, planar);
-}
+// The steps between the geometry and the write, in the chain's fixed order: the chain's steps
+// (Step) and, between them, the automatic augmentation and RandomGrayscale.
+enum class Stage : uint8_t {
+  kRotation,
+  kAffine,
+  kPerspective,
+  kElastic,
+  kAutoAugment,
+  kColorJitter,
+  kRandomGrayscale,
+  kGaussianBlur,
+  kInvert,  // ... kEqualize: the colour operations, in ColorOp's order
+};
+constexpr int kStages = static_cast<int>(Stage::kInvert) + kColorOps;
 
-// The colour operations this sample drew (RandomInvert ... RandomEqualize), in their order, on
-// uint8 planes as auto_augment.
-void color_ops(float* data, size_t pixels, int channels, bool planar, int width, int height, const SampleParams& params,
-               const TransformSpec& spec, std::vector<uint8_t> (&planes)[3]) {
-  to_uint8_planes(data, pixels, channels, planar, &planes[0]);
-  for (size_t i = 0; i < spec.color_ops.size(); ++i) {
-    if ((params.color_ops >> i & 1u) == 0) continue;
-    apply_color_op(static_cast<ColorOp>(i), spec.color_ops[i].value, &planes[0], &planes[1], width, height, channels);
+Stage stage_of(Step step) {
+  const int s = static_cast<int>(step);
+  if (step <= Step::kElastic) return static_cast<Stage>(s);
+  if (step == Step::kColorJitter) return Stage::kColorJitter;
+  if (step == Step::kGaussianBlur) return Stage::kGaussianBlur;
+  return static_cast<Stage>(static_cast<int>(Stage::kInvert) + s - static_cast<int>(Step::kInvert));
+}
+bool is_step(Stage stage, Step* step) {
+  const int s = static_cast<int>(stage);
+  if (stage <= Stage::kElastic) {
+    *step = static_cast<Step>(s);
+  } else if (stage == Stage::kColorJitter) {
+    *step = Step::kColorJitter;
+  } else if (stage == Stage::kGaussianBlur) {
+    *step = Step::kGaussianBlur;
+  } else if (stage >= Stage::kInvert) {
+    *step = static_cast<Step>(static_cast<int>(Step::kInvert) + s - static_cast<int>(Stage::kInvert));
+  } else {
+    return false;
   }
-  from_uint8_planes(planes[0], data, pixels, channels, planar);
+  return true;
 }
 
 }  // namespace
+
+// The image between the geometry and the write: float, or rounded into uint8 planes for the
+// steps that work on them as torchvision's uint8 image (the warps, the automatic augmentation,
+// the colour operations). It moves between the two only where a step needs the other, so
+// consecutive uint8 steps share one rounding, and the result is the same bytes whichever
+// order the conversions fall in (uint8 values survive the round trip).
+class SampleTransformer::Stages {
+ public:
+  Stages(SampleTransformer& t, float* data, size_t pixels, int channels, bool planar, int width, int height,
+         const SampleParams& params, const TransformSpec& spec)
+      : t_(t),
+        data_(data),
+        pixels_(pixels),
+        channels_(channels),
+        planar_(planar),
+        width_(width),
+        height_(height),
+        params_(params),
+        spec_(spec) {}
+
+  // Every stage this sample runs, in the fixed order; a RandomOrder's members one after
+  // another at the place of the first, in the order drawn.
+  void run_all() {
+    bool order_done = false;
+    for (int i = 0; i < kStages; ++i) {
+      const auto stage = static_cast<Stage>(i);
+      Step step{};
+      if (is_step(stage, &step) && spec_.order.has(step)) {
+        if (order_done) continue;
+        order_done = true;
+        for (int k = 0; k < params_.order_size; ++k) {
+          run(stage_of(static_cast<Step>(params_.order[static_cast<size_t>(k)])));
+        }
+        continue;
+      }
+      run(stage);
+    }
+    floats();
+  }
+
+ private:
+  std::vector<uint8_t>& image() { return t_.planes_[0]; }
+
+  void planes() {
+    if (in_planes_) return;
+    to_uint8_planes(data_, pixels_, channels_, planar_, &image());
+    in_planes_ = true;
+  }
+  void floats() {
+    if (!in_planes_) return;
+    from_uint8_planes(image(), data_, pixels_, channels_, planar_);
+    in_planes_ = false;
+  }
+
+  void run(Stage stage) {
+    const SampleParams& p = params_;
+    switch (stage) {
+      case Stage::kRotation:
+        if (!p.rotate) return;
+        planes();
+        apply_augment_op(AugmentOp::kRotate, p.angle, filled_warp(spec_.rotation.interpolation, spec_.rotation.fill),
+                         &image(), &t_.planes_[1], width_, height_, channels_);
+        return;
+      case Stage::kAffine:
+        if (!p.affine) return;
+        planes();
+        apply_affine(p, filled_warp(spec_.affine.interpolation, spec_.affine.fill), &image(), &t_.planes_[1], width_,
+                     height_, channels_);
+        return;
+      case Stage::kPerspective:
+        if (!p.perspective) return;
+        perspective_grid(perspective_coeffs(p.corners, width_, height_), width_, height_, &t_.grid_[0], &t_.grid_[1]);
+        warp_planes(filled_warp(spec_.perspective.interpolation, spec_.perspective.fill));
+        return;
+      case Stage::kElastic:
+        if (!p.elastic) return;
+        elastic_grid(spec_.elastic, p.elastic_seed, width_, height_, &t_.grid_[0], &t_.grid_[1], &t_.grid_[2]);
+        warp_planes(filled_warp(spec_.elastic.interpolation, spec_.elastic.fill));
+        return;
+      case Stage::kAutoAugment:
+        if (p.augment_steps <= 0) return;
+        planes();
+        if (p.chains > 0) {
+          apply_aug_mix(p, spec_.auto_augment, &image(), &t_.planes_[2], &t_.planes_[1], &t_.mix_, width_, height_,
+                        channels_);
+        } else {
+          for (int s = 0; s < p.augment_steps; ++s) {
+            const SampleParams::AugmentStep& step = p.augment[static_cast<size_t>(s)];
+            apply_augment_op(static_cast<AugmentOp>(step.op), step.magnitude, spec_.auto_augment, &image(),
+                             &t_.planes_[1], width_, height_, channels_);
+          }
+        }
+        return;
+      case Stage::kColorJitter:
+        if (!spec_.jitter.enabled() || p.jitter_skipped) return;
+        floats();
+        apply_color_jitter(data_, pixels_, channels_, planar_, p);
+        return;
+      case Stage::kRandomGrayscale:
+        if (!p.grayscale || channels_ != 3) return;
+        floats();
+        if (t_.scratch_.size() < pixels_) t_.scratch_.resize(pixels_);
+        grey_in_rgb(data_, t_.scratch_.data(), pixels_, planar_);
+        return;
+      case Stage::kGaussianBlur:
+        if (p.blur_sigma <= 0) return;
+        floats();
+        gaussian_blur(data_, width_, height_, channels_, planar_, spec_.blur.kernel_w, spec_.blur.kernel_h,
+                      p.blur_sigma, &t_.scratch_);
+        return;
+      default: {
+        const int op = static_cast<int>(stage) - static_cast<int>(Stage::kInvert);
+        if ((p.color_ops >> op & 1u) == 0) return;
+        planes();
+        apply_color_op(static_cast<ColorOp>(op), spec_.color_ops[static_cast<size_t>(op)].value, &image(),
+                       &t_.planes_[1], width_, height_, channels_);
+        return;
+      }
+    }
+  }
+
+  // The uint8 planes sampled through t_.grid_ (x, y) into planes_[1], which becomes the image.
+  void warp_planes(const AutoAugmentSpec& warp_spec) {
+    planes();
+    std::vector<uint8_t>& out = t_.planes_[1];
+    out.resize(image().size());
+    warp_grid(t_.grid_[0].data(), t_.grid_[1].data(), warp_spec, image().data(), out.data(), width_, height_,
+              channels_);
+    image().swap(out);
+  }
+
+  SampleTransformer& t_;
+  float* data_;
+  size_t pixels_;
+  int channels_;
+  bool planar_;
+  int width_, height_;
+  const SampleParams& params_;
+  const TransformSpec& spec_;
+  bool in_planes_ = false;
+};
 
 void SampleTransformer::resize_whole(const Image& image, const CropRect& whole, int width, int height,
                                      ResampleFilter filter) {
@@ -280,19 +422,11 @@ void SampleTransformer::run(void* out, const Image& image, const CropRect& crop,
     channels = 1;
   }
 
-  if (params.rotate || params.affine || params.augment_steps > 0) {
-    auto_augment(data, pixels, channels, planar, width, height, params, spec, planes_, &mix_);
-  }
-  if (spec.jitter.enabled() && !params.jitter_skipped) apply_color_jitter(data, pixels, channels, planar, params);
-  if (params.grayscale && channels == 3) {
+  if (spec.grayscale_rgb && channels == 3) {  // Grayscale(num_output_channels=3)
     if (scratch_.size() < pixels) scratch_.resize(pixels);
     grey_in_rgb(data, scratch_.data(), pixels, planar);
   }
-  if (params.blur_sigma > 0) {
-    gaussian_blur(data, width, height, channels, planar, spec.blur.kernel_w, spec.blur.kernel_h, params.blur_sigma,
-                  &scratch_);
-  }
-  if (params.color_ops != 0) color_ops(data, pixels, channels, planar, width, height, params, spec, planes_);
+  Stages(*this, data, pixels, channels, planar, width, height, params, spec).run_all();
 
   switch (spec.dtype) {
     case DType::kFloat32:

@@ -7,6 +7,7 @@
 #include <array>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "stoker/data/transform.h"
 
@@ -34,6 +35,12 @@ std::string range_text(double lo, double hi);
 std::string applied_text(const std::string& transform, double apply_p);
 // "(a, b, c)".
 std::string triple_text(const std::array<float, 3>& v);
+// Whether a RandomChoice or RandomOrder holds `step` (it then writes the step in its list).
+bool grouped(const TransformSpec& spec, Step step);
+// A step's piece of describe(): `text` (nothing when empty: the step is off), inside RandomApply
+// when apply_p < 1; nothing when a RandomChoice or RandomOrder holds the step.
+void push_step(std::vector<std::string>* parts, const TransformSpec& spec, Step step, const std::string& text,
+               double apply_p = 1);
 
 // validate()'s common checks (transform_validate.cpp), each a UsageError naming `transform`.
 // "{transform} p must be in [0, 1] (got p)".

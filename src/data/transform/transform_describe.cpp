@@ -46,6 +46,13 @@ std::string applied_text(const std::string& transform, double apply_p) {
 
 std::string triple_text(const std::array<float, 3>& v) { return fmt::format("({}, {}, {})", v[0], v[1], v[2]); }
 
+bool grouped(const TransformSpec& spec, Step step) { return spec.choice.has(step) || spec.order.has(step); }
+
+void push_step(std::vector<std::string>* parts, const TransformSpec& spec, Step step, const std::string& text,
+               double apply_p) {
+  if (!text.empty() && !grouped(spec, step)) parts->push_back(applied_text(text, apply_p));
+}
+
 }  // namespace spec
 
 std::string TransformSpec::describe() const {

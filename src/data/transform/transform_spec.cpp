@@ -51,6 +51,31 @@ const char* to_string(ColorOp op) {
   return "RandomEqualize";
 }
 
+const char* to_string(Step step) {
+  switch (step) {
+    case Step::kRotation:
+      return "RandomRotation";
+    case Step::kAffine:
+      return "RandomAffine";
+    case Step::kPerspective:
+      return "RandomPerspective";
+    case Step::kElastic:
+      return "ElasticTransform";
+    case Step::kColorJitter:
+      return "ColorJitter";
+    case Step::kGaussianBlur:
+      return "GaussianBlur";
+    case Step::kInvert:
+    case Step::kPosterize:
+    case Step::kSolarize:
+    case Step::kAdjustSharpness:
+    case Step::kAutocontrast:
+    case Step::kEqualize:
+      break;
+  }
+  return to_string(static_cast<ColorOp>(static_cast<int>(step) - static_cast<int>(Step::kInvert)));
+}
+
 const char* to_string(ResampleFilter filter) { return filter == ResampleFilter::kBicubic ? "bicubic" : "bilinear"; }
 
 const char* to_string(PaddingMode mode) {

@@ -70,6 +70,7 @@ void TransformSpec::validate_features() const {
   // on_features (registry.h) that describe() writes, as it writes it.
   std::vector<std::string> image_steps;
   if (geometry != Geometry::kNone) image_steps.emplace_back(spec::geometry_name(geometry));
+  if (grayscale_rgb) image_steps.emplace_back("Grayscale(num_output_channels=3)");
   for (const ops::TransformOp* op : ops::registry()) {
     if (!image_steps.empty()) break;
     if (!op->on_features && op->describe != nullptr) op->describe(*this, &image_steps);

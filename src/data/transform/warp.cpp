@@ -14,8 +14,10 @@
 #include <emmintrin.h>
 #endif
 
+#include "data/transform/gaussian_blur.h"
 #include "data/transform/simd.h"
 #include "data/transform/u8_cast.h"
+#include "stoker/core/rng.h"
 
 namespace stoker::data {
 namespace {
@@ -235,6 +237,139 @@ void warp(const std::array<double, 6>& matrix, const AutoAugmentSpec& spec, cons
           out[c * plane + row + static_cast<size_t>(k + l)] = round_u8(v);
         }
       }
+    }
+  }
+}
+
+void warp_grid(const float* grid_x, const float* grid_y, const AutoAugmentSpec& spec, const uint8_t* in, uint8_t* out,
+               int width, int height, int channels) {
+  const size_t plane = static_cast<size_t>(width) * height;
+  const bool bilinear = spec.interpolation == Interpolation::kBilinear;
+  constexpr float kFar = 4194304.0f;  // as warp()'s
+  std::array<uint8_t, 3> outside{};
+  for (size_t c = 0; c < outside.size(); ++c) outside[c] = spec.has_fill ? round_u8(spec.fill[c]) : 0;
+  const auto w = static_cast<float>(width);
+  const auto h = static_cast<float>(height);
+  // A position off every image, for a grid that is not a number (a perspective's vanishing line).
+  const auto position = [&](float g, float size) {
+    const float v = ((g + 1.0f) * size - 1.0f) * 0.5f;
+    return std::isnan(v) ? kFar : std::clamp(v, -kFar, kFar);
+  };
+  for (size_t i = 0; i < plane; ++i) {
+    const float ix = position(grid_x[i], w);
+    const float iy = position(grid_y[i], h);
+    if (!bilinear) {
+      const auto xn = static_cast<int>(round_even(ix));
+      const auto yn = static_cast<int>(round_even(iy));
+      const bool ok = xn >= 0 && xn < width && yn >= 0 && yn < height;
+      for (int c = 0; c < channels; ++c) {
+        out[c * plane + i] =
+            ok ? in[c * plane + static_cast<size_t>(yn) * width + xn] : outside[static_cast<size_t>(c)];
+      }
+      continue;
+    }
+    const auto x0 = static_cast<int>(std::floor(ix));
+    const auto y0 = static_cast<int>(std::floor(iy));
+    const float we = ix - static_cast<float>(x0);
+    const float ea = 1.0f - we;
+    const float no = iy - static_cast<float>(y0);
+    const float so = 1.0f - no;
+    if (x0 < -1 || y0 < -1 || x0 >= width || y0 >= height) {
+      for (int c = 0; c < channels; ++c) out[c * plane + i] = outside[static_cast<size_t>(c)];
+      continue;
+    }
+    const EdgeTaps taps = edge_taps(x0, y0, {so * ea, so * we, no * ea, no * we}, width, height);
+    for (int c = 0; c < channels; ++c) {
+      const uint8_t* src = in + c * plane;
+      float v = 0;
+      for (size_t t = 0; t < 4; ++t) v += taps.weight[t] * static_cast<float>(src[taps.index[t]]);
+      if (spec.has_fill) v = v * taps.mask + (1.0f - taps.mask) * spec.fill[static_cast<size_t>(c)];
+      out[c * plane + i] = round_u8(v);
+    }
+  }
+}
+
+std::array<float, 8> perspective_coeffs(const std::array<int, 8>& corners, int width, int height) {
+  const std::array<double, 8> start{0, 0, width - 1.0, 0, width - 1.0, height - 1.0, 0, height - 1.0};
+  // Rows as _get_perspective_coeffs builds them, then Gaussian elimination with partial pivoting.
+  std::array<std::array<double, 9>, 8> a{};
+  for (size_t i = 0; i < 4; ++i) {
+    const double x = corners[2 * i], y = corners[2 * i + 1];
+    const double u = start[2 * i], v = start[2 * i + 1];
+    a[2 * i] = {x, y, 1, 0, 0, 0, -u * x, -u * y, u};
+    a[2 * i + 1] = {0, 0, 0, x, y, 1, -v * x, -v * y, v};
+  }
+  for (size_t col = 0; col < 8; ++col) {
+    size_t pivot = col;
+    for (size_t r = col + 1; r < 8; ++r) {
+      if (std::abs(a[r][col]) > std::abs(a[pivot][col])) pivot = r;
+    }
+    std::swap(a[col], a[pivot]);
+    if (a[col][col] == 0) continue;  // degenerate corners: that coefficient stays 0
+    for (size_t r = 0; r < 8; ++r) {
+      if (r == col || a[r][col] == 0) continue;
+      const double f = a[r][col] / a[col][col];
+      for (size_t k = col; k < 9; ++k) a[r][k] -= f * a[col][k];
+    }
+  }
+  std::array<float, 8> coeffs{};
+  for (size_t i = 0; i < 8; ++i) coeffs[i] = a[i][i] != 0 ? static_cast<float>(a[i][8] / a[i][i]) : 0.0f;
+  return coeffs;
+}
+
+void perspective_grid(const std::array<float, 8>& c, int width, int height, std::vector<float>* grid_x,
+                      std::vector<float>* grid_y) {
+  const size_t plane = static_cast<size_t>(width) * height;
+  grid_x->resize(plane);
+  grid_y->resize(plane);
+  // theta1.transpose(1, 2) / [0.5 * ow, 0.5 * oh]: x's coefficients over half the width, y's
+  // over half the height; theta2 is the denominator's.
+  const float half_w = 0.5f * static_cast<float>(width);
+  const float half_h = 0.5f * static_cast<float>(height);
+  const float x0 = c[0] / half_w, x1 = c[1] / half_w, x2 = c[2] / half_w;
+  const float y0 = c[3] / half_h, y1 = c[4] / half_h, y2 = c[5] / half_h;
+  for (int j = 0; j < height; ++j) {
+    const float y = static_cast<float>(j) + 0.5f;  // linspace(0.5, size - 0.5): exact
+    for (int i = 0; i < width; ++i) {
+      const float x = static_cast<float>(i) + 0.5f;
+      const float d = x * c[6] + y * c[7] + 1.0f;
+      const size_t at = static_cast<size_t>(j) * width + i;
+      (*grid_x)[at] = (x * x0 + y * x1 + x2) / d - 1.0f;
+      (*grid_y)[at] = (x * y0 + y * y1 + y2) / d - 1.0f;
+    }
+  }
+}
+
+void elastic_grid(const ElasticSpec& spec, uint64_t seed, int width, int height, std::vector<float>* grid_x,
+                  std::vector<float>* grid_y, std::vector<float>* scratch) {
+  constexpr uint64_t kNoiseStream = 0x454C4153u;  // "ELAS"
+  const size_t plane = static_cast<size_t>(width) * height;
+  SampleRng noise(seed, kNoiseStream, 0);
+  const std::array<std::vector<float>*, 2> grid{grid_x, grid_y};
+  const std::array<double, 2> sigma{spec.sigma_x, spec.sigma_y};
+  // x's displacement is scaled by alpha_x / height and y's by alpha_y / width: get_params's
+  // size[0] and size[1] with size = [height, width].
+  const std::array<float, 2> alpha{static_cast<float>(spec.alpha_x), static_cast<float>(spec.alpha_y)};
+  const std::array<float, 2> size{static_cast<float>(height), static_cast<float>(width)};
+  for (size_t axis = 0; axis < 2; ++axis) {
+    std::vector<float>& g = *grid[axis];
+    g.resize(plane);
+    for (float& v : g) v = static_cast<float>(noise.uniform()) * 2.0f - 1.0f;  // torch.rand(...) * 2 - 1
+    if (sigma[axis] > 0) {
+      int k = static_cast<int>(8 * sigma[axis] + 1);
+      if (k % 2 == 0) ++k;
+      gaussian_blur(g.data(), width, height, 1, true, k, k, static_cast<float>(sigma[0]), static_cast<float>(sigma[1]),
+                    scratch);
+    }
+    for (float& v : g) v = v * alpha[axis] / size[axis];
+  }
+  // _create_identity_grid: linspace((1 - s) / s, (s - 1) / s, s) per axis, the pixels' centres.
+  for (int j = 0; j < height; ++j) {
+    const auto y = static_cast<float>((2.0 * j + 1 - height) / height);
+    for (int i = 0; i < width; ++i) {
+      const size_t at = static_cast<size_t>(j) * width + i;
+      (*grid_x)[at] += static_cast<float>((2.0 * i + 1 - width) / width);
+      (*grid_y)[at] += y;
     }
   }
 }

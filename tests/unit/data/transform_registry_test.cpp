@@ -131,6 +131,30 @@ TEST(TransformRegistryTest, RandomApplyWrapsWhatTheRegistrySays) {
   }
 }
 
+// The entries RandomApply may wrap are exactly those with steps (RandomChoice's and
+// RandomOrder's members), one step per name, each step once; each step's text is its example's
+// description, and evaluation turns each off.
+TEST(TransformRegistryTest, StepsAreTheWrappableEntries) {
+  std::set<int> steps;
+  for (const auto& [op, name] : every_name()) {
+    SCOPED_TRACE(std::string(name->name));
+    Step step{};
+    const bool has_step = ops::step_of(ops::find_op(name->name), &step);
+    EXPECT_EQ(has_step, op->wrap != ops::Wrap::kNo);
+    if (!has_step) continue;
+    EXPECT_NE(op->step_text, nullptr);
+    EXPECT_NE(op->for_eval, nullptr);
+    EXPECT_TRUE(steps.insert(static_cast<int>(step)).second) << "step " << static_cast<int>(step) << " twice";
+    EXPECT_EQ(to_string(step), name->name);
+    const TransformSpec spec = parse_transforms(name->example);
+    const std::string text = op->step_text(spec, step);
+    EXPECT_NE(spec.describe().find(text), std::string::npos) << text;
+    const TransformSpec grouped = parse_transforms("RandomOrder([" + std::string(name->example) + "])");
+    EXPECT_EQ(grouped.describe(), "none \u00b7 RandomOrder([" + text + "]) \u2192 float32 NCHW");
+  }
+  EXPECT_EQ(steps.size(), static_cast<size_t>(kSteps));
+}
+
 TEST(TransformRegistryTest, UnknownNamesListTheRegistry) {
   std::string known;
   for (const std::string_view name : ops::listed_names()) known += (known.empty() ? "" : ", ") + std::string(name);

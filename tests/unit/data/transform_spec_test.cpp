@@ -722,9 +722,10 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
       {"RandomCutout(224)",
        {"unknown transform 'RandomCutout'",
         // The registry's order (data/transform/ops/registry.cpp), the order describe() writes.
-        "(known: Resize, RandomResizedCrop, RandomCrop, CenterCrop, none, Standardize, RandomHorizontalFlip, "
-        "RandomVerticalFlip, RandomRotation, RandomAffine, RandomApply, TrivialAugmentWide, RandAugment, AutoAugment, "
-        "AugMix, ColorJitter, RandomGrayscale, GaussianBlur, RandomInvert, RandomPosterize, RandomSolarize, "
+        "(known: Resize, RandomResizedCrop, RandomCrop, CenterCrop, none, Pad, Standardize, RandomHorizontalFlip, "
+        "RandomVerticalFlip, RandomChoice, RandomOrder, RandomRotation, RandomAffine, RandomPerspective, "
+        "ElasticTransform, RandomApply, TrivialAugmentWide, RandAugment, AutoAugment, AugMix, ColorJitter, "
+        "RandomGrayscale, GaussianBlur, RandomInvert, RandomPosterize, RandomSolarize, "
         "RandomAdjustSharpness, RandomAutocontrast, RandomEqualize, Grayscale, Normalize, RandomErasing, ToTensor, "
         "PILToTensor, ToImage, ConvertImageDtype, ToDtype, ToUint8, Float16, Float32, NCHW, NHWC)"}},
       {"Normalise", {"unknown transform 'Normalise'", "did you mean 'Normalize'?"}},
@@ -830,8 +831,9 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
        {"RandomApply takes one transform in stoker (got 2: [ColorJitter(0.4), GaussianBlur(3)])",
         "one RandomApply per transform"}},
       {"RandomApply([Normalize])",
-       {"RandomApply takes ColorJitter, GaussianBlur, RandomRotation, RandomAffine or a colour operation "
-        "(RandomInvert, RandomPosterize, RandomSolarize, RandomAdjustSharpness, RandomAutocontrast, RandomEqualize) "
+       {"RandomApply takes ColorJitter, GaussianBlur, RandomRotation, RandomAffine, RandomPerspective, "
+        "ElasticTransform or a colour operation (RandomInvert, RandomPosterize, RandomSolarize, RandomAdjustSharpness, "
+        "RandomAutocontrast, RandomEqualize) "
         "(got 'Normalize')"}},
       {"RandomApply([RandomErasing(0.5)])", {"(got 'RandomErasing(0.5)'); RandomErasing has a p of its own"}},
       {"RandomApply([Grayscale()])", {"use RandomGrayscale(p)"}},
@@ -858,12 +860,12 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
       {"ColorJitter(contrast=-1)", {"ColorJitter contrast must be >= 0 (got -1)"}},
       {"ColorJitter(0, 0, -2)", {"ColorJitter saturation must be >= 0 (got -2)"}},
       {"ColorJitter(hue=0.7)", {"ColorJitter hue must be in [0, 0.5] (got 0.7)"}},
-      {"ColorJitter(brightness=(0.5, 1.5))", {"ColorJitter brightness", "(0.5, 1.5)"}},
+      {"ColorJitter(brightness=(1.5, 0.5))", {"ColorJitter brightness must satisfy 0 <= min <= max", "(1.5, 0.5)"}},
       {"Normalize(cifar)", {"Normalize preset must be 'imagenet'", "'cifar'"}},
       {"Normalize(mean=(0.5, 0.5, 0.5))", {"Normalize needs both mean and std"}},
       {"Normalize(mean=(0.5, 0.5), std=(1, 1))", {"Normalize mean", "1 or 3 values", "(0.5, 0.5)"}},
       {"Normalize(mean=(0.5, 0.5, 0.5), std=(1, 0, 1))", {"Normalize std must be non-zero", "std[1] = 0"}},
-      {"Grayscale(3)", {"Grayscale num_output_channels must be 1 (got 3)"}},
+      {"Grayscale(2)", {"Grayscale num_output_channels must be 1 or 3, as torchvision's (got 2)"}},
       {"ToUint8(1)", {"ToUint8 takes no arguments", "ToUint8(1)"}},
       {"ToUint8, Float16", {"ToUint8 and Float16 both set the output type"}},
       {"NCHW, NHWC", {"NCHW and NHWC both set the output layout"}},

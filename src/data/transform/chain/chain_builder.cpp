@@ -54,6 +54,38 @@ void apply_call(ChainState& state, const Call& call) {
 
 namespace {
 
+// Pad pads the image the geometry starts from: alone (no geometry) the output is the padded
+// image, and before a RandomCrop it is the crop's own padding. Other geometries resample or
+// crop what torchvision would have padded first, which stoker does not do.
+void settle_pad(ChainState& state) {
+  if (state.pad_by.empty()) return;
+  TransformSpec& spec = state.spec;
+  const bool crop_pads =
+      spec.pad.pads() || (spec.pad.if_needed && (spec.pad.mode != state.pad.mode || spec.pad.fill != state.pad.fill));
+  if (spec.geometry == Geometry::kRandomCrop && !state.resize.enabled() && !crop_pads) {
+    const bool if_needed = spec.pad.if_needed;
+    spec.pad = state.pad;
+    spec.pad.if_needed = if_needed;
+    return;
+  }
+  if (spec.geometry == Geometry::kRandomCrop && crop_pads) {
+    throw UsageError(
+        fmt::format("{} and RandomCrop's padding both pad; give the padding once, to Pad or to RandomCrop (Pad(4), "
+                    "RandomCrop(32) is RandomCrop(32, padding=4))",
+                    state.pad_by));
+  }
+  if ((state.geometry_by.empty() || state.geometry_by == "none") && !state.resize.enabled() && state.crop[0] == 0) {
+    spec.pad = state.pad;
+    return;
+  }
+  throw UsageError(fmt::format(
+      "{} pads the image before {}, which stoker does only before a RandomCrop(size) or with no crop at all; write "
+      "the padding as RandomCrop's (RandomCrop(32, padding=4)), or leave Pad out",
+      state.pad_by,
+      state.resize_by.empty() ? (state.geometry_by.empty() ? std::string("CenterCrop") : state.geometry_by)
+                              : state.resize_by));
+}
+
 // What the calls decide together: the output type (PILToTensor's uint8 unless a dtype is
 // given) and the geometry a Resize and a crop make.
 TransformSpec settle_chain(ChainState& state) {
@@ -67,6 +99,7 @@ TransformSpec settle_chain(ChainState& state) {
     }
     spec.resize = resize;
   }
+  settle_pad(state);
   const std::array<int, 2>& crop = state.crop;
   if (crop[0] > 0 && !state.crop_resizes && !resize.enabled()) {
     spec.geometry = Geometry::kCenterCrop;

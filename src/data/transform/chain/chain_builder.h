@@ -3,7 +3,8 @@
 // matter; what does is that each thing is said once. What each name does is its entry in the
 // transform registry (data/transform/ops/registry.h); this builder looks the names up there,
 // keeps each to one call, and settles what several calls decide together (the geometry a
-// Resize and a crop make, the output type PILToTensor and a dtype make).
+// Resize and a crop make, a Pad before a RandomCrop, the output type PILToTensor and a dtype
+// make).
 //
 // Errors: UsageError, one line: an unknown transform (with the known ones and the closest), a
 // transform given twice, an argument that does not bind or convert, two calls that set the
@@ -36,6 +37,8 @@ struct ChainState {
   std::string resize_by;          // the Resize call as written
   std::array<int, 2> crop{0, 0};  // CenterCrop (height, width)
   bool crop_resizes = true;       // CenterCrop's resize= (stoker's: Resize(size) first)
+  PadSpec pad;                    // Pad's, applied by finish
+  std::string pad_by;             // the Pad call as written
 
   // Nothing asked for, nothing done: no geometry (output = source size, filled in by the
   // pipeline), no flip, no jitter, no Normalize; float32 NCHW like ToTensor.

@@ -1,9 +1,10 @@
-// ColorJitter(brightness, contrast, saturation, hue): torchvision's, each a single number (its
-// ranges (min, max) are refused). RandomApply may wrap it.
+// ColorJitter(brightness, contrast, saturation, hue): torchvision's, each a number or a range
+// (min, max) as its constructor takes them. RandomApply may wrap it.
 #include <fmt/format.h>
 
 #include <array>
 #include <cmath>
+#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,45 +22,64 @@ namespace color_jitter_op {
 using chain::Value;
 
 constexpr std::string_view kParams[] = {"brightness", "contrast", "saturation", "hue"};
-constexpr OpName kNames[] = {{"ColorJitter", kParams, "ColorJitter(0.4, 0.3, hue=0.1)"}};
+constexpr OpName kNames[] = {{"ColorJitter", kParams, "ColorJitter(0.4, (0.5, 1.5), hue=(-0.1, 0.2))"}};
 
+// A range equal to the component's centre (1, 1) or (0, 0) is off, as torchvision's
+// _check_input makes it None.
 void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
-  std::array<double, 4> values{};
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (!args[i]) continue;
+  ColorJitterSpec j;
+  double* const numbers[] = {&j.brightness, &j.contrast, &j.saturation, &j.hue};
+  for (size_t i = 0; i < std::size(kParams); ++i) {
+    if (!args[i] || chain::is_none(*args[i])) continue;
     if (args[i]->kind == Value::Kind::kTuple) {
-      throw UsageError(
-          fmt::format("ColorJitter {} must be a single number (got '{}'); ranges (min, max) are not "
-                      "supported",
-                      kParams[i], args[i]->text));
+      const std::array<double, 2> range = chain::to_range(call, kParams[i], *args[i]);
+      const double centre = i == 3 ? 0 : 1;
+      if (range[0] == centre && range[1] == centre) continue;
+      j.ranged[i] = true;
+      j.range[i] = range;
+    } else {
+      *numbers[i] = chain::to_number(call, kParams[i], *args[i]);
     }
-    values[i] = chain::to_number(call, kParams[i], *args[i]);
   }
-  state.spec.jitter = {values[0], values[1], values[2], values[3]};
+  state.spec.jitter = j;
+}
+
+constexpr Step kStepOf[] = {Step::kColorJitter};
+
+std::string text(const TransformSpec& spec, Step step) {
+  const ColorJitterSpec& j = spec.jitter;
+  if (step != Step::kColorJitter || !j.enabled()) return "";
+  std::string args;
+  for (int i = 0; i < 4; ++i) {
+    if (!j.on(i)) continue;
+    const std::string value = j.ranged[static_cast<size_t>(i)] ? fmt::format("({}, {})", j.bounds(i)[0], j.bounds(i)[1])
+                                                               : fmt::format("{}", j.number(i));
+    args += fmt::format("{}{}={}", args.empty() ? "" : ", ", kParams[static_cast<size_t>(i)], value);
+  }
+  return "ColorJitter(" + args + ")";
 }
 
 void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
-  const ColorJitterSpec& j = spec.jitter;
-  if (!j.enabled()) return;
-  std::string args;
-  const std::array<std::pair<const char*, double>, 4> components{
-      {{"brightness", j.brightness}, {"contrast", j.contrast}, {"saturation", j.saturation}, {"hue", j.hue}}};
-  for (const auto& [name, value] : components) {
-    if (value == 0) continue;
-    args += fmt::format("{}{}={}", args.empty() ? "" : ", ", name, value);
-  }
-  parts->push_back(spec::applied_text("ColorJitter(" + args + ")", j.apply_p));
+  spec::push_step(parts, spec, Step::kColorJitter, text(spec, Step::kColorJitter), spec.jitter.apply_p);
 }
 
 void validate(const TransformSpec& spec) {
   const ColorJitterSpec& j = spec.jitter;
   spec::check_apply_p("ColorJitter", j.apply_p);
-  const std::array<std::pair<const char*, double>, 3> factors{
-      {{"brightness", j.brightness}, {"contrast", j.contrast}, {"saturation", j.saturation}}};
-  for (const auto& [name, value] : factors) {
+  for (int i = 0; i < 3; ++i) {
+    const std::string_view name = kParams[static_cast<size_t>(i)];
+    const auto [lo, hi] = j.bounds(i);
+    if (j.ranged[static_cast<size_t>(i)] && !(lo >= 0 && lo <= hi && std::isfinite(hi))) {
+      throw UsageError(fmt::format("ColorJitter {} must satisfy 0 <= min <= max (got ({}, {}))", name, lo, hi));
+    }
+    const double value = j.number(i);
     if (!(value >= 0 && std::isfinite(value))) {
       throw UsageError(fmt::format("ColorJitter {} must be >= 0 (got {})", name, value));
     }
+  }
+  if (j.ranged[3] && !(j.range[3][0] >= -0.5 && j.range[3][0] <= j.range[3][1] && j.range[3][1] <= 0.5)) {
+    throw UsageError(fmt::format("ColorJitter hue must satisfy -0.5 <= min <= max <= 0.5 (got ({}, {}))", j.range[3][0],
+                                 j.range[3][1]));
   }
   if (!(j.hue >= 0 && j.hue <= 0.5)) {
     throw UsageError(fmt::format("ColorJitter hue must be in [0, 0.5] (got {})", j.hue));
@@ -77,6 +97,8 @@ const TransformOp kColorJitterOp{.names = color_jitter_op::kNames,
                                  .validate = color_jitter_op::validate,
                                  .wrap = Wrap::kApplyP,
                                  .wrapped_p = color_jitter_op::apply_p,
+                                 .steps = color_jitter_op::kStepOf,
+                                 .step_text = color_jitter_op::text,
                                  .for_eval = off_in_eval<&TransformSpec::jitter>};
 
 }  // namespace stoker::data::ops

@@ -65,14 +65,24 @@ void build(chain::ChainState& state, const chain::Call& call, const Args& args) 
   c.p = args[1] ? chain::to_number(call, "p", *args[1]) : 0.5;
 }
 
+// Each name's step, in kNames' order.
+constexpr Step kStepOf[] = {Step::kInvert,          Step::kPosterize,    Step::kSolarize,
+                            Step::kAdjustSharpness, Step::kAutocontrast, Step::kEqualize};
+static_assert(std::size(kStepOf) == kColorOps);
+
+std::string text(const TransformSpec& spec, Step step) {
+  const auto first = static_cast<int>(Step::kInvert);
+  const int i = static_cast<int>(step) - first;
+  if (i < 0 || i >= kColorOps) return "";
+  const ColorOpSpec& c = spec.color_ops[static_cast<size_t>(i)];
+  if (!c.enabled()) return "";
+  const char* name = to_string(static_cast<ColorOp>(i));
+  return !value_name(static_cast<size_t>(i)).empty() ? fmt::format("{}({}, p={})", name, c.value, c.p)
+                                                     : fmt::format("{}(p={})", name, c.p);
+}
+
 void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
-  for (size_t i = 0; i < spec.color_ops.size(); ++i) {
-    const ColorOpSpec& c = spec.color_ops[i];
-    if (!c.enabled()) continue;
-    const char* name = to_string(static_cast<ColorOp>(i));
-    parts->push_back(!value_name(i).empty() ? fmt::format("{}({}, p={})", name, c.value, c.p)
-                                            : fmt::format("{}(p={})", name, c.p));
-  }
+  for (const Step step : kStepOf) spec::push_step(parts, spec, step, text(spec, step));
 }
 
 void validate(const TransformSpec& spec) {
@@ -113,6 +123,8 @@ const TransformOp kColorOpsOp{.names = color_ops_op::kNames,
                               .validate = color_ops_op::validate,
                               .wrap = Wrap::kScaleP,
                               .wrapped_p = color_ops_op::own_p,
+                              .steps = color_ops_op::kStepOf,
+                              .step_text = color_ops_op::text,
                               .for_eval = off_in_eval<&TransformSpec::color_ops>};
 
 }  // namespace stoker::data::ops

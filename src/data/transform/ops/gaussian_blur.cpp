@@ -43,14 +43,20 @@ void build(chain::ChainState& state, const chain::Call& call, const Args& args) 
   }
 }
 
-void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
+constexpr Step kStepOf[] = {Step::kGaussianBlur};
+
+std::string text(const TransformSpec& spec, Step step) {
   const GaussianBlurSpec& b = spec.blur;
-  if (!b.enabled()) return;
+  if (step != Step::kGaussianBlur || !b.enabled()) return "";
   const std::string k =
       b.kernel_w == b.kernel_h ? fmt::format("{}", b.kernel_w) : fmt::format("({}, {})", b.kernel_w, b.kernel_h);
   const std::string sigma =
       b.sigma_min == b.sigma_max ? fmt::format("{}", b.sigma_min) : fmt::format("({}, {})", b.sigma_min, b.sigma_max);
-  parts->push_back(spec::applied_text(fmt::format("GaussianBlur({}, sigma={})", k, sigma), b.apply_p));
+  return fmt::format("GaussianBlur({}, sigma={})", k, sigma);
+}
+
+void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
+  spec::push_step(parts, spec, Step::kGaussianBlur, text(spec, Step::kGaussianBlur), spec.blur.apply_p);
 }
 
 void validate(const TransformSpec& spec) {
@@ -81,6 +87,8 @@ const TransformOp kGaussianBlurOp{.names = gaussian_blur_op::kNames,
                                   .validate = gaussian_blur_op::validate,
                                   .wrap = Wrap::kApplyP,
                                   .wrapped_p = gaussian_blur_op::apply_p,
+                                  .steps = gaussian_blur_op::kStepOf,
+                                  .step_text = gaussian_blur_op::text,
                                   .for_eval = off_in_eval<&TransformSpec::blur>};
 
 }  // namespace stoker::data::ops

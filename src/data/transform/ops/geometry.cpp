@@ -7,6 +7,7 @@
 
 #include "data/transform/chain/call_args.h"
 #include "data/transform/chain/chain_builder.h"
+#include "data/transform/spec_common.h"
 #include "stoker/core/error.h"
 
 namespace stoker::data::ops {
@@ -47,6 +48,69 @@ void set_resampling(chain::ChainState& state, const chain::Call& call, const Val
   }
   state.resample_by = call.name;
   state.spec.resample = filter;
+}
+
+void set_padding(const chain::Call& call, const Value* padding, const Value* fill, const Value* mode, PadSpec* pad) {
+  if (padding && !chain::is_none(*padding)) {
+    const Value& v = *padding;
+    const auto side = [&](const Value& x) { return chain::to_int(call, "padding", x, 0, spec::kMaxSize); };
+    if (v.kind != Value::Kind::kTuple) {
+      pad->left = pad->top = pad->right = pad->bottom = side(v);
+    } else if (v.items.size() == 1) {
+      pad->left = pad->top = pad->right = pad->bottom = side(v.items[0]);
+    } else if (v.items.size() == 2) {
+      pad->left = pad->right = side(v.items[0]);
+      pad->top = pad->bottom = side(v.items[1]);
+    } else if (v.items.size() == 4) {
+      pad->left = side(v.items[0]);
+      pad->top = side(v.items[1]);
+      pad->right = side(v.items[2]);
+      pad->bottom = side(v.items[3]);
+    } else {
+      throw UsageError(
+          fmt::format("{} padding must be an int, (left/right, top/bottom) or (left, top, right, bottom) (got '{}')",
+                      call.name, v.text));
+    }
+  }
+  if (fill) pad->fill = chain::to_channels(call, "fill", *fill);
+  if (mode) {
+    const std::string word = chain::to_word(call, "padding_mode", *mode, {"constant", "edge", "reflect", "symmetric"});
+    pad->mode = word == "edge"        ? PaddingMode::kEdge
+                : word == "reflect"   ? PaddingMode::kReflect
+                : word == "symmetric" ? PaddingMode::kSymmetric
+                                      : PaddingMode::kConstant;
+  }
+}
+
+std::string padding_text(const PadSpec& pad) {
+  std::string s;
+  if (pad.left == pad.right && pad.top == pad.bottom) {
+    if (pad.left == pad.top && pad.left > 0) {
+      s += fmt::format(", padding={}", pad.left);
+    } else if (pad.left != pad.top) {
+      s += fmt::format(", padding=({}, {})", pad.left, pad.top);
+    }
+  } else {
+    s += fmt::format(", padding=({}, {}, {}, {})", pad.left, pad.top, pad.right, pad.bottom);
+  }
+  if (pad.if_needed) s += ", pad_if_needed=True";
+  if (pad.fill != PadSpec{}.fill) {
+    s += fmt::format(", fill={}", pad.fill[0] == pad.fill[1] && pad.fill[1] == pad.fill[2]
+                                      ? fmt::format("{}", pad.fill[0])
+                                      : spec::triple_text(pad.fill));
+  }
+  if (pad.mode != PaddingMode::kConstant) s += fmt::format(", padding_mode={}", to_string(pad.mode));
+  return s;
+}
+
+void check_padding(const char* transform, const PadSpec& pad) {
+  for (const int side : {pad.left, pad.top, pad.right, pad.bottom}) {
+    if (side < 0 || side > spec::kMaxSize) {
+      throw UsageError(
+          fmt::format("{} padding must be in 0..{} pixels per side (got {})", transform, spec::kMaxSize, side));
+    }
+  }
+  spec::check_fill(transform, pad.fill);
 }
 
 }  // namespace stoker::data::ops

@@ -7,7 +7,10 @@
 // on its arguments.
 #pragma once
 
+#include <string>
+
 #include "data/transform/chain/calls.h"
+#include "stoker/data/transform.h"
 
 namespace stoker::data::chain {
 struct ChainState;
@@ -24,5 +27,16 @@ void claim_geometry(chain::ChainState& state, const chain::Call& call);
 // RandomResizedCrop after it share their filter: asking for two is refused.
 void set_resampling(chain::ChainState& state, const chain::Call& call, const chain::Value* interpolation,
                     const chain::Value* antialias);
+
+// RandomCrop's and Pad's padding arguments, as torchvision's: `padding` an int for every side,
+// (left/right, top/bottom) or (left, top, right, bottom); `fill` one value or one per channel;
+// `mode` constant, edge, reflect or symmetric. Each may be null (not given: pad's is kept).
+void set_padding(const chain::Call& call, const chain::Value* padding, const chain::Value* fill,
+                 const chain::Value* mode, PadSpec* pad);
+// ", padding=4, fill=..., padding_mode=reflect": the padding arguments that differ from
+// torchvision's defaults (pad_if_needed aside), each after ", ".
+std::string padding_text(const PadSpec& pad);
+// Sides in 0..spec::kMaxSize and the fill in [0, 255], naming `transform`.
+void check_padding(const char* transform, const PadSpec& pad);
 
 }  // namespace stoker::data::ops

@@ -1,4 +1,4 @@
-// Normalize(mean, std), Normalize(imagenet) or a bare Normalize (ImageNet's): (x/255 - mean) /
+// Normalize(mean, std, inplace), Normalize(imagenet) or a bare Normalize (ImageNet's): (x/255 - mean) /
 // std for float output; uint8 output keeps mean and std for the consumer to apply.
 #include <fmt/format.h>
 
@@ -18,12 +18,15 @@ namespace normalize_op {
 
 using chain::Value;
 
-constexpr std::string_view kParams[] = {"mean", "std"};
+// inplace: whether torchvision writes into its input tensor; stoker writes the output it
+// makes, so either value means the same.
+constexpr std::string_view kParams[] = {"mean", "std", "inplace"};
 constexpr OpName kNames[] = {{"Normalize", kParams, "Normalize(mean=(0.5, 0.4, 0.3), std=(0.2, 0.25, 0.3))"}};
 
 void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
   NormalizeSpec& normalize = state.spec.normalize;
   normalize.on = true;
+  if (args[2]) chain::to_bool(call, "inplace", *args[2]);
   normalize.mean = spec::kImagenetMean;
   normalize.std = spec::kImagenetStd;
   if (!args[0] && !args[1]) return;

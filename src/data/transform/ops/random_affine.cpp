@@ -65,9 +65,11 @@ void build(chain::ChainState& state, const chain::Call& call, const Args& args) 
   }
 }
 
-void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
+constexpr Step kStepOf[] = {Step::kAffine};
+
+std::string text(const TransformSpec& spec, Step step) {
   const AffineSpec& a = spec.affine;
-  if (!a.enabled()) return;
+  if (step != Step::kAffine || !a.enabled()) return "";
   std::string s = "RandomAffine(" + spec::range_text(a.min_degrees, a.max_degrees);
   if (a.translate) s += fmt::format(", translate=({}, {})", a.translate_x, a.translate_y);
   if (a.scale) s += fmt::format(", scale=({}, {})", a.scale_min, a.scale_max);
@@ -78,7 +80,11 @@ void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
   }
   if (a.interpolation == Interpolation::kBilinear) s += ", interpolation=bilinear";
   if (a.fill != std::array<float, 3>{0, 0, 0}) s += fmt::format(", fill=({}, {}, {})", a.fill[0], a.fill[1], a.fill[2]);
-  parts->push_back(spec::applied_text(s + ")", a.apply_p));
+  return s + ")";
+}
+
+void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
+  spec::push_step(parts, spec, Step::kAffine, text(spec, Step::kAffine), spec.affine.apply_p);
 }
 
 void validate(const TransformSpec& spec) {
@@ -124,6 +130,8 @@ const TransformOp kRandomAffineOp{.names = random_affine_op::kNames,
                                   .validate = random_affine_op::validate,
                                   .wrap = Wrap::kApplyP,
                                   .wrapped_p = random_affine_op::apply_p,
+                                  .steps = random_affine_op::kStepOf,
+                                  .step_text = random_affine_op::text,
                                   .for_eval = off_in_eval<&TransformSpec::affine>};
 
 }  // namespace stoker::data::ops

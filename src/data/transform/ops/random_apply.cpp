@@ -23,10 +23,7 @@ using chain::Value;
 constexpr std::string_view kParams[] = {"transforms", "p"};
 constexpr OpName kNames[] = {{"RandomApply", kParams, "RandomApply([GaussianBlur(3)], p=0.25)"}};
 
-// The entries whose Wrap is not kNo, as the messages name them (the test checks the two agree).
-constexpr std::string_view kTakes =
-    "ColorJitter, GaussianBlur, RandomRotation, RandomAffine or a colour operation (RandomInvert, "
-    "RandomPosterize, RandomSolarize, RandomAdjustSharpness, RandomAutocontrast, RandomEqualize)";
+constexpr std::string_view kTakes = kWrappable;
 
 void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
   if (!args[0] || args[0]->kind != Value::Kind::kTuple || args[0]->items.empty()) {

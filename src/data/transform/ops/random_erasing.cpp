@@ -1,4 +1,4 @@
-// RandomErasing(p=0.5, scale, ratio, value): torchvision's, on the output after Normalize
+// RandomErasing(p=0.5, scale, ratio, value, inplace): torchvision's, on the output after Normalize
 // (RandomErasingSpec); value is a number, one per channel, or random.
 #include <fmt/format.h>
 
@@ -18,7 +18,9 @@ namespace random_erasing_op {
 
 using chain::Value;
 
-constexpr std::string_view kParams[] = {"p", "scale", "ratio", "value"};
+// inplace: whether torchvision writes into its input tensor; stoker writes the output it
+// makes, so either value means the same.
+constexpr std::string_view kParams[] = {"p", "scale", "ratio", "value", "inplace"};
 constexpr OpName kNames[] = {{"RandomErasing", kParams, "RandomErasing(p=0.25, scale=(0.1, 0.2), value=random)"}};
 
 void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
@@ -44,6 +46,7 @@ void build(chain::ChainState& state, const chain::Call& call, const Args& args) 
   } else if (args[3]) {
     e.value = chain::to_channels(call, "value", *args[3]);
   }
+  if (args[4]) chain::to_bool(call, "inplace", *args[4]);
 }
 
 void describe(const TransformSpec& spec, std::vector<std::string>* parts) {

@@ -41,13 +41,19 @@ void build(chain::ChainState& state, const chain::Call& call, const Args& args) 
   if (args[4] && !chain::is_none(*args[4])) r.fill = chain::to_channels(call, "fill", *args[4]);
 }
 
-void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
+constexpr Step kStepOf[] = {Step::kRotation};
+
+std::string text(const TransformSpec& spec, Step step) {
   const RotationSpec& r = spec.rotation;
-  if (!r.enabled()) return;
+  if (step != Step::kRotation || !r.enabled()) return "";
   std::string s = "RandomRotation(" + spec::range_text(r.min_degrees, r.max_degrees);
   if (r.interpolation == Interpolation::kBilinear) s += ", interpolation=bilinear";
   if (r.fill != std::array<float, 3>{0, 0, 0}) s += ", fill=" + spec::triple_text(r.fill);
-  parts->push_back(spec::applied_text(s + ")", r.apply_p));
+  return s + ")";
+}
+
+void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
+  spec::push_step(parts, spec, Step::kRotation, text(spec, Step::kRotation), spec.rotation.apply_p);
 }
 
 void validate(const TransformSpec& spec) {
@@ -71,6 +77,8 @@ const TransformOp kRandomRotationOp{.names = random_rotation_op::kNames,
                                     .validate = random_rotation_op::validate,
                                     .wrap = Wrap::kApplyP,
                                     .wrapped_p = random_rotation_op::apply_p,
+                                    .steps = random_rotation_op::kStepOf,
+                                    .step_text = random_rotation_op::text,
                                     .for_eval = off_in_eval<&TransformSpec::rotation>};
 
 }  // namespace stoker::data::ops

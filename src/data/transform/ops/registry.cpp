@@ -17,12 +17,17 @@ extern const TransformOp kRandomResizedCropOp;  // random_resized_crop.cpp
 extern const TransformOp kRandomCropOp;         // random_crop.cpp
 extern const TransformOp kCenterCropOp;         // center_crop.cpp
 extern const TransformOp kNoGeometryOp;         // no_geometry.cpp
+extern const TransformOp kPadOp;                // pad.cpp
 extern const TransformOp kStandardizeOp;        // standardize.cpp
 extern const TransformOp kHorizontalFlipOp;     // horizontal_flip.cpp
 extern const TransformOp kVerticalFlipOp;       // vertical_flip.cpp
 extern const TransformOp kRandomRotationOp;     // random_rotation.cpp
 extern const TransformOp kRandomAffineOp;       // random_affine.cpp
+extern const TransformOp kRandomPerspectiveOp;  // random_perspective.cpp
+extern const TransformOp kElasticTransformOp;   // elastic_transform.cpp
 extern const TransformOp kRandomApplyOp;        // random_apply.cpp
+extern const TransformOp kRandomChoiceOp;       // step_groups.cpp
+extern const TransformOp kRandomOrderOp;        // step_groups.cpp
 extern const TransformOp kAutoAugmentOp;        // auto_augment.cpp
 extern const TransformOp kColorJitterOp;        // color_jitter.cpp
 extern const TransformOp kRandomGrayscaleOp;    // random_grayscale.cpp
@@ -37,13 +42,21 @@ extern const TransformOp kLayoutOp;             // output.cpp
 namespace {
 
 constexpr const TransformOp* kTransformOps[] = {
-    &kResizeOp,         &kRandomResizedCropOp, &kRandomCropOp,     &kCenterCropOp,   &kNoGeometryOp,  &kStandardizeOp,
-    &kHorizontalFlipOp, &kVerticalFlipOp,      &kRandomRotationOp, &kRandomAffineOp, &kRandomApplyOp, &kAutoAugmentOp,
-    &kColorJitterOp,    &kRandomGrayscaleOp,   &kGaussianBlurOp,   &kColorOpsOp,     &kGrayscaleOp,   &kNormalizeOp,
-    &kRandomErasingOp,  &kOutputTypeOp,        &kLayoutOp,
+    &kResizeOp,      &kRandomResizedCropOp, &kRandomCropOp,     &kCenterCropOp,        &kNoGeometryOp,
+    &kPadOp,         &kStandardizeOp,       &kHorizontalFlipOp, &kVerticalFlipOp,      &kRandomChoiceOp,
+    &kRandomOrderOp, &kRandomRotationOp,    &kRandomAffineOp,   &kRandomPerspectiveOp, &kElasticTransformOp,
+    &kRandomApplyOp, &kAutoAugmentOp,       &kColorJitterOp,    &kRandomGrayscaleOp,   &kGaussianBlurOp,
+    &kColorOpsOp,    &kGrayscaleOp,         &kNormalizeOp,      &kRandomErasingOp,     &kOutputTypeOp,
+    &kLayoutOp,
 };
 
 }  // namespace
+
+bool step_of(const FoundOp& found, Step* step) {
+  if (found.op == nullptr || found.op->steps.size() != found.op->names.size()) return false;
+  *step = *(found.op->steps.begin() + (found.name - found.op->names.begin()));
+  return true;
+}
 
 List<const TransformOp*> registry() { return List<const TransformOp*>(kTransformOps); }
 

@@ -93,6 +93,11 @@ struct TransformOp {
   double* (*wrapped_p)(TransformSpec* spec, std::string_view name) = nullptr;
   // kNo: appended to RandomApply's refusal after "; " (empty: nothing), e.g. "use RandomGrayscale(p)".
   std::string_view wrap_hint{};
+  // kApplyP, kScaleP: the chain step each of `names` is (one per name, in their order), which
+  // RandomChoice and RandomOrder pick or reorder, and the step as a chain writes it alone
+  // (without RandomApply; empty when it is off), which they describe their members by.
+  List<Step> steps{};
+  std::string (*step_text)(const TransformSpec& spec, Step step) = nullptr;
   // What eval_transform() makes of the transform's part of `eval`, a copy of `train`: a random
   // augmentation turns itself off (off_in_eval), a random crop becomes its centre crop. Null:
   // kept as in training.
@@ -108,6 +113,13 @@ void off_in_eval(const TransformSpec& /*train*/, TransformSpec* eval) {
   eval->*Part = {};
 }
 
+// The entries whose Wrap is not kNo, as RandomApply's, RandomChoice's and RandomOrder's messages
+// name them (the registry's test checks that the two agree).
+inline constexpr std::string_view kWrappable =
+    "ColorJitter, GaussianBlur, RandomRotation, RandomAffine, RandomPerspective, ElasticTransform or a colour "
+    "operation (RandomInvert, RandomPosterize, RandomSolarize, RandomAdjustSharpness, RandomAutocontrast, "
+    "RandomEqualize)";
+
 // Every entry, in the order describe() writes them.
 List<const TransformOp*> registry();
 
@@ -117,6 +129,9 @@ struct FoundOp {
   const OpName* name = nullptr;
 };
 FoundOp find_op(std::string_view name);
+
+// The step `found` (an entry and one of its names) is; false for an entry without steps.
+bool step_of(const FoundOp& found, Step* step);
 
 // The names the unknown-name message lists: every listed name, in registry order.
 std::vector<std::string_view> listed_names();

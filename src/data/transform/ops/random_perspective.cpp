@@ -1,0 +1,72 @@
+// RandomPerspective(distortion_scale=0.5, p=0.5, interpolation=bilinear, fill=0): torchvision's,
+// as its tensor implementation warps (PerspectiveSpec). It has a p of its own: inside
+// RandomApply the two multiply.
+#include <fmt/format.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "data/transform/chain/call_args.h"
+#include "data/transform/chain/chain_builder.h"
+#include "data/transform/spec_common.h"
+#include "registry.h"
+#include "stoker/core/error.h"
+
+namespace stoker::data::ops {
+
+namespace random_perspective_op {
+
+constexpr std::string_view kParams[] = {"distortion_scale", "p", "interpolation", "fill"};
+constexpr OpName kNames[] = {
+    {"RandomPerspective", kParams, "RandomPerspective(0.3, p=0.75, interpolation=nearest, fill=(1, 2, 3))"}};
+constexpr Step kStepOf[] = {Step::kPerspective};
+
+void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
+  PerspectiveSpec& s = state.spec.perspective;
+  s = PerspectiveSpec{};
+  s.p = 0.5;
+  if (args[0]) s.distortion_scale = chain::to_number(call, "distortion_scale", *args[0]);
+  if (args[1]) s.p = chain::to_number(call, "p", *args[1]);
+  if (args[2]) s.interpolation = chain::to_interpolation(call, *args[2]);
+  if (args[3] && !chain::is_none(*args[3])) s.fill = chain::to_channels(call, "fill", *args[3]);
+}
+
+std::string text(const TransformSpec& spec, Step step) {
+  const PerspectiveSpec& s = spec.perspective;
+  if (step != Step::kPerspective || !s.enabled()) return "";
+  std::string t = fmt::format("RandomPerspective({}, p={}", s.distortion_scale, s.p);
+  if (s.interpolation == Interpolation::kNearest) t += ", interpolation=nearest";
+  if (s.fill != std::array<float, 3>{0, 0, 0}) t += ", fill=" + spec::triple_text(s.fill);
+  return t + ")";
+}
+
+void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
+  spec::push_step(parts, spec, Step::kPerspective, text(spec, Step::kPerspective));
+}
+
+void validate(const TransformSpec& spec) {
+  const PerspectiveSpec& s = spec.perspective;
+  spec::check_probability("RandomPerspective", s.p);
+  if (!(s.distortion_scale >= 0 && s.distortion_scale <= 1)) {
+    throw UsageError(fmt::format("RandomPerspective distortion_scale must be in [0, 1] (got {})", s.distortion_scale));
+  }
+  spec::check_fill("RandomPerspective", s.fill);
+}
+
+double* own_p(TransformSpec* spec, std::string_view) { return &spec->perspective.p; }
+
+}  // namespace random_perspective_op
+
+extern const TransformOp kRandomPerspectiveOp;
+const TransformOp kRandomPerspectiveOp{.names = random_perspective_op::kNames,
+                                       .build = random_perspective_op::build,
+                                       .describe = random_perspective_op::describe,
+                                       .validate = random_perspective_op::validate,
+                                       .wrap = Wrap::kScaleP,
+                                       .wrapped_p = random_perspective_op::own_p,
+                                       .steps = random_perspective_op::kStepOf,
+                                       .step_text = random_perspective_op::text,
+                                       .for_eval = off_in_eval<&TransformSpec::perspective>};
+
+}  // namespace stoker::data::ops
