@@ -12,6 +12,7 @@
 #include "bindings.h"
 #include "dataset_source.h"
 #include "loader_handle.h"
+#include "sample_records.h"
 #include "stoker/core/mutex.h"
 #include "stoker/data/formats.h"
 #include "stoker/data/loader.h"
@@ -65,10 +66,12 @@ class PythonAllocator final : public data::BufferAllocator {
 
 }  // namespace
 
-LoaderHandle::LoaderHandle(std::shared_ptr<data::Source> source, data::LoaderOptions options, py::object allocate)
+LoaderHandle::LoaderHandle(std::shared_ptr<data::Source> source, data::LoaderOptions options, py::object allocate,
+                           bool records)
     : features_(source->feature_count() > 0),
       classes_(source->target_kind() == data::TargetKind::kClass),
-      dataset_targets_(dynamic_cast<const DatasetSource*>(source.get()) != nullptr) {
+      dataset_targets_(dynamic_cast<const DatasetSource*>(source.get()) != nullptr),
+      records_(records) {
   if (!allocate.is_none()) {
     allocator_ = std::make_shared<PythonAllocator>(std::move(allocate));
     options.allocator = allocator_.get();
@@ -125,7 +128,9 @@ std::optional<PyBatch> LoaderHandle::next(double timeout) {
                  inputs_of(shared, features_),
                  classes_ ? labels_of(shared) : targets_of(shared),
                  std::vector<uint64_t>(shared->indices(), shared->indices() + shared->size()),
-                 dataset_targets_ ? py::object(targets_of(*shared)) : py::object(py::none())};
+                 dataset_targets_ ? py::object(targets_of(*shared)) : py::object(py::none()),
+                 records_ ? py::object(records_of(*shared, loader_->source(), loader_->options().transform))
+                          : py::object(py::none())};
 }
 
 namespace {
@@ -223,13 +228,14 @@ void bind_loader(py::module_& m) {
       .def_readonly("inputs", &PyBatch::inputs)
       .def_readonly("targets", &PyBatch::targets)
       .def_readonly("indices", &PyBatch::indices)
-      .def_readonly("items", &PyBatch::items);
+      .def_readonly("items", &PyBatch::items)
+      .def_readonly("params", &PyBatch::params);
 
   py::class_<LoaderHandle>(m, "Loader")
       .def(py::init([](std::shared_ptr<data::Source> source, int batch_size, int workers, int prefetch, bool shuffle,
                        bool drop_last, uint64_t seed, int rank, int world_size, const std::string& transforms,
                        bool channels_last, bool normalize_in_consumer, const std::string& on_error, double max_bad,
-                       double cache_decoded_bytes, bool run_ahead, py::object allocate) {
+                       double cache_decoded_bytes, bool run_ahead, bool return_params, py::object allocate) {
              data::LoaderOptions o;
              o.batch_size = batch_size;
              o.workers = workers;
@@ -246,13 +252,13 @@ void bind_loader(py::module_& m) {
              o.max_bad_fraction = max_bad;
              o.cache_decoded_bytes = static_cast<size_t>(cache_decoded_bytes);
              o.run_ahead = run_ahead;
-             return std::make_unique<LoaderHandle>(std::move(source), std::move(o), std::move(allocate));
+             return std::make_unique<LoaderHandle>(std::move(source), std::move(o), std::move(allocate), return_params);
            }),
            py::arg("source"), py::kw_only(), py::arg("batch_size"), py::arg("workers"), py::arg("prefetch"),
            py::arg("shuffle"), py::arg("drop_last"), py::arg("seed"), py::arg("rank"), py::arg("world_size"),
            py::arg("transforms"), py::arg("channels_last"), py::arg("normalize_in_consumer"), py::arg("on_error"),
            py::arg("max_bad"), py::arg("cache_decoded_bytes"), py::arg("run_ahead") = true,
-           py::arg("allocate") = py::none())
+           py::arg("return_params") = false, py::arg("allocate") = py::none())
       .def("start_epoch", &LoaderHandle::start_epoch, py::arg("epoch"), py::arg("first_batch") = 0,
            py::arg("order") = py::none())
       .def("next", &LoaderHandle::next, py::arg("timeout") = 0.0)

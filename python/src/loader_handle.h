@@ -23,14 +23,17 @@ struct PyBatch {
   BatchArray inputs;
   BatchArray targets;  // class ids (int64) or float targets
   std::vector<uint64_t> indices;
-  pybind11::object items;  // a Dataset object's targets, one per sample (a list); else None
+  pybind11::object items;   // a Dataset object's targets, one per sample (a list); else None
+  pybind11::object params;  // with return_params, records_of(batch); else None
 };
 
 class LoaderHandle {
  public:
   // `allocate`: None for the loader's own host memory, or a callable allocate(bytes) ->
   // (address, owner) for batch buffers (the owner is kept until the buffer is freed).
-  LoaderHandle(std::shared_ptr<data::Source> source, data::LoaderOptions options, pybind11::object allocate);
+  // `records`: each batch carries records_of() (return_params).
+  LoaderHandle(std::shared_ptr<data::Source> source, data::LoaderOptions options, pybind11::object allocate,
+               bool records = false);
 
   ~LoaderHandle();  // stops the workers with the GIL released (a worker may be waiting for it)
   LoaderHandle(const LoaderHandle&) = delete;
@@ -50,6 +53,7 @@ class LoaderHandle {
   bool features_;
   bool classes_;
   bool dataset_targets_;  // the source is a DatasetSource: its targets come with each batch
+  bool records_;
   // Declared before the loader, so destroyed after it; each batch handed out holds it too.
   std::shared_ptr<data::BufferAllocator> allocator_;
   std::unique_ptr<data::Loader> loader_;

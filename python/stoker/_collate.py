@@ -34,3 +34,20 @@ def tensors_in(value):
     if isinstance(value, (list, tuple)):
         return [t for v in value for t in tensors_in(v)]
     return []
+
+
+def sample_params(raw):
+    """return_params' lists as tensors: how each sample of a batch was made."""
+    return {
+        "index": torch.tensor(raw["index"], dtype=torch.int64),
+        "path": raw["path"],
+        "source_size": torch.tensor(raw["source_size"], dtype=torch.int64),
+        "box": torch.tensor(raw["box"], dtype=torch.float32),
+        "hflip": torch.tensor(raw["hflip"], dtype=torch.bool),
+        "vflip": torch.tensor(raw["vflip"], dtype=torch.bool),
+        "grayscale": torch.tensor(raw["grayscale"], dtype=torch.bool),
+        "angle": torch.tensor(raw["angle"], dtype=torch.float32),
+        "affine": torch.tensor(raw["affine"], dtype=torch.float64),
+        "color": torch.tensor(raw["color"], dtype=torch.float32),
+        "erase": torch.tensor(raw["erase"], dtype=torch.int64),
+    }

@@ -16,7 +16,7 @@ import torch.utils.dlpack
 
 from . import _arguments as arg
 from . import _stoker
-from ._collate import collate_targets
+from ._collate import collate_targets, sample_params
 from ._datasets import open_data
 from ._samplers import PlannedSampler, given_order
 from ._session import current_monitor, register_diagnosis
@@ -108,13 +108,14 @@ class DataLoader:
                  multiprocessing_context=None, generator=None, *, prefetch_factor=2, persistent_workers=False,
                  pin_memory_device="", in_order=True, seed=None, transforms=None, rank=None, world_size=None,
                  device="cpu", channels_last=False, on_error="substitute", max_bad=0.01, split="train",
-                 cache_decoded_gb=0):
+                 cache_decoded_gb=0, return_params=False):
         self._pid = os.getpid()
         shuffle = bool(arg.flag("shuffle", shuffle)) if shuffle is not None else False
         arg.whole("batch_size", batch_size, 1, 65536)
         arg.flag("drop_last", drop_last)
         arg.flag("pin_memory", pin_memory)
         arg.flag("channels_last", channels_last)
+        self.return_params = arg.flag("return_params", return_params)
         arg.flag("persistent_workers", persistent_workers)  # stoker's workers always persist
         arg.flag("in_order", in_order)  # batches always come in order: what in_order=False allows too
         arg.choice("on_error", on_error, ("substitute", "raise"))
@@ -180,13 +181,15 @@ class DataLoader:
             drop_last=drop_last, rank=self.rank if sharded else 0, world_size=self.world_size if sharded else 1,
             transforms=chain, channels_last=channels_last, normalize_in_consumer=on_gpu, on_error=on_error,
             max_bad=max_bad, cache_decoded_bytes=cache_decoded_gb * 1e9 if data.targets == "engine" else 0,
-            run_ahead=sharded, allocate=_pinned_allocate if (self.pin_memory or on_gpu) else None)
+            run_ahead=sharded, return_params=return_params,
+            allocate=_pinned_allocate if (self.pin_memory or on_gpu) else None)
         self._loader = self._make_loader(self.seed)
         self._feed = None
         if on_gpu:
             from .device_feed import DeviceFeed
 
-            self._feed = DeviceFeed(self._loader, self.device, channels_last, self._targets, self.timeout)
+            self._feed = DeviceFeed(self._loader, self.device, channels_last, self._targets, self._params,
+                                    self.timeout)
         self._epoch = 0
         self._resume_at = 0     # the batch the next iter() starts at (load_state_dict)
         self._position = None   # batches of the current epoch handed out; None when not iterating
@@ -298,7 +301,8 @@ class DataLoader:
                 item = self._feed.next()
             else:
                 batch = self._loader.next(self.timeout)
-                item = None if batch is None else (torch.utils.dlpack.from_dlpack(batch.inputs), self._targets(batch))
+                item = None if batch is None else (torch.utils.dlpack.from_dlpack(batch.inputs), self._targets(batch),
+                                                   self._params(batch))
         except ValueError as e:  # the C++ loader's words, in this class's argument names
             raise ValueError(str(e).replace("(prefetch)", "(prefetch_factor)")) from None
         now = time.perf_counter()
@@ -326,16 +330,25 @@ class DataLoader:
             values = [transform(v) for v in values]
         return collate_targets(values, self.collate_fn)
 
+    def _params(self, batch):
+        """return_params' dict of the batch (sample_params), or None."""
+        return sample_params(batch.params) if self.return_params else None
+
     def _shaped(self, item):
         """(inputs, targets), or (inputs, t1, t2, ...) for items (image, t1, t2, ...), or the
-        inputs alone for items that are an image alone: what torch's DataLoader yields."""
-        inputs, targets = item
+        inputs alone for items that are an image alone: what torch's DataLoader yields; with
+        return_params, the samples' parameters after them."""
+        inputs, targets, params = item
         width = self._data.item_width
         if width == 1 and self.collate_fn is None:
-            return inputs
-        if width > 2 and self.collate_fn is None:
-            return (inputs, *targets)
-        return inputs, targets
+            parts = (inputs,)
+        elif width > 2 and self.collate_fn is None:
+            parts = (inputs, *targets)
+        else:
+            parts = (inputs, targets)
+        if params is not None:
+            return (*parts, params)
+        return parts[0] if len(parts) == 1 else parts
 
     _step_end = None
 

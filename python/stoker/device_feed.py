@@ -18,16 +18,18 @@ from ._collate import tensors_in, to_device
 
 class DeviceFeed:
     """`targets_of(batch)`: the batch's targets on the host (a tensor, or a Dataset's own,
-    collated); `timeout`: the loader's wait for a batch, 0 for no limit."""
+    collated), copied to the device; `params_of(batch)`: what stays on the host (return_params'
+    dict, or None); `timeout`: the loader's wait for a batch, 0 for no limit."""
 
-    def __init__(self, loader, device, channels_last, targets_of, timeout=0):
+    def __init__(self, loader, device, channels_last, targets_of, params_of, timeout=0):
         self.loader = loader
         self.device = device
         self.channels_last = channels_last
         self.targets_of = targets_of
+        self.params_of = params_of
         self.timeout = timeout
         self.stream = torch.cuda.Stream(device=device)
-        self._ahead = None                       # (inputs, targets, ready event) copied ahead
+        self._ahead = None                       # (inputs, targets, params, ready event) copied ahead
         self._in_copy = collections.deque()      # (host tensors, event after their copy)
         normalize = loader.normalize if loader.dtype == "uint8" else None
         self._scale = None
@@ -69,13 +71,14 @@ class DeviceFeed:
             copied = torch.cuda.Event()
             copied.record(self.stream)
         self._in_copy.append(((host_inputs, host_targets), copied))
-        self._ahead = (inputs, targets, copied)
+        self._ahead = (inputs, targets, self.params_of(batch), copied)
 
     def next(self):
-        """Batch k on the device, ready for the current stream; batch k+1 starts copying."""
+        """(inputs, targets, params) of batch k, on the device (params on the host), ready for the
+        current stream; batch k+1 starts copying."""
         if self._ahead is None:
             return None
-        inputs, targets, copied = self._ahead
+        inputs, targets, params, copied = self._ahead
         current = torch.cuda.current_stream(self.device)
         current.wait_event(copied)
         # The tensors were made on the side stream; their memory must not be reused until the
@@ -84,4 +87,4 @@ class DeviceFeed:
         for tensor in tensors_in(targets):
             tensor.record_stream(current)
         self._copy_next()
-        return inputs, targets
+        return inputs, targets, params

@@ -84,7 +84,8 @@ def test_a_datasets_image_in_any_form_gives_the_folders_batches(png_folder, kind
 
 def test_torchvisions_fakedata_is_taken(tmp_path):
     fake = torchvision.datasets.FakeData(size=20, image_size=(3, 40, 30), num_classes=4, random_offset=3)
-    loader = stoker.DataLoader(fake, batch_size=8, transforms="Resize((24, 24))")
+    # FakeData seeds torch's global generator in each __getitem__: one worker thread, or they race.
+    loader = stoker.DataLoader(fake, batch_size=8, transforms="Resize((24, 24))", num_workers=1)
     got = [(x.shape, y) for x, y in loader]
     assert [shape for shape, _ in got] == [(8, 3, 24, 24), (8, 3, 24, 24), (4, 3, 24, 24)]
     assert torch.equal(torch.cat([y for _, y in got]), torch.tensor([int(fake[i][1]) for i in range(20)]))

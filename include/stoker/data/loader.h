@@ -160,6 +160,16 @@ struct LoaderState {
   int64_t next_batch = 0;
 };
 
+// How one sample of a batch was made (Batch::record): the dataset index whose data filled its
+// slot (a bad sample's substitute), the source image's size and the transform's draws.
+// Feature vectors have no image: their size and draws stay zero.
+struct SampleRecord {
+  uint64_t index = 0;
+  int source_width = 0;
+  int source_height = 0;
+  SampleParams params;
+};
+
 struct BatchBuffer;
 struct LoaderShared;
 struct LoaderThreads;
@@ -196,6 +206,8 @@ class Batch {
   const uint64_t* indices() const;
   // What the source attached to sample `slot` (SampleData::extra; a substitute's own), or null.
   const std::shared_ptr<const void>& extra(int slot) const;
+  // How sample `slot` was made.
+  const SampleRecord& record(int slot) const;
 
  private:
   std::shared_ptr<LoaderShared> shared_;

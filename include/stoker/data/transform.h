@@ -585,6 +585,17 @@ SampleParams draw_params(const TransformSpec& spec, int width, int height, Sampl
 // region to decode, and what SampleTransformer::run's `crop` locates in the decoded image.
 CropRect resampled_region(const SampleParams& params, int width, int height);
 
+// The region of a width x height source that becomes the output, before any flip, rotation or
+// warp, in the source's pixels: the box a crop resamples, or the window a 1:1 crop copies
+// (scaled back through a Resize before it). It reaches past the image where the chain pads.
+// Re-cropping the source by it and resizing to the output size gives the output's geometry.
+CropRect source_box(const TransformSpec& spec, const SampleParams& params, int width, int height);
+
+// RandomAffine's map of a point of the out_w x out_h image before it to the image after it, as
+// a 2x3 matrix (row by row) in pixels with the origin at the top-left corner: the inverse of
+// the matrix its warp samples through. The identity for a sample without it.
+std::array<double, 6> affine_forward(const SampleParams& params, int out_w, int out_h);
+
 // Antialiased bilinear resample of `region` of `src` to out_w x out_h, output float HWC in
 // [0, 255] with src's channels. Pillow's BILINEAR resampling with a box: `region` may be
 // fractional and is clipped to the image; filter taps may read outside it, anywhere in the

@@ -273,6 +273,9 @@ void Worker::produce(const Claim& job) {
       source_.target_kind() == TargetKind::kClass ? source_.label(used) : 0;
   source_.targets(used, job.buffer->targets.data() + static_cast<size_t>(job.slot) * dim);
   job.buffer->extras[static_cast<size_t>(job.slot)] = loader_.take_extra();  // drops the slot's last one
+  SampleRecord& record = job.buffer->records[static_cast<size_t>(job.slot)];
+  record = status.ok() ? loader_.record() : SampleRecord{};
+  record.index = used;
 }
 
 void Worker::record_bad(const Claim& job, const std::string& reason) {
@@ -353,6 +356,7 @@ std::unique_ptr<BatchBuffer> make_buffer(BufferAllocator& allocator, const Loade
   buffer->targets.resize(batch * static_cast<size_t>(target_dim));
   buffer->indices.resize(batch);
   buffer->extras.resize(batch);
+  buffer->records.resize(batch);
   return buffer;
 }
 

@@ -67,6 +67,7 @@ Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t
   if (const Image* cached = cache_ != nullptr ? cache_->find(index) : nullptr) {
     params = draw_params(spec_, cached->width(), cached->height(), rng);
     if (Status status = check_size(params, cached->width(), cached->height()); !status.ok()) return status;
+    record_ = {index, cached->width(), cached->height(), params};
     transformer_.run(out, *cached, resampled_region(params, cached->width(), cached->height()), params, spec_);
     clocks_.add(clocks_.transform_ns, watch.lap());
     clocks_.decoded_bytes.fetch_add(cached->stride() * static_cast<uint64_t>(cached->height()),
@@ -129,6 +130,7 @@ Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t
   clocks_.decoded_bytes.fetch_add(full_pixels * static_cast<uint64_t>(spec_.channels), std::memory_order_relaxed);
 
   if (status = check_size(params, width, height); !status.ok()) return status;
+  record_ = {index, width, height, params};
   transformer_.run(out, decoded_, params, spec_);
   clocks_.add(clocks_.transform_ns, watch.lap());
   clocks_.samples.fetch_add(1, std::memory_order_relaxed);
@@ -141,6 +143,7 @@ Status SampleLoader::load_features(Stopwatch& watch, void* out) {
     return Status::failure("sample has " + std::to_string(data_.feature_count) + " features, expected " +
                            std::to_string(spec_.features.length));
   }
+  record_ = SampleRecord{};
   write_features(out, data_.bytes.first(static_cast<size_t>(data_.feature_count) * sizeof(float)), spec_);
   clocks_.add(clocks_.transform_ns, watch.lap());
   clocks_.samples.fetch_add(1, std::memory_order_relaxed);

@@ -12,6 +12,7 @@
 #include "stoker/core/clock.h"
 #include "stoker/core/error.h"
 #include "stoker/data/decode.h"
+#include "stoker/data/loader.h"
 #include "stoker/data/source.h"
 #include "stoker/data/transform.h"
 
@@ -51,6 +52,9 @@ class SampleLoader {
   // out; null when it came from the cache or the source attaches nothing.
   std::shared_ptr<const void> take_extra() { return std::move(data_.extra); }
 
+  // The source size and draws of the sample the last successful load() made.
+  const SampleRecord& record() const { return record_; }
+
   StageClocks& clocks() { return clocks_; }
 
  private:
@@ -68,6 +72,7 @@ class SampleLoader {
   SampleData data_;
   DecodedImage decoded_;
   StageClocks clocks_;
+  SampleRecord record_;
 };
 
 }  // namespace stoker::data

@@ -1,0 +1,37 @@
+#include "sample_records.h"
+
+#include "bindings.h"
+
+namespace py = pybind11;
+
+namespace stoker::python {
+
+py::dict records_of(const data::Batch& batch, const data::Source& source, const data::TransformSpec& spec) {
+  py::list index, path, size, box, hflip, vflip, grayscale, angle, affine, color, erase;
+  for (int s = 0; s < batch.size(); ++s) {
+    const data::SampleRecord& r = batch.record(s);
+    const data::SampleParams& p = r.params;
+    index.append(r.index);
+    path.append(fs_str(source.name(r.index)));
+    size.append(py::make_tuple(r.source_width, r.source_height));
+    const data::CropRect b = r.source_width > 0 ? data::source_box(spec, p, r.source_width, r.source_height)
+                                                : data::CropRect{0, 0, 0, 0};
+    box.append(py::make_tuple(b.x, b.y, b.width, b.height));
+    hflip.append(p.flip);
+    vflip.append(p.vflip);
+    grayscale.append(p.grayscale);
+    angle.append(p.rotate ? p.angle : 0.0f);
+    const auto m = data::affine_forward(p, spec.out_width, spec.out_height);
+    affine.append(py::make_tuple(py::make_tuple(m[0], m[1], m[2]), py::make_tuple(m[3], m[4], m[5])));
+    color.append(p.jitter_skipped ? py::make_tuple(1.0, 1.0, 1.0, 0.0)
+                                  : py::make_tuple(p.brightness, p.contrast, p.saturation, p.hue));
+    erase.append(p.erase ? py::make_tuple(p.erase_top, p.erase_left, p.erase_height, p.erase_width)
+                         : py::make_tuple(0, 0, 0, 0));
+  }
+  return py::dict(py::arg("index") = index, py::arg("path") = path, py::arg("source_size") = size,
+                  py::arg("box") = box, py::arg("hflip") = hflip, py::arg("vflip") = vflip,
+                  py::arg("grayscale") = grayscale, py::arg("angle") = angle, py::arg("affine") = affine,
+                  py::arg("color") = color, py::arg("erase") = erase);
+}
+
+}  // namespace stoker::python

@@ -1,0 +1,23 @@
+// What stoker.DataLoader(return_params=True) adds to each batch: how each sample was made
+// (stoker/data/loader.h's SampleRecord), as lists Python turns into tensors.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include "stoker/data/loader.h"
+#include "stoker/data/source.h"
+#include "stoker/data/transform.h"
+
+namespace stoker::python {
+
+// A dict of lists, one entry per sample: "index" (the dataset index whose data made it),
+// "path" (its name), "source_size" ((width, height)), "box" ((x, y, width, height) of the
+// source that became the output: data::source_box), "hflip", "vflip", "grayscale" (bools),
+// "angle" (RandomRotation's, degrees counter-clockwise), "affine" (RandomAffine's forward 2x3
+// matrix in output pixels, origin at the top-left corner; the identity without one),
+// "color" ((brightness, contrast, saturation, hue) factors; (1, 1, 1, 0) without ColorJitter),
+// "erase" ((top, left, height, width) of RandomErasing's box; zeros without one). With the
+// GIL held.
+pybind11::dict records_of(const data::Batch& batch, const data::Source& source, const data::TransformSpec& spec);
+
+}  // namespace stoker::python
