@@ -336,8 +336,7 @@ void add_bench_commands(CLI::App& app, int* exit_code) {
                      "Transform chain, torchvision notation (default: the data's own — IDX: none, "
                      "Grayscale, Normalize; feature vectors: Standardize — else "
                      "RandomResizedCrop(size), RandomHorizontalFlip(0.5), Normalize)");
-  loader->add_option("--split", args->split, "IDX split: train or t10k (an .npz, .pt or .h5: train or test)")
-      ->capture_default_str();
+  loader->add_option("--split", args->split, "Split to read: " + data::split_help_text())->capture_default_str();
   loader->add_option("--seed", args->seed, "Shuffle/augmentation seed")->capture_default_str();
   loader->add_option("--on-error", args->on_error, "Bad samples: substitute or fail")->capture_default_str();
   loader->add_option("--max-bad", args->max_bad, "Fail when more than this fraction is bad")->capture_default_str();

@@ -160,7 +160,7 @@ void add_scan_command(CLI::App& app, int* exit_code) {
   CLI::App* scan = app.add_subcommand(
       "scan", "Read and check every sample of a dataset once: lists the damaged files, exits 1 if any");
   scan->add_option("--data", args->data, "What stoker train --data reads (a folder, shards, arrays, a file list)");
-  scan->add_option("--split", args->split, "IDX split: train or t10k (an .npz, .pt or .h5: train or test)");
+  scan->add_option("--split", args->split, "Split to read: " + data::split_help_text());
   scan->add_option("--workers,--num-workers,--num_workers", args->workers, "Threads (default: one per core)");
   scan->add_option("-o,--out", args->out,
                    "Write every bad sample to this file, one per line (name, tab, reason): stoker train "

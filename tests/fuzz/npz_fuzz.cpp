@@ -12,7 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       stoker::fuzz::expect_clean_outcome([&] { archive.extract(member); });
     }
   });
-  for (const char* split : {"train", "t10k"}) {
+  for (const auto split : {stoker::data::Split::kTrain, stoker::data::Split::kHeldOut}) {
     stoker::fuzz::expect_clean_outcome([&] { stoker::fuzz::read_samples(*stoker::data::open_arrays(path, split)); });
   }
   return 0;

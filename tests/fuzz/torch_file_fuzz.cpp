@@ -5,7 +5,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string path = stoker::fuzz::write_file("input.pt", data, size);
-  for (const char* split : {"train", "t10k"}) {
+  for (const auto split : {stoker::data::Split::kTrain, stoker::data::Split::kHeldOut}) {
     stoker::fuzz::expect_clean_outcome(
         [&] { stoker::fuzz::read_samples(*stoker::data::open_torch_file(path, split)); });
   }

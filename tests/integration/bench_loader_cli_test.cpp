@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "stoker/data/encode.h"
+#include "stoker/data/split.h"
 #include "stoker_program.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
@@ -146,10 +147,17 @@ TEST(BenchLoaderCliErrors, OneLineAndTheRightExitCode) {
       {"bench loader --synthetic 4 --on-error ignore", 2, "--on-error must be"},
       {"bench loader --synthetic 4 --seconds -1", 2, "--seconds must be >= 0"},
       {"bench loader --synthetic 4 --cache-decoded-gb -1", 2, "--cache-decoded-gb must be >= 0 (got -1)"},
+      {"bench loader --synthetic 4 --split val", 2,
+       "(an image folder): it holds one split, train; give the validation data's own path"},
+      {"bench loader --synthetic 4 --split t10k", 2, "give the test data's own path"},
+      {"bench loader --synthetic 4 --split garbage", 2, "unknown split 'garbage': stoker reads train, val and test"},
       {"frobnicate", 2, "frobnicate"},
   };
   TempDir cache;
   expect_one_line_errors("STOKER_CACHE=" + cache.str() + " " + kStoker + " ", cases);
+  // --split's help is the declaration's.
+  const auto help = run_command(kStoker + " bench loader --help");
+  EXPECT_NE(help.out.find(data::split_help_text()), std::string::npos) << help.out;
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "stoker/data/encode.h"
+#include "stoker/data/split.h"
 #include "stoker_program.h"
 #include "support/numpy_files.h"
 #include "support/run_command.h"
@@ -146,7 +147,16 @@ TEST(ScanCli, BadArgumentsGiveOneLine) {
                                                  "--workers must be >= 0 (got -1; 0 = one per core)"},
                                                 {" --data " + data + " -o " + dir.str() + "/a_dir", 2, "-o"},
                                                 {" --data " + data + " -o /dev/null", 2, "-o"},
+                                                {" --data " + data + " --split val", 2,
+                                                 "no split 'val' in " + data +
+                                                     " (an image folder): it holds one split, train; give the "
+                                                     "validation data's own path"},
+                                                {" --data " + data + " --split garbage", 2,
+                                                 "unknown split 'garbage': stoker reads train, val and test (t10k)"},
                                             });
+  // --split's help is the declaration's.
+  const auto help = run_command(kStoker + " scan --help");
+  EXPECT_NE(help.out.find(data::split_help_text()), std::string::npos) << help.out;
 }
 
 }  // namespace

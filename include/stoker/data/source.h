@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "stoker/core/error.h"
+#include "stoker/data/split.h"
 
 namespace stoker::data {
 
@@ -183,10 +184,11 @@ std::unique_ptr<Source> open_idx(const std::string& images_path, const std::stri
 //     arrays are converted into memory once. Targets are always held in memory. The file
 //     must not be rewritten while the source lives (as with np.load(mmap_mode='r')).
 //   - In an .npz, the features are the array named x, X, features, data, inputs or images and
-//     the targets y, Y, labels, targets, label or target. `split` "train" prefers x_train /
-//     y_train over plain x / y; "t10k" (or "test") reads the held-out arrays: x_val, x_valid,
-//     x_validation or x_test (Keras's mnist.npz layout), the validation set first; "val" (a
-//     file given with --val-data) reads those too, else plain x / y, and takes a lone .npy.
+//     the targets y, Y, labels, targets, label or target, with the suffixes split_suffixes(split)
+//     gives (split.h), tried in order: kTrain prefers x_train / y_train over plain x / y; kVal
+//     reads x_val, x_valid or x_validation; kTest x_test (Keras's mnist.npz layout); kHeldOut
+//     the validation arrays, else the test ones; kValidationFile those, else plain x / y. A lone
+//     .npy is kTrain's or kValidationFile's; other splits throw DataError (one split there).
 //   - uint8 arrays of shape (N, H, W), (N, H, W, C) or (N, C, H, W) with C 1 or 3 are images
 //     (raw pixels, like IDX); any other bool/int/float array is N feature vectors (dimensions
 //     after the first flattened), kept as float32.
@@ -194,11 +196,12 @@ std::unique_ptr<Source> open_idx(const std::string& images_path, const std::stri
 //     once the task is known); float targets of shape (N,) or (N, T) are regression targets.
 // Throws DataError naming the file and the array for unreadable files, missing arrays, row
 // counts that differ, non-finite values and unsupported dtypes.
-std::unique_ptr<Source> open_arrays(const std::string& path, const std::string& split = "train");
+std::unique_ptr<Source> open_arrays(const std::string& path, Split split = Split::kTrain);
 
 // An HDF5 file (.h5, .hdf5; h5py's f.create_dataset("x", data=X)) read like an .npz: the
 // datasets named as open_arrays says for `split`, at the root or, when the root has none, as
-// plain x / y inside a group named for the split (train; val, valid, validation or test).
+// plain x / y inside a group named by a suffix of the split without its '_' (train; val, valid
+// or validation; test).
 // "feats.h5:emb/resnet" looks in the group emb/resnet instead of the root. The rules for
 // images, class ids and regression targets are the .npz's. Integer datasets of 1..8 bytes and
 // float datasets of 2, 4 or 8 bytes (float16 read as float32), either byte order, contiguous
@@ -209,11 +212,12 @@ std::unique_ptr<Source> open_arrays(const std::string& path, const std::string& 
 // (listing what the group holds), bool/enum, string, compound or other dataset types, and
 // what open_arrays refuses. When stoker was built without the HDF5 library, every call
 // throws DataError saying so.
-std::unique_ptr<Source> open_hdf5(const std::string& path, const std::string& split = "train");
+std::unique_ptr<Source> open_hdf5(const std::string& path, Split split = Split::kTrain);
 
 // A torch.save file (.pt, .pth) of tensors: a dict named like an .npz's arrays
-// (torch.save({"x": x, "y": y}, path), with the same split suffixes) or a (features, targets)
-// tuple or list (the training split only). The rules for images, class ids and regression
+// (torch.save({"x": x, "y": y}, path), with the same split suffixes; a dict of TensorDatasets
+// keyed "train", "val", "test" reads as x_train, y_train ...) or a (features, targets) tuple or
+// list (kTrain or kValidationFile only). The rules for images, class ids and regression
 // targets are the .npz's; the feature tensor is read in place from the file's map (torch
 // stores tensors uncompressed), the targets into memory. Only the pickle torch.save writes for
 // tensors and containers is read: nothing in the file is executed. Throws DataError naming the
@@ -221,7 +225,7 @@ std::unique_ptr<Source> open_hdf5(const std::string& path, const std::string& sp
 // tensors (listing those found), non-contiguous tensors ("save x.contiguous()"), dtypes other
 // than bool/int/uint8/float16/32/64/bfloat16 (complex: "convert with x.float()") and what
 // open_arrays refuses.
-std::unique_ptr<Source> open_torch_file(const std::string& path, const std::string& split = "train");
+std::unique_ptr<Source> open_torch_file(const std::string& path, Split split = Split::kTrain);
 
 // A CSV table of numbers, one sample per row: the features and one target column, named
 // label, target, y, class, labels or targets in an optional header line (any case), else
@@ -235,10 +239,9 @@ bool is_feature_table(const std::string& csv_path);
 // Opens `path` by what it is: a directory with idx files (train-images-idx3-ubyte[.gz] ...),
 // an .npz/.npy file (open_arrays), a .pt/.pth file (open_torch_file), an .h5/.hdf5 file or
 // "file.h5:group" (open_hdf5), a .csv
-// feature table or file list, or an image folder. `split`: "train"; "t10k" for the data's own
-// test split (IDX t10k-* files, an archive's held-out arrays); "val" for data given for
-// validation (--val-data): its held-out arrays or t10k files if it has them, else its plain
-// ones. Folders and CSV files hold one split whatever `split` says. A `path` that names no
+// feature table or file list, or an image folder. `split` is a user's word (split.h: "train",
+// "val", "test" or "t10k"), checked by check_split first, so a split the data does not hold is
+// a UsageError, never another split's samples. A `path` that names no
 // existing path is a pattern: WebDataset's brace lists ("train-{000000..000146}.tar", "{a,b}")
 // expanded in their order, each name required to exist, then * ? [ (glob(3)): the files it
 // matches, in name order, each opened as above, are one source (the shards of one dataset;
@@ -246,6 +249,30 @@ bool is_feature_table(const std::string& csv_path);
 // Throws what the opener throws, and DataError naming the path and the free memory when data
 // that is held in RAM (tables, compressed or chunked arrays) does not fit there.
 std::unique_ptr<Source> open_source(const std::string& path, const std::string& split = "train");
+
+// open_source for a Split: kTrain, kVal and kTest are checked as their names are;
+// kHeldOut and kValidationFile, the trainer's readings (split.h), are not: kValidationFile of a
+// folder is the folder, and kHeldOut is for data that has_held_out_split.
+std::unique_ptr<Source> open_source(const std::string& path, Split split);
+
+// The user splits `path` offers, by name, in split_declarations()' order: "train" always
+// (whether its files are there is open_source's to say); "val" and "test" where the data holds
+// them: IDX t10k-* files ("test"; IDX has no "val"), arrays, datasets or tensors named with
+// the split's suffixes (x_val, x_test), an HDF5 group or a .pt dict entry named for it. An
+// image folder, a CSV list or table, WebDataset shards and a lone .npy hold one split:
+// "train". For a pattern, the splits every file it names offers. Reads what it must (an
+// archive's directory, an HDF5 file's names, a .pt file's pickle), and may be called from any
+// thread. Throws DataError for a path that does not exist, a pattern that matches nothing and
+// what reading the file throws.
+std::vector<std::string> splits_of(const std::string& path);
+
+// Returns when `split` is "train" (at no cost: `path` is not read) or another name (or alias)
+// splits_of lists for `path`. Else throws UsageError, one line naming the split, the path and
+// its kind, the splits it offers and what to do: for a one-split path, give the validation (or
+// test) data's own path, naming a sibling folder or file that holds it (data/train given,
+// data/val there); for a word that names no split, the names stoker reads (and the path's,
+// when it can be read). Throws what splits_of throws for a known name. Any thread.
+void check_split(const std::string& path, const std::string& split);
 
 // The transform chain `stoker train`, `stoker bench loader` and the Python DataLoader use when
 // none is given: source.default_transforms() where the data has one (IDX, feature vectors,
@@ -287,9 +314,9 @@ struct HeldOut {
 // part that would be empty.
 HeldOut hold_out(std::shared_ptr<const Source> source, double fraction, uint64_t seed);
 
-// True when `path` (or every file a pattern matches) carries its own held-out split: IDX files with t10k-* beside
-// train-*, or an .npz or .h5/.hdf5 with x_val / x_test (and the matching targets) or a val/test group.
-// open_source(path, "t10k") then opens it.
-bool has_test_split(const std::string& path);
+// True when `path` (or every file a pattern matches) offers a "val" or "test" split
+// (splits_of): then open_source(path, Split::kHeldOut) opens its val split, else its test
+// split. Throws what splits_of throws.
+bool has_held_out_split(const std::string& path);
 
 }  // namespace stoker::data

@@ -102,20 +102,6 @@ SampleArrays to_sample_arrays(const NpyArray& x, const NpyArray& y, std::string 
   return a;
 }
 
-bool is_test_split(const std::string& split) { return split == "t10k" || split == "test"; }
-
-bool is_validation_file(const std::string& split) { return split == "val"; }
-
-std::vector<std::string> split_suffixes(const std::string& split) {
-  std::vector<std::string> held_out{"_val", "_valid", "_validation", "_test"};
-  if (is_test_split(split)) return held_out;
-  if (is_validation_file(split)) {
-    held_out.emplace_back();
-    return held_out;
-  }
-  return {"_train", ""};
-}
-
 std::optional<std::pair<std::string, std::string>> array_pair(const std::vector<std::string>& keys,
                                                               const std::vector<std::string>& suffixes) {
   for (const std::string& suffix : suffixes) {
@@ -124,6 +110,14 @@ std::optional<std::pair<std::string, std::string>> array_pair(const std::vector<
     if (x && y) return std::make_pair(*x, *y);
   }
   return std::nullopt;
+}
+
+std::vector<Split> splits_among(const std::vector<std::string>& keys) {
+  std::vector<Split> splits;
+  for (const SplitDeclaration& d : split_declarations()) {
+    if (d.split == Split::kTrain || array_pair(keys, split_suffixes(d.split))) splits.push_back(d.split);
+  }
+  return splits;
 }
 
 std::string names_looked_for(const std::array<const char*, 6>& names, const std::vector<std::string>& suffixes) {

@@ -1,5 +1,5 @@
 // What .npz archives and HDF5 files share: the names that mark features and targets, the
-// train/test suffixes, and turning a feature and a target array into SampleArrays.
+// split suffixes (split.h), and turning a feature and a target array into SampleArrays.
 #pragma once
 
 #include <array>
@@ -11,6 +11,7 @@
 
 #include "array_source.h"
 #include "npy.h"
+#include "stoker/data/split.h"
 
 namespace stoker::data {
 
@@ -21,22 +22,14 @@ inline constexpr std::array<const char*, 6> kTargetNames{"y", "Y", "labels", "ta
 std::optional<std::string> first_named(const std::vector<std::string>& keys, const std::array<const char*, 6>& names,
                                        const std::string& suffix);
 
-// The splits open_source takes: "train"; "t10k" or "test", the data's own held-out arrays;
-// "val", a file given for validation (--val-data), whose held-out arrays are read if it has
-// them, else its plain ones.
-bool is_test_split(const std::string& split);
-bool is_validation_file(const std::string& split);
-
-// The name suffixes that mark `split`'s arrays, in the order they are tried: "_train" and ""
-// (plain names) for "train"; "_val", "_valid", "_validation" and "_test" for a test split
-// (a validation set is what training should look at, and the test set stays held out); the
-// same and then "" for "val".
-std::vector<std::string> split_suffixes(const std::string& split);
-
 // The (features, targets) array names among `keys` for the first of `suffixes` under which
 // both are present.
 std::optional<std::pair<std::string, std::string>> array_pair(const std::vector<std::string>& keys,
                                                               const std::vector<std::string>& suffixes);
+
+// The user splits (split.h) whose (features, targets) pair is among `keys`: kTrain always,
+// then kVal and kTest where their suffixes name one.
+std::vector<Split> splits_among(const std::vector<std::string>& keys);
 
 // The names looked for under `suffixes`, for messages: "x, X, features, data, inputs, images
 // (or with _train)".

@@ -45,15 +45,15 @@ struct SampleArrays {
 // known.
 std::unique_ptr<Source> make_array_source(SampleArrays arrays);
 
-// True for an .npz that holds held-out arrays, x_val / y_val ... x_test / y_test (numpy_source.cpp).
-bool npz_has_test_split(const std::string& path);
+// The user splits (split.h) an .npz holds arrays for: kTrain always, kVal (x_val / y_val ...)
+// and kTest (x_test / y_test) where present (numpy_source.cpp).
+std::vector<Split> npz_splits(const std::string& path);
 
-// True for a torch.save file that holds held-out tensors, x_val / y_val ... x_test / y_test
-// (torch_file.cpp).
-bool torch_file_has_test_split(const std::string& path);
+// The same for a torch.save file's tensors (torch_file.cpp); a (features, targets) tuple is kTrain alone.
+std::vector<Split> torch_file_splits(const std::string& path);
 
-// True for an HDF5 file (or "file.h5:group") that holds held-out datasets as open_hdf5 finds
-// them (hdf5_source.cpp; false when stoker was built without HDF5).
-bool hdf5_has_test_split(const std::string& path);
+// The same for an HDF5 file (or "file.h5:group"): datasets or split groups as open_hdf5 finds
+// them (hdf5_source.cpp; without HDF5, open_hdf5's DataError).
+std::vector<Split> hdf5_splits(const std::string& path);
 
 }  // namespace stoker::data

@@ -350,9 +350,9 @@ struct Search {
 };
 
 // The datasets of `split` in `group`: named as in an .npz (x_train, y_train, ...), or plain
-// x / y inside a split group of `group` (train; val, valid, validation, test). Throws
+// x / y inside a split group of `group` (train; val, valid, validation; test). Throws
 // DataError when `group` is not a group of the file.
-Search search(hid_t file, const std::string& path, const std::string& group, const std::string& split) {
+Search search(hid_t file, const std::string& path, const std::string& group, Split split) {
   Search s{group, {}, {}, std::nullopt};
   auto entries = entries_of(file, group);
   if (!entries) {
@@ -399,7 +399,7 @@ std::string searched_where(const Search& s) {
   return where;
 }
 
-[[noreturn]] void no_arrays(const Search& s, const std::string& path, const std::string& split) {
+[[noreturn]] void no_arrays(const Search& s, const std::string& path, Split split) {
   const std::vector<std::string> suffixes = split_suffixes(split);
   std::optional<std::string> features;
   for (const std::string& suffix : suffixes) {
@@ -420,7 +420,7 @@ std::string searched_where(const Search& s) {
 
 }  // namespace
 
-std::unique_ptr<Source> open_hdf5(const std::string& path, const std::string& split) {
+std::unique_ptr<Source> open_hdf5(const std::string& path, Split split) {
   const auto [file_path, group] = split_hdf5_path(path);
   SampleArrays arrays;
   {
@@ -443,11 +443,15 @@ std::unique_ptr<Source> open_hdf5(const std::string& path, const std::string& sp
   return make_array_source(std::move(arrays));
 }
 
-bool hdf5_has_test_split(const std::string& path) {
+std::vector<Split> hdf5_splits(const std::string& path) {
   const auto [file_path, group] = split_hdf5_path(path);
   const MutexLock lock(hdf5_mutex());
   const Hid file(open_file(file_path), H5Fclose);
-  return search(file.get(), path, group, "test").found.has_value();
+  std::vector<Split> splits;
+  for (const SplitDeclaration& d : split_declarations()) {
+    if (d.split == Split::kTrain || search(file.get(), path, group, d.split).found) splits.push_back(d.split);
+  }
+  return splits;
 }
 
 }  // namespace stoker::data

@@ -31,7 +31,7 @@ std::vector<std::string> npz_keys(const ZipArchive& zip) {
   return keys;
 }
 
-std::unique_ptr<Source> open_npz(const std::string& path, const std::string& split) {
+std::unique_ptr<Source> open_npz(const std::string& path, Split split) {
   const ZipArchive zip(path);
   const std::vector<std::string> keys = npz_keys(zip);
   const std::vector<std::string> suffixes = split_suffixes(split);
@@ -120,21 +120,21 @@ std::unique_ptr<Source> open_npy(const std::string& path) {
 
 }  // namespace
 
-std::unique_ptr<Source> open_arrays(const std::string& path, const std::string& split) {
+std::unique_ptr<Source> open_arrays(const std::string& path, Split split) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw DataError("dataset file " + path + " does not exist");
   const std::string ext = fs::path(path).extension().string();
   if (ext == ".npz") return open_npz(path, split);
   if (ext == ".npy") {
-    if (is_test_split(split)) throw DataError("an .npy file holds one split; give the test data with --val-data");
+    if (split != Split::kTrain && split != Split::kValidationFile) {
+      throw DataError(fmt::format("{} is an .npy file, which holds one split; give the {} data's own path", path,
+                                  split == Split::kVal ? "validation" : "test"));
+    }
     return open_npy(path);
   }
   throw DataError("dataset file " + path + " is not an .npz or .npy file");
 }
 
-bool npz_has_test_split(const std::string& path) {
-  const ZipArchive zip(path);
-  return array_pair(npz_keys(zip), split_suffixes("test")).has_value();
-}
+std::vector<Split> npz_splits(const std::string& path) { return splits_among(npz_keys(ZipArchive(path))); }
 
 }  // namespace stoker::data

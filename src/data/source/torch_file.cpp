@@ -304,9 +304,9 @@ std::vector<std::string> keys_of(const std::vector<NamedTensor>& tensors) {
 
 // The (features, targets) keys of `split`: named as in an .npz, or a (features, targets) tuple.
 std::optional<std::pair<std::string, std::string>> pick(const TorchFile& file, const std::vector<NamedTensor>& tensors,
-                                                        const std::string& split) {
+                                                        Split split) {
   if (file.is_sequence()) {
-    if (is_test_split(split) || tensors.size() != 2) return std::nullopt;
+    if ((split != Split::kTrain && split != Split::kValidationFile) || tensors.size() != 2) return std::nullopt;
     return std::make_pair(tensors[0].key, tensors[1].key);
   }
   return array_pair(keys_of(tensors), split_suffixes(split));
@@ -314,7 +314,7 @@ std::optional<std::pair<std::string, std::string>> pick(const TorchFile& file, c
 
 }  // namespace
 
-std::unique_ptr<Source> open_torch_file(const std::string& path, const std::string& split) {
+std::unique_ptr<Source> open_torch_file(const std::string& path, Split split) {
   const TorchFile file(path);
   const auto tensors = file.tensors();
   const auto pair = pick(file, tensors, split);
@@ -411,9 +411,14 @@ std::vector<StoredTensor> read_state_dict(const std::string& path) {
   return out;
 }
 
-bool torch_file_has_test_split(const std::string& path) {
+std::vector<Split> torch_file_splits(const std::string& path) {
   const TorchFile file(path);
-  return pick(file, file.tensors(), "test").has_value();
+  const auto tensors = file.tensors();
+  std::vector<Split> splits;
+  for (const SplitDeclaration& d : split_declarations()) {
+    if (d.split == Split::kTrain || pick(file, tensors, d.split)) splits.push_back(d.split);
+  }
+  return splits;
 }
 
 }  // namespace stoker::data

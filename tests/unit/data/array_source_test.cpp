@@ -24,6 +24,7 @@ using testing::npy_bytes;
 using testing::raw_bytes;
 using testing::targets_of;
 using testing::TempDir;
+using testing::usage_error_text;
 using testing::zip_bytes;
 
 TEST(NpySource, FeaturesAndClassIdsFromSiblingFiles) {
@@ -104,7 +105,7 @@ TEST_P(NpzSource, PicksTheSplitsArraysStoredDeflatedOrZip64) {
   ASSERT_EQ(train->size(), 2u);
   EXPECT_EQ(features_of(*train, 1), (std::vector<float>{3, 4}));
   EXPECT_EQ(train->label(0), 1);
-  EXPECT_TRUE(has_test_split(path));
+  EXPECT_TRUE(has_held_out_split(path));
   const auto test = open_source(path, "t10k");
   ASSERT_EQ(test->size(), 1u);
   EXPECT_EQ(features_of(*test, 0), (std::vector<float>{7, 8}));
@@ -170,7 +171,7 @@ TEST(NpzSource, BadArchivesAndArraysEachGetOneLine) {
   EXPECT_EQ(open_source(dir.str() + "/faces.npz")->class_names().size(), 250'001u);
   expect_has(open("magic.npz", pair({'n', 'o', 't', ' ', 'n', 'p', 'y', '!', '!', '!'}, y)), "is not a .npy file");
   open("notest.npz", pair(x, y));
-  expect_has(error_text([&] { open_source(dir.str() + "/notest.npz", "t10k"); }),
+  expect_has(error_text([&] { open_source(dir.str() + "/notest.npz", Split::kHeldOut); }),
              "(with the suffix _val, _valid, _validation, _test)");
 }
 
@@ -184,27 +185,83 @@ TEST(NpzSource, TheValidationArraysComeBeforeTheTestArrays) {
                                                               {"y_val.npy", y},
                                                               {"x_test.npy", x(3)},
                                                               {"y_test.npy", y}}));
-  EXPECT_TRUE(has_test_split(three));
-  EXPECT_EQ(features_of(*open_source(three, "t10k"), 0), (std::vector<float>{2}));
-  EXPECT_EQ(features_of(*open_source(three, "val"), 0), (std::vector<float>{2}));
+  EXPECT_TRUE(has_held_out_split(three));
+  EXPECT_EQ(features_of(*open_source(three, Split::kHeldOut), 0), (std::vector<float>{2}));
+  EXPECT_EQ(features_of(*open_source(three, Split::kValidationFile), 0), (std::vector<float>{2}));
   const std::string valid = dir.write(
       "valid.npz", zip_bytes({{"X.npy", x(1)}, {"labels.npy", y}, {"X_valid.npy", x(4)}, {"labels_valid.npy", y}}));
-  EXPECT_TRUE(has_test_split(valid));
-  EXPECT_EQ(features_of(*open_source(valid, "t10k"), 0), (std::vector<float>{4}));
+  EXPECT_TRUE(has_held_out_split(valid));
+  EXPECT_EQ(features_of(*open_source(valid, Split::kHeldOut), 0), (std::vector<float>{4}));
+}
+
+// 'val' reads the validation arrays and 'test' the test arrays, exactly (before, 'test' read
+// x_val when both were there, and 'val' the plain arrays of a file without either); a split
+// the archive lacks is a UsageError, never another split's samples.
+TEST(NpzSource, ValAndTestReadTheirOwnArraysOnly) {
+  TempDir dir;
+  using Offered = std::vector<std::string>;
+  const auto x = [](float v) { return npy_bytes("<f4", {1, 1}, raw_bytes<float>({v})); };
+  const auto y = npy_bytes("<i8", {1}, raw_bytes<int64_t>({0}));
+  const auto first = [](const std::string& path, auto split) { return features_of(*open_source(path, split), 0); };
+  const std::string both = dir.write("both.npz", zip_bytes({{"x_train.npy", x(1)},
+                                                            {"y_train.npy", y},
+                                                            {"x_val.npy", x(2)},
+                                                            {"y_val.npy", y},
+                                                            {"x_test.npy", x(3)},
+                                                            {"y_test.npy", y}}));
+  EXPECT_EQ(splits_of(both), (Offered{"train", "val", "test"}));
+  EXPECT_EQ(first(both, "train"), std::vector<float>{1});
+  EXPECT_EQ(first(both, "val"), std::vector<float>{2});
+  EXPECT_EQ(first(both, "test"), std::vector<float>{3});
+  EXPECT_EQ(first(both, "t10k"), std::vector<float>{3});
+  EXPECT_EQ(first(both, Split::kHeldOut), std::vector<float>{2});
+
+  const std::string val_only =
+      dir.write("val_only.npz", zip_bytes({{"x.npy", x(1)}, {"y.npy", y}, {"x_valid.npy", x(2)}, {"y_valid.npy", y}}));
+  EXPECT_EQ(splits_of(val_only), (Offered{"train", "val"}));
+  EXPECT_EQ(first(val_only, "val"), std::vector<float>{2});
+  EXPECT_EQ(usage_error_text([&] { open_source(val_only, "test"); }),
+            "no split 'test' in " + val_only +
+                " (NumPy arrays): it offers train and val, and no arrays are named with _test; ask for one of those, "
+                "or give the test data's own path");
+  EXPECT_EQ(first(val_only, Split::kHeldOut), std::vector<float>{2});
+
+  const std::string test_only =
+      dir.write("test_only.npz", zip_bytes({{"x.npy", x(1)}, {"y.npy", y}, {"x_test.npy", x(3)}, {"y_test.npy", y}}));
+  EXPECT_EQ(splits_of(test_only), (Offered{"train", "test"}));
+  EXPECT_EQ(first(test_only, "t10k"), std::vector<float>{3});
+  EXPECT_EQ(usage_error_text([&] { open_source(test_only, "val"); }),
+            "no split 'val' in " + test_only +
+                " (NumPy arrays): it offers train and test (t10k), and no arrays are named with _val, _valid or "
+                "_validation; ask for one of those, or give the validation data's own path");
+  EXPECT_EQ(first(test_only, Split::kHeldOut), std::vector<float>{3});
+  EXPECT_EQ(first(test_only, Split::kValidationFile), std::vector<float>{3});
+
+  // Plain arrays alone: 'val' is refused; given with --val-data, the file is read whole.
+  const std::string plain = dir.write("plain.npz", zip_bytes({{"x.npy", x(5)}, {"y.npy", y}}));
+  EXPECT_EQ(splits_of(plain), Offered{"train"});
+  EXPECT_EQ(usage_error_text([&] { open_source(plain, "val"); }),
+            "no split 'val' in " + plain +
+                " (NumPy arrays): it offers train, and no arrays are named with _val, _valid or _validation; ask for "
+                "train, or give the validation data's own path");
+  EXPECT_EQ(first(plain, Split::kValidationFile), std::vector<float>{5});
+  // The opener itself, unchecked, finds no validation arrays rather than reading the plain ones.
+  expect_has(error_text<DataError>([&] { open_arrays(plain, Split::kVal); }),
+             "(with the suffix _val, _valid, _validation)");
 }
 
 TEST(NpzSource, AFileGivenForValidationIsReadByItsPlainArraysWhenItHasNoHeldOutOnes) {
   TempDir dir;
   const std::string path = dir.write("val.npz", zip_bytes({{"x.npy", npy_bytes("<f4", {1, 1}, raw_bytes<float>({5}))},
                                                            {"y.npy", npy_bytes("<i8", {1}, raw_bytes<int64_t>({1}))}}));
-  EXPECT_FALSE(has_test_split(path));
-  const auto val = open_source(path, "val");
+  EXPECT_FALSE(has_held_out_split(path));
+  const auto val = open_source(path, Split::kValidationFile);
   EXPECT_EQ(features_of(*val, 0), (std::vector<float>{5}));
   EXPECT_EQ(val->label(0), 1);
   // A lone .npy given for validation is read with its targets beside it.
   const std::string x_test = dir.write("X_test.npy", npy_bytes("<f4", {1, 1}, raw_bytes<float>({6})));
   dir.write("y_test.npy", npy_bytes("<i8", {1}, raw_bytes<int64_t>({0})));
-  EXPECT_EQ(features_of(*open_source(x_test, "val"), 0), (std::vector<float>{6}));
+  EXPECT_EQ(features_of(*open_source(x_test, Split::kValidationFile), 0), (std::vector<float>{6}));
 }
 
 TEST(NpySource, NoTargetsBesideTheFeaturesSaysWhatWasLookedFor) {

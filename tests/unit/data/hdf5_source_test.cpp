@@ -23,6 +23,7 @@ using testing::expect_has;
 using testing::features_of;
 using testing::targets_of;
 using testing::TempDir;
+using testing::usage_error_text;
 
 // A new HDF5 file; datasets are written with a file type (what lies on disk) and a memory
 // type (what `values` hold), as h5py's create_dataset does.
@@ -80,7 +81,7 @@ TEST(Hdf5Source, Float32FeaturesWithInt64ClassIds) {
   EXPECT_EQ(features_of(*source, 2), (std::vector<float>{5, 6}));
   expect_has(source->describe(), "feats.h5 (x, y): 3 samples × 2 features, 3 classes");
   expect_has(source->name(1), "feats.h5:x[1]");
-  EXPECT_FALSE(has_test_split(path));
+  EXPECT_FALSE(has_held_out_split(path));
 }
 
 TEST(Hdf5Source, Float16FeaturesAreReadAsFloat32) {
@@ -254,7 +255,7 @@ TEST(Hdf5Source, TrainAndTestSplitsByName) {
     f.write("x_test", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {1, 2}, std::vector<double>{7, 8});
     f.write("y_test", H5T_STD_I32LE, H5T_NATIVE_INT32, {1}, std::vector<int32_t>{1});
   }
-  EXPECT_TRUE(has_test_split(path));
+  EXPECT_TRUE(has_held_out_split(path));
   const auto train = open_source(path);
   ASSERT_EQ(train->size(), 2u);
   EXPECT_EQ(features_of(*train, 1), (std::vector<float>{3, 4}));
@@ -263,7 +264,7 @@ TEST(Hdf5Source, TrainAndTestSplitsByName) {
   ASSERT_EQ(test->size(), 1u);
   EXPECT_EQ(features_of(*test, 0), (std::vector<float>{7, 8}));
   expect_has(test->describe(), "(x_test, y_test)");
-  const auto also_test = open_hdf5(path, "test");
+  const auto also_test = open_hdf5(path, Split::kTest);
   EXPECT_EQ(also_test->size(), 1u);
 }
 
@@ -296,15 +297,53 @@ TEST(Hdf5Source, SplitGroupsHoldPlainXAndY) {
   ASSERT_EQ(train->size(), 2u);
   EXPECT_EQ(features_of(*train, 1), (std::vector<float>{3, 4}));
   expect_has(train->describe(), "(train/x, train/labels)");
-  EXPECT_TRUE(has_test_split(path));
+  EXPECT_TRUE(has_held_out_split(path));
   // The validation set is what training looks at; the test set stays held out.
-  const auto held_out = open_source(path, "t10k");
+  const auto held_out = open_source(path, Split::kHeldOut);
   EXPECT_EQ(features_of(*held_out, 0), (std::vector<float>{5, 6}));
   expect_has(held_out->describe(), "(val/x, val/y)");
   // A group named in the path is read as it is, whatever the split.
-  const auto test = open_source(path + ":test", "val");
+  const auto test = open_source(path + ":test", Split::kValidationFile);
   EXPECT_EQ(features_of(*test, 0), (std::vector<float>{7, 8}));
-  EXPECT_FALSE(has_test_split(path + ":/test/"));
+  EXPECT_FALSE(has_held_out_split(path + ":/test/"));
+}
+
+// 'val' reads the val group and 'test' the test group (before, 't10k' read the val group); a
+// file with a validation group alone offers train and val, and refuses 'test' in one line.
+TEST(Hdf5Source, ValAndTestAreEachTheirOwnGroup) {
+  TempDir dir;
+  using Offered = std::vector<std::string>;
+  const std::string path = dir.str() + "/groups.h5";
+  {
+    H5File f(path);
+    const H5Group train(f, "train"), val(f, "val"), test(f, "test");
+    for (const auto& [group, value] : {std::pair{train.id, 1.0f}, std::pair{val.id, 5.0f}, std::pair{test.id, 7.0f}}) {
+      f.write("x", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {1, 1}, std::vector<float>{value}, H5P_DEFAULT, group);
+      f.write("y", H5T_STD_I64LE, H5T_NATIVE_INT64, {1}, std::vector<int64_t>{0}, H5P_DEFAULT, group);
+    }
+  }
+  EXPECT_EQ(splits_of(path), (Offered{"train", "val", "test"}));
+  EXPECT_EQ(features_of(*open_source(path, "train"), 0), std::vector<float>{1});
+  EXPECT_EQ(features_of(*open_source(path, "val"), 0), std::vector<float>{5});
+  EXPECT_EQ(features_of(*open_source(path, "test"), 0), std::vector<float>{7});
+  expect_has(open_source(path, "t10k")->describe(), "(test/x, test/y)");
+  EXPECT_EQ(splits_of(path + ":test"), Offered{"train"});  // a group named in the path is one split
+
+  const std::string valid = dir.str() + "/valid.h5";
+  {
+    H5File f(valid);
+    f.floats("x", {1, 1}, {1});
+    f.int64s("y", {0});
+    const H5Group validation(f, "validation");
+    f.write("x", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {1, 1}, std::vector<float>{2}, H5P_DEFAULT, validation.id);
+    f.write("y", H5T_STD_I64LE, H5T_NATIVE_INT64, {1}, std::vector<int64_t>{0}, H5P_DEFAULT, validation.id);
+  }
+  EXPECT_EQ(splits_of(valid), (Offered{"train", "val"}));
+  EXPECT_EQ(features_of(*open_source(valid, "val"), 0), std::vector<float>{2});
+  EXPECT_EQ(usage_error_text([&] { open_source(valid, "test"); }),
+            "no split 'test' in " + valid +
+                " (an HDF5 file): it offers train and val, and no datasets are named with _test and no group test "
+                "holds x and y; ask for one of those, or give the test data's own path");
 }
 
 TEST(Hdf5Source, AGroupNamedInThePathIsSearchedLikeTheRoot) {
@@ -329,9 +368,10 @@ TEST(Hdf5Source, AGroupNamedInThePathIsSearchedLikeTheRoot) {
   EXPECT_EQ(train->target_kind(), TargetKind::kRegression);
   EXPECT_EQ(targets_of(*train, 1), (std::vector<float>{1.5f}));
   expect_has(train->describe(), "(models/resnet50/features_train, models/resnet50/targets_train)");
-  EXPECT_TRUE(has_test_split(group));
+  EXPECT_TRUE(has_held_out_split(group));
   EXPECT_EQ(features_of(*open_source(group, "t10k"), 0), (std::vector<float>{3}));
-  EXPECT_EQ(features_of(*open_source(group, "val"), 0), (std::vector<float>{3}));
+  EXPECT_EQ(features_of(*open_source(group, Split::kHeldOut), 0), (std::vector<float>{3}));
+  EXPECT_EQ(features_of(*open_source(group, Split::kValidationFile), 0), (std::vector<float>{3}));
   EXPECT_EQ(features_of(*open_source(path), 0), (std::vector<float>{-1}));
   expect_has(error_text([&] { open_source(path + ":models"); }),
              "emb.h5:models has no features dataset (looked for x, X, features, data, inputs, images (or with "
@@ -390,7 +430,7 @@ TEST(Hdf5Source, WhatCannotBeReadGetsOneLine) {
              "notargets.h5 has the features x but no targets dataset (looked for y, Y, labels, "
              "targets, label, target (or with _train) at the root; found: emb, lab, meta (group), "
              "x)");
-  expect_has(error_text([&] { open_source(dir.str() + "/whole.h5", "t10k"); }),
+  expect_has(error_text([&] { open_source(dir.str() + "/whole.h5", Split::kHeldOut); }),
              "looked for x, X, features, data, inputs, images (with the suffix _val, _valid, _validation, _test) "
              "at the root; found: x, y)");
   expect_has(open("whole.h5:emb"),

@@ -60,7 +60,7 @@ TEST(Shards, APatternsFilesAreOneSourceInNameOrder) {
   EXPECT_EQ(source->class_names().size(), 4u);  // the shard with the most ids names them all
   EXPECT_EQ(source->feature_count(), 1);
   expect_has(source->describe(), "3 files matching " + dir.str() + "/emb_x_*.npy, 9 samples in all; the first: arrays");
-  EXPECT_FALSE(has_test_split(dir.str() + "/emb_x_*.npy"));
+  EXPECT_FALSE(has_held_out_split(dir.str() + "/emb_x_*.npy"));
   // A pattern with one match is that file's source.
   expect_has(open_source(dir.str() + "/emb_x_0*.npy")->describe(), "arrays " + dir.str() + "/emb_x_0.npy");
 }
@@ -140,13 +140,13 @@ TEST(Shards, TheHeldOutArraysOfEveryShardAreTheTestSplit) {
                          {"y_test.npy", npy_bytes("<i8", {1}, raw_bytes<int64_t>({k}))}}));
   }
   const std::string pattern = dir.str() + "/part?.npz";
-  ASSERT_TRUE(has_test_split(pattern));
-  const auto test = open_source(pattern, "t10k");
+  ASSERT_TRUE(has_held_out_split(pattern));
+  const auto test = open_source(pattern, Split::kHeldOut);
   ASSERT_EQ(test->size(), 2u);
   EXPECT_EQ(features_of(*test, 1), std::vector<float>{8});
   dir.write("part2.npz", zip_bytes({{"x.npy", npy_bytes("<f4", {1, 1}, raw_bytes<float>({1}))},
                                     {"y.npy", npy_bytes("<i8", {1}, raw_bytes<int64_t>({0}))}}));
-  EXPECT_FALSE(has_test_split(pattern));  // every shard must have one
+  EXPECT_FALSE(has_held_out_split(pattern));  // every shard must have one
 }
 
 TEST(Shards, ShardsThatDoNotBelongTogetherAreOneLine) {

@@ -16,6 +16,7 @@ namespace {
 
 using stoker::testing::error_text;
 using stoker::testing::TempDir;
+using stoker::testing::usage_error_text;
 
 std::vector<uint8_t> bytes_of(const std::string& text) { return {text.begin(), text.end()}; }
 
@@ -303,6 +304,40 @@ TEST(IdxTest, AGzipIsInflatedToItsDeclaredEndOnly) {
   }
 }
 
+// IDX data offers train and, with t10k-* files, test (t10k); never val, and an unknown word is
+// refused instead of read as an image folder ("has no class folders").
+TEST(IdxTest, SplitsAreTrainAndT10kOnly) {
+  TempDir dir;
+  const std::string root = dir.str();
+  write_gz(root + "/train-images-idx3-ubyte.gz", idx_bytes(3, {3, 2, 4}, 24, 0));
+  write_gz(root + "/train-labels-idx1-ubyte.gz", idx_bytes(1, {3}, 3, 0));
+  EXPECT_EQ(splits_of(root), std::vector<std::string>{"train"});
+  EXPECT_FALSE(has_held_out_split(root));
+  EXPECT_EQ(usage_error_text([&] { open_source(root, "t10k"); }),
+            "no split 't10k' in " + root +
+                " (an IDX directory): it offers train, and there is no t10k-images-idx3-ubyte[.gz]; ask for train, or "
+                "give the test data's own path");
+  write_gz(root + "/t10k-images-idx3-ubyte.gz", idx_bytes(3, {2, 2, 4}, 16, 0));
+  write_gz(root + "/t10k-labels-idx1-ubyte.gz", idx_bytes(1, {2}, 2, 0));
+  EXPECT_EQ(splits_of(root), (std::vector<std::string>{"train", "test"}));
+  EXPECT_TRUE(has_held_out_split(root));
+  EXPECT_EQ(open_source(root, "train")->size(), 3u);
+  EXPECT_EQ(open_source(root, "test")->size(), 2u);
+  EXPECT_EQ(open_source(root, "t10k")->size(), 2u);
+  EXPECT_EQ(open_source(root, Split::kHeldOut)->size(), 2u);
+  EXPECT_EQ(open_source(root, Split::kValidationFile)->size(), 2u);
+  EXPECT_EQ(usage_error_text([&] { open_source(root, "val"); }),
+            "no split 'val' in " + root +
+                " (an IDX directory): it offers train and test (t10k), and IDX data has no val split; ask for one of "
+                "those, or give the validation data's own path");
+  EXPECT_EQ(usage_error_text([&] { open_source(root, "garbage"); }),
+            "unknown split 'garbage': stoker reads train, val and test (t10k), and " + root +
+                " (an IDX directory) offers train and test (t10k); ask for one of those");
+  std::filesystem::remove(root + "/train-images-idx3-ubyte.gz");
+  EXPECT_EQ(error_text<DataError>([&] { open_source(root); }),
+            root + " holds IDX files but no train-images-idx3-ubyte[.gz]");
+}
+
 TEST(IdxTest, DebianFashionMnistWhenInstalled) {
   const std::string root = "/usr/share/datasets/fashion-mnist";
   if (!std::filesystem::exists(root)) GTEST_SKIP() << "dataset-fashion-mnist not installed";
@@ -312,12 +347,12 @@ TEST(IdxTest, DebianFashionMnistWhenInstalled) {
   EXPECT_EQ(test->size(), 10000u);
   EXPECT_EQ(train->class_names().size(), 10u);
   // Given for validation, a directory is read by its t10k files, else by its train files.
-  EXPECT_EQ(open_source(root, "val")->size(), 10000u);
+  EXPECT_EQ(open_source(root, Split::kValidationFile)->size(), 10000u);
   TempDir only_train;
   for (const char* name : {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"}) {
     std::filesystem::create_symlink(root + "/" + name, only_train.str() + "/" + name);
   }
-  EXPECT_EQ(open_source(only_train.str(), "val")->size(), 60000u);
+  EXPECT_EQ(open_source(only_train.str(), Split::kValidationFile)->size(), 60000u);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "stoker/data/state_dict.h"
 #include "support/error_text.h"
 #include "support/numpy_files.h"
+#include "support/source_checks.h"
 #include "support/temp_dir.h"
 #include "support/torch_files.h"
 
@@ -83,6 +84,44 @@ TEST(TorchFileTest, ADamagedTensorRecordIsOneLineNamingTheTensor) {
       EXPECT_NE(message.find(c.expected), std::string::npos) << c.what << ": " << message;
     }
   }
+}
+
+// A dict's "val" entries (x_val, y_val) are its val split and nothing else is; a (features,
+// targets) tuple is the training split alone.
+TEST(TorchFileTest, ADictOffersTheSplitsItsKeysName) {
+  TempDir dir;
+  using Offered = std::vector<std::string>;
+  PickleWriter dict;
+  dict.empty_dict().mark();
+  dict.text("x_train").tensor("FloatStorage", "0", 12, 0, {3, 3}, {3, 1});
+  dict.text("y_train").tensor("LongStorage", "1", 4, 0, {3}, {1});
+  dict.text("x_val").tensor("FloatStorage", "0", 12, 9, {1, 3}, {3, 1});  // the storage's last row
+  dict.text("y_val").tensor("LongStorage", "1", 4, 3, {1}, {1});
+  dict.set_items();
+  const std::string path = dir.write("splits.pt", features_file(dict.stop()));
+  EXPECT_EQ(splits_of(path), (Offered{"train", "val"}));
+  EXPECT_TRUE(has_held_out_split(path));
+  EXPECT_EQ(open_source(path, "train")->size(), 3u);
+  EXPECT_EQ(testing::features_of(*open_source(path, "val"), 0), (std::vector<float>{9, 10, 11}));
+  EXPECT_EQ(testing::features_of(*open_source(path, Split::kHeldOut), 0), (std::vector<float>{9, 10, 11}));
+  EXPECT_EQ(testing::usage_error_text([&] { open_source(path, "test"); }),
+            "no split 'test' in " + path +
+                " (PyTorch tensors): it offers train and val, and no tensors are named with _test and no dict entry "
+                "is keyed test; ask for one of those, or give the test data's own path");
+
+  PickleWriter tuple;
+  tuple.mark();
+  tuple.tensor("FloatStorage", "0", 12, 0, {4, 3}, {3, 1});
+  tuple.tensor("LongStorage", "1", 4, 0, {4}, {1});
+  tuple.tuple();
+  const std::string pair = dir.write("pair.pt", features_file(tuple.stop()));
+  EXPECT_EQ(splits_of(pair), Offered{"train"});
+  EXPECT_FALSE(has_held_out_split(pair));
+  EXPECT_EQ(open_source(pair, Split::kValidationFile)->size(), 4u);
+  EXPECT_EQ(testing::usage_error_text([&] { open_source(pair, "val"); }),
+            "no split 'val' in " + pair +
+                " (PyTorch tensors): it offers train, and no tensors are named with _val, _valid or _validation and no "
+                "dict entry is keyed val, valid or validation; ask for train, or give the validation data's own path");
 }
 
 // Strides that are an integer, not a tuple: x's strides (3, 1) become the int 3, padded with

@@ -118,7 +118,7 @@ int run_evaluation(const EvaluateOptions& options) {
   device_choice.device = options.device;
   validate(device_choice);  // the device's text, checked as `stoker train` checks it
   const ExportedWeights w = read_exported_weights(exported_weights_file(options.weights));
-  std::shared_ptr<const data::Source> source = data::open_source(options.data, "val");
+  std::shared_ptr<const data::Source> source = data::open_source(options.data, data::Split::kValidationFile);
   if (!w.objective.classification() && source->target_kind() == data::TargetKind::kClass &&
       source->targets_are_numbers()) {
     source = data::integers_as_regression(source);  // as --task regression trained on them

@@ -249,7 +249,7 @@ TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place) {
     throw UsageError("amp fp16 needs a CUDA device; on the CPU use --amp bf16 or --amp off");
   }
 
-  s.train_source = data::open_source(cfg.data, "train");
+  s.train_source = data::open_source(cfg.data, data::Split::kTrain);
   if (!cfg.exclude_list.empty()) {
     data::Excluded left = data::exclude_listed(s.train_source, cfg.exclude_list);
     s.train_source = std::move(left.source);
@@ -257,9 +257,9 @@ TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place) {
     s.excluded_unknown = left.unknown;
   }
   if (!cfg.val_data.empty()) {
-    s.val_source = data::open_source(cfg.val_data, "val");
-  } else if (cfg.val_split == 0 && data::has_test_split(cfg.data)) {
-    s.val_source = data::open_source(cfg.data, "t10k");
+    s.val_source = data::open_source(cfg.val_data, data::Split::kValidationFile);
+  } else if (cfg.val_split == 0 && data::has_held_out_split(cfg.data)) {
+    s.val_source = data::open_source(cfg.data, data::Split::kHeldOut);
   }
   if (cfg.task == TaskKind::kRegression) {  // integer targets that are quantities (ages, counts)
     const auto integer_targets = [](const data::Source& source) {
