@@ -17,6 +17,7 @@
 #include "format.h"
 #include "progress_line.h"
 #include "stoker/core/error.h"
+#include "stoker/core/output_clash.h"
 #include "stoker/core/terminal.h"
 #include "stoker/core/user_files.h"
 #include "stoker/data/scan.h"
@@ -105,7 +106,11 @@ int run_scan(const ScanArgs& args) {
   if (args.workers < 0) {
     throw UsageError(fmt::format("--workers must be >= 0 (got {}; 0 = one per core)", args.workers));
   }
-  if (!args.out.empty()) check_output_file(args.out, "-o");
+  if (!args.out.empty()) {
+    check_output_file(args.out, "-o");
+    check_output_apart(args.out, "-o", {{args.data, "--data"}});
+    check_output_apart(args.out + ".tmp", "-o's temporary file", {{args.data, "--data"}});
+  }
   const std::unique_ptr<data::Source> source = data::open_source(args.data, args.split);
   data::ScanOptions options;
   options.workers = args.workers > 0 ? args.workers : cpu_count();

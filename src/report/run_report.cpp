@@ -402,6 +402,24 @@ RunReport load_run_folder(const std::string& folder) {
   return r;
 }
 
+std::vector<std::string> report_inputs(const std::string& path) {
+  std::error_code error;
+  fs::path dir(path);
+  const std::string name = dir.filename().string();
+  if (!fs::is_directory(dir, error)) {
+    if (name != "metrics.csv" && name != "summary.json") return {path};
+    dir = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
+  }
+  std::vector<std::string> inputs;
+  for (const char* part : {"metrics.csv", "summary.json", "config.yaml", "events.log", "tb"})
+    inputs.push_back((dir / part).string());
+  for (const auto& entry : fs::directory_iterator(dir, error)) {
+    if (entry.path().extension() == ".csv" && is_monitor_header(first_line_of(entry.path())))
+      inputs.push_back(entry.path().string());
+  }
+  return inputs;
+}
+
 RunReport load_report(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
