@@ -18,6 +18,7 @@
 #include "progress_line.h"
 #include "stoker/core/error.h"
 #include "stoker/core/output_clash.h"
+#include "stoker/core/shell_quote.h"
 #include "stoker/core/terminal.h"
 #include "stoker/core/user_files.h"
 #include "stoker/data/scan.h"
@@ -151,7 +152,7 @@ int run_scan(const ScanArgs& args) {
           "next      %s; otherwise stoker train substitutes each with the next good sample and stops "
           "when more than --max-bad-fraction of an epoch fails\n",
           args.out.empty() ? "stoker scan -o bad.txt, then stoker train --exclude-list bad.txt leaves them out"
-                           : ("stoker train --exclude-list " + args.out + " leaves them out").c_str());
+                           : ("stoker train --exclude-list " + shell_quote(args.out) + " leaves them out").c_str());
     }
   }
   if (r.stopped) return 130;

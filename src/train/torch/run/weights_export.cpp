@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "stoker/core/shell_quote.h"
 #include "train/torch/model/safetensors.h"
 
 namespace stoker::train {
@@ -69,9 +70,9 @@ int export_run(const TrainConfig& cfg, bool json_summary, TrainSetup& setup, con
   const nlohmann::json& summary = records.finish(weights, global_step, exit_code);
   if (exit_code == 0) print_saved(start, ema != nullptr, best);
   if (tensorboard != nullptr && !tensorboard->path().empty()) {
-    std::printf("TensorBoard: tensorboard --logdir %s\n", cfg.output_dir.c_str());
+    std::printf("TensorBoard: tensorboard --logdir %s\n", shell_quote(cfg.output_dir).c_str());
   }
-  std::printf("report: stoker report %s\n", start.run_dir.c_str());
+  std::printf("report: stoker report %s\n", shell_quote(start.run_dir).c_str());
   if (json_summary) std::printf("%s\n", summary.dump().c_str());
   return exit_code;
 }
