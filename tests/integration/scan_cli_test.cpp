@@ -3,6 +3,8 @@
 // written as CSV, exit 1 when any is bad and 0 when none is, feature arrays, and one-line
 // errors for bad arguments.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <limits>
@@ -133,6 +135,32 @@ TEST(ScanCli, FeatureArraysAreCheckedWhenOpenedAndScannedRowByRow) {
   EXPECT_EQ(bad.err, "error: arrays " + dir.str() +
                          "/x.npy + y.npy: a feature of sample 1 (column 2) is nan; fill or "
                          "drop missing values first\n");
+}
+
+// A class folder that cannot be listed once made "8 images in 2 classes" of 12 in 3, and
+// stoker train advised removing empty class folders. Root lists every folder, so as root the
+// commands run as the unprivileged user 65534 (setpriv).
+TEST(ScanCli, AFolderThatCannotBeListedIsAnErrorNamingIt) {
+  TempDir dir;
+  const std::string data = write_folder(dir, false);
+  dir.write("data/bird/img.jpg", stoker::data::encode_jpeg(make_photo_like(40, 30)));
+  for (const std::string& folder : {dir.str(), data, data + "/cat", data + "/dog"})
+    ASSERT_EQ(::chmod(folder.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod((data + "/bird").c_str(), 0), 0);
+  const std::string as_user = ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "";
+  const std::string expected = "cannot list the folder " + data +
+                               "/bird of the dataset: Permission denied; check its permissions (its images would "
+                               "otherwise be missing from the data)";
+  stoker::testing::expect_one_line_error(run_command(as_user + kStoker + " scan --data " + data), 1, expected,
+                                         "scan of an unreadable class folder");
+  stoker::testing::expect_one_line_error(run_command(as_user + kStoker + " scan --json --data " + data), 1, expected,
+                                         "scan --json of an unreadable class folder");
+  if (STOKER_HAS_TORCH) {
+    stoker::testing::expect_one_line_error(run_command(as_user + kStoker + " train --data " + data +
+                                                       " --model mlp --epochs 1 --output-dir " + dir.str() + "/runs"),
+                                           1, expected, "train on an unreadable class folder");
+  }
+  ASSERT_EQ(::chmod((data + "/bird").c_str(), 0755), 0);
 }
 
 TEST(ScanCli, BadArgumentsGiveOneLine) {
