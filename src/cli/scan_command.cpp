@@ -21,6 +21,7 @@
 #include "stoker/core/shell_quote.h"
 #include "stoker/core/terminal.h"
 #include "stoker/core/user_files.h"
+#include "stoker/data/exclude_list.h"
 #include "stoker/data/scan.h"
 
 namespace stoker::cli {
@@ -52,16 +53,21 @@ std::string progress_text(const data::ScanProgress& p) {
   return text;
 }
 
-// One bad sample per line, "name<TAB>reason" (what --exclude-list reads back), written beside
-// and moved over `path` when complete.
-void write_list(const std::string& path, const data::ScanReport& report) {
+// One bad sample per line, "name<TAB>reason" (what --exclude-list reads back; the format:
+// stoker/data/exclude_list.h), written beside and moved over `path` when complete.
+void write_list(const std::string& path, const data::ScanReport& report, const std::string& data_path) {
   check_output_file(path, "-o");
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
     out << "# stoker scan: " << report.bad_count << " bad of " << report.checked
-        << " samples checked; for stoker train --exclude-list\n";
-    for (const auto& b : report.bad) out << b.name << '\t' << b.reason << '\n';
+        << " samples checked; for stoker train --exclude-list (names relative to the data's folder)\n";
+    for (const auto& b : report.bad) {
+      std::string reason = b.reason;
+      std::replace_if(
+          reason.begin(), reason.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+      out << data::exclude_list_name(b.name, data_path) << '\t' << reason << '\n';
+    }
     out.flush();
     if (!out) {
       std::remove(tmp.c_str());
@@ -126,7 +132,7 @@ int run_scan(const ScanArgs& args) {
   options.wait = [](double seconds) { return wait_for_signal(seconds); };
   const data::ScanReport r = data::scan_source(*source, options);
   line.clear();
-  if (!args.out.empty()) write_list(args.out, r);
+  if (!args.out.empty()) write_list(args.out, r, args.data);
   if (args.json) {
     print_json(r, source->describe());
   } else {
