@@ -17,6 +17,7 @@
 #include "format.h"
 #include "progress_line.h"
 #include "stoker/core/error.h"
+#include "stoker/core/json_text.h"
 #include "stoker/core/output_clash.h"
 #include "stoker/core/shell_quote.h"
 #include "stoker/core/terminal.h"
@@ -105,7 +106,7 @@ void print_json(const data::ScanReport& r, const std::string& describe) {
   const nlohmann::json out = {{"data", describe},         {"samples", r.samples}, {"checked", r.checked},
                               {"bad_count", r.bad_count}, {"reasons", reasons},   {"bad", bad},
                               {"bytes", r.bytes},         {"seconds", r.seconds}, {"stopped", r.stopped}};
-  std::printf("%s\n", out.dump().c_str());
+  std::printf("%s\n", dump_json(out).c_str());
 }
 
 int run_scan(const ScanArgs& args) {

@@ -14,6 +14,7 @@
 #include <regex>
 
 #include "stoker/core/error.h"
+#include "stoker/core/json_text.h"
 #include "stoker/core/numbers.h"
 #include "stoker/core/user_files.h"
 #include "stoker/report/event_reader.h"
@@ -140,7 +141,7 @@ nlohmann::json read_summary(const fs::path& path, RunReport* report) {
     return nullptr;
   }
   try {
-    return nlohmann::json::parse(read_small_file(path.string(), "summary.json", kMaxSmallFile));
+    return parse_json(read_small_file(path.string(), "summary.json", kMaxSmallFile));
   } catch (const nlohmann::json::exception&) {
     report->notes.push_back(
         fmt::format("{} is not complete JSON (cut off, or still being written): no verdicts, "

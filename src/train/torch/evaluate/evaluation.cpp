@@ -9,6 +9,7 @@
 #include "stoker/core/clock.h"
 #include "stoker/core/error.h"
 #include "stoker/core/host_tuning.h"
+#include "stoker/core/json_text.h"
 #include "stoker/core/numbers.h"
 #include "stoker/core/output_clash.h"
 #include "stoker/data/loader.h"
@@ -207,7 +208,7 @@ int run_evaluation(const EvaluateOptions& options) {
       }
       result["per_class"] = per_class;
     }
-    std::printf("%s\n", result.dump().c_str());
+    std::printf("%s\n", dump_json(result).c_str());
     return 0;
   }
   std::string figures = format_eval(r);  // "val acc 91.2 % (top-5 …)", "val loss … · MAE …"
