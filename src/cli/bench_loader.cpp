@@ -14,6 +14,7 @@
 #include "progress_line.h"
 #include "stoker/core/clock.h"
 #include "stoker/core/error.h"
+#include "stoker/core/json_text.h"
 #include "stoker/data/formats.h"
 #include "stoker/data/loader.h"
 #include "stoker/data/synthetic.h"
@@ -211,7 +212,7 @@ void print_json(const BenchArgs& args, const std::string& data_dir, const data::
         {"wait_free_buffer", t.wait_free_buffer},
         {"consumer_wait", t.consumer_wait}}},
   };
-  std::printf("%s\n", out.dump(2).c_str());
+  std::printf("%s\n", dump_json(out, 2).c_str());
 }
 
 void print_human(const data::Loader& loader, const BenchResult& r) {

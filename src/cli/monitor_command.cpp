@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "stoker/core/clock.h"
 #include "stoker/core/error.h"
+#include "stoker/core/shell_quote.h"
 #include "stoker/monitor/sampler.h"
 #include "stoker/monitor/sinks.h"
 
@@ -94,7 +95,8 @@ int run_monitor(const MonitorArgs& args) {
   monitor::Summary summary = sampler.summary();
   summary.seconds = ns_to_seconds(wall.elapsed_ns());
   std::fputs(monitor::format_summary(summary, sampler.gpu_status()).c_str(), with_command ? stderr : stdout);
-  if (!args.csv.empty()) std::fprintf(with_command ? stderr : stdout, "report: stoker report %s\n", args.csv.c_str());
+  if (!args.csv.empty())
+    std::fprintf(with_command ? stderr : stdout, "report: stoker report %s\n", shell_quote(args.csv).c_str());
   return exit_code;
 }
 

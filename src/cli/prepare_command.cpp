@@ -9,6 +9,7 @@
 #include "format.h"
 #include "progress_line.h"
 #include "stoker/core/error.h"
+#include "stoker/core/shell_quote.h"
 #include "stoker/data/prepare.h"
 
 namespace stoker::cli {
@@ -61,7 +62,8 @@ int run_prepare(const PrepareArgs& args) {
                   grouped(static_cast<double>(r.kept_count - static_cast<int64_t>(r.kept.size()))).c_str());
     }
   }
-  std::printf("next      train or bench on --data %s: random crops now decode only their own part\n", args.out.c_str());
+  std::printf("next      train or bench on --data %s: random crops now decode only their own part\n",
+              shell_quote(args.out).c_str());
   return 0;
 }
 

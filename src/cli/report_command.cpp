@@ -7,11 +7,13 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "commands.h"
 #include "format.h"
 #include "stoker/core/clock.h"
 #include "stoker/core/error.h"
+#include "stoker/core/output_clash.h"
 #include "stoker/core/user_files.h"
 #include "stoker/report/html_report.h"
 #include "stoker/report/run_report.h"
@@ -43,6 +45,11 @@ int run_report(const ReportArgs& args) {
   }
   const std::string out = args.out.empty() ? default_report_path(args.input) : args.out;
   check_output_file(out, "-o");  // before any reading: a bad path fails first
+  std::vector<CommandInput> inputs;
+  for (const std::string& path : report::report_inputs(args.input))
+    inputs.push_back({path, path == args.input ? "the input" : "the run folder's"});
+  check_output_apart(out, "-o", inputs);
+  check_output_apart(out + ".tmp", "-o's temporary file", inputs);
   Stopwatch clock;
   const report::RunReport r = report::load_report(args.input);
   for (const std::string& note : r.notes) std::fprintf(stderr, "note: %s\n", note.c_str());

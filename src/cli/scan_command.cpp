@@ -17,8 +17,12 @@
 #include "format.h"
 #include "progress_line.h"
 #include "stoker/core/error.h"
+#include "stoker/core/json_text.h"
+#include "stoker/core/output_clash.h"
+#include "stoker/core/shell_quote.h"
 #include "stoker/core/terminal.h"
 #include "stoker/core/user_files.h"
+#include "stoker/data/exclude_list.h"
 #include "stoker/data/scan.h"
 
 namespace stoker::cli {
@@ -50,16 +54,21 @@ std::string progress_text(const data::ScanProgress& p) {
   return text;
 }
 
-// One bad sample per line, "name<TAB>reason" (what --exclude-list reads back), written beside
-// and moved over `path` when complete.
-void write_list(const std::string& path, const data::ScanReport& report) {
+// One bad sample per line, "name<TAB>reason" (what --exclude-list reads back; the format:
+// stoker/data/exclude_list.h), written beside and moved over `path` when complete.
+void write_list(const std::string& path, const data::ScanReport& report, const std::string& data_path) {
   check_output_file(path, "-o");
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
     out << "# stoker scan: " << report.bad_count << " bad of " << report.checked
-        << " samples checked; for stoker train --exclude-list\n";
-    for (const auto& b : report.bad) out << b.name << '\t' << b.reason << '\n';
+        << " samples checked; for stoker train --exclude-list (names relative to the data's folder)\n";
+    for (const auto& b : report.bad) {
+      std::string reason = b.reason;
+      std::replace_if(
+          reason.begin(), reason.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+      out << data::exclude_list_name(b.name, data_path) << '\t' << reason << '\n';
+    }
     out.flush();
     if (!out) {
       std::remove(tmp.c_str());
@@ -97,7 +106,7 @@ void print_json(const data::ScanReport& r, const std::string& describe) {
   const nlohmann::json out = {{"data", describe},         {"samples", r.samples}, {"checked", r.checked},
                               {"bad_count", r.bad_count}, {"reasons", reasons},   {"bad", bad},
                               {"bytes", r.bytes},         {"seconds", r.seconds}, {"stopped", r.stopped}};
-  std::printf("%s\n", out.dump().c_str());
+  std::printf("%s\n", dump_json(out).c_str());
 }
 
 int run_scan(const ScanArgs& args) {
@@ -105,7 +114,11 @@ int run_scan(const ScanArgs& args) {
   if (args.workers < 0) {
     throw UsageError(fmt::format("--workers must be >= 0 (got {}; 0 = one per core)", args.workers));
   }
-  if (!args.out.empty()) check_output_file(args.out, "-o");
+  if (!args.out.empty()) {
+    check_output_file(args.out, "-o");
+    check_output_apart(args.out, "-o", {{args.data, "--data"}});
+    check_output_apart(args.out + ".tmp", "-o's temporary file", {{args.data, "--data"}});
+  }
   const std::unique_ptr<data::Source> source = data::open_source(args.data, args.split);
   data::ScanOptions options;
   options.workers = args.workers > 0 ? args.workers : cpu_count();
@@ -120,7 +133,7 @@ int run_scan(const ScanArgs& args) {
   options.wait = [](double seconds) { return wait_for_signal(seconds); };
   const data::ScanReport r = data::scan_source(*source, options);
   line.clear();
-  if (!args.out.empty()) write_list(args.out, r);
+  if (!args.out.empty()) write_list(args.out, r, args.data);
   if (args.json) {
     print_json(r, source->describe());
   } else {
@@ -146,7 +159,7 @@ int run_scan(const ScanArgs& args) {
           "next      %s; otherwise stoker train substitutes each with the next good sample and stops "
           "when more than --max-bad-fraction of an epoch fails\n",
           args.out.empty() ? "stoker scan -o bad.txt, then stoker train --exclude-list bad.txt leaves them out"
-                           : ("stoker train --exclude-list " + args.out + " leaves them out").c_str());
+                           : ("stoker train --exclude-list " + shell_quote(args.out) + " leaves them out").c_str());
     }
   }
   if (r.stopped) return 130;

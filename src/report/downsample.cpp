@@ -40,4 +40,13 @@ std::vector<Point> downsample_min_max(const std::vector<double>& x, const std::v
   return out;
 }
 
+std::vector<BarGroup> bar_groups(size_t bars, size_t buckets) {
+  buckets = std::max<size_t>(buckets, 1);
+  const size_t per = bars <= buckets ? 1 : (bars + buckets - 1) / buckets;
+  std::vector<BarGroup> groups;
+  groups.reserve(std::min(bars, buckets));
+  for (size_t begin = 0; begin < bars; begin += per) groups.push_back({begin, std::min(bars, begin + per)});
+  return groups;
+}
+
 }  // namespace stoker::report

@@ -139,6 +139,9 @@ std::string timeline_card(const RunReport& r) {
       true, "timeline");
 }
 
+// The verdict runs listed in words under the step-time bars; more are counted.
+constexpr size_t kListedVerdictRuns = 30;
+
 std::string split_card(const RunReport& r) {
   if (r.split.empty())
     return card("Step time by epoch", empty_text("Not recorded: no epoch has ended."), true, "split");
@@ -161,9 +164,15 @@ std::string split_card(const RunReport& r) {
   plot.segments = {wait, copy, compute};
   // The verdicts in words too, one line per run of epochs with the same one.
   std::string runs;
+  size_t listed = 0, unlisted = 0;
   for (size_t b = 0; verdicts && b < r.split.size();) {
     size_t e = b;
     while (e + 1 < r.split.size() && r.split[e + 1].verdict == r.split[b].verdict) ++e;
+    if (++listed > kListedVerdictRuns) {
+      ++unlisted;
+      b = e + 1;
+      continue;
+    }
     runs += fmt::format("<li>{}: <b style=\"color:{}\">{}</b></li>",
                         b == e ? fmt::format("epoch {}", r.split[b].epoch)
                                : fmt::format("epochs {}–{}", r.split[b].epoch, r.split[e].epoch),
@@ -171,6 +180,8 @@ std::string split_card(const RunReport& r) {
                         html_escape(r.split[b].verdict.empty() ? "not recorded" : r.split[b].verdict));
     b = e + 1;
   }
+  if (unlisted > 0)
+    runs += fmt::format("<li>… and {} more changes of verdict (the band above shows them)</li>", unlisted);
   const std::string keys =
       keys_html({{"waiting for data", "#ef4444"}, {"copy to the device", "#f59e0b"}, {"compute", "#3b82f6"}});
   return card("Step time by epoch, with its verdict",
@@ -198,7 +209,7 @@ std::string samples_card(const RunReport& r) {
 std::string stages_card(const RunReport& r) {
   const StageSeconds& s = r.stages;
   const double busy = s.read + s.decode + s.transform;
-  if (!r.has_stages || busy <= 0) {
+  if (!r.has_stages || !(busy > 0) || !std::isfinite(busy)) {
     return card("Loader stages",
                 empty_text("Not recorded: summary.json holds no loader_seconds (a run still going, a run of another "
                            "loader, or of a stoker from before they were recorded)."),

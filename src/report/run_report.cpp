@@ -14,6 +14,7 @@
 #include <regex>
 
 #include "stoker/core/error.h"
+#include "stoker/core/json_text.h"
 #include "stoker/core/numbers.h"
 #include "stoker/core/user_files.h"
 #include "stoker/report/event_reader.h"
@@ -140,7 +141,7 @@ nlohmann::json read_summary(const fs::path& path, RunReport* report) {
     return nullptr;
   }
   try {
-    return nlohmann::json::parse(read_small_file(path.string(), "summary.json", kMaxSmallFile));
+    return parse_json(read_small_file(path.string(), "summary.json", kMaxSmallFile));
   } catch (const nlohmann::json::exception&) {
     report->notes.push_back(
         fmt::format("{} is not complete JSON (cut off, or still being written): no verdicts, "
@@ -150,71 +151,166 @@ nlohmann::json read_summary(const fs::path& path, RunReport* report) {
   }
 }
 
-double json_number(const nlohmann::json& j, const char* key) {
-  if (!j.is_object() || !j.contains(key) || !j[key].is_number()) return kNan;
+// Values of summary.json of the wrong type (a verdict that is a number, an epoch that is not
+// an object): each is left out, with one note per kind ("epochs[].verdict"), and the rest is
+// drawn. A well-formed file of another shape loses only what does not fit.
+class TypeNotes {
+ public:
+  explicit TypeNotes(std::string file) : file_(std::move(file)) {}
+
+  // `where` ("epochs[3].verdict") holds `got`, which is not `expected` ("text", "a number").
+  void add(const std::string& where, const char* expected, const nlohmann::json& got) {
+    static const std::regex index(R"(\[\d+\])");
+    const std::string kind = std::regex_replace(where, index, "[]");
+    for (Kind& k : kinds_) {
+      if (k.kind == kind) {
+        ++k.more;
+        return;
+      }
+    }
+    std::string shown = got.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (shown.size() > 40) shown = shown.substr(0, 37) + "...";
+    kinds_.push_back({kind, fmt::format("{}: {} is not {} ({}): left out", file_, where, expected, shown), 0});
+  }
+
+  void flush(RunReport* r) const {
+    for (const Kind& k : kinds_)
+      r->notes.push_back(k.more == 0 ? k.note : fmt::format("{} (and {} more like it)", k.note, k.more));
+  }
+
+ private:
+  struct Kind {
+    std::string kind, note;
+    size_t more = 0;
+  };
+  std::string file_;
+  std::vector<Kind> kinds_;
+};
+
+// Where in summary.json: "best" + "metric" -> "best.metric".
+std::string member(const std::string& where, const char* key) { return where.empty() ? key : where + "." + key; }
+
+// j[key] as a finite number; NaN when it is missing, null or not finite, and a note when it is
+// of another type.
+double json_number(const nlohmann::json& j, const char* key, const std::string& where, TypeNotes* notes) {
+  if (!j.is_object() || !j.contains(key) || j[key].is_null()) return kNan;
+  if (!j[key].is_number()) {
+    notes->add(member(where, key), "a number", j[key]);
+    return kNan;
+  }
   const double v = j[key].get<double>();
   return std::isfinite(v) ? v : kNan;
 }
 
-void add_summary(const nlohmann::json& summary, RunReport* r) {
+// j[key] as text; "" when it is missing or null, and a note when it is of another type.
+std::string json_text(const nlohmann::json& j, const char* key, const std::string& where, TypeNotes* notes) {
+  if (!j.is_object() || !j.contains(key) || j[key].is_null()) return "";
+  if (!j[key].is_string()) {
+    notes->add(member(where, key), "text", j[key]);
+    return "";
+  }
+  return j[key].get<std::string>();
+}
+
+// j[key] when it is an object; nullptr when it is missing or null, and a note when it is of
+// another type.
+const nlohmann::json* json_object(const nlohmann::json& j, const char* key, const std::string& where,
+                                  TypeNotes* notes) {
+  if (!j.is_object() || !j.contains(key) || j[key].is_null()) return nullptr;
+  if (!j[key].is_object()) {
+    notes->add(member(where, key), "an object", j[key]);
+    return nullptr;
+  }
+  return &j[key];
+}
+
+// summary.json's epochs that are objects, with where each is ("epochs[3]").
+std::vector<std::pair<std::string, const nlohmann::json*>> summary_epochs(const nlohmann::json& summary,
+                                                                          TypeNotes* notes) {
+  std::vector<std::pair<std::string, const nlohmann::json*>> epochs;
+  if (!summary.is_object() || !summary.contains("epochs") || summary["epochs"].is_null()) return epochs;
+  const nlohmann::json& list = summary["epochs"];
+  if (!list.is_array()) {
+    notes->add("epochs", "a list", list);
+    return epochs;
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string where = fmt::format("epochs[{}]", i);
+    if (list[i].is_object()) {
+      epochs.emplace_back(where, &list[i]);
+    } else {
+      notes->add(where, "an object", list[i]);
+    }
+  }
+  return epochs;
+}
+
+void add_summary(const nlohmann::json& summary, RunReport* r, TypeNotes* notes) {
   if (!summary.is_object()) return;
   auto fact = [r](const char* name, const std::string& value) {
     if (!value.empty()) r->facts.emplace_back(name, value);
   };
-  if (summary.contains("model") && summary["model"].is_string()) fact("model", summary["model"].get<std::string>());
-  if (const double b = json_number(summary, "batch_size"); !std::isnan(b)) fact("batch size", fmt::format("{:g}", b));
-  if (const double s = json_number(summary, "global_step"); !std::isnan(s)) fact("optimizer steps", grouped(s));
-  if (const double v = json_number(summary, "samples_per_sec"); !std::isnan(v)) fact("samples/s", grouped(v));
-  if (const double a = json_number(summary, "test_accuracy"); !std::isnan(a)) {
+  fact("model", json_text(summary, "model", "", notes));
+  if (const double b = json_number(summary, "batch_size", "", notes); !std::isnan(b)) {
+    fact("batch size", fmt::format("{:g}", b));
+  }
+  if (const double s = json_number(summary, "global_step", "", notes); !std::isnan(s))
+    fact("optimizer steps", grouped(s));
+  if (const double v = json_number(summary, "samples_per_sec", "", notes); !std::isnan(v))
+    fact("samples/s", grouped(v));
+  if (const double a = json_number(summary, "test_accuracy", "", notes); !std::isnan(a)) {
     fact("val accuracy", fmt::format("{:.1f} %", 100 * a));
   }
-  if (summary.contains("best") && summary["best"].is_object()) {
-    const auto& best = summary["best"];
-    if (const double e = json_number(best, "epoch"); !std::isnan(e)) {
-      const std::string metric = best.value("metric", std::string());
-      const double v = json_number(best, "value");
+  if (const nlohmann::json* best = json_object(summary, "best", "", notes)) {
+    if (const double e = json_number(*best, "epoch", "best", notes); !std::isnan(e)) {
+      const std::string metric = json_text(*best, "metric", "best", notes);
+      const double v = json_number(*best, "value", "best", notes);
       fact("best epoch", std::isnan(v) ? fmt::format("{:g}", e) : fmt::format("{:g} ({} {:.4g})", e, metric, v));
     }
   }
-  if (const double c = json_number(summary, "exit_code"); !std::isnan(c)) {
+  if (const double c = json_number(summary, "exit_code", "", notes); !std::isnan(c)) {
     fact("exit code", c == 0 ? "0 (finished)" : fmt::format("{:g} (stopped)", c));
   }
-  if (!summary.contains("epochs") || !summary["epochs"].is_array()) return;
-  for (const auto& e : summary["epochs"]) {
-    if (const auto& stages = e.value("loader_seconds", nlohmann::json()); stages.is_object()) {
-      r->has_stages = true;
-      r->stages.read += json_number(stages, "read");
-      r->stages.decode += json_number(stages, "decode");
-      r->stages.transform += json_number(stages, "transform");
-      const double idle = json_number(stages, "idle_full_buffers");
-      if (!std::isnan(idle)) r->stages.idle += idle;
-    }
+  for (const auto& [where, e] : summary_epochs(summary, notes)) {
+    const nlohmann::json* stages = json_object(*e, "loader_seconds", where, notes);
+    if (stages == nullptr) continue;
+    r->has_stages = true;
+    const std::string at = member(where, "loader_seconds");
+    // A figure that is not a number is left out, not added as NaN (which drew "nan %").
+    const auto add = [&](double* total, const char* key) {
+      if (const double v = json_number(*stages, key, at, notes); !std::isnan(v)) *total += v;
+    };
+    add(&r->stages.read, "read");
+    add(&r->stages.decode, "decode");
+    add(&r->stages.transform, "transform");
+    add(&r->stages.idle, "idle_full_buffers");
   }
 }
 
 // Step-time split per epoch: summary.json's entries (with verdicts), else metrics.csv's columns.
-void add_split(const nlohmann::json& summary, const CsvTable* metrics, RunReport* r) {
-  if (summary.is_object() && summary.contains("epochs") && summary["epochs"].is_array() && !summary["epochs"].empty()) {
-    for (const auto& e : summary["epochs"]) {
+void add_split(const nlohmann::json& summary, const CsvTable* metrics, RunReport* r, TypeNotes* notes) {
+  const auto epochs = summary_epochs(summary, notes);
+  if (!epochs.empty()) {
+    for (const auto& [where, e] : epochs) {
       EpochSplit s;
-      const double epoch = json_number(e, "epoch");
+      const double epoch = json_number(*e, "epoch", where, notes);
       if (!plausible_epoch(epoch)) continue;
       s.epoch = static_cast<int64_t>(epoch);
-      s.wait_s = json_number(e, "wait_s");
-      s.copy_s = json_number(e, "copy_s");
-      s.compute_s = json_number(e, "compute_s");
-      s.verdict = e.value("verdict", std::string());
+      s.wait_s = json_number(*e, "wait_s", where, notes);
+      s.copy_s = json_number(*e, "copy_s", where, notes);
+      s.compute_s = json_number(*e, "compute_s", where, notes);
+      s.verdict = json_text(*e, "verdict", where, notes);
       if (!std::isnan(s.wait_s + s.copy_s + s.compute_s)) r->split.push_back(s);
     }
     return;
   }
   if (metrics == nullptr) return;
-  const auto epochs = metrics->numbers("epoch");
+  const auto csv_epochs = metrics->numbers("epoch");
   const auto wait = metrics->numbers("wait_s"), copy = metrics->numbers("copy_s"),
              compute = metrics->numbers("compute_s");
-  for (size_t i = 0; i < epochs.size(); ++i) {
-    if (!plausible_epoch(epochs[i]) || std::isnan(wait[i] + copy[i] + compute[i])) continue;
-    r->split.push_back({static_cast<int64_t>(epochs[i]), wait[i], copy[i], compute[i], ""});
+  for (size_t i = 0; i < csv_epochs.size(); ++i) {
+    if (!plausible_epoch(csv_epochs[i]) || std::isnan(wait[i] + copy[i] + compute[i])) continue;
+    r->split.push_back({static_cast<int64_t>(csv_epochs[i]), wait[i], copy[i], compute[i], ""});
   }
 }
 
@@ -357,8 +453,10 @@ RunReport load_run_folder(const std::string& folder) {
       r.notes.push_back(metrics_path.string() + " has no complete row yet: no per-epoch curves");
   }
   const nlohmann::json summary = read_summary(summary_path, &r);
-  add_summary(summary, &r);
-  add_split(summary, metrics ? &*metrics : nullptr, &r);
+  TypeNotes type_notes(summary_path.string());
+  add_summary(summary, &r, &type_notes);
+  add_split(summary, metrics ? &*metrics : nullptr, &r, &type_notes);
+  type_notes.flush(&r);
 
   const EventScalars tb = read_event_scalars(tb_path.string());
   r.notes.insert(r.notes.end(), tb.notes.begin(), tb.notes.end());
@@ -400,6 +498,24 @@ RunReport load_run_folder(const std::string& folder) {
                     folder));
   }
   return r;
+}
+
+std::vector<std::string> report_inputs(const std::string& path) {
+  std::error_code error;
+  fs::path dir(path);
+  const std::string name = dir.filename().string();
+  if (!fs::is_directory(dir, error)) {
+    if (name != "metrics.csv" && name != "summary.json") return {path};
+    dir = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
+  }
+  std::vector<std::string> inputs;
+  for (const char* part : {"metrics.csv", "summary.json", "config.yaml", "events.log", "tb"})
+    inputs.push_back((dir / part).string());
+  for (const auto& entry : fs::directory_iterator(dir, error)) {
+    if (entry.path().extension() == ".csv" && is_monitor_header(first_line_of(entry.path())))
+      inputs.push_back(entry.path().string());
+  }
+  return inputs;
 }
 
 RunReport load_report(const std::string& path) {

@@ -4,6 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "stoker/report/downsample.h"
 
@@ -212,65 +216,130 @@ std::string line_plot_svg(const LinePlot& plot) {
   return s + "</svg>";
 }
 
-std::string bar_plot_svg(const BarPlot& plot) {
-  const size_t bars = plot.epochs.size();
-  if (bars == 0) return "";
-  double tallest = 0;
-  for (size_t b = 0; b < bars; ++b) {
-    double sum = 0;
-    for (const BarSegment& seg : plot.segments) sum += std::isnan(seg.values[b]) ? 0 : seg.values[b];
-    tallest = std::max(tallest, sum);
+namespace {
+
+// The bars as drawn: at most one per pixel column (bar_groups), each the mean of the epochs
+// it stands for, with the most frequent of their verdicts.
+struct DrawnBars {
+  std::vector<int64_t> first, last;         // the epochs each bar stands for
+  std::vector<std::vector<double>> values;  // per segment, per bar
+  std::vector<std::string> verdicts;        // per bar, or empty
+};
+
+DrawnBars drawn_bars(const BarPlot& plot, size_t columns) {
+  DrawnBars d;
+  d.values.resize(plot.segments.size());
+  for (const BarGroup& g : bar_groups(plot.epochs.size(), columns)) {
+    d.first.push_back(plot.epochs[g.begin]);
+    d.last.push_back(plot.epochs[g.end - 1]);
+    for (size_t k = 0; k < plot.segments.size(); ++k) {
+      double sum = 0;
+      size_t n = 0;
+      for (size_t b = g.begin; b < g.end; ++b) {
+        const double v = plot.segments[k].values[b];
+        if (std::isnan(v)) continue;
+        sum += v;
+        ++n;
+      }
+      d.values[k].push_back(n > 0 ? sum / static_cast<double>(n) : std::numeric_limits<double>::quiet_NaN());
+    }
+    if (plot.verdicts.empty()) continue;
+    // The most frequent verdict of the group (the first of the ties): runs of one verdict
+    // are long, so counting the changes is enough.
+    std::vector<std::pair<std::string, size_t>> counts;
+    for (size_t b = g.begin; b < g.end; ++b) {
+      auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == plot.verdicts[b]; });
+      if (it == counts.end()) {
+        counts.emplace_back(plot.verdicts[b], 1);
+      } else {
+        ++it->second;
+      }
+      if (counts.size() > 16) break;  // a verdict that changes every epoch: the first ones tell
+    }
+    d.verdicts.push_back(std::max_element(counts.begin(), counts.end(), [](const auto& a, const auto& b) {
+                           return a.second < b.second;
+                         })->first);
   }
+  return d;
+}
+
+std::string epochs_text(int64_t first, int64_t last) {
+  return first == last ? fmt::format("epoch {}", first) : fmt::format("epochs {}–{}", first, last);
+}
+
+}  // namespace
+
+std::string bar_plot_svg(const BarPlot& plot) {
+  if (plot.epochs.empty()) return "";
   const bool band = !plot.verdicts.empty();
   const double top = kTop + (band ? kVerdictBand + 6 : 0);
   const double height = kPlotHeight + (band ? kVerdictBand + 6 : 0);
-  Frame f{kLeft,
-          top,
-          plot.width - kLeft - kRight,
-          height - top - kBottom,
-          {0, 1, 1},
-          nice_plot_axis(0, plot.y_max > 0 ? plot.y_max : std::max(tallest, 1e-9), false)};
+  const double width = plot.width - kLeft - kRight;
+  const DrawnBars d = drawn_bars(plot, static_cast<size_t>(std::max(1.0, width)));
+  const size_t bars = d.first.size();
+  const bool grouped = bars < plot.epochs.size();
+  double tallest = 0;
+  for (size_t b = 0; b < bars; ++b) {
+    double sum = 0;
+    for (const auto& values : d.values) sum += std::isnan(values[b]) ? 0 : values[b];
+    tallest = std::max(tallest, sum);
+  }
+  Frame f{kLeft,     top,
+          width,     height - top - kBottom,
+          {0, 1, 1}, nice_plot_axis(0, plot.y_max > 0 ? plot.y_max : std::max(tallest, 1e-9), false)};
   if (plot.y_max > 0) f.y = {0, plot.y_max, plot.y_max / 4};
   const double slot = f.width / static_cast<double>(bars);
   const double gap = slot > 5 ? slot * 0.18 : 0;
   std::string s = svg_open(plot.width, height, plot.y_label + " by epoch");
   s += axes_svg(f, "epoch", plot.y_label, false);
   // The epochs' numbers under the bars: about ten of them, at round epochs.
-  const int64_t every =
-      std::max<int64_t>(1, static_cast<int64_t>(nice_plot_axis(0, static_cast<double>(bars), true).step));
-  for (size_t b = 0; b < bars; ++b) {
-    if (bars > 12 && plot.epochs[b] % every != 0 && b != 0) continue;
+  const auto label = [&](size_t b, int64_t epoch) {
     s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="middle">{}</text>)",
-                     f.left + slot * (static_cast<double>(b) + 0.5), f.top + f.height + 18, plot.epochs[b]);
+                     f.left + slot * (static_cast<double>(b) + 0.5), f.top + f.height + 18, epoch);
+  };
+  if (!grouped) {
+    const int64_t every =
+        std::max<int64_t>(1, static_cast<int64_t>(nice_plot_axis(0, static_cast<double>(bars), true).step));
+    for (size_t b = 0; b < bars; ++b) {
+      if (bars <= 12 || d.first[b] % every == 0 || b == 0) label(b, d.first[b]);
+    }
+  } else {
+    // Each bar stands for several epochs: the round epoch inside it, where there is one.
+    const double span = static_cast<double>(d.last.back() - d.first.front());
+    const auto every = std::max<int64_t>(1, static_cast<int64_t>(nice_plot_axis(0, std::max(span, 1.0), true).step));
+    for (size_t b = 0; b < bars; ++b) {
+      const int64_t round = d.last[b] >= 0 ? d.last[b] / every * every : 0;
+      if (round >= d.first[b] && round <= d.last[b]) label(b, round);
+    }
   }
   for (size_t b = 0; b < bars; ++b) {
     double base = 0;
-    std::string tip = fmt::format("epoch {}", plot.epochs[b]);
-    for (const BarSegment& seg : plot.segments) tip += fmt::format(" · {} {:.3g}", seg.name, seg.values[b]);
-    if (band) tip += " · " + plot.verdicts[b];
+    std::string tip = epochs_text(d.first[b], d.last[b]) + (d.first[b] == d.last[b] ? "" : " (mean)");
+    for (size_t k = 0; k < plot.segments.size(); ++k)
+      tip += fmt::format(" · {} {:.3g}", plot.segments[k].name, d.values[k][b]);
+    if (band) tip += " · " + d.verdicts[b];
     s += "<g><title>" + html_escape(tip) + "</title>";
-    for (const BarSegment& seg : plot.segments) {
-      const double v = std::isnan(seg.values[b]) ? 0 : seg.values[b];
+    for (size_t k = 0; k < plot.segments.size(); ++k) {
+      const double v = std::isnan(d.values[k][b]) ? 0 : d.values[k][b];
       const double y0 = f.py(base), y1 = f.py(base + v);
       s += fmt::format(R"(<rect x="{:.2f}" y="{:.2f}" width="{:.2f}" height="{:.2f}" fill="{}"/>)",
                        f.left + slot * static_cast<double>(b) + gap / 2, y1, slot - gap, std::max(0.0, y0 - y1),
-                       seg.colour);
+                       plot.segments[k].colour);
       base += v;
     }
     s += "</g>";
   }
   if (band) {
-    // One labelled box over each run of epochs with the same verdict.
+    // One labelled box over each run of bars with the same verdict.
     for (size_t b = 0; b < bars;) {
       size_t e = b;
-      while (e + 1 < bars && plot.verdicts[e + 1] == plot.verdicts[b]) ++e;
+      while (e + 1 < bars && d.verdicts[e + 1] == d.verdicts[b]) ++e;
       const double x0 = f.left + slot * static_cast<double>(b) + 1, x1 = f.left + slot * static_cast<double>(e + 1) - 1;
-      const std::string& verdict = plot.verdicts[b].empty() ? std::string("not recorded") : plot.verdicts[b];
-      const std::string range = b == e ? fmt::format("epoch {}", plot.epochs[b])
-                                       : fmt::format("epochs {}–{}", plot.epochs[b], plot.epochs[e]);
+      const std::string& verdict = d.verdicts[b].empty() ? std::string("not recorded") : d.verdicts[b];
       s += fmt::format(
-          R"(<g><title>{}: {}</title><rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{}" rx="3" fill="{}"/>)", range,
-          html_escape(verdict), x0, kTop, std::max(1.0, x1 - x0), kVerdictBand, verdict_colour(verdict));
+          R"(<g><title>{}: {}</title><rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{}" rx="3" fill="{}"/>)",
+          epochs_text(d.first[b], d.last[e]), html_escape(verdict), x0, kTop, std::max(1.0, x1 - x0), kVerdictBand,
+          verdict_colour(verdict));
       // About 7.2 units a character at this size: the name where it fits, else nothing.
       if (x1 - x0 > 7.2 * static_cast<double>(verdict.size()) + 8) {
         s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="middle" class="verdict">{}</text>)", (x0 + x1) / 2,

@@ -103,8 +103,8 @@ TEST(PrepareCli, BadArgumentsGiveOneLine) {
                                                     "/missing is not a directory; give the dataset's root folder"},
                                                    {" --data " + data + " --out " + dir.str() + "/full", 1,
                                                     "/full exists and is not empty; give a new directory"},
-                                                   {" --data " + data + " --out " + data + "/cat/inner", 1,
-                                                    "lies inside --data " + data + "; give a directory outside it"},
+                                                   {" --data " + data + " --out " + data + "/cat/inner", 2,
+                                                    "/cat/inner lies inside --data " + data + ": writing there"},
                                                    {" --data " + data + " --out " + dir.str() + "/o --workers -1", 2,
                                                     "--workers must be >= 0 (got -1; 0 = one per core)"},
                                                });

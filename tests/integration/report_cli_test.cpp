@@ -2,6 +2,7 @@
 // `stoker monitor` log, the line both print at the end that makes it, and each bad input as
 // one line: parts of a run missing or cut off (a note, and the rest drawn), nothing to draw
 // (an error), an output path that is not a regular file or a new name.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -135,6 +136,82 @@ TEST_F(ReportCli, NothingToDrawIsOneErrorLine) {
   expect_one_line_error(run_command(kStoker + " report " + run), 1,
                         run + " holds nothing to draw yet: no complete metrics.csv row",
                         "a run before its first epoch");
+}
+
+// A hand-made run folder: metrics.csv's three epochs, and `summary` as summary.json.
+std::string write_run(const TempDir& dir, const std::string& summary) {
+  dir.write_text("run/metrics.csv",
+                 "epoch,seconds,samples,train_loss,val_loss,samples_per_sec,wait_s,copy_s,compute_s\n"
+                 "1,1,100,0.9,1.0,100,0.1,0.1,0.8\n2,1,100,0.7,0.8,110,0.1,0.1,0.8\n3,1,100,0.5,0.6,120,0.2,0.1,0.7\n");
+  dir.write_text("run/summary.json", summary);
+  return dir.str() + "/run";
+}
+
+// Each part of summary.json whose value has the wrong type is left out with a note, and the
+// rest is drawn: such a file once ended the report with a raw "[json.exception.type_error.302]".
+TEST(ReportRunFolderCli, AValueOfTheWrongTypeLeavesItsPartOutWithANote) {
+  const std::string epoch =
+      R"({"epoch": 1, "wait_s": 0.1, "copy_s": 0.1, "compute_s": 0.8, "verdict": "compute-bound")";
+  struct Case {
+    std::string summary;
+    std::string note;  // a part of the note line
+    std::string kept;  // a part of the page still drawn
+  };
+  const std::vector<Case> cases = {
+      {R"({"model": "mlp", "epochs": [{"epoch": 1, "wait_s": 0.1, "copy_s": 0.1, "compute_s": 0.8, "verdict": 5}]})",
+       "summary.json: epochs[0].verdict is not text (5): left out", "<dd>mlp</dd>"},
+      {R"({"model": "mlp", "epochs": [5, )" + epoch + "}]}", "summary.json: epochs[0] is not an object (5): left out",
+       "compute-bound"},
+      {R"({"model": "mlp", "best": {"epoch": 2, "metric": [1], "value": 0.5}, "epochs": [)" + epoch + "}]}",
+       "summary.json: best.metric is not text ([1]): left out", "compute-bound"},
+      {R"({"model": "mlp", "best": "x", "epochs": [)" + epoch + "}]}",
+       "summary.json: best is not an object (\"x\"): left out", "compute-bound"},
+      {R"({"model": 7, "epochs": [)" + epoch + "}]}", "summary.json: model is not text (7): left out", "compute-bound"},
+      {R"({"model": "mlp", "epochs": {"a": 1}})", "summary.json: epochs is not a list ({\"a\":1}): left out",
+       "<dd>mlp</dd>"},
+      {R"({"model": "mlp", "epochs": [)" + epoch +
+           R"(, "loader_seconds": {"read": "x", "decode": 2, "transform": 1}}]})",
+       "summary.json: epochs[0].loader_seconds.read is not a number (\"x\"): left out", "2.0 s</td>"},
+  };
+  for (const Case& c : cases) {
+    TempDir dir;
+    const std::string run = write_run(dir, c.summary);
+    const auto r = run_command(kStoker + " report " + run);
+    ASSERT_EQ(r.exit_code, 0) << c.summary << "\n" << r.err;
+    EXPECT_NE(r.err.find("note: " + run + "/" + c.note), std::string::npos) << c.summary << "\n" << r.err;
+    EXPECT_EQ(r.err.find("json.exception"), std::string::npos) << r.err;
+    const std::string page = read_text(run + "/report.html");
+    EXPECT_NE(page.find("id=\"loss\""), std::string::npos) << c.summary;
+    EXPECT_NE(page.find("<polyline"), std::string::npos) << c.summary;
+    EXPECT_NE(page.find(c.kept), std::string::npos) << c.summary;
+    EXPECT_EQ(page.find("nan %"), std::string::npos) << c.summary;
+  }
+}
+
+// A run of 300,000 epochs once made a page of 217 MB: a bar per epoch in each bar plot, and a
+// line per change of verdict. Every plot is reduced to its width in pixels.
+TEST(ReportRunFolderCli, AVeryLongRunMakesASmallPage) {
+  TempDir dir;
+  constexpr int kEpochs = 300000;
+  std::string metrics =
+      "epoch,seconds,samples,train_loss,val_loss,train_top1,val_top1,samples_per_sec,wait_s,copy_s,"
+      "compute_s\n";
+  std::string summary = R"({"model": "mlp", "epochs": [)";
+  for (int e = 1; e <= kEpochs; ++e) {
+    const double loss = 1.0 / e;
+    metrics += fmt::format("{},1,100,{:.6g},{:.6g},0.5,0.5,{},0.1,0.1,0.8\n", e, loss, loss * 1.1, 100 + e % 7);
+    summary += fmt::format(R"({}{{"epoch": {}, "wait_s": 0.{}, "copy_s": 0.1, "compute_s": 0.8, "verdict": "{}"}})",
+                           e == 1 ? "" : ",", e, e % 2 + 1, e % 2 == 0 ? "input-bound" : "compute-bound");
+  }
+  dir.write_text("run/metrics.csv", metrics);
+  dir.write_text("run/summary.json", summary + "]}");
+  const auto r = run_command(kStoker + " report " + dir.str() + "/run");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto bytes = fs::file_size(dir.str() + "/run/report.html");
+  EXPECT_LT(bytes, 2u << 20) << "the page of " << kEpochs << " epochs";
+  const std::string page = read_text(dir.str() + "/run/report.html");
+  EXPECT_NE(page.find("more changes of verdict"), std::string::npos);
+  EXPECT_NE(page.find("epochs 1–"), std::string::npos) << "a bar stands for several epochs";
 }
 
 TEST(ReportMonitorCli, MonitorPrintsTheLineAndItsLogDrawsAlone) {

@@ -3,6 +3,8 @@
 // written as CSV, exit 1 when any is bad and 0 when none is, feature arrays, and one-line
 // errors for bad arguments.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <limits>
@@ -66,7 +68,7 @@ TEST(ScanCli, EveryDamagedFileIsNamedOnceWithItsReason) {
   const std::string list = read_text(dir.str() + "/bad.txt");
   EXPECT_EQ(list.rfind("# stoker scan: 3 bad of 11 samples checked", 0), 0u) << list;
   EXPECT_EQ(std::count(list.begin(), list.end(), '\n'), 4) << list;
-  EXPECT_NE(list.find("\n" + data + "/cat/cut.jpg\ttruncated JPEG"), std::string::npos) << list;
+  EXPECT_NE(list.find("\ncat/cut.jpg\ttruncated JPEG"), std::string::npos) << list;  // relative to --data
 
   const auto json = run_command(kStoker + " scan --data " + data + " --json");
   ASSERT_EQ(json.exit_code, 1) << json.err;
@@ -112,6 +114,31 @@ TEST(ScanCli, TrainingLeavesOutWhatTheScanListed) {
   EXPECT_NE(missing.err.find("--exclude-list"), std::string::npos) << missing.err;
 }
 
+// The list names samples relative to the data's folder, escaped: it leaves the same samples
+// out however --data is spelled, a name with a tab or a leading '#' included.
+TEST(ScanCli, AListMatchesTheDataHoweverItIsSpelled) {
+  if (!STOKER_HAS_TORCH) GTEST_SKIP() << "built without libtorch";
+  TempDir dir;
+  write_folder(dir, true);
+  dir.write_text("data/dog/tab\tin name.jpg", "not an image");
+  dir.write_text("data/#misc/empty.png", "");
+  dir.write("data/#misc/good.jpg", stoker::data::encode_jpeg(make_photo_like(40, 30)));
+  const std::string in_dir = "cd " + dir.str() + " && ";
+  ASSERT_EQ(run_command(in_dir + kStoker + " scan --data data -o bad.txt").exit_code, 1);
+  const std::string list = read_text(dir.str() + "/bad.txt");
+  EXPECT_NE(list.find("\ndog/tab\\tin name.jpg\t"), std::string::npos) << list;
+  EXPECT_NE(list.find("\n\\#misc/empty.png\t"), std::string::npos) << list;
+  for (const std::string& data : std::vector<std::string>{"data", "./data/", dir.str() + "/data"}) {
+    const auto r = run_command(in_dir + kStoker + " train --data " + data +
+                               " --model mlp --transforms 'Resize(8), CenterCrop(8), Grayscale' --batch-size 4 "
+                               "--max-steps 1 --workers 1 --no-progress --output-dir runs --exclude-list bad.txt");
+    ASSERT_EQ(r.exit_code, 0) << data << "\n" << r.err << r.out;
+    EXPECT_NE(r.out.find(": 14 images in 3 classes → 5 listed in bad.txt left out"), std::string::npos) << data << "\n"
+                                                                                                        << r.out;
+    EXPECT_EQ(r.out.find("not in the data"), std::string::npos) << data << "\n" << r.out;
+  }
+}
+
 TEST(ScanCli, ACleanDatasetExitsZero) {
   TempDir dir;
   const auto r = run_command(kStoker + " scan --data " + write_folder(dir, false));
@@ -134,6 +161,32 @@ TEST(ScanCli, FeatureArraysAreCheckedWhenOpenedAndScannedRowByRow) {
   EXPECT_EQ(bad.err, "error: arrays " + dir.str() +
                          "/x.npy + y.npy: a feature of sample 1 (column 2) is nan; fill or "
                          "drop missing values first\n");
+}
+
+// A class folder that cannot be listed once made "8 images in 2 classes" of 12 in 3, and
+// stoker train advised removing empty class folders. Root lists every folder, so as root the
+// commands run as the unprivileged user 65534 (setpriv).
+TEST(ScanCli, AFolderThatCannotBeListedIsAnErrorNamingIt) {
+  TempDir dir;
+  const std::string data = write_folder(dir, false);
+  dir.write("data/bird/img.jpg", stoker::data::encode_jpeg(make_photo_like(40, 30)));
+  for (const std::string& folder : {dir.str(), data, data + "/cat", data + "/dog"})
+    ASSERT_EQ(::chmod(folder.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod((data + "/bird").c_str(), 0), 0);
+  const std::string as_user = ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "";
+  const std::string expected = "cannot list the folder " + data +
+                               "/bird of the dataset: Permission denied; check its permissions (its images would "
+                               "otherwise be missing from the data)";
+  stoker::testing::expect_one_line_error(run_command(as_user + kStoker + " scan --data " + data), 1, expected,
+                                         "scan of an unreadable class folder");
+  stoker::testing::expect_one_line_error(run_command(as_user + kStoker + " scan --json --data " + data), 1, expected,
+                                         "scan --json of an unreadable class folder");
+  if (STOKER_HAS_TORCH) {
+    stoker::testing::expect_one_line_error(run_command(as_user + kStoker + " train --data " + data +
+                                                       " --model mlp --epochs 1 --output-dir " + dir.str() + "/runs"),
+                                           1, expected, "train on an unreadable class folder");
+  }
+  ASSERT_EQ(::chmod((data + "/bird").c_str(), 0755), 0);
 }
 
 TEST(ScanCli, BadArgumentsGiveOneLine) {

@@ -8,9 +8,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "stoker/core/json_text.h"
 #include "stoker/data/encode.h"
 #include "stoker_program.h"
+#include "support/level_datasets.h"
 #include "support/run_command.h"
+#include "support/run_files.h"
 #include "support/temp_dir.h"
 #include "support/test_images.h"
 
@@ -122,6 +125,47 @@ TEST(UntrustedPathsCli, OutputFoldersThatAreNotFoldersAreOneLine) {
   expect_one_line_error(
       run_command(kTimeout + kStoker + " train --no-progress --max-steps 1 --data " + root + " --output-dir " + file),
       2, "--output-dir " + file + " is a regular file, not a folder", "--output-dir FILE");
+}
+
+// A class folder named with bytes that are not UTF-8 (a file name is bytes): train once
+// failed after its setup with a raw "[json.exception.type_error.316]", leaving a run folder
+// with config.yaml and tb/ only, and scan --json lost its result. The names go into JSON as
+// \udcXX escapes (Python's surrogateescape) and come back as the same bytes.
+TEST(UntrustedPathsCli, NamesThatAreNotUtf8GoIntoJsonAndComeBack) {
+  TempDir dir;
+  const std::string bad_class = "bad\xff\xfe";
+  stoker::testing::write_level_classes(dir, "data", 32, 1);
+  fs::rename(dir.path() / "data" / "dark", dir.path() / "data" / bad_class);
+  dir.write_text("data/" + bad_class + "/broken\xff.png", "not a PNG");
+  const std::string data = dir.str() + "/data";
+
+  const auto scan = run_command(kTimeout + kStoker + " scan --json --data " + data);
+  ASSERT_EQ(scan.exit_code, 1) << scan.err;
+  EXPECT_NE(scan.out.find("/bad\\udcff\\udcfe/broken\\udcff.png"), std::string::npos) << scan.out;
+  const nlohmann::json report = parse_json(scan.out);
+  ASSERT_EQ(report["bad"].size(), 1u);
+  EXPECT_EQ(report["bad"][0]["name"], data + "/" + bad_class + "/broken\xff.png");
+
+  if (!STOKER_HAS_TORCH) return;
+  fs::remove(data + "/" + bad_class + "/broken\xff.png");
+  const auto train =
+      run_command(kTimeout + kStoker + " train --data " + data +
+                  " --val-split 0.25 --epochs 1 --model mlp --workers 1 --batch-size 8 --no-progress --json-summary"
+                  " --transforms 'Resize(8), CenterCrop(8), Grayscale' --output-dir " +
+                  dir.str() + "/runs");
+  ASSERT_EQ(train.exit_code, 0) << train.err << train.out;
+  const std::string run = stoker::testing::run_dir_of(dir.str() + "/runs");
+  const nlohmann::json summary = parse_json(testing::read_text(run + "/summary.json"));
+  EXPECT_TRUE(summary.is_object());
+  EXPECT_EQ(parse_json(train.out.substr(train.out.rfind("\n{") + 1)), summary);
+  // The weights carry the class names: evaluate reads them back, byte for byte.
+  const auto evaluate = run_command(kTimeout + kStoker + " evaluate " + run + " --data " + data + " --json");
+  ASSERT_EQ(evaluate.exit_code, 0) << evaluate.err;
+  EXPECT_NE(evaluate.out.find("bad\\udcff\\udcfe"), std::string::npos) << evaluate.out;
+  EXPECT_TRUE(parse_json(evaluate.out).is_object());
+  const auto report_page = run_command(kTimeout + kStoker + " report " + run);
+  EXPECT_EQ(report_page.exit_code, 0) << report_page.err;
+  EXPECT_EQ(report_page.err.find("summary.json"), std::string::npos) << report_page.err;
 }
 
 }  // namespace

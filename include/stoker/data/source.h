@@ -288,17 +288,7 @@ std::shared_ptr<const Source> integers_as_regression(std::shared_ptr<const Sourc
 // IDX label of 255 among ten classes), ascending; empty for other sources. Reads every label.
 std::vector<int64_t> classes_without_samples(const Source& source);
 
-// `source` without the samples a list file names: what `stoker scan -o` writes, one
-// Source::name per line, anything after a tab ignored (the reason), blank lines and lines
-// starting with '#' skipped. The list is a user's file: at most 256 MiB, read with
-// read_small_file's checks. Names not in `source` are counted, not an error (the list may
-// come from a larger copy). Throws UsageError when it would leave no sample.
-struct Excluded {
-  std::shared_ptr<const Source> source;  // `source` itself when the list names none of it
-  size_t excluded = 0;                   // samples left out
-  size_t unknown = 0;                    // names in the list that are not in `source`
-};
-Excluded exclude_listed(std::shared_ptr<const Source> source, const std::string& list_path);
+// Leaving listed samples out (`--exclude-list`): stoker/data/exclude_list.h.
 
 // A validation part held out of training data: views of one source, sharing its class names.
 struct HeldOut {

@@ -12,6 +12,7 @@
 #include "data/source/file_reader.h"
 #include "stoker/core/error.h"
 #include "stoker/core/mutex.h"
+#include "stoker/core/output_clash.h"
 #include "stoker/core/user_files.h"
 #include "stoker/data/decode.h"
 #include "stoker/data/encode.h"
@@ -56,15 +57,9 @@ void check_paths(const fs::path& source, const fs::path& output) {
     throw Error(fmt::format("--data {} is not a directory; give the dataset's root folder", source.string()));
   }
   check_output_folder(output.string(), "--out");
+  check_output_folder_apart(output.string(), "--out", {{source.string(), "--data"}});
   if (fs::exists(output, ec) && !fs::is_empty(output, ec)) {
     throw Error(fmt::format("--out {} exists and is not empty; give a new directory", output.string()));
-  }
-  const fs::path src = fs::weakly_canonical(source, ec);
-  const fs::path out = fs::weakly_canonical(output, ec);
-  const auto [s, o] = std::mismatch(src.begin(), src.end(), out.begin(), out.end());
-  if (s == src.end()) {
-    throw Error(
-        fmt::format("--out {} lies inside --data {}; give a directory outside it", output.string(), source.string()));
   }
 }
 

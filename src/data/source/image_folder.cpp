@@ -62,6 +62,12 @@ std::pair<dev_t, ino_t> folder_id(const fs::path& path) {
   return {st.st_dev, st.st_ino};
 }
 
+// A folder of the dataset that cannot be listed (no read permission, an I/O error).
+DataError unreadable_folder(const fs::path& folder, const std::error_code& ec) {
+  return DataError("cannot list the folder " + folder.string() + " of the dataset: " + ec.message() +
+                   "; check its permissions (its images would otherwise be missing from the data)");
+}
+
 }  // namespace
 
 std::unique_ptr<Source> open_image_folder(const std::string& root) {
@@ -70,11 +76,13 @@ std::unique_ptr<Source> open_image_folder(const std::string& root) {
   if (!fs::is_directory(root, ec)) throw DataError("dataset path " + root + " is not a directory");
 
   std::vector<std::string> classes;
-  fs::directory_iterator it(root, ec);
-  if (ec) throw DataError("cannot read dataset directory " + root + ": " + ec.message());
-  for (const auto& entry : it) {
-    if (entry.is_directory(ec)) classes.push_back(entry.path().filename().string());
+  std::error_code list_error;
+  fs::directory_iterator it(root, list_error);
+  for (; it != fs::directory_iterator(); it.increment(list_error)) {
+    std::error_code kind_error;  // an entry that cannot be stat'ed is not a class folder
+    if (it->is_directory(kind_error)) classes.push_back(it->path().filename().string());
   }
+  if (list_error) throw unreadable_folder(root, list_error);  // the listing ends at its first error
   if (classes.empty()) {
     throw DataError("dataset directory " + root +
                     " has no class folders; expected root/<class>/<image>.jpg (torchvision "
@@ -100,16 +108,22 @@ std::unique_ptr<Source> open_image_folder(const std::string& root) {
     std::vector<std::string> class_paths;
     const fs::path class_dir = fs::path(root) / classes[class_id];
     if (!claimed[class_id]) continue;
-    fs::recursive_directory_iterator walk(
-        class_dir, fs::directory_options::follow_directory_symlink | fs::directory_options::skip_permission_denied, ec);
-    if (ec) throw DataError("cannot read class folder " + class_dir.string() + ": " + ec.message());
-    for (; walk != fs::recursive_directory_iterator(); walk.increment(ec)) {
-      if (ec) throw DataError("cannot read class folder " + class_dir.string() + ": " + ec.message());
+    // Every folder is listed or the source is refused: a folder skipped for its permissions
+    // (torchvision raises PermissionError) would make its images missing without a word.
+    std::error_code walk_error;
+    fs::recursive_directory_iterator walk(class_dir, fs::directory_options::follow_directory_symlink, walk_error);
+    if (walk_error) throw unreadable_folder(class_dir, walk_error);
+    // The folder the next step lists: the folder just met, else the one being listed.
+    fs::path listing = class_dir;
+    for (; walk != fs::recursive_directory_iterator(); walk.increment(walk_error)) {
       const fs::directory_entry& entry = *walk;
-      if (entry.is_directory(ec)) {
+      listing = entry.path().parent_path();
+      if (entry.is_directory(ec)) {  // ec: an entry that cannot be stat'ed is a file
         if (!read_folders.insert(folder_id(entry.path())).second) {
           walk.disable_recursion_pending();
           ++repeated_folders;
+        } else {
+          listing = entry.path();
         }
         continue;
       }
@@ -119,6 +133,7 @@ std::unique_ptr<Source> open_image_folder(const std::string& root) {
         ++skipped;
       }
     }
+    if (walk_error) throw unreadable_folder(listing, walk_error);  // the walk ends at its first error
     std::sort(class_paths.begin(), class_paths.end());
     for (auto& path : class_paths) {
       paths.push_back(std::move(path));

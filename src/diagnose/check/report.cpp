@@ -5,6 +5,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "stoker/core/json_text.h"
 #include "stoker/core/numbers.h"
 #include "stoker/diagnose/check.h"
 
@@ -390,7 +391,7 @@ std::string format_json(const CheckReport& r) {
   put(estimate, "epoch_seconds", e.epoch_seconds);
   estimate["epoch_seconds_is_lower_bound"] = e.lower_bound;
   out["estimate"] = estimate;
-  return out.dump(2);
+  return dump_json(out, 2);
 }
 
 }  // namespace stoker::diagnose::check

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "stoker/core/numbers.h"
+#include "stoker/core/shell_quote.h"
 
 namespace stoker::diagnose {
 
@@ -114,7 +115,7 @@ std::string prepare_command(const std::string& dataset) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) dir = dir.parent_path();
   const std::string d = dir.empty() ? std::string(".") : dir.string();
-  return fmt::format("stoker prepare --data {} --out {}-prepared", d, d);
+  return fmt::format("stoker prepare --data {} --out {}", shell_quote(d), shell_quote(d + "-prepared"));
 }
 
 CacheEstimate estimate_decoded_cache(const PipelineEvidence& p) {

@@ -8,6 +8,7 @@
 
 #include "fields.h"
 #include "stoker/core/error.h"
+#include "stoker/core/json_text.h"
 #include "stoker/core/user_files.h"
 #include "stoker/monitor/sinks.h"
 
@@ -101,7 +102,7 @@ JsonlLog::JsonlLog(const std::string& path, const std::vector<GpuInfo>& gpus, co
     devices.push_back({{"index", g.index}, {"name", g.name}, {"uuid", g.uuid}, {"gpm", g.gpm_supported}});
   }
   const nlohmann::json meta = {{"type", "meta"}, {"fields", fields}, {"gpus", devices}, {"gpu_status", gpu_status}};
-  write_or_throw(file_, meta.dump() + "\n", path_);
+  write_or_throw(file_, dump_json(meta) + "\n", path_);
 }
 
 JsonlLog::~JsonlLog() { std::fclose(file_); }
@@ -121,7 +122,7 @@ void JsonlLog::write(const Sample& s) {
     gpus.push_back(gpu);
   }
   line["gpus"] = gpus;
-  write_or_throw(file_, line.dump() + "\n", path_);
+  write_or_throw(file_, dump_json(line) + "\n", path_);
 }
 
 }  // namespace stoker::monitor

@@ -89,7 +89,8 @@ TEST(PrepareDatasetTest, BadPathsThrowNamingThePath) {
   EXPECT_NE(message(dir.str() + "/nope", dir.str() + "/o").find("/nope is not a directory"), std::string::npos);
   EXPECT_NE(message(dir.str() + "/in", dir.str() + "/taken").find("/taken exists and is not empty"), std::string::npos);
   EXPECT_NE(message(dir.str() + "/in", dir.str() + "/in/a/out").find("lies inside --data"), std::string::npos);
-  EXPECT_NE(message(dir.str() + "/in", dir.str() + "/in").find("exists and is not empty"), std::string::npos);
+  EXPECT_NE(message(dir.str() + "/in", dir.str() + "/in").find("/in is --data " + dir.str() + "/in (the same folder)"),
+            std::string::npos);
 }
 
 }  // namespace

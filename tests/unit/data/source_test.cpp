@@ -1,6 +1,10 @@
 #include "stoker/data/source.h"
 
+#include <grp.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <filesystem>
@@ -86,6 +90,63 @@ TEST(ImageFolderTest, UnusableRootsNameThePath) {
       EXPECT_NE(std::string(e.what()).find(c.root), std::string::npos) << e.what();
     }
   }
+}
+
+// What open_image_folder(root) throws ("<no error>" when it opens), asked in a child process
+// that runs as the unprivileged user 65534 when this one is root: root reads every folder,
+// whatever its permissions.
+std::string error_without_root(const std::string& root) {
+  int pipe_fds[2];
+  if (::pipe(pipe_fds) != 0) return "<pipe failed>";
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::close(pipe_fds[0]);
+    std::string text;
+    if (::geteuid() == 0 && (::setgroups(0, nullptr) != 0 || ::setresgid(65534, 65534, 65534) != 0 ||
+                             ::setresuid(65534, 65534, 65534) != 0)) {
+      text = "<could not become user 65534>";
+    } else {
+      text = error_text([&] { open_image_folder(root); });
+    }
+    const ssize_t written = ::write(pipe_fds[1], text.data(), text.size());
+    ::_exit(written == static_cast<ssize_t>(text.size()) ? 0 : 1);
+  }
+  ::close(pipe_fds[1]);
+  std::string text;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(pipe_fds[0], buffer, sizeof buffer)) > 0;) text.append(buffer, static_cast<size_t>(n));
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return text;
+}
+
+// A class folder, or a folder inside one, that cannot be listed once made "30 images in 3
+// classes" of 40 in 4, and training then advised removing empty class folders.
+TEST(ImageFolderTest, AFolderThatCannotBeListedIsAnErrorNamingIt) {
+  TempDir dir;
+  for (const char* name : {"data/a/1.jpg", "data/b/2.jpg", "data/c/3.jpg", "data/c/deep/4.jpg"})
+    dir.write(name, bytes_of("x"));
+  for (const char* folder : {"", "/data", "/data/a", "/data/b", "/data/c", "/data/c/deep"})
+    ASSERT_EQ(::chmod((dir.str() + folder).c_str(), 0755), 0);
+  const std::string root = dir.str() + "/data";
+  ASSERT_EQ(error_without_root(root), "<no error>");
+
+  ASSERT_EQ(::chmod((root + "/b").c_str(), 0), 0);
+  EXPECT_EQ(error_without_root(root), "cannot list the folder " + root +
+                                          "/b of the dataset: Permission denied; check its permissions (its "
+                                          "images would otherwise be missing from the data)");
+  ASSERT_EQ(::chmod((root + "/b").c_str(), 0755), 0);
+
+  ASSERT_EQ(::chmod((root + "/c/deep").c_str(), 0311), 0);  // entered, not listed
+  const std::string deep = error_without_root(root);
+  EXPECT_EQ(deep.rfind("cannot list the folder " + root + "/c/deep of the dataset: Permission denied", 0), 0u) << deep;
+  ASSERT_EQ(::chmod((root + "/c/deep").c_str(), 0755), 0);
+
+  ASSERT_EQ(::chmod(root.c_str(), 0311), 0);
+  const std::string top = error_without_root(root);
+  EXPECT_EQ(top.rfind("cannot list the folder " + root + " of the dataset: Permission denied", 0), 0u) << top;
+  ASSERT_EQ(::chmod(root.c_str(), 0755), 0);
 }
 
 TEST(FileListTest, ClassificationWithHeaderAndQuotedPaths) {

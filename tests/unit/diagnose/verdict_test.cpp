@@ -150,6 +150,9 @@ TEST(Verdict, PrepareIsOfferedWhenJpegsDecodeFromTheTop) {
             "stoker prepare --data /data/imagenet --out /data/imagenet-prepared");
   p.dataset = "/usr/share/";  // a folder (trailing slash dropped)
   EXPECT_EQ(recommend(classify(w), w, p)[0].change, "stoker prepare --data /usr/share --out /usr/share-prepared");
+  p.dataset = "/my data/it's/train";  // quoted for the shell, to be pasted
+  EXPECT_EQ(recommend(classify(w), w, p)[0].change,
+            "stoker prepare --data '/my data/it'\\''s' --out '/my data/it'\\''s-prepared'");
   EXPECT_EQ(changes[0].predicted_gain, 0);  // not predicted: depends on the crops
   p.spliced_samples = 3990;                 // already prepared
   EXPECT_EQ(recommend(classify(w), w, p).size(), 1u);

@@ -1,4 +1,5 @@
-// The min/max downsampler: bounded output, every extreme kept, x order kept, NaN left out.
+// The min/max downsampler: bounded output, every extreme kept, x order kept, NaN left out;
+// and bars grouped to fit a plot's columns.
 #include "stoker/report/downsample.h"
 
 #include <gtest/gtest.h>
@@ -72,4 +73,21 @@ TEST(DownsampleTest, AllTheSameXGoesIntoOneBucket) {
 }
 
 }  // namespace
+TEST(DownsampleTest, BarsFitTheColumnsInGroupsOfEqualSize) {
+  const auto alone = bar_groups(5, 10);
+  ASSERT_EQ(alone.size(), 5u);
+  for (size_t i = 0; i < alone.size(); ++i) {
+    EXPECT_EQ(alone[i].begin, i);
+    EXPECT_EQ(alone[i].end, i + 1);
+  }
+  const auto groups = bar_groups(300000, 1176);
+  EXPECT_LE(groups.size(), 1176u);
+  EXPECT_EQ(groups.front().begin, 0u);
+  EXPECT_EQ(groups.back().end, 300000u);
+  for (size_t i = 1; i < groups.size(); ++i) EXPECT_EQ(groups[i].begin, groups[i - 1].end);
+  EXPECT_EQ(groups.front().end, 256u);  // ceil(300000 / 1176)
+  EXPECT_TRUE(bar_groups(0, 10).empty());
+  EXPECT_EQ(bar_groups(3, 0).size(), 1u);
+}
+
 }  // namespace stoker::report

@@ -9,7 +9,9 @@
 #include "stoker/core/clock.h"
 #include "stoker/core/error.h"
 #include "stoker/core/host_tuning.h"
+#include "stoker/core/json_text.h"
 #include "stoker/core/numbers.h"
+#include "stoker/core/output_clash.h"
 #include "stoker/data/loader.h"
 #include "stoker/train/trainer.h"
 #include "train/torch/evaluate/evaluate.h"
@@ -117,7 +119,13 @@ int run_evaluation(const EvaluateOptions& options) {
   TrainConfig device_choice;
   device_choice.device = options.device;
   validate(device_choice);  // the device's text, checked as `stoker train` checks it
-  const ExportedWeights w = read_exported_weights(exported_weights_file(options.weights));
+  const std::string weights_file = exported_weights_file(options.weights);
+  if (!options.predictions.empty()) {
+    const std::vector<CommandInput> inputs = {{weights_file, "the weights"}, {options.data, "--data"}};
+    check_output_apart(options.predictions, "--predictions", inputs);
+    check_output_apart(options.predictions + ".tmp", "--predictions' temporary file", inputs);
+  }
+  const ExportedWeights w = read_exported_weights(weights_file);
   std::shared_ptr<const data::Source> source = data::open_source(options.data, data::Split::kValidationFile);
   if (!w.objective.classification() && source->target_kind() == data::TargetKind::kClass &&
       source->targets_are_numbers()) {
@@ -200,7 +208,7 @@ int run_evaluation(const EvaluateOptions& options) {
       }
       result["per_class"] = per_class;
     }
-    std::printf("%s\n", result.dump().c_str());
+    std::printf("%s\n", dump_json(result).c_str());
     return 0;
   }
   std::string figures = format_eval(r);  // "val acc 91.2 % (top-5 …)", "val loss … · MAE …"

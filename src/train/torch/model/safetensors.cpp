@@ -20,6 +20,7 @@
 #include <system_error>
 
 #include "stoker/core/error.h"
+#include "stoker/core/json_text.h"
 #include "stoker/core/user_files.h"
 #include "train/common/safetensors_layout.h"
 
@@ -214,7 +215,7 @@ void save_safetensors(const NamedTensors& tensors, const std::string& path,
   }
   std::string header_text;
   try {
-    header_text = header.dump();
+    header_text = dump_json(header);
   } catch (const nlohmann::json::exception& e) {
     throw UsageError("cannot write safetensors file " + path + ": a name or metadata value is not UTF-8 (" + e.what() +
                      ")");

@@ -12,6 +12,7 @@
 #include "diagnose/doctor/doctor_findings.h"
 #include "stoker/core/clock.h"
 #include "stoker/core/error.h"
+#include "stoker/core/json_text.h"
 #include "stoker/core/numbers.h"
 #include "stoker/core/process.h"
 #include "stoker/data/prepare.h"
@@ -300,7 +301,7 @@ class Doctor {
       batch_search = find_batch_size();
     }
     if (options_.json) {
-      std::printf("%s\n", doctor_json(f, changes, batch_search).dump().c_str());
+      std::printf("%s\n", dump_json(doctor_json(f, changes, batch_search)).c_str());
     } else {
       print_doctor_text(f, changes, batch_search);
     }

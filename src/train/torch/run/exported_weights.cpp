@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "stoker/core/error.h"
+#include "stoker/core/json_text.h"
 #include "stoker/core/numbers.h"
 #include "train/config/schema.h"
 #include "train/torch/model/safetensors.h"
@@ -70,8 +71,8 @@ ExportedWeights read_exported_weights(const std::string& path) {
                                                        : LossKind::kMse;
     w.objective.label_smoothing = written.label_smoothing;
     w.objective.outputs = std::stoll(need("outputs"));
-    w.class_names = nlohmann::json::parse(need("class_names")).get<std::vector<std::string>>();
-    const nlohmann::json inputs = nlohmann::json::parse(need("inputs"));
+    w.class_names = parse_json(need("class_names")).get<std::vector<std::string>>();
+    const nlohmann::json inputs = parse_json(need("inputs"));
     w.inputs = data::parse_transforms(inputs.at("transform").get<std::string>());
     w.inputs.dtype = data::DType::kFloat32;
     if (!inputs.at("features").is_null()) w.features = inputs.at("features").get<int>();

@@ -10,6 +10,7 @@
 #include "stoker/core/directory_lock.h"
 #include "stoker/core/error.h"
 #include "stoker/core/numbers.h"
+#include "stoker/core/output_clash.h"
 #include "stoker/core/user_files.h"
 #include "stoker/train/trainer.h"
 #include "train/torch/model/checkpoint.h"
@@ -152,6 +153,8 @@ RunStart open_run(const TrainConfig& cfg, const TrainSetup& setup, std::optional
     start.run_dir = fs::path(path).parent_path().string();
   } else if (place.leader()) {
     check_output_folder(cfg.output_dir, "--output-dir");
+    // A run folder inside the data would be read as part of it next time (a class folder).
+    check_output_apart(cfg.output_dir, "--output-dir", {{cfg.data, "--data"}, {cfg.val_data, "--val-data"}});
     start.run_dir = new_run_folder(cfg.output_dir);
     start.lock = std::make_shared<DirectoryLock>(start.run_dir, "wait for it to end");
   }

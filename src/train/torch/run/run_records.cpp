@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "stoker/core/json_text.h"
 #include "stoker/core/numbers.h"
 
 namespace stoker::train {
@@ -163,7 +164,7 @@ const nlohmann::json& RunRecords::finish(const std::optional<std::string>& weigh
       summary_["epochs"].empty() ? nlohmann::json(nullptr) : summary_["epochs"].back()["test_accuracy"];
   summary_["global_step"] = global_step;
   summary_["exit_code"] = exit_code;
-  std::ofstream(fs::path(run_dir_) / "summary.json") << summary_.dump(2) << "\n";
+  std::ofstream(fs::path(run_dir_) / "summary.json") << dump_json(summary_, 2) << "\n";
   return summary_;
 }
 

@@ -9,6 +9,7 @@
 
 #include "stoker/core/error.h"
 #include "stoker/core/process.h"
+#include "stoker/data/exclude_list.h"
 #include "stoker/monitor/gpu_reader.h"
 #include "train/torch/model/initial_weights.h"
 #include "train/torch/step/foreach_optimizers.h"
@@ -251,7 +252,7 @@ TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place) {
 
   s.train_source = data::open_source(cfg.data, data::Split::kTrain);
   if (!cfg.exclude_list.empty()) {
-    data::Excluded left = data::exclude_listed(s.train_source, cfg.exclude_list);
+    data::Excluded left = data::exclude_listed(s.train_source, cfg.exclude_list, cfg.data);
     s.train_source = std::move(left.source);
     s.excluded_samples = left.excluded;
     s.excluded_unknown = left.unknown;

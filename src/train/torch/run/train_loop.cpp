@@ -9,6 +9,7 @@
 
 #include "stoker/core/error.h"
 #include "stoker/core/numbers.h"
+#include "stoker/core/shell_quote.h"
 #include "stoker/data/loader.h"
 #include "stoker/monitor/sinks.h"
 #include "train/torch/evaluate/evaluate.h"
@@ -88,7 +89,7 @@ int TrainLoop::run() {
         std::printf(
             "stopped by %s at epoch %lld step %lld; checkpoint saved: %s\nresume with: stoker train --resume %s\n",
             stop_signal_name(signo), static_cast<long long>(epoch + 1), static_cast<long long>(first + record.batches),
-            run_.start.checkpoint_path.c_str(), run_.start.run_dir.c_str());
+            run_.start.checkpoint_path.c_str(), shell_quote(run_.start.run_dir).c_str());
       }
       return 128 + signo;
     }

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "stoker/core/json_text.h"
+#include "stoker/core/shell_quote.h"
 #include "train/torch/model/safetensors.h"
 
 namespace stoker::train {
@@ -37,8 +39,8 @@ WeightsMetadata::WeightsMetadata(const TrainConfig& cfg, const TrainSetup& setup
               {"loss", to_string(setup.objective.loss)},
               {"label_smoothing", fmt::format("{:.17g}", setup.objective.label_smoothing)},
               {"outputs", std::to_string(setup.objective.outputs)},
-              {"class_names", nlohmann::json(setup.train_source->class_names()).dump()},
-              {"inputs", inputs_json(inputs).dump()}} {}
+              {"class_names", dump_json(nlohmann::json(setup.train_source->class_names()))},
+              {"inputs", dump_json(inputs_json(inputs))}} {}
 
 std::map<std::string, std::string> WeightsMetadata::model(int64_t global_step) const {
   std::map<std::string, std::string> entries = common_;
@@ -69,10 +71,10 @@ int export_run(const TrainConfig& cfg, bool json_summary, TrainSetup& setup, con
   const nlohmann::json& summary = records.finish(weights, global_step, exit_code);
   if (exit_code == 0) print_saved(start, ema != nullptr, best);
   if (tensorboard != nullptr && !tensorboard->path().empty()) {
-    std::printf("TensorBoard: tensorboard --logdir %s\n", cfg.output_dir.c_str());
+    std::printf("TensorBoard: tensorboard --logdir %s\n", shell_quote(cfg.output_dir).c_str());
   }
-  std::printf("report: stoker report %s\n", start.run_dir.c_str());
-  if (json_summary) std::printf("%s\n", summary.dump().c_str());
+  std::printf("report: stoker report %s\n", shell_quote(start.run_dir).c_str());
+  if (json_summary) std::printf("%s\n", dump_json(summary).c_str());
   return exit_code;
 }
 
