@@ -174,14 +174,35 @@ std::pair<py::object, py::object> image_and_target(const py::object& item) {
   return {parts[0], std::move(rest)};
 }
 
+// Appends the values of the stoker.Keypoints and stoker.Boxes in `target` (inside tuples,
+// lists and dict values, depth first, in order: restore() in stoker/_geometry.py walks the same
+// way) to *out.
+void collect_geometry(const py::handle& target, data::GeometryTargets* out, int depth = 0) {
+  if (depth > 16) return;
+  if (py::hasattr(target, "__stoker_geometry__")) {
+    const std::string kind = target.attr("__stoker_geometry__").cast<std::string>();
+    const auto values = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(target.attr("_values"));
+    if (!values) throw std::invalid_argument("a " + type_name(target) + " whose values are not an array");
+    std::vector<float>& to = kind == "boxes" ? out->boxes : out->points;
+    to.insert(to.end(), values.data(), values.data() + values.size());
+    return;
+  }
+  if (py::isinstance<py::tuple>(target) || py::isinstance<py::list>(target)) {
+    for (const py::handle part : target) collect_geometry(part, out, depth + 1);
+  } else if (py::isinstance<py::dict>(target)) {
+    for (const auto& [key, value] : py::reinterpret_borrow<py::dict>(target)) collect_geometry(value, out, depth + 1);
+  }
+}
+
 constexpr const char* kAllowedImages =
     "a path, encoded bytes, a uint8 array ((H, W), (H, W, C) or (C, H, W)) or a PIL image";
 
 }  // namespace
 
 DatasetSource::DatasetSource(py::object dataset, py::object worker_init_fn, std::string name,
-                             std::vector<std::string> class_names)
-    : dataset_(std::make_shared<HeldObject>(std::move(dataset))),
+                             std::vector<std::string> class_names, bool has_geometry)
+    : has_geometry_(has_geometry),
+      dataset_(std::make_shared<HeldObject>(std::move(dataset))),
       worker_init_fn_(std::make_shared<HeldObject>(std::move(worker_init_fn))),
       name_(std::move(name)),
       class_names_(std::move(class_names)),
@@ -199,6 +220,7 @@ Status DatasetSource::read(size_t index, data::SampleData* out) const {
       const py::object item = dataset_->get()[py::int_(index)];
       auto [image, target] = image_and_target(item);
       take_image(image, out, &path);
+      if (has_geometry_) collect_geometry(target, &out->geometry);
       out->extra = std::make_shared<const HeldObject>(std::move(target));
     } catch (py::error_already_set& e) {
       return Status::failure("raised " + one_line(e));

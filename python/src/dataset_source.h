@@ -7,7 +7,9 @@
 // with C 1, 3 or 4 (an alpha channel is dropped), or a PIL image (converted to RGB unless it
 // is L or RGB already). What follows the image is the sample's target: the one object after
 // it, or the tuple of all of them; it travels with the sample to the consumer (SampleData::
-// extra, read back with targets_of) and is collated there, in Python.
+// extra, read back with targets_of) and is collated there, in Python. The stoker.Keypoints and
+// stoker.Boxes in it are read into SampleData::geometry, moved with the image, and put back
+// in their places by the consumer.
 //
 // Threads: read() holds the GIL for dataset[i] and for copying an in-memory image out; a
 // path's file is read without it. name() and describe() never take the GIL (the loader calls
@@ -53,8 +55,10 @@ class DatasetSource final : public data::Source {
  public:
   // `dataset`: the object; `worker_init_fn`: None or a callable; `name`: how messages name it
   // ("FaceClips"); `class_names`: the dataset's classes, if it has them. With the GIL held.
+  // `has_geometry`: targets hold stoker.Keypoints / stoker.Boxes (stoker/targets.py), whose
+  // values are read into SampleData::geometry and move with the image.
   DatasetSource(pybind11::object dataset, pybind11::object worker_init_fn, std::string name,
-                std::vector<std::string> class_names);
+                std::vector<std::string> class_names, bool has_geometry);
 
   size_t size() const override { return size_; }
   std::string name(size_t index) const override;
@@ -64,9 +68,11 @@ class DatasetSource final : public data::Source {
   int64_t label(size_t) const override { return 0; }  // the targets travel as Python objects
   void targets(size_t, float* out) const override { out[0] = 0; }
   Status read(size_t index, data::SampleData* out) const override;
+  bool has_geometry() const override { return has_geometry_; }
   void on_worker_start(int worker_id) const override;
 
  private:
+  bool has_geometry_;
   std::shared_ptr<HeldObject> dataset_;
   std::shared_ptr<HeldObject> worker_init_fn_;
   std::string name_;

@@ -2,6 +2,7 @@
 // Argument checks with Python's names live in stoker/data_loader.py; what reaches here is
 // checked again by the C++ (UsageError → ValueError).
 #include <fmt/format.h>
+#include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
 #include <chrono>
@@ -71,7 +72,8 @@ LoaderHandle::LoaderHandle(std::shared_ptr<data::Source> source, data::LoaderOpt
     : features_(source->feature_count() > 0),
       classes_(source->target_kind() == data::TargetKind::kClass),
       dataset_targets_(dynamic_cast<const DatasetSource*>(source.get()) != nullptr),
-      records_(records) {
+      records_(records),
+      geometry_(source->has_geometry()) {
   if (!allocate.is_none()) {
     allocator_ = std::make_shared<PythonAllocator>(std::move(allocate));
     options.allocator = allocator_.get();
@@ -130,7 +132,8 @@ std::optional<PyBatch> LoaderHandle::next(double timeout) {
                  std::vector<uint64_t>(shared->indices(), shared->indices() + shared->size()),
                  dataset_targets_ ? py::object(targets_of(*shared)) : py::object(py::none()),
                  records_ ? py::object(records_of(*shared, loader_->source(), loader_->options().transform))
-                          : py::object(py::none())};
+                          : py::object(py::none()),
+                 geometry_ ? py::object(geometry_of(*shared)) : py::object(py::none())};
 }
 
 namespace {
@@ -161,12 +164,26 @@ void bind_loader(py::module_& m) {
           py::arg("labels"), py::arg("classes"))
       .def_static(
           "dataset",
-          [](py::object dataset, py::object worker_init_fn, std::string name, std::vector<std::string> classes) {
+          [](py::object dataset, py::object worker_init_fn, std::string name, std::vector<std::string> classes,
+             bool has_geometry) {
             return std::shared_ptr<data::Source>(std::make_shared<DatasetSource>(
-                std::move(dataset), std::move(worker_init_fn), std::move(name), std::move(classes)));
+                std::move(dataset), std::move(worker_init_fn), std::move(name), std::move(classes), has_geometry));
           },
           "A map-style Dataset object whose items are (image, target, ...) (dataset_source.h)", py::arg("dataset"),
-          py::arg("worker_init_fn"), py::arg("name"), py::arg("classes"))
+          py::arg("worker_init_fn"), py::arg("name"), py::arg("classes"), py::arg("has_geometry") = false)
+      .def_static(
+          "with_geometry",
+          [](std::shared_ptr<data::Source> source, const py::array_t<float, py::array::c_style>& points,
+             int points_per_sample, const py::array_t<float, py::array::c_style>& boxes, int boxes_per_sample) {
+            std::vector<float> point_values(points.data(), points.data() + points.size());
+            std::vector<float> box_values(boxes.data(), boxes.data() + boxes.size());
+            return std::const_pointer_cast<data::Source>(data::with_geometry(std::move(source), std::move(point_values),
+                                                                             points_per_sample, std::move(box_values),
+                                                                             boxes_per_sample));
+          },
+          "`source` with keypoints (x, y, visible) and boxes (x1, y1, x2, y2, valid) for every sample",
+          py::arg("source"), py::arg("points"), py::arg("points_per_sample"), py::arg("boxes"),
+          py::arg("boxes_per_sample"))
       .def("__len__", &data::Source::size)
       .def("describe", [](const data::Source& s) { return fs_str(s.describe()); })
       .def("name", [](const data::Source& s, size_t i) { return fs_str(s.name(i)); })
@@ -229,13 +246,15 @@ void bind_loader(py::module_& m) {
       .def_readonly("targets", &PyBatch::targets)
       .def_readonly("indices", &PyBatch::indices)
       .def_readonly("items", &PyBatch::items)
-      .def_readonly("params", &PyBatch::params);
+      .def_readonly("params", &PyBatch::params)
+      .def_readonly("geometry", &PyBatch::geometry);
 
   py::class_<LoaderHandle>(m, "Loader")
       .def(py::init([](std::shared_ptr<data::Source> source, int batch_size, int workers, int prefetch, bool shuffle,
                        bool drop_last, uint64_t seed, int rank, int world_size, const std::string& transforms,
                        bool channels_last, bool normalize_in_consumer, const std::string& on_error, double max_bad,
-                       double cache_decoded_bytes, bool run_ahead, bool return_params, py::object allocate) {
+                       double cache_decoded_bytes, bool run_ahead, bool return_params,
+                       std::vector<std::pair<int, int>> flip_pairs, py::object allocate) {
              data::LoaderOptions o;
              o.batch_size = batch_size;
              o.workers = workers;
@@ -252,13 +271,15 @@ void bind_loader(py::module_& m) {
              o.max_bad_fraction = max_bad;
              o.cache_decoded_bytes = static_cast<size_t>(cache_decoded_bytes);
              o.run_ahead = run_ahead;
+             o.target_geometry.flip_pairs = std::move(flip_pairs);
              return std::make_unique<LoaderHandle>(std::move(source), std::move(o), std::move(allocate), return_params);
            }),
            py::arg("source"), py::kw_only(), py::arg("batch_size"), py::arg("workers"), py::arg("prefetch"),
            py::arg("shuffle"), py::arg("drop_last"), py::arg("seed"), py::arg("rank"), py::arg("world_size"),
            py::arg("transforms"), py::arg("channels_last"), py::arg("normalize_in_consumer"), py::arg("on_error"),
            py::arg("max_bad"), py::arg("cache_decoded_bytes"), py::arg("run_ahead") = true,
-           py::arg("return_params") = false, py::arg("allocate") = py::none())
+           py::arg("return_params") = false, py::arg("flip_pairs") = std::vector<std::pair<int, int>>{},
+           py::arg("allocate") = py::none())
       .def("start_epoch", &LoaderHandle::start_epoch, py::arg("epoch"), py::arg("first_batch") = 0,
            py::arg("order") = py::none())
       .def("next", &LoaderHandle::next, py::arg("timeout") = 0.0)

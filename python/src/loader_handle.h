@@ -23,8 +23,9 @@ struct PyBatch {
   BatchArray inputs;
   BatchArray targets;  // class ids (int64) or float targets
   std::vector<uint64_t> indices;
-  pybind11::object items;   // a Dataset object's targets, one per sample (a list); else None
-  pybind11::object params;  // with return_params, records_of(batch); else None
+  pybind11::object items;     // a Dataset object's targets, one per sample (a list); else None
+  pybind11::object params;    // with return_params, records_of(batch); else None
+  pybind11::object geometry;  // for a source with keypoints or boxes, geometry_of(batch); else None
 };
 
 class LoaderHandle {
@@ -54,6 +55,7 @@ class LoaderHandle {
   bool classes_;
   bool dataset_targets_;  // the source is a DatasetSource: its targets come with each batch
   bool records_;
+  bool geometry_;
   // Declared before the loader, so destroyed after it; each batch handed out holds it too.
   std::shared_ptr<data::BufferAllocator> allocator_;
   std::unique_ptr<data::Loader> loader_;

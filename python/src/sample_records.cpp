@@ -1,5 +1,9 @@
 #include "sample_records.h"
 
+#include <pybind11/numpy.h>
+
+#include <algorithm>
+
 #include "bindings.h"
 
 namespace py = pybind11;
@@ -14,8 +18,8 @@ py::dict records_of(const data::Batch& batch, const data::Source& source, const 
     index.append(r.index);
     path.append(fs_str(source.name(r.index)));
     size.append(py::make_tuple(r.source_width, r.source_height));
-    const data::CropRect b = r.source_width > 0 ? data::source_box(spec, p, r.source_width, r.source_height)
-                                                : data::CropRect{0, 0, 0, 0};
+    const data::CropRect b =
+        r.source_width > 0 ? data::source_box(spec, p, r.source_width, r.source_height) : data::CropRect{0, 0, 0, 0};
     box.append(py::make_tuple(b.x, b.y, b.width, b.height));
     hflip.append(p.flip);
     vflip.append(p.vflip);
@@ -28,10 +32,23 @@ py::dict records_of(const data::Batch& batch, const data::Source& source, const 
     erase.append(p.erase ? py::make_tuple(p.erase_top, p.erase_left, p.erase_height, p.erase_width)
                          : py::make_tuple(0, 0, 0, 0));
   }
-  return py::dict(py::arg("index") = index, py::arg("path") = path, py::arg("source_size") = size,
-                  py::arg("box") = box, py::arg("hflip") = hflip, py::arg("vflip") = vflip,
-                  py::arg("grayscale") = grayscale, py::arg("angle") = angle, py::arg("affine") = affine,
-                  py::arg("color") = color, py::arg("erase") = erase);
+  return py::dict(py::arg("index") = index, py::arg("path") = path, py::arg("source_size") = size, py::arg("box") = box,
+                  py::arg("hflip") = hflip, py::arg("vflip") = vflip, py::arg("grayscale") = grayscale,
+                  py::arg("angle") = angle, py::arg("affine") = affine, py::arg("color") = color,
+                  py::arg("erase") = erase);
+}
+
+py::list geometry_of(const data::Batch& batch) {
+  py::list out(batch.size());
+  for (int s = 0; s < batch.size(); ++s) {
+    const data::GeometryTargets& g = batch.geometry(s);
+    py::array_t<float> points({static_cast<py::ssize_t>(g.points.size() / 3), py::ssize_t{3}});
+    std::copy(g.points.begin(), g.points.end(), points.mutable_data());
+    py::array_t<float> boxes({static_cast<py::ssize_t>(g.boxes.size() / 5), py::ssize_t{5}});
+    std::copy(g.boxes.begin(), g.boxes.end(), boxes.mutable_data());
+    out[static_cast<size_t>(s)] = py::make_tuple(std::move(points), std::move(boxes));
+  }
+  return out;
 }
 
 }  // namespace stoker::python

@@ -20,4 +20,8 @@ namespace stoker::python {
 // GIL held.
 pybind11::dict records_of(const data::Batch& batch, const data::Source& source, const data::TransformSpec& spec);
 
+// Each sample's keypoints and boxes once moved (Batch::geometry): a list of (points, boxes),
+// float32 arrays of shape (P, 3) and (B, 5). With the GIL held.
+pybind11::list geometry_of(const data::Batch& batch);
+
 }  // namespace stoker::python

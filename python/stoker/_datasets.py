@@ -14,6 +14,7 @@ import torch.utils.data
 
 from . import _arguments as arg
 from . import _stoker
+from ._geometry import has_wrappers
 
 # The files the engine decodes; an ImageFolder's other files are opened by PIL.
 _DECODED = (".jpg", ".jpeg", ".png")
@@ -106,6 +107,8 @@ class _FolderItems:
 
 def open_data(dataset, split, worker_init_fn):
     """The engine's source for `dataset` (see the module's docstring)."""
+    if not isinstance(split, str):
+        raise arg.bad("split", split, "a split's name: 'train', 'val' or 'test' where the data holds them")
     if isinstance(dataset, (str, bytes, os.PathLike)):
         path = arg.path("dataset", dataset, "a path or a Dataset object")
         source = _stoker.Source(os.fsencode(path), split)
@@ -121,8 +124,9 @@ def open_data(dataset, split, worker_init_fn):
     folder, picked = _folder_under(dataset)
     if folder is not None:
         return _open_folder_object(folder, name, worker_init_fn, picked, dataset)
-    width = _check_first_item(dataset, name)
-    source = _stoker.Source.dataset(dataset, worker_init_fn, name, [os.fsencode(c) for c in _class_names(dataset)])
+    width, geometry = _check_first_item(dataset, name)
+    source = _stoker.Source.dataset(dataset, worker_init_fn, name, [os.fsencode(c) for c in _class_names(dataset)],
+                                    geometry)
     return Data(source, dataset, name, targets="items", item_width=width)
 
 
@@ -158,14 +162,15 @@ def _open_folder_object(folder, name, worker_init_fn, picked=None, dataset=None)
         return Data(source, dataset, name, chain=chain, target_transform=target_transform)
     # Files stoker does not decode, or a loader of the script's: the workers call the loader.
     items = _FolderItems(samples, loader, every_file=own_loader)
-    _check_first_item(items, f"{name} (its loader)")
+    _check_first_item(items, f"{name} (its loader)")  # noqa: the width is 2, the targets class ids
     source = _stoker.Source.dataset(items, worker_init_fn, name, [os.fsencode(c) for c in classes])
     return Data(source, dataset, name, targets="items", chain=chain, target_transform=target_transform)
 
 
 def _check_first_item(dataset, name):
-    """The parts of dataset[0] (1 for an image alone) when its image is one the engine takes;
-    else one line says what it is and what to do."""
+    """(the parts of dataset[0], 1 for an image alone; whether its target holds stoker.Keypoints
+    or stoker.Boxes) when its image is one the engine takes; else one line says what it is and
+    what to do."""
     if len(dataset) == 0:
         raise arg.bad("dataset", dataset, f"a Dataset with samples; this {name} has len() 0")
     item = dataset[0]
@@ -175,7 +180,8 @@ def _check_first_item(dataset, name):
     image = item[0] if isinstance(item, (tuple, list)) and item else item
     ok, what = _stoker.describe_image(image)
     if ok:
-        return len(item) if isinstance(item, (tuple, list)) else 1
+        parts = len(item) if isinstance(item, (tuple, list)) else 1
+        return parts, parts > 1 and has_wrappers(item[1:])
     hint = "return the image as a path, encoded bytes, a uint8 array or a PIL image"
     dtype = str(getattr(image, "dtype", ""))
     if "float" in dtype or getattr(dataset, "transform", None) is not None:

@@ -18,6 +18,7 @@ from . import _arguments as arg
 from . import _stoker
 from ._collate import collate_targets, sample_params
 from ._datasets import open_data
+from ._geometry import aligned_outputs, restore, with_geometry
 from ._samplers import PlannedSampler, given_order
 from ._session import current_monitor, register_diagnosis
 from ._state import STATE_VERSION, check_state
@@ -94,6 +95,19 @@ def _chain(transforms, source):
     return chain_of(transforms)
 
 
+def _flip_pairs(pairs):
+    """[(i, j), ...]: the point indices a horizontal flip swaps (left and right eye, ...)."""
+    if pairs is None:
+        return []
+    try:
+        out = [(int(a), int(b)) for a, b in pairs]
+    except (TypeError, ValueError):
+        raise arg.bad("flip_pairs", pairs, "pairs of point indices, e.g. [(0, 16), (1, 15)]") from None
+    if any(a < 0 or b < 0 for a, b in out):
+        raise arg.bad("flip_pairs", pairs, "pairs of point indices, 0 or more")
+    return out
+
+
 def _pinned_allocate(nbytes):
     block = torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)
     return block.data_ptr(), block
@@ -108,7 +122,8 @@ class DataLoader:
                  multiprocessing_context=None, generator=None, *, prefetch_factor=2, persistent_workers=False,
                  pin_memory_device="", in_order=True, seed=None, transforms=None, rank=None, world_size=None,
                  device="cpu", channels_last=False, on_error="substitute", max_bad=0.01, split="train",
-                 cache_decoded_gb=0, return_params=False):
+                 cache_decoded_gb=0, return_params=False, keypoints=None, boxes=None, box_format="xyxy",
+                 flip_pairs=None):
         self._pid = os.getpid()
         shuffle = bool(arg.flag("shuffle", shuffle)) if shuffle is not None else False
         arg.whole("batch_size", batch_size, 1, 65536)
@@ -152,6 +167,14 @@ class DataLoader:
         self.rank, self.world_size = _rank_and_world(rank, world_size)
         self.seed = _epoch_seed(seed, self.world_size if self._order is None else 1, shuffle, generator)
         data = open_data(dataset, split, worker_init_fn)
+        self.keypoints, self.boxes, self.box_format = keypoints, boxes, box_format
+        if keypoints is not None or boxes is not None:
+            if data.targets == "items":
+                raise arg.bad("keypoints" if keypoints is not None else "boxes", "<array>",
+                              "arrays aligned with a path's or an ImageFolder's samples",
+                              "a Dataset object puts stoker.Keypoints / stoker.Boxes in its items instead")
+            data.source = with_geometry(data.source, keypoints, boxes, box_format)
+        flip_pairs = _flip_pairs(flip_pairs)
         if worker_init_fn is not None and data.targets == "engine":
             raise arg.bad("worker_init_fn", worker_init_fn, f"a setup for workers that run Python; for {data.name} "
                           "stoker's workers read and decode in C++ and run none", "leave it out")
@@ -181,7 +204,7 @@ class DataLoader:
             drop_last=drop_last, rank=self.rank if sharded else 0, world_size=self.world_size if sharded else 1,
             transforms=chain, channels_last=channels_last, normalize_in_consumer=on_gpu, on_error=on_error,
             max_bad=max_bad, cache_decoded_bytes=cache_decoded_gb * 1e9 if data.targets == "engine" else 0,
-            run_ahead=sharded, return_params=return_params,
+            run_ahead=sharded, return_params=return_params, flip_pairs=flip_pairs,
             allocate=_pinned_allocate if (self.pin_memory or on_gpu) else None)
         self._loader = self._make_loader(self.seed)
         self._feed = None
@@ -321,6 +344,8 @@ class DataLoader:
         transform = self._data.target_transform
         if self._data.targets == "items":
             values = batch.items
+            if batch.geometry is not None:
+                values = [restore(v, points, boxes) for v, (points, boxes) in zip(values, batch.geometry)]
         else:
             targets = torch.utils.dlpack.from_dlpack(batch.targets)
             if transform is None and self.collate_fn is None:
@@ -331,8 +356,14 @@ class DataLoader:
         return collate_targets(values, self.collate_fn)
 
     def _params(self, batch):
-        """return_params' dict of the batch (sample_params), or None."""
-        return sample_params(batch.params) if self.return_params else None
+        """What follows the targets in the batch: the keypoints and boxes given as arrays, moved,
+        then return_params' dict; None when there is none of them."""
+        extras = []
+        if batch.geometry is not None and self._data.targets != "items":
+            extras += aligned_outputs(batch.geometry, self.keypoints, self.boxes, self.box_format)
+        if self.return_params:
+            extras.append(sample_params(batch.params))
+        return extras or None
 
     def _shaped(self, item):
         """(inputs, targets), or (inputs, t1, t2, ...) for items (image, t1, t2, ...), or the
@@ -347,7 +378,7 @@ class DataLoader:
         else:
             parts = (inputs, targets)
         if params is not None:
-            return (*parts, params)
+            return (*parts, *params)
         return parts[0] if len(parts) == 1 else parts
 
     _step_end = None

@@ -5,6 +5,7 @@ import time
 
 import numpy as np
 import pytest
+from conftest import write_image_folder
 from PIL import Image
 
 import stoker
@@ -92,3 +93,27 @@ def test_ctrl_c_ends_a_wait_for_a_slow_batch(tmp_path):
         signal.signal(signal.SIGALRM, previous)
         signal.signal(signal.SIGINT, previous_int)
     assert time.monotonic() - started < 1.5
+
+
+@pytest.mark.parametrize("split, says", [
+    ("val", r"^no split 'val' in .*/train \(an image folder\).*holds one split.*\(there is .*/val beside it\)"),
+    ("t10k", r"^no split 't10k' in .*/train \(an image folder\)"),
+    ("garbage", r"^unknown split 'garbage': stoker reads train, val and test \(t10k\), and .*/train \(an image folder\)"),
+    (None, r"^split=None: a split's name: 'train', 'val' or 'test'"),
+])
+def test_a_split_the_data_does_not_hold_is_refused(tmp_path, split, says):
+    # A folder holds one split: asking it for another gave the training images back.
+    train = write_image_folder(tmp_path / "train", classes=2, per_class=2)
+    write_image_folder(tmp_path / "val", classes=2, per_class=1)
+    with pytest.raises(ValueError, match=says) as e:
+        stoker.DataLoader(train, split=split)
+    assert "\n" not in str(e.value)
+
+
+def test_idx_splits_are_train_and_test(tmp_path):
+    data = "/usr/share/datasets/fashion-mnist"
+    if not (os.path.isdir(data) and os.listdir(data)):
+        pytest.skip("Debian's dataset-fashion-mnist is not installed")
+    assert len(stoker.DataLoader(data, split="test", batch_size=1000)) == 10
+    with pytest.raises(ValueError, match="IDX data has no val split"):
+        stoker.DataLoader(data, split="val")

@@ -60,6 +60,7 @@
 #include "stoker/data/decode.h"
 #include "stoker/data/sampler.h"
 #include "stoker/data/source.h"
+#include "stoker/data/target_geometry.h"
 #include "stoker/data/transform.h"
 
 namespace stoker::data {
@@ -105,6 +106,8 @@ struct LoaderOptions {
   // scaling, so cached and fresh samples are identical). Images that no longer fit are
   // decoded every epoch as usual. 0 = off.
   size_t cache_decoded_bytes = 0;
+  // How keypoints and boxes follow the geometry, for a source that has them (flip pairs).
+  TargetGeometrySpec target_geometry;
   // Once every sample of epoch e is claimed, idle workers begin epoch e + 1 from batch 0 in
   // the free buffers (within `prefetch`), so start_epoch(e + 1) finds its first batches ready.
   // Off for a loader that always restarts the same epoch (validation): the work would be lost.
@@ -208,6 +211,8 @@ class Batch {
   const std::shared_ptr<const void>& extra(int slot) const;
   // How sample `slot` was made.
   const SampleRecord& record(int slot) const;
+  // Sample `slot`'s keypoints and boxes, moved with its image (empty without them).
+  const GeometryTargets& geometry(int slot) const;
 
  private:
   std::shared_ptr<LoaderShared> shared_;

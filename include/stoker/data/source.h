@@ -20,6 +20,7 @@
 
 #include "stoker/core/error.h"
 #include "stoker/data/split.h"
+#include "stoker/data/target_geometry.h"
 
 namespace stoker::data {
 
@@ -40,6 +41,9 @@ struct SampleData {
   // at any address (a row read in place from an .npz member starts at any byte): load them
   // with memcpy, not through a float pointer.
   int feature_count = 0;
+  // Keypoints and boxes of this sample, in its image's pixels (target_geometry.h), for sources
+  // whose samples have them (Source::has_geometry): the loader moves them with the image.
+  GeometryTargets geometry;
   // What the source attaches to this read of the sample, handed to the consumer in the
   // sample's slot of its batch (Batch::extra): a Python Dataset's targets, say. Null for
   // sources that attach nothing. The loader drops it on any thread, without locks held.
@@ -105,6 +109,10 @@ class Source {
   // regression targets stored as integers do. The trainer calls it once the task is known
   // (--task regression reads such ids as numbers instead). Default: nothing to check.
   virtual void check_class_ids(int64_t /*max_classes*/) const {}
+  // True when samples carry keypoints or boxes (SampleData::geometry) that must follow the
+  // transforms: the loader refuses a chain they cannot follow and reads every sample afresh
+  // (no decoded cache). Default: false.
+  virtual bool has_geometry() const { return false; }
   // Called once on each worker thread, with its id (0, 1, ...), before it reads a sample
   // (a Python Dataset runs the script's worker_init_fn there). Default: nothing.
   virtual void on_worker_start(int /*worker_id*/) const {}
@@ -144,6 +152,13 @@ const FeatureSums* complete_feature_sums(const Source& source);
 // case) are samples, other files are counted in describe() and skipped. Throws DataError
 // for a missing/unreadable/empty root or no images, naming the path.
 std::unique_ptr<Source> open_image_folder(const std::string& root);
+
+// `source` with keypoints and boxes for every sample, held in memory: `points` is
+// size() x points_per_sample x (x, y, visible), `boxes` size() x boxes_per_sample x (x1, y1,
+// x2, y2, valid), in each image's pixels (target_geometry.h). Throws UsageError when a
+// length does not match.
+std::shared_ptr<const Source> with_geometry(std::shared_ptr<const Source> source, std::vector<float> points,
+                                            int points_per_sample, std::vector<float> boxes, int boxes_per_sample);
 
 // Image files listed in memory, with their class ids: what torchvision's ImageFolder and
 // DatasetFolder objects hold (`samples`, `classes`). `description` names the list in

@@ -63,6 +63,7 @@ int Batch::target_dim() const { return shared_->target_dim; }
 const uint64_t* Batch::indices() const { return buffer_->indices.data(); }
 const std::shared_ptr<const void>& Batch::extra(int slot) const { return buffer_->extras[static_cast<size_t>(slot)]; }
 const SampleRecord& Batch::record(int slot) const { return buffer_->records[static_cast<size_t>(slot)]; }
+const GeometryTargets& Batch::geometry(int slot) const { return buffer_->geometry[static_cast<size_t>(slot)]; }
 
 std::array<int64_t, 4> Batch::shape() const {
   const TransformSpec& spec = shared_->spec;

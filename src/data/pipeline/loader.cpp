@@ -57,7 +57,7 @@ class Worker {
         shared_(shared),
         source_(source),
         options_(options),
-        loader_(source, shared.spec, options.decode, shared.cache.get()) {}
+        loader_(source, shared.spec, options.decode, shared.cache.get(), &options.target_geometry) {}
 
   void run();
   StageClocks& clocks() { return loader_.clocks(); }
@@ -276,6 +276,12 @@ void Worker::produce(const Claim& job) {
   SampleRecord& record = job.buffer->records[static_cast<size_t>(job.slot)];
   record = status.ok() ? loader_.record() : SampleRecord{};
   record.index = used;
+  GeometryTargets& geometry = job.buffer->geometry[static_cast<size_t>(job.slot)];
+  if (status.ok()) {
+    loader_.take_geometry(&geometry);
+  } else {
+    geometry.clear();
+  }
 }
 
 void Worker::record_bad(const Claim& job, const std::string& reason) {
@@ -357,6 +363,7 @@ std::unique_ptr<BatchBuffer> make_buffer(BufferAllocator& allocator, const Loade
   buffer->indices.resize(batch);
   buffer->extras.resize(batch);
   buffer->records.resize(batch);
+  buffer->geometry.resize(batch);
   return buffer;
 }
 
@@ -365,6 +372,10 @@ std::unique_ptr<BatchBuffer> make_buffer(BufferAllocator& allocator, const Loade
 Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
     : source_(std::move(source)), options_(std::move(options)) {
   if (!source_) throw UsageError("Loader needs a source");
+  if (source_->has_geometry()) {  // keypoints and boxes come with each read and follow the chain
+    check_targets_can_follow(options_.transform);
+    options_.cache_decoded_bytes = 0;
+  }
   if (const int features = source_->feature_count(); features > 0) {
     prepare_feature_spec(features);
   } else if (options_.transform.features.standardize) {

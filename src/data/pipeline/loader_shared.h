@@ -24,6 +24,7 @@ struct BatchBuffer {
   std::vector<uint64_t> indices;
   std::vector<std::shared_ptr<const void>> extras;  // SampleData::extra of each slot
   std::vector<SampleRecord> records;                // how each slot's sample was made
+  std::vector<GeometryTargets> geometry;            // each slot's keypoints and boxes, moved
   int samples = 0;
   int64_t epoch = 0;
   int64_t batch_index = 0;

@@ -19,8 +19,8 @@ constexpr int64_t kMaxResizedPixels = int64_t{1} << 26;
 }  // namespace
 
 SampleLoader::SampleLoader(const Source& source, const TransformSpec& spec, const DecodeOptions& decode,
-                           DecodedCache* cache)
-    : source_(source), spec_(spec), cache_(cache), decoder_(decode) {}
+                           DecodedCache* cache, const TargetGeometrySpec* target_geometry)
+    : source_(source), spec_(spec), cache_(cache), target_geometry_(target_geometry), decoder_(decode) {}
 
 Status SampleLoader::check_size(const SampleParams& params, int width, int height) const {
   if (spec_.geometry == Geometry::kRandomCrop && params.crop.width == 0) {
@@ -62,6 +62,7 @@ Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t
   SampleRng rng(seed, static_cast<uint64_t>(epoch), rng_index);
   SampleParams params;
   data_.extra.reset();
+  data_.geometry.clear();
 
   // A cached sample: the same random draws on the same full image, only the transform runs.
   if (const Image* cached = cache_ != nullptr ? cache_->find(index) : nullptr) {
@@ -131,6 +132,11 @@ Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t
 
   if (status = check_size(params, width, height); !status.ok()) return status;
   record_ = {index, width, height, params};
+  if (!data_.geometry.empty()) {
+    static const TargetGeometrySpec kNoPairs;
+    move_targets(spec_, target_geometry_ != nullptr ? *target_geometry_ : kNoPairs, params, width, height,
+                 &data_.geometry);
+  }
   transformer_.run(out, decoded_, params, spec_);
   clocks_.add(clocks_.transform_ns, watch.lap());
   clocks_.samples.fetch_add(1, std::memory_order_relaxed);

@@ -41,7 +41,7 @@ class SampleLoader {
   // With `cache`, every image is decoded whole (no crop window, no DCT scaling) and offered
   // to the cache, so a sample transformed from the cache equals one decoded afresh.
   SampleLoader(const Source& source, const TransformSpec& spec, const DecodeOptions& decode,
-               DecodedCache* cache = nullptr);
+               DecodedCache* cache = nullptr, const TargetGeometrySpec* target_geometry = nullptr);
 
   // Loads dataset sample `index` with the random stream (seed, epoch, rng_index) into `out`
   // (spec.sample_bytes() bytes). On failure nothing useful is in `out` and the reason says
@@ -54,6 +54,12 @@ class SampleLoader {
 
   // The source size and draws of the sample the last successful load() made.
   const SampleRecord& record() const { return record_; }
+  // Its keypoints and boxes, moved with its image, swapped into *out (the loader's slot).
+  void take_geometry(GeometryTargets* out) {
+    std::swap(out->points, data_.geometry.points);
+    std::swap(out->boxes, data_.geometry.boxes);
+    data_.geometry.clear();
+  }
 
   StageClocks& clocks() { return clocks_; }
 
@@ -67,6 +73,7 @@ class SampleLoader {
   const Source& source_;
   const TransformSpec& spec_;
   DecodedCache* cache_;
+  const TargetGeometrySpec* target_geometry_;  // null: no flip pairs
   ImageDecoder decoder_;
   SampleTransformer transformer_;
   SampleData data_;

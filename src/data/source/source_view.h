@@ -35,6 +35,8 @@ class SourceView : public Source {
   void check_class_ids(int64_t max_classes) const override { inner_->check_class_ids(max_classes); }
   void prefetch(size_t index) const override { inner_->prefetch(row(index)); }
   void expect_reads(ReadOrder order) const override { inner_->expect_reads(order); }
+  bool has_geometry() const override { return inner_->has_geometry(); }
+  void on_worker_start(int worker_id) const override { inner_->on_worker_start(worker_id); }
   // The inner source's sums, valid while the view's samples are the inner's in order (a view
   // that maps rows returns nullptr).
   const FeatureSums* feature_sums() const override { return inner_->feature_sums(); }

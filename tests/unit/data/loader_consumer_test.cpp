@@ -18,6 +18,7 @@
 
 namespace stoker::data {
 namespace {
+namespace one_consumer {
 
 using stoker::testing::CountingSource;
 using stoker::testing::kNoLimit;
@@ -149,5 +150,6 @@ TEST(LoaderConsumerTest, ThreadsHammeringOneLoaderGetWholeBatchesOrTheErrorAndNe
   RecordProperty("refusals", refusals.load());
 }
 
+}  // namespace one_consumer
 }  // namespace
 }  // namespace stoker::data

@@ -17,6 +17,7 @@
 
 namespace stoker::data {
 namespace {
+namespace given_order {
 
 using stoker::testing::CountingSource;
 
@@ -182,5 +183,6 @@ TEST(LoaderExtrasTest, AWorkerThatCannotStartFailsTheEpochNamingWhy) {
   EXPECT_THROW(loader.next(), DataError) << "and so does every later epoch";
 }
 
+}  // namespace given_order
 }  // namespace
 }  // namespace stoker::data

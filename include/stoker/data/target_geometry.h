@@ -1,0 +1,51 @@
+// stoker/data/target_geometry.h — targets that follow a sample's geometry: keypoints and boxes
+// moved by the crop, resize, padding, flips, rotation, affine and perspective its image went
+// through, as torchvision.transforms.v2 moves its KeyPoints and BoundingBoxes.
+//
+// Coordinates are pixels of an image, origin at its top-left corner, x to the right and y
+// down; pixel (i, j) covers [i, i + 1) x [j, j + 1), so its centre is (i + 0.5, j + 0.5). A
+// horizontal flip takes x to width - x.
+//
+// Points are never dropped: one that leaves the output (or was not visible) is marked not
+// visible and keeps its coordinates. A box is moved by its four corners and becomes their
+// enclosing box, clamped to the output; one left without area is marked invalid.
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "stoker/data/transform.h"
+
+namespace stoker::data {
+
+struct GeometryTargets {
+  std::vector<float> points;       // P x (x, y, visible): visible is 1 or 0
+  std::vector<float> boxes;        // B x (x1, y1, x2, y2, valid): valid is 1 or 0
+  bool empty() const { return points.empty() && boxes.empty(); }
+  void clear() {
+    points.clear();
+    boxes.clear();
+  }
+};
+
+// What moves targets besides the image's draws: the pairs of point indices a horizontal flip
+// swaps (left and right eye, ...), each index below the points a sample has.
+struct TargetGeometrySpec {
+  std::vector<std::pair<int, int>> flip_pairs;
+};
+
+// Throws UsageError, naming the transform and what to do, when `spec` holds one that targets
+// cannot follow: ElasticTransform and the automatic augmentations (their warps are per pixel
+// or drawn per operation).
+void check_targets_can_follow(const TransformSpec& spec);
+
+// Moves `targets`, given in the pixels of a width x height source, to the output of the
+// sample `params` describes (drawn by draw_params for that source). Throws UsageError for a
+// flip pair naming a point the sample does not have.
+void move_targets(const TransformSpec& spec, const TargetGeometrySpec& geometry, const SampleParams& params,
+                  int width, int height, GeometryTargets* targets);
+
+}  // namespace stoker::data

@@ -1,0 +1,90 @@
+"""Keypoints and boxes that follow the geometry, as stoker.DataLoader takes them: arrays aligned
+with the samples (keypoints=, boxes=), or stoker.Keypoints / stoker.Boxes inside a Dataset
+item's target. The engine moves them with each image (target_geometry.h); here they are put
+into the engine's form and back."""
+import numpy as np
+import torch
+
+from . import _arguments as arg
+from . import _stoker
+from .targets import BOX_FORMATS, from_xyxy, to_xyxy
+
+
+def _aligned(name, value, size, width, allowed):
+    """A float32 array (size, K, width...) from an array, a tensor or an .npy path."""
+    if isinstance(value, str) or hasattr(value, "__fspath__"):
+        value = np.load(arg.path(name, value, "an array or an .npy file"), mmap_mode="r")
+    if isinstance(value, torch.Tensor):
+        value = value.detach().cpu().numpy()
+    array = np.asarray(value, dtype=np.float32)
+    if array.ndim != 3 or array.shape[0] != size or array.shape[2] not in width:
+        raise arg.bad(name, f"<array of shape {tuple(array.shape)}>", f"{allowed}, one row per sample ({size})")
+    return array
+
+
+def with_geometry(source, keypoints, boxes, box_format):
+    """`source` with the keypoints (N, P, 2 or 3) and boxes (N, B, 4) given for its samples."""
+    arg.choice("box_format", box_format, BOX_FORMATS)
+    n = len(source)
+    points = np.zeros((n, 0, 3), np.float32)
+    if keypoints is not None:
+        points = _aligned("keypoints", keypoints, n, (2, 3), "an array of shape (N, P, 2) or (N, P, 3)")
+        if points.shape[2] == 2:
+            points = np.concatenate([points, np.ones(points.shape[:2] + (1,), np.float32)], axis=2)
+    box_values = np.zeros((n, 0, 5), np.float32)
+    if boxes is not None:
+        given = _aligned("boxes", boxes, n, (4,), "an array of shape (N, B, 4)")
+        box_values = np.concatenate([to_xyxy(given, box_format).reshape(given.shape),
+                                     np.ones(given.shape[:2] + (1,), np.float32)], axis=2)
+    return _stoker.Source.with_geometry(source, np.ascontiguousarray(points).ravel(), points.shape[1],
+                                        np.ascontiguousarray(box_values).ravel(), box_values.shape[1])
+
+
+def aligned_outputs(geometry, keypoints, boxes, box_format):
+    """The batch's keypoints (N, P, 3) and boxes (N, B, 5), for those that were given."""
+    out = []
+    if keypoints is not None:
+        out.append(torch.from_numpy(np.stack([points for points, _ in geometry])))
+    if boxes is not None:
+        moved = np.stack([b for _, b in geometry])
+        moved[:, :, :4] = from_xyxy(moved[:, :, :4], box_format).reshape(moved.shape[0], -1, 4)
+        out.append(torch.from_numpy(moved))
+    return out
+
+
+def has_wrappers(target, depth=0):
+    """True when `target` holds a stoker.Keypoints or stoker.Boxes (in tuples, lists, dicts)."""
+    if depth > 16:
+        return False
+    if hasattr(target, "__stoker_geometry__"):
+        return True
+    if isinstance(target, (tuple, list)):
+        return any(has_wrappers(t, depth + 1) for t in target)
+    if isinstance(target, dict):
+        return any(has_wrappers(t, depth + 1) for t in target.values())
+    return False
+
+
+def restore(target, points, boxes):
+    """`target` with each stoker.Keypoints / Boxes replaced by its moved values, taken in the
+    order the engine collected them (depth first through tuples, lists and dict values)."""
+    taken = {"keypoints": 0, "boxes": 0}
+    values = {"keypoints": points, "boxes": boxes}
+
+    def walk(t, depth=0):
+        if depth > 16:
+            return t
+        kind = getattr(t, "__stoker_geometry__", None)
+        if kind is not None:
+            start = taken[kind]
+            taken[kind] += len(t)
+            return t.moved(values[kind][start:start + len(t)])
+        if isinstance(t, tuple) and hasattr(t, "_fields"):
+            return type(t)(*(walk(v, depth + 1) for v in t))
+        if isinstance(t, (tuple, list)):
+            return type(t)(walk(v, depth + 1) for v in t)
+        if isinstance(t, dict):
+            return {k: walk(v, depth + 1) for k, v in t.items()}
+        return t
+
+    return walk(target)

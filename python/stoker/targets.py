@@ -1,0 +1,95 @@
+"""Targets that follow the geometry, as torchvision.transforms.v2's KeyPoints and BoundingBoxes
+do: a Dataset wraps them in its item's target, and stoker moves them with the image (crops,
+Resize, Pad, flips, RandomRotation, RandomAffine, RandomPerspective).
+
+    def __getitem__(self, i):
+        return self.paths[i], {"pose": self.pose[i], "landmarks": stoker.Keypoints(self.points[i])}
+
+Coordinates are pixels, origin at the image's top-left corner: pixel (i, j) covers
+[i, i + 1) x [j, j + 1). In the batch a Keypoints becomes a float32 tensor (P, 3): x, y and
+visible (1, or 0 once the point left the image: points are never dropped); a Boxes a float32
+tensor (B, 5): the box in its format and valid (0 for a box left without area once clamped).
+"""
+import numpy as np
+import torch
+
+BOX_FORMATS = ("xyxy", "xywh", "cxcywh")
+
+
+def _array(data, name):
+    if isinstance(data, torch.Tensor):
+        data = data.detach().cpu().numpy()
+    return np.asarray(data, dtype=np.float32)
+
+
+class Keypoints:
+    """P points of one sample: (P, 2) as (x, y), or (P, 3) with a visibility (0 or 1)."""
+
+    __stoker_geometry__ = "keypoints"
+
+    def __init__(self, data):
+        points = _array(data, "Keypoints")
+        if points.ndim != 2 or points.shape[1] not in (2, 3):
+            raise ValueError(f"Keypoints: an array of shape (P, 2) or (P, 3); this one is {tuple(points.shape)}")
+        if points.shape[1] == 2:
+            points = np.concatenate([points, np.ones((len(points), 1), np.float32)], axis=1)
+        self._values = np.ascontiguousarray(points)
+
+    def __len__(self):
+        return len(self._values)
+
+    def moved(self, values):
+        """The batch's form of these points once moved: (P, 3) x, y, visible."""
+        return torch.from_numpy(np.array(values, dtype=np.float32).reshape(-1, 3))
+
+    def __repr__(self):
+        return f"stoker.Keypoints({len(self)} points)"
+
+
+class Boxes:
+    """B boxes of one sample, (B, 4) in `format`: 'xyxy' (corners), 'xywh' (corner and size) or
+    'cxcywh' (centre and size)."""
+
+    __stoker_geometry__ = "boxes"
+
+    def __init__(self, data, format="xyxy"):
+        if format not in BOX_FORMATS:
+            raise ValueError(f"Boxes: format={format!r}; one of {', '.join(map(repr, BOX_FORMATS))}")
+        boxes = _array(data, "Boxes")
+        if boxes.ndim != 2 or boxes.shape[1] != 4:
+            raise ValueError(f"Boxes: an array of shape (B, 4); this one is {tuple(boxes.shape)}")
+        self.format = format
+        self._values = np.ascontiguousarray(np.concatenate([to_xyxy(boxes, format),
+                                                            np.ones((len(boxes), 1), np.float32)], axis=1))
+
+    def __len__(self):
+        return len(self._values)
+
+    def moved(self, values):
+        """The batch's form of these boxes once moved: (B, 5) in their format, then valid."""
+        moved = np.array(values, dtype=np.float32).reshape(-1, 5)
+        moved[:, :4] = from_xyxy(moved[:, :4], self.format)
+        return torch.from_numpy(moved)
+
+    def __repr__(self):
+        return f"stoker.Boxes({len(self)} boxes, {self.format})"
+
+
+def to_xyxy(boxes, format):
+    b = np.array(boxes, dtype=np.float32, copy=True).reshape(-1, 4)
+    if format == "xywh":
+        b[:, 2:] += b[:, :2]
+    elif format == "cxcywh":
+        half = b[:, 2:] / 2
+        b[:, :2], b[:, 2:] = b[:, :2] - half, b[:, :2] + half
+    return b
+
+
+def from_xyxy(boxes, format):
+    b = np.array(boxes, dtype=np.float32, copy=True).reshape(-1, 4)
+    if format == "xywh":
+        b[:, 2:] -= b[:, :2]
+    elif format == "cxcywh":
+        size = b[:, 2:] - b[:, :2]
+        b[:, :2], b[:, 2:] = b[:, :2] + size / 2, size
+    return b

@@ -1,0 +1,125 @@
+"""Keypoints and boxes follow the geometry: given as arrays aligned with the samples, or as
+stoker.Keypoints / stoker.Boxes in a Dataset item's target; points that leave the image are
+kept and marked not visible; flip_pairs swap symmetric landmarks; boxes are clamped and an
+empty one is marked."""
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+import stoker
+
+
+@pytest.fixture()
+def blocks(tmp_path):
+    """A folder (one class, c/) of six 40 x 30 dark images with a bright 4 x 4 block at a
+    different place in each, and the blocks' centres."""
+    centres = []
+    (tmp_path / "c").mkdir()
+    for i in range(6):
+        pixels = np.zeros((30, 40, 3), np.uint8)
+        x, y = 6 + 5 * i, 4 + 3 * i
+        pixels[y:y + 4, x:x + 4] = 255
+        Image.fromarray(pixels).save(tmp_path / "c" / f"{i}.png")
+        centres.append((x + 2.0, y + 2.0))
+    return tmp_path, centres
+
+
+class Blocks(torch.utils.data.Dataset):
+    def __init__(self, root, centres):
+        self.root, self.centres = root, centres
+
+    def __len__(self):
+        return len(self.centres)
+
+    def __getitem__(self, i):
+        x, y = self.centres[i]
+        return str(self.root / "c" / f"{i}.png"), {
+            "id": i,
+            "eyes": stoker.Keypoints([[x - 1, y], [x + 1, y]]),
+            "block": stoker.Boxes([[x - 2, y - 2, 4, 4]], format="xywh"),
+        }
+
+
+def bright_centre(image):
+    """The centre of the bright part of one CHW uint8 image, in pixels."""
+    plane = image[0].float()
+    weight = (plane >= plane.max() / 2).float() * plane
+    ys, xs = torch.meshgrid(torch.arange(plane.shape[0]) + 0.5, torch.arange(plane.shape[1]) + 0.5, indexing="ij")
+    return (weight * xs).sum() / weight.sum(), (weight * ys).sum() / weight.sum()
+
+
+def test_a_resize_and_a_flip_move_aligned_keypoints_exactly(blocks):
+    root, centres = blocks
+    points = np.array([[[x, y], [x + 10, y]] for x, y in centres], np.float32)
+    boxes = np.array([[[x - 2, y - 2, x + 2, y + 2]] for x, y in centres], np.float32)
+    loader = stoker.DataLoader(root, batch_size=6,
+                               transforms="Resize((15, 20)), RandomHorizontalFlip(1.0), ToUint8",
+                               keypoints=points, boxes=boxes, flip_pairs=[(0, 1)])
+    x, y, keypoints, moved_boxes = next(iter(loader))
+    assert keypoints.shape == (6, 2, 3) and moved_boxes.shape == (6, 1, 5)
+    for k, (cx, cy) in enumerate(centres):
+        # halved, mirrored (x -> 20 - x), then the pair swapped; a point past the left edge is kept, not visible
+        far = 20 - (cx + 10) / 2
+        assert keypoints[k].tolist() == [[far, cy / 2, float(far >= 0)], [20 - cx / 2, cy / 2, 1]]
+        assert moved_boxes[k, 0].tolist() == [20 - (cx + 2) / 2, (cy - 2) / 2, 20 - (cx - 2) / 2, (cy + 2) / 2, 1]
+
+
+@pytest.mark.parametrize("chain", [
+    "RandomResizedCrop(24, scale=(0.6, 1.0)), RandomHorizontalFlip()",
+    "Resize((24, 32)), RandomRotation(40, interpolation=nearest)",
+    "Resize((24, 32)), RandomAffine(15, translate=(0.1, 0.1), scale=(0.9, 1.1), interpolation=nearest)",
+    "Resize((24, 32)), RandomPerspective(0.3, p=1.0, interpolation=nearest)",
+])
+def test_a_datasets_keypoints_and_boxes_land_on_their_block(blocks, chain):
+    root, centres = blocks
+    loader = stoker.DataLoader(Blocks(root, centres), batch_size=6, shuffle=True, seed=4, num_workers=2,
+                               transforms=chain + ", ToUint8")
+    checked = 0
+    for epoch in range(3):
+        for x, target in loader:
+            for k in range(x.shape[0]):
+                eyes, block = target["eyes"][k], target["block"][k]
+                if not bool(eyes[:, 2].all()):
+                    continue  # the block left the image
+                mid_x, mid_y = eyes[:, 0].mean().item(), eyes[:, 1].mean().item()
+                seen_x, seen_y = bright_centre(x[k])
+                assert abs(seen_x - mid_x) < 1.0 and abs(seen_y - mid_y) < 1.0, (chain, target["id"][k])
+                left, top, width, height, valid = block[0].tolist()
+                assert valid == 1 and left <= mid_x <= left + width and top <= mid_y <= top + height
+                checked += 1
+    assert checked >= 10
+
+
+def test_points_that_leave_the_image_are_kept_and_marked(blocks):
+    root, centres = blocks
+    points = np.array([[[1, 1], [39, 29]]] * 6, np.float32)
+    boxes = np.array([[[0, 0, 2, 2]]] * 6, np.float32)
+    loader = stoker.DataLoader(root, batch_size=6, transforms="Resize((30, 40)), CenterCrop(20, resize=False)",
+                               keypoints=points, boxes=boxes)
+    x, y, keypoints, moved = next(iter(loader))
+    assert keypoints[0].tolist() == [[-9, -4, 0], [29, 24, 0]]
+    assert moved[0, 0].tolist() == [0, 0, 0, 0, 0], "clamped to the image, left empty: marked invalid"
+
+
+def test_chains_targets_cannot_follow_are_refused(blocks):
+    root, centres = blocks
+    with pytest.raises(ValueError, match="keypoints and boxes cannot follow ElasticTransform"):
+        stoker.DataLoader(Blocks(root, centres), transforms="Resize((24, 32)), ElasticTransform()")
+    with pytest.raises(ValueError, match=r"keypoints='<array of shape \(6, 2\)>': an array of shape \(N, P, 2\)"):
+        stoker.DataLoader(root, keypoints=np.zeros((6, 2)), transforms="Resize((8, 8))")
+
+
+def test_torchvision_v2_moves_boxes_as_stoker_does(blocks):
+    v2 = pytest.importorskip("torchvision.transforms.v2")
+    tv_tensors = pytest.importorskip("torchvision.tv_tensors")
+    root, centres = blocks
+    boxes = np.array([[[x - 2, y - 2, x + 2, y + 2]] for x, y in centres], np.float32)
+    loader = stoker.DataLoader(root, batch_size=6, transforms="Resize((24, 32)), RandomHorizontalFlip(1.0), ToUint8",
+                               boxes=boxes)
+    x, y, moved = next(iter(loader))
+    for k in range(6):
+        image = torch.from_numpy(np.array(Image.open(root / "c" / f"{k}.png"))).permute(2, 0, 1)
+        b = tv_tensors.BoundingBoxes(torch.from_numpy(boxes[k]), format="XYXY", canvas_size=(30, 40))
+        _, expected = v2.Compose([v2.Resize((24, 32)), v2.RandomHorizontalFlip(1.0)])(image, b)
+        assert torch.allclose(moved[k, :, :4], expected.float(), atol=1e-4)

@@ -1,0 +1,216 @@
+// Keypoints and boxes follow the geometry: hand-computed cases for each geometric transform,
+// and a bright block rendered through the real transformer lands where its centre is moved.
+#include "stoker/data/target_geometry.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "stoker/core/error.h"
+#include "stoker/core/rng.h"
+#include "stoker/data/image.h"
+#include "stoker/data/loader.h"
+#include "stoker/data/source.h"
+#include "stoker/data/transform.h"
+#include "support/counting_source.h"
+
+namespace stoker::data {
+namespace {
+namespace target_geometry {
+
+// Moves one visible point of a width x height source through `chain` with `params`.
+std::vector<float> moved_point(const std::string& chain, const SampleParams& params, int width, int height, float x,
+                               float y, TargetGeometrySpec geometry = {}) {
+  GeometryTargets targets;
+  targets.points = {x, y, 1};
+  move_targets(parse_transforms(chain), geometry, params, width, height, &targets);
+  return targets.points;
+}
+
+SampleParams drawn(const std::string& chain, int width, int height, uint64_t seed = 1) {
+  SampleRng rng(seed, 0, 0);
+  return draw_params(parse_transforms(chain), width, height, rng);
+}
+
+TEST(TargetGeometryTest, AResizeScalesEachAxis) {
+  const std::string chain = "Resize((10, 20))";  // (height, width)
+  EXPECT_EQ(moved_point(chain, drawn(chain, 40, 20), 40, 20, 10, 4), (std::vector<float>{5, 2, 1}));
+  GeometryTargets box;
+  box.boxes = {0, 0, 40, 20, 1};
+  move_targets(parse_transforms(chain), {}, drawn(chain, 40, 20), 40, 20, &box);
+  EXPECT_EQ(box.boxes, (std::vector<float>{0, 0, 20, 10, 1}));
+}
+
+TEST(TargetGeometryTest, ACropShiftsAndPaddingCountsAndAPointOutsideIsNotVisible) {
+  const std::string chain = "RandomCrop(4, padding=2)";
+  SampleParams params;
+  params.copy = true;
+  params.crop = {1, 1, 4, 4};  // in the padded 10 x 10 image: the source's (-1, -1) corner
+  EXPECT_EQ(moved_point(chain, params, 6, 6, 0.5f, 0.5f), (std::vector<float>{1.5f, 1.5f, 1}));
+  EXPECT_EQ(moved_point(chain, params, 6, 6, 4.5f, 0.5f), (std::vector<float>{5.5f, 1.5f, 0}))
+      << "past the crop: kept, not visible";
+}
+
+TEST(TargetGeometryTest, ARandomResizedCropMapsItsBoxOntoTheOutput) {
+  const std::string chain = "RandomResizedCrop(8)";
+  SampleParams params;
+  params.crop = {10, 20, 16, 32};  // a 16 x 32 box of the source at (10, 20), resampled to 8 x 8
+  EXPECT_EQ(moved_point(chain, params, 100, 100, 14, 28), (std::vector<float>{2, 2, 1}));
+  EXPECT_EQ(moved_point(chain, params, 100, 100, 9, 28), (std::vector<float>{-0.5f, 2, 0}));
+}
+
+TEST(TargetGeometryTest, FlipsMirrorAndSwapTheFlipPairs) {
+  SampleParams params = drawn("Resize((10, 10))", 10, 10);
+  params.flip = true;
+  TargetGeometrySpec pairs;
+  pairs.flip_pairs = {{0, 1}};
+  GeometryTargets eyes;
+  eyes.points = {2, 3, 1, 7, 3, 1};  // left eye, right eye
+  move_targets(parse_transforms("Resize((10, 10)), RandomHorizontalFlip()"), pairs, params, 10, 10, &eyes);
+  EXPECT_EQ(eyes.points, (std::vector<float>{3, 3, 1, 8, 3, 1})) << "mirrored, then the pair swapped";
+  params.flip = false;
+  params.vflip = true;
+  EXPECT_EQ(moved_point("Resize((10, 10)), RandomVerticalFlip()", params, 10, 10, 2, 3),
+            (std::vector<float>{2, 7, 1}));
+  pairs.flip_pairs = {{0, 2}};
+  params.flip = true;
+  EXPECT_THROW(move_targets(parse_transforms("Resize((10, 10))"), pairs, params, 10, 10, &eyes), UsageError);
+}
+
+TEST(TargetGeometryTest, RotationAndAffineTurnAboutTheCentre) {
+  SampleParams params = drawn("Resize((10, 10))", 10, 10);
+  params.rotate = true;
+  params.angle = 90;  // counter-clockwise: right of the centre goes above it
+  const std::vector<float> turned =
+      moved_point("Resize((10, 10)), RandomRotation((90, 90))", params, 10, 10, 7, 5);
+  EXPECT_NEAR(turned[0], 5, 1e-5);
+  EXPECT_NEAR(turned[1], 3, 1e-5);
+  params.rotate = false;
+  params.affine = true;
+  params.translate_x = 2;
+  params.translate_y = -1;
+  EXPECT_EQ(moved_point("Resize((10, 10)), RandomAffine(0, translate=(0.3, 0.3))", params, 10, 10, 3, 3),
+            (std::vector<float>{5, 2, 1}));
+}
+
+TEST(TargetGeometryTest, ABoxBecomesTheBoxOfItsMovedCornersClampedOrInvalid) {
+  SampleParams params = drawn("Resize((10, 10))", 10, 10);
+  params.rotate = true;
+  params.angle = 90;
+  GeometryTargets targets;
+  targets.boxes = {6, 4, 9, 5, 1,      // right of the centre, wide: tall above it once turned
+                   -5, -5, -1, -1, 1};  // outside the image: empty once clamped
+  move_targets(parse_transforms("Resize((10, 10)), RandomRotation((90, 90))"), {}, params, 10, 10, &targets);
+  const std::vector<float> expected{4, 1, 5, 4, 1, 0, 10, 0, 10, 0};
+  ASSERT_EQ(targets.boxes.size(), expected.size());
+  for (size_t k = 0; k < expected.size(); ++k) EXPECT_NEAR(targets.boxes[k], expected[k], 1e-4) << k;
+}
+
+TEST(TargetGeometryTest, ElasticAndTheAutomaticAugmentationsAreRefused) {
+  EXPECT_NO_THROW(check_targets_can_follow(parse_transforms("RandomResizedCrop(32), RandomRotation(10)")));
+  EXPECT_THROW(check_targets_can_follow(parse_transforms("RandomResizedCrop(32), ElasticTransform()")), UsageError);
+  EXPECT_THROW(check_targets_can_follow(parse_transforms("RandomResizedCrop(32), TrivialAugmentWide()")), UsageError);
+}
+
+// A 40 x 30 dark image with a bright 3 x 3 block at (x, y): its centre is (x + 1.5, y + 1.5).
+Image block_at(int x, int y) {
+  Image image;
+  image.reshape(40, 30, 3);
+  for (int r = 0; r < 30; ++r) {
+    for (int c = 0; c < 40 * 3; ++c) image.row(r)[c] = 0;
+  }
+  for (int r = y; r < y + 3; ++r) {
+    for (int c = x; c < x + 3; ++c) {
+      for (int k = 0; k < 3; ++k) image.row(r)[c * 3 + k] = 255;
+    }
+  }
+  return image;
+}
+
+// The centre of the bright part of a uint8 NCHW output's first plane, or (-1, -1) when none.
+std::array<double, 2> bright_centre(const std::vector<uint8_t>& out, int width, int height) {
+  int peak = 0;
+  for (int i = 0; i < width * height; ++i) peak = std::max<int>(peak, out[static_cast<size_t>(i)]);
+  double sx = 0, sy = 0, weight = 0;
+  for (int y = 0; y < height; ++y) {
+    for (int x = 0; x < width; ++x) {
+      const int v = out[static_cast<size_t>(y * width + x)];
+      if (peak == 0 || v * 2 < peak) continue;
+      sx += v * (x + 0.5);
+      sy += v * (y + 0.5);
+      weight += v;
+    }
+  }
+  if (weight == 0) return {-1, -1};
+  return {sx / weight, sy / weight};
+}
+
+TEST(TargetGeometryTest, ABlockRenderedThroughEachTransformLandsWhereItsCentreIsMoved) {
+  const char* chains[] = {
+      "RandomResizedCrop(24, scale=(0.5, 1.0)), RandomHorizontalFlip()",
+      "Resize(28), RandomCrop(24, padding=4), RandomVerticalFlip()",
+      "Resize((24, 24)), RandomRotation(45, interpolation=nearest)",
+      "Resize((24, 24)), RandomAffine(20, translate=(0.1, 0.1), scale=(0.8, 1.2), shear=10, interpolation=nearest)",
+      "Resize((24, 24)), RandomPerspective(0.4, p=1.0, interpolation=nearest)",
+      "Resize((24, 24)), RandomOrder([RandomRotation(30, interpolation=nearest), "
+      "RandomAffine(0, translate=(0.2, 0.2), interpolation=nearest)])",
+  };
+  SampleTransformer transformer;
+  int checked = 0;
+  for (const char* chain : chains) {
+    TransformSpec spec = parse_transforms(std::string(chain) + ", ToUint8");
+    for (uint64_t seed = 1; seed <= 12; ++seed) {
+      const Image image = block_at(14, 11);
+      SampleRng rng(seed, 0, 7);
+      const SampleParams params = draw_params(spec, 40, 30, rng);
+      std::vector<uint8_t> out(spec.sample_bytes());
+      transformer.run(out.data(), image, resampled_region(params, 40, 30), params, spec);
+      GeometryTargets targets;
+      targets.points = {15.5f, 12.5f, 1};
+      move_targets(spec, {}, params, 40, 30, &targets);
+      const auto seen = bright_centre(out, spec.out_width, spec.out_height);
+      if (targets.points[2] == 0 || seen[0] < 0) continue;  // moved off the output: nothing to see
+      const bool near_edge = targets.points[0] < 2 || targets.points[1] < 2 ||
+                             targets.points[0] > spec.out_width - 2 || targets.points[1] > spec.out_height - 2;
+      if (near_edge) continue;  // a block cut by the edge has its centre elsewhere
+      EXPECT_NEAR(seen[0], targets.points[0], 1.0) << chain << ", seed " << seed;
+      EXPECT_NEAR(seen[1], targets.points[1], 1.0) << chain << ", seed " << seed;
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 50) << "too few draws kept the block in view to check";
+}
+
+TEST(TargetGeometryTest, TheLoaderMovesEachSamplesTargetsWithItsImage) {
+  // 8 x 8 samples, each with one keypoint at (1 + i % 4, 2) and one box, flipped every time.
+  const auto images = std::make_shared<testing::CountingSource>(12);
+  std::vector<float> points, boxes;
+  for (int i = 0; i < 12; ++i) {
+    points.insert(points.end(), {1.0f + static_cast<float>(i % 4), 2, 1});
+    boxes.insert(boxes.end(), {0, 0, 3, 4, 1});
+  }
+  LoaderOptions options;
+  options.batch_size = 5;
+  options.workers = 3;
+  options.sampler.shuffle = true;
+  options.transform = parse_transforms("RandomHorizontalFlip(1.0), Grayscale, ToUint8");
+  Loader loader(with_geometry(images, points, 1, boxes, 1), options);
+  loader.start_epoch(0);
+  int seen = 0;
+  while (Batch batch = loader.next()) {
+    for (int s = 0; s < batch.size(); ++s, ++seen) {
+      const uint64_t i = batch.indices()[s];
+      EXPECT_EQ(batch.geometry(s).points, (std::vector<float>{8 - (1.0f + static_cast<float>(i % 4)), 2, 1}));
+      EXPECT_EQ(batch.geometry(s).boxes, (std::vector<float>{5, 0, 8, 4, 1}));
+    }
+  }
+  EXPECT_EQ(seen, 12);
+  options.transform = parse_transforms("ElasticTransform(), Grayscale, ToUint8");
+  EXPECT_THROW(Loader(with_geometry(images, points, 1, boxes, 1), options), UsageError);
+  EXPECT_THROW(with_geometry(images, {1, 2}, 1, boxes, 1), UsageError) << "one point short";
+}
+
+}  // namespace target_geometry
+}  // namespace
+}  // namespace stoker::data
