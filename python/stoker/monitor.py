@@ -20,7 +20,6 @@ import sys
 from . import _arguments as arg
 from . import _stoker
 from ._session import latest_diagnosis, set_monitor
-from ._words import pythonic
 
 
 class monitor:
@@ -94,7 +93,7 @@ class monitor:
         if owner is not None and hasattr(owner, "epoch_report"):
             lines = owner.epoch_report()
         elif diagnosis is not None and diagnosis.epoch_window["steps"] > 0:
-            lines = [pythonic(line) for line in diagnosis.epoch_report()]
+            lines = list(diagnosis.epoch_report())
         if not lines:
             lines = ["no watched loop yet: iterate stoker.watch(loader) or a stoker.DataLoader to split the steps"]
         status = self.status()

@@ -6,8 +6,9 @@
 Each step is split into the time the loop waited for its batch (inside next()) and the rest
 of the step (the model's work: with CUDA, the host time until the next next(), which the
 usual loss.item() makes the device's time too). At the end of each pass it prints the epoch's
-verdict, evidence and the changes to try, in stoker train's words; warnings for a condition
-that persists come while the epoch runs.
+verdict, evidence and the changes to try: stoker train's, with the DataLoader's argument names
+(num_workers=4 where stoker train says --workers 4); warnings for a condition that persists
+come while the epoch runs.
 """
 import os
 import sys
@@ -16,7 +17,6 @@ import weakref
 
 from . import _stoker
 from ._session import current_monitor, register_diagnosis
-from ._words import pythonic
 from .data_loader import DataLoader, cores
 
 
@@ -112,7 +112,7 @@ class watch:
                 if step_end is not None:
                     lines = self._diagnosis.after_step(wait, 0.0, started - step_end, samples)
                     if lines and self.report:
-                        self._print([pythonic(line) for line in lines])
+                        self._print(lines)
                 try:
                     item = next(it)
                 except StopIteration:
@@ -143,7 +143,7 @@ class watch:
         window = self._diagnosis.epoch_window
         if window["steps"] == 0:
             return []
-        lines = [pythonic(line) for line in self._diagnosis.epoch_report()]
+        lines = list(self._diagnosis.epoch_report())
         if not isinstance(self.loader, DataLoader) and _stoker.classify(window["wait"], window["copy"],
                                                                          window["compute"]).startswith("input-bound"):
             lines.append(self._foreign_changes())

@@ -1,6 +1,8 @@
 // `stoker bench loader`: the input pipeline alone at full speed, and `stoker bench generate`.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -17,6 +19,7 @@
 #include "stoker/core/json_text.h"
 #include "stoker/data/formats.h"
 #include "stoker/data/loader.h"
+#include "stoker/data/loader_keys.h"
 #include "stoker/data/synthetic.h"
 
 namespace stoker::cli {
@@ -27,22 +30,25 @@ struct BenchArgs {
   std::string data;
   int synthetic = 0;
   std::string cache_dir;
-  int workers = 0;  // 0 = one per core
-  int batch_size = 64;
-  int prefetch = 4;
+  // The loader's options: their flags, ranges and defaults are the loader's table's
+  // (stoker/data/loader_keys.h), except workers, one per core unless given.
+  int workers = 0;
+  bool workers_given = false;  // else one per core
+  int batch_size = data::LoaderDefaults::batch_size;
+  int prefetch_factor = data::LoaderDefaults::prefetch_factor;
   int epochs = 0;      // 0 = 1, or unlimited when --seconds is given
   double seconds = 0;  // 0 = no time limit
   int size = 224;
   std::string transforms;
   std::string split = "train";
-  uint64_t seed = 0;
+  uint64_t seed = data::LoaderDefaults::seed;
   std::string on_error = "substitute";
-  double max_bad = 0.01;
+  double max_bad = data::LoaderDefaults::max_bad_fraction;
   int64_t max_pixels = 89'478'485;
   bool no_crop_window = false;
   bool no_restart_splicing = false;
   bool no_dct_scaling = false;
-  double cache_decoded_gb = 0;  // > 0: keep decoded images in RAM up to this (later epochs skip decode)
+  double cache_decoded_gb = data::LoaderDefaults::cache_decoded_gb;  // > 0: keep decoded images in RAM
   bool no_run_ahead = false;
   double step_ms = 0;  // > 0: the consumer holds each batch this long, as a training step would
   bool json = false;
@@ -85,11 +91,33 @@ std::string prepare_data(const BenchArgs& args, bool* generated) {
   return dir;
 }
 
+// The loader's options as given, each checked against the loader's table and named by its flag.
+void check_loader_args(const BenchArgs& args) {
+  using data::LoaderKey;
+  const auto flag = [](LoaderKey key) { return data::loader_key(key).flag; };
+  for (const std::string& message : {
+           !args.workers_given
+               ? std::string()
+               : data::range_message(LoaderKey::kWorkers, int64_t{args.workers}, flag(LoaderKey::kWorkers)),
+           data::range_message(LoaderKey::kBatchSize, int64_t{args.batch_size}, flag(LoaderKey::kBatchSize)),
+           data::range_message(LoaderKey::kPrefetchFactor, int64_t{args.prefetch_factor},
+                               flag(LoaderKey::kPrefetchFactor)),
+           data::word_message(LoaderKey::kOnError, args.on_error, data::FrontEnd::kCommandLine,
+                              flag(LoaderKey::kOnError)),
+           data::range_message(LoaderKey::kMaxBadFraction, args.max_bad, flag(LoaderKey::kMaxBadFraction)),
+           data::range_message(LoaderKey::kCacheDecodedGb, args.cache_decoded_gb, flag(LoaderKey::kCacheDecodedGb)),
+       }) {
+    if (!message.empty()) throw UsageError(message);
+  }
+}
+
 data::LoaderOptions loader_options(const BenchArgs& args, const data::Source& source) {
   data::LoaderOptions options;
   options.batch_size = args.batch_size;
-  options.workers = args.workers == 0 ? cpu_count() : args.workers;
-  options.prefetch = args.prefetch;
+  options.workers = args.workers_given
+                        ? args.workers
+                        : std::min(cpu_count(), static_cast<int>(data::loader_key(data::LoaderKey::kWorkers).hi));
+  options.prefetch = data::buffers_in_flight(args.prefetch_factor, options.workers);
   options.sampler.seed = args.seed;
   options.transform =
       data::parse_transforms(!args.transforms.empty() ? args.transforms : data::default_transforms(source, args.size));
@@ -97,17 +125,8 @@ data::LoaderOptions loader_options(const BenchArgs& args, const data::Source& so
   options.decode.crop_window = !args.no_crop_window;
   options.decode.restart_splicing = !args.no_restart_splicing;
   options.decode.dct_scaling = !args.no_dct_scaling;
-  if (args.cache_decoded_gb < 0 || !std::isfinite(args.cache_decoded_gb)) {
-    throw UsageError(fmt::format("--cache-decoded-gb must be >= 0 (got {})", args.cache_decoded_gb));
-  }
   options.cache_decoded_bytes = static_cast<size_t>(args.cache_decoded_gb * 1e9);
-  if (args.on_error == "substitute") {
-    options.on_error = data::OnError::kSubstitute;
-  } else if (args.on_error == "fail") {
-    options.on_error = data::OnError::kFail;
-  } else {
-    throw UsageError("--on-error must be 'substitute' or 'fail' (got '" + args.on_error + "')");
-  }
+  options.on_error = args.on_error == "fail" ? data::OnError::kFail : data::OnError::kSubstitute;
   options.max_bad_fraction = args.max_bad;
   options.run_ahead = !args.no_run_ahead;
   return options;
@@ -187,6 +206,7 @@ void print_json(const BenchArgs& args, const std::string& data_dir, const data::
       {"seconds", r.seconds},
       {"workers", loader.options().workers},
       {"batch_size", loader.options().batch_size},
+      {"prefetch_factor", args.prefetch_factor},
       {"prefetch", loader.options().prefetch},
       {"crop_window", !args.no_crop_window},
       {"restart_splicing", !args.no_restart_splicing},
@@ -222,7 +242,7 @@ void print_human(const data::Loader& loader, const BenchResult& r) {
   const bool features = options.transform.features.enabled();
   const char* per_s = features ? "samples/s" : "img/s";
   std::printf("%s %s\n", features ? "data    " : "images  ", loader.source().describe().c_str());
-  std::printf("pipeline %s · batch %d · %d worker%s · prefetch %d\n", options.transform.describe().c_str(),
+  std::printf("pipeline %s · batch %d · %d worker%s · %d batches in flight\n", options.transform.describe().c_str(),
               options.batch_size, options.workers, options.workers == 1 ? "" : "s", options.prefetch);
   std::printf("result   %s %s · %s/s read · peak RSS %s · %s %s in %.1f s (%d epoch%s)\n",
               grouped(r.seconds > 0 ? r.images / r.seconds : 0).c_str(), per_s,
@@ -277,6 +297,7 @@ void print_human(const data::Loader& loader, const BenchResult& r) {
 }
 
 int bench_loader(const BenchArgs& args) {
+  check_loader_args(args);  // before a --synthetic dataset is made
   bool generated = false;
   const std::string data_dir = prepare_data(args, &generated);
   if (generated && !args.json) {
@@ -308,6 +329,30 @@ int bench_generate(const BenchArgs& args) {
   return 0;
 }
 
+// "--prefetch-factor,--prefetch_factor,--prefetch": the key's flag, its YAML key and aliases as
+// flags, each with '-' and with '_' (as stoker train takes them).
+std::string flag_names(const data::LoaderKeySpec& row) {
+  std::vector<std::string> names;
+  const auto add = [&names](std::string_view snake_or_dashed) {
+    std::string name(snake_or_dashed);
+    for (const char join : {'-', '_'}) {
+      std::replace(name.begin(), name.end(), join == '-' ? '_' : '-', join);
+      if (std::find(names.begin(), names.end(), "--" + name) == names.end()) names.push_back("--" + name);
+    }
+  };
+  add(row.flag.substr(2));
+  if (!row.yaml.empty()) add(row.yaml);
+  for (const std::string_view alias : row.aliases) add(alias);
+  return fmt::format("{}", fmt::join(names, ","));
+}
+
+// A flag of the loader's table: its names, help and default are the table's.
+template <typename T>
+void add_loader_option(CLI::App* app, data::LoaderKey key, T& value) {
+  const data::LoaderKeySpec& row = data::loader_key(key);
+  app->add_option(flag_names(row), value, data::help_text(row, data::FrontEnd::kCommandLine))->capture_default_str();
+}
+
 }  // namespace
 
 void add_bench_commands(CLI::App& app, int* exit_code) {
@@ -320,16 +365,14 @@ void add_bench_commands(CLI::App& app, int* exit_code) {
                      "Data as stoker train takes it: " + data::data_formats_brief() +
                          ", or a quoted pattern of shards ('emb/x_*.npy', 'shards/train-*.tar')");
   loader->add_option("--synthetic", args->synthetic, "Generate N ImageNet-like JPEGs and use them");
-  loader->add_option("--cache-decoded-gb", args->cache_decoded_gb,
-                     "Keep decoded images in RAM up to this many GB: epochs after the first skip read "
-                     "and decode (0 = off)");
+  add_loader_option(loader, data::LoaderKey::kCacheDecodedGb, args->cache_decoded_gb);
   loader->add_option("--cache-dir", args->cache_dir, "Where --synthetic puts its images");
-  loader->add_option("--workers,--num-workers,--num_workers", args->workers, "Worker threads (default: one per core)");
-  loader->add_option("--batch-size,--batch_size", args->batch_size, "Samples per batch")->capture_default_str();
-  loader
-      ->add_option("--prefetch,--prefetch-factor,--prefetch_factor", args->prefetch,
-                   "Batches in flight (total queue depth)")
-      ->capture_default_str();
+  const data::LoaderKeySpec& workers = data::loader_key(data::LoaderKey::kWorkers);
+  CLI::Option* workers_option =
+      loader->add_option(flag_names(workers), args->workers,
+                         fmt::format("{}, {}..{} (default: one per core)", workers.help, workers.lo, workers.hi));
+  add_loader_option(loader, data::LoaderKey::kBatchSize, args->batch_size);
+  add_loader_option(loader, data::LoaderKey::kPrefetchFactor, args->prefetch_factor);
   loader->add_option("--epochs", args->epochs, "Epochs to run (default 1, or until --seconds)");
   loader->add_option("--seconds", args->seconds, "Stop after this many seconds");
   loader->add_option("--size", args->size, "Output size for the default transforms")->capture_default_str();
@@ -338,9 +381,9 @@ void add_bench_commands(CLI::App& app, int* exit_code) {
                      "Grayscale, Normalize; feature vectors: Standardize — else "
                      "RandomResizedCrop(size), RandomHorizontalFlip(0.5), Normalize)");
   loader->add_option("--split", args->split, "Split to read: " + data::split_help_text())->capture_default_str();
-  loader->add_option("--seed", args->seed, "Shuffle/augmentation seed")->capture_default_str();
-  loader->add_option("--on-error", args->on_error, "Bad samples: substitute or fail")->capture_default_str();
-  loader->add_option("--max-bad", args->max_bad, "Fail when more than this fraction is bad")->capture_default_str();
+  add_loader_option(loader, data::LoaderKey::kSeed, args->seed);
+  add_loader_option(loader, data::LoaderKey::kOnError, args->on_error);
+  add_loader_option(loader, data::LoaderKey::kMaxBadFraction, args->max_bad);
   loader->add_option("--max-pixels", args->max_pixels, "Refuse larger images (decompression bombs)")
       ->capture_default_str();
   loader->add_flag("--no-crop-window", args->no_crop_window, "Decode whole images (for comparison)");
@@ -356,7 +399,10 @@ void add_bench_commands(CLI::App& app, int* exit_code) {
                    "would (0 = take them as fast as they come)")
       ->capture_default_str();
   loader->add_flag("--json", args->json, "Print one JSON object");
-  loader->callback([args, exit_code] { *exit_code = bench_loader(*args); });
+  loader->callback([args, exit_code, workers_option] {
+    args->workers_given = workers_option->count() > 0;
+    *exit_code = bench_loader(*args);
+  });
 
   CLI::App* generate = bench->add_subcommand("generate", "Generate the synthetic JPEG dataset only");
   generate->add_option("--synthetic", args->synthetic, "Number of images")->required();

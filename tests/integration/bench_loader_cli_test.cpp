@@ -66,6 +66,9 @@ TEST_F(BenchLoaderCli, ChecksumIsTheSameForAnyWorkerCountAndChangesWithSeed) {
   const auto three = run_json(base + "--workers 3 --prefetch 2");
   const auto other_seed = run_json(base + "--workers 2 --seed 9");
   EXPECT_EQ(one["checksum"], three["checksum"]);
+  // --prefetch is the table's prefetch_factor, per worker as in stoker train: 3 x 2 buffers.
+  EXPECT_EQ(three["prefetch_factor"], 2);
+  EXPECT_EQ(three["prefetch"], 6);
   EXPECT_NE(one["checksum"], other_seed["checksum"]);
 }
 
@@ -138,10 +141,10 @@ TEST_F(BenchLoaderCli, OversizedImagesBecomeBadSamples) {
 
 TEST(BenchLoaderCliErrors, OneLineAndTheRightExitCode) {
   const std::vector<stoker::testing::ExpectedError> cases = {
-      {"bench loader --synthetic 4 --batch-size 0", 2, "batch_size must be >= 1 (got 0)"},
+      {"bench loader --synthetic 4 --batch-size 0", 2, "--batch-size must be between 1 and 65536 (got 0)"},
       {"bench loader --data /nonexistent/dir", 1, "dataset path /nonexistent/dir does not exist"},
       {"bench loader", 2, "no dataset"},
-      {"bench loader --synthetic 4 --workers -1", 2, "workers must be in [1, 1024] (got -1)"},
+      {"bench loader --synthetic 4 --workers -1", 2, "--workers must be between 1 and 1024 (got -1)"},
       {"bench loader --synthetic 4 --bogus", 2, "--bogus"},
       {"bench loader --synthetic 4 --transforms 'RandomCutout(0.5)'", 2, "unknown transform 'RandomCutout'"},
       {"bench loader --synthetic 4 --on-error ignore", 2, "--on-error must be"},
@@ -151,6 +154,11 @@ TEST(BenchLoaderCliErrors, OneLineAndTheRightExitCode) {
        "(an image folder): it holds one split, train; give the validation data's own path"},
       {"bench loader --synthetic 4 --split t10k", 2, "give the test data's own path"},
       {"bench loader --synthetic 4 --split garbage", 2, "unknown split 'garbage': stoker reads train, val and test"},
+      // The loader's table's ranges, each named by the flag the table gives it.
+      {"bench loader --synthetic 4 --workers 0", 2, "--workers must be between 1 and 1024 (got 0)"},
+      {"bench loader --synthetic 4 --prefetch-factor 65", 2, "--prefetch-factor must be between 1 and 64 (got 65)"},
+      {"bench loader --synthetic 4 --max-bad 2", 2, "--max-bad-fraction must be in [0, 1] (got 2)"},
+      {"bench loader --synthetic 4 --on-error raise", 2, "--on-error must be one of substitute, fail (got 'raise')"},
       {"frobnicate", 2, "frobnicate"},
   };
   TempDir cache;

@@ -142,7 +142,7 @@ TEST_F(DoctorCli, BadInputOneLineNonZero) {
       {"--data /nonexistent/data", 1, "/nonexistent/data does not exist"},
       {"--model resnet7", 2, "resnet7"},
       {"--seconds 0", 2, "--seconds must be > 0 (got 0)"},
-      {"--batch-size 0", 2, "batch_size must be >= 1 (got 0)"},
+      {"--batch-size 0", 2, "batch_size must be between 1 and 65536 (got 0)"},
   };
   expect_one_line_errors(kStokerOneThread + " doctor ", cases);
 }

@@ -225,7 +225,7 @@ TEST_F(EvaluateCli, WeightsAndDataThatDoNotGoTogetherAreOneLine) {
   expect_one_line_error(run_command(e + run), 2, "evaluate needs --data", "no data");
   expect_one_line_error(run_command(e + "--data " + d + "/val.csv"), 2, "evaluate needs the weights", "no weights");
   expect_one_line_error(run_command(e + run + " --data " + d + "/val.csv --batch-size 0"), 2,
-                        "batch_size must be >= 1 (got 0)", "batch size");
+                        "batch_size must be between 1 and 65536 (got 0)", "batch size");
   expect_one_line_error(run_command(e + run + " --data " + d + "/val.csv --device gpu"), 2, "device", "device gpu");
   {  // metadata naming a loss no config takes (the header edited in place, same length)
     std::string bytes = stoker::testing::read_text(run + "/model.safetensors");

@@ -152,7 +152,7 @@ TEST_F(TrainCli, BadInputOneLineNonZero) {
   dir.write_text("bad.pt", "not a checkpoint");
   dir.write_text("c.yaml", "epochs: 1\nnum_worker: 2\n");
   const std::vector<stoker::testing::ExpectedError> cases = {
-      {"--batch-size 0", 2, "batch_size must be >= 1 (got 0)"},
+      {"--batch-size 0", 2, "batch_size must be between 1 and 65536 (got 0)"},
       {"--data /nonexistent/data", 1, "/nonexistent/data does not exist"},
       {"--resume " + dir.str() + "/bad.pt", 1, "is corrupt or not a stoker checkpoint"},
       {"--resume " + dir.str() + "/missing.pt", 1, "does not exist"},

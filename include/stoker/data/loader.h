@@ -58,6 +58,7 @@
 #include <vector>
 
 #include "stoker/data/decode.h"
+#include "stoker/data/loader_keys.h"
 #include "stoker/data/sampler.h"
 #include "stoker/data/source.h"
 #include "stoker/data/target_geometry.h"
@@ -84,11 +85,13 @@ enum class OnError {
   kFail,        // stop at the first bad sample with its path in the message
 };
 
+// The ranges of batch_size, workers and max_bad_fraction, and the defaults, are the loader's
+// table's (stoker/data/loader_keys.h).
 struct LoaderOptions {
-  int batch_size = 64;
-  // Worker threads, >= 1. They persist across epochs.
-  int workers = 2;
-  // Batch buffers in flight (being filled, ready, or held by the consumer), >= 1. Unlike
+  int batch_size = LoaderDefaults::batch_size;
+  // Worker threads. They persist across epochs.
+  int workers = LoaderDefaults::workers;
+  // Batch buffers in flight (being filled, ready, or held by the consumer), 1..kMaxBuffers. Unlike
   // PyTorch's per-worker prefetch_factor, this is the total queue depth: all workers
   // cooperate on the oldest unfinished batch first. Memory ~ prefetch x batch bytes, all of it
   // written (resident) when the Loader is made, so that it does not grow later in a run.
@@ -98,7 +101,7 @@ struct LoaderOptions {
   DecodeOptions decode;
   OnError on_error = OnError::kSubstitute;
   // Fail the epoch when more than this fraction of its samples are bad. Default 1 %.
-  double max_bad_fraction = 0.01;
+  double max_bad_fraction = LoaderDefaults::max_bad_fraction;
   // Batch memory; nullptr = host_allocator(). Must outlive every Batch.
   BufferAllocator* allocator = nullptr;
   // > 0: keep each image's full-resolution decode in RAM, up to this many bytes, so later
@@ -265,7 +268,8 @@ class Loader {
   // mid-epoch. set_workers starts threads as needed and parks the ones above `workers`
   // (a parked thread finishes the sample it holds, then waits); batches stay bit-identical.
   // set_prefetch only grows the pool: memory already allocated is kept until the Loader
-  // goes. Both throw UsageError outside [1, 1024].
+  // goes. Both throw UsageError outside their ranges (workers: loader_keys.h; prefetch:
+  // 1..kMaxBuffers).
   void set_workers(int workers);
   int workers() const;
   void set_prefetch(int prefetch);

@@ -60,9 +60,10 @@ class LoopDiagnosis {
   // `loader`: stoker's loader feeding the loop, or nullptr for another; `monitor`: the running
   // monitor, or nullptr. `gpu_index` >= 0 reads that GPU's utilisation and slowdown reasons
   // from the monitor. `auto_workers` (with a loader) tunes its workers. `dataset`: --data as
-  // given, named in the commands it recommends.
+  // given, named in the commands it recommends. `words`: whose names the changes it recommends
+  // use (--workers 4 for stoker train, num_workers=4 for a Python script).
   LoopDiagnosis(data::Loader* loader, const monitor::Sampler* monitor, int cores, int gpu_index, bool auto_workers,
-                int prefetch_factor, std::string dataset);
+                int prefetch_factor, std::string dataset, data::FrontEnd words = data::FrontEnd::kCommandLine);
 
   void start_epoch();
   // After each step; returns lines to print (a warning, a tuning change), usually none.
@@ -74,6 +75,8 @@ class LoopDiagnosis {
   const StepWindow& epoch_window() const { return epoch_; }
   // "step time: … → input-bound (high)" plus, when there are any, "try: …".
   std::vector<std::string> epoch_report() const;
+  // The changes epoch_report() words in its "try: …" line, as data.
+  std::vector<Recommendation> epoch_changes() const;
   // The verdict epoch_report() prints (the records keep it beside the epoch's figures).
   Verdict epoch_verdict() const { return classify(judge_epoch().window); }
   // The loader's stage clocks over the epoch so far, summed over its workers (zero without a
@@ -112,6 +115,7 @@ class LoopDiagnosis {
   int cores_;
   int gpu_index_;
   std::string dataset_;
+  data::FrontEnd words_;
   std::optional<WorkerTuner> tuner_;
   PersistenceGate gate_{5};
   StepWindow window_, epoch_;

@@ -16,8 +16,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "stoker/data/loader_keys.h"
 
 namespace stoker::diagnose {
 
@@ -78,11 +81,18 @@ struct PipelineEvidence {
 // CSV list whose folder is prepared); placeholders DIR and NEW_DIR when it is unknown ("").
 std::string prepare_command(const std::string& dataset);
 
+// One change to try. A loader option comes as data, named by its row of the loader's table,
+// and each front end words it from the row's names (`--workers 7`, `num_workers=7`); anything
+// else (a command, a way to store the data) is the same words everywhere.
 struct Recommendation {
-  std::string change;         // "--workers 7"
-  std::string reason;         // "7 of 16 cores idle"
-  double predicted_gain = 0;  // throughput ratio expected (1.5 = +50 %); 0 = not predicted
+  std::optional<data::OptionChange> option;  // the loader option to set, when it is one
+  std::string change;                        // otherwise: "stoker prepare --data D --out D-prepared"
+  std::string reason;                        // "7 of 16 cores idle"
+  double predicted_gain = 0;                 // throughput ratio expected (1.5 = +50 %); 0 = not predicted
 };
+
+// The change in `front`'s words: "--workers 7" or "num_workers=7", else `change`.
+std::string change_words(const Recommendation& recommendation, data::FrontEnd front);
 
 // The input pipeline's ceiling in samples/s: samples per busy worker-second × workers.
 double pipeline_rate(const PipelineEvidence& pipeline);
@@ -114,23 +124,28 @@ std::pair<std::string, double> dominant_stage(const PipelineEvidence& pipeline);
 // Ranked changes for an input-bound window: the worker count that matches the model's rate
 // (bounded by the cores, leaving one for the training thread), deeper prefetch when the
 // pipeline is fast enough on average, and lighter inputs when every core is already
-// decoding. Empty for other conditions: they have no flag to offer yet.
+// decoding; option values stay inside the loader's table's ranges. Empty for other
+// conditions: they have no flag to offer yet.
 std::vector<Recommendation> recommend(const Verdict& verdict, const StepWindow& window,
                                       const PipelineEvidence& pipeline);
 
 // "decode is 71 % of worker time; 4 workers deliver 850 samples/s, the model takes 1,400
 // samples/s." ("" without stage clocks).
 std::string format_evidence(const StepWindow& window, const PipelineEvidence& pipeline);
-// "try: --workers 7 (7 of 16 cores idle)  or  …" ("" for none).
-std::string format_changes(const std::vector<Recommendation>& changes);
+// "try: --workers 7 (7 of 16 cores idle)  or  …" ("" for none); in Python's words
+// "try: num_workers=7 (7 of 16 cores idle)  or  …".
+std::string format_changes(const std::vector<Recommendation>& changes,
+                           data::FrontEnd front = data::FrontEnd::kCommandLine);
 
 // The warning text (several lines, no trailing newline) for a condition that held over
 // `steps` steps, e.g.
 //   ⚠ input-bound for the last 400 steps: 37 % of step time waiting for data.
 //     decode is 71 % of worker time; 4 workers deliver 850 img/s, the model takes 1,400 img/s.
 //     try: --workers 7 (7 of 16 cores idle)
+// The changes are worded for `front`.
 std::string format_warning(const Verdict& verdict, int64_t steps, const StepWindow& window,
-                           const PipelineEvidence& pipeline, const std::vector<Recommendation>& changes);
+                           const PipelineEvidence& pipeline, const std::vector<Recommendation>& changes,
+                           data::FrontEnd front = data::FrontEnd::kCommandLine);
 
 // Decides when a condition has persisted long enough to warn: fed one verdict per window
 // of steps, it fires once when the same non-compute verdict held for `windows_to_warn`

@@ -10,13 +10,15 @@
 //
 // One schema (config_keys()) drives the YAML keys, the flags, --help and to_yaml(), so a key
 // added to TrainConfig and the schema is everywhere at once (as DALI does with its op schema).
+// The input pipeline's keys (batch_size, num_workers, ...) are rows of the loader's own table,
+// stoker/data/loader_keys.h, which also serves stoker.DataLoader and stoker bench loader.
 // No torch here: this compiles in seconds and is tested without libtorch.
 //
 // Errors are UsageError, one line naming the key, the value and what is allowed:
 //   c.yaml:7: unknown key 'num_worker' — did you mean 'num_workers'?
 //   c.yaml:3: key 'epochs' must be an integer (got 'two')
 //   --amp must be one of off, bf16, fp16 (got 'fp32')
-//   batch_size must be >= 1 (got 0)
+//   batch_size must be between 1 and 65536 (got 0)
 #pragma once
 
 #include <array>
@@ -24,6 +26,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "stoker/data/loader_keys.h"
 
 namespace CLI {
 class App;
@@ -103,7 +107,7 @@ struct TrainConfig {
   TaskKind task = TaskKind::kAuto;
   LossKind loss = LossKind::kAuto;  // checked against the task once the data is open
   int epochs = 2;
-  int batch_size = 64;
+  int batch_size = data::LoaderDefaults::batch_size;
   double lr = 1e-3;
   OptimizerKind optimizer = OptimizerKind::kAdamW;
   double weight_decay = 0.01;
@@ -166,25 +170,26 @@ struct TrainConfig {
       kAuto;  // fold the weights into the average every this many optimizer steps; kAuto: 1, or 32 with model_ema
   // torchvision's --model-ema: keep the average as its reference script does (see AveragePlan).
   bool model_ema = false;
-  int num_workers = 2;      // kAuto: tuned at run time (stoker/diagnose/tune.h)
-  int prefetch_factor = 4;  // batches in flight per worker (loader total = this x num_workers)
+  // The input pipeline's keys: stoker/data/loader_keys.h declares their ranges and defaults.
+  int num_workers = data::LoaderDefaults::workers;              // kAuto: tuned at run time (stoker/diagnose/tune.h)
+  int prefetch_factor = data::LoaderDefaults::prefetch_factor;  // batches in flight per worker
   CacheKind cache = CacheKind::kNone;
-  double cache_max_gb = 0;  // cache decoded: its budget in GB; 0 = half of the RAM available at start
-  bool pin_memory = true;
+  double cache_max_gb = data::LoaderDefaults::cache_max_gb;  // cache decoded: its budget; 0 = half the free RAM
+  bool pin_memory = data::LoaderDefaults::pin_memory;
   bool persistent_workers = true;
   AmpMode amp = AmpMode::kOff;
   int accumulation_steps = 1;
-  uint64_t seed = 0;
+  uint64_t seed = data::LoaderDefaults::seed;
   int threads = 0;                 // libtorch intra-op threads; 0 = OMP_NUM_THREADS if set, else every usable core
   int nproc_per_node = 1;          // training processes on this machine (data parallel); 1 = this one
   int checkpoint_every_steps = 0;  // 0 = only at epoch end (and on SIGINT/SIGTERM)
   std::string output_dir = "runs";
-  bool tensorboard = true;         // TensorBoard event files in the run folder's tb/
-  std::string resume;              // checkpoint path or run dir; "" = start fresh
-  std::string weights;             // starting weights (.safetensors or a state_dict .pth); "" = initialised
-  std::string device = "auto";     // auto | cpu | cuda | cuda:N
-  int64_t max_steps = 0;           // 0 = no limit (for quick runs and tests)
-  double max_bad_fraction = 0.01;  // of an epoch's samples that may fail to load
+  bool tensorboard = true;      // TensorBoard event files in the run folder's tb/
+  std::string resume;           // checkpoint path or run dir; "" = start fresh
+  std::string weights;          // starting weights (.safetensors or a state_dict .pth); "" = initialised
+  std::string device = "auto";  // auto | cpu | cuda | cuda:N
+  int64_t max_steps = 0;        // 0 = no limit (for quick runs and tests)
+  double max_bad_fraction = data::LoaderDefaults::max_bad_fraction;  // of an epoch's samples that may fail to load
 
   friend bool operator==(const TrainConfig&, const TrainConfig&) = default;
 };
@@ -231,7 +236,7 @@ void apply_yaml_file(const std::string& path, TrainConfig* config);
 
 // The command-line side: `--config FILE` (-c) and one flag per key, accepting --batch-size and
 // --batch_size alike (the underscore spellings are hidden from --help), plus the aliases
-// --workers, --prefetch, --learning-rate, --accum-steps and --use-amp/--use_amp (no value =
+// --workers, --prefetch, --max-bad, --learning-rate, --accum-steps and --use-amp/--use_amp (no value =
 // --amp bf16). Booleans are flags: --pin-memory, --no-pin-memory, --pin-memory=false. Values
 // are kept as text and only keys the user gave are applied, so apply() after the YAML file
 // lets flags override the file and nothing else. A flag given twice: the last one wins.

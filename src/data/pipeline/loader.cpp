@@ -13,6 +13,7 @@
 #include "stoker/core/clock.h"
 #include "stoker/core/error.h"
 #include "stoker/core/numbers.h"
+#include "stoker/data/loader_keys.h"
 
 namespace stoker::data {
 
@@ -27,17 +28,23 @@ std::string percent(double fraction) {
   return text;
 }
 
+// The total of buffers in flight (LoaderOptions::prefetch, set_prefetch).
+std::string buffers_message(int prefetch) {
+  if (prefetch >= 1 && prefetch <= kMaxBuffers) return "";
+  return fmt::format("prefetch must be between 1 and {} (got {})", kMaxBuffers, prefetch);
+}
+
 void validate(const LoaderOptions& options, const Source& source) {
   auto require = [](bool ok, const std::string& message) {
     if (!ok) throw UsageError(message);
   };
-  require(options.batch_size >= 1, "batch_size must be >= 1 (got " + std::to_string(options.batch_size) + ")");
-  require(options.workers >= 1 && options.workers <= 1024,
-          "workers must be in [1, 1024] (got " + std::to_string(options.workers) + ")");
-  require(options.prefetch >= 1 && options.prefetch <= 1024,
-          "prefetch must be in [1, 1024] (got " + std::to_string(options.prefetch) + ")");
-  require(options.max_bad_fraction >= 0 && options.max_bad_fraction <= 1,
-          "max_bad_fraction must be in [0, 1] (got " + std::to_string(options.max_bad_fraction) + ")");
+  // The ranges are the loader's table's (stoker/data/loader_keys.h); messages name the members.
+  for (const std::string& message :
+       {range_message(LoaderKey::kBatchSize, int64_t{options.batch_size}, "batch_size"),
+        range_message(LoaderKey::kWorkers, int64_t{options.workers}, "workers"), buffers_message(options.prefetch),
+        range_message(LoaderKey::kMaxBadFraction, options.max_bad_fraction, "max_bad_fraction")}) {
+    require(message.empty(), message);
+  }
   require(options.decode.max_pixels >= 1,
           "max_pixels must be >= 1 (got " + std::to_string(options.decode.max_pixels) + ")");
   require(source.size() > 0, "the dataset is empty");
@@ -482,8 +489,8 @@ void Loader::prepare_feature_spec(int features) {
 
 void Loader::set_workers(int workers) {
   const ConsumerCall call(consumer_in_call_, "set_workers");
-  if (workers < 1 || workers > 1024) {
-    throw UsageError("workers must be in [1, 1024] (got " + std::to_string(workers) + ")");
+  if (std::string message = range_message(LoaderKey::kWorkers, int64_t{workers}, "workers"); !message.empty()) {
+    throw UsageError(message);
   }
   {
     MutexLock lock(threads_->mutex);
@@ -504,9 +511,7 @@ int Loader::workers() const {
 
 void Loader::set_prefetch(int prefetch) {
   const ConsumerCall call(consumer_in_call_, "set_prefetch");
-  if (prefetch < 1 || prefetch > 1024) {
-    throw UsageError("prefetch must be in [1, 1024] (got " + std::to_string(prefetch) + ")");
-  }
+  if (std::string message = buffers_message(prefetch); !message.empty()) throw UsageError(message);
   {
     MutexLock lock(shared_->mutex);
     while (static_cast<int>(shared_->buffers.size()) < prefetch) {

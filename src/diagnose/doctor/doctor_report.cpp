@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 
 #include "diagnose/doctor/doctor_findings.h"
 #include "stoker/core/numbers.h"
+#include "stoker/data/loader_keys.h"
 
 namespace stoker::diagnose {
 
@@ -27,6 +29,13 @@ struct Limit {
   bool input = false;
   std::string text;
 };
+
+using data::LoaderKey;
+
+// A loader option in the command line's words, from the loader's table: "--workers 4".
+std::string flag_words(LoaderKey key, std::string value) {
+  return data::option_words({key, std::move(value)}, data::FrontEnd::kCommandLine);
+}
 
 // "3,232", or "0.38" below 10 samples/s (a model that takes minutes per step).
 std::string rate_text(double samples_per_s) { return grouped(samples_per_s, samples_per_s < 10 ? 2 : 0); }
@@ -82,7 +91,7 @@ std::vector<DoctorChange> rank_changes(const DoctorFindings& f) {
   const double model_rate = f.model_rate();
   const double together = f.joint.samples_per_s();
   if (f.tried_workers && together > 0) {
-    changes.push_back({fmt::format("--workers {}", f.tried_workers->workers),
+    changes.push_back({flag_words(LoaderKey::kWorkers, std::to_string(f.tried_workers->workers)),
                        f.tried_workers->samples_per_s() / together,
                        fmt::format("measured together: {} samples/s", grouped(f.tried_workers->samples_per_s()))});
   }
@@ -109,8 +118,10 @@ std::vector<DoctorChange> rank_changes(const DoctorFindings& f) {
                        fmt::format("model alone measured {} vs {} samples/s{}", grouped(m.samples_per_s),
                                    grouped(model_rate), shared_cores ? ", discounted for the shared cores" : "")});
   }
-  if (f.verdict.kind == Bottleneck::kInput && at_configured.images_per_s > model_rate) {
-    changes.push_back({fmt::format("--prefetch-factor {}", 2 * f.prefetch_factor), 1 / (1 - f.verdict.wait_share),
+  const int deepest = static_cast<int>(data::loader_key(LoaderKey::kPrefetchFactor).hi);
+  if (f.verdict.kind == Bottleneck::kInput && at_configured.images_per_s > model_rate && f.prefetch_factor < deepest) {
+    changes.push_back({flag_words(LoaderKey::kPrefetchFactor, std::to_string(std::min(deepest, 2 * f.prefetch_factor))),
+                       1 / (1 - f.verdict.wait_share),
                        "predicted: the loader keeps up on average, the waits are bursts"});
   }
   // The decoded cache, when the images fit in RAM and reading + decoding is much of the
@@ -120,7 +131,7 @@ std::vector<DoctorChange> rank_changes(const DoctorFindings& f) {
     const CacheEstimate cache = estimate_decoded_cache(evidence);
     if (cache.worth_offering && joint_now > 0) {
       changes.push_back(
-          {"--cache decoded",
+          {flag_words(LoaderKey::kCache, "decoded"),
            joint_rate(model_rate, loader_now * cache.speedup, configured, f.cores, shared_cores) / joint_now,
            fmt::format("predicted from epoch 2 on: needs {:.1f} GB of {:.0f} GB free; read + decode are {:.0f} % of "
                        "the loader's time",
@@ -261,7 +272,8 @@ void print_doctor_text(const DoctorFindings& f, const std::vector<DoctorChange>&
         100 * together / std::max(1e-9, expected), f.cores);
   }
   if (f.tried_workers) {
-    std::printf("tried        --workers %d → %s samples/s together (%+.0f %%)\n", f.tried_workers->workers,
+    std::printf("tried        %s → %s samples/s together (%+.0f %%)\n",
+                flag_words(LoaderKey::kWorkers, std::to_string(f.tried_workers->workers)).c_str(),
                 grouped(f.tried_workers->samples_per_s()).c_str(),
                 100 * (f.tried_workers->samples_per_s() / std::max(1e-9, together) - 1));
   }

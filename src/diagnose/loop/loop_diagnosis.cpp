@@ -40,8 +40,13 @@ constexpr double kWarmupNoticeShare = 0.1;
 }  // namespace
 
 LoopDiagnosis::LoopDiagnosis(data::Loader* loader, const monitor::Sampler* monitor, int cores, int gpu_index,
-                             bool auto_workers, int prefetch_factor, std::string dataset)
-    : loader_(loader), monitor_(monitor), cores_(cores), gpu_index_(gpu_index), dataset_(std::move(dataset)) {
+                             bool auto_workers, int prefetch_factor, std::string dataset, data::FrontEnd words)
+    : loader_(loader),
+      monitor_(monitor),
+      cores_(cores),
+      gpu_index_(gpu_index),
+      dataset_(std::move(dataset)),
+      words_(words) {
   if (auto_workers && loader_ != nullptr) {
     TunerLimits limits;
     limits.max_workers = cores;
@@ -173,7 +178,7 @@ std::vector<std::string> LoopDiagnosis::after_step(double wait_s, double copy_s,
   const bool problem = v.kind != Bottleneck::kCompute && v.kind != Bottleneck::kUnknown;
   streak_steps_ = problem ? streak_steps_ + w.steps : 0;
   if (gate_.observe(v)) {
-    lines.push_back(format_warning(v, streak_steps_, w, p, recommend(v, w, p)));
+    lines.push_back(format_warning(v, streak_steps_, w, p, recommend(v, w, p), words_));
   }
   if (tuner_) {
     const double idle = stages.wait_free_buffer;
@@ -251,9 +256,14 @@ std::vector<std::string> LoopDiagnosis::epoch_report() const {
     const std::string evidence = format_evidence(w, p);
     if (!evidence.empty()) lines.push_back(evidence);
   }
-  const std::string changes = format_changes(recommend(v, w, p));
+  const std::string changes = format_changes(recommend(v, w, p), words_);
   if (!changes.empty()) lines.push_back(changes);
   return lines;
+}
+
+std::vector<Recommendation> LoopDiagnosis::epoch_changes() const {
+  const EpochJudgement j = judge_epoch();
+  return recommend(classify(j.window), j.window, evidence(j.stages));
 }
 
 }  // namespace stoker::diagnose

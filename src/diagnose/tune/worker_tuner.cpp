@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "stoker/data/loader_keys.h"
 #include "stoker/diagnose/tune.h"
 
 namespace stoker::diagnose {
@@ -14,7 +15,7 @@ WorkerTuner::WorkerTuner(int start_workers, TunerLimits limits) : limits_(limits
 }
 
 int WorkerTuner::prefetch() const {
-  int depth = std::max(2, limits_.prefetch_factor * workers_);
+  int depth = data::buffers_in_flight(limits_.prefetch_factor, workers_);
   if (limits_.ram_budget_bytes > 0 && limits_.batch_bytes > 0) {
     const int affordable = static_cast<int>(limits_.ram_budget_bytes / limits_.batch_bytes);
     depth = std::max(2, std::min(depth, affordable));

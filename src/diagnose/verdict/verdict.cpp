@@ -20,6 +20,13 @@ constexpr double kDeviceIdlePercent = 70;
 
 std::string percent(double share) { return fmt::format("{:.0f} %", 100 * share); }
 
+using data::LoaderKey;
+
+// Advice to set a whole-number option.
+data::OptionChange option(LoaderKey key, int value, bool or_more = false) {
+  return {key, std::to_string(value), or_more};
+}
+
 }  // namespace
 
 Verdict classify(const StepWindow& w) {
@@ -147,23 +154,27 @@ std::vector<Recommendation> recommend(const Verdict& v, const StepWindow& w, con
   if (pipe > 0 && model > 0 && current > 0) {
     // Workers that match the model's rate with 10 % headroom, within the cores.
     const int needed = static_cast<int>(std::ceil(p.workers * model / pipe * 1.1));
-    const int target = std::min(needed, max_workers);
+    const int target = std::min({needed, max_workers, static_cast<int>(data::loader_key(LoaderKey::kWorkers).hi)});
     if (target > p.workers) {
       const double predicted = std::min(model, pipe * target / std::max(1, p.workers));
-      out.push_back({fmt::format("--workers {}", target), idle_text(), predicted / current});
+      out.push_back({option(LoaderKey::kWorkers, target), "", idle_text(), predicted / current});
     }
-    if (pipe >= model) {
+    const int deepest = static_cast<int>(data::loader_key(LoaderKey::kPrefetchFactor).hi);
+    if (pipe >= model && p.prefetch_factor < deepest) {
       // Fast enough on average, yet the steps waited: bursts; a deeper queue absorbs them.
-      out.push_back({p.prefetch_factor > 0 ? fmt::format("--prefetch-factor {}", 2 * p.prefetch_factor)
-                                           : std::string("--prefetch-factor 4 (or more)"),
+      // With the depth unknown, a floor.
+      out.push_back({p.prefetch_factor > 0
+                         ? option(LoaderKey::kPrefetchFactor, std::min(deepest, 2 * p.prefetch_factor))
+                         : option(LoaderKey::kPrefetchFactor, 4, true),
+                     "",
                      fmt::format("the workers' rate ({} samples/s) exceeds the model's ({}); the waits are bursts",
                                  grouped(pipe), grouped(model)),
                      1 / std::max(0.05, 1 - v.wait_share)});
-    } else {
+    } else if (pipe < model) {
       // Decoding (and reading) every epoch again: the workers could only transform.
       if (const CacheEstimate cache = estimate_decoded_cache(p); cache.worth_offering) {
         out.push_back(
-            {"--cache decoded",
+            {data::OptionChange{LoaderKey::kCache, "decoded", false, cache.needed_bytes / 1e9}, "",
              fmt::format("needs {:.1f} GB, {:.0f} GB free; later epochs skip read and decode ({} of worker time)",
                          cache.needed_bytes / 1e9, p.free_ram_bytes / 1e9, percent(cache.load_share)),
              std::min(model, pipe * cache.speedup) / current});
@@ -172,7 +183,7 @@ std::vector<Recommendation> recommend(const Verdict& v, const StepWindow& w, con
       // each crop decode only its own part. Not predicted: the saving depends on the crops.
       const double decode_share = p.busy_worker_s > 0 ? p.decode_s / p.busy_worker_s : 0;
       if (!p.cache_on && decode_share >= 0.3 && p.jpeg_samples > 0 && 2 * p.spliced_samples < p.jpeg_samples) {
-        out.push_back({prepare_command(p.dataset),
+        out.push_back({std::nullopt, prepare_command(p.dataset),
                        fmt::format("decode is {} of worker time and the JPEGs have no restart markers; "
                                    "a one-off lossless rewrite lets a crop decode only its part; then "
                                    "train on the copy",
@@ -185,7 +196,7 @@ std::vector<Recommendation> recommend(const Verdict& v, const StepWindow& w, con
       std::string change = stage == "decode"      ? "store the images pre-resized near the training size"
                            : stage == "transform" ? "lighter augmentation or a smaller output size"
                                                   : "faster storage (local disk, page cache) for the dataset";
-      out.push_back({change,
+      out.push_back({std::nullopt, change,
                      fmt::format("{} is {} of worker time and {} worker{} cannot reach the model's {} samples/s", stage,
                                  percent(share), max_workers, max_workers == 1 ? "" : "s", grouped(model)),
                      0});
@@ -202,16 +213,20 @@ std::string format_evidence(const StepWindow& w, const PipelineEvidence& p) {
                      grouped(pipeline_rate(p)), grouped(model_rate(w)));
 }
 
-std::string format_changes(const std::vector<Recommendation>& changes) {
+std::string change_words(const Recommendation& r, data::FrontEnd front) {
+  return r.option ? data::option_words(*r.option, front) : r.change;
+}
+
+std::string format_changes(const std::vector<Recommendation>& changes, data::FrontEnd front) {
   std::string text;
   for (const Recommendation& r : changes) {
-    text += (text.empty() ? "try: " : "  or  ") + r.change + " (" + r.reason + ")";
+    text += (text.empty() ? "try: " : "  or  ") + change_words(r, front) + " (" + r.reason + ")";
   }
   return text;
 }
 
 std::string format_warning(const Verdict& v, int64_t steps, const StepWindow& w, const PipelineEvidence& p,
-                           const std::vector<Recommendation>& changes) {
+                           const std::vector<Recommendation>& changes, data::FrontEnd front) {
   std::string text = fmt::format("⚠ {} for the last {} steps: ", verdict_name(v), steps);
   switch (v.kind) {
     case Bottleneck::kInput: {
@@ -240,7 +255,7 @@ std::string format_warning(const Verdict& v, int64_t steps, const StepWindow& w,
       text += "no action needed.";
       break;
   }
-  if (!changes.empty()) text += "\n  " + format_changes(changes);
+  if (!changes.empty()) text += "\n  " + format_changes(changes, front);
   return text;
 }
 

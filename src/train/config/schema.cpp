@@ -17,6 +17,7 @@
 #include "stoker/core/error.h"
 #include "stoker/core/suggest.h"
 #include "stoker/data/formats.h"
+#include "stoker/data/loader_keys.h"
 
 namespace stoker::train {
 
@@ -62,10 +63,15 @@ constexpr std::array<EnumName<LossKind>, 5> kLosses = {{{LossKind::kAuto, "auto"
                                                         {LossKind::kL1, "l1"},
                                                         {LossKind::kSmoothL1, "smooth_l1"}}};
 
-constexpr std::array<EnumName<CacheKind>, 2> kCaches = {{{CacheKind::kNone, "none"}, {CacheKind::kDecoded, "decoded"}}};
-
 std::span<const EnumName<AmpMode>> enum_names(AmpMode) { return kAmpModes; }
-std::span<const EnumName<CacheKind>> enum_names(CacheKind) { return kCaches; }
+// The input pipeline's table spells cache's words (stoker/data/loader_keys.h), in CacheKind's order.
+std::span<const EnumName<CacheKind>> enum_names(CacheKind) {
+  static const std::array<EnumName<CacheKind>, 2> names = [] {
+    const auto words = data::loader_key(data::LoaderKey::kCache).words;
+    return std::array<EnumName<CacheKind>, 2>{{{CacheKind::kNone, words[0].cli}, {CacheKind::kDecoded, words[1].cli}}};
+  }();
+  return names;
+}
 std::span<const EnumName<TaskKind>> enum_names(TaskKind) { return kTasks; }
 std::span<const EnumName<LossKind>> enum_names(LossKind) { return kLosses; }
 std::span<const EnumName<OptimizerKind>> enum_names(OptimizerKind) { return kOptimizers; }
@@ -163,6 +169,28 @@ std::string number_text(double value) {
 // The type a Member points at.
 template <typename P>
 using ValueOf = std::remove_cvref_t<decltype(std::declval<TrainConfig&>().*std::declval<P>())>;
+
+// A key of the input pipeline's table (stoker/data/loader_keys.h): its name, help, aliases and
+// range are the table's; `note` says what else it means to the trainer.
+Field loader_field(data::LoaderKey key, Member member, std::string_view note = "") {
+  const data::LoaderKeySpec& row = data::loader_key(key);
+  Field field{std::string(row.yaml), member, data::help_text(row, data::FrontEnd::kCommandLine), {}};
+  if (!note.empty()) field.help += "; " + std::string(note);
+  std::string flag(row.flag.substr(2));  // "--prefetch-factor" -> "prefetch_factor"
+  std::replace(flag.begin(), flag.end(), '-', '_');
+  if (flag != row.yaml) field.aliases.push_back(flag);
+  field.aliases.insert(field.aliases.end(), row.aliases.begin(), row.aliases.end());
+  field.takes_auto = std::any_of(row.extras.begin(), row.extras.end(),
+                                 [](const data::KeyExtra& extra) { return extra.cli == "auto"; });
+  const std::string hint = field.takes_auto ? "; or auto" : "";
+  if (row.type == data::KeyType::kInt && (row.lo > 0 || row.hi < std::numeric_limits<uint64_t>::max())) {
+    field.range = Range::between(static_cast<double>(row.lo), static_cast<double>(row.hi), hint);
+  } else if (row.type == data::KeyType::kNumber) {
+    field.range =
+        std::isfinite(row.max) ? Range::in(row.min, row.max, false, false, hint) : Range::at_least(row.min, hint);
+  }
+  return field;
+}
 
 // A new key: a member of TrainConfig and a row here (same order) with its range; validate()
 // checks the ranges and keeps the rules across keys.
@@ -276,12 +304,7 @@ std::vector<Field> make_fields() {
        "or smooth_l1",
        {}},
       {"epochs", &C::epochs, "Passes over the training data", {}, false, Range::at_least(1)},
-      {"batch_size",
-       &C::batch_size,
-       "Samples per batch; an optimizer step sees accumulation_steps batches",
-       {},
-       false,
-       Range::at_least(1)},
+      loader_field(data::LoaderKey::kBatchSize, &C::batch_size, "an optimizer step sees accumulation_steps batches"),
       {"lr", &C::lr, "Learning rate (the peak, after warmup)", {"learning_rate"}, false, Range::above(0)},
       {"optimizer", &C::optimizer, "Optimizer: adamw or sgd", {"opt"}},
       {"weight_decay",
@@ -503,30 +526,11 @@ std::vector<Field> make_fields() {
        "processes x batch_size x accumulation_steps x ema_steps / epochs (ema_decay default 0.99998), and the "
        "average copies the weights until the warmup ends. Without it, ema_decay is each update's decay",
        {}},
-      {"num_workers",
-       &C::num_workers,
-       "Loader worker threads, 1..1024, or auto (tuned at run time from measured throughput)",
-       {"workers"},
-       true},
-      {"prefetch_factor",
-       &C::prefetch_factor,
-       "Batches in flight per worker, as in PyTorch (the loader holds prefetch_factor x num_workers), 1..1024",
-       {"prefetch"},
-       false,
-       Range::between(1, 1024)},
-      {"cache",
-       &C::cache,
-       "none, or decoded: keep the training images decoded in RAM after the first epoch (later epochs "
-       "skip read and decode)",
-       {}},
-      {"cache_max_gb",
-       &C::cache_max_gb,
-       "Budget of cache decoded in GB (images beyond it decode every epoch); 0 = half the RAM available "
-       "at start",
-       {},
-       false,
-       Range::at_least(0)},
-      {"pin_memory", &C::pin_memory, "Batches in pinned host memory (faster, asynchronous copies to the GPU)", {}},
+      loader_field(data::LoaderKey::kWorkers, &C::num_workers),
+      loader_field(data::LoaderKey::kPrefetchFactor, &C::prefetch_factor),
+      loader_field(data::LoaderKey::kCache, &C::cache),
+      loader_field(data::LoaderKey::kCacheMaxGb, &C::cache_max_gb),
+      loader_field(data::LoaderKey::kPinMemory, &C::pin_memory),
       {"persistent_workers", &C::persistent_workers, "Keep the loader's workers between epochs", {}},
       // The alias is a flag without a value (--use-amp = bf16); see ConfigFlags::add_to().
       {"amp", &C::amp, "Mixed precision: off, bf16 or fp16 (--use-amp = bf16)", {"use_amp"}},
@@ -536,7 +540,7 @@ std::vector<Field> make_fields() {
        {"accum_steps"},
        false,
        Range::at_least(1)},
-      {"seed", &C::seed, "Seed for initialization, shuffling and augmentation", {}},
+      loader_field(data::LoaderKey::kSeed, &C::seed, "also of the model's initialization"),
       {"threads",
        &C::threads,
        "libtorch intra-op threads, 1..1024; 0 = OMP_NUM_THREADS, else every usable core (on the CPU, "
@@ -582,12 +586,7 @@ std::vector<Field> make_fields() {
        &C::exclude_list,
        "A file naming training samples to leave out, one per line (what stoker scan -o writes); empty = none",
        {}},
-      {"max_bad_fraction",
-       &C::max_bad_fraction,
-       "Stop when more than this fraction of an epoch's samples fail to load, in [0, 1]",
-       {},
-       false,
-       Range::in(0, 1, false, false)},
+      loader_field(data::LoaderKey::kMaxBadFraction, &C::max_bad_fraction),
   };
 }
 

@@ -360,9 +360,9 @@ TEST(LoaderTest, NextBeforeStartAndBadOptionsAreUsageErrors) {
     const char* expected;
   };
   const Case cases[] = {
-      {[](LoaderOptions& o) { o.batch_size = 0; }, "batch_size must be >= 1 (got 0)"},
-      {[](LoaderOptions& o) { o.workers = 0; }, "workers must be in [1, 1024] (got 0)"},
-      {[](LoaderOptions& o) { o.prefetch = 0; }, "prefetch must be in [1, 1024] (got 0)"},
+      {[](LoaderOptions& o) { o.batch_size = 0; }, "batch_size must be between 1 and 65536 (got 0)"},
+      {[](LoaderOptions& o) { o.workers = 0; }, "workers must be between 1 and 1024 (got 0)"},
+      {[](LoaderOptions& o) { o.prefetch = 0; }, "prefetch must be between 1 and 1024 (got 0)"},
       {[](LoaderOptions& o) { o.max_bad_fraction = 2; }, "max_bad_fraction must be in [0, 1]"},
       {[](LoaderOptions& o) { o.sampler.rank = 3; }, "rank must be in [0, 0] (got 3)"},
   };

@@ -9,6 +9,11 @@
 namespace stoker::diagnose {
 namespace {
 
+using data::FrontEnd;
+
+std::string cli(const Recommendation& r) { return change_words(r, FrontEnd::kCommandLine); }
+std::string python(const Recommendation& r) { return change_words(r, FrontEnd::kPython); }
+
 StepWindow window(double wait, double copy, double compute, int64_t samples = 6400) {
   StepWindow w;
   w.wait_s = wait;
@@ -102,7 +107,7 @@ TEST(Verdict, InputBoundRecommendsTheWorkersThatMatchTheModel) {
   ASSERT_EQ(v.kind, Bottleneck::kInput);
   const auto changes = recommend(v, w, p);
   ASSERT_FALSE(changes.empty());
-  EXPECT_EQ(changes[0].change, "--workers 8");
+  EXPECT_EQ(cli(changes[0]), "--workers 8");
   EXPECT_EQ(changes[0].reason, "11 of 16 cores idle");
   EXPECT_NEAR(changes[0].predicted_gain, 1400.0 / 850, 1e-6);  // up to the model's rate
   const std::string text = format_warning(v, 400, w, p, changes);
@@ -113,6 +118,25 @@ TEST(Verdict, InputBoundRecommendsTheWorkersThatMatchTheModel) {
             std::string::npos)
       << text;
   EXPECT_NE(text.find("try: --workers 8 (11 of 16 cores idle)"), std::string::npos) << text;
+  // The same advice as data, in a Python script's words.
+  ASSERT_TRUE(changes[0].option);
+  EXPECT_EQ(changes[0].option->key, data::LoaderKey::kWorkers);
+  EXPECT_EQ(changes[0].option->value, "8");
+  EXPECT_EQ(python(changes[0]), "num_workers=8");
+  const std::string python_text = format_warning(v, 400, w, p, changes, FrontEnd::kPython);
+  EXPECT_NE(python_text.find("try: num_workers=8 (11 of 16 cores idle)"), std::string::npos) << python_text;
+  EXPECT_EQ(python_text.find("--"), std::string::npos) << python_text;
+}
+
+TEST(Verdict, WorkerAdviceStaysInTheTablesRange) {
+  // 4,000 cores idle: the workers that match the model would be 2,000; the table allows 1,024.
+  StepWindow w = window(0.0, 0.0, 0.0, 8500);
+  w.compute_s = 8500.0 / 1'000'000;
+  w.wait_s = 10 - w.compute_s;
+  const PipelineEvidence p = pipeline(4, 4000, 8500.0 / 850 * 4, 8500);
+  const auto changes = recommend(classify(w), w, p);
+  ASSERT_FALSE(changes.empty());
+  EXPECT_EQ(cli(changes[0]), "--workers 1024");
 }
 
 TEST(Verdict, DecodedCacheIsOfferedWhenTheImagesFitInRam) {
@@ -123,10 +147,13 @@ TEST(Verdict, DecodedCacheIsOfferedWhenTheImagesFitInRam) {
   p.free_ram_bytes = 41e9;
   auto changes = recommend(classify(w), w, p);
   ASSERT_EQ(changes.size(), 2u);
-  EXPECT_EQ(changes[0].change, "--cache decoded");
+  EXPECT_EQ(cli(changes[0]), "--cache decoded");
   EXPECT_EQ(changes[0].reason, "needs 9.6 GB, 41 GB free; later epochs skip read and decode (77 % of worker time)");
   EXPECT_NEAR(changes[0].predicted_gain, 1000.0 / 400, 1e-6);  // transform only (1,739/s): up to the model
-  EXPECT_EQ(changes[1].change, "store the images pre-resized near the training size");
+  EXPECT_EQ(cli(changes[1]), "store the images pre-resized near the training size");
+  // Python turns the cache on by its budget: the 9.6 GB it needs, rounded up.
+  EXPECT_EQ(python(changes[0]), "cache_decoded_gb=10");
+  EXPECT_EQ(python(changes[1]), "store the images pre-resized near the training size");
 
   p.free_ram_bytes = 10e9;  // 9.6 GB is more than 80 % of 10 GB
   EXPECT_EQ(recommend(classify(w), w, p).size(), 1u);
@@ -141,17 +168,16 @@ TEST(Verdict, PrepareIsOfferedWhenJpegsDecodeFromTheTop) {
   p.jpeg_samples = 4000;
   auto changes = recommend(classify(w), w, p);
   ASSERT_EQ(changes.size(), 2u);
-  EXPECT_EQ(changes[0].change, "stoker prepare --data DIR --out NEW_DIR");
+  EXPECT_EQ(cli(changes[0]), "stoker prepare --data DIR --out NEW_DIR");
   EXPECT_EQ(changes[0].reason,
             "decode is 71 % of worker time and the JPEGs have no restart markers; a one-off lossless "
             "rewrite lets a crop decode only its part; then train on the copy");
   p.dataset = "/data/imagenet/train";  // not a folder here: taken as a file list's folder
-  EXPECT_EQ(recommend(classify(w), w, p)[0].change,
-            "stoker prepare --data /data/imagenet --out /data/imagenet-prepared");
+  EXPECT_EQ(cli(recommend(classify(w), w, p)[0]), "stoker prepare --data /data/imagenet --out /data/imagenet-prepared");
   p.dataset = "/usr/share/";  // a folder (trailing slash dropped)
-  EXPECT_EQ(recommend(classify(w), w, p)[0].change, "stoker prepare --data /usr/share --out /usr/share-prepared");
+  EXPECT_EQ(cli(recommend(classify(w), w, p)[0]), "stoker prepare --data /usr/share --out /usr/share-prepared");
   p.dataset = "/my data/it's/train";  // quoted for the shell, to be pasted
-  EXPECT_EQ(recommend(classify(w), w, p)[0].change,
+  EXPECT_EQ(cli(recommend(classify(w), w, p)[0]),
             "stoker prepare --data '/my data/it'\\''s' --out '/my data/it'\\''s-prepared'");
   EXPECT_EQ(changes[0].predicted_gain, 0);  // not predicted: depends on the crops
   p.spliced_samples = 3990;                 // already prepared
@@ -170,7 +196,7 @@ TEST(Verdict, NoCoresLeftPointsAtTheDominantStage) {
   const PipelineEvidence p = pipeline(1, 2, 10, 4000);
   const auto changes = recommend(classify(w), w, p);
   ASSERT_EQ(changes.size(), 1u);
-  EXPECT_EQ(changes[0].change, "store the images pre-resized near the training size");
+  EXPECT_EQ(cli(changes[0]), "store the images pre-resized near the training size");
   EXPECT_NE(changes[0].reason.find("decode is 71 % of worker time"), std::string::npos);
 }
 
@@ -179,11 +205,18 @@ TEST(Verdict, FastPipelineThatStillWaitsGetsDeeperPrefetch) {
   const PipelineEvidence p = pipeline(4, 16, 12, 9000);  // 3,000 samples/s ceiling
   const auto changes = recommend(classify(w), w, p);
   ASSERT_EQ(changes.size(), 1u);
-  EXPECT_EQ(changes[0].change, "--prefetch-factor 4 (or more)");  // the current depth unknown
+  EXPECT_EQ(cli(changes[0]), "--prefetch-factor 4 (or more)");  // the current depth unknown
   EXPECT_NEAR(changes[0].predicted_gain, 1 / 0.9, 1e-9);
   PipelineEvidence known = p;
   known.prefetch_factor = 4;
-  EXPECT_EQ(recommend(classify(w), w, known)[0].change, "--prefetch-factor 8");
+  EXPECT_EQ(cli(recommend(classify(w), w, known)[0]), "--prefetch-factor 8");
+  EXPECT_EQ(python(changes[0]), "prefetch_factor=4 (or more)");
+  EXPECT_EQ(python(recommend(classify(w), w, known)[0]), "prefetch_factor=8");
+  // Never beyond the table's deepest (64 per worker), and nothing once there.
+  known.prefetch_factor = 40;
+  EXPECT_EQ(cli(recommend(classify(w), w, known)[0]), "--prefetch-factor 64");
+  known.prefetch_factor = 64;
+  EXPECT_TRUE(recommend(classify(w), w, known).empty());
 }
 
 TEST(Verdict, ComputeBoundRecommendsNothing) {

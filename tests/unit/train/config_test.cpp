@@ -503,7 +503,7 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
        "list or numeric feature table), NumPy arrays (.npz, .npy), PyTorch tensors (.pt, .pth from torch.save), an "
        "HDF5 file (.h5, .hdf5; file.h5:group for a group) or WebDataset shards (.tar of <key>.jpg + <key>.cls)"},
       {[](TrainConfig* c) { c->epochs = 0; }, "epochs must be >= 1 (got 0)"},
-      {[](TrainConfig* c) { c->batch_size = 0; }, "batch_size must be >= 1 (got 0)"},
+      {[](TrainConfig* c) { c->batch_size = 0; }, "batch_size must be between 1 and 65536 (got 0)"},
       {[](TrainConfig* c) { c->lr = 0; }, "lr must be > 0 (got 0)"},
       {[](TrainConfig* c) { c->weight_decay = -0.5; }, "weight_decay must be >= 0 (got -0.5)"},
       {[](TrainConfig* c) { c->momentum = 1; }, "momentum must be in [0, 1) (got 1)"},
@@ -602,7 +602,7 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
        "num_workers must be between 1 and 1024 (got 0); stoker always loads on worker threads: 1 "
        "is the fewest, or auto"},
       {[](TrainConfig* c) { c->num_workers = 2000; }, "num_workers must be between 1 and 1024 (got 2000); or auto"},
-      {[](TrainConfig* c) { c->prefetch_factor = 0; }, "prefetch_factor must be between 1 and 1024 (got 0)"},
+      {[](TrainConfig* c) { c->prefetch_factor = 0; }, "prefetch_factor must be between 1 and 64 (got 0)"},
       {[](TrainConfig* c) { c->accumulation_steps = 0; }, "accumulation_steps must be >= 1 (got 0)"},
       {[](TrainConfig* c) { c->checkpoint_every_steps = -5; }, "checkpoint_every_steps must be >= 0 (got -5)"},
       {[](TrainConfig* c) { c->output_dir = ""; }, "output_dir must not be empty (use . for the current directory)"},
@@ -772,7 +772,7 @@ TEST(TrainConfigTest, EveryDeclaredRangeIsCheckedByValidate) {
       EXPECT_TRUE(message.starts_with(field.name + " must be ")) << field.name << " = " << value << ": " << message;
     }
   }
-  EXPECT_EQ(ranged, 49);
+  EXPECT_EQ(ranged, 50);
 }
 
 TEST(TrainConfigTest, ToYamlRoundTrips) {

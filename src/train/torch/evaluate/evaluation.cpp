@@ -13,6 +13,7 @@
 #include "stoker/core/numbers.h"
 #include "stoker/core/output_clash.h"
 #include "stoker/data/loader.h"
+#include "stoker/data/loader_keys.h"
 #include "stoker/train/trainer.h"
 #include "train/torch/evaluate/evaluate.h"
 #include "train/torch/evaluate/predictions_file.h"
@@ -110,11 +111,10 @@ std::string recall_line(const ExportedWeights& w, const ClassRecall& recall) {
 }  // namespace
 
 int run_evaluation(const EvaluateOptions& options) {
-  if (options.batch_size < 1) {
-    throw UsageError(fmt::format("batch_size must be >= 1 (got {})", options.batch_size));
-  }
-  if (options.workers < 1 || options.workers > 1024) {
-    throw UsageError(fmt::format("workers must be in 1..1024 (got {})", options.workers));
+  for (const std::string& message :
+       {data::range_message(data::LoaderKey::kBatchSize, int64_t{options.batch_size}, "batch_size"),
+        data::range_message(data::LoaderKey::kWorkers, int64_t{options.workers}, "workers")}) {
+    if (!message.empty()) throw UsageError(message);
   }
   TrainConfig device_choice;
   device_choice.device = options.device;

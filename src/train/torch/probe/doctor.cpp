@@ -15,6 +15,7 @@
 #include "stoker/core/json_text.h"
 #include "stoker/core/numbers.h"
 #include "stoker/core/process.h"
+#include "stoker/data/loader_keys.h"
 #include "stoker/data/prepare.h"
 #include "stoker/diagnose/loop_diagnosis.h"
 #include "stoker/diagnose/verdict.h"
@@ -54,7 +55,7 @@ class Doctor {
   // The loader alone: batches taken as fast as they come, nothing else running.
   LoaderProbe probe_loader(int workers) {
     data::Loader& loader = *setup_.train_loader;
-    loader.set_prefetch(std::max(2, cfg_.prefetch_factor * workers));
+    loader.set_prefetch(data::buffers_in_flight(cfg_.prefetch_factor, workers));
     loader.set_workers(workers);
     loader.start_epoch(next_epoch_++);
     (void)loader.next();  // the first batch pays the queue's fill
@@ -167,7 +168,7 @@ class Doctor {
   // Both together: the training loop on real batches.
   JointProbe probe_joint(int workers) {
     data::Loader& loader = *setup_.train_loader;
-    loader.set_prefetch(std::max(2, cfg_.prefetch_factor * workers));
+    loader.set_prefetch(data::buffers_in_flight(cfg_.prefetch_factor, workers));
     loader.set_workers(workers);
     loader.start_epoch(next_epoch_++);
     DeviceFeed feed(loader, setup_.objective, setup_.feed);

@@ -10,6 +10,7 @@
 #include "stoker/core/error.h"
 #include "stoker/core/process.h"
 #include "stoker/data/exclude_list.h"
+#include "stoker/data/loader_keys.h"
 #include "stoker/monitor/gpu_reader.h"
 #include "train/torch/model/initial_weights.h"
 #include "train/torch/step/foreach_optimizers.h"
@@ -171,7 +172,7 @@ data::LoaderOptions loader_options(const TrainConfig& cfg, const data::Source& s
   options.batch_size = train ? cfg.batch_size : std::max(cfg.batch_size, 256);
   options.workers = workers;
   // PyTorch's prefetch_factor counts batches per worker; the loader's prefetch is the total.
-  options.prefetch = std::max(2, cfg.prefetch_factor * workers);
+  options.prefetch = data::buffers_in_flight(cfg.prefetch_factor, workers);
   options.sampler.seed = cfg.seed;
   options.sampler.shuffle = train;
   options.run_ahead = train;  // evaluation restarts epoch 0 each time: nothing to run ahead into
@@ -302,7 +303,7 @@ TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place) {
   }
 
   const int cores = cores_per_process(place.local_world_size);
-  s.start_workers = cfg.num_workers == kAuto ? std::max(1, std::min(4, cores / 2)) : cfg.num_workers;
+  s.start_workers = cfg.num_workers == kAuto ? data::auto_workers(cores) : cfg.num_workers;
   const bool conv_net = cfg.model != "mlp";
   if (s.device.is_cuda()) {
     compat::enable_cuda_fast_math();
