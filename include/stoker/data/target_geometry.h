@@ -22,8 +22,8 @@
 namespace stoker::data {
 
 struct GeometryTargets {
-  std::vector<float> points;       // P x (x, y, visible): visible is 1 or 0
-  std::vector<float> boxes;        // B x (x1, y1, x2, y2, valid): valid is 1 or 0
+  std::vector<float> points;  // P x (x, y, visible): visible is 1 or 0
+  std::vector<float> boxes;   // B x (x1, y1, x2, y2, valid): valid is 1 or 0
   bool empty() const { return points.empty() && boxes.empty(); }
   void clear() {
     points.clear();
@@ -45,7 +45,7 @@ void check_targets_can_follow(const TransformSpec& spec);
 // Moves `targets`, given in the pixels of a width x height source, to the output of the
 // sample `params` describes (drawn by draw_params for that source). Throws UsageError for a
 // flip pair naming a point the sample does not have.
-void move_targets(const TransformSpec& spec, const TargetGeometrySpec& geometry, const SampleParams& params,
-                  int width, int height, GeometryTargets* targets);
+void move_targets(const TransformSpec& spec, const TargetGeometrySpec& geometry, const SampleParams& params, int width,
+                  int height, GeometryTargets* targets);
 
 }  // namespace stoker::data

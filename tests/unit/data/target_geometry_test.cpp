@@ -71,8 +71,7 @@ TEST(TargetGeometryTest, FlipsMirrorAndSwapTheFlipPairs) {
   EXPECT_EQ(eyes.points, (std::vector<float>{3, 3, 1, 8, 3, 1})) << "mirrored, then the pair swapped";
   params.flip = false;
   params.vflip = true;
-  EXPECT_EQ(moved_point("Resize((10, 10)), RandomVerticalFlip()", params, 10, 10, 2, 3),
-            (std::vector<float>{2, 7, 1}));
+  EXPECT_EQ(moved_point("Resize((10, 10)), RandomVerticalFlip()", params, 10, 10, 2, 3), (std::vector<float>{2, 7, 1}));
   pairs.flip_pairs = {{0, 2}};
   params.flip = true;
   EXPECT_THROW(move_targets(parse_transforms("Resize((10, 10))"), pairs, params, 10, 10, &eyes), UsageError);
@@ -82,8 +81,7 @@ TEST(TargetGeometryTest, RotationAndAffineTurnAboutTheCentre) {
   SampleParams params = drawn("Resize((10, 10))", 10, 10);
   params.rotate = true;
   params.angle = 90;  // counter-clockwise: right of the centre goes above it
-  const std::vector<float> turned =
-      moved_point("Resize((10, 10)), RandomRotation((90, 90))", params, 10, 10, 7, 5);
+  const std::vector<float> turned = moved_point("Resize((10, 10)), RandomRotation((90, 90))", params, 10, 10, 7, 5);
   EXPECT_NEAR(turned[0], 5, 1e-5);
   EXPECT_NEAR(turned[1], 3, 1e-5);
   params.rotate = false;
@@ -99,7 +97,7 @@ TEST(TargetGeometryTest, ABoxBecomesTheBoxOfItsMovedCornersClampedOrInvalid) {
   params.rotate = true;
   params.angle = 90;
   GeometryTargets targets;
-  targets.boxes = {6, 4, 9, 5, 1,      // right of the centre, wide: tall above it once turned
+  targets.boxes = {6,  4,  9,  5,  1,   // right of the centre, wide: tall above it once turned
                    -5, -5, -1, -1, 1};  // outside the image: empty once clamped
   move_targets(parse_transforms("Resize((10, 10)), RandomRotation((90, 90))"), {}, params, 10, 10, &targets);
   const std::vector<float> expected{4, 1, 5, 4, 1, 0, 10, 0, 10, 0};
@@ -171,8 +169,8 @@ TEST(TargetGeometryTest, ABlockRenderedThroughEachTransformLandsWhereItsCentreIs
       move_targets(spec, {}, params, 40, 30, &targets);
       const auto seen = bright_centre(out, spec.out_width, spec.out_height);
       if (targets.points[2] == 0 || seen[0] < 0) continue;  // moved off the output: nothing to see
-      const bool near_edge = targets.points[0] < 2 || targets.points[1] < 2 ||
-                             targets.points[0] > spec.out_width - 2 || targets.points[1] > spec.out_height - 2;
+      const bool near_edge = targets.points[0] < 2 || targets.points[1] < 2 || targets.points[0] > spec.out_width - 2 ||
+                             targets.points[1] > spec.out_height - 2;
       if (near_edge) continue;  // a block cut by the edge has its centre elsewhere
       EXPECT_NEAR(seen[0], targets.points[0], 1.0) << chain << ", seed " << seed;
       EXPECT_NEAR(seen[1], targets.points[1], 1.0) << chain << ", seed " << seed;
