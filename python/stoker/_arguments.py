@@ -29,17 +29,6 @@ def choice(name, value, choices, hint=""):
     return value
 
 
-def fraction(name, value, hint=""):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-        raise bad(name, value, "a number from 0 to 1", hint)
-    return float(value)
-
-
-def size_gb(name, value, hint=""):
-    """A size in GB, 0 or more and finite."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
-        raise bad(name, value, "a size in GB, 0 or more", hint)
-    return value
 
 
 def seconds(name, value, hint=""):

@@ -34,7 +34,7 @@ def check_state(state, loader):
                          "loader.state_dict() of this version)")
     batches = len(loader)
     checked = {
-        "seed": _whole(state, "seed", 0, 2**63 - 1, "a whole number from 0 to 2**63 - 1"),
+        "seed": _whole(state, "seed", 0, 2**64 - 1, "a whole number from 0 to 2**64 - 1"),
         "epoch": _whole(state, "epoch", 0, _MAX_EPOCH, "a whole number from 0 up"),
         "next_batch": _whole(state, "next_batch", 0, batches, f"a whole number from 0 to {batches}, the batches "
                              "of an epoch"),

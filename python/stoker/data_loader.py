@@ -15,6 +15,7 @@ import torch
 import torch.utils.dlpack
 
 from . import _arguments as arg
+from . import _options
 from . import _stoker
 from ._collate import collate_targets, sample_params
 from ._datasets import open_data
@@ -59,7 +60,7 @@ def _epoch_seed(seed, world_size, shuffle, generator=None):
     `generator` or torch's default one, as torch's DataLoader makes, so that torch.manual_seed
     repeats a run."""
     if seed is not None:
-        return arg.whole("seed", seed, 0, 2**63 - 1, "or None: torch's generator draws one")
+        return _options.check("seed", seed)
     if world_size == 1 or not shuffle:
         return _draw_seed(generator)
     import torch.distributed as dist
@@ -125,18 +126,16 @@ class DataLoader:
                  cache_decoded_gb=0, return_params=False, keypoints=None, boxes=None, box_format="xyxy",
                  flip_pairs=None):
         self._pid = os.getpid()
-        shuffle = bool(arg.flag("shuffle", shuffle)) if shuffle is not None else False
-        arg.whole("batch_size", batch_size, 1, 65536)
-        arg.flag("drop_last", drop_last)
-        arg.flag("pin_memory", pin_memory)
-        arg.flag("channels_last", channels_last)
+        # The loader's own options, checked from its table (one declaration for every front end).
+        for name, value in (("shuffle", shuffle), ("batch_size", batch_size), ("num_workers", num_workers),
+                            ("prefetch_factor", prefetch_factor), ("drop_last", drop_last), ("pin_memory", pin_memory),
+                            ("channels_last", channels_last), ("on_error", on_error), ("max_bad", max_bad),
+                            ("cache_decoded_gb", cache_decoded_gb)):
+            _options.check(name, value)
+        shuffle = bool(shuffle)  # None: False, as torch takes it
         self.return_params = arg.flag("return_params", return_params)
         arg.flag("persistent_workers", persistent_workers)  # stoker's workers always persist
         arg.flag("in_order", in_order)  # batches always come in order: what in_order=False allows too
-        arg.choice("on_error", on_error, ("substitute", "raise"))
-        arg.fraction("max_bad", max_bad, "the share of an epoch's samples that may be bad before it stops")
-        arg.whole("prefetch_factor", prefetch_factor, 1, 64, "batches in flight per worker")
-        arg.size_gb("cache_decoded_gb", cache_decoded_gb, "0 turns the cache off")
         self.timeout = arg.seconds("timeout", timeout, "0 waits for as long as a batch takes")
         if collate_fn is not None and not callable(collate_fn):
             raise arg.bad("collate_fn", collate_fn, "a callable that batches a list of targets")
@@ -148,11 +147,11 @@ class DataLoader:
             raise arg.bad("pin_memory_device", pin_memory_device, "a device name such as 'cuda', or ''")
         self.auto_workers = num_workers == "auto"
         if self.auto_workers:
-            workers = max(1, min(4, cores() // 2))  # where stoker train's --workers auto starts
+            workers = _stoker.auto_workers(cores())  # where stoker train's --workers auto starts
         elif num_workers == 0:
             workers = 1  # no worker processes to spare: one thread, as light as torch's main-process loading
         else:
-            workers = arg.whole("num_workers", num_workers, 0, 1024, "or 'auto' to tune it while training")
+            workers = num_workers
         try:
             self.device = torch.device(device)
         except (RuntimeError, TypeError):
@@ -200,7 +199,8 @@ class DataLoader:
         on_gpu = self.device.type == "cuda"
         sharded = self._order is None
         self._loader_options = dict(
-            batch_size=batch_size, workers=workers, prefetch=workers * prefetch_factor, shuffle=shuffle,
+            batch_size=batch_size, workers=workers, prefetch=_stoker.buffers_in_flight(prefetch_factor, workers),
+            shuffle=shuffle,
             drop_last=drop_last, rank=self.rank if sharded else 0, world_size=self.world_size if sharded else 1,
             transforms=chain, channels_last=channels_last, normalize_in_consumer=on_gpu, on_error=on_error,
             max_bad=max_bad, cache_decoded_bytes=cache_decoded_gb * 1e9 if data.targets == "engine" else 0,

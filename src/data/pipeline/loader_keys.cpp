@@ -23,6 +23,7 @@ constexpr std::array<KeyExtra, 2> kWorkerExtras = {{
     {"", "0", "one thread, as light as torch's main-process loading"},
 }};
 constexpr std::array<KeyExtra, 1> kSeedExtras = {{{"", "None", "a random seed, kept in state_dict()"}}};
+constexpr std::array<KeyExtra, 1> kShuffleExtras = {{{"", "None", "False, as torch's DataLoader takes it"}}};
 constexpr std::array<KeyWord, 2> kOnErrorWords = {{{"substitute", "substitute"}, {"fail", "raise"}}};
 constexpr std::array<KeyWord, 2> kCacheWords = {{{"none", ""}, {"decoded", ""}}};
 
@@ -77,7 +78,8 @@ std::vector<LoaderKeySpec> make_table() {
   }
   {
     LoaderKeySpec& r = row(LoaderKey::kShuffle, KeyType::kBool, "shuffle", "", "");
-    r.python_default = "False";
+    r.extras = kShuffleExtras;
+    r.python_default = "None";
     r.help = "A new order of the samples every epoch";
   }
   {
