@@ -271,6 +271,7 @@ void bind_loader(py::module_& m) {
              o.max_bad_fraction = max_bad;
              o.cache_decoded_bytes = static_cast<size_t>(cache_decoded_bytes);
              o.run_ahead = run_ahead;
+             o.words = data::FrontEnd::kPython;
              o.target_geometry.flip_pairs = std::move(flip_pairs);
              return std::make_unique<LoaderHandle>(std::move(source), std::move(o), std::move(allocate), return_params);
            }),

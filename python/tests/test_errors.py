@@ -69,6 +69,19 @@ def test_on_error_raise_names_the_file(folder_with_a_bad_file):
             pass
 
 
+@pytest.mark.parametrize("kwargs, says", [
+    (dict(on_error="raise"), r"\(on_error='raise'; on_error='substitute' replaces bad samples\)$"),
+    (dict(max_bad=0.0), r"over the limit max_bad=0.0 %; first: .*, or raise max_bad$"),
+])
+def test_a_stop_for_bad_samples_speaks_pythons_names(folder_with_a_bad_file, kwargs, says):
+    root, bad = folder_with_a_bad_file
+    loader = stoker.DataLoader(root, batch_size=4, transforms="Resize((8, 8))", **kwargs)
+    with pytest.raises(stoker.DataError, match=says) as e:
+        for _ in loader:
+            pass
+    assert "--" not in str(e.value) and "max_bad_fraction" not in str(e.value) and "=fail" not in str(e.value)
+
+
 def test_ctrl_c_ends_a_wait_for_a_slow_batch(tmp_path):
     (tmp_path / "a").mkdir()
     big = np.random.default_rng(0).integers(0, 255, (2500, 2500, 3), dtype=np.uint8)

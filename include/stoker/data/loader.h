@@ -109,6 +109,8 @@ struct LoaderOptions {
   // scaling, so cached and fresh samples are identical). Images that no longer fit are
   // decoded every epoch as usual. 0 = off.
   size_t cache_decoded_bytes = 0;
+  // The front end whose names the loader's messages use (on_error and max_bad's).
+  FrontEnd words = FrontEnd::kCommandLine;
   // How keypoints and boxes follow the geometry, for a source that has them (flip pairs).
   TargetGeometrySpec target_geometry;
   // Once every sample of epoch e is claimed, idle workers begin epoch e + 1 from batch 0 in
