@@ -1,6 +1,7 @@
 // CSV file list: path, targets and columns passed through (captions, ids), by list_columns.h's rules.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -124,15 +125,15 @@ ListText read_list(std::istream& in, const std::string& csv_path, const fs::path
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     bool quote_open = false;
     const auto fields = split_csv_line(line, &quote_open);
-    const std::string where = fmt::format("{}:{}", csv_path, line_number);
+    const auto where = [&] { return fmt::format("{}:{}", csv_path, line_number); };  // for errors alone
     if (quote_open) {
-      throw DataError(where +
+      throw DataError(where() +
                       ": a quoted cell is still open at the end of the line; a cell cannot hold a line break "
                       "(replace line breaks in captions with spaces), and a quote inside quotes is written \"\"");
     }
     if (list.width == 0) {
       if (fields.size() < 2) {
-        throw DataError(where +
+        throw DataError(where() +
                         ": expected 'path,target[,target...]' or 'path,caption' (a path and at least one "
                         "more column; got '" +
                         line + "')");
@@ -147,7 +148,7 @@ ListText read_list(std::istream& in, const std::string& csv_path, const fs::path
     if (fields.size() != list.width) {
       const std::string first = list.header.empty() ? "the first row" : "the header (" + column_list(list.header) + ")";
       throw DataError(fmt::format(
-          "{}: {} cell{}, but {} has {}; {}", where, fields.size(), fields.size() == 1 ? "" : "s", first, list.width,
+          "{}: {} cell{}, but {} has {}; {}", where(), fields.size(), fields.size() == 1 ? "" : "s", first, list.width,
           fields.size() < list.width ? "every row needs a cell for each column (a cell is missing)"
                                      : "quote a cell that holds a comma (\"a, b\")"));
     }
@@ -215,16 +216,16 @@ std::unique_ptr<Source> open_file_list(const std::string& csv_path, const std::s
   for (size_t row = 0; row < list.paths.size(); ++row) {
     for (size_t k = 0; k < target_at.size(); ++k) {
       const std::string text(list.cell(row, target_at[k]));
-      const std::string where = fmt::format("{}:{}", csv_path, list.lines[row]);
-      const std::string what =
-          list.header.empty() ? fmt::format("target {}", k + 1) : fmt::format("target '{}'", columns.targets[k]);
+      const auto where = [&] { return fmt::format("{}:{}", csv_path, list.lines[row]); };  // for messages alone
       float value = 0;
-      if (const std::string error = target_cell_error(where, what, text, &value); !error.empty()) {
-        throw DataError(error);
+      if (!parse_float(text, &value) || !std::isfinite(value)) {
+        const std::string what =
+            list.header.empty() ? fmt::format("target {}", k + 1) : fmt::format("target '{}'", columns.targets[k]);
+        throw DataError(target_cell_error(where(), what, text, &value));
       }
       const bool integer = is_integer_text(text);
       all_integer = all_integer && integer;
-      if (integer && inexact_label.empty()) inexact_label = inexact_label_error(where, text, value);
+      if (integer && inexact_label.empty()) inexact_label = inexact_label_error(where(), text, value);
       targets.push_back(value);
     }
   }
