@@ -116,6 +116,9 @@ std::string column_list(const std::vector<std::string>& names) {
   return text;
 }
 
+// A cell as a message quotes it: its first 40 bytes, "..." after them.
+std::string shortened(const std::string& cell) { return cell.size() <= 40 ? cell : cell.substr(0, 40) + "..."; }
+
 ListText read_list(std::istream& in, const std::string& csv_path, const fs::path& base) {
   ListText list;
   std::string line;
@@ -200,7 +203,7 @@ std::unique_ptr<Source> open_file_list(const std::string& csv_path, const std::s
       }
       const std::string text_at =
           column.kind == ColumnKind::kText && scan.first_text_line() > 0
-              ? fmt::format("'{}' at {}:{}", scan.first_text(), csv_path, scan.first_text_line())
+              ? fmt::format("'{}' at {}:{}", shortened(scan.first_text()), csv_path, scan.first_text_line())
               : "";
       columns.extra.push_back({column.name, column.kind, text_at});
       extra_at.push_back(c);

@@ -217,6 +217,12 @@ TEST(FileListColumnsTest, CommandsThatReadTargetsSayWhatTheyLeaveUnread) {
   EXPECT_EQ(usage_error_text([&] { columns_left_unread(*open_file_list(captions), "captions.csv", "stoker train"); }),
             "captions.csv has no target column among path and caption; stoker train needs one: name it label (or "
             "target, y, class, labels, targets) in the header line");
+  const std::string long_caption(100, 'x');
+  const std::string captions_alone = dir.write_text("alone.csv", "a.jpg," + long_caption + "\n");
+  EXPECT_NE(usage_error_text([&] {
+              columns_left_unread(*open_file_list(captions_alone), "alone.csv", "stoker train");
+            }).find("column 2 holds text: '" + long_caption.substr(0, 40) + "...' at "),
+            std::string::npos);
   const std::string typo = dir.write_text("typo.csv", "a.jpg,1\nb.jpg,cat\n");
   EXPECT_EQ(usage_error_text([&] { columns_left_unread(*open_file_list(typo), "typo.csv", "stoker train"); }),
             "typo.csv has no target column: without a header line the targets are the columns of numbers after the "
