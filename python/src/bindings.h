@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace stoker::python {
@@ -12,7 +13,7 @@ namespace stoker::python {
 // Bytes from the file system (a path, a class folder's name) as Python's str, the way
 // os.fsdecode makes it: bytes that are not UTF-8 become surrogate escapes, so nothing is lost
 // and os.fsencode gives them back.
-pybind11::str fs_str(const std::string& bytes);
+pybind11::str fs_str(std::string_view bytes);
 pybind11::list fs_strs(const std::vector<std::string>& bytes);
 
 void bind_errors(pybind11::module_& m);        // module.cpp

@@ -12,6 +12,7 @@
 
 #include "bindings.h"
 #include "dataset_source.h"
+#include "extra_columns.h"
 #include "loader_handle.h"
 #include "sample_records.h"
 #include "stoker/core/mutex.h"
@@ -72,6 +73,7 @@ LoaderHandle::LoaderHandle(std::shared_ptr<data::Source> source, data::LoaderOpt
     : features_(source->feature_count() > 0),
       classes_(source->target_kind() == data::TargetKind::kClass),
       dataset_targets_(dynamic_cast<const DatasetSource*>(source.get()) != nullptr),
+      extra_columns_(source->columns() != nullptr ? source->columns()->extra : std::vector<data::ExtraColumn>{}),
       records_(records),
       geometry_(source->has_geometry()) {
   if (!allocate.is_none()) {
@@ -124,16 +126,18 @@ std::optional<PyBatch> LoaderHandle::next(double timeout) {
                                                      delete b;
                                                      (void)allocator;
                                                    });
-  return PyBatch{shared->epoch(),
-                 shared->index(),
-                 shared->size(),
-                 inputs_of(shared, features_),
-                 classes_ ? labels_of(shared) : targets_of(shared),
-                 std::vector<uint64_t>(shared->indices(), shared->indices() + shared->size()),
-                 dataset_targets_ ? py::object(targets_of(*shared)) : py::object(py::none()),
-                 records_ ? py::object(records_of(*shared, loader_->source(), loader_->options().transform))
-                          : py::object(py::none()),
-                 geometry_ ? py::object(geometry_of(*shared)) : py::object(py::none())};
+  return PyBatch{
+      shared->epoch(),
+      shared->index(),
+      shared->size(),
+      inputs_of(shared, features_),
+      classes_ ? labels_of(shared) : targets_of(shared),
+      std::vector<uint64_t>(shared->indices(), shared->indices() + shared->size()),
+      dataset_targets_ ? py::object(targets_of(*shared)) : py::object(py::none()),
+      extra_columns_.empty() ? py::object(py::none()) : py::object(extra_columns_of(*shared, extra_columns_)),
+      records_ ? py::object(records_of(*shared, loader_->source(), loader_->options().transform))
+               : py::object(py::none()),
+      geometry_ ? py::object(geometry_of(*shared)) : py::object(py::none())};
 }
 
 namespace {
@@ -192,6 +196,7 @@ void bind_loader(py::module_& m) {
                              [](const data::Source& s) { return s.target_kind() == data::TargetKind::kClass; })
       .def_property_readonly("target_dim", &data::Source::target_dim)
       .def_property_readonly("feature_count", &data::Source::feature_count)
+      .def_property_readonly("columns", &columns_info)
       .def_property_readonly("default_transforms", [](const data::Source& s) { return data::default_transforms(s); })
       .def("check_class_ids", &data::Source::check_class_ids)
       .def("names",
@@ -246,6 +251,7 @@ void bind_loader(py::module_& m) {
       .def_readonly("targets", &PyBatch::targets)
       .def_readonly("indices", &PyBatch::indices)
       .def_readonly("items", &PyBatch::items)
+      .def_readonly("columns", &PyBatch::columns)
       .def_readonly("params", &PyBatch::params)
       .def_readonly("geometry", &PyBatch::geometry);
 

@@ -24,6 +24,7 @@ struct PyBatch {
   BatchArray targets;  // class ids (int64) or float targets
   std::vector<uint64_t> indices;
   pybind11::object items;     // a Dataset object's targets, one per sample (a list); else None
+  pybind11::object columns;   // a CSV list's extra columns (extra_columns_of), a list; else None
   pybind11::object params;    // with return_params, records_of(batch); else None
   pybind11::object geometry;  // for a source with keypoints or boxes, geometry_of(batch); else None
 };
@@ -53,7 +54,8 @@ class LoaderHandle {
  private:
   bool features_;
   bool classes_;
-  bool dataset_targets_;  // the source is a DatasetSource: its targets come with each batch
+  bool dataset_targets_;                          // the source is a DatasetSource: its targets come with each batch
+  std::vector<data::ExtraColumn> extra_columns_;  // the source's columns passed through, if any
   bool records_;
   bool geometry_;
   // Declared before the loader, so destroyed after it; each batch handed out holds it too.

@@ -8,7 +8,7 @@ namespace py = pybind11;
 
 namespace stoker::python {
 
-py::str fs_str(const std::string& bytes) {
+py::str fs_str(std::string_view bytes) {
   PyObject* text = PyUnicode_DecodeFSDefaultAndSize(bytes.data(), static_cast<Py_ssize_t>(bytes.size()));
   if (text == nullptr) throw py::error_already_set();
   return py::reinterpret_steal<py::str>(text);

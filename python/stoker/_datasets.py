@@ -1,7 +1,8 @@
 """What stoker.DataLoader's `dataset` may be, and the engine's source for each:
 
 - a path (a folder, a list, shards, arrays: what `stoker train --data` reads): read in C++;
-  `loader.dataset` is a PathDataset (len, classes, class_to_idx, samples, targets, root);
+  `loader.dataset` is a PathDataset (len, classes, class_to_idx, samples, targets, root); a CSV
+  list's columns besides the path and the targets (captions, ids) come after the targets;
 - torchvision's ImageFolder or DatasetFolder with its default loader, or a Subset of one: its
   `samples` and `classes` are read once and the files in C++, with no Python call per sample;
   its `transform` is the chain unless one is given, its `target_transform` runs on the targets;
@@ -25,7 +26,8 @@ class Data:
     for it: `targets` is "engine" (the source's class ids or float targets) or "items" (each
     sample's Python target, collated); `chain` is the dataset's own transform, if any."""
 
-    def __init__(self, source, dataset, name, targets="engine", chain=None, target_transform=None, item_width=2):
+    def __init__(self, source, dataset, name, targets="engine", chain=None, target_transform=None, item_width=2,
+                 has_targets=True, extra_columns=0):
         self.source = source
         self.dataset = dataset
         self.name = name
@@ -33,6 +35,8 @@ class Data:
         self.chain = chain
         self.target_transform = target_transform
         self.item_width = item_width  # parts of an item: 1 for an image alone, 2 for (image, target), ...
+        self.has_targets = has_targets  # False for a CSV list without a target column
+        self.extra_columns = extra_columns  # a CSV list's columns passed through (captions, ids), after the targets
 
 
 class PathDataset:
@@ -112,7 +116,12 @@ def open_data(dataset, split, worker_init_fn):
     if isinstance(dataset, (str, bytes, os.PathLike)):
         path = arg.path("dataset", dataset, "a path or a Dataset object")
         source = _stoker.Source(os.fsencode(path), split)
-        return Data(source, PathDataset(source, path), path)
+        columns = source.columns  # a CSV list's: the targets' and the others', which come after them
+        if columns is None:
+            return Data(source, PathDataset(source, path), path)
+        has_targets, extra = bool(columns["targets"]), len(columns["extra"])
+        return Data(source, PathDataset(source, path), path, item_width=1 + has_targets + extra,
+                    has_targets=has_targets, extra_columns=extra)
     if split != "train":
         raise arg.bad("split", split, "'train' for a Dataset object (it is one split already)",
                       "make the Dataset of the split you want")

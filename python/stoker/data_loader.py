@@ -341,6 +341,8 @@ class DataLoader:
     def _targets(self, batch):
         """The batch's targets on the host: the engine's class ids or float targets as a tensor
         (through target_transform when the dataset has one), or a Dataset's own, collated."""
+        if self._data.extra_columns:
+            return self._list_parts(batch)
         transform = self._data.target_transform
         if self._data.targets == "items":
             values = batch.items
@@ -355,6 +357,18 @@ class DataLoader:
             values = [transform(v) for v in values]
         return collate_targets(values, self.collate_fn)
 
+    def _list_parts(self, batch):
+        """A CSV list's targets (if it has a target column) and its other columns, in order: text as
+        a list of str, integers as an int64 tensor, numbers as a float32 one. collate_fn gets a
+        tuple per sample (the value alone when there is one part), as for a Dataset's items."""
+        parts = [torch.utils.dlpack.from_dlpack(batch.targets)] if self._data.has_targets else []
+        parts += [column if isinstance(column, list) else torch.from_numpy(column) for column in batch.columns]
+        if self.collate_fn is not None:
+            values = [part.tolist() if isinstance(part, torch.Tensor) else part for part in parts]
+            samples = list(zip(*values))
+            return self.collate_fn([sample[0] for sample in samples] if len(parts) == 1 else samples)
+        return parts[0] if len(parts) == 1 else tuple(parts)
+
     def _params(self, batch):
         """What follows the targets in the batch: the keypoints and boxes given as arrays, moved,
         then return_params' dict; None when there is none of them."""
@@ -366,9 +380,10 @@ class DataLoader:
         return extras or None
 
     def _shaped(self, item):
-        """(inputs, targets), or (inputs, t1, t2, ...) for items (image, t1, t2, ...), or the
-        inputs alone for items that are an image alone: what torch's DataLoader yields; with
-        return_params, the samples' parameters after them."""
+        """(inputs, targets), or (inputs, t1, t2, ...) for items (image, t1, t2, ...) and for a
+        CSV list's targets and other columns, or the inputs alone for items that are an image
+        alone: what torch's DataLoader yields; with return_params, the samples' parameters after
+        them."""
         inputs, targets, params = item
         width = self._data.item_width
         if width == 1 and self.collate_fn is None:

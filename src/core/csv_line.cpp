@@ -2,7 +2,7 @@
 
 namespace stoker {
 
-std::vector<std::string> split_csv_line(const std::string& line) {
+std::vector<std::string> split_csv_line(const std::string& line, bool* quote_open) {
   std::vector<std::string> fields(1);
   bool quoted = false;
   for (size_t i = 0; i < line.size(); ++i) {
@@ -24,6 +24,7 @@ std::vector<std::string> split_csv_line(const std::string& line) {
       fields.back().push_back(c);
     }
   }
+  if (quote_open != nullptr) *quote_open = quoted;
   for (auto& field : fields) {
     const auto first = field.find_first_not_of(" \t");
     const auto last = field.find_last_not_of(" \t");

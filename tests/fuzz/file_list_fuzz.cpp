@@ -1,5 +1,5 @@
-// The CSV file list (open_file_list: "path,target[,target...]", quoting, the header line,
-// class ids and regression targets). The listed files do not exist: reading them fails as a
+// The CSV file list (open_file_list: "path,target[,target...]" and other columns, quoting,
+// the header line, class ids and regression targets). The listed files do not exist: reading them fails as a
 // Status, which is what a missing file gives.
 #include "fuzz_input.h"
 #include "read_samples.h"

@@ -294,6 +294,39 @@ TEST_F(TrainTasksCli, RegressionFromAFileListReportsMaePerTarget) {
   }
 }
 
+TEST_F(TrainTasksCli, AListsOtherColumnsAreLeftUnreadInOneLine) {
+  // A list of images with a class, a caption (quoted, with a comma) and an id per row.
+  TempDir dir;
+  const std::string levels = stoker::testing::write_level_regression(dir, "train", 64, 5);
+  std::ifstream in(levels);
+  std::string line, csv = "path,label,caption,id\n";
+  std::getline(in, line);  // the header
+  for (int i = 0; std::getline(in, line); ++i) {
+    const std::string path = line.substr(0, line.find(','));
+    const double brightness = std::stod(line.substr(line.find(',') + 1));
+    csv += fmt::format("{},{},\"a square, {} grey\",{}\n", path, brightness >= 0.5 ? 1 : 0,
+                       brightness >= 0.5 ? "light" : "dark", 1000 + i);
+  }
+  const std::string list = dir.write_text("captioned.csv", csv);
+  const auto r = run_command(kStoker + " train --data " + list + " --epochs 1 --max-steps 1" + small_images_ +
+                             " --output-dir " + dir.str() + "/runs");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const std::string note = "ignoring columns caption, id of " + list + ": stoker train uses path and label\n";
+  EXPECT_NE(r.err.find(note), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(note), r.err.rfind(note)) << "said more than once: " << r.err;
+  EXPECT_NE(r.out.find("classification, 2 classes"), std::string::npos) << r.out;
+
+  // Captions alone: nothing to train on, in one line.
+  const std::string captions = dir.write_text("captions.csv", "path,caption\ntrain/img_0000.png,a square\n");
+  expect_one_line_error(run_command(kStoker + " train --data " + captions + " --epochs 1" + small_images_ +
+                                    " --output-dir " + dir.str() + "/none"),
+                        2,
+                        captions +
+                            " has no target column among path and caption; stoker train needs one: name it label (or "
+                            "target, y, class, labels, targets) in the header line",
+                        "a list without targets");
+}
+
 TEST_F(TrainTasksCli, BinaryClassificationReportsRocAuc) {
   TempDir dir;
   const std::string train = stoker::testing::write_level_classes(dir, "train", 320, 3);

@@ -8,7 +8,9 @@
 namespace stoker {
 
 // Splits one CSV line at commas; fields may be double-quoted ("a,b", and "" for a quote).
-// Surrounding spaces and tabs are trimmed, a '\r' dropped.
-std::vector<std::string> split_csv_line(const std::string& line);
+// Surrounding spaces and tabs are trimmed, a '\r' dropped. `quote_open`, when given, is set
+// to whether a quoted field was still open at the end of the line (a line break inside quotes,
+// which one line cannot hold, or a stray quote).
+std::vector<std::string> split_csv_line(const std::string& line, bool* quote_open = nullptr);
 
 }  // namespace stoker

@@ -212,7 +212,10 @@ class Batch {
   const float* targets() const;   // size() * target_dim floats (always filled)
   int target_dim() const;
   const uint64_t* indices() const;
-  // What the source attached to sample `slot` (SampleData::extra; a substitute's own), or null.
+  // What the source attached to sample `slot` (SampleData::extra; a substitute's own, as its
+  // targets are), or null. Its type is the source's to say: for a source whose columns() has
+  // extra columns, the sample's cells of them (extra_cells() in source.h reads it), also for a
+  // sample taken from the decoded cache. Valid while the Batch is, or longer when copied.
   const std::shared_ptr<const void>& extra(int slot) const;
   // How sample `slot` was made.
   const SampleRecord& record(int slot) const;

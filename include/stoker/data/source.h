@@ -16,6 +16,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "stoker/core/error.h"
@@ -45,9 +46,33 @@ struct SampleData {
   // whose samples have them (Source::has_geometry): the loader moves them with the image.
   GeometryTargets geometry;
   // What the source attaches to this read of the sample, handed to the consumer in the
-  // sample's slot of its batch (Batch::extra): a Python Dataset's targets, say. Null for
-  // sources that attach nothing. The loader drops it on any thread, without locks held.
+  // sample's slot of its batch (Batch::extra). Null for sources that attach nothing. A source
+  // whose columns() has extra columns attaches Source::extra_of(index): the sample's cells of
+  // them; a Python Dataset's source its item's targets (python/src/dataset_source.h). The
+  // loader drops it on any thread, without locks held.
   std::shared_ptr<const void> extra;
+};
+
+// What every cell of a column reads as: kInteger when each is an integer (int64), kNumber
+// when each is a number (float32), else kText.
+enum class ColumnKind { kInteger, kNumber, kText };
+
+// A column a source passes through to the consumer untouched (a CSV list's captions, ids).
+struct ExtraColumn {
+  std::string name;  // the header's name, else "column 3" (counted from 1)
+  ColumnKind kind = ColumnKind::kText;
+  // kText: where the column first holds a cell that is not a number ("'cat' at list.csv:2"),
+  // for messages; "" for the others.
+  std::string text_at;
+};
+
+// The columns of a source read from a table of samples (a CSV file list): which holds the
+// paths, which the targets and which pass through. The rules: open_file_list.
+struct SourceColumns {
+  std::string path;                  // the column of the samples' paths: its name, as ExtraColumn's
+  std::vector<std::string> targets;  // the target columns' names, in order; empty: the list has none
+  std::vector<ExtraColumn> extra;    // the columns passed through, in order
+  bool header = false;               // the names are a header line's (else "column N")
 };
 
 // Integer targets read from the data (CSV, NumPy) are taken as class ids up to this many
@@ -131,7 +156,23 @@ class Source {
   // their files' sums), so that fit_standardize need not read a file larger than RAM a second
   // time. Default: nullptr (fit_standardize reads).
   virtual const FeatureSums* feature_sums() const { return nullptr; }
+  // The columns of a table of samples (a CSV file list), or nullptr for other sources. A list
+  // without target columns (columns()->targets empty) is a kClass source with no class names
+  // whose labels are all 0: what it holds for each sample is its extra columns.
+  virtual const SourceColumns* columns() const { return nullptr; }
+  // Sample i's cells of columns()->extra: a pointer to columns()->extra.size() string_views,
+  // in column order, as raw bytes (a caption need not be UTF-8), valid while the returned
+  // pointer (which shares ownership of the cells) is held. read() attaches the same as
+  // SampleData::extra; the loader asks for it for a sample it takes from its decoded cache,
+  // which it does not read. Null for sources without extra columns (the default). Any thread.
+  virtual std::shared_ptr<const void> extra_of(size_t /*index*/) const { return nullptr; }
 };
+
+// Sample i's cells of its source's extra columns, from an `extra` that Source::extra_of (or
+// SampleData::extra, or Batch::extra of such a source's batch) gave; nullptr for null.
+inline const std::string_view* extra_cells(const std::shared_ptr<const void>& extra) {
+  return static_cast<const std::string_view*>(extra.get());
+}
 
 // The largest sample file read_whole_file reads: more than an image of DecodeOptions'
 // default max_pixels holds at 8 bytes a pixel (16-bit RGBA, uncompressed), with room for
@@ -167,13 +208,37 @@ std::shared_ptr<const Source> with_geometry(std::shared_ptr<const Source> source
 std::unique_ptr<Source> open_image_list(std::string description, std::vector<std::string> paths,
                                         std::vector<int64_t> labels, std::vector<std::string> class_names);
 
-// CSV "path,target[,target...]": one header line is allowed (detected when its target field
-// is not a number). Paths are relative to `root` (default: the CSV's directory). One integer
-// target per row -> class ids (checked by check_class_ids once the task is known, so ages or
-// prices stored as integers can still be read as quantities); otherwise (floats, or several
-// targets) -> regression.
-// Throws DataError/UsageError naming the file and line for malformed rows.
+// A CSV file list: one sample per row, the path of its image file first, then its targets
+// and any other columns ("path,label,caption"). Paths are relative to `root` (default: the
+// CSV's directory). Fields may be double-quoted ("a, b" and "" for a quote); a row is one line
+// (a quoted field cannot hold a line break); surrounding spaces are trimmed; blank lines are
+// skipped.
+//   - Header: the first line is a header when none of its fields is a number and its first
+//     field does not look like a path (it has no '/' or '\' and no file extension such as .jpg).
+//     So a list whose first path has neither, and whose first row has no number, needs a header.
+//   - Kinds: a column whose cells are all integers holds integers, all numbers: numbers, else
+//     text ("42" in a column of captions is text). A column of numbers with an empty cell is a
+//     DataError naming file, line and column; an empty cell of text is "".
+//   - Targets: with a header, the columns named label, labels, target, targets, y or class (any
+//     case; the names a feature table's target goes by), and a header that names none over
+//     columns that all hold numbers makes them all targets ("path,yaw,pitch,roll"); without a
+//     header, every column of numbers after the path. The other columns pass through
+//     (columns()->extra, SampleData::extra): "path,caption,id" has no target column at all.
+//   - One integer target per row -> class ids (checked by check_class_ids once the task is
+//     known, so ages or prices stored as integers can still be read as quantities); otherwise
+//     (floats, or several targets) -> regression.
+// The rules that decide the header and each column's role: src/data/source/list_columns.h.
+// Throws DataError naming the file and line for a row with fewer or more cells than the first
+// (a missing cell; an unquoted comma), a quote left open at the end of a line, a target that is
+// not a finite number, and a list without rows.
 std::unique_ptr<Source> open_file_list(const std::string& csv_path, const std::string& root = "");
+
+// For a command that reads only the samples' paths and targets (`command`: "stoker train"):
+// throws UsageError when `source` is a table of samples (columns()) without a target column,
+// naming `path`, its columns and how to mark one; else returns the line that says which of its
+// columns the command leaves unread ("ignoring columns caption, id of list.csv: stoker train
+// uses path and label"), or "" for none (and for sources without columns()).
+std::string columns_left_unread(const Source& source, const std::string& path, const std::string& command);
 
 // A WebDataset shard: an uncompressed tar file (ustar, GNU or pax) whose consecutive members
 // sharing a key are one sample ("000123.jpg" and "000123.cls"). The sample's image is its

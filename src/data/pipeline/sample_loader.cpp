@@ -64,8 +64,10 @@ Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t
   data_.extra.reset();
   data_.geometry.clear();
 
-  // A cached sample: the same random draws on the same full image, only the transform runs.
+  // A cached sample: the same random draws on the same full image, only the transform runs;
+  // what the source attaches to it is what its read would attach (Source::extra_of).
   if (const Image* cached = cache_ != nullptr ? cache_->find(index) : nullptr) {
+    data_.extra = source_.extra_of(index);
     params = draw_params(spec_, cached->width(), cached->height(), rng);
     if (Status status = check_size(params, cached->width(), cached->height()); !status.ok()) return status;
     record_ = {index, cached->width(), cached->height(), params};

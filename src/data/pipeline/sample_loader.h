@@ -48,8 +48,8 @@ class SampleLoader {
   // why ("truncated JPEG", "file not found", "image is 30x28, expected 28x28").
   Status load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t rng_index, void* out);
 
-  // What the source attached to the sample the last load() read (SampleData::extra), moved
-  // out; null when it came from the cache or the source attaches nothing.
+  // What the source attached to the sample the last load() read (SampleData::extra; for one
+  // from the cache, Source::extra_of), moved out; null when the source attaches nothing.
   std::shared_ptr<const void> take_extra() { return std::move(data_.extra); }
 
   // The source size and draws of the sample the last successful load() made.

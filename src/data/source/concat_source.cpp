@@ -28,6 +28,7 @@ class ConcatSource final : public Source {
     const Source& first = *parts_.front();
     for (const auto& part : parts_) agree(first, *part);
     combine_feature_sums();
+    combine_columns();
   }
 
   size_t size() const override { return size_; }
@@ -64,6 +65,8 @@ class ConcatSource final : public Source {
     for (const auto& part : parts_) part->expect_reads(order);
   }
   const FeatureSums* feature_sums() const override { return sums_ ? &*sums_ : nullptr; }
+  const SourceColumns* columns() const override { return columns_ ? &*columns_ : nullptr; }
+  std::shared_ptr<const void> extra_of(size_t i) const override { return at(i).first->extra_of(at(i).second); }
 
  private:
   // The part holding sample i and its index there.
@@ -83,6 +86,22 @@ class ConcatSource final : public Source {
       all.merge(*sums);
     }
     sums_ = std::move(all);
+  }
+
+  // The parts' columns (they agree on their names): each column of the kind that reads every
+  // part's cells (integers and numbers are numbers; text in any part makes it text).
+  void combine_columns() {
+    const SourceColumns* first = parts_.front()->columns();
+    if (first == nullptr) return;
+    columns_ = *first;
+    for (const auto& part : parts_) {
+      const std::vector<ExtraColumn>& extra = part->columns()->extra;
+      for (size_t c = 0; c < extra.size(); ++c) {
+        ExtraColumn& column = columns_->extra[c];
+        if (extra[c].kind > column.kind) column.kind = extra[c].kind;
+        if (column.text_at.empty()) column.text_at = extra[c].text_at;
+      }
+    }
   }
 
   // Throws DataError when `part` holds other samples than `first` does.
@@ -109,6 +128,20 @@ class ConcatSource final : public Source {
       differ("image shape", fmt::format("{}x{}x{}", w1, h1, c1), fmt::format("{}x{}x{}", w2, h2, c2));
     if (first.default_transforms() != part.default_transforms())
       differ("kind of data", first.default_transforms(), part.default_transforms());
+    const auto column_names = [](const Source& s) {
+      const SourceColumns* c = s.columns();
+      if (c == nullptr) return std::string("none");
+      std::vector<std::string> names{c->path};
+      names.insert(names.end(), c->targets.begin(), c->targets.end());
+      for (const ExtraColumn& e : c->extra) names.push_back(e.name);
+      return fmt::format("{}", fmt::join(names, ", "));
+    };
+    const auto roles = [](const Source& s) {
+      const SourceColumns* c = s.columns();
+      return c == nullptr ? std::pair<size_t, size_t>{0, 0} : std::pair{c->targets.size(), c->extra.size()};
+    };
+    if (column_names(first) != column_names(part) || roles(first) != roles(part))
+      differ("columns", column_names(first), column_names(part));
     // Numbered classes (ids read as numbers: "0" … "k-1") need not agree: a shard without the
     // highest ids names fewer. Named classes (folders) must be the same.
     if (first.target_kind() != TargetKind::kClass || first.targets_are_numbers()) return;
@@ -126,7 +159,8 @@ class ConcatSource final : public Source {
   std::string pattern_;
   std::vector<size_t> starts_;  // sample index where each part starts
   size_t size_ = 0;
-  std::optional<FeatureSums> sums_;  // of every shard's rows, when each shard has its own
+  std::optional<FeatureSums> sums_;       // of every shard's rows, when each shard has its own
+  std::optional<SourceColumns> columns_;  // combine_columns'; none for parts without columns
   mutable std::once_flag names_made_;
   mutable const std::vector<std::string>* class_names_ = &kNoNames;
   static inline const std::vector<std::string> kNoNames;

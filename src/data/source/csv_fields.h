@@ -1,4 +1,4 @@
-// CSV fields and numbers, shared by the file list (path,target...) and the feature table.
+// CSV fields and numbers, shared by the file list (path, targets, other columns) and the feature table.
 #pragma once
 
 #include <string>

@@ -2,20 +2,18 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <cctype>
 #include <fstream>
 
 #include "array_source.h"
 #include "csv_fields.h"
+#include "list_columns.h"
 #include "numbered_classes.h"
 #include "stoker/core/error.h"
 
 namespace stoker::data {
 
 namespace {
-
-constexpr std::array<const char*, 6> kTargetColumns{"label", "target", "y", "class", "labels", "targets"};
 
 std::string lower(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(),
@@ -72,7 +70,7 @@ std::unique_ptr<Source> open_feature_table(const std::string& csv_path) {
       target = columns - 1;
       if (!all_numbers(fields)) {  // the header: it may name the target column
         header = fields;
-        for (const char* name : kTargetColumns) {
+        for (const char* name : kTargetColumnNames) {
           const auto at =
               std::find_if(header.begin(), header.end(), [&](const std::string& h) { return lower(h) == name; });
           if (at != header.end()) {

@@ -1,9 +1,13 @@
-// CSV file list: path,target[,target...] — class ids or float targets (regression).
+// CSV file list: path, targets and columns passed through (captions, ids), by list_columns.h's rules.
+#include <fmt/format.h>
+
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
 #include "csv_fields.h"
 #include "file_reader.h"
+#include "list_columns.h"
 #include "numbered_classes.h"
 #include "stoker/core/error.h"
 #include "stoker/data/source.h"
@@ -14,49 +18,155 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The cells of the extra columns, row after row: what extra_of points into.
+struct ExtraCells {
+  std::string text;                     // every cell read, one after another
+  std::vector<std::string_view> views;  // rows x extra columns, into `text`
+};
+
 class FileListSource final : public Source {
  public:
   // `inexact_label`: inexact_label_error's text for the first label float32 cannot hold ("").
   FileListSource(std::string csv, std::vector<std::string> paths, std::vector<float> targets, int dim, TargetKind kind,
-                 std::string inexact_label)
+                 std::string inexact_label, SourceColumns columns, std::shared_ptr<const ExtraCells> cells)
       : csv_(std::move(csv)),
         inexact_label_(std::move(inexact_label)),
         paths_(std::move(paths)),
         targets_(std::move(targets)),
         dim_(dim),
         kind_(kind),
-        ids_(csv_, kind_ == TargetKind::kClass ? paths_.size() : 0, [this](size_t i) { return label(i); }) {}
+        columns_(std::move(columns)),
+        cells_(std::move(cells)),
+        ids_(csv_, kind_ == TargetKind::kClass && dim_ > 0 ? paths_.size() : 0, [this](size_t i) { return label(i); }) {
+  }
 
   size_t size() const override { return paths_.size(); }
   std::string name(size_t index) const override { return paths_[index]; }
   std::string describe() const override {
     std::string text = "file list " + csv_ + ": " + with_commas(paths_.size()) + " images, ";
-    if (kind_ == TargetKind::kClass) return text + ids_.describe();
-    return text + std::to_string(dim_) + (dim_ == 1 ? " float target" : " float targets");
+    if (dim_ == 0) {
+      text += "no targets";
+    } else if (kind_ == TargetKind::kClass) {
+      text += ids_.describe();
+    } else {
+      text += std::to_string(dim_) + (dim_ == 1 ? " float target" : " float targets");
+    }
+    if (columns_.extra.empty()) return text;
+    std::string names;
+    for (const ExtraColumn& c : columns_.extra) names += (names.empty() ? "" : ", ") + c.name;
+    return text + " · passes through " + names;
   }
   TargetKind target_kind() const override { return kind_; }
-  bool targets_are_numbers() const override { return true; }
-  int target_dim() const override { return dim_; }
+  bool targets_are_numbers() const override { return dim_ > 0; }
+  int target_dim() const override { return dim_ > 0 ? dim_ : 1; }
   const std::vector<std::string>& class_names() const override { return ids_.names(); }
   void check_class_ids(int64_t max_classes) const override {
     if (!inexact_label_.empty()) throw DataError(inexact_label_);
     ids_.check(max_classes, [this](size_t i) { return paths_[i]; });
   }
-  int64_t label(size_t index) const override { return class_id_of(targets_[index * static_cast<size_t>(dim_)]); }
+  int64_t label(size_t index) const override {
+    return dim_ > 0 ? class_id_of(targets_[index * static_cast<size_t>(dim_)]) : 0;
+  }
   void targets(size_t index, float* out) const override {
+    if (dim_ == 0) out[0] = 0;
     for (int k = 0; k < dim_; ++k) out[k] = targets_[index * static_cast<size_t>(dim_) + k];
   }
-  Status read(size_t index, SampleData* out) const override { return read_whole_file(paths_[index], out); }
+  Status read(size_t index, SampleData* out) const override {
+    out->extra = extra_of(index);
+    return read_whole_file(paths_[index], out);
+  }
+  const SourceColumns* columns() const override { return &columns_; }
+  std::shared_ptr<const void> extra_of(size_t index) const override {
+    if (columns_.extra.empty()) return nullptr;
+    return {cells_, cells_->views.data() + index * columns_.extra.size()};  // shares the cells' ownership
+  }
 
  private:
   std::string csv_;
   std::string inexact_label_;
   std::vector<std::string> paths_;
   std::vector<float> targets_;
-  int dim_;
+  int dim_;  // targets per sample; 0: the list has no target column
   TargetKind kind_;
+  SourceColumns columns_;
+  std::shared_ptr<const ExtraCells> cells_;
   NumberedClasses ids_;  // the class ids, for kClass
 };
+
+// The list as read: its header, each row's path and line, and the other cells.
+struct ListText {
+  std::vector<std::string> header;  // empty: none
+  std::vector<std::string> paths;
+  std::vector<int> lines;    // of each row
+  size_t width = 0;          // cells per row, the path's included
+  std::string text;          // the cells after the path, row after row
+  std::vector<size_t> ends;  // where each of those cells ends in `text`
+  std::vector<ColumnScan> scans;
+
+  std::string_view cell(size_t row, size_t column) const {  // column >= 1
+    const size_t k = row * (width - 1) + column - 1;
+    const size_t begin = k == 0 ? 0 : ends[k - 1];
+    return std::string_view(text).substr(begin, ends[k] - begin);
+  }
+};
+
+std::string column_list(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
+
+// A cell as a message quotes it: its first 40 bytes, "..." after them.
+std::string shortened(const std::string& cell) { return cell.size() <= 40 ? cell : cell.substr(0, 40) + "..."; }
+
+ListText read_list(std::istream& in, const std::string& csv_path, const fs::path& base) {
+  ListText list;
+  std::string line;
+  int line_number = 0;
+  while (std::getline(in, line)) {
+    ++line_number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    bool quote_open = false;
+    const auto fields = split_csv_line(line, &quote_open);
+    const auto where = [&] { return fmt::format("{}:{}", csv_path, line_number); };  // for errors alone
+    if (quote_open) {
+      throw DataError(where() +
+                      ": a quoted cell is still open at the end of the line; a cell cannot hold a line break "
+                      "(replace line breaks in captions with spaces), and a quote inside quotes is written \"\"");
+    }
+    if (list.width == 0) {
+      if (fields.size() < 2) {
+        throw DataError(where() +
+                        ": expected 'path,target[,target...]' or 'path,caption' (a path and at least one "
+                        "more column; got '" +
+                        line + "')");
+      }
+      list.width = fields.size();
+      list.scans.resize(list.width);
+      if (is_list_header(fields)) {
+        list.header = fields;
+        continue;
+      }
+    }
+    if (fields.size() != list.width) {
+      const std::string first = list.header.empty() ? "the first row" : "the header (" + column_list(list.header) + ")";
+      throw DataError(fmt::format(
+          "{}: {} cell{}, but {} has {}; {}", where(), fields.size(), fields.size() == 1 ? "" : "s", first, list.width,
+          fields.size() < list.width ? "every row needs a cell for each column (a cell is missing)"
+                                     : "quote a cell that holds a comma (\"a, b\")"));
+    }
+    for (size_t c = 1; c < list.width; ++c) {
+      list.scans[c].add(fields[c], line_number);
+      list.text += fields[c];
+      list.ends.push_back(list.text.size());
+    }
+    const fs::path path(fields[0]);
+    list.paths.push_back(path.is_absolute() ? path.string() : (base / path).string());
+    list.lines.push_back(line_number);
+  }
+  if (list.paths.empty()) throw DataError("file list " + csv_path + " has no rows");
+  return list;
+}
 
 }  // namespace
 
@@ -68,52 +178,79 @@ std::unique_ptr<Source> open_file_list(const std::string& csv_path, const std::s
     throw DataError("cannot read file list " + csv_path);
   }
   const fs::path base = root.empty() ? fs::path(csv_path).parent_path() : fs::path(root);
+  ListText list = read_list(in, csv_path, base);
 
-  std::vector<std::string> paths;
+  std::vector<ColumnKind> kinds;
+  for (const ColumnScan& scan : list.scans) kinds.push_back(scan.kind());
+  const std::vector<ListColumn> roles = list_columns(list.header, kinds);
+  SourceColumns columns;
+  columns.header = !list.header.empty();
+  std::vector<size_t> target_at, extra_at;  // the columns of each role
+  for (size_t c = 0; c < roles.size(); ++c) {
+    const ListColumn& column = roles[c];
+    const ColumnScan& scan = list.scans[c];
+    if (column.role == ListColumnRole::kPath) {
+      columns.path = column.name;
+    } else if (column.role == ListColumnRole::kTarget) {
+      columns.targets.push_back(column.name);
+      target_at.push_back(c);
+    } else {
+      if (column.kind != ColumnKind::kText && scan.first_empty_line() > 0) {
+        throw DataError(fmt::format(
+            "{}:{}: column {} is empty, and its other cells are numbers; fill or drop missing values (or "
+            "write the column as text)",
+            csv_path, scan.first_empty_line(), list.header.empty() ? column.name : "'" + column.name + "'"));
+      }
+      const std::string text_at =
+          column.kind == ColumnKind::kText && scan.first_text_line() > 0
+              ? fmt::format("'{}' at {}:{}", shortened(scan.first_text()), csv_path, scan.first_text_line())
+              : "";
+      columns.extra.push_back({column.name, column.kind, text_at});
+      extra_at.push_back(c);
+    }
+  }
+
+  // The targets, row by row: the first cell that is not a finite number is the error.
+  const int dim = static_cast<int>(target_at.size());
   std::vector<float> targets;
-  int dim = -1;
+  targets.reserve(list.paths.size() * target_at.size());
   bool all_integer = true;
   std::string inexact_label;
-  std::string line;
-  int line_number = 0;
-  while (std::getline(in, line)) {
-    ++line_number;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const auto fields = split_csv_line(line);
-    const std::string where = csv_path + ":" + std::to_string(line_number);
-    if (fields.size() < 2) {
-      throw DataError(where + ": expected 'path,target[,target...]' (got '" + line + "')");
-    }
-    float probe = 0;
-    if (paths.empty() && dim < 0 && !parse_float(fields[1], &probe)) continue;  // header line
-    const int row_dim = static_cast<int>(fields.size()) - 1;
-    if (dim < 0) dim = row_dim;
-    if (row_dim != dim) {
-      throw DataError(where + ": " + std::to_string(row_dim) + " targets, but earlier rows have " +
-                      std::to_string(dim));
-    }
-    for (int k = 0; k < dim; ++k) {
-      const std::string& text = fields[static_cast<size_t>(k) + 1];
+  for (size_t row = 0; row < list.paths.size(); ++row) {
+    for (size_t k = 0; k < target_at.size(); ++k) {
+      const std::string text(list.cell(row, target_at[k]));
+      const auto where = [&] { return fmt::format("{}:{}", csv_path, list.lines[row]); };  // for messages alone
       float value = 0;
-      if (const std::string error = target_cell_error(where, "target " + std::to_string(k + 1), text, &value);
-          !error.empty()) {
-        throw DataError(error);
+      if (!parse_float(text, &value) || !std::isfinite(value)) {
+        const std::string what =
+            list.header.empty() ? fmt::format("target {}", k + 1) : fmt::format("target '{}'", columns.targets[k]);
+        throw DataError(target_cell_error(where(), what, text, &value));
       }
       const bool integer = is_integer_text(text);
       all_integer = all_integer && integer;
-      if (integer && inexact_label.empty()) inexact_label = inexact_label_error(where, text, value);
+      if (integer && inexact_label.empty()) inexact_label = inexact_label_error(where(), text, value);
       targets.push_back(value);
     }
-    const fs::path path(fields[0]);
-    paths.push_back(path.is_absolute() ? path.string() : (base / path).string());
   }
-  if (paths.empty()) throw DataError("file list " + csv_path + " has no rows");
+
+  auto cells = std::make_shared<ExtraCells>();
+  if (!extra_at.empty()) {
+    cells->text = std::move(list.text);
+    cells->views.reserve(list.paths.size() * extra_at.size());
+    for (size_t row = 0; row < list.paths.size(); ++row) {
+      for (size_t c : extra_at) {
+        const size_t k = row * (list.width - 1) + c - 1;
+        const size_t begin = k == 0 ? 0 : list.ends[k - 1];
+        cells->views.push_back(std::string_view(cells->text).substr(begin, list.ends[k] - begin));
+      }
+    }
+  }
 
   // One integer per row: class ids, checked once the task is known (check_class_ids), or
-  // quantities under --task regression.
-  const TargetKind kind = (dim == 1 && all_integer) ? TargetKind::kClass : TargetKind::kRegression;
-  return std::make_unique<FileListSource>(csv_path, std::move(paths), std::move(targets), dim, kind,
-                                          std::move(inexact_label));
+  // quantities under --task regression. No targets: a kClass source of label 0.
+  const TargetKind kind = (dim <= 1 && all_integer) ? TargetKind::kClass : TargetKind::kRegression;
+  return std::make_unique<FileListSource>(csv_path, std::move(list.paths), std::move(targets), dim, kind,
+                                          std::move(inexact_label), std::move(columns), std::move(cells));
 }
 
 }  // namespace stoker::data

@@ -40,6 +40,8 @@ class SourceView : public Source {
   // The inner source's sums, valid while the view's samples are the inner's in order (a view
   // that maps rows returns nullptr).
   const FeatureSums* feature_sums() const override { return inner_->feature_sums(); }
+  const SourceColumns* columns() const override { return inner_->columns(); }
+  std::shared_ptr<const void> extra_of(size_t index) const override { return inner_->extra_of(row(index)); }
 
  protected:
   // The inner source's index of sample `index`.

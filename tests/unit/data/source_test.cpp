@@ -183,11 +183,12 @@ TEST(FileListTest, MalformedRowsNameFileAndLine) {
     std::string expected;
   };
   const std::vector<Case> cases = {
-      {"a.jpg,1\nb.jpg\n", "list.csv:2: expected 'path,target"},
-      {"a.jpg,1\nb.jpg,cat\n", "list.csv:2: target 1 is 'cat'; every target must be a number"},
+      {"a.jpg\n", "list.csv:1: expected 'path,target"},
+      {"a.jpg,1\nb.jpg\n", "list.csv:2: 1 cell, but the first row has 2; every row needs a cell for each column"},
+      {"path,label\na.jpg,1\nb.jpg,cat\n", "list.csv:3: target 'label' is 'cat'; every target must be a number"},
       {"a.jpg,1\nb.jpg,nan\n", "list.csv:2: target 1 is 'nan'; targets must be finite numbers"},
       {"a.jpg,1.5\nb.jpg,-inf\n", "list.csv:2: target 1 is '-inf'; targets must be finite numbers"},
-      {"a.jpg,1,2\nb.jpg,1\n", "list.csv:2: 1 targets, but earlier rows have 2"},
+      {"a.jpg,1,2\nb.jpg,1\n", "list.csv:2: 2 cells, but the first row has 3"},
       {"path,label\n", "has no rows"},
   };
   for (const auto& c : cases) {

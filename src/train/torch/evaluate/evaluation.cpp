@@ -127,6 +127,7 @@ int run_evaluation(const EvaluateOptions& options) {
   }
   const ExportedWeights w = read_exported_weights(weights_file);
   std::shared_ptr<const data::Source> source = data::open_source(options.data, data::Split::kValidationFile);
+  const std::string column_note = data::columns_left_unread(*source, options.data, "stoker evaluate");
   if (!w.objective.classification() && source->target_kind() == data::TargetKind::kClass &&
       source->targets_are_numbers()) {
     source = data::integers_as_regression(source);  // as --task regression trained on them
@@ -158,6 +159,7 @@ int run_evaluation(const EvaluateOptions& options) {
   model->to(device);
   if (feed.channels_last) to_channels_last(*model);
 
+  if (!column_note.empty()) std::fprintf(stderr, "%s\n", column_note.c_str());
   if (!options.json) {
     std::printf(
         "weights  %s · %s · %s%s\n", w.path.c_str(), w.model.c_str(),

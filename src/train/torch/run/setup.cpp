@@ -258,8 +258,15 @@ TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place) {
     s.excluded_samples = left.excluded;
     s.excluded_unknown = left.unknown;
   }
+  // A CSV list's columns besides the path and the targets (captions, ids) are left unread.
+  if (std::string line = data::columns_left_unread(*s.train_source, cfg.data, "stoker train"); !line.empty()) {
+    s.column_notes.push_back(std::move(line));
+  }
   if (!cfg.val_data.empty()) {
     s.val_source = data::open_source(cfg.val_data, data::Split::kValidationFile);
+    if (std::string line = data::columns_left_unread(*s.val_source, cfg.val_data, "stoker train"); !line.empty()) {
+      s.column_notes.push_back(std::move(line));
+    }
   } else if (cfg.val_split == 0 && data::has_held_out_split(cfg.data)) {
     s.val_source = data::open_source(cfg.data, data::Split::kHeldOut);
   }

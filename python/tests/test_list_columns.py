@@ -1,0 +1,128 @@
+"""A CSV list's columns besides the path and the targets (captions, ids) come with each batch,
+after the targets: text as a list of str, integers as int64 tensors, numbers as float32 ones;
+a bad image's slot takes its substitute's, as its label; bytes that are not UTF-8 come as
+os.fsdecode makes them."""
+import os
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+import stoker
+
+CHAIN = "CenterCrop((16, 20), resize=False)"
+
+
+def write_images(folder, count):
+    for i in range(count):
+        pixels = np.random.default_rng(i).integers(0, 256, size=(16, 20, 3), dtype=np.uint8)
+        Image.fromarray(pixels).save(folder / f"img{i}.png")
+
+
+def quoted(text):
+    return '"' + text.replace('"', '""') + '"'
+
+
+def caption(i):
+    return f'photo {i}, a "good" one' if i % 3 else str(40 + i)  # some look like numbers
+
+
+def first_pixel(i):
+    return int(np.random.default_rng(i).integers(0, 256, size=(16, 20, 3), dtype=np.uint8)[0, 0, 0])
+
+
+def passes(loader):
+    return [tuple(part.clone() if isinstance(part, torch.Tensor) else part for part in batch) for batch in loader]
+
+
+def test_images_labels_and_captions(tmp_path):
+    write_images(tmp_path, 7)
+    rows = "".join(f"img{i}.png,{i % 3},{quoted(caption(i))}\n" for i in range(7))
+    (tmp_path / "list.csv").write_text("path,label,caption\n" + rows)
+    loader = stoker.DataLoader(str(tmp_path / "list.csv"), batch_size=3, transforms=CHAIN)
+    got = passes(loader)
+    assert [len(batch) for batch in got] == [3, 3, 3]
+    images = torch.cat([x for x, _, _ in got])
+    labels = torch.cat([y for _, y, _ in got])
+    captions = [c for _, _, batch in got for c in batch]
+    assert labels.dtype == torch.int64 and labels.tolist() == [i % 3 for i in range(7)]
+    assert captions == [caption(i) for i in range(7)]
+    assert all(isinstance(c, str) for c in captions)  # "42" in a column of captions stays text
+    for i in range(7):
+        assert round(float(images[i, 0, 0, 0]) * 255) == first_pixel(i)
+
+
+def test_images_and_captions_without_a_target_column(tmp_path):
+    write_images(tmp_path, 5)
+    for header in ("path,caption\n", ""):  # a first row of captions is no header
+        (tmp_path / "captions.csv").write_text(header + "".join(f"img{i}.png,{quoted(caption(i))}\n"
+                                                                for i in range(5)))
+        loader = stoker.DataLoader(str(tmp_path / "captions.csv"), batch_size=2, transforms=CHAIN)
+        got = passes(loader)
+        assert all(len(batch) == 2 for batch in got)
+        assert [c for _, batch in got for c in batch] == [caption(i) for i in range(5)]
+        assert sum(x.shape[0] for x, _ in got) == 5
+
+
+def test_captions_ids_and_numbers_in_the_order_of_the_columns(tmp_path):
+    write_images(tmp_path, 4)
+    rows = "".join(f"img{i}.png,{quoted(caption(i))},{1000 + i},{i / 4}\n" for i in range(4))
+    (tmp_path / "list.csv").write_text("path,caption,id,score\n" + rows)
+    (x, captions, ids, scores), = passes(stoker.DataLoader(str(tmp_path / "list.csv"), batch_size=4,
+                                                           transforms=CHAIN))
+    assert x.shape == (4, 3, 16, 20)
+    assert captions == [caption(i) for i in range(4)]
+    assert ids.dtype == torch.int64 and ids.tolist() == [1000, 1001, 1002, 1003]
+    assert scores.dtype == torch.float32 and scores.tolist() == [0.0, 0.25, 0.5, 0.75]
+
+
+def test_collate_fn_gets_a_tuple_per_sample(tmp_path):
+    write_images(tmp_path, 3)
+    (tmp_path / "list.csv").write_text("path,label,caption\n" +
+                                       "".join(f"img{i}.png,{i},cap {i}\n" for i in range(3)))
+    seen = []
+    loader = stoker.DataLoader(str(tmp_path / "list.csv"), batch_size=3, transforms=CHAIN,
+                               collate_fn=lambda samples: seen.append(samples) or len(samples))
+    (x, collated), = passes(loader)
+    assert collated == 3 and seen == [[(0, "cap 0"), (1, "cap 1"), (2, "cap 2")]]
+
+
+def test_a_bad_image_takes_its_substitutes_caption_and_label(tmp_path):
+    write_images(tmp_path, 6)
+    (tmp_path / "img2.png").write_bytes(b"not an image")
+    (tmp_path / "list.csv").write_text("path,label,caption\n" +
+                                       "".join(f"img{i}.png,{i},caption {i}\n" for i in range(6)))
+    loader = stoker.DataLoader(str(tmp_path / "list.csv"), batch_size=6, transforms=CHAIN, max_bad=0.5)
+    (x, labels, captions), = passes(loader)
+    # Sample 2 is bad: its slot holds sample 3, with sample 3's label and caption.
+    assert labels.tolist() == [0, 1, 3, 3, 4, 5]
+    assert captions == ["caption 0", "caption 1", "caption 3", "caption 3", "caption 4", "caption 5"]
+    assert torch.equal(x[2], x[3])
+    assert loader.stats()["bad"] == 1
+
+
+def test_captions_that_are_not_utf8_come_as_os_fsdecode_makes_them(tmp_path):
+    write_images(tmp_path, 2)
+    raw = [b"caf\xe9 au lait", "ni\u00f1o".encode()]  # Latin-1 bytes, and UTF-8
+    (tmp_path / "list.csv").write_bytes(b"path,label,caption\n" +
+                                        b"".join(b"img%d.png,%d,%s\n" % (i, i, raw[i]) for i in range(2)))
+    (x, labels, captions), = passes(stoker.DataLoader(str(tmp_path / "list.csv"), batch_size=2, transforms=CHAIN))
+    assert captions == [os.fsdecode(raw[0]), "ni\u00f1o"]
+    assert os.fsencode(captions[0]) == raw[0]
+
+
+def test_a_row_with_a_missing_cell_is_one_error_naming_file_and_line(tmp_path):
+    write_images(tmp_path, 2)
+    (tmp_path / "list.csv").write_text("path,label,caption\nimg0.png,0,a dog\nimg1.png,1\n")
+    with pytest.raises(stoker.DataError, match=r"list\.csv:3: 2 cells, but the header \(path, label, caption\) "
+                                               r"has 3"):
+        stoker.DataLoader(str(tmp_path / "list.csv"), batch_size=2)
+
+
+def test_the_source_names_its_columns(tmp_path):
+    write_images(tmp_path, 1)
+    (tmp_path / "list.csv").write_text("path,label,caption,id\nimg0.png,0,a dog,7\n")
+    loader = stoker.DataLoader(str(tmp_path / "list.csv"), batch_size=1, transforms=CHAIN)
+    assert loader.source.columns == {"path": "path", "targets": ["label"],
+                                     "extra": [("caption", "text"), ("id", "integer")]}

@@ -1,0 +1,59 @@
+// What a command that reads paths and targets alone makes of a CSV list's other columns.
+#include <fmt/format.h>
+
+#include "list_columns.h"
+#include "stoker/core/error.h"
+#include "stoker/data/source.h"
+
+namespace stoker::data {
+
+namespace {
+
+// "a", "a and b", "a, b and c".
+std::string listed(const std::vector<std::string>& names) {
+  std::string text;
+  for (size_t i = 0; i < names.size(); ++i) {
+    text += (i == 0 ? "" : (i + 1 == names.size() ? " and " : ", ")) + names[i];
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string columns_left_unread(const Source& source, const std::string& path, const std::string& command) {
+  const SourceColumns* columns = source.columns();
+  if (columns == nullptr) return "";
+  std::vector<std::string> extra;
+  for (const ExtraColumn& c : columns->extra) extra.push_back(c.name);
+  if (columns->targets.empty()) {
+    std::vector<std::string> all{columns->path};
+    all.insert(all.end(), extra.begin(), extra.end());
+    std::string text_at;
+    for (const ExtraColumn& c : columns->extra) {
+      if (text_at.empty() && !c.text_at.empty()) text_at = c.name + " holds text: " + c.text_at;
+    }
+    std::string others;  // the names a target column goes by, after "label"
+    for (const char* name : kTargetColumnNames) {
+      if (std::string(name) != "label") others += (others.empty() ? "" : ", ") + std::string(name);
+    }
+    if (!columns->header && !text_at.empty()) {  // the columns of numbers are the targets
+      throw UsageError(fmt::format(
+          "{} has no target column: without a header line the targets are the columns of numbers after the path, "
+          "and {}; {} needs targets: make that column's cells numbers, or add a header line naming the target "
+          "column label",
+          path, text_at, command));
+    }
+    throw UsageError(
+        fmt::format("{} has no target column among {}; {} needs one: name it label (or {}) in the header line", path,
+                    listed(all), command, others));
+  }
+  if (extra.empty()) return "";
+  std::vector<std::string> used{columns->path};
+  used.insert(used.end(), columns->targets.begin(), columns->targets.end());
+  std::string ignored;
+  for (const std::string& name : extra) ignored += (ignored.empty() ? "" : ", ") + name;
+  return fmt::format("ignoring column{} {} of {}: {} uses {}", extra.size() == 1 ? "" : "s", ignored, path, command,
+                     listed(used));
+}
+
+}  // namespace stoker::data
