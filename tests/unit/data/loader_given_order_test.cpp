@@ -20,7 +20,7 @@ namespace {
 
 using stoker::testing::CountingSource;
 
-LoaderOptions options(int workers) {
+LoaderOptions given_order_options(int workers) {
   LoaderOptions o;
   o.batch_size = 4;
   o.workers = workers;
@@ -58,7 +58,7 @@ TEST(LoaderGivenOrderTest, AnEpochVisitsTheGivenOrderForAnyWorkerCount) {
   const std::vector<uint64_t> order{29, 3, 3, 17, 0, 8, 12, 5, 5, 5, 21};
   std::vector<uint8_t> first;
   for (int workers : {1, 3}) {
-    Loader loader(source, options(workers));
+    Loader loader(source, given_order_options(workers));
     loader.start_epoch(4, order);
     EXPECT_EQ(loader.batches_per_epoch(), 3);
     EXPECT_EQ(loader.samples_per_epoch(), order.size());
@@ -82,7 +82,7 @@ TEST(LoaderGivenOrderTest, AnEpochVisitsTheGivenOrderForAnyWorkerCount) {
 TEST(LoaderGivenOrderTest, ResumesMidEpochAndGoesBackToTheOptionsPlan) {
   const auto source = std::make_shared<CountingSource>(30);
   const std::vector<uint64_t> order{1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
-  Loader loader(source, options(2));
+  Loader loader(source, given_order_options(2));
   const int64_t planned = loader.batches_per_epoch();
   loader.start_epoch(0, order, 1);
   EXPECT_EQ(ids_of(loader), (std::vector<uint64_t>{5, 6, 7, 8, 9, 10}));
