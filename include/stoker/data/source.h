@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -45,6 +46,11 @@ struct SampleData {
   // sources that attach nothing. The loader drops it on any thread, without locks held.
   std::shared_ptr<const void> extra;
 };
+
+// Which frames of a clip a read takes (Source::read_clip): called once with the number of
+// frames the clip holds (>= 1), it returns the frame numbers to read, in order, each in
+// [0, count) (repeats allowed). The span stays valid until the read returns.
+using FramePicker = std::function<std::span<const int>(int count)>;
 
 // Integer targets read from the data (CSV, NumPy) are taken as class ids up to this many
 // classes when the task is left to the data; more most likely means quantities stored as
@@ -123,6 +129,19 @@ class Source {
   // their files' sums), so that fit_standardize need not read a file larger than RAM a second
   // time. Default: nullptr (fit_standardize reads).
   virtual const FeatureSums* feature_sums() const { return nullptr; }
+
+  // Clips (stoker/data/clip.h). True when each sample is a clip: an ordered list of frames,
+  // read with read_clip (a loader without ClipOptions refuses such a source). Default: false.
+  virtual bool holds_clips() const { return false; }
+  // Reads frames of sample `index`: calls pick(count) once with the frames the sample holds and
+  // reads the frames it returns into (*frames)[0], [1], ... (resized to as many; grow-only
+  // storage as read()'s). What the source attaches to the sample is in (*frames)[0].extra. A
+  // failure reason names the frame (frame_name). Default: the sample as a clip of one frame
+  // (read()).
+  virtual Status read_clip(size_t index, const FramePicker& pick, std::vector<SampleData>* frames) const;
+  // Frame `frame` of sample `index` for messages, which put the word "frame" before it: its
+  // path, or "3 of Clips[12]". Default: name(index).
+  virtual std::string frame_name(size_t index, int /*frame*/) const { return name(index); }
 };
 
 // The largest sample file read_whole_file reads: more than an image of DecodeOptions'
@@ -145,6 +164,15 @@ const FeatureSums* complete_feature_sums(const Source& source);
 // for a missing/unreadable/empty root or no images, naming the path.
 std::unique_ptr<Source> open_image_folder(const std::string& root);
 
+// Clips in folders: root/<class>/<clip>/<frame>, classes sorted by name -> ids 0..n-1 (as
+// open_image_folder's), each folder right below a class folder one sample (a clip) and its
+// frames the .jpg .jpeg .png files (any case) directly in it. Clips and frames are in name
+// order with runs of digits compared as numbers (frame_2 before frame_10). Other files, and
+// folders inside a clip, are counted in describe() and skipped. Throws DataError naming the
+// path for a missing/unreadable/empty root, an image in a class folder outside any clip
+// folder, a clip folder without frames, or no clips.
+std::unique_ptr<Source> open_clip_folder(const std::string& root);
+
 // Image files listed in memory, with their class ids: what torchvision's ImageFolder and
 // DatasetFolder objects hold (`samples`, `classes`). `description` names the list in
 // describe() ("ImageFolder object of /data/train"). Throws UsageError when the lists differ in
@@ -153,11 +181,13 @@ std::unique_ptr<Source> open_image_list(std::string description, std::vector<std
                                         std::vector<int64_t> labels, std::vector<std::string> class_names);
 
 // CSV "path,target[,target...]": one header line is allowed (detected when its target field
-// is not a number). Paths are relative to `root` (default: the CSV's directory). One integer
-// target per row -> class ids (checked by check_class_ids once the task is known, so ages or
-// prices stored as integers can still be read as quantities); otherwise (floats, or several
-// targets) -> regression.
-// Throws DataError/UsageError naming the file and line for malformed rows.
+// is not a number). A path cell may list a clip's frames in order, separated by '|'
+// ("v1/0001.jpg|v1/0002.jpg|v1/0003.jpg", each relative to `root` as a single path is): a list
+// with such a cell holds clips (holds_clips; rows of one path are clips of one frame), named by
+// their cell, and read() reads a clip's first frame. Paths are relative to `root` (default: the CSV's directory). One
+// integer target per row -> class ids (checked by check_class_ids once the task is known, so ages or prices stored as
+// integers can still be read as quantities); otherwise (floats, or several targets) -> regression. Throws
+// DataError/UsageError naming the file and line for malformed rows.
 std::unique_ptr<Source> open_file_list(const std::string& csv_path, const std::string& root = "");
 
 // A WebDataset shard: an uncompressed tar file (ustar, GNU or pax) whose consecutive members
@@ -249,6 +279,11 @@ bool is_feature_table(const std::string& csv_path);
 // Throws what the opener throws, and DataError naming the path and the free memory when data
 // that is held in RAM (tables, compressed or chunked arrays) does not fit there.
 std::unique_ptr<Source> open_source(const std::string& path, const std::string& split = "train");
+
+// open_source for a loader of clips (ClipOptions::frames > 0): the same, except that a folder
+// is read as clips (open_clip_folder), not images. Kinds that hold no clips open as
+// open_source opens them (the Loader then refuses them, saying what they hold).
+std::unique_ptr<Source> open_clip_source(const std::string& path, const std::string& split = "train");
 
 // open_source for a Split: kTrain, kVal and kTest are checked as their names are;
 // kHeldOut and kValidationFile, the trainer's readings (split.h), are not: kValidationFile of a

@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "clip_files.h"
 #include "csv_fields.h"
 #include "file_reader.h"
 #include "numbered_classes.h"
@@ -17,9 +18,11 @@ namespace {
 class FileListSource final : public Source {
  public:
   // `inexact_label`: inexact_label_error's text for the first label float32 cannot hold ("").
+  // `clips`: path cells list frames, "a.jpg|b.jpg" (holds_clips).
   FileListSource(std::string csv, std::vector<std::string> paths, std::vector<float> targets, int dim, TargetKind kind,
-                 std::string inexact_label)
-      : csv_(std::move(csv)),
+                 std::string inexact_label, bool clips = false)
+      : clips_(clips),
+        csv_(std::move(csv)),
         inexact_label_(std::move(inexact_label)),
         paths_(std::move(paths)),
         targets_(std::move(targets)),
@@ -30,7 +33,7 @@ class FileListSource final : public Source {
   size_t size() const override { return paths_.size(); }
   std::string name(size_t index) const override { return paths_[index]; }
   std::string describe() const override {
-    std::string text = "file list " + csv_ + ": " + with_commas(paths_.size()) + " images, ";
+    std::string text = "file list " + csv_ + ": " + with_commas(paths_.size()) + (clips_ ? " clips, " : " images, ");
     if (kind_ == TargetKind::kClass) return text + ids_.describe();
     return text + std::to_string(dim_) + (dim_ == 1 ? " float target" : " float targets");
   }
@@ -46,9 +49,20 @@ class FileListSource final : public Source {
   void targets(size_t index, float* out) const override {
     for (int k = 0; k < dim_; ++k) out[k] = targets_[index * static_cast<size_t>(dim_) + k];
   }
-  Status read(size_t index, SampleData* out) const override { return read_whole_file(paths_[index], out); }
+  Status read(size_t index, SampleData* out) const override {
+    if (clips_) return read_whole_file(std::string(frame_of(paths_[index], 0)), out);  // a clip: its first frame
+    return read_whole_file(paths_[index], out);
+  }
+  bool holds_clips() const override { return clips_; }
+  Status read_clip(size_t index, const FramePicker& pick, std::vector<SampleData>* frames) const override {
+    const std::string& cell = paths_[index];
+    return read_frame_files(
+        count_frames(cell), [&](int k) { return std::string(frame_of(cell, k)); }, pick, frames);
+  }
+  std::string frame_name(size_t index, int frame) const override { return std::string(frame_of(paths_[index], frame)); }
 
  private:
+  bool clips_;
   std::string csv_;
   std::string inexact_label_;
   std::vector<std::string> paths_;
@@ -74,6 +88,7 @@ std::unique_ptr<Source> open_file_list(const std::string& csv_path, const std::s
   int dim = -1;
   bool all_integer = true;
   std::string inexact_label;
+  bool clips = false;  // a path cell lists frames
   std::string line;
   int line_number = 0;
   while (std::getline(in, line)) {
@@ -104,8 +119,18 @@ std::unique_ptr<Source> open_file_list(const std::string& csv_path, const std::s
       if (integer && inexact_label.empty()) inexact_label = inexact_label_error(where, text, value);
       targets.push_back(value);
     }
-    const fs::path path(fields[0]);
-    paths.push_back(path.is_absolute() ? path.string() : (base / path).string());
+    std::string cell;  // each frame of a clip's cell resolved as a path is
+    const int frames = count_frames(fields[0]);
+    for (int k = 0; k < frames; ++k) {
+      const fs::path path(frame_of(fields[0], k));
+      if (frames > 1 && path.empty()) {
+        throw DataError(where + ": frame " + std::to_string(k + 1) + " of the path cell '" + fields[0] +
+                        "' is empty; a clip's frames are paths separated by '|'");
+      }
+      cell += (k > 0 ? "|" : "") + (path.is_absolute() ? path.string() : (base / path).string());
+    }
+    clips = clips || frames > 1;
+    paths.push_back(std::move(cell));
   }
   if (paths.empty()) throw DataError("file list " + csv_path + " has no rows");
 
@@ -113,7 +138,7 @@ std::unique_ptr<Source> open_file_list(const std::string& csv_path, const std::s
   // quantities under --task regression.
   const TargetKind kind = (dim == 1 && all_integer) ? TargetKind::kClass : TargetKind::kRegression;
   return std::make_unique<FileListSource>(csv_path, std::move(paths), std::move(targets), dim, kind,
-                                          std::move(inexact_label));
+                                          std::move(inexact_label), clips);
 }
 
 }  // namespace stoker::data

@@ -38,6 +38,11 @@ class SourceView : public Source {
   // The inner source's sums, valid while the view's samples are the inner's in order (a view
   // that maps rows returns nullptr).
   const FeatureSums* feature_sums() const override { return inner_->feature_sums(); }
+  bool holds_clips() const override { return inner_->holds_clips(); }
+  Status read_clip(size_t index, const FramePicker& pick, std::vector<SampleData>* frames) const override {
+    return inner_->read_clip(row(index), pick, frames);
+  }
+  std::string frame_name(size_t index, int frame) const override { return inner_->frame_name(row(index), frame); }
 
  protected:
   // The inner source's index of sample `index`.
