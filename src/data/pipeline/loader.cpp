@@ -51,7 +51,7 @@ void validate(const LoaderOptions& options, const Source& source) {
   require(options.clip.enabled() || !source.holds_clips(),
           source.describe() +
               " holds clips (samples of several frames); choose the frames of each with "
-              "frames_per_clip=K (and frame_step)");
+              "frames_per_clip=K and frame_step (stoker bench loader: --frames-per-clip, --frame-step)");
   require(!options.clip.enabled() || options.cache_decoded_bytes == 0,
           "the decoded cache keeps single images, not clips' frames; leave cache_decoded_bytes 0 with frames_per_clip");
 }
