@@ -128,7 +128,7 @@ class DataLoader:
         clip_start = arg.choice("clip_start", clip_start if clip_start is not None else
                                 "random" if shuffle else "center", ("random", "center"), "or None: random if shuffle")
         if frames_per_clip > 0 and cache_decoded_gb != 0:
-            raise arg.bad("cache_decoded_gb", cache_decoded_gb, "0 with frames_per_clip (the cache keeps single images)")
+            raise arg.bad("cache_decoded_gb", cache_decoded_gb, "0 with frames_per_clip (it keeps single images)")
         if collate_fn is not None and not callable(collate_fn):
             raise arg.bad("collate_fn", collate_fn, "a callable that batches a list of targets")
         if worker_init_fn is not None and not callable(worker_init_fn):

@@ -163,7 +163,7 @@ def test_a_frame_of_another_size_is_a_bad_sample_naming_it(tmp_path):
     (dict(frames_per_clip=2.0), "frames_per_clip=2.0"),
     (dict(frames_per_clip=2, frame_step=0), "frame_step=0: a whole number from 1 to 1024"),
     (dict(frames_per_clip=2, clip_start="middle"), "clip_start='middle': one of 'random', 'center'"),
-    (dict(frames_per_clip=2, cache_decoded_gb=1), "cache_decoded_gb=1: 0 with frames_per_clip"),
+    (dict(frames_per_clip=2, cache_decoded_gb=1), "cache_decoded_gb=1: 0 with frames_per_clip (it keeps single"),
 ])
 def test_a_bad_clip_argument_names_itself(clip_folder, kwargs, words):
     with pytest.raises(ValueError) as raised:
