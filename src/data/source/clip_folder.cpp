@@ -42,12 +42,15 @@ class ClipFolderSource final : public Source {
   int64_t label(size_t index) const override { return labels_[index]; }
   void targets(size_t index, float* out) const override { out[0] = static_cast<float>(labels_[index]); }
   // The clip's first frame: what tools that read one image per sample see.
-  Status read(size_t index, SampleData* out) const override { return read_whole_file(frames_[first_frame_[index]], out); }
+  Status read(size_t index, SampleData* out) const override {
+    return read_whole_file(frames_[first_frame_[index]], out);
+  }
   bool holds_clips() const override { return true; }
   Status read_clip(size_t index, const FramePicker& pick, std::vector<SampleData>* frames) const override {
     const size_t first = first_frame_[index];
     const auto count = static_cast<int>(first_frame_[index + 1] - first);
-    return read_frame_files(count, [&](int k) { return frames_[first + static_cast<size_t>(k)]; }, pick, frames);
+    return read_frame_files(
+        count, [&](int k) { return frames_[first + static_cast<size_t>(k)]; }, pick, frames);
   }
   std::string frame_name(size_t index, int frame) const override {
     return frames_[first_frame_[index] + static_cast<size_t>(frame)];
@@ -108,8 +111,9 @@ std::unique_ptr<Source> open_clip_folder(const std::string& root) {
         ++skipped;
         continue;
       }
-      throw DataError("the image " + (class_dir / file).string() + " lies in a class folder, outside any clip "
-                      "folder; " + kLayout + " (a folder of single images is read without frames_per_clip)");
+      throw DataError("the image " + (class_dir / file).string() +
+                      " lies in a class folder, outside any clip folder; " + kLayout +
+                      " (a folder of single images is read without frames_per_clip)");
     }
     for (const std::string& clip : clip_folders) {
       const fs::path clip_dir = class_dir / clip;
@@ -125,8 +129,8 @@ std::unique_ptr<Source> open_clip_folder(const std::string& root) {
         ++count;
       }
       if (count == 0) {
-        throw DataError("the clip folder " + clip_dir.string() + " holds no frames (.jpg, .jpeg or .png files in "
-                        "it); " + kLayout + ": remove it or fill it");
+        throw DataError("the clip folder " + clip_dir.string() +
+                        " holds no frames (.jpg, .jpeg or .png files in it); " + kLayout + ": remove it or fill it");
       }
       clips.push_back(clip_dir.string());
       labels.push_back(static_cast<int64_t>(class_id));

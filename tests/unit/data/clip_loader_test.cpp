@@ -32,8 +32,8 @@ void write_frame(const TempDir& dir, const std::string& relative, uint32_t seed,
 std::string clip_folder(const TempDir& dir, int clips, int frames) {
   for (int i = 0; i < clips; ++i) {
     for (int k = 0; k < frames; ++k) {
-      write_frame(dir, "data/c" + std::to_string(i % 2) + "/clip" + std::to_string(i) + "/f" + std::to_string(k) +
-                           ".jpg",
+      write_frame(dir,
+                  "data/c" + std::to_string(i % 2) + "/clip" + std::to_string(i) + "/f" + std::to_string(k) + ".jpg",
                   static_cast<uint32_t>(100 * i + k));
     }
   }
@@ -94,7 +94,8 @@ TEST(ClipLoaderTest, BatchesAreSamplesOfKFrames) {
 TEST(ClipLoaderTest, IdenticalFramesGiveIdenticalOutputs) {
   TempDir dir;
   for (int i = 0; i < 8; ++i) {
-    for (int k = 0; k < 6; ++k) write_frame(dir, "data/c/clip" + std::to_string(i) + "/" + std::to_string(k) + ".jpg", 7 + i);
+    for (int k = 0; k < 6; ++k)
+      write_frame(dir, "data/c/clip" + std::to_string(i) + "/" + std::to_string(k) + ".jpg", 7 + i);
   }
   Loader loader(open_clip_source((dir.path() / "data").string()), clip_options(4, 1, true));
   const size_t frame_bytes = loader.options().transform.sample_bytes();
@@ -145,7 +146,8 @@ TEST(ClipLoaderTest, EachFrameIsItsImageUnderTheClipsDraws) {
     const Batch alone = images.next();
     ASSERT_TRUE(alone);
     for (int s = 0; s < clips; ++s) {
-      const auto* clip_frame = static_cast<const uint8_t*>(batch.data()) + (static_cast<size_t>(s) * 3 + k) * frame_bytes;
+      const auto* clip_frame =
+          static_cast<const uint8_t*>(batch.data()) + (static_cast<size_t>(s) * 3 + k) * frame_bytes;
       const auto* image = static_cast<const uint8_t*>(alone.data()) + static_cast<size_t>(s) * frame_bytes;
       EXPECT_EQ(std::memcmp(clip_frame, image, frame_bytes), 0) << "clip " << s << ", frame " << k;
       EXPECT_EQ(alone.record(s).params.flip, batch.record(s).params.flip);
@@ -201,10 +203,9 @@ TEST(ClipLoaderTest, AFrameOfAnotherSizeIsABadSampleNamingIt) {
   const EpochStats stats = loader.epoch_stats();
   ASSERT_EQ(stats.bad_samples.size(), 1u);
   EXPECT_EQ(stats.bad_samples[0].name, (dir.path() / "data/c/mixed").string());
-  EXPECT_EQ(stats.bad_samples[0].reason, "frame " + (dir.path() / "data/c/mixed/b.jpg").string() +
-                                             " is 40x30, and the clip's first frame " +
-                                             (dir.path() / "data/c/mixed/a.jpg").string() +
-                                             " is 40x32: the frames of a clip must share one size");
+  EXPECT_EQ(stats.bad_samples[0].reason,
+            "frame " + (dir.path() / "data/c/mixed/b.jpg").string() + " is 40x30, and the clip's first frame " +
+                (dir.path() / "data/c/mixed/a.jpg").string() + " is 40x32: the frames of a clip must share one size");
 
   dir.write("data/c/mixed/b.jpg", {0xFF, 0xD8, 0xFF});
   options.on_error = OnError::kFail;
@@ -225,8 +226,9 @@ TEST(ClipLoaderTest, ClipsAndImagesAreNotMixedUp) {
   const std::string root = clip_folder(dir, 2, 3);
   const std::shared_ptr<const Source> images = open_source(root);
   const std::shared_ptr<const Source> clips = open_clip_source(root);
-  EXPECT_NE(usage_error_text([&] { Loader loader(images, clip_options(3, 1, true)); })
-                .find("frames_per_clip=3 reads clips, and image folder"),
+  EXPECT_NE(usage_error_text([&] {
+              Loader loader(images, clip_options(3, 1, true));
+            }).find("frames_per_clip=3 reads clips, and image folder"),
             std::string::npos);
   LoaderOptions plain = clip_options(0, 1, true);
   EXPECT_NE(usage_error_text([&] { Loader loader(clips, plain); }).find("holds clips (samples of several frames)"),

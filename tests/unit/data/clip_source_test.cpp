@@ -92,7 +92,8 @@ TEST(NaturalOrderTest, DigitsCompareAsNumbers) {
 
 TEST(ClipFolderTest, ClipFoldersAreSamplesWithTheirFramesInNameOrder) {
   TempDir dir;
-  for (const char* frame : {"frame_10.jpg", "frame_2.jpg", "frame_1.png"}) dir.write(std::string("real/v2/") + frame, bytes_of("x"));
+  for (const char* frame : {"frame_10.jpg", "frame_2.jpg", "frame_1.png"})
+    dir.write(std::string("real/v2/") + frame, bytes_of("x"));
   dir.write("real/v2/notes.txt", bytes_of("x"));
   dir.write("real/v10/a.jpg", bytes_of("ab"));
   dir.write("fake/v1/a.JPG", bytes_of("abc"));
@@ -135,8 +136,9 @@ TEST(ClipFolderTest, LayoutMistakesAreNamed) {
   TempDir loose;
   loose.write("real/v1/a.jpg", bytes_of("x"));
   loose.write("real/b.jpg", bytes_of("x"));
-  EXPECT_NE(error_text([&] { open_clip_folder(loose.str()); }).find("real/b.jpg lies in a class folder, outside any clip"),
-            std::string::npos);
+  EXPECT_NE(
+      error_text([&] { open_clip_folder(loose.str()); }).find("real/b.jpg lies in a class folder, outside any clip"),
+      std::string::npos);
   TempDir empty_clip;
   empty_clip.write("real/v1/a.jpg", bytes_of("x"));
   empty_clip.write("real/v2/readme.txt", bytes_of("x"));
@@ -196,8 +198,9 @@ TEST(ClipListTest, PathCellsListFramesRelativeToTheList) {
   dir.write_text("images.csv", "one.jpg,0\nv1/0001.jpg,1\n");
   EXPECT_FALSE(open_source((dir.path() / "images.csv").string())->holds_clips());
   dir.write_text("gap.csv", "one.jpg||v1/0001.jpg,0\n");
-  EXPECT_NE(error_text([&] { open_source((dir.path() / "gap.csv").string()); })
-                .find("gap.csv:1: frame 2 of the path cell 'one.jpg||v1/0001.jpg' is empty"),
+  EXPECT_NE(error_text([&] {
+              open_source((dir.path() / "gap.csv").string());
+            }).find("gap.csv:1: frame 2 of the path cell 'one.jpg||v1/0001.jpg' is empty"),
             std::string::npos);
 }
 
@@ -208,7 +211,8 @@ TEST(ClipListTest, AMissingFrameIsNamed) {
   const auto source = open_source((dir.path() / "clips.csv").string());
   std::vector<SampleData> frames;
   const std::vector<int> chosen{0, 1};
-  const Status status = source->read_clip(0, [&](int) { return std::span<const int>(chosen); }, &frames);
+  const Status status = source->read_clip(
+      0, [&](int) { return std::span<const int>(chosen); }, &frames);
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.reason(), "frame " + (dir.path() / "gone.jpg").string() + ": file not found");
 }
@@ -228,12 +232,16 @@ TEST(ClipListTest, ShardsAndViewsPassClipsThrough) {
   std::vector<SampleData> frames;
   const std::vector<int> second{1};
   for (size_t i = 0; i < parts.train->size(); ++i) {
-    ASSERT_TRUE(parts.train->read_clip(i, [&](int) { return std::span<const int>(second); }, &frames).ok());
+    ASSERT_TRUE(parts.train
+                    ->read_clip(
+                        i, [&](int) { return std::span<const int>(second); }, &frames)
+                    .ok());
     EXPECT_EQ(frames[0].bytes.size(), parts.train->frame_name(i, 1).ends_with("b.jpg") ? 2u : 1u);
   }
   dir.write_text("part-2.csv", "a.jpg,1\n");
-  EXPECT_NE(error_text([&] { open_source((dir.path() / "part-*.csv").string()); })
-                .find("differ in their samples: clips and single images"),
+  EXPECT_NE(error_text([&] {
+              open_source((dir.path() / "part-*.csv").string());
+            }).find("differ in their samples: clips and single images"),
             std::string::npos);
 }
 
