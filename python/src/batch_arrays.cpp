@@ -70,18 +70,22 @@ py::capsule BatchArray::dlpack() const {
 py::tuple BatchArray::dlpack_device() const { return py::make_tuple(static_cast<int>(kDLCPU), 0); }
 
 BatchArray inputs_of(const std::shared_ptr<const data::Batch>& batch, bool features) {
-  const auto [n, a, b, c] = batch->shape();
+  const std::vector<int64_t> shape = batch->shape();
   const DLDataType dtype = dl_type(batch->dtype());
+  const int64_t n = shape[0];
   if (features) {  // (N, 1, 1, F) or (N, F, 1, 1) in the loader: F values per sample
-    const int64_t f = a * b * c;
+    const int64_t f = shape[1] * shape[2] * shape[3];
     return BatchArray(batch, batch->data(), dtype, {n, f}, {f, 1});
   }
-  if (batch->layout() == data::Layout::kNCHW) {  // (N, C, H, W), contiguous
-    return BatchArray(batch, batch->data(), dtype, {n, a, b, c}, {a * b * c, b * c, c, 1});
-  }
-  // (N, H, W, C) in memory, seen as (N, C, H, W) with channels_last strides.
-  const int64_t h = a, w = b, ch = c;
-  return BatchArray(batch, batch->data(), dtype, {n, ch, h, w}, {h * w * ch, 1, w * ch, ch});
+  // One frame's (C, H, W), in (C, H, W) memory or (H, W, C) memory (channels_last strides).
+  const int64_t k = batch->frames();
+  const size_t at = k > 0 ? 2 : 1;
+  const bool nchw = batch->layout() == data::Layout::kNCHW;
+  const int64_t c = shape[nchw ? at : at + 2], h = shape[nchw ? at + 1 : at], w = shape[nchw ? at + 2 : at + 1];
+  const std::vector<int64_t> image = nchw ? std::vector<int64_t>{h * w, w, 1} : std::vector<int64_t>{1, w * c, c};
+  const int64_t frame = c * h * w;
+  if (k == 0) return BatchArray(batch, batch->data(), dtype, {n, c, h, w}, {frame, image[0], image[1], image[2]});
+  return BatchArray(batch, batch->data(), dtype, {n, k, c, h, w}, {k * frame, frame, image[0], image[1], image[2]});
 }
 
 BatchArray labels_of(const std::shared_ptr<const data::Batch>& batch) {

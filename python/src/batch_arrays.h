@@ -41,7 +41,8 @@ class BatchArray {
 };
 
 // The inputs of `batch` as the framework expects them: images (N, C, H, W), in channels_last
-// strides when the loader wrote NHWC; feature vectors (N, F).
+// strides when the loader wrote NHWC; clips (N, K, C, H, W), each frame in channels_last
+// strides (memory (N, K, H, W, C)) when the loader wrote NHWC; feature vectors (N, F).
 BatchArray inputs_of(const std::shared_ptr<const data::Batch>& batch, bool features);
 // Class ids, int64 (N,).
 BatchArray labels_of(const std::shared_ptr<const data::Batch>& batch);

@@ -197,16 +197,26 @@ void collect_geometry(const py::handle& target, data::GeometryTargets* out, int 
 constexpr const char* kAllowedImages =
     "a path, encoded bytes, a uint8 array ((H, W), (H, W, C) or (C, H, W)) or a PIL image";
 
+// A clip item's clip and target: (clip, target, ...) when the item is a list or tuple whose
+// first element is a clip, else the item is the clip alone.
+std::pair<py::object, py::object> clip_and_target(const py::object& item) {
+  const bool split = (py::isinstance<py::tuple>(item) || py::isinstance<py::list>(item)) && py::len(item) > 0 &&
+                     is_clip(py::reinterpret_borrow<py::sequence>(item)[0]);
+  if (!split) return {item, py::none()};
+  return image_and_target(item);
+}
+
 }  // namespace
 
 DatasetSource::DatasetSource(py::object dataset, py::object worker_init_fn, std::string name,
-                             std::vector<std::string> class_names, bool has_geometry)
+                             std::vector<std::string> class_names, bool has_geometry, bool clips)
     : has_geometry_(has_geometry),
       dataset_(std::make_shared<HeldObject>(std::move(dataset))),
       worker_init_fn_(std::make_shared<HeldObject>(std::move(worker_init_fn))),
       name_(std::move(name)),
       class_names_(std::move(class_names)),
-      size_(py::len(dataset_->get())) {}
+      size_(py::len(dataset_->get())),
+      clips_(clips) {}
 
 std::string DatasetSource::name(size_t index) const { return fmt::format("{}[{}]", name_, index); }
 
@@ -232,6 +242,52 @@ Status DatasetSource::read(size_t index, data::SampleData* out) const {
   return data::read_whole_file(path, out);
 }
 
+Status DatasetSource::read_clip(size_t index, const data::FramePicker& pick,
+                                std::vector<data::SampleData>* frames) const {
+  if (!clips_) return Source::read_clip(index, pick, frames);
+  std::vector<std::string> paths;  // of the frames given as paths, read without the GIL
+  {
+    py::gil_scoped_acquire gil;
+    int frame = 0;  // the frame being taken, for a message
+    try {
+      const py::object item = dataset_->get()[py::int_(index)];
+      auto [clip, target] = clip_and_target(item);
+      if (!is_clip(clip)) {
+        return Status::failure(
+            fmt::format("the clip is a {}; expected a list or tuple of frames ({}) or a uint8 array "
+                        "of frames (T, H, W, C)",
+                        type_name(clip), kAllowedImages));
+      }
+      const size_t count = py::len(clip);
+      if (count == 0) return Status::failure("the clip has no frames");
+      const std::span<const int> chosen = pick(static_cast<int>(count));
+      frames->resize(chosen.size());
+      paths.resize(chosen.size());
+      for (size_t k = 0; k < chosen.size(); ++k) {
+        frame = chosen[k];
+        take_image(clip[py::int_(frame)], &(*frames)[k], &paths[k]);
+      }
+      frames->front().extra = std::make_shared<const HeldObject>(std::move(target));
+    } catch (py::error_already_set& e) {
+      return Status::failure("raised " + one_line(e));
+    } catch (const std::invalid_argument& e) {
+      return Status::failure(
+          fmt::format("frame {}: the image is {}; expected {}", frame_name(index, frame), e.what(), kAllowedImages));
+    }
+  }
+  for (size_t k = 0; k < paths.size(); ++k) {
+    if (paths[k].empty()) continue;
+    if (Status status = data::read_whole_file(paths[k], &(*frames)[k]); !status.ok()) {
+      return Status::failure("frame " + paths[k] + ": " + status.reason());
+    }
+  }
+  return Status::ok_status();
+}
+
+std::string DatasetSource::frame_name(size_t index, int frame) const {
+  return fmt::format("{} of {}[{}]", frame, name_, index);
+}
+
 void DatasetSource::on_worker_start(int worker_id) const {
   py::gil_scoped_acquire gil;
   if (worker_init_fn_->get().is_none()) return;
@@ -249,6 +305,13 @@ py::list targets_of(const data::Batch& batch) {
     targets[static_cast<size_t>(s)] = held != nullptr ? held->get() : py::none();
   }
   return targets;
+}
+
+bool is_clip(const py::handle& object) {
+  if (py::isinstance<py::list>(object) || py::isinstance<py::tuple>(object)) return true;
+  if (!is_array_like(object) || !py::hasattr(object, "ndim")) return false;
+  const py::object ndim = object.attr("ndim");
+  return PyLong_Check(ndim.ptr()) && ndim.cast<int>() == 4;
 }
 
 std::string describe_image(const py::handle& image, bool* ok) {

@@ -11,6 +11,13 @@
 // stoker.Boxes in it are read into SampleData::geometry, moved with the image, and put back
 // in their places by the consumer.
 //
+// A source of clips (`clips`, holds_clips) reads items `clip` or `(clip, target, ...)`: a
+// list or tuple item whose first element is a clip is the latter, any other item a clip
+// alone. A clip is a list or tuple of frames, each an image as above, or an array-like of 4
+// dimensions whose first is the frames (uint8 (T, H, W, C) or (T, C, H, W)). read_clip reads
+// the frames it is asked for (dataset[i] is called once); frame f of item i is named
+// "f of Name[i]".
+//
 // Threads: read() holds the GIL for dataset[i] and for copying an in-memory image out; a
 // path's file is read without it. name() and describe() never take the GIL (the loader calls
 // them under its own lock). on_worker_start runs the script's worker_init_fn(worker_id) on
@@ -58,7 +65,7 @@ class DatasetSource final : public data::Source {
   // `has_geometry`: targets hold stoker.Keypoints / stoker.Boxes (stoker/targets.py), whose
   // values are read into SampleData::geometry and move with the image.
   DatasetSource(pybind11::object dataset, pybind11::object worker_init_fn, std::string name,
-                std::vector<std::string> class_names, bool has_geometry);
+                std::vector<std::string> class_names, bool has_geometry, bool clips = false);
 
   size_t size() const override { return size_; }
   std::string name(size_t index) const override;
@@ -70,6 +77,9 @@ class DatasetSource final : public data::Source {
   Status read(size_t index, data::SampleData* out) const override;
   bool has_geometry() const override { return has_geometry_; }
   void on_worker_start(int worker_id) const override;
+  bool holds_clips() const override { return clips_; }
+  Status read_clip(size_t index, const data::FramePicker& pick, std::vector<data::SampleData>* frames) const override;
+  std::string frame_name(size_t index, int frame) const override;
 
  private:
   bool has_geometry_;
@@ -78,11 +88,16 @@ class DatasetSource final : public data::Source {
   std::string name_;
   std::vector<std::string> class_names_;
   size_t size_ = 0;
+  bool clips_ = false;
 };
 
 // The targets the batch's samples carried from a DatasetSource (None where a sample carried
 // none), as a list. With the GIL held.
 pybind11::list targets_of(const data::Batch& batch);
+
+// True for what a clip item holds its frames in: a list, a tuple or an array-like of 4
+// dimensions. With the GIL held.
+bool is_clip(const pybind11::handle& object);
 
 // What dataset[i]'s image would be read as ("a path", "encoded bytes", "a uint8 array (H, W,
 // 3)", ...), or a one-line reason it cannot be (its type or dtype or shape, and what is

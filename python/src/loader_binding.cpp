@@ -135,7 +135,8 @@ std::optional<PyBatch> LoaderHandle::next(double timeout) {
       std::vector<uint64_t>(shared->indices(), shared->indices() + shared->size()),
       dataset_targets_ ? py::object(targets_of(*shared)) : py::object(py::none()),
       extra_columns_.empty() ? py::object(py::none()) : py::object(extra_columns_of(*shared, extra_columns_)),
-      records_ ? py::object(records_of(*shared, loader_->source(), loader_->options().transform))
+      records_ ? py::object(records_of(*shared, loader_->source(), loader_->options().transform,
+                                       loader_->options().clip))
                : py::object(py::none()),
       geometry_ ? py::object(geometry_of(*shared)) : py::object(py::none())};
 }
@@ -153,10 +154,11 @@ data::OnError on_error_of(const std::string& text) {
 void bind_loader(py::module_& m) {
   m.def("data_formats_brief", &data::data_formats_brief, "The kinds of data stoker reads, in a few words each");
   py::class_<data::Source, std::shared_ptr<data::Source>>(m, "Source")
-      .def(py::init([](const std::string& path, const std::string& split) {
-             return std::shared_ptr<data::Source>(data::open_source(path, split));
+      .def(py::init([](const std::string& path, const std::string& split, bool clips) {
+             return std::shared_ptr<data::Source>(clips ? data::open_clip_source(path, split)
+                                                        : data::open_source(path, split));
            }),
-           py::arg("path"), py::arg("split") = "train")
+           py::arg("path"), py::arg("split") = "train", py::arg("clips") = false)
       .def_static(
           "image_list",
           [](std::string description, std::vector<std::string> paths, std::vector<int64_t> labels,
@@ -169,12 +171,15 @@ void bind_loader(py::module_& m) {
       .def_static(
           "dataset",
           [](py::object dataset, py::object worker_init_fn, std::string name, std::vector<std::string> classes,
-             bool has_geometry) {
-            return std::shared_ptr<data::Source>(std::make_shared<DatasetSource>(
-                std::move(dataset), std::move(worker_init_fn), std::move(name), std::move(classes), has_geometry));
+             bool has_geometry, bool clips) {
+            return std::shared_ptr<data::Source>(
+                std::make_shared<DatasetSource>(std::move(dataset), std::move(worker_init_fn), std::move(name),
+                                                std::move(classes), has_geometry, clips));
           },
-          "A map-style Dataset object whose items are (image, target, ...) (dataset_source.h)", py::arg("dataset"),
-          py::arg("worker_init_fn"), py::arg("name"), py::arg("classes"), py::arg("has_geometry") = false)
+          "A map-style Dataset object whose items are (image, target, ...), or (clip, target, ...) with clips "
+          "(dataset_source.h)",
+          py::arg("dataset"), py::arg("worker_init_fn"), py::arg("name"), py::arg("classes"),
+          py::arg("has_geometry") = false, py::arg("clips") = false)
       .def_static(
           "with_geometry",
           [](std::shared_ptr<data::Source> source, const py::array_t<float, py::array::c_style>& points,
@@ -197,6 +202,7 @@ void bind_loader(py::module_& m) {
       .def_property_readonly("target_dim", &data::Source::target_dim)
       .def_property_readonly("feature_count", &data::Source::feature_count)
       .def_property_readonly("columns", &columns_info)
+      .def_property_readonly("holds_clips", &data::Source::holds_clips)
       .def_property_readonly("default_transforms", [](const data::Source& s) { return data::default_transforms(s); })
       .def("check_class_ids", &data::Source::check_class_ids)
       .def("names",
@@ -234,6 +240,11 @@ void bind_loader(py::module_& m) {
       "The sample ids one rank visits in an epoch, in order (stoker/data/sampler.h)", py::arg("size"), py::kw_only(),
       py::arg("batch_size"), py::arg("shuffle"), py::arg("drop_last"), py::arg("seed"), py::arg("rank"),
       py::arg("world_size"), py::arg("epoch"));
+  m.attr("max_clip_frames") = data::ClipOptions::kMaxFrames;
+  m.attr("max_frame_step") = data::ClipOptions::kMaxStep;
+  m.def(
+      "is_clip", [](const py::handle& object) { return is_clip(object); },
+      "Whether a clip item holds its frames in `object`: a list, a tuple or a 4-dimensional array", py::arg("object"));
   m.def(
       "describe_image",
       [](const py::handle& image) {
@@ -260,7 +271,8 @@ void bind_loader(py::module_& m) {
                        bool drop_last, uint64_t seed, int rank, int world_size, const std::string& transforms,
                        bool channels_last, bool normalize_in_consumer, const std::string& on_error, double max_bad,
                        double cache_decoded_bytes, bool run_ahead, bool return_params,
-                       std::vector<std::pair<int, int>> flip_pairs, py::object allocate) {
+                       std::vector<std::pair<int, int>> flip_pairs, py::object allocate, int frames_per_clip,
+                       int frame_step, const std::string& clip_start) {
              data::LoaderOptions o;
              o.batch_size = batch_size;
              o.workers = workers;
@@ -279,6 +291,12 @@ void bind_loader(py::module_& m) {
              o.run_ahead = run_ahead;
              o.words = data::FrontEnd::kPython;
              o.target_geometry.flip_pairs = std::move(flip_pairs);
+             o.clip.frames = frames_per_clip;
+             o.clip.step = frame_step;
+             if (clip_start != "random" && clip_start != "center") {
+               throw UsageError("clip_start must be 'random' or 'center' (got '" + clip_start + "')");
+             }
+             o.clip.random_start = clip_start == "random";
              return std::make_unique<LoaderHandle>(std::move(source), std::move(o), std::move(allocate), return_params);
            }),
            py::arg("source"), py::kw_only(), py::arg("batch_size"), py::arg("workers"), py::arg("prefetch"),
@@ -286,7 +304,8 @@ void bind_loader(py::module_& m) {
            py::arg("transforms"), py::arg("channels_last"), py::arg("normalize_in_consumer"), py::arg("on_error"),
            py::arg("max_bad"), py::arg("cache_decoded_bytes"), py::arg("run_ahead") = true,
            py::arg("return_params") = false, py::arg("flip_pairs") = std::vector<std::pair<int, int>>{},
-           py::arg("allocate") = py::none())
+           py::arg("allocate") = py::none(), py::arg("frames_per_clip") = 0, py::arg("frame_step") = 1,
+           py::arg("clip_start") = "random")
       .def("start_epoch", &LoaderHandle::start_epoch, py::arg("epoch"), py::arg("first_batch") = 0,
            py::arg("order") = py::none())
       .def("next", &LoaderHandle::next, py::arg("timeout") = 0.0)

@@ -10,8 +10,9 @@ namespace py = pybind11;
 
 namespace stoker::python {
 
-py::dict records_of(const data::Batch& batch, const data::Source& source, const data::TransformSpec& spec) {
-  py::list index, path, size, box, hflip, vflip, grayscale, angle, affine, color, erase;
+py::dict records_of(const data::Batch& batch, const data::Source& source, const data::TransformSpec& spec,
+                    const data::ClipOptions& clip) {
+  py::list index, path, size, box, hflip, vflip, grayscale, angle, affine, color, erase, frames;
   for (int s = 0; s < batch.size(); ++s) {
     const data::SampleRecord& r = batch.record(s);
     const data::SampleParams& p = r.params;
@@ -31,11 +32,18 @@ py::dict records_of(const data::Batch& batch, const data::Source& source, const 
                                   : py::make_tuple(p.brightness, p.contrast, p.saturation, p.hue));
     erase.append(p.erase ? py::make_tuple(p.erase_top, p.erase_left, p.erase_height, p.erase_width)
                          : py::make_tuple(0, 0, 0, 0));
+    if (clip.enabled()) {  // a substitute for a clip that could not be loaded at all: zeros
+      py::list chosen;
+      for (int k = 0; k < clip.frames; ++k) {
+        chosen.append(r.clip_frames > 0 ? data::chosen_frame(clip, r.clip_start, r.clip_frames, k) : 0);
+      }
+      frames.append(chosen);
+    }
   }
   return py::dict(py::arg("index") = index, py::arg("path") = path, py::arg("source_size") = size, py::arg("box") = box,
                   py::arg("hflip") = hflip, py::arg("vflip") = vflip, py::arg("grayscale") = grayscale,
                   py::arg("angle") = angle, py::arg("affine") = affine, py::arg("color") = color,
-                  py::arg("erase") = erase);
+                  py::arg("erase") = erase, py::arg("frames") = frames);
 }
 
 py::list geometry_of(const data::Batch& batch) {

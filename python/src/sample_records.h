@@ -4,6 +4,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include "stoker/data/clip.h"
 #include "stoker/data/loader.h"
 #include "stoker/data/source.h"
 #include "stoker/data/transform.h"
@@ -16,9 +17,12 @@ namespace stoker::python {
 // "angle" (RandomRotation's, degrees counter-clockwise), "affine" (RandomAffine's forward 2x3
 // matrix in output pixels, origin at the top-left corner; the identity without one),
 // "color" ((brightness, contrast, saturation, hue) factors; (1, 1, 1, 0) without ColorJitter),
-// "erase" ((top, left, height, width) of RandomErasing's box; zeros without one). With the
-// GIL held.
-pybind11::dict records_of(const data::Batch& batch, const data::Source& source, const data::TransformSpec& spec);
+// "erase" ((top, left, height, width) of RandomErasing's box; zeros without one); with clips
+// (`clip` enabled), "frames" (the K frame numbers each clip's sample was made of, as
+// data::pick_frames chose them; empty without clips). A clip's draws are one for all its
+// frames. With the GIL held.
+pybind11::dict records_of(const data::Batch& batch, const data::Source& source, const data::TransformSpec& spec,
+                          const data::ClipOptions& clip);
 
 // Each sample's keypoints and boxes once moved (Batch::geometry): a list of (points, boxes),
 // float32 arrays of shape (P, 3) and (B, 5). With the GIL held.

@@ -37,8 +37,9 @@ def tensors_in(value):
 
 
 def sample_params(raw):
-    """return_params' lists as tensors: how each sample of a batch was made."""
-    return {
+    """return_params' lists as tensors: how each sample of a batch was made (a clip's: once for
+    all its frames, and "frames", the frame numbers it was made of)."""
+    params = {
         "index": torch.tensor(raw["index"], dtype=torch.int64),
         "path": raw["path"],
         "source_size": torch.tensor(raw["source_size"], dtype=torch.int64),
@@ -51,3 +52,6 @@ def sample_params(raw):
         "color": torch.tensor(raw["color"], dtype=torch.float32),
         "erase": torch.tensor(raw["erase"], dtype=torch.int64),
     }
+    if raw["frames"]:
+        params["frames"] = torch.tensor(raw["frames"], dtype=torch.int64)
+    return params

@@ -8,6 +8,10 @@
   its `transform` is the chain unless one is given, its `target_transform` runs on the targets;
 - any other map-style Dataset (__len__ and __getitem__) whose item is `image` or
   `(image, target, ...)`: the workers call dataset[i] holding the GIL for that call only.
+
+With clips (frames_per_clip > 0), a path's folder is read as clips (<class>/<clip>/<frames>),
+and a Dataset's item is `clip` or `(clip, target, ...)`, its clip a list or tuple of frames or
+a uint8 array (T, H, W, C) (python/src/dataset_source.h).
 """
 import os
 
@@ -109,13 +113,13 @@ class _FolderItems:
         return self._loader(path), target
 
 
-def open_data(dataset, split, worker_init_fn):
+def open_data(dataset, split, worker_init_fn, clips=False):
     """The engine's source for `dataset` (see the module's docstring)."""
     if not isinstance(split, str):
         raise arg.bad("split", split, "a split's name: 'train', 'val' or 'test' where the data holds them")
     if isinstance(dataset, (str, bytes, os.PathLike)):
         path = arg.path("dataset", dataset, "a path or a Dataset object")
-        source = _stoker.Source(os.fsencode(path), split)
+        source = _stoker.Source(os.fsencode(path), split, clips)
         columns = source.columns  # a CSV list's: the targets' and the others', which come after them
         if columns is None:
             return Data(source, PathDataset(source, path), path)
@@ -133,9 +137,12 @@ def open_data(dataset, split, worker_init_fn):
     folder, picked = _folder_under(dataset)
     if folder is not None:
         return _open_folder_object(folder, name, worker_init_fn, picked, dataset)
-    width, geometry = _check_first_item(dataset, name)
+    if clips:
+        width, geometry = _check_first_clip(dataset, name), False
+    else:
+        width, geometry = _check_first_item(dataset, name)
     source = _stoker.Source.dataset(dataset, worker_init_fn, name, [os.fsencode(c) for c in _class_names(dataset)],
-                                    geometry)
+                                    geometry, clips)
     return Data(source, dataset, name, targets="items", item_width=width)
 
 
@@ -192,8 +199,33 @@ def _check_first_item(dataset, name):
         parts = len(item) if isinstance(item, (tuple, list)) else 1
         return parts, parts > 1 and has_wrappers(item[1:])
     hint = "return the image as a path, encoded bytes, a uint8 array or a PIL image"
+    if _stoker.is_clip(image):
+        hint = "an image that is a clip's frames is read with frames_per_clip=K (K frames per sample)"
     dtype = str(getattr(image, "dtype", ""))
     if "float" in dtype or getattr(dataset, "transform", None) is not None:
         hint = ("the Dataset transforms its images itself: make it with transform=None (return the image as "
                 "loaded) and give the transform to stoker.DataLoader(transforms=...), which runs it in C++")
     raise ValueError(f"dataset: {name}[0]'s image is {what}; {hint}")
+
+
+def _check_first_clip(dataset, name):
+    """_check_first_item for clips: the parts of dataset[0], an item `clip` or (clip, target,
+    ...) whose clip is a list or tuple of frames the engine takes, or a uint8 array (T, H, W, C);
+    else one line says what it is and what to do."""
+    if len(dataset) == 0:
+        raise arg.bad("dataset", dataset, f"a Dataset with samples; this {name} has len() 0")
+    item = dataset[0]
+    split = isinstance(item, (tuple, list)) and len(item) > 0 and _stoker.is_clip(item[0])
+    clip = item[0] if split else item
+    allowed = ("with frames_per_clip an item is a clip or (clip, target, ...), its clip a list or tuple of frames "
+               "(paths, encoded bytes, uint8 arrays or PIL images) or a uint8 array (T, H, W, C)")
+    if not _stoker.is_clip(clip):
+        raise ValueError(f"dataset: {name}[0] is a {type(clip).__name__}; {allowed}")
+    if len(clip) == 0:
+        raise ValueError(f"dataset: {name}[0]'s clip has no frames; {allowed}")
+    for k in range(len(clip)):
+        ok, what = _stoker.describe_image(clip[k])
+        if not ok:
+            whole = "" if split else f" ({name}[0] is read as a clip alone, its first part not being a clip)"
+            raise ValueError(f"dataset: frame {k} of {name}[0]'s clip is {what}{whole}; {allowed}")
+    return len(item) if split else 1

@@ -124,7 +124,7 @@ class DataLoader:
                  pin_memory_device="", in_order=True, seed=None, transforms=None, rank=None, world_size=None,
                  device="cpu", channels_last=False, on_error="substitute", max_bad=0.01, split="train",
                  cache_decoded_gb=0, return_params=False, keypoints=None, boxes=None, box_format="xyxy",
-                 flip_pairs=None):
+                 flip_pairs=None, frames_per_clip=0, frame_step=1, clip_start=None):
         self._pid = os.getpid()
         # The loader's own options, checked from its table (one declaration for every front end).
         for name, value in (("shuffle", shuffle), ("batch_size", batch_size), ("num_workers", num_workers),
@@ -137,6 +137,12 @@ class DataLoader:
         arg.flag("persistent_workers", persistent_workers)  # stoker's workers always persist
         arg.flag("in_order", in_order)  # batches always come in order: what in_order=False allows too
         self.timeout = arg.seconds("timeout", timeout, "0 waits for as long as a batch takes")
+        arg.whole("frames_per_clip", frames_per_clip, 0, _stoker.max_clip_frames, "frames per sample; 0 reads images")
+        arg.whole("frame_step", frame_step, 1, _stoker.max_frame_step, "the distance between a clip's chosen frames")
+        clip_start = arg.choice("clip_start", clip_start if clip_start is not None else
+                                "random" if shuffle else "center", ("random", "center"), "or None: random if shuffle")
+        if frames_per_clip > 0 and cache_decoded_gb != 0:
+            raise arg.bad("cache_decoded_gb", cache_decoded_gb, "0 with frames_per_clip (it keeps single images)")
         if collate_fn is not None and not callable(collate_fn):
             raise arg.bad("collate_fn", collate_fn, "a callable that batches a list of targets")
         if worker_init_fn is not None and not callable(worker_init_fn):
@@ -165,9 +171,12 @@ class DataLoader:
         self._order, batch_size, drop_last = given_order(sampler, batch_sampler, batch_size, shuffle, drop_last)
         self.rank, self.world_size = _rank_and_world(rank, world_size)
         self.seed = _epoch_seed(seed, self.world_size if self._order is None else 1, shuffle, generator)
-        data = open_data(dataset, split, worker_init_fn)
+        data = open_data(dataset, split, worker_init_fn, clips=frames_per_clip > 0)
         self.keypoints, self.boxes, self.box_format = keypoints, boxes, box_format
         if keypoints is not None or boxes is not None:
+            if frames_per_clip > 0:
+                raise arg.bad("keypoints" if keypoints is not None else "boxes", "<array>",
+                              "targets of single images; clips do not move keypoints or boxes yet")
             if data.targets == "items":
                 raise arg.bad("keypoints" if keypoints is not None else "boxes", "<array>",
                               "arrays aligned with a path's or an ImageFolder's samples",
@@ -194,6 +203,7 @@ class DataLoader:
         self.shuffle = shuffle
         self.drop_last = drop_last
         self.channels_last = channels_last
+        self.frames_per_clip, self.frame_step, self.clip_start = frames_per_clip, frame_step, clip_start
 
         chain = _chain(transforms if transforms is not None else data.chain, self.source)
         on_gpu = self.device.type == "cuda"
@@ -204,7 +214,8 @@ class DataLoader:
             drop_last=drop_last, rank=self.rank if sharded else 0, world_size=self.world_size if sharded else 1,
             transforms=chain, channels_last=channels_last, normalize_in_consumer=on_gpu, on_error=on_error,
             max_bad=max_bad, cache_decoded_bytes=cache_decoded_gb * 1e9 if data.targets == "engine" else 0,
-            run_ahead=sharded, return_params=return_params, flip_pairs=flip_pairs,
+            run_ahead=sharded, return_params=return_params, flip_pairs=flip_pairs, frames_per_clip=frames_per_clip,
+            frame_step=frame_step, clip_start=clip_start,
             allocate=_pinned_allocate if (self.pin_memory or on_gpu) else None)
         self._loader = self._make_loader(self.seed)
         self._feed = None

@@ -50,7 +50,9 @@ struct BenchArgs {
   bool no_dct_scaling = false;
   double cache_decoded_gb = data::LoaderDefaults::cache_decoded_gb;  // > 0: keep decoded images in RAM
   bool no_run_ahead = false;
-  double step_ms = 0;  // > 0: the consumer holds each batch this long, as a training step would
+  double step_ms = 0;       // > 0: the consumer holds each batch this long, as a training step would
+  int frames_per_clip = 0;  // > 0: samples are clips of this many frames (data/clip.h)
+  int frame_step = 1;
   bool json = false;
 };
 
@@ -129,6 +131,8 @@ data::LoaderOptions loader_options(const BenchArgs& args, const data::Source& so
   options.on_error = args.on_error == "fail" ? data::OnError::kFail : data::OnError::kSubstitute;
   options.max_bad_fraction = args.max_bad;
   options.run_ahead = !args.no_run_ahead;
+  options.clip.frames = args.frames_per_clip;
+  options.clip.step = args.frame_step;
   return options;
 }
 
@@ -190,6 +194,9 @@ std::vector<double> first_batch_ms(const BenchResult& r) {
   return ms;
 }
 
+// Images decoded per sample: a clip's frames, else one.
+double frames_per_sample(const data::Loader& loader) { return std::max(1, loader.options().clip.frames); }
+
 void print_json(const BenchArgs& args, const std::string& data_dir, const data::Loader& loader, const BenchResult& r) {
   const data::StageTimes t = loader.stage_times();
   nlohmann::json bad = nlohmann::json::array();
@@ -199,6 +206,8 @@ void print_json(const BenchArgs& args, const std::string& data_dir, const data::
       {"source", loader.source().describe()},
       {"transforms", loader.options().transform.describe()},
       {"images_per_sec", r.seconds > 0 ? r.images / r.seconds : 0.0},
+      {"frames_per_clip", loader.options().clip.frames},
+      {"frames_per_sec", r.seconds > 0 ? r.images * frames_per_sample(loader) / r.seconds : 0.0},
       {"mb_per_sec", r.seconds > 0 ? t.bytes_read / 1e6 / r.seconds : 0.0},
       {"images", r.images},
       {"batches", r.batches},
@@ -240,15 +249,22 @@ void print_human(const data::Loader& loader, const BenchResult& r) {
   const auto& options = loader.options();
   const double worker_total = t.read + t.decode + t.transform + t.wait_free_buffer;
   const bool features = options.transform.features.enabled();
-  const char* per_s = features ? "samples/s" : "img/s";
+  const char* per_s = features ? "samples/s" : options.clip.enabled() ? "clips/s" : "img/s";
   std::printf("%s %s\n", features ? "data    " : "images  ", loader.source().describe().c_str());
   std::printf("pipeline %s · batch %d · %d worker%s · %d batches in flight\n", options.transform.describe().c_str(),
               options.batch_size, options.workers, options.workers == 1 ? "" : "s", options.prefetch);
-  std::printf("result   %s %s · %s/s read · peak RSS %s · %s %s in %.1f s (%d epoch%s)\n",
-              grouped(r.seconds > 0 ? r.images / r.seconds : 0).c_str(), per_s,
+  const std::string clips =
+      options.clip.enabled()
+          ? fmt::format(" · {} frames/s", grouped(r.seconds > 0 ? r.images * frames_per_sample(loader) / r.seconds : 0))
+          : "";
+  std::printf("result   %s %s%s · %s/s read · peak RSS %s · %s %s in %.1f s (%d epoch%s)\n",
+              grouped(r.seconds > 0 ? r.images / r.seconds : 0).c_str(), per_s, clips.c_str(),
               megabytes(r.seconds > 0 ? t.bytes_read / r.seconds : 0).c_str(), megabytes(peak_rss_bytes()).c_str(),
-              grouped(static_cast<double>(r.images)).c_str(), features ? "samples" : "images", r.seconds, r.epochs,
-              r.epochs == 1 ? "" : "s");
+              grouped(static_cast<double>(r.images)).c_str(),
+              features                 ? "samples"
+              : options.clip.enabled() ? "clips"
+                                       : "images",
+              r.seconds, r.epochs, r.epochs == 1 ? "" : "s");
   std::printf(
       "stages   read %s · decode %s · transform %s · wait for free buffer %s"
       " · consumer waited %.1f s\n",
@@ -310,7 +326,10 @@ int bench_loader(const BenchArgs& args) {
   if (args.step_ms < 0 || !std::isfinite(args.step_ms)) {
     throw UsageError(fmt::format("--step-ms must be >= 0 (got {})", args.step_ms));
   }
-  std::shared_ptr<const data::Source> source = data::open_source(data_dir, args.split);
+  const data::ClipOptions clip{args.frames_per_clip, args.frame_step};
+  clip.validate();  // before a folder is read as clips
+  std::shared_ptr<const data::Source> source =
+      clip.enabled() ? data::open_clip_source(data_dir, args.split) : data::open_source(data_dir, args.split);
   data::Loader loader(source, loader_options(args, *source));
   const BenchResult result = run_loader(loader, args);
   if (args.json) {
@@ -397,6 +416,13 @@ void add_bench_commands(CLI::App& app, int* exit_code) {
       ->add_option("--step-ms", args->step_ms,
                    "Hold each batch this many milliseconds before taking the next, as a training step "
                    "would (0 = take them as fast as they come)")
+      ->capture_default_str();
+  loader
+      ->add_option("--frames-per-clip", args->frames_per_clip,
+                   "Samples are clips of this many frames: a folder DATA/<class>/<clip>/<frames> or a CSV list of "
+                   "frames (0: single images)")
+      ->capture_default_str();
+  loader->add_option("--frame-step", args->frame_step, "With --frames-per-clip: the distance between chosen frames")
       ->capture_default_str();
   loader->add_flag("--json", args->json, "Print one JSON object");
   loader->callback([args, exit_code, workers_option] {

@@ -139,6 +139,41 @@ TEST_F(BenchLoaderCli, OversizedImagesBecomeBadSamples) {
       << j["bad_samples"][0]["reason"];
 }
 
+// Clip folders: --frames-per-clip reads K frames per sample, counts clips and frames, and
+// gives the same batches for any worker count.
+TEST(BenchLoaderClips, FramesPerClipReadsClipFolders) {
+  TempDir dir;
+  for (int i = 0; i < 6; ++i) {
+    for (int k = 0; k < 4; ++k) {
+      data::Image image;
+      image.reshape(48, 40, 3);
+      for (size_t p = 0; p < static_cast<size_t>(48 * 40 * 3); ++p)
+        image.data()[p] = static_cast<uint8_t>(p * 7 + i * 31 + k * 5);
+      dir.write("clips/c" + std::to_string(i % 2) + "/v" + std::to_string(i) + "/" + std::to_string(k) + ".jpg",
+                data::encode_jpeg(image));
+    }
+  }
+  const std::string common = kStoker +
+                             " bench loader --json --epochs 2 --batch-size 4 --frames-per-clip 3 --frame-step 1 "
+                             "--transforms 'RandomResizedCrop(24), RandomHorizontalFlip()' --data " +
+                             dir.str() + "/clips";
+  const auto one = run_command(common + " --workers 1");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  const auto j = nlohmann::json::parse(one.out);
+  EXPECT_EQ(j["frames_per_clip"], 3);
+  EXPECT_EQ(j["images"], 12) << "6 clips a epoch";
+  EXPECT_NEAR(j["frames_per_sec"].get<double>(), 3 * j["images_per_sec"].get<double>(), 1e-6);
+  EXPECT_EQ(j["jpeg_samples"], 36) << "3 frames decoded per clip";
+  const auto three = run_command(common + " --workers 3");
+  ASSERT_EQ(three.exit_code, 0) << three.err;
+  EXPECT_EQ(nlohmann::json::parse(three.out)["checksum"], j["checksum"]);
+  const auto human =
+      run_command(kStoker + " bench loader --epochs 1 --frames-per-clip 2 --transforms 'Resize((8, 8))' --data " +
+                  dir.str() + "/clips");
+  EXPECT_NE(human.out.find("clips/s · "), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("frames/s"), std::string::npos) << human.out;
+}
+
 TEST(BenchLoaderCliErrors, OneLineAndTheRightExitCode) {
   const std::vector<stoker::testing::ExpectedError> cases = {
       {"bench loader --synthetic 4 --batch-size 0", 2, "--batch-size must be between 1 and 65536 (got 0)"},
@@ -160,6 +195,9 @@ TEST(BenchLoaderCliErrors, OneLineAndTheRightExitCode) {
       {"bench loader --synthetic 4 --max-bad 2", 2, "--max-bad-fraction must be in [0, 1] (got 2)"},
       {"bench loader --synthetic 4 --on-error raise", 2, "--on-error must be one of substitute, fail (got 'raise')"},
       {"frobnicate", 2, "frobnicate"},
+      {"bench loader --synthetic 4 --frames-per-clip 2", 1, "lies in a class folder, outside any clip folder"},
+      {"bench loader --synthetic 4 --frames-per-clip 2 --frame-step 0", 2, "frame_step must be in [1, 1024]"},
+      {"bench loader --synthetic 4 --frames-per-clip -1", 2, "frames_per_clip must be in [0, 1024]"},
   };
   TempDir cache;
   expect_one_line_errors("STOKER_CACHE=" + cache.str() + " " + kStoker + " ", cases);

@@ -151,6 +151,7 @@ TEST_F(TrainCli, BadInputOneLineNonZero) {
   TempDir dir;
   dir.write_text("bad.pt", "not a checkpoint");
   dir.write_text("c.yaml", "epochs: 1\nnum_worker: 2\n");
+  dir.write_text("clips.csv", "v/1.jpg|v/2.jpg,0\nw/1.jpg|w/2.jpg,1\n");
   const std::vector<stoker::testing::ExpectedError> cases = {
       {"--batch-size 0", 2, "batch_size must be between 1 and 65536 (got 0)"},
       {"--data /nonexistent/data", 1, "/nonexistent/data does not exist"},
@@ -168,6 +169,8 @@ TEST_F(TrainCli, BadInputOneLineNonZero) {
       {"--threads -1", 2, "threads must be between 0 and 1024 (got -1); 0 = automatic"},
       {"--task sorting", 2, "--task must be one of auto, classification, regression (got 'sorting')"},
       {"--bogus", 2, "--bogus"},
+      {"--data " + dir.str() + "/clips.csv", 2,
+       "2 clips, 2 classes holds clips (samples of several frames), and stoker train's models take single images"},
       {"--transforms 'RandomCrop(32, padding=1)'", 2,
        "RandomCrop's 32x32 crop is larger than the data's 28x28 images padded to 30x30"},
       {"--transforms 'RandomCrop(28, padding_mode=wrap)'", 2,

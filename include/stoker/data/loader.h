@@ -57,6 +57,7 @@
 #include <string>
 #include <vector>
 
+#include "stoker/data/clip.h"
 #include "stoker/data/decode.h"
 #include "stoker/data/loader_keys.h"
 #include "stoker/data/sampler.h"
@@ -117,6 +118,10 @@ struct LoaderOptions {
   // the free buffers (within `prefetch`), so start_epoch(e + 1) finds its first batches ready.
   // Off for a loader that always restarts the same epoch (validation): the work would be lost.
   bool run_ahead = true;
+  // Clips (clip.frames = K > 0, clip.h): each sample is K frames of a clip source, transformed
+  // alike, so a sample is K x transform.sample_bytes() bytes. The source must hold clips, and a
+  // clip source needs K > 0; no decoded cache with clips (cache_decoded_bytes 0).
+  ClipOptions clip;
 };
 
 struct CacheStats {
@@ -170,12 +175,17 @@ struct LoaderState {
 
 // How one sample of a batch was made (Batch::record): the dataset index whose data filled its
 // slot (a bad sample's substitute), the source image's size and the transform's draws.
-// Feature vectors have no image: their size and draws stay zero.
+// Feature vectors have no image: their size and draws stay zero. A clip's draws are made once
+// for all its frames, from its first chosen frame's size.
 struct SampleRecord {
   uint64_t index = 0;
   int source_width = 0;
   int source_height = 0;
   SampleParams params;
+  // Clips: the frames the clip holds and the first one chosen (pick_frames: frame k is
+  // min(clip_start + k x step, clip_frames - 1)); 0 for single images.
+  int clip_frames = 0;
+  int clip_start = 0;
 };
 
 struct BatchBuffer;
@@ -183,9 +193,9 @@ struct LoaderShared;
 struct LoaderThreads;
 
 // One batch, owned by the consumer until released (destructor or release()). Move-only.
-// data() is `size()` samples laid out per the TransformSpec; labels()/targets() hold the
-// targets; indices() the dataset index of each sample (before substitution); extra() what the
-// source attached to each.
+// data() is `size()` samples laid out per the TransformSpec (a clip's frames one after
+// another); labels()/targets() hold the targets; indices() the dataset index of each sample
+// (before substitution); extra() what the source attached to each.
 class Batch {
  public:
   Batch() = default;
@@ -203,9 +213,12 @@ class Batch {
   int64_t epoch() const;
   int64_t index() const;  // batch number within the epoch
   const void* data() const;
-  size_t bytes() const;  // size() * sample_bytes
-  // (N, C, H, W) for NCHW, (N, H, W, C) for NHWC.
-  std::array<int64_t, 4> shape() const;
+  size_t bytes() const;  // size() * sample_bytes (x frames() for clips)
+  // Frames per sample: LoaderOptions::clip.frames (K) for clips, 0 for single images.
+  int frames() const;
+  // The data's dimensions in memory order: (N, C, H, W) for NCHW, (N, H, W, C) for NHWC; for
+  // clips (N, K, C, H, W) and (N, K, H, W, C).
+  std::vector<int64_t> shape() const;
   DType dtype() const;
   Layout layout() const;
   const int64_t* labels() const;  // size() class ids (kClass sources)

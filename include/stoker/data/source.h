@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -74,6 +75,10 @@ struct SourceColumns {
   std::vector<ExtraColumn> extra;    // the columns passed through, in order
   bool header = false;               // the names are a header line's (else "column N")
 };
+// Which frames of a clip a read takes (Source::read_clip): called once with the number of
+// frames the clip holds (>= 1), it returns the frame numbers to read, in order, each in
+// [0, count) (repeats allowed). The span stays valid until the read returns.
+using FramePicker = std::function<std::span<const int>(int count)>;
 
 // Integer targets read from the data (CSV, NumPy) are taken as class ids up to this many
 // classes when the task is left to the data; more most likely means quantities stored as
@@ -166,6 +171,19 @@ class Source {
   // SampleData::extra; the loader asks for it for a sample it takes from its decoded cache,
   // which it does not read. Null for sources without extra columns (the default). Any thread.
   virtual std::shared_ptr<const void> extra_of(size_t /*index*/) const { return nullptr; }
+
+  // Clips (stoker/data/clip.h). True when each sample is a clip: an ordered list of frames,
+  // read with read_clip (a loader without ClipOptions refuses such a source). Default: false.
+  virtual bool holds_clips() const { return false; }
+  // Reads frames of sample `index`: calls pick(count) once with the frames the sample holds and
+  // reads the frames it returns into (*frames)[0], [1], ... (resized to as many; grow-only
+  // storage as read()'s). What the source attaches to the sample is in (*frames)[0].extra. A
+  // failure reason names the frame (frame_name). Default: the sample as a clip of one frame
+  // (read()).
+  virtual Status read_clip(size_t index, const FramePicker& pick, std::vector<SampleData>* frames) const;
+  // Frame `frame` of sample `index` for messages, which put the word "frame" before it: its
+  // path, or "3 of Clips[12]". Default: name(index).
+  virtual std::string frame_name(size_t index, int /*frame*/) const { return name(index); }
 };
 
 // Sample i's cells of its source's extra columns, from an `extra` that Source::extra_of (or
@@ -200,6 +218,14 @@ std::unique_ptr<Source> open_image_folder(const std::string& root);
 // length does not match.
 std::shared_ptr<const Source> with_geometry(std::shared_ptr<const Source> source, std::vector<float> points,
                                             int points_per_sample, std::vector<float> boxes, int boxes_per_sample);
+// Clips in folders: root/<class>/<clip>/<frame>, classes sorted by name -> ids 0..n-1 (as
+// open_image_folder's), each folder right below a class folder one sample (a clip) and its
+// frames the .jpg .jpeg .png files (any case) directly in it. Clips and frames are in name
+// order with runs of digits compared as numbers (frame_2 before frame_10). Other files, and
+// folders inside a clip, are counted in describe() and skipped. Throws DataError naming the
+// path for a missing/unreadable/empty root, an image in a class folder outside any clip
+// folder, a clip folder without frames, or no clips.
+std::unique_ptr<Source> open_clip_folder(const std::string& root);
 
 // Image files listed in memory, with their class ids: what torchvision's ImageFolder and
 // DatasetFolder objects hold (`samples`, `classes`). `description` names the list in
@@ -210,7 +236,10 @@ std::unique_ptr<Source> open_image_list(std::string description, std::vector<std
 
 // A CSV file list: one sample per row, the path of its image file first, then its targets
 // and any other columns ("path,label,caption"). Paths are relative to `root` (default: the
-// CSV's directory). Fields may be double-quoted ("a, b" and "" for a quote); a row is one line
+// CSV's directory). A path cell may list a clip's frames in order, separated by '|'
+// ("v1/0001.jpg|v1/0002.jpg|v1/0003.jpg", each relative to `root` as a single path is): a
+// list with such a cell holds clips (holds_clips; rows of one path are clips of one frame),
+// named by their cell, and read() reads a clip's first frame. Fields may be double-quoted ("a, b" and "" for a quote); a row is one line
 // (a quoted field cannot hold a line break); surrounding spaces are trimmed; blank lines are
 // skipped.
 //   - Header: the first line is a header when none of its fields is a number and its first
@@ -329,6 +358,11 @@ bool is_feature_table(const std::string& csv_path);
 // Throws what the opener throws, and DataError naming the path and the free memory when data
 // that is held in RAM (tables, compressed or chunked arrays) does not fit there.
 std::unique_ptr<Source> open_source(const std::string& path, const std::string& split = "train");
+
+// open_source for a loader of clips (ClipOptions::frames > 0): the same, except that a folder
+// is read as clips (open_clip_folder), not images. Kinds that hold no clips open as
+// open_source opens them (the Loader then refuses them, saying what they hold).
+std::unique_ptr<Source> open_clip_source(const std::string& path, const std::string& split = "train");
 
 // open_source for a Split: kTrain, kVal and kTest are checked as their names are;
 // kHeldOut and kValidationFile, the trainer's readings (split.h), are not: kValidationFile of a

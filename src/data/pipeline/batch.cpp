@@ -54,7 +54,8 @@ int Batch::size() const { return buffer_->samples; }
 int64_t Batch::epoch() const { return buffer_->epoch; }
 int64_t Batch::index() const { return buffer_->batch_index; }
 const void* Batch::data() const { return buffer_->data; }
-size_t Batch::bytes() const { return static_cast<size_t>(size()) * shared_->spec.sample_bytes(); }
+size_t Batch::bytes() const { return static_cast<size_t>(size()) * shared_->sample_bytes; }
+int Batch::frames() const { return shared_->frames; }
 DType Batch::dtype() const { return shared_->spec.dtype; }
 Layout Batch::layout() const { return shared_->spec.layout; }
 const int64_t* Batch::labels() const { return buffer_->labels.data(); }
@@ -65,10 +66,16 @@ const std::shared_ptr<const void>& Batch::extra(int slot) const { return buffer_
 const SampleRecord& Batch::record(int slot) const { return buffer_->records[static_cast<size_t>(slot)]; }
 const GeometryTargets& Batch::geometry(int slot) const { return buffer_->geometry[static_cast<size_t>(slot)]; }
 
-std::array<int64_t, 4> Batch::shape() const {
+std::vector<int64_t> Batch::shape() const {
   const TransformSpec& spec = shared_->spec;
-  if (spec.layout == Layout::kNCHW) return {size(), spec.channels, spec.out_height, spec.out_width};
-  return {size(), spec.out_height, spec.out_width, spec.channels};
+  std::vector<int64_t> shape{size()};
+  if (frames() > 0) shape.push_back(frames());
+  if (spec.layout == Layout::kNCHW) {
+    shape.insert(shape.end(), {spec.channels, spec.out_height, spec.out_width});
+  } else {
+    shape.insert(shape.end(), {spec.out_height, spec.out_width, spec.channels});
+  }
+  return shape;
 }
 
 }  // namespace stoker::data

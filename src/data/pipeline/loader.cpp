@@ -49,6 +49,23 @@ void validate(const LoaderOptions& options, const Source& source) {
           "max_pixels must be >= 1 (got " + std::to_string(options.decode.max_pixels) + ")");
   require(source.size() > 0, "the dataset is empty");
   options.transform.validate();
+  options.clip.validate();
+  require(!options.clip.enabled() || source.holds_clips(),
+          fmt::format("frames_per_clip={} reads clips, and {} holds single images; give clips: a folder "
+                      "root/<class>/<clip>/<frames>, a CSV list whose path cells list frames (a.jpg|b.jpg) or a "
+                      "Dataset whose image is a list of frames",
+                      options.clip.frames, source.describe()));
+  require(options.clip.enabled() || !source.holds_clips(),
+          source.describe() +
+              " holds clips (samples of several frames); choose the frames of each with "
+              "frames_per_clip=K and frame_step (stoker bench loader: --frames-per-clip, --frame-step)");
+  require(!options.clip.enabled() || options.cache_decoded_bytes == 0,
+          "the decoded cache keeps single images, not clips' frames; leave cache_decoded_bytes 0 with frames_per_clip");
+}
+
+// Bytes of one sample in a batch: a clip's frames one after another.
+size_t sample_bytes_of(const LoaderOptions& options) {
+  return options.transform.sample_bytes() * static_cast<size_t>(std::max(1, options.clip.frames));
 }
 
 }  // namespace
@@ -64,7 +81,7 @@ class Worker {
         shared_(shared),
         source_(source),
         options_(options),
-        loader_(source, shared.spec, options.decode, shared.cache.get(), &options.target_geometry) {}
+        loader_(source, shared.spec, options.decode, shared.cache.get(), options.clip, &options.target_geometry) {}
 
   void run();
   StageClocks& clocks() { return loader_.clocks(); }
@@ -257,7 +274,7 @@ void Worker::run() {
 }
 
 void Worker::produce(const Claim& job) {
-  const size_t sample_bytes = shared_.spec.sample_bytes();
+  const size_t sample_bytes = shared_.sample_bytes;
   uint8_t* out = static_cast<uint8_t*>(job.buffer->data) + static_cast<size_t>(job.slot) * sample_bytes;
   const uint64_t seed = options_.sampler.seed;
   const size_t n = source_.size();
@@ -355,14 +372,14 @@ std::unique_ptr<BatchBuffer> make_buffer(BufferAllocator& allocator, const Loade
                                          int number, int count) {
   const size_t batch = static_cast<size_t>(options.batch_size);
   auto buffer = std::make_unique<BatchBuffer>();
-  buffer->capacity_bytes = batch * options.transform.sample_bytes();
+  buffer->capacity_bytes = batch * sample_bytes_of(options);
   try {
     buffer->data = allocator.allocate(buffer->capacity_bytes);
   } catch (const std::bad_alloc&) {
     throw UsageError(fmt::format(
         "the loader's batch buffers do not fit in memory: buffer {} of {} could not be allocated, each holds "
         "batch_size {} samples of {} ({} per buffer, {} in all); lower batch_size or prefetch",
-        number, count, options.batch_size, size_text(static_cast<double>(options.transform.sample_bytes())),
+        number, count, options.batch_size, size_text(static_cast<double>(sample_bytes_of(options))),
         size_text(static_cast<double>(buffer->capacity_bytes)),
         size_text(static_cast<double>(buffer->capacity_bytes) * count)));
   }
@@ -386,6 +403,7 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
     : source_(std::move(source)), options_(std::move(options)) {
   if (!source_) throw UsageError("Loader needs a source");
   if (source_->has_geometry()) {  // keypoints and boxes come with each read and follow the chain
+    if (options_.clip.enabled()) throw UsageError("keypoints and boxes follow single images; clips do not move them");
     check_targets_can_follow(options_.transform);
     options_.cache_decoded_bytes = 0;
   }
@@ -430,14 +448,15 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
 
   shared_ = std::make_shared<LoaderShared>();
   shared_->spec = options_.transform;
+  shared_->frames = options_.clip.frames;
+  shared_->sample_bytes = sample_bytes_of(options_);
   // Cheap samples (feature vectors, small raw images) are claimed in runs of about 64 KiB of
   // output, so the shared mutex is taken once per run rather than once per sample.
   // Encoded images stay one at a time: their decode costs far more than the lock.
   int fixed_width = 0, fixed_height = 0, fixed_channels = 0;
   source_->fixed_shape(&fixed_width, &fixed_height, &fixed_channels);
   if (source_->feature_count() > 0 || fixed_width > 0) {
-    shared_->claim_chunk =
-        static_cast<int>(std::clamp<size_t>((size_t{64} << 10) / options_.transform.sample_bytes(), 1, 256));
+    shared_->claim_chunk = static_cast<int>(std::clamp<size_t>((size_t{64} << 10) / shared_->sample_bytes, 1, 256));
   }
   shared_->target_dim = source_->target_dim();
   shared_->run_ahead = options_.run_ahead;

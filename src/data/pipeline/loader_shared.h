@@ -58,6 +58,8 @@ struct EpochRun {
 struct LoaderShared {
   // Immutable after construction.
   TransformSpec spec;
+  int frames = 0;           // LoaderOptions::clip.frames
+  size_t sample_bytes = 0;  // one sample's: spec.sample_bytes(), times the frames of a clip
   int target_dim = 1;
   int claim_chunk = 1;    // consecutive samples of one batch a worker claims at once
   bool run_ahead = true;  // LoaderOptions::run_ahead

@@ -19,8 +19,13 @@ constexpr int64_t kMaxResizedPixels = int64_t{1} << 26;
 }  // namespace
 
 SampleLoader::SampleLoader(const Source& source, const TransformSpec& spec, const DecodeOptions& decode,
-                           DecodedCache* cache, const TargetGeometrySpec* target_geometry)
-    : source_(source), spec_(spec), cache_(cache), target_geometry_(target_geometry), decoder_(decode) {}
+                           DecodedCache* cache, const ClipOptions& clip, const TargetGeometrySpec* target_geometry)
+    : source_(source),
+      spec_(spec),
+      clip_(clip),
+      cache_(cache),
+      target_geometry_(target_geometry),
+      decoder_(decode) {}
 
 Status SampleLoader::check_size(const SampleParams& params, int width, int height) const {
   if (spec_.geometry == Geometry::kRandomCrop && params.crop.width == 0) {
@@ -63,6 +68,7 @@ Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t
   SampleParams params;
   data_.extra.reset();
   data_.geometry.clear();
+  if (clip_.enabled()) return load_clip(index, rng, watch, static_cast<uint8_t*>(out));
 
   // A cached sample: the same random draws on the same full image, only the transform runs;
   // what the source attaches to it is what its read would attach (Source::extra_of).
@@ -87,62 +93,120 @@ Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t
 
   if (spec_.features.enabled()) return load_features(watch, out);
 
-  uint64_t full_pixels = 0;  // of the whole image: what caching it would take
-  int width = 0;
-  int height = 0;
-  if (data_.raw) {
-    width = data_.raw_width;
-    height = data_.raw_height;
-    params = draw_params(spec_, data_.raw_width, data_.raw_height, rng);
-    status = decode_raw(data_, params);
-    full_pixels = static_cast<uint64_t>(data_.raw_width) * static_cast<uint64_t>(data_.raw_height);
-  } else {
-    ImageInfo info;
-    status = decoder_.read_info(data_.bytes, &info);
-    if (status.ok()) {
-      full_pixels = static_cast<uint64_t>(info.width) * static_cast<uint64_t>(info.height);
-      width = info.width;
-      height = info.height;
-      params = draw_params(spec_, info.width, info.height, rng);
-      DecodeRequest request;
-      request.channels = spec_.channels;
-      request.filter_support = filter_support(spec_.resample);
-      // A box: its region, scaled toward the output size. A window after a Resize: the whole
-      // image, scaled toward the resized size. With a cache, or a 1:1 crop (whose padding may
-      // mirror any of the image): the whole image at full resolution.
-      const CropRect region = resampled_region(params, info.width, info.height);
-      if (cache_ == nullptr && !params.copy) {
-        request.crop = region;
-        request.target_width = spec_.out_width;
-        request.target_height = spec_.out_height;
-      } else if (cache_ == nullptr && params.resized_width > 0) {
-        request.target_width = params.resized_width;
-        request.target_height = params.resized_height;
-      }
-      status = decoder_.decode(data_.bytes, request, &decoded_);
-      if (info.format == ImageFormat::kJpeg) {
-        clocks_.jpeg_decodes.fetch_add(1, std::memory_order_relaxed);
-        if (decoded_.spliced) clocks_.spliced_decodes.fetch_add(1, std::memory_order_relaxed);
-      }
-      if (status.ok() && cache_ != nullptr) decoded_.crop = region;  // the full image: same coordinates
-      if (status.ok() && cache_ != nullptr) cache_->offer(index, decoded_.image);
-    }
+  ImageInfo info;
+  status = image_info(data_, &info);
+  if (status.ok()) {
+    params = draw_params(spec_, info.width, info.height, rng);
+    status = decode_image(data_, info, params);
+    if (status.ok() && cache_ != nullptr && !data_.raw) cache_->offer(index, decoded_.image);
   }
   clocks_.add(clocks_.decode_ns, watch.lap());
   if (!status.ok()) return status;
+  // Of the whole image: what caching it would take.
+  const uint64_t full_pixels = static_cast<uint64_t>(info.width) * static_cast<uint64_t>(info.height);
   clocks_.decoded_bytes.fetch_add(full_pixels * static_cast<uint64_t>(spec_.channels), std::memory_order_relaxed);
 
-  if (status = check_size(params, width, height); !status.ok()) return status;
-  record_ = {index, width, height, params};
+  if (status = check_size(params, info.width, info.height); !status.ok()) return status;
+  record_ = {index, info.width, info.height, params};
   if (!data_.geometry.empty()) {
     static const TargetGeometrySpec kNoPairs;
-    move_targets(spec_, target_geometry_ != nullptr ? *target_geometry_ : kNoPairs, params, width, height,
+    move_targets(spec_, target_geometry_ != nullptr ? *target_geometry_ : kNoPairs, params, info.width, info.height,
                  &data_.geometry);
   }
   transformer_.run(out, decoded_, params, spec_);
   clocks_.add(clocks_.transform_ns, watch.lap());
   clocks_.samples.fetch_add(1, std::memory_order_relaxed);
   return Status::ok_status();
+}
+
+Status SampleLoader::load_clip(uint64_t index, SampleRng& rng, Stopwatch& watch, uint8_t* out) {
+  clip_count_ = 0;
+  const FramePicker pick = [this, &rng](int count) -> std::span<const int> {
+    clip_count_ = count;
+    clip_start_ = pick_frames(clip_, count, rng, &chosen_);
+    return chosen_;
+  };
+  Status status = source_.read_clip(index, pick, &frames_);
+  clocks_.add(clocks_.read_ns, watch.lap());
+  if (!status.ok()) return status;
+  if (clip_count_ < 1 || frames_.size() != chosen_.size()) {
+    return Status::failure("the source read " + std::to_string(frames_.size()) + " frames of the clip, expected " +
+                           std::to_string(clip_.frames));
+  }
+  uint64_t bytes_read = 0;
+  for (const SampleData& frame : frames_) bytes_read += frame.bytes.size();
+  clocks_.bytes_read.fetch_add(bytes_read, std::memory_order_relaxed);
+  data_.extra = std::move(frames_.front().extra);
+
+  const size_t frame_bytes = spec_.sample_bytes();
+  const auto frame_failure = [&](size_t k, const std::string& reason) {
+    return Status::failure("frame " + source_.frame_name(index, chosen_[k]) + ": " + reason);
+  };
+  ImageInfo first;
+  SampleParams params;
+  uint64_t full_pixels = 0;
+  for (size_t k = 0; k < frames_.size(); ++k) {
+    uint8_t* frame_out = out + k * frame_bytes;
+    if (k > 0 && chosen_[k] == chosen_[k - 1]) {  // a short clip's last frame, repeated
+      std::memcpy(frame_out, frame_out - frame_bytes, frame_bytes);
+      continue;
+    }
+    ImageInfo info;
+    status = image_info(frames_[k], &info);
+    if (!status.ok()) return frame_failure(k, status.reason());
+    if (k == 0) {
+      first = info;
+      params = draw_params(spec_, info.width, info.height, rng);
+      if (status = check_size(params, info.width, info.height); !status.ok()) return frame_failure(k, status.reason());
+    } else if (info.width != first.width || info.height != first.height) {
+      return Status::failure(fmt::format(
+          "frame {} is {}x{}, and the clip's first frame {} is {}x{}: the frames of a clip must share one size",
+          source_.frame_name(index, chosen_[k]), info.width, info.height, source_.frame_name(index, chosen_[0]),
+          first.width, first.height));
+    }
+    status = decode_image(frames_[k], info, params);
+    clocks_.add(clocks_.decode_ns, watch.lap());
+    if (!status.ok()) return frame_failure(k, status.reason());
+    full_pixels += static_cast<uint64_t>(info.width) * static_cast<uint64_t>(info.height);
+    transformer_.run(frame_out, decoded_, params, spec_);
+    clocks_.add(clocks_.transform_ns, watch.lap());
+  }
+  clocks_.decoded_bytes.fetch_add(full_pixels * static_cast<uint64_t>(spec_.channels), std::memory_order_relaxed);
+  record_ = {index, first.width, first.height, params, clip_count_, clip_start_};
+  clocks_.samples.fetch_add(1, std::memory_order_relaxed);
+  return Status::ok_status();
+}
+
+Status SampleLoader::image_info(const SampleData& data, ImageInfo* info) {
+  if (!data.raw) return decoder_.read_info(data.bytes, info);
+  *info = {ImageFormat::kRaw, data.raw_width, data.raw_height, data.raw_channels};
+  return Status::ok_status();
+}
+
+Status SampleLoader::decode_image(const SampleData& data, const ImageInfo& info, const SampleParams& params) {
+  if (data.raw) return decode_raw(data, params);
+  DecodeRequest request;
+  request.channels = spec_.channels;
+  request.filter_support = filter_support(spec_.resample);
+  // A box: its region, scaled toward the output size. A window after a Resize: the whole
+  // image, scaled toward the resized size. With a cache, or a 1:1 crop (whose padding may
+  // mirror any of the image): the whole image at full resolution.
+  const CropRect region = resampled_region(params, info.width, info.height);
+  if (cache_ == nullptr && !params.copy) {
+    request.crop = region;
+    request.target_width = spec_.out_width;
+    request.target_height = spec_.out_height;
+  } else if (cache_ == nullptr && params.resized_width > 0) {
+    request.target_width = params.resized_width;
+    request.target_height = params.resized_height;
+  }
+  const Status status = decoder_.decode(data.bytes, request, &decoded_);
+  if (info.format == ImageFormat::kJpeg) {
+    clocks_.jpeg_decodes.fetch_add(1, std::memory_order_relaxed);
+    if (decoded_.spliced) clocks_.spliced_decodes.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (status.ok() && cache_ != nullptr) decoded_.crop = region;  // the full image: same coordinates
+  return status;
 }
 
 // A feature vector is written as it is, or standardized: no decode, no random draws.

@@ -1,16 +1,19 @@
 // One worker's path for one sample: read -> decode (crop window, DCT scale) -> transform ->
-// write into the batch slot. Holds the worker's reusable state, so the steady state
-// allocates nothing.
+// write into the batch slot; for a clip, each chosen frame in turn with the clip's one set of
+// draws. Holds the worker's reusable state, so the steady state allocates nothing.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "decoded_cache.h"
 #include "stoker/core/clock.h"
 #include "stoker/core/error.h"
+#include "stoker/core/rng.h"
+#include "stoker/data/clip.h"
 #include "stoker/data/decode.h"
 #include "stoker/data/loader.h"
 #include "stoker/data/source.h"
@@ -39,13 +42,16 @@ struct StageClocks {
 class SampleLoader {
  public:
   // With `cache`, every image is decoded whole (no crop window, no DCT scaling) and offered
-  // to the cache, so a sample transformed from the cache equals one decoded afresh.
+  // to the cache, so a sample transformed from the cache equals one decoded afresh. With
+  // clip.frames = K > 0 every sample is a clip of the source (no cache then).
   SampleLoader(const Source& source, const TransformSpec& spec, const DecodeOptions& decode,
-               DecodedCache* cache = nullptr, const TargetGeometrySpec* target_geometry = nullptr);
+               DecodedCache* cache = nullptr, const ClipOptions& clip = {},
+               const TargetGeometrySpec* target_geometry = nullptr);
 
   // Loads dataset sample `index` with the random stream (seed, epoch, rng_index) into `out`
-  // (spec.sample_bytes() bytes). On failure nothing useful is in `out` and the reason says
-  // why ("truncated JPEG", "file not found", "image is 30x28, expected 28x28").
+  // (spec.sample_bytes() bytes, K times that for a clip: frame k at k x spec.sample_bytes()).
+  // On failure nothing useful is in `out` and the reason says why ("truncated JPEG", "file not
+  // found", "image is 30x28, expected 28x28"; for a clip, naming the frame).
   Status load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t rng_index, void* out);
 
   // What the source attached to the sample the last load() read (SampleData::extra; for one
@@ -65,6 +71,14 @@ class SampleLoader {
 
  private:
   Status load_features(Stopwatch& watch, void* out);
+  // A clip: the frames pick_frames chooses, read together, each decoded and transformed with
+  // the draws made for the first.
+  Status load_clip(uint64_t index, SampleRng& rng, Stopwatch& watch, uint8_t* out);
+  // The size of `data`'s image: a raw sample's own, an encoded one's from its header.
+  Status image_info(const SampleData& data, ImageInfo* info);
+  // Decodes `data` (with header `info`) into decoded_ for `params`: the region the transform
+  // resamples, scaled toward the output; the whole image with a cache.
+  Status decode_image(const SampleData& data, const ImageInfo& info, const SampleParams& params);
   Status decode_raw(const SampleData& data, const SampleParams& params);
   // The drawn geometry fits an image of width x height (transform 'none': its size is the
   // output's; RandomCrop: the padded image is at least the crop).
@@ -72,6 +86,7 @@ class SampleLoader {
 
   const Source& source_;
   const TransformSpec& spec_;
+  const ClipOptions clip_;
   DecodedCache* cache_;
   const TargetGeometrySpec* target_geometry_;  // null: no flip pairs
   ImageDecoder decoder_;
@@ -80,6 +95,11 @@ class SampleLoader {
   DecodedImage decoded_;
   StageClocks clocks_;
   SampleRecord record_;
+  // A clip's read: its frames, the frame numbers chosen, and what pick_frames was told.
+  std::vector<SampleData> frames_;
+  std::vector<int> chosen_;
+  int clip_count_ = 0;
+  int clip_start_ = 0;
 };
 
 }  // namespace stoker::data

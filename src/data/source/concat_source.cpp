@@ -67,6 +67,11 @@ class ConcatSource final : public Source {
   const FeatureSums* feature_sums() const override { return sums_ ? &*sums_ : nullptr; }
   const SourceColumns* columns() const override { return columns_ ? &*columns_ : nullptr; }
   std::shared_ptr<const void> extra_of(size_t i) const override { return at(i).first->extra_of(at(i).second); }
+  bool holds_clips() const override { return parts_.front()->holds_clips(); }
+  Status read_clip(size_t i, const FramePicker& pick, std::vector<SampleData>* frames) const override {
+    return at(i).first->read_clip(at(i).second, pick, frames);
+  }
+  std::string frame_name(size_t i, int frame) const override { return at(i).first->frame_name(at(i).second, frame); }
 
  private:
   // The part holding sample i and its index there.
@@ -126,6 +131,10 @@ class ConcatSource final : public Source {
     part.fixed_shape(&w2, &h2, &c2);
     if (w1 != w2 || h1 != h2 || c1 != c2)
       differ("image shape", fmt::format("{}x{}x{}", w1, h1, c1), fmt::format("{}x{}x{}", w2, h2, c2));
+    if (first.holds_clips() != part.holds_clips()) {
+      const auto kind = [](const Source& s) { return s.holds_clips() ? "clips" : "single images"; };
+      differ("their samples", kind(first), kind(part));
+    }
     if (first.default_transforms() != part.default_transforms())
       differ("kind of data", first.default_transforms(), part.default_transforms());
     const auto column_names = [](const Source& s) {

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "clip_files.h"
 #include "csv_fields.h"
 #include "file_reader.h"
 #include "list_columns.h"
@@ -27,9 +28,11 @@ struct ExtraCells {
 class FileListSource final : public Source {
  public:
   // `inexact_label`: inexact_label_error's text for the first label float32 cannot hold ("").
+  // `clips`: path cells list frames, "a.jpg|b.jpg" (holds_clips).
   FileListSource(std::string csv, std::vector<std::string> paths, std::vector<float> targets, int dim, TargetKind kind,
-                 std::string inexact_label, SourceColumns columns, std::shared_ptr<const ExtraCells> cells)
-      : csv_(std::move(csv)),
+                 std::string inexact_label, SourceColumns columns, std::shared_ptr<const ExtraCells> cells, bool clips)
+      : clips_(clips),
+        csv_(std::move(csv)),
         inexact_label_(std::move(inexact_label)),
         paths_(std::move(paths)),
         targets_(std::move(targets)),
@@ -43,7 +46,7 @@ class FileListSource final : public Source {
   size_t size() const override { return paths_.size(); }
   std::string name(size_t index) const override { return paths_[index]; }
   std::string describe() const override {
-    std::string text = "file list " + csv_ + ": " + with_commas(paths_.size()) + " images, ";
+    std::string text = "file list " + csv_ + ": " + with_commas(paths_.size()) + (clips_ ? " clips, " : " images, ");
     if (dim_ == 0) {
       text += "no targets";
     } else if (kind_ == TargetKind::kClass) {
@@ -73,6 +76,7 @@ class FileListSource final : public Source {
   }
   Status read(size_t index, SampleData* out) const override {
     out->extra = extra_of(index);
+    if (clips_) return read_whole_file(std::string(frame_of(paths_[index], 0)), out);  // a clip: its first frame
     return read_whole_file(paths_[index], out);
   }
   const SourceColumns* columns() const override { return &columns_; }
@@ -80,8 +84,18 @@ class FileListSource final : public Source {
     if (columns_.extra.empty()) return nullptr;
     return {cells_, cells_->views.data() + index * columns_.extra.size()};  // shares the cells' ownership
   }
+  bool holds_clips() const override { return clips_; }
+  Status read_clip(size_t index, const FramePicker& pick, std::vector<SampleData>* frames) const override {
+    const std::string& cell = paths_[index];
+    const Status status = read_frame_files(
+        count_frames(cell), [&](int k) { return std::string(frame_of(cell, k)); }, pick, frames);
+    if (!frames->empty()) (*frames)[0].extra = extra_of(index);
+    return status;
+  }
+  std::string frame_name(size_t index, int frame) const override { return std::string(frame_of(paths_[index], frame)); }
 
  private:
+  bool clips_;
   std::string csv_;
   std::string inexact_label_;
   std::vector<std::string> paths_;
@@ -102,6 +116,7 @@ struct ListText {
   std::string text;          // the cells after the path, row after row
   std::vector<size_t> ends;  // where each of those cells ends in `text`
   std::vector<ColumnScan> scans;
+  bool clips = false;  // a path cell lists a clip's frames
 
   std::string_view cell(size_t row, size_t column) const {  // column >= 1
     const size_t k = row * (width - 1) + column - 1;
@@ -160,8 +175,18 @@ ListText read_list(std::istream& in, const std::string& csv_path, const fs::path
       list.text += fields[c];
       list.ends.push_back(list.text.size());
     }
-    const fs::path path(fields[0]);
-    list.paths.push_back(path.is_absolute() ? path.string() : (base / path).string());
+    std::string cell;  // each frame of a clip's cell resolved as a path is
+    const int frames = count_frames(fields[0]);
+    for (int k = 0; k < frames; ++k) {
+      const fs::path path(frame_of(fields[0], k));
+      if (frames > 1 && path.empty()) {
+        throw DataError(where() + ": frame " + std::to_string(k + 1) + " of the path cell '" + fields[0] +
+                        "' is empty; a clip's frames are paths separated by '|'");
+      }
+      cell += (k > 0 ? "|" : "") + (path.is_absolute() ? path.string() : (base / path).string());
+    }
+    list.clips = list.clips || frames > 1;
+    list.paths.push_back(std::move(cell));
     list.lines.push_back(line_number);
   }
   if (list.paths.empty()) throw DataError("file list " + csv_path + " has no rows");
@@ -250,7 +275,7 @@ std::unique_ptr<Source> open_file_list(const std::string& csv_path, const std::s
   // quantities under --task regression. No targets: a kClass source of label 0.
   const TargetKind kind = (dim <= 1 && all_integer) ? TargetKind::kClass : TargetKind::kRegression;
   return std::make_unique<FileListSource>(csv_path, std::move(list.paths), std::move(targets), dim, kind,
-                                          std::move(inexact_label), std::move(columns), std::move(cells));
+                                          std::move(inexact_label), std::move(columns), std::move(cells), list.clips);
 }
 
 }  // namespace stoker::data

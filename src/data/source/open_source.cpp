@@ -35,7 +35,7 @@ std::unique_ptr<Source> open_idx_split(const std::string& dir, Split split) {
                               prefixes.empty() ? "train" : prefixes.front()));
 }
 
-std::unique_ptr<Source> open_by_kind(const std::string& path, Split split) {
+std::unique_ptr<Source> open_by_kind(const std::string& path, Split split, bool clips) {
   const FormatKind kind = kind_of_path(path);
   switch (kind) {
     case FormatKind::kImageFolder:
@@ -54,7 +54,7 @@ std::unique_ptr<Source> open_by_kind(const std::string& path, Split split) {
       return open_web_dataset(path);
   }
   std::error_code ec;
-  if (fs::is_directory(path, ec)) return open_image_folder(path);
+  if (fs::is_directory(path, ec)) return clips ? open_clip_folder(path) : open_image_folder(path);
   if (path.ends_with(".tar.gz") || fs::path(path).extension() == ".tgz") {
     throw DataError("dataset path " + path +
                     " is a compressed tar file, whose images cannot be read in place; unpack it "
@@ -66,10 +66,10 @@ std::unique_ptr<Source> open_by_kind(const std::string& path, Split split) {
 }
 
 // open_source once the split is known to be there (or is one of the trainer's readings).
-std::unique_ptr<Source> open_paths(const std::string& path, Split split) {
+std::unique_ptr<Source> open_paths(const std::string& path, Split split, bool clips = false) {
   try {
     std::vector<std::unique_ptr<Source>> parts;
-    for (const std::string& one : paths_named(path)) parts.push_back(open_by_kind(one, split));
+    for (const std::string& one : paths_named(path)) parts.push_back(open_by_kind(one, split, clips));
     return concat_sources(std::move(parts), path);
   } catch (const std::bad_alloc&) {
     // Table sources, and array sources whose layout cannot be read in place, hold their data
@@ -92,6 +92,11 @@ std::unique_ptr<Source> open_paths(const std::string& path, Split split) {
 std::unique_ptr<Source> open_source(const std::string& path, const std::string& split) {
   check_split(path, split);  // the user's word in its message
   return open_paths(path, split_named(split).value_or(Split::kTrain));
+}
+
+std::unique_ptr<Source> open_clip_source(const std::string& path, const std::string& split) {
+  check_split(path, split);
+  return open_paths(path, split_named(split).value_or(Split::kTrain), true);
 }
 
 std::unique_ptr<Source> open_source(const std::string& path, Split split) {

@@ -42,6 +42,11 @@ class SourceView : public Source {
   const FeatureSums* feature_sums() const override { return inner_->feature_sums(); }
   const SourceColumns* columns() const override { return inner_->columns(); }
   std::shared_ptr<const void> extra_of(size_t index) const override { return inner_->extra_of(row(index)); }
+  bool holds_clips() const override { return inner_->holds_clips(); }
+  Status read_clip(size_t index, const FramePicker& pick, std::vector<SampleData>* frames) const override {
+    return inner_->read_clip(row(index), pick, frames);
+  }
+  std::string frame_name(size_t index, int frame) const override { return inner_->frame_name(row(index), frame); }
 
  protected:
   // The inner source's index of sample `index`.

@@ -24,7 +24,7 @@ using stoker::testing::CountingSource;
 using stoker::testing::kNoLimit;
 using stoker::testing::kSide;
 
-LoaderOptions options(int workers) {
+LoaderOptions consumer_options(int workers) {
   LoaderOptions o;
   o.batch_size = 4;
   o.workers = workers;
@@ -53,7 +53,7 @@ bool batch_is_whole(const Batch& batch) {
 TEST(LoaderConsumerTest, ACallFromASecondThreadWhileOneWaitsFailsAtOnce) {
   const auto source = std::make_shared<CountingSource>(40);
   source->limit_reads(0);  // nothing can be read: a next() waits until the limit is raised
-  Loader loader(source, options(2));
+  Loader loader(source, consumer_options(2));
   loader.start_epoch(0);
   std::atomic<bool> got{false};
   std::thread waiting([&] {
@@ -102,7 +102,7 @@ TEST(LoaderConsumerTest, ThreadsHammeringOneLoaderGetWholeBatchesOrTheErrorAndNe
   // many rounds. Each call either works or throws the one-consumer error; no batch is torn, no
   // batch of an epoch comes twice from one start, and the whole run ends.
   const auto source = std::make_shared<CountingSource>(48);
-  Loader loader(source, options(2));
+  Loader loader(source, consumer_options(2));
   std::atomic<int> refusals{0}, batches{0}, other_errors{0}, torn{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {

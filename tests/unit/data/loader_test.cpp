@@ -81,7 +81,8 @@ TEST(LoaderTest, BatchesHaveTheAdvertisedShapeAndLabels) {
   std::vector<int> sizes;
   while (Batch batch = loader.next()) {
     sizes.push_back(batch.size());
-    EXPECT_EQ(batch.shape(), (std::array<int64_t, 4>{batch.size(), 1, 12, 16}));
+    EXPECT_EQ(batch.shape(), (std::vector<int64_t>{batch.size(), 1, 12, 16}));
+    EXPECT_EQ(batch.frames(), 0);
     const auto* pixels = static_cast<const uint8_t*>(batch.data());
     for (int s = 0; s < batch.size(); ++s) {
       const uint64_t index = batch.indices()[s];

@@ -270,6 +270,15 @@ TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place) {
   } else if (cfg.val_split == 0 && data::has_held_out_split(cfg.data)) {
     s.val_source = data::open_source(cfg.data, data::Split::kHeldOut);
   }
+  for (const auto* source : {&s.train_source, &s.val_source}) {
+    if (*source && (*source)->holds_clips()) {
+      throw UsageError(
+          (*source)->describe() +
+          " holds clips (samples of several frames), and stoker train's models take single images; "
+          "train a clip model from Python: stoker.DataLoader(data, frames_per_clip=K) (docs/guide/python.md, "
+          "Clips)");
+    }
+  }
   if (cfg.task == TaskKind::kRegression) {  // integer targets that are quantities (ages, counts)
     const auto integer_targets = [](const data::Source& source) {
       return source.target_kind() == data::TargetKind::kClass && source.targets_are_numbers();

@@ -1,0 +1,214 @@
+"""frames_per_clip: each sample is K frames of a clip (a folder per clip, a CSV list of frames,
+or a Dataset whose image is a list of frames), transformed alike and batched as
+(N, K, C, H, W)."""
+import numpy as np
+import pytest
+import torch
+from conftest import assert_same_batches, batches
+from PIL import Image
+
+import stoker
+
+RANDOM = "RandomResizedCrop(24, scale=(0.3, 1.0)), RandomHorizontalFlip(), ColorJitter(0.4, 0.4, 0.4), Normalize"
+
+
+def frame_pixels(clip, k, h=36, w=44):
+    """Frame k of clip `clip`: smooth, and different for every frame."""
+    y, x = np.mgrid[0:h, 0:w]
+    base = np.stack([(x * 4 + clip * 30) % 256, (y * 5 + k * 25) % 256, (x + y + 7 * k) % 256], axis=-1)
+    return base.astype(np.uint8)
+
+
+def write_clips(root, clips=6, frames=(5, 7, 6, 8, 5, 9)):
+    """root/<class>/clip<i>/frame_<k>.png, clip i in class i % 2; returns [(frame paths, class)]."""
+    out = []
+    for i in range(clips):
+        folder = root / f"class_{i % 2}" / f"clip{i}"
+        folder.mkdir(parents=True)
+        paths = []
+        for k in range(frames[i]):
+            path = folder / f"frame_{k}.png"  # frame_10 after frame_9: natural order
+            Image.fromarray(frame_pixels(i, k)).save(path)
+            paths.append(str(path))
+        out.append((paths, i % 2))
+    # The folder's order: class_0's clips, then class_1's.
+    return sorted(out, key=lambda c: (c[1], c[0][0]))
+
+
+@pytest.fixture(scope="module")
+def clip_folder(tmp_path_factory):
+    root = tmp_path_factory.mktemp("clips") / "train"
+    return root, write_clips(root)
+
+
+class ClipItems(torch.utils.data.Dataset):
+    """A script's Dataset: (frames, class id), each frame as `kind` makes it."""
+
+    def __init__(self, clips, kind):
+        self.clips = clips
+        self.kind = kind
+
+    def __len__(self):
+        return len(self.clips)
+
+    def __getitem__(self, i):
+        paths, target = self.clips[i]
+        if self.kind == "paths":
+            return list(paths), target
+        arrays = [np.asarray(Image.open(p).convert("RGB")) for p in paths]
+        if self.kind == "arrays":
+            return tuple(arrays), target
+        if self.kind == "pil":
+            return [Image.open(p) for p in paths], target
+        if self.kind == "video":  # one uint8 array (T, H, W, C)
+            return np.stack(arrays), target
+        raise AssertionError(self.kind)
+
+
+def test_a_folder_of_clip_folders_gives_n_k_c_h_w_batches(clip_folder):
+    root, clips = clip_folder
+    loader = stoker.DataLoader(root, batch_size=4, frames_per_clip=3, frame_step=2,
+                               transforms="Resize((20, 24)), ToUint8", return_params=True)
+    assert len(loader.dataset) == 6
+    x, y, params = next(iter(loader))
+    assert x.shape == (4, 3, 3, 20, 24) and x.dtype == torch.uint8
+    assert y.tolist() == [c for _, c in clips[:4]]
+    # Unshuffled: the centre of each clip (span 5), one set of draws per clip.
+    for s in range(4):
+        count = len(clips[s][0])
+        start = (count - 5) // 2
+        assert params["frames"][s].tolist() == [start, start + 2, start + 4]
+        for k, frame in enumerate(params["frames"][s].tolist()):
+            made = Image.open(clips[s][0][frame]).resize((24, 20), Image.BILINEAR)
+            expected = torch.from_numpy(np.array(made)).permute(2, 0, 1).int()
+            assert (x[s, k].int() - expected).abs().max() <= 1, (s, k)
+    assert params["hflip"].shape == (4,)
+
+
+def test_training_draws_a_start_and_shares_the_draws_across_frames(tmp_path):
+    # Every frame of a clip the same image: under a random chain, K identical outputs.
+    for i in range(4):
+        for k in range(6):
+            folder = tmp_path / "c" / f"clip{i}"
+            folder.mkdir(parents=True, exist_ok=True)
+            Image.fromarray(frame_pixels(i, 0)).save(folder / f"{k}.png")
+    loader = stoker.DataLoader(tmp_path, batch_size=4, shuffle=True, seed=3, frames_per_clip=4,
+                               transforms=RANDOM, return_params=True)
+    starts = set()
+    for epoch in range(3):
+        for x, y, params in loader:
+            assert torch.equal(x, x[:, :1].expand_as(x))
+            starts.update(params["frames"][:, 0].tolist())
+    assert starts <= {0, 1, 2} and len(starts) > 1
+
+
+def test_a_csv_list_of_frames_gives_the_folders_batches(clip_folder, tmp_path):
+    root, clips = clip_folder
+    csv = tmp_path / "clips.csv"
+    csv.write_text("path,label\n" + "".join("|".join(paths) + f",{c}\n" for paths, c in clips))
+    options = dict(batch_size=4, shuffle=True, seed=5, frames_per_clip=3, transforms=RANDOM)
+    expected = batches(stoker.DataLoader(root, **options))
+    assert_same_batches(batches(stoker.DataLoader(csv, **options)), expected)
+
+
+@pytest.mark.parametrize("kind", ["paths", "arrays", "pil", "video"])
+def test_a_dataset_returning_a_list_of_frames_gives_the_folders_batches(clip_folder, kind):
+    root, clips = clip_folder
+    options = dict(batch_size=3, shuffle=True, seed=8, frames_per_clip=4, frame_step=1, transforms=RANDOM)
+    expected = batches(stoker.DataLoader(root, **options))
+    loader = stoker.DataLoader(ClipItems(clips, kind), num_workers=2, **options)
+    got = batches(loader)
+    assert_same_batches(got, expected)
+
+
+def test_a_dataset_of_clips_is_the_same_for_one_and_three_workers(clip_folder):
+    _, clips = clip_folder
+    options = dict(batch_size=2, shuffle=True, seed=1, frames_per_clip=2, frame_step=3, transforms=RANDOM)
+    one = batches(stoker.DataLoader(ClipItems(clips, "paths"), num_workers=1, **options))
+    assert_same_batches(batches(stoker.DataLoader(ClipItems(clips, "paths"), num_workers=3, **options)), one)
+
+
+@pytest.mark.parametrize("dtype_chain, dtype", [(", ToUint8", torch.uint8), (", Float16", torch.float16),
+                                                ("", torch.float32)])
+def test_channels_last_gives_each_frame_channels_last_strides(clip_folder, dtype_chain, dtype):
+    root, _ = clip_folder
+    loader = stoker.DataLoader(root, batch_size=2, frames_per_clip=3, channels_last=True,
+                               transforms="Resize((16, 20))" + dtype_chain)
+    x, _ = next(iter(loader))
+    n, k, c, h, w = x.shape
+    assert (n, k, c, h, w) == (2, 3, 3, 16, 20) and x.dtype == dtype
+    assert x.stride() == (k * h * w * c, h * w * c, 1, w * c, c)
+    plain, _ = next(iter(stoker.DataLoader(root, batch_size=2, frames_per_clip=3,
+                                           transforms="Resize((16, 20))" + dtype_chain)))
+    assert plain.is_contiguous() and torch.equal(plain, x)
+
+
+def test_a_frame_of_another_size_is_a_bad_sample_naming_it(tmp_path):
+    for i in range(2):
+        for k in range(3):
+            (tmp_path / "c" / f"clip{i}").mkdir(parents=True, exist_ok=True)
+            Image.fromarray(frame_pixels(i, k, h=30 if (i, k) == (1, 2) else 36)).save(
+                tmp_path / "c" / f"clip{i}" / f"{k}.png")
+    loader = stoker.DataLoader(tmp_path, batch_size=2, frames_per_clip=3, transforms="Resize((8, 8))", max_bad=1)
+    next(iter(loader))
+    bad = loader.stats()["bad_samples"]
+    assert [b["path"] for b in bad] == [str(tmp_path / "c" / "clip1")]
+    assert bad[0]["reason"] == (f"frame {tmp_path / 'c' / 'clip1' / '2.png'} is 44x30, and the clip's first frame "
+                                f"{tmp_path / 'c' / 'clip1' / '0.png'} is 44x36: the frames of a clip must share one "
+                                "size")
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    (dict(frames_per_clip=-1), "frames_per_clip=-1: a whole number from 0 to 1024"),
+    (dict(frames_per_clip=2.0), "frames_per_clip=2.0"),
+    (dict(frames_per_clip=2, frame_step=0), "frame_step=0: a whole number from 1 to 1024"),
+    (dict(frames_per_clip=2, clip_start="middle"), "clip_start='middle': one of 'random', 'center'"),
+    (dict(frames_per_clip=2, cache_decoded_gb=1), "cache_decoded_gb=1: 0 with frames_per_clip (it keeps single"),
+])
+def test_a_bad_clip_argument_names_itself(clip_folder, kwargs, words):
+    with pytest.raises(ValueError) as raised:
+        stoker.DataLoader(clip_folder[0], **kwargs)
+    assert words in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_clips_and_images_are_not_mixed_up(clip_folder, png_folder, tmp_path):
+    root, clips = clip_folder
+    with pytest.raises(stoker.DataError, match="lies in a class folder, outside any clip folder"):
+        stoker.DataLoader(png_folder, frames_per_clip=2)
+    csv = tmp_path / "clips.csv"
+    csv.write_text("".join("|".join(paths) + f",{c}\n" for paths, c in clips))
+    with pytest.raises(ValueError, match=r"holds clips \(samples of several frames\); choose the frames of each "
+                                         r"with frames_per_clip=K"):
+        stoker.DataLoader(csv, transforms="Resize((8, 8))")
+    with pytest.raises(ValueError, match="a clip's frames is read with frames_per_clip=K"):
+        stoker.DataLoader(ClipItems(clips, "paths"))
+    single = [(paths[0], c) for paths, c in clips]
+
+    class Images(torch.utils.data.Dataset):  # items (image, target), as for single images
+        def __len__(self):
+            return len(single)
+
+        def __getitem__(self, i):
+            return single[i]
+
+    with pytest.raises(ValueError, match=r"frame 1 of Images\[0\]'s clip is a int; .*read as a clip alone"):
+        stoker.DataLoader(Images(), frames_per_clip=2)
+    with pytest.raises(ValueError, match=r"frames_per_clip=2 reads clips, and file list .* holds single images"):
+        (tmp_path / "images.csv").write_text("".join(f"{p},{c}\n" for p, c in single))
+        stoker.DataLoader(tmp_path / "images.csv", frames_per_clip=2)
+
+
+def test_an_item_that_is_not_a_clip_is_a_bad_sample(clip_folder):
+    _, clips = clip_folder
+
+    class SometimesOne(ClipItems):
+        def __getitem__(self, i):
+            paths, target = self.clips[i]
+            return (paths, target) if i != 2 else paths[0]
+
+    loader = stoker.DataLoader(SometimesOne(clips, "paths"), batch_size=6, frames_per_clip=2,
+                               transforms="Resize((8, 8))", max_bad=1)
+    next(iter(loader))
+    (bad,) = loader.stats()["bad_samples"]
+    assert bad["path"] == "SometimesOne[2]"
+    assert bad["reason"].startswith("the clip is a str; expected a list or tuple of frames")
