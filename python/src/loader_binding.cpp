@@ -135,9 +135,9 @@ std::optional<PyBatch> LoaderHandle::next(double timeout) {
       std::vector<uint64_t>(shared->indices(), shared->indices() + shared->size()),
       dataset_targets_ ? py::object(targets_of(*shared)) : py::object(py::none()),
       extra_columns_.empty() ? py::object(py::none()) : py::object(extra_columns_of(*shared, extra_columns_)),
-      records_ ? py::object(records_of(*shared, loader_->source(), loader_->options().transform,
-                                       loader_->options().clip))
-               : py::object(py::none()),
+      records_
+          ? py::object(records_of(*shared, loader_->source(), loader_->options().transform, loader_->options().clip))
+          : py::object(py::none()),
       geometry_ ? py::object(geometry_of(*shared)) : py::object(py::none())};
 }
 

@@ -239,9 +239,8 @@ std::unique_ptr<Source> open_image_list(std::string description, std::vector<std
 // CSV's directory). A path cell may list a clip's frames in order, separated by '|'
 // ("v1/0001.jpg|v1/0002.jpg|v1/0003.jpg", each relative to `root` as a single path is): a
 // list with such a cell holds clips (holds_clips; rows of one path are clips of one frame),
-// named by their cell, and read() reads a clip's first frame. Fields may be double-quoted ("a, b" and "" for a quote); a row is one line
-// (a quoted field cannot hold a line break); surrounding spaces are trimmed; blank lines are
-// skipped.
+// named by their cell, and read() reads a clip's first frame. Fields may be double-quoted ("a, b" and "" for a quote);
+// a row is one line (a quoted field cannot hold a line break); surrounding spaces are trimmed; blank lines are skipped.
 //   - Header: the first line is a header when none of its fields is a number and its first
 //     field does not look like a path (it has no '/' or '\' and no file extension such as .jpg).
 //     So a list whose first path has neither, and whose first row has no number, needs a header.

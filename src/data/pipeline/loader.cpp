@@ -326,16 +326,18 @@ void Worker::record_bad(const Claim& job, const std::string& reason) {
   // In the words of the front end the options came from (stoker train's keys, or Python's).
   const bool python = options_.words == FrontEnd::kPython;
   const LoaderKeySpec& on_error = loader_key(LoaderKey::kOnError);
-  const std::string_view max_bad = python ? loader_key(LoaderKey::kMaxBadFraction).python
-                                          : loader_key(LoaderKey::kMaxBadFraction).yaml;
+  const std::string_view max_bad =
+      python ? loader_key(LoaderKey::kMaxBadFraction).python : loader_key(LoaderKey::kMaxBadFraction).yaml;
   if (options_.on_error == OnError::kFail) {
-    run.failure = fmt::format("bad sample {}: {} ({})", source_.name(job.index), reason,
-                              python ? fmt::format("{0}='raise'; {0}='substitute' replaces bad samples", on_error.python)
-                                     : "on_error=fail; use on_error=substitute to replace bad samples");
+    run.failure =
+        fmt::format("bad sample {}: {} ({})", source_.name(job.index), reason,
+                    python ? fmt::format("{0}='raise'; {0}='substitute' replaces bad samples", on_error.python)
+                           : "on_error=fail; use on_error=substitute to replace bad samples");
   } else if (static_cast<double>(stats.bad) > options_.max_bad_fraction * static_cast<double>(stats.samples)) {
     const BadSample& first = stats.bad_samples.front();
     run.failure = fmt::format(
-        "{} of {} samples in epoch {} are bad, over the limit {}={}; first: {}: {}. Fix or remove them, {}, or raise {}",
+        "{} of {} samples in epoch {} are bad, over the limit {}={}; first: {}: {}. Fix or remove them, {}, or raise "
+        "{}",
         stats.bad, stats.samples, job.epoch, max_bad, percent(options_.max_bad_fraction), first.name, first.reason,
         python ? "leave them out of the data or the sampler (stoker scan -o bad.txt lists them all)"
                : "leave them out with --exclude-list (stoker scan -o bad.txt lists them all)",

@@ -20,12 +20,7 @@ constexpr int64_t kMaxResizedPixels = int64_t{1} << 26;
 
 SampleLoader::SampleLoader(const Source& source, const TransformSpec& spec, const DecodeOptions& decode,
                            DecodedCache* cache, const ClipOptions& clip, const TargetGeometrySpec* target_geometry)
-    : source_(source),
-      spec_(spec),
-      clip_(clip),
-      cache_(cache),
-      target_geometry_(target_geometry),
-      decoder_(decode) {}
+    : source_(source), spec_(spec), clip_(clip), cache_(cache), target_geometry_(target_geometry), decoder_(decode) {}
 
 Status SampleLoader::check_size(const SampleParams& params, int width, int height) const {
   if (spec_.geometry == Geometry::kRandomCrop && params.crop.width == 0) {
