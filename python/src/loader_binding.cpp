@@ -83,28 +83,37 @@ LoaderHandle::LoaderHandle(std::shared_ptr<data::Source> source, data::LoaderOpt
   loader_ = std::make_unique<data::Loader>(std::move(source), std::move(options));
 }
 
-LoaderHandle::~LoaderHandle() {
+LoaderHandle::~LoaderHandle() { close(); }
+
+void LoaderHandle::close() {
   py::gil_scoped_release released;
   loader_.reset();
 }
 
+data::Loader& LoaderHandle::loader() {
+  if (!loader_) throw std::runtime_error("this stoker loader was closed (the interpreter is exiting)");
+  return *loader_;
+}
+
 void LoaderHandle::start_epoch(int64_t epoch, int64_t first_batch, std::optional<std::vector<uint64_t>> order) {
+  data::Loader& l = loader();
   py::gil_scoped_release released;
   if (order) {
-    loader_->start_epoch(epoch, std::move(*order), first_batch);
+    l.start_epoch(epoch, std::move(*order), first_batch);
   } else {
-    loader_->start_epoch(epoch, first_batch);
+    l.start_epoch(epoch, first_batch);
   }
 }
 
 std::optional<PyBatch> LoaderHandle::next(double timeout) {
+  data::Loader& l = loader();
   data::Batch batch;
   const auto started = std::chrono::steady_clock::now();
   for (;;) {
     bool ready = false;
     {
       py::gil_scoped_release released;
-      ready = loader_->next_within(0.1, &batch);
+      ready = l.next_within(0.1, &batch);
     }
     if (ready) break;
     if (PyErr_CheckSignals() != 0) throw py::error_already_set();
@@ -309,6 +318,7 @@ void bind_loader(py::module_& m) {
       .def("start_epoch", &LoaderHandle::start_epoch, py::arg("epoch"), py::arg("first_batch") = 0,
            py::arg("order") = py::none())
       .def("next", &LoaderHandle::next, py::arg("timeout") = 0.0)
+      .def("close", &LoaderHandle::close)
       .def("__len__", [](LoaderHandle& h) { return h.loader().batches_per_epoch(); })
       .def_property_readonly("samples_per_epoch", [](LoaderHandle& h) { return h.loader().samples_per_epoch(); })
       .def_property_readonly("transforms",

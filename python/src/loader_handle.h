@@ -49,7 +49,13 @@ class LoaderHandle {
   // longer than that many seconds raises RuntimeError (torch DataLoader's timeout).
   std::optional<PyBatch> next(double timeout = 0);
 
-  data::Loader& loader() { return *loader_; }
+  // Stops and joins the workers (each finishes the sample it holds) and lets go of the loader,
+  // with the GIL released; batches handed out stay valid. Any later use of this handle raises.
+  // Called for every live loader before the interpreter finalizes (stoker/data_loader.py), so
+  // that no worker is running Python code while it does.
+  void close();
+  // Throws std::runtime_error once closed.
+  data::Loader& loader();
 
  private:
   bool features_;

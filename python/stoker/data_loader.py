@@ -4,6 +4,7 @@ Batches come as (inputs, targets) torch tensors that view the loader's buffers (
 buffer goes back to the pool when the last tensor viewing it is gone. Epoch e's batches are
 the same for any num_workers, and state_dict() resumes exactly where it was taken.
 """
+import atexit
 import contextlib
 import os
 import threading
@@ -112,6 +113,17 @@ def _flip_pairs(pairs):
 def _pinned_allocate(nbytes):
     block = torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)
     return block.data_ptr(), block
+
+
+_live = weakref.WeakSet()  # every DataLoader not yet collected
+
+
+@atexit.register
+def _close_all():
+    """Stops every loader's workers before the interpreter finalizes: a worker inside a
+    Dataset's __getitem__ must not be running Python code while it does."""
+    for loader in list(_live):
+        loader._close()
 
 
 class DataLoader:
@@ -234,6 +246,11 @@ class DataLoader:
                                             prefetch_factor, data.name)
         self._autotune = []
         register_diagnosis(self._diagnosis, self)
+        _live.add(self)
+
+    def _close(self):
+        """Stops the workers for good (at exit): batches handed out stay valid."""
+        self._loader.close()
 
     # torch's DataLoader attributes that scripts read.
     @property

@@ -84,11 +84,13 @@ def test_a_datasets_image_in_any_form_gives_the_folders_batches(png_folder, kind
 
 def test_torchvisions_fakedata_is_taken(tmp_path):
     fake = torchvision.datasets.FakeData(size=20, image_size=(3, 40, 30), num_classes=4, random_offset=3)
-    # FakeData seeds torch's global generator in each __getitem__: one worker thread, or they race.
+    # FakeData seeds torch's global generator in each __getitem__, so the expected targets are
+    # read before the loader's worker (one thread, or several would race) starts calling it.
+    expected = torch.tensor([int(fake[i][1]) for i in range(20)])
     loader = stoker.DataLoader(fake, batch_size=8, transforms="Resize((24, 24))", num_workers=1)
     got = [(x.shape, y) for x, y in loader]
     assert [shape for shape, _ in got] == [(8, 3, 24, 24), (8, 3, 24, 24), (4, 3, 24, 24)]
-    assert torch.equal(torch.cat([y for _, y in got]), torch.tensor([int(fake[i][1]) for i in range(20)]))
+    assert torch.equal(torch.cat([y for _, y in got]), expected)
 
 
 class Targets(torch.utils.data.Dataset):
@@ -304,3 +306,32 @@ def test_an_imagefolder_with_a_loader_of_its_own_calls_it(png_folder):
     loader = stoker.DataLoader(folder, batch_size=8, transforms="Resize((8, 8)), Grayscale")
     x, y = next(iter(loader))
     assert x.shape == (8, 1, 8, 8) and len(calls) >= 8
+
+
+def test_a_script_that_exits_while_workers_run_python_exits_cleanly(png_folder, tmp_path):
+    # The workers are inside a slow __getitem__ when the script ends: they are stopped before
+    # the interpreter finalizes (a worker running Python code then crashed the exit).
+    script = tmp_path / "exits.py"
+    script.write_text(f"""
+import time
+import torchvision
+import stoker
+
+class Slow:
+    def __init__(self):
+        self.samples = torchvision.datasets.ImageFolder({str(png_folder)!r}).samples
+    def __len__(self):
+        return len(self.samples)
+    def __getitem__(self, i):
+        time.sleep(0.2)
+        return self.samples[i]
+
+loader = stoker.DataLoader(Slow(), batch_size=2, num_workers=2, transforms="Resize((8, 8))")
+next(iter(loader))
+print("done", flush=True)
+""")
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    assert done.stdout.strip() == "done"
