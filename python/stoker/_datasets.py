@@ -43,6 +43,11 @@ class Data:
         self.extra_columns = extra_columns  # a CSV list's columns passed through (captions, ids), after the targets
 
 
+def class_to_idx(source):
+    """{class name: id} of an engine source, as torchvision's ImageFolder.class_to_idx."""
+    return {name: i for i, name in enumerate(source.class_names)}
+
+
 class PathDataset:
     """`loader.dataset` for data given as a path: the parts of torchvision's ImageFolder that
     scripts read. `samples` and `targets` are made on first use (one entry per sample)."""
@@ -60,7 +65,7 @@ class PathDataset:
 
     @property
     def class_to_idx(self):
-        return {name: i for i, name in enumerate(self._source.class_names)}
+        return class_to_idx(self._source)
 
     @property
     def samples(self):

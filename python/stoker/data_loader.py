@@ -19,7 +19,7 @@ from . import _arguments as arg
 from . import _options
 from . import _stoker
 from ._collate import collate_targets, sample_params
-from ._datasets import open_data
+from ._datasets import class_to_idx, open_data
 from ._geometry import aligned_outputs, restore, with_geometry
 from ._samplers import PlannedSampler, given_order
 from ._session import current_monitor, register_diagnosis
@@ -268,7 +268,7 @@ class DataLoader:
 
     @property
     def class_to_idx(self):
-        return {name: i for i, name in enumerate(self.source.class_names)}
+        return class_to_idx(self.source)
 
     @property
     def transforms(self):

@@ -21,21 +21,13 @@ def test_another_threads_iter_is_refused_while_a_pass_is_unfinished(rows):
     loader = stoker.DataLoader(rows, batch_size=8, num_workers=1)
     it = iter(loader)
     next(it)
-    errors = []
-    thread = threading.Thread(target=lambda: errors.append(_raised(lambda: iter(loader))))
-    thread.start()
-    thread.join(10)
-    assert not thread.is_alive(), "iter() from another thread blocked"
-    assert len(errors) == 1 and isinstance(errors[0], RuntimeError), errors
-    assert "one consumer at a time" in str(errors[0]) and "another thread" in str(errors[0])
+    error = in_thread(lambda: _raised(lambda: iter(loader)))
+    assert isinstance(error, RuntimeError), error
+    assert "one consumer at a time" in str(error) and "another thread" in str(error)
     # The first pass goes on, whole.
     assert 1 + sum(1 for _ in it) == len(loader)
     # Once it ended, another thread may take the next pass.
-    got = []
-    thread = threading.Thread(target=lambda: got.append(sum(1 for _ in loader)))
-    thread.start()
-    thread.join(10)
-    assert got == [len(loader)]
+    assert in_thread(lambda: sum(1 for _ in loader)) == len(loader)
 
 
 def test_an_abandoned_pass_frees_the_loader_for_other_threads(rows):
@@ -43,11 +35,7 @@ def test_an_abandoned_pass_frees_the_loader_for_other_threads(rows):
     for batch in loader:
         break  # the iterator is dropped here
     del batch  # and its batch: the loop below must not hold two buffers of two
-    got = []
-    thread = threading.Thread(target=lambda: got.append(sum(1 for _ in loader)))
-    thread.start()
-    thread.join(10)
-    assert got == [len(loader)]
+    assert in_thread(lambda: sum(1 for _ in loader)) == len(loader)
 
 
 def test_threads_hammering_one_loader_lose_and_double_no_batch(rows):
@@ -85,6 +73,17 @@ def test_copies_and_pickles_are_refused(rows):
     for make in (copy.copy, copy.deepcopy, pickle.dumps):
         with pytest.raises(TypeError, match="stoker.DataLoader cannot be"):
             make(loader)
+
+
+def in_thread(call):
+    """What `call` returns on a thread of its own; fails the test when it has not returned in 10 s."""
+    got = []
+    thread = threading.Thread(target=lambda: got.append(call()))
+    thread.start()
+    thread.join(10)
+    assert not thread.is_alive(), "the call blocked"
+    assert len(got) == 1, "the call raised"
+    return got[0]
 
 
 def _raised(call):

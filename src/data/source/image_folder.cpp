@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "file_reader.h"
+#include "image_list.h"
 #include "stoker/core/error.h"
 #include "stoker/data/source.h"
 
@@ -16,44 +17,6 @@ namespace stoker::data {
 namespace fs = std::filesystem;
 
 namespace {
-
-class ImageFolderSource final : public Source {
- public:
-  ImageFolderSource(std::string root, std::vector<std::string> classes, std::vector<std::string> paths,
-                    std::vector<int64_t> labels, size_t skipped, size_t repeated_folders)
-      : root_(std::move(root)),
-        classes_(std::move(classes)),
-        paths_(std::move(paths)),
-        labels_(std::move(labels)),
-        skipped_(skipped),
-        repeated_folders_(repeated_folders) {}
-
-  size_t size() const override { return paths_.size(); }
-  std::string name(size_t index) const override { return paths_[index]; }
-  std::string describe() const override {
-    std::string text = "image folder " + root_ + ": " + with_commas(paths_.size()) + " images in " +
-                       with_commas(classes_.size()) + (classes_.size() == 1 ? " class" : " classes");
-    if (skipped_ > 0) text += " (" + with_commas(skipped_) + " non-image files skipped)";
-    if (repeated_folders_ > 0) {
-      text += " (" + with_commas(repeated_folders_) + (repeated_folders_ == 1 ? " symlink" : " symlinks") +
-              " to folders already read skipped)";
-    }
-    return text;
-  }
-  TargetKind target_kind() const override { return TargetKind::kClass; }
-  const std::vector<std::string>& class_names() const override { return classes_; }
-  int64_t label(size_t index) const override { return labels_[index]; }
-  void targets(size_t index, float* out) const override { out[0] = static_cast<float>(labels_[index]); }
-  Status read(size_t index, SampleData* out) const override { return read_whole_file(paths_[index], out); }
-
- private:
-  std::string root_;
-  std::vector<std::string> classes_;
-  std::vector<std::string> paths_;
-  std::vector<int64_t> labels_;
-  size_t skipped_;
-  size_t repeated_folders_;
-};
 
 // The folder `path` names (after symlinks), by device and inode.
 std::pair<dev_t, ino_t> folder_id(const fs::path& path) {
@@ -144,8 +107,14 @@ std::unique_ptr<Source> open_image_folder(const std::string& root) {
     throw DataError("no images found under " + root + " (looked for .jpg, .jpeg, .png in " +
                     std::to_string(classes.size()) + " class folders)");
   }
-  return std::make_unique<ImageFolderSource>(root, std::move(classes), std::move(paths), std::move(labels), skipped,
-                                             repeated_folders);
+  std::string notes;
+  if (skipped > 0) notes += " (" + with_commas(skipped) + " non-image files skipped)";
+  if (repeated_folders > 0) {
+    notes += " (" + with_commas(repeated_folders) + (repeated_folders == 1 ? " symlink" : " symlinks") +
+             " to folders already read skipped)";
+  }
+  return image_list_source("image folder " + root, std::move(paths), std::move(labels), std::move(classes),
+                           std::move(notes));
 }
 
 }  // namespace stoker::data

@@ -1,5 +1,5 @@
-// Image files listed in memory with their class ids: torchvision's ImageFolder and
-// DatasetFolder objects (`samples`, `classes`) as the Python DataLoader hands them over.
+#include "image_list.h"
+
 #include <fmt/format.h>
 
 #include <utility>
@@ -15,8 +15,9 @@ namespace {
 class ImageListSource final : public Source {
  public:
   ImageListSource(std::string description, std::vector<std::string> paths, std::vector<int64_t> labels,
-                  std::vector<std::string> classes)
+                  std::vector<std::string> classes, std::string notes)
       : description_(std::move(description)),
+        notes_(std::move(notes)),
         paths_(std::move(paths)),
         labels_(std::move(labels)),
         classes_(std::move(classes)) {}
@@ -24,8 +25,8 @@ class ImageListSource final : public Source {
   size_t size() const override { return paths_.size(); }
   std::string name(size_t index) const override { return paths_[index]; }
   std::string describe() const override {
-    return fmt::format("{}: {} images in {} {}", description_, with_commas(paths_.size()), with_commas(classes_.size()),
-                       classes_.size() == 1 ? "class" : "classes");
+    return fmt::format("{}: {} images in {} {}{}", description_, with_commas(paths_.size()),
+                       with_commas(classes_.size()), classes_.size() == 1 ? "class" : "classes", notes_);
   }
   TargetKind target_kind() const override { return TargetKind::kClass; }
   const std::vector<std::string>& class_names() const override { return classes_; }
@@ -35,12 +36,20 @@ class ImageListSource final : public Source {
 
  private:
   std::string description_;
+  std::string notes_;
   std::vector<std::string> paths_;
   std::vector<int64_t> labels_;
   std::vector<std::string> classes_;
 };
 
 }  // namespace
+
+std::unique_ptr<Source> image_list_source(std::string description, std::vector<std::string> paths,
+                                          std::vector<int64_t> labels, std::vector<std::string> class_names,
+                                          std::string notes) {
+  return std::make_unique<ImageListSource>(std::move(description), std::move(paths), std::move(labels),
+                                           std::move(class_names), std::move(notes));
+}
 
 std::unique_ptr<Source> open_image_list(std::string description, std::vector<std::string> paths,
                                         std::vector<int64_t> labels, std::vector<std::string> class_names) {
@@ -56,8 +65,7 @@ std::unique_ptr<Source> open_image_list(std::string description, std::vector<std
                                    description, i, paths[i], labels[i], classes, classes - 1));
     }
   }
-  return std::make_unique<ImageListSource>(std::move(description), std::move(paths), std::move(labels),
-                                           std::move(class_names));
+  return image_list_source(std::move(description), std::move(paths), std::move(labels), std::move(class_names), "");
 }
 
 }  // namespace stoker::data

@@ -38,47 +38,36 @@ std::string_view split_name(Split split) {
   return split == Split::kHeldOut ? "held-out" : "validation-file";
 }
 
+namespace {
+
+// The user splits `split` looks in, in order: itself for a user split; the validation split,
+// then the test split, for the trainer's held-out data; those, then the whole file (its plain
+// arrays, its train-* IDX files) for a file given for validation.
+std::vector<Split> looked_in(Split split, bool* then_whole) {
+  *then_whole = split == Split::kValidationFile;
+  if (split == Split::kHeldOut || split == Split::kValidationFile) return {Split::kVal, Split::kTest};
+  return {split};
+}
+
+}  // namespace
+
 std::vector<std::string> split_suffixes(Split split) {
+  bool then_whole = false;
   std::vector<std::string> suffixes;
-  const auto add = [&](Split s) {
+  for (const Split s : looked_in(split, &then_whole)) {
     for (std::string_view suffix : declaration_of(s)->suffixes) suffixes.emplace_back(suffix);
-  };
-  switch (split) {
-    case Split::kTrain:
-    case Split::kVal:
-    case Split::kTest:
-      add(split);
-      break;
-    case Split::kHeldOut:
-    case Split::kValidationFile:
-      add(Split::kVal);
-      add(Split::kTest);
-      if (split == Split::kValidationFile) suffixes.emplace_back();
-      break;
   }
+  if (then_whole) suffixes.emplace_back();  // the plain names
   return suffixes;
 }
 
 std::vector<std::string_view> idx_prefixes(Split split) {
+  bool then_whole = false;
   std::vector<std::string_view> prefixes;
-  const auto add = [&](Split s) {
+  std::vector<Split> splits = looked_in(split, &then_whole);
+  if (then_whole) splits.push_back(Split::kTrain);  // an IDX folder's whole data is its train files
+  for (const Split s : splits) {
     if (const std::string_view p = declaration_of(s)->idx_prefix; !p.empty()) prefixes.push_back(p);
-  };
-  switch (split) {
-    case Split::kTrain:
-    case Split::kVal:
-    case Split::kTest:
-      add(split);
-      break;
-    case Split::kHeldOut:
-      add(Split::kVal);
-      add(Split::kTest);
-      break;
-    case Split::kValidationFile:
-      add(Split::kVal);
-      add(Split::kTest);
-      add(Split::kTrain);
-      break;
   }
   return prefixes;
 }

@@ -57,8 +57,15 @@ TEST(LoaderConsumerTest, ACallFromASecondThreadWhileOneWaitsFailsAtOnce) {
   loader.start_epoch(0);
   std::atomic<bool> got{false};
   std::thread waiting([&] {
-    Batch batch = loader.next();
-    got = static_cast<bool>(batch);
+    for (;;) {  // the probes below hold the loader for an instant: one may be in when this comes
+      try {
+        Batch batch = loader.next();
+        got = static_cast<bool>(batch);
+        return;
+      } catch (const UsageError&) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
   });
   // Until the other thread is inside next(), a call from here is an ordinary one (the batch is
   // not ready); once it is, every consumer call throws.
@@ -103,6 +110,7 @@ TEST(LoaderConsumerTest, ThreadsHammeringOneLoaderGetWholeBatchesOrTheErrorAndNe
   // batch of an epoch comes twice from one start, and the whole run ends.
   const auto source = std::make_shared<CountingSource>(48);
   Loader loader(source, consumer_options(2));
+  loader.start_epoch(0);  // so that a next() before any thread's start_epoch is not a misuse
   std::atomic<int> refusals{0}, batches{0}, other_errors{0}, torn{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
