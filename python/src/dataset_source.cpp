@@ -181,6 +181,15 @@ void collect_geometry(const py::handle& target, data::GeometryTargets* out, int 
   if (depth > 16) return;
   if (py::hasattr(target, "__stoker_geometry__")) {
     const std::string kind = target.attr("__stoker_geometry__").cast<std::string>();
+    if (kind == "mask") {
+      const auto mask = py::array_t<uint8_t, py::array::c_style>::ensure(target.attr("_values"));
+      if (!mask || mask.ndim() != 2) throw std::invalid_argument("a Mask whose values are not a 2-D uint8 array");
+      if (!out->mask.empty()) throw std::invalid_argument("a target with two masks; give one per sample");
+      out->mask.assign(mask.data(), mask.data() + mask.size());
+      out->mask_height = static_cast<int>(mask.shape(0));
+      out->mask_width = static_cast<int>(mask.shape(1));
+      return;
+    }
     const auto values = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(target.attr("_values"));
     if (!values) throw std::invalid_argument("a " + type_name(target) + " whose values are not an array");
     std::vector<float>& to = kind == "boxes" ? out->boxes : out->points;

@@ -54,7 +54,13 @@ py::list geometry_of(const data::Batch& batch) {
     std::copy(g.points.begin(), g.points.end(), points.mutable_data());
     py::array_t<float> boxes({static_cast<py::ssize_t>(g.boxes.size() / 5), py::ssize_t{5}});
     std::copy(g.boxes.begin(), g.boxes.end(), boxes.mutable_data());
-    out[static_cast<size_t>(s)] = py::make_tuple(std::move(points), std::move(boxes));
+    py::object mask = py::none();
+    if (!g.mask.empty()) {
+      py::array_t<uint8_t> moved({static_cast<py::ssize_t>(g.mask_height), static_cast<py::ssize_t>(g.mask_width)});
+      std::copy(g.mask.begin(), g.mask.end(), moved.mutable_data());
+      mask = std::move(moved);
+    }
+    out[static_cast<size_t>(s)] = py::make_tuple(std::move(points), std::move(boxes), std::move(mask));
   }
   return out;
 }

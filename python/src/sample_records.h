@@ -24,8 +24,9 @@ namespace stoker::python {
 pybind11::dict records_of(const data::Batch& batch, const data::Source& source, const data::TransformSpec& spec,
                           const data::ClipOptions& clip);
 
-// Each sample's keypoints and boxes once moved (Batch::geometry): a list of (points, boxes),
-// float32 arrays of shape (P, 3) and (B, 5). With the GIL held.
+// Each sample's keypoints, boxes and mask once moved (Batch::geometry): a list of (points,
+// boxes, mask): float32 arrays of shape (P, 3) and (B, 5), and a uint8 array (H, W) or None.
+// With the GIL held.
 pybind11::list geometry_of(const data::Batch& batch);
 
 }  // namespace stoker::python

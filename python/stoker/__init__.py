@@ -14,8 +14,8 @@ DLPack, without a copy.
 from ._stoker import DataError
 from .data_loader import DataLoader
 from .monitor import monitor
-from .targets import Boxes, Keypoints
+from .targets import Boxes, Keypoints, Mask
 from .watch import watch
 
 __version__ = "0.1.0"
-__all__ = ["Boxes", "DataLoader", "DataError", "Keypoints", "monitor", "watch", "__version__"]
+__all__ = ["Boxes", "DataLoader", "DataError", "Keypoints", "Mask", "monitor", "watch", "__version__"]

@@ -44,9 +44,9 @@ def aligned_outputs(geometry, keypoints, boxes, box_format):
     """The batch's keypoints (N, P, 3) and boxes (N, B, 5), for those that were given."""
     out = []
     if keypoints is not None:
-        out.append(torch.from_numpy(np.stack([points for points, _ in geometry])))
+        out.append(torch.from_numpy(np.stack([g[0] for g in geometry])))
     if boxes is not None:
-        moved = np.stack([b for _, b in geometry])
+        moved = np.stack([g[1] for g in geometry])
         moved[:, :, :4] = from_xyxy(moved[:, :, :4], box_format).reshape(moved.shape[0], -1, 4)
         out.append(torch.from_numpy(moved))
     return out
@@ -65,16 +65,18 @@ def has_wrappers(target, depth=0):
     return False
 
 
-def restore(target, points, boxes):
-    """`target` with each stoker.Keypoints / Boxes replaced by its moved values, taken in the
-    order the engine collected them (depth first through tuples, lists and dict values)."""
-    taken = {"keypoints": 0, "boxes": 0}
-    values = {"keypoints": points, "boxes": boxes}
+def restore(target, points, boxes, mask=None):
+    """`target` with each stoker.Keypoints / Boxes / Mask replaced by its moved values, taken in
+    the order the engine collected them (depth first through tuples, lists and dict values)."""
+    taken = {"keypoints": 0, "boxes": 0, "mask": 0}
+    values = {"keypoints": points, "boxes": boxes, "mask": mask}
 
     def walk(t, depth=0):
         if depth > 16:
             return t
         kind = getattr(t, "__stoker_geometry__", None)
+        if kind == "mask":
+            return t.moved(values["mask"])
         if kind is not None:
             start = taken[kind]
             taken[kind] += len(t)

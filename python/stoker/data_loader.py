@@ -375,7 +375,7 @@ class DataLoader:
         if self._data.targets == "items":
             values = batch.items
             if batch.geometry is not None:
-                values = [restore(v, points, boxes) for v, (points, boxes) in zip(values, batch.geometry)]
+                values = [restore(v, *moved) for v, moved in zip(values, batch.geometry)]
         else:
             targets = torch.utils.dlpack.from_dlpack(batch.targets)
             if transform is None and self.collate_fn is None:

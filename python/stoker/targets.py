@@ -1,5 +1,5 @@
-"""Targets that follow the geometry, as torchvision.transforms.v2's KeyPoints and BoundingBoxes
-do: a Dataset wraps them in its item's target, and stoker moves them with the image (crops,
+"""Targets that follow the geometry, as torchvision.transforms.v2's KeyPoints, BoundingBoxes and
+Mask do: a Dataset wraps them in its item's target, and stoker moves them with the image (crops,
 Resize, Pad, flips, RandomRotation, RandomAffine, RandomPerspective).
 
     def __getitem__(self, i):
@@ -8,7 +8,9 @@ Resize, Pad, flips, RandomRotation, RandomAffine, RandomPerspective).
 Coordinates are pixels, origin at the image's top-left corner: pixel (i, j) covers
 [i, i + 1) x [j, j + 1). In the batch a Keypoints becomes a float32 tensor (P, 3): x, y and
 visible (1, or 0 once the point left the image: points are never dropped); a Boxes a float32
-tensor (B, 5): the box in its format and valid (0 for a box left without area once clamped).
+tensor (B, 5): the box in its format and valid (0 for a box left without area once clamped);
+a Mask a uint8 tensor (H, W) of the output's size, resampled with nearest (0 where the output
+shows no part of the source: padding, a warp's corners).
 """
 import numpy as np
 import torch
@@ -93,3 +95,25 @@ def from_xyxy(boxes, format):
         size = b[:, 2:] - b[:, :2]
         b[:, :2], b[:, 2:] = b[:, :2] + size / 2, size
     return b
+
+
+class Mask:
+    """A label image of one sample, (H, W) uint8, the size of its image: a segmentation mask."""
+
+    __stoker_geometry__ = "mask"
+
+    def __init__(self, data):
+        if isinstance(data, torch.Tensor):
+            data = data.detach().cpu().numpy()
+        mask = np.asarray(data)
+        if mask.ndim != 2 or mask.dtype != np.uint8:
+            raise ValueError(f"Mask: a uint8 array of shape (H, W); this one is {mask.dtype} {tuple(mask.shape)} "
+                             "(labels above 255: not yet)")
+        self._values = np.ascontiguousarray(mask)
+
+    def moved(self, values):
+        """The batch's form of this mask once moved: (H, W) uint8 at the output's size."""
+        return torch.from_numpy(np.array(values, dtype=np.uint8))
+
+    def __repr__(self):
+        return f"stoker.Mask({self._values.shape[1]}x{self._values.shape[0]})"

@@ -123,3 +123,36 @@ def test_torchvision_v2_moves_boxes_as_stoker_does(blocks):
         b = tv_tensors.BoundingBoxes(torch.from_numpy(boxes[k]), format="XYXY", canvas_size=(30, 40))
         _, expected = v2.Compose([v2.Resize((24, 32)), v2.RandomHorizontalFlip(1.0)])(image, b)
         assert torch.allclose(moved[k, :, :4], expected.float(), atol=1e-4)
+
+
+class Labelled(torch.utils.data.Dataset):
+    """Images whose every channel holds their segmentation labels, with those labels as a Mask."""
+
+    def __init__(self, root):
+        self.paths, self.labels = [], []
+        (root / "c").mkdir(exist_ok=True)
+        for i in range(4):
+            y, x = np.mgrid[0:26, 0:30]
+            labels = (1 + (y * 7 + x * 3 + i) % 250).astype(np.uint8)
+            path = root / "c" / f"m{i}.png"
+            Image.fromarray(np.stack([labels] * 3, axis=-1)).save(path)
+            self.paths.append(str(path))
+            self.labels.append(labels)
+
+    def __len__(self):
+        return len(self.paths)
+
+    def __getitem__(self, i):
+        return self.paths[i], {"mask": stoker.Mask(self.labels[i])}
+
+
+def test_a_mask_moves_as_its_image_does_under_nearest_sampling(tmp_path):
+    chain = "RandomCrop(24, padding=4), RandomHorizontalFlip(), RandomRotation(40, interpolation=nearest), ToUint8"
+    loader = stoker.DataLoader(Labelled(tmp_path), batch_size=4, shuffle=True, seed=2, transforms=chain)
+    for epoch in range(3):
+        x, target = next(iter(loader))
+        loader.set_epoch(epoch + 1)
+        mask = target["mask"]
+        assert mask.shape == (4, 24, 24) and mask.dtype == torch.uint8
+        assert (mask != x[:, 0]).float().mean() < 0.01  # a tie between two pixels may round either way
+        assert (mask == 0).any(), "padding and the turn's corners show no source: label 0"

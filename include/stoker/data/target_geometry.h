@@ -8,7 +8,11 @@
 //
 // Points are never dropped: one that leaves the output (or was not visible) is marked not
 // visible and keeps its coordinates. A box is moved by its four corners and becomes their
-// enclosing box, clamped to the output; one left without area is marked invalid.
+// enclosing box, clamped to the output; one left without area is marked invalid. A mask (a
+// label image the size of the sample's image) is resampled to the output with nearest: each
+// output pixel's centre is taken back through the steps to the source, and the label of the
+// source pixel it falls in is kept; where it falls outside the source (padding, a warp's
+// corners) the label is 0.
 //
 // Thread safety: pure functions.
 #pragma once
@@ -24,10 +28,15 @@ namespace stoker::data {
 struct GeometryTargets {
   std::vector<float> points;  // P x (x, y, visible): visible is 1 or 0
   std::vector<float> boxes;   // B x (x1, y1, x2, y2, valid): valid is 1 or 0
-  bool empty() const { return points.empty() && boxes.empty(); }
+  // A label image (segmentation mask), row by row, mask_width x mask_height; empty: none.
+  std::vector<uint8_t> mask;
+  int mask_width = 0, mask_height = 0;
+  bool empty() const { return points.empty() && boxes.empty() && mask.empty(); }
   void clear() {
     points.clear();
     boxes.clear();
+    mask.clear();
+    mask_width = mask_height = 0;
   }
 };
 
@@ -44,7 +53,8 @@ void check_targets_can_follow(const TransformSpec& spec);
 
 // Moves `targets`, given in the pixels of a width x height source, to the output of the
 // sample `params` describes (drawn by draw_params for that source). Throws UsageError for a
-// flip pair naming a point the sample does not have.
+// flip pair naming a point the sample does not have, and for a mask of another size than the
+// source's.
 void move_targets(const TransformSpec& spec, const TargetGeometrySpec& geometry, const SampleParams& params, int width,
                   int height, GeometryTargets* targets);
 

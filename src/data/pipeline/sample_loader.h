@@ -64,6 +64,9 @@ class SampleLoader {
   void take_geometry(GeometryTargets* out) {
     std::swap(out->points, data_.geometry.points);
     std::swap(out->boxes, data_.geometry.boxes);
+    std::swap(out->mask, data_.geometry.mask);
+    out->mask_width = data_.geometry.mask_width;
+    out->mask_height = data_.geometry.mask_height;
     data_.geometry.clear();
   }
 

@@ -9,6 +9,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "data/transform/warp.h"
 #include "stoker/core/error.h"
@@ -27,6 +28,13 @@ std::array<double, 6> forward_of(const std::array<double, 6>& m, int width, int 
   const double c = -(a * m[2] + b * m[5]), f = -(d * m[2] + e * m[5]);
   const double cx = width / 2.0, cy = height / 2.0;  // p_after = F (p_before - centre) + centre
   return {a, b, c + cx - a * cx - b * cy, d, e, f + cy - d * cx - e * cy};
+}
+
+// A 2x3 matrix that maps points relative to the image's centre, as a map of points with the
+// origin at the top-left corner of a width x height image.
+std::array<double, 6> at_corner(const std::array<double, 6>& m, int width, int height) {
+  const double cx = width / 2.0, cy = height / 2.0;  // p' = M (p - centre) + centre
+  return {m[0], m[1], m[2] + cx - m[0] * cx - m[1] * cy, m[3], m[4], m[5] + cy - m[3] * cx - m[4] * cy};
 }
 
 struct Point {
@@ -52,25 +60,40 @@ Point apply_perspective(const std::array<float, 8>& c, Point p) {
 // The warps between the geometry and the write, in the order sample_transformer runs them.
 class Warps {
  public:
-  Warps(const TransformSpec& spec, const SampleParams& params) : spec_(spec), params_(params) {
+  Warps(const TransformSpec& spec, const SampleParams& params) : params_(params) {
     const int w = spec.out_width, h = spec.out_height;
-    if (params.rotate) rotation_ = forward_of(inverse_affine(0, 0, -params.angle, 0, 0, 0, 0, 1), w, h);
-    if (params.affine) affine_ = affine_forward(params, w, h);
+    if (params.rotate) {  // F.rotate passes -angle to the matrix
+      const auto m = inverse_affine(0, 0, -params.angle, 0, 0, 0, 0, 1);
+      rotation_ = forward_of(m, w, h);
+      rotation_back_ = at_corner(m, w, h);
+    }
+    if (params.affine) {
+      const auto m = inverse_affine(0, 0, params.affine_angle, params.translate_x, params.translate_y, params.shear_x,
+                                    params.shear_y, params.affine_scale);
+      affine_ = forward_of(m, w, h);
+      affine_back_ = at_corner(m, w, h);
+    }
     if (params.perspective) perspective_ = perspective_coeffs(params.corners, w, h);
+    bool order_done = false;  // a RandomOrder: its members at the place of the first, in the drawn order
+    for (const Step step : {Step::kRotation, Step::kAffine, Step::kPerspective}) {
+      if (!spec.order.has(step)) {
+        steps_.push_back(step);
+      } else if (!order_done) {
+        order_done = true;
+        for (int k = 0; k < params.order_size; ++k)
+          steps_.push_back(static_cast<Step>(params.order[static_cast<size_t>(k)]));
+      }
+    }
   }
 
+  // A point of the output before the warps, moved through them.
   Point operator()(Point p) const {
-    bool order_done = false;
-    for (const Step step : {Step::kRotation, Step::kAffine, Step::kPerspective}) {
-      if (spec_.order.has(step)) {  // a RandomOrder: its members at the place of the first, drawn order
-        if (order_done) continue;
-        order_done = true;
-        for (int k = 0; k < params_.order_size; ++k)
-          p = run(static_cast<Step>(params_.order[static_cast<size_t>(k)]), p);
-        continue;
-      }
-      p = run(step, p);
-    }
+    for (const Step step : steps_) p = run(step, p);
+    return p;
+  }
+  // A point of the output after the warps, taken back through them: what each warp samples.
+  Point back(Point p) const {
+    for (auto step = steps_.rbegin(); step != steps_.rend(); ++step) p = run_back(*step, p);
     return p;
   }
 
@@ -88,11 +111,56 @@ class Warps {
     }
   }
 
-  const TransformSpec& spec_;
+  Point run_back(Step step, Point p) const {
+    switch (step) {
+      case Step::kRotation:
+        return params_.rotate ? apply(rotation_back_, p) : p;
+      case Step::kAffine:
+        return params_.affine ? apply(affine_back_, p) : p;
+      case Step::kPerspective: {
+        if (!params_.perspective) return p;
+        const auto& c = perspective_;  // the homography from a point after to the point before
+        const double w = c[6] * p.x + c[7] * p.y + 1.0;
+        return {(c[0] * p.x + c[1] * p.y + c[2]) / w, (c[3] * p.x + c[4] * p.y + c[5]) / w};
+      }
+      default:
+        return p;
+    }
+  }
+
   const SampleParams& params_;
-  std::array<double, 6> rotation_{}, affine_{};
+  std::vector<Step> steps_;
+  std::array<double, 6> rotation_{}, affine_{}, rotation_back_{}, affine_back_{};
   std::array<float, 8> perspective_{};
 };
+
+// The mask resampled to the output with nearest: each output pixel's centre taken back
+// through the warps, the flips and the crop to the source pixel it falls in; 0 where it falls
+// outside the cropped image before the warps (they fill there) or outside the source.
+void move_mask(const CropRect& box, const Warps& warps, const SampleParams& params, int out_w, int out_h, int width,
+               int height, GeometryTargets* targets) {
+  if (targets->mask_width != width || targets->mask_height != height) {
+    throw UsageError(fmt::format("the mask is {}x{} and its image {}x{}; a mask is the size of its image",
+                                 targets->mask_width, targets->mask_height, width, height));
+  }
+  std::vector<uint8_t> moved(static_cast<size_t>(out_w) * static_cast<size_t>(out_h), 0);
+  const double sx = box.width / out_w, sy = box.height / out_h;
+  for (int y = 0; y < out_h; ++y) {
+    for (int x = 0; x < out_w; ++x) {
+      Point p = warps.back({x + 0.5, y + 0.5});
+      if (p.x < 0 || p.y < 0 || p.x >= out_w || p.y >= out_h) continue;  // the warps' fill: outside the crop
+      if (params.vflip) p.y = out_h - p.y;
+      if (params.flip) p.x = out_w - p.x;
+      const double u = std::floor(box.x + p.x * sx), v = std::floor(box.y + p.y * sy);
+      if (u < 0 || v < 0 || u >= width || v >= height) continue;
+      moved[static_cast<size_t>(y) * static_cast<size_t>(out_w) + static_cast<size_t>(x)] =
+          targets->mask[static_cast<size_t>(v) * static_cast<size_t>(width) + static_cast<size_t>(u)];
+    }
+  }
+  targets->mask = std::move(moved);
+  targets->mask_width = out_w;
+  targets->mask_height = out_h;
+}
 
 }  // namespace
 
@@ -162,6 +230,8 @@ void move_targets(const TransformSpec& spec, const TargetGeometrySpec& geometry,
         std::swap(points[static_cast<size_t>(3 * a + c)], points[static_cast<size_t>(3 * b + c)]);
     }
   }
+
+  if (!targets->mask.empty()) move_mask(box, warps, params, spec.out_width, spec.out_height, width, height, targets);
 
   std::vector<float>& boxes = targets->boxes;
   for (size_t k = 0; k + 4 < boxes.size(); k += 5) {

@@ -209,6 +209,72 @@ TEST(TargetGeometryTest, TheLoaderMovesEachSamplesTargetsWithItsImage) {
   EXPECT_THROW(with_geometry(images, {1, 2}, 1, boxes, 1), UsageError) << "one point short";
 }
 
+TEST(TargetGeometryTest, AMaskIsResampledWithNearestAndZeroWhereNoSourceShows) {
+  GeometryTargets targets;
+  targets.mask_width = targets.mask_height = 4;
+  for (uint8_t v = 0; v < 16; ++v) targets.mask.push_back(v);  // label r * 4 + c
+  const std::string chain = "Resize((2, 2)), RandomHorizontalFlip()";
+  SampleParams params = drawn(chain, 4, 4);
+  params.flip = true;
+  move_targets(parse_transforms(chain), {}, params, 4, 4, &targets);
+  // Output pixel centres (0.5, 1.5) x 2 land on source pixels 1 and 3; flipped, columns swap.
+  EXPECT_EQ(targets.mask, (std::vector<uint8_t>{7, 5, 15, 13}));
+  EXPECT_EQ(targets.mask_width, 2);
+
+  GeometryTargets padded;
+  padded.mask_width = padded.mask_height = 2;
+  padded.mask = {1, 2, 3, 4};
+  SampleParams crop;
+  crop.copy = true;
+  crop.crop = {0, 0, 3, 3};  // the top-left 3 x 3 of the 2 x 2 image padded by 1 on each side
+  move_targets(parse_transforms("RandomCrop(3, padding=1)"), {}, crop, 2, 2, &padded);
+  EXPECT_EQ(padded.mask, (std::vector<uint8_t>{0, 0, 0, 0, 1, 2, 0, 3, 4}));
+  GeometryTargets wrong;
+  wrong.mask_width = wrong.mask_height = 3;
+  wrong.mask.assign(9, 1);
+  EXPECT_THROW(move_targets(parse_transforms("RandomCrop(3, padding=1)"), {}, crop, 2, 2, &wrong), UsageError);
+}
+
+TEST(TargetGeometryTest, AMaskMovesAsAnImageSampledWithNearestMoves) {
+  // An image whose every channel holds the mask's labels, run through chains that sample it
+  // with nearest (1:1 crops, flips, warps with interpolation=nearest): its output is the mask.
+  const char* chains[] = {
+      "RandomCrop(24, padding=4), RandomHorizontalFlip(), RandomVerticalFlip()",
+      "CenterCrop(24, resize=False), RandomRotation(40, interpolation=nearest)",
+      "CenterCrop(24, resize=False), RandomAffine(20, translate=(0.1, 0.1), shear=10, interpolation=nearest)",
+      "CenterCrop(24, resize=False), RandomPerspective(0.4, p=1.0, interpolation=nearest)",
+  };
+  Image image;
+  image.reshape(30, 26, 3);
+  std::vector<uint8_t> labels;
+  for (int r = 0; r < 26; ++r) {
+    for (int c = 0; c < 30; ++c) {
+      const auto label = static_cast<uint8_t>(1 + (r * 7 + c * 3) % 250);
+      labels.push_back(label);
+      for (int k = 0; k < 3; ++k) image.row(r)[c * 3 + k] = label;
+    }
+  }
+  SampleTransformer transformer;
+  for (const char* chain : chains) {
+    const TransformSpec spec = parse_transforms(std::string(chain) + ", ToUint8");
+    for (uint64_t seed = 1; seed <= 8; ++seed) {
+      SampleRng rng(seed, 0, 3);
+      const SampleParams params = draw_params(spec, 30, 26, rng);
+      std::vector<uint8_t> out(spec.sample_bytes());
+      transformer.run(out.data(), image, resampled_region(params, 30, 26), params, spec);
+      GeometryTargets targets;
+      targets.mask = labels;
+      targets.mask_width = 30;
+      targets.mask_height = 26;
+      move_targets(spec, {}, params, 30, 26, &targets);
+      ASSERT_EQ(targets.mask.size(), static_cast<size_t>(24 * 24));
+      int differ = 0;
+      for (size_t i = 0; i < targets.mask.size(); ++i) differ += targets.mask[i] != out[i];  // channel 0 (NCHW)
+      EXPECT_LE(differ, 3) << chain << ", seed " << seed << ": a tie between two pixels may round either way";
+    }
+  }
+}
+
 }  // namespace target_geometry
 }  // namespace
 }  // namespace stoker::data
