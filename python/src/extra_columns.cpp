@@ -77,6 +77,18 @@ py::list extra_columns_of(const data::Batch& batch, const std::vector<data::Extr
   return out;
 }
 
+py::list column_cells(const data::Source& source, size_t column) {
+  const data::SourceColumns* columns = source.columns();
+  if (columns == nullptr || column >= columns->extra.size()) throw py::index_error("no such extra column");
+  py::list out(source.size());
+  for (size_t i = 0; i < source.size(); ++i) {
+    const std::shared_ptr<const void> extra = source.extra_of(i);  // keeps the cells alive while read
+    const std::string_view* cells = data::extra_cells(extra);
+    out[i] = fs_str(cells != nullptr ? std::string(cells[column]) : std::string());
+  }
+  return out;
+}
+
 py::object columns_info(const data::Source& source) {
   const data::SourceColumns* columns = source.columns();
   if (columns == nullptr) return py::none();

@@ -16,6 +16,10 @@ namespace stoker::python {
 // as os.fsdecode makes them), a NumPy int64 array for integers, a float32 array for numbers.
 pybind11::list extra_columns_of(const data::Batch& batch, const std::vector<data::ExtraColumn>& columns);
 
+// Every sample's cell of extra column `column` (in columns()->extra), as str (os.fsdecode's
+// form): a column of keypoints or boxes written as JSON arrays, read once. With the GIL held.
+pybind11::list column_cells(const data::Source& source, size_t column);
+
 // source.columns() for Python: None, or {"path": name, "targets": [names], "extra": [(name,
 // "text" | "integer" | "number"), ...]}.
 pybind11::object columns_info(const data::Source& source);

@@ -211,6 +211,8 @@ void bind_loader(py::module_& m) {
       .def_property_readonly("target_dim", &data::Source::target_dim)
       .def_property_readonly("feature_count", &data::Source::feature_count)
       .def_property_readonly("columns", &columns_info)
+      .def("column_cells", &column_cells, "Every sample's cell of extra column `column` (a str each)",
+           py::arg("column"))
       .def_property_readonly("holds_clips", &data::Source::holds_clips)
       .def_property_readonly("default_transforms", [](const data::Source& s) { return data::default_transforms(s); })
       .def("check_class_ids", &data::Source::check_class_ids)

@@ -41,6 +41,7 @@ class Data:
         self.item_width = item_width  # parts of an item: 1 for an image alone, 2 for (image, target), ...
         self.has_targets = has_targets  # False for a CSV list without a target column
         self.extra_columns = extra_columns  # a CSV list's columns passed through (captions, ids), after the targets
+        self.geometry_columns = set()  # of those, the ones read as keypoints or boxes (not passed through)
 
 
 def class_to_idx(source):

@@ -1,7 +1,9 @@
 """Keypoints and boxes that follow the geometry, as stoker.DataLoader takes them: arrays aligned
-with the samples (keypoints=, boxes=), or stoker.Keypoints / stoker.Boxes inside a Dataset
-item's target. The engine moves them with each image (target_geometry.h); here they are put
+with the samples (keypoints=, boxes=; or a CSV list's column of JSON arrays, by its name), or
+stoker.Keypoints / stoker.Boxes inside a Dataset item's target. The engine moves them with each image (target_geometry.h); here they are put
 into the engine's form and back."""
+import json
+
 import numpy as np
 import torch
 
@@ -20,6 +22,31 @@ def _aligned(name, value, size, width, allowed):
     if array.ndim != 3 or array.shape[0] != size or array.shape[2] not in width:
         raise arg.bad(name, f"<array of shape {tuple(array.shape)}>", f"{allowed}, one row per sample ({size})")
     return array
+
+
+def from_column(name, column, data):
+    """A CSV list's column of JSON arrays, one per row, as an array (N, K, ...): `column` names
+    it; the column is read here and no longer passed through with the batches."""
+    columns = data.source.columns
+    names = [c for c, _ in columns["extra"]] if columns is not None else []
+    if column not in names:
+        raise arg.bad(name, column, "an array, an .npy file, or the name of a CSV list's column of JSON arrays",
+                      f"the list's other columns: {', '.join(names)}" if names else "this data has no such column")
+    index = names.index(column)
+    rows = []
+    for row, cell in enumerate(data.source.column_cells(index)):
+        try:
+            rows.append(np.asarray(json.loads(cell), dtype=np.float32))
+        except (ValueError, TypeError) as e:
+            raise ValueError(f"{name}={column!r}: sample {row}'s cell is not a JSON array of numbers "
+                             f"({str(e)[:60]}): {cell[:40]!r}") from None
+    if len({r.shape for r in rows}) != 1:
+        shapes = sorted({r.shape for r in rows})[:3]
+        raise ValueError(f"{name}={column!r}: the rows' arrays differ in shape ({', '.join(map(str, shapes))}, ...); "
+                         "every sample needs as many; a Dataset puts stoker.Keypoints / stoker.Boxes of any count "
+                         "in its items")
+    data.geometry_columns.add(index)
+    return np.stack(rows)
 
 
 def with_geometry(source, keypoints, boxes, box_format):

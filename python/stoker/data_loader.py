@@ -20,7 +20,7 @@ from . import _options
 from . import _stoker
 from ._collate import collate_targets, sample_params
 from ._datasets import class_to_idx, open_data
-from ._geometry import aligned_outputs, restore, with_geometry
+from ._geometry import aligned_outputs, from_column, restore, with_geometry
 from ._samplers import PlannedSampler, given_order
 from ._session import current_monitor, register_diagnosis
 from ._state import STATE_VERSION, check_state
@@ -193,6 +193,12 @@ class DataLoader:
                 raise arg.bad("keypoints" if keypoints is not None else "boxes", "<array>",
                               "arrays aligned with a path's or an ImageFolder's samples",
                               "a Dataset object puts stoker.Keypoints / stoker.Boxes in its items instead")
+            if isinstance(keypoints, str) and not os.path.exists(keypoints):
+                keypoints = from_column("keypoints", keypoints, data)
+            if isinstance(boxes, str) and not os.path.exists(boxes):
+                boxes = from_column("boxes", boxes, data)
+            self.keypoints, self.boxes = keypoints, boxes
+            data.item_width -= len(data.geometry_columns)
             data.source = with_geometry(data.source, keypoints, boxes, box_format)
         flip_pairs = _flip_pairs(flip_pairs)
         if worker_init_fn is not None and data.targets == "engine":
@@ -390,7 +396,8 @@ class DataLoader:
         a list of str, integers as an int64 tensor, numbers as a float32 one. collate_fn gets a
         tuple per sample (the value alone when there is one part), as for a Dataset's items."""
         parts = [torch.utils.dlpack.from_dlpack(batch.targets)] if self._data.has_targets else []
-        parts += [column if isinstance(column, list) else torch.from_numpy(column) for column in batch.columns]
+        parts += [column if isinstance(column, list) else torch.from_numpy(column)
+                  for k, column in enumerate(batch.columns) if k not in self._data.geometry_columns]
         if self.collate_fn is not None:
             values = [part.tolist() if isinstance(part, torch.Tensor) else part for part in parts]
             samples = list(zip(*values))

@@ -156,3 +156,21 @@ def test_a_mask_moves_as_its_image_does_under_nearest_sampling(tmp_path):
         assert mask.shape == (4, 24, 24) and mask.dtype == torch.uint8
         assert (mask != x[:, 0]).float().mean() < 0.01  # a tie between two pixels may round either way
         assert (mask == 0).any(), "padding and the turn's corners show no source: label 0"
+
+
+def test_a_csv_lists_column_of_json_arrays_gives_the_keypoints(blocks):
+    root, centres = blocks
+    rows = ["path,label,landmarks,caption"]
+    for i, (x, y) in enumerate(centres):
+        rows.append(f'c/{i}.png,{i % 2},"[[{x}, {y}], [{x + 1}, {y}]]",block {i}')
+    (root / "list.csv").write_text("\n".join(rows) + "\n")
+    loader = stoker.DataLoader(root / "list.csv", batch_size=6, keypoints="landmarks",
+                               transforms="Resize((15, 20)), ToUint8")
+    x, labels, captions, keypoints = next(iter(loader))
+    assert labels.tolist() == [0, 1, 0, 1, 0, 1] and list(captions) == [f"block {i}" for i in range(6)]
+    assert keypoints[:, 0].tolist() == [[x / 2, y / 2, 1] for x, y in centres], "halved by the resize"
+    (root / "ragged.csv").write_text('path,landmarks\nc/0.png,"[[1, 2]]"\nc/1.png,"[[1, 2], [3, 4]]"\n')
+    with pytest.raises(ValueError, match=r"keypoints='landmarks': the rows' arrays differ in shape"):
+        stoker.DataLoader(root / "ragged.csv", keypoints="landmarks", transforms="Resize((8, 8))")
+    with pytest.raises(ValueError, match=r"keypoints='pose': an array, an \.npy file, or the name of a CSV list's"):
+        stoker.DataLoader(root / "list.csv", keypoints="pose", transforms="Resize((8, 8))")
