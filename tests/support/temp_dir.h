@@ -1,4 +1,5 @@
-// A temporary directory removed (recursively) when the object goes out of scope.
+// A temporary directory removed (recursively) when the object goes out of scope, and a working
+// directory changed for a scope.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,20 @@ class TempDir {
 
  private:
   std::filesystem::path path_;
+};
+
+// The working directory changed to `folder` for the object's scope, restored after it.
+class InFolder {
+ public:
+  explicit InFolder(const std::filesystem::path& folder) : before_(std::filesystem::current_path()) {
+    std::filesystem::current_path(folder);
+  }
+  ~InFolder() { std::filesystem::current_path(before_); }
+  InFolder(const InFolder&) = delete;
+  InFolder& operator=(const InFolder&) = delete;
+
+ private:
+  std::filesystem::path before_;
 };
 
 }  // namespace stoker::testing

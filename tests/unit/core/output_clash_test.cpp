@@ -15,6 +15,7 @@ namespace stoker {
 namespace {
 
 namespace fs = std::filesystem;
+using stoker::testing::InFolder;
 using testing::TempDir;
 using testing::usage_error_text;
 
@@ -25,18 +26,6 @@ std::string apart(const std::string& output, const std::vector<CommandInput>& in
 std::string folder_apart(const std::string& output, const std::vector<CommandInput>& inputs) {
   return usage_error_text([&] { check_output_folder_apart(output, "--out", inputs); });
 }
-
-// A working directory changed for one test, restored after it.
-class InFolder {
- public:
-  explicit InFolder(const fs::path& folder) : before_(fs::current_path()) { fs::current_path(folder); }
-  ~InFolder() { fs::current_path(before_); }
-  InFolder(const InFolder&) = delete;
-  InFolder& operator=(const InFolder&) = delete;
-
- private:
-  fs::path before_;
-};
 
 constexpr const char* kNone = "<no UsageError>";
 

@@ -15,19 +15,8 @@ namespace stoker::data {
 namespace {
 
 namespace fs = std::filesystem;
+using stoker::testing::InFolder;
 using stoker::testing::TempDir;
-
-// A working directory changed for one test, restored after it.
-class InFolder {
- public:
-  explicit InFolder(const fs::path& folder) : before_(fs::current_path()) { fs::current_path(folder); }
-  ~InFolder() { fs::current_path(before_); }
-  InFolder(const InFolder&) = delete;
-  InFolder& operator=(const InFolder&) = delete;
-
- private:
-  fs::path before_;
-};
 
 std::vector<std::string> sample_names(const Source& source) {
   std::vector<std::string> names;
