@@ -1,14 +1,17 @@
 """Keypoints and boxes that follow the geometry, as stoker.DataLoader takes them: arrays aligned
-with the samples (keypoints=, boxes=; or a CSV list's column of JSON arrays, by its name), or
+with the samples (keypoints=, boxes=; a CSV list's column of JSON arrays or side files, by its name; the
+file beside each image, by its extension: _side_files.py), or
 stoker.Keypoints / stoker.Boxes inside a Dataset item's target. The engine moves them with each image (target_geometry.h); here they are put
 into the engine's form and back."""
 import json
+import os
 
 import numpy as np
 import torch
 
 from . import _arguments as arg
 from . import _stoker
+from ._side_files import SIDE_FILES, beside, is_side_extension, read_side_files
 from .targets import BOX_FORMATS, from_xyxy, to_xyxy
 
 
@@ -25,16 +28,23 @@ def _aligned(name, value, size, width, allowed):
 
 
 def from_column(name, column, data):
-    """A CSV list's column of JSON arrays, one per row, as an array (N, K, ...): `column` names
-    it; the column is read here and no longer passed through with the batches."""
+    """A CSV list's column, as an array (N, K, ...): `column` names it. Each cell is a JSON
+    array, or the path of a side file (relative to the list, as the images' paths are). The
+    column is read here and no longer passed through with the batches."""
     columns = data.source.columns
     names = [c for c, _ in columns["extra"]] if columns is not None else []
     if column not in names:
-        raise arg.bad(name, column, "an array, an .npy file, or the name of a CSV list's column of JSON arrays",
+        raise arg.bad(name, column, "an array, an .npy file, a CSV list's column (a JSON array or a side file's path "
+                      "per row), or the extension of a file beside each image ('.pts')",
                       f"the list's other columns: {', '.join(names)}" if names else "this data has no such column")
     index = names.index(column)
+    cells = list(data.source.column_cells(index))
+    data.geometry_columns.add(index)
+    if not any(cell.lstrip().startswith("[") for cell in cells):  # each row names its side file
+        folder = os.path.dirname(os.path.abspath(data.name))
+        return read_side_files(name, column, [os.path.join(folder, cell) for cell in cells])
     rows = []
-    for row, cell in enumerate(data.source.column_cells(index)):
+    for row, cell in enumerate(cells):
         try:
             rows.append(np.asarray(json.loads(cell), dtype=np.float32))
         except (ValueError, TypeError) as e:
@@ -45,8 +55,24 @@ def from_column(name, column, data):
         raise ValueError(f"{name}={column!r}: the rows' arrays differ in shape ({', '.join(map(str, shapes))}, ...); "
                          "every sample needs as many; a Dataset puts stoker.Keypoints / stoker.Boxes of any count "
                          "in its items")
-    data.geometry_columns.add(index)
     return np.stack(rows)
+
+
+def from_files_beside(name, extension, data):
+    """The side file beside each sample's image with `extension` ('.pts'), as an array."""
+    if extension.lower() not in SIDE_FILES:
+        raise arg.bad(name, extension, "an array, an .npy file, a CSV list's column, or the extension of a file "
+                      f"beside each image: one of {', '.join(SIDE_FILES)}")
+    return read_side_files(name, extension, beside(data.source.names(), extension))
+
+
+def given_geometry(name, value, data):
+    """keypoints= or boxes= as given, read where it names a column or side files."""
+    if is_side_extension(value):
+        return from_files_beside(name, value, data)
+    if isinstance(value, str) and not os.path.exists(value):
+        return from_column(name, value, data)
+    return value
 
 
 def with_geometry(source, keypoints, boxes, box_format):

@@ -20,7 +20,7 @@ from . import _options
 from . import _stoker
 from ._collate import collate_targets, sample_params
 from ._datasets import class_to_idx, open_data
-from ._geometry import aligned_outputs, from_column, restore, with_geometry
+from ._geometry import aligned_outputs, given_geometry, restore, with_geometry
 from ._samplers import PlannedSampler, given_order
 from ._session import current_monitor, register_diagnosis
 from ._state import STATE_VERSION, check_state
@@ -193,10 +193,8 @@ class DataLoader:
                 raise arg.bad("keypoints" if keypoints is not None else "boxes", "<array>",
                               "arrays aligned with a path's or an ImageFolder's samples",
                               "a Dataset object puts stoker.Keypoints / stoker.Boxes in its items instead")
-            if isinstance(keypoints, str) and not os.path.exists(keypoints):
-                keypoints = from_column("keypoints", keypoints, data)
-            if isinstance(boxes, str) and not os.path.exists(boxes):
-                boxes = from_column("boxes", boxes, data)
+            keypoints = given_geometry("keypoints", keypoints, data)
+            boxes = given_geometry("boxes", boxes, data)
             self.keypoints, self.boxes = keypoints, boxes
             data.item_width -= len(data.geometry_columns)
             data.source = with_geometry(data.source, keypoints, boxes, box_format)

@@ -125,6 +125,45 @@ def test_torchvision_v2_moves_boxes_as_stoker_does(blocks):
         assert torch.allclose(moved[k, :, :4], expected.float(), atol=1e-4)
 
 
+def write_pts(path, points):
+    """An iBUG/300W landmark file."""
+    body = "\n".join(f"{x} {y}" for x, y in points)
+    path.write_text(f"version: 1\nn_points:  {len(points)}\n{{\n{body}\n}}\n")
+
+
+def test_landmark_files_beside_the_images_give_the_keypoints(blocks):
+    root, centres = blocks
+    for i, (x, y) in enumerate(centres):
+        write_pts(root / "c" / f"{i}.pts", [(x, y), (x + 2, y + 1)])
+    loader = stoker.DataLoader(root, batch_size=6, keypoints=".pts", transforms="Resize((15, 20)), ToUint8")
+    x, labels, keypoints = next(iter(loader))
+    assert keypoints.tolist() == [[[x / 2, y / 2, 1], [(x + 2) / 2, (y + 1) / 2, 1]] for x, y in centres]
+    # the same as .json and .txt side files, and as a CSV column naming each row's file
+    for i, (x, y) in enumerate(centres):
+        (root / "c" / f"{i}.json").write_text(f"[[{x}, {y}], [{x + 2}, {y + 1}]]")
+        (root / "c" / f"{i}.txt").write_text(f"# x y\n{x}, {y}\n{x + 2} {y + 1}\n")
+    (root / "list.csv").write_text("path,landmarks\n" + "".join(f"c/{i}.png,c/{i}.pts\n" for i in range(6)))
+    for data, given in ((root, ".json"), (root, ".txt"), (root / "list.csv", "landmarks")):
+        loader = stoker.DataLoader(data, batch_size=6, keypoints=given, transforms="Resize((15, 20)), ToUint8")
+        assert next(iter(loader))[-1].tolist() == keypoints.tolist(), given
+
+
+def test_side_files_that_are_missing_or_bad_are_one_line(blocks):
+    root, centres = blocks
+    for i in range(5):
+        write_pts(root / "c" / f"{i}.pts", [(1, 2), (3, 4)])
+    with pytest.raises(ValueError, match=r"keypoints='\.pts': 1 of 6 samples have no side file \(first: .*5\.pts\)"):
+        stoker.DataLoader(root, keypoints=".pts", transforms="Resize((8, 8))")
+    write_pts(root / "c" / "5.pts", [(1, 2)])
+    with pytest.raises(ValueError, match=r"the side files differ in shape \(.*0\.pts: \(2, 2\), .*5\.pts: \(1, 2\)\)"):
+        stoker.DataLoader(root, keypoints=".pts", transforms="Resize((8, 8))")
+    (root / "c" / "5.pts").write_text("version: 1\nn_points: 3\n{\n1 2\n3 4\n}\n")
+    with pytest.raises(ValueError, match=r"5\.pts: n_points says 3, the block holds 2; kinds read: \.pts"):
+        stoker.DataLoader(root, keypoints=".pts", transforms="Resize((8, 8))")
+    with pytest.raises(ValueError, match=r"keypoints='\.mat': an array, .* one of \.pts, \.json, \.npy"):
+        stoker.DataLoader(root, keypoints=".mat", transforms="Resize((8, 8))")
+
+
 class Labelled(torch.utils.data.Dataset):
     """Images whose every channel holds their segmentation labels, with those labels as a Mask."""
 
@@ -172,5 +211,5 @@ def test_a_csv_lists_column_of_json_arrays_gives_the_keypoints(blocks):
     (root / "ragged.csv").write_text('path,landmarks\nc/0.png,"[[1, 2]]"\nc/1.png,"[[1, 2], [3, 4]]"\n')
     with pytest.raises(ValueError, match=r"keypoints='landmarks': the rows' arrays differ in shape"):
         stoker.DataLoader(root / "ragged.csv", keypoints="landmarks", transforms="Resize((8, 8))")
-    with pytest.raises(ValueError, match=r"keypoints='pose': an array, an \.npy file, or the name of a CSV list's"):
+    with pytest.raises(ValueError, match=r"keypoints='pose': an array, an \.npy file, a CSV list's column"):
         stoker.DataLoader(root / "list.csv", keypoints="pose", transforms="Resize((8, 8))")
