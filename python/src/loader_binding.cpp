@@ -251,6 +251,13 @@ void bind_loader(py::module_& m) {
       "The sample ids one rank visits in an epoch, in order (stoker/data/sampler.h)", py::arg("size"), py::kw_only(),
       py::arg("batch_size"), py::arg("shuffle"), py::arg("drop_last"), py::arg("seed"), py::arg("rank"),
       py::arg("world_size"), py::arg("epoch"));
+  m.def(
+      "target_indices",
+      [](const data::Source& source, const std::vector<std::string>& given, const std::string& option) {
+        return data::target_indices(source, given, option);
+      },
+      "The float targets `given` names (target column names or indices), as indices", py::arg("source"),
+      py::arg("given"), py::arg("option"));
   m.attr("max_clip_frames") = data::ClipOptions::kMaxFrames;
   m.attr("max_frame_step") = data::ClipOptions::kMaxStep;
   m.def(
@@ -282,8 +289,8 @@ void bind_loader(py::module_& m) {
                        bool drop_last, uint64_t seed, int rank, int world_size, const std::string& transforms,
                        bool channels_last, bool normalize_in_consumer, const std::string& on_error, double max_bad,
                        double cache_decoded_bytes, bool run_ahead, bool return_params,
-                       std::vector<std::pair<int, int>> flip_pairs, py::object allocate, int frames_per_clip,
-                       int frame_step, const std::string& clip_start) {
+                       std::vector<std::pair<int, int>> flip_pairs, std::vector<int> flip_negate, py::object allocate,
+                       int frames_per_clip, int frame_step, const std::string& clip_start) {
              data::LoaderOptions o;
              o.batch_size = batch_size;
              o.workers = workers;
@@ -302,6 +309,7 @@ void bind_loader(py::module_& m) {
              o.run_ahead = run_ahead;
              o.words = data::FrontEnd::kPython;
              o.target_geometry.flip_pairs = std::move(flip_pairs);
+             o.target_geometry.flip_negate = std::move(flip_negate);
              o.clip.frames = frames_per_clip;
              o.clip.step = frame_step;
              if (clip_start != "random" && clip_start != "center") {
@@ -315,8 +323,8 @@ void bind_loader(py::module_& m) {
            py::arg("transforms"), py::arg("channels_last"), py::arg("normalize_in_consumer"), py::arg("on_error"),
            py::arg("max_bad"), py::arg("cache_decoded_bytes"), py::arg("run_ahead") = true,
            py::arg("return_params") = false, py::arg("flip_pairs") = std::vector<std::pair<int, int>>{},
-           py::arg("allocate") = py::none(), py::arg("frames_per_clip") = 0, py::arg("frame_step") = 1,
-           py::arg("clip_start") = "random")
+           py::arg("flip_negate") = std::vector<int>{}, py::arg("allocate") = py::none(),
+           py::arg("frames_per_clip") = 0, py::arg("frame_step") = 1, py::arg("clip_start") = "random")
       .def("start_epoch", &LoaderHandle::start_epoch, py::arg("epoch"), py::arg("first_batch") = 0,
            py::arg("order") = py::none())
       .def("next", &LoaderHandle::next, py::arg("timeout") = 0.0)

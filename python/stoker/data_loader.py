@@ -110,6 +110,20 @@ def _flip_pairs(pairs):
     return out
 
 
+def _flip_negate(given, data):
+    """The float target indices a horizontal flip negates, from names of a CSV list's target
+    columns ("yaw") or indices."""
+    if given is None:
+        return []
+    listed = [given] if isinstance(given, (str, int)) else given
+    if data.targets != "engine" or any(isinstance(t, bool) or not isinstance(t, (str, int)) for t in listed):
+        raise arg.bad("flip_negate", given, "target column names or indices of float targets stoker reads (a CSV "
+                      "list's yaw, pitch, roll; an array's columns)",
+                      "a Dataset's targets are its own: negate them where return_params's 'hflip' is set"
+                      if data.targets != "engine" else "")
+    return _stoker.target_indices(data.source, [str(t) for t in listed], "flip_negate")
+
+
 def _pinned_allocate(nbytes):
     block = torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)
     return block.data_ptr(), block
@@ -136,7 +150,7 @@ class DataLoader:
                  pin_memory_device="", in_order=True, seed=None, transforms=None, rank=None, world_size=None,
                  device="cpu", channels_last=False, on_error="substitute", max_bad=0.01, split="train",
                  cache_decoded_gb=0, return_params=False, keypoints=None, boxes=None, box_format="xyxy",
-                 flip_pairs=None, frames_per_clip=0, frame_step=1, clip_start=None):
+                 flip_pairs=None, flip_negate=None, frames_per_clip=0, frame_step=1, clip_start=None):
         self._pid = os.getpid()
         # The loader's own options, checked from its table (one declaration for every front end).
         for name, value in (("shuffle", shuffle), ("batch_size", batch_size), ("num_workers", num_workers),
@@ -199,6 +213,7 @@ class DataLoader:
             data.item_width -= len(data.geometry_columns)
             data.source = with_geometry(data.source, keypoints, boxes, box_format)
         flip_pairs = _flip_pairs(flip_pairs)
+        flip_negate = _flip_negate(flip_negate, data)
         if worker_init_fn is not None and data.targets == "engine":
             raise arg.bad("worker_init_fn", worker_init_fn, f"a setup for workers that run Python; for {data.name} "
                           "stoker's workers read and decode in C++ and run none", "leave it out")
@@ -230,7 +245,8 @@ class DataLoader:
             drop_last=drop_last, rank=self.rank if sharded else 0, world_size=self.world_size if sharded else 1,
             transforms=chain, channels_last=channels_last, normalize_in_consumer=on_gpu, on_error=on_error,
             max_bad=max_bad, cache_decoded_bytes=cache_decoded_gb * 1e9 if data.targets == "engine" else 0,
-            run_ahead=sharded, return_params=return_params, flip_pairs=flip_pairs, frames_per_clip=frames_per_clip,
+            run_ahead=sharded, return_params=return_params, flip_pairs=flip_pairs, flip_negate=flip_negate,
+            frames_per_clip=frames_per_clip,
             frame_step=frame_step, clip_start=clip_start,
             allocate=_pinned_allocate if (self.pin_memory or on_gpu) else None)
         self._loader = self._make_loader(self.seed)

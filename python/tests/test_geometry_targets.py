@@ -213,3 +213,24 @@ def test_a_csv_lists_column_of_json_arrays_gives_the_keypoints(blocks):
         stoker.DataLoader(root / "ragged.csv", keypoints="landmarks", transforms="Resize((8, 8))")
     with pytest.raises(ValueError, match=r"keypoints='pose': an array, an \.npy file, a CSV list's column"):
         stoker.DataLoader(root / "list.csv", keypoints="pose", transforms="Resize((8, 8))")
+
+
+def test_flip_negate_negates_a_head_poses_yaw_and_roll_exactly_where_flipped(blocks):
+    root, centres = blocks
+    rows = ["path,yaw,pitch,roll"] + [f"c/{i}.png,{i + 1},{10 * (i + 1)},{100 * (i + 1)}" for i in range(6)]
+    (root / "poses.csv").write_text("\n".join(rows) + "\n")
+    loader = stoker.DataLoader(root / "poses.csv", batch_size=6, shuffle=True, seed=3, return_params=True,
+                               flip_negate=["yaw", "roll"], transforms="Resize((8, 8)), RandomHorizontalFlip()")
+    flips = 0
+    for epoch in range(4):
+        for x, pose, params in loader:
+            i = params["index"].float() + 1
+            sign = torch.where(params["hflip"], -1.0, 1.0)
+            assert pose.tolist() == torch.stack([sign * i, 10 * i, sign * 100 * i], 1).tolist()
+            flips += int(params["hflip"].sum())
+    assert 0 < flips < 24
+    with pytest.raises(ValueError, match=r"flip_negate names target 'heading', and .* has the target columns "
+                                         r"yaw, pitch and roll"):
+        stoker.DataLoader(root / "poses.csv", flip_negate="heading", transforms="Resize((8, 8))")
+    with pytest.raises(ValueError, match=r"flip_negate names float targets .* has class ids; leave it out"):
+        stoker.DataLoader(root, flip_negate="yaw", transforms="Resize((8, 8))")

@@ -297,6 +297,41 @@ TEST_F(TrainTasksCli, RegressionFromAFileListReportsMaePerTarget) {
   }
 }
 
+TEST_F(TrainTasksCli, FlipNegateNegatesTheTargetsAMirrorChangesAndANoteAsksForIt) {
+  // A bar's horizontal offset, which a flip negates: learnt with --flip-negate offset; without
+  // it, flipped images carry the unflipped offset and the model can only guess.
+  TempDir dir;
+  const std::string train = stoker::testing::write_bar_regression(dir, "train", 320, 1);
+  const std::string val = stoker::testing::write_bar_regression(dir, "val", 100, 2);
+  const std::string chain =
+      " --transforms 'Resize(8), CenterCrop(8), RandomHorizontalFlip(), Grayscale, Normalize(mean=(0.5,), "
+      "std=(0.5,))'";
+  const std::string common = " --model mlp --workers 1 --batch-size 32 --lr 3e-3 --no-progress --epochs 6";
+  double mae[2] = {0, 0};
+  for (int negate = 0; negate < 2; ++negate) {
+    const std::string out = dir.str() + "/runs" + std::to_string(negate);
+    const auto r = run_command(kStoker + " train --data " + train + " --val-data " + val + common + chain +
+                               (negate ? " --flip-negate offset" : "") + " --output-dir " + out);
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    const std::string note = "note: RandomHorizontalFlip mirrors the images and not the float targets (offset, level)";
+    EXPECT_EQ(r.err.find(note) != std::string::npos, negate == 0) << r.err;
+    mae[negate] = 1;  // the offset's best validation MAE over the epochs
+    const auto summary = summary_of(out);
+    for (const auto& epoch : summary["epochs"]) mae[negate] = std::min(mae[negate], epoch["val_mae"][0].get<double>());
+  }
+  // Guessing 0 scores about 0.25; the bar's place, learnt, far less.
+  EXPECT_LT(mae[1], 0.1) << "with --flip-negate";
+  EXPECT_GT(mae[0], 2 * mae[1]) << "without it the flipped samples contradict the others";
+  const auto run = [&](const std::string& flags) {
+    return run_command(kStoker + " train --data " + train + common + flags + " --output-dir " + dir.str() + "/bad");
+  };
+  EXPECT_NE(run(chain + " --flip-negate heading").err.find("flip_negate names target 'heading', and "),
+            std::string::npos);
+  EXPECT_NE(run(" --transforms 'Resize(8), CenterCrop(8), Grayscale' --flip-negate offset")
+                .err.find("flip_negate offset negates targets on a horizontal flip, and the training chain"),
+            std::string::npos);
+}
+
 TEST_F(TrainTasksCli, AListsOtherColumnsAreLeftUnreadInOneLine) {
   // A list of images with a class, a caption (quoted, with a comma) and an id per row.
   TempDir dir;

@@ -35,6 +35,22 @@ std::string write_level_regression(const TempDir& dir, const std::string& name, 
   return dir.write_text(name + ".csv", csv);
 }
 
+std::string write_bar_regression(const TempDir& dir, const std::string& name, int count, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> columns(0, 7), levels(128, 255);
+  std::string csv = "path,offset,level\n";
+  for (int i = 0; i < count; ++i) {
+    const int x = columns(rng), level = levels(rng);
+    data::Image image;
+    image.reshape(8, 8, 1);
+    for (int p = 0; p < 64; ++p) image.data()[p] = static_cast<uint8_t>(p % 8 == x ? level : 16);
+    const std::string relative = fmt::format("{}/bar_{:04d}.png", name, i);
+    dir.write(relative, data::encode_png(image));
+    csv += fmt::format("{},{:.6f},{:.6f}\n", relative, (x + 0.5) / 8 - 0.5, level / 255.0);
+  }
+  return dir.write_text(name + ".csv", csv);
+}
+
 std::string write_level_classes(const TempDir& dir, const std::string& name, int count, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> levels(0, 255);

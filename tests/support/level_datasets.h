@@ -15,6 +15,11 @@ namespace stoker::testing {
 // Returns the CSV's path.
 std::string write_level_regression(const TempDir& dir, const std::string& name, int count, uint32_t seed);
 
+// `count` 8x8 gray PNGs each with a bright vertical bar at column x (0..7), and dir/<name>.csv
+// with the header "path,offset,level": offset = (x + 0.5) / 8 - 0.5, which a horizontal flip
+// negates, and the bar's level / 255, which it keeps. Returns the CSV's path.
+std::string write_bar_regression(const TempDir& dir, const std::string& name, int count, uint32_t seed);
+
 // An image folder dir/<name>/{bright,dark}/ of `count` images (level >= 128 is bright).
 // Returns the folder's path.
 std::string write_level_classes(const TempDir& dir, const std::string& name, int count, uint32_t seed);

@@ -268,6 +268,12 @@ std::unique_ptr<Source> open_file_list(const std::string& csv_path, const std::s
 // uses path and label"), or "" for none (and for sources without columns()).
 std::string columns_left_unread(const Source& source, const std::string& path, const std::string& command);
 
+// The float targets named by `given` (flip_negate: a CSV list's target column names, "yaw",
+// or indices, "0"), as indices below source.target_dim(). Throws UsageError naming `option`,
+// the value and the targets there are, for a name or index the source does not have and for a
+// source of class ids.
+std::vector<int> target_indices(const Source& source, const std::vector<std::string>& given, std::string_view option);
+
 // A WebDataset shard: an uncompressed tar file (ustar, GNU or pax) whose consecutive members
 // sharing a key are one sample ("000123.jpg" and "000123.cls"). The sample's image is its
 // .jpg, .jpeg or .png member, read in place from the file's memory map; its class id the

@@ -41,9 +41,12 @@ struct GeometryTargets {
 };
 
 // What moves targets besides the image's draws: the pairs of point indices a horizontal flip
-// swaps (left and right eye, ...), each index below the points a sample has.
+// swaps (left and right eye, ...), each index below the points a sample has; and the float
+// targets a horizontal flip negates (a head pose's yaw and roll: a mirrored face turns and
+// tilts the other way), each index below the source's target_dim.
 struct TargetGeometrySpec {
   std::vector<std::pair<int, int>> flip_pairs;
+  std::vector<int> flip_negate;
 };
 
 // Throws UsageError, naming the transform and what to do, when `spec` holds one that targets

@@ -80,10 +80,13 @@ constexpr int kAuto = -1;
 struct TrainConfig {
   std::string model = "mnist_cnn";                         // one of kModelNames
   std::string data = "/usr/share/datasets/fashion-mnist";  // image folder, IDX dir or CSV
-  std::string exclude_list;    // a file of sample names left out of `data` (stoker scan -o); "" = none
-  std::string val_data;        // "" = the IDX t10k split when data is IDX, else none
-  double val_split = 0;        // > 0: hold out this fraction of `data` for validation instead
-  std::string transforms;      // torchvision-style chain; "" = the model's default
+  std::string exclude_list;  // a file of sample names left out of `data` (stoker scan -o); "" = none
+  std::string val_data;      // "" = the IDX t10k split when data is IDX, else none
+  double val_split = 0;      // > 0: hold out this fraction of `data` for validation instead
+  std::string transforms;    // torchvision-style chain; "" = the model's default
+  // Float targets a horizontal flip negates, comma-separated target column names or indices
+  // (a head pose's "yaw,roll"); "" = none.
+  std::string flip_negate;
   std::string val_transforms;  // validation's chain; "" = data::eval_transform(transforms)
   // torchvision's reference flags, added to the training chain: --auto-augment ta_wide | ra |
   // imagenet | cifar10 | svhn | augmix (none = off; bilinear, as its script), --ra-magnitude,

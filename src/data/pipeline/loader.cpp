@@ -295,11 +295,15 @@ void Worker::produce(const Claim& job) {
   job.buffer->indices[static_cast<size_t>(job.slot)] = job.index;
   job.buffer->labels[static_cast<size_t>(job.slot)] =
       source_.target_kind() == TargetKind::kClass ? source_.label(used) : 0;
-  source_.targets(used, job.buffer->targets.data() + static_cast<size_t>(job.slot) * dim);
+  float* const targets = job.buffer->targets.data() + static_cast<size_t>(job.slot) * dim;
+  source_.targets(used, targets);
   job.buffer->extras[static_cast<size_t>(job.slot)] = loader_.take_extra();  // drops the slot's last one
   SampleRecord& record = job.buffer->records[static_cast<size_t>(job.slot)];
   record = status.ok() ? loader_.record() : SampleRecord{};
   record.index = used;
+  if (record.params.flip) {
+    for (const int t : options_.target_geometry.flip_negate) targets[t] = -targets[t];
+  }
   GeometryTargets& geometry = job.buffer->geometry[static_cast<size_t>(job.slot)];
   if (status.ok()) {
     loader_.take_geometry(&geometry);
@@ -399,6 +403,23 @@ std::unique_ptr<BatchBuffer> make_buffer(BufferAllocator& allocator, const Loade
   return buffer;
 }
 
+// flip_negate's indices name float targets the source has.
+void check_flip_negate(const Source& source, const std::vector<int>& flip_negate) {
+  if (flip_negate.empty()) return;
+  if (source.target_kind() != TargetKind::kRegression) {
+    throw UsageError(
+        fmt::format("flip_negate names float targets to negate on a horizontal flip, and {} has class "
+                    "ids; leave it out",
+                    source.describe()));
+  }
+  for (const int t : flip_negate) {
+    if (t < 0 || t >= source.target_dim()) {
+      throw UsageError(fmt::format("flip_negate names target {}, and {} has {} (0 to {})", t, source.describe(),
+                                   source.target_dim(), source.target_dim() - 1));
+    }
+  }
+}
+
 }  // namespace
 
 Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
@@ -409,6 +430,7 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
     check_targets_can_follow(options_.transform);
     options_.cache_decoded_bytes = 0;
   }
+  check_flip_negate(*source_, options_.target_geometry.flip_negate);
   if (const int features = source_->feature_count(); features > 0) {
     prepare_feature_spec(features);
   } else if (options_.transform.features.standardize) {

@@ -1,6 +1,8 @@
 // What a command that reads paths and targets alone makes of a CSV list's other columns.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "list_columns.h"
 #include "stoker/core/error.h"
 #include "stoker/data/source.h"
@@ -54,6 +56,35 @@ std::string columns_left_unread(const Source& source, const std::string& path, c
   for (const std::string& name : extra) ignored += (ignored.empty() ? "" : ", ") + name;
   return fmt::format("ignoring column{} {} of {}: {} uses {}", extra.size() == 1 ? "" : "s", ignored, path, command,
                      listed(used));
+}
+
+std::vector<int> target_indices(const Source& source, const std::vector<std::string>& given, std::string_view option) {
+  if (given.empty()) return {};
+  if (source.target_kind() != TargetKind::kRegression) {
+    throw UsageError(
+        fmt::format("{} names float targets (a head pose's yaw, pitch, roll), and {} has class ids; "
+                    "leave it out",
+                    option, source.describe()));
+  }
+  const SourceColumns* columns = source.columns();
+  const std::vector<std::string> names = columns != nullptr ? columns->targets : std::vector<std::string>{};
+  std::vector<int> out;
+  for (const std::string& name : given) {
+    const auto named = std::find(names.begin(), names.end(), name);
+    int index = -1;
+    if (named != names.end()) {
+      index = static_cast<int>(named - names.begin());
+    } else if (!name.empty() && name.size() < 10 && name.find_first_not_of("0123456789") == std::string::npos) {
+      index = std::stoi(name);
+    }
+    if (index < 0 || index >= source.target_dim()) {
+      throw UsageError(fmt::format("{} names target '{}', and {} has {}", option, name, source.describe(),
+                                   names.empty() ? fmt::format("targets 0 to {}", source.target_dim() - 1)
+                                                 : "the target columns " + listed(names)));
+    }
+    out.push_back(index);
+  }
+  return out;
 }
 
 }  // namespace stoker::data

@@ -582,6 +582,11 @@ std::vector<Field> make_fields() {
        {}},
       {"device", &C::device, "Device: auto, cpu, cuda or cuda:N", {}},
       {"max_steps", &C::max_steps, "Stop after this many optimizer steps; 0 = no limit", {}, false, Range::at_least(0)},
+      {"flip_negate",
+       &C::flip_negate,
+       "Float targets a horizontal flip negates, by target column name or index, comma-separated: a head pose's "
+       "yaw,roll (a mirrored face turns and tilts the other way); empty = none",
+       {}},
       {"exclude_list",
        &C::exclude_list,
        "A file naming training samples to leave out, one per line (what stoker scan -o writes); empty = none",

@@ -19,6 +19,7 @@
 
 namespace stoker::data {
 namespace {
+namespace perspective_elastic_test {
 
 constexpr int kW = 16;
 constexpr int kH = 12;
@@ -205,5 +206,6 @@ TEST(ElasticTest, ParsesDescribesAndRefuses) {
             "ElasticTransform sigma must be both in (0, 100], or both 0 for unblurred noise (got (0, 2))");
 }
 
+}  // namespace perspective_elastic_test
 }  // namespace
 }  // namespace stoker::data

@@ -169,7 +169,7 @@ void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const Run
   const data::Loader& train_loader = *setup.train_loader;
   const std::string workers_text =
       cfg.num_workers == kAuto ? fmt::format("auto (from {})", setup.start_workers) : std::to_string(cfg.num_workers);
-  for (const std::string& line : setup.column_notes) std::fprintf(stderr, "%s\n", line.c_str());
+  for (const std::string& line : setup.data_notes) std::fprintf(stderr, "%s\n", line.c_str());
   std::printf("stoker 0.1 · run dir %s\n", start.run_dir.c_str());
   const int threads = torch::get_num_threads();
   std::printf("device   %s · %s · %d thread%s%s\n", setup.device.str().c_str(), torch_description().c_str(), threads,

@@ -81,6 +81,40 @@ void add_augmentation_flags(const TrainConfig& cfg, const data::Source& source, 
   spec->validate();
 }
 
+// The float targets the training chain's horizontal flip negates (cfg.flip_negate), as
+// indices. Float targets with a flip and none named get a note: the flip mirrors the image
+// and not them, which is right for an age and wrong for a head pose's yaw.
+std::vector<int> flip_negate_for(const TrainConfig& cfg, const data::Source& source, const data::TransformSpec& chain,
+                                 std::vector<std::string>* notes) {
+  std::vector<std::string> names;
+  for (size_t at = 0; at < cfg.flip_negate.size();) {
+    const size_t comma = std::min(cfg.flip_negate.find(',', at), cfg.flip_negate.size());
+    std::string name = cfg.flip_negate.substr(at, comma - at);
+    name.erase(0, name.find_first_not_of(' '));
+    name.erase(name.find_last_not_of(' ') + 1);
+    names.push_back(std::move(name));
+    at = comma + 1;
+  }
+  std::vector<int> indices = data::target_indices(source, names, "flip_negate");
+  if (!indices.empty() && !chain.hflip.enabled()) {
+    throw UsageError(
+        fmt::format("flip_negate {} negates targets on a horizontal flip, and the training chain '{}' "
+                    "has none; add RandomHorizontalFlip(), or leave flip_negate out",
+                    cfg.flip_negate, chain.describe()));
+  }
+  if (indices.empty() && chain.hflip.enabled() && source.target_kind() == data::TargetKind::kRegression) {
+    const data::SourceColumns* columns = source.columns();
+    const std::string targets = columns != nullptr && !columns->targets.empty()
+                                    ? fmt::format("{}", fmt::join(columns->targets, ", "))
+                                    : fmt::format("0 to {}", source.target_dim() - 1);
+    notes->push_back(fmt::format(
+        "note: RandomHorizontalFlip mirrors the images and not the float targets ({}); where a mirror changes one "
+        "(a head pose's yaw and roll), name it: --flip-negate yaw,roll",
+        targets));
+  }
+  return indices;
+}
+
 }  // namespace
 
 OptimizerGroups optimizer_groups(const Network& model) {
@@ -260,12 +294,12 @@ TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place) {
   }
   // A CSV list's columns besides the path and the targets (captions, ids) are left unread.
   if (std::string line = data::columns_left_unread(*s.train_source, cfg.data, "stoker train"); !line.empty()) {
-    s.column_notes.push_back(std::move(line));
+    s.data_notes.push_back(std::move(line));
   }
   if (!cfg.val_data.empty()) {
     s.val_source = data::open_source(cfg.val_data, data::Split::kValidationFile);
     if (std::string line = data::columns_left_unread(*s.val_source, cfg.val_data, "stoker train"); !line.empty()) {
-      s.column_notes.push_back(std::move(line));
+      s.data_notes.push_back(std::move(line));
     }
   } else if (cfg.val_split == 0 && data::has_held_out_split(cfg.data)) {
     s.val_source = data::open_source(cfg.data, data::Split::kHeldOut);
@@ -329,6 +363,8 @@ TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place) {
   train_options.sampler.rank = place.rank;
   train_options.sampler.world_size = place.world_size;
   train_options.sampler.repetitions = cfg.ra_sampler ? cfg.ra_reps : 1;
+  train_options.target_geometry.flip_negate =
+      flip_negate_for(cfg, *s.train_source, train_options.transform, &s.data_notes);
   s.train_chain = train_options.transform;
   s.eval_chain = transform_for(cfg, s.val_source ? *s.val_source : *s.train_source, false);
   train_options.allocator = s.pinned.get();

@@ -25,7 +25,7 @@ struct TrainSetup {
   std::shared_ptr<const data::Source> val_source;    // null: no validation data
   size_t excluded_samples = 0;                       // left out by --exclude-list
   size_t excluded_unknown = 0;                       // names in that list not in the data
-  std::vector<std::string> column_notes;             // the CSV lists' columns left unread (columns_left_unread)
+  std::vector<std::string> data_notes;               // the CSV lists' columns left unread, float targets a flip mirrors
   Objective objective;                               // task, loss and outputs (classes or float targets)
   int start_workers = 1;                             // cfg.num_workers, or the tuner's first count for auto
   std::unique_ptr<PinnedAllocator> pinned;           // CUDA with pin_memory; outlives the loaders
