@@ -10,7 +10,8 @@ namespace stoker::cli::data_reference_text {
 inline constexpr std::string_view kIntro = R"md(# Datasets and transforms
 
 What `stoker train --data`, `stoker bench loader --data`, `stoker scan --data` and
-`stoker.DataLoader(data)` read, and the transform chains they take.
+`stoker.DataLoader(data)` read, and the transform chains they take. Landmarks, clips, captions,
+boxes and masks, with an example of each: [own-data.md](../guide/own-data.md).
 
 )md";
 
@@ -72,7 +73,7 @@ once, in `src/data/source/list_columns.h` (`open_file_list` in `include/stoker/d
   not UTF-8 as `os.fsdecode` makes them), integers as an int64 tensor, numbers as a float32
   one. A bad image's slot takes its substitute's cells, as it takes its label. A column of
   JSON arrays named by `keypoints=` or `boxes=` is read as those targets instead
-  ([python.md](../guide/python.md)).
+  ([own-data.md](../guide/own-data.md#boxes-and-masks)).
   `stoker train` and `stoker evaluate` read the path and the targets alone and say so on stderr
   (`ignoring columns caption, id of list.csv: stoker train uses path and label`); a list with
   no target column is one line saying how to name one.
@@ -87,7 +88,7 @@ inline constexpr std::string_view kClips = R"md(## Clips
 
 A sample may be a clip: an ordered list of frames (JPEG or PNG), K of which make the sample
 (`stoker.DataLoader(frames_per_clip=K, frame_step=S)`, `stoker bench loader --frames-per-clip K
---frame-step S`; [python.md](../guide/python.md#clips)). `stoker train` refuses clips: its
+--frame-step S`; [own-data.md](../guide/own-data.md#clips)). `stoker train` refuses clips: its
 models take single images. Clips are read from:
 
 - a folder `root/<class>/<clip>/<frame>`, when clips are asked for (without them the same
