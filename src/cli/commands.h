@@ -38,4 +38,8 @@ void add_report_command(CLI::App& app, int* exit_code);
 // Registers `stoker doctor` (the train options, plus --seconds, --json, --find-batch-size).
 void add_doctor_command(CLI::App& app, int* exit_code);
 
+// Registers `stoker help` (the data formats and transforms, or a command's --help). Register it
+// last: it looks the other commands up on `app`.
+void add_help_command(CLI::App& app, int* exit_code);
+
 }  // namespace stoker::cli

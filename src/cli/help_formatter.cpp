@@ -24,20 +24,16 @@ std::string HelpFormatter::make_option_opts(const CLI::Option* option) const {
   return opts;
 }
 
-namespace {
-
-// A table cell: '|' escaped, line breaks as spaces; in prose (not code) also '<' and '*', which
-// Markdown would read as HTML or emphasis.
-std::string cell(const std::string& text, bool prose) {
+std::string markdown_cell(const std::string& text, bool code) {
   std::string out;
   for (const char c : text) {
     if (c == '|') {
       out += "\\|";
     } else if (c == '\n') {
       out += ' ';
-    } else if (prose && c == '<') {
+    } else if (!code && c == '<') {
       out += "&lt;";
-    } else if (prose && c == '*') {
+    } else if (!code && c == '*') {
       out += "\\*";
     } else {
       out += c;
@@ -46,9 +42,7 @@ std::string cell(const std::string& text, bool prose) {
   return out;
 }
 
-std::string code(const std::string& text) { return text.empty() ? "" : "`" + cell(text, false) + "`"; }
-
-}  // namespace
+std::string markdown_code(const std::string& text) { return text.empty() ? "" : "`" + markdown_cell(text, true) + "`"; }
 
 std::string options_markdown(const CLI::App& app, const std::function<std::string(const CLI::Option&)>& key_of) {
   const HelpFormatter names;
@@ -56,11 +50,11 @@ std::string options_markdown(const CLI::App& app, const std::function<std::strin
                            : "| option | value | default | description |\n|---|---|---|---|\n";
   for (const CLI::Option* option : app.get_options()) {
     if (option->get_group().empty() || option == app.get_help_ptr()) continue;
-    std::string row = "| " + code(names.make_option_name(option, false)) + " | ";
-    if (key_of) row += code(key_of(*option)) + " | ";
+    std::string row = "| " + markdown_code(names.make_option_name(option, false)) + " | ";
+    if (key_of) row += markdown_code(key_of(*option)) + " | ";
     const bool flag = option->get_type_size() == 0;
-    row += (flag ? std::string() : code(option->get_type_name())) + " | " + code(option->get_default_str()) + " | " +
-           cell(option->get_description(), true) + " |\n";
+    row += (flag ? std::string() : markdown_code(option->get_type_name())) + " | " +
+           markdown_code(option->get_default_str()) + " | " + markdown_cell(option->get_description(), false) + " |\n";
     out += row;
   }
   return out;

@@ -27,4 +27,11 @@ class HelpFormatter : public CLI::Formatter {
 // for the train options, checked in as docs/reference/train-options.md.
 std::string options_markdown(const CLI::App& app, const std::function<std::string(const CLI::Option&)>& key_of = {});
 
+// A Markdown table cell: '|' escaped, line breaks as spaces; in prose (`code` false) also '<'
+// and '*', which Markdown would read as HTML or emphasis.
+std::string markdown_cell(const std::string& text, bool code);
+
+// `text` as code in a table cell ("" for none).
+std::string markdown_code(const std::string& text);
+
 }  // namespace stoker::cli

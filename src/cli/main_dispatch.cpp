@@ -37,6 +37,7 @@ int run_main(int argc, char** argv) {
   add_evaluate_command(app, &exit_code);
   add_doctor_command(app, &exit_code);
   add_check_command(app, &exit_code);
+  add_help_command(app, &exit_code);
   try {
     std::string known;
     bool found = false;

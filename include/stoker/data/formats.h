@@ -1,6 +1,6 @@
 // stoker/data/formats.h — the kinds of data stoker reads, declared once. open_source() finds a
 // file's kind here by its extension, and every `--data` help text, the refusal of a file of
-// another kind and the reference pages read the same list.
+// another kind and the data reference page (`stoker help data`) read the same list.
 //
 // Thread safety: the list is immutable; every function may be called from any thread.
 #pragma once
@@ -27,6 +27,9 @@ struct DataFormat {
   std::string_view described;                // a phrase for sentences: "an IDX directory"
   std::string_view brief;                    // a few words for compact help: "IDX dir"
   std::vector<std::string_view> extensions;  // of a file of this kind; none for directories
+  // What a dataset of this kind holds and how stoker reads it, for the data reference page
+  // (docs/reference/data.md): Markdown, one paragraph, links relative to docs/reference/.
+  std::string_view doc;
 };
 
 // Every kind, in the order help texts list them.

@@ -7,13 +7,54 @@ namespace stoker::data {
 
 std::span<const DataFormat> data_formats() {
   static const std::vector<DataFormat> kFormats = {
-      {FormatKind::kImageFolder, "an image folder (one subfolder per class)", "image folder (root/<class>/<img>)", {}},
-      {FormatKind::kIdx, "an IDX directory", "IDX dir", {}},
-      {FormatKind::kCsv, "a CSV file (image list or numeric feature table)", "CSV list or table", {".csv"}},
-      {FormatKind::kNumpy, "NumPy arrays (.npz, .npy)", ".npz/.npy", {".npz", ".npy"}},
-      {FormatKind::kTorch, "PyTorch tensors (.pt, .pth from torch.save)", ".pt", {".pt", ".pth"}},
-      {FormatKind::kHdf5, "an HDF5 file (.h5, .hdf5; file.h5:group for a group)", ".h5", {".h5", ".hdf5"}},
-      {FormatKind::kWebDataset, "WebDataset shards (.tar of <key>.jpg + <key>.cls)", "WebDataset .tar", {".tar"}},
+      {FormatKind::kImageFolder,
+       "an image folder (one subfolder per class)",
+       "image folder (root/<class>/<img>)",
+       {},
+       "`root/<class>/<image>`, torchvision's ImageFolder rules (JPEG and PNG). A folder in it that cannot be listed, "
+       "for its permissions or an I/O error, stops with one line naming it rather than being read as empty. A file "
+       "or folder name that is not UTF-8 is written in every JSON stoker makes (`summary.json`, the weights' class "
+       "names, `--json`) with each stray byte as `\\udcXX`, as Python's `surrogateescape` writes it, so `json.load` "
+       "and `os.fsencode` give the bytes back. With clips, `root/<class>/<clip>/<frame>` ([Clips](#clips))."},
+      {FormatKind::kIdx,
+       "an IDX directory",
+       "IDX dir",
+       {},
+       "MNIST's and Fashion-MNIST's files, plain or `.gz`: `train-*` and `t10k-*` ([Splits](#splits))."},
+      {FormatKind::kCsv,
+       "a CSV file (image list or numeric feature table)",
+       "CSV list or table",
+       {".csv"},
+       "A file list, one image (or clip) per row with its targets and other columns: `path,label`, "
+       "`path,yaw,pitch,roll`, `path,label,caption` ([CSV file lists](#csv-file-lists)); or a table of numbers, "
+       "feature vectors with a target column ([train.md](../guide/train.md#feature-vectors)). Told apart by content."},
+      {FormatKind::kNumpy,
+       "NumPy arrays (.npz, .npy)",
+       ".npz/.npy",
+       {".npz", ".npy"},
+       "Feature vectors and their targets (`x`, `y` and their split suffixes), or uint8 images of shape (N, H, W), "
+       "(N, H, W, C) or (N, C, H, W) ([train.md](../guide/train.md#numpy-archives))."},
+      {FormatKind::kTorch,
+       "PyTorch tensors (.pt, .pth from torch.save)",
+       ".pt",
+       {".pt", ".pth"},
+       "A `torch.save` file holding a dict of tensors named as in an `.npz`, an `(x, y)` tuple or a "
+       "`TensorDataset`, read without running its pickle ([train.md](../guide/train.md#pytorch-files))."},
+      {FormatKind::kHdf5,
+       "an HDF5 file (.h5, .hdf5; file.h5:group for a group)",
+       ".h5",
+       {".h5", ".hdf5"},
+       "Datasets named as in an `.npz`, at the root or in a group (`file.h5:group`) "
+       "([train.md](../guide/train.md#hdf5-files))."},
+      {FormatKind::kWebDataset,
+       "WebDataset shards (.tar of <key>.jpg + <key>.cls)",
+       "WebDataset .tar",
+       {".tar"},
+       "Uncompressed tar files (`--data 'shards/train-*.tar'`) whose consecutive members sharing a key are one "
+       "sample: `000123.jpg` with `000123.cls` holding its class id as text, as webdataset's `ShardWriter` writes "
+       "them. The images are read in place from each file's memory map; ustar, GNU and pax tar files. Members "
+       "without an image, such as captions alone, are skipped and counted; a damaged or truncated shard, an image "
+       "without its `.cls` or a `.tar.gz` stops with one line."},
   };
   return kFormats;
 }

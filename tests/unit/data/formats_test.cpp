@@ -36,6 +36,16 @@ TEST(DataFormatsTest, TheTextsListEveryKindOnce) {
             "image folder (root/<class>/<img>), IDX dir, CSV list or table, .npz/.npy, .pt, .h5, WebDataset .tar");
 }
 
+// The data reference's table of formats (stoker help data --markdown) puts each kind's doc in one
+// cell: it must say something, on one line, without a '|' that would end the cell.
+TEST(DataFormatsTest, EveryKindHasItsReferenceText) {
+  for (const DataFormat& format : data_formats()) {
+    EXPECT_GE(format.doc.size(), 40U) << format.described;
+    EXPECT_EQ(format.doc.find('\n'), std::string_view::npos) << format.described;
+    EXPECT_EQ(format.doc.find('|'), std::string_view::npos) << format.described;
+  }
+}
+
 TEST(DataFormatsTest, AFileOfAnotherKindIsRefusedWithTheKindsThatAreRead) {
   stoker::testing::TempDir dir;
   dir.write_text("weights.bin", "not data");

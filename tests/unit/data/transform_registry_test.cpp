@@ -230,6 +230,21 @@ TEST(TransformRegistryTest, FeatureVectorsRefuseImageTransforms) {
   }
 }
 
+// Every entry says what it does, for the data reference page (stoker help data --markdown): in
+// sentences, one paragraph.
+TEST(TransformRegistryTest, EveryEntryHasItsReferenceText) {
+  for (const ops::TransformOp* op : ops::registry()) {
+    const std::string_view name = op->names.begin()->name;
+    if (op->doc.empty()) {
+      ADD_FAILURE() << name << " has no doc";
+      continue;
+    }
+    EXPECT_GE(op->doc.size(), 40U) << name << ": " << op->doc;
+    EXPECT_EQ(op->doc.find('\n'), std::string_view::npos) << name << ": its doc is one paragraph";
+    EXPECT_EQ(op->doc.back(), '.') << name << ": its doc ends a sentence";
+  }
+}
+
 // describe() writes the transforms in registry order: each piece of a chain with many of them
 // belongs to an entry at or after the previous piece's.
 TEST(TransformRegistryTest, DescribeFollowsRegistryOrder) {

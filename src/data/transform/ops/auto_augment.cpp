@@ -28,6 +28,12 @@ constexpr OpName kNames[] = {
     {"RandAugment", kRandParams, "RandAugment(num_ops=3, magnitude=5)"},
     {"AutoAugment", kAutoParams, "AutoAugment(policy=cifar10)"},
     {"AugMix", kAugMixParams, "AugMix(severity=4, chain_depth=2, all_ops=False)"}};
+// What the reference page says of it (registry.h).
+constexpr std::string_view kDoc =
+    "Torchvision's automatic augmentations, one per chain, run after the warps and before `ColorJitter`: "
+    "TrivialAugmentWide, RandAugment, AutoAugment (`policy` imagenet, cifar10 or svhn) and AugMix, with their "
+    "operations, magnitudes and `fill` as torchvision draws them. Keypoints, boxes and masks cannot follow them: a "
+    "chain with targets that move is refused.";
 
 // One automatic augmentation per chain.
 void claim(chain::ChainState& state, const chain::Call& call) {
@@ -165,6 +171,7 @@ const TransformOp kAutoAugmentOp{.names = auto_augment_op::kNames,
                                  .build = auto_augment_op::build,
                                  .describe = auto_augment_op::describe,
                                  .validate = auto_augment_op::validate,
-                                 .for_eval = off_in_eval<&TransformSpec::auto_augment>};
+                                 .for_eval = off_in_eval<&TransformSpec::auto_augment>,
+                                 .doc = auto_augment_op::kDoc};
 
 }  // namespace stoker::data::ops

@@ -20,6 +20,12 @@ namespace center_crop_op {
 
 constexpr std::string_view kParams[] = {"size", "resize"};
 constexpr OpName kNames[] = {{"CenterCrop", kParams, "CenterCrop((32, 48), resize=False)"}};
+// What the reference page says of it (registry.h).
+constexpr std::string_view kDoc =
+    "With `resize=False`, torchvision's 1:1 CenterCrop, padded with zeros where the image is smaller. `resize` is "
+    "stoker's: a `CenterCrop(m)` alone (`resize=True`, the default) resizes the shorter side to `m` first, so that "
+    "every image gives the whole of its centre. After `Resize(n)` the two agree: `Resize(256), CenterCrop(224)` is "
+    "torchvision's evaluation pair.";
 
 void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
   if (!args[0]) {
@@ -47,6 +53,7 @@ extern const TransformOp kCenterCropOp;
 const TransformOp kCenterCropOp{.names = center_crop_op::kNames,
                                 .claim = claim_geometry,
                                 .build = center_crop_op::build,
-                                .describe = center_crop_op::describe};
+                                .describe = center_crop_op::describe,
+                                .doc = center_crop_op::kDoc};
 
 }  // namespace stoker::data::ops

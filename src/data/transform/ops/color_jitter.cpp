@@ -23,6 +23,10 @@ using chain::Value;
 
 constexpr std::string_view kParams[] = {"brightness", "contrast", "saturation", "hue"};
 constexpr OpName kNames[] = {{"ColorJitter", kParams, "ColorJitter(0.4, (0.5, 1.5), hue=(-0.1, 0.2))"}};
+// What the reference page says of it (registry.h).
+constexpr std::string_view kDoc =
+    "Torchvision's: each of brightness, contrast, saturation and hue a number or a `(min, max)` range, as its "
+    "constructor takes them, drawn per sample.";
 
 // A range equal to the component's centre (1, 1) or (0, 0) is off, as torchvision's
 // _check_input makes it None.
@@ -99,6 +103,7 @@ const TransformOp kColorJitterOp{.names = color_jitter_op::kNames,
                                  .wrapped_p = color_jitter_op::apply_p,
                                  .steps = color_jitter_op::kStepOf,
                                  .step_text = color_jitter_op::text,
-                                 .for_eval = off_in_eval<&TransformSpec::jitter>};
+                                 .for_eval = off_in_eval<&TransformSpec::jitter>,
+                                 .doc = color_jitter_op::kDoc};
 
 }  // namespace stoker::data::ops

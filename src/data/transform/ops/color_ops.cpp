@@ -33,6 +33,13 @@ constexpr OpName kNames[] = {{"RandomInvert", kP, "RandomInvert(0.25)"},
                              {"RandomAdjustSharpness", kSharpnessParams, "RandomAdjustSharpness(2, p=0.5)"},
                              {"RandomAutocontrast", kP, "RandomAutocontrast(p=0.75)"},
                              {"RandomEqualize", kP, "RandomEqualize()"}};
+// What the reference page says of it (registry.h).
+constexpr std::string_view kDoc =
+    "Torchvision's single-operation colour transforms, each with its own `p`, after `GaussianBlur`, tested equal to "
+    "torchvision's classes. `RandomPosterize` keeps `bits` (0 to 8) bits; `RandomSolarize` inverts the pixels at or "
+    "above `threshold`, a pixel value in [0, 255] as on a PIL image (a threshold in (0, 1), written for a float "
+    "image, is refused with the value to write); `RandomAdjustSharpness` takes `sharpness_factor` ≥ 0 (0 blurs, 1 is "
+    "the image, 2 sharpens). Inside `RandomApply` the two probabilities multiply.";
 static_assert(std::size(kNames) == kColorOps);
 
 // What a call that forgets the value is shown, e.g. RandomSolarize(128, p=0.2); null for none.
@@ -125,6 +132,7 @@ const TransformOp kColorOpsOp{.names = color_ops_op::kNames,
                               .wrapped_p = color_ops_op::own_p,
                               .steps = color_ops_op::kStepOf,
                               .step_text = color_ops_op::text,
-                              .for_eval = off_in_eval<&TransformSpec::color_ops>};
+                              .for_eval = off_in_eval<&TransformSpec::color_ops>,
+                              .doc = color_ops_op::kDoc};
 
 }  // namespace stoker::data::ops

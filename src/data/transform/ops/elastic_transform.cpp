@@ -24,6 +24,11 @@ using chain::Value;
 constexpr std::string_view kParams[] = {"alpha", "sigma", "interpolation", "fill"};
 constexpr OpName kNames[] = {
     {"ElasticTransform", kParams, "ElasticTransform(alpha=(20.0, 30.0), sigma=3.0, interpolation=nearest, fill=7)"}};
+// What the reference page says of it (registry.h).
+constexpr std::string_view kDoc =
+    "Torchvision's blurred random displacement field (`alpha`, its strength, and `sigma`, its smoothness: a number or "
+    "an (x, y) pair), its noise drawn from stoker's per-sample generator. Keypoints, boxes and masks cannot follow "
+    "it: a chain with targets that move is refused.";
 constexpr Step kStepOf[] = {Step::kElastic};
 
 // A number for both axes, or (x, y).
@@ -95,6 +100,7 @@ const TransformOp kElasticTransformOp{.names = elastic_transform_op::kNames,
                                       .wrapped_p = elastic_transform_op::apply_p,
                                       .steps = elastic_transform_op::kStepOf,
                                       .step_text = elastic_transform_op::text,
-                                      .for_eval = off_in_eval<&TransformSpec::elastic>};
+                                      .for_eval = off_in_eval<&TransformSpec::elastic>,
+                                      .doc = elastic_transform_op::kDoc};
 
 }  // namespace stoker::data::ops

@@ -20,6 +20,10 @@ using chain::Value;
 
 constexpr std::string_view kParams[] = {"kernel_size", "sigma"};
 constexpr OpName kNames[] = {{"GaussianBlur", kParams, "GaussianBlur((3, 5), sigma=(0.5, 1.5))"}};
+// What the reference page says of it (registry.h).
+constexpr std::string_view kDoc =
+    "Torchvision's: a kernel of odd sides `kernel_size` (one number or (x, y)), its sigma drawn per sample from "
+    "`sigma` (a number, or a range; default (0.1, 2.0)).";
 
 // kernel_size: an int or torchvision's (x, y); sigma: a number or (min, max).
 void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
@@ -89,6 +93,7 @@ const TransformOp kGaussianBlurOp{.names = gaussian_blur_op::kNames,
                                   .wrapped_p = gaussian_blur_op::apply_p,
                                   .steps = gaussian_blur_op::kStepOf,
                                   .step_text = gaussian_blur_op::text,
-                                  .for_eval = off_in_eval<&TransformSpec::blur>};
+                                  .for_eval = off_in_eval<&TransformSpec::blur>,
+                                  .doc = gaussian_blur_op::kDoc};
 
 }  // namespace stoker::data::ops

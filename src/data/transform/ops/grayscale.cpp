@@ -18,6 +18,10 @@ namespace grayscale_op {
 
 constexpr std::string_view kParams[] = {"num_output_channels"};
 constexpr OpName kNames[] = {{"Grayscale", kParams, "Grayscale(num_output_channels=1)"}};
+// What the reference page says of it (registry.h).
+constexpr std::string_view kDoc =
+    "Torchvision's: `num_output_channels=1` gives one channel, L (`Normalize` then uses the first mean and std), "
+    "`num_output_channels=3` L in each of three channels.";
 
 void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
   const double n = args[0] ? chain::to_number(call, "num_output_channels", *args[0]) : 1;
@@ -45,6 +49,7 @@ const TransformOp kGrayscaleOp{.names = grayscale_op::kNames,
                                .build = grayscale_op::build,
                                .describe = grayscale_op::describe,
                                .wrap_hint = "use RandomGrayscale(p)",
-                               .on_features = true};
+                               .on_features = true,
+                               .doc = grayscale_op::kDoc};
 
 }  // namespace stoker::data::ops

@@ -11,6 +11,7 @@ struct HorizontalFlip {
   static constexpr double kDefaultP = 0.5;
   static constexpr const char* kWrapHint = "RandomHorizontalFlip has a p of its own";
   static constexpr ProbabilitySpec TransformSpec::*kPart = &TransformSpec::hflip;
+  static constexpr const char* kDoc = "Torchvision's: a left-right mirror of a share `p` of the samples.";
 };
 
 }  // namespace

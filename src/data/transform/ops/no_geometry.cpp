@@ -11,6 +11,10 @@ namespace stoker::data::ops {
 namespace no_geometry_op {
 
 constexpr OpName kNames[] = {{"none", {}, "none"}};
+// What the reference page says of it (registry.h).
+constexpr std::string_view kDoc =
+    "No geometry: the output is the source's size, and its images must all have that size. On feature vectors, no "
+    "transform at all (the default there is `Standardize`).";
 
 void build(chain::ChainState& state, const chain::Call& call, const Args&) {
   state.claim_geometry(call);
@@ -27,6 +31,7 @@ extern const TransformOp kNoGeometryOp;
 const TransformOp kNoGeometryOp{.names = no_geometry_op::kNames,
                                 .build = no_geometry_op::build,
                                 .describe = no_geometry_op::describe,
-                                .on_features = true};
+                                .on_features = true,
+                                .doc = no_geometry_op::kDoc};
 
 }  // namespace stoker::data::ops

@@ -22,6 +22,11 @@ using chain::Value;
 // makes, so either value means the same.
 constexpr std::string_view kParams[] = {"mean", "std", "inplace"};
 constexpr OpName kNames[] = {{"Normalize", kParams, "Normalize(mean=(0.5, 0.4, 0.3), std=(0.2, 0.25, 0.3))"}};
+// What the reference page says of it (registry.h).
+constexpr std::string_view kDoc =
+    "Torchvision's after `ToTensor`: (x / 255 − mean) / std per channel; a bare `Normalize` (or "
+    "`Normalize(imagenet)`) takes ImageNet's mean and std. With uint8 output the mean and std are kept for the "
+    "consumer to apply (`stoker train` and `device=\"cuda\"` normalise on the GPU).";
 
 void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
   NormalizeSpec& normalize = state.spec.normalize;
@@ -75,6 +80,7 @@ extern const TransformOp kNormalizeOp;
 const TransformOp kNormalizeOp{.names = normalize_op::kNames,
                                .build = normalize_op::build,
                                .describe = normalize_op::describe,
-                               .validate = normalize_op::validate};
+                               .validate = normalize_op::validate,
+                               .doc = normalize_op::kDoc};
 
 }  // namespace stoker::data::ops

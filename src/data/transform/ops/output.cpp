@@ -32,6 +32,11 @@ constexpr OpName kNames[] = {
     {"float16", {}, "float16", false},
     {"float32", {}, "float32", false},
 };
+// What the reference page says of it (registry.h).
+constexpr std::string_view kDoc =
+    "The output's element type. `ToTensor` is float32 in [0, 1], the default; `PILToTensor` and `ToImage` give uint8 "
+    "unless `ConvertImageDtype` or `ToDtype(…, scale=True)` follows; stoker's `ToUint8`, `Float16` and `Float32` name "
+    "the type alone (`uint8`, `float16` and `float32` too, as a chain's description writes them).";
 
 // torchvision's ConvertImageDtype(dtype) and v2's ToDtype(dtype, scale=False): floats in
 // [0, 1] (scaled as ToTensor scales) or uint8.
@@ -73,6 +78,8 @@ void build(chain::ChainState& state, const chain::Call& call, const Args& args) 
 namespace layout_op {
 
 constexpr OpName kNames[] = {{"NCHW", {}, "NCHW"}, {"NHWC", {}, "NHWC"}};
+// What the reference page says of it (registry.h).
+constexpr std::string_view kDoc = "The batch's memory layout: `NCHW` (the default) or `NHWC`.";
 
 void build(chain::ChainState& state, const chain::Call& call, const Args&) {
   if (!state.layout_by.empty()) {
@@ -85,8 +92,9 @@ void build(chain::ChainState& state, const chain::Call& call, const Args&) {
 }  // namespace layout_op
 
 extern const TransformOp kOutputTypeOp;
-const TransformOp kOutputTypeOp{.names = output_type_op::kNames, .build = output_type_op::build};
+const TransformOp kOutputTypeOp{
+    .names = output_type_op::kNames, .build = output_type_op::build, .doc = output_type_op::kDoc};
 extern const TransformOp kLayoutOp;
-const TransformOp kLayoutOp{.names = layout_op::kNames, .build = layout_op::build};
+const TransformOp kLayoutOp{.names = layout_op::kNames, .build = layout_op::build, .doc = layout_op::kDoc};
 
 }  // namespace stoker::data::ops

@@ -19,6 +19,12 @@ namespace pad_op {
 
 constexpr std::string_view kParams[] = {"padding", "fill", "padding_mode"};
 constexpr OpName kNames[] = {{"Pad", kParams, "Pad((2, 1, 3, 4), fill=(1, 2, 3), padding_mode=symmetric)"}};
+// What the reference page says of it (registry.h).
+constexpr std::string_view kDoc =
+    "Torchvision's padding, with RandomCrop's `padding`, `fill` and `padding_mode`: alone, where every image has one "
+    "size (IDX files: MNIST's `Pad(2)` makes 32 × 32), or before a `RandomCrop` without padding of its own, where "
+    "`Pad(4), RandomCrop(32)` is `RandomCrop(32, padding=4)`. Before a resize or another crop, or written after a "
+    "crop, where torchvision would pad the crop, it is refused.";
 
 void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
   if (!args[0] || chain::is_none(*args[0])) {
@@ -58,7 +64,10 @@ void validate(const TransformSpec& spec) {
 }  // namespace pad_op
 
 extern const TransformOp kPadOp;
-const TransformOp kPadOp{
-    .names = pad_op::kNames, .build = pad_op::build, .describe = pad_op::describe, .validate = pad_op::validate};
+const TransformOp kPadOp{.names = pad_op::kNames,
+                         .build = pad_op::build,
+                         .describe = pad_op::describe,
+                         .validate = pad_op::validate,
+                         .doc = pad_op::kDoc};
 
 }  // namespace stoker::data::ops

@@ -6,7 +6,8 @@
 // own.
 //
 // Traits: kName (const char*), kExample (a call for the registry's test), kDefaultP, kWrapHint
-// (RandomApply's refusal), and kPart, the transform's ProbabilitySpec member of TransformSpec.
+// (RandomApply's refusal), kPart, the transform's ProbabilitySpec member of TransformSpec, and
+// kDoc, what the reference page says of it.
 // Thread safety and errors: as registry.h's entries.
 #pragma once
 
@@ -47,7 +48,8 @@ constexpr TransformOp probability_op() {
                      .describe = Op::describe,
                      .validate = Op::validate,
                      .wrap_hint = Traits::kWrapHint,
-                     .for_eval = Op::for_eval};
+                     .for_eval = Op::for_eval,
+                     .doc = Traits::kDoc};
 }
 
 }  // namespace stoker::data::ops

@@ -23,6 +23,10 @@ using chain::Value;
 constexpr std::string_view kParams[] = {"degrees", "translate", "scale", "shear", "interpolation", "fill", "center"};
 constexpr OpName kNames[] = {
     {"RandomAffine", kParams, "RandomAffine(10, translate=(0.1, 0.2), scale=(0.9, 1.1), shear=(1, 2, 3, 4))"}};
+// What the reference page says of it (registry.h).
+constexpr std::string_view kDoc =
+    "Torchvision's, on the crop, as its tensor `F.affine` warps: a rotation from `degrees`, a shift from `translate`, "
+    "a scale from `scale` and shears from `shear`, each drawn per sample. `center` is refused.";
 
 void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
   if (!args[0]) {
@@ -132,6 +136,7 @@ const TransformOp kRandomAffineOp{.names = random_affine_op::kNames,
                                   .wrapped_p = random_affine_op::apply_p,
                                   .steps = random_affine_op::kStepOf,
                                   .step_text = random_affine_op::text,
-                                  .for_eval = off_in_eval<&TransformSpec::affine>};
+                                  .for_eval = off_in_eval<&TransformSpec::affine>,
+                                  .doc = random_affine_op::kDoc};
 
 }  // namespace stoker::data::ops

@@ -22,6 +22,13 @@ using chain::Value;
 
 constexpr std::string_view kParams[] = {"transforms", "p"};
 constexpr OpName kNames[] = {{"RandomApply", kParams, "RandomApply([GaussianBlur(3)], p=0.25)"}};
+// What the reference page says of it (registry.h).
+constexpr std::string_view kDoc =
+    "Torchvision's, around one transform, which then runs on a share `p` of the samples at its own place in the "
+    "chain. It takes the transforms marked so in the table above; a transform with a `p` of its own takes the product "
+    "of the two. SimCLR's `RandomApply([ColorJitter(0.4, 0.4, 0.4, 0.1)], p=0.8)`; BYOL's second view "
+    "`RandomApply([ColorJitter(0.4, 0.4, 0.2, 0.1)], p=0.8), RandomGrayscale(0.2), RandomApply([GaussianBlur(23)], "
+    "p=0.1), RandomSolarize(128, p=0.2)`.";
 
 constexpr std::string_view kTakes = kWrappable;
 
@@ -66,6 +73,7 @@ void build(chain::ChainState& state, const chain::Call& call, const Args& args) 
 }  // namespace random_apply_op
 
 extern const TransformOp kRandomApplyOp;
-const TransformOp kRandomApplyOp{.names = random_apply_op::kNames, .build = random_apply_op::build};
+const TransformOp kRandomApplyOp{
+    .names = random_apply_op::kNames, .build = random_apply_op::build, .doc = random_apply_op::kDoc};
 
 }  // namespace stoker::data::ops

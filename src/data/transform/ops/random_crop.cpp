@@ -19,6 +19,12 @@ namespace random_crop_op {
 constexpr std::string_view kParams[] = {"size", "padding", "pad_if_needed", "fill", "padding_mode"};
 constexpr OpName kNames[] = {
     {"RandomCrop", kParams, "RandomCrop(32, padding=(4, 2), fill=(1, 2, 3), padding_mode=reflect)"}};
+// What the reference page says of it (registry.h).
+constexpr std::string_view kDoc =
+    "Torchvision's: a random 1:1 window of `size` of the image padded by `padding` (an int for every side, "
+    "(left/right, top/bottom) or (left, top, right, bottom)) and, with `pad_if_needed`, to the crop's size. "
+    "`padding_mode` is constant (with `fill`), edge, reflect or symmetric, pixel for pixel as torchvision pads a PIL "
+    "image (tested against it). After a `Resize` it crops the resized image: `Resize(256), RandomCrop(224)`.";
 
 void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
   if (!args[0]) {
@@ -61,6 +67,7 @@ const TransformOp kRandomCropOp{.names = random_crop_op::kNames,
                                 .build = random_crop_op::build,
                                 .describe = random_crop_op::describe,
                                 .validate = random_crop_op::validate,
-                                .for_eval = random_crop_op::for_eval};
+                                .for_eval = random_crop_op::for_eval,
+                                .doc = random_crop_op::kDoc};
 
 }  // namespace stoker::data::ops

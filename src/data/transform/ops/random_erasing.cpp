@@ -22,6 +22,10 @@ using chain::Value;
 // makes, so either value means the same.
 constexpr std::string_view kParams[] = {"p", "scale", "ratio", "value", "inplace"};
 constexpr OpName kNames[] = {{"RandomErasing", kParams, "RandomErasing(p=0.25, scale=(0.1, 0.2), value=random)"}};
+// What the reference page says of it (registry.h).
+constexpr std::string_view kDoc =
+    "Torchvision's, on the output after `Normalize`: a share `p` of the samples get a rectangle of an area fraction "
+    "in `scale` and an aspect ratio in `ratio` set to `value` (a number, one per channel, or `random`).";
 
 void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
   RandomErasingSpec& e = state.spec.erasing;
@@ -93,6 +97,7 @@ const TransformOp kRandomErasingOp{.names = random_erasing_op::kNames,
                                    .describe = random_erasing_op::describe,
                                    .validate = random_erasing_op::validate,
                                    .wrap_hint = "RandomErasing has a p of its own",
-                                   .for_eval = off_in_eval<&TransformSpec::erasing>};
+                                   .for_eval = off_in_eval<&TransformSpec::erasing>,
+                                   .doc = random_erasing_op::kDoc};
 
 }  // namespace stoker::data::ops

@@ -12,6 +12,9 @@ struct RandomGrayscale {
   static constexpr double kDefaultP = 0.1;
   static constexpr const char* kWrapHint = "RandomGrayscale has a p of its own";
   static constexpr ProbabilitySpec TransformSpec::*kPart = &TransformSpec::random_grayscale;
+  static constexpr const char* kDoc =
+      "Torchvision's: a share `p` of the samples made grey, L in each of three "
+      "channels.";
 };
 
 }  // namespace

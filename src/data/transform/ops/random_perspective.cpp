@@ -20,6 +20,10 @@ namespace random_perspective_op {
 constexpr std::string_view kParams[] = {"distortion_scale", "p", "interpolation", "fill"};
 constexpr OpName kNames[] = {
     {"RandomPerspective", kParams, "RandomPerspective(0.3, p=0.75, interpolation=nearest, fill=(1, 2, 3))"}};
+// What the reference page says of it (registry.h).
+constexpr std::string_view kDoc =
+    "Torchvision's: its corners, drawn from `distortion_scale`, and its tensor `F.perspective`, on a share `p` of the "
+    "samples. Inside `RandomApply` the two probabilities multiply.";
 constexpr Step kStepOf[] = {Step::kPerspective};
 
 void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
@@ -67,6 +71,7 @@ const TransformOp kRandomPerspectiveOp{.names = random_perspective_op::kNames,
                                        .wrapped_p = random_perspective_op::own_p,
                                        .steps = random_perspective_op::kStepOf,
                                        .step_text = random_perspective_op::text,
-                                       .for_eval = off_in_eval<&TransformSpec::perspective>};
+                                       .for_eval = off_in_eval<&TransformSpec::perspective>,
+                                       .doc = random_perspective_op::kDoc};
 
 }  // namespace stoker::data::ops

@@ -20,6 +20,11 @@ namespace random_resized_crop_op {
 
 constexpr std::string_view kParams[] = {"size", "scale", "ratio", "interpolation", "antialias"};
 constexpr OpName kNames[] = {{"RandomResizedCrop", kParams, "RandomResizedCrop(96, scale=(0.25, 1), ratio=(0.5, 2))"}};
+// What the reference page says of it (registry.h).
+constexpr std::string_view kDoc =
+    "Torchvision's: a random region of an area fraction in `scale` and an aspect ratio in `ratio` of the image, "
+    "resampled to `size` with Resize's filters (bilinear, or bicubic with `interpolation`). After a `Resize`, "
+    "evaluation takes that Resize and `CenterCrop(size)`.";
 
 void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
   if (!args[0]) {
@@ -95,6 +100,7 @@ const TransformOp kRandomResizedCropOp{.names = random_resized_crop_op::kNames,
                                        .build = random_resized_crop_op::build,
                                        .describe = random_resized_crop_op::describe,
                                        .validate = random_resized_crop_op::validate,
-                                       .for_eval = random_resized_crop_op::for_eval};
+                                       .for_eval = random_resized_crop_op::for_eval,
+                                       .doc = random_resized_crop_op::kDoc};
 
 }  // namespace stoker::data::ops

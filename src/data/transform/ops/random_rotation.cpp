@@ -21,6 +21,11 @@ namespace random_rotation_op {
 constexpr std::string_view kParams[] = {"degrees", "interpolation", "expand", "center", "fill"};
 constexpr OpName kNames[] = {
     {"RandomRotation", kParams, "RandomRotation((-5, 15), interpolation=bilinear, fill=(1, 2, 3))"}};
+// What the reference page says of it (registry.h).
+constexpr std::string_view kDoc =
+    "Torchvision's, on the crop, as its tensor implementation rotates (`F.rotate`): an angle drawn from `degrees` (a "
+    "number d for (−d, d), or a range), `interpolation` nearest or bilinear, `fill` per channel. `expand` and "
+    "`center` are refused.";
 
 void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
   if (!args[0]) {
@@ -79,6 +84,7 @@ const TransformOp kRandomRotationOp{.names = random_rotation_op::kNames,
                                     .wrapped_p = random_rotation_op::apply_p,
                                     .steps = random_rotation_op::kStepOf,
                                     .step_text = random_rotation_op::text,
-                                    .for_eval = off_in_eval<&TransformSpec::rotation>};
+                                    .for_eval = off_in_eval<&TransformSpec::rotation>,
+                                    .doc = random_rotation_op::kDoc};
 
 }  // namespace stoker::data::ops

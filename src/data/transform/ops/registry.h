@@ -105,6 +105,11 @@ struct TransformOp {
   // Feature vectors may take it ('none', Standardize, Grayscale). Every other transform that
   // describe() writes is an image transform, which validate() refuses on feature vectors.
   bool on_features = false;
+  // What the transform does, in words, for the data reference (docs/reference/data.md, which
+  // `stoker help data --markdown` writes from this registry): torchvision's semantics it keeps,
+  // what is tested against torchvision, what it refuses. Markdown, one paragraph; the registry's
+  // test checks that every entry has one.
+  std::string_view doc{};
 };
 
 // A for_eval that resets the TransformSpec member `Part` to its default, i.e. off.

@@ -12,6 +12,10 @@ namespace stoker::data::ops {
 namespace standardize_op {
 
 constexpr OpName kNames[] = {{"Standardize", {}, "Standardize"}};
+// What the reference page says of it (registry.h).
+constexpr std::string_view kDoc =
+    "Feature vectors: each feature's (x − mean) / std, with the mean and std fitted on the training data; "
+    "`summary.json` and the exported weights' metadata keep them. The default for feature vectors.";
 
 void build(chain::ChainState& state, const chain::Call&, const Args&) { state.spec.features.standardize = true; }
 
@@ -25,6 +29,7 @@ extern const TransformOp kStandardizeOp;
 const TransformOp kStandardizeOp{.names = standardize_op::kNames,
                                  .build = standardize_op::build,
                                  .describe = standardize_op::describe,
-                                 .on_features = true};
+                                 .on_features = true,
+                                 .doc = standardize_op::kDoc};
 
 }  // namespace stoker::data::ops

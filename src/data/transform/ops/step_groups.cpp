@@ -25,7 +25,14 @@ constexpr std::string_view kChoiceParams[] = {"transforms", "p"};
 constexpr std::string_view kOrderParams[] = {"transforms"};
 constexpr OpName kChoiceNames[] = {
     {"RandomChoice", kChoiceParams, "RandomChoice([GaussianBlur(3), RandomInvert(1.0)], p=[0.25, 0.75])"}};
+// What the reference page says of it (registry.h).
+constexpr std::string_view kChoiceDoc =
+    "Torchvision's: one of its transforms per sample, by the weights `p` (equal when not given). Its members are "
+    "transforms `RandomApply` takes, each at most once, and run one after another at the place of the first.";
 constexpr OpName kOrderNames[] = {{"RandomOrder", kOrderParams, "RandomOrder([ColorJitter(0.4), RandomInvert(0.5)])"}};
+constexpr std::string_view kOrderDoc =
+    "Torchvision's: all of its transforms, in an order drawn per sample. Its members are transforms `RandomApply` "
+    "takes, each at most once, and run one after another at the place of the first.";
 
 StepGroupSpec& group_of(TransformSpec& spec, const chain::Call& call) {
   return call.name == "RandomChoice" ? spec.choice : spec.order;
@@ -138,11 +145,13 @@ const TransformOp kRandomChoiceOp{.names = step_groups_op::kChoiceNames,
                                   .build = step_groups_op::build,
                                   .describe = step_groups_op::describe_choice,
                                   .validate = step_groups_op::validate_choice,
-                                  .for_eval = off_in_eval<&TransformSpec::choice>};
+                                  .for_eval = off_in_eval<&TransformSpec::choice>,
+                                  .doc = step_groups_op::kChoiceDoc};
 extern const TransformOp kRandomOrderOp;
 const TransformOp kRandomOrderOp{.names = step_groups_op::kOrderNames,
                                  .build = step_groups_op::build,
                                  .describe = step_groups_op::describe_order,
-                                 .for_eval = off_in_eval<&TransformSpec::order>};
+                                 .for_eval = off_in_eval<&TransformSpec::order>,
+                                 .doc = step_groups_op::kOrderDoc};
 
 }  // namespace stoker::data::ops

@@ -309,7 +309,7 @@ TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place) {
       throw UsageError(
           (*source)->describe() +
           " holds clips (samples of several frames), and stoker train's models take single images; "
-          "train a clip model from Python: stoker.DataLoader(data, frames_per_clip=K) (docs/guide/python.md, "
+          "train a clip model from Python: stoker.DataLoader(data, frames_per_clip=K) (docs/guide/own-data.md, "
           "Clips)");
     }
   }

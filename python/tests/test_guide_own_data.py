@@ -1,0 +1,84 @@
+"""docs/guide/own-data.md's Python examples run as written, on data laid out as the page shows
+(generated here, small), and leave what their comments say: a block that stops working, or a
+new block without a check here, fails."""
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guide" / "own-data.md"
+
+
+def python_blocks():
+    """(section heading, index in its section, code) for each ```python block of the guide."""
+    blocks, section, counts = [], None, {}
+    for match in re.finditer(r"^## ([^\n]+)$|^```python\n(.*?)^```$", GUIDE.read_text(), re.M | re.S):
+        if match.group(1):
+            section = match.group(1)
+            continue
+        index = counts.get(section, 0)
+        counts[section] = index + 1
+        blocks.append((section, index, match.group(2)))
+    return blocks
+
+
+def write_data(root):
+    """Every file the guide's examples read: poses.csv with img/ and landmarks.npy, clips/,
+    captions.csv and objects.csv with photos/, seg/ with images and label images."""
+    rng = np.random.default_rng(0)
+    (root / "img").mkdir()
+    rows = ["path,yaw,pitch,roll"]
+    for i in range(8):
+        Image.fromarray(rng.integers(0, 255, (96, 80, 3), np.uint8)).save(root / f"img/{i:04d}.jpg")
+        rows.append(f"img/{i:04d}.jpg,{rng.uniform(-40, 40):.1f},{rng.uniform(-20, 20):.1f},{rng.uniform(-9, 9):.1f}")
+    (root / "poses.csv").write_text("\n".join(rows) + "\n")
+    np.save(root / "landmarks.npy", rng.uniform(10, 70, (8, 68, 2)).astype(np.float32))
+    for name in ("walk", "run"):
+        for k in range(3):
+            clip = root / "clips" / "train" / name / f"{name}_{k}"
+            clip.mkdir(parents=True)
+            for t in range(12 + k):
+                Image.fromarray(rng.integers(0, 255, (48, 64, 3), np.uint8)).save(clip / f"frame_{t}.jpg")
+    (root / "photos").mkdir()
+    captions, objects = ["path,caption"], ["path,label,boxes"]
+    for i in range(6):
+        Image.fromarray(rng.integers(0, 255, (60, 80, 3), np.uint8)).save(root / f"photos/{i}.jpg")
+        captions.append(f'photos/{i}.jpg,"a photo, number {i}"')
+        objects.append(f'photos/{i}.jpg,{i % 3},"{json.dumps([[10, 12, 30, 20], [40, 5, 20, 25]])}"')
+    (root / "captions.csv").write_text("\n".join(captions) + "\n")
+    (root / "objects.csv").write_text("\n".join(objects) + "\n")
+    for folder in ("images", "labels"):
+        (root / "seg" / folder).mkdir(parents=True)
+    for i in range(4):
+        Image.fromarray(rng.integers(0, 255, (60, 80, 3), np.uint8)).save(root / f"seg/images/{i}.jpg")
+        Image.fromarray(rng.integers(0, 5, (60, 80), np.uint8)).save(root / f"seg/labels/{i}.png")
+
+
+# What each block leaves behind, by (section, index in the section): the names its last batch set.
+CHECKS = {
+    ("Head pose with landmarks", 0): lambda ns: (ns["pose"].shape == (8, 3) and ns["visible"].shape == (8, 68)
+                                                 and ns["landmarks"].shape == (8, 68, 3)),
+    ("Head pose with landmarks", 1): lambda ns: ns["yaw"].shape == (4,) and ns["images"].shape == (4, 3, 224, 224),
+    ("Clips", 0): lambda ns: ns["clips"].shape == (6, 8, 3, 112, 112) and ns["frames"].shape == (48, 3, 112, 112),
+    ("Captions", 0): lambda ns: sorted(ns["texts"]) == [f"a photo, number {i}" for i in range(6)],
+    ("Boxes and masks", 0): lambda ns: ns["boxes"].shape == (6, 2, 5) and ns["kept"].shape == (6, 2),
+    ("Boxes and masks", 1): lambda ns: ns["mask"].shape == (4, 64, 64) and ns["mask"].dtype == torch.uint8,
+}
+
+
+def test_every_example_has_a_check():
+    assert {(section, index) for section, index, _ in python_blocks()} == set(CHECKS)
+
+
+@pytest.mark.parametrize("section,index,code",
+                         [pytest.param(*block, id=f"{block[0]} #{block[1]}") for block in python_blocks()])
+def test_the_example_runs(tmp_path, monkeypatch, section, index, code):
+    write_data(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    namespace = {"__name__": "guide_example"}
+    exec(compile(code, f"{GUIDE.name}: {section} #{index}", "exec"), namespace)
+    assert CHECKS[(section, index)](namespace), f"{section} #{index} left other values"

@@ -1,0 +1,187 @@
+// The hand-written parts of the data reference page (docs/reference/data.md): what concerns no
+// single format or transform. data_reference.cpp puts them between the sections it writes from
+// the declarations. Markdown; links are relative to docs/reference/.
+#pragma once
+
+#include <string_view>
+
+namespace stoker::cli::data_reference_text {
+
+inline constexpr std::string_view kIntro = R"md(# Datasets and transforms
+
+What `stoker train --data`, `stoker bench loader --data`, `stoker scan --data` and
+`stoker.DataLoader(data)` read, and the transform chains they take. Landmarks, clips, captions,
+boxes and masks, with an example of each: [own-data.md](../guide/own-data.md).
+
+)md";
+
+inline constexpr std::string_view kFormats = R"md(## Formats
+
+`--data` (and `stoker.DataLoader`'s first argument) names one of these; a file's kind is told by
+its extension.
+
+)md";
+
+inline constexpr std::string_view kFormatsAfter = R"md(
+A pattern (`*`, `?`, `[…]`, or WebDataset's `train-{000000..000146}.tar` and `{a,b}`, quoted so
+that stoker expands it, not the shell) names a dataset written in shards: the matching files, in
+name order, are one dataset ([train.md](../guide/train.md#feature-vectors)).
+
+)md";
+
+inline constexpr std::string_view kTransforms = R"md(## Transforms
+
+Transforms use torchvision's names and semantics, and a chain pasted from a script reads as
+written: `transforms.Compose([transforms.RandomResizedCrop(224), transforms.ToTensor(),
+transforms.Normalize(mean=[…], std=[…])])`, `T.` and `v2.` prefixes, a bare list, or in a YAML
+config a `transforms:` list, one transform per item. Arguments bind as Python binds them: by
+position in the order listed, or by keyword. `stoker.DataLoader` also takes the torchvision
+objects themselves and reads them from their attributes ([python.md](../guide/python.md)).
+
+The chain runs in one fixed order whatever order it is written in: geometry (with `Pad`), flips,
+`Grayscale`, `RandomRotation`, `RandomAffine`, `RandomPerspective`, `ElasticTransform`, the
+automatic augmentation, `ColorJitter`, `RandomGrayscale`, `GaussianBlur`, the colour operations,
+`Normalize`, `RandomErasing` (`include/stoker/data/transform.h`). Evaluation (the validation
+chain, and `stoker evaluate`'s) makes each random transform its fixed counterpart or drops it:
+the table says what it makes of each transform's example below.
+
+)md";
+
+inline constexpr std::string_view kCsvFileLists = R"md(## CSV file lists
+
+A CSV file list has one sample per row: the path of its image file first (relative to the
+list's folder, or absolute), then its targets and any other columns. Its rules are declared
+once, in `src/data/source/list_columns.h` (`open_file_list` in `include/stoker/data/source.h`):
+
+- **Header.** The first line is a header when none of its fields is a number and its first
+  field does not look like a path: no `/` or `\` in it and no file extension (`.jpg`, `.png`,
+  a `.` and 1 to 5 letters or digits at its end). `path,caption` is a header; `a.jpg,a dog`,
+  `img/001,a dog` and `001,3` are rows. A list whose first path has neither a folder nor an
+  extension, and whose first row holds no number, needs a header line.
+- **Cells.** Fields may be quoted: `"a dog, sleeping"`, and `""` for a quote inside quotes.
+  A row is one line (a quoted cell cannot hold a line break); spaces around a cell are
+  trimmed; blank lines are skipped. A column whose cells are all integers holds integers, all
+  numbers: numbers, else text (`42` in a column of captions is text).
+- **Targets.** With a header, the columns named `label`, `labels`, `target`, `targets`, `y` or
+  `class` (any case; the names a CSV feature table's target goes by). A header that names none
+  over columns that all hold numbers makes them all targets (`path,yaw,pitch,roll`). Without a
+  header, every column of numbers after the path. One integer target is a class id; floats,
+  or several targets, are a regression.
+- **Other columns** pass through, in their order: `path,label,caption` gives
+  `(images, labels, captions)` in Python, `path,caption` `(images, captions)` (no target
+  column), `path,caption,id` `(images, captions, ids)`: text as a list of `str` (bytes that are
+  not UTF-8 as `os.fsdecode` makes them), integers as an int64 tensor, numbers as a float32
+  one. A bad image's slot takes its substitute's cells, as it takes its label. A column of
+  JSON arrays named by `keypoints=` or `boxes=` is read as those targets instead
+  ([own-data.md](../guide/own-data.md#boxes-and-masks)).
+  `stoker train` and `stoker evaluate` read the path and the targets alone and say so on stderr
+  (`ignoring columns caption, id of list.csv: stoker train uses path and label`); a list with
+  no target column is one line saying how to name one.
+
+A row with fewer cells than the header (or the first row), or more (a comma in an unquoted
+caption), a quote left open at the end of a line, an empty cell in a column of numbers and a
+target that is not a finite number each stop with one line naming the file and the line.
+
+)md";
+
+inline constexpr std::string_view kClips = R"md(## Clips
+
+A sample may be a clip: an ordered list of frames (JPEG or PNG), K of which make the sample
+(`stoker.DataLoader(frames_per_clip=K, frame_step=S)`, `stoker bench loader --frames-per-clip K
+--frame-step S`; [own-data.md](../guide/own-data.md#clips)). `stoker train` refuses clips: its
+models take single images. Clips are read from:
+
+- a folder `root/<class>/<clip>/<frame>`, when clips are asked for (without them the same
+  folder is an image folder of its frames): each folder right below a class folder is a
+  sample, its frames the `.jpg`, `.jpeg`, `.png` files directly in it, in name order with
+  runs of digits compared as numbers (`frame_2` before `frame_10`). An image directly in a
+  class folder, or a clip folder without frames, stops with one line naming it; other files,
+  and folders inside a clip, are skipped and counted;
+- a CSV file list whose path cell lists a clip's frames in order, separated by `|`:
+  `v1/0001.jpg|v1/0002.jpg|v1/0003.jpg,1` (each relative to the list, as a single path is; a
+  row of one path is a clip of one frame). A list with such a cell holds clips, and is
+  refused without `frames_per_clip`. A file name containing `|` cannot be listed;
+- a Dataset object whose item is `(frames, target, ...)` (or the frames alone): a list or
+  tuple of images, each as a Dataset's image may be, or one uint8 array of 4 dimensions whose
+  first is the frames (`(T, H, W, C)` or `(T, C, H, W)`).
+
+Which frames: with span L = (K − 1) × S + 1 and a clip of n frames, frame k of the sample is
+t + k × S. In training (`clip_start="random"`) the start t is drawn uniformly from
+0 … max(0, n − L), one draw from the sample's own random stream before the transform's, so
+batches stay bit-identical for any worker count; in evaluation (`"center"`) t = ⌊(n − L) / 2⌋,
+the centre clip, as torchvision's clip samplers take a random clip in training and the
+centre one to evaluate. A clip shorter than L (n < L) starts at 0 and repeats its last
+frame: frame k is min(k × S, n − 1). The transform's random parameters are drawn once per clip,
+from its first chosen frame's size, and every frame is transformed with them; the frames of a
+clip must share one size, and a frame of another size is a bad sample whose reason names it
+and the first frame. A batch is `(N, K, C, H, W)` (NHWC: `(N, K, H, W, C)` in memory).
+
+)md";
+
+inline constexpr std::string_view kSplits = R"md(## Splits
+
+`split` (`stoker scan --split`, `stoker bench loader --split`, `stoker.DataLoader(split=…)`)
+names a part of the data. The names are declared once, in `include/stoker/data/split.h`:
+
+)md";
+
+inline constexpr std::string_view kSplitsAfter = R"md(
+The arrays column names the features; the targets carry the same suffix (`y_val`, `labels_val`),
+and any feature or target name stoker reads takes it (`X_test`, `features_valid`). In an HDF5
+file, a group named as a suffix without its `_` (`val/`, `validation/`, `test/`) holding plain
+`x` / `y` is that split; in a `.pt` file, a dict's entry keyed so (`{"val": TensorDataset(x, y)}`).
+Suffixes are tried in the order listed. An image folder, a CSV list or table, WebDataset shards
+and a lone `.npy` hold one split, `train`, whatever their names say. Asking a path for a split
+it does not hold (`val` of an image folder or of IDX data, `test` of an `.npz` without `x_test`)
+or for an unknown name stops with one line saying which splits the path offers, and for a
+one-split folder or file, to give the other split's own path (naming a `val`, `valid`,
+`validation` or `test` folder or file beside it when there is one). From C++, `splits_of(path)`
+lists them and `check_split(path, split)` refuses the others (`include/stoker/data/source.h`).
+
+`stoker train` reads a validation path in two ways of its own, which no `split` name selects:
+without `--val-data` or `--val-split`, data that offers `val` or `test` validates on its `val`
+split, else its `test` split; a path given with `--val-data` (or to `stoker evaluate`) is read by
+its `val` split, else its `test` split, else whole (its plain arrays, an IDX directory's `train-*`
+files, a folder).
+
+)md";
+
+inline constexpr std::string_view kLoaderOptions = R"md(## Loader options
+
+The input pipeline's options, declared once in `include/stoker/data/loader_keys.h`, by their
+name in each front end: `stoker.DataLoader`'s keyword, the command line's flag
+(`stoker bench loader`, `stoker train`) and `stoker train`'s YAML key. A front end without the
+option has none; the defaults differ where torch's `DataLoader` has its own.
+
+)md";
+
+inline constexpr std::string_view kTail = R"md(
+## Determinism, resume and bad samples
+
+Batches are bit-identical for any worker count (every random choice for sample *i* in epoch
+*e* comes from a generator seeded by (seed, e, i)); `loader.state()` saved mid-epoch and
+given to `loader.resume()` continues with exactly the same batches. Unreadable or corrupt
+files are replaced by a deterministic substitute, counted and listed; more than 1 % bad in an
+epoch (`max_bad_fraction`) or any with `on_error=fail` stops the run with the path.
+
+## From C++
+
+From C++ (`include/stoker/data/loader.h`):
+
+```cpp
+auto source = stoker::data::open_source("/data/train");
+stoker::data::LoaderOptions options;
+options.batch_size = 256;
+options.workers = 8;
+options.transform = stoker::data::parse_transforms("RandomResizedCrop(224), RandomHorizontalFlip(0.5), Normalize");
+stoker::data::Loader loader(std::move(source), options);
+for (int64_t epoch = 0; epoch < 90; ++epoch) {
+  loader.start_epoch(epoch);
+  while (stoker::data::Batch batch = loader.next()) {
+    // batch.data(): 256 x 3 x 224 x 224 float32; batch.labels(): 256 int64
+  }
+}
+```
+)md";
+
+}  // namespace stoker::cli::data_reference_text
