@@ -36,6 +36,8 @@ const char* kind_name(data::ColumnKind kind) {
       return "integer";
     case data::ColumnKind::kNumber:
       return "number";
+    case data::ColumnKind::kArray:
+      return "array";
     case data::ColumnKind::kText:
       break;
   }
@@ -66,7 +68,8 @@ py::list extra_columns_of(const data::Batch& batch, const std::vector<data::Extr
         out[c] = std::move(values);
         break;
       }
-      case data::ColumnKind::kText: {
+      case data::ColumnKind::kText:
+      case data::ColumnKind::kArray: {
         py::list values(n);
         for (size_t s = 0; s < n; ++s) values[s] = fs_str(cell(s, c));
         out[c] = std::move(values);

@@ -208,6 +208,13 @@ def test_a_csv_lists_column_of_json_arrays_gives_the_keypoints(blocks):
     x, labels, captions, keypoints = next(iter(loader))
     assert labels.tolist() == [0, 1, 0, 1, 0, 1] and list(captions) == [f"block {i}" for i in range(6)]
     assert keypoints[:, 0].tolist() == [[x / 2, y / 2, 1] for x, y in centres], "halved by the resize"
+    # A pose list with its landmarks beside it: the numbers stay the targets.
+    rows = ["path,yaw,pitch,landmarks"] + [f'c/{i}.png,{i}.5,-{i},"[[{x}, {y}]]"' for i, (x, y) in enumerate(centres)]
+    (root / "poses.csv").write_text("\n".join(rows) + "\n")
+    x, pose, keypoints = next(iter(stoker.DataLoader(root / "poses.csv", batch_size=6, keypoints="landmarks",
+                                                     transforms="Resize((15, 20)), ToUint8")))
+    assert pose.tolist() == [[i + 0.5, -i] for i in range(6)]
+    assert keypoints[:, 0].tolist() == [[x / 2, y / 2, 1] for x, y in centres]
     (root / "ragged.csv").write_text('path,landmarks\nc/0.png,"[[1, 2]]"\nc/1.png,"[[1, 2], [3, 4]]"\n')
     with pytest.raises(ValueError, match=r"keypoints='landmarks': the rows' arrays differ in shape"):
         stoker.DataLoader(root / "ragged.csv", keypoints="landmarks", transforms="Resize((8, 8))")

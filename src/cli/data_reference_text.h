@@ -61,10 +61,12 @@ once, in `src/data/source/list_columns.h` (`open_file_list` in `include/stoker/d
 - **Cells.** Fields may be quoted: `"a dog, sleeping"`, and `""` for a quote inside quotes.
   A row is one line (a quoted cell cannot hold a line break); spaces around a cell are
   trimmed; blank lines are skipped. A column whose cells are all integers holds integers, all
-  numbers: numbers, else text (`42` in a column of captions is text).
+  numbers: numbers, all bracketed lists (`"[[40.5, 61], [52, 60.5]]"`): JSON arrays, else text
+  (`42` in a column of captions is text).
 - **Targets.** With a header, the columns named `label`, `labels`, `target`, `targets`, `y` or
   `class` (any case; the names a CSV feature table's target goes by). A header that names none
-  over columns that all hold numbers makes them all targets (`path,yaw,pitch,roll`). Without a
+  over columns that all hold numbers or JSON arrays makes the columns of numbers the targets
+  (`path,yaw,pitch,roll`, also with a `landmarks` column of arrays after them). Without a
   header, every column of numbers after the path. One integer target is a class id; floats,
   or several targets, are a regression.
 - **Other columns** pass through, in their order: `path,label,caption` gives

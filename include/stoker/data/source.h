@@ -56,7 +56,9 @@ struct SampleData {
 
 // What every cell of a column reads as: kInteger when each is an integer (int64), kNumber
 // when each is a number (float32), else kText.
-enum class ColumnKind { kInteger, kNumber, kText };
+// kArray: every cell a JSON array ("[[40.5, 61], [52, 60.5]]": keypoints, boxes), passed
+// through as its text; unlike kText it does not make the list's header name its targets.
+enum class ColumnKind { kInteger, kNumber, kText, kArray };
 
 // A column a source passes through to the consumer untouched (a CSV list's captions, ids).
 struct ExtraColumn {

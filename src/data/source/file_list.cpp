@@ -220,7 +220,8 @@ std::unique_ptr<Source> open_file_list(const std::string& csv_path, const std::s
       columns.targets.push_back(column.name);
       target_at.push_back(c);
     } else {
-      if (column.kind != ColumnKind::kText && scan.first_empty_line() > 0) {
+      const bool numbers = column.kind == ColumnKind::kInteger || column.kind == ColumnKind::kNumber;
+      if (numbers && scan.first_empty_line() > 0) {
         throw DataError(fmt::format(
             "{}:{}: column {} is empty, and its other cells are numbers; fill or drop missing values (or "
             "write the column as text)",

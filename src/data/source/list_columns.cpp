@@ -45,6 +45,8 @@ void ColumnScan::add(const std::string& cell, int line) {
     return;
   }
   filled_ = true;
+  const size_t first = cell.find_first_not_of(" \t"), last = cell.find_last_not_of(" \t\r");
+  arrays_ = arrays_ && first != std::string::npos && cell[first] == '[' && cell[last] == ']';
   if (!numbers_) return;
   float value = 0;
   if (!parse_float(cell, &value)) {
@@ -57,6 +59,7 @@ void ColumnScan::add(const std::string& cell, int line) {
 }
 
 ColumnKind ColumnScan::kind() const {
+  if (filled_ && !numbers_ && arrays_) return ColumnKind::kArray;
   if (!filled_ || !numbers_) return ColumnKind::kText;
   return integers_ ? ColumnKind::kInteger : ColumnKind::kNumber;
 }
@@ -80,7 +83,8 @@ std::vector<ListColumn> list_columns(const std::vector<std::string>& header, con
     } else if (by_name) {
       column.role = is_target_column_name(header[c]) ? ListColumnRole::kTarget : ListColumnRole::kExtra;
     } else {
-      column.role = column.kind == ColumnKind::kText ? ListColumnRole::kExtra : ListColumnRole::kTarget;
+      const bool numbers = column.kind == ColumnKind::kInteger || column.kind == ColumnKind::kNumber;
+      column.role = numbers ? ListColumnRole::kTarget : ListColumnRole::kExtra;
     }
   }
   return columns;

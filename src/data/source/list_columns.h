@@ -31,7 +31,7 @@ class ColumnScan {
   // Adds the cell on line `line` of the list.
   void add(const std::string& cell, int line);
   // kInteger / kNumber when every non-empty cell is an integer / a number (and one is not
-  // empty), else kText.
+  // empty), kArray when every one is a bracketed list ('[' ... ']'), else kText.
   ColumnKind kind() const;
   int first_empty_line() const { return empty_line_; }  // 0: no empty cell
   int first_text_line() const { return text_line_; }    // of a cell that is not a number; 0: none
@@ -40,6 +40,7 @@ class ColumnScan {
  private:
   bool integers_ = true;
   bool numbers_ = true;
+  bool arrays_ = true;   // every non-empty cell so far is '[' ... ']'
   bool filled_ = false;  // a cell was not empty
   int empty_line_ = 0;
   int text_line_ = 0;
@@ -60,9 +61,10 @@ struct ListColumn {
 
 // The role of each column of a list: the first holds the paths. With a header (`header` not
 // empty), the columns named like targets (is_target_column_name) are the targets, whatever
-// their cells hold; a header that names none over columns that all hold numbers makes them all
-// targets (regression lists such as "path,yaw,pitch,roll", as they always read). Without a
-// header, every column of numbers (kInteger, kNumber) is a target. The others pass through.
+// their cells hold; a header that names none over columns that all hold numbers or JSON arrays
+// makes the columns of numbers the targets (regression lists such as "path,yaw,pitch,roll", as
+// they always read, also with a "landmarks" column of arrays beside them). Without a header,
+// every column of numbers (kInteger, kNumber) is a target. The others pass through.
 // `kinds[c]` is what column c holds (kinds[0], the paths', is not read).
 std::vector<ListColumn> list_columns(const std::vector<std::string>& header, const std::vector<ColumnKind>& kinds);
 

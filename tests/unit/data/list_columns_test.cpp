@@ -63,6 +63,10 @@ TEST(ListColumnsTest, ColumnKindsComeFromEveryCell) {
   EXPECT_EQ(ids.kind(), ColumnKind::kInteger);
   EXPECT_EQ(ids.first_empty_line(), 2);
   EXPECT_EQ(kind_of({"", ""}).kind(), ColumnKind::kText);
+  // Bracketed lists, every one: JSON arrays; one cell that is not makes the column text.
+  EXPECT_EQ(kind_of({"[[1, 2], [3, 4]]", " [5] ", ""}).kind(), ColumnKind::kArray);
+  EXPECT_EQ(kind_of({"[1, 2]", "a [dog]"}).kind(), ColumnKind::kText);
+  EXPECT_EQ(kind_of({"[1, 2]", "3"}).kind(), ColumnKind::kText);
 }
 
 TEST(ListColumnsTest, TargetsAreNamedInAHeaderElseTheColumnsOfNumbers) {
@@ -89,6 +93,12 @@ TEST(ListColumnsTest, TargetsAreNamedInAHeaderElseTheColumnsOfNumbers) {
       list_columns({"path", "yaw", "pitch"}, {ColumnKind::kText, ColumnKind::kNumber, ColumnKind::kInteger});
   EXPECT_EQ(pose[1].role, R::kTarget);
   EXPECT_EQ(pose[2].role, R::kTarget);
+  // A column of JSON arrays beside them (landmarks) leaves them the targets, and passes through.
+  const auto landmarks = list_columns({"path", "yaw", "pitch", "landmarks"}, {ColumnKind::kText, ColumnKind::kNumber,
+                                                                              ColumnKind::kNumber, ColumnKind::kArray});
+  EXPECT_EQ(landmarks[1].role, R::kTarget);
+  EXPECT_EQ(landmarks[2].role, R::kTarget);
+  EXPECT_EQ(landmarks[3].role, R::kExtra);
   // With a column of text, the names decide: no target.
   const auto ids =
       list_columns({"path", "caption", "id"}, {ColumnKind::kText, ColumnKind::kText, ColumnKind::kInteger});
