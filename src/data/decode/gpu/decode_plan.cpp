@@ -102,8 +102,8 @@ DecodePlan plan_decode(const JpegLayout& layout, const DecodeRequest& request, c
     plan.window = DecodeWindow{8, layout.width, layout.height, {0, layout.width}, {0, layout.height}};
   }
   const CropRect scaled = scaled_crop(crop, plan.window.scale_num);
-  plan.crop = CropRect{scaled.x - plan.window.cols.begin, scaled.y - plan.window.rows.begin, scaled.width,
-                       scaled.height};
+  plan.crop =
+      CropRect{scaled.x - plan.window.cols.begin, scaled.y - plan.window.rows.begin, scaled.width, scaled.height};
   return plan;
 }
 

@@ -55,7 +55,7 @@ enum class DecodeReason {
   kMultiScan,     // sequential, components in separate scans
   kHardwareSize,  // a side over GpuDecodeLimits::hardware_max_side
   // to the CPU
-  kCmyk,  // CMYK or YCCK
+  kCmyk,        // CMYK or YCCK
   kColorSpace,  // RGB (Adobe transform 0) or unknown
   kArithmetic,
   kPrecision,        // not 8 bits per sample

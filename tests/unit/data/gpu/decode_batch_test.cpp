@@ -18,9 +18,9 @@ DecodePlan plan(DecodeBackend backend, DecodeReason reason = DecodeReason::kNone
 
 TEST(GpuDecodeBatchTest, EachSlotGoesToItsBackendsGroupInOrder) {
   using enum DecodeBackend;
-  const std::vector<DecodePlan> plans = {plan(kHardware), plan(kCpu, DecodeReason::kCmyk),
-                                         plan(kCuda, DecodeReason::kProgressive), plan(kHardware),
-                                         plan(kCpu, DecodeReason::kDamaged), plan(kHardware)};
+  const std::vector<DecodePlan> plans = {
+      plan(kHardware), plan(kCpu, DecodeReason::kCmyk),    plan(kCuda, DecodeReason::kProgressive),
+      plan(kHardware), plan(kCpu, DecodeReason::kDamaged), plan(kHardware)};
   const BackendGroups groups = group_by_backend(plans);
   EXPECT_EQ(groups.of(kHardware), (std::vector<int>{0, 3, 5}));
   EXPECT_EQ(groups.of(kCuda), (std::vector<int>{2}));

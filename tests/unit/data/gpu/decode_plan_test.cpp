@@ -22,7 +22,8 @@ std::vector<uint8_t> jpeg(ChromaSubsampling subsampling, bool progressive = fals
                           JpegColorSpace color = JpegColorSpace::kAuto, int channels = 3) {
   const Image image = make_photo_like(96, 64, channels == 4 ? 3 : channels);
   const Image pixels = channels == 4 ? cmyk_from_rgb(image, true) : image;
-  return encode_jpeg(pixels, {.quality = 90, .progressive = progressive, .subsampling = subsampling, .color_space = color});
+  return encode_jpeg(pixels,
+                     {.quality = 90, .progressive = progressive, .subsampling = subsampling, .color_space = color});
 }
 
 // The frame header's marker byte changed (SOF0 -> SOFn), the rest left as it is.
@@ -63,8 +64,7 @@ TEST(GpuDecodePlanTest, EachKindOfFileGoesToTheBackendThatTakesIt) {
       {"baseline 4:4:4", jpeg(k444), DecodeBackend::kHardware, DecodeReason::kNone},
       {"baseline 4:4:0", jpeg(k440), DecodeBackend::kHardware, DecodeReason::kNone},
       {"gray", jpeg(k444, false, JpegColorSpace::kGray, 1), DecodeBackend::kHardware, DecodeReason::kNone},
-      {"extended sequential (SOF1)", with_frame_marker(baseline, 0xC1), DecodeBackend::kHardware,
-       DecodeReason::kNone},
+      {"extended sequential (SOF1)", with_frame_marker(baseline, 0xC1), DecodeBackend::kHardware, DecodeReason::kNone},
       {"progressive 4:2:0", jpeg(k420, true), DecodeBackend::kCuda, DecodeReason::kProgressive},
       {"progressive gray", jpeg(k444, true, JpegColorSpace::kGray, 1), DecodeBackend::kCuda,
        DecodeReason::kProgressive},
@@ -74,10 +74,8 @@ TEST(GpuDecodePlanTest, EachKindOfFileGoesToTheBackendThatTakesIt) {
       {"CMYK (Adobe)", jpeg(k444, false, JpegColorSpace::kCmyk, 4), DecodeBackend::kCpu, DecodeReason::kCmyk},
       {"YCCK", jpeg(k420, false, JpegColorSpace::kYcck, 4), DecodeBackend::kCpu, DecodeReason::kCmyk},
       {"progressive CMYK", jpeg(k444, true, JpegColorSpace::kCmyk, 4), DecodeBackend::kCpu, DecodeReason::kCmyk},
-      {"RGB colour space", jpeg(k444, false, JpegColorSpace::kRgb), DecodeBackend::kCpu,
-       DecodeReason::kColorSpace},
-      {"arithmetic coding (SOF9)", with_frame_marker(baseline, 0xC9), DecodeBackend::kCpu,
-       DecodeReason::kArithmetic},
+      {"RGB colour space", jpeg(k444, false, JpegColorSpace::kRgb), DecodeBackend::kCpu, DecodeReason::kColorSpace},
+      {"arithmetic coding (SOF9)", with_frame_marker(baseline, 0xC9), DecodeBackend::kCpu, DecodeReason::kArithmetic},
       {"12-bit", with_precision(baseline, 12), DecodeBackend::kCpu, DecodeReason::kPrecision},
       {"30000 x 30000", resized(baseline, 30000, 30000), DecodeBackend::kCpu, DecodeReason::kOverMaxPixels},
       {"cut at 60 %", first_part(baseline, 0.6), DecodeBackend::kCpu, DecodeReason::kDamaged},
@@ -137,8 +135,9 @@ TEST(GpuDecodePlanTest, HardwarePlansTakeTheCpuDecodersScaleAndWindow) {
     int scale;  // what the rule gives: the smallest M/8 that keeps the crop at least the target
   };
   const Case cases[] = {
-      {{0, 0, 0, 0}, 0, 8},          {{0, 0, 640, 480}, 224, 4},   {{100, 50, 400, 400}, 224, 8},
-      {{13.5, 7.25, 480, 460}, 112, 2}, {{200, 100, 320, 320}, 40, 1}, {{8, 16, 500, 300}, 64, 2},
+      {{0, 0, 0, 0}, 0, 8},          {{0, 0, 640, 480}, 224, 4},
+      {{100, 50, 400, 400}, 224, 8}, {{13.5, 7.25, 480, 460}, 112, 2},
+      {{200, 100, 320, 320}, 40, 1}, {{8, 16, 500, 300}, 64, 2},
   };
   for (const Case& c : cases) {
     DecodeRequest request;
@@ -174,8 +173,8 @@ TEST(GpuDecodePlanTest, OptionsOffMeanWholeImagesAtFullScaleAndTheCudaPathDecode
   EXPECT_DOUBLE_EQ(plan.crop.x, 100);
 
   DecodePlanner on;
-  const DecodePlan cuda = on.plan(encode_jpeg(make_photo_like(640, 480, 3), {.quality = 90, .progressive = true}),
-                                  request);
+  const DecodePlan cuda =
+      on.plan(encode_jpeg(make_photo_like(640, 480, 3), {.quality = 90, .progressive = true}), request);
   ASSERT_EQ(cuda.backend, DecodeBackend::kCuda);
   EXPECT_EQ(cuda.window.scale_num, 8);
   EXPECT_EQ(cuda.window.cols.begin, 0);
