@@ -143,10 +143,9 @@ using DecodeParamsDestroy = nvjpegStatus_t(nvjpegDecodeParams_t decode_params);
 using DecodeParamsSetOutputFormat = nvjpegStatus_t(nvjpegDecodeParams_t decode_params,
                                                    nvjpegOutputFormat_t output_format);
 // (0, 0, -1, -1) decodes the whole image.
-using DecodeParamsSetROI = nvjpegStatus_t(nvjpegDecodeParams_t decode_params, int offset_x, int offset_y,
-                                          int roi_width, int roi_height);
-using DecodeParamsSetScaleFactor = nvjpegStatus_t(nvjpegDecodeParams_t decode_params,
-                                                  nvjpegScaleFactor_t scale_factor);
+using DecodeParamsSetROI = nvjpegStatus_t(nvjpegDecodeParams_t decode_params, int offset_x, int offset_y, int roi_width,
+                                          int roi_height);
+using DecodeParamsSetScaleFactor = nvjpegStatus_t(nvjpegDecodeParams_t decode_params, nvjpegScaleFactor_t scale_factor);
 using DecoderCreate = nvjpegStatus_t(nvjpegHandle_t handle, nvjpegBackend_t implementation,
                                      nvjpegJpegDecoder_t* decoder_handle);
 using DecoderDestroy = nvjpegStatus_t(nvjpegJpegDecoder_t decoder_handle);

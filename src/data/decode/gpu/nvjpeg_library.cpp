@@ -76,12 +76,18 @@ NvjpegSearch NvjpegSearch::standard(const std::vector<std::string>& extra_dirs) 
   NvjpegSearch search;
   search.override_path = env(NvjpegLibrary::kOverrideVariable);
   search.names = {"libnvjpeg.so.13", "libnvjpeg.so.12", "libnvjpeg.so.11"};
+  std::vector<std::string> dirs;
   for (const char* variable : {"CUDA_HOME", "CUDA_PATH"}) {
     const std::string root = env(variable);
-    if (!root.empty()) search.dirs.push_back(root + "/lib64");
+    if (!root.empty()) dirs.push_back(root + "/lib64");
   }
-  search.dirs.push_back("/usr/local/cuda/lib64");
-  search.dirs.insert(search.dirs.end(), extra_dirs.begin(), extra_dirs.end());
+  dirs.push_back("/usr/local/cuda/lib64");
+  dirs.insert(dirs.end(), extra_dirs.begin(), extra_dirs.end());
+  for (std::string& dir : dirs) {  // each once ($CUDA_HOME is often /usr/local/cuda)
+    dir = std::filesystem::path(dir).lexically_normal().string();
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    if (std::find(search.dirs.begin(), search.dirs.end(), dir) == search.dirs.end()) search.dirs.push_back(dir);
+  }
   return search;
 }
 

@@ -70,7 +70,8 @@ TEST(NvjpegLibraryTest, ALibraryWithoutOneFunctionIsNamedWithTheFunction) {
   std::string why_not;
   EXPECT_EQ(NvjpegLibrary::load(in_folders({testing::fake_nvjpeg_partial_dir()}), &why_not), nullptr);
   EXPECT_EQ(why_not.find('\n'), std::string::npos);
-  EXPECT_NE(why_not.find("nvJPEG unusable: " + testing::fake_nvjpeg_partial_dir() + "/libnvjpeg.so.12 has no "
+  EXPECT_NE(why_not.find("nvJPEG unusable: " + testing::fake_nvjpeg_partial_dir() +
+                         "/libnvjpeg.so.12 has no "
                          "nvjpegDecodeBatchedEx"),
             std::string::npos)
       << why_not;
@@ -109,27 +110,49 @@ TEST(NvjpegLibraryTest, TheOverrideIsTheOnlyCandidateAndItsFailureSaysSo) {
   EXPECT_NE(NvjpegLibrary::load(search, &why_not), nullptr) << why_not;
 }
 
+// An environment variable set (or unset) for a scope, restored after it.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* before = std::getenv(name);
+    had_ = before != nullptr;
+    if (had_) before_ = before;
+    set(value);
+  }
+  ~ScopedEnv() { set(had_ ? before_.c_str() : nullptr); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+  void set(const char* value) {
+    if (value != nullptr) {
+      ::setenv(name_, value, 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  bool had_ = false;
+  std::string before_;
+};
+
 TEST(NvjpegLibraryTest, TheStandardSearchGoesOverrideNamesToolkitThenTheCallersFolders) {
-  const char* saved = std::getenv("STOKER_NVJPEG");
-  const std::string saved_value = saved != nullptr ? saved : "";
-  ::unsetenv("STOKER_NVJPEG");
-  ::setenv("CUDA_HOME", "/opt/cuda-x", 1);
+  ScopedEnv override_path("STOKER_NVJPEG", nullptr);
+  ScopedEnv cuda_home("CUDA_HOME", "/opt/cuda-x");
+  ScopedEnv cuda_path("CUDA_PATH", nullptr);
   NvjpegSearch search = NvjpegSearch::standard({"/site/nvidia/nvjpeg/lib", "/site/torchvision.libs"});
   EXPECT_EQ(search.override_path, "");
   EXPECT_EQ(search.names, (std::vector<std::string>{"libnvjpeg.so.13", "libnvjpeg.so.12", "libnvjpeg.so.11"}));
-  ASSERT_GE(search.dirs.size(), 4U);
-  EXPECT_EQ(search.dirs.front(), "/opt/cuda-x/lib64");
-  EXPECT_EQ(search.dirs[search.dirs.size() - 3], "/usr/local/cuda/lib64");
-  EXPECT_EQ(search.dirs.back(), "/site/torchvision.libs");
+  EXPECT_EQ(search.dirs, (std::vector<std::string>{"/opt/cuda-x/lib64", "/usr/local/cuda/lib64",
+                                                   "/site/nvidia/nvjpeg/lib", "/site/torchvision.libs"}));
 
-  ::setenv("STOKER_NVJPEG", "/mine/libnvjpeg.so", 1);
+  // A folder named twice is searched once.
+  cuda_home.set("/usr/local/cuda/");
+  cuda_path.set("/usr/local/cuda");
+  EXPECT_EQ(NvjpegSearch::standard({"/usr/local/cuda/lib64"}).dirs, std::vector<std::string>{"/usr/local/cuda/lib64"});
+
+  override_path.set("/mine/libnvjpeg.so");
   EXPECT_EQ(NvjpegSearch::standard().override_path, "/mine/libnvjpeg.so");
-  ::unsetenv("CUDA_HOME");
-  if (saved != nullptr) {
-    ::setenv("STOKER_NVJPEG", saved_value.c_str(), 1);
-  } else {
-    ::unsetenv("STOKER_NVJPEG");
-  }
 }
 
 TEST(NvjpegLibraryTest, ANewerSonameInAFolderIsTriedFirst) {
