@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "stoker/data/gpu_decode.h"
 #include "support/build_paths.h"
@@ -48,8 +49,9 @@ TEST(DecodeChoiceTest, AutoDecodesOnTheCpuWithAtMostOneLine) {
   const DecodeChoice cpu_batches = choose_decode(DecodeMode::kAuto, kCpuBatches, kMissing, FrontEnd::kPython);
   EXPECT_EQ(cpu_batches.use, DecodeMode::kCpu);
   EXPECT_EQ(cpu_batches.note, "");  // nothing to say: the batches are on the CPU
-  for (const auto& [device, probe] : {std::pair{kNoCudaDevice, kFound}, std::pair{kCudaBatches, kMissing},
-                                      std::pair{kCudaBatches, kFound}}) {
+  const std::pair<DecodeDevice, NvjpegProbe> cases[] = {
+      {kNoCudaDevice, kFound}, {kCudaBatches, kMissing}, {kCudaBatches, kFound}};
+  for (const auto& [device, probe] : cases) {
     const DecodeChoice choice = choose_decode(DecodeMode::kAuto, device, probe, FrontEnd::kCommandLine);
     EXPECT_EQ(choice.use, DecodeMode::kCpu);
     EXPECT_EQ(choice.error, "");
