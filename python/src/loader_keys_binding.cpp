@@ -5,8 +5,10 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "bindings.h"
+#include "stoker/data/gpu_decode.h"
 #include "stoker/data/loader_keys.h"
 
 namespace py = pybind11;
@@ -71,6 +73,23 @@ void bind_loader_keys(py::module_& m) {
       "the command line's, yaml: stoker train's key; None where that front end lacks it), type ('int', 'number', "
       "'bool', 'word'), min and max (None: no bound), choices (a word's values), extras (values besides the range: "
       "value, text, meaning), default (stoker.DataLoader's), cli_default, help and values (the values in words)");
+  m.def(
+      "choose_decode",
+      [](const std::string& decode, bool cuda, bool cuda_available, const std::vector<std::string>& nvjpeg_dirs) {
+        const auto words = data::loader_key(data::LoaderKey::kDecode).words;
+        size_t mode = 0;
+        while (mode < words.size() && words[mode].python != decode) ++mode;
+        if (mode == words.size())
+          throw py::value_error(
+              data::word_message(data::LoaderKey::kDecode, decode, data::FrontEnd::kPython, "decode"));
+        const data::DecodeChoice choice = data::choose_decode(
+            static_cast<data::DecodeMode>(mode), {cuda, cuda_available}, data::FrontEnd::kPython, nvjpeg_dirs);
+        return py::make_tuple(std::string(words[static_cast<size_t>(choice.use)].python), choice.error, choice.note);
+      },
+      "What decode= means here: (the decoder used, 'cpu' or 'gpu'; the one-line error when 'gpu' cannot be, or ''; "
+      "the one-line note when 'auto' decodes on the CPU for batches on a GPU, or ''). cuda: the batches go to a CUDA "
+      "device; nvjpeg_dirs: folders to look for nvJPEG in besides the standard places",
+      py::arg("decode"), py::arg("cuda"), py::arg("cuda_available"), py::arg("nvjpeg_dirs"));
   m.def("auto_workers", &data::auto_workers, "Where num_workers='auto' starts on this many cores", py::arg("cores"));
   m.def("buffers_in_flight", &data::buffers_in_flight,
         "The loader's batch buffers for a per-worker prefetch_factor: prefetch_factor x workers, at least 2 and at "

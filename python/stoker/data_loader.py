@@ -6,7 +6,9 @@ the same for any num_workers, and state_dict() resumes exactly where it was take
 """
 import atexit
 import contextlib
+import importlib.util
 import os
+import sys
 import threading
 import time
 import warnings
@@ -129,6 +131,21 @@ def _pinned_allocate(nbytes):
     return block.data_ptr(), block
 
 
+def _nvjpeg_dirs():
+    """The folders where pip puts nvJPEG: the nvidia-nvjpeg wheel's lib/ and torchvision's bundled
+    copy in torchvision.libs/ (found without importing either)."""
+    dirs = []
+    for name in ("nvidia.nvjpeg", "torchvision"):
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            dirs.append(os.path.join(location, "lib") if name == "nvidia.nvjpeg" else
+                        os.path.join(os.path.dirname(location), "torchvision.libs"))
+    return dirs
+
+
 _live = weakref.WeakSet()  # every DataLoader not yet collected
 
 
@@ -148,7 +165,7 @@ class DataLoader:
                  collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
                  multiprocessing_context=None, generator=None, *, prefetch_factor=2, persistent_workers=False,
                  pin_memory_device="", in_order=True, seed=None, transforms=None, rank=None, world_size=None,
-                 device="cpu", channels_last=False, on_error="substitute", max_bad=0.01, split="train",
+                 device="cpu", decode="cpu", channels_last=False, on_error="substitute", max_bad=0.01, split="train",
                  cache_decoded_gb=0, return_params=False, keypoints=None, boxes=None, box_format="xyxy",
                  flip_pairs=None, flip_negate=None, frames_per_clip=0, frame_step=1, clip_start=None):
         self._pid = os.getpid()
@@ -156,7 +173,7 @@ class DataLoader:
         for name, value in (("shuffle", shuffle), ("batch_size", batch_size), ("num_workers", num_workers),
                             ("prefetch_factor", prefetch_factor), ("drop_last", drop_last), ("pin_memory", pin_memory),
                             ("channels_last", channels_last), ("on_error", on_error), ("max_bad", max_bad),
-                            ("cache_decoded_gb", cache_decoded_gb)):
+                            ("cache_decoded_gb", cache_decoded_gb), ("decode", decode)):
             _options.check(name, value)
         shuffle = bool(shuffle)  # None: False, as torch takes it
         self.return_params = arg.flag("return_params", return_params)
@@ -193,6 +210,15 @@ class DataLoader:
         if self.device.type == "cuda" and not torch.cuda.is_available():
             raise arg.bad("device", device, "a CUDA device, and this torch sees none", "use device='cpu'")
         self.pin_memory = pin_memory and torch.cuda.is_available()  # without CUDA, as torch: quietly not pinned
+        # decode='gpu' is refused in one line wherever it cannot be (in this build: everywhere); 'auto'
+        # decodes on the CPU and says why in at most one line when the batches go to a GPU.
+        use, error, note = _stoker.choose_decode(decode, self.device.type == "cuda", torch.cuda.is_available(),
+                                                 _nvjpeg_dirs() if decode != "cpu" else [])
+        if error:
+            raise ValueError(error)
+        if note:
+            print(note, file=sys.stderr, flush=True)
+        self.decode = use
 
         self._order, batch_size, drop_last = given_order(sampler, batch_sampler, batch_size, shuffle, drop_last)
         self.rank, self.world_size = _rank_and_world(rank, world_size)

@@ -130,3 +130,19 @@ def test_idx_splits_are_train_and_test(tmp_path):
     assert len(stoker.DataLoader(data, split="test", batch_size=1000)) == 10
     with pytest.raises(ValueError, match="IDX data has no val split"):
         stoker.DataLoader(data, split="val")
+
+
+def test_gpu_decoding_is_refused_in_one_line_saying_why(png_folder):
+    with pytest.raises(ValueError) as raised:
+        stoker.DataLoader(png_folder, decode="gpu")
+    assert str(raised.value) == ("decode='gpu': GPU decoding needs the batches on a CUDA device (device='cuda'); "
+                                 "use decode='cpu'")
+    with pytest.raises(ValueError, match="^decode='GPU': one of 'cpu', 'gpu', 'auto'; "):
+        stoker.DataLoader(png_folder, decode="GPU")
+
+
+def test_auto_decoding_with_batches_on_the_cpu_is_the_cpu_and_quiet(png_folder, capfd):
+    loader = stoker.DataLoader(png_folder, decode="auto", batch_size=2, transforms="Resize((8, 8))")
+    assert loader.decode == "cpu"
+    assert next(iter(loader))[0].shape == (2, 3, 8, 8)
+    assert "decode" not in capfd.readouterr().err

@@ -5,9 +5,11 @@
 //       bit 4 bicubic (a wider margin around the crop)
 //   [1..4] the crop's x, y, width and height, in 255ths of what the image leaves
 //   [5..6] the target width and height (0: not known, no DCT scaling)
-// One decoder decodes twice (whole, then the crop): it must stay usable after a failure.
+// One decoder decodes twice (whole, then the crop): it must stay usable after a failure. The
+// GPU decode plan (src/data/decode/gpu/decode_plan.h) reads the same bytes, whole and cropped.
 #include <algorithm>
 
+#include "data/decode/gpu/decode_plan.h"
 #include "fuzz_input.h"
 #include "stoker/data/decode.h"
 
@@ -35,6 +37,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.crop_window = p[0] & 1;
   options.dct_scaling = p[0] & 2;
   options.restart_splicing = p[0] & 4;
+  stoker::data::gpu::DecodePlanner planner(options);
+  planner.plan(file, stoker::data::DecodeRequest{});
   stoker::data::ImageDecoder decoder(options);
   stoker::data::ImageInfo info;
   if (!decoder.read_info(file, &info).ok()) return 0;
@@ -50,5 +54,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   request.target_width = p[5];
   request.target_height = p[6];
   decoder.decode(file, request, &out);
+  planner.plan(file, request);
   return 0;
 }

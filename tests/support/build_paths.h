@@ -13,4 +13,9 @@ std::string build_path(const std::string& relative);
 // The fake libnvidia-ml.so.1 of tests/fake_nvml/.
 inline std::string fake_nvml_path() { return build_path("tests/fake_nvml/libnvidia-ml.so.1"); }
 
+// The folders of the fake libnvjpeg.so.12 of tests/fake_nvjpeg/: every function, or all but
+// nvjpegDecodeBatchedEx.
+inline std::string fake_nvjpeg_dir() { return build_path("tests/fake_nvjpeg/complete"); }
+inline std::string fake_nvjpeg_partial_dir() { return build_path("tests/fake_nvjpeg/partial"); }
+
 }  // namespace stoker::testing

@@ -38,7 +38,12 @@ enum class LoaderKey {
   kCacheMaxGb,      // stoker train: the decoded cache's budget; 0 = half the RAM
   kCacheDecodedGb,  // Python and bench loader: the decoded cache's budget; 0 = off
   kChannelsLast,
+  kDecode,  // where JPEGs are decoded when batches go to a CUDA device: DecodeMode
 };
+
+// kDecode's values, in the order of its row's words (stoker/data/gpu_decode.h decides what
+// each means on a given machine).
+enum class DecodeMode { kCpu, kGpu, kAuto };
 
 enum class KeyType { kInt, kNumber, kBool, kWord };
 

@@ -179,6 +179,7 @@ struct TrainConfig {
   CacheKind cache = CacheKind::kNone;
   double cache_max_gb = data::LoaderDefaults::cache_max_gb;  // cache decoded: its budget; 0 = half the free RAM
   bool pin_memory = data::LoaderDefaults::pin_memory;
+  data::DecodeMode decode = data::DecodeMode::kCpu;  // where JPEGs are decoded (stoker/data/gpu_decode.h)
   bool persistent_workers = true;
   AmpMode amp = AmpMode::kOff;
   int accumulation_steps = 1;

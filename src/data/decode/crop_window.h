@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "stoker/core/error.h"
+#include "stoker/data/decode.h"
 #include "stoker/data/image.h"
 
 namespace stoker::data {
@@ -66,6 +67,45 @@ inline PixelRange covering_range(double lo, double hi, int margin, int size) {
   r.begin = std::clamp(static_cast<int>(std::floor(lo)) - margin, 0, size);
   r.end = std::clamp(static_cast<int>(std::ceil(hi)) + margin, r.begin, size);
   return r;
+}
+
+// What a decode of `crop` (resolved, full-resolution pixels) of a width x height JPEG covers:
+// the DCT scale M/8 (choose_dct_scale, when DecodeOptions::dct_scaling), the scaled image
+// size and the window in scaled pixels, widened by the resampler's margin. The CPU decoder
+// and the GPU decode plan both take it from here, so they decode the same pixels.
+struct DecodeWindow {
+  int scale_num = 8;
+  int full_width = 0;  // the scaled image: ceil(size * M / 8), as libjpeg computes it
+  int full_height = 0;
+  PixelRange cols;  // wanted window in scaled pixels
+  PixelRange rows;
+};
+
+// The crop in scaled coordinates: an M/8 IDCT maps full-size pixel edge x to x * M / 8.
+inline CropRect scaled_crop(const CropRect& crop, int scale_num) {
+  const double scale = scale_num / 8.0;
+  return CropRect{crop.x * scale, crop.y * scale, crop.width * scale, crop.height * scale};
+}
+
+inline DecodeWindow plan_window(const CropRect& crop, int width, int height, const DecodeRequest& request,
+                                const DecodeOptions& options) {
+  DecodeWindow w;
+  w.scale_num = options.dct_scaling ? choose_dct_scale(crop, request.target_width, request.target_height) : 8;
+  // libjpeg's scaled size: ceil(size * M / 8) (jdiv_round_up in jpeg_calc_output_dimensions).
+  w.full_width = static_cast<int>((static_cast<int64_t>(width) * w.scale_num + 7) / 8);
+  w.full_height = static_cast<int>((static_cast<int64_t>(height) * w.scale_num + 7) / 8);
+  const CropRect scaled = scaled_crop(crop, w.scale_num);
+  if (options.crop_window) {
+    const double support = request.filter_support;
+    w.cols = covering_range(scaled.x, scaled.x + scaled.width,
+                            filter_margin(scaled.width, request.target_width, support), w.full_width);
+    w.rows = covering_range(scaled.y, scaled.y + scaled.height,
+                            filter_margin(scaled.height, request.target_height, support), w.full_height);
+  } else {
+    w.cols = PixelRange{0, w.full_width};
+    w.rows = PixelRange{0, w.full_height};
+  }
+  return w;
 }
 
 }  // namespace stoker::data

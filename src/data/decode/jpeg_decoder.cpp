@@ -15,6 +15,7 @@
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <new>
 #include <string_view>
 
@@ -232,12 +233,6 @@ Status JpegDecoder::read_info(std::span<const uint8_t> bytes, const DecodeOption
 
 namespace {
 
-// The crop in scaled coordinates: an M/8 IDCT maps full-size pixel edge x to x * M / 8.
-CropRect scaled_crop(const CropRect& crop, int scale_num) {
-  const double scale = scale_num / 8.0;
-  return CropRect{crop.x * scale, crop.y * scale, crop.width * scale, crop.height * scale};
-}
-
 // The plan for decoding `crop` of a width x height JPEG whose header is in `cinfo`.
 JpegPlan make_plan(const jpeg_decompress_struct& cinfo, const CropRect& crop, int width, int height,
                    const DecodeRequest& request, const DecodeOptions& options) {
@@ -248,24 +243,12 @@ JpegPlan make_plan(const jpeg_decompress_struct& cinfo, const CropRect& crop, in
   } else {
     plan.out_space = request.channels == 3 ? JCS_EXT_RGB : JCS_GRAYSCALE;
   }
-  plan.scale_num = options.dct_scaling ? choose_dct_scale(crop, request.target_width, request.target_height) : 8;
-  // libjpeg's scaled size: ceil(size * M / 8) (jdiv_round_up in jpeg_calc_output_dimensions).
-  plan.full_width = static_cast<JDIMENSION>((static_cast<int64_t>(width) * plan.scale_num + 7) / 8);
-  plan.full_height = static_cast<JDIMENSION>((static_cast<int64_t>(height) * plan.scale_num + 7) / 8);
-
-  const int full_w = static_cast<int>(plan.full_width);
-  const int full_h = static_cast<int>(plan.full_height);
-  const CropRect scaled = scaled_crop(crop, plan.scale_num);
-  if (options.crop_window) {
-    const double support = request.filter_support;
-    plan.cols = covering_range(scaled.x, scaled.x + scaled.width,
-                               filter_margin(scaled.width, request.target_width, support), full_w);
-    plan.rows = covering_range(scaled.y, scaled.y + scaled.height,
-                               filter_margin(scaled.height, request.target_height, support), full_h);
-  } else {
-    plan.cols = PixelRange{0, full_w};
-    plan.rows = PixelRange{0, full_h};
-  }
+  const DecodeWindow window = plan_window(crop, width, height, request, options);
+  plan.scale_num = window.scale_num;
+  plan.full_width = static_cast<JDIMENSION>(window.full_width);
+  plan.full_height = static_cast<JDIMENSION>(window.full_height);
+  plan.cols = window.cols;
+  plan.rows = window.rows;
   return plan;
 }
 
@@ -341,6 +324,99 @@ Status JpegDecoder::decode(std::span<const uint8_t> bytes, const DecodeRequest& 
   out->scale_num = plan.scale_num;
   out->spliced = spliced;
   return Status::ok_status();
+}
+
+namespace {
+
+JpegColor color_of(J_COLOR_SPACE space) {
+  switch (space) {
+    case JCS_GRAYSCALE:
+      return JpegColor::kGray;
+    case JCS_YCbCr:
+      return JpegColor::kYCbCr;
+    case JCS_RGB:
+      return JpegColor::kRgb;
+    case JCS_CMYK:
+      return JpegColor::kCmyk;
+    case JCS_YCCK:
+      return JpegColor::kYcck;
+    default:
+      return JpegColor::kOther;
+  }
+}
+
+}  // namespace
+
+void JpegDecoder::read_layout(std::span<const uint8_t> bytes, JpegLayout* layout) {
+  *layout = JpegLayout{};
+  DecodeOptions no_limit;
+  no_limit.max_pixels = std::numeric_limits<int64_t>::max();
+  Status status = read_header(lib_.get(), bytes, no_limit);
+  if (!status.ok()) {
+    // libjpeg-turbo is built for 8-bit samples and refuses the others in the header parse.
+    if (lib_->err.pub.msg_code == JERR_BAD_PRECISION) layout->precision = lib_->err.pub.msg_parm.i[0];
+    layout->damage = status.reason();
+    return;
+  }
+  const jpeg_decompress_struct& cinfo = lib_->cinfo;
+  layout->precision = cinfo.data_precision;
+  layout->width = static_cast<int>(cinfo.image_width);
+  layout->height = static_cast<int>(cinfo.image_height);
+  layout->components = cinfo.num_components;
+  layout->color = color_of(cinfo.jpeg_color_space);
+  layout->progressive = cinfo.progressive_mode != 0;
+  layout->arithmetic = cinfo.arith_code != 0;
+  layout->single_scan = cinfo.comps_in_scan == cinfo.num_components;
+  for (int i = 0; i < std::min(cinfo.num_components, 4); ++i) {
+    layout->h_samp[static_cast<size_t>(i)] = cinfo.comp_info[i].h_samp_factor;
+    layout->v_samp[static_cast<size_t>(i)] = cinfo.comp_info[i].v_samp_factor;
+  }
+  const size_t scan_start = bytes.size() - cinfo.src->bytes_in_buffer;
+  jpeg_abort_decompress(&lib_->cinfo);
+  if (!has_end_of_image(bytes, scan_start)) {
+    layout->damage = fmt::format("truncated JPEG (no end-of-image marker in its {} bytes)", bytes.size());
+  }
+}
+
+JpegSubsampling subsampling_of(const JpegLayout& layout) {
+  if (layout.components == 1) return JpegSubsampling::kGray;
+  if (layout.components != 3) return JpegSubsampling::kOther;
+  for (size_t c = 1; c < 3; ++c) {
+    if (layout.h_samp[c] != 1 || layout.v_samp[c] != 1) return JpegSubsampling::kOther;
+  }
+  struct Factors {
+    int h, v;
+    JpegSubsampling subsampling;
+  };
+  static constexpr Factors kKnown[] = {{1, 1, JpegSubsampling::k444}, {2, 1, JpegSubsampling::k422},
+                                       {2, 2, JpegSubsampling::k420}, {1, 2, JpegSubsampling::k440},
+                                       {4, 1, JpegSubsampling::k411}, {4, 2, JpegSubsampling::k410}};
+  for (const Factors& f : kKnown) {
+    if (layout.h_samp[0] == f.h && layout.v_samp[0] == f.v) return f.subsampling;
+  }
+  return JpegSubsampling::kOther;
+}
+
+const char* to_string(JpegSubsampling subsampling) {
+  switch (subsampling) {
+    case JpegSubsampling::k444:
+      return "4:4:4";
+    case JpegSubsampling::k422:
+      return "4:2:2";
+    case JpegSubsampling::k420:
+      return "4:2:0";
+    case JpegSubsampling::k440:
+      return "4:4:0";
+    case JpegSubsampling::k411:
+      return "4:1:1";
+    case JpegSubsampling::k410:
+      return "4:1:0";
+    case JpegSubsampling::kGray:
+      return "4:0:0 (gray)";
+    case JpegSubsampling::kOther:
+      break;
+  }
+  return "other";
 }
 
 }  // namespace stoker::data

@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "jpeg_layout.h"
 #include "restart_splice.h"
 #include "stoker/core/error.h"
 #include "stoker/data/decode.h"
@@ -27,6 +28,11 @@ class JpegDecoder {
   JpegDecoder& operator=(const JpegDecoder&) = delete;
 
   Status read_info(std::span<const uint8_t> bytes, const DecodeOptions& options, ImageInfo* info);
+  // How the file is coded (JpegLayout), from the same header parse as decode(), plus the
+  // check for an end-of-image marker that decode() makes. Never fails: what decode() would
+  // refuse before its first pixel goes into layout->damage. Ignores max_pixels (the caller
+  // compares the size).
+  void read_layout(std::span<const uint8_t> bytes, JpegLayout* layout);
   // `request` has been validated by ImageDecoder (channels 1 or 3).
   Status decode(std::span<const uint8_t> bytes, const DecodeRequest& request, const DecodeOptions& options,
                 DecodedImage* out);

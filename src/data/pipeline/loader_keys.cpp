@@ -26,6 +26,7 @@ constexpr std::array<KeyExtra, 1> kSeedExtras = {{{"", "None", "a random seed, k
 constexpr std::array<KeyExtra, 1> kShuffleExtras = {{{"", "None", "False, as torch's DataLoader takes it"}}};
 constexpr std::array<KeyWord, 2> kOnErrorWords = {{{"substitute", "substitute"}, {"fail", "raise"}}};
 constexpr std::array<KeyWord, 2> kCacheWords = {{{"none", ""}, {"decoded", ""}}};
+constexpr std::array<KeyWord, 3> kDecodeWords = {{{"cpu", "cpu"}, {"gpu", "gpu"}, {"auto", "auto"}}};  // DecodeMode
 
 std::string bool_text(bool value) { return value ? "true" : "false"; }
 
@@ -140,6 +141,16 @@ std::vector<LoaderKeySpec> make_table() {
     LoaderKeySpec& r = row(LoaderKey::kChannelsLast, KeyType::kBool, "channels_last", "", "");
     r.python_default = "False";
     r.help = "Images as NCHW tensors with channels_last strides";
+  }
+  {
+    LoaderKeySpec& r = row(LoaderKey::kDecode, KeyType::kWord, "decode", "--decode", "decode");
+    r.words = kDecodeWords;
+    r.cli_default = "cpu";
+    r.python_default = "'cpu'";
+    r.help =
+        "Where JPEGs are decoded when batches go to a CUDA device: by the workers (cpu), by nvJPEG on the GPU (gpu: "
+        "refused, with why, until GPU decoding is in the build) or on the GPU where it can be, else the workers "
+        "(auto)";
   }
   return rows;
 }

@@ -72,6 +72,16 @@ std::span<const EnumName<CacheKind>> enum_names(CacheKind) {
   }();
   return names;
 }
+// And decode's (data::DecodeMode's order is its row's).
+std::span<const EnumName<data::DecodeMode>> enum_names(data::DecodeMode) {
+  static const std::array<EnumName<data::DecodeMode>, 3> names = [] {
+    const auto words = data::loader_key(data::LoaderKey::kDecode).words;
+    return std::array<EnumName<data::DecodeMode>, 3>{{{data::DecodeMode::kCpu, words[0].cli},
+                                                      {data::DecodeMode::kGpu, words[1].cli},
+                                                      {data::DecodeMode::kAuto, words[2].cli}}};
+  }();
+  return names;
+}
 std::span<const EnumName<TaskKind>> enum_names(TaskKind) { return kTasks; }
 std::span<const EnumName<LossKind>> enum_names(LossKind) { return kLosses; }
 std::span<const EnumName<OptimizerKind>> enum_names(OptimizerKind) { return kOptimizers; }
@@ -531,6 +541,7 @@ std::vector<Field> make_fields() {
       loader_field(data::LoaderKey::kCache, &C::cache),
       loader_field(data::LoaderKey::kCacheMaxGb, &C::cache_max_gb),
       loader_field(data::LoaderKey::kPinMemory, &C::pin_memory),
+      loader_field(data::LoaderKey::kDecode, &C::decode),
       {"persistent_workers", &C::persistent_workers, "Keep the loader's workers between epochs", {}},
       // The alias is a flag without a value (--use-amp = bf16); see ConfigFlags::add_to().
       {"amp", &C::amp, "Mixed precision: off, bf16 or fp16 (--use-amp = bf16)", {"use_amp"}},

@@ -16,7 +16,7 @@ namespace stoker::train::detail {
 using Member = std::variant<std::string TrainConfig::*, int TrainConfig::*, int64_t TrainConfig::*,
                             uint64_t TrainConfig::*, double TrainConfig::*, bool TrainConfig::*, AmpMode TrainConfig::*,
                             OptimizerKind TrainConfig::*, ScheduleKind TrainConfig::*, TaskKind TrainConfig::*,
-                            LossKind TrainConfig::*, CacheKind TrainConfig::*>;
+                            LossKind TrainConfig::*, CacheKind TrainConfig::*, data::DecodeMode TrainConfig::*>;
 
 // The values a key allows: a number key's range, or the words a string key takes. validate()
 // checks every key's with range_message(); NaN passes no range. A key that takes "auto" is

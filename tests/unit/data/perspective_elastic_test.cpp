@@ -21,28 +21,28 @@ namespace stoker::data {
 namespace {
 namespace perspective_elastic_test {
 
-constexpr int kW = 16;
-constexpr int kH = 12;
+constexpr int kWarpW = 16;
+constexpr int kWarpH = 12;
 
 DecodedImage test_image() {
   DecodedImage d;
-  d.image.reshape(kW, kH, 3);
-  for (int y = 0; y < kH; ++y) {
-    for (int x = 0; x < kW; ++x) {
+  d.image.reshape(kWarpW, kWarpH, 3);
+  for (int y = 0; y < kWarpH; ++y) {
+    for (int x = 0; x < kWarpW; ++x) {
       for (int c = 0; c < 3; ++c) d.image.row(y)[x * 3 + c] = static_cast<uint8_t>((x * 13 + y * 29 + c * 71) % 256);
     }
   }
-  d.crop = {0, 0, kW, kH};
+  d.crop = {0, 0, kWarpW, kWarpH};
   return d;
 }
 
 // The chain on the 16 x 12 image (geometry none), uint8 NCHW, for sample `index`.
 std::vector<uint8_t> run(const std::string& chain, uint64_t index, SampleParams* drawn = nullptr) {
   TransformSpec spec = parse_transforms(chain + ", ToUint8");
-  spec.out_width = kW;
-  spec.out_height = kH;
+  spec.out_width = kWarpW;
+  spec.out_height = kWarpH;
   SampleRng rng(5, 0, index);
-  const SampleParams params = draw_params(spec, kW, kH, rng);
+  const SampleParams params = draw_params(spec, kWarpW, kWarpH, rng);
   if (drawn != nullptr) *drawn = params;
   std::vector<uint8_t> out(spec.sample_bytes());
   SampleTransformer transformer;
@@ -51,13 +51,13 @@ std::vector<uint8_t> run(const std::string& chain, uint64_t index, SampleParams*
 }
 
 TEST(PerspectiveTest, CornersAreTheImageCornersCoefficientsAreTheIdentity) {
-  const std::array<int, 8> corners{0, 0, kW - 1, 0, kW - 1, kH - 1, 0, kH - 1};
-  const std::array<float, 8> c = perspective_coeffs(corners, kW, kH);
+  const std::array<int, 8> corners{0, 0, kWarpW - 1, 0, kWarpW - 1, kWarpH - 1, 0, kWarpH - 1};
+  const std::array<float, 8> c = perspective_coeffs(corners, kWarpW, kWarpH);
   const std::array<float, 8> identity{1, 0, 0, 0, 1, 0, 0, 0};
   for (size_t i = 0; i < 8; ++i) EXPECT_NEAR(c[i], identity[i], 1e-6) << i;
   // Every corner moved one pixel right: the output at x samples the input at x - 1.
-  const std::array<int, 8> shifted{1, 0, kW, 0, kW, kH - 1, 1, kH - 1};
-  const std::array<float, 8> s = perspective_coeffs(shifted, kW, kH);
+  const std::array<int, 8> shifted{1, 0, kWarpW, 0, kWarpW, kWarpH - 1, 1, kWarpH - 1};
+  const std::array<float, 8> s = perspective_coeffs(shifted, kWarpW, kWarpH);
   const std::array<float, 8> shift{1, 0, -1, 0, 1, 0, 0, 0};
   for (size_t i = 0; i < 8; ++i) EXPECT_NEAR(s[i], shift[i], 1e-6) << i;
 }
@@ -66,20 +66,20 @@ TEST(PerspectiveTest, GetParamsDrawsWithinTorchvisionsBounds) {
   // distortion_scale 0.5 on 16 x 12: x within int(0.5 * 8) = 4 of its side, y within 3.
   const TransformSpec spec = [] {
     TransformSpec s = parse_transforms("RandomPerspective(0.5, p=1.0)");
-    s.out_width = kW;
-    s.out_height = kH;
+    s.out_width = kWarpW;
+    s.out_height = kWarpH;
     return s;
   }();
   std::set<int> top_left_x;
   for (uint64_t i = 0; i < 500; ++i) {
     SampleRng rng(9, 0, i);
-    const SampleParams p = draw_params(spec, kW, kH, rng);
+    const SampleParams p = draw_params(spec, kWarpW, kWarpH, rng);
     ASSERT_TRUE(p.perspective);
     const std::array<int, 8>& c = p.corners;
     for (const int x : {c[0], c[6]}) EXPECT_TRUE(x >= 0 && x <= 4) << x;
-    for (const int x : {c[2], c[4]}) EXPECT_TRUE(x >= kW - 5 && x <= kW - 1) << x;
+    for (const int x : {c[2], c[4]}) EXPECT_TRUE(x >= kWarpW - 5 && x <= kWarpW - 1) << x;
     for (const int y : {c[1], c[3]}) EXPECT_TRUE(y >= 0 && y <= 3) << y;
-    for (const int y : {c[5], c[7]}) EXPECT_TRUE(y >= kH - 4 && y <= kH - 1) << y;
+    for (const int y : {c[5], c[7]}) EXPECT_TRUE(y >= kWarpH - 4 && y <= kWarpH - 1) << y;
     top_left_x.insert(c[0]);
   }
   EXPECT_EQ(top_left_x, (std::set<int>{0, 1, 2, 3, 4}));
@@ -89,7 +89,7 @@ TEST(PerspectiveTest, GetParamsDrawsWithinTorchvisionsBounds) {
   int ran = 0;
   for (uint64_t i = 0; i < 4000; ++i) {
     SampleRng rng(9, 0, i);
-    ran += draw_params(quarter, kW, kH, rng).perspective ? 1 : 0;
+    ran += draw_params(quarter, kWarpW, kWarpH, rng).perspective ? 1 : 0;
   }
   EXPECT_NEAR(ran / 4000.0, 0.25, 0.03);
 }
@@ -105,14 +105,15 @@ TEST(PerspectiveTest, NoDistortionIsTheImageAndAShiftIsAShift) {
   std::vector<uint8_t> planes(image.begin(), image.end());
   std::vector<uint8_t> out(planes.size());
   std::vector<float> gx, gy;
-  perspective_grid(perspective_coeffs({1, 0, kW, 0, kW, kH - 1, 1, kH - 1}, kW, kH), kW, kH, &gx, &gy);
-  warp_grid(gx.data(), gy.data(), filled_warp(Interpolation::kNearest, {9, 8, 7}), planes.data(), out.data(), kW, kH,
-            3);
+  perspective_grid(perspective_coeffs({1, 0, kWarpW, 0, kWarpW, kWarpH - 1, 1, kWarpH - 1}, kWarpW, kWarpH), kWarpW,
+                   kWarpH, &gx, &gy);
+  warp_grid(gx.data(), gy.data(), filled_warp(Interpolation::kNearest, {9, 8, 7}), planes.data(), out.data(), kWarpW,
+            kWarpH, 3);
   for (int c = 0; c < 3; ++c) {
-    for (int y = 0; y < kH; ++y) {
-      const size_t row = (static_cast<size_t>(c) * kH + y) * kW;
+    for (int y = 0; y < kWarpH; ++y) {
+      const size_t row = (static_cast<size_t>(c) * kWarpH + y) * kWarpW;
       EXPECT_EQ(out[row], 9 - c);
-      for (int x = 1; x < kW; ++x) ASSERT_EQ(out[row + x], planes[row + x - 1]) << c << " " << y << " " << x;
+      for (int x = 1; x < kWarpW; ++x) ASSERT_EQ(out[row + x], planes[row + x - 1]) << c << " " << y << " " << x;
     }
   }
 }

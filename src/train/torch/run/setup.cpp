@@ -10,6 +10,7 @@
 #include "stoker/core/error.h"
 #include "stoker/core/process.h"
 #include "stoker/data/exclude_list.h"
+#include "stoker/data/gpu_decode.h"
 #include "stoker/data/loader_keys.h"
 #include "stoker/monitor/gpu_reader.h"
 #include "train/torch/model/initial_weights.h"
@@ -284,6 +285,13 @@ TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place) {
   if (cfg.amp == AmpMode::kFp16 && s.device.is_cpu()) {
     throw UsageError("amp fp16 needs a CUDA device; on the CPU use --amp bf16 or --amp off");
   }
+  // --decode: gpu refused in one line where it cannot be (so far everywhere: not in this build),
+  // auto on the CPU with at most one line.
+  const data::DecodeChoice decode =
+      data::choose_decode(cfg.decode, {cfg.device.starts_with("cuda") || s.device.is_cuda(), s.device.is_cuda()},
+                          data::FrontEnd::kCommandLine);
+  if (!decode.error.empty()) throw UsageError(decode.error);
+  if (!decode.note.empty() && place.leader()) std::fprintf(stderr, "%s\n", decode.note.c_str());
 
   s.train_source = data::open_source(cfg.data, data::Split::kTrain);
   if (!cfg.exclude_list.empty()) {

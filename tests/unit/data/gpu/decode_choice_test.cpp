@@ -1,0 +1,73 @@
+// The decode option on a machine: cpu always; gpu refused in one line naming why and what to
+// do (no CUDA batches, no CUDA device, no nvJPEG, and with all of them: not in this build);
+// auto on the CPU, with at most one line.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+
+#include "stoker/data/gpu_decode.h"
+#include "support/build_paths.h"
+
+namespace stoker::data {
+namespace {
+
+const DecodeDevice kCpuBatches{false, true};
+const DecodeDevice kCudaBatches{true, true};
+const DecodeDevice kNoCudaDevice{true, false};
+const NvjpegProbe kFound{true, "nvJPEG 12.3.3 at /x/libnvjpeg.so.12"};
+const NvjpegProbe kMissing{false, "nvJPEG not found (tried: libnvjpeg.so.12); install it"};
+
+TEST(DecodeChoiceTest, CpuIsAlwaysTakenQuietly) {
+  for (const DecodeDevice& device : {kCpuBatches, kCudaBatches, kNoCudaDevice}) {
+    const DecodeChoice choice = choose_decode(DecodeMode::kCpu, device, kMissing, FrontEnd::kPython);
+    EXPECT_EQ(choice.use, DecodeMode::kCpu);
+    EXPECT_EQ(choice.error, "");
+    EXPECT_EQ(choice.note, "");
+  }
+}
+
+TEST(DecodeChoiceTest, GpuIsRefusedInOneLineSayingWhyAndWhatToDo) {
+  EXPECT_EQ(choose_decode(DecodeMode::kGpu, kCpuBatches, kFound, FrontEnd::kPython).error,
+            "decode='gpu': GPU decoding needs the batches on a CUDA device (device='cuda'); use decode='cpu'");
+  EXPECT_EQ(choose_decode(DecodeMode::kGpu, kCpuBatches, kFound, FrontEnd::kCommandLine).error,
+            "--decode gpu: GPU decoding needs the batches on a CUDA device (--device cuda); use --decode cpu");
+  EXPECT_EQ(choose_decode(DecodeMode::kGpu, kNoCudaDevice, kFound, FrontEnd::kCommandLine).error,
+            "--decode gpu: this process sees no CUDA device; use --decode cpu");
+  EXPECT_EQ(choose_decode(DecodeMode::kGpu, kCudaBatches, kMissing, FrontEnd::kPython).error,
+            "decode='gpu': nvJPEG not found (tried: libnvjpeg.so.12); install it; use decode='cpu'");
+  // Everything there: still refused, plainly, rather than decoded on the CPU behind the user's back.
+  const DecodeChoice ready = choose_decode(DecodeMode::kGpu, kCudaBatches, kFound, FrontEnd::kPython);
+  EXPECT_EQ(ready.use, DecodeMode::kCpu);
+  EXPECT_EQ(ready.error,
+            "decode='gpu': GPU JPEG decoding is not in this build of stoker yet (nvJPEG 12.3.3 at "
+            "/x/libnvjpeg.so.12 found); use decode='cpu'");
+  static_assert(!kGpuDecodeBuilt, "with the GPU decode built, this test must expect use == kGpu here");
+}
+
+TEST(DecodeChoiceTest, AutoDecodesOnTheCpuWithAtMostOneLine) {
+  const DecodeChoice cpu_batches = choose_decode(DecodeMode::kAuto, kCpuBatches, kMissing, FrontEnd::kPython);
+  EXPECT_EQ(cpu_batches.use, DecodeMode::kCpu);
+  EXPECT_EQ(cpu_batches.note, "");  // nothing to say: the batches are on the CPU
+  const std::pair<DecodeDevice, NvjpegProbe> cases[] = {
+      {kNoCudaDevice, kFound}, {kCudaBatches, kMissing}, {kCudaBatches, kFound}};
+  for (const auto& [device, probe] : cases) {
+    const DecodeChoice choice = choose_decode(DecodeMode::kAuto, device, probe, FrontEnd::kCommandLine);
+    EXPECT_EQ(choice.use, DecodeMode::kCpu);
+    EXPECT_EQ(choice.error, "");
+    EXPECT_TRUE(choice.note.starts_with("--decode auto: decoding on the CPU: ")) << choice.note;
+    EXPECT_EQ(choice.note.find('\n'), std::string::npos);
+  }
+}
+
+TEST(DecodeChoiceTest, TheProbeNamesTheLibraryItFoundOrWhyNot) {
+  const NvjpegProbe fake = probe_nvjpeg({testing::fake_nvjpeg_dir()});
+  if (!fake.found || fake.text.find(testing::fake_nvjpeg_dir()) == std::string::npos) {
+    // A real nvJPEG on this machine comes first; it is tested in nvjpeg_library_test.cpp.
+    GTEST_SKIP() << fake.text;
+  }
+  EXPECT_EQ(fake.text, "nvJPEG 12.99.7 at " + testing::fake_nvjpeg_dir() + "/libnvjpeg.so.12");
+}
+
+}  // namespace
+}  // namespace stoker::data
