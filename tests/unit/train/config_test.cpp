@@ -54,7 +54,7 @@ TEST(TrainConfigTest, DefaultsAreValidAndListedInSchemaOrder) {
   const TrainConfig config;
   EXPECT_NO_THROW(validate(config));
   const std::vector<ConfigKey>& keys = config_keys();
-  ASSERT_EQ(keys.size(), 81u);
+  ASSERT_EQ(keys.size(), 82u);
   EXPECT_EQ(keys.front().name, "model");
   EXPECT_EQ(keys.back().name, "max_bad_fraction");
   std::set<std::string> names;
