@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import pathlib
+import sys
 import time
 
 import torch
@@ -54,10 +55,13 @@ def main():
         torch.manual_seed(args.seed)
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
     distributed = world_size > 1
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    if torch.cuda.is_available() and local_rank >= torch.cuda.device_count():
+        sys.exit(f"local rank {local_rank} and {torch.cuda.device_count()} GPU(s) here: start one process per GPU "
+                 "(torchrun --nproc-per-node), or hide the GPUs (CUDA_VISIBLE_DEVICES=) to run ranks on the CPU")
     if distributed:
         dist.init_process_group(backend=args.dist_backend)
     rank = dist.get_rank() if distributed else 0
-    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     device = torch.device("cuda", local_rank) if torch.cuda.is_available() else torch.device("cpu")
     if device.type == "cuda":
         torch.cuda.set_device(device)

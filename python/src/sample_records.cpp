@@ -28,10 +28,11 @@ py::dict records_of(const data::Batch& batch, const data::Source& source, const 
     angle.append(p.rotate ? p.angle : 0.0f);
     const auto m = data::affine_forward(p, spec.out_width, spec.out_height);
     affine.append(py::make_tuple(py::make_tuple(m[0], m[1], m[2]), py::make_tuple(m[3], m[4], m[5])));
-    color.append(p.jitter_skipped ? py::make_tuple(1.0, 1.0, 1.0, 0.0)
-                                  : py::make_tuple(p.brightness, p.contrast, p.saturation, p.hue));
-    erase.append(p.erase ? py::make_tuple(p.erase_top, p.erase_left, p.erase_height, p.erase_width)
-                         : py::make_tuple(0, 0, 0, 0));
+    // py::tuple on both sides: pybind11 3's make_tuple types each tuple by its elements.
+    color.append(p.jitter_skipped ? py::tuple(py::make_tuple(1.0, 1.0, 1.0, 0.0))
+                                  : py::tuple(py::make_tuple(p.brightness, p.contrast, p.saturation, p.hue)));
+    erase.append(p.erase ? py::tuple(py::make_tuple(p.erase_top, p.erase_left, p.erase_height, p.erase_width))
+                         : py::tuple(py::make_tuple(0, 0, 0, 0)));
     if (clip.enabled()) {  // a substitute for a clip that could not be loaded at all: zeros
       py::list chosen;
       for (int k = 0; k < clip.frames; ++k) {

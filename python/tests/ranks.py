@@ -1,5 +1,6 @@
 """Runs a script on several ranks as torchrun does (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR,
-MASTER_PORT in the environment), one process each, and returns what each printed."""
+MASTER_PORT in the environment), one process each, and returns what each printed. The ranks
+run on the CPU (gloo), with any GPU hidden: a machine with one GPU has no device for rank 1."""
 import os
 import socket
 import subprocess
@@ -18,7 +19,8 @@ def run_ranks(script, world_size, args=(), timeout=120, env=None):
     processes = []
     for rank in range(world_size):
         rank_env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world_size),
-                        MASTER_ADDR="127.0.0.1", MASTER_PORT=port, OMP_NUM_THREADS="1", **(env or {}))
+                        MASTER_ADDR="127.0.0.1", MASTER_PORT=port, OMP_NUM_THREADS="1", CUDA_VISIBLE_DEVICES="",
+                        **(env or {}))
         processes.append(subprocess.Popen([sys.executable, str(script), *map(str, args)], env=rank_env,
                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     outputs = []
