@@ -261,5 +261,20 @@ TEST(TransformRegistryTest, DescribeFollowsRegistryOrder) {
   EXPECT_TRUE(std::is_sorted(order.begin(), order.end())) << text;
 }
 
+// draw_params() calls the entries' draws in registry order, so that order is the draw order
+// random_params.cpp documents (a determinism contract): the entries that draw, in order.
+TEST(TransformRegistryTest, EntriesDrawInTheDocumentedOrder) {
+  std::vector<std::string_view> drawing;
+  for (const ops::TransformOp* op : ops::registry()) {
+    if (op->draw != nullptr) drawing.push_back(op->names.begin()->name);
+  }
+  const std::vector<std::string_view> documented = {
+      "RandomResizedCrop",  "RandomCrop",       "CenterCrop",         "none",           "RandomHorizontalFlip",
+      "RandomVerticalFlip", "RandomChoice",     "RandomOrder",        "RandomRotation", "RandomAffine",
+      "RandomPerspective",  "ElasticTransform", "TrivialAugmentWide", "ColorJitter",    "RandomGrayscale",
+      "GaussianBlur",       "RandomInvert",     "RandomErasing"};
+  EXPECT_EQ(drawing, documented);
+}
+
 }  // namespace
 }  // namespace stoker::data

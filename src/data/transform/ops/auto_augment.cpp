@@ -1,6 +1,8 @@
 // The automatic augmentations, torchvision's TrivialAugmentWide, RandAugment, AutoAugment and
 // AugMix (AutoAugmentSpec): one entry for the four, since a chain takes one of them and they
 // share the spec's auto_augment, its interpolation and fill.
+#include "data/transform/auto_augment.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -157,6 +159,11 @@ void validate(const TransformSpec& spec) {
   spec::check_fill(name, a.fill);
 }
 
+// Only when one is set: auto_augment.h lists its draws.
+void draw(const TransformSpec& spec, const DrawContext& /*context*/, SampleRng& rng, SampleParams* params) {
+  draw_auto_augment(spec.auto_augment, spec.out_width, spec.out_height, rng, params);
+}
+
 }  // namespace auto_augment_op
 
 extern const TransformOp kAutoAugmentOp;
@@ -165,6 +172,7 @@ const TransformOp kAutoAugmentOp{.names = auto_augment_op::kNames,
                                  .build = auto_augment_op::build,
                                  .describe = auto_augment_op::describe,
                                  .validate = auto_augment_op::validate,
+                                 .draw = auto_augment_op::draw,
                                  .for_eval = off_in_eval<&TransformSpec::auto_augment>};
 
 }  // namespace stoker::data::ops

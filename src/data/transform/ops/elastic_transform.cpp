@@ -12,6 +12,7 @@
 #include "data/transform/chain/call_args.h"
 #include "data/transform/chain/chain_builder.h"
 #include "data/transform/spec_common.h"
+#include "draws.h"
 #include "registry.h"
 #include "stoker/core/error.h"
 
@@ -84,6 +85,15 @@ void validate(const TransformSpec& spec) {
 
 double* apply_p(TransformSpec* spec, std::string_view) { return &spec->elastic.apply_p; }
 
+// One 64-bit seed for its displacement field's noise, only when enabled (and applied, and
+// chosen).
+void draw(const TransformSpec& spec, const DrawContext& /*context*/, SampleRng& rng, SampleParams* params) {
+  const ElasticSpec& e = spec.elastic;
+  if (!e.enabled() || !chosen(spec, *params, Step::kElastic) || !applied(e.apply_p, rng)) return;
+  params->elastic = true;
+  params->elastic_seed = rng.next_u64();
+}
+
 }  // namespace elastic_transform_op
 
 extern const TransformOp kElasticTransformOp;
@@ -91,6 +101,7 @@ const TransformOp kElasticTransformOp{.names = elastic_transform_op::kNames,
                                       .build = elastic_transform_op::build,
                                       .describe = elastic_transform_op::describe,
                                       .validate = elastic_transform_op::validate,
+                                      .draw = elastic_transform_op::draw,
                                       .wrap = Wrap::kApplyP,
                                       .wrapped_p = elastic_transform_op::apply_p,
                                       .steps = elastic_transform_op::kStepOf,

@@ -9,6 +9,7 @@
 #include "data/transform/chain/call_args.h"
 #include "data/transform/chain/chain_builder.h"
 #include "data/transform/spec_common.h"
+#include "draws.h"
 #include "registry.h"
 #include "stoker/core/error.h"
 
@@ -78,6 +79,14 @@ void validate(const TransformSpec& spec) {
 
 double* apply_p(TransformSpec* spec, std::string_view) { return &spec->blur.apply_p; }
 
+// The sigma, one uniform in [sigma_min, sigma_max], only when enabled (and applied, and
+// chosen).
+void draw(const TransformSpec& spec, const DrawContext& /*context*/, SampleRng& rng, SampleParams* params) {
+  const GaussianBlurSpec& blur = spec.blur;
+  if (!blur.enabled() || !chosen(spec, *params, Step::kGaussianBlur) || !applied(blur.apply_p, rng)) return;
+  params->blur_sigma = static_cast<float>(rng.uniform(blur.sigma_min, blur.sigma_max));
+}
+
 }  // namespace gaussian_blur_op
 
 extern const TransformOp kGaussianBlurOp;
@@ -85,6 +94,7 @@ const TransformOp kGaussianBlurOp{.names = gaussian_blur_op::kNames,
                                   .build = gaussian_blur_op::build,
                                   .describe = gaussian_blur_op::describe,
                                   .validate = gaussian_blur_op::validate,
+                                  .draw = gaussian_blur_op::draw,
                                   .wrap = Wrap::kApplyP,
                                   .wrapped_p = gaussian_blur_op::apply_p,
                                   .steps = gaussian_blur_op::kStepOf,

@@ -11,6 +11,7 @@ struct HorizontalFlip {
   static constexpr double kDefaultP = 0.5;
   static constexpr const char* kWrapHint = "RandomHorizontalFlip has a p of its own";
   static constexpr ProbabilitySpec TransformSpec::*kPart = &TransformSpec::hflip;
+  static constexpr bool SampleParams::*kDrawn = &SampleParams::flip;
 };
 
 }  // namespace

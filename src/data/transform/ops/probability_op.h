@@ -6,7 +6,8 @@
 // own.
 //
 // Traits: kName (const char*), kExample (a call for the registry's test), kDefaultP, kWrapHint
-// (RandomApply's refusal), and kPart, the transform's ProbabilitySpec member of TransformSpec.
+// (RandomApply's refusal), kPart, the transform's ProbabilitySpec member of TransformSpec, and
+// kDrawn, the SampleParams member its draw sets: one bernoulli(p), only when p > 0.
 // Thread safety and errors: as registry.h's entries.
 #pragma once
 
@@ -36,6 +37,10 @@ struct ProbabilityOp {
     if (part.enabled()) parts->push_back(fmt::format("{}({})", Traits::kName, part.p));
   }
   static void validate(const TransformSpec& spec) { spec::check_probability(Traits::kName, (spec.*Traits::kPart).p); }
+  static void draw(const TransformSpec& spec, const DrawContext& /*context*/, SampleRng& rng, SampleParams* params) {
+    const ProbabilitySpec& part = spec.*Traits::kPart;
+    if (part.enabled()) params->*Traits::kDrawn = rng.bernoulli(part.p);
+  }
   static void for_eval(const TransformSpec& /*train*/, TransformSpec* eval) { eval->*Traits::kPart = {}; }
 };
 
@@ -46,6 +51,7 @@ constexpr TransformOp probability_op() {
                      .build = Op::build,
                      .describe = Op::describe,
                      .validate = Op::validate,
+                     .draw = Op::draw,
                      .wrap_hint = Traits::kWrapHint,
                      .for_eval = Op::for_eval};
 }

@@ -12,6 +12,7 @@ struct RandomGrayscale {
   static constexpr double kDefaultP = 0.1;
   static constexpr const char* kWrapHint = "RandomGrayscale has a p of its own";
   static constexpr ProbabilitySpec TransformSpec::*kPart = &TransformSpec::random_grayscale;
+  static constexpr bool SampleParams::*kDrawn = &SampleParams::grayscale;
 };
 
 }  // namespace

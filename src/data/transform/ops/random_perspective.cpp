@@ -10,6 +10,7 @@
 #include "data/transform/chain/call_args.h"
 #include "data/transform/chain/chain_builder.h"
 #include "data/transform/spec_common.h"
+#include "draws.h"
 #include "registry.h"
 #include "stoker/core/error.h"
 
@@ -56,6 +57,31 @@ void validate(const TransformSpec& spec) {
 
 double* own_p(TransformSpec* spec, std::string_view) { return &spec->perspective.p; }
 
+// Only when enabled (and chosen): one bernoulli(p), and when it says yes the corners as
+// RandomPerspective.get_params(width, height, distortion_scale) draws them in the output's
+// size, each one bounded int (randint(lo, hi) is lo + below(hi - lo)): top-left x, y,
+// top-right x, y, bottom-right x, y, bottom-left x, y.
+void draw(const TransformSpec& spec, const DrawContext& /*context*/, SampleRng& rng, SampleParams* params) {
+  const PerspectiveSpec& p = spec.perspective;
+  if (!p.enabled() || !chosen(spec, *params, Step::kPerspective) || !rng.bernoulli(p.p)) return;
+  const int width = spec.out_width, height = spec.out_height;
+  const auto dx = static_cast<int>(p.distortion_scale * (width / 2));
+  const auto dy = static_cast<int>(p.distortion_scale * (height / 2));
+  const auto randint = [&rng](int lo, int hi) {
+    return lo + static_cast<int>(rng.below(static_cast<uint64_t>(hi - lo)));
+  };
+  std::array<int, 8>& c = params->corners;
+  c[0] = randint(0, dx + 1);  // top-left
+  c[1] = randint(0, dy + 1);
+  c[2] = randint(width - dx - 1, width);  // top-right
+  c[3] = randint(0, dy + 1);
+  c[4] = randint(width - dx - 1, width);  // bottom-right
+  c[5] = randint(height - dy - 1, height);
+  c[6] = randint(0, dx + 1);  // bottom-left
+  c[7] = randint(height - dy - 1, height);
+  params->perspective = true;
+}
+
 }  // namespace random_perspective_op
 
 extern const TransformOp kRandomPerspectiveOp;
@@ -63,6 +89,7 @@ const TransformOp kRandomPerspectiveOp{.names = random_perspective_op::kNames,
                                        .build = random_perspective_op::build,
                                        .describe = random_perspective_op::describe,
                                        .validate = random_perspective_op::validate,
+                                       .draw = random_perspective_op::draw,
                                        .wrap = Wrap::kScaleP,
                                        .wrapped_p = random_perspective_op::own_p,
                                        .steps = random_perspective_op::kStepOf,

@@ -11,6 +11,7 @@
 #include "data/transform/chain/call_args.h"
 #include "data/transform/chain/chain_builder.h"
 #include "data/transform/spec_common.h"
+#include "draws.h"
 #include "registry.h"
 #include "stoker/core/error.h"
 
@@ -68,6 +69,14 @@ void validate(const TransformSpec& spec) {
 
 double* apply_p(TransformSpec* spec, std::string_view) { return &spec->rotation.apply_p; }
 
+// One uniform in [min, max] degrees, only when enabled (and applied, and chosen).
+void draw(const TransformSpec& spec, const DrawContext& /*context*/, SampleRng& rng, SampleParams* params) {
+  const RotationSpec& r = spec.rotation;
+  if (!r.enabled() || !chosen(spec, *params, Step::kRotation) || !applied(r.apply_p, rng)) return;
+  params->rotate = true;
+  params->angle = static_cast<float>(rng.uniform(r.min_degrees, r.max_degrees));
+}
+
 }  // namespace random_rotation_op
 
 extern const TransformOp kRandomRotationOp;
@@ -75,6 +84,7 @@ const TransformOp kRandomRotationOp{.names = random_rotation_op::kNames,
                                     .build = random_rotation_op::build,
                                     .describe = random_rotation_op::describe,
                                     .validate = random_rotation_op::validate,
+                                    .draw = random_rotation_op::draw,
                                     .wrap = Wrap::kApplyP,
                                     .wrapped_p = random_rotation_op::apply_p,
                                     .steps = random_rotation_op::kStepOf,

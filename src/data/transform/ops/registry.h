@@ -72,6 +72,13 @@ enum class Wrap {
   kScaleP,  // T has a p of its own (wrapped_p), drawn per sample as RandomApply's is: the two multiply
 };
 
+// What a draw knows of the sample beyond the spec: the size of its source, in pixels (0 x 0
+// when nothing was decoded).
+struct DrawContext {
+  int width = 0;
+  int height = 0;
+};
+
 struct TransformOp {
   List<OpName> names{};  // the first is the transform's own name
   // Runs before the arguments are bound: what the call takes for the whole chain, which only
@@ -88,6 +95,11 @@ struct TransformOp {
   // Throws UsageError when the transform's part of `spec` is out of range. Null: nothing to
   // check beyond what validate() checks for every spec.
   void (*validate)(const TransformSpec& spec) = nullptr;
+  // Draws the transform's random parameters for one sample into `params`, as torchvision's
+  // get_params draws them, when its part of `spec` is on (draws.h: inside RandomApply or
+  // RandomChoice, first whether it runs). draw_params() calls every entry's draw in the
+  // registry's order, which is the draw order (random_params.cpp). Null: draws nothing.
+  void (*draw)(const TransformSpec& spec, const DrawContext& context, SampleRng& rng, SampleParams* params) = nullptr;
   Wrap wrap = Wrap::kNo;
   // kApplyP, kScaleP: the probability RandomApply sets or scales, in `spec`, for `name`.
   double* (*wrapped_p)(TransformSpec* spec, std::string_view name) = nullptr;

@@ -11,6 +11,7 @@ struct VerticalFlip {
   static constexpr double kDefaultP = 0.5;
   static constexpr const char* kWrapHint = "RandomVerticalFlip has a p of its own";
   static constexpr ProbabilitySpec TransformSpec::*kPart = &TransformSpec::vflip;
+  static constexpr bool SampleParams::*kDrawn = &SampleParams::vflip;
 };
 
 }  // namespace
