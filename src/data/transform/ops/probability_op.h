@@ -6,8 +6,9 @@
 // own.
 //
 // Traits: kName (const char*), kExample (a call for the registry's test), kDefaultP, kWrapHint
-// (RandomApply's refusal), kPart, the transform's ProbabilitySpec member of TransformSpec, and
-// kDrawn, the SampleParams member its draw sets: one bernoulli(p), only when p > 0.
+// (RandomApply's refusal), kPart, the transform's ProbabilitySpec member of TransformSpec,
+// kDrawn, the SampleParams member its draw sets (one bernoulli(p), only when p > 0), and
+// kPointMap, its TransformOp::point_map (null for none).
 // Thread safety and errors: as registry.h's entries.
 #pragma once
 
@@ -52,6 +53,7 @@ constexpr TransformOp probability_op() {
                      .describe = Op::describe,
                      .validate = Op::validate,
                      .draw = Op::draw,
+                     .point_map = Traits::kPointMap,
                      .wrap_hint = Traits::kWrapHint,
                      .for_eval = Op::for_eval};
 }

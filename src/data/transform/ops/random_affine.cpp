@@ -11,6 +11,7 @@
 #include "data/transform/chain/call_args.h"
 #include "data/transform/chain/chain_builder.h"
 #include "data/transform/spec_common.h"
+#include "data/transform/warp.h"
 #include "draws.h"
 #include "registry.h"
 #include "stoker/core/error.h"
@@ -142,6 +143,13 @@ void draw(const TransformSpec& spec, const DrawContext& /*context*/, SampleRng& 
   if (a.shear_y) params->shear_y = static_cast<float>(rng.uniform(a.shear_y_min, a.shear_y_max));
 }
 
+PointMap point_map(const TransformSpec& spec, const SampleParams& params) {
+  if (!params.affine) return {};
+  return sampled_through(inverse_affine(0, 0, params.affine_angle, params.translate_x, params.translate_y,
+                                        params.shear_x, params.shear_y, params.affine_scale),
+                         spec.out_width, spec.out_height);
+}
+
 }  // namespace random_affine_op
 
 extern const TransformOp kRandomAffineOp;
@@ -150,6 +158,7 @@ const TransformOp kRandomAffineOp{.names = random_affine_op::kNames,
                                   .describe = random_affine_op::describe,
                                   .validate = random_affine_op::validate,
                                   .draw = random_affine_op::draw,
+                                  .point_map = random_affine_op::point_map,
                                   .wrap = Wrap::kApplyP,
                                   .wrapped_p = random_affine_op::apply_p,
                                   .steps = random_affine_op::kStepOf,

@@ -10,6 +10,7 @@
 #include "data/transform/chain/call_args.h"
 #include "data/transform/chain/chain_builder.h"
 #include "data/transform/spec_common.h"
+#include "data/transform/warp.h"
 #include "draws.h"
 #include "registry.h"
 #include "stoker/core/error.h"
@@ -82,6 +83,18 @@ void draw(const TransformSpec& spec, const DrawContext& /*context*/, SampleRng& 
   params->perspective = true;
 }
 
+// Back: the homography its grid samples through (a point after to the point before);
+// forward: its inverse, by the adjugate.
+PointMap point_map(const TransformSpec& spec, const SampleParams& params) {
+  if (!params.perspective) return {};
+  const std::array<float, 8> c = perspective_coeffs(params.corners, spec.out_width, spec.out_height);
+  const std::array<double, 9> h = {c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], 1.0};
+  const std::array<double, 9> inv = {h[4] * h[8] - h[5] * h[7], h[2] * h[7] - h[1] * h[8], h[1] * h[5] - h[2] * h[4],
+                                     h[5] * h[6] - h[3] * h[8], h[0] * h[8] - h[2] * h[6], h[2] * h[3] - h[0] * h[5],
+                                     h[3] * h[7] - h[4] * h[6], h[1] * h[6] - h[0] * h[7], h[0] * h[4] - h[1] * h[3]};
+  return PointMap::projective(inv, h);
+}
+
 }  // namespace random_perspective_op
 
 extern const TransformOp kRandomPerspectiveOp;
@@ -90,6 +103,7 @@ const TransformOp kRandomPerspectiveOp{.names = random_perspective_op::kNames,
                                        .describe = random_perspective_op::describe,
                                        .validate = random_perspective_op::validate,
                                        .draw = random_perspective_op::draw,
+                                       .point_map = random_perspective_op::point_map,
                                        .wrap = Wrap::kScaleP,
                                        .wrapped_p = random_perspective_op::own_p,
                                        .steps = random_perspective_op::kStepOf,

@@ -11,6 +11,7 @@
 #include "data/transform/chain/call_args.h"
 #include "data/transform/chain/chain_builder.h"
 #include "data/transform/spec_common.h"
+#include "data/transform/warp.h"
 #include "draws.h"
 #include "registry.h"
 #include "stoker/core/error.h"
@@ -77,6 +78,12 @@ void draw(const TransformSpec& spec, const DrawContext& /*context*/, SampleRng& 
   params->angle = static_cast<float>(rng.uniform(r.min_degrees, r.max_degrees));
 }
 
+// F.rotate passes -angle to the matrix its warp samples through.
+PointMap point_map(const TransformSpec& spec, const SampleParams& params) {
+  if (!params.rotate) return {};
+  return sampled_through(inverse_affine(0, 0, -params.angle, 0, 0, 0, 0, 1), spec.out_width, spec.out_height);
+}
+
 }  // namespace random_rotation_op
 
 extern const TransformOp kRandomRotationOp;
@@ -85,6 +92,7 @@ const TransformOp kRandomRotationOp{.names = random_rotation_op::kNames,
                                     .describe = random_rotation_op::describe,
                                     .validate = random_rotation_op::validate,
                                     .draw = random_rotation_op::draw,
+                                    .point_map = random_rotation_op::point_map,
                                     .wrap = Wrap::kApplyP,
                                     .wrapped_p = random_rotation_op::apply_p,
                                     .steps = random_rotation_op::kStepOf,

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "data/transform/chain/calls.h"
+#include "point_map.h"
 #include "stoker/data/transform.h"
 
 namespace stoker::data::chain {
@@ -100,6 +101,11 @@ struct TransformOp {
   // RandomChoice, first whether it runs). draw_params() calls every entry's draw in the
   // registry's order, which is the draw order (random_params.cpp). Null: draws nothing.
   void (*draw)(const TransformSpec& spec, const DrawContext& context, SampleRng& rng, SampleParams* params) = nullptr;
+  // How the transform moved the output's points for the sample `params` describes
+  // (point_map.h), for the targets that follow the image (sample_geometry.cpp walks the
+  // entries in run order); the identity when it did not run for the sample. Null: it moves
+  // none (not geometric, or the crop and resize, which the source box covers).
+  PointMap (*point_map)(const TransformSpec& spec, const SampleParams& params) = nullptr;
   Wrap wrap = Wrap::kNo;
   // kApplyP, kScaleP: the probability RandomApply sets or scales, in `spec`, for `name`.
   double* (*wrapped_p)(TransformSpec* spec, std::string_view name) = nullptr;
@@ -144,6 +150,32 @@ FoundOp find_op(std::string_view name);
 
 // The step `found` (an entry and one of its names) is; false for an entry without steps.
 bool step_of(const FoundOp& found, Step* step);
+
+// The entry whose steps include `step`, the one RandomChoice and RandomOrder name by it.
+const TransformOp& op_of(Step step);
+
+// Calls visit(op, step) for every entry in registry order, the order a sample runs them in:
+// `step` null for an entry without steps, else once per step of the entry, each a step of it;
+// a RandomOrder's members one after another at the place of the first of them, in the order
+// drawn (params.order).
+template <typename Visit>
+void for_each_in_run_order(const TransformSpec& spec, const SampleParams& params, Visit&& visit) {
+  bool order_done = false;
+  for (const TransformOp* op : registry()) {
+    if (op->steps.empty()) visit(*op, static_cast<const Step*>(nullptr));
+    for (const Step& step : op->steps) {
+      if (!spec.order.has(step)) {
+        visit(*op, &step);
+      } else if (!order_done) {
+        order_done = true;
+        for (int k = 0; k < params.order_size; ++k) {
+          const auto member = static_cast<Step>(params.order[static_cast<size_t>(k)]);
+          visit(op_of(member), &member);
+        }
+      }
+    }
+  }
+}
 
 // The names the unknown-name message lists: every listed name, in registry order.
 std::vector<std::string_view> listed_names();
