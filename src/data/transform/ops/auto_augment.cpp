@@ -13,6 +13,7 @@
 #include "data/transform/chain/call_args.h"
 #include "data/transform/chain/chain_builder.h"
 #include "data/transform/spec_common.h"
+#include "data/transform/stage_image.h"
 #include "registry.h"
 #include "stoker/core/error.h"
 
@@ -164,6 +165,22 @@ void draw(const TransformSpec& spec, const DrawContext& /*context*/, SampleRng& 
   draw_auto_augment(spec.auto_augment, spec.out_width, spec.out_height, rng, params);
 }
 
+// The drawn operations one after another on the uint8 planes; AugMix's chains mixed.
+void run(const TransformSpec& spec, const SampleParams& params, const Step* /*step*/, StageImage& image) {
+  if (params.augment_steps <= 0) return;
+  std::vector<uint8_t>* planes = image.planes();
+  if (params.chains > 0) {
+    apply_aug_mix(params, spec.auto_augment, planes, image.spare_planes(2), image.spare_planes(1), image.mix(),
+                  image.width(), image.height(), image.channels());
+    return;
+  }
+  for (int s = 0; s < params.augment_steps; ++s) {
+    const SampleParams::AugmentStep& step = params.augment[static_cast<size_t>(s)];
+    apply_augment_op(static_cast<AugmentOp>(step.op), step.magnitude, spec.auto_augment, planes, image.spare_planes(1),
+                     image.width(), image.height(), image.channels());
+  }
+}
+
 }  // namespace auto_augment_op
 
 extern const TransformOp kAutoAugmentOp;
@@ -173,6 +190,7 @@ const TransformOp kAutoAugmentOp{.names = auto_augment_op::kNames,
                                  .describe = auto_augment_op::describe,
                                  .validate = auto_augment_op::validate,
                                  .draw = auto_augment_op::draw,
+                                 .run = auto_augment_op::run,
                                  .for_eval = off_in_eval<&TransformSpec::auto_augment>};
 
 }  // namespace stoker::data::ops

@@ -1,5 +1,7 @@
 // ColorJitter(brightness, contrast, saturation, hue): torchvision's, each a number or a range
 // (min, max) as its constructor takes them. RandomApply may wrap it.
+#include "data/transform/color_jitter.h"
+
 #include <fmt/format.h>
 
 #include <array>
@@ -12,6 +14,7 @@
 #include "data/transform/chain/call_args.h"
 #include "data/transform/chain/chain_builder.h"
 #include "data/transform/spec_common.h"
+#include "data/transform/stage_image.h"
 #include "draws.h"
 #include "registry.h"
 #include "stoker/core/error.h"
@@ -112,6 +115,12 @@ void draw(const TransformSpec& spec, const DrawContext& /*context*/, SampleRng& 
   }
 }
 
+// On the float image, in the drawn order.
+void run(const TransformSpec& spec, const SampleParams& params, const Step* /*step*/, StageImage& image) {
+  if (!spec.jitter.enabled() || params.jitter_skipped) return;
+  apply_color_jitter(image.floats(), image.pixels(), image.channels(), image.planar(), params);
+}
+
 }  // namespace color_jitter_op
 
 extern const TransformOp kColorJitterOp;
@@ -120,6 +129,7 @@ const TransformOp kColorJitterOp{.names = color_jitter_op::kNames,
                                  .describe = color_jitter_op::describe,
                                  .validate = color_jitter_op::validate,
                                  .draw = color_jitter_op::draw,
+                                 .run = color_jitter_op::run,
                                  .wrap = Wrap::kApplyP,
                                  .wrapped_p = color_jitter_op::apply_p,
                                  .steps = color_jitter_op::kStepOf,

@@ -9,9 +9,12 @@
 #include <tuple>
 #include <vector>
 
+#include "data/transform/auto_augment.h"
 #include "data/transform/chain/call_args.h"
 #include "data/transform/chain/chain_builder.h"
 #include "data/transform/spec_common.h"
+#include "data/transform/stage_image.h"
+#include "data/transform/warp.h"
 #include "draws.h"
 #include "registry.h"
 #include "stoker/core/error.h"
@@ -94,6 +97,14 @@ void draw(const TransformSpec& spec, const DrawContext& /*context*/, SampleRng& 
   params->elastic_seed = rng.next_u64();
 }
 
+// The displacement grid drawn from the sample's seed, then the sampling, on the uint8 planes.
+void run(const TransformSpec& spec, const SampleParams& params, const Step* /*step*/, StageImage& image) {
+  if (!params.elastic) return;
+  elastic_grid(spec.elastic, params.elastic_seed, image.width(), image.height(), image.grid(0), image.grid(1),
+               image.grid(2));
+  image.warp_planes(filled_warp(spec.elastic.interpolation, spec.elastic.fill));
+}
+
 }  // namespace elastic_transform_op
 
 extern const TransformOp kElasticTransformOp;
@@ -102,6 +113,7 @@ const TransformOp kElasticTransformOp{.names = elastic_transform_op::kNames,
                                       .describe = elastic_transform_op::describe,
                                       .validate = elastic_transform_op::validate,
                                       .draw = elastic_transform_op::draw,
+                                      .run = elastic_transform_op::run,
                                       .wrap = Wrap::kApplyP,
                                       .wrapped_p = elastic_transform_op::apply_p,
                                       .steps = elastic_transform_op::kStepOf,

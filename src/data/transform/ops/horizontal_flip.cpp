@@ -18,6 +18,8 @@ struct HorizontalFlip {
   static constexpr ProbabilitySpec TransformSpec::*kPart = &TransformSpec::hflip;
   static constexpr bool SampleParams::*kDrawn = &SampleParams::flip;
   static constexpr auto kPointMap = &mirrored_x;
+  static constexpr void (*kRun)(const TransformSpec&, const SampleParams&, const Step*,
+                                StageImage&) = nullptr;  // in the resample
 };
 
 }  // namespace

@@ -8,7 +8,7 @@
 // Traits: kName (const char*), kExample (a call for the registry's test), kDefaultP, kWrapHint
 // (RandomApply's refusal), kPart, the transform's ProbabilitySpec member of TransformSpec,
 // kDrawn, the SampleParams member its draw sets (one bernoulli(p), only when p > 0), and
-// kPointMap, its TransformOp::point_map (null for none).
+// kPointMap and kRun, its TransformOp::point_map and run (null for none).
 // Thread safety and errors: as registry.h's entries.
 #pragma once
 
@@ -54,6 +54,7 @@ constexpr TransformOp probability_op() {
                      .validate = Op::validate,
                      .draw = Op::draw,
                      .point_map = Traits::kPointMap,
+                     .run = Traits::kRun,
                      .wrap_hint = Traits::kWrapHint,
                      .for_eval = Op::for_eval};
 }

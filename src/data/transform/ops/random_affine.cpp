@@ -8,9 +8,11 @@
 #include <tuple>
 #include <vector>
 
+#include "data/transform/auto_augment.h"
 #include "data/transform/chain/call_args.h"
 #include "data/transform/chain/chain_builder.h"
 #include "data/transform/spec_common.h"
+#include "data/transform/stage_image.h"
 #include "data/transform/warp.h"
 #include "draws.h"
 #include "registry.h"
@@ -150,6 +152,13 @@ PointMap point_map(const TransformSpec& spec, const SampleParams& params) {
                          spec.out_width, spec.out_height);
 }
 
+// F.affine on the uint8 planes.
+void run(const TransformSpec& spec, const SampleParams& params, const Step* /*step*/, StageImage& image) {
+  if (!params.affine) return;
+  apply_affine(params, filled_warp(spec.affine.interpolation, spec.affine.fill), image.planes(), image.spare_planes(1),
+               image.width(), image.height(), image.channels());
+}
+
 }  // namespace random_affine_op
 
 extern const TransformOp kRandomAffineOp;
@@ -159,6 +168,7 @@ const TransformOp kRandomAffineOp{.names = random_affine_op::kNames,
                                   .validate = random_affine_op::validate,
                                   .draw = random_affine_op::draw,
                                   .point_map = random_affine_op::point_map,
+                                  .run = random_affine_op::run,
                                   .wrap = Wrap::kApplyP,
                                   .wrapped_p = random_affine_op::apply_p,
                                   .steps = random_affine_op::kStepOf,

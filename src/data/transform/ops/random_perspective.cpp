@@ -7,9 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "data/transform/auto_augment.h"
 #include "data/transform/chain/call_args.h"
 #include "data/transform/chain/chain_builder.h"
 #include "data/transform/spec_common.h"
+#include "data/transform/stage_image.h"
 #include "data/transform/warp.h"
 #include "draws.h"
 #include "registry.h"
@@ -95,6 +97,14 @@ PointMap point_map(const TransformSpec& spec, const SampleParams& params) {
   return PointMap::projective(inv, h);
 }
 
+// F.perspective on the uint8 planes: its grid, then the sampling.
+void run(const TransformSpec& spec, const SampleParams& params, const Step* /*step*/, StageImage& image) {
+  if (!params.perspective) return;
+  perspective_grid(perspective_coeffs(params.corners, image.width(), image.height()), image.width(), image.height(),
+                   image.grid(0), image.grid(1));
+  image.warp_planes(filled_warp(spec.perspective.interpolation, spec.perspective.fill));
+}
+
 }  // namespace random_perspective_op
 
 extern const TransformOp kRandomPerspectiveOp;
@@ -104,6 +114,7 @@ const TransformOp kRandomPerspectiveOp{.names = random_perspective_op::kNames,
                                        .validate = random_perspective_op::validate,
                                        .draw = random_perspective_op::draw,
                                        .point_map = random_perspective_op::point_map,
+                                       .run = random_perspective_op::run,
                                        .wrap = Wrap::kScaleP,
                                        .wrapped_p = random_perspective_op::own_p,
                                        .steps = random_perspective_op::kStepOf,

@@ -8,9 +8,11 @@
 #include <tuple>
 #include <vector>
 
+#include "data/transform/auto_augment.h"
 #include "data/transform/chain/call_args.h"
 #include "data/transform/chain/chain_builder.h"
 #include "data/transform/spec_common.h"
+#include "data/transform/stage_image.h"
 #include "data/transform/warp.h"
 #include "draws.h"
 #include "registry.h"
@@ -84,6 +86,13 @@ PointMap point_map(const TransformSpec& spec, const SampleParams& params) {
   return sampled_through(inverse_affine(0, 0, -params.angle, 0, 0, 0, 0, 1), spec.out_width, spec.out_height);
 }
 
+// F.rotate on the uint8 planes.
+void run(const TransformSpec& spec, const SampleParams& params, const Step* /*step*/, StageImage& image) {
+  if (!params.rotate) return;
+  apply_augment_op(AugmentOp::kRotate, params.angle, filled_warp(spec.rotation.interpolation, spec.rotation.fill),
+                   image.planes(), image.spare_planes(1), image.width(), image.height(), image.channels());
+}
+
 }  // namespace random_rotation_op
 
 extern const TransformOp kRandomRotationOp;
@@ -93,6 +102,7 @@ const TransformOp kRandomRotationOp{.names = random_rotation_op::kNames,
                                     .validate = random_rotation_op::validate,
                                     .draw = random_rotation_op::draw,
                                     .point_map = random_rotation_op::point_map,
+                                    .run = random_rotation_op::run,
                                     .wrap = Wrap::kApplyP,
                                     .wrapped_p = random_rotation_op::apply_p,
                                     .steps = random_rotation_op::kStepOf,

@@ -30,6 +30,9 @@
 #include "point_map.h"
 #include "stoker/data/transform.h"
 
+namespace stoker::data {
+class StageImage;
+}
 namespace stoker::data::chain {
 struct ChainState;
 }
@@ -106,6 +109,13 @@ struct TransformOp {
   // entries in run order); the identity when it did not run for the sample. Null: it moves
   // none (not geometric, or the crop and resize, which the source box covers).
   PointMap (*point_map)(const TransformSpec& spec, const SampleParams& params) = nullptr;
+  // Runs the transform on the sample's image between the geometry and the write
+  // (stage_image.h), as drawn in `params`, for `step` (one of `steps`; null for an entry
+  // without), doing nothing when it does not run for the sample. The sample transformer walks
+  // the entries in run order (for_each_in_run_order). Null: it runs elsewhere (the geometry,
+  // Pad and the flips in the fused resample, Grayscale, Normalize, the output type and layout in
+  // the write, RandomErasing on the output) or only through another entry (RandomApply).
+  void (*run)(const TransformSpec& spec, const SampleParams& params, const Step* step, StageImage& image) = nullptr;
   Wrap wrap = Wrap::kNo;
   // kApplyP, kScaleP: the probability RandomApply sets or scales, in `spec`, for `name`.
   double* (*wrapped_p)(TransformSpec* spec, std::string_view name) = nullptr;

@@ -18,6 +18,8 @@ struct VerticalFlip {
   static constexpr ProbabilitySpec TransformSpec::*kPart = &TransformSpec::vflip;
   static constexpr bool SampleParams::*kDrawn = &SampleParams::vflip;
   static constexpr auto kPointMap = &mirrored_y;
+  static constexpr void (*kRun)(const TransformSpec&, const SampleParams&, const Step*,
+                                StageImage&) = nullptr;  // in the resample
 };
 
 }  // namespace
