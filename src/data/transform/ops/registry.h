@@ -4,21 +4,27 @@
 // says, in one place, the names a chain calls it by (with lower-case aliases), the parameters
 // each name binds, how the bound call sets its part of the TransformSpec, how describe() writes
 // that part, how validate() checks it, whether RandomApply may wrap it, what evaluation makes
-// of it and whether feature vectors may take it. The chain builder looks names up here, the
-// unknown-name message lists the names here, and describe(), validate() and eval_transform()
-// walk the list; what spans several transforms (the geometry a Resize and a crop make
-// together, sizes, channels, feature vectors) stays with them.
+// of it, whether feature vectors may take it, and at run time its random draw, how it moves
+// the targets' points and its run on the image. The chain builder looks names up here, the
+// unknown-name message lists the names here, and describe(), validate(), eval_transform(),
+// draw_params(), move_targets() and the sample transformer walk the list; what spans several
+// transforms (the geometry a Resize and a crop make together, sizes, channels, feature vectors,
+// the source box, the fused resample and the write) stays with them. The list's order is the
+// order chains are written in, the draw order (random_params.cpp) and the run order.
 //
-// Adding a transform: a file under ops/ defining its TransformOp, a line in registry.cpp, a
-// test. The list is explicit on purpose: these are static libraries, whose linker would drop an
-// object file that registers itself and that nothing references.
+// Adding a transform: a file under ops/ defining its TransformOp (parameters, build, describe,
+// validate, draw, point_map, run, ...), a line in registry.cpp at its place in the draw and run
+// order, its fields in TransformSpec and SampleParams, a test. The list is explicit on purpose:
+// these are static libraries, whose linker would drop an object file that registers itself and
+// that nothing references.
 //
 // Ownership and thread safety: entries are immutable static data, constant-initialised (no
 // static-initialisation order to mind), read by any number of threads; nothing here allocates
 // or keeps state.
 // Errors: an entry's build throws UsageError naming the transform, the argument and the value
 // as written; its validate throws UsageError naming the transform, the value and what is
-// allowed; describe does not throw.
+// allowed; describe, draw, point_map and run do not throw; op_of throws std::logic_error for a
+// step no entry has (a defect of the list).
 #pragma once
 
 #include <cstddef>
