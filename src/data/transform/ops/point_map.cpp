@@ -1,6 +1,8 @@
 // The maps of output points the geometric transforms give the targets (point_map.h).
 #include "point_map.h"
 
+#include <algorithm>
+
 namespace stoker::data::ops {
 
 PointMap PointMap::mirror_x(int size) {
@@ -21,10 +23,8 @@ PointMap PointMap::affine(const std::array<double, 6>& forward, const std::array
   PointMap map;
   map.kind_ = Kind::kAffine;
   map.fills_ = fills;
-  for (int i = 0; i < 6; ++i) {
-    map.forward_[static_cast<size_t>(i)] = forward[static_cast<size_t>(i)];
-    map.back_[static_cast<size_t>(i)] = back[static_cast<size_t>(i)];
-  }
+  std::copy(forward.begin(), forward.end(), map.forward_.begin());
+  std::copy(back.begin(), back.end(), map.back_.begin());
   return map;
 }
 
