@@ -111,14 +111,14 @@ std::array<double, 6> affine_forward(const SampleParams& params, int out_w, int 
 }
 
 void check_targets_can_follow(const TransformSpec& spec) {
-  const char* cannot = spec.elastic.enabled()                             ? "ElasticTransform"
-                       : spec.auto_augment.kind != AutoAugmentKind::kNone ? "the automatic augmentation"
-                                                                          : nullptr;
-  if (cannot != nullptr) {
-    throw UsageError(
-        fmt::format("keypoints and boxes cannot follow {} (its warp is drawn per pixel or per "
-                    "operation); leave it out of a chain with geometric targets",
-                    cannot));
+  for (const ops::TransformOp* op : ops::registry()) {
+    const char* cannot = op->refuses_targets != nullptr ? op->refuses_targets(spec) : nullptr;
+    if (cannot != nullptr) {
+      throw UsageError(
+          fmt::format("keypoints and boxes cannot follow {} (its warp is drawn per pixel or per "
+                      "operation); leave it out of a chain with geometric targets",
+                      cannot));
+    }
   }
 }
 

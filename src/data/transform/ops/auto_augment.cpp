@@ -181,6 +181,11 @@ void run(const TransformSpec& spec, const SampleParams& params, const Step* /*st
   }
 }
 
+// Its operations are drawn per sample and some are not geometric maps: points do not follow.
+const char* refuses_targets(const TransformSpec& spec) {
+  return spec.auto_augment.kind != AutoAugmentKind::kNone ? "the automatic augmentation" : nullptr;
+}
+
 }  // namespace auto_augment_op
 
 extern const TransformOp kAutoAugmentOp;
@@ -191,6 +196,7 @@ const TransformOp kAutoAugmentOp{.names = auto_augment_op::kNames,
                                  .validate = auto_augment_op::validate,
                                  .draw = auto_augment_op::draw,
                                  .run = auto_augment_op::run,
+                                 .refuses_targets = auto_augment_op::refuses_targets,
                                  .for_eval = off_in_eval<&TransformSpec::auto_augment>};
 
 }  // namespace stoker::data::ops

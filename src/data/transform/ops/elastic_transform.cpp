@@ -105,6 +105,9 @@ void run(const TransformSpec& spec, const SampleParams& params, const Step* /*st
   image.warp_planes(filled_warp(spec.elastic.interpolation, spec.elastic.fill));
 }
 
+// Its displacement is drawn per pixel: points do not follow it.
+const char* refuses_targets(const TransformSpec& spec) { return spec.elastic.enabled() ? "ElasticTransform" : nullptr; }
+
 }  // namespace elastic_transform_op
 
 extern const TransformOp kElasticTransformOp;
@@ -114,6 +117,7 @@ const TransformOp kElasticTransformOp{.names = elastic_transform_op::kNames,
                                       .validate = elastic_transform_op::validate,
                                       .draw = elastic_transform_op::draw,
                                       .run = elastic_transform_op::run,
+                                      .refuses_targets = elastic_transform_op::refuses_targets,
                                       .wrap = Wrap::kApplyP,
                                       .wrapped_p = elastic_transform_op::apply_p,
                                       .steps = elastic_transform_op::kStepOf,

@@ -5,19 +5,19 @@
 // each name binds, how the bound call sets its part of the TransformSpec, how describe() writes
 // that part, how validate() checks it, whether RandomApply may wrap it, what evaluation makes
 // of it, whether feature vectors may take it, and at run time its random draw, how it moves
-// the targets' points and its run on the image. The chain builder looks names up here, the
-// unknown-name message lists the names here, and describe(), validate(), eval_transform(),
-// draw_params(), move_targets() and the sample transformer walk the list; what spans several
-// transforms (the geometry a Resize and a crop make together, sizes, channels, feature vectors,
-// the source box, the fused resample and the write) stays with them. The list's order is the
-// order chains are written in, the draw order (random_params.cpp) and the run order.
+// the targets' points (or that targets cannot follow it) and its run on the image. The chain
+// builder looks names up here, the unknown-name message lists the names here, and describe(),
+// validate(), eval_transform(), draw_params(), move_targets(), check_targets_can_follow() and
+// the sample transformer walk the list; what spans several transforms (the geometry a Resize
+// and a crop make together, sizes, channels, feature vectors, the source box, the fused
+// resample and the write) stays with them. The list's order is the order chains are written
+// in, the draw order (random_params.cpp) and the run order.
 //
 // Adding a transform: a file under ops/ defining its TransformOp (parameters, build, describe,
-// validate, draw, point_map, run, ...), a line in registry.cpp at its place in the draw and run
-// order, its fields in TransformSpec and SampleParams, a test. The list is explicit on purpose:
-// these are static libraries, whose linker would drop an object file that registers itself and
-// that nothing references.
-//
+// validate, draw, point_map, run, refuses_targets, ...), a line in registry.cpp at its place
+// in the draw and run order, its fields in TransformSpec and SampleParams, a test. The list is
+// explicit on purpose: these are static libraries, whose linker would drop an object file that
+// registers itself and that nothing references.
 // Ownership and thread safety: entries are immutable static data, constant-initialised (no
 // static-initialisation order to mind), read by any number of threads; nothing here allocates
 // or keeps state.
@@ -122,6 +122,9 @@ struct TransformOp {
   // Pad and the flips in the fused resample, Grayscale, Normalize, the output type and layout in
   // the write, RandomErasing on the output) or only through another entry (RandomApply).
   void (*run)(const TransformSpec& spec, const SampleParams& params, const Step* step, StageImage& image) = nullptr;
+  // How check_targets_can_follow() names the transform when targets cannot follow it as `spec`
+  // sets it (its warp is drawn per pixel or per operation); null when they can. Null: always.
+  const char* (*refuses_targets)(const TransformSpec& spec) = nullptr;
   Wrap wrap = Wrap::kNo;
   // kApplyP, kScaleP: the probability RandomApply sets or scales, in `spec`, for `name`.
   double* (*wrapped_p)(TransformSpec* spec, std::string_view name) = nullptr;
