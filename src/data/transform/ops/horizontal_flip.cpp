@@ -18,8 +18,7 @@ struct HorizontalFlip {
   static constexpr ProbabilitySpec TransformSpec::*kPart = &TransformSpec::hflip;
   static constexpr bool SampleParams::*kDrawn = &SampleParams::flip;
   static constexpr auto kPointMap = &mirrored_x;
-  static constexpr void (*kRun)(const TransformSpec&, const SampleParams&, const Step*,
-                                StageImage&) = nullptr;  // in the resample
+  static constexpr RunFn kRun = nullptr;  // in the resample
 };
 
 }  // namespace

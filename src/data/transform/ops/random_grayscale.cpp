@@ -27,7 +27,7 @@ struct RandomGrayscale {
   static constexpr const char* kWrapHint = "RandomGrayscale has a p of its own";
   static constexpr ProbabilitySpec TransformSpec::*kPart = &TransformSpec::random_grayscale;
   static constexpr bool SampleParams::*kDrawn = &SampleParams::grayscale;
-  static constexpr PointMap (*kPointMap)(const TransformSpec&, const SampleParams&) = nullptr;
+  static constexpr PointMapFn kPointMap = nullptr;
   static constexpr auto kRun = &grey_sample;
 };
 

@@ -89,6 +89,11 @@ struct DrawContext {
   int height = 0;
 };
 
+// The types of TransformOp's point_map and run (documented there), for entries that set them
+// through traits (probability_op.h).
+using PointMapFn = PointMap (*)(const TransformSpec& spec, const SampleParams& params);
+using RunFn = void (*)(const TransformSpec& spec, const SampleParams& params, const Step* step, StageImage& image);
+
 struct TransformOp {
   List<OpName> names{};  // the first is the transform's own name
   // Runs before the arguments are bound: what the call takes for the whole chain, which only
@@ -114,14 +119,14 @@ struct TransformOp {
   // (point_map.h), for the targets that follow the image (sample_geometry.cpp walks the
   // entries in run order); the identity when it did not run for the sample. Null: it moves
   // none (not geometric, or the crop and resize, which the source box covers).
-  PointMap (*point_map)(const TransformSpec& spec, const SampleParams& params) = nullptr;
+  PointMapFn point_map = nullptr;
   // Runs the transform on the sample's image between the geometry and the write
   // (stage_image.h), as drawn in `params`, for `step` (one of `steps`; null for an entry
   // without), doing nothing when it does not run for the sample. The sample transformer walks
   // the entries in run order (for_each_in_run_order). Null: it runs elsewhere (the geometry,
   // Pad and the flips in the fused resample, Grayscale, Normalize, the output type and layout in
   // the write, RandomErasing on the output) or only through another entry (RandomApply).
-  void (*run)(const TransformSpec& spec, const SampleParams& params, const Step* step, StageImage& image) = nullptr;
+  RunFn run = nullptr;
   // How check_targets_can_follow() names the transform when targets cannot follow it as `spec`
   // sets it (its warp is drawn per pixel or per operation); null when they can. Null: always.
   const char* (*refuses_targets)(const TransformSpec& spec) = nullptr;

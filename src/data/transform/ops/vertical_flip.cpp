@@ -18,8 +18,7 @@ struct VerticalFlip {
   static constexpr ProbabilitySpec TransformSpec::*kPart = &TransformSpec::vflip;
   static constexpr bool SampleParams::*kDrawn = &SampleParams::vflip;
   static constexpr auto kPointMap = &mirrored_y;
-  static constexpr void (*kRun)(const TransformSpec&, const SampleParams&, const Step*,
-                                StageImage&) = nullptr;  // in the resample
+  static constexpr RunFn kRun = nullptr;  // in the resample
 };
 
 }  // namespace
