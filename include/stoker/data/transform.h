@@ -563,20 +563,11 @@ struct SampleParams {
 // Draws the parameters for a source of `width` x `height` (torchvision's get_params logic,
 // including RandomResizedCrop's 10 attempts and central-crop fallback, and RandomCrop's
 // top-then-left draw, skipped when the padded image is the crop's size). The order of draws
-// from `rng` is fixed (random_params.cpp documents it): crop, then flip (only if hflip is on),
-// then vertical flip (only if vflip is on), then RandomRotation's angle (only if enabled), then
-// RandomAffine's (only if enabled),
-// then RandomPerspective's (only if enabled: a bernoulli(p), then when it says yes the eight
-// corner coordinates), then ElasticTransform's seed (only if enabled),
-// then the automatic augmentation's (only if enabled), then jitter order and factors (only if
-// jitter is enabled), then RandomGrayscale (only if on), then GaussianBlur's sigma
-// (only if enabled), then one bernoulli per colour operation that is on (in ColorOp's order),
-// then RandomErasing's (only if p > 0). A transform inside RandomApply
-// (apply_p < 1) first draws one bernoulli(apply_p) and, when that says no, nothing more.
-// RandomChoice's member (one uniform, only with a RandomChoice) and RandomOrder's order
-// (Fisher-Yates over its members in Step order, only with a RandomOrder) are drawn after the
-// flips, before RandomRotation; a RandomChoice member that was not chosen draws nothing.
-// Erasing and the automatic augmentation need the output size.
+// from `rng` is fixed, a determinism contract: the transform registry's order, each transform
+// drawing only when it is on (random_params.cpp documents it). A transform inside RandomApply
+// (apply_p < 1) first draws one bernoulli(apply_p) and, when that says no, nothing more; a
+// RandomChoice member that was not chosen draws nothing. Erasing and the automatic
+// augmentation need the output size.
 SampleParams draw_params(const TransformSpec& spec, int width, int height, SampleRng& rng);
 
 // The part of a width x height source that the transform resamples for `params`, in its

@@ -1,8 +1,10 @@
 // SampleTransformer::run: resample or the 1:1 padded crop (flip folded in) -> vertical flip ->
-// [grey] -> RandomRotation, RandomAffine, RandomPerspective, ElasticTransform and the automatic
-// augmentation (on uint8 planes) -> ColorJitter -> RandomGrayscale -> GaussianBlur ->
-// RandomInvert ... RandomEqualize (on uint8 planes) -> write -> RandomErasing (on the output).
-// A RandomOrder runs its members at the place of the first of them, in the order drawn.
+// [grey] -> the transforms between the geometry and the write, each entry's run in the
+// registry's order (ops/registry.h, on a StageImage: RandomRotation, RandomAffine,
+// RandomPerspective, ElasticTransform and the automatic augmentation on uint8 planes,
+// ColorJitter, RandomGrayscale, GaussianBlur, then RandomInvert ... RandomEqualize on uint8
+// planes; a RandomOrder runs its members at the place of the first of them, in the order drawn)
+// -> write -> RandomErasing (on the output).
 //
 // The float image in between is kept in the output's layout, so that writing is one
 // contiguous pass: planes (CHW) for NCHW, interleaved (HWC) for NHWC. The writer computes
@@ -12,15 +14,15 @@
 #include <cstdint>
 #include <cstring>
 
-#include "data/transform/auto_augment.h"
-#include "data/transform/color_jitter.h"
-#include "data/transform/gaussian_blur.h"
+#include "data/transform/grey.h"
 #include "data/transform/half.h"
+#include "data/transform/ops/registry.h"
 #include "data/transform/pad_crop.h"
 #include "data/transform/random_erasing.h"
 #include "data/transform/resample.h"
 #include "data/transform/simd.h"
-#include "data/transform/warp.h"
+#include "data/transform/stage_image.h"
+#include "data/transform/u8_cast.h"
 #include "stoker/data/transform.h"
 
 namespace stoker::data {
@@ -63,9 +65,7 @@ uint16_t convert<uint16_t>(float v) {
 }
 template <>
 uint8_t convert<uint8_t>(float v) {
-  // Round half up. v is in [0, 255] give or take float error, so the int conversion is
-  // safe; the clamp is on ints, which the vectoriser handles (float selects it does not).
-  return static_cast<uint8_t>(std::clamp(static_cast<int>(v + 0.5f), 0, 255));
+  return round_half_up_u8(v);
 }
 
 // One channel's plane.
@@ -119,12 +119,6 @@ void write_as(void* out, const float* in, int channels, bool planar, size_t pixe
   }
 }
 
-// RGB planes -> L (PIL's convert("L") weights), for an RGB decode with a grey spec.
-void to_grey(float* __restrict grey, const float* __restrict r, const float* __restrict g, const float* __restrict b,
-             size_t n) {
-  simd::for_each_blocked(n, [&](size_t i) { grey[i] = 0.299f * r[i] + 0.587f * g[i] + 0.114f * b[i]; });
-}
-
 // RandomVerticalFlip: the rows in reverse order, of each plane or of the interleaved image.
 void flip_rows(float* data, int width, int height, int channels, bool planar) {
   const size_t row = static_cast<size_t>(width) * (planar ? 1 : channels);
@@ -137,227 +131,20 @@ void flip_rows(float* data, int width, int height, int channels, bool planar) {
   }
 }
 
-// RandomGrayscale: L (the weights of PIL's convert("L"), which torchvision uses) in all three
-// channels.
-void grey_in_rgb(float* data, float* scratch, size_t pixels, bool planar) {
-  if (planar) {
-    to_grey(scratch, data, data + pixels, data + 2 * pixels, pixels);
-    for (int c = 0; c < 3; ++c) std::copy_n(scratch, pixels, data + c * pixels);
-    return;
-  }
-  for (size_t i = 0; i < pixels; ++i) {
-    float* px = data + 3 * i;
-    px[0] = px[1] = px[2] = 0.299f * px[0] + 0.587f * px[1] + 0.114f * px[2];
-  }
-}
-
-// The float image rounded into uint8 planes, as torchvision's uint8 image (or PIL's) holds it.
-void to_uint8_planes(const float* data, size_t pixels, int channels, bool planar, std::vector<uint8_t>* image) {
-  image->resize(pixels * static_cast<size_t>(channels));
-  const auto stride = static_cast<size_t>(channels);
-  for (int c = 0; c < channels; ++c) {
-    uint8_t* plane = image->data() + c * pixels;
-    if (planar) {
-      const float* from = data + c * pixels;
-      simd::for_each_blocked(pixels, [&](size_t i) { plane[i] = convert<uint8_t>(from[i]); });
-    } else {
-      for (size_t i = 0; i < pixels; ++i) plane[i] = convert<uint8_t>(data[i * stride + c]);
-    }
-  }
-}
-
-void from_uint8_planes(const std::vector<uint8_t>& image, float* data, size_t pixels, int channels, bool planar) {
-  const auto stride = static_cast<size_t>(channels);
-  for (int c = 0; c < channels; ++c) {
-    const uint8_t* plane = image.data() + c * pixels;
-    if (planar) {
-      float* to = data + c * pixels;
-      simd::for_each_blocked(pixels, [&](size_t i) { to[i] = static_cast<float>(plane[i]); });
-    } else {
-      for (size_t i = 0; i < pixels; ++i) data[i * stride + c] = static_cast<float>(plane[i]);
-    }
-  }
-}
-
-// The steps between the geometry and the write, in the chain's fixed order: the chain's steps
-// (Step) and, between them, the automatic augmentation and RandomGrayscale.
-enum class Stage : uint8_t {
-  kRotation,
-  kAffine,
-  kPerspective,
-  kElastic,
-  kAutoAugment,
-  kColorJitter,
-  kRandomGrayscale,
-  kGaussianBlur,
-  kInvert,  // ... kEqualize: the colour operations, in ColorOp's order
-};
-constexpr int kStages = static_cast<int>(Stage::kInvert) + kColorOps;
-
-Stage stage_of(Step step) {
-  const int s = static_cast<int>(step);
-  if (step <= Step::kElastic) return static_cast<Stage>(s);
-  if (step == Step::kColorJitter) return Stage::kColorJitter;
-  if (step == Step::kGaussianBlur) return Stage::kGaussianBlur;
-  return static_cast<Stage>(static_cast<int>(Stage::kInvert) + s - static_cast<int>(Step::kInvert));
-}
-bool is_step(Stage stage, Step* step) {
-  const int s = static_cast<int>(stage);
-  if (stage <= Stage::kElastic) {
-    *step = static_cast<Step>(s);
-  } else if (stage == Stage::kColorJitter) {
-    *step = Step::kColorJitter;
-  } else if (stage == Stage::kGaussianBlur) {
-    *step = Step::kGaussianBlur;
-  } else if (stage >= Stage::kInvert) {
-    *step = static_cast<Step>(static_cast<int>(Step::kInvert) + s - static_cast<int>(Stage::kInvert));
-  } else {
-    return false;
-  }
-  return true;
-}
-
 }  // namespace
 
-// The image between the geometry and the write: float, or rounded into uint8 planes for the
-// steps that work on them as torchvision's uint8 image (the warps, the automatic augmentation,
-// the colour operations). It moves between the two only where a step needs the other, so
-// consecutive uint8 steps share one rounding, and the result is the same bytes whichever
-// order the conversions fall in (uint8 values survive the round trip).
+// The transforms between the geometry and the write: each entry's run in run order, on the
+// image as a StageImage over this transformer's buffers, ending as floats.
 class SampleTransformer::Stages {
  public:
-  Stages(SampleTransformer& t, float* data, size_t pixels, int channels, bool planar, int width, int height,
-         const SampleParams& params, const TransformSpec& spec)
-      : t_(t),
-        data_(data),
-        pixels_(pixels),
-        channels_(channels),
-        planar_(planar),
-        width_(width),
-        height_(height),
-        params_(params),
-        spec_(spec) {}
-
-  // Every stage this sample runs, in the fixed order; a RandomOrder's members one after
-  // another at the place of the first, in the order drawn.
-  void run_all() {
-    bool order_done = false;
-    for (int i = 0; i < kStages; ++i) {
-      const auto stage = static_cast<Stage>(i);
-      Step step{};
-      if (is_step(stage, &step) && spec_.order.has(step)) {
-        if (order_done) continue;
-        order_done = true;
-        for (int k = 0; k < params_.order_size; ++k) {
-          run(stage_of(static_cast<Step>(params_.order[static_cast<size_t>(k)])));
-        }
-        continue;
-      }
-      run(stage);
-    }
-    floats();
+  static void run_all(SampleTransformer& t, float* data, int channels, bool planar, int width, int height,
+                      const SampleParams& params, const TransformSpec& spec) {
+    StageImage image(data, width, height, channels, planar, t.planes_, t.grid_, t.mix_, t.scratch_);
+    ops::for_each_in_run_order(spec, params, [&](const ops::TransformOp& op, const Step* step) {
+      if (op.run != nullptr) op.run(spec, params, step, image);
+    });
+    image.floats();
   }
-
- private:
-  std::vector<uint8_t>& image() { return t_.planes_[0]; }
-
-  void planes() {
-    if (in_planes_) return;
-    to_uint8_planes(data_, pixels_, channels_, planar_, &image());
-    in_planes_ = true;
-  }
-  void floats() {
-    if (!in_planes_) return;
-    from_uint8_planes(image(), data_, pixels_, channels_, planar_);
-    in_planes_ = false;
-  }
-
-  void run(Stage stage) {
-    const SampleParams& p = params_;
-    switch (stage) {
-      case Stage::kRotation:
-        if (!p.rotate) return;
-        planes();
-        apply_augment_op(AugmentOp::kRotate, p.angle, filled_warp(spec_.rotation.interpolation, spec_.rotation.fill),
-                         &image(), &t_.planes_[1], width_, height_, channels_);
-        return;
-      case Stage::kAffine:
-        if (!p.affine) return;
-        planes();
-        apply_affine(p, filled_warp(spec_.affine.interpolation, spec_.affine.fill), &image(), &t_.planes_[1], width_,
-                     height_, channels_);
-        return;
-      case Stage::kPerspective:
-        if (!p.perspective) return;
-        perspective_grid(perspective_coeffs(p.corners, width_, height_), width_, height_, &t_.grid_[0], &t_.grid_[1]);
-        warp_planes(filled_warp(spec_.perspective.interpolation, spec_.perspective.fill));
-        return;
-      case Stage::kElastic:
-        if (!p.elastic) return;
-        elastic_grid(spec_.elastic, p.elastic_seed, width_, height_, &t_.grid_[0], &t_.grid_[1], &t_.grid_[2]);
-        warp_planes(filled_warp(spec_.elastic.interpolation, spec_.elastic.fill));
-        return;
-      case Stage::kAutoAugment:
-        if (p.augment_steps <= 0) return;
-        planes();
-        if (p.chains > 0) {
-          apply_aug_mix(p, spec_.auto_augment, &image(), &t_.planes_[2], &t_.planes_[1], &t_.mix_, width_, height_,
-                        channels_);
-        } else {
-          for (int s = 0; s < p.augment_steps; ++s) {
-            const SampleParams::AugmentStep& step = p.augment[static_cast<size_t>(s)];
-            apply_augment_op(static_cast<AugmentOp>(step.op), step.magnitude, spec_.auto_augment, &image(),
-                             &t_.planes_[1], width_, height_, channels_);
-          }
-        }
-        return;
-      case Stage::kColorJitter:
-        if (!spec_.jitter.enabled() || p.jitter_skipped) return;
-        floats();
-        apply_color_jitter(data_, pixels_, channels_, planar_, p);
-        return;
-      case Stage::kRandomGrayscale:
-        if (!p.grayscale || channels_ != 3) return;
-        floats();
-        if (t_.scratch_.size() < pixels_) t_.scratch_.resize(pixels_);
-        grey_in_rgb(data_, t_.scratch_.data(), pixels_, planar_);
-        return;
-      case Stage::kGaussianBlur:
-        if (p.blur_sigma <= 0) return;
-        floats();
-        gaussian_blur(data_, width_, height_, channels_, planar_, spec_.blur.kernel_w, spec_.blur.kernel_h,
-                      p.blur_sigma, &t_.scratch_);
-        return;
-      default: {
-        const int op = static_cast<int>(stage) - static_cast<int>(Stage::kInvert);
-        if ((p.color_ops >> op & 1u) == 0) return;
-        planes();
-        apply_color_op(static_cast<ColorOp>(op), spec_.color_ops[static_cast<size_t>(op)].value, &image(),
-                       &t_.planes_[1], width_, height_, channels_);
-        return;
-      }
-    }
-  }
-
-  // The uint8 planes sampled through t_.grid_ (x, y) into planes_[1], which becomes the image.
-  void warp_planes(const AutoAugmentSpec& warp_spec) {
-    planes();
-    std::vector<uint8_t>& out = t_.planes_[1];
-    out.resize(image().size());
-    warp_grid(t_.grid_[0].data(), t_.grid_[1].data(), warp_spec, image().data(), out.data(), width_, height_,
-              channels_);
-    image().swap(out);
-  }
-
-  SampleTransformer& t_;
-  float* data_;
-  size_t pixels_;
-  int channels_;
-  bool planar_;
-  int width_, height_;
-  const SampleParams& params_;
-  const TransformSpec& spec_;
-  bool in_planes_ = false;
 };
 
 void SampleTransformer::resize_whole(const Image& image, const CropRect& whole, int width, int height,
@@ -426,7 +213,7 @@ void SampleTransformer::run(void* out, const Image& image, const CropRect& crop,
     if (scratch_.size() < pixels) scratch_.resize(pixels);
     grey_in_rgb(data, scratch_.data(), pixels, planar);
   }
-  Stages(*this, data, pixels, channels, planar, width, height, params, spec).run_all();
+  Stages::run_all(*this, data, channels, planar, width, height, params, spec);
 
   switch (spec.dtype) {
     case DType::kFloat32:

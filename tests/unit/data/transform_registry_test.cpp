@@ -276,5 +276,37 @@ TEST(TransformRegistryTest, DescribeFollowsRegistryOrder) {
   EXPECT_TRUE(std::is_sorted(order.begin(), order.end())) << text;
 }
 
+// draw_params() calls the entries' draws in registry order, so that order is the draw order
+// random_params.cpp documents (a determinism contract): the entries that draw, in order.
+TEST(TransformRegistryTest, EntriesDrawInTheDocumentedOrder) {
+  std::vector<std::string_view> drawing;
+  for (const ops::TransformOp* op : ops::registry()) {
+    if (op->draw != nullptr) drawing.push_back(op->names.begin()->name);
+  }
+  const std::vector<std::string_view> documented = {
+      "RandomResizedCrop",  "RandomCrop",       "CenterCrop",         "none",           "RandomHorizontalFlip",
+      "RandomVerticalFlip", "RandomChoice",     "RandomOrder",        "RandomRotation", "RandomAffine",
+      "RandomPerspective",  "ElasticTransform", "TrivialAugmentWide", "ColorJitter",    "RandomGrayscale",
+      "GaussianBlur",       "RandomInvert",     "RandomErasing"};
+  EXPECT_EQ(drawing, documented);
+}
+
+// Each step (what RandomApply, RandomChoice and RandomOrder take) belongs to one entry, which
+// op_of finds; the entries that move targets' points run their flips before their warps.
+TEST(TransformRegistryTest, EveryStepHasItsEntryAndFlipsMapBeforeWarps) {
+  for (int s = 0; s < kSteps; ++s) {
+    const auto step = static_cast<Step>(s);
+    const ops::TransformOp& op = ops::op_of(step);
+    EXPECT_NE(std::find(op.steps.begin(), op.steps.end(), step), op.steps.end()) << to_string(step);
+  }
+  std::vector<std::string_view> mapping;
+  for (const ops::TransformOp* op : ops::registry()) {
+    if (op->point_map != nullptr) mapping.push_back(op->names.begin()->name);
+  }
+  const std::vector<std::string_view> expected = {"RandomHorizontalFlip", "RandomVerticalFlip", "RandomRotation",
+                                                  "RandomAffine", "RandomPerspective"};
+  EXPECT_EQ(mapping, expected);
+}
+
 }  // namespace
 }  // namespace stoker::data

@@ -1,6 +1,8 @@
 // The automatic augmentations, torchvision's TrivialAugmentWide, RandAugment, AutoAugment and
 // AugMix (AutoAugmentSpec): one entry for the four, since a chain takes one of them and they
 // share the spec's auto_augment, its interpolation and fill.
+#include "data/transform/auto_augment.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -11,6 +13,7 @@
 #include "data/transform/chain/call_args.h"
 #include "data/transform/chain/chain_builder.h"
 #include "data/transform/spec_common.h"
+#include "data/transform/stage_image.h"
 #include "registry.h"
 #include "stoker/core/error.h"
 
@@ -163,6 +166,32 @@ void validate(const TransformSpec& spec) {
   spec::check_fill(name, a.fill);
 }
 
+// Only when one is set: auto_augment.h lists its draws.
+void draw(const TransformSpec& spec, const DrawContext& /*context*/, SampleRng& rng, SampleParams* params) {
+  draw_auto_augment(spec.auto_augment, spec.out_width, spec.out_height, rng, params);
+}
+
+// The drawn operations one after another on the uint8 planes; AugMix's chains mixed.
+void run(const TransformSpec& spec, const SampleParams& params, const Step* /*step*/, StageImage& image) {
+  if (params.augment_steps <= 0) return;
+  std::vector<uint8_t>* planes = image.planes();
+  if (params.chains > 0) {
+    apply_aug_mix(params, spec.auto_augment, planes, image.spare_planes(2), image.spare_planes(1), image.mix(),
+                  image.width(), image.height(), image.channels());
+    return;
+  }
+  for (int s = 0; s < params.augment_steps; ++s) {
+    const SampleParams::AugmentStep& step = params.augment[static_cast<size_t>(s)];
+    apply_augment_op(static_cast<AugmentOp>(step.op), step.magnitude, spec.auto_augment, planes, image.spare_planes(1),
+                     image.width(), image.height(), image.channels());
+  }
+}
+
+// Its operations are drawn per sample and some are not geometric maps: points do not follow.
+const char* refuses_targets(const TransformSpec& spec) {
+  return spec.auto_augment.kind != AutoAugmentKind::kNone ? "the automatic augmentation" : nullptr;
+}
+
 }  // namespace auto_augment_op
 
 extern const TransformOp kAutoAugmentOp;
@@ -171,6 +200,9 @@ const TransformOp kAutoAugmentOp{.names = auto_augment_op::kNames,
                                  .build = auto_augment_op::build,
                                  .describe = auto_augment_op::describe,
                                  .validate = auto_augment_op::validate,
+                                 .draw = auto_augment_op::draw,
+                                 .run = auto_augment_op::run,
+                                 .refuses_targets = auto_augment_op::refuses_targets,
                                  .for_eval = off_in_eval<&TransformSpec::auto_augment>,
                                  .doc = auto_augment_op::kDoc};
 

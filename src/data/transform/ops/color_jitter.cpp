@@ -1,5 +1,7 @@
 // ColorJitter(brightness, contrast, saturation, hue): torchvision's, each a number or a range
 // (min, max) as its constructor takes them. RandomApply may wrap it.
+#include "data/transform/color_jitter.h"
+
 #include <fmt/format.h>
 
 #include <array>
@@ -12,6 +14,8 @@
 #include "data/transform/chain/call_args.h"
 #include "data/transform/chain/chain_builder.h"
 #include "data/transform/spec_common.h"
+#include "data/transform/stage_image.h"
+#include "draws.h"
 #include "registry.h"
 #include "stoker/core/error.h"
 
@@ -92,6 +96,35 @@ void validate(const TransformSpec& spec) {
 
 double* apply_p(TransformSpec* spec, std::string_view) { return &spec->jitter.apply_p; }
 
+// Only when enabled (and applied, and chosen; else jitter_skipped): a permutation of the four
+// operations (Fisher-Yates: for i = 3..1, swap(order[i], order[below(i + 1)])), then one
+// uniform per enabled component in the order brightness, contrast, saturation, hue, as
+// torchvision's ColorJitter.get_params (factors drawn in fixed order, applied permuted).
+void draw(const TransformSpec& spec, const DrawContext& /*context*/, SampleRng& rng, SampleParams* params) {
+  const ColorJitterSpec& jitter = spec.jitter;
+  if (!jitter.enabled()) return;
+  if (!chosen(spec, *params, Step::kColorJitter) || !applied(jitter.apply_p, rng)) {
+    params->jitter_skipped = true;
+    return;
+  }
+  for (int i = 3; i > 0; --i) {
+    const auto j = static_cast<int>(rng.below(static_cast<uint64_t>(i + 1)));
+    std::swap(params->jitter_order[i], params->jitter_order[j]);
+  }
+  double* const drawn[] = {&params->brightness, &params->contrast, &params->saturation, &params->hue};
+  for (int i = 0; i < 4; ++i) {
+    if (!jitter.on(i)) continue;
+    const auto [lo, hi] = jitter.bounds(i);
+    *drawn[i] = rng.uniform(lo, hi);
+  }
+}
+
+// On the float image, in the drawn order.
+void run(const TransformSpec& spec, const SampleParams& params, const Step* /*step*/, StageImage& image) {
+  if (!spec.jitter.enabled() || params.jitter_skipped) return;
+  apply_color_jitter(image.floats(), image.pixels(), image.channels(), image.planar(), params);
+}
+
 }  // namespace color_jitter_op
 
 extern const TransformOp kColorJitterOp;
@@ -99,6 +132,8 @@ const TransformOp kColorJitterOp{.names = color_jitter_op::kNames,
                                  .build = color_jitter_op::build,
                                  .describe = color_jitter_op::describe,
                                  .validate = color_jitter_op::validate,
+                                 .draw = color_jitter_op::draw,
+                                 .run = color_jitter_op::run,
                                  .wrap = Wrap::kApplyP,
                                  .wrapped_p = color_jitter_op::apply_p,
                                  .steps = color_jitter_op::kStepOf,

@@ -12,9 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "data/transform/auto_augment.h"
 #include "data/transform/chain/call_args.h"
 #include "data/transform/chain/chain_builder.h"
 #include "data/transform/spec_common.h"
+#include "data/transform/stage_image.h"
+#include "draws.h"
 #include "registry.h"
 #include "stoker/core/error.h"
 
@@ -121,6 +124,24 @@ void validate(const TransformSpec& spec) {
 
 double* own_p(TransformSpec* spec, std::string_view name) { return &spec->color_ops[index_of(name)].p; }
 
+// One bernoulli(p) per colour operation that is on (and chosen), in ColorOp's order.
+void draw(const TransformSpec& spec, const DrawContext& /*context*/, SampleRng& rng, SampleParams* params) {
+  for (size_t i = 0; i < spec.color_ops.size(); ++i) {
+    const ColorOpSpec& op = spec.color_ops[i];
+    if (op.enabled() && chosen(spec, *params, color_step(static_cast<ColorOp>(i))) && rng.bernoulli(op.p)) {
+      params->color_ops = static_cast<uint8_t>(params->color_ops | (1u << i));
+    }
+  }
+}
+
+// `step`'s operation on the uint8 planes, when drawn for the sample.
+void run(const TransformSpec& spec, const SampleParams& params, const Step* step, StageImage& image) {
+  const int op = static_cast<int>(*step) - static_cast<int>(Step::kInvert);
+  if ((params.color_ops >> op & 1u) == 0) return;
+  apply_color_op(static_cast<ColorOp>(op), spec.color_ops[static_cast<size_t>(op)].value, image.planes(),
+                 image.spare_planes(1), image.width(), image.height(), image.channels());
+}
+
 }  // namespace color_ops_op
 
 extern const TransformOp kColorOpsOp;
@@ -128,6 +149,8 @@ const TransformOp kColorOpsOp{.names = color_ops_op::kNames,
                               .build = color_ops_op::build,
                               .describe = color_ops_op::describe,
                               .validate = color_ops_op::validate,
+                              .draw = color_ops_op::draw,
+                              .run = color_ops_op::run,
                               .wrap = Wrap::kScaleP,
                               .wrapped_p = color_ops_op::own_p,
                               .steps = color_ops_op::kStepOf,

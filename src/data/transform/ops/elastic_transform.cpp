@@ -9,9 +9,13 @@
 #include <tuple>
 #include <vector>
 
+#include "data/transform/auto_augment.h"
 #include "data/transform/chain/call_args.h"
 #include "data/transform/chain/chain_builder.h"
 #include "data/transform/spec_common.h"
+#include "data/transform/stage_image.h"
+#include "data/transform/warp.h"
+#include "draws.h"
 #include "registry.h"
 #include "stoker/core/error.h"
 
@@ -89,6 +93,26 @@ void validate(const TransformSpec& spec) {
 
 double* apply_p(TransformSpec* spec, std::string_view) { return &spec->elastic.apply_p; }
 
+// One 64-bit seed for its displacement field's noise, only when enabled (and applied, and
+// chosen).
+void draw(const TransformSpec& spec, const DrawContext& /*context*/, SampleRng& rng, SampleParams* params) {
+  const ElasticSpec& e = spec.elastic;
+  if (!e.enabled() || !chosen(spec, *params, Step::kElastic) || !applied(e.apply_p, rng)) return;
+  params->elastic = true;
+  params->elastic_seed = rng.next_u64();
+}
+
+// The displacement grid drawn from the sample's seed, then the sampling, on the uint8 planes.
+void run(const TransformSpec& spec, const SampleParams& params, const Step* /*step*/, StageImage& image) {
+  if (!params.elastic) return;
+  elastic_grid(spec.elastic, params.elastic_seed, image.width(), image.height(), image.grid(0), image.grid(1),
+               image.grid(2));
+  image.warp_planes(filled_warp(spec.elastic.interpolation, spec.elastic.fill));
+}
+
+// Its displacement is drawn per pixel: points do not follow it.
+const char* refuses_targets(const TransformSpec& spec) { return spec.elastic.enabled() ? "ElasticTransform" : nullptr; }
+
 }  // namespace elastic_transform_op
 
 extern const TransformOp kElasticTransformOp;
@@ -96,6 +120,9 @@ const TransformOp kElasticTransformOp{.names = elastic_transform_op::kNames,
                                       .build = elastic_transform_op::build,
                                       .describe = elastic_transform_op::describe,
                                       .validate = elastic_transform_op::validate,
+                                      .draw = elastic_transform_op::draw,
+                                      .run = elastic_transform_op::run,
+                                      .refuses_targets = elastic_transform_op::refuses_targets,
                                       .wrap = Wrap::kApplyP,
                                       .wrapped_p = elastic_transform_op::apply_p,
                                       .steps = elastic_transform_op::kStepOf,

@@ -1,5 +1,7 @@
 // GaussianBlur(kernel_size, sigma=(0.1, 2.0)): torchvision's, odd kernel sides, sigma drawn per
 // sample (GaussianBlurSpec). RandomApply may wrap it.
+#include "data/transform/gaussian_blur.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -9,6 +11,8 @@
 #include "data/transform/chain/call_args.h"
 #include "data/transform/chain/chain_builder.h"
 #include "data/transform/spec_common.h"
+#include "data/transform/stage_image.h"
+#include "draws.h"
 #include "registry.h"
 #include "stoker/core/error.h"
 
@@ -82,6 +86,21 @@ void validate(const TransformSpec& spec) {
 
 double* apply_p(TransformSpec* spec, std::string_view) { return &spec->blur.apply_p; }
 
+// The sigma, one uniform in [sigma_min, sigma_max], only when enabled (and applied, and
+// chosen).
+void draw(const TransformSpec& spec, const DrawContext& /*context*/, SampleRng& rng, SampleParams* params) {
+  const GaussianBlurSpec& blur = spec.blur;
+  if (!blur.enabled() || !chosen(spec, *params, Step::kGaussianBlur) || !applied(blur.apply_p, rng)) return;
+  params->blur_sigma = static_cast<float>(rng.uniform(blur.sigma_min, blur.sigma_max));
+}
+
+// On the float image, with the drawn sigma.
+void run(const TransformSpec& spec, const SampleParams& params, const Step* /*step*/, StageImage& image) {
+  if (params.blur_sigma <= 0) return;
+  gaussian_blur(image.floats(), image.width(), image.height(), image.channels(), image.planar(), spec.blur.kernel_w,
+                spec.blur.kernel_h, params.blur_sigma, image.scratch());
+}
+
 }  // namespace gaussian_blur_op
 
 extern const TransformOp kGaussianBlurOp;
@@ -89,6 +108,8 @@ const TransformOp kGaussianBlurOp{.names = gaussian_blur_op::kNames,
                                   .build = gaussian_blur_op::build,
                                   .describe = gaussian_blur_op::describe,
                                   .validate = gaussian_blur_op::validate,
+                                  .draw = gaussian_blur_op::draw,
+                                  .run = gaussian_blur_op::run,
                                   .wrap = Wrap::kApplyP,
                                   .wrapped_p = gaussian_blur_op::apply_p,
                                   .steps = gaussian_blur_op::kStepOf,

@@ -6,8 +6,10 @@
 // own.
 //
 // Traits: kName (const char*), kExample (a call for the registry's test), kDefaultP, kWrapHint
-// (RandomApply's refusal), kPart, the transform's ProbabilitySpec member of TransformSpec, and
-// kDoc, what the reference page says of it.
+// (RandomApply's refusal), kPart, the transform's ProbabilitySpec member of TransformSpec,
+// kDrawn, the SampleParams member its draw sets (one bernoulli(p), only when p > 0),
+// kPointMap and kRun, its TransformOp::point_map and run (null for none), and kDoc, what the
+// reference page says of it.
 // Thread safety and errors: as registry.h's entries.
 #pragma once
 
@@ -37,6 +39,10 @@ struct ProbabilityOp {
     if (part.enabled()) parts->push_back(fmt::format("{}({})", Traits::kName, part.p));
   }
   static void validate(const TransformSpec& spec) { spec::check_probability(Traits::kName, (spec.*Traits::kPart).p); }
+  static void draw(const TransformSpec& spec, const DrawContext& /*context*/, SampleRng& rng, SampleParams* params) {
+    const ProbabilitySpec& part = spec.*Traits::kPart;
+    if (part.enabled()) params->*Traits::kDrawn = rng.bernoulli(part.p);
+  }
   static void for_eval(const TransformSpec& /*train*/, TransformSpec* eval) { eval->*Traits::kPart = {}; }
 };
 
@@ -47,6 +53,9 @@ constexpr TransformOp probability_op() {
                      .build = Op::build,
                      .describe = Op::describe,
                      .validate = Op::validate,
+                     .draw = Op::draw,
+                     .point_map = Traits::kPointMap,
+                     .run = Traits::kRun,
                      .wrap_hint = Traits::kWrapHint,
                      .for_eval = Op::for_eval,
                      .doc = Traits::kDoc};

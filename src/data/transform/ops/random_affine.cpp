@@ -8,9 +8,13 @@
 #include <tuple>
 #include <vector>
 
+#include "data/transform/auto_augment.h"
 #include "data/transform/chain/call_args.h"
 #include "data/transform/chain/chain_builder.h"
 #include "data/transform/spec_common.h"
+#include "data/transform/stage_image.h"
+#include "data/transform/warp.h"
+#include "draws.h"
 #include "registry.h"
 #include "stoker/core/error.h"
 
@@ -125,6 +129,40 @@ void validate(const TransformSpec& spec) {
 
 double* apply_p(TransformSpec* spec, std::string_view) { return &spec->affine.apply_p; }
 
+// As RandomAffine.get_params, only when enabled (and applied, and chosen): the angle (one
+// uniform); with translate two uniforms (x then y, each rounded half to even to whole output
+// pixels); with scale one uniform; with shear one uniform (x) and a second (y) where four
+// values were given.
+void draw(const TransformSpec& spec, const DrawContext& /*context*/, SampleRng& rng, SampleParams* params) {
+  const AffineSpec& a = spec.affine;
+  if (!a.enabled() || !chosen(spec, *params, Step::kAffine) || !applied(a.apply_p, rng)) return;
+  params->affine = true;
+  params->affine_angle = static_cast<float>(rng.uniform(a.min_degrees, a.max_degrees));
+  if (a.translate) {
+    // int(round(uniform(-max_dx, max_dx))).
+    const double max_dx = a.translate_x * spec.out_width, max_dy = a.translate_y * spec.out_height;
+    params->translate_x = round_half_even(rng.uniform(-max_dx, max_dx));
+    params->translate_y = round_half_even(rng.uniform(-max_dy, max_dy));
+  }
+  if (a.scale) params->affine_scale = static_cast<float>(rng.uniform(a.scale_min, a.scale_max));
+  if (a.shear) params->shear_x = static_cast<float>(rng.uniform(a.shear_x_min, a.shear_x_max));
+  if (a.shear_y) params->shear_y = static_cast<float>(rng.uniform(a.shear_y_min, a.shear_y_max));
+}
+
+PointMap point_map(const TransformSpec& spec, const SampleParams& params) {
+  if (!params.affine) return {};
+  return sampled_through(inverse_affine(0, 0, params.affine_angle, params.translate_x, params.translate_y,
+                                        params.shear_x, params.shear_y, params.affine_scale),
+                         spec.out_width, spec.out_height);
+}
+
+// F.affine on the uint8 planes.
+void run(const TransformSpec& spec, const SampleParams& params, const Step* /*step*/, StageImage& image) {
+  if (!params.affine) return;
+  apply_affine(params, filled_warp(spec.affine.interpolation, spec.affine.fill), image.planes(), image.spare_planes(1),
+               image.width(), image.height(), image.channels());
+}
+
 }  // namespace random_affine_op
 
 extern const TransformOp kRandomAffineOp;
@@ -132,6 +170,9 @@ const TransformOp kRandomAffineOp{.names = random_affine_op::kNames,
                                   .build = random_affine_op::build,
                                   .describe = random_affine_op::describe,
                                   .validate = random_affine_op::validate,
+                                  .draw = random_affine_op::draw,
+                                  .point_map = random_affine_op::point_map,
+                                  .run = random_affine_op::run,
                                   .wrap = Wrap::kApplyP,
                                   .wrapped_p = random_affine_op::apply_p,
                                   .steps = random_affine_op::kStepOf,

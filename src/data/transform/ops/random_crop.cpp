@@ -8,6 +8,7 @@
 #include "data/transform/chain/call_args.h"
 #include "data/transform/chain/chain_builder.h"
 #include "data/transform/spec_common.h"
+#include "draws.h"
 #include "geometry.h"
 #include "registry.h"
 #include "stoker/core/error.h"
@@ -59,6 +60,41 @@ void validate(const TransformSpec& spec) {
   if (spec.geometry == Geometry::kRandomCrop) check_padding("RandomCrop", spec.pad);
 }
 
+// torchvision's RandomCrop.forward in the width x height image (draw_window): padding, then
+// pad_if_needed's shortfall on both sides, then get_params's top and left (2 bounded ints),
+// not drawn when the padded image is the crop's size.
+void window(const TransformSpec& spec, int width, int height, SampleRng& rng, SampleParams* params) {
+  const int th = spec.out_height;
+  const int tw = spec.out_width;
+  const PadSpec& pad = spec.pad;
+  int padded_w = width + pad.left + pad.right;
+  int padded_h = height + pad.top + pad.bottom;
+  if (pad.if_needed && padded_w < tw) {  // padding=[size - width, 0]: both sides
+    params->pad_x = tw - padded_w;
+    padded_w += 2 * params->pad_x;
+  }
+  if (pad.if_needed && padded_h < th) {
+    params->pad_y = th - padded_h;
+    padded_h += 2 * params->pad_y;
+  }
+  if (padded_w < tw || padded_h < th) {
+    params->crop = {0, 0, 0, 0};
+    return;
+  }
+  int top = 0;
+  int left = 0;
+  if (padded_w != tw || padded_h != th) {  // get_params returns (0, 0, h, w) without a draw
+    top = static_cast<int>(rng.below(static_cast<uint64_t>(padded_h - th + 1)));
+    left = static_cast<int>(rng.below(static_cast<uint64_t>(padded_w - tw + 1)));
+  }
+  params->crop = {static_cast<double>(left), static_cast<double>(top), static_cast<double>(tw),
+                  static_cast<double>(th)};
+}
+
+void draw(const TransformSpec& spec, const DrawContext& context, SampleRng& rng, SampleParams* params) {
+  if (draws_geometry(spec, context, Geometry::kRandomCrop)) draw_window(spec, context, rng, params, window);
+}
+
 }  // namespace random_crop_op
 
 extern const TransformOp kRandomCropOp;
@@ -67,6 +103,7 @@ const TransformOp kRandomCropOp{.names = random_crop_op::kNames,
                                 .build = random_crop_op::build,
                                 .describe = random_crop_op::describe,
                                 .validate = random_crop_op::validate,
+                                .draw = random_crop_op::draw,
                                 .for_eval = random_crop_op::for_eval,
                                 .doc = random_crop_op::kDoc};
 

@@ -1,5 +1,7 @@
 // RandomErasing(p=0.5, scale, ratio, value, inplace): torchvision's, on the output after Normalize
 // (RandomErasingSpec); value is a number, one per channel, or random.
+#include "data/transform/random_erasing.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -89,6 +91,11 @@ void validate(const TransformSpec& spec) {
   }
 }
 
+// Only when p > 0: random_erasing.h lists its draws.
+void draw(const TransformSpec& spec, const DrawContext& /*context*/, SampleRng& rng, SampleParams* params) {
+  draw_random_erasing(spec.erasing, spec.out_width, spec.out_height, rng, params);
+}
+
 }  // namespace random_erasing_op
 
 extern const TransformOp kRandomErasingOp;
@@ -96,6 +103,7 @@ const TransformOp kRandomErasingOp{.names = random_erasing_op::kNames,
                                    .build = random_erasing_op::build,
                                    .describe = random_erasing_op::describe,
                                    .validate = random_erasing_op::validate,
+                                   .draw = random_erasing_op::draw,
                                    .wrap_hint = "RandomErasing has a p of its own",
                                    .for_eval = off_in_eval<&TransformSpec::erasing>,
                                    .doc = random_erasing_op::kDoc};

@@ -1,10 +1,24 @@
 // RandomGrayscale(p=0.1): torchvision's, a share p of the samples made grey (L in all three
 // channels).
+#include <vector>
+
+#include "data/transform/grey.h"
+#include "data/transform/stage_image.h"
 #include "probability_op.h"
 
 namespace stoker::data::ops {
 
 namespace {
+
+// L in all three channels of the float image, when drawn for the sample (a grey image is
+// already).
+void grey_sample(const TransformSpec& /*spec*/, const SampleParams& params, const Step* /*step*/, StageImage& image) {
+  if (!params.grayscale || image.channels() != 3) return;
+  float* data = image.floats();
+  std::vector<float>& scratch = *image.scratch();
+  if (scratch.size() < image.pixels()) scratch.resize(image.pixels());
+  grey_in_rgb(data, scratch.data(), image.pixels(), image.planar());
+}
 
 struct RandomGrayscale {
   static constexpr const char* kName = "RandomGrayscale";
@@ -15,6 +29,9 @@ struct RandomGrayscale {
   static constexpr const char* kDoc =
       "Torchvision's: a share `p` of the samples made grey, L in each of three "
       "channels.";
+  static constexpr bool SampleParams::*kDrawn = &SampleParams::grayscale;
+  static constexpr PointMapFn kPointMap = nullptr;
+  static constexpr auto kRun = &grey_sample;
 };
 
 }  // namespace

@@ -7,9 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "data/transform/auto_augment.h"
 #include "data/transform/chain/call_args.h"
 #include "data/transform/chain/chain_builder.h"
 #include "data/transform/spec_common.h"
+#include "data/transform/stage_image.h"
+#include "data/transform/warp.h"
+#include "draws.h"
 #include "registry.h"
 #include "stoker/core/error.h"
 
@@ -60,6 +64,51 @@ void validate(const TransformSpec& spec) {
 
 double* own_p(TransformSpec* spec, std::string_view) { return &spec->perspective.p; }
 
+// Only when enabled (and chosen): one bernoulli(p), and when it says yes the corners as
+// RandomPerspective.get_params(width, height, distortion_scale) draws them in the output's
+// size, each one bounded int (randint(lo, hi) is lo + below(hi - lo)): top-left x, y,
+// top-right x, y, bottom-right x, y, bottom-left x, y.
+void draw(const TransformSpec& spec, const DrawContext& /*context*/, SampleRng& rng, SampleParams* params) {
+  const PerspectiveSpec& p = spec.perspective;
+  if (!p.enabled() || !chosen(spec, *params, Step::kPerspective) || !rng.bernoulli(p.p)) return;
+  const int width = spec.out_width, height = spec.out_height;
+  const auto dx = static_cast<int>(p.distortion_scale * (width / 2));
+  const auto dy = static_cast<int>(p.distortion_scale * (height / 2));
+  const auto randint = [&rng](int lo, int hi) {
+    return lo + static_cast<int>(rng.below(static_cast<uint64_t>(hi - lo)));
+  };
+  std::array<int, 8>& c = params->corners;
+  c[0] = randint(0, dx + 1);  // top-left
+  c[1] = randint(0, dy + 1);
+  c[2] = randint(width - dx - 1, width);  // top-right
+  c[3] = randint(0, dy + 1);
+  c[4] = randint(width - dx - 1, width);  // bottom-right
+  c[5] = randint(height - dy - 1, height);
+  c[6] = randint(0, dx + 1);  // bottom-left
+  c[7] = randint(height - dy - 1, height);
+  params->perspective = true;
+}
+
+// Back: the homography its grid samples through (a point after to the point before);
+// forward: its inverse, by the adjugate.
+PointMap point_map(const TransformSpec& spec, const SampleParams& params) {
+  if (!params.perspective) return {};
+  const std::array<float, 8> c = perspective_coeffs(params.corners, spec.out_width, spec.out_height);
+  const std::array<double, 9> h = {c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], 1.0};
+  const std::array<double, 9> inv = {h[4] * h[8] - h[5] * h[7], h[2] * h[7] - h[1] * h[8], h[1] * h[5] - h[2] * h[4],
+                                     h[5] * h[6] - h[3] * h[8], h[0] * h[8] - h[2] * h[6], h[2] * h[3] - h[0] * h[5],
+                                     h[3] * h[7] - h[4] * h[6], h[1] * h[6] - h[0] * h[7], h[0] * h[4] - h[1] * h[3]};
+  return PointMap::projective(inv, h);
+}
+
+// F.perspective on the uint8 planes: its grid, then the sampling.
+void run(const TransformSpec& spec, const SampleParams& params, const Step* /*step*/, StageImage& image) {
+  if (!params.perspective) return;
+  perspective_grid(perspective_coeffs(params.corners, image.width(), image.height()), image.width(), image.height(),
+                   image.grid(0), image.grid(1));
+  image.warp_planes(filled_warp(spec.perspective.interpolation, spec.perspective.fill));
+}
+
 }  // namespace random_perspective_op
 
 extern const TransformOp kRandomPerspectiveOp;
@@ -67,6 +116,9 @@ const TransformOp kRandomPerspectiveOp{.names = random_perspective_op::kNames,
                                        .build = random_perspective_op::build,
                                        .describe = random_perspective_op::describe,
                                        .validate = random_perspective_op::validate,
+                                       .draw = random_perspective_op::draw,
+                                       .point_map = random_perspective_op::point_map,
+                                       .run = random_perspective_op::run,
                                        .wrap = Wrap::kScaleP,
                                        .wrapped_p = random_perspective_op::own_p,
                                        .steps = random_perspective_op::kStepOf,

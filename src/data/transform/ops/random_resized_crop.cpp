@@ -9,7 +9,9 @@
 
 #include "data/transform/chain/call_args.h"
 #include "data/transform/chain/chain_builder.h"
+#include "data/transform/random_box.h"
 #include "data/transform/spec_common.h"
+#include "draws.h"
 #include "geometry.h"
 #include "registry.h"
 #include "stoker/core/error.h"
@@ -92,6 +94,45 @@ void validate(const TransformSpec& spec) {
   }
 }
 
+// torchvision.transforms.RandomResizedCrop.get_params (0.14). Integer pixel rectangle.
+CropRect get_params(const TransformSpec& spec, int width, int height, SampleRng& rng) {
+  const RandomResizedCropSpec& rrc = spec.random_resized_crop;
+  const double area = static_cast<double>(width) * height;
+  const double log_ratio_min = std::log(rrc.ratio_min);
+  const double log_ratio_max = std::log(rrc.ratio_max);
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    const auto [w, h] = draw_box_sides(rng, area, rrc.scale_min, rrc.scale_max, log_ratio_min, log_ratio_max);
+    if (0 < w && w <= width && 0 < h && h <= height) {
+      const auto top = static_cast<int>(rng.below(static_cast<uint64_t>(height - h + 1)));
+      const auto left = static_cast<int>(rng.below(static_cast<uint64_t>(width - w + 1)));
+      return {static_cast<double>(left), static_cast<double>(top), static_cast<double>(w), static_cast<double>(h)};
+    }
+  }
+  // Fallback: a central crop with the aspect ratio clamped into [ratio_min, ratio_max].
+  const double in_ratio = static_cast<double>(width) / height;
+  int w = width;
+  int h = height;
+  if (in_ratio < rrc.ratio_min) {
+    h = round_half_even(w / rrc.ratio_min);
+  } else if (in_ratio > rrc.ratio_max) {
+    w = round_half_even(h * rrc.ratio_max);
+  }
+  // Rounding can give 0 for extreme shapes (torchvision would then fail); keep one pixel.
+  w = std::clamp(w, 1, width);
+  h = std::clamp(h, 1, height);
+  return {static_cast<double>((width - w) / 2), static_cast<double>((height - h) / 2), static_cast<double>(w),
+          static_cast<double>(h)};
+}
+
+// 2 uniforms per attempt (area fraction, log aspect), then 2 bounded ints (top, left) for the
+// accepted one; after a Resize, in the resized image's size, as torchvision draws it.
+void draw(const TransformSpec& spec, const DrawContext& context, SampleRng& rng, SampleParams* params) {
+  if (!draws_geometry(spec, context, Geometry::kRandomResizedCrop)) return;
+  const auto [resized_w, resized_h] = resized_size(spec.resize, context.width, context.height);
+  params->crop =
+      to_source(get_params(spec, resized_w, resized_h, rng), context.width, context.height, resized_w, resized_h);
+}
+
 }  // namespace random_resized_crop_op
 
 extern const TransformOp kRandomResizedCropOp;
@@ -100,6 +141,7 @@ const TransformOp kRandomResizedCropOp{.names = random_resized_crop_op::kNames,
                                        .build = random_resized_crop_op::build,
                                        .describe = random_resized_crop_op::describe,
                                        .validate = random_resized_crop_op::validate,
+                                       .draw = random_resized_crop_op::draw,
                                        .for_eval = random_resized_crop_op::for_eval,
                                        .doc = random_resized_crop_op::kDoc};
 

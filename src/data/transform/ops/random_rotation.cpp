@@ -8,9 +8,13 @@
 #include <tuple>
 #include <vector>
 
+#include "data/transform/auto_augment.h"
 #include "data/transform/chain/call_args.h"
 #include "data/transform/chain/chain_builder.h"
 #include "data/transform/spec_common.h"
+#include "data/transform/stage_image.h"
+#include "data/transform/warp.h"
+#include "draws.h"
 #include "registry.h"
 #include "stoker/core/error.h"
 
@@ -73,6 +77,27 @@ void validate(const TransformSpec& spec) {
 
 double* apply_p(TransformSpec* spec, std::string_view) { return &spec->rotation.apply_p; }
 
+// One uniform in [min, max] degrees, only when enabled (and applied, and chosen).
+void draw(const TransformSpec& spec, const DrawContext& /*context*/, SampleRng& rng, SampleParams* params) {
+  const RotationSpec& r = spec.rotation;
+  if (!r.enabled() || !chosen(spec, *params, Step::kRotation) || !applied(r.apply_p, rng)) return;
+  params->rotate = true;
+  params->angle = static_cast<float>(rng.uniform(r.min_degrees, r.max_degrees));
+}
+
+// F.rotate passes -angle to the matrix its warp samples through.
+PointMap point_map(const TransformSpec& spec, const SampleParams& params) {
+  if (!params.rotate) return {};
+  return sampled_through(inverse_affine(0, 0, -params.angle, 0, 0, 0, 0, 1), spec.out_width, spec.out_height);
+}
+
+// F.rotate on the uint8 planes.
+void run(const TransformSpec& spec, const SampleParams& params, const Step* /*step*/, StageImage& image) {
+  if (!params.rotate) return;
+  apply_augment_op(AugmentOp::kRotate, params.angle, filled_warp(spec.rotation.interpolation, spec.rotation.fill),
+                   image.planes(), image.spare_planes(1), image.width(), image.height(), image.channels());
+}
+
 }  // namespace random_rotation_op
 
 extern const TransformOp kRandomRotationOp;
@@ -80,6 +105,9 @@ const TransformOp kRandomRotationOp{.names = random_rotation_op::kNames,
                                     .build = random_rotation_op::build,
                                     .describe = random_rotation_op::describe,
                                     .validate = random_rotation_op::validate,
+                                    .draw = random_rotation_op::draw,
+                                    .point_map = random_rotation_op::point_map,
+                                    .run = random_rotation_op::run,
                                     .wrap = Wrap::kApplyP,
                                     .wrapped_p = random_rotation_op::apply_p,
                                     .steps = random_rotation_op::kStepOf,

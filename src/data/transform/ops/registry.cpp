@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <stdexcept>
 #include <string>
 
 #include "stoker/core/error.h"
@@ -59,6 +60,15 @@ bool step_of(const FoundOp& found, Step* step) {
 }
 
 List<const TransformOp*> registry() { return List<const TransformOp*>(kTransformOps); }
+
+const TransformOp& op_of(Step step) {
+  for (const TransformOp* op : kTransformOps) {
+    for (const Step s : op->steps) {
+      if (s == step) return *op;
+    }
+  }
+  throw std::logic_error(fmt::format("no transform has step {}", static_cast<int>(step)));
+}
 
 FoundOp find_op(std::string_view name) {
   for (const TransformOp* op : kTransformOps) {

@@ -4,21 +4,27 @@
 // says, in one place, the names a chain calls it by (with lower-case aliases), the parameters
 // each name binds, how the bound call sets its part of the TransformSpec, how describe() writes
 // that part, how validate() checks it, whether RandomApply may wrap it, what evaluation makes
-// of it and whether feature vectors may take it. The chain builder looks names up here, the
-// unknown-name message lists the names here, and describe(), validate() and eval_transform()
-// walk the list; what spans several transforms (the geometry a Resize and a crop make
-// together, sizes, channels, feature vectors) stays with them.
+// of it, whether feature vectors may take it, and at run time its random draw, how it moves
+// the targets' points (or that targets cannot follow it) and its run on the image. The chain
+// builder looks names up here, the unknown-name message lists the names here, and describe(),
+// validate(), eval_transform(), draw_params(), move_targets(), check_targets_can_follow() and
+// the sample transformer walk the list; what spans several transforms (the geometry a Resize
+// and a crop make together, sizes, channels, feature vectors, the source box, the fused
+// resample and the write) stays with them. The list's order is the order chains are written
+// in, the draw order (random_params.cpp) and the run order.
 //
-// Adding a transform: a file under ops/ defining its TransformOp, a line in registry.cpp, a
-// test. The list is explicit on purpose: these are static libraries, whose linker would drop an
-// object file that registers itself and that nothing references.
-//
+// Adding a transform: a file under ops/ defining its TransformOp (parameters, build, describe,
+// validate, draw, point_map, run, refuses_targets, ...), a line in registry.cpp at its place
+// in the draw and run order, its fields in TransformSpec and SampleParams, a test. The list is
+// explicit on purpose: these are static libraries, whose linker would drop an object file that
+// registers itself and that nothing references.
 // Ownership and thread safety: entries are immutable static data, constant-initialised (no
 // static-initialisation order to mind), read by any number of threads; nothing here allocates
 // or keeps state.
 // Errors: an entry's build throws UsageError naming the transform, the argument and the value
 // as written; its validate throws UsageError naming the transform, the value and what is
-// allowed; describe does not throw.
+// allowed; describe, draw, point_map and run do not throw; op_of throws std::logic_error for a
+// step no entry has (a defect of the list).
 #pragma once
 
 #include <cstddef>
@@ -27,8 +33,12 @@
 #include <vector>
 
 #include "data/transform/chain/calls.h"
+#include "point_map.h"
 #include "stoker/data/transform.h"
 
+namespace stoker::data {
+class StageImage;
+}
 namespace stoker::data::chain {
 struct ChainState;
 }
@@ -72,6 +82,18 @@ enum class Wrap {
   kScaleP,  // T has a p of its own (wrapped_p), drawn per sample as RandomApply's is: the two multiply
 };
 
+// What a draw knows of the sample beyond the spec: the size of its source, in pixels (0 x 0
+// when nothing was decoded).
+struct DrawContext {
+  int width = 0;
+  int height = 0;
+};
+
+// The types of TransformOp's point_map and run (documented there), for entries that set them
+// through traits (probability_op.h).
+using PointMapFn = PointMap (*)(const TransformSpec& spec, const SampleParams& params);
+using RunFn = void (*)(const TransformSpec& spec, const SampleParams& params, const Step* step, StageImage& image);
+
 struct TransformOp {
   List<OpName> names{};  // the first is the transform's own name
   // Runs before the arguments are bound: what the call takes for the whole chain, which only
@@ -88,6 +110,26 @@ struct TransformOp {
   // Throws UsageError when the transform's part of `spec` is out of range. Null: nothing to
   // check beyond what validate() checks for every spec.
   void (*validate)(const TransformSpec& spec) = nullptr;
+  // Draws the transform's random parameters for one sample into `params`, as torchvision's
+  // get_params draws them, when its part of `spec` is on (draws.h: inside RandomApply or
+  // RandomChoice, first whether it runs). draw_params() calls every entry's draw in the
+  // registry's order, which is the draw order (random_params.cpp). Null: draws nothing.
+  void (*draw)(const TransformSpec& spec, const DrawContext& context, SampleRng& rng, SampleParams* params) = nullptr;
+  // How the transform moved the output's points for the sample `params` describes
+  // (point_map.h), for the targets that follow the image (sample_geometry.cpp walks the
+  // entries in run order); the identity when it did not run for the sample. Null: it moves
+  // none (not geometric, or the crop and resize, which the source box covers).
+  PointMapFn point_map = nullptr;
+  // Runs the transform on the sample's image between the geometry and the write
+  // (stage_image.h), as drawn in `params`, for `step` (one of `steps`; null for an entry
+  // without), doing nothing when it does not run for the sample. The sample transformer walks
+  // the entries in run order (for_each_in_run_order). Null: it runs elsewhere (the geometry,
+  // Pad and the flips in the fused resample, Grayscale, Normalize, the output type and layout in
+  // the write, RandomErasing on the output) or only through another entry (RandomApply).
+  RunFn run = nullptr;
+  // How check_targets_can_follow() names the transform when targets cannot follow it as `spec`
+  // sets it (its warp is drawn per pixel or per operation); null when they can. Null: always.
+  const char* (*refuses_targets)(const TransformSpec& spec) = nullptr;
   Wrap wrap = Wrap::kNo;
   // kApplyP, kScaleP: the probability RandomApply sets or scales, in `spec`, for `name`.
   double* (*wrapped_p)(TransformSpec* spec, std::string_view name) = nullptr;
@@ -137,6 +179,32 @@ FoundOp find_op(std::string_view name);
 
 // The step `found` (an entry and one of its names) is; false for an entry without steps.
 bool step_of(const FoundOp& found, Step* step);
+
+// The entry whose steps include `step`, the one RandomChoice and RandomOrder name by it.
+const TransformOp& op_of(Step step);
+
+// Calls visit(op, step) for every entry in registry order, the order a sample runs them in:
+// `step` null for an entry without steps, else once per step of the entry, each a step of it;
+// a RandomOrder's members one after another at the place of the first of them, in the order
+// drawn (params.order).
+template <typename Visit>
+void for_each_in_run_order(const TransformSpec& spec, const SampleParams& params, Visit&& visit) {
+  bool order_done = false;
+  for (const TransformOp* op : registry()) {
+    if (op->steps.empty()) visit(*op, static_cast<const Step*>(nullptr));
+    for (const Step& step : op->steps) {
+      if (!spec.order.has(step)) {
+        visit(*op, &step);
+      } else if (!order_done) {
+        order_done = true;
+        for (int k = 0; k < params.order_size; ++k) {
+          const auto member = static_cast<Step>(params.order[static_cast<size_t>(k)]);
+          visit(op_of(member), &member);
+        }
+      }
+    }
+  }
+}
 
 // The names the unknown-name message lists: every listed name, in registry order.
 std::vector<std::string_view> listed_names();

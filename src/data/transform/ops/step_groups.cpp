@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "data/transform/chain/call_args.h"
@@ -138,6 +139,42 @@ void validate_choice(const TransformSpec& spec) {
   }
 }
 
+// RandomChoice's member, one uniform, only with a RandomChoice: the member whose cumulative
+// weight, in Step order, first exceeds uniform * total, as random.choices picks.
+void draw_choice(const TransformSpec& spec, const DrawContext& /*context*/, SampleRng& rng, SampleParams* params) {
+  if (!spec.choice.enabled()) return;
+  double total = 0;
+  int last = 0;
+  for (int s = 0; s < kSteps; ++s) {
+    if (spec.choice.has(static_cast<Step>(s))) total += spec.choice.weight[static_cast<size_t>(s)];
+  }
+  const double x = rng.uniform() * total;
+  double cumulative = 0;
+  params->chosen = kSteps;
+  for (int s = 0; s < kSteps && params->chosen == kSteps; ++s) {
+    if (!spec.choice.has(static_cast<Step>(s))) continue;
+    last = s;
+    cumulative += spec.choice.weight[static_cast<size_t>(s)];
+    if (x < cumulative) params->chosen = static_cast<uint8_t>(s);
+  }
+  if (params->chosen == kSteps) params->chosen = static_cast<uint8_t>(last);  // rounding at the top end
+}
+
+// RandomOrder's order, only with a RandomOrder: Fisher-Yates over its members in Step order
+// (for i = n-1..1, swap(order[i], order[below(i + 1)])).
+void draw_order(const TransformSpec& spec, const DrawContext& /*context*/, SampleRng& rng, SampleParams* params) {
+  if (!spec.order.enabled()) return;
+  int n = 0;
+  for (int s = 0; s < kSteps; ++s) {
+    if (spec.order.has(static_cast<Step>(s))) params->order[static_cast<size_t>(n++)] = static_cast<uint8_t>(s);
+  }
+  for (int i = n - 1; i > 0; --i) {
+    const auto j = static_cast<int>(rng.below(static_cast<uint64_t>(i + 1)));
+    std::swap(params->order[static_cast<size_t>(i)], params->order[static_cast<size_t>(j)]);
+  }
+  params->order_size = n;
+}
+
 }  // namespace step_groups_op
 
 extern const TransformOp kRandomChoiceOp;
@@ -145,12 +182,14 @@ const TransformOp kRandomChoiceOp{.names = step_groups_op::kChoiceNames,
                                   .build = step_groups_op::build,
                                   .describe = step_groups_op::describe_choice,
                                   .validate = step_groups_op::validate_choice,
+                                  .draw = step_groups_op::draw_choice,
                                   .for_eval = off_in_eval<&TransformSpec::choice>,
                                   .doc = step_groups_op::kChoiceDoc};
 extern const TransformOp kRandomOrderOp;
 const TransformOp kRandomOrderOp{.names = step_groups_op::kOrderNames,
                                  .build = step_groups_op::build,
                                  .describe = step_groups_op::describe_order,
+                                 .draw = step_groups_op::draw_order,
                                  .for_eval = off_in_eval<&TransformSpec::order>,
                                  .doc = step_groups_op::kOrderDoc};
 

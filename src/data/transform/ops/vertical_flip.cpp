@@ -5,6 +5,11 @@ namespace stoker::data::ops {
 
 namespace {
 
+// y to height - y, when the sample was flipped.
+PointMap mirrored_y(const TransformSpec& spec, const SampleParams& params) {
+  return params.vflip ? PointMap::mirror_y(spec.out_height) : PointMap{};
+}
+
 struct VerticalFlip {
   static constexpr const char* kName = "RandomVerticalFlip";
   static constexpr const char* kExample = "RandomVerticalFlip(p=0.75)";
@@ -12,6 +17,9 @@ struct VerticalFlip {
   static constexpr const char* kWrapHint = "RandomVerticalFlip has a p of its own";
   static constexpr ProbabilitySpec TransformSpec::*kPart = &TransformSpec::vflip;
   static constexpr const char* kDoc = "Torchvision's: an upside-down mirror of a share `p` of the samples.";
+  static constexpr bool SampleParams::*kDrawn = &SampleParams::vflip;
+  static constexpr auto kPointMap = &mirrored_y;
+  static constexpr RunFn kRun = nullptr;  // in the resample
 };
 
 }  // namespace
