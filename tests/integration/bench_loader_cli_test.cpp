@@ -153,10 +153,11 @@ TEST(BenchLoaderClips, FramesPerClipReadsClipFolders) {
                 data::encode_jpeg(image));
     }
   }
-  const std::string common = kStoker +
-                             " bench loader --json --epochs 2 --batch-size 4 --frames-per-clip 3 --frame-step 1 "
-                             "--transforms 'RandomResizedCrop(24), RandomHorizontalFlip()' --data " +
-                             dir.str() + "/clips";
+  const std::string common =
+      kStoker +
+      " bench loader --json --epochs 2 --no-run-ahead --batch-size 4 --frames-per-clip 3 --frame-step 1 "
+      "--transforms 'RandomResizedCrop(24), RandomHorizontalFlip()' --data " +
+      dir.str() + "/clips";
   const auto one = run_command(common + " --workers 1");
   ASSERT_EQ(one.exit_code, 0) << one.err;
   const auto j = nlohmann::json::parse(one.out);
