@@ -24,6 +24,7 @@
 #include "stoker/core/user_files.h"
 #include "stoker/data/exclude_list.h"
 #include "stoker/data/scan.h"
+#include "stoker/data/source.h"
 
 namespace stoker::cli {
 namespace {
@@ -116,8 +117,9 @@ int run_scan(const ScanArgs& args) {
   }
   if (!args.out.empty()) {
     check_output_file(args.out, "-o");
-    check_output_apart(args.out, "-o", {{args.data, "--data"}});
-    check_output_apart(args.out + ".tmp", "-o's temporary file", {{args.data, "--data"}});
+    const std::vector<CommandInput> inputs = data::data_inputs(args.data, "--data");
+    check_output_apart(args.out, "-o", inputs);
+    check_output_apart(args.out + ".tmp", "-o's temporary file", inputs);
   }
   const std::unique_ptr<data::Source> source = data::open_source(args.data, args.split);
   data::ScanOptions options;

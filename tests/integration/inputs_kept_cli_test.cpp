@@ -122,6 +122,10 @@ TEST(InputsKeptCli, ScanRefusesAListInsideTheDataOrOverADataFile) {
   dir.write("y.npy", testing::npy_bytes("<i8", {2}, testing::raw_bytes(std::vector<int64_t>{0, 1})));
   const std::string x = read_text(d + "/x.npy");
   expect_refused(d, "scan --data x.npy -o ./x.npy", "-o ./x.npy is --data x.npy (the same file)", {{d + "/x.npy", x}});
+  // Nor the targets the data's .npy pairs with.
+  const std::string y = read_text(d + "/y.npy");
+  expect_refused(d, "scan --data x.npy -o y.npy", "-o y.npy is --data's targets y.npy (the same file)",
+                 {{d + "/y.npy", y}});
   const auto ok = run_command("cd " + d + " && " + kStoker + " scan --data data -o bad.txt");
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
 }

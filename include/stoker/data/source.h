@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "stoker/core/error.h"
+#include "stoker/core/output_clash.h"
 #include "stoker/data/split.h"
 #include "stoker/data/target_geometry.h"
 
@@ -269,6 +270,11 @@ std::unique_ptr<Source> open_file_list(const std::string& csv_path, const std::s
 // columns the command leaves unread ("ignoring columns caption, id of list.csv: stoker train
 // uses path and label"), or "" for none (and for sources without columns()).
 std::string columns_left_unread(const Source& source, const std::string& path, const std::string& command);
+
+// What a command reads when it opens `data` (named `what` in messages: "--data"): the path
+// itself and the file open_source() takes beside it (a features .npy's targets: y.npy beside
+// x.npy), for check_output_apart (stoker/core/output_clash.h). Looks at the disk; never throws.
+std::vector<CommandInput> data_inputs(const std::string& data, const std::string& what);
 
 // The float targets named by `given` (flip_negate: a CSV list's target column names, "yaw",
 // or indices, "0"), as indices below source.target_dim(). Throws UsageError naming `option`,

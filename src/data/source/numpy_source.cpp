@@ -95,13 +95,19 @@ std::vector<fs::path> target_candidates(const fs::path& features) {
   return out;
 }
 
-std::unique_ptr<Source> open_npy(const std::string& path) {
-  const std::vector<fs::path> candidates = target_candidates(path);
-  const auto found = std::find_if(candidates.begin(), candidates.end(), [](const fs::path& p) {
+// The targets file open_npy reads beside `features`: the first of its candidates that is a file.
+std::optional<fs::path> targets_beside(const fs::path& features) {
+  for (const fs::path& p : target_candidates(features)) {
     std::error_code ec;
-    return fs::is_regular_file(p, ec);
-  });
-  if (found == candidates.end()) {
+    if (fs::is_regular_file(p, ec)) return p;
+  }
+  return std::nullopt;
+}
+
+std::unique_ptr<Source> open_npy(const std::string& path) {
+  const std::optional<fs::path> found = targets_beside(path);
+  if (!found) {
+    const std::vector<fs::path> candidates = target_candidates(path);
     std::vector<std::string> names;
     for (const auto& p : candidates) names.push_back(p.filename().string());
     throw DataError(
@@ -136,5 +142,14 @@ std::unique_ptr<Source> open_arrays(const std::string& path, Split split) {
 }
 
 std::vector<Split> npz_splits(const std::string& path) { return splits_among(npz_keys(ZipArchive(path))); }
+
+std::vector<CommandInput> data_inputs(const std::string& data, const std::string& what) {
+  std::vector<CommandInput> inputs{{data, what}};
+  if (data.empty() || fs::path(data).extension() != ".npy") return inputs;
+  if (const std::optional<fs::path> targets = targets_beside(data)) {
+    inputs.push_back({targets->string(), what + "'s targets"});
+  }
+  return inputs;
+}
 
 }  // namespace stoker::data

@@ -14,6 +14,7 @@
 #include "stoker/core/output_clash.h"
 #include "stoker/data/loader.h"
 #include "stoker/data/loader_keys.h"
+#include "stoker/data/source.h"
 #include "stoker/train/trainer.h"
 #include "train/torch/evaluate/evaluate.h"
 #include "train/torch/evaluate/predictions_file.h"
@@ -121,7 +122,8 @@ int run_evaluation(const EvaluateOptions& options) {
   validate(device_choice);  // the device's text, checked as `stoker train` checks it
   const std::string weights_file = exported_weights_file(options.weights);
   if (!options.predictions.empty()) {
-    const std::vector<CommandInput> inputs = {{weights_file, "the weights"}, {options.data, "--data"}};
+    std::vector<CommandInput> inputs = data::data_inputs(options.data, "--data");
+    inputs.push_back({weights_file, "the weights"});
     check_output_apart(options.predictions, "--predictions", inputs);
     check_output_apart(options.predictions + ".tmp", "--predictions' temporary file", inputs);
   }

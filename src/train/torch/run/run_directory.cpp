@@ -12,6 +12,7 @@
 #include "stoker/core/numbers.h"
 #include "stoker/core/output_clash.h"
 #include "stoker/core/user_files.h"
+#include "stoker/data/source.h"
 #include "stoker/train/trainer.h"
 #include "train/torch/model/checkpoint.h"
 #include "train/torch/run/setup.h"
@@ -154,7 +155,9 @@ RunStart open_run(const TrainConfig& cfg, const TrainSetup& setup, std::optional
   } else if (place.leader()) {
     check_output_folder(cfg.output_dir, "--output-dir");
     // A run folder inside the data would be read as part of it next time (a class folder).
-    check_output_apart(cfg.output_dir, "--output-dir", {{cfg.data, "--data"}, {cfg.val_data, "--val-data"}});
+    std::vector<CommandInput> inputs = data::data_inputs(cfg.data, "--data");
+    for (CommandInput& input : data::data_inputs(cfg.val_data, "--val-data")) inputs.push_back(std::move(input));
+    check_output_apart(cfg.output_dir, "--output-dir", inputs);
     start.run_dir = new_run_folder(cfg.output_dir);
     start.lock = std::make_shared<DirectoryLock>(start.run_dir, "wait for it to end");
   }
