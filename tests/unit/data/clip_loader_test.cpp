@@ -9,6 +9,7 @@
 #include "stoker/core/error.h"
 #include "stoker/data/encode.h"
 #include "stoker/data/loader.h"
+#include "support/epoch_bytes.h"
 #include "support/error_text.h"
 #include "support/temp_dir.h"
 #include "support/test_images.h"
@@ -16,6 +17,7 @@
 namespace stoker::data {
 namespace {
 
+using stoker::testing::epoch_bytes;
 using stoker::testing::TempDir;
 using stoker::testing::usage_error_text;
 
@@ -51,17 +53,6 @@ LoaderOptions clip_options(int frames, int step, bool random_start, int workers 
   options.clip.step = step;
   options.clip.random_start = random_start;
   return options;
-}
-
-// Every byte of every batch of `epoch`, in order.
-std::vector<uint8_t> epoch_bytes(Loader& loader, int64_t epoch) {
-  std::vector<uint8_t> out;
-  loader.start_epoch(epoch);
-  while (Batch batch = loader.next()) {
-    const auto* p = static_cast<const uint8_t*>(batch.data());
-    out.insert(out.end(), p, p + batch.bytes());
-  }
-  return out;
 }
 
 TEST(ClipLoaderTest, BatchesAreSamplesOfKFrames) {

@@ -21,8 +21,6 @@ using stoker::testing::error_text;
 using stoker::testing::TempDir;
 using stoker::testing::usage_error_text;
 
-std::vector<uint8_t> bytes_of(const std::string& text) { return {text.begin(), text.end()}; }
-
 ClipOptions clip_of(int frames, int step, bool random_start) {
   ClipOptions clip;
   clip.frames = frames;
@@ -93,11 +91,11 @@ TEST(NaturalOrderTest, DigitsCompareAsNumbers) {
 TEST(ClipFolderTest, ClipFoldersAreSamplesWithTheirFramesInNameOrder) {
   TempDir dir;
   for (const char* frame : {"frame_10.jpg", "frame_2.jpg", "frame_1.png"})
-    dir.write(std::string("real/v2/") + frame, bytes_of("x"));
-  dir.write("real/v2/notes.txt", bytes_of("x"));
-  dir.write("real/v10/a.jpg", bytes_of("ab"));
-  dir.write("fake/v1/a.JPG", bytes_of("abc"));
-  dir.write("fake/v1/b.jpeg", bytes_of("abcd"));
+    dir.write_text(std::string("real/v2/") + frame, "x");
+  dir.write_text("real/v2/notes.txt", "x");
+  dir.write_text("real/v10/a.jpg", "ab");
+  dir.write_text("fake/v1/a.JPG", "abc");
+  dir.write_text("fake/v1/b.jpeg", "abcd");
   const auto source = open_clip_folder(dir.str());
   ASSERT_TRUE(source->holds_clips());
   ASSERT_EQ(source->size(), 3u);
@@ -134,24 +132,24 @@ TEST(ClipFolderTest, ClipFoldersAreSamplesWithTheirFramesInNameOrder) {
 
 TEST(ClipFolderTest, LayoutMistakesAreNamed) {
   TempDir loose;
-  loose.write("real/v1/a.jpg", bytes_of("x"));
-  loose.write("real/b.jpg", bytes_of("x"));
+  loose.write_text("real/v1/a.jpg", "x");
+  loose.write_text("real/b.jpg", "x");
   EXPECT_NE(
       error_text([&] { open_clip_folder(loose.str()); }).find("real/b.jpg lies in a class folder, outside any clip"),
       std::string::npos);
   TempDir empty_clip;
-  empty_clip.write("real/v1/a.jpg", bytes_of("x"));
-  empty_clip.write("real/v2/readme.txt", bytes_of("x"));
+  empty_clip.write_text("real/v1/a.jpg", "x");
+  empty_clip.write_text("real/v2/readme.txt", "x");
   EXPECT_NE(error_text([&] { open_clip_folder(empty_clip.str()); }).find("real/v2 holds no frames"), std::string::npos);
   TempDir flat;
-  flat.write("a.jpg", bytes_of("x"));
+  flat.write_text("a.jpg", "x");
   EXPECT_NE(error_text([&] { open_clip_folder(flat.str()); }).find("has no class folders"), std::string::npos);
 }
 
 TEST(ClipFolderTest, OpenClipSourceReadsAFolderAsClipsAndOpenSourceAsImages) {
   TempDir dir;
-  dir.write("real/v1/a.jpg", bytes_of("x"));
-  dir.write("real/v1/b.jpg", bytes_of("x"));
+  dir.write_text("real/v1/a.jpg", "x");
+  dir.write_text("real/v1/b.jpg", "x");
   EXPECT_TRUE(open_clip_source(dir.str())->holds_clips());
   const auto images = open_source(dir.str());
   EXPECT_FALSE(images->holds_clips());
@@ -160,9 +158,9 @@ TEST(ClipFolderTest, OpenClipSourceReadsAFolderAsClipsAndOpenSourceAsImages) {
 
 TEST(ClipListTest, PathCellsListFramesRelativeToTheList) {
   TempDir dir;
-  dir.write("v1/0001.jpg", bytes_of("a"));
-  dir.write("v1/0002.jpg", bytes_of("bb"));
-  dir.write("one.jpg", bytes_of("ccc"));
+  dir.write_text("v1/0001.jpg", "a");
+  dir.write_text("v1/0002.jpg", "bb");
+  dir.write_text("one.jpg", "ccc");
   dir.write_text("clips.csv", "path,label\nv1/0001.jpg|v1/0002.jpg,1\none.jpg,0\n");
   const auto source = open_source((dir.path() / "clips.csv").string());
   ASSERT_TRUE(source->holds_clips());
@@ -206,7 +204,7 @@ TEST(ClipListTest, PathCellsListFramesRelativeToTheList) {
 
 TEST(ClipListTest, AMissingFrameIsNamed) {
   TempDir dir;
-  dir.write("a.jpg", bytes_of("a"));
+  dir.write_text("a.jpg", "a");
   dir.write_text("clips.csv", "a.jpg|gone.jpg,0\n");
   const auto source = open_source((dir.path() / "clips.csv").string());
   std::vector<SampleData> frames;
@@ -219,8 +217,8 @@ TEST(ClipListTest, AMissingFrameIsNamed) {
 
 TEST(ClipListTest, ShardsAndViewsPassClipsThrough) {
   TempDir dir;
-  dir.write("a.jpg", bytes_of("a"));
-  dir.write("b.jpg", bytes_of("bb"));
+  dir.write_text("a.jpg", "a");
+  dir.write_text("b.jpg", "bb");
   dir.write_text("part-0.csv", "a.jpg|b.jpg,0\n");
   dir.write_text("part-1.csv", "b.jpg|a.jpg,1\na.jpg|a.jpg,1\n");
   std::shared_ptr<const Source> shards = open_source((dir.path() / "part-*.csv").string());
