@@ -281,6 +281,9 @@ std::vector<CommandInput> data_inputs(const std::string& data, const std::string
 // the value and the targets there are, for a name or index the source does not have and for a
 // source of class ids.
 std::vector<int> target_indices(const Source& source, const std::vector<std::string>& given, std::string_view option);
+// The same checks for targets given as indices (LoaderOptions' flip_negate): each below
+// source.target_dim(), of a source of float targets; throws UsageError as target_indices does.
+void check_target_indices(const Source& source, const std::vector<int>& indices, std::string_view option);
 
 // A WebDataset shard: an uncompressed tar file (ustar, GNU or pax) whose consecutive members
 // sharing a key are one sample ("000123.jpg" and "000123.cls"). The sample's image is its

@@ -403,23 +403,6 @@ std::unique_ptr<BatchBuffer> make_buffer(BufferAllocator& allocator, const Loade
   return buffer;
 }
 
-// flip_negate's indices name float targets the source has.
-void check_flip_negate(const Source& source, const std::vector<int>& flip_negate) {
-  if (flip_negate.empty()) return;
-  if (source.target_kind() != TargetKind::kRegression) {
-    throw UsageError(
-        fmt::format("flip_negate names float targets to negate on a horizontal flip, and {} has class "
-                    "ids; leave it out",
-                    source.describe()));
-  }
-  for (const int t : flip_negate) {
-    if (t < 0 || t >= source.target_dim()) {
-      throw UsageError(fmt::format("flip_negate names target {}, and {} has {} (0 to {})", t, source.describe(),
-                                   source.target_dim(), source.target_dim() - 1));
-    }
-  }
-}
-
 }  // namespace
 
 Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
@@ -430,7 +413,7 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
     check_targets_can_follow(options_.transform);
     options_.cache_decoded_bytes = 0;
   }
-  check_flip_negate(*source_, options_.target_geometry.flip_negate);
+  check_target_indices(*source_, options_.target_geometry.flip_negate, "flip_negate");
   if (const int features = source_->feature_count(); features > 0) {
     prepare_feature_spec(features);
   } else if (options_.transform.features.standardize) {

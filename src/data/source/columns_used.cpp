@@ -58,14 +58,41 @@ std::string columns_left_unread(const Source& source, const std::string& path, c
                      listed(used));
 }
 
-std::vector<int> target_indices(const Source& source, const std::vector<std::string>& given, std::string_view option) {
-  if (given.empty()) return {};
+namespace {
+
+// Throws UsageError unless `source`'s targets are floats, which `option` names some of.
+void require_float_targets(const Source& source, std::string_view option) {
   if (source.target_kind() != TargetKind::kRegression) {
     throw UsageError(
         fmt::format("{} names float targets (a head pose's yaw, pitch, roll), and {} has class ids; "
                     "leave it out",
                     option, source.describe()));
   }
+}
+
+// The UsageError for `named`, a target `source` does not have: "... has the target columns yaw,
+// pitch and roll", or "... has targets 0 to 2" where they have no names.
+UsageError no_such_target(const Source& source, std::string_view option, const std::string& named) {
+  const SourceColumns* columns = source.columns();
+  const std::string targets = columns != nullptr && !columns->targets.empty()
+                                  ? "the target columns " + listed(columns->targets)
+                                  : fmt::format("targets 0 to {}", source.target_dim() - 1);
+  return UsageError(fmt::format("{} names target {}, and {} has {}", option, named, source.describe(), targets));
+}
+
+}  // namespace
+
+void check_target_indices(const Source& source, const std::vector<int>& indices, std::string_view option) {
+  if (indices.empty()) return;
+  require_float_targets(source, option);
+  for (const int t : indices) {
+    if (t < 0 || t >= source.target_dim()) throw no_such_target(source, option, std::to_string(t));
+  }
+}
+
+std::vector<int> target_indices(const Source& source, const std::vector<std::string>& given, std::string_view option) {
+  if (given.empty()) return {};
+  require_float_targets(source, option);
   const SourceColumns* columns = source.columns();
   const std::vector<std::string> names = columns != nullptr ? columns->targets : std::vector<std::string>{};
   std::vector<int> out;
@@ -77,11 +104,7 @@ std::vector<int> target_indices(const Source& source, const std::vector<std::str
     } else if (!name.empty() && name.size() < 10 && name.find_first_not_of("0123456789") == std::string::npos) {
       index = std::stoi(name);
     }
-    if (index < 0 || index >= source.target_dim()) {
-      throw UsageError(fmt::format("{} names target '{}', and {} has {}", option, name, source.describe(),
-                                   names.empty() ? fmt::format("targets 0 to {}", source.target_dim() - 1)
-                                                 : "the target columns " + listed(names)));
-    }
+    if (index < 0 || index >= source.target_dim()) throw no_such_target(source, option, "'" + name + "'");
     out.push_back(index);
   }
   return out;
