@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "stoker/core/csv_line.h"
 #include "stoker/core/error.h"
 #include "stoker/core/process.h"
 #include "stoker/data/exclude_list.h"
@@ -87,15 +88,8 @@ void add_augmentation_flags(const TrainConfig& cfg, const data::Source& source, 
 // and not them, which is right for an age and wrong for a head pose's yaw.
 std::vector<int> flip_negate_for(const TrainConfig& cfg, const data::Source& source, const data::TransformSpec& chain,
                                  std::vector<std::string>* notes) {
-  std::vector<std::string> names;
-  for (size_t at = 0; at < cfg.flip_negate.size();) {
-    const size_t comma = std::min(cfg.flip_negate.find(',', at), cfg.flip_negate.size());
-    std::string name = cfg.flip_negate.substr(at, comma - at);
-    name.erase(0, name.find_first_not_of(' '));
-    name.erase(name.find_last_not_of(' ') + 1);
-    names.push_back(std::move(name));
-    at = comma + 1;
-  }
+  const std::vector<std::string> names =
+      cfg.flip_negate.empty() ? std::vector<std::string>{} : split_csv_line(cfg.flip_negate);
   std::vector<int> indices = data::target_indices(source, names, "flip_negate");
   if (!indices.empty() && !chain.hflip.enabled()) {
     throw UsageError(
