@@ -9,15 +9,15 @@
 #include "stoker/core/error.h"
 #include "stoker/data/encode.h"
 #include "stoker/data/loader.h"
-#include "support/epoch_bytes.h"
 #include "support/error_text.h"
+#include "support/output_bytes_of_epoch.h"
 #include "support/temp_dir.h"
 #include "support/test_images.h"
 
 namespace stoker::data {
 namespace {
 
-using stoker::testing::epoch_bytes;
+using stoker::testing::output_bytes_of_epoch;
 using stoker::testing::TempDir;
 using stoker::testing::usage_error_text;
 
@@ -150,12 +150,12 @@ TEST(ClipLoaderTest, BitIdenticalForOneAndThreeWorkers) {
   TempDir dir;
   const auto source = std::shared_ptr<const Source>(open_clip_source(clip_folder(dir, 10, 5)));
   Loader one(source, clip_options(3, 1, true, 1));
-  const auto epoch0 = epoch_bytes(one, 0);
-  const auto epoch1 = epoch_bytes(one, 1);
+  const auto epoch0 = output_bytes_of_epoch(one, 0);
+  const auto epoch1 = output_bytes_of_epoch(one, 1);
   EXPECT_NE(epoch0, epoch1);
   Loader three(source, clip_options(3, 1, true, 3));
-  EXPECT_EQ(epoch_bytes(three, 0), epoch0);
-  EXPECT_EQ(epoch_bytes(three, 1), epoch1);
+  EXPECT_EQ(output_bytes_of_epoch(three, 0), epoch0);
+  EXPECT_EQ(output_bytes_of_epoch(three, 1), epoch1);
 }
 
 TEST(ClipLoaderTest, AShortClipRepeatsItsLastFrame) {

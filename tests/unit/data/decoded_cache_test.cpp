@@ -11,14 +11,14 @@
 #include "stoker/data/loader.h"
 #include "stoker/data/source.h"
 #include "stoker/data/transform.h"
-#include "support/epoch_bytes.h"
+#include "support/output_bytes_of_epoch.h"
 #include "support/temp_dir.h"
 #include "support/test_images.h"
 
 namespace stoker::data {
 namespace {
 
-using stoker::testing::epoch_bytes;
+using stoker::testing::output_bytes_of_epoch;
 using stoker::testing::TempDir;
 
 constexpr int kImages = 24;
@@ -71,14 +71,14 @@ TEST(DecodedCacheTest, LaterEpochsComeFromRamAndEqualAFreshDecode) {
   TempDir dir;
   const auto source = make_folder(dir);
   Loader cached(source, options(2, 64 << 20));
-  const std::vector<uint8_t> first = epoch_bytes(cached, 0);
+  const std::vector<uint8_t> first = output_bytes_of_epoch(cached, 0);
   const CacheStats stats = cached.cache_stats();
   EXPECT_EQ(stats.entries, static_cast<uint64_t>(kImages));
   EXPECT_FALSE(stats.full);
   EXPECT_GT(stats.bytes, 0u);
   EXPECT_EQ(cached.stage_times().cache_hits, 0u);
   const StageTimes before = cached.stage_times();
-  const std::vector<uint8_t> second = epoch_bytes(cached, 1);
+  const std::vector<uint8_t> second = output_bytes_of_epoch(cached, 1);
   const StageTimes during = cached.stage_times() - before;
   EXPECT_EQ(during.cache_hits, static_cast<uint64_t>(kImages));
   EXPECT_EQ(during.bytes_read, 0u);  // nothing read
@@ -87,31 +87,31 @@ TEST(DecodedCacheTest, LaterEpochsComeFromRamAndEqualAFreshDecode) {
 
   // A fresh loader (its cache empty) decodes epoch 1: the same bytes as from the cache.
   Loader fresh(source, options(3, 64 << 20));
-  EXPECT_EQ(epoch_bytes(fresh, 1), second);
+  EXPECT_EQ(output_bytes_of_epoch(fresh, 1), second);
   EXPECT_NE(first, second);  // epochs differ: the cache keeps images, not augmented samples
   // And one worker agrees too.
   Loader single(source, options(1, 64 << 20));
-  EXPECT_EQ(epoch_bytes(single, 0), first);
+  EXPECT_EQ(output_bytes_of_epoch(single, 0), first);
 }
 
 TEST(DecodedCacheTest, ABudgetTooSmallForAllStillGivesTheSameBatches) {
   TempDir dir;
   const auto source = make_folder(dir);
   Loader all(source, options(2, 64 << 20));
-  epoch_bytes(all, 0);
+  output_bytes_of_epoch(all, 0);
   const uint64_t everything = all.cache_stats().bytes;
 
   Loader part(source, options(2, everything / 3));
-  const std::vector<uint8_t> first = epoch_bytes(part, 0);
+  const std::vector<uint8_t> first = output_bytes_of_epoch(part, 0);
   const CacheStats stats = part.cache_stats();
   EXPECT_TRUE(stats.full);
   EXPECT_GT(stats.entries, 0u);
   EXPECT_LT(stats.entries, static_cast<uint64_t>(kImages));
   EXPECT_LE(stats.bytes, everything / 3);
   const StageTimes before = part.stage_times();
-  const std::vector<uint8_t> second = epoch_bytes(part, 1);
+  const std::vector<uint8_t> second = output_bytes_of_epoch(part, 1);
   EXPECT_EQ((part.stage_times() - before).cache_hits, stats.entries);
-  EXPECT_EQ(epoch_bytes(all, 1), second);
+  EXPECT_EQ(output_bytes_of_epoch(all, 1), second);
 }
 
 TEST(DecodedCacheTest, EpochsRunAheadIntoComeFromTheCacheAlike) {
@@ -122,7 +122,7 @@ TEST(DecodedCacheTest, EpochsRunAheadIntoComeFromTheCacheAlike) {
   Loader cached(source, ahead);
   Loader plain(source, options(3, 64 << 20));
   for (int64_t epoch = 0; epoch < 3; ++epoch) {
-    EXPECT_EQ(epoch_bytes(cached, epoch), epoch_bytes(plain, epoch)) << "epoch " << epoch;
+    EXPECT_EQ(output_bytes_of_epoch(cached, epoch), output_bytes_of_epoch(plain, epoch)) << "epoch " << epoch;
   }
   EXPECT_EQ(cached.cache_stats().entries, static_cast<uint64_t>(kImages));
   // Epoch 2 comes from the cache whole. Epoch 1 mostly: run-ahead may start it while a worker
@@ -134,7 +134,7 @@ TEST(DecodedCacheTest, WithoutACacheNothingIsKept) {
   TempDir dir;
   const auto source = make_folder(dir);
   Loader loader(source, options(2, 0));
-  epoch_bytes(loader, 0);
+  output_bytes_of_epoch(loader, 0);
   const StageTimes times = loader.stage_times();
   EXPECT_EQ(loader.cache_stats().entries, 0u);
   EXPECT_EQ(times.cache_hits, 0u);

@@ -10,7 +10,7 @@
 namespace stoker::testing {
 
 // Starts `epoch` on `loader` and reads it to its end.
-inline std::vector<uint8_t> epoch_bytes(data::Loader& loader, int64_t epoch) {
+inline std::vector<uint8_t> output_bytes_of_epoch(data::Loader& loader, int64_t epoch) {
   std::vector<uint8_t> out;
   loader.start_epoch(epoch);
   while (data::Batch batch = loader.next()) {
