@@ -37,8 +37,8 @@
 // the epoch; with more than max_bad_fraction of the epoch bad, it stops too. A stop surfaces
 // as a DataError thrown from the consumer's next call; no exception escapes a worker.
 //
-// Thread safety. start_epoch(), next(), next_within(), state(), set_workers(), set_prefetch()
-// are the consumer's calls: one thread at a time. A consumer call made while another is in
+// Thread safety. start_epoch(), next(), next_within(), state(), set_workers(), set_prefetch(),
+// redo_on_cpu() are the consumer's calls: one thread at a time. A consumer call made while another is in
 // progress on another thread throws UsageError at once (it neither waits nor races), so two
 // threads sharing one Loader fail loudly instead of losing or splitting batches; calls taking
 // turns from several threads are the caller's to order. Workers run on between epochs (run
@@ -59,6 +59,7 @@
 
 #include "stoker/data/clip.h"
 #include "stoker/data/decode.h"
+#include "stoker/data/gpu_sample.h"
 #include "stoker/data/loader_keys.h"
 #include "stoker/data/sampler.h"
 #include "stoker/data/source.h"
@@ -122,7 +123,18 @@ struct LoaderOptions {
   // alike, so a sample is K x transform.sample_bytes() bytes. The source must hold clips, and a
   // clip source needs K > 0; no decoded cache with clips (cache_decoded_bytes 0).
   ClipOptions clip;
+  // Which JPEGs the workers leave for the consumer to decode on the GPU (gpu_sample.h): off,
+  // or those nvJPEG takes, read and planned but not decoded. Needs a chain the GPU finishes
+  // (TransformSpec::gpu_finishing_blocker() empty) and no clips, keypoints, boxes or decoded
+  // cache (UsageError naming what is in the way).
+  GpuHandoff gpu_handoff = GpuHandoff::kOff;
 };
+
+// Why `options` cannot leave samples of `source` for the GPU (LoaderOptions::gpu_handoff), in
+// one phrase ("clips are decoded on the CPU", "the chain's ColorJitter(brightness=0.4) runs on
+// the CPU only"); "" when they can. Front ends ask before they set gpu_handoff: decode='gpu'
+// is refused with it, decode='auto' decodes on the CPU and says so.
+std::string gpu_handoff_blocker(const LoaderOptions& options, const Source& source);
 
 struct CacheStats {
   uint64_t entries = 0;  // images held
@@ -155,6 +167,7 @@ struct StageTimes {
   uint64_t cache_hits = 0;       // samples transformed straight from the decoded cache
   uint64_t jpeg_samples = 0;     // JPEG samples decoded (cache hits not counted)
   uint64_t spliced_samples = 0;  // of those, decoded from just their restart intervals
+  uint64_t gpu_samples = 0;      // JPEG samples left for the GPU to decode (gpu_handoff)
 };
 
 struct EpochStats {
@@ -190,6 +203,7 @@ struct SampleRecord {
 
 struct BatchBuffer;
 struct LoaderShared;
+class SampleLoader;
 struct LoaderThreads;
 
 // One batch, owned by the consumer until released (destructor or release()). Move-only.
@@ -234,8 +248,15 @@ class Batch {
   const SampleRecord& record(int slot) const;
   // Sample `slot`'s keypoints and boxes, moved with its image (empty without them).
   const GeometryTargets& geometry(int slot) const;
+  // Sample `slot`'s JPEG, left for the GPU to decode (LoaderOptions::gpu_handoff), or null
+  // when the slot's pixels are in data() already. A slot with one has no pixels in data()
+  // until the consumer writes them (or Loader::redo_on_cpu does).
+  const GpuSample* gpu_sample(int slot) const;
+  // How many slots have one.
+  int gpu_samples() const;
 
  private:
+  friend class Loader;  // redo_on_cpu writes into the buffer
   std::shared_ptr<LoaderShared> shared_;
   BatchBuffer* buffer_ = nullptr;
 };
@@ -277,6 +298,15 @@ class Loader {
   const LoaderOptions& options() const { return options_; }
   const Source& source() const { return *source_; }
 
+  // A GPU sample nvJPEG refused or failed on, made on the CPU instead: sample `slot` of
+  // `batch` (which must have a gpu_sample there) decoded and transformed on this thread with
+  // its own random draws, into its slot of batch.data(), after which the slot has no
+  // gpu_sample. A file the CPU cannot decode either is recorded as bad and substituted as a
+  // worker would (its targets and record become the substitute's); under on_error=fail it
+  // fails the epoch (DataError from the next next()). A consumer call; throws UsageError for
+  // a slot without a gpu_sample or a batch of another loader.
+  void redo_on_cpu(Batch& batch, int slot);
+
   EpochStats epoch_stats() const;
   StageTimes stage_times() const;
   // The decoded cache so far (all zero without one).
@@ -309,7 +339,8 @@ class Loader {
   LoaderOptions options_;
   std::shared_ptr<LoaderShared> shared_;
   std::unique_ptr<LoaderThreads> threads_;
-  int64_t batches_per_epoch_ = 0;  // of the current epoch
+  std::unique_ptr<SampleLoader> redo_loader_;  // redo_on_cpu's, made on its first call
+  int64_t batches_per_epoch_ = 0;              // of the current epoch
   uint64_t samples_per_epoch_ = 0;
   int64_t planned_batches_ = 0;  // of every epoch the options' sampler plans
   uint64_t planned_samples_ = 0;

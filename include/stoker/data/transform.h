@@ -401,6 +401,11 @@ struct TransformSpec {
   // "RandomResizedCrop(224) · RandomHorizontalFlip(0.5) · Normalize → float32 NCHW".
   // parse_transforms(describe()) gives back an equal spec.
   std::string describe() const;
+  // What keeps this chain's samples off the GPU after nvJPEG (stoker/data/gpu_sample.h): the
+  // first of its steps, as describe() writes it, that only the CPU runs ("ColorJitter(0.4)",
+  // "Grayscale()"); "" when the GPU finishes every step (the geometries that resample a box,
+  // the flips, Normalize, the output's type and layout).
+  std::string gpu_finishing_blocker() const;
   // Throws UsageError naming the field, the value and the allowed range: sizes 1..8192,
   // RandomCrop padding 0..8192 and fill in [0, 255], 0 < scale min <= max <= 1, 0 < ratio min <= max, flip p in [0, 1],
   // jitter factors >= 0, hue in [0, 0.5], finite mean and non-zero finite std (when normalize), channels 1 or 3; the

@@ -65,6 +65,14 @@ const uint64_t* Batch::indices() const { return buffer_->indices.data(); }
 const std::shared_ptr<const void>& Batch::extra(int slot) const { return buffer_->extras[static_cast<size_t>(slot)]; }
 const SampleRecord& Batch::record(int slot) const { return buffer_->records[static_cast<size_t>(slot)]; }
 const GeometryTargets& Batch::geometry(int slot) const { return buffer_->geometry[static_cast<size_t>(slot)]; }
+const GpuSample* Batch::gpu_sample(int slot) const {
+  return buffer_->on_gpu[static_cast<size_t>(slot)] != 0 ? &buffer_->gpu[static_cast<size_t>(slot)] : nullptr;
+}
+int Batch::gpu_samples() const {
+  int n = 0;
+  for (int slot = 0; slot < size(); ++slot) n += buffer_->on_gpu[static_cast<size_t>(slot)];
+  return n;
+}
 
 std::vector<int64_t> Batch::shape() const {
   const TransformSpec& spec = shared_->spec;

@@ -70,6 +70,104 @@ size_t sample_bytes_of(const LoaderOptions& options) {
 
 }  // namespace
 
+// ---- a sample into its slot: the workers', and redo_on_cpu's ---------------------------------
+
+namespace {
+
+// Where one sample goes and which it is.
+struct SlotJob {
+  EpochRun* run;  // the epoch run its statistics go to
+  int64_t epoch;
+  BatchBuffer* buffer;
+  int slot;
+  uint64_t index;   // the dataset sample to load (a bad one's substitutes follow it)
+  uint64_t stream;  // of the sample's random draws (EpochPlan::stream)
+};
+
+// Records sample `index` as bad in `run`'s statistics, and fails the run as the options say
+// (on_error=fail, or over max_bad_fraction).
+void record_bad(LoaderShared& shared, const Source& source, const LoaderOptions& options, EpochRun& run, int64_t epoch,
+                uint64_t index, const std::string& reason) STOKER_EXCLUDES(shared.mutex) {
+  MutexLock lock(shared.mutex);
+  EpochStats& stats = run.stats;  // the epoch run ahead into keeps its own statistics and failure
+  ++stats.bad;
+  // Kept sorted by index, so the report is the same whatever order the workers ran in.
+  auto& listed = stats.bad_samples;
+  const auto at =
+      std::lower_bound(listed.begin(), listed.end(), index, [](const BadSample& b, uint64_t i) { return b.index < i; });
+  if (at != listed.end() && at->index == index) return;  // a repeated sample, listed once
+  if (listed.size() < kMaxBadListed || at != listed.end()) {
+    listed.insert(at, {index, source.name(index), reason});
+    if (listed.size() > kMaxBadListed) listed.pop_back();
+  }
+  if (!run.failure.empty()) return;
+  // In the words of the front end the options came from (stoker train's keys, or Python's).
+  const bool python = options.words == FrontEnd::kPython;
+  const LoaderKeySpec& on_error = loader_key(LoaderKey::kOnError);
+  const std::string_view max_bad =
+      python ? loader_key(LoaderKey::kMaxBadFraction).python : loader_key(LoaderKey::kMaxBadFraction).yaml;
+  if (options.on_error == OnError::kFail) {
+    run.failure =
+        fmt::format("bad sample {}: {} ({})", source.name(index), reason,
+                    python ? fmt::format("{0}='raise'; {0}='substitute' replaces bad samples", on_error.python)
+                           : "on_error=fail; use on_error=substitute to replace bad samples");
+  } else if (static_cast<double>(stats.bad) > options.max_bad_fraction * static_cast<double>(stats.samples)) {
+    const BadSample& first = stats.bad_samples.front();
+    run.failure = fmt::format(
+        "{} of {} samples in epoch {} are bad, over the limit {}={}; first: {}: {}. Fix or remove them, {}, or raise "
+        "{}",
+        stats.bad, stats.samples, epoch, max_bad, percent(options.max_bad_fraction), first.name, first.reason,
+        python ? "leave them out of the data or the sampler (stoker scan -o bad.txt lists them all)"
+               : "leave them out with --exclude-list (stoker scan -o bad.txt lists them all)",
+        max_bad);
+  }
+}
+
+// Loads job.index with `loader` into its slot (pixels, targets, extra, record, keypoints and
+// boxes, the sample left for the GPU), or, when it is bad, records it and loads the next
+// sample in dataset order that loads, with job.index's random stream.
+void fill_slot(SampleLoader& loader, LoaderShared& shared, const Source& source, const LoaderOptions& options,
+               const SlotJob& job) {
+  const size_t sample_bytes = shared.sample_bytes;
+  const auto slot = static_cast<size_t>(job.slot);
+  uint8_t* out = static_cast<uint8_t*>(job.buffer->data) + slot * sample_bytes;
+  const uint64_t seed = options.sampler.seed;
+  const size_t n = source.size();
+
+  uint64_t used = job.index;
+  Status status = loader.load(job.index, seed, job.epoch, job.stream, out);
+  if (!status.ok()) {
+    record_bad(shared, source, options, *job.run, job.epoch, job.index, status.reason());
+    if (options.on_error == OnError::kFail) return;
+    status = Status::failure("no substitute");
+    for (int k = 1; k <= kSubstituteTries && !status.ok() && static_cast<size_t>(k) < n; ++k) {
+      used = (job.index + static_cast<uint64_t>(k)) % n;
+      status = loader.load(used, seed, job.epoch, job.stream, out);
+    }
+    if (!status.ok()) std::memset(out, 0, sample_bytes);  // nothing loadable nearby
+  }
+  const int dim = shared.target_dim;
+  job.buffer->labels[slot] = source.target_kind() == TargetKind::kClass ? source.label(used) : 0;
+  float* const targets = job.buffer->targets.data() + slot * dim;
+  source.targets(used, targets);
+  job.buffer->extras[slot] = loader.take_extra();  // drops the slot's last one
+  SampleRecord& record = job.buffer->records[slot];
+  record = status.ok() ? loader.record() : SampleRecord{};
+  record.index = used;
+  if (record.params.flip) {
+    for (const int t : options.target_geometry.flip_negate) targets[t] = -targets[t];
+  }
+  GeometryTargets& geometry = job.buffer->geometry[slot];
+  if (status.ok()) {
+    loader.take_geometry(&geometry);
+  } else {
+    geometry.clear();
+  }
+  job.buffer->on_gpu[slot] = status.ok() && loader.take_gpu_sample(&job.buffer->gpu[slot]) ? 1 : 0;
+}
+
+}  // namespace
+
 // ---- worker side --------------------------------------------------------------------------
 
 namespace {
@@ -81,7 +179,8 @@ class Worker {
         shared_(shared),
         source_(source),
         options_(options),
-        loader_(source, shared.spec, options.decode, shared.cache.get(), options.clip, &options.target_geometry) {}
+        loader_(source, shared.spec, options.decode, shared.cache.get(), options.clip, &options.target_geometry,
+                options.gpu_handoff) {}
 
   void run();
   StageClocks& clocks() { return loader_.clocks(); }
@@ -117,7 +216,6 @@ class Worker {
   // Makes the planned epoch claimable, unless a start_epoch came in between.
   void install_run_ahead(const Ahead& ahead, EpochPlan plan) STOKER_REQUIRES(shared_.mutex);
   void produce(const Claim& claim);
-  void record_bad(const Claim& claim, const std::string& reason) STOKER_EXCLUDES(shared_.mutex);
 
   const int id_;
   LoaderShared& shared_;
@@ -274,79 +372,8 @@ void Worker::run() {
 }
 
 void Worker::produce(const Claim& job) {
-  const size_t sample_bytes = shared_.sample_bytes;
-  uint8_t* out = static_cast<uint8_t*>(job.buffer->data) + static_cast<size_t>(job.slot) * sample_bytes;
-  const uint64_t seed = options_.sampler.seed;
-  const size_t n = source_.size();
-
-  uint64_t used = job.index;
-  Status status = loader_.load(job.index, seed, job.epoch, job.stream, out);
-  if (!status.ok()) {
-    record_bad(job, status.reason());
-    if (options_.on_error == OnError::kFail) return;
-    status = Status::failure("no substitute");
-    for (int k = 1; k <= kSubstituteTries && !status.ok() && static_cast<size_t>(k) < n; ++k) {
-      used = (job.index + static_cast<uint64_t>(k)) % n;
-      status = loader_.load(used, seed, job.epoch, job.stream, out);
-    }
-    if (!status.ok()) std::memset(out, 0, sample_bytes);  // nothing loadable nearby
-  }
-  const int dim = shared_.target_dim;
   job.buffer->indices[static_cast<size_t>(job.slot)] = job.index;
-  job.buffer->labels[static_cast<size_t>(job.slot)] =
-      source_.target_kind() == TargetKind::kClass ? source_.label(used) : 0;
-  float* const targets = job.buffer->targets.data() + static_cast<size_t>(job.slot) * dim;
-  source_.targets(used, targets);
-  job.buffer->extras[static_cast<size_t>(job.slot)] = loader_.take_extra();  // drops the slot's last one
-  SampleRecord& record = job.buffer->records[static_cast<size_t>(job.slot)];
-  record = status.ok() ? loader_.record() : SampleRecord{};
-  record.index = used;
-  if (record.params.flip) {
-    for (const int t : options_.target_geometry.flip_negate) targets[t] = -targets[t];
-  }
-  GeometryTargets& geometry = job.buffer->geometry[static_cast<size_t>(job.slot)];
-  if (status.ok()) {
-    loader_.take_geometry(&geometry);
-  } else {
-    geometry.clear();
-  }
-}
-
-void Worker::record_bad(const Claim& job, const std::string& reason) {
-  MutexLock lock(shared_.mutex);
-  EpochRun& run = *job.run;  // the epoch run ahead into keeps its own statistics and failure
-  EpochStats& stats = run.stats;
-  ++stats.bad;
-  // Kept sorted by index, so the report is the same whatever order the workers ran in.
-  auto& listed = stats.bad_samples;
-  const auto at = std::lower_bound(listed.begin(), listed.end(), job.index,
-                                   [](const BadSample& b, uint64_t index) { return b.index < index; });
-  if (at != listed.end() && at->index == job.index) return;  // a repeated sample, listed once
-  if (listed.size() < kMaxBadListed || at != listed.end()) {
-    listed.insert(at, {job.index, source_.name(job.index), reason});
-    if (listed.size() > kMaxBadListed) listed.pop_back();
-  }
-  if (!run.failure.empty()) return;
-  // In the words of the front end the options came from (stoker train's keys, or Python's).
-  const bool python = options_.words == FrontEnd::kPython;
-  const LoaderKeySpec& on_error = loader_key(LoaderKey::kOnError);
-  const std::string_view max_bad =
-      python ? loader_key(LoaderKey::kMaxBadFraction).python : loader_key(LoaderKey::kMaxBadFraction).yaml;
-  if (options_.on_error == OnError::kFail) {
-    run.failure =
-        fmt::format("bad sample {}: {} ({})", source_.name(job.index), reason,
-                    python ? fmt::format("{0}='raise'; {0}='substitute' replaces bad samples", on_error.python)
-                           : "on_error=fail; use on_error=substitute to replace bad samples");
-  } else if (static_cast<double>(stats.bad) > options_.max_bad_fraction * static_cast<double>(stats.samples)) {
-    const BadSample& first = stats.bad_samples.front();
-    run.failure = fmt::format(
-        "{} of {} samples in epoch {} are bad, over the limit {}={}; first: {}: {}. Fix or remove them, {}, or raise "
-        "{}",
-        stats.bad, stats.samples, job.epoch, max_bad, percent(options_.max_bad_fraction), first.name, first.reason,
-        python ? "leave them out of the data or the sampler (stoker scan -o bad.txt lists them all)"
-               : "leave them out with --exclude-list (stoker scan -o bad.txt lists them all)",
-        max_bad);
-  }
+  fill_slot(loader_, shared_, source_, options_, {job.run, job.epoch, job.buffer, job.slot, job.index, job.stream});
 }
 
 }  // namespace
@@ -400,6 +427,8 @@ std::unique_ptr<BatchBuffer> make_buffer(BufferAllocator& allocator, const Loade
   buffer->extras.resize(batch);
   buffer->records.resize(batch);
   buffer->geometry.resize(batch);
+  buffer->gpu.resize(batch);
+  buffer->on_gpu.assign(batch, 0);
   return buffer;
 }
 
@@ -414,6 +443,11 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
     options_.cache_decoded_bytes = 0;
   }
   check_target_indices(*source_, options_.target_geometry.flip_negate, "flip_negate");
+  if (options_.gpu_handoff != GpuHandoff::kOff) {
+    if (const std::string blocker = gpu_handoff_blocker(options_, *source_); !blocker.empty()) {
+      throw UsageError("the GPU cannot finish these samples: " + blocker);
+    }
+  }
   if (const int features = source_->feature_count(); features > 0) {
     prepare_feature_spec(features);
   } else if (options_.transform.features.standardize) {
@@ -746,7 +780,45 @@ StageTimes StageTimes::operator-(const StageTimes& e) const {
   d.cache_hits = cache_hits - e.cache_hits;
   d.jpeg_samples = jpeg_samples - e.jpeg_samples;
   d.spliced_samples = spliced_samples - e.spliced_samples;
+  d.gpu_samples = gpu_samples - e.gpu_samples;
   return d;
+}
+
+std::string gpu_handoff_blocker(const LoaderOptions& options, const Source& source) {
+  if (options.clip.enabled()) return "clips are decoded on the CPU";
+  if (source.has_geometry()) return "keypoints and boxes follow the CPU path's geometry";
+  if (options.cache_decoded_bytes > 0) return "the decoded cache keeps CPU-decoded images";
+  if (const std::string step = options.transform.gpu_finishing_blocker(); !step.empty()) {
+    return "the chain's " + step + " runs on the CPU only";
+  }
+  return "";
+}
+
+void Loader::redo_on_cpu(Batch& batch, int slot) {
+  const ConsumerCall call(consumer_in_call_, "redo_on_cpu");
+  if (batch.shared_ != shared_) throw UsageError("redo_on_cpu: the batch is not this loader's");
+  BatchBuffer* buffer = batch.buffer_;
+  if (slot < 0 || slot >= buffer->samples || buffer->on_gpu[static_cast<size_t>(slot)] == 0) {
+    throw UsageError(fmt::format("redo_on_cpu: slot {} of the batch has no sample left for the GPU (slots 0 to {})",
+                                 slot, buffer->samples - 1));
+  }
+  if (!redo_loader_) {
+    redo_loader_ = std::make_unique<SampleLoader>(*source_, shared_->spec, options_.decode, nullptr, options_.clip,
+                                                  &options_.target_geometry);
+  }
+  const auto at = static_cast<size_t>(slot);
+  buffer->on_gpu[at] = 0;
+  EpochRun* run = nullptr;
+  {
+    MutexLock lock(shared_->mutex);
+    for (EpochRun& r : shared_->runs) {
+      if (r.active && r.epoch == buffer->epoch) run = &r;
+    }
+  }
+  EpochRun detached;  // a batch of an epoch no longer run: its statistics go nowhere
+  if (run == nullptr) run = &detached;
+  fill_slot(*redo_loader_, *shared_, *source_, options_,
+            {run, buffer->epoch, buffer, slot, buffer->records[at].index, buffer->gpu[at].rng_stream});
 }
 
 StageTimes Loader::stage_times() const {
@@ -764,6 +836,7 @@ StageTimes Loader::stage_times() const {
     times.cache_hits += c.cache_hits.load(std::memory_order_relaxed);
     times.jpeg_samples += c.jpeg_decodes.load(std::memory_order_relaxed);
     times.spliced_samples += c.spliced_decodes.load(std::memory_order_relaxed);
+    times.gpu_samples += c.gpu_samples.load(std::memory_order_relaxed);
   }
   times.consumer_wait = ns_to_seconds(consumer_wait_ns_.load(std::memory_order_relaxed));
   return times;

@@ -25,6 +25,8 @@ struct BatchBuffer {
   std::vector<std::shared_ptr<const void>> extras;  // SampleData::extra of each slot
   std::vector<SampleRecord> records;                // how each slot's sample was made
   std::vector<GeometryTargets> geometry;            // each slot's keypoints and boxes, moved
+  std::vector<GpuSample> gpu;                       // each slot's JPEG left for the GPU (gpu_handoff)
+  std::vector<uint8_t> on_gpu;                      // 1 where gpu[slot] is the slot's (Batch::gpu_sample)
   int samples = 0;
   int64_t epoch = 0;
   int64_t batch_index = 0;

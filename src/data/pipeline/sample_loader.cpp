@@ -19,8 +19,16 @@ constexpr int64_t kMaxResizedPixels = int64_t{1} << 26;
 }  // namespace
 
 SampleLoader::SampleLoader(const Source& source, const TransformSpec& spec, const DecodeOptions& decode,
-                           DecodedCache* cache, const ClipOptions& clip, const TargetGeometrySpec* target_geometry)
-    : source_(source), spec_(spec), clip_(clip), cache_(cache), target_geometry_(target_geometry), decoder_(decode) {}
+                           DecodedCache* cache, const ClipOptions& clip, const TargetGeometrySpec* target_geometry,
+                           GpuHandoff handoff)
+    : source_(source),
+      spec_(spec),
+      clip_(clip),
+      cache_(cache),
+      target_geometry_(target_geometry),
+      handoff_(handoff),
+      planner_(handoff != GpuHandoff::kOff ? std::make_unique<gpu::DecodePlanner>(decode) : nullptr),
+      decoder_(decode) {}
 
 Status SampleLoader::check_size(const SampleParams& params, int width, int height) const {
   if (spec_.geometry == Geometry::kRandomCrop && params.crop.width == 0) {
@@ -63,6 +71,7 @@ Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t
   SampleParams params;
   data_.extra.reset();
   data_.geometry.clear();
+  left_for_gpu_ = false;
   if (clip_.enabled()) return load_clip(index, rng, watch, static_cast<uint8_t*>(out));
 
   // A cached sample: the same random draws on the same full image, only the transform runs;
@@ -92,6 +101,13 @@ Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t
   status = image_info(data_, &info);
   if (status.ok()) {
     params = draw_params(spec_, info.width, info.height, rng);
+    if (planner_ && check_size(params, info.width, info.height).ok() && leave_for_gpu(info, params, rng_index)) {
+      clocks_.add(clocks_.decode_ns, watch.lap());  // the planning
+      record_ = {index, info.width, info.height, params};
+      clocks_.gpu_samples.fetch_add(1, std::memory_order_relaxed);
+      clocks_.samples.fetch_add(1, std::memory_order_relaxed);
+      return Status::ok_status();
+    }
     status = decode_image(data_, info, params);
     if (status.ok() && cache_ != nullptr && !data_.raw) cache_->offer(index, decoded_.image);
   }
@@ -178,29 +194,67 @@ Status SampleLoader::image_info(const SampleData& data, ImageInfo* info) {
   return Status::ok_status();
 }
 
-Status SampleLoader::decode_image(const SampleData& data, const ImageInfo& info, const SampleParams& params) {
-  if (data.raw) return decode_raw(data, params);
+DecodeRequest SampleLoader::decode_request(const SampleParams& params, const ImageInfo& info) const {
   DecodeRequest request;
   request.channels = spec_.channels;
   request.filter_support = filter_support(spec_.resample);
   // A box: its region, scaled toward the output size. A window after a Resize: the whole
   // image, scaled toward the resized size. With a cache, or a 1:1 crop (whose padding may
   // mirror any of the image): the whole image at full resolution.
-  const CropRect region = resampled_region(params, info.width, info.height);
   if (cache_ == nullptr && !params.copy) {
-    request.crop = region;
+    request.crop = resampled_region(params, info.width, info.height);
     request.target_width = spec_.out_width;
     request.target_height = spec_.out_height;
   } else if (cache_ == nullptr && params.resized_width > 0) {
     request.target_width = params.resized_width;
     request.target_height = params.resized_height;
   }
+  return request;
+}
+
+bool SampleLoader::leave_for_gpu(const ImageInfo& info, const SampleParams& params, uint64_t rng_stream) {
+  // A 1:1 crop copies pixels and padding, which the GPU does not do: the CPU makes it.
+  if (info.format != ImageFormat::kJpeg || data_.raw || params.copy) return false;
+  const gpu::DecodePlan plan = planner_->plan(data_.bytes, decode_request(params, info));
+  if (plan.backend == gpu::DecodeBackend::kCpu) return false;
+  if (plan.backend == gpu::DecodeBackend::kCuda && handoff_ != GpuHandoff::kAll) return false;
+  GpuSample& g = gpu_sample_;
+  g.bytes.assign(data_.bytes.begin(), data_.bytes.end());
+  g.hardware = plan.backend == gpu::DecodeBackend::kHardware;
+  g.scale_num = plan.window.scale_num;
+  g.window_x = plan.window.cols.begin;
+  g.window_y = plan.window.rows.begin;
+  g.window_width = plan.window.cols.end - plan.window.cols.begin;
+  g.window_height = plan.window.rows.end - plan.window.rows.begin;
+  g.scaled_width = plan.window.full_width;
+  g.scaled_height = plan.window.full_height;
+  g.crop = plan.crop;
+  g.flip = params.flip;
+  g.vflip = params.vflip;
+  g.clamp_to_region = spec_.geometry == Geometry::kRandomResizedCrop;
+  g.rng_stream = rng_stream;
+  left_for_gpu_ = true;
+  return true;
+}
+
+bool SampleLoader::take_gpu_sample(GpuSample* out) {
+  if (!left_for_gpu_) return false;
+  std::swap(*out, gpu_sample_);
+  left_for_gpu_ = false;
+  return true;
+}
+
+Status SampleLoader::decode_image(const SampleData& data, const ImageInfo& info, const SampleParams& params) {
+  if (data.raw) return decode_raw(data, params);
+  const DecodeRequest request = decode_request(params, info);
   const Status status = decoder_.decode(data.bytes, request, &decoded_);
   if (info.format == ImageFormat::kJpeg) {
     clocks_.jpeg_decodes.fetch_add(1, std::memory_order_relaxed);
     if (decoded_.spliced) clocks_.spliced_decodes.fetch_add(1, std::memory_order_relaxed);
   }
-  if (status.ok() && cache_ != nullptr) decoded_.crop = region;  // the full image: same coordinates
+  if (status.ok() && cache_ != nullptr) {  // the full image: same coordinates
+    decoded_.crop = resampled_region(params, info.width, info.height);
+  }
   return status;
 }
 

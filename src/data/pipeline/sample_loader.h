@@ -9,12 +9,14 @@
 #include <utility>
 #include <vector>
 
+#include "data/decode/gpu/decode_plan.h"
 #include "decoded_cache.h"
 #include "stoker/core/clock.h"
 #include "stoker/core/error.h"
 #include "stoker/core/rng.h"
 #include "stoker/data/clip.h"
 #include "stoker/data/decode.h"
+#include "stoker/data/gpu_sample.h"
 #include "stoker/data/loader.h"
 #include "stoker/data/source.h"
 #include "stoker/data/transform.h"
@@ -33,6 +35,7 @@ struct StageClocks {
   std::atomic<uint64_t> cache_hits{0};
   std::atomic<uint64_t> jpeg_decodes{0};     // JPEG samples decoded (not from the cache)
   std::atomic<uint64_t> spliced_decodes{0};  // of those, decoded from restart intervals
+  std::atomic<uint64_t> gpu_samples{0};      // JPEG samples left for the GPU to decode
 
   void add(std::atomic<int64_t>& clock, int64_t ns) {
     clock.store(clock.load(std::memory_order_relaxed) + ns, std::memory_order_relaxed);
@@ -44,9 +47,12 @@ class SampleLoader {
   // With `cache`, every image is decoded whole (no crop window, no DCT scaling) and offered
   // to the cache, so a sample transformed from the cache equals one decoded afresh. With
   // clip.frames = K > 0 every sample is a clip of the source (no cache then).
+  // With `handoff` on (gpu_sample.h), a JPEG nvJPEG takes is read, drawn for and planned, but
+  // not decoded: load() leaves it for take_gpu_sample() and writes nothing into `out`. The
+  // Loader turns it on only for chains the GPU finishes, without clips, cache or targets.
   SampleLoader(const Source& source, const TransformSpec& spec, const DecodeOptions& decode,
                DecodedCache* cache = nullptr, const ClipOptions& clip = {},
-               const TargetGeometrySpec* target_geometry = nullptr);
+               const TargetGeometrySpec* target_geometry = nullptr, GpuHandoff handoff = GpuHandoff::kOff);
 
   // Loads dataset sample `index` with the random stream (seed, epoch, rng_index) into `out`
   // (spec.sample_bytes() bytes, K times that for a clip: frame k at k x spec.sample_bytes()).
@@ -70,6 +76,10 @@ class SampleLoader {
     data_.geometry.clear();
   }
 
+  // Whether the last successful load() left its sample for the GPU; if so, swaps it into
+  // *out (the loader's slot; its bytes' capacity comes back for reuse).
+  bool take_gpu_sample(GpuSample* out);
+
   StageClocks& clocks() { return clocks_; }
 
  private:
@@ -82,6 +92,11 @@ class SampleLoader {
   // Decodes `data` (with header `info`) into decoded_ for `params`: the region the transform
   // resamples, scaled toward the output; the whole image with a cache.
   Status decode_image(const SampleData& data, const ImageInfo& info, const SampleParams& params);
+  // What decode_image asks the decoder for.
+  DecodeRequest decode_request(const SampleParams& params, const ImageInfo& info) const;
+  // With the handoff on: plans data_'s JPEG and, when nvJPEG takes it, keeps it in gpu_sample_
+  // with what the consumer needs to finish it. False: decode it on the CPU.
+  bool leave_for_gpu(const ImageInfo& info, const SampleParams& params, uint64_t rng_stream);
   Status decode_raw(const SampleData& data, const SampleParams& params);
   // The drawn geometry fits an image of width x height (transform 'none': its size is the
   // output's; RandomCrop: the padded image is at least the crop).
@@ -92,6 +107,10 @@ class SampleLoader {
   const ClipOptions clip_;
   DecodedCache* cache_;
   const TargetGeometrySpec* target_geometry_;  // null: no flip pairs
+  const GpuHandoff handoff_;
+  std::unique_ptr<gpu::DecodePlanner> planner_;  // with the handoff on
+  GpuSample gpu_sample_;
+  bool left_for_gpu_ = false;  // the last load() kept its sample in gpu_sample_
   ImageDecoder decoder_;
   SampleTransformer transformer_;
   SampleData data_;

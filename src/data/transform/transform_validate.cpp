@@ -39,6 +39,22 @@ void check_fill(const char* transform, const std::array<float, 3>& fill) {
 
 }  // namespace spec
 
+namespace {
+
+// The first step describe() writes of an entry `picked` picks, in registry order, as it writes
+// it; "" when there is none.
+template <typename Pick>
+std::string first_step_of(const TransformSpec& spec, Pick picked) {
+  std::vector<std::string> steps;
+  for (const ops::TransformOp* op : ops::registry()) {
+    if (picked(*op) && op->describe != nullptr) op->describe(spec, &steps);
+    if (!steps.empty()) return steps.front();
+  }
+  return "";
+}
+
+}  // namespace
+
 void TransformSpec::validate() const {
   if (channels != 1 && channels != 3) {
     throw UsageError(fmt::format("channels must be 1 (Grayscale) or 3 (RGB) (got {})", channels));
@@ -64,6 +80,10 @@ void TransformSpec::validate() const {
   validate_features();
 }
 
+std::string TransformSpec::gpu_finishing_blocker() const {
+  return first_step_of(*this, [](const ops::TransformOp& op) { return !op.on_gpu; });
+}
+
 void TransformSpec::validate_features() const {
   if (!features.standardize && !features.enabled()) return;
   // The first image transform the chain has: its geometry, else the first entry not marked
@@ -71,9 +91,9 @@ void TransformSpec::validate_features() const {
   std::vector<std::string> image_steps;
   if (geometry != Geometry::kNone) image_steps.emplace_back(spec::geometry_name(geometry));
   if (grayscale_rgb) image_steps.emplace_back("Grayscale(num_output_channels=3)");
-  for (const ops::TransformOp* op : ops::registry()) {
-    if (!image_steps.empty()) break;
-    if (!op->on_features && op->describe != nullptr) op->describe(*this, &image_steps);
+  if (image_steps.empty()) {
+    image_steps.push_back(first_step_of(*this, [](const ops::TransformOp& op) { return !op.on_features; }));
+    if (image_steps.back().empty()) image_steps.clear();
   }
   if (!image_steps.empty()) {
     throw UsageError(fmt::format(

@@ -95,6 +95,7 @@ const TransformOp kCenterCropOp{.names = center_crop_op::kNames,
                                 .build = center_crop_op::build,
                                 .describe = center_crop_op::describe,
                                 .draw = center_crop_op::draw,
+                                .on_gpu = true,
                                 .doc = center_crop_op::kDoc};
 
 }  // namespace stoker::data::ops

@@ -20,6 +20,7 @@ struct HorizontalFlip {
   static constexpr bool SampleParams::*kDrawn = &SampleParams::flip;
   static constexpr auto kPointMap = &mirrored_x;
   static constexpr RunFn kRun = nullptr;  // in the resample
+  static constexpr bool kOnGpu = true;
 };
 
 }  // namespace

@@ -81,6 +81,7 @@ const TransformOp kNormalizeOp{.names = normalize_op::kNames,
                                .build = normalize_op::build,
                                .describe = normalize_op::describe,
                                .validate = normalize_op::validate,
+                               .on_gpu = true,
                                .doc = normalize_op::kDoc};
 
 }  // namespace stoker::data::ops

@@ -93,8 +93,9 @@ void build(chain::ChainState& state, const chain::Call& call, const Args&) {
 
 extern const TransformOp kOutputTypeOp;
 const TransformOp kOutputTypeOp{
-    .names = output_type_op::kNames, .build = output_type_op::build, .doc = output_type_op::kDoc};
+    .names = output_type_op::kNames, .build = output_type_op::build, .on_gpu = true, .doc = output_type_op::kDoc};
 extern const TransformOp kLayoutOp;
-const TransformOp kLayoutOp{.names = layout_op::kNames, .build = layout_op::build, .doc = layout_op::kDoc};
+const TransformOp kLayoutOp{
+    .names = layout_op::kNames, .build = layout_op::build, .on_gpu = true, .doc = layout_op::kDoc};
 
 }  // namespace stoker::data::ops

@@ -58,6 +58,7 @@ constexpr TransformOp probability_op() {
                      .run = Traits::kRun,
                      .wrap_hint = Traits::kWrapHint,
                      .for_eval = Op::for_eval,
+                     .on_gpu = Traits::kOnGpu,
                      .doc = Traits::kDoc};
 }
 

@@ -105,6 +105,7 @@ const TransformOp kRandomCropOp{.names = random_crop_op::kNames,
                                 .validate = random_crop_op::validate,
                                 .draw = random_crop_op::draw,
                                 .for_eval = random_crop_op::for_eval,
+                                .on_gpu = true,
                                 .doc = random_crop_op::kDoc};
 
 }  // namespace stoker::data::ops

@@ -32,6 +32,7 @@ struct RandomGrayscale {
   static constexpr bool SampleParams::*kDrawn = &SampleParams::grayscale;
   static constexpr PointMapFn kPointMap = nullptr;
   static constexpr auto kRun = &grey_sample;
+  static constexpr bool kOnGpu = false;
 };
 
 }  // namespace

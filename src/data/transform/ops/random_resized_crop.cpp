@@ -143,6 +143,7 @@ const TransformOp kRandomResizedCropOp{.names = random_resized_crop_op::kNames,
                                        .validate = random_resized_crop_op::validate,
                                        .draw = random_resized_crop_op::draw,
                                        .for_eval = random_resized_crop_op::for_eval,
+                                       .on_gpu = true,
                                        .doc = random_resized_crop_op::kDoc};
 
 }  // namespace stoker::data::ops

@@ -147,6 +147,10 @@ struct TransformOp {
   // Feature vectors may take it ('none', Standardize, Grayscale). Every other transform that
   // describe() writes is an image transform, which validate() refuses on feature vectors.
   bool on_features = false;
+  // The GPU finishes it after nvJPEG (decode='gpu', stoker/data/gpu_sample.h): the geometries
+  // that resample a box of the source, the flips, Normalize and the output's type and layout.
+  // A chain with any other transform on decodes on the CPU (gpu_finishing_blocker()).
+  bool on_gpu = false;
   // What the transform does, in words, for the data reference (docs/reference/data.md, which
   // `stoker help data --markdown` writes from this registry): torchvision's semantics it keeps,
   // what is tested against torchvision, what it refuses. Markdown, one paragraph; the registry's

@@ -93,6 +93,7 @@ const TransformOp kResizeOp{.names = resize_op::kNames,
                             .build = resize_op::build,
                             .describe = resize_op::describe,
                             .validate = resize_op::validate,
+                            .on_gpu = true,
                             .doc = resize_op::kDoc};
 
 }  // namespace stoker::data::ops

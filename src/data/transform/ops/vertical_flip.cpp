@@ -20,6 +20,7 @@ struct VerticalFlip {
   static constexpr bool SampleParams::*kDrawn = &SampleParams::vflip;
   static constexpr auto kPointMap = &mirrored_y;
   static constexpr RunFn kRun = nullptr;  // in the resample
+  static constexpr bool kOnGpu = true;
 };
 
 }  // namespace

@@ -1,0 +1,53 @@
+// stoker/data/gpu_sample.h — the samples a loader's workers leave for the GPU to decode
+// (LoaderOptions::gpu_handoff), and what the consumer needs to finish each.
+//
+// With the handoff on, a worker still reads every file, draws its random parameters and plans
+// its decode (src/data/decode/gpu/decode_plan.h: the header and the end-of-image check); a
+// JPEG that nvJPEG can decode, in a chain the GPU can finish (gpu_finishing_blocker() in
+// stoker/data/transform.h), is not decoded: its bytes and its plan go into the batch
+// (Batch::gpu_sample), and its slot's pixels are left for the consumer to write. Every other
+// sample is decoded and transformed on the CPU as always, in the same batch.
+//
+// The consumer decodes the GPU samples (nvJPEG), resamples each window's `crop` to the output
+// size with the same filter as the CPU path, flips it as drawn, and writes it into its slot
+// on the device. A file nvJPEG refuses or fails on goes back to the CPU path one at a time
+// (Loader::redo_on_cpu), which decodes, substitutes and reports it as a worker would.
+//
+// Ownership: a GpuSample belongs to its batch buffer and is valid while the Batch is.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "stoker/data/decode.h"
+
+namespace stoker::data {
+
+// Which of a batch's JPEGs the workers leave for the GPU.
+enum class GpuHandoff {
+  kOff,       // none: every sample is decoded on the CPU
+  kHardware,  // those nvJPEG's hardware engine takes (decode='auto': the rest keeps the CPU busy)
+  kAll,       // those the engine takes and those only nvJPEG's CUDA path takes (decode='gpu')
+};
+
+struct GpuSample {
+  std::vector<uint8_t> bytes;  // the file as read
+  // true: for nvJPEG's hardware engine, with this window and scale; false: for its CUDA path,
+  // which decodes the whole image at full scale (the window is the whole image, scale 8).
+  bool hardware = true;
+  int scale_num = 8;  // the window's scale: 8 (full), 4, 2 or 1 (1/8)
+  // The region to decode, in scaled pixels: [x, x + width) x [y, y + height) of the image
+  // scaled by scale_num / 8 (sides rounded up, as libjpeg's scaled IDCT makes them).
+  int window_x = 0, window_y = 0, window_width = 0, window_height = 0;
+  int scaled_width = 0, scaled_height = 0;  // the whole scaled image
+  // The box the CPU path resamples to the output, in the window's pixels (fractional).
+  CropRect crop;
+  bool flip = false;   // mirror left-right after resampling (RandomHorizontalFlip)
+  bool vflip = false;  // mirror top-bottom (RandomVerticalFlip)
+  // RandomResizedCrop keeps the filter inside the box (ResampleOptions::clamp_to_region).
+  bool clamp_to_region = false;
+  // The sample's random stream within its epoch: what Loader::redo_on_cpu draws with again.
+  uint64_t rng_stream = 0;
+};
+
+}  // namespace stoker::data

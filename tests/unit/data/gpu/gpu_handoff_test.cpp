@@ -1,0 +1,183 @@
+// LoaderOptions::gpu_handoff: the workers leave the JPEGs nvJPEG takes in the batch, planned
+// but not decoded, and Loader::redo_on_cpu makes any of them on the CPU exactly as a loader
+// without the handoff does. What the GPU does with them is tested where nvJPEG runs.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "stoker/core/error.h"
+#include "stoker/data/encode.h"
+#include "stoker/data/loader.h"
+#include "support/error_text.h"
+#include "support/temp_dir.h"
+#include "support/test_images.h"
+
+namespace stoker::data {
+namespace gpu_handoff_test {
+
+using stoker::testing::make_photo_like;
+using stoker::testing::TempDir;
+
+void write_file(const std::filesystem::path& path, const std::vector<uint8_t>& bytes) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
+                                               static_cast<std::streamsize>(bytes.size()));
+}
+
+// An ImageFolder of baseline JPEGs of several sizes, with one progressive JPEG (`prog.jpg`:
+// nvJPEG's CUDA path only), one PNG and one JPEG cut short (the planner's end-of-image check
+// sends it to the CPU, which reports it).
+void make_folder(const TempDir& dir, int baseline) {
+  for (int i = 0; i < baseline; ++i) {
+    const Image image = make_photo_like(120 + 7 * i, 90 + 5 * i, 3, static_cast<uint32_t>(i + 1));
+    write_file(dir.path() / (i % 2 == 0 ? "a" : "b") / ("img" + std::to_string(i) + ".jpg"),
+               encode_jpeg(image, {.quality = 90}));
+  }
+  const Image image = make_photo_like(160, 120, 3, 99);
+  write_file(dir.path() / "a" / "prog.jpg", encode_jpeg(image, {.quality = 90, .progressive = true}));
+  write_file(dir.path() / "b" / "pic.png", encode_png(image));
+  std::vector<uint8_t> cut = encode_jpeg(image, {.quality = 90});
+  cut.resize(cut.size() * 2 / 3);
+  write_file(dir.path() / "b" / "cut.jpg", cut);
+}
+
+LoaderOptions options_for(GpuHandoff handoff, const std::string& chain = "RandomResizedCrop(64), "
+                                                                          "RandomHorizontalFlip, RandomVerticalFlip, "
+                                                                          "ToUint8") {
+  LoaderOptions options;
+  options.batch_size = 5;
+  options.workers = 2;
+  options.sampler.seed = 7;
+  options.max_bad_fraction = 0.5;  // the cut file
+  options.run_ahead = false;       // the counts are of one epoch
+  options.transform = parse_transforms(chain);
+  options.gpu_handoff = handoff;
+  return options;
+}
+
+std::vector<uint8_t> slot_bytes(const Batch& batch, int slot) {
+  const size_t n = batch.bytes() / static_cast<size_t>(batch.size());
+  const auto* p = static_cast<const uint8_t*>(batch.data()) + static_cast<size_t>(slot) * n;
+  return {p, p + n};
+}
+
+TEST(GpuHandoffTest, TheJpegsNvjpegTakesAreLeftInTheBatchAndRedoneOnTheCpuTheyEqualALoaderWithout) {
+  TempDir dir;
+  make_folder(dir, 12);
+  const std::shared_ptr<const Source> source = open_source(dir.str());
+  Loader off(source, options_for(GpuHandoff::kOff));
+  Loader all(source, options_for(GpuHandoff::kAll));
+  off.start_epoch(1);
+  all.start_epoch(1);
+  int handed = 0, hardware = 0, cuda = 0, expected = 0;
+  for (Batch a = all.next(), b = off.next(); a; a = all.next(), b = off.next()) {
+    ASSERT_TRUE(b);
+    for (int slot = 0; slot < a.size(); ++slot) {
+      const std::string name = source->name(a.record(slot).index);
+      const GpuSample* g = a.gpu_sample(slot);
+      const bool jpeg_whole = name.find(".png") == std::string::npos && name.find("cut") == std::string::npos;
+      EXPECT_EQ(g != nullptr, jpeg_whole) << name;
+      expected += jpeg_whole ? 1 : 0;
+      if (g == nullptr) {
+        EXPECT_EQ(slot_bytes(a, slot), slot_bytes(b, slot)) << name;
+        continue;
+      }
+      ++handed;
+      (g->hardware ? hardware : cuda) += 1;
+      EXPECT_EQ(g->hardware, name.find("prog") == std::string::npos) << name;
+      EXPECT_EQ(g->flip, a.record(slot).params.flip);
+      EXPECT_EQ(g->vflip, a.record(slot).params.vflip);
+      EXPECT_TRUE(g->clamp_to_region);
+      // The window lies inside the scaled image and the crop inside the window.
+      EXPECT_GE(g->window_x, 0);
+      EXPECT_LE(g->window_x + g->window_width, g->scaled_width);
+      EXPECT_LE(g->window_y + g->window_height, g->scaled_height);
+      EXPECT_GE(g->crop.x, -1e-6);
+      EXPECT_LE(g->crop.x + g->crop.width, g->window_width + 1e-6);
+      EXPECT_LE(g->crop.y + g->crop.height, g->window_height + 1e-6);
+      // The file's own bytes.
+      std::ifstream file(dir.path() / name, std::ios::binary);
+      const std::vector<uint8_t> on_disk((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+      EXPECT_EQ(g->bytes, on_disk) << name;
+
+      all.redo_on_cpu(a, slot);
+      EXPECT_EQ(a.gpu_sample(slot), nullptr);
+      EXPECT_EQ(slot_bytes(a, slot), slot_bytes(b, slot)) << name;
+    }
+    EXPECT_EQ(a.gpu_samples(), 0);
+  }
+  // The 12 baseline files, the progressive one, and the cut file's substitute, a JPEG.
+  EXPECT_EQ(expected, 14);
+  EXPECT_EQ(handed, expected);
+  EXPECT_EQ(cuda, 1);
+  EXPECT_EQ(hardware, handed - 1);
+  EXPECT_EQ(all.stage_times().gpu_samples, 14u);
+  EXPECT_EQ(off.stage_times().gpu_samples, 0u);
+  EXPECT_EQ(all.epoch_stats().bad, off.epoch_stats().bad);  // the cut file, in both
+}
+
+TEST(GpuHandoffTest, HardwareOnlyKeepsWhatOnlyTheCudaPathTakesOnTheCpu) {
+  TempDir dir;
+  make_folder(dir, 4);
+  const std::shared_ptr<const Source> source = open_source(dir.str());
+  Loader loader(source, options_for(GpuHandoff::kHardware));
+  loader.start_epoch(0);
+  int handed = 0;
+  for (Batch batch = loader.next(); batch; batch = loader.next()) {
+    for (int slot = 0; slot < batch.size(); ++slot) {
+      const GpuSample* g = batch.gpu_sample(slot);
+      if (g == nullptr) continue;
+      ++handed;
+      EXPECT_TRUE(g->hardware);
+    }
+  }
+  EXPECT_EQ(handed, 5);  // the 4 baseline files and the cut file's substitute
+}
+
+TEST(GpuHandoffTest, AOneToOneCropIsMadeOnTheCpu) {
+  TempDir dir;
+  make_folder(dir, 4);
+  // RandomCrop without a Resize copies pixels: nothing is left for the GPU.
+  Loader loader(open_source(dir.str()), options_for(GpuHandoff::kAll, "RandomCrop(64), ToUint8"));
+  loader.start_epoch(0);
+  for (Batch batch = loader.next(); batch; batch = loader.next()) EXPECT_EQ(batch.gpu_samples(), 0);
+}
+
+TEST(GpuHandoffTest, WhatTheGpuCannotFinishIsRefusedNamingIt) {
+  TempDir dir;
+  make_folder(dir, 2);
+  const std::shared_ptr<const Source> source = open_source(dir.str());
+  const LoaderOptions jitter =
+      options_for(GpuHandoff::kAll, "RandomResizedCrop(64), ColorJitter(brightness=0.4), ToUint8");
+  EXPECT_EQ(gpu_handoff_blocker(jitter, *source), "the chain's ColorJitter(brightness=0.4) runs on the CPU only");
+  const std::string message = testing::error_text<UsageError>([&] { Loader loader(source, jitter); });
+  EXPECT_EQ(message, "the GPU cannot finish these samples: the chain's ColorJitter(brightness=0.4) runs on the CPU only");
+  EXPECT_EQ(gpu_handoff_blocker(options_for(GpuHandoff::kAll), *source), "");
+  LoaderOptions cached = options_for(GpuHandoff::kAll);
+  cached.cache_decoded_bytes = 1 << 20;
+  EXPECT_EQ(gpu_handoff_blocker(cached, *source), "the decoded cache keeps CPU-decoded images");
+}
+
+TEST(GpuHandoffTest, RedoOnCpuRefusesASlotWithoutAGpuSample) {
+  TempDir dir;
+  make_folder(dir, 2);
+  Loader loader(open_source(dir.str()), options_for(GpuHandoff::kAll));
+  loader.start_epoch(0);
+  Batch batch = loader.next();
+  int cpu_slot = -1;
+  for (int slot = 0; slot < batch.size(); ++slot) {
+    if (batch.gpu_sample(slot) == nullptr) cpu_slot = slot;
+  }
+  ASSERT_GE(cpu_slot, 0);
+  const std::string message = testing::error_text<UsageError>([&] { loader.redo_on_cpu(batch, cpu_slot); });
+  EXPECT_NE(message.find("has no sample left for the GPU"), std::string::npos) << message;
+  EXPECT_NE(testing::error_text<UsageError>([&] { loader.redo_on_cpu(batch, 99); }).find("slot 99"),
+            std::string::npos);
+}
+
+}  // namespace gpu_handoff_test
+}  // namespace stoker::data
