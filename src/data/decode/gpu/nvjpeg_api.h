@@ -106,6 +106,7 @@ typedef struct nvjpegJpegState* nvjpegJpegState_t;
 typedef struct nvjpegJpegStream* nvjpegJpegStream_t;
 typedef struct nvjpegDecodeParams* nvjpegDecodeParams_t;
 typedef struct nvjpegJpegDecoder* nvjpegJpegDecoder_t;
+typedef struct nvjpegBufferDevice* nvjpegBufferDevice_t;  // 2.2.3, "Decode Device Buffer Handle"
 
 // --- Functions, as types for dlsym ---------------------------------------------------------------
 
@@ -138,6 +139,9 @@ using JpegStreamCreate = nvjpegStatus_t(nvjpegHandle_t handle, nvjpegJpegStream_
 using JpegStreamDestroy = nvjpegStatus_t(nvjpegJpegStream_t jpeg_stream);
 using JpegStreamParse = nvjpegStatus_t(nvjpegHandle_t handle, const unsigned char* data, size_t length,
                                        int save_metadata, int save_stream, nvjpegJpegStream_t jpeg_stream);
+// 2.3.2.2.4: the frame's size in pixels, from a parsed stream.
+using JpegStreamGetFrameDimensions = nvjpegStatus_t(nvjpegJpegStream_t jpeg_stream, unsigned int* width,
+                                                    unsigned int* height);
 using DecodeParamsCreate = nvjpegStatus_t(nvjpegHandle_t handle, nvjpegDecodeParams_t* decode_params);
 using DecodeParamsDestroy = nvjpegStatus_t(nvjpegDecodeParams_t decode_params);
 using DecodeParamsSetOutputFormat = nvjpegStatus_t(nvjpegDecodeParams_t decode_params,
@@ -151,6 +155,12 @@ using DecoderCreate = nvjpegStatus_t(nvjpegHandle_t handle, nvjpegBackend_t impl
 using DecoderDestroy = nvjpegStatus_t(nvjpegJpegDecoder_t decoder_handle);
 using DecoderStateCreate = nvjpegStatus_t(nvjpegHandle_t handle, nvjpegJpegDecoder_t decoder_handle,
                                           nvjpegJpegState_t* decoder_state);
+// 2.3.1.27, 2.3.1.29, 2.3.1.30: the device buffer nvjpegDecodeJpeg requires attached to its
+// state (a null allocator: nvJPEG's default, cudaMalloc).
+using BufferDeviceCreate = nvjpegStatus_t(nvjpegHandle_t handle, nvjpegDevAllocator_t* device_allocator,
+                                          nvjpegBufferDevice_t* buffer);
+using BufferDeviceDestroy = nvjpegStatus_t(nvjpegBufferDevice_t buffer);
+using StateAttachDeviceBuffer = nvjpegStatus_t(nvjpegJpegState_t decoder_state, nvjpegBufferDevice_t device_buffer);
 using DecodeJpeg = nvjpegStatus_t(nvjpegHandle_t handle, nvjpegJpegDecoder_t decoder, nvjpegJpegState_t decoder_state,
                                   nvjpegJpegStream_t jpeg_bitstream, nvjpegImage_t* destination,
                                   nvjpegDecodeParams_t decode_params, cudaStream_t stream);

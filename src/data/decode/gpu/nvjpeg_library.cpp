@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <iterator>
 #include <system_error>
 #include <utility>
 
@@ -30,6 +31,7 @@ void each_function(NvjpegFunctions& f, Visit&& visit) {
   visit("nvjpegJpegStreamCreate", f.jpeg_stream_create);
   visit("nvjpegJpegStreamDestroy", f.jpeg_stream_destroy);
   visit("nvjpegJpegStreamParse", f.jpeg_stream_parse);
+  visit("nvjpegJpegStreamGetFrameDimensions", f.jpeg_stream_get_frame_dimensions);
   visit("nvjpegDecodeParamsCreate", f.decode_params_create);
   visit("nvjpegDecodeParamsDestroy", f.decode_params_destroy);
   visit("nvjpegDecodeParamsSetOutputFormat", f.decode_params_set_output_format);
@@ -38,6 +40,9 @@ void each_function(NvjpegFunctions& f, Visit&& visit) {
   visit("nvjpegDecoderCreate", f.decoder_create);
   visit("nvjpegDecoderDestroy", f.decoder_destroy);
   visit("nvjpegDecoderStateCreate", f.decoder_state_create);
+  visit("nvjpegBufferDeviceCreate", f.buffer_device_create);
+  visit("nvjpegBufferDeviceDestroy", f.buffer_device_destroy);
+  visit("nvjpegStateAttachDeviceBuffer", f.state_attach_device_buffer);
   visit("nvjpegDecodeJpeg", f.decode_jpeg);
   visit("nvjpegGetHardwareDecoderInfo", f.get_hardware_decoder_info);
 }
@@ -71,6 +76,23 @@ constexpr const char* kInstall =
     "STOKER_NVJPEG to its path";
 
 }  // namespace
+
+std::string describe(nvjpegStatus_t status) {
+  static constexpr const char* kText[] = {"success",
+                                          "not initialized",
+                                          "invalid parameter",
+                                          "bad JPEG",
+                                          "JPEG not supported",
+                                          "allocator failure",
+                                          "execution failed",
+                                          "architecture mismatch",
+                                          "internal error",
+                                          "implementation not supported",
+                                          "incomplete bitstream"};
+  const int code = static_cast<int>(status);
+  const char* text = code >= 0 && code < static_cast<int>(std::size(kText)) ? kText[code] : "unknown status";
+  return fmt::format("{} (status {})", text, code);
+}
 
 NvjpegSearch NvjpegSearch::standard(const std::vector<std::string>& extra_dirs) {
   NvjpegSearch search;

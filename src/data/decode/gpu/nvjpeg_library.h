@@ -45,6 +45,7 @@ struct NvjpegFunctions {
   nvjpeg_fn::JpegStreamCreate* jpeg_stream_create = nullptr;
   nvjpeg_fn::JpegStreamDestroy* jpeg_stream_destroy = nullptr;
   nvjpeg_fn::JpegStreamParse* jpeg_stream_parse = nullptr;
+  nvjpeg_fn::JpegStreamGetFrameDimensions* jpeg_stream_get_frame_dimensions = nullptr;
   nvjpeg_fn::DecodeParamsCreate* decode_params_create = nullptr;
   nvjpeg_fn::DecodeParamsDestroy* decode_params_destroy = nullptr;
   nvjpeg_fn::DecodeParamsSetOutputFormat* decode_params_set_output_format = nullptr;
@@ -53,6 +54,9 @@ struct NvjpegFunctions {
   nvjpeg_fn::DecoderCreate* decoder_create = nullptr;
   nvjpeg_fn::DecoderDestroy* decoder_destroy = nullptr;
   nvjpeg_fn::DecoderStateCreate* decoder_state_create = nullptr;
+  nvjpeg_fn::BufferDeviceCreate* buffer_device_create = nullptr;
+  nvjpeg_fn::BufferDeviceDestroy* buffer_device_destroy = nullptr;
+  nvjpeg_fn::StateAttachDeviceBuffer* state_attach_device_buffer = nullptr;
   nvjpeg_fn::DecodeJpeg* decode_jpeg = nullptr;
   nvjpeg_fn::GetHardwareDecoderInfo* get_hardware_decoder_info = nullptr;
 };
@@ -66,6 +70,9 @@ struct NvjpegSearch {
   // Steps 1-3 above from the environment, then `extra_dirs` (step 4).
   static NvjpegSearch standard(const std::vector<std::string>& extra_dirs = {});
 };
+
+// A status as a short text for messages: "JPEG not supported (status 4)".
+std::string describe(nvjpegStatus_t status);
 
 class NvjpegLibrary {
  public:

@@ -40,6 +40,7 @@ void expect_every_function(const NvjpegLibrary& nvjpeg) {
       reinterpret_cast<const void*>(f.jpeg_stream_create),
       reinterpret_cast<const void*>(f.jpeg_stream_destroy),
       reinterpret_cast<const void*>(f.jpeg_stream_parse),
+      reinterpret_cast<const void*>(f.jpeg_stream_get_frame_dimensions),
       reinterpret_cast<const void*>(f.decode_params_create),
       reinterpret_cast<const void*>(f.decode_params_destroy),
       reinterpret_cast<const void*>(f.decode_params_set_output_format),
@@ -48,6 +49,9 @@ void expect_every_function(const NvjpegLibrary& nvjpeg) {
       reinterpret_cast<const void*>(f.decoder_create),
       reinterpret_cast<const void*>(f.decoder_destroy),
       reinterpret_cast<const void*>(f.decoder_state_create),
+      reinterpret_cast<const void*>(f.buffer_device_create),
+      reinterpret_cast<const void*>(f.buffer_device_destroy),
+      reinterpret_cast<const void*>(f.state_attach_device_buffer),
       reinterpret_cast<const void*>(f.decode_jpeg),
       reinterpret_cast<const void*>(f.get_hardware_decoder_info),
   };
