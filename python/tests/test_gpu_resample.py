@@ -260,13 +260,19 @@ def test_out_may_be_a_strided_slice_of_a_larger_batch():
     assert torch.equal(batch[1], dense[0]) and batch[0].max() == 0 and batch[2].max() == 0
 
 
+def test_an_empty_batch_is_left_as_it_is():
+    out = torch.empty(0, 3, 4, 4, dtype=torch.uint8)
+    assert resample_batch([], torch.zeros(0, 4, dtype=torch.float64), None, out) is out
+
+
 def good_arguments():
     return dict(windows=[torch.zeros(8, 8, 3, dtype=torch.uint8)], boxes=torch.tensor([[0.0, 0, 8, 8]]),
                 flips=torch.tensor([[False, True]]), out=torch.empty(1, 3, 4, 4, dtype=torch.uint8))
 
 
 @pytest.mark.parametrize("change, message", [
-    (dict(windows=[torch.zeros(8, 8, 3)]), "window 0 is a (8, 8, 3) torch.float32 tensor; a window is a (h, w, C) uint8"),
+    (dict(windows=[torch.zeros(8, 8, 3)]),
+     "window 0 is a (8, 8, 3) torch.float32 tensor; a window is a (h, w, C) uint8"),
     (dict(windows=[torch.zeros(8, 8, dtype=torch.uint8)]), "window 0 is a (8, 8) torch.uint8 tensor"),
     (dict(windows=[torch.zeros(8, 8, 4, dtype=torch.uint8)]), "window 0 has 4 channels; windows have 1 or 3"),
     (dict(windows=[]), "0 windows for an out of 1 samples"),
@@ -276,9 +282,12 @@ def good_arguments():
     (dict(out=torch.empty(1, 1, 4, 4, dtype=torch.uint8)), "out has 1 channels and the windows 3; out needs 3"),
     (dict(boxes=torch.tensor([[0.0, 0, 9, 8]])), "box 0 (x=0, y=0, w=9, h=8) is not inside its 8x8 window"),
     (dict(boxes=torch.tensor([[0.0, 0, 0, 8]])), "box 0 (x=0, y=0, w=0, h=8) is not inside its 8x8 window"),
-    (dict(boxes=torch.tensor([[0, 0, 8, 8]])), "boxes must be (1, 4) floats (x, y, width, height per sample); got (1, 4) torch.int64"),
+    (dict(boxes=torch.tensor([[0, 0, 8, 8]])),
+     "boxes must be (1, 4) floats (x, y, width, height per sample); got (1, 4) torch.int64"),
     (dict(flips=torch.tensor([[0, 1]])), "flips must be (1, 2) bool (horizontal, vertical per sample) or None"),
     (dict(filter="nearest"), "filter='nearest' is not one the resample has; use 'bilinear' or 'bicubic'"),
+    (dict(out=torch.empty(1, 3, 4, 4, dtype=torch.uint8, device="meta")),
+     "window 0 is on cpu and out on meta; put them on one device"),
 ])
 def test_bad_arguments_are_refused_in_one_line(change, message):
     arguments = {**good_arguments(), **change}
