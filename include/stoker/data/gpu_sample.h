@@ -28,6 +28,9 @@ enum class GpuHandoff {
   kOff,       // none: every sample is decoded on the CPU
   kHardware,  // those nvJPEG's hardware engine takes (decode='auto': the rest keeps the CPU busy)
   kAll,       // those the engine takes and those only nvJPEG's CUDA path takes (decode='gpu')
+  // A GPU without the engine (decode='gpu'): every JPEG nvJPEG takes, for its CUDA path,
+  // whole and at full scale (only the engine decodes a region at a reduced scale).
+  kCudaPath,
 };
 
 struct GpuSample {

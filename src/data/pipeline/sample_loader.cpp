@@ -27,7 +27,10 @@ SampleLoader::SampleLoader(const Source& source, const TransformSpec& spec, cons
       cache_(cache),
       target_geometry_(target_geometry),
       handoff_(handoff),
-      planner_(handoff != GpuHandoff::kOff ? std::make_unique<gpu::DecodePlanner>(decode) : nullptr),
+      planner_(handoff != GpuHandoff::kOff
+                   ? std::make_unique<gpu::DecodePlanner>(
+                         decode, gpu::GpuDecodeLimits{.engine = handoff != GpuHandoff::kCudaPath})
+                   : nullptr),
       decoder_(decode) {}
 
 Status SampleLoader::check_size(const SampleParams& params, int width, int height) const {
@@ -217,7 +220,7 @@ bool SampleLoader::leave_for_gpu(const ImageInfo& info, const SampleParams& para
   if (info.format != ImageFormat::kJpeg || data_.raw || params.copy) return false;
   const gpu::DecodePlan plan = planner_->plan(data_.bytes, decode_request(params, info));
   if (plan.backend == gpu::DecodeBackend::kCpu) return false;
-  if (plan.backend == gpu::DecodeBackend::kCuda && handoff_ != GpuHandoff::kAll) return false;
+  if (plan.backend == gpu::DecodeBackend::kCuda && handoff_ == GpuHandoff::kHardware) return false;
   GpuSample& g = gpu_sample_;
   g.bytes.assign(data_.bytes.begin(), data_.bytes.end());
   g.hardware = plan.backend == gpu::DecodeBackend::kHardware;

@@ -27,6 +27,8 @@ const char* to_string(DecodeReason reason) {
       return "several scans";
     case DecodeReason::kHardwareSize:
       return "too large for the engine";
+    case DecodeReason::kNoEngine:
+      return "no JPEG engine";
     case DecodeReason::kCmyk:
       return "CMYK";
     case DecodeReason::kColorSpace:
@@ -79,6 +81,7 @@ DecodeReason cuda_reason(const JpegLayout& layout, const GpuDecodeLimits& limits
   if (layout.width > limits.hardware_max_side || layout.height > limits.hardware_max_side) {
     return DecodeReason::kHardwareSize;
   }
+  if (!limits.engine) return DecodeReason::kNoEngine;
   return DecodeReason::kNone;
 }
 

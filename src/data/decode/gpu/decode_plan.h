@@ -54,6 +54,7 @@ enum class DecodeReason {
   kSubsampling,   // 4:1:1 or 4:1:0: the engine refuses them
   kMultiScan,     // sequential, components in separate scans
   kHardwareSize,  // a side over GpuDecodeLimits::hardware_max_side
+  kNoEngine,      // the GPU has none (GpuDecodeLimits::engine)
   // to the CPU
   kCmyk,        // CMYK or YCCK
   kColorSpace,  // RGB (Adobe transform 0) or unknown
@@ -77,6 +78,9 @@ const char* to_string(DecodeReason reason);
 // the planner's guard, not a measured figure: to be confirmed on each GPU generation.
 struct GpuDecodeLimits {
   int hardware_max_side = 16384;
+  // false: the GPU has no engine, and every JPEG nvJPEG takes goes to the CUDA path
+  // (kNoEngine).
+  bool engine = true;
 };
 
 struct DecodePlan {

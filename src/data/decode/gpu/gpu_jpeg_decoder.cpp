@@ -127,7 +127,8 @@ std::unique_ptr<GpuJpegDecoder> GpuJpegDecoder::create(const NvjpegLibrary& nvjp
 
   // The CUDA path, and one parsed stream and one set of decode params per batch slot.
   const auto step = [&](const char* what, nvjpegStatus_t s) {
-    if (s != NVJPEG_STATUS_SUCCESS && why_not->empty()) *why_not = fmt::format("nvJPEG {} failed: {}", what, describe(s));
+    if (s != NVJPEG_STATUS_SUCCESS && why_not->empty())
+      *why_not = fmt::format("nvJPEG {} failed: {}", what, describe(s));
     return s == NVJPEG_STATUS_SUCCESS;
   };
   why_not->clear();
@@ -160,12 +161,10 @@ std::unique_ptr<GpuJpegDecoder> GpuJpegDecoder::create(const NvjpegLibrary& nvjp
 
   const std::string version = nvjpeg.version();
   if (self->hardware_) {
-    self->description_ =
-        fmt::format("nvJPEG {}: hardware engine ({} engine{}) + CUDA path{}", version, engines, engines == 1 ? "" : "s",
-                    preallocation);
+    self->description_ = fmt::format("nvJPEG {}: hardware engine ({} engine{}) + CUDA path{}", version, engines,
+                                     engines == 1 ? "" : "s", preallocation);
   } else {
-    self->description_ =
-        fmt::format("nvJPEG {}: CUDA path only: this GPU has no JPEG engine ({})", version, no_engine);
+    self->description_ = fmt::format("nvJPEG {}: CUDA path only: this GPU has no JPEG engine ({})", version, no_engine);
   }
   return self;
 }
@@ -260,7 +259,8 @@ void GpuJpegDecoder::decode(std::span<const GpuDecodeItem> items, cudaStream_t s
     const Roi& roi = rois[i];
     int unsupported = 1;
     status = fn_.decode_params_set_output_format(params, format);
-    if (status == NVJPEG_STATUS_SUCCESS) status = fn_.decode_params_set_roi(params, roi.x, roi.y, roi.width, roi.height);
+    if (status == NVJPEG_STATUS_SUCCESS)
+      status = fn_.decode_params_set_roi(params, roi.x, roi.y, roi.width, roi.height);
     if (status == NVJPEG_STATUS_SUCCESS) status = fn_.decode_params_set_scale_factor(params, scale_factor(w.scale_num));
     if (status == NVJPEG_STATUS_SUCCESS) {
       status = fn_.decode_batched_supported_ex(h.handle, h.streams[i], params, &unsupported);
@@ -294,8 +294,7 @@ void GpuJpegDecoder::decode(std::span<const GpuDecodeItem> items, cudaStream_t s
     const nvjpegStatus_t whole = batched(0, engine.size());
     for (size_t k = 0; k < engine.size(); ++k) {
       // A batch of one is retried no more: its failure is the item's.
-      const nvjpegStatus_t status =
-          whole == NVJPEG_STATUS_SUCCESS || engine.size() == 1 ? whole : batched(k, 1);
+      const nvjpegStatus_t status = whole == NVJPEG_STATUS_SUCCESS || engine.size() == 1 ? whole : batched(k, 1);
       if (status == NVJPEG_STATUS_SUCCESS) {
         (*results)[engine[k]] = on(DecodeBackend::kHardware);
       } else {

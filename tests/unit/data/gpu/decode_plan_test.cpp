@@ -123,6 +123,14 @@ TEST(GpuDecodePlanTest, LayoutsNoEncoderWritesArePlannedFromTheirFields) {
   GpuDecodeLimits small;
   small.hardware_max_side = 479;
   EXPECT_EQ(plan_decode(sequential_layout(2, 2), request, options, small).reason, DecodeReason::kHardwareSize);
+
+  const GpuDecodeLimits no_engine{.engine = false};
+  const DecodePlan whole = plan_decode(sequential_layout(2, 2), request, options, no_engine);
+  EXPECT_EQ(whole.backend, DecodeBackend::kCuda);
+  EXPECT_EQ(whole.reason, DecodeReason::kNoEngine);
+  EXPECT_EQ(whole.window.scale_num, 8);
+  EXPECT_STREQ(to_string(DecodeReason::kNoEngine), "no JPEG engine");
+  EXPECT_EQ(plan_decode(odd, request, options, no_engine).backend, DecodeBackend::kCpu);  // the CPU's files stay
 }
 
 TEST(GpuDecodePlanTest, HardwarePlansTakeTheCpuDecodersScaleAndWindow) {

@@ -24,8 +24,8 @@ using stoker::testing::TempDir;
 
 void write_file(const std::filesystem::path& path, const std::vector<uint8_t>& bytes) {
   std::filesystem::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
-                                               static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
 }
 
 // An ImageFolder of baseline JPEGs of several sizes, with one progressive JPEG (`prog.jpg`:
@@ -45,9 +45,10 @@ void make_folder(const TempDir& dir, int baseline) {
   write_file(dir.path() / "b" / "cut.jpg", cut);
 }
 
-LoaderOptions options_for(GpuHandoff handoff, const std::string& chain = "RandomResizedCrop(64), "
-                                                                          "RandomHorizontalFlip, RandomVerticalFlip, "
-                                                                          "ToUint8") {
+LoaderOptions options_for(GpuHandoff handoff, const std::string& chain =
+                                                  "RandomResizedCrop(64), "
+                                                  "RandomHorizontalFlip, RandomVerticalFlip, "
+                                                  "ToUint8") {
   LoaderOptions options;
   options.batch_size = 5;
   options.workers = 2;
@@ -138,6 +139,31 @@ TEST(GpuHandoffTest, HardwareOnlyKeepsWhatOnlyTheCudaPathTakesOnTheCpu) {
   EXPECT_EQ(handed, 5);  // the 4 baseline files and the cut file's substitute
 }
 
+TEST(GpuHandoffTest, WithoutAnEngineEveryJpegGoesWholeAndAtFullScaleToTheCudaPath) {
+  TempDir dir;
+  make_folder(dir, 4);
+  const std::shared_ptr<const Source> source = open_source(dir.str());
+  Loader loader(source, options_for(GpuHandoff::kCudaPath));
+  loader.start_epoch(0);
+  int handed = 0;
+  for (Batch batch = loader.next(); batch; batch = loader.next()) {
+    for (int slot = 0; slot < batch.size(); ++slot) {
+      const GpuSample* g = batch.gpu_sample(slot);
+      if (g == nullptr) continue;
+      ++handed;
+      EXPECT_FALSE(g->hardware);
+      EXPECT_EQ(g->scale_num, 8);
+      EXPECT_EQ(g->window_x, 0);
+      EXPECT_EQ(g->window_y, 0);
+      EXPECT_EQ(g->window_width, g->scaled_width);
+      EXPECT_EQ(g->window_height, g->scaled_height);
+      EXPECT_EQ(g->scaled_width, batch.record(slot).source_width);
+      EXPECT_EQ(g->scaled_height, batch.record(slot).source_height);
+    }
+  }
+  EXPECT_EQ(handed, 6);  // the 4 baseline files, the progressive one and the cut file's substitute
+}
+
 TEST(GpuHandoffTest, AOneToOneCropIsMadeOnTheCpu) {
   TempDir dir;
   make_folder(dir, 4);
@@ -155,7 +181,8 @@ TEST(GpuHandoffTest, WhatTheGpuCannotFinishIsRefusedNamingIt) {
       options_for(GpuHandoff::kAll, "RandomResizedCrop(64), ColorJitter(brightness=0.4), ToUint8");
   EXPECT_EQ(gpu_handoff_blocker(jitter, *source), "the chain's ColorJitter(brightness=0.4) runs on the CPU only");
   const std::string message = testing::error_text<UsageError>([&] { Loader loader(source, jitter); });
-  EXPECT_EQ(message, "the GPU cannot finish these samples: the chain's ColorJitter(brightness=0.4) runs on the CPU only");
+  EXPECT_EQ(message,
+            "the GPU cannot finish these samples: the chain's ColorJitter(brightness=0.4) runs on the CPU only");
   EXPECT_EQ(gpu_handoff_blocker(options_for(GpuHandoff::kAll), *source), "");
   LoaderOptions cached = options_for(GpuHandoff::kAll);
   cached.cache_decoded_bytes = 1 << 20;
@@ -175,8 +202,7 @@ TEST(GpuHandoffTest, RedoOnCpuRefusesASlotWithoutAGpuSample) {
   ASSERT_GE(cpu_slot, 0);
   const std::string message = testing::error_text<UsageError>([&] { loader.redo_on_cpu(batch, cpu_slot); });
   EXPECT_NE(message.find("has no sample left for the GPU"), std::string::npos) << message;
-  EXPECT_NE(testing::error_text<UsageError>([&] { loader.redo_on_cpu(batch, 99); }).find("slot 99"),
-            std::string::npos);
+  EXPECT_NE(testing::error_text<UsageError>([&] { loader.redo_on_cpu(batch, 99); }).find("slot 99"), std::string::npos);
 }
 
 }  // namespace gpu_handoff_test

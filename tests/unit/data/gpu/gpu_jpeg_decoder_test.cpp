@@ -85,7 +85,7 @@ struct Sample {
 };
 
 Sample gpu_sample(std::string name, std::vector<uint8_t> bytes, const DecodeRequest& request,
-              const DecodeOptions& options = {}) {
+                  const DecodeOptions& options = {}) {
   Sample s{std::move(name), std::move(bytes), request, {}, {}, 0};
   s.plan = DecodePlanner(options).plan(s.bytes, request);
   return s;
