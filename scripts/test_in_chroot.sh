@@ -6,6 +6,8 @@
 #   sudo scripts/test_in_chroot.sh --suite trixie     Debian 13: GCC 14, CMake 3.31, CLI11 2.4,
 #                                                     libtorch 2.6 (the trainer's 2.x API on CPU)
 #   sudo scripts/test_in_chroot.sh --quick            skip the sanitizer builds (STOKER_QUICK=1)
+#   sudo scripts/test_in_chroot.sh --stages S[,S...]  only these stages of scripts/test.sh (after
+#                                                     its install), e.g. --stages build,python
 #   sudo scripts/test_in_chroot.sh --root DIR         where the root lives (kept for reruns;
 #                                                     default /var/tmp/stoker-chroot-SUITE)
 #
@@ -19,13 +21,15 @@ suite=bookworm
 mirror=http://deb.debian.org/debian
 root=""
 quick=0
+stages=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --suite) suite="${2:?--suite needs a value}"; shift 2 ;;
     --mirror) mirror="${2:?--mirror needs a value}"; shift 2 ;;
     --root) root="${2:?--root needs a value}"; shift 2 ;;
     --quick) quick=1; shift ;;
-    *) echo "test_in_chroot.sh: unknown option '$1' (allowed: --suite S, --mirror URL, --root DIR, --quick)" >&2
+    --stages) stages="${2:?--stages needs a value}"; shift 2 ;;
+    *) echo "test_in_chroot.sh: unknown option '$1' (allowed: --suite S, --mirror URL, --root DIR, --quick, --stages S)" >&2
        exit 2 ;;
   esac
 done
@@ -60,6 +64,10 @@ rm -rf "$root/stoker"
 mkdir -p "$root/stoker"
 git archive HEAD | tar -x -C "$root/stoker"
 
-echo "== .ci/run in the chroot ($suite)"
+run=(bash .ci/run)
+if [ -n "$stages" ]; then  # the install first: a fresh root has nothing yet
+  run=(bash -c "bash scripts/install_deps.sh && bash scripts/test.sh --stages $(printf '%q' "$stages")")
+fi
+echo "== ${run[*]} in the chroot ($suite)"
 chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
-  STOKER_QUICK="$quick" bash -c 'cd /stoker && bash .ci/run'
+  STOKER_QUICK="$quick" bash -c 'cd /stoker && "$@"' run "${run[@]}"
