@@ -1,6 +1,8 @@
 """Runs a script on several ranks as torchrun does (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR,
 MASTER_PORT in the environment), one process each, and returns what each printed. The ranks
-run on the CPU (gloo), with any GPU hidden: a machine with one GPU has no device for rank 1."""
+run on the CPU (gloo), with any GPU hidden: a machine with one GPU has no device for rank 1.
+USE_LIBUV=0: torch >= 2.4 makes its TCP store with libuv unless told not to, and Debian's
+torch 2.6 is built without it."""
 import os
 import socket
 import subprocess
@@ -20,7 +22,7 @@ def run_ranks(script, world_size, args=(), timeout=120, env=None):
     for rank in range(world_size):
         rank_env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world_size),
                         MASTER_ADDR="127.0.0.1", MASTER_PORT=port, OMP_NUM_THREADS="1", CUDA_VISIBLE_DEVICES="",
-                        **(env or {}))
+                        USE_LIBUV="0", **(env or {}))
         processes.append(subprocess.Popen([sys.executable, str(script), *map(str, args)], env=rank_env,
                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     outputs = []
