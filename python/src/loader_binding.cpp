@@ -13,6 +13,7 @@
 #include "bindings.h"
 #include "dataset_source.h"
 #include "extra_columns.h"
+#include "gpu_decode_binding.h"
 #include "loader_handle.h"
 #include "sample_records.h"
 #include "stoker/core/mutex.h"
@@ -69,7 +70,7 @@ class PythonAllocator final : public data::BufferAllocator {
 }  // namespace
 
 LoaderHandle::LoaderHandle(std::shared_ptr<data::Source> source, data::LoaderOptions options, py::object allocate,
-                           bool records)
+                           bool records, bool gpu_required)
     : features_(source->feature_count() > 0),
       classes_(source->target_kind() == data::TargetKind::kClass),
       dataset_targets_(dynamic_cast<const DatasetSource*>(source.get()) != nullptr),
@@ -79,6 +80,20 @@ LoaderHandle::LoaderHandle(std::shared_ptr<data::Source> source, data::LoaderOpt
   if (!allocate.is_none()) {
     allocator_ = std::make_shared<PythonAllocator>(std::move(allocate));
     options.allocator = allocator_.get();
+  }
+  if (options.gpu_handoff != data::GpuHandoff::kOff) {
+    // The GPU finishes uint8 batches: a float32 chain without Normalize (ToTensor's x / 255) is
+    // written as uint8 and scaled by the device feed, as it normalises (mean 0, std 1).
+    data::TransformSpec& t = options.transform;
+    if (t.dtype == data::DType::kFloat32 && !t.normalize.enabled()) {
+      t.normalize = {.on = true, .mean = {0, 0, 0}, .std = {1, 1, 1}};
+      t.dtype = data::DType::kUint8;
+    }
+    if (const std::string blocker = data::gpu_handoff_blocker(options, *source); !blocker.empty()) {
+      if (gpu_required) throw UsageError("decode='gpu': " + blocker + "; use decode='cpu' or 'auto'");
+      gpu_note_ = "decode='auto': decoding on the CPU: " + blocker;
+      options.gpu_handoff = data::GpuHandoff::kOff;
+    }
   }
   loader_ = std::make_unique<data::Loader>(std::move(source), std::move(options));
 }
@@ -130,11 +145,11 @@ std::optional<PyBatch> LoaderHandle::next(double timeout) {
   if (!batch) return std::nullopt;
   // The batch's buffer is freed through the allocator when the loader's last batch goes, maybe
   // after this handle: each batch keeps the allocator alive until it is gone itself.
-  auto shared = std::shared_ptr<const data::Batch>(new data::Batch(std::move(batch)),
-                                                   [allocator = allocator_](const data::Batch* b) {
-                                                     delete b;
-                                                     (void)allocator;
-                                                   });
+  auto shared =
+      std::shared_ptr<data::Batch>(new data::Batch(std::move(batch)), [allocator = allocator_](const data::Batch* b) {
+        delete b;
+        (void)allocator;
+      });
   return PyBatch{
       shared->epoch(),
       shared->index(),
@@ -147,10 +162,20 @@ std::optional<PyBatch> LoaderHandle::next(double timeout) {
       records_
           ? py::object(records_of(*shared, loader_->source(), loader_->options().transform, loader_->options().clip))
           : py::object(py::none()),
-      geometry_ ? py::object(geometry_of(*shared)) : py::object(py::none())};
+      geometry_ ? py::object(geometry_of(*shared)) : py::object(py::none()),
+      shared->gpu_samples() > 0 ? py::object(gpu_samples_of(*shared)) : py::object(py::none()),
+      shared};
 }
 
 namespace {
+
+data::GpuHandoff handoff_of(const std::string& text) {
+  if (text == "off") return data::GpuHandoff::kOff;
+  if (text == "hardware") return data::GpuHandoff::kHardware;
+  if (text == "all") return data::GpuHandoff::kAll;
+  if (text == "cuda_path") return data::GpuHandoff::kCudaPath;
+  throw UsageError("gpu_handoff must be 'off', 'hardware', 'all' or 'cuda_path' (got '" + text + "')");
+}
 
 data::OnError on_error_of(const std::string& text) {
   if (text == "substitute") return data::OnError::kSubstitute;
@@ -282,7 +307,8 @@ void bind_loader(py::module_& m) {
       .def_readonly("items", &PyBatch::items)
       .def_readonly("columns", &PyBatch::columns)
       .def_readonly("params", &PyBatch::params)
-      .def_readonly("geometry", &PyBatch::geometry);
+      .def_readonly("geometry", &PyBatch::geometry)
+      .def_readonly("gpu", &PyBatch::gpu);
 
   py::class_<LoaderHandle>(m, "Loader")
       .def(py::init([](std::shared_ptr<data::Source> source, int batch_size, int workers, int prefetch, bool shuffle,
@@ -290,7 +316,8 @@ void bind_loader(py::module_& m) {
                        bool channels_last, bool normalize_in_consumer, const std::string& on_error, double max_bad,
                        double cache_decoded_bytes, bool run_ahead, bool return_params,
                        std::vector<std::pair<int, int>> flip_pairs, std::vector<int> flip_negate, py::object allocate,
-                       int frames_per_clip, int frame_step, const std::string& clip_start) {
+                       int frames_per_clip, int frame_step, const std::string& clip_start,
+                       const std::string& gpu_handoff, bool gpu_required) {
              data::LoaderOptions o;
              o.batch_size = batch_size;
              o.workers = workers;
@@ -316,7 +343,9 @@ void bind_loader(py::module_& m) {
                throw UsageError("clip_start must be 'random' or 'center' (got '" + clip_start + "')");
              }
              o.clip.random_start = clip_start == "random";
-             return std::make_unique<LoaderHandle>(std::move(source), std::move(o), std::move(allocate), return_params);
+             o.gpu_handoff = handoff_of(gpu_handoff);
+             return std::make_unique<LoaderHandle>(std::move(source), std::move(o), std::move(allocate), return_params,
+                                                   gpu_required);
            }),
            py::arg("source"), py::kw_only(), py::arg("batch_size"), py::arg("workers"), py::arg("prefetch"),
            py::arg("shuffle"), py::arg("drop_last"), py::arg("seed"), py::arg("rank"), py::arg("world_size"),
@@ -324,7 +353,13 @@ void bind_loader(py::module_& m) {
            py::arg("max_bad"), py::arg("cache_decoded_bytes"), py::arg("run_ahead") = true,
            py::arg("return_params") = false, py::arg("flip_pairs") = std::vector<std::pair<int, int>>{},
            py::arg("flip_negate") = std::vector<int>{}, py::arg("allocate") = py::none(),
-           py::arg("frames_per_clip") = 0, py::arg("frame_step") = 1, py::arg("clip_start") = "random")
+           py::arg("frames_per_clip") = 0, py::arg("frame_step") = 1, py::arg("clip_start") = "random",
+           py::arg("gpu_handoff") = "off", py::arg("gpu_required") = false)
+      .def_property_readonly("gpu_note", &LoaderHandle::gpu_note)
+      .def(
+          "redo_on_cpu", [](LoaderHandle& h, PyBatch& batch, int slot) { h.loader().redo_on_cpu(*batch.batch, slot); },
+          "Makes the batch's GPU sample at `slot` on the CPU, into its host buffer (nvJPEG refused or failed on it)",
+          py::arg("batch"), py::arg("slot"))
       .def("start_epoch", &LoaderHandle::start_epoch, py::arg("epoch"), py::arg("first_batch") = 0,
            py::arg("order") = py::none())
       .def("next", &LoaderHandle::next, py::arg("timeout") = 0.0)
@@ -341,6 +376,13 @@ void bind_loader(py::module_& m) {
                                const data::NormalizeSpec& n = t.normalize;
                                return py::make_tuple(std::vector<float>(n.mean.begin(), n.mean.begin() + c),
                                                      std::vector<float>(n.std.begin(), n.std.begin() + c));
+                             })
+      .def_property_readonly("resample",
+                             [](LoaderHandle& h) { return data::to_string(h.loader().options().transform.resample); })
+      .def_property_readonly("out_size",
+                             [](LoaderHandle& h) {
+                               const data::TransformSpec& t = h.loader().options().transform;
+                               return py::make_tuple(t.out_width, t.out_height);
                              })
       .def_property_readonly("dtype",
                              [](LoaderHandle& h) { return data::to_string(h.loader().options().transform.dtype); })

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "batch_arrays.h"
@@ -27,6 +28,11 @@ struct PyBatch {
   pybind11::object columns;   // a CSV list's extra columns (extra_columns_of), a list; else None
   pybind11::object params;    // with return_params, records_of(batch); else None
   pybind11::object geometry;  // for a source with keypoints or boxes, geometry_of(batch); else None
+  // The samples left for the GPU (LoaderOptions::gpu_handoff), gpu_samples_of(batch); else None.
+  pybind11::object gpu;
+  // The batch itself, for the calls that finish its GPU samples (GpuDecoder.decode,
+  // Loader.redo_on_cpu); its arrays above share it.
+  std::shared_ptr<data::Batch> batch;
 };
 
 class LoaderHandle {
@@ -34,8 +40,11 @@ class LoaderHandle {
   // `allocate`: None for the loader's own host memory, or a callable allocate(bytes) ->
   // (address, owner) for batch buffers (the owner is kept until the buffer is freed).
   // `records`: each batch carries records_of() (return_params).
+  // `gpu_required`: with options.gpu_handoff on, a chain or source the GPU cannot finish
+  // (gpu_handoff_blocker) raises UsageError (decode='gpu'); otherwise the handoff is turned
+  // off and gpu_note() says why (decode='auto').
   LoaderHandle(std::shared_ptr<data::Source> source, data::LoaderOptions options, pybind11::object allocate,
-               bool records = false);
+               bool records = false, bool gpu_required = false);
 
   ~LoaderHandle();  // stops the workers with the GIL released (a worker may be waiting for it)
   LoaderHandle(const LoaderHandle&) = delete;
@@ -56,6 +65,8 @@ class LoaderHandle {
   void close();
   // Throws std::runtime_error once closed.
   data::Loader& loader();
+  // Why the GPU decodes none of this loader's samples although asked to ('auto'), or "".
+  const std::string& gpu_note() const { return gpu_note_; }
 
  private:
   bool features_;
@@ -64,6 +75,7 @@ class LoaderHandle {
   std::vector<data::ExtraColumn> extra_columns_;  // the source's columns passed through, if any
   bool records_;
   bool geometry_;
+  std::string gpu_note_;
   // Declared before the loader, so destroyed after it; each batch handed out holds it too.
   std::shared_ptr<data::BufferAllocator> allocator_;
   std::unique_ptr<data::Loader> loader_;

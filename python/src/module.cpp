@@ -54,4 +54,5 @@ PYBIND11_MODULE(_stoker, m) {
   stoker::python::bind_monitor(m);
   stoker::python::bind_diagnosis(m);
   stoker::python::bind_loader_keys(m);
+  stoker::python::bind_gpu_decode(m);
 }

@@ -146,6 +146,27 @@ def _nvjpeg_dirs():
     return dirs
 
 
+def _gpu_decoder(decode, use, device):
+    """(nvJPEG's decoder on `device`, which JPEGs the loader leaves for it) for decode='gpu' or 'auto'
+    where choose_decode allows it; (None, 'off') with one line on stderr when 'auto' decodes on the
+    CPU after all. decode='gpu' that cannot be raises ValueError in one line."""
+    from ._gpu_decode import make_decoder
+
+    try:
+        decoder = make_decoder(device, _nvjpeg_dirs())
+    except RuntimeError as e:
+        if decode == "gpu":
+            raise ValueError(f"decode='gpu': {e}; use decode='cpu'") from None
+        print(f"decode='auto': decoding on the CPU: {e}", file=sys.stderr, flush=True)
+        return None, "off"
+    if decode == "gpu":
+        return decoder, "all" if decoder.has_hardware else "cuda_path"
+    if not decoder.has_hardware:  # nvJPEG's CUDA path would take CPU time the workers have better use for
+        print(f"decode='auto': decoding on the CPU: {decoder.description}", file=sys.stderr, flush=True)
+        return None, "off"
+    return decoder, "hardware"
+
+
 _live = weakref.WeakSet()  # every DataLoader not yet collected
 
 
@@ -210,15 +231,16 @@ class DataLoader:
         if self.device.type == "cuda" and not torch.cuda.is_available():
             raise arg.bad("device", device, "a CUDA device, and this torch sees none", "use device='cpu'")
         self.pin_memory = pin_memory and torch.cuda.is_available()  # without CUDA, as torch: quietly not pinned
-        # decode='gpu' is refused in one line wherever it cannot be (in this build: everywhere); 'auto'
-        # decodes on the CPU and says why in at most one line when the batches go to a GPU.
+        # decode='gpu' is refused in one line wherever it cannot be; 'auto' decodes on the CPU there and
+        # says why in at most one line when the batches go to a GPU.
         use, error, note = _stoker.choose_decode(decode, self.device.type == "cuda", torch.cuda.is_available(),
                                                  _nvjpeg_dirs() if decode != "cpu" else [])
         if error:
             raise ValueError(error)
         if note:
             print(note, file=sys.stderr, flush=True)
-        self.decode = use
+        gpu_decoder, gpu_handoff = _gpu_decoder(decode, use, self.device) if use == "gpu" else (None, "off")
+        self.decode = "gpu" if gpu_decoder is not None else "cpu"
 
         self._order, batch_size, drop_last = given_order(sampler, batch_sampler, batch_size, shuffle, drop_last)
         self.rank, self.world_size = _rank_and_world(rank, world_size)
@@ -273,15 +295,23 @@ class DataLoader:
             max_bad=max_bad, cache_decoded_bytes=cache_decoded_gb * 1e9 if data.targets == "engine" else 0,
             run_ahead=sharded, return_params=return_params, flip_pairs=flip_pairs, flip_negate=flip_negate,
             frames_per_clip=frames_per_clip,
-            frame_step=frame_step, clip_start=clip_start,
-            allocate=_pinned_allocate if (self.pin_memory or on_gpu) else None)
+            frame_step=frame_step, clip_start=clip_start, gpu_handoff=gpu_handoff,
+            gpu_required=decode == "gpu", allocate=_pinned_allocate if (self.pin_memory or on_gpu) else None)
         self._loader = self._make_loader(self.seed)
         self._feed = None
+        self._gpu_stage = None
+        if self._loader.gpu_note:  # 'auto' with a chain or data the GPU does not finish
+            print(self._loader.gpu_note, file=sys.stderr, flush=True)
+            self.decode = "cpu"
+        elif gpu_decoder is not None:
+            from ._gpu_decode import GpuDecodeStage
+
+            self._gpu_stage = GpuDecodeStage(self._loader, gpu_decoder, self.device)
         if on_gpu:
             from .device_feed import DeviceFeed
 
             self._feed = DeviceFeed(self._loader, self.device, channels_last, self._targets, self._params,
-                                    self.timeout)
+                                    self.timeout, gpu=self._gpu_stage)
         self._epoch = 0
         self._resume_at = 0     # the batch the next iter() starts at (load_state_dict)
         self._position = None   # batches of the current epoch handed out; None when not iterating
@@ -541,6 +571,8 @@ class DataLoader:
         self.seed = seed
         if self._feed is not None:
             self._feed.loader = self._loader
+        if self._gpu_stage is not None:
+            self._gpu_stage.loader = self._loader
         self._diagnosis = _stoker.Diagnosis(self._loader, current_monitor(), cores(), -1, self.auto_workers,
                                             self.prefetch_factor, self._data.name)
         register_diagnosis(self._diagnosis, self)

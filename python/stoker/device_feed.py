@@ -6,7 +6,10 @@
 - a host buffer goes back to the loader only after an event recorded after its copy has
   completed. torch's caching host allocator does not track memory it did not allocate, so
   without the event a buffer could be refilled while its copy still reads it: the silent
-  garbage that non_blocking copies from reused pinned buffers give.
+  garbage that non_blocking copies from reused pinned buffers give;
+- with GPU decoding (`gpu`, a _gpu_decode.GpuDecodeStage), the JPEGs the workers left in the
+  batch are decoded by nvJPEG on the side stream before the copy, and resampled into their
+  slots after it, before Normalize.
 """
 import collections
 
@@ -21,8 +24,9 @@ class DeviceFeed:
     collated), copied to the device; `params_of(batch)`: what stays on the host (return_params'
     dict, or None); `timeout`: the loader's wait for a batch, 0 for no limit."""
 
-    def __init__(self, loader, device, channels_last, targets_of, params_of, timeout=0):
+    def __init__(self, loader, device, channels_last, targets_of, params_of, timeout=0, gpu=None):
         self.loader = loader
+        self.gpu = gpu
         self.device = device
         self.channels_last = channels_last
         self.targets_of = targets_of
@@ -60,7 +64,10 @@ class DeviceFeed:
         host_inputs = torch.utils.dlpack.from_dlpack(batch.inputs)
         host_targets = self.targets_of(batch)
         with torch.cuda.stream(self.stream):
+            decoded = self.gpu.decode(batch, self.stream) if self.gpu is not None else None
             inputs = host_inputs.to(self.device, non_blocking=True)
+            if decoded is not None:
+                self.gpu.finish(decoded, inputs, batch)
             targets = to_device(host_targets, self.device)
             if self._scale is not None:
                 inputs = inputs.float().sub_(self._shift).mul_(self._scale)

@@ -2,11 +2,12 @@
 // means on this machine.
 //
 // GPU JPEG decoding (nvJPEG's hardware engine and CUDA path, planned per file in
-// src/data/decode/gpu/) is not in this build yet: the planning, the batching and the loading
-// of nvJPEG are, the decode itself is not. So `gpu` is refused with one line saying why (no
-// CUDA device for the batches, no nvJPEG, or, with both present, that GPU decoding is not in
-// this build), never quietly decoded on the CPU; `auto` decodes on the CPU and says why in at
-// most one line. docs/design/decode.md, "GPU decoding", has the plan.
+// src/data/decode/gpu/) is in stoker.DataLoader(device='cuda') (stoker/device_feed.py), not
+// yet in stoker train's device feed. `gpu` is refused with one line saying why (no CUDA
+// device for the batches, no nvJPEG, or stoker train), never quietly decoded on the CPU;
+// `auto` decodes on the CPU where `gpu` would be refused and says why in at most one line.
+// What the chain and the data allow is the loader's to say (gpu_handoff_blocker in
+// stoker/data/loader.h). docs/design/decode.md, "GPU decoding", has the design.
 //
 // Thread safety: choose_decode() with a probe is pure; probe_nvjpeg() opens and closes the
 // library (dlopen is thread-safe). Errors are returned as text, never thrown.
@@ -19,9 +20,9 @@
 
 namespace stoker::data {
 
-// Whether this build decodes on the GPU. false until the nvJPEG decode is written and tested
-// on a GPU.
-inline constexpr bool kGpuDecodeBuilt = false;
+// Whether a front end's device feed decodes on the GPU: the Python package's does, stoker
+// train's not yet.
+constexpr bool gpu_decode_in(FrontEnd front) { return front == FrontEnd::kPython; }
 
 // Where the batches go.
 struct DecodeDevice {

@@ -132,7 +132,8 @@ struct LoaderOptions {
 
 // Why `options` cannot leave samples of `source` for the GPU (LoaderOptions::gpu_handoff), in
 // one phrase ("clips are decoded on the CPU", "the chain's ColorJitter(brightness=0.4) runs on
-// the CPU only"); "" when they can. Front ends ask before they set gpu_handoff: decode='gpu'
+// the CPU only"); "" when they can. The GPU writes uint8 (Normalize and the float type are the
+// device feed's, as normalize_in_consumer leaves them). Front ends ask before they set gpu_handoff: decode='gpu'
 // is refused with it, decode='auto' decodes on the CPU and says so.
 std::string gpu_handoff_blocker(const LoaderOptions& options, const Source& source);
 

@@ -791,6 +791,10 @@ std::string gpu_handoff_blocker(const LoaderOptions& options, const Source& sour
   if (const std::string step = options.transform.gpu_finishing_blocker(); !step.empty()) {
     return "the chain's " + step + " runs on the CPU only";
   }
+  if (options.transform.dtype != DType::kUint8) {
+    return fmt::format("the chain's {} output is written on the CPU (the GPU finishes uint8 batches)",
+                       to_string(options.transform.dtype));
+  }
   return "";
 }
 

@@ -67,18 +67,14 @@
 #include "data/decode/gpu/decode_plan.h"
 #include "data/decode/gpu/nvjpeg_api.h"
 #include "data/decode/gpu/nvjpeg_library.h"
+#include "stoker/data/gpu_decoder.h"
 
 namespace stoker::data::gpu {
 
-struct GpuDecoderOptions {
-  int channels = 3;          // 3: RGB interleaved (HWC, NVJPEG_OUTPUT_RGBI); 1: gray (NVJPEG_OUTPUT_Y)
-  int max_batch_size = 256;  // most items one decode() takes
-  // The largest decoded width and height expected (a window, after scaling), for
-  // nvjpegDecodeBatchedPreAllocate, so that the engine's device memory is sized once instead
-  // of growing over the first epoch. 0: no hint (nvJPEG's pool still preallocated at 1x1).
-  int preallocate_width = 0;
-  int preallocate_height = 0;
-};
+// stoker/data/gpu_decoder.h's: channels 3 is NVJPEG_OUTPUT_RGBI, 1 NVJPEG_OUTPUT_Y; the size
+// hint goes to nvjpegDecodeBatchedPreAllocate (without one nvJPEG's pool is still preallocated
+// at 1x1).
+using data::GpuDecoderOptions;
 
 // One file to decode and where its pixels go.
 struct GpuDecodeItem {

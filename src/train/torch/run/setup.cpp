@@ -279,8 +279,8 @@ TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place) {
   if (cfg.amp == AmpMode::kFp16 && s.device.is_cpu()) {
     throw UsageError("amp fp16 needs a CUDA device; on the CPU use --amp bf16 or --amp off");
   }
-  // --decode: gpu refused in one line where it cannot be (so far everywhere: not in this build),
-  // auto on the CPU with at most one line.
+  // --decode: gpu refused in one line (stoker train's device feed decodes on the CPU only so
+  // far), auto on the CPU with at most one line.
   const data::DecodeChoice decode =
       data::choose_decode(cfg.decode, {cfg.device.starts_with("cuda") || s.device.is_cuda(), s.device.is_cuda()},
                           data::FrontEnd::kCommandLine);

@@ -1,6 +1,6 @@
 // The decode option on a machine: cpu always; gpu refused in one line naming why and what to
-// do (no CUDA batches, no CUDA device, no nvJPEG, and with all of them: not in this build);
-// auto on the CPU, with at most one line.
+// do (no CUDA batches, no CUDA device, no nvJPEG, and with all of them: stoker train), else on
+// the GPU; auto on the CPU where gpu would be refused, with at most one line.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -36,13 +36,17 @@ TEST(DecodeChoiceTest, GpuIsRefusedInOneLineSayingWhyAndWhatToDo) {
             "--decode gpu: this process sees no CUDA device; use --decode cpu");
   EXPECT_EQ(choose_decode(DecodeMode::kGpu, kCudaBatches, kMissing, FrontEnd::kPython).error,
             "decode='gpu': nvJPEG not found (tried: libnvjpeg.so.12); install it; use decode='cpu'");
-  // Everything there: still refused, plainly, rather than decoded on the CPU behind the user's back.
-  const DecodeChoice ready = choose_decode(DecodeMode::kGpu, kCudaBatches, kFound, FrontEnd::kPython);
-  EXPECT_EQ(ready.use, DecodeMode::kCpu);
-  EXPECT_EQ(ready.error,
-            "decode='gpu': GPU JPEG decoding is not in this build of stoker yet (nvJPEG 12.3.3 at "
-            "/x/libnvjpeg.so.12 found); use decode='cpu'");
-  static_assert(!kGpuDecodeBuilt, "with the GPU decode built, this test must expect use == kGpu here");
+  // Everything there: stoker train still refuses, plainly, rather than decoding on the CPU
+  // behind the user's back; the Python package decodes on the GPU.
+  const DecodeChoice train = choose_decode(DecodeMode::kGpu, kCudaBatches, kFound, FrontEnd::kCommandLine);
+  EXPECT_EQ(train.use, DecodeMode::kCpu);
+  EXPECT_EQ(train.error,
+            "--decode gpu: stoker train does not decode on the GPU yet (nvJPEG 12.3.3 at /x/libnvjpeg.so.12 found; "
+            "stoker.DataLoader(device='cuda', decode='gpu') does); use --decode cpu");
+  const DecodeChoice python = choose_decode(DecodeMode::kGpu, kCudaBatches, kFound, FrontEnd::kPython);
+  EXPECT_EQ(python.use, DecodeMode::kGpu);
+  EXPECT_EQ(python.error, "");
+  EXPECT_EQ(choose_decode(DecodeMode::kAuto, kCudaBatches, kFound, FrontEnd::kPython).use, DecodeMode::kGpu);
 }
 
 TEST(DecodeChoiceTest, AutoDecodesOnTheCpuWithAtMostOneLine) {
@@ -50,7 +54,7 @@ TEST(DecodeChoiceTest, AutoDecodesOnTheCpuWithAtMostOneLine) {
   EXPECT_EQ(cpu_batches.use, DecodeMode::kCpu);
   EXPECT_EQ(cpu_batches.note, "");  // nothing to say: the batches are on the CPU
   const std::pair<DecodeDevice, NvjpegProbe> cases[] = {
-      {kNoCudaDevice, kFound}, {kCudaBatches, kMissing}, {kCudaBatches, kFound}};
+      {kNoCudaDevice, kFound}, {kCudaBatches, kMissing}, {kCudaBatches, kFound}};  // stoker train: CPU
   for (const auto& [device, probe] : cases) {
     const DecodeChoice choice = choose_decode(DecodeMode::kAuto, device, probe, FrontEnd::kCommandLine);
     EXPECT_EQ(choice.use, DecodeMode::kCpu);

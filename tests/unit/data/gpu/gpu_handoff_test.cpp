@@ -187,6 +187,8 @@ TEST(GpuHandoffTest, WhatTheGpuCannotFinishIsRefusedNamingIt) {
   LoaderOptions cached = options_for(GpuHandoff::kAll);
   cached.cache_decoded_bytes = 1 << 20;
   EXPECT_EQ(gpu_handoff_blocker(cached, *source), "the decoded cache keeps CPU-decoded images");
+  EXPECT_EQ(gpu_handoff_blocker(options_for(GpuHandoff::kAll, "RandomResizedCrop(64)"), *source),
+            "the chain's float32 output is written on the CPU (the GPU finishes uint8 batches)");
 }
 
 TEST(GpuHandoffTest, RedoOnCpuRefusesASlotWithoutAGpuSample) {
