@@ -19,6 +19,12 @@
 #                               three ways: stoker.DataLoader(device="cuda"), torch's
 #                               DataLoader, and one synthetic batch already on the GPU
 #                               (bench/pytorch_train_images.py --loader)
+#                      decode   after python (its package and JPEGs): GPU JPEG decoding,
+#                               bench/gpu_decode_checks.py (decode="gpu" pixels against "cpu"
+#                               over 200 batches, decode-only images/s for cpu, gpu and auto,
+#                               device memory over 20 epochs), then ResNet-18 at 176 px, bf16,
+#                               channels_last from Python: synthetic, torch's DataLoader, and
+#                               stoker with decode cpu, gpu and auto
 #                      build    configure and build (stoker, tests, bench programs)
 #                      tests    the Cuda* tests alone (on a GPU none may skip), then ctest
 #                      check    stoker check (device, H2D copy rates, matmul per precision)
@@ -55,9 +61,9 @@ die() { echo "gpu_acceptance: $*" >&2; exit 2; }
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(cd "$SCRIPT_DIR/.." && pwd)
 PY=${PYTHON:-python3}
-OUT=gpu-acceptance BUILD= DEPS= STEPS=python,build,tests,check,optim,train,doctor,loader,features,compare
+OUT=gpu-acceptance BUILD= DEPS= STEPS=python,decode,build,tests,check,optim,train,doctor,loader,features,compare
 IMAGES=8000 MODEL=resnet50 BATCH=128 DRY=0 WORKERS= AMP_LIST= PROGRAMS_ONLY=0
-ALL_STEPS=" python build tests check optim train doctor loader features compare "
+ALL_STEPS=" python decode build tests check optim train doctor loader features compare "
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -255,6 +261,29 @@ if not os.path.isdir(root):
     text+="$loader at $workers workers $rate  "
   done
   row python-train info 0 "$MODEL, batch $BATCH, amp $PY_AMP, samples/s: $text"
+fi
+
+# ----------------------------------------------------------------------------------- decode
+if wants decode && [[ $DRY -eq 1 ]]; then
+  row decode info 0 "skipped: GPU decoding needs a CUDA device"
+elif wants decode; then
+  site=$BUILD-python-site py_images=$BUILD/pil-images-$IMAGES
+  run decode-checks 540 env PYTHONPATH="$site" "$PY" "$SCRIPT_DIR/gpu_decode_checks.py" --data "$py_images" \
+    --workers "$NPROC"
+  verdict decode-checks 0 "$(grep '^{' "$LOGS/decode-checks.log" | tr '\n' ' ' | cut -c1-900)"
+  text=
+  for r in synthetic:cpu torch:cpu stoker:cpu stoker:gpu stoker:auto; do
+    loader=${r%%:*} decode=${r#*:} name=decode-resnet18-${r/:/-}
+    run "$name" 420 env PYTHONPATH="$site" "$PY" "$SCRIPT_DIR/pytorch_train_images.py" \
+      --data "$py_images" --model resnet18 --batch-size 256 --workers "$NPROC" --size 176 \
+      --max-steps $((COMPARE_STEPS + 20)) --warmup-steps 20 --device "$DEVICE" --amp "$PY_AMP" \
+      --loader "$loader" --decode "$decode" --json
+    rate=$(grep -v '^\$ ' "$LOGS/$name.log" | grep '^{' |
+      "$PY" -c 'import json,sys; print(round(json.load(sys.stdin)["samples_per_sec"]))' 2>/dev/null || echo '?')
+    verdict "$name" 0 "$rate samples/s"
+    text+="$loader/$decode $rate  "
+  done
+  row decode-resnet18 info 0 "resnet18 at 176 px, batch 256, amp $PY_AMP, samples/s: $text"
 fi
 
 # ------------------------------------------------------------------------------------ build

@@ -14,7 +14,6 @@ import argparse
 import json
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pytorch_loader import PeakRssSampler, timed_batches  # noqa: E402  (one way of measuring)

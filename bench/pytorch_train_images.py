@@ -40,7 +40,8 @@ records.
 - torch (default): the DataLoader above;
 - stoker: stoker.DataLoader (the Python package, which must be importable) with the same
   chain as a string, --workers threads, device=--device and channels_last on CUDA: batches
-  arrive on the GPU, uint8 copied on a side stream and normalised there;
+  arrive on the GPU, uint8 copied on a side stream and normalised there; --decode gpu or auto
+  has nvJPEG decode the JPEGs on the GPU;
 - synthetic: one random batch made on the device once and given every step, as many steps per
   epoch as the folder gives: the model's own pace with no input pipeline (the ceiling the
   other two are measured against).
@@ -70,7 +71,7 @@ def make_loader(args, dataset, device, memory_format):
         return stoker.DataLoader(args.data, batch_size=args.batch_size, shuffle=True, seed=args.seed,
                                  num_workers=args.workers, transforms=f"RandomResizedCrop({args.size}), "
                                  "RandomHorizontalFlip(), Normalize", device=device.type,
-                                 channels_last=memory_format == torch.channels_last)
+                                 channels_last=memory_format == torch.channels_last, decode=args.decode)
     if args.loader == "synthetic":
         gen = torch.Generator(device=device)
         gen.manual_seed(args.seed)
@@ -100,6 +101,8 @@ def main() -> int:
     ap.add_argument("--amp", default="off", choices=("off", "bf16", "fp16"))
     ap.add_argument("--loader", default="torch", choices=("torch", "stoker", "synthetic"),
                     help="what feeds the loop (default torch; see the top of this file)")
+    ap.add_argument("--decode", default="cpu", choices=("cpu", "gpu", "auto"),
+                    help="--loader stoker: where JPEGs are decoded (default cpu)")
     ap.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     args = ap.parse_args()
     for name in ("batch_size", "threads", "max_steps", "size"):
@@ -234,6 +237,7 @@ def main() -> int:
         print(json.dumps({
             "framework": "pytorch",
             "loader": args.loader,
+            "decode": args.decode if args.loader == "stoker" else None,
             "model": args.model,
             "parameters": params,
             "classes": classes,

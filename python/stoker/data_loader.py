@@ -11,7 +11,6 @@ import os
 import sys
 import threading
 import time
-import warnings
 import weakref
 
 import torch

@@ -100,15 +100,18 @@ std::string formats_section() {
 
 std::string transforms_section() {
   std::string out(text::kTransforms);
-  out += "| Transform | Parameters | `RandomApply` | Evaluation | Feature vectors |\n|---|---|---|---|---|\n";
+  out +=
+      "| Transform | Parameters | `RandomApply` | Evaluation | Feature vectors | After GPU decoding |\n"
+      "|---|---|---|---|---|---|\n";
   for (const TransformOp* op : data::ops::registry()) {
     const std::string link = "(#" + anchor(heading(*op)) + ")";
     for (const OpName& n : op->names) {
       if (!n.listed) continue;
       const std::string params = params_text(n);
       out +=
-          fmt::format("| [{}]{} | {} | {} | {} | {} |\n", code(n.name), link, params.empty() ? "\u2013" : code(params),
-                      wrap_text(*op), eval_text(n), op->on_features ? "yes" : "no");
+          fmt::format("| [{}]{} | {} | {} | {} | {} | {} |\n", code(n.name), link,
+                      params.empty() ? "\u2013" : code(params), wrap_text(*op), eval_text(n),
+                      op->on_features ? "yes" : "no", op->on_gpu ? "on the GPU" : "CPU decoding");
     }
   }
   for (const TransformOp* op : data::ops::registry()) {

@@ -43,7 +43,10 @@ The chain runs in one fixed order whatever order it is written in: geometry (wit
 automatic augmentation, `ColorJitter`, `RandomGrayscale`, `GaussianBlur`, the colour operations,
 `Normalize`, `RandomErasing` (`include/stoker/data/transform.h`). Evaluation (the validation
 chain, and `stoker evaluate`'s) makes each random transform its fixed counterpart or drops it:
-the table says what it makes of each transform's example below.
+the table says what it makes of each transform's example below. With `decode="gpu"`
+(`stoker.DataLoader(device="cuda")`), the GPU finishes the transforms marked "on the GPU"
+after nvJPEG; a chain with any other transform, or with a `Float16` output, decodes on the CPU
+("CPU decoding"; [decode.md](../design/decode.md#gpu-decoding)).
 
 )md";
 

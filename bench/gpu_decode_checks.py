@@ -1,0 +1,132 @@
+"""The GPU decoding checks only a machine with an NVIDIA GPU can run (docs/TESTING.md's pending
+list): stoker.DataLoader(device="cuda", decode="gpu") against decode="cpu" on the same files.
+
+  python bench/gpu_decode_checks.py --data DIR [--iterations 200] [--epochs 20] [--workers N]
+
+- what decodes: the nvJPEG found and the decoder ("hardware engine (7 engines) + CUDA path");
+- pixels: --iterations batches with decode="gpu" and with decode="cpu" (same seed, ToUint8,
+  no Normalize, so the batches are the decoders' pixels resampled alike), each pair compared:
+  mean and max absolute difference, and the batches whose mean is over the stage's tolerance
+  (the ordering check: nvJPEG's hardware batched path was reported on H100 to write into memory
+  a stream still used; 0 such batches expected). Each epoch's first GPU batch is also checked
+  by the loader itself;
+- rate: decode-only images/s (batches drawn and synchronised, no model) with decode cpu, gpu
+  and auto, and the share of samples the workers left to the GPU and nvJPEG gave back;
+- memory: the device memory in use (cudaMemGetInfo, which sees nvJPEG's own allocations)
+  after each of --epochs epochs with decode="gpu": it should stay flat.
+
+One JSON object per check on stdout; progress on stderr. Exit 1 when a check fails.
+"""
+import argparse
+import json
+import sys
+import time
+
+import torch
+
+import stoker
+from stoker import _gpu_decode
+
+
+def say(text):
+    print(text, file=sys.stderr, flush=True)
+
+
+def emit(**record):
+    print(json.dumps(record), flush=True)
+
+
+def loader(args, decode, transforms, seed=0):
+    return stoker.DataLoader(args.data, batch_size=args.batch_size, num_workers=args.workers, shuffle=True,
+                             seed=seed, transforms=transforms, device="cuda", decode=decode)
+
+
+def check_pixels(args):
+    chain = f"RandomResizedCrop({args.size}), RandomHorizontalFlip(), ToUint8"
+    gpu, cpu = loader(args, "gpu", chain), loader(args, "cpu", chain)
+    emit(check="decoder", decode=gpu.decode, description=gpu._gpu_stage.decoder.description if gpu._gpu_stage else None)
+    if gpu.decode != "gpu":
+        return False
+    means, worst, over, done = [], 0.0, 0, 0
+    while done < args.iterations:  # each pass over the loaders is their next epoch
+        for (x, _), (y, _) in zip(gpu, cpu):
+            d = (x.int() - y.int()).abs()
+            mean = d.float().mean().item()
+            means.append(mean)
+            worst = max(worst, d.max().item())
+            over += mean > _gpu_decode.TOLERANCE
+            done += 1
+            if done >= args.iterations:
+                break
+    stage = gpu._gpu_stage
+    emit(check="pixels", batches=done, mean_of_means=sum(means) / len(means), largest_mean=max(means), max=worst,
+         batches_over_tolerance=over, tolerance=_gpu_decode.TOLERANCE, decoded_on_gpu=stage.decoded,
+         made_on_cpu_after_nvjpeg=stage.fallbacks)
+    return over == 0
+
+
+def rate(args, decode):
+    chain = f"RandomResizedCrop({args.size}), RandomHorizontalFlip(), Normalize"
+    data = loader(args, decode, chain)
+    images, started = 0, None
+    for i, (x, _) in enumerate(data):
+        if i == args.warmup:
+            torch.cuda.synchronize()
+            started, images = time.perf_counter(), 0
+        images += x.shape[0]
+        if i >= args.warmup + args.rate_batches:
+            break
+    torch.cuda.synchronize()
+    seconds = time.perf_counter() - started
+    stage = data._gpu_stage
+    emit(check="rate", decode=decode, used=data.decode, images_per_s=images / seconds, workers=args.workers,
+         decoded_on_gpu=stage.decoded if stage else 0, made_on_cpu_after_nvjpeg=stage.fallbacks if stage else 0)
+
+
+def memory(args):
+    chain = f"RandomResizedCrop({args.size}), RandomHorizontalFlip(), Normalize"
+    data = loader(args, "gpu", chain)
+    used = []
+    for epoch in range(args.epochs):
+        for i, (x, _) in enumerate(data):
+            if i >= args.memory_batches:
+                break
+        torch.cuda.synchronize()
+        free, total = torch.cuda.mem_get_info()
+        used.append((total - free) / 2**20)
+        say(f"epoch {epoch}: {used[-1]:.0f} MiB in use")
+    growth = used[-1] - used[1] if len(used) > 1 else 0.0
+    emit(check="memory", epochs=args.epochs, mib_in_use=[round(u) for u in used], growth_after_epoch_1_mib=growth)
+    return growth < 64
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", required=True, help="an ImageFolder of JPEGs")
+    ap.add_argument("--size", type=int, default=224)
+    ap.add_argument("--batch-size", type=int, default=256)
+    ap.add_argument("--workers", type=int, default=16)
+    ap.add_argument("--iterations", type=int, default=200, help="batch pairs compared (default 200)")
+    ap.add_argument("--warmup", type=int, default=10, help="batches left out of the rate")
+    ap.add_argument("--rate-batches", type=int, default=60, help="batches timed per decode")
+    ap.add_argument("--epochs", type=int, default=20, help="epochs of the memory check")
+    ap.add_argument("--memory-batches", type=int, default=20, help="batches per epoch of the memory check")
+    ap.add_argument("--checks", default="pixels,rate,memory")
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        say("gpu_decode_checks: no CUDA device")
+        return 1
+    ok = True
+    checks = args.checks.split(",")
+    if "pixels" in checks:
+        ok &= check_pixels(args)
+    if "rate" in checks:
+        for decode in ("cpu", "gpu", "auto"):
+            rate(args, decode)
+    if "memory" in checks:
+        ok &= memory(args)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
