@@ -6,18 +6,19 @@ import torch
 from PIL import Image
 
 
-def write_image_folder(root, classes=3, per_class=8, kind="png", seed=0):
+def write_image_folder(root, classes=3, per_class=8, kind="png", seed=0, sides=(40, 90), noise=8, quality=95):
+    """`classes` folders of `per_class` images, each side in [sides[0], sides[1])."""
     rng = np.random.default_rng(seed)
     for c in range(classes):
         folder = root / f"class_{c}"
         folder.mkdir(parents=True)
         for i in range(per_class):
-            h, w = int(rng.integers(40, 90)), int(rng.integers(40, 90))
+            h, w = int(rng.integers(*sides)), int(rng.integers(*sides))
             # Smooth content (a gradient plus noise), as photos are, so JPEG keeps it close.
             y, x = np.mgrid[0:h, 0:w]
             base = np.stack([(x * 3 + c * 40) % 256, (y * 2 + i * 20) % 256, (x + y) % 256], axis=-1)
-            pixels = np.clip(base + rng.integers(-8, 9, size=base.shape), 0, 255).astype(np.uint8)
-            Image.fromarray(pixels).save(folder / f"img_{i:03d}.{kind}", quality=95) if kind == "jpg" else \
+            pixels = np.clip(base + rng.integers(-noise, noise + 1, size=base.shape), 0, 255).astype(np.uint8)
+            Image.fromarray(pixels).save(folder / f"img_{i:03d}.{kind}", quality=quality) if kind == "jpg" else \
                 Image.fromarray(pixels).save(folder / f"img_{i:03d}.{kind}")
     return root
 

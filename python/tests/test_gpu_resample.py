@@ -12,6 +12,8 @@ from PIL import Image
 import stoker
 from stoker._gpu_resample import resample_batch
 
+from conftest import write_image_folder
+
 
 def loader_batches(folder, chain, batches=2, batch_size=12):
     loader = stoker.DataLoader(folder, batch_size=batch_size, shuffle=True, seed=5, transforms=chain + ", ToUint8",
@@ -94,24 +96,12 @@ def test_float64_boxes_give_the_loaders_batch_exactly(png_folder, filter):
         assert torch.equal(out, x), (out.int() - x.int()).abs().max()
 
 
-def write_large_jpegs(root, count=12, seed=3):
-    """JPEGs of 150 to 260 pixels a side (4:2:0), large enough against a 24-pixel output for the
-    CPU decoder to decode at 1/2, 1/4 and 1/8 scale."""
-    rng = np.random.default_rng(seed)
-    folder = root / "class_0"
-    folder.mkdir(parents=True)
-    for i in range(count):
-        h, w = int(rng.integers(150, 260)), int(rng.integers(150, 260))
-        y, x = np.mgrid[0:h, 0:w]
-        base = np.stack([(x * 3 + i * 40) % 256, (y * 2 + i * 20) % 256, (x + y) % 256], axis=-1)
-        pixels = np.clip(base + rng.integers(-20, 21, size=base.shape), 0, 255).astype(np.uint8)
-        Image.fromarray(pixels).save(folder / f"img_{i:03d}.jpg", quality=90)
-    return root
-
-
 @pytest.fixture(scope="module")
 def large_jpegs(tmp_path_factory):
-    return write_large_jpegs(tmp_path_factory.mktemp("large_jpegs"))
+    # 150 to 260 pixels a side (4:2:0), large enough against a 24-pixel output for the CPU
+    # decoder to decode at 1/2, 1/4 and 1/8 scale.
+    return write_image_folder(tmp_path_factory.mktemp("large_jpegs"), classes=1, per_class=12, kind="jpg", seed=3,
+                              sides=(150, 260), noise=20, quality=90)
 
 
 def decode_window(path, box, out_w, out_h, support):

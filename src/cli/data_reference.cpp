@@ -108,10 +108,9 @@ std::string transforms_section() {
     for (const OpName& n : op->names) {
       if (!n.listed) continue;
       const std::string params = params_text(n);
-      out +=
-          fmt::format("| [{}]{} | {} | {} | {} | {} | {} |\n", code(n.name), link,
-                      params.empty() ? "\u2013" : code(params), wrap_text(*op), eval_text(n),
-                      op->on_features ? "yes" : "no", op->on_gpu ? "on the GPU" : "CPU decoding");
+      out += fmt::format("| [{}]{} | {} | {} | {} | {} | {} |\n", code(n.name), link,
+                         params.empty() ? "\u2013" : code(params), wrap_text(*op), eval_text(n),
+                         op->on_features ? "yes" : "no", op->on_gpu ? "on the GPU" : "CPU decoding");
     }
   }
   for (const TransformOp* op : data::ops::registry()) {

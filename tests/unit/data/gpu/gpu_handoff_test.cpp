@@ -60,6 +60,23 @@ LoaderOptions options_for(GpuHandoff handoff, const std::string& chain =
   return options;
 }
 
+// Calls visit(sample, batch, slot) for every sample one epoch of `loader` leaves for the GPU;
+// returns how many there were.
+template <typename Visit>
+int for_each_gpu_sample(Loader& loader, Visit visit) {
+  loader.start_epoch(0);
+  int handed = 0;
+  for (Batch batch = loader.next(); batch; batch = loader.next()) {
+    for (int slot = 0; slot < batch.size(); ++slot) {
+      if (const GpuSample* g = batch.gpu_sample(slot)) {
+        ++handed;
+        visit(*g, batch, slot);
+      }
+    }
+  }
+  return handed;
+}
+
 std::vector<uint8_t> slot_bytes(const Batch& batch, int slot) {
   const size_t n = batch.bytes() / static_cast<size_t>(batch.size());
   const auto* p = static_cast<const uint8_t*>(batch.data()) + static_cast<size_t>(slot) * n;
@@ -126,16 +143,8 @@ TEST(GpuHandoffTest, HardwareOnlyKeepsWhatOnlyTheCudaPathTakesOnTheCpu) {
   make_folder(dir, 4);
   const std::shared_ptr<const Source> source = open_source(dir.str());
   Loader loader(source, options_for(GpuHandoff::kHardware));
-  loader.start_epoch(0);
-  int handed = 0;
-  for (Batch batch = loader.next(); batch; batch = loader.next()) {
-    for (int slot = 0; slot < batch.size(); ++slot) {
-      const GpuSample* g = batch.gpu_sample(slot);
-      if (g == nullptr) continue;
-      ++handed;
-      EXPECT_TRUE(g->hardware);
-    }
-  }
+  const int handed =
+      for_each_gpu_sample(loader, [](const GpuSample& g, const Batch&, int) { EXPECT_TRUE(g.hardware); });
   EXPECT_EQ(handed, 5);  // the 4 baseline files and the cut file's substitute
 }
 
@@ -144,23 +153,16 @@ TEST(GpuHandoffTest, WithoutAnEngineEveryJpegGoesWholeAndAtFullScaleToTheCudaPat
   make_folder(dir, 4);
   const std::shared_ptr<const Source> source = open_source(dir.str());
   Loader loader(source, options_for(GpuHandoff::kCudaPath));
-  loader.start_epoch(0);
-  int handed = 0;
-  for (Batch batch = loader.next(); batch; batch = loader.next()) {
-    for (int slot = 0; slot < batch.size(); ++slot) {
-      const GpuSample* g = batch.gpu_sample(slot);
-      if (g == nullptr) continue;
-      ++handed;
-      EXPECT_FALSE(g->hardware);
-      EXPECT_EQ(g->scale_num, 8);
-      EXPECT_EQ(g->window_x, 0);
-      EXPECT_EQ(g->window_y, 0);
-      EXPECT_EQ(g->window_width, g->scaled_width);
-      EXPECT_EQ(g->window_height, g->scaled_height);
-      EXPECT_EQ(g->scaled_width, batch.record(slot).source_width);
-      EXPECT_EQ(g->scaled_height, batch.record(slot).source_height);
-    }
-  }
+  const int handed = for_each_gpu_sample(loader, [](const GpuSample& g, const Batch& batch, int slot) {
+    EXPECT_FALSE(g.hardware);
+    EXPECT_EQ(g.scale_num, 8);
+    EXPECT_EQ(g.window_x, 0);
+    EXPECT_EQ(g.window_y, 0);
+    EXPECT_EQ(g.window_width, g.scaled_width);
+    EXPECT_EQ(g.window_height, g.scaled_height);
+    EXPECT_EQ(g.scaled_width, batch.record(slot).source_width);
+    EXPECT_EQ(g.scaled_height, batch.record(slot).source_height);
+  });
   EXPECT_EQ(handed, 6);  // the 4 baseline files, the progressive one and the cut file's substitute
 }
 
