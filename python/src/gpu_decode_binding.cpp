@@ -1,7 +1,10 @@
 #include "gpu_decode_binding.h"
 
+#include <fmt/format.h>
+#include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -9,7 +12,9 @@
 
 #include "bindings.h"
 #include "loader_handle.h"
+#include "stoker/core/error.h"
 #include "stoker/data/gpu_decoder.h"
+#include "stoker/data/transform.h"
 
 namespace py = pybind11;
 
@@ -51,21 +56,81 @@ class GpuDecoderHandle {
   std::vector<data::GpuDecodeOutcome> outcomes_;
 };
 
+// One axis's taps of several samples, padded to the most taps: (index, weight).
+py::tuple padded_taps(const std::vector<const data::FilterTaps*>& axes, int out_size) {
+  int taps = 1;
+  for (const data::FilterTaps* a : axes) taps = std::max(taps, a->taps);
+  const auto n = static_cast<py::ssize_t>(axes.size());
+  py::array_t<int32_t> index({n, static_cast<py::ssize_t>(out_size), static_cast<py::ssize_t>(taps)});
+  py::array_t<float> weight({n, static_cast<py::ssize_t>(out_size), static_cast<py::ssize_t>(taps)});
+  int32_t* i = index.mutable_data();
+  float* w = weight.mutable_data();
+  std::fill_n(i, index.size(), 0);
+  std::fill_n(w, weight.size(), 0.0f);
+  for (size_t s = 0; s < axes.size(); ++s) {
+    const data::FilterTaps& a = *axes[s];
+    for (int o = 0; o < out_size; ++o) {
+      const size_t to = (s * out_size + o) * taps, from = static_cast<size_t>(o) * a.taps;
+      std::copy_n(a.index.begin() + static_cast<ptrdiff_t>(from), a.taps, i + to);
+      std::copy_n(a.weight.begin() + static_cast<ptrdiff_t>(from), a.taps, w + to);
+    }
+  }
+  return py::make_tuple(index, weight);
+}
+
 }  // namespace
+
+py::tuple gpu_taps_of(const data::Batch& batch, const std::vector<int>& slots) {
+  std::vector<const data::FilterTaps*> columns, rows;
+  for (const int slot : slots) {
+    const data::GpuSample* g = slot >= 0 && slot < batch.size() ? batch.gpu_sample(slot) : nullptr;
+    if (g == nullptr) throw UsageError(fmt::format("gpu_taps: slot {} of the batch has no sample for the GPU", slot));
+    columns.push_back(&g->columns);
+    rows.push_back(&g->rows);
+  }
+  const std::vector<int64_t> shape = batch.shape();  // (N, C, H, W) or (N, H, W, C)
+  const bool nchw = batch.layout() == data::Layout::kNCHW;
+  const int height = static_cast<int>(shape[nchw ? 2 : 1]), width = static_cast<int>(shape[nchw ? 3 : 2]);
+  const py::tuple c = padded_taps(columns, width), r = padded_taps(rows, height);
+  return py::make_tuple(c[0], c[1], r[0], r[1]);
+}
 
 py::list gpu_samples_of(const data::Batch& batch) {
   py::list out;
   for (int slot = 0; slot < batch.size(); ++slot) {
     const data::GpuSample* g = batch.gpu_sample(slot);
     if (g == nullptr) continue;
-    out.append(py::make_tuple(slot, g->window_width, g->window_height,
-                              py::make_tuple(g->crop.x, g->crop.y, g->crop.width, g->crop.height), g->flip, g->vflip,
-                              g->clamp_to_region));
+    out.append(py::make_tuple(slot, g->window_width, g->window_height));
   }
   return out;
 }
 
 void bind_gpu_decode(py::module_& m) {
+  m.def(
+      "filter_taps",
+      [](int in_size, double start, double length, int out_size, bool clamp_to_region, bool mirror,
+         const std::string& filter) {
+        if (filter != "bilinear" && filter != "bicubic") {
+          throw UsageError("filter must be 'bilinear' or 'bicubic' (got '" + filter + "')");
+        }
+        if (in_size < 1 || out_size < 1) {
+          throw UsageError(
+              fmt::format("filter_taps needs in_size and out_size >= 1 (got {} and {})", in_size, out_size));
+        }
+        data::FilterTaps taps;
+        data::filter_taps(in_size, start, length, out_size, clamp_to_region, mirror,
+                          filter == "bicubic" ? data::ResampleFilter::kBicubic : data::ResampleFilter::kBilinear,
+                          &taps);
+        return padded_taps({&taps}, out_size);
+      },
+      "The CPU resampler's taps along one axis (stoker/data/transform.h's filter_taps): (index, weight) of shape "
+      "(1, out_size, taps), int32 and float32",
+      py::arg("in_size"), py::arg("start"), py::arg("length"), py::arg("out_size"), py::arg("clamp_to_region"),
+      py::arg("mirror"), py::arg("filter"));
+  m.def(
+      "gpu_taps", [](const PyBatch& batch, const std::vector<int>& slots) { return gpu_taps_of(*batch.batch, slots); },
+      "The filter taps of the batch's GPU samples at `slots`: (column index, column weight, row index, row weight)",
+      py::arg("batch"), py::arg("slots"));
   py::class_<GpuDecoderHandle>(m, "GpuDecoder")
       .def(py::init<const std::vector<std::string>&, int, int, int, int>(), py::arg("nvjpeg_dirs"), py::kw_only(),
            py::arg("channels") = 3, py::arg("max_batch_size") = 256, py::arg("preallocate_width") = 0,

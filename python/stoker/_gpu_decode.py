@@ -12,8 +12,9 @@ each batch, on the feed's side stream, GpuDecodeStage:
 2. makes on the CPU, into the host batch, every file nvJPEG refused or failed on
    (``Loader.redo_on_cpu``: a damaged file is reported and substituted as on the CPU);
 3. after the host batch is copied to the device (the feed's copy), resamples the windows into
-   their slots (``_gpu_resample.resample_batch``: the CPU path's crop, antialiased resize and
-   flips, to the bit), so the batch is the CPU path's but for the decoders' own rounding;
+   their slots with the filter tables the workers built (``_gpu_resample.resample_with_taps``:
+   the CPU path's crop, antialiased resize and flips, to the bit), so the batch is the CPU
+   path's but for the decoders' own rounding;
 4. checks the first GPU batch of every epoch: one of its samples is also made on the CPU, and
    a mean difference over ``TOLERANCE`` (uint8 levels) raises RuntimeError in one line rather
    than train on wrong pixels (the engine was also reported to return success for images it
@@ -24,7 +25,7 @@ Not thread-safe: one stage per feed, used from the consumer's thread.
 import torch
 
 from . import _stoker
-from ._gpu_resample import resample_batch
+from ._gpu_resample import resample_with_taps
 
 # Mean absolute difference, in uint8 levels, allowed between a sample decoded by nvJPEG and the
 # same sample decoded by libjpeg-turbo (their inverse DCTs and upsampling round differently);
@@ -50,12 +51,13 @@ class GpuDecodeStage:
 
     def decode(self, batch, stream):
         """Step 1 and 2 for `batch` on `stream` (current): the windows of the samples left on
-        the GPU, as (slots, windows, boxes, flips, clamp) for finish(); None when none are."""
+        the GPU, as (slots, windows, filter tables, the slot checked or None) for finish(); None
+        when none are."""
         items = batch.gpu
         if not items:
             return None
         channels = 3
-        windows = [torch.empty((h, w, channels), dtype=torch.uint8, device=self.device) for _, w, h, *_ in items]
+        windows = [torch.empty((h, w, channels), dtype=torch.uint8, device=self.device) for _, w, h in items]
         slots = [item[0] for item in items]
         stream.synchronize()
         results = self.decoder.decode(batch, slots, [t.data_ptr() for t in windows],
@@ -71,24 +73,25 @@ class GpuDecodeStage:
         self.decoded += len(kept)
         if not kept:
             return None
+        slots = [item[0] for item, _ in kept]
+        # The workers' filter tables for them (the CPU resampler's), taken before a redo drops one.
+        taps = [torch.from_numpy(a).to(self.device) for a in _stoker.gpu_taps(batch, slots)]
         check = None
         if self._checked_epoch != batch.epoch:  # made on the CPU too, before the host batch is copied
             self._checked_epoch = batch.epoch
-            check = kept[0][0][0]
+            check = slots[0]
             self.loader.redo_on_cpu(batch, check)
-        clamp = kept[0][0][6]
-        return ([item[0] for item, _ in kept], [window for _, window in kept],
-                torch.tensor([item[3] for item, _ in kept], dtype=torch.float64),
-                torch.tensor([[item[4], item[5]] for item, _ in kept], dtype=torch.bool), clamp, check)
+        return slots, [window for _, window in kept], taps, check
 
     def finish(self, decoded, inputs, batch):
         """Step 3 and 4, on the stream decode() ran on, after the host batch was copied into
         `inputs` (uint8, (N, C, H, W) in any layout): the windows resampled into their slots."""
         if decoded is None:
             return
-        slots, windows, boxes, flips, clamp, check = decoded
+        slots, windows, (column_index, column_weight, row_index, row_weight), check = decoded
         made = torch.empty((len(slots),) + tuple(inputs.shape[1:]), dtype=torch.uint8, device=self.device)
-        resample_batch(windows, boxes, flips, made, filter=self.loader.resample, clamp_to_box=clamp)
+        resample_with_taps(windows, (column_index, column_weight), (row_index, row_weight), made,
+                           bicubic=self.loader.resample == "bicubic")
         if check is not None:
             k = slots.index(check)
             difference = (made[k].int() - inputs[check].int()).abs().float().mean().item()

@@ -2,7 +2,9 @@
 a batch, in torch, with the CPU path's arithmetic (src/data/transform/resample.cpp), so that it
 runs on whichever device the windows are on and gives the CPU path's pixels.
 
-``resample_batch(windows, boxes, flips, out, filter="bilinear", clamp_to_box=False)``
+``resample_batch(windows, boxes, flips, out, filter="bilinear", clamp_to_box=False)``; and
+``resample_with_taps(windows, columns, rows, out, bicubic=False)``, the same with the filter
+tables given (what the device feed uses: the workers built them).
 
 - ``windows``: N uint8 tensors (h_i, w_i, C), C 1 or 3, HWC as a decoder writes them (a list or
   tuple; or one (N, h, w, C) tensor when all have one size), all on ``out``'s device. Each is the
@@ -31,15 +33,14 @@ left to the CPU path: padding (Pad, RandomCrop's padding, a crop larger than the
 past its window is refused), the transforms after the geometry (rotation, colour, erasing, ...)
 and RGB to grey.
 
-Arithmetic, as the CPU path's: per axis a table of taps built in float64 exactly as its
-build_table (Pillow's precompute_coeffs: centre, truncated tap range, triangle or cubic kernel,
-weights summed in tap order and normalised, then float32), on the host; then on the device, a
-horizontal pass over the rows the vertical pass reads and a vertical pass, each a float32 sum
-of weight * pixel in tap order, one tap at a time (a multiply, then an add: no fused
-multiply-add), so each output value is the CPU path's float to the bit; uint8 is
-int(v + 0.5) clamped to [0, 255]. A horizontal flip reverses the horizontal table's outputs,
-a vertical flip the vertical table's, as the CPU path flips. Summing in another order (a
-matmul, float64) is not equal: it moves values that sit at a rounding edge by 1.
+Arithmetic, as the CPU path's: per axis the CPU resampler's own filter table (``filter_taps``
+in stoker/data/transform.h, Pillow's precompute_coeffs), which the loader's workers build for
+each GPU sample (``resample_with_taps``; ``resample_batch`` asks for them per box); then on the
+device a horizontal pass over the rows the vertical pass reads and a vertical pass, each a
+float32 sum of weight * pixel in tap order, one tap at a time (a multiply, then an add: no
+fused multiply-add), so each output value is the CPU path's float to the bit; uint8 is
+int(v + 0.5) clamped to [0, 255]. A flip is a table listing its outputs in reverse. Summing in
+another order (a matmul, float64) is not equal: it moves values that sit at a rounding edge by 1.
 
 Cost: per tap of each pass one gather of whole rows, one multiply and one add over the pass's
 output (N * C * rows read * W, then N * C * H * W floats), about 7 taps a pass for 500x375 to
@@ -53,7 +54,9 @@ the value, and what is allowed.
 """
 import torch
 
-_SUPPORT = {"bilinear": 1.0, "bicubic": 2.0}
+from . import _stoker
+
+_FILTERS = ("bilinear", "bicubic")
 _IMAGES_PER_PASS_ON_CPU = 4
 _SLACK = 0.01  # a box may poke out of its window by this much (float rounding, a float32 box), and is clipped
 
@@ -62,7 +65,7 @@ def resample_batch(windows, boxes, flips, out, filter="bilinear", clamp_to_box=F
     """Crops ``boxes`` out of ``windows``, resizes them to ``out``'s H x W with the CPU path's
     antialiased filter, flips them and writes them into ``out`` (N, C, H, W). Returns ``out``.
     The module's docstring is the contract."""
-    if filter not in _SUPPORT:
+    if filter not in _FILTERS:
         raise ValueError(f"filter={filter!r} is not one the resample has; use 'bilinear' or 'bicubic'")
     if not isinstance(out, torch.Tensor) or out.dim() != 4:
         raise ValueError(f"out must be a (N, C, H, W) tensor; got {_describe(out)}")
@@ -79,30 +82,64 @@ def resample_batch(windows, boxes, flips, out, filter="bilinear", clamp_to_box=F
     if n == 0 or out_h == 0 or out_w == 0:
         return out
 
-    support = _SUPPORT[filter]
-    heights = sizes[:, 0].to(torch.float64)
-    widths = sizes[:, 1].to(torch.float64)
-    x0 = boxes[:, 0].clamp(min=0).minimum(widths)
-    x1 = (boxes[:, 0] + boxes[:, 2]).maximum(x0).minimum(widths)
-    y0 = boxes[:, 1].clamp(min=0).minimum(heights)
-    y1 = (boxes[:, 1] + boxes[:, 3]).maximum(y0).minimum(heights)
-    cols, wx = _filter_table(x0, x1, sizes[:, 1], out_w, support, filter, clamp_to_box, hflip)
-    rows, wy = _filter_table(y0, y1, sizes[:, 0], out_h, support, filter, clamp_to_box, vflip)
+    columns = _taps_for_boxes(boxes[:, 0], boxes[:, 2], sizes[:, 1], out_w, clamp_to_box, hflip, filter)
+    rows = _taps_for_boxes(boxes[:, 1], boxes[:, 3], sizes[:, 0], out_h, clamp_to_box, vflip, filter)
+    return _resample(windows, sizes, columns, rows, filter == "bicubic", out)
 
+
+def resample_with_taps(windows, columns, rows, out, bicubic=False):
+    """resample_batch with the filter tables given: `columns` and `rows` are (index, weight) pairs
+    of (N, W, T) and (N, H, T) tensors (any integer type and device; float32 weights), each
+    output summing weight x pixel over its taps in order, as stoker._stoker.gpu_taps gives them
+    for a batch's GPU samples (the CPU resampler's own tables, built by the loader's workers).
+    `bicubic`: clamp each pass to [0, 255], as the bicubic filter does."""
+    if not isinstance(out, torch.Tensor) or out.dim() != 4:
+        raise ValueError(f"out must be a (N, C, H, W) tensor; got {_describe(out)}")
+    n, _, out_h, out_w = out.shape
+    windows, sizes = _check_windows(windows, n, out.device)
+    for name, (index, weight), size in (("columns", columns, out_w), ("rows", rows, out_h)):
+        if tuple(index.shape) != tuple(weight.shape) or index.dim() != 3 or index.shape[:2] != (n, size):
+            raise ValueError(f"{name} must be (index, weight) of shape ({n}, {size}, taps); got "
+                             f"{tuple(index.shape)} and {tuple(weight.shape)}")
+    if n == 0 or out_h == 0 or out_w == 0:
+        return out
+    return _resample(windows, sizes, columns, rows, bicubic, out)
+
+
+def _taps_for_boxes(start, length, sizes, out_size, clamp, mirror, filter):
+    """The CPU resampler's taps (stoker._stoker.filter_taps) along one axis of each window, padded
+    to the most: (index, weight) of shape (N, out_size, T)."""
+    taps = [_stoker.filter_taps(int(size), float(a), float(b), out_size, clamp, bool(m), filter)
+            for a, b, size, m in zip(start, length, sizes, mirror)]
+    most = max(index.shape[2] for index, _ in taps)
+    index = torch.zeros(len(taps), out_size, most, dtype=torch.int64)
+    weight = torch.zeros(len(taps), out_size, most, dtype=torch.float32)
+    for i, (ix, w) in enumerate(taps):
+        index[i, :, :ix.shape[2]] = torch.from_numpy(ix[0])
+        weight[i, :, :w.shape[2]] = torch.from_numpy(w[0])
+    return index, weight
+
+
+def _resample(windows, sizes, columns, rows, bicubic, out):
+    """Both passes for every image, with its tables, into `out`."""
+    n = out.shape[0]
+    cols, wx = columns[0].long().cpu(), columns[1]
+    rows_index, wy = rows[0].long().cpu(), rows[1]
     # Only the rows the vertical pass reads go through the horizontal pass.
-    rows_used = wy != 0
-    row_begin = torch.where(rows_used, rows, torch.full_like(rows, torch.iinfo(torch.int64).max)).amin(dim=(1, 2))
-    row_end = torch.where(rows_used, rows + 1, torch.zeros_like(rows)).amax(dim=(1, 2))
+    rows_used = (wy != 0).cpu()
+    row_begin = torch.where(rows_used, rows_index, torch.full_like(rows_index, torch.iinfo(torch.int64).max)).amin(
+        dim=(1, 2))
+    row_end = torch.where(rows_used, rows_index + 1, torch.zeros_like(rows_index)).amax(dim=(1, 2))
     # On a CPU, a few images at a time keep each pass's arrays in cache (measured 3.6x faster).
     per_pass = _IMAGES_PER_PASS_ON_CPU if out.device.type == "cpu" else n
     for lo in range(0, n, per_pass):
         hi = min(lo + per_pass, n)
         _resample_images(_stack(windows[lo:hi], sizes[lo:hi]), sizes[lo:hi], row_begin[lo:hi], row_end[lo:hi],
-                         cols[lo:hi], wx[lo:hi], rows[lo:hi], wy[lo:hi], filter, out[lo:hi])
+                         cols[lo:hi], wx[lo:hi], rows_index[lo:hi], wy[lo:hi], bicubic, out[lo:hi])
     return out
 
 
-def _resample_images(padded, sizes, row_begin, row_end, cols, wx, rows, wy, filter, out):
+def _resample_images(padded, sizes, row_begin, row_end, cols, wx, rows, wy, bicubic, out):
     """Both passes over (n, h_max, w_max, C) windows with their tables, written into `out`."""
     n, out_c, out_h, out_w = out.shape
     device = out.device
@@ -119,12 +156,12 @@ def _resample_images(padded, sizes, row_begin, row_end, cols, wx, rows, wy, filt
     columns = padded[image[:, None], pass_rows].permute(0, 2, 3, 1).contiguous()
     across = _tap_sum(lambda k: columns[image[:, None], cols[:, :, k]], lambda k: wx[:, :, k, None, None],
                       cols.shape[2])  # (n, W, C, span)
-    if filter == "bicubic":
+    if bicubic:
         across.clamp_(0, 255)
     across = across.permute(0, 3, 2, 1).contiguous()  # (n, span, C, W)
     result = _tap_sum(lambda k: across[image[:, None], rows[:, :, k]], lambda k: wy[:, :, k, None, None],
                       rows.shape[2])  # (n, H, C, W)
-    if filter == "bicubic":
+    if bicubic:
         result.clamp_(0, 255)
 
     planes = result.permute(0, 2, 1, 3)
@@ -143,72 +180,6 @@ def _tap_sum(pixels, weight, taps):
         torch.mul(pixels(k), weight(k), out=product)
         acc.add_(product)
     return acc
-
-
-def _filter_table(in0, in1, sizes, out_size, support, filter, clamp, mirror):
-    """Per image the taps of one axis (build_table in resample.cpp: Pillow's precompute_coeffs),
-    computed on the host in float64 as the CPU path does: source index (N, out_size, T) int64 and
-    weight (N, out_size, T) float32, a tap past an output's count weighing 0. `in0`, `in1`: the
-    box's edges, already clipped to the axis; `sizes`: the axis's length per image; `mirror`: the
-    outputs right to left, per image."""
-    n = in0.shape[0]
-    size = sizes.to(torch.float64)
-    if clamp:  # tap_limits: what the box covers
-        lo = in0.floor().clamp(min=0).minimum(size - 1)
-        hi = in1.ceil().maximum(lo + 1).minimum(size)
-    else:
-        lo = torch.zeros_like(size)
-        hi = size
-    lo, hi = lo[:, None], hi[:, None]
-    scale = (in1 - in0) / out_size
-    filterscale = scale.clamp(min=1.0)
-    support = (support * filterscale)[:, None]
-    ss = (1.0 / filterscale)[:, None]
-    max_taps = (support.ceil() * 2 + 1)
-    taps = int(max_taps.max())
-
-    center = in0[:, None] + (torch.arange(out_size, dtype=torch.float64) + 0.5) * scale[:, None]
-    # Truncation toward zero, not floor, as Pillow's "(int)(center - support + 0.5)".
-    xmin = ((center - support) + 0.5).trunc().maximum(lo)
-    xmax = ((center + support) + 0.5).trunc().minimum(hi)
-    count = (xmax - xmin).minimum(max_taps)
-
-    kernel = _triangle if filter == "bilinear" else _cubic
-    weights = torch.zeros(n, out_size, taps, dtype=torch.float64)
-    total = torch.zeros(n, out_size, dtype=torch.float64)
-    for j in range(taps):  # summed in tap order, as the CPU path sums them
-        k = kernel(((xmin + j) - center + 0.5) * ss).where(count > j, torch.zeros(()).double())
-        weights[:, :, j] = k
-        total += k
-    # Degenerate (empty) region: the nearest allowed pixel alone.
-    empty = (count <= 0) | (total <= 0)
-    if bool(empty.any()):
-        xmin = torch.where(empty, center.trunc().maximum(lo).minimum(hi - 1), xmin)
-        weights[empty] = 0.0
-        weights[:, :, 0] = torch.where(empty, torch.ones(()).double(), weights[:, :, 0])
-        total = torch.where(empty, torch.ones(()).double(), total)
-    weights = (weights / total[:, :, None]).to(torch.float32)
-    index = (xmin.long()[:, :, None] + torch.arange(taps)).minimum(sizes[:, None, None] - 1)
-    if bool(mirror.any()):
-        m = mirror.cpu()[:, None, None]
-        index = torch.where(m, index.flip(1), index)
-        weights = torch.where(m, weights.flip(1), weights)
-    return index, weights
-
-
-def _triangle(x):
-    x = x.abs()
-    return (1.0 - x).where(x < 1.0, torch.zeros(()).double())
-
-
-def _cubic(x):
-    """Pillow's bicubic_filter: Keys' cubic convolution with a = -0.5, as resample.cpp writes it."""
-    a = -0.5
-    x = x.abs()
-    near = ((a + 2.0) * x - (a + 3.0)) * x * x + 1
-    far = (((x - 5) * x + 8) * x - 4) * a
-    zero = torch.zeros(()).double()
-    return near.where(x < 1.0, far.where(x < 2.0, zero))
 
 
 def _check_windows(windows, n, device):

@@ -110,10 +110,10 @@ def test_pixels_that_differ_from_the_cpu_decoders_stop_the_run_in_one_line(photo
     cpu, gpu = loader(photos, "off"), loader(photos, "all")
     stage = _gpu_decode.GpuDecodeStage(gpu, decoder(fake_nvjpeg, monkeypatch), "cpu")
 
-    def dark(windows, boxes, flips, out, **kwargs):  # an engine that wrote nothing
+    def dark(windows, columns, rows, out, **kwargs):  # an engine that wrote nothing
         out.zero_()
 
-    monkeypatch.setattr(_gpu_decode, "resample_batch", dark)
+    monkeypatch.setattr(_gpu_decode, "resample_with_taps", dark)
     with pytest.raises(_gpu_decode.GpuDecodeError) as raised:
         list(epoch(cpu, gpu, stage))
     message = str(raised.value)

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "stoker/data/decode.h"
+#include "stoker/data/transform.h"
 
 namespace stoker::data {
 
@@ -49,6 +50,11 @@ struct GpuSample {
   bool vflip = false;  // mirror top-bottom (RandomVerticalFlip)
   // RandomResizedCrop keeps the filter inside the box (ResampleOptions::clamp_to_region).
   bool clamp_to_region = false;
+  // The resample of `crop` to the output size with the flips, as the CPU path's filter tables
+  // (filter_taps in transform.h): columns of the window to output columns, rows to rows. What
+  // the consumer resamples with: no table is built twice, nor on its thread.
+  FilterTaps columns;
+  FilterTaps rows;
   // The sample's random stream within its epoch: what Loader::redo_on_cpu draws with again.
   uint64_t rng_stream = 0;
 };

@@ -600,6 +600,24 @@ std::array<double, 6> affine_forward(const SampleParams& params, int out_w, int 
 void resample_region(std::vector<float>* out, std::vector<float>* scratch, const Image& src, const CropRect& region,
                      int out_w, int out_h);
 
+// One axis of the resampler's filter, for a consumer that resamples elsewhere (the GPU, after
+// nvJPEG: stoker/data/gpu_sample.h): output o is the sum over k < taps, in order, of
+// weight[o * taps + k] x input index[o * taps + k], in float32, one multiply and one add a tap
+// (no fused multiply-add): the CPU path's arithmetic, so its values to the bit. Taps past an
+// output's own count weigh 0 and name a pixel inside the axis.
+struct FilterTaps {
+  int taps = 0;
+  std::vector<int32_t> index;  // out_size x taps
+  std::vector<float> weight;   // out_size x taps
+};
+
+// The taps resample_region() uses along an axis of `in_size` pixels for [start, start + length)
+// (clipped to the axis, as it clips `region`) resampled to `out_size` outputs: `clamp_to_region`
+// and `filter` as ResampleOptions has them (src/data/transform/resample.h), `mirror` listing the
+// outputs in reverse (a flip). Grows nothing it does not own; thread-safe.
+void filter_taps(int in_size, double start, double length, int out_size, bool clamp_to_region, bool mirror,
+                 ResampleFilter filter, FilterTaps* out);
+
 class Source;
 
 // Per-feature mean and population standard deviation over every sample of `source` (which

@@ -459,7 +459,33 @@ void tap_limits(double x0, double x1, int size, bool clamp_to_region, int* lo, i
   *hi = std::clamp(static_cast<int>(std::ceil(x1)), *lo + 1, size);
 }
 
+// [start, start + length) clipped to an axis of `size` pixels, as [*a0, *a1).
+void clip_axis(double start, double length, int size, double* a0, double* a1) {
+  *a0 = std::clamp(start, 0.0, static_cast<double>(size));
+  *a1 = std::clamp(start + length, *a0, static_cast<double>(size));
+}
+
 }  // namespace
+
+void filter_taps(int in_size, double start, double length, int out_size, bool clamp_to_region, bool mirror,
+                 ResampleFilter filter, FilterTaps* out) {
+  static thread_local ResampleTables tables;
+  double a0 = 0, a1 = 0;
+  clip_axis(start, length, in_size, &a0, &a1);
+  int lo = 0, hi = 0;
+  tap_limits(a0, a1, in_size, clamp_to_region, &lo, &hi);
+  FilterTable& table = tables.horizontal;
+  build_table(&table, &tables, in_size, a0, a1, out_size, lo, hi, mirror, filter);
+  out->taps = table.taps;
+  const size_t n = static_cast<size_t>(out_size) * table.taps;
+  out->index.resize(n);
+  out->weight.assign(table.weights.begin(), table.weights.begin() + static_cast<ptrdiff_t>(n));
+  for (int o = 0; o < out_size; ++o) {
+    for (int k = 0; k < table.taps; ++k) {
+      out->index[static_cast<size_t>(o) * table.taps + k] = std::min(table.window[o] + k, in_size - 1);
+    }
+  }
+}
 
 void resample_region(std::vector<float>* out, std::vector<float>* scratch, const Image& src, const CropRect& region,
                      int out_w, int out_h, const ResampleOptions& options) {
@@ -473,10 +499,9 @@ void resample_region(std::vector<float>* out, std::vector<float>* scratch, const
   const CropRect r = std::isfinite(region.x + region.y + region.width + region.height)
                          ? region
                          : CropRect{0, 0, static_cast<double>(width), static_cast<double>(height)};
-  const double x0 = std::clamp(r.x, 0.0, static_cast<double>(width));
-  const double y0 = std::clamp(r.y, 0.0, static_cast<double>(height));
-  const double x1 = std::clamp(r.x + r.width, x0, static_cast<double>(width));
-  const double y1 = std::clamp(r.y + r.height, y0, static_cast<double>(height));
+  double x0 = 0, x1 = 0, y0 = 0, y1 = 0;
+  clip_axis(r.x, r.width, width, &x0, &x1);
+  clip_axis(r.y, r.height, height, &y0, &y1);
 
   static thread_local ResampleTables tables;
   int lo = 0;
