@@ -406,7 +406,7 @@ void bind_loader(py::module_& m) {
         const data::StageTimes t = h.loader().stage_times();
         return py::dict(py::arg("read") = t.read, py::arg("decode") = t.decode, py::arg("transform") = t.transform,
                         py::arg("wait_free_buffer") = t.wait_free_buffer, py::arg("consumer_wait") = t.consumer_wait,
-                        py::arg("samples") = t.samples);
+                        py::arg("samples") = t.samples, py::arg("gpu_samples") = t.gpu_samples);
       });
 }
 

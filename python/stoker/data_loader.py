@@ -512,7 +512,9 @@ class DataLoader:
 
     def stats(self):
         """The current epoch's bad samples (index, path, reason), the workers' time per stage,
-        and what num_workers='auto' changed."""
+        what num_workers='auto' changed, and where JPEGs were decoded ("decode": the decoder in
+        use, and with decode on the GPU the samples the workers left to it since the loader was
+        made, those nvJPEG decoded and those it gave back to the CPU)."""
         epoch = self._loader.epoch_stats()
         stages = self._loader.stage_times()
         busy = stages["read"] + stages["decode"] + stages["transform"]
@@ -526,7 +528,15 @@ class DataLoader:
             "stage_shares": shares,
             "workers": self.num_workers,
             "autotune": list(self._autotune),
+            "decode": self._decode_stats(stages),
         }
+
+    def _decode_stats(self, stages):
+        stage = self._gpu_stage
+        if stage is None:
+            return {"decoder": "cpu"}
+        return {"decoder": stage.decoder.description, "left_to_gpu": stages["gpu_samples"],
+                "decoded_on_gpu": stage.decoded, "made_on_cpu_after_nvjpeg": stage.fallbacks}
 
     def state_dict(self):
         """Where the stream stands: the next batch a resumed loader yields. Taken after an

@@ -12,6 +12,7 @@ import pytest
 import torch
 from PIL import Image
 
+import stoker
 from stoker import _gpu_decode, _stoker
 
 from conftest import write_image_folder
@@ -90,6 +91,7 @@ def test_gpu_decoded_batches_equal_the_cpu_decoders(photos, fake_nvjpeg, monkeyp
         handed += left
         assert torch.equal(got, want)
     assert handed == 18 + 1  # every JPEG, the progressive one included; not the PNG
+    assert gpu.stage_times()["gpu_samples"] == handed
     assert stage.decoded + stage.fallbacks == handed
     if fail == "parse:2":
         assert stage.fallbacks >= 1  # the file nvJPEG could not parse, made on the CPU
@@ -142,3 +144,7 @@ def test_nvjpeg_that_cannot_decode_here_is_one_line(fake_nvjpeg, monkeypatch):
         decoder(fake_nvjpeg, monkeypatch, fail="all")
     assert "\n" not in str(raised.value) and "nvJPEG" in str(raised.value)
 
+
+
+def test_stats_say_where_jpegs_were_decoded(photos):
+    assert stoker.DataLoader(photos, batch_size=4).stats()["decode"] == {"decoder": "cpu"}
