@@ -25,11 +25,14 @@ CHAIN = "RandomResizedCrop(48, scale=(0.2, 1.0)), RandomHorizontalFlip, RandomVe
 def fake_nvjpeg(tmp_path_factory):
     """The decoding fake libnvjpeg.so.12, compiled from the repository's source."""
     compiler = shutil.which("g++")
-    if compiler is None:
-        pytest.skip("g++ is needed to build the fake nvJPEG")
+    turbojpeg = subprocess.run(["pkg-config", "--cflags", "--libs", "libturbojpeg"], capture_output=True, text=True) \
+        if shutil.which("pkg-config") else None
+    if compiler is None or turbojpeg is None or turbojpeg.returncode != 0:
+        pytest.skip("building the fake nvJPEG needs g++, pkg-config and libturbojpeg's development files "
+                    "(scripts/install_deps.sh installs them)")
     out = tmp_path_factory.mktemp("nvjpeg") / "libnvjpeg.so.12"
     subprocess.run([compiler, "-std=c++20", "-O1", "-shared", "-fPIC", "-o", str(out),
-                    str(ROOT / "tests" / "fake_nvjpeg" / "fake_nvjpeg.cpp"), "-lturbojpeg"], check=True)
+                    str(ROOT / "tests" / "fake_nvjpeg" / "fake_nvjpeg.cpp"), *turbojpeg.stdout.split()], check=True)
     return out
 
 
