@@ -75,7 +75,7 @@ class GpuDecodeStage:
             return None
         slots = [item[0] for item, _ in kept]
         # The workers' filter tables for them (the CPU resampler's), taken before a redo drops one.
-        taps = [torch.from_numpy(a).to(self.device) for a in _stoker.gpu_taps(batch, slots)]
+        taps = [torch.from_numpy(a) for a in _stoker.gpu_taps(batch, slots)]  # the resample moves them
         check = None
         if self._checked_epoch != batch.epoch:  # made on the CPU too, before the host batch is copied
             self._checked_epoch = batch.epoch
