@@ -56,10 +56,12 @@ class GpuDecoderHandle {
   std::vector<data::GpuDecodeOutcome> outcomes_;
 };
 
-// One axis's taps of several samples, padded to the most taps: (index, weight).
-py::tuple padded_taps(const std::vector<const data::FilterTaps*>& axes, int out_size) {
+// One axis's taps of several samples (each of the same outputs), padded to the most taps:
+// (index, weight).
+py::tuple padded_taps(const std::vector<const data::FilterTaps*>& axes) {
   int taps = 1;
   for (const data::FilterTaps* a : axes) taps = std::max(taps, a->taps);
+  const int out_size = axes.empty() ? 0 : static_cast<int>(axes[0]->index.size()) / axes[0]->taps;
   const auto n = static_cast<py::ssize_t>(axes.size());
   py::array_t<int32_t> index({n, static_cast<py::ssize_t>(out_size), static_cast<py::ssize_t>(taps)});
   py::array_t<float> weight({n, static_cast<py::ssize_t>(out_size), static_cast<py::ssize_t>(taps)});
@@ -88,10 +90,7 @@ py::tuple gpu_taps_of(const data::Batch& batch, const std::vector<int>& slots) {
     columns.push_back(&g->columns);
     rows.push_back(&g->rows);
   }
-  const std::vector<int64_t> shape = batch.shape();  // (N, C, H, W) or (N, H, W, C)
-  const bool nchw = batch.layout() == data::Layout::kNCHW;
-  const int height = static_cast<int>(shape[nchw ? 2 : 1]), width = static_cast<int>(shape[nchw ? 3 : 2]);
-  const py::tuple c = padded_taps(columns, width), r = padded_taps(rows, height);
+  const py::tuple c = padded_taps(columns), r = padded_taps(rows);
   return py::make_tuple(c[0], c[1], r[0], r[1]);
 }
 
@@ -110,18 +109,20 @@ void bind_gpu_decode(py::module_& m) {
       "filter_taps",
       [](int in_size, double start, double length, int out_size, bool clamp_to_region, bool mirror,
          const std::string& filter) {
-        if (filter != "bilinear" && filter != "bicubic") {
-          throw UsageError("filter must be 'bilinear' or 'bicubic' (got '" + filter + "')");
+        const data::ResampleFilter filters[] = {data::ResampleFilter::kBilinear, data::ResampleFilter::kBicubic};
+        const auto named = std::find_if(std::begin(filters), std::end(filters),
+                                        [&](data::ResampleFilter f) { return filter == data::to_string(f); });
+        if (named == std::end(filters)) {
+          throw UsageError(fmt::format("filter must be '{}' or '{}' (got '{}')", data::to_string(filters[0]),
+                                       data::to_string(filters[1]), filter));
         }
         if (in_size < 1 || out_size < 1) {
           throw UsageError(
               fmt::format("filter_taps needs in_size and out_size >= 1 (got {} and {})", in_size, out_size));
         }
         data::FilterTaps taps;
-        data::filter_taps(in_size, start, length, out_size, clamp_to_region, mirror,
-                          filter == "bicubic" ? data::ResampleFilter::kBicubic : data::ResampleFilter::kBilinear,
-                          &taps);
-        return padded_taps({&taps}, out_size);
+        data::filter_taps(in_size, start, length, out_size, clamp_to_region, mirror, *named, &taps);
+        return padded_taps({&taps});
       },
       "The CPU resampler's taps along one axis (stoker/data/transform.h's filter_taps): (index, weight) of shape "
       "(1, out_size, taps), int32 and float32",

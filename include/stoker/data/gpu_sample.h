@@ -46,13 +46,10 @@ struct GpuSample {
   int scaled_width = 0, scaled_height = 0;  // the whole scaled image
   // The box the CPU path resamples to the output, in the window's pixels (fractional).
   CropRect crop;
-  bool flip = false;   // mirror left-right after resampling (RandomHorizontalFlip)
-  bool vflip = false;  // mirror top-bottom (RandomVerticalFlip)
-  // RandomResizedCrop keeps the filter inside the box (ResampleOptions::clamp_to_region).
-  bool clamp_to_region = false;
-  // The resample of `crop` to the output size with the flips, as the CPU path's filter tables
-  // (filter_taps in transform.h): columns of the window to output columns, rows to rows. What
-  // the consumer resamples with: no table is built twice, nor on its thread.
+  // The resample of `crop` to the output size, flips included (a flipped axis lists its
+  // outputs in reverse), as the CPU path's filter tables (filter_taps in transform.h): columns
+  // of the window to output columns, rows to rows. What the consumer resamples with: no table
+  // is built twice, nor on its thread.
   FilterTaps columns;
   FilterTaps rows;
   // The sample's random stream within its epoch: what Loader::redo_on_cpu draws with again.

@@ -232,13 +232,10 @@ bool SampleLoader::leave_for_gpu(const ImageInfo& info, const SampleParams& para
   g.scaled_width = plan.window.full_width;
   g.scaled_height = plan.window.full_height;
   g.crop = plan.crop;
-  g.flip = params.flip;
-  g.vflip = params.vflip;
-  g.clamp_to_region = spec_.geometry == Geometry::kRandomResizedCrop;
-  filter_taps(g.window_width, g.crop.x, g.crop.width, spec_.out_width, g.clamp_to_region, g.flip, spec_.resample,
-              &g.columns);
-  filter_taps(g.window_height, g.crop.y, g.crop.height, spec_.out_height, g.clamp_to_region, g.vflip, spec_.resample,
-              &g.rows);
+  // As SampleTransformer::run resamples (RandomResizedCrop keeps the taps inside its box).
+  const bool clamp = spec_.geometry == Geometry::kRandomResizedCrop;
+  filter_taps(g.window_width, g.crop.x, g.crop.width, spec_.out_width, clamp, params.flip, spec_.resample, &g.columns);
+  filter_taps(g.window_height, g.crop.y, g.crop.height, spec_.out_height, clamp, params.vflip, spec_.resample, &g.rows);
   g.rng_stream = rng_stream;
   left_for_gpu_ = true;
   return true;

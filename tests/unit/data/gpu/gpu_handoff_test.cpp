@@ -107,9 +107,18 @@ TEST(GpuHandoffTest, TheJpegsNvjpegTakesAreLeftInTheBatchAndRedoneOnTheCpuTheyEq
       ++handed;
       (g->hardware ? hardware : cuda) += 1;
       EXPECT_EQ(g->hardware, name.find("prog") == std::string::npos) << name;
-      EXPECT_EQ(g->flip, a.record(slot).params.flip);
-      EXPECT_EQ(g->vflip, a.record(slot).params.vflip);
-      EXPECT_TRUE(g->clamp_to_region);
+      // The filter tables are the CPU resampler's for the crop, each sample's flips mirroring
+      // them, with RandomResizedCrop's taps kept inside the box.
+      FilterTaps columns, rows;
+      filter_taps(g->window_width, g->crop.x, g->crop.width, 64, true, a.record(slot).params.flip,
+                  ResampleFilter::kBilinear, &columns);
+      filter_taps(g->window_height, g->crop.y, g->crop.height, 64, true, a.record(slot).params.vflip,
+                  ResampleFilter::kBilinear, &rows);
+      EXPECT_EQ(g->columns.taps, columns.taps);
+      EXPECT_EQ(g->columns.index, columns.index);
+      EXPECT_EQ(g->columns.weight, columns.weight);
+      EXPECT_EQ(g->rows.index, rows.index);
+      EXPECT_EQ(g->rows.weight, rows.weight);
       // The window lies inside the scaled image and the crop inside the window.
       EXPECT_GE(g->window_x, 0);
       EXPECT_LE(g->window_x + g->window_width, g->scaled_width);
