@@ -149,8 +149,8 @@ std::vector<LoaderKeySpec> make_table() {
     r.python_default = "'cpu'";
     r.help =
         "Where JPEGs are decoded when batches go to a CUDA device: by the workers (cpu), by nvJPEG on the GPU (gpu: "
-        "refused, with why, until GPU decoding is in the build) or on the GPU where it can be, else the workers "
-        "(auto)";
+        "stoker.DataLoader; refused, with why, where it cannot be and in stoker train so far) or on the GPU's JPEG "
+        "engine where it can be, else the workers (auto)";
   }
   return rows;
 }
