@@ -30,6 +30,8 @@ from torch.utils.data.distributed import DistributedSampler
 
 import stoker
 
+_REDUCED = []  # the tensors all_reduce was given (validate)
+
 
 def arguments():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -147,6 +149,11 @@ def validate(val_loader, model, criterion, device, distributed, world_size, args
     run_validate(val_loader)
     if distributed:
         dist.all_reduce(totals)
+        # Kept until the process exits: torch 1.13's gloo group can drop its last reference to a
+        # tensor of a finished collective on its own thread while the main thread, tearing the
+        # group down, holds the GIL that releasing it needs (a hang at exit, seen with torch's
+        # DataLoader as with stoker's).
+        _REDUCED.append(totals)
     # DistributedSampler(drop_last=True) leaves the last samples over: every rank evaluates them.
     if distributed and len(val_loader.sampler) * world_size < len(val_loader.dataset):
         aux_val_dataset = Subset(val_loader.dataset, range(len(val_loader.sampler) * world_size,
