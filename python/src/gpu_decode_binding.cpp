@@ -14,6 +14,7 @@
 #include "loader_handle.h"
 #include "stoker/core/error.h"
 #include "stoker/data/gpu_decoder.h"
+#include "stoker/data/gpu_sample.h"
 #include "stoker/data/transform.h"
 
 namespace py = pybind11;
@@ -56,41 +57,21 @@ class GpuDecoderHandle {
   std::vector<data::GpuDecodeOutcome> outcomes_;
 };
 
-// One axis's taps of several samples (each of the same outputs), padded to the most taps:
-// (index, weight).
-py::tuple padded_taps(const std::vector<const data::FilterTaps*>& axes) {
-  int taps = 1;
-  for (const data::FilterTaps* a : axes) taps = std::max(taps, a->taps);
-  const int out_size = axes.empty() ? 0 : static_cast<int>(axes[0]->index.size()) / axes[0]->taps;
-  const auto n = static_cast<py::ssize_t>(axes.size());
-  py::array_t<int32_t> index({n, static_cast<py::ssize_t>(out_size), static_cast<py::ssize_t>(taps)});
-  py::array_t<float> weight({n, static_cast<py::ssize_t>(out_size), static_cast<py::ssize_t>(taps)});
-  int32_t* i = index.mutable_data();
-  float* w = weight.mutable_data();
-  std::fill_n(i, index.size(), 0);
-  std::fill_n(w, weight.size(), 0.0f);
-  for (size_t s = 0; s < axes.size(); ++s) {
-    const data::FilterTaps& a = *axes[s];
-    for (int o = 0; o < out_size; ++o) {
-      const size_t to = (s * out_size + o) * taps, from = static_cast<size_t>(o) * a.taps;
-      std::copy_n(a.index.begin() + static_cast<ptrdiff_t>(from), a.taps, i + to);
-      std::copy_n(a.weight.begin() + static_cast<ptrdiff_t>(from), a.taps, w + to);
-    }
-  }
+// data::PaddedTaps as (index, weight) arrays of shape (n, out_size, taps).
+py::tuple to_arrays(const data::PaddedTaps& p) {
+  const std::vector<py::ssize_t> shape{p.n, p.out_size, p.taps};
+  py::array_t<int32_t> index(shape);
+  py::array_t<float> weight(shape);
+  std::copy(p.index.begin(), p.index.end(), index.mutable_data());
+  std::copy(p.weight.begin(), p.weight.end(), weight.mutable_data());
   return py::make_tuple(index, weight);
 }
 
 }  // namespace
 
 py::tuple gpu_taps_of(const data::Batch& batch, const std::vector<int>& slots) {
-  std::vector<const data::FilterTaps*> columns, rows;
-  for (const int slot : slots) {
-    const data::GpuSample* g = slot >= 0 && slot < batch.size() ? batch.gpu_sample(slot) : nullptr;
-    if (g == nullptr) throw UsageError(fmt::format("gpu_taps: slot {} of the batch has no sample for the GPU", slot));
-    columns.push_back(&g->columns);
-    rows.push_back(&g->rows);
-  }
-  const py::tuple c = padded_taps(columns), r = padded_taps(rows);
+  const data::GpuTaps taps = data::gpu_taps(batch, slots);
+  const py::tuple c = to_arrays(taps.columns), r = to_arrays(taps.rows);
   return py::make_tuple(c[0], c[1], r[0], r[1]);
 }
 
@@ -122,7 +103,8 @@ void bind_gpu_decode(py::module_& m) {
         }
         data::FilterTaps taps;
         data::filter_taps(in_size, start, length, out_size, clamp_to_region, mirror, *named, &taps);
-        return padded_taps({&taps});
+        const data::FilterTaps* axes[] = {&taps};
+        return to_arrays(data::pad_taps(axes));
       },
       "The CPU resampler's taps along one axis (stoker/data/transform.h's filter_taps): (index, weight) of shape "
       "(1, out_size, taps), int32 and float32",

@@ -13,16 +13,24 @@
 // on the device. A file nvJPEG refuses or fails on goes back to the CPU path one at a time
 // (Loader::redo_on_cpu), which decodes, substitutes and reports it as a worker would.
 //
+// The resample takes the filter tables of several samples at once, padded to one shape
+// (PaddedTaps; gpu_taps gathers a batch's).
+//
 // Ownership: a GpuSample belongs to its batch buffer and is valid while the Batch is.
+// PaddedTaps and GpuTaps are values. Thread safety: pad_taps and gpu_taps are pure (gpu_taps
+// reads the batch, as any const Batch call does).
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "stoker/data/decode.h"
 #include "stoker/data/transform.h"
 
 namespace stoker::data {
+
+class Batch;
 
 // Which of a batch's JPEGs the workers leave for the GPU.
 enum class GpuHandoff {
@@ -55,5 +63,24 @@ struct GpuSample {
   // The sample's random stream within its epoch: what Loader::redo_on_cpu draws with again.
   uint64_t rng_stream = 0;
 };
+
+// One axis's FilterTaps of n samples with out_size outputs each, padded to the most taps:
+// index and weight are n x out_size x taps, row-major; past a sample's own taps index 0,
+// weight 0 (each output still sums its own taps in order, then adds zeros).
+struct PaddedTaps {
+  int n = 0, out_size = 0, taps = 1;
+  std::vector<int32_t> index;
+  std::vector<float> weight;
+};
+// `axes` all of one output size (UsageError naming the two sizes otherwise); taps is at least
+// 1, out_size 0 when `axes` is empty.
+PaddedTaps pad_taps(std::span<const FilterTaps* const> axes);
+
+// The tables of the batch's GPU samples at `slots`, in that order: columns (n x W x Tc) and
+// rows (n x H x Tr). UsageError in one line for a slot without a GPU sample (or out of range).
+struct GpuTaps {
+  PaddedTaps columns, rows;
+};
+GpuTaps gpu_taps(const Batch& batch, std::span<const int> slots);
 
 }  // namespace stoker::data

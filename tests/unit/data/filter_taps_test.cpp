@@ -7,8 +7,10 @@
 #include <vector>
 
 #include "data/transform/resample.h"
+#include "stoker/data/gpu_sample.h"
 #include "stoker/data/image.h"
 #include "stoker/data/transform.h"
+#include "support/error_text.h"
 #include "support/test_images.h"
 
 namespace stoker::data {
@@ -98,6 +100,43 @@ TEST(FilterTapsTest, AMirrorListsTheOutputsInReverse) {
       EXPECT_EQ(plain.index[o * plain.taps + k], mirrored.index[(19 - o) * plain.taps + k]);
     }
   }
+}
+
+TEST(FilterTapsTest, PaddedTapsKeepEachSamplesTapsInOrderThenZeros) {
+  FilterTaps wide, narrow;
+  filter_taps(300, 0, 300, 20, false, false, ResampleFilter::kBicubic, &wide);   // reduced 15x: many taps
+  filter_taps(30, 2.5, 10, 20, true, true, ResampleFilter::kBilinear, &narrow);  // enlarged: 2 or 3
+  ASSERT_GT(wide.taps, narrow.taps);
+  const FilterTaps* axes[] = {&narrow, &wide};
+  const PaddedTaps p = pad_taps(axes);
+  EXPECT_EQ(p.n, 2);
+  EXPECT_EQ(p.out_size, 20);
+  EXPECT_EQ(p.taps, wide.taps);
+  ASSERT_EQ(p.index.size(), 2u * 20 * wide.taps);
+  ASSERT_EQ(p.weight.size(), p.index.size());
+  for (int s = 0; s < 2; ++s) {
+    const FilterTaps& a = *axes[s];
+    for (int o = 0; o < 20; ++o) {
+      for (int k = 0; k < p.taps; ++k) {
+        const size_t at = (static_cast<size_t>(s) * 20 + o) * p.taps + k;
+        EXPECT_EQ(p.index[at], k < a.taps ? a.index[o * a.taps + k] : 0);
+        EXPECT_EQ(p.weight[at], k < a.taps ? a.weight[o * a.taps + k] : 0.0f);
+      }
+    }
+  }
+  const PaddedTaps none = pad_taps({});
+  EXPECT_EQ(none.n, 0);
+  EXPECT_EQ(none.out_size, 0);
+  EXPECT_EQ(none.taps, 1);
+}
+
+TEST(FilterTapsTest, PaddingTablesOfTwoOutputSizesIsOneLine) {
+  FilterTaps a, b;
+  filter_taps(50, 0, 50, 20, false, false, ResampleFilter::kBilinear, &a);
+  filter_taps(50, 0, 50, 21, false, false, ResampleFilter::kBilinear, &b);
+  const FilterTaps* axes[] = {&a, &b};
+  EXPECT_EQ(testing::usage_error_text([&] { pad_taps(axes); }),
+            "pad_taps: the tables have 20 and 21 outputs; pad tables of one output size");
 }
 
 }  // namespace filter_taps_test

@@ -3,6 +3,7 @@
 // without the handoff does. What the GPU does with them is tested where nvJPEG runs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -216,6 +217,45 @@ TEST(GpuHandoffTest, RedoOnCpuRefusesASlotWithoutAGpuSample) {
   const std::string message = testing::error_text<UsageError>([&] { loader.redo_on_cpu(batch, cpu_slot); });
   EXPECT_NE(message.find("has no sample left for the GPU"), std::string::npos) << message;
   EXPECT_NE(testing::error_text<UsageError>([&] { loader.redo_on_cpu(batch, 99); }).find("slot 99"), std::string::npos);
+}
+
+TEST(GpuHandoffTest, GpuTapsArePaddedFromTheSlotsGpuSamplesAndRefuseACpuSlot) {
+  TempDir dir;
+  make_folder(dir, 2);  // one batch of 5: the PNG on the CPU, the rest for the GPU
+  Loader loader(open_source(dir.str()), options_for(GpuHandoff::kAll));
+  loader.start_epoch(0);
+  Batch batch = loader.next();
+  std::vector<int> gpu_slots;
+  int cpu_slot = -1;
+  for (int slot = 0; slot < batch.size(); ++slot) {
+    if (batch.gpu_sample(slot) != nullptr) {
+      gpu_slots.push_back(slot);
+    } else {
+      cpu_slot = slot;
+    }
+  }
+  ASSERT_GE(gpu_slots.size(), 2u);
+  std::reverse(gpu_slots.begin(), gpu_slots.end());  // in the order asked, not the batch's
+  std::vector<const FilterTaps*> columns, rows;
+  for (const int slot : gpu_slots) {
+    columns.push_back(&batch.gpu_sample(slot)->columns);
+    rows.push_back(&batch.gpu_sample(slot)->rows);
+  }
+  const GpuTaps taps = gpu_taps(batch, gpu_slots);
+  const PaddedTaps want_columns = pad_taps(columns), want_rows = pad_taps(rows);
+  EXPECT_EQ(taps.columns.out_size, 64);
+  EXPECT_EQ(taps.columns.n, static_cast<int>(gpu_slots.size()));
+  EXPECT_EQ(taps.columns.index, want_columns.index);
+  EXPECT_EQ(taps.columns.weight, want_columns.weight);
+  EXPECT_EQ(taps.rows.index, want_rows.index);
+  EXPECT_EQ(taps.rows.weight, want_rows.weight);
+  ASSERT_GE(cpu_slot, 0);
+  const std::vector<int> with_cpu{gpu_slots[0], cpu_slot};
+  EXPECT_EQ(testing::usage_error_text([&] { gpu_taps(batch, with_cpu); }),
+            "gpu_taps: slot " + std::to_string(cpu_slot) + " of the batch has no sample for the GPU");
+  const std::vector<int> past{99};
+  EXPECT_EQ(testing::usage_error_text([&] { gpu_taps(batch, past); }),
+            "gpu_taps: slot 99 of the batch has no sample for the GPU");
 }
 
 }  // namespace gpu_handoff_test
