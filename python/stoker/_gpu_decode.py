@@ -1,106 +1,226 @@
 """GPU JPEG decoding for the device feed (decode='gpu' or 'auto' with device='cuda').
 
 The loader's workers read every file, draw its random parameters and plan its decode as usual;
-the JPEGs nvJPEG takes they leave in the batch (``batch.gpu``) instead of decoding them. For
-each batch, on the feed's side stream, GpuDecodeStage:
+the JPEGs nvJPEG takes they leave in the batch (``batch.gpu``) instead of decoding them.
+GpuDecodeStage runs in two halves on the feed's side stream, one batch apart (the feed decodes
+batch k+1 when it hands out batch k, and finishes k+1 when it hands that out):
 
-1. allocates each such sample's window (uint8, HWC) on the device and has nvJPEG decode into
-   it (``stoker._stoker.GpuDecoder``: the hardware engine with region and DCT scale, or nvJPEG's
-   CUDA path). nvJPEG's hardware batched path was reported (2026, on H100) to write into memory
-   a stream still used, so the side stream is synchronised before the decode (nothing still
-   reads memory the windows may reuse) and after it (nothing reads a window early);
-2. makes on the CPU, into the host batch, every file nvJPEG refused or failed on
-   (``Loader.redo_on_cpu``: a damaged file is reported and substituted as on the CPU);
-3. after the host batch is copied to the device (the feed's copy), resamples the windows into
-   their slots with the filter tables the workers built (``_gpu_resample.resample_with_taps``:
-   the CPU path's crop, antialiased resize and flips, to the bit), so the batch is the CPU
-   path's but for the decoders' own rounding;
-4. checks the first GPU batch of every epoch: one of its samples is also made on the CPU, and
-   a mean difference over ``TOLERANCE`` (uint8 levels) raises RuntimeError in one line rather
-   than train on wrong pixels (the engine was also reported to return success for images it
-   skipped).
+decode(batch, stream), before the host batch is copied:
+  1. takes the next of ARENAS device arenas (uint8, grown when a batch needs more) and carves
+     the batch's windows out of it (h, w, C, rows w*C apart, each start WINDOW_ALIGN-aligned).
+     The arena goes to nvJPEG only after the host has seen complete the event recorded after
+     its last reader (the resample of the batch three before, enqueued two hand-outs ago):
+     nvJPEG's hardware batched path was reported (2026, on H100) to write when called,
+     whatever the stream still has queued, so no queued work may touch the memory it writes,
+     and no stream is drained for that. Fresh memory from torch's allocator may be a block queued work on
+     the side stream still uses (the allocator orders reuse by stream; nvJPEG's engine does
+     not), so a grown arena waits once for an event after that work;
+  2. has nvJPEG decode into the windows, on the stream (``stoker._stoker.GpuDecoder``: the
+     hardware engine with region and DCT scale, or nvJPEG's CUDA path), and records the
+     batch's ``decoded`` event;
+  3. makes on the CPU, into the host batch, every file nvJPEG refused or failed on
+     (``Loader.redo_on_cpu``: a damaged file is reported and substituted as on the CPU), and
+     the checked sample of an epoch's first GPU batch;
+  4. uploads the windows' filter tables, which the workers built, from pinned memory.
+finish(pending, inputs, stream), when the batch is handed out, after its host batch was copied:
+  5. waits on the host for ``decoded`` (normally long done: whether the engine's completion is
+     ordered on the stream is not known, so nothing reads a window before the host saw it);
+  6. resamples the windows into their slots (``_gpu_resample.resample_with_tables``: the CPU
+     path's crop, antialiased resize and flips, to the bit), so the batch is the CPU path's
+     but for the decoders' own rounding;
+  7. checks the first GPU batch of every epoch: its checked sample made on the CPU against
+     nvJPEG's, and a mean difference over ``TOLERANCE`` (uint8 levels) raises GpuDecodeError
+     in one line rather than train on wrong pixels (the engine was also reported to return
+     success for images it skipped);
+  8. records the arena's ``free`` event after the resample, its last reader.
+release(pending, stream) frees the arena of a batch that is not finished (an epoch restarted).
+No step drains a stream or copies to the device with the host waiting; the check (once an
+epoch) reads its difference back.
 
 Not thread-safe: one stage per feed, used from the consumer's thread.
 """
 import torch
 
 from . import _stoker
-from ._gpu_resample import resample_with_taps
+from ._cuda_calls import TORCH_CUDA
+from ._gpu_resample import resample_with_tables, upload, upload_taps
 
 # Mean absolute difference, in uint8 levels, allowed between a sample decoded by nvJPEG and the
 # same sample decoded by libjpeg-turbo (their inverse DCTs and upsampling round differently);
 # a window written wrongly or not at all differs by tens.
 TOLERANCE = 3.0
 
+# Window arenas in the ring: batch k+1 is decoded right after batch k's windows are resampled, and
+# batch k+3 reuses batch k's arena, whose resample was enqueued two hand-outs before.
+ARENAS = 3
+# Where each window starts in its arena, in bytes.
+WINDOW_ALIGN = 256
+# A grown arena holds this much more than the batch that grew it, so that batches of random crops
+# seldom grow it again.
+ARENA_HEADROOM = 1.25
+
+CHANNELS = 3
+
 
 class GpuDecodeError(RuntimeError):
     pass
 
 
+class _Arena:
+    """Device memory windows are carved from; `free`: the event after the last work that used
+    it (None: nothing did since the host last saw such an event); `busy`: a batch decoded into
+    it is not finished or released."""
+
+    def __init__(self):
+        self.memory = None
+        self.free = None
+        self.busy = False
+
+
+class PendingDecode:
+    """A batch decoded but not finished: what finish() needs, without the batch (whose host
+    buffer goes back to the loader once copied)."""
+
+    def __init__(self, arena, epoch, slots, windows, tables, slot_index, check, check_index, decoded):
+        self.arena = arena
+        self.epoch = epoch
+        self.slots = slots              # the batch's slots nvJPEG decoded
+        self.windows = windows          # their windows, views of the arena
+        self.tables = tables            # their resample tables, on the device
+        self.slot_index = slot_index    # `slots` on the device
+        self.check = check              # the slot also made on the CPU, or None
+        self.check_index = check_index  # its sample's index in the dataset
+        self.decoded = decoded          # event after the decode
+
+
 class GpuDecodeStage:
     """`loader`: the feed's stoker._stoker.Loader (made with a gpu_handoff); `decoder`: a
-    stoker._stoker.GpuDecoder made on `device`."""
+    stoker._stoker.GpuDecoder made on `device`; `cuda`: the stream and event calls
+    (_cuda_calls)."""
 
-    def __init__(self, loader, decoder, device):
+    def __init__(self, loader, decoder, device, cuda=TORCH_CUDA):
         self.loader = loader
         self.decoder = decoder
-        self.device = device
+        self.device = torch.device(device)
+        self.cuda = cuda
         self.fallbacks = 0         # samples nvJPEG refused or failed on, made on the CPU
         self.decoded = 0           # samples decoded on the GPU
-        self._checked_epoch = None
+        self.arena_growths = 0     # arenas (re)allocated for a batch that needed more
+        self.checks = 0            # batches whose checked sample passed
+        self._checked_epoch = None  # the epoch whose check passed last
+        self._arenas = [_Arena() for _ in range(ARENAS)]
+        self._next_arena = 0
 
     def decode(self, batch, stream):
-        """Step 1 and 2 for `batch` on `stream` (current): the windows of the samples left on
-        the GPU, as (slots, windows, filter tables, the slot checked or None) for finish(); None
-        when none are."""
+        """Steps 1 to 4 for `batch` on `stream` (current): a PendingDecode for finish(), or None
+        when nvJPEG decoded none of the batch's samples (the batch is then whole on the host)."""
         items = batch.gpu
         if not items:
             return None
-        channels = 3
-        windows = [torch.empty((h, w, channels), dtype=torch.uint8, device=self.device) for _, w, h in items]
+        offsets, end = [], 0
+        for _, w, h in items:
+            offsets.append(end)
+            end += -(-h * w * CHANNELS // WINDOW_ALIGN) * WINDOW_ALIGN
+        arena = self._take_arena(end, stream)
+        windows = [arena.memory[o:o + h * w * CHANNELS].view(h, w, CHANNELS) for o, (_, w, h) in zip(offsets, items)]
         slots = [item[0] for item in items]
-        stream.synchronize()
-        results = self.decoder.decode(batch, slots, [t.data_ptr() for t in windows],
-                                      [t.stride(0) for t in windows], stream.cuda_stream)
-        stream.synchronize()
-        kept = []
-        for item, window, (on_gpu, _reason) in zip(items, windows, results):
-            if on_gpu:
-                kept.append((item, window))
-            else:
-                self.loader.redo_on_cpu(batch, item[0])
-                self.fallbacks += 1
-        self.decoded += len(kept)
-        if not kept:
-            return None
-        slots = [item[0] for item, _ in kept]
-        # The workers' filter tables for them (the CPU resampler's), taken before a redo drops one.
-        taps = [torch.from_numpy(a) for a in _stoker.gpu_taps(batch, slots)]  # the resample moves them
-        check = None
-        if self._checked_epoch != batch.epoch:  # made on the CPU too, before the host batch is copied
-            self._checked_epoch = batch.epoch
-            check = slots[0]
-            self.loader.redo_on_cpu(batch, check)
-        return slots, [window for _, window in kept], taps, check
+        try:
+            results = self.decoder.decode(batch, slots, [t.data_ptr() for t in windows],
+                                          [t.stride(0) for t in windows], stream.cuda_stream)
+            decoded = self._record(arena, stream)
+            kept = []
+            for item, window, (on_gpu, _reason) in zip(items, windows, results):
+                if on_gpu:
+                    kept.append((item[0], window))
+                else:
+                    self.loader.redo_on_cpu(batch, item[0])
+                    self.fallbacks += 1
+            self.decoded += len(kept)
+            if not kept:
+                arena.busy = False
+                return None
+            slots, windows = [slot for slot, _ in kept], [window for _, window in kept]
+            # The workers' filter tables for them (the CPU resampler's), taken before a redo drops one.
+            column_index, column_weight, row_index, row_weight = (torch.from_numpy(a)
+                                                                  for a in _stoker.gpu_taps(batch, slots))
+            tables = upload_taps(windows, (column_index, column_weight), (row_index, row_weight), self.device)
+            check = None
+            if self._checked_epoch != batch.epoch:  # made on the CPU too, before the host batch is copied
+                check = slots[0]
+                self.loader.redo_on_cpu(batch, check)
+            return PendingDecode(arena, batch.epoch, slots, windows, tables, upload(torch.tensor(slots), self.device),
+                                 check, batch.indices[check] if check is not None else None, decoded)
+        except BaseException:
+            self._record(arena, stream)  # after whatever nvJPEG had enqueued
+            arena.busy = False
+            raise
 
-    def finish(self, decoded, inputs, batch):
-        """Step 3 and 4, on the stream decode() ran on, after the host batch was copied into
-        `inputs` (uint8, (N, C, H, W) in any layout): the windows resampled into their slots."""
-        if decoded is None:
+    def finish(self, pending, inputs, stream):
+        """Steps 5 to 8 on `stream` (current), after the host batch was copied into `inputs`
+        (uint8, (N, C, H, W) in any layout): the windows resampled into their slots. Raises
+        GpuDecodeError when the checked sample differs; the arena is freed either way."""
+        if pending is None:
             return
-        slots, windows, (column_index, column_weight, row_index, row_weight), check = decoded
-        made = torch.empty((len(slots),) + tuple(inputs.shape[1:]), dtype=torch.uint8, device=self.device)
-        resample_with_taps(windows, (column_index, column_weight), (row_index, row_weight), made,
-                           bicubic=self.loader.resample == "bicubic")
-        if check is not None:
-            k = slots.index(check)
-            difference = (made[k].int() - inputs[check].int()).abs().float().mean().item()
-            if difference > TOLERANCE:
-                raise GpuDecodeError(
-                    f"decode='gpu': nvJPEG's pixels differ from the CPU decoder's by {difference:.1f} levels on "
-                    f"average for sample {batch.indices[check]} (allowed {TOLERANCE}); this GPU's JPEG decoding "
-                    f"cannot be trusted here ({self.decoder.description}): use decode='cpu'")
-        inputs.index_copy_(0, torch.tensor(slots, dtype=torch.long, device=self.device), made)
+        try:
+            pending.decoded.synchronize()
+            made = torch.empty((len(pending.slots),) + tuple(inputs.shape[1:]), dtype=torch.uint8, device=self.device)
+            resample_with_tables(pending.windows, pending.tables, made, bicubic=self.loader.resample == "bicubic")
+            if pending.check is not None:
+                k = pending.slots.index(pending.check)
+                difference = (made[k].int() - inputs[pending.check].int()).abs().float().mean().item()
+                if difference > TOLERANCE:
+                    raise GpuDecodeError(
+                        f"decode='gpu': nvJPEG's pixels differ from the CPU decoder's by {difference:.1f} levels on "
+                        f"average for sample {pending.check_index} (allowed {TOLERANCE}); this GPU's JPEG decoding "
+                        f"cannot be trusted here ({self.decoder.description}): use decode='cpu'")
+                self._checked_epoch = pending.epoch  # a batch released or failed leaves the check to the next
+                self.checks += 1
+            inputs.index_copy_(0, pending.slot_index, made)
+        finally:
+            self.release(pending, stream)
+
+    def release(self, pending, stream):
+        """Frees `pending`'s arena once the work enqueued on `stream` so far is done; for a batch
+        that will not be finished (finish() releases its own). Idempotent."""
+        if pending is not None and pending.arena.busy:
+            self._record(pending.arena, stream)
+            pending.arena.busy = False
+
+    def arena_bytes(self):
+        """Device memory the window arenas hold."""
+        return sum(arena.memory.numel() for arena in self._arenas if arena.memory is not None)
+
+    def arenas_in_use(self):
+        """Arenas holding a batch not finished or released (0 between passes)."""
+        return sum(arena.busy for arena in self._arenas)
+
+    def _record(self, arena, stream):
+        """An event recorded on `stream` now, which the arena waits for before nvJPEG writes it again."""
+        event = self.cuda.event()
+        event.record(stream)
+        arena.free = event
+        return event
+
+    def _take_arena(self, size, stream):
+        """The next arena of the ring, with `size` bytes, once nothing enqueued uses it."""
+        arena = self._arenas[self._next_arena]
+        if arena.busy:
+            raise RuntimeError("GpuDecodeStage: the next window arena still holds a batch that was neither finished "
+                               "nor released")
+        self._next_arena = (self._next_arena + 1) % len(self._arenas)
+        if arena.free is not None:
+            arena.free.synchronize()  # normally done: its last reader was enqueued batches ago
+            arena.free = None
+        if arena.memory is None or arena.memory.numel() < size:
+            arena.memory = None  # nothing enqueued uses it any more
+            arena.memory = torch.empty(int(size * ARENA_HEADROOM) // WINDOW_ALIGN * WINDOW_ALIGN + WINDOW_ALIGN,
+                                       dtype=torch.uint8, device=self.device)
+            self.arena_growths += 1
+            fresh = self.cuda.event()  # after what queued work the allocator's block may still have
+            fresh.record(stream)
+            fresh.synchronize()
+        arena.busy = True
+        return arena
 
 
 # The window size nvJPEG's engine buffers are first made for: a crop's window is about twice the

@@ -2,9 +2,13 @@
 a batch, in torch, with the CPU path's arithmetic (src/data/transform/resample.cpp), so that it
 runs on whichever device the windows are on and gives the CPU path's pixels.
 
-``resample_batch(windows, boxes, flips, out, filter="bilinear", clamp_to_box=False)``; and
+``resample_batch(windows, boxes, flips, out, filter="bilinear", clamp_to_box=False)``;
 ``resample_with_taps(windows, columns, rows, out, bicubic=False)``, the same with the filter
-tables given (what the device feed uses: the workers built them).
+tables given (the workers built them); and that in two halves, as the device feed runs it:
+``tables = upload_taps(windows, columns, rows)`` when the windows are decoded (the tables go
+to the windows' device from pinned memory, without the host waiting for the stream), then
+``resample_with_tables(windows, tables, out, bicubic=False)`` when the batch is handed out (only
+kernels: the host never waits).
 
 - ``windows``: N uint8 tensors (h_i, w_i, C), C 1 or 3, HWC as a decoder writes them (a list or
   tuple; or one (N, h, w, C) tensor when all have one size), all on ``out``'s device. Each is the
@@ -96,14 +100,55 @@ def resample_with_taps(windows, columns, rows, out, bicubic=False):
     if not isinstance(out, torch.Tensor) or out.dim() != 4:
         raise ValueError(f"out must be a (N, C, H, W) tensor; got {_describe(out)}")
     n, _, out_h, out_w = out.shape
-    windows, sizes = _check_windows(windows, n, out.device)
     for name, (index, weight), size in (("columns", columns, out_w), ("rows", rows, out_h)):
         if tuple(index.shape) != tuple(weight.shape) or index.dim() != 3 or index.shape[:2] != (n, size):
             raise ValueError(f"{name} must be (index, weight) of shape ({n}, {size}, taps); got "
                              f"{tuple(index.shape)} and {tuple(weight.shape)}")
+    return resample_with_tables(windows, upload_taps(windows, columns, rows, out.device), out, bicubic)
+
+
+def upload_taps(windows, columns, rows, device=None):
+    """resample_with_taps' first half: the tables of `windows` (N (h, w, C) tensors, or one
+    (N, h, w, C)) on `device` (the windows' by default), from pinned host memory so that the
+    host does not wait (a blocking copy to a GPU waits for the whole stream)."""
+    count = windows.shape[0] if isinstance(windows, torch.Tensor) else len(windows)
+    device = torch.device(device if device is not None else windows[0].device if count else "cpu")
+    if count and _same_device(windows[0].device, device):
+        device = windows[0].device  # "cuda" as the windows' "cuda:0"
+    windows, sizes = _check_windows(windows, count, device)
+    for name, (index, weight) in (("columns", columns), ("rows", rows)):
+        if tuple(index.shape) != tuple(weight.shape) or index.dim() != 3 or index.shape[0] != count:
+            raise ValueError(f"{name} must be (index, weight) of shape ({count}, outputs, taps); got "
+                             f"{tuple(index.shape)} and {tuple(weight.shape)}")
+    return _tables(sizes, columns, rows, device)
+
+
+def resample_with_tables(windows, tables, out, bicubic=False):
+    """resample_with_taps' second half: `windows` (those upload_taps was given) resampled into
+    `out` with their `tables`, on the current stream; the host does not wait."""
+    if not isinstance(out, torch.Tensor) or out.dim() != 4:
+        raise ValueError(f"out must be a (N, C, H, W) tensor; got {_describe(out)}")
+    n, _, out_h, out_w = out.shape
+    windows, sizes = _check_windows(windows, n, out.device)
+    if (tables.count, tables.out_h, tables.out_w) != (n, out_h, out_w):
+        raise ValueError(f"the tables are for {tables.count} samples of {tables.out_h}x{tables.out_w} and out has "
+                         f"{n} of {out_h}x{out_w}; give out the tables' size")
+    if not _same_device(tables.device, out.device):
+        raise ValueError(f"the tables are on {tables.device} and out on {out.device}; upload them to out's device")
     if n == 0 or out_h == 0 or out_w == 0:
         return out
-    return _resample(windows, sizes, columns, rows, bicubic, out)
+    for lo, hi, pass_tables in tables.passes:
+        _resample_images(_stack(windows[lo:hi], sizes[lo:hi]), *pass_tables, bicubic, out[lo:hi])
+    return out
+
+
+class _Tables:
+    """A batch's tables: per pass of up to _IMAGES_PER_PASS_ON_CPU images on a CPU (all of them
+    elsewhere), (lo, hi, (rows the horizontal pass reads, column taps, column weights, row taps
+    within those rows, row weights)), on `device`."""
+
+    def __init__(self, count, out_h, out_w, device, passes):
+        self.count, self.out_h, self.out_w, self.device, self.passes = count, out_h, out_w, device, passes
 
 
 def _taps_for_boxes(start, length, sizes, out_size, clamp, mirror, filter):
@@ -122,33 +167,48 @@ def _taps_for_boxes(start, length, sizes, out_size, clamp, mirror, filter):
 
 def _resample(windows, sizes, columns, rows, bicubic, out):
     """Both passes for every image, with its tables, into `out`."""
-    n = out.shape[0]
-    cols, wx = columns[0].long().cpu(), columns[1]
-    rows_index, wy = rows[0].long().cpu(), rows[1]
-    # Only the rows the vertical pass reads go through the horizontal pass.
-    rows_used = (wy != 0).cpu()
-    row_begin = torch.where(rows_used, rows_index, torch.full_like(rows_index, torch.iinfo(torch.int64).max)).amin(
-        dim=(1, 2))
-    row_end = torch.where(rows_used, rows_index + 1, torch.zeros_like(rows_index)).amax(dim=(1, 2))
-    # On a CPU, a few images at a time keep each pass's arrays in cache (measured 3.6x faster).
-    per_pass = _IMAGES_PER_PASS_ON_CPU if out.device.type == "cpu" else n
-    for lo in range(0, n, per_pass):
-        hi = min(lo + per_pass, n)
-        _resample_images(_stack(windows[lo:hi], sizes[lo:hi]), sizes[lo:hi], row_begin[lo:hi], row_end[lo:hi],
-                         cols[lo:hi], wx[lo:hi], rows_index[lo:hi], wy[lo:hi], bicubic, out[lo:hi])
-    return out
+    return resample_with_tables(windows, _tables(sizes, columns, rows, out.device), out, bicubic)
 
 
-def _resample_images(padded, sizes, row_begin, row_end, cols, wx, rows, wy, bicubic, out):
-    """Both passes over (n, h_max, w_max, C) windows with their tables, written into `out`."""
+def _tables(sizes, columns, rows, device):
+    """The _Tables of windows of `sizes` ((N, 2) height, width), on `device`."""
+    n = sizes.shape[0]
+    cols, wx = columns[0].long().cpu(), columns[1].cpu()
+    rows_index, wy = rows[0].long().cpu(), rows[1].cpu()
+    out_w, out_h = cols.shape[1], rows_index.shape[1]
+    passes = []
+    if n > 0 and out_h > 0 and out_w > 0:
+        # Only the rows the vertical pass reads go through the horizontal pass.
+        rows_used = wy != 0
+        row_begin = torch.where(rows_used, rows_index,
+                                torch.full_like(rows_index, torch.iinfo(torch.int64).max)).amin(dim=(1, 2))
+        row_end = torch.where(rows_used, rows_index + 1, torch.zeros_like(rows_index)).amax(dim=(1, 2))
+        # On a CPU, a few images at a time keep each pass's arrays in cache (measured 3.6x faster).
+        per_pass = _IMAGES_PER_PASS_ON_CPU if device.type == "cpu" else n
+        for lo in range(0, n, per_pass):
+            hi = min(lo + per_pass, n)
+            begin = row_begin[lo:hi]
+            span = int((row_end[lo:hi] - begin).max())
+            pass_rows = (begin[:, None] + torch.arange(span)).minimum(sizes[lo:hi, :1] - 1)
+            # Zero-weight taps may name rows outside the span: any row in it will do.
+            in_span = (rows_index[lo:hi] - begin[:, None, None]).clamp(0, span - 1)
+            passes.append((lo, hi, tuple(upload(t, device)
+                                         for t in (pass_rows, cols[lo:hi], wx[lo:hi], in_span, wy[lo:hi]))))
+    return _Tables(n, out_h, out_w, device, passes)
+
+
+def upload(tensor, device):
+    """`tensor` (on the host) on `device`; to a GPU from pinned memory, without waiting (torch's
+    caching host allocator keeps the pinned copy until the copy has run)."""
+    if device.type == "cpu":
+        return tensor
+    return tensor.pin_memory().to(device, non_blocking=True)
+
+
+def _resample_images(padded, pass_rows, cols, wx, rows, wy, bicubic, out):
+    """Both passes over (n, h_max, w_max, C) windows with their tables (on out's device), into `out`."""
     n, out_c, out_h, out_w = out.shape
-    device = out.device
-    span = int((row_end - row_begin).max())
-    pass_rows = (row_begin[:, None] + torch.arange(span)).minimum(sizes[:, :1] - 1).to(device)
-    cols, wx = cols.to(device), wx.to(device)
-    # Zero-weight taps may name rows outside the span: any row in it will do.
-    rows, wy = (rows - row_begin[:, None, None]).clamp(0, span - 1).to(device), wy.to(device)
-    image = torch.arange(n, device=device)
+    image = torch.arange(n, device=out.device)
 
     # Each tap of either pass gathers whole rows (contiguous blocks), which a GPU reads coalesced
     # and a CPU copies in runs: the horizontal pass works on the windows' rows transposed,
@@ -245,6 +305,11 @@ def _check_flips(flips, n):
         raise ValueError(f"flips must be ({n}, 2) bool (horizontal, vertical per sample) or None; "
                          f"got {tuple(flips.shape)} {flips.dtype}")
     return flips[:, 0], flips[:, 1]
+
+
+def _same_device(a, b):
+    """True when `a` and `b` name one device ("cuda" is the current CUDA device, "cuda:0" one)."""
+    return a.type == b.type and (a.index is None or b.index is None or a.index == b.index)
 
 
 def _describe(x):

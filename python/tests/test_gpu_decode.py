@@ -1,8 +1,13 @@
 """decode='gpu' end to end without a GPU: the loader leaves its JPEGs in the batch, nvJPEG (here
 tests/fake_nvjpeg, a libnvjpeg that decodes with libjpeg-turbo into host memory, built by this
 test) decodes them, files it refuses or fails on are made on the CPU, and the resample writes
-them into the batch: the batches equal a loader's that decodes on the CPU, to the bit. On a GPU
-the same code runs with nvJPEG's own pixels (docs/TESTING.md lists that check)."""
+them into the batch: the batches equal a loader's that decodes on the CPU, to the bit. The
+stage and the device feed run with HostCuda, stand-in streams and events that record the order
+of what is enqueued and what the host waited for, so the tests also hold the ordering contract:
+no stream drained, nvJPEG writes an arena only after the host saw its last reader done, a
+window is read only after the host saw its decode done. On a GPU the same code runs with
+nvJPEG's own pixels (docs/TESTING.md lists that check)."""
+import contextlib
 import pathlib
 import shutil
 import subprocess
@@ -13,7 +18,7 @@ import torch
 from PIL import Image
 
 import stoker
-from stoker import _gpu_decode, _stoker
+from stoker import _gpu_decode, _stoker, device_feed
 
 from conftest import write_image_folder
 
@@ -47,12 +52,118 @@ def photos(tmp_path_factory):
     return root
 
 
+class HostCuda:
+    """The streams and events of the stage and the feed (stoker._cuda_calls), in host memory, on
+    one side stream. Work "enqueued" runs at once, but an event reports done only once the host
+    synchronized it (the conservative reading of a real one). Every write nvJPEG is given and
+    every window the resample reads is logged with its place in the stream; an access that may
+    overlap an earlier one still possibly running (a write after any access, a read after a
+    write, of the same bytes) is a hazard: the host must first have synchronized an event
+    recorded after the earlier access."""
+
+    def __init__(self):
+        self.log = []                  # what was enqueued or recorded, in order
+        self.accesses = []             # (log position, "read" or "write", first byte, past the last)
+        self.done_before = 0           # every log position below it is known done on the host
+        self.hazards = []
+        self.stream_synchronizes = 0
+        self.event_synchronizes = 0
+        self.side = HostStream(self)
+        self.current = HostStream(self)
+
+    def stream(self, device):
+        return self.side
+
+    def event(self):
+        return HostEvent(self)
+
+    def use(self, stream):
+        return contextlib.nullcontext()
+
+    def current_stream(self, device):
+        return self.current
+
+    def record_stream(self, tensor, stream):
+        pass
+
+    def access(self, kind, ranges):
+        here = len(self.log)
+        self.log.append(kind)
+        for lo, hi in ranges:
+            for position, earlier, a, b in self.accesses:
+                if position >= self.done_before and a < hi and lo < b and "write" in (kind, earlier):
+                    self.hazards.append(f"{kind} at {here} of [{lo}, {hi}) while the {earlier} at {position} "
+                                        f"may still run (known done before {self.done_before})")
+            self.accesses.append((here, kind, lo, hi))
+
+
 class HostStream:
-    """What the stage asks of a CUDA stream, for decoding into host memory."""
     cuda_stream = 0
 
+    def __init__(self, cuda):
+        self.cuda = cuda
+        self.waited = []
+
     def synchronize(self):
-        pass
+        self.cuda.stream_synchronizes += 1
+        self.cuda.done_before = len(self.cuda.log)
+
+    def wait_event(self, event):
+        self.waited.append(event)
+        self.cuda.log.append("wait")
+
+
+class HostEvent:
+    def __init__(self, cuda):
+        self.cuda = cuda
+        self.position = None
+        self.done = False
+
+    def record(self, stream):
+        assert stream is self.cuda.side
+        self.position = len(self.cuda.log)
+        self.cuda.log.append("record")
+        self.done = False
+
+    def synchronize(self):
+        assert self.position is not None, "an event synchronized before it was recorded"
+        self.cuda.event_synchronizes += 1
+        self.cuda.done_before = max(self.cuda.done_before, self.position)
+        self.done = True
+
+    def query(self):
+        return self.done
+
+
+class WatchedDecoder:
+    """A GpuDecoder whose destinations are logged as writes."""
+
+    def __init__(self, decoder, cuda):
+        self.decoder, self.cuda, self.calls = decoder, cuda, 0
+        self.description = decoder.description
+
+    def decode(self, batch, slots, pointers, pitches, stream):
+        height = {slot: h for slot, _, h in batch.gpu}
+        self.cuda.access("write", [(p, p + pitch * height[s]) for s, p, pitch in zip(slots, pointers, pitches)])
+        self.calls += 1
+        return self.decoder.decode(batch, slots, pointers, pitches, stream)
+
+
+@pytest.fixture
+def watched_reads(monkeypatch):
+    """Logs the windows each resample reads into the HostCuda given to `watched_reads.cuda`."""
+
+    class Watch:
+        cuda = None
+
+    real = _gpu_decode.resample_with_tables
+
+    def resample(windows, tables, out, **kwargs):
+        Watch.cuda.access("read", [(w.data_ptr(), w.data_ptr() + w.shape[0] * w.stride(0)) for w in windows])
+        return real(windows, tables, out, **kwargs)
+
+    monkeypatch.setattr(_gpu_decode, "resample_with_tables", resample)
+    return Watch
 
 
 def loader(root, handoff):
@@ -71,24 +182,64 @@ def decoder(fake, monkeypatch, fail=None):
     return _stoker.GpuDecoder([])
 
 
-def epoch(cpu, gpu, stage):
+def stage_on_host(gpu, fake, monkeypatch, watched_reads, fail=None):
+    """A GpuDecodeStage over `gpu` in host memory, its decoder's writes and resample's reads watched."""
+    cuda = HostCuda()
+    watched_reads.cuda = cuda
+    return _gpu_decode.GpuDecodeStage(gpu, WatchedDecoder(decoder(fake, monkeypatch, fail), cuda), "cpu", cuda=cuda)
+
+
+def epoch(cpu, gpu, stage, number=0):
     """(CPU batch, GPU batch finished by `stage` in host memory, samples it left for the GPU) of
-    each batch of an epoch, the loaders' buffers released as it goes."""
-    cpu.start_epoch(0)
-    gpu.start_epoch(0)
-    while (a := cpu.next()) is not None:
-        b = gpu.next()
-        decoded = stage.decode(b, HostStream())
-        inputs = torch.utils.dlpack.from_dlpack(b.inputs).clone()
-        stage.finish(decoded, inputs, b)
-        yield torch.utils.dlpack.from_dlpack(a.inputs).clone(), inputs, len(b.gpu or [])
-    assert gpu.next() is None
+    each batch of an epoch, driven as the device feed drives it: batch k finished, then batch
+    k+1 decoded and copied (cloned); the loaders' buffers released as it goes."""
+    cpu.start_epoch(number)
+    gpu.start_epoch(number)
+    stream = stage.cuda.side
+    ahead = None
+    while True:
+        if ahead is not None:
+            want, pending, inputs, left = ahead
+            stage.finish(pending, inputs, stream)
+            yield want, inputs, left
+        a, b = cpu.next(), gpu.next()
+        if a is None:
+            assert b is None
+            return
+        pending = stage.decode(b, stream)
+        ahead = (torch.utils.dlpack.from_dlpack(a.inputs).clone(), pending,
+                 torch.utils.dlpack.from_dlpack(b.inputs).clone(), len(b.gpu or []))
+
+
+def feed(loader, stage=None):
+    """A DeviceFeed in host memory over a raw loader, with the stage's HostCuda (else its own)."""
+    return device_feed.DeviceFeed(loader, "cpu", False, lambda b: torch.utils.dlpack.from_dlpack(b.targets).clone(),
+                                  lambda b: None, gpu=stage, cuda=stage.cuda if stage is not None else HostCuda())
+
+
+def feed_epoch(f, number, stop_after=None):
+    """The feed's batches of an epoch ((inputs, targets), cloned), or its first `stop_after`."""
+    f.loader.start_epoch(number)
+    f.start()
+    out = []
+    while stop_after is None or len(out) < stop_after:
+        f.cuda.log.append("next")
+        if (item := f.next()) is None:
+            break
+        out.append((item[0].clone(), item[1].clone()))
+    return out
+
+
+def assert_same_batches(got, want):
+    assert len(got) == len(want)
+    for (x, t), (y, u) in zip(got, want):
+        assert torch.equal(x, y) and torch.equal(t, u)
 
 
 @pytest.mark.parametrize("fail", [None, "batched", "parse:2"])
-def test_gpu_decoded_batches_equal_the_cpu_decoders(photos, fake_nvjpeg, monkeypatch, fail):
+def test_gpu_decoded_batches_equal_the_cpu_decoders(photos, fake_nvjpeg, monkeypatch, watched_reads, fail):
     cpu, gpu = loader(photos, "off"), loader(photos, "all")
-    stage = _gpu_decode.GpuDecodeStage(gpu, decoder(fake_nvjpeg, monkeypatch, fail), "cpu")
+    stage = stage_on_host(gpu, fake_nvjpeg, monkeypatch, watched_reads, fail)
     handed = 0
     for want, got, left in epoch(cpu, gpu, stage):
         handed += left
@@ -100,6 +251,64 @@ def test_gpu_decoded_batches_equal_the_cpu_decoders(photos, fake_nvjpeg, monkeyp
         assert stage.fallbacks >= 1  # the file nvJPEG could not parse, made on the CPU
     if fail is None:
         assert stage.fallbacks == 0
+    assert stage.cuda.hazards == [] and stage.arenas_in_use() == 0
+
+
+@pytest.mark.parametrize("fail", [None, "batched_all,decode_jpeg"])
+def test_nvjpeg_writes_an_arena_only_after_its_last_reader_was_seen_done(photos, fake_nvjpeg, monkeypatch,
+                                                                          watched_reads, fail):
+    """And the resample reads a window only after the host saw its decode done; no stream is
+    drained for either. When nvJPEG gives every file back, no batch is finished: the arena's
+    own event is then the only one the host waits for."""
+    cpu, gpu = loader(photos, "off"), loader(photos, "all")
+    stage = stage_on_host(gpu, fake_nvjpeg, monkeypatch, watched_reads, fail)
+    for number in range(3):
+        for want, got, _ in epoch(cpu, gpu, stage, number):
+            assert torch.equal(got, want)
+    assert stage.decoder.calls == 12  # each arena written 4 times
+    assert stage.decoded == (3 * 19 if fail is None else 0) and stage.decoded + stage.fallbacks == 3 * 19
+    assert stage.cuda.hazards == []
+    assert stage.cuda.stream_synchronizes == 0
+
+
+def test_the_feed_decodes_a_batch_ahead_without_draining_a_stream(photos, fake_nvjpeg, monkeypatch, watched_reads):
+    """DeviceFeed with GPU decoding over several epochs: a decode='cpu' feed's batches, to the bit;
+    the host never synchronizes a stream; each batch the current stream waits for is handed out
+    with its windows resampled."""
+    cpu, gpu = loader(photos, "off"), loader(photos, "all")
+    stage = stage_on_host(gpu, fake_nvjpeg, monkeypatch, watched_reads)
+    on_cpu, on_gpu = feed(cpu), feed(gpu, stage)
+    for number in range(3):
+        assert_same_batches(feed_epoch(on_gpu, number), feed_epoch(on_cpu, number))
+    cuda = stage.cuda
+    assert stage.decoded == 3 * 19 and cuda.stream_synchronizes == 0 and cuda.hazards == []
+    assert len(cuda.current.waited) == 12 and all(e.position is not None for e in cuda.current.waited)
+    # Batch k+1 is decoded when batch k is handed out, and resampled when it is handed out itself.
+    steps = [kind for kind in cuda.log if kind in ("next", "write", "read", "wait")]
+    assert steps == (["write"] + ["next", "read", "wait", "write"] * 3 + ["next", "read", "wait", "next"]) * 3
+    assert stage.arenas_in_use() == 0
+
+
+def test_an_arena_grows_when_a_batch_needs_more(photos, fake_nvjpeg, monkeypatch, watched_reads):
+    monkeypatch.setattr(_gpu_decode, "ARENA_HEADROOM", 1.0)  # each arena as large as the batch that made it
+    cpu, gpu = loader(photos, "off"), loader(photos, "all")
+    stage = stage_on_host(gpu, fake_nvjpeg, monkeypatch, watched_reads)
+    on_cpu, on_gpu = feed(cpu), feed(gpu, stage)
+    for number in range(3):
+        assert_same_batches(feed_epoch(on_gpu, number), feed_epoch(on_cpu, number))
+    assert stage.arena_growths > _gpu_decode.ARENAS  # some arena was reallocated for a larger batch
+    assert stage.cuda.hazards == [] and stage.cuda.stream_synchronizes == 0
+
+
+def test_a_pass_stopped_mid_epoch_frees_the_batch_decoded_ahead(photos, fake_nvjpeg, monkeypatch, watched_reads):
+    cpu, gpu = loader(photos, "off"), loader(photos, "all")
+    stage = stage_on_host(gpu, fake_nvjpeg, monkeypatch, watched_reads)
+    on_cpu, on_gpu = feed(cpu), feed(gpu, stage)
+    for number, stop_after in ((0, 0), (0, 1), (0, None), (1, 2), (2, 0), (3, None)):
+        assert_same_batches(feed_epoch(on_gpu, number, stop_after), feed_epoch(on_cpu, number, stop_after))
+    assert stage.arenas_in_use() == 0
+    assert stage.checks == 3  # epochs 0, 1 and 3: a batch decoded ahead and dropped leaves the check to the next
+    assert stage.cuda.hazards == [] and stage.cuda.stream_synchronizes == 0
 
 
 def test_the_engine_only_share_leaves_progressive_files_to_the_workers(photos, fake_nvjpeg, monkeypatch):
@@ -111,19 +320,37 @@ def test_the_engine_only_share_leaves_progressive_files_to_the_workers(photos, f
     assert handed == 18
 
 
-def test_pixels_that_differ_from_the_cpu_decoders_stop_the_run_in_one_line(photos, fake_nvjpeg, monkeypatch):
+def test_pixels_that_differ_from_the_cpu_decoders_stop_the_run_in_one_line(photos, fake_nvjpeg, monkeypatch,
+                                                                          watched_reads):
     cpu, gpu = loader(photos, "off"), loader(photos, "all")
-    stage = _gpu_decode.GpuDecodeStage(gpu, decoder(fake_nvjpeg, monkeypatch), "cpu")
+    stage = stage_on_host(gpu, fake_nvjpeg, monkeypatch, watched_reads)
 
-    def dark(windows, columns, rows, out, **kwargs):  # an engine that wrote nothing
+    def dark(windows, tables, out, **kwargs):  # an engine that wrote nothing
         out.zero_()
 
-    monkeypatch.setattr(_gpu_decode, "resample_with_taps", dark)
+    monkeypatch.setattr(_gpu_decode, "resample_with_tables", dark)
     with pytest.raises(_gpu_decode.GpuDecodeError) as raised:
         list(epoch(cpu, gpu, stage))
     message = str(raised.value)
     assert message.startswith("decode='gpu': nvJPEG's pixels differ from the CPU decoder's by ")
     assert message.endswith("use decode='cpu'") and "\n" not in message
+    assert stage.arenas_in_use() == 0
+
+
+def test_after_wrong_pixels_stop_a_pass_the_next_one_decodes(photos, fake_nvjpeg, monkeypatch, watched_reads):
+    """The batch that failed the check holds no arena and leaves nothing half made in the feed."""
+    cpu, gpu = loader(photos, "off"), loader(photos, "all")
+    stage = stage_on_host(gpu, fake_nvjpeg, monkeypatch, watched_reads)
+    on_cpu, on_gpu = feed(cpu), feed(gpu, stage)
+    resample = _gpu_decode.resample_with_tables
+    monkeypatch.setattr(_gpu_decode, "resample_with_tables", lambda windows, tables, out, **kwargs: out.zero_())
+    with pytest.raises(_gpu_decode.GpuDecodeError):
+        feed_epoch(on_gpu, 0)
+    assert stage.arenas_in_use() == 0 and on_gpu.next() is None
+    monkeypatch.setattr(_gpu_decode, "resample_with_tables", resample)
+    for number in (1, 2):
+        assert_same_batches(feed_epoch(on_gpu, number), feed_epoch(on_cpu, number))
+    assert stage.arenas_in_use() == 0 and stage.cuda.hazards == []
 
 
 def test_a_chain_the_gpu_cannot_finish_is_refused_for_gpu_and_decoded_on_the_cpu_for_auto(photos):

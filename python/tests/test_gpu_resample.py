@@ -10,7 +10,8 @@ import torch
 from PIL import Image
 
 import stoker
-from stoker._gpu_resample import resample_batch
+from stoker import _stoker
+from stoker._gpu_resample import resample_batch, resample_with_tables, resample_with_taps, upload_taps
 
 from conftest import write_image_folder
 
@@ -253,6 +254,28 @@ def test_out_may_be_a_strided_slice_of_a_larger_batch():
 def test_an_empty_batch_is_left_as_it_is():
     out = torch.empty(0, 3, 4, 4, dtype=torch.uint8)
     assert resample_batch([], torch.zeros(0, 4, dtype=torch.float64), None, out) is out
+
+
+def test_tables_uploaded_first_resample_as_the_tables_given_at_once():
+    gen = torch.Generator().manual_seed(7)
+    windows = [torch.randint(0, 256, (h, w, 3), dtype=torch.uint8, generator=gen) for h, w in ((30, 41), (22, 19))]
+
+    def axis(*samples):  # (index, weight) of each sample, padded with zero-weight taps to the most
+        taps = [_stoker.filter_taps(size, 1.0, size - 2.0, out, True, mirror, "bilinear")
+                for size, out, mirror in samples]
+        most = max(index.shape[2] for index, _ in taps)
+        return tuple(torch.from_numpy(np.concatenate([np.pad(t[i], ((0, 0), (0, 0), (0, most - t[i].shape[2])))
+                                                      for t in taps])) for i in (0, 1))
+
+    columns, rows = axis((41, 9, False), (19, 9, True)), axis((30, 7, False), (22, 7, False))
+    at_once, in_halves = (torch.empty(2, 3, 7, 9, dtype=torch.uint8) for _ in range(2))
+    resample_with_taps(windows, columns, rows, at_once)
+    tables = upload_taps(windows, columns, rows)
+    assert resample_with_tables(windows, tables, in_halves) is in_halves
+    assert torch.equal(in_halves, at_once)
+    with pytest.raises(ValueError) as error:
+        resample_with_tables(windows, tables, torch.empty(2, 3, 7, 8, dtype=torch.uint8))
+    assert str(error.value) == "the tables are for 2 samples of 7x9 and out has 2 of 7x8; give out the tables' size"
 
 
 def good_arguments():
