@@ -354,6 +354,17 @@ if wants train && need_stoker train; then
     keep_run_records "train-$amp" "$WORK/train-$amp"
     verdict "train-$amp" 0 "$(lines "train-$amp" '^(device|Batch size)|memory|samples/s|step time|skipped|grad norm|model_ema')"
   done
+  # GPU JPEG decoding in stoker train: ResNet-18 at 176 px, bf16, on the same JPEGs, decoded by
+  # the workers, by nvJPEG (every JPEG it takes) and by the engine where it takes them (auto).
+  if [[ $DRY -eq 0 ]]; then
+    for decode in cpu gpu auto; do
+      run "train-decode-$decode" 480 "$STOKER" train --data "$IMAGES_DIR" --model resnet18 --batch-size 256 \
+        --workers "$NPROC" --transforms "RandomResizedCrop(176), RandomHorizontalFlip(), Normalize" \
+        --device "$DEVICE" --epochs 1000 --no-progress --amp bf16 --decode "$decode" --max-steps "$TRAIN_STEPS" \
+        --output-dir "$WORK/train-decode-$decode"
+      verdict "train-decode-$decode" 0 "$(lines "train-decode-$decode" '^decode|samples/s|step time|decoded on the GPU')"
+    done
+  fi
   # Interrupted by --max-steps with a checkpoint, then resumed from its run folder.
   run resume-first 300 "${base[@]}" --amp bf16 --ema-decay 0.9998 --max-steps 20 --checkpoint-every-steps 10 \
     --output-dir "$WORK/resume"

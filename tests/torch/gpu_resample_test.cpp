@@ -134,9 +134,8 @@ void expect_cpu_pixels(const Case& c, int n, uint32_t seed) {
     const uint8_t* g = got.data_ptr<uint8_t>();
     const auto [first, _] = std::mismatch(want.begin(), want.end(), g);
     EXPECT_TRUE(first == want.end()) << name_of(c) << ", sample " << i << " of " << n << ": pixel "
-                                     << (first - want.begin()) << " is "
-                                     << static_cast<int>(g[first - want.begin()]) << ", the CPU path's "
-                                     << static_cast<int>(*first);
+                                     << (first - want.begin()) << " is " << static_cast<int>(g[first - want.begin()])
+                                     << ", the CPU path's " << static_cast<int>(*first);
   }
 }
 

@@ -2,9 +2,10 @@
 // means on this machine.
 //
 // GPU JPEG decoding (nvJPEG's hardware engine and CUDA path, planned per file in
-// src/data/decode/gpu/) is in stoker.DataLoader(device='cuda') (stoker/device_feed.py), not
-// yet in stoker train's device feed. `gpu` is refused with one line saying why (no CUDA
-// device for the batches, no nvJPEG, or stoker train), never quietly decoded on the CPU;
+// src/data/decode/gpu/) is in the device feeds of stoker.DataLoader(device='cuda')
+// (stoker/device_feed.py) and of stoker train (src/train/torch/step/gpu_decode_stage.h). `gpu`
+// is refused with one line saying why (no CUDA device for the batches, no nvJPEG), never
+// quietly decoded on the CPU;
 // `auto` decodes on the CPU where `gpu` would be refused and says why in at most one line.
 // What the chain and the data allow is the loader's to say (gpu_handoff_blocker in
 // stoker/data/loader.h). docs/design/decode.md, "GPU decoding", has the design.
@@ -19,10 +20,6 @@
 #include "stoker/data/loader_keys.h"
 
 namespace stoker::data {
-
-// Whether a front end's device feed decodes on the GPU: the Python package's does, stoker
-// train's not yet.
-constexpr bool gpu_decode_in(FrontEnd front) { return front == FrontEnd::kPython; }
 
 // Where the batches go.
 struct DecodeDevice {

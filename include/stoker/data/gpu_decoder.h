@@ -1,7 +1,7 @@
 // stoker/data/gpu_decoder.h — nvJPEG for a device feed: decodes the samples a loader's workers
 // left for the GPU (gpu_sample.h) into device memory the caller owns, on a stream the caller
-// owns. stoker links no CUDA runtime: the caller (torch, in the Python package) allocates,
-// copies, synchronises and resamples; this decodes.
+// owns. stoker links no CUDA runtime: the caller (torch, in the Python package and in stoker
+// train's device feed) allocates, copies, synchronises and resamples; this decodes.
 //
 // What happens to each sample (the design in docs/design/decode.md, "GPU decoding"): a full
 // stream parse; the hardware engine with the sample's region and DCT scale where the GPU has

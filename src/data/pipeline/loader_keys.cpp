@@ -148,8 +148,8 @@ std::vector<LoaderKeySpec> make_table() {
     r.cli_default = "cpu";
     r.python_default = "'cpu'";
     r.help =
-        "Where JPEGs are decoded when batches go to a CUDA device: by the workers (cpu), by nvJPEG on the GPU (gpu: "
-        "stoker.DataLoader; refused, with why, where it cannot be and in stoker train so far) or on the GPU's JPEG "
+        "Where JPEGs are decoded when batches go to a CUDA device: by the workers (cpu), by nvJPEG on the GPU with "
+        "the crop, resize and flips there too (gpu; refused, with why, where it cannot be) or on the GPU's JPEG "
         "engine where it can be, else the workers (auto)";
   }
   return rows;

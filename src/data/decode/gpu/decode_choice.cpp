@@ -39,11 +39,6 @@ DecodeChoice choose_decode(DecodeMode asked, const DecodeDevice& device, const N
     why = "this process sees no CUDA device";
   } else if (!probe.found) {
     why = probe.text;
-  } else if (!gpu_decode_in(front)) {
-    why = fmt::format(
-        "stoker train does not decode on the GPU yet ({} found; stoker.DataLoader(device='cuda', "
-        "decode='gpu') does)",
-        probe.text);
   } else {
     choice.use = DecodeMode::kGpu;
     return choice;

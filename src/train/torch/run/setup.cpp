@@ -279,8 +279,8 @@ TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place) {
   if (cfg.amp == AmpMode::kFp16 && s.device.is_cpu()) {
     throw UsageError("amp fp16 needs a CUDA device; on the CPU use --amp bf16 or --amp off");
   }
-  // --decode: gpu refused in one line (stoker train's device feed decodes on the CPU only so
-  // far), auto on the CPU with at most one line.
+  // --decode: gpu refused in one line where it cannot be, auto on the CPU there with at most
+  // one line (plan_gpu_decode says the rest once the chain is known).
   const data::DecodeChoice decode =
       data::choose_decode(cfg.decode, {cfg.device.starts_with("cuda") || s.device.is_cuda(), s.device.is_cuda()},
                           data::FrontEnd::kCommandLine);
@@ -375,6 +375,12 @@ TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place) {
         static_cast<size_t>(cfg.cache_max_gb > 0 ? cfg.cache_max_gb * 1e9 : free_ram_bytes() / 2);
   }
   s.feed = plan_device_feed(s.device, conv_net, &train_options);
+  if (decode.use == data::DecodeMode::kGpu) {
+    GpuDecodePlan gpu = plan_gpu_decode(cfg.decode, s.device, train_options, *s.train_source);
+    if (!gpu.note.empty() && place.leader()) std::fprintf(stderr, "%s\n", gpu.note.c_str());
+    train_options.gpu_handoff = gpu.handoff;
+    s.feed.gpu_decode = std::move(gpu.stage);
+  }
   s.train_loader = std::make_unique<data::Loader>(s.train_source, train_options);
   if (s.val_source) {
     data::LoaderOptions val_options = loader_options(cfg, *s.val_source, false, s.start_workers);

@@ -141,6 +141,11 @@ bool TrainLoop::finish_epoch_as_leader(int64_t epoch, EpochEnd end, bool max_rea
                                 grouped(static_cast<double>(train_loader.source().size())), cache.bytes / 1e9,
                                 cache.full ? " (full: the rest decode every epoch)" : "");
   }
+  if (const auto& gpu = setup.feed.gpu_decode) {  // counts since the run started
+    record.notes +=
+        fmt::format(" · {} JPEGs decoded on the GPU, {} given back to the CPU",
+                    grouped(static_cast<double>(gpu->decoded())), grouped(static_cast<double>(gpu->fallbacks())));
+  }
   if (const double peak = run_.gpu_memory_peak.take(); run_.gpu_index >= 0 && peak >= 0) {
     record.notes += fmt::format(" · GPU memory peak {:.2f} GiB", peak / (1 << 30));
   }

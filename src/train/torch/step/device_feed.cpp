@@ -74,6 +74,8 @@ DeviceFeed::~DeviceFeed() { reset(); }
 void DeviceFeed::reset() {
   // A copy may still read the pinned buffer of a pending batch: let it finish first.
   if (streams_ && pending_) streams_->impl.synchronizeStream(streams_->side);
+  // Its GPU samples may still be decoding into their arena.
+  if (pending_ && pending_->gpu) options_.gpu_decode->abandon(*pending_->gpu);
   pending_.reset();
 }
 
@@ -82,18 +84,27 @@ void DeviceFeed::start_copy(data::Batch batch, double wait_s) {
   FedBatch fed;
   fed.wait_s = wait_s;
   if (batch) {
+    // GPU samples are decoded now, and the CPU's share of them made into the host batch
+    // before it is read below.
+    if (options_.gpu_decode) fed.gpu = options_.gpu_decode->start(loader_, batch);
     const torch::Tensor host_images = images_of(batch);
     const torch::Tensor host_targets = objective_.targets_of(batch);
     const bool on_cpu = options_.device.is_cpu();
-    if (on_cpu && !mean255_.defined() && !options_.channels_last) {
+    if (on_cpu && !mean255_.defined() && !options_.channels_last && !fed.gpu) {
       fed.images = host_images;  // zero copy
       fed.targets = host_targets;
     } else {
       const auto format = options_.channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
       // Outputs are allocated on the compute stream; only the side stream writes them, and
       // the compute stream reads them after the event, so the caching allocator stays safe.
-      fed.images =
-          torch::empty(host_images.sizes(), torch::TensorOptions(torch::kFloat32).device(options_.device), format);
+      // A batch with GPU samples stays uint8 until finish_copy() has resampled them into it.
+      if (fed.gpu) {
+        fed.images_uint8 =
+            torch::empty(host_images.sizes(), torch::TensorOptions(torch::kUInt8).device(options_.device));
+      } else {
+        fed.images =
+            torch::empty(host_images.sizes(), torch::TensorOptions(torch::kFloat32).device(options_.device), format);
+      }
       fed.targets = torch::empty(host_targets.sizes(), host_targets.options().device(options_.device));
       std::optional<c10::StreamGuard> guard;
       if (streams_) {
@@ -104,7 +115,10 @@ void DeviceFeed::start_copy(data::Batch batch, double wait_s) {
         guard.emplace(streams_->side);
       }
       fed.targets.copy_(host_targets, /*non_blocking=*/true);
-      if (mean255_.defined()) {
+      if (fed.gpu) {
+        fed.images_uint8.copy_(host_images, /*non_blocking=*/true);
+        options_.gpu_decode->upload(*fed.gpu);
+      } else if (mean255_.defined()) {
         // uint8 over the bus, then float and normalize on the device.
         fed.images.copy_(host_images.to(options_.device, /*non_blocking=*/true));
         fed.images.sub_(mean255_).div_(std255_);
@@ -119,6 +133,15 @@ void DeviceFeed::start_copy(data::Batch batch, double wait_s) {
   pending_.emplace(std::move(fed));
 }
 
+torch::Tensor DeviceFeed::to_model_input(const torch::Tensor& uint8) const {
+  const auto format = options_.channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
+  torch::Tensor images =
+      torch::empty(uint8.sizes(), torch::TensorOptions(torch::kFloat32).device(options_.device), format);
+  images.copy_(uint8);
+  if (mean255_.defined()) images.sub_(mean255_).div_(std255_);
+  return images;
+}
+
 FedBatch DeviceFeed::finish_copy() {
   FedBatch fed = std::move(*pending_);
   pending_.reset();
@@ -131,6 +154,15 @@ FedBatch DeviceFeed::finish_copy() {
       streams_->stall_end.record(compute);
       streams_->stall_recorded = true;
     }
+    fed.copy_s += ns_to_seconds(watch.lap());
+  }
+  if (fed.gpu) {
+    // After step k was enqueued: the decode of this batch ran while it computed.
+    Stopwatch watch;
+    options_.gpu_decode->finish(*fed.gpu, fed.images_uint8, fed.host);
+    fed.images = to_model_input(fed.images_uint8);
+    fed.images_uint8 = torch::Tensor();
+    fed.gpu.reset();
     fed.copy_s += ns_to_seconds(watch.lap());
   }
   return fed;

@@ -10,7 +10,10 @@
 //     ((x - 255·mean) / (255·std)): 4× fewer bytes over PCIe and less worker time;
 //   - conv nets get their images in channels_last;
 //   - events around the compute stream's wait time how long a slow copy held it up
-//     (copy_stall_s), so that a transfer-bound run is not reported as compute-bound.
+//     (copy_stall_s), so that a transfer-bound run is not reported as compute-bound;
+//   - with a GpuDecodeStage (--decode gpu or auto), the JPEGs the workers left undecoded are
+//     decoded by nvJPEG when batch k+1 is fetched and resampled into it when it is handed
+//     out, after step k: such a batch crosses the bus as uint8 and is normalized then.
 // The device code uses c10's device-generic streams and events, so it compiles against any
 // libtorch; it runs only where libtorch has CUDA. Not thread-safe: one per training loop.
 #pragma once
@@ -24,6 +27,7 @@
 
 #include "stoker/core/mutex.h"
 #include "stoker/data/loader.h"
+#include "train/torch/step/gpu_decode_stage.h"
 #include "train/torch/step/objective.h"
 
 namespace stoker::train {
@@ -49,6 +53,9 @@ struct FeedOptions {
   bool channels_last = false;
   // Copy batch k+1 while k computes (CUDA only; ignored on the CPU).
   bool lookahead = true;
+  // GPU JPEG decoding for the loader's GPU samples (its LoaderOptions::gpu_handoff); null:
+  // none. Shared by the copies of these options, used by one feed at a time.
+  std::shared_ptr<GpuDecodeStage> gpu_decode;
 };
 
 // One batch on the device. `host` keeps the loader's buffer until the step is done with it.
@@ -58,6 +65,9 @@ struct FedBatch {
   torch::Tensor targets;  // Objective::targets_of, on the device
   double wait_s = 0;      // waiting for the loader
   double copy_s = 0;      // host time spent issuing (or, without lookahead, doing) the copy
+  // With GPU samples: the batch as uint8 on the device until their resample, and the samples.
+  torch::Tensor images_uint8;
+  std::optional<GpuDecodeStage::Pending> gpu;
   explicit operator bool() const { return static_cast<bool>(host); }
   int64_t size() const { return host ? host.size() : 0; }
 };
@@ -89,6 +99,8 @@ class DeviceFeed {
  private:
   void start_copy(data::Batch batch, double wait_s);
   FedBatch finish_copy();
+  // `uint8` (N, C, H, W) on the device as fed.images: float, normalized, in the feed's format.
+  torch::Tensor to_model_input(const torch::Tensor& uint8) const;
 
   data::Loader& loader_;
   const Objective& objective_;

@@ -90,16 +90,18 @@ void check_taps(const char* name, const torch::Tensor& index, const torch::Tenso
   const bool shaped = index.defined() && weight.defined() && index.dim() == 3 && index.sizes() == weight.sizes() &&
                       index.size(0) == n && index.size(1) == size && index.size(2) >= 1;
   if (!shaped) {
-    throw UsageError(fmt::format("resample_with_taps: {} must be (index, weight) of shape ({}, {}, taps >= 1); got {} "
-                                 "and {}",
-                                 name, n, size, index.defined() ? shape_of(index) : "undefined",
-                                 weight.defined() ? shape_of(weight) : "undefined"));
+    throw UsageError(
+        fmt::format("resample_with_taps: {} must be (index, weight) of shape ({}, {}, taps >= 1); got {} "
+                    "and {}",
+                    name, n, size, index.defined() ? shape_of(index) : "undefined",
+                    weight.defined() ? shape_of(weight) : "undefined"));
   }
   if ((index.scalar_type() != torch::kInt32 && index.scalar_type() != torch::kInt64) ||
       weight.scalar_type() != torch::kFloat32) {
-    throw UsageError(fmt::format("resample_with_taps: {} are {} index and {} weight; the tables are int32 or int64 "
-                                 "index and float32 weight",
-                                 name, dtype_name(index.scalar_type()), dtype_name(weight.scalar_type())));
+    throw UsageError(
+        fmt::format("resample_with_taps: {} are {} index and {} weight; the tables are int32 or int64 "
+                    "index and float32 weight",
+                    name, dtype_name(index.scalar_type()), dtype_name(weight.scalar_type())));
   }
 }
 
@@ -152,14 +154,20 @@ void resample_images(const torch::Tensor& padded, const torch::Tensor& sizes, co
   // and a CPU copies in runs: the horizontal pass works on the windows' rows transposed,
   // (n, w_max, C, span), the vertical one on its result transposed back, (n, span, C, W).
   const torch::Tensor columns = padded.index({image, pass_rows}).permute({0, 2, 3, 1}).contiguous();
-  torch::Tensor across = tap_sum([&](int64_t k) { return columns.index({image, cols.select(2, k)}); },
-                                 [&](int64_t k) { return wx.select(2, k).unsqueeze(-1).unsqueeze(-1); },
-                                 cols.size(2));  // (n, W, C, span)
+  torch::Tensor across = tap_sum(
+      [&](int64_t k) {
+        return columns.index({image, cols.select(2, k)});
+      },
+      [&](int64_t k) { return wx.select(2, k).unsqueeze(-1).unsqueeze(-1); },
+      cols.size(2));  // (n, W, C, span)
   if (bicubic) across.clamp_(0, 255);
   across = across.permute({0, 3, 2, 1}).contiguous();  // (n, span, C, W)
-  torch::Tensor result = tap_sum([&](int64_t k) { return across.index({image, rows.select(2, k)}); },
-                                 [&](int64_t k) { return wy.select(2, k).unsqueeze(-1).unsqueeze(-1); },
-                                 rows.size(2));  // (n, H, C, W)
+  torch::Tensor result = tap_sum(
+      [&](int64_t k) {
+        return across.index({image, rows.select(2, k)});
+      },
+      [&](int64_t k) { return wy.select(2, k).unsqueeze(-1).unsqueeze(-1); },
+      rows.size(2));  // (n, H, C, W)
   if (bicubic) result.clamp_(0, 255);
 
   // The CPU path's round_half_up_u8: int(v + 0.5f), clamped.

@@ -36,25 +36,22 @@ TEST(DecodeChoiceTest, GpuIsRefusedInOneLineSayingWhyAndWhatToDo) {
             "--decode gpu: this process sees no CUDA device; use --decode cpu");
   EXPECT_EQ(choose_decode(DecodeMode::kGpu, kCudaBatches, kMissing, FrontEnd::kPython).error,
             "decode='gpu': nvJPEG not found (tried: libnvjpeg.so.12); install it; use decode='cpu'");
-  // Everything there: stoker train still refuses, plainly, rather than decoding on the CPU
-  // behind the user's back; the Python package decodes on the GPU.
+  // Everything there: both front ends decode on the GPU.
   const DecodeChoice train = choose_decode(DecodeMode::kGpu, kCudaBatches, kFound, FrontEnd::kCommandLine);
-  EXPECT_EQ(train.use, DecodeMode::kCpu);
-  EXPECT_EQ(train.error,
-            "--decode gpu: stoker train does not decode on the GPU yet (nvJPEG 12.3.3 at /x/libnvjpeg.so.12 found; "
-            "stoker.DataLoader(device='cuda', decode='gpu') does); use --decode cpu");
+  EXPECT_EQ(train.use, DecodeMode::kGpu);
+  EXPECT_EQ(train.error, "");
   const DecodeChoice python = choose_decode(DecodeMode::kGpu, kCudaBatches, kFound, FrontEnd::kPython);
   EXPECT_EQ(python.use, DecodeMode::kGpu);
   EXPECT_EQ(python.error, "");
   EXPECT_EQ(choose_decode(DecodeMode::kAuto, kCudaBatches, kFound, FrontEnd::kPython).use, DecodeMode::kGpu);
+  EXPECT_EQ(choose_decode(DecodeMode::kAuto, kCudaBatches, kFound, FrontEnd::kCommandLine).use, DecodeMode::kGpu);
 }
 
 TEST(DecodeChoiceTest, AutoDecodesOnTheCpuWithAtMostOneLine) {
   const DecodeChoice cpu_batches = choose_decode(DecodeMode::kAuto, kCpuBatches, kMissing, FrontEnd::kPython);
   EXPECT_EQ(cpu_batches.use, DecodeMode::kCpu);
   EXPECT_EQ(cpu_batches.note, "");  // nothing to say: the batches are on the CPU
-  const std::pair<DecodeDevice, NvjpegProbe> cases[] = {
-      {kNoCudaDevice, kFound}, {kCudaBatches, kMissing}, {kCudaBatches, kFound}};  // stoker train: CPU
+  const std::pair<DecodeDevice, NvjpegProbe> cases[] = {{kNoCudaDevice, kFound}, {kCudaBatches, kMissing}};
   for (const auto& [device, probe] : cases) {
     const DecodeChoice choice = choose_decode(DecodeMode::kAuto, device, probe, FrontEnd::kCommandLine);
     EXPECT_EQ(choice.use, DecodeMode::kCpu);
