@@ -12,7 +12,9 @@ list): stoker.DataLoader(device="cuda", decode="gpu") against decode="cpu" on th
   resamples it when it hands it out: 0 such batches expected). Each epoch's first GPU batch is
   also checked by the loader itself;
 - rate: decode-only images/s (batches drawn and synchronised, no model) with decode cpu, gpu
-  and auto, and the share of samples the workers left to the GPU and nvJPEG gave back;
+  and auto, the CPU cores busy meanwhile and per 1,000 images/s (the process's CPU time: the
+  workers are its threads), and the share of samples the workers left to the GPU and nvJPEG
+  gave back;
 - memory: the device memory in use (cudaMemGetInfo, which sees nvJPEG's own allocations, after
   torch's cache is emptied) after each of --epochs epochs with decode="gpu": it should stay
   flat, but for the window arenas, which grow when a batch needs more (reported apart).
@@ -70,18 +72,21 @@ def check_pixels(args):
 def rate(args, decode):
     chain = f"RandomResizedCrop({args.size}), RandomHorizontalFlip(), Normalize"
     data = loader(args, decode, chain)
-    images, started = 0, None
+    images, started, cpu_started = 0, None, None
     for i, (x, _) in enumerate(data):
         if i == args.warmup:
             torch.cuda.synchronize()
-            started, images = time.perf_counter(), 0
+            started, cpu_started, images = time.perf_counter(), time.process_time(), 0
         images += x.shape[0]
         if i >= args.warmup + args.rate_batches:
             break
     torch.cuda.synchronize()
     seconds = time.perf_counter() - started
+    # The workers are threads of this process: its CPU time is theirs and the consumer's.
+    cores = (time.process_time() - cpu_started) / seconds
     stage = data._gpu_stage
     emit(check="rate", decode=decode, used=data.decode, images_per_s=images / seconds, workers=args.workers,
+         cores_busy=round(cores, 2), cores_per_1000_images_per_s=round(cores / (images / seconds / 1000), 2),
          decoded_on_gpu=stage.decoded if stage else 0, made_on_cpu_after_nvjpeg=stage.fallbacks if stage else 0)
 
 
