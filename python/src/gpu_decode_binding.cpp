@@ -15,6 +15,7 @@
 #include "stoker/core/error.h"
 #include "stoker/data/gpu_decoder.h"
 #include "stoker/data/gpu_sample.h"
+#include "stoker/data/gpu_share.h"
 #include "stoker/data/transform.h"
 
 namespace py = pybind11;
@@ -124,6 +125,15 @@ void bind_gpu_decode(py::module_& m) {
       .def("decode", &GpuDecoderHandle::decode, py::arg("batch"), py::arg("slots"), py::arg("destinations"),
            py::arg("pitches"), py::arg("stream"),
            "Decodes the batch's GPU samples at `slots` into `destinations` on `stream`: (on_gpu, reason) per slot");
+  py::class_<data::GpuShareTuner>(m, "GpuShareTuner",
+                                  "decode='auto': the share of the engine's JPEGs to leave for the GPU, from the "
+                                  "host's waits (stoker/data/gpu_share.h)")
+      .def(py::init<>())
+      .def("observe", &data::GpuShareTuner::observe, py::arg("loader_wait_s"), py::arg("decode_wait_s"),
+           py::arg("batch_s"), "One batch handed out: its waits and wall seconds; returns the share to set")
+      .def_property_readonly("share", &data::GpuShareTuner::share)
+      .def_property_readonly_static("window", [](const py::object&) { return data::GpuShareTuner::kWindow; })
+      .def_property_readonly_static("step", [](const py::object&) { return data::GpuShareTuner::kStep; });
 }
 
 }  // namespace stoker::python

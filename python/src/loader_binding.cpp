@@ -392,6 +392,10 @@ void bind_loader(py::module_& m) {
       .def_property(
           "prefetch", [](LoaderHandle& h) { return h.loader().prefetch(); },
           [](LoaderHandle& h, int prefetch) { h.loader().set_prefetch(prefetch); })
+      .def_property(
+          "gpu_share", [](LoaderHandle& h) { return h.loader().gpu_share(); },
+          [](LoaderHandle& h, double share) { h.loader().set_gpu_share(share); },
+          "gpu_handoff='hardware': the share of the engine's JPEGs the workers leave for the GPU, in [0, 1]")
       .def("epoch_stats",
            [](LoaderHandle& h) {
              const data::EpochStats s = h.loader().epoch_stats();

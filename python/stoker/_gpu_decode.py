@@ -37,8 +37,16 @@ release(pending, stream) frees the arena of a batch that is not finished (an epo
 No step drains a stream or copies to the device with the host waiting; the check (once an
 epoch) reads its difference back.
 
+decode='auto' (the loader's gpu_handoff 'hardware'): step 5's wait is timed, and after each batch
+handed out the feed calls tune_share() with its wait for the loader and the batch's wall time;
+_stoker.GpuShareTuner (stoker/data/gpu_share.h) turns them into the share of the engine's JPEGs
+the workers leave for the GPU (Loader.gpu_share), so that neither the engines nor the workers
+hold the step up.
+
 Not thread-safe: one stage per feed, used from the consumer's thread.
 """
+import time
+
 import torch
 
 from . import _stoker
@@ -98,11 +106,15 @@ class GpuDecodeStage:
     stoker._stoker.GpuDecoder made on `device`; `cuda`: the stream and event calls
     (_cuda_calls)."""
 
-    def __init__(self, loader, decoder, device, cuda=TORCH_CUDA):
+    def __init__(self, loader, decoder, device, cuda=TORCH_CUDA, tune_share=False):
         self.loader = loader
         self.decoder = decoder
         self.device = torch.device(device)
         self.cuda = cuda
+        # decode='auto': the share of the engine's JPEGs left for the GPU follows the host's waits.
+        self.share_tuner = _stoker.GpuShareTuner() if tune_share else None
+        self.decode_wait_s = 0.0   # the host's wait for the decode in the last finish()
+        self._decode_waited = False
         self.fallbacks = 0         # samples nvJPEG refused or failed on, made on the CPU
         self.decoded = 0           # samples decoded on the GPU
         self.arena_growths = 0     # arenas (re)allocated for a batch that needed more
@@ -162,7 +174,9 @@ class GpuDecodeStage:
         if pending is None:
             return
         try:
+            started = time.perf_counter()
             pending.decoded.synchronize()
+            self.decode_wait_s, self._decode_waited = time.perf_counter() - started, True
             made = torch.empty((len(pending.slots),) + tuple(inputs.shape[1:]), dtype=torch.uint8, device=self.device)
             resample_with_tables(pending.windows, pending.tables, made, bicubic=self.loader.resample == "bicubic")
             if pending.check is not None:
@@ -178,6 +192,23 @@ class GpuDecodeStage:
             inputs.index_copy_(0, pending.slot_index, made)
         finally:
             self.release(pending, stream)
+
+    def tune_share(self, loader_wait_s, batch_s):
+        """decode='auto', after each batch handed out: its wait for the loader, the last finish()'s
+        wait for the decode (0 if none since the last call) and its wall seconds (0: not known, a
+        pass's first batch, nothing fed) set the loader's gpu_share. Nothing without a tuner."""
+        decode_wait_s = self.decode_wait_s if self._decode_waited else 0.0
+        self._decode_waited = False
+        if self.share_tuner is None or batch_s <= 0:
+            return
+        share = self.share_tuner.observe(loader_wait_s, decode_wait_s, batch_s)
+        if share != self.loader.gpu_share:
+            self.loader.gpu_share = share
+
+    @property
+    def gpu_share(self):
+        """The share of the engine's JPEGs the workers leave for the GPU now (decode='auto'), else None."""
+        return self.loader.gpu_share if self.share_tuner is not None else None
 
     def release(self, pending, stream):
         """Frees `pending`'s arena once the work enqueued on `stream` so far is done; for a batch

@@ -305,7 +305,8 @@ class DataLoader:
         elif gpu_decoder is not None:
             from ._gpu_decode import GpuDecodeStage
 
-            self._gpu_stage = GpuDecodeStage(self._loader, gpu_decoder, self.device)
+            self._gpu_stage = GpuDecodeStage(self._loader, gpu_decoder, self.device,
+                                             tune_share=gpu_handoff == "hardware")  # decode='auto'
         if on_gpu:
             from .device_feed import DeviceFeed
 
@@ -514,7 +515,8 @@ class DataLoader:
         """The current epoch's bad samples (index, path, reason), the workers' time per stage,
         what num_workers='auto' changed, and where JPEGs were decoded ("decode": the decoder in
         use, and with decode on the GPU the samples the workers left to it since the loader was
-        made, those nvJPEG decoded and those it gave back to the CPU)."""
+        made, those nvJPEG decoded and those it gave back to the CPU; with decode='auto' also
+        "gpu_share", the share of the JPEGs nvJPEG's engine takes that the workers leave to it now)."""
         epoch = self._loader.epoch_stats()
         stages = self._loader.stage_times()
         busy = stages["read"] + stages["decode"] + stages["transform"]
@@ -535,8 +537,11 @@ class DataLoader:
         stage = self._gpu_stage
         if stage is None:
             return {"decoder": "cpu"}
-        return {"decoder": stage.decoder.description, "left_to_gpu": stages["gpu_samples"],
-                "decoded_on_gpu": stage.decoded, "made_on_cpu_after_nvjpeg": stage.fallbacks}
+        out = {"decoder": stage.decoder.description, "left_to_gpu": stages["gpu_samples"],
+               "decoded_on_gpu": stage.decoded, "made_on_cpu_after_nvjpeg": stage.fallbacks}
+        if stage.gpu_share is not None:  # decode='auto': the share of the engine's JPEGs left to the GPU now
+            out["gpu_share"] = stage.gpu_share
+        return out
 
     def state_dict(self):
         """Where the stream stands: the next batch a resumed loader yields. Taken after an

@@ -15,11 +15,14 @@
   are resampled into their slots on the side stream, then normalised; the current stream waits
   for that. A batch without such samples is copied and normalised ahead, as without GPU
   decoding. The host waits for nothing the GPU has queued in the steady state: only for events
-  recorded a step earlier (_gpu_decode says which).
+  recorded a step earlier (_gpu_decode says which). Under decode='auto' each batch handed out
+  tells the stage how long the feed waited for the loader and the batch's wall time, which tune
+  the share of JPEGs left to the GPU (GpuDecodeStage.tune_share).
 
 `cuda` (_cuda_calls) makes the streams and events; the tests run the feed in host memory.
 """
 import collections
+import time
 
 import torch
 import torch.utils.dlpack
@@ -32,8 +35,9 @@ class _Ahead:
     """Batch k+1 as next() hands it out: `ready` is the event the current stream waits for, None
     while `pending` (a _gpu_decode.PendingDecode) is still to be finished into `inputs`."""
 
-    def __init__(self, inputs, targets, params, ready, pending):
+    def __init__(self, inputs, targets, params, ready, pending, wait_s):
         self.inputs, self.targets, self.params, self.ready, self.pending = inputs, targets, params, ready, pending
+        self.wait_s = wait_s  # the feed's wait for the loader's batch
 
 
 class DeviceFeed:
@@ -53,6 +57,7 @@ class DeviceFeed:
         self.stream = cuda.stream(device)
         self._ahead = None                       # _Ahead: batch k+1, copied ahead
         self._in_copy = collections.deque()      # (host tensors, event after their copy)
+        self._handed_out = None                  # when next() last handed a batch out in this pass
         normalize = loader.normalize if loader.dtype == "uint8" else None
         self._scale = None
         if normalize is not None:
@@ -64,6 +69,7 @@ class DeviceFeed:
     def start(self):
         """Starts a pass: the batch copied ahead for the previous one, if any, is dropped (its arena freed)."""
         self._drop_ahead()
+        self._handed_out = None  # the time until this pass's first batch is no batch's
         self._copy_next()
 
     def _drop_ahead(self):
@@ -82,7 +88,9 @@ class DeviceFeed:
         # At most one earlier copy still in flight: the loader's pool stays free for its workers.
         while len(self._in_copy) > 1:
             self._in_copy.popleft()[1].synchronize()
+        started = time.perf_counter()
         batch = self.loader.next(self.timeout)
+        wait_s = time.perf_counter() - started
         if batch is None:
             return
         host_inputs = torch.utils.dlpack.from_dlpack(batch.inputs)
@@ -107,7 +115,7 @@ class DeviceFeed:
                     self.gpu.release(pending, self.stream)
                 raise
         self._in_copy.append(((host_inputs, host_targets), copied))
-        self._ahead = _Ahead(inputs, targets, params, ready, pending)
+        self._ahead = _Ahead(inputs, targets, params, ready, pending, wait_s)
 
     def _finish_inputs(self, inputs):
         """Normalize, float and channels_last, on the current stream."""
@@ -140,4 +148,8 @@ class DeviceFeed:
         for tensor in tensors_in(ahead.targets):
             self.cuda.record_stream(tensor, current)
         self._copy_next()
+        if self.gpu is not None:
+            now = time.perf_counter()
+            self.gpu.tune_share(ahead.wait_s, now - self._handed_out if self._handed_out is not None else 0.0)
+            self._handed_out = now
         return inputs, ahead.targets, ahead.params

@@ -11,6 +11,7 @@ import contextlib
 import pathlib
 import shutil
 import subprocess
+import time
 
 import numpy as np
 import pytest
@@ -320,6 +321,64 @@ def test_the_engine_only_share_leaves_progressive_files_to_the_workers(photos, f
     assert handed == 18
 
 
+class SlowEnginesCuda(HostCuda):
+    """HostCuda whose events take `wait_s` to be seen done: JPEG engines slower than the step."""
+
+    def __init__(self, wait_s):
+        super().__init__()
+        self.wait_s = wait_s
+
+    def event(self):
+        event = HostEvent(self)
+        synchronize = event.synchronize
+
+        def slow():
+            if not event.done:
+                time.sleep(self.wait_s)
+            synchronize()
+
+        event.synchronize = slow
+        return event
+
+
+def test_auto_lowers_the_share_when_the_engines_are_behind_and_its_batches_stay_the_cpu_decoders(
+        photos, fake_nvjpeg, monkeypatch):
+    """decode='auto' (gpu_handoff 'hardware'): the host waiting for the decode lowers the share of
+    the engine's JPEGs left to the GPU, a step a window; the workers make the rest, and the batches
+    still equal a decode='cpu' feed's, to the bit."""
+    cpu, gpu = loader(photos, "off"), loader(photos, "hardware")
+    cuda = SlowEnginesCuda(0.003)
+    stage = _gpu_decode.GpuDecodeStage(gpu, decoder(fake_nvjpeg, monkeypatch), "cpu", cuda=cuda, tune_share=True)
+    on_cpu, on_gpu = feed(cpu), feed(gpu, stage)
+    assert stage.gpu_share == 1.0
+    # 4 batches an epoch, of which the first of each pass feeds nothing: 2 windows in 11 epochs.
+    window = _stoker.GpuShareTuner.window
+    epochs = -(-2 * window // 3)
+    for number in range(epochs):
+        assert_same_batches(feed_epoch(on_gpu, number), feed_epoch(on_cpu, number))
+    assert stage.decode_wait_s >= 0.003
+    assert stage.gpu_share == pytest.approx(1 - 2 * _stoker.GpuShareTuner.step)
+    assert gpu.gpu_share == stage.gpu_share
+    left = gpu.stage_times()["gpu_samples"]
+    assert left < 18 * epochs and stage.decoded == left  # fewer left than every engine JPEG, all decoded
+    assert stage.cuda.stream_synchronizes == 0
+
+
+def test_decode_gpu_ignores_the_share_and_a_share_outside_zero_to_one_is_refused(photos, fake_nvjpeg, monkeypatch):
+    gpu = loader(photos, "all")
+    gpu.gpu_share = 0.0
+    gpu.start_epoch(0)
+    handed = 0
+    while (batch := gpu.next()) is not None:
+        handed += len(batch.gpu or [])
+    assert handed == 19
+    with pytest.raises(ValueError) as raised:
+        gpu.gpu_share = 1.5
+    assert str(raised.value) == ("gpu_share must be in [0, 1] (the share of the engine's JPEGs left for the GPU), "
+                                 "got 1.5")
+    assert _gpu_decode.GpuDecodeStage(gpu, None, "cpu", cuda=HostCuda()).gpu_share is None
+
+
 def test_pixels_that_differ_from_the_cpu_decoders_stop_the_run_in_one_line(photos, fake_nvjpeg, monkeypatch,
                                                                           watched_reads):
     cpu, gpu = loader(photos, "off"), loader(photos, "all")
@@ -376,5 +435,14 @@ def test_nvjpeg_that_cannot_decode_here_is_one_line(fake_nvjpeg, monkeypatch):
 
 
 
-def test_stats_say_where_jpegs_were_decoded(photos):
+def test_stats_say_where_jpegs_were_decoded(photos, fake_nvjpeg, monkeypatch):
     assert stoker.DataLoader(photos, batch_size=4).stats()["decode"] == {"decoder": "cpu"}
+    # decode='auto' on a GPU adds the share of the engine's JPEGs left to it (a stage on the host here).
+    data = stoker.DataLoader(photos, batch_size=4)
+    data._gpu_stage = _gpu_decode.GpuDecodeStage(data._loader, decoder(fake_nvjpeg, monkeypatch), "cpu",
+                                                 cuda=HostCuda(), tune_share=True)
+    data._loader.gpu_share = 0.75
+    decode = data.stats()["decode"]
+    assert decode["gpu_share"] == 0.75 and decode["decoded_on_gpu"] == 0
+    data._gpu_stage.share_tuner = None  # decode='gpu'
+    assert "gpu_share" not in data.stats()["decode"]

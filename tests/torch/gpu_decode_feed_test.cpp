@@ -5,10 +5,12 @@
 // the decode stream, the step of overlap) is on docs/TESTING.md's pending list.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "stoker/core/error.h"
@@ -186,6 +188,59 @@ TEST(GpuDecodeStageTest, AnArenaIsDecodedIntoOnlyOnceItsReadersAreDoneAndReadOnl
   EXPECT_GE(allocations, GpuDecodeStage::kArenas);
 }
 
+// JPEG engines slower than the step: the host's wait for the decode takes `wait`.
+class SlowEnginesSync final : public DecodeSync {
+ public:
+  explicit SlowEnginesSync(std::chrono::milliseconds wait) : wait_(wait) {}
+  void* stream() override { return nullptr; }
+  void wait_decoded() override { std::this_thread::sleep_for(wait_); }
+  void mark_consumed(int) override {}
+  void wait_consumed(int) override {}
+  void wait_current() override {}
+
+ private:
+  std::chrono::milliseconds wait_;
+};
+
+TEST(GpuDecodeStageTest, UnderAutoSlowEnginesLowerTheShareAndTheFedBatchesStayACpuDecodingLoaders) {
+  const FakeNvjpeg nvjpeg;
+  TempDir dir;
+  const auto source = jpeg_folder(dir);
+  FeedOptions feed_options;
+  data::LoaderOptions options = training_options(&feed_options, kChain);
+  data::Loader cpu(source, options);
+  options.gpu_handoff = data::GpuHandoff::kHardware;  // --decode auto
+  data::Loader gpu(source, options);
+  FeedOptions gpu_feed_options = feed_options;
+  gpu_feed_options.gpu_decode = std::make_shared<GpuDecodeStage>(
+      torch::kCPU, fake_decoder(), std::make_unique<SlowEnginesSync>(std::chrono::milliseconds(5)));
+  const Objective objective = classification_objective(2);
+  DeviceFeed want_feed(cpu, objective, feed_options), got_feed(gpu, objective, gpu_feed_options);
+  // The first batch of each pass feeds nothing (its time since the last pass is no batch's):
+  // 4 of 5 batches an epoch, 4 windows in 16 epochs.
+  const int epochs = data::GpuShareTuner::kWindow;
+  for (int64_t epoch = 0; epoch < epochs; ++epoch) {
+    want_feed.reset();
+    got_feed.reset();
+    cpu.start_epoch(epoch);
+    gpu.start_epoch(epoch);
+    for (int batch = 0;; ++batch) {
+      FedBatch want = want_feed.next(), got = got_feed.next();
+      ASSERT_EQ(static_cast<bool>(want), static_cast<bool>(got));
+      if (!want) break;
+      EXPECT_TRUE(torch::equal(want.images, got.images)) << "epoch " << epoch << " batch " << batch;
+      EXPECT_TRUE(torch::equal(want.targets, got.targets));
+    }
+  }
+  // A step down every window: 0.8 after 4.
+  EXPECT_NEAR(gpu.gpu_share(), 1.0 - 4 * data::GpuShareTuner::kStep, 1e-9);
+  EXPECT_GE(gpu_feed_options.gpu_decode->decode_wait_s(), 0.005);
+  // Fewer left than the 17 baseline files an epoch (the cut file's substitute aside), each
+  // decoded on the GPU.
+  EXPECT_LT(gpu.stage_times().gpu_samples, 17u * epochs);
+  EXPECT_EQ(gpu_feed_options.gpu_decode->decoded(), gpu.stage_times().gpu_samples);
+}
+
 TEST(GpuDecodeStageTest, PixelsThatDifferFromTheCpuDecodersStopTheRunInOneLine) {
   const FakeNvjpeg nvjpeg;
   TempDir dir;
@@ -199,7 +254,7 @@ TEST(GpuDecodeStageTest, PixelsThatDifferFromTheCpuDecodersStopTheRunInOneLine) 
   data::Batch batch = loader.next();
   std::optional<GpuDecodeStage::Pending> pending = stage.start(loader, batch);
   ASSERT_TRUE(pending.has_value());
-  ASSERT_GE(pending->check, 0);  // the epoch's first batch is checked
+  ASSERT_GE(pending->check, 0);                                   // the epoch's first batch is checked
   for (torch::Tensor& window : pending->windows) window.zero_();  // an engine that wrote nothing
   stage.upload(*pending);
   torch::Tensor images = images_of(batch).clone();
@@ -230,8 +285,9 @@ TEST(GpuDecodeStageTest, WhatCannotDecodeOnTheGpuIsRefusedForGpuAndNotedForAuto)
   const GpuDecodePlan automatic = plan_gpu_decode(data::DecodeMode::kAuto, torch::kCPU, jitter, *source);
   EXPECT_EQ(automatic.stage, nullptr);
   EXPECT_EQ(automatic.handoff, data::GpuHandoff::kOff);
-  EXPECT_EQ(automatic.note, "--decode auto: decoding on the CPU: the chain's ColorJitter(brightness=0.4) runs on the "
-                            "CPU only");
+  EXPECT_EQ(automatic.note,
+            "--decode auto: decoding on the CPU: the chain's ColorJitter(brightness=0.4) runs on the "
+            "CPU only");
 
   ::setenv("STOKER_NVJPEG", "/nonexistent/libnvjpeg.so.12", 1);
   FeedOptions plain_feed;
@@ -244,8 +300,8 @@ TEST(GpuDecodeStageTest, WhatCannotDecodeOnTheGpuIsRefusedForGpuAndNotedForAuto)
     EXPECT_TRUE(message.starts_with("--decode gpu: nvJPEG ")) << message;
     EXPECT_TRUE(message.ends_with("; use --decode cpu")) << message;
   }
-  EXPECT_TRUE(plan_gpu_decode(data::DecodeMode::kAuto, torch::kCPU, plain, *source).note.starts_with(
-      "--decode auto: decoding on the CPU: nvJPEG "));
+  EXPECT_TRUE(plan_gpu_decode(data::DecodeMode::kAuto, torch::kCPU, plain, *source)
+                  .note.starts_with("--decode auto: decoding on the CPU: nvJPEG "));
   ::unsetenv("STOKER_NVJPEG");
 }
 

@@ -127,6 +127,12 @@ struct LoaderOptions {
   // or those nvJPEG takes, read and planned but not decoded. Needs a chain the GPU finishes
   // (TransformSpec::gpu_finishing_blocker() empty) and no clips, keypoints, boxes or decoded
   // cache (UsageError naming what is in the way).
+  // With kHardware (decode='auto') a worker leaves each JPEG the engine takes for the GPU only
+  // if a uniform draw of its own, from (seed, epoch, its random stream), falls below
+  // Loader::gpu_share() (1 at first: all of them); the others it makes on the CPU, as any
+  // sample that is not left. Which files those are is deterministic for a given share; the
+  // front ends tune the share from their waits (stoker/data/gpu_share.h), so under decode='auto'
+  // which files go where depends on timing. kAll and kCudaPath ignore the share.
   GpuHandoff gpu_handoff = GpuHandoff::kOff;
 };
 
@@ -323,6 +329,12 @@ class Loader {
   int workers() const;
   void set_prefetch(int prefetch);
   int prefetch() const;
+  // The share of the JPEGs nvJPEG's engine takes that workers leave for the GPU under
+  // GpuHandoff::kHardware (LoaderOptions::gpu_handoff), in [0, 1]; 1 until set; ignored by the
+  // other handoffs. Samples a worker begins after the call use it. Thread-safe, from any
+  // thread; set_gpu_share throws UsageError for a value outside [0, 1] or not a number.
+  void set_gpu_share(double share);
+  double gpu_share() const;
 
  private:
   static void check_start(int64_t epoch, int64_t first_batch, int64_t batches);

@@ -180,7 +180,7 @@ class Worker {
         source_(source),
         options_(options),
         loader_(source, shared.spec, options.decode, shared.cache.get(), options.clip, &options.target_geometry,
-                options.gpu_handoff) {}
+                options.gpu_handoff, &shared.gpu_share) {}
 
   void run();
   StageClocks& clocks() { return loader_.clocks(); }
@@ -594,6 +594,16 @@ int Loader::prefetch() const {
   MutexLock lock(shared_->mutex);
   return static_cast<int>(shared_->buffers.size());
 }
+
+void Loader::set_gpu_share(double share) {
+  if (!(share >= 0.0 && share <= 1.0)) {
+    throw UsageError(
+        fmt::format("gpu_share must be in [0, 1] (the share of the engine's JPEGs left for the GPU), got {}", share));
+  }
+  shared_->gpu_share.store(share, std::memory_order_relaxed);
+}
+
+double Loader::gpu_share() const { return shared_->gpu_share.load(std::memory_order_relaxed); }
 
 Loader::~Loader() {
   {

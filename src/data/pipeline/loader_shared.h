@@ -1,6 +1,7 @@
 // State shared by the Loader, its worker threads and outstanding Batches.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -67,6 +68,9 @@ struct LoaderShared {
   bool run_ahead = true;  // LoaderOptions::run_ahead
   BufferAllocator* allocator = nullptr;
   std::unique_ptr<DecodedCache> cache;  // null unless options.cache_decoded_bytes > 0
+  // Loader::gpu_share(): the consumer sets it, workers read it (relaxed: a sample's decision
+  // needs no ordering with anything else).
+  std::atomic<double> gpu_share{1.0};
 
   Mutex mutex;
   std::condition_variable work_cv;   // workers: a sample to claim or a buffer came free

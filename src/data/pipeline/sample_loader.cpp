@@ -16,17 +16,21 @@ namespace {
 // resized by its shorter side can be huge (1x10000 at Resize(256): 256x2,560,000). 2^26
 // pixels (8192x8192, the largest output) is 768 MiB of floats per worker at 3 channels.
 constexpr int64_t kMaxResizedPixels = int64_t{1} << 26;
+// Makes a sample's draw against the GPU share a stream of its own (SampleRng(seed, epoch, i)
+// is its transform's).
+constexpr uint64_t kShareSalt = 0x5348415245ull;  // "SHARE"
 }  // namespace
 
 SampleLoader::SampleLoader(const Source& source, const TransformSpec& spec, const DecodeOptions& decode,
                            DecodedCache* cache, const ClipOptions& clip, const TargetGeometrySpec* target_geometry,
-                           GpuHandoff handoff)
+                           GpuHandoff handoff, const std::atomic<double>* gpu_share)
     : source_(source),
       spec_(spec),
       clip_(clip),
       cache_(cache),
       target_geometry_(target_geometry),
       handoff_(handoff),
+      gpu_share_(gpu_share),
       planner_(handoff != GpuHandoff::kOff
                    ? std::make_unique<gpu::DecodePlanner>(
                          decode, gpu::GpuDecodeLimits{.engine = handoff != GpuHandoff::kCudaPath})
@@ -104,7 +108,8 @@ Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t
   status = image_info(data_, &info);
   if (status.ok()) {
     params = draw_params(spec_, info.width, info.height, rng);
-    if (planner_ && check_size(params, info.width, info.height).ok() && leave_for_gpu(info, params, rng_index)) {
+    if (planner_ && check_size(params, info.width, info.height).ok() &&
+        leave_for_gpu(info, params, seed, epoch, rng_index)) {
       clocks_.add(clocks_.decode_ns, watch.lap());  // the planning
       record_ = {index, info.width, info.height, params};
       clocks_.gpu_samples.fetch_add(1, std::memory_order_relaxed);
@@ -215,9 +220,18 @@ DecodeRequest SampleLoader::decode_request(const SampleParams& params, const Ima
   return request;
 }
 
-bool SampleLoader::leave_for_gpu(const ImageInfo& info, const SampleParams& params, uint64_t rng_stream) {
+bool SampleLoader::leave_for_gpu(const ImageInfo& info, const SampleParams& params, uint64_t seed, int64_t epoch,
+                                 uint64_t rng_stream) {
   // A 1:1 crop copies pixels and padding, which the GPU does not do: the CPU makes it.
   if (info.format != ImageFormat::kJpeg || data_.raw || params.copy) return false;
+  if (handoff_ == GpuHandoff::kHardware && gpu_share_ != nullptr) {
+    // decode='auto' keeps the rest of the share on the CPU (before planning: no header parse
+    // for them). Drawn apart from the sample's transform draws, which are the same either way.
+    const double share = gpu_share_->load(std::memory_order_relaxed);
+    if (share < 1.0 && SampleRng(seed ^ kShareSalt, static_cast<uint64_t>(epoch), rng_stream).uniform() >= share) {
+      return false;
+    }
+  }
   const gpu::DecodePlan plan = planner_->plan(data_.bytes, decode_request(params, info));
   if (plan.backend == gpu::DecodeBackend::kCpu) return false;
   if (plan.backend == gpu::DecodeBackend::kCuda && handoff_ == GpuHandoff::kHardware) return false;

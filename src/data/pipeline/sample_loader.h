@@ -50,9 +50,12 @@ class SampleLoader {
   // With `handoff` on (gpu_sample.h), a JPEG nvJPEG takes is read, drawn for and planned, but
   // not decoded: load() leaves it for take_gpu_sample() and writes nothing into `out`. The
   // Loader turns it on only for chains the GPU finishes, without clips, cache or targets.
+  // With kHardware, `gpu_share` (the Loader's, outliving this; null: 1) is the share of the
+  // engine's JPEGs left (LoaderOptions::gpu_handoff says which).
   SampleLoader(const Source& source, const TransformSpec& spec, const DecodeOptions& decode,
                DecodedCache* cache = nullptr, const ClipOptions& clip = {},
-               const TargetGeometrySpec* target_geometry = nullptr, GpuHandoff handoff = GpuHandoff::kOff);
+               const TargetGeometrySpec* target_geometry = nullptr, GpuHandoff handoff = GpuHandoff::kOff,
+               const std::atomic<double>* gpu_share = nullptr);
 
   // Loads dataset sample `index` with the random stream (seed, epoch, rng_index) into `out`
   // (spec.sample_bytes() bytes, K times that for a clip: frame k at k x spec.sample_bytes()).
@@ -94,9 +97,11 @@ class SampleLoader {
   Status decode_image(const SampleData& data, const ImageInfo& info, const SampleParams& params);
   // What decode_image asks the decoder for.
   DecodeRequest decode_request(const SampleParams& params, const ImageInfo& info) const;
-  // With the handoff on: plans data_'s JPEG and, when nvJPEG takes it, keeps it in gpu_sample_
-  // with what the consumer needs to finish it. False: decode it on the CPU.
-  bool leave_for_gpu(const ImageInfo& info, const SampleParams& params, uint64_t rng_stream);
+  // With the handoff on: plans data_'s JPEG and, when nvJPEG takes it (under kHardware, and
+  // the sample's share draw allows), keeps it in gpu_sample_ with what the consumer needs to
+  // finish it. False: decode it on the CPU.
+  bool leave_for_gpu(const ImageInfo& info, const SampleParams& params, uint64_t seed, int64_t epoch,
+                     uint64_t rng_stream);
   Status decode_raw(const SampleData& data, const SampleParams& params);
   // The drawn geometry fits an image of width x height (transform 'none': its size is the
   // output's; RandomCrop: the padded image is at least the crop).
@@ -108,6 +113,7 @@ class SampleLoader {
   DecodedCache* cache_;
   const TargetGeometrySpec* target_geometry_;  // null: no flip pairs
   const GpuHandoff handoff_;
+  const std::atomic<double>* gpu_share_;         // null: 1
   std::unique_ptr<gpu::DecodePlanner> planner_;  // with the handoff on
   GpuSample gpu_sample_;
   bool left_for_gpu_ = false;  // the last load() kept its sample in gpu_sample_

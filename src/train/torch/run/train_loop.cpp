@@ -145,6 +145,10 @@ bool TrainLoop::finish_epoch_as_leader(int64_t epoch, EpochEnd end, bool max_rea
     record.notes +=
         fmt::format(" · {} JPEGs decoded on the GPU, {} given back to the CPU",
                     grouped(static_cast<double>(gpu->decoded())), grouped(static_cast<double>(gpu->fallbacks())));
+    // --decode auto: the share of the engine's JPEGs the workers leave it, now (tune_share).
+    if (train_loader.options().gpu_handoff == data::GpuHandoff::kHardware) {
+      record.notes += fmt::format(", share {:.2f}", train_loader.gpu_share());
+    }
   }
   if (const double peak = run_.gpu_memory_peak.take(); run_.gpu_index >= 0 && peak >= 0) {
     record.notes += fmt::format(" · GPU memory peak {:.2f} GiB", peak / (1 << 30));

@@ -77,6 +77,7 @@ void DeviceFeed::reset() {
   // Its GPU samples may still be decoding into their arena.
   if (pending_ && pending_->gpu) options_.gpu_decode->abandon(*pending_->gpu);
   pending_.reset();
+  handed_out_.reset();  // the time until the next pass's first batch is no batch's
 }
 
 void DeviceFeed::start_copy(data::Batch batch, double wait_s) {
@@ -193,7 +194,16 @@ FedBatch DeviceFeed::next() {
   // One batch ahead: its copy overlaps this batch's compute. Its wait for the loader is
   // charged to the batch it belongs to, i.e. the next call.
   if (streams_ && current) fetch();
+  if (current) tune_gpu_share(current);
   return current;
+}
+
+void DeviceFeed::tune_gpu_share(const FedBatch& batch) {
+  if (!options_.gpu_decode || loader_.options().gpu_handoff != data::GpuHandoff::kHardware) return;
+  const auto now = std::chrono::steady_clock::now();
+  const double batch_s = handed_out_ ? std::chrono::duration<double>(now - *handed_out_).count() : 0.0;
+  options_.gpu_decode->tune_share(loader_, batch.wait_s, batch_s);
+  handed_out_ = now;
 }
 
 FeedOptions plan_device_feed(torch::Device device, bool conv_net, data::LoaderOptions* loader_options) {

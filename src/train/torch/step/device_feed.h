@@ -13,7 +13,9 @@
 //     (copy_stall_s), so that a transfer-bound run is not reported as compute-bound;
 //   - with a GpuDecodeStage (--decode gpu or auto), the JPEGs the workers left undecoded are
 //     decoded by nvJPEG when batch k+1 is fetched and resampled into it when it is handed
-//     out, after step k: such a batch crosses the bus as uint8 and is normalized then.
+//     out, after step k: such a batch crosses the bus as uint8 and is normalized then. Under
+//     --decode auto (the loader's GpuHandoff::kHardware) each batch handed out tunes how many
+//     of the engine's JPEGs the workers leave for it (GpuDecodeStage::tune_share).
 // The device code uses c10's device-generic streams and events, so it compiles against any
 // libtorch; it runs only where libtorch has CUDA. Not thread-safe: one per training loop.
 #pragma once
@@ -21,6 +23,7 @@
 #include <torch/torch.h>
 
 #include <array>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -101,12 +104,16 @@ class DeviceFeed {
   FedBatch finish_copy();
   // `uint8` (N, C, H, W) on the device as fed.images: float, normalized, in the feed's format.
   torch::Tensor to_model_input(const torch::Tensor& uint8) const;
+  // --decode auto: `batch`, just handed out, tunes the loader's GPU share.
+  void tune_gpu_share(const FedBatch& batch);
 
   data::Loader& loader_;
   const Objective& objective_;
   FeedOptions options_;
   torch::Tensor mean255_, std255_;   // (1, C, 1, 1) on the device
   std::optional<FedBatch> pending_;  // fetched, its copy started
+  // When the last batch was handed out (none since the feed was made or reset).
+  std::optional<std::chrono::steady_clock::time_point> handed_out_;
   struct Streams;
   std::unique_ptr<Streams> streams_;  // CUDA only
 };

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <thread>
 
+#include "stoker/core/clock.h"
 #include "stoker/core/error.h"
 #include "train/torch/step/cuda_driver.h"
 
@@ -48,9 +49,7 @@ class CudaSync final : public DecodeSync {
   void* stream() override { return stream_->handle(); }
   void wait_decoded() override { stream_->synchronize(); }
   void mark_consumed(int arena) override { consumed_[arena].record(impl_.getStream(device_)); }
-  void wait_consumed(int arena) override {
-    wait_for(consumed_[arena]);
-  }
+  void wait_consumed(int arena) override { wait_for(consumed_[arena]); }
   void wait_current() override {
     current_.record(impl_.getStream(device_));
     wait_for(current_);
@@ -85,7 +84,8 @@ torch::Tensor GpuDecodeStage::window_space(int arena, size_t bytes) {
   sync_->wait_consumed(arena);  // no queued work reads it any more: nvJPEG may write
   if (!space.defined() || static_cast<size_t>(space.numel()) < bytes) {
     // A quarter to spare, so that a few larger batches do not reallocate each time.
-    space = torch::empty({static_cast<int64_t>(bytes + bytes / 4)}, torch::TensorOptions(torch::kUInt8).device(device_));
+    space =
+        torch::empty({static_cast<int64_t>(bytes + bytes / 4)}, torch::TensorOptions(torch::kUInt8).device(device_));
     sync_->wait_current();  // the allocator may have recycled memory queued work still uses
   }
   return space;
@@ -171,6 +171,14 @@ void GpuDecodeStage::upload(Pending& pending) {
   pending.device_slots.copy_(pending.host_slots, /*non_blocking=*/true);
 }
 
+void GpuDecodeStage::tune_share(data::Loader& loader, double loader_wait_s, double batch_s) {
+  const double decode_wait_s = decode_waited_ ? decode_wait_s_ : 0.0;
+  decode_waited_ = false;
+  if (batch_s <= 0) return;
+  const double share = share_tuner_.observe(loader_wait_s, decode_wait_s, batch_s);
+  if (share != loader.gpu_share()) loader.set_gpu_share(share);
+}
+
 void GpuDecodeStage::abandon(Pending& pending) {
   const c10::OptionalDeviceGuard guard(cuda_only(device_));
   sync_->wait_decoded();
@@ -179,15 +187,18 @@ void GpuDecodeStage::abandon(Pending& pending) {
 
 void GpuDecodeStage::finish(Pending& pending, torch::Tensor images, const data::Batch& batch) {
   const c10::OptionalDeviceGuard guard(cuda_only(device_));
+  Stopwatch wait;
   sync_->wait_decoded();
+  decode_wait_s_ = ns_to_seconds(wait.lap());
+  decode_waited_ = true;
   const auto sizes = images.sizes();
-  torch::Tensor made = torch::empty({static_cast<int64_t>(pending.slots.size()), sizes[1], sizes[2], sizes[3]},
-                                    images.options());
+  torch::Tensor made =
+      torch::empty({static_cast<int64_t>(pending.slots.size()), sizes[1], sizes[2], sizes[3]}, images.options());
   resample_with_taps(pending.windows, pending.device_taps, pending.bicubic, made);
   sync_->mark_consumed(pending.arena);
   if (pending.check >= 0) {
-    const auto k = static_cast<int64_t>(
-        std::find(pending.slots.begin(), pending.slots.end(), pending.check) - pending.slots.begin());
+    const auto k = static_cast<int64_t>(std::find(pending.slots.begin(), pending.slots.end(), pending.check) -
+                                        pending.slots.begin());
     const double difference = (made[k].to(torch::kInt32) - images[pending.check].to(torch::kInt32))
                                   .abs()
                                   .to(torch::kFloat32)
@@ -219,7 +230,8 @@ GpuDecodePlan plan_gpu_decode(data::DecodeMode asked, torch::Device device, cons
   if (const std::string blocker = data::gpu_handoff_blocker(options, source); !blocker.empty()) return cannot(blocker);
 
   const c10::OptionalDeviceGuard guard(cuda_only(device));
-  if (device.is_cuda()) torch::empty({1}, torch::TensorOptions(torch::kUInt8).device(device));  // its context, current here
+  // The device's context, current here.
+  if (device.is_cuda()) torch::empty({1}, torch::TensorOptions(torch::kUInt8).device(device));
   // The engine's buffers sized once for windows up to this side (a crop's window is at most
   // about twice the output's side: the DCT scale keeps it so); nvJPEG grows them for more.
   const int side = std::max(1024, 2 * std::max(options.transform.out_width, options.transform.out_height));

@@ -9,11 +9,13 @@
 //              into the host batch, every file nvJPEG refused or failed on and, once per epoch,
 //              one check sample (Loader::redo_on_cpu) - all before the feed copies the batch;
 //   upload() - on the feed's side stream: the filter tables the workers built, to the device;
-//   finish() - waits on the host for the decode stream (a step later: normally done),
+//   finish() - waits on the host for the decode stream (a step later: normally done; timed),
 //              resamples the windows into the uint8 device batch on the current stream (the CPU
 //              resampler's tables and arithmetic, gpu_resample.h), compares the check sample
 //              (a mean difference over kTolerance levels throws), and marks the arena consumed.
-// The GPU's JPEG engines thus decode batch k+1 while step k computes.
+// The GPU's JPEG engines thus decode batch k+1 while step k computes. With --decode auto
+// (GpuHandoff::kHardware) the feed hands the stage its waits after each batch (tune_share), and
+// the stage sets how many of the engine's JPEGs the workers leave (data::GpuShareTuner).
 //
 // Ordering. nvJPEG's hardware batched decode was reported (H100, 2026) to write into its
 // destinations when called, whatever the stream's order: an arena is handed to nvJPEG only
@@ -40,6 +42,7 @@
 #include <vector>
 
 #include "stoker/data/gpu_decoder.h"
+#include "stoker/data/gpu_share.h"
 #include "stoker/data/loader.h"
 #include "stoker/data/loader_keys.h"
 #include "train/torch/step/gpu_resample.h"
@@ -98,6 +101,14 @@ class GpuDecodeStage {
   // its arena is free for the next start().
   void abandon(Pending& pending);
 
+  // --decode auto, after each batch handed out: feeds the share tuner this batch's waits
+  // (`loader_wait_s` for the loader; the host's wait for the decode in the last finish(), 0
+  // when there was none since the call before) and wall seconds, and sets `loader`'s share.
+  // batch_s 0: not known (a pass's first batch), nothing is fed.
+  void tune_share(data::Loader& loader, double loader_wait_s, double batch_s);
+  // The host's wait for the decode stream in the last finish() (0 before any), seconds.
+  double decode_wait_s() const { return decode_wait_s_; }
+
   const data::GpuDecoder& decoder() const { return *decoder_; }
   uint64_t decoded() const { return decoded_; }      // samples decoded on the GPU
   uint64_t fallbacks() const { return fallbacks_; }  // samples nvJPEG refused or failed on
@@ -112,6 +123,9 @@ class GpuDecodeStage {
   int next_arena_ = 0;
   int64_t checked_epoch_ = -1;
   uint64_t decoded_ = 0, fallbacks_ = 0;
+  double decode_wait_s_ = 0;
+  bool decode_waited_ = false;  // a finish() since the last tune_share()
+  data::GpuShareTuner share_tuner_;
   // Reused from batch to batch.
   std::vector<int> slots_;
   std::vector<uint8_t*> destinations_;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -156,6 +157,69 @@ TEST(GpuHandoffTest, HardwareOnlyKeepsWhatOnlyTheCudaPathTakesOnTheCpu) {
   const int handed =
       for_each_gpu_sample(loader, [](const GpuSample& g, const Batch&, int) { EXPECT_TRUE(g.hardware); });
   EXPECT_EQ(handed, 5);  // the 4 baseline files and the cut file's substitute
+}
+
+// decode='auto': the share of the engine's JPEGs left for the GPU (Loader::set_gpu_share).
+// Per epoch of 12 baseline files: which ones are left at `share`, by dataset index, and every
+// slot made on the CPU (or redone there) equal to a loader without the handoff.
+std::vector<uint64_t> left_at_share(const std::shared_ptr<const Source>& source, GpuHandoff handoff, double share,
+                                    int64_t epoch) {
+  Loader off(source, options_for(GpuHandoff::kOff));
+  Loader loader(source, options_for(handoff));
+  loader.set_gpu_share(share);
+  EXPECT_EQ(loader.gpu_share(), share);
+  off.start_epoch(epoch);
+  loader.start_epoch(epoch);
+  std::vector<uint64_t> left;
+  for (Batch a = loader.next(), b = off.next(); a; a = loader.next(), b = off.next()) {
+    EXPECT_TRUE(b);
+    if (!b) break;
+    for (int slot = 0; slot < a.size(); ++slot) {
+      if (a.gpu_sample(slot) != nullptr) {
+        left.push_back(a.record(slot).index);
+        loader.redo_on_cpu(a, slot);
+      }
+      EXPECT_EQ(slot_bytes(a, slot), slot_bytes(b, slot)) << source->name(a.record(slot).index);
+    }
+  }
+  std::sort(left.begin(), left.end());
+  return left;
+}
+
+TEST(GpuHandoffTest, UnderAutoTheShareDecidesPerSampleWhichOfTheEnginesJpegsAreLeftAndTheRestAreCpuSamples) {
+  TempDir dir;
+  make_folder(dir, 12);
+  const std::shared_ptr<const Source> source = open_source(dir.str());
+  // 1 is every one the engine takes (the 12 and the cut file's substitute), 0 none.
+  EXPECT_EQ(left_at_share(source, GpuHandoff::kHardware, 1.0, 0).size(), 13u);
+  EXPECT_TRUE(left_at_share(source, GpuHandoff::kHardware, 0.0, 0).empty());
+  // Between: a part, the same files for the same share and epoch, others in another epoch,
+  // and more at a larger share (a file's draw is its own).
+  const std::vector<uint64_t> half = left_at_share(source, GpuHandoff::kHardware, 0.5, 0);
+  EXPECT_GT(half.size(), 2u);
+  EXPECT_LT(half.size(), 11u);
+  EXPECT_EQ(left_at_share(source, GpuHandoff::kHardware, 0.5, 0), half);
+  const std::vector<uint64_t> more = left_at_share(source, GpuHandoff::kHardware, 0.8, 0);
+  EXPECT_TRUE(std::includes(more.begin(), more.end(), half.begin(), half.end()));
+  EXPECT_GT(more.size(), half.size());
+  bool differs = false;
+  for (int64_t epoch = 1; epoch < 4 && !differs; ++epoch) {
+    differs = left_at_share(source, GpuHandoff::kHardware, 0.5, epoch) != half;
+  }
+  EXPECT_TRUE(differs);
+  // decode='gpu' means the GPU: the share is ignored.
+  EXPECT_EQ(left_at_share(source, GpuHandoff::kAll, 0.0, 0).size(), 14u);
+}
+
+TEST(GpuHandoffTest, AShareOutsideZeroToOneIsRefusedInOneLine) {
+  TempDir dir;
+  make_folder(dir, 2);
+  Loader loader(open_source(dir.str()), options_for(GpuHandoff::kHardware));
+  EXPECT_EQ(testing::usage_error_text([&] { loader.set_gpu_share(1.5); }),
+            "gpu_share must be in [0, 1] (the share of the engine's JPEGs left for the GPU), got 1.5");
+  EXPECT_EQ(testing::usage_error_text([&] { loader.set_gpu_share(std::nan("")); }),
+            "gpu_share must be in [0, 1] (the share of the engine's JPEGs left for the GPU), got nan");
+  EXPECT_EQ(loader.gpu_share(), 1.0);
 }
 
 TEST(GpuHandoffTest, WithoutAnEngineEveryJpegGoesWholeAndAtFullScaleToTheCudaPath) {
