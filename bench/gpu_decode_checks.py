@@ -13,8 +13,8 @@ list): stoker.DataLoader(device="cuda", decode="gpu") against decode="cpu" on th
   also checked by the loader itself;
 - rate: decode-only images/s (batches drawn and synchronised, no model) with decode cpu, gpu
   and auto, the CPU cores busy meanwhile and per 1,000 images/s (the process's CPU time: the
-  workers are its threads), and the share of samples the workers left to the GPU and nvJPEG
-  gave back;
+  workers are its threads), the share of samples the workers left to the GPU and nvJPEG gave
+  back, and for auto the share of the engine's JPEGs its tuner settled at;
 - memory: the device memory in use (cudaMemGetInfo, which sees nvJPEG's own allocations, after
   torch's cache is emptied) after each of --epochs epochs with decode="gpu": it should stay
   flat, but for the window arenas, which grow when a batch needs more (reported apart).
@@ -87,7 +87,8 @@ def rate(args, decode):
     stage = data._gpu_stage
     emit(check="rate", decode=decode, used=data.decode, images_per_s=images / seconds, workers=args.workers,
          cores_busy=round(cores, 2), cores_per_1000_images_per_s=round(cores / (images / seconds / 1000), 2),
-         decoded_on_gpu=stage.decoded if stage else 0, made_on_cpu_after_nvjpeg=stage.fallbacks if stage else 0)
+         decoded_on_gpu=stage.decoded if stage else 0, made_on_cpu_after_nvjpeg=stage.fallbacks if stage else 0,
+         gpu_share=data.stats()["decode"].get("gpu_share"))
 
 
 def memory(args):

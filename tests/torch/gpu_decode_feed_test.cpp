@@ -66,6 +66,26 @@ data::LoaderOptions training_options(FeedOptions* feed, const std::string& chain
 constexpr const char* kChain =
     "RandomResizedCrop(40, scale=(0.2, 1.0)), RandomHorizontalFlip, RandomVerticalFlip(0.3), Normalize";
 
+// jpeg_folder's files and the training loader's options for kChain.
+struct JpegData {
+  TempDir dir;
+  std::shared_ptr<const data::Source> source = jpeg_folder(dir);
+  FeedOptions feed;
+  data::LoaderOptions options = training_options(&feed, kChain);
+};
+
+// Feeds the epoch both feeds' loaders were started on, expecting equal batches; how many.
+int expect_equal_epoch(DeviceFeed& want_feed, DeviceFeed& got_feed, int64_t epoch) {
+  int batches = 0;
+  for (;; ++batches) {
+    FedBatch want = want_feed.next(), got = got_feed.next();
+    EXPECT_EQ(static_cast<bool>(want), static_cast<bool>(got));
+    if (!want || !got) return batches;
+    EXPECT_TRUE(torch::equal(want.images, got.images)) << "epoch " << epoch << " batch " << batches;
+    EXPECT_TRUE(torch::equal(want.targets, got.targets));
+  }
+}
+
 // nvJPEG is the fake, with the failures `fail` names injected (FAKE_NVJPEG_FAIL), for the test's life.
 class FakeNvjpeg {
  public:
@@ -104,33 +124,21 @@ class GpuDecodeFeedTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(GpuDecodeFeedTest, FedBatchesEqualACpuDecodingLoadersToTheBit) {
   const FakeNvjpeg nvjpeg(GetParam());
-  TempDir dir;
-  const auto source = jpeg_folder(dir);
-  FeedOptions feed_options;
-  data::LoaderOptions options = training_options(&feed_options, kChain);
-  const GpuDecodePlan plan = plan_gpu_decode(data::DecodeMode::kGpu, torch::kCPU, options, *source);
+  JpegData d;
+  const GpuDecodePlan plan = plan_gpu_decode(data::DecodeMode::kGpu, torch::kCPU, d.options, *d.source);
   ASSERT_NE(plan.stage, nullptr);
   EXPECT_EQ(plan.handoff, data::GpuHandoff::kAll);  // the fake has an engine
-  data::Loader cpu(source, options);
-  options.gpu_handoff = plan.handoff;
-  data::Loader gpu(source, options);
-  FeedOptions gpu_feed_options = feed_options;
-  gpu_feed_options.gpu_decode = plan.stage;
+  data::Loader cpu(d.source, d.options);
+  d.options.gpu_handoff = plan.handoff;
+  data::Loader gpu(d.source, d.options);
+  FeedOptions gpu_feed = d.feed;
+  gpu_feed.gpu_decode = plan.stage;
   const Objective objective = classification_objective(2);
   for (int64_t epoch = 0; epoch < 2; ++epoch) {
     cpu.start_epoch(epoch);
     gpu.start_epoch(epoch);
-    DeviceFeed want_feed(cpu, objective, feed_options), got_feed(gpu, objective, gpu_feed_options);
-    int batches = 0;
-    for (;;) {
-      FedBatch want = want_feed.next(), got = got_feed.next();
-      ASSERT_EQ(static_cast<bool>(want), static_cast<bool>(got));
-      if (!want) break;
-      ++batches;
-      EXPECT_TRUE(torch::equal(want.images, got.images)) << "epoch " << epoch << " batch " << batches;
-      EXPECT_TRUE(torch::equal(want.targets, got.targets));
-    }
-    EXPECT_EQ(batches, 5);
+    DeviceFeed want_feed(cpu, objective, d.feed), got_feed(gpu, objective, gpu_feed);
+    EXPECT_EQ(expect_equal_epoch(want_feed, got_feed, epoch), 5);
   }
   // Every JPEG the workers left (the progressive one and the cut file's substitute included;
   // not the PNG nor the cut file) was decoded on the GPU or given back.
@@ -153,17 +161,14 @@ INSTANTIATE_TEST_SUITE_P(Failures, GpuDecodeFeedTest,
 
 TEST(GpuDecodeStageTest, AnArenaIsDecodedIntoOnlyOnceItsReadersAreDoneAndReadOnlyOnceItsDecodeIs) {
   const FakeNvjpeg nvjpeg;
-  TempDir dir;
-  const auto source = jpeg_folder(dir);
-  FeedOptions feed_options;
-  data::LoaderOptions options = training_options(&feed_options, kChain);
-  options.gpu_handoff = data::GpuHandoff::kAll;
-  data::Loader loader(source, options);
+  JpegData d;
+  d.options.gpu_handoff = data::GpuHandoff::kAll;
+  data::Loader loader(d.source, d.options);
   auto sync = std::make_unique<LoggingSync>();
   const LoggingSync& log = *sync;
-  feed_options.gpu_decode = std::make_shared<GpuDecodeStage>(torch::kCPU, fake_decoder(), std::move(sync));
+  d.feed.gpu_decode = std::make_shared<GpuDecodeStage>(torch::kCPU, fake_decoder(), std::move(sync));
   loader.start_epoch(0);
-  DeviceFeed feed(loader, classification_objective(2), feed_options);
+  DeviceFeed feed(loader, classification_objective(2), d.feed);
   while (feed.next()) {
   }
   // Per batch with GPU samples: its arena's wait, the decode, ... then the wait for the decode
@@ -204,18 +209,15 @@ class SlowEnginesSync final : public DecodeSync {
 
 TEST(GpuDecodeStageTest, UnderAutoSlowEnginesLowerTheShareAndTheFedBatchesStayACpuDecodingLoaders) {
   const FakeNvjpeg nvjpeg;
-  TempDir dir;
-  const auto source = jpeg_folder(dir);
-  FeedOptions feed_options;
-  data::LoaderOptions options = training_options(&feed_options, kChain);
-  data::Loader cpu(source, options);
-  options.gpu_handoff = data::GpuHandoff::kHardware;  // --decode auto
-  data::Loader gpu(source, options);
-  FeedOptions gpu_feed_options = feed_options;
+  JpegData d;
+  data::Loader cpu(d.source, d.options);
+  d.options.gpu_handoff = data::GpuHandoff::kHardware;  // --decode auto
+  data::Loader gpu(d.source, d.options);
+  FeedOptions gpu_feed_options = d.feed;
   gpu_feed_options.gpu_decode = std::make_shared<GpuDecodeStage>(
       torch::kCPU, fake_decoder(), std::make_unique<SlowEnginesSync>(std::chrono::milliseconds(5)));
   const Objective objective = classification_objective(2);
-  DeviceFeed want_feed(cpu, objective, feed_options), got_feed(gpu, objective, gpu_feed_options);
+  DeviceFeed want_feed(cpu, objective, d.feed), got_feed(gpu, objective, gpu_feed_options);
   // The first batch of each pass feeds nothing (its time since the last pass is no batch's):
   // 4 of 5 batches an epoch, 4 windows in 16 epochs.
   const int epochs = data::GpuShareTuner::kWindow;
@@ -224,13 +226,7 @@ TEST(GpuDecodeStageTest, UnderAutoSlowEnginesLowerTheShareAndTheFedBatchesStayAC
     got_feed.reset();
     cpu.start_epoch(epoch);
     gpu.start_epoch(epoch);
-    for (int batch = 0;; ++batch) {
-      FedBatch want = want_feed.next(), got = got_feed.next();
-      ASSERT_EQ(static_cast<bool>(want), static_cast<bool>(got));
-      if (!want) break;
-      EXPECT_TRUE(torch::equal(want.images, got.images)) << "epoch " << epoch << " batch " << batch;
-      EXPECT_TRUE(torch::equal(want.targets, got.targets));
-    }
+    expect_equal_epoch(want_feed, got_feed, epoch);
   }
   // A step down every window: 0.8 after 4.
   EXPECT_NEAR(gpu.gpu_share(), 1.0 - 4 * data::GpuShareTuner::kStep, 1e-9);
@@ -243,12 +239,9 @@ TEST(GpuDecodeStageTest, UnderAutoSlowEnginesLowerTheShareAndTheFedBatchesStayAC
 
 TEST(GpuDecodeStageTest, PixelsThatDifferFromTheCpuDecodersStopTheRunInOneLine) {
   const FakeNvjpeg nvjpeg;
-  TempDir dir;
-  const auto source = jpeg_folder(dir);
-  FeedOptions feed_options;
-  data::LoaderOptions options = training_options(&feed_options, kChain);
-  options.gpu_handoff = data::GpuHandoff::kAll;
-  data::Loader loader(source, options);
+  JpegData d;
+  d.options.gpu_handoff = data::GpuHandoff::kAll;
+  data::Loader loader(d.source, d.options);
   GpuDecodeStage stage(torch::kCPU, fake_decoder(), make_decode_sync(torch::kCPU, nullptr));
   loader.start_epoch(0);
   data::Batch batch = loader.next();

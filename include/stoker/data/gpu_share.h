@@ -49,7 +49,7 @@ class GpuShareTuner {
   int step_units_ = kStepUnits;
   int last_move_ = 0;  // -1 fell, +1 rose, 0 none yet
   int moves_in_a_row_ = 0;
-  int batches_ = 0;    // in the current window
+  int batches_ = 0;  // in the current window
   double loader_wait_s_ = 0, decode_wait_s_ = 0, wall_s_ = 0;
 };
 

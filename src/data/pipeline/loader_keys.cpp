@@ -149,8 +149,8 @@ std::vector<LoaderKeySpec> make_table() {
     r.python_default = "'cpu'";
     r.help =
         "Where JPEGs are decoded when batches go to a CUDA device: by the workers (cpu), by nvJPEG on the GPU with "
-        "the crop, resize and flips there too (gpu; refused, with why, where it cannot be) or on the GPU's JPEG "
-        "engine where it can be, else the workers (auto)";
+        "the crop, resize and flips there too (gpu; refused, with why, where it cannot be), or split between the "
+        "GPU's JPEG engine and the workers so that neither holds the step up, else by the workers (auto)";
   }
   return rows;
 }

@@ -21,7 +21,9 @@ double GpuShareTuner::observe(double loader_wait_s, double decode_wait_s, double
 
   const bool decode_material = decode_wait_s_ > kMaterial * wall_s_;
   const bool loader_material = loader_wait_s_ > kMaterial * wall_s_;
-  const int move = decode_material && decode_wait_s_ > loader_wait_s_ ? -1 : loader_material && !decode_material ? 1 : 0;
+  const int move = decode_material && decode_wait_s_ > loader_wait_s_ ? -1
+                   : loader_material && !decode_material              ? 1
+                                                                      : 0;
   if (move != 0 && units_ + move >= 0 && units_ + move <= kUnits) {
     if (move != last_move_) {
       if (last_move_ != 0) step_units_ = std::max(1, step_units_ / 2);

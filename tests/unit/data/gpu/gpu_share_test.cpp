@@ -1,5 +1,7 @@
 // GpuShareTuner (decode='auto'): the share of the engine's JPEGs left for the GPU, from the
 // host's waits, with synthetic timings.
+#include "stoker/data/gpu_share.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,7 +10,6 @@
 #include <vector>
 
 #include "stoker/core/rng.h"
-#include "stoker/data/gpu_share.h"
 
 namespace stoker::data {
 namespace gpu_share_test {
