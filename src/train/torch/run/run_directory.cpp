@@ -202,8 +202,9 @@ void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const Run
   if (setup.val_loader) std::printf("         val   %s\n", setup.eval_chain.describe().c_str());
   if (const auto& gpu = setup.feed.gpu_decode) {
     std::printf("decode   JPEGs on the GPU (%s), %s; the rest on the workers\n", gpu->decoder().description().c_str(),
-                train_loader.options().gpu_handoff == data::GpuHandoff::kHardware ? "those the engine takes"
-                                                                                  : "all nvJPEG takes");
+                train_loader.options().gpu_handoff == data::GpuHandoff::kHardware
+                    ? "a share of those the engine takes, tuned so that neither it nor the workers wait"
+                    : "all nvJPEG takes");
   }
   if (const size_t budget = train_loader.options().cache_decoded_bytes; budget > 0) {
     std::printf("cache    decoded images in RAM after the first epoch, up to %.1f GB\n", budget / 1e9);

@@ -100,8 +100,8 @@ void DeviceFeed::start_copy(data::Batch batch, double wait_s) {
       // the compute stream reads them after the event, so the caching allocator stays safe.
       // A batch with GPU samples stays uint8 until finish_copy() has resampled them into it.
       if (fed.gpu) {
-        fed.images_uint8 =
-            torch::empty(host_images.sizes(), torch::TensorOptions(torch::kUInt8).device(options_.device));
+        // In the host batch's layout, so that the copy is one transfer.
+        fed.images_uint8 = torch::empty_like(host_images, torch::TensorOptions(torch::kUInt8).device(options_.device));
       } else {
         fed.images =
             torch::empty(host_images.sizes(), torch::TensorOptions(torch::kFloat32).device(options_.device), format);
