@@ -49,6 +49,8 @@ struct DoctorFindings {
   int cores = 0;
   int configured_workers = 0;
   bool channels_last = false, gpu_normalize = false, pinned = false;  // the CUDA feed
+  // --decode gpu or auto: the decoder ("nvJPEG 13.0.1: hardware engine ..."); "" on the CPU.
+  std::string gpu_decoder;
 
   // The measurements.
   std::vector<LoaderProbe> loader;     // one per worker count, the configured one included

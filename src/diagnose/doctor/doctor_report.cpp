@@ -232,6 +232,11 @@ void print_doctor_text(const DoctorFindings& f, const std::vector<DoctorChange>&
                 f.channels_last ? "channels_last" : "contiguous (not a conv net)",
                 f.gpu_normalize ? "uint8 batches normalized on the GPU" : "float batches", f.pinned ? "on" : "off");
   }
+  if (!f.gpu_decoder.empty()) {
+    // The workers leave those JPEGs undecoded: the loader alone does not decode them.
+    std::printf("decode       JPEGs on the GPU (%s): the loader alone leaves them undecoded, together decodes them\n",
+                f.gpu_decoder.c_str());
+  }
   std::string loader_line;
   for (const auto& p : f.loader) {
     loader_line += fmt::format("{}{} worker{} {} samples/s", loader_line.empty() ? "" : " · ", p.workers,

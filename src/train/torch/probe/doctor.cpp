@@ -218,6 +218,7 @@ class Doctor {
     f.cores = cores_;
     f.channels_last = setup_.feed.channels_last;
     f.gpu_normalize = setup_.feed.normalize_mean.has_value();
+    if (setup_.feed.gpu_decode) f.gpu_decoder = setup_.feed.gpu_decode->decoder().description();
     f.pinned = setup_.pinned != nullptr;
     const int configured = setup_.start_workers;
     f.configured_workers = configured;
