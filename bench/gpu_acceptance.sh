@@ -34,6 +34,9 @@
 #                               RandomErasing, bf16 with EMA, fp16 clipping and MixUp/CutMix)
 #                               with memory lines,
 #                               resume, out of memory at batch 4096, and the Fashion-MNIST job
+#                      train-decode  stoker train --decode cpu, gpu and auto: ResNet-18 at 176
+#                               px, bf16, batch 256, on the JPEGs (the decoder line, samples/s,
+#                               the step's split, the JPEGs decoded on the GPU, auto's share)
 #                      doctor   stoker doctor with --find-batch-size
 #                      loader   stoker bench loader at 1, 2, 4, ... workers, and the decode floor
 #                      features an MLP on a 2,000,000 × 256 float32 .npy (15,000 steps, about 20 s on an
@@ -61,9 +64,9 @@ die() { echo "gpu_acceptance: $*" >&2; exit 2; }
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(cd "$SCRIPT_DIR/.." && pwd)
 PY=${PYTHON:-python3}
-OUT=gpu-acceptance BUILD= DEPS= STEPS=python,decode,build,tests,check,optim,train,doctor,loader,features,compare
+OUT=gpu-acceptance BUILD= DEPS= STEPS=python,decode,build,tests,check,optim,train,train-decode,doctor,loader,features,compare
 IMAGES=8000 MODEL=resnet50 BATCH=128 DRY=0 WORKERS= AMP_LIST= PROGRAMS_ONLY=0
-ALL_STEPS=" python decode build tests check optim train doctor loader features compare "
+ALL_STEPS=" python decode build tests check optim train train-decode doctor loader features compare "
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -354,17 +357,6 @@ if wants train && need_stoker train; then
     keep_run_records "train-$amp" "$WORK/train-$amp"
     verdict "train-$amp" 0 "$(lines "train-$amp" '^(device|Batch size)|memory|samples/s|step time|skipped|grad norm|model_ema')"
   done
-  # GPU JPEG decoding in stoker train: ResNet-18 at 176 px, bf16, on the same JPEGs, decoded by
-  # the workers, by nvJPEG (every JPEG it takes) and by the engine where it takes them (auto).
-  if [[ $DRY -eq 0 ]]; then
-    for decode in cpu gpu auto; do
-      run "train-decode-$decode" 480 "$STOKER" train --data "$IMAGES_DIR" --model resnet18 --batch-size 256 \
-        --workers "$NPROC" --transforms "RandomResizedCrop(176), RandomHorizontalFlip(), Normalize" \
-        --device "$DEVICE" --epochs 1000 --no-progress --amp bf16 --decode "$decode" --max-steps "$TRAIN_STEPS" \
-        --output-dir "$WORK/train-decode-$decode"
-      verdict "train-decode-$decode" 0 "$(lines "train-decode-$decode" '^decode|samples/s|step time|decoded on the GPU')"
-    done
-  fi
   # Interrupted by --max-steps with a checkpoint, then resumed from its run folder.
   run resume-first 300 "${base[@]}" --amp bf16 --ema-decay 0.9998 --max-steps 20 --checkpoint-every-steps 10 \
     --output-dir "$WORK/resume"
@@ -401,6 +393,24 @@ if wants train && need_stoker train; then
     verdict fashion-mnist 0 "$(lines fashion-mnist '^(device|Batch size)|memory|acc|samples/s')"
   else
     row fashion-mnist skipped 0 "no $fmnist (apt-get install dataset-fashion-mnist, or bundle_offline.sh --with-data)"
+  fi
+fi
+
+# ------------------------------------------------------------------------------ train-decode
+if wants train-decode && need_stoker train-decode; then
+  synthetic_images
+  # GPU JPEG decoding in stoker train: ResNet-18 at 176 px, bf16, on the same JPEGs, decoded by
+  # the workers, by nvJPEG (every JPEG it takes) and split by auto's tuned share.
+  if [[ $DRY -eq 1 ]]; then
+    row train-decode info 0 "skipped: GPU decoding needs a CUDA device"
+  else
+    for decode in cpu gpu auto; do
+      run "train-decode-$decode" 480 "$STOKER" train --data "$IMAGES_DIR" --model resnet18 --batch-size 256 \
+        --workers "$NPROC" --transforms "RandomResizedCrop(176), RandomHorizontalFlip(), Normalize" \
+        --device "$DEVICE" --epochs 1000 --no-progress --amp bf16 --decode "$decode" --max-steps "$TRAIN_STEPS" \
+        --output-dir "$WORK/train-decode-$decode"
+      verdict "train-decode-$decode" 0 "$(lines "train-decode-$decode" '^decode|samples/s|step time|decoded on the GPU')"
+    done
   fi
 fi
 
