@@ -134,6 +134,7 @@ std::optional<GpuDecodeStage::Pending> GpuDecodeStage::start(data::Loader& loade
   }
   decoded_ += pending.slots.size();
   if (pending.slots.empty()) {
+    sync_->wait_decoded();  // whatever nvJPEG enqueued before failing is done with the arena
     for (const int slot : slots_) loader.redo_on_cpu(batch, slot);
     return std::nullopt;
   }
