@@ -12,12 +12,11 @@
 #include "stoker/core/error.h"
 #include "stoker/data/state_dict.h"
 #include "train/torch/model/safetensors.h"
+#include "train/torch/tensor_text.h"
 
 namespace stoker::train {
 
 namespace {
-
-std::string shape_text(const torch::Tensor& t) { return fmt::format("({})", fmt::join(t.sizes(), ", ")); }
 
 bool looks_like_a_weights_enum(const std::string& text) {
   return text.find("_Weights.") != std::string::npos || text == "DEFAULT" || text.starts_with("IMAGENET1K_");

@@ -77,7 +77,7 @@ void DeviceFeed::reset() {
   // Its GPU samples may still be decoding into their arena.
   if (pending_ && pending_->gpu) options_.gpu_decode->abandon(*pending_->gpu);
   pending_.reset();
-  handed_out_.reset();  // the time until the next pass's first batch is no batch's
+  since_handed_out_.reset();  // the time until the next pass's first batch is no batch's
 }
 
 void DeviceFeed::start_copy(data::Batch batch, double wait_s) {
@@ -95,7 +95,6 @@ void DeviceFeed::start_copy(data::Batch batch, double wait_s) {
       fed.images = host_images;  // zero copy
       fed.targets = host_targets;
     } else {
-      const auto format = options_.channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
       // Outputs are allocated on the compute stream; only the side stream writes them, and
       // the compute stream reads them after the event, so the caching allocator stays safe.
       // A batch with GPU samples stays uint8 until finish_copy() has resampled them into it.
@@ -103,8 +102,7 @@ void DeviceFeed::start_copy(data::Batch batch, double wait_s) {
         // In the host batch's layout, so that the copy is one transfer.
         fed.images_uint8 = torch::empty_like(host_images, torch::TensorOptions(torch::kUInt8).device(options_.device));
       } else {
-        fed.images =
-            torch::empty(host_images.sizes(), torch::TensorOptions(torch::kFloat32).device(options_.device), format);
+        fed.images = empty_model_input(host_images.sizes());
       }
       fed.targets = torch::empty(host_targets.sizes(), host_targets.options().device(options_.device));
       std::optional<c10::StreamGuard> guard;
@@ -119,12 +117,10 @@ void DeviceFeed::start_copy(data::Batch batch, double wait_s) {
       if (fed.gpu) {
         fed.images_uint8.copy_(host_images, /*non_blocking=*/true);
         options_.gpu_decode->upload(*fed.gpu);
-      } else if (mean255_.defined()) {
-        // uint8 over the bus, then float and normalize on the device.
-        fed.images.copy_(host_images.to(options_.device, /*non_blocking=*/true));
-        fed.images.sub_(mean255_).div_(std255_);
       } else {
-        fed.images.copy_(host_images, /*non_blocking=*/true);
+        // Normalized by the feed: uint8 over the bus, then float and normalize on the device.
+        write_model_input(fed.images,
+                          mean255_.defined() ? host_images.to(options_.device, /*non_blocking=*/true) : host_images);
       }
       if (streams_) streams_->ready.record(streams_->side);
     }
@@ -134,13 +130,14 @@ void DeviceFeed::start_copy(data::Batch batch, double wait_s) {
   pending_.emplace(std::move(fed));
 }
 
-torch::Tensor DeviceFeed::to_model_input(const torch::Tensor& uint8) const {
+torch::Tensor DeviceFeed::empty_model_input(c10::IntArrayRef sizes) const {
   const auto format = options_.channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
-  torch::Tensor images =
-      torch::empty(uint8.sizes(), torch::TensorOptions(torch::kFloat32).device(options_.device), format);
-  images.copy_(uint8);
+  return torch::empty(sizes, torch::TensorOptions(torch::kFloat32).device(options_.device), format);
+}
+
+void DeviceFeed::write_model_input(torch::Tensor& images, const torch::Tensor& source) const {
+  images.copy_(source, /*non_blocking=*/true);
   if (mean255_.defined()) images.sub_(mean255_).div_(std255_);
-  return images;
 }
 
 FedBatch DeviceFeed::finish_copy() {
@@ -161,7 +158,8 @@ FedBatch DeviceFeed::finish_copy() {
     // After step k was enqueued: the decode of this batch ran while it computed.
     Stopwatch watch;
     options_.gpu_decode->finish(*fed.gpu, fed.images_uint8, fed.host);
-    fed.images = to_model_input(fed.images_uint8);
+    fed.images = empty_model_input(fed.images_uint8.sizes());
+    write_model_input(fed.images, fed.images_uint8);
     fed.images_uint8 = torch::Tensor();
     fed.gpu.reset();
     fed.copy_s += ns_to_seconds(watch.lap());
@@ -200,10 +198,9 @@ FedBatch DeviceFeed::next() {
 
 void DeviceFeed::tune_gpu_share(const FedBatch& batch) {
   if (!options_.gpu_decode || loader_.options().gpu_handoff != data::GpuHandoff::kHardware) return;
-  const auto now = std::chrono::steady_clock::now();
-  const double batch_s = handed_out_ ? std::chrono::duration<double>(now - *handed_out_).count() : 0.0;
+  const double batch_s = since_handed_out_ ? ns_to_seconds(since_handed_out_->lap()) : 0.0;
+  if (!since_handed_out_) since_handed_out_.emplace();
   options_.gpu_decode->tune_share(loader_, batch.wait_s, batch_s);
-  handed_out_ = now;
 }
 
 FeedOptions plan_device_feed(torch::Device device, bool conv_net, data::LoaderOptions* loader_options) {

@@ -23,11 +23,11 @@
 #include <torch/torch.h>
 
 #include <array>
-#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
 
+#include "stoker/core/clock.h"
 #include "stoker/core/mutex.h"
 #include "stoker/data/loader.h"
 #include "train/torch/step/gpu_decode_stage.h"
@@ -102,8 +102,11 @@ class DeviceFeed {
  private:
   void start_copy(data::Batch batch, double wait_s);
   FedBatch finish_copy();
-  // `uint8` (N, C, H, W) on the device as fed.images: float, normalized, in the feed's format.
-  torch::Tensor to_model_input(const torch::Tensor& uint8) const;
+  // A batch of model inputs: float32 on the device, in the feed's memory format.
+  torch::Tensor empty_model_input(c10::IntArrayRef sizes) const;
+  // Writes `source` (N, C, H, W; on the device, or the host without the feed's Normalize)
+  // into `images` on the current stream, normalized when the feed normalizes.
+  void write_model_input(torch::Tensor& images, const torch::Tensor& source) const;
   // --decode auto: `batch`, just handed out, tunes the loader's GPU share.
   void tune_gpu_share(const FedBatch& batch);
 
@@ -112,8 +115,8 @@ class DeviceFeed {
   FeedOptions options_;
   torch::Tensor mean255_, std255_;   // (1, C, 1, 1) on the device
   std::optional<FedBatch> pending_;  // fetched, its copy started
-  // When the last batch was handed out (none since the feed was made or reset).
-  std::optional<std::chrono::steady_clock::time_point> handed_out_;
+  // Since the last batch was handed out (none since the feed was made or reset).
+  std::optional<Stopwatch> since_handed_out_;
   struct Streams;
   std::unique_ptr<Streams> streams_;  // CUDA only
 };

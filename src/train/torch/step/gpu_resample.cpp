@@ -1,7 +1,6 @@
 #include "train/torch/step/gpu_resample.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -10,6 +9,7 @@
 
 #include "stoker/core/error.h"
 #include "stoker/data/loader.h"
+#include "train/torch/tensor_text.h"
 
 namespace stoker::train {
 
@@ -21,30 +21,9 @@ using torch::indexing::Slice;
 // the Python implementation).
 constexpr int64_t kImagesPerPassOnCpu = 4;
 
-std::string dtype_name(torch::ScalarType t) {
-  switch (t) {
-    case torch::kUInt8:
-      return "uint8";
-    case torch::kInt32:
-      return "int32";
-    case torch::kInt64:
-      return "int64";
-    case torch::kFloat32:
-      return "float32";
-    case torch::kFloat16:
-      return "float16";
-    case torch::kFloat64:
-      return "float64";
-    default:
-      return c10::toString(t);
-  }
-}
-
-std::string shape_of(const torch::Tensor& t) { return fmt::format("({})", fmt::join(t.sizes(), ", ")); }
-
 std::string describe(const torch::Tensor& t) {
   if (!t.defined()) return "an undefined tensor";
-  return fmt::format("a {} {} tensor on {}", shape_of(t), dtype_name(t.scalar_type()), t.device().str());
+  return fmt::format("a {} {} tensor on {}", shape_text(t), dtype_text(t.scalar_type()), t.device().str());
 }
 
 // The windows' (n, 2) sizes (height, width), int64 on the host, after checking them.
@@ -93,15 +72,15 @@ void check_taps(const char* name, const torch::Tensor& index, const torch::Tenso
     throw UsageError(
         fmt::format("resample_with_taps: {} must be (index, weight) of shape ({}, {}, taps >= 1); got {} "
                     "and {}",
-                    name, n, size, index.defined() ? shape_of(index) : "undefined",
-                    weight.defined() ? shape_of(weight) : "undefined"));
+                    name, n, size, index.defined() ? shape_text(index) : "undefined",
+                    weight.defined() ? shape_text(weight) : "undefined"));
   }
   if ((index.scalar_type() != torch::kInt32 && index.scalar_type() != torch::kInt64) ||
       weight.scalar_type() != torch::kFloat32) {
     throw UsageError(
         fmt::format("resample_with_taps: {} are {} index and {} weight; the tables are int32 or int64 "
                     "index and float32 weight",
-                    name, dtype_name(index.scalar_type()), dtype_name(weight.scalar_type())));
+                    name, dtype_text(index.scalar_type()), dtype_text(weight.scalar_type())));
   }
 }
 
