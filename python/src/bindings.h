@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "stoker/data/gpu_sample.h"
+
 namespace stoker::python {
 
 // Bytes from the file system (a path, a class folder's name) as Python's str, the way
@@ -15,6 +17,11 @@ namespace stoker::python {
 // and os.fsencode gives them back.
 pybind11::str fs_str(std::string_view bytes);
 pybind11::list fs_strs(const std::vector<std::string>& bytes);
+
+// LoaderOptions::gpu_handoff as Python spells it: 'off', 'hardware', 'all', 'cuda_path'
+// (loader_binding.cpp). handoff_of throws UsageError naming the words for another.
+data::GpuHandoff handoff_of(const std::string& text);
+const char* handoff_name(data::GpuHandoff handoff);
 
 void bind_errors(pybind11::module_& m);        // module.cpp
 void bind_batch_arrays(pybind11::module_& m);  // batch_arrays.cpp

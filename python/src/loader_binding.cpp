@@ -169,13 +169,28 @@ std::optional<PyBatch> LoaderHandle::next(double timeout) {
 
 namespace {
 
+constexpr std::pair<data::GpuHandoff, const char*> kHandoffNames[] = {{data::GpuHandoff::kOff, "off"},
+                                                                      {data::GpuHandoff::kHardware, "hardware"},
+                                                                      {data::GpuHandoff::kAll, "all"},
+                                                                      {data::GpuHandoff::kCudaPath, "cuda_path"}};
+
+}  // namespace
+
 data::GpuHandoff handoff_of(const std::string& text) {
-  if (text == "off") return data::GpuHandoff::kOff;
-  if (text == "hardware") return data::GpuHandoff::kHardware;
-  if (text == "all") return data::GpuHandoff::kAll;
-  if (text == "cuda_path") return data::GpuHandoff::kCudaPath;
+  for (const auto& [handoff, name] : kHandoffNames) {
+    if (text == name) return handoff;
+  }
   throw UsageError("gpu_handoff must be 'off', 'hardware', 'all' or 'cuda_path' (got '" + text + "')");
 }
+
+const char* handoff_name(data::GpuHandoff handoff) {
+  for (const auto& [h, name] : kHandoffNames) {
+    if (h == handoff) return name;
+  }
+  return "off";  // every GpuHandoff is in the table
+}
+
+namespace {
 
 data::OnError on_error_of(const std::string& text) {
   if (text == "substitute") return data::OnError::kSubstitute;

@@ -59,6 +59,17 @@ py::dict row_dict(const data::LoaderKeySpec& row) {
                   py::arg("values") = data::values_text(row, data::FrontEnd::kPython));
 }
 
+// decode= as a DecodeMode; ValueError naming the words for another.
+data::DecodeMode decode_mode_of(const std::string& decode) {
+  const auto words = data::loader_key(data::LoaderKey::kDecode).words;
+  size_t mode = 0;
+  while (mode < words.size() && words[mode].python != decode) ++mode;
+  if (mode == words.size()) {
+    throw py::value_error(data::word_message(data::LoaderKey::kDecode, decode, data::FrontEnd::kPython, "decode"));
+  }
+  return static_cast<data::DecodeMode>(mode);
+}
+
 }  // namespace
 
 void bind_loader_keys(py::module_& m) {
@@ -76,20 +87,23 @@ void bind_loader_keys(py::module_& m) {
   m.def(
       "choose_decode",
       [](const std::string& decode, bool cuda, bool cuda_available, const std::vector<std::string>& nvjpeg_dirs) {
+        const data::DecodeChoice choice =
+            data::choose_decode(decode_mode_of(decode), {cuda, cuda_available}, data::FrontEnd::kPython, nvjpeg_dirs);
         const auto words = data::loader_key(data::LoaderKey::kDecode).words;
-        size_t mode = 0;
-        while (mode < words.size() && words[mode].python != decode) ++mode;
-        if (mode == words.size())
-          throw py::value_error(
-              data::word_message(data::LoaderKey::kDecode, decode, data::FrontEnd::kPython, "decode"));
-        const data::DecodeChoice choice = data::choose_decode(
-            static_cast<data::DecodeMode>(mode), {cuda, cuda_available}, data::FrontEnd::kPython, nvjpeg_dirs);
         return py::make_tuple(std::string(words[static_cast<size_t>(choice.use)].python), choice.error, choice.note);
       },
       "What decode= means here: (the decoder used, 'cpu' or 'gpu'; the one-line error when 'gpu' cannot be, or ''; "
       "the one-line note when 'auto' decodes on the CPU for batches on a GPU, or ''). cuda: the batches go to a CUDA "
       "device; nvjpeg_dirs: folders to look for nvJPEG in besides the standard places",
       py::arg("decode"), py::arg("cuda"), py::arg("cuda_available"), py::arg("nvjpeg_dirs"));
+  m.def(
+      "gpu_handoff_for",
+      [](const std::string& decode, bool has_hardware) {
+        return std::string(handoff_name(data::gpu_handoff_for(decode_mode_of(decode), has_hardware)));
+      },
+      "Which JPEGs the workers leave for the GPU for decode='gpu' or 'auto' once nvJPEG is open "
+      "(stoker/data/gpu_decode.h): 'all', 'cuda_path', 'hardware', or 'off' (auto without the JPEG engine)",
+      py::arg("decode"), py::arg("has_hardware"));
   m.def("auto_workers", &data::auto_workers, "Where num_workers='auto' starts on this many cores", py::arg("cores"));
   m.def("buffers_in_flight", &data::buffers_in_flight,
         "The loader's batch buffers for a per-worker prefetch_factor: prefetch_factor x workers, at least 2 and at "

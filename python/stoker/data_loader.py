@@ -158,12 +158,11 @@ def _gpu_decoder(decode, use, device):
             raise ValueError(f"decode='gpu': {e}; use decode='cpu'") from None
         print(f"decode='auto': decoding on the CPU: {e}", file=sys.stderr, flush=True)
         return None, "off"
-    if decode == "gpu":
-        return decoder, "all" if decoder.has_hardware else "cuda_path"
-    if not decoder.has_hardware:  # nvJPEG's CUDA path would take CPU time the workers have better use for
+    handoff = _stoker.gpu_handoff_for(decode, decoder.has_hardware)
+    if handoff == "off":  # auto on a GPU without the JPEG engine
         print(f"decode='auto': decoding on the CPU: {decoder.description}", file=sys.stderr, flush=True)
         return None, "off"
-    return decoder, "hardware"
+    return decoder, handoff
 
 
 _live = weakref.WeakSet()  # every DataLoader not yet collected

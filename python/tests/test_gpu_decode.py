@@ -446,3 +446,28 @@ def test_stats_say_where_jpegs_were_decoded(photos, fake_nvjpeg, monkeypatch):
     assert decode["gpu_share"] == 0.75 and decode["decoded_on_gpu"] == 0
     data._gpu_stage.share_tuner = None  # decode='gpu'
     assert "gpu_share" not in data.stats()["decode"]
+
+
+class _OpenedDecoder:
+    """What data_loader asks of a GpuDecoder once it is open."""
+
+    def __init__(self, has_hardware):
+        self.has_hardware = has_hardware
+        self.description = "nvJPEG 12.99.7: CUDA path only: this GPU has no JPEG engine" if not has_hardware \
+            else "nvJPEG 12.99.7: hardware engine (7 engines) + CUDA path"
+
+
+@pytest.mark.parametrize("decode, has_hardware, handoff", [
+    ("gpu", True, "all"), ("gpu", False, "cuda_path"), ("auto", True, "hardware"), ("auto", False, "off")])
+def test_the_handoff_follows_the_decode_asked_and_the_engine(monkeypatch, capsys, decode, has_hardware, handoff):
+    from stoker import data_loader
+    opened = _OpenedDecoder(has_hardware)
+    monkeypatch.setattr(_gpu_decode, "make_decoder", lambda device, dirs: opened)
+    assert _stoker.gpu_handoff_for(decode, has_hardware) == handoff
+    got = data_loader._gpu_decoder(decode, "gpu", "cuda")
+    assert got == ((None, "off") if handoff == "off" else (opened, handoff))
+    note = capsys.readouterr().err
+    if handoff == "off":  # auto on a GPU without the engine decodes on the workers, saying why in one line
+        assert note == f"decode='auto': decoding on the CPU: {opened.description}\n"
+    else:
+        assert note == ""

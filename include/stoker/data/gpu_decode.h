@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "stoker/data/gpu_sample.h"
 #include "stoker/data/loader_keys.h"
 
 namespace stoker::data {
@@ -54,5 +55,12 @@ DecodeChoice choose_decode(DecodeMode asked, const DecodeDevice& device, const N
 // As above, probing nvJPEG (probe_nvjpeg(nvjpeg_dirs)) only when the answer depends on it.
 DecodeChoice choose_decode(DecodeMode asked, const DecodeDevice& device, FrontEnd front,
                            const std::vector<std::string>& nvjpeg_dirs = {});
+
+// Which JPEGs the workers leave for the GPU once nvJPEG is open (`has_hardware`: it has the
+// JPEG engine), for `asked` kGpu or kAuto: gpu, every JPEG nvJPEG takes (kAll), or whole images
+// at full scale on a GPU without an engine (kCudaPath); auto, those the engine takes
+// (kHardware), or none on a GPU without one (kOff: nvJPEG's CUDA path would take CPU time the
+// workers have better use for; the front end says so in one line).
+GpuHandoff gpu_handoff_for(DecodeMode asked, bool has_hardware);
 
 }  // namespace stoker::data

@@ -57,4 +57,9 @@ DecodeChoice choose_decode(DecodeMode asked, const DecodeDevice& device, FrontEn
   return choose_decode(asked, device, needs_probe ? probe_nvjpeg(nvjpeg_dirs) : NvjpegProbe{}, front);
 }
 
+GpuHandoff gpu_handoff_for(DecodeMode asked, bool has_hardware) {
+  if (asked == DecodeMode::kGpu) return has_hardware ? GpuHandoff::kAll : GpuHandoff::kCudaPath;
+  return has_hardware ? GpuHandoff::kHardware : GpuHandoff::kOff;
+}
+
 }  // namespace stoker::data

@@ -11,6 +11,7 @@
 
 #include "stoker/core/clock.h"
 #include "stoker/core/error.h"
+#include "stoker/data/gpu_decode.h"
 #include "train/torch/step/cuda_driver.h"
 
 namespace stoker::train {
@@ -240,15 +241,11 @@ GpuDecodePlan plan_gpu_decode(data::DecodeMode asked, torch::Device device, cons
   std::unique_ptr<data::GpuDecoder> decoder = data::GpuDecoder::open(
       nvjpeg_dirs, {options.transform.channels, static_cast<int>(options.batch_size), side, side}, &why_not);
   if (!decoder) return cannot(why_not);
-  if (!required && !decoder->has_hardware()) {
-    // nvJPEG's CUDA path would take CPU time the workers have better use for.
-    return cannot(decoder->description());
-  }
+  const data::GpuHandoff handoff = data::gpu_handoff_for(asked, decoder->has_hardware());
+  if (handoff == data::GpuHandoff::kOff) return cannot(decoder->description());  // auto without an engine
   std::unique_ptr<DecodeSync> sync = make_decode_sync(device, &why_not);
   if (!sync) return cannot(why_not);
-  plan.handoff = !decoder->has_hardware() ? data::GpuHandoff::kCudaPath
-                 : required               ? data::GpuHandoff::kAll
-                                          : data::GpuHandoff::kHardware;
+  plan.handoff = handoff;
   plan.stage = std::make_shared<GpuDecodeStage>(device, std::move(decoder), std::move(sync));
   return plan;
 }

@@ -61,6 +61,13 @@ TEST(DecodeChoiceTest, AutoDecodesOnTheCpuWithAtMostOneLine) {
   }
 }
 
+TEST(DecodeChoiceTest, GpuTakesEveryJpegNvjpegTakesAutoOnlyTheEngines) {
+  EXPECT_EQ(gpu_handoff_for(DecodeMode::kGpu, true), GpuHandoff::kAll);
+  EXPECT_EQ(gpu_handoff_for(DecodeMode::kGpu, false), GpuHandoff::kCudaPath);  // a GPU without the engine
+  EXPECT_EQ(gpu_handoff_for(DecodeMode::kAuto, true), GpuHandoff::kHardware);
+  EXPECT_EQ(gpu_handoff_for(DecodeMode::kAuto, false), GpuHandoff::kOff);  // the workers decode
+}
+
 TEST(DecodeChoiceTest, TheProbeNamesTheLibraryItFoundOrWhyNot) {
   const NvjpegProbe fake = probe_nvjpeg({testing::fake_nvjpeg_dir()});
   if (!fake.found || fake.text.find(testing::fake_nvjpeg_dir()) == std::string::npos) {
