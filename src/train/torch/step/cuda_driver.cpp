@@ -41,9 +41,7 @@ std::unique_ptr<DriverStream> DriverStream::open(const std::string& library, std
   }
   void* stream = nullptr;
   if (const Result r = fn.stream_create(&stream, kStreamNonBlocking); r != 0) {
-    const char* text = nullptr;
-    fn.get_error_string(r, &text);
-    *why_not = fmt::format("the CUDA driver could not make a stream: {} (error {})", text ? text : "unknown", r);
+    *why_not = "the CUDA driver could not make a stream: " + describe(fn, r);
     return nullptr;
   }
   return std::unique_ptr<DriverStream>(new DriverStream(std::move(driver), fn, stream));
@@ -56,15 +54,15 @@ DriverStream::~DriverStream() {
   if (stream_ != nullptr) fn_.stream_destroy(stream_);
 }
 
-std::string DriverStream::describe(Result error) const {
+std::string DriverStream::describe(const Functions& fn, Result error) {
   const char* text = nullptr;
-  fn_.get_error_string(error, &text);
+  fn.get_error_string(error, &text);
   return fmt::format("{} (error {})", text ? text : "unknown", error);
 }
 
 void DriverStream::synchronize() {
   if (const Result r = fn_.stream_synchronize(stream_); r != 0) {
-    throw SystemError("the GPU decode stream failed: " + describe(r));
+    throw SystemError("the GPU decode stream failed: " + describe(fn_, r));
   }
 }
 

@@ -44,7 +44,8 @@ class DriverStream {
     Result (*get_error_string)(Result error, const char** text) = nullptr;
   };
   DriverStream(std::unique_ptr<DynamicLibrary> library, Functions fn, void* stream);
-  std::string describe(Result error) const;
+  // "invalid argument (error 1)".
+  static std::string describe(const Functions& fn, Result error);
 
   std::unique_ptr<DynamicLibrary> library_;
   Functions fn_;
