@@ -26,11 +26,10 @@ namespace {
 // data::GpuDecoder as Python holds it, with the vectors it reuses from batch to batch.
 class GpuDecoderHandle {
  public:
-  GpuDecoderHandle(const std::vector<std::string>& nvjpeg_dirs, int channels, int max_batch_size, int preallocate_width,
-                   int preallocate_height) {
+  GpuDecoderHandle(const std::vector<std::string>& nvjpeg_dirs, const std::string& transforms, int batch_size) {
     std::string why_not;
-    decoder_ = data::GpuDecoder::open(nvjpeg_dirs, {channels, max_batch_size, preallocate_width, preallocate_height},
-                                      &why_not);
+    decoder_ = data::GpuDecoder::open(
+        nvjpeg_dirs, data::gpu_decoder_options(data::parse_transforms(transforms), batch_size), &why_not);
     if (!decoder_) throw std::runtime_error(why_not);
   }
 
@@ -116,10 +115,10 @@ void bind_gpu_decode(py::module_& m) {
       "The filter taps of the batch's GPU samples at `slots`: (column index, column weight, row index, row weight)",
       py::arg("batch"), py::arg("slots"));
   py::class_<GpuDecoderHandle>(m, "GpuDecoder")
-      .def(py::init<const std::vector<std::string>&, int, int, int, int>(), py::arg("nvjpeg_dirs"), py::kw_only(),
-           py::arg("channels") = 3, py::arg("max_batch_size") = 256, py::arg("preallocate_width") = 0,
-           py::arg("preallocate_height") = 0,
-           "nvJPEG on the CUDA device current now; RuntimeError with one line when it cannot decode here")
+      .def(py::init<const std::vector<std::string>&, const std::string&, int>(), py::arg("nvjpeg_dirs"), py::kw_only(),
+           py::arg("transforms"), py::arg("batch_size"),
+           "nvJPEG on the CUDA device current now, for a loader running `transforms` in batches of `batch_size` "
+           "(data::gpu_decoder_options); RuntimeError with one line when it cannot decode here")
       .def_property_readonly("description", &GpuDecoderHandle::description)
       .def_property_readonly("has_hardware", &GpuDecoderHandle::has_hardware)
       .def("decode", &GpuDecoderHandle::decode, py::arg("batch"), py::arg("slots"), py::arg("destinations"),

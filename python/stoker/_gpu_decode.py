@@ -254,14 +254,8 @@ class GpuDecodeStage:
         return arena
 
 
-# The window size nvJPEG's engine buffers are first made for: a crop's window is about twice the
-# output's side at most (the DCT scale keeps it so), a whole image on the CUDA path larger (nvJPEG
-# grows its buffers for those).
-PREALLOCATE_SIDE = 1024
-
-
-def make_decoder(device, nvjpeg_dirs):
-    """A GpuDecoder on `device`; raises RuntimeError in one line when nvJPEG cannot decode there."""
+def make_decoder(device, nvjpeg_dirs, transforms, batch_size):
+    """A GpuDecoder on `device` for a loader running `transforms` in batches of `batch_size`;
+    raises RuntimeError in one line when nvJPEG cannot decode there."""
     with torch.cuda.device(device):
-        return _stoker.GpuDecoder(nvjpeg_dirs, preallocate_width=PREALLOCATE_SIDE,
-                                  preallocate_height=PREALLOCATE_SIDE)
+        return _stoker.GpuDecoder(nvjpeg_dirs, transforms=transforms, batch_size=batch_size)

@@ -145,14 +145,15 @@ def _nvjpeg_dirs():
     return dirs
 
 
-def _gpu_decoder(decode, use, device):
-    """(nvJPEG's decoder on `device`, which JPEGs the loader leaves for it) for decode='gpu' or 'auto'
-    where choose_decode allows it; (None, 'off') with one line on stderr when 'auto' decodes on the
-    CPU after all. decode='gpu' that cannot be raises ValueError in one line."""
+def _gpu_decoder(decode, device, transforms, batch_size):
+    """(nvJPEG's decoder on `device` for a loader running `transforms` in batches of `batch_size`,
+    which JPEGs the loader leaves for it) for decode='gpu' or 'auto' where choose_decode allows it;
+    (None, 'off') with one line on stderr when 'auto' decodes on the CPU after all. decode='gpu'
+    that cannot be raises ValueError in one line."""
     from ._gpu_decode import make_decoder
 
     try:
-        decoder = make_decoder(device, _nvjpeg_dirs())
+        decoder = make_decoder(device, _nvjpeg_dirs(), transforms, batch_size)
     except RuntimeError as e:
         if decode == "gpu":
             raise ValueError(f"decode='gpu': {e}; use decode='cpu'") from None
@@ -237,8 +238,6 @@ class DataLoader:
             raise ValueError(error)
         if note:
             print(note, file=sys.stderr, flush=True)
-        gpu_decoder, gpu_handoff = _gpu_decoder(decode, use, self.device) if use == "gpu" else (None, "off")
-        self.decode = "gpu" if gpu_decoder is not None else "cpu"
 
         self._order, batch_size, drop_last = given_order(sampler, batch_sampler, batch_size, shuffle, drop_last)
         self.rank, self.world_size = _rank_and_world(rank, world_size)
@@ -283,6 +282,9 @@ class DataLoader:
         self.frames_per_clip, self.frame_step, self.clip_start = frames_per_clip, frame_step, clip_start
 
         chain = _chain(transforms if transforms is not None else data.chain, self.source)
+        gpu_decoder, gpu_handoff = _gpu_decoder(decode, self.device, chain, batch_size) if use == "gpu" \
+            else (None, "off")
+        self.decode = "gpu" if gpu_decoder is not None else "cpu"
         on_gpu = self.device.type == "cuda"
         sharded = self._order is None
         self._loader_options = dict(

@@ -167,27 +167,28 @@ def watched_reads(monkeypatch):
     return Watch
 
 
-def loader(root, handoff):
-    return _stoker.Loader(_stoker.Source(str(root), "train", False), batch_size=6, workers=2, prefetch=2,
+def loader(root, handoff, batch_size=6):
+    return _stoker.Loader(_stoker.Source(str(root), "train", False), batch_size=batch_size, workers=2, prefetch=2,
                           shuffle=True, drop_last=False, seed=11, rank=0, world_size=1, transforms=CHAIN,
                           channels_last=False, normalize_in_consumer=True, on_error="substitute", max_bad=0.5,
                           cache_decoded_bytes=0, run_ahead=False, gpu_handoff=handoff, gpu_required=True)
 
 
-def decoder(fake, monkeypatch, fail=None):
+def decoder(fake, monkeypatch, fail=None, batch_size=6):
     monkeypatch.setenv("STOKER_NVJPEG", str(fake))
     if fail is None:
         monkeypatch.delenv("FAKE_NVJPEG_FAIL", raising=False)
     else:
         monkeypatch.setenv("FAKE_NVJPEG_FAIL", fail)
-    return _stoker.GpuDecoder([])
+    return _stoker.GpuDecoder([], transforms=CHAIN, batch_size=batch_size)
 
 
-def stage_on_host(gpu, fake, monkeypatch, watched_reads, fail=None):
+def stage_on_host(gpu, fake, monkeypatch, watched_reads, fail=None, batch_size=6):
     """A GpuDecodeStage over `gpu` in host memory, its decoder's writes and resample's reads watched."""
     cuda = HostCuda()
     watched_reads.cuda = cuda
-    return _gpu_decode.GpuDecodeStage(gpu, WatchedDecoder(decoder(fake, monkeypatch, fail), cuda), "cpu", cuda=cuda)
+    return _gpu_decode.GpuDecodeStage(gpu, WatchedDecoder(decoder(fake, monkeypatch, fail, batch_size), cuda), "cpu",
+                                      cuda=cuda)
 
 
 def epoch(cpu, gpu, stage, number=0):
@@ -299,6 +300,17 @@ def test_an_arena_grows_when_a_batch_needs_more(photos, fake_nvjpeg, monkeypatch
         assert_same_batches(feed_epoch(on_gpu, number), feed_epoch(on_cpu, number))
     assert stage.arena_growths > _gpu_decode.ARENAS  # some arena was reallocated for a larger batch
     assert stage.cuda.hazards == [] and stage.cuda.stream_synchronizes == 0
+
+
+def test_a_batch_over_256_samples_is_decoded_whole(tmp_path, fake_nvjpeg, monkeypatch, watched_reads):
+    # The decoder is opened for the loader's batch size (data::gpu_decoder_options), so nvJPEG
+    # takes every sample of a batch of 300; one opened for 256 refused the batch.
+    root = write_image_folder(tmp_path / "train", classes=2, per_class=150, kind="jpg", sides=(20, 30), seed=5)
+    cpu, gpu = loader(root, "off", batch_size=300), loader(root, "all", batch_size=300)
+    stage = stage_on_host(gpu, fake_nvjpeg, monkeypatch, watched_reads, batch_size=300)
+    [(want, got, left)] = epoch(cpu, gpu, stage)
+    assert left == 300 and stage.decoded + stage.fallbacks == 300 and stage.fallbacks == 0
+    assert torch.equal(got, want)
 
 
 def test_a_pass_stopped_mid_epoch_frees_the_batch_decoded_ahead(photos, fake_nvjpeg, monkeypatch, watched_reads):
@@ -462,9 +474,12 @@ class _OpenedDecoder:
 def test_the_handoff_follows_the_decode_asked_and_the_engine(monkeypatch, capsys, decode, has_hardware, handoff):
     from stoker import data_loader
     opened = _OpenedDecoder(has_hardware)
-    monkeypatch.setattr(_gpu_decode, "make_decoder", lambda device, dirs: opened)
+    asked = []
+    monkeypatch.setattr(_gpu_decode, "make_decoder",
+                        lambda device, dirs, transforms, batch_size: asked.append((transforms, batch_size)) or opened)
     assert _stoker.gpu_handoff_for(decode, has_hardware) == handoff
-    got = data_loader._gpu_decoder(decode, "gpu", "cuda")
+    got = data_loader._gpu_decoder(decode, "cuda", CHAIN, 300)
+    assert asked == [(CHAIN, 300)]  # the decoder is sized for the loader's chain and batch
     assert got == ((None, "off") if handoff == "off" else (opened, handoff))
     note = capsys.readouterr().err
     if handoff == "off":  # auto on a GPU without the engine decodes on the workers, saying why in one line

@@ -25,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include "stoker/data/transform.h"
+
 namespace stoker::data {
 
 class Batch;
@@ -38,6 +40,13 @@ struct GpuDecoderOptions {
   int preallocate_width = 0;
   int preallocate_height = 0;
 };
+
+// The options for a feed whose loader runs `chain` in batches of `batch_size`: the chain's
+// channels, the batch as the most samples, and buffers first made for windows up to
+// max(1024, twice the output's longer side) square (the DCT scale keeps a crop's window within
+// about twice the output's side; whole images on the CUDA path may be larger). Both device
+// feeds (stoker.DataLoader's and stoker train's) open their decoder with these.
+GpuDecoderOptions gpu_decoder_options(const TransformSpec& chain, int batch_size);
 
 // What became of one sample.
 struct GpuDecodeOutcome {

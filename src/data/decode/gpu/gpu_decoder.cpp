@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "data/decode/gpu/gpu_jpeg_decoder.h"
 #include "data/decode/gpu/nvjpeg_library.h"
 #include "stoker/core/error.h"
@@ -27,6 +29,11 @@ gpu::DecodePlan plan_from_sample(const GpuSample& g) {
 }
 
 }  // namespace
+
+GpuDecoderOptions gpu_decoder_options(const TransformSpec& chain, int batch_size) {
+  const int side = std::max(1024, 2 * std::max(chain.out_width, chain.out_height));
+  return {chain.channels, std::max(batch_size, 1), side, side};
+}
 
 struct GpuDecoder::Impl {
   std::unique_ptr<gpu::NvjpegLibrary> library;

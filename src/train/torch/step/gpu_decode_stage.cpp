@@ -234,12 +234,9 @@ GpuDecodePlan plan_gpu_decode(data::DecodeMode asked, torch::Device device, cons
   const c10::OptionalDeviceGuard guard(cuda_only(device));
   // The device's context, current here.
   if (device.is_cuda()) torch::empty({1}, torch::TensorOptions(torch::kUInt8).device(device));
-  // The engine's buffers sized once for windows up to this side (a crop's window is at most
-  // about twice the output's side: the DCT scale keeps it so); nvJPEG grows them for more.
-  const int side = std::max(1024, 2 * std::max(options.transform.out_width, options.transform.out_height));
   std::string why_not;
-  std::unique_ptr<data::GpuDecoder> decoder = data::GpuDecoder::open(
-      nvjpeg_dirs, {options.transform.channels, static_cast<int>(options.batch_size), side, side}, &why_not);
+  std::unique_ptr<data::GpuDecoder> decoder =
+      data::GpuDecoder::open(nvjpeg_dirs, data::gpu_decoder_options(options.transform, options.batch_size), &why_not);
   if (!decoder) return cannot(why_not);
   const data::GpuHandoff handoff = data::gpu_handoff_for(asked, decoder->has_hardware());
   if (handoff == data::GpuHandoff::kOff) return cannot(decoder->description());  // auto without an engine

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "stoker/data/gpu_decode.h"
+#include "stoker/data/gpu_decoder.h"
 #include "support/build_paths.h"
 
 namespace stoker::data {
@@ -66,6 +67,20 @@ TEST(DecodeChoiceTest, GpuTakesEveryJpegNvjpegTakesAutoOnlyTheEngines) {
   EXPECT_EQ(gpu_handoff_for(DecodeMode::kGpu, false), GpuHandoff::kCudaPath);  // a GPU without the engine
   EXPECT_EQ(gpu_handoff_for(DecodeMode::kAuto, true), GpuHandoff::kHardware);
   EXPECT_EQ(gpu_handoff_for(DecodeMode::kAuto, false), GpuHandoff::kOff);  // the workers decode
+}
+
+TEST(DecodeChoiceTest, TheDecoderIsSizedForTheLoadersBatchAndOutput) {
+  TransformSpec chain = parse_transforms("RandomResizedCrop(176), Normalize");
+  GpuDecoderOptions options = gpu_decoder_options(chain, 512);
+  EXPECT_EQ(options.channels, 3);
+  EXPECT_EQ(options.max_batch_size, 512);  // the whole batch in one call, over nvJPEG's usual 256
+  EXPECT_EQ(options.preallocate_width, 1024);
+  EXPECT_EQ(options.preallocate_height, 1024);
+  chain = parse_transforms("Resize(600), CenterCrop(600)");
+  options = gpu_decoder_options(chain, 8);
+  EXPECT_EQ(options.max_batch_size, 8);
+  EXPECT_EQ(options.preallocate_width, 1200);  // twice the output's side
+  EXPECT_EQ(options.preallocate_height, 1200);
 }
 
 TEST(DecodeChoiceTest, TheProbeNamesTheLibraryItFoundOrWhyNot) {
