@@ -19,12 +19,14 @@
 #                               three ways: stoker.DataLoader(device="cuda"), torch's
 #                               DataLoader, and one synthetic batch already on the GPU
 #                               (bench/pytorch_train_images.py --loader)
-#                      decode   after python (its package and JPEGs): GPU JPEG decoding,
-#                               bench/gpu_decode_checks.py (decode="gpu" pixels against "cpu"
-#                               over 200 batches, decode-only images/s for cpu, gpu and auto,
-#                               device memory over 20 epochs), then ResNet-18 at 176 px, bf16,
-#                               channels_last from Python: synthetic, torch's DataLoader, and
-#                               stoker with decode cpu, gpu and auto
+#                      decode   GPU JPEG decoding, alone (it installs the package and makes the
+#                               JPEGs the python step would): the CPU's decode floor at the core
+#                               count (bench/decode_floor.cpp), bench/gpu_decode_checks.py
+#                               (every kind of JPEG through nvJPEG; decode="gpu" pixels against
+#                               "cpu" over 200 batches; decode-only images/s for cpu, gpu and
+#                               auto, each against the floor; device memory over 20 epochs), then
+#                               ResNet-18 at 176 px, bf16, channels_last from Python: synthetic,
+#                               torch's DataLoader, and stoker with decode cpu, gpu and auto
 #                      build    configure and build (stoker, tests, bench programs)
 #                      tests    the Cuda* tests alone (on a GPU none may skip), then ctest
 #                      check    stoker check (device, H2D copy rates, matmul per precision)
@@ -217,20 +219,26 @@ synthetic_images() {
   verdict images 0 "$IMAGES synthetic JPEGs in $IMAGES_DIR"
 }
 
-# ----------------------------------------------------------------------------------- python
-if wants python; then
-  site=$BUILD-python-site
-  cmake_args=
+# The Python package, pip-installed against $PYTHON's torch into $BUILD-python-site (once).
+site=$BUILD-python-site
+package_ready=0
+python_package() {
+  [[ $package_ready -eq 1 ]] && return 0
+  package_ready=1
+  local cmake_args= pybind11_dir
   pybind11_dir=$("$PY" -m pybind11 --cmakedir 2>/dev/null) && cmake_args="-Dpybind11_DIR=$pybind11_dir"
   run python-install 480 env STOKER_PYTHON_BUILD_DIR="$BUILD-python" STOKER_CMAKE_ARGS="$cmake_args" \
     "$PY" -m pip install --no-build-isolation --no-deps --no-index --upgrade --target "$site" ./python
   verdict python-install 0 "$(lines python-install 'Successfully|error' | tail -n 1) into $site"
-  run python-tests 540 env PYTHONPATH="$site" "$PY" -m pytest -q -rs -p no:cacheprovider python/tests
-  # On a GPU none of the CUDA feed's tests may skip.
-  if [[ $DRY -eq 0 && $RC -eq 0 ]] && grep -q '^SKIPPED.*test_cuda' "$LOGS/python-tests.log"; then RC=3; fi
-  verdict python-tests 0 "$(lines python-tests '(passed|failed|error)|^SKIPPED' | tail -n 3)"
-  # ImageNet-like JPEGs (500 × 375, smooth content) made with Pillow: this step needs no C++ build.
-  py_images=$BUILD/pil-images-$IMAGES
+}
+
+# ImageNet-like JPEGs (500 × 375, smooth content) made with Pillow, kept beside the build (once):
+# the Python runs need no C++ build.
+py_images=$BUILD/pil-images-$IMAGES
+pil_images_ready=0
+pil_images() {
+  [[ $pil_images_ready -eq 1 ]] && return 0
+  pil_images_ready=1
   run python-images 300 "$PY" -c '
 import multiprocessing, os, sys
 import numpy as np
@@ -248,6 +256,16 @@ if not os.path.isdir(root):
     with multiprocessing.Pool() as pool:
         pool.map(one, range(n), chunksize=64)' "$py_images" "$IMAGES"
   verdict python-images 0 "$IMAGES JPEGs in $py_images"
+}
+
+# ----------------------------------------------------------------------------------- python
+if wants python; then
+  python_package
+  run python-tests 540 env PYTHONPATH="$site" "$PY" -m pytest -q -rs -p no:cacheprovider python/tests
+  # On a GPU none of the CUDA feed's tests may skip.
+  if [[ $DRY -eq 0 && $RC -eq 0 ]] && grep -q '^SKIPPED.*test_cuda' "$LOGS/python-tests.log"; then RC=3; fi
+  verdict python-tests 0 "$(lines python-tests '(passed|failed|error)|^SKIPPED' | tail -n 3)"
+  pil_images
   text=
   # One synthetic and one torch run; stoker's at each --workers count.
   runs="synthetic:$NPROC torch:$NPROC"
@@ -267,13 +285,41 @@ if not os.path.isdir(root):
 fi
 
 # ----------------------------------------------------------------------------------- decode
+# The CPU's full-size decode floor at $NPROC threads on the Pillow JPEGs: bench/decode_floor.cpp,
+# from the build when there is one, else compiled alone (it needs libjpeg-turbo only).
+decode_floor_rate() {
+  local floor=$BUILD/bench/stoker_decode_floor
+  if [[ ! -x $floor ]]; then
+    floor=$WORK/stoker_decode_floor
+    run decode-floor-compile 120 "${CXX:-g++}" -O2 -std=c++20 -pthread "$SCRIPT_DIR/decode_floor.cpp" -o "$floor" \
+      $(pkg-config --cflags --libs libturbojpeg 2>/dev/null || echo -lturbojpeg)
+    verdict decode-floor-compile 0 "bench/decode_floor.cpp alone"
+  fi
+  run decode-floor-pil 120 "$floor" --data "$py_images" --threads "$NPROC" --seconds 8 --json
+  FLOOR_RATE=$(json_rate decode-floor-pil)
+  verdict decode-floor-pil 0 "full-size decode alone on $NPROC threads: $FLOOR_RATE images/s"
+}
+
+if wants decode; then
+  python_package
+  pil_images
+  decode_floor_rate
+fi
 if wants decode && [[ $DRY -eq 1 ]]; then
   row decode info 0 "skipped: GPU decoding needs a CUDA device"
 elif wants decode; then
-  site=$BUILD-python-site py_images=$BUILD/pil-images-$IMAGES
+  floor_arg=()
+  [[ $FLOOR_RATE =~ ^[0-9]+$ ]] && floor_arg=(--floor "$FLOOR_RATE")
   run decode-checks 540 env PYTHONPATH="$site" "$PY" "$SCRIPT_DIR/gpu_decode_checks.py" --data "$py_images" \
-    --workers "$NPROC"
+    --workers "$NPROC" "${floor_arg[@]}"
   verdict decode-checks 0 "$(grep '^{' "$LOGS/decode-checks.log" | tr '\n' ' ' | cut -c1-900)"
+  # The issue's bar: decode-only auto at least twice the floor.
+  row decode-vs-floor info 0 "$(grep '^{' "$LOGS/decode-checks.log" | "$PY" -c '
+import json, sys
+for r in map(json.loads, sys.stdin):
+    if r.get("check") == "rate":
+        print("{decode}: {images_per_s:.0f} images/s, {times_the_floor}x the floor, "
+              "{cores_per_1000_images_per_s} cores per 1,000/s".format(**r), end="; ")') floor $FLOOR_RATE images/s at $NPROC threads"
   text=
   for r in synthetic:cpu torch:cpu stoker:cpu stoker:gpu stoker:auto; do
     loader=${r%%:*} decode=${r#*:} name=decode-resnet18-${r/:/-}

@@ -2,8 +2,13 @@
 list): stoker.DataLoader(device="cuda", decode="gpu") against decode="cpu" on the same files.
 
   python bench/gpu_decode_checks.py --data DIR [--iterations 200] [--epochs 20] [--workers N]
+                                    [--floor IMAGES_PER_S] [--checks kinds,pixels,rate,memory]
 
 - what decodes: the nvJPEG found and the decoder ("hardware engine (7 engines) + CUDA path");
+- kinds: one JPEG of each kind the decoder plans for (every chroma subsampling, gray, CMYK,
+  progressive, odd and large sizes, and one cut short with an end-of-image marker appended),
+  each alone through decode="gpu" and "cpu": where it was decoded (nvJPEG, given back to the CPU
+  by nvJPEG, or left to the CPU by the plan) and how far its pixels are from the CPU's;
 - pixels: --iterations batches with decode="gpu" and with decode="cpu" (same seed, ToUint8,
   no Normalize, so the batches are the decoders' pixels resampled alike), each pair compared:
   mean and max absolute difference, and the batches whose mean is over the stage's tolerance
@@ -14,7 +19,8 @@ list): stoker.DataLoader(device="cuda", decode="gpu") against decode="cpu" on th
 - rate: decode-only images/s (batches drawn and synchronised, no model) with decode cpu, gpu
   and auto, the CPU cores busy meanwhile and per 1,000 images/s (the process's CPU time: the
   workers are its threads), the share of samples the workers left to the GPU and nvJPEG gave
-  back, and for auto the share of the engine's JPEGs its tuner settled at;
+  back, for auto the share of the engine's JPEGs its tuner settled at, and with --floor each
+  rate against the CPU's full-size decode floor (bench/decode_floor.cpp at the same threads);
 - memory: the device memory in use (cudaMemGetInfo, which sees nvJPEG's own allocations, after
   torch's cache is emptied) after each of --epochs epochs with decode="gpu": it should stay
   flat, but for the window arenas, which grow when a batch needs more (reported apart).
@@ -23,13 +29,17 @@ One JSON object per check on stdout; progress on stderr. Exit 1 when a check fai
 """
 import argparse
 import json
+import pathlib
 import sys
+import tempfile
 import time
 
+import numpy as np
 import torch
+from PIL import Image
 
 import stoker
-from stoker import _gpu_decode
+from stoker import _gpu_decode, _stoker
 
 
 def say(text):
@@ -43,6 +53,65 @@ def emit(**record):
 def loader(args, decode, transforms, seed=0):
     return stoker.DataLoader(args.data, batch_size=args.batch_size, num_workers=args.workers, shuffle=True,
                              seed=seed, transforms=transforms, device="cuda", decode=decode)
+
+
+def kind_files(root):
+    """{name: folder} of one JPEG per kind, each in its own ImageFolder under `root` as class a's
+    only image, beside a PNG in class b (decoded on the CPU: a substitute for a damaged JPEG)."""
+    rng = np.random.default_rng(0)
+
+    def photo(height, width, channels=3):
+        y, x = np.mgrid[0:height, 0:width]
+        base = np.stack([(x * 3) % 256, (y * 2) % 256, (x + y) % 256, (x * y) % 256][:channels], axis=-1)
+        return np.clip(base + rng.integers(-12, 13, size=base.shape), 0, 255).astype(np.uint8)
+
+    encode = _stoker.encode_jpeg
+    whole = encode(photo(375, 500))
+    kinds = {f"{s} 500x375": encode(photo(375, 500), subsampling=s)
+             for s in ("4:2:0", "4:2:2", "4:4:4", "4:4:0", "4:1:1", "4:1:0")}
+    kinds.update({
+        "4:2:0 odd 333x251": encode(photo(251, 333)),
+        "4:2:0 large 4032x3024": encode(photo(3024, 4032)),
+        "gray 500x375": encode(photo(375, 500)[..., 0]),
+        "cmyk 500x375": encode(photo(375, 500, 4)),
+        "progressive 4:2:0 500x375": encode(photo(375, 500), progressive=True),
+        "cut short, end-of-image appended": whole[:len(whole) // 2] + b"\xff\xd9",
+    })
+    paths = {}
+    for i, (name, data) in enumerate(kinds.items()):
+        folder = pathlib.Path(root) / f"kind{i:02d}" / "a"
+        folder.mkdir(parents=True)
+        (folder / "image.jpg").write_bytes(data)
+        (folder.parent / "b").mkdir()
+        Image.fromarray(photo(48, 64)).save(folder.parent / "b" / "plain.png")
+        paths[name] = folder.parent
+    return paths
+
+
+def check_kinds(args):
+    """Each kind alone through decode='gpu' and 'cpu': where it went, and its pixels' distance."""
+    chain = f"RandomResizedCrop({args.size}, scale=(0.25, 1.0)), ToUint8"
+    worst_ok = True
+    with tempfile.TemporaryDirectory() as root:
+        for name, folder in kind_files(root).items():
+            record = dict(check="kind", kind=name)
+            try:
+                gpu, cpu = (stoker.DataLoader(str(folder), batch_size=2, num_workers=1, seed=3, transforms=chain,
+                                              device="cuda", decode=decode, on_error="substitute", max_bad=0.9)
+                            for decode in ("gpu", "cpu"))
+                (x, _), = list(gpu)
+                (y, _), = list(cpu)
+                stage = gpu._gpu_stage
+                d = (x[0].int() - y[0].int()).abs().float()  # the JPEG's slot (class a comes first)
+                record.update(where="nvjpeg" if stage.decoded else "given back by nvjpeg" if stage.fallbacks
+                              else "left to the CPU by the plan", mean=round(d.mean().item(), 3), max=d.max().item(),
+                              bad=[b["reason"] for b in gpu.stats()["bad_samples"]])
+                worst_ok &= d.mean().item() <= _gpu_decode.TOLERANCE
+            except Exception as e:  # noqa: BLE001 - each kind's failure is a finding, not the end of the check
+                record.update(error=f"{type(e).__name__}: {e}")
+                worst_ok = False
+            emit(**record)
+    return worst_ok
 
 
 def check_pixels(args):
@@ -85,7 +154,9 @@ def rate(args, decode):
     # The workers are threads of this process: its CPU time is theirs and the consumer's.
     cores = (time.process_time() - cpu_started) / seconds
     stage = data._gpu_stage
+    vs_floor = round(images / seconds / args.floor, 2) if args.floor else None
     emit(check="rate", decode=decode, used=data.decode, images_per_s=images / seconds, workers=args.workers,
+         floor_images_per_s=args.floor, times_the_floor=vs_floor,
          cores_busy=round(cores, 2), cores_per_1000_images_per_s=round(cores / (images / seconds / 1000), 2),
          decoded_on_gpu=stage.decoded if stage else 0, made_on_cpu_after_nvjpeg=stage.fallbacks if stage else 0,
          gpu_share=data.stats()["decode"].get("gpu_share"))
@@ -124,13 +195,16 @@ def main():
     ap.add_argument("--rate-batches", type=int, default=60, help="batches timed per decode")
     ap.add_argument("--epochs", type=int, default=20, help="epochs of the memory check")
     ap.add_argument("--memory-batches", type=int, default=20, help="batches per epoch of the memory check")
-    ap.add_argument("--checks", default="pixels,rate,memory")
+    ap.add_argument("--floor", type=float, help="the CPU's full-size decode floor at --workers threads, images/s")
+    ap.add_argument("--checks", default="kinds,pixels,rate,memory")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         say("gpu_decode_checks: no CUDA device")
         return 1
     ok = True
     checks = args.checks.split(",")
+    if "kinds" in checks:
+        ok &= check_kinds(args)
     if "pixels" in checks:
         ok &= check_pixels(args)
     if "rate" in checks:

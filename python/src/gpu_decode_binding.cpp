@@ -8,11 +8,13 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bindings.h"
 #include "loader_handle.h"
 #include "stoker/core/error.h"
+#include "stoker/data/encode.h"
 #include "stoker/data/gpu_decoder.h"
 #include "stoker/data/gpu_sample.h"
 #include "stoker/data/gpu_share.h"
@@ -67,6 +69,35 @@ py::tuple to_arrays(const data::PaddedTaps& p) {
   return py::make_tuple(index, weight);
 }
 
+// data::encode_jpeg of an (H, W) or (H, W, C) uint8 array: the JPEGs of every kind the GPU
+// decoder plans for (the rarer subsamplings, CMYK, progressive), which Pillow cannot all write.
+py::bytes encode_jpeg_of(const py::array_t<uint8_t, py::array::c_style | py::array::forcecast>& pixels, int quality,
+                         const std::string& subsampling, bool progressive) {
+  const std::pair<const char*, data::ChromaSubsampling> names[] = {
+      {"4:4:4", data::ChromaSubsampling::k444}, {"4:2:2", data::ChromaSubsampling::k422},
+      {"4:2:0", data::ChromaSubsampling::k420}, {"4:4:0", data::ChromaSubsampling::k440},
+      {"4:1:1", data::ChromaSubsampling::k411}, {"4:1:0", data::ChromaSubsampling::k410}};
+  const auto named =
+      std::find_if(std::begin(names), std::end(names), [&](const auto& n) { return subsampling == n.first; });
+  if (named == std::end(names)) {
+    throw UsageError(
+        fmt::format("subsampling '{}' is not one of 4:4:4, 4:2:2, 4:2:0, 4:4:0, 4:1:1, 4:1:0", subsampling));
+  }
+  if (pixels.ndim() != 2 && !(pixels.ndim() == 3 && (pixels.shape(2) == 3 || pixels.shape(2) == 4))) {
+    throw UsageError("encode_jpeg takes a uint8 array of shape (H, W), (H, W, 3) or (H, W, 4)");
+  }
+  data::Image image;
+  image.reshape(static_cast<int>(pixels.shape(1)), static_cast<int>(pixels.shape(0)),
+                pixels.ndim() == 2 ? 1 : static_cast<int>(pixels.shape(2)));
+  std::copy_n(pixels.data(), image.stride() * static_cast<size_t>(image.height()), image.data());
+  data::JpegEncodeOptions options;
+  options.quality = quality;
+  options.progressive = progressive;
+  options.subsampling = named->second;
+  const std::vector<uint8_t> jpeg = data::encode_jpeg(image, options);
+  return py::bytes(reinterpret_cast<const char*>(jpeg.data()), jpeg.size());
+}
+
 }  // namespace
 
 py::tuple gpu_taps_of(const data::Batch& batch, const std::vector<int>& slots) {
@@ -110,6 +141,11 @@ void bind_gpu_decode(py::module_& m) {
       "(1, out_size, taps), int32 and float32",
       py::arg("in_size"), py::arg("start"), py::arg("length"), py::arg("out_size"), py::arg("clamp_to_region"),
       py::arg("mirror"), py::arg("filter"));
+  m.def("encode_jpeg", &encode_jpeg_of,
+        "JPEG bytes of a uint8 array (H, W), (H, W, 3) or (H, W, 4: CMYK) with the chroma subsampling named "
+        "('4:4:4', '4:2:2', '4:2:0', '4:4:0', '4:1:1', '4:1:0'), baseline or progressive",
+        py::arg("pixels"), py::kw_only(), py::arg("quality") = 90, py::arg("subsampling") = "4:2:0",
+        py::arg("progressive") = false);
   m.def(
       "gpu_taps", [](const PyBatch& batch, const std::vector<int>& slots) { return gpu_taps_of(*batch.batch, slots); },
       "The filter taps of the batch's GPU samples at `slots`: (column index, column weight, row index, row weight)",

@@ -8,6 +8,7 @@ no stream drained, nvJPEG writes an arena only after the host saw its last reade
 window is read only after the host saw its decode done. On a GPU the same code runs with
 nvJPEG's own pixels (docs/TESTING.md lists that check)."""
 import contextlib
+import io
 import pathlib
 import shutil
 import subprocess
@@ -486,3 +487,22 @@ def test_the_handoff_follows_the_decode_asked_and_the_engine(monkeypatch, capsys
         assert note == f"decode='auto': decoding on the CPU: {opened.description}\n"
     else:
         assert note == ""
+
+
+def test_encode_jpeg_writes_every_kind_the_gpu_checks_use():
+    # bench/gpu_decode_checks.py's JPEGs of every kind; Pillow writes neither 4:4:0 nor 4:1:x.
+    from PIL import JpegImagePlugin
+    pixels = np.random.default_rng(2).integers(0, 256, size=(40, 48, 3), dtype=np.uint8)
+    for subsampling, pil_code in (("4:4:4", 0), ("4:2:2", 1), ("4:2:0", 2)):
+        image = Image.open(io.BytesIO(_stoker.encode_jpeg(pixels, subsampling=subsampling)))
+        assert JpegImagePlugin.get_sampling(image) == pil_code
+    for subsampling, factors in (("4:4:0", (1, 2)), ("4:1:1", (4, 1)), ("4:1:0", (4, 2))):
+        image = Image.open(io.BytesIO(_stoker.encode_jpeg(pixels, subsampling=subsampling)))
+        assert image.layer[0][1:3] == factors and image.size == (48, 40)  # luma's sampling factors
+    assert Image.open(io.BytesIO(_stoker.encode_jpeg(pixels[..., 0]))).mode == "L"
+    assert Image.open(io.BytesIO(_stoker.encode_jpeg(np.dstack([pixels, pixels[..., :1]])))).mode == "CMYK"
+    assert Image.open(io.BytesIO(_stoker.encode_jpeg(pixels, progressive=True))).info.get("progressive")
+    with pytest.raises(ValueError, match=r"^subsampling '4:2:1' is not one of 4:4:4, .*4:1:0$"):
+        _stoker.encode_jpeg(pixels, subsampling="4:2:1")
+    with pytest.raises(ValueError, match=r"shape \(H, W\), \(H, W, 3\) or \(H, W, 4\)"):
+        _stoker.encode_jpeg(pixels[..., :2])
