@@ -4,6 +4,8 @@ sharding over `world_size` ranks, decided by the seed), or the script's `sampler
 import math
 import operator
 
+import torch.utils.data
+
 from . import _arguments as arg
 from . import _stoker
 
@@ -71,6 +73,22 @@ def given_order(sampler, batch_sampler, batch_size, shuffle, drop_last):
     if not hasattr(sampler, "__iter__") or not hasattr(sampler, "__len__"):
         raise arg.bad("sampler", sampler, "an iterable of sample indices with a len() (a torch Sampler)")
     return GivenOrder(sampler, None, batch_size), batch_size, drop_last
+
+
+def draws_at_random(sampler, batch_sampler):
+    """Whether a script's sampler (or a batch sampler's) orders each epoch at random: True for
+    torch's RandomSampler, SubsetRandomSampler, WeightedRandomSampler and a DistributedSampler
+    that shuffles; False for SequentialSampler and a DistributedSampler that does not; None
+    for any other kind, whose order says nothing of training or evaluation."""
+    data = torch.utils.data
+    s = sampler if batch_sampler is None else getattr(batch_sampler, "sampler", None)
+    if isinstance(s, data.DistributedSampler):
+        return bool(s.shuffle)
+    if isinstance(s, (data.RandomSampler, data.SubsetRandomSampler, data.WeightedRandomSampler)):
+        return True
+    if isinstance(s, data.SequentialSampler):
+        return False
+    return None
 
 
 class PlannedSampler:

@@ -22,7 +22,7 @@ from . import _stoker
 from ._collate import collate_targets, sample_params
 from ._datasets import class_to_idx, open_data
 from ._geometry import aligned_outputs, given_geometry, restore, with_geometry
-from ._samplers import PlannedSampler, given_order
+from ._samplers import PlannedSampler, draws_at_random, given_order
 from ._session import current_monitor, register_diagnosis
 from ._state import STATE_VERSION, check_state
 from ._torchvision import chain_of
@@ -96,6 +96,22 @@ def _chain(transforms, source):
     if isinstance(transforms, (list, tuple)) and all(isinstance(t, str) for t in transforms):
         return ", ".join(transforms)
     return chain_of(transforms)
+
+
+def _clip_start(frames_per_clip, shuffle, sampler, batch_sampler):
+    """clip_start=None: a random clip when the epoch's order is drawn at random (shuffle, or a
+    sampler that shuffles: training), the centre clip when it is not (evaluation). A sampler
+    whose kind does not say is refused for clips: the script names the start."""
+    if sampler is None and batch_sampler is None:
+        return "random" if shuffle else "center"
+    random = draws_at_random(sampler, batch_sampler)
+    if random is None and frames_per_clip > 0:
+        given = "batch_sampler" if batch_sampler is not None else "sampler"
+        kind = type(batch_sampler if batch_sampler is not None else sampler).__name__
+        raise ValueError(f"clip_start=None: with {given}={kind}, stoker cannot tell whether the order is drawn at "
+                         "random (training) or not (evaluation); pass clip_start='random' (a random clip of each "
+                         "sample) or clip_start='center' (the centre clip)")
+    return "random" if random else "center"
 
 
 def _flip_pairs(pairs):
@@ -201,8 +217,9 @@ class DataLoader:
         self.timeout = arg.seconds("timeout", timeout, "0 waits for as long as a batch takes")
         arg.whole("frames_per_clip", frames_per_clip, 0, _stoker.max_clip_frames, "frames per sample; 0 reads images")
         arg.whole("frame_step", frame_step, 1, _stoker.max_frame_step, "the distance between a clip's chosen frames")
-        clip_start = arg.choice("clip_start", clip_start if clip_start is not None else
-                                "random" if shuffle else "center", ("random", "center"), "or None: random if shuffle")
+        if clip_start is not None:
+            arg.choice("clip_start", clip_start, ("random", "center"), "or None: random when the loader or its "
+                       "sampler shuffles, else the centre")
         if frames_per_clip > 0 and cache_decoded_gb != 0:
             raise arg.bad("cache_decoded_gb", cache_decoded_gb, "0 with frames_per_clip (it keeps single images)")
         if collate_fn is not None and not callable(collate_fn):
@@ -241,6 +258,8 @@ class DataLoader:
         self.decode = "gpu" if gpu_decoder is not None else "cpu"
 
         self._order, batch_size, drop_last = given_order(sampler, batch_sampler, batch_size, shuffle, drop_last)
+        if clip_start is None:
+            clip_start = _clip_start(frames_per_clip, shuffle, sampler, batch_sampler)
         self.rank, self.world_size = _rank_and_world(rank, world_size)
         self.seed = _epoch_seed(seed, self.world_size if self._order is None else 1, shuffle, generator)
         data = open_data(dataset, split, worker_init_fn, clips=frames_per_clip > 0)

@@ -128,6 +128,55 @@ def test_a_dataset_of_clips_is_the_same_for_one_and_three_workers(clip_folder):
     assert_same_batches(batches(stoker.DataLoader(ClipItems(clips, "paths"), num_workers=3, **options)), one)
 
 
+def test_a_sampler_that_shuffles_draws_random_clips(clip_folder):
+    # Training on several ranks: DistributedSampler(shuffle=True), and shuffle left out as torch asks.
+    _, clips = clip_folder
+    dataset = ClipItems(clips, "paths")
+    sampler = torch.utils.data.DistributedSampler(dataset, num_replicas=1, rank=0, shuffle=True)
+    loader = stoker.DataLoader(dataset, batch_size=6, sampler=sampler, frames_per_clip=2, seed=0,
+                               transforms="Resize((8, 8))", return_params=True)
+    assert loader.clip_start == "random"
+    starts = {}
+    for epoch in range(4):
+        sampler.set_epoch(epoch)
+        for _, _, params in loader:
+            for index, frames in zip(params["index"].tolist(), params["frames"].tolist()):
+                starts.setdefault(index, set()).add(frames[0])
+    assert sum(len(s) > 1 for s in starts.values()) >= 3, starts
+
+
+SAMPLERS = [
+    (lambda d: torch.utils.data.DistributedSampler(d, num_replicas=2, rank=1, shuffle=True), "random"),
+    (lambda d: torch.utils.data.RandomSampler(d), "random"),
+    (lambda d: torch.utils.data.SubsetRandomSampler([0, 2, 4]), "random"),
+    (lambda d: torch.utils.data.WeightedRandomSampler([1.0] * len(d), len(d)), "random"),
+    (lambda d: torch.utils.data.DistributedSampler(d, num_replicas=2, rank=1, shuffle=False), "center"),
+    (lambda d: torch.utils.data.SequentialSampler(d), "center"),
+]
+
+
+@pytest.mark.parametrize("make, start", SAMPLERS)
+def test_clip_start_follows_the_samplers_order(clip_folder, make, start):
+    dataset = ClipItems(clip_folder[1], "paths")
+    options = dict(frames_per_clip=2, transforms="Resize((8, 8))")
+    assert stoker.DataLoader(dataset, sampler=make(dataset), **options).clip_start == start
+    batches = torch.utils.data.BatchSampler(make(dataset), batch_size=2, drop_last=False)
+    assert stoker.DataLoader(dataset, batch_sampler=batches, **options).clip_start == start
+    other = "center" if start == "random" else "random"
+    assert stoker.DataLoader(dataset, sampler=make(dataset), clip_start=other, **options).clip_start == other
+
+
+def test_a_sampler_of_another_kind_asks_for_clip_start(clip_folder):
+    root, _ = clip_folder
+    with pytest.raises(ValueError) as raised:
+        stoker.DataLoader(root, sampler=[0, 2, 1], frames_per_clip=2)
+    assert str(raised.value) == ("clip_start=None: with sampler=list, stoker cannot tell whether the order is drawn at "
+                                 "random (training) or not (evaluation); pass clip_start='random' (a random clip of "
+                                 "each sample) or clip_start='center' (the centre clip)")
+    assert stoker.DataLoader(root, sampler=[0, 2, 1], frames_per_clip=2, clip_start="center").clip_start == "center"
+    assert stoker.DataLoader(root, sampler=[0, 2, 1]).clip_start == "center"  # single images: no clips to start
+
+
 @pytest.mark.parametrize("dtype_chain, dtype", [(", ToUint8", torch.uint8), (", Float16", torch.float16),
                                                 ("", torch.float32)])
 def test_channels_last_gives_each_frame_channels_last_strides(clip_folder, dtype_chain, dtype):
