@@ -181,15 +181,12 @@ def _gpu_decoder(decode, use, device):
     return decoder, handoff
 
 
-_live = weakref.WeakSet()  # every DataLoader not yet collected
-
-
 @atexit.register
 def _close_all():
     """Stops every loader's workers before the interpreter finalizes: a worker inside a
-    Dataset's __getitem__ must not be running Python code while it does."""
-    for loader in list(_live):
-        loader._close()
+    Dataset's __getitem__ must not be running Python code while it does. That covers the
+    loaders a garbage collection is letting go of on a worker thread (python/src/loader_closing.h)."""
+    _stoker.Loader.close_all()
 
 
 class DataLoader:
@@ -340,11 +337,6 @@ class DataLoader:
                                             prefetch_factor, data.name)
         self._autotune = []
         register_diagnosis(self._diagnosis, self)
-        _live.add(self)
-
-    def _close(self):
-        """Stops the workers for good (at exit): batches handed out stay valid."""
-        self._loader.close()
 
     # torch's DataLoader attributes that scripts read.
     @property
