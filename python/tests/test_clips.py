@@ -4,6 +4,7 @@ or a Dataset whose image is a list of frames), transformed alike and batched as
 import numpy as np
 import pytest
 import torch
+import torchvision.transforms as T
 from conftest import assert_same_batches, batches
 from PIL import Image
 
@@ -245,6 +246,27 @@ def test_clips_and_images_are_not_mixed_up(clip_folder, png_folder, tmp_path):
     with pytest.raises(ValueError, match=r"frames_per_clip=2 reads clips, and file list .* holds single images"):
         (tmp_path / "images.csv").write_text("".join(f"{p},{c}\n" for p, c in single))
         stoker.DataLoader(tmp_path / "images.csv", frames_per_clip=2)
+
+
+def test_a_dataset_that_transforms_its_clips_itself_is_told_what_to_do(clip_folder):
+    # torch's way: the Dataset picks the frames, stacks them and transforms the (K, C, H, W) clip.
+    _, clips = clip_folder
+
+    class Transformed(ClipItems):
+        transform = T.Compose([T.ConvertImageDtype(torch.float), T.Normalize((0.5,) * 3, (0.2,) * 3)])
+
+        def __getitem__(self, i):
+            frames, target = super().__getitem__(i)
+            clip = torch.stack([torch.tensor(f).permute(2, 0, 1) for f in frames[:2]])
+            return self.transform(clip), target
+
+    with pytest.raises(ValueError) as raised:
+        stoker.DataLoader(Transformed(clips, "arrays"), frames_per_clip=2)
+    assert str(raised.value) == (
+        "dataset: frame 0 of Transformed[0]'s clip is an array of float32, not uint8; expected a path, encoded bytes, "
+        "a uint8 array ((H, W), (H, W, C) or (C, H, W)) or a PIL image; the Dataset transforms its images itself: "
+        "make it with transform=None (return the image as loaded) and give the transform to "
+        "stoker.DataLoader(transforms=...), which runs it in C++")
 
 
 def test_an_item_that_is_not_a_clip_is_a_bad_sample(clip_folder):
