@@ -3,6 +3,7 @@ sharding over `world_size` ranks, decided by the seed), or the script's `sampler
 `batch_sampler=` (torch's samplers or any iterable of indices), drawn once per pass."""
 import math
 import operator
+import weakref
 
 import torch.utils.data
 
@@ -97,7 +98,7 @@ class PlannedSampler:
     set_epoch picks the epoch."""
 
     def __init__(self, loader):
-        self._loader = loader
+        self._loader = weakref.proxy(loader)  # the loader holds its sampler: no cycle
 
     def __len__(self):
         loader = self._loader

@@ -114,6 +114,13 @@ def _clip_start(frames_per_clip, shuffle, sampler, batch_sampler):
     return "random" if random else "center"
 
 
+def _weak(method):
+    """`method` without a reference to its object: the parts a DataLoader holds must not hold it,
+    so that it goes (its workers stopped, its buffers freed) as soon as the script lets go of it."""
+    ref = weakref.WeakMethod(method)
+    return lambda *args: ref()(*args)
+
+
 def _flip_pairs(pairs):
     """[(i, j), ...]: the point indices a horizontal flip swaps (left and right eye, ...)."""
     if pairs is None:
@@ -325,8 +332,8 @@ class DataLoader:
         if on_gpu:
             from .device_feed import DeviceFeed
 
-            self._feed = DeviceFeed(self._loader, self.device, channels_last, self._targets, self._params,
-                                    self.timeout, gpu=self._gpu_stage)
+            self._feed = DeviceFeed(self._loader, self.device, channels_last, _weak(self._targets),
+                                    _weak(self._params), self.timeout, gpu=self._gpu_stage)
         self._epoch = 0
         self._resume_at = 0     # the batch the next iter() starts at (load_state_dict)
         self._position = None   # batches of the current epoch handed out; None when not iterating
