@@ -6,6 +6,7 @@
 #include <cstring>
 #include <utility>
 
+#include "loader_closing.h"
 #include "stoker/data/loader.h"
 
 namespace py = pybind11;
@@ -18,6 +19,7 @@ HeldObject::~HeldObject() {
     return;
   }
   py::gil_scoped_acquire gil;
+  const WorkerPython in_python;  // letting go of an item may collect a DataLoader
   object_ = py::object();
 }
 
@@ -235,6 +237,7 @@ Status DatasetSource::read(size_t index, data::SampleData* out) const {
   std::string path;
   {
     py::gil_scoped_acquire gil;
+    const WorkerPython in_python;
     try {
       const py::object item = dataset_->get()[py::int_(index)];
       auto [image, target] = image_and_target(item);
@@ -257,6 +260,7 @@ Status DatasetSource::read_clip(size_t index, const data::FramePicker& pick,
   std::vector<std::string> paths;  // of the frames given as paths, read without the GIL
   {
     py::gil_scoped_acquire gil;
+    const WorkerPython in_python;
     int frame = 0;  // the frame being taken, for a message
     try {
       const py::object item = dataset_->get()[py::int_(index)];
@@ -299,6 +303,7 @@ std::string DatasetSource::frame_name(size_t index, int frame) const {
 
 void DatasetSource::on_worker_start(int worker_id) const {
   py::gil_scoped_acquire gil;
+  const WorkerPython in_python;
   if (worker_init_fn_->get().is_none()) return;
   try {
     worker_init_fn_->get()(worker_id);

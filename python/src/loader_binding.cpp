@@ -8,12 +8,14 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <set>
 #include <utility>
 
 #include "bindings.h"
 #include "dataset_source.h"
 #include "extra_columns.h"
 #include "gpu_decode_binding.h"
+#include "loader_closing.h"
 #include "loader_handle.h"
 #include "sample_records.h"
 #include "stoker/core/mutex.h"
@@ -96,13 +98,40 @@ LoaderHandle::LoaderHandle(std::shared_ptr<data::Source> source, data::LoaderOpt
     }
   }
   loader_ = std::make_unique<data::Loader>(std::move(source), std::move(options));
+  live_handles().insert(this);
 }
 
-LoaderHandle::~LoaderHandle() { close(); }
+std::set<LoaderHandle*>& LoaderHandle::live_handles() {
+  static auto* live = new std::set<LoaderHandle*>();  // never destroyed: the interpreter may outlive statics
+  return *live;
+}
+
+LoaderHandle::~LoaderHandle() {
+  live_handles().erase(this);
+  close();
+}
 
 void LoaderHandle::close() {
+  OwnedLoader owned{allocator_, std::move(loader_)};  // with the GIL held, as close_all() takes it
+  if (owned.loader == nullptr) return;
+  if (WorkerPython::active()) {
+    // A garbage collection inside a worker's Python call let go of this loader, maybe inside one
+    // of its own workers: another thread joins them (loader_closing.h).
+    close_elsewhere(std::move(owned));
+    return;
+  }
   py::gil_scoped_release released;
-  loader_.reset();
+  owned.loader.reset();
+}
+
+void LoaderHandle::close_all() {
+  std::vector<OwnedLoader> owned;
+  for (LoaderHandle* handle : live_handles()) {
+    if (handle->loader_ != nullptr) owned.push_back({handle->allocator_, std::move(handle->loader_)});
+  }
+  py::gil_scoped_release released;
+  for (OwnedLoader& o : owned) o.loader.reset();
+  finish_closing();
 }
 
 data::Loader& LoaderHandle::loader() {
@@ -379,6 +408,8 @@ void bind_loader(py::module_& m) {
            py::arg("order") = py::none())
       .def("next", &LoaderHandle::next, py::arg("timeout") = 0.0)
       .def("close", &LoaderHandle::close)
+      .def_static("close_all", &LoaderHandle::close_all,
+                  "Closes every loader, and waits for those let go of inside a worker's Python call (at exit)")
       .def("__len__", [](LoaderHandle& h) { return h.loader().batches_per_epoch(); })
       .def_property_readonly("samples_per_epoch", [](LoaderHandle& h) { return h.loader().samples_per_epoch(); })
       .def_property_readonly("transforms",

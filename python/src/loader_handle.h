@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -61,8 +62,13 @@ class LoaderHandle {
   // Stops and joins the workers (each finishes the sample it holds) and lets go of the loader,
   // with the GIL released; batches handed out stay valid. Any later use of this handle raises.
   // Called for every live loader before the interpreter finalizes (stoker/data_loader.py), so
-  // that no worker is running Python code while it does.
+  // that no worker is running Python code while it does. Inside a worker's Python call (a
+  // garbage collection there let go of the handle) it hands the loader to close_elsewhere()
+  // and returns at once (loader_closing.h). With the GIL held.
   void close();
+  // At exit, with the GIL held: closes the loader of every handle not yet destroyed, and waits
+  // for those handed to close_elsewhere(); afterwards no worker runs Python code.
+  static void close_all();
   // Throws std::runtime_error once closed.
   data::Loader& loader();
   // Why the GPU decodes none of this loader's samples although asked to ('auto'), or "".
@@ -76,9 +82,12 @@ class LoaderHandle {
   bool records_;
   bool geometry_;
   std::string gpu_note_;
+  // Every handle not yet destroyed (close_all); read and changed with the GIL held.
+  static std::set<LoaderHandle*>& live_handles();
+
   // Declared before the loader, so destroyed after it; each batch handed out holds it too.
   std::shared_ptr<data::BufferAllocator> allocator_;
-  std::unique_ptr<data::Loader> loader_;
+  std::unique_ptr<data::Loader> loader_;  // changed with the GIL held
 };
 
 }  // namespace stoker::python

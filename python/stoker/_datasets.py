@@ -207,11 +207,15 @@ def _check_first_item(dataset, name):
     hint = "return the image as a path, encoded bytes, a uint8 array or a PIL image"
     if _stoker.is_clip(image):
         hint = "an image that is a clip's frames is read with frames_per_clip=K (K frames per sample)"
-    dtype = str(getattr(image, "dtype", ""))
-    if "float" in dtype or getattr(dataset, "transform", None) is not None:
-        hint = ("the Dataset transforms its images itself: make it with transform=None (return the image as "
+    raise ValueError(f"dataset: {name}[0]'s image is {what}; {_transformed_hint(dataset, image) or hint}")
+
+
+def _transformed_hint(dataset, image):
+    """What to do when `image` (or a clip's frame) is one a Dataset's own transform made, else ""."""
+    if "float" in str(getattr(image, "dtype", "")) or getattr(dataset, "transform", None) is not None:
+        return ("the Dataset transforms its images itself: make it with transform=None (return the image as "
                 "loaded) and give the transform to stoker.DataLoader(transforms=...), which runs it in C++")
-    raise ValueError(f"dataset: {name}[0]'s image is {what}; {hint}")
+    return ""
 
 
 def _check_first_clip(dataset, name):
@@ -233,5 +237,6 @@ def _check_first_clip(dataset, name):
         ok, what = _stoker.describe_image(clip[k])
         if not ok:
             whole = "" if split else f" ({name}[0] is read as a clip alone, its first part not being a clip)"
-            raise ValueError(f"dataset: frame {k} of {name}[0]'s clip is {what}{whole}; {allowed}")
+            raise ValueError(f"dataset: frame {k} of {name}[0]'s clip is {what}{whole}; "
+                             f"{_transformed_hint(dataset, clip[k]) or allowed}")
     return len(item) if split else 1

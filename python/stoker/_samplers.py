@@ -3,6 +3,9 @@ sharding over `world_size` ranks, decided by the seed), or the script's `sampler
 `batch_sampler=` (torch's samplers or any iterable of indices), drawn once per pass."""
 import math
 import operator
+import weakref
+
+import torch.utils.data
 
 from . import _arguments as arg
 from . import _stoker
@@ -73,13 +76,29 @@ def given_order(sampler, batch_sampler, batch_size, shuffle, drop_last):
     return GivenOrder(sampler, None, batch_size), batch_size, drop_last
 
 
+def draws_at_random(sampler, batch_sampler):
+    """Whether a script's sampler (or a batch sampler's) orders each epoch at random: True for
+    torch's RandomSampler, SubsetRandomSampler, WeightedRandomSampler and a DistributedSampler
+    that shuffles; False for SequentialSampler and a DistributedSampler that does not; None
+    for any other kind, whose order says nothing of training or evaluation."""
+    data = torch.utils.data
+    s = sampler if batch_sampler is None else getattr(batch_sampler, "sampler", None)
+    if isinstance(s, data.DistributedSampler):
+        return bool(s.shuffle)
+    if isinstance(s, (data.RandomSampler, data.SubsetRandomSampler, data.WeightedRandomSampler)):
+        return True
+    if isinstance(s, data.SequentialSampler):
+        return False
+    return None
+
+
 class PlannedSampler:
     """`loader.sampler` when stoker orders the samples itself: as DistributedSampler, its len()
     is the samples per epoch of this rank, iterating it gives the current epoch's ids, and
     set_epoch picks the epoch."""
 
     def __init__(self, loader):
-        self._loader = loader
+        self._loader = weakref.proxy(loader)  # the loader holds its sampler: no cycle
 
     def __len__(self):
         loader = self._loader

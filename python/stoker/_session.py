@@ -22,9 +22,12 @@ def set_monitor(handle):
 
 
 class _Entry:
+    """The owner holds its entry; the entry refers to its owner weakly, so that no cycle keeps a
+    DataLoader (its workers and buffers) alive after the script lets go of it."""
+
     def __init__(self, diagnosis, owner):
         self.diagnosis = diagnosis
-        self.owner = owner
+        self.owner = weakref.ref(owner)
 
 
 def register_diagnosis(diagnosis, owner):
@@ -35,10 +38,10 @@ def register_diagnosis(diagnosis, owner):
     owner._session_entry = entry
     _diagnosis = weakref.ref(entry)
     if _monitor is not None:
-        _held = entry
+        _held = (entry, owner)
 
 
 def latest_diagnosis():
     """(diagnosis, owner) of the latest loop still alive, or (None, None)."""
     entry = _diagnosis() if _diagnosis is not None else None
-    return (entry.diagnosis, entry.owner) if entry is not None else (None, None)
+    return (entry.diagnosis, entry.owner()) if entry is not None else (None, None)

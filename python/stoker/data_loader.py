@@ -22,7 +22,7 @@ from . import _stoker
 from ._collate import collate_targets, sample_params
 from ._datasets import class_to_idx, open_data
 from ._geometry import aligned_outputs, given_geometry, restore, with_geometry
-from ._samplers import PlannedSampler, given_order
+from ._samplers import PlannedSampler, draws_at_random, given_order
 from ._session import current_monitor, register_diagnosis
 from ._state import STATE_VERSION, check_state
 from ._torchvision import chain_of
@@ -98,6 +98,29 @@ def _chain(transforms, source):
     return chain_of(transforms)
 
 
+def _clip_start(frames_per_clip, shuffle, sampler, batch_sampler):
+    """clip_start=None: a random clip when the epoch's order is drawn at random (shuffle, or a
+    sampler that shuffles: training), the centre clip when it is not (evaluation). A sampler
+    whose kind does not say is refused for clips: the script names the start."""
+    if sampler is None and batch_sampler is None:
+        return "random" if shuffle else "center"
+    random = draws_at_random(sampler, batch_sampler)
+    if random is None and frames_per_clip > 0:
+        given = "batch_sampler" if batch_sampler is not None else "sampler"
+        kind = type(batch_sampler if batch_sampler is not None else sampler).__name__
+        raise ValueError(f"clip_start=None: with {given}={kind}, stoker cannot tell whether the order is drawn at "
+                         "random (training) or not (evaluation); pass clip_start='random' (a random clip of each "
+                         "sample) or clip_start='center' (the centre clip)")
+    return "random" if random else "center"
+
+
+def _weak(method):
+    """`method` without a reference to its object: the parts a DataLoader holds must not hold it,
+    so that it goes (its workers stopped, its buffers freed) as soon as the script lets go of it."""
+    ref = weakref.WeakMethod(method)
+    return lambda *args: ref()(*args)
+
+
 def _flip_pairs(pairs):
     """[(i, j), ...]: the point indices a horizontal flip swaps (left and right eye, ...)."""
     if pairs is None:
@@ -166,15 +189,12 @@ def _gpu_decoder(decode, device, transforms, batch_size):
     return decoder, handoff
 
 
-_live = weakref.WeakSet()  # every DataLoader not yet collected
-
-
 @atexit.register
 def _close_all():
     """Stops every loader's workers before the interpreter finalizes: a worker inside a
-    Dataset's __getitem__ must not be running Python code while it does."""
-    for loader in list(_live):
-        loader._close()
+    Dataset's __getitem__ must not be running Python code while it does. That covers the
+    loaders a garbage collection is letting go of on a worker thread (python/src/loader_closing.h)."""
+    _stoker.Loader.close_all()
 
 
 class DataLoader:
@@ -202,8 +222,9 @@ class DataLoader:
         self.timeout = arg.seconds("timeout", timeout, "0 waits for as long as a batch takes")
         arg.whole("frames_per_clip", frames_per_clip, 0, _stoker.max_clip_frames, "frames per sample; 0 reads images")
         arg.whole("frame_step", frame_step, 1, _stoker.max_frame_step, "the distance between a clip's chosen frames")
-        clip_start = arg.choice("clip_start", clip_start if clip_start is not None else
-                                "random" if shuffle else "center", ("random", "center"), "or None: random if shuffle")
+        if clip_start is not None:
+            arg.choice("clip_start", clip_start, ("random", "center"), "or None: random when the loader or its "
+                       "sampler shuffles, else the centre")
         if frames_per_clip > 0 and cache_decoded_gb != 0:
             raise arg.bad("cache_decoded_gb", cache_decoded_gb, "0 with frames_per_clip (it keeps single images)")
         if collate_fn is not None and not callable(collate_fn):
@@ -240,6 +261,8 @@ class DataLoader:
             print(note, file=sys.stderr, flush=True)
 
         self._order, batch_size, drop_last = given_order(sampler, batch_sampler, batch_size, shuffle, drop_last)
+        if clip_start is None:
+            clip_start = _clip_start(frames_per_clip, shuffle, sampler, batch_sampler)
         self.rank, self.world_size = _rank_and_world(rank, world_size)
         self.seed = _epoch_seed(seed, self.world_size if self._order is None else 1, shuffle, generator)
         data = open_data(dataset, split, worker_init_fn, clips=frames_per_clip > 0)
@@ -311,8 +334,8 @@ class DataLoader:
         if on_gpu:
             from .device_feed import DeviceFeed
 
-            self._feed = DeviceFeed(self._loader, self.device, channels_last, self._targets, self._params,
-                                    self.timeout, gpu=self._gpu_stage)
+            self._feed = DeviceFeed(self._loader, self.device, channels_last, _weak(self._targets),
+                                    _weak(self._params), self.timeout, gpu=self._gpu_stage)
         self._epoch = 0
         self._resume_at = 0     # the batch the next iter() starts at (load_state_dict)
         self._position = None   # batches of the current epoch handed out; None when not iterating
@@ -323,11 +346,6 @@ class DataLoader:
                                             prefetch_factor, data.name)
         self._autotune = []
         register_diagnosis(self._diagnosis, self)
-        _live.add(self)
-
-    def _close(self):
-        """Stops the workers for good (at exit): batches handed out stay valid."""
-        self._loader.close()
 
     # torch's DataLoader attributes that scripts read.
     @property

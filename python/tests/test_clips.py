@@ -4,6 +4,7 @@ or a Dataset whose image is a list of frames), transformed alike and batched as
 import numpy as np
 import pytest
 import torch
+import torchvision.transforms as T
 from conftest import assert_same_batches, batches
 from PIL import Image
 
@@ -128,6 +129,55 @@ def test_a_dataset_of_clips_is_the_same_for_one_and_three_workers(clip_folder):
     assert_same_batches(batches(stoker.DataLoader(ClipItems(clips, "paths"), num_workers=3, **options)), one)
 
 
+def test_a_sampler_that_shuffles_draws_random_clips(clip_folder):
+    # Training on several ranks: DistributedSampler(shuffle=True), and shuffle left out as torch asks.
+    _, clips = clip_folder
+    dataset = ClipItems(clips, "paths")
+    sampler = torch.utils.data.DistributedSampler(dataset, num_replicas=1, rank=0, shuffle=True)
+    loader = stoker.DataLoader(dataset, batch_size=6, sampler=sampler, frames_per_clip=2, seed=0,
+                               transforms="Resize((8, 8))", return_params=True)
+    assert loader.clip_start == "random"
+    starts = {}
+    for epoch in range(4):
+        sampler.set_epoch(epoch)
+        for _, _, params in loader:
+            for index, frames in zip(params["index"].tolist(), params["frames"].tolist()):
+                starts.setdefault(index, set()).add(frames[0])
+    assert sum(len(s) > 1 for s in starts.values()) >= 3, starts
+
+
+SAMPLERS = [
+    (lambda d: torch.utils.data.DistributedSampler(d, num_replicas=2, rank=1, shuffle=True), "random"),
+    (lambda d: torch.utils.data.RandomSampler(d), "random"),
+    (lambda d: torch.utils.data.SubsetRandomSampler([0, 2, 4]), "random"),
+    (lambda d: torch.utils.data.WeightedRandomSampler([1.0] * len(d), len(d)), "random"),
+    (lambda d: torch.utils.data.DistributedSampler(d, num_replicas=2, rank=1, shuffle=False), "center"),
+    (lambda d: torch.utils.data.SequentialSampler(d), "center"),
+]
+
+
+@pytest.mark.parametrize("make, start", SAMPLERS)
+def test_clip_start_follows_the_samplers_order(clip_folder, make, start):
+    dataset = ClipItems(clip_folder[1], "paths")
+    options = dict(frames_per_clip=2, transforms="Resize((8, 8))")
+    assert stoker.DataLoader(dataset, sampler=make(dataset), **options).clip_start == start
+    batches = torch.utils.data.BatchSampler(make(dataset), batch_size=2, drop_last=False)
+    assert stoker.DataLoader(dataset, batch_sampler=batches, **options).clip_start == start
+    other = "center" if start == "random" else "random"
+    assert stoker.DataLoader(dataset, sampler=make(dataset), clip_start=other, **options).clip_start == other
+
+
+def test_a_sampler_of_another_kind_asks_for_clip_start(clip_folder):
+    root, _ = clip_folder
+    with pytest.raises(ValueError) as raised:
+        stoker.DataLoader(root, sampler=[0, 2, 1], frames_per_clip=2)
+    assert str(raised.value) == ("clip_start=None: with sampler=list, stoker cannot tell whether the order is drawn at "
+                                 "random (training) or not (evaluation); pass clip_start='random' (a random clip of "
+                                 "each sample) or clip_start='center' (the centre clip)")
+    assert stoker.DataLoader(root, sampler=[0, 2, 1], frames_per_clip=2, clip_start="center").clip_start == "center"
+    assert stoker.DataLoader(root, sampler=[0, 2, 1]).clip_start == "center"  # single images: no clips to start
+
+
 @pytest.mark.parametrize("dtype_chain, dtype", [(", ToUint8", torch.uint8), (", Float16", torch.float16),
                                                 ("", torch.float32)])
 def test_channels_last_gives_each_frame_channels_last_strides(clip_folder, dtype_chain, dtype):
@@ -196,6 +246,27 @@ def test_clips_and_images_are_not_mixed_up(clip_folder, png_folder, tmp_path):
     with pytest.raises(ValueError, match=r"frames_per_clip=2 reads clips, and file list .* holds single images"):
         (tmp_path / "images.csv").write_text("".join(f"{p},{c}\n" for p, c in single))
         stoker.DataLoader(tmp_path / "images.csv", frames_per_clip=2)
+
+
+def test_a_dataset_that_transforms_its_clips_itself_is_told_what_to_do(clip_folder):
+    # torch's way: the Dataset picks the frames, stacks them and transforms the (K, C, H, W) clip.
+    _, clips = clip_folder
+
+    class Transformed(ClipItems):
+        transform = T.Compose([T.ConvertImageDtype(torch.float), T.Normalize((0.5,) * 3, (0.2,) * 3)])
+
+        def __getitem__(self, i):
+            frames, target = super().__getitem__(i)
+            clip = torch.stack([torch.tensor(f).permute(2, 0, 1) for f in frames[:2]])
+            return self.transform(clip), target
+
+    with pytest.raises(ValueError) as raised:
+        stoker.DataLoader(Transformed(clips, "arrays"), frames_per_clip=2)
+    assert str(raised.value) == (
+        "dataset: frame 0 of Transformed[0]'s clip is an array of float32, not uint8; expected a path, encoded bytes, "
+        "a uint8 array ((H, W), (H, W, C) or (C, H, W)) or a PIL image; the Dataset transforms its images itself: "
+        "make it with transform=None (return the image as loaded) and give the transform to "
+        "stoker.DataLoader(transforms=...), which runs it in C++")
 
 
 def test_an_item_that_is_not_a_clip_is_a_bad_sample(clip_folder):

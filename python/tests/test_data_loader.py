@@ -2,6 +2,7 @@
 import gc
 import os
 import time
+import weakref
 
 import pytest
 import torch
@@ -200,6 +201,39 @@ def test_a_tensor_outlives_its_loader(png_folder):
     del loader
     gc.collect()
     assert torch.equal(x, copy)
+
+
+class Items(torch.utils.data.Dataset):
+    def __len__(self):
+        return 16
+
+    def __getitem__(self, i):
+        return torch.full((12, 12, 3), i, dtype=torch.uint8), i
+
+
+@pytest.mark.parametrize("make", [
+    lambda root: stoker.DataLoader(root, batch_size=4, shuffle=True, num_workers=2, transforms="Resize((8, 8))"),
+    lambda root: stoker.DataLoader(Items(), batch_size=4, num_workers=2, transforms="Resize((8, 8))",
+                                   sampler=torch.utils.data.DistributedSampler(Items(), 2, 1), return_params=True),
+    lambda root: stoker.watch(stoker.DataLoader(root, batch_size=4, num_workers=2, transforms="Resize((8, 8))"),
+                              report=False),
+])
+def test_a_loader_the_script_lets_go_of_goes_at_once(png_folder, make):
+    # No reference cycle holds a DataLoader: its workers and buffers go when the script lets go
+    # of it, not at a later garbage collection (a loader made each epoch held its buffers and
+    # threads until then, growing the memory epoch after epoch).
+    gc.collect()
+    gc.disable()
+    try:
+        threads = len(os.listdir("/proc/self/task"))
+        loop = make(png_folder)
+        next(iter(loop))  # a pass left unfinished
+        gone = weakref.ref(getattr(loop, "loader", loop))
+        del loop
+        assert gone() is None
+        assert len(os.listdir("/proc/self/task")) <= threads
+    finally:
+        gc.enable()
 
 
 def test_a_held_batch_is_never_overwritten(png_folder):

@@ -335,3 +335,50 @@ print("done", flush=True)
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
     assert done.stdout.strip() == "done"
+
+
+def test_a_loader_collected_inside_its_own_workers_getitem_is_closed_without_a_crash(tmp_path):
+    # The script lets go of a loader that a reference cycle holds; a garbage collection inside
+    # one of its own workers' dataset[i] then collects it (joining its workers there aborted
+    # the process: "Resource deadlock avoided").
+    script = tmp_path / "collects.py"
+    script.write_text("""
+import gc
+import threading
+import time
+import weakref
+
+import numpy as np
+import stoker
+
+dropped = threading.Event()
+
+
+class Items:
+    def __len__(self):
+        return 32
+
+    def __getitem__(self, i):
+        if i >= 4:  # after the first batch: once the script let go of the loader, collect it here
+            dropped.wait(10)
+            gc.collect()
+        return np.full((8, 8, 3), i, np.uint8), i
+
+
+gc.disable()  # only the workers collect
+loader = stoker.DataLoader(Items(), batch_size=4, num_workers=2, transforms="Resize((4, 4))")
+loader.cycle = loader
+next(iter(loader))
+gone = weakref.ref(loader)
+del loader
+dropped.set()
+deadline = time.monotonic() + 10
+while gone() is not None and time.monotonic() < deadline:
+    time.sleep(0.01)
+print("collected" if gone() is None else "alive", flush=True)
+""")
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    assert done.stdout.strip() == "collected"

@@ -28,7 +28,8 @@ def python_blocks():
 
 def write_data(root):
     """Every file the guide's examples read: poses.csv with img/ and landmarks.npy, clips/,
-    captions.csv and objects.csv with photos/, seg/ with images and label images."""
+    videos/ with labels.csv, captions.csv and objects.csv with photos/, seg/ with images and
+    label images."""
     rng = np.random.default_rng(0)
     (root / "img").mkdir()
     rows = ["path,yaw,pitch,roll"]
@@ -43,6 +44,14 @@ def write_data(root):
             clip.mkdir(parents=True)
             for t in range(12 + k):
                 Image.fromarray(rng.integers(0, 255, (48, 64, 3), np.uint8)).save(clip / f"frame_{t}.jpg")
+    labels = ["video,label"]
+    for v, count in enumerate((20, 5, 31, 15, 9, 16)):  # some shorter than a clip's span
+        folder = root / "videos" / f"vid_{v:04d}"
+        folder.mkdir(parents=True)
+        for t in range(count):
+            Image.fromarray(rng.integers(0, 255, (40, 36, 3), np.uint8)).save(folder / f"frame_{t + 1:05d}.jpg")
+        labels.append(f"vid_{v:04d},{v % 2}")
+    (root / "labels.csv").write_text("\n".join(labels) + "\n")
     (root / "photos").mkdir()
     captions, objects = ["path,caption"], ["path,label,boxes"]
     for i in range(6):
@@ -64,6 +73,8 @@ CHECKS = {
                                                  and ns["landmarks"].shape == (8, 68, 3)),
     ("Head pose with landmarks", 1): lambda ns: ns["yaw"].shape == (4,) and ns["images"].shape == (4, 3, 224, 224),
     ("Clips", 0): lambda ns: ns["clips"].shape == (6, 8, 3, 112, 112) and ns["frames"].shape == (48, 3, 112, 112),
+    ("Clips", 1): lambda ns: (ns["x"].shape == (4, 3, 8, 112, 112) and ns["labels"].shape == (4,)
+                              and ns["train"].clip_start == "random"),
     ("Captions", 0): lambda ns: sorted(ns["texts"]) == [f"a photo, number {i}" for i in range(6)],
     ("Boxes and masks", 0): lambda ns: ns["boxes"].shape == (6, 2, 5) and ns["kept"].shape == (6, 2),
     ("Boxes and masks", 1): lambda ns: ns["mask"].shape == (4, 64, 64) and ns["mask"].dtype == torch.uint8,

@@ -1,0 +1,48 @@
+// Closing a loader (stopping and joining its workers) where its own workers run Python code.
+//
+// The workers run Python for a Dataset object: dataset[i], worker_init_fn, letting go of items.
+// That code may run a garbage collection, which may let go of a DataLoader that only a reference
+// cycle held, the worker's own DataLoader included. Its workers cannot be joined there: the
+// thread would join itself (std::system_error, so std::terminate) and then go on in a freed
+// loader. LoaderHandle::close() hands such a loader to close_elsewhere() instead, and at exit
+// LoaderHandle::close_all() waits for those too (finish_closing), so that no worker runs Python
+// code while the interpreter finalizes.
+//
+// Thread safety: WorkerPython marks the calling thread only; close_elsewhere() and
+// finish_closing() may be called from any thread.
+#pragma once
+
+#include <memory>
+
+#include "stoker/data/loader.h"
+
+namespace stoker::python {
+
+// Marks this thread, while it lives, as a loader's worker running Python code (scopes nest).
+class WorkerPython {
+ public:
+  WorkerPython();
+  ~WorkerPython();
+  WorkerPython(const WorkerPython&) = delete;
+  WorkerPython& operator=(const WorkerPython&) = delete;
+
+  // True on a thread inside a WorkerPython scope.
+  static bool active();
+};
+
+// A loader and the allocator of its buffers, which must outlive it: destroyed in that order.
+struct OwnedLoader {
+  std::shared_ptr<data::BufferAllocator> allocator;
+  std::unique_ptr<data::Loader> loader;
+};
+
+// Destroys `owned` (stopping and joining the loader's workers: one that let go of it finishes
+// its sample first) on a thread of its own, and returns at once.
+void close_elsewhere(OwnedLoader owned);
+
+// Waits until every loader given to close_elsewhere() so far, and any given meanwhile, is
+// destroyed. Call it with the GIL released: the closing threads take it to let go of the
+// Dataset objects.
+void finish_closing();
+
+}  // namespace stoker::python
