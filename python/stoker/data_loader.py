@@ -285,13 +285,16 @@ class DataLoader:
         chain = _chain(transforms if transforms is not None else data.chain, self.source)
         on_gpu = self.device.type == "cuda"
         sharded = self._order is None
+        # The workers begin the next epoch before its pass starts only where they run no Python:
+        # a Dataset object's items may depend on what the script sets between epochs.
+        run_ahead = sharded and data.targets == "engine"
         self._loader_options = dict(
             batch_size=batch_size, workers=workers, prefetch=_stoker.buffers_in_flight(prefetch_factor, workers),
             shuffle=shuffle,
             drop_last=drop_last, rank=self.rank if sharded else 0, world_size=self.world_size if sharded else 1,
             transforms=chain, channels_last=channels_last, normalize_in_consumer=on_gpu, on_error=on_error,
             max_bad=max_bad, cache_decoded_bytes=cache_decoded_gb * 1e9 if data.targets == "engine" else 0,
-            run_ahead=sharded, return_params=return_params, flip_pairs=flip_pairs, flip_negate=flip_negate,
+            run_ahead=run_ahead, return_params=return_params, flip_pairs=flip_pairs, flip_negate=flip_negate,
             frames_per_clip=frames_per_clip,
             frame_step=frame_step, clip_start=clip_start, gpu_handoff=gpu_handoff,
             gpu_required=decode == "gpu", allocate=_pinned_allocate if (self.pin_memory or on_gpu) else None)
