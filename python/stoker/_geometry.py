@@ -105,16 +105,17 @@ def aligned_outputs(geometry, keypoints, boxes, box_format):
     return out
 
 
-def has_wrappers(target, depth=0):
-    """True when `target` holds a stoker.Keypoints or stoker.Boxes (in tuples, lists, dicts)."""
+def has_wrappers(target, kind=None, depth=0):
+    """True when `target` holds a stoker.Keypoints, stoker.Boxes or stoker.Mask (in tuples,
+    lists, dicts); with `kind` ("keypoints"), one of that kind."""
     if depth > 16:
         return False
     if hasattr(target, "__stoker_geometry__"):
-        return True
+        return kind is None or target.__stoker_geometry__ == kind
     if isinstance(target, (tuple, list)):
-        return any(has_wrappers(t, depth + 1) for t in target)
+        return any(has_wrappers(t, kind, depth + 1) for t in target)
     if isinstance(target, dict):
-        return any(has_wrappers(t, depth + 1) for t in target.values())
+        return any(has_wrappers(t, kind, depth + 1) for t in target.values())
     return False
 
 

@@ -98,16 +98,25 @@ def _chain(transforms, source):
     return chain_of(transforms)
 
 
-def _flip_pairs(pairs):
-    """[(i, j), ...]: the point indices a horizontal flip swaps (left and right eye, ...)."""
+def _flip_pairs(pairs, data, keypoints):
+    """[(i, j), ...]: the point indices a horizontal flip swaps (left and right eye, ...), of
+    keypoints stoker moves: `keypoints=` for a path, stoker.Keypoints in a Dataset's items. The
+    engine refuses a point named in two pairs (check_flip_pairs)."""
     if pairs is None:
         return []
     try:
         out = [(int(a), int(b)) for a, b in pairs]
     except (TypeError, ValueError):
         raise arg.bad("flip_pairs", pairs, "pairs of point indices, e.g. [(0, 16), (1, 15)]") from None
-    if any(a < 0 or b < 0 for a, b in out):
-        raise arg.bad("flip_pairs", pairs, "pairs of point indices, 0 or more")
+    if out and keypoints is None and not data.item_keypoints:
+        given = f"<{len(out)} pair{'s' if len(out) > 1 else ''}>"
+        allowed = "the pairs of keypoints a horizontal flip swaps, and there are no keypoints here"
+        if data.targets == "items":
+            raise arg.bad("flip_pairs", given, allowed, f"{data.name}[0] holds no stoker.Keypoints, and an array or list "
+                          "in an item is passed through unmoved: wrap the points, stoker.Keypoints(points), so that "
+                          "they follow the crop, the resize and the flip")
+        raise arg.bad("flip_pairs", given, allowed, "give them with keypoints= (an (N, P, 2) array, an .npy file, a CSV "
+                      "list's column or the extension of a file beside each image, '.pts')")
     return out
 
 
@@ -258,7 +267,7 @@ class DataLoader:
             self.keypoints, self.boxes = keypoints, boxes
             data.item_width -= len(data.geometry_columns)
             data.source = with_geometry(data.source, keypoints, boxes, box_format)
-        flip_pairs = _flip_pairs(flip_pairs)
+        flip_pairs = _flip_pairs(flip_pairs, data, keypoints)
         flip_negate = _flip_negate(flip_negate, data)
         if worker_init_fn is not None and data.targets == "engine":
             raise arg.bad("worker_init_fn", worker_init_fn, f"a setup for workers that run Python; for {data.name} "
