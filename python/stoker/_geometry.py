@@ -12,7 +12,7 @@ import torch
 from . import _arguments as arg
 from . import _stoker
 from ._side_files import SIDE_FILES, beside, is_side_extension, read_side_files
-from .targets import BOX_FORMATS, from_xyxy, to_xyxy
+from .targets import BOX_FORMATS, check_visibility, from_xyxy, to_xyxy
 
 
 def _aligned(name, value, size, width, allowed):
@@ -82,6 +82,8 @@ def with_geometry(source, keypoints, boxes, box_format):
     points = np.zeros((n, 0, 3), np.float32)
     if keypoints is not None:
         points = _aligned("keypoints", keypoints, n, (2, 3), "an array of shape (N, P, 2) or (N, P, 3)")
+        if points.shape[2] == 3:
+            check_visibility(points, "keypoints")
         if points.shape[2] == 2:
             points = np.concatenate([points, np.ones(points.shape[:2] + (1,), np.float32)], axis=2)
     box_values = np.zeros((n, 0, 5), np.float32)

@@ -253,6 +253,23 @@ def test_flip_pairs_naming_a_point_twice_are_refused(blocks):
         stoker.DataLoader(root, keypoints=points, flip_pairs=[(0, -1)], transforms="Resize((8, 8))")
 
 
+def test_a_third_column_that_is_not_a_visibility_is_refused(blocks):
+    # AFLW2000's pt3d_68, transposed to (68, 3), holds x, y and a depth.
+    root, centres = blocks
+    points = np.zeros((6, 2, 3), np.float32)
+    points[..., 2] = 1
+    points[4, 1, 2] = 12.5
+    with pytest.raises(ValueError, match=r"^keypoints: the third column of \(P, 3\) points is their visibility, 0 "
+                                         r"or 1, and sample 4's point 1 has 12.5; for \(x, y, z\) points give "
+                                         r"points\[\.\.\., :2\], for COCO's flags v give \(v > 0\)$"):
+        stoker.DataLoader(root, keypoints=points, transforms="Resize((8, 8))")
+    with pytest.raises(ValueError, match=r"^Keypoints: .* and point 1 has 12.5; for \(x, y, z\) points"):
+        stoker.Keypoints(points[4])
+    points[4, 1, 2] = 0
+    assert stoker.Keypoints(points[4]).moved(points[4]).shape == (2, 3)
+    stoker.DataLoader(root, keypoints=points, transforms="Resize((8, 8))")
+
+
 def test_flip_negate_negates_a_head_poses_yaw_and_roll_exactly_where_flipped(blocks):
     root, centres = blocks
     rows = ["path,yaw,pitch,roll"] + [f"c/{i}.png,{i + 1},{10 * (i + 1)},{100 * (i + 1)}" for i in range(6)]
