@@ -70,7 +70,11 @@ def given_geometry(name, value, data):
     """keypoints= or boxes= as given, read where it names a column or side files."""
     if is_side_extension(value):
         return from_files_beside(name, value, data)
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
     if isinstance(value, str) and not os.path.exists(value):
+        if value.lower().endswith(".npy") or "/" in value or os.sep in value:  # a path, not a column's name
+            raise arg.bad(name, value, "an .npy file, and there is none at this path")
         return from_column(name, value, data)
     return value
 

@@ -220,6 +220,11 @@ def test_a_csv_lists_column_of_json_arrays_gives_the_keypoints(blocks):
         stoker.DataLoader(root / "ragged.csv", keypoints="landmarks", transforms="Resize((8, 8))")
     with pytest.raises(ValueError, match=r"keypoints='pose': an array, an \.npy file, a CSV list's column"):
         stoker.DataLoader(root / "list.csv", keypoints="pose", transforms="Resize((8, 8))")
+    with pytest.raises(ValueError, match=r"^keypoints='.*/landmark\.npy': an \.npy file, and there is none at this "
+                                         r"path$"):
+        stoker.DataLoader(root / "list.csv", keypoints=str(root / "landmark.npy"), transforms="Resize((8, 8))")
+    with pytest.raises(ValueError, match=r"^keypoints='.*/landmark\.npy': an \.npy file, and there is none"):
+        stoker.DataLoader(root / "list.csv", keypoints=root / "landmark.npy", transforms="Resize((8, 8))")
 
 
 class PlainLandmarks(Blocks):
