@@ -42,6 +42,7 @@ class Data:
         self.has_targets = has_targets  # False for a CSV list without a target column
         self.extra_columns = extra_columns  # a CSV list's columns passed through (captions, ids), after the targets
         self.geometry_columns = set()  # of those, the ones read as keypoints or boxes (not passed through)
+        self.item_keypoints = False  # a Dataset object's dataset[0] holds stoker.Keypoints
 
 
 def class_to_idx(source):
@@ -144,12 +145,14 @@ def open_data(dataset, split, worker_init_fn, clips=False):
     if folder is not None:
         return _open_folder_object(folder, name, worker_init_fn, picked, dataset)
     if clips:
-        width, geometry = _check_first_clip(dataset, name), False
+        width, geometry, keypoints = _check_first_clip(dataset, name), False, False
     else:
-        width, geometry = _check_first_item(dataset, name)
+        width, geometry, keypoints = _check_first_item(dataset, name)
     source = _stoker.Source.dataset(dataset, worker_init_fn, name, [os.fsencode(c) for c in _class_names(dataset)],
                                     geometry, clips)
-    return Data(source, dataset, name, targets="items", item_width=width)
+    data = Data(source, dataset, name, targets="items", item_width=width)
+    data.item_keypoints = keypoints
+    return data
 
 
 def _folder_under(dataset):
@@ -190,9 +193,9 @@ def _open_folder_object(folder, name, worker_init_fn, picked=None, dataset=None)
 
 
 def _check_first_item(dataset, name):
-    """(the parts of dataset[0], 1 for an image alone; whether its target holds stoker.Keypoints
-    or stoker.Boxes) when its image is one the engine takes; else one line says what it is and
-    what to do."""
+    """(the parts of dataset[0], 1 for an image alone; whether its target holds stoker.Keypoints,
+    stoker.Boxes or stoker.Mask; whether it holds stoker.Keypoints) when its image is one the
+    engine takes; else one line says what it is and what to do."""
     if len(dataset) == 0:
         raise arg.bad("dataset", dataset, f"a Dataset with samples; this {name} has len() 0")
     item = dataset[0]
@@ -203,7 +206,7 @@ def _check_first_item(dataset, name):
     ok, what = _stoker.describe_image(image)
     if ok:
         parts = len(item) if isinstance(item, (tuple, list)) else 1
-        return parts, parts > 1 and has_wrappers(item[1:])
+        return parts, parts > 1 and has_wrappers(item[1:]), parts > 1 and has_wrappers(item[1:], "keypoints")
     hint = "return the image as a path, encoded bytes, a uint8 array or a PIL image"
     if _stoker.is_clip(image):
         hint = "an image that is a clip's frames is read with frames_per_clip=K (K frames per sample)"

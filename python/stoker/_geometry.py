@@ -12,7 +12,7 @@ import torch
 from . import _arguments as arg
 from . import _stoker
 from ._side_files import SIDE_FILES, beside, is_side_extension, read_side_files
-from .targets import BOX_FORMATS, from_xyxy, to_xyxy
+from .targets import BOX_FORMATS, check_visibility, from_xyxy, to_xyxy
 
 
 def _aligned(name, value, size, width, allowed):
@@ -70,7 +70,11 @@ def given_geometry(name, value, data):
     """keypoints= or boxes= as given, read where it names a column or side files."""
     if is_side_extension(value):
         return from_files_beside(name, value, data)
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
     if isinstance(value, str) and not os.path.exists(value):
+        if value.lower().endswith(".npy") or "/" in value or os.sep in value:  # a path, not a column's name
+            raise arg.bad(name, value, "an .npy file, and there is none at this path")
         return from_column(name, value, data)
     return value
 
@@ -82,6 +86,8 @@ def with_geometry(source, keypoints, boxes, box_format):
     points = np.zeros((n, 0, 3), np.float32)
     if keypoints is not None:
         points = _aligned("keypoints", keypoints, n, (2, 3), "an array of shape (N, P, 2) or (N, P, 3)")
+        if points.shape[2] == 3:
+            check_visibility(points, "keypoints")
         if points.shape[2] == 2:
             points = np.concatenate([points, np.ones(points.shape[:2] + (1,), np.float32)], axis=2)
     box_values = np.zeros((n, 0, 5), np.float32)
@@ -105,16 +111,17 @@ def aligned_outputs(geometry, keypoints, boxes, box_format):
     return out
 
 
-def has_wrappers(target, depth=0):
-    """True when `target` holds a stoker.Keypoints or stoker.Boxes (in tuples, lists, dicts)."""
+def has_wrappers(target, kind=None, depth=0):
+    """True when `target` holds a stoker.Keypoints, stoker.Boxes or stoker.Mask (in tuples,
+    lists, dicts); with `kind` ("keypoints"), one of that kind."""
     if depth > 16:
         return False
     if hasattr(target, "__stoker_geometry__"):
-        return True
+        return kind is None or target.__stoker_geometry__ == kind
     if isinstance(target, (tuple, list)):
-        return any(has_wrappers(t, depth + 1) for t in target)
+        return any(has_wrappers(t, kind, depth + 1) for t in target)
     if isinstance(target, dict):
-        return any(has_wrappers(t, depth + 1) for t in target.values())
+        return any(has_wrappers(t, kind, depth + 1) for t in target.values())
     return False
 
 

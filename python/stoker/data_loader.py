@@ -121,16 +121,25 @@ def _weak(method):
     return lambda *args: ref()(*args)
 
 
-def _flip_pairs(pairs):
-    """[(i, j), ...]: the point indices a horizontal flip swaps (left and right eye, ...)."""
+def _flip_pairs(pairs, data, keypoints):
+    """[(i, j), ...]: the point indices a horizontal flip swaps (left and right eye, ...), of
+    keypoints stoker moves: `keypoints=` for a path, stoker.Keypoints in a Dataset's items. The
+    engine refuses a point named in two pairs (check_flip_pairs)."""
     if pairs is None:
         return []
     try:
         out = [(int(a), int(b)) for a, b in pairs]
     except (TypeError, ValueError):
         raise arg.bad("flip_pairs", pairs, "pairs of point indices, e.g. [(0, 16), (1, 15)]") from None
-    if any(a < 0 or b < 0 for a, b in out):
-        raise arg.bad("flip_pairs", pairs, "pairs of point indices, 0 or more")
+    if out and keypoints is None and not data.item_keypoints:
+        given = f"<{len(out)} pair{'s' if len(out) > 1 else ''}>"
+        allowed = "the pairs of keypoints a horizontal flip swaps, and there are no keypoints here"
+        if data.targets == "items":
+            raise arg.bad("flip_pairs", given, allowed, f"{data.name}[0] holds no stoker.Keypoints, and an array or list "
+                          "in an item is passed through unmoved: wrap the points, stoker.Keypoints(points), so that "
+                          "they follow the crop, the resize and the flip")
+        raise arg.bad("flip_pairs", given, allowed, "give them with keypoints= (an (N, P, 2) array, an .npy file, a CSV "
+                      "list's column or the extension of a file beside each image, '.pts')")
     return out
 
 
@@ -280,7 +289,7 @@ class DataLoader:
             self.keypoints, self.boxes = keypoints, boxes
             data.item_width -= len(data.geometry_columns)
             data.source = with_geometry(data.source, keypoints, boxes, box_format)
-        flip_pairs = _flip_pairs(flip_pairs)
+        flip_pairs = _flip_pairs(flip_pairs, data, keypoints)
         flip_negate = _flip_negate(flip_negate, data)
         if worker_init_fn is not None and data.targets == "engine":
             raise arg.bad("worker_init_fn", worker_init_fn, f"a setup for workers that run Python; for {data.name} "
@@ -310,13 +319,16 @@ class DataLoader:
         self.decode = "gpu" if gpu_decoder is not None else "cpu"
         on_gpu = self.device.type == "cuda"
         sharded = self._order is None
+        # The workers begin the next epoch before its pass starts only where they run no Python:
+        # a Dataset object's items may depend on what the script sets between epochs.
+        run_ahead = sharded and data.targets == "engine"
         self._loader_options = dict(
             batch_size=batch_size, workers=workers, prefetch=_stoker.buffers_in_flight(prefetch_factor, workers),
             shuffle=shuffle,
             drop_last=drop_last, rank=self.rank if sharded else 0, world_size=self.world_size if sharded else 1,
             transforms=chain, channels_last=channels_last, normalize_in_consumer=on_gpu, on_error=on_error,
             max_bad=max_bad, cache_decoded_bytes=cache_decoded_gb * 1e9 if data.targets == "engine" else 0,
-            run_ahead=sharded, return_params=return_params, flip_pairs=flip_pairs, flip_negate=flip_negate,
+            run_ahead=run_ahead, return_params=return_params, flip_pairs=flip_pairs, flip_negate=flip_negate,
             frames_per_clip=frames_per_clip,
             frame_step=frame_step, clip_start=clip_start, gpu_handoff=gpu_handoff,
             gpu_required=decode == "gpu", allocate=_pinned_allocate if (self.pin_memory or on_gpu) else None)

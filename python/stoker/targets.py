@@ -24,6 +24,19 @@ def _array(data, name):
     return np.asarray(data, dtype=np.float32)
 
 
+def check_visibility(points, name):
+    """Raises one ValueError line when points (..., P, 3) hold a third column other than a
+    visibility, 0 or 1 (a depth, COCO's 0/1/2 flags), which would be read as one."""
+    visible = points[..., 2]
+    wrong = ~((visible == 0) | (visible == 1))
+    if wrong.any():
+        at = tuple(int(i) for i in np.argwhere(wrong)[0])
+        where = f"sample {at[0]}'s point {at[1]}" if len(at) == 2 else f"point {at[0]}"
+        raise ValueError(f"{name}: the third column of (P, 3) points is their visibility, 0 or 1, and {where} has "
+                         f"{visible[at]:g}; for (x, y, z) points give points[..., :2], for COCO's flags v give "
+                         "(v > 0)")
+
+
 class Keypoints:
     """P points of one sample: (P, 2) as (x, y), or (P, 3) with a visibility (0 or 1)."""
 
@@ -33,6 +46,8 @@ class Keypoints:
         points = _array(data, "Keypoints")
         if points.ndim != 2 or points.shape[1] not in (2, 3):
             raise ValueError(f"Keypoints: an array of shape (P, 2) or (P, 3); this one is {tuple(points.shape)}")
+        if points.shape[1] == 3:
+            check_visibility(points, "Keypoints")
         if points.shape[1] == 2:
             points = np.concatenate([points, np.ones((len(points), 1), np.float32)], axis=1)
         self._values = np.ascontiguousarray(points)

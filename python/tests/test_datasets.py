@@ -153,6 +153,30 @@ def test_a_getitem_that_raises_is_a_bad_sample_named_with_its_exception(png_fold
     assert bad == [{"index": 3, "path": "Flaky[3]", "reason": "raised KeyError: 'no annotation for sample 3'"}]
 
 
+class Epochal(torch.utils.data.Dataset):
+    """Items made from state the script sets between epochs (a Dataset's set_epoch)."""
+    epoch = 0
+
+    def __len__(self):
+        return 64
+
+    def __getitem__(self, i):
+        return np.full((8, 8, 3), self.epoch, np.uint8), self.epoch
+
+
+@pytest.mark.parametrize("workers", [1, 4])
+def test_a_datasets_state_set_between_epochs_reaches_every_sample_of_the_next(workers):
+    # As with torch's DataLoader: the workers call dataset[i] for an epoch only once its pass
+    # has started, not ahead of the script's change.
+    dataset = Epochal()
+    loader = stoker.DataLoader(dataset, batch_size=4, shuffle=True, num_workers=workers, seed=0, world_size=1,
+                               transforms="Resize((8, 8))")
+    for epoch in range(3):
+        dataset.epoch = epoch
+        made = torch.cat([y for _, y in loader])
+        assert made.tolist() == [epoch] * 64, f"epoch {epoch}: {(made != epoch).sum()} samples made before it began"
+
+
 def test_getitem_runs_on_the_worker_threads(png_folder):
     class Recording(Paths):
         threads = set()

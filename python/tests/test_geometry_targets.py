@@ -220,6 +220,59 @@ def test_a_csv_lists_column_of_json_arrays_gives_the_keypoints(blocks):
         stoker.DataLoader(root / "ragged.csv", keypoints="landmarks", transforms="Resize((8, 8))")
     with pytest.raises(ValueError, match=r"keypoints='pose': an array, an \.npy file, a CSV list's column"):
         stoker.DataLoader(root / "list.csv", keypoints="pose", transforms="Resize((8, 8))")
+    with pytest.raises(ValueError, match=r"^keypoints='.*/landmark\.npy': an \.npy file, and there is none at this "
+                                         r"path$"):
+        stoker.DataLoader(root / "list.csv", keypoints=str(root / "landmark.npy"), transforms="Resize((8, 8))")
+    with pytest.raises(ValueError, match=r"^keypoints='.*/landmark\.npy': an \.npy file, and there is none"):
+        stoker.DataLoader(root / "list.csv", keypoints=root / "landmark.npy", transforms="Resize((8, 8))")
+
+
+class PlainLandmarks(Blocks):
+    """Landmarks returned as torch's DataLoader takes them, a plain array: stoker cannot move them."""
+
+    def __getitem__(self, i):
+        x, y = self.centres[i]
+        return str(self.root / "c" / f"{i}.png"), np.array([[x - 1, y], [x + 1, y]], np.float32)
+
+
+def test_flip_pairs_without_keypoints_to_swap_are_refused(blocks):
+    root, centres = blocks
+    chain = "Resize((8, 8)), RandomHorizontalFlip()"
+    with pytest.raises(ValueError, match=r"^flip_pairs='<1 pair>': the pairs of keypoints a horizontal flip swaps, "
+                                         r"and there are no keypoints here; PlainLandmarks\[0\] holds no "
+                                         r"stoker.Keypoints, and an array or list in an item is passed through "
+                                         r"unmoved: wrap the points, stoker.Keypoints\(points\)"):
+        stoker.DataLoader(PlainLandmarks(root, centres), flip_pairs=[(0, 1)], transforms=chain)
+    with pytest.raises(ValueError, match=r"^flip_pairs='<2 pairs>': .* no keypoints here; give them with keypoints="):
+        stoker.DataLoader(root, flip_pairs=[(0, 1), (2, 3)], transforms=chain)
+    stoker.DataLoader(Blocks(root, centres), flip_pairs=[(0, 1)], transforms=chain)  # its items hold Keypoints
+
+
+def test_flip_pairs_naming_a_point_twice_are_refused(blocks):
+    root, centres = blocks
+    points = np.zeros((6, 3, 2), np.float32)
+    with pytest.raises(ValueError, match=r"^flip_pairs names point 1 in two pairs, \(0, 1\) and \(1, 2\); a flip "
+                                         r"swaps each point with one other$"):
+        stoker.DataLoader(root, keypoints=points, flip_pairs=[(0, 1), (1, 2)], transforms="Resize((8, 8))")
+    with pytest.raises(ValueError, match=r"^flip_pairs names point -1; points are numbered from 0$"):
+        stoker.DataLoader(root, keypoints=points, flip_pairs=[(0, -1)], transforms="Resize((8, 8))")
+
+
+def test_a_third_column_that_is_not_a_visibility_is_refused(blocks):
+    # AFLW2000's pt3d_68, transposed to (68, 3), holds x, y and a depth.
+    root, centres = blocks
+    points = np.zeros((6, 2, 3), np.float32)
+    points[..., 2] = 1
+    points[4, 1, 2] = 12.5
+    with pytest.raises(ValueError, match=r"^keypoints: the third column of \(P, 3\) points is their visibility, 0 "
+                                         r"or 1, and sample 4's point 1 has 12.5; for \(x, y, z\) points give "
+                                         r"points\[\.\.\., :2\], for COCO's flags v give \(v > 0\)$"):
+        stoker.DataLoader(root, keypoints=points, transforms="Resize((8, 8))")
+    with pytest.raises(ValueError, match=r"^Keypoints: .* and point 1 has 12.5; for \(x, y, z\) points"):
+        stoker.Keypoints(points[4])
+    points[4, 1, 2] = 0
+    assert stoker.Keypoints(points[4]).moved(points[4]).shape == (2, 3)
+    stoker.DataLoader(root, keypoints=points, transforms="Resize((8, 8))")
 
 
 def test_flip_negate_negates_a_head_poses_yaw_and_roll_exactly_where_flipped(blocks):

@@ -54,6 +54,12 @@ struct TargetGeometrySpec {
 // or drawn per operation).
 void check_targets_can_follow(const TransformSpec& spec);
 
+// Throws UsageError, naming the point, for flip pairs a flip cannot swap: a negative index, or
+// a point in two pairs (each point swaps with one other; a chain of swaps would move a point
+// to a third place). Indices past a sample's points are found by move_targets, which knows
+// how many the sample has.
+void check_flip_pairs(const TargetGeometrySpec& geometry);
+
 // Moves `targets`, given in the pixels of a width x height source, to the output of the
 // sample `params` describes (drawn by draw_params for that source). Throws UsageError for a
 // flip pair naming a point the sample does not have, and for a mask of another size than the

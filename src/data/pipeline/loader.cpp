@@ -443,6 +443,7 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
     options_.cache_decoded_bytes = 0;
   }
   check_target_indices(*source_, options_.target_geometry.flip_negate, "flip_negate");
+  check_flip_pairs(options_.target_geometry);
   if (options_.gpu_handoff != GpuHandoff::kOff) {
     if (const std::string blocker = gpu_handoff_blocker(options_, *source_); !blocker.empty()) {
       throw UsageError("the GPU cannot finish these samples: " + blocker);

@@ -9,6 +9,8 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "data/transform/ops/point_map.h"
@@ -118,6 +120,21 @@ void check_targets_can_follow(const TransformSpec& spec) {
           fmt::format("keypoints and boxes cannot follow {} (its warp is drawn per pixel or per "
                       "operation); leave it out of a chain with geometric targets",
                       cannot));
+    }
+  }
+}
+
+void check_flip_pairs(const TargetGeometrySpec& geometry) {
+  std::map<int, std::pair<int, int>> pair_of;  // each point named so far, and its pair
+  for (const auto& pair : geometry.flip_pairs) {
+    for (const int point : {pair.first, pair.second}) {
+      if (point < 0) throw UsageError(fmt::format("flip_pairs names point {}; points are numbered from 0", point));
+      const auto [named, first] = pair_of.emplace(point, pair);
+      if (!first && pair.first != pair.second) {  // (p, p) names p twice and leaves it where it is
+        throw UsageError(fmt::format(
+            "flip_pairs names point {} in two pairs, ({}, {}) and ({}, {}); a flip swaps each point with one other",
+            point, named->second.first, named->second.second, pair.first, pair.second));
+      }
     }
   }
 }

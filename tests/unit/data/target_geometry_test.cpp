@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "stoker/core/error.h"
@@ -76,6 +77,29 @@ TEST(TargetGeometryTest, FlipsMirrorAndSwapTheFlipPairs) {
   pairs.flip_pairs = {{0, 2}};
   params.flip = true;
   EXPECT_THROW(move_targets(parse_transforms("Resize((10, 10))"), pairs, params, 10, 10, &eyes), UsageError);
+}
+
+TEST(TargetGeometryTest, FlipPairsNamingAPointTwiceAreRefusedByTheLoader) {
+  // (36, 45) then (36, 42) would send 42's point to 36, 45's to 42 and 36's to 45.
+  const auto refusal = [](std::vector<std::pair<int, int>> pairs) {
+    TargetGeometrySpec geometry;
+    geometry.flip_pairs = std::move(pairs);
+    return testing::usage_error_text([&] { check_flip_pairs(geometry); });
+  };
+  EXPECT_EQ(refusal({{36, 45}, {39, 42}, {0, 0}}), "<no UsageError>");
+  EXPECT_EQ(refusal({{36, 45}, {36, 42}}),
+            "flip_pairs names point 36 in two pairs, (36, 45) and (36, 42); a flip swaps each point with one other");
+  EXPECT_EQ(refusal({{0, 16}, {16, 1}}),
+            "flip_pairs names point 16 in two pairs, (0, 16) and (16, 1); a flip swaps each point with one other");
+  EXPECT_EQ(refusal({{0, -1}}), "flip_pairs names point -1; points are numbered from 0");
+
+  LoaderOptions options;
+  options.transform = parse_transforms("RandomHorizontalFlip(), ToUint8");
+  options.target_geometry.flip_pairs = {{0, 1}, {1, 2}};
+  const auto images = std::make_shared<testing::CountingSource>(4);
+  const std::vector<float> points(4 * 3 * 3, 1.0f);
+  EXPECT_EQ(testing::usage_error_text([&] { Loader(with_geometry(images, points, 3, {}, 0), options); }),
+            "flip_pairs names point 1 in two pairs, (0, 1) and (1, 2); a flip swaps each point with one other");
 }
 
 TEST(TargetGeometryTest, RotationAndAffineTurnAboutTheCentre) {

@@ -30,7 +30,9 @@ constexpr OpName kNames[] = {{"ColorJitter", kParams, "ColorJitter(0.4, (0.5, 1.
 // What the reference page says of it (registry.h).
 constexpr std::string_view kDoc =
     "Torchvision's: each of brightness, contrast, saturation and hue a number or a `(min, max)` range, as its "
-    "constructor takes them, drawn per sample.";
+    "constructor takes them, drawn per sample, and applied in a random order. The image stays in floating point "
+    "between them, as torchvision's tensors do (within a grey level of them); on a PIL image torchvision rounds to "
+    "8 bits after each, so with two or more factors its pixels may differ from stoker's by 2-3 grey levels.";
 
 // A range equal to the component's centre (1, 1) or (0, 0) is off, as torchvision's
 // _check_input makes it None.
