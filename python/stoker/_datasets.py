@@ -39,8 +39,8 @@ class Data:
         self.chain = chain
         self.target_transform = target_transform
         self.item_width = item_width  # parts of an item: 1 for an image alone, 2 for (image, target), ...
-        self.has_targets = has_targets  # False for a CSV list without a target column
-        self.extra_columns = extra_columns  # a CSV list's columns passed through (captions, ids), after the targets
+        self.has_targets = has_targets  # False for a CSV list (or shards) without a target column
+        self.extra_columns = extra_columns  # a CSV list's columns passed through (captions, ids; a shard's .txt, .json), after the targets
         self.geometry_columns = set()  # of those, the ones read as keypoints or boxes (not passed through)
         self.item_keypoints = False  # a Dataset object's dataset[0] holds stoker.Keypoints
 
@@ -127,7 +127,7 @@ def open_data(dataset, split, worker_init_fn, clips=False):
     if isinstance(dataset, (str, bytes, os.PathLike)):
         path = arg.path("dataset", dataset, "a path or a Dataset object")
         source = _stoker.Source(os.fsencode(path), split, clips)
-        columns = source.columns  # a CSV list's: the targets' and the others', which come after them
+        columns = source.columns  # a CSV list's or shards': the targets' and the others', which come after them
         if columns is None:
             return Data(source, PathDataset(source, path), path)
         has_targets, extra = bool(columns["targets"]), len(columns["extra"])

@@ -493,7 +493,7 @@ class DataLoader:
         return collate_targets(values, self.collate_fn)
 
     def _list_parts(self, batch):
-        """A CSV list's targets (if it has a target column) and its other columns, in order: text as
+        """A CSV list's (or shards') targets, if it has them, and its other columns, in order: text as
         a list of str, integers as an int64 tensor, numbers as a float32 one. collate_fn gets a
         tuple per sample (the value alone when there is one part), as for a Dataset's items."""
         parts = [torch.utils.dlpack.from_dlpack(batch.targets)] if self._data.has_targets else []

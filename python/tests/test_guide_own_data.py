@@ -1,8 +1,10 @@
 """docs/guide/own-data.md's Python examples run as written, on data laid out as the page shows
 (generated here, small), and leave what their comments say: a block that stops working, or a
 new block without a check here, fails."""
+import io
 import json
 import re
+import tarfile
 from pathlib import Path
 
 import numpy as np
@@ -28,8 +30,8 @@ def python_blocks():
 
 def write_data(root):
     """Every file the guide's examples read: poses.csv with img/ and landmarks.npy, clips/,
-    videos/ with labels.csv, captions.csv and objects.csv with photos/, seg/ with images and
-    label images."""
+    videos/ with labels.csv, captions.csv and objects.csv with photos/, shards/ of images and
+    captions, seg/ with images and label images."""
     rng = np.random.default_rng(0)
     (root / "img").mkdir()
     rows = ["path,yaw,pitch,roll"]
@@ -60,6 +62,17 @@ def write_data(root):
         objects.append(f'photos/{i}.jpg,{i % 3},"{json.dumps([[10, 12, 30, 20], [40, 5, 20, 25]])}"')
     (root / "captions.csv").write_text("\n".join(captions) + "\n")
     (root / "objects.csv").write_text("\n".join(objects) + "\n")
+    (root / "shards").mkdir()
+    for shard in range(2):
+        with tarfile.open(root / f"shards/train-{shard:06d}.tar", "w") as tar:
+            for i in range(3 * shard, 3 * shard + 3):
+                image = io.BytesIO()
+                Image.fromarray(rng.integers(0, 255, (60, 80, 3), np.uint8)).save(image, format="JPEG")
+                for ext, payload in (("jpg", image.getvalue()), ("json", json.dumps({"i": i}).encode()),
+                                     ("txt", f"A photo, number {i}".encode())):
+                    info = tarfile.TarInfo(f"{i:09d}.{ext}")
+                    info.size = len(payload)
+                    tar.addfile(info, io.BytesIO(payload))
     for folder in ("images", "labels"):
         (root / "seg" / folder).mkdir(parents=True)
     for i in range(4):
@@ -77,6 +90,8 @@ CHECKS = {
     ("Clips", 1): lambda ns: (ns["x"].shape == (4, 3, 8, 112, 112) and ns["labels"].shape == (4,)
                               and ns["train"].clip_start == "random"),
     ("Captions", 0): lambda ns: sorted(ns["texts"]) == [f"a photo, number {i}" for i in range(6)],
+    ("Captions", 1): lambda ns: sorted(zip(ns["texts"], ns["meta"])) == [(f"a photo, number {i}", f'{{"i": {i}}}')
+                                                                        for i in range(6)],
     ("Boxes and masks", 0): lambda ns: ns["boxes"].shape == (6, 2, 5) and ns["kept"].shape == (6, 2),
     ("Boxes and masks", 1): lambda ns: ns["mask"].shape == (4, 64, 64) and ns["mask"].dtype == torch.uint8,
 }

@@ -1,5 +1,6 @@
 """The image sources stoker train reads besides a folder, through the Python DataLoader:
-WebDataset .tar shards (one and a brace pattern), a CSV list of files with class ids or float
+WebDataset .tar shards (one and a brace pattern; with class ids, or images with their captions
+on two ranks), a CSV list of files with class ids or float
 targets, and Debian's Fashion-MNIST (IDX, gzip'd) with the chain that suits it and its own
 test split. Pixels are checked against Pillow's decode of the same files."""
 import gzip
@@ -65,6 +66,45 @@ def test_webdataset_shards_and_a_brace_pattern_give_each_sample_with_its_class(t
         assert torch.allclose(got, normalised(image(key)), atol=1e-5), key
     one = stoker.DataLoader(str(tmp_path / "train-000001.tar"), batch_size=5, transforms=CHAIN)
     assert len(one) == 1 and all_batches(one)[1].tolist() == [label for _, label in items[7:]]
+
+
+def write_caption_shard(path, keys, without_caption=()):
+    """Images with their captions and metadata, as img2dataset writes them: <key>.png, .json, .txt."""
+    with tarfile.open(path, "w") as tar:
+        for key in keys:
+            members = [(f"{key}.png", png_bytes(image(key))), (f"{key}.json", f'{{"key": {key}}}'.encode())]
+            if key not in without_caption:
+                members.append((f"{key}.txt", shard_caption(key).encode()))
+            for name, payload in members:
+                info = tarfile.TarInfo(name)
+                info.size = len(payload)
+                tar.addfile(info, io.BytesIO(payload))
+
+
+def shard_caption(key):
+    return {0: "", 1: "café crème, 東京 🐕"}.get(key, f"photo {key}")
+
+
+def test_webdataset_shards_of_images_and_captions_give_each_image_its_caption_on_every_rank(tmp_path):
+    write_caption_shard(tmp_path / "cap-000000.tar", range(6))
+    write_caption_shard(tmp_path / "cap-000001.tar", range(6, 11), without_caption={8})
+    pattern = str(tmp_path / "cap-{000000..000001}.tar")
+    seen, bad = [], set()
+    for rank in (0, 1):
+        loader = stoker.DataLoader(pattern, batch_size=4, shuffle=True, seed=3, transforms=CHAIN, world_size=2,
+                                   rank=rank, max_bad=0.2)
+        assert loader.source.columns == {"path": "image", "targets": [], "extra": [("json", "text"),
+                                                                                  ("txt", "text")]}
+        for images, meta, captions in loader:
+            for got, json_text, text in zip(images, meta, captions):
+                key = int(json_text.split(": ")[1].rstrip("}"))
+                assert text == shard_caption(key)  # the caption of the image it came with
+                assert torch.allclose(got, normalised(image(key)), atol=1e-5), key
+                seen.append(key)
+        bad |= {(b["path"], b["reason"]) for b in loader.stats()["bad_samples"]}
+    assert bad == {(str(tmp_path / "cap-000001.tar:8.png"), "no 8.txt member, which the shard's other samples have")}
+    assert sorted(set(seen)) == [k for k in range(11) if k != 8]  # 8, without its caption, substituted
+    assert len(seen) == 12  # 11 samples padded to a multiple of 2 ranks
 
 
 @pytest.mark.parametrize("targets", ["classes", "floats"])

@@ -1,5 +1,5 @@
 // The WebDataset shard reader: the tar index (tar_archive.cpp: ustar, GNU long names, pax
-// records, base-256 sizes) and the samples it groups (open_web_dataset: keys, .cls text).
+// records, base-256 sizes) and the samples it groups (open_web_dataset: keys, .cls text, text members).
 #include "fuzz_input.h"
 #include "read_samples.h"
 

@@ -61,7 +61,8 @@ struct SampleData {
 // through as its text; unlike kText it does not make the list's header name its targets.
 enum class ColumnKind { kInteger, kNumber, kText, kArray };
 
-// A column a source passes through to the consumer untouched (a CSV list's captions, ids).
+// A column a source passes through to the consumer untouched (a CSV list's captions, ids; a
+// WebDataset shard's .txt and .json members).
 struct ExtraColumn {
   std::string name;  // the header's name, else "column 3" (counted from 1)
   ColumnKind kind = ColumnKind::kText;
@@ -70,13 +71,17 @@ struct ExtraColumn {
   std::string text_at;
 };
 
-// The columns of a source read from a table of samples (a CSV file list): which holds the
-// paths, which the targets and which pass through. The rules: open_file_list.
+// The columns of a source read from a table of samples (a CSV file list, WebDataset shards):
+// which holds the paths (or images), which the targets and which pass through. The rules:
+// open_file_list, open_web_dataset.
 struct SourceColumns {
   std::string path;                  // the column of the samples' paths: its name, as ExtraColumn's
   std::vector<std::string> targets;  // the target columns' names, in order; empty: the list has none
   std::vector<ExtraColumn> extra;    // the columns passed through, in order
   bool header = false;               // the names are a header line's (else "column N")
+  // How such a source gets targets, for a command that needs them and finds none
+  // (columns_left_unread); "" for a CSV list: a header line naming the target column.
+  std::string no_target_hint;
 };
 // Which frames of a clip a read takes (Source::read_clip): called once with the number of
 // frames the clip holds (>= 1), it returns the frame numbers to read, in order, each in
@@ -164,8 +169,8 @@ class Source {
   // their files' sums), so that fit_standardize need not read a file larger than RAM a second
   // time. Default: nullptr (fit_standardize reads).
   virtual const FeatureSums* feature_sums() const { return nullptr; }
-  // The columns of a table of samples (a CSV file list), or nullptr for other sources. A list
-  // without target columns (columns()->targets empty) is a kClass source with no class names
+  // The columns of a table of samples (a CSV file list, WebDataset shards), or nullptr for
+  // other sources. A source without target columns (columns()->targets empty) is a kClass source with no class names
   // whose labels are all 0: what it holds for each sample is its extra columns.
   virtual const SourceColumns* columns() const { return nullptr; }
   // Sample i's cells of columns()->extra: a pointer to columns()->extra.size() string_views,
@@ -286,13 +291,17 @@ std::vector<int> target_indices(const Source& source, const std::vector<std::str
 void check_target_indices(const Source& source, const std::vector<int>& indices, std::string_view option);
 
 // A WebDataset shard: an uncompressed tar file (ustar, GNU or pax) whose consecutive members
-// sharing a key are one sample ("000123.jpg" and "000123.cls"). The sample's image is its
-// .jpg, .jpeg or .png member, read in place from the file's memory map; its class id the
-// integer text of its .cls member (numbered classes, as CSV lists have: shards combine).
-// Samples without an image (captions alone) are skipped and counted in describe(). Several
-// shards are a pattern: 'shards/train-*.tar'. Throws DataError naming the file for a damaged
-// or truncated archive, an image without a .cls member, a .cls that is not an integer, or a
-// shard without images.
+// sharing a key are one sample ("000123.jpg", "000123.cls", "000123.txt"). The sample's image
+// is its .jpg, .jpeg or .png member, read in place from the file's memory map; its class id
+// the integer text of its .cls member (numbered classes, as CSV lists have: shards combine),
+// or none when no sample of the shard has one (columns()->targets empty, labels 0). Its text
+// members (last suffix txt, text, transcript, json or jsn: "txt", "caption.txt") are
+// columns()->extra, named by their extension in name order, read in place; a sample without
+// one that other samples of the shard have is a bad sample (read() fails naming the member).
+// Samples without an image (captions alone) are skipped and counted in describe(); other
+// members are not read. Several shards are a pattern: 'shards/train-*.tar'. Throws DataError
+// naming the file for a damaged or truncated archive, an image without a .cls member in a
+// shard whose other images have one, a .cls that is not an integer, or a shard without images.
 std::unique_ptr<Source> open_web_dataset(const std::string& path);
 
 // IDX (MNIST/Fashion-MNIST): an idx3-ubyte image file and an idx1-ubyte label file, plain

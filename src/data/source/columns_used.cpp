@@ -1,4 +1,4 @@
-// What a command that reads paths and targets alone makes of a CSV list's other columns.
+// What a command that reads paths and targets alone makes of a CSV list's (or shards') other columns.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -45,9 +45,11 @@ std::string columns_left_unread(const Source& source, const std::string& path, c
           "column label",
           path, text_at, command));
     }
+    const std::string how = columns->no_target_hint.empty()
+                                ? fmt::format("name it label (or {}) in the header line", others)
+                                : columns->no_target_hint;
     throw UsageError(
-        fmt::format("{} has no target column among {}; {} needs one: name it label (or {}) in the header line", path,
-                    listed(all), command, others));
+        fmt::format("{} has no target column among {}; {} needs one: {}", path, listed(all), command, how));
   }
   if (extra.empty()) return "";
   std::vector<std::string> used{columns->path};

@@ -1,9 +1,12 @@
 // WebDataset shards: tar files whose consecutive members sharing a key are one sample.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <optional>
+#include <set>
 
 #include "file_reader.h"
 #include "numbered_classes.h"
@@ -35,6 +38,15 @@ bool is_image_extension(const std::string& extension) {
   return extension.find('.') == std::string::npos && has_image_extension("." + extension);
 }
 
+// The members webdataset decodes as text (its last suffix, any case): a caption ("txt",
+// "caption.txt") or metadata ("json"). They pass through as columns of text.
+constexpr std::array<std::string_view, 5> kTextSuffixes = {"txt", "text", "transcript", "json", "jsn"};
+
+bool is_text_extension(const std::string& extension) {
+  const std::string suffix = lower(extension.substr(extension.rfind('.') + 1));
+  return std::find(kTextSuffixes.begin(), kTextSuffixes.end(), suffix) != kTextSuffixes.end();
+}
+
 // A .cls member's text: an integer, with surrounding white space.
 std::optional<int64_t> class_of(std::span<const uint8_t> bytes) {
   std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
@@ -46,14 +58,33 @@ std::optional<int64_t> class_of(std::span<const uint8_t> bytes) {
   return value;
 }
 
+// The text members' bytes, sample after sample, in place in the shard's map (which this
+// keeps alive): what extra_of points into.
+struct TextCells {
+  std::shared_ptr<const MappedFile> map;
+  std::vector<std::string_view> views;  // samples x text columns; empty where a sample has none
+};
+
+// One sample as the index finds it: its members' numbers in the archive.
+struct IndexedSample {
+  size_t image = 0;
+  std::optional<size_t> cls;
+  std::vector<std::pair<std::string, size_t>> texts;  // (extension, member)
+};
+
 class WebDatasetSource final : public Source {
  public:
-  WebDatasetSource(TarArchive archive, std::vector<size_t> images, std::vector<int64_t> labels, size_t skipped)
+  // `missing[i]`: the column sample i lacks (its read fails), or -1.
+  WebDatasetSource(TarArchive archive, std::vector<size_t> images, std::vector<int64_t> labels, size_t skipped,
+                   SourceColumns columns, std::shared_ptr<const TextCells> cells, std::vector<int> missing)
       : archive_(std::move(archive)),
         images_(std::move(images)),
         labels_(std::move(labels)),
         skipped_(skipped),
-        ids_(archive_.path(), images_.size(), [this](size_t i) { return labels_[i]; }) {}
+        columns_(std::move(columns)),
+        cells_(std::move(cells)),
+        missing_(std::move(missing)),
+        ids_(archive_.path(), has_classes() ? images_.size() : 0, [this](size_t i) { return labels_[i]; }) {}
 
   size_t size() const override { return images_.size(); }
   std::string name(size_t index) const override {
@@ -61,7 +92,12 @@ class WebDatasetSource final : public Source {
   }
   std::string describe() const override {
     std::string text = fmt::format("WebDataset shard {}: {} images, {}", archive_.path(), with_commas(images_.size()),
-                                   ids_.describe());
+                                   has_classes() ? ids_.describe() : "no targets");
+    if (!columns_.extra.empty()) {
+      std::vector<std::string> names;
+      for (const ExtraColumn& c : columns_.extra) names.push_back(c.name);
+      text += fmt::format(" · passes through {}", fmt::join(names, ", "));
+    }
     if (skipped_ > 0) {
       text += fmt::format(" ({} sample{} without an image skipped)", with_commas(skipped_), skipped_ == 1 ? "" : "s");
     }
@@ -69,7 +105,7 @@ class WebDatasetSource final : public Source {
   }
   TargetKind target_kind() const override { return TargetKind::kClass; }
   // Numbered: a shard holds the ids it happens to hold, and shards of one dataset combine.
-  bool targets_are_numbers() const override { return true; }
+  bool targets_are_numbers() const override { return has_classes(); }
   const std::vector<std::string>& class_names() const override { return ids_.names(); }
   void check_class_ids(int64_t max_classes) const override {
     ids_.check(max_classes, [this](size_t i) { return name(i); });
@@ -77,10 +113,21 @@ class WebDatasetSource final : public Source {
   int64_t label(size_t index) const override { return labels_[index]; }
   void targets(size_t index, float* out) const override { out[0] = static_cast<float>(labels_[index]); }
   Status read(size_t index, SampleData* out) const override {
+    if (missing_[index] >= 0) {
+      const auto [key, extension] = key_and_extension(archive_.members()[images_[index]].name);
+      return Status::failure(fmt::format("no {}.{} member, which the shard's other samples have", key,
+                                         columns_.extra[static_cast<size_t>(missing_[index])].name));
+    }
     out->raw = false;
     out->feature_count = 0;
     out->bytes = archive_.bytes(archive_.members()[images_[index]]);  // in place, in the map
+    out->extra = extra_of(index);
     return Status::ok_status();
+  }
+  const SourceColumns* columns() const override { return &columns_; }
+  std::shared_ptr<const void> extra_of(size_t index) const override {
+    if (columns_.extra.empty()) return nullptr;
+    return {cells_, cells_->views.data() + index * columns_.extra.size()};  // shares the cells' ownership
   }
   void expect_reads(ReadOrder order) const override {
     archive_.file()->advise(order == ReadOrder::kInOrder ? MappedFile::Access::kSequential
@@ -88,62 +135,120 @@ class WebDatasetSource final : public Source {
   }
 
  private:
+  bool has_classes() const { return !columns_.targets.empty(); }
+
   TarArchive archive_;
-  std::vector<size_t> images_;  // member index of each sample's image
-  std::vector<int64_t> labels_;
+  std::vector<size_t> images_;   // member index of each sample's image
+  std::vector<int64_t> labels_;  // each sample's .cls; 0 for a shard without them
   size_t skipped_;
+  SourceColumns columns_;
+  std::shared_ptr<const TextCells> cells_;
+  std::vector<int> missing_;
   NumberedClasses ids_;
 };
 
-}  // namespace
-
-std::unique_ptr<Source> open_web_dataset(const std::string& path) {
-  TarArchive archive(path);
+// The samples of `archive` that have an image, and the number without one. One sample: the
+// members from `begin` on that share its key (WebDataset writes them together; a key met again
+// later is another sample, as WebDataset reads it).
+std::pair<std::vector<IndexedSample>, size_t> index_samples(const TarArchive& archive) {
   const std::vector<TarArchive::Member>& members = archive.members();
-  std::vector<size_t> images;
-  std::vector<int64_t> labels;
+  std::vector<IndexedSample> samples;
   size_t skipped = 0;
-  // One sample: the members from `begin` on that share its key (WebDataset writes them
-  // together; a key met again later is another sample, as WebDataset reads it).
   for (size_t begin = 0; begin < members.size();) {
     const std::string key = key_and_extension(members[begin].name).first;
-    std::optional<size_t> image, cls;
+    std::optional<size_t> image;
+    IndexedSample sample;
     size_t end = begin;
     for (; end < members.size(); ++end) {
       const auto [member_key, extension] = key_and_extension(members[end].name);
       if (member_key != key) break;
-      if (!image && is_image_extension(extension)) image = end;
-      if (lower(extension) == "cls") cls = end;
+      if (!image && is_image_extension(extension)) {
+        image = end;
+      } else if (lower(extension) == "cls") {
+        sample.cls = end;
+      } else if (is_text_extension(extension)) {
+        sample.texts.emplace_back(extension, end);
+      }
     }
     begin = end;
     if (!image) {
       ++skipped;
       continue;
     }
-    if (!cls) {
-      throw DataError(
-          fmt::format("{}: the sample '{}' has an image ({}) but no class: stoker reads a WebDataset "
-                      "shard's class id from <key>.cls (an integer as text), as webdataset's "
-                      "ShardWriter writes {{\"__key__\": …, \"jpg\": …, \"cls\": 3}}",
-                      path, key, members[*image].name));
+    sample.image = *image;
+    samples.push_back(std::move(sample));
+  }
+  return {std::move(samples), skipped};
+}
+
+}  // namespace
+
+std::unique_ptr<Source> open_web_dataset(const std::string& path) {
+  TarArchive archive(path);
+  const std::vector<TarArchive::Member>& members = archive.members();
+  auto [samples, skipped] = index_samples(archive);
+  if (samples.empty()) {
+    throw DataError(fmt::format(
+        "{} holds no image samples ({} members; looked for <key>.jpg, .jpeg or .png, as WebDataset shards have)", path,
+        members.size()));
+  }
+  // Class ids: every sample's .cls, or none at all (a shard of images and captions).
+  const auto labelled = std::find_if(samples.begin(), samples.end(), [](const IndexedSample& s) { return s.cls; });
+  const bool classes = labelled != samples.end();
+  std::vector<int64_t> labels(samples.size(), 0);
+  for (size_t i = 0; classes && i < samples.size(); ++i) {
+    const IndexedSample& s = samples[i];
+    if (!s.cls) {
+      throw DataError(fmt::format(
+          "{}: the sample '{}' has an image ({}) but no class, and {} has its class id in {}: give every image its "
+          "<key>.cls (an integer as text), as webdataset's ShardWriter writes {{\"__key__\": …, \"jpg\": …, \"cls\": "
+          "3}}, or none for a shard of images and captions",
+          path, key_and_extension(members[s.image].name).first, members[s.image].name,
+          key_and_extension(members[labelled->image].name).first, members[*labelled->cls].name));
     }
-    const std::span<const uint8_t> cls_text = archive.bytes(members[*cls]);
+    const std::span<const uint8_t> cls_text = archive.bytes(members[*s.cls]);
     const std::optional<int64_t> id = class_of(cls_text);
     if (!id) {
       const std::span<const uint8_t> shown = cls_text.first(std::min<size_t>(cls_text.size(), 40));
       throw DataError(fmt::format("{}: {} holds '{}', not a class id; a .cls member holds one integer as text", path,
-                                  members[*cls].name, std::string(shown.begin(), shown.end())));
+                                  members[*s.cls].name, std::string(shown.begin(), shown.end())));
     }
-    images.push_back(*image);
-    labels.push_back(*id);
+    labels[i] = *id;
   }
-  if (images.empty()) {
-    throw DataError(
-        fmt::format("{} holds no image samples ({} members; looked for <key>.jpg, .jpeg or .png with "
-                    "<key>.cls beside it, as WebDataset shards have)",
-                    path, members.size()));
+  // The text members of any sample are the shard's columns, in the order of their names.
+  std::set<std::string> names;
+  for (const IndexedSample& s : samples) {
+    for (const auto& text : s.texts) names.insert(text.first);
   }
-  return std::make_unique<WebDatasetSource>(std::move(archive), std::move(images), std::move(labels), skipped);
+  SourceColumns columns;
+  columns.path = "image";
+  if (classes) columns.targets = {"cls"};
+  columns.header = true;  // the names are the members' extensions
+  columns.no_target_hint = "write each sample's class id as <key>.cls (an integer as text) in its shard";
+  for (const std::string& name : names) columns.extra.push_back({name, ColumnKind::kText, ""});
+  auto cells = std::make_shared<TextCells>();
+  cells->map = archive.file();
+  cells->views.resize(samples.size() * names.size());
+  std::vector<int> missing(samples.size(), -1);
+  std::vector<size_t> images(samples.size());
+  for (size_t i = 0; i < samples.size(); ++i) {
+    images[i] = samples[i].image;
+    int c = 0;
+    for (const std::string& name : names) {
+      const auto text = std::find_if(samples[i].texts.begin(), samples[i].texts.end(),
+                                     [&](const auto& t) { return t.first == name; });
+      if (text == samples[i].texts.end()) {
+        if (missing[i] < 0) missing[i] = c;
+      } else {
+        const std::span<const uint8_t> bytes = archive.bytes(members[text->second]);
+        cells->views[i * names.size() + static_cast<size_t>(c)] =
+            std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+      }
+      ++c;
+    }
+  }
+  return std::make_unique<WebDatasetSource>(std::move(archive), std::move(images), std::move(labels), skipped,
+                                            std::move(columns), std::move(cells), std::move(missing));
 }
 
 }  // namespace stoker::data

@@ -1,6 +1,7 @@
 // WebDataset shards (open_web_dataset, TarArchive): tar files written by GNU tar in its three
 // formats (gnu: long names in 'L' records; pax: in 'x' records; ustar: split into prefix and
-// name), read back sample by sample; and each broken shard stopped with one line.
+// name), read back sample by sample with their text members; and each broken shard stopped
+// with one line.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -34,8 +35,9 @@ struct Shard {
   std::vector<std::vector<uint8_t>> images;  // each sample's image bytes, in order
 };
 
-// Four keys: a JPEG with class 3, a PNG with class 1 (and a caption), a PNG with class 0 under
-// a long directory, and a caption alone; written by `tar --format=<format>` in this order.
+// Four keys: a JPEG with class 3, a PNG with class 1, a PNG with class 0 under a long
+// directory, each with a caption, and a caption alone; written by `tar --format=<format>` in
+// this order.
 Shard write_shard(const TempDir& dir, const std::string& name, const std::string& format) {
   const std::string src = name + "_src";
   Shard shard;
@@ -44,18 +46,19 @@ Shard write_shard(const TempDir& dir, const std::string& name, const std::string
   shard.images.push_back(encode_png(stoker::testing::make_photo_like(8, 8, 1, 3)));
   dir.write(src + "/000000.jpg", shard.images[0]);
   dir.write_text(src + "/000000.cls", "3\n");
+  dir.write_text(src + "/000000.txt", "a photo");
   dir.write(src + "/000001.png", shard.images[1]);
   dir.write_text(src + "/000001.cls", "1");
   dir.write_text(src + "/000001.txt", "a caption");
   dir.write(src + "/" + kLongDir + "/000002.png", shard.images[2]);
   dir.write_text(src + "/" + kLongDir + "/000002.cls", " 0 ");
+  dir.write_text(src + "/" + kLongDir + "/000002.txt", "");
   dir.write_text(src + "/000003.txt", "a caption alone");
   shard.path = dir.str() + "/" + name + ".tar";
   const auto run = stoker::testing::run_command(
-      fmt::format("tar --format={} -cf {} -C {}/{} 000000.jpg 000000.cls 000001.png 000001.cls "
-                  "000001.txt {}/000002.png "
-                  "{}/000002.cls 000003.txt",
-                  format, shard.path, dir.str(), src, kLongDir, kLongDir));
+      fmt::format("tar --format={} -cf {} -C {}/{} 000000.jpg 000000.cls 000000.txt 000001.png 000001.cls "
+                  "000001.txt {}/000002.png {}/000002.cls {}/000002.txt 000003.txt",
+                  format, shard.path, dir.str(), src, kLongDir, kLongDir, kLongDir));
   EXPECT_EQ(run.exit_code, 0) << run.err;
   return shard;
 }
@@ -76,13 +79,20 @@ TEST(WebDatasetTest, ReadsEachSampleOfShardsInEveryTarFormat) {
     EXPECT_EQ(target, 3.0f);
     EXPECT_EQ(source->class_names(), (std::vector<std::string>{"0", "1", "2", "3"}));
     EXPECT_EQ(source->name(2), shard.path + ":" + kLongDir + "/000002.png");
-    EXPECT_EQ(source->describe(),
-              "WebDataset shard " + shard.path + ": 3 images, 4 classes (1 sample without an image skipped)");
+    EXPECT_EQ(source->describe(), "WebDataset shard " + shard.path +
+                                      ": 3 images, 4 classes · passes through txt (1 sample without an image skipped)");
+    ASSERT_NE(source->columns(), nullptr);
+    EXPECT_EQ(source->columns()->targets, std::vector<std::string>{"cls"});
+    ASSERT_EQ(source->columns()->extra.size(), 1u);
+    EXPECT_EQ(source->columns()->extra[0].name, "txt");
     SampleData data;
+    const char* captions[] = {"a photo", "a caption", ""};
     for (size_t i = 0; i < 3; ++i) {
       ASSERT_TRUE(source->read(i, &data).ok());
       EXPECT_FALSE(data.raw);
       EXPECT_EQ(std::vector<uint8_t>(data.bytes.begin(), data.bytes.end()), shard.images[i]) << i;
+      ASSERT_NE(extra_cells(data.extra), nullptr);
+      EXPECT_EQ(extra_cells(data.extra)[0], captions[i]) << i;
     }
     EXPECT_EQ(sniff_format(data.bytes), ImageFormat::kPng);  // the last read: the long-named PNG
   }
@@ -94,14 +104,77 @@ TEST(WebDatasetTest, ShardsMatchingAPatternAreOneDataset) {
   write_shard(dir, "train-000000", "gnu");
   dir.write("b_src/x.jpg", encode_jpeg(stoker::testing::make_photo_like(8, 8, 3, 4)));
   dir.write_text("b_src/x.cls", "7");
-  const auto run =
-      stoker::testing::run_command(fmt::format("tar -cf {0}/train-000001.tar -C {0}/b_src x.jpg x.cls", dir.str()));
+  dir.write_text("b_src/x.txt", "x");
+  auto run = stoker::testing::run_command(
+      fmt::format("tar -cf {0}/train-000001.tar -C {0}/b_src x.jpg x.cls x.txt", dir.str()));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const std::unique_ptr<Source> source = open_source(dir.str() + "/train-*.tar");
   ASSERT_EQ(source->size(), 4u);
   EXPECT_EQ(source->label(3), 7);
   EXPECT_EQ(source->class_names().size(), 8u);
   EXPECT_EQ(source->name(3), dir.str() + "/train-000001.tar:x.jpg");
+  // A shard whose samples hold other text members is another kind of sample.
+  run = stoker::testing::run_command(fmt::format("tar -cf {0}/train-000002.tar -C {0}/b_src x.jpg x.cls", dir.str()));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(stoker::testing::error_text<DataError>([&] { open_source(dir.str() + "/train-*.tar"); }),
+            fmt::format("{0}/train-000000.tar:000000.jpg and {0}/train-000002.tar:x.jpg (both matching "
+                        "{0}/train-*.tar) differ in columns: image, cls, txt and image, cls; the files of one "
+                        "dataset must hold the same kind of samples",
+                        dir.str()));
+}
+
+// Shards of images and captions (as img2dataset writes them: .jpg, .json, .txt, no .cls): no
+// targets, the text members as columns in name order, each sample's cells its own, and a
+// sample without a member the others have a bad sample naming it; the shards combine.
+TEST(WebDatasetTest, TextMembersPassThroughAsColumnsWithoutClasses) {
+  TempDir dir;
+  const std::vector<uint8_t> image = encode_jpeg(stoker::testing::make_photo_like(8, 8, 3, 5));
+  for (int shard = 0; shard < 2; ++shard) {
+    const std::string src = fmt::format("s{}_src", shard);
+    std::string names;
+    for (int k = 0; k < 3; ++k) {
+      const std::string key = fmt::format("{:06d}", shard * 3 + k);
+      dir.write(src + "/" + key + ".jpg", image);
+      dir.write_text(src + "/" + key + ".json", fmt::format("{{\"id\": {}}}", shard * 3 + k));
+      names += fmt::format(" {0}.jpg {0}.json", key);
+      if (shard == 1 && k == 1) continue;  // 000004 has no caption
+      dir.write_text(src + "/" + key + ".txt", fmt::format("caption {} · é", shard * 3 + k));
+      names += " " + key + ".txt";
+    }
+    const auto run = stoker::testing::run_command(
+        fmt::format("tar -cf {0}/cap-{1:06d}.tar -C {0}/{2}{3}", dir.str(), shard, src, names));
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+  }
+  const std::unique_ptr<Source> source = open_source(dir.str() + "/cap-{000000..000001}.tar");
+  ASSERT_EQ(source->size(), 6u);
+  ASSERT_NE(source->columns(), nullptr);
+  EXPECT_EQ(source->columns()->path, "image");
+  EXPECT_TRUE(source->columns()->targets.empty());
+  ASSERT_EQ(source->columns()->extra.size(), 2u);
+  EXPECT_EQ(source->columns()->extra[0].name, "json");
+  EXPECT_EQ(source->columns()->extra[1].name, "txt");
+  EXPECT_EQ(source->label(5), 0);
+  EXPECT_TRUE(source->class_names().empty());
+  SampleData data;
+  for (size_t i = 0; i < 6; ++i) {
+    SCOPED_TRACE(i);
+    const Status status = source->read(i, &data);
+    if (i == 4) {
+      ASSERT_FALSE(status.ok());
+      EXPECT_EQ(status.reason(), "no 000004.txt member, which the shard's other samples have");
+      continue;
+    }
+    ASSERT_TRUE(status.ok()) << status.reason();
+    EXPECT_EQ(std::vector<uint8_t>(data.bytes.begin(), data.bytes.end()), image);
+    const std::string_view* cells = extra_cells(data.extra);
+    ASSERT_NE(cells, nullptr);
+    EXPECT_EQ(cells[0], fmt::format("{{\"id\": {}}}", i));
+    EXPECT_EQ(cells[1], fmt::format("caption {} · é", i));
+    EXPECT_EQ(extra_cells(source->extra_of(i))[1], cells[1]);
+  }
+  EXPECT_EQ(stoker::testing::error_text<UsageError>([&] { columns_left_unread(*source, "cap-*.tar", "stoker train"); }),
+            "cap-*.tar has no target column among image, json and txt; stoker train needs one: write each sample's "
+            "class id as <key>.cls (an integer as text) in its shard");
 }
 
 // One ustar header for `name` whose size field holds GNU's base-256 form of `size`, with its
@@ -136,6 +209,8 @@ TEST(WebDatasetTest, BrokenShardsAreOneLineNamingTheFile) {
       std::vector<uint8_t>(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>((last + 511) / 512 * 512)));
   const std::string not_tar = dir.write("notes.tar", std::vector<uint8_t>(2048, 'x'));
   dir.write("no_cls_src/a.jpg", good.images[0]);
+  dir.write_text("no_cls_src/a.cls", "2");
+  dir.write("no_cls_src/b.jpg", good.images[0]);
   dir.write_text("bad_cls_src/a.jpg", "x");
   dir.write_text("bad_cls_src/a.cls", "dog");
   dir.write_text("captions_src/a.txt", "only words");
@@ -157,20 +232,20 @@ TEST(WebDatasetTest, BrokenShardsAreOneLineNamingTheFile) {
                       "with `tar -tvf " +
                       truncated + "` (stoker reads whole, uncompressed tar files)"},
       {at_boundary, at_boundary +
-                        ": it ends after 8 members without tar's end-of-archive blocks: the file is truncated; "
+                        ": it ends after 10 members without tar's end-of-archive blocks: the file is truncated; "
                         "check it with `tar -tvf " +
                         at_boundary + "` (stoker reads whole, uncompressed tar files)"},
       {not_tar, not_tar + ": not a tar archive (its first header's checksum is wrong); check it with `tar -tvf " +
                     not_tar + "` (stoker reads whole, uncompressed tar files)"},
       {dir.str() + "/no_cls.tar", dir.str() +
-                                      "/no_cls.tar: the sample 'a' has an image (a.jpg) but no class: stoker "
-                                      "reads a WebDataset shard's class id from <key>.cls (an integer as text), as "
-                                      "webdataset's ShardWriter writes {\"__key__\": …, \"jpg\": …, \"cls\": 3}"},
+                                      "/no_cls.tar: the sample 'b' has an image (b.jpg) but no class, and a has its "
+                                      "class id in a.cls: give every image its <key>.cls (an integer as text), as "
+                                      "webdataset's ShardWriter writes {\"__key__\": …, \"jpg\": …, \"cls\": 3}, "
+                                      "or none for a shard of images and captions"},
       {dir.str() + "/bad_cls.tar", dir.str() + "/bad_cls.tar: a.cls holds 'dog', not a class id; a "
                                                ".cls member holds one integer as text"},
-      {dir.str() + "/captions.tar",
-       dir.str() + "/captions.tar holds no image samples (1 members; looked for "
-                   "<key>.jpg, .jpeg or .png with <key>.cls beside it, as WebDataset shards have)"},
+      {dir.str() + "/captions.tar", dir.str() + "/captions.tar holds no image samples (1 members; looked for "
+                                                "<key>.jpg, .jpeg or .png, as WebDataset shards have)"},
       {huge, huge +
                  ": the member 'a.jpg' runs past the end of the file (1024 of its "
                  "18446744073709551515 bytes are "
