@@ -5,10 +5,12 @@ torchvision.transforms.v2 where it exists), a Compose, nn.Sequential or list of 
 writes the chain stoker's C++ parser reads: each object's settings exactly as the object holds
 them (ColorJitter's ranges, RandomResizedCrop's scale and ratio, RandomErasing's value, ...),
 never its repr. READERS, one row per class, is the list of classes stoker reads; a class not in
-it, and Lambda, are refused in one line that names the class and says what to do instead.
+it, a function, and Lambda, are refused in one line that names it and says what to do instead.
+CLIP's conversions to RGB (RGB_CONVERSIONS) read as nothing: stoker decodes every image to RGB.
 Whether the values are in range is the C++ parser's to say (it names the transform and value).
 """
 import numbers
+import types
 
 DOCS = "docs/reference/data.md"
 
@@ -366,6 +368,20 @@ def _is_torchvision(t):
     return type(t).__module__.startswith("torchvision.transforms")
 
 
+# The functions CLIP's own preprocessing puts between its torchvision transforms (open_clip's
+# image_transform, OpenAI CLIP's _transform), by module and name: each converts the PIL image to
+# RGB, which stoker's decoding does to every image (grayscale, RGBA, CMYK and palette ones
+# included), so each reads as nothing.
+RGB_CONVERSIONS = {("open_clip.transform", "_convert_to_rgb"), ("clip.clip", "_convert_image_to_rgb")}
+
+
+def _named(t):
+    """How a refusal names `t`: "the function blur (train.blur)", "Sharpen (train.Sharpen)"."""
+    if isinstance(t, (types.FunctionType, types.BuiltinFunctionType, types.MethodType)):
+        return f"the function {t.__qualname__} ({t.__module__}.{t.__qualname__})"
+    return f"{type(t).__name__} ({type(t).__module__}.{type(t).__qualname__})"
+
+
 def _read(t):
     cls = type(t)
     if cls.__name__ == "Sequential" and cls.__module__.startswith("torch.nn"):
@@ -373,14 +389,18 @@ def _read(t):
         for item in t:
             calls += _read(item)
         return calls
+    if (getattr(t, "__module__", None), getattr(t, "__qualname__", None)) in RGB_CONVERSIONS:
+        return []
     reader = READERS.get(cls.__name__) if _is_torchvision(t) else None
     if reader is None and not callable(t):
         raise Refused(f"transforms: {t!r} is not a transform: give a chain in torchvision's notation (a string or a "
                       "list of strings) or torchvision transform objects")
     if reader is None:
-        where = f"{cls.__module__}.{cls.__qualname__}"
-        raise Refused(f"transforms: {cls.__name__} ({where}) is not a transform stoker reads; apply it to the batch "
-                      "in the training loop, or write the chain as a string; stoker reads torchvision's "
+        name = _named(t)
+        instead = ("stoker decodes every image to RGB (grayscale, RGBA, CMYK and palette ones too): leave it out"
+                   if "rgb" in name.lower() else
+                   "apply it to the batch in the training loop, or write the chain as a string")
+        raise Refused(f"transforms: {name} is not a transform stoker reads; {instead}; stoker reads torchvision's "
                       f"{', '.join(supported_classes())} ({DOCS})")
     return reader(t, ".v2" in cls.__module__)
 

@@ -335,6 +335,16 @@ class Sharpen:
         return image
 
 
+def blur(image):
+    """A function of the user's own in a Compose."""
+    return image
+
+
+def _convert_to_rgb(image):
+    """The user's own copy of CLIP's conversion: not recognised, named, and the way out said."""
+    return image.convert("RGB")
+
+
 @pytest.mark.parametrize("make,words", [
     (lambda: T.Compose([T.RandomResizedCrop(16), T.Lambda(lambda x: x), T.ToTensor()]),
      ["Lambda runs Python code", "training loop", "docs/reference/data.md"]),
@@ -344,6 +354,11 @@ class Sharpen:
      ["Pad(2) after RandomCrop pads its output", "write Pad first"]),
     (lambda: T.Compose([T.RandomResizedCrop(16), Sharpen()]),
      ["Sharpen (test_torchvision_objects.Sharpen)", "is not a transform stoker reads"]),
+    (lambda: T.Compose([T.RandomResizedCrop(16), blur, T.ToTensor()]),
+     ["the function blur (test_torchvision_objects.blur) is not a transform stoker reads", "training loop"]),
+    (lambda: T.Compose([T.RandomResizedCrop(16), _convert_to_rgb, T.ToTensor()]),
+     ["the function _convert_to_rgb (test_torchvision_objects._convert_to_rgb)",
+      "stoker decodes every image to RGB", "leave it out"]),
 ])
 def test_what_stoker_cannot_run_is_refused_in_one_line(make, words, png_folder):
     with pytest.raises(ValueError) as error:
@@ -361,6 +376,35 @@ def test_a_chain_stoker_refuses_names_the_read_chain(png_folder):
     message = str(error.value)
     assert "\n" not in message
     assert "Pad(2) pads the image before RandomResizedCrop" in message
+
+
+def _library_function(module, name):
+    """A function defined in module `module` (made here, as the library defines it)."""
+    namespace = {"__name__": module}
+    exec(f"def {name}(image):\n    return image.convert('RGB')\n", namespace)
+    return namespace[name]
+
+
+@pytest.mark.parametrize("module,name", [("open_clip.transform", "_convert_to_rgb"),
+                                         ("clip.clip", "_convert_image_to_rgb")])
+def test_clips_conversion_to_rgb_reads_as_nothing(module, name, tmp_path):
+    # open_clip's image_transform and OpenAI CLIP's _transform put a conversion to RGB between
+    # their transforms; stoker decodes every image to RGB (here a grayscale and an RGBA PNG).
+    root = tmp_path / "train" / "a"
+    root.mkdir(parents=True)
+    Image.fromarray(np.full((20, 24), 90, np.uint8)).save(root / "gray.png")
+    Image.fromarray(np.full((20, 24, 4), 200, np.uint8)).save(root / "rgba.png")
+    convert = _library_function(module, name)
+    preprocess = T.Compose([T.Resize(16, interpolation=T.InterpolationMode.BICUBIC), T.CenterCrop(16), convert,
+                            T.ToTensor()])
+    loader = stoker.DataLoader(tmp_path / "train", batch_size=2, num_workers=1, transforms=preprocess)
+    without = stoker.DataLoader(tmp_path / "train", batch_size=2, num_workers=1,
+                                transforms=T.Compose([t for t in preprocess.transforms if t is not convert]))
+    assert loader.transforms == without.transforms
+    images, _ = next(iter(loader))
+    expected = torch.stack([T.ToTensor()(Image.open(root / f).convert("RGB").resize((16, 16), Image.BICUBIC))
+                            for f in ("gray.png", "rgba.png")])
+    assert images.shape == (2, 3, 16, 16) and torch.allclose(images, expected, atol=1 / 255)
 
 
 def test_the_docs_list_the_classes_read():
