@@ -40,10 +40,14 @@ def normalised(img):
     return torch.from_numpy(x.transpose(2, 0, 1).astype(np.float32))
 
 
-def write_shard(path, items):
+def write_shard(path, items, metadata=False):
+    """`metadata`: each sample also has a .json, as ImageNet's shards do."""
     with tarfile.open(path, "w") as tar:
         for key, label in items:
-            for name, payload in ((f"{key}.png", png_bytes(image(key))), (f"{key}.cls", f"{label}\n".encode())):
+            members = [(f"{key}.png", png_bytes(image(key))), (f"{key}.cls", f"{label}\n".encode())]
+            if metadata:
+                members.append((f"{key}.json", f'{{"key": {key}}}'.encode()))
+            for name, payload in members:
                 info = tarfile.TarInfo(name)
                 info.size = len(payload)
                 tar.addfile(info, io.BytesIO(payload))
@@ -57,7 +61,7 @@ def all_batches(loader):
 def test_webdataset_shards_and_a_brace_pattern_give_each_sample_with_its_class(tmp_path):
     items = [(i, i % 4) for i in range(12)]
     write_shard(tmp_path / "train-000000.tar", items[:7])
-    write_shard(tmp_path / "train-000001.tar", items[7:])
+    write_shard(tmp_path / "train-000001.tar", items[7:], metadata=True)  # not read: (images, labels)
     pattern = str(tmp_path / "train-{000000..000001}.tar")
     x, y = all_batches(stoker.DataLoader(pattern, batch_size=5, transforms=CHAIN))
     assert x.shape == (12, 3, 16, 20)

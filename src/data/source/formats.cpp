@@ -52,12 +52,13 @@ std::span<const DataFormat> data_formats() {
        {".tar"},
        "Uncompressed tar files (`--data 'shards/train-*.tar'`) whose consecutive members sharing a key are one "
        "sample: `000123.jpg` with `000123.cls` holding its class id as text, as webdataset's `ShardWriter` writes "
-       "them. The images are read in place from each file's memory map; ustar, GNU and pax tar files. Text members "
-       "(`.txt`, `.json`, any extension whose last suffix is `txt`, `text`, `transcript`, `json` or `jsn`) pass "
-       "through as columns named by their extension, in name order, as a CSV list's other columns do: "
-       "`jpg`, `json`, `txt` give `(images, json, txt)` in Python, with `.cls` `(images, labels, json, txt)`; "
-       "a shard without any `.cls` has no targets (images and captions). A sample without a text member that "
-       "other samples of its shard have is a bad sample naming it. Members without an image, such as captions "
+       "them. The images are read in place from each file's memory map; ustar, GNU and pax tar files. Shards "
+       "without `.cls` members are images and captions: their text members (`.txt`, `.json`, any extension whose "
+       "last suffix is `txt`, `text`, `transcript`, `json` or `jsn`) pass through as columns named by their "
+       "extension, in name order, as a CSV list's other columns do (`jpg`, `json`, `txt` give `(images, json, "
+       "txt)` in Python), and a sample without a text member that other samples of its shard have is a bad "
+       "sample naming it. With `.cls`, text members are not read (ImageNet's shards carry a `.json` of "
+       "metadata): `(images, labels)`. Members without an image, such as captions "
        "alone, are skipped and counted; other members are not read. A damaged or truncated shard, an image "
        "without its `.cls` where the shard's other images have one, or a `.tar.gz` stops with one line."},
   };

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <optional>
 #include <set>
+#include <span>
 
 #include "file_reader.h"
 #include "numbered_classes.h"
@@ -215,9 +216,12 @@ std::unique_ptr<Source> open_web_dataset(const std::string& path) {
     }
     labels[i] = *id;
   }
-  // The text members of any sample are the shard's columns, in the order of their names.
+  // A shard of images and captions: the text members of any sample are its columns, in the
+  // order of their names. A shard with class ids is classification data, and its text members
+  // (ImageNet's shards carry a .json of metadata) are not read: its samples are images and
+  // labels, as webdataset's to_tuple("jpg", "cls") makes them.
   std::set<std::string> names;
-  for (const IndexedSample& s : samples) {
+  for (const IndexedSample& s : classes ? std::span<const IndexedSample>() : std::span<const IndexedSample>(samples)) {
     for (const auto& text : s.texts) names.insert(text.first);
   }
   SourceColumns columns;
