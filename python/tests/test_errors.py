@@ -71,7 +71,9 @@ def test_on_error_raise_names_the_file(folder_with_a_bad_file):
 
 @pytest.mark.parametrize("kwargs, says", [
     (dict(on_error="raise"), r"\(on_error='raise'; on_error='substitute' replaces bad samples\)$"),
-    (dict(max_bad=0.0), r"over the limit max_bad=0%; first: .*, or raise max_bad$"),
+    (dict(max_bad=0.0), r"over the limit max_bad=0%; first: .*, leave them out of the data or the sampler "
+                        r"\(stats\(\)\['bad_samples'\] names them; stoker scan -o bad.txt lists all of a path's\), "
+                        r"or raise max_bad$"),
 ])
 def test_a_stop_for_bad_samples_speaks_pythons_names(folder_with_a_bad_file, kwargs, says):
     root, bad = folder_with_a_bad_file

@@ -117,7 +117,8 @@ void record_bad(LoaderShared& shared, const Source& source, const LoaderOptions&
         "{} of {} samples in epoch {} are bad, over the limit {}={}; first: {}: {}. Fix or remove them, {}, or raise "
         "{}",
         stats.bad, stats.samples, epoch, max_bad, percent(options.max_bad_fraction), first.name, first.reason,
-        python ? "leave them out of the data or the sampler (stoker scan -o bad.txt lists them all)"
+        python ? "leave them out of the data or the sampler (stats()['bad_samples'] names them; stoker scan -o "
+                 "bad.txt lists all of a path's)"
                : "leave them out with --exclude-list (stoker scan -o bad.txt lists them all)",
         max_bad);
   }
