@@ -366,6 +366,7 @@ void bind_loader(py::module_& m) {
              o.batch_size = batch_size;
              o.workers = workers;
              o.prefetch = prefetch;
+             o.buffers_for_consumer = data::kBuffersForConsumer;
              o.sampler.shuffle = shuffle;
              o.sampler.drop_last = drop_last;
              o.sampler.seed = seed;

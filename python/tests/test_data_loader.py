@@ -247,6 +247,15 @@ def test_a_held_batch_is_never_overwritten(png_folder):
     assert torch.equal(held, copy)
 
 
+def test_a_first_batch_kept_to_size_the_model_does_not_stop_the_loop(indexed_features):
+    # torch's prefetch_factor counts the batches in flight, not those the script holds: with
+    # one worker (num_workers=0) the two buffers in flight must not be all there is.
+    loader = stoker.DataLoader(indexed_features, batch_size=4, num_workers=0, transforms="none")
+    first, _ = next(iter(loader))
+    seen = [y.clone() for _, y in loader]
+    assert first.shape == (4, 4) and torch.equal(torch.cat(seen), torch.arange(50, dtype=torch.float32))
+
+
 def test_holding_every_buffer_raises(png_folder):
     loader = stoker.DataLoader(png_folder, batch_size=2, num_workers=1, prefetch_factor=2,
                                transforms="Resize(16), CenterCrop(16)")

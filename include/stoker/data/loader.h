@@ -11,7 +11,7 @@
 // one at a time in epoch order and write each straight into its slot of a batch buffer: no
 // per-sample heap allocation, no collate copy. There are `prefetch` buffers; when all are
 // full or held by the consumer, workers wait (back-pressure). Memory is therefore bounded by
-// prefetch x batch bytes, plus per-worker scratch.
+// (prefetch + buffers_for_consumer) x batch bytes, plus per-worker scratch.
 //
 // Epoch ends. Once every sample of epoch e is claimed, idle workers begin epoch e + 1 from
 // batch 0 (run_ahead, on by default) in whatever buffers are free: the same buffers, the same
@@ -98,6 +98,13 @@ struct LoaderOptions {
   // cooperate on the oldest unfinished batch first. Memory ~ prefetch x batch bytes, all of it
   // written (resident) when the Loader is made, so that it does not grow later in a run.
   int prefetch = 4;
+  // Buffers the loader adds, one at a time, when the consumer holds every buffer while batches
+  // remain: a script that keeps a batch it looked at (its first, to size a model) while it
+  // iterates. Up to this many beyond `prefetch`, each made (and written) when needed; past
+  // them, next() throws UsageError as before. 0 (default): none. Python's DataLoader sets
+  // kBuffersForConsumer, since torch's prefetch_factor counts batches in flight, not the ones
+  // the script holds.
+  int buffers_for_consumer = 0;
   SamplerOptions sampler;
   TransformSpec transform;
   DecodeOptions decode;
@@ -362,6 +369,8 @@ class Loader {
   mutable std::atomic<bool> consumer_in_call_{false};
   // Since when next() has seen every buffer held by the consumer (consumer thread only).
   std::optional<std::chrono::steady_clock::time_point> all_held_since_;
+  // Buffers added for the consumer so far (LoaderOptions::buffers_for_consumer; consumer thread only).
+  int added_for_consumer_ = 0;
 };
 
 }  // namespace stoker::data

@@ -129,6 +129,11 @@ int auto_workers(int cores);
 // least 2 (one being filled while the consumer holds one) and at most kMaxBuffers.
 int buffers_in_flight(int prefetch_factor, int workers);
 
+// The batches a Python script may keep beyond those in flight (LoaderOptions::
+// buffers_for_consumer): torch's prefetch_factor does not count what the script holds, and a
+// script that keeps the first batch it looked at holds one besides the one it is working on.
+inline constexpr int kBuffersForConsumer = 2;
+
 // Advice on one option, named by its row: the diagnosis makes it, each front end words it.
 struct OptionChange {
   LoaderKey key{};

@@ -735,6 +735,21 @@ bool Loader::next_until(const std::optional<std::chrono::steady_clock::time_poin
       const Clock::time_point now = Clock::now();
       // Kept across calls: next_within's short waits add up to the grace.
       std::optional<Clock::time_point>& held_since = all_held_since_;
+      if (shared_->consumer_holds_every_buffer() && added_for_consumer_ < options_.buffers_for_consumer) {
+        // One more buffer for the batches the consumer keeps, made outside the lock (a Python
+        // allocator takes the GIL, which a thread releasing a batch may hold while it waits for the lock).
+        ++added_for_consumer_;
+        const int number = static_cast<int>(shared_->buffers.size()) + 1;
+        lock.unlock();
+        std::unique_ptr<BatchBuffer> added =
+            make_buffer(*shared_->allocator, options_, shared_->target_dim, number, number);
+        lock.lock();
+        shared_->free_buffers.push_back(added.get());
+        shared_->buffers.push_back(std::move(added));
+        shared_->work_cv.notify_all();
+        held_since.reset();
+        continue;
+      }
       if (shared_->consumer_holds_every_buffer()) {
         if (!held_since) held_since = now;
         if (now - *held_since >= kHeldGrace) {

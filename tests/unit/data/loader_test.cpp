@@ -292,6 +292,34 @@ TEST(LoaderTest, AConsumerHoldingEveryBufferGetsAnErrorNotAHang) {
   EXPECT_EQ(third.index(), 2);
 }
 
+TEST(LoaderTest, BuffersForTheConsumerAreAddedWhenItHoldsEveryBufferAndNoMore) {
+  TempDir dir;
+  auto source = make_idx(dir, 64);
+  LoaderOptions options = augmenting_options(2);
+  options.prefetch = 2;
+  options.buffers_for_consumer = 2;
+  Loader loader(source, options);
+  loader.start_epoch(0);
+  // A script that keeps the first batch it looked at, then iterates: two buffers held by it.
+  Batch first = loader.next();
+  Batch second = loader.next();
+  Batch third = loader.next();  // a third buffer is made for it, at once
+  ASSERT_TRUE(third);
+  EXPECT_EQ(third.index(), 2);
+  Batch fourth = loader.next();
+  ASSERT_TRUE(fourth);
+  EXPECT_EQ(loader.prefetch(), 4);
+  // Past the allowance a consumer keeping every batch still gets the error, not a hang.
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_THROW(loader.next(), UsageError);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+  EXPECT_EQ(loader.prefetch(), 4);
+  first.release();
+  int rest = 0;
+  while (Batch batch = loader.next()) ++rest;
+  EXPECT_EQ(rest, 4);
+}
+
 TEST(LoaderTest, NextWithinReturnsWhenTheBatchIsLateAndHandsItOverOnceReady) {
   TempDir dir;
   auto source = make_idx(dir, 64);
