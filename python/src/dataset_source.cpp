@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <pybind11/numpy.h>
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -64,6 +65,13 @@ std::string path_bytes(const py::handle& object) {
   return encoded.cast<std::string>();
 }
 
+// The shape, as "(2, 3)".
+std::string shape_text(const py::array& a) {
+  std::string text;
+  for (py::ssize_t k = 0; k < a.ndim(); ++k) text += (k > 0 ? ", " : "") + std::to_string(a.shape(k));
+  return "(" + text + ")";
+}
+
 // A uint8 array's layout as an image: height, width, channels and whether it is (C, H, W);
 // false when it is no such array.
 struct ArrayImage {
@@ -83,9 +91,7 @@ bool array_image(const py::array& a, ArrayImage* out, std::string* why) {
   } else if (a.ndim() == 3 && channels_ok(a.shape(0))) {
     *out = {static_cast<int>(a.shape(1)), static_cast<int>(a.shape(2)), static_cast<int>(a.shape(0)), true};
   } else {
-    std::string shape;
-    for (py::ssize_t k = 0; k < a.ndim(); ++k) shape += (k > 0 ? ", " : "") + std::to_string(a.shape(k));
-    *why = fmt::format("a uint8 array of shape ({}), not (H, W), (H, W, C) or (C, H, W) with C 1, 3 or 4", shape);
+    *why = fmt::format("a uint8 array of shape {}, not (H, W), (H, W, C) or (C, H, W) with C 1, 3 or 4", shape_text(a));
     return false;
   }
   if (out->height < 1 || out->width < 1) {
@@ -205,6 +211,33 @@ void collect_geometry(const py::handle& target, data::GeometryTargets* out, int 
   }
 }
 
+// Copies a feature tensor of `shape` into out as float32 values. Throws std::invalid_argument
+// with what it is instead.
+void take_features(const py::handle& features, const std::vector<int64_t>& shape, data::SampleData* out) {
+  std::string what = "a " + type_name(features);
+  if (is_array_like(features)) {
+    const py::array array = py::array::ensure(features);
+    if (array && array.dtype().kind() != 'f') {
+      what = "an array of " + py::str(array.dtype()).cast<std::string>();
+    } else if (array && !std::equal(shape.begin(), shape.end(), array.shape(), array.shape() + array.ndim())) {
+      what = "an array of shape " + shape_text(array);
+    } else if (array) {
+      const auto values = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(array);
+      if (!values) throw py::error_already_set();
+      out->storage.resize(static_cast<size_t>(values.size()) * sizeof(float));
+      std::memcpy(out->storage.data(), values.data(), out->storage.size());
+      out->bytes = out->storage;
+      out->raw = false;
+      out->feature_count = static_cast<int>(values.size());
+      return;
+    }
+  }
+  std::string expected;
+  for (size_t k = 0; k < shape.size(); ++k) expected += (k > 0 ? ", " : "") + std::to_string(shape[k]);
+  throw std::invalid_argument(
+      fmt::format("the features are {}; expected a float array of shape ({}), as the first item's", what, expected));
+}
+
 constexpr const char* kAllowedImages =
     "a path, encoded bytes, a uint8 array ((H, W), (H, W, C) or (C, H, W)) or a PIL image";
 
@@ -220,14 +253,25 @@ std::pair<py::object, py::object> clip_and_target(const py::object& item) {
 }  // namespace
 
 DatasetSource::DatasetSource(py::object dataset, py::object worker_init_fn, std::string name,
-                             std::vector<std::string> class_names, bool has_geometry, bool clips)
+                             std::vector<std::string> class_names, bool has_geometry, bool clips,
+                             std::vector<int64_t> feature_shape)
     : has_geometry_(has_geometry),
       dataset_(std::make_shared<HeldObject>(std::move(dataset))),
       worker_init_fn_(std::make_shared<HeldObject>(std::move(worker_init_fn))),
       name_(std::move(name)),
       class_names_(std::move(class_names)),
       size_(py::len(dataset_->get())),
-      clips_(clips) {}
+      clips_(clips),
+      feature_shape_(std::move(feature_shape)) {
+  if (feature_shape_.empty()) return;
+  int64_t count = 1;
+  for (const int64_t n : feature_shape_) count *= n;
+  if (count < 1 || count > (int64_t{1} << 24)) {
+    throw UsageError(
+        fmt::format("{}[0]'s features hold {} values; stoker reads 1 to 16,777,216 per sample", name_, count));
+  }
+  feature_count_ = static_cast<int>(count);
+}
 
 std::string DatasetSource::name(size_t index) const { return fmt::format("{}[{}]", name_, index); }
 
@@ -241,12 +285,17 @@ Status DatasetSource::read(size_t index, data::SampleData* out) const {
     try {
       const py::object item = dataset_->get()[py::int_(index)];
       auto [image, target] = image_and_target(item);
-      take_image(image, out, &path);
+      if (feature_count_ > 0) {
+        take_features(image, feature_shape_, out);
+      } else {
+        take_image(image, out, &path);
+      }
       if (has_geometry_) collect_geometry(target, &out->geometry);
       out->extra = std::make_shared<const HeldObject>(std::move(target));
     } catch (py::error_already_set& e) {
       return Status::failure("raised " + one_line(e));
     } catch (const std::invalid_argument& e) {
+      if (feature_count_ > 0) return Status::failure(e.what());
       return Status::failure(fmt::format("the image is {}; expected {}", e.what(), kAllowedImages));
     }
   }

@@ -11,6 +11,11 @@
 // stoker.Boxes in it are read into SampleData::geometry, moved with the image, and put back
 // in their places by the consumer.
 //
+// A source of feature tensors (`feature_shape` given) reads items `features` or `(features,
+// target, ...)` instead: a float16, float32 or float64 array-like (NumPy, a CPU torch tensor)
+// of that shape, read as float32 feature values (SampleData::feature_count). An item of another
+// shape or dtype is a bad sample naming both.
+//
 // A source of clips (`clips`, holds_clips) reads items `clip` or `(clip, target, ...)`: a
 // list or tuple item whose first element is a clip is the latter, any other item a clip
 // alone. A clip is a list or tuple of frames, each an image as above, or an array-like of 4
@@ -64,15 +69,21 @@ class DatasetSource final : public data::Source {
   // `dataset`: the object; `worker_init_fn`: None or a callable; `name`: how messages name it
   // ("FaceClips"); `class_names`: the dataset's classes, if it has them. With the GIL held.
   // `has_geometry`: targets hold stoker.Keypoints / stoker.Boxes (stoker/targets.py), whose
-  // values are read into SampleData::geometry and move with the image.
+  // values are read into SampleData::geometry and move with the image. `feature_shape`: the
+  // shape of every item's feature tensor, for a Dataset of feature vectors; empty for images.
   DatasetSource(pybind11::object dataset, pybind11::object worker_init_fn, std::string name,
-                std::vector<std::string> class_names, bool has_geometry, bool clips = false);
+                std::vector<std::string> class_names, bool has_geometry, bool clips = false,
+                std::vector<int64_t> feature_shape = {});
 
   size_t size() const override { return size_; }
   std::string name(size_t index) const override;
   std::string describe() const override;
   data::TargetKind target_kind() const override { return data::TargetKind::kClass; }
   const std::vector<std::string>& class_names() const override { return class_names_; }
+  int feature_count() const override { return feature_count_; }
+  std::vector<int64_t> feature_shape() const override { return feature_shape_; }
+  // A Dataset's feature tensors come as its items hold them: no Standardize.
+  std::string default_transforms() const override { return feature_count_ > 0 ? "none" : ""; }
   int64_t label(size_t) const override { return 0; }  // the targets travel as Python objects
   void targets(size_t, float* out) const override { out[0] = 0; }
   Status read(size_t index, data::SampleData* out) const override;
@@ -90,6 +101,8 @@ class DatasetSource final : public data::Source {
   std::vector<std::string> class_names_;
   size_t size_ = 0;
   bool clips_ = false;
+  std::vector<int64_t> feature_shape_;
+  int feature_count_ = 0;
 };
 
 // The targets the batch's samples carried from a DatasetSource (None where a sample carried

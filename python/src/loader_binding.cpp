@@ -249,15 +249,15 @@ void bind_loader(py::module_& m) {
       .def_static(
           "dataset",
           [](py::object dataset, py::object worker_init_fn, std::string name, std::vector<std::string> classes,
-             bool has_geometry, bool clips) {
+             bool has_geometry, bool clips, std::vector<int64_t> feature_shape) {
             return std::shared_ptr<data::Source>(
                 std::make_shared<DatasetSource>(std::move(dataset), std::move(worker_init_fn), std::move(name),
-                                                std::move(classes), has_geometry, clips));
+                                                std::move(classes), has_geometry, clips, std::move(feature_shape)));
           },
-          "A map-style Dataset object whose items are (image, target, ...), or (clip, target, ...) with clips "
-          "(dataset_source.h)",
+          "A map-style Dataset object whose items are (image, target, ...), (clip, target, ...) with clips, or "
+          "(features, target, ...) with feature_shape (dataset_source.h)",
           py::arg("dataset"), py::arg("worker_init_fn"), py::arg("name"), py::arg("classes"),
-          py::arg("has_geometry") = false, py::arg("clips") = false)
+          py::arg("has_geometry") = false, py::arg("clips") = false, py::arg("feature_shape") = std::vector<int64_t>{})
       .def_static(
           "with_geometry",
           [](std::shared_ptr<data::Source> source, const py::array_t<float, py::array::c_style>& points,
@@ -279,6 +279,7 @@ void bind_loader(py::module_& m) {
                              [](const data::Source& s) { return s.target_kind() == data::TargetKind::kClass; })
       .def_property_readonly("target_dim", &data::Source::target_dim)
       .def_property_readonly("feature_count", &data::Source::feature_count)
+      .def_property_readonly("feature_shape", &data::Source::feature_shape)
       .def_property_readonly("columns", &columns_info)
       .def("column_cells", &column_cells, "Every sample's cell of extra column `column` (a str each)",
            py::arg("column"))

@@ -7,7 +7,10 @@
   `samples` and `classes` are read once and the files in C++, with no Python call per sample;
   its `transform` is the chain unless one is given, its `target_transform` runs on the targets;
 - any other map-style Dataset (__len__ and __getitem__) whose item is `image` or
-  `(image, target, ...)`: the workers call dataset[i] holding the GIL for that call only.
+  `(image, target, ...)`: the workers call dataset[i] holding the GIL for that call only; or
+  whose item is `features` or `(features, target, ...)`, its features a float array or tensor
+  of one shape (embeddings a Dataset reads from an HDF5 file): batched as torch batches them,
+  in float32, with no transform unless one is given.
 
 With clips (frames_per_clip > 0), a path's folder is read as clips (<class>/<clip>/<frames>),
 and a Dataset's item is `clip` or `(clip, target, ...)`, its clip a list or tuple of frames or
@@ -144,12 +147,13 @@ def open_data(dataset, split, worker_init_fn, clips=False):
     folder, picked = _folder_under(dataset)
     if folder is not None:
         return _open_folder_object(folder, name, worker_init_fn, picked, dataset)
+    features = []
     if clips:
         width, geometry, keypoints = _check_first_clip(dataset, name), False, False
     else:
-        width, geometry, keypoints = _check_first_item(dataset, name)
+        width, geometry, keypoints, features = _check_first_item(dataset, name)
     source = _stoker.Source.dataset(dataset, worker_init_fn, name, [os.fsencode(c) for c in _class_names(dataset)],
-                                    geometry, clips)
+                                    geometry, clips, features)
     data = Data(source, dataset, name, targets="items", item_width=width)
     data.item_keypoints = keypoints
     return data
@@ -187,15 +191,35 @@ def _open_folder_object(folder, name, worker_init_fn, picked=None, dataset=None)
         return Data(source, dataset, name, chain=chain, target_transform=target_transform)
     # Files stoker does not decode, or a loader of the script's: the workers call the loader.
     items = _FolderItems(samples, loader, every_file=own_loader)
-    _check_first_item(items, f"{name} (its loader)")  # noqa: the width is 2, the targets class ids
+    if _check_first_item(items, f"{name} (its loader)")[3]:  # the width is 2, the targets class ids
+        raise ValueError(f"dataset: {name}'s loader returns a float array for {samples[0][0]}; a folder's loader "
+                         "returns images: a path, encoded bytes, a uint8 array or a PIL image")
     source = _stoker.Source.dataset(items, worker_init_fn, name, [os.fsencode(c) for c in classes])
     return Data(source, dataset, name, targets="items", chain=chain, target_transform=target_transform)
 
 
+_FEATURE_DTYPES = (torch.float16, torch.float32, torch.float64)
+
+
+def _feature_shape(image, dataset):
+    """The shape of an item's feature tensor: a float16, float32 or float64 NumPy array or CPU
+    torch tensor of one dimension or more; None for anything else, and for what looks like an
+    image the Dataset's own `transform` made ((C, H, W) floats), which stoker should transform."""
+    if isinstance(image, torch.Tensor):
+        floats = image.dtype in _FEATURE_DTYPES and image.device.type == "cpu"
+    else:
+        dtype = getattr(image, "dtype", None)
+        floats = getattr(dtype, "kind", None) == "f" and getattr(dtype, "itemsize", 0) in (2, 4, 8)
+    shape = tuple(int(n) for n in getattr(image, "shape", ())) if floats else ()
+    transformed_image = len(shape) == 3 and shape[0] in (1, 3, 4) and getattr(dataset, "transform", None) is not None
+    return None if not shape or transformed_image else shape
+
+
 def _check_first_item(dataset, name):
     """(the parts of dataset[0], 1 for an image alone; whether its target holds stoker.Keypoints,
-    stoker.Boxes or stoker.Mask; whether it holds stoker.Keypoints) when its image is one the
-    engine takes; else one line says what it is and what to do."""
+    stoker.Boxes or stoker.Mask; whether it holds stoker.Keypoints; the shape of its features, []
+    for an image) when its first part is an image the engine takes or a feature tensor; else one
+    line says what it is and what to do."""
     if len(dataset) == 0:
         raise arg.bad("dataset", dataset, f"a Dataset with samples; this {name} has len() 0")
     item = dataset[0]
@@ -203,11 +227,18 @@ def _check_first_item(dataset, name):
         raise ValueError(f"dataset: {name}[0] is a dict (keys {', '.join(map(repr, list(item)[:5]))}); stoker "
                          "takes items (image, target, ...): return a tuple with the image first")
     image = item[0] if isinstance(item, (tuple, list)) and item else item
+    parts = len(item) if isinstance(item, (tuple, list)) else 1
+    shape = _feature_shape(image, dataset)
+    if shape is not None:
+        if parts > 1 and has_wrappers(item[1:]):
+            raise ValueError(f"dataset: {name}[0] holds features of shape {shape} with stoker.Keypoints, Boxes or "
+                             "a Mask, which follow the geometry of images: return them as plain arrays")
+        return parts, False, False, list(shape)
     ok, what = _stoker.describe_image(image)
     if ok:
-        parts = len(item) if isinstance(item, (tuple, list)) else 1
-        return parts, parts > 1 and has_wrappers(item[1:]), parts > 1 and has_wrappers(item[1:], "keypoints")
-    hint = "return the image as a path, encoded bytes, a uint8 array or a PIL image"
+        return parts, parts > 1 and has_wrappers(item[1:]), parts > 1 and has_wrappers(item[1:], "keypoints"), []
+    hint = ("return the image as a path, encoded bytes, a uint8 array or a PIL image, or features as a float16, "
+            "float32 or float64 array or CPU tensor")
     if _stoker.is_clip(image):
         hint = "an image that is a clip's frames is read with frames_per_clip=K (K frames per sample)"
     raise ValueError(f"dataset: {name}[0]'s image is {what}; {_transformed_hint(dataset, image) or hint}")

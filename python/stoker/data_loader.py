@@ -295,6 +295,8 @@ class DataLoader:
             raise arg.bad("worker_init_fn", worker_init_fn, f"a setup for workers that run Python; for {data.name} "
                           "stoker's workers read and decode in C++ and run none", "leave it out")
         self.dataset, self.source, self._data = data.dataset, data.source, data
+        # A sample's features as torch batches them: (T, D) for the rows of an (N, T, D) array.
+        self._feature_shape = tuple(self.source.feature_shape)
         self.sampler = sampler if batch_sampler is None else getattr(batch_sampler, "sampler", None)
         if self._order is None:
             self.sampler = PlannedSampler(self)
@@ -521,6 +523,8 @@ class DataLoader:
         alone: what torch's DataLoader yields; with return_params, the samples' parameters after
         them."""
         inputs, targets, params = item
+        if len(self._feature_shape) > 1:
+            inputs = inputs.view(inputs.shape[0], *self._feature_shape)
         width = self._data.item_width
         if width == 1 and self.collate_fn is None:
             parts = (inputs,)

@@ -134,6 +134,12 @@ class Source {
   virtual void fixed_shape(int* width, int* height, int* channels) const { *width = *height = *channels = 0; }
   // Values per sample when the source holds feature vectors (.npz/.npy/.h5/numeric CSV), else 0.
   virtual int feature_count() const { return 0; }
+  // The shape of one sample's feature values, whose product is feature_count(): (T, D) for
+  // the rows of an (N, T, D) array, as torch batches them. Default: (feature_count()), or ()
+  // for a source of images.
+  virtual std::vector<int64_t> feature_shape() const {
+    return feature_count() > 0 ? std::vector<int64_t>{feature_count()} : std::vector<int64_t>{};
+  }
   // The transform chain that suits this data when none is given, in parse_transforms'
   // notation; "" = none in particular (encoded images: the caller's crop/resize default).
   // IDX: none, Grayscale, Fashion-MNIST's mean and std; feature vectors: Standardize; NumPy

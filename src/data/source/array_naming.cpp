@@ -80,6 +80,7 @@ SampleArrays to_sample_arrays(const NpyArray& x, const NpyArray& y, std::string 
                                   fmt::join(x.shape, ", "), d));
     }
     a.feature_count = static_cast<int>(d);
+    if (s.size() > 2) a.feature_shape.assign(s.begin() + 1, s.end());
     if (in_place) {
       a.in_place = x;
       a.mapping = std::move(x_file);

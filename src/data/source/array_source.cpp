@@ -81,6 +81,9 @@ class ArraySource final : public Source {
     *channels = a_.feature_count > 0 ? 0 : a_.channels;
   }
   int feature_count() const override { return a_.feature_count; }
+  std::vector<int64_t> feature_shape() const override {
+    return a_.feature_shape.empty() ? Source::feature_shape() : a_.feature_shape;
+  }
   bool targets_are_numbers() const override { return true; }
   std::string default_transforms() const override {
     if (a_.feature_count > 0) return "Standardize";

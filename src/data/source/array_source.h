@@ -23,6 +23,7 @@ struct SampleArrays {
   // Either feature vectors (count x feature_count float32) ...
   std::vector<float> features;
   int feature_count = 0;
+  std::vector<int64_t> feature_shape;  // one sample's: (T, D) of an (N, T, D) array; empty: (feature_count)
   // ... or images (count x height x width x channels uint8).
   std::vector<uint8_t> pixels;
   int width = 0, height = 0, channels = 0;

@@ -55,6 +55,7 @@ class ConcatSource final : public Source {
     parts_.front()->fixed_shape(width, height, channels);
   }
   int feature_count() const override { return parts_.front()->feature_count(); }
+  std::vector<int64_t> feature_shape() const override { return parts_.front()->feature_shape(); }
   std::string default_transforms() const override { return parts_.front()->default_transforms(); }
   bool targets_are_numbers() const override { return parts_.front()->targets_are_numbers(); }
   void check_class_ids(int64_t max_classes) const override {
@@ -126,6 +127,9 @@ class ConcatSource final : public Source {
     if (first.target_dim() != part.target_dim()) differ("targets per sample", first.target_dim(), part.target_dim());
     if (first.feature_count() != part.feature_count())
       differ("features per sample", first.feature_count(), part.feature_count());
+    if (first.feature_shape() != part.feature_shape())
+      differ("the shape of a sample's features", fmt::format("({})", fmt::join(first.feature_shape(), ", ")),
+             fmt::format("({})", fmt::join(part.feature_shape(), ", ")));
     int w1 = 0, h1 = 0, c1 = 0, w2 = 0, h2 = 0, c2 = 0;
     first.fixed_shape(&w1, &h1, &c1);
     part.fixed_shape(&w2, &h2, &c2);

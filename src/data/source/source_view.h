@@ -30,6 +30,7 @@ class SourceView : public Source {
     inner_->fixed_shape(width, height, channels);
   }
   int feature_count() const override { return inner_->feature_count(); }
+  std::vector<int64_t> feature_shape() const override { return inner_->feature_shape(); }
   std::string default_transforms() const override { return inner_->default_transforms(); }
   bool targets_are_numbers() const override { return inner_->targets_are_numbers(); }
   void check_class_ids(int64_t max_classes) const override { inner_->check_class_ids(max_classes); }

@@ -46,6 +46,21 @@ TEST(NpySource, FeaturesAndClassIdsFromSiblingFiles) {
   expect_has(source->name(1), "X_train.npy[1]");
 }
 
+TEST(NpySource, AFeatureArrayOfThreeDimensionsKeepsItsSampleShape) {
+  TempDir dir;
+  std::vector<float> x(4 * 3 * 2);
+  for (size_t k = 0; k < x.size(); ++k) x[k] = static_cast<float>(k);
+  dir.write("X_train.npy", npy_bytes("<f4", {4, 3, 2}, raw_bytes(x)));  // (N, T, D) sequences
+  dir.write("y_train.npy", npy_bytes("<i8", {4}, raw_bytes<int64_t>({0, 1, 0, 1})));
+  dir.write("flat/x.npy", npy_bytes("<f4", {4, 6}, raw_bytes(x)));
+  dir.write("flat/y.npy", npy_bytes("<i8", {4}, raw_bytes<int64_t>({0, 1, 0, 1})));
+  const auto source = open_source(dir.str() + "/X_train.npy");
+  EXPECT_EQ(source->feature_count(), 6);
+  EXPECT_EQ(source->feature_shape(), (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(features_of(*source, 1), (std::vector<float>{6, 7, 8, 9, 10, 11}));
+  EXPECT_EQ(open_source(dir.str() + "/flat/x.npy")->feature_shape(), (std::vector<int64_t>{6}));
+}
+
 TEST(NpySource, ConvertsBigEndianIntegersAndFortranOrder) {
   TempDir dir;
   // >i2 values 1..6 of shape (2, 3) stored column-major: rows are (1, 2, 3) and (4, 5, 6).

@@ -162,6 +162,13 @@ TEST(Shards, ShardsThatDoNotBelongTogetherAreOneLine) {
   dir.write("f2/cat/1.jpg", {1});
   dir.write("f2/cow/1.jpg", {1});
   expect_has(error_text([&] { open_source(dir.str() + "/f?"); }), "differ in class names: [cat, dog] and [cat, cow]");
+  // As many values per sample, in another shape: (2, 3) sequences and (3, 2) ones.
+  dir.write("s_x_0.npy", npy_bytes("<f4", {1, 2, 3}, raw_bytes<float>({1, 2, 3, 4, 5, 6})));
+  dir.write("s_y_0.npy", npy_bytes("<i8", {1}, raw_bytes<int64_t>({0})));
+  dir.write("s_x_1.npy", npy_bytes("<f4", {1, 3, 2}, raw_bytes<float>({1, 2, 3, 4, 5, 6})));
+  dir.write("s_y_1.npy", npy_bytes("<i8", {1}, raw_bytes<int64_t>({0})));
+  expect_has(error_text([&] { open_source(dir.str() + "/s_x_*.npy"); }),
+             "differ in the shape of a sample's features: (2, 3) and (3, 2)");
   EXPECT_EQ(error_text([&] { open_source(dir.str() + "/none_*.npy"); }),
             "dataset pattern " + dir.str() +
                 "/none_*.npy matches no file; check the folder and the pattern (shards of one dataset: "
