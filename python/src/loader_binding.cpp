@@ -113,7 +113,7 @@ LoaderHandle::~LoaderHandle() {
 
 void LoaderHandle::close() {
   OwnedLoader owned{allocator_, std::move(loader_)};  // with the GIL held, as close_all() takes it
-  if (owned.loader == nullptr) return;
+  if (owned.loader == nullptr || leave_in_fork(made_in_, owned)) return;
   if (WorkerPython::active()) {
     // A garbage collection inside a worker's Python call let go of this loader, maybe inside one
     // of its own workers: another thread joins them (loader_closing.h).
@@ -127,7 +127,9 @@ void LoaderHandle::close() {
 void LoaderHandle::close_all() {
   std::vector<OwnedLoader> owned;
   for (LoaderHandle* handle : live_handles()) {
-    if (handle->loader_ != nullptr) owned.push_back({handle->allocator_, std::move(handle->loader_)});
+    if (handle->loader_ == nullptr) continue;
+    OwnedLoader o{handle->allocator_, std::move(handle->loader_)};
+    if (!leave_in_fork(handle->made_in_, o)) owned.push_back(std::move(o));
   }
   py::gil_scoped_release released;
   for (OwnedLoader& o : owned) o.loader.reset();

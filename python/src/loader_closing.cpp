@@ -2,6 +2,8 @@
 // kept until joined (by a later close_elsewhere once they are done, or by finish_closing).
 #include "loader_closing.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <thread>
 #include <utility>
@@ -18,6 +20,7 @@ thread_local int worker_python_depth = 0;
 struct Closing {
   std::thread thread;
   std::shared_ptr<std::atomic<bool>> done;
+  pid_t process = getpid();  // where the thread runs
 };
 
 struct Closings {
@@ -31,6 +34,21 @@ Closings& closings() {
   return *all;
 }
 
+// Closings of the process this one was forked from: their threads are not here to join, and a
+// joinable std::thread destroyed calls std::terminate, so they are kept, never destroyed.
+void keep_forked(std::vector<Closing>* closings) {
+  static auto* kept = new std::vector<Closing>();
+  const pid_t here = getpid();
+  for (auto it = closings->begin(); it != closings->end();) {
+    if (it->process != here) {
+      kept->push_back(std::move(*it));
+      it = closings->erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
 }  // namespace
 
 WorkerPython::WorkerPython() { ++worker_python_depth; }
@@ -38,6 +56,13 @@ WorkerPython::WorkerPython() { ++worker_python_depth; }
 WorkerPython::~WorkerPython() { --worker_python_depth; }
 
 bool WorkerPython::active() { return worker_python_depth > 0; }
+
+bool leave_in_fork(pid_t made_in, OwnedLoader& owned) {
+  if (getpid() == made_in) return false;
+  (void)owned.loader.release();
+  owned.allocator.reset();
+  return true;
+}
 
 void close_elsewhere(OwnedLoader owned) {
   auto done = std::make_shared<std::atomic<bool>>(false);
@@ -50,6 +75,7 @@ void close_elsewhere(OwnedLoader owned) {
   {
     Closings& all = closings();
     MutexLock lock(all.mutex);
+    keep_forked(&all.threads);
     for (auto it = all.threads.begin(); it != all.threads.end();) {
       if (it->done->load(std::memory_order_acquire)) {
         finished.push_back(std::move(*it));
@@ -69,6 +95,7 @@ void finish_closing() {
     {
       Closings& all = closings();
       MutexLock lock(all.mutex);
+      keep_forked(&all.threads);
       pending.swap(all.threads);
     }
     if (pending.empty()) return;

@@ -8,9 +8,16 @@
 // LoaderHandle::close_all() waits for those too (finish_closing), so that no worker runs Python
 // code while the interpreter finalizes.
 //
-// Thread safety: WorkerPython marks the calling thread only; close_elsewhere() and
-// finish_closing() may be called from any thread.
+// A process forked after a loader was made (os.fork, a torch DataLoader's worker) has none of
+// its worker threads, and its locks and condition variables are copies of the parent's, maybe
+// held or waited on there: stopping it would hang or abort. There the loader is left as it is
+// (leave_in_fork), its memory the child's copy, and so are closings the parent had begun.
+//
+// Thread safety: WorkerPython marks the calling thread only; close_elsewhere(), finish_closing()
+// and leave_in_fork() may be called from any thread.
 #pragma once
+
+#include <sys/types.h>
 
 #include <memory>
 
@@ -35,6 +42,10 @@ struct OwnedLoader {
   std::shared_ptr<data::BufferAllocator> allocator;
   std::unique_ptr<data::Loader> loader;
 };
+
+// True, having let go of `owned` without destroying it, when this is not the process `made_in`
+// (where the loader was made); else false and `owned` is untouched.
+bool leave_in_fork(pid_t made_in, OwnedLoader& owned);
 
 // Destroys `owned` (stopping and joining the loader's workers: one that let go of it finishes
 // its sample first) on a thread of its own, and returns at once.

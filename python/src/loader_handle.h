@@ -4,6 +4,7 @@
 #pragma once
 
 #include <pybind11/pybind11.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <memory>
@@ -64,7 +65,8 @@ class LoaderHandle {
   // Called for every live loader before the interpreter finalizes (stoker/data_loader.py), so
   // that no worker is running Python code while it does. Inside a worker's Python call (a
   // garbage collection there let go of the handle) it hands the loader to close_elsewhere()
-  // and returns at once (loader_closing.h). With the GIL held.
+  // and returns at once (loader_closing.h); in a process forked from the one that made it, it
+  // leaves the loader as it is (leave_in_fork). With the GIL held.
   void close();
   // At exit, with the GIL held: closes the loader of every handle not yet destroyed, and waits
   // for those handed to close_elsewhere(); afterwards no worker runs Python code.
@@ -85,6 +87,7 @@ class LoaderHandle {
   // Every handle not yet destroyed (close_all); read and changed with the GIL held.
   static std::set<LoaderHandle*>& live_handles();
 
+  pid_t made_in_ = getpid();  // the process the loader's workers run in
   // Declared before the loader, so destroyed after it; each batch handed out holds it too.
   std::shared_ptr<data::BufferAllocator> allocator_;
   std::unique_ptr<data::Loader> loader_;  // changed with the GIL held

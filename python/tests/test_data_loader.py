@@ -287,6 +287,37 @@ def test_use_after_fork_raises(png_folder):
     assert os.WEXITSTATUS(status) == 0
 
 
+@pytest.mark.parametrize("let_go", ["collected", "at_exit"])
+def test_a_forked_child_lets_go_of_its_copy_of_a_loader(png_folder, let_go):
+    # A child forked while a loader exists (os.fork, a torch DataLoader's worker) has none of its
+    # worker threads: letting go of its copy, a cycle of the script's that its garbage collection
+    # frees or the exit's closing, must neither wait for them nor abort.
+    gc.disable()
+    try:
+        loader = stoker.DataLoader(png_folder, batch_size=4, num_workers=2, transforms="Resize(16), CenterCrop(16)")
+        next(iter(loader))
+        holder = {"loader": loader}
+        holder["itself"] = holder
+        if let_go == "collected":
+            del loader, holder
+        pid = os.fork()
+        if pid == 0:
+            gc.collect() if let_go == "collected" else stoker.data_loader._close_all()
+            os._exit(0)
+    finally:
+        gc.enable()
+    for _ in range(200):
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child hung letting go of the loader")
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
 def test_batches_in_memory_from_python_outlive_their_loader(png_folder):
     # The allocator device="cuda" and pin_memory use (pinned torch memory), here with plain
     # torch memory: each batch keeps it alive, so a tensor may outlive the loader.
