@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "loader_closing.h"
+#include "stoker/data/formats.h"
 #include "stoker/data/loader.h"
 
 namespace py = pybind11;
@@ -379,7 +380,13 @@ bool is_clip(const py::handle& object) {
 
 std::string describe_image(const py::handle& image, bool* ok) {
   *ok = true;
-  if (is_path(image)) return "a path";
+  if (is_path(image)) {
+    const std::string path = path_bytes(image);
+    const data::DataFormat* format = data::format_of_file(path);
+    if (format == nullptr) return "a path";
+    *ok = false;
+    return fmt::format("the path {} ({}: a dataset stoker reads by itself, not an image)", path, format->brief);
+  }
   if (is_bytes_like(image)) return "encoded bytes";
   if (is_pil_image(image)) return "a PIL image";
   std::string why = "a " + type_name(image);

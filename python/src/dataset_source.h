@@ -115,7 +115,8 @@ bool is_clip(const pybind11::handle& object);
 
 // What dataset[i]'s image would be read as ("a path", "encoded bytes", "a uint8 array (H, W,
 // 3)", ...), or a one-line reason it cannot be (its type or dtype or shape, and what is
-// allowed): the DataLoader checks the first item with it up front. With the GIL held.
+// allowed; a path of a kind of data stoker reads as a dataset, such as an .h5 file): the
+// DataLoader checks the first item with it up front. With the GIL held.
 std::string describe_image(const pybind11::handle& image, bool* ok);
 
 }  // namespace stoker::python

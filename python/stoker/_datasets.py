@@ -241,6 +241,10 @@ def _check_first_item(dataset, name):
             "float32 or float64 array or CPU tensor")
     if _stoker.is_clip(image):
         hint = "an image that is a clip's frames is read with frames_per_clip=K (K frames per sample)"
+    if isinstance(image, (str, os.PathLike)):  # the path of data stoker reads as a dataset
+        raise ValueError(f"dataset: {name}[0]'s image is {what}; give the path itself as the dataset "
+                         f"(stoker.DataLoader({os.fsdecode(image)!r}, ...)), and the files of one dataset as one "
+                         "pattern ('emb_*.h5', 'emb_{0,1}.h5')")
     raise ValueError(f"dataset: {name}[0]'s image is {what}; {_transformed_hint(dataset, image) or hint}")
 
 

@@ -98,3 +98,15 @@ def test_an_h5_file_of_sequences_read_by_path_keeps_their_shape(tmp_path):
     loader = stoker.DataLoader(str(tmp_path / "seq.h5"), batch_size=16, transforms="none")
     batch, _ = next(iter(loader))
     assert batch.shape == (16, 3, 4) and torch.equal(batch, torch.from_numpy(x[:16]))
+
+
+def test_a_list_of_h5_paths_is_told_to_be_a_pattern(tmp_path):
+    write_h5(tmp_path / "emb_0.h5", (6,))
+    write_h5(tmp_path / "emb_1.h5", (6,))
+    files = [str(tmp_path / "emb_0.h5"), str(tmp_path / "emb_1.h5")]
+    with pytest.raises(ValueError, match=r"^dataset: list\[0\]'s image is the path .*emb_0\.h5 \(\.h5: a dataset "
+                       r"stoker reads by itself, not an image\); give the path itself as the dataset .*one pattern "
+                       r"\('emb_\*\.h5', 'emb_\{0,1\}\.h5'\)$"):
+        stoker.DataLoader(files)
+    loader = stoker.DataLoader(str(tmp_path / "emb_*.h5"), batch_size=80, transforms="none")
+    assert next(iter(loader))[0].shape == (80, 6)
