@@ -217,12 +217,12 @@ void collect_geometry(const py::handle& target, data::GeometryTargets* out, int 
 void take_features(const py::handle& features, const std::vector<int64_t>& shape, data::SampleData* out) {
   std::string what = "a " + type_name(features);
   if (is_array_like(features)) {
-    const py::array array = py::array::ensure(features);
-    if (array && array.dtype().kind() != 'f') {
+    const py::array array = py::reinterpret_borrow<py::object>(features);  // raises what numpy.asarray does
+    if (array.dtype().kind() != 'f') {
       what = "an array of " + py::str(array.dtype()).cast<std::string>();
-    } else if (array && !std::equal(shape.begin(), shape.end(), array.shape(), array.shape() + array.ndim())) {
+    } else if (!std::equal(shape.begin(), shape.end(), array.shape(), array.shape() + array.ndim())) {
       what = "an array of shape " + shape_text(array);
-    } else if (array) {
+    } else {
       const auto values = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(array);
       if (!values) throw py::error_already_set();
       out->storage.resize(static_cast<size_t>(values.size()) * sizeof(float));

@@ -201,12 +201,20 @@ def _open_folder_object(folder, name, worker_init_fn, picked=None, dataset=None)
 _FEATURE_DTYPES = (torch.float16, torch.float32, torch.float64)
 
 
-def _feature_shape(image, dataset):
+def _feature_shape(image, dataset, name):
     """The shape of an item's feature tensor: a float16, float32 or float64 NumPy array or CPU
     torch tensor of one dimension or more; None for anything else, and for what looks like an
-    image the Dataset's own `transform` made ((C, H, W) floats), which stoker should transform."""
+    image the Dataset's own `transform` made ((C, H, W) floats), which stoker should transform.
+    A float tensor stoker cannot read as it is raises ValueError saying what to return."""
+    if isinstance(image, torch.Tensor) and image.is_floating_point():
+        change = (f"on {image.device}: return them on the CPU (device= moves the batches)" if image.device.type != "cpu"
+                  else f"{image.dtype}, which NumPy cannot hold: return features.float()"
+                  if image.dtype not in _FEATURE_DTYPES
+                  else "a tensor that requires grad: return features.detach()" if image.requires_grad else "")
+        if change:
+            raise ValueError(f"dataset: {name}[0]'s features are {change}")
     if isinstance(image, torch.Tensor):
-        floats = image.dtype in _FEATURE_DTYPES and image.device.type == "cpu"
+        floats = image.dtype in _FEATURE_DTYPES
     else:
         dtype = getattr(image, "dtype", None)
         floats = getattr(dtype, "kind", None) == "f" and getattr(dtype, "itemsize", 0) in (2, 4, 8)
@@ -228,7 +236,7 @@ def _check_first_item(dataset, name):
                          "takes items (image, target, ...): return a tuple with the image first")
     image = item[0] if isinstance(item, (tuple, list)) and item else item
     parts = len(item) if isinstance(item, (tuple, list)) else 1
-    shape = _feature_shape(image, dataset)
+    shape = _feature_shape(image, dataset, name)
     if shape is not None:
         if parts > 1 and has_wrappers(item[1:]):
             raise ValueError(f"dataset: {name}[0] holds features of shape {shape} with stoker.Keypoints, Boxes or "

@@ -93,6 +93,15 @@ def test_integer_features_are_refused_in_one_line():
         stoker.DataLoader(Tokens())
 
 
+@pytest.mark.parametrize("features, says", [
+    (torch.zeros(4, dtype=torch.bfloat16), r"torch\.bfloat16, which NumPy cannot hold: return features\.float\(\)"),
+    (torch.zeros(4, requires_grad=True), r"a tensor that requires grad: return features\.detach\(\)"),
+], ids=["bfloat16", "requires-grad"])
+def test_a_float_tensor_stoker_cannot_read_as_it_is_says_what_to_return(features, says):
+    with pytest.raises(ValueError, match=r"^dataset: list\[0\]'s features are " + says + "$"):
+        stoker.DataLoader([(features, 0)] * 4)
+
+
 def test_an_h5_file_of_sequences_read_by_path_keeps_their_shape(tmp_path):
     x = write_h5(tmp_path / "seq.h5", (3, 4))
     loader = stoker.DataLoader(str(tmp_path / "seq.h5"), batch_size=16, transforms="none")
