@@ -26,10 +26,10 @@
 // Threads: read() holds the GIL for dataset[i] and for copying an in-memory image out; a
 // path's file is read without it. name() and describe() never take the GIL (the loader calls
 // them under its own lock). on_worker_start runs the script's worker_init_fn(worker_id) on
-// the worker's thread. The loader that owns this source must be destroyed, and its epochs
-// started and awaited, with the GIL released (LoaderHandle does), or a worker waiting for
-// the GIL would wait for ever. Its Python calls mark the thread (WorkerPython,
-// loader_closing.h): a DataLoader a garbage collection lets go of there is closed elsewhere.
+// the worker's thread, and gives the thread a Python thread state it keeps until it ends. The loader that owns this
+// source must be destroyed, and its epochs started and awaited, with the GIL released (LoaderHandle does), or a worker
+// waiting for the GIL would wait for ever. Its Python calls mark the thread (WorkerPython, loader_closing.h): a
+// DataLoader a garbage collection lets go of there is closed elsewhere.
 //
 // Errors: dataset[i] raising, or an item of another kind, makes sample i bad (substituted and
 // named as any unreadable file is: the reason is the exception's one line); a worker_init_fn

@@ -208,6 +208,32 @@ def test_worker_init_fn_runs_once_on_each_worker(png_folder):
     assert len({t for _, t in seen}) == 3 and threading.get_ident() not in {t for _, t in seen}
 
 
+def test_a_workers_threading_local_lasts_from_worker_init_fn_through_its_reads():
+    # Per-worker state in a threading.local (an h5py.File opened once per worker) lives in the
+    # worker thread's Python thread state: it must last from worker_init_fn through every
+    # dataset[i] on that thread, not be made afresh for each call.
+    local, opened, seen = threading.local(), [], set()
+
+    class PerWorker(torch.utils.data.Dataset):
+        def __len__(self):
+            return 64
+
+        def __getitem__(self, i):
+            if not hasattr(local, "image"):
+                local.image = np.zeros((8, 8), np.uint8)
+                opened.append(threading.get_ident())
+            seen.add(getattr(local, "worker_id", "main"))
+            return local.image, i
+
+    def init(worker_id):
+        local.worker_id = worker_id
+
+    batches(stoker.DataLoader(PerWorker(), batch_size=8, num_workers=2, worker_init_fn=init,
+                              transforms="Resize((8, 8))"))
+    assert len(opened) <= 3  # dataset[0] looked at on this thread, then once on each worker
+    assert seen <= {"main", 0, 1} and {0, 1} & seen
+
+
 def test_a_worker_init_fn_that_raises_fails_the_epoch_naming_it(png_folder):
     def init(worker_id):
         raise OSError("cannot open the annotation file")
