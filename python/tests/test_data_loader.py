@@ -344,3 +344,25 @@ def test_batches_in_memory_from_python_outlive_their_loader(png_folder):
     assert torch.equal(x, copy)
     del x
     gc.collect()
+
+
+def test_a_buffer_made_for_batches_the_script_keeps_comes_from_its_allocator(png_folder):
+    # device="cuda" and pin_memory give the loader torch's pinned memory: a buffer added while
+    # next() waits (the GIL released) is allocated through Python too.
+    from stoker import _stoker
+    blocks = []
+
+    def allocate(nbytes):
+        block = torch.empty(nbytes, dtype=torch.uint8)
+        blocks.append(block)
+        return block.data_ptr(), block
+
+    loader = _stoker.Loader(_stoker.Source(str(png_folder)), batch_size=4, workers=1, prefetch=2, shuffle=False,
+                            drop_last=False, seed=0, rank=0, world_size=1, transforms="Resize((16, 16))",
+                            channels_last=False, normalize_in_consumer=False, on_error="substitute", max_bad=0.0,
+                            cache_decoded_bytes=0.0, allocate=allocate)
+    loader.start_epoch(0)
+    kept = [loader.next() for _ in range(3)]  # the third comes in a buffer made for it
+    assert [b.index for b in kept] == [0, 1, 2] and len(blocks) == 3
+    addresses = {torch.utils.dlpack.from_dlpack(b.inputs).data_ptr() for b in kept}
+    assert addresses == {block.data_ptr() for block in blocks}
