@@ -1,7 +1,7 @@
 """A CSV list's columns besides the path and the targets (captions, ids) come with each batch,
 after the targets: text as a list of str, integers as int64 tensors, numbers as float32 ones;
 a bad image's slot takes its substitute's, as its label; bytes that are not UTF-8 come as
-os.fsdecode makes them."""
+os.fsdecode makes them. A .tsv list (open_clip's) gives the batches of the same list as CSV."""
 import os
 
 import numpy as np
@@ -75,6 +75,41 @@ def test_captions_ids_and_numbers_in_the_order_of_the_columns(tmp_path):
     assert captions == [caption(i) for i in range(4)]
     assert ids.dtype == torch.int64 and ids.tolist() == [1000, 1001, 1002, 1003]
     assert scores.dtype == torch.float32 and scores.tolist() == [0.0, 0.25, 0.5, 0.75]
+
+
+@pytest.mark.parametrize("header", [["filepath", "title"], ["filepath", "label", "title"]])
+def test_a_tsv_list_gives_the_batches_of_the_same_list_written_as_csv(tmp_path, header):
+    """open_clip's layout (CsvDataset(sep="\\t"): filepath, title), with and without a label."""
+    write_images(tmp_path, 7)
+    titles = [caption(i) for i in range(7)]
+    titles[2] = "a dog, sleeping"  # a comma in a .tsv's cell needs no quotes
+    titles[4] = "a\ttab, inside"  # a tab does: quoted, as in a CSV a comma is
+    cells = [[f"img{i}.png", str(i % 3), titles[i]] if "label" in header else [f"img{i}.png", titles[i]]
+             for i in range(7)]
+    tsv_cell = (lambda cell: quoted(cell) if '"' in cell or "\t" in cell else cell)
+    (tmp_path / "list.csv").write_text(",".join(header) + "\n" +
+                                       "".join(",".join(map(quoted, row)) + "\n" for row in cells))
+    (tmp_path / "list.tsv").write_text("\t".join(header) + "\n" +
+                                       "".join("\t".join(map(tsv_cell, row)) + "\n" for row in cells))
+    from_csv, from_tsv = (passes(stoker.DataLoader(str(tmp_path / name), batch_size=3, transforms=CHAIN))
+                          for name in ("list.csv", "list.tsv"))
+    assert len(from_tsv) == len(from_csv) == 3
+    for tsv_batch, csv_batch in zip(from_tsv, from_csv):
+        assert len(tsv_batch) == len(header)  # (images, titles) or (images, labels, titles)
+        for tsv_part, csv_part in zip(tsv_batch, csv_batch):
+            if isinstance(tsv_part, torch.Tensor):
+                assert torch.equal(tsv_part, csv_part)
+            else:
+                assert tsv_part == csv_part
+    assert [c for batch in from_tsv for c in batch[-1]] == titles
+
+
+def test_a_tsv_list_written_with_commas_is_one_error_naming_the_csv_extension(tmp_path):
+    write_images(tmp_path, 2)
+    (tmp_path / "list.tsv").write_text("path,label\nimg0.png,0\nimg1.png,1\n")
+    with pytest.raises(stoker.DataError, match=r"list\.tsv:1: expected 'path<tab>target.*; the line has commas and "
+                                               r"no tab between its cells: name a comma-separated list \.csv$"):
+        stoker.DataLoader(str(tmp_path / "list.tsv"), batch_size=2)
 
 
 def test_collate_fn_gets_a_tuple_per_sample(tmp_path):

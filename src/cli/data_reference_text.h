@@ -53,15 +53,19 @@ after nvJPEG; a chain with any other transform, or with a `Float16` output, deco
 inline constexpr std::string_view kCsvFileLists = R"md(## CSV file lists
 
 A CSV file list has one sample per row: the path of its image file first (relative to the
-list's folder, or absolute), then its targets and any other columns. Its rules are declared
-once, in `src/data/source/list_columns.h` (`open_file_list` in `include/stoker/data/source.h`):
+list's folder, or absolute), then its targets and any other columns. A `.tsv` list is the same
+with tabs between the cells, as open_clip's `CsvDataset(sep="\t")` reads its `filepath` and
+`title` columns; everything below holds for it, a tab where a comma is written. Its rules are
+declared once, in `src/data/source/list_columns.h` (`open_file_list` in
+`include/stoker/data/source.h`):
 
 - **Header.** The first line is a header when none of its fields is a number and its first
   field does not look like a path: no `/` or `\` in it and no file extension (`.jpg`, `.png`,
   a `.` and 1 to 5 letters or digits at its end). `path,caption` is a header; `a.jpg,a dog`,
   `img/001,a dog` and `001,3` are rows. A list whose first path has neither a folder nor an
   extension, and whose first row holds no number, needs a header line.
-- **Cells.** Fields may be quoted: `"a dog, sleeping"`, and `""` for a quote inside quotes.
+- **Cells.** Fields may be quoted: `"a dog, sleeping"`, and `""` for a quote inside quotes (in
+  a `.tsv`, a tab inside quotes is part of the cell; commas need no quotes there).
   A row is one line (a quoted cell cannot hold a line break); spaces around a cell are
   trimmed; blank lines are skipped. A column whose cells are all integers holds integers, all
   numbers: numbers, all bracketed lists (`"[[40.5, 61], [52, 60.5]]"`): JSON arrays, else text
@@ -83,9 +87,11 @@ once, in `src/data/source/list_columns.h` (`open_file_list` in `include/stoker/d
   (`ignoring columns caption, id of list.csv: stoker train uses path and label`); a list with
   no target column is one line saying how to name one.
 
-A row with fewer cells than the header (or the first row), or more (a comma in an unquoted
-caption), a quote left open at the end of a line, an empty cell in a column of numbers and a
-target that is not a finite number each stop with one line naming the file and the line.
+A first row of one cell (a `.tsv` written with commas, or a `.csv` with tabs, is told which name
+suits it), a row with fewer cells than the header (or the first row), or more (a comma in an
+unquoted caption, a tab in a `.tsv`), a quote left open at the end of a line, an empty cell in a
+column of numbers and a target that is not a finite number each stop with one line naming the
+file and the line.
 
 )md";
 

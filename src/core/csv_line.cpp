@@ -2,7 +2,7 @@
 
 namespace stoker {
 
-std::vector<std::string> split_csv_line(const std::string& line, bool* quote_open) {
+std::vector<std::string> split_csv_line(const std::string& line, char separator, bool* quote_open) {
   std::vector<std::string> fields(1);
   bool quoted = false;
   for (size_t i = 0; i < line.size(); ++i) {
@@ -18,7 +18,7 @@ std::vector<std::string> split_csv_line(const std::string& line, bool* quote_ope
       }
     } else if (c == '"') {
       quoted = true;
-    } else if (c == ',') {
+    } else if (c == separator) {
       fields.emplace_back();
     } else if (c != '\r') {
       fields.back().push_back(c);

@@ -340,22 +340,27 @@ TEST_F(TrainTasksCli, AListsOtherColumnsAreLeftUnreadInOneLine) {
   TempDir dir;
   const std::string levels = stoker::testing::write_level_regression(dir, "train", 64, 5);
   std::ifstream in(levels);
-  std::string line, csv = "path,label,caption,id\n";
+  std::string line, csv = "path,label,caption,id\n", tsv = "path\tlabel\tcaption\tid\n";
   std::getline(in, line);  // the header
   for (int i = 0; std::getline(in, line); ++i) {
     const std::string path = line.substr(0, line.find(','));
     const double brightness = std::stod(line.substr(line.find(',') + 1));
-    csv += fmt::format("{},{},\"a square, {} grey\",{}\n", path, brightness >= 0.5 ? 1 : 0,
-                       brightness >= 0.5 ? "light" : "dark", 1000 + i);
+    const int label = brightness >= 0.5 ? 1 : 0;
+    const char* shade = brightness >= 0.5 ? "light" : "dark";
+    csv += fmt::format("{},{},\"a square, {} grey\",{}\n", path, label, shade, 1000 + i);
+    tsv += fmt::format("{}\t{}\t\"a \"\"square\"\", {} grey\"\t{}\n", path, label, shade, 1000 + i);
   }
-  const std::string list = dir.write_text("captioned.csv", csv);
-  const auto r = run_command(kStoker + " train --data " + list + " --epochs 1 --max-steps 1" + small_images_ +
-                             " --output-dir " + dir.str() + "/runs");
-  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-  const std::string note = "ignoring columns caption, id of " + list + ": stoker train uses path and label\n";
-  EXPECT_NE(r.err.find(note), std::string::npos) << r.err;
-  EXPECT_EQ(r.err.find(note), r.err.rfind(note)) << "said more than once: " << r.err;
-  EXPECT_NE(r.out.find("classification, 2 classes"), std::string::npos) << r.out;
+  // The same list as a .tsv (open_clip's separator), whose captions hold commas and quotes.
+  for (const std::string name : {"captioned.csv", "captioned.tsv"}) {
+    const std::string list = dir.write_text(name, name.ends_with(".csv") ? csv : tsv);
+    const auto r = run_command(kStoker + " train --data " + list + " --epochs 1 --max-steps 1" + small_images_ +
+                               " --output-dir " + dir.str() + "/runs");
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    const std::string note = "ignoring columns caption, id of " + list + ": stoker train uses path and label\n";
+    EXPECT_NE(r.err.find(note), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find(note), r.err.rfind(note)) << "said more than once: " << r.err;
+    EXPECT_NE(r.out.find("classification, 2 classes"), std::string::npos) << r.out;
+  }
 
   // Captions alone: nothing to train on, in one line.
   const std::string captions = dir.write_text("captions.csv", "path,caption\ntrain/img_0000.png,a square\n");

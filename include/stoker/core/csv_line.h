@@ -1,5 +1,5 @@
-// One line of CSV, as the data sources (file lists, feature tables) and stoker report's tables
-// read it. Thread safety: a pure function.
+// One line of CSV (or TSV), as the data sources (file lists, feature tables) and stoker
+// report's tables read it. Thread safety: a pure function.
 #pragma once
 
 #include <string>
@@ -7,10 +7,11 @@
 
 namespace stoker {
 
-// Splits one CSV line at commas; fields may be double-quoted ("a,b", and "" for a quote).
+// Splits one CSV line at `separator` (',', or '\t' for a TSV line); fields may be double-quoted
+// ("a,b" or "a<tab>b", and "" for a quote), a separator inside quotes being part of the field.
 // Surrounding spaces and tabs are trimmed, a '\r' dropped. `quote_open`, when given, is set
 // to whether a quoted field was still open at the end of the line (a line break inside quotes,
 // which one line cannot hold, or a stray quote).
-std::vector<std::string> split_csv_line(const std::string& line, bool* quote_open = nullptr);
+std::vector<std::string> split_csv_line(const std::string& line, char separator = ',', bool* quote_open = nullptr);
 
 }  // namespace stoker

@@ -253,8 +253,11 @@ std::unique_ptr<Source> open_image_list(std::string description, std::vector<std
 // CSV's directory). A path cell may list a clip's frames in order, separated by '|'
 // ("v1/0001.jpg|v1/0002.jpg|v1/0003.jpg", each relative to `root` as a single path is): a
 // list with such a cell holds clips (holds_clips; rows of one path are clips of one frame),
-// named by their cell, and read() reads a clip's first frame. Fields may be double-quoted ("a, b" and "" for a quote);
-// a row is one line (a quoted field cannot hold a line break); surrounding spaces are trimmed; blank lines are skipped.
+// named by their cell, and read() reads a clip's first frame. Cells are separated by commas,
+// or by tabs in a .tsv (cell_separator in formats.h; open_clip's CsvDataset(sep="\t") lists).
+// Fields may be double-quoted ("a, b" and "" for a quote; a separator inside quotes is part of
+// the field); a row is one line (a quoted field cannot hold a line break); surrounding spaces
+// are trimmed; blank lines are skipped.
 //   - Header: the first line is a header when none of its fields is a number and its first
 //     field does not look like a path (it has no '/' or '\' and no file extension such as .jpg).
 //     So a list whose first path has neither, and whose first row has no number, needs a header.
@@ -270,9 +273,10 @@ std::unique_ptr<Source> open_image_list(std::string description, std::vector<std
 //     known, so ages or prices stored as integers can still be read as quantities); otherwise
 //     (floats, or several targets) -> regression.
 // The rules that decide the header and each column's role: src/data/source/list_columns.h.
-// Throws DataError naming the file and line for a row with fewer or more cells than the first
-// (a missing cell; an unquoted comma), a quote left open at the end of a line, a target that is
-// not a finite number, and a list without rows.
+// Throws DataError naming the file and line for a first row of one cell (naming the other
+// separator when the line holds it: a comma-separated .tsv), a row with fewer or more cells
+// than the first (a missing cell; an unquoted comma, or tab in a .tsv), a quote left open at
+// the end of a line, a target that is not a finite number, and a list without rows.
 std::unique_ptr<Source> open_file_list(const std::string& csv_path, const std::string& root = "");
 
 // For a command that reads only the samples' paths and targets (`command`: "stoker train"):
@@ -367,24 +371,25 @@ std::unique_ptr<Source> open_hdf5(const std::string& path, Split split = Split::
 // open_arrays refuses.
 std::unique_ptr<Source> open_torch_file(const std::string& path, Split split = Split::kTrain);
 
-// A CSV table of numbers, one sample per row: the features and one target column, named
-// label, target, y, class, labels or targets in an optional header line (any case), else
-// the last column. Integer targets are class ids, others regression targets. Throws
-// DataError naming file, line and column for a non-number, an empty cell or a short row.
+// A CSV table of numbers (tabs between the cells of a .tsv, as open_file_list reads), one
+// sample per row: the features and one target column, named label, target, y, class, labels or
+// targets in an optional header line (any case), else the last column. Integer targets are
+// class ids, others regression targets. Throws DataError naming file, line and column for a
+// non-number, an empty cell or a short row.
 std::unique_ptr<Source> open_feature_table(const std::string& csv_path);
 
-// True for a CSV whose first data row is all numbers (a feature table, not a file list).
+// True for a CSV or TSV whose first data row is all numbers (a feature table, not a file list).
 bool is_feature_table(const std::string& csv_path);
 
 // Opens `path` by what it is: a directory with idx files (train-images-idx3-ubyte[.gz] ...),
 // an .npz/.npy file (open_arrays), a .pt/.pth file (open_torch_file), an .h5/.hdf5 file or
-// "file.h5:group" (open_hdf5), a .csv
-// feature table or file list, or an image folder. `split` is a user's word (split.h: "train",
-// "val", "test" or "t10k"), checked by check_split first, so a split the data does not hold is
-// a UsageError, never another split's samples. A `path` that names no
-// existing path is a pattern: WebDataset's brace lists ("train-{000000..000146}.tar", "{a,b}")
-// expanded in their order, each name required to exist, then * ? [ (glob(3)): the files it
-// matches, in name order, each opened as above, are one source (the shards of one dataset;
+// "file.h5:group" (open_hdf5), a .csv or .tsv feature table or file list, or an image folder.
+// `split` is a user's word (split.h: "train", "val", "test" or "t10k"), checked by check_split
+// first, so a split the data does not hold is a UsageError, never another split's samples. A
+// `path` that names no existing path is a pattern: WebDataset's brace lists
+// ("train-{000000..000146}.tar", "{a,b}") expanded in their order, each name required to
+// exist, then * ? [ (glob(3)): the files it matches, in name order, each opened as above, are
+// one source (the shards of one dataset;
 // concat_source.h says what they must share); one that matches nothing throws DataError.
 // Throws what the opener throws, and DataError naming the path and the free memory when data
 // that is held in RAM (tables, compressed or chunked arrays) does not fit there.

@@ -1,4 +1,5 @@
-// A CSV table of numbers -> an ArraySource (open_feature_table), and telling it from a file list.
+// A CSV (or TSV) table of numbers -> an ArraySource (open_feature_table), and telling it from
+// a file list.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include "list_columns.h"
 #include "numbered_classes.h"
 #include "stoker/core/error.h"
+#include "stoker/data/formats.h"
 
 namespace stoker::data {
 
@@ -26,12 +28,12 @@ bool all_numbers(const std::vector<std::string>& fields) {
   return std::all_of(fields.begin(), fields.end(), [&](const std::string& f) { return parse_float(f, &value); });
 }
 
-// The first two non-blank lines' fields.
-std::vector<std::vector<std::string>> first_rows(std::istream& in, size_t rows) {
+// The first `rows` non-blank lines' fields, split at `separator`.
+std::vector<std::vector<std::string>> first_rows(std::istream& in, size_t rows, char separator) {
   std::vector<std::vector<std::string>> out;
   std::string line;
   while (out.size() < rows && std::getline(in, line)) {
-    if (line.find_first_not_of(" \t\r") != std::string::npos) out.push_back(split_csv_line(line));
+    if (line.find_first_not_of(" \t\r") != std::string::npos) out.push_back(split_csv_line(line, separator));
   }
   return out;
 }
@@ -40,7 +42,7 @@ std::vector<std::vector<std::string>> first_rows(std::istream& in, size_t rows) 
 
 bool is_feature_table(const std::string& csv_path) {
   std::ifstream in(csv_path);
-  const auto rows = first_rows(in, 2);
+  const auto rows = first_rows(in, 2, cell_separator(csv_path));
   if (rows.empty()) return false;
   if (all_numbers(rows[0])) return true;  // no header
   return rows.size() > 1 && all_numbers(rows[1]);
@@ -49,6 +51,7 @@ bool is_feature_table(const std::string& csv_path) {
 std::unique_ptr<Source> open_feature_table(const std::string& csv_path) {
   std::ifstream in(csv_path);
   if (!in) throw DataError("cannot read feature table " + csv_path);
+  const char separator = cell_separator(csv_path);
   std::vector<std::string> header;
   int columns = -1, target = -1;
   bool integer_targets = true;
@@ -60,7 +63,7 @@ std::unique_ptr<Source> open_feature_table(const std::string& csv_path) {
   while (std::getline(in, line)) {
     ++line_number;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const std::vector<std::string> fields = split_csv_line(line);
+    const std::vector<std::string> fields = split_csv_line(line, separator);
     if (columns < 0) {
       if (fields.size() < 2) {
         throw DataError(fmt::format("{}:{}: a feature table needs at least one feature and one target column", csv_path,

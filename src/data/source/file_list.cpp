@@ -1,4 +1,5 @@
-// CSV file list: path, targets and columns passed through (captions, ids), by list_columns.h's rules.
+// CSV file list (TSV: tabs between the cells): path, targets and columns passed through (captions,
+// ids), by list_columns.h's rules.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -11,6 +12,7 @@
 #include "list_columns.h"
 #include "numbered_classes.h"
 #include "stoker/core/error.h"
+#include "stoker/data/formats.h"
 #include "stoker/data/source.h"
 
 namespace stoker::data {
@@ -134,7 +136,32 @@ std::string column_list(const std::vector<std::string>& names) {
 // A cell as a message quotes it: its first 40 bytes, "..." after them.
 std::string shortened(const std::string& cell) { return cell.size() <= 40 ? cell : cell.substr(0, 40) + "..."; }
 
+// Why the first row of a list, `line`, is not one: it has one cell, split at `separator`.
+std::string too_few_columns(const std::string& line, char separator) {
+  if (separator == '\t') {
+    return fmt::format(
+        "expected 'path<tab>target[<tab>target...]' or 'path<tab>caption' (a path and at least one more column, "
+        "separated by tabs; got '{}'){}",
+        line,
+        line.find(',') == std::string::npos
+            ? ""
+            : "; the line has commas and no tab between its cells: name a comma-separated list .csv");
+  }
+  return fmt::format(
+      "expected 'path,target[,target...]' or 'path,caption' (a path and at least one more column; got '{}'){}", line,
+      line.find('\t') == std::string::npos
+          ? ""
+          : "; the line has tabs and no comma between its cells: name a tab-separated list .tsv");
+}
+
+// What to do about a row with more cells than the first: its separator inside an unquoted cell.
+std::string quote_hint(char separator) {
+  return separator == '\t' ? "quote a cell that holds a tab (\"a<tab>b\")"
+                           : "quote a cell that holds a comma (\"a, b\")";
+}
+
 ListText read_list(std::istream& in, const std::string& csv_path, const fs::path& base) {
+  const char separator = cell_separator(csv_path);
   ListText list;
   std::string line;
   int line_number = 0;
@@ -142,7 +169,7 @@ ListText read_list(std::istream& in, const std::string& csv_path, const fs::path
     ++line_number;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     bool quote_open = false;
-    const auto fields = split_csv_line(line, &quote_open);
+    const auto fields = split_csv_line(line, separator, &quote_open);
     const auto where = [&] { return fmt::format("{}:{}", csv_path, line_number); };  // for errors alone
     if (quote_open) {
       throw DataError(where() +
@@ -150,12 +177,7 @@ ListText read_list(std::istream& in, const std::string& csv_path, const fs::path
                       "(replace line breaks in captions with spaces), and a quote inside quotes is written \"\"");
     }
     if (list.width == 0) {
-      if (fields.size() < 2) {
-        throw DataError(where() +
-                        ": expected 'path,target[,target...]' or 'path,caption' (a path and at least one "
-                        "more column; got '" +
-                        line + "')");
-      }
+      if (fields.size() < 2) throw DataError(where() + ": " + too_few_columns(line, separator));
       list.width = fields.size();
       list.scans.resize(list.width);
       if (is_list_header(fields)) {
@@ -168,7 +190,7 @@ ListText read_list(std::istream& in, const std::string& csv_path, const fs::path
       throw DataError(fmt::format(
           "{}: {} cell{}, but {} has {}; {}", where(), fields.size(), fields.size() == 1 ? "" : "s", first, list.width,
           fields.size() < list.width ? "every row needs a cell for each column (a cell is missing)"
-                                     : "quote a cell that holds a comma (\"a, b\")"));
+                                     : quote_hint(separator)));
     }
     for (size_t c = 1; c < list.width; ++c) {
       list.scans[c].add(fields[c], line_number);

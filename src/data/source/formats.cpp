@@ -27,7 +27,16 @@ std::span<const DataFormat> data_formats() {
        {".csv"},
        "A file list, one image (or clip) per row with its targets and other columns: `path,label`, "
        "`path,yaw,pitch,roll`, `path,label,caption` ([CSV file lists](#csv-file-lists)); or a table of numbers, "
-       "feature vectors with a target column ([train.md](../guide/train.md#feature-vectors)). Told apart by content."},
+       "feature vectors with a target column ([train.md](../guide/train.md#feature-vectors)). Told apart by content.",
+       ','},
+      {FormatKind::kCsv,
+       "a TSV file (tab-separated image list or feature table)",
+       "TSV list or table",
+       {".tsv"},
+       "A CSV file list or table whose cells are separated by tabs, read by the same rules, quoting included (a tab "
+       "inside quotes is part of the cell): open_clip's `CsvDataset(sep=\"\\t\")` list, `filepath` and `title`, "
+       "gives `(images, titles)` ([CSV file lists](#csv-file-lists)).",
+       '\t'},
       {FormatKind::kNumpy,
        "NumPy arrays (.npz, .npy)",
        ".npz/.npy",
@@ -63,6 +72,11 @@ std::span<const DataFormat> data_formats() {
        "without its `.cls` where the shard's other images have one, or a `.tar.gz` stops with one line."},
   };
   return kFormats;
+}
+
+char cell_separator(std::string_view path) {
+  const DataFormat* format = format_of_file(path);
+  return format != nullptr && format->separator != 0 ? format->separator : ',';
 }
 
 const DataFormat* format_of_file(std::string_view path) {

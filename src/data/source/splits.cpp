@@ -63,12 +63,17 @@ std::vector<Split> offered_by(const std::string& path) {
   }
 }
 
-// "an image folder" from formats.h's "an image folder (one subfolder per class)".
-std::string kind_text(FormatKind kind) {
-  for (const DataFormat& format : data_formats()) {
-    if (format.kind == kind) return std::string(format.described.substr(0, format.described.find(" (")));
+// "an image folder" from formats.h's "an image folder (one subfolder per class)": of the format
+// `path` has by its extension when it is of `kind` ("a TSV file"), else of the first of `kind`.
+std::string kind_text(FormatKind kind, const std::string& path) {
+  const DataFormat* format = format_of_file(path);
+  if (format == nullptr || format->kind != kind) {
+    const auto formats = data_formats();
+    const auto first =
+        std::find_if(formats.begin(), formats.end(), [&](const DataFormat& f) { return f.kind == kind; });
+    format = first == formats.end() ? nullptr : &*first;
   }
-  return "data";
+  return format == nullptr ? "data" : std::string(format->described.substr(0, format->described.find(" (")));
 }
 
 // "_val, _valid or _validation" / "val, valid or validation": how `split`'s arrays, groups or
@@ -143,23 +148,28 @@ std::string offers_text(bool one_split, const std::vector<Split>& offered) {
   return fmt::format("offers {}", split_list_text(offered));
 }
 
-// The kind of the first path `path` names, and whether it holds one split.
-std::pair<FormatKind, bool> kind_named(const std::string& path) {
+// The kind of the first path `path` names, whether it holds one split, and its kind_text.
+struct KindNamed {
+  FormatKind kind;
+  bool one_split;
+  std::string text;
+};
+KindNamed kind_named(const std::string& path) {
   const std::string first = paths_named(path).front();
   const FormatKind kind = kind_of_path(first);
-  return {kind, holds_one_split(kind, first)};
+  return {kind, holds_one_split(kind, first), kind_text(kind, first)};
 }
 
 [[noreturn]] void refuse(const std::string& path, Split split, std::string_view asked) {
   const std::vector<Split> offered = offered_splits(path);
-  const auto [kind, one_split] = kind_named(path);
+  const auto [kind, one_split, text] = kind_named(path);
   const std::string other = split == Split::kVal ? "validation" : "test";
   if (one_split) {
-    throw UsageError(fmt::format("no split '{}' in {} ({}): it {}; give the {} data's own path{}", asked, path,
-                                 kind_text(kind), offers_text(true, offered), other, sibling_hint(path, split)));
+    throw UsageError(fmt::format("no split '{}' in {} ({}): it {}; give the {} data's own path{}", asked, path, text,
+                                 offers_text(true, offered), other, sibling_hint(path, split)));
   }
   throw UsageError(fmt::format("no split '{}' in {} ({}): it {}, and {}; ask for {}, or give the {} data's own path",
-                               asked, path, kind_text(kind), offers_text(false, offered), why_absent(kind, split),
+                               asked, path, text, offers_text(false, offered), why_absent(kind, split),
                                offered.size() == 1 ? "train" : "one of those", other));
 }
 
@@ -206,8 +216,8 @@ void check_split(const std::string& path, const std::string& split) {
   std::string ask = "one of those";
   try {
     const std::vector<Split> offered = offered_splits(path);
-    const auto [kind, one_split] = kind_named(path);
-    at_path = fmt::format(", and {} ({}) {}", path, kind_text(kind), offers_text(one_split, offered));
+    const auto [kind, one_split, text] = kind_named(path);
+    at_path = fmt::format(", and {} ({}) {}", path, text, offers_text(one_split, offered));
     if (offered.size() == 1) ask = "train";
   } catch (const Error&) {
     // A path that cannot be read: the names alone; opening it says what is wrong with it.

@@ -197,8 +197,10 @@ void safetensors_seeds() {
 void text_seeds() {
   write_text("file_list", "classes", "path,label\na.jpg,0\nsub/b.png,1\n\"c,d.jpg\",2\n");
   write_text("file_list", "regression", "a.jpg,0.5,-1e3\nb.png,nan,2\n");
+  write_text("file_list", "tabs", "filepath\ttitle\na.jpg\ta dog, sleeping\nb.png\t\"a \"\"red\"\"\tbike\"\n");
   write_text("feature_table", "classes", "f1,f2,label\n1,2.5,0\n-3,4e2,1\n");
   write_text("feature_table", "regression", "0.5,1,2.25\n3,4,5.5\n");
+  write_text("feature_table", "tabs", "f1\tf2\tlabel\n1\t2.5\t0\n-3\t4e2\t1\n");
   write_text("config_yaml", "defaults", stoker::train::to_yaml(stoker::train::TrainConfig{}));
   write_text("config_yaml", "some", "model: resnet18\nepochs: 3\nbatch_size: 64\nlr: 0.1\namp: bf16\n");
   write_text("transform_spec", "train",

@@ -110,6 +110,13 @@ TEST(SplitsOf, ListsTablesShardsAndALoneNpyHoldOneSplit) {
                 " (a CSV file): it holds one split, train; give the validation data's own path (there is " + dir.str() +
                 "/val.csv beside it)");
   EXPECT_NE(usage_error_text([&] { check_split(shard, "val"); }).find("(WebDataset shards)"), std::string::npos);
+  // A .tsv is named as one, though it is of the CSV's kind; its val.tsv beside it is found.
+  const std::string tsv = dir.write_text("train.tsv", "path\tlabel\na.jpg\t0\n");
+  dir.write_text("val.tsv", "path\tlabel\nb.jpg\t1\n");
+  EXPECT_EQ(usage_error_text([&] { check_split(tsv, "val"); }),
+            "no split 'val' in " + tsv +
+                " (a TSV file): it holds one split, train; give the validation data's own path (there is " + dir.str() +
+                "/val.tsv beside it)");
 }
 
 TEST(SplitsOf, AnUnknownNameListsTheAcceptedOnes) {

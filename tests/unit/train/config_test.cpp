@@ -500,7 +500,8 @@ TEST(TrainConfigTest, ValidateNamesTheKeyTheValueAndTheRange) {
        "'vit')"},
       {[](TrainConfig* c) { c->data = ""; },
        "data must not be empty: give an image folder (one subfolder per class), an IDX directory, a CSV file (image "
-       "list or numeric feature table), NumPy arrays (.npz, .npy), PyTorch tensors (.pt, .pth from torch.save), an "
+       "list or numeric feature table), a TSV file (tab-separated image list or feature table), NumPy arrays (.npz, "
+       ".npy), PyTorch tensors (.pt, .pth from torch.save), an "
        "HDF5 file (.h5, .hdf5; file.h5:group for a group) or WebDataset shards (.tar of <key>.jpg + <key>.cls)"},
       {[](TrainConfig* c) { c->epochs = 0; }, "epochs must be >= 1 (got 0)"},
       {[](TrainConfig* c) { c->batch_size = 0; }, "batch_size must be between 1 and 65536 (got 0)"},
