@@ -65,7 +65,8 @@ declared once, in `src/data/source/list_columns.h` (`open_file_list` in
   `img/001,a dog` and `001,3` are rows. A list whose first path has neither a folder nor an
   extension, and whose first row holds no number, needs a header line.
 - **Cells.** Fields may be quoted: `"a dog, sleeping"`, and `""` for a quote inside quotes (in
-  a `.tsv`, a tab inside quotes is part of the cell; commas need no quotes there).
+  a `.tsv`, a tab inside quotes is part of the cell; commas need no quotes there). A quote
+  opens quoting only at a cell's start; elsewhere it is a character (`a 12" record`).
   A row is one line (a quoted cell cannot hold a line break); spaces around a cell are
   trimmed; blank lines are skipped. A column whose cells are all integers holds integers, all
   numbers: numbers, all bracketed lists (`"[[40.5, 61], [52, 60.5]]"`): JSON arrays, else text

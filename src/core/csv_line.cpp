@@ -5,6 +5,7 @@ namespace stoker {
 std::vector<std::string> split_csv_line(const std::string& line, char separator, bool* quote_open) {
   std::vector<std::string> fields(1);
   bool quoted = false;
+  bool started = false;  // the field has had a quote or a character other than a space or tab
   for (size_t i = 0; i < line.size(); ++i) {
     const char c = line[i];
     if (quoted) {
@@ -16,12 +17,14 @@ std::vector<std::string> split_csv_line(const std::string& line, char separator,
       } else {
         fields.back().push_back(c);
       }
-    } else if (c == '"') {
-      quoted = true;
+    } else if (c == '"' && !started) {
+      quoted = started = true;
     } else if (c == separator) {
       fields.emplace_back();
+      started = false;
     } else if (c != '\r') {
       fields.back().push_back(c);
+      started = started || (c != ' ' && c != '\t');
     }
   }
   if (quote_open != nullptr) *quote_open = quoted;

@@ -9,6 +9,8 @@ namespace stoker {
 
 // Splits one CSV line at `separator` (',', or '\t' for a TSV line); fields may be double-quoted
 // ("a,b" or "a<tab>b", and "" for a quote), a separator inside quotes being part of the field.
+// As Python's csv module and pandas read them, a quote opens quoting only at a field's start
+// (after spaces): elsewhere it is a character (he said "hi", a 12" record).
 // Surrounding spaces and tabs are trimmed, a '\r' dropped. `quote_open`, when given, is set
 // to whether a quoted field was still open at the end of the line (a line break inside quotes,
 // which one line cannot hold, or a stray quote).

@@ -39,6 +39,11 @@ TEST(TsvListTest, ALineSplitsAtTabsWithTheQuotingOfCsv) {
   bool open = false;
   split_csv_line("a.jpg\t\"a dog", '\t', &open);
   EXPECT_TRUE(open);
+  // A quote opens quoting only at a cell's start, as Python's csv and pandas read it.
+  EXPECT_EQ(split_csv_line("a.jpg\the said \"hi\" there\ta 12\" record", '\t', &open),
+            (Fields{"a.jpg", "he said \"hi\" there", "a 12\" record"}));
+  EXPECT_FALSE(open);
+  EXPECT_EQ(split_csv_line("a.jpg, \"a, b\" ,c\"d"), (Fields{"a.jpg", "a, b", "c\"d"}));
 }
 
 TEST(TsvListTest, TheSeparatorIsTheExtensions) {
@@ -100,8 +105,9 @@ TEST(TsvListTest, MalformedTsvListsAreOneLineNamingTabsWhereCsvNamesCommas) {
     return error_text<DataError>([&] { open_source(path); });
   };
   const std::string tsv = dir.str() + "/list.tsv";
-  EXPECT_EQ(error_of("list.tsv", "path\tlabel\ttitle\na.jpg\t1\ta dog\ton a beach\n"),
-            tsv + ":2: 4 cells, but the header (path, label, title) has 3; quote a cell that holds a tab (\"a<tab>b\")");
+  EXPECT_EQ(
+      error_of("list.tsv", "path\tlabel\ttitle\na.jpg\t1\ta dog\ton a beach\n"),
+      tsv + ":2: 4 cells, but the header (path, label, title) has 3; quote a cell that holds a tab (\"a<tab>b\")");
   EXPECT_EQ(error_of("list.tsv", "path\tlabel\ttitle\na.jpg\t1\ta dog\nb.jpg\t2\n"),
             tsv +
                 ":3: 2 cells, but the header (path, label, title) has 3; every row needs a cell for each column (a "
@@ -130,7 +136,8 @@ TEST(TsvListTest, MalformedTsvListsAreOneLineNamingTabsWhereCsvNamesCommas) {
   // Tables of numbers: a .tsv of comma-separated numbers is no table, and is told so as a list.
   EXPECT_NE(error_of("table.tsv", "1.5,2,0\n2.5,3,1\n").find("; the line has commas and no tab between its cells"),
             std::string::npos);
-  EXPECT_EQ(error_of("table.tsv", "1.5\t2\t0\n2.5\t3\n"), dir.str() + "/table.tsv:2: 2 columns, but the first row has 3");
+  EXPECT_EQ(error_of("table.tsv", "1.5\t2\t0\n2.5\t3\n"),
+            dir.str() + "/table.tsv:2: 2 columns, but the first row has 3");
   EXPECT_EQ(error_of("table.tsv", "1.5\t2\t0\n2.5\tx\t1\n"),
             dir.str() + "/table.tsv:2: column 2 is 'x'; every cell must be a number (fill or drop missing values)");
 }
@@ -155,7 +162,8 @@ TEST(TsvFeatureTableTest, ATsvTableIsTheSameTableWrittenAsCsv) {
   const auto from_tsv = open_source(tsv_path);
   ASSERT_EQ(from_tsv->size(), 6u);
   std::string described = from_csv->describe();  // the same, but for the file's name
-  for (size_t at; (at = described.find(csv_path)) != std::string::npos;) described.replace(at, csv_path.size(), tsv_path);
+  for (size_t at; (at = described.find(csv_path)) != std::string::npos;)
+    described.replace(at, csv_path.size(), tsv_path);
   EXPECT_EQ(from_tsv->describe(), described);
   EXPECT_NE(described.find("(target 'label')"), std::string::npos) << described;
   for (size_t i = 0; i < 6; ++i) {
