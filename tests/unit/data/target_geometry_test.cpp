@@ -185,8 +185,8 @@ TEST(TargetGeometryTest, ABlockRenderedThroughEachTransformLandsWhereItsCentreIs
       "Resize((24, 24)), RandomRotation(45, interpolation=nearest)",
       "Resize((24, 24)), RandomAffine(20, translate=(0.1, 0.1), scale=(0.8, 1.2), shear=10, interpolation=nearest)",
       "Resize((24, 24)), RandomPerspective(0.4, p=1.0, interpolation=nearest)",
-      "Resize((24, 24)), RandomOrder([RandomRotation(30, interpolation=nearest), "
-      "RandomAffine(0, translate=(0.2, 0.2), interpolation=nearest)])",
+      ("Resize((24, 24)), RandomOrder([RandomRotation(30, interpolation=nearest), "
+       "RandomAffine(0, translate=(0.2, 0.2), interpolation=nearest)])"),
   };
   SampleTransformer transformer;
   int checked = 0;
