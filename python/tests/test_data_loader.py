@@ -318,22 +318,28 @@ def test_a_forked_child_lets_go_of_its_copy_of_a_loader(png_folder, let_go):
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
 
 
-def test_batches_in_memory_from_python_outlive_their_loader(png_folder):
-    # The allocator device="cuda" and pin_memory use (pinned torch memory), here with plain
-    # torch memory: each batch keeps it alive, so a tensor may outlive the loader.
+def loader_in_torch_memory(folder, blocks, workers):
+    """A _stoker.Loader of 2 buffers whose memory comes from a Python allocator, as
+    device="cuda" and pin_memory give it (plain torch memory here); `blocks` gets each block's
+    address, and nothing else holds the block but the loader's buffer."""
     from stoker import _stoker
-    blocks = []
 
     def allocate(nbytes):
         block = torch.empty(nbytes, dtype=torch.uint8)
-        blocks.append(nbytes)
+        blocks.append(block.data_ptr())
         return block.data_ptr(), block
 
-    source = _stoker.Source(str(png_folder))
-    loader = _stoker.Loader(source, batch_size=4, workers=2, prefetch=2, shuffle=False, drop_last=False, seed=0,
-                            rank=0, world_size=1, transforms="Resize((16, 16))", channels_last=False,
-                            normalize_in_consumer=False, on_error="substitute", max_bad=0.0, cache_decoded_bytes=0.0,
-                            allocate=allocate)
+    return _stoker.Loader(_stoker.Source(str(folder)), batch_size=4, workers=workers, prefetch=2, shuffle=False,
+                          drop_last=False, seed=0, rank=0, world_size=1, transforms="Resize((16, 16))",
+                          channels_last=False, normalize_in_consumer=False, on_error="substitute", max_bad=0.0,
+                          cache_decoded_bytes=0.0, allocate=allocate)
+
+
+def test_batches_in_memory_from_python_outlive_their_loader(png_folder):
+    # The allocator device="cuda" and pin_memory use (pinned torch memory), here with plain
+    # torch memory: each batch keeps it alive, so a tensor may outlive the loader.
+    blocks = []
+    loader = loader_in_torch_memory(png_folder, blocks, workers=2)
     loader.start_epoch(0)
     batch = loader.next()
     x = torch.utils.dlpack.from_dlpack(batch.inputs)
@@ -349,20 +355,10 @@ def test_batches_in_memory_from_python_outlive_their_loader(png_folder):
 def test_a_buffer_made_for_batches_the_script_keeps_comes_from_its_allocator(png_folder):
     # device="cuda" and pin_memory give the loader torch's pinned memory: a buffer added while
     # next() waits (the GIL released) is allocated through Python too.
-    from stoker import _stoker
     blocks = []
-
-    def allocate(nbytes):
-        block = torch.empty(nbytes, dtype=torch.uint8)
-        blocks.append(block)
-        return block.data_ptr(), block
-
-    loader = _stoker.Loader(_stoker.Source(str(png_folder)), batch_size=4, workers=1, prefetch=2, shuffle=False,
-                            drop_last=False, seed=0, rank=0, world_size=1, transforms="Resize((16, 16))",
-                            channels_last=False, normalize_in_consumer=False, on_error="substitute", max_bad=0.0,
-                            cache_decoded_bytes=0.0, allocate=allocate)
+    loader = loader_in_torch_memory(png_folder, blocks, workers=1)
     loader.start_epoch(0)
     kept = [loader.next() for _ in range(3)]  # the third comes in a buffer made for it
     assert [b.index for b in kept] == [0, 1, 2] and len(blocks) == 3
     addresses = {torch.utils.dlpack.from_dlpack(b.inputs).data_ptr() for b in kept}
-    assert addresses == {block.data_ptr() for block in blocks}
+    assert addresses == set(blocks)
