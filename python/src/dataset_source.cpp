@@ -36,20 +36,24 @@ class KeptThreadState {
   KeptThreadState() = default;
   KeptThreadState(const KeptThreadState&) = delete;
   KeptThreadState& operator=(const KeptThreadState&) = delete;
+  // Through CPython's PyGILState calls, which pybind11's gil_scoped_acquire finds and reuses:
+  // PyGILState_Release keeps the state's count above zero while it clears it, so that a
+  // finalizer it runs (a threading.local's) may take and release the GIL (CPython gh-119585;
+  // pybind11's own count reaches zero first, and crashed there on Python 3.13).
   ~KeptThreadState() {
-    if (!kept_ || !Py_IsInitialized()) return;
-    py::gil_scoped_acquire gil;
-    gil.dec_ref();  // the scope's end takes the count to 0, which deletes the state
+    if (state_ == nullptr || !Py_IsInitialized()) return;
+    PyEval_RestoreThread(state_);
+    PyGILState_Release(PyGILState_UNLOCKED);  // the count to zero: cleared, deleted, the GIL released
   }
+  // On a thread without the GIL: makes its state and keeps it, the GIL released.
   void keep() {
-    if (kept_) return;
-    py::gil_scoped_acquire gil;
-    gil.inc_ref();  // one count more than the scope's own: the state outlives the scope
-    kept_ = true;
+    if (state_ != nullptr || PyGILState_Check()) return;
+    PyGILState_Ensure();
+    state_ = PyEval_SaveThread();
   }
 
  private:
-  bool kept_ = false;
+  PyThreadState* state_ = nullptr;
 };
 thread_local KeptThreadState kept_thread_state;
 
