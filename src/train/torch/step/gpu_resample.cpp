@@ -84,16 +84,21 @@ void check_taps(const char* name, const torch::Tensor& index, const torch::Tenso
   }
 }
 
-// The sum over k < taps of weight(k) * pixels(k), in float32, one multiply and one add per tap
-// in tap order: the CPU resampler's accumulation, so its rounding too.
-template <typename Pixels, typename Weight>
-torch::Tensor tap_sum(Pixels pixels, Weight weight, int64_t taps) {
-  torch::Tensor acc = torch::mul(pixels(0), weight(0));
+// One pass of the separable filter: for each (sample, output position), the sum over taps k of
+// weight[..., k] * rows[image, index[..., k]], in float32, one multiply and one add per tap in
+// tap order: the CPU resampler's accumulation, so its rounding too. Bicubic's sum is clamped
+// to [0, 255] after each pass, as the CPU clamps it.
+torch::Tensor tap_sum(const torch::Tensor& rows, const torch::Tensor& image, const torch::Tensor& index,
+                      const torch::Tensor& weight, bool bicubic) {
+  const auto pixels = [&](int64_t k) { return rows.index({image, index.select(2, k)}); };
+  const auto weight_of = [&](int64_t k) { return weight.select(2, k).unsqueeze(-1).unsqueeze(-1); };
+  torch::Tensor acc = torch::mul(pixels(0), weight_of(0));
   torch::Tensor product = torch::empty_like(acc);
-  for (int64_t k = 1; k < taps; ++k) {
-    torch::mul_out(product, pixels(k), weight(k));
+  for (int64_t k = 1; k < index.size(2); ++k) {
+    torch::mul_out(product, pixels(k), weight_of(k));
     acc.add_(product);
   }
+  if (bicubic) acc.clamp_(0, 255);
   return acc;
 }
 
@@ -133,21 +138,9 @@ void resample_images(const torch::Tensor& padded, const torch::Tensor& sizes, co
   // and a CPU copies in runs: the horizontal pass works on the windows' rows transposed,
   // (n, w_max, C, span), the vertical one on its result transposed back, (n, span, C, W).
   const torch::Tensor columns = padded.index({image, pass_rows}).permute({0, 2, 3, 1}).contiguous();
-  torch::Tensor across = tap_sum(
-      [&](int64_t k) {
-        return columns.index({image, cols.select(2, k)});
-      },
-      [&](int64_t k) { return wx.select(2, k).unsqueeze(-1).unsqueeze(-1); },
-      cols.size(2));  // (n, W, C, span)
-  if (bicubic) across.clamp_(0, 255);
-  across = across.permute({0, 3, 2, 1}).contiguous();  // (n, span, C, W)
-  torch::Tensor result = tap_sum(
-      [&](int64_t k) {
-        return across.index({image, rows.select(2, k)});
-      },
-      [&](int64_t k) { return wy.select(2, k).unsqueeze(-1).unsqueeze(-1); },
-      rows.size(2));  // (n, H, C, W)
-  if (bicubic) result.clamp_(0, 255);
+  const torch::Tensor across =
+      tap_sum(columns, image, cols, wx, bicubic).permute({0, 3, 2, 1}).contiguous();  // (n, span, C, W)
+  torch::Tensor result = tap_sum(across, image, rows, wy, bicubic);                   // (n, H, C, W)
 
   // The CPU path's round_half_up_u8: int(v + 0.5f), clamped.
   torch::Tensor planes = result.permute({0, 2, 1, 3}).add_(0.5).trunc_().clamp_(0, 255);
