@@ -111,25 +111,30 @@ LoaderHandle::~LoaderHandle() {
   close();
 }
 
+std::optional<OwnedLoader> LoaderHandle::take_loader() {
+  if (loader_ == nullptr) return std::nullopt;
+  OwnedLoader owned{allocator_, std::move(loader_)};
+  if (leave_in_fork(made_in_, owned)) return std::nullopt;
+  return owned;
+}
+
 void LoaderHandle::close() {
-  OwnedLoader owned{allocator_, std::move(loader_)};  // with the GIL held, as close_all() takes it
-  if (owned.loader == nullptr || leave_in_fork(made_in_, owned)) return;
+  std::optional<OwnedLoader> owned = take_loader();  // with the GIL held, as close_all() takes it
+  if (!owned) return;
   if (WorkerPython::active()) {
     // A garbage collection inside a worker's Python call let go of this loader, maybe inside one
     // of its own workers: another thread joins them (loader_closing.h).
-    close_elsewhere(std::move(owned));
+    close_elsewhere(std::move(*owned));
     return;
   }
   py::gil_scoped_release released;
-  owned.loader.reset();
+  owned->loader.reset();
 }
 
 void LoaderHandle::close_all() {
   std::vector<OwnedLoader> owned;
   for (LoaderHandle* handle : live_handles()) {
-    if (handle->loader_ == nullptr) continue;
-    OwnedLoader o{handle->allocator_, std::move(handle->loader_)};
-    if (!leave_in_fork(handle->made_in_, o)) owned.push_back(std::move(o));
+    if (std::optional<OwnedLoader> o = handle->take_loader()) owned.push_back(std::move(*o));
   }
   py::gil_scoped_release released;
   for (OwnedLoader& o : owned) o.loader.reset();

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "batch_arrays.h"
+#include "loader_closing.h"
 #include "stoker/data/loader.h"
 
 namespace stoker::python {
@@ -86,6 +87,9 @@ class LoaderHandle {
   std::string gpu_note_;
   // Every handle not yet destroyed (close_all); read and changed with the GIL held.
   static std::set<LoaderHandle*>& live_handles();
+  // The loader taken out of this handle, to be closed; none when it was closed already or is a
+  // forked copy (left as it is: leave_in_fork). With the GIL held.
+  std::optional<OwnedLoader> take_loader();
 
   pid_t made_in_ = getpid();  // the process the loader's workers run in
   // Declared before the loader, so destroyed after it; each batch handed out holds it too.
