@@ -4,7 +4,8 @@
 // Ownership: every array and every DLPack capsule made from it holds a shared reference to
 // the data::Batch, so the batch's buffer goes back to the loader's pool when the last tensor
 // that views it is gone, also after the Loader itself (loader.h allows a Batch to outlive
-// its Loader and to be released on any thread). The DLPack deleter takes no GIL.
+// its Loader and to be released on any thread); in a forked child it is left as it is
+// (delete_batch, loader_closing.h). The DLPack deleter takes no GIL.
 // Thread safety: an array is immutable once made.
 #pragma once
 

@@ -299,7 +299,7 @@ DatasetSource::DatasetSource(py::object dataset, py::object worker_init_fn, std:
   for (const int64_t n : feature_shape_) count *= n;
   if (count < 1 || count > (int64_t{1} << 24)) {
     throw UsageError(
-        fmt::format("{}[0]'s features hold {} values; stoker reads 1 to 16,777,216 per sample", name_, count));
+        fmt::format("{}'s features hold {} values; stoker reads 1 to 16,777,216 per sample", name_, count));
   }
   feature_count_ = static_cast<int>(count);
 }

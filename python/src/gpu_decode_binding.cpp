@@ -1,13 +1,16 @@
 #include "gpu_decode_binding.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -73,15 +76,11 @@ py::tuple to_arrays(const data::PaddedTaps& p) {
 // decoder plans for (the rarer subsamplings, CMYK, progressive), which Pillow cannot all write.
 py::bytes encode_jpeg_of(const py::array_t<uint8_t, py::array::c_style | py::array::forcecast>& pixels, int quality,
                          const std::string& subsampling, bool progressive) {
-  const std::pair<const char*, data::ChromaSubsampling> names[] = {
-      {"4:4:4", data::ChromaSubsampling::k444}, {"4:2:2", data::ChromaSubsampling::k422},
-      {"4:2:0", data::ChromaSubsampling::k420}, {"4:4:0", data::ChromaSubsampling::k440},
-      {"4:1:1", data::ChromaSubsampling::k411}, {"4:1:0", data::ChromaSubsampling::k410}};
-  const auto named =
-      std::find_if(std::begin(names), std::end(names), [&](const auto& n) { return subsampling == n.first; });
-  if (named == std::end(names)) {
-    throw UsageError(
-        fmt::format("subsampling '{}' is not one of 4:4:4, 4:2:2, 4:2:0, 4:4:0, 4:1:1, 4:1:0", subsampling));
+  const std::optional<data::ChromaSubsampling> named = data::chroma_subsampling_named(subsampling);
+  if (!named) {
+    std::vector<std::string_view> names;
+    for (const data::ChromaSubsamplingDeclaration& d : data::chroma_subsamplings()) names.push_back(d.name);
+    throw UsageError(fmt::format("subsampling '{}' is not one of {}", subsampling, fmt::join(names, ", ")));
   }
   if (pixels.ndim() != 2 && !(pixels.ndim() == 3 && (pixels.shape(2) == 3 || pixels.shape(2) == 4))) {
     throw UsageError("encode_jpeg takes a uint8 array of shape (H, W), (H, W, 3) or (H, W, 4)");
@@ -93,7 +92,7 @@ py::bytes encode_jpeg_of(const py::array_t<uint8_t, py::array::c_style | py::arr
   data::JpegEncodeOptions options;
   options.quality = quality;
   options.progressive = progressive;
-  options.subsampling = named->second;
+  options.subsampling = *named;
   const std::vector<uint8_t> jpeg = data::encode_jpeg(image, options);
   return py::bytes(reinterpret_cast<const char*>(jpeg.data()), jpeg.size());
 }

@@ -180,12 +180,13 @@ std::optional<PyBatch> LoaderHandle::next(double timeout) {
   }
   if (!batch) return std::nullopt;
   // The batch's buffer is freed through the allocator when the loader's last batch goes, maybe
-  // after this handle: each batch keeps the allocator alive until it is gone itself.
-  auto shared =
-      std::shared_ptr<data::Batch>(new data::Batch(std::move(batch)), [allocator = allocator_](const data::Batch* b) {
-        delete b;
-        (void)allocator;
-      });
+  // after this handle: each batch keeps the allocator alive until it is gone itself. In a forked
+  // child the batch is left as it is, as the loader is (delete_batch).
+  auto shared = std::shared_ptr<data::Batch>(new data::Batch(std::move(batch)),
+                                             [allocator = allocator_, made_in = made_in_](const data::Batch* b) {
+                                               delete_batch(made_in, b);
+                                               (void)allocator;
+                                             });
   return PyBatch{
       shared->epoch(),
       shared->index(),

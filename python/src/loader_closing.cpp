@@ -64,6 +64,10 @@ bool leave_in_fork(pid_t made_in, OwnedLoader& owned) {
   return true;
 }
 
+void delete_batch(pid_t made_in, const data::Batch* batch) {
+  if (getpid() == made_in) delete batch;
+}
+
 void close_elsewhere(OwnedLoader owned) {
   auto done = std::make_shared<std::atomic<bool>>(false);
   std::thread thread([owned = std::move(owned), done]() mutable {

@@ -11,10 +11,11 @@
 // A process forked after a loader was made (os.fork, a torch DataLoader's worker) has none of
 // its worker threads, and its locks and condition variables are copies of the parent's, maybe
 // held or waited on there: stopping it would hang or abort. There the loader is left as it is
-// (leave_in_fork), its memory the child's copy, and so are closings the parent had begun.
+// (leave_in_fork), its memory the child's copy, and so are closings the parent had begun and
+// the batches the child lets go of (delete_batch): giving a buffer back takes the loader's lock.
 //
-// Thread safety: WorkerPython marks the calling thread only; close_elsewhere(), finish_closing()
-// and leave_in_fork() may be called from any thread.
+// Thread safety: WorkerPython marks the calling thread only; close_elsewhere(), finish_closing(),
+// leave_in_fork() and delete_batch() may be called from any thread.
 #pragma once
 
 #include <sys/types.h>
@@ -46,6 +47,11 @@ struct OwnedLoader {
 // True, having let go of `owned` without destroying it, when this is not the process `made_in`
 // (where the loader was made); else false and `owned` is untouched.
 bool leave_in_fork(pid_t made_in, OwnedLoader& owned);
+
+// Destroys `batch`, which gives its buffer back to its loader's pool under the loader's lock;
+// in a process other than `made_in` (a forked child, where that lock may be held for ever by a
+// thread it does not have) leaves it as it is instead, as leave_in_fork leaves the loader.
+void delete_batch(pid_t made_in, const data::Batch* batch);
 
 // Destroys `owned` (stopping and joining the loader's workers: one that let go of it finishes
 // its sample first) on a thread of its own, and returns at once.

@@ -3,6 +3,7 @@
 #include <pybind11/numpy.h>
 
 #include <algorithm>
+#include <array>
 
 #include "bindings.h"
 
@@ -12,7 +13,7 @@ namespace stoker::python {
 
 py::dict records_of(const data::Batch& batch, const data::Source& source, const data::TransformSpec& spec,
                     const data::ClipOptions& clip) {
-  py::list index, path, size, box, hflip, vflip, grayscale, angle, affine, color, erase, frames;
+  py::list index, path, size, box, hflip, vflip, grayscale, angle, affine, color, color_order, erase, frames;
   for (int s = 0; s < batch.size(); ++s) {
     const data::SampleRecord& r = batch.record(s);
     const data::SampleParams& p = r.params;
@@ -31,6 +32,8 @@ py::dict records_of(const data::Batch& batch, const data::Source& source, const 
     // py::tuple on both sides: pybind11 3's make_tuple types each tuple by its elements.
     color.append(p.jitter_skipped ? py::tuple(py::make_tuple(1.0, 1.0, 1.0, 0.0))
                                   : py::tuple(py::make_tuple(p.brightness, p.contrast, p.saturation, p.hue)));
+    const std::array<int, 4> order = p.jitter_skipped ? std::array<int, 4>{0, 1, 2, 3} : p.jitter_order;
+    color_order.append(py::make_tuple(order[0], order[1], order[2], order[3]));
     erase.append(p.erase ? py::tuple(py::make_tuple(p.erase_top, p.erase_left, p.erase_height, p.erase_width))
                          : py::tuple(py::make_tuple(0, 0, 0, 0)));
     if (clip.enabled()) {  // a substitute for a clip that could not be loaded at all: zeros
@@ -44,7 +47,7 @@ py::dict records_of(const data::Batch& batch, const data::Source& source, const 
   return py::dict(py::arg("index") = index, py::arg("path") = path, py::arg("source_size") = size, py::arg("box") = box,
                   py::arg("hflip") = hflip, py::arg("vflip") = vflip, py::arg("grayscale") = grayscale,
                   py::arg("angle") = angle, py::arg("affine") = affine, py::arg("color") = color,
-                  py::arg("erase") = erase, py::arg("frames") = frames);
+                  py::arg("color_order") = color_order, py::arg("erase") = erase, py::arg("frames") = frames);
 }
 
 py::list geometry_of(const data::Batch& batch) {

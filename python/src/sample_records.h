@@ -17,6 +17,8 @@ namespace stoker::python {
 // "angle" (RandomRotation's, degrees counter-clockwise), "affine" (RandomAffine's forward 2x3
 // matrix in output pixels, origin at the top-left corner; the identity without one),
 // "color" ((brightness, contrast, saturation, hue) factors; (1, 1, 1, 0) without ColorJitter),
+// "color_order" (the order ColorJitter applied them in, drawn per sample: indices into "color",
+// as torchvision's ColorJitter.get_params' fn_idx; (0, 1, 2, 3) without ColorJitter),
 // "erase" ((top, left, height, width) of RandomErasing's box; zeros without one); with clips
 // (`clip` enabled), "frames" (the K frame numbers each clip's sample was made of, as
 // data::pick_frames chose them; empty without clips). A clip's draws are one for all its

@@ -50,6 +50,7 @@ def sample_params(raw):
         "angle": torch.tensor(raw["angle"], dtype=torch.float32),
         "affine": torch.tensor(raw["affine"], dtype=torch.float64),
         "color": torch.tensor(raw["color"], dtype=torch.float32),
+        "color_order": torch.tensor(raw["color_order"], dtype=torch.int64),
         "erase": torch.tensor(raw["erase"], dtype=torch.int64),
     }
     if raw["frames"]:

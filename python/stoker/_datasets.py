@@ -15,6 +15,9 @@
 With clips (frames_per_clip > 0), a path's folder is read as clips (<class>/<clip>/<frames>),
 and a Dataset's item is `clip` or `(clip, target, ...)`, its clip a list or tuple of frames or
 a uint8 array (T, H, W, C) (python/src/dataset_source.h).
+
+A Dataset's items are learnt from the first that loads (first_item): with on_error="substitute"
+a dataset[0] that raises is a bad sample as any other.
 """
 import os
 
@@ -45,7 +48,7 @@ class Data:
         self.has_targets = has_targets  # False for a CSV list (or shards) without a target column
         self.extra_columns = extra_columns  # a CSV list's columns passed through (captions, ids; a shard's .txt, .json), after the targets
         self.geometry_columns = set()  # of those, the ones read as keypoints or boxes (not passed through)
-        self.item_keypoints = False  # a Dataset object's dataset[0] holds stoker.Keypoints
+        self.item_keypoints = False  # a Dataset object's first item holds stoker.Keypoints
 
 
 def class_to_idx(source):
@@ -123,7 +126,7 @@ class _FolderItems:
         return self._loader(path), target
 
 
-def open_data(dataset, split, worker_init_fn, clips=False):
+def open_data(dataset, split, worker_init_fn, clips=False, on_error="substitute"):
     """The engine's source for `dataset` (see the module's docstring)."""
     if not isinstance(split, str):
         raise arg.bad("split", split, "a split's name: 'train', 'val' or 'test' where the data holds them")
@@ -146,12 +149,12 @@ def open_data(dataset, split, worker_init_fn, clips=False):
     name = type(dataset).__name__
     folder, picked = _folder_under(dataset)
     if folder is not None:
-        return _open_folder_object(folder, name, worker_init_fn, picked, dataset)
+        return _open_folder_object(folder, name, worker_init_fn, picked, dataset, on_error)
     features = []
     if clips:
-        width, geometry, keypoints = _check_first_clip(dataset, name), False, False
+        width, geometry, keypoints = _check_first_clip(dataset, name, on_error), False, False
     else:
-        width, geometry, keypoints, features = _check_first_item(dataset, name)
+        width, geometry, keypoints, features, _ = _check_first_item(dataset, name, on_error)
     source = _stoker.Source.dataset(dataset, worker_init_fn, name, [os.fsencode(c) for c in _class_names(dataset)],
                                     geometry, clips, features)
     data = Data(source, dataset, name, targets="items", item_width=width)
@@ -171,7 +174,7 @@ def _folder_under(dataset):
     return (dataset, picked) if _is_dataset_folder(dataset) else (None, None)
 
 
-def _open_folder_object(folder, name, worker_init_fn, picked=None, dataset=None):
+def _open_folder_object(folder, name, worker_init_fn, picked=None, dataset=None, on_error="substitute"):
     """The engine's source for a DatasetFolder (`picked`: the samples a Subset keeps of it);
     `dataset` is what the script gave (the folder or the Subset)."""
     dataset = folder if dataset is None else dataset
@@ -191,9 +194,10 @@ def _open_folder_object(folder, name, worker_init_fn, picked=None, dataset=None)
         return Data(source, dataset, name, chain=chain, target_transform=target_transform)
     # Files stoker does not decode, or a loader of the script's: the workers call the loader.
     items = _FolderItems(samples, loader, every_file=own_loader)
-    if _check_first_item(items, f"{name} (its loader)")[3]:  # the width is 2, the targets class ids
-        raise ValueError(f"dataset: {name}'s loader returns a float array for {samples[0][0]}; a folder's loader "
-                         "returns images: a path, encoded bytes, a uint8 array or a PIL image")
+    checked = _check_first_item(items, f"{name} (its loader)", on_error)
+    if checked[3]:  # the width is 2, the targets class ids
+        raise ValueError(f"dataset: {name}'s loader returns a float array for {samples[checked[4]][0]}; a folder's "
+                         "loader returns images: a path, encoded bytes, a uint8 array or a PIL image")
     source = _stoker.Source.dataset(items, worker_init_fn, name, [os.fsencode(c) for c in classes])
     return Data(source, dataset, name, targets="items", chain=chain, target_transform=target_transform)
 
@@ -201,7 +205,7 @@ def _open_folder_object(folder, name, worker_init_fn, picked=None, dataset=None)
 _FEATURE_DTYPES = (torch.float16, torch.float32, torch.float64)
 
 
-def _feature_shape(image, dataset, name):
+def _feature_shape(image, dataset, at):
     """The shape of an item's feature tensor: a float16, float32 or float64 NumPy array or CPU
     torch tensor of one dimension or more; None for anything else, and for what looks like an
     image the Dataset's own `transform` made ((C, H, W) floats), which stoker should transform.
@@ -212,7 +216,7 @@ def _feature_shape(image, dataset, name):
                   if image.dtype not in _FEATURE_DTYPES
                   else "a tensor that requires grad: return features.detach()" if image.requires_grad else "")
         if change:
-            raise ValueError(f"dataset: {name}[0]'s features are {change}")
+            raise ValueError(f"dataset: {at}'s features are {change}")
     if isinstance(image, torch.Tensor):
         floats = image.dtype in _FEATURE_DTYPES
     else:
@@ -223,37 +227,74 @@ def _feature_shape(image, dataset, name):
     return None if not shape or transformed_image else shape
 
 
-def _check_first_item(dataset, name):
-    """(the parts of dataset[0], 1 for an image alone; whether its target holds stoker.Keypoints,
-    stoker.Boxes or stoker.Mask; whether it holds stoker.Keypoints; the shape of its features, []
-    for an image) when its first part is an image the engine takes or a feature tensor; else one
-    line says what it is and what to do."""
+# How many of a Dataset's first indices the loader tries, when it is made, for an item that
+# loads (on_error="substitute"); with on_error="raise", dataset[0] alone.
+FIRST_ITEMS_TRIED = 16
+
+
+def _raised(error):
+    """An exception in one line, as the workers name a bad sample's: "KeyError: 'x'"."""
+    return f"{type(error).__name__}: {str(error).partition(chr(10))[0]}"
+
+
+def first_item(dataset, name, on_error):
+    """(i, dataset[i]) for the first index whose item loads, to learn the items' kind from: with
+    on_error="substitute" the first of FIRST_ITEMS_TRIED (the ones before it are bad samples,
+    substituted and named when the workers read them), one stoker.DataError line when none of
+    them loads; with on_error="raise" index 0, a dataset[0] that raises being a DataError
+    naming it (its exception the cause)."""
     if len(dataset) == 0:
         raise arg.bad("dataset", dataset, f"a Dataset with samples; this {name} has len() 0")
-    item = dataset[0]
+    tried = 1 if on_error == "raise" else min(len(dataset), FIRST_ITEMS_TRIED)
+    first = None
+    for i in range(tried):
+        try:
+            return i, dataset[i]
+        except Exception as e:  # noqa: BLE001 - whatever __getitem__ raises makes a bad sample
+            if first is None:
+                first = e
+    if on_error == "raise":
+        message = (f"bad sample {name}[0]: raised {_raised(first)} (on_error='raise', and the loader reads dataset[0] "
+                   "when it is made; on_error='substitute' replaces bad samples)")
+    else:
+        which = f"{name}[0] raised" if tried == 1 else f"all of {name}[0] to {name}[{tried - 1}] raised, the first"
+        message = (f"dataset: {which} {_raised(first)}; the loader learns the items' kind from the first of its "
+                   f"first {FIRST_ITEMS_TRIED} indices that loads: fix the Dataset or leave the bad samples out of it")
+    raise _stoker.DataError(message) from first
+
+
+def _check_first_item(dataset, name, on_error="substitute"):
+    """(the parts of the first item that loads (first_item), 1 for an image alone; whether its
+    target holds stoker.Keypoints, stoker.Boxes or stoker.Mask; whether it holds
+    stoker.Keypoints; the shape of its features, [] for an image; its index) when its first part
+    is an image the engine takes or a feature tensor; else one line says what it is and what to
+    do."""
+    index, item = first_item(dataset, name, on_error)
+    at = f"{name}[{index}]"
     if isinstance(item, dict):
-        raise ValueError(f"dataset: {name}[0] is a dict (keys {', '.join(map(repr, list(item)[:5]))}); stoker "
+        raise ValueError(f"dataset: {at} is a dict (keys {', '.join(map(repr, list(item)[:5]))}); stoker "
                          "takes items (image, target, ...): return a tuple with the image first")
     image = item[0] if isinstance(item, (tuple, list)) and item else item
     parts = len(item) if isinstance(item, (tuple, list)) else 1
-    shape = _feature_shape(image, dataset, name)
+    shape = _feature_shape(image, dataset, at)
     if shape is not None:
         if parts > 1 and has_wrappers(item[1:]):
-            raise ValueError(f"dataset: {name}[0] holds features of shape {shape} with stoker.Keypoints, Boxes or "
+            raise ValueError(f"dataset: {at} holds features of shape {shape} with stoker.Keypoints, Boxes or "
                              "a Mask, which follow the geometry of images: return them as plain arrays")
-        return parts, False, False, list(shape)
+        return parts, False, False, list(shape), index
     ok, what = _stoker.describe_image(image)
     if ok:
-        return parts, parts > 1 and has_wrappers(item[1:]), parts > 1 and has_wrappers(item[1:], "keypoints"), []
+        wrapped = parts > 1 and has_wrappers(item[1:])
+        return parts, wrapped, parts > 1 and has_wrappers(item[1:], "keypoints"), [], index
     hint = ("return the image as a path, encoded bytes, a uint8 array or a PIL image, or features as a float16, "
             "float32 or float64 array or CPU tensor")
     if _stoker.is_clip(image):
         hint = "an image that is a clip's frames is read with frames_per_clip=K (K frames per sample)"
     if isinstance(image, (str, os.PathLike)):  # the path of data stoker reads as a dataset
-        raise ValueError(f"dataset: {name}[0]'s image is {what}; give the path itself as the dataset "
+        raise ValueError(f"dataset: {at}'s image is {what}; give the path itself as the dataset "
                          f"(stoker.DataLoader({os.fsdecode(image)!r}, ...)), and the files of one dataset as one "
                          "pattern ('emb_*.h5', 'emb_{0,1}.h5')")
-    raise ValueError(f"dataset: {name}[0]'s image is {what}; {_transformed_hint(dataset, image) or hint}")
+    raise ValueError(f"dataset: {at}'s image is {what}; {_transformed_hint(dataset, image) or hint}")
 
 
 def _transformed_hint(dataset, image):
@@ -264,25 +305,24 @@ def _transformed_hint(dataset, image):
     return ""
 
 
-def _check_first_clip(dataset, name):
-    """_check_first_item for clips: the parts of dataset[0], an item `clip` or (clip, target,
-    ...) whose clip is a list or tuple of frames the engine takes, or a uint8 array (T, H, W, C);
-    else one line says what it is and what to do."""
-    if len(dataset) == 0:
-        raise arg.bad("dataset", dataset, f"a Dataset with samples; this {name} has len() 0")
-    item = dataset[0]
+def _check_first_clip(dataset, name, on_error="substitute"):
+    """_check_first_item for clips: the parts of the first item that loads (first_item), an item
+    `clip` or (clip, target, ...) whose clip is a list or tuple of frames the engine takes, or a
+    uint8 array (T, H, W, C); else one line says what it is and what to do."""
+    index, item = first_item(dataset, name, on_error)
+    at = f"{name}[{index}]"
     split = isinstance(item, (tuple, list)) and len(item) > 0 and _stoker.is_clip(item[0])
     clip = item[0] if split else item
     allowed = ("with frames_per_clip an item is a clip or (clip, target, ...), its clip a list or tuple of frames "
                "(paths, encoded bytes, uint8 arrays or PIL images) or a uint8 array (T, H, W, C)")
     if not _stoker.is_clip(clip):
-        raise ValueError(f"dataset: {name}[0] is a {type(clip).__name__}; {allowed}")
+        raise ValueError(f"dataset: {at} is a {type(clip).__name__}; {allowed}")
     if len(clip) == 0:
-        raise ValueError(f"dataset: {name}[0]'s clip has no frames; {allowed}")
+        raise ValueError(f"dataset: {at}'s clip has no frames; {allowed}")
     for k in range(len(clip)):
         ok, what = _stoker.describe_image(clip[k])
         if not ok:
-            whole = "" if split else f" ({name}[0] is read as a clip alone, its first part not being a clip)"
-            raise ValueError(f"dataset: frame {k} of {name}[0]'s clip is {what}{whole}; "
+            whole = "" if split else f" ({at} is read as a clip alone, its first part not being a clip)"
+            raise ValueError(f"dataset: frame {k} of {at}'s clip is {what}{whole}; "
                              f"{_transformed_hint(dataset, clip[k]) or allowed}")
     return len(item) if split else 1

@@ -274,7 +274,7 @@ class DataLoader:
             clip_start = _clip_start(frames_per_clip, shuffle, sampler, batch_sampler)
         self.rank, self.world_size = _rank_and_world(rank, world_size)
         self.seed = _epoch_seed(seed, self.world_size if self._order is None else 1, shuffle, generator)
-        data = open_data(dataset, split, worker_init_fn, clips=frames_per_clip > 0)
+        data = open_data(dataset, split, worker_init_fn, clips=frames_per_clip > 0, on_error=on_error)
         self.keypoints, self.boxes, self.box_format = keypoints, boxes, box_format
         if keypoints is not None or boxes is not None:
             if frames_per_clip > 0:

@@ -283,3 +283,20 @@ def test_an_item_that_is_not_a_clip_is_a_bad_sample(clip_folder):
     (bad,) = loader.stats()["bad_samples"]
     assert bad["path"] == "SometimesOne[2]"
     assert bad["reason"].startswith("the clip is a str; expected a list or tuple of frames")
+
+
+def test_a_dataset0_that_raises_is_a_bad_clip_as_any_other(clip_folder):
+    _, clips = clip_folder
+
+    class FirstGone(ClipItems):
+        def __getitem__(self, i):
+            if i == 0:
+                raise FileNotFoundError("clip0/frame_0.png")
+            return super().__getitem__(i)
+
+    loader = stoker.DataLoader(FirstGone(clips, "paths"), batch_size=6, frames_per_clip=2,
+                               transforms="Resize((8, 8))", max_bad=1)
+    x, _ = next(iter(loader))
+    assert x.shape == (6, 2, 3, 8, 8)
+    (bad,) = loader.stats()["bad_samples"]
+    assert bad == {"index": 0, "path": "FirstGone[0]", "reason": "raised FileNotFoundError: clip0/frame_0.png"}

@@ -318,6 +318,46 @@ def test_a_forked_child_lets_go_of_its_copy_of_a_loader(png_folder, let_go):
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
 
 
+def test_a_batch_let_go_of_in_a_child_forked_while_its_loader_was_locked_does_not_hang(png_folder):
+    # A child forked while a thread of the parent holds the loader's lock (a worker claiming a
+    # sample; here set_prefetch, which holds it while the Python allocator makes a buffer) has
+    # a copy of that lock that nobody will unlock: a batch tensor it lets go of must not give
+    # its buffer back to the loader's pool, which would wait for the lock for ever.
+    from stoker import _stoker
+
+    held, children = [], []
+
+    def allocate(nbytes):
+        block = torch.empty(nbytes, dtype=torch.uint8)
+        if held:  # set_prefetch's new buffer: fork here, the loader's lock held
+            pid = os.fork()
+            if pid == 0:
+                held.clear()  # the batch's last tensor: its buffer would go back to the pool
+                gc.collect()
+                os._exit(0)
+            children.append(pid)
+        return block.data_ptr(), block
+
+    loader = _stoker.Loader(_stoker.Source(str(png_folder)), batch_size=4, workers=1, prefetch=2, shuffle=False,
+                            drop_last=False, seed=0, rank=0, world_size=1, transforms="Resize((16, 16))",
+                            channels_last=False, normalize_in_consumer=False, on_error="substitute", max_bad=0.0,
+                            cache_decoded_bytes=0.0, allocate=allocate)
+    loader.start_epoch(0)
+    held.append(torch.utils.dlpack.from_dlpack(loader.next().inputs))
+    loader.prefetch = 3
+    (pid,) = children
+    for _ in range(200):
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child hung letting go of a batch")
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
 def loader_in_torch_memory(folder, blocks, workers):
     """A _stoker.Loader of 2 buffers whose memory comes from a Python allocator, as
     device="cuda" and pin_memory give it (plain torch memory here); `blocks` gets each block's

@@ -153,6 +153,83 @@ def test_a_getitem_that_raises_is_a_bad_sample_named_with_its_exception(png_fold
     assert bad == [{"index": 3, "path": "Flaky[3]", "reason": "raised KeyError: 'no annotation for sample 3'"}]
 
 
+class Missing(Paths):
+    """Items whose image file is gone for the indices in `missing`, as PIL raises for them."""
+
+    def __init__(self, samples, missing, kind="numpy"):
+        super().__init__(samples, kind)
+        self.missing = set(missing)
+
+    def __getitem__(self, i):
+        if i in self.missing:
+            raise FileNotFoundError(f"[Errno 2] No such file or directory: 'img{i}.jpg'")
+        return super().__getitem__(i)
+
+
+class MissingFeatures(Missing):
+    """Feature items (sample i's: D values of i), missing as Missing's."""
+
+    def __getitem__(self, i):
+        _, target = super().__getitem__(i)
+        return np.full(4, i, np.float32), target
+
+
+@pytest.mark.parametrize("kind", [Missing, MissingFeatures])
+def test_a_dataset0_that_raises_is_a_bad_sample_as_any_other(png_folder, kind):
+    # The loader learns the items' kind from the first index that loads (here 2), and reads
+    # 0 and 1 as bad samples when their batch is made.
+    missing = kind(folder_samples(png_folder), {0, 1})
+    chain = "Resize((8, 8))" if kind is Missing else None
+    loader = stoker.DataLoader(missing, batch_size=8, transforms=chain, max_bad=0.1)
+    x, y = batches(loader)[0]
+    assert y[:3].tolist() == [0, 0, 0]
+    if kind is MissingFeatures:
+        assert x.shape == (8, 4) and x[:3].tolist() == [[2.0] * 4] * 3, "2 stands in for 0 and 1"
+    bad = loader.stats()["bad_samples"]
+    assert bad == [{"index": i, "path": f"{kind.__name__}[{i}]",
+                    "reason": f"raised FileNotFoundError: [Errno 2] No such file or directory: 'img{i}.jpg'"}
+                   for i in (0, 1)]
+
+
+@pytest.mark.parametrize("size, says", [
+    (40, r"^dataset: all of Missing\[0\] to Missing\[15\] raised, the first FileNotFoundError: \[Errno 2\] No "
+         r"such file or directory: 'img0.jpg'; the loader learns the items' kind from the first of its first 16 "
+         r"indices that loads: fix the Dataset or leave the bad samples out of it$"),
+    (1, r"^dataset: Missing\[0\] raised FileNotFoundError: .*'img0.jpg'; the loader learns"),
+])
+def test_a_dataset_none_of_whose_first_items_loads_is_one_line(png_folder, size, says):
+    tried = []
+
+    class Counted(Missing):
+        def __getitem__(self, i):
+            tried.append(i)
+            return super().__getitem__(i)
+
+    Counted.__name__ = "Missing"
+    samples = (folder_samples(png_folder) * 2)[:size]
+    with pytest.raises(stoker.DataError, match=says) as e:
+        stoker.DataLoader(Counted(samples, range(size)))
+    assert "\n" not in str(e.value) and isinstance(e.value.__cause__, FileNotFoundError)
+    assert tried == list(range(min(size, 16)))
+
+
+def test_on_error_raise_raises_for_a_dataset0_that_raises_naming_it(png_folder):
+    with pytest.raises(stoker.DataError, match=r"^bad sample Missing\[0\]: raised FileNotFoundError: \[Errno 2\] No "
+                       r"such file or directory: 'img0.jpg' \(on_error='raise', and the loader reads dataset\[0\] "
+                       r"when it is made; on_error='substitute' replaces bad samples\)$") as e:
+        stoker.DataLoader(Missing(folder_samples(png_folder), {0}), on_error="raise")
+    assert isinstance(e.value.__cause__, FileNotFoundError)
+
+
+def test_a_kind_stoker_cannot_read_names_the_first_item_that_loaded(png_folder):
+    class Dicts(Missing):
+        def __getitem__(self, i):
+            return {"image": super().__getitem__(i)[0]}
+
+    with pytest.raises(ValueError, match=r"^dataset: Dicts\[1\] is a dict \(keys 'image'\)"):
+        stoker.DataLoader(Dicts(folder_samples(png_folder), {0}))
+
+
 class Epochal(torch.utils.data.Dataset):
     """Items made from state the script sets between epochs (a Dataset's set_epoch)."""
     epoch = 0
@@ -356,6 +433,17 @@ def test_an_imagefolder_with_a_loader_of_its_own_calls_it(png_folder):
     loader = stoker.DataLoader(folder, batch_size=8, transforms="Resize((8, 8)), Grayscale")
     x, y = next(iter(loader))
     assert x.shape == (8, 1, 8, 8) and len(calls) >= 8
+
+
+def test_an_imagefolders_own_loader_that_raises_for_the_first_file_makes_a_bad_sample(png_folder):
+    first = folder_samples(png_folder)[0][0]
+    folder = torchvision.datasets.ImageFolder(str(png_folder),
+                                              loader=lambda path: Image.open(path + ".gone" if path == first else path))
+    loader = stoker.DataLoader(folder, batch_size=8, transforms="Resize((8, 8))", max_bad=0.1)
+    x, y = next(iter(loader))
+    assert x.shape == (8, 3, 8, 8)
+    (bad,) = loader.stats()["bad_samples"]
+    assert bad["index"] == 0 and bad["reason"].startswith("raised FileNotFoundError:")
 
 
 def test_a_script_that_exits_while_workers_run_python_exits_cleanly(png_folder, tmp_path):

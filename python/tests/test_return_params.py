@@ -3,6 +3,7 @@ by the returned box, resizing and flipping as returned, gives the batch back."""
 import numpy as np
 import pytest
 import torch
+import torchvision.transforms.functional as F
 from PIL import Image
 
 import stoker
@@ -68,3 +69,42 @@ def test_the_affine_matrix_moves_a_point_where_the_warp_moves_its_pixel(tmp_path
 
 def test_without_return_params_a_batch_is_as_before(png_folder):
     assert len(next(iter(stoker.DataLoader(png_folder, batch_size=2, transforms="Resize((8, 8))")))) == 2
+
+
+def test_the_color_factors_in_the_returned_order_redo_the_jitter(tmp_path):
+    # ColorJitter applies brightness, contrast, saturation and hue in an order drawn per sample,
+    # as torchvision's does: torchvision's functions in params["color_order"], with the factors
+    # of params["color"], redo each sample from its source (within a grey level: stoker rounds
+    # contrast's mean grey as PIL does, torch's tensors do not).
+    (tmp_path / "c").mkdir()
+    rng = np.random.default_rng(0)
+    for i in range(16):
+        Image.fromarray(rng.integers(0, 256, (16, 16, 3), dtype=np.uint8)).save(tmp_path / "c" / f"{i}.png")
+    loader = stoker.DataLoader(tmp_path, batch_size=16, transforms="Resize((16, 16)), ColorJitter(0.8, 0.8, 0.8, 0.3)",
+                               return_params=True, seed=1)
+    x, _, params = next(iter(loader))
+    order, color = params["color_order"], params["color"]
+    assert order.shape == (16, 4) and order.dtype == torch.int64
+    assert (order.sort(dim=1).values == torch.arange(4)).all()
+    functions = [F.adjust_brightness, F.adjust_contrast, F.adjust_saturation, F.adjust_hue]
+    in_a_fixed_order_differs = 0
+    for k in range(16):
+        source = F.to_tensor(Image.open(params["path"][k]).convert("RGB"))
+
+        def redo(steps):
+            image = source
+            for i in steps:
+                image = functions[i](image, color[k, i].item())
+            return image
+
+        assert (redo(order[k].tolist()) - x[k]).abs().max() * 255 < 1, (k, order[k])
+        in_a_fixed_order_differs += (redo(range(4)) - x[k]).abs().max() * 255 > 5
+    assert in_a_fixed_order_differs >= 8
+
+
+def test_the_color_order_without_colorjitter_is_the_identity(png_folder):
+    loader = stoker.DataLoader(png_folder, batch_size=4, return_params=True,
+                               transforms="Resize((8, 8)), RandomApply([ColorJitter(0.5)], p=0)")
+    _, _, params = next(iter(loader))
+    assert params["color_order"].tolist() == [[0, 1, 2, 3]] * 4
+    assert params["color"].tolist() == [[1.0, 1.0, 1.0, 0.0]] * 4

@@ -15,15 +15,10 @@
 #include <span>
 #include <vector>
 
+#include "stoker/data/chroma_subsampling.h"  // ChromaSubsampling
 #include "stoker/data/image.h"
 
 namespace stoker::data {
-
-// Chroma resolution relative to luma (J:a:b notation): k422 halves it horizontally, k420
-// both ways, k440 vertically, k411 quarters it horizontally, k410 quarters it horizontally
-// and halves it vertically. The rarer ones exist to test decoders against what cameras and
-// old tools write.
-enum class ChromaSubsampling { k444, k422, k420, k440, k411, k410 };
 
 // How the JPEG stores color. kAuto: 1 channel -> kGray, 3 -> kYCbCr, 4 -> kCmyk.
 enum class JpegColorSpace { kAuto, kGray, kYCbCr, kRgb, kCmyk, kYcck };
@@ -31,7 +26,7 @@ enum class JpegColorSpace { kAuto, kGray, kYCbCr, kRgb, kCmyk, kYcck };
 struct JpegEncodeOptions {
   int quality = 90;  // 1..100, libjpeg's scale (jpeg_set_quality, baseline tables)
   bool progressive = false;
-  ChromaSubsampling subsampling = ChromaSubsampling::k420;  // YCbCr and YCCK only
+  ChromaSubsampling subsampling = ChromaSubsampling::k420;  // YCbCr and YCCK only (chroma_subsampling.h)
   JpegColorSpace color_space = JpegColorSpace::kAuto;
   // CMYK/YCCK (4-channel input, values written as given): libjpeg writes an Adobe APP14
   // marker for these. Photoshop-style files have it and store inverted values (255 - C),

@@ -378,45 +378,15 @@ void JpegDecoder::read_layout(std::span<const uint8_t> bytes, JpegLayout* layout
   }
 }
 
-JpegSubsampling subsampling_of(const JpegLayout& layout) {
-  if (layout.components == 1) return JpegSubsampling::kGray;
-  if (layout.components != 3) return JpegSubsampling::kOther;
+std::optional<ChromaSubsampling> chroma_subsampling_of(const JpegLayout& layout) {
+  if (layout.components != 3) return std::nullopt;
   for (size_t c = 1; c < 3; ++c) {
-    if (layout.h_samp[c] != 1 || layout.v_samp[c] != 1) return JpegSubsampling::kOther;
+    if (layout.h_samp[c] != 1 || layout.v_samp[c] != 1) return std::nullopt;
   }
-  struct Factors {
-    int h, v;
-    JpegSubsampling subsampling;
-  };
-  static constexpr Factors kKnown[] = {{1, 1, JpegSubsampling::k444}, {2, 1, JpegSubsampling::k422},
-                                       {2, 2, JpegSubsampling::k420}, {1, 2, JpegSubsampling::k440},
-                                       {4, 1, JpegSubsampling::k411}, {4, 2, JpegSubsampling::k410}};
-  for (const Factors& f : kKnown) {
-    if (layout.h_samp[0] == f.h && layout.v_samp[0] == f.v) return f.subsampling;
+  for (const ChromaSubsamplingDeclaration& d : chroma_subsamplings()) {
+    if (layout.h_samp[0] == d.h_samp && layout.v_samp[0] == d.v_samp) return d.subsampling;
   }
-  return JpegSubsampling::kOther;
-}
-
-const char* to_string(JpegSubsampling subsampling) {
-  switch (subsampling) {
-    case JpegSubsampling::k444:
-      return "4:4:4";
-    case JpegSubsampling::k422:
-      return "4:2:2";
-    case JpegSubsampling::k420:
-      return "4:2:0";
-    case JpegSubsampling::k440:
-      return "4:4:0";
-    case JpegSubsampling::k411:
-      return "4:1:1";
-    case JpegSubsampling::k410:
-      return "4:1:0";
-    case JpegSubsampling::kGray:
-      return "4:0:0 (gray)";
-    case JpegSubsampling::kOther:
-      break;
-  }
-  return "other";
+  return std::nullopt;
 }
 
 }  // namespace stoker::data

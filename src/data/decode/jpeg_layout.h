@@ -4,16 +4,15 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
+
+#include "stoker/data/chroma_subsampling.h"
 
 namespace stoker::data {
 
 // The colour space libjpeg reads from the header (JFIF, Adobe APP14 or the component count).
 enum class JpegColor { kGray, kYCbCr, kRgb, kCmyk, kYcck, kOther };
-
-// Chroma resolution of a 3-component file relative to luma (Y, Cb, Cr sampling factors with
-// Cb and Cr at 1x1); kGray for one component; kOther for every other layout.
-enum class JpegSubsampling { k444, k422, k420, k440, k411, k410, kGray, kOther };
 
 struct JpegLayout {
   // Why the CPU path would refuse the file before decoding a pixel ("truncated JPEG header",
@@ -31,9 +30,9 @@ struct JpegLayout {
   std::array<int, 4> v_samp{};
 };
 
-// The subsampling of `layout`'s sampling factors.
-JpegSubsampling subsampling_of(const JpegLayout& layout);
-// "4:2:0", "4:0:0 (gray)", "other".
-const char* to_string(JpegSubsampling subsampling);
+// The chroma subsampling of a 3-component file whose luma sampling factors are one declared
+// (stoker/data/chroma_subsampling.h) and whose Cb and Cr are sampled 1x1; nullopt for one
+// component (gray) and for every other layout.
+std::optional<ChromaSubsampling> chroma_subsampling_of(const JpegLayout& layout);
 
 }  // namespace stoker::data

@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <iterator>
 #include <memory>
 #include <string>
 
@@ -70,15 +69,15 @@ Settings settings_for(const Image& image, const JpegEncodeOptions& options) {
         "set adobe_marker = true");
   }
   if (s.jpeg_space == JCS_YCbCr || s.jpeg_space == JCS_YCCK) {
-    // Luma sampling factors (h, v) per ChromaSubsampling, in enum order; chroma is 1x1.
-    constexpr int kFactors[][2] = {{1, 1}, {2, 1}, {2, 2}, {1, 2}, {4, 1}, {4, 2}};
-    const int index = static_cast<int>(options.subsampling);
-    if (index < 0 || index >= static_cast<int>(std::size(kFactors))) {
-      throw Error(fmt::format("encode_jpeg: unknown ChromaSubsampling value {}", index));
+    // Luma's sampling factors as declared; chroma is 1x1.
+    const auto declared = chroma_subsamplings();
+    const auto index = static_cast<size_t>(options.subsampling);
+    if (index >= declared.size()) {
+      throw Error(
+          fmt::format("encode_jpeg: unknown ChromaSubsampling value {}", static_cast<int>(options.subsampling)));
     }
-    const int* f = kFactors[index];
-    s.h_samp = f[0];
-    s.v_samp = f[1];
+    s.h_samp = declared[index].h_samp;
+    s.v_samp = declared[index].v_samp;
   }
   return s;
 }

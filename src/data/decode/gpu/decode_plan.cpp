@@ -68,15 +68,17 @@ DecodeReason cpu_reason(const JpegLayout& layout, const DecodeOptions& options) 
   if (layout.arithmetic) return DecodeReason::kArithmetic;
   if (layout.color == JpegColor::kCmyk || layout.color == JpegColor::kYcck) return DecodeReason::kCmyk;
   if (layout.color != JpegColor::kGray && layout.color != JpegColor::kYCbCr) return DecodeReason::kColorSpace;
-  if (subsampling_of(layout) == JpegSubsampling::kOther) return DecodeReason::kSamplingFactors;
+  if (layout.components != 1 && !chroma_subsampling_of(layout)) return DecodeReason::kSamplingFactors;
   return DecodeReason::kNone;
 }
 
 // The reason a JPEG the CUDA path takes does not go to the engine; kNone when it does.
 DecodeReason cuda_reason(const JpegLayout& layout, const GpuDecodeLimits& limits) {
   if (layout.progressive) return DecodeReason::kProgressive;
-  const JpegSubsampling subsampling = subsampling_of(layout);
-  if (subsampling == JpegSubsampling::k411 || subsampling == JpegSubsampling::k410) return DecodeReason::kSubsampling;
+  const std::optional<ChromaSubsampling> subsampling = chroma_subsampling_of(layout);
+  if (subsampling == ChromaSubsampling::k411 || subsampling == ChromaSubsampling::k410) {
+    return DecodeReason::kSubsampling;
+  }
   if (!layout.single_scan) return DecodeReason::kMultiScan;
   if (layout.width > limits.hardware_max_side || layout.height > limits.hardware_max_side) {
     return DecodeReason::kHardwareSize;
