@@ -19,7 +19,7 @@ import torch.utils.dlpack
 from . import _arguments as arg
 from . import _options
 from . import _stoker
-from ._collate import collate_targets, sample_params
+from ._collate import call_collate_fn, collate_targets, sample_params
 from ._datasets import class_to_idx, open_data
 from ._geometry import aligned_outputs, given_geometry, restore, with_geometry
 from ._samplers import PlannedSampler, draws_at_random, given_order
@@ -464,6 +464,8 @@ class DataLoader:
                 item = None if batch is None else (torch.utils.dlpack.from_dlpack(batch.inputs), self._targets(batch),
                                                    self._params(batch))
         except ValueError as e:  # the C++ loader's words, in this class's argument names
+            if "(prefetch)" not in str(e):
+                raise  # a collate_fn's or target_transform's error keeps its cause
             raise ValueError(str(e).replace("(prefetch)", "(prefetch_factor)")) from None
         now = time.perf_counter()
         if item is None:
@@ -504,7 +506,7 @@ class DataLoader:
         if self.collate_fn is not None:
             values = [part.tolist() if isinstance(part, torch.Tensor) else part for part in parts]
             samples = list(zip(*values))
-            return self.collate_fn([sample[0] for sample in samples] if len(parts) == 1 else samples)
+            return call_collate_fn(self.collate_fn, [sample[0] for sample in samples] if len(parts) == 1 else samples)
         return parts[0] if len(parts) == 1 else tuple(parts)
 
     def _params(self, batch):
