@@ -92,6 +92,33 @@ def draws_at_random(sampler, batch_sampler):
     return None
 
 
+def sampler_rank(sampler, batch_sampler, rank, world_size):
+    """The rank a script's sampler draws for: its own `rank` where it spreads the samples over
+    several replicas (DistributedSampler, torchvision's references' RASampler), else the loader's
+    on several ranks, else 0."""
+    s = sampler if batch_sampler is None else getattr(batch_sampler, "sampler", None)
+    own, replicas = getattr(s, "rank", None), getattr(s, "num_replicas", None)
+    if isinstance(own, int) and isinstance(replicas, int) and replicas > 1:
+        return own
+    return rank if world_size > 1 else 0
+
+
+_MASK = 2**64 - 1
+
+
+def rank_seed(seed, rank):
+    """The seed of the sample streams on `rank` when a script's sampler orders the samples: `seed`
+    itself on rank 0, a splitmix64 mix of seed and rank on the others. A sample such a sampler
+    gives to several ranks (RASampler's repeats, a DistributedSampler's padding) is then augmented
+    differently on each, as repeated augmentation needs, with one seed given to every rank."""
+    if rank == 0:
+        return seed
+    z = (seed + rank * 0x9E3779B97F4A7C15) & _MASK
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    return z ^ (z >> 31)
+
+
 class PlannedSampler:
     """`loader.sampler` when stoker orders the samples itself: as DistributedSampler, its len()
     is the samples per epoch of this rank, iterating it gives the current epoch's ids, and

@@ -22,7 +22,7 @@ from . import _stoker
 from ._collate import call_collate_fn, collate_targets, sample_params
 from ._datasets import class_to_idx, open_data
 from ._geometry import aligned_outputs, given_geometry, restore, with_geometry
-from ._samplers import PlannedSampler, draws_at_random, given_order
+from ._samplers import PlannedSampler, draws_at_random, given_order, rank_seed, sampler_rank
 from ._session import current_monitor, register_diagnosis
 from ._state import STATE_VERSION, check_state
 from ._torchvision import chain_of
@@ -274,6 +274,9 @@ class DataLoader:
             clip_start = _clip_start(frames_per_clip, shuffle, sampler, batch_sampler)
         self.rank, self.world_size = _rank_and_world(rank, world_size)
         self.seed = _epoch_seed(seed, self.world_size if self._order is None else 1, shuffle, generator)
+        # A script's sampler may give one sample to several ranks: each rank's streams take its rank in.
+        self._stream_rank = 0 if self._order is None else sampler_rank(sampler, batch_sampler, self.rank,
+                                                                         self.world_size)
         data = open_data(dataset, split, worker_init_fn, clips=frames_per_clip > 0)
         self.keypoints, self.boxes, self.box_format = keypoints, boxes, box_format
         if keypoints is not None or boxes is not None:
@@ -609,7 +612,7 @@ class DataLoader:
 
     def _make_loader(self, seed):
         try:
-            return _stoker.Loader(self.source, seed=seed, **self._loader_options)
+            return _stoker.Loader(self.source, seed=rank_seed(seed, self._stream_rank), **self._loader_options)
         except ValueError as e:
             chain = self._loader_options["transforms"]
             raise ValueError(f"transforms={chain!r}: {e}" if "transform" in str(e).lower() else str(e)) from None

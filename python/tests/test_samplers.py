@@ -75,6 +75,36 @@ def test_copies_drawn_with_replacement_are_augmented_apart(jpeg_folder):
     assert len({tuple(x[k].flatten().tolist()) for k in range(4)}) == 4
 
 
+class RepeatedAugmentation(DistributedSampler):
+    """torchvision's references' RASampler in short: each sample 2 times, the copies spread over the ranks."""
+
+    def __iter__(self):
+        return iter([i for i in range(4) for _ in range(2)][self.rank::self.num_replicas])
+
+    def __len__(self):
+        return 4
+
+
+@pytest.mark.parametrize("rank_from_environment", [False, True])
+def test_a_sample_a_sampler_gives_to_two_ranks_is_augmented_apart(jpeg_folder, rank_from_environment, monkeypatch):
+    # Repeated augmentation puts the copies of a sample on different ranks; with one seed on every rank
+    # they must still differ. The rank is the sampler's, or the loader's where the sampler has none.
+    chain = "RandomResizedCrop(16), RandomHorizontalFlip()"
+    images = []
+    for rank in (0, 1):
+        if rank_from_environment:
+            monkeypatch.setenv("RANK", str(rank))
+            monkeypatch.setenv("WORLD_SIZE", "2")
+            sampler = [i for i in range(4) for _ in range(2)][rank::2]
+        else:
+            sampler = RepeatedAugmentation(range(4), num_replicas=2, rank=rank)
+        loader = stoker.DataLoader(jpeg_folder, batch_size=4, sampler=sampler, seed=7, transforms=chain)
+        x, y = next(iter(loader))
+        assert y.tolist() == [0, 0, 0, 0]  # samples 0 to 3 are all of class 0
+        images.append(x.clone())
+    assert not any(torch.equal(images[0][k], images[1][k]) for k in range(4))
+
+
 @pytest.mark.parametrize("kwargs, says", [
     (dict(sampler=[0, 1], shuffle=True), "sampler= excludes shuffle=True"),
     (dict(batch_sampler=BatchSampler(range(30), 4, False), batch_size=4), "batch_sampler= excludes batch_size"),
