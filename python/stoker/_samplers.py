@@ -18,6 +18,7 @@ class GivenOrder:
         self.sampler = sampler
         self.batch_sampler = batch_sampler
         self.batch_size = batch_size
+        self._seen_epoch = None  # the epoch the sampler had at the last pass's start, or as set here
 
     def order(self, size):
         if self.batch_sampler is None:
@@ -47,11 +48,27 @@ class GivenOrder:
         n = len(self.sampler)
         return n // self.batch_size if drop_last else math.ceil(n / self.batch_size)
 
-    def set_epoch(self, epoch):
+    def _with_epoch(self):
         for s in (self.sampler, self.batch_sampler, getattr(self.batch_sampler, "sampler", None)):
             if hasattr(s, "set_epoch"):
-                s.set_epoch(epoch)
-                return
+                return s
+        return None
+
+    def set_epoch(self, epoch):
+        s = self._with_epoch()
+        if s is not None:
+            s.set_epoch(epoch)
+            self._seen_epoch = epoch
+
+    def moved_epoch(self):
+        """The sampler's epoch (an int `epoch` beside its set_epoch, as DistributedSampler's) when
+        the script changed it since the last pass started (at the first pass: whatever it is), else
+        None."""
+        epoch = getattr(self._with_epoch(), "epoch", None)
+        if not isinstance(epoch, int) or isinstance(epoch, bool) or epoch < 0 or epoch == self._seen_epoch:
+            return None
+        self._seen_epoch = epoch
+        return epoch
 
 
 def given_order(sampler, batch_sampler, batch_size, shuffle, drop_last):

@@ -420,7 +420,12 @@ class DataLoader:
             self._generation += 1
             first = self._resume_at
             self._resume_at = 0
-            if first >= len(self):
+            # The script's sampler.set_epoch(e) picks the epoch of the augmentations too (a resume
+            # by the sampler's epoch, as torchvision's references make, gets the uninterrupted batches).
+            moved = self._order.moved_epoch() if self._order is not None else None
+            if moved is not None and moved != self._epoch:
+                self._epoch, first = moved, 0
+            elif first >= len(self):
                 self._epoch, first = self._epoch + 1, 0
             if self._order is None:
                 self._loader.start_epoch(self._epoch, first)
@@ -607,6 +612,8 @@ class DataLoader:
                 self._reseed(checked["seed"])
             self._epoch = checked["epoch"]
             self._resume_at = checked["next_batch"]
+            if self._order is not None:  # the sampler's order is the epoch's
+                self._order.set_epoch(self._epoch)
             self._position = None
             self._generation += 1
 
