@@ -309,6 +309,15 @@ def _aug_mix(t, v2):
                   interpolation=_interpolation(t.interpolation), fill=_auto_fill(t, "AugMix"))]
 
 
+def _image_classification(t, v2):
+    # A classification model's weights.transforms() (torchvision.transforms._presets): resize the
+    # shorter side, a 1:1 centre crop, to float, normalize.
+    return [_call("Resize", [_resize_size(t.resize_size)], interpolation=_interpolation(t.interpolation),
+                  antialias=_antialias(getattr(t, "antialias", None))),
+            f"CenterCrop({_size(t.crop_size)}, resize=False)", "PILToTensor()", "ConvertImageDtype(torch.float32)",
+            f"Normalize(mean={_value(list(t.mean))}, std={_value(list(t.std))})"]
+
+
 def _lambda(t, v2):
     raise Refused("transforms: Lambda runs Python code, which stoker's C++ workers cannot run; apply the function "
                   "to the batch in the training loop, or write the chain as a string of the transforms stoker "
@@ -357,6 +366,7 @@ READERS = {
     "TrivialAugmentWide": _trivial_augment_wide,
     "AugMix": _aug_mix,
     "RandomErasing": _random_erasing,
+    "ImageClassification": _image_classification,
     "Lambda": _lambda,
 }
 

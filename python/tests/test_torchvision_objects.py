@@ -379,6 +379,23 @@ def test_a_chain_stoker_refuses_names_the_read_chain(png_folder):
     assert "Pad(2) pads the image before RandomResizedCrop" in message
 
 
+def test_a_models_weights_transforms_give_torchvisions_batches(png_folder):
+    # The evaluation preprocessing of torchvision's weights (ResNet50_Weights.IMAGENET1K_V2.transforms()
+    # is ImageClassification(crop_size=224, resize_size=232)), as the references evaluate with --weights.
+    from torchvision.transforms._presets import ImageClassification
+
+    preset = ImageClassification(crop_size=30, resize_size=34, interpolation=T.InterpolationMode.BICUBIC)
+    folder = torchvision.datasets.ImageFolder(str(png_folder), preset)
+    loader = stoker.DataLoader(folder, batch_size=24, num_workers=1)
+    assert loader.transforms.startswith("Resize(34, interpolation=bicubic) · CenterCrop(30) · Normalize")
+    (x, y), = batches(loader)
+    x_tv, y_tv = next(iter(torch.utils.data.DataLoader(folder, batch_size=24)))
+    assert torch.equal(y, y_tv) and x.shape == x_tv.shape == (24, 3, 30, 30)
+    # One grey level, and the half level torchvision's uint8 rounds off before Normalize (stoker normalises
+    # the resampled values unrounded).
+    assert ((x - x_tv).abs() * 255 * min(preset.std)).max().item() <= 1.5
+
+
 class Preset:
     """torchvision's references' ClassificationPresetTrain in shape: a Compose in `transforms`,
     applied by __call__ and nothing else."""
