@@ -156,3 +156,9 @@ class PlannedSampler:
 
     def set_epoch(self, epoch):
         self._loader.set_epoch(epoch)
+
+    def __reduce_ex__(self, protocol):
+        # torchvision's references cache (dataset, sampler) with torch.save: this one is the loader's.
+        raise TypeError("loader.sampler, stoker's own order (made when no sampler= is given), cannot be pickled or "
+                        "copied: save loader.state_dict() (seed, epoch and position), or pass a sampler of your own "
+                        "(DistributedSampler) and save that")
