@@ -7,10 +7,26 @@ from torch.utils.data import default_collate
 
 def collate_targets(targets, collate_fn=None):
     if collate_fn is not None:
-        return collate_fn(targets)
+        return call_collate_fn(collate_fn, targets)
     if all(t is None for t in targets):
         return None
     return default_collate(targets)
+
+
+def call_collate_fn(collate_fn, values):
+    """The script's collate_fn on the batch's targets (a value, or a tuple, per sample). What it
+    raises becomes one ValueError line saying what stoker gave it: a collate_fn written for
+    torch's whole (image, target) samples, such as torchvision's references' mixup and cutmix
+    (`lambda batch: mixupcutmix(*default_collate(batch))`), fails on targets alone."""
+    try:
+        return collate_fn(values)
+    except Exception as e:
+        kind = type(values[0]).__name__ if values else "nothing"
+        raise ValueError(f"collate_fn raised {type(e).__name__} ({e}) on this batch's {len(values)} targets (a list of "
+                         f"{kind}): stoker.DataLoader gives collate_fn the targets alone, the images batched already; "
+                         "a collate_fn of whole (image, target) samples, such as mixup or cutmix over the batch "
+                         "(`lambda batch: mixupcutmix(*default_collate(batch))`), goes in the training loop: "
+                         "`images, targets = mixupcutmix(images, targets)`") from e
 
 
 def to_device(value, device):

@@ -18,6 +18,7 @@ class GivenOrder:
         self.sampler = sampler
         self.batch_sampler = batch_sampler
         self.batch_size = batch_size
+        self._seen_epoch = None  # the epoch the sampler had at the last pass's start, or as set here
 
     def order(self, size):
         if self.batch_sampler is None:
@@ -47,11 +48,27 @@ class GivenOrder:
         n = len(self.sampler)
         return n // self.batch_size if drop_last else math.ceil(n / self.batch_size)
 
-    def set_epoch(self, epoch):
+    def _with_epoch(self):
         for s in (self.sampler, self.batch_sampler, getattr(self.batch_sampler, "sampler", None)):
             if hasattr(s, "set_epoch"):
-                s.set_epoch(epoch)
-                return
+                return s
+        return None
+
+    def set_epoch(self, epoch):
+        s = self._with_epoch()
+        if s is not None:
+            s.set_epoch(epoch)
+            self._seen_epoch = epoch
+
+    def moved_epoch(self):
+        """The sampler's epoch (an int `epoch` beside its set_epoch, as DistributedSampler's) when
+        the script changed it since the last pass started (at the first pass: whatever it is), else
+        None."""
+        epoch = getattr(self._with_epoch(), "epoch", None)
+        if not isinstance(epoch, int) or isinstance(epoch, bool) or epoch < 0 or epoch == self._seen_epoch:
+            return None
+        self._seen_epoch = epoch
+        return epoch
 
 
 def given_order(sampler, batch_sampler, batch_size, shuffle, drop_last):
@@ -92,6 +109,33 @@ def draws_at_random(sampler, batch_sampler):
     return None
 
 
+def sampler_rank(sampler, batch_sampler, rank, world_size):
+    """The rank a script's sampler draws for: its own `rank` where it spreads the samples over
+    several replicas (DistributedSampler, torchvision's references' RASampler), else the loader's
+    on several ranks, else 0."""
+    s = sampler if batch_sampler is None else getattr(batch_sampler, "sampler", None)
+    own, replicas = getattr(s, "rank", None), getattr(s, "num_replicas", None)
+    if isinstance(own, int) and isinstance(replicas, int) and replicas > 1:
+        return own
+    return rank if world_size > 1 else 0
+
+
+_MASK = 2**64 - 1
+
+
+def rank_seed(seed, rank):
+    """The seed of the sample streams on `rank` when a script's sampler orders the samples: `seed`
+    itself on rank 0, a splitmix64 mix of seed and rank on the others. A sample such a sampler
+    gives to several ranks (RASampler's repeats, a DistributedSampler's padding) is then augmented
+    differently on each, as repeated augmentation needs, with one seed given to every rank."""
+    if rank == 0:
+        return seed
+    z = (seed + rank * 0x9E3779B97F4A7C15) & _MASK
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    return z ^ (z >> 31)
+
+
 class PlannedSampler:
     """`loader.sampler` when stoker orders the samples itself: as DistributedSampler, its len()
     is the samples per epoch of this rank, iterating it gives the current epoch's ids, and
@@ -112,3 +156,9 @@ class PlannedSampler:
 
     def set_epoch(self, epoch):
         self._loader.set_epoch(epoch)
+
+    def __reduce_ex__(self, protocol):
+        # torchvision's references cache (dataset, sampler) with torch.save: this one is the loader's.
+        raise TypeError("loader.sampler, stoker's own order (made when no sampler= is given), cannot be pickled or "
+                        "copied: save loader.state_dict() (seed, epoch and position), or pass a sampler of your own "
+                        "(DistributedSampler) and save that")

@@ -7,6 +7,8 @@ them (ColorJitter's ranges, RandomResizedCrop's scale and ratio, RandomErasing's
 never its repr. READERS, one row per class, is the list of classes stoker reads; a class not in
 it, a function, and Lambda, are refused in one line that names it and says what to do instead.
 CLIP's conversions to RGB (RGB_CONVERSIONS) read as nothing: stoker decodes every image to RGB.
+A wrapper whose __call__ only applies its `transforms` (torchvision's references' presets) is read
+as those.
 Whether the values are in range is the C++ parser's to say (it names the transform and value).
 """
 import numbers
@@ -307,6 +309,15 @@ def _aug_mix(t, v2):
                   interpolation=_interpolation(t.interpolation), fill=_auto_fill(t, "AugMix"))]
 
 
+def _image_classification(t, v2):
+    # A classification model's weights.transforms() (torchvision.transforms._presets): resize the
+    # shorter side, a 1:1 centre crop, to float, normalize.
+    return [_call("Resize", [_resize_size(t.resize_size)], interpolation=_interpolation(t.interpolation),
+                  antialias=_antialias(getattr(t, "antialias", None))),
+            f"CenterCrop({_size(t.crop_size)}, resize=False)", "PILToTensor()", "ConvertImageDtype(torch.float32)",
+            f"Normalize(mean={_value(list(t.mean))}, std={_value(list(t.std))})"]
+
+
 def _lambda(t, v2):
     raise Refused("transforms: Lambda runs Python code, which stoker's C++ workers cannot run; apply the function "
                   "to the batch in the training loop, or write the chain as a string of the transforms stoker "
@@ -355,6 +366,7 @@ READERS = {
     "TrivialAugmentWide": _trivial_augment_wide,
     "AugMix": _aug_mix,
     "RandomErasing": _random_erasing,
+    "ImageClassification": _image_classification,
     "Lambda": _lambda,
 }
 
@@ -373,6 +385,28 @@ def _is_torchvision(t):
 # RGB, which stoker's decoding does to every image (grayscale, RGBA, CMYK and palette ones
 # included), so each reads as nothing.
 RGB_CONVERSIONS = {("open_clip.transform", "_convert_to_rgb"), ("clip.clip", "_convert_image_to_rgb")}
+
+
+class _Preset:
+    """The shape of torchvision's references' presets (ClassificationPresetTrain and ...Eval of
+    references/classification/presets.py): torchvision transforms in `transforms`, and a
+    __call__ that applies them and nothing else."""
+
+    def __call__(self, img):
+        return self.transforms(img)
+
+
+def _preset_transforms(t):
+    """`t.transforms` when `t`'s class calls it exactly as _Preset does (the same bytecode and
+    names, whatever the argument is called), else None: a wrapper that does more to the image
+    is not read as its transforms."""
+    call = getattr(type(t), "__call__", None)
+    code, preset = getattr(call, "__code__", None), _Preset.__call__.__code__
+    if code is None or getattr(t, "transforms", None) is None:
+        return None
+    same = (code.co_code == preset.co_code and code.co_names == preset.co_names and code.co_flags == preset.co_flags
+            and code.co_argcount == 2 and code.co_kwonlyargcount == 0 and not call.__defaults__)
+    return t.transforms if same else None
 
 
 def _named(t):
@@ -395,11 +429,18 @@ def _read(t):
     if reader is None and not callable(t):
         raise Refused(f"transforms: {t!r} is not a transform: give a chain in torchvision's notation (a string or a "
                       "list of strings) or torchvision transform objects")
+    if reader is None and _preset_transforms(t) is not None:
+        return _read(t.transforms)
     if reader is None:
         name = _named(t)
-        instead = ("stoker decodes every image to RGB (grayscale, RGBA, CMYK and palette ones too): leave it out"
-                   if "rgb" in name.lower() else
-                   "apply it to the batch in the training loop, or write the chain as a string")
+        if "rgb" in name.lower():
+            instead = "stoker decodes every image to RGB (grayscale, RGBA, CMYK and palette ones too): leave it out"
+        elif getattr(t, "transforms", None) is not None:
+            instead = (f"its __call__ does more than apply its .transforms: if those are all it does to the image, "
+                       f"give them (transforms=<the {type(t).__name__}>.transforms), else apply it to the batch in "
+                       "the training loop")
+        else:
+            instead = "apply it to the batch in the training loop, or write the chain as a string"
         raise Refused(f"transforms: {name} is not a transform stoker reads; {instead}; stoker reads torchvision's "
                       f"{', '.join(supported_classes())} ({DOCS})")
     return reader(t, ".v2" in cls.__module__)

@@ -19,10 +19,10 @@ import torch.utils.dlpack
 from . import _arguments as arg
 from . import _options
 from . import _stoker
-from ._collate import collate_targets, sample_params
+from ._collate import call_collate_fn, collate_targets, sample_params
 from ._datasets import class_to_idx, open_data
 from ._geometry import aligned_outputs, given_geometry, restore, with_geometry
-from ._samplers import PlannedSampler, draws_at_random, given_order
+from ._samplers import PlannedSampler, draws_at_random, given_order, rank_seed, sampler_rank
 from ._session import current_monitor, register_diagnosis
 from ._state import STATE_VERSION, check_state
 from ._torchvision import chain_of
@@ -274,6 +274,9 @@ class DataLoader:
             clip_start = _clip_start(frames_per_clip, shuffle, sampler, batch_sampler)
         self.rank, self.world_size = _rank_and_world(rank, world_size)
         self.seed = _epoch_seed(seed, self.world_size if self._order is None else 1, shuffle, generator)
+        # A script's sampler may give one sample to several ranks: each rank's streams take its rank in.
+        self._stream_rank = 0 if self._order is None else sampler_rank(sampler, batch_sampler, self.rank,
+                                                                         self.world_size)
         data = open_data(dataset, split, worker_init_fn, clips=frames_per_clip > 0, on_error=on_error)
         self.keypoints, self.boxes, self.box_format = keypoints, boxes, box_format
         if keypoints is not None or boxes is not None:
@@ -417,7 +420,12 @@ class DataLoader:
             self._generation += 1
             first = self._resume_at
             self._resume_at = 0
-            if first >= len(self):
+            # The script's sampler.set_epoch(e) picks the epoch of the augmentations too (a resume
+            # by the sampler's epoch, as torchvision's references make, gets the uninterrupted batches).
+            moved = self._order.moved_epoch() if self._order is not None else None
+            if moved is not None and moved != self._epoch:
+                self._epoch, first = moved, 0
+            elif first >= len(self):
                 self._epoch, first = self._epoch + 1, 0
             if self._order is None:
                 self._loader.start_epoch(self._epoch, first)
@@ -464,6 +472,8 @@ class DataLoader:
                 item = None if batch is None else (torch.utils.dlpack.from_dlpack(batch.inputs), self._targets(batch),
                                                    self._params(batch))
         except ValueError as e:  # the C++ loader's words, in this class's argument names
+            if "(prefetch)" not in str(e):
+                raise  # a collate_fn's or target_transform's error keeps its cause
             raise ValueError(str(e).replace("(prefetch)", "(prefetch_factor)")) from None
         now = time.perf_counter()
         if item is None:
@@ -504,7 +514,7 @@ class DataLoader:
         if self.collate_fn is not None:
             values = [part.tolist() if isinstance(part, torch.Tensor) else part for part in parts]
             samples = list(zip(*values))
-            return self.collate_fn([sample[0] for sample in samples] if len(parts) == 1 else samples)
+            return call_collate_fn(self.collate_fn, [sample[0] for sample in samples] if len(parts) == 1 else samples)
         return parts[0] if len(parts) == 1 else tuple(parts)
 
     def _params(self, batch):
@@ -602,12 +612,14 @@ class DataLoader:
                 self._reseed(checked["seed"])
             self._epoch = checked["epoch"]
             self._resume_at = checked["next_batch"]
+            if self._order is not None:  # the sampler's order is the epoch's
+                self._order.set_epoch(self._epoch)
             self._position = None
             self._generation += 1
 
     def _make_loader(self, seed):
         try:
-            return _stoker.Loader(self.source, seed=seed, **self._loader_options)
+            return _stoker.Loader(self.source, seed=rank_seed(seed, self._stream_rank), **self._loader_options)
         except ValueError as e:
             chain = self._loader_options["transforms"]
             raise ValueError(f"transforms={chain!r}: {e}" if "transform" in str(e).lower() else str(e)) from None

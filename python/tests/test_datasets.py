@@ -137,6 +137,31 @@ def test_collate_fn_batches_the_targets(png_folder):
     assert captions == ["IMAGE 0", "IMAGE 1", "IMAGE 2", "IMAGE 3"]
 
 
+def mixup(images, targets):
+    """The shape of torchvision's references' RandomMixup: a batch of images and its class ids."""
+    if images.ndim != 4:
+        raise ValueError(f"Batch ndim should be 4. Got {images.ndim}")
+    return images.roll(1, 0) * 0.5 + images * 0.5, targets
+
+
+def test_a_collate_fn_of_whole_samples_is_one_line_saying_where_it_goes(png_folder):
+    # torchvision's references write mixup and cutmix as collate_fn=lambda batch: mixup(*default_collate(batch));
+    # stoker gives collate_fn the targets alone, and says to apply it to the batch in the loop instead.
+    folder = torchvision.datasets.ImageFolder(str(png_folder))
+    loader = stoker.DataLoader(folder, batch_size=2, transforms="Resize((8, 8))",
+                               collate_fn=lambda batch: mixup(*torch.utils.data.default_collate(batch)))
+    with pytest.raises(ValueError) as error:
+        next(iter(loader))
+    message = str(error.value)
+    assert "\n" not in message
+    assert message.startswith("collate_fn raised ValueError (Batch ndim should be 4. Got 0) on this batch's 2 "
+                              "targets (a list of int): stoker.DataLoader gives collate_fn the targets alone")
+    assert "`images, targets = mixupcutmix(images, targets)`" in message
+    assert isinstance(error.value.__cause__, ValueError)  # the collate_fn's own traceback is kept
+    images, targets = mixup(*next(iter(stoker.DataLoader(folder, batch_size=2, transforms="Resize((8, 8))"))))
+    assert images.shape == (2, 3, 8, 8) and targets.dtype == torch.int64
+
+
 class Flaky(Paths):
     def __getitem__(self, i):
         if i == 3:

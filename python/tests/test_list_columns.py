@@ -123,6 +123,17 @@ def test_collate_fn_gets_a_tuple_per_sample(tmp_path):
     assert collated == 3 and seen == [[(0, "cap 0"), (1, "cap 1"), (2, "cap 2")]]
 
 
+def test_a_collate_fn_that_raises_on_a_lists_columns_names_what_it_got(tmp_path):
+    write_images(tmp_path, 2)
+    (tmp_path / "list.csv").write_text("path,label,caption\nimg0.png,0,cap 0\nimg1.png,1,cap 1\n")
+    loader = stoker.DataLoader(str(tmp_path / "list.csv"), batch_size=2, transforms=CHAIN,
+                               collate_fn=lambda samples: [image.shape for image, _ in samples])
+    with pytest.raises(ValueError, match=r"^collate_fn raised AttributeError \('int' object has no attribute 'shape'\) "
+                                         r"on this batch's 2 targets \(a list of tuple\): stoker.DataLoader gives "
+                                         r"collate_fn the targets alone, the images batched already; "):
+        passes(loader)
+
+
 def test_a_bad_image_takes_its_substitutes_caption_and_label(tmp_path):
     write_images(tmp_path, 6)
     (tmp_path / "img2.png").write_bytes(b"not an image")

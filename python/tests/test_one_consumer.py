@@ -73,6 +73,10 @@ def test_copies_and_pickles_are_refused(rows):
     for make in (copy.copy, copy.deepcopy, pickle.dumps):
         with pytest.raises(TypeError, match="stoker.DataLoader cannot be"):
             make(loader)
+    for make in (copy.deepcopy, pickle.dumps):  # torch.save((dataset, sampler)), as torchvision's references cache
+        with pytest.raises(TypeError, match=r"^loader.sampler, stoker's own order .*, cannot be pickled or "
+                                            r"copied: save loader.state_dict\(\)"):
+            make(("train/", loader.sampler))
 
 
 def in_thread(call):

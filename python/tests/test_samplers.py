@@ -75,6 +75,36 @@ def test_copies_drawn_with_replacement_are_augmented_apart(jpeg_folder):
     assert len({tuple(x[k].flatten().tolist()) for k in range(4)}) == 4
 
 
+class RepeatedAugmentation(DistributedSampler):
+    """torchvision's references' RASampler in short: each sample 2 times, the copies spread over the ranks."""
+
+    def __iter__(self):
+        return iter([i for i in range(4) for _ in range(2)][self.rank::self.num_replicas])
+
+    def __len__(self):
+        return 4
+
+
+@pytest.mark.parametrize("rank_from_environment", [False, True])
+def test_a_sample_a_sampler_gives_to_two_ranks_is_augmented_apart(jpeg_folder, rank_from_environment, monkeypatch):
+    # Repeated augmentation puts the copies of a sample on different ranks; with one seed on every rank
+    # they must still differ. The rank is the sampler's, or the loader's where the sampler has none.
+    chain = "RandomResizedCrop(16), RandomHorizontalFlip()"
+    images = []
+    for rank in (0, 1):
+        if rank_from_environment:
+            monkeypatch.setenv("RANK", str(rank))
+            monkeypatch.setenv("WORLD_SIZE", "2")
+            sampler = [i for i in range(4) for _ in range(2)][rank::2]
+        else:
+            sampler = RepeatedAugmentation(range(4), num_replicas=2, rank=rank)
+        loader = stoker.DataLoader(jpeg_folder, batch_size=4, sampler=sampler, seed=7, transforms=chain)
+        x, y = next(iter(loader))
+        assert y.tolist() == [0, 0, 0, 0]  # samples 0 to 3 are all of class 0
+        images.append(x.clone())
+    assert not any(torch.equal(images[0][k], images[1][k]) for k in range(4))
+
+
 @pytest.mark.parametrize("kwargs, says", [
     (dict(sampler=[0, 1], shuffle=True), "sampler= excludes shuffle=True"),
     (dict(batch_sampler=BatchSampler(range(30), 4, False), batch_size=4), "batch_sampler= excludes batch_size"),
@@ -94,3 +124,50 @@ def test_a_sampler_yielding_what_is_no_index_is_one_line(rows, sampler, says):
     loader = stoker.DataLoader(rows, batch_size=2, sampler=sampler)
     with pytest.raises(ValueError, match=says):
         next(iter(loader))
+
+
+def passes_of(loader, limit=None):
+    out = []
+    for x, y in loader:
+        out.append((x.clone(), y.clone()))
+        if len(out) == limit:
+            break
+    return out
+
+
+def same(a, b):
+    return len(a) == len(b) and all(torch.equal(p[0], q[0]) and torch.equal(p[1], q[1]) for p, q in zip(a, b))
+
+
+def training(folder):
+    sampler = DistributedSampler(range(24), num_replicas=2, rank=1, shuffle=True)
+    return stoker.DataLoader(folder, batch_size=4, sampler=sampler, seed=11,
+                             transforms="RandomResizedCrop(16), RandomHorizontalFlip()")
+
+
+def test_a_resume_by_the_samplers_epoch_gets_the_uninterrupted_batches(jpeg_folder):
+    # torchvision's references resume with train_sampler.set_epoch(epoch) from the checkpoint's epoch on.
+    loader, uninterrupted = training(jpeg_folder), []
+    for epoch in range(3):
+        loader.sampler.set_epoch(epoch)
+        uninterrupted.append(passes_of(loader))
+    resumed = training(jpeg_folder)
+    resumed.sampler.set_epoch(2)
+    assert same(passes_of(resumed), uninterrupted[2])
+    assert resumed.epoch == 3  # and the loader counts on from there
+    forgetful = training(jpeg_folder)  # a sampler never set: each pass still augments anew, as before
+    first, second = passes_of(forgetful), passes_of(forgetful)
+    assert not same(first, second)
+
+
+def test_load_state_dict_sets_the_samplers_epoch(jpeg_folder):
+    loader = training(jpeg_folder)
+    loader.set_epoch(1)
+    expected = passes_of(loader)
+    loader.set_epoch(1)
+    passes_of(loader, limit=1)
+    state = loader.state_dict()
+    resumed = training(jpeg_folder)  # its sampler at epoch 0, as in a new process
+    resumed.load_state_dict(state)
+    assert resumed.sampler.epoch == 1
+    assert same(passes_of(resumed), expected[1:])

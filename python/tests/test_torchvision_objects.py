@@ -10,6 +10,7 @@ import torchvision.transforms as T
 from PIL import Image
 
 import stoker
+from conftest import assert_same_batches, batches
 from stoker import _torchvision
 
 W, H = 24, 20  # the fixed-size folder's images
@@ -376,6 +377,59 @@ def test_a_chain_stoker_refuses_names_the_read_chain(png_folder):
     message = str(error.value)
     assert "\n" not in message
     assert "Pad(2) pads the image before RandomResizedCrop" in message
+
+
+def test_a_models_weights_transforms_give_torchvisions_batches(png_folder):
+    # The evaluation preprocessing of torchvision's weights (ResNet50_Weights.IMAGENET1K_V2.transforms()
+    # is ImageClassification(crop_size=224, resize_size=232)), as the references evaluate with --weights.
+    from torchvision.transforms._presets import ImageClassification
+
+    preset = ImageClassification(crop_size=30, resize_size=34, interpolation=T.InterpolationMode.BICUBIC)
+    folder = torchvision.datasets.ImageFolder(str(png_folder), preset)
+    loader = stoker.DataLoader(folder, batch_size=24, num_workers=1)
+    assert loader.transforms.startswith("Resize(34, interpolation=bicubic) · CenterCrop(30) · Normalize")
+    (x, y), = batches(loader)
+    x_tv, y_tv = next(iter(torch.utils.data.DataLoader(folder, batch_size=24)))
+    assert torch.equal(y, y_tv) and x.shape == x_tv.shape == (24, 3, 30, 30)
+    # One grey level, and the half level torchvision's uint8 rounds off before Normalize (stoker normalises
+    # the resampled values unrounded).
+    assert ((x - x_tv).abs() * 255 * min(preset.std)).max().item() <= 1.5
+
+
+class Preset:
+    """torchvision's references' ClassificationPresetTrain in shape: a Compose in `transforms`,
+    applied by __call__ and nothing else."""
+
+    def __init__(self, crop):
+        self.transforms = T.Compose([T.RandomResizedCrop(crop), T.RandomHorizontalFlip(), T.PILToTensor(),
+                                     T.ConvertImageDtype(torch.float), T.Normalize((0.5, 0.5, 0.5), (0.25, 0.25, 0.25)),
+                                     T.RandomErasing(p=0.1)])
+
+    def __call__(self, image):
+        return self.transforms(image)
+
+
+class TwoViews(Preset):
+    """A wrapper that does more than apply its transforms (two views per image, as SimCLR trains)."""
+
+    def __call__(self, image):
+        return self.transforms(image), self.transforms(image)
+
+
+def test_a_preset_that_only_applies_its_transforms_is_read_as_them(png_folder):
+    # torchvision's references make ImageFolder(traindir, presets.ClassificationPresetTrain(...)).
+    folder = torchvision.datasets.ImageFolder(str(png_folder), Preset(16))
+    loader = stoker.DataLoader(folder, batch_size=4, num_workers=1, seed=5)
+    given = stoker.DataLoader(folder, batch_size=4, num_workers=1, seed=5, transforms=folder.transform.transforms)
+    assert loader.transforms == given.transforms and "RandomErasing(p=0.1)" in loader.transforms
+    assert_same_batches(batches(loader), batches(given))
+    with pytest.raises(ValueError) as error:
+        stoker.DataLoader(png_folder, batch_size=4, transforms=TwoViews(16))
+    message = str(error.value)
+    assert "\n" not in message
+    assert ("TwoViews (test_torchvision_objects.TwoViews) is not a transform stoker reads; its __call__ does more "
+            "than apply its .transforms: if those are all it does to the image, give them (transforms=<the "
+            "TwoViews>.transforms)") in message
 
 
 def _library_function(module, name):
