@@ -88,6 +88,12 @@ class PathDataset:
     def __repr__(self):
         return f"stoker.PathDataset({self._source.describe()})"
 
+    def __reduce_ex__(self, protocol):
+        # torchvision's references cache (dataset, sampler) with torch.save: this one is the loader's view.
+        raise TypeError(f"loader.dataset, stoker's view of the data at {self.root!r}, cannot be pickled or copied: "
+                        "save that path and give it to stoker.DataLoader again (it reads the listing in C++, "
+                        "with no dataset to cache)")
+
 
 def _is_dataset_folder(dataset):
     return any(c.__name__ == "DatasetFolder" and c.__module__.startswith("torchvision.")

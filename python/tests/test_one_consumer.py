@@ -77,6 +77,9 @@ def test_copies_and_pickles_are_refused(rows):
         with pytest.raises(TypeError, match=r"^loader.sampler, stoker's own order .*, cannot be pickled or "
                                             r"copied: save loader.state_dict\(\)"):
             make(("train/", loader.sampler))
+        with pytest.raises(TypeError, match=r"^loader.dataset, stoker's view of the data at .*, cannot be pickled or "
+                                            r"copied: save that path"):
+            make((loader.dataset, None))
 
 
 def in_thread(call):
