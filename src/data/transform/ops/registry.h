@@ -82,11 +82,13 @@ enum class Wrap {
   kScaleP,  // T has a p of its own (wrapped_p), drawn per sample as RandomApply's is: the two multiply
 };
 
-// What a draw knows of the sample beyond the spec: the size of its source, in pixels (0 x 0
-// when nothing was decoded).
+// What a draw knows of the sample beyond the spec: the size of its image, in pixels (0 x 0
+// when nothing was decoded): the source's, or after BoxCrop its crop's; and the keypoints and
+// boxes BoxCrop crops around, in the source's pixels (null: none).
 struct DrawContext {
   int width = 0;
   int height = 0;
+  const GeometryTargets* targets = nullptr;
 };
 
 // The types of TransformOp's point_map and run (documented there), for entries that set them
