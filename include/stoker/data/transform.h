@@ -523,9 +523,10 @@ TransformSpec parse_transforms(std::string_view text);
 // image itself when it is S); after a Resize, RandomCrop(S, ...) and RandomResizedCrop(S)
 // become that Resize and CenterCrop(S); flips, ColorJitter, the colour operations, the warps
 // (RandomRotation, RandomAffine, RandomPerspective, ElasticTransform), RandomChoice and
-// RandomOrder are dropped; BoxCrop's margin range becomes its middle; Pad is kept; Resize+CenterCrop, no geometry, the
-// resample filter, Grayscale, Normalize, Standardize, dtype and layout are kept; the automatic augmentations and
-// RandomErasing are dropped. Evaluation then sees every sample the same way each epoch.
+// RandomOrder are dropped; BoxCrop's margin range becomes its middle; Pad is kept;
+// Resize+CenterCrop, no geometry, the resample filter, Grayscale, Normalize, Standardize, dtype
+// and layout are kept; the automatic augmentations and RandomErasing are dropped. Evaluation
+// then sees every sample the same way each epoch.
 TransformSpec eval_transform(const TransformSpec& train);
 
 // Every random decision for one sample.
@@ -537,10 +538,11 @@ struct SampleParams {
   // why; the loader makes it a bad sample).
   CropRect subject;
   double subject_margin = 0;  // the margin k drawn
-  // In full-resolution source pixels (BoxCrop's crop's, with one). For the 1:1 geometries (kRandomCrop, kCenterCrop):
-  // left/top are where the crop starts in the image padded by spec.pad and then by
-  // pad_x/pad_y (so they may lie in padding), width/height the output size; width 0 when the
-  // padded image is smaller than the crop (torchvision raises; the loader reports it).
+  // In full-resolution source pixels (BoxCrop's crop's, with one). For the 1:1 geometries
+  // (kRandomCrop, kCenterCrop): left/top are where the crop starts in the image padded by
+  // spec.pad and then by pad_x/pad_y (so they may lie in padding), width/height the output
+  // size; width 0 when the padded image is smaller than the crop (torchvision raises; the
+  // loader reports it).
   CropRect crop;
   int pad_x = 0, pad_y = 0;  // 1:1 geometries: padding added on the left / top beyond spec.pad
   // How the output is made. false: `crop` is a box of the source, resampled to the output

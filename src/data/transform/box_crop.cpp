@@ -1,14 +1,14 @@
 // BoxCrop's geometry (box_crop.h).
 #include "data/transform/box_crop.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <string>
-
-#include <fmt/format.h>
 
 namespace stoker::data {
 
@@ -75,7 +75,9 @@ void cut_with_fill(const Image& src, int x, int y, int w, int h, const std::arra
   out->reshape(w, h, channels);
   // Whole pixel values, as Pad's fill; a grey image takes an RGB fill as its L.
   uint8_t value[3];
-  for (int c = 0; c < 3; ++c) value[c] = static_cast<uint8_t>(std::clamp(std::trunc(fill[static_cast<size_t>(c)]), 0.0f, 255.0f));
+  for (int c = 0; c < 3; ++c) {
+    value[c] = static_cast<uint8_t>(std::clamp(std::trunc(fill[static_cast<size_t>(c)]), 0.0f, 255.0f));
+  }
   if (channels == 1 && !(value[0] == value[1] && value[1] == value[2])) {
     value[0] = static_cast<uint8_t>(std::nearbyint(0.299f * value[0] + 0.587f * value[1] + 0.114f * value[2]));
   }
@@ -117,11 +119,12 @@ std::string box_crop_problem(const TransformSpec& spec, const SampleParams& para
                                                          : " has no area (x2 <= x1 or y2 <= y1)") +
              "; BoxCrop crops around a box with an area";
     case BoxCropFault::kOutside:
-      return fmt::format("{} with margin {:g} makes the crop (x={:g}, y={:g}, w={:g}, h={:g}), wholly outside the {}x{} image",
-                         box, params.subject_margin, c.x, c.y, c.width, c.height, width, height);
+      return fmt::format(
+          "{} with margin {:g} makes the crop (x={:g}, y={:g}, w={:g}, h={:g}), wholly outside the {}x{} image", box,
+          params.subject_margin, c.x, c.y, c.width, c.height, width, height);
     case BoxCropFault::kTooLarge:
-      return fmt::format("{} with margin {:g} makes a {:g}x{:g} crop, more than {:g} pixels", box, params.subject_margin,
-                         c.width, c.height, kMaxBoxCropPixels);
+      return fmt::format("{} with margin {:g} makes a {:g}x{:g} crop, more pixels than 8192x8192", box,
+                         params.subject_margin, c.width, c.height);
   }
   return "";
 }

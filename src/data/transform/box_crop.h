@@ -29,10 +29,10 @@ inline constexpr double kMaxBoxCropPixels = 8192.0 * 8192.0;
 
 struct BoxCropRegion {
   BoxCropFault fault = BoxCropFault::kNone;
-  bool from_box = false;             // the box is the sample's first box, else its keypoints' extent
-  int points = 0;                    // keypoints the sample has (visible or not)
-  std::array<double, 4> box{};       // x1, y1, x2, y2 in source pixels
-  CropRect crop;                     // whole pixels; width 0 unless fault is kNone
+  bool from_box = false;        // the box is the sample's first box, else its keypoints' extent
+  int points = 0;               // keypoints the sample has (visible or not)
+  std::array<double, 4> box{};  // x1, y1, x2, y2 in source pixels
+  CropRect crop;                // whole pixels; width 0 unless fault is kNone
 };
 
 // BoxCrop's crop of a width x height source for `targets` (null: none) with margin k.

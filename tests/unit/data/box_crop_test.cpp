@@ -39,8 +39,7 @@ GeometryTargets points(std::vector<std::array<float, 3>> xyv) {
   return t;
 }
 
-SampleParams drawn(const std::string& chain, int width, int height, const GeometryTargets& targets,
-                   uint64_t seed = 1) {
+SampleParams drawn(const std::string& chain, int width, int height, const GeometryTargets& targets, uint64_t seed = 1) {
   SampleRng rng(seed, 0, 0);
   return draw_params(parse_transforms(chain), width, height, rng, &targets);
 }
@@ -110,8 +109,9 @@ TEST(BoxCropTest, TheChainAfterItDrawsInTheCropAndTargetsFollow) {
     const CropRect box = source_box(spec, p, 200, 100);
     expect_rect(box, 40 + p.crop.x, 30 + p.crop.y, p.crop.width, p.crop.height);
     // The source box's corners land on the output's.
-    GeometryTargets corners = points({{static_cast<float>(box.x), static_cast<float>(box.y), 1},
-                                      {static_cast<float>(box.x + box.width), static_cast<float>(box.y + box.height), 1}});
+    GeometryTargets corners =
+        points({{static_cast<float>(box.x), static_cast<float>(box.y), 1},
+                {static_cast<float>(box.x + box.width), static_cast<float>(box.y + box.height), 1}});
     move_targets(spec, {}, p, 200, 100, &corners);
     EXPECT_NEAR(corners.points[0], 0, 1e-4);
     EXPECT_NEAR(corners.points[1], 0, 1e-4);
@@ -149,8 +149,8 @@ Loaded load_counting(const std::string& chain, std::vector<float> sample_points,
 TEST(BoxCropTest, PastTheImageTheCropHoldsTheFill) {
   // Points (1, 1) and (7, 7): w = h = 6, margin 0.5 puts each edge 3 further: (-2, -2)-(10, 10).
   // Resized to its own 12 x 12, the output is the crop itself, pixel for pixel.
-  const Loaded r = load_counting("BoxCrop(margin=0.5, fill=9), Resize((12, 12)), Grayscale, ToUint8",
-                                 {1, 1, 1, 7, 7, 1}, 2);
+  const Loaded r =
+      load_counting("BoxCrop(margin=0.5, fill=9), Resize((12, 12)), Grayscale, ToUint8", {1, 1, 1, 7, 7, 1}, 2);
   ASSERT_TRUE(r.status.ok()) << r.status.reason();
   for (int y = 0; y < 12; ++y) {
     for (int x = 0; x < 12; ++x) {
@@ -170,9 +170,9 @@ TEST(BoxCropTest, AOneToOneCropAfterItCopiesFromTheCrop) {
   // RandomCrop(12) of the 12 x 12 crop (the whole of it): the same pixels as above.
   const Loaded r = load_counting("BoxCrop(margin=0.5), RandomCrop(12), Grayscale, ToUint8", {1, 1, 1, 7, 7, 1}, 2);
   ASSERT_TRUE(r.status.ok()) << r.status.reason();
-  EXPECT_EQ(r.out[0], 0);                   // fill
-  EXPECT_EQ(r.out[2 * 12 + 2], 2 * 7);      // source pixel (0, 0)
-  EXPECT_EQ(r.out[9 * 12 + 9], 203);  // source pixel (7, 7): 2 * 7 + 63 * 3
+  EXPECT_EQ(r.out[0], 0);               // fill
+  EXPECT_EQ(r.out[2 * 12 + 2], 2 * 7);  // source pixel (0, 0)
+  EXPECT_EQ(r.out[9 * 12 + 9], 203);    // source pixel (7, 7): 2 * 7 + 63 * 3
   expect_rect(source_box(parse_transforms("BoxCrop(), RandomCrop(12)"), r.record.params, 8, 8), -2, -2, 12, 12);
 }
 
@@ -238,6 +238,9 @@ TEST(BoxCropTest, ASampleWithoutABoxIsBadAndSaysWhy) {
   EXPECT_EQ(load_counting(chain, {20, 20, 1, 30, 24, 1}, 2).status.reason(),
             "BoxCrop's box around the keypoints (20, 20, 30, 24) with margin 0.5 makes the crop (x=15, y=18, w=20, "
             "h=8), wholly outside the 8x8 image");
+  EXPECT_EQ(load_counting(chain, {0, 0, 1, 10000, 10000, 1}, 2).status.reason(),
+            "BoxCrop's box around the keypoints (0, 0, 10000, 10000) with margin 0.5 makes a 20000x20000 crop, more "
+            "pixels than 8192x8192");
   // A box: its own words.
   const auto images = std::make_shared<testing::CountingSource>(1);
   const auto boxed = with_geometry(images, {}, 0, {1, kNaN, 5, 5, 1}, 1);
@@ -272,9 +275,10 @@ TEST(BoxCropTest, RefusedWithoutKeypointsOrBoxesAndWithoutOneSizeAfterIt) {
             "BoxCrop crops each sample around its box or keypoints, and counting has neither; give them (keypoints=, "
             "boxes=, or stoker.Keypoints / stoker.Boxes in a Dataset's items), or leave BoxCrop out");
   options.transform = parse_transforms("BoxCrop(margin=0.2)");
-  EXPECT_EQ(testing::usage_error_text([&] { Loader(with_geometry(images, std::vector<float>(12, 1), 1, {}, 0), options); }),
-            "the chain 'BoxCrop(margin=0.2) · none → float32 NCHW' keeps BoxCrop's crops at their own sizes, one per sample; "
-            "add Resize((224, 224)) (or another crop) after BoxCrop, so that every sample has one size");
+  EXPECT_EQ(
+      testing::usage_error_text([&] { Loader(with_geometry(images, std::vector<float>(12, 1), 1, {}, 0), options); }),
+      "the chain 'BoxCrop(margin=0.2) · none → float32 NCHW' keeps BoxCrop's crops at their own sizes, one per sample; "
+      "add Resize((224, 224)) (or another crop) after BoxCrop, so that every sample has one size");
 }
 
 TEST(BoxCropTest, BadArgumentsAreRefusedInOneLine) {
@@ -292,7 +296,8 @@ TEST(BoxCropTest, BadArgumentsAreRefusedInOneLine) {
   EXPECT_EQ(error("BoxCrop(fill=300)"), "BoxCrop fill must be pixel values in [0, 255] (got 300)");
   EXPECT_EQ(error("BoxCrop(), BoxCrop()"), "BoxCrop appears twice in the transform chain");
   // It reads back as described.
-  const TransformSpec spec = parse_transforms("T.BoxCrop(margin=[0.2, 0.4], sides=0.5, fill=(1, 2, 3)), Resize((8, 8))");
+  const TransformSpec spec =
+      parse_transforms("T.BoxCrop(margin=[0.2, 0.4], sides=0.5, fill=(1, 2, 3)), Resize((8, 8))");
   EXPECT_EQ(spec.describe(), "BoxCrop(margin=(0.2, 0.4), sides=0.5, fill=(1, 2, 3)) · Resize((8, 8)) → float32 NCHW");
   EXPECT_EQ(parse_transforms(spec.describe()).describe(), spec.describe());
 }

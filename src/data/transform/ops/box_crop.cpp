@@ -1,6 +1,8 @@
 // BoxCrop(margin, sides, fill): each sample cropped around its own box or keypoints, with a
 // margin drawn per sample, before the rest of the chain (BoxCropSpec, stoker/data/transform.h;
 // the geometry in data/transform/box_crop.h).
+#include "data/transform/box_crop.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -8,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "data/transform/box_crop.h"
 #include "data/transform/chain/call_args.h"
 #include "data/transform/chain/chain_builder.h"
 #include "data/transform/spec_common.h"
@@ -33,7 +34,8 @@ constexpr std::string_view kDoc =
     "(`sides` one factor for all four, or (left, top, right, bottom); default 1), and each edge is truncated toward "
     "zero to a whole pixel, as `int()` does in those recipes. Hopenet's crop is `BoxCrop(margin=(0.2, 0.4), "
     "sides=(0.6, 2, 0.6, 0.6))` (Hopenet's code measures the right and bottom margins on the box already widened on "
-    "the left and top, so its right and bottom edges lie a little further out); widening the box by a factor s on every side is `BoxCrop(margin=(s - 1) / 2)`. "
+    "the left and top, so its right and bottom edges lie a little further out); widening the box by a factor s on "
+    "every side is `BoxCrop(margin=(s - 1) / 2)`. "
     "Past the image the crop holds `fill` (default 0, black, as PIL's `crop`). The rest of the chain takes the crop "
     "as its image, `Resize((224, 224))` after it as PIL's resize of the crop, and keypoints and boxes follow; the "
     "`box` of `return_params` is the source's region that became the output. Only the crop's part of the image is "
@@ -116,16 +118,16 @@ void validate(const TransformSpec& spec) {
   const BoxCropSpec& box = spec.box_crop;
   if (!box.enabled()) return;
   if (!(box.margin_min >= 0 && box.margin_min <= box.margin_max && std::isfinite(box.margin_max))) {
-    const std::string got = box.margin_min == box.margin_max
-                                ? fmt::format("{}", box.margin_min)
-                                : fmt::format("({}, {})", box.margin_min, box.margin_max);
+    const std::string got = box.margin_min == box.margin_max ? fmt::format("{}", box.margin_min)
+                                                             : fmt::format("({}, {})", box.margin_min, box.margin_max);
     throw UsageError(fmt::format(
         "BoxCrop margin must be a finite k >= 0 or a range 0 <= min <= max (got {}); Hopenet's is (0.2, 0.4)", got));
   }
   for (const double s : box.sides) {
     if (!(s >= 0 && std::isfinite(s))) {
-      throw UsageError(fmt::format("BoxCrop sides must be finite factors >= 0 (got {}); Hopenet's are (0.6, 2, 0.6, 0.6)",
-                                   sides_text(box.sides)));
+      throw UsageError(
+          fmt::format("BoxCrop sides must be finite factors >= 0 (got {}); Hopenet's are (0.6, 2, 0.6, 0.6)",
+                      sides_text(box.sides)));
     }
   }
   spec::check_fill("BoxCrop", box.fill);
