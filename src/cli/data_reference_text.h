@@ -38,8 +38,8 @@ config a `transforms:` list, one transform per item. Arguments bind as Python bi
 position in the order listed, or by keyword. `stoker.DataLoader` also takes the torchvision
 objects themselves and reads them from their attributes ([python.md](../guide/python.md)).
 
-The chain runs in one fixed order whatever order it is written in: geometry (with `Pad`), flips,
-`Grayscale`, `RandomRotation`, `RandomAffine`, `RandomPerspective`, `ElasticTransform`, the
+The chain runs in one fixed order whatever order it is written in: `BoxCrop`, geometry (with
+`Pad`), flips, `Grayscale`, `RandomRotation`, `RandomAffine`, `RandomPerspective`, `ElasticTransform`, the
 automatic augmentation, `ColorJitter`, `RandomGrayscale`, `GaussianBlur`, the colour operations,
 `Normalize`, `RandomErasing` (`include/stoker/data/transform.h`). Evaluation (the validation
 chain, and `stoker evaluate`'s) makes each random transform its fixed counterpart or drops it:

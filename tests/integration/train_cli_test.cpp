@@ -515,6 +515,9 @@ TEST_F(TrainTasksCli, TorchvisionPresetFlagsSizeTheChains) {
        {" --val-crop-size 8 --val-transforms 'CenterCrop(8)'", 2,
         "val_resize_size and val_crop_size make the validation chain, and val_transforms 'CenterCrop(8)' is given"},
        {" --interpolation nearest", 2, "interpolation must be one of bilinear, bicubic (got 'nearest')"},
+       {" --transforms 'BoxCrop(margin=0.2), Resize((8, 8))'", 2,
+        "transforms: BoxCrop crops each sample around its keypoints or boxes, which stoker train does not read; crop "
+        "the images beforehand, or train from Python with stoker.DataLoader(keypoints=... or boxes=...)"},
        {" --train-crop-size -1", 2, "train_crop_size must be between 0 and 8192 (got -1); 0 = the chain's own"},
        {" --val-resize-size 9000", 2, "val_resize_size must be between 0 and 8192 (got 9000)"}});
 }

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -59,6 +60,13 @@ void check_targets_can_follow(const TransformSpec& spec);
 // to a third place). Indices past a sample's points are found by move_targets, which knows
 // how many the sample has.
 void check_flip_pairs(const TargetGeometrySpec& geometry);
+
+// Why BoxCrop made no crop for a sample of a width x height source holding `targets` (drawn
+// as `params`, whose subject is then empty): one line naming the box or the crop and what is
+// wrong with it ("BoxCrop's box (10, 20, 10, 50) has no area"); "" when it made one, or the
+// chain has no BoxCrop. The loader makes such a sample a bad sample with this reason.
+std::string box_crop_problem(const TransformSpec& spec, const SampleParams& params, const GeometryTargets& targets,
+                             int width, int height);
 
 // Moves `targets`, given in the pixels of a width x height source, to the output of the
 // sample `params` describes (drawn by draw_params for that source). Throws UsageError for a

@@ -1,7 +1,7 @@
 // stoker/data/transform.h — per-sample augmentation with torchvision's names and semantics.
 //
 // A TransformSpec is a fixed-order chain, the order torchvision pipelines use:
-//   geometry (RandomResizedCrop | Resize+CenterCrop | [Pad] RandomCrop | CenterCrop 1:1 | [Pad] none)
+//   [BoxCrop] -> geometry (RandomResizedCrop | Resize+CenterCrop | [Pad] RandomCrop | CenterCrop 1:1 | [Pad] none)
 //   -> RandomHorizontalFlip(p) -> RandomVerticalFlip(p) -> [Grayscale] -> RandomRotation
 //   -> RandomAffine -> RandomPerspective(distortion_scale, p) -> ElasticTransform(alpha, sigma)
 //   -> TrivialAugmentWide | RandAugment | AutoAugment | AugMix (torchvision's autoaugment.py)
@@ -39,6 +39,9 @@
 // Float arithmetic throughout (Pillow rounds to uint8 between passes and ops): expect
 // differences from torchvision-on-PIL of about one grey level.
 //
+// BoxCrop (BoxCropSpec) comes first: it crops each sample around its own box or keypoints
+// (stoker/data/target_geometry.h), and the rest of the chain takes that crop as its image.
+//
 // Setup/run split (after DALI kernels): draw_params() decides everything random for one
 // sample from its SampleRng; SampleTransformer::run() writes the sample into caller-provided
 // output memory (out, in, args). Per-worker scratch is grow-only: no steady-state allocation.
@@ -69,6 +72,8 @@
 #include "stoker/data/image.h"
 
 namespace stoker::data {
+
+struct GeometryTargets;  // stoker/data/target_geometry.h
 
 // kRandomCrop: torchvision's RandomCrop (pad, then a random 1:1 crop). kCenterCrop: its
 // CenterCrop, a 1:1 centre crop padded with zeros where the image is smaller. Both copy
@@ -322,6 +327,25 @@ struct StepGroupSpec {
   bool enabled() const { return members != 0; }
 };
 
+// BoxCrop(margin, sides, fill): a crop of each sample around its own box, before the rest of
+// the chain, as head-pose and face pipelines (Hopenet, 6DRepNet) crop each face: the box is
+// the sample's first box, else the extent of its visible, finite keypoints; with the box's
+// width w and height h and a margin k drawn uniformly in [margin_min, margin_max] per sample,
+// its left edge moves out by sides[0] k w, its top by sides[1] k h, its right by sides[2] k w
+// and its bottom by sides[3] k h, and each edge is then truncated toward zero to a whole
+// pixel, as int() does in those recipes. Hopenet's rule is margin (0.2, 0.4), sides (0.6, 2,
+// 0.6, 0.6); a symmetric widening by a factor s is margin (s - 1) / 2, sides 1. Where the crop
+// reaches past the image it holds `fill`, as PIL's Image.crop does (black). The rest of the
+// chain (Resize, the crops, flips, ...) takes the crop as its image, and targets follow
+// through it; SampleParams::subject is the crop.
+struct BoxCropSpec {
+  bool on = false;
+  double margin_min = 0, margin_max = 0;    // finite, 0 <= min <= max; equal: a fixed margin
+  std::array<double, 4> sides{1, 1, 1, 1};  // left, top, right, bottom: finite, >= 0
+  std::array<float, 3> fill{0, 0, 0};       // pixel values in [0, 255]
+  bool enabled() const { return on; }
+};
+
 // torchvision's RandomResizedCrop(size, scale, ratio) beyond its size (kRandomResizedCrop):
 // the crop's area as a fraction of the image's is drawn in [scale_min, scale_max], its aspect
 // (width / height) log-uniformly in [ratio_min, ratio_max].
@@ -364,6 +388,7 @@ struct FeatureSpec {
 // The chain: the geometry, output size and resample filter at the top level, each other
 // transform's settings in its own struct, off by default.
 struct TransformSpec {
+  BoxCropSpec box_crop;  // before the geometry: the image the rest of the chain takes
   Geometry geometry = Geometry::kRandomResizedCrop;
   // Output size. kNone: the source's fixed size; parse_transforms leaves it 0x0 for the
   // pipeline to fill in, and validate() accepts 0x0 only for kNone.
@@ -440,6 +465,8 @@ bool normalize_in_consumer(TransformSpec* spec);
 //   "ColorJitter(0.4, 0.4, 0.4, 0.1)"  "ColorJitter(brightness=(0.6, 1.4), hue=(-0.1, 0.1))"
 //   "ToUint8" "Float16" "NHWC" "Grayscale" "Grayscale(num_output_channels=3)"
 //   "Pad(4, fill=0, padding_mode=reflect)" (alone, or before a RandomCrop without padding)
+//   "BoxCrop(margin=(0.2, 0.4), sides=(0.6, 2, 0.6, 0.6))" (margin a number k or a range
+//   (min, max); sides one factor or (left, top, right, bottom); fill as Pad's)
 //   "RandomPerspective(distortion_scale=0.5, p=0.5)"  "ElasticTransform(alpha=50.0, sigma=5.0)"
 //   "RandomChoice([GaussianBlur(3), RandomInvert(1.0)], p=[0.3, 0.7])"
 //   "RandomOrder([ColorJitter(0.4), GaussianBlur(3)])" (over the transforms RandomApply takes)
@@ -496,17 +523,26 @@ TransformSpec parse_transforms(std::string_view text);
 // image itself when it is S); after a Resize, RandomCrop(S, ...) and RandomResizedCrop(S)
 // become that Resize and CenterCrop(S); flips, ColorJitter, the colour operations, the warps
 // (RandomRotation, RandomAffine, RandomPerspective, ElasticTransform), RandomChoice and
-// RandomOrder are dropped; Pad is kept; Resize+CenterCrop, no geometry, the resample filter, Grayscale, Normalize,
-// Standardize, dtype and layout are kept; the automatic augmentations and RandomErasing are
-// dropped. Evaluation then sees every sample the same way each epoch.
+// RandomOrder are dropped; BoxCrop's margin range becomes its middle; Pad is kept;
+// Resize+CenterCrop, no geometry, the resample filter, Grayscale, Normalize, Standardize, dtype
+// and layout are kept; the automatic augmentations and RandomErasing are dropped. Evaluation
+// then sees every sample the same way each epoch.
 TransformSpec eval_transform(const TransformSpec& train);
 
 // Every random decision for one sample.
 struct SampleParams {
-  // In full-resolution source pixels. For the 1:1 geometries (kRandomCrop, kCenterCrop):
-  // left/top are where the crop starts in the image padded by spec.pad and then by
-  // pad_x/pad_y (so they may lie in padding), width/height the output size; width 0 when the
-  // padded image is smaller than the crop (torchvision raises; the loader reports it).
+  // BoxCrop: the region of the source cropped around the sample's box, in whole source pixels;
+  // it may reach past the image (that part is BoxCrop's fill). The rest of the chain takes
+  // it as its image, so every field below is then in its pixels, not the source's. Width 0:
+  // the chain has no BoxCrop, or the sample had no box to crop around (box_crop_problem says
+  // why; the loader makes it a bad sample).
+  CropRect subject;
+  double subject_margin = 0;  // the margin k drawn
+  // In full-resolution source pixels (BoxCrop's crop's, with one). For the 1:1 geometries
+  // (kRandomCrop, kCenterCrop): left/top are where the crop starts in the image padded by
+  // spec.pad and then by pad_x/pad_y (so they may lie in padding), width/height the output
+  // size; width 0 when the padded image is smaller than the crop (torchvision raises; the
+  // loader reports it).
   CropRect crop;
   int pad_x = 0, pad_y = 0;  // 1:1 geometries: padding added on the left / top beyond spec.pad
   // How the output is made. false: `crop` is a box of the source, resampled to the output
@@ -574,16 +610,27 @@ struct SampleParams {
 // RandomChoice member that was not chosen draws nothing. Erasing and the automatic
 // augmentation need the output size.
 SampleParams draw_params(const TransformSpec& spec, int width, int height, SampleRng& rng);
+// The same for a sample with keypoints and boxes (in its source's pixels), which BoxCrop crops
+// around: it draws first (its margin, when that is a range), and every other transform then
+// draws for the size of its crop. Null: none (a BoxCrop then crops nothing: subject width 0).
+SampleParams draw_params(const TransformSpec& spec, int width, int height, SampleRng& rng,
+                         const GeometryTargets* targets);
 
-// The part of a width x height source that the transform resamples for `params`, in its
-// pixels: params.crop for a box, the whole image for a window after a Resize
+// The size of the image the geometry takes for a width x height source: BoxCrop's crop
+// (params.subject) when there is one, else the source's.
+std::array<int, 2> geometry_input_size(const SampleParams& params, int width, int height);
+
+// The part of a width x height image that the transform resamples for `params`, in its
+// pixels (with a BoxCrop, give the crop's size, and the result is in the crop's pixels):
+// params.crop for a box, the whole image for a window after a Resize
 // (params.resized_width > 0); a plain 1:1 copy reads none (it gets params.crop). This is the
 // region to decode, and what SampleTransformer::run's `crop` locates in the decoded image.
 CropRect resampled_region(const SampleParams& params, int width, int height);
 
 // The region of a width x height source that becomes the output, before any flip, rotation or
 // warp, in the source's pixels: the box a crop resamples, or the window a 1:1 crop copies
-// (scaled back through a Resize before it). It reaches past the image where the chain pads.
+// (scaled back through a Resize before it), moved to the source by BoxCrop's crop when there
+// is one. It reaches past the image where the chain pads.
 // Re-cropping the source by it and resizing to the output size gives the output's geometry.
 CropRect source_box(const TransformSpec& spec, const SampleParams& params, int width, int height);
 

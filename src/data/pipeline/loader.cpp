@@ -438,6 +438,20 @@ std::unique_ptr<BatchBuffer> make_buffer(BufferAllocator& allocator, const Loade
 Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
     : source_(std::move(source)), options_(std::move(options)) {
   if (!source_) throw UsageError("Loader needs a source");
+  if (const BoxCropSpec& box = options_.transform.box_crop; box.enabled()) {
+    if (!source_->has_geometry()) {
+      throw UsageError(fmt::format(
+          "BoxCrop crops each sample around its box or keypoints, and {} has neither; give them (keypoints=, boxes=, "
+          "or stoker.Keypoints / stoker.Boxes in a Dataset's items), or leave BoxCrop out",
+          source_->describe()));
+    }
+    if (options_.transform.geometry == Geometry::kNone) {
+      throw UsageError(fmt::format(
+          "the chain '{}' keeps BoxCrop's crops at their own sizes, one per sample; add Resize((224, 224)) (or another "
+          "crop) after BoxCrop, so that every sample has one size",
+          options_.transform.describe()));
+    }
+  }
   if (source_->has_geometry()) {  // keypoints and boxes come with each read and follow the chain
     if (options_.clip.enabled()) throw UsageError("keypoints and boxes follow single images; clips do not move them");
     check_targets_can_follow(options_.transform);

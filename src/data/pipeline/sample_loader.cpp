@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
 
+#include "data/transform/box_crop.h"
 #include "data/transform/features.h"
 #include "stoker/core/clock.h"
 #include "stoker/core/rng.h"
@@ -37,20 +40,23 @@ SampleLoader::SampleLoader(const Source& source, const TransformSpec& spec, cons
                    : nullptr),
       decoder_(decode) {}
 
-Status SampleLoader::check_size(const SampleParams& params, int width, int height) const {
+Status SampleLoader::check_size(const SampleParams& params, int source_width, int source_height) const {
+  // After a BoxCrop, the image the geometry takes is its crop.
+  const auto [width, height] = geometry_input_size(params, source_width, source_height);
+  const char* image = params.subject.width > 0 ? "BoxCrop's crop" : "image";
   if (spec_.geometry == Geometry::kRandomCrop && params.crop.width == 0) {
     const PadSpec& pad = spec_.pad;
     const auto [resized_w, resized_h] = resized_size(spec_.resize, width, height);
     const std::string resized = spec_.resize.enabled() ? fmt::format(", resized to {}x{}", resized_w, resized_h) : "";
     return Status::failure(
-        fmt::format("image is {}x{}{}, padded to {}x{}, smaller than RandomCrop's {}x{} (add pad_if_needed=True, more "
+        fmt::format("{} is {}x{}{}, padded to {}x{}, smaller than RandomCrop's {}x{} (add pad_if_needed=True, more "
                     "padding or a smaller size)",
-                    width, height, resized, resized_w + pad.left + pad.right, resized_h + pad.top + pad.bottom,
+                    image, width, height, resized, resized_w + pad.left + pad.right, resized_h + pad.top + pad.bottom,
                     spec_.out_width, spec_.out_height));
   }
   if (static_cast<int64_t>(params.resized_width) * params.resized_height > kMaxResizedPixels) {
     return Status::failure(
-        fmt::format("image is {}x{}, which Resize makes {}x{}: more than {} pixels to pad a RandomCrop window from",
+        fmt::format("{} is {}x{}, which Resize makes {}x{}: more than {} pixels to pad a RandomCrop window from", image,
                     width, height, params.resized_width, params.resized_height, kMaxResizedPixels));
   }
   if (spec_.geometry == Geometry::kNone &&
@@ -107,7 +113,10 @@ Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t
   ImageInfo info;
   status = image_info(data_, &info);
   if (status.ok()) {
-    params = draw_params(spec_, info.width, info.height, rng);
+    params = draw_params(spec_, info.width, info.height, rng, &data_.geometry);
+    if (spec_.box_crop.enabled() && params.subject.width == 0) {
+      return Status::failure(box_crop_problem(spec_, params, data_.geometry, info.width, info.height));
+    }
     if (planner_ && check_size(params, info.width, info.height).ok() &&
         leave_for_gpu(info, params, seed, epoch, rng_index)) {
       clocks_.add(clocks_.decode_ns, watch.lap());  // the planning
@@ -206,6 +215,26 @@ DecodeRequest SampleLoader::decode_request(const SampleParams& params, const Ima
   DecodeRequest request;
   request.channels = spec_.channels;
   request.filter_support = filter_support(spec_.resample);
+  if (params.subject.width > 0) {
+    // BoxCrop: the part of its crop the geometry resamples, where it lies in the image, scaled
+    // toward its share of the output; a 1:1 crop (whose padding may mirror any of the crop),
+    // the whole image at full resolution.
+    if (params.copy) return request;
+    const CropRect& subject = params.subject;
+    const CropRect region = resampled_region(params, static_cast<int>(subject.width), static_cast<int>(subject.height));
+    const double x0 = subject.x + region.x, y0 = subject.y + region.y;
+    const double x1 = x0 + region.width, y1 = y0 + region.height;
+    const double cx0 = std::clamp(x0, 0.0, info.width - 1.0), cy0 = std::clamp(y0, 0.0, info.height - 1.0);
+    // A region wholly in the fill still decodes a pixel (never read).
+    const double cx1 = std::clamp(x1, cx0 + 1, static_cast<double>(info.width));
+    const double cy1 = std::clamp(y1, cy0 + 1, static_cast<double>(info.height));
+    request.crop = {cx0, cy0, cx1 - cx0, cy1 - cy0};
+    request.target_width =
+        std::max(1, static_cast<int>(std::ceil(spec_.out_width * request.crop.width / region.width)));
+    request.target_height =
+        std::max(1, static_cast<int>(std::ceil(spec_.out_height * request.crop.height / region.height)));
+    return request;
+  }
   // A box: its region, scaled toward the output size. A window after a Resize: the whole
   // image, scaled toward the resized size. With a cache, or a 1:1 crop (whose padding may
   // mirror any of the image): the whole image at full resolution.
@@ -222,8 +251,9 @@ DecodeRequest SampleLoader::decode_request(const SampleParams& params, const Ima
 
 bool SampleLoader::leave_for_gpu(const ImageInfo& info, const SampleParams& params, uint64_t seed, int64_t epoch,
                                  uint64_t rng_stream) {
-  // A 1:1 crop copies pixels and padding, which the GPU does not do: the CPU makes it.
-  if (info.format != ImageFormat::kJpeg || data_.raw || params.copy) return false;
+  // A 1:1 crop copies pixels and padding, which the GPU does not do: the CPU makes it; so
+  // does BoxCrop's crop.
+  if (info.format != ImageFormat::kJpeg || data_.raw || params.copy || params.subject.width > 0) return false;
   if (handoff_ == GpuHandoff::kHardware && gpu_share_ != nullptr) {
     // decode='auto' keeps the rest of the share on the CPU (before planning: no header parse
     // for them). Drawn apart from the sample's transform draws, which are the same either way.
@@ -263,9 +293,19 @@ bool SampleLoader::take_gpu_sample(GpuSample* out) {
 }
 
 Status SampleLoader::decode_image(const SampleData& data, const ImageInfo& info, const SampleParams& params) {
-  if (data.raw) return decode_raw(data, params);
   const DecodeRequest request = decode_request(params, info);
+  if (data.raw) {
+    const Status status = decode_raw(data, params);
+    if (status.ok() && params.subject.width > 0) {  // the whole image: source pixels
+      decoded_.crop = request.crop.width > 0
+                          ? request.crop
+                          : CropRect{0, 0, static_cast<double>(info.width), static_cast<double>(info.height)};
+      cut_subject(request.crop, info, params);
+    }
+    return status;
+  }
   const Status status = decoder_.decode(data.bytes, request, &decoded_);
+  if (status.ok() && params.subject.width > 0) cut_subject(request.crop, info, params);
   if (info.format == ImageFormat::kJpeg) {
     clocks_.jpeg_decodes.fetch_add(1, std::memory_order_relaxed);
     if (decoded_.spliced) clocks_.spliced_decodes.fetch_add(1, std::memory_order_relaxed);
@@ -274,6 +314,39 @@ Status SampleLoader::decode_image(const SampleData& data, const ImageInfo& info,
     decoded_.crop = resampled_region(params, info.width, info.height);
   }
   return status;
+}
+
+void SampleLoader::cut_subject(const CropRect& requested, const ImageInfo& info, const SampleParams& params) {
+  // decoded_.crop is where `requested` (source pixels; the whole image when empty) lies in the
+  // decoded pixels, which may be a window, at a reduced scale.
+  const CropRect source = requested.width > 0
+                              ? requested
+                              : CropRect{0, 0, static_cast<double>(info.width), static_cast<double>(info.height)};
+  const CropRect& decoded = decoded_.crop;
+  const double kx = decoded.width / source.width, ky = decoded.height / source.height;
+  const auto to_x = [&](double x) { return (x - source.x) * kx + decoded.x; };
+  const auto to_y = [&](double y) { return (y - source.y) * ky + decoded.y; };
+  const CropRect& subject = params.subject;
+  const CropRect region = resampled_region(params, static_cast<int>(subject.width), static_cast<int>(subject.height));
+  const double rx0 = to_x(subject.x + region.x), rx1 = to_x(subject.x + region.x + region.width);
+  const double ry0 = to_y(subject.y + region.y), ry1 = to_y(subject.y + region.y + region.height);
+  // The crop in decoded pixels: all of it for a 1:1 crop (its padding may mirror any of it),
+  // else the region with as much around it as the filter's taps reach.
+  double x0 = to_x(subject.x), x1 = to_x(subject.x + subject.width);
+  double y0 = to_y(subject.y), y1 = to_y(subject.y + subject.height);
+  if (!params.copy) {
+    const double support = filter_support(spec_.resample);
+    const double reach_x = support * std::max(1.0, (rx1 - rx0) / spec_.out_width) + 2;
+    const double reach_y = support * std::max(1.0, (ry1 - ry0) / spec_.out_height) + 2;
+    x0 = std::max(x0, rx0 - reach_x), x1 = std::min(x1, rx1 + reach_x);
+    y0 = std::max(y0, ry0 - reach_y), y1 = std::min(y1, ry1 + reach_y);
+  }
+  const int cut_x = static_cast<int>(std::floor(x0)), cut_y = static_cast<int>(std::floor(y0));
+  const int cut_w = std::max(1, static_cast<int>(std::ceil(x1)) - cut_x);
+  const int cut_h = std::max(1, static_cast<int>(std::ceil(y1)) - cut_y);
+  cut_with_fill(decoded_.image, cut_x, cut_y, cut_w, cut_h, spec_.box_crop.fill, &subject_image_);
+  std::swap(decoded_.image, subject_image_);
+  decoded_.crop = {rx0 - cut_x, ry0 - cut_y, rx1 - rx0, ry1 - ry0};
 }
 
 // A feature vector is written as it is, or standardized: no decode, no random draws.

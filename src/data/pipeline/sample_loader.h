@@ -103,9 +103,13 @@ class SampleLoader {
   bool leave_for_gpu(const ImageInfo& info, const SampleParams& params, uint64_t seed, int64_t epoch,
                      uint64_t rng_stream);
   Status decode_raw(const SampleData& data, const SampleParams& params);
-  // The drawn geometry fits an image of width x height (transform 'none': its size is the
-  // output's; RandomCrop: the padded image is at least the crop).
-  Status check_size(const SampleParams& params, int width, int height) const;
+  // BoxCrop: replaces decoded_ (which holds `requested`, from decode_request) with the part of
+  // the sample's crop (params.subject) the chain reads, BoxCrop's fill where it leaves the
+  // image, at the decoded scale; its crop then locates the resampled region in it.
+  void cut_subject(const CropRect& requested, const ImageInfo& info, const SampleParams& params);
+  // The drawn geometry fits a source of width x height (transform 'none': its size is the
+  // output's; RandomCrop: the padded image is at least the crop), or BoxCrop's crop of it.
+  Status check_size(const SampleParams& params, int source_width, int source_height) const;
 
   const Source& source_;
   const TransformSpec& spec_;
@@ -121,6 +125,7 @@ class SampleLoader {
   SampleTransformer transformer_;
   SampleData data_;
   DecodedImage decoded_;
+  Image subject_image_;  // cut_subject's scratch: the decoded image it replaced
   StageClocks clocks_;
   SampleRecord record_;
   // A clip's read: its frames, the frame numbers chosen, and what pick_frames was told.

@@ -4,6 +4,8 @@
 // registry's order (ops/registry.cpp). draw_params calls each entry's draw (TransformOp::draw,
 // in the entry's file under ops/, whose comment lists what it draws) in turn, and each draws
 // only when its transform is on, so the order is:
+//   0. BoxCrop: its margin (one uniform when it is a range); every draw after it draws for
+//      the size of its crop;
 //   1. the geometry: the one of RandomResizedCrop, RandomCrop, CenterCrop and none that the
 //      chain makes (RandomResizedCrop draws 2 uniforms per attempt, then top and left;
 //      RandomCrop top and left unless the padded image is the crop's size; the others nothing);
@@ -54,15 +56,34 @@ CropRect resampled_region(const SampleParams& params, int width, int height) {
   return params.crop;
 }
 
-SampleParams draw_params(const TransformSpec& spec, int width, int height, SampleRng& rng) {
+std::array<int, 2> geometry_input_size(const SampleParams& params, int width, int height) {
+  if (params.subject.width > 0)
+    return {static_cast<int>(params.subject.width), static_cast<int>(params.subject.height)};
+  return {width, height};
+}
+
+SampleParams draw_params(const TransformSpec& spec, int width, int height, SampleRng& rng,
+                         const GeometryTargets* targets) {
   SampleParams params;
-  // The whole source: what a sample without pixels keeps, the geometry's draw replacing it.
+  // The whole image: what a sample without pixels keeps, the geometry's draw replacing it.
   params.crop = {0, 0, static_cast<double>(width), static_cast<double>(height)};
-  const ops::DrawContext context{width, height};
+  ops::DrawContext context{width, height, targets};
   for (const ops::TransformOp* op : ops::registry()) {
-    if (op->draw != nullptr) op->draw(spec, context, rng, &params);
+    if (op->draw == nullptr) continue;
+    op->draw(spec, context, rng, &params);
+    // BoxCrop draws first: what draws after it draws for its crop.
+    const auto [w, h] = geometry_input_size(params, width, height);
+    if (w != context.width || h != context.height) {
+      context.width = w;
+      context.height = h;
+      params.crop = {0, 0, static_cast<double>(w), static_cast<double>(h)};
+    }
   }
   return params;
+}
+
+SampleParams draw_params(const TransformSpec& spec, int width, int height, SampleRng& rng) {
+  return draw_params(spec, width, height, rng, nullptr);
 }
 
 }  // namespace stoker::data

@@ -91,16 +91,21 @@ void move_mask(const CropRect& box, const PointMaps& maps, int out_w, int out_h,
 }  // namespace
 
 CropRect source_box(const TransformSpec& spec, const SampleParams& params, int width, int height) {
-  if (!params.copy) return params.crop;  // a box of the source, resampled to the output
-  // A 1:1 window of the image padded by spec.pad and then pad_x / pad_y (SampleParams).
-  CropRect box = params.crop;
-  box.x -= spec.pad.left + params.pad_x;
-  box.y -= spec.pad.top + params.pad_y;
-  if (params.resized_width > 0) {  // a window of the image resized first: back to source pixels
-    const double sx = static_cast<double>(width) / params.resized_width;
-    const double sy = static_cast<double>(height) / params.resized_height;
-    box = {box.x * sx, box.y * sy, box.width * sx, box.height * sy};
+  // In the pixels of the image the geometry takes (BoxCrop's crop, if any), then the source's.
+  const auto [image_w, image_h] = geometry_input_size(params, width, height);
+  CropRect box = params.crop;  // a box of the image, resampled to the output
+  if (params.copy) {
+    // A 1:1 window of the image padded by spec.pad and then pad_x / pad_y (SampleParams).
+    box.x -= spec.pad.left + params.pad_x;
+    box.y -= spec.pad.top + params.pad_y;
+    if (params.resized_width > 0) {  // a window of the image resized first: back to its pixels
+      const double sx = static_cast<double>(image_w) / params.resized_width;
+      const double sy = static_cast<double>(image_h) / params.resized_height;
+      box = {box.x * sx, box.y * sy, box.width * sx, box.height * sy};
+    }
   }
+  box.x += params.subject.x;
+  box.y += params.subject.y;
   return box;
 }
 

@@ -722,10 +722,10 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
       {"RandomCutout(224)",
        {"unknown transform 'RandomCutout'",
         // The registry's order (data/transform/ops/registry.cpp), the order describe() writes.
-        "(known: Resize, RandomResizedCrop, RandomCrop, CenterCrop, none, Pad, Standardize, RandomHorizontalFlip, "
-        "RandomVerticalFlip, RandomChoice, RandomOrder, RandomRotation, RandomAffine, RandomPerspective, "
-        "ElasticTransform, RandomApply, TrivialAugmentWide, RandAugment, AutoAugment, AugMix, ColorJitter, "
-        "RandomGrayscale, GaussianBlur, RandomInvert, RandomPosterize, RandomSolarize, "
+        "(known: BoxCrop, Resize, RandomResizedCrop, RandomCrop, CenterCrop, none, Pad, Standardize, "
+        "RandomHorizontalFlip, RandomVerticalFlip, RandomChoice, RandomOrder, RandomRotation, RandomAffine, "
+        "RandomPerspective, ElasticTransform, RandomApply, TrivialAugmentWide, RandAugment, AutoAugment, AugMix, "
+        "ColorJitter, RandomGrayscale, GaussianBlur, RandomInvert, RandomPosterize, RandomSolarize, "
         "RandomAdjustSharpness, RandomAutocontrast, RandomEqualize, Grayscale, Normalize, RandomErasing, ToTensor, "
         "PILToTensor, ToImage, ConvertImageDtype, ToDtype, ToUint8, Float16, Float32, NCHW, NHWC)"}},
       {"Normalise", {"unknown transform 'Normalise'", "did you mean 'Normalize'?"}},

@@ -13,6 +13,7 @@
 namespace stoker::data::ops {
 
 // Each defined in its own file under ops/.
+extern const TransformOp kBoxCropOp;            // box_crop.cpp
 extern const TransformOp kResizeOp;             // resize.cpp
 extern const TransformOp kRandomResizedCropOp;  // random_resized_crop.cpp
 extern const TransformOp kRandomCropOp;         // random_crop.cpp
@@ -43,12 +44,12 @@ extern const TransformOp kLayoutOp;             // output.cpp
 namespace {
 
 constexpr const TransformOp* kTransformOps[] = {
-    &kResizeOp,      &kRandomResizedCropOp, &kRandomCropOp,     &kCenterCropOp,        &kNoGeometryOp,
-    &kPadOp,         &kStandardizeOp,       &kHorizontalFlipOp, &kVerticalFlipOp,      &kRandomChoiceOp,
-    &kRandomOrderOp, &kRandomRotationOp,    &kRandomAffineOp,   &kRandomPerspectiveOp, &kElasticTransformOp,
-    &kRandomApplyOp, &kAutoAugmentOp,       &kColorJitterOp,    &kRandomGrayscaleOp,   &kGaussianBlurOp,
-    &kColorOpsOp,    &kGrayscaleOp,         &kNormalizeOp,      &kRandomErasingOp,     &kOutputTypeOp,
-    &kLayoutOp,
+    &kBoxCropOp,          &kResizeOp,      &kRandomResizedCropOp, &kRandomCropOp,     &kCenterCropOp,
+    &kNoGeometryOp,       &kPadOp,         &kStandardizeOp,       &kHorizontalFlipOp, &kVerticalFlipOp,
+    &kRandomChoiceOp,     &kRandomOrderOp, &kRandomRotationOp,    &kRandomAffineOp,   &kRandomPerspectiveOp,
+    &kElasticTransformOp, &kRandomApplyOp, &kAutoAugmentOp,       &kColorJitterOp,    &kRandomGrayscaleOp,
+    &kGaussianBlurOp,     &kColorOpsOp,    &kGrayscaleOp,         &kNormalizeOp,      &kRandomErasingOp,
+    &kOutputTypeOp,       &kLayoutOp,
 };
 
 }  // namespace

@@ -1,17 +1,17 @@
 // The transform registry: every transform a chain may name, one entry each, in one explicit
-// list (registry.cpp) in the order describe() writes them (geometry first, the output type and
-// layout last; see stoker/data/transform.h). Each entry lives in its own file under ops/ and
-// says, in one place, the names a chain calls it by (with lower-case aliases), the parameters
-// each name binds, how the bound call sets its part of the TransformSpec, how describe() writes
-// that part, how validate() checks it, whether RandomApply may wrap it, what evaluation makes
-// of it, whether feature vectors may take it, and at run time its random draw, how it moves
-// the targets' points (or that targets cannot follow it) and its run on the image. The chain
-// builder looks names up here, the unknown-name message lists the names here, and describe(),
-// validate(), eval_transform(), draw_params(), move_targets(), check_targets_can_follow() and
-// the sample transformer walk the list; what spans several transforms (the geometry a Resize
-// and a crop make together, sizes, channels, feature vectors, the source box, the fused
-// resample and the write) stays with them. The list's order is the order chains are written
-// in, the draw order (random_params.cpp) and the run order.
+// list (registry.cpp) in the order describe() writes them (BoxCrop and the geometry first, the
+// output type and layout last; see stoker/data/transform.h). Each entry lives in its own file
+// under ops/ and says, in one place, the names a chain calls it by (with lower-case aliases),
+// the parameters each name binds, how the bound call sets its part of the TransformSpec, how
+// describe() writes that part, how validate() checks it, whether RandomApply may wrap it, what
+// evaluation makes of it, whether feature vectors may take it, and at run time its random
+// draw, how it moves the targets' points (or that targets cannot follow it) and its run on the
+// image. The chain builder looks names up here, the unknown-name message lists the names here,
+// and describe(), validate(), eval_transform(), draw_params(), move_targets(),
+// check_targets_can_follow() and the sample transformer walk the list; what spans several
+// transforms (the geometry a Resize and a crop make together, sizes, channels, feature
+// vectors, the source box, the fused resample and the write) stays with them. The list's order
+// is the order chains are written in, the draw order (random_params.cpp) and the run order.
 //
 // Adding a transform: a file under ops/ defining its TransformOp (parameters, build, describe,
 // validate, draw, point_map, run, refuses_targets, ...), a line in registry.cpp at its place
@@ -82,11 +82,13 @@ enum class Wrap {
   kScaleP,  // T has a p of its own (wrapped_p), drawn per sample as RandomApply's is: the two multiply
 };
 
-// What a draw knows of the sample beyond the spec: the size of its source, in pixels (0 x 0
-// when nothing was decoded).
+// What a draw knows of the sample beyond the spec: the size of its image, in pixels (0 x 0
+// when nothing was decoded): the source's, or after BoxCrop its crop's; and the keypoints and
+// boxes BoxCrop crops around, in the source's pixels (null: none).
 struct DrawContext {
   int width = 0;
   int height = 0;
+  const GeometryTargets* targets = nullptr;
 };
 
 // The types of TransformOp's point_map and run (documented there), for entries that set them

@@ -216,6 +216,11 @@ data::TransformSpec transform_for(const TrainConfig& cfg, const data::Source& so
     try {
       data::TransformSpec spec = data::parse_transforms(text);
       spec.dtype = data::DType::kFloat32;
+      if (spec.box_crop.enabled()) {
+        throw UsageError(
+            "BoxCrop crops each sample around its keypoints or boxes, which stoker train does not read; crop the "
+            "images beforehand, or train from Python with stoker.DataLoader(keypoints=... or boxes=...)");
+      }
       return spec;
     } catch (const UsageError& e) {
       throw UsageError(fmt::format("{}: {}", key, e.what()));
