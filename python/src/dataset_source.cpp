@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include "loader_closing.h"
 #include "stoker/data/formats.h"
@@ -213,6 +215,46 @@ std::pair<py::object, py::object> image_and_target(const py::object& item) {
   return {parts[0], std::move(rest)};
 }
 
+// The keys of a dict, as their reprs joined: "'image', 'label'".
+std::string key_list(const std::vector<py::handle>& keys) {
+  std::string text;
+  for (const py::handle key : keys) text += (text.empty() ? "" : ", ") + py::repr(key).cast<std::string>();
+  return text;
+}
+
+// Splits a dict item into its image, the value under `image_key`, and its target, a dict of
+// its other values in the item's order. Returns "" or why the item is not such a dict: another
+// type, or keys other than `keys` (the first item's, in any order).
+std::string split_dict(const py::object& item, const py::object& image_key, const py::tuple& keys, py::object* image,
+                       py::object* target) {
+  py::dict values;
+  if (PyDict_Check(item.ptr())) {
+    values = py::reinterpret_borrow<py::dict>(item);
+  } else if (py::hasattr(item, "keys") && py::hasattr(item, "__getitem__")) {
+    values = py::dict(item);  // a Mapping of another type, read as dict() reads it
+  } else {
+    return fmt::format("the item is a {}; expected a dict with the image under {}, as the first item", type_name(item),
+                       py::repr(image_key).cast<std::string>());
+  }
+  std::vector<py::handle> missing, added;
+  for (const py::handle key : keys) {
+    if (!values.contains(key)) missing.push_back(key);
+  }
+  if (!missing.empty() || values.size() != keys.size()) {
+    for (const auto& [key, value] : values) {
+      if (PySequence_Contains(keys.ptr(), key.ptr()) != 1) added.push_back(key);
+    }
+    std::string why = "the item's keys differ from the first item's (";
+    if (!missing.empty()) why += "missing " + key_list(missing) + (added.empty() ? "" : "; ");
+    if (!added.empty()) why += "not in the first: " + key_list(added);
+    return why + ")";
+  }
+  *image = values[image_key];
+  *target = py::reinterpret_steal<py::object>(PyDict_Copy(values.ptr()));
+  if (!*target || PyDict_DelItem(target->ptr(), image_key.ptr()) != 0) throw py::error_already_set();
+  return "";
+}
+
 // Appends the values of the stoker.Keypoints and stoker.Boxes in `target` (inside tuples,
 // lists and dict values, depth first, in order: restore() in stoker/_geometry.py walks the same
 // way) to *out.
@@ -285,9 +327,12 @@ std::pair<py::object, py::object> clip_and_target(const py::object& item) {
 
 DatasetSource::DatasetSource(py::object dataset, py::object worker_init_fn, std::string name,
                              std::vector<std::string> class_names, bool has_geometry, bool clips,
-                             std::vector<int64_t> feature_shape)
+                             std::vector<int64_t> feature_shape, py::object image_key, py::tuple item_keys)
     : has_geometry_(has_geometry),
+      dict_items_(!image_key.is_none()),
       dataset_(std::make_shared<HeldObject>(std::move(dataset))),
+      image_key_(std::make_shared<HeldObject>(std::move(image_key))),
+      item_keys_(std::make_shared<HeldObject>(std::move(item_keys))),
       worker_init_fn_(std::make_shared<HeldObject>(std::move(worker_init_fn))),
       name_(std::move(name)),
       class_names_(std::move(class_names)),
@@ -304,6 +349,14 @@ DatasetSource::DatasetSource(py::object dataset, py::object worker_init_fn, std:
   feature_count_ = static_cast<int>(count);
 }
 
+std::string DatasetSource::split(const py::object& item, bool clip, py::object* image, py::object* target) const {
+  if (dict_items_) {
+    return split_dict(item, image_key_->get(), py::reinterpret_borrow<py::tuple>(item_keys_->get()), image, target);
+  }
+  std::tie(*image, *target) = clip ? clip_and_target(item) : image_and_target(item);
+  return "";
+}
+
 std::string DatasetSource::name(size_t index) const { return fmt::format("{}[{}]", name_, index); }
 
 std::string DatasetSource::describe() const { return fmt::format("{} object: {} samples", name_, size_); }
@@ -315,7 +368,8 @@ Status DatasetSource::read(size_t index, data::SampleData* out) const {
     const WorkerPython in_python;
     try {
       const py::object item = dataset_->get()[py::int_(index)];
-      auto [image, target] = image_and_target(item);
+      py::object image, target;
+      if (const std::string why = split(item, false, &image, &target); !why.empty()) return Status::failure(why);
       if (feature_count_ > 0) {
         take_features(image, feature_shape_, out);
       } else {
@@ -344,7 +398,8 @@ Status DatasetSource::read_clip(size_t index, const data::FramePicker& pick,
     int frame = 0;  // the frame being taken, for a message
     try {
       const py::object item = dataset_->get()[py::int_(index)];
-      auto [clip, target] = clip_and_target(item);
+      py::object clip, target;
+      if (const std::string why = split(item, true, &clip, &target); !why.empty()) return Status::failure(why);
       if (!is_clip(clip)) {
         return Status::failure(
             fmt::format("the clip is a {}; expected a list or tuple of frames ({}) or a uint8 array "

@@ -16,6 +16,12 @@
 // of that shape, read as float32 feature values (SampleData::feature_count). An item of another
 // shape or dtype is a bad sample naming both.
 //
+// A source of dict items (`image_key` given) reads the image (clip, features) under that key
+// and makes the target a dict of the item's other values, in its order; an item whose keys
+// are not `item_keys` (the first item's, in any order), or that is no dict (a Mapping of
+// another type is read as dict() reads it), is a bad sample naming the difference. The
+// consumer puts the batched image back under its key (stoker/_dict_items.py).
+//
 // A source of clips (`clips`, holds_clips) reads items `clip` or `(clip, target, ...)`: a
 // list or tuple item whose first element is a clip is the latter, any other item a clip
 // alone. A clip is a list or tuple of frames, each an image as above, or an array-like of 4
@@ -71,9 +77,12 @@ class DatasetSource final : public data::Source {
   // `has_geometry`: targets hold stoker.Keypoints / stoker.Boxes (stoker/targets.py), whose
   // values are read into SampleData::geometry and move with the image. `feature_shape`: the
   // shape of every item's feature tensor, for a Dataset of feature vectors; empty for images.
+  // `image_key`: None for items (image, target, ...), else the key of a dict item's image, and
+  // `item_keys` the first item's keys.
   DatasetSource(pybind11::object dataset, pybind11::object worker_init_fn, std::string name,
                 std::vector<std::string> class_names, bool has_geometry, bool clips = false,
-                std::vector<int64_t> feature_shape = {});
+                std::vector<int64_t> feature_shape = {}, pybind11::object image_key = pybind11::none(),
+                pybind11::tuple item_keys = pybind11::tuple());
 
   size_t size() const override { return size_; }
   std::string name(size_t index) const override;
@@ -94,8 +103,15 @@ class DatasetSource final : public data::Source {
   std::string frame_name(size_t index, int frame) const override;
 
  private:
+  // An item's image (its clip with `clip`, or its features) and its target; "" or why it is
+  // not an item of the first item's kind. With the GIL held.
+  std::string split(const pybind11::object& item, bool clip, pybind11::object* image, pybind11::object* target) const;
+
   bool has_geometry_;
+  bool dict_items_;
   std::shared_ptr<HeldObject> dataset_;
+  std::shared_ptr<HeldObject> image_key_;
+  std::shared_ptr<HeldObject> item_keys_;
   std::shared_ptr<HeldObject> worker_init_fn_;
   std::string name_;
   std::vector<std::string> class_names_;

@@ -5,15 +5,16 @@ import torch
 from torch.utils.data import default_collate
 
 
-def collate_targets(targets, collate_fn=None):
+def collate_targets(targets, collate_fn=None, image_key=None):
+    """`image_key`: the key of dict items' image, which their targets (dicts) are without."""
     if collate_fn is not None:
-        return call_collate_fn(collate_fn, targets)
+        return call_collate_fn(collate_fn, targets, image_key)
     if all(t is None for t in targets):
         return None
     return default_collate(targets)
 
 
-def call_collate_fn(collate_fn, values):
+def call_collate_fn(collate_fn, values, image_key=None):
     """The script's collate_fn on the batch's targets (a value, or a tuple, per sample). What it
     raises becomes one ValueError line saying what stoker gave it: a collate_fn written for
     torch's whole (image, target) samples, such as torchvision's references' mixup and cutmix
@@ -22,6 +23,8 @@ def call_collate_fn(collate_fn, values):
         return collate_fn(values)
     except Exception as e:
         kind = type(values[0]).__name__ if values else "nothing"
+        if image_key is not None:
+            kind += f", the items without their {image_key!r}"
         raise ValueError(f"collate_fn raised {type(e).__name__} ({e}) on this batch's {len(values)} targets (a list of "
                          f"{kind}): stoker.DataLoader gives collate_fn the targets alone, the images batched already; "
                          "a collate_fn of whole (image, target) samples, such as mixup or cutmix over the batch "

@@ -10,7 +10,8 @@
   `(image, target, ...)`: the workers call dataset[i] holding the GIL for that call only; or
   whose item is `features` or `(features, target, ...)`, its features a float array or tensor
   of one shape (embeddings a Dataset reads from an HDF5 file): batched as torch batches them,
-  in float32, with no transform unless one is given.
+  in float32, with no transform unless one is given. An item may be a dict holding the image
+  (or features) under one key (_dict_items.py), or a namedtuple, batched as torch batches it.
 
 With clips (frames_per_clip > 0), a path's folder is read as clips (<class>/<clip>/<frames>),
 and a Dataset's item is `clip` or `(clip, target, ...)`, its clip a list or tuple of frames or
@@ -20,11 +21,13 @@ A Dataset's items are learnt from the first that loads (first_item): with on_err
 a dataset[0] that raises is a bad sample as any other.
 """
 import os
+from collections.abc import Mapping
 
 import torch.utils.data
 
 from . import _arguments as arg
 from . import _stoker
+from ._dict_items import DictItems, image_key_of, is_namedtuple
 from ._geometry import has_wrappers
 
 # The files the engine decodes; an ImageFolder's other files are opened by PIL.
@@ -49,6 +52,8 @@ class Data:
         self.extra_columns = extra_columns  # a CSV list's columns passed through (captions, ids; a shard's .txt, .json), after the targets
         self.geometry_columns = set()  # of those, the ones read as keypoints or boxes (not passed through)
         self.item_keypoints = False  # a Dataset object's first item holds stoker.Keypoints
+        self.dict_items = None  # a DictItems when a Dataset's items are dicts
+        self.named = None  # the namedtuple class of a Dataset's items, when they are namedtuples
 
 
 def class_to_idx(source):
@@ -132,10 +137,19 @@ class _FolderItems:
         return self._loader(path), target
 
 
-def open_data(dataset, split, worker_init_fn, clips=False, on_error="substitute"):
-    """The engine's source for `dataset` (see the module's docstring)."""
+def open_data(dataset, split, worker_init_fn, clips=False, on_error="substitute", image_key=None):
+    """The engine's source for `dataset` (see the module's docstring); `image_key` names the
+    image's key in a Dataset's dict items."""
     if not isinstance(split, str):
         raise arg.bad("split", split, "a split's name: 'train', 'val' or 'test' where the data holds them")
+    if image_key is not None:
+        try:
+            hash(image_key)
+        except TypeError:
+            raise arg.bad("image_key", image_key, "a dict key (a str such as 'image')") from None
+        if isinstance(dataset, (str, bytes, os.PathLike)) or _folder_under(dataset)[0] is not None:
+            raise arg.bad("image_key", image_key, "None here: it names the image's key in a Dataset object's dict "
+                          "items, and stoker reads this dataset's images itself")
     if isinstance(dataset, (str, bytes, os.PathLike)):
         path = arg.path("dataset", dataset, "a path or a Dataset object")
         source = _stoker.Source(os.fsencode(path), split, clips)
@@ -156,15 +170,15 @@ def open_data(dataset, split, worker_init_fn, clips=False, on_error="substitute"
     folder, picked = _folder_under(dataset)
     if folder is not None:
         return _open_folder_object(folder, name, worker_init_fn, picked, dataset, on_error)
-    features = []
-    if clips:
-        width, geometry, keypoints = _check_first_clip(dataset, name, on_error), False, False
-    else:
-        width, geometry, keypoints, features, _ = _check_first_item(dataset, name, on_error)
+    first = _check_first_item(dataset, name, on_error, clips, image_key)
+    layout = first.dict_items
     source = _stoker.Source.dataset(dataset, worker_init_fn, name, [os.fsencode(c) for c in _class_names(dataset)],
-                                    geometry, clips, features)
-    data = Data(source, dataset, name, targets="items", item_width=width)
-    data.item_keypoints = keypoints
+                                    first.wrapped, clips, first.features,
+                                    image_key=layout.image_key if layout else None,
+                                    item_keys=layout.keys if layout else ())
+    data = Data(source, dataset, name, targets="items", item_width=first.parts)
+    data.item_keypoints = first.keypoints
+    data.dict_items, data.named = layout, first.named
     return data
 
 
@@ -201,8 +215,8 @@ def _open_folder_object(folder, name, worker_init_fn, picked=None, dataset=None,
     # Files stoker does not decode, or a loader of the script's: the workers call the loader.
     items = _FolderItems(samples, loader, every_file=own_loader)
     checked = _check_first_item(items, f"{name} (its loader)", on_error)
-    if checked[3]:  # the width is 2, the targets class ids
-        raise ValueError(f"dataset: {name}'s loader returns a float array for {samples[checked[4]][0]}; a folder's "
+    if checked.features:  # the width is 2, the targets class ids
+        raise ValueError(f"dataset: {name}'s loader returns a float array for {samples[checked.index][0]}; a folder's "
                          "loader returns images: a path, encoded bytes, a uint8 array or a PIL image")
     source = _stoker.Source.dataset(items, worker_init_fn, name, [os.fsencode(c) for c in classes])
     return Data(source, dataset, name, targets="items", chain=chain, target_transform=target_transform)
@@ -269,38 +283,93 @@ def first_item(dataset, name, on_error):
     raise _stoker.DataError(message) from first
 
 
-def _check_first_item(dataset, name, on_error="substitute"):
-    """(the parts of the first item that loads (first_item), 1 for an image alone; whether its
-    target holds stoker.Keypoints, stoker.Boxes or stoker.Mask; whether it holds
-    stoker.Keypoints; the shape of its features, [] for an image; its index) when its first part
-    is an image the engine takes or a feature tensor; else one line says what it is and what to
-    do."""
+class FirstItem:
+    """What the first item that loads (first_item) says of them all: `parts`, the parts of a
+    tuple item (1 for an image alone); `wrapped`, whether its target holds stoker.Keypoints,
+    stoker.Boxes or stoker.Mask, and `keypoints` stoker.Keypoints; `features`, the shape of its
+    feature tensor ([] for an image or a clip); `index`; `dict_items` (a DictItems) for a dict
+    item, `named` the class of a namedtuple item."""
+
+    def __init__(self, index, item, parts, target, features=(), dict_items=None):
+        self.index = index
+        self.parts = parts
+        self.wrapped = has_wrappers(target)
+        self.keypoints = has_wrappers(target, "keypoints")
+        self.features = list(features)
+        self.dict_items = dict_items
+        self.named = type(item) if is_namedtuple(item) and parts == len(item) else None
+
+
+def _image_kind(value):
+    """Whether `value` can only be an image stoker reads: a PIL image, encoded bytes, a uint8
+    array, or a path (str, os.PathLike) ending in an extension the engine decodes (a str
+    without one may be a caption)."""
+    if isinstance(value, (str, os.PathLike)):
+        path = os.fspath(value)
+        return (path.lower() if isinstance(path, str) else os.fsdecode(path).lower()).endswith(_DECODED)
+    return _stoker.describe_image(value)[0]
+
+
+def _kind_of(dataset, at, clips):
+    """What a dict item's value is, for _dict_items.image_key_of."""
+    def kind(value):
+        if clips:
+            return "clip" if _stoker.is_clip(value) and len(value) > 0 and _image_kind(value[0]) else None
+        if _image_kind(value):
+            return "image"
+        try:
+            return "features" if _feature_shape(value, dataset, at) is not None else None
+        except ValueError:  # a float tensor stoker reads once it is moved or converted
+            return "features"
+    return kind
+
+
+def _split_first(dataset, item, at, clips, image_key):
+    """(the item's image (clip, features), its target, its parts, its DictItems or None, where
+    it is: "Faces[0]['image']", "Faces[0]'s image", or "Faces[0]" for an item that is the image
+    alone). A tuple or list item's image is its first part (with clips, where that is a clip);
+    a dict item's is under image_key, or found (_dict_items.py)."""
+    if isinstance(item, Mapping):
+        key = image_key_of(item, at, image_key, _kind_of(dataset, at, clips))
+        target = {k: v for k, v in item.items() if k != key}
+        return item[key], target, len(item), DictItems(item, key), f"{at}[{key!r}]"
+    if image_key is not None:
+        raise arg.bad("image_key", image_key, "the key of the image in dict items",
+                      f"{at} is a {type(item).__name__}, whose image is its first part: leave image_key out")
+    if isinstance(item, (tuple, list)) and len(item) > 0 and (not clips or _stoker.is_clip(item[0])):
+        return item[0], tuple(item[1:]), len(item), None, f"{at}'s image"
+    return item, (), 1, None, at
+
+
+def _check_first_item(dataset, name, on_error="substitute", clips=False, image_key=None):
+    """The FirstItem of the first item that loads (first_item) when its image is an image the
+    engine takes or a feature tensor (a clip, with `clips`: _check_first_clip); else one line
+    says what it is and what to do."""
     index, item = first_item(dataset, name, on_error)
     at = f"{name}[{index}]"
-    if isinstance(item, dict):
-        raise ValueError(f"dataset: {at} is a dict (keys {', '.join(map(repr, list(item)[:5]))}); stoker "
-                         "takes items (image, target, ...): return a tuple with the image first")
-    image = item[0] if isinstance(item, (tuple, list)) and item else item
-    parts = len(item) if isinstance(item, (tuple, list)) else 1
+    image, target, parts, layout, image_at = _split_first(dataset, item, at, clips, image_key)
+    if clips:
+        _check_first_clip(dataset, image_at if layout else at, image, alone=image is item)
+        return FirstItem(index, item, parts, (), dict_items=layout)
+    image_at = f"{at}'s image" if image_at == at else image_at
     shape = _feature_shape(image, dataset, at)
     if shape is not None:
-        if parts > 1 and has_wrappers(item[1:]):
+        if has_wrappers(target):
             raise ValueError(f"dataset: {at} holds features of shape {shape} with stoker.Keypoints, Boxes or "
                              "a Mask, which follow the geometry of images: return them as plain arrays")
-        return parts, False, False, list(shape), index
+        return FirstItem(index, item, parts, target, shape, layout)
     ok, what = _stoker.describe_image(image)
     if ok:
-        wrapped = parts > 1 and has_wrappers(item[1:])
-        return parts, wrapped, parts > 1 and has_wrappers(item[1:], "keypoints"), [], index
+        return FirstItem(index, item, parts, target, dict_items=layout)
     hint = ("return the image as a path, encoded bytes, a uint8 array or a PIL image, or features as a float16, "
             "float32 or float64 array or CPU tensor")
     if _stoker.is_clip(image):
         hint = "an image that is a clip's frames is read with frames_per_clip=K (K frames per sample)"
     if isinstance(image, (str, os.PathLike)):  # the path of data stoker reads as a dataset
-        raise ValueError(f"dataset: {at}'s image is {what}; give the path itself as the dataset "
+        raise ValueError(f"dataset: {image_at} is {what}; give the path itself as the dataset "
                          f"(stoker.DataLoader({os.fsdecode(image)!r}, ...)), and the files of one dataset as one "
                          "pattern ('emb_*.h5', 'emb_{0,1}.h5')")
-    raise ValueError(f"dataset: {at}'s image is {what}; {_transformed_hint(dataset, image) or hint}")
+    raise ValueError(f"dataset: {image_at} is {what}; {_transformed_hint(dataset, image) or hint}")
 
 
 def _transformed_hint(dataset, image):
@@ -311,14 +380,10 @@ def _transformed_hint(dataset, image):
     return ""
 
 
-def _check_first_clip(dataset, name, on_error="substitute"):
-    """_check_first_item for clips: the parts of the first item that loads (first_item), an item
-    `clip` or (clip, target, ...) whose clip is a list or tuple of frames the engine takes, or a
-    uint8 array (T, H, W, C); else one line says what it is and what to do."""
-    index, item = first_item(dataset, name, on_error)
-    at = f"{name}[{index}]"
-    split = isinstance(item, (tuple, list)) and len(item) > 0 and _stoker.is_clip(item[0])
-    clip = item[0] if split else item
+def _check_first_clip(dataset, at, clip, alone):
+    """_check_first_item for clips: `clip`, the first item's (`at`) clip, is a list or tuple of
+    frames the engine takes, or a uint8 array (T, H, W, C); else one line says what it is and
+    what to do. `alone`: the item is the clip alone, not (clip, target, ...)."""
     allowed = ("with frames_per_clip an item is a clip or (clip, target, ...), its clip a list or tuple of frames "
                "(paths, encoded bytes, uint8 arrays or PIL images) or a uint8 array (T, H, W, C)")
     if not _stoker.is_clip(clip):
@@ -328,7 +393,6 @@ def _check_first_clip(dataset, name, on_error="substitute"):
     for k in range(len(clip)):
         ok, what = _stoker.describe_image(clip[k])
         if not ok:
-            whole = "" if split else f" ({at} is read as a clip alone, its first part not being a clip)"
+            whole = f" ({at} is read as a clip alone, its first part not being a clip)" if alone else ""
             raise ValueError(f"dataset: frame {k} of {at}'s clip is {what}{whole}; "
                              f"{_transformed_hint(dataset, clip[k]) or allowed}")
-    return len(item) if split else 1

@@ -216,7 +216,7 @@ class DataLoader:
                  pin_memory_device="", in_order=True, seed=None, transforms=None, rank=None, world_size=None,
                  device="cpu", decode="cpu", channels_last=False, on_error="substitute", max_bad=0.01, split="train",
                  cache_decoded_gb=0, return_params=False, keypoints=None, boxes=None, box_format="xyxy",
-                 flip_pairs=None, flip_negate=None, frames_per_clip=0, frame_step=1, clip_start=None):
+                 flip_pairs=None, flip_negate=None, frames_per_clip=0, frame_step=1, clip_start=None, image_key=None):
         self._pid = os.getpid()
         # The loader's own options, checked from its table (one declaration for every front end).
         for name, value in (("shuffle", shuffle), ("batch_size", batch_size), ("num_workers", num_workers),
@@ -277,7 +277,8 @@ class DataLoader:
         # A script's sampler may give one sample to several ranks: each rank's streams take its rank in.
         self._stream_rank = 0 if self._order is None else sampler_rank(sampler, batch_sampler, self.rank,
                                                                          self.world_size)
-        data = open_data(dataset, split, worker_init_fn, clips=frames_per_clip > 0, on_error=on_error)
+        data = open_data(dataset, split, worker_init_fn, clips=frames_per_clip > 0, on_error=on_error,
+                         image_key=image_key)
         self.keypoints, self.boxes, self.box_format = keypoints, boxes, box_format
         if keypoints is not None or boxes is not None:
             if frames_per_clip > 0:
@@ -502,7 +503,8 @@ class DataLoader:
             values = targets.tolist()
         if transform is not None:
             values = [transform(v) for v in values]
-        return collate_targets(values, self.collate_fn)
+        layout = self._data.dict_items
+        return collate_targets(values, self.collate_fn, layout.image_key if layout is not None else None)
 
     def _list_parts(self, batch):
         """A CSV list's (or shards') targets, if it has them, and its other columns, in order: text as
@@ -530,18 +532,23 @@ class DataLoader:
     def _shaped(self, item):
         """(inputs, targets), or (inputs, t1, t2, ...) for items (image, t1, t2, ...) and for a
         CSV list's targets and other columns, or the inputs alone for items that are an image
-        alone: what torch's DataLoader yields; with return_params, the samples' parameters after
-        them."""
+        alone, a dict for dict items, a namedtuple for namedtuple items: what torch's DataLoader
+        yields; with return_params, the samples' parameters after them."""
         inputs, targets, params = item
         if len(self._feature_shape) > 1:
             inputs = inputs.view(inputs.shape[0], *self._feature_shape)
         width = self._data.item_width
-        if width == 1 and self.collate_fn is None:
+        if self._data.dict_items is not None:
+            batch = self._data.dict_items.batch(inputs, targets, self.collate_fn is not None)
+            parts = batch if type(batch) is tuple else (batch,)  # (inputs, what collate_fn returned)
+        elif width == 1 and self.collate_fn is None:
             parts = (inputs,)
         elif width > 2 and self.collate_fn is None:
             parts = (inputs, *targets)
         else:
             parts = (inputs, targets)
+        if self._data.named is not None and self.collate_fn is None:
+            parts = (self._data.named(*parts),)
         if params is not None:
             return (*parts, *params)
         return parts[0] if len(parts) == 1 else parts

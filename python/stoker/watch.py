@@ -14,6 +14,7 @@ import os
 import sys
 import time
 import weakref
+from collections.abc import Mapping
 
 from . import _stoker
 from ._session import current_monitor, register_diagnosis
@@ -37,10 +38,11 @@ def nvml_index():
 
 
 def _samples(item):
-    """The batch size of a yielded item: the first dimension of its first tensor."""
+    """The batch size of a yielded item: the first dimension of its first tensor (of a dict
+    batch, the first value that has one: its captions may come first, as a list)."""
     first = item[0] if isinstance(item, (tuple, list)) and item else item
-    if isinstance(first, dict) and first:
-        first = next(iter(first.values()))
+    if isinstance(first, Mapping):
+        first = next((v for v in first.values() if getattr(v, "shape", None)), None)
     shape = getattr(first, "shape", None)
     return int(shape[0]) if shape else 1
 

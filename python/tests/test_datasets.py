@@ -249,9 +249,9 @@ def test_on_error_raise_raises_for_a_dataset0_that_raises_naming_it(png_folder):
 def test_a_kind_stoker_cannot_read_names_the_first_item_that_loaded(png_folder):
     class Dicts(Missing):
         def __getitem__(self, i):
-            return {"image": super().__getitem__(i)[0]}
+            return {"image": {"pixels": super().__getitem__(i)[0]}}
 
-    with pytest.raises(ValueError, match=r"^dataset: Dicts\[1\] is a dict \(keys 'image'\)"):
+    with pytest.raises(ValueError, match=r"^dataset: Dicts\[1\]\['image'\] is a dict; expected a path"):
         stoker.DataLoader(Dicts(folder_samples(png_folder), {0}))
 
 
@@ -363,8 +363,8 @@ class Transformed(Paths):
     (lambda root: Transformed(folder_samples(root)), "Transformed\\[0\\]'s image is an array of float32, not uint8; "
      "expected .*; the Dataset transforms its images itself: make it with transform=None"),
     (lambda root: [({"image": 1}, 0)], "list\\[0\\]'s image is a dict; expected a path, encoded bytes"),
-    (lambda root: [{"image": "a.jpg", "label": 1}], "list\\[0\\] is a dict \\(keys 'image', 'label'\\); stoker takes "
-     "items \\(image, target, ...\\)"),
+    (lambda root: [{"name": "a", "label": 1}], "list\\[0\\] is a dict \\(keys 'name', 'label'\\) with no value "
+     "stoker reads as the image"),
     (lambda root: [], "a Dataset with samples; this list has len\\(\\) 0"),
     (lambda root: iter([1, 2]), "a map-style Dataset \\(with __len__ and __getitem__\\); this is an iterable-style"),
 ])

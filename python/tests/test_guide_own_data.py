@@ -85,7 +85,8 @@ CHECKS = {
     ("Head pose with landmarks", 0): lambda ns: (ns["pose"].shape == (8, 3) and ns["visible"].shape == (8, 68)
                                                  and ns["landmarks"].shape == (8, 68, 3)),
     ("Head pose with landmarks", 1): lambda ns: (ns["pose"].shape == (4, 3) and ns["images"].shape == (4, 3, 224, 224)
-                                                 and ns["target"]["landmarks"].shape == (4, 68, 3)),
+                                                 and ns["batch"]["landmarks"].shape == (4, 68, 3)
+                                                 and list(ns["batch"]) == ["image", "pose", "landmarks"]),
     ("Clips", 0): lambda ns: ns["clips"].shape == (6, 8, 3, 112, 112) and ns["frames"].shape == (48, 3, 112, 112),
     ("Clips", 1): lambda ns: (ns["x"].shape == (4, 3, 8, 112, 112) and ns["labels"].shape == (4,)
                               and ns["train"].clip_start == "random"),
