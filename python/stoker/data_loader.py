@@ -293,6 +293,11 @@ class DataLoader:
             self.keypoints, self.boxes = keypoints, boxes
             data.item_width -= len(data.geometry_columns)
             data.source = with_geometry(data.source, keypoints, boxes, box_format)
+        if cache_decoded_gb != 0 and (data.targets != "engine" or self.keypoints is not None or
+                                      self.boxes is not None):
+            held = f"{data.name}'s items, made by its __getitem__" if data.targets != "engine" else "keypoints or boxes"
+            raise arg.bad("cache_decoded_gb", cache_decoded_gb, f"0 with {held}: the decoded cache keeps the images "
+                          "of a path or an ImageFolder of JPEG/PNG files alone", "leave it out")
         flip_pairs = _flip_pairs(flip_pairs, data, keypoints)
         flip_negate = _flip_negate(flip_negate, data)
         if worker_init_fn is not None and data.targets == "engine":
@@ -333,7 +338,7 @@ class DataLoader:
             shuffle=shuffle,
             drop_last=drop_last, rank=self.rank if sharded else 0, world_size=self.world_size if sharded else 1,
             transforms=chain, channels_last=channels_last, normalize_in_consumer=on_gpu, on_error=on_error,
-            max_bad=max_bad, cache_decoded_bytes=cache_decoded_gb * 1e9 if data.targets == "engine" else 0,
+            max_bad=max_bad, cache_decoded_bytes=cache_decoded_gb * 1e9,
             run_ahead=run_ahead, return_params=return_params, flip_pairs=flip_pairs, flip_negate=flip_negate,
             frames_per_clip=frames_per_clip,
             frame_step=frame_step, clip_start=clip_start, gpu_handoff=gpu_handoff,

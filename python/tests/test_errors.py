@@ -35,6 +35,31 @@ def test_a_bad_argument_names_itself(png_folder, kwargs, words):
     assert "\n" not in str(raised.value)
 
 
+class _Paths:
+    """A Dataset of image paths: its items are the script's, made afresh each epoch."""
+
+    def __init__(self, root):
+        self.paths = sorted(str(p) for p in root.rglob("*.png"))
+
+    def __len__(self):
+        return len(self.paths)
+
+    def __getitem__(self, i):
+        return self.paths[i], 0
+
+
+def test_a_decoded_cache_that_cannot_be_kept_is_refused_not_left_off(png_folder):
+    """The cache keeps a path's images alone: asked for with a Dataset object's items or with
+    keypoints, it is one line, where it used to be left off without a word."""
+    n = len(_Paths(png_folder))
+    for dataset, extra in ((_Paths(png_folder), {}), (png_folder, dict(keypoints=np.zeros((n, 2, 2), np.float32)))):
+        with pytest.raises(ValueError) as raised:
+            stoker.DataLoader(dataset, cache_decoded_gb=1, transforms="Resize((8, 8))", **extra)
+        assert str(raised.value).startswith("cache_decoded_gb=1: 0 with ")
+        assert "\n" not in str(raised.value)
+    stoker.DataLoader(png_folder, cache_decoded_gb=1, transforms="Resize((8, 8))")  # a path's images: kept
+
+
 def test_missing_data_is_one_line(tmp_path):
     with pytest.raises(stoker.DataError, match=str(tmp_path / "nowhere")):
         stoker.DataLoader(tmp_path / "nowhere")
