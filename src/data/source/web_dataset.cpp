@@ -48,6 +48,9 @@ bool is_text_extension(const std::string& extension) {
   return std::find(kTextSuffixes.begin(), kTextSuffixes.end(), suffix) != kTextSuffixes.end();
 }
 
+// The bytes of a .cls member read: more is not a class id.
+constexpr size_t kMaxClassText = 4096;
+
 // A .cls member's text: an integer, with surrounding white space.
 std::optional<int64_t> class_of(std::span<const uint8_t> bytes) {
   std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
@@ -197,6 +200,9 @@ std::unique_ptr<Source> open_web_dataset(const std::string& path) {
   const auto labelled = std::find_if(samples.begin(), samples.end(), [](const IndexedSample& s) { return s.cls; });
   const bool classes = labelled != samples.end();
   std::vector<int64_t> labels(samples.size(), 0);
+  std::vector<size_t> cls_members;
+  for (size_t i = 0; classes && i < samples.size() && samples[i].cls; ++i) cls_members.push_back(*samples[i].cls);
+  const std::vector<std::string> cls_texts = archive.read_members(cls_members, kMaxClassText);
   for (size_t i = 0; classes && i < samples.size(); ++i) {
     const IndexedSample& s = samples[i];
     if (!s.cls) {
@@ -207,7 +213,7 @@ std::unique_ptr<Source> open_web_dataset(const std::string& path) {
           path, key_and_extension(members[s.image].name).first, members[s.image].name,
           key_and_extension(members[labelled->image].name).first, members[*labelled->cls].name));
     }
-    const std::span<const uint8_t> cls_text = archive.bytes(members[*s.cls]);
+    const std::span<const uint8_t> cls_text(reinterpret_cast<const uint8_t*>(cls_texts[i].data()), cls_texts[i].size());
     const std::optional<int64_t> id = class_of(cls_text);
     if (!id) {
       const std::span<const uint8_t> shown = cls_text.first(std::min<size_t>(cls_text.size(), 40));
