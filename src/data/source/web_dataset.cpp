@@ -78,24 +78,25 @@ struct IndexedSample {
 
 class WebDatasetSource final : public Source {
  public:
-  // `missing[i]`: the column sample i lacks (its read fails), or -1.
-  WebDatasetSource(TarArchive archive, std::vector<size_t> images, std::vector<int64_t> labels, size_t skipped,
-                   SourceColumns columns, std::shared_ptr<const TextCells> cells, std::vector<int> missing)
-      : archive_(std::move(archive)),
+  // `images`: each sample's image member (the shard's other members are not kept: one entry
+  // per sample); `missing[i]`: the column sample i lacks (its read fails), or -1; empty
+  // without text columns.
+  WebDatasetSource(std::shared_ptr<const MappedFile> map, std::vector<TarArchive::Member> images,
+                   std::vector<int64_t> labels, size_t skipped, SourceColumns columns,
+                   std::shared_ptr<const TextCells> cells, std::vector<int> missing)
+      : map_(std::move(map)),
         images_(std::move(images)),
         labels_(std::move(labels)),
         skipped_(skipped),
         columns_(std::move(columns)),
         cells_(std::move(cells)),
         missing_(std::move(missing)),
-        ids_(archive_.path(), has_classes() ? images_.size() : 0, [this](size_t i) { return labels_[i]; }) {}
+        ids_(map_->path(), has_classes() ? images_.size() : 0, [this](size_t i) { return labels_[i]; }) {}
 
   size_t size() const override { return images_.size(); }
-  std::string name(size_t index) const override {
-    return archive_.path() + ":" + archive_.members()[images_[index]].name;
-  }
+  std::string name(size_t index) const override { return map_->path() + ":" + images_[index].name; }
   std::string describe() const override {
-    std::string text = fmt::format("WebDataset shard {}: {} images, {}", archive_.path(), with_commas(images_.size()),
+    std::string text = fmt::format("WebDataset shard {}: {} images, {}", map_->path(), with_commas(images_.size()),
                                    has_classes() ? ids_.describe() : "no targets");
     if (!columns_.extra.empty()) {
       std::vector<std::string> names;
@@ -117,14 +118,14 @@ class WebDatasetSource final : public Source {
   int64_t label(size_t index) const override { return labels_[index]; }
   void targets(size_t index, float* out) const override { out[0] = static_cast<float>(labels_[index]); }
   Status read(size_t index, SampleData* out) const override {
-    if (missing_[index] >= 0) {
-      const auto [key, extension] = key_and_extension(archive_.members()[images_[index]].name);
+    if (!missing_.empty() && missing_[index] >= 0) {
+      const auto [key, extension] = key_and_extension(images_[index].name);
       return Status::failure(fmt::format("no {}.{} member, which the shard's other samples have", key,
                                          columns_.extra[static_cast<size_t>(missing_[index])].name));
     }
     out->raw = false;
     out->feature_count = 0;
-    out->bytes = archive_.bytes(archive_.members()[images_[index]]);  // in place, in the map
+    out->bytes = map_->bytes().subspan(images_[index].offset, images_[index].size);  // in place, in the map
     out->extra = extra_of(index);
     return Status::ok_status();
   }
@@ -134,20 +135,19 @@ class WebDatasetSource final : public Source {
     return {cells_, cells_->views.data() + index * columns_.extra.size()};  // shares the cells' ownership
   }
   void expect_reads(ReadOrder order) const override {
-    archive_.file()->advise(order == ReadOrder::kInOrder ? MappedFile::Access::kSequential
-                                                         : MappedFile::Access::kRandom);
+    map_->advise(order == ReadOrder::kInOrder ? MappedFile::Access::kSequential : MappedFile::Access::kRandom);
   }
 
  private:
   bool has_classes() const { return !columns_.targets.empty(); }
 
-  TarArchive archive_;
-  std::vector<size_t> images_;   // member index of each sample's image
-  std::vector<int64_t> labels_;  // each sample's .cls; 0 for a shard without them
+  std::shared_ptr<const MappedFile> map_;
+  std::vector<TarArchive::Member> images_;  // each sample's image member
+  std::vector<int64_t> labels_;             // each sample's .cls; 0 for a shard without them
   size_t skipped_;
   SourceColumns columns_;
   std::shared_ptr<const TextCells> cells_;
-  std::vector<int> missing_;
+  std::vector<int> missing_;  // empty without text columns
   NumberedClasses ids_;
 };
 
@@ -239,10 +239,10 @@ std::unique_ptr<Source> open_web_dataset(const std::string& path) {
   auto cells = std::make_shared<TextCells>();
   cells->map = archive.file();
   cells->views.resize(samples.size() * names.size());
-  std::vector<int> missing(samples.size(), -1);
-  std::vector<size_t> images(samples.size());
+  std::vector<int> missing(names.empty() ? 0 : samples.size(), -1);
+  std::vector<TarArchive::Member> images(samples.size());
   for (size_t i = 0; i < samples.size(); ++i) {
-    images[i] = samples[i].image;
+    images[i] = members[samples[i].image];
     int c = 0;
     for (const std::string& name : names) {
       const auto text = std::find_if(samples[i].texts.begin(), samples[i].texts.end(),
@@ -257,7 +257,7 @@ std::unique_ptr<Source> open_web_dataset(const std::string& path) {
       ++c;
     }
   }
-  return std::make_unique<WebDatasetSource>(std::move(archive), std::move(images), std::move(labels), skipped,
+  return std::make_unique<WebDatasetSource>(archive.file(), std::move(images), std::move(labels), skipped,
                                             std::move(columns), std::move(cells), std::move(missing));
 }
 
