@@ -14,6 +14,7 @@
 #include "stoker/core/error.h"
 #include "stoker/core/process.h"
 #include "stoker/data/formats.h"
+#include "stoker/data/open_progress.h"
 #include "stoker/data/source.h"
 
 namespace stoker::data {
@@ -79,8 +80,24 @@ std::vector<std::unique_ptr<Source>> open_each(const std::vector<std::string>& p
   std::vector<std::unique_ptr<Source>> parts(paths.size());
   const bool shards = std::all_of(paths.begin(), paths.end(),
                                   [](const std::string& p) { return kind_of_path(p) == FormatKind::kWebDataset; });
-  if (!shards || paths.size() < 2) {
-    for (size_t i = 0; i < paths.size(); ++i) parts[i] = open_by_kind(paths[i], split, clips);
+  OpenProgress* const progress = current_open_progress();
+  if (paths.size() < 2) {
+    if (!paths.empty()) parts[0] = open_by_kind(paths[0], split, clips);  // a folder reports its own listing
+    return parts;
+  }
+  if (progress != nullptr) {
+    progress->shards = true;
+    progress->parts = paths.size();
+  }
+  const auto open_one = [&](size_t i) {
+    parts[i] = open_by_kind(paths[i], split, clips);
+    if (progress != nullptr) {
+      progress->files += parts[i]->size();
+      ++progress->parts_done;
+    }
+  };
+  if (!shards) {
+    for (size_t i = 0; i < paths.size(); ++i) open_one(i);
     return parts;
   }
   std::vector<std::exception_ptr> errors(paths.size());
@@ -88,7 +105,7 @@ std::vector<std::unique_ptr<Source>> open_each(const std::vector<std::string>& p
   const auto index = [&] {
     for (size_t i; (i = next.fetch_add(1)) < paths.size();) {
       try {
-        parts[i] = open_by_kind(paths[i], split, clips);
+        open_one(i);
       } catch (...) {
         errors[i] = std::current_exception();
         next.store(paths.size());  // the shards before it are taken already: they end, and no others start
