@@ -38,12 +38,11 @@ void write_line(const std::string& line) {
 
 std::string open_progress_line(const std::string& path, uint64_t files, uint64_t parts_done, uint64_t parts,
                                bool shards, double seconds) {
-  std::string line =
-      shards ? fmt::format("indexing {}: {} of {} files ({} samples)", path, with_commas(parts_done),
-                           with_commas(parts), with_commas(files))
-             : parts == 0 ? fmt::format("listing {}", path)
-                          : fmt::format("listing {}: {} files in {} of {} class folders", path, with_commas(files),
-                                        with_commas(parts_done), with_commas(parts));
+  std::string line = shards ? fmt::format("indexing {}: {} of {} files ({} samples)", path, with_commas(parts_done),
+                                          with_commas(parts), with_commas(files))
+                     : parts == 0 ? fmt::format("listing {}", path)
+                                  : fmt::format("listing {}: {} files in {} of {} class folders", path,
+                                                with_commas(files), with_commas(parts_done), with_commas(parts));
   line += fmt::format(", {:.0f} s", std::floor(seconds));
   if (parts_done > 0 && parts > parts_done) {
     const double left = seconds * static_cast<double>(parts - parts_done) / static_cast<double>(parts_done);
@@ -77,8 +76,8 @@ std::unique_ptr<data::Source> open_showing_progress(const std::string& path, con
       const auto due = std::chrono::duration<double>(std::max(0.0, next - seconds()));
       if (changed.wait_for(lock, due, [&] { return done; })) return;
       lock.unlock();
-      write_line(open_progress_line(path, progress.files, progress.parts_done, progress.parts, progress.shards,
-                                    seconds()));
+      write_line(
+          open_progress_line(path, progress.files, progress.parts_done, progress.parts, progress.shards, seconds()));
       lock.lock();
       next += kOpenLineEverySeconds;
     }
