@@ -240,8 +240,10 @@ data::OnError on_error_of(const std::string& text) {
 
 void bind_loader(py::module_& m) {
   m.def("data_formats_brief", &data::data_formats_brief, "The kinds of data stoker reads, in a few words each");
-  m.def("open_progress_line", &open_progress_line, "A progress line of a listing or an index", py::arg("path"),
-        py::arg("files"), py::arg("parts_done"), py::arg("parts"), py::arg("shards"), py::arg("seconds"));
+  m.def("open_progress_line",
+        py::overload_cast<const std::string&, uint64_t, uint64_t, uint64_t, bool, double>(&data::open_progress_text),
+        "A progress line of a listing or an index", py::arg("path"), py::arg("files"), py::arg("parts_done"),
+        py::arg("parts"), py::arg("shards"), py::arg("seconds"));
   py::class_<data::Source, std::shared_ptr<data::Source>>(m, "Source")
       .def(py::init([](const std::string& path, const std::string& split, bool clips, double progress_after) {
              return std::shared_ptr<data::Source>(open_showing_progress(path, split, clips, progress_after));

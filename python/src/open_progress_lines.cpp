@@ -4,7 +4,6 @@
 #include <pybind11/pybind11.h>
 
 #include <chrono>
-#include <cmath>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -16,12 +15,6 @@ namespace py = pybind11;
 namespace stoker::python {
 
 namespace {
-
-std::string with_commas(uint64_t value) {
-  std::string digits = std::to_string(value);
-  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<size_t>(i), ",");
-  return digits;
-}
 
 void write_line(const std::string& line) {
   const py::gil_scoped_acquire gil;
@@ -35,21 +28,6 @@ void write_line(const std::string& line) {
 }
 
 }  // namespace
-
-std::string open_progress_line(const std::string& path, uint64_t files, uint64_t parts_done, uint64_t parts,
-                               bool shards, double seconds) {
-  std::string line = shards ? fmt::format("indexing {}: {} of {} files ({} samples)", path, with_commas(parts_done),
-                                          with_commas(parts), with_commas(files))
-                     : parts == 0 ? fmt::format("listing {}", path)
-                                  : fmt::format("listing {}: {} files in {} of {} class folders", path,
-                                                with_commas(files), with_commas(parts_done), with_commas(parts));
-  line += fmt::format(", {:.0f} s", std::floor(seconds));
-  if (parts_done > 0 && parts > parts_done) {
-    const double left = seconds * static_cast<double>(parts - parts_done) / static_cast<double>(parts_done);
-    line += fmt::format("; about {:.0f} s left", std::ceil(left));
-  }
-  return line;
-}
 
 std::unique_ptr<data::Source> open_showing_progress(const std::string& path, const std::string& split, bool clips,
                                                     double first_line_after) {
@@ -66,7 +44,7 @@ std::unique_ptr<data::Source> open_showing_progress(const std::string& path, con
       if (!started) {  // the opening waits for this: a first line due at once comes before it ends
         if (next <= 0) {
           lock.unlock();
-          write_line(open_progress_line(path, 0, 0, 0, false, 0));
+          write_line(data::open_progress_text(path, 0, 0, 0, false, 0));
           lock.lock();
           next = kOpenLineEverySeconds;
         }
@@ -76,8 +54,7 @@ std::unique_ptr<data::Source> open_showing_progress(const std::string& path, con
       const auto due = std::chrono::duration<double>(std::max(0.0, next - seconds()));
       if (changed.wait_for(lock, due, [&] { return done; })) return;
       lock.unlock();
-      write_line(
-          open_progress_line(path, progress.files, progress.parts_done, progress.parts, progress.shards, seconds()));
+      write_line(data::open_progress_text(path, progress, seconds()));
       lock.lock();
       next += kOpenLineEverySeconds;
     }

@@ -1,6 +1,6 @@
 // open_source() for stoker.DataLoader, showing on sys.stderr what a long listing or index has
 // done: a line once it has run `first_line_after` seconds, then one every 10 seconds, each
-// with the files found and about how long the rest takes (data::OpenProgress).
+// with the files found and about how long the rest takes (data::open_progress_text).
 //
 // The GIL is released while the source opens, and taken only to write a line.
 // Thread safety: call with the GIL held; the lines come from a thread of the call's own.
@@ -19,10 +19,5 @@ inline constexpr double kOpenLineEverySeconds = 10;
 
 std::unique_ptr<data::Source> open_showing_progress(const std::string& path, const std::string& split, bool clips,
                                                     double first_line_after);
-
-// One progress line for `path` after `seconds`: "listing train/: 412,000 files in 322 of
-// 1,000 class folders, 4 s; about 8 s left" (or the shards of a pattern, indexed).
-std::string open_progress_line(const std::string& path, uint64_t files, uint64_t parts_done, uint64_t parts,
-                               bool shards, double seconds);
 
 }  // namespace stoker::python

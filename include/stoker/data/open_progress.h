@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 
 namespace stoker::data {
 
@@ -36,5 +37,12 @@ class OpenProgressScope {
 
 // The progress this thread's open_source() calls report to; nullptr outside a scope.
 OpenProgress* current_open_progress();
+
+// What opening `path` has done after `seconds`, as the front ends show it: "listing train/:
+// 412,000 files in 322 of 1,000 class folders, 4 s; about 9 s left", "indexing P: 300 of
+// 1,282 files (300,000 samples), 12 s; about 40 s left".
+std::string open_progress_text(const std::string& path, uint64_t files, uint64_t parts_done, uint64_t parts,
+                               bool shards, double seconds);
+std::string open_progress_text(const std::string& path, const OpenProgress& progress, double seconds);
 
 }  // namespace stoker::data
