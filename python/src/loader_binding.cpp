@@ -17,6 +17,7 @@
 #include "gpu_decode_binding.h"
 #include "loader_closing.h"
 #include "loader_handle.h"
+#include "open_progress_lines.h"
 #include "sample_records.h"
 #include "stoker/core/mutex.h"
 #include "stoker/data/formats.h"
@@ -239,12 +240,17 @@ data::OnError on_error_of(const std::string& text) {
 
 void bind_loader(py::module_& m) {
   m.def("data_formats_brief", &data::data_formats_brief, "The kinds of data stoker reads, in a few words each");
+  m.def("open_progress_line",
+        py::overload_cast<const std::string&, uint64_t, uint64_t, uint64_t, bool, double>(&data::open_progress_text),
+        "A progress line of a listing or an index", py::arg("path"), py::arg("files"), py::arg("parts_done"),
+        py::arg("parts"), py::arg("shards"), py::arg("seconds"));
   py::class_<data::Source, std::shared_ptr<data::Source>>(m, "Source")
-      .def(py::init([](const std::string& path, const std::string& split, bool clips) {
-             return std::shared_ptr<data::Source>(clips ? data::open_clip_source(path, split)
-                                                        : data::open_source(path, split));
+      .def(py::init([](const std::string& path, const std::string& split, bool clips, double progress_after) {
+             return std::shared_ptr<data::Source>(open_showing_progress(path, split, clips, progress_after));
            }),
-           py::arg("path"), py::arg("split") = "train", py::arg("clips") = false)
+           "Opens `path`; a listing or index still running after `progress_after` seconds says how far it is on "
+           "sys.stderr, then every 10 s",
+           py::arg("path"), py::arg("split") = "train", py::arg("clips") = false, py::arg("progress_after") = 1.0)
       .def_static(
           "image_list",
           [](std::string description, std::vector<std::string> paths, std::vector<int64_t> labels,

@@ -20,6 +20,7 @@ a uint8 array (T, H, W, C) (python/src/dataset_source.h).
 A Dataset's items are learnt from the first that loads (first_item): with on_error="substitute"
 a dataset[0] that raises is a bad sample as any other.
 """
+import functools
 import os
 from collections.abc import Mapping
 
@@ -63,7 +64,8 @@ def class_to_idx(source):
 
 class PathDataset:
     """`loader.dataset` for data given as a path: the parts of torchvision's ImageFolder that
-    scripts read. `samples` and `targets` are made on first use (one entry per sample)."""
+    scripts read. `samples` and `targets` are made on first use (one entry per sample) and
+    kept: `dataset.samples[i]` in a loop reads a list, as ImageFolder's."""
 
     def __init__(self, source, root):
         self._source = source
@@ -80,13 +82,13 @@ class PathDataset:
     def class_to_idx(self):
         return class_to_idx(self._source)
 
-    @property
+    @functools.cached_property
     def samples(self):
         """(name, target) per sample: a file's path and its class id (or float targets)."""
         names = self._source.names()
         return list(zip(names, self.targets))
 
-    @property
+    @functools.cached_property
     def targets(self):
         return self._source.all_targets()
 

@@ -1,7 +1,7 @@
 """stoker.DataLoader: stoker's C++ input pipeline in place of torch.utils.data.DataLoader.
 
-Batches come as (inputs, targets) torch tensors that view the loader's buffers (no copy); a
-buffer goes back to the pool when the last tensor viewing it is gone. Epoch e's batches are
+Batches come as (inputs, targets) torch tensors, the inputs viewing the loader's buffers (no
+copy), the targets copied; a buffer goes back to the pool when the last tensor viewing it is gone. Epoch e's batches are
 the same for any num_workers, and state_dict() resumes exactly where it was taken.
 """
 import atexit
@@ -493,7 +493,9 @@ class DataLoader:
 
     def _targets(self, batch):
         """The batch's targets on the host: the engine's class ids or float targets as a tensor
-        (through target_transform when the dataset has one), or a Dataset's own, collated."""
+        (through target_transform when the dataset has one), or a Dataset's own, collated. The
+        engine's are copied out of the batch's buffer (N values): a loop that keeps every batch's
+        labels for its epoch's metrics, as loops over torch's DataLoader do, holds no buffer."""
         if self._data.extra_columns:
             return self._list_parts(batch)
         transform = self._data.target_transform
@@ -502,7 +504,7 @@ class DataLoader:
             if batch.geometry is not None:
                 values = [restore(v, *moved) for v, moved in zip(values, batch.geometry)]
         else:
-            targets = torch.utils.dlpack.from_dlpack(batch.targets)
+            targets = torch.utils.dlpack.from_dlpack(batch.targets).clone()
             if transform is None and self.collate_fn is None:
                 return targets
             values = targets.tolist()
@@ -515,7 +517,7 @@ class DataLoader:
         """A CSV list's (or shards') targets, if it has them, and its other columns, in order: text as
         a list of str, integers as an int64 tensor, numbers as a float32 one. collate_fn gets a
         tuple per sample (the value alone when there is one part), as for a Dataset's items."""
-        parts = [torch.utils.dlpack.from_dlpack(batch.targets)] if self._data.has_targets else []
+        parts = [torch.utils.dlpack.from_dlpack(batch.targets).clone()] if self._data.has_targets else []
         parts += [column if isinstance(column, list) else torch.from_numpy(column)
                   for k, column in enumerate(batch.columns) if k not in self._data.geometry_columns]
         if self.collate_fn is not None:

@@ -265,6 +265,17 @@ def test_holding_every_buffer_raises(png_folder):
             kept.append(x)
 
 
+@pytest.mark.parametrize("data", ["png_folder", "indexed_features"])
+def test_keeping_every_batchs_targets_holds_no_buffer(data, request):
+    # An evaluation loop keeps each batch's labels for the epoch's metrics, as loops over torch's
+    # DataLoader do; the targets are copies, so only kept images hold the loader's buffers.
+    loader = stoker.DataLoader(request.getfixturevalue(data), batch_size=2, num_workers=1, prefetch_factor=2,
+                               transforms="Resize(16), CenterCrop(16)" if data == "png_folder" else "none", timeout=20)
+    kept = [y for _, y in loader]
+    assert len(kept) == len(loader) > 8
+    assert torch.equal(torch.cat(kept), torch.as_tensor(loader.dataset.targets, dtype=kept[0].dtype))
+
+
 def test_channels_last_is_nchw_with_channels_last_strides(png_folder):
     chain = "Resize(24), CenterCrop(24), Normalize"
     plain, _ = next(iter(stoker.DataLoader(png_folder, batch_size=4, transforms=chain)))

@@ -13,6 +13,7 @@
 #include "checksum.h"
 #include "commands.h"
 #include "format.h"
+#include "open_with_progress.h"
 #include "progress_line.h"
 #include "stoker/core/clock.h"
 #include "stoker/core/error.h"
@@ -328,8 +329,7 @@ int bench_loader(const BenchArgs& args) {
   }
   const data::ClipOptions clip{args.frames_per_clip, args.frame_step};
   clip.validate();  // before a folder is read as clips
-  std::shared_ptr<const data::Source> source =
-      clip.enabled() ? data::open_clip_source(data_dir, args.split) : data::open_source(data_dir, args.split);
+  std::shared_ptr<const data::Source> source = open_source_with_progress(data_dir, args.split, clip.enabled());
   data::Loader loader(source, loader_options(args, *source));
   const BenchResult result = run_loader(loader, args);
   if (args.json) {

@@ -15,6 +15,7 @@
 #include "child_process.h"
 #include "commands.h"
 #include "format.h"
+#include "open_with_progress.h"
 #include "progress_line.h"
 #include "stoker/core/error.h"
 #include "stoker/core/json_text.h"
@@ -121,7 +122,7 @@ int run_scan(const ScanArgs& args) {
     check_output_apart(args.out, "-o", inputs);
     check_output_apart(args.out + ".tmp", "-o's temporary file", inputs);
   }
-  const std::unique_ptr<data::Source> source = data::open_source(args.data, args.split);
+  const std::unique_ptr<data::Source> source = open_source_with_progress(args.data, args.split);
   data::ScanOptions options;
   options.workers = args.workers > 0 ? args.workers : cpu_count();
   std::fprintf(stderr, "scanning %s: %s samples, each read and checked whole, with %d worker%s (Ctrl-C stops)\n",

@@ -3,9 +3,9 @@
 // Ownership: a MappedFile owns its mapping; moving transfers it. The bytes stay valid while
 // the object lives. Thread safety: const access from any number of threads.
 // A file truncated or rewritten while mapped makes reads past its new end fault (SIGBUS):
-// the first MappedFile installs a SIGBUS handler that, for an address in a live map, prints
-// "error: <path> changed while it was being read …" and exits 1 (other SIGBUS are passed on
-// to the handler there before).
+// the first MappedFile installs a SIGBUS handler that, for an address in a live map (of the
+// first 16,384 live at once), prints "error: <path> changed while it was being read …" and
+// exits 1 (other SIGBUS are passed on to the handler there before).
 #pragma once
 
 #include <cstddef>

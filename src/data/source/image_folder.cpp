@@ -10,6 +10,7 @@
 #include "file_reader.h"
 #include "image_list.h"
 #include "stoker/core/error.h"
+#include "stoker/data/open_progress.h"
 #include "stoker/data/source.h"
 
 namespace stoker::data {
@@ -52,6 +53,8 @@ std::unique_ptr<Source> open_image_folder(const std::string& root) {
                     "ImageFolder layout)");
   }
   std::sort(classes.begin(), classes.end());
+  OpenProgress* const progress = current_open_progress();
+  if (progress != nullptr) progress->parts = classes.size();
 
   std::vector<std::string> paths;
   std::vector<int64_t> labels;
@@ -98,6 +101,10 @@ std::unique_ptr<Source> open_image_folder(const std::string& root) {
     }
     if (walk_error) throw unreadable_folder(listing, walk_error);  // the walk ends at its first error
     std::sort(class_paths.begin(), class_paths.end());
+    if (progress != nullptr) {
+      progress->files += class_paths.size();
+      ++progress->parts_done;
+    }
     for (auto& path : class_paths) {
       paths.push_back(std::move(path));
       labels.push_back(static_cast<int64_t>(class_id));

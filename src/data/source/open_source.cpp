@@ -2,14 +2,19 @@
 #include <fmt/format.h>
 #include <sys/resource.h>
 
+#include <algorithm>
+#include <atomic>
+#include <exception>
 #include <filesystem>
 #include <new>
+#include <thread>
 
 #include "concat_source.h"
 #include "dataset_paths.h"
 #include "stoker/core/error.h"
 #include "stoker/core/process.h"
 #include "stoker/data/formats.h"
+#include "stoker/data/open_progress.h"
 #include "stoker/data/source.h"
 
 namespace stoker::data {
@@ -65,12 +70,62 @@ std::unique_ptr<Source> open_by_kind(const std::string& path, Split split, bool 
                   data_formats_text());
 }
 
+// Shards indexed at once: each index reads its headers page by page, and a disk or a network
+// file system serves reads in flight together in about the time of one.
+constexpr size_t kShardIndexThreads = 8;
+
+// The sources of `paths`, in order. Shards are indexed by several threads; the first failure
+// in the paths' order is thrown, as when they are opened one after another.
+std::vector<std::unique_ptr<Source>> open_each(const std::vector<std::string>& paths, Split split, bool clips) {
+  std::vector<std::unique_ptr<Source>> parts(paths.size());
+  const bool shards = std::all_of(paths.begin(), paths.end(),
+                                  [](const std::string& p) { return kind_of_path(p) == FormatKind::kWebDataset; });
+  OpenProgress* const progress = current_open_progress();
+  if (paths.size() < 2) {
+    if (!paths.empty()) parts[0] = open_by_kind(paths[0], split, clips);  // a folder reports its own listing
+    return parts;
+  }
+  if (progress != nullptr) {
+    progress->shards = true;
+    progress->parts = paths.size();
+  }
+  const auto open_one = [&](size_t i) {
+    parts[i] = open_by_kind(paths[i], split, clips);
+    if (progress != nullptr) {
+      progress->files += parts[i]->size();
+      ++progress->parts_done;
+    }
+  };
+  if (!shards) {
+    for (size_t i = 0; i < paths.size(); ++i) open_one(i);
+    return parts;
+  }
+  std::vector<std::exception_ptr> errors(paths.size());
+  std::atomic<size_t> next{0};
+  const auto index = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < paths.size();) {
+      try {
+        open_one(i);
+      } catch (...) {
+        errors[i] = std::current_exception();
+        next.store(paths.size());  // the shards before it are taken already: they end, and no others start
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < std::min(paths.size(), kShardIndexThreads); ++t) threads.emplace_back(index);
+  index();
+  for (std::thread& t : threads) t.join();
+  for (const std::exception_ptr& error : errors) {
+    if (error) std::rethrow_exception(error);
+  }
+  return parts;
+}
+
 // open_source once the split is known to be there (or is one of the trainer's readings).
 std::unique_ptr<Source> open_paths(const std::string& path, Split split, bool clips = false) {
   try {
-    std::vector<std::unique_ptr<Source>> parts;
-    for (const std::string& one : paths_named(path)) parts.push_back(open_by_kind(one, split, clips));
-    return concat_sources(std::move(parts), path);
+    return concat_sources(open_each(paths_named(path), split, clips), path);
   } catch (const std::bad_alloc&) {
     // Table sources, and array sources whose layout cannot be read in place, hold their data
     // in RAM; one that does not fit says so here, not as an out-of-memory of training. A source

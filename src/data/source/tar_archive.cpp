@@ -1,8 +1,12 @@
 #include "tar_archive.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <optional>
@@ -106,10 +110,76 @@ PaxRecords parse_pax(std::string_view data) {
 
 uint64_t padded(uint64_t size) { return (size + kBlock - 1) / kBlock * kBlock; }
 
+// A file read with pread: the index's headers and the small members it reads (a .cls).
+// Read through the map, each header would fault in the pages around it (the 64 KiB the page
+// cache holds, or 128 KiB read ahead from disk): for shards of ImageNet-sized images the whole
+// dataset, read and mapped before the first batch. Here nothing is mapped, and the reads follow
+// the members' sizes (`small`): where members are large (ImageNet's images) the page of each
+// header alone, with the kernel's readahead off (POSIX_FADV_RANDOM); where they are small, so
+// that their headers fill most pages anyway, windows of kSmallWindow with the readahead on.
+class PageReader {
+ public:
+  explicit PageReader(const std::string& path) : path_(path), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+    if (fd_ < 0) throw DataError(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
+  }
+  ~PageReader() { ::close(fd_); }
+  PageReader(const PageReader&) = delete;
+  PageReader& operator=(const PageReader&) = delete;
+
+  // Whether members of `span` bytes on average (header and data) are small.
+  static bool small(uint64_t span) { return span < kSmallMember; }
+
+  // The `length` bytes at `at`, which lie in the file; valid until the next call. Members
+  // that lie together share the read of the first.
+  std::span<const uint8_t> at(uint64_t at, size_t length, bool small) {
+    if (at < page_at_ || at + length > page_at_ + page_size_) {
+      const uint64_t begin = at / kPage * kPage;
+      const size_t want = std::max<size_t>(small ? kSmallWindow : kPage,
+                                           static_cast<size_t>((at + length - begin + kPage - 1) / kPage * kPage));
+      if (small != small_) {
+        ::posix_fadvise(fd_, 0, 0, small ? POSIX_FADV_NORMAL : POSIX_FADV_RANDOM);  // a hint
+        small_ = small;
+      }
+      if (want > buffer_.size()) buffer_.resize(want);
+      size_t got = 0;
+      while (got < want) {
+        const ssize_t n = ::pread(fd_, buffer_.data() + got, want - got, static_cast<off_t>(begin + got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0)
+          throw DataError(fmt::format("cannot read {} at byte {}: {}", path_, begin + got, std::strerror(errno)));
+        if (n == 0) break;  // the end of the file
+        got += static_cast<size_t>(n);
+      }
+      if (begin + got < at + length) {
+        throw DataError(
+            fmt::format("{} changed while it was being indexed: it ends at byte {}; index it again once "
+                        "it is written",
+                        path_, begin + got));
+      }
+      page_at_ = begin;
+      page_size_ = got;
+    }
+    return {buffer_.data() + (at - page_at_), length};
+  }
+
+ private:
+  static constexpr uint64_t kPage = 4096;
+  static constexpr uint64_t kSmallMember = 16 * 1024;
+  static constexpr uint64_t kSmallWindow = 64 * 1024;
+  std::string path_;
+  int fd_;
+  std::vector<uint8_t> buffer_ = std::vector<uint8_t>(kPage);
+  uint64_t page_at_ = 0;
+  size_t page_size_ = 0;
+  bool small_ = true;  // the file's advice is POSIX_FADV_NORMAL (as opened)
+};
+
 }  // namespace
 
 TarArchive::TarArchive(const std::string& path) : map_(std::make_shared<const MappedFile>(path)) {
   const std::span<const uint8_t> file = map_->bytes();
+  PageReader pages(path);
+  uint64_t headers = 0;
   const auto fail = [&](const std::string& what) {
     throw DataError(fmt::format("{}: {}; check it with `tar -tvf {}` (stoker reads whole, uncompressed tar files)",
                                 path, what, path));
@@ -121,7 +191,12 @@ TarArchive::TarArchive(const std::string& path) : map_(std::make_shared<const Ma
   uint64_t at = 0;
   bool ended = false;
   while (at + kBlock <= file.size()) {
-    const uint8_t* header = file.data() + at;
+    std::array<uint8_t, kBlock> header_copy;
+    // Small members while those so far are (the first header is read with its neighbours).
+    const bool small = PageReader::small(at / std::max<uint64_t>(headers++, 1));
+    const std::span<const uint8_t> header_bytes = pages.at(at, kBlock, small);
+    std::copy(header_bytes.begin(), header_bytes.end(), header_copy.begin());
+    const uint8_t* header = header_copy.data();
     if (all_zero(header)) {  // the end-of-archive blocks
       ended = true;
       break;
@@ -141,11 +216,15 @@ TarArchive::TarArchive(const std::string& path) : map_(std::make_shared<const Ma
                       "truncated",
                       next_name ? *next_name : std::string(text_of(header, kName)), file.size() - data, *size));
     }
-    const std::string_view contents(reinterpret_cast<const char*>(file.data() + data), *size);
+    const auto contents = [&] {  // of a record for the next member (small: a long name, pax records)
+      const std::span<const uint8_t> bytes = pages.at(data, static_cast<size_t>(*size), small);
+      return std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    };
     if (type == 'L') {  // GNU: the next member's name, NUL-terminated
-      next_name = std::string(contents.substr(0, contents.find('\0')));
+      const std::string_view name = contents();
+      next_name = std::string(name.substr(0, name.find('\0')));
     } else if (type == 'x') {  // pax: records for the next member
-      const PaxRecords records = parse_pax(contents);
+      const PaxRecords records = parse_pax(contents());
       if (records.path) next_name = records.path;
       if (records.size) next_size = records.size;
     } else if (type != 'g') {  // 'g': pax global records, nothing stoker needs
@@ -174,6 +253,20 @@ TarArchive::TarArchive(const std::string& path) : map_(std::make_shared<const Ma
     fail(fmt::format("it ends after {} member{} without tar's end-of-archive blocks: the file is truncated",
                      members_.size(), members_.size() == 1 ? "" : "s"));
   }
+}
+
+std::vector<std::string> TarArchive::read_members(std::span<const size_t> which, size_t max_bytes) const {
+  PageReader pages(path());
+  const bool small = PageReader::small(map_->bytes().size() / std::max<size_t>(members_.size(), 1));
+  std::vector<std::string> out;
+  out.reserve(which.size());
+  for (const size_t index : which) {
+    const Member& member = members_[index];
+    const std::span<const uint8_t> bytes =
+        pages.at(member.offset, static_cast<size_t>(std::min<uint64_t>(member.size, max_bytes)), small);
+    out.emplace_back(bytes.begin(), bytes.end());
+  }
+  return out;
 }
 
 }  // namespace stoker::data

@@ -27,12 +27,18 @@ class TarArchive {
     uint64_t size = 0;
   };
 
-  // Maps `path` and indexes its members in file order. Throws DataError naming the path and
+  // Maps `path` and indexes its members in file order, reading the headers with pread: the
+  // map's pages are touched only when a member's bytes() are read. Throws DataError naming the path and
   // the byte offset when a header's checksum is wrong (not a tar archive, or damaged), a
   // member runs past the end of the file, or the end-of-archive blocks are missing (truncated).
   explicit TarArchive(const std::string& path);
 
   const std::vector<Member>& members() const { return members_; }
+  // The first `max_bytes` bytes of each member numbered in `which` (indices into members()),
+  // read with pread as the index reads its headers, not through the map: the small members a
+  // source reads when it is made (a WebDataset sample's .cls). Throws DataError naming the path
+  // when a read fails.
+  std::vector<std::string> read_members(std::span<const size_t> which, size_t max_bytes) const;
   std::span<const uint8_t> bytes(const Member& member) const {
     return map_->bytes().subspan(member.offset, member.size);
   }

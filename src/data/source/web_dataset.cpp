@@ -48,6 +48,9 @@ bool is_text_extension(const std::string& extension) {
   return std::find(kTextSuffixes.begin(), kTextSuffixes.end(), suffix) != kTextSuffixes.end();
 }
 
+// The bytes of a .cls member read: more is not a class id.
+constexpr size_t kMaxClassText = 4096;
+
 // A .cls member's text: an integer, with surrounding white space.
 std::optional<int64_t> class_of(std::span<const uint8_t> bytes) {
   std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
@@ -75,24 +78,25 @@ struct IndexedSample {
 
 class WebDatasetSource final : public Source {
  public:
-  // `missing[i]`: the column sample i lacks (its read fails), or -1.
-  WebDatasetSource(TarArchive archive, std::vector<size_t> images, std::vector<int64_t> labels, size_t skipped,
-                   SourceColumns columns, std::shared_ptr<const TextCells> cells, std::vector<int> missing)
-      : archive_(std::move(archive)),
+  // `images`: each sample's image member (the shard's other members are not kept: one entry
+  // per sample); `missing[i]`: the column sample i lacks (its read fails), or -1; empty
+  // without text columns.
+  WebDatasetSource(std::shared_ptr<const MappedFile> map, std::vector<TarArchive::Member> images,
+                   std::vector<int64_t> labels, size_t skipped, SourceColumns columns,
+                   std::shared_ptr<const TextCells> cells, std::vector<int> missing)
+      : map_(std::move(map)),
         images_(std::move(images)),
         labels_(std::move(labels)),
         skipped_(skipped),
         columns_(std::move(columns)),
         cells_(std::move(cells)),
         missing_(std::move(missing)),
-        ids_(archive_.path(), has_classes() ? images_.size() : 0, [this](size_t i) { return labels_[i]; }) {}
+        ids_(map_->path(), has_classes() ? images_.size() : 0, [this](size_t i) { return labels_[i]; }) {}
 
   size_t size() const override { return images_.size(); }
-  std::string name(size_t index) const override {
-    return archive_.path() + ":" + archive_.members()[images_[index]].name;
-  }
+  std::string name(size_t index) const override { return map_->path() + ":" + images_[index].name; }
   std::string describe() const override {
-    std::string text = fmt::format("WebDataset shard {}: {} images, {}", archive_.path(), with_commas(images_.size()),
+    std::string text = fmt::format("WebDataset shard {}: {} images, {}", map_->path(), with_commas(images_.size()),
                                    has_classes() ? ids_.describe() : "no targets");
     if (!columns_.extra.empty()) {
       std::vector<std::string> names;
@@ -114,14 +118,14 @@ class WebDatasetSource final : public Source {
   int64_t label(size_t index) const override { return labels_[index]; }
   void targets(size_t index, float* out) const override { out[0] = static_cast<float>(labels_[index]); }
   Status read(size_t index, SampleData* out) const override {
-    if (missing_[index] >= 0) {
-      const auto [key, extension] = key_and_extension(archive_.members()[images_[index]].name);
+    if (!missing_.empty() && missing_[index] >= 0) {
+      const auto [key, extension] = key_and_extension(images_[index].name);
       return Status::failure(fmt::format("no {}.{} member, which the shard's other samples have", key,
                                          columns_.extra[static_cast<size_t>(missing_[index])].name));
     }
     out->raw = false;
     out->feature_count = 0;
-    out->bytes = archive_.bytes(archive_.members()[images_[index]]);  // in place, in the map
+    out->bytes = map_->bytes().subspan(images_[index].offset, images_[index].size);  // in place, in the map
     out->extra = extra_of(index);
     return Status::ok_status();
   }
@@ -131,20 +135,19 @@ class WebDatasetSource final : public Source {
     return {cells_, cells_->views.data() + index * columns_.extra.size()};  // shares the cells' ownership
   }
   void expect_reads(ReadOrder order) const override {
-    archive_.file()->advise(order == ReadOrder::kInOrder ? MappedFile::Access::kSequential
-                                                         : MappedFile::Access::kRandom);
+    map_->advise(order == ReadOrder::kInOrder ? MappedFile::Access::kSequential : MappedFile::Access::kRandom);
   }
 
  private:
   bool has_classes() const { return !columns_.targets.empty(); }
 
-  TarArchive archive_;
-  std::vector<size_t> images_;   // member index of each sample's image
-  std::vector<int64_t> labels_;  // each sample's .cls; 0 for a shard without them
+  std::shared_ptr<const MappedFile> map_;
+  std::vector<TarArchive::Member> images_;  // each sample's image member
+  std::vector<int64_t> labels_;             // each sample's .cls; 0 for a shard without them
   size_t skipped_;
   SourceColumns columns_;
   std::shared_ptr<const TextCells> cells_;
-  std::vector<int> missing_;
+  std::vector<int> missing_;  // empty without text columns
   NumberedClasses ids_;
 };
 
@@ -197,6 +200,9 @@ std::unique_ptr<Source> open_web_dataset(const std::string& path) {
   const auto labelled = std::find_if(samples.begin(), samples.end(), [](const IndexedSample& s) { return s.cls; });
   const bool classes = labelled != samples.end();
   std::vector<int64_t> labels(samples.size(), 0);
+  std::vector<size_t> cls_members;
+  for (size_t i = 0; classes && i < samples.size() && samples[i].cls; ++i) cls_members.push_back(*samples[i].cls);
+  const std::vector<std::string> cls_texts = archive.read_members(cls_members, kMaxClassText);
   for (size_t i = 0; classes && i < samples.size(); ++i) {
     const IndexedSample& s = samples[i];
     if (!s.cls) {
@@ -207,7 +213,7 @@ std::unique_ptr<Source> open_web_dataset(const std::string& path) {
           path, key_and_extension(members[s.image].name).first, members[s.image].name,
           key_and_extension(members[labelled->image].name).first, members[*labelled->cls].name));
     }
-    const std::span<const uint8_t> cls_text = archive.bytes(members[*s.cls]);
+    const std::span<const uint8_t> cls_text(reinterpret_cast<const uint8_t*>(cls_texts[i].data()), cls_texts[i].size());
     const std::optional<int64_t> id = class_of(cls_text);
     if (!id) {
       const std::span<const uint8_t> shown = cls_text.first(std::min<size_t>(cls_text.size(), 40));
@@ -233,10 +239,10 @@ std::unique_ptr<Source> open_web_dataset(const std::string& path) {
   auto cells = std::make_shared<TextCells>();
   cells->map = archive.file();
   cells->views.resize(samples.size() * names.size());
-  std::vector<int> missing(samples.size(), -1);
-  std::vector<size_t> images(samples.size());
+  std::vector<int> missing(names.empty() ? 0 : samples.size(), -1);
+  std::vector<TarArchive::Member> images(samples.size());
   for (size_t i = 0; i < samples.size(); ++i) {
-    images[i] = samples[i].image;
+    images[i] = members[samples[i].image];
     int c = 0;
     for (const std::string& name : names) {
       const auto text = std::find_if(samples[i].texts.begin(), samples[i].texts.end(),
@@ -251,7 +257,7 @@ std::unique_ptr<Source> open_web_dataset(const std::string& path) {
       ++c;
     }
   }
-  return std::make_unique<WebDatasetSource>(std::move(archive), std::move(images), std::move(labels), skipped,
+  return std::make_unique<WebDatasetSource>(archive.file(), std::move(images), std::move(labels), skipped,
                                             std::move(columns), std::move(cells), std::move(missing));
 }
 

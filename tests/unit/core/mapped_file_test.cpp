@@ -34,6 +34,26 @@ TEST(MappedFileDeathTest, AFileTruncatedWhileMappedIsOneLineNamingIt) {
       "\\(rewritten or truncated\\?\\); leave data files as they are while stoker reads them, or copy them first\n$");
 }
 
+TEST(MappedFileDeathTest, TheLastOfAThousandMapsIsNamedToo) {
+  // ImageNet as WebDataset shards: 1,282 files of 1,000 samples (webdataset's own example),
+  // every one mapped while the loader runs.
+  TempDir dir;
+  constexpr int kFiles = 1282;
+  std::vector<std::string> paths;
+  for (int i = 0; i < kFiles; ++i) {
+    paths.push_back(dir.write("shard-" + std::to_string(i) + ".tar", std::vector<uint8_t>(8192, 7)));
+  }
+  EXPECT_EXIT(
+      {
+        std::vector<MappedFile> maps;
+        for (const std::string& path : paths) maps.emplace_back(path);
+        if (::truncate(paths.back().c_str(), 0) != 0) std::_Exit(3);
+        const volatile uint8_t gone = maps.back().bytes()[5000];
+        std::_Exit(gone == 0 ? 4 : 5);  // not reached: the read above faults
+      },
+      ::testing::ExitedWithCode(1), "^error: .*shard-1281\\.tar changed while it was being read");
+}
+
 TEST(MappedFileDeathTest, OtherBusErrorsGoToTheHandlerThatWasThereBefore) {
   TempDir dir;
   const std::string path = dir.write("x.bin", std::vector<uint8_t>(4096, 1));

@@ -4,9 +4,11 @@
 // with one line.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <malloc.h>
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -128,6 +130,32 @@ TEST(WebDatasetTest, ShardsMatchingAPatternAreOneDataset) {
                         dir.str()));
 }
 
+// Shards of a pattern are indexed by several threads; a broken one is named as when they are
+// indexed one after another: the first in the pattern's order.
+TEST(WebDatasetTest, ShardsIndexedTogetherNameTheFirstBrokenOne) {
+  TempDir dir;
+  const Shard good = write_shard(dir, "part-00", "gnu");
+  for (int i = 1; i < 12; ++i) {
+    const std::string path = fmt::format("{}/part-{:02d}.tar", dir.str(), i);
+    if (i == 3 || i == 9) {
+      dir.write(fmt::format("part-{:02d}.tar", i), std::vector<uint8_t>(2048, 'x'));
+    } else {
+      std::filesystem::copy_file(good.path, path);
+    }
+  }
+  for (int round = 0; round < 5; ++round) {
+    EXPECT_EQ(stoker::testing::error_text<DataError>([&] { open_source(dir.str() + "/part-*.tar"); }),
+              fmt::format("{0}/part-03.tar: not a tar archive (its first header's checksum is wrong); check it with "
+                          "`tar -tvf {0}/part-03.tar` (stoker reads whole, uncompressed tar files)",
+                          dir.str()));
+  }
+  std::filesystem::copy_file(good.path, dir.str() + "/part-03.tar", std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(good.path, dir.str() + "/part-09.tar", std::filesystem::copy_options::overwrite_existing);
+  const std::unique_ptr<Source> source = open_source(dir.str() + "/part-*.tar");
+  ASSERT_EQ(source->size(), 36u);
+  EXPECT_EQ(source->name(35), dir.str() + "/part-11.tar:" + kLongDir + "/000002.png");  // in the pattern's order
+}
+
 // Shards of images and captions (as img2dataset writes them: .jpg, .json, .txt, no .cls): no
 // targets, the text members as columns in name order, each sample's cells its own, and a
 // sample without a member the others have a bad sample naming it; the shards combine.
@@ -197,6 +225,118 @@ std::vector<uint8_t> header_claiming(const std::string& name, uint64_t size) {
   std::copy(octal.begin(), octal.end(), tar.begin() + 148);
   tar[154] = '\0';
   return tar;
+}
+
+// A tar file of `members` (name, contents) as tar(1) writes one: a ustar header each, the data
+// padded to 512 bytes, two zero blocks at the end.
+std::vector<uint8_t> tar_of(const std::vector<std::pair<std::string, std::string>>& members) {
+  std::vector<uint8_t> tar;
+  for (const auto& [name, data] : members) {
+    std::vector<uint8_t> header(512, 0);
+    std::copy(name.begin(), name.end(), header.begin());
+    const std::string size = fmt::format("{:011o}", data.size());
+    std::copy(size.begin(), size.end(), header.begin() + 124);
+    header[156] = '0';
+    std::fill(header.begin() + 148, header.begin() + 156, ' ');
+    unsigned sum = 0;
+    for (const uint8_t b : header) sum += b;
+    const std::string checksum = fmt::format("{:06o}", sum);
+    std::copy(checksum.begin(), checksum.end(), header.begin() + 148);
+    header[154] = '\0';
+    tar.insert(tar.end(), header.begin(), header.end());
+    tar.insert(tar.end(), data.begin(), data.end());
+    tar.resize((tar.size() + 511) / 512 * 512, 0);
+  }
+  tar.resize(tar.size() + 1024, 0);
+  return tar;
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kOwnMalloc = true;  // the sanitizer's allocator: mallinfo2 does not count it
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kOwnMalloc = true;
+#else
+constexpr bool kOwnMalloc = false;
+#endif
+#else
+constexpr bool kOwnMalloc = false;
+#endif
+
+// ImageNet's shards hold a .jpg, a .cls and a .json per sample: the source keeps each
+// sample's image member and class id, not an entry for each of the three (1.28 million
+// samples on every rank).
+TEST(WebDatasetTest, KeepsOneEntryPerSampleNotPerMember) {
+  if (kOwnMalloc) GTEST_SKIP() << "the heap is the sanitizer's";
+  constexpr size_t kSamples = 4000;
+  std::vector<std::pair<std::string, std::string>> members;
+  for (size_t i = 0; i < kSamples; ++i) {
+    const std::string key = fmt::format("n{:08d}_{:07d}", i % 1000, i);
+    members.emplace_back(key + ".jpg", "not decoded here");
+    members.emplace_back(key + ".cls", std::to_string(i % 1000));
+    members.emplace_back(key + ".json", R"({"width": 500, "height": 375})");
+  }
+  TempDir dir;
+  const std::string path = dir.write("imagenet-train-000000.tar", tar_of(members));
+  members.clear();
+  members.shrink_to_fit();
+  const size_t before = mallinfo2().uordblks;
+  const std::unique_ptr<Source> source = open_source(path);
+  const size_t per_sample = (mallinfo2().uordblks - before) / kSamples;
+  ASSERT_EQ(source->size(), kSamples);
+  EXPECT_EQ(source->label(1234), 234);
+  EXPECT_EQ(source->name(7), path + ":n00000007_0000007.jpg");
+  // An image member (its name, offset and size) and a class id take about 100 bytes; an entry
+  // for each member took 313.
+  EXPECT_LT(per_sample, 150u) << "bytes of heap per sample";
+}
+
+// Kilobytes of `path` mapped into this process (the Rss of its maps in /proc/self/smaps).
+size_t mapped_kb(const std::string& path) {
+  std::ifstream smaps("/proc/self/smaps");
+  size_t kb = 0;
+  bool in_file = false;
+  for (std::string line; std::getline(smaps, line);) {
+    std::istringstream words(line);
+    std::string first;
+    words >> first;
+    if (first.find('-') != std::string::npos && first.back() != ':') {  // a map's first line: its range, ..., path
+      std::string field, last;
+      while (words >> field) last = field;
+      in_file = last == path;
+    } else if (first == "Rss:" && in_file) {
+      size_t value = 0;
+      words >> value;
+      kb += value;
+    }
+  }
+  return kb;
+}
+
+TEST(WebDatasetTest, IndexingAShardMapsNoneOfItsPages) {
+  // Each header read through the map would fault in at least its own page (and the kernel
+  // maps up to 64 KiB around it): a shard of large images, indexed, would be mapped whole.
+  TempDir dir;
+  constexpr int kSamples = 16;
+  std::string names;
+  for (int i = 0; i < kSamples; ++i) {
+    dir.write(fmt::format("src/{:06d}.jpg", i), std::vector<uint8_t>(256 * 1024, static_cast<uint8_t>(i)));
+    dir.write_text(fmt::format("src/{:06d}.cls", i), std::to_string(i % 3));
+    names += fmt::format(" {:06d}.jpg {:06d}.cls", i, i);
+  }
+  const std::string path = dir.str() + "/big.tar";
+  const auto run =
+      stoker::testing::run_command(fmt::format("tar --format=gnu -cf {} -C {}/src{}", path, dir.str(), names));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::unique_ptr<Source> source = open_source(path);
+  ASSERT_EQ(source->size(), static_cast<size_t>(kSamples));
+  EXPECT_EQ(source->label(4), 1);
+  EXPECT_EQ(mapped_kb(path), 0u) << "the index read the shard through its map";
+  SampleData sample;
+  ASSERT_TRUE(source->read(5, &sample).ok());  // a sample's bytes are still read in place
+  EXPECT_EQ(sample.bytes.size(), 256u * 1024);
+  EXPECT_EQ(sample.bytes[100], 5);
+  EXPECT_GT(mapped_kb(path), 0u) << "the test does not see the shard's map";
 }
 
 TEST(WebDatasetTest, BrokenShardsAreOneLineNamingTheFile) {
