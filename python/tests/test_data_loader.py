@@ -298,6 +298,20 @@ def test_use_after_fork_raises(png_folder):
     assert os.WEXITSTATUS(status) == 0
 
 
+def expect_child_exits(pid, hung):
+    """Waits up to 10 s for the forked child `pid` to exit 0; kills it and fails with `hung` if not."""
+    for _ in range(200):
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        pytest.fail(hung)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
 @pytest.mark.parametrize("let_go", ["collected", "at_exit"])
 def test_a_forked_child_lets_go_of_its_copy_of_a_loader(png_folder, let_go):
     # A child forked while a loader exists (os.fork, a torch DataLoader's worker) has none of its
@@ -317,16 +331,7 @@ def test_a_forked_child_lets_go_of_its_copy_of_a_loader(png_folder, let_go):
             os._exit(0)
     finally:
         gc.enable()
-    for _ in range(200):
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        time.sleep(0.05)
-    else:
-        os.kill(pid, 9)
-        os.waitpid(pid, 0)
-        pytest.fail("the forked child hung letting go of the loader")
-    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    expect_child_exits(pid, "the forked child hung letting go of the loader")
 
 
 def test_a_batch_let_go_of_in_a_child_forked_while_its_loader_was_locked_does_not_hang(png_folder):
@@ -357,16 +362,7 @@ def test_a_batch_let_go_of_in_a_child_forked_while_its_loader_was_locked_does_no
     held.append(torch.utils.dlpack.from_dlpack(loader.next().inputs))
     loader.prefetch = 3
     (pid,) = children
-    for _ in range(200):
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        time.sleep(0.05)
-    else:
-        os.kill(pid, 9)
-        os.waitpid(pid, 0)
-        pytest.fail("the forked child hung letting go of a batch")
-    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    expect_child_exits(pid, "the forked child hung letting go of a batch")
 
 
 def loader_in_torch_memory(folder, blocks, workers):
