@@ -44,7 +44,8 @@ struct StageClocks {
 
 class SampleLoader {
  public:
-  // With `cache`, every image is decoded whole (no crop window, no DCT scaling) and offered
+  // Keeps `source`, `spec`, `cache`, `target_geometry` and `gpu_share` by reference: each must
+  // outlive this. With `cache`, every image is decoded whole (no crop window, no DCT scaling) and offered
   // to the cache, so a sample transformed from the cache equals one decoded afresh. With
   // clip.frames = K > 0 every sample is a clip of the source (no cache then).
   // With `handoff` on (gpu_sample.h), a JPEG nvJPEG takes is read, drawn for and planned, but

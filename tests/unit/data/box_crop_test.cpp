@@ -244,8 +244,9 @@ TEST(BoxCropTest, ASampleWithoutABoxIsBadAndSaysWhy) {
   // A box: its own words.
   const auto images = std::make_shared<testing::CountingSource>(1);
   const auto boxed = with_geometry(images, {}, 0, {1, kNaN, 5, 5, 1}, 1);
-  SampleLoader loader(*boxed, parse_transforms(chain), DecodeOptions{});
-  std::vector<uint8_t> out(parse_transforms(chain).sample_bytes());
+  const TransformSpec spec = parse_transforms(chain);  // the loader keeps a reference to it
+  SampleLoader loader(*boxed, spec, DecodeOptions{});
+  std::vector<uint8_t> out(spec.sample_bytes());
   EXPECT_EQ(loader.load(0, 1, 0, 0, out.data()).reason(),
             "BoxCrop's box (1, nan, 5, 5) is not finite; give the sample a box of numbers, or leave it out");
   // Through the Loader: a bad sample, named, and substituted.
