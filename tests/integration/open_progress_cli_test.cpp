@@ -32,11 +32,11 @@ class OpenProgressCli : public ::testing::Test {
     for (int i = 0; i < 4 * kClasses; ++i) dir_.write(fmt::format("data/class_{}/{:02}.jpg", i % kClasses, i), jpeg);
     data_ = std::filesystem::canonical(dir_.str() + "/data").string();
   }
-  // `args` run with each of the data's folders listed 200 ms late: 1.4 s for its root and
-  // class folders, of which the first 0.5 s pass before a log's first line.
-  testing::CommandResult run_listing_slowly(const std::string& args) const {
-    return run_command(fmt::format("LD_PRELOAD={} SLOW_LISTING_UNDER={} SLOW_LISTING_MS=200 OMP_NUM_THREADS=1 {} {}",
-                                   testing::slow_listing_path(), data_, kStoker, args));
+  // `args` run with each folder under `under` listed `ms` late: by default the data's root and
+  // class folders, 1.4 s, of which the first 0.5 s pass before a log's first line.
+  testing::CommandResult run_listing_slowly(const std::string& args, int ms = 200, std::string under = "") const {
+    return run_command(fmt::format("LD_PRELOAD={} SLOW_LISTING_UNDER={} SLOW_LISTING_MS={} OMP_NUM_THREADS=1 {} {}",
+                                   testing::slow_listing_path(), under.empty() ? data_ : under, ms, kStoker, args));
   }
   // The line a log shows 0.5 s into the listing (its counts depend on the folders listed by then).
   void expect_listing_line(const testing::CommandResult& r) const {
@@ -62,6 +62,16 @@ TEST_F(OpenProgressCli, TrainEvaluateAndDoctorSayHowFarTheirListingIs) {
   const auto doctored = run_listing_slowly("doctor --seconds 0.2 --data " + data_ + chain_);
   ASSERT_EQ(doctored.exit_code, 0) << doctored.err << doctored.out;
   expect_listing_line(doctored);
+}
+
+// A listing that fails before it has counted a class folder (1.5 s to list the root) is the
+// error's one line alone: no "listing <path>, 0 s" before it.
+TEST_F(OpenProgressCli, AFolderWithoutClassFoldersIsOneLineAfterASlowListing) {
+  std::filesystem::create_directories(dir_.str() + "/empty");
+  const std::string empty = std::filesystem::canonical(dir_.str() + "/empty").string();
+  const auto r =
+      run_listing_slowly("train --no-progress --data " + empty + " --output-dir " + dir_.str() + "/runs", 1500, empty);
+  testing::expect_one_line_error(r, 1, "dataset directory " + empty + " has no class folders", "an empty folder");
 }
 
 }  // namespace

@@ -54,7 +54,9 @@ std::string open_progress_text(const std::string& path, const OpenProgress& prog
 // open_source(path, split) (open_clip_source with `clips`) on a thread of its own while the
 // calling thread shows these lines on stderr as a ProgressLine (stoker/core/progress_line.h:
 // on a terminal one line redrawn, in a log a line after 0.5 s and one every 10 s), erased or
-// ended before it returns. Throws what open_source throws, on the calling thread.
+// ended before it returns; only once the opening has counted its parts (class folders, a
+// pattern's files), so that other sources open without a line. Throws what open_source
+// throws, on the calling thread.
 // Thread safety: call from the thread that writes the program's stderr.
 std::unique_ptr<Source> open_source_showing_progress(const std::string& path, const std::string& split,
                                                      bool clips = false);

@@ -32,10 +32,13 @@ std::unique_ptr<Source> open_showing_progress(const std::string& path,
     }
     done = true;
   });
+  // Only a listing or an index that counts its parts is shown: a source that reports nothing
+  // (an IDX folder inflated, a CSV list read) would get "listing <path>, 0 s" before its
+  // result or its one-line error whenever the machine is slow.
   ProgressLine line;
   while (!done) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    if (!done) line.update([&] { return open_progress_text(path, progress, line.seconds()); });
+    if (!done && progress.parts > 0) line.update([&] { return open_progress_text(path, progress, line.seconds()); });
   }
   opener.join();
   line.clear();
