@@ -1,9 +1,10 @@
 """What making a stoker.DataLoader over WebDataset shards costs: seconds, megabytes read from
 disk, and the RSS it adds (mapped file, and anonymous: the index and the loader's buffers), with the shards' pages evicted from the
-page cache first ("cold", POSIX_FADV_DONTNEED on each shard) and again with them cached ("hot").
+page cache first ("cold", POSIX_FADV_DONTNEED on each shard) and again with them cached ("hot");
+with --batches N, also the mapped file RSS after reading N batches of 64 (and their seconds).
 
     python bench/shard_index.py --dir DIR [--shards 20] [--samples 1000] [--image-kb 80]
-                                [--members jpg,cls] [--rounds 2] [--python PY ...]
+                                [--members jpg,cls] [--rounds 2] [--batches N] [--python PY ...]
 
 Writes DIR/shard-NNNNNN.tar once (ImageNet-like keys; each image a small JPEG padded to
 --image-kb with bytes after its end, which decoders ignore), then times each --python (default:
@@ -59,16 +60,22 @@ def status():
     return fields
 
 
-def measure(pattern):
+def measure(pattern, batches):
     import stoker
 
     before, started = status(), time.perf_counter()
     loader = stoker.DataLoader(pattern, batch_size=64, shuffle=True, num_workers=1, world_size=1,
                                transforms="RandomResizedCrop(32), Normalize")
     made, after = time.perf_counter() - started, status()
+    read_started = time.perf_counter()
+    for i, _ in enumerate(loader if batches > 0 else []):
+        if i + 1 >= batches:
+            break
+    read, last = time.perf_counter() - read_started, status()
     print(json.dumps({"samples": len(loader.dataset), "seconds": made, "read_mb": after["read"] - before["read"],
                       "file_mb": after["RssFile"] - before["RssFile"],
-                      "anon_mb": after["RssAnon"] - before["RssAnon"]}))
+                      "anon_mb": after["RssAnon"] - before["RssAnon"],
+                      "batches_seconds": read, "batches_file_mb": last["RssFile"] - before["RssFile"]}))
 
 
 def evict(paths):
@@ -88,28 +95,32 @@ def main():
     parser.add_argument("--image-kb", type=int, default=80)
     parser.add_argument("--members", default="jpg,cls", help="the members of each sample, in order")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--batches", type=int, default=0, help="batches of 64 read after making the loader")
     parser.add_argument("--python", action="append", help="an interpreter that imports stoker (repeatable)")
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
-        return measure(args.measure)
+        return measure(args.measure, args.batches)
     write_shards(args)
     paths = [os.path.join(args.dir, f"shard-{s:06d}.tar") for s in range(args.shards)]
     pattern = os.path.join(args.dir, f"shard-{{000000..{args.shards - 1:06d}}}.tar")
     print(f"{args.shards} shards of {args.samples} samples ({args.members}, images {args.image_kb} KB); "
           f"load average {os.getloadavg()[0]:.2f}")
-    print("| python | cache | seconds | read MB | mapped file MB | anonymous MB |")
-    print("|---|---|---|---|---|---|")
+    after = f" | {args.batches} batches: seconds | mapped file MB" if args.batches else ""
+    print(f"| python | cache | seconds | read MB | mapped file MB | anonymous MB{after} |")
+    print("|---|---|---|---|---|---|" + ("---|---|" if args.batches else ""))
     for _ in range(args.rounds):
         for python in args.python or [sys.executable]:
             for cache in ("cold", "hot"):
                 if cache == "cold":
                     evict(paths)
-                out = subprocess.run([python, __file__, "--dir", args.dir, "--measure", pattern], check=True,
-                                     capture_output=True, text=True).stdout.strip().splitlines()[-1]
+                out = subprocess.run([python, __file__, "--dir", args.dir, "--measure", pattern, "--batches",
+                                      str(args.batches)], check=True, capture_output=True,
+                                     text=True).stdout.strip().splitlines()[-1]
                 r = json.loads(out)
+                read = f" {r['batches_seconds']:.2f} | {r['batches_file_mb']:,.0f} |" if args.batches else ""
                 print(f"| {python} | {cache} | {r['seconds']:.2f} | {r['read_mb']:,.0f} | {r['file_mb']:,.0f} | "
-                      f"{r['anon_mb']:.0f} |", flush=True)
+                      f"{r['anon_mb']:.0f} |{read}", flush=True)
 
 
 if __name__ == "__main__":

@@ -13,14 +13,14 @@
 #include "checksum.h"
 #include "commands.h"
 #include "format.h"
-#include "open_with_progress.h"
-#include "progress_line.h"
 #include "stoker/core/clock.h"
 #include "stoker/core/error.h"
 #include "stoker/core/json_text.h"
+#include "stoker/core/progress_line.h"
 #include "stoker/data/formats.h"
 #include "stoker/data/loader.h"
 #include "stoker/data/loader_keys.h"
+#include "stoker/data/open_progress.h"
 #include "stoker/data/synthetic.h"
 
 namespace stoker::cli {
@@ -329,7 +329,7 @@ int bench_loader(const BenchArgs& args) {
   }
   const data::ClipOptions clip{args.frames_per_clip, args.frame_step};
   clip.validate();  // before a folder is read as clips
-  std::shared_ptr<const data::Source> source = open_source_with_progress(data_dir, args.split, clip.enabled());
+  std::shared_ptr<const data::Source> source = data::open_source_showing_progress(data_dir, args.split, clip.enabled());
   data::Loader loader(source, loader_options(args, *source));
   const BenchResult result = run_loader(loader, args);
   if (args.json) {

@@ -7,8 +7,8 @@
 
 #include "commands.h"
 #include "format.h"
-#include "progress_line.h"
 #include "stoker/core/error.h"
+#include "stoker/core/progress_line.h"
 #include "stoker/core/shell_quote.h"
 #include "stoker/data/prepare.h"
 

@@ -15,15 +15,15 @@
 #include "child_process.h"
 #include "commands.h"
 #include "format.h"
-#include "open_with_progress.h"
-#include "progress_line.h"
 #include "stoker/core/error.h"
 #include "stoker/core/json_text.h"
 #include "stoker/core/output_clash.h"
+#include "stoker/core/progress_line.h"
 #include "stoker/core/shell_quote.h"
 #include "stoker/core/terminal.h"
 #include "stoker/core/user_files.h"
 #include "stoker/data/exclude_list.h"
+#include "stoker/data/open_progress.h"
 #include "stoker/data/scan.h"
 #include "stoker/data/source.h"
 
@@ -122,7 +122,7 @@ int run_scan(const ScanArgs& args) {
     check_output_apart(args.out, "-o", inputs);
     check_output_apart(args.out + ".tmp", "-o's temporary file", inputs);
   }
-  const std::unique_ptr<data::Source> source = open_source_with_progress(args.data, args.split);
+  const std::unique_ptr<data::Source> source = data::open_source_showing_progress(args.data, args.split);
   data::ScanOptions options;
   options.workers = args.workers > 0 ? args.workers : cpu_count();
   std::fprintf(stderr, "scanning %s: %s samples, each read and checked whole, with %d worker%s (Ctrl-C stops)\n",

@@ -7,11 +7,17 @@
 // Ownership: the front end owns the OpenProgress; an OpenProgressScope makes the open_source()
 // calls of its thread (and the threads they start) report to it while the scope lives.
 // Thread safety: the counters are atomics, added to by the opening threads and read by any.
+// The command-line front ends (stoker scan, bench loader, train, evaluate, doctor) open their
+// data with open_source_showing_progress; the Python package writes the same lines to
+// sys.stderr (python/src/open_progress_lines.h).
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
+
+#include "stoker/data/source.h"
 
 namespace stoker::data {
 
@@ -44,5 +50,16 @@ OpenProgress* current_open_progress();
 std::string open_progress_text(const std::string& path, uint64_t files, uint64_t parts_done, uint64_t parts,
                                bool shards, double seconds);
 std::string open_progress_text(const std::string& path, const OpenProgress& progress, double seconds);
+
+// open_source(path, split) (open_clip_source with `clips`) on a thread of its own while the
+// calling thread shows these lines on stderr as a ProgressLine (stoker/core/progress_line.h:
+// on a terminal one line redrawn, in a log a line after 0.5 s and one every 10 s), erased or
+// ended before it returns; only once the opening has counted its parts (class folders, a
+// pattern's files), so that other sources open without a line. Throws what open_source
+// throws, on the calling thread.
+// Thread safety: call from the thread that writes the program's stderr.
+std::unique_ptr<Source> open_source_showing_progress(const std::string& path, const std::string& split,
+                                                     bool clips = false);
+std::unique_ptr<Source> open_source_showing_progress(const std::string& path, Split split);
 
 }  // namespace stoker::data

@@ -2,14 +2,49 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <exception>
+#include <functional>
+#include <thread>
 
 #include "file_reader.h"
+#include "stoker/core/progress_line.h"
 
 namespace stoker::data {
 
 namespace {
 thread_local OpenProgress* t_progress = nullptr;
+
+std::unique_ptr<Source> open_showing_progress(const std::string& path,
+                                              const std::function<std::unique_ptr<Source>()>& open) {
+  OpenProgress progress;
+  std::unique_ptr<Source> source;
+  std::exception_ptr error;
+  std::atomic<bool> done{false};
+  std::thread opener([&] {
+    const OpenProgressScope scope(&progress);
+    try {
+      source = open();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    done = true;
+  });
+  // Only a listing or an index that counts its parts is shown: a source that reports nothing
+  // (an IDX folder inflated, a CSV list read) would get "listing <path>, 0 s" before its
+  // result or its one-line error whenever the machine is slow.
+  ProgressLine line;
+  while (!done) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (!done && progress.parts > 0) line.update([&] { return open_progress_text(path, progress, line.seconds()); });
+  }
+  opener.join();
+  line.clear();
+  if (error) std::rethrow_exception(error);
+  return source;
+}
 }  // namespace
 
 OpenProgressScope::OpenProgressScope(OpenProgress* progress) : before_(t_progress) { t_progress = progress; }
@@ -34,6 +69,14 @@ std::string open_progress_text(const std::string& path, uint64_t files, uint64_t
 
 std::string open_progress_text(const std::string& path, const OpenProgress& progress, double seconds) {
   return open_progress_text(path, progress.files, progress.parts_done, progress.parts, progress.shards, seconds);
+}
+
+std::unique_ptr<Source> open_source_showing_progress(const std::string& path, const std::string& split, bool clips) {
+  return open_showing_progress(path, [&] { return clips ? open_clip_source(path, split) : open_source(path, split); });
+}
+
+std::unique_ptr<Source> open_source_showing_progress(const std::string& path, Split split) {
+  return open_showing_progress(path, [&] { return open_source(path, split); });
 }
 
 }  // namespace stoker::data

@@ -14,6 +14,7 @@
 #include "stoker/core/output_clash.h"
 #include "stoker/data/loader.h"
 #include "stoker/data/loader_keys.h"
+#include "stoker/data/open_progress.h"
 #include "stoker/data/source.h"
 #include "stoker/train/trainer.h"
 #include "train/torch/evaluate/evaluate.h"
@@ -128,7 +129,8 @@ int run_evaluation(const EvaluateOptions& options) {
     check_output_apart(options.predictions + ".tmp", "--predictions' temporary file", inputs);
   }
   const ExportedWeights w = read_exported_weights(weights_file);
-  std::shared_ptr<const data::Source> source = data::open_source(options.data, data::Split::kValidationFile);
+  std::shared_ptr<const data::Source> source =
+      data::open_source_showing_progress(options.data, data::Split::kValidationFile);
   const std::string column_note = data::columns_left_unread(*source, options.data, "stoker evaluate");
   if (!w.objective.classification() && source->target_kind() == data::TargetKind::kClass &&
       source->targets_are_numbers()) {

@@ -13,6 +13,7 @@
 #include "stoker/data/exclude_list.h"
 #include "stoker/data/gpu_decode.h"
 #include "stoker/data/loader_keys.h"
+#include "stoker/data/open_progress.h"
 #include "stoker/monitor/gpu_reader.h"
 #include "train/torch/model/initial_weights.h"
 #include "train/torch/step/foreach_optimizers.h"
@@ -292,7 +293,11 @@ TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place) {
   if (!decode.error.empty()) throw UsageError(decode.error);
   if (!decode.note.empty() && place.leader()) std::fprintf(stderr, "%s\n", decode.note.c_str());
 
-  s.train_source = data::open_source(cfg.data, data::Split::kTrain);
+  // The leader shows how far a long listing or index is; the group's other processes open quietly.
+  const auto open = [&place](const std::string& path, data::Split split) {
+    return place.leader() ? data::open_source_showing_progress(path, split) : data::open_source(path, split);
+  };
+  s.train_source = open(cfg.data, data::Split::kTrain);
   if (!cfg.exclude_list.empty()) {
     data::Excluded left = data::exclude_listed(s.train_source, cfg.exclude_list, cfg.data);
     s.train_source = std::move(left.source);
@@ -304,12 +309,12 @@ TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place) {
     s.data_notes.push_back(std::move(line));
   }
   if (!cfg.val_data.empty()) {
-    s.val_source = data::open_source(cfg.val_data, data::Split::kValidationFile);
+    s.val_source = open(cfg.val_data, data::Split::kValidationFile);
     if (std::string line = data::columns_left_unread(*s.val_source, cfg.val_data, "stoker train"); !line.empty()) {
       s.data_notes.push_back(std::move(line));
     }
   } else if (cfg.val_split == 0 && data::has_held_out_split(cfg.data)) {
-    s.val_source = data::open_source(cfg.data, data::Split::kHeldOut);
+    s.val_source = open(cfg.data, data::Split::kHeldOut);
   }
   for (const auto* source : {&s.train_source, &s.val_source}) {
     if (*source && (*source)->holds_clips()) {

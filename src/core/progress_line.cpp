@@ -1,8 +1,8 @@
-#include "progress_line.h"
+#include "stoker/core/progress_line.h"
 
 #include "stoker/core/terminal.h"
 
-namespace stoker::cli {
+namespace stoker {
 
 ProgressLine::ProgressLine(std::FILE* out)
     : out_(out), live_(terminal_columns(out) > 0), next_(live_ ? 0 : kFirstLogSeconds) {}
@@ -30,4 +30,4 @@ void ProgressLine::clear() {
   drawn_ = false;
 }
 
-}  // namespace stoker::cli
+}  // namespace stoker

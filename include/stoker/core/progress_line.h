@@ -1,7 +1,9 @@
-// Progress of long work on stderr, the same way for every command: on a terminal one line
-// redrawn in place (at most 10 times a second); in a log or a pipe a line once the work has
-// run half a second, then one every 10 seconds, so that a silent wait is never longer than that.
+// stoker/core/progress_line.h — progress of long work on stderr, the same way for every
+// command: on a terminal one line redrawn in place (at most 10 times a second); in a log or a
+// pipe a line once the work has run half a second, then one every 10 seconds, so that a silent
+// wait is never longer than that.
 //
+// Ownership: the caller owns it; destroyed, it erases its redrawn line.
 // Thread safety: one thread calls a ProgressLine (the one that waits on the work).
 #pragma once
 
@@ -11,7 +13,7 @@
 
 #include "stoker/core/clock.h"
 
-namespace stoker::cli {
+namespace stoker {
 
 class ProgressLine {
  public:
@@ -38,4 +40,4 @@ class ProgressLine {
   double next_ = 0;  // seconds: when the next line is due
 };
 
-}  // namespace stoker::cli
+}  // namespace stoker

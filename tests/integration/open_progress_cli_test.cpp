@@ -1,0 +1,78 @@
+// `stoker train`, `evaluate` and `doctor` say how far a long listing of their data is, as
+// `stoker scan` and `bench loader` do: each folder's listing is made slow (tests/slow_listing,
+// as a network file system's round trips make it), and in a log the line comes after 0.5 s.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "stoker/data/encode.h"
+#include "stoker_program.h"
+#include "support/run_command.h"
+#include "support/run_files.h"
+#include "support/temp_dir.h"
+#include "support/test_images.h"
+
+namespace stoker {
+namespace {
+
+using stoker::testing::run_command;
+using stoker::testing::run_dir_of;
+using stoker::testing::TempDir;
+using testing::kStoker;
+
+constexpr int kClasses = 6;
+
+class OpenProgressCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!STOKER_HAS_TORCH) GTEST_SKIP() << "built without libtorch";
+    const std::vector<uint8_t> jpeg = data::encode_jpeg(stoker::testing::make_photo_like(24, 20, 3, 1));
+    for (int i = 0; i < 4 * kClasses; ++i) dir_.write(fmt::format("data/class_{}/{:02}.jpg", i % kClasses, i), jpeg);
+    data_ = std::filesystem::canonical(dir_.str() + "/data").string();
+  }
+  // `args` run with each folder under `under` listed `ms` late: by default the data's root and
+  // class folders, 1.4 s, of which the first 0.5 s pass before a log's first line.
+  testing::CommandResult run_listing_slowly(const std::string& args, int ms = 200, std::string under = "") const {
+    return run_command(fmt::format("LD_PRELOAD={} SLOW_LISTING_UNDER={} SLOW_LISTING_MS={} OMP_NUM_THREADS=1 {} {}",
+                                   testing::slow_listing_path(), under.empty() ? data_ : under, ms, kStoker, args));
+  }
+  // The line a log shows 0.5 s into the listing (its counts depend on the folders listed by then).
+  void expect_listing_line(const testing::CommandResult& r) const {
+    EXPECT_NE(r.err.find("listing " + data_), std::string::npos) << r.err;
+  }
+  TempDir dir_;
+  std::string data_;
+  const std::string chain_ = " --model mlp --workers 1 --batch-size 4 --transforms 'Resize(16), CenterCrop(16)'";
+};
+
+TEST_F(OpenProgressCli, TrainEvaluateAndDoctorSayHowFarTheirListingIs) {
+  const std::string out = dir_.str() + "/runs";
+  const auto trained = run_listing_slowly("train --data " + data_ + chain_ +
+                                          " --max-steps 1 --val-split 0 --no-progress --output-dir " + out);
+  ASSERT_EQ(trained.exit_code, 0) << trained.err << trained.out;
+  expect_listing_line(trained);
+
+  const auto evaluated = run_listing_slowly("evaluate " + run_dir_of(out) +
+                                            "/model.safetensors --batch-size 4 --workers 1 --data " + data_);
+  ASSERT_EQ(evaluated.exit_code, 0) << evaluated.err << evaluated.out;
+  expect_listing_line(evaluated);
+
+  const auto doctored = run_listing_slowly("doctor --seconds 0.2 --data " + data_ + chain_);
+  ASSERT_EQ(doctored.exit_code, 0) << doctored.err << doctored.out;
+  expect_listing_line(doctored);
+}
+
+// A listing that fails before it has counted a class folder (1.5 s to list the root) is the
+// error's one line alone: no "listing <path>, 0 s" before it.
+TEST_F(OpenProgressCli, AFolderWithoutClassFoldersIsOneLineAfterASlowListing) {
+  std::filesystem::create_directories(dir_.str() + "/empty");
+  const std::string empty = std::filesystem::canonical(dir_.str() + "/empty").string();
+  const auto r =
+      run_listing_slowly("train --no-progress --data " + empty + " --output-dir " + dir_.str() + "/runs", 1500, empty);
+  testing::expect_one_line_error(r, 1, "dataset directory " + empty + " has no class folders", "an empty folder");
+}
+
+}  // namespace
+}  // namespace stoker
