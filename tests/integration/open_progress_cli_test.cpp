@@ -50,7 +50,7 @@ class OpenProgressCli : public ::testing::Test {
   const std::string chain_ = " --model mlp --workers 1 --batch-size 4 --transforms 'Resize(16), CenterCrop(16)'";
 };
 
-TEST_F(OpenProgressCli, TrainEvaluateAndDoctorSayHowFarTheirListingIs) {
+TEST_F(OpenProgressCli, TrainEvaluateDoctorAndCheckSayHowFarTheirListingIs) {
   if (!STOKER_HAS_TORCH) GTEST_SKIP() << "built without libtorch";
   const std::string out = dir_.str() + "/runs";
   const auto trained = run_listing_slowly("train --data " + data_ + chain_ +
@@ -66,6 +66,10 @@ TEST_F(OpenProgressCli, TrainEvaluateAndDoctorSayHowFarTheirListingIs) {
   const auto doctored = run_listing_slowly("doctor --seconds 0.2 --data " + data_ + chain_);
   ASSERT_EQ(doctored.exit_code, 0) << doctored.err << doctored.out;
   expect_listing_line(doctored);
+
+  const auto checked = run_listing_slowly("check --seconds 0.2 --data " + data_);  // which reads the files first
+  ASSERT_EQ(checked.exit_code, 0) << checked.err << checked.out;
+  expect_listing_line(checked);
 }
 
 // A root whose listing takes 2.5 s counts nothing until it ends: a line says what the open

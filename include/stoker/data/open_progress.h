@@ -14,7 +14,7 @@
 // Ownership: the front end owns the OpenProgress; an OpenProgressScope makes the open_source()
 // calls of its thread (and the threads they start) report to it while the scope lives.
 // Thread safety: the members are atomics, written by the opening threads and read by any.
-// The command-line front ends (stoker scan, bench loader, train, evaluate, doctor) open
+// The command-line front ends (stoker scan, bench loader, check, train, evaluate, doctor) open
 // their data with open_source_showing_progress; the Python package writes the same lines to
 // sys.stderr (python/src/open_progress_lines.h).
 #pragma once
