@@ -20,6 +20,7 @@
 #include "open_progress_lines.h"
 #include "sample_records.h"
 #include "stoker/core/mutex.h"
+#include "stoker/core/rng.h"
 #include "stoker/data/formats.h"
 #include "stoker/data/loader.h"
 #include "stoker/data/open_progress.h"
@@ -323,6 +324,8 @@ void bind_loader(py::module_& m) {
         }
         return out;
       });
+  m.def("rank_seed", &rank_seed, "The seed of a rank's sample streams under a script's sampler (stoker/core/rng.h)",
+        py::arg("seed"), py::arg("rank"));
   m.def(
       "plan_epoch",
       [](uint64_t size, int batch_size, bool shuffle, bool drop_last, uint64_t seed, int rank, int world_size,
