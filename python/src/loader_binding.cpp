@@ -20,8 +20,10 @@
 #include "open_progress_lines.h"
 #include "sample_records.h"
 #include "stoker/core/mutex.h"
+#include "stoker/core/rng.h"
 #include "stoker/data/formats.h"
 #include "stoker/data/loader.h"
+#include "stoker/data/open_progress.h"
 #include "stoker/data/sampler.h"
 #include "stoker/data/source.h"
 #include "stoker/data/transform.h"
@@ -242,15 +244,14 @@ void bind_loader(py::module_& m) {
   m.def("data_formats_brief", &data::data_formats_brief, "The kinds of data stoker reads, in a few words each");
   m.def("open_progress_line",
         py::overload_cast<const std::string&, uint64_t, uint64_t, uint64_t, bool, double>(&data::open_progress_text),
-        "A progress line of a listing or an index", py::arg("path"), py::arg("files"), py::arg("parts_done"),
+        "A progress line of an open: a listing or an index", py::arg("path"), py::arg("files"), py::arg("parts_done"),
         py::arg("parts"), py::arg("shards"), py::arg("seconds"));
   py::class_<data::Source, std::shared_ptr<data::Source>>(m, "Source")
-      .def(py::init([](const std::string& path, const std::string& split, bool clips, double progress_after) {
-             return std::shared_ptr<data::Source>(open_showing_progress(path, split, clips, progress_after));
+      .def(py::init([](const std::string& path, const std::string& split, bool clips) {
+             return std::shared_ptr<data::Source>(open_showing_progress(path, split, clips));
            }),
-           "Opens `path`; a listing or index still running after `progress_after` seconds says how far it is on "
-           "sys.stderr, then every 10 s",
-           py::arg("path"), py::arg("split") = "train", py::arg("clips") = false, py::arg("progress_after") = 1.0)
+           "Opens `path`; a long open says what it does on sys.stderr (data::OpenProgress::line_due)", py::arg("path"),
+           py::arg("split") = "train", py::arg("clips") = false)
       .def_static(
           "image_list",
           [](std::string description, std::vector<std::string> paths, std::vector<int64_t> labels,
@@ -323,6 +324,8 @@ void bind_loader(py::module_& m) {
         }
         return out;
       });
+  m.def("rank_seed", &rank_seed, "The seed of a rank's sample streams under a script's sampler (stoker/core/rng.h)",
+        py::arg("seed"), py::arg("rank"));
   m.def(
       "plan_epoch",
       [](uint64_t size, int batch_size, bool shuffle, bool drop_last, uint64_t seed, int rank, int world_size,

@@ -3,13 +3,13 @@
 #include <fmt/format.h>
 #include <pybind11/pybind11.h>
 
-#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <thread>
 
-#include "stoker/core/clock.h"
 #include "stoker/core/mutex.h"
+#include "stoker/core/progress_line.h"
+#include "stoker/data/open_progress.h"
 
 namespace py = pybind11;
 
@@ -28,15 +28,11 @@ void write_line(const std::string& line) {
   }
 }
 
-// The thread that writes the lines while a source opens on another: made, it returns once a
-// line due at once is written (so that it comes before the opening ends); destroyed, it stops.
+// The thread that writes the lines while a source opens on another; destroyed, it stops.
 class ProgressLines {
  public:
-  ProgressLines(const std::string& path, const data::OpenProgress& progress, double first_line_after)
-      : path_(path), progress_(progress), first_line_after_(first_line_after), thread_([this] { run(); }) {
-    MutexLock lock(mutex_);
-    while (!started_) lock.wait(changed_);
-  }
+  ProgressLines(const std::string& path, const data::OpenProgress& progress)
+      : path_(path), progress_(progress), thread_([this] { run(); }) {}
   ~ProgressLines() {
     {
       const MutexLock lock(mutex_);
@@ -49,48 +45,36 @@ class ProgressLines {
   ProgressLines& operator=(const ProgressLines&) = delete;
 
  private:
+  // Looks at the progress every 20 ms, as open_source_showing_progress does.
   void run() {
-    const Stopwatch clock;
-    const auto seconds = [&] { return ns_to_seconds(clock.elapsed_ns()); };
-    double next = first_line_after_;
-    if (next <= 0) {
-      write_line(data::open_progress_text(path_, progress_, 0));
-      next = kOpenLineEverySeconds;
-    }
+    double next = 0;  // seconds of the progress: when a due line is written
     MutexLock lock(mutex_);
-    started_ = true;
-    changed_.notify_all();
     while (!done_) {
-      const auto deadline =
-          std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                 std::chrono::duration<double>(std::max(0.0, next - seconds())));
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
       while (!done_ && lock.wait_until(changed_, deadline)) {
       }
-      if (done_) return;
+      if (done_ || !progress_.line_due() || progress_.seconds() < next) continue;
       lock.unlock();
-      write_line(data::open_progress_text(path_, progress_, seconds()));
+      write_line(data::open_progress_text(path_, progress_));
       lock.lock();
-      next += kOpenLineEverySeconds;
+      next = progress_.seconds() + ProgressLine::kLogEverySeconds;
     }
   }
 
   const std::string& path_;
   const data::OpenProgress& progress_;
-  const double first_line_after_;
   Mutex mutex_;
   std::condition_variable changed_;
-  bool started_ STOKER_GUARDED_BY(mutex_) = false;
   bool done_ STOKER_GUARDED_BY(mutex_) = false;
   std::thread thread_;  // last: it starts once the members above are made
 };
 
 }  // namespace
 
-std::unique_ptr<data::Source> open_showing_progress(const std::string& path, const std::string& split, bool clips,
-                                                    double first_line_after) {
+std::unique_ptr<data::Source> open_showing_progress(const std::string& path, const std::string& split, bool clips) {
   const py::gil_scoped_release release;  // taken back last, once the lines' thread has ended
   data::OpenProgress progress;
-  const ProgressLines lines(path, progress, first_line_after);
+  const ProgressLines lines(path, progress);
   const data::OpenProgressScope scope(&progress);
   return clips ? data::open_clip_source(path, split) : data::open_source(path, split);
 }

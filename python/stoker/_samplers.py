@@ -120,20 +120,13 @@ def sampler_rank(sampler, batch_sampler, rank, world_size):
     return rank if world_size > 1 else 0
 
 
-_MASK = 2**64 - 1
-
-
 def rank_seed(seed, rank):
     """The seed of the sample streams on `rank` when a script's sampler orders the samples: `seed`
-    itself on rank 0, a splitmix64 mix of seed and rank on the others. A sample such a sampler
-    gives to several ranks (RASampler's repeats, a DistributedSampler's padding) is then augmented
-    differently on each, as repeated augmentation needs, with one seed given to every rank."""
-    if rank == 0:
-        return seed
-    z = (seed + rank * 0x9E3779B97F4A7C15) & _MASK
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
-    return z ^ (z >> 31)
+    itself on rank 0, a splitmix64 mix of seed and rank on the others (stoker::rank_seed, in
+    stoker/core/rng.h). A sample such a sampler gives to several ranks (RASampler's repeats, a
+    DistributedSampler's padding) is then augmented differently on each, as repeated augmentation
+    needs, with one seed given to every rank."""
+    return _stoker.rank_seed(seed, rank)
 
 
 class PlannedSampler:

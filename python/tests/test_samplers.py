@@ -171,3 +171,17 @@ def test_load_state_dict_sets_the_samplers_epoch(jpeg_folder):
     resumed.load_state_dict(state)
     assert resumed.sampler.epoch == 1
     assert same(passes_of(resumed), expected[1:])
+
+
+@pytest.mark.parametrize("seed, rank, expected", [
+    (0, 0, 0), (42, 0, 42),
+    (0, 1, 0xE220A8397B1DCDAF),  # splitmix64's first output from state 0
+    (42, 1, 13679457532755275413), (42, 3, 5139283748462763858), (2**63 - 1, 7, 3255033911170563879),
+    (2**64 - 1, 2, 16834447057089888969), (123456789, 1000, 15867536285266672787),
+])
+def test_the_seed_of_each_ranks_streams_is_pinned(seed, rank, expected):
+    """Under a script's sampler a rank's augmentations come from rank_seed(seed, rank): a run
+    resumed or repeated with the same seed draws the same, so these values do not change."""
+    from stoker._samplers import rank_seed
+
+    assert rank_seed(seed, rank) == expected

@@ -151,22 +151,3 @@ def test_the_test_split_is_t10k():
     assert len(loader) == 10
     _, y = next(iter(loader))
     assert torch.equal(y, torch.from_numpy(idx("t10k-labels-idx1-ubyte.gz", 8)[:1000].astype(np.int64)))
-
-
-def test_a_long_listing_says_how_far_it_is(tmp_path, capfd):
-    """Listing ImageNet's folder, or indexing its shards, takes seconds and on a network file
-    system minutes: past `progress_after` seconds (1 for stoker.DataLoader) a line on stderr
-    says how far it is and how long the rest takes, then one every 10 s."""
-    from stoker import _stoker
-
-    for c in range(3):
-        (tmp_path / f"c{c}").mkdir()
-        (tmp_path / f"c{c}" / "a.jpg").write_bytes(b"x")
-    assert len(_stoker.Source(os.fsencode(tmp_path), "train", False, 0)) == 3
-    assert capfd.readouterr().err == f"listing {tmp_path}, 0 s\n"  # due at once: before the listing ends
-    assert len(_stoker.Source(os.fsencode(tmp_path), "train", False, 60)) == 3
-    assert capfd.readouterr().err == ""
-    assert _stoker.open_progress_line("train/", 412000, 322, 1000, False, 4.2) == \
-        "listing train/: 412,000 files in 322 of 1,000 class folders, 4 s; about 9 s left"
-    assert _stoker.open_progress_line("s-{0..1281}.tar", 300000, 300, 1282, True, 12) == \
-        "indexing s-{0..1281}.tar: 300 of 1,282 files (300,000 samples), 12 s; about 40 s left"

@@ -13,11 +13,22 @@
 
 namespace stoker {
 
-inline uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+// SplitMix64: each call adds kSplitMix64Gamma to `state` and returns the finaliser's mix of it.
+inline constexpr uint64_t kSplitMix64Gamma = 0x9E3779B97F4A7C15ull;
+
+inline uint64_t splitmix64_finalise(uint64_t z) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
+}
+
+inline uint64_t splitmix64(uint64_t& state) { return splitmix64_finalise(state += kSplitMix64Gamma); }
+
+// The seed of rank `rank`'s sample streams when every rank is given one `seed` but must draw
+// its own (stoker.DataLoader under a script's sampler, which may give a sample to several
+// ranks): `seed` on rank 0, else the finaliser's mix of seed + rank * kSplitMix64Gamma.
+inline uint64_t rank_seed(uint64_t seed, uint64_t rank) {
+  return rank == 0 ? seed : splitmix64_finalise(seed + rank * kSplitMix64Gamma);
 }
 
 class SampleRng {

@@ -4,11 +4,18 @@
 // disk and can take minutes on a network file system: a front end that runs open_source() on
 // one thread shows these counts from another.
 //
+// When a front end shows a line is one rule, OpenProgress::line_due(): once the open has run
+// kLineAfterSeconds past its checks (the path or pattern names files that exist, the split is
+// offered, the file is of a kind stoker reads), whatever it has counted, then in a log one
+// every ProgressLine::kLogEverySeconds. A slow open says what it does within 2 seconds, even
+// one that counts nothing (a CSV file list or IDX files on a slow disk); a path that fails its
+// checks is its error's one line, however long the checks took on a loaded machine.
+//
 // Ownership: the front end owns the OpenProgress; an OpenProgressScope makes the open_source()
 // calls of its thread (and the threads they start) report to it while the scope lives.
-// Thread safety: the counters are atomics, added to by the opening threads and read by any.
-// The command-line front ends (stoker scan, bench loader, train, evaluate, doctor) open their
-// data with open_source_showing_progress; the Python package writes the same lines to
+// Thread safety: the members are atomics, written by the opening threads and read by any.
+// The command-line front ends (stoker scan, bench loader, check, train, evaluate, doctor) open
+// their data with open_source_showing_progress; the Python package writes the same lines to
 // sys.stderr (python/src/open_progress_lines.h).
 #pragma once
 
@@ -26,6 +33,19 @@ struct OpenProgress {
   std::atomic<uint64_t> parts_done{0};  // class folders listed, or files of a pattern opened
   std::atomic<uint64_t> parts{0};       // of this many (0 until known)
   std::atomic<bool> shards{false};      // the parts are the files of a pattern, not class folders
+
+  // Called by open_source() once the path has passed its checks: what follows is the listing
+  // or index itself. The first call counts.
+  void mark_checked();
+  bool checked() const { return checked_ns_ != 0; }
+  // Seconds since mark_checked(); 0 before.
+  double seconds() const;
+  // True once a front end shows a line: seconds() >= kLineAfterSeconds past the checks.
+  bool line_due() const { return checked() && seconds() >= kLineAfterSeconds; }
+  static constexpr double kLineAfterSeconds = 1;
+
+ private:
+  std::atomic<int64_t> checked_ns_{0};  // now_ns() at mark_checked()
 };
 
 // Reports the open_source() calls made on this thread to `progress` until it is destroyed
@@ -44,19 +64,18 @@ class OpenProgressScope {
 // The progress this thread's open_source() calls report to; nullptr outside a scope.
 OpenProgress* current_open_progress();
 
-// What opening `path` has done after `seconds`, as the front ends show it: "listing train/:
-// 412,000 files in 322 of 1,000 class folders, 4 s; about 9 s left", "indexing P: 300 of
-// 1,282 files (300,000 samples), 12 s; about 40 s left".
+// What opening `path` has done after `seconds`, as the front ends show it: "opening train/, 1 s"
+// while nothing is counted, "listing train/: 412,000 files in 322 of 1,000 class folders, 4 s;
+// about 9 s left", "indexing P: 300 of 1,282 files (300,000 samples), 12 s; about 40 s left".
+// The second form takes progress.seconds().
 std::string open_progress_text(const std::string& path, uint64_t files, uint64_t parts_done, uint64_t parts,
                                bool shards, double seconds);
-std::string open_progress_text(const std::string& path, const OpenProgress& progress, double seconds);
+std::string open_progress_text(const std::string& path, const OpenProgress& progress);
 
 // open_source(path, split) (open_clip_source with `clips`) on a thread of its own while the
 // calling thread shows these lines on stderr as a ProgressLine (stoker/core/progress_line.h:
-// on a terminal one line redrawn, in a log a line after 0.5 s and one every 10 s), erased or
-// ended before it returns; only once the opening has counted its parts (class folders, a
-// pattern's files), so that other sources open without a line. Throws what open_source
-// throws, on the calling thread.
+// on a terminal one line redrawn, in a log a line and then one every 10 s) once line_due(),
+// erased or ended before it returns. Throws what open_source throws, on the calling thread.
 // Thread safety: call from the thread that writes the program's stderr.
 std::unique_ptr<Source> open_source_showing_progress(const std::string& path, const std::string& split,
                                                      bool clips = false);

@@ -188,7 +188,9 @@ struct DatasetInfo {
   int jpegs_with_restart_markers = 0;
 };
 
-// Opens `path` as `stoker train` would (data::open_source); an error becomes images.skipped.
+// Opens `path` as `stoker train` would (data::open_source_showing_progress: a long open says
+// what it does on stderr); an error becomes images.skipped. Call from the thread that writes
+// the program's stderr.
 DatasetInfo inspect_dataset(const std::string& path);
 
 // ---- Recommendations and the estimate (pure) ---------------------------------------------

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "file_reader.h"
+#include "stoker/core/clock.h"
 #include "stoker/core/progress_line.h"
 
 namespace stoker::data {
@@ -32,13 +33,10 @@ std::unique_ptr<Source> open_showing_progress(const std::string& path,
     }
     done = true;
   });
-  // Only a listing or an index that counts its parts is shown: a source that reports nothing
-  // (an IDX folder inflated, a CSV list read) would get "listing <path>, 0 s" before its
-  // result or its one-line error whenever the machine is slow.
   ProgressLine line;
   while (!done) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    if (!done && progress.parts > 0) line.update([&] { return open_progress_text(path, progress, line.seconds()); });
+    if (!done && progress.line_due()) line.update([&] { return open_progress_text(path, progress); });
   }
   opener.join();
   line.clear();
@@ -46,6 +44,16 @@ std::unique_ptr<Source> open_showing_progress(const std::string& path,
   return source;
 }
 }  // namespace
+
+void OpenProgress::mark_checked() {
+  int64_t unset = 0;
+  checked_ns_.compare_exchange_strong(unset, now_ns());
+}
+
+double OpenProgress::seconds() const {
+  const int64_t at = checked_ns_;
+  return at == 0 ? 0 : ns_to_seconds(now_ns() - at);
+}
 
 OpenProgressScope::OpenProgressScope(OpenProgress* progress) : before_(t_progress) { t_progress = progress; }
 OpenProgressScope::~OpenProgressScope() { t_progress = before_; }
@@ -56,7 +64,7 @@ std::string open_progress_text(const std::string& path, uint64_t files, uint64_t
                                bool shards, double seconds) {
   std::string line = shards ? fmt::format("indexing {}: {} of {} files ({} samples)", path, with_commas(parts_done),
                                           with_commas(parts), with_commas(files))
-                     : parts == 0 ? fmt::format("listing {}", path)
+                     : parts == 0 ? fmt::format("opening {}", path)
                                   : fmt::format("listing {}: {} files in {} of {} class folders", path,
                                                 with_commas(files), with_commas(parts_done), with_commas(parts));
   line += fmt::format(", {:.0f} s", std::floor(seconds));
@@ -67,8 +75,9 @@ std::string open_progress_text(const std::string& path, uint64_t files, uint64_t
   return line;
 }
 
-std::string open_progress_text(const std::string& path, const OpenProgress& progress, double seconds) {
-  return open_progress_text(path, progress.files, progress.parts_done, progress.parts, progress.shards, seconds);
+std::string open_progress_text(const std::string& path, const OpenProgress& progress) {
+  return open_progress_text(path, progress.files, progress.parts_done, progress.parts, progress.shards,
+                            progress.seconds());
 }
 
 std::unique_ptr<Source> open_source_showing_progress(const std::string& path, const std::string& split, bool clips) {

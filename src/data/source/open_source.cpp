@@ -40,8 +40,29 @@ std::unique_ptr<Source> open_idx_split(const std::string& dir, Split split) {
                               prefixes.empty() ? "train" : prefixes.front()));
 }
 
+// Throws DataError unless a path kind_of_path calls kImageFolder is a folder.
+void check_image_folder(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return;
+  if (path.ends_with(".tar.gz") || fs::path(path).extension() == ".tgz") {
+    throw DataError("dataset path " + path +
+                    " is a compressed tar file, whose images cannot be read in place; unpack it "
+                    "(tar -xzf) and "
+                    "give the folder, or recompress it as plain .tar shards");
+  }
+  throw DataError("dataset path " + path + " is a file of none of the kinds stoker reads; expected " +
+                  data_formats_text());
+}
+
+// Marks the open's checks passed (OpenProgress::mark_checked) in the progress reported to.
+void mark_checked() {
+  if (OpenProgress* progress = current_open_progress()) progress->mark_checked();
+}
+
 std::unique_ptr<Source> open_by_kind(const std::string& path, Split split, bool clips) {
   const FormatKind kind = kind_of_path(path);
+  if (kind == FormatKind::kImageFolder) check_image_folder(path);
+  mark_checked();
   switch (kind) {
     case FormatKind::kImageFolder:
       break;
@@ -58,16 +79,7 @@ std::unique_ptr<Source> open_by_kind(const std::string& path, Split split, bool 
     case FormatKind::kWebDataset:
       return open_web_dataset(path);
   }
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) return clips ? open_clip_folder(path) : open_image_folder(path);
-  if (path.ends_with(".tar.gz") || fs::path(path).extension() == ".tgz") {
-    throw DataError("dataset path " + path +
-                    " is a compressed tar file, whose images cannot be read in place; unpack it "
-                    "(tar -xzf) and "
-                    "give the folder, or recompress it as plain .tar shards");
-  }
-  throw DataError("dataset path " + path + " is a file of none of the kinds stoker reads; expected " +
-                  data_formats_text());
+  return clips ? open_clip_folder(path) : open_image_folder(path);
 }
 
 // Shards indexed at once: each index reads its headers page by page, and a disk or a network
@@ -88,6 +100,7 @@ std::vector<std::unique_ptr<Source>> open_each(const std::vector<std::string>& p
   if (progress != nullptr) {
     progress->shards = true;
     progress->parts = paths.size();
+    progress->mark_checked();  // each file's own checks come as it is opened
   }
   const auto open_one = [&](size_t i) {
     parts[i] = open_by_kind(paths[i], split, clips);

@@ -6,7 +6,8 @@
 // skipped. Compressed archives (.tar.gz) are not read: their members cannot be read in place.
 //
 // Ownership: the archive shares its map (file()); a member's bytes() are a view into it,
-// valid while the map lives. Thread safety: const members may be called from any thread.
+// valid while the map lives: a source that keeps some members and the map, not the archive,
+// reads them with the static bytes(file, member). Thread safety: const members may be called from any thread.
 #pragma once
 
 #include <cstdint>
@@ -39,8 +40,10 @@ class TarArchive {
   // source reads when it is made (a WebDataset sample's .cls). Throws DataError naming the path
   // when a read fails.
   std::vector<std::string> read_members(std::span<const size_t> which, size_t max_bytes) const;
-  std::span<const uint8_t> bytes(const Member& member) const {
-    return map_->bytes().subspan(member.offset, member.size);
+  std::span<const uint8_t> bytes(const Member& member) const { return bytes(*map_, member); }
+  // `member`'s bytes in `file`, the map of the archive that indexed it.
+  static std::span<const uint8_t> bytes(const MappedFile& file, const Member& member) {
+    return file.bytes().subspan(member.offset, member.size);
   }
   const std::string& path() const { return map_->path(); }
   const std::shared_ptr<const MappedFile>& file() const { return map_; }

@@ -125,7 +125,7 @@ class WebDatasetSource final : public Source {
     }
     out->raw = false;
     out->feature_count = 0;
-    out->bytes = map_->bytes().subspan(images_[index].offset, images_[index].size);  // in place, in the map
+    out->bytes = TarArchive::bytes(*map_, images_[index]);  // in place, in the map
     out->extra = extra_of(index);
     return Status::ok_status();
   }

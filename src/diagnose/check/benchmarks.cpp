@@ -17,6 +17,7 @@
 #include "stoker/core/clock.h"
 #include "stoker/core/error.h"
 #include "stoker/data/decode.h"
+#include "stoker/data/open_progress.h"
 #include "stoker/data/source.h"
 #include "stoker/data/synthetic.h"
 #include "stoker/diagnose/check.h"
@@ -238,7 +239,7 @@ ReadBench measure_read(const std::string& path, double seconds) {
 DatasetInfo inspect_dataset(const std::string& path) {
   DatasetInfo info;
   try {
-    const std::unique_ptr<data::Source> source = data::open_source(path, "train");
+    const std::unique_ptr<data::Source> source = data::open_source_showing_progress(path, "train");
     info.images = Figure::of(static_cast<double>(source->size()));
     info.description = source->describe();
     int width = 0, height = 0, channels = 0;

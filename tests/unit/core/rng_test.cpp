@@ -45,5 +45,17 @@ TEST(SampleRngTest, BelowCoversRangeEvenly) {
   EXPECT_EQ(rng.below(1), 0u);
 }
 
+// SplitMix64's published outputs from state 0; rank_seed, which stoker.DataLoader binds, mixes
+// with the same finaliser and keeps its values (python/tests/test_samplers.py pins more).
+TEST(SplitMix64Test, PublishedOutputsAndRankSeeds) {
+  uint64_t state = 0;
+  EXPECT_EQ(splitmix64(state), 0xE220A8397B1DCDAFull);
+  EXPECT_EQ(splitmix64(state), 0x6E789E6AA1B965F4ull);
+  EXPECT_EQ(splitmix64(state), 0x06C45D188009454Full);
+  EXPECT_EQ(rank_seed(42, 0), 42u);
+  EXPECT_EQ(rank_seed(0, 1), 0xE220A8397B1DCDAFull);
+  EXPECT_EQ(rank_seed(42, 3), 5139283748462763858ull);
+}
+
 }  // namespace
 }  // namespace stoker

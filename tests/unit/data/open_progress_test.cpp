@@ -1,14 +1,18 @@
 // OpenProgress: what opening a source reports while it runs (the class folders of an image
 // folder listed and the files found; the files of a pattern opened and their samples), to the
-// scope of the thread that opens it, and nothing outside a scope.
+// scope of the thread that opens it, and nothing outside a scope; and when the front ends show
+// it: a line once the open has run a second past its checks, which a bad path never passes.
 #include "stoker/data/open_progress.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "stoker/core/error.h"
 #include "stoker/data/source.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
@@ -66,6 +70,36 @@ TEST(OpenProgressTest, ThePatternsFilesCountAsTheyAreOpened) {
   EXPECT_EQ(inner.parts_done, 3u);
   EXPECT_EQ(inner.files, 6u);
   EXPECT_TRUE(inner.shards);
+}
+
+// The checks that fail fast (a missing path, a pattern that matches nothing, a split the data
+// lacks, a file of no kind stoker reads) end before the line's clock starts: however slow the
+// machine, their error comes without a line before it.
+TEST(OpenProgressTest, TheLinesClockStartsOnceThePathsChecksPass) {
+  TempDir dir;
+  dir.write("cat/a.jpg", std::vector<uint8_t>{1});
+  dir.write_text("notes.txt", "not data");
+  const std::vector<std::pair<std::string, std::string>> bad = {{dir.str() + "/missing", "train"},
+                                                                {dir.str() + "/*.tar", "train"},
+                                                                {dir.str() + "/notes.txt", "train"},
+                                                                {dir.str(), "val"}};
+  for (const auto& [path, split] : bad) {
+    OpenProgress progress;
+    const OpenProgressScope scope(&progress);
+    EXPECT_THROW(open_source(path, split), Error) << path << " " << split;
+    EXPECT_FALSE(progress.checked()) << path << " " << split;
+    EXPECT_FALSE(progress.line_due());
+  }
+  OpenProgress progress;
+  EXPECT_EQ(progress.seconds(), 0);
+  {
+    const OpenProgressScope scope(&progress);
+    EXPECT_EQ(open_source(dir.str())->size(), 1u);
+  }
+  EXPECT_TRUE(progress.checked());
+  std::this_thread::sleep_for(std::chrono::duration<double>(OpenProgress::kLineAfterSeconds));
+  EXPECT_TRUE(progress.line_due());
+  EXPECT_GE(progress.seconds(), OpenProgress::kLineAfterSeconds);
 }
 
 }  // namespace
