@@ -400,10 +400,14 @@ class DataLoader:
 
     def set_epoch(self, epoch):
         """The epoch the next iter() yields (as DistributedSampler.set_epoch); without it each
-        finished pass moves on to the next epoch by itself."""
+        finished pass moves on to the next epoch by itself. After load_state_dict, the epoch of
+        the state keeps its place (a resumed loop calls set_epoch(epoch) from the state's epoch
+        on); another epoch starts at its first batch."""
         with self._one_call("set_epoch()"):
-            self._epoch = arg.whole("epoch", epoch, 0)
-            self._resume_at = 0
+            epoch = arg.whole("epoch", epoch, 0)
+            if epoch != self._epoch:
+                self._resume_at = 0
+            self._epoch = epoch
             if self._order is not None:
                 self._order.set_epoch(epoch)
 
