@@ -82,6 +82,47 @@ def test_a_datasets_image_in_any_form_gives_the_folders_batches(png_folder, kind
     assert_same_batches(batches(loader), expected)
 
 
+class Opened(torch.utils.data.Dataset):
+    """open_clip's CsvDataset without its transforms: Image.open(path), kept to look at after."""
+
+    def __init__(self, samples, prepare=None):
+        self.samples, self.prepare, self.returned = samples, prepare, []
+
+    def __len__(self):
+        return len(self.samples)
+
+    def __getitem__(self, i):
+        image = Image.open(self.samples[i][0])
+        if self.prepare is not None:
+            image = self.prepare(image)
+        self.returned.append(image)
+        return image, self.samples[i][1]
+
+
+def test_an_image_pil_opened_and_left_unloaded_is_read_from_its_file(png_folder):
+    expected = batches(stoker.DataLoader(png_folder, batch_size=6, shuffle=True, seed=2, transforms=CHAIN))
+    dataset = Opened(folder_samples(png_folder))
+    assert_same_batches(batches(stoker.DataLoader(dataset, batch_size=6, shuffle=True, seed=2, transforms=CHAIN)),
+                        expected)
+    assert len(dataset.returned) >= 24 and all(image.im is None for image in dataset.returned)  # PIL decoded none
+
+
+def test_a_drafted_jpeg_is_read_as_pil_made_it(tmp_path):
+    path = tmp_path / "a.jpg"
+    Image.fromarray(np.random.default_rng(0).integers(0, 255, (64, 96, 3), np.uint8)).save(path, quality=90)
+
+    def drafted(image):
+        image.draft("RGB", (48, 32))  # decodes at half scale: 48 x 32
+        return image
+
+    pixels = np.asarray(drafted(Image.open(path)).convert("RGB"))
+    assert pixels.shape == (32, 48, 3)
+    chain = "Resize((16, 24)), ToUint8"
+    x, _ = next(iter(stoker.DataLoader(Opened([(str(path), 0)], drafted), batch_size=1, transforms=chain)))
+    expected, _ = next(iter(stoker.DataLoader([(pixels, 0)], batch_size=1, transforms=chain)))
+    assert torch.equal(x, expected)
+
+
 def test_torchvisions_fakedata_is_taken(tmp_path):
     fake = torchvision.datasets.FakeData(size=20, image_size=(3, 40, 30), num_classes=4, random_offset=3)
     # FakeData seeds torch's global generator in each __getitem__, so the expected targets are
