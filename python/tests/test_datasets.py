@@ -203,6 +203,20 @@ def test_a_collate_fn_of_whole_samples_is_one_line_saying_where_it_goes(png_fold
     assert images.shape == (2, 3, 8, 8) and targets.dtype == torch.int64
 
 
+@pytest.mark.parametrize("as_tensor", [False, True])
+def test_targets_default_collate_cannot_batch_are_one_line_saying_what_to_do(png_folder, as_tensor):
+    # Token ids of each caption's own length: torch's default_collate cannot stack them.
+    samples = folder_samples(png_folder)
+    tokens = [list(range(1, 2 + i % 3)) for i in range(len(samples))]
+    items = [(path, torch.tensor(t) if as_tensor else t) for (path, _), t in zip(samples, tokens)]
+    with pytest.raises(ValueError) as error:
+        next(iter(stoker.DataLoader(items, batch_size=4, transforms="Resize((8, 8))")))
+    message = str(error.value)
+    assert "\n" not in message and message.startswith("this batch's 4 targets (a list of ")
+    assert "default_collate" in message and "token ids padded to one length" in message and "collate_fn" in message
+    assert isinstance(error.value.__cause__, RuntimeError)  # torch's own error is kept
+
+
 class Flaky(Paths):
     def __getitem__(self, i):
         if i == 3:
