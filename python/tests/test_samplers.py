@@ -171,3 +171,18 @@ def test_load_state_dict_sets_the_samplers_epoch(jpeg_folder):
     resumed.load_state_dict(state)
     assert resumed.sampler.epoch == 1
     assert same(passes_of(resumed), expected[1:])
+
+
+def test_a_resume_by_the_samplers_epoch_from_a_state_taken_at_its_end_skips_that_epoch(jpeg_folder):
+    loader = training(jpeg_folder)
+    loader.sampler.set_epoch(0)
+    passes_of(loader)
+    state = loader.state_dict()  # after epoch 0's last batch: epoch 1's first
+    loader.sampler.set_epoch(1)
+    expected = passes_of(loader)
+    resumed = training(jpeg_folder)
+    resumed.load_state_dict(state)
+    resumed.sampler.set_epoch(0)  # the checkpoint's epoch, as the script counted it
+    assert passes_of(resumed) == []
+    resumed.sampler.set_epoch(1)
+    assert same(passes_of(resumed), expected)
