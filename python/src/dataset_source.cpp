@@ -162,8 +162,10 @@ void copy_pixels(const py::array& contiguous, const ArrayImage& image, data::Sam
 // PNG from Image.open(path) that nothing has loaded, drafted, converted or moved off its first
 // frame (open_clip's CsvDataset without its transforms returns one). stoker decodes that file
 // itself, without the GIL, as it does a path; PIL decodes it the same way on load (neither
-// applies an EXIF orientation). Empty for any other image.
+// applies an EXIF orientation). Empty for any other image, and for every image while the script
+// has PIL load truncated files (ImageFile.LOAD_TRUNCATED_IMAGES), which stoker reads as damaged.
 std::string unloaded_pil_file(const py::handle& pil) {
+  if (py::module_::import("PIL.ImageFile").attr("LOAD_TRUNCATED_IMAGES").cast<bool>()) return {};
   const py::object format = pil.attr("format");
   if (format.is_none()) return {};
   const auto kind = format.cast<std::string>();

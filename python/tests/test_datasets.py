@@ -12,7 +12,7 @@ import torch
 import torchvision
 import torchvision.transforms as T
 from conftest import assert_same_batches, batches
-from PIL import Image
+from PIL import Image, ImageFile
 
 import stoker
 
@@ -105,6 +105,18 @@ def test_an_image_pil_opened_and_left_unloaded_is_read_from_its_file(png_folder)
     assert_same_batches(batches(stoker.DataLoader(dataset, batch_size=6, shuffle=True, seed=2, transforms=CHAIN)),
                         expected)
     assert len(dataset.returned) >= 24 and all(image.im is None for image in dataset.returned)  # PIL decoded none
+
+
+def test_a_truncated_jpeg_loads_as_pil_loads_it_where_the_script_lets_pil_load_truncated_files(tmp_path, monkeypatch):
+    path = tmp_path / "a.jpg"
+    Image.fromarray(np.random.default_rng(1).integers(0, 255, (40, 60, 3), np.uint8)).save(path, quality=90)
+    path.write_bytes(path.read_bytes()[:-400])  # its last rows gone
+    monkeypatch.setattr(ImageFile, "LOAD_TRUNCATED_IMAGES", True)
+    loader = stoker.DataLoader(Opened([(str(path), 0)]), batch_size=1, transforms="Resize((40, 60)), ToUint8")
+    x, _ = next(iter(loader))
+    assert loader.stats()["bad_samples"] == []
+    pixels = torch.from_numpy(np.asarray(Image.open(path).convert("RGB")).copy()).permute(2, 0, 1)
+    assert torch.equal(x[0], pixels)
 
 
 def test_a_drafted_jpeg_is_read_as_pil_made_it(tmp_path):
