@@ -158,6 +158,27 @@ void copy_pixels(const py::array& contiguous, const ArrayImage& image, data::Sam
   out->raw_channels = kept;
 }
 
+// The file a PIL image was opened from, when its pixels are still that file's alone: a JPEG or
+// PNG from Image.open(path) that nothing has loaded, drafted, converted or moved off its first
+// frame (open_clip's CsvDataset without its transforms returns one). stoker decodes that file
+// itself, without the GIL, as it does a path; PIL decodes it the same way on load (neither
+// applies an EXIF orientation). Empty for any other image, and for every image while the script
+// has PIL load truncated files (ImageFile.LOAD_TRUNCATED_IMAGES), which stoker reads as damaged.
+std::string unloaded_pil_file(const py::handle& pil) {
+  if (py::module_::import("PIL.ImageFile").attr("LOAD_TRUNCATED_IMAGES").cast<bool>()) return {};
+  const py::object format = pil.attr("format");
+  if (format.is_none()) return {};
+  const auto kind = format.cast<std::string>();
+  if (kind != "JPEG" && kind != "PNG") return {};
+  if (!py::getattr(pil, "im", py::none()).is_none()) return {};  // loaded (or made in memory)
+  if (py::len(py::getattr(pil, "tile", py::list())) == 0) return {};
+  if (py::len(py::getattr(pil, "decoderconfig", py::tuple())) != 0) return {};  // draft() or reduce
+  if (py::hasattr(pil, "tell") && pil.attr("tell")().cast<long>() != 0) return {};
+  const py::object name = py::getattr(pil, "filename", py::none());
+  if (name.is_none() || (!PyBytes_Check(name.ptr()) && !is_path(name))) return {};
+  return path_bytes(name);  // empty when opened from a file object
+}
+
 // A PIL image as raw pixels: L and RGB as they are, any other mode converted to RGB.
 void copy_pil(const py::handle& pil, data::SampleData* out) {
   py::object image = py::reinterpret_borrow<py::object>(pil);
@@ -191,7 +212,11 @@ void take_image(const py::handle& image, data::SampleData* out, std::string* pat
     return;
   }
   if (is_bytes_like(image)) return copy_bytes(image, out);
-  if (is_pil_image(image)) return copy_pil(image, out);
+  if (is_pil_image(image)) {
+    *path = unloaded_pil_file(image);
+    if (path->empty()) copy_pil(image, out);
+    return;
+  }
   std::string why = "a " + type_name(image);
   if (is_array_like(image)) {
     const py::array array = py::array::ensure(image, py::array::c_style);

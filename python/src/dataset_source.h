@@ -5,9 +5,10 @@
 // encoded bytes (bytes, bytearray, memoryview), a uint8 array (NumPy, or anything
 // numpy.asarray takes, such as a CPU torch tensor) of shape (H, W), (H, W, C) or (C, H, W)
 // with C 1, 3 or 4 (an alpha channel is dropped), or a PIL image (converted to RGB unless it
-// is L or RGB already). What follows the image is the sample's target: the one object after
-// it, or the tuple of all of them; it travels with the sample to the consumer (SampleData::
-// extra, read back with targets_of) and is collated there, in Python. The stoker.Keypoints and
+// is L or RGB already; a JPEG or PNG that Image.open(path) returned and nothing has loaded,
+// drafted or moved off its first frame is read from its file, as its path). What follows the image is the sample's
+// target: the one object after it, or the tuple of all of them; it travels with the sample to the consumer
+// (SampleData:: extra, read back with targets_of) and is collated there, in Python. The stoker.Keypoints and
 // stoker.Boxes in it are read into SampleData::geometry, moved with the image, and put back
 // in their places by the consumer.
 //

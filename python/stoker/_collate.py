@@ -11,7 +11,14 @@ def collate_targets(targets, collate_fn=None, image_key=None):
         return call_collate_fn(collate_fn, targets, image_key)
     if all(t is None for t in targets):
         return None
-    return default_collate(targets)
+    try:
+        return default_collate(targets)
+    except Exception as e:  # torch's words alone say neither whose targets nor what to do
+        kind = type(targets[0]).__name__ if targets else "nothing"
+        raise ValueError(f"this batch's {len(targets)} targets (a list of {kind}) cannot be batched as torch's "
+                         f"default_collate batches them: {type(e).__name__}: {e}; give every sample's targets the "
+                         "same shapes (token ids padded to one length, as a CLIP tokenizer's context_length pads "
+                         "them), or pass a collate_fn that batches them (it gets this list)") from e
 
 
 def call_collate_fn(collate_fn, values, image_key=None):

@@ -361,6 +361,7 @@ class DataLoader:
                                     _weak(self._params), self.timeout, gpu=self._gpu_stage)
         self._epoch = 0
         self._resume_at = 0     # the batch the next iter() starts at (load_state_dict)
+        self._ended_epoch = None  # the epoch a state loaded was taken at the end of (load_state_dict)
         self._position = None   # batches of the current epoch handed out; None when not iterating
         self._generation = 0
         self._in_call = threading.Lock()  # held by the consumer call in progress
@@ -400,10 +401,14 @@ class DataLoader:
 
     def set_epoch(self, epoch):
         """The epoch the next iter() yields (as DistributedSampler.set_epoch); without it each
-        finished pass moves on to the next epoch by itself."""
+        finished pass moves on to the next epoch by itself. After load_state_dict, the epoch of
+        the state keeps its place (a resumed loop calls set_epoch(epoch) from the state's epoch
+        on); another epoch starts at its first batch."""
         with self._one_call("set_epoch()"):
-            self._epoch = arg.whole("epoch", epoch, 0)
-            self._resume_at = 0
+            epoch = arg.whole("epoch", epoch, 0)
+            if epoch != self._epoch:
+                self._resume_at = 0
+            self._epoch = epoch
             if self._order is not None:
                 self._order.set_epoch(epoch)
 
@@ -426,6 +431,7 @@ class DataLoader:
             self._generation += 1
             first = self._resume_at
             self._resume_at = 0
+            ended, self._ended_epoch = self._ended_epoch, None
             # The script's sampler.set_epoch(e) picks the epoch of the augmentations too (a resume
             # by the sampler's epoch, as torchvision's references make, gets the uninterrupted batches).
             moved = self._order.moved_epoch() if self._order is not None else None
@@ -433,6 +439,8 @@ class DataLoader:
                 self._epoch, first = moved, 0
             elif first >= len(self):
                 self._epoch, first = self._epoch + 1, 0
+            if self._epoch == ended:  # resumed, then set to the epoch the state was taken at the end of
+                return self._passed_pass()
             if self._order is None:
                 self._loader.start_epoch(self._epoch, first)
             else:
@@ -444,6 +452,16 @@ class DataLoader:
             iterator = _Iterator(self, self._generation)
             self._live = weakref.ref(iterator)
             return iterator
+
+    def _passed_pass(self):
+        """The pass of an epoch a loaded state was taken at the end of: nothing of it is left, so it
+        yields no batch, and the next pass is the next epoch's (a loop that resumes from the epoch
+        its checkpoint was saved in, at that epoch's last batch, goes on as the run it resumes)."""
+        self._epoch += 1
+        self._position = None
+        iterator = _Iterator(self, self._generation)
+        self._live = weakref.ref(iterator)
+        return iterator
 
     @contextlib.contextmanager
     def _one_call(self, what):
@@ -626,6 +644,10 @@ class DataLoader:
                 self._reseed(checked["seed"])
             self._epoch = checked["epoch"]
             self._resume_at = checked["next_batch"]
+            # Taken at an epoch's end, the state points at the next epoch's first batch: the epoch it
+            # ended is done, even for a loop that sets it again (set_epoch, the sampler's set_epoch).
+            at_end = checked["next_batch"] == 0 and checked["epoch"] > 0
+            self._ended_epoch = checked["epoch"] - 1 if at_end else None
             if self._order is not None:  # the sampler's order is the epoch's
                 self._order.set_epoch(self._epoch)
             self._position = None

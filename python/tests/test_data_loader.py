@@ -173,6 +173,46 @@ def test_a_second_resume_in_the_same_epoch_stays_aligned(jpeg_folder):
     assert_same_batches(rest, whole[3:])
 
 
+def test_set_epoch_of_the_states_epoch_keeps_the_resumed_place(jpeg_folder):
+    # A resumed loop calls loader.set_epoch(epoch) from the state's epoch on, as it does every
+    # epoch: the resumed epoch continues where the state was taken, not from its first batch.
+    loader = stoker.DataLoader(jpeg_folder, batch_size=5, shuffle=True, seed=3, transforms=AUGMENTED)
+    whole = batches(loader) + batches(loader)
+    loader.set_epoch(1)
+    it = iter(loader)
+    next(it), next(it)
+    state = loader.state_dict()
+    again = stoker.DataLoader(jpeg_folder, batch_size=5, shuffle=True, transforms=AUGMENTED)
+    again.load_state_dict(state)
+    again.set_epoch(1)
+    assert again.state_dict() == state
+    assert_same_batches(batches(again), whole[len(loader) + 2:])
+    again.load_state_dict(state)
+    again.set_epoch(0)  # another epoch: from its start
+    assert_same_batches(batches(again), whole[:len(loader)])
+
+
+def test_a_loop_resumed_from_the_epoch_whose_last_batch_it_saved_at_goes_on_as_the_run(jpeg_folder):
+    # A checkpoint saved inside the loop, at the epoch's last batch, holds the script's epoch (0)
+    # and a state pointing at epoch 1's first batch; the resumed loop sets epoch 0 again.
+    loader = stoker.DataLoader(jpeg_folder, batch_size=5, shuffle=True, seed=4, transforms=AUGMENTED)
+    whole = []
+    for epoch in range(2):
+        loader.set_epoch(epoch)
+        for i, (x, y) in enumerate(loader):
+            whole.append((x.clone(), y.clone()))
+            if (epoch, i) == (0, len(loader) - 1):
+                state = loader.state_dict()
+    again = stoker.DataLoader(jpeg_folder, batch_size=5, shuffle=True, transforms=AUGMENTED)
+    again.load_state_dict(state)
+    got = []
+    for epoch in range(2):
+        again.set_epoch(epoch)
+        got.append(batches(again))
+    assert got[0] == [] and again.epoch == 2
+    assert_same_batches(got[1], whole[len(loader):])
+
+
 @pytest.mark.parametrize("change, message", [
     (dict(batch_size=4), "batch_size=5"),
     (dict(world_size=2, rank=0), "world_size=1"),

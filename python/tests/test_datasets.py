@@ -12,7 +12,7 @@ import torch
 import torchvision
 import torchvision.transforms as T
 from conftest import assert_same_batches, batches
-from PIL import Image
+from PIL import Image, ImageFile
 
 import stoker
 
@@ -80,6 +80,59 @@ def test_a_datasets_image_in_any_form_gives_the_folders_batches(png_folder, kind
     loader = stoker.DataLoader(dataset, batch_size=6, shuffle=True, seed=2, transforms=CHAIN, num_workers=2)
     assert loader.dataset is dataset and len(loader.dataset) == 24
     assert_same_batches(batches(loader), expected)
+
+
+class Opened(torch.utils.data.Dataset):
+    """open_clip's CsvDataset without its transforms: Image.open(path), kept to look at after."""
+
+    def __init__(self, samples, prepare=None):
+        self.samples, self.prepare, self.returned = samples, prepare, []
+
+    def __len__(self):
+        return len(self.samples)
+
+    def __getitem__(self, i):
+        image = Image.open(self.samples[i][0])
+        if self.prepare is not None:
+            image = self.prepare(image)
+        self.returned.append(image)
+        return image, self.samples[i][1]
+
+
+def test_an_image_pil_opened_and_left_unloaded_is_read_from_its_file(png_folder):
+    expected = batches(stoker.DataLoader(png_folder, batch_size=6, shuffle=True, seed=2, transforms=CHAIN))
+    dataset = Opened(folder_samples(png_folder))
+    assert_same_batches(batches(stoker.DataLoader(dataset, batch_size=6, shuffle=True, seed=2, transforms=CHAIN)),
+                        expected)
+    assert len(dataset.returned) >= 24 and all(image.im is None for image in dataset.returned)  # PIL decoded none
+
+
+def test_a_truncated_jpeg_loads_as_pil_loads_it_where_the_script_lets_pil_load_truncated_files(tmp_path, monkeypatch):
+    path = tmp_path / "a.jpg"
+    Image.fromarray(np.random.default_rng(1).integers(0, 255, (40, 60, 3), np.uint8)).save(path, quality=90)
+    path.write_bytes(path.read_bytes()[:-400])  # its last rows gone
+    monkeypatch.setattr(ImageFile, "LOAD_TRUNCATED_IMAGES", True)
+    loader = stoker.DataLoader(Opened([(str(path), 0)]), batch_size=1, transforms="Resize((40, 60)), ToUint8")
+    x, _ = next(iter(loader))
+    assert loader.stats()["bad_samples"] == []
+    pixels = torch.from_numpy(np.asarray(Image.open(path).convert("RGB")).copy()).permute(2, 0, 1)
+    assert torch.equal(x[0], pixels)
+
+
+def test_a_drafted_jpeg_is_read_as_pil_made_it(tmp_path):
+    path = tmp_path / "a.jpg"
+    Image.fromarray(np.random.default_rng(0).integers(0, 255, (64, 96, 3), np.uint8)).save(path, quality=90)
+
+    def drafted(image):
+        image.draft("RGB", (48, 32))  # decodes at half scale: 48 x 32
+        return image
+
+    pixels = np.asarray(drafted(Image.open(path)).convert("RGB"))
+    assert pixels.shape == (32, 48, 3)
+    chain = "Resize((16, 24)), ToUint8"
+    x, _ = next(iter(stoker.DataLoader(Opened([(str(path), 0)], drafted), batch_size=1, transforms=chain)))
+    expected, _ = next(iter(stoker.DataLoader([(pixels, 0)], batch_size=1, transforms=chain)))
+    assert torch.equal(x, expected)
 
 
 def test_torchvisions_fakedata_is_taken(tmp_path):
@@ -160,6 +213,20 @@ def test_a_collate_fn_of_whole_samples_is_one_line_saying_where_it_goes(png_fold
     assert isinstance(error.value.__cause__, ValueError)  # the collate_fn's own traceback is kept
     images, targets = mixup(*next(iter(stoker.DataLoader(folder, batch_size=2, transforms="Resize((8, 8))"))))
     assert images.shape == (2, 3, 8, 8) and targets.dtype == torch.int64
+
+
+@pytest.mark.parametrize("as_tensor", [False, True])
+def test_targets_default_collate_cannot_batch_are_one_line_saying_what_to_do(png_folder, as_tensor):
+    # Token ids of each caption's own length: torch's default_collate cannot stack them.
+    samples = folder_samples(png_folder)
+    tokens = [list(range(1, 2 + i % 3)) for i in range(len(samples))]
+    items = [(path, torch.tensor(t) if as_tensor else t) for (path, _), t in zip(samples, tokens)]
+    with pytest.raises(ValueError) as error:
+        next(iter(stoker.DataLoader(items, batch_size=4, transforms="Resize((8, 8))")))
+    message = str(error.value)
+    assert "\n" not in message and message.startswith("this batch's 4 targets (a list of ")
+    assert "default_collate" in message and "token ids padded to one length" in message and "collate_fn" in message
+    assert isinstance(error.value.__cause__, RuntimeError)  # torch's own error is kept
 
 
 class Flaky(Paths):

@@ -185,3 +185,18 @@ def test_the_seed_of_each_ranks_streams_is_pinned(seed, rank, expected):
     from stoker._samplers import rank_seed
 
     assert rank_seed(seed, rank) == expected
+
+
+def test_a_resume_by_the_samplers_epoch_from_a_state_taken_at_its_end_skips_that_epoch(jpeg_folder):
+    loader = training(jpeg_folder)
+    loader.sampler.set_epoch(0)
+    passes_of(loader)
+    state = loader.state_dict()  # after epoch 0's last batch: epoch 1's first
+    loader.sampler.set_epoch(1)
+    expected = passes_of(loader)
+    resumed = training(jpeg_folder)
+    resumed.load_state_dict(state)
+    resumed.sampler.set_epoch(0)  # the checkpoint's epoch, as the script counted it
+    assert passes_of(resumed) == []
+    resumed.sampler.set_epoch(1)
+    assert same(passes_of(resumed), expected)

@@ -52,8 +52,9 @@ after nvJPEG; a chain with any other transform, or with a `Float16` output, deco
 
 inline constexpr std::string_view kCsvFileLists = R"md(## CSV file lists
 
-A CSV file list has one sample per row: the path of its image file first (relative to the
-list's folder, or absolute), then its targets and any other columns. A `.tsv` list is the same
+A CSV file list has one sample per row: the path of its image file (relative to the list's
+folder, or absolute), first or in the column its header names (**Paths** below), then its
+targets and any other columns. A `.tsv` list is the same
 with tabs between the cells, as open_clip's `CsvDataset(sep="\t")` reads its `filepath` and
 `title` columns; everything below holds for it, a tab where a comma is written. Its rules are
 declared once, in `src/data/source/list_columns.h` (`open_file_list` in
@@ -64,6 +65,11 @@ declared once, in `src/data/source/list_columns.h` (`open_file_list` in
   a `.` and 1 to 5 letters or digits at its end). `path,caption` is a header; `a.jpg,a dog`,
   `img/001,a dog` and `001,3` are rows. A list whose first path has neither a folder nor an
   extension, and whose first row holds no number, needs a header line.
+- **Paths.** With a header, the paths are in the first column named `path`, `filepath`,
+  `file_path`, `filename`, `file_name`, `file`, `image`, `image_path`, `img` or `img_path`
+  (any case), wherever it stands, and the other columns keep their order:
+  `title<TAB>filepath`, as open_clip reads by its `img_key`, gives `(images, titles)`. Without
+  such a name, and without a header, the first column holds them.
 - **Cells.** Fields may be quoted: `"a dog, sleeping"`, and `""` for a quote inside quotes (in
   a `.tsv`, a tab inside quotes is part of the cell; commas need no quotes there). A quote
   opens quoting only at a cell's start; elsewhere it is a character (`a 12" record`).

@@ -2,6 +2,7 @@
 // ids), by list_columns.h's rules.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -165,11 +166,12 @@ ListText read_list(std::istream& in, const std::string& csv_path, const fs::path
   ListText list;
   std::string line;
   int line_number = 0;
+  size_t path_at = 0;  // the column of the paths
   while (std::getline(in, line)) {
     ++line_number;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     bool quote_open = false;
-    const auto fields = split_csv_line(line, separator, &quote_open);
+    auto fields = split_csv_line(line, separator, &quote_open);
     const auto where = [&] { return fmt::format("{}:{}", csv_path, line_number); };  // for errors alone
     if (quote_open) {
       throw DataError(where() +
@@ -181,6 +183,9 @@ ListText read_list(std::istream& in, const std::string& csv_path, const fs::path
       list.width = fields.size();
       list.scans.resize(list.width);
       if (is_list_header(fields)) {
+        path_at = path_column(fields);
+        std::rotate(fields.begin(), fields.begin() + static_cast<std::ptrdiff_t>(path_at),
+                    fields.begin() + static_cast<std::ptrdiff_t>(path_at) + 1);
         list.header = fields;
         continue;
       }
@@ -192,6 +197,9 @@ ListText read_list(std::istream& in, const std::string& csv_path, const fs::path
           fields.size() < list.width ? "every row needs a cell for each column (a cell is missing)"
                                      : quote_hint(separator)));
     }
+    // The path cell first, the others in their order (a header's path column: path_column).
+    std::rotate(fields.begin(), fields.begin() + static_cast<std::ptrdiff_t>(path_at),
+                fields.begin() + static_cast<std::ptrdiff_t>(path_at) + 1);
     for (size_t c = 1; c < list.width; ++c) {
       list.scans[c].add(fields[c], line_number);
       list.text += fields[c];

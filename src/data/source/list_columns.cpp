@@ -33,6 +33,16 @@ bool is_target_column_name(const std::string& name) {
                      [&](const char* target) { return equal_any_case(name, target); });
 }
 
+size_t path_column(const std::vector<std::string>& header) {
+  for (size_t c = 0; c < header.size(); ++c) {
+    if (std::any_of(kPathColumnNames.begin(), kPathColumnNames.end(),
+                    [&](const char* name) { return equal_any_case(header[c], name); })) {
+      return c;
+    }
+  }
+  return 0;
+}
+
 bool is_list_header(const std::vector<std::string>& fields) {
   if (fields.empty() || looks_like_path(fields[0])) return false;
   float value = 0;

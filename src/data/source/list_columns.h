@@ -19,6 +19,16 @@ inline constexpr std::array<const char*, 6> kTargetColumnNames{"label", "target"
 // True for a header name among kTargetColumnNames, in any case.
 bool is_target_column_name(const std::string& name);
 
+// The names a header gives the column of image paths (any case): open_clip's CsvDataset reads
+// `filepath` (its img_key), a Hugging Face image folder's metadata.csv `file_name`.
+inline constexpr std::array<const char*, 10> kPathColumnNames{"path", "filepath", "file_path",  "filename", "file_name",
+                                                              "file", "image",    "image_path", "img",      "img_path"};
+
+// The column of a list that holds the paths: with a header, the first column named among
+// kPathColumnNames ("title<TAB>filepath" has its paths in column 1); else, and when no column
+// is so named, the first column.
+size_t path_column(const std::vector<std::string>& header);
+
 // True when the first non-blank line of a list, split into `fields`, is a header: none of its
 // fields is a number, and its first field does not look like a path (a '/' or '\' in it, or a
 // file extension: a '.' followed by 1 to 5 letters or digits at its end). "path,caption" is a
@@ -59,7 +69,8 @@ struct ListColumn {
   ListColumnRole role = ListColumnRole::kExtra;
 };
 
-// The role of each column of a list: the first holds the paths. With a header (`header` not
+// The role of each column of a list, its path column moved first (path_column): the first holds
+// the paths. With a header (`header` not
 // empty), the columns named like targets (is_target_column_name) are the targets, whatever
 // their cells hold; a header that names none over columns that all hold numbers or JSON arrays
 // makes the columns of numbers the targets (regression lists such as "path,yaw,pitch,roll", as

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "data/source/list_columns.h"
 #include "stoker/core/csv_line.h"
 #include "stoker/core/error.h"
 #include "stoker/data/formats.h"
@@ -96,6 +97,27 @@ TEST(TsvListTest, ATsvListIsTheSameListWrittenAsCsv) {
     }
     EXPECT_EQ(from_tsv->name(0), (dir.path() / "img/a.jpg").string());
   }
+}
+
+// open_clip's CsvDataset reads its columns by name (img_key, caption_key), in any order: a
+// header's column named like a path holds the paths wherever it stands.
+TEST(TsvListTest, AHeadersPathColumnMayStandAnywhere) {
+  TempDir dir;
+  const std::string tsv = dir.write_text("list.tsv",
+                                         "title\tid\tfilepath\n"
+                                         "a dog\t7\timg/a.jpg\n"
+                                         "\"a\tcat\"\t8\timg/b.jpg\n");
+  const auto source = open_source(tsv);
+  ASSERT_EQ(source->size(), 2u);
+  ASSERT_NE(source->columns(), nullptr);
+  EXPECT_EQ(source->columns()->path, "filepath");
+  ASSERT_EQ(source->columns()->extra.size(), 2u);
+  EXPECT_EQ(source->columns()->extra[0].name, "title");
+  EXPECT_EQ(source->columns()->extra[1].kind, ColumnKind::kInteger);
+  EXPECT_EQ(source->name(1), (dir.path() / "img/b.jpg").string());
+  EXPECT_EQ(cells_of(*source, 1), (Fields{"a\tcat", "8"}));
+  EXPECT_EQ(path_column(Fields{"caption", "File_Name", "image"}), 1u);  // the first so named, in any case
+  EXPECT_EQ(path_column(Fields{"photo", "caption"}), 0u);               // none so named: the first
 }
 
 TEST(TsvListTest, MalformedTsvListsAreOneLineNamingTabsWhereCsvNamesCommas) {
