@@ -4,11 +4,12 @@ DataLoader: the same image folder, the same chain (RandomResizedCrop(size), flip
 the same warm-up batches, timed window, batch touch and peak-RSS sampling.
 
     .venv/bin/python bench/python_loader.py --data DIR [--workers 2] [--batch-size 64]
-        [--seconds 20] [--size 224] [--source folder|imagefolder|paths|pil] [--json]
+        [--seconds 20] [--size 224] [--source folder|imagefolder|paths|pil|pil-open] [--json]
 
 --source: how the folder reaches the loader: its path (folder), a torchvision ImageFolder
-object (imagefolder), or a Dataset of the script's whose items are (path, class) (paths) or
-(PIL image, class), opened and converted to RGB in __getitem__ (pil).
+object (imagefolder), or a Dataset of the script's whose items are (path, class) (paths),
+(PIL image, class) opened and converted to RGB in __getitem__ (pil), or (Image.open(path), class)
+left unloaded, as open_clip's CsvDataset returns it before its transforms (pil-open).
 """
 import argparse
 import json
@@ -38,7 +39,10 @@ def dataset_of(source, root):
 
         def __getitem__(self, i):
             path, target = self.samples[i]
-            return (path if source == "paths" else Image.open(path).convert("RGB")), target
+            if source == "paths":
+                return path, target
+            image = Image.open(path)
+            return (image if source == "pil-open" else image.convert("RGB")), target
 
     return Items(folder.samples)
 
@@ -50,7 +54,7 @@ def main():
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument("--size", type=int, default=224)
-    ap.add_argument("--source", choices=["folder", "imagefolder", "paths", "pil"], default="folder")
+    ap.add_argument("--source", choices=["folder", "imagefolder", "paths", "pil", "pil-open"], default="folder")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     sampler = PeakRssSampler()
