@@ -86,6 +86,11 @@ bool is_array_like(const py::handle& object) {
          PyObject_CheckBuffer(object.ptr()) != 0;
 }
 
+// A 1-D uint8 array holds an encoded file's bytes, never pixels: what h5py reads from a
+// vlen_dtype(np.uint8) dataset (images packed into HDF5), np.frombuffer(data, np.uint8) and
+// torchvision.io.read_file return.
+bool is_encoded_array(const py::array& a) { return a.ndim() == 1 && a.dtype().kind() == 'u' && a.itemsize() == 1; }
+
 bool is_path(const py::handle& object) { return PyUnicode_Check(object.ptr()) || py::hasattr(object, "__fspath__"); }
 
 // The path's bytes as the file system takes them (os.fsencode).
@@ -220,6 +225,7 @@ void take_image(const py::handle& image, data::SampleData* out, std::string* pat
   std::string why = "a " + type_name(image);
   if (is_array_like(image)) {
     const py::array array = py::array::ensure(image, py::array::c_style);
+    if (array && is_encoded_array(array)) return copy_bytes(array, out);
     ArrayImage layout;
     if (array && array_image(array, &layout, &why)) return copy_pixels(array, layout, out);
   }
@@ -337,7 +343,8 @@ void take_features(const py::handle& features, const std::vector<int64_t>& shape
 }
 
 constexpr const char* kAllowedImages =
-    "a path, encoded bytes, a uint8 array ((H, W), (H, W, C) or (C, H, W)) or a PIL image";
+    "a path, encoded bytes (bytes, or a 1-D uint8 array), a uint8 array ((H, W), (H, W, C) or (C, H, W)) or a PIL "
+    "image";
 
 // A clip item's clip and target: (clip, target, ...) when the item is a list or tuple whose
 // first element is a clip, else the item is the clip alone.
@@ -503,6 +510,7 @@ std::string describe_image(const py::handle& image, bool* ok) {
   std::string why = "a " + type_name(image);
   if (is_array_like(image)) {
     const py::array array = py::array::ensure(image, py::array::c_style);
+    if (array && is_encoded_array(array)) return "encoded bytes (a 1-D uint8 array)";
     ArrayImage layout;
     if (array && array_image(array, &layout, &why)) {
       return fmt::format("a uint8 array ({})", layout.channels_first ? "C, H, W" : "H, W, C");

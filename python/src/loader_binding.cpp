@@ -354,6 +354,13 @@ void bind_loader(py::module_& m) {
       "is_clip", [](const py::handle& object) { return is_clip(object); },
       "Whether a clip item holds its frames in `object`: a list, a tuple or a 4-dimensional array", py::arg("object"));
   m.def(
+      "before_fork", [] { before_fork(); },
+      "os.register_at_fork's before: waits until no worker is inside dataset[i] (loader_closing.h)");
+  m.def(
+      "after_fork_in_parent", [] { after_fork(false); }, "os.register_at_fork's after_in_parent");
+  m.def(
+      "after_fork_in_child", [] { after_fork(true); }, "os.register_at_fork's after_in_child");
+  m.def(
       "describe_image",
       [](const py::handle& image) {
         bool ok = false;

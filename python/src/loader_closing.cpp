@@ -2,9 +2,12 @@
 // kept until joined (by a later close_elsewhere once they are done, or by finish_closing).
 #include "loader_closing.h"
 
+#include <Python.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -16,6 +19,47 @@ namespace stoker::python {
 namespace {
 
 thread_local int worker_python_depth = 0;
+
+// How many threads are inside a WorkerPython scope, and whether a fork is under way. Lock
+// order: the GIL, then `mutex`; nobody waits on `changed` holding the GIL.
+struct ForkGate {
+  Mutex mutex;
+  std::condition_variable changed;
+  int inside STOKER_GUARDED_BY(mutex) = 0;
+  bool forking STOKER_GUARDED_BY(mutex) = false;
+};
+
+// Never destroyed (worker threads may use it at exit); a forked child makes a new one, its copy
+// of this one's condition variable having the parent's waiters.
+ForkGate*& fork_gate() {
+  static ForkGate* gate = new ForkGate();
+  return gate;
+}
+
+void enter_worker_python() {
+  ForkGate& gate = *fork_gate();
+  {
+    MutexLock lock(gate.mutex);
+    if (!gate.forking) {
+      ++gate.inside;
+      return;
+    }
+  }
+  PyThreadState* state = PyEval_SaveThread();  // the forking thread may be waiting for the GIL
+  {
+    MutexLock lock(gate.mutex);
+    while (gate.forking) lock.wait(gate.changed);
+    ++gate.inside;
+  }
+  PyEval_RestoreThread(state);
+}
+
+void leave_worker_python() {
+  ForkGate& gate = *fork_gate();
+  MutexLock lock(gate.mutex);
+  --gate.inside;
+  gate.changed.notify_all();
+}
 
 struct Closing {
   std::thread thread;
@@ -51,11 +95,45 @@ void keep_forked(std::vector<Closing>* closings) {
 
 }  // namespace
 
-WorkerPython::WorkerPython() { ++worker_python_depth; }
+WorkerPython::WorkerPython() {
+  if (worker_python_depth++ == 0) enter_worker_python();
+}
 
-WorkerPython::~WorkerPython() { --worker_python_depth; }
+WorkerPython::~WorkerPython() {
+  if (--worker_python_depth == 0) leave_worker_python();
+}
 
 bool WorkerPython::active() { return worker_python_depth > 0; }
+
+void before_fork(double timeout_s) {
+  ForkGate& gate = *fork_gate();
+  const int own = worker_python_depth > 0 ? 1 : 0;  // a dataset[i] that forks waits for the others only
+  PyThreadState* state = PyEval_SaveThread();
+  {
+    MutexLock lock(gate.mutex);
+    gate.forking = true;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    while (gate.inside > own && lock.wait_until(gate.changed, deadline)) {
+    }
+  }
+  PyEval_RestoreThread(state);
+}
+
+void after_fork(bool in_child) {
+  if (in_child) {
+    ForkGate* fresh = new ForkGate();  // the parent's is left as it is: its waiters are not here
+    {
+      MutexLock lock(fresh->mutex);
+      fresh->inside = worker_python_depth > 0 ? 1 : 0;
+    }
+    fork_gate() = fresh;
+    return;
+  }
+  ForkGate& gate = *fork_gate();
+  MutexLock lock(gate.mutex);
+  gate.forking = false;
+  gate.changed.notify_all();
+}
 
 bool leave_in_fork(pid_t made_in, OwnedLoader& owned) {
   if (getpid() == made_in) return false;

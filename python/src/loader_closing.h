@@ -14,8 +14,15 @@
 // (leave_in_fork), its memory the child's copy, and so are closings the parent had begun and
 // the batches the child lets go of (delete_batch): giving a buffer back takes the loader's lock.
 //
+// A fork while a worker is inside Python code (dataset[i] in h5py, which holds its global lock
+// while it reads) gives the child that lock held for ever: its first h5py call hangs (a torch
+// DataLoader's fork workers, started for validation while a pass of this loader reads ahead).
+// So a fork waits (before_fork, os.register_at_fork's `before`) until no worker is inside a
+// WorkerPython scope, and workers entering one wait until the fork is done (after_fork).
+//
 // Thread safety: WorkerPython marks the calling thread only; close_elsewhere(), finish_closing(),
-// leave_in_fork() and delete_batch() may be called from any thread.
+// leave_in_fork() and delete_batch() may be called from any thread; before_fork() and
+// after_fork() from the forking thread, with the GIL held.
 #pragma once
 
 #include <sys/types.h>
@@ -27,6 +34,8 @@
 namespace stoker::python {
 
 // Marks this thread, while it lives, as a loader's worker running Python code (scopes nest).
+// Made with the GIL held; while a fork is under way (before_fork) it waits for it to be done,
+// with the GIL released.
 class WorkerPython {
  public:
   WorkerPython();
@@ -37,6 +46,14 @@ class WorkerPython {
   // True on a thread inside a WorkerPython scope.
   static bool active();
 };
+
+// Before a fork: waits, with the GIL released, until no thread but this one is inside a
+// WorkerPython scope, and makes new scopes wait until after_fork(). Gives up waiting after
+// `timeout_s` (a dataset[i] that waits for the forking thread), and forks as before.
+void before_fork(double timeout_s = 10.0);
+
+// After a fork, in the parent (`in_child` false) or the child: scopes may begin again.
+void after_fork(bool in_child);
 
 // A loader and the allocator of its buffers, which must outlive it: destroyed in that order.
 struct OwnedLoader {

@@ -304,11 +304,15 @@ class FirstItem:
 
 def _image_kind(value):
     """Whether `value` can only be an image stoker reads: a PIL image, encoded bytes, a uint8
-    array, or a path (str, os.PathLike) ending in an extension the engine decodes (a str
-    without one may be a caption)."""
+    array of pixels, or a path (str, os.PathLike) ending in an extension the engine decodes (a
+    str without one may be a caption). A 1-D uint8 array, which the engine reads as an encoded
+    file's bytes, may as well be a target (multi-hot labels): it is the image only under an
+    image's name or image_key."""
     if isinstance(value, (str, os.PathLike)):
         path = os.fspath(value)
         return (path.lower() if isinstance(path, str) else os.fsdecode(path).lower()).endswith(_DECODED)
+    if getattr(value, "ndim", None) == 1:
+        return False
     return _stoker.describe_image(value)[0]
 
 

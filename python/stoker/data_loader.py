@@ -206,6 +206,13 @@ def _close_all():
     _stoker.Loader.close_all()
 
 
+# A fork (a torch DataLoader's fork workers, multiprocessing) waits until no worker is inside a
+# Dataset's __getitem__, whose locks (h5py's) the child would get held for ever
+# (python/src/loader_closing.h).
+os.register_at_fork(before=_stoker.before_fork, after_in_parent=_stoker.after_fork_in_parent,
+                    after_in_child=_stoker.after_fork_in_child)
+
+
 class DataLoader:
     """torch.utils.data.DataLoader's arguments, in its order, and stoker's own after them;
     docs/guide/python.md says what each does and where it differs from torch's."""

@@ -263,8 +263,8 @@ def test_a_dataset_that_transforms_its_clips_itself_is_told_what_to_do(clip_fold
     with pytest.raises(ValueError) as raised:
         stoker.DataLoader(Transformed(clips, "arrays"), frames_per_clip=2)
     assert str(raised.value) == (
-        "dataset: frame 0 of Transformed[0]'s clip is an array of float32, not uint8; expected a path, encoded bytes, "
-        "a uint8 array ((H, W), (H, W, C) or (C, H, W)) or a PIL image; the Dataset transforms its images itself: "
+        "dataset: frame 0 of Transformed[0]'s clip is an array of float32, not uint8; expected a path, encoded bytes "
+        "(bytes, or a 1-D uint8 array), a uint8 array ((H, W), (H, W, C) or (C, H, W)) or a PIL image; the Dataset transforms its images itself: "
         "make it with transform=None (return the image as loaded) and give the transform to "
         "stoker.DataLoader(transforms=...), which runs it in C++")
 

@@ -1,6 +1,7 @@
 """stoker.DataLoader's own promises: determinism, sharding, resume, buffer lifetime."""
 import gc
 import os
+import threading
 import time
 import weakref
 
@@ -403,6 +404,41 @@ def test_a_batch_let_go_of_in_a_child_forked_while_its_loader_was_locked_does_no
     loader.prefetch = 3
     (pid,) = children
     expect_child_exits(pid, "the forked child hung letting go of a batch")
+
+
+class LockedRows(torch.utils.data.Dataset):
+    """A Dataset whose __getitem__ holds a lock of its own for a while, as h5py holds its global
+    lock while it reads a row."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+
+    def __len__(self):
+        return 400
+
+    def __getitem__(self, i):
+        with self.lock:
+            time.sleep(0.002)
+            return torch.full((4,), float(i)), i
+
+
+def test_a_child_forked_while_workers_read_a_dataset_inherits_none_of_its_locks():
+    # A process forks (torch's DataLoader starting its workers for validation, say) while
+    # stoker's workers are inside dataset[i], a pass broken off and its read-ahead going on: the
+    # child gets a copy of every lock they hold, held for ever (h5py's: the child hangs in its
+    # first read). The fork waits until no worker is inside dataset[i], and they wait for it.
+    dataset = LockedRows()
+    loader = stoker.DataLoader(dataset, batch_size=8, num_workers=2, world_size=1)
+    for _ in range(3):
+        for step, _batch in enumerate(loader):
+            if step == 1:
+                break  # the workers go on reading ahead
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0 if dataset.lock.acquire(timeout=2) else 1)
+        expect_child_exits(pid, "the forked child hung")
+    # The workers go on after the fork: the next pass is whole.
+    assert torch.cat([y for _, y in loader]).tolist() == list(range(400))
 
 
 def loader_in_torch_memory(folder, blocks, workers):

@@ -37,9 +37,14 @@ class Paths(torch.utils.data.Dataset):
         path, target = self.samples[i]
         if self.kind == "path":
             return path, target
-        if self.kind == "bytes":
+        if self.kind in ("bytes", "bytes_array", "bytes_tensor"):
             with open(path, "rb") as f:
-                return f.read(), target
+                encoded = f.read()
+            if self.kind == "bytes_array":  # what h5py reads from a vlen_dtype(np.uint8) dataset
+                return np.frombuffer(encoded, np.uint8), target
+            if self.kind == "bytes_tensor":  # what torchvision.io.read_file returns
+                return torch.frombuffer(bytearray(encoded), dtype=torch.uint8), target
+            return encoded, target
         image = Image.open(path).convert("RGB")
         if self.kind == "pil":
             return image, target
@@ -72,7 +77,7 @@ def test_an_imagefolder_objects_transform_and_target_transform_are_used(png_fold
         assert (x - x_tv).abs().max().item() <= 1 / 255 + 1e-6
 
 
-@pytest.mark.parametrize("kind", ["path", "bytes", "pil", "numpy", "tensor_chw"])
+@pytest.mark.parametrize("kind", ["path", "bytes", "bytes_array", "bytes_tensor", "pil", "numpy", "tensor_chw"])
 def test_a_datasets_image_in_any_form_gives_the_folders_batches(png_folder, kind):
     # PNGs decode exactly in both stoker and PIL, so every form holds the same pixels.
     expected = batches(stoker.DataLoader(png_folder, batch_size=6, shuffle=True, seed=2, transforms=CHAIN))
@@ -492,6 +497,47 @@ def test_a_bytes_image_roundtrips_a_jpeg(tmp_path):
     x, y = next(iter(loader))
     assert x.shape == (3, 3, 20, 30) and y.tolist() == [7, 7, 7]
     assert (x.int() - 120).abs().max() <= 1
+
+
+class H5Images(torch.utils.data.Dataset):
+    """Encoded images packed into HDF5 as a variable-length uint8 dataset, the file opened in
+    __getitem__: each item's image is a 1-D uint8 array of the file's bytes."""
+
+    def __init__(self, path, extra=None):
+        self.path, self.extra, self.file = path, extra, None
+
+    def __len__(self):
+        return 6
+
+    def __getitem__(self, i):
+        import h5py
+        if self.file is None:
+            self.file = h5py.File(self.path, "r")
+        image, label = self.file["images"][i], int(self.file["labels"][i])
+        if self.extra is None:
+            return image, label
+        return {"image": image, "label": label, self.extra: np.array([i % 2, 1], np.uint8)}
+
+
+def test_encoded_images_in_an_hdf5_vlen_dataset_are_read(tmp_path):
+    h5py = pytest.importorskip("h5py")
+    pixels = [np.full((10 + i, 12, 3), 40 * i, np.uint8) for i in range(6)]
+    with h5py.File(tmp_path / "images.h5", "w") as f:
+        images = f.create_dataset("images", (6,), dtype=h5py.vlen_dtype(np.uint8))
+        for i, p in enumerate(pixels):
+            buffer = io.BytesIO()
+            Image.fromarray(p).save(buffer, format="PNG")
+            images[i] = np.frombuffer(buffer.getvalue(), np.uint8)
+        f.create_dataset("labels", data=np.arange(6) % 3)
+    loader = stoker.DataLoader(H5Images(tmp_path / "images.h5"), batch_size=3, num_workers=2,
+                               transforms="Resize((8, 8)), ToUint8")
+    x, y = torch.cat([b[0] for b in loader]), torch.cat([b[1] for b in loader])
+    assert x.shape == (6, 3, 8, 8) and y.tolist() == [0, 1, 2, 0, 1, 2]
+    assert x.flatten(1).float().mean(1).tolist() == [40.0 * i for i in range(6)]
+    # A 1-D uint8 value beside a dict item's image (multi-hot labels, say) is a target, not a second image.
+    batch = next(iter(stoker.DataLoader(H5Images(tmp_path / "images.h5", "tags"), batch_size=6,
+                                        transforms="Resize((8, 8)), ToUint8")))
+    assert batch["image"].shape == (6, 3, 8, 8) and batch["tags"].tolist() == [[i % 2, 1] for i in range(6)]
 
 
 def test_a_subset_of_an_imagefolder_is_read_in_cpp(png_folder):

@@ -137,6 +137,34 @@ const char* class_text(H5T_class_t c) {
   }
 }
 
+// What HDF5's error stack holds for the call that just failed: the innermost entry's text (the
+// cause, "truncated file: eof = 4000, ... stored_eof = 8000") and which of the failures a user can
+// act on it names.
+struct Hdf5Failure {
+  std::string cause;
+  bool locked = false;          // another process holds the file's lock: its writer has it open
+  bool truncated = false;       // shorter than its superblock records
+  bool open_for_write = false;  // its superblock is marked open for writing: the writer did not close it
+};
+
+Hdf5Failure last_failure() {
+  Hdf5Failure failure;
+  H5Ewalk2(
+      H5E_DEFAULT, H5E_WALK_DOWNWARD,
+      [](unsigned, const H5E_error2_t* entry, void* data) -> herr_t {
+        auto& f = *static_cast<Hdf5Failure*>(data);
+        if (entry->desc != nullptr) f.cause = entry->desc;
+        f.locked = f.locked || entry->min_num == H5E_CANTLOCKFILE;
+        f.truncated = f.truncated || entry->min_num == H5E_TRUNCATED;
+        // HDF5 names this case in its text alone (its minor number is the generic "unable to open").
+        f.open_for_write =
+            f.open_for_write || (entry->desc != nullptr && std::strstr(entry->desc, "already open for write"));
+        return 0;
+      },
+      &failure);
+  return failure;
+}
+
 // Names the first filter of `dataset` that this HDF5 library cannot decode, if any (h5py's
 // lzf, or blosc/bitshuffle plugins that are not installed).
 std::optional<std::string> missing_filter(hid_t dataset) {
@@ -280,6 +308,17 @@ Hdf5Array read_dataset(hid_t file, const std::string& path, const std::string& k
         fmt::format("{} is an enum dataset (h5py stores bool arrays this way); stoker reads integer and "
                     "float datasets: store it with .astype(np.uint8) or .astype(np.int64)",
                     a.name));
+  } else if (type_class == H5T_STRING) {
+    throw DataError(
+        fmt::format("{} holds string values; stoker reads integer and float datasets: convert with "
+                    "x.astype(np.float32) (features), or store class names as ids with "
+                    "names, y = np.unique(labels, return_inverse=True) and f.create_dataset(\"y\", data=y)",
+                    a.name));
+  } else if (type_class == H5T_VLEN) {
+    throw DataError(
+        fmt::format("{} holds variable-length values (encoded images, say); stoker reads integer and float datasets "
+                    "of one shape: give a Dataset whose items return each image's bytes to stoker.DataLoader",
+                    a.name));
   } else {
     throw DataError(fmt::format("{} holds {} values; stoker reads integer and float datasets: {}", a.name,
                                 class_text(type_class), kHdf5ConvertHint));
@@ -310,14 +349,16 @@ Hdf5Array read_dataset(hid_t file, const std::string& path, const std::string& k
   }
   out.bytes.resize(static_cast<size_t>(count) * static_cast<size_t>(a.itemsize));
   if (count > 0 && H5Dread(dataset.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.bytes.data()) < 0) {
-    throw DataError(a.name + ": cannot read its values (a damaged or truncated file?)");
+    throw DataError(fmt::format("{}: cannot read its values ({}): a damaged or truncated file; write it again", a.name,
+                                last_failure().cause));
   }
   a.big_endian = false;  // H5Dread converted to the native (little-endian) order
   a.data = out.bytes;
   return out;
 }
 
-// Opens `path` read-only; throws DataError for a missing file or one that is not HDF5.
+// Opens `path` read-only; throws DataError for a missing file, one that is not HDF5, one its
+// writer still holds or left open, and one truncated or damaged.
 hid_t open_file(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw DataError("dataset file " + path + " does not exist");
@@ -328,8 +369,28 @@ hid_t open_file(const std::string& path) {
                     "save the arrays with numpy.savez");
   }
   const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (file < 0) throw DataError(path + " cannot be opened as HDF5: a damaged or truncated file");
-  return file;
+  if (file >= 0) return file;
+  const Hdf5Failure failure = last_failure();
+  if (failure.locked) {
+    throw DataError(path +
+                    " is locked by another process that has it open for writing (HDF5's file lock); wait until that "
+                    "program closes it (h5py: File.close(), or the end of its with block), then start again");
+  }
+  if (failure.open_for_write) {
+    throw DataError(fmt::format(
+        "{} is marked open for writing: the program that wrote it did not close it (still running, or stopped "
+        "before File.close()); let it finish, or, if the file is complete, clear the mark with h5clear -s {} "
+        "(Debian's hdf5-tools)",
+        path, path));
+  }
+  if (failure.truncated) {
+    throw DataError(fmt::format(
+        "{} is truncated ({}): shorter than its HDF5 header records, a copy cut short or a file still being "
+        "written; copy or write it again",
+        path, failure.cause));
+  }
+  throw DataError(fmt::format("{} cannot be opened as HDF5 ({}): a damaged file; write it again", path,
+                              failure.cause.empty() ? "no reason given" : failure.cause));
 }
 
 std::vector<std::string> names_of(const std::vector<Entry>& entries, H5I_type_t type) {

@@ -3,6 +3,8 @@
 // for what cannot be read. The files are written with the HDF5 C library, as h5py writes them.
 #include <gtest/gtest.h>
 #include <hdf5.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -408,7 +410,8 @@ TEST(Hdf5Source, WhatCannotBeReadGetsOneLine) {
   });
   std::filesystem::copy_file(dir.str() + "/whole.h5", dir.str() + "/cut.h5");
   std::filesystem::resize_file(dir.str() + "/cut.h5", std::filesystem::file_size(dir.str() + "/whole.h5") / 2);
-  expect_has(open("cut.h5"), "cut.h5 cannot be opened as HDF5: a damaged or truncated file");
+  expect_has(open("cut.h5"), "cut.h5 is truncated (truncated file: eof = ");
+  expect_has(open("cut.h5"), "): shorter than its HDF5 header records, a copy cut short or a file still being written");
 
   make("notargets.h5", [](H5File& f) {
     f.floats("emb", {2, 1}, {1, 2});
@@ -458,6 +461,30 @@ TEST(Hdf5Source, WhatCannotBeReadGetsOneLine) {
   expect_has(open("strings.h5"),
              "strings.h5:x holds string values; stoker reads integer and float datasets: convert "
              "with x.astype(np.float32)");
+  make("names.h5", [](H5File& f) {
+    f.floats("x", {2, 1}, {1, 2});
+    const hid_t type = H5Tcopy(H5T_C_S1);  // h5py's string_dtype(): variable-length UTF-8 strings
+    H5Tset_size(type, H5T_VARIABLE);
+    H5Tset_cset(type, H5T_CSET_UTF8);
+    const std::vector<const char*> names{"cat", "dog"};
+    f.write("y", type, type, {2}, names);
+    H5Tclose(type);
+  });
+  expect_has(open("names.h5"),
+             "names.h5:y holds string values; stoker reads integer and float datasets: convert with "
+             "x.astype(np.float32) (features), or store class names as ids with "
+             "names, y = np.unique(labels, return_inverse=True)");
+  make("jpegs.h5", [](H5File& f) {
+    const hid_t type = H5Tvlen_create(H5T_NATIVE_UINT8);  // h5py's vlen_dtype(np.uint8): encoded images
+    std::vector<uint8_t> a{0xff, 0xd8, 0xff}, b{0xff, 0xd8};
+    const std::vector<hvl_t> rows{{a.size(), a.data()}, {b.size(), b.data()}};
+    f.write("x", type, type, {2}, rows);
+    H5Tclose(type);
+    f.int64s("y", {0, 1});
+  });
+  expect_has(open("jpegs.h5"),
+             "jpegs.h5:x holds variable-length values (encoded images, say); stoker reads integer and float "
+             "datasets of one shape: give a Dataset whose items return each image's bytes to stoker.DataLoader");
 
   make("records.h5", [](H5File& f) {
     struct Row {
@@ -506,6 +533,64 @@ TEST(Hdf5Source, WhatCannotBeReadGetsOneLine) {
   expect_has(open("nan.h5"), "a feature of sample 1 (column 0) is nan; fill or drop missing values");
 
   expect_has(open("absent.h5"), "absent.h5 does not exist");
+}
+
+// A file its writer holds open (h5py's File(path, "w") in another process: HDF5 locks it) and one
+// whose writer stopped before closing it (killed; the latest file format marks it open for
+// writing) are each named as what they are, not as damaged. The writer is a child process: HDF5
+// shares a file one process opens twice instead of locking it.
+TEST(Hdf5Source, AFileItsWriterHoldsOrLeftOpenSaysSo) {
+  TempDir dir;
+  const std::string locked = dir.str() + "/locked.h5", left_open = dir.str() + "/left_open.h5";
+  const auto write_in_child = [](const std::string& path, bool latest, int ready, int finish) {
+    const hid_t access = H5Pcreate(H5P_FILE_ACCESS);
+    if (latest) H5Pset_libver_bounds(access, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
+    const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access);
+    const hsize_t rows = 4;
+    const hid_t space = H5Screate_simple(1, &rows, nullptr);
+    const std::vector<int64_t> values{0, 1, 2, 3};
+    for (const char* name : {"x", "y"}) {
+      const hid_t d = H5Dcreate2(file, name, H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+      H5Dwrite(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data());
+      H5Dclose(d);
+    }
+    H5Fflush(file, H5F_SCOPE_GLOBAL);
+    const char byte = file >= 0 ? 1 : 0;
+    if (::write(ready, &byte, 1) != 1) ::_exit(1);
+    char wait = 0;
+    if (finish >= 0 && ::read(finish, &wait, 1) < 0) ::_exit(1);
+    ::_exit(0);  // without H5Fclose: as a writer killed mid-run
+  };
+  int ready[2], finish[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  ASSERT_EQ(::pipe(finish), 0);
+  const pid_t writer = ::fork();
+  if (writer == 0) {
+    ::close(finish[1]);  // else its read below never sees the end of the pipe
+    write_in_child(locked, false, ready[1], finish[0]);
+  }
+  char byte = 0;
+  ASSERT_EQ(::read(ready[0], &byte, 1), 1);
+  ASSERT_EQ(byte, 1) << "the child could not write " << locked;
+  const std::string while_held = error_text([&] { open_source(locked); });
+  ::close(finish[1]);  // the writer exits
+  int status = 0;
+  ::waitpid(writer, &status, 0);
+  expect_has(while_held, locked +
+                             " is locked by another process that has it open for writing (HDF5's file lock); "
+                             "wait until that program closes it");
+
+  const pid_t killed = ::fork();
+  if (killed == 0) write_in_child(left_open, true, ready[1], -1);
+  ASSERT_EQ(::read(ready[0], &byte, 1), 1);
+  ::waitpid(killed, &status, 0);
+  expect_has(error_text([&] { open_source(left_open); }),
+             left_open +
+                 " is marked open for writing: the program that wrote it did not close it (still running, or "
+                 "stopped before File.close()); let it finish, or, if the file is complete, clear the mark "
+                 "with h5clear -s " +
+                 left_open + " (Debian's hdf5-tools)");
+  for (int fd : {ready[0], ready[1], finish[0]}) ::close(fd);
 }
 
 }  // namespace
