@@ -352,6 +352,11 @@ def _check_first_item(dataset, name, on_error="substitute", clips=False, image_k
     image, target, parts, layout, image_at = _split_first(dataset, item, at, clips, image_key)
     if clips:
         _check_first_clip(dataset, image_at if layout else at, image, alone=image is item)
+        if has_wrappers(target):
+            raise ValueError(f"dataset: {at} holds stoker.Keypoints, Boxes or a Mask beside its clip, and clips "
+                             "(frames_per_clip) do not move them yet; crop the frames around the face in the Dataset "
+                             "(a (T, H, W, C) uint8 array, one crop size per clip) and return boxes or landmarks as "
+                             "plain arrays, which come back as given")
         return FirstItem(index, item, parts, (), dict_items=layout)
     image_at = f"{at}'s image" if image_at == at else image_at
     shape = _feature_shape(image, dataset, at)
