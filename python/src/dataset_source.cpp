@@ -434,8 +434,8 @@ Status DatasetSource::read_clip(size_t index, const data::FramePicker& pick,
       if (const std::string why = split(item, true, &clip, &target); !why.empty()) return Status::failure(why);
       if (!is_clip(clip)) {
         return Status::failure(
-            fmt::format("the clip is a {}; expected a list or tuple of frames ({}) or a uint8 array "
-                        "of frames (T, H, W, C)",
+            fmt::format("the clip is a {}; expected a list or tuple of frames ({}), a NumPy array of paths or a "
+                        "uint8 array of frames (T, H, W, C)",
                         type_name(clip), kAllowedImages));
       }
       const size_t count = py::len(clip);
@@ -493,7 +493,14 @@ bool is_clip(const py::handle& object) {
   if (py::isinstance<py::list>(object) || py::isinstance<py::tuple>(object)) return true;
   if (!is_array_like(object) || !py::hasattr(object, "ndim")) return false;
   const py::object ndim = object.attr("ndim");
-  return PyLong_Check(ndim.ptr()) && ndim.cast<int>() == 4;
+  if (!PyLong_Check(ndim.ptr())) return false;
+  if (ndim.cast<int>() == 4) return true;
+  // A NumPy array of frames' paths (or of other objects), as `frames[np.linspace(...)]` picks them.
+  if (ndim.cast<int>() != 1 || !py::hasattr(object, "dtype")) return false;
+  const py::object dtype = object.attr("dtype");
+  if (!py::hasattr(dtype, "kind")) return false;
+  const py::object kind = dtype.attr("kind");
+  return py::isinstance<py::str>(kind) && (kind.cast<std::string>() == "U" || kind.cast<std::string>() == "O");
 }
 
 std::string describe_image(const py::handle& image, bool* ok) {

@@ -126,8 +126,9 @@ class DatasetSource final : public data::Source {
 // none), as a list. With the GIL held.
 pybind11::list targets_of(const data::Batch& batch);
 
-// True for what a clip item holds its frames in: a list, a tuple or an array-like of 4
-// dimensions. With the GIL held.
+// True for what a clip item holds its frames in: a list, a tuple, an array-like of 4
+// dimensions, or a NumPy array of 1 dimension of str or objects (the frames' paths). With the
+// GIL held.
 bool is_clip(const pybind11::handle& object);
 
 // What dataset[i]'s image would be read as ("a path", "encoded bytes", "a uint8 array (H, W,

@@ -356,6 +356,11 @@ def _check_first_item(dataset, name, on_error="substitute", clips=False, image_k
     image, target, parts, layout, image_at = _split_first(dataset, item, at, clips, image_key)
     if clips:
         _check_first_clip(dataset, image_at if layout else at, image, alone=image is item)
+        if has_wrappers(target):
+            raise ValueError(f"dataset: {at} holds stoker.Keypoints, Boxes or a Mask beside its clip, and clips "
+                             "(frames_per_clip) do not move them yet; crop the frames around the face in the Dataset "
+                             "(a (T, H, W, C) uint8 array, one crop size per clip) and return boxes or landmarks as "
+                             "plain arrays, which come back as given")
         return FirstItem(index, item, parts, (), dict_items=layout)
     image_at = f"{at}'s image" if image_at == at else image_at
     shape = _feature_shape(image, dataset, at)
@@ -391,7 +396,8 @@ def _check_first_clip(dataset, at, clip, alone):
     frames the engine takes, or a uint8 array (T, H, W, C); else one line says what it is and
     what to do. `alone`: the item is the clip alone, not (clip, target, ...)."""
     allowed = ("with frames_per_clip an item is a clip or (clip, target, ...), its clip a list or tuple of frames "
-               "(paths, encoded bytes, uint8 arrays or PIL images) or a uint8 array (T, H, W, C)")
+               "(paths, encoded bytes, uint8 arrays or PIL images), a NumPy array of paths or a uint8 array "
+               "(T, H, W, C)")
     if not _stoker.is_clip(clip):
         raise ValueError(f"dataset: {at} is a {type(clip).__name__}; {allowed}")
     if len(clip) == 0:
@@ -400,5 +406,8 @@ def _check_first_clip(dataset, at, clip, alone):
         ok, what = _stoker.describe_image(clip[k])
         if not ok:
             whole = f" ({at} is read as a clip alone, its first part not being a clip)" if alone else ""
+            gray = ("; a grayscale video's frames (T, H, W) take a channel axis: frames[..., None], (T, H, W, 1)"
+                    if getattr(clip[k], "ndim", 0) == 3 and str(getattr(clip[k], "dtype", "")).endswith("uint8")
+                    else "")
             raise ValueError(f"dataset: frame {k} of {at}'s clip is {what}{whole}; "
-                             f"{_transformed_hint(dataset, clip[k]) or allowed}")
+                             f"{_transformed_hint(dataset, clip[k]) or allowed}{gray}")

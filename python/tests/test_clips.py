@@ -56,6 +56,8 @@ class ClipItems(torch.utils.data.Dataset):
         paths, target = self.clips[i]
         if self.kind == "paths":
             return list(paths), target
+        if self.kind == "numpy paths":  # as `frames[np.linspace(0, n - 1, K).astype(int)]` picks them
+            return np.array(paths), target
         arrays = [np.asarray(Image.open(p).convert("RGB")) for p in paths]
         if self.kind == "arrays":
             return tuple(arrays), target
@@ -112,7 +114,7 @@ def test_a_csv_list_of_frames_gives_the_folders_batches(clip_folder, tmp_path):
     assert_same_batches(batches(stoker.DataLoader(csv, **options)), expected)
 
 
-@pytest.mark.parametrize("kind", ["paths", "arrays", "pil", "video"])
+@pytest.mark.parametrize("kind", ["paths", "numpy paths", "arrays", "pil", "video"])
 def test_a_dataset_returning_a_list_of_frames_gives_the_folders_batches(clip_folder, kind):
     root, clips = clip_folder
     options = dict(batch_size=3, shuffle=True, seed=8, frames_per_clip=4, frame_step=1, transforms=RANDOM)
@@ -300,3 +302,60 @@ def test_a_dataset0_that_raises_is_a_bad_clip_as_any_other(clip_folder):
     assert x.shape == (6, 2, 3, 8, 8)
     (bad,) = loader.stats()["bad_samples"]
     assert bad == {"index": 0, "path": "FirstGone[0]", "reason": "raised FileNotFoundError: clip0/frame_0.png"}
+
+
+@pytest.mark.parametrize("wrapper", ["boxes", "keypoints", "mask"])
+def test_a_clip_with_geometry_targets_is_refused_in_one_line(clip_folder, wrapper):
+    # A face-video Dataset that hands its per-frame face boxes or landmarks to stoker: clips do
+    # not move them, which was once a default_collate error about stoker's own Boxes class.
+    _, clips = clip_folder
+    target = {"boxes": stoker.Boxes(np.array([[4, 4, 20, 20]], np.float32)),
+              "keypoints": stoker.Keypoints(np.full((68, 2), 10, np.float32)),
+              "mask": stoker.Mask(np.zeros((36, 44), np.uint8))}[wrapper]
+
+    class Faces(ClipItems):
+        def __getitem__(self, i):
+            paths, label = self.clips[i]
+            return list(paths), {"label": label, "face": target}
+
+    for chain in ("Resize((8, 8))", "BoxCrop(margin=0.3), Resize((8, 8))"):
+        with pytest.raises(ValueError) as raised:
+            stoker.DataLoader(Faces(clips, "paths"), frames_per_clip=2, transforms=chain)
+        assert str(raised.value) == (
+            "dataset: Faces[0] holds stoker.Keypoints, Boxes or a Mask beside its clip, and clips (frames_per_clip) "
+            "do not move them yet; crop the frames around the face in the Dataset (a (T, H, W, C) uint8 array, one "
+            "crop size per clip) and return boxes or landmarks as plain arrays, which come back as given")
+
+
+def test_box_crop_of_clips_is_refused_in_one_line(clip_folder):
+    # It once said the clips had no box or keypoints, and to give stoker.Boxes in the items.
+    root, clips = clip_folder
+    for data in (root, ClipItems(clips, "paths")):
+        with pytest.raises(ValueError) as raised:
+            stoker.DataLoader(data, frames_per_clip=2, transforms="BoxCrop(margin=0.3), Resize((8, 8))")
+        assert str(raised.value) == (
+            "BoxCrop crops single images around their box or keypoints, and clips (frames_per_clip) carry neither yet; "
+            "crop the frames around the face in the Dataset (a (T, H, W, C) uint8 array, one crop size per clip), or "
+            "leave BoxCrop out")
+
+
+def test_a_grayscale_video_without_a_channel_axis_is_told_to_add_one():
+    class Lips(torch.utils.data.Dataset):  # LRW's mouth crops: (T, 88, 88) uint8
+        def __len__(self):
+            return 2
+
+        def __getitem__(self, i):
+            return np.zeros((29, 88, 88), np.uint8), i
+
+    with pytest.raises(ValueError) as raised:
+        stoker.DataLoader(Lips(), frames_per_clip=8, transforms="Resize((16, 16))")
+    assert str(raised.value).endswith("; a grayscale video's frames (T, H, W) take a channel axis: frames[..., None], "
+                                      "(T, H, W, 1)")
+    assert "\n" not in str(raised.value)
+
+    class WithAxis(Lips):
+        def __getitem__(self, i):
+            return super().__getitem__(i)[0][..., None], i
+
+    x, y = next(iter(stoker.DataLoader(WithAxis(), batch_size=2, frames_per_clip=8, transforms="Resize((16, 16))")))
+    assert x.shape == (2, 8, 3, 16, 16) and y.tolist() == [0, 1]

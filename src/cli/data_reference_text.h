@@ -120,8 +120,10 @@ models take single images. Clips are read from:
   row of one path is a clip of one frame). A list with such a cell holds clips, and is
   refused without `frames_per_clip`. A file name containing `|` cannot be listed;
 - a Dataset object whose item is `(frames, target, ...)` (or the frames alone): a list or
-  tuple of images, each as a Dataset's image may be, or one uint8 array of 4 dimensions whose
-  first is the frames (`(T, H, W, C)` or `(T, C, H, W)`).
+  tuple of images, each as a Dataset's image may be, a NumPy array of the frames' paths
+  (`np.array(paths)[np.linspace(0, n - 1, K).astype(int)]`), or one uint8 array of 4
+  dimensions whose first is the frames (`(T, H, W, C)` or `(T, C, H, W)`; a grayscale
+  video's `(T, H, W)` is `frames[..., None]`).
 
 Which frames: with span L = (K − 1) × S + 1 and a clip of n frames, frame k of the sample is
 t + k × S. In training (`clip_start="random"`) the start t is drawn uniformly from

@@ -439,6 +439,12 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
     : source_(std::move(source)), options_(std::move(options)) {
   if (!source_) throw UsageError("Loader needs a source");
   if (const BoxCropSpec& box = options_.transform.box_crop; box.enabled()) {
+    if (options_.clip.enabled()) {
+      throw UsageError(
+          "BoxCrop crops single images around their box or keypoints, and clips (frames_per_clip) carry neither yet; "
+          "crop the frames around the face in the Dataset (a (T, H, W, C) uint8 array, one crop size per clip), "
+          "or leave BoxCrop out");
+    }
     if (!source_->has_geometry()) {
       throw UsageError(fmt::format(
           "BoxCrop crops each sample around its box or keypoints, and {} has neither; give them (keypoints=, boxes=, "

@@ -282,6 +282,17 @@ TEST(BoxCropTest, RefusedWithoutKeypointsOrBoxesAndWithoutOneSizeAfterIt) {
       "add Resize((224, 224)) (or another crop) after BoxCrop, so that every sample has one size");
 }
 
+TEST(BoxCropTest, RefusedForClipsWhichCarryNoBoxes) {
+  LoaderOptions options;
+  options.transform = parse_transforms("BoxCrop(margin=0.2), Resize((8, 8))");
+  options.clip.frames = 2;
+  const auto images = std::make_shared<testing::CountingSource>(4);
+  EXPECT_EQ(testing::usage_error_text([&] { Loader(images, options); }),
+            "BoxCrop crops single images around their box or keypoints, and clips (frames_per_clip) carry neither yet; "
+            "crop the frames around the face in the Dataset (a (T, H, W, C) uint8 array, one crop size per clip), or "
+            "leave BoxCrop out");
+}
+
 TEST(BoxCropTest, BadArgumentsAreRefusedInOneLine) {
   const auto error = [](const char* chain) { return testing::usage_error_text([&] { parse_transforms(chain); }); };
   EXPECT_EQ(error("BoxCrop(margin=-0.1)"),

@@ -41,7 +41,8 @@ constexpr std::string_view kDoc =
     "`box` of `return_params` is the source's region that became the output. Only the crop's part of the image is "
     "decoded, at a reduced scale where the output allows. A sample without a box (no box and no visible finite "
     "keypoint, a NaN box, one without area, or a crop wholly outside the image) is a bad sample, named with the "
-    "reason. Data without keypoints or boxes is refused, and so is `stoker train`, which reads neither. Evaluation "
+    "reason. Data without keypoints or boxes is refused, and so are clips, which carry neither yet, and `stoker "
+    "train`, which reads neither. Evaluation "
     "takes the middle of the margin's range.";
 
 // margin: a number (fixed) or (min, max).
