@@ -143,6 +143,8 @@ void bind_diagnosis(py::module_& m) {
            py::arg("loader"), py::arg("monitor"), py::arg("cores"), py::arg("gpu_index") = -1,
            py::arg("auto_workers") = false, py::arg("prefetch_factor") = 0, py::arg("dataset") = "",
            py::keep_alive<1, 2>(), py::keep_alive<1, 3>())
+      .def("set_decoded_cache_possible", &diagnose::LoopDiagnosis::set_decoded_cache_possible, py::arg("possible"),
+           "Whether the loader's data can take the decoded cache (not a Dataset object's own items); default True")
       .def("start_epoch", &diagnose::LoopDiagnosis::start_epoch)
       .def("after_step", &diagnose::LoopDiagnosis::after_step, py::arg("wait"), py::arg("copy"), py::arg("compute"),
            py::arg("samples"))

@@ -53,9 +53,11 @@ class _Watched:
 
     def __init__(self, loader):
         handle = loader._loader if isinstance(loader, DataLoader) else None
-        prefetch = getattr(loader, "prefetch_factor", None) or 0
-        self.diagnosis = _stoker.Diagnosis(handle, current_monitor(), cores(), nvml_index(), False, prefetch,
-                                           loader._data.name if handle is not None else "")
+        if handle is not None:
+            self.diagnosis = loader._new_diagnosis(gpu_index=nvml_index())
+        else:
+            self.diagnosis = _stoker.Diagnosis(None, current_monitor(), cores(), nvml_index(), False,
+                                               getattr(loader, "prefetch_factor", None) or 0, "")
         self.handle = handle
         self.epoch = 0
         self.reports = []

@@ -83,3 +83,52 @@ def test_watching_a_loader_again_goes_on_with_its_epochs():
     printed = out.getvalue()
     assert "epoch 0: " in printed and "epoch 1: " in printed
     assert stoker.watch(loader).epoch == 2
+
+
+class FileList(torch.utils.data.Dataset):
+    """A Dataset of its own over image files: (path, label), the image as loaded."""
+
+    def __init__(self, files):
+        self.files = files
+
+    def __len__(self):
+        return len(self.files)
+
+    def __getitem__(self, i):
+        return str(self.files[i]), i % 2
+
+
+def changes_when_starved(data):
+    """The changes offered for a pass that only waited (nothing computed) on `data`."""
+    loader = stoker.DataLoader(data, batch_size=2, num_workers=1, transforms="Resize((16, 16))")
+    watched = stoker.watch(loader, file=io.StringIO())
+    for _ in watched:
+        pass
+    return [c["change"] for c in watched._diagnosis.epoch_changes()]
+
+
+def test_the_changes_offered_are_ones_the_loader_takes(tmp_path):
+    # Large noisy JPEGs: decoding is most of the workers' time, so the decoded cache and
+    # stoker prepare are both offered where the data can take them.
+    import numpy as np
+    from PIL import Image
+    import torchvision
+
+    rng = np.random.default_rng(0)
+    for c in range(2):
+        (tmp_path / "train" / f"c{c}").mkdir(parents=True)
+        for i in range(4):
+            pixels = rng.integers(0, 256, size=(320, 320, 3), dtype=np.uint8)
+            Image.fromarray(pixels).save(tmp_path / "train" / f"c{c}" / f"{i}.jpg", quality=95)
+    root = str(tmp_path / "train")
+    prepare = f"stoker prepare --data {root} --out {root}-prepared"
+
+    path = changes_when_starved(root)
+    assert any(c.startswith("cache_decoded_gb=") for c in path) and prepare in path
+    # An ImageFolder object: its root is the folder to prepare (not the class name read as a path).
+    assert prepare in changes_when_starved(torchvision.datasets.ImageFolder(root))
+    # A Dataset of its own: stoker.DataLoader refuses cache_decoded_gb there, and stoker
+    # does not know the folder its files are in.
+    own = changes_when_starved(FileList(sorted((tmp_path / "train").rglob("*.jpg"))))
+    assert not any("cache_decoded_gb" in c for c in own)
+    assert "stoker prepare --data DIR --out NEW_DIR" in own

@@ -65,6 +65,10 @@ class LoopDiagnosis {
   LoopDiagnosis(data::Loader* loader, const monitor::Sampler* monitor, int cores, int gpu_index, bool auto_workers,
                 int prefetch_factor, std::string dataset, data::FrontEnd words = data::FrontEnd::kCommandLine);
 
+  // Whether the loader's data can take the decoded cache (a Dataset object's own items cannot:
+  // the front end refuses it there); the changes offer the cache only then. Default: it can.
+  void set_decoded_cache_possible(bool possible) { cache_possible_ = possible; }
+
   void start_epoch();
   // After each step; returns lines to print (a warning, a tuning change), usually none.
   std::vector<std::string> after_step(double wait_s, double copy_s, double compute_s, int64_t samples);
@@ -116,6 +120,7 @@ class LoopDiagnosis {
   int gpu_index_;
   std::string dataset_;
   data::FrontEnd words_;
+  bool cache_possible_ = true;
   std::optional<WorkerTuner> tuner_;
   PersistenceGate gate_{5};
   StepWindow window_, epoch_;

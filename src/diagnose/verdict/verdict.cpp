@@ -132,8 +132,8 @@ CacheEstimate estimate_decoded_cache(const PipelineEvidence& p) {
   if (p.samples > 0) {
     e.needed_bytes = p.decoded_bytes / static_cast<double>(p.samples) * static_cast<double>(p.dataset_samples);
   }
-  e.worth_offering =
-      !p.cache_on && e.load_share >= 0.3 && e.needed_bytes > 0 && e.needed_bytes < 0.8 * p.free_ram_bytes;
+  e.worth_offering = !p.cache_on && p.cache_possible && e.load_share >= 0.3 && e.needed_bytes > 0 &&
+                     e.needed_bytes < 0.8 * p.free_ram_bytes;
   return e;
 }
 

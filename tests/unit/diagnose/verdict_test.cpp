@@ -160,6 +160,9 @@ TEST(Verdict, DecodedCacheIsOfferedWhenTheImagesFitInRam) {
   p.free_ram_bytes = 41e9;
   p.cache_on = true;  // already on (the rest did not fit)
   EXPECT_EQ(recommend(classify(w), w, p).size(), 1u);
+  p.cache_on = false;
+  p.cache_possible = false;  // a Dataset object's own items: the loader refuses the cache
+  EXPECT_EQ(recommend(classify(w), w, p).size(), 1u);
 }
 
 TEST(Verdict, PrepareIsOfferedWhenJpegsDecodeFromTheTop) {
