@@ -2,6 +2,7 @@
 import io
 import time
 
+import pytest
 import torch
 
 import stoker
@@ -132,3 +133,92 @@ def test_the_changes_offered_are_ones_the_loader_takes(tmp_path):
     own = changes_when_starved(FileList(sorted((tmp_path / "train").rglob("*.jpg"))))
     assert not any("cache_decoded_gb" in c for c in own)
     assert "stoker prepare --data DIR --out NEW_DIR" in own
+
+
+def test_a_watch_watched_again_reports_each_pass_once():
+    out = io.StringIO()
+    inner = stoker.watch(SlowLoader(12, 0.0), file=out)
+    for _ in stoker.watch(inner, file=out):
+        time.sleep(0.002)
+    assert out.getvalue().count("epoch 0: ") == 1
+    assert inner.epoch == 1
+
+
+def test_named_loops_and_ranks_head_their_lines(monkeypatch):
+    out = io.StringIO()
+    for _ in stoker.watch(SlowLoader(12, 0.0), name="val", file=out):
+        time.sleep(0.002)
+    assert out.getvalue().startswith("val epoch 0: step time:")
+
+    import torch.distributed as dist
+    monkeypatch.setattr(dist, "is_available", lambda: True)
+    monkeypatch.setattr(dist, "is_initialized", lambda: True)
+    monkeypatch.setattr(dist, "get_world_size", lambda: 2)
+    monkeypatch.setattr(dist, "get_rank", lambda: 1)
+    out = io.StringIO()
+    for _ in stoker.watch(SlowLoader(24, 0.01), file=out):
+        time.sleep(0.001)
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("rank 1 epoch 0: step time:")
+    assert lines[1].startswith(" " * len("rank 1 epoch 0: ") + "try:")  # the rest under the first
+
+
+def test_a_name_that_is_no_str_is_refused():
+    with pytest.raises(ValueError, match=r"^name=3: a str .*; e.g. name='val'$"):
+        stoker.watch([], name=3)
+
+
+class SlowItems(torch.utils.data.Dataset):
+    """A Dataset whose __getitem__ takes 5 ms (a decode, say): a loop that computes nothing waits."""
+
+    def __init__(self, transform=None):
+        self.transform = transform
+
+    def __len__(self):
+        return 16
+
+    def __getitem__(self, i):
+        time.sleep(0.005)
+        return torch.zeros(3), i
+
+
+def test_the_swap_to_stoker_says_how_for_the_loops_data(jpeg_folder):
+    import torchvision
+    import torchvision.transforms as T
+
+    report, _ = run(torch.utils.data.DataLoader(SlowItems(T.Resize((16, 16))), batch_size=2), 0.0)
+    assert "→ input-bound" in report[0]
+    assert "stoker.DataLoader with the same arguments and transforms= the Dataset's transform" in report[-1]
+    report, _ = run(torch.utils.data.DataLoader(SlowItems(), batch_size=2), 0.0)
+    assert "stoker.DataLoader with the same arguments (its worker threads call dataset[i]" in report[-1]
+    folder = torchvision.datasets.ImageFolder(str(jpeg_folder), transform=T.Compose([T.Resize((16, 16)),
+                                                                                    T.PILToTensor()]))
+    report, _ = run(torch.utils.data.DataLoader(folder, batch_size=2, sampler=SlowSampler(len(folder))), 0.0)
+    assert "→ input-bound" in report[0]
+    assert "stoker.DataLoader with the same arguments (it reads the ImageFolder's transform" in report[-1]
+    subset = torch.utils.data.Subset(folder, range(8))
+    report, _ = run(torch.utils.data.DataLoader(subset, batch_size=2, sampler=SlowSampler(8)), 0.0)
+    assert "stoker.DataLoader with the same arguments (it reads the ImageFolder's transform" in report[-1]
+
+
+class SlowSampler(torch.utils.data.Sampler):
+    """Every index in order, 5 ms apart: the loop waits whatever the images cost."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __iter__(self):
+        for i in range(self.n):
+            time.sleep(0.005)
+            yield i
+
+
+def test_a_report_file_that_is_a_path_is_refused_before_the_loop_runs():
+    # Not at the end of the first epoch, when the report is written.
+    with pytest.raises(ValueError, match=r"^file='watch.log': a text stream .*not a path; e.g. file=open"):
+        stoker.watch([], file="watch.log")
+    with pytest.raises(ValueError, match=r"^report='no': True or False$"):
+        stoker.watch([], report="no")
