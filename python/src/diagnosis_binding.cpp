@@ -145,6 +145,8 @@ void bind_diagnosis(py::module_& m) {
            py::keep_alive<1, 2>(), py::keep_alive<1, 3>())
       .def("set_decoded_cache_possible", &diagnose::LoopDiagnosis::set_decoded_cache_possible, py::arg("possible"),
            "Whether the loader's data can take the decoded cache (not a Dataset object's own items); default True")
+      .def("set_reads_in_python", &diagnose::LoopDiagnosis::set_reads_in_python, py::arg("in_python"),
+           "Whether the loader's reads are a Dataset object's __getitem__ (named dataset[i]); default False")
       .def("start_epoch", &diagnose::LoopDiagnosis::start_epoch)
       .def("after_step", &diagnose::LoopDiagnosis::after_step, py::arg("wait"), py::arg("copy"), py::arg("compute"),
            py::arg("samples"))

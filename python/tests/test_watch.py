@@ -222,3 +222,22 @@ def test_a_report_file_that_is_a_path_is_refused_before_the_loop_runs():
         stoker.watch([], file="watch.log")
     with pytest.raises(ValueError, match=r"^report='no': True or False$"):
         stoker.watch([], report="no")
+
+
+class SlowImages(torch.utils.data.Dataset):
+    """A Dataset whose __getitem__ takes 5 ms (its own decoding, a network read) to return an image."""
+
+    def __len__(self):
+        return 16
+
+    def __getitem__(self, i):
+        time.sleep(0.005)
+        return torch.zeros(8, 8, 3, dtype=torch.uint8).numpy(), i
+
+
+def test_a_datasets_getitem_is_named_as_what_the_workers_wait_for():
+    loader = stoker.DataLoader(SlowImages(), batch_size=2, num_workers=1, transforms="Resize((8, 8))")
+    report, _ = run(loader, 0.0)
+    assert "→ input-bound" in report[0]
+    assert any(line.startswith("dataset[i] is ") for line in report)  # not "read is": no file is read
+    assert not any("faster storage" in line for line in report)

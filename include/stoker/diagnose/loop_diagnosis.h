@@ -68,6 +68,9 @@ class LoopDiagnosis {
   // Whether the loader's data can take the decoded cache (a Dataset object's own items cannot:
   // the front end refuses it there); the changes offer the cache only then. Default: it can.
   void set_decoded_cache_possible(bool possible) { cache_possible_ = possible; }
+  // Whether the loader's reads are a Dataset object's __getitem__ (Python) rather than file
+  // reads: the evidence names that stage dataset[i], and the change for it is no faster storage.
+  void set_reads_in_python(bool in_python) { reads_in_python_ = in_python; }
 
   void start_epoch();
   // After each step; returns lines to print (a warning, a tuning change), usually none.
@@ -121,6 +124,7 @@ class LoopDiagnosis {
   std::string dataset_;
   data::FrontEnd words_;
   bool cache_possible_ = true;
+  bool reads_in_python_ = false;
   std::optional<WorkerTuner> tuner_;
   PersistenceGate gate_{5};
   StepWindow window_, epoch_;

@@ -70,7 +70,8 @@ struct PipelineEvidence {
   int64_t dataset_samples = 0;
   double free_ram_bytes = 0;
   bool cache_on = false;
-  bool cache_possible = true;  // false: the loader's data cannot be cached (a Dataset object's own items)
+  bool cache_possible = true;    // false: the loader's data cannot be cached (a Dataset object's own items)
+  bool reads_in_python = false;  // true: read_s is a Dataset object's __getitem__, not file reads
   // JPEG samples decoded in the window, and how many of them from just the restart intervals
   // their crop needs (files rewritten by `stoker prepare`).
   int64_t jpeg_samples = 0;
@@ -120,7 +121,8 @@ struct CacheEstimate {
 };
 CacheEstimate estimate_decoded_cache(const PipelineEvidence& pipeline);
 
-// The stage with the most worker time and its share of busy worker time ("decode", 0.71).
+// The stage with the most worker time and its share of busy worker time ("decode", 0.71);
+// the read stage is named "dataset[i]" where it is a Dataset's __getitem__ (reads_in_python).
 std::pair<std::string, double> dominant_stage(const PipelineEvidence& pipeline);
 
 // Ranked changes for an input-bound window: the worker count that matches the model's rate

@@ -101,7 +101,7 @@ double model_rate(const StepWindow& w) {
 std::pair<std::string, double> dominant_stage(const PipelineEvidence& p) {
   const double busy = p.read_s + p.decode_s + p.transform_s;
   if (busy <= 0) return {"", 0};
-  std::pair<std::string, double> best{"read", p.read_s / busy};
+  std::pair<std::string, double> best{p.reads_in_python ? "dataset[i]" : "read", p.read_s / busy};
   if (p.decode_s / busy > best.second) best = {"decode", p.decode_s / busy};
   if (p.transform_s / busy > best.second) best = {"transform", p.transform_s / busy};
   return best;
@@ -193,9 +193,12 @@ std::vector<Recommendation> recommend(const Verdict& v, const StepWindow& w, con
     }
     if (pipe < model && needed > max_workers) {
       const auto [stage, share] = dominant_stage(p);
-      std::string change = stage == "decode"      ? "store the images pre-resized near the training size"
-                           : stage == "transform" ? "lighter augmentation or a smaller output size"
-                                                  : "faster storage (local disk, page cache) for the dataset";
+      std::string change = stage == "decode"       ? "store the images pre-resized near the training size"
+                           : stage == "transform"  ? "lighter augmentation or a smaller output size"
+                           : stage == "dataset[i]" ? "a lighter __getitem__ (return the image as loaded, for stoker "
+                                                     "to decode and transform; more workers than cores where it "
+                                                     "waits on storage or the network)"
+                                                   : "faster storage (local disk, page cache) for the dataset";
       out.push_back({std::nullopt, change,
                      fmt::format("{} is {} of worker time and {} worker{} cannot reach the model's {} samples/s", stage,
                                  percent(share), max_workers, max_workers == 1 ? "" : "s", grouped(model)),

@@ -203,6 +203,28 @@ TEST(Verdict, NoCoresLeftPointsAtTheDominantStage) {
   EXPECT_NE(changes[0].reason.find("decode is 71 % of worker time"), std::string::npos);
 }
 
+TEST(Verdict, ADatasetsGetitemIsNamedAndNotSentToFasterStorage) {
+  // A Dataset object's __getitem__ is the read stage: Python code, not a disk to speed up.
+  StepWindow w = window(6, 0, 4, 4000);  // model 1,000 samples/s, 400 delivered
+  PipelineEvidence p = pipeline(1, 2, 10, 4000);
+  p.read_s = 9.5;
+  p.decode_s = 0.3;
+  p.transform_s = 0.2;
+  auto changes = recommend(classify(w), w, p);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(cli(changes[0]), "faster storage (local disk, page cache) for the dataset");
+  p.reads_in_python = true;
+  changes = recommend(classify(w), w, p);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(python(changes[0]),
+            "a lighter __getitem__ (return the image as loaded, for stoker to decode and transform; more workers "
+            "than cores where it waits on storage or the network)");
+  EXPECT_EQ(changes[0].reason,
+            "dataset[i] is 95 % of worker time and 1 worker cannot reach the model's 1,000 samples/s");
+  EXPECT_EQ(format_evidence(w, p),
+            "dataset[i] is 95 % of worker time; 1 worker delivers 400 samples/s, the model takes 1,000 samples/s.");
+}
+
 TEST(Verdict, FastPipelineThatStillWaitsGetsDeeperPrefetch) {
   StepWindow w = window(1, 0, 9, 9000);                  // model 1,000 samples/s
   const PipelineEvidence p = pipeline(4, 16, 12, 9000);  // 3,000 samples/s ceiling
