@@ -72,6 +72,18 @@ TEST_F(LoopDiagnosisTest, TheFirstStepIsWarmUpLeftOutOfTheShares) {
   EXPECT_TRUE(names_no_warmup(later));
 }
 
+TEST_F(LoopDiagnosisTest, AFirstStepThatWaitedIsTheLoaderStarting) {
+  // torch's DataLoader spawning its worker processes: 4.7 s inside the first next().
+  diagnosis.start_epoch();
+  diagnosis.after_step(4.7, 0.0, 0.1, 8);
+  steps(20, 0.09, 0.01);
+  const std::vector<std::string> report = diagnosis.epoch_report();
+  ASSERT_GE(report.size(), 2u);
+  EXPECT_EQ(report[1],
+            "first step 4.8 s of the epoch's 6.8 s (warm-up: the loader starting and making its first batch): "
+            "left out of these shares");
+}
+
 TEST_F(LoopDiagnosisTest, TheFirstStepAtANewBatchSizeIsWarmUpToo) {
   diagnosis.start_epoch();
   diagnosis.after_step(0.0, 0.0, 6.0, 8);                       // the run's first step

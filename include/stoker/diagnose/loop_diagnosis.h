@@ -13,7 +13,9 @@
 // shape makes cuDNN choose its algorithms again (an epoch's short last batch: about 6 s more
 // in ResNet-50's first epoch on an H100). Warm-up steps count in the epoch's totals
 // (epoch_window(), the metrics file) but not in the windows nor in the shares the verdicts
-// read, and the epoch report names them when they were a noticeable part of the epoch.
+// read, and the epoch report names them when they were a noticeable part of the epoch (as the
+// loader starting where they mostly waited for their batch: torch's DataLoader spawning its
+// worker processes).
 //
 // GPU utilisation is the mean of the monitor's samples taken during the window or epoch.
 // Without a loader (another library's) there are no stage clocks: the verdicts stand, the

@@ -203,7 +203,11 @@ std::vector<std::string> LoopDiagnosis::after_step(double wait_s, double copy_s,
 }
 
 std::string LoopDiagnosis::warmup_note() const {
-  const char* what = "(warm-up: libraries and kernels loaded, algorithms chosen, memory allocated)";
+  // A first step spent waiting for its batch was the loader starting (worker processes
+  // spawned, files opened), not the model's libraries and kernels.
+  const bool loader_start = epoch_warmup_.wait_s > epoch_warmup_.copy_s + epoch_warmup_.compute_s;
+  const char* what = loader_start ? "(warm-up: the loader starting and making its first batch)"
+                                  : "(warm-up: libraries and kernels loaded, algorithms chosen, memory allocated)";
   if (run_start_in_epoch_ && epoch_warmup_.steps == 1) {
     return fmt::format("first step {:.1f} s of the epoch's {:.1f} s {}: left out of these shares",
                        epoch_warmup_.total_s(), epoch_.total_s(), what);
