@@ -191,7 +191,10 @@ std::vector<Recommendation> recommend(const Verdict& v, const StepWindow& w, con
                        0});
       }
     }
-    if (pipe < model && needed > max_workers) {
+    // The most workers offered, or those already running where that is more (the tuner of
+    // --workers auto goes up to the cores; a script may set more).
+    const int most = std::max(max_workers, p.workers);
+    if (pipe < model && needed > most) {
       const auto [stage, share] = dominant_stage(p);
       std::string change = stage == "decode"       ? "store the images pre-resized near the training size"
                            : stage == "transform"  ? "lighter augmentation or a smaller output size"
@@ -201,7 +204,7 @@ std::vector<Recommendation> recommend(const Verdict& v, const StepWindow& w, con
                                                    : "faster storage (local disk, page cache) for the dataset";
       out.push_back({std::nullopt, change,
                      fmt::format("{} is {} of worker time and {} worker{} cannot reach the model's {} samples/s", stage,
-                                 percent(share), max_workers, max_workers == 1 ? "" : "s", grouped(model)),
+                                 percent(share), most, most == 1 ? "" : "s", grouped(model)),
                      0});
     }
   }

@@ -201,6 +201,13 @@ TEST(Verdict, NoCoresLeftPointsAtTheDominantStage) {
   ASSERT_EQ(changes.size(), 1u);
   EXPECT_EQ(cli(changes[0]), "store the images pre-resized near the training size");
   EXPECT_NE(changes[0].reason.find("decode is 71 % of worker time"), std::string::npos);
+  EXPECT_NE(changes[0].reason.find("1 worker cannot reach"), std::string::npos) << changes[0].reason;
+  // Two workers on the 2 cores (--workers auto tunes up to the cores): they are what cannot reach.
+  PipelineEvidence two = pipeline(2, 2, 20, 4000);
+  const auto more = recommend(classify(w), w, two);
+  ASSERT_EQ(more.size(), 1u);
+  EXPECT_NE(more[0].reason.find("2 workers cannot reach the model's 1,000 samples/s"), std::string::npos)
+      << more[0].reason;
 }
 
 TEST(Verdict, ADatasetsGetitemIsNamedAndNotSentToFasterStorage) {
