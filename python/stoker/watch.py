@@ -160,7 +160,9 @@ class watch:
                 wait = step_end - started
                 samples = _samples(item)
                 yield item
-        except GeneratorExit:  # the loop broke off: the steps so far are the epoch
+        except GeneratorExit:  # the loop broke off: the steps so far, the one it broke in too, are the epoch
+            if step_end is not None:
+                self._diagnosis.after_step(wait, 0.0, time.perf_counter() - step_end, samples)
             raise
         except BaseException:
             failed = True

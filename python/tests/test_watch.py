@@ -241,3 +241,13 @@ def test_a_datasets_getitem_is_named_as_what_the_workers_wait_for():
     assert "→ input-bound" in report[0]
     assert any(line.startswith("dataset[i] is ") for line in report)  # not "read is": no file is read
     assert not any("faster storage" in line for line in report)
+
+
+def test_a_loop_that_breaks_off_counts_the_step_it_broke_in():
+    watched = stoker.watch(SlowLoader(12, 0.0), file=io.StringIO())
+    for i, _ in enumerate(watched):
+        time.sleep(0.002)
+        if i == 4:
+            break
+    assert watched._diagnosis.epoch_window["steps"] == 5
+    assert watched.epoch == 1
