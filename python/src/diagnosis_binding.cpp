@@ -147,6 +147,13 @@ void bind_diagnosis(py::module_& m) {
            "Whether the loader's data can take the decoded cache (not a Dataset object's own items); default True")
       .def("set_reads_in_python", &diagnose::LoopDiagnosis::set_reads_in_python, py::arg("in_python"),
            "Whether the loader's reads are a Dataset object's __getitem__ (named dataset[i]); default False")
+      .def(
+          "set_monitor",
+          [](diagnose::LoopDiagnosis& d, MonitorHandle* monitor, int gpu_index) {
+            d.set_monitor(monitor != nullptr ? &monitor->sampler() : nullptr, gpu_index);
+          },
+          "The Monitor (or None) and NVML GPU index the next steps read", py::arg("monitor"), py::arg("gpu_index"),
+          py::keep_alive<1, 2>())
       .def("start_epoch", &diagnose::LoopDiagnosis::start_epoch)
       .def("after_step", &diagnose::LoopDiagnosis::after_step, py::arg("wait"), py::arg("copy"), py::arg("compute"),
            py::arg("samples"))

@@ -444,6 +444,7 @@ class DataLoader:
             else:
                 self._loader.start_epoch(self._epoch, first, self._order.order(len(self.source)))
             self._position = first
+            self._diagnosis.set_monitor(current_monitor(), -1)  # the one running now, for monitor.report()
             self._diagnosis.start_epoch()
             if self._feed is not None:
                 self._feed.start()

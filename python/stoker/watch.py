@@ -141,6 +141,7 @@ class watch:
         if isinstance(self.loader, watch):
             yield from self.loader
             return
+        self._diagnosis.set_monitor(current_monitor(), nvml_index())  # the one running now, if any
         self._diagnosis.start_epoch()
         it = iter(self.loader)
         wait = step_end = samples = None

@@ -188,5 +188,34 @@ TEST(LoopDiagnosisGpuTest, GpuUtilisationIsTheMeanOfTheEpochsSamples) {
   unsetenv("STOKER_FAKE_NVML_SCRIPT");
 }
 
+// A loop watched again reads the monitor running at each pass: one started since its first
+// pass is read, one stopped since is not (its last sample is no figure of the later steps).
+TEST(LoopDiagnosisGpuTest, EachPassReadsTheMonitorRunningThen) {
+  TempDir dir;
+  setenv("STOKER_FAKE_NVML_SCRIPT", dir.write_text("nvml.txt", "gpus=1\nutil0=90\nutil_mem0=10\n").c_str(), 1);
+  monitor::SamplerOptions options;
+  options.nvml_library = testing::fake_nvml_path();
+  monitor::Sampler sampler(options);  // not started: samples are taken by sample_once()
+  ASSERT_EQ(sampler.gpus().size(), 1u) << sampler.gpu_status();
+  data::Loader loader(photo_folder(dir), in_order("Resize(16), CenterCrop(16), Normalize"));
+  diagnose::LoopDiagnosis diagnosis(&loader, nullptr, 2, -1, false, 2, dir.str());  // watched before the monitor
+  const auto pass = [&](bool sample) {
+    diagnosis.start_epoch();
+    for (int i = 0; i < 21; ++i) {
+      if (sample && i == 1) sampler.sample_once();
+      diagnosis.after_step(0.0, 0.0, 0.1, 8);
+    }
+    return diagnosis.epoch_report()[0];
+  };
+  EXPECT_EQ(pass(false).find("GPU util"), std::string::npos);
+  diagnosis.set_monitor(&sampler, 0);
+  const std::string with = pass(true);
+  EXPECT_NE(with.find("GPU util 90 %"), std::string::npos) << with;
+  diagnosis.set_monitor(nullptr, -1);  // the monitor stopped
+  const std::string after = pass(false);
+  EXPECT_EQ(after.find("GPU util"), std::string::npos) << after;
+  unsetenv("STOKER_FAKE_NVML_SCRIPT");
+}
+
 }  // namespace
 }  // namespace stoker::train

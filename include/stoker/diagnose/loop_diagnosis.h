@@ -74,6 +74,11 @@ class LoopDiagnosis {
   // reads: the evidence names that stage dataset[i], and the change for it is no faster storage.
   void set_reads_in_python(bool in_python) { reads_in_python_ = in_python; }
 
+  // The monitor (and GPU index) the next steps read: the one running now, or nullptr. A loop
+  // watched again calls it at each pass, so a monitor started since is read and one stopped
+  // since is not (its last sample would stand for every later window). It must outlive this.
+  void set_monitor(const monitor::Sampler* monitor, int gpu_index);
+
   void start_epoch();
   // After each step; returns lines to print (a warning, a tuning change), usually none.
   std::vector<std::string> after_step(double wait_s, double copy_s, double compute_s, int64_t samples);

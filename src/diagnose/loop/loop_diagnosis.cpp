@@ -86,6 +86,13 @@ std::pair<double, std::string> gpu_reading(const monitor::Sample& sample, int in
 
 }  // namespace
 
+void LoopDiagnosis::set_monitor(const monitor::Sampler* monitor, int gpu_index) {
+  if (monitor == monitor_ && gpu_index == gpu_index_) return;
+  monitor_ = monitor;
+  gpu_index_ = gpu_index;
+  samples_seen_ = monitor != nullptr ? monitor->samples_published() : 0;  // only its samples from now on
+}
+
 void LoopDiagnosis::observe_monitor() {
   if (gpu_index_ < 0 || monitor_ == nullptr) return;
   const uint64_t published = monitor_->samples_published();  // every step: a load, no copy
