@@ -158,6 +158,8 @@ void bind_diagnosis(py::module_& m) {
       .def("after_step", &diagnose::LoopDiagnosis::after_step, py::arg("wait"), py::arg("copy"), py::arg("compute"),
            py::arg("samples"))
       .def("epoch_report", &diagnose::LoopDiagnosis::epoch_report)
+      .def_property_readonly("epoch_judged", &diagnose::LoopDiagnosis::epoch_judged,
+                             "False for a pass too short to judge with no window before it: no changes to add")
       .def(
           "epoch_changes", [](const diagnose::LoopDiagnosis& d) { return change_list(d.epoch_changes()); },
           "The changes of epoch_report()'s 'try:' line, as dicts (python, flag, value, or_more, change, "

@@ -187,8 +187,9 @@ class watch:
         if window["steps"] == 0:
             return []
         lines = list(self._diagnosis.epoch_report())
-        if not isinstance(self.loader, DataLoader) and _stoker.classify(window["wait"], window["copy"],
-                                                                         window["compute"]).startswith("input-bound"):
+        foreign = not isinstance(self.loader, DataLoader)
+        if foreign and self._diagnosis.epoch_judged and \
+                _stoker.classify(window["wait"], window["copy"], window["compute"]).startswith("input-bound"):
             lines.append(self._foreign_changes())
         return lines
 

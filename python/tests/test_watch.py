@@ -101,7 +101,7 @@ class FileList(torch.utils.data.Dataset):
 
 def changes_when_starved(data):
     """The changes offered for a pass that only waited (nothing computed) on `data`."""
-    loader = stoker.DataLoader(data, batch_size=2, num_workers=1, transforms="Resize((16, 16))")
+    loader = stoker.DataLoader(data, batch_size=1, num_workers=1, transforms="Resize((16, 16))")
     watched = stoker.watch(loader, file=io.StringIO())
     for _ in watched:
         pass
@@ -118,7 +118,7 @@ def test_the_changes_offered_are_ones_the_loader_takes(tmp_path):
     rng = np.random.default_rng(0)
     for c in range(2):
         (tmp_path / "train" / f"c{c}").mkdir(parents=True)
-        for i in range(4):
+        for i in range(6):  # 12 steps of one image: more than the 10 a pass needs to be judged
             pixels = rng.integers(0, 256, size=(320, 320, 3), dtype=np.uint8)
             Image.fromarray(pixels).save(tmp_path / "train" / f"c{c}" / f"{i}.jpg", quality=95)
     root = str(tmp_path / "train")
@@ -186,18 +186,18 @@ def test_the_swap_to_stoker_says_how_for_the_loops_data(jpeg_folder):
     import torchvision
     import torchvision.transforms as T
 
-    report, _ = run(torch.utils.data.DataLoader(SlowItems(T.Resize((16, 16))), batch_size=2), 0.0)
+    report, _ = run(torch.utils.data.DataLoader(SlowItems(T.Resize((16, 16))), batch_size=1), 0.0)
     assert "→ input-bound" in report[0]
     assert "stoker.DataLoader with the same arguments and transforms= the Dataset's transform" in report[-1]
-    report, _ = run(torch.utils.data.DataLoader(SlowItems(), batch_size=2), 0.0)
+    report, _ = run(torch.utils.data.DataLoader(SlowItems(), batch_size=1), 0.0)
     assert "stoker.DataLoader with the same arguments (its worker threads call dataset[i]" in report[-1]
     folder = torchvision.datasets.ImageFolder(str(jpeg_folder), transform=T.Compose([T.Resize((16, 16)),
                                                                                     T.PILToTensor()]))
     report, _ = run(torch.utils.data.DataLoader(folder, batch_size=2, sampler=SlowSampler(len(folder))), 0.0)
     assert "→ input-bound" in report[0]
     assert "stoker.DataLoader with the same arguments (it reads the ImageFolder's transform" in report[-1]
-    subset = torch.utils.data.Subset(folder, range(8))
-    report, _ = run(torch.utils.data.DataLoader(subset, batch_size=2, sampler=SlowSampler(8)), 0.0)
+    subset = torch.utils.data.Subset(folder, range(22))
+    report, _ = run(torch.utils.data.DataLoader(subset, batch_size=2, sampler=SlowSampler(22)), 0.0)
     assert "stoker.DataLoader with the same arguments (it reads the ImageFolder's transform" in report[-1]
 
 
@@ -236,7 +236,7 @@ class SlowImages(torch.utils.data.Dataset):
 
 
 def test_a_datasets_getitem_is_named_as_what_the_workers_wait_for():
-    loader = stoker.DataLoader(SlowImages(), batch_size=2, num_workers=1, transforms="Resize((8, 8))")
+    loader = stoker.DataLoader(SlowImages(), batch_size=1, num_workers=1, transforms="Resize((8, 8))")
     report, _ = run(loader, 0.0)
     assert "→ input-bound" in report[0]
     assert any(line.startswith("dataset[i] is ") for line in report)  # not "read is": no file is read
@@ -251,3 +251,15 @@ def test_a_loop_that_breaks_off_counts_the_step_it_broke_in():
             break
     assert watched._diagnosis.epoch_window["steps"] == 5
     assert watched.epoch == 1
+
+
+def test_a_first_pass_of_too_few_steps_is_shown_not_judged():
+    # A smoke test broken off after 3 steps: no window to judge on, so no changes to try.
+    watched = stoker.watch(SlowLoader(12, 0.01), file=io.StringIO())
+    for i, _ in enumerate(watched):
+        if i == 2:
+            break
+    report = watched.reports[-1]
+    assert "→ input-bound" in report[0]
+    assert ": too few to judge; the evidence and the changes to try need 10)" in report[0]
+    assert not any(line.startswith("try:") for line in report)

@@ -155,6 +155,27 @@ TEST_F(LoopDiagnosisTest, AShortFirstStepIsLeftOutWithoutANote) {
   EXPECT_TRUE(names_no_warmup(diagnosis.epoch_report()));
 }
 
+TEST_F(LoopDiagnosisTest, AFirstPassOfTooFewStepsIsShownNotJudged) {
+  // A smoke test broken off after 4 steps: no window to fall back on.
+  diagnosis.start_epoch();
+  steps(4, 0.03, 0.0001);
+  const std::vector<std::string> report = diagnosis.epoch_report();
+  for (const std::string& line : report) {  // the shares and the warm-up note: no evidence, no "try:"
+    EXPECT_EQ(line.find("of worker time"), std::string::npos) << line;
+    EXPECT_EQ(line.find("try:"), std::string::npos) << line;
+  }
+  EXPECT_NE(report[0].find("→ input-bound"), std::string::npos) << report[0];
+  EXPECT_NE(report[0].find("(3 steps, 0.1 s: too few to judge; the evidence and the changes to try need 10)"),
+            std::string::npos)
+      << report[0];
+  EXPECT_TRUE(diagnosis.epoch_changes().empty());
+  EXPECT_FALSE(diagnosis.epoch_judged());
+  // Ten steps are judged, as before.
+  diagnosis.start_epoch();
+  steps(10, 0.03, 0.0001);
+  EXPECT_TRUE(diagnosis.epoch_judged());
+}
+
 TEST_F(LoopDiagnosisTest, AnEpochOfOneStepKeepsIt) {
   diagnosis.start_epoch();
   diagnosis.after_step(0.3, 0.0, 0.1, 8);

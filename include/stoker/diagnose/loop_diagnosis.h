@@ -6,7 +6,9 @@
 // `--workers auto` each window also feeds the worker tuner, whose changes are applied to the
 // loader and logged with reasons. Each epoch gets the shares line and, when input-bound, the
 // recommended changes; an epoch shorter than a window (10 steps, 2 s) is judged on the last
-// window instead, and its line says so.
+// window instead, and its line says so; one of fewer than 10 steps with no window before it (a
+// run's first pass broken off) shows its shares, saying they are too few to judge, without
+// evidence or changes.
 //
 // The first step at each batch size is warm-up. The run's first loads libraries and kernels
 // and takes the allocator's first blocks (26 s for ResNet-50 on an H100); each new input
@@ -89,6 +91,9 @@ class LoopDiagnosis {
   const StepWindow& epoch_window() const { return epoch_; }
   // "step time: … → input-bound (high)" plus, when there are any, "try: …".
   std::vector<std::string> epoch_report() const;
+  // False for an epoch too short to judge, with no window before it: its report has no
+  // evidence and no changes (nor should a front end add its own).
+  bool epoch_judged() const { return !judge_epoch().unjudged; }
   // The changes epoch_report() words in its "try: …" line, as data.
   std::vector<Recommendation> epoch_changes() const;
   // The verdict epoch_report() prints (the records keep it beside the epoch's figures).
@@ -104,6 +109,7 @@ class LoopDiagnosis {
     StepWindow window;
     data::StageTimes stages;
     std::string too_short;  // "4 steps are too few", "1.1 s is too short", or empty
+    bool unjudged = false;  // fewer steps than a window and no window before: shares alone
     bool left_out_warmup = false;
   };
   EpochJudgement judge_epoch() const;

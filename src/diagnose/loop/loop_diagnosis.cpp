@@ -247,6 +247,10 @@ LoopDiagnosis::EpochJudgement LoopDiagnosis::judge_epoch() const {
                                          : fmt::format("{:.1f} s is too short", w.total_s());
     j.window = last_window_->window;
     j.stages = last_window_->stages;
+  } else if (w.steps < kWindowSteps && !last_window_) {
+    // Nothing to judge on: a smoke test broken off after 3 steps read "the model takes 166,750
+    // samples/s" and was offered the decoded cache from 0.1 s.
+    j.unjudged = true;
   }
   return j;
 }
@@ -259,10 +263,15 @@ std::vector<std::string> LoopDiagnosis::epoch_report() const {
     shares = fmt::format("{} (the last {} steps, {:.1f} s, across epochs: this epoch's {} to judge alone)", shares,
                          w.steps, w.total_s(), j.too_short);
   }
+  if (j.unjudged) {
+    shares = fmt::format("{} ({} step{}, {:.1f} s: too few to judge; the evidence and the changes to try need {})",
+                         shares, w.steps, w.steps == 1 ? "" : "s", w.total_s(), kWindowSteps);
+  }
   std::vector<std::string> lines{shares};
   if (j.left_out_warmup && epoch_warmup_.total_s() > kWarmupNoticeShare * epoch_.total_s()) {
     lines.push_back(warmup_note());
   }
+  if (j.unjudged) return lines;
   const Verdict v = classify(w);
   const PipelineEvidence p = evidence(j.stages);
   if (v.kind == Bottleneck::kInput) {
@@ -276,6 +285,7 @@ std::vector<std::string> LoopDiagnosis::epoch_report() const {
 
 std::vector<Recommendation> LoopDiagnosis::epoch_changes() const {
   const EpochJudgement j = judge_epoch();
+  if (j.unjudged) return {};
   return recommend(classify(j.window), j.window, evidence(j.stages));
 }
 
