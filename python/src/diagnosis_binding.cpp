@@ -158,6 +158,9 @@ void bind_diagnosis(py::module_& m) {
       .def("after_step", &diagnose::LoopDiagnosis::after_step, py::arg("wait"), py::arg("copy"), py::arg("compute"),
            py::arg("samples"))
       .def("epoch_report", &diagnose::LoopDiagnosis::epoch_report)
+      .def_property_readonly(
+          "epoch_verdict", [](const diagnose::LoopDiagnosis& d) { return diagnose::verdict_name(d.epoch_verdict()); },
+          "The verdict epoch_report() prints: 'input-bound (high)', 'compute-bound', ...")
       .def_property_readonly("epoch_judged", &diagnose::LoopDiagnosis::epoch_judged,
                              "False for a pass too short to judge with no window before it: no changes to add")
       .def(

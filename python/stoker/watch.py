@@ -183,13 +183,12 @@ class watch:
     def epoch_report(self):
         """The report on the current (or just finished) pass: the shares line, then the evidence
         and the changes to try when there are any."""
-        window = self._diagnosis.epoch_window
-        if window["steps"] == 0:
+        if self._diagnosis.epoch_window["steps"] == 0:
             return []
         lines = list(self._diagnosis.epoch_report())
-        foreign = not isinstance(self.loader, DataLoader)
-        if foreign and self._diagnosis.epoch_judged and \
-                _stoker.classify(window["wait"], window["copy"], window["compute"]).startswith("input-bound"):
+        # The verdict the report printed (the last window's where the pass was too short alone).
+        if not isinstance(self.loader, DataLoader) and self._diagnosis.epoch_judged and \
+                self._diagnosis.epoch_verdict.startswith("input-bound"):
             lines.append(self._foreign_changes())
         return lines
 

@@ -263,3 +263,15 @@ def test_a_first_pass_of_too_few_steps_is_shown_not_judged():
     assert "→ input-bound" in report[0]
     assert ": too few to judge; the evidence and the changes to try need 10)" in report[0]
     assert not any(line.startswith("try:") for line in report)
+
+
+def test_the_changes_added_for_another_loader_follow_the_verdict_printed():
+    # A pass too short alone is judged on the last window (2 s of a slow model): compute-bound,
+    # so no "try:" line, though its own 4 steps waited. 2.4 s: a window needs 2 s.
+    loader = SlowLoader(11, 0.0)
+    for _ in stoker.watch(loader, file=io.StringIO()):
+        time.sleep(0.21)
+    loader.batches, loader.delay = 4, 0.05
+    report, _ = run(loader, 0.001)
+    assert "→ compute-bound (the last 10 steps" in report[0]
+    assert not any(line.startswith("try:") for line in report)
