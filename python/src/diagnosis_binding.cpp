@@ -143,10 +143,26 @@ void bind_diagnosis(py::module_& m) {
            py::arg("loader"), py::arg("monitor"), py::arg("cores"), py::arg("gpu_index") = -1,
            py::arg("auto_workers") = false, py::arg("prefetch_factor") = 0, py::arg("dataset") = "",
            py::keep_alive<1, 2>(), py::keep_alive<1, 3>())
+      .def("set_decoded_cache_possible", &diagnose::LoopDiagnosis::set_decoded_cache_possible, py::arg("possible"),
+           "Whether the loader's data can take the decoded cache (not a Dataset object's own items); default True")
+      .def("set_reads_in_python", &diagnose::LoopDiagnosis::set_reads_in_python, py::arg("in_python"),
+           "Whether the loader's reads are a Dataset object's __getitem__ (named dataset[i]); default False")
+      .def(
+          "set_monitor",
+          [](diagnose::LoopDiagnosis& d, MonitorHandle* monitor, int gpu_index) {
+            d.set_monitor(monitor != nullptr ? &monitor->sampler() : nullptr, gpu_index);
+          },
+          "The Monitor (or None) and NVML GPU index the next steps read", py::arg("monitor"), py::arg("gpu_index"),
+          py::keep_alive<1, 2>())
       .def("start_epoch", &diagnose::LoopDiagnosis::start_epoch)
       .def("after_step", &diagnose::LoopDiagnosis::after_step, py::arg("wait"), py::arg("copy"), py::arg("compute"),
            py::arg("samples"))
       .def("epoch_report", &diagnose::LoopDiagnosis::epoch_report)
+      .def_property_readonly(
+          "epoch_verdict", [](const diagnose::LoopDiagnosis& d) { return diagnose::verdict_name(d.epoch_verdict()); },
+          "The verdict epoch_report() prints: 'input-bound (high)', 'compute-bound', ...")
+      .def_property_readonly("epoch_judged", &diagnose::LoopDiagnosis::epoch_judged,
+                             "False for a pass too short to judge with no window before it: no changes to add")
       .def(
           "epoch_changes", [](const diagnose::LoopDiagnosis& d) { return change_list(d.epoch_changes()); },
           "The changes of epoch_report()'s 'try:' line, as dicts (python, flag, value, or_more, change, "

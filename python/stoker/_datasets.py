@@ -41,10 +41,11 @@ class Data:
     sample's Python target, collated); `chain` is the dataset's own transform, if any."""
 
     def __init__(self, source, dataset, name, targets="engine", chain=None, target_transform=None, item_width=2,
-                 has_targets=True, extra_columns=0):
+                 has_targets=True, extra_columns=0, folder=""):
         self.source = source
         self.dataset = dataset
         self.name = name
+        self.folder = folder  # the path, or a DatasetFolder's root, that recommended commands name; "" when none
         self.targets = targets
         self.chain = chain
         self.target_transform = target_transform
@@ -157,10 +158,10 @@ def open_data(dataset, split, worker_init_fn, clips=False, on_error="substitute"
         source = _stoker.Source(os.fsencode(path), split, clips)
         columns = source.columns  # a CSV list's or shards': the targets' and the others', which come after them
         if columns is None:
-            return Data(source, PathDataset(source, path), path)
+            return Data(source, PathDataset(source, path), path, folder=path)
         has_targets, extra = bool(columns["targets"]), len(columns["extra"])
         return Data(source, PathDataset(source, path), path, item_width=1 + has_targets + extra,
-                    has_targets=has_targets, extra_columns=extra)
+                    has_targets=has_targets, extra_columns=extra, folder=path)
     if split != "train":
         raise arg.bad("split", split, "'train' for a Dataset object (it is one split already)",
                       "make the Dataset of the split you want")
@@ -213,7 +214,7 @@ def _open_folder_object(folder, name, worker_init_fn, picked=None, dataset=None,
         source = _stoker.Source.image_list(os.fsencode(f"{name} object of {root}"),
                                            [os.fsencode(p) for p, _ in samples], [int(t) for _, t in samples],
                                            [os.fsencode(c) for c in classes])
-        return Data(source, dataset, name, chain=chain, target_transform=target_transform)
+        return Data(source, dataset, name, chain=chain, target_transform=target_transform, folder=str(root))
     # Files stoker does not decode, or a loader of the script's: the workers call the loader.
     items = _FolderItems(samples, loader, every_file=own_loader)
     checked = _check_first_item(items, f"{name} (its loader)", on_error)
@@ -221,7 +222,8 @@ def _open_folder_object(folder, name, worker_init_fn, picked=None, dataset=None,
         raise ValueError(f"dataset: {name}'s loader returns a float array for {samples[checked.index][0]}; a folder's "
                          "loader returns images: a path, encoded bytes, a uint8 array or a PIL image")
     source = _stoker.Source.dataset(items, worker_init_fn, name, [os.fsencode(c) for c in classes])
-    return Data(source, dataset, name, targets="items", chain=chain, target_transform=target_transform)
+    return Data(source, dataset, name, targets="items", chain=chain, target_transform=target_transform,
+                folder=str(root))
 
 
 _FEATURE_DTYPES = (torch.float16, torch.float32, torch.float64)

@@ -121,6 +121,14 @@ def _weak(method):
     return lambda *args: ref()(*args)
 
 
+def _decoded_cache_refusal(data, keypoints, boxes):
+    """What keeps the decoded cache from this data (a Dataset's own items, keypoints or boxes),
+    or "" when it can hold its images."""
+    if data.targets != "engine":
+        return f"{data.name}'s items, made by its __getitem__"
+    return "keypoints or boxes" if keypoints is not None or boxes is not None else ""
+
+
 def _flip_pairs(pairs, data, keypoints):
     """[(i, j), ...]: the point indices a horizontal flip swaps (left and right eye, ...), of
     keypoints stoker moves: `keypoints=` for a path, stoker.Keypoints in a Dataset's items. The
@@ -300,11 +308,10 @@ class DataLoader:
             self.keypoints, self.boxes = keypoints, boxes
             data.item_width -= len(data.geometry_columns)
             data.source = with_geometry(data.source, keypoints, boxes, box_format)
-        if cache_decoded_gb != 0 and (data.targets != "engine" or self.keypoints is not None or
-                                      self.boxes is not None):
-            held = f"{data.name}'s items, made by its __getitem__" if data.targets != "engine" else "keypoints or boxes"
-            raise arg.bad("cache_decoded_gb", cache_decoded_gb, f"0 with {held}: the decoded cache keeps the images "
-                          "of a path or an ImageFolder of JPEG/PNG files alone", "leave it out")
+        self._cache_refusal = _decoded_cache_refusal(data, self.keypoints, self.boxes)
+        if cache_decoded_gb != 0 and self._cache_refusal:
+            raise arg.bad("cache_decoded_gb", cache_decoded_gb, f"0 with {self._cache_refusal}: the decoded cache "
+                          "keeps the images of a path or an ImageFolder of JPEG/PNG files alone", "leave it out")
         flip_pairs = _flip_pairs(flip_pairs, data, keypoints)
         flip_negate = _flip_negate(flip_negate, data)
         if worker_init_fn is not None and data.targets == "engine":
@@ -373,8 +380,7 @@ class DataLoader:
         self._generation = 0
         self._in_call = threading.Lock()  # held by the consumer call in progress
         self._live = None                 # weak reference to the latest iter()'s iterator
-        self._diagnosis = _stoker.Diagnosis(self._loader, current_monitor(), cores(), -1, self.auto_workers,
-                                            prefetch_factor, data.name)
+        self._diagnosis = self._new_diagnosis(auto_workers=self.auto_workers)
         self._autotune = []
         register_diagnosis(self._diagnosis, self)
 
@@ -453,6 +459,7 @@ class DataLoader:
             else:
                 self._loader.start_epoch(self._epoch, first, self._order.order(len(self.source)))
             self._position = first
+            self._diagnosis.set_monitor(current_monitor(), -1)  # the one running now, for monitor.report()
             self._diagnosis.start_epoch()
             if self._feed is not None:
                 self._feed.start()
@@ -677,9 +684,17 @@ class DataLoader:
             self._feed.loader = self._loader
         if self._gpu_stage is not None:
             self._gpu_stage.loader = self._loader
-        self._diagnosis = _stoker.Diagnosis(self._loader, current_monitor(), cores(), -1, self.auto_workers,
-                                            self.prefetch_factor, self._data.name)
+        self._diagnosis = self._new_diagnosis(auto_workers=self.auto_workers)
         register_diagnosis(self._diagnosis, self)
+
+    def _new_diagnosis(self, gpu_index=-1, auto_workers=False):
+        """A step-time diagnosis reading this loader's stage clocks; its recommendations name the
+        data's folder where there is one, and the decoded cache only where this data can take it."""
+        diagnosis = _stoker.Diagnosis(self._loader, current_monitor(), cores(), gpu_index, auto_workers,
+                                      self.prefetch_factor, self._data.folder)
+        diagnosis.set_decoded_cache_possible(not self._cache_refusal)
+        diagnosis.set_reads_in_python(self._data.targets == "items")
+        return diagnosis
 
     def __copy__(self):
         raise TypeError("a stoker.DataLoader cannot be copied: the copy would share its workers and its stream "

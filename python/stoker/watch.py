@@ -16,7 +16,11 @@ import time
 import weakref
 from collections.abc import Mapping
 
+import torch.utils.data
+
+from . import _arguments as arg
 from . import _stoker
+from ._datasets import _folder_under
 from ._session import current_monitor, register_diagnosis
 from .data_loader import DataLoader, cores
 
@@ -53,9 +57,11 @@ class _Watched:
 
     def __init__(self, loader):
         handle = loader._loader if isinstance(loader, DataLoader) else None
-        prefetch = getattr(loader, "prefetch_factor", None) or 0
-        self.diagnosis = _stoker.Diagnosis(handle, current_monitor(), cores(), nvml_index(), False, prefetch,
-                                           loader._data.name if handle is not None else "")
+        if handle is not None:
+            self.diagnosis = loader._new_diagnosis(gpu_index=nvml_index())
+        else:
+            self.diagnosis = _stoker.Diagnosis(None, current_monitor(), cores(), nvml_index(), False,
+                                               getattr(loader, "prefetch_factor", None) or 0, "")
         self.handle = handle
         self.epoch = 0
         self.reports = []
@@ -76,14 +82,38 @@ def _state_of(loader):
     return state
 
 
+def _rank_label():
+    """"rank 1 " on one of several torch.distributed ranks (each prints its own report), else ""."""
+    distributed = sys.modules.get("torch.distributed")
+    try:
+        if distributed is None or not distributed.is_available() or not distributed.is_initialized():
+            return ""
+        world, rank = distributed.get_world_size(), distributed.get_rank()
+    except (RuntimeError, ValueError):
+        return ""
+    return f"rank {rank} " if world > 1 else ""
+
+
 class watch:
     """Wraps `loader` (anything iterable); iterate it in place of the loader. Watching the same
-    loader again (a new stoker.watch(loader) each epoch) goes on with its epochs."""
+    loader again (a new stoker.watch(loader) each epoch) goes on with its epochs; watching a
+    watch is that watch (one report per pass). `name` heads its lines ("val epoch 0: ..."),
+    to tell two watched loops apart."""
 
-    def __init__(self, loader, *, report=True, file=None):
+    def __init__(self, loader, *, name=None, report=True, file=None):
+        if name is not None and not isinstance(name, str):
+            raise arg.bad("name", name, "a str that heads the loop's report lines", "e.g. name='val'")
+        arg.flag("report", report)
+        if file is not None and not callable(getattr(file, "write", None)):
+            raise arg.bad("file", file, "a text stream the reports are written to (sys.stdout, an open file), "
+                          "not a path", "e.g. file=open('watch.log', 'a'); None writes to sys.stderr")
         self.loader = loader
+        self.name = name
         self.report = report
         self.file = file
+        if isinstance(loader, watch):  # a helper's watch inside the loop's: the inner one reports
+            self._state, self._diagnosis = loader._state, loader._diagnosis
+            return
         self._state = _state_of(loader)
         self._diagnosis = self._state.diagnosis
         register_diagnosis(self._diagnosis, self)
@@ -100,10 +130,18 @@ class watch:
     def __len__(self):
         return len(self.loader)
 
+    def _label(self):
+        """What heads the report's first line: "rank 1 ", the name given, both or nothing."""
+        return _rank_label() + (f"{self.name} " if self.name else "")
+
     def _print(self, lines):
         print("\n".join(lines), file=self.file or sys.stderr, flush=True)
 
     def __iter__(self):
+        if isinstance(self.loader, watch):
+            yield from self.loader
+            return
+        self._diagnosis.set_monitor(current_monitor(), nvml_index())  # the one running now, if any
         self._diagnosis.start_epoch()
         it = iter(self.loader)
         wait = step_end = samples = None
@@ -114,7 +152,7 @@ class watch:
                 if step_end is not None:
                     lines = self._diagnosis.after_step(wait, 0.0, started - step_end, samples)
                     if lines and self.report:
-                        self._print(lines)
+                        self._print([self._label() + lines[0]] + list(lines[1:]))
                 try:
                     item = next(it)
                 except StopIteration:
@@ -123,7 +161,9 @@ class watch:
                 wait = step_end - started
                 samples = _samples(item)
                 yield item
-        except GeneratorExit:  # the loop broke off: the steps so far are the epoch
+        except GeneratorExit:  # the loop broke off: the steps so far, the one it broke in too, are the epoch
+            if step_end is not None:
+                self._diagnosis.after_step(wait, 0.0, time.perf_counter() - step_end, samples)
             raise
         except BaseException:
             failed = True
@@ -136,18 +176,19 @@ class watch:
         lines = self.epoch_report()
         self._state.reports.append(lines)
         if self.report and lines:
-            self._print([f"epoch {self.epoch}: {lines[0]}"] + ["         " + line for line in lines[1:]])
+            head = f"{self._label()}epoch {self.epoch}: "
+            self._print([head + lines[0]] + [" " * len(head) + line for line in lines[1:]])
         self._state.epoch += 1
 
     def epoch_report(self):
         """The report on the current (or just finished) pass: the shares line, then the evidence
         and the changes to try when there are any."""
-        window = self._diagnosis.epoch_window
-        if window["steps"] == 0:
+        if self._diagnosis.epoch_window["steps"] == 0:
             return []
         lines = list(self._diagnosis.epoch_report())
-        if not isinstance(self.loader, DataLoader) and _stoker.classify(window["wait"], window["copy"],
-                                                                         window["compute"]).startswith("input-bound"):
+        # The verdict the report printed (the last window's where the pass was too short alone).
+        if not isinstance(self.loader, DataLoader) and self._diagnosis.epoch_judged and \
+                self._diagnosis.epoch_verdict.startswith("input-bound"):
             lines.append(self._foreign_changes())
         return lines
 
@@ -159,5 +200,24 @@ class watch:
         spare = cores() - 1
         if isinstance(workers, int) and workers < spare:
             changes.append(f"num_workers={min(spare, max(2, 2 * workers))} ({workers} now, {cores()} cores)")
-        changes.append("stoker.DataLoader on the same data and transforms (decoding in C++ threads)")
+        changes.append(_stoker_loader_change(getattr(self.loader, "dataset", None)))
         return "try: " + "  or  ".join(changes)
+
+
+def _stoker_loader_change(dataset):
+    """The swap to stoker.DataLoader, said for the loop's data: an ImageFolder's transform is read
+    as it is; another Dataset's transform is handed over, its __getitem__ returning the image as
+    loaded."""
+    folder = _folder_under(dataset)[0] if dataset is not None else None
+    if folder is not None:
+        return (f"stoker.DataLoader with the same arguments (it reads the {type(folder).__name__}'s transform; "
+                "decoding and transforms in C++ threads)")
+    if isinstance(dataset, torch.utils.data.Dataset) and getattr(dataset, "transform", None) is not None:
+        return ("stoker.DataLoader with the same arguments and transforms= the Dataset's transform, its "
+                "__getitem__ returning the image as loaded (decoding and transforms in C++ threads; "
+                "docs/guide/python.md, From torch's DataLoader)")
+    if isinstance(dataset, torch.utils.data.Dataset):
+        return ("stoker.DataLoader with the same arguments (its worker threads call dataset[i]; an image "
+                "returned as loaded is decoded and transformed in C++: docs/guide/python.md, From torch's "
+                "DataLoader)")
+    return "stoker.DataLoader on the same data and transforms (decoding in C++ threads)"

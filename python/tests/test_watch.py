@@ -2,6 +2,7 @@
 import io
 import time
 
+import pytest
 import torch
 
 import stoker
@@ -83,3 +84,194 @@ def test_watching_a_loader_again_goes_on_with_its_epochs():
     printed = out.getvalue()
     assert "epoch 0: " in printed and "epoch 1: " in printed
     assert stoker.watch(loader).epoch == 2
+
+
+class FileList(torch.utils.data.Dataset):
+    """A Dataset of its own over image files: (path, label), the image as loaded."""
+
+    def __init__(self, files):
+        self.files = files
+
+    def __len__(self):
+        return len(self.files)
+
+    def __getitem__(self, i):
+        return str(self.files[i]), i % 2
+
+
+def changes_when_starved(data):
+    """The changes offered for a pass that only waited (nothing computed) on `data`."""
+    loader = stoker.DataLoader(data, batch_size=1, num_workers=1, transforms="Resize((16, 16))")
+    watched = stoker.watch(loader, file=io.StringIO())
+    for _ in watched:
+        pass
+    return [c["change"] for c in watched._diagnosis.epoch_changes()]
+
+
+def test_the_changes_offered_are_ones_the_loader_takes(tmp_path):
+    # Large noisy JPEGs: decoding is most of the workers' time, so the decoded cache and
+    # stoker prepare are both offered where the data can take them.
+    import numpy as np
+    from PIL import Image
+    import torchvision
+
+    rng = np.random.default_rng(0)
+    for c in range(2):
+        (tmp_path / "train" / f"c{c}").mkdir(parents=True)
+        for i in range(6):  # 12 steps of one image: more than the 10 a pass needs to be judged
+            pixels = rng.integers(0, 256, size=(320, 320, 3), dtype=np.uint8)
+            Image.fromarray(pixels).save(tmp_path / "train" / f"c{c}" / f"{i}.jpg", quality=95)
+    root = str(tmp_path / "train")
+    prepare = f"stoker prepare --data {root} --out {root}-prepared"
+
+    path = changes_when_starved(root)
+    assert any(c.startswith("cache_decoded_gb=") for c in path) and prepare in path
+    # An ImageFolder object: its root is the folder to prepare (not the class name read as a path).
+    assert prepare in changes_when_starved(torchvision.datasets.ImageFolder(root))
+    # A Dataset of its own: stoker.DataLoader refuses cache_decoded_gb there, and stoker
+    # does not know the folder its files are in.
+    own = changes_when_starved(FileList(sorted((tmp_path / "train").rglob("*.jpg"))))
+    assert not any("cache_decoded_gb" in c for c in own)
+    assert "stoker prepare --data DIR --out NEW_DIR" in own
+
+
+def test_a_watch_watched_again_reports_each_pass_once():
+    out = io.StringIO()
+    inner = stoker.watch(SlowLoader(12, 0.0), file=out)
+    for _ in stoker.watch(inner, file=out):
+        time.sleep(0.002)
+    assert out.getvalue().count("epoch 0: ") == 1
+    assert inner.epoch == 1
+
+
+def test_named_loops_and_ranks_head_their_lines(monkeypatch):
+    out = io.StringIO()
+    for _ in stoker.watch(SlowLoader(12, 0.0), name="val", file=out):
+        time.sleep(0.002)
+    assert out.getvalue().startswith("val epoch 0: step time:")
+
+    import torch.distributed as dist
+    monkeypatch.setattr(dist, "is_available", lambda: True)
+    monkeypatch.setattr(dist, "is_initialized", lambda: True)
+    monkeypatch.setattr(dist, "get_world_size", lambda: 2)
+    monkeypatch.setattr(dist, "get_rank", lambda: 1)
+    out = io.StringIO()
+    for _ in stoker.watch(SlowLoader(24, 0.01), file=out):
+        time.sleep(0.001)
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("rank 1 epoch 0: step time:")
+    assert lines[1].startswith(" " * len("rank 1 epoch 0: ") + "try:")  # the rest under the first
+
+
+def test_a_name_that_is_no_str_is_refused():
+    with pytest.raises(ValueError, match=r"^name=3: a str .*; e.g. name='val'$"):
+        stoker.watch([], name=3)
+
+
+class SlowItems(torch.utils.data.Dataset):
+    """A Dataset whose __getitem__ takes 5 ms (a decode, say): a loop that computes nothing waits."""
+
+    def __init__(self, transform=None):
+        self.transform = transform
+
+    def __len__(self):
+        return 16
+
+    def __getitem__(self, i):
+        time.sleep(0.005)
+        return torch.zeros(3), i
+
+
+def test_the_swap_to_stoker_says_how_for_the_loops_data(jpeg_folder):
+    import torchvision
+    import torchvision.transforms as T
+
+    report, _ = run(torch.utils.data.DataLoader(SlowItems(T.Resize((16, 16))), batch_size=1), 0.0)
+    assert "→ input-bound" in report[0]
+    assert "stoker.DataLoader with the same arguments and transforms= the Dataset's transform" in report[-1]
+    report, _ = run(torch.utils.data.DataLoader(SlowItems(), batch_size=1), 0.0)
+    assert "stoker.DataLoader with the same arguments (its worker threads call dataset[i]" in report[-1]
+    folder = torchvision.datasets.ImageFolder(str(jpeg_folder), transform=T.Compose([T.Resize((16, 16)),
+                                                                                    T.PILToTensor()]))
+    report, _ = run(torch.utils.data.DataLoader(folder, batch_size=2, sampler=SlowSampler(len(folder))), 0.0)
+    assert "→ input-bound" in report[0]
+    assert "stoker.DataLoader with the same arguments (it reads the ImageFolder's transform" in report[-1]
+    subset = torch.utils.data.Subset(folder, range(22))
+    report, _ = run(torch.utils.data.DataLoader(subset, batch_size=2, sampler=SlowSampler(22)), 0.0)
+    assert "stoker.DataLoader with the same arguments (it reads the ImageFolder's transform" in report[-1]
+
+
+class SlowSampler(torch.utils.data.Sampler):
+    """Every index in order, 5 ms apart: the loop waits whatever the images cost."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __iter__(self):
+        for i in range(self.n):
+            time.sleep(0.005)
+            yield i
+
+
+def test_a_report_file_that_is_a_path_is_refused_before_the_loop_runs():
+    # Not at the end of the first epoch, when the report is written.
+    with pytest.raises(ValueError, match=r"^file='watch.log': a text stream .*not a path; e.g. file=open"):
+        stoker.watch([], file="watch.log")
+    with pytest.raises(ValueError, match=r"^report='no': True or False$"):
+        stoker.watch([], report="no")
+
+
+class SlowImages(torch.utils.data.Dataset):
+    """A Dataset whose __getitem__ takes 5 ms (its own decoding, a network read) to return an image."""
+
+    def __len__(self):
+        return 16
+
+    def __getitem__(self, i):
+        time.sleep(0.005)
+        return torch.zeros(8, 8, 3, dtype=torch.uint8).numpy(), i
+
+
+def test_a_datasets_getitem_is_named_as_what_the_workers_wait_for():
+    loader = stoker.DataLoader(SlowImages(), batch_size=1, num_workers=1, transforms="Resize((8, 8))")
+    report, _ = run(loader, 0.0)
+    assert "→ input-bound" in report[0]
+    assert any(line.startswith("dataset[i] is ") for line in report)  # not "read is": no file is read
+    assert not any("faster storage" in line for line in report)
+
+
+def test_a_loop_that_breaks_off_counts_the_step_it_broke_in():
+    watched = stoker.watch(SlowLoader(12, 0.0), file=io.StringIO())
+    for i, _ in enumerate(watched):
+        time.sleep(0.002)
+        if i == 4:
+            break
+    assert watched._diagnosis.epoch_window["steps"] == 5
+    assert watched.epoch == 1
+
+
+def test_a_first_pass_of_too_few_steps_is_shown_not_judged():
+    # A smoke test broken off after 3 steps: no window to judge on, so no changes to try.
+    watched = stoker.watch(SlowLoader(12, 0.01), file=io.StringIO())
+    for i, _ in enumerate(watched):
+        if i == 2:
+            break
+    report = watched.reports[-1]
+    assert "→ input-bound" in report[0]
+    assert ": too few to judge; the evidence and the changes to try need 10)" in report[0]
+    assert not any(line.startswith("try:") for line in report)
+
+
+def test_the_changes_added_for_another_loader_follow_the_verdict_printed():
+    # A pass too short alone is judged on the last window (2 s of a slow model): compute-bound,
+    # so no "try:" line, though its own 4 steps waited. 2.4 s: a window needs 2 s.
+    loader = SlowLoader(11, 0.0)
+    for _ in stoker.watch(loader, file=io.StringIO()):
+        time.sleep(0.21)
+    loader.batches, loader.delay = 4, 0.05
+    report, _ = run(loader, 0.001)
+    assert "→ compute-bound (the last 10 steps" in report[0]
+    assert not any(line.startswith("try:") for line in report)

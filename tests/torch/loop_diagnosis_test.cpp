@@ -72,6 +72,18 @@ TEST_F(LoopDiagnosisTest, TheFirstStepIsWarmUpLeftOutOfTheShares) {
   EXPECT_TRUE(names_no_warmup(later));
 }
 
+TEST_F(LoopDiagnosisTest, AFirstStepThatWaitedIsTheLoaderStarting) {
+  // torch's DataLoader spawning its worker processes: 4.7 s inside the first next().
+  diagnosis.start_epoch();
+  diagnosis.after_step(4.7, 0.0, 0.1, 8);
+  steps(20, 0.09, 0.01);
+  const std::vector<std::string> report = diagnosis.epoch_report();
+  ASSERT_GE(report.size(), 2u);
+  EXPECT_EQ(report[1],
+            "first step 4.8 s of the epoch's 6.8 s (warm-up: the loader starting and making its first batch): "
+            "left out of these shares");
+}
+
 TEST_F(LoopDiagnosisTest, TheFirstStepAtANewBatchSizeIsWarmUpToo) {
   diagnosis.start_epoch();
   diagnosis.after_step(0.0, 0.0, 6.0, 8);                       // the run's first step
@@ -143,6 +155,27 @@ TEST_F(LoopDiagnosisTest, AShortFirstStepIsLeftOutWithoutANote) {
   EXPECT_TRUE(names_no_warmup(diagnosis.epoch_report()));
 }
 
+TEST_F(LoopDiagnosisTest, AFirstPassOfTooFewStepsIsShownNotJudged) {
+  // A smoke test broken off after 4 steps: no window to fall back on.
+  diagnosis.start_epoch();
+  steps(4, 0.03, 0.0001);
+  const std::vector<std::string> report = diagnosis.epoch_report();
+  for (const std::string& line : report) {  // the shares and the warm-up note: no evidence, no "try:"
+    EXPECT_EQ(line.find("of worker time"), std::string::npos) << line;
+    EXPECT_EQ(line.find("try:"), std::string::npos) << line;
+  }
+  EXPECT_NE(report[0].find("→ input-bound"), std::string::npos) << report[0];
+  EXPECT_NE(report[0].find("(3 steps, 0.1 s: too few to judge; the evidence and the changes to try need 10)"),
+            std::string::npos)
+      << report[0];
+  EXPECT_TRUE(diagnosis.epoch_changes().empty());
+  EXPECT_FALSE(diagnosis.epoch_judged());
+  // Ten steps are judged, as before.
+  diagnosis.start_epoch();
+  steps(10, 0.03, 0.0001);
+  EXPECT_TRUE(diagnosis.epoch_judged());
+}
+
 TEST_F(LoopDiagnosisTest, AnEpochOfOneStepKeepsIt) {
   diagnosis.start_epoch();
   diagnosis.after_step(0.3, 0.0, 0.1, 8);
@@ -173,6 +206,35 @@ TEST(LoopDiagnosisGpuTest, GpuUtilisationIsTheMeanOfTheEpochsSamples) {
   }
   const std::string shares = diagnosis.epoch_report()[0];
   EXPECT_NE(shares.find("GPU util 60 %"), std::string::npos) << shares;
+  unsetenv("STOKER_FAKE_NVML_SCRIPT");
+}
+
+// A loop watched again reads the monitor running at each pass: one started since its first
+// pass is read, one stopped since is not (its last sample is no figure of the later steps).
+TEST(LoopDiagnosisGpuTest, EachPassReadsTheMonitorRunningThen) {
+  TempDir dir;
+  setenv("STOKER_FAKE_NVML_SCRIPT", dir.write_text("nvml.txt", "gpus=1\nutil0=90\nutil_mem0=10\n").c_str(), 1);
+  monitor::SamplerOptions options;
+  options.nvml_library = testing::fake_nvml_path();
+  monitor::Sampler sampler(options);  // not started: samples are taken by sample_once()
+  ASSERT_EQ(sampler.gpus().size(), 1u) << sampler.gpu_status();
+  data::Loader loader(photo_folder(dir), in_order("Resize(16), CenterCrop(16), Normalize"));
+  diagnose::LoopDiagnosis diagnosis(&loader, nullptr, 2, -1, false, 2, dir.str());  // watched before the monitor
+  const auto pass = [&](bool sample) {
+    diagnosis.start_epoch();
+    for (int i = 0; i < 21; ++i) {
+      if (sample && i == 1) sampler.sample_once();
+      diagnosis.after_step(0.0, 0.0, 0.1, 8);
+    }
+    return diagnosis.epoch_report()[0];
+  };
+  EXPECT_EQ(pass(false).find("GPU util"), std::string::npos);
+  diagnosis.set_monitor(&sampler, 0);
+  const std::string with = pass(true);
+  EXPECT_NE(with.find("GPU util 90 %"), std::string::npos) << with;
+  diagnosis.set_monitor(nullptr, -1);  // the monitor stopped
+  const std::string after = pass(false);
+  EXPECT_EQ(after.find("GPU util"), std::string::npos) << after;
   unsetenv("STOKER_FAKE_NVML_SCRIPT");
 }
 

@@ -6,14 +6,18 @@
 // `--workers auto` each window also feeds the worker tuner, whose changes are applied to the
 // loader and logged with reasons. Each epoch gets the shares line and, when input-bound, the
 // recommended changes; an epoch shorter than a window (10 steps, 2 s) is judged on the last
-// window instead, and its line says so.
+// window instead, and its line says so; one of fewer than 10 steps with no window before it (a
+// run's first pass broken off) shows its shares, saying they are too few to judge, without
+// evidence or changes.
 //
 // The first step at each batch size is warm-up. The run's first loads libraries and kernels
 // and takes the allocator's first blocks (26 s for ResNet-50 on an H100); each new input
 // shape makes cuDNN choose its algorithms again (an epoch's short last batch: about 6 s more
 // in ResNet-50's first epoch on an H100). Warm-up steps count in the epoch's totals
 // (epoch_window(), the metrics file) but not in the windows nor in the shares the verdicts
-// read, and the epoch report names them when they were a noticeable part of the epoch.
+// read, and the epoch report names them when they were a noticeable part of the epoch (as the
+// loader starting where they mostly waited for their batch: torch's DataLoader spawning its
+// worker processes).
 //
 // GPU utilisation is the mean of the monitor's samples taken during the window or epoch.
 // Without a loader (another library's) there are no stage clocks: the verdicts stand, the
@@ -65,6 +69,18 @@ class LoopDiagnosis {
   LoopDiagnosis(data::Loader* loader, const monitor::Sampler* monitor, int cores, int gpu_index, bool auto_workers,
                 int prefetch_factor, std::string dataset, data::FrontEnd words = data::FrontEnd::kCommandLine);
 
+  // Whether the loader's data can take the decoded cache (a Dataset object's own items cannot:
+  // the front end refuses it there); the changes offer the cache only then. Default: it can.
+  void set_decoded_cache_possible(bool possible) { cache_possible_ = possible; }
+  // Whether the loader's reads are a Dataset object's __getitem__ (Python) rather than file
+  // reads: the evidence names that stage dataset[i], and the change for it is no faster storage.
+  void set_reads_in_python(bool in_python) { reads_in_python_ = in_python; }
+
+  // The monitor (and GPU index) the next steps read: the one running now, or nullptr. A loop
+  // watched again calls it at each pass, so a monitor started since is read and one stopped
+  // since is not (its last sample would stand for every later window). It must outlive this.
+  void set_monitor(const monitor::Sampler* monitor, int gpu_index);
+
   void start_epoch();
   // After each step; returns lines to print (a warning, a tuning change), usually none.
   std::vector<std::string> after_step(double wait_s, double copy_s, double compute_s, int64_t samples);
@@ -75,6 +91,9 @@ class LoopDiagnosis {
   const StepWindow& epoch_window() const { return epoch_; }
   // "step time: … → input-bound (high)" plus, when there are any, "try: …".
   std::vector<std::string> epoch_report() const;
+  // False for an epoch too short to judge, with no window before it: its report has no
+  // evidence and no changes (nor should a front end add its own).
+  bool epoch_judged() const { return !judge_epoch().unjudged; }
   // The changes epoch_report() words in its "try: …" line, as data.
   std::vector<Recommendation> epoch_changes() const;
   // The verdict epoch_report() prints (the records keep it beside the epoch's figures).
@@ -90,6 +109,7 @@ class LoopDiagnosis {
     StepWindow window;
     data::StageTimes stages;
     std::string too_short;  // "4 steps are too few", "1.1 s is too short", or empty
+    bool unjudged = false;  // fewer steps than a window and no window before: shares alone
     bool left_out_warmup = false;
   };
   EpochJudgement judge_epoch() const;
@@ -116,6 +136,8 @@ class LoopDiagnosis {
   int gpu_index_;
   std::string dataset_;
   data::FrontEnd words_;
+  bool cache_possible_ = true;
+  bool reads_in_python_ = false;
   std::optional<WorkerTuner> tuner_;
   PersistenceGate gate_{5};
   StepWindow window_, epoch_;

@@ -70,6 +70,8 @@ struct PipelineEvidence {
   int64_t dataset_samples = 0;
   double free_ram_bytes = 0;
   bool cache_on = false;
+  bool cache_possible = true;    // false: the loader's data cannot be cached (a Dataset object's own items)
+  bool reads_in_python = false;  // true: read_s is a Dataset object's __getitem__, not file reads
   // JPEG samples decoded in the window, and how many of them from just the restart intervals
   // their crop needs (files rewritten by `stoker prepare`).
   int64_t jpeg_samples = 0;
@@ -109,7 +111,8 @@ double joint_rate(double model_rate, double loader_rate, int loader_workers, int
 // What `--cache decoded` would take and save, from the pipeline's evidence: the dataset's
 // full-resolution decoded size, the share of worker time spent reading and decoding (what
 // later epochs skip), the loader's rate without it, and whether it is worth offering: not on
-// yet, read + decode at least 30 % of worker time, and the images fit in 80 % of free RAM.
+// yet and possible for the data, read + decode at least 30 % of worker time, and the images fit
+// in 80 % of free RAM.
 struct CacheEstimate {
   double needed_bytes = 0;
   double load_share = 0;
@@ -118,7 +121,8 @@ struct CacheEstimate {
 };
 CacheEstimate estimate_decoded_cache(const PipelineEvidence& pipeline);
 
-// The stage with the most worker time and its share of busy worker time ("decode", 0.71).
+// The stage with the most worker time and its share of busy worker time ("decode", 0.71);
+// the read stage is named "dataset[i]" where it is a Dataset's __getitem__ (reads_in_python).
 std::pair<std::string, double> dominant_stage(const PipelineEvidence& pipeline);
 
 // Ranked changes for an input-bound window: the worker count that matches the model's rate

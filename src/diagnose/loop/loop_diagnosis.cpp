@@ -86,6 +86,13 @@ std::pair<double, std::string> gpu_reading(const monitor::Sample& sample, int in
 
 }  // namespace
 
+void LoopDiagnosis::set_monitor(const monitor::Sampler* monitor, int gpu_index) {
+  if (monitor == monitor_ && gpu_index == gpu_index_) return;
+  monitor_ = monitor;
+  gpu_index_ = gpu_index;
+  samples_seen_ = monitor != nullptr ? monitor->samples_published() : 0;  // only its samples from now on
+}
+
 void LoopDiagnosis::observe_monitor() {
   if (gpu_index_ < 0 || monitor_ == nullptr) return;
   const uint64_t published = monitor_->samples_published();  // every step: a load, no copy
@@ -140,6 +147,8 @@ PipelineEvidence LoopDiagnosis::evidence(const data::StageTimes& d) const {
   PipelineEvidence p = loader_ != nullptr ? pipeline_evidence(d, *loader_) : PipelineEvidence{};
   p.cores = cores_;
   p.dataset = dataset_;
+  p.cache_possible = cache_possible_;
+  p.reads_in_python = reads_in_python_;
   if (monitor_ != nullptr && monitor_->has_sample()) {
     const monitor::Sample s = monitor_->latest();
     if (s.host.cpu_percent.ok()) p.cpu_percent = s.host.cpu_percent.value;
@@ -201,7 +210,11 @@ std::vector<std::string> LoopDiagnosis::after_step(double wait_s, double copy_s,
 }
 
 std::string LoopDiagnosis::warmup_note() const {
-  const char* what = "(warm-up: libraries and kernels loaded, algorithms chosen, memory allocated)";
+  // A first step spent waiting for its batch was the loader starting (worker processes
+  // spawned, files opened), not the model's libraries and kernels.
+  const bool loader_start = epoch_warmup_.wait_s > epoch_warmup_.copy_s + epoch_warmup_.compute_s;
+  const char* what = loader_start ? "(warm-up: the loader starting and making its first batch)"
+                                  : "(warm-up: libraries and kernels loaded, algorithms chosen, memory allocated)";
   if (run_start_in_epoch_ && epoch_warmup_.steps == 1) {
     return fmt::format("first step {:.1f} s of the epoch's {:.1f} s {}: left out of these shares",
                        epoch_warmup_.total_s(), epoch_.total_s(), what);
@@ -234,6 +247,10 @@ LoopDiagnosis::EpochJudgement LoopDiagnosis::judge_epoch() const {
                                          : fmt::format("{:.1f} s is too short", w.total_s());
     j.window = last_window_->window;
     j.stages = last_window_->stages;
+  } else if (w.steps < kWindowSteps && !last_window_) {
+    // Nothing to judge on: a smoke test broken off after 3 steps read "the model takes 166,750
+    // samples/s" and was offered the decoded cache from 0.1 s.
+    j.unjudged = true;
   }
   return j;
 }
@@ -246,10 +263,15 @@ std::vector<std::string> LoopDiagnosis::epoch_report() const {
     shares = fmt::format("{} (the last {} steps, {:.1f} s, across epochs: this epoch's {} to judge alone)", shares,
                          w.steps, w.total_s(), j.too_short);
   }
+  if (j.unjudged) {
+    shares = fmt::format("{} ({} step{}, {:.1f} s: too few to judge; the evidence and the changes to try need {})",
+                         shares, w.steps, w.steps == 1 ? "" : "s", w.total_s(), kWindowSteps);
+  }
   std::vector<std::string> lines{shares};
   if (j.left_out_warmup && epoch_warmup_.total_s() > kWarmupNoticeShare * epoch_.total_s()) {
     lines.push_back(warmup_note());
   }
+  if (j.unjudged) return lines;
   const Verdict v = classify(w);
   const PipelineEvidence p = evidence(j.stages);
   if (v.kind == Bottleneck::kInput) {
@@ -263,6 +285,7 @@ std::vector<std::string> LoopDiagnosis::epoch_report() const {
 
 std::vector<Recommendation> LoopDiagnosis::epoch_changes() const {
   const EpochJudgement j = judge_epoch();
+  if (j.unjudged) return {};
   return recommend(classify(j.window), j.window, evidence(j.stages));
 }
 

@@ -101,7 +101,7 @@ double model_rate(const StepWindow& w) {
 std::pair<std::string, double> dominant_stage(const PipelineEvidence& p) {
   const double busy = p.read_s + p.decode_s + p.transform_s;
   if (busy <= 0) return {"", 0};
-  std::pair<std::string, double> best{"read", p.read_s / busy};
+  std::pair<std::string, double> best{p.reads_in_python ? "dataset[i]" : "read", p.read_s / busy};
   if (p.decode_s / busy > best.second) best = {"decode", p.decode_s / busy};
   if (p.transform_s / busy > best.second) best = {"transform", p.transform_s / busy};
   return best;
@@ -132,8 +132,8 @@ CacheEstimate estimate_decoded_cache(const PipelineEvidence& p) {
   if (p.samples > 0) {
     e.needed_bytes = p.decoded_bytes / static_cast<double>(p.samples) * static_cast<double>(p.dataset_samples);
   }
-  e.worth_offering =
-      !p.cache_on && e.load_share >= 0.3 && e.needed_bytes > 0 && e.needed_bytes < 0.8 * p.free_ram_bytes;
+  e.worth_offering = !p.cache_on && p.cache_possible && e.load_share >= 0.3 && e.needed_bytes > 0 &&
+                     e.needed_bytes < 0.8 * p.free_ram_bytes;
   return e;
 }
 
@@ -191,14 +191,20 @@ std::vector<Recommendation> recommend(const Verdict& v, const StepWindow& w, con
                        0});
       }
     }
-    if (pipe < model && needed > max_workers) {
+    // The most workers offered, or those already running where that is more (the tuner of
+    // --workers auto goes up to the cores; a script may set more).
+    const int most = std::max(max_workers, p.workers);
+    if (pipe < model && needed > most) {
       const auto [stage, share] = dominant_stage(p);
-      std::string change = stage == "decode"      ? "store the images pre-resized near the training size"
-                           : stage == "transform" ? "lighter augmentation or a smaller output size"
-                                                  : "faster storage (local disk, page cache) for the dataset";
+      std::string change = stage == "decode"       ? "store the images pre-resized near the training size"
+                           : stage == "transform"  ? "lighter augmentation or a smaller output size"
+                           : stage == "dataset[i]" ? "a lighter __getitem__ (return the image as loaded, for stoker "
+                                                     "to decode and transform; more workers than cores where it "
+                                                     "waits on storage or the network)"
+                                                   : "faster storage (local disk, page cache) for the dataset";
       out.push_back({std::nullopt, change,
                      fmt::format("{} is {} of worker time and {} worker{} cannot reach the model's {} samples/s", stage,
-                                 percent(share), max_workers, max_workers == 1 ? "" : "s", grouped(model)),
+                                 percent(share), most, most == 1 ? "" : "s", grouped(model)),
                      0});
     }
   }

@@ -160,6 +160,9 @@ TEST(Verdict, DecodedCacheIsOfferedWhenTheImagesFitInRam) {
   p.free_ram_bytes = 41e9;
   p.cache_on = true;  // already on (the rest did not fit)
   EXPECT_EQ(recommend(classify(w), w, p).size(), 1u);
+  p.cache_on = false;
+  p.cache_possible = false;  // a Dataset object's own items: the loader refuses the cache
+  EXPECT_EQ(recommend(classify(w), w, p).size(), 1u);
 }
 
 TEST(Verdict, PrepareIsOfferedWhenJpegsDecodeFromTheTop) {
@@ -198,6 +201,35 @@ TEST(Verdict, NoCoresLeftPointsAtTheDominantStage) {
   ASSERT_EQ(changes.size(), 1u);
   EXPECT_EQ(cli(changes[0]), "store the images pre-resized near the training size");
   EXPECT_NE(changes[0].reason.find("decode is 71 % of worker time"), std::string::npos);
+  EXPECT_NE(changes[0].reason.find("1 worker cannot reach"), std::string::npos) << changes[0].reason;
+  // Two workers on the 2 cores (--workers auto tunes up to the cores): they are what cannot reach.
+  PipelineEvidence two = pipeline(2, 2, 20, 4000);
+  const auto more = recommend(classify(w), w, two);
+  ASSERT_EQ(more.size(), 1u);
+  EXPECT_NE(more[0].reason.find("2 workers cannot reach the model's 1,000 samples/s"), std::string::npos)
+      << more[0].reason;
+}
+
+TEST(Verdict, ADatasetsGetitemIsNamedAndNotSentToFasterStorage) {
+  // A Dataset object's __getitem__ is the read stage: Python code, not a disk to speed up.
+  StepWindow w = window(6, 0, 4, 4000);  // model 1,000 samples/s, 400 delivered
+  PipelineEvidence p = pipeline(1, 2, 10, 4000);
+  p.read_s = 9.5;
+  p.decode_s = 0.3;
+  p.transform_s = 0.2;
+  auto changes = recommend(classify(w), w, p);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(cli(changes[0]), "faster storage (local disk, page cache) for the dataset");
+  p.reads_in_python = true;
+  changes = recommend(classify(w), w, p);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(python(changes[0]),
+            "a lighter __getitem__ (return the image as loaded, for stoker to decode and transform; more workers "
+            "than cores where it waits on storage or the network)");
+  EXPECT_EQ(changes[0].reason,
+            "dataset[i] is 95 % of worker time and 1 worker cannot reach the model's 1,000 samples/s");
+  EXPECT_EQ(format_evidence(w, p),
+            "dataset[i] is 95 % of worker time; 1 worker delivers 400 samples/s, the model takes 1,000 samples/s.");
 }
 
 TEST(Verdict, FastPipelineThatStillWaitsGetsDeeperPrefetch) {
