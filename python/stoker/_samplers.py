@@ -20,11 +20,18 @@ class GivenOrder:
         self.batch_size = batch_size
         self._seen_epoch = None  # the epoch the sampler had at the last pass's start, or as set here
 
-    def order(self, size):
+    def order(self, size, draws=None):
+        """`draws`: what the loader draws from torch's generator at a pass's start, called where
+        torch's DataLoader draws it: after iter(batch_sampler), before the sampler's first index."""
         if self.batch_sampler is None:
+            if draws is not None:
+                draws()
             ids = list(self.sampler)
         else:
-            batches = [list(b) for b in self.batch_sampler]
+            started = iter(self.batch_sampler)
+            if draws is not None:
+                draws()
+            batches = [list(b) for b in started]
             for k, b in enumerate(batches):
                 if len(b) != self.batch_size and (k < len(batches) - 1 or len(b) > self.batch_size):
                     raise ValueError(f"batch_sampler: batch {k} of this epoch has {len(b)} samples and its "

@@ -21,6 +21,7 @@ from . import _options
 from . import _stoker
 from ._collate import call_collate_fn, collate_targets, sample_params
 from ._datasets import class_to_idx, open_data
+from ._generator import draw_random_sampler, draw_seed, peek_seed
 from ._geometry import aligned_outputs, given_geometry, restore, with_geometry
 from ._samplers import PlannedSampler, draws_at_random, given_order, rank_seed, sampler_rank
 from ._session import current_monitor, register_diagnosis
@@ -58,26 +59,22 @@ def _epoch_seed(seed, world_size, shuffle, generator=None):
     """The seed of every epoch's order and augmentations. Given: that one. On several ranks every
     rank must shuffle alike (DistributedSampler's contract), so the seed is rank 0's draw, shared
     over torch.distributed when it is initialised (a collective: every rank makes the loader),
-    else 0 (DistributedSampler's default). On one process, or unshuffled: a draw from
-    `generator` or torch's default one, as torch's DataLoader makes, so that torch.manual_seed
-    repeats a run."""
+    else 0 (DistributedSampler's default). On one process, or unshuffled: the base seed the first
+    pass draws from `generator` or torch's default one, taken without drawing it (the passes draw
+    as torch's DataLoader does), so that torch.manual_seed repeats a run."""
     if seed is not None:
         return _options.check("seed", seed)
     if world_size == 1 or not shuffle:
-        return _draw_seed(generator)
+        return peek_seed(generator)
     import torch.distributed as dist
 
     if not (dist.is_available() and dist.is_initialized()):
         return 0
-    shared = torch.tensor([_draw_seed(generator)], dtype=torch.int64)
+    shared = torch.tensor([peek_seed(generator)], dtype=torch.int64)
     if dist.get_backend() == "nccl":  # NCCL moves CUDA tensors only
         shared = shared.cuda()
     dist.broadcast(shared, src=0)
     return int(shared.item())
-
-
-def _draw_seed(generator=None):
-    return int(torch.empty((), dtype=torch.int64).random_(generator=generator).item())
 
 
 def cores():
@@ -256,7 +253,7 @@ class DataLoader:
         if worker_init_fn is not None and not callable(worker_init_fn):
             raise arg.bad("worker_init_fn", worker_init_fn, "a callable taking the worker's id")
         if generator is not None and not isinstance(generator, torch.Generator):
-            raise arg.bad("generator", generator, "a torch.Generator (it draws the seed when seed is None)")
+            raise arg.bad("generator", generator, "a torch.Generator, or None for torch's default one")
         if not isinstance(pin_memory_device, str):
             raise arg.bad("pin_memory_device", pin_memory_device, "a device name such as 'cuda', or ''")
         self.auto_workers = num_workers == "auto"
@@ -378,6 +375,7 @@ class DataLoader:
         self._ended_epoch = None  # the epoch a state loaded was taken at the end of (load_state_dict)
         self._position = None   # batches of the current epoch handed out; None when not iterating
         self._generation = 0
+        self._drew_base_seed = False  # persistent_workers: torch's DataLoader draws it on the first pass alone
         self._in_call = threading.Lock()  # held by the consumer call in progress
         self._live = None                 # weak reference to the latest iter()'s iterator
         self._diagnosis = self._new_diagnosis(auto_workers=self.auto_workers)
@@ -454,10 +452,14 @@ class DataLoader:
                 self._epoch, first = self._epoch + 1, 0
             if self._epoch == ended:  # resumed, then set to the epoch the state was taken at the end of
                 return self._passed_pass()
+            # A pass resumed within its epoch draws nothing: the epoch's draws came when it started.
+            draws = self._draw_as_torch if first == 0 else None
             if self._order is None:
+                if draws is not None:
+                    draws()
                 self._loader.start_epoch(self._epoch, first)
             else:
-                self._loader.start_epoch(self._epoch, first, self._order.order(len(self.source)))
+                self._loader.start_epoch(self._epoch, first, self._order.order(len(self.source), draws))
             self._position = first
             self._diagnosis.set_monitor(current_monitor(), -1)  # the one running now, for monitor.report()
             self._diagnosis.start_epoch()
@@ -466,6 +468,16 @@ class DataLoader:
             iterator = _Iterator(self, self._generation)
             self._live = weakref.ref(iterator)
             return iterator
+
+    def _draw_as_torch(self):
+        """What torch's DataLoader draws from the generator when a pass starts (_generator.py): the
+        workers' base seed, then, for shuffle=True, its RandomSampler's draws (the order stays
+        stoker's own). A script's sampler draws its own after this, when GivenOrder iterates it."""
+        if not (self.persistent_workers and self._drew_base_seed):
+            draw_seed(self.generator)
+            self._drew_base_seed = True
+        if self.shuffle and self._order is None:
+            draw_random_sampler(len(self.source), self.generator)
 
     def _passed_pass(self):
         """The pass of an epoch a loaded state was taken at the end of: nothing of it is left, so it

@@ -61,6 +61,7 @@ def test_ranks_of_a_process_group_share_rank_0s_seed(tmp_path, world, n, drop_la
     # Each rank seeds torch differently: only the seed shared over the group makes them agree.
     lines = run_ranks(HERE / "shard_rank.py", world, [rows(tmp_path, n), 4, int(drop_last)])
     runs = [[json.loads(line) for line in out.splitlines()] for out in lines]
+    assert all(run.pop()["same_draws"] for run in runs), "each rank's generator advanced as torch's DataLoader's"
     assert len({run[0]["seed"] for run in runs}) == 1
     assert len({run[0]["batches"] for run in runs}) == 1, "every rank gets as many batches (DDP would hang)"
     for epoch in range(2):

@@ -1,0 +1,38 @@
+"""What torch's DataLoader draws from torch's generator (its `generator=`, else torch's default
+one), so that stoker.DataLoader advances it alike and a seeded script is the same run with either.
+
+torch's DataLoader (1.13 and 2.x) draws nothing when it is made. Each iter() makes an iterator that
+draws the workers' base seed, one int64; a loader with persistent_workers keeps its first
+iterator and draws it once. The sampler draws after it: with shuffle=True and no sampler, its
+RandomSampler(dataset, generator=generator) takes a seed from torch's default generator, or, given
+a generator, permutes on it: one randperm for the pass and one more, for a remainder of none,
+at the pass's end. stoker makes these draws when the pass starts."""
+import torch
+
+
+def draw_seed(generator=None):
+    """One int64 from `generator` (None: torch's default one), as torch's DataLoader draws its seeds."""
+    return int(torch.empty((), dtype=torch.int64).random_(generator=generator).item())
+
+
+def peek_seed(generator=None):
+    """The int64 draw_seed would give now, leaving the generator as it was: the base seed of the
+    loader's first pass when nothing draws before it."""
+    state = torch.get_rng_state() if generator is None else generator.get_state()
+    try:
+        return draw_seed(generator)
+    finally:
+        if generator is None:
+            torch.set_rng_state(state)
+        else:
+            generator.set_state(state)
+
+
+def draw_random_sampler(size, generator=None):
+    """The draws of one pass of torch's RandomSampler over `size` samples (no replacement, every
+    sample once): a seed from torch's default generator, or two permutations on `generator`."""
+    if generator is None:
+        draw_seed()
+        return
+    for _ in range(2):
+        torch.randperm(size, generator=generator)
