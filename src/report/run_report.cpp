@@ -379,6 +379,19 @@ void add_loops(const std::string& log_path, RunReport* r) {
     rates[static_cast<size_t>(found - loops.begin())].emplace_back(epochs[i], rate[i]);
   }
   if (loops.empty()) return;
+  // A loop watched anew each pass (a list, or a new generator each epoch) counts every pass as
+  // epoch 0: where a loop's epochs do not rise, its passes are numbered in order instead (the
+  // file's order is the order they ended in).
+  for (size_t l = 0; l < loops.size(); ++l) {
+    std::vector<EpochSplit>& passes = loops[l].epochs;
+    bool rising = true;
+    for (size_t i = 1; i < passes.size(); ++i) rising = rising && passes[i].epoch > passes[i - 1].epoch;
+    if (rising) continue;
+    for (size_t i = 0; i < passes.size(); ++i) {
+      passes[i].epoch = static_cast<int64_t>(i);
+      rates[l][i].first = static_cast<double>(i);
+    }
+  }
   const auto first = std::find_if(loops.begin(), loops.end(), [](const LoopSplit& l) { return l.loop.empty(); });
   const size_t main = first != loops.end() ? static_cast<size_t>(first - loops.begin()) : 0;
   r->split = loops[main].epochs;

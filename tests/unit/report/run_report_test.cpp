@@ -185,6 +185,29 @@ TEST(RunReportTest, AMonitorLogDrawsTheStepTimeSplitOfTheLoopsWatchedBesideIt) {
             std::string::npos);
 }
 
+// A generator watched anew each epoch starts each pass at epoch 0: the passes are drawn in order.
+TEST(RunReportTest, ALoopWhoseEpochsDoNotRiseHasItsPassesNumberedInOrder) {
+  TempDir dir;
+  const std::string log =
+      dir.write_text("run.csv", std::string(kMonitorHeader) + "2026-11-27T10:00:00.000Z,0,40,1000,3000,4000,90,\"\"\n");
+  {
+    LoopsCsv loops(loops_csv_path(log));
+    LoopEpoch e;
+    e.steps = e.samples = 10;
+    for (double wait : {3.0, 2.0, 1.0}) {
+      e.wait_s = wait, e.compute_s = 1;
+      ASSERT_TRUE(loops.write(e).ok());
+    }
+  }
+  const RunReport r = load_report(log);
+  ASSERT_EQ(r.split.size(), 3u);
+  EXPECT_EQ(r.split[1].epoch, 1);
+  EXPECT_EQ(r.split[2].epoch, 2);
+  EXPECT_EQ(r.split[2].wait_s, 1);
+  EXPECT_EQ(r.samples_per_sec[0].x, (std::vector<double>{0, 1, 2}));
+  EXPECT_TRUE(r.notes.empty());
+}
+
 TEST(RunReportTest, AMonitorLogWithoutLoopsHasNoSplitAndADamagedLoopsFileIsANote) {
   TempDir dir;
   const std::string log =
