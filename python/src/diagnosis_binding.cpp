@@ -3,6 +3,7 @@
 // evidence and recommended changes (stoker/diagnose/loop_diagnosis.h), the changes worded in
 // Python's names (num_workers=4 where stoker train says --workers 4, from the loader's table
 // stoker/data/loader_keys.h). The changes also come as data: epoch_changes(), recommend().
+// A watched loop's windows and passes are recorded to the running monitor (recorded_diagnosis.h).
 #include <pybind11/stl.h>
 
 #include <initializer_list>
@@ -14,6 +15,7 @@
 #include "bindings.h"
 #include "loader_handle.h"
 #include "monitor_handle.h"
+#include "recorded_diagnosis.h"
 #include "stoker/data/loader_keys.h"
 #include "stoker/diagnose/loop_diagnosis.h"
 #include "stoker/diagnose/verdict.h"
@@ -131,12 +133,12 @@ void bind_diagnosis(py::module_& m) {
       "worker seconds; samples, cpu_percent, decoded_bytes, dataset_samples, free_ram_bytes, jpeg_samples, "
       "spliced_samples): (a list of dicts, the 'try: ...' line in Python's words)",
       py::arg("window"), py::arg("pipeline"));
-  py::class_<diagnose::LoopDiagnosis>(m, "Diagnosis")
+  py::class_<RecordedDiagnosis>(m, "Diagnosis")
       // loader: a stoker Loader whose stage clocks are the evidence, or None (another loader);
       // monitor: the Monitor whose GPU and CPU figures are read, or None.
       .def(py::init([](LoaderHandle* loader, MonitorHandle* monitor, int cores, int gpu_index, bool auto_workers,
                        int prefetch_factor, std::string dataset) {
-             return std::make_unique<diagnose::LoopDiagnosis>(
+             return std::make_unique<RecordedDiagnosis>(
                  loader != nullptr ? &loader->loader() : nullptr, monitor != nullptr ? &monitor->sampler() : nullptr,
                  cores, gpu_index, auto_workers, prefetch_factor, std::move(dataset), data::FrontEnd::kPython);
            }),
@@ -147,27 +149,28 @@ void bind_diagnosis(py::module_& m) {
            "Whether the loader's data can take the decoded cache (not a Dataset object's own items); default True")
       .def("set_reads_in_python", &diagnose::LoopDiagnosis::set_reads_in_python, py::arg("in_python"),
            "Whether the loader's reads are a Dataset object's __getitem__ (named dataset[i]); default False")
-      .def(
-          "set_monitor",
-          [](diagnose::LoopDiagnosis& d, MonitorHandle* monitor, int gpu_index) {
-            d.set_monitor(monitor != nullptr ? &monitor->sampler() : nullptr, gpu_index);
-          },
-          "The Monitor (or None) and NVML GPU index the next steps read", py::arg("monitor"), py::arg("gpu_index"),
-          py::keep_alive<1, 2>())
+      .def("set_monitor", &RecordedDiagnosis::set_monitor_handle,
+           "The Monitor (or None) and NVML GPU index the next steps read and record to", py::arg("monitor"),
+           py::arg("gpu_index"), py::keep_alive<1, 2>())
+      .def("record_as", &RecordedDiagnosis::record_as, py::arg("loop"), py::arg("rank"),
+           "Records the next passes, as loop `loop` ('' unnamed) of rank `rank`, to the monitor's TensorBoard "
+           "event file (per window) and loops CSV (per pass)")
       .def("start_epoch", &diagnose::LoopDiagnosis::start_epoch)
-      .def("after_step", &diagnose::LoopDiagnosis::after_step, py::arg("wait"), py::arg("copy"), py::arg("compute"),
+      .def("after_step", &RecordedDiagnosis::step, py::arg("wait"), py::arg("copy"), py::arg("compute"),
            py::arg("samples"))
+      .def("end_pass", &RecordedDiagnosis::end_pass, py::arg("epoch"),
+           "The pass numbered `epoch` ended: the rest of its window and its row are recorded")
       .def("epoch_report", &diagnose::LoopDiagnosis::epoch_report)
       .def_property_readonly(
-          "epoch_verdict", [](const diagnose::LoopDiagnosis& d) { return diagnose::verdict_name(d.epoch_verdict()); },
+          "epoch_verdict", [](const RecordedDiagnosis& d) { return diagnose::verdict_name(d.epoch_verdict()); },
           "The verdict epoch_report() prints: 'input-bound (high)', 'compute-bound', ...")
       .def_property_readonly("epoch_judged", &diagnose::LoopDiagnosis::epoch_judged,
                              "False for a pass too short to judge with no window before it: no changes to add")
       .def(
-          "epoch_changes", [](const diagnose::LoopDiagnosis& d) { return change_list(d.epoch_changes()); },
+          "epoch_changes", [](const RecordedDiagnosis& d) { return change_list(d.epoch_changes()); },
           "The changes of epoch_report()'s 'try:' line, as dicts (python, flag, value, or_more, change, "
           "command_line, reason, gain)")
-      .def_property_readonly("epoch_window", [](const diagnose::LoopDiagnosis& d) {
+      .def_property_readonly("epoch_window", [](const RecordedDiagnosis& d) {
         const diagnose::StepWindow& w = d.epoch_window();
         return py::dict(py::arg("wait") = w.wait_s, py::arg("copy") = w.copy_s, py::arg("compute") = w.compute_s,
                         py::arg("steps") = w.steps, py::arg("samples") = w.samples);

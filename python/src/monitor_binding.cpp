@@ -1,6 +1,6 @@
 // stoker._stoker.Monitor: stoker::monitor's sampler thread inside the Python process (GPU
-// through NVML, CPU, RAM), with its CSV or JSON-lines log, its TensorBoard event file and its
-// summary.
+// through NVML, CPU, RAM), with its CSV or JSON-lines log (and the watched loops' CSV beside
+// it), its TensorBoard event file and its summary.
 #include <unistd.h>
 
 #include <cstdio>
@@ -9,6 +9,7 @@
 
 #include "bindings.h"
 #include "monitor_handle.h"
+#include "stoker/core/user_files.h"
 #include "stoker/monitor/sinks.h"
 #include "stoker/report/monitor_events.h"
 
@@ -25,6 +26,9 @@ MonitorHandle::MonitorHandle(double interval_s, const std::string& log_path, boo
   options.nvml_library = nvml_library;
   sampler_ = std::make_unique<monitor::Sampler>(options);
   const auto gpus = static_cast<int>(sampler_->gpus().size());
+  const std::string loops_path = log_path.empty() ? "" : report::loops_csv_path(log_path);
+  // Both paths refused before either file is made or emptied.
+  if (!loops_path.empty()) check_output_file(loops_path, "the watched loops' file beside the log");
   if (log_path.size() >= 6 && log_path.compare(log_path.size() - 6, 6, ".jsonl") == 0) {
     auto log = std::make_shared<monitor::JsonlLog>(log_path, sampler_->gpus(), sampler_->gpu_status());
     sampler_->add_sink([log](const monitor::Sample& s) { log->write(s); });
@@ -32,6 +36,7 @@ MonitorHandle::MonitorHandle(double interval_s, const std::string& log_path, boo
     auto log = std::make_shared<monitor::CsvLog>(log_path, gpus);
     sampler_->add_sink([log](const monitor::Sample& s) { log->write(s); });
   }
+  if (!loops_path.empty()) loops_ = std::make_unique<report::LoopsCsv>(loops_path);
   if (!tensorboard_folder.empty()) {
     tensorboard_ = std::make_shared<report::EventFile>(tensorboard_folder);
     sampler_->add_sink(report::monitor_events_sink(tensorboard_, [](const std::string& reason) {

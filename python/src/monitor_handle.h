@@ -1,6 +1,8 @@
 // One in-process monitor: a stoker::monitor::Sampler watching this process, with an optional
-// log (CSV, or JSON lines for a path ending in .jsonl) and an optional TensorBoard event file.
-// Shared by the monitor and the diagnosis bindings. Thread safety: as monitor::Sampler's.
+// log (CSV, or JSON lines for a path ending in .jsonl) and the watched loops' CSV beside it
+// (stoker/report/loop_records.h), and an optional TensorBoard event file, which the watched
+// loops' windows go to as well. Shared by the monitor and the diagnosis bindings.
+// Thread safety: as monitor::Sampler's; the event file and the loops CSV serialise their writes.
 #pragma once
 
 #include <memory>
@@ -8,6 +10,7 @@
 
 #include "stoker/monitor/sampler.h"
 #include "stoker/report/event_file.h"
+#include "stoker/report/loop_records.h"
 
 namespace stoker::python {
 
@@ -20,9 +23,13 @@ class MonitorHandle {
   monitor::Sampler& sampler() { return *sampler_; }
   // The event file's path; "" without one.
   std::string tensorboard_file() const { return tensorboard_ ? tensorboard_->path() : ""; }
+  // The event file (nullptr without one) and the loops CSV (nullptr without a log).
+  report::EventFile* events() { return tensorboard_.get(); }
+  report::LoopsCsv* loops() { return loops_.get(); }
 
  private:
   std::shared_ptr<report::EventFile> tensorboard_;  // shared with the sampler's sink
+  std::unique_ptr<report::LoopsCsv> loops_;
   std::unique_ptr<monitor::Sampler> sampler_;
 };
 

@@ -13,7 +13,10 @@ Loops watched (stoker.watch) or loaders made (stoker.DataLoader) while it runs r
 utilisation and CPU figures into their verdicts. The log is stoker monitor's CSV (or JSON
 lines for a name ending in .jsonl), flushed every row. With tensorboard=FOLDER each sample
 also becomes TensorBoard scalars (host/cpu_percent, host/ram_used_gib, gpu0/util, ...) in a new
-event file in that folder, at step 0, 1, 2, ... (docs/MONITOR_FORMATS.md).
+event file in that folder, at step 0, 1, 2, ... (docs/MONITOR_FORMATS.md). The loops watched
+while it runs are recorded too: their windows' step_time/* shares and samples/s in that event
+file, each pass's figures and verdict in the loops CSV beside the log (run.loops.csv for
+run.csv), which `stoker report run.csv` draws.
 """
 import sys
 

@@ -9,6 +9,11 @@ usual loss.item() makes the device's time too). At the end of each pass it print
 verdict, evidence and the changes to try: stoker train's, with the DataLoader's argument names
 (num_workers=4 where stoker train says --workers 4); warnings for a condition that persists
 come while the epoch runs.
+
+Under stoker.monitor the split is recorded too: with tensorboard= each logging window's
+samples/s and step_time/* shares go to the monitor's event file, at the loop's step count; with
+log="run.csv" each pass's figures and verdict go to run.loops.csv beside it, which stoker
+report draws (docs/guide/python.md).
 """
 import os
 import sys
@@ -82,15 +87,20 @@ def _state_of(loader):
     return state
 
 
-def _rank_label():
-    """"rank 1 " on one of several torch.distributed ranks (each prints its own report), else ""."""
+def _rank():
+    """(rank, world size) of torch.distributed's group, (0, 1) without one."""
     distributed = sys.modules.get("torch.distributed")
     try:
         if distributed is None or not distributed.is_available() or not distributed.is_initialized():
-            return ""
-        world, rank = distributed.get_world_size(), distributed.get_rank()
+            return 0, 1
+        return distributed.get_rank(), distributed.get_world_size()
     except (RuntimeError, ValueError):
-        return ""
+        return 0, 1
+
+
+def _rank_label():
+    """"rank 1 " on one of several torch.distributed ranks (each prints its own report), else ""."""
+    rank, world = _rank()
     return f"rank {rank} " if world > 1 else ""
 
 
@@ -142,6 +152,7 @@ class watch:
             yield from self.loader
             return
         self._diagnosis.set_monitor(current_monitor(), nvml_index())  # the one running now, if any
+        self._diagnosis.record_as(self.name or "", _rank()[0])  # to that monitor's TensorBoard file and log
         self._diagnosis.start_epoch()
         it = iter(self.loader)
         wait = step_end = samples = None
@@ -173,6 +184,7 @@ class watch:
                 self._end_epoch()
 
     def _end_epoch(self):
+        self._diagnosis.end_pass(self.epoch)
         lines = self.epoch_report()
         self._state.reports.append(lines)
         if self.report and lines:

@@ -16,6 +16,7 @@
 #include "stoker/core/output_clash.h"
 #include "stoker/core/user_files.h"
 #include "stoker/report/html_report.h"
+#include "stoker/report/loop_records.h"
 #include "stoker/report/run_report.h"
 
 namespace stoker::cli {
@@ -46,8 +47,12 @@ int run_report(const ReportArgs& args) {
   const std::string out = args.out.empty() ? default_report_path(args.input) : args.out;
   check_output_file(out, "-o");  // before any reading: a bad path fails first
   std::vector<CommandInput> inputs;
-  for (const std::string& path : report::report_inputs(args.input))
-    inputs.push_back({path, path == args.input ? "the input" : "the run folder's"});
+  for (const std::string& path : report::report_inputs(args.input)) {
+    const char* whose = path == args.input                           ? "the input"
+                        : path == report::loops_csv_path(args.input) ? "the log's watched loops file"
+                                                                     : "the run folder's";
+    inputs.push_back({path, whose});
+  }
   check_output_apart(out, "-o", inputs);
   check_output_apart(out + ".tmp", "-o's temporary file", inputs);
   Stopwatch clock;

@@ -142,15 +142,17 @@ std::string timeline_card(const RunReport& r) {
 // The verdict runs listed in words under the step-time bars; more are counted.
 constexpr size_t kListedVerdictRuns = 30;
 
-std::string split_card(const RunReport& r) {
-  if (r.split.empty())
-    return card("Step time by epoch", empty_text("Not recorded: no epoch has ended."), true, "split");
+// The split of `split`'s epochs; `loop` names a watched loop other than the first ("" = none),
+// `id` is the card's.
+std::string split_card(const std::vector<EpochSplit>& split, const std::string& loop = "",
+                       const std::string& id = "split") {
+  if (split.empty()) return card("Step time by epoch", empty_text("Not recorded: no epoch has ended."), true, id);
   BarPlot plot;
   plot.y_label = "% of step time";
   plot.y_max = 100;
   BarSegment wait{"waiting for data", "#ef4444", {}}, copy{"copy", "#f59e0b", {}}, compute{"compute", "#3b82f6", {}};
   bool verdicts = false;
-  for (const EpochSplit& e : r.split) {
+  for (const EpochSplit& e : split) {
     const double total = e.wait_s + e.copy_s + e.compute_s;
     const double share = total > 0 ? 100 / total : 0;
     plot.epochs.push_back(e.epoch);
@@ -165,30 +167,29 @@ std::string split_card(const RunReport& r) {
   // The verdicts in words too, one line per run of epochs with the same one.
   std::string runs;
   size_t listed = 0, unlisted = 0;
-  for (size_t b = 0; verdicts && b < r.split.size();) {
+  for (size_t b = 0; verdicts && b < split.size();) {
     size_t e = b;
-    while (e + 1 < r.split.size() && r.split[e + 1].verdict == r.split[b].verdict) ++e;
+    while (e + 1 < split.size() && split[e + 1].verdict == split[b].verdict) ++e;
     if (++listed > kListedVerdictRuns) {
       ++unlisted;
       b = e + 1;
       continue;
     }
-    runs += fmt::format("<li>{}: <b style=\"color:{}\">{}</b></li>",
-                        b == e ? fmt::format("epoch {}", r.split[b].epoch)
-                               : fmt::format("epochs {}–{}", r.split[b].epoch, r.split[e].epoch),
-                        verdict_colour(r.split[b].verdict),
-                        html_escape(r.split[b].verdict.empty() ? "not recorded" : r.split[b].verdict));
+    runs += fmt::format(
+        "<li>{}: <b style=\"color:{}\">{}</b></li>",
+        b == e ? fmt::format("epoch {}", split[b].epoch) : fmt::format("epochs {}–{}", split[b].epoch, split[e].epoch),
+        verdict_colour(split[b].verdict), html_escape(split[b].verdict.empty() ? "not recorded" : split[b].verdict));
     b = e + 1;
   }
   if (unlisted > 0)
     runs += fmt::format("<li>… and {} more changes of verdict (the band above shows them)</li>", unlisted);
   const std::string keys =
       keys_html({{"waiting for data", "#ef4444"}, {"copy to the device", "#f59e0b"}, {"compute", "#3b82f6"}});
-  return card("Step time by epoch, with its verdict",
-              keys + wide_and_narrow(plot, bar_plot_svg) +
-                  (verdicts ? "<ul class=\"caption\">" + runs + "</ul>"
-                            : empty_text("summary.json has no verdicts: the bars alone.")),
-              true, "split");
+  return card(
+      loop.empty() ? "Step time by epoch, with its verdict" : "Step time by epoch, with its verdict: " + loop,
+      keys + wide_and_narrow(plot, bar_plot_svg) +
+          (verdicts ? "<ul class=\"caption\">" + runs + "</ul>" : empty_text("No verdicts recorded: the bars alone.")),
+      true, id);
 }
 
 std::string samples_card(const RunReport& r) {
@@ -307,7 +308,13 @@ std::string render_html(const RunReport& r) {
     lr.y_from_zero = true;
     body += curves_card("Learning rate", r.learning_rate, lr, "lr", "Not recorded: tb/ holds no train/lr.");
     body += samples_card(r);
-    body += split_card(r);
+    body += split_card(r.split);
+  } else if (!r.split.empty()) {  // the loops a script watched beside its monitor log
+    body += samples_card(r);
+    body += split_card(r.split);
+    for (size_t i = 0; i < r.other_loops.size(); ++i) {
+      body += split_card(r.other_loops[i].epochs, r.other_loops[i].loop, fmt::format("split-{}", i + 1));
+    }
   }
   if (!r.timeline.empty()) {
     body += timeline_card(r);

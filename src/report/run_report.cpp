@@ -18,6 +18,7 @@
 #include "stoker/core/numbers.h"
 #include "stoker/core/user_files.h"
 #include "stoker/report/event_reader.h"
+#include "stoker/report/loop_records.h"
 
 namespace stoker::report {
 
@@ -333,6 +334,82 @@ void add_recommendations(const fs::path& path, RunReport* r) {
   }
 }
 
+// The passes of the loops watched beside a monitor log: the first unnamed loop's (else the
+// first loop's) as the split and samples/s, the others in other_loops.
+void add_loops(const std::string& log_path, RunReport* r) {
+  const std::string path = loops_csv_path(log_path);
+  std::error_code error;
+  if (!fs::exists(path, error)) return;
+  CsvTable table;
+  try {
+    table = read_csv_table(path, "loops file");
+  } catch (const Error& e) {
+    r->notes.push_back(e.what());
+    return;
+  }
+  r->notes.insert(r->notes.end(), table.notes.begin(), table.notes.end());
+  for (const char* column : kLoopColumns) {
+    if (table.column(column) < 0) {
+      r->notes.push_back(
+          fmt::format("{} has no {} column: not a watched loops file of stoker.monitor "
+                      "(docs/MONITOR_FORMATS.md); its step-time split is left out",
+                      path, column));
+      return;
+    }
+  }
+  const int loop_at = table.column("loop"), rank_at = table.column("rank"), verdict_at = table.column("verdict");
+  const auto epochs = table.numbers("epoch"), wait = table.numbers("wait_s"), copy = table.numbers("copy_s"),
+             compute = table.numbers("compute_s"), rate = table.numbers("samples_per_sec");
+  std::vector<LoopSplit> loops;  // one per loop and rank, in the order first seen
+  std::vector<std::vector<std::pair<double, double>>> rates;
+  for (size_t i = 0; i < table.rows.size(); ++i) {
+    if (!plausible_epoch(epochs[i]) || std::isnan(wait[i] + copy[i] + compute[i])) continue;
+    const std::vector<std::string>& row = table.rows[i];
+    std::string name = row[static_cast<size_t>(loop_at)];
+    if (row[static_cast<size_t>(rank_at)] != "0")
+      name += (name.empty() ? "rank " : " · rank ") + row[static_cast<size_t>(rank_at)];
+    auto found = std::find_if(loops.begin(), loops.end(), [&](const LoopSplit& l) { return l.loop == name; });
+    if (found == loops.end()) {
+      loops.push_back({name, {}});
+      rates.emplace_back();
+      found = loops.end() - 1;
+    }
+    found->epochs.push_back(
+        {static_cast<int64_t>(epochs[i]), wait[i], copy[i], compute[i], row[static_cast<size_t>(verdict_at)]});
+    rates[static_cast<size_t>(found - loops.begin())].emplace_back(epochs[i], rate[i]);
+  }
+  if (loops.empty()) return;
+  // A loop watched anew each pass (a list, or a new generator each epoch) counts every pass as
+  // epoch 0: where a loop's epochs do not rise, its passes are numbered in order instead (the
+  // file's order is the order they ended in).
+  for (size_t l = 0; l < loops.size(); ++l) {
+    std::vector<EpochSplit>& passes = loops[l].epochs;
+    bool rising = true;
+    for (size_t i = 1; i < passes.size(); ++i) rising = rising && passes[i].epoch > passes[i - 1].epoch;
+    if (rising) continue;
+    for (size_t i = 0; i < passes.size(); ++i) {
+      passes[i].epoch = static_cast<int64_t>(i);
+      rates[l][i].first = static_cast<double>(i);
+    }
+  }
+  const auto first = std::find_if(loops.begin(), loops.end(), [](const LoopSplit& l) { return l.loop.empty(); });
+  const size_t main = first != loops.end() ? static_cast<size_t>(first - loops.begin()) : 0;
+  r->split = loops[main].epochs;
+  Curve c{"samples/s", {}, {}};
+  for (const auto& [epoch, value] : rates[main]) {
+    c.x.push_back(epoch);
+    c.y.push_back(value);
+  }
+  r->samples_per_sec.push_back(std::move(c));
+  std::string names = loops[main].loop.empty() ? "(unnamed)" : loops[main].loop;
+  for (size_t i = 0; i < loops.size(); ++i) {
+    if (i == main) continue;
+    names += ", " + loops[i].loop;
+    r->other_loops.push_back(std::move(loops[i]));
+  }
+  r->facts.emplace_back("watched loops", names);
+}
+
 bool nothing_drawable(const RunReport& r) {
   return r.loss.empty() && r.accuracy.empty() && r.learning_rate.empty() && r.samples_per_sec.empty() &&
          r.split.empty() && r.timeline.empty();
@@ -384,6 +461,12 @@ RunReport load_monitor_log(const std::string& csv_path) {
   r.title = "monitor log " + fs::path(csv_path).filename().string();
   r.monitor_log_only = true;
   const CsvTable log = read_csv_table(csv_path, "monitor log");
+  if (log.column("seconds") < 0 && log.column("loop") >= 0 && log.column("wait_share") >= 0) {
+    throw DataError(
+        fmt::format("{} is the watched loops' file stoker.monitor writes beside its log, not the log: give the "
+                    "monitor log itself (the log= path, e.g. run.csv), whose report draws these loops too",
+                    csv_path));
+  }
   if (log.column("seconds") < 0 || log.column("cpu_percent") < 0) {
     throw DataError(
         fmt::format("{} is not a stoker monitor log: its header has no seconds and cpu_percent columns "
@@ -408,6 +491,7 @@ RunReport load_monitor_log(const std::string& csv_path) {
                          fmt::format("{:.2g} s", (t.back() - t.front()) / static_cast<double>(t.size() - 1)));
   }
   r.facts.emplace_back("GPUs", std::to_string(gpus));
+  add_loops(csv_path, &r);
   return r;
 }
 
@@ -505,7 +589,7 @@ std::vector<std::string> report_inputs(const std::string& path) {
   fs::path dir(path);
   const std::string name = dir.filename().string();
   if (!fs::is_directory(dir, error)) {
-    if (name != "metrics.csv" && name != "summary.json") return {path};
+    if (name != "metrics.csv" && name != "summary.json") return {path, loops_csv_path(path)};
     dir = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
   }
   std::vector<std::string> inputs;

@@ -26,6 +26,19 @@ void add_percent(std::vector<Scalar>* out, std::string tag, const monitor::Readi
 
 }  // namespace
 
+std::vector<Scalar> step_time_scalars(const std::string& loop, int64_t samples, double wait_s, double copy_s,
+                                      double compute_s) {
+  using namespace tags;
+  const double total = wait_s + copy_s + compute_s;
+  if (!(total > 0)) return {};
+  // A named loop's tags: its name in place of "train/", before the step_time/ ones.
+  const auto tag = [&loop](const char* name, const char* leaf) { return loop.empty() ? name : loop + "/" + leaf; };
+  return {{tag(kTrainSamplesPerSec, "samples_per_sec"), static_cast<double>(samples) / total},
+          {tag(kWaitShare, kWaitShare), wait_s / total},
+          {tag(kCopyShare, kCopyShare), copy_s / total},
+          {tag(kComputeShare, kComputeShare), compute_s / total}};
+}
+
 std::vector<Scalar> monitor_scalars(const monitor::Sample& sample) {
   using namespace tags;
   std::vector<Scalar> out;

@@ -3,8 +3,9 @@
 
 Writes a run folder as stoker train leaves it, at the size the report must handle: 100 epochs
 and a 10-hour monitor log at 1 Hz (36,000 rows), a tb/ event file with the learning rate; runs
-`stoker report` on it, and on a real `stoker train` run (two short epochs of Debian's
-Fashion-MNIST, where installed); opens the page in headless Chromium, driven over its DevTools protocol
+`stoker report` on it, on a Python script's monitor log with its watched loops' passes beside
+it, and on a real `stoker train` run (two short epochs of Debian's Fashion-MNIST, where
+installed); opens the page in headless Chromium, driven over its DevTools protocol
 on a pipe (no network, no port); fails on any message on the browser's console (a script
 error, a resource that failed to load: the page must fetch nothing); times the page from
 navigation to its second painted frame; and checks the screenshot shows the plots, not a
@@ -247,6 +248,26 @@ def render(chromium, page, profile):
         browser.close()
 
 
+def write_watched_log(log, epochs=40, seconds=3600):
+    """A Python script's stoker.monitor(log=LOG) around two watched loops (the training loop and
+    name="val"): the monitor CSV and the loops file beside it (LOG less .csv, then .loops.csv)."""
+    with open(log, "w") as f:
+        f.write("timestamp,seconds,cpu_percent,mem_used_bytes,mem_available_bytes,mem_total_bytes,"
+                "gpu0_util_percent,gpu0_throttle\n")
+        for s in range(seconds):
+            cpu, gpu = 55 + 30 * math.sin(s / 300), 60 + 30 * math.sin(s / 200)
+            f.write(f"t,{s},{cpu:.1f},40e9,0,128e9,{gpu:.1f},\"none\"\n")
+    with open(log[:-len(".csv")] + ".loops.csv", "w") as f:
+        f.write("loop,rank,epoch,steps,samples,wait_s,copy_s,compute_s,wait_share,copy_share,compute_share,"
+                "samples_per_sec,verdict\n")
+        for e in range(epochs):
+            wait = 50.0 if e < epochs // 2 else 4.0
+            total = wait + 40.0
+            verdict = "input-bound (high)" if e < epochs // 2 else "compute-bound"
+            f.write(f",0,{e},390,50000,{wait},0,40,{wait / total},0,{40 / total},{50000 / total},{verdict}\n")
+            f.write(f"val,0,{e},40,10000,1,0,9,0.1,0,0.9,1000,compute-bound\n")
+
+
 # The plots' own colours: the curves, the step-time bars, the shaded idle stretches (#f87171 at
 # opacity 0.3 on white), the verdict band of an input-bound epoch.
 PLOT_COLOURS = {"first curve": "#2563eb", "second curve": "#ea580c", "third curve": "#16a34a",
@@ -304,6 +325,15 @@ def main():
             return 1
         if measured["report_s"] > 5:
             print(f"stoker report took {measured['report_s']:.1f} s", file=sys.stderr)
+            return 1
+        # A Python script's monitor log with the loops it watched beside it.
+        log = os.path.join(tmp, "watched.csv")
+        write_watched_log(log)
+        error, measured = check_page(stoker, chromium, log, tmp, {
+            "compute bars": 2000, "waiting bars": 1000, "input-bound band": 300})
+        print(f"a monitor log with 2 watched loops of 40 passes: {measured}")
+        if error:
+            print(error, file=sys.stderr)
             return 1
         # A real run of stoker train: two short epochs of Fashion-MNIST where it is installed.
         if os.path.isdir(FASHION):

@@ -98,6 +98,9 @@ class LoopDiagnosis {
   std::vector<Recommendation> epoch_changes() const;
   // The verdict epoch_report() prints (the records keep it beside the epoch's figures).
   Verdict epoch_verdict() const { return classify(judge_epoch().window); }
+  // The steps epoch_report()'s shares and verdict are of: the epoch less its warm-up, or the
+  // last window for an epoch shorter than one.
+  StepWindow epoch_judged_window() const { return judge_epoch().window; }
   // The loader's stage clocks over the epoch so far, summed over its workers (zero without a
   // loader): where the workers' time went, for the records.
   data::StageTimes epoch_stages() const { return stage_times() - epoch_start_; }

@@ -4,6 +4,10 @@
 //   const report::RunReport r = report::load_run_folder("runs/2026-11-27_11-53-32");
 //   for (const std::string& note : r.notes) ...   // what was missing or damaged
 //
+// From a monitor log: its timeline, and the step-time split, samples/s and verdict of each pass
+// of the loops a Python script watched while it ran (the loops CSV beside it, run.loops.csv for
+// run.csv: docs/MONITOR_FORMATS.md); a damaged loops CSV is a note.
+//
 // From a run folder (what stoker train leaves): metrics.csv (the per-epoch curves, the
 // samples/s, the step-time split), summary.json (each epoch's verdict and loader stage clocks,
 // the run's facts), tb/ (the learning rate; the monitor's CPU, RAM and GPU figures when no
@@ -45,6 +49,12 @@ struct StageSeconds {
   double read = 0, decode = 0, transform = 0, idle = 0;  // idle: every buffer was full
 };
 
+// A watched loop's passes, from the loops CSV beside a monitor log (stoker/report/loop_records.h).
+struct LoopSplit {
+  std::string loop;  // its name= ("val"); "" for a loop without one
+  std::vector<EpochSplit> epochs;
+};
+
 // A stretch of time (seconds from the log's start) with the utilisation low.
 struct Span {
   double begin = 0, end = 0;
@@ -67,7 +77,8 @@ struct RunReport {
   std::vector<Curve> accuracy;         // x: epoch; y: %
   std::vector<Curve> learning_rate;    // x: optimizer step
   std::vector<Curve> samples_per_sec;  // x: epoch
-  std::vector<EpochSplit> split;
+  std::vector<EpochSplit> split;       // a monitor log's: its first unnamed watched loop's (else first loop's)
+  std::vector<LoopSplit> other_loops;  // a monitor log's other watched loops, each drawn on its own
   bool has_stages = false;
   StageSeconds stages;
 

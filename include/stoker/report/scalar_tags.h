@@ -8,6 +8,7 @@
 // Thread safety: plain functions and constants.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,11 @@ inline constexpr const char* kEmaValLoss = "ema_val/loss";
 inline constexpr const char* kEmaValTop1 = "ema_val/top1";
 inline constexpr const char* kEmaValMae = "ema_val/mae";
 
+// A loop a Python script watches (stoker.watch under stoker.monitor(tensorboard=...)) writes
+// the window tags train/samples_per_sec and step_time/* at the loop's step count (its steps
+// finished so far, across its passes); a loop named "val" writes them under its name:
+// val/samples_per_sec, val/step_time/wait_share, ...
+
 // Every monitor sample: the machine, then the watched process tree, then each GPU.
 inline constexpr const char* kHostCpuPercent = "host/cpu_percent";
 inline constexpr const char* kHostRamUsedGib = "host/ram_used_gib";
@@ -56,6 +62,12 @@ std::string gpu_tag(int index, const char* name);                   // gpu_tag(0
 }  // namespace stoker::report::tags
 
 namespace stoker::report {
+
+// A logging window's samples/s and step-time shares (wait, copy, compute seconds summed over
+// its steps) under the window tags above, or under `loop`'s name for a named loop ("" = none).
+// None when the window took no time.
+std::vector<Scalar> step_time_scalars(const std::string& loop, int64_t samples, double wait_s, double copy_s,
+                                      double compute_s);
 
 // The sample's figures under the tags above, in that order; unavailable ones left out.
 std::vector<Scalar> monitor_scalars(const monitor::Sample& sample);

@@ -14,6 +14,7 @@
 #include "stoker/report/event_file.h"
 #include "stoker/report/event_reader.h"
 #include "stoker/report/html_report.h"
+#include "stoker/report/loop_records.h"
 #include "support/error_text.h"
 #include "support/temp_dir.h"
 
@@ -126,6 +127,98 @@ TEST(RunReportTest, AMonitorLogWithAGpuShadesItsIdleStretch) {
   EXPECT_NE(page.find("class=\"low\""), std::string::npos);
   EXPECT_EQ(page.find("<script"), std::string::npos);
   EXPECT_EQ(page.find("http"), std::string::npos);  // nothing fetched: no URL at all
+}
+
+// A script's watched loops, recorded beside its monitor log (stoker.watch under stoker.monitor):
+// the report of the log draws the unnamed loop's split and samples/s, and a named loop's split
+// on its own; the loops file given alone is refused, naming the log to give.
+TEST(RunReportTest, AMonitorLogDrawsTheStepTimeSplitOfTheLoopsWatchedBesideIt) {
+  TempDir dir;
+  std::string csv = kMonitorHeader;
+  for (int i = 0; i < 5; ++i)
+    csv += fmt::format("2026-11-27T10:00:{:02d}.000Z,{},40,1000,3000,4000,90,\"none\"\n", i, i);
+  const std::string log = dir.write_text("run.csv", csv);
+  {
+    LoopsCsv loops(loops_csv_path(log));
+    EXPECT_EQ(loops.path(), (dir.path() / "run.loops.csv").string());
+    LoopEpoch e;
+    e.steps = 20;
+    e.samples = 160;
+    e.wait_s = 3, e.copy_s = 0, e.compute_s = 1;
+    e.wait_share = 0.75, e.compute_share = 0.25;
+    e.verdict = "input-bound (high)";
+    ASSERT_TRUE(loops.write(e).ok());
+    LoopEpoch val = e;
+    val.loop = "val, held out";  // a comma: quoted
+    val.wait_s = 1, val.compute_s = 3;
+    val.verdict = "";
+    ASSERT_TRUE(loops.write(val).ok());
+    e.epoch = 1;
+    e.wait_s = 1, e.compute_s = 1;
+    e.verdict = "balanced";
+    ASSERT_TRUE(loops.write(e).ok());
+  }
+  const RunReport r = load_report(log);
+  EXPECT_TRUE(r.monitor_log_only);
+  ASSERT_EQ(r.split.size(), 2u);
+  EXPECT_EQ(r.split[0].epoch, 0);
+  EXPECT_EQ(r.split[0].wait_s, 3);
+  EXPECT_EQ(r.split[0].verdict, "input-bound (high)");
+  EXPECT_EQ(r.split[1].epoch, 1);
+  EXPECT_EQ(r.split[1].verdict, "balanced");
+  ASSERT_EQ(r.samples_per_sec.size(), 1u);
+  EXPECT_EQ(r.samples_per_sec[0].y, (std::vector<double>{40, 80}));  // 160 samples in 4 s, then 2 s
+  ASSERT_EQ(r.other_loops.size(), 1u);
+  EXPECT_EQ(r.other_loops[0].loop, "val, held out");
+  ASSERT_EQ(r.other_loops[0].epochs.size(), 1u);
+  EXPECT_EQ(r.other_loops[0].epochs[0].compute_s, 3);
+  EXPECT_TRUE(r.notes.empty()) << r.notes.front();
+  const std::string page = render_html(r);
+  EXPECT_NE(page.find("id=\"split\""), std::string::npos);
+  EXPECT_NE(page.find("Step time by epoch, with its verdict: val, held out"), std::string::npos);
+  EXPECT_NE(page.find("input-bound (high)"), std::string::npos);
+  EXPECT_NE(page.find("Samples/s by epoch"), std::string::npos);
+  EXPECT_EQ(page.find("<script"), std::string::npos);
+  EXPECT_NE(stoker::testing::error_text<DataError>([&] { load_report((dir.path() / "run.loops.csv").string()); })
+                .find("is the watched loops' file stoker.monitor writes beside its log, not the log: give the "
+                      "monitor log itself"),
+            std::string::npos);
+}
+
+// A generator watched anew each epoch starts each pass at epoch 0: the passes are drawn in order.
+TEST(RunReportTest, ALoopWhoseEpochsDoNotRiseHasItsPassesNumberedInOrder) {
+  TempDir dir;
+  const std::string log =
+      dir.write_text("run.csv", std::string(kMonitorHeader) + "2026-11-27T10:00:00.000Z,0,40,1000,3000,4000,90,\"\"\n");
+  {
+    LoopsCsv loops(loops_csv_path(log));
+    LoopEpoch e;
+    e.steps = e.samples = 10;
+    for (double wait : {3.0, 2.0, 1.0}) {
+      e.wait_s = wait, e.compute_s = 1;
+      ASSERT_TRUE(loops.write(e).ok());
+    }
+  }
+  const RunReport r = load_report(log);
+  ASSERT_EQ(r.split.size(), 3u);
+  EXPECT_EQ(r.split[1].epoch, 1);
+  EXPECT_EQ(r.split[2].epoch, 2);
+  EXPECT_EQ(r.split[2].wait_s, 1);
+  EXPECT_EQ(r.samples_per_sec[0].x, (std::vector<double>{0, 1, 2}));
+  EXPECT_TRUE(r.notes.empty());
+}
+
+TEST(RunReportTest, AMonitorLogWithoutLoopsHasNoSplitAndADamagedLoopsFileIsANote) {
+  TempDir dir;
+  const std::string log =
+      dir.write_text("run.csv", std::string(kMonitorHeader) + "2026-11-27T10:00:00.000Z,0,40,1000,3000,4000,90,\"\"\n");
+  EXPECT_TRUE(load_report(log).split.empty());
+  dir.write_text("run.loops.csv", "loop,epoch\n,0\n");
+  const RunReport r = load_report(log);
+  EXPECT_TRUE(r.split.empty());
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_NE(r.notes[0].find("run.loops.csv has no rank column"), std::string::npos) << r.notes[0];
+  EXPECT_EQ(render_html(r).find("id=\"split\""), std::string::npos);
 }
 
 TEST(RunReportTest, EmptyAndHeaderOnlyMonitorLogsAreOneErrorEach) {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <utility>
 
 #include "stoker/report/monitor_events.h"
 #include "stoker/report/scalar_tags.h"
@@ -43,13 +44,8 @@ void TensorBoardLog::window(int64_t step, const LogWindow& w, double lr) {
   std::vector<report::Scalar> scalars;
   if (w.losses > 0) scalars.push_back({kTrainLoss, w.loss_sum / static_cast<double>(w.losses)});
   if (lr >= 0) scalars.push_back({kTrainLr, lr});
-  const double total = w.total_s();
-  if (total > 0) {
-    scalars.push_back({kTrainSamplesPerSec, static_cast<double>(w.samples) / total});
-    scalars.push_back({kWaitShare, w.wait_s / total});
-    scalars.push_back({kCopyShare, w.copy_s / total});
-    scalars.push_back({kComputeShare, w.compute_s / total});
-  }
+  for (report::Scalar& s : report::step_time_scalars("", w.samples, w.wait_s, w.copy_s, w.compute_s))
+    scalars.push_back(std::move(s));
   if (w.grad_norms > 0) scalars.push_back({kTrainGradNorm, w.grad_norm_sum / static_cast<double>(w.grad_norms)});
   write(step, scalars);
 }

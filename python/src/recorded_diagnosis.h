@@ -1,0 +1,48 @@
+// The diagnosis of a loop stoker.watch wraps, with its records: while a monitor runs, each
+// logging window's samples/s and step-time shares go to the monitor's TensorBoard event file
+// (the tags of stoker train, stoker/report/scalar_tags.h) and each pass's figures and verdict
+// to the loops CSV beside its log (stoker/report/loop_records.h). A window closes where the
+// diagnosis closes one (at least 2 s and 10 steps) and at the end of each pass; its warm-up
+// steps (the first at each batch size) are left out, as from the shares the report prints.
+// Nothing is written per step. A write that fails says so once on stderr; the loop goes on.
+// Single-threaded, as LoopDiagnosis: call from the training loop only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "monitor_handle.h"
+#include "stoker/diagnose/loop_diagnosis.h"
+
+namespace stoker::python {
+
+class RecordedDiagnosis : public diagnose::LoopDiagnosis {
+ public:
+  using diagnose::LoopDiagnosis::LoopDiagnosis;
+
+  // The monitor the next steps read and record to (nullptr: none), as LoopDiagnosis::set_monitor.
+  void set_monitor_handle(MonitorHandle* monitor, int gpu_index);
+  // Records the next passes as the loop `loop` ("" unnamed) of rank `rank`; until called, nothing
+  // is recorded (a stoker.DataLoader iterated unwatched).
+  void record_as(std::string loop, int rank);
+  // LoopDiagnosis::after_step, the step added to the open window, the window written when the
+  // diagnosis closed one.
+  std::vector<std::string> step(double wait_s, double copy_s, double compute_s, int64_t samples);
+  // The pass `epoch` (its number as printed) ended: the rest of its window and its row written.
+  void end_pass(int64_t epoch);
+
+ private:
+  void write_window();
+
+  MonitorHandle* monitor_ = nullptr;
+  bool recording_ = false;
+  std::string loop_;
+  int rank_ = 0;
+  int64_t steps_ = 0;  // every step so far, across passes: the windows' TensorBoard step
+  diagnose::WarmUpShapes shapes_;
+  diagnose::StepWindow window_;  // the steps since the last window written, warm-up left out
+  bool loops_said_ = false;      // a failed loops CSV write was said (the event file stops by itself)
+};
+
+}  // namespace stoker::python

@@ -1,0 +1,170 @@
+"""stoker.watch under stoker.monitor: the loop's step-time split and verdict go where the monitor
+writes, as stoker train writes its own: each logging window's samples/s and step_time/* shares to
+the monitor's TensorBoard event file (read back by tests/tensorboard/tfevents.py), each pass's
+figures and verdict to the loops CSV beside its log, which stoker report draws."""
+import csv
+import io
+import re
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+import stoker
+
+from ranks import run_ranks
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "tensorboard"))
+import tfevents  # noqa: E402
+
+SHARES = re.compile(r"step time: compute ([\d.]+) % · waiting for data ([\d.]+) % · copy ([\d.]+) %.* → (.+)$")
+
+
+class SlowLoader:
+    """`batches` batches of 8, each `delay` seconds late."""
+    num_workers = 0
+
+    def __init__(self, batches, delay):
+        self.batches, self.delay = batches, delay
+
+    def __len__(self):
+        return self.batches
+
+    def __iter__(self):
+        for _ in range(self.batches):
+            time.sleep(self.delay)
+            yield torch.zeros(8, 3), torch.zeros(8)
+
+
+def printed(report):
+    """(wait, copy, compute) shares in 0..1 and the verdict of a pass's printed report."""
+    m = SHARES.search(report[0])
+    assert m, report[0]
+    compute, wait, copy = (float(m.group(i)) / 100 for i in (1, 2, 3))
+    return (wait, copy, compute), m.group(4)
+
+
+def step_time_events(path, prefix=""):
+    """{step: {tag: value}} of the events holding `prefix`step_time/ tags."""
+    found = {}
+    for e in tfevents.read(path)[1:]:
+        values = dict(e["scalars"])
+        if prefix + "step_time/wait_share" in values:
+            assert e["step"] not in found
+            found[e["step"]] = values
+    return found
+
+
+def test_each_pass_reaches_tensorboard_and_the_loops_csv_with_the_printed_shares(tmp_path):
+    log = tmp_path / "run.csv"
+    loader = SlowLoader(12, 0.02)
+    with stoker.monitor(interval=0.05, log=str(log), tensorboard=tmp_path / "tb", gpu=False,
+                        file=io.StringIO()) as mon:
+        for _ in range(2):  # two passes, each shorter than a window: one window each, at its end
+            for _ in stoker.watch(loader, file=io.StringIO()):
+                time.sleep(0.005)
+        for _ in stoker.watch(SlowLoader(12, 0.0), name="val", file=io.StringIO()):
+            time.sleep(0.02)
+    reports = stoker.watch(loader).reports
+    assert len(reports) == 2
+
+    windows = step_time_events(mon.tensorboard_file)
+    assert sorted(windows) == [12, 24]  # the loop's steps so far: one event per pass, none per step
+    rows = list(csv.DictReader(open(tmp_path / "run.loops.csv")))
+    assert [(r["loop"], r["rank"], r["epoch"], r["steps"], r["samples"]) for r in rows] == [
+        ("", "0", "0", "12", "96"), ("", "0", "1", "12", "96"), ("val", "0", "0", "12", "96")]
+    for step, report, row in zip((12, 24), reports, rows):
+        (wait, copy, compute), verdict = printed(report)
+        values = windows[step]
+        # The printed figures are rounded to 0.1 %; the event's are float32.
+        for tag, share in (("wait_share", wait), ("copy_share", copy), ("compute_share", compute)):
+            assert values["step_time/" + tag] == pytest.approx(share, abs=0.0006), (step, tag)
+            assert float(row[tag]) == pytest.approx(share, abs=0.0006), (step, tag)
+        assert row["verdict"] == verdict
+        assert verdict.startswith("input-bound")
+        seconds = float(row["wait_s"]) + float(row["copy_s"]) + float(row["compute_s"])
+        assert float(row["samples_per_sec"]) == pytest.approx(96 / seconds)
+        assert 0 < values["train/samples_per_sec"] < 8 / 0.02
+    # A named loop under its own name, at its own step count.
+    val = step_time_events(mon.tensorboard_file, "val/")
+    assert list(val) == [12] and "val/samples_per_sec" in val[12]
+    assert val[12]["val/step_time/compute_share"] > 0.5
+    assert rows[2]["verdict"] == "compute-bound"
+
+
+def test_a_pass_longer_than_a_window_writes_each_window_where_the_diagnosis_closed_it(tmp_path):
+    with stoker.monitor(interval=0.05, tensorboard=tmp_path / "tb", gpu=False, file=io.StringIO()) as mon:
+        for _ in stoker.watch(SlowLoader(36, 0.0), file=io.StringIO()):
+            time.sleep(0.07)  # a window (2 s, 10 steps) closes after about 29 steps past the warm-up one
+    windows = step_time_events(mon.tensorboard_file)
+    assert len(windows) == 2, windows
+    first, last = sorted(windows)
+    assert 20 <= first < 36 and last == 36
+    for values in windows.values():
+        shares = [values["step_time/" + tag] for tag in ("wait_share", "copy_share", "compute_share")]
+        assert sum(shares) == pytest.approx(1, abs=1e-6) and shares[2] > 0.9
+        assert values["train/samples_per_sec"] == pytest.approx(8 / 0.07, rel=0.2)
+
+
+def test_without_a_running_monitor_nothing_is_recorded(tmp_path):
+    loader = SlowLoader(12, 0.0)
+    with stoker.monitor(interval=0.05, log=str(tmp_path / "run.csv"), tensorboard=tmp_path / "tb", gpu=False,
+                        file=io.StringIO()) as mon:
+        pass
+    for _ in stoker.watch(loader, file=io.StringIO()):  # after the monitor stopped
+        pass
+    assert step_time_events(mon.tensorboard_file) == {}
+    assert (tmp_path / "run.loops.csv").read_text().splitlines() == [
+        "loop,rank,epoch,steps,samples,wait_s,copy_s,compute_s,wait_share,copy_share,compute_share,"
+        "samples_per_sec,verdict"]
+
+
+def test_a_loops_file_that_cannot_be_written_is_one_clear_error_and_the_log_is_left_as_it_was(tmp_path):
+    (tmp_path / "run.loops.csv").mkdir()
+    (tmp_path / "run.csv").write_text("an earlier run's log\n")
+    with pytest.raises(ValueError, match=r"^the watched loops' file beside the log .*run\.loops\.csv is a folder; "
+                                         r"stoker writes only to a new name or over a regular file: give another path$"):
+        stoker.monitor(log=str(tmp_path / "run.csv"))
+    assert (tmp_path / "run.csv").read_text() == "an earlier run's log\n"
+
+
+RANK_SCRIPT = """
+import sys, time
+import torch, torch.distributed as dist
+import stoker
+
+folder = sys.argv[1]
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+
+def batches():
+    for _ in range(12):
+        time.sleep(0.01 if rank == 0 else 0.0)   # rank 0 waits for its data, rank 1 computes
+        yield torch.zeros(4 + rank, 3)
+
+with stoker.monitor(interval=0.05, log=f"{folder}/run{rank}.csv", tensorboard=f"{folder}/tb", gpu=False,
+                    file=sys.stderr) as mon:
+    for _ in stoker.watch(list(batches()) if rank == 1 else batches(), file=sys.stderr):
+        time.sleep(0.0 if rank == 0 else 0.01)
+print(mon.tensorboard_file)
+dist.destroy_process_group()
+"""
+
+
+def test_two_ranks_each_record_their_own(tmp_path):
+    script = tmp_path / "rank.py"
+    script.write_text(RANK_SCRIPT)
+    outputs = run_ranks(script, 2, [tmp_path], env={"PYTHONPATH": str(Path(stoker.__file__).parents[1])})
+    files = [out.strip().splitlines()[-1] for out in outputs]
+    assert len(set(files)) == 2  # one event file each, in the one folder
+    for rank, path in enumerate(files):
+        windows = step_time_events(path)
+        assert list(windows) == [12]
+        wait = windows[12]["step_time/wait_share"]
+        assert wait > 0.5 if rank == 0 else wait < 0.5
+        rows = list(csv.DictReader(open(tmp_path / f"run{rank}.loops.csv")))
+        assert [(r["rank"], r["epoch"], r["steps"], r["samples"]) for r in rows] == [
+            (str(rank), "0", "12", str(12 * (4 + rank)))]
+        assert float(rows[0]["wait_share"]) == pytest.approx(wait, abs=1e-6)
