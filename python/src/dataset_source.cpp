@@ -175,7 +175,10 @@ std::string unloaded_pil_file(const py::handle& pil) {
   if (format.is_none()) return {};
   const auto kind = format.cast<std::string>();
   if (kind != "JPEG" && kind != "PNG") return {};
-  if (!py::getattr(pil, "im", py::none()).is_none()) return {};  // loaded (or made in memory)
+  // Loaded (or made in memory): Pillow 11 (Debian 13's) keeps the pixels in `_im` (its `im`
+  // property asserts them there), Pillow 9 (Debian 12's) in `im`.
+  const char* pixels = py::hasattr(pil, "_im") ? "_im" : "im";
+  if (!py::getattr(pil, pixels, py::none()).is_none()) return {};
   if (py::len(py::getattr(pil, "tile", py::list())) == 0) return {};
   if (py::len(py::getattr(pil, "decoderconfig", py::tuple())) != 0) return {};  // draft() or reduce
   if (py::hasattr(pil, "tell") && pil.attr("tell")().cast<long>() != 0) return {};
