@@ -10,7 +10,9 @@ Coordinates are pixels, origin at the image's top-left corner: pixel (i, j) cove
 visible (1, or 0 once the point left the image: points are never dropped); a Boxes a float32
 tensor (B, 5): the box in its format and valid (0 for a box left without area once clamped);
 a Mask a uint8 tensor (H, W) of the output's size, resampled with nearest (0 where the output
-shows no part of the source: padding, a warp's corners).
+shows no part of the source: padding, a warp's corners). Beside a clip (frames_per_clip=K), a
+Keypoints (T, P, 2 or 3) and a Boxes (T, 4) hold a row per frame of the video, and come back for
+the K frames chosen: (K, P, 3) and (K, 5).
 """
 import numpy as np
 import torch

@@ -219,6 +219,37 @@ def test_union_crops_every_frame_around_one_box(videos):
             assert np.abs(x[s, k].permute(1, 2, 0).numpy() - pil_face(v["paths"][t], box)).max() <= 1
 
 
+def test_jpeg_frames_decode_their_crop_regions_as_single_images_do(tmp_path):
+    # Large JPEG frames and small faces: each frame's crop region is decoded (at a reduced scale)
+    # as a single image's is: the clip's frames equal the frames loaded alone with their own box.
+    paths, boxes = [], []
+    for t in range(4):
+        path = tmp_path / f"{t}.jpg"
+        Image.fromarray(_frame(400, 480, t)).save(path, quality=90)
+        paths.append(str(path))
+        boxes.append([300 - 40 * t, 120 + 10 * t, 400 - 40 * t, 240 + 10 * t])
+    boxes = np.array(boxes, np.float32)
+    chain = f"BoxCrop(margin=0.2), Resize(({SIZE}, {SIZE})), PILToTensor"
+
+    class Clip(torch.utils.data.Dataset):
+        def __len__(self):
+            return 1
+
+        def __getitem__(self, i):
+            return paths, stoker.Boxes(boxes)
+
+    class Frames(torch.utils.data.Dataset):
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, t):
+            return paths[t], stoker.Boxes(boxes[t:t + 1])
+
+    clip, _ = next(iter(stoker.DataLoader(Clip(), frames_per_clip=4, transforms=chain)))
+    frames, _ = next(iter(stoker.DataLoader(Frames(), batch_size=4, transforms=chain)))
+    assert torch.equal(clip[0], frames)
+
+
 def test_a_clip_without_any_box_is_a_bad_sample(videos):
     class NoFace(FaceVideos):
         def __getitem__(self, i):
