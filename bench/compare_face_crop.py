@@ -12,6 +12,19 @@ workers and batch size (rounds alternated; medians):
 
     .venv/bin/python bench/compare_face_crop.py [--images 400] [--size 450] [--seconds 10]
         [--rounds 3] [--workers 2] [--batch-size 32] [--data DIR] [--json]
+        [--clips K [--video-frames T]]
+
+With --clips K the faces are videos of T frames each (consecutive images, 16 by default) with
+68 landmarks per frame, and each sample is a clip of K consecutive frames from a random start,
+each frame cropped around its own landmarks with the clip's one margin, Resize((112, 112)),
+the clip's one RandomHorizontalFlip, Normalize; batches (N, K, 3, 112, 112). Two loaders:
+
+  torch      torch's DataLoader over a Dataset that picks the K frames, crops and resizes
+             each with PIL and flips and normalizes them;
+  stoker     stoker.DataLoader(frames_per_clip=K) over a Dataset returning the T paths and
+             stoker.Keypoints (T, 68, 2), BoxCrop first in the chain.
+
+It prints clips/s as well.
 
 The faces are generated once into --data (default bench/.data/faces-N-S): S x S JPEGs
 (300W-LP's are 450 x 450) with 68 landmarks each, the face anywhere, sometimes partly past the
@@ -99,6 +112,43 @@ class PathFaces(torch.utils.data.Dataset):
         return self.paths[i], {"i": i, "landmarks": stoker.Keypoints(self.points[i])}
 
 
+class PilClips(torch.utils.data.Dataset):
+    """Video v is frames v*T .. v*T+T-1: a random K of them in a row, each cropped around its
+    own landmarks with the clip's one margin (PIL), resized, the clip's one flip, normalized."""
+
+    def __init__(self, paths, points, frames, k):
+        self.paths, self.points, self.frames, self.k, self.epoch = paths, points, frames, k, 0
+
+    def __len__(self):
+        return len(self.paths) // self.frames
+
+    def __getitem__(self, v):
+        rng = np.random.default_rng([self.epoch, v])
+        start = v * self.frames + int(rng.integers(0, self.frames - self.k + 1))
+        margin, flip = rng.uniform(0.2, 0.4), rng.uniform() < 0.5
+        clip = []
+        for t in range(start, start + self.k):
+            face = Image.open(self.paths[t]).convert("RGB").crop(hopenet_crop(self.points[t], margin))
+            face = face.resize((112, 112), Image.BILINEAR)
+            clip.append(np.asarray(face.transpose(Image.FLIP_LEFT_RIGHT) if flip else face))
+        x = torch.from_numpy(np.stack(clip)).permute(0, 3, 1, 2).float().div_(255)
+        return (x - torch.tensor(MEAN).view(3, 1, 1)) / torch.tensor(STD).view(3, 1, 1), v
+
+
+class PathVideos(torch.utils.data.Dataset):
+    """A video's T paths and landmarks (T, 68, 2): stoker picks the clip and crops."""
+
+    def __init__(self, paths, points, frames):
+        self.paths, self.points, self.frames = paths, points, frames
+
+    def __len__(self):
+        return len(self.paths) // self.frames
+
+    def __getitem__(self, v):
+        at = slice(v * self.frames, (v + 1) * self.frames)
+        return self.paths[at], {"v": v, "landmarks": stoker.Keypoints(self.points[at])}
+
+
 def endless(loader, dataset=None):
     """Batches of `loader` epoch after epoch, setting the epoch on it (or on the dataset)."""
     epoch = 0
@@ -113,18 +163,33 @@ def endless(loader, dataset=None):
 
 
 def timed(batches, seconds):
-    """Images per second over `seconds` of batches after WARMUP_BATCHES, each batch touched."""
+    """Samples (images or clips) per second over `seconds` of batches after WARMUP_BATCHES, each
+    batch touched."""
     for _ in range(WARMUP_BATCHES):
         next(batches)
     n, t0 = 0, time.perf_counter()
     while time.perf_counter() - t0 < seconds:
         images = next(batches)[0]
-        float(images[:, :, 0, 0].sum())
+        float(images[..., 0, 0].sum())
         n += images.shape[0]
     return n / (time.perf_counter() - t0)
 
 
+def run_clips(name, paths, points, args):
+    common = dict(batch_size=args.batch_size, shuffle=True, num_workers=args.workers)
+    if name == "torch":
+        dataset = PilClips(paths, points, args.video_frames, args.clips)
+        loader = torch.utils.data.DataLoader(dataset, persistent_workers=True, **common)
+        return timed(endless(loader, dataset), args.seconds)
+    loader = stoker.DataLoader(PathVideos(paths, points, args.video_frames), frames_per_clip=args.clips, **common,
+                               transforms=f"BoxCrop(margin=(0.2, 0.4), sides={HOPENET}), Resize((112, 112)), "
+                                          "RandomHorizontalFlip(), Normalize")
+    return timed(endless(loader), args.seconds)
+
+
 def run(name, paths, points, args):
+    if args.clips:
+        return run_clips(name, paths, points, args)
     chain_tail = "Resize((224, 224)), RandomHorizontalFlip(), ColorJitter(0.2, 0.2, 0.2), Normalize"
     common = dict(batch_size=args.batch_size, shuffle=True, num_workers=args.workers)
     if name == "torch":
@@ -153,6 +218,8 @@ def main():
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--data", default=None)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--clips", type=int, default=0, help="frames per clip, K; 0: single images")
+    ap.add_argument("--video-frames", type=int, default=16, help="frames per video, T (with --clips)")
     args = ap.parse_args()
     root = args.data or os.path.join(os.path.dirname(os.path.abspath(__file__)), ".data",
                                      f"faces-{args.images}-{args.size}")
@@ -165,30 +232,33 @@ def main():
             f.read()
     torch.set_num_threads(1)
     load_before = os.getloadavg()
-    names = ["torch", "stoker-pil", "stoker"]
+    unit = "clips" if args.clips else "images"
+    names = ["torch", "stoker"] if args.clips else ["torch", "stoker-pil", "stoker"]
     rates = {name: [] for name in names}
     for r in range(args.rounds):
         for name in names:
             rates[name].append(run(name, paths, points, args))
-            print(f"round {r + 1} {name}: {rates[name][-1]:.0f} images/s", file=sys.stderr)
+            print(f"round {r + 1} {name}: {rates[name][-1]:.0f} {unit}/s", file=sys.stderr)
     medians = {name: statistics.median(v) for name, v in rates.items()}
     result = {"images": len(paths), "size": args.size, "workers": args.workers, "batch_size": args.batch_size,
+              "clips": args.clips, "video_frames": args.video_frames if args.clips else 0,
               "cores": os.cpu_count(), "load_before": load_before, "load_after": os.getloadavg(),
-              "images_per_s": rates, "median": medians,
-              "stoker/torch": medians["stoker"] / medians["torch"],
-              "stoker-pil/torch": medians["stoker-pil"] / medians["torch"],
-              "stoker/stoker-pil": medians["stoker"] / medians["stoker-pil"]}
+              f"{unit}_per_s": rates, "median": medians, "stoker/torch": medians["stoker"] / medians["torch"]}
+    if not args.clips:
+        result["stoker-pil/torch"] = medians["stoker-pil"] / medians["torch"]
+        result["stoker/stoker-pil"] = medians["stoker"] / medians["stoker-pil"]
     if args.json:
         print(json.dumps(result))
         return 0
-    print(f"{len(paths)} faces {args.size}x{args.size} JPEG, {args.workers} workers, batch {args.batch_size}, "
+    videos = f" in {len(paths) // args.video_frames} videos of {args.video_frames}, clips of {args.clips}" \
+        if args.clips else ""
+    print(f"{len(paths)} faces {args.size}x{args.size} JPEG{videos}, {args.workers} workers, batch {args.batch_size}, "
           f"{args.rounds} rounds of {args.seconds:g} s; load {load_before[0]:.2f} before, "
           f"{result['load_after'][0]:.2f} after")
-    print("| loader | images/s (median) | rounds |\n|---|---|---|")
+    print(f"| loader | {unit}/s (median) | rounds |\n|---|---|---|")
     for name in names:
         print(f"| {name} | {medians[name]:.0f} | {', '.join(f'{v:.0f}' for v in rates[name])} |")
-    print(f"stoker/torch {result['stoker/torch']:.2f}, stoker-pil/torch {result['stoker-pil/torch']:.2f}, "
-          f"stoker/stoker-pil {result['stoker/stoker-pil']:.2f}")
+    print(", ".join(f"{k} {v:.2f}" for k, v in result.items() if "/" in k))
     return 0
 
 

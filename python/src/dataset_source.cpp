@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -318,6 +320,41 @@ void collect_geometry(const py::handle& target, data::GeometryTargets* out, int 
   }
 }
 
+// A clip's collect_geometry: each stoker.Keypoints (T, P, 3) and stoker.Boxes (T, 5) in
+// `target` holds a row per frame of the clip's `count`; frame k of (*frames) gets row chosen[k]
+// of each, in collect_geometry's order. Throws std::invalid_argument for another number of
+// rows, or a Mask.
+void collect_clip_geometry(const py::handle& target, size_t count, std::span<const int> chosen,
+                           std::vector<data::SampleData>* frames, int depth = 0) {
+  if (depth > 16) return;
+  if (py::hasattr(target, "__stoker_geometry__")) {
+    const std::string kind = target.attr("__stoker_geometry__").cast<std::string>();
+    if (kind == "mask") throw std::invalid_argument("a stoker.Mask beside a clip, which masks do not follow");
+    const auto values = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(target.attr("_values"));
+    if (!values) throw std::invalid_argument("a " + type_name(target) + " whose values are not an array");
+    const auto rows = static_cast<size_t>(values.ndim() > 0 ? values.shape(0) : 0);
+    if (rows != count) {
+      throw std::invalid_argument(fmt::format(
+          "a stoker.{} of {} rows beside a clip of {} frames; give one row per frame ({})",
+          kind == "boxes" ? "Boxes" : "Keypoints", rows, count, kind == "boxes" ? "(T, 4)" : "(T, P, 2) or (T, P, 3)"));
+    }
+    const size_t row = static_cast<size_t>(values.size()) / count;
+    for (size_t k = 0; k < chosen.size(); ++k) {
+      std::vector<float>& to = kind == "boxes" ? (*frames)[k].geometry.boxes : (*frames)[k].geometry.points;
+      const float* from = values.data() + static_cast<size_t>(chosen[k]) * row;
+      to.insert(to.end(), from, from + row);
+    }
+    return;
+  }
+  if (py::isinstance<py::tuple>(target) || py::isinstance<py::list>(target)) {
+    for (const py::handle part : target) collect_clip_geometry(part, count, chosen, frames, depth + 1);
+  } else if (py::isinstance<py::dict>(target)) {
+    for (const auto& [key, value] : py::reinterpret_borrow<py::dict>(target)) {
+      collect_clip_geometry(value, count, chosen, frames, depth + 1);
+    }
+  }
+}
+
 // Copies a feature tensor of `shape` into out as float32 values. Throws std::invalid_argument
 // with what it is instead.
 void take_features(const py::handle& features, const std::vector<int64_t>& shape, data::SampleData* out) {
@@ -430,7 +467,8 @@ Status DatasetSource::read_clip(size_t index, const data::FramePicker& pick,
   {
     py::gil_scoped_acquire gil;
     const WorkerPython in_python;
-    int frame = 0;  // the frame being taken, for a message
+    int frame = 0;            // the frame being taken, for a message
+    bool in_targets = false;  // past the frames: a failure is the targets'
     try {
       const py::object item = dataset_->get()[py::int_(index)];
       py::object clip, target;
@@ -449,11 +487,15 @@ Status DatasetSource::read_clip(size_t index, const data::FramePicker& pick,
       for (size_t k = 0; k < chosen.size(); ++k) {
         frame = chosen[k];
         take_image(clip[py::int_(frame)], &(*frames)[k], &paths[k]);
+        (*frames)[k].geometry.clear();
       }
+      in_targets = true;
+      if (has_geometry_) collect_clip_geometry(target, count, chosen, frames);
       frames->front().extra = std::make_shared<const HeldObject>(std::move(target));
     } catch (py::error_already_set& e) {
       return Status::failure("raised " + one_line(e));
     } catch (const std::invalid_argument& e) {
+      if (in_targets) return Status::failure(e.what());
       return Status::failure(
           fmt::format("frame {}: the image is {}; expected {}", frame_name(index, frame), e.what(), kAllowedImages));
     }

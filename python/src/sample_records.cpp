@@ -22,7 +22,17 @@ py::dict records_of(const data::Batch& batch, const data::Source& source, const 
     size.append(py::make_tuple(r.source_width, r.source_height));
     const data::CropRect b =
         r.source_width > 0 ? data::source_box(spec, p, r.source_width, r.source_height) : data::CropRect{0, 0, 0, 0};
-    box.append(py::make_tuple(b.x, b.y, b.width, b.height));
+    if (clip.enabled() && spec.box_crop.enabled()) {  // each frame's own crop; zeros for a substitute of zeros
+      py::list boxes;
+      for (int k = 0; k < clip.frames; ++k) {
+        const data::CropRect f = static_cast<size_t>(k) < r.frame_boxes.size() ? r.frame_boxes[static_cast<size_t>(k)]
+                                                                               : data::CropRect{0, 0, 0, 0};
+        boxes.append(py::make_tuple(f.x, f.y, f.width, f.height));
+      }
+      box.append(boxes);
+    } else {
+      box.append(py::make_tuple(b.x, b.y, b.width, b.height));
+    }
     hflip.append(p.flip);
     vflip.append(p.vflip);
     grayscale.append(p.grayscale);

@@ -64,7 +64,8 @@ def tensors_in(value):
 
 def sample_params(raw):
     """return_params' lists as tensors: how each sample of a batch was made (a clip's: once for
-    all its frames, and "frames", the frame numbers it was made of)."""
+    all its frames, except "box", one per frame (N, K, 4) under BoxCrop, which crops each frame
+    around its own box; and "frames", the frame numbers it was made of)."""
     params = {
         "index": torch.tensor(raw["index"], dtype=torch.int64),
         "path": raw["path"],

@@ -29,7 +29,7 @@ import torch.utils.data
 from . import _arguments as arg
 from . import _stoker
 from ._dict_items import DictItems, image_key_of, is_namedtuple
-from ._geometry import has_wrappers
+from ._geometry import check_clip_wrappers, check_image_wrappers, has_wrappers
 
 # The files the engine decodes; an ImageFolder's other files are opened by PIL.
 _DECODED = (".jpg", ".jpeg", ".png")
@@ -358,13 +358,10 @@ def _check_first_item(dataset, name, on_error="substitute", clips=False, image_k
     image, target, parts, layout, image_at = _split_first(dataset, item, at, clips, image_key)
     if clips:
         _check_first_clip(dataset, image_at if layout else at, image, alone=image is item)
-        if has_wrappers(target):
-            raise ValueError(f"dataset: {at} holds stoker.Keypoints, Boxes or a Mask beside its clip, and clips "
-                             "(frames_per_clip) do not move them yet; crop the frames around the face in the Dataset "
-                             "(a (T, H, W, C) uint8 array, one crop size per clip) and return boxes or landmarks as "
-                             "plain arrays, which come back as given")
-        return FirstItem(index, item, parts, (), dict_items=layout)
+        check_clip_wrappers(target, at, len(image))
+        return FirstItem(index, item, parts, target, dict_items=layout)
     image_at = f"{at}'s image" if image_at == at else image_at
+    check_image_wrappers(target, at)
     shape = _feature_shape(image, dataset, at)
     if shape is not None:
         if has_wrappers(target):

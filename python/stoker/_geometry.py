@@ -111,6 +111,47 @@ def aligned_outputs(geometry, keypoints, boxes, box_format):
     return out
 
 
+def check_clip_wrappers(target, at, frames, depth=0):
+    """Raises one ValueError line unless each stoker.Keypoints and Boxes in a clip's `target` (the
+    item `at`) holds a row per frame of its `frames` (Keypoints (T, P, 2 or 3), Boxes (T, 4)),
+    and it holds no Mask."""
+    if depth > 16:
+        return
+    kind = getattr(target, "__stoker_geometry__", None)
+    if kind == "mask":
+        raise ValueError(f"dataset: {at} holds a stoker.Mask beside its clip, and masks follow single images only; "
+                         "give the clip stoker.Boxes (T, 4) or stoker.Keypoints (T, P, 2), or leave the mask out")
+    if kind is not None:
+        shape = tuple(target._values.shape)
+        if kind == "keypoints" and len(shape) != 3:
+            raise ValueError(f"dataset: {at} holds stoker.Keypoints of {shape[0]} points beside its clip of {frames} "
+                             f"frames; give each frame's points, (T, P, 2) or (T, P, 3) with T = {frames}")
+        if shape[0] != frames:
+            name, form = ("Boxes", "(T, 4)") if kind == "boxes" else ("Keypoints", "(T, P, 2) or (T, P, 3)")
+            raise ValueError(f"dataset: {at} holds stoker.{name} of {shape[0]} rows beside its clip of {frames} "
+                             f"frames; give one row per frame, {form} with T = {frames}")
+    elif isinstance(target, (tuple, list)):
+        for t in target:
+            check_clip_wrappers(t, at, frames, depth + 1)
+    elif isinstance(target, dict):
+        for t in target.values():
+            check_clip_wrappers(t, at, frames, depth + 1)
+
+
+def check_image_wrappers(target, at, depth=0):
+    """Raises one ValueError line when a single image's `target` (the item `at`) holds a clip's
+    stoker.Keypoints, (T, P, 2) or (T, P, 3)."""
+    if depth > 16:
+        return
+    if getattr(target, "__stoker_geometry__", None) == "keypoints" and target._values.ndim == 3:
+        t, p = target._values.shape[:2]
+        raise ValueError(f"dataset: {at} holds stoker.Keypoints of {t} frames of {p} points beside a single image; "
+                         "give one image's points, (P, 2) or (P, 3), or read clips with frames_per_clip=K")
+    parts = target.values() if isinstance(target, dict) else target if isinstance(target, (tuple, list)) else ()
+    for t in parts:
+        check_image_wrappers(t, at, depth + 1)
+
+
 def has_wrappers(target, kind=None, depth=0):
     """True when `target` holds a stoker.Keypoints, stoker.Boxes or stoker.Mask (in tuples,
     lists, dicts); with `kind` ("keypoints"), one of that kind."""
@@ -125,11 +166,16 @@ def has_wrappers(target, kind=None, depth=0):
     return False
 
 
-def restore(target, points, boxes, mask=None):
+def restore(target, points, boxes, mask=None, frames=0):
     """`target` with each stoker.Keypoints / Boxes / Mask replaced by its moved values, taken in
-    the order the engine collected them (depth first through tuples, lists and dict values)."""
+    the order the engine collected them (depth first through tuples, lists and dict values).
+    A clip's (`frames` K > 0) come frame after frame, each frame holding a row of every
+    Keypoints (T, P, 3) and Boxes (T, 5) in that order: each takes its rows of every frame."""
     taken = {"keypoints": 0, "boxes": 0, "mask": 0}
     values = {"keypoints": points, "boxes": boxes, "mask": mask}
+    if frames > 0:
+        values["keypoints"] = points.reshape(frames, -1, 3)
+        values["boxes"] = boxes.reshape(frames, -1, 5)
 
     def walk(t, depth=0):
         if depth > 16:
@@ -137,6 +183,10 @@ def restore(target, points, boxes, mask=None):
         kind = getattr(t, "__stoker_geometry__", None)
         if kind == "mask":
             return t.moved(values["mask"])
+        if kind is not None and frames > 0:  # its rows of each frame: P points, or one box
+            start = taken[kind]
+            taken[kind] += t._values.shape[1] if kind == "keypoints" else 1
+            return t.moved(values[kind][:, start:taken[kind]])
         if kind is not None:
             start = taken[kind]
             taken[kind] += len(t)

@@ -295,7 +295,8 @@ class DataLoader:
         if keypoints is not None or boxes is not None:
             if frames_per_clip > 0:
                 raise arg.bad("keypoints" if keypoints is not None else "boxes", "<array>",
-                              "targets of single images; clips do not move keypoints or boxes yet")
+                              "arrays for single images; a clip's per-frame boxes or landmarks go in its Dataset's "
+                              "items, as stoker.Boxes (T, 4) or stoker.Keypoints (T, P, 2)")
             if data.targets == "items":
                 raise arg.bad("keypoints" if keypoints is not None else "boxes", "<array>",
                               "arrays aligned with a path's or an ImageFolder's samples",
@@ -546,7 +547,7 @@ class DataLoader:
         if self._data.targets == "items":
             values = batch.items
             if batch.geometry is not None:
-                values = [restore(v, *moved) for v, moved in zip(values, batch.geometry)]
+                values = [restore(v, *moved, frames=self.frames_per_clip) for v, moved in zip(values, batch.geometry)]
         else:
             targets = torch.utils.dlpack.from_dlpack(batch.targets).clone()
             if transform is None and self.collate_fn is None:

@@ -10,7 +10,9 @@ Coordinates are pixels, origin at the image's top-left corner: pixel (i, j) cove
 visible (1, or 0 once the point left the image: points are never dropped); a Boxes a float32
 tensor (B, 5): the box in its format and valid (0 for a box left without area once clamped);
 a Mask a uint8 tensor (H, W) of the output's size, resampled with nearest (0 where the output
-shows no part of the source: padding, a warp's corners).
+shows no part of the source: padding, a warp's corners). Beside a clip (frames_per_clip=K), a
+Keypoints (T, P, 2 or 3) and a Boxes (T, 4) hold a row per frame of the video, and come back for
+the K frames chosen: (K, P, 3) and (K, 5).
 """
 import numpy as np
 import torch
@@ -38,26 +40,30 @@ def check_visibility(points, name):
 
 
 class Keypoints:
-    """P points of one sample: (P, 2) as (x, y), or (P, 3) with a visibility (0 or 1)."""
+    """P points of one sample: (P, 2) as (x, y), or (P, 3) with a visibility (0 or 1); beside a
+    clip, P points per frame of the video: (T, P, 2) or (T, P, 3)."""
 
     __stoker_geometry__ = "keypoints"
 
     def __init__(self, data):
         points = _array(data, "Keypoints")
-        if points.ndim != 2 or points.shape[1] not in (2, 3):
-            raise ValueError(f"Keypoints: an array of shape (P, 2) or (P, 3); this one is {tuple(points.shape)}")
-        if points.shape[1] == 3:
-            check_visibility(points, "Keypoints")
-        if points.shape[1] == 2:
-            points = np.concatenate([points, np.ones((len(points), 1), np.float32)], axis=1)
+        if points.ndim not in (2, 3) or points.shape[-1] not in (2, 3):
+            raise ValueError(f"Keypoints: an array of shape (P, 2) or (P, 3), or (T, P, 2) or (T, P, 3) beside a "
+                             f"clip; this one is {tuple(points.shape)}")
+        if points.shape[-1] == 3:
+            check_visibility(points.reshape(-1, 3), "Keypoints")
+        if points.shape[-1] == 2:
+            points = np.concatenate([points, np.ones(points.shape[:-1] + (1,), np.float32)], axis=-1)
         self._values = np.ascontiguousarray(points)
 
     def __len__(self):
         return len(self._values)
 
     def moved(self, values):
-        """The batch's form of these points once moved: (P, 3) x, y, visible."""
-        return torch.from_numpy(np.array(values, dtype=np.float32).reshape(-1, 3))
+        """The batch's form of these points once moved: (P, 3) x, y, visible; a clip's (K, P, 3),
+        for the K frames chosen."""
+        shape = (-1, 3) if self._values.ndim == 2 else (-1, self._values.shape[1], 3)
+        return torch.from_numpy(np.array(values, dtype=np.float32).reshape(shape))
 
     def __repr__(self):
         return f"stoker.Keypoints({len(self)} points)"
@@ -65,7 +71,7 @@ class Keypoints:
 
 class Boxes:
     """B boxes of one sample, (B, 4) in `format`: 'xyxy' (corners), 'xywh' (corner and size) or
-    'cxcywh' (centre and size)."""
+    'cxcywh' (centre and size); beside a clip, one box per frame of the video, (T, 4)."""
 
     __stoker_geometry__ = "boxes"
 
@@ -83,7 +89,8 @@ class Boxes:
         return len(self._values)
 
     def moved(self, values):
-        """The batch's form of these boxes once moved: (B, 5) in their format, then valid."""
+        """The batch's form of these boxes once moved: (B, 5) in their format, then valid; a clip's
+        (K, 5), a box per frame chosen."""
         moved = np.array(values, dtype=np.float32).reshape(-1, 5)
         moved[:, :4] = from_xyxy(moved[:, :4], self.format)
         return torch.from_numpy(moved)

@@ -304,41 +304,6 @@ def test_a_dataset0_that_raises_is_a_bad_clip_as_any_other(clip_folder):
     assert bad == {"index": 0, "path": "FirstGone[0]", "reason": "raised FileNotFoundError: clip0/frame_0.png"}
 
 
-@pytest.mark.parametrize("wrapper", ["boxes", "keypoints", "mask"])
-def test_a_clip_with_geometry_targets_is_refused_in_one_line(clip_folder, wrapper):
-    # A face-video Dataset that hands its per-frame face boxes or landmarks to stoker: clips do
-    # not move them, which was once a default_collate error about stoker's own Boxes class.
-    _, clips = clip_folder
-    target = {"boxes": stoker.Boxes(np.array([[4, 4, 20, 20]], np.float32)),
-              "keypoints": stoker.Keypoints(np.full((68, 2), 10, np.float32)),
-              "mask": stoker.Mask(np.zeros((36, 44), np.uint8))}[wrapper]
-
-    class Faces(ClipItems):
-        def __getitem__(self, i):
-            paths, label = self.clips[i]
-            return list(paths), {"label": label, "face": target}
-
-    for chain in ("Resize((8, 8))", "BoxCrop(margin=0.3), Resize((8, 8))"):
-        with pytest.raises(ValueError) as raised:
-            stoker.DataLoader(Faces(clips, "paths"), frames_per_clip=2, transforms=chain)
-        assert str(raised.value) == (
-            "dataset: Faces[0] holds stoker.Keypoints, Boxes or a Mask beside its clip, and clips (frames_per_clip) "
-            "do not move them yet; crop the frames around the face in the Dataset (a (T, H, W, C) uint8 array, one "
-            "crop size per clip) and return boxes or landmarks as plain arrays, which come back as given")
-
-
-def test_box_crop_of_clips_is_refused_in_one_line(clip_folder):
-    # It once said the clips had no box or keypoints, and to give stoker.Boxes in the items.
-    root, clips = clip_folder
-    for data in (root, ClipItems(clips, "paths")):
-        with pytest.raises(ValueError) as raised:
-            stoker.DataLoader(data, frames_per_clip=2, transforms="BoxCrop(margin=0.3), Resize((8, 8))")
-        assert str(raised.value) == (
-            "BoxCrop crops single images around their box or keypoints, and clips (frames_per_clip) carry neither yet; "
-            "crop the frames around the face in the Dataset (a (T, H, W, C) uint8 array, one crop size per clip), or "
-            "leave BoxCrop out")
-
-
 def test_a_grayscale_video_without_a_channel_axis_is_told_to_add_one():
     class Lips(torch.utils.data.Dataset):  # LRW's mouth crops: (T, 88, 88) uint8
         def __len__(self):

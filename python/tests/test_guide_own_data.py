@@ -30,7 +30,8 @@ def python_blocks():
 
 def write_data(root):
     """Every file the guide's examples read: poses.csv with img/ and landmarks.npy, clips/,
-    videos/ with labels.csv, captions.csv and objects.csv with photos/, shards/ of images and
+    videos/ with labels.csv and each video's face boxes (boxes.npy), captions.csv and
+    objects.csv with photos/, shards/ of images and
     captions, seg/ with images and label images."""
     rng = np.random.default_rng(0)
     (root / "img").mkdir()
@@ -52,6 +53,9 @@ def write_data(root):
         folder.mkdir(parents=True)
         for t in range(count):
             Image.fromarray(rng.integers(0, 255, (40, 36, 3), np.uint8)).save(folder / f"frame_{t + 1:05d}.jpg")
+        boxes = np.array([[6 + 0.3 * t, 8, 26 + 0.3 * t, 32] for t in range(count)], np.float32)
+        boxes[v::4] = np.nan  # a detector's frames without a face
+        np.save(folder / "boxes.npy", boxes)
         labels.append(f"vid_{v:04d},{v % 2}")
     (root / "labels.csv").write_text("\n".join(labels) + "\n")
     (root / "photos").mkdir()
@@ -90,6 +94,8 @@ CHECKS = {
     ("Clips", 0): lambda ns: ns["clips"].shape == (6, 8, 3, 112, 112) and ns["frames"].shape == (48, 3, 112, 112),
     ("Clips", 1): lambda ns: (ns["x"].shape == (4, 3, 8, 112, 112) and ns["labels"].shape == (4,)
                               and ns["train"].clip_start == "random"),
+    ("Clips", 2): lambda ns: (ns["clips"].shape == (4, 8, 3, 112, 112) and ns["boxes"].shape == (4, 8, 5)
+                              and ns["crops"].shape == (4, 8, 4) and ns["labels"].shape == (4,)),
     ("Captions", 0): lambda ns: sorted(ns["texts"]) == [f"a photo, number {i}" for i in range(6)],
     ("Captions", 1): lambda ns: sorted(zip(ns["texts"], ns["meta"])) == [(f"a photo, number {i}", f'{{"i": {i}}}')
                                                                         for i in range(6)],

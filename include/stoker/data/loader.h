@@ -213,6 +213,9 @@ struct SampleRecord {
   // min(clip_start + k x step, clip_frames - 1)); 0 for single images.
   int clip_frames = 0;
   int clip_start = 0;
+  // A clip under BoxCrop: source_box of each chosen frame, in order (each frame has its own
+  // crop); empty otherwise (every frame's is `params`').
+  std::vector<CropRect> frame_boxes;
 };
 
 struct BatchBuffer;

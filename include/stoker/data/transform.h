@@ -337,9 +337,12 @@ struct StepGroupSpec {
 // 0.6, 0.6); a symmetric widening by a factor s is margin (s - 1) / 2, sides 1. Where the crop
 // reaches past the image it holds `fill`, as PIL's Image.crop does (black). The rest of the
 // chain (Resize, the crops, flips, ...) takes the crop as its image, and targets follow
-// through it; SampleParams::subject is the crop.
+// through it; SampleParams::subject is the crop. On a clip each chosen frame is cropped around
+// its own box with the clip's one margin, or, with `union_box`, every frame around the union of
+// the chosen frames' boxes (one crop for the clip).
 struct BoxCropSpec {
   bool on = false;
+  bool union_box = false;                   // clips only: one crop around the chosen frames' boxes' union
   double margin_min = 0, margin_max = 0;    // finite, 0 <= min <= max; equal: a fixed margin
   std::array<double, 4> sides{1, 1, 1, 1};  // left, top, right, bottom: finite, >= 0
   std::array<float, 3> fill{0, 0, 0};       // pixel values in [0, 255]

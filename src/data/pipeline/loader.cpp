@@ -439,17 +439,26 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
     : source_(std::move(source)), options_(std::move(options)) {
   if (!source_) throw UsageError("Loader needs a source");
   if (const BoxCropSpec& box = options_.transform.box_crop; box.enabled()) {
-    if (options_.clip.enabled()) {
-      throw UsageError(
-          "BoxCrop crops single images around their box or keypoints, and clips (frames_per_clip) carry neither yet; "
-          "crop the frames around the face in the Dataset (a (T, H, W, C) uint8 array, one crop size per clip), "
-          "or leave BoxCrop out");
-    }
     if (!source_->has_geometry()) {
       throw UsageError(fmt::format(
-          "BoxCrop crops each sample around its box or keypoints, and {} has neither; give them (keypoints=, boxes=, "
-          "or stoker.Keypoints / stoker.Boxes in a Dataset's items), or leave BoxCrop out",
-          source_->describe()));
+          "BoxCrop crops each sample around its box or keypoints, and {} has neither; give them ({}), or leave BoxCrop "
+          "out",
+          source_->describe(),
+          options_.clip.enabled() ? "stoker.Boxes (T, 4) or stoker.Keypoints (T, P, 2) beside a Dataset's clips"
+                                  : "keypoints=, boxes=, or stoker.Keypoints / stoker.Boxes in a Dataset's items"));
+    }
+    if (box.union_box && !options_.clip.enabled()) {
+      throw UsageError(
+          "BoxCrop(union=True) crops the frames of a clip around the union of their boxes, and these samples are "
+          "single images (no frames_per_clip); leave union out");
+    }
+    if (const ResizeSpec& r = options_.transform.resize;
+        options_.clip.enabled() && !box.union_box && !(r.width > 0 && r.height > 0)) {
+      throw UsageError(fmt::format(
+          "the chain '{}' crops each frame of a clip around its own box, and the crops differ in size; put "
+          "Resize((h, w)) right after BoxCrop, so that every frame has one size and takes the clip's same draws (or "
+          "crop every frame around one box, BoxCrop(union=True))",
+          options_.transform.describe()));
     }
     if (options_.transform.geometry == Geometry::kNone) {
       throw UsageError(fmt::format(
@@ -459,7 +468,6 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
     }
   }
   if (source_->has_geometry()) {  // keypoints and boxes come with each read and follow the chain
-    if (options_.clip.enabled()) throw UsageError("keypoints and boxes follow single images; clips do not move them");
     check_targets_can_follow(options_.transform);
     options_.cache_decoded_bytes = 0;
   }

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "data/transform/box_crop.h"
@@ -22,6 +24,7 @@ constexpr int64_t kMaxResizedPixels = int64_t{1} << 26;
 // Makes a sample's draw against the GPU share a stream of its own (SampleRng(seed, epoch, i)
 // is its transform's).
 constexpr uint64_t kShareSalt = 0x5348415245ull;  // "SHARE"
+constexpr float kInf = std::numeric_limits<float>::infinity();
 }  // namespace
 
 SampleLoader::SampleLoader(const Source& source, const TransformSpec& spec, const DecodeOptions& decode,
@@ -93,7 +96,7 @@ Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t
     data_.extra = source_.extra_of(index);
     params = draw_params(spec_, cached->width(), cached->height(), rng);
     if (Status status = check_size(params, cached->width(), cached->height()); !status.ok()) return status;
-    record_ = {index, cached->width(), cached->height(), params};
+    record_ = {index, cached->width(), cached->height(), params, 0, 0, {}};
     transformer_.run(out, *cached, resampled_region(params, cached->width(), cached->height()), params, spec_);
     clocks_.add(clocks_.transform_ns, watch.lap());
     clocks_.decoded_bytes.fetch_add(cached->stride() * static_cast<uint64_t>(cached->height()),
@@ -120,7 +123,7 @@ Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t
     if (planner_ && check_size(params, info.width, info.height).ok() &&
         leave_for_gpu(info, params, seed, epoch, rng_index)) {
       clocks_.add(clocks_.decode_ns, watch.lap());  // the planning
-      record_ = {index, info.width, info.height, params};
+      record_ = {index, info.width, info.height, params, 0, 0, {}};
       clocks_.gpu_samples.fetch_add(1, std::memory_order_relaxed);
       clocks_.samples.fetch_add(1, std::memory_order_relaxed);
       return Status::ok_status();
@@ -135,7 +138,7 @@ Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t
   clocks_.decoded_bytes.fetch_add(full_pixels * static_cast<uint64_t>(spec_.channels), std::memory_order_relaxed);
 
   if (status = check_size(params, info.width, info.height); !status.ok()) return status;
-  record_ = {index, info.width, info.height, params};
+  record_ = {index, info.width, info.height, params, 0, 0, {}};
   if (!data_.geometry.empty()) {
     static const TargetGeometrySpec kNoPairs;
     move_targets(spec_, target_geometry_ != nullptr ? *target_geometry_ : kNoPairs, params, info.width, info.height,
@@ -170,13 +173,25 @@ Status SampleLoader::load_clip(uint64_t index, SampleRng& rng, Stopwatch& watch,
   const auto frame_failure = [&](size_t k, const std::string& reason) {
     return Status::failure("frame " + source_.frame_name(index, chosen_[k]) + ": " + reason);
   };
+  // Every frame takes the clip's one set of draws: each draws from a copy of the clip's stream
+  // as it stands here. With BoxCrop, each frame draws with the targets of the frame whose box
+  // it is cropped around (its own, else the nearest usable one's), so only its crop differs:
+  // the Resize((h, w)) that must follow BoxCrop makes every later draw the same.
+  const SampleRng clip_rng = rng;
+  const bool box_crop = spec_.box_crop.enabled();
+  static const TargetGeometrySpec kNoPairs;
+  const TargetGeometrySpec& pairs = target_geometry_ != nullptr ? *target_geometry_ : kNoPairs;
   ImageInfo first;
-  SampleParams params;
+  SampleParams params, first_params;
   uint64_t full_pixels = 0;
+  record_.frame_boxes.clear();
   for (size_t k = 0; k < frames_.size(); ++k) {
     uint8_t* frame_out = out + k * frame_bytes;
     if (k > 0 && chosen_[k] == chosen_[k - 1]) {  // a short clip's last frame, repeated
       std::memcpy(frame_out, frame_out - frame_bytes, frame_bytes);
+      append_frame_geometry(frames_[k - 1].geometry);
+      if (box_crop) record_.frame_boxes.push_back(record_.frame_boxes.back());
+      frames_[k].geometry = frames_[k - 1].geometry;
       continue;
     }
     ImageInfo info;
@@ -184,25 +199,91 @@ Status SampleLoader::load_clip(uint64_t index, SampleRng& rng, Stopwatch& watch,
     if (!status.ok()) return frame_failure(k, status.reason());
     if (k == 0) {
       first = info;
-      params = draw_params(spec_, info.width, info.height, rng);
-      if (status = check_size(params, info.width, info.height); !status.ok()) return frame_failure(k, status.reason());
+      if (box_crop) {
+        if (status = pick_crop_frames(index, info, clip_rng); !status.ok()) return status;
+      }
     } else if (info.width != first.width || info.height != first.height) {
       return Status::failure(fmt::format(
           "frame {} is {}x{}, and the clip's first frame {} is {}x{}: the frames of a clip must share one size",
           source_.frame_name(index, chosen_[k]), info.width, info.height, source_.frame_name(index, chosen_[0]),
           first.width, first.height));
     }
+    if (k == 0 || box_crop) {
+      if (box_crop) {
+        params = frame_params_[k];
+      } else {
+        SampleRng frame_rng = clip_rng;
+        params = draw_params(spec_, info.width, info.height, frame_rng);
+      }
+      if (status = check_size(params, info.width, info.height); !status.ok()) return frame_failure(k, status.reason());
+      if (k == 0) first_params = params;
+      if (box_crop) record_.frame_boxes.push_back(source_box(spec_, params, info.width, info.height));
+    }
     status = decode_image(frames_[k], info, params);
     clocks_.add(clocks_.decode_ns, watch.lap());
     if (!status.ok()) return frame_failure(k, status.reason());
     full_pixels += static_cast<uint64_t>(info.width) * static_cast<uint64_t>(info.height);
+    if (!frames_[k].geometry.empty()) {
+      move_targets(spec_, pairs, params, info.width, info.height, &frames_[k].geometry);
+      append_frame_geometry(frames_[k].geometry);
+    }
     transformer_.run(frame_out, decoded_, params, spec_);
     clocks_.add(clocks_.transform_ns, watch.lap());
   }
   clocks_.decoded_bytes.fetch_add(full_pixels * static_cast<uint64_t>(spec_.channels), std::memory_order_relaxed);
-  record_ = {index, first.width, first.height, params, clip_count_, clip_start_};
+  std::vector<CropRect> frame_boxes = std::move(record_.frame_boxes);
+  record_ = {index, first.width, first.height, first_params, clip_count_, clip_start_, std::move(frame_boxes)};
   clocks_.samples.fetch_add(1, std::memory_order_relaxed);
   return Status::ok_status();
+}
+
+Status SampleLoader::pick_crop_frames(uint64_t index, const ImageInfo& info, const SampleRng& clip_rng) {
+  // The margin, drawn first, is the same for every frame: the first frame's draw names it.
+  SampleRng probe = clip_rng;
+  const double margin = draw_params(spec_, info.width, info.height, probe, &frames_.front().geometry).subject_margin;
+  crop_usable_.assign(frames_.size(), false);
+  for (size_t k = 0; k < frames_.size(); ++k) {
+    const BoxCropRegion region = box_crop_region(spec_.box_crop, &frames_[k].geometry, margin, info.width, info.height);
+    crop_usable_[k] = region.fault == BoxCropFault::kNone;
+  }
+  if (nearest_usable_frames(chosen_, crop_usable_, &crop_from_)) {
+    if (spec_.box_crop.union_box) {  // one box: the union of the usable ones
+      std::array<float, 5> all{kInf, kInf, -kInf, -kInf, 1};
+      for (size_t k = 0; k < frames_.size(); ++k) {
+        if (!crop_usable_[k]) continue;
+        const std::array<double, 4> b =
+            box_crop_region(spec_.box_crop, &frames_[k].geometry, margin, info.width, info.height).box;
+        all = {std::min(all[0], static_cast<float>(b[0])), std::min(all[1], static_cast<float>(b[1])),
+               std::max(all[2], static_cast<float>(b[2])), std::max(all[3], static_cast<float>(b[3])), 1};
+      }
+      union_box_.clear();
+      union_box_.boxes.assign(all.begin(), all.end());
+    }
+    // Drawn before any frame's targets move: a frame may take another's box.
+    frame_params_.resize(frames_.size());
+    for (size_t k = 0; k < frames_.size(); ++k) {
+      SampleRng frame_rng = clip_rng;
+      const GeometryTargets& around =
+          spec_.box_crop.union_box ? union_box_ : frames_[static_cast<size_t>(crop_from_[k])].geometry;
+      frame_params_[k] = draw_params(spec_, info.width, info.height, frame_rng, &around);
+      if (frame_params_[k].subject.width == 0) {  // the union's crop: too large
+        return Status::failure(std::string(spec_.box_crop.union_box ? "BoxCrop(union=True): " : "") +
+                               box_crop_problem(spec_, frame_params_[k], around, info.width, info.height));
+      }
+    }
+    return Status::ok_status();
+  }
+  SampleParams none;
+  none.subject_margin = margin;
+  return Status::failure(fmt::format(
+      "BoxCrop has no box to crop the clip around: none of its {} chosen frames has a usable one (frame {}: {})",
+      frames_.size(), source_.frame_name(index, chosen_[0]),
+      box_crop_problem(spec_, none, frames_.front().geometry, info.width, info.height)));
+}
+
+void SampleLoader::append_frame_geometry(const GeometryTargets& frame) {
+  data_.geometry.points.insert(data_.geometry.points.end(), frame.points.begin(), frame.points.end());
+  data_.geometry.boxes.insert(data_.geometry.boxes.end(), frame.boxes.begin(), frame.boxes.end());
 }
 
 Status SampleLoader::image_info(const SampleData& data, ImageInfo* info) {

@@ -70,6 +70,21 @@ BoxCropRegion box_crop_region(const BoxCropSpec& spec, const GeometryTargets* ta
   return r;
 }
 
+bool nearest_usable_frames(std::span<const int> chosen, const std::vector<bool>& usable, std::vector<int>* from) {
+  if (std::find(usable.begin(), usable.end(), true) == usable.end()) return false;
+  from->resize(chosen.size());
+  for (size_t k = 0; k < chosen.size(); ++k) {
+    size_t best = k;
+    for (size_t j = 0; j < chosen.size() && !usable[k]; ++j) {
+      if (!usable[j]) continue;
+      const int distance = std::abs(chosen[j] - chosen[k]);
+      if (!usable[best] || distance < std::abs(chosen[best] - chosen[k])) best = j;
+    }
+    (*from)[k] = static_cast<int>(best);
+  }
+  return true;
+}
+
 void cut_with_fill(const Image& src, int x, int y, int w, int h, const std::array<float, 3>& fill, Image* out) {
   const int channels = src.channels();
   out->reshape(w, h, channels);

@@ -8,6 +8,8 @@
 #pragma once
 
 #include <array>
+#include <span>
+#include <vector>
 
 #include "stoker/data/image.h"
 #include "stoker/data/target_geometry.h"
@@ -38,6 +40,12 @@ struct BoxCropRegion {
 // BoxCrop's crop of a width x height source for `targets` (null: none) with margin k.
 BoxCropRegion box_crop_region(const BoxCropSpec& spec, const GeometryTargets* targets, double margin, int width,
                               int height);
+
+// BoxCrop on a clip: for each chosen frame k (frame numbers `chosen`, in order), the index in
+// `chosen` of the frame whose box it is cropped around: k itself when usable[k], else the
+// usable one whose frame number is nearest (the earlier on a tie), into *from. False, *from
+// untouched, when no frame is usable.
+bool nearest_usable_frames(std::span<const int> chosen, const std::vector<bool>& usable, std::vector<int>* from);
 
 // Cuts the whole-pixel rectangle (x, y, w, h) of `src` into *out (grown as needed, src's
 // channels), `fill` where it leaves `src` (a grey image takes fill[0]).

@@ -2,15 +2,19 @@
 // margin rule against hand-computed crops, the fill past the image through the loader's
 // decode path, a reduced-scale decode of the crop's window against a full decode, and the
 // refusals and bad samples, each one line.
+#include "data/transform/box_crop.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -282,15 +286,179 @@ TEST(BoxCropTest, RefusedWithoutKeypointsOrBoxesAndWithoutOneSizeAfterIt) {
       "add Resize((224, 224)) (or another crop) after BoxCrop, so that every sample has one size");
 }
 
-TEST(BoxCropTest, RefusedForClipsWhichCarryNoBoxes) {
+// A clip of 16 x 16 grey raw frames, frame t's pixel (x, y) = 10 t + x + 16 y (mod 256) (all
+// frames alike with `same`), each frame with its box: boxes[t] (x1, y1, x2, y2; NaN: none).
+class BoxedClip final : public Source {
+ public:
+  BoxedClip(std::vector<std::array<float, 4>> boxes, bool same = false) : boxes_(std::move(boxes)), same_(same) {}
+  size_t size() const override { return 1; }
+  std::string name(size_t) const override { return "clip"; }
+  std::string describe() const override { return "one boxed clip"; }
+  TargetKind target_kind() const override { return TargetKind::kClass; }
+  const std::vector<std::string>& class_names() const override { return classes_; }
+  int64_t label(size_t) const override { return 0; }
+  void targets(size_t, float* out) const override { out[0] = 0; }
+  bool has_geometry() const override { return true; }
+  bool holds_clips() const override { return true; }
+  Status read(size_t, SampleData*) const override { return Status::failure("read a clip with read_clip"); }
+  Status read_clip(size_t, const FramePicker& pick, std::vector<SampleData>* frames) const override {
+    const std::span<const int> chosen = pick(static_cast<int>(boxes_.size()));
+    frames->resize(chosen.size());
+    for (size_t k = 0; k < chosen.size(); ++k) {
+      const auto t = static_cast<size_t>(chosen[k]);
+      SampleData& f = (*frames)[k];
+      f.storage.resize(16 * 16);
+      for (int p = 0; p < 16 * 16; ++p) {
+        f.storage[static_cast<size_t>(p)] = static_cast<uint8_t>((same_ ? 0 : 10 * t) + p % 16 + p / 16 * 16);
+      }
+      f.bytes = f.storage;
+      f.raw = true;
+      f.raw_width = f.raw_height = 16;
+      f.raw_channels = 1;
+      f.geometry.clear();
+      f.geometry.boxes.assign(boxes_[t].begin(), boxes_[t].end());
+      f.geometry.boxes.push_back(1);
+    }
+    return Status::ok_status();
+  }
+  std::string frame_name(size_t, int frame) const override { return std::to_string(frame) + " of clip"; }
+
+ private:
+  std::vector<std::array<float, 4>> boxes_;
+  bool same_;
+  std::vector<std::string> classes_{"face"};
+};
+
+struct LoadedClip {
+  Status status;
+  std::vector<uint8_t> out;
+  SampleRecord record;
+  GeometryTargets targets;
+};
+
+LoadedClip load_clip(const Source& source, const std::string& chain, int frames, uint64_t seed = 1) {
+  const TransformSpec spec = parse_transforms(chain);
+  ClipOptions clip;
+  clip.frames = frames;
+  SampleLoader loader(source, spec, DecodeOptions{}, nullptr, clip);
+  LoadedClip r;
+  r.out.resize(spec.sample_bytes() * static_cast<size_t>(frames));
+  r.status = loader.load(0, seed, 0, 0, r.out.data());
+  if (r.status.ok()) {
+    r.record = loader.record();
+    loader.take_geometry(&r.targets);
+  }
+  return r;
+}
+
+TEST(BoxCropTest, NearestUsableFrameLendsItsBox) {
+  std::vector<int> from;
+  const std::vector<int> chosen{3, 5, 7, 9, 11};
+  ASSERT_TRUE(nearest_usable_frames(chosen, {false, true, false, false, true}, &from));
+  EXPECT_EQ(from, (std::vector<int>{1, 1, 1, 4, 4}));  // frame 7 is as near 5 as 9: the earlier
+  ASSERT_TRUE(nearest_usable_frames(chosen, {true, false, false, false, false}, &from));
+  EXPECT_EQ(from, (std::vector<int>{0, 0, 0, 0, 0}));
+  EXPECT_FALSE(nearest_usable_frames(chosen, std::vector<bool>(5, false), &from));
+}
+
+TEST(BoxCropTest, EachFrameOfAClipIsCroppedAroundItsOwnBox) {
+  // Margin 0 and a 4 x 4 box resized to 4 x 4: each frame's output is its box's pixels. Frame 1
+  // has no box (NaN) and takes frame 0's, frame 3's the nearest other (frame 2's).
+  const BoxedClip clip({{{0, 0, 4, 4}}, {{kNaN, kNaN, kNaN, kNaN}}, {{8, 4, 12, 8}}, {{kNaN, 0, 1, 1}}});
+  const LoadedClip r = load_clip(clip, "BoxCrop(margin=0), Resize((4, 4)), Grayscale, ToUint8", 4);
+  ASSERT_TRUE(r.status.ok()) << r.status.reason();
+  const std::array<std::array<int, 3>, 4> expected{{{0, 0, 0}, {1, 0, 0}, {2, 8, 4}, {3, 8, 4}}};  // t, box x, y
+  for (const auto& [t, bx, by] : expected) {
+    for (int y = 0; y < 4; ++y) {
+      for (int x = 0; x < 4; ++x) {
+        ASSERT_EQ(r.out[static_cast<size_t>(t * 16 + y * 4 + x)], 10 * t + (bx + x) + (by + y) * 16)
+            << "frame " << t << " at " << x << ", " << y;
+      }
+    }
+  }
+  // return_params' box, per frame; each frame's box moved with its frame (the borrowed crops
+  // leave a NaN box NaN, and frame 3's own box (NaN, 0, 1, 1) outside the crop).
+  ASSERT_EQ(r.record.frame_boxes.size(), 4U);
+  expect_rect(r.record.frame_boxes[0], 0, 0, 4, 4);
+  expect_rect(r.record.frame_boxes[1], 0, 0, 4, 4);
+  expect_rect(r.record.frame_boxes[2], 8, 4, 4, 4);
+  expect_rect(r.record.frame_boxes[3], 8, 4, 4, 4);
+  ASSERT_EQ(r.targets.boxes.size(), 4U * 5);
+  EXPECT_EQ(std::vector<float>(r.targets.boxes.begin(), r.targets.boxes.begin() + 5),
+            (std::vector<float>{0, 0, 4, 4, 1}));
+  EXPECT_EQ(std::vector<float>(r.targets.boxes.begin() + 10, r.targets.boxes.begin() + 15),
+            (std::vector<float>{0, 0, 4, 4, 1}));
+}
+
+TEST(BoxCropTest, AClipDrawsOneMarginAndOneSetOfDrawsForAllItsFrames) {
+  // Identical frames with identical boxes, a margin range, a flip and a crop after the Resize:
+  // every frame's output is the same, for any seed.
+  const BoxedClip clip({{{3, 4, 9, 12}}, {{3, 4, 9, 12}}, {{3, 4, 9, 12}}}, true);
+  const std::string chain =
+      "BoxCrop(margin=(0.1, 0.6)), Resize((10, 10)), RandomCrop(8), RandomHorizontalFlip(), Grayscale, ToUint8";
+  std::set<double> widths;
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    const LoadedClip r = load_clip(clip, chain, 3, seed);
+    ASSERT_TRUE(r.status.ok()) << r.status.reason();
+    for (size_t k = 1; k < 3; ++k) {
+      ASSERT_TRUE(std::equal(r.out.begin(), r.out.begin() + 64, r.out.begin() + static_cast<std::ptrdiff_t>(k * 64)))
+          << "seed " << seed << ", frame " << k;
+      EXPECT_EQ(r.record.frame_boxes[k].width, r.record.frame_boxes[0].width);
+    }
+    widths.insert(r.record.params.subject.width);
+  }
+  EXPECT_GT(widths.size(), 1U);  // the margin is drawn, per clip
+}
+
+TEST(BoxCropTest, UnionCropsEveryFrameOfAClipAroundOneBox) {
+  // Boxes (0, 0)-(4, 4), none, (8, 4)-(12, 8): their union (0, 0)-(12, 8) for every frame, its
+  // pixels 1:1 (Resize to its own 12 x 8), with no Resize((h, w)) needed.
+  const BoxedClip clip({{{0, 0, 4, 4}}, {{kNaN, kNaN, kNaN, kNaN}}, {{8, 4, 12, 8}}});
+  const LoadedClip r = load_clip(clip, "BoxCrop(union=True), Resize((8, 12)), Grayscale, ToUint8", 3);
+  ASSERT_TRUE(r.status.ok()) << r.status.reason();
+  for (int t = 0; t < 3; ++t) {
+    expect_rect(r.record.frame_boxes[static_cast<size_t>(t)], 0, 0, 12, 8);
+    for (int y = 0; y < 8; ++y) {
+      for (int x = 0; x < 12; ++x) {
+        ASSERT_EQ(r.out[static_cast<size_t>(t * 96 + y * 12 + x)], 10 * t + x + y * 16) << t << ": " << x << ", " << y;
+      }
+    }
+  }
+  EXPECT_EQ(parse_transforms("BoxCrop(margin=0.1, union=True), RandomResizedCrop(8)")
+                .describe()
+                .rfind("BoxCrop(margin=0.1, union=True) · RandomResizedCrop(8)", 0),
+            0U);
   LoaderOptions options;
-  options.transform = parse_transforms("BoxCrop(margin=0.2), Resize((8, 8))");
-  options.clip.frames = 2;
+  options.transform = parse_transforms("BoxCrop(union=True), Resize((8, 8))");
   const auto images = std::make_shared<testing::CountingSource>(4);
-  EXPECT_EQ(testing::usage_error_text([&] { Loader(images, options); }),
-            "BoxCrop crops single images around their box or keypoints, and clips (frames_per_clip) carry neither yet; "
-            "crop the frames around the face in the Dataset (a (T, H, W, C) uint8 array, one crop size per clip), or "
-            "leave BoxCrop out");
+  EXPECT_EQ(
+      testing::usage_error_text([&] { Loader(with_geometry(images, {}, 0, std::vector<float>(20, 1), 1), options); }),
+      "BoxCrop(union=True) crops the frames of a clip around the union of their boxes, and these samples are "
+      "single images (no frames_per_clip); leave union out");
+}
+
+TEST(BoxCropTest, AClipWithoutAnyBoxIsBadAndClipsNeedOneSizeAfterIt) {
+  const BoxedClip clip({{{kNaN, 0, 4, 4}}, {{2, 2, 2, 6}}});
+  EXPECT_EQ(load_clip(clip, "BoxCrop(margin=0.5), Resize((4, 4))", 2).status.reason(),
+            "BoxCrop has no box to crop the clip around: none of its 2 chosen frames has a usable one (frame 0 of "
+            "clip: BoxCrop's box (nan, 0, 4, 4) is not finite; give the sample a box of numbers, or leave it out)");
+  LoaderOptions options;
+  options.clip.frames = 2;
+  const auto boxed = std::make_shared<BoxedClip>(std::vector<std::array<float, 4>>{{{0, 0, 4, 4}}});
+  for (const char* chain :
+       {"BoxCrop(margin=0.2), Resize(8), CenterCrop(8)", "BoxCrop(margin=0.2), RandomResizedCrop(8)"}) {
+    options.transform = parse_transforms(chain);
+    EXPECT_EQ(
+        testing::usage_error_text([&] { Loader(boxed, options); }),
+        "the chain '" + options.transform.describe() +
+            "' crops each frame of a clip around its own box, and the crops differ in size; put Resize((h, w)) "
+            "right after BoxCrop, so that every frame has one size and takes the clip's same draws (or crop every "
+            "frame around one box, BoxCrop(union=True))");
+  }
+  options.transform = parse_transforms("BoxCrop(margin=0.2), Resize((8, 8))");
+  EXPECT_EQ(testing::usage_error_text([&] { Loader(std::make_shared<testing::CountingSource>(4), options); }),
+            "BoxCrop crops each sample around its box or keypoints, and counting has neither; give them (stoker.Boxes "
+            "(T, 4) or stoker.Keypoints (T, P, 2) beside a Dataset's clips), or leave BoxCrop out");
 }
 
 TEST(BoxCropTest, BadArgumentsAreRefusedInOneLine) {

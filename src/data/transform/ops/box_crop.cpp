@@ -22,7 +22,7 @@ namespace box_crop_op {
 
 using chain::Value;
 
-constexpr std::string_view kParams[] = {"margin", "sides", "fill"};
+constexpr std::string_view kParams[] = {"margin", "sides", "fill", "union"};
 constexpr OpName kNames[] = {{"BoxCrop", kParams, "BoxCrop(margin=(0.2, 0.4), sides=(0.6, 2, 0.6, 0.6))"}};
 // What the reference page says of it (registry.h).
 constexpr std::string_view kDoc =
@@ -41,9 +41,13 @@ constexpr std::string_view kDoc =
     "`box` of `return_params` is the source's region that became the output. Only the crop's part of the image is "
     "decoded, at a reduced scale where the output allows. A sample without a box (no box and no visible finite "
     "keypoint, a NaN box, one without area, or a crop wholly outside the image) is a bad sample, named with the "
-    "reason. Data without keypoints or boxes is refused, and so are clips, which carry neither yet, and `stoker "
-    "train`, which reads neither. Evaluation "
-    "takes the middle of the margin's range.";
+    "reason. On clips (`frames_per_clip`), each chosen frame is cropped around its own box (`stoker.Boxes` (T, 4) "
+    "or `stoker.Keypoints` (T, P, 2) beside a Dataset's frames) with the clip's one margin; a frame without a "
+    "usable box takes the nearest chosen frame's, and a clip without any is a bad sample; `Resize((h, w))` must "
+    "follow, so that every frame has one size and the clip's one set of draws. `union=True` crops every frame of "
+    "a clip around one box instead, the union of its chosen frames' usable boxes, steadier where the face moves "
+    "little (a mouth for lip reading), the rest of the chain then free. Data without keypoints or boxes is "
+    "refused, and so is `stoker train`, which reads neither. Evaluation takes the middle of the margin's range.";
 
 // margin: a number (fixed) or (min, max).
 void set_margin(const chain::Call& call, const Value& v, BoxCropSpec* box) {
@@ -80,6 +84,7 @@ void build(chain::ChainState& state, const chain::Call& call, const Args& args) 
   if (args[0]) set_margin(call, *args[0], &box);
   if (args[1]) set_sides(call, *args[1], &box);
   if (args[2]) box.fill = chain::to_channels(call, "fill", *args[2]);
+  if (args[3]) box.union_box = chain::to_bool(call, "union", *args[3]);
 }
 
 // Evaluation crops every sample the same way: the middle of the margin's range.
@@ -112,6 +117,7 @@ void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
                                               ? fmt::format("{}", box.fill[0])
                                               : spec::triple_text(box.fill)));
   }
+  if (box.union_box) args.push_back("union=True");
   parts->push_back(fmt::format("BoxCrop({})", fmt::join(args, ", ")));
 }
 
