@@ -15,27 +15,12 @@ import torch
 import stoker
 
 from ranks import run_ranks
+from test_watch import SlowLoader
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "tensorboard"))
 import tfevents  # noqa: E402
 
 SHARES = re.compile(r"step time: compute ([\d.]+) % · waiting for data ([\d.]+) % · copy ([\d.]+) %.* → (.+)$")
-
-
-class SlowLoader:
-    """`batches` batches of 8, each `delay` seconds late."""
-    num_workers = 0
-
-    def __init__(self, batches, delay):
-        self.batches, self.delay = batches, delay
-
-    def __len__(self):
-        return self.batches
-
-    def __iter__(self):
-        for _ in range(self.batches):
-            time.sleep(self.delay)
-            yield torch.zeros(8, 3), torch.zeros(8)
 
 
 def printed(report):
