@@ -464,6 +464,7 @@ Status DatasetSource::read_clip(size_t index, const data::FramePicker& pick,
                                 std::vector<data::SampleData>* frames) const {
   if (!clips_) return Source::read_clip(index, pick, frames);
   std::vector<std::string> paths;  // of the frames given as paths, read without the GIL
+  std::vector<int> numbers;        // the chosen frames' numbers in the clip, for a message
   {
     py::gil_scoped_acquire gil;
     const WorkerPython in_python;
@@ -482,6 +483,7 @@ Status DatasetSource::read_clip(size_t index, const data::FramePicker& pick,
       const size_t count = py::len(clip);
       if (count == 0) return Status::failure("the clip has no frames");
       const std::span<const int> chosen = pick(static_cast<int>(count));
+      numbers.assign(chosen.begin(), chosen.end());
       frames->resize(chosen.size());
       paths.resize(chosen.size());
       for (size_t k = 0; k < chosen.size(); ++k) {
@@ -503,7 +505,9 @@ Status DatasetSource::read_clip(size_t index, const data::FramePicker& pick,
   for (size_t k = 0; k < paths.size(); ++k) {
     if (paths[k].empty()) continue;
     if (Status status = data::read_whole_file(paths[k], &(*frames)[k]); !status.ok()) {
-      return Status::failure("frame " + paths[k] + ": " + status.reason());
+      // Named as a frame that fails to decode is ("frame 6 of Videos[1]"), with its path.
+      return Status::failure(
+          fmt::format("frame {} ({}): {}", frame_name(index, numbers[k]), paths[k], status.reason()));
     }
   }
   return Status::ok_status();

@@ -1,6 +1,8 @@
 """frames_per_clip: each sample is K frames of a clip (a folder per clip, a CSV list of frames,
 or a Dataset whose image is a list of frames), transformed alike and batched as
 (N, K, C, H, W)."""
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -285,6 +287,26 @@ def test_an_item_that_is_not_a_clip_is_a_bad_sample(clip_folder):
     (bad,) = loader.stats()["bad_samples"]
     assert bad["path"] == "SometimesOne[2]"
     assert bad["reason"].startswith("the clip is a str; expected a list or tuple of frames")
+
+
+def test_a_missing_frame_and_a_damaged_one_are_named_alike(clip_folder, tmp_path):
+    _, clips = clip_folder
+    damaged = tmp_path / "damaged.png"
+    damaged.write_bytes(b"\x89PNG\r\n\x1a\n not a png")
+
+    class TwoBad(ClipItems):
+        def __getitem__(self, i):
+            paths, target = super().__getitem__(i)
+            if i in (1, 3):  # every frame, so that the one stoker reads first is the bad one
+                paths = [str(tmp_path / "gone.png") if i == 1 else str(damaged)] * len(paths)
+            return paths, target
+
+    loader = stoker.DataLoader(TwoBad(clips, "paths"), batch_size=6, frames_per_clip=2, frame_step=1,
+                               transforms="Resize((8, 8))", max_bad=1)
+    next(iter(loader))
+    reasons = {bad["index"]: bad["reason"] for bad in loader.stats()["bad_samples"]}
+    assert re.match(rf"frame \d+ of TwoBad\[1\] \({re.escape(str(tmp_path / 'gone.png'))}\): ", reasons[1]), reasons[1]
+    assert re.match(r"frame \d+ of TwoBad\[3\]: ", reasons[3]), reasons[3]
 
 
 def test_a_dataset0_that_raises_is_a_bad_clip_as_any_other(clip_folder):
