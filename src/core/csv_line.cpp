@@ -36,4 +36,11 @@ std::vector<std::string> split_csv_line(const std::string& line, char separator,
   return fields;
 }
 
+std::string csv_cell(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
 }  // namespace stoker

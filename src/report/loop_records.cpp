@@ -7,21 +7,20 @@
 #include <cerrno>
 #include <cstring>
 
+#include "stoker/core/csv_line.h"
 #include "stoker/core/user_files.h"
 
 namespace stoker::report {
 
 namespace {
 
-// A text cell: quoted when it holds a comma or a quote (a quote doubled); line breaks become spaces.
+// A text cell on one line (stoker report reads the file a line at a time): line breaks become
+// spaces, then quoted as every CSV cell stoker writes.
 std::string text_cell(std::string text) {
   for (char& c : text) {
     if (c == '\n' || c == '\r') c = ' ';
   }
-  if (text.find_first_of(",\"") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
+  return csv_cell(text);
 }
 
 // Writes all of `text` at once (a row is one write(): no other writer's bytes inside it).

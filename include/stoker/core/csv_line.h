@@ -1,5 +1,6 @@
 // One line of CSV (or TSV), as the data sources (file lists, feature tables) and stoker
-// report's tables read it. Thread safety: a pure function.
+// report's tables read it, and one cell as stoker's CSV files write it. Thread safety: pure
+// functions.
 #pragma once
 
 #include <string>
@@ -15,5 +16,9 @@ namespace stoker {
 // to whether a quoted field was still open at the end of the line (a line break inside quotes,
 // which one line cannot hold, or a stray quote).
 std::vector<std::string> split_csv_line(const std::string& line, char separator = ',', bool* quote_open = nullptr);
+
+// `text` as one CSV cell: as it is, or double-quoted (a quote doubled) when it holds a comma, a
+// quote or a line break, as Python's csv module writes it.
+std::string csv_cell(const std::string& text);
 
 }  // namespace stoker

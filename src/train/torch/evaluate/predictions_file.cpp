@@ -6,20 +6,13 @@
 #include <cstring>
 #include <filesystem>
 
+#include "stoker/core/csv_line.h"
 #include "stoker/core/error.h"
 #include "stoker/core/user_files.h"
 
 namespace stoker::train {
 
 namespace {
-
-// A CSV cell: quoted when it holds a comma, a quote or a line break.
-std::string csv_cell(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
 
 // The predictions file and its .tmp beside it, each a new name or a regular file (never a
 // device, a FIFO or a symlink, which the rename would replace).
