@@ -291,15 +291,35 @@ std::string split_dict(const py::object& item, const py::object& image_key, cons
   return "";
 }
 
-// Appends the values of the stoker.Keypoints and stoker.Boxes in `target` (inside tuples,
-// lists and dict values, depth first, in order: restore() in stoker/_geometry.py walks the same
-// way) to *out.
-void collect_geometry(const py::handle& target, data::GeometryTargets* out, int depth = 0) {
+// Calls visit(kind, wrapper) for each stoker.Keypoints, Boxes and Mask in `target` ("keypoints",
+// "boxes", "mask"), inside tuples, lists and dict values, depth first, in order: restore() in
+// stoker/_geometry.py walks the same way.
+template <typename Visit>
+void for_each_geometry(const py::handle& target, const Visit& visit, int depth = 0) {
   if (depth > 16) return;
   if (py::hasattr(target, "__stoker_geometry__")) {
-    const std::string kind = target.attr("__stoker_geometry__").cast<std::string>();
+    visit(target.attr("__stoker_geometry__").cast<std::string>(), target);
+  } else if (py::isinstance<py::tuple>(target) || py::isinstance<py::list>(target)) {
+    for (const py::handle part : target) for_each_geometry(part, visit, depth + 1);
+  } else if (py::isinstance<py::dict>(target)) {
+    for (const auto& [key, value] : py::reinterpret_borrow<py::dict>(target))
+      for_each_geometry(value, visit, depth + 1);
+  }
+}
+
+// A Keypoints' or Boxes' values, as float32.
+py::array_t<float> geometry_values(const py::handle& wrapper) {
+  const auto values = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(wrapper.attr("_values"));
+  if (!values) throw std::invalid_argument("a " + type_name(wrapper) + " whose values are not an array");
+  return values;
+}
+
+// Appends the values of the stoker.Keypoints and stoker.Boxes in `target` to *out, and its
+// stoker.Mask (one at most), in for_each_geometry's order.
+void collect_geometry(const py::handle& target, data::GeometryTargets* out) {
+  for_each_geometry(target, [out](const std::string& kind, const py::handle& wrapper) {
     if (kind == "mask") {
-      const auto mask = py::array_t<uint8_t, py::array::c_style>::ensure(target.attr("_values"));
+      const auto mask = py::array_t<uint8_t, py::array::c_style>::ensure(wrapper.attr("_values"));
       if (!mask || mask.ndim() != 2) throw std::invalid_argument("a Mask whose values are not a 2-D uint8 array");
       if (!out->mask.empty()) throw std::invalid_argument("a target with two masks; give one per sample");
       out->mask.assign(mask.data(), mask.data() + mask.size());
@@ -307,31 +327,21 @@ void collect_geometry(const py::handle& target, data::GeometryTargets* out, int 
       out->mask_width = static_cast<int>(mask.shape(1));
       return;
     }
-    const auto values = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(target.attr("_values"));
-    if (!values) throw std::invalid_argument("a " + type_name(target) + " whose values are not an array");
+    const py::array_t<float> values = geometry_values(wrapper);
     std::vector<float>& to = kind == "boxes" ? out->boxes : out->points;
     to.insert(to.end(), values.data(), values.data() + values.size());
-    return;
-  }
-  if (py::isinstance<py::tuple>(target) || py::isinstance<py::list>(target)) {
-    for (const py::handle part : target) collect_geometry(part, out, depth + 1);
-  } else if (py::isinstance<py::dict>(target)) {
-    for (const auto& [key, value] : py::reinterpret_borrow<py::dict>(target)) collect_geometry(value, out, depth + 1);
-  }
+  });
 }
 
 // A clip's collect_geometry: each stoker.Keypoints (T, P, 3) and stoker.Boxes (T, 5) in
 // `target` holds a row per frame of the clip's `count`; frame k of (*frames) gets row chosen[k]
-// of each, in collect_geometry's order. Throws std::invalid_argument for another number of
+// of each, in for_each_geometry's order. Throws std::invalid_argument for another number of
 // rows, or a Mask.
 void collect_clip_geometry(const py::handle& target, size_t count, std::span<const int> chosen,
-                           std::vector<data::SampleData>* frames, int depth = 0) {
-  if (depth > 16) return;
-  if (py::hasattr(target, "__stoker_geometry__")) {
-    const std::string kind = target.attr("__stoker_geometry__").cast<std::string>();
+                           std::vector<data::SampleData>* frames) {
+  for_each_geometry(target, [&](const std::string& kind, const py::handle& wrapper) {
     if (kind == "mask") throw std::invalid_argument("a stoker.Mask beside a clip, which masks do not follow");
-    const auto values = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(target.attr("_values"));
-    if (!values) throw std::invalid_argument("a " + type_name(target) + " whose values are not an array");
+    const py::array_t<float> values = geometry_values(wrapper);
     const auto rows = static_cast<size_t>(values.ndim() > 0 ? values.shape(0) : 0);
     if (rows != count) {
       throw std::invalid_argument(fmt::format(
@@ -344,15 +354,7 @@ void collect_clip_geometry(const py::handle& target, size_t count, std::span<con
       const float* from = values.data() + static_cast<size_t>(chosen[k]) * row;
       to.insert(to.end(), from, from + row);
     }
-    return;
-  }
-  if (py::isinstance<py::tuple>(target) || py::isinstance<py::list>(target)) {
-    for (const py::handle part : target) collect_clip_geometry(part, count, chosen, frames, depth + 1);
-  } else if (py::isinstance<py::dict>(target)) {
-    for (const auto& [key, value] : py::reinterpret_borrow<py::dict>(target)) {
-      collect_clip_geometry(value, count, chosen, frames, depth + 1);
-    }
-  }
+  });
 }
 
 // Copies a feature tensor of `shape` into out as float32 values. Throws std::invalid_argument
