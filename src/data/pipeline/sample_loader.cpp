@@ -242,20 +242,17 @@ Status SampleLoader::pick_crop_frames(uint64_t index, const ImageInfo& info, con
   SampleRng probe = clip_rng;
   const double margin = draw_params(spec_, info.width, info.height, probe, &frames_.front().geometry).subject_margin;
   crop_usable_.assign(frames_.size(), false);
+  std::array<float, 5> all{kInf, kInf, -kInf, -kInf, 1};  // union=True: the union of the usable boxes
   for (size_t k = 0; k < frames_.size(); ++k) {
     const BoxCropRegion region = box_crop_region(spec_.box_crop, &frames_[k].geometry, margin, info.width, info.height);
     crop_usable_[k] = region.fault == BoxCropFault::kNone;
+    if (!crop_usable_[k] || !spec_.box_crop.union_box) continue;
+    const std::array<double, 4>& b = region.box;
+    all = {std::min(all[0], static_cast<float>(b[0])), std::min(all[1], static_cast<float>(b[1])),
+           std::max(all[2], static_cast<float>(b[2])), std::max(all[3], static_cast<float>(b[3])), 1};
   }
   if (nearest_usable_frames(chosen_, crop_usable_, &crop_from_)) {
-    if (spec_.box_crop.union_box) {  // one box: the union of the usable ones
-      std::array<float, 5> all{kInf, kInf, -kInf, -kInf, 1};
-      for (size_t k = 0; k < frames_.size(); ++k) {
-        if (!crop_usable_[k]) continue;
-        const std::array<double, 4> b =
-            box_crop_region(spec_.box_crop, &frames_[k].geometry, margin, info.width, info.height).box;
-        all = {std::min(all[0], static_cast<float>(b[0])), std::min(all[1], static_cast<float>(b[1])),
-               std::max(all[2], static_cast<float>(b[2])), std::max(all[3], static_cast<float>(b[3])), 1};
-      }
+    if (spec_.box_crop.union_box) {  // one box for every frame
       union_box_.clear();
       union_box_.boxes.assign(all.begin(), all.end());
     }
