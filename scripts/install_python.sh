@@ -38,5 +38,6 @@ read -r -a extra <<<"${STOKER_CMAKE_ARGS:-}"
 STOKER_TARGETS=_stoker STOKER_PROGRESS=line bash scripts/build.sh build-python -DSTOKER_BUILD_PYTHON=ON \
   -DSTOKER_WITH_TORCH=OFF -DSTOKER_BUILD_TESTS=OFF -DSTOKER_BUILD_BENCH=OFF -DPython_EXECUTABLE="$python" \
   "${extra[@]}"
+echo "installing the package into $venv with pip (about 10 s)"
 "$venv/bin/pip" install --no-build-isolation --no-deps --quiet ./python
 echo "installed: $venv/bin/python -c 'import stoker'  ($("$venv/bin/python" -c 'import stoker; print(stoker.__file__)'))"
