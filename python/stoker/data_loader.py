@@ -56,6 +56,16 @@ def _shard_note(world_size, samples):
             f"reads whole, or world_size={world_size} to keep the shards without this line")
 
 
+_shard_note_said = False  # once a process: a validation loader made every epoch says it once
+
+
+def _say_shard_note(world_size, samples):
+    global _shard_note_said
+    if not _shard_note_said:
+        _shard_note_said = True
+        print(_shard_note(world_size, samples), file=sys.stderr, flush=True)
+
+
 def _environment_int(name, default):
     text = os.environ.get(name)
     if text is None:
@@ -329,7 +339,7 @@ class DataLoader:
                           "stoker's workers read and decode in C++ and run none", "leave it out")
         self.dataset, self.source, self._data = data.dataset, data.source, data
         if world_size is None and self._order is None and not shuffle and self.world_size > 1 and self.rank == 0:
-            print(_shard_note(self.world_size, len(self.source)), file=sys.stderr, flush=True)
+            _say_shard_note(self.world_size, len(self.source))
         # A sample's features as torch batches them: (T, D) for the rows of an (N, T, D) array.
         self._feature_shape = tuple(self.source.feature_shape)
         self.sampler = sampler if batch_sampler is None else getattr(batch_sampler, "sampler", None)
