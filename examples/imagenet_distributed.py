@@ -6,7 +6,10 @@ len(loader.sampler) and evaluates the samples DistributedSampler leaves over.
     # one process
     .venv/bin/python examples/imagenet_distributed.py DATA -a resnet18 --epochs 2
     # two processes on one machine (gloo on the CPU, nccl on GPUs)
-    torchrun --nproc-per-node 2 examples/imagenet_distributed.py DATA -a resnet18
+    torchrun --nproc_per_node 2 examples/imagenet_distributed.py DATA -a resnet18
+    # Debian 12's torchrun (torch 1.13 on Python 3.11) stops at its start; start each rank instead:
+    for r in 0 1; do RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 \
+        .venv/bin/python examples/imagenet_distributed.py DATA -a resnet18 & done; wait
 
 DATA holds train/ and val/, each root/<class>/<image>. The loaders are the only lines that
 differ from torch's: `stoker.DataLoader` where the example writes `torch.utils.data.DataLoader`,

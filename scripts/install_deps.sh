@@ -37,11 +37,12 @@ for arg in "$@"; do
   esac
 done
 
+# One dpkg-query for all of them (one per package takes seconds on a busy machine).
+installed=" $(dpkg-query -W -f='${Package} ${Status}\n' "${packages[@]}" "${optional[@]}" 2>/dev/null |
+  awk '$2 == "install" && $3 == "ok" && $4 == "installed" { printf "%s ", $1 }' || true)"
 missing=()
 for pkg in "${packages[@]}" "${optional[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
-    missing+=("$pkg")
-  fi
+  [[ "$installed" == *" $pkg "* ]] || missing+=("$pkg")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 

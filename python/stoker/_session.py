@@ -1,12 +1,15 @@
 """What the parts of one training script share: the monitor that is running (its GPU and CPU
 figures feed every diagnosis made while it runs) and the latest diagnosed loop (what
-monitor.report() reports on). While a monitor runs, the latest loop is held: a watched loop
-ended, and garbage collected, is still the one its report names until the monitor stops."""
+monitor.report() reports on): the latest watched loop (stoker.watch), else the latest
+stoker.DataLoader, so that a validation loader made after the watched training loop does not
+take its place. While a monitor runs, those loops are held: a watched loop ended, and garbage
+collected, is still the one its report names until the monitor stops."""
 import weakref
 
 _monitor = None       # the _stoker.Monitor of the innermost running stoker.monitor
-_diagnosis = None     # weak reference to (Diagnosis, owner) of the latest loop
-_held = None          # that entry itself, while a monitor runs
+_diagnosis = None     # weak reference to the entry (Diagnosis, owner) of the latest loop
+_watched = None       # weak reference to the entry of the latest watched loop
+_held = {}            # those entries with their owners, while a monitor runs
 
 
 def current_monitor():
@@ -17,7 +20,7 @@ def set_monitor(handle):
     global _monitor, _held
     previous, _monitor = _monitor, handle
     if handle is None:
-        _held = None
+        _held = {}
     return previous
 
 
@@ -30,18 +33,24 @@ class _Entry:
         self.owner = weakref.ref(owner)
 
 
-def register_diagnosis(diagnosis, owner):
-    """`owner` (a DataLoader or a watched loop) holds `diagnosis`; the latest one registered
-    is the one reported on while it lives."""
-    global _diagnosis, _held
+def register_diagnosis(diagnosis, owner, watched=False):
+    """`owner` (a DataLoader, or a watched loop: `watched`) holds `diagnosis`; the latest
+    watched loop registered is the one reported on while it lives, else the latest loop."""
+    global _diagnosis, _watched
     entry = _Entry(diagnosis, owner)
     owner._session_entry = entry
     _diagnosis = weakref.ref(entry)
+    if watched:
+        _watched = _diagnosis
     if _monitor is not None:
-        _held = (entry, owner)
+        _held["watched" if watched else "latest"] = (entry, owner)
 
 
 def latest_diagnosis():
-    """(diagnosis, owner) of the latest loop still alive, or (None, None)."""
-    entry = _diagnosis() if _diagnosis is not None else None
-    return (entry.diagnosis, entry.owner()) if entry is not None else (None, None)
+    """(diagnosis, owner) of the latest watched loop still alive, else of the latest loop still
+    alive, or (None, None)."""
+    for latest in (_watched, _diagnosis):
+        entry = latest() if latest is not None else None
+        if entry is not None:
+            return entry.diagnosis, entry.owner()
+    return None, None

@@ -7,6 +7,7 @@ the same for any num_workers, and state_dict() resumes exactly where it was take
 import atexit
 import contextlib
 import importlib.util
+import math
 import os
 import sys
 import threading
@@ -42,6 +43,27 @@ def _rank_and_world(rank, world_size):
     arg.whole("world_size", world_size, 1, hint="the number of processes training together")
     arg.whole("rank", rank, 0, world_size - 1, hint=f"ranks of a world of {world_size} are 0 to {world_size - 1}")
     return rank, world_size
+
+
+def _shard_note(world_size, samples):
+    """The line a loader without a sampler prints where it shards what torch's DataLoader would give
+    every rank whole: an unshuffled one on several ranks, where the world size was not given
+    (an evaluation each rank runs over all of it, as PyTorch's ImageNet example does with the
+    samples DistributedSampler leaves over)."""
+    shard = f"{math.ceil(samples / world_size):,} of {samples:,} sample{'s' if samples != 1 else ''}"
+    return (f"stoker.DataLoader: no sampler on {world_size} ranks: each rank reads its own shard ({shard}), "
+            f"where torch's DataLoader gives every rank all of them; pass world_size=1 for a loader every rank "
+            f"reads whole, or world_size={world_size} to keep the shards without this line")
+
+
+_shard_note_said = False  # once a process: a validation loader made every epoch says it once
+
+
+def _say_shard_note(world_size, samples):
+    global _shard_note_said
+    if not _shard_note_said:
+        _shard_note_said = True
+        print(_shard_note(world_size, samples), file=sys.stderr, flush=True)
 
 
 def _environment_int(name, default):
@@ -316,6 +338,8 @@ class DataLoader:
             raise arg.bad("worker_init_fn", worker_init_fn, f"a setup for workers that run Python; for {data.name} "
                           "stoker's workers read and decode in C++ and run none", "leave it out")
         self.dataset, self.source, self._data = data.dataset, data.source, data
+        if world_size is None and self._order is None and not shuffle and self.world_size > 1 and self.rank == 0:
+            _say_shard_note(self.world_size, len(self.source))
         # A sample's features as torch batches them: (T, D) for the rows of an (N, T, D) array.
         self._feature_shape = tuple(self.source.feature_shape)
         self.sampler = sampler if batch_sampler is None else getattr(batch_sampler, "sampler", None)

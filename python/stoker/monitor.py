@@ -18,6 +18,8 @@ while it runs are recorded too: their windows' step_time/* shares and samples/s 
 file, each pass's figures and verdict in the loops CSV beside the log (run.loops.csv for
 run.csv), which `stoker report run.csv` draws.
 """
+import os
+import shlex
 import sys
 
 from . import _arguments as arg
@@ -55,7 +57,10 @@ class monitor:
     def __exit__(self, *exc):
         self.stop()
         if self.summary_at_exit and exc[0] is None:
-            self._print(self.summary())
+            summary = self.summary()
+            if self.log:  # the command that draws the log, as stoker monitor --log prints it
+                summary += f"\nreport: stoker report {shlex.quote(os.fspath(self.log))}"
+            self._print(summary)
         return False
 
     def start(self):

@@ -126,7 +126,7 @@ class watch:
             return
         self._state = _state_of(loader)
         self._diagnosis = self._state.diagnosis
-        register_diagnosis(self._diagnosis, self)
+        register_diagnosis(self._diagnosis, self, watched=True)
 
     @property
     def epoch(self):

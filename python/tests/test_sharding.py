@@ -85,3 +85,28 @@ def test_a_given_seed_is_every_ranks(tmp_path, monkeypatch):
     for rank in (0, 1):
         monkeypatch.setenv("RANK", str(rank))
         assert stoker.DataLoader(rows(tmp_path, 10), seed=7).seed == 7
+
+
+def test_an_unshuffled_loader_says_it_shards_what_torch_gives_every_rank(tmp_path, monkeypatch, capsys):
+    # PyTorch's ImageNet example evaluates DistributedSampler's leftover samples on every rank with a
+    # DataLoader that has no sampler: stoker shards such a loader, and says so once, on rank 0.
+    data = rows(tmp_path, 7)
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setattr(stoker.data_loader, "_shard_note_said", False, raising=False)
+    for quiet in (dict(shuffle=False, world_size=1), dict(shuffle=False, world_size=2), dict(shuffle=True),
+                  dict(shuffle=False, sampler=range(7))):
+        for rank in (0, 1):
+            monkeypatch.setenv("RANK", str(rank))
+            stoker.DataLoader(data, num_workers=1, **quiet)
+            assert capsys.readouterr().err == "", (quiet, rank)
+    monkeypatch.setenv("RANK", "1")
+    stoker.DataLoader(data, shuffle=False, num_workers=1)
+    assert capsys.readouterr().err == "", "rank 0 alone says it"
+    monkeypatch.setenv("RANK", "0")
+    assert len(stoker.DataLoader(data, shuffle=False, num_workers=1).sampler) == 4
+    said = capsys.readouterr().err
+    assert said == ("stoker.DataLoader: no sampler on 2 ranks: each rank reads its own shard (4 of 7 samples), "
+                    "where torch's DataLoader gives every rank all of them; pass world_size=1 for a loader every "
+                    "rank reads whole, or world_size=2 to keep the shards without this line\n"), said
+    stoker.DataLoader(data, shuffle=False, num_workers=1)  # made again each epoch: said once
+    assert capsys.readouterr().err == ""

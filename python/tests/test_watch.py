@@ -75,6 +75,31 @@ def test_the_monitor_logs_and_reports(tmp_path):
     assert "stoker monitor" in out.getvalue() or "CPU" in out.getvalue()
 
 
+def test_the_monitor_ends_with_the_command_that_draws_its_log(tmp_path):
+    log = tmp_path / "my run.csv"  # a space: the command quotes it, to be pasted as it is
+    out = io.StringIO()
+    with stoker.monitor(interval=0.05, log=log, file=out):
+        time.sleep(0.1)
+    assert out.getvalue().endswith(f"\nreport: stoker report '{log}'\n"), out.getvalue()
+    out = io.StringIO()
+    with stoker.monitor(interval=0.05, file=out):
+        pass
+    assert "report:" not in out.getvalue(), "no log, nothing to draw"
+
+
+def test_the_monitor_reports_the_watched_loop_not_a_loader_made_after_it(tmp_path, jpeg_folder):
+    # A training loop watched, then a validation stoker.DataLoader made and read unwatched (PyTorch's
+    # ImageNet example makes one for DistributedSampler's leftover samples): the report is the training's.
+    with stoker.monitor(interval=0.05, file=io.StringIO()) as mon:
+        watched = stoker.watch(SlowLoader(12, 0.02), file=io.StringIO())
+        for _ in watched:
+            time.sleep(0.002)
+        for _ in stoker.DataLoader(jpeg_folder, batch_size=2, num_workers=1, transforms="Resize((16, 16))"):
+            pass
+        lines = mon.report()
+    assert lines[0] == watched.reports[-1][0], lines
+
+
 def test_watching_a_loader_again_goes_on_with_its_epochs():
     loader = SlowLoader(12, 0.0)
     out = io.StringIO()

@@ -8,8 +8,8 @@ namespace stoker::cli {
 
 namespace {
 
-// torchvision's flag, then what stoker takes for it.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 7> kForeign{{
+// torchvision's (or another training script's) flag, then what stoker takes for it.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 8> kForeign{{
     {"--data-path", "the training data is --data (and --val-data for torchvision's val folder)"},
     {"-b", "the batch size is --batch-size"},
     {"-j", "the loader's workers are --workers"},
@@ -17,6 +17,9 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 7> kForeign{
     {"--print-freq", "the progress line redraws itself; leave --print-freq out"},
     {"--test-only", "evaluate saved weights with `stoker evaluate`"},
     {"--use-deterministic-algorithms", "a run is reproducible from --seed on the CPU; leave the flag out"},
+    {"--image-size",
+     "the training crop is --train-crop-size (validation's: --val-crop-size), or write the sizes "
+     "in --transforms"},
 }};
 
 }  // namespace

@@ -60,7 +60,10 @@ int run_main(int argc, char** argv) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     std::string message = e.what();
     if (const std::string hint = foreign_flag_hint(argc, argv); !hint.empty()) message += "; " + hint;
-    return fail((message + " (see `stoker --help`)").c_str(), 2);
+    // A command's flags are in its own help (an unknown command was refused above).
+    const std::string help =
+        argc > 1 && argv[1][0] != '-' ? std::string("stoker ") + argv[1] + " --help" : std::string("stoker --help");
+    return fail((message + " (see `" + help + "`)").c_str(), 2);
   } catch (const Error& e) {
     return fail(e.what(), e.exit_code());
   } catch (const std::bad_alloc&) {

@@ -61,5 +61,16 @@ TEST(HelpCli, AnotherTopicIsOneLine) {
                          });
 }
 
+TEST(HelpCli, AFlagErrorNamesTheCommandsOwnHelp) {
+  expect_one_line_errors(kStoker, {
+                                      {" report --bogus", 2, "--bogus (see `stoker report --help`)"},
+                                      {" --bogus", 2, "A subcommand is required (see `stoker --help`)"},
+                                      {" doctor --image-size 64", 2,
+                                       "--image-size: the training crop is --train-crop-size (validation's: "
+                                       "--val-crop-size), or write the sizes in --transforms (see `stoker doctor "
+                                       "--help`)"},
+                                  });
+}
+
 }  // namespace
 }  // namespace stoker
