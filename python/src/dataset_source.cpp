@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "loader_closing.h"
+#include "stoker/data/clip_geometry.h"
 #include "stoker/data/formats.h"
 #include "stoker/data/loader.h"
 
@@ -335,18 +336,19 @@ void collect_geometry(const py::handle& target, data::GeometryTargets* out) {
 
 // A clip's collect_geometry: each stoker.Keypoints (T, P, 3) and stoker.Boxes (T, 5) in
 // `target` holds a row per frame of the clip's `count`; frame k of (*frames) gets row chosen[k]
-// of each, in for_each_geometry's order. Throws std::invalid_argument for another number of
-// rows, or a Mask.
-void collect_clip_geometry(const py::handle& target, size_t count, std::span<const int> chosen,
+// of each, in for_each_geometry's order. Throws std::invalid_argument, a line naming the item `at`,
+// for another number of rows, one image's Keypoints or a Mask (clip_geometry.h).
+void collect_clip_geometry(const py::handle& target, const std::string& at, size_t count, std::span<const int> chosen,
                            std::vector<data::SampleData>* frames) {
   for_each_geometry(target, [&](const std::string& kind, const py::handle& wrapper) {
-    if (kind == "mask") throw std::invalid_argument("a stoker.Mask beside a clip, which masks do not follow");
+    if (kind == "mask") throw std::invalid_argument(data::clip_mask_refusal(at));
     const py::array_t<float> values = geometry_values(wrapper);
     const auto rows = static_cast<size_t>(values.ndim() > 0 ? values.shape(0) : 0);
+    if (kind == "keypoints" && values.ndim() != 3)
+      throw std::invalid_argument(data::clip_points_refusal(at, rows, count));
     if (rows != count) {
-      throw std::invalid_argument(fmt::format(
-          "a stoker.{} of {} rows beside a clip of {} frames; give one row per frame ({})",
-          kind == "boxes" ? "Boxes" : "Keypoints", rows, count, kind == "boxes" ? "(T, 4)" : "(T, P, 2) or (T, P, 3)"));
+      throw std::invalid_argument(
+          data::clip_rows_refusal(at, kind == "boxes" ? "stoker.Boxes" : "stoker.Keypoints", rows, count));
     }
     const size_t row = static_cast<size_t>(values.size()) / count;
     for (size_t k = 0; k < chosen.size(); ++k) {
@@ -494,7 +496,7 @@ Status DatasetSource::read_clip(size_t index, const data::FramePicker& pick,
         (*frames)[k].geometry.clear();
       }
       in_targets = true;
-      if (has_geometry_) collect_clip_geometry(target, count, chosen, frames);
+      if (has_geometry_) collect_clip_geometry(target, name(index), count, chosen, frames);
       frames->front().extra = std::make_shared<const HeldObject>(std::move(target));
     } catch (py::error_already_set& e) {
       return Status::failure("raised " + one_line(e));

@@ -21,6 +21,7 @@
 #include "sample_records.h"
 #include "stoker/core/mutex.h"
 #include "stoker/core/rng.h"
+#include "stoker/data/clip_geometry.h"
 #include "stoker/data/formats.h"
 #include "stoker/data/loader.h"
 #include "stoker/data/open_progress.h"
@@ -289,6 +290,28 @@ void bind_loader(py::module_& m) {
           "`source` with keypoints (x, y, visible) and boxes (x1, y1, x2, y2, valid) for every sample",
           py::arg("source"), py::arg("points"), py::arg("points_per_sample"), py::arg("boxes"),
           py::arg("boxes_per_sample"))
+      .def_static(
+          "with_clip_geometry",
+          [](std::shared_ptr<data::Source> source, const py::array_t<float, py::array::c_style>& points,
+             int points_per_frame, const py::array_t<float, py::array::c_style>& boxes, int boxes_per_frame,
+             std::vector<size_t> first_row) {
+            std::vector<float> point_values(points.data(), points.data() + points.size());
+            std::vector<float> box_values(boxes.data(), boxes.data() + boxes.size());
+            return std::const_pointer_cast<data::Source>(
+                data::with_clip_geometry(std::move(source), std::move(point_values), points_per_frame,
+                                         std::move(box_values), boxes_per_frame, std::move(first_row)));
+          },
+          "`source`, a clip source, with keypoints (x, y, visible) and boxes (x1, y1, x2, y2, valid) for every frame "
+          "(clip_geometry.h)",
+          py::arg("source"), py::arg("points"), py::arg("points_per_frame"), py::arg("boxes"),
+          py::arg("boxes_per_frame"), py::arg("first_row"))
+      .def(
+          "clip_frames",
+          [](const data::Source& s, size_t i) {
+            if (i >= s.size()) throw py::index_error("clip index out of range");
+            return fs_strs(data::clip_frame_names(s, i));
+          },
+          "Clip i's frames, by name (their paths for a path's clips), in order; none is read", py::arg("index"))
       .def("__len__", &data::Source::size)
       .def("describe", [](const data::Source& s) { return fs_str(s.describe()); })
       .def("name", [](const data::Source& s, size_t i) { return fs_str(s.name(i)); })
@@ -350,6 +373,14 @@ void bind_loader(py::module_& m) {
       py::arg("given"), py::arg("option"));
   m.attr("max_clip_frames") = data::ClipOptions::kMaxFrames;
   m.attr("max_frame_step") = data::ClipOptions::kMaxStep;
+  m.def("clip_rows_refusal", &data::clip_rows_refusal,
+        "The line for a clip `at` whose `what` (stoker.Boxes, keypoints) holds `rows` rows beside `frames` frames",
+        py::arg("at"), py::arg("what"), py::arg("rows"), py::arg("frames"));
+  m.def("clip_points_refusal", &data::clip_points_refusal,
+        "The line for a clip `at` whose stoker.Keypoints are one image's `points` points", py::arg("at"),
+        py::arg("points"), py::arg("frames"));
+  m.def("clip_mask_refusal", &data::clip_mask_refusal, "The line for a clip `at` that holds a stoker.Mask",
+        py::arg("at"));
   m.def(
       "is_clip", [](const py::handle& object) { return is_clip(object); },
       "Whether a clip item holds its frames in `object`: a list, a tuple or a 4-dimensional array", py::arg("object"));

@@ -99,13 +99,15 @@ def with_geometry(source, keypoints, boxes, box_format):
                                         np.ascontiguousarray(box_values).ravel(), box_values.shape[1])
 
 
-def aligned_outputs(geometry, keypoints, boxes, box_format):
-    """The batch's keypoints (N, P, 3) and boxes (N, B, 5), for those that were given."""
+def aligned_outputs(geometry, keypoints, boxes, box_format, frames=0):
+    """The batch's keypoints (N, P, 3) and boxes (N, B, 5), for those that were given; a clip's
+    (`frames` K > 0) keypoints (N, K, P, 3) and boxes (N, K, 5), a box per frame."""
     out = []
     if keypoints is not None:
-        out.append(torch.from_numpy(np.stack([g[0] for g in geometry])))
+        points = np.stack([g[0] for g in geometry])
+        out.append(torch.from_numpy(points.reshape(len(geometry), frames, -1, 3) if frames > 0 else points))
     if boxes is not None:
-        moved = np.stack([g[1] for g in geometry])
+        moved = np.stack([g[1] for g in geometry]).reshape(len(geometry), -1, 5)
         moved[:, :, :4] = from_xyxy(moved[:, :, :4], box_format).reshape(moved.shape[0], -1, 4)
         out.append(torch.from_numpy(moved))
     return out
@@ -119,17 +121,14 @@ def check_clip_wrappers(target, at, frames, depth=0):
         return
     kind = getattr(target, "__stoker_geometry__", None)
     if kind == "mask":
-        raise ValueError(f"dataset: {at} holds a stoker.Mask beside its clip, and masks follow single images only; "
-                         "give the clip stoker.Boxes (T, 4) or stoker.Keypoints (T, P, 2), or leave the mask out")
+        raise ValueError("dataset: " + _stoker.clip_mask_refusal(at))
     if kind is not None:
         shape = tuple(target._values.shape)
         if kind == "keypoints" and len(shape) != 3:
-            raise ValueError(f"dataset: {at} holds stoker.Keypoints of {shape[0]} points beside its clip of {frames} "
-                             f"frames; give each frame's points, (T, P, 2) or (T, P, 3) with T = {frames}")
+            raise ValueError("dataset: " + _stoker.clip_points_refusal(at, shape[0], frames))
         if shape[0] != frames:
-            name, form = ("Boxes", "(T, 4)") if kind == "boxes" else ("Keypoints", "(T, P, 2) or (T, P, 3)")
-            raise ValueError(f"dataset: {at} holds stoker.{name} of {shape[0]} rows beside its clip of {frames} "
-                             f"frames; give one row per frame, {form} with T = {frames}")
+            what = "stoker.Boxes" if kind == "boxes" else "stoker.Keypoints"
+            raise ValueError("dataset: " + _stoker.clip_rows_refusal(at, what, shape[0], frames))
     elif isinstance(target, (tuple, list)):
         for t in target:
             check_clip_wrappers(t, at, frames, depth + 1)

@@ -79,14 +79,14 @@ class _Progress:
             print(f"stoker: reading {self.what}: {done:,} of {self.total:,} files", file=sys.stderr, flush=True)
 
 
-def read_side_files(name, value, paths):
-    """One array (N, K, width) from the side file of each sample: `paths` lists them (None where
-    the sample has none). Refused in one line: a missing file, one that does not parse, rows
-    that differ in shape."""
+def read_side_files(name, value, paths, each="sample"):
+    """One array (N, K, width) from the side file of each sample (`each`: "frame" for a clip's
+    frames): `paths` lists them (None where the sample has none). Refused in one line: a
+    missing file, one that does not parse, rows that differ in shape."""
     missing = [p for p in paths if p is None or not os.path.isfile(p)]
     if missing:
-        raise ValueError(f"{name}={value!r}: {len(missing):,} of {len(paths):,} samples have no side file "
-                         f"(first: {missing[0]}); every sample needs one")
+        raise ValueError(f"{name}={value!r}: {len(missing):,} of {len(paths):,} {each}s have no side file "
+                         f"(first: {missing[0]}); every {each} needs one (NaN rows where there is nothing)")
     progress = _Progress(f"{name} from {value!r}", len(paths))
     rows = []
     for i, path in enumerate(paths):
@@ -100,7 +100,7 @@ def read_side_files(name, value, paths):
     if len(shapes) != 1:
         first = next(i for i, r in enumerate(rows) if r.shape != rows[0].shape)
         raise ValueError(f"{name}={value!r}: the side files differ in shape ({paths[0]}: {rows[0].shape}, "
-                         f"{paths[first]}: {rows[first].shape}); every sample needs as many; a Dataset puts "
+                         f"{paths[first]}: {rows[first].shape}); every {each} needs as many; a Dataset puts "
                          "stoker.Keypoints / stoker.Boxes of any count in its items")
     return np.stack(rows)
 

@@ -23,6 +23,7 @@ from . import _stoker
 from ._collate import call_collate_fn, collate_targets, sample_params
 from ._datasets import class_to_idx, open_data
 from ._generator import draw_random_sampler, draw_seed, peek_seed
+from ._clip_geometry import with_clip_geometry
 from ._geometry import aligned_outputs, given_geometry, restore, with_geometry
 from ._samplers import PlannedSampler, draws_at_random, given_order, rank_seed, sampler_rank
 from ._session import current_monitor, register_diagnosis
@@ -315,19 +316,19 @@ class DataLoader:
                          image_key=image_key)
         self.keypoints, self.boxes, self.box_format = keypoints, boxes, box_format
         if keypoints is not None or boxes is not None:
-            if frames_per_clip > 0:
-                raise arg.bad("keypoints" if keypoints is not None else "boxes", "<array>",
-                              "arrays for single images; a clip's per-frame boxes or landmarks go in its Dataset's "
-                              "items, as stoker.Boxes (T, 4) or stoker.Keypoints (T, P, 2)")
             if data.targets == "items":
                 raise arg.bad("keypoints" if keypoints is not None else "boxes", "<array>",
                               "arrays aligned with a path's or an ImageFolder's samples",
-                              "a Dataset object puts stoker.Keypoints / stoker.Boxes in its items instead")
-            keypoints = given_geometry("keypoints", keypoints, data)
-            boxes = given_geometry("boxes", boxes, data)
+                              "a Dataset object puts stoker.Keypoints / stoker.Boxes in its items instead"
+                              + (", (T, P, 2) and (T, 4) beside a clip" if frames_per_clip > 0 else ""))
+            if frames_per_clip > 0:
+                data.source, keypoints, boxes = with_clip_geometry(data, keypoints, boxes, box_format)
+            else:
+                keypoints = given_geometry("keypoints", keypoints, data)
+                boxes = given_geometry("boxes", boxes, data)
+                data.source = with_geometry(data.source, keypoints, boxes, box_format)
             self.keypoints, self.boxes = keypoints, boxes
             data.item_width -= len(data.geometry_columns)
-            data.source = with_geometry(data.source, keypoints, boxes, box_format)
         self._cache_refusal = _decoded_cache_refusal(data, self.keypoints, self.boxes)
         if cache_decoded_gb != 0 and self._cache_refusal:
             raise arg.bad("cache_decoded_gb", cache_decoded_gb, f"0 with {self._cache_refusal}: the decoded cache "
@@ -600,7 +601,7 @@ class DataLoader:
         then return_params' dict; None when there is none of them."""
         extras = []
         if batch.geometry is not None and self._data.targets != "items":
-            extras += aligned_outputs(batch.geometry, self.keypoints, self.boxes, self.box_format)
+            extras += aligned_outputs(batch.geometry, self.keypoints, self.boxes, self.box_format, self.frames_per_clip)
         if self.return_params:
             extras.append(sample_params(batch.params))
         return extras or None

@@ -290,8 +290,9 @@ def test_what_clips_cannot_take_is_refused_in_one_line(videos):
 
     chain = f"BoxCrop(margin=0.2), Resize(({SIZE}, {SIZE}))"
     assert _refused(One({"mask": stoker.Mask(np.zeros((64, 80), np.uint8))}), transforms=chain) == (
-        "dataset: One[0] holds a stoker.Mask beside its clip, and masks follow single images only; give the clip "
-        "stoker.Boxes (T, 4) or stoker.Keypoints (T, P, 2), or leave the mask out")
+        "dataset: One[0] holds a stoker.Mask beside its clip, and masks follow single images only; read the frames "
+        "as single images with their masks (no frames_per_clip), give the clip stoker.Boxes (T, 4) or "
+        "stoker.Keypoints (T, P, 2), or leave the mask out")
     assert _refused(One(stoker.Boxes(np.zeros((3, 4)))), transforms=chain) == (
         "dataset: One[0] holds stoker.Boxes of 3 rows beside its clip of 8 frames; give one row per frame, (T, 4) "
         "with T = 8")
@@ -304,13 +305,13 @@ def test_what_clips_cannot_take_is_refused_in_one_line(videos):
         "own box, and the crops differ in size; put Resize((h, w)) right after BoxCrop, so that every frame has one "
         "size and takes the clip's same draws (or crop every frame around one box, BoxCrop(union=True))")
     assert _refused(boxed, transforms=chain, keypoints=np.zeros((1, 8, 5, 2))) == (  # arrays aligned with samples
-        "keypoints='<array>': arrays for single images; a clip's per-frame boxes or landmarks go in its Dataset's "
-        "items, as stoker.Boxes (T, 4) or stoker.Keypoints (T, P, 2)")
+        "keypoints='<array>': arrays aligned with a path's or an ImageFolder's samples; a Dataset object puts "
+        "stoker.Keypoints / stoker.Boxes in its items instead, (T, P, 2) and (T, 4) beside a clip")
     with pytest.raises(ValueError) as raised:
         stoker.DataLoader(One(stoker.Keypoints(np.zeros((8, 68, 2)))), transforms=chain)
     assert str(raised.value) == ("dataset: One[0] holds stoker.Keypoints of 8 frames of 68 points beside a single "
                                  "image; give one image's points, (P, 2) or (P, 3), or read clips with "
                                  "frames_per_clip=K")
     assert _refused(One(0), transforms=chain).endswith(
-        "has neither; give them (stoker.Boxes (T, 4) or stoker.Keypoints (T, P, 2) beside a Dataset's clips), or "
-        "leave BoxCrop out")
+        "has neither; give them (boxes= or keypoints= with a row per frame, or stoker.Boxes (T, 4) or "
+        "stoker.Keypoints (T, P, 2) beside a Dataset's clips), or leave BoxCrop out")

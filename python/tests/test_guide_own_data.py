@@ -30,7 +30,8 @@ def python_blocks():
 
 def write_data(root):
     """Every file the guide's examples read: poses.csv with img/ and landmarks.npy, clips/,
-    videos/ with labels.csv and each video's face boxes (boxes.npy), captions.csv and
+    videos/ with labels.csv and each video's face boxes (boxes.npy), faces/ (clip folders with
+    their boxes.npy), captions.csv and
     objects.csv with photos/, shards/ of images and
     captions, seg/ with images and label images."""
     rng = np.random.default_rng(0)
@@ -58,6 +59,14 @@ def write_data(root):
         np.save(folder / "boxes.npy", boxes)
         labels.append(f"vid_{v:04d},{v % 2}")
     (root / "labels.csv").write_text("\n".join(labels) + "\n")
+    for v, (label, count) in enumerate([("real", 9), ("fake", 12), ("real", 6), ("fake", 10)]):
+        folder = root / "faces" / "train" / label / f"vid_{v:04d}"
+        folder.mkdir(parents=True)
+        for t in range(count):
+            Image.fromarray(rng.integers(0, 255, (40, 36, 3), np.uint8)).save(folder / f"frame_{t + 1:05d}.jpg")
+        boxes = np.array([[5 + 0.4 * t, 6, 25 + 0.4 * t, 30] for t in range(count)], np.float32)
+        boxes[1::3] = np.nan
+        np.save(folder / "boxes.npy", boxes)
     (root / "photos").mkdir()
     captions, objects = ["path,caption"], ["path,label,boxes"]
     for i in range(6):
@@ -96,6 +105,8 @@ CHECKS = {
                               and ns["train"].clip_start == "random"),
     ("Clips", 2): lambda ns: (ns["clips"].shape == (4, 8, 3, 112, 112) and ns["boxes"].shape == (4, 8, 5)
                               and ns["crops"].shape == (4, 8, 4) and ns["labels"].shape == (4,)),
+    ("Clips", 3): lambda ns: (ns["clips"].shape == (4, 8, 3, 112, 112) and ns["boxes"].shape == (4, 8, 5)
+                              and ns["real"].sum() == 2),
     ("Captions", 0): lambda ns: sorted(ns["texts"]) == [f"a photo, number {i}" for i in range(6)],
     ("Captions", 1): lambda ns: sorted(zip(ns["texts"], ns["meta"])) == [(f"a photo, number {i}", f'{{"i": {i}}}')
                                                                         for i in range(6)],

@@ -136,14 +136,20 @@ from its first chosen frame's size, and every frame is transformed with them; th
 clip must share one size, and a frame of another size is a bad sample whose reason names it
 and the first frame. A batch is `(N, K, C, H, W)` (NHWC: `(N, K, H, W, C)` in memory).
 
-A Dataset's clip may carry a box and landmarks per frame of the video: `stoker.Boxes` `(T, 4)`
-and `stoker.Keypoints` `(T, P, 2)` or `(T, P, 3)` in its target, a row per frame. Each chosen
-frame's rows move with that frame and come back `(N, K, 5)` and `(N, K, P, 3)`. `BoxCrop`
-crops each chosen frame around its own box ([BoxCrop](#boxcrop)); the crops differ in size, so
-`Resize((h, w))` must follow it, and everything after it is drawn once per clip, the margin
-too; `BoxCrop(union=True)` crops them all around the union of their boxes instead.
-`return_params`' `box` is then each frame's crop, `(N, K, 4)`. Masks, and `keypoints=` /
-`boxes=` arrays, are refused with clips.
+A clip may carry a box and landmarks per frame of the video, NaN where there is none: a
+Dataset's `stoker.Boxes` `(T, 4)` and `stoker.Keypoints` `(T, P, 2)` or `(T, P, 3)` in its
+target, a row per frame; for clips read from a path, `boxes=` and `keypoints=` with a row per
+frame: an array of every frame's rows in the listing's order (clip after clip) or a list of one
+array per clip, the name of a file in each clip's folder (`boxes="boxes.npy"`: `.npy`, `.json`,
+`.txt`, `.csv`), the extension of the file beside each frame (`keypoints=".pts"`), or a CSV
+list's column (a JSON array or a file per clip). A clip whose rows differ in number from its
+frames is refused in one line naming it (a Dataset's: a bad sample). Each chosen frame's rows
+move with that frame and come back `(N, K, 5)` and `(N, K, P, 3)`. `BoxCrop` crops each chosen
+frame around its own box ([BoxCrop](#boxcrop)); the crops differ in size, so `Resize((h, w))`
+must follow it, and everything after it is drawn once per clip, the margin too;
+`BoxCrop(union=True)` crops them all around the union of their boxes instead.
+`return_params`' `box` is then each frame's crop, `(N, K, 4)`. Masks are refused with clips:
+read the frames as single images with their masks instead.
 
 )md";
 

@@ -444,7 +444,8 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
           "BoxCrop crops each sample around its box or keypoints, and {} has neither; give them ({}), or leave BoxCrop "
           "out",
           source_->describe(),
-          options_.clip.enabled() ? "stoker.Boxes (T, 4) or stoker.Keypoints (T, P, 2) beside a Dataset's clips"
+          options_.clip.enabled() ? "boxes= or keypoints= with a row per frame, or stoker.Boxes (T, 4) or "
+                                    "stoker.Keypoints (T, P, 2) beside a Dataset's clips"
                                   : "keypoints=, boxes=, or stoker.Keypoints / stoker.Boxes in a Dataset's items"));
     }
     if (box.union_box && !options_.clip.enabled()) {

@@ -457,8 +457,9 @@ TEST(BoxCropTest, AClipWithoutAnyBoxIsBadAndClipsNeedOneSizeAfterIt) {
   }
   options.transform = parse_transforms("BoxCrop(margin=0.2), Resize((8, 8))");
   EXPECT_EQ(testing::usage_error_text([&] { Loader(std::make_shared<testing::CountingSource>(4), options); }),
-            "BoxCrop crops each sample around its box or keypoints, and counting has neither; give them (stoker.Boxes "
-            "(T, 4) or stoker.Keypoints (T, P, 2) beside a Dataset's clips), or leave BoxCrop out");
+            "BoxCrop crops each sample around its box or keypoints, and counting has neither; give them (boxes= or "
+            "keypoints= with a row per frame, or stoker.Boxes (T, 4) or stoker.Keypoints (T, P, 2) beside a "
+            "Dataset's clips), or leave BoxCrop out");
 }
 
 TEST(BoxCropTest, BadArgumentsAreRefusedInOneLine) {

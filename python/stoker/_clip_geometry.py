@@ -1,0 +1,174 @@
+"""keypoints= and boxes= for clips read from a path (a folder of clip folders, a CSV list of
+clips; frames_per_clip=K): a row per frame of every clip, as a Dataset's stoker.Keypoints
+(T, P, 2 or 3) and stoker.Boxes (T, 4) hold them, NaN where no face was found. The forms are
+those of single images (_geometry.py), read per frame or per clip:
+
+- an array, a tensor or an .npy path of every frame's rows, (F, 4) or (F, P, 2 or 3), F the
+  frames of all clips in the listing's order (clip after clip); or a list of one array per clip;
+- the extension of the file beside each frame ('.pts': frame_0001.pts beside frame_0001.jpg),
+  each one frame's rows (_side_files.py);
+- the name of a file in each clip's folder ('boxes.npy', 'landmarks.json'), a row per frame
+  (a name without a folder that the first clip's folder holds is that, not a file here);
+- a CSV list's column: per row a JSON array of its clip's rows, or its clip's file.
+
+Every file is read once, when the loader is made; the engine attaches each chosen frame's row
+(include/stoker/data/clip_geometry.h)."""
+import json
+import os
+
+import numpy as np
+import torch
+
+from . import _arguments as arg
+from . import _stoker
+from ._side_files import SIDE_FILES, beside, is_side_extension, read_side_file, read_side_files
+from .targets import BOX_FORMATS, check_visibility, to_xyxy
+
+_FORMS = {"keypoints": "(T, P, 2) or (T, P, 3)", "boxes": "(T, 4)"}
+
+
+def clip_frames(source):
+    """Each clip's frames, by path, in order."""
+    return [source.clip_frames(i) for i in range(len(source))]
+
+
+def _read_clip_file(path):
+    """A clip's rows from its file: any array in an .npy or .json file, rows in the others."""
+    extension = os.path.splitext(path)[1].lower()
+    if extension == ".npy":
+        return np.asarray(np.load(path, allow_pickle=False), dtype=np.float32)
+    if extension == ".json":
+        with open(path, encoding="utf-8") as f:
+            return np.asarray(json.load(f), dtype=np.float32)
+    return read_side_file(path)
+
+
+def _clip_files(name, value, paths):
+    """Each clip's rows from `paths`, one file per clip; one line for a file that is missing or
+    does not parse."""
+    out = []
+    for path in paths:
+        if not os.path.isfile(path):
+            raise ValueError(f"{name}={value!r}: {path} does not exist; every clip needs its file (a row per frame, "
+                             f"NaN where there is none)")
+        try:
+            out.append(_read_clip_file(path))
+        except (OSError, ValueError, TypeError) as e:
+            raise ValueError(f"{name}={value!r}: {path}: {str(e)[:120]}; a clip's file is an .npy or .json array "
+                             f"{_FORMS[name]}, or rows of numbers (.txt, .csv)") from None
+    return out
+
+
+def _column(name, column, data):
+    """A CSV list's column of clips: each row's JSON array, or its file (relative to the list)."""
+    names = [c for c, _ in data.source.columns["extra"]]
+    index = names.index(column)
+    cells = list(data.source.column_cells(index))
+    data.geometry_columns.add(index)
+    if not any(cell.lstrip().startswith("[") for cell in cells):
+        folder = os.path.dirname(os.path.abspath(data.name))
+        return _clip_files(name, column, [os.path.join(folder, cell) for cell in cells])
+    rows = []
+    for row, cell in enumerate(cells):
+        try:
+            rows.append(np.asarray(json.loads(cell), dtype=np.float32))
+        except (ValueError, TypeError) as e:
+            raise ValueError(f"{name}={column!r}: clip {row}'s cell is not a JSON array of numbers "
+                             f"({str(e)[:60]}): {cell[:40]!r}") from None
+    return rows
+
+
+def _is_column(value, data):
+    columns = data.source.columns
+    return columns is not None and value in [c for c, _ in columns["extra"]]
+
+
+def _per_clip(name, value, data, frames):
+    """`value` as given, as one array per clip (a list), or all frames' rows (an array)."""
+    if is_side_extension(value):
+        if value.lower() not in SIDE_FILES:
+            raise arg.bad(name, value, f"the extension of a file beside each frame: one of {', '.join(SIDE_FILES)}")
+        every = [path for clip in frames for path in clip]
+        rows = read_side_files(name, value, beside(every, value), each="frame")
+        return rows.reshape(len(every), 4) if name == "boxes" and rows.shape[1:] == (1, 4) else rows
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    bare = isinstance(value, str) and os.sep not in value and "/" not in value
+    if bare and os.path.isfile(os.path.join(os.path.dirname(frames[0][0]), value)):  # the first clip's folder has it
+        return _clip_files(name, value, [os.path.join(os.path.dirname(clip[0]), value) for clip in frames])
+    if isinstance(value, str) and not os.path.exists(value):
+        if _is_column(value, data):
+            return _column(name, value, data)
+        if bare and os.path.splitext(value)[1].lower() in SIDE_FILES:
+            return _clip_files(name, value, [os.path.join(os.path.dirname(clip[0]), value) for clip in frames])
+        raise arg.bad(name, value, "an array or an .npy file of every frame's rows, a list of one array per clip, the "
+                      "extension of a file beside each frame ('.pts'), the name of a file in each clip's folder "
+                      "('boxes.npy'), or a CSV list's column", "there is no file or column of this name")
+    if isinstance(value, str):
+        value = np.load(value, mmap_mode="r")
+    if isinstance(value, (list, tuple)):
+        return [np.asarray(v.detach().cpu().numpy() if isinstance(v, torch.Tensor) else v, dtype=np.float32)
+                for v in value]
+    if isinstance(value, torch.Tensor):
+        value = value.detach().cpu().numpy()
+    return np.asarray(value, dtype=np.float32)
+
+
+def _shown(value):
+    if isinstance(value, (str, os.PathLike)):
+        return os.fspath(value)
+    if isinstance(value, (list, tuple)):
+        return f"<list of {len(value)} arrays>"
+    return f"<array of shape {tuple(np.shape(value))}>"
+
+
+def _checked(name, value, rows, data, frames):
+    """All frames' rows, float32 (F, 4) or (F, P, 3): each clip's count checked against its frames."""
+    counts = [len(clip) for clip in frames]
+    given = _shown(value)
+    if isinstance(rows, list):
+        if len(rows) != len(frames):
+            raise arg.bad(name, given, f"one array per clip, {len(frames):,} of them")
+        for i, (clip_rows, count) in enumerate(zip(rows, counts)):
+            if clip_rows.ndim == 0 or len(clip_rows) != count:
+                at = f"{name}={given!r}: clip {i} ({data.source.name(i)})"
+                raise ValueError(_stoker.clip_rows_refusal(at, name, len(clip_rows) if clip_rows.ndim else 0, count))
+        shapes = {r.shape[1:] for r in rows}
+        if len(shapes) != 1:
+            raise ValueError(f"{name}={given!r}: the clips' rows differ in shape ({', '.join(map(str, sorted(shapes)))}"
+                             f"); every clip needs {_FORMS[name]} with as many points")
+        rows = np.concatenate(rows) if rows else np.zeros((0,) + shapes.pop(), np.float32)
+    width = (4,) if name == "boxes" else (2, 3)
+    if rows.ndim != (2 if name == "boxes" else 3) or rows.shape[-1] not in width:
+        raise arg.bad(name, given, f"a row per frame, {_FORMS[name]}: an array (F, ...) of every frame's rows or one "
+                      "per clip")
+    if len(rows) != sum(counts):
+        raise arg.bad(name, given, f"a row per frame of the {len(frames):,} clips, {sum(counts):,} in all, in the "
+                      "listing's order (clip after clip)", "or give a list of one array per clip")
+    return np.ascontiguousarray(rows, dtype=np.float32)
+
+
+def with_clip_geometry(data, keypoints, boxes, box_format):
+    """`data.source` with the keypoints and boxes given for each frame of its clips, and the
+    arrays as read ((F, P, 2 or 3), (F, 4)), for the batch's outputs."""
+    arg.choice("box_format", box_format, BOX_FORMATS)
+    frames = clip_frames(data.source)
+    total = sum(len(clip) for clip in frames)
+    points = np.zeros((total, 0, 3), np.float32)
+    if keypoints is not None:
+        keypoints = points = _checked("keypoints", keypoints, _per_clip("keypoints", keypoints, data, frames), data,
+                                      frames)
+        if points.shape[2] == 3:
+            check_visibility(points, "keypoints")
+        else:
+            points = np.concatenate([points, np.ones(points.shape[:2] + (1,), np.float32)], axis=2)
+    box_values = np.zeros((total, 0, 5), np.float32)
+    if boxes is not None:
+        boxes = _checked("boxes", boxes, _per_clip("boxes", boxes, data, frames), data, frames)
+        box_values = np.concatenate([to_xyxy(boxes, box_format), np.ones((total, 1), np.float32)], axis=1)
+        box_values = box_values.reshape(total, 1, 5)
+    first_row = np.concatenate([[0], np.cumsum([len(clip) for clip in frames])]).astype(np.int64).tolist()
+    source = _stoker.Source.with_clip_geometry(data.source, np.ascontiguousarray(points).ravel(), points.shape[1],
+                                               np.ascontiguousarray(box_values).ravel(), box_values.shape[1],
+                                               first_row)
+    return source, keypoints, boxes

@@ -1,0 +1,178 @@
+"""Per-frame boxes and landmarks for clips given by path (a folder of clip folders, a CSV list
+of clips) with keypoints= and boxes=: every form (arrays of all frames' rows, a list per clip,
+a file per clip in its folder, the file beside each frame, a CSV column) gives the batches the
+Dataset route (stoker.Boxes (T, 4), stoker.Keypoints (T, P, 2) in its items) gives for the same
+frames: the same pixels, crops and boxes, landmarks within 1e-3 px. Row counts that differ from
+the frames, per clip or in all, are one line."""
+import json
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+import stoker
+
+SIZE = 24
+POINTS = 4
+CHAIN = f"BoxCrop(margin=(0.1, 0.4)), Resize(({SIZE}, {SIZE})), RandomHorizontalFlip(), ColorJitter(0.3, 0.3), ToUint8"
+
+
+def _frame(h, w, seed):
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    c = np.random.default_rng(seed).uniform(0, 1, (3, 2))
+    image = np.stack([120 + 60 * np.sin(xx / (4 + 9 * c[k, 0])) + 50 * np.cos(yy / (3 + 8 * c[k, 1]))
+                      for k in range(3)], -1)
+    return np.clip(image, 0, 255).astype(np.uint8)
+
+
+@pytest.fixture(scope="module")
+def clips(tmp_path_factory):
+    """Five videos of 5 to 7 PNG frames (48 x 40) in clips/<class>/<video>/, listed in the clip
+    folder's order; a face box per frame (some NaN: none found) and landmarks inside it, kept
+    as a boxes.npy and a landmarks.npy per folder and a .pts beside each frame; a CSV list of
+    the same clips naming each one's boxes file."""
+    root = tmp_path_factory.mktemp("faces")
+    rng = np.random.default_rng(3)
+    videos = []
+    for v in range(5):
+        folder = root / "clips" / f"c{v % 2}" / f"video{v}"
+        folder.mkdir(parents=True)
+        count = 5 + v % 3
+        paths, boxes, points = [], [], []
+        for t in range(count):
+            path = folder / f"{t:02d}.png"
+            Image.fromarray(_frame(40, 48, 10 * v + t)).save(path)
+            paths.append(str(path))
+            x, y = 2 + 3.1 * t + v, 3 + 1.7 * t
+            box = np.array([x, y, x + 16 + v, y + 18], np.float32)
+            boxes.append(box)
+            points.append(box[:2] + rng.uniform(0, 1, (POINTS, 2)) * (box[2:] - box[:2]))
+        boxes, points = np.stack(boxes), np.stack(points).astype(np.float32)
+        if v % 2:
+            boxes[1::3] = np.nan
+            points[2] = np.nan
+        np.save(folder / "boxes.npy", boxes)
+        np.save(folder / "landmarks.npy", points)
+        for path, p in zip(paths, points):
+            with open(path[:-4] + ".pts", "w") as f:
+                f.write(f"version: 1\nn_points: {POINTS}\n{{\n" + "".join(f"{a} {b}\n" for a, b in p) + "}\n")
+        videos.append({"paths": paths, "boxes": boxes, "points": points, "folder": folder})
+    videos.sort(key=lambda v: (v["folder"].parent.name, v["folder"].name))  # the clip folder's order
+    rows = ["frames,label,face"] + [f"{'|'.join(v['paths'])},{i % 2},{v['folder'] / 'boxes.npy'}"
+                                    for i, v in enumerate(videos)]
+    (root / "clips.csv").write_text("\n".join(rows) + "\n")
+    return root, videos
+
+
+class FaceVideos(torch.utils.data.Dataset):
+    def __init__(self, videos):
+        self.videos = videos
+
+    def __len__(self):
+        return len(self.videos)
+
+    def __getitem__(self, i):
+        v = self.videos[i]
+        return v["paths"], {"box": stoker.Boxes(v["boxes"]), "landmarks": stoker.Keypoints(v["points"])}
+
+
+def _options(**more):
+    return dict(batch_size=5, frames_per_clip=3, frame_step=2, clip_start="random", seed=7, return_params=True,
+                transforms=CHAIN, **more)
+
+
+def _equal_to_the_dataset_route(videos, data, **given):
+    (x, target, params), = list(stoker.DataLoader(FaceVideos(videos), **_options()))
+    (y, _, landmarks, boxes, their), = list(stoker.DataLoader(data, **_options(**given)))
+    assert torch.equal(params["frames"], their["frames"])
+    assert torch.equal(x, y)
+    assert torch.equal(params["box"], their["box"])
+    assert boxes.shape == (5, 3, 5) and landmarks.shape == (5, 3, POINTS, 3)
+    assert torch.allclose(target["box"], boxes, atol=1e-3, equal_nan=True)
+    assert torch.equal(target["box"][..., 4], boxes[..., 4])
+    assert torch.allclose(target["landmarks"], landmarks, atol=1e-3, equal_nan=True)
+    assert (boxes[..., 4] == 0).any(), "a frame without a face (a NaN row) comes back not valid"
+
+
+def test_arrays_of_every_frame_or_one_per_clip_equal_the_dataset_route(clips):
+    root, videos = clips
+    _equal_to_the_dataset_route(videos, str(root / "clips"), boxes=[v["boxes"] for v in videos],
+                                keypoints=np.concatenate([v["points"] for v in videos]))
+
+
+def test_files_in_each_clip_folder_and_beside_each_frame_equal_the_dataset_route(clips):
+    root, videos = clips
+    _equal_to_the_dataset_route(videos, str(root / "clips"), boxes="boxes.npy", keypoints=".pts")
+
+
+def test_a_csv_lists_column_of_files_and_a_file_per_clip_equal_the_dataset_route(clips):
+    root, videos = clips
+    _equal_to_the_dataset_route(videos, str(root / "clips.csv"), boxes="face", keypoints="landmarks.npy")
+
+
+def test_a_csv_column_of_json_arrays_is_each_clips_rows(clips, tmp_path):
+    root, videos = clips
+    rows = ["frames,label,face"] + [f"{'|'.join(v['paths'])},0,\"{json.dumps(v['boxes'].tolist())}\"" for v in videos]
+    (tmp_path / "clips.csv").write_text("\n".join(rows) + "\n")
+    loader = stoker.DataLoader(str(tmp_path / "clips.csv"), **_options(boxes="face"))
+    (y, labels, boxes, params), = list(loader)
+    assert boxes.shape == (5, 3, 5) and labels.tolist() == [0] * 5  # the column is not passed through
+
+
+def _refused(data, **given):
+    with pytest.raises(ValueError) as raised:
+        stoker.DataLoader(data, frames_per_clip=2, transforms=CHAIN, **given)
+    return str(raised.value)
+
+
+def test_rows_that_differ_from_the_frames_are_one_line(clips, tmp_path):
+    root, videos = clips
+    folder = str(root / "clips")
+    short = [v["boxes"] for v in videos]
+    short[2] = short[2][:-1]
+    assert _refused(folder, boxes=short) == (
+        f"boxes='<list of 5 arrays>': clip 2 ({videos[2]['folder']}) holds boxes of {len(short[2])} rows beside its "
+        f"clip of {len(short[2]) + 1} frames; give one row per frame, (T, 4) with T = {len(short[2]) + 1}")
+    total = sum(len(v["paths"]) for v in videos)
+    assert _refused(folder, keypoints=np.zeros((total - 1, POINTS, 2))) == (
+        f"keypoints='<array of shape ({total - 1}, {POINTS}, 2)>': a row per frame of the 5 clips, {total} in all, in "
+        "the listing's order (clip after clip); or give a list of one array per clip")
+    assert _refused(folder, boxes=np.zeros((total, 2, 4))) == (
+        f"boxes='<array of shape ({total}, 2, 4)>': a row per frame, (T, 4): an array (F, ...) of every frame's rows or "
+        "one per clip")
+    assert _refused(folder, boxes="faces.npy").startswith(
+        f"boxes='faces.npy': {videos[0]['folder'] / 'faces.npy'} does not exist; every clip needs its file")
+    assert _refused(folder, keypoints=".txt").startswith(
+        f"keypoints='.txt': {total} of {total} frames have no side file (first: {videos[0]['paths'][0][:-4]}.txt); "
+        "every frame needs one")
+    assert _refused(folder, keypoints="marks").startswith("keypoints='marks': an array or an .npy file of every "
+                                                          "frame's rows")
+
+
+def test_a_later_items_rows_that_differ_from_its_frames_make_a_bad_sample_naming_it(clips):
+    _, videos = clips
+
+    class OneShort(FaceVideos):
+        def __getitem__(self, i):
+            paths, target = super().__getitem__(i)
+            if i == 3:
+                target["box"] = stoker.Boxes(self.videos[i]["boxes"][:-2])
+            if i == 4:
+                target["mask"] = stoker.Mask(np.zeros((40, 48), np.uint8))
+            if i == 2:  # one image's points
+                target["landmarks"] = stoker.Keypoints(self.videos[i]["points"][0])
+            return paths, target
+
+    loader = stoker.DataLoader(OneShort(videos), batch_size=5, frames_per_clip=2, transforms=CHAIN, max_bad=1)
+    next(iter(loader))
+    reasons = {bad["index"]: bad["reason"] for bad in loader.stats()["bad_samples"]}
+    t = len(videos[3]["paths"])
+    assert reasons[3] == (f"OneShort[3] holds stoker.Boxes of {t - 2} rows beside its clip of {t} frames; give one "
+                          f"row per frame, (T, 4) with T = {t}")
+    t = len(videos[2]["paths"])
+    assert reasons[2] == (f"OneShort[2] holds stoker.Keypoints of {POINTS} points beside its clip of {t} frames; "
+                          f"give each frame's points, (T, P, 2) or (T, P, 3) with T = {t}")
+    assert reasons[4] == ("OneShort[4] holds a stoker.Mask beside its clip, and masks follow single images only; read "
+                          "the frames as single images with their masks (no frames_per_clip), give the clip "
+                          "stoker.Boxes (T, 4) or stoker.Keypoints (T, P, 2), or leave the mask out")
