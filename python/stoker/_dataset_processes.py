@@ -137,7 +137,9 @@ class DatasetProcesses:
 
     def __init__(self, processes, name):
         self.processes, self.name = processes, name
-        self._cond = threading.Condition()
+        lock = threading.Lock()
+        self._cond = threading.Condition(lock)  # the workers in take() wait on it, start_pass() too
+        self._room = threading.Condition(lock)  # the feeder waits on it for room
         self._generation = 0  # of the pass the feeder serves
         self._requested = None  # (generation, base seed): a pass for the feeder to begin
         self._started = None  # the generation whose pass the feeder began
@@ -193,6 +195,7 @@ class DatasetProcesses:
             self._chunks.indices = self._stream
             self._requested = (self._generation, base_seed)
             self._cond.notify_all()
+            self._room.notify_all()
             while self._started != self._generation and self._failure is None:
                 self._cond.wait()
             if self._failure is not None:
@@ -220,11 +223,12 @@ class DatasetProcesses:
                     if not held:
                         del self._stash[index]
                     self._stashed -= 1
-                    self._cond.notify_all()  # the feeder may be waiting for room
+                    self._room.notify()
                     return item
                 if self._soon[index] == 0:
                     return None
                 self._waiting += 1
+                self._room.notify()  # a feeder waiting for room pulls again: a worker waits
                 try:
                     self._cond.wait()
                 finally:
@@ -247,13 +251,13 @@ class DatasetProcesses:
             self._cond.notify_all()
             return True
 
-    def _room(self, generation):
+    def _wait_for_room(self, generation):
         """The feeder's: waits until stoker's workers want more (they took what came, or one waits),
         the pass changed or the loader is closing; False for the last two."""
         with self._cond:
             while self._stashed >= self._window and self._waiting == 0 and generation == self._generation and \
                     not self._closed:
-                self._cond.wait()
+                self._room.wait()
             return generation == self._generation and not self._closed
 
     def close(self, wait_s=None):
@@ -262,6 +266,7 @@ class DatasetProcesses:
         with self._cond:
             self._closed = True
             self._cond.notify_all()
+            self._room.notify_all()
         _LIVE.discard(self)
         if self._feeder is not None and threading.current_thread() is not self._feeder:
             self._feeder.join(wait_s)
@@ -328,7 +333,7 @@ def _feed(ref, cond):
                 self._started = generation
                 cond.notify_all()
             try:
-                while self._room(generation):
+                while self._wait_for_room(generation):
                     chunk = next(iterator, None)
                     if chunk is None or not self._deliver(generation, chunk):
                         break
