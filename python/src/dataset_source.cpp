@@ -433,15 +433,23 @@ std::string DatasetSource::split(const py::object& item, bool clip, py::object* 
   return "";
 }
 
-py::object DatasetSource::item(size_t index, std::string* bad) const {
-  if (items_->get().is_none()) return dataset_->get()[py::int_(index)];
-  py::object delivered;
-  try {
-    delivered = items_->get()(py::int_(index));
-  } catch (py::error_already_set& e) {  // the processes cannot deliver: their line, without its type
-    throw std::runtime_error(py::str(e.value()).cast<std::string>());
+py::object DatasetSource::delivered(size_t index) const {
+  if (items_->get().is_none()) return py::none();
+  constexpr double kWaitS = 0.05;  // the longest a fork waits for a worker that waits for an item
+  for (;;) {
+    const WorkerPython in_python;
+    py::object got;
+    try {
+      got = items_->get()(py::int_(index), kWaitS);
+    } catch (py::error_already_set& e) {  // the processes cannot deliver: their line, without its type
+      throw std::runtime_error(py::str(e.value()).cast<std::string>());
+    }
+    if (got.ptr() != Py_False) return got;
   }
-  if (delivered.is_none()) return dataset_->get()[py::int_(index)];  // not one the processes deliver
+}
+
+py::object DatasetSource::item(size_t index, const py::object& delivered, std::string* bad) const {
+  if (delivered.is_none()) return dataset_->get()[py::int_(index)];  // no processes, or not one they deliver
   const auto pair = delivered.cast<py::tuple>();
   if (!pair[1].is_none()) *bad = pair[1].cast<std::string>();
   return pair[0];
@@ -455,10 +463,11 @@ Status DatasetSource::read(size_t index, data::SampleData* out) const {
   std::string path;
   {
     py::gil_scoped_acquire gil;
+    const py::object delivered = this->delivered(index);
     const WorkerPython in_python;
     try {
       std::string bad;
-      const py::object item = this->item(index, &bad);
+      const py::object item = this->item(index, delivered, &bad);
       if (!bad.empty()) return Status::failure(bad);
       py::object image, target;
       if (const std::string why = split(item, false, &image, &target); !why.empty()) return Status::failure(why);
@@ -487,12 +496,13 @@ Status DatasetSource::read_clip(size_t index, const data::FramePicker& pick,
   std::vector<int> numbers;        // the chosen frames' numbers in the clip, for a message
   {
     py::gil_scoped_acquire gil;
+    const py::object delivered = this->delivered(index);
     const WorkerPython in_python;
     int frame = 0;            // the frame being taken, for a message
     bool in_targets = false;  // past the frames: a failure is the targets'
     try {
       std::string bad;
-      const py::object item = this->item(index, &bad);
+      const py::object item = this->item(index, delivered, &bad);
       if (!bad.empty()) return Status::failure(bad);
       py::object clip, target;
       if (const std::string why = split(item, true, &clip, &target); !why.empty()) return Status::failure(why);

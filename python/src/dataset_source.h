@@ -39,10 +39,11 @@
 // DataLoader a garbage collection lets go of there is closed elsewhere.
 //
 // Items from worker processes (`items`, stoker.DataLoader's dataset_processes): read() and
-// read_clip() call items(i) instead of dataset[i]. It returns (item, None), (None, reason) for
-// an item whose dataset[i] raised there (a bad sample with that reason), or None for an index
-// the processes do not deliver (a substitute's: dataset[i] is called here); it waits with the
-// GIL released. items(i) raising (a worker process died) fails the epoch with its one line.
+// read_clip() call items(i, wait) instead of dataset[i]. It returns (item, None), (None,
+// reason) for an item whose dataset[i] raised there (a bad sample with that reason), None for
+// an index the processes do not deliver (a substitute's: dataset[i] is called here), or False
+// while the item has not come within `wait` seconds; it waits with the GIL released. items
+// raising (a worker process died) fails the epoch with its one line.
 //
 // Errors: dataset[i] raising, or an item of another kind, makes sample i bad (substituted and
 // named as any unreadable file is: the reason is the exception's one line); a worker_init_fn
@@ -114,9 +115,14 @@ class DatasetSource final : public data::Source {
   // An item's image (its clip with `clip`, or its features) and its target; "" or why it is
   // not an item of the first item's kind. With the GIL held.
   std::string split(const pybind11::object& item, bool clip, pybind11::object* image, pybind11::object* target) const;
-  // Item `index`: dataset[index], or what `items` delivered; sets *bad to the reason where it
-  // is a bad sample. Throws std::runtime_error where `items` raised. With the GIL held.
-  pybind11::object item(size_t index, std::string* bad) const;
+  // What `items` delivered for item `index`, None without `items`: it calls items(index, wait)
+  // until that is not False (not come within `wait` seconds), each call a WorkerPython scope of
+  // its own, so that a fork waits for no worker that waits for an item. Throws
+  // std::runtime_error where `items` raised. With the GIL held.
+  pybind11::object delivered(size_t index) const;
+  // Item `index`: what delivered() gave, else dataset[index]; sets *bad to the reason where it
+  // is a bad sample. With the GIL held.
+  pybind11::object item(size_t index, const pybind11::object& delivered, std::string* bad) const;
 
   bool has_geometry_;
   bool dict_items_;

@@ -17,9 +17,12 @@ Dataset it started with. Their seeds are torch's DataLoader's (process k seeds t
 NumPy from base + k) with the base drawn from a generator seeded by the base seed that the first
 pass draws from the loader's `generator` (a resumed first pass: the loader's seed).
 
-Thread safety: start_pass() and close() from the loader's consumer; take() from any thread.
-Errors: a process that dies, or a Dataset that cannot be sent to spawned processes, is one line
-(RuntimeError from take(), which fails the epoch; ValueError from start_pass()).
+Thread safety: open(), start_pass() and close() from the loader's consumer (close() also from
+a finalizer on any thread); take() from any thread.
+Errors, each one line: a Dataset or worker_init_fn that spawned processes cannot get (it
+cannot be pickled) is a ValueError from open(); processes that cannot start a RuntimeError
+from start_pass(); a process that dies a RuntimeError from every take() (which fails the
+epoch: stoker.DataError) and from the next start_pass().
 """
 import atexit
 import collections
@@ -27,6 +30,7 @@ import os
 import pickle
 import signal
 import threading
+import time
 import weakref
 
 import numpy as np
@@ -207,10 +211,12 @@ class DatasetProcesses:
             self._soon[self._stream[k]] += 1
         self._soon_end = max(self._soon_end, end)
 
-    def take(self, index):
+    def take(self, index, wait=None):
         """Item `index` of the pass: (item, None), (None, reason) for one whose dataset[i] raised,
         or None where the processes do not deliver it soon (dataset[index] is called here). Waits
-        while it is on its way; raises RuntimeError once the processes cannot deliver it."""
+        while it is on its way, at most `wait` seconds (None: until it comes), then returns False;
+        raises RuntimeError once the processes cannot deliver it."""
+        deadline = None if wait is None else time.monotonic() + wait
         with self._cond:
             while True:
                 if self._failure is not None:
@@ -227,10 +233,13 @@ class DatasetProcesses:
                     return item
                 if self._soon[index] == 0:
                     return None
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
                 self._waiting += 1
                 self._room.notify()  # a feeder waiting for room pulls again: a worker waits
                 try:
-                    self._cond.wait()
+                    self._cond.wait(left)
                 finally:
                     self._waiting -= 1
 

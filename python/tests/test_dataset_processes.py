@@ -190,6 +190,21 @@ def test_a_broken_pass_then_another_and_del_do_not_hang():
     assert done.wait(6), "letting go of a loader mid-pass returned at once"
 
 
+def test_a_fork_does_not_wait_for_workers_waiting_for_items():
+    # A fork waits until no worker is inside dataset[i] (10 s at most); waiting for an item is not.
+    loader = stoker.DataLoader(Slow(), batch_size=4, transforms=CHAIN, num_workers=2, dataset_processes=2)
+    it = iter(loader)
+    next(it)
+    time.sleep(0.2)  # the workers now wait for items 4 on, 3 s each
+    started = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert time.perf_counter() - started < 2
+    del loader, it
+
+
 class Slow(Squares):
     def __getitem__(self, i):
         if torch.utils.data.get_worker_info() is not None and i >= 4:
