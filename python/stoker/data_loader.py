@@ -503,8 +503,10 @@ class DataLoader:
                                        seed=self.seed, rank=self.rank, world_size=self.world_size, epoch=self._epoch)
         elif self.drop_last:
             order = order[:len(order) // b * b]
-        # How far the workers may read ahead of the consumer: their buffers, and a batch being taken.
-        window = (_stoker.buffers_in_flight(self.prefetch_factor, self._loader.workers) + 2) * b
+        # How far the workers may read ahead of the consumer: their buffers (num_workers="auto" may
+        # start workers up to the cores during the pass), and a batch being taken.
+        workers = max(self._loader.workers, cores()) if self.auto_workers else self._loader.workers
+        window = (_stoker.buffers_in_flight(self.prefetch_factor, workers) + 2) * b
         base_seed = self._base_seed if self._base_seed is not None else self.seed
         self._processes.start_pass(order[first * b:], window, base_seed)
 

@@ -67,11 +67,12 @@ def test_batches_are_the_threads_and_torchs_for_a_seeded_sampler():
             assert set(worker.tolist()) <= {0, 1}
 
 
-def test_stokers_own_order_shuffled_and_drop_last_reads_nothing_in_this_process():
+@pytest.mark.parametrize("workers", [2, "auto"])
+def test_stokers_own_order_shuffled_and_drop_last_reads_nothing_in_this_process(workers):
     def loader(processes):
         torch.manual_seed(3)
         return stoker.DataLoader(Squares(), batch_size=8, shuffle=True, drop_last=True, transforms=CHAIN,
-                                 num_workers=2, dataset_processes=processes)
+                                 num_workers=workers, dataset_processes=processes)
 
     threads, processes = passes(loader(0), 3), passes(loader(2), 3)
     for a, b in zip(threads, processes):
