@@ -26,6 +26,7 @@ epoch: stoker.DataError) and from the next start_pass().
 """
 import atexit
 import collections
+import copy
 import os
 import pickle
 import signal
@@ -81,7 +82,7 @@ def _pack(item, image_key, clips):
     `image_key` in a dict item, first in a tuple or list item, else the item itself."""
     if image_key is not None:
         if isinstance(item, dict) and image_key in item:
-            item = dict(item) if type(item) is dict else item
+            item = copy.copy(item)  # the Dataset's own dict may be kept (a cache of items)
             item[image_key] = _pack_image(item[image_key], clips)
         return item
     if isinstance(item, (tuple, list)) and len(item) > 0 and (not clips or _stoker.is_clip(item[0])):
