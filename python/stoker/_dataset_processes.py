@@ -282,7 +282,10 @@ class DatasetProcesses:
             self._feeder.join(wait_s)
 
     def __del__(self):
-        self.close(wait_s=0)
+        try:
+            self.close(wait_s=0)
+        except Exception:  # noqa: BLE001 - at interpreter exit, when the modules are gone
+            pass
 
 
 def _check_picklable(dataset, worker_init_fn, processes, method, name):
