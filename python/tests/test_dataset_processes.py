@@ -218,8 +218,8 @@ import os, signal, sys, numpy as np, stoker
 class Slow:
     def __len__(self): return 400
     def __getitem__(self, i):
-        if os.getpid() != MAIN:
-            import time; time.sleep(0.05)
+        if os.getpid() != MAIN and i >= 16:
+            import time; time.sleep(5)
         return np.zeros((8, 8), np.uint8), i
 MAIN = os.getpid()
 loader = stoker.DataLoader(Slow(), batch_size=8, transforms="Resize(8), CenterCrop(8)", num_workers=2,
@@ -240,9 +240,12 @@ def test_exit_and_ctrl_c_mid_pass_end_the_processes(tmp_path, how):
                                text=True, start_new_session=True)
     try:
         assert process.stdout.readline().strip() == "started"
+        started = time.perf_counter()
         if how == "ctrl-c":
             os.killpg(process.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the group, processes included
         _, err = process.communicate(timeout=30)
+        # The workers wait for items 16 on, 5 s each: they are woken, not waited for.
+        assert time.perf_counter() - started < 4.5
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
