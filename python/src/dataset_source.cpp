@@ -403,13 +403,15 @@ std::pair<py::object, py::object> clip_and_target(const py::object& item) {
 
 DatasetSource::DatasetSource(py::object dataset, py::object worker_init_fn, std::string name,
                              std::vector<std::string> class_names, bool has_geometry, bool clips,
-                             std::vector<int64_t> feature_shape, py::object image_key, py::tuple item_keys)
+                             std::vector<int64_t> feature_shape, py::object image_key, py::tuple item_keys,
+                             py::object items)
     : has_geometry_(has_geometry),
       dict_items_(!image_key.is_none()),
       dataset_(std::make_shared<HeldObject>(std::move(dataset))),
       image_key_(std::make_shared<HeldObject>(std::move(image_key))),
       item_keys_(std::make_shared<HeldObject>(std::move(item_keys))),
       worker_init_fn_(std::make_shared<HeldObject>(std::move(worker_init_fn))),
+      items_(std::make_shared<HeldObject>(std::move(items))),
       name_(std::move(name)),
       class_names_(std::move(class_names)),
       size_(py::len(dataset_->get())),
@@ -433,6 +435,28 @@ std::string DatasetSource::split(const py::object& item, bool clip, py::object* 
   return "";
 }
 
+py::object DatasetSource::delivered(size_t index) const {
+  if (items_->get().is_none()) return py::none();
+  constexpr double kWaitS = 0.05;  // the longest a fork waits for a worker that waits for an item
+  for (;;) {
+    const WorkerPython in_python;
+    py::object got;
+    try {
+      got = items_->get()(py::int_(index), kWaitS);
+    } catch (py::error_already_set& e) {  // the processes cannot deliver: their line, without its type
+      throw std::runtime_error(py::str(e.value()).cast<std::string>());
+    }
+    if (got.ptr() != Py_False) return got;
+  }
+}
+
+py::object DatasetSource::item(size_t index, const py::object& delivered, std::string* bad) const {
+  if (delivered.is_none()) return dataset_->get()[py::int_(index)];  // no processes, or not one they deliver
+  const auto pair = delivered.cast<py::tuple>();
+  if (!pair[1].is_none()) *bad = pair[1].cast<std::string>();
+  return pair[0];
+}
+
 std::string DatasetSource::name(size_t index) const { return fmt::format("{}[{}]", name_, index); }
 
 std::string DatasetSource::describe() const { return fmt::format("{} object: {} samples", name_, size_); }
@@ -441,9 +465,12 @@ Status DatasetSource::read(size_t index, data::SampleData* out) const {
   std::string path;
   {
     py::gil_scoped_acquire gil;
+    const py::object delivered = this->delivered(index);
     const WorkerPython in_python;
     try {
-      const py::object item = dataset_->get()[py::int_(index)];
+      std::string bad;
+      const py::object item = this->item(index, delivered, &bad);
+      if (!bad.empty()) return Status::failure(bad);
       py::object image, target;
       if (const std::string why = split(item, false, &image, &target); !why.empty()) return Status::failure(why);
       if (feature_count_ > 0) {
@@ -471,11 +498,14 @@ Status DatasetSource::read_clip(size_t index, const data::FramePicker& pick,
   std::vector<int> numbers;        // the chosen frames' numbers in the clip, for a message
   {
     py::gil_scoped_acquire gil;
+    const py::object delivered = this->delivered(index);
     const WorkerPython in_python;
     int frame = 0;            // the frame being taken, for a message
     bool in_targets = false;  // past the frames: a failure is the targets'
     try {
-      const py::object item = dataset_->get()[py::int_(index)];
+      std::string bad;
+      const py::object item = this->item(index, delivered, &bad);
+      if (!bad.empty()) return Status::failure(bad);
       py::object clip, target;
       if (const std::string why = split(item, true, &clip, &target); !why.empty()) return Status::failure(why);
       if (!is_clip(clip)) {
@@ -579,5 +609,7 @@ std::string describe_image(const py::handle& image, bool* ok) {
   *ok = false;
   return fmt::format("{}; expected {}", why, kAllowedImages);
 }
+
+std::string pil_file(const py::handle& image) { return is_pil_image(image) ? unloaded_pil_file(image) : ""; }
 
 }  // namespace stoker::python

@@ -38,6 +38,13 @@
 // waiting for the GIL would wait for ever. Its Python calls mark the thread (WorkerPython, loader_closing.h): a
 // DataLoader a garbage collection lets go of there is closed elsewhere.
 //
+// Items from worker processes (`items`, stoker.DataLoader's dataset_processes): read() and
+// read_clip() call items(i, wait) instead of dataset[i]. It returns (item, None), (None,
+// reason) for an item whose dataset[i] raised there (a bad sample with that reason), None for
+// an index the processes do not deliver (a substitute's: dataset[i] is called here), or False
+// while the item has not come within `wait` seconds; it waits with the GIL released. items
+// raising (a worker process died) fails the epoch with its one line.
+//
 // Errors: dataset[i] raising, or an item of another kind, makes sample i bad (substituted and
 // named as any unreadable file is: the reason is the exception's one line); a worker_init_fn
 // that raises fails the epoch with its message.
@@ -79,11 +86,12 @@ class DatasetSource final : public data::Source {
   // values are read into SampleData::geometry and move with the image. `feature_shape`: the
   // shape of every item's feature tensor, for a Dataset of feature vectors; empty for images.
   // `image_key`: None for items (image, target, ...), else the key of a dict item's image, and
-  // `item_keys` the first item's keys.
+  // `item_keys` the first item's keys. `items`: None, or the callable that delivers the items of
+  // worker processes (above).
   DatasetSource(pybind11::object dataset, pybind11::object worker_init_fn, std::string name,
                 std::vector<std::string> class_names, bool has_geometry, bool clips = false,
                 std::vector<int64_t> feature_shape = {}, pybind11::object image_key = pybind11::none(),
-                pybind11::tuple item_keys = pybind11::tuple());
+                pybind11::tuple item_keys = pybind11::tuple(), pybind11::object items = pybind11::none());
 
   size_t size() const override { return size_; }
   std::string name(size_t index) const override;
@@ -107,6 +115,14 @@ class DatasetSource final : public data::Source {
   // An item's image (its clip with `clip`, or its features) and its target; "" or why it is
   // not an item of the first item's kind. With the GIL held.
   std::string split(const pybind11::object& item, bool clip, pybind11::object* image, pybind11::object* target) const;
+  // What `items` delivered for item `index`, None without `items`: it calls items(index, wait)
+  // until that is not False (not come within `wait` seconds), each call a WorkerPython scope of
+  // its own, so that a fork waits for no worker that waits for an item. Throws
+  // std::runtime_error where `items` raised. With the GIL held.
+  pybind11::object delivered(size_t index) const;
+  // Item `index`: what delivered() gave, else dataset[index]; sets *bad to the reason where it
+  // is a bad sample. With the GIL held.
+  pybind11::object item(size_t index, const pybind11::object& delivered, std::string* bad) const;
 
   bool has_geometry_;
   bool dict_items_;
@@ -114,6 +130,7 @@ class DatasetSource final : public data::Source {
   std::shared_ptr<HeldObject> image_key_;
   std::shared_ptr<HeldObject> item_keys_;
   std::shared_ptr<HeldObject> worker_init_fn_;
+  std::shared_ptr<HeldObject> items_;
   std::string name_;
   std::vector<std::string> class_names_;
   size_t size_ = 0;
@@ -136,5 +153,10 @@ bool is_clip(const pybind11::handle& object);
 // allowed; a path of a kind of data stoker reads as a dataset, such as an .h5 file): the
 // DataLoader checks the first item with it up front. With the GIL held.
 std::string describe_image(const pybind11::handle& image, bool* ok);
+
+// The file stoker reads a PIL image from, as its path (a JPEG or PNG that Image.open returned
+// and nothing has loaded: see take_image), or "" where it copies the image's pixels. With the
+// GIL held.
+std::string pil_file(const pybind11::handle& image);
 
 }  // namespace stoker::python

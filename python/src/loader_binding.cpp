@@ -266,17 +266,17 @@ void bind_loader(py::module_& m) {
           "dataset",
           [](py::object dataset, py::object worker_init_fn, std::string name, std::vector<std::string> classes,
              bool has_geometry, bool clips, std::vector<int64_t> feature_shape, py::object image_key,
-             py::tuple item_keys) {
+             py::tuple item_keys, py::object items) {
             return std::shared_ptr<data::Source>(std::make_shared<DatasetSource>(
                 std::move(dataset), std::move(worker_init_fn), std::move(name), std::move(classes), has_geometry, clips,
-                std::move(feature_shape), std::move(image_key), std::move(item_keys)));
+                std::move(feature_shape), std::move(image_key), std::move(item_keys), std::move(items)));
           },
           "A map-style Dataset object whose items are (image, target, ...), (clip, target, ...) with clips, or "
           "(features, target, ...) with feature_shape, or dicts holding one of those under image_key "
-          "(dataset_source.h)",
+          "(dataset_source.h); items: None, or the callable delivering worker processes' items",
           py::arg("dataset"), py::arg("worker_init_fn"), py::arg("name"), py::arg("classes"),
           py::arg("has_geometry") = false, py::arg("clips") = false, py::arg("feature_shape") = std::vector<int64_t>{},
-          py::arg("image_key") = py::none(), py::arg("item_keys") = py::tuple())
+          py::arg("image_key") = py::none(), py::arg("item_keys") = py::tuple(), py::arg("items") = py::none())
       .def_static(
           "with_geometry",
           [](std::shared_ptr<data::Source> source, const py::array_t<float, py::array::c_style>& points,
@@ -391,6 +391,13 @@ void bind_loader(py::module_& m) {
       "after_fork_in_parent", [] { after_fork(false); }, "os.register_at_fork's after_in_parent");
   m.def(
       "after_fork_in_child", [] { after_fork(true); }, "os.register_at_fork's after_in_child");
+  m.def(
+      "pil_file",
+      [](const py::handle& image) -> py::object {
+        const std::string path = pil_file(image);
+        return path.empty() ? py::object(py::none()) : py::object(py::bytes(path));
+      },
+      "The file stoker reads a PIL image from (bytes), or None where it copies its pixels", py::arg("image"));
   m.def(
       "describe_image",
       [](const py::handle& image) {

@@ -140,9 +140,10 @@ class _FolderItems:
         return self._loader(path), target
 
 
-def open_data(dataset, split, worker_init_fn, clips=False, on_error="substitute", image_key=None):
+def open_data(dataset, split, worker_init_fn, clips=False, on_error="substitute", image_key=None, items=None):
     """The engine's source for `dataset` (see the module's docstring); `image_key` names the
-    image's key in a Dataset's dict items."""
+    image's key in a Dataset's dict items; `items`, for a Dataset object whose items come from
+    worker processes, their take() (_dataset_processes.py)."""
     if not isinstance(split, str):
         raise arg.bad("split", split, "a split's name: 'train', 'val' or 'test' where the data holds them")
     if image_key is not None:
@@ -178,7 +179,7 @@ def open_data(dataset, split, worker_init_fn, clips=False, on_error="substitute"
     source = _stoker.Source.dataset(dataset, worker_init_fn, name, [os.fsencode(c) for c in _class_names(dataset)],
                                     first.wrapped, clips, first.features,
                                     image_key=layout.image_key if layout else None,
-                                    item_keys=layout.keys if layout else ())
+                                    item_keys=layout.keys if layout else (), items=items)
     data = Data(source, dataset, name, targets="items", item_width=first.parts)
     data.item_keypoints = first.keypoints
     data.dict_items, data.named = layout, first.named

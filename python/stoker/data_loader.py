@@ -21,6 +21,7 @@ from . import _arguments as arg
 from . import _options
 from . import _stoker
 from ._collate import call_collate_fn, collate_targets, sample_params
+from ._dataset_processes import DatasetProcesses
 from ._datasets import class_to_idx, open_data
 from ._generator import draw_random_sampler, draw_seed, peek_seed
 from ._clip_geometry import with_clip_geometry
@@ -251,7 +252,8 @@ class DataLoader:
                  pin_memory_device="", in_order=True, seed=None, transforms=None, rank=None, world_size=None,
                  device="cpu", decode="cpu", channels_last=False, on_error="substitute", max_bad=0.01, split="train",
                  cache_decoded_gb=0, return_params=False, keypoints=None, boxes=None, box_format="xyxy",
-                 flip_pairs=None, flip_negate=None, frames_per_clip=0, frame_step=1, clip_start=None, image_key=None):
+                 flip_pairs=None, flip_negate=None, frames_per_clip=0, frame_step=1, clip_start=None, image_key=None,
+                 dataset_processes=0):
         self._pid = os.getpid()
         # The loader's own options, checked from its table (one declaration for every front end).
         for name, value in (("shuffle", shuffle), ("batch_size", batch_size), ("num_workers", num_workers),
@@ -266,6 +268,8 @@ class DataLoader:
         self.timeout = arg.seconds("timeout", timeout, "0 waits for as long as a batch takes")
         arg.whole("frames_per_clip", frames_per_clip, 0, _stoker.max_clip_frames, "frames per sample; 0 reads images")
         arg.whole("frame_step", frame_step, 1, _stoker.max_frame_step, "the distance between a clip's chosen frames")
+        arg.whole("dataset_processes", dataset_processes, 0, 1024, "worker processes calling a Dataset's __getitem__; "
+                  "0 calls it on the worker threads")
         if clip_start is not None:
             arg.choice("clip_start", clip_start, ("random", "center"), "or None: random when the loader or its "
                        "sampler shuffles, else the centre")
@@ -312,8 +316,14 @@ class DataLoader:
         # A script's sampler may give one sample to several ranks: each rank's streams take its rank in.
         self._stream_rank = 0 if self._order is None else sampler_rank(sampler, batch_sampler, self.rank,
                                                                          self.world_size)
-        data = open_data(dataset, split, worker_init_fn, clips=frames_per_clip > 0, on_error=on_error,
-                         image_key=image_key)
+        # With dataset_processes, worker_init_fn runs in the processes, and the threads call no Python but
+        # the processes' take().
+        processes = DatasetProcesses(dataset_processes, type(dataset).__name__) if dataset_processes else None
+        data = open_data(dataset, split, None if processes else worker_init_fn, clips=frames_per_clip > 0,
+                         on_error=on_error, image_key=image_key, items=processes.take if processes else None)
+        if processes is not None and data.targets != "items":
+            raise arg.bad("dataset_processes", dataset_processes, f"0 for {data.name}: stoker's workers read and "
+                          "decode it in C++ and call no Python", "leave it out")
         self.keypoints, self.boxes, self.box_format = keypoints, boxes, box_format
         if keypoints is not None or boxes is not None:
             if data.targets == "items":
@@ -350,7 +360,14 @@ class DataLoader:
         self.collate_fn = collate_fn
         self.worker_init_fn = worker_init_fn
         self.generator = generator
-        self.multiprocessing_context = multiprocessing_context  # no worker processes are started
+        self.multiprocessing_context = multiprocessing_context  # dataset_processes' start method
+        self.dataset_processes = dataset_processes
+        self._processes = processes
+        if processes is not None:
+            layout = data.dict_items
+            processes.open(dataset, batch_size, prefetch_factor, worker_init_fn, multiprocessing_context,
+                           image_key=layout.image_key if layout is not None else None, clips=frames_per_clip > 0)
+            weakref.finalize(self, processes.close, 0)  # before the workers stop: they may wait in its take()
         self.persistent_workers = persistent_workers
         self.pin_memory_device = pin_memory_device
         self.in_order = in_order
@@ -483,9 +500,15 @@ class DataLoader:
             if self._order is None:
                 if draws is not None:
                     draws()
+                order = None
+            else:
+                order = self._order.order(len(self.source), draws)
+            if self._processes is not None:
+                self._start_processes(order, first)
+            if order is None:
                 self._loader.start_epoch(self._epoch, first)
             else:
-                self._loader.start_epoch(self._epoch, first, self._order.order(len(self.source), draws))
+                self._loader.start_epoch(self._epoch, first, order)
             self._position = first
             self._diagnosis.set_monitor(current_monitor(), -1)  # the one running now, for monitor.report()
             self._diagnosis.start_epoch()
@@ -495,12 +518,31 @@ class DataLoader:
             self._live = weakref.ref(iterator)
             return iterator
 
+    def _start_processes(self, order, first):
+        """Starts dataset_processes' pass: the samples the workers read from batch `first` on, in
+        order (the script's sampler's `order`, else stoker's plan), the first pass's base seed
+        seeding the processes (the loader's seed where the first pass resumed)."""
+        b = self.batch_size
+        if order is None:
+            order = _stoker.plan_epoch(len(self.source), batch_size=b, shuffle=self.shuffle, drop_last=self.drop_last,
+                                       seed=self.seed, rank=self.rank, world_size=self.world_size, epoch=self._epoch)
+        elif self.drop_last:
+            order = order[:len(order) // b * b]
+        # How far the workers may read ahead of the consumer: their buffers (num_workers="auto" may
+        # start workers up to the cores during the pass), and a batch being taken.
+        workers = max(self._loader.workers, cores()) if self.auto_workers else self._loader.workers
+        window = (_stoker.buffers_in_flight(self.prefetch_factor, workers) + 2) * b
+        base_seed = self._base_seed if self._base_seed is not None else self.seed
+        self._processes.start_pass(order[first * b:], window, base_seed)
+
+    _base_seed = None  # the base seed the last pass drew
+
     def _draw_as_torch(self):
         """What torch's DataLoader draws from the generator when a pass starts (_generator.py): the
         workers' base seed, then, for shuffle=True, its RandomSampler's draws (the order stays
         stoker's own). A script's sampler draws its own after this, when GivenOrder iterates it."""
         if not (self.persistent_workers and self._drew_base_seed):
-            draw_seed(self.generator)
+            self._base_seed = draw_seed(self.generator)
             self._drew_base_seed = True
         if self.shuffle and self._order is None:
             draw_random_sampler(len(self.source), self.generator)
@@ -731,7 +773,7 @@ class DataLoader:
         diagnosis = _stoker.Diagnosis(self._loader, current_monitor(), cores(), gpu_index, auto_workers,
                                       self.prefetch_factor, self._data.folder)
         diagnosis.set_decoded_cache_possible(not self._cache_refusal)
-        diagnosis.set_reads_in_python(self._data.targets == "items")
+        diagnosis.set_reads_in_python(self._data.targets == "items", self.dataset_processes)
         return diagnosis
 
     def __copy__(self):

@@ -74,7 +74,12 @@ class LoopDiagnosis {
   void set_decoded_cache_possible(bool possible) { cache_possible_ = possible; }
   // Whether the loader's reads are a Dataset object's __getitem__ (Python) rather than file
   // reads: the evidence names that stage dataset[i], and the change for it is no faster storage.
-  void set_reads_in_python(bool in_python) { reads_in_python_ = in_python; }
+  // `processes`: the worker processes calling it (stoker.DataLoader's dataset_processes); 0 =
+  // the worker threads, under the GIL.
+  void set_reads_in_python(bool in_python, int processes = 0) {
+    reads_in_python_ = in_python;
+    dataset_processes_ = processes;
+  }
 
   // The monitor (and GPU index) the next steps read: the one running now, or nullptr. A loop
   // watched again calls it at each pass, so a monitor started since is read and one stopped
@@ -141,6 +146,7 @@ class LoopDiagnosis {
   data::FrontEnd words_;
   bool cache_possible_ = true;
   bool reads_in_python_ = false;
+  int dataset_processes_ = 0;
   std::optional<WorkerTuner> tuner_;
   PersistenceGate gate_{5};
   StepWindow window_, epoch_;

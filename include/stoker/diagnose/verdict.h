@@ -72,6 +72,7 @@ struct PipelineEvidence {
   bool cache_on = false;
   bool cache_possible = true;    // false: the loader's data cannot be cached (a Dataset object's own items)
   bool reads_in_python = false;  // true: read_s is a Dataset object's __getitem__, not file reads
+  int dataset_processes = 0;     // with reads_in_python: the processes calling it; 0 = the worker threads
   // JPEG samples decoded in the window, and how many of them from just the restart intervals
   // their crop needs (files rewritten by `stoker prepare`).
   int64_t jpeg_samples = 0;

@@ -152,6 +152,21 @@ std::vector<Recommendation> recommend(const Verdict& v, const StepWindow& w, con
     return fmt::format("{:.0f} of {} cores idle", std::max(0.0, idle), cores);
   };
   if (pipe > 0 && model > 0 && current > 0) {
+    // A Dataset's __getitem__ that the loader waits on: on the worker threads its Python runs one
+    // call at a time (the GIL), whatever their number; worker processes run it side by side.
+    if (const auto [stage, share] = dominant_stage(p); stage == "dataset[i]" && share >= 0.5 && pipe < model) {
+      const int now = p.dataset_processes;
+      const int processes = now == 0 ? max_workers : std::min(max_workers, 2 * now);
+      if (processes > now && processes >= 2) {
+        out.push_back({std::nullopt, fmt::format("dataset_processes={}", processes),
+                       now == 0 ? fmt::format("dataset[i] is {} of worker time, and the worker threads run its "
+                                              "Python one call at a time; processes call it side by side",
+                                              percent(share))
+                                : fmt::format("dataset[i] is {} of worker time; {} processes call it now, {}",
+                                              percent(share), now, idle_text()),
+                       0});
+      }
+    }
     // Workers that match the model's rate with 10 % headroom, within the cores.
     const int needed = static_cast<int>(std::ceil(p.workers * model / pipe * 1.1));
     const int target = std::min({needed, max_workers, static_cast<int>(data::loader_key(LoaderKey::kWorkers).hi)});

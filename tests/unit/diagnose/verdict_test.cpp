@@ -232,6 +232,33 @@ TEST(Verdict, ADatasetsGetitemIsNamedAndNotSentToFasterStorage) {
             "dataset[i] is 95 % of worker time; 1 worker delivers 400 samples/s, the model takes 1,000 samples/s.");
 }
 
+TEST(Verdict, ADatasetsGetitemOnTheThreadsIsSentToProcesses) {
+  // Python under the GIL: more threads do not run it side by side, processes do.
+  StepWindow w = window(6, 0, 4, 4000);  // model 1,000 samples/s, 400 delivered
+  PipelineEvidence p = pipeline(2, 8, 10, 4000);
+  p.read_s = 9.5;
+  p.decode_s = 0.3;
+  p.transform_s = 0.2;
+  p.reads_in_python = true;
+  auto changes = recommend(classify(w), w, p);
+  ASSERT_GE(changes.size(), 1u);
+  EXPECT_EQ(python(changes[0]), "dataset_processes=7");
+  EXPECT_EQ(changes[0].reason,
+            "dataset[i] is 95 % of worker time, and the worker threads run its Python one call at a time; "
+            "processes call it side by side");
+  p.dataset_processes = 2;  // processes already: twice as many, within the cores
+  changes = recommend(classify(w), w, p);
+  ASSERT_GE(changes.size(), 1u);
+  EXPECT_EQ(python(changes[0]), "dataset_processes=4");
+  p.dataset_processes = 7;  // every core but the training thread's
+  changes = recommend(classify(w), w, p);
+  for (const auto& change : changes) EXPECT_EQ(python(change).find("dataset_processes"), std::string::npos);
+  p.reads_in_python = false;  // file reads: no processes
+  p.dataset_processes = 0;
+  changes = recommend(classify(w), w, p);
+  for (const auto& change : changes) EXPECT_EQ(python(change).find("dataset_processes"), std::string::npos);
+}
+
 TEST(Verdict, FastPipelineThatStillWaitsGetsDeeperPrefetch) {
   StepWindow w = window(1, 0, 9, 9000);                  // model 1,000 samples/s
   const PipelineEvidence p = pipeline(4, 16, 12, 9000);  // 3,000 samples/s ceiling

@@ -1,0 +1,367 @@
+"""dataset[i] in worker processes (stoker.DataLoader's dataset_processes=N).
+
+torch's own DataLoader runs the script's Dataset in N processes over each pass's order, in
+chunks of one batch (chunk c goes to process c % N, as torch's DataLoader gives batch c to its
+worker c % N), with the script's multiprocessing_context and worker_init_fn. In each process an
+item's image is made cheap to send: a PIL image that Image.open returned and nothing has loaded
+becomes its path (stoker reads and decodes the file in C++), any other PIL image a uint8 array;
+a dataset[i] that raises becomes its one line. A thread of this process (the feeder) takes the
+chunks as they come and keeps them by index; stoker's worker threads take item i from them
+(DatasetSource's `items`, python/src/dataset_source.h) and do the rest (file reads, decoding,
+transforms, batching) as for dataset[i] called in this process.
+
+An index the pass does not deliver soon (a bad sample's substitute, i + 1, ...) is called in this
+process, as without processes. The processes persist across passes (torch's
+persistent_workers=True): worker_init_fn runs once in each, and each holds the copy of the
+Dataset it started with. Their seeds are torch's DataLoader's (process k seeds torch, random and
+NumPy from base + k) with the base drawn from a generator seeded by the base seed that the first
+pass draws from the loader's `generator` (a resumed first pass: the loader's seed).
+
+Thread safety: open(), start_pass() and close() from the loader's consumer (close() also from
+a finalizer on any thread); take() from any thread.
+Errors, each one line: a Dataset or worker_init_fn that spawned processes cannot get (it
+cannot be pickled) is a ValueError from open(); processes that cannot start a RuntimeError
+from start_pass(); a process that dies a RuntimeError from every take() (which fails the
+epoch: stoker.DataError) and from the next start_pass().
+"""
+import atexit
+import collections
+import copy
+import os
+import pickle
+import signal
+import threading
+import time
+import weakref
+
+import numpy as np
+import torch.utils.data
+
+from . import _stoker
+from ._datasets import _raised
+
+_LIVE = weakref.WeakSet()  # every DatasetProcesses not closed, closed at exit before the loaders
+_EXIT_REGISTERED = False
+
+
+def _close_live():
+    """At exit, before stoker's loaders stop their workers (atexit runs this first: it is
+    registered after them): wakes the workers waiting for items, and stops the processes."""
+    for processes in list(_LIVE):
+        processes.close(wait_s=1.0)
+
+
+def _as_list(items):
+    return items
+
+
+def _pack_image(image, clips):
+    """The image as stoker takes it, cheap to send: an unloaded PIL image as its path, another
+    PIL image as a uint8 array (L and RGB as they are, any other mode in RGB, as stoker converts
+    it); a clip's frames each so. Anything else as it is."""
+    if clips and isinstance(image, (list, tuple)):
+        return type(image)(_pack_image(frame, False) for frame in image)
+    if not type(image).__module__.startswith("PIL.") or not hasattr(image, "mode"):
+        return image
+    path = _stoker.pil_file(image)
+    if path is not None:
+        return os.fsdecode(path)
+    return np.asarray(image if image.mode in ("L", "RGB") else image.convert("RGB"))
+
+
+def _with_first(item, first):
+    if type(item) is tuple:
+        return (first, *item[1:])
+    if type(item) is list:
+        return [first, *item[1:]]
+    return type(item)._make((first, *item[1:])) if hasattr(type(item), "_make") else item
+
+
+def _pack(item, image_key, clips):
+    """The item with its image packed (_pack_image): where stoker's DatasetSource finds it, under
+    `image_key` in a dict item, first in a tuple or list item, else the item itself."""
+    if image_key is not None:
+        if isinstance(item, dict) and image_key in item:
+            item = copy.copy(item)  # the Dataset's own dict may be kept (a cache of items)
+            item[image_key] = _pack_image(item[image_key], clips)
+        return item
+    if isinstance(item, (tuple, list)) and len(item) > 0 and (not clips or _stoker.is_clip(item[0])):
+        return _with_first(item, _pack_image(item[0], clips))
+    return _pack_image(item, clips)
+
+
+class _PackedItems:
+    """The Dataset as the processes call it: item i is (packed dataset[i], None), or (None,
+    "raised KeyError: 'x'"). get_worker_info().dataset is this object: reading or setting an
+    attribute of it reads or sets the script's Dataset's (its per-process h5py handle, say)."""
+
+    def __init__(self, dataset, image_key, clips):
+        self.__dict__.update(_dataset=dataset, _image_key=image_key, _clips=clips)
+
+    def __len__(self):
+        return len(self._dataset)
+
+    def __getitem__(self, index):
+        try:
+            item = self._dataset[index]
+        except Exception as e:  # noqa: BLE001 - whatever __getitem__ raises makes a bad sample
+            return None, f"raised {_raised(e)}"
+        try:
+            return _pack(item, self._image_key, self._clips), None
+        except Exception:  # noqa: BLE001 - sent as it is: stoker names what is wrong with it
+            return item, None
+
+    def __getattr__(self, name):
+        if name.startswith("__") or "_dataset" not in self.__dict__:
+            raise AttributeError(name)
+        return getattr(self.__dict__["_dataset"], name)
+
+    def __setattr__(self, name, value):
+        setattr(self._dataset, name, value)
+
+
+class _PassChunks:
+    """The inner DataLoader's batch_sampler: the current pass's indices in chunks."""
+
+    def __init__(self, size):
+        self.size = size
+        self.indices = []
+
+    def __iter__(self):
+        indices, size = self.indices, self.size
+        return iter([indices[k:k + size] for k in range(0, len(indices), size)])
+
+    def __len__(self):
+        return (len(self.indices) + self.size - 1) // self.size
+
+
+class DatasetProcesses:
+    """`processes` worker processes calling a Dataset's `__getitem__`; `name` is how messages name
+    the Dataset ("Faces"). take() serves stoker's source from its making on (DatasetSource's
+    `items`); open() gives the processes their Dataset, before the first pass."""
+
+    def __init__(self, processes, name):
+        self.processes, self.name = processes, name
+        lock = threading.Lock()
+        self._cond = threading.Condition(lock)  # the workers in take() wait on it, start_pass() too
+        self._room = threading.Condition(lock)  # the feeder waits on it for room
+        self._generation = 0  # of the pass the feeder serves
+        self._requested = None  # (generation, base seed): a pass for the feeder to begin
+        self._started = None  # the generation whose pass the feeder began
+        self._stash = {}  # index -> [(item, reason), ...] delivered and not taken
+        self._stashed = 0
+        self._soon = collections.Counter()  # the indices of the next `window` positions not delivered
+        self._stream = []
+        self._delivered = 0
+        self._soon_end = 0
+        self._window = 0
+        self._waiting = 0  # threads in take() waiting for an item
+        self._failure = None  # why the processes cannot deliver: every take() raises it
+        self._closed = False
+        self._feeder = None
+
+    def open(self, dataset, chunk, prefetch_factor, worker_init_fn, context, image_key=None, clips=False):
+        """The processes' Dataset and their options (torch.utils.data.DataLoader's): `chunk`, the
+        loader's batch size. Raises ValueError in one line where spawned processes cannot get the
+        Dataset or worker_init_fn (they cannot be pickled)."""
+        global _EXIT_REGISTERED
+        if isinstance(context, str):
+            context = torch.multiprocessing.get_context(context)
+        method = context.get_start_method() if context is not None else torch.multiprocessing.get_start_method()
+        if method != "fork":
+            _check_picklable(dataset, worker_init_fn, self.processes, method, self.name)
+        self._chunks = _PassChunks(chunk)
+        self._generator = torch.Generator()
+        self._inner = torch.utils.data.DataLoader(
+            _PackedItems(dataset, image_key, clips), batch_sampler=self._chunks, num_workers=self.processes,
+            collate_fn=_as_list, persistent_workers=True, prefetch_factor=prefetch_factor,
+            multiprocessing_context=context, worker_init_fn=worker_init_fn, generator=self._generator)
+        self._feeder = threading.Thread(target=_feed, args=(weakref.ref(self), self._cond), daemon=True,
+                                        name=f"stoker dataset_processes feeder ({self.name})")
+        self._feeder.start()
+        _LIVE.add(self)
+        if not _EXIT_REGISTERED:
+            atexit.register(_close_live)
+            _EXIT_REGISTERED = True
+
+    def start_pass(self, indices, window, base_seed):
+        """Begins a pass over `indices` (the order stoker's workers read, from its first batch on),
+        the processes' first chunks at once. `window`: how far (in samples) stoker's workers may
+        read ahead of what has come. `base_seed`: the pass's base seed; the first pass seeds the
+        processes' generator with it. Waits until the processes run (the first pass starts them)."""
+        with self._cond:
+            if self._failure is not None:
+                raise RuntimeError(self._failure)
+            self._generation += 1
+            self._stash, self._stashed = {}, 0
+            self._stream, self._delivered, self._soon_end, self._window = list(indices), 0, 0, window
+            self._soon = collections.Counter()
+            self._extend_soon()
+            self._chunks.indices = self._stream
+            self._requested = (self._generation, base_seed)
+            self._cond.notify_all()
+            self._room.notify_all()
+            while self._started != self._generation and self._failure is None:
+                self._cond.wait()
+            if self._failure is not None:
+                raise RuntimeError(self._failure)
+
+    def _extend_soon(self):
+        end = min(len(self._stream), self._delivered + self._window)
+        for k in range(self._soon_end, end):
+            self._soon[self._stream[k]] += 1
+        self._soon_end = max(self._soon_end, end)
+
+    def take(self, index, wait=None):
+        """Item `index` of the pass: (item, None), (None, reason) for one whose dataset[i] raised,
+        or None where the processes do not deliver it soon (dataset[index] is called here). Waits
+        while it is on its way, at most `wait` seconds (None: until it comes), then returns False;
+        raises RuntimeError once the processes cannot deliver it."""
+        deadline = None if wait is None else time.monotonic() + wait
+        with self._cond:
+            while True:
+                if self._failure is not None:
+                    raise RuntimeError(self._failure)
+                if self._closed:
+                    raise RuntimeError("the loader is closing")
+                held = self._stash.get(index)
+                if held:
+                    item = held.pop(0)
+                    if not held:
+                        del self._stash[index]
+                    self._stashed -= 1
+                    self._room.notify()
+                    return item
+                if self._soon[index] == 0:
+                    return None
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self._waiting += 1
+                self._room.notify()  # a feeder waiting for room pulls again: a worker waits
+                try:
+                    self._cond.wait(left)
+                finally:
+                    self._waiting -= 1
+
+    def _deliver(self, generation, chunk):
+        """The feeder's: stashes a chunk of the pass `generation`; False once it is not the pass."""
+        with self._cond:
+            if generation != self._generation or self._closed:
+                return False
+            for item in chunk:
+                index = self._stream[self._delivered]
+                self._delivered += 1
+                self._soon[index] -= 1
+                if self._soon[index] <= 0:
+                    del self._soon[index]
+                self._stash.setdefault(index, []).append(item)
+                self._stashed += 1
+            self._extend_soon()
+            self._cond.notify_all()
+            return True
+
+    def _wait_for_room(self, generation):
+        """The feeder's: waits until stoker's workers want more (they took what came, or one waits),
+        the pass changed or the loader is closing; False for the last two."""
+        with self._cond:
+            while self._stashed >= self._window and self._waiting == 0 and generation == self._generation and \
+                    not self._closed:
+                self._room.wait()
+            return generation == self._generation and not self._closed
+
+    def close(self, wait_s=None):
+        """Wakes the workers waiting in take() (they raise) and stops the processes; waits at most
+        `wait_s` seconds for the feeder (None: until it ends)."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+            self._room.notify_all()
+        _LIVE.discard(self)
+        if self._feeder is not None and threading.current_thread() is not self._feeder:
+            self._feeder.join(wait_s)
+
+    def __del__(self):
+        try:
+            self.close(wait_s=0)
+        except Exception:  # noqa: BLE001 - at interpreter exit, when the modules are gone
+            pass
+
+
+def _check_picklable(dataset, worker_init_fn, processes, method, name):
+    """One ValueError line where a spawned (or forkserver) process cannot get the Dataset."""
+    for what, value in ((name, dataset), ("worker_init_fn", worker_init_fn)):
+        try:
+            pickle.dumps(value)
+        except Exception as e:  # noqa: BLE001 - pickling raises many kinds
+            raise ValueError(f"dataset_processes={processes}: the '{method}' start method sends the {what} to each "
+                             f"process pickled, and it cannot be pickled ({_raised(e)}); define its class at module "
+                             "level, open files and connections in __getitem__ (once per process), or use "
+                             "multiprocessing_context='fork'") from None
+
+
+def _dead_processes(iterator):
+    """'process 1 (pid 123) was killed by SIGSEGV', for the inner loader's processes that ended."""
+    dead = []
+    for k, process in enumerate(getattr(iterator, "_workers", [])):
+        code = process.exitcode
+        if code is None:
+            continue
+        try:
+            how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with code {code}"
+        except ValueError:
+            how = f"was killed by signal {-code}"
+        dead.append(f"process {k} (pid {process.pid}) {how}")
+    return ", ".join(dead)
+
+
+def _feed(ref, cond):
+    """The feeder thread: begins each pass asked for (its first creates the processes, from this
+    thread, so that torch sets no SIGCHLD handler of its own) and stashes the chunks as they come."""
+    iterator = None
+    try:
+        while True:
+            with cond:
+                while True:
+                    self = ref()
+                    if self is None or self._closed:
+                        return
+                    if self._requested is not None:
+                        break
+                    del self
+                    cond.wait(1.0)
+                generation, base_seed = self._requested
+                self._requested = None
+            try:
+                if iterator is None:
+                    self._generator.manual_seed(base_seed)
+                iterator = iter(self._inner)
+            except Exception as e:  # noqa: BLE001 - the processes could not start
+                with cond:
+                    self._failure = (f"dataset_processes={self.processes}: the processes could not start: "
+                                     f"{_raised(e)}")
+                    cond.notify_all()
+                return
+            with cond:
+                self._started = generation
+                cond.notify_all()
+            try:
+                while self._wait_for_room(generation):
+                    chunk = next(iterator, None)
+                    if chunk is None or not self._deliver(generation, chunk):
+                        break
+            except Exception as e:  # noqa: BLE001 - a process died (torch's DataLoader raises RuntimeError)
+                dead = _dead_processes(iterator) or _raised(e)
+                with cond:
+                    self._failure = (f"dataset_processes={self.processes}: a worker process calling {self.name}'s "
+                                     f"__getitem__ ended: {dead}; its own output above may say why (a crash in a "
+                                     "library, os._exit, the memory limit); dataset_processes=0 calls __getitem__ "
+                                     "in this process")
+                    cond.notify_all()
+                return
+            del self
+    finally:
+        if iterator is not None:
+            shutdown = getattr(iterator, "_shutdown_workers", None)
+            if shutdown is not None:
+                shutdown()

@@ -1,0 +1,366 @@
+"""dataset_processes=N: a Dataset object's __getitem__ in worker processes. The batches are the
+worker threads' (and torch's DataLoader's, for a script's sampler), a raising item is a bad
+sample named with its exception, get_worker_info() works inside __getitem__, a process that
+dies is one error line, a pass resumes mid-epoch, and 2 ranks shard alike."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+import stoker
+from ranks import run_ranks
+
+HERE = Path(__file__).parent
+MAIN = os.getpid()
+CHAIN = "Resize(8), CenterCrop(8), ToUint8"
+
+
+class Squares(torch.utils.data.Dataset):
+    """Item i: an 8x8 RGB array of value i, and (i, a value Python computes from i, the pid, the
+    worker id); items in `bad` raise ValueError."""
+
+    def __init__(self, n=70, bad=()):
+        self.n, self.bad = n, set(bad)
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        if i in self.bad:
+            raise ValueError(f"no square {i}")
+        info = torch.utils.data.get_worker_info()
+        words = sum(len(str(k)) for k in range(i * 10))  # Python work
+        return np.full((8, 8, 3), i % 256, np.uint8), (i, words, os.getpid(), info.id if info else -1)
+
+
+def passes(loader, count=2):
+    """[(images, index, words, pid, worker) per batch] of `count` passes."""
+    return [[(x.clone(), *t) for x, t in loader] for _ in range(count)]
+
+
+def test_batches_are_the_threads_and_torchs_for_a_seeded_sampler():
+    def sampler():
+        return torch.utils.data.RandomSampler(range(70), generator=torch.Generator().manual_seed(7))
+
+    threads = passes(stoker.DataLoader(Squares(), batch_size=8, sampler=sampler(), transforms=CHAIN, num_workers=2))
+    processes = passes(stoker.DataLoader(Squares(), batch_size=8, sampler=sampler(), transforms=CHAIN, num_workers=2,
+                                         dataset_processes=2))
+    torchs = passes(torch.utils.data.DataLoader(Squares(), batch_size=8, sampler=sampler(), num_workers=2))
+    for a, b, c in zip(threads, processes, torchs):
+        assert len(a) == len(b) == len(c) == 9
+        for (xa, ia, wa, _, _), (xb, ib, wb, pid, worker), (xc, ic, wc, _, _) in zip(a, b, c):
+            assert torch.equal(xa, xb)
+            assert torch.equal(xb, xc.permute(0, 3, 1, 2))  # torch's are the arrays as they are: NHWC
+            assert ia.tolist() == ib.tolist() == ic.tolist()
+            assert torch.equal(wa, wb) and torch.equal(wb, wc)
+            assert MAIN not in pid.tolist(), "every item came from a worker process"
+            assert set(worker.tolist()) <= {0, 1}
+
+
+@pytest.mark.parametrize("workers", [2, "auto"])
+def test_stokers_own_order_shuffled_and_drop_last_reads_nothing_in_this_process(workers):
+    def loader(processes):
+        torch.manual_seed(3)
+        return stoker.DataLoader(Squares(), batch_size=8, shuffle=True, drop_last=True, transforms=CHAIN,
+                                 num_workers=workers, dataset_processes=processes)
+
+    threads, processes = passes(loader(0), 3), passes(loader(2), 3)
+    for a, b in zip(threads, processes):
+        assert [i.tolist() for _, i, *_ in a] == [i.tolist() for _, i, *_ in b]
+        assert all(MAIN not in pid.tolist() for *_, pid, _ in b)
+    assert [i.tolist() for _, i, *_ in processes[0]] != [i.tolist() for _, i, *_ in processes[1]]
+
+
+def test_a_raising_item_is_a_bad_sample_named_with_its_exception():
+    got = {}
+    for processes in (0, 2):
+        loader = stoker.DataLoader(Squares(bad={5, 30}), batch_size=8, transforms=CHAIN, num_workers=2,
+                                   max_bad=0.5, dataset_processes=processes)
+        ids = [i for _, (i, *_) in loader for i in i.tolist()]
+        got[processes] = ids, loader.stats()["bad_samples"]
+    assert got[0] == got[2]
+    ids, bad = got[2]
+    assert ids[5] == 6 and ids[30] == 31, "substituted by the next item, as on the threads"
+    assert [(b["index"], b["reason"]) for b in bad] == [(5, "raised ValueError: no square 5"),
+                                                        (30, "raised ValueError: no square 30")]
+
+
+class Handles(torch.utils.data.Dataset):
+    """Opens its 'file' once per process, the h5py idiom: in worker_init_fn, through
+    get_worker_info().dataset, and checks get_worker_info() in __getitem__."""
+
+    def __len__(self):
+        return 32
+
+    def __getitem__(self, i):
+        info = torch.utils.data.get_worker_info()
+        if info is None:  # the loader's look at the first items, in this process
+            return np.zeros((8, 8), np.uint8), (-1, -1, os.getpid())
+        assert info.num_workers == 2 and info.dataset.handle == ("opened", info.id)
+        return np.zeros((8, 8), np.uint8), (info.id, self.handle[1], os.getpid())
+
+
+def open_handle(worker_id):
+    torch.utils.data.get_worker_info().dataset.handle = ("opened", worker_id)
+
+
+def test_get_worker_info_and_worker_init_fn_work_in_the_processes():
+    loader = stoker.DataLoader(Handles(), batch_size=4, transforms=CHAIN, num_workers=2, dataset_processes=2,
+                               worker_init_fn=open_handle)
+    rows = [row for _, (worker, handle, pid) in loader for row in zip(worker.tolist(), handle.tolist(), pid.tolist())]
+    assert len(rows) == 32
+    assert all(worker == handle and pid != MAIN for worker, handle, pid in rows)
+    assert {worker for worker, _, _ in rows} == {0, 1}
+
+
+def test_a_dying_process_is_one_error_line_not_a_hang(tmp_path):
+    script = tmp_path / "dies.py"
+    script.write_text(textwrap.dedent("""
+        import os, numpy as np, stoker
+        class Dies:
+            def __len__(self): return 64
+            def __getitem__(self, i):
+                if i == 20 and os.getpid() != MAIN:
+                    os._exit(3)
+                return np.zeros((8, 8), np.uint8), i
+        MAIN = os.getpid()
+        loader = stoker.DataLoader(Dies(), batch_size=8, transforms="Resize(8), CenterCrop(8)", num_workers=2,
+                                   dataset_processes=2)
+        try:
+            for _ in loader:
+                pass
+        except stoker.DataError as e:
+            print("DataError:", e)
+    """))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    line = out.stdout.strip()
+    assert line.startswith("DataError: ") and "\n" not in line
+    assert "dataset_processes=2: a worker process calling Dies's __getitem__ ended" in line
+    assert "exited with code 3" in line
+
+
+def test_a_pass_resumes_mid_epoch():
+    def loader():
+        torch.manual_seed(11)
+        return stoker.DataLoader(Squares(), batch_size=8, shuffle=True, transforms=CHAIN, num_workers=2,
+                                 dataset_processes=2)
+
+    whole = loader()
+    uninterrupted = [i.tolist() for _, (i, *_) in whole]
+    first = loader()
+    it = iter(first)
+    for _ in range(3):
+        next(it)
+    state = first.state_dict()
+    resumed = loader()
+    resumed.load_state_dict(state)
+    assert [i.tolist() for _, (i, *_) in resumed] == uninterrupted[3:]
+    del first, it  # a loader let go of mid-pass: its processes stop, nothing waits
+
+
+def test_a_broken_pass_then_another_and_del_do_not_hang():
+    loader = stoker.DataLoader(Squares(n=200), batch_size=8, shuffle=True, transforms=CHAIN, num_workers=2,
+                               dataset_processes=2)
+    for k, _ in enumerate(loader):
+        if k == 2:
+            break
+    assert sum(len(i) for _, (i, *_) in loader) == 200
+    del loader
+    done = threading.Event()
+
+    def let_go_mid_pass():
+        slow = stoker.DataLoader(Slow(), batch_size=4, transforms=CHAIN, num_workers=2, dataset_processes=2)
+        it = iter(slow)
+        next(it)
+        del slow, it  # its workers wait for items the processes have not made yet
+        done.set()
+
+    threading.Thread(target=let_go_mid_pass, daemon=True).start()
+    # Waiting for the items instead would take 16 of them, 3 s each on 2 processes.
+    assert done.wait(6), "letting go of a loader mid-pass returned at once"
+
+
+def test_a_fork_does_not_wait_for_workers_waiting_for_items():
+    # A fork waits until no worker is inside dataset[i] (10 s at most); waiting for an item is not.
+    loader = stoker.DataLoader(Slow(), batch_size=4, transforms=CHAIN, num_workers=2, dataset_processes=2)
+    it = iter(loader)
+    next(it)
+    time.sleep(0.2)  # the workers now wait for items 4 on, 3 s each
+    started = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert time.perf_counter() - started < 2
+    del loader, it
+
+
+class Slow(Squares):
+    def __getitem__(self, i):
+        if torch.utils.data.get_worker_info() is not None and i >= 4:
+            time.sleep(3)
+        return super().__getitem__(i)
+
+
+EXITS = """
+import os, signal, sys, numpy as np, stoker
+class Slow:
+    def __len__(self): return 400
+    def __getitem__(self, i):
+        if os.getpid() != MAIN and i >= 16:
+            import time; time.sleep(5)
+        return np.zeros((8, 8), np.uint8), i
+MAIN = os.getpid()
+loader = stoker.DataLoader(Slow(), batch_size=8, transforms="Resize(8), CenterCrop(8)", num_workers=2,
+                           dataset_processes=2)
+for k, _ in enumerate(loader):
+    if k == 1:
+        print("started", flush=True)
+        if sys.argv[1] == "exit":
+            sys.exit(0)  # mid-pass, the loader alive
+"""
+
+
+@pytest.mark.parametrize("how", ["exit", "ctrl-c"])
+def test_exit_and_ctrl_c_mid_pass_end_the_processes(tmp_path, how):
+    script = tmp_path / "exits.py"
+    script.write_text(EXITS)
+    process = subprocess.Popen([sys.executable, str(script), how], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, start_new_session=True)
+    try:
+        assert process.stdout.readline().strip() == "started"
+        started = time.perf_counter()
+        if how == "ctrl-c":
+            os.killpg(process.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the group, processes included
+        _, err = process.communicate(timeout=30)
+        # The workers wait for items 16 on, 5 s each: they are woken, not waited for.
+        assert time.perf_counter() - started < 4.5
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    if how == "exit":
+        assert process.returncode == 0, err[-2000:]
+    else:
+        assert err.rstrip().endswith("KeyboardInterrupt"), err[-2000:]
+    remaining = subprocess.run(["pgrep", "-s", str(process.pid)], capture_output=True, text=True).stdout.split()
+    assert remaining == [], "no process of the run is left"
+
+
+def write_pictures(root, n=12):
+    root.mkdir(exist_ok=True)
+    for i in range(n):
+        y, x = np.mgrid[0:20, 0:24]
+        Image.fromarray(((x * 9 + y * 5 + i * 20) % 256).astype(np.uint8)).convert("RGB").save(root / f"{i}.png")
+    return [root / f"{i}.png" for i in range(n)]
+
+
+class Pictures(torch.utils.data.Dataset):
+    """Dict items whose image is a PIL image: left unloaded (its path goes), loaded (its pixels
+    go), of mode P (converted to RGB), with stoker.Keypoints that follow the flip."""
+
+    def __init__(self, paths, how):
+        self.paths, self.how = paths, how
+
+    def __len__(self):
+        return len(self.paths)
+
+    def __getitem__(self, i):
+        image = Image.open(self.paths[i])
+        if self.how == "loaded":
+            image = image.convert("RGB")
+        elif self.how == "palette":
+            image = image.convert("P")
+        return {"image": image, "label": i, "points": stoker.Keypoints([[2.0, 3.0], [20.0, 10.0]])}
+
+
+@pytest.mark.parametrize("how", ["unloaded", "loaded", "palette"])
+def test_pil_images_in_dict_items_come_as_on_the_threads(tmp_path, how):
+    paths = write_pictures(tmp_path / "pictures")
+    got = []
+    for processes in (0, 2):
+        loader = stoker.DataLoader(Pictures(paths, how), batch_size=4, transforms="Resize(16), RandomHorizontalFlip"
+                                   "(0.5), CenterCrop(16), ToUint8", seed=5, num_workers=2,
+                                   dataset_processes=processes)
+        got.append([(b["image"].clone(), b["label"].clone(), b["points"].clone()) for b in loader])
+    for (xa, la, pa), (xb, lb, pb) in zip(*got):
+        assert torch.equal(xa, xb) and torch.equal(la, lb) and torch.equal(pa, pb)
+
+
+def test_one_line_refusals(tmp_path, png_folder):
+    with pytest.raises(ValueError, match=r"^dataset_processes=2: .*0 for .*call no Python.*leave it out"):
+        stoker.DataLoader(str(png_folder), dataset_processes=2)
+    with pytest.raises(ValueError, match=r"^dataset_processes=-1: a whole number from 0 to 1024"):
+        stoker.DataLoader(Squares(), dataset_processes=-1)
+
+    class Local(Squares):  # a class of a function's: spawned processes cannot import it
+        pass
+
+    with pytest.raises(ValueError) as raised:
+        stoker.DataLoader(Local(), transforms=CHAIN, dataset_processes=2, multiprocessing_context="spawn")
+    line = str(raised.value)
+    assert "\n" not in line
+    assert line.startswith("dataset_processes=2: the 'spawn' start method sends the Local to each process pickled, "
+                           "and it cannot be pickled (AttributeError: Can't pickle local object")
+    assert line.endswith("or use multiprocessing_context='fork'")
+
+
+def test_two_ranks_shard_as_the_threads(tmp_path):
+    lines = run_ranks(HERE / "processes_rank.py", 2, [30, 4])
+    runs = [[json.loads(line) for line in out.splitlines()] for out in lines]
+    for epoch in range(2):
+        shards = [run[epoch] for run in runs]
+        assert all(s["processes"] == s["threads"] for s in shards), "each rank's batches are its threads'"
+        assert all(s["in_this_process"] == 0 for s in shards)
+        assert sorted(shards[0]["processes"] + shards[1]["processes"]) == list(range(30))
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_torchs_generator_advances_as_with_torchs_dataloader(shuffle):
+    def run(make):
+        torch.manual_seed(0)
+        loader = make()
+        weights = torch.nn.Linear(4, 3).weight.detach().clone()  # a model made after the loader
+        states = []
+        for _ in range(2):
+            list(loader)
+            states.append(torch.get_rng_state())
+        return weights, states, torch.rand(4)
+
+    ours = run(lambda: stoker.DataLoader(Squares(20), batch_size=7, shuffle=shuffle, transforms=CHAIN, num_workers=2,
+                                         dataset_processes=2))
+    theirs = run(lambda: torch.utils.data.DataLoader(Squares(20), batch_size=7, shuffle=shuffle, num_workers=2))
+    assert torch.equal(ours[0], theirs[0])
+    assert all(torch.equal(a, b) for a, b in zip(ours[1], theirs[1]))
+    assert torch.equal(ours[2], theirs[2])
+
+
+class Draws(torch.utils.data.Dataset):
+    """Item i: a draw from torch's generator in the process that calls __getitem__."""
+
+    def __len__(self):
+        return 24
+
+    def __getitem__(self, i):
+        return np.zeros((8, 8), np.uint8), torch.randint(0, 2**30, ()).item()
+
+
+def test_a_seeded_script_draws_the_same_in_the_processes():
+    def draws(seed):
+        torch.manual_seed(seed)
+        loader = stoker.DataLoader(Draws(), batch_size=6, transforms=CHAIN, num_workers=2, dataset_processes=2)
+        return [v for _ in range(2) for _, values in loader for v in values.tolist()]
+
+    assert draws(1) == draws(1)
+    assert draws(1) != draws(2)
