@@ -3,6 +3,7 @@ FakeData, and a script's own Dataset whose image is a path, bytes, an array or a
 its targets collate as torch's default_collate does."""
 import gc
 import io
+import os
 import threading
 import time
 
@@ -110,6 +111,66 @@ def test_an_image_pil_opened_and_left_unloaded_is_read_from_its_file(png_folder)
     assert_same_batches(batches(stoker.DataLoader(dataset, batch_size=6, shuffle=True, seed=2, transforms=CHAIN)),
                         expected)
     # PIL decoded none (Pillow 11 keeps the pixels in `_im`, Pillow 9 in `im`)
+    assert len(dataset.returned) >= 24
+    assert all(getattr(image, "_im" if hasattr(image, "_im") else "im") is None for image in dataset.returned)
+
+
+@pytest.mark.parametrize("change", ["removed", "replaced"])
+def test_an_unloaded_image_is_read_from_the_file_pil_holds_open(tmp_path, change):
+    # A script that cleans up after Image.open, or a dataset rewritten underneath: PIL's open
+    # file still holds the original image, and so does what stoker reads.
+    rng = np.random.default_rng(5)
+    original, other = (rng.integers(0, 255, (20, 30, 3), np.uint8) for _ in range(2))
+    paths = []
+    for k in range(4):
+        paths.append(str(tmp_path / f"{k}.png"))
+        Image.fromarray(original).save(paths[-1])
+
+    class Changed(torch.utils.data.Dataset):
+        def __init__(self):
+            self.opened = [Image.open(path) for path in paths]
+
+        def __len__(self):
+            return len(paths)
+
+        def __getitem__(self, i):  # the file changes after Image.open, before stoker reads it
+            if change == "removed" and os.path.exists(paths[i]):
+                os.remove(paths[i])
+            elif change == "replaced":
+                Image.fromarray(other).save(paths[i] + ".new.png")
+                os.replace(paths[i] + ".new.png", paths[i])
+            return self.opened[i], i
+
+    loader = stoker.DataLoader(Changed(), batch_size=4, transforms="Resize((20, 30)), ToUint8", num_workers=2)
+    x, y = next(iter(loader))
+    assert loader.stats()["bad_samples"] == []
+    assert torch.equal(x, torch.from_numpy(original).permute(2, 0, 1).expand(4, 3, 20, 30))
+
+
+@pytest.mark.parametrize("kind", ["png", "jpeg"])
+def test_an_image_opened_from_bytes_in_memory_is_decoded_by_stoker(png_folder, kind):
+    # Image.open(io.BytesIO(data)): HDF5 files of encoded images, LMDB, parquet rows.
+    samples = folder_samples(png_folder)
+    encoded = []
+    for path, _ in samples:
+        if kind == "png":
+            encoded.append(open(path, "rb").read())
+        else:
+            out = io.BytesIO()
+            Image.open(path).convert("RGB").save(out, "JPEG", quality=90)
+            encoded.append(out.getvalue())
+    expected = batches(stoker.DataLoader([(e, t) for e, (_, t) in zip(encoded, samples)], batch_size=6, shuffle=True,
+                                         seed=2, transforms=CHAIN))
+
+    class InMemory(Opened):
+        def __getitem__(self, i):
+            image = Image.open(io.BytesIO(encoded[i]))
+            self.returned.append(image)
+            return image, samples[i][1]
+
+    dataset = InMemory(samples)
+    got = batches(stoker.DataLoader(dataset, batch_size=6, shuffle=True, seed=2, transforms=CHAIN, num_workers=2))
+    assert_same_batches(got, expected)
     assert len(dataset.returned) >= 24
     assert all(getattr(image, "_im" if hasattr(image, "_im") else "im") is None for image in dataset.returned)
 
