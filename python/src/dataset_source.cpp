@@ -208,16 +208,19 @@ class FileToRead {
 
 // An unloaded PIL image whose encoded bytes stoker decodes as PIL would: a JPEG or PNG from
 // Image.open(...) that nothing has loaded, drafted, converted or moved off its first frame
-// (open_clip's CsvDataset without its transforms returns one). PIL decodes its bytes the same
-// way on load (neither applies an EXIF orientation). False for any other image, and for every
-// image while the script has PIL load truncated files (ImageFile.LOAD_TRUNCATED_IMAGES), which
-// stoker reads as damaged.
+// (open_clip's CsvDataset without its transforms returns one), and not a 16-bit grey PNG. PIL
+// decodes its bytes the same way on load (neither applies an EXIF orientation). False for any other image, and for
+// every image while the script has PIL load truncated files (ImageFile.LOAD_TRUNCATED_IMAGES), which stoker reads as
+// damaged.
 bool is_unloaded_pil_file(const py::handle& pil) {
   if (py::module_::import("PIL.ImageFile").attr("LOAD_TRUNCATED_IMAGES").cast<bool>()) return false;
   const py::object format = pil.attr("format");
   if (format.is_none()) return false;
   const auto kind = format.cast<std::string>();
   if (kind != "JPEG" && kind != "PNG") return false;
+  // A 16-bit grey PNG opens as mode I (I;16 in Pillow 10 on), whose conversion to RGB clips each
+  // value at 255; stoker's decoder keeps the high byte, as PIL does for 16-bit RGB (mode RGB).
+  if (pil.attr("mode").cast<std::string>().rfind('I', 0) == 0) return false;
   // Loaded (or made in memory): Pillow 11 (Debian 13's) keeps the pixels in `_im` (its `im`
   // property asserts them there), Pillow 9 (Debian 12's) in `im`.
   const char* pixels = py::hasattr(pil, "_im") ? "_im" : "im";

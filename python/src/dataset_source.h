@@ -8,7 +8,8 @@
 // is L or RGB already; a JPEG or PNG that Image.open(...) returned and nothing has loaded,
 // drafted or moved off its first frame is decoded by stoker from its encoded bytes: read, as a
 // path is, from the file PIL holds open, which may have been removed or replaced since, or by
-// its name where PIL holds no file descriptor; copied from the io.BytesIO it was opened from).
+// its name where PIL holds no file descriptor; copied from the io.BytesIO it was opened from;
+// not a 16-bit grey PNG, mode I, which PIL loads and converts to RGB, clipping at 255).
 // What follows the image is the sample's target: the one object after it, or the tuple of all
 // of them; it travels with the sample to the consumer (SampleData::extra, read back with
 // targets_of) and is collated there, in Python. The stoker.Keypoints and stoker.Boxes in it

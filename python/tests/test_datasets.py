@@ -4,8 +4,10 @@ its targets collate as torch's default_collate does."""
 import gc
 import io
 import os
+import struct
 import threading
 import time
+import zlib
 
 import numpy as np
 import pytest
@@ -173,6 +175,39 @@ def test_an_image_opened_from_bytes_in_memory_is_decoded_by_stoker(png_folder, k
     assert_same_batches(got, expected)
     assert len(dataset.returned) >= 24
     assert all(getattr(image, "_im" if hasattr(image, "_im") else "im") is None for image in dataset.returned)
+
+
+def png16(pixels):
+    """A 16-bit PNG of uint16 `pixels`, (H, W) grey or (H, W, 3) RGB: PIL writes no 16-bit RGB."""
+    height, width = pixels.shape[:2]
+    rows = b"".join(b"\0" + pixels[y].astype(">u2").tobytes() for y in range(height))
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", width, height, 16, 0 if pixels.ndim == 2 else 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+@pytest.mark.parametrize("channels", [1, 3])
+def test_an_unloaded_16_bit_png_gives_what_pils_rgb_conversion_gives(tmp_path, channels):
+    # PIL opens a 16-bit grey PNG as mode I, whose RGB conversion clips each value at 255 (what
+    # ImageFolder's loader and open_clip's _convert_to_rgb give; ToTensor gives the int32 values
+    # themselves, which Normalize refuses), and a 16-bit RGB PNG as RGB, keeping each value's
+    # high byte (ToTensor gives those / 255).
+    shape = (12, 20) if channels == 1 else (12, 20, 3)
+    pixels = np.random.default_rng(channels).integers(0, 65536, shape, np.uint16)
+    pixels.flat[:40] = np.arange(40) * 7  # values under 256 too
+    path = tmp_path / "a.png"
+    path.write_bytes(png16(pixels))
+    assert Image.open(path).mode == ("I" if channels == 1 else "RGB")
+    expected = torch.from_numpy(np.asarray(Image.open(path).convert("RGB")).copy()).permute(2, 0, 1)
+    if channels == 3:
+        assert torch.equal(T.ToTensor()(Image.open(path)), expected / 255)
+    loader = stoker.DataLoader(Opened([(str(path), 0)]), batch_size=1, transforms=f"Resize({shape[:2]}), ToUint8")
+    x, _ = next(iter(loader))
+    assert loader.stats()["bad_samples"] == []
+    assert torch.equal(x[0], expected)
 
 
 def test_a_truncated_jpeg_loads_as_pil_loads_it_where_the_script_lets_pil_load_truncated_files(tmp_path, monkeypatch):
