@@ -210,6 +210,24 @@ def test_an_unloaded_16_bit_png_gives_what_pils_rgb_conversion_gives(tmp_path, c
     assert torch.equal(x[0], expected)
 
 
+def test_an_image_opened_from_a_file_object_is_decoded_by_stoker(png_folder):
+    # Image.open(f) of an open file: PIL knows no name, stoker reads the file's descriptor.
+    expected = batches(stoker.DataLoader(png_folder, batch_size=6, shuffle=True, seed=2, transforms=CHAIN))
+    samples = folder_samples(png_folder)
+
+    class FromFiles(Opened):
+        def __getitem__(self, i):
+            image = Image.open(open(samples[i][0], "rb"))
+            self.returned.append(image)
+            return image, samples[i][1]
+
+    dataset = FromFiles(samples)
+    assert_same_batches(batches(stoker.DataLoader(dataset, batch_size=6, shuffle=True, seed=2, transforms=CHAIN)),
+                        expected)
+    assert len(dataset.returned) >= 24
+    assert all(getattr(image, "_im" if hasattr(image, "_im") else "im") is None for image in dataset.returned)
+
+
 def test_a_truncated_jpeg_loads_as_pil_loads_it_where_the_script_lets_pil_load_truncated_files(tmp_path, monkeypatch):
     path = tmp_path / "a.jpg"
     Image.fromarray(np.random.default_rng(1).integers(0, 255, (40, 60, 3), np.uint8)).save(path, quality=90)
