@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# stoker.DataLoader fed the same JPEG folder five ways, side by side in one run: its path, a
+# stoker.DataLoader fed the same JPEG folder six ways, side by side in one run: its path, a
 # torchvision ImageFolder object, a Dataset of the script's returning (path, class), one
-# returning (PIL image, class) converted to RGB, and one returning Image.open(path) unloaded. The same chain (RandomResizedCrop(224), flip, Normalize), the
-# same workers, alternated over several rounds; medians, ratios to the path, and CPU seconds
-# per image (user + system, /usr/bin/time).
+# returning (PIL image, class) converted to RGB, one returning Image.open(path) unloaded, and
+# one returning Image.open(io.BytesIO(data)) of the file's bytes. The same chain
+# (RandomResizedCrop(224), flip, Normalize), the same workers, alternated over several rounds;
+# medians, ratios to the path, and CPU seconds per image (user + system, /usr/bin/time).
 #
 # Usage: bench/compare_dataset_sources.sh [--images N] [--seconds S] [--rounds R] [--workers W]
 #                                         [--data DIR] [--build DIR] [--venv DIR]
@@ -36,7 +37,7 @@ synthetic_or_given_data
 find -L "$DATA" -type f -iname '*.jpg' -print0 | xargs -0 cat >/dev/null  # page cache warm for every run
 warn_if_loaded
 
-SOURCES=(folder imagefolder paths pil pil-open)
+SOURCES=(folder imagefolder paths pil pil-open pil-bytesio)
 for round in $(seq 1 "$ROUNDS"); do
   for source in "${SOURCES[@]}"; do
     cmd=("$VENV/bin/python" bench/python_loader.py --data "$DATA" --workers "$WORKERS" --seconds "$SECONDS_PER_RUN"
@@ -53,7 +54,8 @@ from last_json import last_json
 logs, rounds, workers, data, sources = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5:]
 names = {"folder": "the folder's path", "imagefolder": "torchvision ImageFolder object",
          "paths": "a Dataset returning (path, class)", "pil": "a Dataset returning (PIL image, class)",
-         "pil-open": "a Dataset returning (Image.open(path), class)"}
+         "pil-open": "a Dataset returning (Image.open(path), class)",
+         "pil-bytesio": "a Dataset returning (Image.open(io.BytesIO(data)), class)"}
 rows = {}
 for source in sources:
     rates, cpu = [], []

@@ -4,14 +4,17 @@ DataLoader: the same image folder, the same chain (RandomResizedCrop(size), flip
 the same warm-up batches, timed window, batch touch and peak-RSS sampling.
 
     .venv/bin/python bench/python_loader.py --data DIR [--workers 2] [--batch-size 64]
-        [--seconds 20] [--size 224] [--source folder|imagefolder|paths|pil|pil-open] [--json]
+        [--seconds 20] [--size 224] [--source folder|imagefolder|paths|pil|pil-open|pil-bytesio] [--json]
 
 --source: how the folder reaches the loader: its path (folder), a torchvision ImageFolder
 object (imagefolder), or a Dataset of the script's whose items are (path, class) (paths),
-(PIL image, class) opened and converted to RGB in __getitem__ (pil), or (Image.open(path), class)
-left unloaded, as open_clip's CsvDataset returns it before its transforms (pil-open).
+(PIL image, class) opened and converted to RGB in __getitem__ (pil), (Image.open(path), class)
+left unloaded, as open_clip's CsvDataset returns it before its transforms (pil-open), or
+(Image.open(io.BytesIO(data)), class) of the file's bytes read in __getitem__, as a Dataset of
+encoded images in an HDF5 file, LMDB or parquet rows returns them (pil-bytesio).
 """
 import argparse
+import io
 import json
 import os
 import sys
@@ -41,6 +44,9 @@ def dataset_of(source, root):
             path, target = self.samples[i]
             if source == "paths":
                 return path, target
+            if source == "pil-bytesio":
+                with open(path, "rb") as f:
+                    return Image.open(io.BytesIO(f.read())), target
             image = Image.open(path)
             return (image if source == "pil-open" else image.convert("RGB")), target
 
@@ -54,7 +60,8 @@ def main():
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument("--size", type=int, default=224)
-    ap.add_argument("--source", choices=["folder", "imagefolder", "paths", "pil", "pil-open"], default="folder")
+    ap.add_argument("--source", choices=["folder", "imagefolder", "paths", "pil", "pil-open", "pil-bytesio"],
+                    default="folder")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     sampler = PeakRssSampler()

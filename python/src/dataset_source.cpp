@@ -1,7 +1,9 @@
 #include "dataset_source.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <pybind11/numpy.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -166,28 +168,99 @@ void copy_pixels(const py::array& contiguous, const ArrayImage& image, data::Sam
   out->raw_channels = kept;
 }
 
-// The file a PIL image was opened from, when its pixels are still that file's alone: a JPEG or
-// PNG from Image.open(path) that nothing has loaded, drafted, converted or moved off its first
-// frame (open_clip's CsvDataset without its transforms returns one). stoker decodes that file
-// itself, without the GIL, as it does a path; PIL decodes it the same way on load (neither
-// applies an EXIF orientation). Empty for any other image, and for every image while the script
-// has PIL load truncated files (ImageFile.LOAD_TRUNCATED_IMAGES), which stoker reads as damaged.
-std::string unloaded_pil_file(const py::handle& pil) {
-  if (py::module_::import("PIL.ImageFile").attr("LOAD_TRUNCATED_IMAGES").cast<bool>()) return {};
+void copy_bytes(const py::handle& object, data::SampleData* out) {
+  const py::buffer_info info = py::reinterpret_borrow<py::buffer>(object).request();
+  const auto* begin = static_cast<const uint8_t*>(info.ptr);
+  out->storage.assign(begin, begin + info.size * info.itemsize);
+  out->bytes = out->storage;
+  out->raw = false;
+}
+
+// Where an item's image is read once the GIL is released: a file by its open descriptor (owned,
+// closed with this) or by its name; neither when the image was copied into the sample already.
+class FileToRead {
+ public:
+  FileToRead() = default;
+  FileToRead(const FileToRead&) = delete;
+  FileToRead& operator=(const FileToRead&) = delete;
+  ~FileToRead() { clear(); }
+
+  void clear() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    name_.clear();
+  }
+  // The file's name (for messages, and to open it by when `fd` is -1) and its descriptor.
+  void set(std::string name, int fd = -1) {
+    clear();
+    name_ = std::move(name);
+    fd_ = fd;
+  }
+  bool empty() const { return fd_ < 0 && name_.empty(); }
+  const std::string& name() const { return name_; }
+  Status read(data::SampleData* out) const {
+    return fd_ >= 0 ? data::read_open_file(fd_, out) : data::read_whole_file(name_, out);
+  }
+
+ private:
+  std::string name_;
+  int fd_ = -1;
+};
+
+// An unloaded PIL image whose encoded bytes stoker decodes as PIL would: a JPEG or PNG from
+// Image.open(...) that nothing has loaded, drafted, converted or moved off its first frame
+// (open_clip's CsvDataset without its transforms returns one), and not a 16-bit grey PNG. PIL
+// decodes its bytes the same way on load (neither applies an EXIF orientation). False for any other image, and for
+// every image while the script has PIL load truncated files (ImageFile.LOAD_TRUNCATED_IMAGES), which stoker reads as
+// damaged.
+bool is_unloaded_pil_file(const py::handle& pil) {
+  if (py::module_::import("PIL.ImageFile").attr("LOAD_TRUNCATED_IMAGES").cast<bool>()) return false;
   const py::object format = pil.attr("format");
-  if (format.is_none()) return {};
+  if (format.is_none()) return false;
   const auto kind = format.cast<std::string>();
-  if (kind != "JPEG" && kind != "PNG") return {};
+  if (kind != "JPEG" && kind != "PNG") return false;
+  // A 16-bit grey PNG opens as mode I (I;16 in Pillow 10 on), whose conversion to RGB clips each
+  // value at 255; stoker's decoder keeps the high byte, as PIL does for 16-bit RGB (mode RGB).
+  if (pil.attr("mode").cast<std::string>().rfind('I', 0) == 0) return false;
   // Loaded (or made in memory): Pillow 11 (Debian 13's) keeps the pixels in `_im` (its `im`
   // property asserts them there), Pillow 9 (Debian 12's) in `im`.
   const char* pixels = py::hasattr(pil, "_im") ? "_im" : "im";
-  if (!py::getattr(pil, pixels, py::none()).is_none()) return {};
-  if (py::len(py::getattr(pil, "tile", py::list())) == 0) return {};
-  if (py::len(py::getattr(pil, "decoderconfig", py::tuple())) != 0) return {};  // draft() or reduce
-  if (py::hasattr(pil, "tell") && pil.attr("tell")().cast<long>() != 0) return {};
+  if (!py::getattr(pil, pixels, py::none()).is_none()) return false;
+  if (py::len(py::getattr(pil, "tile", py::list())) == 0) return false;
+  if (py::len(py::getattr(pil, "decoderconfig", py::tuple())) != 0) return false;  // draft() or reduce
+  return !py::hasattr(pil, "tell") || pil.attr("tell")().cast<long>() == 0;
+}
+
+// Takes an unloaded PIL image (is_unloaded_pil_file) from where PIL would read it, which
+// Image.open puts at its start: the bytes of an io.BytesIO, copied into `out` now; a file
+// object's descriptor, duplicated into `file` and read later, without the GIL (the file PIL
+// holds open, even when its name has since been removed or replaced); else the file's name.
+// False when the image is none of these.
+bool take_unloaded_pil(const py::handle& pil, data::SampleData* out, FileToRead* file) {
+  const py::object fp = py::getattr(pil, "fp", py::none());
+  const py::module_ io = py::module_::import("io");
+  if (py::isinstance(fp, io.attr("BytesIO"))) {
+    const py::object view = fp.attr("getbuffer")();  // no copy; held until released below
+    copy_bytes(view, out);
+    view.attr("release")();
+    return true;
+  }
   const py::object name = py::getattr(pil, "filename", py::none());
-  if (name.is_none() || (!PyBytes_Check(name.ptr()) && !is_path(name))) return {};
-  return path_bytes(name);  // empty when opened from a file object
+  std::string path = PyBytes_Check(name.ptr()) || is_path(name) ? path_bytes(name) : "";  // "" from a file object
+  // A file of the file system: open() in binary mode, or its raw FileIO; not another object
+  // with a fileno() (a tar or zip member's view of its archive, read from elsewhere than byte 0).
+  const bool buffered = py::type::handle_of(fp).is(io.attr("BufferedReader")) &&
+                        py::type::handle_of(fp.attr("raw")).is(io.attr("FileIO"));
+  if (buffered || py::type::handle_of(fp).is(io.attr("FileIO"))) {
+    const int fd = ::fcntl(fp.attr("fileno")().cast<int>(), F_DUPFD_CLOEXEC, 0);
+    if (fd >= 0) {
+      file->set(path.empty() ? "its open file" : std::move(path), fd);
+      return true;
+    }
+  }
+  if (path.empty()) return false;
+  file->set(std::move(path));  // no descriptor (or none to spare): the file by its name
+  return true;
 }
 
 // A PIL image as raw pixels: L and RGB as they are, any other mode converted to RGB.
@@ -206,26 +279,14 @@ void copy_pil(const py::handle& pil, data::SampleData* out) {
   out->raw_channels = mode == "L" ? 1 : 3;
 }
 
-void copy_bytes(const py::handle& object, data::SampleData* out) {
-  const py::buffer_info info = py::reinterpret_borrow<py::buffer>(object).request();
-  const auto* begin = static_cast<const uint8_t*>(info.ptr);
-  out->storage.assign(begin, begin + info.size * info.itemsize);
-  out->bytes = out->storage;
-  out->raw = false;
-}
-
-// What an item's image is: a path (read later, without the GIL), or pixels or bytes copied
+// What an item's image is: a file (read later, without the GIL), or pixels or bytes copied
 // into `out` now. Throws std::invalid_argument with what the image is and what is allowed.
-void take_image(const py::handle& image, data::SampleData* out, std::string* path) {
-  path->clear();
-  if (is_path(image)) {
-    *path = path_bytes(image);
-    return;
-  }
+void take_image(const py::handle& image, data::SampleData* out, FileToRead* file) {
+  file->clear();
+  if (is_path(image)) return file->set(path_bytes(image));
   if (is_bytes_like(image)) return copy_bytes(image, out);
   if (is_pil_image(image)) {
-    *path = unloaded_pil_file(image);
-    if (path->empty()) copy_pil(image, out);
+    if (!is_unloaded_pil_file(image) || !take_unloaded_pil(image, out, file)) copy_pil(image, out);
     return;
   }
   std::string why = "a " + type_name(image);
@@ -462,7 +523,7 @@ std::string DatasetSource::name(size_t index) const { return fmt::format("{}[{}]
 std::string DatasetSource::describe() const { return fmt::format("{} object: {} samples", name_, size_); }
 
 Status DatasetSource::read(size_t index, data::SampleData* out) const {
-  std::string path;
+  FileToRead file;
   {
     py::gil_scoped_acquire gil;
     const py::object delivered = this->delivered(index);
@@ -476,7 +537,7 @@ Status DatasetSource::read(size_t index, data::SampleData* out) const {
       if (feature_count_ > 0) {
         take_features(image, feature_shape_, out);
       } else {
-        take_image(image, out, &path);
+        take_image(image, out, &file);
       }
       if (has_geometry_) collect_geometry(target, &out->geometry);
       out->extra = std::make_shared<const HeldObject>(std::move(target));
@@ -487,15 +548,15 @@ Status DatasetSource::read(size_t index, data::SampleData* out) const {
       return Status::failure(fmt::format("the image is {}; expected {}", e.what(), kAllowedImages));
     }
   }
-  if (path.empty()) return Status::ok_status();
-  return data::read_whole_file(path, out);
+  if (file.empty()) return Status::ok_status();
+  return file.read(out);
 }
 
 Status DatasetSource::read_clip(size_t index, const data::FramePicker& pick,
                                 std::vector<data::SampleData>* frames) const {
   if (!clips_) return Source::read_clip(index, pick, frames);
-  std::vector<std::string> paths;  // of the frames given as paths, read without the GIL
-  std::vector<int> numbers;        // the chosen frames' numbers in the clip, for a message
+  std::vector<FileToRead> files;  // of the frames given as files, read without the GIL
+  std::vector<int> numbers;       // the chosen frames' numbers in the clip, for a message
   {
     py::gil_scoped_acquire gil;
     const py::object delivered = this->delivered(index);
@@ -519,10 +580,10 @@ Status DatasetSource::read_clip(size_t index, const data::FramePicker& pick,
       const std::span<const int> chosen = pick(static_cast<int>(count));
       numbers.assign(chosen.begin(), chosen.end());
       frames->resize(chosen.size());
-      paths.resize(chosen.size());
+      files = std::vector<FileToRead>(chosen.size());
       for (size_t k = 0; k < chosen.size(); ++k) {
         frame = chosen[k];
-        take_image(clip[py::int_(frame)], &(*frames)[k], &paths[k]);
+        take_image(clip[py::int_(frame)], &(*frames)[k], &files[k]);
         (*frames)[k].geometry.clear();
       }
       in_targets = true;
@@ -536,12 +597,12 @@ Status DatasetSource::read_clip(size_t index, const data::FramePicker& pick,
           fmt::format("frame {}: the image is {}; expected {}", frame_name(index, frame), e.what(), kAllowedImages));
     }
   }
-  for (size_t k = 0; k < paths.size(); ++k) {
-    if (paths[k].empty()) continue;
-    if (Status status = data::read_whole_file(paths[k], &(*frames)[k]); !status.ok()) {
+  for (size_t k = 0; k < files.size(); ++k) {
+    if (files[k].empty()) continue;
+    if (Status status = files[k].read(&(*frames)[k]); !status.ok()) {
       // Named as a frame that fails to decode is ("frame 6 of Videos[1]"), with its path.
       return Status::failure(
-          fmt::format("frame {} ({}): {}", frame_name(index, numbers[k]), paths[k], status.reason()));
+          fmt::format("frame {} ({}): {}", frame_name(index, numbers[k]), files[k].name(), status.reason()));
     }
   }
   return Status::ok_status();

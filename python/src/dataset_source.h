@@ -5,12 +5,16 @@
 // encoded bytes (bytes, bytearray, memoryview), a uint8 array (NumPy, or anything
 // numpy.asarray takes, such as a CPU torch tensor) of shape (H, W), (H, W, C) or (C, H, W)
 // with C 1, 3 or 4 (an alpha channel is dropped), or a PIL image (converted to RGB unless it
-// is L or RGB already; a JPEG or PNG that Image.open(path) returned and nothing has loaded,
-// drafted or moved off its first frame is read from its file, as its path). What follows the image is the sample's
-// target: the one object after it, or the tuple of all of them; it travels with the sample to the consumer
-// (SampleData:: extra, read back with targets_of) and is collated there, in Python. The stoker.Keypoints and
-// stoker.Boxes in it are read into SampleData::geometry, moved with the image, and put back
-// in their places by the consumer.
+// is L or RGB already; a JPEG or PNG that Image.open(...) returned and nothing has loaded,
+// drafted or moved off its first frame is decoded by stoker from its encoded bytes: read, as a
+// path is, from the file PIL holds open, which may have been removed or replaced since, or by
+// its name where PIL holds no file descriptor; copied from the io.BytesIO it was opened from;
+// not a 16-bit grey PNG, mode I, which PIL loads and converts to RGB, clipping at 255).
+// What follows the image is the sample's target: the one object after it, or the tuple of all
+// of them; it travels with the sample to the consumer (SampleData::extra, read back with
+// targets_of) and is collated there, in Python. The stoker.Keypoints and stoker.Boxes in it
+// are read into SampleData::geometry, moved with the image, and put back in their places by
+// the consumer.
 //
 // A source of feature tensors (`feature_shape` given) reads items `features` or `(features,
 // target, ...)` instead: a float16, float32 or float64 array-like (NumPy, a CPU torch tensor)
@@ -31,11 +35,12 @@
 // "f of Name[i]".
 //
 // Threads: read() holds the GIL for dataset[i] and for copying an in-memory image out; a
-// path's file is read without it. name() and describe() never take the GIL (the loader calls
-// them under its own lock). on_worker_start runs the script's worker_init_fn(worker_id) on
-// the worker's thread, and gives the thread a Python thread state it keeps until it ends. The loader that owns this
-// source must be destroyed, and its epochs started and awaited, with the GIL released (LoaderHandle does), or a worker
-// waiting for the GIL would wait for ever. Its Python calls mark the thread (WorkerPython, loader_closing.h): a
+// path's file, and an unloaded PIL image's, is read without it. name() and describe() never
+// take the GIL (the loader calls them under its own lock). on_worker_start runs the script's
+// worker_init_fn(worker_id) on the worker's thread, and gives the thread a Python thread state
+// it keeps until it ends. The loader that owns this source must be destroyed, and its epochs
+// started and awaited, with the GIL released (LoaderHandle does), or a worker waiting for the
+// GIL would wait for ever. Its Python calls mark the thread (WorkerPython, loader_closing.h): a
 // DataLoader a garbage collection lets go of there is closed elsewhere.
 //
 // Items from worker processes (`items`, stoker.DataLoader's dataset_processes): read() and

@@ -3,8 +3,11 @@ FakeData, and a script's own Dataset whose image is a path, bytes, an array or a
 its targets collate as torch's default_collate does."""
 import gc
 import io
+import os
+import struct
 import threading
 import time
+import zlib
 
 import numpy as np
 import pytest
@@ -110,6 +113,117 @@ def test_an_image_pil_opened_and_left_unloaded_is_read_from_its_file(png_folder)
     assert_same_batches(batches(stoker.DataLoader(dataset, batch_size=6, shuffle=True, seed=2, transforms=CHAIN)),
                         expected)
     # PIL decoded none (Pillow 11 keeps the pixels in `_im`, Pillow 9 in `im`)
+    assert len(dataset.returned) >= 24
+    assert all(getattr(image, "_im" if hasattr(image, "_im") else "im") is None for image in dataset.returned)
+
+
+@pytest.mark.parametrize("change", ["removed", "replaced"])
+def test_an_unloaded_image_is_read_from_the_file_pil_holds_open(tmp_path, change):
+    # A script that cleans up after Image.open, or a dataset rewritten underneath: PIL's open
+    # file still holds the original image, and so does what stoker reads.
+    rng = np.random.default_rng(5)
+    original, other = (rng.integers(0, 255, (20, 30, 3), np.uint8) for _ in range(2))
+    paths = []
+    for k in range(4):
+        paths.append(str(tmp_path / f"{k}.png"))
+        Image.fromarray(original).save(paths[-1])
+
+    class Changed(torch.utils.data.Dataset):
+        def __init__(self):
+            self.opened = [Image.open(path) for path in paths]
+
+        def __len__(self):
+            return len(paths)
+
+        def __getitem__(self, i):  # the file changes after Image.open, before stoker reads it
+            if change == "removed" and os.path.exists(paths[i]):
+                os.remove(paths[i])
+            elif change == "replaced":
+                Image.fromarray(other).save(paths[i] + ".new.png")
+                os.replace(paths[i] + ".new.png", paths[i])
+            return self.opened[i], i
+
+    loader = stoker.DataLoader(Changed(), batch_size=4, transforms="Resize((20, 30)), ToUint8", num_workers=2)
+    x, y = next(iter(loader))
+    assert loader.stats()["bad_samples"] == []
+    assert torch.equal(x, torch.from_numpy(original).permute(2, 0, 1).expand(4, 3, 20, 30))
+
+
+@pytest.mark.parametrize("kind", ["png", "jpeg"])
+def test_an_image_opened_from_bytes_in_memory_is_decoded_by_stoker(png_folder, kind):
+    # Image.open(io.BytesIO(data)): HDF5 files of encoded images, LMDB, parquet rows.
+    samples = folder_samples(png_folder)
+    encoded = []
+    for path, _ in samples:
+        if kind == "png":
+            encoded.append(open(path, "rb").read())
+        else:
+            out = io.BytesIO()
+            Image.open(path).convert("RGB").save(out, "JPEG", quality=90)
+            encoded.append(out.getvalue())
+    expected = batches(stoker.DataLoader([(e, t) for e, (_, t) in zip(encoded, samples)], batch_size=6, shuffle=True,
+                                         seed=2, transforms=CHAIN))
+
+    class InMemory(Opened):
+        def __getitem__(self, i):
+            image = Image.open(io.BytesIO(encoded[i]))
+            self.returned.append(image)
+            return image, samples[i][1]
+
+    dataset = InMemory(samples)
+    got = batches(stoker.DataLoader(dataset, batch_size=6, shuffle=True, seed=2, transforms=CHAIN, num_workers=2))
+    assert_same_batches(got, expected)
+    assert len(dataset.returned) >= 24
+    assert all(getattr(image, "_im" if hasattr(image, "_im") else "im") is None for image in dataset.returned)
+
+
+def png16(pixels):
+    """A 16-bit PNG of uint16 `pixels`, (H, W) grey or (H, W, 3) RGB: PIL writes no 16-bit RGB."""
+    height, width = pixels.shape[:2]
+    rows = b"".join(b"\0" + pixels[y].astype(">u2").tobytes() for y in range(height))
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", width, height, 16, 0 if pixels.ndim == 2 else 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+@pytest.mark.parametrize("channels", [1, 3])
+def test_an_unloaded_16_bit_png_gives_what_pils_rgb_conversion_gives(tmp_path, channels):
+    # PIL opens a 16-bit grey PNG as mode I, whose RGB conversion clips each value at 255 (what
+    # ImageFolder's loader and open_clip's _convert_to_rgb give; ToTensor gives the int32 values
+    # themselves, which Normalize refuses), and a 16-bit RGB PNG as RGB, keeping each value's
+    # high byte (ToTensor gives those / 255).
+    shape = (12, 20) if channels == 1 else (12, 20, 3)
+    pixels = np.random.default_rng(channels).integers(0, 65536, shape, np.uint16)
+    pixels.flat[:40] = np.arange(40) * 7  # values under 256 too
+    path = tmp_path / "a.png"
+    path.write_bytes(png16(pixels))
+    assert Image.open(path).mode == ("I" if channels == 1 else "RGB")
+    expected = torch.from_numpy(np.asarray(Image.open(path).convert("RGB")).copy()).permute(2, 0, 1)
+    if channels == 3:
+        assert torch.equal(T.ToTensor()(Image.open(path)), expected / 255)
+    loader = stoker.DataLoader(Opened([(str(path), 0)]), batch_size=1, transforms=f"Resize({shape[:2]}), ToUint8")
+    x, _ = next(iter(loader))
+    assert loader.stats()["bad_samples"] == []
+    assert torch.equal(x[0], expected)
+
+
+def test_an_image_opened_from_a_file_object_is_decoded_by_stoker(png_folder):
+    # Image.open(f) of an open file: PIL knows no name, stoker reads the file's descriptor.
+    expected = batches(stoker.DataLoader(png_folder, batch_size=6, shuffle=True, seed=2, transforms=CHAIN))
+    samples = folder_samples(png_folder)
+
+    class FromFiles(Opened):
+        def __getitem__(self, i):
+            image = Image.open(open(samples[i][0], "rb"))
+            self.returned.append(image)
+            return image, samples[i][1]
+
+    dataset = FromFiles(samples)
+    assert_same_batches(batches(stoker.DataLoader(dataset, batch_size=6, shuffle=True, seed=2, transforms=CHAIN)),
+                        expected)
     assert len(dataset.returned) >= 24
     assert all(getattr(image, "_im" if hasattr(image, "_im") else "im") is None for image in dataset.returned)
 

@@ -2,6 +2,7 @@
 after the targets: text as a list of str, integers as int64 tensors, numbers as float32 ones;
 a bad image's slot takes its substitute's, as its label; bytes that are not UTF-8 come as
 os.fsdecode makes them. A .tsv list (open_clip's) gives the batches of the same list as CSV."""
+import csv
 import os
 
 import numpy as np
@@ -102,6 +103,30 @@ def test_a_tsv_list_gives_the_batches_of_the_same_list_written_as_csv(tmp_path, 
             else:
                 assert tsv_part == csv_part
     assert [c for batch in from_tsv for c in batch[-1]] == titles
+
+
+@pytest.mark.parametrize("name", ["list.csv", "list.tsv"])
+def test_cells_read_as_pythons_csv_module_reads_them(tmp_path, name):
+    # As csv.writer (and pandas' to_csv) writes them, and csv.reader (and open_clip's
+    # CsvDataset, pandas' read_csv) reads them back: quoted cells with the separator, quotes,
+    # tabs and line breaks, unquoted ones with spaces around them, text that is not ASCII.
+    titles = ["a dog ", "  two spaces first", "line one\nline two", "windows\r\nbreak", "a\ttab", 'he said "hi"',
+              '"quoted" start', "café ☕ 猫 ", "a, comma", "   ", "", "ends with a quote\"", "x\n\n\ny", "42 "]
+    write_images(tmp_path, len(titles))
+    with open(tmp_path / name, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f, delimiter="\t" if name.endswith(".tsv") else ",")
+        writer.writerow(["filepath", "label", "title", "id"])
+        writer.writerows([f"img{i}.png", i % 3, title, f" {i} "] for i, title in enumerate(titles))
+    with open(tmp_path / name, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f, delimiter="\t" if name.endswith(".tsv") else ","))[1:]
+    assert [row[2] for row in rows] == titles  # what csv reads is what was written
+    loader = stoker.DataLoader(str(tmp_path / name), batch_size=len(titles), transforms=CHAIN)
+    x, labels, got, ids = next(iter(loader))
+    assert got == [row[2] for row in rows]
+    assert labels.tolist() == [int(row[1]) for row in rows]
+    assert ids.tolist() == [int(row[3]) for row in rows]  # int(" 3 ") is 3: numbers are trimmed
+    for i in range(len(titles)):
+        assert round(float(x[i, 0, 0, 0]) * 255) == first_pixel(i)
 
 
 def test_a_tsv_list_written_with_commas_is_one_error_naming_the_csv_extension(tmp_path):

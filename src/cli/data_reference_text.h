@@ -70,11 +70,14 @@ declared once, in `src/data/source/list_columns.h` (`open_file_list` in
   (any case), wherever it stands, and the other columns keep their order:
   `title<TAB>filepath`, as open_clip reads by its `img_key`, gives `(images, titles)`. Without
   such a name, and without a header, the first column holds them.
-- **Cells.** Fields may be quoted: `"a dog, sleeping"`, and `""` for a quote inside quotes (in
-  a `.tsv`, a tab inside quotes is part of the cell; commas need no quotes there). A quote
-  opens quoting only at a cell's start; elsewhere it is a character (`a 12" record`).
-  A row is one line (a quoted cell cannot hold a line break); spaces around a cell are
-  trimmed; blank lines are skipped. A column whose cells are all integers holds integers, all
+- **Cells.** Cells read as Python's `csv` module and pandas' `read_csv` read them (open_clip's
+  `CsvDataset` among them). They may be quoted: `"a dog, sleeping"`, and `""` for a quote
+  inside quotes; a quoted cell keeps its text as it is, spaces, tabs and line breaks included
+  (in a `.tsv`, a tab inside quotes is part of the cell; commas need no quotes there), and a
+  row holding a line break inside quotes goes on to the lines after it. A quote opens quoting
+  only at a cell's start (spaces before it are dropped); elsewhere it is a character
+  (`a 12" record`). Text keeps the spaces around an unquoted cell as well; a path, a number
+  and a header's name are read without them. Blank lines are skipped. A column whose cells are all integers holds integers, all
   numbers: numbers, all bracketed lists (`"[[40.5, 61], [52, 60.5]]"`): JSON arrays, else text
   (`42` in a column of captions is text).
 - **Targets.** With a header, the columns named `label`, `labels`, `target`, `targets`, `y` or
@@ -96,7 +99,7 @@ declared once, in `src/data/source/list_columns.h` (`open_file_list` in
 
 A first row of one cell (a `.tsv` written with commas, or a `.csv` with tabs, is told which name
 suits it), a row with fewer cells than the header (or the first row), or more (a comma in an
-unquoted caption, a tab in a `.tsv`), a quote left open at the end of a line, an empty cell in a
+unquoted caption, a tab in a `.tsv`), a quote not closed by the end of the file, an empty cell in a
 column of numbers and a target that is not a finite number each stop with one line naming the
 file and the line.
 

@@ -215,6 +215,10 @@ inline constexpr uint64_t kMaxSampleFileBytes = uint64_t{1} << 30;
 // per-sample I/O of the sources of files. Fails with a short reason ("file not found",
 // "permission denied", "is a directory", "read error: ...", a file over kMaxSampleFileBytes).
 Status read_whole_file(const std::string& path, SampleData* out);
+// read_whole_file of a file already open: the regular file `fd` refers to, from its first byte
+// (pread: the descriptor's offset is neither used nor moved), with the same checks and reasons.
+// The descriptor stays open, the caller's to close. Safe from any thread.
+Status read_open_file(int fd, SampleData* out);
 
 // `source.feature_sums()` when they cover every sample and every feature of it, else nullptr
 // (a source that gathered none, or a view of fewer rows than its sums hold).

@@ -28,12 +28,13 @@ bool all_numbers(const std::vector<std::string>& fields) {
   return std::all_of(fields.begin(), fields.end(), [&](const std::string& f) { return parse_float(f, &value); });
 }
 
-// The first `rows` non-blank lines' fields, split at `separator`.
+// The first `rows` non-blank records' fields, split at `separator`.
 std::vector<std::vector<std::string>> first_rows(std::istream& in, size_t rows, char separator) {
   std::vector<std::vector<std::string>> out;
-  std::string line;
-  while (out.size() < rows && std::getline(in, line)) {
-    if (line.find_first_not_of(" \t\r") != std::string::npos) out.push_back(split_csv_line(line, separator));
+  std::string record;
+  int lines = 0;
+  while (out.size() < rows && read_csv_record(in, separator, &record, &lines)) {
+    if (record.find_first_not_of(" \t\r") != std::string::npos) out.push_back(split_csv_line(record, separator));
   }
   return out;
 }
@@ -58,12 +59,13 @@ std::unique_ptr<Source> open_feature_table(const std::string& csv_path) {
   std::string inexact_label;  // inexact_label_error of the first integer target float32 cannot hold
   std::vector<float> features, targets;
   std::vector<int64_t> ids;
-  std::string line;
-  int line_number = 0;
-  while (std::getline(in, line)) {
-    ++line_number;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const std::vector<std::string> fields = split_csv_line(line, separator);
+  std::string record;
+  int line_number = 0;  // of the record's first line
+  int lines = 0;        // the record's
+  for (int next_line = 1; read_csv_record(in, separator, &record, &lines); next_line += lines) {
+    line_number = next_line;
+    if (record.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::vector<std::string> fields = split_csv_line(record, separator);
     if (columns < 0) {
       if (fields.size() < 2) {
         throw DataError(fmt::format("{}:{}: a feature table needs at least one feature and one target column", csv_path,

@@ -134,6 +134,19 @@ std::string column_list(const std::vector<std::string>& names) {
   return text;
 }
 
+// A cell without the spaces and tabs around it: a path, a number, a header's name.
+std::string_view trimmed(std::string_view cell) {
+  const size_t first = cell.find_first_not_of(" \t");
+  if (first == std::string_view::npos) return {};
+  return cell.substr(first, cell.find_last_not_of(" \t") - first + 1);
+}
+
+std::vector<std::string> trimmed(const std::vector<std::string>& cells) {
+  std::vector<std::string> out;
+  for (const std::string& cell : cells) out.emplace_back(trimmed(cell));
+  return out;
+}
+
 // A cell as a message quotes it: its first 40 bytes, "..." after them.
 std::string shortened(const std::string& cell) { return cell.size() <= 40 ? cell : cell.substr(0, 40) + "..."; }
 
@@ -164,29 +177,33 @@ std::string quote_hint(char separator) {
 ListText read_list(std::istream& in, const std::string& csv_path, const fs::path& base) {
   const char separator = cell_separator(csv_path);
   ListText list;
-  std::string line;
-  int line_number = 0;
+  std::string record;
+  int next_line = 1;   // the number of the next record's first line
+  int lines = 0;       // the record's
   size_t path_at = 0;  // the column of the paths
-  while (std::getline(in, line)) {
-    ++line_number;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+  while (read_csv_record(in, separator, &record, &lines)) {
+    const int first_line = next_line;
+    next_line += lines;
+    if (record.find_first_not_of(" \t\r") == std::string::npos) continue;
     bool quote_open = false;
-    auto fields = split_csv_line(line, separator, &quote_open);
-    const auto where = [&] { return fmt::format("{}:{}", csv_path, line_number); };  // for errors alone
+    // Each cell as Python's csv module and pandas read it; the path, numbers and the header's
+    // names are trimmed where they are read.
+    auto fields = split_csv_line(record, separator, &quote_open, CsvSpaces::kKeep);
+    const auto where = [&] { return fmt::format("{}:{}", csv_path, first_line); };  // for errors alone
     if (quote_open) {
       throw DataError(where() +
-                      ": a quoted cell is still open at the end of the line; a cell cannot hold a line break "
-                      "(replace line breaks in captions with spaces), and a quote inside quotes is written \"\"");
+                      ": a quoted cell is not closed by the end of the file; a quote inside quotes is written \"\" "
+                      "(\"a 12\"\" record\")");
     }
     if (list.width == 0) {
-      if (fields.size() < 2) throw DataError(where() + ": " + too_few_columns(line, separator));
+      if (fields.size() < 2) throw DataError(where() + ": " + too_few_columns(record, separator));
       list.width = fields.size();
       list.scans.resize(list.width);
-      if (is_list_header(fields)) {
-        path_at = path_column(fields);
-        std::rotate(fields.begin(), fields.begin() + static_cast<std::ptrdiff_t>(path_at),
-                    fields.begin() + static_cast<std::ptrdiff_t>(path_at) + 1);
-        list.header = fields;
+      if (std::vector<std::string> names = trimmed(fields); is_list_header(names)) {
+        path_at = path_column(names);
+        std::rotate(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(path_at),
+                    names.begin() + static_cast<std::ptrdiff_t>(path_at) + 1);
+        list.header = std::move(names);
         continue;
       }
     }
@@ -201,10 +218,11 @@ ListText read_list(std::istream& in, const std::string& csv_path, const fs::path
     std::rotate(fields.begin(), fields.begin() + static_cast<std::ptrdiff_t>(path_at),
                 fields.begin() + static_cast<std::ptrdiff_t>(path_at) + 1);
     for (size_t c = 1; c < list.width; ++c) {
-      list.scans[c].add(fields[c], line_number);
+      list.scans[c].add(std::string(trimmed(fields[c])), first_line);
       list.text += fields[c];
       list.ends.push_back(list.text.size());
     }
+    fields[0] = std::string(trimmed(fields[0]));
     std::string cell;  // each frame of a clip's cell resolved as a path is
     const int frames = count_frames(fields[0]);
     for (int k = 0; k < frames; ++k) {
@@ -217,7 +235,7 @@ ListText read_list(std::istream& in, const std::string& csv_path, const fs::path
     }
     list.clips = list.clips || frames > 1;
     list.paths.push_back(std::move(cell));
-    list.lines.push_back(line_number);
+    list.lines.push_back(first_line);
   }
   if (list.paths.empty()) throw DataError("file list " + csv_path + " has no rows");
   return list;
@@ -274,7 +292,7 @@ std::unique_ptr<Source> open_file_list(const std::string& csv_path, const std::s
   std::string inexact_label;
   for (size_t row = 0; row < list.paths.size(); ++row) {
     for (size_t k = 0; k < target_at.size(); ++k) {
-      const std::string text(list.cell(row, target_at[k]));
+      const std::string text(trimmed(list.cell(row, target_at[k])));
       const auto where = [&] { return fmt::format("{}:{}", csv_path, list.lines[row]); };  // for messages alone
       float value = 0;
       if (!parse_float(text, &value) || !std::isfinite(value)) {
@@ -297,7 +315,8 @@ std::unique_ptr<Source> open_file_list(const std::string& csv_path, const std::s
       for (size_t c : extra_at) {
         const size_t k = row * (list.width - 1) + c - 1;
         const size_t begin = k == 0 ? 0 : list.ends[k - 1];
-        cells->views.push_back(std::string_view(cells->text).substr(begin, list.ends[k] - begin));
+        const std::string_view view = std::string_view(cells->text).substr(begin, list.ends[k] - begin);
+        cells->views.push_back(roles[c].kind == ColumnKind::kText ? view : trimmed(view));
       }
     }
   }

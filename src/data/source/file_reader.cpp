@@ -46,6 +46,13 @@ Status read_whole_file(const std::string& path, SampleData* out) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return Status::failure(errno_reason(errno));
   FdCloser closer{fd};
+  return read_open_file(fd, out);
+}
+
+Status read_open_file(int fd, SampleData* out) {
+  out->raw = false;
+  out->feature_count = 0;
+  out->bytes = {};
   struct stat st {};
   if (::fstat(fd, &st) != 0) return Status::failure(errno_reason(errno));
   if (S_ISDIR(st.st_mode)) return Status::failure("is a directory");

@@ -199,8 +199,8 @@ TEST(FileListColumnsTest, MalformedListsAreOneLineNamingFileAndLine) {
             csv + ":2: 2 cells, but the first row has 3; every row needs a cell for each column (a cell is missing)");
   EXPECT_EQ(error_of("path,label,caption\na.jpg,1,\"a dog\nb.jpg,2,x\n"),
             csv +
-                ":2: a quoted cell is still open at the end of the line; a cell cannot hold a line break (replace "
-                "line breaks in captions with spaces), and a quote inside quotes is written \"\"");
+                ":2: a quoted cell is not closed by the end of the file; a quote inside quotes is written \"\" (\"a "
+                "12\"\" record\")");
   EXPECT_EQ(error_of("path,label,id\na.jpg,1,3\nb.jpg,2,\n"),
             csv +
                 ":3: column 'id' is empty, and its other cells are numbers; fill or drop missing values (or write "

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,6 +46,36 @@ TEST(TsvListTest, ALineSplitsAtTabsWithTheQuotingOfCsv) {
             (Fields{"a.jpg", "he said \"hi\" there", "a 12\" record"}));
   EXPECT_FALSE(open);
   EXPECT_EQ(split_csv_line("a.jpg, \"a, b\" ,c\"d"), (Fields{"a.jpg", "a, b", "c\"d"}));
+}
+
+TEST(TsvListTest, QuotedCellsKeepTheirTextAndTextKeepsItsSpacesAsPythonsCsvReadsThem) {
+  // Trimmed (paths, numbers, names): the spaces around an unquoted cell, never a quoted cell's.
+  EXPECT_EQ(split_csv_line(" a.jpg , 3 ,\" a dog \" "), (Fields{"a.jpg", "3", " a dog "}));
+  // Kept, as csv.reader and pandas read them: an unquoted cell as it is, the spaces before an
+  // opening quote dropped; a quoted cell's tabs and line breaks are its own.
+  EXPECT_EQ(split_csv_line(" a.jpg , a dog ,  \"x \"", ',', nullptr, CsvSpaces::kKeep),
+            (Fields{" a.jpg ", " a dog ", "x "}));
+  EXPECT_EQ(split_csv_line("a.jpg\t\"one\ttwo\nthree\r\nfour \"\tcafé ☕ ", '\t', nullptr, CsvSpaces::kKeep),
+            (Fields{"a.jpg", "one\ttwo\nthree\r\nfour ", "café ☕ "}));
+}
+
+TEST(TsvListTest, ARecordTakesTheLinesAfterALineBreakInsideQuotes) {
+  std::istringstream in("a.jpg\t\"one\n\ntwo\"\t1\r\nb.jpg\ta 12\" record\t2\nc.jpg\t\"open\nto the end\n");
+  std::string record;
+  int lines = 0;
+  ASSERT_TRUE(read_csv_record(in, '\t', &record, &lines));
+  EXPECT_EQ(lines, 3);
+  bool open = true;
+  EXPECT_EQ(split_csv_line(record, '\t', &open, CsvSpaces::kKeep), (Fields{"a.jpg", "one\n\ntwo", "1"}));
+  EXPECT_FALSE(open);
+  ASSERT_TRUE(read_csv_record(in, '\t', &record, &lines));  // a quote inside a cell opens nothing
+  EXPECT_EQ(lines, 1);
+  EXPECT_EQ(split_csv_line(record, '\t', &open, CsvSpaces::kKeep), (Fields{"b.jpg", "a 12\" record", "2"}));
+  ASSERT_TRUE(read_csv_record(in, '\t', &record, &lines));  // never closed: the rest of the stream
+  EXPECT_EQ(lines, 2);
+  split_csv_line(record, '\t', &open);
+  EXPECT_TRUE(open);
+  EXPECT_FALSE(read_csv_record(in, '\t', &record, &lines));
 }
 
 TEST(TsvListTest, TheSeparatorIsTheExtensions) {
@@ -136,10 +167,13 @@ TEST(TsvListTest, MalformedTsvListsAreOneLineNamingTabsWhereCsvNamesCommas) {
                 "cell is missing)");
   EXPECT_EQ(error_of("list.tsv", "path\tlabel\ttitle\na.jpg\t1\t\"a dog\n"),
             tsv +
-                ":2: a quoted cell is still open at the end of the line; a cell cannot hold a line break (replace "
-                "line breaks in captions with spaces), and a quote inside quotes is written \"\"");
+                ":2: a quoted cell is not closed by the end of the file; a quote inside quotes is written \"\" (\"a "
+                "12\"\" record\")");
   EXPECT_EQ(error_of("list.tsv", "path\tlabel\na.jpg\tcat\n"),
             tsv + ":2: target 'label' is 'cat'; every target must be a number (fill or drop missing values)");
+  // A row is named by its first line, after rows that hold line breaks.
+  EXPECT_EQ(error_of("list.tsv", "path\tlabel\ttitle\na.jpg\t1\t\"a\nb\"\nb.jpg\tcat\tc\n"),
+            tsv + ":4: target 'label' is 'cat'; every target must be a number (fill or drop missing values)");
   // A list written with the other separator has one cell per row: the message says which name suits it.
   EXPECT_EQ(error_of("list.tsv", "path,label\na.jpg,1\n"),
             tsv +
