@@ -501,6 +501,12 @@ RunReport load_monitor_log(const std::string& csv_path) {
   }
   r.facts.emplace_back("GPUs", std::to_string(gpus));
   add_loops(csv_path, &r);
+  std::string others;  // the logs the other ranks of its script wrote beside it
+  std::error_code error;
+  for (int rank = 1; fs::is_regular_file(rank_log_path(csv_path, rank), error); ++rank) {
+    others += (others.empty() ? "" : ", ") + fs::path(rank_log_path(csv_path, rank)).filename().string();
+  }
+  if (!others.empty()) r.facts.emplace_back("other ranks' logs", others + " (stoker report each for its page)");
   return r;
 }
 

@@ -305,6 +305,27 @@ TEST(RunReportTest, AJsonLinesLogCutOffOrOfAnotherKindIsANoteOrOneError) {
                 "stoker.monitor(log=...), or a run folder");
 }
 
+// The ranks of one script given one log= each write their own; rank 0's report names the others.
+TEST(RunReportTest, EachRankHasItsLogAndRankZerosReportNamesTheOthers) {
+  EXPECT_EQ(rank_log_path("runs/run.csv", 0), "runs/run.csv");
+  EXPECT_EQ(rank_log_path("runs/run.csv", 1), "runs/run.rank1.csv");
+  EXPECT_EQ(rank_log_path("run.jsonl", 12), "run.rank12.jsonl");
+  EXPECT_EQ(rank_log_path("runs/log", 2), "runs/log.rank2");
+  EXPECT_EQ(loops_csv_path(rank_log_path("run.csv", 1)), "run.rank1.loops.csv");
+  TempDir dir;
+  const std::string row = "t,0,10,1,1,2,50,\nt,1,20,1,1,2,60,\n";
+  const std::string log = dir.write_text("run.csv", std::string(kMonitorHeader) + row);
+  for (const auto& [name, fact] : load_report(log).facts) EXPECT_NE(name, "other ranks' logs");
+  dir.write_text("run.rank1.csv", std::string(kMonitorHeader) + row);
+  dir.write_text("run.rank2.csv", std::string(kMonitorHeader) + row);
+  const RunReport r = load_report(log);
+  ASSERT_FALSE(r.facts.empty());
+  EXPECT_EQ(r.facts.back(),
+            (std::pair<std::string, std::string>{"other ranks' logs",
+                                                 "run.rank1.csv, run.rank2.csv (stoker report each for its page)"}));
+  for (const auto& [name, fact] : load_report(dir.str() + "/run.rank1.csv").facts) EXPECT_NE(name, "other ranks' logs");
+}
+
 TEST(RunReportTest, EmptyAndHeaderOnlyMonitorLogsAreOneErrorEach) {
   TempDir dir;
   EXPECT_EQ(testing::error_text([&] { load_report(dir.write_text("empty.csv", "")); }),
