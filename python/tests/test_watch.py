@@ -1,5 +1,6 @@
 """stoker.watch names what the loop waits for, in stoker train's words."""
 import io
+import re
 import time
 
 import pytest
@@ -251,6 +252,21 @@ def test_a_loop_that_breaks_off_counts_the_step_it_broke_in():
             break
     assert watched._diagnosis.epoch_window["steps"] == 5
     assert watched.epoch == 1
+
+
+def test_a_warm_up_of_milliseconds_is_shown_in_milliseconds():
+    # A first batch 5 ms late in an epoch of a few ms: "0.0 s of the epoch's 0.0 s" said nothing.
+    def batches():
+        time.sleep(0.005)
+        for _ in range(30):
+            yield torch.zeros(2)
+
+    report, _ = run(batches(), 0)
+    notes = [line for line in report if line.startswith("first step")]
+    assert len(notes) == 1, report
+    assert re.match(r"first step \d+ ms of the epoch's (\d+ ms|\d+\.\d s) \(warm-up: the loader starting", notes[0]), \
+        notes[0]
+    assert not any("0.0 s" in line for line in report), report
 
 
 def test_a_first_pass_of_too_few_steps_is_shown_not_judged():
