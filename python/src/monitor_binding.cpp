@@ -11,6 +11,7 @@
 #include "monitor_handle.h"
 #include "stoker/core/user_files.h"
 #include "stoker/monitor/sinks.h"
+#include "stoker/report/loop_records.h"
 #include "stoker/report/monitor_events.h"
 
 namespace py = pybind11;
@@ -46,6 +47,8 @@ MonitorHandle::MonitorHandle(double interval_s, const std::string& log_path, boo
 }
 
 void bind_monitor(py::module_& m) {
+  m.def("rank_log_path", &report::rank_log_path, py::arg("log"), py::arg("rank"),
+        "The log rank `rank` writes when each rank is given `log`: run.csv, run.rank1.csv, ...");
   py::class_<MonitorHandle>(m, "Monitor")
       .def(py::init<double, const std::string&, bool, const std::string&, const std::string&>(), py::arg("interval"),
            py::arg("log") = "", py::arg("gpu") = true, py::arg("nvml_library") = "", py::arg("tensorboard") = "")

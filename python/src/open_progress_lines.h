@@ -3,8 +3,9 @@
 // past its checks, then one every ProgressLine::kLogEverySeconds, each with the files found
 // and about how long the rest takes (data::open_progress_text).
 //
-// The GIL is released while the source opens, and taken only to write a line.
-// Thread safety: call with the GIL held; the lines come from a thread of the call's own.
+// The GIL is released while the source opens (on a thread of its own, by
+// data::open_with_progress_line), and taken only to write a line.
+// Thread safety: call with the GIL held; the lines come from the calling thread.
 #pragma once
 
 #include <memory>

@@ -17,6 +17,11 @@ event file in that folder, at step 0, 1, 2, ... (docs/MONITOR_FORMATS.md). The l
 while it runs are recorded too: their windows' step_time/* shares and samples/s in that event
 file, each pass's figures and verdict in the loops CSV beside the log (run.loops.csv for
 run.csv), which `stoker report run.csv` draws.
+
+Where several ranks run one script (torch.distributed initialised, or RANK and WORLD_SIZE
+set as torchrun sets them), each given log="run.csv" writes its own: rank 0 run.csv, rank r
+run.rank<r>.csv (and run.rank<r>.loops.csv); `mon.log` is the one this rank writes, and the
+report of rank 0's log names the others.
 """
 import os
 import shlex
@@ -25,6 +30,22 @@ import sys
 from . import _arguments as arg
 from . import _stoker
 from ._session import latest_diagnosis, set_monitor
+
+
+def _rank():
+    """This process's rank among several: torch.distributed's once its group is initialised,
+    else RANK where WORLD_SIZE is over 1 (torchrun sets both before the script runs); else 0."""
+    distributed = sys.modules.get("torch.distributed")
+    try:
+        if distributed is not None and distributed.is_available() and distributed.is_initialized():
+            return distributed.get_rank()
+    except (RuntimeError, ValueError):
+        pass
+    try:
+        rank = int(os.environ["RANK"]) if int(os.environ.get("WORLD_SIZE", "1")) > 1 else 0
+    except (KeyError, ValueError):
+        return 0  # a launcher's own variables, not torchrun's: one log, as without ranks
+    return max(rank, 0)
 
 
 class monitor:
@@ -42,11 +63,11 @@ class monitor:
             raise arg.bad("tensorboard", tensorboard, "a folder for TensorBoard's event files",
                           "e.g. tensorboard='runs/x', or leave it out")
         self.interval = float(interval)
-        self.log = log
+        self.log = _stoker.rank_log_path(log, _rank()) if log else log
         self.summary_at_exit = summary
         self.file = file
         self.tensorboard = tensorboard
-        self._handle = _stoker.Monitor(self.interval, log or "", gpu, nvml_library, tensorboard or "")
+        self._handle = _stoker.Monitor(self.interval, self.log or "", gpu, nvml_library, tensorboard or "")
         self._previous = None
         self._running = False
 

@@ -10,6 +10,14 @@ verdict, evidence and the changes to try: stoker train's, with the DataLoader's 
 (num_workers=4 where stoker train says --workers 4); warnings for a condition that persists
 come while the epoch runs.
 
+A loop that an exception leaves is closed by Python as a `break` closes it, with the exception
+out of the loop's sight: its steps so far are reported as a pass broken off. Watched in a with
+block, the block's end sees the exception, and the pass is reported as left by it, not judged:
+
+    with stoker.watch(loader) as batches:
+        for inputs, targets in batches:
+            ...
+
 Under stoker.monitor the split is recorded too: with tensorboard= each logging window's
 samples/s and step_time/* shares go to the monitor's event file, at the loop's step count; with
 log="run.csv" each pass's figures and verdict go to run.loops.csv beside it, which stoker
@@ -121,6 +129,8 @@ class watch:
         self.name = name
         self.report = report
         self.file = file
+        self._in_block = False  # inside `with watch(...)`: a pass left open waits for the block's end
+        self._left_open = False  # a pass the loop left inside the block, reported at its end
         if isinstance(loader, watch):  # a helper's watch inside the loop's: the inner one reports
             self._state, self._diagnosis = loader._state, loader._diagnosis
             return
@@ -140,6 +150,20 @@ class watch:
     def __len__(self):
         return len(self.loader)
 
+    def __enter__(self):
+        self._in_block = True
+        return self
+
+    def __exit__(self, exc_type, exc, traceback):
+        self._in_block = False
+        if self._left_open:
+            self._left_open = False
+            if exc_type is None:
+                self._end_epoch()
+            else:
+                self._end_epoch(left_by=exc_type)
+        return False
+
     def _label(self):
         """What heads the report's first line: "rank 1 ", the name given, both or nothing."""
         return _rank_label() + (f"{self.name} " if self.name else "")
@@ -151,12 +175,15 @@ class watch:
         if isinstance(self.loader, watch):
             yield from self.loader
             return
+        if self._left_open:  # a pass broken off in the block, and the block goes on: it was a break
+            self._left_open = False
+            self._end_epoch()
         self._diagnosis.set_monitor(current_monitor(), nvml_index())  # the one running now, if any
         self._diagnosis.record_as(self.name or "", _rank()[0])  # to that monitor's TensorBoard file and log
         self._diagnosis.start_epoch()
         it = iter(self.loader)
         wait = step_end = samples = None
-        failed = False
+        failed = closed = False
         try:
             while True:
                 started = time.perf_counter()
@@ -173,6 +200,7 @@ class watch:
                 samples = _samples(item)
                 yield item
         except GeneratorExit:  # the loop broke off: the steps so far, the one it broke in too, are the epoch
+            closed = True
             if step_end is not None:
                 self._diagnosis.after_step(wait, 0.0, time.perf_counter() - step_end, samples)
             raise
@@ -180,12 +208,21 @@ class watch:
             failed = True
             raise
         finally:
-            if not failed:
+            if self._in_block and (closed or failed):
+                self._left_open = True  # a break or an exception: the block's end tells which
+            elif not failed:
                 self._end_epoch()
 
-    def _end_epoch(self):
-        self._diagnosis.end_pass(self.epoch)
-        lines = self.epoch_report()
+    def _end_epoch(self, left_by=None):
+        """Reports the pass; one `left_by` an exception is counted but not judged (nor recorded:
+        it did not end)."""
+        if left_by is None:
+            self._diagnosis.end_pass(self.epoch)
+            lines = self.epoch_report()
+        else:
+            steps = self._diagnosis.epoch_window["steps"]
+            lines = [f"left by {left_by.__name__} after {steps} step{'' if steps == 1 else 's'}: not judged "
+                     f"(the pass did not end)"]
         self._state.reports.append(lines)
         if self.report and lines:
             head = f"{self._label()}epoch {self.epoch}: "

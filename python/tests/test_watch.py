@@ -1,5 +1,6 @@
 """stoker.watch names what the loop waits for, in stoker train's words."""
 import io
+import re
 import time
 
 import pytest
@@ -276,6 +277,60 @@ def test_a_loop_that_breaks_off_counts_the_step_it_broke_in():
             break
     assert watched._diagnosis.epoch_window["steps"] == 5
     assert watched.epoch == 1
+
+
+def test_a_warm_up_of_milliseconds_is_shown_in_milliseconds():
+    # A first batch 5 ms late in an epoch of a few ms: "0.0 s of the epoch's 0.0 s" said nothing.
+    def batches():
+        time.sleep(0.005)
+        for _ in range(30):
+            yield torch.zeros(2)
+
+    report, _ = run(batches(), 0)
+    notes = [line for line in report if line.startswith("first step")]
+    assert len(notes) == 1, report
+    assert re.match(r"first step \d+ ms of the epoch's (\d+ ms|\d+\.\d s) \(warm-up: the loader starting", notes[0]), \
+        notes[0]
+    assert not any("0.0 s" in line for line in report), report
+
+
+def test_a_pass_left_by_an_exception_in_a_with_block_says_so_and_is_not_judged():
+    out = io.StringIO()
+    with pytest.raises(KeyError):
+        with stoker.watch(SlowLoader(12, 0.0), file=out) as batches:
+            for i, _ in enumerate(batches):
+                if i == 2:
+                    raise KeyError("label")
+    assert batches.reports == [["left by KeyError after 3 steps: not judged (the pass did not end)"]]
+    assert out.getvalue() == "epoch 0: left by KeyError after 3 steps: not judged (the pass did not end)\n"
+    assert batches.epoch == 1
+
+    def failing():  # the loader's own exception, raised inside next()
+        yield torch.zeros(2)
+        raise OSError("disk gone")
+
+    out = io.StringIO()
+    with pytest.raises(OSError):
+        with stoker.watch(failing(), file=out, name="val") as batches:
+            for _ in batches:
+                pass
+    assert out.getvalue() == "val epoch 0: left by OSError after 1 step: not judged (the pass did not end)\n"
+
+
+def test_in_a_with_block_a_break_and_whole_passes_are_judged_as_without_one():
+    out = io.StringIO()
+    with stoker.watch(SlowLoader(12, 0.0), file=out) as batches:
+        for i, _ in enumerate(batches):  # broken off, then a whole pass: two reports
+            if i == 4:
+                break
+        assert batches.reports == []  # the block's end, or the next pass, tells a break from an exception
+        for _ in batches:
+            pass
+        assert len(batches.reports) == 2
+    assert len(batches.reports) == 2
+    assert batches._diagnosis.epoch_window["steps"] == 12
+    assert [r[0].startswith("step time:") for r in batches.reports] == [True, True]
+    assert "left by" not in out.getvalue()
 
 
 def test_a_first_pass_of_too_few_steps_is_shown_not_judged():

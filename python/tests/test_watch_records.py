@@ -129,7 +129,7 @@ def batches():
         time.sleep(0.01 if rank == 0 else 0.0)   # rank 0 waits for its data, rank 1 computes
         yield torch.zeros(4 + rank, 3)
 
-with stoker.monitor(interval=0.05, log=f"{folder}/run{rank}.csv", tensorboard=f"{folder}/tb", gpu=False,
+with stoker.monitor(interval=0.05, log=f"{folder}/run.csv", tensorboard=f"{folder}/tb", gpu=False,
                     file=sys.stderr) as mon:
     for _ in stoker.watch(list(batches()) if rank == 1 else batches(), file=sys.stderr):
         time.sleep(0.0 if rank == 0 else 0.01)
@@ -149,7 +149,47 @@ def test_two_ranks_each_record_their_own(tmp_path):
         assert list(windows) == [12]
         wait = windows[12]["step_time/wait_share"]
         assert wait > 0.5 if rank == 0 else wait < 0.5
-        rows = list(csv.DictReader(open(tmp_path / f"run{rank}.loops.csv")))
+        rows = list(csv.DictReader(open(tmp_path / ("run.loops.csv", "run.rank1.loops.csv")[rank])))
         assert [(r["rank"], r["epoch"], r["steps"], r["samples"]) for r in rows] == [
             (str(rank), "0", "12", str(12 * (4 + rank)))]
         assert float(rows[0]["wait_share"]) == pytest.approx(wait, abs=1e-6)
+
+
+ONE_LOG_SCRIPT = """
+import sys, time
+import torch.distributed as dist
+import stoker
+
+folder = sys.argv[1]
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+with stoker.monitor(interval=0.05, log=f"{folder}/run.csv", gpu=False, file=sys.stderr) as mon:
+    for _ in stoker.watch([rank] * (6 + rank), file=sys.stderr):
+        time.sleep(0.02)
+print(mon.log)
+dist.destroy_process_group()
+"""
+
+
+def test_two_ranks_given_one_log_each_write_their_own(tmp_path):
+    script = tmp_path / "rank.py"
+    script.write_text(ONE_LOG_SCRIPT)
+    outputs = run_ranks(script, 2, [tmp_path], env={"PYTHONPATH": str(Path(stoker.__file__).parents[1])})
+    assert [out.strip().splitlines()[-1] for out in outputs] == [str(tmp_path / "run.csv"),
+                                                                 str(tmp_path / "run.rank1.csv")]
+    for rank, (log, loops) in enumerate([("run.csv", "run.loops.csv"), ("run.rank1.csv", "run.rank1.loops.csv")]):
+        samples = list(csv.DictReader(open(tmp_path / log)))
+        assert samples and all(row["cpu_percent"] != "" for row in samples[1:])
+        rows = list(csv.DictReader(open(tmp_path / loops)))
+        assert [(r["rank"], r["steps"]) for r in rows] == [(str(rank), str(6 + rank))]
+
+
+def test_rank_and_world_size_of_the_environment_name_the_log_before_a_group_is_made(tmp_path, monkeypatch):
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("RANK", "1")
+    assert stoker.monitor(log=str(tmp_path / "run.jsonl"), gpu=False).log == str(tmp_path / "run.rank1.jsonl")
+    monkeypatch.setenv("RANK", "0")
+    assert stoker.monitor(log=str(tmp_path / "run.csv"), gpu=False).log == str(tmp_path / "run.csv")
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    monkeypatch.setenv("RANK", "1")
+    assert stoker.monitor(log=str(tmp_path / "run.csv"), gpu=False).log == str(tmp_path / "run.csv")

@@ -95,8 +95,8 @@ int run_monitor(const MonitorArgs& args) {
   monitor::Summary summary = sampler.summary();
   summary.seconds = ns_to_seconds(wall.elapsed_ns());
   std::fputs(monitor::format_summary(summary, sampler.gpu_status()).c_str(), with_command ? stderr : stdout);
-  if (!args.csv.empty())
-    std::fprintf(with_command ? stderr : stdout, "report: stoker report %s\n", shell_quote(args.csv).c_str());
+  if (const std::string& log = args.csv.empty() ? args.jsonl : args.csv; !log.empty())
+    std::fprintf(with_command ? stderr : stdout, "report: stoker report %s\n", shell_quote(log).c_str());
   return exit_code;
 }
 

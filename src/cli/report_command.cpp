@@ -25,7 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct ReportArgs {
-  std::string input;  // a run folder or a monitor CSV
+  std::string input;  // a run folder or a monitor log (CSV or JSON lines)
   std::string out;    // -o; default: report.html in the run folder, X.html beside a log X.csv
 };
 
@@ -41,8 +41,8 @@ std::string default_report_path(const std::string& input) {
 int run_report(const ReportArgs& args) {
   if (args.input.empty()) {
     throw UsageError(
-        "stoker report needs a run folder (the run dir stoker train printed) or a monitor CSV "
-        "(stoker monitor --log FILE.csv)");
+        "stoker report needs a run folder (the run dir stoker train printed) or a monitor log "
+        "(stoker monitor --log FILE.csv or --jsonl FILE.jsonl)");
   }
   const std::string out = args.out.empty() ? default_report_path(args.input) : args.out;
   check_output_file(out, "-o");  // before any reading: a bad path fails first
@@ -82,7 +82,8 @@ void add_report_command(CLI::App& app, int* exit_code) {
   CLI::App* cmd =
       app.add_subcommand("report", "Write one self-contained HTML page of a run folder, or of a monitor log alone");
   cmd->add_option("input", args->input,
-                  "A run folder (the run dir stoker train printed) or a monitor CSV (stoker monitor --log)");
+                  "A run folder (the run dir stoker train printed) or a monitor log, CSV or JSON lines (stoker monitor "
+                  "--log or --jsonl)");
   cmd->add_option("-o,--out", args->out,
                   "The HTML file to write (default: report.html in the run folder, or the log's name with .html)");
   cmd->callback([args, exit_code] { *exit_code = run_report(*args); });

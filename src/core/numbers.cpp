@@ -33,4 +33,10 @@ std::string gib(double bytes) {
   return g >= 100 ? fmt::format("{:.0f} GiB", g) : fmt::format("{:.1f} GiB", g);
 }
 
+std::string duration_text(double seconds) {
+  if (seconds >= 0.05) return fmt::format("{:.1f} s", seconds);
+  if (seconds >= 0.001) return fmt::format("{:.0f} ms", seconds * 1e3);
+  return seconds > 0 ? "under 1 ms" : "0 s";
+}
+
 }  // namespace stoker

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "stoker/core/csv_line.h"
 #include "stoker/core/user_files.h"
@@ -52,6 +53,15 @@ std::string loops_csv_path(const std::string& monitor_log) {
     }
   }
   return stem + ".loops.csv";
+}
+
+std::string rank_log_path(const std::string& monitor_log, int rank) {
+  if (rank == 0) return monitor_log;
+  const std::filesystem::path path(monitor_log);
+  std::filesystem::path name = path.stem();
+  name += fmt::format(".rank{}", rank);
+  name += path.extension();
+  return (path.parent_path() / name).string();
 }
 
 LoopsCsv::LoopsCsv(const std::string& path) : path_(path) {

@@ -17,6 +17,7 @@
 #include "stoker/core/json_text.h"
 #include "stoker/core/numbers.h"
 #include "stoker/core/user_files.h"
+#include "stoker/monitor/sinks.h"
 #include "stoker/report/event_reader.h"
 #include "stoker/report/loop_records.h"
 
@@ -444,8 +445,8 @@ void add_monitor_timeline(const CsvTable& log, RunReport* report) {
   for (size_t i = 0; i < ram.size(); ++i) ram[i] = total[i] > 0 ? 100 * ram[i] / total[i] : kNan;
   report->timeline.push_back({"RAM", t, ram});
   std::vector<std::vector<double>> gpus;
-  for (int gpu = 0; log.column(fmt::format("gpu{}_util_percent", gpu)) >= 0; ++gpu) {
-    gpus.push_back(log.numbers(fmt::format("gpu{}_util_percent", gpu)));
+  for (int gpu = 0; log.column(monitor::gpu_column(gpu, "util_percent")) >= 0; ++gpu) {
+    gpus.push_back(log.numbers(monitor::gpu_column(gpu, "util_percent")));
     report->timeline.push_back({fmt::format("GPU {} util", gpu), t, gpus.back()});
   }
   if (!gpus.empty()) {
@@ -460,20 +461,28 @@ RunReport load_monitor_log(const std::string& csv_path) {
   r.source = csv_path;
   r.title = "monitor log " + fs::path(csv_path).filename().string();
   r.monitor_log_only = true;
-  const CsvTable log = read_csv_table(csv_path, "monitor log");
+  const std::string text = read_small_file(csv_path, "monitor log", uint64_t{1} << 30);
+  const bool json_lines = is_json_lines(text);
+  const CsvTable log = json_lines ? parse_jsonl_table(text, csv_path) : parse_csv_table(text, csv_path);
   if (log.column("seconds") < 0 && log.column("loop") >= 0 && log.column("wait_share") >= 0) {
     throw DataError(
         fmt::format("{} is the watched loops' file stoker.monitor writes beside its log, not the log: give the "
                     "monitor log itself (the log= path, e.g. run.csv), whose report draws these loops too",
                     csv_path));
   }
-  if (log.column("seconds") < 0 || log.column("cpu_percent") < 0) {
+  r.notes = log.notes;
+  if (json_lines && log.rows.empty()) {
     throw DataError(
-        fmt::format("{} is not a stoker monitor log: its header has no seconds and cpu_percent columns "
-                    "(docs/MONITOR_FORMATS.md); give the CSV of stoker monitor --log, or a run folder",
+        fmt::format("{} has its meta line but no complete sample line: nothing to draw; wait for the "
+                    "monitor's first samples (one per --interval), then run stoker report again",
                     csv_path));
   }
-  r.notes = log.notes;
+  if (log.column("seconds") < 0 || log.column("cpu_percent") < 0) {
+    throw DataError(fmt::format(
+        "{} is not a stoker monitor log: its {} no seconds and cpu_percent {} (docs/MONITOR_FORMATS.md); "
+        "give the CSV or JSON lines of stoker monitor --log or --jsonl, or of stoker.monitor(log=...), or a run folder",
+        csv_path, json_lines ? "samples have" : "header has", json_lines ? "fields" : "columns"));
+  }
   if (log.rows.empty()) {
     throw DataError(
         fmt::format("{} has a header but no complete sample row: nothing to draw; wait for the "
@@ -483,7 +492,7 @@ RunReport load_monitor_log(const std::string& csv_path) {
   add_monitor_timeline(log, &r);
   const std::vector<double> t = log.numbers("seconds");
   int gpus = 0;
-  while (log.column(fmt::format("gpu{}_util_percent", gpus)) >= 0) ++gpus;
+  while (log.column(monitor::gpu_column(gpus, "util_percent")) >= 0) ++gpus;
   r.facts.emplace_back("samples", grouped(static_cast<double>(log.rows.size())));
   if (t.size() >= 2 && !std::isnan(t.front() + t.back())) {
     r.facts.emplace_back("duration", fmt::format("{:.0f} s", t.back() - t.front()));
@@ -492,6 +501,12 @@ RunReport load_monitor_log(const std::string& csv_path) {
   }
   r.facts.emplace_back("GPUs", std::to_string(gpus));
   add_loops(csv_path, &r);
+  std::string others;  // the logs the other ranks of its script wrote beside it
+  std::error_code error;
+  for (int rank = 1; fs::is_regular_file(rank_log_path(csv_path, rank), error); ++rank) {
+    others += (others.empty() ? "" : ", ") + fs::path(rank_log_path(csv_path, rank)).filename().string();
+  }
+  if (!others.empty()) r.facts.emplace_back("other ranks' logs", others + " (stoker report each for its page)");
   return r;
 }
 
@@ -607,7 +622,7 @@ RunReport load_report(const std::string& path) {
   if (::stat(path.c_str(), &st) != 0) {
     throw UsageError(
         fmt::format("{} does not exist; give a run folder (the run dir stoker train printed) or a monitor "
-                    "CSV (stoker monitor --log FILE.csv)",
+                    "log (stoker monitor --log FILE.csv or --jsonl FILE.jsonl)",
                     path));
   }
   if (S_ISDIR(st.st_mode)) return load_run_folder(path);

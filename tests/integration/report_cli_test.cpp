@@ -239,6 +239,20 @@ TEST(ReportMonitorCli, MonitorPrintsTheLineAndItsLogDrawsAlone) {
   EXPECT_TRUE(fs::exists(dir.str() + "/cut.html"));
 }
 
+TEST(ReportMonitorCli, AJsonLinesLogDrawsAsItsCsvWould) {
+  TempDir dir;
+  const std::string log = dir.str() + "/m.jsonl";
+  const auto m = run_command(kStoker + " monitor --no-gpu --quiet --interval 0.1 --duration 0.6 --jsonl " + log);
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_TRUE(m.out.ends_with("report: stoker report " + log + "\n")) << m.out;
+  const auto r = run_command(kStoker + " report " + log);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  const std::string page = read_text(dir.str() + "/m.html");
+  EXPECT_NE(page.find("id=\"timeline\""), std::string::npos);
+  EXPECT_NE(page.find("<polyline"), std::string::npos);
+}
+
 TEST(ReportMonitorCli, BadInputOneLineNonZero) {
   TempDir dir;
   const std::string empty = dir.write_text("empty.csv", "");

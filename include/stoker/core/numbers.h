@@ -1,4 +1,4 @@
-// stoker/core/numbers.h — numbers for people: "1,281,167", "12,345.6". Pure functions.
+// stoker/core/numbers.h — numbers for people: "1,281,167", "12,345.6", "1.3 s". Pure functions.
 #pragma once
 
 #include <string>
@@ -15,5 +15,9 @@ std::string megabytes(double bytes);
 
 // Bytes in GiB, one decimal below 100 GiB and none from there: "7.6 GiB", "123 GiB".
 std::string gib(double bytes);
+
+// A duration as a report line shows it: "1.3 s" from 0.05 s, "12 ms" below that, "under 1 ms"
+// below a millisecond: never "0.0 s" for a figure that is not nothing.
+std::string duration_text(double seconds);
 
 }  // namespace stoker

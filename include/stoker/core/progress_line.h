@@ -3,8 +3,12 @@
 // pipe a line once the work has run half a second, then one every 10 seconds, so that a silent
 // wait is never longer than that.
 //
+// A ProgressLine made with a writer passes it the lines a log would get (without their line
+// break): the Python package's go to sys.stderr that way.
+//
 // Ownership: the caller owns it; destroyed, it erases its redrawn line.
-// Thread safety: one thread calls a ProgressLine (the one that waits on the work).
+// Thread safety: one thread calls a ProgressLine (the one that waits on the work); the writer
+// is called on that thread.
 #pragma once
 
 #include <cstdio>
@@ -18,6 +22,7 @@ namespace stoker {
 class ProgressLine {
  public:
   explicit ProgressLine(std::FILE* out = stderr);
+  explicit ProgressLine(std::function<void(const std::string&)> write);
   ProgressLine(const ProgressLine&) = delete;
   ProgressLine& operator=(const ProgressLine&) = delete;
   ~ProgressLine() { clear(); }
@@ -33,7 +38,8 @@ class ProgressLine {
   static constexpr double kFirstLogSeconds = 0.5;  // the first of them
 
  private:
-  std::FILE* out_;
+  std::FILE* out_;                                 // nullptr with a writer
+  std::function<void(const std::string&)> write_;  // empty without one
   bool live_;
   bool drawn_ = false;
   Stopwatch clock_;

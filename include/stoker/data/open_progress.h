@@ -16,14 +16,16 @@
 // Thread safety: the members are atomics, written by the opening threads and read by any.
 // The command-line front ends (stoker scan, bench loader, check, train, evaluate, doctor) open
 // their data with open_source_showing_progress; the Python package writes the same lines to
-// sys.stderr (python/src/open_progress_lines.h).
+// sys.stderr (python/src/open_progress_lines.h); both by open_with_progress_line.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
+#include "stoker/core/progress_line.h"
 #include "stoker/data/source.h"
 
 namespace stoker::data {
@@ -72,10 +74,20 @@ std::string open_progress_text(const std::string& path, uint64_t files, uint64_t
                                bool shards, double seconds);
 std::string open_progress_text(const std::string& path, const OpenProgress& progress);
 
-// open_source(path, split) (open_clip_source with `clips`) on a thread of its own while the
-// calling thread shows these lines on stderr as a ProgressLine (stoker/core/progress_line.h:
-// on a terminal one line redrawn, in a log a line and then one every 10 s) once line_due(),
-// erased or ended before it returns. Throws what open_source throws, on the calling thread.
+// Runs `open` (its open_source() calls reporting to an OpenProgress of its own) on a thread of
+// its own while the calling thread looks at the progress every 20 ms and, once line_due(),
+// passes `line` the line's text (open_progress_text(path, ...)); `line` decides when to write
+// it. Returns once the open has ended, at once, and throws what `open` throws, on the calling
+// thread. The one loop behind the command line's lines and the Python package's.
+// Thread safety: `line` is called on the calling thread only; a writer that takes a lock
+// (Python's GIL) must not be held by the caller if `open` takes it too.
+std::unique_ptr<Source> open_with_progress_line(const std::string& path,
+                                                const std::function<std::unique_ptr<Source>()>& open,
+                                                ProgressLine& line);
+
+// open_source(path, split) (open_clip_source with `clips`) by open_with_progress_line, its
+// lines on stderr as a ProgressLine (stoker/core/progress_line.h: on a terminal one line
+// redrawn, in a log a line and then one every 10 s), erased before it returns.
 // Thread safety: call from the thread that writes the program's stderr.
 std::unique_ptr<Source> open_source_showing_progress(const std::string& path, const std::string& split,
                                                      bool clips = false);

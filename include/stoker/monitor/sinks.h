@@ -39,6 +39,10 @@ class StatusLine {
 // "2026-11-21T20:14:03.125Z"
 std::string iso8601_utc(int64_t unix_ns);
 
+// The CSV's column for GPU `gpu`'s field `field` ("gpu0_util_percent"); JSON lines nest it as
+// the field of the gpus[] entry whose index is `gpu`.
+std::string gpu_column(int gpu, const std::string& field);
+
 class CsvLog {
  public:
   // Opens (truncates) `path`. Throws UsageError naming the path when it cannot be written.

@@ -1,5 +1,6 @@
 // stoker/report/csv_table.h — the CSV files stoker writes (a run's metrics.csv, stoker
-// monitor's --log), read back whole for a report.
+// monitor's --log), and the monitor's JSON-lines log as the table its CSV would be, read back
+// whole for a report.
 //
 //   const report::CsvTable metrics = report::read_csv_table("runs/x/metrics.csv", "metrics.csv");
 //   const std::vector<double> loss = metrics.numbers("train_loss");
@@ -38,6 +39,17 @@ struct CsvTable {
 
 // Parses `text`, the contents of the file at `path` (named in notes and errors).
 CsvTable parse_csv_table(const std::string& text, const std::string& path);
+
+// Whether `text` is JSON lines (its first non-blank character is '{'), not CSV.
+bool is_json_lines(const std::string& text);
+
+// A JSON-lines monitor log (stoker monitor --jsonl, stoker.monitor(log="run.jsonl"):
+// docs/MONITOR_FORMATS.md) as the table of its CSV twin: one row per sample line, one column
+// per field by the name the line gives it, a GPU's named monitor::gpu_column(index, field), so
+// that the CSV's readers read it; a null is an empty cell, a list (core_percent) is left out.
+// A line that is not JSON is left out with a note, as a CSV's short row is.
+// Errors: DataError naming the file when its first line is not the monitor's {"type":"meta"}.
+CsvTable parse_jsonl_table(const std::string& text, const std::string& path);
 
 // Reads the regular file at `path` (at most `max_bytes`) and parses it; `what` names it in
 // errors ("metrics.csv", "the monitor log").

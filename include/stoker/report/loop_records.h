@@ -44,6 +44,12 @@ struct LoopEpoch {
 // The loops CSV beside a monitor log: its name less .csv or .jsonl, then ".loops.csv".
 std::string loops_csv_path(const std::string& monitor_log);
 
+// The log that rank `rank` of several writes when each is given `monitor_log`: rank 0 keeps
+// the name, rank r > 0 puts ".rank<r>" before its extension (run.csv -> run.rank1.csv, whose
+// loops file is run.rank1.loops.csv), so that the ranks of one script do not overwrite each
+// other. stoker.monitor(log=...) writes it; the report of rank 0's log names the others.
+std::string rank_log_path(const std::string& monitor_log, int rank);
+
 class LoopsCsv {
  public:
   // Creates (or empties) the file at `path` and writes the header row.

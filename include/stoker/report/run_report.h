@@ -4,9 +4,10 @@
 //   const report::RunReport r = report::load_run_folder("runs/2026-11-27_11-53-32");
 //   for (const std::string& note : r.notes) ...   // what was missing or damaged
 //
-// From a monitor log: its timeline, and the step-time split, samples/s and verdict of each pass
-// of the loops a Python script watched while it ran (the loops CSV beside it, run.loops.csv for
-// run.csv: docs/MONITOR_FORMATS.md); a damaged loops CSV is a note.
+// From a monitor log (CSV, or JSON lines read as its CSV twin: csv_table.h): its timeline, and
+// the step-time split, samples/s and verdict of each pass of the loops a Python script watched
+// while it ran (the loops CSV beside it, run.loops.csv for run.csv or run.jsonl:
+// docs/MONITOR_FORMATS.md); a damaged loops CSV is a note.
 //
 // From a run folder (what stoker train leaves): metrics.csv (the per-epoch curves, the
 // samples/s, the step-time split), summary.json (each epoch's verdict and loader stage clocks,
@@ -99,7 +100,7 @@ std::vector<Span> low_stretches(const std::vector<double>& t, const std::vector<
 // utilisation, with the low stretches of the GPUs' mean (the CPU's without a GPU).
 void add_monitor_timeline(const CsvTable& log, RunReport* report);
 
-// What `stoker report PATH` draws: a run folder, or a monitor CSV on its own.
+// What `stoker report PATH` draws: a run folder, or a monitor log (CSV or JSON lines) on its own.
 RunReport load_run_folder(const std::string& folder);
 RunReport load_monitor_log(const std::string& csv_path);
 RunReport load_report(const std::string& path);

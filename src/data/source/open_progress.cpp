@@ -2,15 +2,16 @@
 
 #include <fmt/format.h>
 
-#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <exception>
 #include <functional>
 #include <thread>
 
 #include "file_reader.h"
 #include "stoker/core/clock.h"
+#include "stoker/core/mutex.h"
 #include "stoker/core/progress_line.h"
 
 namespace stoker::data {
@@ -18,32 +19,55 @@ namespace stoker::data {
 namespace {
 thread_local OpenProgress* t_progress = nullptr;
 
-std::unique_ptr<Source> open_showing_progress(const std::string& path,
-                                              const std::function<std::unique_ptr<Source>()>& open) {
+// What the opening thread tells the one that shows the lines: that it has ended.
+struct OpenEnd {
+  Mutex mutex;
+  std::condition_variable changed;
+  bool done STOKER_GUARDED_BY(mutex) = false;
+};
+}  // namespace
+
+std::unique_ptr<Source> open_with_progress_line(const std::string& path,
+                                                const std::function<std::unique_ptr<Source>()>& open,
+                                                ProgressLine& line) {
   OpenProgress progress;
   std::unique_ptr<Source> source;
   std::exception_ptr error;
-  std::atomic<bool> done{false};
+  OpenEnd end;
   std::thread opener([&] {
-    const OpenProgressScope scope(&progress);
-    try {
-      source = open();
-    } catch (...) {
-      error = std::current_exception();
+    {
+      const OpenProgressScope scope(&progress);
+      try {
+        source = open();
+      } catch (...) {
+        error = std::current_exception();
+      }
     }
-    done = true;
+    {
+      const MutexLock lock(end.mutex);
+      end.done = true;
+    }
+    end.changed.notify_all();
   });
-  ProgressLine line;
-  while (!done) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    if (!done && progress.line_due()) line.update([&] { return open_progress_text(path, progress); });
+  try {
+    MutexLock lock(end.mutex);
+    while (!end.done) {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+      while (!end.done && lock.wait_until(end.changed, deadline)) {
+      }
+      if (end.done || !progress.line_due()) continue;
+      lock.unlock();  // the opener ends while a line is written
+      line.update([&] { return open_progress_text(path, progress); });
+      lock.lock();
+    }
+  } catch (...) {
+    opener.join();  // a line that could not be written: the open still ends before this returns
+    throw;
   }
   opener.join();
-  line.clear();
   if (error) std::rethrow_exception(error);
   return source;
 }
-}  // namespace
 
 void OpenProgress::mark_checked() {
   int64_t unset = 0;
@@ -81,11 +105,15 @@ std::string open_progress_text(const std::string& path, const OpenProgress& prog
 }
 
 std::unique_ptr<Source> open_source_showing_progress(const std::string& path, const std::string& split, bool clips) {
-  return open_showing_progress(path, [&] { return clips ? open_clip_source(path, split) : open_source(path, split); });
+  ProgressLine line;
+  return open_with_progress_line(
+      path, [&] { return clips ? open_clip_source(path, split) : open_source(path, split); }, line);
 }
 
 std::unique_ptr<Source> open_source_showing_progress(const std::string& path, Split split) {
-  return open_showing_progress(path, [&] { return open_source(path, split); });
+  ProgressLine line;
+  return open_with_progress_line(
+      path, [&] { return open_source(path, split); }, line);
 }
 
 }  // namespace stoker::data

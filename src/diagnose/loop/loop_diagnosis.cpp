@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "stoker/core/numbers.h"
 #include "stoker/core/process.h"
 
 namespace stoker::diagnose {
@@ -217,8 +218,8 @@ std::string LoopDiagnosis::warmup_note() const {
   const char* what = loader_start ? "(warm-up: the loader starting and making its first batch)"
                                   : "(warm-up: libraries and kernels loaded, algorithms chosen, memory allocated)";
   if (run_start_in_epoch_ && epoch_warmup_.steps == 1) {
-    return fmt::format("first step {:.1f} s of the epoch's {:.1f} s {}: left out of these shares",
-                       epoch_warmup_.total_s(), epoch_.total_s(), what);
+    return fmt::format("first step {} of the epoch's {} {}: left out of these shares",
+                       duration_text(epoch_warmup_.total_s()), duration_text(epoch_.total_s()), what);
   }
   std::string sizes;
   for (size_t i = 0; i < epoch_warmup_sizes_.size(); ++i) {
@@ -226,11 +227,10 @@ std::string LoopDiagnosis::warmup_note() const {
     sizes += std::to_string(epoch_warmup_sizes_[i]);
   }
   const bool one = epoch_warmup_.steps == 1;
-  return fmt::format(
-      "first step{} at batch size{} {}: {:.1f} s of the epoch's {:.1f} s {}: left out of these "
-      "shares",
-      one ? "" : "s", one ? "" : "s", sizes, epoch_warmup_.total_s(), epoch_.total_s(),
-      run_start_in_epoch_ ? what : "(warm-up: algorithms chosen for a new input shape)");
+  return fmt::format("first step{} at batch size{} {}: {} of the epoch's {} {}: left out of these shares",
+                     one ? "" : "s", one ? "" : "s", sizes, duration_text(epoch_warmup_.total_s()),
+                     duration_text(epoch_.total_s()),
+                     run_start_in_epoch_ ? what : "(warm-up: algorithms chosen for a new input shape)");
 }
 
 LoopDiagnosis::EpochJudgement LoopDiagnosis::judge_epoch() const {
@@ -245,7 +245,7 @@ LoopDiagnosis::EpochJudgement LoopDiagnosis::judge_epoch() const {
   const StepWindow& w = j.window;
   if ((w.steps < kWindowSteps || w.total_s() < kWindowSeconds) && last_window_) {
     j.too_short = w.steps < kWindowSteps ? fmt::format("{} {} too few", w.steps, w.steps == 1 ? "step is" : "steps are")
-                                         : fmt::format("{:.1f} s is too short", w.total_s());
+                                         : fmt::format("{} is too short", duration_text(w.total_s()));
     j.window = last_window_->window;
     j.stages = last_window_->stages;
   } else if (w.steps < kWindowSteps && !last_window_) {
@@ -261,12 +261,12 @@ std::vector<std::string> LoopDiagnosis::epoch_report() const {
   const StepWindow& w = j.window;
   std::string shares = format_step_shares(w);
   if (!j.too_short.empty()) {
-    shares = fmt::format("{} (the last {} steps, {:.1f} s, across epochs: this epoch's {} to judge alone)", shares,
-                         w.steps, w.total_s(), j.too_short);
+    shares = fmt::format("{} (the last {} steps, {}, across epochs: this epoch's {} to judge alone)", shares, w.steps,
+                         duration_text(w.total_s()), j.too_short);
   }
   if (j.unjudged) {
-    shares = fmt::format("{} ({} step{}, {:.1f} s: too few to judge; the evidence and the changes to try need {})",
-                         shares, w.steps, w.steps == 1 ? "" : "s", w.total_s(), kWindowSteps);
+    shares = fmt::format("{} ({} step{}, {}: too few to judge; the evidence and the changes to try need {})", shares,
+                         w.steps, w.steps == 1 ? "" : "s", duration_text(w.total_s()), kWindowSteps);
   }
   std::vector<std::string> lines{shares};
   if (j.left_out_warmup && epoch_warmup_.total_s() > kWarmupNoticeShare * epoch_.total_s()) {

@@ -47,12 +47,14 @@ std::string iso8601_utc(int64_t unix_ns) {
   return text;
 }
 
+std::string gpu_column(int gpu, const std::string& field) { return fmt::format("gpu{}_{}", gpu, field); }
+
 std::vector<std::string> CsvLog::columns(int gpu_count) {
   std::vector<std::string> names = {"timestamp", "seconds"};
   for (const HostField& f : kHostFields) names.push_back(f.name);
   for (int g = 0; g < gpu_count; ++g) {
-    for (const GpuField& f : kGpuFields) names.push_back(fmt::format("gpu{}_{}", g, f.name));
-    names.push_back(fmt::format("gpu{}_throttle", g));
+    for (const GpuField& f : kGpuFields) names.push_back(gpu_column(g, f.name));
+    names.push_back(gpu_column(g, "throttle"));
   }
   return names;
 }

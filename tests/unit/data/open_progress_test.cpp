@@ -1,7 +1,8 @@
 // OpenProgress: what opening a source reports while it runs (the class folders of an image
 // folder listed and the files found; the files of a pattern opened and their samples), to the
 // scope of the thread that opens it, and nothing outside a scope; and when the front ends show
-// it: a line once the open has run a second past its checks, which a bad path never passes.
+// it: a line once the open has run a second past its checks, which a bad path never passes;
+// and the one loop that shows those lines while an open runs (open_with_progress_line).
 #include "stoker/data/open_progress.h"
 
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "stoker/core/error.h"
+#include "stoker/core/progress_line.h"
 #include "stoker/data/source.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
@@ -100,6 +102,40 @@ TEST(OpenProgressTest, TheLinesClockStartsOnceThePathsChecksPass) {
   std::this_thread::sleep_for(std::chrono::duration<double>(OpenProgress::kLineAfterSeconds));
   EXPECT_TRUE(progress.line_due());
   EXPECT_GE(progress.seconds(), OpenProgress::kLineAfterSeconds);
+}
+
+// The open runs on a thread of its own; the lines are written on the calling thread (where the
+// command line's stderr is, and where Python's writer takes the GIL), once due, and the open's
+// error comes to the caller with no line before it.
+TEST(OpenProgressTest, OneLoopShowsASlowOpensLineOnTheCallingThread) {
+  TempDir dir;
+  dir.write("cat/a.jpg", std::vector<uint8_t>{1});
+  std::vector<std::string> lines;
+  std::vector<std::thread::id> writers;
+  ProgressLine line([&](const std::string& text) {
+    lines.push_back(text);
+    writers.push_back(std::this_thread::get_id());
+  });
+  std::thread::id opener;
+  const auto source = open_with_progress_line(
+      "train/",
+      [&] {
+        opener = std::this_thread::get_id();
+        auto opened = open_source(dir.str());  // counts 1 file in 1 class folder and starts the line's clock
+        std::this_thread::sleep_for(std::chrono::duration<double>(OpenProgress::kLineAfterSeconds + 0.4));
+        return opened;
+      },
+      line);
+  EXPECT_EQ(source->size(), 1u);
+  EXPECT_NE(opener, std::this_thread::get_id());
+  EXPECT_EQ(lines, std::vector<std::string>{"listing train/: 1 files in 1 of 1 class folders, 1 s"});
+  EXPECT_EQ(writers, std::vector<std::thread::id>{std::this_thread::get_id()});
+
+  lines.clear();
+  EXPECT_THROW(open_with_progress_line(
+                   "missing", [&] { return open_source(dir.str() + "/missing"); }, line),
+               Error);
+  EXPECT_TRUE(lines.empty());
 }
 
 }  // namespace

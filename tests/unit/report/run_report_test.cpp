@@ -10,12 +10,14 @@
 #include <string>
 
 #include "stoker/core/error.h"
+#include "stoker/monitor/sinks.h"
 #include "stoker/report/csv_table.h"
 #include "stoker/report/event_file.h"
 #include "stoker/report/event_reader.h"
 #include "stoker/report/html_report.h"
 #include "stoker/report/loop_records.h"
 #include "support/error_text.h"
+#include "support/run_command.h"
 #include "support/temp_dir.h"
 
 namespace stoker::report {
@@ -219,6 +221,109 @@ TEST(RunReportTest, AMonitorLogWithoutLoopsHasNoSplitAndADamagedLoopsFileIsANote
   ASSERT_EQ(r.notes.size(), 1u);
   EXPECT_NE(r.notes[0].find("run.loops.csv has no rank column"), std::string::npos) << r.notes[0];
   EXPECT_EQ(render_html(r).find("id=\"split\""), std::string::npos);
+}
+
+// The monitor's JSON lines, as its JsonlLog writes them, read as the table its CsvLog writes for
+// the same samples: every CSV column there by name with the same figures, and the same report.
+TEST(RunReportTest, AJsonLinesMonitorLogReadsAsItsCsvTwin) {
+  TempDir dir;
+  const std::string csv = dir.str() + "/run.csv", jsonl = dir.str() + "/run.jsonl";
+  {
+    monitor::CsvLog csv_log(csv, 2);
+    monitor::JsonlLog jsonl_log(jsonl, {{0, "Fake", "GPU-0", true}, {1, "Fake", "GPU-1", false}}, "2 GPUs");
+    for (int i = 0; i < 30; ++i) {
+      monitor::Sample s;
+      s.seconds = 0.5 * i;
+      s.unix_ns = 1'795'000'000'000'000'000 + int64_t{500'000'000} * i;
+      s.host.cpu_percent.set(10 + i, "/proc/stat");
+      s.host.memory_used_bytes.set(1e9 * (1 + i % 3), "/proc/meminfo");
+      s.host.memory_total_bytes.set(8e9, "/proc/meminfo");
+      s.host.core_percent = {10.0f + static_cast<float>(i), 20.0f};
+      for (int g = 0; g < 2; ++g) {
+        monitor::GpuSample gpu;
+        gpu.index = g;
+        gpu.util_gpu_percent.set(g == 0 ? 90 - i : 3.25, "nvml");
+        if (i > 0) gpu.sm_activity_percent.set(40, "nvml-gpm");
+        gpu.throttle_reasons.set(g == 0 ? 0x4 : 0, "nvml");
+        s.gpus.push_back(gpu);
+      }
+      csv_log.write(s);
+      jsonl_log.write(s);
+    }
+  }
+  const CsvTable from_csv = read_csv_table(csv, "monitor log");
+  const std::string text = testing::read_text(jsonl);
+  ASSERT_TRUE(is_json_lines(text));
+  const CsvTable from_jsonl = parse_jsonl_table(text, jsonl);
+  EXPECT_TRUE(from_jsonl.notes.empty());
+  ASSERT_EQ(from_jsonl.rows.size(), from_csv.rows.size());
+  for (size_t c = 0; c < from_csv.columns.size(); ++c) {
+    const std::string& name = from_csv.columns[c];
+    const int at = from_jsonl.column(name);
+    ASSERT_GE(at, 0) << name;
+    for (size_t r = 0; r < from_csv.rows.size(); ++r) {
+      const std::string &want = from_csv.rows[r][c], &got = from_jsonl.rows[r][static_cast<size_t>(at)];
+      if (want == got) continue;
+      EXPECT_EQ(from_csv.numbers(name)[r], from_jsonl.numbers(name)[r]) << name << " row " << r;  // 1.500 and 1.5
+    }
+  }
+  const RunReport a = load_report(csv), b = load_report(jsonl);
+  ASSERT_EQ(b.timeline.size(), 4u);  // CPU, RAM, GPU 0 util, GPU 1 util
+  ASSERT_EQ(a.timeline.size(), b.timeline.size());
+  for (size_t i = 0; i < a.timeline.size(); ++i) {
+    EXPECT_EQ(a.timeline[i].name, b.timeline[i].name);
+    EXPECT_EQ(a.timeline[i].y, b.timeline[i].y) << a.timeline[i].name;
+  }
+  EXPECT_EQ(a.facts, b.facts);
+  EXPECT_EQ(a.low.size(), b.low.size());
+  EXPECT_TRUE(b.notes.empty());
+}
+
+TEST(RunReportTest, AJsonLinesLogCutOffOrOfAnotherKindIsANoteOrOneError) {
+  TempDir dir;
+  const std::string meta = "{\"type\":\"meta\",\"fields\":[]}\n";
+  const std::string sample = "{\"type\":\"sample\",\"seconds\":0.5,\"cpu_percent\":12,\"gpus\":[]}\n";
+  const RunReport cut =
+      load_report(dir.write_text("cut.jsonl", meta + sample + "not json\n" + sample + "{\"type\":\"sam"));
+  EXPECT_EQ(cut.timeline.front().y, (std::vector<double>{12, 12}));
+  ASSERT_EQ(cut.notes.size(), 2u);
+  EXPECT_EQ(cut.notes[0], dir.str() + "/cut.jsonl: 1 line that is not a JSON object left out (first: line 3)");
+  EXPECT_EQ(cut.notes[1], dir.str() + "/cut.jsonl: its last line (line 5) is cut off mid-sample: left out");
+  EXPECT_EQ(testing::error_text([&] { load_report(dir.write_text("meta.jsonl", meta)); }),
+            dir.str() +
+                "/meta.jsonl has its meta line but no complete sample line: nothing to draw; wait for the monitor's "
+                "first samples (one per --interval), then run stoker report again");
+  EXPECT_EQ(testing::error_text([&] { load_report(dir.write_text("other.jsonl", sample)); }),
+            dir.str() +
+                "/other.jsonl is not a stoker monitor log: its first line is not the {\"type\":\"meta\"} line the "
+                "monitor's JSON lines begin with (docs/MONITOR_FORMATS.md); give the log of stoker monitor --log or "
+                "--jsonl, or of stoker.monitor(log=...), or a run folder");
+  EXPECT_EQ(testing::error_text([&] { load_report(dir.write_text("other.txt", "a b c\n1 2 3\n")); }),
+            dir.str() +
+                "/other.txt is not a stoker monitor log: its header has no seconds and cpu_percent columns "
+                "(docs/MONITOR_FORMATS.md); give the CSV or JSON lines of stoker monitor --log or --jsonl, or of "
+                "stoker.monitor(log=...), or a run folder");
+}
+
+// The ranks of one script given one log= each write their own; rank 0's report names the others.
+TEST(RunReportTest, EachRankHasItsLogAndRankZerosReportNamesTheOthers) {
+  EXPECT_EQ(rank_log_path("runs/run.csv", 0), "runs/run.csv");
+  EXPECT_EQ(rank_log_path("runs/run.csv", 1), "runs/run.rank1.csv");
+  EXPECT_EQ(rank_log_path("run.jsonl", 12), "run.rank12.jsonl");
+  EXPECT_EQ(rank_log_path("runs/log", 2), "runs/log.rank2");
+  EXPECT_EQ(loops_csv_path(rank_log_path("run.csv", 1)), "run.rank1.loops.csv");
+  TempDir dir;
+  const std::string row = "t,0,10,1,1,2,50,\nt,1,20,1,1,2,60,\n";
+  const std::string log = dir.write_text("run.csv", std::string(kMonitorHeader) + row);
+  for (const auto& [name, fact] : load_report(log).facts) EXPECT_NE(name, "other ranks' logs");
+  dir.write_text("run.rank1.csv", std::string(kMonitorHeader) + row);
+  dir.write_text("run.rank2.csv", std::string(kMonitorHeader) + row);
+  const RunReport r = load_report(log);
+  ASSERT_FALSE(r.facts.empty());
+  EXPECT_EQ(r.facts.back(),
+            (std::pair<std::string, std::string>{"other ranks' logs",
+                                                 "run.rank1.csv, run.rank2.csv (stoker report each for its page)"}));
+  for (const auto& [name, fact] : load_report(dir.str() + "/run.rank1.csv").facts) EXPECT_NE(name, "other ranks' logs");
 }
 
 TEST(RunReportTest, EmptyAndHeaderOnlyMonitorLogsAreOneErrorEach) {
