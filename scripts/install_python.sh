@@ -32,7 +32,9 @@ if ! "$python" -c 'import torch' 2>/dev/null; then
   exit 1
 fi
 # The extension is built here first (with a progress line); pip's build then finds it done.
-echo "building stoker's Python extension into build-python/ (the first time about 1.5 min on 2 cores)"
+source scripts/lib/progress.sh
+# 180 s: the first build's compile time on one idle core (1.5 min on 2 idle cores).
+echo "building stoker's Python extension into build-python/ (the first time $(build_estimate_here 180))"
 export STOKER_PYTHON_BUILD_DIR="$PWD/build-python"
 read -r -a extra <<<"${STOKER_CMAKE_ARGS:-}"
 STOKER_TARGETS=_stoker STOKER_PROGRESS=line bash scripts/build.sh build-python -DSTOKER_BUILD_PYTHON=ON \
