@@ -28,8 +28,10 @@ if [ "${STOKER_PROGRESS:-}" != "line" ]; then
   exit 0
 fi
 
-# One line that counts the compiler's steps and the time: rewritten in place on a terminal,
-# every 15 s otherwise (a log keeps one line per 15 s, not one per file).
+# One line that counts the compiler's steps, the time and about how long the rest takes:
+# rewritten in place on a terminal, every 15 s otherwise (a log keeps one line per 15 s, not one
+# per file). The time left: scripts/lib/progress.sh, time_left.
+source scripts/lib/progress.sh
 mkdir -p "$build_dir"
 log="$build_dir/build.log"
 start=$SECONDS
@@ -38,12 +40,22 @@ builder=$!
 tty=0
 [ -t 2 ] && tty=1
 last_print=-15
+seen=()  # seconds into the build at which steps first, first+1, ... were first seen done
+first=-1 total=0
 while kill -0 "$builder" 2>/dev/null; do
-  step="$(grep -o '^\[[0-9]*/[0-9]*\]' "$log" | tail -1 | tr -d '[]' || true)"
+  step="$(grep -so '^\[[0-9]*/[0-9]*\]' "$log" | tail -1 | tr -d '[]' || true)"
   elapsed=$((SECONDS - start))
-  what="step $step"
-  [ -n "$step" ] || what="configuring"
-  line="$(printf '  building: %s · %dm%02ds' "$what" $((elapsed / 60)) $((elapsed % 60)))"
+  what="configuring" left=""
+  if [ -n "$step" ]; then
+    what="step $step"
+    # ninja counts again from 1 after re-running CMake (a changed CMakeLists.txt, new files).
+    if [ "${step#*/}" != "$total" ] || [ "${step%/*}" -lt $((first + ${#seen[@]} - 1)) ]; then
+      first=${step%/*} total=${step#*/} seen=()
+    fi
+    while [ $((first + ${#seen[@]})) -le "${step%/*}" ]; do seen+=("$elapsed"); done
+    left="$(time_left "$elapsed" "$total" "$first" "${seen[@]}")"
+  fi
+  line="$(progress_line "$what" "$elapsed" "$left")"
   if [ "$tty" = 1 ]; then
     printf '\r%s ' "$line" >&2
   elif [ $((elapsed - last_print)) -ge 15 ]; then
@@ -54,7 +66,7 @@ while kill -0 "$builder" 2>/dev/null; do
 done
 status=0
 wait "$builder" || status=$?
-[ "$tty" = 1 ] && printf '\r%*s\r' 60 '' >&2
+[ "$tty" = 1 ] && printf '\r%*s\r' 80 '' >&2
 if [ "$status" -ne 0 ]; then
   echo "build failed after $((SECONDS - start)) s; the end of $log:" >&2
   tail -n 40 "$log" >&2

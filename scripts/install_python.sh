@@ -32,7 +32,13 @@ if ! "$python" -c 'import torch' 2>/dev/null; then
   exit 1
 fi
 # The extension is built here first (with a progress line); pip's build then finds it done.
-echo "building stoker's Python extension into build-python/ (the first time about 1.5 min on 2 cores)"
+source scripts/lib/progress.sh
+# The first build's compile time on one core: the extension's own files 160 s, the torch-free
+# libraries 220 s more, unless ccache has them from scripts/run.sh's build/ (same flags, same
+# objects; docs/TESTING.md, "Build time").
+core_seconds=380
+command -v ccache >/dev/null && [ -f build/CMakeCache.txt ] && core_seconds=160
+echo "building stoker's Python extension into build-python/ (the first time $(build_estimate_here $core_seconds))"
 export STOKER_PYTHON_BUILD_DIR="$PWD/build-python"
 read -r -a extra <<<"${STOKER_CMAKE_ARGS:-}"
 STOKER_TARGETS=_stoker STOKER_PROGRESS=line bash scripts/build.sh build-python -DSTOKER_BUILD_PYTHON=ON \

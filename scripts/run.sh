@@ -6,6 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
-echo "building the stoker program into build/ (the first time about 3.5 min on 2 cores, seconds after that)"
+source scripts/lib/progress.sh
+# 420 s: the first build's compile time on one idle core (3.5 min on 2 idle cores).
+echo "building the stoker program into build/ (the first time $(build_estimate_here 420), seconds after that)"
 STOKER_TARGETS=stoker STOKER_PROGRESS=line bash scripts/build.sh build
 exec ./build/src/stoker train "$@"

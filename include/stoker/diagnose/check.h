@@ -254,10 +254,11 @@ struct WorkersChoice {
 WorkersChoice choose_workers(const Figure& decode_per_core, const Figure& compute_ceiling, int usable_cores);
 
 struct BatchChoice {
-  Figure batch;   // a power of two <= the model's reference batch
+  Figure batch;   // a power of two <= the model's reference batch and <= the data's samples
   Figure margin;  // 1 − needed ÷ memory, 0..1
   double needed_bytes = 0;
   std::string memory_kind;  // "GPU memory", "RAM"
+  std::string capped;       // why the batch is below what memory allows ("the data holds 63 samples"); "" if not
 };
 
 // Memory one training step needs at `batch`: parameters with gradients and Adam state
@@ -267,8 +268,10 @@ struct BatchChoice {
 double training_memory_bytes(const ModelCost& model, bool mixed, bool gpu, int batch);
 
 // The largest power of two <= reference batch whose training_memory_bytes leaves at least
-// 20 % of `memory_bytes` free; skipped when not even batch 1 does.
-BatchChoice choose_batch(const ModelCost& model, bool mixed, bool gpu, const Figure& memory_bytes);
+// 20 % of `memory_bytes` free; skipped when not even batch 1 does. A known `samples` (the
+// --data folder's count) caps it at the largest power of two <= samples, said in `capped`.
+BatchChoice choose_batch(const ModelCost& model, bool mixed, bool gpu, const Figure& memory_bytes,
+                         const Figure& samples = Figure::skip("no --data"));
 
 struct EpochEstimate {
   Figure images;             // in the epoch

@@ -85,7 +85,8 @@ double training_memory_bytes(const ModelCost& model, bool mixed, bool gpu, int b
   return fixed + per_sample * batch;
 }
 
-BatchChoice choose_batch(const ModelCost& model, bool mixed, bool gpu, const Figure& memory_bytes) {
+BatchChoice choose_batch(const ModelCost& model, bool mixed, bool gpu, const Figure& memory_bytes,
+                         const Figure& samples) {
   BatchChoice choice;
   choice.memory_kind = gpu ? "GPU memory" : "RAM";
   if (!memory_bytes.ok() || !(*memory_bytes > 0)) {
@@ -94,9 +95,14 @@ BatchChoice choose_batch(const ModelCost& model, bool mixed, bool gpu, const Fig
     choice.batch = choice.margin = Figure::skip(why);
     return choice;
   }
-  for (int batch = model.reference_batch; batch >= 1; batch /= 2) {
+  // No batch is fuller than the data: at most the largest power of two <= its samples.
+  int largest = model.reference_batch;
+  const bool data_caps = samples.ok() && *samples >= 1 && *samples < largest;
+  while (data_caps && largest > *samples) largest /= 2;
+  for (int batch = largest; batch >= 1; batch /= 2) {
     const double needed = training_memory_bytes(model, mixed, gpu, batch);
     if (needed <= (1 - kMinMemoryMargin) * *memory_bytes) {
+      if (data_caps && batch == largest) choice.capped = fmt::format("the data holds {} samples", grouped(*samples));
       choice.batch = Figure::of(batch);
       choice.margin = Figure::of(1 - needed / *memory_bytes);
       choice.needed_bytes = needed;
@@ -155,14 +161,14 @@ void suggest_and_estimate(CheckReport* r) {
       if (gpu.index == index) memory = gpu.memory_total_bytes;
     }
   }
-  s.batch = choose_batch(model, s.amp.amp == "bf16", cuda, memory);
-
   Figure images = Figure::of(static_cast<double>(model.reference_images));
   bool raw = model.reference_raw_pixels;
   if (!r->data_path.empty()) {
     images = r->dataset.images;
     raw = r->dataset.raw_pixels;
   }
+  s.batch =
+      choose_batch(model, s.amp.amp == "bf16", cuda, memory, r->data_path.empty() ? Figure::skip("no --data") : images);
   r->estimate = estimate_epoch(images, r->decode.images_per_s, s.workers.workers, raw, compute);
   r->estimate.images_from = r->data_path.empty() ? model.reference_dataset : "--data";
 }

@@ -229,8 +229,9 @@ std::string format_text(const CheckReport& r) {
       label("suggest") + "amp " + r.suggest.amp.amp + " · workers " + std::to_string(r.suggest.workers.workers) + " · ";
   const BatchChoice& batch = r.suggest.batch;
   if (batch.batch.ok()) {
-    suggest += fmt::format("batch {:.0f} for {} on {} (fits in {} with {:.0f} % margin)", *batch.batch, model.name,
-                           r.suggest.device, batch.memory_kind, 100 * *batch.margin);
+    suggest += fmt::format("batch {:.0f} for {} on {} ({}fits in {} with {:.0f} % margin)", *batch.batch, model.name,
+                           r.suggest.device, batch.capped.empty() ? "" : "capped: " + batch.capped + "; ",
+                           batch.memory_kind, 100 * *batch.margin);
   } else {
     suggest += fmt::format("batch for {} on {} {}", model.name, r.suggest.device, skipped(batch.batch.skipped));
   }
@@ -377,6 +378,7 @@ std::string format_json(const CheckReport& r) {
                   {"memory_kind", s.batch.memory_kind}};
   put_count(suggest, "batch_size", s.batch.batch);
   put(suggest, "memory_margin", s.batch.margin);
+  suggest["batch_capped"] = s.batch.capped.empty() ? json(nullptr) : json(s.batch.capped);
   suggest["memory_needed_bytes"] = s.batch.batch.ok() ? json(s.batch.needed_bytes) : json(nullptr);
   out["suggest"] = suggest;
 

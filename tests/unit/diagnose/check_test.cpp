@@ -259,6 +259,29 @@ TEST(CheckRecommend, BatchIsTheLargestPowerOfTwoThatLeavesAMargin) {
   EXPECT_EQ(*choose_batch(*find_model_cost("mnist_cnn"), false, false, Figure::of(8 * kGiB)).batch, 64);
 }
 
+TEST(CheckRecommend, BatchIsNoLargerThanTheData) {
+  const ModelCost& resnet50 = *find_model_cost("resnet50");
+  const BatchChoice small = choose_batch(resnet50, true, true, Figure::of(80 * kGiB), Figure::of(63));
+  ASSERT_TRUE(small.batch.ok()) << small.batch.skipped;
+  EXPECT_EQ(*small.batch, 32) << "the largest power of two <= 63 samples, not the reference 256";
+  EXPECT_EQ(small.capped, "the data holds 63 samples");
+  EXPECT_NEAR(*small.margin, 1 - training_memory_bytes(resnet50, true, true, 32) / (80 * kGiB), 1e-12);
+
+  EXPECT_EQ(*choose_batch(resnet50, true, true, Figure::of(80 * kGiB), Figure::of(64)).batch, 64);
+  EXPECT_EQ(*choose_batch(resnet50, true, true, Figure::of(80 * kGiB), Figure::of(1)).batch, 1);
+  const BatchChoice big_data = choose_batch(resnet50, true, true, Figure::of(80 * kGiB), Figure::of(1e6));
+  EXPECT_EQ(*big_data.batch, 256);
+  EXPECT_EQ(big_data.capped, "") << "data larger than the reference batch caps nothing";
+  for (const Figure& unknown : {Figure::skip("unreadable"), Figure::of(0)}) {
+    EXPECT_EQ(*choose_batch(resnet50, true, true, Figure::of(80 * kGiB), unknown).batch, 256);
+  }
+  // Memory allows 64, below the data's cap of 128: memory set it, so no "capped".
+  const double fits_64 = training_memory_bytes(resnet50, false, true, 64) / 0.8;
+  const BatchChoice memory = choose_batch(resnet50, false, true, Figure::of(fits_64), Figure::of(200));
+  EXPECT_EQ(*memory.batch, 64);
+  EXPECT_EQ(memory.capped, "");
+}
+
 TEST(CheckRecommend, EpochIsImagesOverTheLowerCeiling) {
   const EpochEstimate compute_bound =
       estimate_epoch(Figure::of(1'281'167), Figure::of(600), 12, false, Figure::of(2890));
@@ -343,6 +366,16 @@ TEST(CheckRecommend, SuggestAndEstimateFromAScriptedCpuMachine) {
   suggest_and_estimate(&r);
   EXPECT_EQ(r.estimate.images_from, "--data");
   EXPECT_NEAR(*r.estimate.epoch_seconds, 1000 / compute, 1e-6);
+  EXPECT_EQ(*r.suggest.batch.batch, 256);
+
+  r.dataset.images = Figure::of(63);  // a folder of 63 images
+  suggest_and_estimate(&r);
+  EXPECT_EQ(*r.suggest.batch.batch, 32);
+  const std::string text = format_text(r);
+  EXPECT_NE(text.find("batch 32 for resnet50 on cpu (capped: the data holds 63 samples; fits in RAM with "),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(nlohmann::json::parse(format_json(r))["suggest"]["batch_capped"], "the data holds 63 samples");
 }
 
 TEST(CheckReport, TextHasEveryLineAndSaysTheseAreEstimates) {
