@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string>
 #include <tuple>
@@ -671,6 +672,13 @@ std::string describe_image(const py::handle& image, bool* ok) {
   return fmt::format("{}; expected {}", why, kAllowedImages);
 }
 
-std::string pil_file(const py::handle& image) { return is_pil_image(image) ? unloaded_pil_file(image) : ""; }
+std::optional<std::string> unloaded_pil_bytes(const py::handle& image) {
+  if (!is_pil_image(image) || !is_unloaded_pil_file(image)) return std::nullopt;
+  data::SampleData out;
+  FileToRead file;
+  if (!take_unloaded_pil(image, &out, &file)) return std::nullopt;
+  if (!file.empty() && !file.read(&out).ok()) return std::nullopt;
+  return std::string(reinterpret_cast<const char*>(out.bytes.data()), out.bytes.size());
+}
 
 }  // namespace stoker::python

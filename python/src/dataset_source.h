@@ -58,6 +58,7 @@
 #include <pybind11/pybind11.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -159,9 +160,10 @@ bool is_clip(const pybind11::handle& object);
 // DataLoader checks the first item with it up front. With the GIL held.
 std::string describe_image(const pybind11::handle& image, bool* ok);
 
-// The file stoker reads a PIL image from, as its path (a JPEG or PNG that Image.open returned
-// and nothing has loaded: see take_image), or "" where it copies the image's pixels. With the
-// GIL held.
-std::string pil_file(const pybind11::handle& image);
+// The encoded bytes of a PIL image stoker decodes itself (a JPEG or PNG that Image.open returned
+// and nothing has loaded: see take_image), read from where PIL would read them (its BytesIO, the
+// file it holds open, else its file's name); nullopt where stoker copies the image's pixels, or
+// the file cannot be read. With the GIL held (the file is read holding it).
+std::optional<std::string> unloaded_pil_bytes(const pybind11::handle& image);
 
 }  // namespace stoker::python

@@ -392,12 +392,12 @@ void bind_loader(py::module_& m) {
   m.def(
       "after_fork_in_child", [] { after_fork(true); }, "os.register_at_fork's after_in_child");
   m.def(
-      "pil_file",
+      "unloaded_pil_bytes",
       [](const py::handle& image) -> py::object {
-        const std::string path = pil_file(image);
-        return path.empty() ? py::object(py::none()) : py::object(py::bytes(path));
+        const std::optional<std::string> bytes = unloaded_pil_bytes(image);
+        return bytes ? py::object(py::bytes(*bytes)) : py::object(py::none());
       },
-      "The file stoker reads a PIL image from (bytes), or None where it copies its pixels", py::arg("image"));
+      "The encoded bytes stoker decodes a PIL image from, or None where it copies its pixels", py::arg("image"));
   m.def(
       "describe_image",
       [](const py::handle& image) {
