@@ -22,6 +22,7 @@ import torch
 from . import _arguments as arg
 from . import _stoker
 from ._side_files import SIDE_FILES, beside, is_side_extension, read_side_file, read_side_files
+from ._geometry import column_rows
 from .targets import BOX_FORMATS, check_visibility, to_xyxy
 
 _FORMS = {"keypoints": "(T, P, 2) or (T, P, 3)", "boxes": "(T, 4)"}
@@ -61,21 +62,7 @@ def _clip_files(name, value, paths):
 
 def _column(name, column, data):
     """A CSV list's column of clips: each row's JSON array, or its file (relative to the list)."""
-    names = [c for c, _ in data.source.columns["extra"]]
-    index = names.index(column)
-    cells = list(data.source.column_cells(index))
-    data.geometry_columns.add(index)
-    if not any(cell.lstrip().startswith("[") for cell in cells):
-        folder = os.path.dirname(os.path.abspath(data.name))
-        return _clip_files(name, column, [os.path.join(folder, cell) for cell in cells])
-    rows = []
-    for row, cell in enumerate(cells):
-        try:
-            rows.append(np.asarray(json.loads(cell), dtype=np.float32))
-        except (ValueError, TypeError) as e:
-            raise ValueError(f"{name}={column!r}: clip {row}'s cell is not a JSON array of numbers "
-                             f"({str(e)[:60]}): {cell[:40]!r}") from None
-    return rows
+    return column_rows(name, column, data, "clip", _clip_files)
 
 
 def _is_column(value, data):

@@ -37,25 +37,37 @@ def from_column(name, column, data):
         raise arg.bad(name, column, "an array, an .npy file, a CSV list's column (a JSON array or a side file's path "
                       "per row), or the extension of a file beside each image ('.pts')",
                       f"the list's other columns: {', '.join(names)}" if names else "this data has no such column")
-    index = names.index(column)
-    cells = list(data.source.column_cells(index))
-    data.geometry_columns.add(index)
-    if not any(cell.lstrip().startswith("[") for cell in cells):  # each row names its side file
-        folder = os.path.dirname(os.path.abspath(data.name))
-        return read_side_files(name, column, [os.path.join(folder, cell) for cell in cells])
-    rows = []
-    for row, cell in enumerate(cells):
-        try:
-            rows.append(np.asarray(json.loads(cell), dtype=np.float32))
-        except (ValueError, TypeError) as e:
-            raise ValueError(f"{name}={column!r}: sample {row}'s cell is not a JSON array of numbers "
-                             f"({str(e)[:60]}): {cell[:40]!r}") from None
+    rows = column_rows(name, column, data, "sample", read_side_files)
+    if not isinstance(rows, list):
+        return rows
     if len({r.shape for r in rows}) != 1:
         shapes = sorted({r.shape for r in rows})[:3]
         raise ValueError(f"{name}={column!r}: the rows' arrays differ in shape ({', '.join(map(str, shapes))}, ...); "
                          "every sample needs as many; a Dataset puts stoker.Keypoints / stoker.Boxes of any count "
                          "in its items")
     return np.stack(rows)
+
+
+def column_rows(name, column, data, unit, read_files):
+    """The CSV list's column `column`, taken out of what the batches pass through: each row's
+    JSON array as float32 (a list; `unit` names a row in messages: "sample", "clip"), or, where
+    no cell is a JSON array, what read_files(name, column, paths) makes of the files the cells
+    name (relative to the list, as the images' paths are)."""
+    names = [c for c, _ in data.source.columns["extra"]]
+    index = names.index(column)
+    cells = list(data.source.column_cells(index))
+    data.geometry_columns.add(index)
+    if not any(cell.lstrip().startswith("[") for cell in cells):  # each row names its side file
+        folder = os.path.dirname(os.path.abspath(data.name))
+        return read_files(name, column, [os.path.join(folder, cell) for cell in cells])
+    rows = []
+    for row, cell in enumerate(cells):
+        try:
+            rows.append(np.asarray(json.loads(cell), dtype=np.float32))
+        except (ValueError, TypeError) as e:
+            raise ValueError(f"{name}={column!r}: {unit} {row}'s cell is not a JSON array of numbers "
+                             f"({str(e)[:60]}): {cell[:40]!r}") from None
+    return rows
 
 
 def from_files_beside(name, extension, data):

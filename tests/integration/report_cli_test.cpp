@@ -214,18 +214,27 @@ TEST(ReportRunFolderCli, AVeryLongRunMakesASmallPage) {
   EXPECT_NE(page.find("epochs 1–"), std::string::npos) << "a bar stands for several epochs";
 }
 
-TEST(ReportMonitorCli, MonitorPrintsTheLineAndItsLogDrawsAlone) {
-  TempDir dir;
-  const std::string log = dir.str() + "/m.csv";
-  const auto m = run_command(kStoker + " monitor --no-gpu --quiet --interval 0.1 --duration 0.6 --log " + log);
-  ASSERT_EQ(m.exit_code, 0) << m.err;
+// Runs `stoker monitor` for 0.6 s with `log_flag FILE` (dir/m.EXTENSION), checks that it ends with
+// the report line, draws the log alone and checks the page's timeline; returns the page.
+std::string monitor_log_drawn(const TempDir& dir, const std::string& log_flag, const std::string& extension) {
+  const std::string log = dir.str() + "/m." + extension;
+  const auto m =
+      run_command(kStoker + " monitor --no-gpu --quiet --interval 0.1 --duration 0.6 " + log_flag + " " + log);
+  EXPECT_EQ(m.exit_code, 0) << m.err;
   EXPECT_TRUE(m.out.ends_with("report: stoker report " + log + "\n")) << m.out;
   const auto r = run_command(kStoker + " report " + log);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   const std::string page = read_text(dir.str() + "/m.html");
   EXPECT_NE(page.find("id=\"timeline\""), std::string::npos);
   EXPECT_NE(page.find("<polyline"), std::string::npos);
+  return page;
+}
+
+TEST(ReportMonitorCli, MonitorPrintsTheLineAndItsLogDrawsAlone) {
+  TempDir dir;
+  const std::string log = dir.str() + "/m.csv";
+  const std::string page = monitor_log_drawn(dir, "--log", "csv");
   EXPECT_EQ(page.find("id=\"loss\""), std::string::npos) << "a monitor log has no training curves";
 
   // Cut mid-row: a note, and the rest drawn.
@@ -241,16 +250,7 @@ TEST(ReportMonitorCli, MonitorPrintsTheLineAndItsLogDrawsAlone) {
 
 TEST(ReportMonitorCli, AJsonLinesLogDrawsAsItsCsvWould) {
   TempDir dir;
-  const std::string log = dir.str() + "/m.jsonl";
-  const auto m = run_command(kStoker + " monitor --no-gpu --quiet --interval 0.1 --duration 0.6 --jsonl " + log);
-  ASSERT_EQ(m.exit_code, 0) << m.err;
-  EXPECT_TRUE(m.out.ends_with("report: stoker report " + log + "\n")) << m.out;
-  const auto r = run_command(kStoker + " report " + log);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.err, "");
-  const std::string page = read_text(dir.str() + "/m.html");
-  EXPECT_NE(page.find("id=\"timeline\""), std::string::npos);
-  EXPECT_NE(page.find("<polyline"), std::string::npos);
+  monitor_log_drawn(dir, "--jsonl", "jsonl");
 }
 
 TEST(ReportMonitorCli, BadInputOneLineNonZero) {
