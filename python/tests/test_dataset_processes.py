@@ -312,7 +312,8 @@ def test_one_line_refusals(tmp_path, png_folder):
     line = str(raised.value)
     assert "\n" not in line
     assert line.startswith("dataset_processes=2: the 'spawn' start method sends the Local to each process pickled, "
-                           "and it cannot be pickled (AttributeError: Can't pickle local object")
+                           "and it cannot be pickled (AttributeError: Can't ")  # pickle (3.11) or get (3.13)
+    assert "local object" in line
     assert line.endswith("or use multiprocessing_context='fork'")
 
 
