@@ -123,6 +123,33 @@ def test_get_worker_info_and_worker_init_fn_work_in_the_processes():
     assert {worker for worker, _, _ in rows} == {0, 1}
 
 
+class Lazy(torch.utils.data.Dataset):
+    """Opens its 'file' in __getitem__ on first use (the h5py idiom: `if self.h5 is None`): a lock,
+    which cannot be pickled, and the pid that opened it; item i says that pid and its caller's."""
+
+    def __init__(self):
+        self.handle = None
+
+    def __len__(self):
+        return 16
+
+    def __getitem__(self, i):
+        if self.handle is None:
+            self.handle = (os.getpid(), threading.Lock())
+        return np.zeros((8, 8), np.uint8), (self.handle[0], os.getpid())
+
+
+def test_what_getitem_opens_lazily_is_the_processes_own():
+    dataset = Lazy()
+    loader = stoker.DataLoader(dataset, batch_size=4, transforms=CHAIN, num_workers=2, dataset_processes=2)
+    rows = [row for _, (opener, pid) in loader for row in zip(opener.tolist(), pid.tolist())]
+    assert len(rows) == 16 and all(pid != MAIN for _, pid in rows)
+    assert all(opener == pid for opener, pid in rows)  # not this process's handle, forked
+    assert dataset.handle[0] == MAIN  # the loader's look at the first items opened this process's own
+    # Spawned processes get the Dataset as given (no handle), which pickles.
+    stoker.DataLoader(Lazy(), batch_size=4, transforms=CHAIN, dataset_processes=2, multiprocessing_context="spawn")
+
+
 def test_a_dying_process_is_one_error_line_not_a_hang(tmp_path):
     script = tmp_path / "dies.py"
     script.write_text(textwrap.dedent("""
