@@ -343,6 +343,24 @@ def test_one_line_refusals(tmp_path, png_folder):
     assert line.endswith("or use multiprocessing_context='fork'")
 
 
+
+def test_start_method_worker_init_fn_and_process_count_refused_or_warned_in_stokers_words(monkeypatch):
+    with pytest.raises(ValueError, match=r"^multiprocessing_context='spwan': the start method of dataset_processes' "
+                       r"processes: .*'fork'.*'spawn'"):
+        stoker.DataLoader(Squares(), transforms=CHAIN, dataset_processes=2, multiprocessing_context="spwan")
+    with pytest.raises(ValueError, match=r"^dataset_processes=2: .* sends the worker_init_fn .*; define it with def "
+                       r"at module level \(not a lambda"):
+        stoker.DataLoader(Squares(), transforms=CHAIN, dataset_processes=2, multiprocessing_context="spawn",
+                          worker_init_fn=lambda k: None)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    with pytest.warns(UserWarning) as warned:
+        loader = stoker.DataLoader(Squares(n=8), batch_size=4, transforms=CHAIN, dataset_processes=3)
+        assert len(list(loader)) == 2
+    lines = [str(w.message) for w in warned if "processes" in str(w.message)]
+    assert lines == ["dataset_processes=3: more processes than the 2 cores this process may use; they share them "
+                     "with stoker's worker threads and slow down; try dataset_processes=1"]
+
+
 def test_two_ranks_shard_as_the_threads(tmp_path):
     lines = run_ranks(HERE / "processes_rank.py", 2, [30, 4])
     runs = [[json.loads(line) for line in out.splitlines()] for out in lines]
