@@ -27,16 +27,19 @@ epoch: stoker.DataError) and from the next start_pass().
 import atexit
 import collections
 import copy
+import multiprocessing
 import os
 import pickle
 import signal
 import threading
 import time
+import warnings
 import weakref
 
 import numpy as np
 import torch.utils.data
 
+from . import _arguments as arg
 from . import _stoker
 from ._datasets import _raised
 
@@ -166,13 +169,18 @@ class DatasetProcesses:
         Dataset or worker_init_fn (they cannot be pickled)."""
         global _EXIT_REGISTERED
         if isinstance(context, str):
+            methods = multiprocessing.get_all_start_methods()
+            if context not in methods:
+                raise arg.bad("multiprocessing_context", context, "the start method of dataset_processes' processes: "
+                              + ", ".join(f"'{m}'" for m in methods) + " (or a multiprocessing context)")
             context = torch.multiprocessing.get_context(context)
+        _check_process_count(self.processes)
         method = context.get_start_method() if context is not None else torch.multiprocessing.get_start_method()
         if method != "fork":
             _check_picklable(dataset, worker_init_fn, self.processes, method, self.name)
         self._chunks = _PassChunks(chunk)
         self._generator = torch.Generator()
-        self._inner = torch.utils.data.DataLoader(
+        self._inner = _InnerLoader(
             _PackedItems(dataset, image_key, clips), batch_sampler=self._chunks, num_workers=self.processes,
             collate_fn=_as_list, persistent_workers=True, prefetch_factor=prefetch_factor,
             multiprocessing_context=context, worker_init_fn=worker_init_fn, generator=self._generator)
@@ -288,15 +296,35 @@ class DatasetProcesses:
             pass
 
 
+class _InnerLoader(torch.utils.data.DataLoader):
+    """torch's DataLoader, its worker count checked by _check_process_count in stoker's words
+    (torch's warning speaks of its num_workers)."""
+
+    def check_worker_number_rationality(self):
+        pass
+
+
+def _check_process_count(processes):
+    """A UserWarning line where the processes outnumber the cores this process may use (torch's
+    DataLoader warns so of its num_workers)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if cores and processes > cores:
+        warnings.warn(f"dataset_processes={processes}: more processes than the {cores} cores this process may use; "
+                      f"they share them with stoker's worker threads and slow down; try dataset_processes="
+                      f"{max(1, cores - 1)}", UserWarning, stacklevel=4)
+
+
 def _check_picklable(dataset, worker_init_fn, processes, method, name):
     """One ValueError line where a spawned (or forkserver) process cannot get the Dataset."""
-    for what, value in ((name, dataset), ("worker_init_fn", worker_init_fn)):
+    for what, value, fix in ((name, dataset, "define its class at module level, open files and connections in "
+                              "__getitem__ (once per process)"),
+                             ("worker_init_fn", worker_init_fn, "define it with def at module level (not a lambda "
+                              "or a function inside another)")):
         try:
             pickle.dumps(value)
         except Exception as e:  # noqa: BLE001 - pickling raises many kinds
             raise ValueError(f"dataset_processes={processes}: the '{method}' start method sends the {what} to each "
-                             f"process pickled, and it cannot be pickled ({_raised(e)}); define its class at module "
-                             "level, open files and connections in __getitem__ (once per process), or use "
+                             f"process pickled, and it cannot be pickled ({_raised(e)}); {fix}, or use "
                              "multiprocessing_context='fork'") from None
 
 

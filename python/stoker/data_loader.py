@@ -6,6 +6,7 @@ the same for any num_workers, and state_dict() resumes exactly where it was take
 """
 import atexit
 import contextlib
+import copy
 import importlib.util
 import math
 import os
@@ -242,6 +243,15 @@ os.register_at_fork(before=_stoker.before_fork, after_in_parent=_stoker.after_fo
                     after_in_child=_stoker.after_fork_in_child)
 
 
+def _shallow_copy(dataset):
+    """A shallow copy of `dataset` (its own attributes, the values shared), else `dataset` itself
+    where it cannot be copied."""
+    try:
+        return copy.copy(dataset)
+    except Exception:  # noqa: BLE001 - a class that refuses copying: its processes get it as it is
+        return dataset
+
+
 class DataLoader:
     """torch.utils.data.DataLoader's arguments, in its order, and stoker's own after them;
     docs/guide/python.md says what each does and where it differs from torch's."""
@@ -319,6 +329,9 @@ class DataLoader:
         # With dataset_processes, worker_init_fn runs in the processes, and the threads call no Python but
         # the processes' take().
         processes = DatasetProcesses(dataset_processes, type(dataset).__name__) if dataset_processes else None
+        # The processes get the Dataset as given, before this process's look at its first items sets
+        # what __getitem__ opens lazily (an h5py handle: forked, it is shared; spawned, it cannot be pickled).
+        as_given = _shallow_copy(dataset) if processes is not None else None
         data = open_data(dataset, split, None if processes else worker_init_fn, clips=frames_per_clip > 0,
                          on_error=on_error, image_key=image_key, items=processes.take if processes else None)
         if processes is not None and data.targets != "items":
@@ -365,7 +378,7 @@ class DataLoader:
         self._processes = processes
         if processes is not None:
             layout = data.dict_items
-            processes.open(dataset, batch_size, prefetch_factor, worker_init_fn, multiprocessing_context,
+            processes.open(as_given, batch_size, prefetch_factor, worker_init_fn, multiprocessing_context,
                            image_key=layout.image_key if layout is not None else None, clips=frames_per_clip > 0)
             weakref.finalize(self, processes.close, 0)  # before the workers stop: they may wait in its take()
         self.persistent_workers = persistent_workers

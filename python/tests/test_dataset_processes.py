@@ -123,6 +123,33 @@ def test_get_worker_info_and_worker_init_fn_work_in_the_processes():
     assert {worker for worker, _, _ in rows} == {0, 1}
 
 
+class Lazy(torch.utils.data.Dataset):
+    """Opens its 'file' in __getitem__ on first use (the h5py idiom: `if self.h5 is None`): a lock,
+    which cannot be pickled, and the pid that opened it; item i says that pid and its caller's."""
+
+    def __init__(self):
+        self.handle = None
+
+    def __len__(self):
+        return 16
+
+    def __getitem__(self, i):
+        if self.handle is None:
+            self.handle = (os.getpid(), threading.Lock())
+        return np.zeros((8, 8), np.uint8), (self.handle[0], os.getpid())
+
+
+def test_what_getitem_opens_lazily_is_the_processes_own():
+    dataset = Lazy()
+    loader = stoker.DataLoader(dataset, batch_size=4, transforms=CHAIN, num_workers=2, dataset_processes=2)
+    rows = [row for _, (opener, pid) in loader for row in zip(opener.tolist(), pid.tolist())]
+    assert len(rows) == 16 and all(pid != MAIN for _, pid in rows)
+    assert all(opener == pid for opener, pid in rows)  # not this process's handle, forked
+    assert dataset.handle[0] == MAIN  # the loader's look at the first items opened this process's own
+    # Spawned processes get the Dataset as given (no handle), which pickles.
+    stoker.DataLoader(Lazy(), batch_size=4, transforms=CHAIN, dataset_processes=2, multiprocessing_context="spawn")
+
+
 def test_a_dying_process_is_one_error_line_not_a_hang(tmp_path):
     script = tmp_path / "dies.py"
     script.write_text(textwrap.dedent("""
@@ -315,6 +342,24 @@ def test_one_line_refusals(tmp_path, png_folder):
                            "and it cannot be pickled (AttributeError: Can't ")  # pickle (3.11) or get (3.13)
     assert "local object" in line
     assert line.endswith("or use multiprocessing_context='fork'")
+
+
+
+def test_start_method_worker_init_fn_and_process_count_refused_or_warned_in_stokers_words(monkeypatch):
+    with pytest.raises(ValueError, match=r"^multiprocessing_context='spwan': the start method of dataset_processes' "
+                       r"processes: .*'fork'.*'spawn'"):
+        stoker.DataLoader(Squares(), transforms=CHAIN, dataset_processes=2, multiprocessing_context="spwan")
+    with pytest.raises(ValueError, match=r"^dataset_processes=2: .* sends the worker_init_fn .*; define it with def "
+                       r"at module level \(not a lambda"):
+        stoker.DataLoader(Squares(), transforms=CHAIN, dataset_processes=2, multiprocessing_context="spawn",
+                          worker_init_fn=lambda k: None)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    with pytest.warns(UserWarning) as warned:
+        loader = stoker.DataLoader(Squares(n=8), batch_size=4, transforms=CHAIN, dataset_processes=3)
+        assert len(list(loader)) == 2
+    lines = [str(w.message) for w in warned if "processes" in str(w.message)]
+    assert lines == ["dataset_processes=3: more processes than the 2 cores this process may use; they share them "
+                     "with stoker's worker threads and slow down; try dataset_processes=1"]
 
 
 def test_two_ranks_shard_as_the_threads(tmp_path):

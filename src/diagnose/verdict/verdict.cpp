@@ -154,23 +154,26 @@ std::vector<Recommendation> recommend(const Verdict& v, const StepWindow& w, con
   if (pipe > 0 && model > 0 && current > 0) {
     // A Dataset's __getitem__ that the loader waits on: on the worker threads its Python runs one
     // call at a time (the GIL), whatever their number; worker processes run it side by side.
-    if (const auto [stage, share] = dominant_stage(p); stage == "dataset[i]" && share >= 0.5 && pipe < model) {
+    // More worker threads do not help it, so they are not offered beside the processes.
+    const auto [top_stage, top_share] = dominant_stage(p);
+    const bool getitem_bound = top_stage == "dataset[i]" && top_share >= 0.5 && pipe < model;
+    if (getitem_bound) {
       const int now = p.dataset_processes;
       const int processes = now == 0 ? max_workers : std::min(max_workers, 2 * now);
       if (processes > now && processes >= 2) {
         out.push_back({std::nullopt, fmt::format("dataset_processes={}", processes),
                        now == 0 ? fmt::format("dataset[i] is {} of worker time, and the worker threads run its "
                                               "Python one call at a time; processes call it side by side",
-                                              percent(share))
+                                              percent(top_share))
                                 : fmt::format("dataset[i] is {} of worker time; {} processes call it now, {}",
-                                              percent(share), now, idle_text()),
+                                              percent(top_share), now, idle_text()),
                        0});
       }
     }
     // Workers that match the model's rate with 10 % headroom, within the cores.
     const int needed = static_cast<int>(std::ceil(p.workers * model / pipe * 1.1));
     const int target = std::min({needed, max_workers, static_cast<int>(data::loader_key(LoaderKey::kWorkers).hi)});
-    if (target > p.workers) {
+    if (target > p.workers && !getitem_bound) {
       const double predicted = std::min(model, pipe * target / std::max(1, p.workers));
       out.push_back({option(LoaderKey::kWorkers, target), "", idle_text(), predicted / current});
     }

@@ -246,10 +246,13 @@ TEST(Verdict, ADatasetsGetitemOnTheThreadsIsSentToProcesses) {
   EXPECT_EQ(changes[0].reason,
             "dataset[i] is 95 % of worker time, and the worker threads run its Python one call at a time; "
             "processes call it side by side");
+  // More worker threads do not run the Python side by side: not offered beside the processes.
+  for (const auto& change : changes) EXPECT_EQ(python(change).find("num_workers"), std::string::npos);
   p.dataset_processes = 2;  // processes already: twice as many, within the cores
   changes = recommend(classify(w), w, p);
   ASSERT_GE(changes.size(), 1u);
   EXPECT_EQ(python(changes[0]), "dataset_processes=4");
+  for (const auto& change : changes) EXPECT_EQ(python(change).find("num_workers"), std::string::npos);
   p.dataset_processes = 7;  // every core but the training thread's
   changes = recommend(classify(w), w, p);
   for (const auto& change : changes) EXPECT_EQ(python(change).find("dataset_processes"), std::string::npos);
