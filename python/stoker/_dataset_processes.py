@@ -28,7 +28,6 @@ import atexit
 import collections
 import copy
 import multiprocessing
-import os
 import pickle
 import signal
 import threading
@@ -40,6 +39,7 @@ import numpy as np
 import torch.utils.data
 
 from . import _arguments as arg
+from . import _process
 from . import _stoker
 from ._datasets import _raised
 
@@ -307,8 +307,8 @@ class _InnerLoader(torch.utils.data.DataLoader):
 def _check_process_count(processes):
     """A UserWarning line where the processes outnumber the cores this process may use (torch's
     DataLoader warns so of its num_workers)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    if cores and processes > cores:
+    cores = _process.cores()
+    if processes > cores:
         warnings.warn(f"dataset_processes={processes}: more processes than the {cores} cores this process may use; "
                       f"they share them with stoker's worker threads and slow down; try dataset_processes="
                       f"{max(1, cores - 1)}", UserWarning, stacklevel=4)

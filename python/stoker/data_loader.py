@@ -25,6 +25,7 @@ from ._collate import call_collate_fn, collate_targets, sample_params
 from ._dataset_processes import DatasetProcesses
 from ._datasets import class_to_idx, open_data
 from ._generator import draw_random_sampler, draw_seed, peek_seed
+from ._process import cores
 from ._clip_geometry import with_clip_geometry
 from ._geometry import aligned_outputs, given_geometry, restore, with_geometry
 from ._samplers import PlannedSampler, draws_at_random, given_order, rank_seed, sampler_rank
@@ -100,11 +101,6 @@ def _epoch_seed(seed, world_size, shuffle, generator=None):
         shared = shared.cuda()
     dist.broadcast(shared, src=0)
     return int(shared.item())
-
-
-def cores():
-    """The CPUs this process may run on."""
-    return len(os.sched_getaffinity(0))
 
 
 def _chain(transforms, source):

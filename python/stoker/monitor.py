@@ -29,23 +29,8 @@ import sys
 
 from . import _arguments as arg
 from . import _stoker
+from ._process import rank_and_world
 from ._session import latest_diagnosis, set_monitor
-
-
-def _rank():
-    """This process's rank among several: torch.distributed's once its group is initialised,
-    else RANK where WORLD_SIZE is over 1 (torchrun sets both before the script runs); else 0."""
-    distributed = sys.modules.get("torch.distributed")
-    try:
-        if distributed is not None and distributed.is_available() and distributed.is_initialized():
-            return distributed.get_rank()
-    except (RuntimeError, ValueError):
-        pass
-    try:
-        rank = int(os.environ["RANK"]) if int(os.environ.get("WORLD_SIZE", "1")) > 1 else 0
-    except (KeyError, ValueError):
-        return 0  # a launcher's own variables, not torchrun's: one log, as without ranks
-    return max(rank, 0)
 
 
 class monitor:
@@ -63,7 +48,7 @@ class monitor:
             raise arg.bad("tensorboard", tensorboard, "a folder for TensorBoard's event files",
                           "e.g. tensorboard='runs/x', or leave it out")
         self.interval = float(interval)
-        self.log = _stoker.rank_log_path(log, _rank()) if log else log
+        self.log = _stoker.rank_log_path(log, rank_and_world()[0]) if log else log
         self.summary_at_exit = summary
         self.file = file
         self.tensorboard = tensorboard

@@ -35,7 +35,8 @@ from . import _arguments as arg
 from . import _stoker
 from ._datasets import _folder_under
 from ._session import current_monitor, register_diagnosis
-from .data_loader import DataLoader, cores
+from ._process import cores, rank_and_world
+from .data_loader import DataLoader
 
 
 def nvml_index():
@@ -95,20 +96,9 @@ def _state_of(loader):
     return state
 
 
-def _rank():
-    """(rank, world size) of torch.distributed's group, (0, 1) without one."""
-    distributed = sys.modules.get("torch.distributed")
-    try:
-        if distributed is None or not distributed.is_available() or not distributed.is_initialized():
-            return 0, 1
-        return distributed.get_rank(), distributed.get_world_size()
-    except (RuntimeError, ValueError):
-        return 0, 1
-
-
 def _rank_label():
     """"rank 1 " on one of several torch.distributed ranks (each prints its own report), else ""."""
-    rank, world = _rank()
+    rank, world = rank_and_world()
     return f"rank {rank} " if world > 1 else ""
 
 
@@ -179,7 +169,7 @@ class watch:
             self._left_open = False
             self._end_epoch()
         self._diagnosis.set_monitor(current_monitor(), nvml_index())  # the one running now, if any
-        self._diagnosis.record_as(self.name or "", _rank()[0])  # to that monitor's TensorBoard file and log
+        self._diagnosis.record_as(self.name or "", rank_and_world()[0])  # to that monitor's TensorBoard file and log
         self._diagnosis.start_epoch()
         it = iter(self.loader)
         wait = step_end = samples = None
