@@ -22,8 +22,8 @@ import torch
 from . import _arguments as arg
 from . import _stoker
 from ._side_files import SIDE_FILES, beside, is_side_extension, read_side_file, read_side_files
-from ._geometry import column_rows
-from .targets import BOX_FORMATS, check_visibility, to_xyxy
+from ._geometry import column_rows, with_visibility
+from .targets import BOX_FORMATS, to_xyxy
 
 _FORMS = {"keypoints": "(T, P, 2) or (T, P, 3)", "boxes": "(T, 4)"}
 
@@ -143,12 +143,8 @@ def with_clip_geometry(data, keypoints, boxes, box_format):
     total = sum(len(clip) for clip in frames)
     points = np.zeros((total, 0, 3), np.float32)
     if keypoints is not None:
-        keypoints = points = _checked("keypoints", keypoints, _per_clip("keypoints", keypoints, data, frames), data,
-                                      frames)
-        if points.shape[2] == 3:
-            check_visibility(points, "keypoints")
-        else:
-            points = np.concatenate([points, np.ones(points.shape[:2] + (1,), np.float32)], axis=2)
+        keypoints = _checked("keypoints", keypoints, _per_clip("keypoints", keypoints, data, frames), data, frames)
+        points = with_visibility(keypoints)
     box_values = np.zeros((total, 0, 5), np.float32)
     if boxes is not None:
         boxes = _checked("boxes", boxes, _per_clip("boxes", boxes, data, frames), data, frames)

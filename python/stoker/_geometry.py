@@ -91,17 +91,22 @@ def given_geometry(name, value, data):
     return value
 
 
+def with_visibility(points):
+    """Points (N, P, 2 or 3) as (N, P, 3): a visibility given is checked, else every point is visible."""
+    if points.shape[2] == 3:
+        check_visibility(points, "keypoints")
+        return points
+    return np.concatenate([points, np.ones(points.shape[:2] + (1,), np.float32)], axis=2)
+
+
 def with_geometry(source, keypoints, boxes, box_format):
     """`source` with the keypoints (N, P, 2 or 3) and boxes (N, B, 4) given for its samples."""
     arg.choice("box_format", box_format, BOX_FORMATS)
     n = len(source)
     points = np.zeros((n, 0, 3), np.float32)
     if keypoints is not None:
-        points = _aligned("keypoints", keypoints, n, (2, 3), "an array of shape (N, P, 2) or (N, P, 3)")
-        if points.shape[2] == 3:
-            check_visibility(points, "keypoints")
-        if points.shape[2] == 2:
-            points = np.concatenate([points, np.ones(points.shape[:2] + (1,), np.float32)], axis=2)
+        points = with_visibility(_aligned("keypoints", keypoints, n, (2, 3),
+                                          "an array of shape (N, P, 2) or (N, P, 3)"))
     box_values = np.zeros((n, 0, 5), np.float32)
     if boxes is not None:
         given = _aligned("boxes", boxes, n, (4,), "an array of shape (N, B, 4)")
