@@ -6,70 +6,87 @@ namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\t'; }
 
-// Where quoting stands after `text`, started inside a quoted field or not: split_csv_line's
-// rule for opening and closing quotes, without the fields.
-bool ends_quoted(const std::string& text, char separator, bool quoted) {
-  bool started = quoted;  // the field has had a quote or a character other than a space or tab
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
+// What a character of a record is under the quoting rule split_csv_line states.
+enum class CsvChar { kText, kOpen, kClose, kSeparator, kDropped };
+
+// The quoting rule, one character at a time: split_csv_line builds its fields on it, and
+// read_csv_record finds a record's end with it.
+struct CsvQuoting {
+  char separator;
+  bool quoted = false;
+  bool started = false;  // the field has had a quote or a character other than a space or tab
+
+  // What text[*i] is; a doubled quote inside quotes is one kText, *i left on its second quote.
+  CsvChar step(const std::string& text, size_t* i) {
+    const char c = text[*i];
     if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
+      if (c == '"' && *i + 1 < text.size() && text[*i + 1] == '"') {
+        ++*i;
+        return CsvChar::kText;
       }
-    } else if (c == '"' && !started) {
-      quoted = started = true;
-    } else if (c == separator) {
-      started = false;
-    } else if (!is_space(c) && c != '\r') {
-      started = true;
+      if (c != '"') return CsvChar::kText;
+      quoted = false;
+      return CsvChar::kClose;
     }
+    if (c == '"' && !started) {
+      quoted = started = true;
+      return CsvChar::kOpen;
+    }
+    if (c == separator) {
+      started = false;
+      return CsvChar::kSeparator;
+    }
+    if (c == '\r') return CsvChar::kDropped;
+    started = started || !is_space(c);
+    return CsvChar::kText;
   }
-  return quoted;
+};
+
+// Where quoting stands after `text`, started inside a quoted field or not.
+bool ends_quoted(const std::string& text, char separator, bool quoted) {
+  CsvQuoting quoting{separator, quoted, quoted};
+  for (size_t i = 0; i < text.size(); ++i) quoting.step(text, &i);
+  return quoting.quoted;
 }
 
 }  // namespace
 
 std::vector<std::string> split_csv_line(const std::string& line, char separator, bool* quote_open, CsvSpaces spaces) {
   std::vector<std::string> fields(1);
-  bool quoted = false;
-  bool started = false;  // the field has had a quote or a character other than a space or tab
-  size_t kept = 0;       // the field's length up to its last quoted or non-space character
+  CsvQuoting quoting{separator};
+  size_t kept = 0;  // the field's length up to its last quoted or non-space character
   const auto end_field = [&] {
     if (spaces == CsvSpaces::kTrim) fields.back().resize(kept);
   };
   for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
     std::string& field = fields.back();
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        field.push_back('"');
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
+    const bool in_quotes = quoting.quoted;
+    switch (quoting.step(line, &i)) {
+      case CsvChar::kOpen:
+        field.clear();  // the spaces before the quote
+        kept = 0;
+        break;
+      case CsvChar::kClose:
+        kept = field.size();
+        break;
+      case CsvChar::kSeparator:
+        end_field();
+        fields.emplace_back();
+        kept = 0;
+        break;
+      case CsvChar::kDropped:
+        break;
+      case CsvChar::kText: {
+        const char c = line[i];
+        if (!in_quotes && !quoting.started && spaces == CsvSpaces::kTrim) break;  // a space before the field
         field.push_back(c);
+        if (in_quotes || !is_space(c)) kept = field.size();
+        break;
       }
-      kept = field.size();
-    } else if (c == '"' && !started) {
-      field.clear();  // the spaces before the quote
-      quoted = started = true;
-      kept = 0;
-    } else if (c == separator) {
-      end_field();
-      fields.emplace_back();
-      started = false;
-      kept = 0;
-    } else if (c != '\r') {
-      if (!started && is_space(c) && spaces == CsvSpaces::kTrim) continue;
-      field.push_back(c);
-      started = started || !is_space(c);
-      if (!is_space(c)) kept = field.size();
     }
   }
   end_field();
-  if (quote_open != nullptr) *quote_open = quoted;
+  if (quote_open != nullptr) *quote_open = quoting.quoted;
   return fields;
 }
 
