@@ -6,6 +6,7 @@
 #include <span>
 #include <utility>
 
+#include "geometry_rows.h"
 #include "source_view.h"
 #include "stoker/core/error.h"
 
@@ -15,19 +16,13 @@ namespace {
 
 class ClipGeometryView final : public SourceView {
  public:
-  ClipGeometryView(std::shared_ptr<const Source> inner, std::vector<float> points, int points_per_frame,
-                   std::vector<float> boxes, int boxes_per_frame, std::vector<size_t> first_row)
-      : SourceView(std::move(inner)),
-        points_(std::move(points)),
-        boxes_(std::move(boxes)),
-        point_values_(static_cast<size_t>(points_per_frame) * 3),
-        box_values_(static_cast<size_t>(boxes_per_frame) * 5),
-        first_row_(std::move(first_row)) {}
+  ClipGeometryView(std::shared_ptr<const Source> inner, GeometryRows rows, std::vector<size_t> first_row)
+      : SourceView(std::move(inner)), rows_(std::move(rows)), first_row_(std::move(first_row)) {}
 
   bool has_geometry() const override { return true; }
   Status read(size_t index, SampleData* out) const override {
     Status status = SourceView::read(index, out);
-    attach(first_row_[index], &out->geometry);
+    rows_.attach(first_row_[index], &out->geometry);
     return status;
   }
   Status read_clip(size_t index, const FramePicker& pick, std::vector<SampleData>* frames) const override {
@@ -43,26 +38,16 @@ class ClipGeometryView final : public SourceView {
     const size_t rows = first_row_[index + 1] - first_row_[index];
     if (static_cast<size_t>(count) != rows) {
       return Status::failure(
-          clip_rows_refusal(name(index), box_values_ > 0 ? "boxes" : "keypoints", rows, static_cast<size_t>(count)));
+          clip_rows_refusal(name(index), rows_.has_boxes() ? "boxes" : "keypoints", rows, static_cast<size_t>(count)));
     }
     for (size_t k = 0; k < chosen.size() && k < frames->size(); ++k) {
-      attach(first_row_[index] + static_cast<size_t>(chosen[k]), &(*frames)[k].geometry);
+      rows_.attach(first_row_[index] + static_cast<size_t>(chosen[k]), &(*frames)[k].geometry);
     }
     return status;
   }
 
  private:
-  void attach(size_t row, GeometryTargets* out) const {
-    const auto points = points_.begin() + static_cast<std::ptrdiff_t>(row * point_values_);
-    out->points.assign(points, points + static_cast<std::ptrdiff_t>(point_values_));
-    const auto boxes = boxes_.begin() + static_cast<std::ptrdiff_t>(row * box_values_);
-    out->boxes.assign(boxes, boxes + static_cast<std::ptrdiff_t>(box_values_));
-  }
-
-  std::vector<float> points_;
-  std::vector<float> boxes_;
-  size_t point_values_;
-  size_t box_values_;
+  GeometryRows rows_;
   std::vector<size_t> first_row_;
 };
 
@@ -80,18 +65,8 @@ std::shared_ptr<const Source> with_clip_geometry(std::shared_ptr<const Source> s
   for (size_t i = 0; i < n; ++i) {
     if (first_row[i + 1] < first_row[i]) throw UsageError("with_clip_geometry: the first rows must not decrease");
   }
-  const size_t rows = first_row.back();
-  if (points_per_frame < 0 || points.size() != rows * static_cast<size_t>(points_per_frame) * 3) {
-    throw UsageError(fmt::format("keypoints: {} values for {} frames of {} points (x, y, visible) each; give {}",
-                                 points.size(), rows, points_per_frame,
-                                 rows * static_cast<size_t>(points_per_frame) * 3));
-  }
-  if (boxes_per_frame < 0 || boxes.size() != rows * static_cast<size_t>(boxes_per_frame) * 5) {
-    throw UsageError(fmt::format("boxes: {} values for {} frames of {} boxes (x1, y1, x2, y2, valid) each; give {}",
-                                 boxes.size(), rows, boxes_per_frame, rows * static_cast<size_t>(boxes_per_frame) * 5));
-  }
-  return std::make_shared<ClipGeometryView>(std::move(source), std::move(points), points_per_frame, std::move(boxes),
-                                            boxes_per_frame, std::move(first_row));
+  GeometryRows rows(std::move(points), points_per_frame, std::move(boxes), boxes_per_frame, first_row.back(), "frames");
+  return std::make_shared<ClipGeometryView>(std::move(source), std::move(rows), std::move(first_row));
 }
 
 std::vector<std::string> clip_frame_names(const Source& source, size_t index) {

@@ -4,56 +4,61 @@
 
 #include <utility>
 
+#include "geometry_rows.h"
 #include "source_view.h"
 #include "stoker/core/error.h"
 #include "stoker/data/source.h"
 
 namespace stoker::data {
 
+GeometryRows::GeometryRows(std::vector<float> points, int points_per_row, std::vector<float> boxes, int boxes_per_row,
+                           size_t rows, const char* unit)
+    : points_(std::move(points)),
+      boxes_(std::move(boxes)),
+      point_values_(static_cast<size_t>(points_per_row) * 3),
+      box_values_(static_cast<size_t>(boxes_per_row) * 5) {
+  if (points_per_row < 0 || points_.size() != rows * point_values_) {
+    throw UsageError(fmt::format("keypoints: {} values for {} {} of {} points (x, y, visible) each; give {}",
+                                 points_.size(), rows, unit, points_per_row, rows * point_values_));
+  }
+  if (boxes_per_row < 0 || boxes_.size() != rows * box_values_) {
+    throw UsageError(fmt::format("boxes: {} values for {} {} of {} boxes (x1, y1, x2, y2, valid) each; give {}",
+                                 boxes_.size(), rows, unit, boxes_per_row, rows * box_values_));
+  }
+}
+
+void GeometryRows::attach(size_t row, GeometryTargets* out) const {
+  const auto points = points_.begin() + static_cast<std::ptrdiff_t>(row * point_values_);
+  out->points.assign(points, points + static_cast<std::ptrdiff_t>(point_values_));
+  const auto boxes = boxes_.begin() + static_cast<std::ptrdiff_t>(row * box_values_);
+  out->boxes.assign(boxes, boxes + static_cast<std::ptrdiff_t>(box_values_));
+}
+
 namespace {
 
 class GeometryView final : public SourceView {
  public:
-  GeometryView(std::shared_ptr<const Source> inner, std::vector<float> points, int points_per_sample,
-               std::vector<float> boxes, int boxes_per_sample)
-      : SourceView(std::move(inner)),
-        points_(std::move(points)),
-        boxes_(std::move(boxes)),
-        point_values_(static_cast<size_t>(points_per_sample) * 3),
-        box_values_(static_cast<size_t>(boxes_per_sample) * 5) {}
+  GeometryView(std::shared_ptr<const Source> inner, GeometryRows rows)
+      : SourceView(std::move(inner)), rows_(std::move(rows)) {}
 
   bool has_geometry() const override { return true; }
   Status read(size_t index, SampleData* out) const override {
     Status status = SourceView::read(index, out);
-    const auto points = points_.begin() + static_cast<std::ptrdiff_t>(index * point_values_);
-    out->geometry.points.assign(points, points + static_cast<std::ptrdiff_t>(point_values_));
-    const auto boxes = boxes_.begin() + static_cast<std::ptrdiff_t>(index * box_values_);
-    out->geometry.boxes.assign(boxes, boxes + static_cast<std::ptrdiff_t>(box_values_));
+    rows_.attach(index, &out->geometry);
     return status;
   }
 
  private:
-  std::vector<float> points_;
-  std::vector<float> boxes_;
-  size_t point_values_;
-  size_t box_values_;
+  GeometryRows rows_;
 };
 
 }  // namespace
 
 std::shared_ptr<const Source> with_geometry(std::shared_ptr<const Source> source, std::vector<float> points,
                                             int points_per_sample, std::vector<float> boxes, int boxes_per_sample) {
-  const size_t n = source->size();
-  if (points_per_sample < 0 || points.size() != n * static_cast<size_t>(points_per_sample) * 3) {
-    throw UsageError(fmt::format("keypoints: {} values for {} samples of {} points (x, y, visible) each; give {}",
-                                 points.size(), n, points_per_sample, n * static_cast<size_t>(points_per_sample) * 3));
-  }
-  if (boxes_per_sample < 0 || boxes.size() != n * static_cast<size_t>(boxes_per_sample) * 5) {
-    throw UsageError(fmt::format("boxes: {} values for {} samples of {} boxes (x1, y1, x2, y2, valid) each; give {}",
-                                 boxes.size(), n, boxes_per_sample, n * static_cast<size_t>(boxes_per_sample) * 5));
-  }
-  return std::make_shared<GeometryView>(std::move(source), std::move(points), points_per_sample, std::move(boxes),
-                                        boxes_per_sample);
+  GeometryRows rows(std::move(points), points_per_sample, std::move(boxes), boxes_per_sample, source->size(),
+                    "samples");
+  return std::make_shared<GeometryView>(std::move(source), std::move(rows));
 }
 
 }  // namespace stoker::data
