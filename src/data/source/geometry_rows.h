@@ -15,8 +15,8 @@ class GeometryRows {
   // `rows` rows, each of `points_per_row` points (x, y, visible) and `boxes_per_row` boxes (x1,
   // y1, x2, y2, valid), row after row. Throws UsageError naming the counts (`unit`: what a row
   // is, "samples" or "frames") when the values do not fill them exactly.
-  GeometryRows(std::vector<float> points, int points_per_row, std::vector<float> boxes, int boxes_per_row,
-               size_t rows, const char* unit);
+  GeometryRows(std::vector<float> points, int points_per_row, std::vector<float> boxes, int boxes_per_row, size_t rows,
+               const char* unit);
 
   // Row `row`'s points and boxes into `out`, replacing what it held.
   void attach(size_t row, GeometryTargets* out) const;
