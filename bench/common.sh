@@ -1,5 +1,5 @@
 # Shared by the bench/compare_*.sh scripts: sourced after they define die() and set PY,
-# STOKER, LOGS (a fresh temp folder) and KEEP_LOGS.
+# STOKER, LOGS (a fresh temp folder) and KEEP_LOGS (python_loader_setup sets the last three).
 
 cleanup() { if [[ $KEEP_LOGS -eq 0 && -n ${LOGS:-} ]]; then rm -rf "$LOGS"; fi; }
 trap cleanup EXIT
@@ -16,6 +16,30 @@ quoted() {
 
 # last_err ID -> the last non-empty stderr line of run ID (cut to 300 characters)
 last_err() { grep -v '^[[:space:]]*$' "$LOGS/$1.err" | tail -n1 | cut -c1-300 || true; }
+
+# run_logged ID WHAT CMD... : runs CMD within RUN_TIMEOUT seconds (default 1800), its stdout and
+# stderr in $LOGS/ID.{out,err}. Says the command first, numbered "[n/RUNS_TOTAL]" (RUN_NO counts
+# the runs), and warns when LAST_BUSY (cpu_busy's figure, where a script takes it) says other work
+# held the CPUs. A non-zero exit or the timeout fails the script with WHAT, why, CMD's last error
+# line and CMD.
+RUN_NO=0
+run_logged() {
+  local id=$1 what=$2; shift 2
+  local cmd_line rc=0 why last limit=${RUN_TIMEOUT:-1800}
+  cmd_line=$(quoted "$@")
+  RUN_NO=$((RUN_NO + 1))
+  if [[ ${LAST_BUSY:-0} -gt 10 ]]; then
+    echo "[warn] CPUs ${LAST_BUSY} % busy with other work before the $what run: the numbers will be skewed" >&2
+  fi
+  echo "[$RUN_NO${RUNS_TOTAL:+/$RUNS_TOTAL}] $cmd_line" >&2
+  timeout "$limit" "$@" >"$LOGS/$id.out" 2>"$LOGS/$id.err" || rc=$?
+  if [[ $rc -ne 0 ]]; then
+    why="exited $rc"
+    [[ $rc -eq 124 ]] && why="timed out after ${limit}s"
+    last=$(last_err "$id")
+    fail "$what $why${last:+ [$last]}: $cmd_line"
+  fi
+}
 
 # synthetic_or_given_data: with DATA set (--data), checks it is a folder; else generates
 # IMAGES synthetic JPEGs once into bench/.data/synthetic-IMAGES (reused by later runs) with
@@ -92,4 +116,33 @@ warn_if_loaded() {
   if awk -v l="${LOAD_START%% *}" 'BEGIN { exit !(l > 0.5) }'; then
     echo "[warn] load average is $LOAD_START before the runs: other work on this machine will skew the numbers" >&2
   fi
+}
+
+# python_loader_setup NAME ARGS... : the options and set-up of the scripts that time the Python
+# package's loader on a JPEG folder: --images N (default 2000), --seconds S (15), --rounds R (3),
+# --workers W (2), --data DIR, --build DIR (build), --venv DIR (.venv) into IMAGES,
+# SECONDS_PER_RUN, ROUNDS, WORKERS, DATA, BUILD and VENV; then STOKER and the venv checked, LOGS
+# made (/tmp/stoker-NAME.*), DATA generated or checked, its pages read once, and the load noted.
+python_loader_setup() {
+  local name=$1; shift
+  IMAGES=2000 SECONDS_PER_RUN=15 ROUNDS=3 WORKERS=2 DATA= BUILD=build VENV=.venv KEEP_LOGS=0
+  while [[ $# -gt 0 ]]; do
+    case "$1" in
+      --images) IMAGES=$2; shift 2 ;;
+      --seconds) SECONDS_PER_RUN=$2; shift 2 ;;
+      --rounds) ROUNDS=$2; shift 2 ;;
+      --workers) WORKERS=$2; shift 2 ;;
+      --data) DATA=$2; shift 2 ;;
+      --build) BUILD=$2; shift 2 ;;
+      --venv) VENV=$2; shift 2 ;;
+      *) die "unknown option '$1' (see the comment at the top of this script)" ;;
+    esac
+  done
+  STOKER=$BUILD/src/stoker
+  [[ -x $STOKER ]] || die "$STOKER not found: build it first (bash scripts/build.sh)"
+  [[ -x $VENV/bin/python ]] || die "$VENV/bin/python not found: run bash scripts/install_python.sh first"
+  LOGS=$(mktemp -d "/tmp/stoker-$name.XXXXXX")
+  synthetic_or_given_data
+  find -L "$DATA" -type f -iname '*.jpg' -print0 | xargs -0 cat >/dev/null  # page cache warm for every run
+  warn_if_loaded
 }

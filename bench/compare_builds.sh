@@ -85,34 +85,20 @@ warn_if_loaded
 
 TRANSFORMS_TRAIN="RandomResizedCrop(64), RandomHorizontalFlip(), Normalize"
 RUNS_TOTAL=$((ROUNDS * 4))
-RUN_NO=0
-# run ID CMD... : runs CMD with stdout/stderr in $LOGS/ID.{out,err}; fails on a non-zero exit.
-run() {
-  local id=$1; shift
-  local cmd_line rc=0 last
-  cmd_line=$(quoted "$@")
-  RUN_NO=$((RUN_NO + 1))
-  echo "[$RUN_NO/$RUNS_TOTAL] $cmd_line" >&2
-  timeout 1800 "$@" >"$LOGS/$id.out" 2>"$LOGS/$id.err" || rc=$?
-  if [[ $rc -ne 0 ]]; then
-    last=$(last_err "$id")
-    fail "run $id exited $rc${last:+ [$last]}: $cmd_line"
-  fi
-}
 
 for round in $(seq 1 "$ROUNDS"); do
   # The order alternates each round, so neither build always runs first.
   if (( round % 2 )); then order=(base build); else order=(build base); fi
   for which in "${order[@]}"; do
     bin=$STOKER; [[ $which == base ]] && bin=$BASE_BIN
-    run "loader-$which-$round" "$bin" bench loader --data "$DATA" --workers 2 --batch-size 64 \
-      --epochs "$LOADER_EPOCHS" --json
+    run_logged "loader-$which-$round" "$which's loader (round $round)" "$bin" bench loader --data "$DATA" --workers 2 \
+      --batch-size 64 --epochs "$LOADER_EPOCHS" --json
   done
   for which in "${order[@]}"; do
     bin=$STOKER; [[ $which == base ]] && bin=$BASE_BIN
     mkdir -p "$LOGS/runs-$which-$round"
-    run "train-$which-$round" "$bin" train --data "$DATA" --model "$MODEL" --transforms "$TRANSFORMS_TRAIN" \
-      --batch-size 32 --num-workers 2 --epochs 2 --no-progress --json-summary \
+    run_logged "train-$which-$round" "$which's trainer (round $round)" "$bin" train --data "$DATA" --model "$MODEL" \
+      --transforms "$TRANSFORMS_TRAIN" --batch-size 32 --num-workers 2 --epochs 2 --no-progress --json-summary \
       --output-dir "$LOGS/runs-$which-$round"
   done
 done

@@ -111,12 +111,7 @@ image_cmd=("$STOKER" "${common[@]}" --batch-size "$BATCH")
 run() {
   local id=$1
   shift
-  echo "[run] $id: $(quoted "$@")" >&2
-  if ! timeout "$RUN_TIMEOUT" "$@" >"$LOGS/$id.out" 2>"$LOGS/$id.err"; then
-    local last
-    last=$(last_err "$id")
-    fail "$id failed${last:+ [$last]}: $(quoted "$@")"
-  fi
+  run_logged "$id" "$id" "$@"
   "$PY" "$SCRIPT_DIR/last_json.py" "$LOGS/$id.out" frames_per_sec | "$PY" -c \
     'import json, sys; print("%.1f" % json.load(sys.stdin)["frames_per_sec"])' || fail "$id printed no frames_per_sec"
 }

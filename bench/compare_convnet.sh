@@ -137,27 +137,8 @@ RUN_TIMEOUT=$((TOTAL_STEPS * 30 + 600))
 
 warn_if_loaded
 RUNS_TOTAL=$((2 + TUNED_PYTORCH))
-RUN_NO=0
 LAST_BUSY=0
 
-# run ID NAME CMD... : runs CMD with stdout/stderr in $LOGS/ID.{out,err}; fails on a non-zero exit.
-run() {
-  local id=$1 name=$2; shift 2
-  local cmd_line rc=0 why last
-  cmd_line=$(quoted "$@")
-  RUN_NO=$((RUN_NO + 1))
-  if [[ $LAST_BUSY -gt 10 ]]; then
-    echo "[warn] CPUs ${LAST_BUSY} % busy with other work before the $name run: the numbers will be skewed" >&2
-  fi
-  echo "[$RUN_NO/$RUNS_TOTAL] $cmd_line" >&2
-  timeout "$RUN_TIMEOUT" "$@" >"$LOGS/$id.out" 2>"$LOGS/$id.err" || rc=$?
-  if [[ $rc -ne 0 ]]; then
-    why="exited $rc"
-    [[ $rc -eq 124 ]] && why="timed out after ${RUN_TIMEOUT}s"
-    last=$(last_err "$id")
-    fail "$name run $why${last:+ [$last]}: $cmd_line"
-  fi
-}
 
 # ---------------------------------------------------------------- (a) stoker train
 TRANSFORMS="RandomResizedCrop($SIZE), RandomHorizontalFlip(), Normalize($IMAGENET_MEAN, $IMAGENET_STD)"
@@ -169,7 +150,7 @@ stoker_cmd=("$STOKER" train --data "$DATA" --model "$MODEL" --transforms "$TRANS
             --batch-size "$BATCH" --num-workers "$WORKERS" --max-steps "$TOTAL_STEPS" --epochs 1000
             --device "$DEVICE" --amp "$AMP" --no-progress --json-summary --output-dir "$STOKER_RUNS")
 STOKER_CMD=$(quoted "${stoker_cmd[@]}")
-run stoker "stoker train" "${stoker_cmd[@]}"
+run_logged stoker "stoker train run" "${stoker_cmd[@]}"
 summary=$(find "$STOKER_RUNS" -mindepth 2 -maxdepth 2 -name summary.json -printf '%T@ %p\n' \
             | sort -n | tail -n1 | cut -d' ' -f2-)
 [[ -n $summary ]] || fail "stoker train exited 0 but wrote no $STOKER_RUNS/<run-id>/summary.json: $STOKER_CMD"
@@ -265,7 +246,7 @@ pt_cmd=("$PY" bench/pytorch_train_images.py --data "$DATA" --model "$MODEL" --ba
         --workers "$WORKERS" --threads "$THREADS" --max-steps "$TOTAL_STEPS" --warmup-steps "$WARMUP_STEPS"
         --size "$SIZE" --device "$DEVICE" --amp "$AMP" --json)
 PT_CMD=$(quoted "${pt_cmd[@]}")
-run pytorch "PyTorch" "${pt_cmd[@]}"
+run_logged pytorch "PyTorch run" "${pt_cmd[@]}"
 check_pt pytorch "PyTorch"
 
 # ---------------------------------------------------------------- (c) PyTorch, stoker's settings
@@ -280,7 +261,7 @@ if [[ $TUNED_PYTORCH -eq 1 ]]; then
   BUSY_TUNED=$(cpu_busy); LAST_BUSY=$BUSY_TUNED
   ptt_cmd=(env "${TUNED_ENV[@]}" "${pt_cmd[@]}")
   PTT_CMD=$(quoted "${ptt_cmd[@]}")
-  run pytorch_tuned "PyTorch (stoker's process settings)" "${ptt_cmd[@]}"
+  run_logged pytorch_tuned "PyTorch (stoker's process settings) run" "${ptt_cmd[@]}"
   check_pt pytorch_tuned "PyTorch (stoker's process settings)"
 fi
 

@@ -14,28 +14,9 @@ set -euo pipefail
 die() { echo "compare_dataset_sources: $*" >&2; exit 1; }
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-/usr/bin/python3}
-IMAGES=2000 SECONDS_PER_RUN=15 ROUNDS=3 WORKERS=2 DATA= BUILD=build VENV=.venv KEEP_LOGS=0
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --images) IMAGES=$2; shift 2 ;;
-    --seconds) SECONDS_PER_RUN=$2; shift 2 ;;
-    --rounds) ROUNDS=$2; shift 2 ;;
-    --workers) WORKERS=$2; shift 2 ;;
-    --data) DATA=$2; shift 2 ;;
-    --build) BUILD=$2; shift 2 ;;
-    --venv) VENV=$2; shift 2 ;;
-    *) die "unknown option '$1' (see the comment at the top of this script)" ;;
-  esac
-done
-STOKER=$BUILD/src/stoker
-[[ -x $STOKER ]] || die "$STOKER not found: build it first (bash scripts/build.sh)"
-[[ -x $VENV/bin/python ]] || die "$VENV/bin/python not found: run bash scripts/install_python.sh first"
 [[ -x /usr/bin/time ]] || die "/usr/bin/time not found: bash scripts/install_deps.sh --bench"
-LOGS=$(mktemp -d /tmp/stoker-compare-sources.XXXXXX)
 source bench/common.sh
-synthetic_or_given_data
-find -L "$DATA" -type f -iname '*.jpg' -print0 | xargs -0 cat >/dev/null  # page cache warm for every run
-warn_if_loaded
+python_loader_setup compare-sources "$@"
 
 SOURCES=(folder imagefolder paths pil pil-open pil-bytesio)
 for round in $(seq 1 "$ROUNDS"); do

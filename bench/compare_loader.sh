@@ -164,22 +164,13 @@ MANIFEST=$LOGS/manifest.tsv
 : >"$MANIFEST"
 RUNS_TOTAL=5
 [[ $SKIP_STOKER -eq 1 ]] || RUNS_TOTAL=$((7 + FULL_DECODE + PREPARED))
-RUN_NO=0
 
 # run ID LOADER WORKERS CMD... : runs CMD, keeps its stdout as the run's JSON.
 run() {
   local id=$1 loader=$2 workers=$3; shift 3
-  local cmd_line rc=0
+  local cmd_line
   cmd_line=$(quoted "$@")
-  RUN_NO=$((RUN_NO + 1))
-  echo "[$RUN_NO/$RUNS_TOTAL] $cmd_line" >&2
-  timeout "$RUN_TIMEOUT" "$@" >"$LOGS/$id.out" 2>"$LOGS/$id.err" || rc=$?
-  if [[ $rc -ne 0 ]]; then
-    local why="exited $rc" last
-    [[ $rc -eq 124 ]] && why="timed out after ${RUN_TIMEOUT}s"
-    last=$(grep -v '^[[:space:]]*$' "$LOGS/$id.err" | tail -n1 | cut -c1-300 || true)
-    fail "$loader (workers/threads $workers) $why${last:+ [$last]}: $cmd_line"
-  fi
+  run_logged "$id" "$loader (workers/threads $workers)" "$@"
   "$PY" bench/last_json.py "$LOGS/$id.out" images_per_sec >"$LOGS/$id.json" || fail "$loader (workers/threads $workers) printed no JSON object with images_per_sec: $cmd_line"
   printf '%s\t%s\t%s\t%s\n' "$id" "$loader" "$workers" "$cmd_line" >>"$MANIFEST"
   "$PY" -c 'import json,sys; print("      -> %.1f images/s" % json.load(open(sys.argv[1]))["images_per_sec"])' \

@@ -94,31 +94,11 @@ PYEOF
 warn_if_loaded
 RUNS_TOTAL=$((1 + TUNED_PYTORCH))
 [[ $SKIP_STOKER -eq 1 ]] || RUNS_TOTAL=$((RUNS_TOTAL + 1))
-RUN_NO=0
 STOKER_CMD="(not run: --skip-stoker)"
 LOAD_STOKER="—"
 BUSY_STOKER="—"
 LAST_BUSY=0
 
-# run ID NAME CMD... : runs CMD with stdout/stderr in $LOGS/ID.{out,err}; fails on a non-zero exit.
-run() {
-  local id=$1 name=$2; shift 2
-  local cmd_line rc=0 why
-  cmd_line=$(quoted "$@")
-  RUN_NO=$((RUN_NO + 1))
-  if [[ $LAST_BUSY -gt 10 ]]; then
-    echo "[warn] CPUs ${LAST_BUSY} % busy with other work before the $name run: the numbers will be skewed" >&2
-  fi
-  echo "[$RUN_NO/$RUNS_TOTAL] $cmd_line" >&2
-  timeout "$RUN_TIMEOUT" "$@" >"$LOGS/$id.out" 2>"$LOGS/$id.err" || rc=$?
-  if [[ $rc -ne 0 ]]; then
-    why="exited $rc"
-    [[ $rc -eq 124 ]] && why="timed out after ${RUN_TIMEOUT}s"
-    local last
-    last=$(last_err "$id")
-    fail "$name run $why${last:+ [$last]}: $cmd_line"
-  fi
-}
 
 # ---------------------------------------------------------------- (a) stoker train
 if [[ $SKIP_STOKER -eq 0 ]]; then
@@ -129,7 +109,7 @@ if [[ $SKIP_STOKER -eq 0 ]]; then
   stoker_cmd=("$STOKER" train --epochs "$EPOCHS" --batch-size "$BATCH" --num-workers "$STOKER_WORKERS"
               --output-dir "$STOKER_RUNS" --json-summary)
   STOKER_CMD=$(quoted "${stoker_cmd[@]}")
-  run stoker "stoker train" "${stoker_cmd[@]}"
+  run_logged stoker "stoker train run" "${stoker_cmd[@]}"
   # The run folder is <output-dir>/<run-id>/ with summary.json in it; take the newest.
   summary=$(find "$STOKER_RUNS" -mindepth 2 -maxdepth 2 -name summary.json -printf '%T@ %p\n' \
               | sort -n | tail -n1 | cut -d' ' -f2-)
@@ -145,7 +125,7 @@ LOAD_PYTORCH=$(cut -d' ' -f1-3 /proc/loadavg)
 BUSY_PYTORCH=$(cpu_busy); LAST_BUSY=$BUSY_PYTORCH
 pt_cmd=("$PY" bench/pytorch_train_mnist.py --epochs "$EPOCHS" --batch-size "$BATCH" --threads "$THREADS" --json)
 PT_CMD=$(quoted "${pt_cmd[@]}")
-run pytorch "PyTorch" "${pt_cmd[@]}"
+run_logged pytorch "PyTorch run" "${pt_cmd[@]}"
 tail -n1 "$LOGS/pytorch.out" >"$LOGS/pytorch.json"
 "$PY" -c 'import json,sys; json.load(open(sys.argv[1]))' "$LOGS/pytorch.json" 2>/dev/null \
   || fail "PyTorch run printed no JSON object on its last stdout line: $PT_CMD"
@@ -165,7 +145,7 @@ if [[ $TUNED_PYTORCH -eq 1 ]]; then
   BUSY_TUNED=$(cpu_busy); LAST_BUSY=$BUSY_TUNED
   ptt_cmd=(env "${TUNED_ENV[@]}" "${pt_cmd[@]}")
   PTT_CMD=$(quoted "${ptt_cmd[@]}")
-  run pytorch_tuned "PyTorch (stoker's process settings)" "${ptt_cmd[@]}"
+  run_logged pytorch_tuned "PyTorch (stoker's process settings) run" "${ptt_cmd[@]}"
   tail -n1 "$LOGS/pytorch_tuned.out" >"$LOGS/pytorch_tuned.json"
   check_json "$LOGS/pytorch_tuned.json" "PyTorch (stoker's process settings)"
   "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print("      -> %.1f samples/s" % float(d["samples_per_sec"]))' \
