@@ -86,8 +86,10 @@ class HeldObject {
 
 class DatasetSource final : public data::Source {
  public:
-  // `dataset`: the object; `worker_init_fn`: None or a callable; `name`: how messages name it
-  // ("FaceClips"); `class_names`: the dataset's classes, if it has them. With the GIL held.
+  // `dataset`: the object; `worker_init_fn`: None or a callable (stoker.DataLoader's gives the
+  // thread its get_worker_info() answer, then calls the script's: stoker/_worker_info.py);
+  // `name`: how messages name it ("FaceClips"); `class_names`: the dataset's classes, if it has
+  // them. With the GIL held.
   // `has_geometry`: targets hold stoker.Keypoints / stoker.Boxes (stoker/targets.py), whose
   // values are read into SampleData::geometry and move with the image. `feature_shape`: the
   // shape of every item's feature tensor, for a Dataset of feature vectors; empty for images.

@@ -32,6 +32,8 @@ from ._samplers import PlannedSampler, draws_at_random, given_order, rank_seed, 
 from ._session import current_monitor, register_diagnosis
 from ._state import STATE_VERSION, check_state
 from ._torchvision import chain_of
+from ._worker_info import WorkerThreads
+from ._worker_info import install as install_worker_info
 
 
 def _rank_and_world(rank, world_size):
@@ -328,8 +330,14 @@ class DataLoader:
         # The processes get the Dataset as given, before this process's look at its first items sets
         # what __getitem__ opens lazily (an h5py handle: forked, it is shared; spawned, it cannot be pickled).
         as_given = _shallow_copy(dataset) if processes is not None else None
-        data = open_data(dataset, split, None if processes else worker_init_fn, clips=frames_per_clip > 0,
+        # Without processes, each worker thread starts by taking its get_worker_info() answer, then
+        # calls worker_init_fn. "auto" runs up to a thread per core (the diagnosis' limit).
+        self._worker_threads = None if processes else WorkerThreads(
+            dataset, max(workers, cores()) if self.auto_workers else workers, worker_init_fn)
+        data = open_data(dataset, split, self._worker_threads, clips=frames_per_clip > 0,
                          on_error=on_error, image_key=image_key, items=processes.take if processes else None)
+        if self._worker_threads is not None and data.targets == "items":
+            install_worker_info()
         if processes is not None and data.targets != "items":
             raise arg.bad("dataset_processes", dataset_processes, f"0 for {data.name}: stoker's workers read and "
                           "decode it in C++ and call no Python", "leave it out")
@@ -757,6 +765,8 @@ class DataLoader:
             self._generation += 1
 
     def _make_loader(self, seed):
+        if self._worker_threads is not None:  # before the loader starts its threads
+            self._worker_threads.base_seed = seed
         try:
             return _stoker.Loader(self.source, seed=rank_seed(seed, self._stream_rank), **self._loader_options)
         except ValueError as e:

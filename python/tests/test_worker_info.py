@@ -1,0 +1,149 @@
+"""torch.utils.data.get_worker_info() on stoker's worker threads: torch's WorkerInfo (id,
+num_workers, seed = base seed + id as torch's workers get it, the Dataset) in worker_init_fn and
+dataset[i]; None on the main thread and the script's other threads; torch's own DataLoader, in
+worker processes and in the main process, as before."""
+import threading
+
+import numpy as np
+import pytest
+import torch
+from torch.utils.data import get_worker_info  # by name, as scripts take it: bound before any stoker loader is made
+
+import stoker
+from stoker._process import cores
+
+_THREAD = threading.local()  # .waited: the Reporting objects this thread has waited for
+
+def seed_of_first_pass(seed):
+    """The base seed torch's DataLoader draws when its first pass starts, from a generator seeded so."""
+    return int(torch.empty((), dtype=torch.int64).random_(generator=torch.Generator().manual_seed(seed)).item())
+
+
+class Reporting(torch.utils.data.Dataset):
+    """Each item's target is what get_worker_info() says in its __getitem__: (id, seed,
+    num_workers), or (-1, -1, -1) where it is None. With `both`, the first read on each worker
+    waits (up to 10 s) until two workers have read, so that both take samples."""
+
+    def __init__(self, size=32, both=False):
+        self.size = size
+        self.barrier = threading.Barrier(2, timeout=10) if both else None
+        self.wrong_dataset = 0
+
+    def __len__(self):
+        return self.size
+
+    def __getitem__(self, i):
+        info = get_worker_info()
+        if info is None:
+            return np.zeros((4, 4), np.uint8), (-1, -1, -1)
+        if info.dataset is not self:
+            self.wrong_dataset += 1
+        waited = _THREAD.__dict__.setdefault("waited", set())
+        if self.barrier is not None and id(self) not in waited:
+            waited.add(id(self))
+            self.barrier.wait()
+        return np.zeros((4, 4), np.uint8), (info.id, info.seed, info.num_workers)
+
+
+def loader_of(dataset, **options):
+    return stoker.DataLoader(dataset, transforms="Resize((4, 4))", **options)
+
+
+def reports(loader):
+    """The set of (id, seed, num_workers) the loader's items reported."""
+    seen = set()
+    for _, (ids, seeds, counts) in loader:
+        seen |= set(zip(ids.tolist(), seeds.tolist(), counts.tolist()))
+    return seen
+
+
+def test_worker_init_fn_gets_torchs_worker_info_with_id_seed_num_workers_and_the_dataset():
+    dataset, got, lock = Reporting(), {}, threading.Lock()
+
+    def init(worker_id):
+        info = torch.utils.data.get_worker_info()
+        with lock:
+            got[worker_id] = info
+
+    loader = loader_of(dataset, batch_size=4, num_workers=3, worker_init_fn=init,
+                               generator=torch.Generator().manual_seed(5))
+    for _ in loader:
+        pass
+    del loader  # joins the workers: each has started by then
+    base = seed_of_first_pass(5)
+    assert sorted(got) == [0, 1, 2]
+    for worker_id, info in got.items():
+        assert isinstance(info, torch.utils.data._utils.worker.WorkerInfo)
+        assert (info.id, info.num_workers, info.seed) == (worker_id, 3, base + worker_id)
+        assert info.dataset is dataset
+
+
+def test_getitem_sees_each_workers_id_and_the_same_seeds_in_every_run():
+    datasets = [Reporting(both=True) for _ in range(2)]
+    runs = [reports(loader_of(d, batch_size=4, num_workers=2, generator=torch.Generator().manual_seed(3)))
+            for d in datasets]
+    base = seed_of_first_pass(3)
+    assert runs[0] == runs[1] == {(0, base, 2), (1, base + 1, 2)}
+    assert [d.wrong_dataset for d in datasets] == [0, 0]  # info.dataset is the Dataset given
+
+
+def test_the_seed_is_torchs_for_the_same_generator():
+    # torch's workers with persistent_workers=True keep the first pass's base seed, as stoker's threads do.
+    ours = reports(loader_of(Reporting(both=True), batch_size=4, num_workers=2,
+                                     generator=torch.Generator().manual_seed(11)))
+    torchs = set()
+    for _, (ids, seeds, counts) in torch.utils.data.DataLoader(Reporting(), batch_size=4, num_workers=2,
+                                                               generator=torch.Generator().manual_seed(11)):
+        torchs |= set(zip(ids.tolist(), seeds.tolist(), counts.tolist()))
+    assert ours == torchs
+
+
+def test_seed_given_and_num_workers_zero_and_auto():
+    assert reports(loader_of(Reporting(), batch_size=4, num_workers=0, seed=7)) == {(0, 7, 1)}
+    seen = reports(loader_of(Reporting(), batch_size=4, seed=7))  # num_workers="auto"
+    assert seen and all(seed == 7 + i and count == max(cores(), i + 1) for i, seed, count in seen)
+
+
+def test_none_on_the_main_thread_and_the_scripts_threads_while_the_workers_see_theirs():
+    loader = loader_of(Reporting(both=True), batch_size=4, num_workers=2, seed=0)
+    on_main, on_thread, seen = [], [], set()
+
+    def other_thread():
+        on_thread.append(torch.utils.data.get_worker_info())
+
+    for _, (ids, _, _) in loader:
+        seen |= set(ids.tolist())
+        on_main.append(get_worker_info())
+        thread = threading.Thread(target=other_thread)
+        thread.start()
+        thread.join()
+    assert seen == {0, 1}
+    assert on_main and on_thread and set(on_main) == set(on_thread) == {None}
+    assert torch.utils.data.get_worker_info() is None
+
+
+@pytest.mark.parametrize("num_workers", [2, 0])
+def test_torchs_dataloader_in_the_same_process_is_as_before(num_workers):
+    ours = loader_of(Reporting(both=True), batch_size=4, num_workers=2, seed=0)
+    assert {i for i, _, _ in reports(ours)} == {0, 1}
+    torchs = torch.utils.data.DataLoader(Reporting(), batch_size=4, num_workers=num_workers, persistent_workers=False,
+                                         generator=torch.Generator().manual_seed(2))
+    for epoch in range(2):  # while stoker's loader and its workers live
+        base = seed_of_first_pass(2) if epoch == 0 else None
+        got = set()
+        for _, (ids, seeds, counts) in torchs:
+            got |= set(zip(ids.tolist(), seeds.tolist(), counts.tolist()))
+        if num_workers == 0:
+            assert got == {(-1, -1, -1)}
+        else:
+            assert {i for i, _, _ in got} == {0, 1} and {c for _, _, c in got} == {2}
+            assert len({s - i for i, s, _ in got}) == 1  # one base seed per pass, + id
+            if base is not None:
+                assert {s - i for i, s, _ in got} == {base}
+    assert torch.utils.data.get_worker_info() is None
+
+
+def test_a_state_of_another_seed_gives_the_new_workers_its_seed():
+    resumed = loader_of(Reporting(both=True), batch_size=4, num_workers=2, seed=1)
+    resumed.load_state_dict(loader_of(Reporting(), batch_size=4, num_workers=2, seed=9).state_dict())
+    assert reports(resumed) == {(0, 9, 2), (1, 10, 2)}
