@@ -124,6 +124,26 @@ void record_bad(LoaderShared& shared, const Source& source, const LoaderOptions&
   }
 }
 
+// Position `position` of `run` has no sample (Status::past_end): the epoch ends there. The open
+// batch's slots that nobody claimed yet never will be: it is complete without them.
+void mark_end(LoaderShared& shared, EpochRun& run, int64_t position) STOKER_EXCLUDES(shared.mutex) {
+  {
+    MutexLock lock(shared.mutex);
+    if (position >= run.end) return;
+    run.end = position;
+    run.stats.samples = std::min(run.stats.samples, static_cast<uint64_t>(position));
+    if (!run.in_flight.empty()) {
+      InFlight& open = run.in_flight.back();
+      const int64_t batch_end = open.batch_index * run.plan.batch_size + open.buffer->samples;
+      if (run.next_claim < batch_end) {
+        open.remaining -= static_cast<int>(batch_end - run.next_claim);
+        run.next_claim = batch_end;
+      }
+    }
+  }
+  shared.ready_cv.notify_all();
+}
+
 // Loads job.index with `loader` into its slot (pixels, targets, extra, record, keypoints and
 // boxes, the sample left for the GPU), or, when it is bad, records it and loads the next
 // sample in dataset order that loads, with job.index's random stream.
@@ -137,6 +157,14 @@ void fill_slot(SampleLoader& loader, LoaderShared& shared, const Source& source,
 
   uint64_t used = job.index;
   Status status = loader.load(job.index, seed, job.epoch, job.stream, out);
+  if (status.is_past_end()) {  // no sample: the slot stays out of the batch
+    mark_end(shared, *job.run, job.buffer->batch_index * options.batch_size + job.slot);
+    job.buffer->extras[slot].reset();
+    job.buffer->records[slot] = SampleRecord{};
+    job.buffer->geometry[slot].clear();
+    job.buffer->on_gpu[slot] = 0;
+    return;
+  }
   if (!status.ok()) {
     record_bad(shared, source, options, *job.run, job.epoch, job.index, status.reason());
     if (options.on_error == OnError::kFail) return;
@@ -532,6 +560,7 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
   }
   shared_->target_dim = source_->target_dim();
   shared_->run_ahead = options_.run_ahead;
+  shared_->drop_last = options_.sampler.drop_last;
   shared_->allocator = options_.allocator != nullptr ? options_.allocator : &host_allocator();
   if (options_.cache_decoded_bytes > 0) {
     shared_->cache = std::make_unique<DecodedCache>(source_->size(), options_.cache_decoded_bytes);
@@ -757,7 +786,9 @@ bool Loader::next_until(const std::optional<std::chrono::steady_clock::time_poin
     throw UsageError("Loader::next() called before start_epoch()");
   }
   if (!run.failure.empty()) throw DataError(run.failure);
-  if (shared_->next_consume >= run.plan.num_batches) return true;
+  if (shared_->next_consume >= run.plan.num_batches || run.ends_before(shared_->next_consume, shared_->drop_last)) {
+    return true;
+  }
   if (!shared_->next_ready()) {
     Stopwatch waited;
     while (!shared_->next_ready()) {
@@ -805,7 +836,11 @@ bool Loader::next_until(const std::optional<std::chrono::steady_clock::time_poin
   }
   all_held_since_.reset();
   if (!run.failure.empty()) throw DataError(run.failure);
+  if (run.ends_before(shared_->next_consume, shared_->drop_last)) return true;
   BatchBuffer* buffer = shared_->current().in_flight.front().buffer;
+  // The batch that holds the epoch's end (Status::past_end) comes with the samples before it.
+  const int64_t begin = shared_->next_consume * run.plan.batch_size;
+  if (run.end < begin + buffer->samples) buffer->samples = static_cast<int>(run.end - begin);
   shared_->current().in_flight.pop_front();
   ++shared_->next_consume;
   *out = Batch(shared_, buffer);
