@@ -140,10 +140,12 @@ class _FolderItems:
         return self._loader(path), target
 
 
-def open_data(dataset, split, worker_init_fn, clips=False, on_error="substitute", image_key=None, items=None):
+def open_data(dataset, split, worker_init_fn, clips=False, on_error="substitute", image_key=None, items=None,
+              name=None):
     """The engine's source for `dataset` (see the module's docstring); `image_key` names the
     image's key in a Dataset's dict items; `items`, for a Dataset object whose items come from
-    worker processes, their take() (_dataset_processes.py)."""
+    worker processes, their take() (_dataset_processes.py); `name`, how messages name a Dataset
+    object (default: its class's name)."""
     if not isinstance(split, str):
         raise arg.bad("split", split, "a split's name: 'train', 'val' or 'test' where the data holds them")
     if image_key is not None:
@@ -170,7 +172,7 @@ def open_data(dataset, split, worker_init_fn, clips=False, on_error="substitute"
         kind = "an iterable-style Dataset" if hasattr(dataset, "__iter__") else f"a {type(dataset).__name__}"
         raise arg.bad("dataset", dataset, "a path, or a map-style Dataset (with __len__ and __getitem__); "
                       f"this is {kind}", "stoker reads each sample by its index")
-    name = type(dataset).__name__
+    name = name or type(dataset).__name__
     folder, picked = _folder_under(dataset)
     if folder is not None:
         return _open_folder_object(folder, name, worker_init_fn, picked, dataset, on_error)
