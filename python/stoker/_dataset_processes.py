@@ -17,6 +17,9 @@ Dataset it started with. Their seeds are torch's DataLoader's (process k seeds t
 NumPy from base + k) with the base drawn from a generator seeded by the base seed that the first
 pass draws from the loader's `generator` (a resumed first pass: the loader's seed).
 
+An iterable-style Dataset's __iter__ runs in the processes the same way (StreamProcesses,
+_iterable.py): its items numbered as they arrive instead of by index.
+
 Thread safety: open(), start_pass() and close() from the loader's consumer (close() also from
 a finalizer on any thread); take() from any thread.
 Errors, each one line: a Dataset or worker_init_fn that spawned processes cannot get (it
@@ -177,7 +180,7 @@ class DatasetProcesses:
         _check_process_count(self.processes)
         method = context.get_start_method() if context is not None else torch.multiprocessing.get_start_method()
         if method != "fork":
-            _check_picklable(dataset, worker_init_fn, self.processes, method, self.name)
+            _check_picklable(dataset, worker_init_fn, self.processes, method, self.name, self._calls)
         self._generator = torch.Generator()
         self._inner = self._inner_loader(
             dataset, chunk, image_key, clips, num_workers=self.processes, collate_fn=_as_list,
@@ -327,10 +330,10 @@ def _check_process_count(processes):
                       f"{max(1, cores - 1)}", UserWarning, stacklevel=4)
 
 
-def _check_picklable(dataset, worker_init_fn, processes, method, name):
+def _check_picklable(dataset, worker_init_fn, processes, method, name, calls="__getitem__"):
     """One ValueError line where a spawned (or forkserver) process cannot get the Dataset."""
     for what, value, fix in ((name, dataset, "define its class at module level, open files and connections in "
-                              "__getitem__ (once per process)"),
+                              f"{calls} (once per process)"),
                              ("worker_init_fn", worker_init_fn, "define it with def at module level (not a lambda "
                               "or a function inside another)")):
         try:

@@ -76,6 +76,33 @@ def test_items_are_torchs_in_its_interleaving_batched_in_full_batches(kind):
             len(torchs)
 
 
+class Ranged(torch.utils.data.IterableDataset):
+    """torch's own example: range(start, end), which worker_init_fn splits between the processes."""
+
+    def __init__(self, start, end):
+        self.start, self.end = start, end
+
+    def __iter__(self):
+        for i in range(self.start, self.end):
+            yield np.full((8, 8), i, np.uint8), i
+
+
+def split_range(worker_id):
+    info = torch.utils.data.get_worker_info()
+    dataset = info.dataset  # the process's copy: its attributes set here are the Dataset's
+    per_worker = -(-(dataset.end - dataset.start) // info.num_workers)
+    dataset.start = dataset.start + worker_id * per_worker
+    dataset.end = min(dataset.start + per_worker, dataset.end)
+
+
+@pytest.mark.parametrize("context", ["fork", "spawn"])
+def test_worker_init_fn_shards_the_copies_as_in_torchs_example(context):
+    loader = stoker.DataLoader(Ranged(3, 20), batch_size=4, transforms=CHAIN, dataset_processes=2,
+                               worker_init_fn=split_range, multiprocessing_context=context)
+    torchs = torch.utils.data.DataLoader(Ranged(3, 20), batch_size=4, num_workers=2, worker_init_fn=split_range)
+    assert [i for _, ids in loader for i in ids.tolist()] == [i for _, ids in torchs for i in ids.tolist()]
+
+
 def test_drop_last_drops_the_short_batch_and_len_follows():
     loader = stoker.DataLoader(SizedNumbers(), batch_size=4, drop_last=True, transforms=CHAIN, dataset_processes=2)
     assert [len(ids) for ids in ids_of(loader)] == [4] * 5
@@ -95,6 +122,23 @@ def test_one_process_by_default_and_a_stream_longer_than_the_engines_plan(monkey
     assert batches[-1][1]["path"] == ["Numbers[20]"]
     flips = [f for _, p in batches for f in p["hflip"].tolist()]
     assert flips[:8] != flips[8:16], "each plan's samples draw apart, not the same flips every plan"
+
+
+def test_the_device_feed_copies_the_stream_over_the_plans(monkeypatch):
+    # device="cuda" feeds the batches through DeviceFeed; here in host memory (test_gpu_decode's HostCuda).
+    from stoker import _iterable, device_feed
+    from test_gpu_decode import HostCuda
+
+    monkeypatch.setattr(_iterable, "SEGMENT_SAMPLES", 8)
+    loader = stoker.DataLoader(Numbers(n=21), batch_size=4, transforms=CHAIN)
+    feed = device_feed.DeviceFeed(loader._stream, "cpu", False, loader._targets, loader._params, cuda=HostCuda())
+    for _ in range(2):
+        iter(loader)  # starts the pass: the processes' and the engine's first plan
+        feed.start()
+        got = []
+        while (item := feed.next()) is not None:
+            got += item[1][0].tolist()
+        assert got == list(range(21))
 
 
 def test_an_iterator_that_raises_ends_the_pass_with_one_line_after_the_items_before_it():
@@ -230,6 +274,7 @@ def children():
 
 
 def test_break_then_another_pass_and_del_mid_pass_leave_no_process():
+    before = set(children())  # a spawn start's resource tracker, say
     loader = stoker.DataLoader(Numbers(n=200), batch_size=8, transforms=CHAIN, dataset_processes=2)
     for k, _ in enumerate(loader):
         if k == 2:
@@ -251,9 +296,9 @@ def test_break_then_another_pass_and_del_mid_pass_leave_no_process():
     # The processes end once the batch of items each is making is made (torch's DataLoader's
     # shutdown, which waits 5 s for each before it ends it).
     deadline = time.monotonic() + 15
-    while children() and time.monotonic() < deadline:
+    while set(children()) - before and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert children() == [], "the processes ended"
+    assert set(children()) - before == set(), "the processes ended"
 
 
 CTRL_C = """
