@@ -170,6 +170,12 @@ class StreamProcesses(DatasetProcesses):
             self._base = base
 
     @property
+    def items(self):
+        """The pass's items: all of them once the stream ended, else those that came so far."""
+        with self._cond:
+            return self._total if self._total is not None else self._arrived
+
+    @property
     def error(self):
         """The line of the iterator's exception that ended the pass, or None."""
         with self._cond:
@@ -232,8 +238,8 @@ class StreamProcesses(DatasetProcesses):
 
 class StreamPass:
     """The batches of a pass of an iterable: the engine loader's segments one after another,
-    segment s of epoch e run as the engine's epoch e * 2**24 + s (its samples' random draws its
-    own), until one ends short (the stream ended there). `next(timeout)` as the engine loader's,
+    segment s of epoch e run as the engine's epoch e + s * 2**40 (its samples' random draws its
+    own; the first is epoch e, as messages name it), until one ends short (the stream ended there). `next(timeout)` as the engine loader's,
     and the loader's other attributes (the device feed reads them)."""
 
     def __init__(self, loader, processes, segment_samples, batch_size):
@@ -247,7 +253,7 @@ class StreamPass:
         self.loader.start_epoch(self._engine_epoch())
 
     def _engine_epoch(self):
-        return self.epoch * (1 << 24) + self.segment
+        return self.epoch + self.segment * (1 << 40)
 
     def next(self, timeout=0.0):
         while True:

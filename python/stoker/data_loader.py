@@ -732,7 +732,7 @@ class DataLoader:
         shares = {k: (stages[k] / busy if busy > 0 else 0.0) for k in ("read", "decode", "transform")}
         return {
             "epoch": epoch["epoch"] if self._stream is None else self._epoch,
-            "samples": epoch["samples"],
+            "samples": epoch["samples"] if self._stream is None else self._processes.items,
             "bad": epoch["bad"],
             "bad_samples": [{"index": i, "path": name, "reason": why} for i, name, why in epoch["bad_samples"]],
             "stage_seconds": stages,

@@ -152,7 +152,7 @@ def test_an_iterator_that_raises_ends_the_pass_with_one_line_after_the_items_bef
         assert got == list(range(9))
 
 
-def test_a_bad_item_is_a_bad_sample_and_the_pass_goes_on():
+def test_a_bad_item_is_a_bad_sample_and_max_bad_counts_the_items_of_the_pass():
     class Some(Numbers):
         def __iter__(self):
             for image, target in super().__iter__():
@@ -161,6 +161,10 @@ def test_a_bad_item_is_a_bad_sample_and_the_pass_goes_on():
     loader = stoker.DataLoader(Some(n=12), batch_size=4, transforms=CHAIN, max_bad=0.5)
     assert [i for ids in ids_of(loader) for i in ids] == [0, 1, 2, 3, 4, 6, 6, 7, 8, 9, 10, 11]
     assert [b["index"] for b in loader.stats()["bad_samples"]] == [5]
+    assert loader.stats()["samples"] == 12
+    strict = stoker.DataLoader(Some(n=12), batch_size=4, transforms=CHAIN)  # max_bad=0.01 of the 12 items
+    with pytest.raises(stoker.DataError, match=r"^1 of 12 samples in epoch 0 are bad, over the limit max_bad=1%"):
+        ids_of(strict)
 
 
 def test_an_empty_pass_yields_no_batch_and_an_empty_dataset_is_refused():

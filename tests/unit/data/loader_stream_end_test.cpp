@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "stoker/core/error.h"
@@ -21,7 +22,7 @@ using stoker::testing::CountingSource;
 // between epochs (a stream of another length).
 class EndingSource final : public Source {
  public:
-  EndingSource(size_t size, uint64_t end) : inner_(size), end_(end) {}
+  EndingSource(size_t size, uint64_t end, uint64_t bad = stoker::testing::kNoLimit) : inner_(size, bad), end_(end) {}
   size_t size() const override { return inner_.size(); }
   std::string name(size_t i) const override { return inner_.name(i); }
   std::string describe() const override { return "ending"; }
@@ -101,6 +102,20 @@ TEST(LoaderStreamEndTest, AStreamAsLongAsThePlanEndsAsThePlanDoes) {
   loader.start_epoch(0);
   std::vector<uint64_t> ids;
   EXPECT_EQ(sizes_of(loader, &ids), (std::vector<int>{4, 4, 4}));
+}
+
+TEST(LoaderStreamEndTest, MaxBadCountsTheBadSamplesAgainstTheSamplesBeforeTheEnd) {
+  LoaderOptions o = options(2, false);
+  o.max_bad_fraction = 0.05;  // 1 of the 10 samples is over it; 1 of the 64 planned would not be
+  Loader loader(std::make_shared<EndingSource>(64, 10, 3), o);
+  loader.start_epoch(0);
+  try {
+    while (loader.next()) {
+    }
+    FAIL() << "the epoch should stop";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("1 of 10 samples in epoch 0 are bad"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace stream_end
