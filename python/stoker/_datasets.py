@@ -169,9 +169,11 @@ def open_data(dataset, split, worker_init_fn, clips=False, on_error="substitute"
         raise arg.bad("split", split, "'train' for a Dataset object (it is one split already)",
                       "make the Dataset of the split you want")
     if not (hasattr(dataset, "__len__") and hasattr(dataset, "__getitem__")):
-        kind = "an iterable-style Dataset" if hasattr(dataset, "__iter__") else f"a {type(dataset).__name__}"
-        raise arg.bad("dataset", dataset, "a path, or a map-style Dataset (with __len__ and __getitem__); "
-                      f"this is {kind}", "stoker reads each sample by its index")
+        iterable = hasattr(dataset, "__iter__")
+        raise arg.bad("dataset", dataset, "a path, a map-style Dataset (with __len__ and __getitem__) or a "
+                      f"torch.utils.data.IterableDataset; this is a {type(dataset).__name__}",
+                      "make it an IterableDataset whose __iter__ yields the items (each worker process runs a copy)"
+                      if iterable else "")
     name = name or type(dataset).__name__
     folder, picked = _folder_under(dataset)
     if folder is not None:

@@ -2,7 +2,8 @@
 
 The iterable runs in worker processes (dataset_processes=N, default 1), a copy in each, as in
 torch's DataLoader with num_workers=N: torch's DataLoader runs them (worker_init_fn,
-get_worker_info(), multiprocessing_context, seeds as torch gives them), each copy shards itself,
+get_worker_info(), multiprocessing_context; seeds as for a map-style Dataset's processes,
+_dataset_processes.py), each copy shards itself,
 and their items interleave as torch's do (each process's batch_size items in turn). stoker
 numbers the items in the order they arrive (StreamProcesses); its worker threads turn item k
 into sample k of the pass (decode, transforms) and batch them in full batches of batch_size.

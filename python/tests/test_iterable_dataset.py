@@ -236,6 +236,10 @@ def test_one_line_refusals():
     with pytest.raises(ValueError, match=r"^dataset_processes=0: 1 or more for Numbers: its iterator runs in worker "
                                          r"processes; 1 runs one copy of it"):
         stoker.DataLoader(Numbers(), dataset_processes=0)
+    with pytest.raises(ValueError, match=r"^dataset=<generator object .*>: a path, a map-style Dataset \(with "
+                                         r"__len__ and __getitem__\) or a torch.utils.data.IterableDataset; this is a "
+                                         r"generator; make it an IterableDataset whose __iter__ yields the items"):
+        stoker.DataLoader(iter(Numbers()), transforms=CHAIN)
     with pytest.raises(stoker.DataError, match=r"^dataset: Numbers's iterator raised KeyError: 'row 0' when stoker "
                                                r"read its first item in this process"):
         stoker.DataLoader(Numbers(raise_at=0), transforms=CHAIN)
