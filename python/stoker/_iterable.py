@@ -33,6 +33,9 @@ from ._datasets import _raised
 
 # The samples of one engine plan of a pass (rounded to whole batches): 8 MiB of plan.
 SEGMENT_SAMPLES = 1 << 20
+# The items taken last that StreamProcesses keeps at hand: a bad item's substitutes are the 16
+# after it, which the worker threads, claiming in order, took a few claims before at most.
+RECENT_ITEMS = 256
 
 
 def is_iterable(dataset):
@@ -151,7 +154,7 @@ class _PackedStream(torch.utils.data.IterableDataset):
 class StreamProcesses(DatasetProcesses):
     """DatasetProcesses for an iterable: the processes' items numbered as they arrive; take(i)
     is item base + i of the pass (base: the segment's first, set_base), Ellipsis once the stream
-    ended before it. An item taken stays at hand for a while (a bad sample's substitutes read
+    ended before it. The last RECENT_ITEMS taken stay at hand (a bad sample's substitutes read
     the items after it)."""
 
     _calls = "__iter__"
@@ -195,7 +198,7 @@ class StreamProcesses(DatasetProcesses):
                 if item is not None:
                     self._stashed -= 1
                     self._recent[k] = item
-                    while len(self._recent) > max(self._window, 1):
+                    while len(self._recent) > RECENT_ITEMS:
                         self._recent.popitem(last=False)
                     self._room.notify()
                     return item
