@@ -528,6 +528,7 @@ Status DatasetSource::read(size_t index, data::SampleData* out) const {
   {
     py::gil_scoped_acquire gil;
     const py::object delivered = this->delivered(index);
+    if (delivered.ptr() == Py_Ellipsis) return Status::past_end();  // a stream that ended before it
     const WorkerPython in_python;
     try {
       std::string bad;
@@ -561,6 +562,7 @@ Status DatasetSource::read_clip(size_t index, const data::FramePicker& pick,
   {
     py::gil_scoped_acquire gil;
     const py::object delivered = this->delivered(index);
+    if (delivered.ptr() == Py_Ellipsis) return Status::past_end();  // a stream that ended before it
     const WorkerPython in_python;
     int frame = 0;            // the frame being taken, for a message
     bool in_targets = false;  // past the frames: a failure is the targets'

@@ -46,9 +46,11 @@
 // Items from worker processes (`items`, stoker.DataLoader's dataset_processes): read() and
 // read_clip() call items(i, wait) instead of dataset[i]. It returns (item, None), (None,
 // reason) for an item whose dataset[i] raised there (a bad sample with that reason), None for
-// an index the processes do not deliver (a substitute's: dataset[i] is called here), or False
-// while the item has not come within `wait` seconds; it waits with the GIL released. items
-// raising (a worker process died) fails the epoch with its one line.
+// an index the processes do not deliver (a substitute's: dataset[i] is called here), Ellipsis
+// for an index past the end of an iterable-style Dataset's stream (Status::past_end: the
+// loader ends the epoch there), or False while the item has not come within `wait` seconds;
+// it waits with the GIL released. items raising (a worker process died) fails the epoch with
+// its one line.
 //
 // Errors: dataset[i] raising, or an item of another kind, makes sample i bad (substituted and
 // named as any unreadable file is: the reason is the exception's one line); a worker_init_fn

@@ -17,6 +17,9 @@ Dataset it started with. Their seeds are torch's DataLoader's (process k seeds t
 NumPy from base + k) with the base drawn from a generator seeded by the base seed that the first
 pass draws from the loader's `generator` (a resumed first pass: the loader's seed).
 
+An iterable-style Dataset's __iter__ runs in the processes the same way (StreamProcesses,
+_iterable.py): its items numbered as they arrive instead of by index.
+
 Thread safety: open(), start_pass() and close() from the loader's consumer (close() also from
 a finalizer on any thread); take() from any thread.
 Errors, each one line: a Dataset or worker_init_fn that spawned processes cannot get (it
@@ -177,13 +180,12 @@ class DatasetProcesses:
         _check_process_count(self.processes)
         method = context.get_start_method() if context is not None else torch.multiprocessing.get_start_method()
         if method != "fork":
-            _check_picklable(dataset, worker_init_fn, self.processes, method, self.name)
-        self._chunks = _PassChunks(chunk)
+            _check_picklable(dataset, worker_init_fn, self.processes, method, self.name, self._calls)
         self._generator = torch.Generator()
-        self._inner = _InnerLoader(
-            _PackedItems(dataset, image_key, clips), batch_sampler=self._chunks, num_workers=self.processes,
-            collate_fn=_as_list, persistent_workers=True, prefetch_factor=prefetch_factor,
-            multiprocessing_context=context, worker_init_fn=worker_init_fn, generator=self._generator)
+        self._inner = self._inner_loader(
+            dataset, chunk, image_key, clips, num_workers=self.processes, collate_fn=_as_list,
+            persistent_workers=True, prefetch_factor=prefetch_factor, multiprocessing_context=context,
+            worker_init_fn=worker_init_fn, generator=self._generator)
         self._feeder = threading.Thread(target=_feed, args=(weakref.ref(self), self._cond), daemon=True,
                                         name=f"stoker dataset_processes feeder ({self.name})")
         self._feeder.start()
@@ -191,6 +193,13 @@ class DatasetProcesses:
         if not _EXIT_REGISTERED:
             atexit.register(_close_live)
             _EXIT_REGISTERED = True
+
+    _calls = "__getitem__"  # what the processes call, for messages
+
+    def _inner_loader(self, dataset, chunk, image_key, clips, **options):
+        """torch's DataLoader that runs the processes: over each pass's indices in chunks."""
+        self._chunks = _PassChunks(chunk)
+        return _InnerLoader(_PackedItems(dataset, image_key, clips), batch_sampler=self._chunks, **options)
 
     def start_pass(self, indices, window, base_seed):
         """Begins a pass over `indices` (the order stoker's workers read, from its first batch on),
@@ -201,11 +210,8 @@ class DatasetProcesses:
             if self._failure is not None:
                 raise RuntimeError(self._failure)
             self._generation += 1
-            self._stash, self._stashed = {}, 0
-            self._stream, self._delivered, self._soon_end, self._window = list(indices), 0, 0, window
-            self._soon = collections.Counter()
-            self._extend_soon()
-            self._chunks.indices = self._stream
+            self._stash, self._stashed, self._window = {}, 0, window
+            self._begin(indices)
             self._requested = (self._generation, base_seed)
             self._cond.notify_all()
             self._room.notify_all()
@@ -213,6 +219,16 @@ class DatasetProcesses:
                 self._cond.wait()
             if self._failure is not None:
                 raise RuntimeError(self._failure)
+
+    def _begin(self, indices):
+        """A pass's own state: the indices it delivers, in order. With the lock held."""
+        self._stream, self._delivered, self._soon_end = list(indices), 0, 0
+        self._soon = collections.Counter()
+        self._extend_soon()
+        self._chunks.indices = self._stream
+
+    def _ended(self, generation):
+        """The feeder's: the processes delivered all of the pass `generation`."""
 
     def _extend_soon(self):
         end = min(len(self._stream), self._delivered + self._window)
@@ -314,10 +330,10 @@ def _check_process_count(processes):
                       f"{max(1, cores - 1)}", UserWarning, stacklevel=4)
 
 
-def _check_picklable(dataset, worker_init_fn, processes, method, name):
+def _check_picklable(dataset, worker_init_fn, processes, method, name, calls="__getitem__"):
     """One ValueError line where a spawned (or forkserver) process cannot get the Dataset."""
     for what, value, fix in ((name, dataset, "define its class at module level, open files and connections in "
-                              "__getitem__ (once per process)"),
+                              f"{calls} (once per process)"),
                              ("worker_init_fn", worker_init_fn, "define it with def at module level (not a lambda "
                               "or a function inside another)")):
         try:
@@ -376,15 +392,19 @@ def _feed(ref, cond):
             try:
                 while self._wait_for_room(generation):
                     chunk = next(iterator, None)
-                    if chunk is None or not self._deliver(generation, chunk):
+                    if chunk is None:
+                        self._ended(generation)
+                        break
+                    if not self._deliver(generation, chunk):
                         break
             except Exception as e:  # noqa: BLE001 - a process died (torch's DataLoader raises RuntimeError)
                 dead = _dead_processes(iterator) or _raised(e)
                 with cond:
                     self._failure = (f"dataset_processes={self.processes}: a worker process calling {self.name}'s "
-                                     f"__getitem__ ended: {dead}; its own output above may say why (a crash in a "
-                                     "library, os._exit, the memory limit); dataset_processes=0 calls __getitem__ "
-                                     "in this process")
+                                     f"{self._calls} ended: {dead}; its own output above may say why (a crash in a "
+                                     "library, os._exit, the memory limit)"
+                                     + ("; dataset_processes=0 calls __getitem__ in this process"
+                                        if self._calls == "__getitem__" else ""))
                     cond.notify_all()
                 return
             del self

@@ -140,10 +140,12 @@ class _FolderItems:
         return self._loader(path), target
 
 
-def open_data(dataset, split, worker_init_fn, clips=False, on_error="substitute", image_key=None, items=None):
+def open_data(dataset, split, worker_init_fn, clips=False, on_error="substitute", image_key=None, items=None,
+              name=None):
     """The engine's source for `dataset` (see the module's docstring); `image_key` names the
     image's key in a Dataset's dict items; `items`, for a Dataset object whose items come from
-    worker processes, their take() (_dataset_processes.py)."""
+    worker processes, their take() (_dataset_processes.py); `name`, how messages name a Dataset
+    object (default: its class's name)."""
     if not isinstance(split, str):
         raise arg.bad("split", split, "a split's name: 'train', 'val' or 'test' where the data holds them")
     if image_key is not None:
@@ -167,10 +169,12 @@ def open_data(dataset, split, worker_init_fn, clips=False, on_error="substitute"
         raise arg.bad("split", split, "'train' for a Dataset object (it is one split already)",
                       "make the Dataset of the split you want")
     if not (hasattr(dataset, "__len__") and hasattr(dataset, "__getitem__")):
-        kind = "an iterable-style Dataset" if hasattr(dataset, "__iter__") else f"a {type(dataset).__name__}"
-        raise arg.bad("dataset", dataset, "a path, or a map-style Dataset (with __len__ and __getitem__); "
-                      f"this is {kind}", "stoker reads each sample by its index")
-    name = type(dataset).__name__
+        iterable = hasattr(dataset, "__iter__")
+        raise arg.bad("dataset", dataset, "a path, a map-style Dataset (with __len__ and __getitem__) or a "
+                      f"torch.utils.data.IterableDataset; this is a {type(dataset).__name__}",
+                      "make it an IterableDataset whose __iter__ yields the items (each worker process runs a copy)"
+                      if iterable else "")
+    name = name or type(dataset).__name__
     folder, picked = _folder_under(dataset)
     if folder is not None:
         return _open_folder_object(folder, name, worker_init_fn, picked, dataset, on_error)

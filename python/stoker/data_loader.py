@@ -23,6 +23,7 @@ from . import _options
 from . import _stoker
 from ._collate import call_collate_fn, collate_targets, sample_params
 from ._dataset_processes import DatasetProcesses
+from ._iterable import StreamPass, StreamProcesses, StreamView, check_options, is_iterable, load_state, stream_batches
 from ._datasets import class_to_idx, open_data
 from ._generator import draw_random_sampler, draw_seed, peek_seed
 from ._process import cores
@@ -261,7 +262,7 @@ class DataLoader:
                  device="cpu", decode="cpu", channels_last=False, on_error="substitute", max_bad=0.01, split="train",
                  cache_decoded_gb=0, return_params=False, keypoints=None, boxes=None, box_format="xyxy",
                  flip_pairs=None, flip_negate=None, frames_per_clip=0, frame_step=1, clip_start=None, image_key=None,
-                 dataset_processes=0):
+                 dataset_processes=None):
         self._pid = os.getpid()
         # The loader's own options, checked from its table (one declaration for every front end).
         for name, value in (("shuffle", shuffle), ("batch_size", batch_size), ("num_workers", num_workers),
@@ -276,8 +277,14 @@ class DataLoader:
         self.timeout = arg.seconds("timeout", timeout, "0 waits for as long as a batch takes")
         arg.whole("frames_per_clip", frames_per_clip, 0, _stoker.max_clip_frames, "frames per sample; 0 reads images")
         arg.whole("frame_step", frame_step, 1, _stoker.max_frame_step, "the distance between a clip's chosen frames")
-        arg.whole("dataset_processes", dataset_processes, 0, 1024, "worker processes calling a Dataset's __getitem__; "
-                  "0 calls it on the worker threads")
+        stream = is_iterable(dataset)  # an iterable-style Dataset: _iterable.py
+        name = type(dataset).__name__
+        if dataset_processes is None:
+            dataset_processes = 1 if stream else 0
+        arg.whole("dataset_processes", dataset_processes, 0, 1024, "worker processes calling a Dataset's __getitem__ "
+                  "(0 calls it on the worker threads), or running an iterable-style Dataset's __iter__ (1 or more)")
+        if stream:
+            check_options(name, shuffle, sampler, batch_sampler, dataset_processes)
         if clip_start is not None:
             arg.choice("clip_start", clip_start, ("random", "center"), "or None: random when the loader or its "
                        "sampler shuffles, else the centre")
@@ -320,13 +327,16 @@ class DataLoader:
         if clip_start is None:
             clip_start = _clip_start(frames_per_clip, shuffle, sampler, batch_sampler)
         self.rank, self.world_size = _rank_and_world(rank, world_size)
-        self.seed = _epoch_seed(seed, self.world_size if self._order is None else 1, shuffle, generator)
+        # An iterable-style Dataset shards itself (by the rank it reads): stoker reads it whole.
+        sharded = self._order is None and not stream
+        self.seed = _epoch_seed(seed, self.world_size if sharded else 1, shuffle, generator)
         # A script's sampler may give one sample to several ranks: each rank's streams take its rank in.
         self._stream_rank = 0 if self._order is None else sampler_rank(sampler, batch_sampler, self.rank,
                                                                          self.world_size)
         # With dataset_processes, worker_init_fn runs in the processes, and the threads call no Python but
         # the processes' take().
-        processes = DatasetProcesses(dataset_processes, type(dataset).__name__) if dataset_processes else None
+        processes = (StreamProcesses if stream else DatasetProcesses)(dataset_processes, name) \
+            if dataset_processes else None
         # The processes get the Dataset as given, before this process's look at its first items sets
         # what __getitem__ opens lazily (an h5py handle: forked, it is shared; spawned, it cannot be pickled).
         as_given = _shallow_copy(dataset) if processes is not None else None
@@ -334,8 +344,11 @@ class DataLoader:
         # calls worker_init_fn. "auto" runs up to a thread per core (the diagnosis' limit).
         self._worker_threads = None if processes else WorkerThreads(
             dataset, max(workers, cores()) if self.auto_workers else workers, worker_init_fn)
-        data = open_data(dataset, split, self._worker_threads, clips=frames_per_clip > 0,
-                         on_error=on_error, image_key=image_key, items=processes.take if processes else None)
+        data = open_data(StreamView(dataset, name, batch_size) if stream else dataset, split, self._worker_threads,
+                         clips=frames_per_clip > 0, on_error=on_error, image_key=image_key,
+                         items=processes.take if processes else None, name=name)
+        if stream:
+            data.dataset = dataset
         if self._worker_threads is not None and data.targets == "items":
             install_worker_info()
         if processes is not None and data.targets != "items":
@@ -366,12 +379,12 @@ class DataLoader:
             raise arg.bad("worker_init_fn", worker_init_fn, f"a setup for workers that run Python; for {data.name} "
                           "stoker's workers read and decode in C++ and run none", "leave it out")
         self.dataset, self.source, self._data = data.dataset, data.source, data
-        if world_size is None and self._order is None and not shuffle and self.world_size > 1 and self.rank == 0:
+        if world_size is None and sharded and not shuffle and self.world_size > 1 and self.rank == 0:
             _say_shard_note(self.world_size, len(self.source))
         # A sample's features as torch batches them: (T, D) for the rows of an (N, T, D) array.
         self._feature_shape = tuple(self.source.feature_shape)
         self.sampler = sampler if batch_sampler is None else getattr(batch_sampler, "sampler", None)
-        if self._order is None:
+        if sharded:
             self.sampler = PlannedSampler(self)
         self.batch_sampler = batch_sampler
         self.collate_fn = collate_fn
@@ -400,7 +413,6 @@ class DataLoader:
             else (None, "off")
         self.decode = "gpu" if gpu_decoder is not None else "cpu"
         on_gpu = self.device.type == "cuda"
-        sharded = self._order is None
         # The workers begin the next epoch before its pass starts only where they run no Python:
         # a Dataset object's items may depend on what the script sets between epochs.
         run_ahead = sharded and data.targets == "engine"
@@ -415,6 +427,8 @@ class DataLoader:
             frame_step=frame_step, clip_start=clip_start, gpu_handoff=gpu_handoff,
             gpu_required=decode == "gpu", allocate=_pinned_allocate if (self.pin_memory or on_gpu) else None)
         self._loader = self._make_loader(self.seed)
+        # An iterable's passes run the engine loader's epochs in segments (_iterable.StreamPass).
+        self._stream = StreamPass(self._loader, processes, len(self.source), batch_size) if stream else None
         self._feed = None
         self._gpu_stage = None
         if self._loader.gpu_note:  # 'auto' with a chain or data the GPU does not finish
@@ -428,8 +442,8 @@ class DataLoader:
         if on_gpu:
             from .device_feed import DeviceFeed
 
-            self._feed = DeviceFeed(self._loader, self.device, channels_last, _weak(self._targets),
-                                    _weak(self._params), self.timeout, gpu=self._gpu_stage)
+            self._feed = DeviceFeed(self._stream if stream else self._loader, self.device, channels_last,
+                                    _weak(self._targets), _weak(self._params), self.timeout, gpu=self._gpu_stage)
         self._epoch = 0
         self._resume_at = 0     # the batch the next iter() starts at (load_state_dict)
         self._ended_epoch = None  # the epoch a state loaded was taken at the end of (load_state_dict)
@@ -466,6 +480,8 @@ class DataLoader:
         return self._loader.transforms
 
     def __len__(self):
+        if self._stream is not None:
+            return stream_batches(self.dataset, self._data.name, self.batch_size, self.drop_last)
         if self._order is not None:
             return self._order.batches(self.drop_last)
         return len(self._loader)
@@ -500,32 +516,38 @@ class DataLoader:
                                    "and a pass is not finished: one consumer at a time; give each thread a "
                                    "DataLoader of its own")
             self._generation += 1
-            first = self._resume_at
-            self._resume_at = 0
-            ended, self._ended_epoch = self._ended_epoch, None
-            # The script's sampler.set_epoch(e) picks the epoch of the augmentations too (a resume
-            # by the sampler's epoch, as torchvision's references make, gets the uninterrupted batches).
-            moved = self._order.moved_epoch() if self._order is not None else None
-            if moved is not None and moved != self._epoch:
-                self._epoch, first = moved, 0
-            elif first >= len(self):
-                self._epoch, first = self._epoch + 1, 0
-            if self._epoch == ended:  # resumed, then set to the epoch the state was taken at the end of
-                return self._passed_pass()
-            # A pass resumed within its epoch draws nothing: the epoch's draws came when it started.
-            draws = self._draw_as_torch if first == 0 else None
-            if self._order is None:
-                if draws is not None:
-                    draws()
-                order = None
+            if self._stream is not None:  # a pass from its start (load_state_dict resumes none mid-pass)
+                first = self._resume_at = 0
+                self._draw_as_torch()
+                self._processes.start_pass(None, self._read_ahead(), self._base_seed)
+                self._stream.start(self._epoch)
             else:
-                order = self._order.order(len(self.source), draws)
-            if self._processes is not None:
-                self._start_processes(order, first)
-            if order is None:
-                self._loader.start_epoch(self._epoch, first)
-            else:
-                self._loader.start_epoch(self._epoch, first, order)
+                first = self._resume_at
+                self._resume_at = 0
+                ended, self._ended_epoch = self._ended_epoch, None
+                # The script's sampler.set_epoch(e) picks the epoch of the augmentations too (a resume
+                # by the sampler's epoch, as torchvision's references make, gets the uninterrupted batches).
+                moved = self._order.moved_epoch() if self._order is not None else None
+                if moved is not None and moved != self._epoch:
+                    self._epoch, first = moved, 0
+                elif first >= len(self):
+                    self._epoch, first = self._epoch + 1, 0
+                if self._epoch == ended:  # resumed, then set to the epoch the state was taken at the end of
+                    return self._passed_pass()
+                # A pass resumed within its epoch draws nothing: the epoch's draws came when it started.
+                draws = self._draw_as_torch if first == 0 else None
+                if self._order is None:
+                    if draws is not None:
+                        draws()
+                    order = None
+                else:
+                    order = self._order.order(len(self.source), draws)
+                if self._processes is not None:
+                    self._start_processes(order, first)
+                if order is None:
+                    self._loader.start_epoch(self._epoch, first)
+                else:
+                    self._loader.start_epoch(self._epoch, first, order)
             self._position = first
             self._diagnosis.set_monitor(current_monitor(), -1)  # the one running now, for monitor.report()
             self._diagnosis.start_epoch()
@@ -545,12 +567,14 @@ class DataLoader:
                                        seed=self.seed, rank=self.rank, world_size=self.world_size, epoch=self._epoch)
         elif self.drop_last:
             order = order[:len(order) // b * b]
-        # How far the workers may read ahead of the consumer: their buffers (num_workers="auto" may
-        # start workers up to the cores during the pass), and a batch being taken.
-        workers = max(self._loader.workers, cores()) if self.auto_workers else self._loader.workers
-        window = (_stoker.buffers_in_flight(self.prefetch_factor, workers) + 2) * b
         base_seed = self._base_seed if self._base_seed is not None else self.seed
-        self._processes.start_pass(order[first * b:], window, base_seed)
+        self._processes.start_pass(order[first * b:], self._read_ahead(), base_seed)
+
+    def _read_ahead(self):
+        """How far (in samples) the workers may read ahead of the consumer: their buffers
+        (num_workers="auto" may start workers up to the cores during the pass), and a batch being taken."""
+        workers = max(self._loader.workers, cores()) if self.auto_workers else self._loader.workers
+        return (_stoker.buffers_in_flight(self.prefetch_factor, workers) + 2) * self.batch_size
 
     _base_seed = None  # the base seed the last pass drew
 
@@ -603,7 +627,7 @@ class DataLoader:
             if self._feed is not None:
                 item = self._feed.next()
             else:
-                batch = self._loader.next(self.timeout)
+                batch = (self._stream if self._stream is not None else self._loader).next(self.timeout)
                 item = None if batch is None else (torch.utils.dlpack.from_dlpack(batch.inputs), self._targets(batch),
                                                    self._params(batch))
         except ValueError as e:  # the C++ loader's words, in this class's argument names
@@ -662,7 +686,10 @@ class DataLoader:
         if batch.geometry is not None and self._data.targets != "items":
             extras += aligned_outputs(batch.geometry, self.keypoints, self.boxes, self.box_format, self.frames_per_clip)
         if self.return_params:
-            extras.append(sample_params(batch.params))
+            params = sample_params(batch.params)
+            if self._stream is not None:  # the items' numbers in the pass, not in the engine's segment
+                params["index"], params["path"] = self._stream.numbered(params["index"], self._data.name)
+            extras.append(params)
         return extras or None
 
     def _shaped(self, item):
@@ -706,12 +733,14 @@ class DataLoader:
         made, those nvJPEG decoded and those it gave back to the CPU; with decode='auto' also
         "gpu_share", the share of the JPEGs nvJPEG's engine takes that the workers leave to it now)."""
         epoch = self._loader.epoch_stats()
+        if self._stream is not None:
+            epoch["bad_samples"] = self._stream.numbered_bad(epoch["bad_samples"], self._data.name)
         stages = self._loader.stage_times()
         busy = stages["read"] + stages["decode"] + stages["transform"]
         shares = {k: (stages[k] / busy if busy > 0 else 0.0) for k in ("read", "decode", "transform")}
         return {
-            "epoch": epoch["epoch"],
-            "samples": epoch["samples"],
+            "epoch": epoch["epoch"] if self._stream is None else self._epoch,
+            "samples": epoch["samples"] if self._stream is None else self._processes.items,
             "bad": epoch["bad"],
             "bad_samples": [{"index": i, "path": name, "reason": why} for i, name, why in epoch["bad_samples"]],
             "stage_seconds": stages,
@@ -736,7 +765,7 @@ class DataLoader:
         epoch's last batch, it points at the next epoch's first."""
         position = self._position if self._position is not None else self._resume_at
         epoch = self._epoch
-        if position >= len(self):
+        if self._stream is None and position >= len(self):
             epoch, position = epoch + 1, 0
         return {
             "stoker_data_loader": STATE_VERSION, "seed": self.seed, "epoch": epoch, "next_batch": position,
@@ -748,6 +777,9 @@ class DataLoader:
         """Resumes at `state` from the next iter(). Checks every field (its presence, type and
         range) before changing anything, and refuses, in one ValueError line naming the field, a
         state taken on other data, with another batch size, world size, shuffle or drop_last."""
+        if self._stream is not None:
+            self.set_epoch(load_state(state, self._data.name))
+            return
         checked = check_state(state, self)
         with self._one_call("load_state_dict()"):
             # The order depends on the seed, so the resumed loader takes the saved one.
@@ -808,7 +840,8 @@ class DataLoader:
                         "process); make the DataLoader in the process that iterates it")
 
     def __repr__(self):
-        return (f"stoker.DataLoader({self.source.describe()}, batch_size={self.batch_size}, "
+        data = f"{self._data.name} (iterable-style)" if self._stream is not None else self.source.describe()
+        return (f"stoker.DataLoader({data}, batch_size={self.batch_size}, "
                 f"num_workers={self.num_workers}, transforms={self.transforms!r})")
 
 

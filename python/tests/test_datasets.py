@@ -554,7 +554,8 @@ class Transformed(Paths):
     (lambda root: [{"name": "a", "label": 1}], "list\\[0\\] is a dict \\(keys 'name', 'label'\\) with no value "
      "stoker reads as the image"),
     (lambda root: [], "a Dataset with samples; this list has len\\(\\) 0"),
-    (lambda root: iter([1, 2]), "a map-style Dataset \\(with __len__ and __getitem__\\); this is an iterable-style"),
+    (lambda root: iter([1, 2]), "a map-style Dataset \\(with __len__ and __getitem__\\) or a "
+     "torch.utils.data.IterableDataset; this is a list_iterator; make it an IterableDataset"),
 ])
 def test_a_dataset_stoker_cannot_read_is_one_line(png_folder, dataset, says):
     with pytest.raises(ValueError, match=says) as e:

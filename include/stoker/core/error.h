@@ -44,18 +44,27 @@ class SystemError : public Error {
 };
 
 // Result of an operation that may fail for expected reasons. Cheap when ok().
+// past_end(): a source's read of an index beyond the end of a stream that ended (a Python
+// iterable-style Dataset); not ok(), and no bad sample: the loader ends the epoch there.
 class Status {
  public:
   Status() = default;
   static Status ok_status() { return Status(); }
   static Status failure(std::string reason) { return Status(std::move(reason)); }
+  static Status past_end() {
+    Status status("past the end of the stream");
+    status.past_end_ = true;
+    return status;
+  }
 
   bool ok() const noexcept { return !failed_; }
+  bool is_past_end() const noexcept { return past_end_; }
   const std::string& reason() const noexcept { return reason_; }
 
  private:
   explicit Status(std::string reason) : failed_(true), reason_(std::move(reason)) {}
   bool failed_ = false;
+  bool past_end_ = false;
   std::string reason_;
 };
 

@@ -21,6 +21,12 @@
 // samples met ahead count in e + 1's EpochStats, and a failure there surfaces only from
 // next() in e + 1. state() and epoch_stats() are the consumer's epoch, never the workers'.
 //
+// An epoch may end early: a source whose read of position p's sample returns
+// Status::past_end() (a stream that ended) has no sample at p nor after it, in plan order. The
+// epoch then ends at p: the batch holding p comes with the samples before p (none with
+// drop_last), and next() returns the end after it. Workers claim nothing past p once one met
+// it; past_end is no bad sample. batches_per_epoch() stays the plan's (an upper bound then).
+//
 // Determinism. Sample i of epoch e is transformed with SampleRng(seed, e, i) (copy k of a
 // repeated sample: stream i + k x n, sampler.h) and written to a fixed position, so batches
 // are bit-identical for any worker count or scheduling, and whether or not they were made

@@ -128,6 +128,9 @@ class Source {
   virtual void targets(size_t index, float* out) const = 0;
 
   // Fetches sample i. A failure reason is short and lower case ("file not found").
+  // Status::past_end() says the source has no sample i, nor any after it, this epoch (a
+  // stream whose length is known once it ends): the Loader ends the epoch at the first such
+  // index (loader.h, "Epoch ends").
   virtual Status read(size_t index, SampleData* out) const = 0;
 
   // Width/height/channels every sample has, if the source guarantees one (IDX); else 0s.

@@ -84,6 +84,22 @@ struct SlotJob {
   uint64_t stream;  // of the sample's random draws (EpochPlan::stream)
 };
 
+// Why the epoch stops when more of its samples are bad than max_bad_fraction allows, else "".
+std::string over_max_bad(const LoaderOptions& options, const EpochStats& stats, int64_t epoch) {
+  if (static_cast<double>(stats.bad) <= options.max_bad_fraction * static_cast<double>(stats.samples)) return "";
+  const bool python = options.words == FrontEnd::kPython;
+  const std::string_view max_bad =
+      python ? loader_key(LoaderKey::kMaxBadFraction).python : loader_key(LoaderKey::kMaxBadFraction).yaml;
+  const BadSample& first = stats.bad_samples.front();
+  return fmt::format(
+      "{} of {} samples in epoch {} are bad, over the limit {}={}; first: {}: {}. Fix or remove them, {}, or raise {}",
+      stats.bad, stats.samples, epoch, max_bad, percent(options.max_bad_fraction), first.name, first.reason,
+      python ? "leave them out of the data or the sampler (stats()['bad_samples'] names them; stoker scan -o "
+               "bad.txt lists all of a path's)"
+             : "leave them out with --exclude-list (stoker scan -o bad.txt lists them all)",
+      max_bad);
+}
+
 // Records sample `index` as bad in `run`'s statistics, and fails the run as the options say
 // (on_error=fail, or over max_bad_fraction).
 void record_bad(LoaderShared& shared, const Source& source, const LoaderOptions& options, EpochRun& run, int64_t epoch,
@@ -104,24 +120,39 @@ void record_bad(LoaderShared& shared, const Source& source, const LoaderOptions&
   // In the words of the front end the options came from (stoker train's keys, or Python's).
   const bool python = options.words == FrontEnd::kPython;
   const LoaderKeySpec& on_error = loader_key(LoaderKey::kOnError);
-  const std::string_view max_bad =
-      python ? loader_key(LoaderKey::kMaxBadFraction).python : loader_key(LoaderKey::kMaxBadFraction).yaml;
   if (options.on_error == OnError::kFail) {
     run.failure =
         fmt::format("bad sample {}: {} ({})", source.name(index), reason,
                     python ? fmt::format("{0}='raise'; {0}='substitute' replaces bad samples", on_error.python)
                            : "on_error=fail; use on_error=substitute to replace bad samples");
-  } else if (static_cast<double>(stats.bad) > options.max_bad_fraction * static_cast<double>(stats.samples)) {
-    const BadSample& first = stats.bad_samples.front();
-    run.failure = fmt::format(
-        "{} of {} samples in epoch {} are bad, over the limit {}={}; first: {}: {}. Fix or remove them, {}, or raise "
-        "{}",
-        stats.bad, stats.samples, epoch, max_bad, percent(options.max_bad_fraction), first.name, first.reason,
-        python ? "leave them out of the data or the sampler (stats()['bad_samples'] names them; stoker scan -o "
-                 "bad.txt lists all of a path's)"
-               : "leave them out with --exclude-list (stoker scan -o bad.txt lists them all)",
-        max_bad);
+  } else {
+    run.failure = over_max_bad(options, stats, epoch);
   }
+}
+
+// Position `position` of `run` has no sample (Status::past_end): the epoch ends there, its
+// samples those before it (max_bad_fraction counts the bad ones against them). The open batch's
+// slots that nobody claimed yet never will be: it is complete without them.
+void mark_end(LoaderShared& shared, const LoaderOptions& options, EpochRun& run, int64_t position)
+    STOKER_EXCLUDES(shared.mutex) {
+  {
+    MutexLock lock(shared.mutex);
+    if (position >= run.end) return;
+    run.end = position;
+    run.stats.samples = std::min(run.stats.samples, static_cast<uint64_t>(position));
+    if (run.failure.empty() && options.on_error == OnError::kSubstitute) {
+      run.failure = over_max_bad(options, run.stats, run.epoch);
+    }
+    if (!run.in_flight.empty()) {
+      InFlight& open = run.in_flight.back();
+      const int64_t batch_end = open.batch_index * run.plan.batch_size + open.buffer->samples;
+      if (run.next_claim < batch_end) {
+        open.remaining -= static_cast<int>(batch_end - run.next_claim);
+        run.next_claim = batch_end;
+      }
+    }
+  }
+  shared.ready_cv.notify_all();
 }
 
 // Loads job.index with `loader` into its slot (pixels, targets, extra, record, keypoints and
@@ -137,6 +168,14 @@ void fill_slot(SampleLoader& loader, LoaderShared& shared, const Source& source,
 
   uint64_t used = job.index;
   Status status = loader.load(job.index, seed, job.epoch, job.stream, out);
+  if (status.is_past_end()) {  // no sample: the slot stays out of the batch
+    mark_end(shared, options, *job.run, job.buffer->batch_index * options.batch_size + job.slot);
+    job.buffer->extras[slot].reset();
+    job.buffer->records[slot] = SampleRecord{};
+    job.buffer->geometry[slot].clear();
+    job.buffer->on_gpu[slot] = 0;
+    return;
+  }
   if (!status.ok()) {
     record_bad(shared, source, options, *job.run, job.epoch, job.index, status.reason());
     if (options.on_error == OnError::kFail) return;
@@ -532,6 +571,7 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
   }
   shared_->target_dim = source_->target_dim();
   shared_->run_ahead = options_.run_ahead;
+  shared_->drop_last = options_.sampler.drop_last;
   shared_->allocator = options_.allocator != nullptr ? options_.allocator : &host_allocator();
   if (options_.cache_decoded_bytes > 0) {
     shared_->cache = std::make_unique<DecodedCache>(source_->size(), options_.cache_decoded_bytes);
@@ -757,7 +797,9 @@ bool Loader::next_until(const std::optional<std::chrono::steady_clock::time_poin
     throw UsageError("Loader::next() called before start_epoch()");
   }
   if (!run.failure.empty()) throw DataError(run.failure);
-  if (shared_->next_consume >= run.plan.num_batches) return true;
+  if (shared_->next_consume >= run.plan.num_batches || run.ends_before(shared_->next_consume, shared_->drop_last)) {
+    return true;
+  }
   if (!shared_->next_ready()) {
     Stopwatch waited;
     while (!shared_->next_ready()) {
@@ -805,7 +847,11 @@ bool Loader::next_until(const std::optional<std::chrono::steady_clock::time_poin
   }
   all_held_since_.reset();
   if (!run.failure.empty()) throw DataError(run.failure);
+  if (run.ends_before(shared_->next_consume, shared_->drop_last)) return true;
   BatchBuffer* buffer = shared_->current().in_flight.front().buffer;
+  // The batch that holds the epoch's end (Status::past_end) comes with the samples before it.
+  const int64_t begin = shared_->next_consume * run.plan.batch_size;
+  if (run.end < begin + buffer->samples) buffer->samples = static_cast<int>(run.end - begin);
   shared_->current().in_flight.pop_front();
   ++shared_->next_consume;
   *out = Batch(shared_, buffer);

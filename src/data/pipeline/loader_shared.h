@@ -1,10 +1,12 @@
 // State shared by the Loader, its worker threads and outstanding Batches.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -51,9 +53,17 @@ struct EpochRun {
   int busy = 0;                    // workers writing its claimed samples
   std::string failure;             // non-empty: the epoch failed; next() throws this once it is current
   bool given_order = false;        // the consumer gave its order (no run-ahead after it: the next is unknown)
+  // The first position whose sample the source has not (Status::past_end): the epoch ends there.
+  int64_t end = std::numeric_limits<int64_t>::max();
   EpochStats stats;
 
-  bool fully_claimed() const { return next_claim >= static_cast<int64_t>(plan.indices.size()); }
+  bool fully_claimed() const { return next_claim >= std::min(end, static_cast<int64_t>(plan.indices.size())); }
+  // Batch `batch` is past the epoch's end: it starts at or after `end`, or, with `drop_last`,
+  // would be cut short by it.
+  bool ends_before(int64_t batch, bool drop_last) const {
+    const int64_t begin = batch * plan.batch_size;
+    return begin >= end || (drop_last && begin + plan.batch_size > end);
+  }
   // Workers may claim from it now.
   bool claimable() const { return active && failure.empty() && !fully_claimed(); }
 };
@@ -64,8 +74,9 @@ struct LoaderShared {
   int frames = 0;           // LoaderOptions::clip.frames
   size_t sample_bytes = 0;  // one sample's: spec.sample_bytes(), times the frames of a clip
   int target_dim = 1;
-  int claim_chunk = 1;    // consecutive samples of one batch a worker claims at once
-  bool run_ahead = true;  // LoaderOptions::run_ahead
+  int claim_chunk = 1;     // consecutive samples of one batch a worker claims at once
+  bool run_ahead = true;   // LoaderOptions::run_ahead
+  bool drop_last = false;  // LoaderOptions::sampler.drop_last (an epoch that ends early: EpochRun::end)
   BufferAllocator* allocator = nullptr;
   std::unique_ptr<DecodedCache> cache;  // null unless options.cache_decoded_bytes > 0
   // Loader::gpu_share(): the consumer sets it, workers read it (relaxed: a sample's decision
@@ -122,11 +133,12 @@ struct LoaderShared {
     return run.active && run.in_flight.empty() && free_buffers.empty() && next_consume < run.plan.num_batches;
   }
 
-  // The batch next() returns is complete, or the epoch failed.
+  // The batch next() returns is complete, the epoch ended before it, or the epoch failed.
   bool next_ready() const STOKER_REQUIRES(mutex) {
     const EpochRun& run = current();
-    return !run.failure.empty() || (!run.in_flight.empty() && run.in_flight.front().batch_index == next_consume &&
-                                    run.in_flight.front().remaining == 0);
+    return !run.failure.empty() || run.ends_before(next_consume, drop_last) ||
+           (!run.in_flight.empty() && run.in_flight.front().batch_index == next_consume &&
+            run.in_flight.front().remaining == 0);
   }
 };
 

@@ -1,0 +1,305 @@
+"""An iterable-style Dataset (torch.utils.data.IterableDataset) in stoker.DataLoader.
+
+The iterable runs in worker processes (dataset_processes=N, default 1), a copy in each, as in
+torch's DataLoader with num_workers=N: torch's DataLoader runs them (worker_init_fn,
+get_worker_info(), multiprocessing_context; seeds as for a map-style Dataset's processes,
+_dataset_processes.py), each copy shards itself,
+and their items interleave as torch's do (each process's batch_size items in turn). stoker
+numbers the items in the order they arrive (StreamProcesses); its worker threads turn item k
+into sample k of the pass (decode, transforms) and batch them in full batches of batch_size.
+Where torch's DataLoader ends each process's share with a short batch of its own, stoker's
+batches run on across them: the same items in the same order, only the last batch short (gone
+with drop_last).
+
+The pass's length is known once the stream ends: the processes answer "past the end" for item
+k >= the count (Ellipsis, python/src/dataset_source.h), and the C++ loader ends the pass at the
+first batch that has no item (include/stoker/data/loader.h, "Epoch ends"). The engine plans the
+pass in segments of SEGMENT_SAMPLES: a stream longer than one goes on in the next
+(StreamPass), its samples' random draws apart.
+
+Refused, each in one line: shuffle, a sampler or batch_sampler (the iterable orders itself), a
+pass resumed mid-way (load_state_dict at a batch > 0), dataset_processes=0. The iterable
+shards itself across ranks (by the rank it reads), so stoker does not shard it.
+"""
+import collections
+import time
+
+import torch.utils.data
+
+from . import _arguments as arg
+from . import _stoker
+from ._dataset_processes import DatasetProcesses, _InnerLoader, _pack
+from ._datasets import _raised
+
+# The samples of one engine plan of a pass (rounded to whole batches): 8 MiB of plan.
+SEGMENT_SAMPLES = 1 << 20
+# The items taken last that StreamProcesses keeps at hand: a bad item's substitutes are the 16
+# after it, which the worker threads, claiming in order, took a few claims before at most.
+RECENT_ITEMS = 256
+
+
+def is_iterable(dataset):
+    return isinstance(dataset, torch.utils.data.IterableDataset)
+
+
+def check_options(name, shuffle, sampler, batch_sampler, dataset_processes):
+    """One ValueError line for what an iterable-style Dataset cannot take (torch's DataLoader
+    refuses the first three too)."""
+    why = f"{name} is an iterable-style Dataset: it yields its items in its own order"
+    if shuffle:
+        raise arg.bad("shuffle", shuffle, f"False or None; {why}", "shuffle inside its __iter__ (a shuffle "
+                      "buffer, as webdataset's .shuffle(1000)), or give a map-style Dataset")
+    for given, value in (("sampler", sampler), ("batch_sampler", batch_sampler)):
+        if value is not None:
+            raise arg.bad(given, type(value).__name__, f"None; {why}", "pick the items in its __iter__")
+    if dataset_processes == 0:
+        raise arg.bad("dataset_processes", 0, f"1 or more for {name}: its iterator runs in worker processes",
+                      "1 runs one copy of it (what torch's num_workers=0 iterates); N runs N copies, each "
+                      "sharding itself by torch.utils.data.get_worker_info()")
+
+
+def stream_batches(dataset, name, batch_size, drop_last):
+    """len(loader): the dataset's len() in batches, as torch's DataLoader; TypeError without it."""
+    if not hasattr(dataset, "__len__"):
+        raise TypeError(f"len() of a stoker.DataLoader over {name}: an iterable-style Dataset without __len__ has no "
+                        "length until its pass ends; count the batches of a pass, or give the Dataset a __len__")
+    samples = len(dataset)
+    return samples // batch_size if drop_last else -(-samples // batch_size)
+
+
+class StreamView:
+    """The iterable as stoker's source sees it: SEGMENT_SAMPLES items (rounded up to whole
+    batches), item 0 the first that this process's iter() yielded, to learn the items' kind from;
+    the workers' items come from the processes (StreamProcesses.take), never from here."""
+
+    def __init__(self, dataset, name, batch_size):
+        self.__dict__.update(_dataset=dataset, _first=_first_item(dataset, name),
+                             _size=batch_size * max(1, -(-SEGMENT_SAMPLES // batch_size)))
+
+    def __len__(self):
+        return self._size
+
+    def __getitem__(self, index):
+        if index == 0:
+            return self._first
+        raise IndexError(index)
+
+    def __getattr__(self, name):
+        if name.startswith("__") or "_dataset" not in self.__dict__:
+            raise AttributeError(name)
+        return getattr(self.__dict__["_dataset"], name)
+
+
+def _first_item(dataset, name):
+    """The first item this process's iter(dataset) yields (unsharded: get_worker_info() is
+    None here); one line when there is none, or the iterator raises."""
+    iterator = None
+    try:
+        iterator = iter(dataset)
+        return next(iterator)
+    except StopIteration:
+        raise arg.bad("dataset", dataset, f"an iterable-style Dataset that yields items; this {name} yielded none "
+                      "when stoker read its first item in this process (to learn the items' kind)") from None
+    except Exception as e:  # noqa: BLE001 - whatever the script's iterator raises
+        raise _stoker.DataError(f"dataset: {name}'s iterator raised {_raised(e)} when stoker read its first item in "
+                                "this process (to learn the items' kind); fix the Dataset's __iter__") from e
+    finally:
+        close = getattr(iterator, "close", None)  # a generator's: its files and connections go now
+        if close is not None:
+            close()
+
+
+class StreamRaised:
+    """What a process sends in place of an item where the Dataset's iterator raised: its line."""
+
+    def __init__(self, text):
+        self.text = text
+
+
+class _PackedStream(torch.utils.data.IterableDataset):
+    """The iterable as the processes run it: its items packed (_dataset_processes._pack), and
+    a StreamRaised where its iterator raises (then this process's share ends).
+    get_worker_info().dataset is this object: reading or setting an attribute of it reads or sets
+    the script's Dataset's (torch's own example sets its start and end there)."""
+
+    def __init__(self, dataset, image_key, clips):
+        self.__dict__.update(_dataset=dataset, _image_key=image_key, _clips=clips)
+
+    def __iter__(self):
+        iterator = iter(self._dataset)
+        while True:
+            try:
+                item = next(iterator)
+            except StopIteration:
+                return
+            except Exception as e:  # noqa: BLE001 - the pass ends with it, in the consumer
+                worker = torch.utils.data.get_worker_info()
+                where = f" in dataset process {worker.id}" if worker is not None else ""
+                yield StreamRaised(f"{type(self._dataset).__name__}'s iterator raised {_raised(e)}{where}")
+                return
+            try:
+                yield _pack(item, self._image_key, self._clips), None
+            except Exception:  # noqa: BLE001 - sent as it is: stoker names what is wrong with it
+                yield item, None
+
+    def __getattr__(self, name):
+        if name.startswith("__") or "_dataset" not in self.__dict__:
+            raise AttributeError(name)
+        return getattr(self.__dict__["_dataset"], name)
+
+    def __setattr__(self, name, value):
+        setattr(self._dataset, name, value)
+
+
+class StreamProcesses(DatasetProcesses):
+    """DatasetProcesses for an iterable: the processes' items numbered as they arrive; take(i)
+    is item base + i of the pass (base: the segment's first, set_base), Ellipsis once the stream
+    ended before it. The last RECENT_ITEMS taken stay at hand (a bad sample's substitutes read
+    the items after it)."""
+
+    _calls = "__iter__"
+
+    def _inner_loader(self, dataset, chunk, image_key, clips, **options):
+        return _InnerLoader(_PackedStream(dataset, image_key, clips), batch_size=chunk, **options)
+
+    def _begin(self, indices):
+        self._base = 0
+        self._arrived = 0
+        self._total = None  # the items of the pass, once it ended
+        self._error = None  # the line of the iterator's exception that ended it
+        self._recent = collections.OrderedDict()
+
+    def set_base(self, base):
+        with self._cond:
+            self._base = base
+
+    @property
+    def items(self):
+        """The pass's items: all of them once the stream ended, else those that came so far."""
+        with self._cond:
+            return self._total if self._total is not None else self._arrived
+
+    @property
+    def error(self):
+        """The line of the iterator's exception that ended the pass, or None."""
+        with self._cond:
+            return self._error
+
+    def take(self, index, wait=None):
+        deadline = None if wait is None else time.monotonic() + wait
+        with self._cond:
+            k = self._base + index
+            while True:
+                if self._failure is not None:
+                    raise RuntimeError(self._failure)
+                if self._closed:
+                    raise RuntimeError("the loader is closing")
+                item = self._stash.pop(k, None)
+                if item is not None:
+                    self._stashed -= 1
+                    self._recent[k] = item
+                    while len(self._recent) > RECENT_ITEMS:
+                        self._recent.popitem(last=False)
+                    self._room.notify()
+                    return item
+                if k in self._recent:
+                    return self._recent[k]
+                if self._total is not None and k >= self._total:
+                    return Ellipsis
+                if k < self._arrived:
+                    return None, f"item {k} of the stream was read long before (it is kept for a while only)"
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self._waiting += 1
+                self._room.notify()
+                try:
+                    self._cond.wait(left)
+                finally:
+                    self._waiting -= 1
+
+    def _deliver(self, generation, chunk):
+        with self._cond:
+            if generation != self._generation or self._closed:
+                return False
+            for item in chunk:
+                if isinstance(item, StreamRaised):  # torch's DataLoader ends the pass at it: so does stoker
+                    self._error, self._total = item.text, self._arrived
+                    self._cond.notify_all()
+                    return False
+                self._stash[self._arrived] = item
+                self._arrived += 1
+                self._stashed += 1
+            self._cond.notify_all()
+            return True
+
+    def _ended(self, generation):
+        with self._cond:
+            if generation == self._generation and self._total is None:
+                self._total = self._arrived
+                self._cond.notify_all()
+
+
+class StreamPass:
+    """The batches of a pass of an iterable: the engine loader's segments one after another,
+    segment s of epoch e run as the engine's epoch e + s * 2**40 (its samples' random draws its
+    own; the first is epoch e, as messages name it), until one ends short (the stream ended there). `next(timeout)` as the engine loader's,
+    and the loader's other attributes (the device feed reads them)."""
+
+    def __init__(self, loader, processes, segment_samples, batch_size):
+        self.loader, self.processes = loader, processes
+        self.per_segment = segment_samples // batch_size
+        self.segment_samples = segment_samples
+        self.epoch, self.segment, self.batches = 0, 0, 0
+
+    def start(self, epoch):
+        self.epoch, self.segment, self.batches = epoch, 0, 0
+        self.loader.start_epoch(self._engine_epoch())
+
+    def _engine_epoch(self):
+        return self.epoch + self.segment * (1 << 40)
+
+    def next(self, timeout=0.0):
+        while True:
+            batch = self.loader.next(timeout)
+            if batch is not None:
+                self.batches += 1
+                return batch
+            if self.batches < self.per_segment:
+                break
+            self.segment, self.batches = self.segment + 1, 0
+            self.processes.set_base(self.segment * self.segment_samples)
+            self.loader.start_epoch(self._engine_epoch())
+        error = self.processes.error
+        if error is not None:
+            raise _stoker.DataError(f"{error}; torch's DataLoader ends the pass there too: the items before it came "
+                                    "in the batches so far. Catch the error inside __iter__ to skip the item instead")
+        return None
+
+    def numbered(self, indices, name):
+        """return_params' "index" (a tensor) and "path" of the last batch, by the items' numbers
+        in the pass."""
+        indices = indices + self.segment * self.segment_samples
+        return indices, [f"{name}[{i}]" for i in indices.tolist()]
+
+    def numbered_bad(self, bad, name):
+        """stats()'s bad samples of the current segment, by the items' numbers in the pass."""
+        base = self.segment * self.segment_samples
+        return [(i + base, f"{name}[{i + base}]", why) for i, _, why in bad]
+
+    def __getattr__(self, name):
+        return getattr(self.loader, name)
+
+
+def load_state(state, name):
+    """The epoch a stream's state resumes at: one at its start (next_batch 0) alone."""
+    if not isinstance(state, dict) or not isinstance(state.get("epoch"), int) or \
+            not isinstance(state.get("next_batch"), int):
+        raise ValueError("load_state_dict: not a stoker.DataLoader state_dict (take it with loader.state_dict() of "
+                         "this version)")
+    if state["next_batch"] != 0:
+        raise ValueError(f"load_state_dict: next_batch={state['next_batch']}: 0 for {name}, an iterable-style "
+                         "Dataset: stoker cannot start its stream mid-pass (item k comes only after those before "
+                         f"it); resume at the start of epoch {state['epoch']} or {state['epoch'] + 1}, or have the "
+                         "Dataset skip what it gave already (its own state)")
+    return state["epoch"]
