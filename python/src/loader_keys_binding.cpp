@@ -1,6 +1,8 @@
 // stoker._stoker.loader_keys(), auto_workers() and buffers_in_flight(): the input pipeline's
 // table of options (stoker/data/loader_keys.h), from which stoker.DataLoader checks its
-// keywords (stoker/_options.py) as stoker train and stoker bench loader check their flags.
+// keywords (stoker/_options.py) as stoker train and stoker bench loader check their flags;
+// usable_cores(), pinned_by_launcher() and rank_cores(): the cores a rank counts, as stoker train counts them
+// (stoker/core/process.h).
 #include <pybind11/stl.h>
 
 #include <cmath>
@@ -8,6 +10,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "stoker/core/process.h"
 #include "stoker/data/gpu_decode.h"
 #include "stoker/data/loader_keys.h"
 
@@ -104,6 +107,13 @@ void bind_loader_keys(py::module_& m) {
       "Which JPEGs the workers leave for the GPU for decode='gpu' or 'auto' once nvJPEG is open "
       "(stoker/data/gpu_decode.h): 'all', 'cuda_path', 'hardware', or 'off' (auto without the JPEG engine)",
       py::arg("decode"), py::arg("has_hardware"));
+  m.def("usable_cores", &usable_cores, "The CPUs this process may run on (its affinity mask), at least 1");
+  m.def("pinned_by_launcher", &pinned_by_launcher,
+        "Whether this process may run on fewer CPUs than its parent (a launcher pinned it to a share of them)");
+  m.def("rank_cores", &rank_cores,
+        "The cores this process counts as its own as one of local_processes ranks on this machine: its CPUs as they "
+        "are where its launcher pinned it (fewer than its parent's), else an equal share of them; at least 1",
+        py::arg("local_processes"));
   m.def("auto_workers", &data::auto_workers, "Where num_workers='auto' starts on this many cores", py::arg("cores"));
   m.def("buffers_in_flight", &data::buffers_in_flight,
         "The loader's batch buffers for a per-worker prefetch_factor: prefetch_factor x workers, at least 2 and at "

@@ -321,11 +321,13 @@ class _InnerLoader(torch.utils.data.DataLoader):
 
 
 def _check_process_count(processes):
-    """A UserWarning line where the processes outnumber the cores this process may use (torch's
-    DataLoader warns so of its num_workers)."""
-    cores = _process.cores()
+    """A UserWarning line where the processes outnumber the cores this rank counts as its own
+    (_process.core_share; torch's DataLoader warns so of its num_workers)."""
+    share = _process.core_share()
+    cores = share["cores"]
     if processes > cores:
-        warnings.warn(f"dataset_processes={processes}: more processes than the {cores} cores this process may use; "
+        warnings.warn(f"dataset_processes={processes}: more processes than this process's "
+                      f"{_process.cores_words(share)}; "
                       f"they share them with stoker's worker threads and slow down; try dataset_processes="
                       f"{max(1, cores - 1)}", UserWarning, stacklevel=4)
 

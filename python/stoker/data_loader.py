@@ -26,7 +26,7 @@ from ._dataset_processes import DatasetProcesses
 from ._iterable import StreamPass, StreamProcesses, StreamView, check_options, is_iterable, load_state, stream_batches
 from ._datasets import class_to_idx, open_data
 from ._generator import draw_random_sampler, draw_seed, peek_seed
-from ._process import cores
+from ._process import core_share
 from ._clip_geometry import with_clip_geometry
 from ._geometry import aligned_outputs, given_geometry, restore, with_geometry
 from ._samplers import PlannedSampler, draws_at_random, given_order, rank_seed, sampler_rank
@@ -299,8 +299,10 @@ class DataLoader:
         if not isinstance(pin_memory_device, str):
             raise arg.bad("pin_memory_device", pin_memory_device, "a device name such as 'cuda', or ''")
         self.auto_workers = num_workers == "auto"
+        # This rank's share of the machine's cores, counted once: "auto"'s start and ceiling, the diagnosis.
+        self._cores = core_share()
         if self.auto_workers:
-            workers = _stoker.auto_workers(cores())  # where stoker train's --workers auto starts
+            workers = _stoker.auto_workers(self._cores["cores"])  # where stoker train's --workers auto starts
         elif num_workers == 0:
             workers = 1  # no worker processes to spare: one thread, as light as torch's main-process loading
         else:
@@ -343,7 +345,7 @@ class DataLoader:
         # Without processes, each worker thread starts by taking its get_worker_info() answer, then
         # calls worker_init_fn. "auto" runs up to a thread per core (the diagnosis' limit).
         self._worker_threads = None if processes else WorkerThreads(
-            dataset, max(workers, cores()) if self.auto_workers else workers, worker_init_fn)
+            dataset, max(workers, self._cores["cores"]) if self.auto_workers else workers, worker_init_fn)
         data = open_data(StreamView(dataset, name, batch_size) if stream else dataset, split, self._worker_threads,
                          clips=frames_per_clip > 0, on_error=on_error, image_key=image_key,
                          items=processes.take if processes else None, name=name)
@@ -573,7 +575,7 @@ class DataLoader:
     def _read_ahead(self):
         """How far (in samples) the workers may read ahead of the consumer: their buffers
         (num_workers="auto" may start workers up to the cores during the pass), and a batch being taken."""
-        workers = max(self._loader.workers, cores()) if self.auto_workers else self._loader.workers
+        workers = max(self._loader.workers, self._cores["cores"]) if self.auto_workers else self._loader.workers
         return (_stoker.buffers_in_flight(self.prefetch_factor, workers) + 2) * self.batch_size
 
     _base_seed = None  # the base seed the last pass drew
@@ -728,7 +730,9 @@ class DataLoader:
 
     def stats(self):
         """The current epoch's bad samples (index, path, reason), the workers' time per stage,
-        what num_workers='auto' changed, and where JPEGs were decoded ("decode": the decoder in
+        what num_workers='auto' changed, the cores the loader counts as this rank's ("cores": the
+        count, the CPUs this process may run on, the ranks sharing this machine, whether a launcher
+        pinned it: _process.core_share), and where JPEGs were decoded ("decode": the decoder in
         use, and with decode on the GPU the samples the workers left to it since the loader was
         made, those nvJPEG decoded and those it gave back to the CPU; with decode='auto' also
         "gpu_share", the share of the JPEGs nvJPEG's engine takes that the workers leave to it now)."""
@@ -746,6 +750,7 @@ class DataLoader:
             "stage_seconds": stages,
             "stage_shares": shares,
             "workers": self.num_workers,
+            "cores": dict(self._cores),
             "autotune": list(self._autotune),
             "decode": self._decode_stats(stages),
         }
@@ -821,7 +826,7 @@ class DataLoader:
     def _new_diagnosis(self, gpu_index=-1, auto_workers=False):
         """A step-time diagnosis reading this loader's stage clocks; its recommendations name the
         data's folder where there is one, and the decoded cache only where this data can take it."""
-        diagnosis = _stoker.Diagnosis(self._loader, current_monitor(), cores(), gpu_index, auto_workers,
+        diagnosis = _stoker.Diagnosis(self._loader, current_monitor(), self._cores["cores"], gpu_index, auto_workers,
                                       self.prefetch_factor, self._data.folder)
         diagnosis.set_decoded_cache_possible(not self._cache_refusal)
         diagnosis.set_reads_in_python(self._data.targets == "items", self.dataset_processes)

@@ -35,7 +35,7 @@ from . import _arguments as arg
 from . import _stoker
 from ._datasets import _folder_under
 from ._session import current_monitor, register_diagnosis
-from ._process import cores, rank_and_world
+from ._process import core_share, cores, cores_words, rank_and_world
 from .data_loader import DataLoader
 
 
@@ -236,9 +236,10 @@ class watch:
         need its stage clocks, which another loader does not have."""
         changes = []
         workers = getattr(self.loader, "num_workers", None)
-        spare = cores() - 1
+        share = core_share()
+        spare = share["cores"] - 1
         if isinstance(workers, int) and workers < spare:
-            changes.append(f"num_workers={min(spare, max(2, 2 * workers))} ({workers} now, {cores()} cores)")
+            changes.append(f"num_workers={min(spare, max(2, 2 * workers))} ({workers} now, {cores_words(share)})")
         changes.append(_stoker_loader_change(getattr(self.loader, "dataset", None)))
         return "try: " + "  or  ".join(changes)
 

@@ -10,6 +10,7 @@ import torch
 from conftest import assert_same_batches, batches
 
 import stoker
+from stoker._process import cores
 
 AUGMENTED = "RandomResizedCrop(32), RandomHorizontalFlip(), ColorJitter(0.2, 0.2, 0.2), Normalize"
 
@@ -22,7 +23,7 @@ def test_batches_are_the_same_for_1_and_4_workers(jpeg_folder):
     assert_same_batches(one, four)
 
 
-@pytest.mark.skipif(stoker.data_loader.cores() < 2, reason="needs 2 cores to add a worker")
+@pytest.mark.skipif(cores() < 2, reason="needs 2 cores to add a worker")
 def test_auto_workers_add_one_while_the_loop_waits_and_the_batches_stay_the_same(tmp_path):
     # Large photos and no model: every step waits, so the first judged window (10 steps, 2 s)
     # tries one more worker, mid-epoch.
@@ -37,7 +38,7 @@ def test_auto_workers_add_one_while_the_loop_waits_and_the_batches_stay_the_same
     chain = "RandomResizedCrop(160), RandomHorizontalFlip(), Normalize"
     auto = stoker.DataLoader(tmp_path, batch_size=4, shuffle=True, seed=5, num_workers="auto", transforms=chain)
     start = auto.num_workers
-    assert start == max(1, min(4, stoker.data_loader.cores() // 2))
+    assert start == max(1, min(4, cores() // 2))
     seen, started = [], time.monotonic()
     while time.monotonic() - started < 30:  # epochs of 12 steps, until a change came and its epoch ended
         seen += [(x.double().sum().item(), y.tolist()) for x, y in auto]

@@ -353,13 +353,21 @@ def test_start_method_worker_init_fn_and_process_count_refused_or_warned_in_stok
                        r"at module level \(not a lambda"):
         stoker.DataLoader(Squares(), transforms=CHAIN, dataset_processes=2, multiprocessing_context="spawn",
                           worker_init_fn=lambda k: None)
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(stoker._stoker, "usable_cores", lambda: 2)
+    monkeypatch.setattr(stoker._stoker, "rank_cores", lambda ranks: max(1, 2 // ranks))
+    monkeypatch.delenv("LOCAL_WORLD_SIZE", raising=False)
     with pytest.warns(UserWarning) as warned:
         loader = stoker.DataLoader(Squares(n=8), batch_size=4, transforms=CHAIN, dataset_processes=3)
         assert len(list(loader)) == 2
     lines = [str(w.message) for w in warned if "processes" in str(w.message)]
-    assert lines == ["dataset_processes=3: more processes than the 2 cores this process may use; they share them "
+    assert lines == ["dataset_processes=3: more processes than this process's 2 cores; they share them "
                      "with stoker's worker threads and slow down; try dataset_processes=1"]
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")  # 2 ranks on this machine: 1 core each
+    with pytest.warns(UserWarning) as warned:
+        assert len(list(stoker.DataLoader(Squares(n=8), batch_size=4, transforms=CHAIN, dataset_processes=2))) == 2
+    assert [str(w.message) for w in warned if "processes" in str(w.message)] == [
+        "dataset_processes=2: more processes than this process's 1 core, its share of 2 among 2 ranks on this "
+        "machine; they share them with stoker's worker threads and slow down; try dataset_processes=1"]
 
 
 def test_two_ranks_shard_as_the_threads(tmp_path):

@@ -12,14 +12,34 @@
 
 namespace stoker {
 
-int usable_cores() {
+namespace {
+
+// The CPUs process `pid` (0: this one) may run on; 0 when its mask cannot be read.
+int affinity_cpus(pid_t pid) {
   cpu_set_t set;
   CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return sched_getaffinity(pid, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
+}
+
+}  // namespace
+
+int usable_cores() {
+  if (const int cpus = affinity_cpus(0); cpus > 0) return cpus;
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 int cores_per_process(int processes) { return std::max(1, usable_cores() / std::max(1, processes)); }
+
+bool pinned_by_launcher() {
+  const pid_t parent = getppid();  // 0 where the parent is outside this PID namespace
+  if (parent <= 0) return false;
+  const int own = affinity_cpus(0), parents = affinity_cpus(parent);
+  return own > 0 && own < parents;
+}
+
+int rank_cores(int local_processes) {
+  return local_processes > 1 && pinned_by_launcher() ? usable_cores() : cores_per_process(local_processes);
+}
 
 double peak_rss_bytes() {
   struct rusage usage {};

@@ -1,13 +1,17 @@
-// allocation_ceiling_bytes(): what ulimit -v leaves, measured in a child that sets the limit.
+// allocation_ceiling_bytes(): what ulimit -v leaves, measured in a child that sets the limit;
+// rank_cores(): a rank's share of the cores, and a pinned rank's own CPUs, measured in a child
+// that pins itself.
 #include "stoker/core/process.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/sysinfo.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "support/sanitizers.h"
@@ -56,6 +60,50 @@ TEST(AllocationCeilingTest, UlimitVLeavesTheLimitLessWhatIsInUseAndAllocationsAb
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0) << "10: setrlimit failed; 11: the ceiling did not follow the limit; "
                                        "12: an allocation above the ceiling succeeded";
+}
+
+TEST(RankCoresTest, RanksThatShareTheirParentsCpusShareThemEqually) {
+  const pid_t child = fork();  // a child has its parent's CPUs, as a launcher's ranks have
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (pinned_by_launcher()) _exit(10);
+    const int cpus = usable_cores();
+    if (rank_cores(1) != cpus || rank_cores(0) != cpus) _exit(11);
+    if (rank_cores(2) != std::max(1, cpus / 2) || rank_cores(cpus + 1) != 1) _exit(12);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10: seen as pinned; 11: one rank did not get every CPU; "
+                                       "12: two ranks did not get half each, or more ranks than CPUs not 1 each";
+}
+
+TEST(RankCoresTest, ARankPinnedToFewerCpusThanItsParentKeepsThemUndivided) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // Pinned to the first half of its parent's CPUs (at least 1), as numactl or taskset pins a rank.
+    cpu_set_t parents, half;
+    CPU_ZERO(&parents);
+    CPU_ZERO(&half);
+    if (sched_getaffinity(0, sizeof(parents), &parents) != 0) _exit(10);
+    const int keep = std::max(1, CPU_COUNT(&parents) / 2);
+    for (int cpu = 0; cpu < CPU_SETSIZE && CPU_COUNT(&half) < keep; ++cpu) {
+      if (CPU_ISSET(cpu, &parents)) CPU_SET(cpu, &half);
+    }
+    if (CPU_COUNT(&half) == CPU_COUNT(&parents)) _exit(0);  // one CPU: nothing to pin to fewer
+    if (sched_setaffinity(0, sizeof(half), &half) != 0) _exit(10);
+    if (!pinned_by_launcher()) _exit(11);
+    // As many ranks as the parent has CPUs: undivided, each keeps the half it was pinned to.
+    if (usable_cores() != keep || rank_cores(CPU_COUNT(&parents)) != keep) _exit(12);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10: sched_getaffinity/setaffinity failed; 11: not seen as pinned; "
+                                       "12: the pinned CPUs were divided again";
 }
 
 }  // namespace

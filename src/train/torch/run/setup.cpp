@@ -364,7 +364,7 @@ TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place) {
                     s.train_source->feature_count()));
   }
 
-  const int cores = cores_per_process(place.local_world_size);
+  const int cores = rank_cores(place.local_world_size);
   s.start_workers = cfg.num_workers == kAuto ? data::auto_workers(cores) : cfg.num_workers;
   const bool conv_net = cfg.model != "mlp";
   if (s.device.is_cuda()) {

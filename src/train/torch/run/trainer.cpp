@@ -79,8 +79,8 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
   }
   monitor.start();
   // The processes on this machine share its cores: the diagnosis counts this one's share.
-  diagnose::LoopDiagnosis diagnosis(setup.train_loader.get(), &monitor, cores_per_process(place.local_world_size),
-                                    gpu_index, cfg.num_workers == kAuto, cfg.prefetch_factor, cfg.data);
+  diagnose::LoopDiagnosis diagnosis(setup.train_loader.get(), &monitor, rank_cores(place.local_world_size), gpu_index,
+                                    cfg.num_workers == kAuto, cfg.prefetch_factor, cfg.data);
   const data::TransformSpec inputs = inference_inputs(setup);  // what feeding the trained model takes
   const WeightsMetadata metadata(cfg, setup, inputs);
   std::optional<RunRecords> records;  // the leader's run folder; none in the other processes
