@@ -81,6 +81,62 @@ def test_stokers_own_order_shuffled_and_drop_last_reads_nothing_in_this_process(
     assert [i.tolist() for _, i, *_ in processes[0]] != [i.tolist() for _, i, *_ in processes[1]]
 
 
+class Served(Squares):
+    """Squares that writes each call's worker id (-1 in this process) and index to `log`."""
+
+    def __init__(self, log, n=70):
+        super().__init__(n)
+        self.log = log
+
+    def __getitem__(self, i):
+        info = torch.utils.data.get_worker_info()
+        with open(self.log, "a") as f:
+            f.write(f"{info.id if info else -1} {i}\n")
+        return super().__getitem__(i)
+
+
+def served_since(log):
+    """{worker id: [index, ...] in the order it called them} since the last call; empties `log`."""
+    rows = [tuple(map(int, line.split())) for line in log.read_text().splitlines()] if log.exists() else []
+    log.write_text("")
+    by_worker = {}
+    for worker, index in rows:
+        by_worker.setdefault(worker, []).append(index)
+    return by_worker
+
+
+def test_the_processes_read_the_loaders_own_order_and_nothing_else(tmp_path):
+    # Chunk c of a pass (its batch first + c) goes to process c % 2: what the processes called is
+    # exactly what the batches hold, in order, with no call left to this process; through stoker's
+    # own order (shuffled, drop_last, set_epoch, resumed mid-epoch) and a script's sampler.
+    log = tmp_path / "served"
+
+    def check(loader, first=0):
+        served_since(log)  # the loader's look at the first items, in this process
+        batches = [ids.tolist() for _, (ids, *_) in loader]
+        expect = {w: [i for ids in batches[w::2] for i in ids] for w in (0, 1) if batches[w::2]}
+        assert served_since(log) == expect, f"pass from batch {first}"
+        return batches
+
+    torch.manual_seed(5)
+    own = stoker.DataLoader(Served(log), batch_size=8, shuffle=True, drop_last=True, transforms=CHAIN,
+                            num_workers=2, dataset_processes=2)
+    epochs = [check(own) for _ in range(2)]
+    assert sorted(sum(epochs[0], [])) != sorted(sum(epochs[1], [])), "drop_last left out other samples"
+    own.set_epoch(6)
+    check(own)
+    state = own.state_dict()
+    state.update(epoch=7, next_batch=3)
+    resumed = stoker.DataLoader(Served(log), batch_size=8, shuffle=True, drop_last=True, transforms=CHAIN,
+                                num_workers=2, dataset_processes=2)
+    resumed.load_state_dict(state)
+    check(resumed, first=3)
+    sampler = torch.utils.data.RandomSampler(range(70), generator=torch.Generator().manual_seed(2))
+    given = stoker.DataLoader(Served(log), batch_size=8, sampler=sampler, drop_last=True, transforms=CHAIN,
+                              num_workers=2, dataset_processes=2)
+    assert sum(len(ids) for ids in check(given)) == 64
+
+
 def test_a_raising_item_is_a_bad_sample_named_with_its_exception():
     got = {}
     for processes in (0, 2):
