@@ -7,7 +7,7 @@ CPU milliseconds per image in the timed window (user + system of the run's proce
 worker processes, from /proc).
 
     .venv/bin/python bench/compare_dataset_processes.py [--images 1000] [--seconds 10]
-        [--rounds 3] [--workers 2] [--python-ms 5] [--data DIR]
+        [--rounds 3] [--workers 2] [--python-ms 5] [--data DIR] [--item-size HxWxC|TxHxWxC ...]
 
 Two Datasets: "python" spends --python-ms of pure Python per item (a fixed amount of work,
 calibrated once: a tokenizer's or an annotation parser's share) and returns (path, class);
@@ -15,6 +15,13 @@ calibrated once: a tokenizer's or an annotation parser's share) and returns (pat
 DataLoader (num_workers=W) gets the same items opened and transformed by torchvision in its
 workers; stoker's gets them with transforms= the chain, on W threads (dataset_processes=0) or
 with dataset_processes=W.
+
+--item-size replaces both with in-memory uint8 arrays of each size given (one Dataset per size,
+"1024x1024x3"; four sides, "4x224x224x3", a clip of T frames, read with frames_per_clip=T),
+which dataset_processes' processes send by value: what an item costs to travel. The chain crops
+to at most 224 (RandomResizedCrop(min(224, H)), flip, Normalize); torch's DataLoader runs it in
+torchvision on the array as a tensor. Each Dataset holds 8 distinct arrays (item i is i % 8), so
+no file is read.
 """
 import argparse
 import json
@@ -63,12 +70,30 @@ def write_images(root, count):
         Image.fromarray(pixels).save(os.path.join(root, "c0", f"{i:05d}.jpg"), quality=90)
 
 
-class Items:
-    """(path, 0) after `units` of Python work ("python"), or (Image.open(path), 0) ("light"); for
-    torch's DataLoader, the image opened and put through `transform`."""
+def parse_size(text):
+    """(H, W, C) or (T, H, W, C) from "1024x1024x3" or "4x224x224x3"."""
+    try:
+        shape = tuple(int(side) for side in text.lower().split("x"))
+    except ValueError:
+        shape = ()
+    if len(shape) not in (3, 4) or min(shape) < 1 or shape[-1] not in (1, 3):
+        raise argparse.ArgumentTypeError(f"{text!r}: give HxWxC or TxHxWxC (a clip of T frames), C 1 or "
+                                         "3, each side >= 1, e.g. 1024x1024x3 or 4x224x224x3")
+    return shape
 
-    def __init__(self, paths, kind, units, transform=None):
+
+class Items:
+    """(path, 0) after `units` of Python work ("python"), (Image.open(path), 0) ("light"), or an
+    in-memory uint8 array of `shape` ("array"); for torch's DataLoader, the image opened (the
+    array as a CHW float tensor) and put through `transform`."""
+
+    def __init__(self, paths, kind, units, transform=None, shape=None):
         self.paths, self.kind, self.units, self.transform = paths, kind, units, transform
+        if kind == "array":
+            import numpy as np
+
+            rng = np.random.default_rng(0)
+            self.arrays = [rng.integers(0, 256, size=shape, dtype=np.uint8) for _ in range(8)]
 
     def __len__(self):
         return len(self.paths)
@@ -76,12 +101,24 @@ class Items:
     def __getitem__(self, i):
         from PIL import Image
 
+        if self.kind == "array":
+            array = self.arrays[i % len(self.arrays)]
+            if self.transform is None:
+                return array, 0
+            import torch
+
+            return self.transform(torch.from_numpy(array).movedim(-1, -3).float().div_(255)), 0
         if self.kind == "python":
             python_work(self.units)
         path = self.paths[i]
         if self.transform is not None:
             return self.transform(Image.open(path).convert("RGB")), 0
         return (path if self.kind == "python" else Image.open(path)), 0
+
+
+def chain_for(shape):
+    """The chain, cropping to at most 224 (an item smaller than that is not enlarged)."""
+    return CHAIN.replace("224", str(min(224, shape[-3]))) if shape else CHAIN
 
 
 def tree_cpu_s(root):
@@ -107,20 +144,28 @@ def run_one(args):
     import torch
 
     torch.set_num_threads(1)
-    paths = sorted(os.path.join(args.data, "c0", f) for f in os.listdir(os.path.join(args.data, "c0")))
+    shape = parse_size(args.kind.split(":", 1)[1]) if args.kind.startswith("array:") else None
+    kind = "array" if shape else args.kind
+    if shape:
+        paths = [None] * args.images
+    else:
+        paths = sorted(os.path.join(args.data, "c0", f) for f in os.listdir(os.path.join(args.data, "c0")))
     if args.loader == "torch":
         import torchvision.transforms as T
 
-        transform = T.Compose([T.RandomResizedCrop(224), T.RandomHorizontalFlip(), T.ToTensor(),
-                               T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])])
-        loader = torch.utils.data.DataLoader(Items(paths, args.kind, args.units, transform), batch_size=64,
+        crop = min(224, shape[-3]) if shape else 224
+        normalize = T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])
+        tensor = [normalize] if shape else [T.ToTensor(), normalize]
+        transform = T.Compose([T.RandomResizedCrop(crop), T.RandomHorizontalFlip(), *tensor])
+        loader = torch.utils.data.DataLoader(Items(paths, kind, args.units, transform, shape), batch_size=64,
                                              shuffle=True, num_workers=args.workers, persistent_workers=True)
     else:
         import stoker
 
-        loader = stoker.DataLoader(Items(paths, args.kind, args.units), batch_size=64, shuffle=True,
-                                   num_workers=args.workers, transforms=CHAIN,
-                                   dataset_processes=args.workers if args.loader == "processes" else 0)
+        clip = {"frames_per_clip": shape[0]} if shape and len(shape) == 4 else {}
+        loader = stoker.DataLoader(Items(paths, kind, args.units, shape=shape), batch_size=64, shuffle=True,
+                                   num_workers=args.workers, transforms=chain_for(shape),
+                                   dataset_processes=args.workers if args.loader == "processes" else 0, **clip)
 
     def batches():
         while True:
@@ -145,6 +190,9 @@ def main():
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--python-ms", type=float, default=5.0)
     ap.add_argument("--data")
+    ap.add_argument("--item-size", type=parse_size, action="append", metavar="HxWxC",
+                    help="in-memory uint8 array items of this size instead of the JPEG Datasets (TxHxWxC: clips of T "
+                         "frames); give it once per size")
     ap.add_argument("--loader", help=argparse.SUPPRESS)
     ap.add_argument("--kind", help=argparse.SUPPRESS)
     ap.add_argument("--units", type=int, help=argparse.SUPPRESS)
@@ -152,34 +200,37 @@ def main():
     if args.loader:
         return run_one(args)
     scratch = None
-    if args.data is None:
+    kinds = ["array:" + "x".join(map(str, shape)) for shape in args.item_size or []] or ["python", "light"]
+    if args.data is None and not args.item_size:
         scratch = tempfile.TemporaryDirectory(prefix="stoker-processes-")
         args.data = scratch.name
         write_images(args.data, args.images)
     units = calibrate(args.python_ms)
     results = {}
     for round_ in range(1, args.rounds + 1):
-        for kind in ("python", "light"):
+        for kind in kinds:
             for loader in ("torch", "threads", "processes"):
-                command = [sys.executable, __file__, "--data", args.data, "--loader", loader, "--kind", kind,
-                           "--units", str(units), "--workers", str(args.workers), "--seconds", str(args.seconds)]
+                command = [sys.executable, __file__, "--data", args.data or "", "--loader", loader, "--kind", kind,
+                           "--units", str(units), "--workers", str(args.workers), "--seconds", str(args.seconds),
+                           "--images", str(args.images)]
                 out = subprocess.run(command, capture_output=True, text=True, timeout=args.seconds * 4 + 120)
                 if out.returncode != 0:
                     sys.exit(f"compare_dataset_processes: {kind} {loader} failed: {out.stderr.strip()[-500:]}")
                 got = json.loads(out.stdout.strip().splitlines()[-1])
                 results.setdefault((kind, loader), []).append((got["images_per_sec"], got["cpu_ms_per_image"]))
-                print(f"[round {round_}] {kind:6} {loader:9} {got['images_per_sec']:7.1f} images/s  "
-                      f"{got['cpu_ms_per_image']:5.2f} CPU ms/image", file=sys.stderr, flush=True)
-    print(f"\n{args.workers} workers, batch 64, {CHAIN}; python: {args.python_ms:g} ms of Python per item; "
-          f"medians of {args.rounds} rounds of {args.seconds:g} s")
-    print(f"{'dataset':8} {'loader':10} {'images/s':>9} {'vs torch':>9} {'CPU ms/image':>13}  rounds")
-    for kind in ("python", "light"):
+                print(f"[round {round_}] {kind:17} {loader:9} {got['images_per_sec']:7.1f} items/s  "
+                      f"{got['cpu_ms_per_image']:5.2f} CPU ms/item", file=sys.stderr, flush=True)
+    about = "arrays in memory, cropped to min(224, H)" if args.item_size else \
+        f"python: {args.python_ms:g} ms of Python per item"
+    print(f"\n{args.workers} workers, batch 64, {CHAIN}; {about}; medians of {args.rounds} rounds of {args.seconds:g} s")
+    print(f"{'dataset':19} {'loader':10} {'items/s':>9} {'vs torch':>9} {'CPU ms/item':>13}  rounds")
+    for kind in kinds:
         base = statistics.median(r for r, _ in results[(kind, "torch")])
         for loader in ("torch", "threads", "processes"):
             rates = [r for r, _ in results[(kind, loader)]]
             cpu = statistics.median(c for _, c in results[(kind, loader)])
             rate = statistics.median(rates)
-            print(f"{kind:8} {loader:10} {rate:9.1f} {rate / base:8.2f}x {cpu:13.2f}  "
+            print(f"{kind:19} {loader:10} {rate:9.1f} {rate / base:8.2f}x {cpu:13.2f}  "
                   f"{', '.join(f'{r:.0f}' for r in rates)}")
     return 0
 

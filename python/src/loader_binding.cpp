@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <span>
 #include <utility>
 
 #include "bindings.h"
@@ -150,13 +151,23 @@ data::Loader& LoaderHandle::loader() {
   return *loader_;
 }
 
-void LoaderHandle::start_epoch(int64_t epoch, int64_t first_batch, std::optional<std::vector<uint64_t>> order) {
+void LoaderHandle::start_epoch(int64_t epoch, int64_t first_batch, std::optional<std::vector<uint64_t>> order,
+                               const py::object& on_order) {
   data::Loader& l = loader();
+  data::Loader::OrderListener listener;
+  if (!on_order.is_none()) {
+    listener = [&on_order](std::span<const uint64_t> unclaimed) {
+      py::gil_scoped_acquire gil;
+      py::list ids(unclaimed.size());
+      for (size_t k = 0; k < unclaimed.size(); ++k) ids[k] = py::int_(unclaimed[k]);
+      on_order(ids);
+    };
+  }
   py::gil_scoped_release released;
   if (order) {
-    l.start_epoch(epoch, std::move(*order), first_batch);
+    l.start_epoch(epoch, std::move(*order), first_batch, listener);
   } else {
-    l.start_epoch(epoch, first_batch);
+    l.start_epoch(epoch, first_batch, listener);
   }
 }
 
@@ -472,7 +483,7 @@ void bind_loader(py::module_& m) {
           "Makes the batch's GPU sample at `slot` on the CPU, into its host buffer (nvJPEG refused or failed on it)",
           py::arg("batch"), py::arg("slot"))
       .def("start_epoch", &LoaderHandle::start_epoch, py::arg("epoch"), py::arg("first_batch") = 0,
-           py::arg("order") = py::none())
+           py::arg("order") = py::none(), py::arg("on_order") = py::none())
       .def("next", &LoaderHandle::next, py::arg("timeout") = 0.0)
       .def("close", &LoaderHandle::close)
       .def_static("close_all", &LoaderHandle::close_all,

@@ -54,8 +54,11 @@ class LoaderHandle {
   LoaderHandle& operator=(const LoaderHandle&) = delete;
 
   // Begins `epoch` at `first_batch`, in the options' order or in `order` (a script's sampler),
-  // with the GIL released.
-  void start_epoch(int64_t epoch, int64_t first_batch, std::optional<std::vector<uint64_t>> order);
+  // with the GIL released. `on_order`, unless None, is called (with the GIL) with the epoch's
+  // order from the first sample no worker has claimed, a list of ids, before the workers claim
+  // another (Loader::OrderListener).
+  void start_epoch(int64_t epoch, int64_t first_batch, std::optional<std::vector<uint64_t>> order,
+                   const pybind11::object& on_order);
   // The next batch, or nullopt at the end of the epoch. Waits with the GIL released and looks
   // for signals every 100 ms (a KeyboardInterrupt ends the wait); with `timeout` > 0, a wait
   // longer than that many seconds raises RuntimeError (torch DataLoader's timeout).

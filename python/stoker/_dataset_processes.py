@@ -312,12 +312,29 @@ class DatasetProcesses:
             pass
 
 
+_DEATH_CHECK_S = 0.5  # how often the feeder, waiting for a chunk, looks for a process that ended
+
+
 class _InnerLoader(torch.utils.data.DataLoader):
     """torch's DataLoader, its worker count checked by _check_process_count in stoker's words
-    (torch's warning speaks of its num_workers)."""
+    (torch's warning speaks of its num_workers), its iterator finding a process that ended within
+    _DEATH_CHECK_S (torch's looks every 5 s where no SIGCHLD handler of its own is set, as on
+    the feeder thread)."""
 
     def check_worker_number_rationality(self):
         pass
+
+    def _get_iterator(self):
+        return _InnerIterator(self) if _InnerIterator is not None else super()._get_iterator()
+
+
+_MultiProcessingIter = getattr(torch.utils.data.dataloader, "_MultiProcessingDataLoaderIter", None)
+if _MultiProcessingIter is not None and hasattr(_MultiProcessingIter, "_try_get_data"):
+    class _InnerIterator(_MultiProcessingIter):
+        def _try_get_data(self, timeout=_DEATH_CHECK_S):
+            return super()._try_get_data(timeout)
+else:  # a torch without them: its own interval
+    _InnerIterator = None
 
 
 def _check_process_count(processes):

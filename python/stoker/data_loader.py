@@ -544,12 +544,9 @@ class DataLoader:
                     order = None
                 else:
                     order = self._order.order(len(self.source), draws)
-                if self._processes is not None:
-                    self._start_processes(order, first)
-                if order is None:
-                    self._loader.start_epoch(self._epoch, first)
-                else:
-                    self._loader.start_epoch(self._epoch, first, order)
+                # dataset_processes' pass begins on the loader's own plan, before its workers read.
+                on_order = self._start_processes if self._processes is not None else None
+                self._loader.start_epoch(self._epoch, first, order, on_order=on_order)
             self._position = first
             self._diagnosis.set_monitor(current_monitor(), -1)  # the one running now, for monitor.report()
             self._diagnosis.start_epoch()
@@ -559,18 +556,14 @@ class DataLoader:
             self._live = weakref.ref(iterator)
             return iterator
 
-    def _start_processes(self, order, first):
-        """Starts dataset_processes' pass: the samples the workers read from batch `first` on, in
-        order (the script's sampler's `order`, else stoker's plan), the first pass's base seed
-        seeding the processes (the loader's seed where the first pass resumed)."""
-        b = self.batch_size
-        if order is None:
-            order = _stoker.plan_epoch(len(self.source), batch_size=b, shuffle=self.shuffle, drop_last=self.drop_last,
-                                       seed=self.seed, rank=self.rank, world_size=self.world_size, epoch=self._epoch)
-        elif self.drop_last:
-            order = order[:len(order) // b * b]
+    def _start_processes(self, unclaimed):
+        """Starts dataset_processes' pass over `unclaimed`: the C++ loader's order of the pass (the
+        script's sampler's, else stoker's plan, drop_last applied) from the first sample its
+        workers have yet to read (a resumed pass: from its batch), called by start_epoch before
+        they read it. The first pass's base seed seeds the processes (the loader's seed where
+        the first pass resumed)."""
         base_seed = self._base_seed if self._base_seed is not None else self.seed
-        self._processes.start_pass(order[first * b:], self._read_ahead(), base_seed)
+        self._processes.start_pass(unclaimed, self._read_ahead(), base_seed)
 
     def _read_ahead(self):
         """How far (in samples) the workers may read ahead of the consumer: their buffers

@@ -2,7 +2,6 @@
 worker threads' (and torch's DataLoader's, for a script's sampler), a raising item is a bad
 sample named with its exception, get_worker_info() works inside __getitem__, a process that
 dies is one error line, a pass resumes mid-epoch, and 2 ranks shard alike."""
-import json
 import os
 import signal
 import subprocess
@@ -10,7 +9,6 @@ import sys
 import textwrap
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,9 +16,7 @@ import torch
 from PIL import Image
 
 import stoker
-from ranks import run_ranks
 
-HERE = Path(__file__).parent
 MAIN = os.getpid()
 CHAIN = "Resize(8), CenterCrop(8), ToUint8"
 
@@ -79,6 +75,62 @@ def test_stokers_own_order_shuffled_and_drop_last_reads_nothing_in_this_process(
         assert [i.tolist() for _, i, *_ in a] == [i.tolist() for _, i, *_ in b]
         assert all(MAIN not in pid.tolist() for *_, pid, _ in b)
     assert [i.tolist() for _, i, *_ in processes[0]] != [i.tolist() for _, i, *_ in processes[1]]
+
+
+class Served(Squares):
+    """Squares that writes each call's worker id (-1 in this process) and index to `log`."""
+
+    def __init__(self, log, n=70):
+        super().__init__(n)
+        self.log = log
+
+    def __getitem__(self, i):
+        info = torch.utils.data.get_worker_info()
+        with open(self.log, "a") as f:
+            f.write(f"{info.id if info else -1} {i}\n")
+        return super().__getitem__(i)
+
+
+def served_since(log):
+    """{worker id: [index, ...] in the order it called them} since the last call; empties `log`."""
+    rows = [tuple(map(int, line.split())) for line in log.read_text().splitlines()] if log.exists() else []
+    log.write_text("")
+    by_worker = {}
+    for worker, index in rows:
+        by_worker.setdefault(worker, []).append(index)
+    return by_worker
+
+
+def test_the_processes_read_the_loaders_own_order_and_nothing_else(tmp_path):
+    # Chunk c of a pass (its batch first + c) goes to process c % 2: what the processes called is
+    # exactly what the batches hold, in order, with no call left to this process; through stoker's
+    # own order (shuffled, drop_last, set_epoch, resumed mid-epoch) and a script's sampler.
+    log = tmp_path / "served"
+
+    def check(loader, first=0):
+        served_since(log)  # the loader's look at the first items, in this process
+        batches = [ids.tolist() for _, (ids, *_) in loader]
+        expect = {w: [i for ids in batches[w::2] for i in ids] for w in (0, 1) if batches[w::2]}
+        assert served_since(log) == expect, f"pass from batch {first}"
+        return batches
+
+    torch.manual_seed(5)
+    own = stoker.DataLoader(Served(log), batch_size=8, shuffle=True, drop_last=True, transforms=CHAIN,
+                            num_workers=2, dataset_processes=2)
+    epochs = [check(own) for _ in range(2)]
+    assert sorted(sum(epochs[0], [])) != sorted(sum(epochs[1], [])), "drop_last left out other samples"
+    own.set_epoch(6)
+    check(own)
+    state = own.state_dict()
+    state.update(epoch=7, next_batch=3)
+    resumed = stoker.DataLoader(Served(log), batch_size=8, shuffle=True, drop_last=True, transforms=CHAIN,
+                                num_workers=2, dataset_processes=2)
+    resumed.load_state_dict(state)
+    check(resumed, first=3)
+    sampler = torch.utils.data.RandomSampler(range(70), generator=torch.Generator().manual_seed(2))
+    given = stoker.DataLoader(Served(log), batch_size=8, sampler=sampler, drop_last=True, transforms=CHAIN,
+                              num_workers=2, dataset_processes=2)
+    assert sum(len(ids) for ids in check(given)) == 64
 
 
 def test_a_raising_item_is_a_bad_sample_named_with_its_exception():
@@ -153,7 +205,7 @@ def test_what_getitem_opens_lazily_is_the_processes_own():
 def test_a_dying_process_is_one_error_line_not_a_hang(tmp_path):
     script = tmp_path / "dies.py"
     script.write_text(textwrap.dedent("""
-        import os, numpy as np, stoker
+        import os, time, numpy as np, stoker
         class Dies:
             def __len__(self): return 64
             def __getitem__(self, i):
@@ -163,15 +215,18 @@ def test_a_dying_process_is_one_error_line_not_a_hang(tmp_path):
         MAIN = os.getpid()
         loader = stoker.DataLoader(Dies(), batch_size=8, transforms="Resize(8), CenterCrop(8)", num_workers=2,
                                    dataset_processes=2)
+        started = time.perf_counter()
         try:
             for _ in loader:
                 pass
         except stoker.DataError as e:
+            print(f"{time.perf_counter() - started:.2f}")
             print("DataError:", e)
     """))
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr[-2000:]
-    line = out.stdout.strip()
+    took, line = out.stdout.strip().split("\n", 1)
+    assert float(took) < 3, "found within a second or so (torch's own check comes every 5 s)"
     assert line.startswith("DataError: ") and "\n" not in line
     assert "dataset_processes=2: a worker process calling Dies's __getitem__ ended" in line
     assert "exited with code 3" in line
@@ -241,48 +296,57 @@ class Slow(Squares):
 
 
 EXITS = """
-import os, signal, sys, numpy as np, stoker
+import os, signal, sys, time, numpy as np, stoker
 class Slow:
     def __len__(self): return 400
     def __getitem__(self, i):
         if os.getpid() != MAIN and i >= 16:
-            import time; time.sleep(5)
+            time.sleep(5)
         return np.zeros((8, 8), np.uint8), i
 MAIN = os.getpid()
 loader = stoker.DataLoader(Slow(), batch_size=8, transforms="Resize(8), CenterCrop(8)", num_workers=2,
                            dataset_processes=2)
 for k, _ in enumerate(loader):
     if k == 1:
-        print("started", flush=True)
+        print("started", time.time(), flush=True)
         if sys.argv[1] == "exit":
             sys.exit(0)  # mid-pass, the loader alive
 """
 
 
-@pytest.mark.parametrize("how", ["exit", "ctrl-c"])
-def test_exit_and_ctrl_c_mid_pass_end_the_processes(tmp_path, how):
+def test_exit_and_ctrl_c_mid_pass_end_the_processes(tmp_path):
+    # Both runs side by side (one start-up's wait); each timed from its exit or its Ctrl-C.
     script = tmp_path / "exits.py"
     script.write_text(EXITS)
-    process = subprocess.Popen([sys.executable, str(script), how], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, start_new_session=True)
+    runs = {how: subprocess.Popen([sys.executable, str(script), how], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True, start_new_session=True) for how in ("exit", "ctrl-c")}
     try:
-        assert process.stdout.readline().strip() == "started"
-        started = time.perf_counter()
-        if how == "ctrl-c":
-            os.killpg(process.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the group, processes included
-        _, err = process.communicate(timeout=30)
+        since, took = {}, {}
+        for how, process in runs.items():
+            line = process.stdout.readline().split()
+            assert line[:1] == ["started"], f"{how}: {process.stderr.read()[-2000:] if not line else line}"
+            since[how] = float(line[1]) if how == "exit" else time.time()
+            if how == "ctrl-c":
+                os.killpg(process.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the group, processes included
+        deadline = time.time() + 30
+        while len(took) < len(runs) and time.time() < deadline:
+            for how, process in runs.items():
+                if how not in took and process.poll() is not None:
+                    took[how] = time.time() - since[how]
+            time.sleep(0.02)
         # The workers wait for items 16 on, 5 s each: they are woken, not waited for.
-        assert time.perf_counter() - started < 4.5
+        assert set(took) == set(runs) and all(t < 4.5 for t in took.values()), took
+        errs = {how: process.communicate()[1] for how, process in runs.items()}
     finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-    if how == "exit":
-        assert process.returncode == 0, err[-2000:]
-    else:
-        assert err.rstrip().endswith("KeyboardInterrupt"), err[-2000:]
-    remaining = subprocess.run(["pgrep", "-s", str(process.pid)], capture_output=True, text=True).stdout.split()
-    assert remaining == [], "no process of the run is left"
+        for process in runs.values():
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+    assert runs["exit"].returncode == 0, errs["exit"][-2000:]
+    assert errs["ctrl-c"].rstrip().endswith("KeyboardInterrupt"), errs["ctrl-c"][-2000:]
+    for process in runs.values():
+        remaining = subprocess.run(["pgrep", "-s", str(process.pid)], capture_output=True, text=True).stdout.split()
+        assert remaining == [], "no process of the run is left"
 
 
 def write_pictures(root, n=12):
@@ -370,14 +434,23 @@ def test_start_method_worker_init_fn_and_process_count_refused_or_warned_in_stok
         "machine; they share them with stoker's worker threads and slow down; try dataset_processes=1"]
 
 
-def test_two_ranks_shard_as_the_threads(tmp_path):
-    lines = run_ranks(HERE / "processes_rank.py", 2, [30, 4])
-    runs = [[json.loads(line) for line in out.splitlines()] for out in lines]
+def test_two_ranks_shard_as_the_threads():
+    # Each rank's loader made here (rank= and world_size=, which a process group's rank sets:
+    # test_sharding.py), shuffled with one seed: every rank's processes read its shard.
+    def loader(rank, processes):
+        return stoker.DataLoader(Squares(30), batch_size=4, shuffle=True, num_workers=2, seed=4, transforms=CHAIN,
+                                 rank=rank, world_size=2, dataset_processes=processes)
+
+    ranks = [(loader(rank, 0), loader(rank, 2)) for rank in (0, 1)]
     for epoch in range(2):
-        shards = [run[epoch] for run in runs]
-        assert all(s["processes"] == s["threads"] for s in shards), "each rank's batches are its threads'"
-        assert all(s["in_this_process"] == 0 for s in shards)
-        assert sorted(shards[0]["processes"] + shards[1]["processes"]) == list(range(30))
+        shards = []
+        for threads, processes in ranks:
+            expect = [i for _, (ids, *_) in threads for i in ids.tolist()]
+            rows = [(i, pid) for _, (ids, _, pids, _) in processes for i, pid in zip(ids.tolist(), pids.tolist())]
+            assert [i for i, _ in rows] == expect, f"epoch {epoch}: the rank's batches are its threads'"
+            assert all(pid != MAIN for _, pid in rows)
+            shards.append(expect)
+        assert sorted(shards[0] + shards[1]) == list(range(30))
 
 
 @pytest.mark.parametrize("shuffle", [False, True])

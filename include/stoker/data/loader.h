@@ -58,8 +58,10 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -292,16 +294,27 @@ class Loader {
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;
 
+  // start_epoch's `on_order`: shown the epoch's own plan (dataset ids, drop_last applied: the
+  // order the workers read) from the first sample no worker has claimed, which is position
+  // first_batch x batch_size of a resumed epoch, or the one after the batches kept from a run
+  // ahead. The span is valid during the call only.
+  using OrderListener = std::function<void(std::span<const uint64_t> unclaimed)>;
+
   // Begins epoch `epoch` at batch `first_batch` (0 = from the start). Keeps the batches run
   // ahead into `epoch` when first_batch is 0; otherwise abandons whatever was in flight.
-  void start_epoch(int64_t epoch, int64_t first_batch = 0);
+  // `on_order`, when given, is called on this thread once the epoch is in place and before
+  // any worker claims another of its samples (the workers wait for it), so a caller that
+  // supplies what the workers read (stoker's dataset_processes) knows their order without
+  // planning it again; what it throws start_epoch throws, with the epoch started.
+  void start_epoch(int64_t epoch, int64_t first_batch = 0, const OrderListener& on_order = {});
   void resume(const LoaderState& state) { start_epoch(state.epoch, state.next_batch); }
   // Begins `epoch` visiting `order` (dataset ids, repeats allowed: a caller's sampler, such as
   // torch's DistributedSampler) instead of the options' shuffle and sharding, in batches of
   // batch_size (drop_last as set). batches_per_epoch() and samples_per_epoch() become this
   // epoch's; nothing is run ahead after it (the next order is not known). Throws UsageError
-  // for an id outside the source or first_batch outside [0, batches].
-  void start_epoch(int64_t epoch, std::vector<uint64_t> order, int64_t first_batch = 0);
+  // for an id outside the source or first_batch outside [0, batches]. `on_order` as above.
+  void start_epoch(int64_t epoch, std::vector<uint64_t> order, int64_t first_batch = 0,
+                   const OrderListener& on_order = {});
 
   // The next batch of the current epoch, in order; an empty Batch at the end of the epoch.
   // Throws DataError when the epoch failed (on_error=fail, too many bad samples, a worker
@@ -354,15 +367,19 @@ class Loader {
 
  private:
   static void check_start(int64_t epoch, int64_t first_batch, int64_t batches);
-  // Makes `plan` the consumer's epoch from `first_batch`, abandoning whatever was in flight.
-  void install_epoch(int64_t epoch, EpochPlan plan, int64_t first_batch, bool given_order);
+  // Makes `plan` the consumer's epoch from `first_batch`, abandoning whatever was in flight;
+  // with `hold`, the workers claim none of it until tell_order() lets them.
+  void install_epoch(int64_t epoch, EpochPlan plan, int64_t first_batch, bool given_order, bool hold);
   // A source of feature vectors: sizes the spec to them and fits Standardize.
   void prepare_feature_spec(int features);
   // next() and next_within(): waits until `deadline` at most (none: for as long as it takes).
   bool next_until(const std::optional<std::chrono::steady_clock::time_point>& deadline, Batch* out);
   // start_epoch(epoch, 0) for the epoch the workers ran ahead into: keeps its batches. False
-  // when they did not.
-  bool take_run_ahead(int64_t epoch);
+  // when they did not. `hold` as for install_epoch.
+  bool take_run_ahead(int64_t epoch, bool hold);
+  // Calls `on_order` (if any) with the current epoch's unclaimed order, then lets the workers
+  // claim again (also when it throws).
+  void tell_order(const OrderListener& on_order);
 
   std::shared_ptr<const Source> source_;
   LoaderOptions options_;

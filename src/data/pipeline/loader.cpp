@@ -270,7 +270,7 @@ class Worker {
 Worker::Found Worker::claim(MutexLock& lock, Chunk* out, Ahead* ahead) {
   for (;;) {
     if (shared_.stop) return Found::kStop;
-    if (id_ >= shared_.active_workers) {  // parked by set_workers()
+    if (id_ >= shared_.active_workers || shared_.claims_held) {  // parked by set_workers(), or held by start_epoch
       lock.wait(shared_.work_cv);
       continue;
     }
@@ -687,19 +687,24 @@ Loader::~Loader() {
   // Buffers still in flight go back to the pool; Batches the consumer holds keep `shared_`.
 }
 
-void Loader::start_epoch(int64_t epoch, int64_t first_batch) {
+void Loader::start_epoch(int64_t epoch, int64_t first_batch, const OrderListener& on_order) {
   const ConsumerCall call(consumer_in_call_, "start_epoch");
   check_start(epoch, first_batch, planned_batches_);
   // An epoch in file order (validation) reads ahead; a shuffled one reads the pages it needs.
   // Sources over one mapped file share the advice: the last epoch started sets it.
   source_->expect_reads(options_.sampler.shuffle ? Source::ReadOrder::kShuffled : Source::ReadOrder::kInOrder);
-  if (first_batch == 0 && take_run_ahead(epoch)) return;
-  batches_per_epoch_ = planned_batches_;
-  samples_per_epoch_ = planned_samples_;
-  install_epoch(epoch, plan_epoch(source_->size(), options_.batch_size, options_.sampler, epoch), first_batch, false);
+  const bool hold = static_cast<bool>(on_order);
+  if (first_batch != 0 || !take_run_ahead(epoch, hold)) {
+    batches_per_epoch_ = planned_batches_;
+    samples_per_epoch_ = planned_samples_;
+    install_epoch(epoch, plan_epoch(source_->size(), options_.batch_size, options_.sampler, epoch), first_batch, false,
+                  hold);
+  }
+  tell_order(on_order);
 }
 
-void Loader::start_epoch(int64_t epoch, std::vector<uint64_t> order, int64_t first_batch) {
+void Loader::start_epoch(int64_t epoch, std::vector<uint64_t> order, int64_t first_batch,
+                         const OrderListener& on_order) {
   const ConsumerCall call(consumer_in_call_, "start_epoch");
   for (const uint64_t id : order) {
     if (id >= source_->size()) {
@@ -712,7 +717,30 @@ void Loader::start_epoch(int64_t epoch, std::vector<uint64_t> order, int64_t fir
   source_->expect_reads(Source::ReadOrder::kShuffled);
   batches_per_epoch_ = plan.num_batches;
   samples_per_epoch_ = plan.indices.size();
-  install_epoch(epoch, std::move(plan), first_batch, true);
+  install_epoch(epoch, std::move(plan), first_batch, true, static_cast<bool>(on_order));
+  tell_order(on_order);
+}
+
+void Loader::tell_order(const OrderListener& on_order) {
+  if (!on_order) return;
+  struct Release {
+    LoaderShared& shared;
+    ~Release() {
+      {
+        MutexLock lock(shared.mutex);
+        shared.claims_held = false;
+      }
+      shared.work_cv.notify_all();
+    }
+  } release{*shared_};
+  std::vector<uint64_t> unclaimed;
+  {
+    MutexLock lock(shared_->mutex);
+    const EpochRun& run = shared_->current();
+    const auto from = std::min<size_t>(static_cast<size_t>(run.next_claim), run.plan.indices.size());
+    unclaimed.assign(run.plan.indices.begin() + static_cast<std::ptrdiff_t>(from), run.plan.indices.end());
+  }
+  on_order(unclaimed);
 }
 
 void Loader::check_start(int64_t epoch, int64_t first_batch, int64_t batches) {
@@ -723,7 +751,7 @@ void Loader::check_start(int64_t epoch, int64_t first_batch, int64_t batches) {
   }
 }
 
-void Loader::install_epoch(int64_t epoch, EpochPlan plan, int64_t first_batch, bool given_order) {
+void Loader::install_epoch(int64_t epoch, EpochPlan plan, int64_t first_batch, bool given_order, bool hold) {
   {
     MutexLock lock(shared_->mutex);
     ++shared_->generation;  // a plan being made for the epoch run ahead into is not installed
@@ -745,11 +773,12 @@ void Loader::install_epoch(int64_t epoch, EpochPlan plan, int64_t first_batch, b
     run.active = true;
     run.given_order = given_order;
     shared_->next_consume = first_batch;
+    shared_->claims_held = hold;
   }
   shared_->work_cv.notify_all();
 }
 
-bool Loader::take_run_ahead(int64_t epoch) {
+bool Loader::take_run_ahead(int64_t epoch, bool hold) {
   {
     MutexLock lock(shared_->mutex);
     const EpochRun& ahead = shared_->ahead();
@@ -765,6 +794,7 @@ bool Loader::take_run_ahead(int64_t epoch) {
     done = EpochRun{};
     shared_->current_run = 1 - shared_->current_run;
     shared_->next_consume = 0;
+    shared_->claims_held = hold;
   }
   shared_->work_cv.notify_all();
   return true;

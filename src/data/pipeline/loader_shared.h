@@ -108,6 +108,8 @@ struct LoaderShared {
   std::string start_failure STOKER_GUARDED_BY(mutex);
   // start_epoch waits on idle_cv for a run's busy == 0.
   bool epoch_switch_waiting STOKER_GUARDED_BY(mutex) = false;
+  // start_epoch's on_order runs: workers claim nothing until it returns.
+  bool claims_held STOKER_GUARDED_BY(mutex) = false;
 
   EpochRun& current() STOKER_REQUIRES(mutex) { return runs[current_run]; }
   const EpochRun& current() const STOKER_REQUIRES(mutex) { return runs[current_run]; }
