@@ -135,6 +135,14 @@ def _checked(name, value, rows, data, frames):
     return np.ascontiguousarray(rows, dtype=np.float32)
 
 
+def _frame_name(row, frames):
+    """Row `row` of every frame's rows, as a message names it: its clip and frame."""
+    for clip, paths in enumerate(frames):
+        if row < len(paths):
+            return f"clip {clip}'s frame {row} ({paths[row]})"
+        row -= len(paths)
+
+
 def with_clip_geometry(data, keypoints, boxes, box_format):
     """`data.source` with the keypoints and boxes given for each frame of its clips, and the
     arrays as read ((F, P, 2 or 3), (F, 4)), for the batch's outputs."""
@@ -144,7 +152,7 @@ def with_clip_geometry(data, keypoints, boxes, box_format):
     points = np.zeros((total, 0, 3), np.float32)
     if keypoints is not None:
         keypoints = _checked("keypoints", keypoints, _per_clip("keypoints", keypoints, data, frames), data, frames)
-        points = with_visibility(keypoints)
+        points = with_visibility(keypoints, lambda row: _frame_name(row, frames))
     box_values = np.zeros((total, 0, 5), np.float32)
     if boxes is not None:
         boxes = _checked("boxes", boxes, _per_clip("boxes", boxes, data, frames), data, frames)

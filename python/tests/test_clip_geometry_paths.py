@@ -176,3 +176,15 @@ def test_a_later_items_rows_that_differ_from_its_frames_make_a_bad_sample_naming
     assert reasons[4] == ("OneShort[4] holds a stoker.Mask beside its clip, and masks follow single images only; read "
                           "the frames as single images with their masks (no frames_per_clip), give the clip "
                           "stoker.Boxes (T, 4) or stoker.Keypoints (T, P, 2), or leave the mask out")
+
+
+def test_a_visibility_other_than_0_or_1_names_the_clip_and_its_frame(clips):
+    root, videos = clips
+    per_clip = [np.concatenate([np.nan_to_num(v["points"]), np.ones((len(v["points"]), POINTS, 1), np.float32)], 2)
+                for v in videos]
+    per_clip[3][2, 1, 2] = 2
+    expected = (f"keypoints: the third column of (P, 3) points is their visibility, 0 or 1, and clip 3's frame 2 "
+                f"({videos[3]['paths'][2]})'s point 1 has 2; for (x, y, z) points give points[..., :2], for COCO's "
+                "flags v give (v > 0)")
+    assert _refused(str(root / "clips"), keypoints=per_clip) == expected
+    assert _refused(str(root / "clips"), keypoints=np.concatenate(per_clip)) == expected
