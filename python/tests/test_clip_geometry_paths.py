@@ -178,6 +178,22 @@ def test_a_later_items_rows_that_differ_from_its_frames_make_a_bad_sample_naming
                           "stoker.Boxes (T, 4) or stoker.Keypoints (T, P, 2), or leave the mask out")
 
 
+def test_landmarks_in_a_text_file_per_clip_folder_are_a_line_of_x_y_pairs_per_frame(clips):
+    root, videos = clips
+    for v in videos:  # x1 y1 x2 y2 ... per frame; "nan" where no face was found
+        np.savetxt(v["folder"] / "landmarks.txt", v["points"].reshape(len(v["points"]), -1))
+        np.savetxt(v["folder"] / "landmarks.csv", v["points"].reshape(len(v["points"]), -1), delimiter=",")
+    _equal_to_the_dataset_route(videos, str(root / "clips"), boxes="boxes.npy", keypoints="landmarks.txt")
+    _equal_to_the_dataset_route(videos, str(root / "clips.csv"), boxes="face", keypoints="landmarks.csv")
+    np.savetxt(videos[1]["folder"] / "odd.txt", np.zeros((len(videos[1]["paths"]), 2 * POINTS + 1)))
+    for v in videos[:1] + videos[2:]:
+        np.savetxt(v["folder"] / "odd.txt", v["points"].reshape(len(v["points"]), -1))
+    assert _refused(str(root / "clips"), keypoints="odd.txt") == (
+        f"keypoints='odd.txt': {videos[1]['folder'] / 'odd.txt'}: lines of {2 * POINTS + 1} numbers, not x y pairs; "
+        "points with a visibility need an .npy or .json file; a clip's file is an .npy or .json array (T, P, 2) or "
+        "(T, P, 3), or a line per frame (.txt, .csv: x1 y1 x2 y2 ...)")
+
+
 def test_a_visibility_other_than_0_or_1_names_the_clip_and_its_frame(clips):
     root, videos = clips
     per_clip = [np.concatenate([np.nan_to_num(v["points"]), np.ones((len(v["points"]), POINTS, 1), np.float32)], 2)

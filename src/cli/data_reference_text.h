@@ -144,7 +144,9 @@ Dataset's `stoker.Boxes` `(T, 4)` and `stoker.Keypoints` `(T, P, 2)` or `(T, P, 
 target, a row per frame; for clips read from a path, `boxes=` and `keypoints=` with a row per
 frame: an array of every frame's rows in the listing's order (clip after clip) or a list of one
 array per clip, the name of a file in each clip's folder (`boxes="boxes.npy"`: `.npy`, `.json`,
-`.txt`, `.csv`), the extension of the file beside each frame (`keypoints=".pts"`), or a CSV
+or `.txt` / `.csv` with a line per frame, a box's 4 numbers or the landmarks' x y pairs
+`x1 y1 x2 y2 …`), the extension of the file beside each frame (`keypoints=".pts"`; every frame
+needs its file, as every image does: a frame without a face has one of NaN rows), or a CSV
 list's column (a JSON array or a file per clip). A clip whose rows differ in number from its
 frames is refused in one line naming it (a Dataset's: a bad sample). Each chosen frame's rows
 move with that frame and come back `(N, K, 5)` and `(N, K, P, 3)`. `BoxCrop` crops each chosen
