@@ -373,6 +373,15 @@ void bind_loader(py::module_& m) {
       py::arg("given"), py::arg("option"));
   m.attr("max_clip_frames") = data::ClipOptions::kMaxFrames;
   m.attr("max_frame_step") = data::ClipOptions::kMaxStep;
+  m.def(
+      "clip_source_refusal",
+      [](int frames, const data::Source& source) {
+        data::ClipOptions clip;
+        clip.frames = frames;
+        return fs_str(clip.source_refusal(source.holds_clips(), source.describe()));
+      },
+      "Empty when frames_per_clip=`frames` suits `source`, else the line refusing it", py::arg("frames"),
+      py::arg("source"));
   m.def("clip_rows_refusal", &data::clip_rows_refusal,
         "The line for a clip `at` whose `what` (stoker.Boxes, keypoints) holds `rows` rows beside `frames` frames",
         py::arg("at"), py::arg("what"), py::arg("rows"), py::arg("frames"));

@@ -204,3 +204,13 @@ def test_a_visibility_other_than_0_or_1_names_the_clip_and_its_frame(clips):
                 "flags v give (v > 0)")
     assert _refused(str(root / "clips"), keypoints=per_clip) == expected
     assert _refused(str(root / "clips"), keypoints=np.concatenate(per_clip)) == expected
+
+
+@pytest.mark.parametrize("given", [dict(boxes="boxes.npy"), dict(keypoints=".pts"), {}])
+def test_a_list_of_clips_without_frames_per_clip_is_refused_before_its_rows_are_read(clips, given):
+    root, _ = clips  # not a missing boxes file, a missing .pts or BoxCrop without boxes: the frames are not chosen
+    with pytest.raises(ValueError) as raised:
+        stoker.DataLoader(str(root / "clips.csv"), transforms=CHAIN, **given)
+    assert str(raised.value) == (f"file list {root / 'clips.csv'}: 5 clips, 2 classes · passes through face holds "
+                                 "clips (samples of several frames); choose the frames of each with frames_per_clip=K "
+                                 "and frame_step (stoker bench loader: --frames-per-clip, --frame-step)")

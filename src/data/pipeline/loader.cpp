@@ -49,16 +49,6 @@ void validate(const LoaderOptions& options, const Source& source) {
           "max_pixels must be >= 1 (got " + std::to_string(options.decode.max_pixels) + ")");
   require(source.size() > 0, "the dataset is empty");
   options.transform.validate();
-  options.clip.validate();
-  require(!options.clip.enabled() || source.holds_clips(),
-          fmt::format("frames_per_clip={} reads clips, and {} holds single images; give clips: a folder "
-                      "root/<class>/<clip>/<frames>, a CSV list whose path cells list frames (a.jpg|b.jpg) or a "
-                      "Dataset whose image is a list of frames",
-                      options.clip.frames, source.describe()));
-  require(options.clip.enabled() || !source.holds_clips(),
-          source.describe() +
-              " holds clips (samples of several frames); choose the frames of each with "
-              "frames_per_clip=K and frame_step (stoker bench loader: --frames-per-clip, --frame-step)");
   require(!options.clip.enabled() || options.cache_decoded_bytes == 0,
           "the decoded cache keeps single images, not clips' frames; leave cache_decoded_bytes 0 with frames_per_clip");
 }
@@ -438,6 +428,11 @@ std::unique_ptr<BatchBuffer> make_buffer(BufferAllocator& allocator, const Loade
 Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
     : source_(std::move(source)), options_(std::move(options)) {
   if (!source_) throw UsageError("Loader needs a source");
+  options_.clip.validate();
+  if (std::string refusal = options_.clip.source_refusal(source_->holds_clips(), source_->describe());
+      !refusal.empty()) {
+    throw UsageError(refusal);
+  }
   if (const BoxCropSpec& box = options_.transform.box_crop; box.enabled()) {
     if (!source_->has_geometry()) {
       throw UsageError(fmt::format(
