@@ -315,6 +315,7 @@ void bind_loader(py::module_& m) {
       .def("__len__", &data::Source::size)
       .def("describe", [](const data::Source& s) { return fs_str(s.describe()); })
       .def("name", [](const data::Source& s, size_t i) { return fs_str(s.name(i)); })
+      .def("shown_name", [](const data::Source& s, size_t i) { return fs_str(s.shown_name(i)); })
       .def_property_readonly("class_names", [](const data::Source& s) { return fs_strs(s.class_names()); })
       .def_property_readonly("is_classification",
                              [](const data::Source& s) { return s.target_kind() == data::TargetKind::kClass; })

@@ -127,7 +127,7 @@ def _checked(name, value, rows, data, frames):
             raise arg.bad(name, given, f"one array per clip, {len(frames):,} of them")
         for i, (clip_rows, count) in enumerate(zip(rows, counts)):
             if clip_rows.ndim == 0 or len(clip_rows) != count:
-                at = f"{name}={given!r}: clip {i} ({data.source.name(i)})"
+                at = f"{name}={given!r}: clip {i} ({data.source.shown_name(i)})"
                 raise ValueError(_stoker.clip_rows_refusal(at, name, len(clip_rows) if clip_rows.ndim else 0, count))
         shapes = {r.shape[1:] for r in rows}
         if len(shapes) != 1:

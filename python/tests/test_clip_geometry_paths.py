@@ -214,3 +214,21 @@ def test_a_list_of_clips_without_frames_per_clip_is_refused_before_its_rows_are_
     assert str(raised.value) == (f"file list {root / 'clips.csv'}: 5 clips, 2 classes · passes through face holds "
                                  "clips (samples of several frames); choose the frames of each with frames_per_clip=K "
                                  "and frame_step (stoker bench loader: --frames-per-clip, --frame-step)")
+
+
+def test_messages_show_a_listed_clip_by_its_first_and_last_frame(clips, tmp_path):
+    root, videos = clips  # a video's list of thousands of paths would fill the terminal
+    short = [v["boxes"] for v in videos]
+    short[2] = short[2][:-1]
+    paths = videos[2]["paths"]
+    assert _refused(str(root / "clips.csv"), boxes=short).startswith(
+        f"boxes='<list of 5 arrays>': clip 2 ({paths[0]}|...|{paths[-1]} ({len(paths)} frames)) holds boxes of "
+        f"{len(paths) - 1} rows")
+    missing = [str(tmp_path / f"gone{t}.png") for t in range(3)]
+    (tmp_path / "clips.csv").write_text("frames,label\n" + "|".join(videos[0]["paths"]) + ",0\n"
+                                        + "|".join(missing) + ",1\n")
+    loader = stoker.DataLoader(str(tmp_path / "clips.csv"), frames_per_clip=2, transforms="Resize((8, 8))", max_bad=0)
+    with pytest.raises(stoker.DataError, match=rf"; first: {missing[0]}\|\.\.\.\|{missing[2]} \(3 frames\): frame "
+                                               rf"{missing[0]}: "):
+        list(loader)
+    assert loader.stats()["bad_samples"][0]["path"] == "|".join(missing)  # the whole cell, as exclude lists take it

@@ -121,7 +121,10 @@ models take single images. Clips are read from:
 - a CSV file list whose path cell lists a clip's frames in order, separated by `|`:
   `v1/0001.jpg|v1/0002.jpg|v1/0003.jpg,1` (each relative to the list, as a single path is; a
   row of one path is a clip of one frame). A list with such a cell holds clips, and is
-  refused without `frames_per_clip`. A file name containing `|` cannot be listed;
+  refused without `frames_per_clip`. A file name containing `|` cannot be listed. The cell
+  names its clip (`stats()['bad_samples']`, `stoker scan -o`, exclude lists); a message line
+  shows a clip of more than two frames as its first and last and their count
+  (`v1/0001.jpg|...|v1/0300.jpg (300 frames)`);
 - a Dataset object whose item is `(frames, target, ...)` (or the frames alone): a list or
   tuple of images, each as a Dataset's image may be, a NumPy array of the frames' paths
   (`np.array(paths)[np.linspace(0, n - 1, K).astype(int)]`), or one uint8 array of 4

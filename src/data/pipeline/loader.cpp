@@ -98,7 +98,7 @@ void record_bad(LoaderShared& shared, const Source& source, const LoaderOptions&
       python ? loader_key(LoaderKey::kMaxBadFraction).python : loader_key(LoaderKey::kMaxBadFraction).yaml;
   if (options.on_error == OnError::kFail) {
     run.failure =
-        fmt::format("bad sample {}: {} ({})", source.name(index), reason,
+        fmt::format("bad sample {}: {} ({})", source.shown_name(index), reason,
                     python ? fmt::format("{0}='raise'; {0}='substitute' replaces bad samples", on_error.python)
                            : "on_error=fail; use on_error=substitute to replace bad samples");
   } else if (static_cast<double>(stats.bad) > options.max_bad_fraction * static_cast<double>(stats.samples)) {
@@ -106,7 +106,8 @@ void record_bad(LoaderShared& shared, const Source& source, const LoaderOptions&
     run.failure = fmt::format(
         "{} of {} samples in epoch {} are bad, over the limit {}={}; first: {}: {}. Fix or remove them, {}, or raise "
         "{}",
-        stats.bad, stats.samples, epoch, max_bad, percent(options.max_bad_fraction), first.name, first.reason,
+        stats.bad, stats.samples, epoch, max_bad, percent(options.max_bad_fraction), source.shown_name(first.index),
+        first.reason,
         python ? "leave them out of the data or the sampler (stats()['bad_samples'] names them; stoker scan -o "
                  "bad.txt lists all of a path's)"
                : "leave them out with --exclude-list (stoker scan -o bad.txt lists them all)",
@@ -344,7 +345,7 @@ void Worker::run() {
       } catch (const std::exception& e) {  // no exception crosses the thread
         MutexLock guard(shared_.mutex);
         if (job.run->failure.empty()) {
-          job.run->failure = "worker failed on " + source_.name(job.index) + ": " + e.what();
+          job.run->failure = "worker failed on " + source_.shown_name(job.index) + ": " + e.what();
         }
       }
     }
