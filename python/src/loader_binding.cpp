@@ -326,6 +326,7 @@ void bind_loader(py::module_& m) {
       .def("__len__", &data::Source::size)
       .def("describe", [](const data::Source& s) { return fs_str(s.describe()); })
       .def("name", [](const data::Source& s, size_t i) { return fs_str(s.name(i)); })
+      .def("shown_name", [](const data::Source& s, size_t i) { return fs_str(s.shown_name(i)); })
       .def_property_readonly("class_names", [](const data::Source& s) { return fs_strs(s.class_names()); })
       .def_property_readonly("is_classification",
                              [](const data::Source& s) { return s.target_kind() == data::TargetKind::kClass; })
@@ -384,6 +385,15 @@ void bind_loader(py::module_& m) {
       py::arg("given"), py::arg("option"));
   m.attr("max_clip_frames") = data::ClipOptions::kMaxFrames;
   m.attr("max_frame_step") = data::ClipOptions::kMaxStep;
+  m.def(
+      "clip_source_refusal",
+      [](int frames, const data::Source& source) {
+        data::ClipOptions clip;
+        clip.frames = frames;
+        return fs_str(clip.source_refusal(source.holds_clips(), source.describe()));
+      },
+      "Empty when frames_per_clip=`frames` suits `source`, else the line refusing it", py::arg("frames"),
+      py::arg("source"));
   m.def("clip_rows_refusal", &data::clip_rows_refusal,
         "The line for a clip `at` whose `what` (stoker.Boxes, keypoints) holds `rows` rows beside `frames` frames",
         py::arg("at"), py::arg("what"), py::arg("rows"), py::arg("frames"));

@@ -8,7 +8,8 @@ those of single images (_geometry.py), read per frame or per clip:
 - the extension of the file beside each frame ('.pts': frame_0001.pts beside frame_0001.jpg),
   each one frame's rows (_side_files.py);
 - the name of a file in each clip's folder ('boxes.npy', 'landmarks.json'), a row per frame
-  (a name without a folder that the first clip's folder holds is that, not a file here);
+  (a .txt or .csv file: a line per frame, a box's 4 numbers or the landmarks' x y pairs; a
+  name without a folder that the first clip's folder holds is that, not a file here);
 - a CSV list's column: per row a JSON array of its clip's rows, or its clip's file.
 
 Every file is read once, when the loader is made; the engine attaches each chosen frame's row
@@ -26,6 +27,7 @@ from ._geometry import column_rows, with_visibility
 from .targets import BOX_FORMATS, to_xyxy
 
 _FORMS = {"keypoints": "(T, P, 2) or (T, P, 3)", "boxes": "(T, 4)"}
+_LINES = {"keypoints": "x1 y1 x2 y2 ...", "boxes": "a box's 4 numbers"}
 
 
 def clip_frames(source):
@@ -33,15 +35,22 @@ def clip_frames(source):
     return [source.clip_frames(i) for i in range(len(source))]
 
 
-def _read_clip_file(path):
-    """A clip's rows from its file: any array in an .npy or .json file, rows in the others."""
+def _read_clip_file(name, path):
+    """A clip's rows from its file: any array in an .npy or .json file, a line per frame in the
+    others (a box's 4 numbers, or the frame's landmarks as x y pairs: x1 y1 x2 y2 ...)."""
     extension = os.path.splitext(path)[1].lower()
     if extension == ".npy":
         return np.asarray(np.load(path, allow_pickle=False), dtype=np.float32)
     if extension == ".json":
         with open(path, encoding="utf-8") as f:
             return np.asarray(json.load(f), dtype=np.float32)
-    return read_side_file(path)
+    rows = read_side_file(path)
+    if name == "keypoints" and extension in (".txt", ".csv"):
+        if rows.shape[1] % 2:
+            raise ValueError(f"lines of {rows.shape[1]} numbers, not x y pairs; points with a visibility need an "
+                             ".npy or .json file")
+        return rows.reshape(len(rows), -1, 2)
+    return rows
 
 
 def _clip_files(name, value, paths):
@@ -53,10 +62,10 @@ def _clip_files(name, value, paths):
             raise ValueError(f"{name}={value!r}: {path} does not exist; every clip needs its file (a row per frame, "
                              f"NaN where there is none)")
         try:
-            out.append(_read_clip_file(path))
+            out.append(_read_clip_file(name, path))
         except (OSError, ValueError, TypeError) as e:
             raise ValueError(f"{name}={value!r}: {path}: {str(e)[:120]}; a clip's file is an .npy or .json array "
-                             f"{_FORMS[name]}, or rows of numbers (.txt, .csv)") from None
+                             f"{_FORMS[name]}, or a line per frame (.txt, .csv: {_LINES[name]})") from None
     return out
 
 
@@ -118,12 +127,12 @@ def _checked(name, value, rows, data, frames):
             raise arg.bad(name, given, f"one array per clip, {len(frames):,} of them")
         for i, (clip_rows, count) in enumerate(zip(rows, counts)):
             if clip_rows.ndim == 0 or len(clip_rows) != count:
-                at = f"{name}={given!r}: clip {i} ({data.source.name(i)})"
+                at = f"{name}={given!r}: clip {i} ({data.source.shown_name(i)})"
                 raise ValueError(_stoker.clip_rows_refusal(at, name, len(clip_rows) if clip_rows.ndim else 0, count))
         shapes = {r.shape[1:] for r in rows}
         if len(shapes) != 1:
             raise ValueError(f"{name}={given!r}: the clips' rows differ in shape ({', '.join(map(str, sorted(shapes)))}"
-                             f"); every clip needs {_FORMS[name]} with as many points")
+                             f"); every clip needs {_FORMS[name]}{' with as many points' if name == 'keypoints' else ''}")
         rows = np.concatenate(rows) if rows else np.zeros((0,) + shapes.pop(), np.float32)
     width = (4,) if name == "boxes" else (2, 3)
     if rows.ndim != (2 if name == "boxes" else 3) or rows.shape[-1] not in width:
@@ -135,6 +144,14 @@ def _checked(name, value, rows, data, frames):
     return np.ascontiguousarray(rows, dtype=np.float32)
 
 
+def _frame_name(row, frames):
+    """Row `row` of every frame's rows, as a message names it: its clip and frame."""
+    for clip, paths in enumerate(frames):
+        if row < len(paths):
+            return f"clip {clip}'s frame {row} ({paths[row]})"
+        row -= len(paths)
+
+
 def with_clip_geometry(data, keypoints, boxes, box_format):
     """`data.source` with the keypoints and boxes given for each frame of its clips, and the
     arrays as read ((F, P, 2 or 3), (F, 4)), for the batch's outputs."""
@@ -144,7 +161,7 @@ def with_clip_geometry(data, keypoints, boxes, box_format):
     points = np.zeros((total, 0, 3), np.float32)
     if keypoints is not None:
         keypoints = _checked("keypoints", keypoints, _per_clip("keypoints", keypoints, data, frames), data, frames)
-        points = with_visibility(keypoints)
+        points = with_visibility(keypoints, lambda row: _frame_name(row, frames))
     box_values = np.zeros((total, 0, 5), np.float32)
     if boxes is not None:
         boxes = _checked("boxes", boxes, _per_clip("boxes", boxes, data, frames), data, frames)

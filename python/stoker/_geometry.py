@@ -91,10 +91,11 @@ def given_geometry(name, value, data):
     return value
 
 
-def with_visibility(points):
-    """Points (N, P, 2 or 3) as (N, P, 3): a visibility given is checked, else every point is visible."""
+def with_visibility(points, row_name=None):
+    """Points (N, P, 2 or 3) as (N, P, 3): a visibility given is checked (row_name(i) names row i
+    in the message, default "sample i"), else every point is visible."""
     if points.shape[2] == 3:
-        check_visibility(points, "keypoints")
+        check_visibility(points, "keypoints", row_name)
         return points
     return np.concatenate([points, np.ones(points.shape[:2] + (1,), np.float32)], axis=2)
 

@@ -356,6 +356,8 @@ class DataLoader:
         if processes is not None and data.targets != "items":
             raise arg.bad("dataset_processes", dataset_processes, f"0 for {data.name}: stoker's workers read and "
                           "decode it in C++ and call no Python", "leave it out")
+        if refusal := _stoker.clip_source_refusal(frames_per_clip, data.source):  # before what reads clips' rows
+            raise ValueError(refusal)
         self.keypoints, self.boxes, self.box_format = keypoints, boxes, box_format
         if keypoints is not None or boxes is not None:
             if data.targets == "items":

@@ -26,14 +26,16 @@ def _array(data, name):
     return np.asarray(data, dtype=np.float32)
 
 
-def check_visibility(points, name):
+def check_visibility(points, name, row_name=None):
     """Raises one ValueError line when points (..., P, 3) hold a third column other than a
-    visibility, 0 or 1 (a depth, COCO's 0/1/2 flags), which would be read as one."""
+    visibility, 0 or 1 (a depth, COCO's 0/1/2 flags), which would be read as one. With rows
+    (N, P, 3), row_name(i) names row i in it (default "sample i")."""
     visible = points[..., 2]
     wrong = ~((visible == 0) | (visible == 1))
     if wrong.any():
         at = tuple(int(i) for i in np.argwhere(wrong)[0])
-        where = f"sample {at[0]}'s point {at[1]}" if len(at) == 2 else f"point {at[0]}"
+        row = (row_name or (lambda i: f"sample {i}"))(at[0]) if len(at) == 2 else None
+        where = f"{row}'s point {at[1]}" if len(at) == 2 else f"point {at[0]}"
         raise ValueError(f"{name}: the third column of (P, 3) points is their visibility, 0 or 1, and {where} has "
                          f"{visible[at]:g}; for (x, y, z) points give points[..., :2], for COCO's flags v give "
                          "(v > 0)")

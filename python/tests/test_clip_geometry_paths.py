@@ -176,3 +176,59 @@ def test_a_later_items_rows_that_differ_from_its_frames_make_a_bad_sample_naming
     assert reasons[4] == ("OneShort[4] holds a stoker.Mask beside its clip, and masks follow single images only; read "
                           "the frames as single images with their masks (no frames_per_clip), give the clip "
                           "stoker.Boxes (T, 4) or stoker.Keypoints (T, P, 2), or leave the mask out")
+
+
+def test_landmarks_in_a_text_file_per_clip_folder_are_a_line_of_x_y_pairs_per_frame(clips):
+    root, videos = clips
+    for v in videos:  # x1 y1 x2 y2 ... per frame; "nan" where no face was found
+        np.savetxt(v["folder"] / "landmarks.txt", v["points"].reshape(len(v["points"]), -1))
+        np.savetxt(v["folder"] / "landmarks.csv", v["points"].reshape(len(v["points"]), -1), delimiter=",")
+    _equal_to_the_dataset_route(videos, str(root / "clips"), boxes="boxes.npy", keypoints="landmarks.txt")
+    _equal_to_the_dataset_route(videos, str(root / "clips.csv"), boxes="face", keypoints="landmarks.csv")
+    np.savetxt(videos[1]["folder"] / "odd.txt", np.zeros((len(videos[1]["paths"]), 2 * POINTS + 1)))
+    for v in videos[:1] + videos[2:]:
+        np.savetxt(v["folder"] / "odd.txt", v["points"].reshape(len(v["points"]), -1))
+    assert _refused(str(root / "clips"), keypoints="odd.txt") == (
+        f"keypoints='odd.txt': {videos[1]['folder'] / 'odd.txt'}: lines of {2 * POINTS + 1} numbers, not x y pairs; "
+        "points with a visibility need an .npy or .json file; a clip's file is an .npy or .json array (T, P, 2) or "
+        "(T, P, 3), or a line per frame (.txt, .csv: x1 y1 x2 y2 ...)")
+
+
+def test_a_visibility_other_than_0_or_1_names_the_clip_and_its_frame(clips):
+    root, videos = clips
+    per_clip = [np.concatenate([np.nan_to_num(v["points"]), np.ones((len(v["points"]), POINTS, 1), np.float32)], 2)
+                for v in videos]
+    per_clip[3][2, 1, 2] = 2
+    expected = (f"keypoints: the third column of (P, 3) points is their visibility, 0 or 1, and clip 3's frame 2 "
+                f"({videos[3]['paths'][2]})'s point 1 has 2; for (x, y, z) points give points[..., :2], for COCO's "
+                "flags v give (v > 0)")
+    assert _refused(str(root / "clips"), keypoints=per_clip) == expected
+    assert _refused(str(root / "clips"), keypoints=np.concatenate(per_clip)) == expected
+
+
+@pytest.mark.parametrize("given", [dict(boxes="boxes.npy"), dict(keypoints=".pts"), {}])
+def test_a_list_of_clips_without_frames_per_clip_is_refused_before_its_rows_are_read(clips, given):
+    root, _ = clips  # not a missing boxes file, a missing .pts or BoxCrop without boxes: the frames are not chosen
+    with pytest.raises(ValueError) as raised:
+        stoker.DataLoader(str(root / "clips.csv"), transforms=CHAIN, **given)
+    assert str(raised.value) == (f"file list {root / 'clips.csv'}: 5 clips, 2 classes · passes through face holds "
+                                 "clips (samples of several frames); choose the frames of each with frames_per_clip=K "
+                                 "and frame_step (stoker bench loader: --frames-per-clip, --frame-step)")
+
+
+def test_messages_show_a_listed_clip_by_its_first_and_last_frame(clips, tmp_path):
+    root, videos = clips  # a video's list of thousands of paths would fill the terminal
+    short = [v["boxes"] for v in videos]
+    short[2] = short[2][:-1]
+    paths = videos[2]["paths"]
+    assert _refused(str(root / "clips.csv"), boxes=short).startswith(
+        f"boxes='<list of 5 arrays>': clip 2 ({paths[0]}|...|{paths[-1]} ({len(paths)} frames)) holds boxes of "
+        f"{len(paths) - 1} rows")
+    missing = [str(tmp_path / f"gone{t}.png") for t in range(3)]
+    (tmp_path / "clips.csv").write_text("frames,label\n" + "|".join(videos[0]["paths"]) + ",0\n"
+                                        + "|".join(missing) + ",1\n")
+    loader = stoker.DataLoader(str(tmp_path / "clips.csv"), frames_per_clip=2, transforms="Resize((8, 8))", max_bad=0)
+    with pytest.raises(stoker.DataError, match=rf"; first: {missing[0]}\|\.\.\.\|{missing[2]} \(3 frames\): frame "
+                                               rf"{missing[0]}: "):
+        list(loader)
+    assert loader.stats()["bad_samples"][0]["path"] == "|".join(missing)  # the whole cell, as exclude lists take it

@@ -121,7 +121,10 @@ models take single images. Clips are read from:
 - a CSV file list whose path cell lists a clip's frames in order, separated by `|`:
   `v1/0001.jpg|v1/0002.jpg|v1/0003.jpg,1` (each relative to the list, as a single path is; a
   row of one path is a clip of one frame). A list with such a cell holds clips, and is
-  refused without `frames_per_clip`. A file name containing `|` cannot be listed;
+  refused without `frames_per_clip`. A file name containing `|` cannot be listed. The cell
+  names its clip (`stats()['bad_samples']`, `stoker scan -o`, exclude lists); a message line
+  shows a clip of more than two frames as its first and last and their count
+  (`v1/0001.jpg|...|v1/0300.jpg (300 frames)`);
 - a Dataset object whose item is `(frames, target, ...)` (or the frames alone): a list or
   tuple of images, each as a Dataset's image may be, a NumPy array of the frames' paths
   (`np.array(paths)[np.linspace(0, n - 1, K).astype(int)]`), or one uint8 array of 4
@@ -144,7 +147,9 @@ Dataset's `stoker.Boxes` `(T, 4)` and `stoker.Keypoints` `(T, P, 2)` or `(T, P, 
 target, a row per frame; for clips read from a path, `boxes=` and `keypoints=` with a row per
 frame: an array of every frame's rows in the listing's order (clip after clip) or a list of one
 array per clip, the name of a file in each clip's folder (`boxes="boxes.npy"`: `.npy`, `.json`,
-`.txt`, `.csv`), the extension of the file beside each frame (`keypoints=".pts"`), or a CSV
+or `.txt` / `.csv` with a line per frame, a box's 4 numbers or the landmarks' x y pairs
+`x1 y1 x2 y2 …`), the extension of the file beside each frame (`keypoints=".pts"`; every frame
+needs its file, as every image does: a frame without a face has one of NaN rows), or a CSV
 list's column (a JSON array or a file per clip). A clip whose rows differ in number from its
 frames is refused in one line naming it (a Dataset's: a bad sample). Each chosen frame's rows
 move with that frame and come back `(N, K, 5)` and `(N, K, P, 3)`. `BoxCrop` crops each chosen

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "stoker/core/rng.h"
@@ -34,6 +35,11 @@ struct ClipOptions {
   // Throws UsageError naming the value and the range: frames in [0, kMaxFrames], step in
   // [1, kMaxStep], named as the Python DataLoader's frames_per_clip and frame_step.
   void validate() const;
+  // Empty when these options suit a source (`holds_clips`: Source::holds_clips, `source`: its
+  // describe()), else the line refusing them: clips without frames, or frames of single images.
+  // A loader checks this before anything else about its chain, which would be misread on the
+  // wrong kind of sample.
+  std::string source_refusal(bool holds_clips, const std::string& source) const;
 
   static constexpr int kMaxFrames = 1024;
   static constexpr int kMaxStep = 1024;

@@ -114,6 +114,11 @@ class Source {
   virtual size_t size() const = 0;
   // Human name of sample i for messages and bad-sample lists (a path, or "file[idx]").
   virtual std::string name(size_t index) const = 0;
+  // Sample i as a message line shows it: name(i), except a clip named by all its frames (a CSV
+  // list's "a.jpg|b.jpg|...", a video's thousands of paths), shown by its first and last frame
+  // and their count, "a.jpg|...|z.jpg (300 frames)". Bad-sample lists and exclude lists keep
+  // name(i). Default: name(i).
+  virtual std::string shown_name(size_t index) const { return name(index); }
   // Short description, e.g. "image folder /data/train: 1,281,167 images in 1,000 classes".
   virtual std::string describe() const = 0;
 

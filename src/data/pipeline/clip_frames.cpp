@@ -16,6 +16,22 @@ void ClipOptions::validate() const {
   }
 }
 
+std::string ClipOptions::source_refusal(bool holds_clips, const std::string& source) const {
+  if (enabled() && !holds_clips) {
+    return fmt::format(
+        "frames_per_clip={} reads clips, and {} holds single images; give clips: a folder "
+        "root/<class>/<clip>/<frames>, a CSV list whose path cells list frames (a.jpg|b.jpg) or a "
+        "Dataset whose image is a list of frames",
+        frames, source);
+  }
+  if (!enabled() && holds_clips) {
+    return source +
+           " holds clips (samples of several frames); choose the frames of each with frames_per_clip=K and "
+           "frame_step (stoker bench loader: --frames-per-clip, --frame-step)";
+  }
+  return "";
+}
+
 int pick_frames(const ClipOptions& clip, int count, SampleRng& rng, std::vector<int>* chosen) {
   const int64_t room = std::max<int64_t>(0, count - clip.span());  // the last start that fits
   const auto start =

@@ -49,16 +49,6 @@ void validate(const LoaderOptions& options, const Source& source) {
           "max_pixels must be >= 1 (got " + std::to_string(options.decode.max_pixels) + ")");
   require(source.size() > 0, "the dataset is empty");
   options.transform.validate();
-  options.clip.validate();
-  require(!options.clip.enabled() || source.holds_clips(),
-          fmt::format("frames_per_clip={} reads clips, and {} holds single images; give clips: a folder "
-                      "root/<class>/<clip>/<frames>, a CSV list whose path cells list frames (a.jpg|b.jpg) or a "
-                      "Dataset whose image is a list of frames",
-                      options.clip.frames, source.describe()));
-  require(options.clip.enabled() || !source.holds_clips(),
-          source.describe() +
-              " holds clips (samples of several frames); choose the frames of each with "
-              "frames_per_clip=K and frame_step (stoker bench loader: --frames-per-clip, --frame-step)");
   require(!options.clip.enabled() || options.cache_decoded_bytes == 0,
           "the decoded cache keeps single images, not clips' frames; leave cache_decoded_bytes 0 with frames_per_clip");
 }
@@ -85,7 +75,7 @@ struct SlotJob {
 };
 
 // Why the epoch stops when more of its samples are bad than max_bad_fraction allows, else "".
-std::string over_max_bad(const LoaderOptions& options, const EpochStats& stats, int64_t epoch) {
+std::string over_max_bad(const Source& source, const LoaderOptions& options, const EpochStats& stats, int64_t epoch) {
   if (static_cast<double>(stats.bad) <= options.max_bad_fraction * static_cast<double>(stats.samples)) return "";
   const bool python = options.words == FrontEnd::kPython;
   const std::string_view max_bad =
@@ -93,7 +83,8 @@ std::string over_max_bad(const LoaderOptions& options, const EpochStats& stats, 
   const BadSample& first = stats.bad_samples.front();
   return fmt::format(
       "{} of {} samples in epoch {} are bad, over the limit {}={}; first: {}: {}. Fix or remove them, {}, or raise {}",
-      stats.bad, stats.samples, epoch, max_bad, percent(options.max_bad_fraction), first.name, first.reason,
+      stats.bad, stats.samples, epoch, max_bad, percent(options.max_bad_fraction), source.shown_name(first.index),
+      first.reason,
       python ? "leave them out of the data or the sampler (stats()['bad_samples'] names them; stoker scan -o "
                "bad.txt lists all of a path's)"
              : "leave them out with --exclude-list (stoker scan -o bad.txt lists them all)",
@@ -122,18 +113,19 @@ void record_bad(LoaderShared& shared, const Source& source, const LoaderOptions&
   const LoaderKeySpec& on_error = loader_key(LoaderKey::kOnError);
   if (options.on_error == OnError::kFail) {
     run.failure =
-        fmt::format("bad sample {}: {} ({})", source.name(index), reason,
+        fmt::format("bad sample {}: {} ({})", source.shown_name(index), reason,
                     python ? fmt::format("{0}='raise'; {0}='substitute' replaces bad samples", on_error.python)
                            : "on_error=fail; use on_error=substitute to replace bad samples");
   } else {
-    run.failure = over_max_bad(options, stats, epoch);
+    run.failure = over_max_bad(source, options, stats, epoch);
   }
 }
 
 // Position `position` of `run` has no sample (Status::past_end): the epoch ends there, its
 // samples those before it (max_bad_fraction counts the bad ones against them). The open batch's
 // slots that nobody claimed yet never will be: it is complete without them.
-void mark_end(LoaderShared& shared, const LoaderOptions& options, EpochRun& run, int64_t position)
+void mark_end(LoaderShared& shared, const Source& source, const LoaderOptions& options, EpochRun& run,
+              int64_t position)
     STOKER_EXCLUDES(shared.mutex) {
   {
     MutexLock lock(shared.mutex);
@@ -141,7 +133,7 @@ void mark_end(LoaderShared& shared, const LoaderOptions& options, EpochRun& run,
     run.end = position;
     run.stats.samples = std::min(run.stats.samples, static_cast<uint64_t>(position));
     if (run.failure.empty() && options.on_error == OnError::kSubstitute) {
-      run.failure = over_max_bad(options, run.stats, run.epoch);
+      run.failure = over_max_bad(source, options, run.stats, run.epoch);
     }
     if (!run.in_flight.empty()) {
       InFlight& open = run.in_flight.back();
@@ -169,7 +161,7 @@ void fill_slot(SampleLoader& loader, LoaderShared& shared, const Source& source,
   uint64_t used = job.index;
   Status status = loader.load(job.index, seed, job.epoch, job.stream, out);
   if (status.is_past_end()) {  // no sample: the slot stays out of the batch
-    mark_end(shared, options, *job.run, job.buffer->batch_index * options.batch_size + job.slot);
+    mark_end(shared, source, options, *job.run, job.buffer->batch_index * options.batch_size + job.slot);
     job.buffer->extras[slot].reset();
     job.buffer->records[slot] = SampleRecord{};
     job.buffer->geometry[slot].clear();
@@ -393,7 +385,7 @@ void Worker::run() {
       } catch (const std::exception& e) {  // no exception crosses the thread
         MutexLock guard(shared_.mutex);
         if (job.run->failure.empty()) {
-          job.run->failure = "worker failed on " + source_.name(job.index) + ": " + e.what();
+          job.run->failure = "worker failed on " + source_.shown_name(job.index) + ": " + e.what();
         }
       }
     }
@@ -477,6 +469,11 @@ std::unique_ptr<BatchBuffer> make_buffer(BufferAllocator& allocator, const Loade
 Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
     : source_(std::move(source)), options_(std::move(options)) {
   if (!source_) throw UsageError("Loader needs a source");
+  options_.clip.validate();
+  if (std::string refusal = options_.clip.source_refusal(source_->holds_clips(), source_->describe());
+      !refusal.empty()) {
+    throw UsageError(refusal);
+  }
   if (const BoxCropSpec& box = options_.transform.box_crop; box.enabled()) {
     if (!source_->has_geometry()) {
       throw UsageError(fmt::format(

@@ -37,8 +37,8 @@ class ClipGeometryView final : public SourceView {
     if (!status.ok()) return status;
     const size_t rows = first_row_[index + 1] - first_row_[index];
     if (static_cast<size_t>(count) != rows) {
-      return Status::failure(
-          clip_rows_refusal(name(index), rows_.has_boxes() ? "boxes" : "keypoints", rows, static_cast<size_t>(count)));
+      return Status::failure(clip_rows_refusal(shown_name(index), rows_.has_boxes() ? "boxes" : "keypoints", rows,
+                                               static_cast<size_t>(count)));
     }
     for (size_t k = 0; k < chosen.size() && k < frames->size(); ++k) {
       rows_.attach(first_row_[index] + static_cast<size_t>(chosen[k]), &(*frames)[k].geometry);

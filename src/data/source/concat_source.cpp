@@ -33,6 +33,7 @@ class ConcatSource final : public Source {
 
   size_t size() const override { return size_; }
   std::string name(size_t i) const override { return at(i).first->name(at(i).second); }
+  std::string shown_name(size_t i) const override { return at(i).first->shown_name(at(i).second); }
   std::string describe() const override {
     return fmt::format("{} files matching {}, {} samples in all; the first: {}", parts_.size(), pattern_,
                        with_commas(size_), parts_.front()->describe());

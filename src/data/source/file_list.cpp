@@ -48,6 +48,12 @@ class FileListSource final : public Source {
 
   size_t size() const override { return paths_.size(); }
   std::string name(size_t index) const override { return paths_[index]; }
+  std::string shown_name(size_t index) const override {
+    const std::string& cell = paths_[index];
+    const int count = clips_ ? count_frames(cell) : 1;
+    if (count <= 2) return cell;
+    return fmt::format("{}|...|{} ({} frames)", frame_of(cell, 0), frame_of(cell, count - 1), count);
+  }
   std::string describe() const override {
     std::string text = "file list " + csv_ + ": " + with_commas(paths_.size()) + (clips_ ? " clips, " : " images, ");
     if (dim_ == 0) {

@@ -19,6 +19,7 @@ class SourceView : public Source {
 
   size_t size() const override { return inner_->size(); }
   std::string name(size_t index) const override { return inner_->name(row(index)); }
+  std::string shown_name(size_t index) const override { return inner_->shown_name(row(index)); }
   std::string describe() const override { return inner_->describe(); }
   TargetKind target_kind() const override { return inner_->target_kind(); }
   int target_dim() const override { return inner_->target_dim(); }

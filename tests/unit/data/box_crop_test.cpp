@@ -290,15 +290,17 @@ TEST(BoxCropTest, RefusedWithoutKeypointsOrBoxesAndWithoutOneSizeAfterIt) {
 // frames alike with `same`), each frame with its box: boxes[t] (x1, y1, x2, y2; NaN: none).
 class BoxedClip final : public Source {
  public:
-  BoxedClip(std::vector<std::array<float, 4>> boxes, bool same = false) : boxes_(std::move(boxes)), same_(same) {}
+  // `geometry` false: a clip without boxes (has_geometry), to refuse BoxCrop on.
+  BoxedClip(std::vector<std::array<float, 4>> boxes, bool same = false, bool geometry = true)
+      : boxes_(std::move(boxes)), same_(same), geometry_(geometry) {}
   size_t size() const override { return 1; }
   std::string name(size_t) const override { return "clip"; }
-  std::string describe() const override { return "one boxed clip"; }
+  std::string describe() const override { return geometry_ ? "one boxed clip" : "one clip"; }
   TargetKind target_kind() const override { return TargetKind::kClass; }
   const std::vector<std::string>& class_names() const override { return classes_; }
   int64_t label(size_t) const override { return 0; }
   void targets(size_t, float* out) const override { out[0] = 0; }
-  bool has_geometry() const override { return true; }
+  bool has_geometry() const override { return geometry_; }
   bool holds_clips() const override { return true; }
   Status read(size_t, SampleData*) const override { return Status::failure("read a clip with read_clip"); }
   Status read_clip(size_t, const FramePicker& pick, std::vector<SampleData>* frames) const override {
@@ -326,6 +328,7 @@ class BoxedClip final : public Source {
  private:
   std::vector<std::array<float, 4>> boxes_;
   bool same_;
+  bool geometry_;
   std::vector<std::string> classes_{"face"};
 };
 
@@ -456,8 +459,9 @@ TEST(BoxCropTest, AClipWithoutAnyBoxIsBadAndClipsNeedOneSizeAfterIt) {
             "frame around one box, BoxCrop(union=True))");
   }
   options.transform = parse_transforms("BoxCrop(margin=0.2), Resize((8, 8))");
-  EXPECT_EQ(testing::usage_error_text([&] { Loader(std::make_shared<testing::CountingSource>(4), options); }),
-            "BoxCrop crops each sample around its box or keypoints, and counting has neither; give them (boxes= or "
+  const auto unboxed = std::make_shared<BoxedClip>(std::vector<std::array<float, 4>>{{{0, 0, 4, 4}}}, false, false);
+  EXPECT_EQ(testing::usage_error_text([&] { Loader(unboxed, options); }),
+            "BoxCrop crops each sample around its box or keypoints, and one clip has neither; give them (boxes= or "
             "keypoints= with a row per frame, or stoker.Boxes (T, 4) or stoker.Keypoints (T, P, 2) beside a "
             "Dataset's clips), or leave BoxCrop out");
 }

@@ -224,6 +224,9 @@ TEST(ClipLoaderTest, ClipsAndImagesAreNotMixedUp) {
   LoaderOptions plain = clip_options(0, 1, true);
   EXPECT_NE(usage_error_text([&] { Loader loader(clips, plain); }).find("holds clips (samples of several frames)"),
             std::string::npos);
+  plain.transform = parse_transforms("BoxCrop(margin=0.2), Resize((8, 8))");  // refused first for clips, not boxes
+  EXPECT_NE(usage_error_text([&] { Loader loader(clips, plain); }).find("holds clips (samples of several frames)"),
+            std::string::npos);
   LoaderOptions cached = clip_options(3, 1, true);
   cached.cache_decoded_bytes = 1 << 20;
   EXPECT_NE(usage_error_text([&] { Loader loader(clips, cached); }).find("leave cache_decoded_bytes 0"),
