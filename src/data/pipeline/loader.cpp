@@ -124,8 +124,7 @@ void record_bad(LoaderShared& shared, const Source& source, const LoaderOptions&
 // Position `position` of `run` has no sample (Status::past_end): the epoch ends there, its
 // samples those before it (max_bad_fraction counts the bad ones against them). The open batch's
 // slots that nobody claimed yet never will be: it is complete without them.
-void mark_end(LoaderShared& shared, const Source& source, const LoaderOptions& options, EpochRun& run,
-              int64_t position)
+void mark_end(LoaderShared& shared, const Source& source, const LoaderOptions& options, EpochRun& run, int64_t position)
     STOKER_EXCLUDES(shared.mutex) {
   {
     MutexLock lock(shared.mutex);
