@@ -5,14 +5,23 @@ import sys
 from . import _stoker
 
 
+def _one_machine():
+    """Whether the run's ranks all run on this machine as far as its rendezvous says: MASTER_ADDR
+    unset or a loopback address (torch.multiprocessing.spawn scripts' "localhost")."""
+    address = os.environ.get("MASTER_ADDR", "").strip().lower()
+    return address in ("", "localhost", "::1") or address.startswith("127.")
+
+
 def local_ranks():
     """How many ranks of this run share this machine, and so its cores: LOCAL_WORLD_SIZE where a
     launcher sets it (torchrun, stoker train --nproc-per-node), else the run's world size
-    (rank_and_world), as stoker train reads it: ranks that torch.multiprocessing.spawn started on
-    one machine. ValueError (one line) for a LOCAL_WORLD_SIZE that is no whole number >= 1."""
+    (rank_and_world), as stoker train reads it, where the run is on one machine (_one_machine:
+    ranks that torch.multiprocessing.spawn started), else 1: with a rendezvous on another machine
+    (Slurm's srun, mpirun) the ranks here cannot be counted, and dividing by the whole run would
+    starve them. ValueError (one line) for a LOCAL_WORLD_SIZE that is no whole number >= 1."""
     text = os.environ.get("LOCAL_WORLD_SIZE", "").strip()
     if not text:
-        return rank_and_world()[1]
+        return rank_and_world()[1] if _one_machine() else 1
     try:
         count = int(text)
     except ValueError:

@@ -25,7 +25,7 @@ CHAIN = "Resize(8), CenterCrop(8)"
 @pytest.fixture(autouse=True)
 def one_process(monkeypatch):
     """No launcher's variables from the shell that runs the tests."""
-    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"):
+    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR"):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -76,6 +76,18 @@ def test_without_local_world_size_the_whole_run_shares_this_machine(monkeypatch)
     monkeypatch.setenv("RANK", "1")
     assert _process.core_share()["local_ranks"] == 2
     assert _process.cores() == max(1, USABLE // 2)
+
+
+@pytest.mark.parametrize("address", ["node7", "10.0.0.5"])
+def test_without_local_world_size_a_rendezvous_elsewhere_counts_no_other_rank_here(monkeypatch, address):
+    # srun or mpirun over several machines without LOCAL_WORLD_SIZE: dividing this machine's cores
+    # by the whole run (64 ranks) would leave each rank a core; it keeps them all.
+    monkeypatch.setenv("WORLD_SIZE", "64")
+    monkeypatch.setenv("RANK", "9")
+    monkeypatch.setenv("MASTER_ADDR", address)
+    assert _process.core_share()["local_ranks"] == 1
+    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")
+    assert _process.core_share()["local_ranks"] == 64
 
 
 @pytest.mark.parametrize("value", ["0", "two", "-1"])
