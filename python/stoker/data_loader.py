@@ -395,8 +395,13 @@ class DataLoader:
         self._processes = processes
         if processes is not None:
             layout = data.dict_items
+            # An iterable's processes start again for each pass unless persistent_workers (as torch's),
+            # so that its set_epoch (a shard order per epoch) reaches them.
             processes.open(as_given, batch_size, prefetch_factor, worker_init_fn, multiprocessing_context,
-                           image_key=layout.image_key if layout is not None else None, clips=frames_per_clip > 0)
+                           image_key=layout.image_key if layout is not None else None, clips=frames_per_clip > 0,
+                           persistent=persistent_workers or not stream)
+            if stream:
+                processes.follow(dataset, as_given)
             weakref.finalize(self, processes.close, 0)  # before the workers stop: they may wait in its take()
         self.persistent_workers = persistent_workers
         self.pin_memory_device = pin_memory_device

@@ -103,6 +103,42 @@ def test_worker_init_fn_shards_the_copies_as_in_torchs_example(context):
     assert [i for _, ids in loader for i in ids.tolist()] == [i for _, ids in torchs for i in ids.tolist()]
 
 
+class EpochShards(Numbers):
+    """A webdataset-style stream whose set_epoch picks its order (its shards' order per epoch), and
+    whose __iter__ opens a file on first use, as a stream over shards does."""
+
+    def __init__(self, n=12):
+        super().__init__(n)
+        self.epoch, self.handle = 0, None
+
+    def set_epoch(self, epoch):
+        self.epoch = epoch
+
+    def __iter__(self):
+        if self.handle is None:
+            self.handle = f"opened in {os.getpid()}"
+        for i in np.random.default_rng(self.epoch).permutation(self.n).tolist():
+            yield np.full((8, 8), i, np.uint8), (i, self.handle)
+
+
+def test_the_datasets_set_epoch_reaches_each_pass_as_in_torch_unless_persistent_workers():
+    orders = {}
+    for persistent in (False, True):
+        dataset = EpochShards()
+        loader = stoker.DataLoader(dataset, batch_size=5, transforms=CHAIN, persistent_workers=persistent)
+        torchs = torch.utils.data.DataLoader(EpochShards(), batch_size=5, num_workers=1,
+                                             persistent_workers=persistent)
+        for epoch in (0, 1, 0):
+            dataset.set_epoch(epoch)
+            torchs.dataset.set_epoch(epoch)
+            ours = [(i, handle) for _, (ids, handles) in loader for i, handle in zip(ids.tolist(), handles)]
+            assert [i for i, _ in ours] == [i for _, (ids, _) in torchs for i in ids.tolist()]
+            orders[persistent, epoch] = [i for i, _ in ours]
+            assert all(handle != f"opened in {MAIN}" for _, handle in ours), "this process's look stays here"
+    assert orders[False, 0] != orders[False, 1], "the Dataset's epoch reaches the new pass's process"
+    assert orders[True, 0] == orders[True, 1], "persistent_workers=True: the processes keep their copy, as torch's"
+
+
 def test_drop_last_drops_the_short_batch_and_len_follows():
     loader = stoker.DataLoader(SizedNumbers(), batch_size=4, drop_last=True, transforms=CHAIN, dataset_processes=2)
     assert [len(ids) for ids in ids_of(loader)] == [4] * 5
