@@ -24,6 +24,7 @@ shards itself across ranks (by the rank it reads), so stoker does not shard it.
 """
 import collections
 import time
+import warnings
 
 import torch.utils.data
 
@@ -267,11 +268,26 @@ class StreamPass:
     own; the first is epoch e, as messages name it), until one ends short (the stream ended there). `next(timeout)` as the engine loader's,
     and the loader's other attributes (the device feed reads them)."""
 
-    def __init__(self, loader, processes, segment_samples, batch_size):
+    def __init__(self, loader, processes, segment_samples, batch_size, length=None):
         self.loader, self.processes = loader, processes
         self.per_segment = segment_samples // batch_size
         self.segment_samples = segment_samples
         self.epoch, self.segment, self.batches = 0, 0, 0
+        self.length = length  # the Dataset's len(), or None
+
+    def check_length(self, name):
+        """A UserWarning line, once, where the pass's items outrun the Dataset's len() (torch's
+        DataLoader warns so): len(loader) undercounts, and copies that do not shard themselves
+        yield every item once each."""
+        if self.length is None or self.processes.items <= self.length:
+            return
+        length, self.length = self.length, None
+        copies = self.processes.processes
+        why = (f"with dataset_processes={copies}, each copy must take its own share of the items (by "
+               "torch.utils.data.get_worker_info()) or every copy yields all of them" if copies > 1 else
+               "make __len__ the number of items this rank's stream yields")
+        warnings.warn(f"{name}'s __len__ is {length}, but its pass yielded {self.processes.items} items so far: "
+                      f"len(loader) undercounts its batches; {why}", UserWarning, stacklevel=5)
 
     def start(self, epoch):
         self.epoch, self.segment, self.batches = epoch, 0, 0

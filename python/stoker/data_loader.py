@@ -242,6 +242,14 @@ os.register_at_fork(before=_stoker.before_fork, after_in_parent=_stoker.after_fo
                     after_in_child=_stoker.after_fork_in_child)
 
 
+def _length(dataset):
+    """len(dataset), or None where it has none (an iterable-style Dataset's __len__ may raise TypeError)."""
+    try:
+        return len(dataset)
+    except Exception:  # noqa: BLE001 - no length: len(loader) says so where it is asked
+        return None
+
+
 def _shallow_copy(dataset):
     """A shallow copy of `dataset` (its own attributes, the values shared), else `dataset` itself
     where it cannot be copied."""
@@ -433,7 +441,8 @@ class DataLoader:
             gpu_required=decode == "gpu", allocate=_pinned_allocate if (self.pin_memory or on_gpu) else None)
         self._loader = self._make_loader(self.seed)
         # An iterable's passes run the engine loader's epochs in segments (_iterable.StreamPass).
-        self._stream = StreamPass(self._loader, processes, len(self.source), batch_size) if stream else None
+        self._stream = StreamPass(self._loader, processes, len(self.source), batch_size,
+                                  _length(dataset)) if stream else None
         self._feed = None
         self._gpu_stage = None
         if self._loader.gpu_note:  # 'auto' with a chain or data the GPU does not finish
@@ -646,6 +655,8 @@ class DataLoader:
             self._step_end = None
             raise StopIteration
         self._position += 1
+        if self._stream is not None:
+            self._stream.check_length(self._data.name)
         self._step_wait, self._step_end, self._step_samples = now - started, now, item[0].shape[0]
         return self._shaped(item)
 

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -137,6 +138,28 @@ def test_the_datasets_set_epoch_reaches_each_pass_as_in_torch_unless_persistent_
             assert all(handle != f"opened in {MAIN}" for _, handle in ours), "this process's look stays here"
     assert orders[False, 0] != orders[False, 1], "the Dataset's epoch reaches the new pass's process"
     assert orders[True, 0] == orders[True, 1], "persistent_workers=True: the processes keep their copy, as torch's"
+
+
+class Unsharded(SizedNumbers):
+    """Every copy yields all n items: a stream that forgets get_worker_info()."""
+
+    def __iter__(self):
+        for i in range(self.n):
+            yield np.full((8, 8), i, np.uint8), i
+
+
+def test_a_stream_longer_than_its_len_warns_once_as_torchs():
+    loader = stoker.DataLoader(Unsharded(n=10), batch_size=4, transforms=CHAIN, dataset_processes=2)
+    with pytest.warns(UserWarning) as caught:
+        for epoch in range(2):
+            assert sum(len(ids) for _, ids in loader) == 20, "each copy yields the whole stream, as in torch"
+    lines = [str(w.message) for w in caught if "__len__" in str(w.message)]
+    assert len(lines) == 1 and "Unsharded's __len__ is 10, but its pass yielded" in lines[0], lines
+    assert "get_worker_info()" in lines[0] and caught[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a stream of its len() items: no line
+        loader = stoker.DataLoader(SizedNumbers(n=10), batch_size=4, transforms=CHAIN, dataset_processes=2)
+        assert sorted(i for ids in ids_of(loader) for i in ids) == list(range(10))
 
 
 def test_drop_last_drops_the_short_batch_and_len_follows():
