@@ -16,13 +16,15 @@ The pass's length is known once the stream ends: the processes answer "past the 
 k >= the count (Ellipsis, python/src/dataset_source.h), and the C++ loader ends the pass at the
 first batch that has no item (include/stoker/data/loader.h, "Epoch ends"). The engine plans the
 pass in segments of SEGMENT_SAMPLES: a stream longer than one goes on in the next
-(StreamPass), its samples' random draws apart.
+(StreamPass), its samples' random draws apart; the engine's messages, bad samples and
+return_params are renumbered as items and epoch of the pass (max_bad counts per segment).
 
 Refused, each in one line: shuffle, a sampler or batch_sampler (the iterable orders itself), a
 pass resumed mid-way (load_state_dict at a batch > 0), dataset_processes=0. The iterable
 shards itself across ranks (by the rank it reads), so stoker does not shard it.
 """
 import collections
+import re
 import time
 import warnings
 
@@ -268,11 +270,12 @@ class StreamPass:
     own; the first is epoch e, as messages name it), until one ends short (the stream ended there). `next(timeout)` as the engine loader's,
     and the loader's other attributes (the device feed reads them)."""
 
-    def __init__(self, loader, processes, segment_samples, batch_size, length=None):
-        self.loader, self.processes = loader, processes
+    def __init__(self, loader, processes, segment_samples, batch_size, name, length=None):
+        self.loader, self.processes, self.name = loader, processes, name
         self.per_segment = segment_samples // batch_size
         self.segment_samples = segment_samples
         self.epoch, self.segment, self.batches = 0, 0, 0
+        self.past_bad, self.past_bad_count = [], 0  # the bad samples of the pass's segments before this one
         self.length = length  # the Dataset's len(), or None
 
     def check_length(self, name):
@@ -291,6 +294,7 @@ class StreamPass:
 
     def start(self, epoch):
         self.epoch, self.segment, self.batches = epoch, 0, 0
+        self.past_bad, self.past_bad_count = [], 0
         self.loader.start_epoch(self._engine_epoch())
 
     def _engine_epoch(self):
@@ -298,12 +302,20 @@ class StreamPass:
 
     def next(self, timeout=0.0):
         while True:
-            batch = self.loader.next(timeout)
+            try:
+                batch = self.loader.next(timeout)
+            except _stoker.DataError as e:
+                if self.segment == 0:
+                    raise
+                raise _stoker.DataError(self._in_pass(str(e))) from None
             if batch is not None:
                 self.batches += 1
                 return batch
             if self.batches < self.per_segment:
                 break
+            ended = self.loader.epoch_stats()
+            self.past_bad += self.numbered_bad(ended["bad_samples"], self.name)
+            self.past_bad_count += ended["bad"]
             self.segment, self.batches = self.segment + 1, 0
             self.processes.set_base(self.segment * self.segment_samples)
             self.loader.start_epoch(self._engine_epoch())
@@ -323,6 +335,18 @@ class StreamPass:
         """stats()'s bad samples of the current segment, by the items' numbers in the pass."""
         base = self.segment * self.segment_samples
         return [(i + base, f"{name}[{i + base}]", why) for i, _, why in bad]
+
+    def bad_of_pass(self, epoch_stats):
+        """stats()'s bad count and samples of the pass so far: its earlier segments' and the current one's."""
+        return (self.past_bad_count + epoch_stats["bad"],
+                self.past_bad + self.numbered_bad(epoch_stats["bad_samples"], self.name))
+
+    def _in_pass(self, message):
+        """The engine's message about a sample of this segment, its items and epoch named as in the pass."""
+        base = self.segment * self.segment_samples
+        message = re.sub(re.escape(self.name) + r"\[(\d+)\]", lambda m: f"{self.name}[{int(m.group(1)) + base}]",
+                         message)
+        return re.sub(rf"\bepoch {self._engine_epoch()}\b", f"epoch {self.epoch}", message)
 
     def __getattr__(self, name):
         return getattr(self.loader, name)

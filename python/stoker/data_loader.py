@@ -441,7 +441,7 @@ class DataLoader:
             gpu_required=decode == "gpu", allocate=_pinned_allocate if (self.pin_memory or on_gpu) else None)
         self._loader = self._make_loader(self.seed)
         # An iterable's passes run the engine loader's epochs in segments (_iterable.StreamPass).
-        self._stream = StreamPass(self._loader, processes, len(self.source), batch_size,
+        self._stream = StreamPass(self._loader, processes, len(self.source), batch_size, data.name,
                                   _length(dataset)) if stream else None
         self._feed = None
         self._gpu_stage = None
@@ -750,7 +750,7 @@ class DataLoader:
         "gpu_share", the share of the JPEGs nvJPEG's engine takes that the workers leave to it now)."""
         epoch = self._loader.epoch_stats()
         if self._stream is not None:
-            epoch["bad_samples"] = self._stream.numbered_bad(epoch["bad_samples"], self._data.name)
+            epoch["bad"], epoch["bad_samples"] = self._stream.bad_of_pass(epoch)
         stages = self._loader.stage_times()
         busy = stages["read"] + stages["decode"] + stages["transform"]
         shares = {k: (stages[k] / busy if busy > 0 else 0.0) for k in ("read", "decode", "transform")}

@@ -226,6 +226,33 @@ def test_a_bad_item_is_a_bad_sample_and_max_bad_counts_the_items_of_the_pass():
         ids_of(strict)
 
 
+class BadAt(Numbers):
+    """Numbers whose items in `bad` are not images."""
+
+    def __init__(self, n, bad):
+        super().__init__(n)
+        self.bad = bad
+
+    def __iter__(self):
+        for image, target in super().__iter__():
+            yield (b"not an image" if target[0] in self.bad else image), target
+
+
+def test_a_bad_item_is_named_by_its_place_in_the_pass_past_the_engines_plan(monkeypatch):
+    from stoker import _iterable
+
+    monkeypatch.setattr(_iterable, "SEGMENT_SAMPLES", 8)  # item 13 is the second plan's sample 5
+    with pytest.raises(stoker.DataError, match=r"^bad sample BadAt\[13\]: "):
+        ids_of(stoker.DataLoader(BadAt(20, {13}), batch_size=4, transforms=CHAIN, on_error="raise"))
+    with pytest.raises(stoker.DataError, match=r"^1 of 8 samples in epoch 0 are bad, .*; first: BadAt\[13\]: "):
+        ids_of(stoker.DataLoader(BadAt(20, {13}), batch_size=4, transforms=CHAIN))
+    loader = stoker.DataLoader(BadAt(20, {3, 13}), batch_size=4, transforms=CHAIN, max_bad=0.5)
+    ids_of(loader)
+    stats = loader.stats()  # the whole pass's, after its last plan
+    assert stats["bad"] == 2
+    assert [(b["index"], b["path"]) for b in stats["bad_samples"]] == [(3, "BadAt[3]"), (13, "BadAt[13]")]
+
+
 def test_an_empty_pass_yields_no_batch_and_an_empty_dataset_is_refused():
     class EmptyInProcesses(Numbers):
         def __iter__(self):
