@@ -267,8 +267,9 @@ class StreamProcesses(DatasetProcesses):
 class StreamPass:
     """The batches of a pass of an iterable: the engine loader's segments one after another,
     segment s of epoch e run as the engine's epoch e + s * 2**40 (its samples' random draws its
-    own; the first is epoch e, as messages name it), until one ends short (the stream ended there). `next(timeout)` as the engine loader's,
-    and the loader's other attributes (the device feed reads them)."""
+    own), until one ends short (the stream ended there); the engine's errors, and stats()'s bad
+    samples, name items and epoch as in the pass. `next(timeout)` as the engine loader's, and the
+    loader's other attributes (the device feed reads them)."""
 
     def __init__(self, loader, processes, segment_samples, batch_size, name, length=None):
         self.loader, self.processes, self.name = loader, processes, name
