@@ -840,7 +840,7 @@ class DataLoader:
         diagnosis = _stoker.Diagnosis(self._loader, current_monitor(), cores(), gpu_index, auto_workers,
                                       self.prefetch_factor, self._data.folder)
         diagnosis.set_decoded_cache_possible(not self._cache_refusal)
-        diagnosis.set_reads_in_python(self._data.targets == "items", self.dataset_processes)
+        diagnosis.set_reads_in_python(self._data.targets == "items", self.dataset_processes, self._stream is not None)
         return diagnosis
 
     def __copy__(self):
