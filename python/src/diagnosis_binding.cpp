@@ -148,9 +148,10 @@ void bind_diagnosis(py::module_& m) {
       .def("set_decoded_cache_possible", &diagnose::LoopDiagnosis::set_decoded_cache_possible, py::arg("possible"),
            "Whether the loader's data can take the decoded cache (not a Dataset object's own items); default True")
       .def("set_reads_in_python", &diagnose::LoopDiagnosis::set_reads_in_python, py::arg("in_python"),
-           py::arg("processes") = 0,
-           "Whether the loader's reads are a Dataset object's __getitem__ (named dataset[i]), and the worker "
-           "processes calling it (dataset_processes); default False, 0")
+           py::arg("processes") = 0, py::arg("stream") = false,
+           "Whether the loader's reads are a Dataset object's __getitem__ (named dataset[i]), the worker "
+           "processes calling it (dataset_processes), and whether they run an iterable-style Dataset's __iter__ "
+           "instead (named __iter__); default False, 0, False")
       .def("set_monitor", &RecordedDiagnosis::set_monitor_handle,
            "The Monitor (or None) and NVML GPU index the next steps read and record to", py::arg("monitor"),
            py::arg("gpu_index"), py::keep_alive<1, 2>())

@@ -18,7 +18,8 @@ NumPy from base + k) with the base drawn from a generator seeded by the base see
 pass draws from the loader's `generator` (a resumed first pass: the loader's seed).
 
 An iterable-style Dataset's __iter__ runs in the processes the same way (StreamProcesses,
-_iterable.py): its items numbered as they arrive instead of by index.
+_iterable.py): its items numbered as they arrive instead of by index, its processes started
+again for each pass unless the loader's persistent_workers (as torch's).
 
 Thread safety: open(), start_pass() and close() from the loader's consumer (close() also from
 a finalizer on any thread); take() from any thread.
@@ -166,10 +167,12 @@ class DatasetProcesses:
         self._closed = False
         self._feeder = None
 
-    def open(self, dataset, chunk, prefetch_factor, worker_init_fn, context, image_key=None, clips=False):
+    def open(self, dataset, chunk, prefetch_factor, worker_init_fn, context, image_key=None, clips=False,
+             persistent=True):
         """The processes' Dataset and their options (torch.utils.data.DataLoader's): `chunk`, the
-        loader's batch size. Raises ValueError in one line where spawned processes cannot get the
-        Dataset or worker_init_fn (they cannot be pickled)."""
+        loader's batch size; `persistent` False starts them again for each pass (torch's
+        persistent_workers=False), with the Dataset as it is then. Raises ValueError in one line
+        where spawned processes cannot get the Dataset or worker_init_fn (they cannot be pickled)."""
         global _EXIT_REGISTERED
         if isinstance(context, str):
             methods = multiprocessing.get_all_start_methods()
@@ -184,7 +187,7 @@ class DatasetProcesses:
         self._generator = torch.Generator()
         self._inner = self._inner_loader(
             dataset, chunk, image_key, clips, num_workers=self.processes, collate_fn=_as_list,
-            persistent_workers=True, prefetch_factor=prefetch_factor, multiprocessing_context=context,
+            persistent_workers=persistent, prefetch_factor=prefetch_factor, multiprocessing_context=context,
             worker_init_fn=worker_init_fn, generator=self._generator)
         self._feeder = threading.Thread(target=_feed, args=(weakref.ref(self), self._cond), daemon=True,
                                         name=f"stoker dataset_processes feeder ({self.name})")
@@ -398,6 +401,8 @@ def _feed(ref, cond):
             try:
                 if iterator is None:
                     self._generator.manual_seed(base_seed)
+                elif not self._inner.persistent_workers:  # the last pass's processes end before the next start
+                    iterator._shutdown_workers()
                 iterator = iter(self._inner)
             except Exception as e:  # noqa: BLE001 - the processes could not start
                 with cond:

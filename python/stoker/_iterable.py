@@ -1,7 +1,8 @@
 """An iterable-style Dataset (torch.utils.data.IterableDataset) in stoker.DataLoader.
 
 The iterable runs in worker processes (dataset_processes=N, default 1), a copy in each, as in
-torch's DataLoader with num_workers=N: torch's DataLoader runs them (worker_init_fn,
+torch's DataLoader with num_workers=N: started for each pass with the Dataset's attributes as the
+script set them (its set_epoch), or once with persistent_workers=True; torch's DataLoader runs them (worker_init_fn,
 get_worker_info(), multiprocessing_context; seeds as for a map-style Dataset's processes,
 _dataset_processes.py), each copy shards itself,
 and their items interleave as torch's do (each process's batch_size items in turn). stoker
@@ -15,14 +16,17 @@ The pass's length is known once the stream ends: the processes answer "past the 
 k >= the count (Ellipsis, python/src/dataset_source.h), and the C++ loader ends the pass at the
 first batch that has no item (include/stoker/data/loader.h, "Epoch ends"). The engine plans the
 pass in segments of SEGMENT_SAMPLES: a stream longer than one goes on in the next
-(StreamPass), its samples' random draws apart.
+(StreamPass), its samples' random draws apart; the engine's messages, bad samples and
+return_params are renumbered as items and epoch of the pass (max_bad counts per segment).
 
 Refused, each in one line: shuffle, a sampler or batch_sampler (the iterable orders itself), a
 pass resumed mid-way (load_state_dict at a batch > 0), dataset_processes=0. The iterable
 shards itself across ranks (by the rank it reads), so stoker does not shard it.
 """
 import collections
+import re
 import time
+import warnings
 
 import torch.utils.data
 
@@ -158,11 +162,31 @@ class StreamProcesses(DatasetProcesses):
     the items after it)."""
 
     _calls = "__iter__"
+    _script = None  # the script's Dataset, whose attributes each pass's processes get (follow())
+
+    def follow(self, dataset, copy):
+        """With processes started for each pass, `copy` (the Dataset the processes get, taken before
+        this process's look at its first item) takes the attributes the script sets on `dataset`
+        afterwards (its set_epoch) when each pass starts, as torch's DataLoader gives its new workers
+        the Dataset as it is; the look's own (a file it opened) stay out."""
+        if copy is not dataset and hasattr(dataset, "__dict__") and hasattr(copy, "__dict__"):
+            self._script, self._copy, self._seen = dataset, copy, dict(vars(dataset))
+
+    def _take_script_changes(self):
+        now, seen, copy = vars(self._script), self._seen, vars(self._copy)
+        for key, value in now.items():
+            if key not in seen or seen[key] is not value:
+                copy[key] = seen[key] = value
+        for key in [key for key in seen if key not in now]:
+            del seen[key]
+            copy.pop(key, None)
 
     def _inner_loader(self, dataset, chunk, image_key, clips, **options):
         return _InnerLoader(_PackedStream(dataset, image_key, clips), batch_size=chunk, **options)
 
     def _begin(self, indices):
+        if self._script is not None and not self._inner.persistent_workers:
+            self._take_script_changes()
         self._base = 0
         self._arrived = 0
         self._total = None  # the items of the pass, once it ended
@@ -243,17 +267,35 @@ class StreamProcesses(DatasetProcesses):
 class StreamPass:
     """The batches of a pass of an iterable: the engine loader's segments one after another,
     segment s of epoch e run as the engine's epoch e + s * 2**40 (its samples' random draws its
-    own; the first is epoch e, as messages name it), until one ends short (the stream ended there). `next(timeout)` as the engine loader's,
-    and the loader's other attributes (the device feed reads them)."""
+    own), until one ends short (the stream ended there); the engine's errors, and stats()'s bad
+    samples, name items and epoch as in the pass. `next(timeout)` as the engine loader's, and the
+    loader's other attributes (the device feed reads them)."""
 
-    def __init__(self, loader, processes, segment_samples, batch_size):
-        self.loader, self.processes = loader, processes
+    def __init__(self, loader, processes, segment_samples, batch_size, name, length=None):
+        self.loader, self.processes, self.name = loader, processes, name
         self.per_segment = segment_samples // batch_size
         self.segment_samples = segment_samples
         self.epoch, self.segment, self.batches = 0, 0, 0
+        self.past_bad, self.past_bad_count = [], 0  # the bad samples of the pass's segments before this one
+        self.length = length  # the Dataset's len(), or None
+
+    def check_length(self, name):
+        """A UserWarning line, once, where the pass's items outrun the Dataset's len() (torch's
+        DataLoader warns so): len(loader) undercounts, and copies that do not shard themselves
+        yield every item once each."""
+        if self.length is None or self.processes.items <= self.length:
+            return
+        length, self.length = self.length, None
+        copies = self.processes.processes
+        why = (f"with dataset_processes={copies}, each copy must take its own share of the items (by "
+               "torch.utils.data.get_worker_info()) or every copy yields all of them" if copies > 1 else
+               "make __len__ the number of items this rank's stream yields")
+        warnings.warn(f"{name}'s __len__ is {length}, but its pass yielded {self.processes.items} items so far: "
+                      f"len(loader) undercounts its batches; {why}", UserWarning, stacklevel=5)
 
     def start(self, epoch):
         self.epoch, self.segment, self.batches = epoch, 0, 0
+        self.past_bad, self.past_bad_count = [], 0
         self.loader.start_epoch(self._engine_epoch())
 
     def _engine_epoch(self):
@@ -261,12 +303,20 @@ class StreamPass:
 
     def next(self, timeout=0.0):
         while True:
-            batch = self.loader.next(timeout)
+            try:
+                batch = self.loader.next(timeout)
+            except _stoker.DataError as e:
+                if self.segment == 0:
+                    raise
+                raise _stoker.DataError(self._in_pass(str(e))) from None
             if batch is not None:
                 self.batches += 1
                 return batch
             if self.batches < self.per_segment:
                 break
+            ended = self.loader.epoch_stats()
+            self.past_bad += self.numbered_bad(ended["bad_samples"], self.name)
+            self.past_bad_count += ended["bad"]
             self.segment, self.batches = self.segment + 1, 0
             self.processes.set_base(self.segment * self.segment_samples)
             self.loader.start_epoch(self._engine_epoch())
@@ -286,6 +336,18 @@ class StreamPass:
         """stats()'s bad samples of the current segment, by the items' numbers in the pass."""
         base = self.segment * self.segment_samples
         return [(i + base, f"{name}[{i + base}]", why) for i, _, why in bad]
+
+    def bad_of_pass(self, epoch_stats):
+        """stats()'s bad count and samples of the pass so far: its earlier segments' and the current one's."""
+        return (self.past_bad_count + epoch_stats["bad"],
+                self.past_bad + self.numbered_bad(epoch_stats["bad_samples"], self.name))
+
+    def _in_pass(self, message):
+        """The engine's message about a sample of this segment, its items and epoch named as in the pass."""
+        base = self.segment * self.segment_samples
+        message = re.sub(re.escape(self.name) + r"\[(\d+)\]", lambda m: f"{self.name}[{int(m.group(1)) + base}]",
+                         message)
+        return re.sub(rf"\bepoch {self._engine_epoch()}\b", f"epoch {self.epoch}", message)
 
     def __getattr__(self, name):
         return getattr(self.loader, name)

@@ -242,6 +242,14 @@ os.register_at_fork(before=_stoker.before_fork, after_in_parent=_stoker.after_fo
                     after_in_child=_stoker.after_fork_in_child)
 
 
+def _length(dataset):
+    """len(dataset), or None where it has none (an iterable-style Dataset's __len__ may raise TypeError)."""
+    try:
+        return len(dataset)
+    except Exception:  # noqa: BLE001 - no length: len(loader) says so where it is asked
+        return None
+
+
 def _shallow_copy(dataset):
     """A shallow copy of `dataset` (its own attributes, the values shared), else `dataset` itself
     where it cannot be copied."""
@@ -399,8 +407,13 @@ class DataLoader:
         self._processes = processes
         if processes is not None:
             layout = data.dict_items
+            # An iterable's processes start again for each pass unless persistent_workers (as torch's),
+            # so that its set_epoch (a shard order per epoch) reaches them.
             processes.open(as_given, batch_size, prefetch_factor, worker_init_fn, multiprocessing_context,
-                           image_key=layout.image_key if layout is not None else None, clips=frames_per_clip > 0)
+                           image_key=layout.image_key if layout is not None else None, clips=frames_per_clip > 0,
+                           persistent=persistent_workers or not stream)
+            if stream:
+                processes.follow(dataset, as_given)
             weakref.finalize(self, processes.close, 0)  # before the workers stop: they may wait in its take()
         self.persistent_workers = persistent_workers
         self.pin_memory_device = pin_memory_device
@@ -432,7 +445,8 @@ class DataLoader:
             gpu_required=decode == "gpu", allocate=_pinned_allocate if (self.pin_memory or on_gpu) else None)
         self._loader = self._make_loader(self.seed)
         # An iterable's passes run the engine loader's epochs in segments (_iterable.StreamPass).
-        self._stream = StreamPass(self._loader, processes, len(self.source), batch_size) if stream else None
+        self._stream = StreamPass(self._loader, processes, len(self.source), batch_size, data.name,
+                                  _length(dataset)) if stream else None
         self._feed = None
         self._gpu_stage = None
         if self._loader.gpu_note:  # 'auto' with a chain or data the GPU does not finish
@@ -638,6 +652,8 @@ class DataLoader:
             self._step_end = None
             raise StopIteration
         self._position += 1
+        if self._stream is not None:
+            self._stream.check_length(self._data.name)
         self._step_wait, self._step_end, self._step_samples = now - started, now, item[0].shape[0]
         return self._shaped(item)
 
@@ -733,7 +749,7 @@ class DataLoader:
         "gpu_share", the share of the JPEGs nvJPEG's engine takes that the workers leave to it now)."""
         epoch = self._loader.epoch_stats()
         if self._stream is not None:
-            epoch["bad_samples"] = self._stream.numbered_bad(epoch["bad_samples"], self._data.name)
+            epoch["bad"], epoch["bad_samples"] = self._stream.bad_of_pass(epoch)
         stages = self._loader.stage_times()
         busy = stages["read"] + stages["decode"] + stages["transform"]
         shares = {k: (stages[k] / busy if busy > 0 else 0.0) for k in ("read", "decode", "transform")}
@@ -824,7 +840,7 @@ class DataLoader:
         diagnosis = _stoker.Diagnosis(self._loader, current_monitor(), self._cores["cores"], gpu_index, auto_workers,
                                       self.prefetch_factor, self._data.folder)
         diagnosis.set_decoded_cache_possible(not self._cache_refusal)
-        diagnosis.set_reads_in_python(self._data.targets == "items", self.dataset_processes)
+        diagnosis.set_reads_in_python(self._data.targets == "items", self.dataset_processes, self._stream is not None)
         return diagnosis
 
     def __copy__(self):

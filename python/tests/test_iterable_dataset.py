@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -103,6 +104,64 @@ def test_worker_init_fn_shards_the_copies_as_in_torchs_example(context):
     assert [i for _, ids in loader for i in ids.tolist()] == [i for _, ids in torchs for i in ids.tolist()]
 
 
+class EpochShards(Numbers):
+    """A webdataset-style stream whose set_epoch picks its order (its shards' order per epoch), and
+    whose __iter__ opens a file on first use, as a stream over shards does."""
+
+    def __init__(self, n=12):
+        super().__init__(n)
+        self.epoch, self.handle = 0, None
+
+    def set_epoch(self, epoch):
+        self.epoch = epoch
+
+    def __iter__(self):
+        if self.handle is None:
+            self.handle = f"opened in {os.getpid()}"
+        for i in np.random.default_rng(self.epoch).permutation(self.n).tolist():
+            yield np.full((8, 8), i, np.uint8), (i, self.handle)
+
+
+def test_the_datasets_set_epoch_reaches_each_pass_as_in_torch_unless_persistent_workers():
+    orders = {}
+    for persistent in (False, True):
+        dataset = EpochShards()
+        loader = stoker.DataLoader(dataset, batch_size=5, transforms=CHAIN, persistent_workers=persistent)
+        torchs = torch.utils.data.DataLoader(EpochShards(), batch_size=5, num_workers=1,
+                                             persistent_workers=persistent)
+        for epoch in (0, 1, 0):
+            dataset.set_epoch(epoch)
+            torchs.dataset.set_epoch(epoch)
+            ours = [(i, handle) for _, (ids, handles) in loader for i, handle in zip(ids.tolist(), handles)]
+            assert [i for i, _ in ours] == [i for _, (ids, _) in torchs for i in ids.tolist()]
+            orders[persistent, epoch] = [i for i, _ in ours]
+            assert all(handle != f"opened in {MAIN}" for _, handle in ours), "this process's look stays here"
+    assert orders[False, 0] != orders[False, 1], "the Dataset's epoch reaches the new pass's process"
+    assert orders[True, 0] == orders[True, 1], "persistent_workers=True: the processes keep their copy, as torch's"
+
+
+class Unsharded(SizedNumbers):
+    """Every copy yields all n items: a stream that forgets get_worker_info()."""
+
+    def __iter__(self):
+        for i in range(self.n):
+            yield np.full((8, 8), i, np.uint8), i
+
+
+def test_a_stream_longer_than_its_len_warns_once_as_torchs():
+    loader = stoker.DataLoader(Unsharded(n=10), batch_size=4, transforms=CHAIN, dataset_processes=2)
+    with pytest.warns(UserWarning) as caught:
+        for epoch in range(2):
+            assert sum(len(ids) for _, ids in loader) == 20, "each copy yields the whole stream, as in torch"
+    lines = [str(w.message) for w in caught if "__len__" in str(w.message)]
+    assert len(lines) == 1 and "Unsharded's __len__ is 10, but its pass yielded" in lines[0], lines
+    assert "get_worker_info()" in lines[0] and caught[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a stream of its len() items: no line
+        loader = stoker.DataLoader(SizedNumbers(n=10), batch_size=4, transforms=CHAIN, dataset_processes=2)
+        assert sorted(i for ids in ids_of(loader) for i in ids) == list(range(10))
+
+
 def test_drop_last_drops_the_short_batch_and_len_follows():
     loader = stoker.DataLoader(SizedNumbers(), batch_size=4, drop_last=True, transforms=CHAIN, dataset_processes=2)
     assert [len(ids) for ids in ids_of(loader)] == [4] * 5
@@ -165,6 +224,33 @@ def test_a_bad_item_is_a_bad_sample_and_max_bad_counts_the_items_of_the_pass():
     strict = stoker.DataLoader(Some(n=12), batch_size=4, transforms=CHAIN)  # max_bad=0.01 of the 12 items
     with pytest.raises(stoker.DataError, match=r"^1 of 12 samples in epoch 0 are bad, over the limit max_bad=1%"):
         ids_of(strict)
+
+
+class BadAt(Numbers):
+    """Numbers whose items in `bad` are not images."""
+
+    def __init__(self, n, bad):
+        super().__init__(n)
+        self.bad = bad
+
+    def __iter__(self):
+        for image, target in super().__iter__():
+            yield (b"not an image" if target[0] in self.bad else image), target
+
+
+def test_a_bad_item_is_named_by_its_place_in_the_pass_past_the_engines_plan(monkeypatch):
+    from stoker import _iterable
+
+    monkeypatch.setattr(_iterable, "SEGMENT_SAMPLES", 8)  # item 13 is the second plan's sample 5
+    with pytest.raises(stoker.DataError, match=r"^bad sample BadAt\[13\]: "):
+        ids_of(stoker.DataLoader(BadAt(20, {13}), batch_size=4, transforms=CHAIN, on_error="raise"))
+    with pytest.raises(stoker.DataError, match=r"^1 of 8 samples in epoch 0 are bad, .*; first: BadAt\[13\]: "):
+        ids_of(stoker.DataLoader(BadAt(20, {13}), batch_size=4, transforms=CHAIN))
+    loader = stoker.DataLoader(BadAt(20, {3, 13}), batch_size=4, transforms=CHAIN, max_bad=0.5)
+    ids_of(loader)
+    stats = loader.stats()  # the whole pass's, after its last plan
+    assert stats["bad"] == 2
+    assert [(b["index"], b["path"]) for b in stats["bad_samples"]] == [(3, "BadAt[3]"), (13, "BadAt[13]")]
 
 
 def test_an_empty_pass_yields_no_batch_and_an_empty_dataset_is_refused():

@@ -269,6 +269,23 @@ def test_a_datasets_getitem_is_named_as_what_the_workers_wait_for():
     assert not any("faster storage" in line for line in report)
 
 
+class SlowStream(torch.utils.data.IterableDataset):
+    """An iterable-style Dataset whose __iter__ takes 5 ms (a tokenizer, a network read) per image."""
+
+    def __iter__(self):
+        for i in range(16):
+            time.sleep(0.005)
+            yield torch.zeros(8, 8, 3, dtype=torch.uint8).numpy(), i
+
+
+def test_a_streams_iter_is_named_as_what_the_workers_wait_for():
+    loader = stoker.DataLoader(SlowStream(), batch_size=1, num_workers=1, transforms="Resize((8, 8))")
+    report, _ = run(loader, 0.0)
+    assert "→ input-bound" in report[0]
+    assert any(line.startswith("__iter__ is ") for line in report), report
+    assert not any("dataset[i]" in line or "__getitem__" in line for line in report), report
+
+
 def test_a_loop_that_breaks_off_counts_the_step_it_broke_in():
     watched = stoker.watch(SlowLoader(12, 0.0), file=io.StringIO())
     for i, _ in enumerate(watched):

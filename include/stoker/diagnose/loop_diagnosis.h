@@ -75,10 +75,12 @@ class LoopDiagnosis {
   // Whether the loader's reads are a Dataset object's __getitem__ (Python) rather than file
   // reads: the evidence names that stage dataset[i], and the change for it is no faster storage.
   // `processes`: the worker processes calling it (stoker.DataLoader's dataset_processes); 0 =
-  // the worker threads, under the GIL.
-  void set_reads_in_python(bool in_python, int processes = 0) {
+  // the worker threads, under the GIL. `stream`: the processes run an iterable-style Dataset's
+  // __iter__ instead (the stage is named __iter__).
+  void set_reads_in_python(bool in_python, int processes = 0, bool stream = false) {
     reads_in_python_ = in_python;
     dataset_processes_ = processes;
+    reads_stream_ = stream;
   }
 
   // The monitor (and GPU index) the next steps read: the one running now, or nullptr. A loop
@@ -146,6 +148,7 @@ class LoopDiagnosis {
   data::FrontEnd words_;
   bool cache_possible_ = true;
   bool reads_in_python_ = false;
+  bool reads_stream_ = false;
   int dataset_processes_ = 0;
   std::optional<WorkerTuner> tuner_;
   PersistenceGate gate_{5};

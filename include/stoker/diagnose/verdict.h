@@ -73,6 +73,7 @@ struct PipelineEvidence {
   bool cache_possible = true;    // false: the loader's data cannot be cached (a Dataset object's own items)
   bool reads_in_python = false;  // true: read_s is a Dataset object's __getitem__, not file reads
   int dataset_processes = 0;     // with reads_in_python: the processes calling it; 0 = the worker threads
+  bool reads_stream = false;     // with reads_in_python: an iterable-style Dataset's __iter__ in the processes
   // JPEG samples decoded in the window, and how many of them from just the restart intervals
   // their crop needs (files rewritten by `stoker prepare`).
   int64_t jpeg_samples = 0;
@@ -123,7 +124,8 @@ struct CacheEstimate {
 CacheEstimate estimate_decoded_cache(const PipelineEvidence& pipeline);
 
 // The stage with the most worker time and its share of busy worker time ("decode", 0.71);
-// the read stage is named "dataset[i]" where it is a Dataset's __getitem__ (reads_in_python).
+// the read stage is named "dataset[i]" where it is a Dataset's __getitem__ (reads_in_python),
+// "__iter__" where it is an iterable-style Dataset's (reads_stream).
 std::pair<std::string, double> dominant_stage(const PipelineEvidence& pipeline);
 
 // Ranked changes for an input-bound window: the worker count that matches the model's rate

@@ -150,6 +150,7 @@ PipelineEvidence LoopDiagnosis::evidence(const data::StageTimes& d) const {
   p.dataset = dataset_;
   p.cache_possible = cache_possible_;
   p.reads_in_python = reads_in_python_;
+  p.reads_stream = reads_stream_;
   p.dataset_processes = dataset_processes_;
   if (monitor_ != nullptr && monitor_->has_sample()) {
     const monitor::Sample s = monitor_->latest();

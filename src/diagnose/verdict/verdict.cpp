@@ -98,10 +98,15 @@ double model_rate(const StepWindow& w) {
   return busy > 0 ? static_cast<double>(w.samples) / busy : 0;
 }
 
+namespace {
+// The read stage's name where it is a Dataset's Python.
+std::string python_stage(const PipelineEvidence& p) { return p.reads_stream ? "__iter__" : "dataset[i]"; }
+}  // namespace
+
 std::pair<std::string, double> dominant_stage(const PipelineEvidence& p) {
   const double busy = p.read_s + p.decode_s + p.transform_s;
   if (busy <= 0) return {"", 0};
-  std::pair<std::string, double> best{p.reads_in_python ? "dataset[i]" : "read", p.read_s / busy};
+  std::pair<std::string, double> best{p.reads_in_python ? python_stage(p) : "read", p.read_s / busy};
   if (p.decode_s / busy > best.second) best = {"decode", p.decode_s / busy};
   if (p.transform_s / busy > best.second) best = {"transform", p.transform_s / busy};
   return best;
@@ -156,18 +161,21 @@ std::vector<Recommendation> recommend(const Verdict& v, const StepWindow& w, con
     // call at a time (the GIL), whatever their number; worker processes run it side by side.
     // More worker threads do not help it, so they are not offered beside the processes.
     const auto [top_stage, top_share] = dominant_stage(p);
-    const bool getitem_bound = top_stage == "dataset[i]" && top_share >= 0.5 && pipe < model;
+    const bool getitem_bound = p.reads_in_python && top_stage == python_stage(p) && top_share >= 0.5 && pipe < model;
     if (getitem_bound) {
       const int now = p.dataset_processes;
       const int processes = now == 0 ? max_workers : std::min(max_workers, 2 * now);
       if (processes > now && processes >= 2) {
-        out.push_back({std::nullopt, fmt::format("dataset_processes={}", processes),
-                       now == 0 ? fmt::format("dataset[i] is {} of worker time, and the worker threads run its "
-                                              "Python one call at a time; processes call it side by side",
-                                              percent(top_share))
-                                : fmt::format("dataset[i] is {} of worker time; {} processes call it now, {}",
-                                              percent(top_share), now, idle_text()),
-                       0});
+        out.push_back(
+            {std::nullopt, fmt::format("dataset_processes={}", processes),
+             now == 0 ? fmt::format("dataset[i] is {} of worker time, and the worker threads run its "
+                                    "Python one call at a time; processes call it side by side",
+                                    percent(top_share))
+                      : fmt::format("{} is {} of worker time; {} {} it now, {}", top_stage, percent(top_share), now,
+                                    now == 1 ? (p.reads_stream ? "process runs" : "process calls")
+                                             : (p.reads_stream ? "processes run" : "processes call"),
+                                    idle_text()),
+             0});
       }
     }
     // Workers that match the model's rate with 10 % headroom, within the cores.
@@ -219,6 +227,9 @@ std::vector<Recommendation> recommend(const Verdict& v, const StepWindow& w, con
                            : stage == "dataset[i]" ? "a lighter __getitem__ (return the image as loaded, for stoker "
                                                      "to decode and transform; more workers than cores where it "
                                                      "waits on storage or the network)"
+                           : stage == "__iter__"   ? "a lighter __iter__ (yield the image as loaded, for stoker to "
+                                                     "decode and transform; more dataset_processes than cores where "
+                                                     "it waits on storage or the network)"
                                                    : "faster storage (local disk, page cache) for the dataset";
       out.push_back({std::nullopt, change,
                      fmt::format("{} is {} of worker time and {} worker{} cannot reach the model's {} samples/s", stage,

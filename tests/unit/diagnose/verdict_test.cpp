@@ -262,6 +262,39 @@ TEST(Verdict, ADatasetsGetitemOnTheThreadsIsSentToProcesses) {
   for (const auto& change : changes) EXPECT_EQ(python(change).find("dataset_processes"), std::string::npos);
 }
 
+TEST(Verdict, AStreamsIterIsNamedAndSentToMoreProcesses) {
+  // An iterable-style Dataset's __iter__ in its processes: named so, and more processes offered.
+  StepWindow w = window(6, 0, 4, 4000);  // model 1,000 samples/s, 400 delivered
+  PipelineEvidence p = pipeline(2, 8, 10, 4000);
+  p.read_s = 9.5;
+  p.decode_s = 0.3;
+  p.transform_s = 0.2;
+  p.reads_in_python = true;
+  p.reads_stream = true;
+  p.dataset_processes = 1;
+  auto changes = recommend(classify(w), w, p);
+  ASSERT_GE(changes.size(), 1u);
+  EXPECT_EQ(python(changes[0]), "dataset_processes=2");
+  EXPECT_EQ(changes[0].reason.rfind("__iter__ is 95 % of worker time; 1 process runs it now, ", 0), 0u)
+      << changes[0].reason;
+  for (const auto& change : changes) EXPECT_EQ(python(change).find("num_workers"), std::string::npos);
+  EXPECT_EQ(format_evidence(w, p),
+            "__iter__ is 95 % of worker time; 2 workers deliver 800 samples/s, the model takes 1,000 samples/s.");
+  // No core left for another process: a lighter __iter__, not a lighter __getitem__.
+  p = pipeline(1, 2, 10, 4000);
+  p.read_s = 9.5;
+  p.decode_s = 0.3;
+  p.transform_s = 0.2;
+  p.reads_in_python = true;
+  p.reads_stream = true;
+  p.dataset_processes = 1;
+  changes = recommend(classify(w), w, p);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(python(changes[0]),
+            "a lighter __iter__ (yield the image as loaded, for stoker to decode and transform; more "
+            "dataset_processes than cores where it waits on storage or the network)");
+}
+
 TEST(Verdict, FastPipelineThatStillWaitsGetsDeeperPrefetch) {
   StepWindow w = window(1, 0, 9, 9000);                  // model 1,000 samples/s
   const PipelineEvidence p = pipeline(4, 16, 12, 9000);  // 3,000 samples/s ceiling
