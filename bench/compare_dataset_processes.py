@@ -8,6 +8,7 @@ worker processes, from /proc).
 
     .venv/bin/python bench/compare_dataset_processes.py [--images 1000] [--seconds 10]
         [--rounds 3] [--workers 2] [--python-ms 5] [--data DIR] [--item-size HxWxC|TxHxWxC ...]
+        [--stream]
 
 Two Datasets: "python" spends --python-ms of pure Python per item (a fixed amount of work,
 calibrated once: a tokenizer's or an annotation parser's share) and returns (path, class);
@@ -22,6 +23,12 @@ which dataset_processes' processes send by value: what an item costs to travel. 
 to at most 224 (RandomResizedCrop(min(224, H)), flip, Normalize); torch's DataLoader runs it in
 torchvision on the array as a tensor. Each Dataset holds 8 distinct arrays (item i is i % 8), so
 no file is read.
+
+--stream replaces them with an iterable-style Dataset (torch.utils.data.IterableDataset) over the
+same JPEGs, as a webdataset pipeline or a streaming dataset is: each copy takes its worker's
+share of the files (get_worker_info()), shuffled, and yields (Image.open(path), class) unloaded.
+torch's DataLoader runs W workers; stoker runs its __iter__ in 1 process and in W
+(dataset_processes), the W threads decoding and transforming; both with persistent_workers=True.
 """
 import argparse
 import json
@@ -116,6 +123,33 @@ class Items:
         return (path if self.kind == "python" else Image.open(path)), 0
 
 
+def stream_class():
+    """The iterable-style Dataset of --stream (defined here: torch is imported in the timed runs only)."""
+    import random
+
+    import torch
+
+    class Stream(torch.utils.data.IterableDataset):
+        def __init__(self, paths, transform=None):
+            self.paths, self.transform, self.passes = paths, transform, 0
+
+        def __len__(self):
+            return len(self.paths)
+
+        def __iter__(self):
+            from PIL import Image
+
+            info = torch.utils.data.get_worker_info()
+            share = self.paths[info.id::info.num_workers] if info is not None else list(self.paths)
+            self.passes += 1
+            random.Random(self.passes * 1000 + (info.id if info else 0)).shuffle(share)
+            for path in share:
+                image = Image.open(path)
+                yield (self.transform(image.convert("RGB")) if self.transform else image), 0
+
+    return Stream
+
+
 def chain_for(shape):
     """The chain, cropping to at most 224 (an item smaller than that is not enlarged)."""
     return CHAIN.replace("224", str(min(224, shape[-3]))) if shape else CHAIN
@@ -157,15 +191,24 @@ def run_one(args):
         normalize = T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])
         tensor = [normalize] if shape else [T.ToTensor(), normalize]
         transform = T.Compose([T.RandomResizedCrop(crop), T.RandomHorizontalFlip(), *tensor])
-        loader = torch.utils.data.DataLoader(Items(paths, kind, args.units, transform, shape), batch_size=64,
-                                             shuffle=True, num_workers=args.workers, persistent_workers=True)
+        if kind == "stream":
+            loader = torch.utils.data.DataLoader(stream_class()(paths, transform), batch_size=64,
+                                                 num_workers=args.workers, persistent_workers=True)
+        else:
+            loader = torch.utils.data.DataLoader(Items(paths, kind, args.units, transform, shape), batch_size=64,
+                                                 shuffle=True, num_workers=args.workers, persistent_workers=True)
     else:
         import stoker
 
         clip = {"frames_per_clip": shape[0]} if shape and len(shape) == 4 else {}
-        loader = stoker.DataLoader(Items(paths, kind, args.units, shape=shape), batch_size=64, shuffle=True,
-                                   num_workers=args.workers, transforms=chain_for(shape),
-                                   dataset_processes=args.workers if args.loader == "processes" else 0, **clip)
+        if kind == "stream":
+            processes = 1 if args.loader == "processes-1" else args.workers
+            loader = stoker.DataLoader(stream_class()(paths), batch_size=64, num_workers=args.workers,
+                                       transforms=CHAIN, dataset_processes=processes, persistent_workers=True)
+        else:
+            loader = stoker.DataLoader(Items(paths, kind, args.units, shape=shape), batch_size=64, shuffle=True,
+                                       num_workers=args.workers, transforms=chain_for(shape),
+                                       dataset_processes=args.workers if args.loader == "processes" else 0, **clip)
 
     def batches():
         while True:
@@ -182,6 +225,12 @@ def run_one(args):
     del it, loader
 
 
+def loaders_for(kind):
+    """The runs of a Dataset: torch's DataLoader, then stoker's threads and processes (an iterable-style
+    Dataset has no threads' run: 1 process, then one per worker)."""
+    return ("torch", "processes-1", "processes") if kind == "stream" else ("torch", "threads", "processes")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--images", type=int, default=1000)
@@ -193,6 +242,8 @@ def main():
     ap.add_argument("--item-size", type=parse_size, action="append", metavar="HxWxC",
                     help="in-memory uint8 array items of this size instead of the JPEG Datasets (TxHxWxC: clips of T "
                          "frames); give it once per size")
+    ap.add_argument("--stream", action="store_true",
+                    help="an iterable-style Dataset over the JPEGs instead (torch's workers vs stoker's processes)")
     ap.add_argument("--loader", help=argparse.SUPPRESS)
     ap.add_argument("--kind", help=argparse.SUPPRESS)
     ap.add_argument("--units", type=int, help=argparse.SUPPRESS)
@@ -200,7 +251,8 @@ def main():
     if args.loader:
         return run_one(args)
     scratch = None
-    kinds = ["array:" + "x".join(map(str, shape)) for shape in args.item_size or []] or ["python", "light"]
+    kinds = ["array:" + "x".join(map(str, shape)) for shape in args.item_size or []] or \
+        (["stream"] if args.stream else ["python", "light"])
     if args.data is None and not args.item_size:
         scratch = tempfile.TemporaryDirectory(prefix="stoker-processes-")
         args.data = scratch.name
@@ -209,7 +261,7 @@ def main():
     results = {}
     for round_ in range(1, args.rounds + 1):
         for kind in kinds:
-            for loader in ("torch", "threads", "processes"):
+            for loader in loaders_for(kind):
                 command = [sys.executable, __file__, "--data", args.data or "", "--loader", loader, "--kind", kind,
                            "--units", str(units), "--workers", str(args.workers), "--seconds", str(args.seconds),
                            "--images", str(args.images)]
@@ -221,16 +273,17 @@ def main():
                 print(f"[round {round_}] {kind:17} {loader:9} {got['images_per_sec']:7.1f} items/s  "
                       f"{got['cpu_ms_per_image']:5.2f} CPU ms/item", file=sys.stderr, flush=True)
     about = "arrays in memory, cropped to min(224, H)" if args.item_size else \
+        "an iterable-style Dataset of Image.open(path)" if args.stream else \
         f"python: {args.python_ms:g} ms of Python per item"
     print(f"\n{args.workers} workers, batch 64, {CHAIN}; {about}; medians of {args.rounds} rounds of {args.seconds:g} s")
-    print(f"{'dataset':19} {'loader':10} {'items/s':>9} {'vs torch':>9} {'CPU ms/item':>13}  rounds")
+    print(f"{'dataset':19} {'loader':11} {'items/s':>9} {'vs torch':>9} {'CPU ms/item':>13}  rounds")
     for kind in kinds:
         base = statistics.median(r for r, _ in results[(kind, "torch")])
-        for loader in ("torch", "threads", "processes"):
+        for loader in loaders_for(kind):
             rates = [r for r, _ in results[(kind, loader)]]
             cpu = statistics.median(c for _, c in results[(kind, loader)])
             rate = statistics.median(rates)
-            print(f"{kind:19} {loader:10} {rate:9.1f} {rate / base:8.2f}x {cpu:13.2f}  "
+            print(f"{kind:19} {loader:11} {rate:9.1f} {rate / base:8.2f}x {cpu:13.2f}  "
                   f"{', '.join(f'{r:.0f}' for r in rates)}")
     return 0
 
