@@ -97,22 +97,16 @@ def _pack(item, image_key, clips):
     return _pack_image(item, clips)
 
 
-class _PackedItems:
-    """The Dataset as the processes call it: item i is (packed dataset[i], None), or (None,
-    "raised KeyError: 'x'"). get_worker_info().dataset is this object: reading or setting an
-    attribute of it reads or sets the script's Dataset's (its per-process h5py handle, say)."""
+class ScriptDataset:
+    """The script's Dataset as the processes see it: `packed(item)` is an item as sent (packed by
+    _pack, else as it is: stoker names what is wrong with it). get_worker_info().dataset is this
+    object: reading or setting an attribute of it reads or sets the script's Dataset's (its
+    per-process h5py handle; torch's iterable example's start and end)."""
 
     def __init__(self, dataset, image_key, clips):
         self.__dict__.update(_dataset=dataset, _image_key=image_key, _clips=clips)
 
-    def __len__(self):
-        return len(self._dataset)
-
-    def __getitem__(self, index):
-        try:
-            item = self._dataset[index]
-        except Exception as e:  # noqa: BLE001 - whatever __getitem__ raises makes a bad sample
-            return None, f"raised {_raised(e)}"
+    def packed(self, item):
         try:
             return _pack(item, self._image_key, self._clips), None
         except Exception:  # noqa: BLE001 - sent as it is: stoker names what is wrong with it
@@ -125,6 +119,21 @@ class _PackedItems:
 
     def __setattr__(self, name, value):
         setattr(self._dataset, name, value)
+
+
+class _PackedItems(ScriptDataset):
+    """A map-style Dataset as the processes call it: item i is (packed dataset[i], None), or (None,
+    "raised KeyError: 'x'")."""
+
+    def __len__(self):
+        return len(self._dataset)
+
+    def __getitem__(self, index):
+        try:
+            item = self._dataset[index]
+        except Exception as e:  # noqa: BLE001 - whatever __getitem__ raises makes a bad sample
+            return None, f"raised {_raised(e)}"
+        return self.packed(item)
 
 
 class _PassChunks:

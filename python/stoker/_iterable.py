@@ -32,7 +32,7 @@ import torch.utils.data
 
 from . import _arguments as arg
 from . import _stoker
-from ._dataset_processes import DatasetProcesses, _InnerLoader, _pack
+from ._dataset_processes import DatasetProcesses, ScriptDataset, _InnerLoader
 from ._datasets import _raised
 
 # The samples of one engine plan of a pass (rounded to whole batches): 8 MiB of plan.
@@ -120,14 +120,9 @@ class StreamRaised:
         self.text = text
 
 
-class _PackedStream(torch.utils.data.IterableDataset):
-    """The iterable as the processes run it: its items packed (_dataset_processes._pack), and
-    a StreamRaised where its iterator raises (then this process's share ends).
-    get_worker_info().dataset is this object: reading or setting an attribute of it reads or sets
-    the script's Dataset's (torch's own example sets its start and end there)."""
-
-    def __init__(self, dataset, image_key, clips):
-        self.__dict__.update(_dataset=dataset, _image_key=image_key, _clips=clips)
+class _PackedStream(ScriptDataset, torch.utils.data.IterableDataset):
+    """The iterable as the processes run it: its items packed (ScriptDataset), and a StreamRaised
+    where its iterator raises (then this process's share ends)."""
 
     def __iter__(self):
         iterator = iter(self._dataset)
@@ -141,18 +136,7 @@ class _PackedStream(torch.utils.data.IterableDataset):
                 where = f" in dataset process {worker.id}" if worker is not None else ""
                 yield StreamRaised(f"{type(self._dataset).__name__}'s iterator raised {_raised(e)}{where}")
                 return
-            try:
-                yield _pack(item, self._image_key, self._clips), None
-            except Exception:  # noqa: BLE001 - sent as it is: stoker names what is wrong with it
-                yield item, None
-
-    def __getattr__(self, name):
-        if name.startswith("__") or "_dataset" not in self.__dict__:
-            raise AttributeError(name)
-        return getattr(self.__dict__["_dataset"], name)
-
-    def __setattr__(self, name, value):
-        setattr(self._dataset, name, value)
+            yield self.packed(item)
 
 
 class StreamProcesses(DatasetProcesses):
