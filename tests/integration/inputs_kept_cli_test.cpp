@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -23,6 +22,7 @@ namespace stoker {
 namespace {
 
 namespace fs = std::filesystem;
+using stoker::testing::expect_one_line_error;
 using stoker::testing::read_text;
 using stoker::testing::run_command;
 using stoker::testing::TempDir;
@@ -34,11 +34,7 @@ constexpr const char* kMonitorLog = "timestamp,seconds,cpu_percent\nt,0,10\nt,1,
 // of `kept` still holds its text.
 void expect_refused(const std::string& folder, const std::string& command, const std::string& expected,
                     const std::vector<std::pair<std::string, std::string>>& kept) {
-  const auto r = run_command("cd " + folder + " && " + kStoker + " " + command);
-  EXPECT_EQ(r.exit_code, 2) << command << "\n" << r.err << r.out;
-  EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << command << "\n" << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << command << "\n" << r.err;
-  EXPECT_NE(r.err.find(expected), std::string::npos) << command << "\n" << r.err;
+  expect_one_line_error(run_command("cd " + folder + " && " + kStoker + " " + command), 2, expected, command);
   for (const auto& [path, text] : kept) EXPECT_EQ(read_text(path), text) << path << " after " << command;
 }
 

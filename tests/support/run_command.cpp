@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <regex>
 #include <sstream>
 
 #include "support/temp_dir.h"
@@ -25,12 +26,23 @@ std::vector<uint8_t> read_bytes(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+std::string without_open_progress_lines(const std::string& err) {
+  static const std::regex progress(R"(^(opening|listing|indexing) .*, [0-9]+ s(; about [0-9]+ s left)?$)");
+  std::istringstream lines(err);
+  std::string kept, line;
+  while (std::getline(lines, line)) {
+    if (!std::regex_match(line, progress)) kept += line + "\n";
+  }
+  return kept;
+}
+
 void expect_one_line_error(const CommandResult& r, int exit_code, const std::string& expected,
                            const std::string& what) {
+  const std::string err = without_open_progress_lines(r.err);
   EXPECT_EQ(r.exit_code, exit_code) << what << "\n" << r.err;
-  EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << what << ": " << r.err;
-  EXPECT_NE(r.err.find(expected), std::string::npos) << what << ": " << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << what << ": " << r.err;
+  EXPECT_EQ(err.rfind("error: ", 0), 0u) << what << ": " << r.err;
+  EXPECT_NE(err.find(expected), std::string::npos) << what << ": " << r.err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << what << ": " << r.err;
 }
 
 void expect_one_line_errors(const std::string& command_prefix, const std::vector<ExpectedError>& rows) {

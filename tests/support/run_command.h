@@ -45,8 +45,14 @@ struct ExpectedError {
   std::string expected;
 };
 
-// The error policy, as a test: exit code `exit_code` and exactly one stderr line,
-// "error: ...", that contains `expected`. Non-fatal gtest expectations naming `what`.
+// `err` without the lines a slow open writes before its error (data::open_progress_text's
+// forms: "opening train/, 1 s", "listing ...; about 9 s left", "indexing ..."): an open that
+// runs a second past its checks on a loaded machine shows one, by design.
+std::string without_open_progress_lines(const std::string& err);
+
+// The error policy, as a test: exit code `exit_code` and exactly one stderr line besides a
+// slow open's progress lines, "error: ...", that contains `expected`. Non-fatal gtest
+// expectations naming `what`.
 void expect_one_line_error(const CommandResult& result, int exit_code, const std::string& expected,
                            const std::string& what);
 

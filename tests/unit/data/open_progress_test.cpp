@@ -23,6 +23,21 @@ namespace stoker::data {
 namespace {
 
 using stoker::testing::TempDir;
+using stoker::testing::without_open_progress_lines;
+
+// The command-line tests' error checks leave out the lines a slow open writes before an error
+// (a loaded machine's): every form open_progress_text writes, and nothing else.
+TEST(OpenProgressTest, TheErrorChecksKnowEveryFormOfTheLine) {
+  const std::string error = "error: RandomCrop's 32x32 crop is larger than the data's 28x28 images\n";
+  for (const std::string& line : {open_progress_text("/data/fashion-mnist", 0, 0, 0, false, 1.2),
+                                  open_progress_text("train/", 412000, 322, 1000, false, 4),
+                                  open_progress_text("train/", 9, 1000, 1000, false, 30),
+                                  open_progress_text("s-{000..999}.tar", 300000, 300, 1282, true, 12)}) {
+    EXPECT_EQ(without_open_progress_lines(line + "\n" + error), error) << line;
+  }
+  EXPECT_EQ(without_open_progress_lines("opening the file failed, 1 s late\n" + error),
+            "opening the file failed, 1 s late\n" + error);
+}
 
 TEST(OpenProgressTest, AnImageFolderCountsItsClassFoldersAndFiles) {
   TempDir dir;
