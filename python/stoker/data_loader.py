@@ -19,6 +19,7 @@ import torch
 import torch.utils.dlpack
 
 from . import _arguments as arg
+from . import _exit
 from . import _options
 from . import _stoker
 from ._collate import call_collate_fn, collate_targets, sample_params
@@ -232,6 +233,7 @@ def _close_all():
     """Stops every loader's workers before the interpreter finalizes: a worker inside a
     Dataset's __getitem__ must not be running Python code while it does. That covers the
     loaders a garbage collection is letting go of on a worker thread (python/src/loader_closing.h)."""
+    _exit.begin()
     _stoker.Loader.close_all()
 
 
@@ -623,7 +625,11 @@ class DataLoader:
     def _next(self, generation):
         self._check_process()
         with self._one_call("next()"):
-            return self._next_held(generation)
+            try:
+                return self._next_held(generation)
+            except Exception:
+                _exit.park_daemon()  # a daemon thread's loader closed at exit: it waits, as at exit
+                raise
 
     def _next_held(self, generation):
         if generation != self._generation:
