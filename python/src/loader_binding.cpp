@@ -212,6 +212,9 @@ std::optional<PyBatch> LoaderHandle::next(double timeout) {
     data::Loader& l = loader();  // closed meanwhile (at exit, by close_all): raises
     bool ready = false;
     without_gil([&] { ready = l.next_within(0.1, &batch); });
+    // Closed meanwhile (close_all at exit): its batch is dropped, so that a daemon thread runs
+    // no more of the script's loop (stoker/_exit.py parks it).
+    (void)loader();
     if (ready) break;
     if (PyErr_CheckSignals() != 0) throw py::error_already_set();
     const std::chrono::duration<double> waited = std::chrono::steady_clock::now() - started;

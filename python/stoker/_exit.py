@@ -1,7 +1,8 @@
 """The interpreter's exit as stoker's loaders see it. stoker's first atexit handler calls
-begin(); from then on a thread other than the main one whose next batch fails (its loader
-closed at exit, its dataset processes stopped) is parked by park_daemon(): it waits for ever,
-as a daemon thread blocked on its next batch does, instead of printing a traceback at exit.
+begin(); from then on a thread other than the main one whose iter() or next() of a loader
+fails (the loader closed at exit, its dataset processes stopped) is parked by park_daemon():
+it waits for ever, as a daemon thread blocked on its next batch does, instead of printing a
+traceback at exit.
 Only daemon threads run then (the interpreter has joined the others), and they end with it.
 Thread safety: any thread."""
 import threading

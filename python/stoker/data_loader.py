@@ -613,23 +613,24 @@ class DataLoader:
 
     @contextlib.contextmanager
     def _one_call(self, what):
-        """Holds the loader for one consumer call; a call from another thread meanwhile raises."""
+        """Holds the loader for one consumer call; a call from another thread meanwhile raises. At
+        exit, a call that fails on a thread other than the main one waits there for ever (_exit.py)."""
         if not self._in_call.acquire(blocking=False):
             raise RuntimeError(f"{what} of a stoker.DataLoader while another thread is inside its next(): one "
                                "consumer at a time; give each thread a DataLoader of its own")
         try:
             yield
+        except Exception as e:
+            if not isinstance(e, StopIteration):
+                _exit.park_daemon()  # a daemon thread's loader closed at exit: it waits, as at exit
+            raise
         finally:
             self._in_call.release()
 
     def _next(self, generation):
         self._check_process()
         with self._one_call("next()"):
-            try:
-                return self._next_held(generation)
-            except Exception:
-                _exit.park_daemon()  # a daemon thread's loader closed at exit: it waits, as at exit
-                raise
+            return self._next_held(generation)
 
     def _next_held(self, generation):
         if generation != self._generation:
