@@ -10,6 +10,7 @@
 #include <memory>
 #include <set>
 #include <span>
+#include <thread>
 #include <utility>
 
 #include "bindings.h"
@@ -123,6 +124,34 @@ std::optional<OwnedLoader> LoaderHandle::take_loader() {
   return owned;
 }
 
+namespace {
+
+// Waits, with the GIL released, until no thread is inside a call on a loader (LoaderHandle::
+// without_gil): such a call returns within 0.1 s (next()'s wait) once its loader is taken.
+void wait_for_calls(const std::vector<std::shared_ptr<std::atomic<int>>>& calls) {
+  for (const auto& c : calls) {
+    while (c->load(std::memory_order_acquire) > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+}  // namespace
+
+template <class F>
+void LoaderHandle::without_gil(F&& f) {
+  std::atomic<int>& calls = *calls_;
+  calls.fetch_add(1, std::memory_order_acq_rel);
+  PyThreadState* state = PyEval_SaveThread();
+  try {
+    f();
+  } catch (...) {
+    calls.fetch_sub(1, std::memory_order_acq_rel);
+    PyEval_RestoreThread(state);
+    throw;
+  }
+  calls.fetch_sub(1, std::memory_order_acq_rel);
+  PyEval_RestoreThread(state);  // not in a destructor: at finalization this may end the thread
+}
+
 void LoaderHandle::close() {
   std::optional<OwnedLoader> owned = take_loader();  // with the GIL held, as close_all() takes it
   if (!owned) return;
@@ -133,15 +162,19 @@ void LoaderHandle::close() {
     return;
   }
   py::gil_scoped_release released;
+  wait_for_calls({calls_});  // another thread's next() may be using the loader
   owned->loader.reset();
 }
 
 void LoaderHandle::close_all() {
   std::vector<OwnedLoader> owned;
+  std::vector<std::shared_ptr<std::atomic<int>>> calls;
   for (LoaderHandle* handle : live_handles()) {
     if (std::optional<OwnedLoader> o = handle->take_loader()) owned.push_back(std::move(*o));
+    calls.push_back(handle->calls_);
   }
   py::gil_scoped_release released;
+  wait_for_calls(calls);  // a daemon thread's next() may be using a loader
   for (OwnedLoader& o : owned) o.loader.reset();
   finish_closing();
 }
@@ -163,24 +196,25 @@ void LoaderHandle::start_epoch(int64_t epoch, int64_t first_batch, std::optional
       on_order(ids);
     };
   }
-  py::gil_scoped_release released;
-  if (order) {
-    l.start_epoch(epoch, std::move(*order), first_batch, listener);
-  } else {
-    l.start_epoch(epoch, first_batch, listener);
-  }
+  without_gil([&] {
+    if (order) {
+      l.start_epoch(epoch, std::move(*order), first_batch, listener);
+    } else {
+      l.start_epoch(epoch, first_batch, listener);
+    }
+  });
 }
 
 std::optional<PyBatch> LoaderHandle::next(double timeout) {
-  data::Loader& l = loader();
   data::Batch batch;
   const auto started = std::chrono::steady_clock::now();
   for (;;) {
+    data::Loader& l = loader();  // closed meanwhile (at exit, by close_all): raises
     bool ready = false;
-    {
-      py::gil_scoped_release released;
-      ready = l.next_within(0.1, &batch);
-    }
+    without_gil([&] { ready = l.next_within(0.1, &batch); });
+    // Closed meanwhile (close_all at exit): its batch is dropped, so that a daemon thread runs
+    // no more of the script's loop (stoker/_exit.py parks it).
+    (void)loader();
     if (ready) break;
     if (PyErr_CheckSignals() != 0) throw py::error_already_set();
     const std::chrono::duration<double> waited = std::chrono::steady_clock::now() - started;

@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -64,6 +65,12 @@ class LoaderHandle {
   // longer than that many seconds raises RuntimeError (torch DataLoader's timeout).
   std::optional<PyBatch> next(double timeout = 0);
 
+  // start_epoch() and next() release the GIL and take it back outside any destructor: on a
+  // daemon thread while the interpreter finalizes, taking it back ends the thread (CPython
+  // calls pthread_exit), and that unwinding must not cross a noexcept destructor
+  // (std::terminate). close() and close_all() wait for such a call on another thread to
+  // return (within 0.1 s) before they destroy the loader it uses.
+  //
   // Stops and joins the workers (each finishes the sample it holds) and lets go of the loader,
   // with the GIL released; batches handed out stay valid. Any later use of this handle raises.
   // Called for every live loader before the interpreter finalizes (stoker/data_loader.py), so
@@ -94,7 +101,14 @@ class LoaderHandle {
   // forked copy (left as it is: leave_in_fork). With the GIL held.
   std::optional<OwnedLoader> take_loader();
 
+  // Runs `f` (a call on the loader) with the GIL released, counted in calls_ (see close()).
+  template <class F>
+  void without_gil(F&& f);
+
   pid_t made_in_ = getpid();  // the process the loader's workers run in
+  // Threads inside a call on the loader with the GIL released; shared with close_all(), which
+  // waits for it to be 0 with the GIL released, while the handle may go.
+  std::shared_ptr<std::atomic<int>> calls_ = std::make_shared<std::atomic<int>>(0);
   // Declared before the loader, so destroyed after it; each batch handed out holds it too.
   std::shared_ptr<data::BufferAllocator> allocator_;
   std::unique_ptr<data::Loader> loader_;  // changed with the GIL held

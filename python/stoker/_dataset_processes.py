@@ -43,6 +43,7 @@ import numpy as np
 import torch.utils.data
 
 from . import _arguments as arg
+from . import _exit
 from . import _process
 from . import _stoker
 from ._datasets import _raised
@@ -54,6 +55,7 @@ _EXIT_REGISTERED = False
 def _close_live():
     """At exit, before stoker's loaders stop their workers (atexit runs this first: it is
     registered after them): wakes the workers waiting for items, and stops the processes."""
+    _exit.begin()
     for processes in list(_LIVE):
         processes.close(wait_s=1.0)
 

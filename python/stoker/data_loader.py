@@ -19,6 +19,7 @@ import torch
 import torch.utils.dlpack
 
 from . import _arguments as arg
+from . import _exit
 from . import _options
 from . import _stoker
 from ._collate import call_collate_fn, collate_targets, sample_params
@@ -232,6 +233,7 @@ def _close_all():
     """Stops every loader's workers before the interpreter finalizes: a worker inside a
     Dataset's __getitem__ must not be running Python code while it does. That covers the
     loaders a garbage collection is letting go of on a worker thread (python/src/loader_closing.h)."""
+    _exit.begin()
     _stoker.Loader.close_all()
 
 
@@ -611,12 +613,17 @@ class DataLoader:
 
     @contextlib.contextmanager
     def _one_call(self, what):
-        """Holds the loader for one consumer call; a call from another thread meanwhile raises."""
+        """Holds the loader for one consumer call; a call from another thread meanwhile raises. At
+        exit, a call that fails on a thread other than the main one waits there for ever (_exit.py)."""
         if not self._in_call.acquire(blocking=False):
             raise RuntimeError(f"{what} of a stoker.DataLoader while another thread is inside its next(): one "
                                "consumer at a time; give each thread a DataLoader of its own")
         try:
             yield
+        except Exception as e:
+            if not isinstance(e, StopIteration):
+                _exit.park_daemon()  # a daemon thread's loader closed at exit: it waits, as at exit
+            raise
         finally:
             self._in_call.release()
 

@@ -1,0 +1,50 @@
+"""A script ends while a daemon thread iterates a stoker.DataLoader (a background prefetcher,
+a logging thread): the interpreter exits with the script's status and prints nothing. The
+thread is stopped where it waits for its next batch, as Python's daemon threads are at exit;
+it neither raises (a traceback at exit) nor takes the GIL back inside C++ code that cannot be
+unwound (std::terminate: "terminate called without an active exception", status -6)."""
+import subprocess
+import sys
+
+import pytest
+
+DAEMON = """
+import sys, threading, time, numpy as np, torch, stoker
+class Map(torch.utils.data.Dataset):
+    def __len__(self):
+        return 64
+    def __getitem__(self, i):
+        time.sleep(0.001)
+        return np.full((8, 8), i, np.uint8), i
+class Stream(torch.utils.data.IterableDataset):
+    def __iter__(self):
+        info = torch.utils.data.get_worker_info()
+        for i in range(info.id, 64, info.num_workers) if info else range(64):
+            time.sleep(0.001)
+            yield np.full((8, 8), i, np.uint8), i
+    def __len__(self):
+        return 64
+loader = stoker.DataLoader(Map() if sys.argv[1] == "map" else Stream(), batch_size=4, num_workers=2,
+                           transforms="Resize(8), CenterCrop(8)")
+got = threading.Event()
+def iterate():
+    while True:
+        for _ in loader:
+            got.set()
+            time.sleep(0.001)
+threading.Thread(target=iterate, daemon=True).start()
+got.wait(30)
+time.sleep(0.2)
+sys.exit(int(sys.argv[2]))
+"""
+
+
+@pytest.mark.parametrize("kind", ["map", "stream"])
+def test_exit_while_a_daemon_thread_iterates_prints_nothing(tmp_path, kind):
+    script = tmp_path / "daemon.py"
+    script.write_text(DAEMON)
+    runs = [subprocess.Popen([sys.executable, str(script), kind, str(status)], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True) for status in (0, 3, 0)]
+    for status, run in zip((0, 3, 0), runs):
+        _, err = run.communicate(timeout=60)
+        assert (run.returncode, err) == (status, ""), err[-3000:]
