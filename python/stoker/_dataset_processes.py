@@ -272,15 +272,23 @@ class DatasetProcesses:
                     return item
                 if self._soon[index] == 0:
                     return None
-                left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
+                if not self._wait(deadline):
                     return False
-                self._waiting += 1
-                self._room.notify()  # a feeder waiting for room pulls again: a worker waits
-                try:
-                    self._cond.wait(left)
-                finally:
-                    self._waiting -= 1
+
+    def _wait(self, deadline):
+        """A worker's wait, holding self._cond, for the feeder's next delivery until `deadline`
+        (time.monotonic(); None: for ever); a feeder waiting for room pulls again meanwhile.
+        False, without waiting, once the deadline has passed."""
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            return False
+        self._waiting += 1
+        self._room.notify()  # a feeder waiting for room pulls again: a worker waits
+        try:
+            self._cond.wait(left)
+        finally:
+            self._waiting -= 1
+        return True
 
     def _deliver(self, generation, chunk):
         """The feeder's: stashes a chunk of the pass `generation`; False once it is not the pass."""

@@ -216,15 +216,8 @@ class StreamProcesses(DatasetProcesses):
                     return Ellipsis
                 if k < self._arrived:
                     return None, f"item {k} of the stream was read long before (it is kept for a while only)"
-                left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
+                if not self._wait(deadline):
                     return False
-                self._waiting += 1
-                self._room.notify()
-                try:
-                    self._cond.wait(left)
-                finally:
-                    self._waiting -= 1
 
     def _deliver(self, generation, chunk):
         with self._cond:
