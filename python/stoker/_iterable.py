@@ -256,7 +256,7 @@ class StreamPass:
         self.past_bad, self.past_bad_count = [], 0  # the bad samples of the pass's segments before this one
         self.length = length  # the Dataset's len(), or None
 
-    def check_length(self, name):
+    def check_length(self):
         """A UserWarning line, once, where the pass's items outrun the Dataset's len() (torch's
         DataLoader warns so): len(loader) undercounts, and copies that do not shard themselves
         yield every item once each."""
@@ -267,7 +267,7 @@ class StreamPass:
         why = (f"with dataset_processes={copies}, each copy must take its own share of the items (by "
                "torch.utils.data.get_worker_info()) or every copy yields all of them" if copies > 1 else
                "make __len__ the number of items this rank's stream yields")
-        warnings.warn(f"{name}'s __len__ is {length}, but its pass yielded {self.processes.items} items so far: "
+        warnings.warn(f"{self.name}'s __len__ is {length}, but its pass yielded {self.processes.items} items so far: "
                       f"len(loader) undercounts its batches; {why}", UserWarning, stacklevel=5)
 
     def start(self, epoch):
@@ -292,10 +292,10 @@ class StreamPass:
             if self.batches < self.per_segment:
                 break
             ended = self.loader.epoch_stats()
-            self.past_bad += self.numbered_bad(ended["bad_samples"], self.name)
+            self.past_bad += self.numbered_bad(ended["bad_samples"])
             self.past_bad_count += ended["bad"]
             self.segment, self.batches = self.segment + 1, 0
-            self.processes.set_base(self.segment * self.segment_samples)
+            self.processes.set_base(self._base())
             self.loader.start_epoch(self._engine_epoch())
         error = self.processes.error
         if error is not None:
@@ -303,25 +303,29 @@ class StreamPass:
                                     "in the batches so far. Catch the error inside __iter__ to skip the item instead")
         return None
 
-    def numbered(self, indices, name):
+    def _base(self):
+        """The pass's number of the current segment's first item."""
+        return self.segment * self.segment_samples
+
+    def numbered(self, indices):
         """return_params' "index" (a tensor) and "path" of the last batch, by the items' numbers
         in the pass."""
-        indices = indices + self.segment * self.segment_samples
-        return indices, [f"{name}[{i}]" for i in indices.tolist()]
+        indices = indices + self._base()
+        return indices, [f"{self.name}[{i}]" for i in indices.tolist()]
 
-    def numbered_bad(self, bad, name):
+    def numbered_bad(self, bad):
         """stats()'s bad samples of the current segment, by the items' numbers in the pass."""
-        base = self.segment * self.segment_samples
-        return [(i + base, f"{name}[{i + base}]", why) for i, _, why in bad]
+        base = self._base()
+        return [(i + base, f"{self.name}[{i + base}]", why) for i, _, why in bad]
 
     def bad_of_pass(self, epoch_stats):
         """stats()'s bad count and samples of the pass so far: its earlier segments' and the current one's."""
         return (self.past_bad_count + epoch_stats["bad"],
-                self.past_bad + self.numbered_bad(epoch_stats["bad_samples"], self.name))
+                self.past_bad + self.numbered_bad(epoch_stats["bad_samples"]))
 
     def _in_pass(self, message):
         """The engine's message about a sample of this segment, its items and epoch named as in the pass."""
-        base = self.segment * self.segment_samples
+        base = self._base()
         message = re.sub(re.escape(self.name) + r"\[(\d+)\]", lambda m: f"{self.name}[{int(m.group(1)) + base}]",
                          message)
         return re.sub(rf"\bepoch {self._engine_epoch()}\b", f"epoch {self.epoch}", message)

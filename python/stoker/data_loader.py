@@ -660,7 +660,7 @@ class DataLoader:
             raise StopIteration
         self._position += 1
         if self._stream is not None:
-            self._stream.check_length(self._data.name)
+            self._stream.check_length()
         self._step_wait, self._step_end, self._step_samples = now - started, now, item[0].shape[0]
         return self._shaped(item)
 
@@ -708,7 +708,7 @@ class DataLoader:
         if self.return_params:
             params = sample_params(batch.params)
             if self._stream is not None:  # the items' numbers in the pass, not in the engine's segment
-                params["index"], params["path"] = self._stream.numbered(params["index"], self._data.name)
+                params["index"], params["path"] = self._stream.numbered(params["index"])
             extras.append(params)
         return extras or None
 
