@@ -22,6 +22,7 @@ a dataset[0] that raises is a bad sample as any other.
 """
 import functools
 import os
+import threading
 from collections.abc import Mapping
 
 import torch.utils.data
@@ -178,7 +179,7 @@ def open_data(dataset, split, worker_init_fn, clips=False, on_error="substitute"
     folder, picked = _folder_under(dataset)
     if folder is not None:
         return _open_folder_object(folder, name, worker_init_fn, picked, dataset, on_error)
-    first = _check_first_item(dataset, name, on_error, clips, image_key)
+    first = _check_first_item(dataset, name, on_error, clips, image_key, as_worker=worker_init_fn)
     layout = first.dict_items
     source = _stoker.Source.dataset(dataset, worker_init_fn, name, [os.fsencode(c) for c in _class_names(dataset)],
                                     first.wrapped, clips, first.features,
@@ -222,7 +223,7 @@ def _open_folder_object(folder, name, worker_init_fn, picked=None, dataset=None,
         return Data(source, dataset, name, chain=chain, target_transform=target_transform, folder=str(root))
     # Files stoker does not decode, or a loader of the script's: the workers call the loader.
     items = _FolderItems(samples, loader, every_file=own_loader)
-    checked = _check_first_item(items, f"{name} (its loader)", on_error)
+    checked = _check_first_item(items, f"{name} (its loader)", on_error, as_worker=worker_init_fn)
     if checked.features:  # the width is 2, the targets class ids
         raise ValueError(f"dataset: {name}'s loader returns a float array for {samples[checked.index][0]}; a folder's "
                          "loader returns images: a path, encoded bytes, a uint8 array or a PIL image")
@@ -266,14 +267,43 @@ def _raised(error):
     return f"{type(error).__name__}: {str(error).partition(chr(10))[0]}"
 
 
-def first_item(dataset, name, on_error):
+def first_item(dataset, name, on_error, as_worker=None):
     """(i, dataset[i]) for the first index whose item loads, to learn the items' kind from: with
     on_error="substitute" the first of FIRST_ITEMS_TRIED (the ones before it are bad samples,
     substituted and named when the workers read them), one stoker.DataError line when none of
     them loads; with on_error="raise" index 0, a dataset[0] that raises being a DataError
-    naming it (its exception the cause)."""
+    naming it (its exception the cause). With `as_worker` (the loader's WorkerThreads) the look
+    runs on a thread of its own that is worker 0 first, as the workers' dataset[i] calls are:
+    get_worker_info() answers there, and worker_init_fn(0) has run (what it set up in a
+    threading.local is there; what it raises is one stoker.DataError line); what the look
+    raises is raised here."""
     if len(dataset) == 0:
         raise arg.bad("dataset", dataset, f"a Dataset with samples; this {name} has len() 0")
+    if as_worker is None:
+        return _first_item_here(dataset, name, on_error)
+    outcome = {}
+
+    def look():
+        try:
+            try:
+                as_worker(0)
+            except Exception as e:  # noqa: BLE001 - named as the workers name it
+                raise _stoker.DataError(f"worker_init_fn(0) raised {_raised(e)} (the loader reads {name}'s first "
+                                        "items as worker 0 when it is made); fix worker_init_fn") from e
+            outcome["item"] = _first_item_here(dataset, name, on_error)
+        except BaseException as e:  # noqa: BLE001 - raised again on the caller's thread
+            outcome["error"] = e
+
+    thread = threading.Thread(target=look, name=f"stoker {name}[0] look", daemon=True)
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["item"]
+
+
+def _first_item_here(dataset, name, on_error):
+    """first_item on the calling thread."""
     tried = 1 if on_error == "raise" else min(len(dataset), FIRST_ITEMS_TRIED)
     first = None
     for i in range(tried):
@@ -354,11 +384,11 @@ def _split_first(dataset, item, at, clips, image_key):
     return item, (), 1, None, at
 
 
-def _check_first_item(dataset, name, on_error="substitute", clips=False, image_key=None):
-    """The FirstItem of the first item that loads (first_item) when its image is an image the
-    engine takes or a feature tensor (a clip, with `clips`: _check_first_clip); else one line
-    says what it is and what to do."""
-    index, item = first_item(dataset, name, on_error)
+def _check_first_item(dataset, name, on_error="substitute", clips=False, image_key=None, as_worker=None):
+    """The FirstItem of the first item that loads (first_item, looking `as_worker`) when its
+    image is an image the engine takes or a feature tensor (a clip, with `clips`:
+    _check_first_clip); else one line says what it is and what to do."""
+    index, item = first_item(dataset, name, on_error, as_worker)
     at = f"{name}[{index}]"
     image, target, parts, layout, image_at = _split_first(dataset, item, at, clips, image_key)
     if clips:

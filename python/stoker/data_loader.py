@@ -356,13 +356,13 @@ class DataLoader:
         # calls worker_init_fn. "auto" runs up to a thread per core (the diagnosis' limit).
         self._worker_threads = None if processes else WorkerThreads(
             dataset, max(workers, self._cores["cores"]) if self.auto_workers else workers, worker_init_fn)
+        if self._worker_threads is not None and not isinstance(dataset, (str, bytes, os.PathLike)):
+            install_worker_info()  # the look at a Dataset's first items runs as worker 0 (open_data)
         data = open_data(StreamView(dataset, name, batch_size) if stream else dataset, split, self._worker_threads,
                          clips=frames_per_clip > 0, on_error=on_error, image_key=image_key,
                          items=processes.take if processes else None, name=name)
         if stream:
             data.dataset = dataset
-        if self._worker_threads is not None and data.targets == "items":
-            install_worker_info()
         if processes is not None and data.targets != "items":
             raise arg.bad("dataset_processes", dataset_processes, f"0 for {data.name}: stoker's workers read and "
                           "decode it in C++ and call no Python", "leave it out")

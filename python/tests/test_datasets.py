@@ -476,13 +476,14 @@ def test_getitem_runs_on_the_worker_threads(png_folder):
             time.sleep(0.005)  # a slow read: both workers get to call
             return super().__getitem__(i)
 
-    Recording.threads.clear()
-    batches(stoker.DataLoader(Recording(folder_samples(png_folder)), batch_size=4, num_workers=2,
-                              transforms="Resize((8, 8))"))
+    loader = stoker.DataLoader(Recording(folder_samples(png_folder)), batch_size=4, num_workers=2,
+                               transforms="Resize((8, 8))")
+    Recording.threads.clear()  # after the look at the first items, on a thread of its own
+    batches(loader)
     assert len(Recording.threads - {threading.get_ident()}) == 2
 
 
-def test_worker_init_fn_runs_once_on_each_worker(png_folder):
+def test_worker_init_fn_runs_once_on_each_worker_and_before_the_look_at_the_first_items(png_folder):
     seen, lock = [], threading.Lock()
 
     def init(worker_id):
@@ -494,8 +495,8 @@ def test_worker_init_fn_runs_once_on_each_worker(png_folder):
     batches(loader)
     del loader  # joins the workers: each has started by then
     gc.collect()
-    assert sorted(w for w, _ in seen) == [0, 1, 2]
-    assert len({t for _, t in seen}) == 3 and threading.get_ident() not in {t for _, t in seen}
+    assert seen[0][0] == 0 and sorted(w for w, _ in seen[1:]) == [0, 1, 2]  # the look's, then the workers'
+    assert len({t for _, t in seen[1:]}) == 3 and threading.get_ident() not in {t for _, t in seen}
 
 
 def test_a_workers_threading_local_lasts_from_worker_init_fn_through_its_reads():
@@ -524,13 +525,22 @@ def test_a_workers_threading_local_lasts_from_worker_init_fn_through_its_reads()
     assert seen <= {"main", 0, 1} and {0, 1} & seen
 
 
-def test_a_worker_init_fn_that_raises_fails_the_epoch_naming_it(png_folder):
+def test_a_worker_init_fn_that_raises_fails_the_loader_or_the_epoch_naming_it(png_folder):
     def init(worker_id):
         raise OSError("cannot open the annotation file")
 
-    loader = stoker.DataLoader(Paths(folder_samples(png_folder)), batch_size=4, transforms="Resize((8, 8))",
-                               worker_init_fn=init)
-    with pytest.raises(stoker.DataError, match=r"worker_init_fn\(\d+\) raised OSError: cannot open the annotation"):
+    with pytest.raises(stoker.DataError, match=r"^worker_init_fn\(0\) raised OSError: cannot open the annotation "
+                       r"file \(the loader reads Paths's first items as worker 0 when it is made\); fix worker_init_fn$"):
+        stoker.DataLoader(Paths(folder_samples(png_folder)), batch_size=4, transforms="Resize((8, 8))",
+                          worker_init_fn=init)
+
+    def init_on_workers_1_and_up(worker_id):
+        if worker_id > 0:
+            raise OSError("cannot open the annotation file")
+
+    loader = stoker.DataLoader(Paths(folder_samples(png_folder)), batch_size=4, num_workers=2,
+                               transforms="Resize((8, 8))", worker_init_fn=init_on_workers_1_and_up)
+    with pytest.raises(stoker.DataError, match=r"worker_init_fn\(1\) raised OSError: cannot open the annotation"):
         batches(loader)
 
 

@@ -3,7 +3,6 @@
 new block without a check here, fails."""
 import io
 import json
-import re
 import tarfile
 from pathlib import Path
 
@@ -12,20 +11,9 @@ import pytest
 import torch
 from PIL import Image
 
+from guide_blocks import python_blocks
+
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guide" / "own-data.md"
-
-
-def python_blocks():
-    """(section heading, index in its section, code) for each ```python block of the guide."""
-    blocks, section, counts = [], None, {}
-    for match in re.finditer(r"^## ([^\n]+)$|^```python\n(.*?)^```$", GUIDE.read_text(), re.M | re.S):
-        if match.group(1):
-            section = match.group(1)
-            continue
-        index = counts.get(section, 0)
-        counts[section] = index + 1
-        blocks.append((section, index, match.group(2)))
-    return blocks
 
 
 def write_data(root):
@@ -116,11 +104,11 @@ CHECKS = {
 
 
 def test_every_example_has_a_check():
-    assert {(section, index) for section, index, _ in python_blocks()} == set(CHECKS)
+    assert {(section, index) for section, index, _ in python_blocks(GUIDE)} == set(CHECKS)
 
 
 @pytest.mark.parametrize("section,index,code",
-                         [pytest.param(*block, id=f"{block[0]} #{block[1]}") for block in python_blocks()])
+                         [pytest.param(*block, id=f"{block[0]} #{block[1]}") for block in python_blocks(GUIDE)])
 def test_the_example_runs(tmp_path, monkeypatch, section, index, code):
     write_data(tmp_path)
     monkeypatch.chdir(tmp_path)

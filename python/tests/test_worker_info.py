@@ -21,13 +21,18 @@ def seed_of_first_pass(seed):
 
 class Reporting(torch.utils.data.Dataset):
     """Each item's target is what get_worker_info() says in its __getitem__: (id, seed,
-    num_workers), or (-1, -1, -1) where it is None. With `both`, the first read on each worker
-    waits (up to 10 s) until two workers have read, so that both take samples."""
+    num_workers), or (-1, -1, -1) where it is None. With `both`, once armed (loader_of arms it
+    after the loader's look at the first items, which runs as worker 0 too), the first read on
+    each worker waits (up to 10 s) until two workers have read, so that both take samples."""
 
     def __init__(self, size=32, both=False):
         self.size = size
-        self.barrier = threading.Barrier(2, timeout=10) if both else None
+        self.both, self.barrier = both, None
         self.wrong_dataset = 0
+
+    def arm(self):
+        if self.both:
+            self.barrier = threading.Barrier(2, timeout=10)
 
     def __len__(self):
         return self.size
@@ -46,7 +51,10 @@ class Reporting(torch.utils.data.Dataset):
 
 
 def loader_of(dataset, **options):
-    return stoker.DataLoader(dataset, transforms="Resize((4, 4))", **options)
+    loader = stoker.DataLoader(dataset, transforms="Resize((4, 4))", **options)
+    if isinstance(dataset, Reporting):
+        dataset.arm()
+    return loader
 
 
 def reports(loader):
@@ -147,3 +155,25 @@ def test_a_state_of_another_seed_gives_the_new_workers_its_seed():
     resumed = loader_of(Reporting(both=True), batch_size=4, num_workers=2, seed=1)
     resumed.load_state_dict(loader_of(Reporting(), batch_size=4, num_workers=2, seed=9).state_dict())
     assert reports(resumed) == {(0, 9, 2), (1, 10, 2)}
+
+
+_HANDLES = threading.local()  # what worker_init_fn opens for its worker, as a per-worker h5py handle
+
+
+def open_handle(worker_id):
+    _HANDLES.handle = f"worker {worker_id}'s handle"
+
+
+class NeedsItsWorkersHandle(torch.utils.data.Dataset):
+    """Reads through the handle worker_init_fn opened on the calling thread (AttributeError without)."""
+
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        return np.zeros((4, 4), np.uint8), len(_HANDLES.handle)
+
+
+def test_the_look_at_the_first_items_runs_after_worker_init_fn_as_the_workers_reads():
+    loader = loader_of(NeedsItsWorkersHandle(), batch_size=4, num_workers=2, worker_init_fn=open_handle)
+    assert set(torch.cat([lengths for _, lengths in loader]).tolist()) == {len("worker 0's handle")}
