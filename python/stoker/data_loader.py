@@ -863,7 +863,10 @@ class DataLoader:
                         "process); make the DataLoader in the process that iterates it")
 
     def __repr__(self):
-        data = f"{self._data.name} (iterable-style)" if self._stream is not None else self.source.describe()
+        try:
+            data = f"{self._data.name} (iterable-style)" if self._stream is not None else self.source.describe()
+        except AttributeError:  # its __init__ raised (a traceback or a debugger shows it)
+            return "stoker.DataLoader(<not made: its construction raised>)"
         return (f"stoker.DataLoader({data}, batch_size={self.batch_size}, "
                 f"num_workers={self.num_workers}, transforms={self.transforms!r})")
 

@@ -2,6 +2,7 @@
 import os
 import signal
 import time
+import traceback
 
 import numpy as np
 import pytest
@@ -33,6 +34,11 @@ def test_a_bad_argument_names_itself(png_folder, kwargs, words):
         stoker.DataLoader(png_folder, **kwargs)
     assert words in str(raised.value)
     assert "\n" not in str(raised.value)
+    # The half-made loader a traceback or a debugger shows has a repr, not an error of its own.
+    half_made = {id(frame.f_locals["self"]): frame.f_locals["self"] for frame, _ in traceback.walk_tb(raised.tb)
+                 if isinstance(frame.f_locals.get("self"), stoker.DataLoader)}
+    assert [repr(loader) for loader in half_made.values()] == ["stoker.DataLoader(<not made: its construction "
+                                                               "raised>)"]
 
 
 class _Paths:
