@@ -475,6 +475,20 @@ class DataLoader:
         self._diagnosis = self._new_diagnosis(auto_workers=self.auto_workers)
         self._autotune = []
         register_diagnosis(self._diagnosis, self)
+        self._made = True
+
+    def __setattr__(self, name, value):
+        """One ValueError line for an option the loader took when it was made: a later value would
+        not reach the batches (torch's DataLoader refuses batch_size, drop_last, dataset and the
+        samplers alike, and takes the rest at its next iter())."""
+        if name in _TAKEN_WHEN_MADE and self.__dict__.get("_made"):
+            shown = repr(value)
+            if "\n" in shown or len(shown) > 60:
+                shown = f"<a {type(value).__name__}>"
+            raise ValueError(f"loader.{name}={shown}: stoker.DataLoader takes {name} when it is made (its workers, "
+                             f"buffers and plan follow it), so a later value would not reach the batches; make a new "
+                             f"stoker.DataLoader(..., {name}=...)")
+        super().__setattr__(name, value)
 
     # torch's DataLoader attributes that scripts read.
     @property
@@ -869,6 +883,15 @@ class DataLoader:
             return "stoker.DataLoader(<not made: its construction raised>)"
         return (f"stoker.DataLoader({data}, batch_size={self.batch_size}, "
                 f"num_workers={self.num_workers}, transforms={self.transforms!r})")
+
+
+# The options a DataLoader takes when it is made, refused as attributes later (__setattr__);
+# collate_fn and generator are read at each batch and pass, and may be set.
+_TAKEN_WHEN_MADE = frozenset((
+    "batch_size", "drop_last", "dataset", "sampler", "batch_sampler", "shuffle", "num_workers", "pin_memory",
+    "pin_memory_device", "prefetch_factor", "worker_init_fn", "persistent_workers", "multiprocessing_context",
+    "timeout", "in_order", "dataset_processes", "device", "channels_last", "decode", "rank", "world_size",
+    "frames_per_clip", "frame_step", "clip_start", "keypoints", "boxes", "box_format", "return_params"))
 
 
 class _Iterator:

@@ -6,6 +6,7 @@ import traceback
 
 import numpy as np
 import pytest
+import torch
 from conftest import write_image_folder
 from PIL import Image
 
@@ -179,3 +180,21 @@ def test_auto_decoding_with_batches_on_the_cpu_is_the_cpu_and_quiet(png_folder, 
     assert loader.decode == "cpu"
     assert next(iter(loader))[0].shape == (2, 3, 8, 8)
     assert "decode" not in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("name, value", [("batch_size", 8), ("drop_last", True), ("shuffle", True),
+                                         ("num_workers", 3), ("pin_memory", True), ("worker_init_fn", print),
+                                         ("dataset", _Paths)])
+def test_an_option_taken_when_the_loader_was_made_is_refused_as_an_attribute(png_folder, name, value):
+    loader = stoker.DataLoader(png_folder, batch_size=4, transforms="Resize((8, 8))")
+    with pytest.raises(ValueError, match=rf"^loader\.{name}=.*: stoker\.DataLoader takes {name} when it is made .*; "
+                                         rf"make a new stoker\.DataLoader\(\.\.\., {name}=\.\.\.\)$"):
+        setattr(loader, name, value)
+    assert getattr(loader, name) is not value
+
+
+def test_collate_fn_and_generator_set_later_reach_the_next_batches(png_folder):
+    loader = stoker.DataLoader(png_folder, batch_size=4, transforms="Resize((8, 8))")
+    loader.collate_fn = lambda targets: ("collated", len(targets))
+    loader.generator = torch.Generator()
+    assert next(iter(loader))[1] == ("collated", 4)
