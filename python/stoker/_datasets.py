@@ -5,7 +5,8 @@
   list's columns besides the path and the targets (captions, ids) come after the targets;
 - torchvision's ImageFolder or DatasetFolder with its default loader, or a Subset of one: its
   `samples` and `classes` are read once and the files in C++, with no Python call per sample;
-  its `transform` is the chain unless one is given, its `target_transform` runs on the targets;
+  its `transform` is the chain unless one is given, its `target_transform` runs on the targets
+  (both read again at each pass's start: data_loader.py);
 - any other map-style Dataset (__len__ and __getitem__) whose item is `image` or
   `(image, target, ...)`: the workers call dataset[i] holding the GIL for that call only; or
   whose item is `features` or `(features, target, ...)`, its features a float array or tensor
@@ -39,17 +40,20 @@ _DECODED = (".jpg", ".jpeg", ".png")
 class Data:
     """The engine's source for `dataset`, what `loader.dataset` is, and what the loader does
     for it: `targets` is "engine" (the source's class ids or float targets) or "items" (each
-    sample's Python target, collated); `chain` is the dataset's own transform, if any."""
+    sample's Python target, collated); `transforms_of` is the DatasetFolder whose `transform`
+    (the chain unless transforms= is given) and `target_transform` the loader reads at each
+    pass's start, None for other data."""
 
-    def __init__(self, source, dataset, name, targets="engine", chain=None, target_transform=None, item_width=2,
+    def __init__(self, source, dataset, name, targets="engine", transforms_of=None, item_width=2,
                  has_targets=True, extra_columns=0, folder=""):
         self.source = source
         self.dataset = dataset
         self.name = name
         self.folder = folder  # the path, or a DatasetFolder's root, that recommended commands name; "" when none
         self.targets = targets
-        self.chain = chain
-        self.target_transform = target_transform
+        self.transforms_of = transforms_of
+        # What runs on the targets: transforms_of's target_transform as the current pass's start read it.
+        self.target_transform = transforms_of.target_transform if transforms_of is not None else None
         self.item_width = item_width  # parts of an item: 1 for an image alone, 2 for (image, target), ...
         self.has_targets = has_targets  # False for a CSV list (or shards) without a target column
         self.extra_columns = extra_columns  # a CSV list's columns passed through (captions, ids; a shard's .txt, .json), after the targets
@@ -213,14 +217,13 @@ def _open_folder_object(folder, name, worker_init_fn, picked=None, dataset=None,
     if len(samples) == 0:
         raise arg.bad("dataset", dataset, f"a {name} with samples; it has none", "check its root folder")
     loader = getattr(folder, "loader", None)
-    chain, target_transform = folder.transform, folder.target_transform
     root = getattr(folder, "root", "")
     own_loader = not _default_loader(loader)
     if not own_loader and all(path.lower().endswith(_DECODED) for path, _ in samples):
         source = _stoker.Source.image_list(os.fsencode(f"{name} object of {root}"),
                                            [os.fsencode(p) for p, _ in samples], [int(t) for _, t in samples],
                                            [os.fsencode(c) for c in classes])
-        return Data(source, dataset, name, chain=chain, target_transform=target_transform, folder=str(root))
+        return Data(source, dataset, name, transforms_of=folder, folder=str(root))
     # Files stoker does not decode, or a loader of the script's: the workers call the loader.
     items = _FolderItems(samples, loader, every_file=own_loader)
     checked = _check_first_item(items, f"{name} (its loader)", on_error, as_worker=worker_init_fn)
@@ -228,8 +231,7 @@ def _open_folder_object(folder, name, worker_init_fn, picked=None, dataset=None,
         raise ValueError(f"dataset: {name}'s loader returns a float array for {samples[checked.index][0]}; a folder's "
                          "loader returns images: a path, encoded bytes, a uint8 array or a PIL image")
     source = _stoker.Source.dataset(items, worker_init_fn, name, [os.fsencode(c) for c in classes])
-    return Data(source, dataset, name, targets="items", chain=chain, target_transform=target_transform,
-                folder=str(root))
+    return Data(source, dataset, name, targets="items", transforms_of=folder, folder=str(root))
 
 
 _FEATURE_DTYPES = (torch.float16, torch.float32, torch.float64)

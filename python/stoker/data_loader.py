@@ -427,7 +427,8 @@ class DataLoader:
         self.channels_last = channels_last
         self.frames_per_clip, self.frame_step, self.clip_start = frames_per_clip, frame_step, clip_start
 
-        chain = _chain(transforms if transforms is not None else data.chain, self.source)
+        self._transforms_given = transforms  # the chain's origin (_chain_now), read again at each pass's start
+        chain = self._chain_now()
         gpu_decoder, gpu_handoff = _gpu_decoder(decode, self.device, chain, batch_size) if use == "gpu" \
             else (None, "off")
         self.decode = "gpu" if gpu_decoder is not None else "cpu"
@@ -454,6 +455,7 @@ class DataLoader:
         if self._loader.gpu_note:  # 'auto' with a chain or data the GPU does not finish
             print(self._loader.gpu_note, file=sys.stderr, flush=True)
             self.decode = "cpu"
+            self._loader_options["gpu_handoff"] = "off"  # a loader made again (_replace_loader) decodes on the CPU too
         elif gpu_decoder is not None:
             from ._gpu_decode import GpuDecodeStage
 
@@ -513,6 +515,25 @@ class DataLoader:
         """The chain as the loader runs it, e.g. 'RandomResizedCrop(224) · ... → float32 NCHW'."""
         return self._loader.transforms
 
+    @transforms.setter
+    def transforms(self, transforms):
+        """The chain from the next pass on, given as `transforms=` is (objects are read again at
+        each pass's start; None: the ImageFolder's own transform, else what suits the data).
+        Between passes only: during one it raises RuntimeError; a chain stoker cannot run raises
+        ValueError, the running one kept."""
+        self._check_process()
+        with self._one_call("setting loader.transforms"):
+            if self._in_pass():
+                raise RuntimeError(f"loader.transforms cannot change during a pass (batch {self._position} of epoch "
+                                   f"{self._epoch} came last): set it between passes, after the pass's last batch "
+                                   "or before iter(); it takes effect at the next pass")
+            given, self._transforms_given = self._transforms_given, transforms
+            try:
+                self._follow_chain()
+            except ValueError:
+                self._transforms_given = given
+                raise
+
     def __len__(self):
         if self._stream is not None:
             return stream_batches(self.dataset, self._data.name, self.batch_size, self.drop_last)
@@ -541,7 +562,8 @@ class DataLoader:
     def __iter__(self):
         """A pass over the current epoch. One consumer at a time: an iter() while another thread's
         pass is unfinished, or while a next() is in flight, raises RuntimeError at once. A new
-        iter() on the same thread replaces the pass before it (that iterator then raises)."""
+        iter() on the same thread replaces the pass before it (that iterator then raises). The
+        pass runs the chain its origin gives now (_follow_chain)."""
         self._check_process()
         with self._one_call("iter()"):
             live = self._live() if self._live is not None else None
@@ -549,6 +571,7 @@ class DataLoader:
                 raise RuntimeError(f"this stoker.DataLoader is being iterated by another thread ({live.thread_name}) "
                                    "and a pass is not finished: one consumer at a time; give each thread a "
                                    "DataLoader of its own")
+            self._follow_chain()
             self._generation += 1
             if self._stream is not None:  # a pass from its start (load_state_dict resumes none mid-pass)
                 first = self._resume_at = 0
@@ -587,6 +610,43 @@ class DataLoader:
             iterator = _Iterator(self, self._generation)
             self._live = weakref.ref(iterator)
             return iterator
+
+    def _in_pass(self):
+        """Whether a pass is under way: its iterator is alive and has not ended."""
+        return self._position is not None and self._live is not None and self._live() is not None
+
+    def _chain_now(self):
+        """The chain as its origin gives it now: transforms= (or loader.transforms) as given,
+        objects read from their attributes again, else the ImageFolder's `transform` (which a
+        script may replace), else what suits the data. A transform stoker does not read raises
+        ValueError naming it."""
+        given = self._transforms_given
+        if given is None and self._data.transforms_of is not None:
+            given = self._data.transforms_of.transform
+        return _chain(given, self.source)
+
+    def _follow_chain(self):
+        """At a pass's start, what torch's worker processes see in the Dataset copy a pass makes:
+        the ImageFolder's `target_transform` now, and the chain now; a chain that changed (a
+        progressive resize, augmentation turned off for the last epochs) runs from this pass
+        on, in a loader made again with it (_replace_loader). Raises ValueError in one line,
+        the running chain kept, where the new chain cannot run."""
+        if self._data.transforms_of is not None:
+            self._data.target_transform = self._data.transforms_of.target_transform
+        chain = self._chain_now()
+        if chain == self._loader_options["transforms"]:
+            return
+        if self._gpu_stage is not None:
+            raise ValueError(f"transforms: the chain changed between passes to {chain!r}, and the GPU decoder "
+                             "(decode='gpu' or 'auto') was made for the chain the loader was made with: make a "
+                             "new stoker.DataLoader for the new chain, or use decode='cpu'")
+        running = self._loader_options["transforms"]
+        self._loader_options["transforms"] = chain
+        try:
+            self._replace_loader(self.seed)
+        except ValueError:
+            self._loader_options["transforms"] = running
+            raise
 
     def _start_processes(self, unclaimed):
         """Starts dataset_processes' pass over `unclaimed`: the C++ loader's order of the pass (the
@@ -821,7 +881,7 @@ class DataLoader:
         with self._one_call("load_state_dict()"):
             # The order depends on the seed, so the resumed loader takes the saved one.
             if checked["seed"] != self.seed:
-                self._reseed(checked["seed"])
+                self._replace_loader(checked["seed"])
             self._epoch = checked["epoch"]
             self._resume_at = checked["next_batch"]
             # Taken at an epoch's end, the state points at the next epoch's first batch: the epoch it
@@ -842,18 +902,25 @@ class DataLoader:
             chain = self._loader_options["transforms"]
             raise ValueError(f"transforms={chain!r}: {e}" if "transform" in str(e).lower() else str(e)) from None
 
-    def _reseed(self, seed):
-        """A loader on the saved seed (the order of every epoch depends on it)."""
+    def _replace_loader(self, seed):
+        """The engine loader made again from the current options on `seed` (a resumed state's,
+        on which every epoch's order depends; a chain changed between passes), in place of the
+        running one, between passes: the workers num_workers="auto" chose carry over (the epoch,
+        sampler, sharding and resume point are this object's); an iterable's passes, the CUDA
+        feed, the GPU decoder's stage and the diagnosis (in its place among the loops reported
+        on) take the new one. Raises ValueError, the running one kept, where it cannot be made."""
         workers = self._loader.workers
         self._loader = self._make_loader(seed)
         self._loader.workers = workers
         self.seed = seed
+        if self._stream is not None:
+            self._stream.loader = self._loader
         if self._feed is not None:
-            self._feed.loader = self._loader
+            self._feed.use(self._stream if self._stream is not None else self._loader)
         if self._gpu_stage is not None:
             self._gpu_stage.loader = self._loader
         self._diagnosis = self._new_diagnosis(auto_workers=self.auto_workers)
-        register_diagnosis(self._diagnosis, self)
+        self._session_entry.diagnosis = self._diagnosis
 
     def _new_diagnosis(self, gpu_index=-1, auto_workers=False):
         """A step-time diagnosis reading this loader's stage clocks; its recommendations name the

@@ -58,13 +58,24 @@ class DeviceFeed:
         self._ahead = None                       # _Ahead: batch k+1, copied ahead
         self._in_copy = collections.deque()      # (host tensors, event after their copy)
         self._handed_out = None                  # when next() last handed a batch out in this pass
+        self._normalize_as(loader)
+
+    def _normalize_as(self, loader):
+        """The chain's Normalize, which `loader` leaves to the GPU when it writes uint8."""
         normalize = loader.normalize if loader.dtype == "uint8" else None
         self._scale = None
         if normalize is not None:
             mean, std = normalize
             shape = (1, len(mean), 1, 1)
-            self._shift = torch.tensor([255 * m for m in mean], device=device).view(shape)
-            self._scale = torch.tensor([1 / (255 * s) for s in std], device=device).view(shape)
+            self._shift = torch.tensor([255 * m for m in mean], device=self.device).view(shape)
+            self._scale = torch.tensor([1 / (255 * s) for s in std], device=self.device).view(shape)
+
+    def use(self, loader):
+        """Takes `loader`'s batches from the next start() on (a loader made again between
+        passes, its chain's Normalize with it); the batch copied ahead from the one before is dropped."""
+        self._drop_ahead()
+        self.loader = loader
+        self._normalize_as(loader)
 
     def start(self):
         """Starts a pass: the batch copied ahead for the previous one, if any, is dropped (its arena freed)."""

@@ -34,3 +34,20 @@ def test_pinned_buffers_are_not_refilled_under_a_pending_copy(jpeg_folder):
     assert len(got) == len(cpu)
     for a, b in zip(cpu, got):
         assert (a - b.cpu()).abs().max().item() <= 1 / 255 / 0.224 + 1e-5
+
+
+def test_a_chain_set_between_passes_runs_on_the_cuda_feed_with_its_normalize(jpeg_folder):
+    # The feed normalises on the GPU with the chain's mean and std: the loader made again brings its own.
+    gpu = stoker.DataLoader(jpeg_folder, batch_size=5, shuffle=True, seed=4, transforms=CHAIN, device="cuda")
+    for _ in gpu:
+        pass
+    changed = "RandomResizedCrop(48), Normalize(mean=(0.5, 0.4, 0.3), std=(0.2, 0.25, 0.3))"
+    gpu.transforms = changed
+    cpu = stoker.DataLoader(jpeg_folder, batch_size=5, shuffle=True, seed=4, transforms=changed)
+    cpu.set_epoch(1)
+    pairs = list(zip(cpu, gpu))
+    assert len(pairs) == len(cpu)
+    for (x, y), (xg, yg) in pairs:
+        assert xg.is_cuda and xg.shape == x.shape and x.shape[-2:] == (48, 48)
+        assert torch.equal(y, yg.cpu())
+        assert (x - xg.cpu()).abs().max().item() <= 1 / 255 / 0.2 + 1e-5

@@ -75,6 +75,16 @@ def resume(root, rng):
     return {"loader": loader, "model": torch.nn.Linear(4, 2), "path": "ckpt.pt", "epoch": 0, "epochs": 2}
 
 
+def progressive(root, rng):
+    """The script around the block: the ImageFolder's root, its transform of each stage, `epochs`."""
+    import torchvision
+    import torchvision.transforms as T
+
+    image_folder(root, rng)
+    return {"torchvision": torchvision, "root": "train", "epochs": 31,
+            "stage_transform": lambda size: T.Compose([T.RandomResizedCrop(size), T.ToTensor()])}
+
+
 def monitor(root, rng):
     image_folder(root, rng)
     return {"loader": stoker.DataLoader("train/", batch_size=4, transforms="Resize(32), CenterCrop(32)"),
@@ -117,6 +127,8 @@ EXAMPLES = {
         and ns["batch"]["caption"] == [f"photo {i}" for i in range(64)]),
     ("python.md", "get_worker_info and seeding", 0): (seeding, lambda ns: len(set(seeded_values(ns).tolist())) == 32),
     ("python.md", "Resume", 0): (resume, lambda ns: ns["epoch"] == 1 and ns["images"].shape[1:] == (3, 32, 32)),
+    ("python.md", "A chain changed between passes", 0): (
+        progressive, lambda ns: ns["images"].shape == (8, 3, 192, 192)),
     ("python.md", "stoker.watch and stoker.monitor", 0): (
         monitor, lambda ns: ns["images"].shape == (4, 3, 32, 32) and Path("run.csv").stat().st_size > 0),
     ("README.md", "Examples", 0): (
