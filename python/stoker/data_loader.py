@@ -688,10 +688,11 @@ class DataLoader:
 
     def _list_parts(self, batch):
         """A CSV list's (or shards') targets, if it has them, and its other columns, in order: text as
-        a list of str, integers as an int64 tensor, numbers as a float32 one. collate_fn gets a
-        tuple per sample (the value alone when there is one part), as for a Dataset's items."""
+        a tuple of str (as torch's default_collate batches a Dataset's (image, caption) items),
+        integers as an int64 tensor, numbers as a float32 one. collate_fn gets a tuple per sample
+        (the value alone when there is one part), as for a Dataset's items."""
         parts = [torch.utils.dlpack.from_dlpack(batch.targets).clone()] if self._data.has_targets else []
-        parts += [column if isinstance(column, list) else torch.from_numpy(column)
+        parts += [tuple(column) if isinstance(column, list) else torch.from_numpy(column)
                   for k, column in enumerate(batch.columns) if k not in self._data.geometry_columns]
         if self.collate_fn is not None:
             values = [part.tolist() if isinstance(part, torch.Tensor) else part for part in parts]
