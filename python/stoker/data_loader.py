@@ -554,6 +554,8 @@ class DataLoader:
                     self._epoch, first = self._epoch + 1, 0
                 if self._epoch == ended:  # resumed, then set to the epoch the state was taken at the end of
                     return self._passed_pass()
+                if self._worker_threads is not None:  # get_worker_info().seed: the pass's, as torch's workers'
+                    self._worker_threads.start_pass(self._epoch, self.persistent_workers)
                 # A pass resumed within its epoch draws nothing: the epoch's draws came when it started.
                 draws = self._draw_as_torch if first == 0 else None
                 if self._order is None:

@@ -104,6 +104,33 @@ def test_worker_init_fn_shards_the_copies_as_in_torchs_example(context):
     assert [i for _, ids in loader for i in ids.tolist()] == [i for _, ids in torchs for i in ids.tolist()]
 
 
+class Itself(torch.utils.data.IterableDataset):
+    """Yields whether get_worker_info().dataset is this object (in its processes; the loader's
+    look in this process sees None)."""
+
+    def __iter__(self):
+        info = torch.utils.data.get_worker_info()
+        for i in range(4):
+            yield np.full((8, 8), i, np.uint8), info is None or info.dataset is self
+
+
+def test_get_worker_info_dataset_is_the_processes_copy_itself():
+    loader = stoker.DataLoader(Itself(), batch_size=4, transforms=CHAIN, dataset_processes=2)
+    assert [same for _, batch in loader for same in batch.tolist()] == [True] * 8
+
+
+class Captions(torch.utils.data.IterableDataset):
+    def __iter__(self):
+        for i in range(4):
+            yield np.full((8, 8), i, np.uint8), f"item {i}"
+
+
+def test_string_targets_come_as_a_tuple_as_torchs():
+    _, captions = next(iter(stoker.DataLoader(Captions(), batch_size=4, transforms=CHAIN)))
+    _, theirs = next(iter(torch.utils.data.DataLoader(Captions(), batch_size=4)))
+    assert type(captions) is type(theirs) is tuple and captions == theirs
+
+
 class EpochShards(Numbers):
     """A webdataset-style stream whose set_epoch picks its order (its shards' order per epoch), and
     whose __iter__ opens a file on first use, as a stream over shards does."""
