@@ -440,7 +440,7 @@ class DataLoader:
             shuffle=shuffle,
             drop_last=drop_last, rank=self.rank if sharded else 0, world_size=self.world_size if sharded else 1,
             transforms=chain, channels_last=channels_last, normalize_in_consumer=on_gpu, on_error=on_error,
-            max_bad=max_bad, cache_decoded_bytes=cache_decoded_gb * 1e9,
+            max_bad=1.0 if stream else max_bad, cache_decoded_bytes=cache_decoded_gb * 1e9,
             run_ahead=run_ahead, return_params=return_params, flip_pairs=flip_pairs, flip_negate=flip_negate,
             frames_per_clip=frames_per_clip,
             frame_step=frame_step, clip_start=clip_start, gpu_handoff=gpu_handoff,
@@ -448,7 +448,7 @@ class DataLoader:
         self._loader = self._make_loader(self.seed)
         # An iterable's passes run the engine loader's epochs in segments (_iterable.StreamPass).
         self._stream = StreamPass(self._loader, processes, len(self.source), batch_size, data.name,
-                                  _length(dataset)) if stream else None
+                                  _length(dataset), max_bad) if stream else None
         self._feed = None
         self._gpu_stage = None
         if self._loader.gpu_note:  # 'auto' with a chain or data the GPU does not finish
