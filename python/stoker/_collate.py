@@ -1,6 +1,10 @@
 """A Dataset's targets, batched as torch's DataLoader batches them: torch's default_collate
 (numbers, arrays, tensors, strings, dicts, tuples), or the script's collate_fn, which gets
-the list of the batch's targets (the images are batched by stoker already)."""
+the list of the batch's targets (the images are batched by stoker already).
+
+torch's default_collate takes a batch of (image, target) samples apart with zip, so each field
+is batched from a tuple: a str target comes as a tuple of str (a str in a dict item as a list,
+as the dict's values are batched from a list). stoker collates the targets from a tuple too."""
 import torch
 from torch.utils.data import default_collate
 
@@ -12,7 +16,7 @@ def collate_targets(targets, collate_fn=None, image_key=None):
     if all(t is None for t in targets):
         return None
     try:
-        return default_collate(targets)
+        return default_collate(tuple(targets))  # a field of torch's zip(*samples): strings stay a tuple
     except Exception as e:  # torch's words alone say neither whose targets nor what to do
         kind = type(targets[0]).__name__ if targets else "nothing"
         raise ValueError(f"this batch's {len(targets)} targets (a list of {kind}) cannot be batched as torch's "

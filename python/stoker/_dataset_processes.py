@@ -41,6 +41,7 @@ import weakref
 
 import numpy as np
 import torch.utils.data
+import torch.utils.data._utils.worker as _torch_worker
 
 from . import _arguments as arg
 from . import _exit
@@ -101,9 +102,8 @@ def _pack(item, image_key, clips):
 
 class ScriptDataset:
     """The script's Dataset as the processes see it: `packed(item)` is an item as sent (packed by
-    _pack, else as it is: stoker names what is wrong with it). get_worker_info().dataset is this
-    object: reading or setting an attribute of it reads or sets the script's Dataset's (its
-    per-process h5py handle; torch's iterable example's start and end)."""
+    _pack, else as it is: stoker names what is wrong with it). Reading or setting an attribute
+    of it reads or sets the script's Dataset's."""
 
     def __init__(self, dataset, image_key, clips):
         self.__dict__.update(_dataset=dataset, _image_key=image_key, _clips=clips)
@@ -121,6 +121,23 @@ class ScriptDataset:
 
     def __setattr__(self, name, value):
         setattr(self._dataset, name, value)
+
+
+class _ScriptsWorkerInfo:
+    """The processes' worker_init_fn: makes get_worker_info().dataset the script's Dataset (the
+    process's copy), as in torch's workers, not the ScriptDataset torch's DataLoader was given,
+    then calls the script's worker_init_fn (None: none). Picklable where that function is."""
+
+    def __init__(self, worker_init_fn):
+        self.worker_init_fn = worker_init_fn
+
+    def __call__(self, worker_id):
+        info = _torch_worker._worker_info
+        if info is not None and isinstance(info.dataset, ScriptDataset):
+            _torch_worker._worker_info = _torch_worker.WorkerInfo(id=info.id, num_workers=info.num_workers,
+                                                                  seed=info.seed, dataset=info.dataset._dataset)
+        if self.worker_init_fn is not None:
+            self.worker_init_fn(worker_id)
 
 
 class _PackedItems(ScriptDataset):
@@ -199,7 +216,7 @@ class DatasetProcesses:
         self._inner = self._inner_loader(
             dataset, chunk, image_key, clips, num_workers=self.processes, collate_fn=_as_list,
             persistent_workers=persistent, prefetch_factor=prefetch_factor, multiprocessing_context=context,
-            worker_init_fn=worker_init_fn, generator=self._generator)
+            worker_init_fn=_ScriptsWorkerInfo(worker_init_fn), generator=self._generator)
         self._feeder = threading.Thread(target=_feed, args=(weakref.ref(self), self._cond), daemon=True,
                                         name=f"stoker dataset_processes feeder ({self.name})")
         self._feeder.start()

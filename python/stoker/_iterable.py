@@ -17,7 +17,8 @@ k >= the count (Ellipsis, python/src/dataset_source.h), and the C++ loader ends 
 first batch that has no item (include/stoker/data/loader.h, "Epoch ends"). The engine plans the
 pass in segments of SEGMENT_SAMPLES: a stream longer than one goes on in the next
 (StreamPass), its samples' random draws apart; the engine's messages, bad samples and
-return_params are renumbered as items and epoch of the pass (max_bad counts per segment).
+return_params are renumbered as items and epoch of the pass; max_bad counts the bad items of the
+pass (StreamPass; the engine loader, given max_bad 1, stops for none).
 
 Refused, each in one line: shuffle, a sampler or batch_sampler (the iterable orders itself), a
 pass resumed mid-way (load_state_dict at a batch > 0), dataset_processes=0. The iterable
@@ -96,7 +97,9 @@ class StreamView:
 
 def _first_item(dataset, name):
     """The first item this process's iter(dataset) yields (unsharded: get_worker_info() is
-    None here); one line when there is none, or the iterator raises."""
+    None here), the iterator closed after it; one line when there is none, or the iterator
+    raises. Taken here, not from the processes: they start at each iter() with the Dataset as
+    the script has it then (torch's rule), and the item's kind is needed now."""
     iterator = None
     try:
         iterator = iter(dataset)
@@ -106,7 +109,9 @@ def _first_item(dataset, name):
                       "when stoker read its first item in this process (to learn the items' kind)") from None
     except Exception as e:  # noqa: BLE001 - whatever the script's iterator raises
         raise _stoker.DataError(f"dataset: {name}'s iterator raised {_raised(e)} when stoker read its first item in "
-                                "this process (to learn the items' kind); fix the Dataset's __iter__") from e
+                                "this process, to learn the items' kind (torch.utils.data.get_worker_info() is None "
+                                "there, as in torch's DataLoader with num_workers=0); make its __iter__ work there "
+                                "too (yield the unsharded stream where get_worker_info() is None)") from e
     finally:
         close = getattr(iterator, "close", None)  # a generator's: its files and connections go now
         if close is not None:
@@ -188,6 +193,12 @@ class StreamProcesses(DatasetProcesses):
             return self._total if self._total is not None else self._arrived
 
     @property
+    def total(self):
+        """The pass's items once the stream ended, else None."""
+        with self._cond:
+            return self._total
+
+    @property
     def error(self):
         """The line of the iterator's exception that ended the pass, or None."""
         with self._cond:
@@ -248,8 +259,9 @@ class StreamPass:
     samples, name items and epoch as in the pass. `next(timeout)` as the engine loader's, and the
     loader's other attributes (the device feed reads them)."""
 
-    def __init__(self, loader, processes, segment_samples, batch_size, name, length=None):
+    def __init__(self, loader, processes, segment_samples, batch_size, name, length=None, max_bad=0.01):
         self.loader, self.processes, self.name = loader, processes, name
+        self.max_bad = max_bad  # of the pass's items (the engine loader, given 1, counts none per segment)
         self.per_segment = segment_samples // batch_size
         self.segment_samples = segment_samples
         self.epoch, self.segment, self.batches = 0, 0, 0
@@ -288,8 +300,10 @@ class StreamPass:
                 raise _stoker.DataError(self._in_pass(str(e))) from None
             if batch is not None:
                 self.batches += 1
+                self._check_bad()
                 return batch
             if self.batches < self.per_segment:
+                self._check_bad()
                 break
             ended = self.loader.epoch_stats()
             self.past_bad += self.numbered_bad(ended["bad_samples"])
@@ -302,6 +316,22 @@ class StreamPass:
             raise _stoker.DataError(f"{error}; torch's DataLoader ends the pass there too: the items before it came "
                                     "in the batches so far. Catch the error inside __iter__ to skip the item instead")
         return None
+
+    def _check_bad(self):
+        """One stoker.DataError line where more of the pass's items are bad than max_bad allows: its
+        bad items so far against its items through the current segment's plan (the engine's rule
+        for an epoch, carried across the segments), exact once the stream has ended."""
+        stats = self.loader.epoch_stats()
+        bad = self.past_bad_count + stats["bad"]
+        items = self._base() + stats["samples"]  # the segment's plan, cut to the items it had once the stream ended
+        if bad <= self.max_bad * items:
+            return
+        first = (self.past_bad + self.numbered_bad(stats["bad_samples"]))[0]
+        first_items = "" if self.processes.total == items else "first "
+        raise _stoker.DataError(
+            f"{bad} of the {first_items}{items} items of its pass in epoch {self.epoch} are bad ({self.name}'s items "
+            f"stoker cannot read), over the limit max_bad={self.max_bad * 100:.2g}%; first: {first[1]}: {first[2]}. "
+            "Fix what the Dataset yields there (stats()['bad_samples'] names them), or raise max_bad")
 
     def _base(self):
         """The pass's number of the current segment's first item."""

@@ -10,23 +10,40 @@ and so in dataset_processes'), else what this thread was given by WorkerThreads,
 The main thread and any thread of the script that is no stoker worker get None, and torch's
 DataLoader and its worker processes what they got before.
 
-A worker thread's WorkerInfo is torch's class with torch's fields, fixed for the thread's life
-(stoker's threads live as long as their loader, as torch's workers do with
-persistent_workers=True): `id` the worker's id, `num_workers` the most worker threads the
-loader runs, `seed` the loader's base seed + id, `dataset` the Dataset object itself (shared
-with the other workers and the main thread: not a copy).
+A worker thread's WorkerInfo is torch's class with torch's fields, one object for the thread's
+pass: `id` the worker's id, `num_workers` the most worker threads the loader runs, `seed` the
+pass's base seed + id, `dataset` the Dataset object itself (shared with the other workers and
+the main thread: not a copy). torch's DataLoader draws a base seed for each pass, its workers
+started again for it, unless persistent_workers=True; stoker's threads live as long as their
+loader and run worker_init_fn once, and their seed changes per pass as torch's (pass_seed), so
+that draws seeded from it in __getitem__ do not repeat epoch after epoch.
 
 Thread safety: install() from any thread, once or more (the first call installs); WorkerThreads
-is called on the worker thread it describes, its fields set by the loader before the threads
-start.
+is called on the worker thread it describes; the loader sets its base seed before the threads
+start and each pass's (start_pass) before the pass's first read.
 """
 import threading
 
 import torch.utils.data._utils.worker as _torch_worker
 
+from . import _stoker
+
 # The names get_worker_info() reads where it runs: in torch's module, as torch's own function.
 _worker_info = None  # torch's: set in its worker processes
-_stoker_threads = threading.local()  # .info on a stoker worker thread
+
+
+class _Threads(threading.local):
+    """On a stoker worker thread: its loader's WorkerThreads and its id; `info` its WorkerInfo."""
+
+    workers = None
+    id = 0
+
+    @property
+    def info(self):
+        return self.workers.info(self.id) if self.workers is not None else None
+
+
+_stoker_threads = _Threads()
 
 
 def get_worker_info():
@@ -54,22 +71,51 @@ def install():
         function.__code__ = get_worker_info.__code__
 
 
+def pass_seed(seed, epoch, persistent):
+    """The base seed of the pass over `epoch`: the loader's `seed` for epoch 0 and with
+    persistent_workers (torch's workers then keep their first pass's), else one of its own (a
+    splitmix64 mix of seed and epoch, in int64's range as torch's draws): the same every run."""
+    return seed if persistent or epoch == 0 else _stoker.rank_seed(seed, epoch) % (1 << 63)
+
+
 class WorkerThreads:
     """What get_worker_info() answers on one loader's worker threads; called on each worker
-    thread when it starts (DatasetSource's worker_init_fn), it gives the thread its WorkerInfo
-    and then calls the script's worker_init_fn. `base_seed` is set by the loader before it
-    starts its threads: the threads a loader starts with and those num_workers="auto" adds
-    later read the seed of the loader they belong to."""
+    thread when it starts (DatasetSource's worker_init_fn), it marks the thread as this loader's
+    worker and then calls the script's worker_init_fn. `base_seed` is set by the loader before it
+    starts its threads, and start_pass() before each pass: the threads a loader starts with and
+    those num_workers="auto" adds later read the seed of the loader's current pass."""
 
     def __init__(self, dataset, most_workers, worker_init_fn):
         self.dataset = dataset
         self.most_workers = most_workers
         self.base_seed = 0
         self.worker_init_fn = worker_init_fn
+        self._seed = None  # the current pass's base seed; None: base_seed (before the first pass)
+        self._infos = {}  # id -> the current pass's WorkerInfo
+        self._lock = threading.Lock()
+
+    def start_pass(self, epoch, persistent):
+        """The seed of the pass over `epoch` (pass_seed) for every thread's next get_worker_info()."""
+        seed = pass_seed(self.base_seed, epoch, persistent)
+        with self._lock:
+            if seed != self._seed:
+                self._seed, self._infos = seed, {}
+
+    def info(self, worker_id):
+        """Worker `worker_id`'s WorkerInfo of the current pass (made on its first call in the pass)."""
+        info = self._infos.get(worker_id)  # one dict read: start_pass replaces the dict whole
+        if info is not None:
+            return info
+        with self._lock:
+            info = self._infos.get(worker_id)
+            if info is None:
+                seed = self.base_seed if self._seed is None else self._seed
+                info = self._infos[worker_id] = _torch_worker.WorkerInfo(
+                    id=worker_id, num_workers=max(self.most_workers, worker_id + 1), seed=seed + worker_id,
+                    dataset=self.dataset)
+            return info
 
     def __call__(self, worker_id):
-        _stoker_threads.info = _torch_worker.WorkerInfo(id=worker_id,
-                                                        num_workers=max(self.most_workers, worker_id + 1),
-                                                        seed=self.base_seed + worker_id, dataset=self.dataset)
+        _stoker_threads.workers, _stoker_threads.id = self, worker_id
         if self.worker_init_fn is not None:
             self.worker_init_fn(worker_id)

@@ -441,7 +441,7 @@ class DataLoader:
             shuffle=shuffle,
             drop_last=drop_last, rank=self.rank if sharded else 0, world_size=self.world_size if sharded else 1,
             transforms=chain, channels_last=channels_last, normalize_in_consumer=on_gpu, on_error=on_error,
-            max_bad=max_bad, cache_decoded_bytes=cache_decoded_gb * 1e9,
+            max_bad=1.0 if stream else max_bad, cache_decoded_bytes=cache_decoded_gb * 1e9,
             run_ahead=run_ahead, return_params=return_params, flip_pairs=flip_pairs, flip_negate=flip_negate,
             frames_per_clip=frames_per_clip,
             frame_step=frame_step, clip_start=clip_start, gpu_handoff=gpu_handoff,
@@ -449,7 +449,7 @@ class DataLoader:
         self._loader = self._make_loader(self.seed)
         # An iterable's passes run the engine loader's epochs in segments (_iterable.StreamPass).
         self._stream = StreamPass(self._loader, processes, len(self.source), batch_size, data.name,
-                                  _length(dataset)) if stream else None
+                                  _length(dataset), max_bad) if stream else None
         self._feed = None
         self._gpu_stage = None
         if self._loader.gpu_note:  # 'auto' with a chain or data the GPU does not finish
@@ -591,6 +591,8 @@ class DataLoader:
                     self._epoch, first = self._epoch + 1, 0
                 if self._epoch == ended:  # resumed, then set to the epoch the state was taken at the end of
                     return self._passed_pass()
+                if self._worker_threads is not None:  # get_worker_info().seed: the pass's, as torch's workers'
+                    self._worker_threads.start_pass(self._epoch, self.persistent_workers)
                 # A pass resumed within its epoch draws nothing: the epoch's draws came when it started.
                 draws = self._draw_as_torch if first == 0 else None
                 if self._order is None:
@@ -762,10 +764,11 @@ class DataLoader:
 
     def _list_parts(self, batch):
         """A CSV list's (or shards') targets, if it has them, and its other columns, in order: text as
-        a list of str, integers as an int64 tensor, numbers as a float32 one. collate_fn gets a
-        tuple per sample (the value alone when there is one part), as for a Dataset's items."""
+        a tuple of str (as torch's default_collate batches a Dataset's (image, caption) items),
+        integers as an int64 tensor, numbers as a float32 one. collate_fn gets a tuple per sample
+        (the value alone when there is one part), as for a Dataset's items."""
         parts = [torch.utils.dlpack.from_dlpack(batch.targets).clone()] if self._data.has_targets else []
-        parts += [column if isinstance(column, list) else torch.from_numpy(column)
+        parts += [tuple(column) if isinstance(column, list) else torch.from_numpy(column)
                   for k, column in enumerate(batch.columns) if k not in self._data.geometry_columns]
         if self.collate_fn is not None:
             values = [part.tolist() if isinstance(part, torch.Tensor) else part for part in parts]

@@ -175,6 +175,33 @@ def test_get_worker_info_and_worker_init_fn_work_in_the_processes():
     assert {worker for worker, _, _ in rows} == {0, 1}
 
 
+class Itself(torch.utils.data.Dataset):
+    """Item i: whether get_worker_info().dataset is this object, in __getitem__ and in
+    worker_init_fn (note_dataset), as in torch's workers."""
+
+    def __len__(self):
+        return 16
+
+    def __getitem__(self, i):
+        info = torch.utils.data.get_worker_info()
+        if info is None:  # the loader's look at the first items, in this process
+            return np.zeros((8, 8), np.uint8), (True, True)
+        return np.zeros((8, 8), np.uint8), (info.dataset is self, getattr(self, "init_saw", None) == "Itself")
+
+
+def note_dataset(worker_id):
+    info = torch.utils.data.get_worker_info()
+    info.dataset.init_saw = type(info.dataset).__name__
+
+
+@pytest.mark.parametrize("context", ["fork", "spawn"])
+def test_get_worker_info_dataset_is_the_processes_dataset_itself(context):
+    loader = stoker.DataLoader(Itself(), batch_size=4, transforms=CHAIN, dataset_processes=2,
+                               worker_init_fn=note_dataset, multiprocessing_context=context)
+    rows = [row for _, (same, typed) in loader for row in zip(same.tolist(), typed.tolist())]
+    assert rows == [(True, True)] * 16
+
+
 class Lazy(torch.utils.data.Dataset):
     """Opens its 'file' in __getitem__ on first use (the h5py idiom: `if self.h5 is None`): a lock,
     which cannot be pickled, and the pid that opened it; item i says that pid and its caller's."""
@@ -491,3 +518,43 @@ def test_a_seeded_script_draws_the_same_in_the_processes():
 
     assert draws(1) == draws(1)
     assert draws(1) != draws(2)
+
+
+class Seeds(torch.utils.data.Dataset):
+    """Item i: (worker id, get_worker_info().seed) in the process that calls __getitem__."""
+
+    def __len__(self):
+        return 16
+
+    def __getitem__(self, i):
+        info = torch.utils.data.get_worker_info()
+        return np.zeros((8, 8), np.uint8), (-1, -1) if info is None else (info.id, info.seed)
+
+
+def test_the_processes_keep_their_seed_from_pass_to_pass_as_persistent_workers():
+    # They live as long as the loader (the guide's "Worker processes"), so get_worker_info().seed
+    # is the first pass's in every pass, as torch's workers' with persistent_workers=True.
+    loader = stoker.DataLoader(Seeds(), batch_size=4, transforms=CHAIN, num_workers=2, dataset_processes=2)
+    passes = [{pair for _, (ids, seeds) in loader for pair in zip(ids.tolist(), seeds.tolist())} for _ in range(2)]
+    assert passes[0] == passes[1] and {i for i, _ in passes[0]} == {0, 1}
+    assert len({seed - i for i, seed in passes[0]}) == 1
+
+
+class RaisesAt3(torch.utils.data.Dataset):
+    """Item 3 raises; item i says whether this process called it and whether get_worker_info() was None."""
+
+    def __len__(self):
+        return 16
+
+    def __getitem__(self, i):
+        if i == 3:
+            raise ValueError("no 3")
+        return np.zeros((8, 8), np.uint8), (os.getpid() == MAIN, torch.utils.data.get_worker_info() is None)
+
+
+def test_a_substitute_called_in_this_process_sees_no_worker_info_as_outside_torchs_workers():
+    loader = stoker.DataLoader(RaisesAt3(), batch_size=4, transforms=CHAIN, num_workers=2, dataset_processes=2,
+                               max_bad=0.5)
+    rows = [row for _, (here, none) in loader for row in zip(here.tolist(), none.tolist())]
+    assert (True, True) in rows  # bad item 3's substitute, called here on a worker thread: None, as the guide says
+    assert all(here == none for here, none in rows)  # in the processes, torch's WorkerInfo

@@ -297,6 +297,30 @@ def test_targets_collate_as_torchs_default_collate(png_folder):
     assert torch.equal(y["pose"], torch.tensor([[0.5 * i, -0.5 * i] for i in range(4)]))
 
 
+class Captioned(torch.utils.data.Dataset):
+    """(image, caption), (image, caption, id) or {"image", "caption", "id"} items."""
+
+    def __init__(self, kind):
+        self.kind = kind
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        image, caption = np.full((8, 8, 3), i, np.uint8), f"image {i}"
+        return {"image": image, "caption": caption, "id": i} if self.kind == "dict" else \
+            (image, caption) if self.kind == 2 else (image, caption, i)
+
+
+@pytest.mark.parametrize("kind", [2, 3, "dict"])
+def test_strings_batch_as_torchs_a_tuple_from_tuple_items_a_list_from_dict_items(kind):
+    ours = next(iter(stoker.DataLoader(Captioned(kind), batch_size=4, transforms="Resize((8, 8)), ToUint8")))
+    torchs = next(iter(torch.utils.data.DataLoader(Captioned(kind), batch_size=4)))
+    captions, theirs = (ours["caption"], torchs["caption"]) if kind == "dict" else (ours[1], torchs[1])
+    assert type(captions) is type(theirs) is (list if kind == "dict" else tuple)
+    assert captions == theirs == type(theirs)(f"image {i}" for i in range(4))
+
+
 def test_items_of_three_parts_and_of_the_image_alone_batch_as_torchs(png_folder):
     x, ids, captions = next(iter(stoker.DataLoader(Targets(png_folder, 3), batch_size=3, transforms="Resize((8, 8))")))
     assert torch.equal(ids, torch.tensor([0, 1, 2])) and list(captions) == ["image 0", "image 1", "image 2"]

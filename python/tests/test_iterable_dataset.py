@@ -104,6 +104,33 @@ def test_worker_init_fn_shards_the_copies_as_in_torchs_example(context):
     assert [i for _, ids in loader for i in ids.tolist()] == [i for _, ids in torchs for i in ids.tolist()]
 
 
+class Itself(torch.utils.data.IterableDataset):
+    """Yields whether get_worker_info().dataset is this object (in its processes; the loader's
+    look in this process sees None)."""
+
+    def __iter__(self):
+        info = torch.utils.data.get_worker_info()
+        for i in range(4):
+            yield np.full((8, 8), i, np.uint8), info is None or info.dataset is self
+
+
+def test_get_worker_info_dataset_is_the_processes_copy_itself():
+    loader = stoker.DataLoader(Itself(), batch_size=4, transforms=CHAIN, dataset_processes=2)
+    assert [same for _, batch in loader for same in batch.tolist()] == [True] * 8
+
+
+class Captions(torch.utils.data.IterableDataset):
+    def __iter__(self):
+        for i in range(4):
+            yield np.full((8, 8), i, np.uint8), f"item {i}"
+
+
+def test_string_targets_come_as_a_tuple_as_torchs():
+    _, captions = next(iter(stoker.DataLoader(Captions(), batch_size=4, transforms=CHAIN)))
+    _, theirs = next(iter(torch.utils.data.DataLoader(Captions(), batch_size=4)))
+    assert type(captions) is type(theirs) is tuple and captions == theirs
+
+
 class EpochShards(Numbers):
     """A webdataset-style stream whose set_epoch picks its order (its shards' order per epoch), and
     whose __iter__ opens a file on first use, as a stream over shards does."""
@@ -223,7 +250,10 @@ def test_a_bad_item_is_a_bad_sample_and_max_bad_counts_the_items_of_the_pass():
     assert [b["index"] for b in loader.stats()["bad_samples"]] == [5]
     assert loader.stats()["samples"] == 12
     strict = stoker.DataLoader(Some(n=12), batch_size=4, transforms=CHAIN)  # max_bad=0.01 of the 12 items
-    with pytest.raises(stoker.DataError, match=r"^1 of 12 samples in epoch 0 are bad, over the limit max_bad=1%"):
+    with pytest.raises(stoker.DataError, match=r"^1 of the 12 items of its pass in epoch 0 are bad \(Some's items "
+                                              r"stoker cannot read\), over the limit max_bad=1%; first: Some\[5\]: .*"
+                                              r"Fix what the Dataset yields there \(stats\(\)\['bad_samples'\] "
+                                              r"names them\), or raise max_bad$"):
         ids_of(strict)
 
 
@@ -245,13 +275,66 @@ def test_a_bad_item_is_named_by_its_place_in_the_pass_past_the_engines_plan(monk
     monkeypatch.setattr(_iterable, "SEGMENT_SAMPLES", 8)  # item 13 is the second plan's sample 5
     with pytest.raises(stoker.DataError, match=r"^bad sample BadAt\[13\]: "):
         ids_of(stoker.DataLoader(BadAt(20, {13}), batch_size=4, transforms=CHAIN, on_error="raise"))
-    with pytest.raises(stoker.DataError, match=r"^1 of 8 samples in epoch 0 are bad, .*; first: BadAt\[13\]: "):
+    with pytest.raises(stoker.DataError, match=r"^1 of the first 16 items of its pass in epoch 0 are bad .*; first: "
+                                              r"BadAt\[13\]: "):
         ids_of(stoker.DataLoader(BadAt(20, {13}), batch_size=4, transforms=CHAIN))
     loader = stoker.DataLoader(BadAt(20, {3, 13}), batch_size=4, transforms=CHAIN, max_bad=0.5)
     ids_of(loader)
     stats = loader.stats()  # the whole pass's, after its last plan
     assert stats["bad"] == 2
     assert [(b["index"], b["path"]) for b in stats["bad_samples"]] == [(3, "BadAt[3]"), (13, "BadAt[13]")]
+
+
+def test_max_bad_counts_the_bad_items_of_the_whole_pass_across_the_engines_plans(monkeypatch):
+    from stoker import _iterable
+
+    monkeypatch.setattr(_iterable, "SEGMENT_SAMPLES", 8)  # 20 items: plans of 8, 8 and 4
+    # 1 bad of the pass's 20 is within 10%, though 1 of the last plan's 4 is not.
+    loader = stoker.DataLoader(BadAt(20, {17}), batch_size=4, transforms=CHAIN, max_bad=0.1)
+    assert len([i for ids in ids_of(loader) for i in ids]) == 20
+    assert loader.stats()["bad"] == 1
+    # 3 of the 20 are over 14% (1 of the first 8, 3 of the 24 planned, are not): one line at the pass's end,
+    # the first bad item named from the first plan.
+    with pytest.raises(stoker.DataError, match=r"^3 of the 20 items of its pass in epoch 0 are bad \(BadAt's items "
+                                              r"stoker cannot read\), over the limit max_bad=14%; first: BadAt\[1\]: "):
+        ids_of(stoker.DataLoader(BadAt(20, {1, 17, 18}), batch_size=4, transforms=CHAIN, max_bad=0.14))
+
+
+class WorkersOnly(Numbers):
+    """Written for torch's workers alone: reads get_worker_info().id without checking for None."""
+
+    def __iter__(self):
+        LOOKS.append((os.getpid(), torch.utils.data.get_worker_info()))
+        if torch.utils.data.get_worker_info().id >= 0:
+            yield from super().__iter__()
+
+
+class Watched(Numbers):
+    """Records each __iter__'s process and worker info, and whether its generator was closed."""
+
+    def __iter__(self):
+        LOOKS.append((os.getpid(), torch.utils.data.get_worker_info()))
+        try:
+            yield from super().__iter__()
+        finally:
+            CLOSED.append(os.getpid())
+
+
+LOOKS, CLOSED = [], []
+
+
+def test_the_look_at_the_first_item_runs_iter_once_in_this_process_and_closes_it():
+    LOOKS.clear()
+    CLOSED.clear()
+    loader = stoker.DataLoader(Watched(n=6), batch_size=4, transforms=CHAIN)
+    assert LOOKS == [(MAIN, None)] and CLOSED == [MAIN]  # one iter(), unsharded, its generator closed
+    assert [i for ids in ids_of(loader) for i in ids] == list(range(6))
+    assert LOOKS == [(MAIN, None)]  # the pass's __iter__ ran in the processes, not here
+    with pytest.raises(stoker.DataError, match=r"^dataset: WorkersOnly's iterator raised AttributeError: .* when "
+                                              r"stoker read its first item in this process, to learn the items' kind "
+                                              r"\(torch.utils.data.get_worker_info\(\) is None there, as in torch's "
+                                              r"DataLoader with num_workers=0\); make its __iter__ work there too"):
+        stoker.DataLoader(WorkersOnly(), batch_size=4, transforms=CHAIN)
 
 
 def test_an_empty_pass_yields_no_batch_and_an_empty_dataset_is_refused():

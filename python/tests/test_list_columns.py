@@ -1,5 +1,6 @@
 """A CSV list's columns besides the path and the targets (captions, ids) come with each batch,
-after the targets: text as a list of str, integers as int64 tensors, numbers as float32 ones;
+after the targets: text as a tuple of str (as torch's default_collate batches the str of
+(image, caption) items), integers as int64 tensors, numbers as float32 ones;
 a bad image's slot takes its substitute's, as its label; bytes that are not UTF-8 come as
 os.fsdecode makes them. A .tsv list (open_clip's) gives the batches of the same list as CSV."""
 import csv
@@ -46,6 +47,7 @@ def test_images_labels_and_captions(tmp_path):
     assert [len(batch) for batch in got] == [3, 3, 3]
     images = torch.cat([x for x, _, _ in got])
     labels = torch.cat([y for _, y, _ in got])
+    assert all(type(batch) is tuple for _, _, batch in got)  # as torch's default_collate batches str
     captions = [c for _, _, batch in got for c in batch]
     assert labels.dtype == torch.int64 and labels.tolist() == [i % 3 for i in range(7)]
     assert captions == [caption(i) for i in range(7)]
@@ -73,7 +75,7 @@ def test_captions_ids_and_numbers_in_the_order_of_the_columns(tmp_path):
     (x, captions, ids, scores), = passes(stoker.DataLoader(str(tmp_path / "list.csv"), batch_size=4,
                                                            transforms=CHAIN))
     assert x.shape == (4, 3, 16, 20)
-    assert captions == [caption(i) for i in range(4)]
+    assert captions == tuple(caption(i) for i in range(4))
     assert ids.dtype == torch.int64 and ids.tolist() == [1000, 1001, 1002, 1003]
     assert scores.dtype == torch.float32 and scores.tolist() == [0.0, 0.25, 0.5, 0.75]
 
@@ -122,7 +124,7 @@ def test_cells_read_as_pythons_csv_module_reads_them(tmp_path, name):
     assert [row[2] for row in rows] == titles  # what csv reads is what was written
     loader = stoker.DataLoader(str(tmp_path / name), batch_size=len(titles), transforms=CHAIN)
     x, labels, got, ids = next(iter(loader))
-    assert got == [row[2] for row in rows]
+    assert got == tuple(row[2] for row in rows)
     assert labels.tolist() == [int(row[1]) for row in rows]
     assert ids.tolist() == [int(row[3]) for row in rows]  # int(" 3 ") is 3: numbers are trimmed
     for i in range(len(titles)):
@@ -168,7 +170,7 @@ def test_a_bad_image_takes_its_substitutes_caption_and_label(tmp_path):
     (x, labels, captions), = passes(loader)
     # Sample 2 is bad: its slot holds sample 3, with sample 3's label and caption.
     assert labels.tolist() == [0, 1, 3, 3, 4, 5]
-    assert captions == ["caption 0", "caption 1", "caption 3", "caption 3", "caption 4", "caption 5"]
+    assert captions == ("caption 0", "caption 1", "caption 3", "caption 3", "caption 4", "caption 5")
     assert torch.equal(x[2], x[3])
     assert loader.stats()["bad"] == 1
 
@@ -179,7 +181,7 @@ def test_captions_that_are_not_utf8_come_as_os_fsdecode_makes_them(tmp_path):
     (tmp_path / "list.csv").write_bytes(b"path,label,caption\n" +
                                         b"".join(b"img%d.png,%d,%s\n" % (i, i, raw[i]) for i in range(2)))
     (x, labels, captions), = passes(stoker.DataLoader(str(tmp_path / "list.csv"), batch_size=2, transforms=CHAIN))
-    assert captions == [os.fsdecode(raw[0]), "ni\u00f1o"]
+    assert captions == (os.fsdecode(raw[0]), "ni\u00f1o")
     assert os.fsencode(captions[0]) == raw[0]
 
 

@@ -100,6 +100,7 @@ def test_webdataset_shards_of_images_and_captions_give_each_image_its_caption_on
         assert loader.source.columns == {"path": "image", "targets": [], "extra": [("json", "text"),
                                                                                   ("txt", "text")]}
         for images, meta, captions in loader:
+            assert type(meta) is type(captions) is tuple  # as torch's default_collate batches str
             for got, json_text, text in zip(images, meta, captions):
                 key = int(json_text.split(": ")[1].rstrip("}"))
                 assert text == shard_caption(key)  # the caption of the image it came with

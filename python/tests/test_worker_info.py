@@ -157,6 +157,33 @@ def test_a_state_of_another_seed_gives_the_new_workers_its_seed():
     assert reports(resumed) == {(0, 9, 2), (1, 10, 2)}
 
 
+def test_each_pass_has_a_base_seed_of_its_own_as_torchs_workers_unless_persistent():
+    # torch's DataLoader draws a base seed per pass (its workers start again); with
+    # persistent_workers=True its workers keep the first. Draws seeded from get_worker_info().seed
+    # in __getitem__ (np.random.default_rng(info.seed + i)) would otherwise repeat every epoch.
+    def seeds_per_pass(**options):
+        loader = loader_of(Reporting(both=True), batch_size=4, num_workers=2, seed=5, **options)
+        return [reports(loader) for _ in range(3)]
+
+    passes = seeds_per_pass()
+    assert passes[0] == {(0, 5, 2), (1, 6, 2)}
+    bases = [{s - i for i, s, _ in seen} for seen in passes]
+    assert all(len(base) == 1 for base in bases) and len(set.union(*bases)) == 3  # one per pass, each its own
+    assert all(0 <= b < 2**63 for b in set.union(*bases))
+    assert seeds_per_pass() == passes  # the same every run
+    assert seeds_per_pass(persistent_workers=True) == [passes[0]] * 3
+
+
+def test_a_pass_resumed_mid_epoch_has_its_epochs_seed():
+    whole = loader_of(Reporting(both=True), batch_size=4, num_workers=2, seed=5)
+    reports(whole)
+    second = reports(whole)
+    resumed = loader_of(Reporting(both=True), batch_size=4, num_workers=2, seed=5)
+    resumed.load_state_dict({**resumed.state_dict(), "epoch": 1, "next_batch": 2})
+    seen = reports(resumed)
+    assert seen and seen <= second
+
+
 _HANDLES = threading.local()  # what worker_init_fn opens for its worker, as a per-worker h5py handle
 
 

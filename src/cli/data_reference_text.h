@@ -88,7 +88,7 @@ declared once, in `src/data/source/list_columns.h` (`open_file_list` in
   or several targets, are a regression.
 - **Other columns** pass through, in their order: `path,label,caption` gives
   `(images, labels, captions)` in Python, `path,caption` `(images, captions)` (no target
-  column), `path,caption,id` `(images, captions, ids)`: text as a list of `str` (bytes that are
+  column), `path,caption,id` `(images, captions, ids)`: text as a tuple of `str` (bytes that are
   not UTF-8 as `os.fsdecode` makes them), integers as an int64 tensor, numbers as a float32
   one. A bad image's slot takes its substitute's cells, as it takes its label. A column of
   JSON arrays named by `keypoints=` or `boxes=` is read as those targets instead
