@@ -49,6 +49,8 @@ MonitorHandle::MonitorHandle(double interval_s, const std::string& log_path, boo
 void bind_monitor(py::module_& m) {
   m.def("rank_log_path", &report::rank_log_path, py::arg("log"), py::arg("rank"),
         "The log rank `rank` writes when each rank is given `log`: run.csv, run.rank1.csv, ...");
+  m.def("loops_csv_path", &report::loops_csv_path, py::arg("log"),
+        "The watched loops' file beside the monitor log `log`: run.loops.csv for run.csv or run.jsonl");
   py::class_<MonitorHandle>(m, "Monitor")
       .def(py::init<double, const std::string&, bool, const std::string&, const std::string&>(), py::arg("interval"),
            py::arg("log") = "", py::arg("gpu") = true, py::arg("nvml_library") = "", py::arg("tensorboard") = "")

@@ -609,7 +609,7 @@ class DataLoader:
             self._diagnosis.start_epoch()
             if self._feed is not None:
                 self._feed.start()
-            iterator = _Iterator(self, self._generation)
+            iterator = _Iterator(self, self._generation, self._epoch)
             self._live = weakref.ref(iterator)
             return iterator
 
@@ -683,7 +683,7 @@ class DataLoader:
         its checkpoint was saved in, at that epoch's last batch, goes on as the run it resumes)."""
         self._epoch += 1
         self._position = None
-        iterator = _Iterator(self, self._generation)
+        iterator = _Iterator(self, self._generation, self._epoch - 1)
         self._live = weakref.ref(iterator)
         return iterator
 
@@ -965,9 +965,10 @@ _TAKEN_WHEN_MADE = frozenset((
 
 
 class _Iterator:
-    def __init__(self, loader, generation):
+    def __init__(self, loader, generation, epoch):
         self._loader = loader
         self._generation = generation
+        self.epoch = epoch  # the pass's (stoker.watch heads its report with it)
         self.thread = threading.get_ident()
         self.thread_name = threading.current_thread().name
 

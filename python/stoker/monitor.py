@@ -22,6 +22,9 @@ Where several ranks run one script (torch.distributed initialised, or RANK and W
 set as torchrun sets them), each given log="run.csv" writes its own: rank 0 run.csv, rank r
 run.rank<r>.csv (and run.rank<r>.loops.csv); `mon.log` is the one this rank writes, and the
 report of rank 0's log names the others.
+
+A log already there (a job preempted and started again) is kept: the run logs beside it, to
+run.1.csv (run.1.rank<r>.csv), run.2.csv, ..., the first free, and says so in one line.
 """
 import os
 import shlex
@@ -31,6 +34,28 @@ from . import _arguments as arg
 from . import _stoker
 from ._process import rank_and_world
 from ._session import latest_diagnosis, set_monitor
+
+
+def _taken(path):
+    """An earlier run's log (or the loops file beside it) is at `path`'s names."""
+    return any(os.path.isfile(p) for p in (path, _stoker.loops_csv_path(path)))
+
+
+def _fresh_log(log, rank):
+    """This rank's log for `log`; where an earlier run's is there (a job preempted and started
+    again), the first of log.1, log.2, ... that is free, beside it: nothing of that run is lost."""
+    path = _stoker.rank_log_path(log, rank)
+    if not _taken(path):
+        return path
+    stem, ext = os.path.splitext(os.fspath(log))
+    n = 1
+    while _taken(_stoker.rank_log_path(f"{stem}.{n}{ext}", rank)):
+        n += 1
+    fresh = _stoker.rank_log_path(f"{stem}.{n}{ext}", rank)
+    if rank == 0:
+        print(f"stoker.monitor: {path} holds an earlier run's log: this run logs to {fresh}, beside it",
+              file=sys.stderr, flush=True)
+    return fresh
 
 
 class monitor:
@@ -48,7 +73,7 @@ class monitor:
             raise arg.bad("tensorboard", tensorboard, "a folder for TensorBoard's event files",
                           "e.g. tensorboard='runs/x', or leave it out")
         self.interval = float(interval)
-        self.log = _stoker.rank_log_path(log, rank_and_world()[0]) if log else log
+        self.log = _fresh_log(log, rank_and_world()[0]) if log else log
         self.summary_at_exit = summary
         self.file = file
         self.tensorboard = tensorboard

@@ -104,9 +104,10 @@ def _rank_label():
 
 class watch:
     """Wraps `loader` (anything iterable); iterate it in place of the loader. Watching the same
-    loader again (a new stoker.watch(loader) each epoch) goes on with its epochs; watching a
-    watch is that watch (one report per pass). `name` heads its lines ("val epoch 0: ..."),
-    to tell two watched loops apart."""
+    loader again (a new stoker.watch(loader) each epoch) goes on with its epochs (a
+    stoker.DataLoader's own: a resumed one's, one set by set_epoch); watching a watch is that
+    watch (one report per pass). `name` heads its lines ("val epoch 0: ..."), to tell two
+    watched loops apart."""
 
     def __init__(self, loader, *, name=None, report=True, file=None):
         if name is not None and not isinstance(name, str):
@@ -172,6 +173,8 @@ class watch:
         self._diagnosis.record_as(self.name or "", rank_and_world()[0])  # to that monitor's TensorBoard file and log
         self._diagnosis.start_epoch()
         it = iter(self.loader)
+        if isinstance(self.loader, DataLoader):  # its own epoch: a resumed loader's, one the script set
+            self._state.epoch = it.epoch
         wait = step_end = samples = None
         failed = closed = False
         try:

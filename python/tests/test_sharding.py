@@ -110,3 +110,30 @@ def test_an_unshuffled_loader_says_it_shards_what_torch_gives_every_rank(tmp_pat
                     "rank reads whole, or world_size=2 to keep the shards without this line\n"), said
     stoker.DataLoader(data, shuffle=False, num_workers=1)  # made again each epoch: said once
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("sampler", [False, True])
+def test_rank_0s_state_resumes_every_rank(tmp_path, sampler):
+    # A DDP script saves one checkpoint, on rank 0, and every rank resumes from it: the state holds no rank.
+    data = rows(tmp_path, 25)
+
+    def make(rank):
+        order = torch.utils.data.DistributedSampler(range(25), num_replicas=2, rank=rank, seed=5) if sampler else None
+        return stoker.DataLoader(data, batch_size=4, shuffle=not sampler, sampler=order, num_workers=1, seed=7,
+                                 rank=rank, world_size=2, transforms="none")
+
+    def ids(loader, limit=None):
+        return [y.tolist() for _, y in batches(loader, limit)]
+
+    whole = [ids(make(rank)) for rank in range(2)]
+    states = []
+    for rank in range(2):
+        loader = make(rank)
+        for i, _ in enumerate(loader):
+            if i == 1:  # two batches taken
+                break
+        states.append(loader.state_dict())
+    assert states[0] == states[1]
+    resumed = make(1)
+    resumed.load_state_dict(states[0])
+    assert ids(resumed) == whole[1][2:]

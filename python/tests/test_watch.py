@@ -112,6 +112,38 @@ def test_watching_a_loader_again_goes_on_with_its_epochs():
     assert stoker.watch(loader).epoch == 2
 
 
+def test_a_resumed_loader_is_watched_at_its_own_epochs(jpeg_folder):
+    # A job preempted in epoch 1 and resumed: its passes are epochs 1 and 2, in the lines and the loops log.
+    def make():
+        return stoker.DataLoader(jpeg_folder, batch_size=8, num_workers=1, shuffle=True, seed=3,
+                                 transforms="Resize((8, 8))", world_size=1)
+    first = make()
+    for _ in first:
+        pass
+    for i, _ in enumerate(first):
+        if i == 0:
+            state = first.state_dict()
+            break
+    resumed = make()
+    resumed.load_state_dict(state)
+    out = io.StringIO()
+    for _ in range(2):
+        for _ in stoker.watch(resumed, file=out):
+            pass
+    heads = [line.split(":")[0] for line in out.getvalue().splitlines() if line.startswith("epoch")]
+    assert heads == ["epoch 1", "epoch 2"], out.getvalue()
+    assert stoker.watch(resumed).epoch == 3
+
+
+def test_a_watch_reads_the_epoch_the_script_sets(jpeg_folder):
+    loader = stoker.DataLoader(jpeg_folder, batch_size=8, num_workers=1, transforms="Resize((8, 8))", world_size=1)
+    loader.set_epoch(5)
+    out = io.StringIO()
+    for _ in stoker.watch(loader, file=out):
+        pass
+    assert out.getvalue().startswith("epoch 5: "), out.getvalue()
+
+
 class FileList(torch.utils.data.Dataset):
     """A Dataset of its own over image files: (path, label), the image as loaded."""
 

@@ -106,13 +106,41 @@ def test_without_a_running_monitor_nothing_is_recorded(tmp_path):
         "samples_per_sec,verdict"]
 
 
-def test_a_loops_file_that_cannot_be_written_is_one_clear_error_and_the_log_is_left_as_it_was(tmp_path):
+def test_a_loops_file_that_cannot_be_written_is_one_clear_error_and_no_log_is_made(tmp_path):
     (tmp_path / "run.loops.csv").mkdir()
-    (tmp_path / "run.csv").write_text("an earlier run's log\n")
     with pytest.raises(ValueError, match=r"^the watched loops' file beside the log .*run\.loops\.csv is a folder; "
                                          r"stoker writes only to a new name or over a regular file: give another path$"):
         stoker.monitor(log=str(tmp_path / "run.csv"))
-    assert (tmp_path / "run.csv").read_text() == "an earlier run's log\n"
+    assert not (tmp_path / "run.csv").exists()
+
+
+def test_a_run_started_again_logs_beside_the_earlier_runs_logs(tmp_path, capsys):
+    # A preempted job requeued runs the same script: the log it wrote before is kept, the new one goes beside it.
+    (tmp_path / "run.csv").write_text("the first run's samples\n")
+    (tmp_path / "run.loops.csv").write_text("the first run's loops\n")
+    out = io.StringIO()
+    with stoker.monitor(interval=0.05, log=str(tmp_path / "run.csv"), gpu=False, file=out) as mon:
+        for _ in stoker.watch([1] * 3, file=io.StringIO()):
+            pass
+    assert mon.log == str(tmp_path / "run.1.csv")
+    assert (tmp_path / "run.csv").read_text() == "the first run's samples\n"
+    assert (tmp_path / "run.loops.csv").read_text() == "the first run's loops\n"
+    assert (tmp_path / "run.1.csv").read_text().startswith("timestamp,")
+    assert len((tmp_path / "run.1.loops.csv").read_text().splitlines()) == 2
+    assert out.getvalue().endswith(f"report: stoker report {tmp_path / 'run.1.csv'}\n")
+    assert capsys.readouterr().err == (f"stoker.monitor: {tmp_path / 'run.csv'} holds an earlier run's log: this run "
+                                       f"logs to {tmp_path / 'run.1.csv'}, beside it\n")
+    assert stoker.monitor(log=str(tmp_path / "run.csv"), gpu=False).log == str(tmp_path / "run.2.csv")
+    (tmp_path / "b.jsonl").write_text("")  # an empty one too: a run killed before its first sample
+    assert stoker.monitor(log=str(tmp_path / "b.jsonl"), gpu=False).log == str(tmp_path / "b.1.jsonl")
+
+
+def test_each_rank_started_again_logs_beside_its_own_earlier_log(tmp_path, monkeypatch):
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("RANK", "1")
+    (tmp_path / "run.rank1.csv").write_text("rank 1's first run\n")
+    assert stoker.monitor(log=str(tmp_path / "run.csv"), gpu=False).log == str(tmp_path / "run.1.rank1.csv")
+    assert (tmp_path / "run.rank1.csv").read_text() == "rank 1's first run\n"
 
 
 RANK_SCRIPT = """
@@ -192,4 +220,4 @@ def test_rank_and_world_size_of_the_environment_name_the_log_before_a_group_is_m
     assert stoker.monitor(log=str(tmp_path / "run.csv"), gpu=False).log == str(tmp_path / "run.csv")
     monkeypatch.setenv("WORLD_SIZE", "1")
     monkeypatch.setenv("RANK", "1")
-    assert stoker.monitor(log=str(tmp_path / "run.csv"), gpu=False).log == str(tmp_path / "run.csv")
+    assert stoker.monitor(log=str(tmp_path / "one.csv"), gpu=False).log == str(tmp_path / "one.csv")
