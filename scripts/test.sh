@@ -17,7 +17,7 @@ stages=(
   "tests|every test: unit, integration (CLI runs on generated data), libtorch, system, browser, docs, the C++ layout (clang-format 14)|5 min"
   "python|the Python package: built into .venv (scripts/install_python.sh, -Werror) and its pytest suite (python/tests) against Debian's torch and torchvision|1 min cold, 35 s warm"
   "asan|ASan+UBSan with clang and libFuzzer's coverage, without libtorch: every torch-free library and all of its tests (data with the damaged-file corpora, monitor, diagnose, config, CLI), and the fuzz targets; compiled with clang's -Wthread-safety as errors (every access to state a Mutex guards holds it)|6 min cold, 2 min warm"
-  "fuzz|each fuzz target of the asan build (tests/fuzz) for 4 s from its generated seeds, as many at once as there are cores: a crash, leak, UB, timeout or runaway memory fails with the input's path|40 s: the asan stage builds its targets"
+  "fuzz|each fuzz target of the asan build (tests/fuzz) for 2 s from its generated seeds, as many at once as there are cores: a crash, leak, UB, timeout or runaway memory fails with the input's path|40 s: the asan stage builds its targets"
   "asan-models|ASan+UBSan with libtorch: the readers of safetensors, torchvision .pt files and checkpoints (tests/torch/models)|3.5 min cold, 50 s warm"
   "tsan|TSan without libtorch: the tests of the threaded code (stoker_threaded_tests): the loader's workers, the decoded cache, prepare, the monitor's sampler thread|3 min cold, 1 min warm"
 )
@@ -76,7 +76,7 @@ stage_asan() {
 }
 stage_fuzz() {
   build_asan
-  bash scripts/fuzz.sh build-asan-clang 4
+  bash scripts/fuzz.sh build-asan-clang 2
 }
 # The tests that read files: the models' own tests (shapes, names, forward passes: no bytes
 # from outside) run in the tests stage only.

@@ -1,9 +1,10 @@
 // What a fuzz target does with a source that opened: what training does with it, for every
-// sample (read, targets, name, the cells of a list's other columns), so that an index the
-// opening accepted is also used.
+// sample (read, targets, name, the cells of a list's other columns, a clip's first, middle and
+// last frames and their names), so that an index the opening accepted is also used.
 #pragma once
 
 #include <algorithm>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -18,6 +19,7 @@ inline void read_samples(const data::Source& source) {
   data::SampleData sample;
   for (size_t i = 0; i < source.size(); ++i) {
     source.name(i);
+    source.shown_name(i);
     source.targets(i, targets.data());
     source.read(i, &sample);
     if (const data::SourceColumns* columns = source.columns(); columns != nullptr && sample.extra) {
@@ -27,6 +29,18 @@ inline void read_samples(const data::Source& source) {
         for (char ch : cells[c]) bytes += static_cast<unsigned char>(ch) != 0 ? 1 : 0;
       }
       (void)bytes;
+    }
+    if (source.holds_clips()) {
+      std::vector<int> chosen;
+      std::vector<data::SampleData> frames;
+      source.read_clip(
+          i,
+          [&chosen](int count) {
+            chosen = {0, count / 2, count - 1};
+            return std::span<const int>(chosen);
+          },
+          &frames);
+      for (const int k : chosen) source.frame_name(i, k);
     }
   }
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <string_view>
 
 #include "stoker/core/error.h"
 
@@ -53,13 +54,20 @@ std::vector<std::string> alternatives(const std::string& inside, const std::stri
   return out;
 }
 
-// The first group (braces holding ".." or ","): the positions of its '{' and '}', or npos.
+// The first group (braces holding ".." or ","): the positions of its '{' and '}', or npos. A
+// '{' closes at the first '}' after it, so the others before that '}' hold less of the same
+// text: only the first is looked at, and the search goes on after the '}' (linear, where trying
+// each '{' of "{{{...}" was quadratic).
 std::pair<size_t, size_t> first_group(const std::string& s) {
-  for (size_t open = s.find('{'); open != std::string::npos; open = s.find('{', open + 1)) {
-    const size_t close = s.find('}', open);
-    if (close == std::string::npos) break;
-    const std::string inside = s.substr(open + 1, close - open - 1);
-    if (inside.find("..") != std::string::npos || inside.find(',') != std::string::npos) return {open, close};
+  const std::string_view text(s);
+  for (size_t open = text.find('{'); open != std::string_view::npos; open = text.find('{', open)) {
+    const size_t close = text.find('}', open);
+    if (close == std::string_view::npos) break;
+    const std::string_view inside = text.substr(open + 1, close - open - 1);
+    if (inside.find("..") != std::string_view::npos || inside.find(',') != std::string_view::npos) {
+      return {open, close};
+    }
+    open = close + 1;
   }
   return {std::string::npos, std::string::npos};
 }
@@ -81,6 +89,7 @@ std::vector<std::string> expand_braces(const std::string& pattern) {
                     pattern, last_open + 1));
   }
   std::vector<std::string> done, todo{pattern};
+  size_t held = pattern.size();  // the bytes of the names in done and todo
   while (!todo.empty()) {
     std::string s = std::move(todo.back());
     todo.pop_back();
@@ -92,6 +101,19 @@ std::vector<std::string> expand_braces(const std::string& pattern) {
     const std::vector<std::string> parts = alternatives(s.substr(open + 1, close - open - 1), pattern);
     if (done.size() + todo.size() + parts.size() > kMaxBraceNames) {
       throw UsageError(fmt::format("dataset pattern {} names more than {} files", pattern, kMaxBraceNames));
+    }
+    // Each part goes in place of the group: the rest of s is copied once per part.
+    size_t made = parts.size() * (s.size() - (close + 1 - open));
+    for (const std::string& part : parts) made += part.size();
+    held = held - s.size() + made;
+    if (held > kMaxBraceBytes) {
+      constexpr size_t kShown = 80;  // of a pattern this long
+      throw UsageError(fmt::format(
+          "dataset pattern {}{} ({} bytes) stands for more than {} MiB of names: each of a group's {} "
+          "alternatives copies the {} bytes around it; at most {} MiB are allowed: give a shorter pattern (a "
+          "path is at most 4096 bytes)",
+          pattern.substr(0, kShown), pattern.size() > kShown ? "..." : "", pattern.size(), kMaxBraceBytes >> 20,
+          parts.size(), s.size() - (close + 1 - open), kMaxBraceBytes >> 20));
     }
     // Pushed in reverse: the stack then yields them in order.
     for (auto it = parts.rbegin(); it != parts.rend(); ++it) {

@@ -66,8 +66,9 @@ Bytes idx(const std::vector<uint32_t>& dims, const Bytes& values) {
   return out + values;
 }
 
-// One ustar member: its 512-byte header and its data padded to 512 bytes.
-Bytes tar_member(const std::string& name, const Bytes& data) {
+// One ustar member: its 512-byte header and its data padded to 512 bytes. `type`: '0' a file,
+// 'L' a GNU long name for the next member, 'x' pax records for the next member.
+Bytes tar_member(const std::string& name, const Bytes& data, char type = '0') {
   Bytes header(512, 0);
   auto put = [&](size_t at, const std::string& text) { std::copy(text.begin(), text.end(), header.begin() + at); };
   put(0, name);
@@ -78,7 +79,7 @@ Bytes tar_member(const std::string& name, const Bytes& data) {
   std::snprintf(size, sizeof size, "%011o", static_cast<unsigned>(data.size()));
   put(124, size);
   put(136, "00000000000");
-  header[156] = '0';
+  header[156] = static_cast<uint8_t>(type);
   put(257, "ustar");
   put(263, "00");
   std::fill(header.begin() + 148, header.begin() + 156, ' ');
@@ -226,6 +227,54 @@ void text_seeds() {
   stoker::report::append_record(&events,
                                 stoker::report::scalars_event(2.0, 10, {{"train/lr", 0.1}, {"gpu0/util", 80}}));
   write_text("report_inputs", "events", events);
+  write_text("report_inputs", "events_log", "epoch 1 done\n  \u26a0 input-bound (high)\n  try: --workers 8\n");
+  write_text("loops_file", "two_loops",
+             "loop,rank,epoch,steps,samples,wait_s,copy_s,compute_s,wait_share,copy_share,compute_share,"
+             "samples_per_sec,verdict\n,0,0,10,640,2,1,7,0.2,0.1,0.7,64,input-bound (high)\n"
+             "val,0,0,5,320,1,0.5,3,0.2,0.1,0.7,70,\n,0,1,10,640,1,1,8,0.1,0.1,0.8,64,\n"
+             "val,1,0,5,320,1,0.5,3,0.2,0.1,0.7,70,\"gpu-bound, fine\"\n");
+  write_text("file_list", "clips", "path,label\nc/0.jpg|c/1.jpg|c/2.jpg,0\nd/0.jpg|d/1.jpg,1\n");
+  write_text("brace_pattern", "range", "shards/train-{000000..000146}.tar");
+  write_text("brace_pattern", "lists", "{train,extra}-{0..3}/{a,b{1..2}}*.tar");
+  write_text("brace_pattern", "descending", "x{10..-2}y{,z}");
+  write_text("exclude_list", "scan",
+             "# stoker scan\na/1.jpg\tdoes not decode\nb/\\#2.jpg\n\\#c.jpg\r\n"
+             "train.tar:000017.jpg\nx.npy[3]\nd\\ne\\tf\\\\g.png\n\n#comment\n");
+}
+
+// What /proc holds, one file of each kind the monitor parses.
+void proc_seeds() {
+  write_text("proc_files", "pid_stat",
+             "4242 (my (weird) proc) S 1 4242 4242 0 -1 4194560 3000 0 0 0 120 35 0 0 20 0 8 0 98765 "
+             "123456789 2048 18446744073709551615 1 1 0 0 0 0 0 4096 0 0 0 0 17 3 0 0 0 0 0\n");
+  write_text("proc_files", "stat",
+             "cpu  100 0 50 1000 10 0 5 0 0 0\ncpu0 50 0 25 500 5 0 2 0 0 0\ncpu3 50 0 25 500 5 0 3 0 0 0\n"
+             "intr 12345\nctxt 999\n");
+  write_text("proc_files", "meminfo",
+             "MemTotal:       16318412 kB\nMemFree:         1234567 kB\nMemAvailable:    8000000 kB\n"
+             "Cached:          4000000 kB\nDirty:               128 kB\n");
+  write_text("proc_files", "diskstats",
+             "   8       0 sda 1000 20 80000 300 500 10 40000 200 0 400 500 0 0 0 0\n"
+             "   8       1 sda1 900 20 70000 300 500 10 40000 200 0 400 500 0 0 0 0\n"
+             " 259       0 nvme0n1 10 0 800 3 5 0 400 2 0 4 5\n   7       0 loop0 1 0 8 0 0 0 0 0 0 0 0\n");
+  write_text("proc_files", "net_dev",
+             "Inter-|   Receive                                                |  Transmit\n"
+             " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo "
+             "colls carrier compressed\n    lo: 1000 10 0 0 0 0 0 0 1000 10 0 0 0 0 0 0\n"
+             "  eth0: 98765 100 0 0 0 0 0 0 4321 50 0 0 0 0 0 0\n");
+}
+
+// Tar archives: ustar members, a long name in a GNU 'L' record, a pax "path" record.
+void tar_seeds() {
+  const Bytes end(1024, 0);
+  const Bytes plain = tar_member("000001.jpg", text_bytes("jpeg")) + tar_member("000001.cls", text_bytes("3\n"));
+  write("tar_archive", "ustar", plain + end);
+  const std::string long_name(150, 'n');
+  const Bytes gnu = tar_member("././@LongLink", text_bytes(long_name + std::string(1, '\0')), 'L');
+  write("tar_archive", "gnu_long_name", gnu + tar_member("short", text_bytes("data")) + end);
+  const std::string record = " path=dir/pax-named-file.txt\n";  // "<length> path=...\n", the length its own
+  const Bytes pax = tar_member("PaxHeaders/x", text_bytes(std::to_string(record.size() + 2) + record), 'x');
+  write("tar_archive", "pax", pax + tar_member("x", text_bytes("text")) + end);
 }
 
 }  // namespace
@@ -242,5 +291,7 @@ int main(int argc, char** argv) {
   torch_seeds();
   safetensors_seeds();
   text_seeds();
+  tar_seeds();
+  proc_seeds();
   return 0;
 }

@@ -2,10 +2,12 @@
 // that matter, kept so that the plain build checks them too (docs/TESTING.md, "Fuzzing").
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "data/source/brace_pattern.h"
 #include "data/source/npy.h"
 #include "data/source/zip_archive.h"
 #include "stoker/data/transform.h"
@@ -81,6 +83,31 @@ TEST(FuzzFoundTest, TransformArgumentsNestedDeepAreOneLineNotAStackOverflow) {
             std::string::npos);
   EXPECT_NO_THROW(
       parse_transforms("[RandomApply([ColorJitter(0.4)], p=0.8), RandomResizedCrop(224, scale=(0.08, 1.0))]"));
+}
+
+// brace_pattern_fuzz: a range before a long text copied the text into each of its names,
+// 100,000 x 30 KB (3 GB) before any was used; refused before they are made.
+TEST(FuzzFoundTest, ABracePatternOfGigabytesOfNamesIsOneLineNotRunawayMemory) {
+  const std::string pattern = "{0..99999}" + std::string(30000, 'a');
+  const std::string text = error_text([&] { expand_braces(pattern); });
+  expect_has(text, "dataset pattern {0..99999}aaa");
+  expect_has(text, "(30010 bytes) stands for more than 64 MiB of names");
+  expect_has(text, "give a shorter pattern");
+  EXPECT_EQ(expand_braces("{0..99999}" + std::string(100, 'a')).size(), 100000u);  // 10 MB: allowed
+}
+
+// brace_pattern_fuzz: each name's search for its next group tried every '{' of "{{{...}" up to
+// the same '}', copying what lay between: quadratic per name, seconds per pattern (a timeout).
+TEST(FuzzFoundTest, ABracePatternOfManyOpeningBracesExpandsInLinearTime) {
+  const std::string tail = std::string(3000, '{') + "}";
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<std::string> names = expand_braces("{0..9999}" + tail);  // 30 MB of names
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(names.size(), 10000u);
+  EXPECT_EQ(names[9999], "9999" + tail);
+  EXPECT_LT(seconds, 5.0) << "quadratic: 10,000 names x 3,000 braces";  // linear: milliseconds
+  // Braces without a group before one are skipped, an inner '{' too.
+  EXPECT_EQ(expand_braces("{x}{{y}{1..2}"), (std::vector<std::string>{"{x}{{y}1", "{x}{{y}2"}));
 }
 
 }  // namespace
