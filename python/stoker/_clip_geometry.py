@@ -22,7 +22,7 @@ import torch
 
 from . import _arguments as arg
 from . import _stoker
-from ._side_files import SIDE_FILES, beside, is_side_extension, read_side_file, read_side_files
+from ._side_files import SIDE_FILES, failure_line, beside, is_side_extension, read_side_file, read_side_files
 from ._geometry import column_rows, with_visibility
 from .targets import BOX_FORMATS, to_xyxy
 
@@ -63,8 +63,8 @@ def _clip_files(name, value, paths):
                              f"NaN where there is none)")
         try:
             out.append(_read_clip_file(name, path))
-        except (OSError, ValueError, TypeError) as e:
-            raise ValueError(f"{name}={value!r}: {path}: {str(e)[:120]}; a clip's file is an .npy or .json array "
+        except Exception as e:  # noqa: BLE001 - a damaged file may raise anything (RecursionError, SyntaxError)
+            raise ValueError(f"{name}={value!r}: {path}: {failure_line(e)}; a clip's file is an .npy or .json array "
                              f"{_FORMS[name]}, or a line per frame (.txt, .csv: {_LINES[name]})") from None
     return out
 

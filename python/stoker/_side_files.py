@@ -79,6 +79,11 @@ class _Progress:
             print(f"stoker: reading {self.what}: {done:,} of {self.total:,} files", file=sys.stderr, flush=True)
 
 
+def failure_line(error):
+    """What a file that does not parse raised, in one short line."""
+    return str(error).partition("\n")[0][:120] or type(error).__name__
+
+
 def read_side_files(name, value, paths, each="sample"):
     """One array (N, K, width) from the side file of each sample (`each`: "frame" for a clip's
     frames): `paths` lists them (None where the sample has none). Refused in one line: a
@@ -92,8 +97,8 @@ def read_side_files(name, value, paths, each="sample"):
     for i, path in enumerate(paths):
         try:
             rows.append(read_side_file(path))
-        except (OSError, ValueError, TypeError) as e:
-            raise ValueError(f"{name}={value!r}: {path}: {str(e)[:120]}; kinds read: "
+        except Exception as e:  # noqa: BLE001 - a damaged file may raise anything (RecursionError, SyntaxError)
+            raise ValueError(f"{name}={value!r}: {path}: {failure_line(e)}; kinds read: "
                              + "; ".join(f"{k} ({v})" for k, v in SIDE_FILES.items())) from None
         progress.tick(i + 1)
     shapes = {r.shape for r in rows}
