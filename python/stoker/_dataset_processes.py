@@ -13,7 +13,9 @@ transforms, batching) as for dataset[i] called in this process.
 An index the pass does not deliver soon (a bad sample's substitute, i + 1, ...) is called in this
 process, as without processes. The processes persist across passes (torch's
 persistent_workers=True): worker_init_fn runs once in each, and each holds the copy of the
-Dataset it started with. Their seeds are torch's DataLoader's (process k seeds torch, random and
+Dataset it started with, until renew() gives the next pass new processes with a new copy (the
+loader's, at a pass whose len(dataset) changed: torch's non-persistent workers take the Dataset
+anew at every pass). Their seeds are torch's DataLoader's (process k seeds torch, random and
 NumPy from base + k) with the base drawn from a generator seeded by the base seed that the first
 pass draws from the loader's `generator` (a resumed first pass: the loader's seed).
 
@@ -21,7 +23,7 @@ An iterable-style Dataset's __iter__ runs in the processes the same way (StreamP
 _iterable.py): its items numbered as they arrive instead of by index, its processes started
 again for each pass unless the loader's persistent_workers (as torch's).
 
-Thread safety: open(), start_pass() and close() from the loader's consumer (close() also from
+Thread safety: open(), renew(), start_pass() and close() from the loader's consumer (close() also from
 a finalizer on any thread); take() from any thread.
 Errors, each one line: a Dataset or worker_init_fn that spawned processes cannot get (it
 cannot be pickled) is a ValueError from open(); processes that cannot start a RuntimeError
@@ -164,7 +166,8 @@ class DatasetProcesses:
         self._cond = threading.Condition(lock)  # the workers in take() wait on it, start_pass() too
         self._room = threading.Condition(lock)  # the feeder waits on it for room
         self._generation = 0  # of the pass the feeder serves
-        self._requested = None  # (generation, base seed): a pass for the feeder to begin
+        self._requested = None  # (generation, base seed, renewed): a pass for the feeder to begin
+        self._renewal = None  # the Dataset renew() gave, for the next pass's new processes
         self._started = None  # the generation whose pass the feeder began
         self._stash = {}  # index -> [(item, reason), ...] delivered and not taken
         self._stashed = 0
@@ -195,11 +198,13 @@ class DatasetProcesses:
         method = context.get_start_method() if context is not None else torch.multiprocessing.get_start_method()
         if method != "fork":
             _check_picklable(dataset, worker_init_fn, self.processes, method, self.name, self._calls)
+        self._method, self._worker_init_fn = method, worker_init_fn
         self._generator = torch.Generator()
-        self._inner = self._inner_loader(
-            dataset, chunk, image_key, clips, num_workers=self.processes, collate_fn=_as_list,
-            persistent_workers=persistent, prefetch_factor=prefetch_factor, multiprocessing_context=context,
-            worker_init_fn=worker_init_fn, generator=self._generator)
+        self._inner_args = (chunk, image_key, clips)
+        self._inner_options = dict(num_workers=self.processes, collate_fn=_as_list, persistent_workers=persistent,
+                                   prefetch_factor=prefetch_factor, multiprocessing_context=context,
+                                   worker_init_fn=worker_init_fn, generator=self._generator)
+        self._inner = self._inner_loader(dataset, *self._inner_args, **self._inner_options)
         self._feeder = threading.Thread(target=_feed, args=(weakref.ref(self), self._cond), daemon=True,
                                         name=f"stoker dataset_processes feeder ({self.name})")
         self._feeder.start()
@@ -215,6 +220,15 @@ class DatasetProcesses:
         self._chunks = _PassChunks(chunk)
         return _InnerLoader(_PackedItems(dataset, image_key, clips), batch_sampler=self._chunks, **options)
 
+    def renew(self, dataset):
+        """The next pass starts new processes (worker_init_fn runs again in each) that hold
+        `dataset`, a new copy of the script's Dataset; the last pass's processes end first. Raises
+        ValueError in one line where spawned processes cannot get it (it cannot be pickled now)."""
+        if self._method != "fork":
+            _check_picklable(dataset, self._worker_init_fn, self.processes, self._method, self.name, self._calls)
+        with self._cond:
+            self._renewal = dataset
+
     def start_pass(self, indices, window, base_seed):
         """Begins a pass over `indices` (the order stoker's workers read, from its first batch on),
         the processes' first chunks at once. `window`: how far (in samples) stoker's workers may
@@ -225,8 +239,12 @@ class DatasetProcesses:
                 raise RuntimeError(self._failure)
             self._generation += 1
             self._stash, self._stashed, self._window = {}, 0, window
+            renewed = self._renewal is not None
+            if renewed:  # before _begin: the new inner loader's chunks take the pass's indices
+                self._inner = self._inner_loader(self._renewal, *self._inner_args, **self._inner_options)
+                self._renewal = None
             self._begin(indices)
-            self._requested = (self._generation, base_seed)
+            self._requested = (self._generation, base_seed, renewed)
             self._cond.notify_all()
             self._room.notify_all()
             while self._started != self._generation and self._failure is None:
@@ -415,12 +433,12 @@ def _feed(ref, cond):
                         break
                     del self
                     cond.wait(1.0)
-                generation, base_seed = self._requested
+                generation, base_seed, renewed = self._requested
                 self._requested = None
             try:
                 if iterator is None:
                     self._generator.manual_seed(base_seed)
-                elif not self._inner.persistent_workers:  # the last pass's processes end before the next start
+                elif renewed or not self._inner.persistent_workers:  # the last pass's processes end first
                     iterator._shutdown_workers()
                 iterator = iter(self._inner)
             except Exception as e:  # noqa: BLE001 - the processes could not start
