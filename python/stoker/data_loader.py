@@ -416,8 +416,7 @@ class DataLoader:
             processes.open(as_given, batch_size, prefetch_factor, worker_init_fn, multiprocessing_context,
                            image_key=layout.image_key if layout is not None else None, clips=frames_per_clip > 0,
                            persistent=persistent_workers or not stream)
-            if stream:
-                processes.follow(dataset, as_given)
+            processes.follow(dataset, as_given)  # what new processes get (renew(), an iterable's next pass)
             weakref.finalize(self, processes.close, 0)  # before the workers stop: they may wait in its take()
         self.persistent_workers = persistent_workers
         self.pin_memory_device = pin_memory_device
@@ -535,9 +534,9 @@ class DataLoader:
         """At a pass's start, from its first batch: a Dataset object's len() now becomes the pass's
         size (the plan, the shards, a sampler's bounds, stats(), state_dict()), as torch's samplers
         read it at each pass. dataset_processes' processes hold a copy of the Dataset: where its len()
-        changed since they took it, the pass starts new ones with a new copy, or, with
-        persistent_workers=True (which keeps the copy, as torch's persistent workers do), the
-        pass is refused in one line."""
+        changed since they took it, the pass starts new ones, their copy taking the script's changes
+        (DatasetProcesses.follow), or, with persistent_workers=True (which keeps the copy, as torch's
+        persistent workers do), the pass is refused in one line."""
         if self._data.follows is None:
             return
         name, samples, last = self._data.name, self._samples_now(), len(self.source)
@@ -553,7 +552,7 @@ class DataLoader:
                     f"workers do, which then fail at index {held:,} or serve the old items); pass "
                     "persistent_workers=False, with which a pass whose len() changed starts processes with a new "
                     "copy, or dataset_processes=0")
-            self._processes.renew(_shallow_copy(self._data.follows))
+            self._processes.renew()
             self._processes_samples = samples
         if samples != last:
             self.source.resize(samples)

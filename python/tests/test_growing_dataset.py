@@ -2,6 +2,7 @@
 samplers do, so that every current sample is served (self-training that appends samples, a replay
 buffer, a list refreshed per epoch); a change during a pass keeps that pass's plan."""
 import math
+import os
 
 import numpy as np
 import pytest
@@ -153,6 +154,31 @@ def test_dataset_processes_take_a_new_copy_when_the_len_changed():
         ids, bad = served(loader)
         assert bad == 0
         assert sorted(ids) == list(range(n))
+
+
+class Lazy(Growing):
+    """Growing whose __getitem__ opens what it reads on first use, as `if self.h5 is None: self.h5 =
+    h5py.File(...)`: its target is (i, the pid that opened it)."""
+
+    def __init__(self, n=8):
+        super().__init__(n)
+        self.opened_in = None
+
+    def __getitem__(self, i):
+        if self.opened_in is None:
+            self.opened_in = os.getpid()
+        return super().__getitem__(i)[0], (i, self.opened_in)
+
+
+def test_new_processes_get_the_scripts_changes_and_not_what_this_process_opened():
+    data = Lazy(8)
+    loader = stoker.DataLoader(data, batch_size=4, transforms=CHAIN, dataset_processes=1)
+    assert data.opened_in == os.getpid()  # the loader's look at the first item, in this process
+    for n in (8, 12):
+        data.n = n
+        batches = [t for _, t in loader]
+        assert torch.cat([ids for ids, _ in batches]).tolist() == list(range(n))
+        assert os.getpid() not in torch.cat([pids for _, pids in batches]).tolist()
 
 
 def test_persistent_processes_refuse_a_changed_len_in_one_line():
