@@ -3,6 +3,7 @@ samplers do, so that every current sample is served (self-training that appends 
 buffer, a list refreshed per epoch); a change during a pass keeps that pass's plan."""
 import math
 import os
+import threading
 
 import numpy as np
 import pytest
@@ -32,6 +33,11 @@ def served(loader):
     """The targets of one pass, in order, and the pass's bad samples."""
     ids = [i for _, t in loader for i in t.tolist()]
     return ids, loader.stats()["bad"]
+
+
+def served_ids(loader):
+    """The ids of one pass of Lazy's items (i, the pid that opened it)."""
+    return [i for _, (ids, _) in loader for i in ids.tolist()]
 
 
 SIZES = (8, 12, 20, 5, 9)  # grown, grown, shrunk, grown
@@ -246,3 +252,17 @@ def test_a_state_taken_at_an_epochs_end_resumes_with_any_size():
     assert resumed.epoch == 1
     assert len(resumed) == 4
     assert sorted(served(resumed)[0]) == list(range(14))
+
+
+def test_spawned_processes_are_started_again_for_a_changed_len():
+    data = Lazy(8)
+    data.lock = None  # set later by the script: a lock, which cannot be pickled
+    loader = stoker.DataLoader(data, batch_size=4, transforms=CHAIN, dataset_processes=1,
+                               multiprocessing_context="spawn")
+    assert served_ids(loader) == list(range(8))
+    data.n = 12
+    assert served_ids(loader) == list(range(12))
+    data.n, data.lock = 14, threading.Lock()
+    with pytest.raises(ValueError, match="^dataset_processes=1: the 'spawn' start method sends the Lazy to each "
+                       "process pickled, and it cannot be pickled"):
+        iter(loader)
