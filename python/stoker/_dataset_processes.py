@@ -14,10 +14,11 @@ An index the pass does not deliver soon (a bad sample's substitute, i + 1, ...) 
 process, as without processes. The processes persist across passes (torch's
 persistent_workers=True): worker_init_fn runs once in each, and each holds the copy of the
 Dataset it started with, until renew() gives the next pass new processes, their copy taking
-the attributes the script set on its Dataset since (follow(); the loader's renew, at a pass
-whose len(dataset) changed: torch's non-persistent workers take the Dataset anew at every pass). Their seeds are torch's DataLoader's (process k seeds torch, random and
-NumPy from base + k) with the base drawn from a generator seeded by the base seed that the first
-pass draws from the loader's `generator` (a resumed first pass: the loader's seed).
+the attributes the script set on its Dataset since (follow(); the loader renews them at a pass
+whose len(dataset) changed: torch's non-persistent workers take the Dataset anew at every
+pass). Their seeds are torch's DataLoader's (process k seeds torch, random and NumPy from
+base + k) with the base drawn from a generator seeded by the base seed that the first pass
+draws from the loader's `generator` (a resumed first pass: the loader's seed).
 
 An iterable-style Dataset's __iter__ runs in the processes the same way (StreamProcesses,
 _iterable.py): its items numbered as they arrive instead of by index, its processes started
@@ -167,7 +168,7 @@ class DatasetProcesses:
         self._room = threading.Condition(lock)  # the feeder waits on it for room
         self._generation = 0  # of the pass the feeder serves
         self._requested = None  # (generation, base seed, renewed): a pass for the feeder to begin
-        self._renewal = None  # the Dataset for the next pass's new processes (renew())
+        self._renew = False  # renew() asked for new processes at the next pass
         self._started = None  # the generation whose pass the feeder began
         self._stash = {}  # index -> [(item, reason), ...] delivered and not taken
         self._stashed = 0
@@ -249,7 +250,7 @@ class DatasetProcesses:
         if self._method != "fork":
             _check_picklable(self._given, self._worker_init_fn, self.processes, self._method, self.name, self._calls)
         with self._cond:
-            self._renewal = self._given
+            self._renew = True
 
     def start_pass(self, indices, window, base_seed):
         """Begins a pass over `indices` (the order stoker's workers read, from its first batch on),
@@ -261,10 +262,9 @@ class DatasetProcesses:
                 raise RuntimeError(self._failure)
             self._generation += 1
             self._stash, self._stashed, self._window = {}, 0, window
-            renewed = self._renewal is not None
-            if renewed:  # before _begin: the new inner loader's chunks take the pass's indices
-                self._inner = self._inner_loader(self._renewal, *self._inner_args, **self._inner_options)
-                self._renewal = None
+            renewed, self._renew = self._renew, False
+            if renewed:  # a new inner loader (new processes), before _begin: its chunks take the pass's indices
+                self._inner = self._inner_loader(self._given, *self._inner_args, **self._inner_options)
             self._begin(indices)
             self._requested = (self._generation, base_seed, renewed)
             self._cond.notify_all()
