@@ -521,7 +521,7 @@ py::object DatasetSource::item(size_t index, const py::object& delivered, std::s
 
 std::string DatasetSource::name(size_t index) const { return fmt::format("{}[{}]", name_, index); }
 
-std::string DatasetSource::describe() const { return fmt::format("{} object: {} samples", name_, size_); }
+std::string DatasetSource::describe() const { return fmt::format("{} object: {} samples", name_, size()); }
 
 Status DatasetSource::read(size_t index, data::SampleData* out) const {
   FileToRead file;

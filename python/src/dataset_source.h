@@ -59,6 +59,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -103,7 +104,12 @@ class DatasetSource final : public data::Source {
                 std::vector<int64_t> feature_shape = {}, pybind11::object image_key = pybind11::none(),
                 pybind11::tuple item_keys = pybind11::tuple(), pybind11::object items = pybind11::none());
 
-  size_t size() const override { return size_; }
+  // len(dataset) when the source was made, or as resize() last set it.
+  size_t size() const override { return size_.load(std::memory_order_relaxed); }
+  // The size the next epoch plans: stoker.DataLoader reads len(dataset) at each pass's start
+  // and sets it here, before start_epoch (Source::size). Any thread; a worker still reading
+  // the last epoch picks its substitutes within the new size.
+  void resize(size_t size) { size_.store(size, std::memory_order_relaxed); }
   std::string name(size_t index) const override;
   std::string describe() const override;
   data::TargetKind target_kind() const override { return data::TargetKind::kClass; }
@@ -143,7 +149,7 @@ class DatasetSource final : public data::Source {
   std::shared_ptr<HeldObject> items_;
   std::string name_;
   std::vector<std::string> class_names_;
-  size_t size_ = 0;
+  std::atomic<size_t> size_{0};
   bool clips_ = false;
   std::vector<int64_t> feature_shape_;
   int feature_count_ = 0;

@@ -358,6 +358,14 @@ void bind_loader(py::module_& m) {
           },
           "Clip i's frames, by name (their paths for a path's clips), in order; none is read", py::arg("index"))
       .def("__len__", &data::Source::size)
+      .def(
+          "resize",
+          [](data::Source& s, size_t size) {
+            auto* dataset = dynamic_cast<DatasetSource*>(&s);
+            if (dataset == nullptr) throw UsageError("resize: only a Dataset object's source follows its len()");
+            dataset->resize(size);
+          },
+          "A Dataset object's source: the size its next epoch plans (its len() at the pass's start)", py::arg("size"))
       .def("describe", [](const data::Source& s) { return fs_str(s.describe()); })
       .def("name", [](const data::Source& s, size_t i) { return fs_str(s.name(i)); })
       .def("shown_name", [](const data::Source& s, size_t i) { return fs_str(s.shown_name(i)); })

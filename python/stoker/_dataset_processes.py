@@ -13,16 +13,19 @@ transforms, batching) as for dataset[i] called in this process.
 An index the pass does not deliver soon (a bad sample's substitute, i + 1, ...) is called in this
 process, as without processes. The processes persist across passes (torch's
 persistent_workers=True): worker_init_fn runs once in each, and each holds the copy of the
-Dataset it started with. Their seeds are torch's DataLoader's (process k seeds torch, random and
-NumPy from base + k) with the base drawn from a generator seeded by the base seed that the first
-pass draws from the loader's `generator` (a resumed first pass: the loader's seed).
+Dataset it started with, until renew() gives the next pass new processes, their copy taking
+the attributes the script set on its Dataset since (follow(); the loader renews them at a pass
+whose len(dataset) changed: torch's non-persistent workers take the Dataset anew at every
+pass). Their seeds are torch's DataLoader's (process k seeds torch, random and NumPy from
+base + k) with the base drawn from a generator seeded by the base seed that the first pass
+draws from the loader's `generator` (a resumed first pass: the loader's seed).
 
 An iterable-style Dataset's __iter__ runs in the processes the same way (StreamProcesses,
 _iterable.py): its items numbered as they arrive instead of by index, its processes started
 again for each pass unless the loader's persistent_workers (as torch's).
 
-Thread safety: open(), start_pass() and close() from the loader's consumer (close() also from
-a finalizer on any thread); take() from any thread.
+Thread safety: open(), follow(), renew(), start_pass() and close() from the loader's consumer
+(close() also from a finalizer on any thread); take() from any thread.
 Errors, each one line: a Dataset or worker_init_fn that spawned processes cannot get (it
 cannot be pickled) is a ValueError from open(); processes that cannot start a RuntimeError
 from start_pass(); a process that dies a RuntimeError from every take() (which fails the
@@ -181,7 +184,8 @@ class DatasetProcesses:
         self._cond = threading.Condition(lock)  # the workers in take() wait on it, start_pass() too
         self._room = threading.Condition(lock)  # the feeder waits on it for room
         self._generation = 0  # of the pass the feeder serves
-        self._requested = None  # (generation, base seed): a pass for the feeder to begin
+        self._requested = None  # (generation, base seed, renewed): a pass for the feeder to begin
+        self._renew = False  # renew() asked for new processes at the next pass
         self._started = None  # the generation whose pass the feeder began
         self._stash = {}  # index -> [(item, reason), ...] delivered and not taken
         self._stashed = 0
@@ -212,11 +216,13 @@ class DatasetProcesses:
         method = context.get_start_method() if context is not None else torch.multiprocessing.get_start_method()
         if method != "fork":
             _check_picklable(dataset, worker_init_fn, self.processes, method, self.name, self._calls)
+        self._method, self._worker_init_fn, self._given = method, worker_init_fn, dataset
         self._generator = torch.Generator()
-        self._inner = self._inner_loader(
-            dataset, chunk, image_key, clips, num_workers=self.processes, collate_fn=_as_list,
-            persistent_workers=persistent, prefetch_factor=prefetch_factor, multiprocessing_context=context,
-            worker_init_fn=_ScriptsWorkerInfo(worker_init_fn), generator=self._generator)
+        self._inner_args = (chunk, image_key, clips)
+        self._inner_options = dict(num_workers=self.processes, collate_fn=_as_list, persistent_workers=persistent,
+                                   prefetch_factor=prefetch_factor, multiprocessing_context=context,
+                                   worker_init_fn=_ScriptsWorkerInfo(worker_init_fn), generator=self._generator)
+        self._inner = self._inner_loader(dataset, *self._inner_args, **self._inner_options)
         self._feeder = threading.Thread(target=_feed, args=(weakref.ref(self), self._cond), daemon=True,
                                         name=f"stoker dataset_processes feeder ({self.name})")
         self._feeder.start()
@@ -232,6 +238,37 @@ class DatasetProcesses:
         self._chunks = _PassChunks(chunk)
         return _InnerLoader(_PackedItems(dataset, image_key, clips), batch_sampler=self._chunks, **options)
 
+    _script = None  # the script's Dataset, whose attributes new processes get (follow())
+
+    def follow(self, dataset, copy):
+        """`copy` (the Dataset the processes get, taken before this process's look at its first
+        item) takes the attributes the script sets on `dataset` afterwards (a grown list, a set_epoch)
+        when new processes start, as torch's DataLoader gives its new workers the Dataset as it is;
+        the look's own (a file it opened) stay out."""
+        if copy is not dataset and hasattr(dataset, "__dict__") and hasattr(copy, "__dict__"):
+            self._script, self._copy, self._seen = dataset, copy, dict(vars(dataset))
+
+    def _take_script_changes(self):
+        if self._script is None:
+            return
+        now, seen, copy = vars(self._script), self._seen, vars(self._copy)
+        for key, value in now.items():
+            if key not in seen or seen[key] is not value:
+                copy[key] = seen[key] = value
+        for key in [key for key in seen if key not in now]:
+            del seen[key]
+            copy.pop(key, None)
+
+    def renew(self):
+        """The next pass starts new processes (worker_init_fn runs again in each) holding the
+        Dataset as the script has it now (follow()); the last pass's processes end first. Raises
+        ValueError in one line where spawned processes cannot get it (it cannot be pickled now)."""
+        self._take_script_changes()
+        if self._method != "fork":
+            _check_picklable(self._given, self._worker_init_fn, self.processes, self._method, self.name, self._calls)
+        with self._cond:
+            self._renew = True
+
     def start_pass(self, indices, window, base_seed):
         """Begins a pass over `indices` (the order stoker's workers read, from its first batch on),
         the processes' first chunks at once. `window`: how far (in samples) stoker's workers may
@@ -242,8 +279,11 @@ class DatasetProcesses:
                 raise RuntimeError(self._failure)
             self._generation += 1
             self._stash, self._stashed, self._window = {}, 0, window
+            renewed, self._renew = self._renew, False
+            if renewed:  # a new inner loader (new processes), before _begin: its chunks take the pass's indices
+                self._inner = self._inner_loader(self._given, *self._inner_args, **self._inner_options)
             self._begin(indices)
-            self._requested = (self._generation, base_seed)
+            self._requested = (self._generation, base_seed, renewed)
             self._cond.notify_all()
             self._room.notify_all()
             while self._started != self._generation and self._failure is None:
@@ -432,12 +472,12 @@ def _feed(ref, cond):
                         break
                     del self
                     cond.wait(1.0)
-                generation, base_seed = self._requested
+                generation, base_seed, renewed = self._requested
                 self._requested = None
             try:
                 if iterator is None:
                     self._generator.manual_seed(base_seed)
-                elif not self._inner.persistent_workers:  # the last pass's processes end before the next start
+                elif renewed or not self._inner.persistent_workers:  # the last pass's processes end first
                     iterator._shutdown_workers()
                 iterator = iter(self._inner)
             except Exception as e:  # noqa: BLE001 - the processes could not start

@@ -61,6 +61,10 @@ class Data:
         self.item_keypoints = False  # a Dataset object's first item holds stoker.Keypoints
         self.dict_items = None  # a DictItems when a Dataset's items are dicts
         self.named = None  # the namedtuple class of a Dataset's items, when they are namedtuples
+        # The Dataset object whose len() each pass reads at its start (the script may grow or shrink
+        # it between passes, as torch's samplers follow it); None for data read once: a path, a
+        # DatasetFolder (its samples are listed when the loader is made, as its constructor lists them).
+        self.follows = None
 
 
 def class_to_idx(source):
@@ -190,6 +194,7 @@ def open_data(dataset, split, worker_init_fn, clips=False, on_error="substitute"
                                     image_key=layout.image_key if layout else None,
                                     item_keys=layout.keys if layout else (), items=items)
     data = Data(source, dataset, name, targets="items", item_width=first.parts)
+    data.follows = dataset
     data.item_keypoints = first.keypoints
     data.dict_items, data.named = layout, first.named
     return data

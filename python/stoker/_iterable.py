@@ -151,30 +151,12 @@ class StreamProcesses(DatasetProcesses):
     the items after it)."""
 
     _calls = "__iter__"
-    _script = None  # the script's Dataset, whose attributes each pass's processes get (follow())
-
-    def follow(self, dataset, copy):
-        """With processes started for each pass, `copy` (the Dataset the processes get, taken before
-        this process's look at its first item) takes the attributes the script sets on `dataset`
-        afterwards (its set_epoch) when each pass starts, as torch's DataLoader gives its new workers
-        the Dataset as it is; the look's own (a file it opened) stay out."""
-        if copy is not dataset and hasattr(dataset, "__dict__") and hasattr(copy, "__dict__"):
-            self._script, self._copy, self._seen = dataset, copy, dict(vars(dataset))
-
-    def _take_script_changes(self):
-        now, seen, copy = vars(self._script), self._seen, vars(self._copy)
-        for key, value in now.items():
-            if key not in seen or seen[key] is not value:
-                copy[key] = seen[key] = value
-        for key in [key for key in seen if key not in now]:
-            del seen[key]
-            copy.pop(key, None)
 
     def _inner_loader(self, dataset, chunk, image_key, clips, **options):
         return _InnerLoader(_PackedStream(dataset, image_key, clips), batch_size=chunk, **options)
 
     def _begin(self, indices):
-        if self._script is not None and not self._inner.persistent_workers:
+        if not self._inner.persistent_workers:  # processes started for each pass (follow())
             self._take_script_changes()
         self._base = 0
         self._arrived = 0

@@ -22,7 +22,11 @@ class GivenOrder:
 
     def order(self, size, draws=None):
         """`draws`: what the loader draws from torch's generator at a pass's start, called where
-        torch's DataLoader draws it: after iter(batch_sampler), before the sampler's first index."""
+        torch's DataLoader draws it: after iter(batch_sampler), before the sampler's first index.
+        Raises ValueError in one line for a DistributedSampler whose count is not its dataset's now."""
+        if refusal := _stale_count(self.sampler if self.batch_sampler is None else
+                                   getattr(self.batch_sampler, "sampler", None)):
+            raise ValueError(refusal)
         if self.batch_sampler is None:
             if draws is not None:
                 draws()
@@ -76,6 +80,27 @@ class GivenOrder:
             return None
         self._seen_epoch = epoch
         return epoch
+
+
+def _stale_count(sampler):
+    """The line refusing a DistributedSampler whose dataset's len() changed since it was made, or "":
+    it counts its samples once (num_samples, total_size), so that torch's DataLoader stops on its
+    AssertionError where the Dataset grew and repeats samples where it shrank."""
+    if not isinstance(sampler, torch.utils.data.DistributedSampler):
+        return ""
+    try:
+        n = len(sampler.dataset)
+    except TypeError:
+        return ""
+    replicas = sampler.num_replicas
+    now = math.ceil((n - replicas) / replicas) if sampler.drop_last and n % replicas else math.ceil(n / replicas)
+    if now == sampler.num_samples:
+        return ""
+    return (f"sampler: the DistributedSampler counted {sampler.num_samples:,} samples per rank when it was made, and "
+            f"its dataset has {n:,} now ({now:,} per rank of {replicas}); it keeps its count (torch's DataLoader stops "
+            "on its AssertionError where the Dataset grew, repeats samples where it shrank): leave sampler= out and "
+            "pass shuffle=True, rank= and world_size= (stoker's own shards read len() at each pass), or make a "
+            "DistributedSampler and a DataLoader for the new size")
 
 
 def given_order(sampler, batch_sampler, batch_size, shuffle, drop_last):
@@ -139,18 +164,18 @@ def rank_seed(seed, rank):
 class PlannedSampler:
     """`loader.sampler` when stoker orders the samples itself: as DistributedSampler, its len()
     is the samples per epoch of this rank, iterating it gives the current epoch's ids, and
-    set_epoch picks the epoch."""
+    set_epoch picks the epoch; both read a Dataset object's len() now, as DistributedSampler does."""
 
     def __init__(self, loader):
         self._loader = weakref.proxy(loader)  # the loader holds its sampler: no cycle
 
     def __len__(self):
         loader = self._loader
-        return math.ceil(len(loader.source) / loader.world_size)
+        return math.ceil(loader._samples_now() / loader.world_size)
 
     def __iter__(self):
         loader = self._loader
-        return iter(_stoker.plan_epoch(len(loader.source), batch_size=1, shuffle=loader.shuffle, drop_last=False,
+        return iter(_stoker.plan_epoch(loader._samples_now(), batch_size=1, shuffle=loader.shuffle, drop_last=False,
                                        seed=loader.seed, rank=loader.rank, world_size=loader.world_size,
                                        epoch=loader.epoch))
 

@@ -32,13 +32,17 @@ def check_state(state, loader):
     if not isinstance(state, dict) or state.get("stoker_data_loader") != STATE_VERSION:
         raise ValueError("load_state_dict: not a stoker.DataLoader state_dict (take it with "
                          "loader.state_dict() of this version)")
-    batches = len(loader)
+    # A Dataset object's passes each take its len() at their start: a state's next batch counts the
+    # batches of its own pass's size.
+    following = loader._data.follows is not None
+    samples = _whole(state, "samples", 0, 2**63 - 1, "the number of samples, a whole number")
+    batches = loader._batches_of(samples) if following and loader._order is None else len(loader)
     checked = {
         "seed": _whole(state, "seed", 0, 2**64 - 1, "a whole number from 0 to 2**64 - 1"),
         "epoch": _whole(state, "epoch", 0, _MAX_EPOCH, "a whole number from 0 up"),
         "next_batch": _whole(state, "next_batch", 0, batches, f"a whole number from 0 to {batches}, the batches "
                              "of an epoch"),
-        "samples": _whole(state, "samples", 0, 2**63 - 1, "the number of samples, a whole number"),
+        "samples": samples,
         "batch_size": _whole(state, "batch_size", 1, 2**31, "a whole number from 1 up"),
         "world_size": _whole(state, "world_size", 1, 2**31, "a whole number from 1 up"),
         "shuffle": _flag(state, "shuffle"),
@@ -49,7 +53,15 @@ def check_state(state, loader):
         raise ValueError(f"load_state_dict: classes is a {type(classes).__name__}; expected a list of class names; "
                          "pass a dict that loader.state_dict() returned, unchanged")
     checked["classes"] = list(classes)
-    mine = [("samples", len(loader.source), "data with another number of samples"),
+    if following:
+        # From an epoch's end (next_batch 0) the next pass reads len() anew; the rest of a pass keeps its size.
+        now = loader._samples_now()
+        if checked["next_batch"] > 0 and samples != now:
+            raise ValueError(f"load_state_dict: the state was taken at batch {checked['next_batch']} of epoch "
+                             f"{checked['epoch']}, in a pass over {samples:,} samples, and len({loader._data.name}) "
+                             f"is {now:,} now: the rest of that pass is planned over {samples:,}; resume with the "
+                             "Dataset as it was when that pass began, or from a state taken at an epoch's end")
+    mine = [("samples", samples if following else len(loader.source), "data with another number of samples"),
             ("classes", list(loader.source.class_names), "data with other classes"),
             ("batch_size", loader.batch_size, "another batch_size"),
             ("world_size", loader.world_size, "another world_size"),

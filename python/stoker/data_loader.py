@@ -25,7 +25,7 @@ from . import _stoker
 from ._collate import call_collate_fn, collate_targets, sample_params
 from ._dataset_processes import DatasetProcesses
 from ._iterable import StreamPass, StreamProcesses, StreamView, check_options, is_iterable, load_state, stream_batches
-from ._datasets import class_to_idx, open_data
+from ._datasets import _raised, class_to_idx, open_data
 from ._generator import draw_random_sampler, draw_seed, peek_seed
 from ._process import core_share
 from ._clip_geometry import with_clip_geometry
@@ -363,6 +363,7 @@ class DataLoader:
                          items=processes.take if processes else None, name=name)
         if stream:
             data.dataset = dataset
+            data.follows = None  # its passes end where its stream does (_iterable.py)
         if processes is not None and data.targets != "items":
             raise arg.bad("dataset_processes", dataset_processes, f"0 for {data.name}: stoker's workers read and "
                           "decode it in C++ and call no Python", "leave it out")
@@ -407,6 +408,7 @@ class DataLoader:
         self.multiprocessing_context = multiprocessing_context  # dataset_processes' start method
         self.dataset_processes = dataset_processes
         self._processes = processes
+        self._processes_samples = len(self.source)  # the len() of the Dataset copy the processes hold
         if processes is not None:
             layout = data.dict_items
             # An iterable's processes start again for each pass unless persistent_workers (as torch's),
@@ -414,8 +416,7 @@ class DataLoader:
             processes.open(as_given, batch_size, prefetch_factor, worker_init_fn, multiprocessing_context,
                            image_key=layout.image_key if layout is not None else None, clips=frames_per_clip > 0,
                            persistent=persistent_workers or not stream)
-            if stream:
-                processes.follow(dataset, as_given)
+            processes.follow(dataset, as_given)  # what new processes get (renew(), an iterable's next pass)
             weakref.finalize(self, processes.close, 0)  # before the workers stop: they may wait in its take()
         self.persistent_workers = persistent_workers
         self.pin_memory_device = pin_memory_device
@@ -539,7 +540,57 @@ class DataLoader:
             return stream_batches(self.dataset, self._data.name, self.batch_size, self.drop_last)
         if self._order is not None:
             return self._order.batches(self.drop_last)
+        if self._data.follows is not None:  # the next pass's, as torch's len(loader) reads len(dataset)
+            return self._batches_of(self._samples_now())
         return len(self._loader)
+
+    def _samples_now(self):
+        """The samples the next pass plans: a Dataset object's len() now, else the data's count."""
+        if self._data.follows is None:
+            return len(self.source)
+        try:
+            return len(self._data.follows)
+        except Exception as e:  # noqa: BLE001 - a __len__ that raises: one line naming it
+            raise ValueError(f"len({self._data.name}) raised {_raised(e)}; stoker.DataLoader reads it at each pass's "
+                             "start (as torch's samplers do): make __len__ return the number of samples") from None
+
+    def _batches_of(self, samples):
+        """This rank's batches in a pass of stoker's own plan over `samples` (stoker/data/sampler.h)."""
+        per_rank = math.ceil(samples / self._loader_options["world_size"])
+        return per_rank // self.batch_size if self.drop_last else math.ceil(per_rank / self.batch_size)
+
+    def _pass_batches(self):
+        """The batches of the pass a resume continues: of the size it had (len(self.source))."""
+        if self._data.follows is not None and self._order is None:
+            return self._batches_of(len(self.source))
+        return len(self)
+
+    def _follow_length(self):
+        """At a pass's start, from its first batch: a Dataset object's len() now becomes the pass's
+        size (the plan, the shards, a sampler's bounds, stats(), state_dict()), as torch's samplers
+        read it at each pass. dataset_processes' processes hold a copy of the Dataset: where its len()
+        changed since they took it, the pass starts new ones, their copy taking the script's changes
+        (DatasetProcesses.follow), or, with persistent_workers=True (which keeps the copy, as torch's
+        persistent workers do), the pass is refused in one line."""
+        if self._data.follows is None:
+            return
+        name, samples, last = self._data.name, self._samples_now(), len(self.source)
+        if samples == 0:
+            raise ValueError(f"len({name}) is 0 at this pass's start (it had {last:,} before): a pass needs one "
+                             "sample at least; add samples before iterating the loader, or skip the pass")
+        held = self._processes_samples
+        if self._processes is not None and samples != held:
+            if self.persistent_workers:
+                raise ValueError(
+                    f"len({name}) is {samples:,} at this pass's start, and dataset_processes' processes hold the copy "
+                    f"of {held:,} samples they started with (persistent_workers=True keeps it, as torch's persistent "
+                    f"workers do, which then fail at index {held:,} or serve the old items); pass "
+                    "persistent_workers=False, with which a pass whose len() changed starts processes with a new "
+                    "copy, or dataset_processes=0")
+            self._processes.renew()
+            self._processes_samples = samples
+        if samples != last:
+            self.source.resize(samples)
 
     def set_epoch(self, epoch):
         """The epoch the next iter() yields (as DistributedSampler.set_epoch); without it each
@@ -587,10 +638,12 @@ class DataLoader:
                 moved = self._order.moved_epoch() if self._order is not None else None
                 if moved is not None and moved != self._epoch:
                     self._epoch, first = moved, 0
-                elif first >= len(self):
+                elif first >= self._pass_batches():
                     self._epoch, first = self._epoch + 1, 0
                 if self._epoch == ended:  # resumed, then set to the epoch the state was taken at the end of
                     return self._passed_pass()
+                if first == 0:  # a pass resumed within its epoch keeps the size it had
+                    self._follow_length()
                 if self._worker_threads is not None:  # get_worker_info().seed: the pass's, as torch's workers'
                     self._worker_threads.start_pass(self._epoch, self.persistent_workers)
                 # A pass resumed within its epoch draws nothing: the epoch's draws came when it started.
@@ -863,9 +916,11 @@ class DataLoader:
     def state_dict(self):
         """Where the stream stands: the next batch a resumed loader yields. Taken after an
         epoch's last batch, it points at the next epoch's first."""
-        position = self._position if self._position is not None else self._resume_at
+        live = self._position is not None
+        position = self._position if live else self._resume_at
         epoch = self._epoch
-        if self._stream is None and position >= len(self):
+        # A pass in progress keeps the size it started with, whatever len(dataset) says now.
+        if self._stream is None and position >= (len(self._loader) if live else self._pass_batches()):
             epoch, position = epoch + 1, 0
         return {
             "stoker_data_loader": STATE_VERSION, "seed": self.seed, "epoch": epoch, "next_batch": position,
@@ -887,6 +942,8 @@ class DataLoader:
                 self._replace_loader(checked["seed"])
             self._epoch = checked["epoch"]
             self._resume_at = checked["next_batch"]
+            if self._data.follows is not None and checked["next_batch"] > 0:  # the rest of a pass: its size
+                self.source.resize(checked["samples"])
             # Taken at an epoch's end, the state points at the next epoch's first batch: the epoch it
             # ended is done, even for a loop that sets it again (set_epoch, the sampler's set_epoch).
             at_end = checked["next_batch"] == 0 and checked["epoch"] > 0

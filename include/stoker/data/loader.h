@@ -305,7 +305,10 @@ class Loader {
   // `on_order`, when given, is called on this thread once the epoch is in place and before
   // any worker claims another of its samples (the workers wait for it), so a caller that
   // supplies what the workers read (stoker's dataset_processes) knows their order without
-  // planning it again; what it throws start_epoch throws, with the epoch started.
+  // planning it again; what it throws start_epoch throws, with the epoch started. The plan
+  // is made for the source's size() now: a source that changed its size since the last
+  // epoch started gets an epoch of its new size (batches_per_epoch() and
+  // samples_per_epoch() follow), and nothing run ahead for its old size is kept.
   void start_epoch(int64_t epoch, int64_t first_batch = 0, const OrderListener& on_order = {});
   void resume(const LoaderState& state) { start_epoch(state.epoch, state.next_batch); }
   // Begins `epoch` visiting `order` (dataset ids, repeats allowed: a caller's sampler, such as
@@ -390,6 +393,7 @@ class Loader {
   uint64_t samples_per_epoch_ = 0;
   int64_t planned_batches_ = 0;  // of every epoch the options' sampler plans
   uint64_t planned_samples_ = 0;
+  size_t planned_size_ = 0;  // the source's size() those were planned for
   std::atomic<int64_t> consumer_wait_ns_{0};
   // True while a consumer call runs (the one-consumer check of the thread-safety contract).
   mutable std::atomic<bool> consumer_in_call_{false};

@@ -111,6 +111,9 @@ class Source {
  public:
   virtual ~Source() = default;
 
+  // The samples, ids 0 to size() - 1. Fixed, except a source whose owner changes it between
+  // epochs (a Dataset object's, read at each pass's start): the Loader plans each epoch on
+  // the size it has when the epoch starts.
   virtual size_t size() const = 0;
   // Human name of sample i for messages and bad-sample lists (a path, or "file[idx]").
   virtual std::string name(size_t index) const = 0;

@@ -552,6 +552,7 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
   const EpochPlan first = plan_epoch(source_->size(), options_.batch_size, options_.sampler, 0);
   planned_batches_ = batches_per_epoch_ = first.num_batches;  // the same for every planned epoch
   planned_samples_ = samples_per_epoch_ = first.indices.size();
+  planned_size_ = source_->size();
 
   shared_ = std::make_shared<LoaderShared>();
   shared_->spec = options_.transform;
@@ -685,16 +686,25 @@ Loader::~Loader() {
 
 void Loader::start_epoch(int64_t epoch, int64_t first_batch, const OrderListener& on_order) {
   const ConsumerCall call(consumer_in_call_, "start_epoch");
+  const size_t size = source_->size();
+  const bool resized = size != planned_size_;  // a Dataset object's len() changed between passes
+  std::optional<EpochPlan> plan;
+  if (resized) {
+    plan = plan_epoch(size, options_.batch_size, options_.sampler, epoch);
+    planned_batches_ = plan->num_batches;
+    planned_samples_ = plan->indices.size();
+    planned_size_ = size;
+  }
   check_start(epoch, first_batch, planned_batches_);
   // An epoch in file order (validation) reads ahead; a shuffled one reads the pages it needs.
   // Sources over one mapped file share the advice: the last epoch started sets it.
   source_->expect_reads(options_.sampler.shuffle ? Source::ReadOrder::kShuffled : Source::ReadOrder::kInOrder);
   const bool hold = static_cast<bool>(on_order);
-  if (first_batch != 0 || !take_run_ahead(epoch, hold)) {
+  if (first_batch != 0 || resized || !take_run_ahead(epoch, hold)) {
     batches_per_epoch_ = planned_batches_;
     samples_per_epoch_ = planned_samples_;
-    install_epoch(epoch, plan_epoch(source_->size(), options_.batch_size, options_.sampler, epoch), first_batch, false,
-                  hold);
+    install_epoch(epoch, plan ? std::move(*plan) : plan_epoch(size, options_.batch_size, options_.sampler, epoch),
+                  first_batch, false, hold);
   }
   tell_order(on_order);
 }

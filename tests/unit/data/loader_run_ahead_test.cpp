@@ -3,14 +3,17 @@
 // that starts every epoch from nothing.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "stoker/core/error.h"
 #include "stoker/data/loader.h"
+#include "stoker/data/sampler.h"
 #include "support/counting_source.h"
 #include "support/error_text.h"
 
@@ -288,6 +291,47 @@ TEST(LoaderRunAheadTest, DestroyingTheLoaderWhileItRunsAheadDoesNotHang) {
     });
   }
   release.join();
+}
+
+// A CountingSource whose owner changes its size between epochs, as a Python Dataset's len().
+class ResizedSource final : public Source {
+ public:
+  explicit ResizedSource(size_t size) : inner_(1 << 10), size_(size) {}
+  void resize(size_t size) { size_.store(size); }
+  size_t size() const override { return size_.load(); }
+  std::string name(size_t i) const override { return inner_.name(i); }
+  std::string describe() const override { return "resized"; }
+  TargetKind target_kind() const override { return inner_.target_kind(); }
+  const std::vector<std::string>& class_names() const override { return inner_.class_names(); }
+  int64_t label(size_t i) const override { return inner_.label(i); }
+  void targets(size_t i, float* out) const override { inner_.targets(i, out); }
+  void fixed_shape(int* w, int* h, int* c) const override { inner_.fixed_shape(w, h, c); }
+  Status read(size_t i, SampleData* out) const override { return inner_.read(i, out); }
+
+ private:
+  CountingSource inner_;
+  std::atomic<size_t> size_;
+};
+
+TEST(LoaderRunAheadTest, AnEpochIsPlannedForTheSizeItsSourceHasWhenItStarts) {
+  for (const int world : {1, 2}) {
+    const auto source = std::make_shared<ResizedSource>(10);
+    LoaderOptions o = options(2);
+    o.sampler.world_size = world;
+    Loader loader(source, o);
+    const std::vector<size_t> sizes{10, 14, 5, 5};  // grown, shrunk, kept: the last keeps what ran ahead
+    for (int64_t epoch = 0; epoch < static_cast<int64_t>(sizes.size()); ++epoch) {
+      const size_t size = sizes[static_cast<size_t>(epoch)];
+      source->resize(size);  // after the last epoch's batches: the workers ran ahead for the old size
+      loader.start_epoch(epoch);
+      const EpochPlan plan = plan_epoch(size, o.batch_size, o.sampler, epoch);
+      EXPECT_EQ(loader.batches_per_epoch(), plan.num_batches) << "world " << world << ", epoch " << epoch;
+      EXPECT_EQ(loader.samples_per_epoch(), plan.indices.size()) << "world " << world << ", epoch " << epoch;
+      std::vector<uint64_t> ids;
+      while (Batch batch = loader.next()) ids.insert(ids.end(), batch.indices(), batch.indices() + batch.size());
+      EXPECT_EQ(ids, plan.indices) << "world " << world << ", epoch " << epoch;
+    }
+  }
 }
 
 }  // namespace run_ahead
