@@ -5,11 +5,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <mutex>
+#include <utility>
 
 #include "stoker/core/error.h"
 #include "stoker/core/mutex.h"
@@ -28,6 +30,7 @@ namespace {
 struct MapSlot {
   std::atomic<uintptr_t> start{0};
   std::atomic<size_t> size{0};
+  std::atomic<bool> read{false};  // noted read since the last release
   char path[480] = {};
 };
 // More live maps than this go unlisted (and unexplained). A loader keeps every shard of its
@@ -35,8 +38,9 @@ struct MapSlot {
 // slots are zero pages until used (8 MB of address space, about 500 bytes per live map).
 constexpr size_t kMapSlots = 16384;
 MapSlot g_maps[kMapSlots];
-Mutex g_maps_mutex;                                      // claiming and freeing slots (not the handler)
-size_t g_next_slot STOKER_GUARDED_BY(g_maps_mutex) = 0;  // where the search for a free slot starts
+Mutex g_maps_mutex;                                       // claiming and freeing slots (not the handler)
+size_t g_next_slot STOKER_GUARDED_BY(g_maps_mutex) = 0;   // where the search for a free slot starts
+size_t g_slots_used STOKER_GUARDED_BY(g_maps_mutex) = 0;  // slots from here on were never used
 struct sigaction g_previous_sigbus {};
 
 void write_all(const char* text) {
@@ -67,7 +71,8 @@ void on_sigbus(int signal, siginfo_t* info, void* /*context*/) {
   if (info->si_code <= 0) ::raise(signal);
 }
 
-void list_map(const uint8_t* data, size_t size, const std::string& path) {
+// The slot `data` is listed in, or SIZE_MAX when all are taken.
+size_t list_map(const uint8_t* data, size_t size, const std::string& path) {
   static std::once_flag installed;
   std::call_once(installed, [] {
     struct sigaction action {};
@@ -82,19 +87,49 @@ void list_map(const uint8_t* data, size_t size, const std::string& path) {
     if (slot.start.load(std::memory_order_relaxed) != 0) continue;
     std::strncpy(slot.path, path.c_str(), sizeof slot.path - 1);
     slot.size.store(size, std::memory_order_relaxed);
+    slot.read.store(false, std::memory_order_relaxed);
     slot.start.store(reinterpret_cast<uintptr_t>(data), std::memory_order_release);
-    g_next_slot = (g_next_slot + k + 1) % kMapSlots;
-    return;
+    const size_t index = (g_next_slot + k) % kMapSlots;
+    g_next_slot = (index + 1) % kMapSlots;
+    g_slots_used = std::max(g_slots_used, index + 1);
+    return index;
   }
+  return SIZE_MAX;
 }
 
-void unlist_map(const uint8_t* data) {
+// Before the map is unmapped: a release holds the same lock, so it never advises an address
+// range that has been unmapped (and perhaps mapped again for something else).
+void unlist_map(size_t slot) {
   const MutexLock lock(g_maps_mutex);
-  for (MapSlot& slot : g_maps) {
-    if (slot.start.load(std::memory_order_relaxed) == reinterpret_cast<uintptr_t>(data)) {
-      slot.start.store(0, std::memory_order_release);
-      return;
-    }
+  g_maps[slot].start.store(0, std::memory_order_release);
+}
+
+// Releases: the reads noted since the last one, over all maps, and how many make one.
+// A read's fault maps more than the page it needs: 64 KiB around it, or the whole folio the page
+// cache holds it in, up to 2 MiB (Linux 6.x keeps files read or written in order in folios that
+// large, and maps them whole). A read counts as the 2 MiB regions it enters, but not the region
+// the same thread's last read ended in: reads in order count about their size, shuffled ones
+// 2 MiB each.
+constexpr unsigned kRegionShift = 21;
+std::atomic<size_t> g_release_every{size_t{64} << 20};
+thread_local uintptr_t t_last_region = UINTPTR_MAX;
+std::atomic<size_t> g_noted{0};
+// A thread's reads are added to g_noted in steps of this much (the shared counter touched once
+// per 4 MiB counted, not per read).
+constexpr size_t kNoteStep = size_t{4} << 20;
+thread_local size_t t_noted = 0;
+
+// Lets every map noted read since the last release go: their pages leave the process's page
+// tables, and a later read faults them in again from the page cache.
+void release_read_maps() {
+  const MutexLock lock(g_maps_mutex);
+  for (size_t k = 0; k < g_slots_used; ++k) {
+    MapSlot& slot = g_maps[k];
+    if (!slot.read.exchange(false, std::memory_order_relaxed)) continue;
+    const uintptr_t start = slot.start.load(std::memory_order_relaxed);
+    if (start == 0) continue;
+    // Private, read-only and never written: nothing to lose. A failure leaves the pages mapped.
+    ::madvise(reinterpret_cast<void*>(start), slot.size.load(std::memory_order_relaxed), MADV_DONTNEED);
   }
 }
 
@@ -118,7 +153,7 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
       throw DataError("cannot map " + path + ": " + std::strerror(err));
     }
     data_ = static_cast<const uint8_t*>(p);
-    list_map(data_, size_, path_);
+    slot_ = list_map(data_, size_, path_);
   }
   ::close(fd);
 }
@@ -133,10 +168,32 @@ void MappedFile::advise(Access access) const {
   ::madvise(const_cast<uint8_t*>(data_), size_, advice);  // a hint: failure changes nothing
 }
 
+void MappedFile::note_read(std::span<const uint8_t> part) const {
+  if (slot_ == SIZE_MAX || part.empty()) return;
+  std::atomic<bool>& read = g_maps[slot_].read;
+  if (!read.load(std::memory_order_relaxed)) read.store(true, std::memory_order_relaxed);
+  const size_t every = g_release_every.load(std::memory_order_relaxed);
+  if (every == 0) return;
+  const uintptr_t first = reinterpret_cast<uintptr_t>(part.data()) >> kRegionShift;
+  const uintptr_t last = (reinterpret_cast<uintptr_t>(part.data()) + part.size() - 1) >> kRegionShift;
+  t_noted += (last - first + (first == t_last_region ? 0 : 1)) << kRegionShift;
+  t_last_region = last;
+  if (t_noted < std::min(kNoteStep, every)) return;
+  const size_t step = std::exchange(t_noted, 0);
+  if (g_noted.fetch_add(step, std::memory_order_relaxed) + step < every) return;
+  if (g_noted.exchange(0, std::memory_order_relaxed) < every) return;  // another read has just released
+  release_read_maps();
+}
+
+size_t MappedFile::release_every() { return g_release_every.load(std::memory_order_relaxed); }
+
+void MappedFile::set_release_every(size_t bytes) { g_release_every.store(bytes, std::memory_order_relaxed); }
+
 MappedFile::MappedFile(MappedFile&& other) noexcept
-    : data_(other.data_), size_(other.size_), path_(std::move(other.path_)) {
+    : data_(other.data_), size_(other.size_), slot_(other.slot_), path_(std::move(other.path_)) {
   other.data_ = nullptr;
   other.size_ = 0;
+  other.slot_ = SIZE_MAX;
 }
 
 MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
@@ -144,20 +201,23 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
     reset();
     data_ = other.data_;
     size_ = other.size_;
+    slot_ = other.slot_;
     path_ = std::move(other.path_);
     other.data_ = nullptr;
     other.size_ = 0;
+    other.slot_ = SIZE_MAX;
   }
   return *this;
 }
 
 void MappedFile::reset() noexcept {
   if (data_ != nullptr) {
-    unlist_map(data_);
+    if (slot_ != SIZE_MAX) unlist_map(slot_);
     ::munmap(const_cast<uint8_t*>(data_), size_);
   }
   data_ = nullptr;
   size_ = 0;
+  slot_ = SIZE_MAX;
 }
 
 }  // namespace stoker

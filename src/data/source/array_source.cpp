@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -61,6 +62,7 @@ class ArraySource final : public Source {
     std::copy_n(a_.targets.data() + index * dim, dim, out);
   }
   Status read(size_t index, SampleData* out) const override {
+    note_read(index);
     if (a_.feature_count > 0) {
       out->bytes = feature_row(index, &out->storage);
       out->raw = false;
@@ -101,6 +103,7 @@ class ArraySource final : public Source {
   }
 
   void expect_reads(ReadOrder order) const override {
+    in_order_.store(order == ReadOrder::kInOrder, std::memory_order_relaxed);
     if (a_.mapping)
       a_.mapping->advise(order == ReadOrder::kInOrder ? MappedFile::Access::kSequential : MappedFile::Access::kRandom);
   }
@@ -119,6 +122,7 @@ class ArraySource final : public Source {
       expect_reads(ReadOrder::kInOrder);
       std::vector<float> row(d);
       for (size_t i = 0; i < a_.count; ++i) {
+        note_read(i);
         npy_row_to_float(*a_.in_place, i, row.data());
         require_finite(row, d, i, "a feature");
         sums.add(row.data());
@@ -144,6 +148,16 @@ class ArraySource final : public Source {
                                                  : a_.pixels.data();
     return base + index * stored_row_bytes();
   }
+  // Counts a read of sample `index`'s row in the map towards the next release of mapped pages
+  // (MappedFile::note_read) while rows are read in order (the check of the values, validation);
+  // nothing for rows in memory. Shuffled rows are not counted: a map kept small makes nearly
+  // every shuffled row a fault that maps a folio of up to 2 MiB, measured 6-23x slower for
+  // 2 KiB rows (docs/lab/benchmarks-log.md, "mapped pages"), so their pages stay mapped.
+  void note_read(size_t index) const {
+    if (a_.in_place && a_.mapping && in_order_.load(std::memory_order_relaxed)) {
+      a_.mapping->note_read({row_start(index), stored_row_bytes()});
+    }
+  }
   // Sample `index`'s features as float32: where they lie, or converted into `buffer`.
   std::span<const uint8_t> feature_row(size_t index, std::vector<uint8_t>* buffer) const {
     if (as_they_lie_) return {row_start(index), row_bytes(a_)};
@@ -162,9 +176,10 @@ class ArraySource final : public Source {
   }
 
   SampleArrays a_;
-  NumberedClasses ids_;              // of a_.labels (none for regression targets)
-  bool as_they_lie_;                 // feature rows need no conversion
-  std::optional<FeatureSums> sums_;  // of every feature row, from check_features
+  NumberedClasses ids_;                        // of a_.labels (none for regression targets)
+  bool as_they_lie_;                           // feature rows need no conversion
+  std::optional<FeatureSums> sums_;            // of every feature row, from check_features
+  mutable std::atomic<bool> in_order_{false};  // the last expect_reads was kInOrder
 };
 
 }  // namespace

@@ -29,7 +29,10 @@ struct SampleArrays {
   int width = 0, height = 0, channels = 0;
   // Set instead of `features` / `pixels`: the same rows read in place, C-ordered, in any dtype
   // parse_npy takes (uint8 for images); `in_place->data` views `mapping`'s bytes. Feature rows
-  // are converted to float32 as they are read, so the data need not fit in RAM.
+  // are converted to float32 as they are read, so the data need not fit in RAM. Rows read in
+  // order (the check of the values when the source is made, validation) are noted
+  // (MappedFile::note_read) and do not stay in the process's RSS; shuffled rows are not (a map
+  // kept that small makes each shuffled row a page fault), so a shuffled epoch maps what it reads.
   std::optional<NpyArray> in_place;
   std::shared_ptr<const MappedFile> mapping;
   // Class ids (classification) or count x target_dim floats (regression).

@@ -38,6 +38,8 @@ class IdxFile {
     }
   }
   std::span<const uint8_t> bytes() const { return bytes_; }
+  // Notes a read of `part` in the map (MappedFile::note_read); nothing for an inflated copy.
+  void note_read(std::span<const uint8_t> part) const { map_.note_read(part); }
   const std::string& path() const { return path_; }
 
   // Checks the magic number (0x0000 0x08 = uint8, rank) and returns the dimensions.
@@ -173,6 +175,7 @@ class IdxSource final : public Source {
   Status read(size_t index, SampleData* out) const override {
     const size_t pixels = static_cast<size_t>(width_) * height_;
     out->bytes = std::span<const uint8_t>(images_.payload(3) + index * pixels, pixels);
+    images_.note_read(out->bytes);
     out->raw = true;
     out->feature_count = 0;
     out->raw_width = width_;

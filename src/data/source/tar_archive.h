@@ -7,7 +7,9 @@
 //
 // Ownership: the archive shares its map (file()); a member's bytes() are a view into it,
 // valid while the map lives: a source that keeps some members and the map, not the archive,
-// reads them with the static bytes(file, member). Thread safety: const members may be called from any thread.
+// reads them with the static bytes(file, member), and notes each read (MappedFile::note_read)
+// so that the pages it read are let go from the process in time; views stay valid through that. Thread safety: const
+// members may be called from any thread.
 #pragma once
 
 #include <cstdint>

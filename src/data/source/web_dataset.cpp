@@ -126,6 +126,7 @@ class WebDatasetSource final : public Source {
     out->raw = false;
     out->feature_count = 0;
     out->bytes = TarArchive::bytes(*map_, images_[index]);  // in place, in the map
+    map_->note_read(out->bytes);
     out->extra = extra_of(index);
     return Status::ok_status();
   }

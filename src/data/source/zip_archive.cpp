@@ -125,10 +125,13 @@ std::span<const uint8_t> ZipArchive::packed(const Member& m) const {
   return r.span(data_at, m.compressed_size);
 }
 
-void ZipArchive::check_crc(const Member& m, std::span<const uint8_t> bytes) const {
+void ZipArchive::check_crc(const Member& m, std::span<const uint8_t> bytes, bool in_map) const {
   uLong crc = crc32(0L, Z_NULL, 0);
+  // 16 MiB at a time: a stored member's pages are noted as they are read (MappedFile::note_read),
+  // so checking a member larger than RAM does not map all of it at once.
   for (uint64_t done = 0; done < bytes.size();) {
-    const uInt n = static_cast<uInt>(std::min<uint64_t>(bytes.size() - done, uint64_t{1} << 30));
+    const uInt n = static_cast<uInt>(std::min<uint64_t>(bytes.size() - done, uint64_t{1} << 24));
+    if (in_map) map_->note_read(bytes.subspan(done, n));
     crc = crc32(crc, bytes.data() + done, n);
     done += n;
   }
@@ -141,7 +144,7 @@ std::span<const uint8_t> ZipArchive::stored(const Member& m) const {
   const std::span<const uint8_t> bytes = packed(m);
   if (m.compressed_size != m.size)
     Reader(map_->bytes(), map_->path()).damaged("stored member " + m.name + " has two sizes");
-  check_crc(m, bytes);
+  check_crc(m, bytes, true);
   return bytes;
 }
 
@@ -188,7 +191,7 @@ std::vector<uint8_t> ZipArchive::extract(const Member& m) const {
                     "deflated (8) members, as np.savez and np.savez_compressed write",
                     map_->path(), m.name, m.method));
   }
-  check_crc(m, out);
+  check_crc(m, out, false);
   return out;
 }
 

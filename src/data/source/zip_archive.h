@@ -3,7 +3,9 @@
 //
 // Ownership: the archive shares its map (file(); a source that reads a member in place keeps
 // it alive); extract() returns an owned copy (stored members are copied, deflated ones
-// inflated), stored() a view into the map. Both are checked against the member's CRC-32.
+// inflated), stored() a view into the map. Both are checked against the member's CRC-32; a
+// stored member's check notes its reads (MappedFile::note_read), so the pages it read are let
+// go from the process in time, the view staying valid.
 // Thread safety: const members may be called from any thread.
 #pragma once
 
@@ -51,7 +53,8 @@ class ZipArchive {
 
  private:
   std::span<const uint8_t> packed(const Member& member) const;
-  void check_crc(const Member& member, std::span<const uint8_t> bytes) const;
+  // `in_map`: `bytes` lie in the map (a stored member), not in a copy.
+  void check_crc(const Member& member, std::span<const uint8_t> bytes, bool in_map) const;
 
   std::shared_ptr<const MappedFile> map_;
   std::vector<Member> members_;
