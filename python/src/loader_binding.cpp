@@ -178,6 +178,12 @@ struct TakenAtExit {
 
 TakenAtExit& taken_at_exit() {
   static auto* taken = new TakenAtExit();
+  if (taken->made_in != getpid()) {  // a child forked after a take_all(): the parent's loaders are left as they are
+    for (OwnedLoader& o : taken->loaders) leave_in_fork(taken->made_in, o);
+    taken->loaders.clear();
+    taken->calls.clear();
+    taken->made_in = getpid();
+  }
   return *taken;
 }
 
@@ -198,10 +204,6 @@ void LoaderHandle::close_all() {
   owned.swap(taken.loaders);
   std::vector<std::shared_ptr<std::atomic<int>>> calls;
   calls.swap(taken.calls);
-  if (taken.made_in != getpid()) {  // taken in the process this one was forked from: left as they are
-    for (OwnedLoader& o : owned) leave_in_fork(taken.made_in, o);
-    return;
-  }
   py::gil_scoped_release released;
   wait_for_calls(calls);  // a daemon thread's next() may be using a loader
   for (OwnedLoader& o : owned) o.loader.reset();
