@@ -166,13 +166,44 @@ void LoaderHandle::close() {
   owned->loader.reset();
 }
 
-void LoaderHandle::close_all() {
-  std::vector<OwnedLoader> owned;
-  std::vector<std::shared_ptr<std::atomic<int>>> calls;
-  for (LoaderHandle* handle : live_handles()) {
-    if (std::optional<OwnedLoader> o = handle->take_loader()) owned.push_back(std::move(*o));
-    calls.push_back(handle->calls_);
+namespace {
+
+// The loaders take_all() took at exit, until close_all() closes them; read and changed with the
+// GIL held. Never destroyed: the interpreter may outlive statics.
+struct TakenAtExit {
+  pid_t made_in = getpid();
+  std::vector<OwnedLoader> loaders;
+  std::vector<std::shared_ptr<std::atomic<int>>> calls;  // of every handle live then
+};
+
+TakenAtExit& taken_at_exit() {
+  static auto* taken = new TakenAtExit();
+  if (taken->made_in != getpid()) {  // a child forked after a take_all(): the parent's loaders are left as they are
+    for (OwnedLoader& o : taken->loaders) leave_in_fork(taken->made_in, o);
+    taken->loaders.clear();
+    taken->calls.clear();
+    taken->made_in = getpid();
   }
+  return *taken;
+}
+
+}  // namespace
+
+void LoaderHandle::take_all() {
+  TakenAtExit& taken = taken_at_exit();
+  for (LoaderHandle* handle : live_handles()) {
+    if (std::optional<OwnedLoader> o = handle->take_loader()) taken.loaders.push_back(std::move(*o));
+    taken.calls.push_back(handle->calls_);
+  }
+}
+
+void LoaderHandle::close_all() {
+  take_all();
+  TakenAtExit& taken = taken_at_exit();
+  std::vector<OwnedLoader> owned;
+  owned.swap(taken.loaders);
+  std::vector<std::shared_ptr<std::atomic<int>>> calls;
+  calls.swap(taken.calls);
   py::gil_scoped_release released;
   wait_for_calls(calls);  // a daemon thread's next() may be using a loader
   for (OwnedLoader& o : owned) o.loader.reset();
@@ -538,6 +569,8 @@ void bind_loader(py::module_& m) {
            py::arg("order") = py::none(), py::arg("on_order") = py::none())
       .def("next", &LoaderHandle::next, py::arg("timeout") = 0.0)
       .def("close", &LoaderHandle::close)
+      .def_static("take_all", &LoaderHandle::take_all,
+                  "At exit: every loader's calls raise from now on; its workers run until close_all()")
       .def_static("close_all", &LoaderHandle::close_all,
                   "Closes every loader, and waits for those let go of inside a worker's Python call (at exit)")
       .def("__len__", [](LoaderHandle& h) { return h.loader().batches_per_epoch(); })

@@ -79,8 +79,14 @@ class LoaderHandle {
   // and returns at once (loader_closing.h); in a process forked from the one that made it, it
   // leaves the loader as it is (leave_in_fork). With the GIL held.
   void close();
-  // At exit, with the GIL held: closes the loader of every handle not yet destroyed, and waits
-  // for those handed to close_elsewhere(); afterwards no worker runs Python code.
+  // At exit, with the GIL held: takes the loader out of every handle not yet destroyed, so that
+  // every later call on them raises (one under way returns within 0.1 s) while the loader and its
+  // workers live on until close_all(). In between, the threads inside a call on a loader leave it
+  // (stoker/_exit.py, settle): none of them still runs stoker's code, on a loader being destroyed
+  // or into the interpreter's finalization, when close_all() joins the workers.
+  static void take_all();
+  // At exit, with the GIL held: take_all(), then closes the loaders taken, and waits for those
+  // handed to close_elsewhere(); afterwards no worker runs Python code.
   static void close_all();
   // Throws std::runtime_error once closed.
   data::Loader& loader();

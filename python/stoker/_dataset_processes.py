@@ -273,7 +273,8 @@ class DatasetProcesses:
         """Begins a pass over `indices` (the order stoker's workers read, from its first batch on),
         the processes' first chunks at once. `window`: how far (in samples) stoker's workers may
         read ahead of what has come. `base_seed`: the pass's base seed; the first pass seeds the
-        processes' generator with it. Waits until the processes run (the first pass starts them)."""
+        processes' generator with it. Waits until the processes run (the first pass starts them);
+        raises RuntimeError where they cannot, or the loader closes meanwhile (at exit)."""
         with self._cond:
             if self._failure is not None:
                 raise RuntimeError(self._failure)
@@ -286,10 +287,12 @@ class DatasetProcesses:
             self._requested = (self._generation, base_seed, renewed)
             self._cond.notify_all()
             self._room.notify_all()
-            while self._started != self._generation and self._failure is None:
+            while self._started != self._generation and self._failure is None and not self._closed:
                 self._cond.wait()
             if self._failure is not None:
                 raise RuntimeError(self._failure)
+            if self._started != self._generation:
+                raise RuntimeError("the loader is closing")
 
     def _begin(self, indices):
         """A pass's own state: the indices it delivers, in order. With the lock held."""

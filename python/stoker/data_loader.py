@@ -232,8 +232,13 @@ def _gpu_decoder(decode, device, transforms, batch_size):
 def _close_all():
     """Stops every loader's workers before the interpreter finalizes: a worker inside a
     Dataset's __getitem__ must not be running Python code while it does. That covers the
-    loaders a garbage collection is letting go of on a worker thread (python/src/loader_closing.h)."""
+    loaders a garbage collection is letting go of on a worker thread (python/src/loader_closing.h).
+    First every loader's calls raise, and the other threads inside a loader's iter() or next()
+    leave it (_exit.py): none runs stoker's code on a loader being destroyed or into the
+    finalization."""
     _exit.begin()
+    _stoker.Loader.take_all()
+    _exit.settle()
     _stoker.Loader.close_all()
 
 
@@ -743,18 +748,16 @@ class DataLoader:
     @contextlib.contextmanager
     def _one_call(self, what):
         """Holds the loader for one consumer call; a call from another thread meanwhile raises. At
-        exit, a call that fails on a thread other than the main one waits there for ever (_exit.py)."""
-        if not self._in_call.acquire(blocking=False):
-            raise RuntimeError(f"{what} of a stoker.DataLoader while another thread is inside its next(): one "
-                               "consumer at a time; give each thread a DataLoader of its own")
-        try:
-            yield
-        except Exception as e:
-            if not isinstance(e, StopIteration):
-                _exit.park_daemon()  # a daemon thread's loader closed at exit: it waits, as at exit
-            raise
-        finally:
-            self._in_call.release()
+        exit, a thread other than the main one that enters or leaves such a call waits there for
+        ever (_exit.consumer_call)."""
+        with _exit.consumer_call():
+            if not self._in_call.acquire(blocking=False):
+                raise RuntimeError(f"{what} of a stoker.DataLoader while another thread is inside its next(): one "
+                                   "consumer at a time; give each thread a DataLoader of its own")
+            try:
+                yield
+            finally:
+                self._in_call.release()
 
     def _next(self, generation):
         self._check_process()

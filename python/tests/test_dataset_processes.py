@@ -300,6 +300,29 @@ def test_a_broken_pass_then_another_and_del_do_not_hang():
     assert done.wait(6), "letting go of a loader mid-pass returned at once"
 
 
+def test_a_pass_started_once_the_processes_closed_raises():
+    # At exit the processes close before the loaders (their atexit handler runs first): a daemon
+    # thread's iter() starting a pass then must raise (and park, _exit.py), not wait for ever for
+    # processes that will not start, which held the exit up.
+    from stoker._dataset_processes import DatasetProcesses
+
+    processes = DatasetProcesses(1, "Squares")
+    processes.open(Squares(n=8), 4, 2, None, "fork")
+    processes.close()
+    raised = []
+
+    def start():
+        try:
+            processes.start_pass(list(range(8)), 8, 0)
+        except RuntimeError as e:
+            raised.append(str(e))
+
+    thread = threading.Thread(target=start, daemon=True)
+    thread.start()
+    thread.join(10)
+    assert raised == ["the loader is closing"]
+
+
 def test_a_fork_does_not_wait_for_workers_waiting_for_items():
     # A fork waits until no worker is inside dataset[i] (10 s at most); waiting for an item is not.
     loader = stoker.DataLoader(Slow(), batch_size=4, transforms=CHAIN, num_workers=2, dataset_processes=2)

@@ -2,7 +2,8 @@
 a logging thread): the interpreter exits with the script's status and prints nothing. The
 thread is stopped where it waits for its next batch, as Python's daemon threads are at exit;
 it neither raises (a traceback at exit) nor takes the GIL back inside C++ code that cannot be
-unwound (std::terminate: "terminate called without an active exception", status -6)."""
+unwound (std::terminate: "terminate called without an active exception", status -6): the exit
+waits for a thread inside a loader's next() to leave it (python/stoker/_exit.py)."""
 import subprocess
 import sys
 
@@ -48,3 +49,46 @@ def test_exit_while_a_daemon_thread_iterates_prints_nothing(tmp_path, kind):
     for status, run in zip((0, 3, 0), runs):
         _, err = run.communicate(timeout=60)
         assert (run.returncode, err) == (status, ""), err[-3000:]
+
+
+# The daemon thread is inside next() when the script ends, running torch's operators (which
+# release the GIL and take it back in a C++ destructor), as default_collate does briefly for every
+# batch; its collate_fn keeps it there for 0.5 s. Without the wait, each run ends in std::terminate.
+INSIDE_NEXT = """
+import sys, threading, time, numpy as np, torch, stoker
+class Map(torch.utils.data.Dataset):
+    def __len__(self):
+        return 64
+    def __getitem__(self, i):
+        return np.zeros((2, 2), np.uint8), i
+class Stream(torch.utils.data.IterableDataset):
+    def __iter__(self):
+        return iter(Map()[i] for i in range(64))
+    def __len__(self):
+        return 64
+entered = threading.Event()
+def collate(targets):
+    entered.set()
+    end = time.monotonic() + 0.5
+    while time.monotonic() < end:
+        torch.ones(1).add_(1)
+    return torch.tensor(targets)
+loader = stoker.DataLoader(Map() if sys.argv[1] == "map" else Stream(), batch_size=4, num_workers=1,
+                           transforms="Resize((2, 2))", collate_fn=collate)
+def iterate():
+    while True:
+        for _ in loader:
+            pass
+threading.Thread(target=iterate, daemon=True).start()
+entered.wait(30)
+"""
+
+
+def test_exit_while_a_daemon_thread_is_inside_next_waits_for_it(tmp_path):
+    script = tmp_path / "inside_next.py"
+    script.write_text(INSIDE_NEXT)
+    runs = [subprocess.Popen([sys.executable, str(script), kind], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True) for kind in ("map", "stream")]
+    for run in runs:
+        _, err = run.communicate(timeout=60)
+        assert (run.returncode, err) == (0, ""), err[-3000:]
