@@ -65,6 +65,7 @@ class Data:
         # it between passes, as torch's samplers follow it); None for data read once: a path, a
         # DatasetFolder (its samples are listed when the loader is made, as its constructor lists them).
         self.follows = None
+        self.samples_read = None  # a DatasetFolder's: FolderSamples, checked at each pass's start
 
 
 def class_to_idx(source):
@@ -212,6 +213,27 @@ def _folder_under(dataset):
     return (dataset, picked) if _is_dataset_folder(dataset) else (None, None)
 
 
+class FolderSamples:
+    """The (path, class) samples a DatasetFolder (or a Subset of one) held when the loader read
+    them. A script that relabels them between passes (`folder.samples[i] = (path, new)`), or
+    lists others, would get the new ones from torch's DataLoader, whose workers index
+    `samples` at each item: changed() says what changed, for the pass to refuse it."""
+
+    def __init__(self, dataset, name, samples):
+        self.dataset, self.name, self.samples = dataset, name, list(samples)
+
+    def changed(self):
+        """None while the samples are those read, else one line's clause saying what changed."""
+        folder, picked = _folder_under(self.dataset)
+        now = folder.samples if picked is None else [folder.samples[i] for i in picked]
+        if now == self.samples:
+            return None
+        if len(now) != len(self.samples):
+            return f"{len(self.samples):,} samples when the loader was made, {len(now):,} now"
+        i = next(i for i, (then, later) in enumerate(zip(self.samples, now)) if then != later)
+        return f"sample {i} was {tuple(self.samples[i])!r}, is {tuple(now[i])!r} now"
+
+
 def _open_folder_object(folder, name, worker_init_fn, picked=None, dataset=None, on_error="substitute"):
     """The engine's source for a DatasetFolder (`picked`: the samples a Subset keeps of it);
     `dataset` is what the script gave (the folder or the Subset)."""
@@ -219,6 +241,13 @@ def _open_folder_object(folder, name, worker_init_fn, picked=None, dataset=None,
     samples, classes = folder.samples, list(folder.classes)
     if picked is not None:
         samples = [samples[i] for i in picked]
+    data = _open_folder_samples(folder, name, worker_init_fn, samples, classes, dataset, on_error)
+    data.samples_read = FolderSamples(dataset, name, samples)
+    return data
+
+
+def _open_folder_samples(folder, name, worker_init_fn, samples, classes, dataset, on_error):
+    """_open_folder_object's source for `samples`, the ones it reads of the folder."""
     if len(samples) == 0:
         raise arg.bad("dataset", dataset, f"a {name} with samples; it has none", "check its root folder")
     loader = getattr(folder, "loader", None)

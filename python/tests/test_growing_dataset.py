@@ -266,3 +266,56 @@ def test_spawned_processes_are_started_again_for_a_changed_len():
     with pytest.raises(ValueError, match="^dataset_processes=1: the 'spawn' start method sends the Lazy to each "
                        "process pickled, and it cannot be pickled"):
         iter(loader)
+
+
+@pytest.fixture
+def folder(tmp_path):
+    from PIL import Image
+
+    for label in ("a", "b"):
+        (tmp_path / label).mkdir()
+        for i in range(3):
+            Image.fromarray(np.full((6, 6, 3), 40 * i, np.uint8)).save(tmp_path / label / f"{i}.png")
+    return tmp_path
+
+
+def _relabel(dataset):
+    dataset.samples[0] = (dataset.samples[0][0], 1)
+
+
+def _relist(dataset):
+    dataset.samples = dataset.samples[:4]
+
+
+def _new_subset_indices(subset):
+    subset.indices = [0, 1, 5]
+
+
+@pytest.mark.parametrize("change, says", [(_relabel, r"sample 0 was \('.*0\.png', 0\), is \('.*0\.png', 1\) now"),
+                                          (_relist, "6 samples when the loader was made, 4 now")])
+def test_an_image_folders_samples_changed_between_passes_are_refused_in_one_line(folder, change, says):
+    # torch's DataLoader would serve the new labels or list: stoker, which read them when it was
+    # made, refuses the pass rather than serve the old ones.
+    import torchvision
+
+    dataset = torchvision.datasets.ImageFolder(str(folder))
+    loader = stoker.DataLoader(dataset, batch_size=3, transforms=CHAIN)
+    assert [t for _, ts in loader for t in ts.tolist()] == [0, 0, 0, 1, 1, 1]
+    assert [t for _, ts in loader for t in ts.tolist()] == [0, 0, 0, 1, 1, 1]  # unchanged: every pass as read
+    change(dataset)
+    with pytest.raises(ValueError, match=rf"^ImageFolder\.samples changed since the loader was made \({says}\): .*; "
+                                         "make a new stoker.DataLoader after changing them"):
+        iter(loader)
+    fresh = stoker.DataLoader(dataset, batch_size=3, transforms=CHAIN)
+    assert [t for _, ts in fresh for t in ts.tolist()] == [t for _, t in dataset.samples]
+
+
+def test_a_subset_of_an_image_folder_whose_indices_change_is_refused(folder):
+    import torchvision
+
+    subset = torch.utils.data.Subset(torchvision.datasets.ImageFolder(str(folder)), [0, 1, 2])
+    loader = stoker.DataLoader(subset, batch_size=3, transforms=CHAIN)
+    assert [t for _, ts in loader for t in ts.tolist()] == [0, 0, 0]
+    _new_subset_indices(subset)
+    with pytest.raises(ValueError, match=r"sample 2 was \('.*2\.png', 0\), is \('.*2\.png', 1\) now"):
+        iter(loader)
