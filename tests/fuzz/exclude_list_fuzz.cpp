@@ -9,24 +9,9 @@
 #include <vector>
 
 #include "data/source/image_list.h"
+#include "data/source/relative_path.h"
 #include "fuzz_input.h"
 #include "stoker/data/exclude_list.h"
-
-namespace {
-
-// Whether `relative` is kept as it is below the root: no empty, "." or ".." part.
-bool plain_relative(std::string_view relative) {
-  if (relative.empty()) return false;
-  for (;;) {
-    const size_t slash = relative.find('/');
-    const std::string_view part = relative.substr(0, slash);
-    if (part.empty() || part == "." || part == "..") return false;
-    if (slash == std::string_view::npos) return true;
-    relative.remove_prefix(slash + 1);
-  }
-}
-
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
@@ -52,7 +37,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   });
 
   // The input as a sample's name below the root: the line written for it names it again.
-  if (plain_relative(text)) {
+  if (stoker::data::plain_relative(text)) {
     const std::string line = stoker::data::exclude_list_name(root + "/" + text, root);
     if (line.find('\n') != std::string::npos || stoker::data::unescape_exclude_list_name(line) != text) std::abort();
   }

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "relative_path.h"
 #include "source_view.h"
 #include "stoker/core/error.h"
 #include "stoker/core/user_files.h"
@@ -18,18 +19,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr uint64_t kMaxListBytes = 256ull << 20;
-
-// Whether `relative` is a path down from a folder as it is: no empty, "." or ".." part.
-bool plain_relative(std::string_view relative) {
-  if (relative.empty()) return false;
-  for (;;) {
-    const size_t slash = relative.find('/');
-    const std::string_view part = relative.substr(0, slash);
-    if (part.empty() || part == "." || part == "..") return false;
-    if (slash == std::string_view::npos) return true;
-    relative.remove_prefix(slash + 1);
-  }
-}
 
 // Sample names made relative to the data's root: the --data folder, or the folder of a --data
 // file. The names of a folder's samples begin with --data as it was spelled, so most are cut
