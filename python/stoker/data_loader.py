@@ -453,9 +453,11 @@ class DataLoader:
             frame_step=frame_step, clip_start=clip_start, gpu_handoff=gpu_handoff,
             gpu_required=decode == "gpu", allocate=_pinned_allocate if (self.pin_memory or on_gpu) else None)
         self._loader = self._make_loader(self.seed)
-        # An iterable's passes run the engine loader's epochs in segments (_iterable.StreamPass).
+        # An iterable's passes run the engine loader's epochs in segments (_iterable.StreamPass). With
+        # on_error="raise" the engine raises at the first bad item's batch: the pass counts none (its
+        # workers, reading ahead, may have met the item before an earlier batch is handed out).
         self._stream = StreamPass(self._loader, processes, len(self.source), batch_size, data.name,
-                                  _length(dataset), max_bad) if stream else None
+                                  _length(dataset), max_bad if on_error != "raise" else 1.0) if stream else None
         self._feed = None
         self._gpu_stage = None
         if self._loader.gpu_note:  # 'auto' with a chain or data the GPU does not finish

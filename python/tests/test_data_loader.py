@@ -253,6 +253,18 @@ class Items(torch.utils.data.Dataset):
         return torch.full((12, 12, 3), i, dtype=torch.uint8), i
 
 
+def _thread_names():
+    """{thread id: its name} of this process's threads, as the kernel lists them."""
+    names = {}
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/comm") as f:
+                names[task] = f.read().strip()
+        except OSError:  # it ended meanwhile
+            pass
+    return names
+
+
 @pytest.mark.parametrize("make", [
     lambda root: stoker.DataLoader(root, batch_size=4, shuffle=True, num_workers=2, transforms="Resize((8, 8))"),
     lambda root: stoker.DataLoader(Items(), batch_size=4, num_workers=2, transforms="Resize((8, 8))",
@@ -267,13 +279,14 @@ def test_a_loader_the_script_lets_go_of_goes_at_once(png_folder, make):
     gc.collect()
     gc.disable()
     try:
-        threads = len(os.listdir("/proc/self/task"))
+        threads = _thread_names()
         loop = make(png_folder)
         next(iter(loop))  # a pass left unfinished
         gone = weakref.ref(getattr(loop, "loader", loop))
         del loop
         assert gone() is None
-        assert len(os.listdir("/proc/self/task")) <= threads
+        left = _thread_names()
+        assert len(left) <= len(threads), f"threads before: {sorted(threads.values())}, after: {sorted(left.values())}"
     finally:
         gc.enable()
 
