@@ -572,19 +572,23 @@ class DataLoader:
             return self._batches_of(len(self.source))
         return len(self)
 
-    def _follow_length(self):
-        """At a pass's start, from its first batch (a DatasetFolder's samples changed since they
-        were read are refused in one line, FolderSamples): a Dataset object's len() now becomes the pass's
-        size (the plan, the shards, a sampler's bounds, stats(), state_dict()), as torch's samplers
-        read it at each pass. dataset_processes' processes hold a copy of the Dataset: where its len()
-        changed since they took it, the pass starts new ones, their copy taking the script's changes
-        (DatasetProcesses.follow), or, with persistent_workers=True (which keeps the copy, as torch's
-        persistent workers do), the pass is refused in one line."""
+    def _refuse_changed_samples(self):
+        """At a pass's start, from its first batch: a DatasetFolder's samples that the script changed
+        since the loader read them (FolderSamples), which torch's DataLoader would serve, are one
+        ValueError line rather than served as first read."""
         if self._data.samples_read is not None and (change := self._data.samples_read.changed()):
             raise ValueError(f"{self._data.name}.samples changed since the loader was made ({change}): stoker reads a "
                              "DatasetFolder's samples and their classes when the loader is made, where torch's "
                              "DataLoader would read the new ones; make a new stoker.DataLoader after changing them, "
                              "or give a Dataset of your own, whose items each pass reads")
+
+    def _follow_length(self):
+        """At a pass's start, from its first batch: a Dataset object's len() now becomes the pass's
+        size (the plan, the shards, a sampler's bounds, stats(), state_dict()), as torch's samplers
+        read it at each pass. dataset_processes' processes hold a copy of the Dataset: where its len()
+        changed since they took it, the pass starts new ones, their copy taking the script's changes
+        (DatasetProcesses.follow), or, with persistent_workers=True (which keeps the copy, as torch's
+        persistent workers do), the pass is refused in one line."""
         if self._data.follows is None:
             return
         name, samples, last = self._data.name, self._samples_now(), len(self.source)
@@ -656,6 +660,7 @@ class DataLoader:
                 if self._epoch == ended:  # resumed, then set to the epoch the state was taken at the end of
                     return self._passed_pass()
                 if first == 0:  # a pass resumed within its epoch keeps the size it had
+                    self._refuse_changed_samples()
                     self._follow_length()
                 if self._worker_threads is not None:  # get_worker_info().seed: the pass's, as torch's workers'
                     self._worker_threads.start_pass(self._epoch, self.persistent_workers)
