@@ -120,8 +120,10 @@ models take single images. Clips are read from:
   and folders inside a clip, are skipped and counted;
 - a CSV file list whose path cell lists a clip's frames in order, separated by `|`:
   `v1/0001.jpg|v1/0002.jpg|v1/0003.jpg,1` (each relative to the list, as a single path is; a
-  row of one path is a clip of one frame). A list with such a cell holds clips, and is
-  refused without `frames_per_clip`. A file name containing `|` cannot be listed. The cell
+  row of one path is a clip of one frame), or names a folder of frames, a video's
+  (`videos/vid_0001,1`: its `.jpg`, `.jpeg`, `.png` files, in the clip folder's order; a
+  folder without frames stops with one line naming it). A list with such a cell holds clips,
+  and is refused without `frames_per_clip`. A file name containing `|` cannot be listed. The cell
   names its clip (`stats()['bad_samples']`, `stoker scan -o`, exclude lists); a message line
   shows a clip of more than two frames as its first and last and their count
   (`v1/0001.jpg|...|v1/0300.jpg (300 frames)`);
