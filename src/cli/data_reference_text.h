@@ -148,7 +148,8 @@ A clip may carry a box and landmarks per frame of the video, NaN where there is 
 Dataset's `stoker.Boxes` `(T, 4)` and `stoker.Keypoints` `(T, P, 2)` or `(T, P, 3)` in its
 target, a row per frame; for clips read from a path, `boxes=` and `keypoints=` with a row per
 frame: an array of every frame's rows in the listing's order (clip after clip) or a list of one
-array per clip, the name of a file in each clip's folder (`boxes="boxes.npy"`: `.npy`, `.json`,
+array per clip, the name of a file in each clip's folder (`boxes="boxes.npy"`: `.npy`, `.json`
+(a frame's row `[]` or `null` where there is none, as detectors write it),
 or `.txt` / `.csv` with a line per frame, a box's 4 numbers or the landmarks' x y pairs
 `x1 y1 x2 y2 …`), the extension of the file beside each frame (`keypoints=".pts"`; every frame
 needs its file, as every image does: a frame without a face has one of NaN rows), or a CSV
