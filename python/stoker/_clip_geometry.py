@@ -43,7 +43,7 @@ def _read_clip_file(name, path):
         return np.asarray(np.load(path, allow_pickle=False), dtype=np.float32)
     if extension == ".json":
         with open(path, encoding="utf-8") as f:
-            return np.asarray(json.load(f), dtype=np.float32)
+            return _json_rows(name, json.load(f))
     rows = read_side_file(path)
     if name == "keypoints" and extension in (".txt", ".csv"):
         if rows.shape[1] % 2:
@@ -51,6 +51,20 @@ def _read_clip_file(name, path):
                              ".npy or .json file")
         return rows.reshape(len(rows), -1, 2)
     return rows
+
+
+def _json_rows(name, rows):
+    """A JSON file's rows, float32; a frame's row that is [] or null (no face, as detectors write
+    it) is NaN, as wide as the others (a box's 4 numbers when every row is empty)."""
+    def empty(row):
+        return row is None or (isinstance(row, list) and not row)
+
+    if isinstance(rows, list) and any(empty(r) for r in rows):
+        full = [np.asarray(r, dtype=np.float32) for r in rows if not empty(r)]
+        shape = full[0].shape if full else (4,) if name == "boxes" else None
+        if shape is not None:
+            rows = [np.full(shape, np.nan, np.float32) if empty(r) else r for r in rows]
+    return np.asarray(rows, dtype=np.float32)
 
 
 def _clip_files(name, value, paths):
@@ -136,8 +150,9 @@ def _checked(name, value, rows, data, frames):
         rows = np.concatenate(rows) if rows else np.zeros((0,) + shapes.pop(), np.float32)
     width = (4,) if name == "boxes" else (2, 3)
     if rows.ndim != (2 if name == "boxes" else 3) or rows.shape[-1] not in width:
+        files = isinstance(value, (str, os.PathLike))  # an array's shape is in `given`; a file's is not
         raise arg.bad(name, given, f"a row per frame, {_FORMS[name]}: an array (F, ...) of every frame's rows or one "
-                      "per clip")
+                      "per clip", f"got rows of shape {rows.shape[1:]}" if files else "")
     if len(rows) != sum(counts):
         raise arg.bad(name, given, f"a row per frame of the {len(frames):,} clips, {sum(counts):,} in all, in the "
                       "listing's order (clip after clip)", "or give a list of one array per clip")

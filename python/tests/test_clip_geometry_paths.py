@@ -111,6 +111,23 @@ def test_a_csv_lists_column_of_files_and_a_file_per_clip_equal_the_dataset_route
     _equal_to_the_dataset_route(videos, str(root / "clips.csv"), boxes="face", keypoints="landmarks.npy")
 
 
+def test_a_json_file_per_clip_takes_an_empty_row_or_null_for_a_frame_without_a_face(clips):
+    # As face detectors write them: [] (or null) where a frame has no face, not [NaN, NaN, NaN, NaN].
+    root, videos = clips
+    for v in videos:
+        rows = [None if t == 4 else [] if np.isnan(box).any() else box.tolist() for t, box in enumerate(v["boxes"])]
+        (v["folder"] / "faces.json").write_text(json.dumps(rows))
+    saved = [v["boxes"] for v in videos]
+    try:
+        for v in videos:
+            v["boxes"] = v["boxes"].copy()
+            v["boxes"][4] = np.nan
+        _equal_to_the_dataset_route(videos, str(root / "clips"), boxes="faces.json", keypoints=".pts")
+    finally:
+        for v, boxes in zip(videos, saved):
+            v["boxes"] = boxes
+
+
 def test_a_csv_column_of_json_arrays_is_each_clips_rows(clips, tmp_path):
     root, videos = clips
     rows = ["frames,label,face"] + [f"{'|'.join(v['paths'])},0,\"{json.dumps(v['boxes'].tolist())}\"" for v in videos]
@@ -141,6 +158,11 @@ def test_rows_that_differ_from_the_frames_are_one_line(clips, tmp_path):
     assert _refused(folder, boxes=np.zeros((total, 2, 4))) == (
         f"boxes='<array of shape ({total}, 2, 4)>': a row per frame, (T, 4): an array (F, ...) of every frame's rows or "
         "one per clip")
+    for v in videos:  # a frame number before each box, as detectors write them
+        np.savetxt(v["folder"] / "numbered.csv", np.c_[np.arange(len(v["boxes"])), v["boxes"]], delimiter=",")
+    assert _refused(folder, boxes="numbered.csv") == (
+        "boxes='numbered.csv': a row per frame, (T, 4): an array (F, ...) of every frame's rows or one per clip; "
+        "got rows of shape (5,)")
     assert _refused(folder, boxes="faces.npy").startswith(
         f"boxes='faces.npy': {videos[0]['folder'] / 'faces.npy'} does not exist; every clip needs its file")
     assert _refused(folder, keypoints=".txt").startswith(

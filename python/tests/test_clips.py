@@ -1,6 +1,7 @@
 """frames_per_clip: each sample is K frames of a clip (a folder per clip, a CSV list of frames,
 or a Dataset whose image is a list of frames), transformed alike and batched as
 (N, K, C, H, W)."""
+import os
 import re
 
 import numpy as np
@@ -114,6 +115,17 @@ def test_a_csv_list_of_frames_gives_the_folders_batches(clip_folder, tmp_path):
     options = dict(batch_size=4, shuffle=True, seed=5, frames_per_clip=3, transforms=RANDOM)
     expected = batches(stoker.DataLoader(root, **options))
     assert_same_batches(batches(stoker.DataLoader(csv, **options)), expected)
+
+
+def test_a_csv_list_of_clip_folders_gives_the_folders_batches(clip_folder, tmp_path):
+    # Videos kept as a folder of frames each, listed with their labels: `videos/vid_0001,1`.
+    root, clips = clip_folder
+    csv = tmp_path / "videos.csv"
+    csv.write_text("video,label\n" + "".join(f"{os.path.dirname(paths[0])},{c}\n" for paths, c in clips))
+    options = dict(batch_size=4, shuffle=True, seed=5, frames_per_clip=3, frame_step=2, transforms=RANDOM)
+    assert_same_batches(batches(stoker.DataLoader(csv, **options)), batches(stoker.DataLoader(root, **options)))
+    with pytest.raises(ValueError, match=r"holds clips \(samples of several frames\); choose the frames"):
+        stoker.DataLoader(csv)
 
 
 @pytest.mark.parametrize("kind", ["paths", "numpy paths", "arrays", "pil", "video"])

@@ -120,8 +120,10 @@ models take single images. Clips are read from:
   and folders inside a clip, are skipped and counted;
 - a CSV file list whose path cell lists a clip's frames in order, separated by `|`:
   `v1/0001.jpg|v1/0002.jpg|v1/0003.jpg,1` (each relative to the list, as a single path is; a
-  row of one path is a clip of one frame). A list with such a cell holds clips, and is
-  refused without `frames_per_clip`. A file name containing `|` cannot be listed. The cell
+  row of one path is a clip of one frame), or names a folder of frames, a video's
+  (`videos/vid_0001,1`: its `.jpg`, `.jpeg`, `.png` files, in the clip folder's order; a
+  folder without frames stops with one line naming it). A list with such a cell holds clips,
+  and is refused without `frames_per_clip`. A file name containing `|` cannot be listed. The cell
   names its clip (`stats()['bad_samples']`, `stoker scan -o`, exclude lists); a message line
   shows a clip of more than two frames as its first and last and their count
   (`v1/0001.jpg|...|v1/0300.jpg (300 frames)`);
@@ -146,7 +148,8 @@ A clip may carry a box and landmarks per frame of the video, NaN where there is 
 Dataset's `stoker.Boxes` `(T, 4)` and `stoker.Keypoints` `(T, P, 2)` or `(T, P, 3)` in its
 target, a row per frame; for clips read from a path, `boxes=` and `keypoints=` with a row per
 frame: an array of every frame's rows in the listing's order (clip after clip) or a list of one
-array per clip, the name of a file in each clip's folder (`boxes="boxes.npy"`: `.npy`, `.json`,
+array per clip, the name of a file in each clip's folder (`boxes="boxes.npy"`: `.npy`, `.json`
+(a frame's row `[]` or `null` where there is none, as detectors write it),
 or `.txt` / `.csv` with a line per frame, a box's 4 numbers or the landmarks' x y pairs
 `x1 y1 x2 y2 …`), the extension of the file beside each frame (`keypoints=".pts"`; every frame
 needs its file, as every image does: a frame without a face has one of NaN rows), or a CSV

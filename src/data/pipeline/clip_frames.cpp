@@ -20,7 +20,8 @@ std::string ClipOptions::source_refusal(bool holds_clips, const std::string& sou
   if (enabled() && !holds_clips) {
     return fmt::format(
         "frames_per_clip={} reads clips, and {} holds single images; give clips: a folder "
-        "root/<class>/<clip>/<frames>, a CSV list whose path cells list frames (a.jpg|b.jpg) or a "
+        "root/<class>/<clip>/<frames>, a CSV list whose path cells list frames (a.jpg|b.jpg) or name their "
+        "folders (videos/vid_0001), or a "
         "Dataset whose image is a list of frames",
         frames, source);
   }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "file_reader.h"
+
 namespace stoker::data {
 
 namespace {
@@ -43,6 +45,22 @@ bool natural_less(std::string_view a, std::string_view b) {
   if (a.size() - i != b.size() - j) return a.size() - i < b.size() - j;
   if (zeros != 0) return zeros < 0;
   return false;
+}
+
+std::vector<std::string> folder_frames(const std::filesystem::path& folder) {
+  std::vector<std::string> names;
+  std::error_code error;
+  std::filesystem::directory_iterator it(folder, error);
+  for (; !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
+    std::error_code kind_error;  // an entry that cannot be stat'ed is taken for a file
+    std::string name = it->path().filename().string();
+    if (!it->is_directory(kind_error) && has_image_extension(name)) names.push_back(std::move(name));
+  }
+  if (error) throw DataError("cannot list the clip folder " + folder.string() + ": " + error.message());
+  std::sort(names.begin(), names.end(), natural_less);
+  std::vector<std::string> paths;
+  for (const std::string& name : names) paths.push_back((folder / name).string());
+  return paths;
 }
 
 int count_frames(std::string_view cell) { return static_cast<int>(std::count(cell.begin(), cell.end(), '|')) + 1; }

@@ -1,6 +1,7 @@
 // Helpers of the clip sources whose frames are files (clip folders, CSV lists of frames).
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,11 @@ Status read_frame_files(int count, const PathOf& path_of, const FramePicker& pic
   }
   return Status::ok_status();
 }
+
+// The frames of a clip folder: the .jpg, .jpeg and .png files directly in `folder`, as paths
+// under it, in natural_less order of their names; empty when it holds none. Throws DataError
+// naming the folder when it cannot be listed.
+std::vector<std::string> folder_frames(const std::filesystem::path& folder);
 
 // The frames of a CSV path cell, "a.jpg|b.jpg|c.jpg": how many, and frame k.
 int count_frames(std::string_view cell);

@@ -31,7 +31,7 @@ struct ExtraCells {
 class FileListSource final : public Source {
  public:
   // `inexact_label`: inexact_label_error's text for the first label float32 cannot hold ("").
-  // `clips`: path cells list frames, "a.jpg|b.jpg" (holds_clips).
+  // `clips`: path cells list frames, "a.jpg|b.jpg", or name their folders (holds_clips).
   FileListSource(std::string csv, std::vector<std::string> paths, std::vector<float> targets, int dim, TargetKind kind,
                  std::string inexact_label, SourceColumns columns, std::shared_ptr<const ExtraCells> cells, bool clips)
       : clips_(clips),
@@ -180,6 +180,16 @@ std::string quote_hint(char separator) {
                            : "quote a cell that holds a comma (\"a, b\")";
 }
 
+// The folder a path cell names, resolved against `base`, or "" when the cell is not one: a
+// cell of one path without an image's extension that is a folder (stat'ed only then, so that
+// an image list's rows cost nothing more).
+std::string folder_cell(const std::string& cell, const fs::path& base) {
+  if (cell.empty() || cell.find('|') != std::string::npos || has_image_extension(cell)) return "";
+  const fs::path path = fs::path(cell).is_absolute() ? fs::path(cell) : base / cell;
+  std::error_code ec;
+  return fs::is_directory(path, ec) ? path.string() : "";
+}
+
 ListText read_list(std::istream& in, const std::string& csv_path, const fs::path& base) {
   const char separator = cell_separator(csv_path);
   ListText list;
@@ -231,6 +241,19 @@ ListText read_list(std::istream& in, const std::string& csv_path, const fs::path
     fields[0] = std::string(trimmed(fields[0]));
     std::string cell;  // each frame of a clip's cell resolved as a path is
     const int frames = count_frames(fields[0]);
+    if (std::string folder = folder_cell(fields[0], base); !folder.empty()) {  // a video's folder of frames
+      const std::vector<std::string> paths = folder_frames(folder);
+      if (paths.empty()) {
+        throw DataError(where() + ": the folder " + folder +
+                        " holds no frames (.jpg, .jpeg or .png files in it); a path cell names an image, a folder of "
+                        "a clip's frames or the frames themselves separated by '|'");
+      }
+      for (const std::string& path : paths) cell += (cell.empty() ? "" : "|") + path;
+      list.clips = true;
+      list.paths.push_back(std::move(cell));
+      list.lines.push_back(first_line);
+      continue;
+    }
     for (int k = 0; k < frames; ++k) {
       const fs::path path(frame_of(fields[0], k));
       if (frames > 1 && path.empty()) {

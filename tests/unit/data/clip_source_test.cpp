@@ -202,6 +202,33 @@ TEST(ClipListTest, PathCellsListFramesRelativeToTheList) {
             std::string::npos);
 }
 
+TEST(ClipListTest, APathCellNamingAFolderIsTheClipOfItsFrames) {
+  // Videos kept as a folder of frames each, listed with their labels: `videos/v1,1`.
+  TempDir dir;
+  dir.write_text("videos/v1/frame_10.jpg", "ccc");
+  dir.write_text("videos/v1/frame_2.jpg", "bb");
+  dir.write_text("videos/v1/frame_1.png", "a");
+  dir.write_text("videos/v1/boxes.npy", "not a frame");
+  dir.write_text("videos/v2/only.jpg", "dddd");
+  dir.write_text("clips.csv", "video,label\nvideos/v1,1\nvideos/v2/,0\n");
+  const auto source = open_source((dir.path() / "clips.csv").string());
+  ASSERT_TRUE(source->holds_clips()) << "a folder's row is a clip even of one frame";
+  EXPECT_NE(source->describe().find("2 clips"), std::string::npos) << source->describe();
+  const std::string v1 = (dir.path() / "videos/v1").string();
+  EXPECT_EQ(source->name(0), v1 + "/frame_1.png|" + v1 + "/frame_2.jpg|" + v1 + "/frame_10.jpg")
+      << "its .jpg, .jpeg and .png files, in name order with numbers compared as numbers";
+  EXPECT_EQ(source->frame_name(1, 0), (dir.path() / "videos/v2/only.jpg").string());
+  EXPECT_EQ(source->label(0), 1);
+
+  dir.write_text("videos/empty/notes.txt", "x");
+  dir.write_text("empty.csv", "videos/v1,1\nvideos/empty,0\n");
+  const std::string empty = error_text([&] { open_source((dir.path() / "empty.csv").string()); });
+  EXPECT_NE(empty.find("empty.csv:2: the folder " + (dir.path() / "videos/empty").string() +
+                       " holds no frames (.jpg, .jpeg or .png files in it)"),
+            std::string::npos)
+      << empty;
+}
+
 TEST(ClipListTest, AMissingFrameIsNamed) {
   TempDir dir;
   dir.write_text("a.jpg", "a");
