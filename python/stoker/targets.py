@@ -82,7 +82,8 @@ class Boxes:
             raise ValueError(f"Boxes: format={format!r}; one of {', '.join(map(repr, BOX_FORMATS))}")
         boxes = _array(data, "Boxes")
         if boxes.ndim != 2 or boxes.shape[1] != 4:
-            raise ValueError(f"Boxes: an array of shape (B, 4); this one is {tuple(boxes.shape)}")
+            raise ValueError(f"Boxes: an array of shape (B, 4), or (T, 4) beside a clip (a box per frame); "
+                             f"this one is {tuple(boxes.shape)}")
         self.format = format
         self._values = np.ascontiguousarray(np.concatenate([to_xyxy(boxes, format),
                                                             np.ones((len(boxes), 1), np.float32)], axis=1))

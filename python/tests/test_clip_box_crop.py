@@ -312,6 +312,10 @@ def test_what_clips_cannot_take_is_refused_in_one_line(videos):
     assert str(raised.value) == ("dataset: One[0] holds stoker.Keypoints of 8 frames of 68 points beside a single "
                                  "image; give one image's points, (P, 2) or (P, 3), or read clips with "
                                  "frames_per_clip=K")
+    with pytest.raises(ValueError) as raised:  # a detector's (T, 1, 4): one box per frame, one axis too many
+        stoker.Boxes(np.zeros((8, 1, 4)))
+    assert str(raised.value) == ("Boxes: an array of shape (B, 4), or (T, 4) beside a clip (a box per frame); this "
+                                 "one is (8, 1, 4)")
     assert _refused(One(0), transforms=chain).endswith(
         "has neither; give them (boxes= or keypoints= with a row per frame, or stoker.Boxes (T, 4) or "
         "stoker.Keypoints (T, P, 2) beside a Dataset's clips), or leave BoxCrop out")
