@@ -154,8 +154,9 @@ def test_a_run_started_again_logs_beside_the_earlier_runs_logs(tmp_path, capsys)
     assert (tmp_path / "run.1.csv").read_text().startswith("timestamp,")
     assert len((tmp_path / "run.1.loops.csv").read_text().splitlines()) == 2
     assert out.getvalue().endswith(f"report: stoker report {tmp_path / 'run.1.csv'}\n")
-    assert capsys.readouterr().err == (f"stoker.monitor: {tmp_path / 'run.csv'} holds an earlier run's log: this run "
-                                       f"logs to {tmp_path / 'run.1.csv'}, beside it\n")
+    assert capsys.readouterr().err == (f"stoker.monitor: {tmp_path / 'run.csv'} holds an earlier run's log and is kept; "
+                                       f"this run logs to {tmp_path / 'run.1.csv'} (stoker report "
+                                       f"{tmp_path / 'run.1.csv'} draws it)\n")
     assert stoker.monitor(log=str(tmp_path / "run.csv"), gpu=False).log == str(tmp_path / "run.2.csv")
     (tmp_path / "b.jsonl").write_text("")  # an empty one too: a run killed before its first sample
     assert stoker.monitor(log=str(tmp_path / "b.jsonl"), gpu=False).log == str(tmp_path / "b.1.jsonl")
