@@ -158,6 +158,9 @@ void bind_diagnosis(py::module_& m) {
       .def("record_as", &RecordedDiagnosis::record_as, py::arg("loop"), py::arg("rank"),
            "Records the next passes, as loop `loop` ('' unnamed) of rank `rank`, to the monitor's TensorBoard "
            "event file (per window) and loops CSV (per pass)")
+      .def("resume_steps_at", &RecordedDiagnosis::resume_steps_at, py::arg("steps"),
+           "The TensorBoard step the windows go on from where no step was counted yet (a resumed loop's "
+           "epoch * batches per epoch + first batch); later, nothing")
       .def("start_epoch", &diagnose::LoopDiagnosis::start_epoch)
       .def("after_step", &RecordedDiagnosis::step, py::arg("wait"), py::arg("copy"), py::arg("compute"),
            py::arg("samples"))

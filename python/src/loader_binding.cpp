@@ -30,6 +30,7 @@
 #include "stoker/data/sampler.h"
 #include "stoker/data/source.h"
 #include "stoker/data/transform.h"
+#include "worker_signals.h"
 
 namespace py = pybind11;
 
@@ -485,6 +486,10 @@ void bind_loader(py::module_& m) {
       "after_fork_in_parent", [] { after_fork(false); }, "os.register_at_fork's after_in_parent");
   m.def(
       "after_fork_in_child", [] { after_fork(true); }, "os.register_at_fork's after_in_child");
+  m.def("shield_worker_from_group_signals", &shield_worker_from_group_signals,
+        "In a dataset_processes worker: SIGTERM and SIGINT end it only from `manager` (the loader's process), and "
+        "it ends with its parent (worker_signals.h)",
+        py::arg("manager"), py::arg("parent"));
   m.def(
       "unloaded_pil_bytes",
       [](const py::handle& image) -> py::object {

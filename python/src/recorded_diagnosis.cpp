@@ -18,9 +18,14 @@ void RecordedDiagnosis::record_as(std::string loop, int rank) {
   rank_ = rank;
 }
 
+void RecordedDiagnosis::resume_steps_at(int64_t steps) {
+  if (!counted_) steps_ = steps;
+}
+
 std::vector<std::string> RecordedDiagnosis::step(double wait_s, double copy_s, double compute_s, int64_t samples) {
   std::vector<std::string> lines = after_step(wait_s, copy_s, compute_s, samples);
   ++steps_;
+  counted_ = true;
   if (!shapes_.first(samples)) {
     window_.wait_s += wait_s;
     window_.copy_s += copy_s;

@@ -26,6 +26,10 @@ class RecordedDiagnosis : public diagnose::LoopDiagnosis {
   // Records the next passes as the loop `loop` ("" unnamed) of rank `rank`; until called, nothing
   // is recorded (a stoker.DataLoader iterated unwatched).
   void record_as(std::string loop, int rank);
+  // The step count the windows' TensorBoard step goes on from, where no step was counted yet:
+  // a resumed loop's (its epoch times the batches of an epoch, plus the batch it resumes at), so
+  // that its step_time/* continue the run's axis. Once a step is counted, changes nothing.
+  void resume_steps_at(int64_t steps);
   // LoopDiagnosis::after_step, the step added to the open window, the window written when the
   // diagnosis closed one.
   std::vector<std::string> step(double wait_s, double copy_s, double compute_s, int64_t samples);
@@ -39,7 +43,8 @@ class RecordedDiagnosis : public diagnose::LoopDiagnosis {
   bool recording_ = false;
   std::string loop_;
   int rank_ = 0;
-  int64_t steps_ = 0;  // every step so far, across passes: the windows' TensorBoard step
+  int64_t steps_ = 0;     // every step so far, across passes (from resume_steps_at's): the windows' TensorBoard step
+  bool counted_ = false;  // a step was counted: resume_steps_at changes nothing
   diagnose::WarmUpShapes shapes_;
   diagnose::StepWindow window_;  // the steps since the last window written, warm-up left out
   bool loops_said_ = false;      // a failed loops CSV write was said (the event file stops by itself)

@@ -35,6 +35,7 @@ import atexit
 import collections
 import copy
 import multiprocessing
+import os
 import pickle
 import signal
 import threading
@@ -127,14 +128,23 @@ class ScriptDataset:
 
 
 class _ScriptsWorkerInfo:
-    """The processes' worker_init_fn: makes get_worker_info().dataset the script's Dataset (the
-    process's copy), as in torch's workers, not the ScriptDataset torch's DataLoader was given,
-    then calls the script's worker_init_fn (None: none). Picklable where that function is."""
+    """The processes' worker_init_fn: shields the process from its group's stop signals (below),
+    makes get_worker_info().dataset the script's Dataset (the process's copy), as in torch's
+    workers, not the ScriptDataset torch's DataLoader was given, then calls the script's
+    worker_init_fn (None: none). Picklable where that function is.
 
-    def __init__(self, worker_init_fn):
+    A SIGTERM or SIGINT to the whole process group (scancel, a time limit, Ctrl-C, torchrun
+    stopping its ranks) leaves the process serving items, so that the script's handler can finish
+    its step and save loader.state_dict(); one from this process (multiprocessing's terminate())
+    ends it, and it ends with its parent (python/src/worker_signals.h)."""
+
+    def __init__(self, worker_init_fn, method):
         self.worker_init_fn = worker_init_fn
+        self.manager = os.getpid()
+        self.parent = 0 if method == "forkserver" else self.manager  # a forkserver's process is its parent
 
     def __call__(self, worker_id):
+        _stoker.shield_worker_from_group_signals(self.manager, self.parent)
         info = _torch_worker._worker_info
         if info is not None and isinstance(info.dataset, ScriptDataset):
             _torch_worker._worker_info = _torch_worker.WorkerInfo(id=info.id, num_workers=info.num_workers,
@@ -221,7 +231,7 @@ class DatasetProcesses:
         self._inner_args = (chunk, image_key, clips)
         self._inner_options = dict(num_workers=self.processes, collate_fn=_as_list, persistent_workers=persistent,
                                    prefetch_factor=prefetch_factor, multiprocessing_context=context,
-                                   worker_init_fn=_ScriptsWorkerInfo(worker_init_fn), generator=self._generator)
+                                   worker_init_fn=_ScriptsWorkerInfo(worker_init_fn, method), generator=self._generator)
         self._inner = self._inner_loader(dataset, *self._inner_args, **self._inner_options)
         self._feeder = threading.Thread(target=_feed, args=(weakref.ref(self), self._cond), daemon=True,
                                         name=f"stoker dataset_processes feeder ({self.name})")
@@ -462,7 +472,11 @@ def _dead_processes(iterator):
 
 def _feed(ref, cond):
     """The feeder thread: begins each pass asked for (its first creates the processes, from this
-    thread, so that torch sets no SIGCHLD handler of its own) and stashes the chunks as they come."""
+    thread, so that torch sets no SIGCHLD handler of its own) and stashes the chunks as they come.
+    It blocks SIGTERM and SIGINT (Python runs its handlers on the main thread alone), so that the
+    processes it forks have them blocked until their worker_init_fn shields them (_ScriptsWorkerInfo;
+    Python starts a spawned process with none blocked)."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
     iterator = None
     try:
         while True:

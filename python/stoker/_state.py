@@ -68,10 +68,25 @@ def check_state(state, loader):
             ("shuffle", loader.shuffle, "another shuffle"),
             ("drop_last", loader.drop_last, "another drop_last")]
     for key, here, what in mine:
-        if checked[key] != here:
+        if key == "world_size" and checked[key] != here:
+            _check_ranks(checked, here)
+        elif checked[key] != here:
             shown = checked[key] if key != "classes" else f"{len(checked[key])} classes"
             here = here if key != "classes" else f"{len(here)} classes"
             raise ValueError(f"load_state_dict: the state was taken with {key}={shown!r} and this loader has "
                              f"{here!r}: a resume on {what} would not continue the same stream; resume with "
                              "the same data and settings, or start afresh")
     return checked
+
+
+def _check_ranks(checked, here):
+    """A state taken on another number of ranks (torchrun's elastic restart with more or fewer)
+    resumes at an epoch's start, the epoch sharded over the ranks there are now, as
+    DistributedSampler shards it; the rest of an epoch it was taken within is planned over its own
+    ranks' shards, and another number is refused in one line."""
+    if checked["next_batch"] > 0:
+        raise ValueError(f"load_state_dict: the state was taken at batch {checked['next_batch']} of epoch "
+                         f"{checked['epoch']} with world_size={checked['world_size']} and this loader has "
+                         f"world_size={here}: the rest of that epoch is sharded over {checked['world_size']} ranks; "
+                         f"resume on {checked['world_size']} ranks, or from a state taken at an epoch's end "
+                         "(next_batch 0), which resumes on any number of ranks")

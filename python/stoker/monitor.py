@@ -23,8 +23,9 @@ set as torchrun sets them), each given log="run.csv" writes its own: rank 0 run.
 run.rank<r>.csv (and run.rank<r>.loops.csv); `mon.log` is the one this rank writes, and the
 report of rank 0's log names the others.
 
-A log already there (a job preempted and started again) is kept: the run logs beside it, to
-run.1.csv (run.1.rank<r>.csv), run.2.csv, ..., the first free, and says so in one line.
+A log already there (a job preempted and started again) is kept, never overwritten nor
+appended to: the run logs beside it, to run.1.csv (run.1.rank<r>.csv), run.2.csv, ..., the first
+free name, and says so in one line.
 """
 import os
 import shlex
@@ -53,8 +54,8 @@ def _fresh_log(log, rank):
         n += 1
     fresh = _stoker.rank_log_path(f"{stem}.{n}{ext}", rank)
     if rank == 0:
-        print(f"stoker.monitor: {path} holds an earlier run's log: this run logs to {fresh}, beside it",
-              file=sys.stderr, flush=True)
+        print(f"stoker.monitor: {path} holds an earlier run's log and is kept; this run logs to {fresh} "
+              f"(stoker report {shlex.quote(fresh)} draws it)", file=sys.stderr, flush=True)
     return fresh
 
 

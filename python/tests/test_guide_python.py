@@ -75,6 +75,24 @@ def resume(root, rng):
     return {"loader": loader, "model": torch.nn.Linear(4, 2), "path": "ckpt.pt", "epoch": 0, "epochs": 2}
 
 
+def stopped(root, rng):
+    """The script around the block: `resume`'s, resumed from a checkpoint of epoch 0; the job's
+    SIGTERM comes as soon as the handler is set, and sys.exit records its status (the loop goes
+    on: each step saves)."""
+    import types
+    exited = []
+    namespace = resume(root, rng)
+    namespace.update(ckpt={"epoch": 0}, exited=exited,
+                     signal=types.SimpleNamespace(SIGTERM=15, signal=lambda number, handler: handler(number, None)),
+                     sys=types.SimpleNamespace(exit=exited.append))
+    return namespace
+
+
+def left_at_the_signal(ns):
+    saved = torch.load(ns["path"])
+    return set(ns["exited"]) == {0} and saved["loader"] == ns["loader"].state_dict()
+
+
 def progressive(root, rng):
     """The script around the block: the ImageFolder's root, its transform of each stage, `epochs`."""
     import torchvision
@@ -127,6 +145,7 @@ EXAMPLES = {
         and ns["batch"]["caption"] == [f"photo {i}" for i in range(64)]),
     ("python.md", "get_worker_info and seeding", 0): (seeding, lambda ns: len(set(seeded_values(ns).tolist())) == 32),
     ("python.md", "Resume", 0): (resume, lambda ns: ns["epoch"] == 1 and ns["images"].shape[1:] == (3, 32, 32)),
+    ("python.md", "Resume", 1): (stopped, left_at_the_signal),
     ("python.md", "A chain changed between passes", 0): (
         progressive, lambda ns: ns["images"].shape == (8, 3, 192, 192)),
     ("python.md", "stoker.watch and stoker.monitor", 0): (

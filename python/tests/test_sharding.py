@@ -112,6 +112,50 @@ def test_an_unshuffled_loader_says_it_shards_what_torch_gives_every_rank(tmp_pat
     assert capsys.readouterr().err == ""
 
 
+def test_a_state_from_2_ranks_resumes_on_3_at_an_epochs_start(tmp_path):
+    # torchrun's elastic restart with another number of ranks: the next epoch is sharded over the ranks
+    # there are now, from the state's seed, as on a run of 3 ranks from the start.
+    data = rows(tmp_path, 25)
+
+    def make(rank, world, seed=None):
+        return stoker.DataLoader(data, batch_size=4, shuffle=True, num_workers=1, seed=seed, rank=rank,
+                                 world_size=world, transforms="none")
+
+    def ids(loader):
+        return [i for _, y in batches(loader) for i in y.long().tolist()]
+
+    two = make(0, 2, seed=7)
+    ids(two)
+    state = two.state_dict()
+    assert (state["epoch"], state["next_batch"]) == (1, 0)
+    resumed, three = [], []
+    for rank in range(3):
+        loader = make(rank, 3)
+        loader.load_state_dict(state)
+        resumed.append(ids(loader))
+        loader = make(rank, 3, seed=7)
+        loader.set_epoch(1)
+        three.append(ids(loader))
+    assert resumed == three
+    check_shards(resumed, 25, 3, 4, False)
+
+
+def test_a_state_from_2_ranks_taken_mid_epoch_is_refused_on_3_in_one_line(tmp_path):
+    data = rows(tmp_path, 25)
+    two = stoker.DataLoader(data, batch_size=4, shuffle=True, num_workers=1, seed=7, rank=0, world_size=2,
+                            transforms="none")
+    taken = iter(two)
+    next(taken), next(taken)
+    three = stoker.DataLoader(data, batch_size=4, shuffle=True, num_workers=1, seed=7, rank=0, world_size=3,
+                              transforms="none")
+    with pytest.raises(ValueError) as raised:
+        three.load_state_dict(two.state_dict())
+    assert str(raised.value) == (
+        "load_state_dict: the state was taken at batch 2 of epoch 0 with world_size=2 and this loader has "
+        "world_size=3: the rest of that epoch is sharded over 2 ranks; resume on 2 ranks, or from a state taken at "
+        "an epoch's end (next_batch 0), which resumes on any number of ranks")
+
+
 @pytest.mark.parametrize("sampler", [False, True])
 def test_rank_0s_state_resumes_every_rank(tmp_path, sampler):
     # A DDP script saves one checkpoint, on rank 0, and every rank resumes from it: the state holds no rank.

@@ -93,6 +93,32 @@ def test_a_pass_longer_than_a_window_writes_each_window_where_the_diagnosis_clos
         assert values["train/samples_per_sec"] == pytest.approx(8 / 0.07, rel=0.2)
 
 
+def test_a_resumed_run_goes_on_along_the_preempted_runs_step_axis(tmp_path, indexed_features):
+    # 5 batches an epoch. The first run ends all of epoch 0 and 2 batches of epoch 1, then is stopped;
+    # the second resumes from its state in a new process (a new monitor, a new loader) and ends epoch 2.
+    def run(folder, state=None, batches=None):
+        loader = stoker.DataLoader(indexed_features, batch_size=10, transforms="none", num_workers=1)
+        if state is not None:
+            loader.load_state_dict(state)
+        stopped = None
+        with stoker.monitor(interval=0.05, tensorboard=tmp_path / folder, gpu=False, file=io.StringIO()) as mon:
+            for epoch in range(loader.epoch, 3):
+                loader.set_epoch(epoch)
+                for k, _ in enumerate(stoker.watch(loader, file=io.StringIO())):
+                    if (epoch, k + 1) == batches:
+                        stopped = loader.state_dict()
+                        break
+                if stopped is not None:
+                    break
+        return stopped, step_time_events(mon.tensorboard_file)
+
+    state, first = run("first", batches=(1, 2))
+    assert (state["epoch"], state["next_batch"]) == (1, 2)
+    _, resumed = run("resumed", state)
+    assert sorted(first) == [5, 7]  # the pass broken off is recorded up to its last step
+    assert sorted(resumed) == [10, 15], "where an uninterrupted run writes them (it restarted at 0: 3, 8)"
+
+
 def test_without_a_running_monitor_nothing_is_recorded(tmp_path):
     loader = SlowLoader(12, 0.0)
     with stoker.monitor(interval=0.05, log=str(tmp_path / "run.csv"), tensorboard=tmp_path / "tb", gpu=False,
@@ -128,8 +154,9 @@ def test_a_run_started_again_logs_beside_the_earlier_runs_logs(tmp_path, capsys)
     assert (tmp_path / "run.1.csv").read_text().startswith("timestamp,")
     assert len((tmp_path / "run.1.loops.csv").read_text().splitlines()) == 2
     assert out.getvalue().endswith(f"report: stoker report {tmp_path / 'run.1.csv'}\n")
-    assert capsys.readouterr().err == (f"stoker.monitor: {tmp_path / 'run.csv'} holds an earlier run's log: this run "
-                                       f"logs to {tmp_path / 'run.1.csv'}, beside it\n")
+    assert capsys.readouterr().err == (f"stoker.monitor: {tmp_path / 'run.csv'} holds an earlier run's log and is kept; "
+                                       f"this run logs to {tmp_path / 'run.1.csv'} (stoker report "
+                                       f"{tmp_path / 'run.1.csv'} draws it)\n")
     assert stoker.monitor(log=str(tmp_path / "run.csv"), gpu=False).log == str(tmp_path / "run.2.csv")
     (tmp_path / "b.jsonl").write_text("")  # an empty one too: a run killed before its first sample
     assert stoker.monitor(log=str(tmp_path / "b.jsonl"), gpu=False).log == str(tmp_path / "b.1.jsonl")
