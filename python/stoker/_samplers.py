@@ -24,8 +24,7 @@ class GivenOrder:
         """`draws`: what the loader draws from torch's generator at a pass's start, called where
         torch's DataLoader draws it: after iter(batch_sampler), before the sampler's first index.
         Raises ValueError in one line for a DistributedSampler whose count is not its dataset's now."""
-        if refusal := _stale_count(self.sampler if self.batch_sampler is None else
-                                   getattr(self.batch_sampler, "sampler", None)):
+        if refusal := self.stale():
             raise ValueError(refusal)
         if self.batch_sampler is None:
             if draws is not None:
@@ -51,6 +50,11 @@ class GivenOrder:
             bad = min(ids) if min(ids) < 0 else max(ids)
             raise ValueError(f"sampler: it yielded index {bad}, and the dataset has {size} samples (0 to {size - 1})")
         return ids
+
+    def stale(self):
+        """The line refusing a pass under a DistributedSampler whose count is not its dataset's
+        now (_stale_count), or ""."""
+        return _stale_count(self.sampler if self.batch_sampler is None else getattr(self.batch_sampler, "sampler", None))
 
     def batches(self, drop_last):
         """len(loader): the batches of one pass."""

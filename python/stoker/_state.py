@@ -32,9 +32,9 @@ def check_state(state, loader):
     if not isinstance(state, dict) or state.get("stoker_data_loader") != STATE_VERSION:
         raise ValueError("load_state_dict: not a stoker.DataLoader state_dict (take it with "
                          "loader.state_dict() of this version)")
-    # A Dataset object's passes each take its len() at their start: a state's next batch counts the
-    # batches of its own pass's size.
-    following = loader._data.follows is not None
+    # A Dataset object's passes each take its len() at their start, a DatasetFolder's its samples: a
+    # state's next batch counts the batches of its own pass's size.
+    following = loader._sized_each_pass()
     samples = _whole(state, "samples", 0, 2**63 - 1, "the number of samples, a whole number")
     batches = loader._batches_of(samples) if following and loader._order is None else len(loader)
     checked = {
@@ -53,7 +53,8 @@ def check_state(state, loader):
         raise ValueError(f"load_state_dict: classes is a {type(classes).__name__}; expected a list of class names; "
                          "pass a dict that loader.state_dict() returned, unchanged")
     checked["classes"] = list(classes)
-    if following:
+    _check_samples_read(state, checked, loader)
+    if loader._data.follows is not None:
         # From an epoch's end (next_batch 0) the next pass reads len() anew; the rest of a pass keeps its size.
         now = loader._samples_now()
         if checked["next_batch"] > 0 and samples != now:
@@ -90,3 +91,25 @@ def _check_ranks(checked, here):
                          f"world_size={here}: the rest of that epoch is sharded over {checked['world_size']} ranks; "
                          f"resume on {checked['world_size']} ranks, or from a state taken at an epoch's end "
                          "(next_batch 0), which resumes on any number of ranks")
+
+
+def _check_samples_read(state, checked, loader):
+    """A state taken within a pass over a DatasetFolder's samples (its "samples_digest") resumes
+    only on the samples that pass began with, which the loader holds (FolderSamples); from an
+    epoch's end the next pass reads them anew."""
+    read = loader._data.samples_read
+    if read is None or checked["next_batch"] == 0:
+        return
+    digest = state.get("samples_digest")
+    if digest is not None and not isinstance(digest, str):
+        raise ValueError(f"load_state_dict: samples_digest={digest!r}; expected a str; pass a dict that "
+                         "loader.state_dict() returned, unchanged")
+    held = len(loader.source)
+    if checked["samples"] == held and digest in (None, read.digest()):
+        return
+    other = f"{held:,} now" if checked["samples"] != held else "as many, relabelled or others, now"
+    raise ValueError(f"load_state_dict: the state was taken at batch {checked['next_batch']} of epoch "
+                     f"{checked['epoch']}, in a pass over {checked['samples']:,} samples of {loader._data.name}, and "
+                     f"the loader holds other samples ({other}): the rest of that pass serves the samples it began "
+                     f"with; resume with {loader._data.name}.samples as they were when that pass began, or from a "
+                     "state taken at an epoch's end")

@@ -25,7 +25,7 @@ from . import _stoker
 from ._collate import call_collate_fn, collate_targets, sample_params
 from ._dataset_processes import DatasetProcesses
 from ._iterable import StreamPass, StreamProcesses, StreamView, check_options, is_iterable, load_state, stream_batches
-from ._datasets import _raised, class_to_idx, open_data
+from ._datasets import _raised, class_to_idx, open_data, reopen_folder
 from ._generator import draw_random_sampler, draw_seed, peek_seed
 from ._process import core_share
 from ._clip_geometry import with_clip_geometry
@@ -547,12 +547,19 @@ class DataLoader:
             return stream_batches(self.dataset, self._data.name, self.batch_size, self.drop_last)
         if self._order is not None:
             return self._order.batches(self.drop_last)
-        if self._data.follows is not None:  # the next pass's, as torch's len(loader) reads len(dataset)
+        if self._sized_each_pass():  # the next pass's, as torch's len(loader) reads len(dataset)
             return self._batches_of(self._samples_now())
         return len(self._loader)
 
+    def _sized_each_pass(self):
+        """Whether each pass takes its size at its start: a Dataset object's, a DatasetFolder's."""
+        return self._data.follows is not None or self._data.samples_read is not None
+
     def _samples_now(self):
-        """The samples the next pass plans: a Dataset object's len() now, else the data's count."""
+        """The samples the next pass plans: a Dataset object's len() now, a DatasetFolder's (or its
+        Subset's) count now, else the data's count."""
+        if self._data.samples_read is not None:
+            return len(self._data.samples_read.dataset)
         if self._data.follows is None:
             return len(self.source)
         try:
@@ -568,19 +575,48 @@ class DataLoader:
 
     def _pass_batches(self):
         """The batches of the pass a resume continues: of the size it had (len(self.source))."""
-        if self._data.follows is not None and self._order is None:
+        if self._sized_each_pass() and self._order is None:
             return self._batches_of(len(self.source))
         return len(self)
 
-    def _refuse_changed_samples(self):
-        """At a pass's start, from its first batch: a DatasetFolder's samples that the script changed
-        since the loader read them (FolderSamples), which torch's DataLoader would serve, are one
-        ValueError line rather than served as first read."""
-        if self._data.samples_read is not None and (change := self._data.samples_read.changed()):
-            raise ValueError(f"{self._data.name}.samples changed since the loader was made ({change}): stoker reads a "
-                             "DatasetFolder's samples and their classes when the loader is made, where torch's "
-                             "DataLoader would read the new ones; make a new stoker.DataLoader after changing them, "
-                             "or give a Dataset of your own, whose items each pass reads")
+    def _follow_samples(self):
+        """At a pass's start, from its first batch: a DatasetFolder's samples as the script left them
+        (relabelled, listed anew, a Subset's indices changed), which torch's DataLoader serves from
+        its next pass, become this pass's: the source made again from them (reopen_folder; for a
+        relabel, its labels alone), in a loader made again (_replace_loader: the seed, epoch,
+        sampler, shards and worker count kept).
+        Unchanged samples cost a list comparison (FolderSamples.unchanged). Raises ValueError in one
+        line, the samples read kept, where the new ones cannot be served."""
+        read = self._data.samples_read
+        if read is None or read.unchanged():
+            return
+        now = read.now()
+        if now == read.samples:  # equal samples in new objects
+            read.take(now)
+            return
+        name, change = self._data.name, read.change(now)
+        if not now:
+            raise ValueError(f"{name}.samples: none at this pass's start ({change}): a pass needs one sample at "
+                             "least; add samples before iterating the loader, or skip the pass")
+        geometry = self.keypoints is not None or self.boxes is not None
+        if geometry and len(now) != len(read.samples):
+            raise ValueError(f"{name}.samples changed ({change}), and keypoints= and boxes= are arrays aligned with "
+                             f"the {len(read.samples):,} samples the loader was made on: make a new stoker.DataLoader "
+                             "with the new samples and arrays aligned with them")
+        if self._order is not None and (stale := self._order.stale()):
+            raise ValueError(stale)
+        source = reopen_folder(self._data, read.samples, now, self._worker_threads, self._loader_options["on_error"],
+                               relabel=None if geometry else self.source)
+        if geometry:
+            source = with_geometry(source, self.keypoints, self.boxes, self.box_format)
+        running = self.source
+        self.source = self._data.source = source
+        try:
+            self._replace_loader(self.seed)
+        except ValueError:
+            self.source = self._data.source = running
+            raise
+        read.take(now)
 
     def _follow_length(self):
         """At a pass's start, from its first batch: a Dataset object's len() now becomes the pass's
@@ -659,8 +695,8 @@ class DataLoader:
                     self._epoch, first = self._epoch + 1, 0
                 if self._epoch == ended:  # resumed, then set to the epoch the state was taken at the end of
                     return self._passed_pass()
-                if first == 0:  # a pass resumed within its epoch keeps the size it had
-                    self._refuse_changed_samples()
+                if first == 0:  # a pass resumed within its epoch keeps the size and samples it had
+                    self._follow_samples()
                     self._follow_length()
                 if self._worker_threads is not None:  # get_worker_info().seed: the pass's, as torch's workers'
                     self._worker_threads.start_pass(self._epoch, self.persistent_workers)
@@ -938,11 +974,14 @@ class DataLoader:
         # A pass in progress keeps the size it started with, whatever len(dataset) says now.
         if self._stream is None and position >= (len(self._loader) if live else self._pass_batches()):
             epoch, position = epoch + 1, 0
-        return {
+        state = {
             "stoker_data_loader": STATE_VERSION, "seed": self.seed, "epoch": epoch, "next_batch": position,
             "samples": len(self.source), "classes": list(self.source.class_names), "batch_size": self.batch_size,
             "world_size": self.world_size, "shuffle": self.shuffle, "drop_last": self.drop_last,
         }
+        if position > 0 and self._data.samples_read is not None:  # the rest of a pass serves the samples it began with
+            state["samples_digest"] = self._data.samples_read.digest()
+        return state
 
     def load_state_dict(self, state):
         """Resumes at `state` from the next iter(). Checks every field (its presence, type and

@@ -263,6 +263,13 @@ std::unique_ptr<Source> open_clip_folder(const std::string& root);
 std::unique_ptr<Source> open_image_list(std::string description, std::vector<std::string> paths,
                                         std::vector<int64_t> labels, std::vector<std::string> class_names);
 
+// `list`'s paths (a source open_image_list or open_image_folder made; shared, not copied) with
+// other class ids and class names: an ImageFolder object's samples relabelled. `list` is left
+// as it is, and may be let go before the new source. Throws UsageError when `list` is no such
+// source, the ids are not one per path, or an id is outside [0, class_names.size()).
+std::unique_ptr<Source> relabel_image_list(const Source& list, std::vector<int64_t> labels,
+                                           std::vector<std::string> class_names);
+
 // A CSV file list: one sample per row, the path of its image file first, then its targets
 // and any other columns ("path,label,caption"). Paths are relative to `root` (default: the
 // CSV's directory). A path cell may list a clip's frames in order, separated by '|'
