@@ -15,8 +15,9 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run_ranks(script, world_size, args=(), timeout=120, env=None):
-    """[stdout of rank 0, rank 1, ...]; raises AssertionError naming the rank that failed."""
+def run_ranks(script, world_size, args=(), timeout=600, env=None):
+    """[stdout of rank 0, rank 1, ...]; raises AssertionError naming the rank that failed.
+    `timeout` bounds a hang, not a speed: two ranks of test_watch_records took 150 s at load 30."""
     port = str(free_port())
     processes = []
     for rank in range(world_size):

@@ -1,12 +1,13 @@
 """stoker.watch under stoker.monitor: the loop's step-time split and verdict go where the monitor
 writes, as stoker train writes its own: each logging window's samples/s and step_time/* shares to
 the monitor's TensorBoard event file (read back by tests/tensorboard/tfevents.py), each pass's
-figures and verdict to the loops CSV beside its log, which stoker report draws."""
+figures and verdict to the loops CSV beside its log, which stoker report draws. The step times
+are exact: stoker.watch reads the `clock` fixture's time (conftest.py), which the loaders and
+loops move, in the rank scripts too."""
 import csv
 import io
 import re
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -42,16 +43,16 @@ def step_time_events(path, prefix=""):
     return found
 
 
-def test_each_pass_reaches_tensorboard_and_the_loops_csv_with_the_printed_shares(tmp_path):
+def test_each_pass_reaches_tensorboard_and_the_loops_csv_with_the_printed_shares(tmp_path, clock):
     log = tmp_path / "run.csv"
-    loader = SlowLoader(12, 0.02)
+    loader = SlowLoader(12, 0.02, clock)
     with stoker.monitor(interval=0.05, log=str(log), tensorboard=tmp_path / "tb", gpu=False,
                         file=io.StringIO()) as mon:
         for _ in range(2):  # two passes, each shorter than a window: one window each, at its end
             for _ in stoker.watch(loader, file=io.StringIO()):
-                time.sleep(0.005)
-        for _ in stoker.watch(SlowLoader(12, 0.0), name="val", file=io.StringIO()):
-            time.sleep(0.08)  # well above a loaded machine's few ms of scheduling per step: compute-bound
+                clock.advance(0.005)
+        for _ in stoker.watch(SlowLoader(12, 0.0, clock), name="val", file=io.StringIO()):
+            clock.advance(0.08)  # compute-bound
     reports = stoker.watch(loader).reports
     assert len(reports) == 2
 
@@ -71,26 +72,24 @@ def test_each_pass_reaches_tensorboard_and_the_loops_csv_with_the_printed_shares
         assert verdict.startswith("input-bound")
         seconds = float(row["wait_s"]) + float(row["copy_s"]) + float(row["compute_s"])
         assert float(row["samples_per_sec"]) == pytest.approx(96 / seconds)
-        assert 0 < values["train/samples_per_sec"] < 8 / 0.02
+        assert values["train/samples_per_sec"] == pytest.approx(8 / 0.025, rel=1e-6)  # 20 ms waits, 5 ms steps
     # A named loop under its own name, at its own step count.
     val = step_time_events(mon.tensorboard_file, "val/")
     assert list(val) == [12] and "val/samples_per_sec" in val[12]
-    assert val[12]["val/step_time/compute_share"] > 0.5
+    assert val[12]["val/step_time/compute_share"] == 1
     assert rows[2]["verdict"] == "compute-bound"
 
 
-def test_a_pass_longer_than_a_window_writes_each_window_where_the_diagnosis_closed_it(tmp_path):
+def test_a_pass_longer_than_a_window_writes_each_window_where_the_diagnosis_closed_it(tmp_path, clock):
     with stoker.monitor(interval=0.05, tensorboard=tmp_path / "tb", gpu=False, file=io.StringIO()) as mon:
-        for _ in stoker.watch(SlowLoader(36, 0.0), file=io.StringIO()):
-            time.sleep(0.07)  # a window (2 s, 10 steps) closes after about 29 steps past the warm-up one
+        for _ in stoker.watch(SlowLoader(36, 0.0, clock), file=io.StringIO()):
+            clock.advance(0.07)  # a window (2 s, 10 steps) closes 29 steps (2.03 s) past the warm-up one
     windows = step_time_events(mon.tensorboard_file)
-    assert len(windows) == 2, windows
-    first, last = sorted(windows)
-    assert 20 <= first < 36 and last == 36
+    assert sorted(windows) == [30, 36], windows
     for values in windows.values():
         shares = [values["step_time/" + tag] for tag in ("wait_share", "copy_share", "compute_share")]
-        assert sum(shares) == pytest.approx(1, abs=1e-6) and shares[2] > 0.9
-        assert values["train/samples_per_sec"] == pytest.approx(8 / 0.07, rel=0.2)
+        assert shares == [0, 0, 1]
+        assert values["train/samples_per_sec"] == pytest.approx(8 / 0.07, rel=1e-6)
 
 
 def test_a_resumed_run_goes_on_along_the_preempted_runs_step_axis(tmp_path, indexed_features):
@@ -119,8 +118,8 @@ def test_a_resumed_run_goes_on_along_the_preempted_runs_step_axis(tmp_path, inde
     assert sorted(resumed) == [10, 15], "where an uninterrupted run writes them (it restarted at 0: 3, 8)"
 
 
-def test_without_a_running_monitor_nothing_is_recorded(tmp_path):
-    loader = SlowLoader(12, 0.0)
+def test_without_a_running_monitor_nothing_is_recorded(tmp_path, clock):
+    loader = SlowLoader(12, 0.0, clock)
     with stoker.monitor(interval=0.05, log=str(tmp_path / "run.csv"), tensorboard=tmp_path / "tb", gpu=False,
                         file=io.StringIO()) as mon:
         pass
@@ -171,23 +170,25 @@ def test_each_rank_started_again_logs_beside_its_own_earlier_log(tmp_path, monke
 
 
 RANK_SCRIPT = """
-import sys, time
+import sys
 import torch, torch.distributed as dist
 import stoker
 
 folder = sys.argv[1]
 dist.init_process_group("gloo")
 rank = dist.get_rank()
+now = [0.0]  # the clock stoker.watch reads: moved by the seconds the loader and the steps stand for
+stoker.watch._clock = staticmethod(lambda: now[0])
 
 def batches():
     for _ in range(12):
-        time.sleep(0.01 if rank == 0 else 0.0)   # rank 0 waits for its data, rank 1 computes
+        now[0] += 0.01 if rank == 0 else 0.0   # rank 0 waits for its data, rank 1 computes
         yield torch.zeros(4 + rank, 3)
 
 with stoker.monitor(interval=0.05, log=f"{folder}/run.csv", tensorboard=f"{folder}/tb", gpu=False,
                     file=sys.stderr) as mon:
     for _ in stoker.watch(list(batches()) if rank == 1 else batches(), file=sys.stderr):
-        time.sleep(0.0 if rank == 0 else 0.01)
+        now[0] += 0.0 if rank == 0 else 0.01
 print(mon.tensorboard_file)
 dist.destroy_process_group()
 """
@@ -203,7 +204,7 @@ def test_two_ranks_each_record_their_own(tmp_path):
         windows = step_time_events(path)
         assert list(windows) == [12]
         wait = windows[12]["step_time/wait_share"]
-        assert wait > 0.5 if rank == 0 else wait < 0.5
+        assert wait == (1.0 if rank == 0 else 0.0)  # rank 0 only waited, rank 1 only computed
         rows = list(csv.DictReader(open(tmp_path / ("run.loops.csv", "run.rank1.loops.csv")[rank])))
         assert [(r["rank"], r["epoch"], r["steps"], r["samples"]) for r in rows] == [
             (str(rank), "0", "12", str(12 * (4 + rank)))]

@@ -56,7 +56,12 @@ TEST(MonitorSamplerTest, SamplesOnItsThreadFeedsSinksAndSurvivesAThrowingOne) {
   });
   EXPECT_EQ(sampler.samples_published(), 0u);
   sampler.start();
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  // Four samples come in 0.15 s on an idle machine; a loaded one may take longer, a hung
+  // sampler thread never.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (seen.load() < 4 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   sampler.stop();
   EXPECT_GE(seen.load(), 4);
   EXPECT_EQ(thrown.load(), 1) << "a throwing sink is disabled after its first failure";
