@@ -351,7 +351,7 @@ class Slow:
     def __len__(self): return 400
     def __getitem__(self, i):
         if os.getpid() != MAIN and i >= 16:
-            time.sleep(5)
+            time.sleep(120)
         return np.zeros((8, 8), np.uint8), i
 MAIN = os.getpid()
 loader = stoker.DataLoader(Slow(), batch_size=8, transforms="Resize(8), CenterCrop(8)", num_workers=2,
@@ -378,14 +378,15 @@ def test_exit_and_ctrl_c_mid_pass_end_the_processes(tmp_path):
             since[how] = float(line[1]) if how == "exit" else time.time()
             if how == "ctrl-c":
                 os.killpg(process.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the group, processes included
-        deadline = time.time() + 30
+        deadline = time.time() + 90
         while len(took) < len(runs) and time.time() < deadline:
             for how, process in runs.items():
                 if how not in took and process.poll() is not None:
                     took[how] = time.time() - since[how]
             time.sleep(0.02)
-        # The workers wait for items 16 on, 5 s each: they are woken, not waited for.
-        assert set(took) == set(runs) and all(t < 4.5 for t in took.values()), took
+        # The workers are inside items 16 on, 120 s each: they are ended, not waited for (a bound
+        # far from both, as the machine may be loaded).
+        assert set(took) == set(runs) and all(t < 60 for t in took.values()), took
         errs = {how: process.communicate()[1] for how, process in runs.items()}
     finally:
         for process in runs.values():
