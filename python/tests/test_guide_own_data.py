@@ -69,8 +69,9 @@ def write_data(root):
             for i in range(3 * shard, 3 * shard + 3):
                 image = io.BytesIO()
                 Image.fromarray(rng.integers(0, 255, (60, 80, 3), np.uint8)).save(image, format="JPEG")
-                for ext, payload in (("jpg", image.getvalue()), ("json", json.dumps({"i": i}).encode()),
-                                     ("txt", f"A photo, number {i}".encode())):
+                meta = {"key": f"{i:09d}", "caption": f"A photo, number {i}"}  # as img2dataset writes it
+                for ext, payload in (("jpg", image.getvalue()), ("json", json.dumps(meta).encode()),
+                                     ("txt", meta["caption"].encode())):
                     info = tarfile.TarInfo(f"{i:09d}.{ext}")
                     info.size = len(payload)
                     tar.addfile(info, io.BytesIO(payload))
@@ -96,7 +97,7 @@ CHECKS = {
     ("Clips", 3): lambda ns: (ns["clips"].shape == (4, 8, 3, 112, 112) and ns["boxes"].shape == (4, 8, 5)
                               and ns["real"].sum() == 2),
     ("Captions", 0): lambda ns: sorted(ns["texts"]) == [f"a photo, number {i}" for i in range(6)],
-    ("Captions", 1): lambda ns: sorted(zip(ns["texts"], ns["meta"])) == [(f"a photo, number {i}", f'{{"i": {i}}}')
+    ("Captions", 1): lambda ns: sorted(zip(ns["texts"], ns["keys"])) == [(f"a photo, number {i}", f"{i:09d}")
                                                                         for i in range(6)],
     ("Boxes and masks", 0): lambda ns: ns["boxes"].shape == (6, 2, 5) and ns["kept"].shape == (6, 2),
     ("Boxes and masks", 1): lambda ns: ns["mask"].shape == (4, 64, 64) and ns["mask"].dtype == torch.uint8,

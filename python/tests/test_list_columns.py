@@ -150,6 +150,17 @@ def test_collate_fn_gets_a_tuple_per_sample(tmp_path):
     assert collated == 3 and seen == [[(0, "cap 0"), (1, "cap 1"), (2, "cap 2")]]
 
 
+def test_collate_fn_gets_a_captions_list_its_captions_alone_an_empty_cell_empty(tmp_path):
+    """A path,caption list: one part per sample, given alone, as a Dataset's (image, caption) items' captions."""
+    write_images(tmp_path, 3)
+    (tmp_path / "list.csv").write_text('filepath,title\nimg0.png,"a dog, asleep"\nimg1.png,\nimg2.png,42\n')
+    seen = []
+    loader = stoker.DataLoader(str(tmp_path / "list.csv"), batch_size=3, transforms=CHAIN,
+                               collate_fn=lambda captions: seen.append(captions) or len(captions))
+    (x, collated), = passes(loader)
+    assert collated == 3 and seen == [["a dog, asleep", "", "42"]]
+
+
 def test_a_collate_fn_that_raises_on_a_lists_columns_names_what_it_got(tmp_path):
     write_images(tmp_path, 2)
     (tmp_path / "list.csv").write_text("path,label,caption\nimg0.png,0,cap 0\nimg1.png,1,cap 1\n")

@@ -77,7 +77,8 @@ declared once, in `src/data/source/list_columns.h` (`open_file_list` in
   row holding a line break inside quotes goes on to the lines after it. A quote opens quoting
   only at a cell's start (spaces before it are dropped); elsewhere it is a character
   (`a 12" record`). Text keeps the spaces around an unquoted cell as well; a path, a number
-  and a header's name are read without them. Blank lines are skipped. A column whose cells are all integers holds integers, all
+  and a header's name are read without them. Blank lines are skipped, and so is a UTF-8 byte
+  order mark at the file's start (Excel's "CSV UTF-8", as pandas skips it). A column whose cells are all integers holds integers, all
   numbers: numbers, all bracketed lists (`"[[40.5, 61], [52, 60.5]]"`): JSON arrays, else text
   (`42` in a column of captions is text).
 - **Targets.** With a header, the columns named `label`, `labels`, `target`, `targets`, `y` or

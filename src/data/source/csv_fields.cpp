@@ -5,6 +5,13 @@
 
 namespace stoker::data {
 
+void skip_byte_order_mark(std::istream& in) {
+  char mark[3] = {};
+  if (in.read(mark, 3) && mark[0] == '\xEF' && mark[1] == '\xBB' && mark[2] == '\xBF') return;
+  in.clear();
+  in.seekg(0);
+}
+
 bool parse_float(const std::string& text, float* value) {
   if (text.empty()) return false;
   const char* end = text.data() + text.size();

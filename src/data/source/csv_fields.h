@@ -1,12 +1,17 @@
 // CSV fields and numbers, shared by the file list (path, targets, other columns) and the feature table.
 #pragma once
 
+#include <istream>
 #include <string>
 #include <vector>
 
 #include "stoker/core/csv_line.h"
 
 namespace stoker::data {
+
+// Moves `in` past a UTF-8 byte order mark at its start (Excel's "CSV UTF-8", pandas'
+// encoding="utf-8-sig"), which pandas and Python's "utf-8-sig" leave out of the first cell.
+void skip_byte_order_mark(std::istream& in);
 
 // The whole text is one number (from_chars: "1", "-2.5e3", "nan", "inf").
 bool parse_float(const std::string& text, float* value);

@@ -35,7 +35,14 @@ bool names_hdf5_group(const std::string& path) {
 FormatKind kind_of_path(const std::string& path) {
   if (names_hdf5_group(path)) return FormatKind::kHdf5;
   std::error_code ec;
-  if (!fs::exists(path, ec)) throw DataError("dataset path " + path + " does not exist");
+  if (!fs::exists(path, ec)) {
+    if (path.find("::") != std::string::npos) {  // open_clip's list of sources
+      throw DataError("dataset path " + path +
+                      " does not exist; '::' joins sources in open_clip's --train-data, and stoker reads one path or "
+                      "pattern: name the shards as one, 'shards/{00000..00099}.tar' or 'shards/*.tar'");
+    }
+    throw DataError("dataset path " + path + " does not exist");
+  }
   if (!fs::is_directory(path, ec)) return kind_of_file(path);
   for (const Split split : {Split::kTrain, Split::kTest}) {
     for (const std::string_view prefix : idx_prefixes(split)) {

@@ -43,6 +43,7 @@ std::vector<std::vector<std::string>> first_rows(std::istream& in, size_t rows, 
 
 bool is_feature_table(const std::string& csv_path) {
   std::ifstream in(csv_path);
+  skip_byte_order_mark(in);
   const auto rows = first_rows(in, 2, cell_separator(csv_path));
   if (rows.empty()) return false;
   if (all_numbers(rows[0])) return true;  // no header
@@ -52,6 +53,7 @@ bool is_feature_table(const std::string& csv_path) {
 std::unique_ptr<Source> open_feature_table(const std::string& csv_path) {
   std::ifstream in(csv_path);
   if (!in) throw DataError("cannot read feature table " + csv_path);
+  skip_byte_order_mark(in);
   const char separator = cell_separator(csv_path);
   std::vector<std::string> header;
   int columns = -1, target = -1;

@@ -279,6 +279,7 @@ std::unique_ptr<Source> open_file_list(const std::string& csv_path, const std::s
     if (!fs::exists(csv_path, ec)) throw DataError("file list " + csv_path + " does not exist");
     throw DataError("cannot read file list " + csv_path);
   }
+  skip_byte_order_mark(in);
   const fs::path base = root.empty() ? fs::path(csv_path).parent_path() : fs::path(root);
   ListText list = read_list(in, csv_path, base);
 

@@ -73,7 +73,10 @@ std::span<const DataFormat> data_formats() {
        "sample naming it. With `.cls`, text members are not read (ImageNet's shards carry a `.json` of "
        "metadata): `(images, labels)`. Members without an image, such as captions "
        "alone, are skipped and counted; other members are not read. A damaged or truncated shard, an image "
-       "without its `.cls` where the shard's other images have one, or a `.tar.gz` stops with one line."},
+       "without its `.cls` where the shard's other images have one, a sample whose members are apart (members "
+       "grouped by extension, `tar -cf x.tar *.jpg *.txt`: write them with `tar --sort=name`), a sample whose "
+       "image is WebP, BMP, GIF, TIFF or another format stoker does not decode, or a `.tar.gz` stops with one "
+       "line."},
   };
   return kFormats;
 }

@@ -1,4 +1,5 @@
 // torchvision-style ImageFolder: root/<class>/**/<image>.
+#include <fmt/format.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -40,13 +41,23 @@ std::unique_ptr<Source> open_image_folder(const std::string& root) {
   if (!fs::is_directory(root, ec)) throw DataError("dataset path " + root + " is not a directory");
 
   std::vector<std::string> classes;
+  size_t tar_files = 0;  // WebDataset shards given by their folder
   std::error_code list_error;
   fs::directory_iterator it(root, list_error);
   for (; it != fs::directory_iterator(); it.increment(list_error)) {
     std::error_code kind_error;  // an entry that cannot be stat'ed is not a class folder
     if (it->is_directory(kind_error)) classes.push_back(it->path().filename().string());
+    if (it->path().extension() == ".tar") ++tar_files;
   }
   if (list_error) throw unreadable_folder(root, list_error);  // the listing ends at its first error
+  if (classes.empty() && tar_files > 0) {
+    std::string folder = root;
+    while (folder.size() > 1 && folder.back() == '/') folder.pop_back();
+    throw DataError(fmt::format(
+        "dataset directory {} has no class folders; it holds {} .tar file{}: give WebDataset shards as one pattern, "
+        "'{}/*.tar' or 'shards/{{00000..00099}}.tar'",
+        root, with_commas(tar_files), tar_files == 1 ? "" : "s", folder));
+  }
   if (classes.empty()) {
     throw DataError("dataset directory " + root +
                     " has no class folders; expected root/<class>/<image>.jpg (torchvision "

@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <span>
+#include <unordered_map>
 
 #include "file_reader.h"
 #include "numbered_classes.h"
@@ -37,6 +38,16 @@ std::string lower(std::string text) {
 // "seg.png" is a segmentation mask beside the image, not the image.
 bool is_image_extension(const std::string& extension) {
   return extension.find('.') == std::string::npos && has_image_extension("." + extension);
+}
+
+// An image stoker does not decode (img2dataset's --encode_format webp, say), as the whole
+// extension: a sample whose image is one is refused, not read as a sample without an image.
+constexpr std::array<std::string_view, 13> kOtherImageExtensions = {"webp", "bmp",  "gif",  "tif", "tiff", "jp2", "j2k",
+                                                                    "avif", "heic", "heif", "jxl", "ppm",  "pgm"};
+
+bool is_other_image_extension(const std::string& extension) {
+  const std::string ext = lower(extension);
+  return std::find(kOtherImageExtensions.begin(), kOtherImageExtensions.end(), ext) != kOtherImageExtensions.end();
 }
 
 // The members webdataset decodes as text (its last suffix, any case): a caption ("txt",
@@ -152,16 +163,34 @@ class WebDatasetSource final : public Source {
   NumberedClasses ids_;
 };
 
-// The samples of `archive` that have an image, and the number without one. One sample: the
-// members from `begin` on that share its key (WebDataset writes them together; a key met again
-// later is another sample, as WebDataset reads it).
-std::pair<std::vector<IndexedSample>, size_t> index_samples(const TarArchive& archive) {
-  const std::vector<TarArchive::Member>& members = archive.members();
+// What index_samples found: the samples with an image, the number without one, and those
+// whose image stoker does not decode (and the first of their image members).
+struct ShardSamples {
   std::vector<IndexedSample> samples;
   size_t skipped = 0;
+  size_t undecodable = 0;
+  std::optional<size_t> first_undecodable;
+};
+
+// The samples of `archive` (the shard at `path`). One sample: the members from `begin` on that
+// share its key, as WebDataset writes and reads them; a key met again after another's members
+// (members grouped by extension, `tar -cf x.tar *.jpg *.txt`) is refused, its caption apart
+// from its image.
+ShardSamples index_samples(const TarArchive& archive, const std::string& path) {
+  const std::vector<TarArchive::Member>& members = archive.members();
+  ShardSamples found;
+  std::unordered_map<std::string, size_t> first_member;  // each key's first member
   for (size_t begin = 0; begin < members.size();) {
     const std::string key = key_and_extension(members[begin].name).first;
-    std::optional<size_t> image;
+    const auto [earlier, fresh] = first_member.emplace(key, begin);
+    if (!fresh) {
+      throw DataError(fmt::format(
+          "{}: the members of the sample '{}' are apart ({} is member {}, {} member {}, another sample's between "
+          "them), and WebDataset reads a sample from consecutive members; write each sample's members together "
+          "(tar --sort=name, webdataset's ShardWriter, img2dataset)",
+          path, key, members[earlier->second].name, earlier->second + 1, members[begin].name, begin + 1));
+    }
+    std::optional<size_t> image, other_image;
     IndexedSample sample;
     size_t end = begin;
     for (; end < members.size(); ++end) {
@@ -173,17 +202,24 @@ std::pair<std::vector<IndexedSample>, size_t> index_samples(const TarArchive& ar
         sample.cls = end;
       } else if (is_text_extension(extension)) {
         sample.texts.emplace_back(extension, end);
+      } else if (!other_image && is_other_image_extension(extension)) {
+        other_image = end;
       }
     }
     begin = end;
     if (!image) {
-      ++skipped;
+      if (other_image) {
+        ++found.undecodable;
+        if (!found.first_undecodable) found.first_undecodable = other_image;
+      } else {
+        ++found.skipped;
+      }
       continue;
     }
     sample.image = *image;
-    samples.push_back(std::move(sample));
+    found.samples.push_back(std::move(sample));
   }
-  return {std::move(samples), skipped};
+  return found;
 }
 
 }  // namespace
@@ -191,7 +227,14 @@ std::pair<std::vector<IndexedSample>, size_t> index_samples(const TarArchive& ar
 std::unique_ptr<Source> open_web_dataset(const std::string& path) {
   TarArchive archive(path);
   const std::vector<TarArchive::Member>& members = archive.members();
-  auto [samples, skipped] = index_samples(archive);
+  auto [samples, skipped, undecodable, first_undecodable] = index_samples(archive, path);
+  if (undecodable > 0) {
+    throw DataError(fmt::format(
+        "{}: {} of {} samples have their image in a format stoker does not decode (the first: {}); stoker reads "
+        "JPEG and PNG members: re-encode them (img2dataset --encode_format jpg), or read the shards with a "
+        "webdataset pipeline that decodes them with PIL, as an iterable-style Dataset",
+        path, with_commas(undecodable), with_commas(undecodable + samples.size()), members[*first_undecodable].name));
+  }
   if (samples.empty()) {
     throw DataError(fmt::format(
         "{} holds no image samples ({} members; looked for <key>.jpg, .jpeg or .png, as WebDataset shards have)", path,

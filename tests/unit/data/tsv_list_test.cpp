@@ -198,6 +198,23 @@ TEST(TsvListTest, MalformedTsvListsAreOneLineNamingTabsWhereCsvNamesCommas) {
             dir.str() + "/table.tsv:2: column 2 is 'x'; every cell must be a number (fill or drop missing values)");
 }
 
+// A list saved by Excel ("CSV UTF-8") or pandas' encoding="utf-8-sig" starts with a byte order
+// mark, which pandas and Python's "utf-8-sig" leave out: it is no part of the first cell.
+TEST(TsvListTest, AByteOrderMarkIsNoPartOfTheFirstCell) {
+  TempDir dir;
+  const std::string bom = "\xEF\xBB\xBF";
+  const auto rows = open_source(dir.write_text("rows.csv", bom + "img/a.jpg,a dog\nimg/b.jpg,a cat\n"));
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ(rows->name(0), (dir.path() / "img/a.jpg").string());
+  const auto named = open_source(dir.write_text("named.tsv", bom + "label\tfilepath\n3\timg/a.jpg\n"));
+  ASSERT_NE(named->columns(), nullptr);
+  EXPECT_EQ(named->columns()->targets, std::vector<std::string>{"label"});
+  EXPECT_EQ(named->label(0), 3);
+  const std::string table = dir.write_text("table.csv", bom + "0.5,1.5,2\n1.5,2.5,0\n");
+  EXPECT_TRUE(is_feature_table(table));
+  EXPECT_EQ(open_source(table)->size(), 2u);  // no row read as a header
+}
+
 TEST(TsvFeatureTableTest, ATsvTableIsTheSameTableWrittenAsCsv) {
   TempDir dir;
   std::string csv = "a,b,label,c\n", tsv = "a\tb\tlabel\tc\n";

@@ -339,6 +339,26 @@ TEST(WebDatasetTest, IndexingAShardMapsNoneOfItsPages) {
   EXPECT_GT(mapped_kb(path), 0u) << "the test does not see the shard's map";
 }
 
+// Shards named as open_clip's --train-data names them, or by their folder, are one line saying how
+// to name them: one pattern.
+TEST(WebDatasetTest, AFolderOfShardsOrShardsJoinedByColonsSayToGiveOnePattern) {
+  TempDir dir;
+  std::filesystem::create_directory(dir.path() / "shards");
+  std::vector<std::string> shards;
+  for (const char* name : {"00000", "00001"}) {  // moved out of the folder they were written from
+    shards.push_back(dir.str() + "/shards/" + name + ".tar");
+    std::filesystem::rename(write_shard(dir, name, "gnu").path, shards.back());
+  }
+  EXPECT_EQ(stoker::testing::error_text<DataError>([&] { open_source(dir.str() + "/shards"); }),
+            "dataset directory " + dir.str() +
+                "/shards has no class folders; it holds 2 .tar files: give WebDataset shards as one pattern, '" +
+                dir.str() + "/shards/*.tar' or 'shards/{00000..00099}.tar'");
+  EXPECT_EQ(stoker::testing::error_text<DataError>([&] { open_source(shards[0] + "::" + shards[1]); }),
+            "dataset path " + shards[0] + "::" + shards[1] +
+                " does not exist; '::' joins sources in open_clip's --train-data, and stoker reads one path or "
+                "pattern: name the shards as one, 'shards/{00000..00099}.tar' or 'shards/*.tar'");
+}
+
 TEST(WebDatasetTest, BrokenShardsAreOneLineNamingTheFile) {
   TempDir dir;
   const Shard good = write_shard(dir, "good", "gnu");
@@ -359,11 +379,26 @@ TEST(WebDatasetTest, BrokenShardsAreOneLineNamingTheFile) {
   dir.write_text("bad_cls_src/a.jpg", "x");
   dir.write_text("bad_cls_src/a.cls", "dog");
   dir.write_text("captions_src/a.txt", "only words");
-  for (const char* name : {"no_cls", "bad_cls", "captions"}) {
+  // Members grouped by extension (`tar -cf x.tar *.jpg *.txt`): each caption apart from its image.
+  dir.write("apart_src/a.jpg", good.images[0]);
+  dir.write("apart_src/b.jpg", good.images[0]);
+  dir.write_text("apart_src/a.txt", "a cat");
+  dir.write_text("apart_src/b.txt", "a dog");
+  // img2dataset --encode_format webp: images stoker does not decode, beside JPEGs.
+  dir.write("webp_src/a.jpg", good.images[0]);
+  dir.write_text("webp_src/a.txt", "a cat");
+  dir.write_text("webp_src/b.webp", "RIFF....WEBPVP8 ");
+  dir.write_text("webp_src/b.txt", "a dog");
+  dir.write_text("webp_src/c.webp", "RIFF....WEBPVP8 ");
+  dir.write_text("webp_src/c.txt", "a bird");
+  for (const char* name : {"no_cls", "bad_cls", "captions", "webp"}) {
     const auto run =
         stoker::testing::run_command(fmt::format("cd {0}/{1}_src && tar -cf {0}/{1}.tar *", dir.str(), name));
     ASSERT_EQ(run.exit_code, 0) << run.err;
   }
+  const auto apart = stoker::testing::run_command(
+      fmt::format("cd {0}/apart_src && tar -cf {0}/apart.tar a.jpg b.jpg a.txt b.txt", dir.str()));
+  ASSERT_EQ(apart.exit_code, 0) << apart.err;
   const std::string gz = dir.write("shard.tar.gz", text_bytes("x"));
   // A size that wraps around when added to the offset: refused, not read past the map.
   const std::string huge = dir.write("huge.tar", header_claiming("a.jpg", ~uint64_t{0} - 100));
@@ -391,6 +426,15 @@ TEST(WebDatasetTest, BrokenShardsAreOneLineNamingTheFile) {
                                                ".cls member holds one integer as text"},
       {dir.str() + "/captions.tar", dir.str() + "/captions.tar holds no image samples (1 members; looked for "
                                                 "<key>.jpg, .jpeg or .png, as WebDataset shards have)"},
+      {dir.str() + "/apart.tar",
+       dir.str() + "/apart.tar: the members of the sample 'a' are apart (a.jpg is member 1, a.txt member 3, another "
+                   "sample's between them), and WebDataset reads a sample from consecutive members; write each "
+                   "sample's members together (tar --sort=name, webdataset's ShardWriter, img2dataset)"},
+      {dir.str() + "/webp.tar",
+       dir.str() + "/webp.tar: 2 of 3 samples have their image in a format stoker does not decode (the first: "
+                   "b.webp); stoker reads JPEG and PNG members: re-encode them (img2dataset --encode_format jpg), or "
+                   "read the shards with a webdataset pipeline that decodes them with PIL, as an iterable-style "
+                   "Dataset"},
       {huge, huge +
                  ": the member 'a.jpg' runs past the end of the file (1024 of its "
                  "18446744073709551515 bytes are "
