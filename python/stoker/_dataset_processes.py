@@ -58,10 +58,13 @@ _EXIT_REGISTERED = False
 
 def _close_live():
     """At exit, before stoker's loaders stop their workers (atexit runs this first: it is
-    registered after them): wakes the workers waiting for items, and stops the processes."""
+    registered after them): wakes the workers waiting for items, and has the feeders stop the
+    processes, without waiting for them: a process inside a slow item is not waited for
+    (multiprocessing's own atexit handler ends it), and the exit waits for a feeder's call into
+    torch (_exit.torch_call), not for the rest of it."""
     _exit.begin()
     for processes in list(_LIVE):
-        processes.close(wait_s=1.0)
+        processes.close(wait_s=0)
 
 
 def _as_list(items):

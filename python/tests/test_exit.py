@@ -160,3 +160,32 @@ def test_exit_while_the_dataset_processes_feeder_is_inside_torch_waits_for_it(tm
         _, err = run.communicate(timeout=60)
         assert (run.returncode, err) == (0, ""), err[-3000:]
 
+
+# At exit the processes close after the exit began (_exit.begin()): a thread waiting in next() for
+# their items then parks instead of raising "the loader is closing" (a traceback at exit). The
+# loader's finalizer had closed them first, from weakref's atexit handler (registered with the
+# script's first weakref.finalize, the loader's, so it ran before stoker's).
+CLOSED_AT_EXIT = """
+import sys, numpy as np, torch, stoker
+from stoker import _dataset_processes, _exit
+class Map(torch.utils.data.Dataset):
+    def __len__(self):
+        return 8
+    def __getitem__(self, i):
+        return np.zeros((2, 2), np.uint8), i
+close = _dataset_processes.DatasetProcesses.close
+def checked_close(self, *args, **kwargs):
+    if not _exit._exiting:
+        print("closed before the exit began", file=sys.stderr)
+    return close(self, *args, **kwargs)
+_dataset_processes.DatasetProcesses.close = checked_close
+loader = stoker.DataLoader(Map(), batch_size=4, transforms="Resize((2, 2))", dataset_processes=1)
+next(iter(loader))
+"""
+
+
+def test_at_exit_the_dataset_processes_close_after_the_exit_began(tmp_path):
+    script = tmp_path / "closed_at_exit.py"
+    script.write_text(CLOSED_AT_EXIT)
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert (run.returncode, run.stderr) == (0, ""), run.stderr[-3000:]
