@@ -59,10 +59,13 @@ _EXIT_REGISTERED = False
 
 def _close_live():
     """At exit, before stoker's loaders stop their workers (atexit runs this first: it is
-    registered after them): wakes the workers waiting for items, and stops the processes."""
+    registered after them): wakes the workers waiting for items, and has the feeders stop the
+    processes, without waiting for them: a process inside a slow item is not waited for
+    (multiprocessing's own atexit handler ends it), and the exit waits for a feeder's call into
+    torch (_exit.torch_call), not for the rest of it."""
     _exit.begin()
     for processes in list(_LIVE):
-        processes.close(wait_s=1.0)
+        processes.close(wait_s=0)
 
 
 def _as_list(items):
@@ -411,7 +414,8 @@ class _InnerLoader(torch.utils.data.DataLoader):
     """torch's DataLoader, its worker count checked by _check_process_count in stoker's words
     (torch's warning speaks of its num_workers), its iterator finding a process that ended within
     _DEATH_CHECK_S (torch's looks every 5 s where no SIGCHLD handler of its own is set, as on
-    the feeder thread)."""
+    the feeder thread), and raising _exit.Exiting there once the interpreter is exiting: the
+    feeder's wait for a chunk, which the exit waits for (_exit.torch_call), ends within it."""
 
     def check_worker_number_rationality(self):
         pass
@@ -424,6 +428,8 @@ _MultiProcessingIter = getattr(torch.utils.data.dataloader, "_MultiProcessingDat
 if _MultiProcessingIter is not None and hasattr(_MultiProcessingIter, "_try_get_data"):
     class _InnerIterator(_MultiProcessingIter):
         def _try_get_data(self, timeout=_DEATH_CHECK_S):
+            if _exit.exiting():
+                raise _exit.Exiting("the interpreter is exiting")
             return super()._try_get_data(timeout)
 else:  # a torch without them: its own interval
     _InnerIterator = None
@@ -475,7 +481,9 @@ def _feed(ref, cond):
     thread, so that torch sets no SIGCHLD handler of its own) and stashes the chunks as they come.
     It blocks SIGTERM and SIGINT (Python runs its handlers on the main thread alone), so that the
     processes it forks have them blocked until their worker_init_fn shields them (_ScriptsWorkerInfo;
-    Python starts a spawned process with none blocked)."""
+    Python starts a spawned process with none blocked). Its calls into torch go through
+    _exit.torch_call: at exit the interpreter finalizes once they returned, and the feeder makes
+    none after (it ends)."""
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
     iterator = None
     try:
@@ -493,10 +501,12 @@ def _feed(ref, cond):
                 self._requested = None
             try:
                 if iterator is None:
-                    self._generator.manual_seed(base_seed)
+                    _exit.torch_call(self._generator.manual_seed, base_seed)
                 elif renewed or not self._inner.persistent_workers:  # the last pass's processes end first
-                    iterator._shutdown_workers()
-                iterator = iter(self._inner)
+                    iterator._shutdown_workers()  # torch's Python, no operator: the exit need not wait for it
+                iterator = _exit.torch_call(iter, self._inner)
+            except _exit.Exiting:
+                return
             except Exception as e:  # noqa: BLE001 - the processes could not start
                 with cond:
                     self._failure = (f"dataset_processes={self.processes}: the processes could not start: "
@@ -508,12 +518,14 @@ def _feed(ref, cond):
                 cond.notify_all()
             try:
                 while self._wait_for_room(generation):
-                    chunk = next(iterator, None)
+                    chunk = _exit.torch_call(next, iterator, None)
                     if chunk is None:
                         self._ended(generation)
                         break
                     if not self._deliver(generation, chunk):
                         break
+            except _exit.Exiting:
+                return
             except Exception as e:  # noqa: BLE001 - a process died (torch's DataLoader raises RuntimeError)
                 dead = _dead_processes(iterator) or _raised(e)
                 with cond:

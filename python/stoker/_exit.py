@@ -17,6 +17,11 @@ iter(), next()) once the interpreter finalizes:
   workers are joined.
 
 Only daemon threads run then (the interpreter has joined the others), and they end with it.
+
+stoker's own daemon thread that calls into torch (dataset_processes' feeder, which makes and
+reads torch's DataLoader iterator: torch.empty(...).random_() as it is made, tensors rebuilt as
+items come) makes each such call through torch_call(): settle() waits for the calls under way,
+and from begin() on a call raises Exiting instead of entering torch (the thread then ends).
 Thread safety: any thread."""
 import contextlib
 import os
@@ -30,7 +35,7 @@ SETTLE_S = 5.0
 
 _exiting = False
 _changed = threading.Condition()
-_inside = 0  # threads other than the main one inside a consumer call (the outermost), under _changed
+_inside = 0  # threads but the main one in a consumer call (the outermost) or a torch_call(), under _changed
 _depth = threading.local()  # this thread's consumer calls, nested
 
 
@@ -39,6 +44,11 @@ def begin():
     global _exiting
     with _changed:
         _exiting = True
+
+
+def exiting():
+    """Whether begin() was called."""
+    return _exiting
 
 
 def park_daemon():
@@ -77,10 +87,31 @@ def consumer_call():
             park_daemon()  # at exit: the call's result (a batch) is dropped
 
 
+class Exiting(Exception):
+    """torch_call() after begin(): the interpreter is exiting, and the call was not made."""
+
+
+def torch_call(function, *args):
+    """function(*args), on one of stoker's own threads (not a consumer's), a call that may run
+    torch's operators: settle() waits until it returns. Raises Exiting without calling it once
+    the interpreter is exiting (begin())."""
+    global _inside
+    with _changed:
+        if _exiting:
+            raise Exiting("the interpreter is exiting")
+        _inside += 1
+    try:
+        return function(*args)
+    finally:
+        with _changed:
+            _inside -= 1
+            _changed.notify_all()
+
+
 def settle(timeout_s=SETTLE_S):
     """At exit, after begin() and after the loaders' calls were made to raise: waits, the GIL
-    released, until no thread but this one is inside a consumer call (each parks as it leaves),
-    at most `timeout_s` seconds. True when none is."""
+    released, until no thread but this one is inside a consumer call (each parks as it leaves)
+    or a torch_call(), at most `timeout_s` seconds. True when none is."""
     with _changed:
         return _changed.wait_for(lambda: _inside == 0, timeout_s)
 

@@ -422,7 +422,9 @@ class DataLoader:
                            image_key=layout.image_key if layout is not None else None, clips=frames_per_clip > 0,
                            persistent=persistent_workers or not stream)
             processes.follow(dataset, as_given)  # what new processes get (renew(), an iterable's next pass)
-            weakref.finalize(self, processes.close, 0)  # before the workers stop: they may wait in its take()
+            # Before the workers stop: they may wait in its take(). Not at exit, where weakref's own atexit
+            # handler may run before stoker's (_close_live closes the processes there, after _exit.begin()).
+            weakref.finalize(self, processes.close, 0).atexit = False
         self.persistent_workers = persistent_workers
         self.pin_memory_device = pin_memory_device
         self.in_order = in_order

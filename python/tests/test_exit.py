@@ -92,3 +92,100 @@ def test_exit_while_a_daemon_thread_is_inside_next_waits_for_it(tmp_path):
     for run in runs:
         _, err = run.communicate(timeout=60)
         assert (run.returncode, err) == (0, ""), err[-3000:]
+
+
+# dataset_processes' feeder thread calls into torch: it makes torch's DataLoader iterator for each
+# pass (torch.empty(...).random_(), the processes' start) and rebuilds the items that come (a
+# tensor's storage). The script ends while the feeder is inside such a call: here it is held
+# there for 2 s of torch's operators, making the second pass's iterator (an iterable Dataset's
+# processes start again for each pass) or taking the third chunk (a map-style Dataset's). Without
+# the exit's wait for that call, the interpreter finalizes meanwhile and the feeder ends in
+# std::terminate when its operator takes the GIL back.
+FEEDER_INSIDE_TORCH = """
+import sys, threading, time, numpy as np, torch, stoker
+from stoker import _dataset_processes
+class Map(torch.utils.data.Dataset):
+    def __len__(self):
+        return 64
+    def __getitem__(self, i):
+        return np.zeros((2, 2), np.uint8), i
+class Stream(torch.utils.data.IterableDataset):
+    def __iter__(self):
+        info = torch.utils.data.get_worker_info()
+        return iter(Map()[i] for i in (range(info.id, 64, info.num_workers) if info else range(64)))
+    def __len__(self):
+        return 64
+held = threading.Event()
+def hold():
+    held.set()
+    end = time.monotonic() + 2
+    while time.monotonic() < end:
+        torch.ones(100_000).add_(1)
+calls = []
+if sys.argv[1] == "stream":
+    get_iterator = _dataset_processes._InnerLoader._get_iterator
+    def held_iterator(self):
+        calls.append(1)
+        if len(calls) == 2:
+            hold()
+        return get_iterator(self)
+    _dataset_processes._InnerLoader._get_iterator = held_iterator
+else:
+    try_get_data = _dataset_processes._InnerIterator._try_get_data
+    def held_data(self, *args):
+        got = try_get_data(self, *args)
+        if got[0]:
+            calls.append(1)
+            if len(calls) == 3:
+                hold()
+        return got
+    _dataset_processes._InnerIterator._try_get_data = held_data
+loader = stoker.DataLoader(Map() if sys.argv[1] == "map" else Stream(), batch_size=4, num_workers=1,
+                           transforms="Resize((2, 2))", dataset_processes=1)
+def iterate():
+    while True:
+        for _ in loader:
+            pass
+threading.Thread(target=iterate, daemon=True).start()
+held.wait(60)
+"""
+
+
+def test_exit_while_the_dataset_processes_feeder_is_inside_torch_waits_for_it(tmp_path):
+    script = tmp_path / "feeder_inside_torch.py"
+    script.write_text(FEEDER_INSIDE_TORCH)
+    runs = [subprocess.Popen([sys.executable, str(script), kind], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True) for kind in ("map", "stream")]
+    for run in runs:
+        _, err = run.communicate(timeout=60)
+        assert (run.returncode, err) == (0, ""), err[-3000:]
+
+
+# At exit the processes close after the exit began (_exit.begin()): a thread waiting in next() for
+# their items then parks instead of raising "the loader is closing" (a traceback at exit). The
+# loader's finalizer had closed them first, from weakref's atexit handler (registered with the
+# script's first weakref.finalize, the loader's, so it ran before stoker's).
+CLOSED_AT_EXIT = """
+import sys, numpy as np, torch, stoker
+from stoker import _dataset_processes, _exit
+class Map(torch.utils.data.Dataset):
+    def __len__(self):
+        return 8
+    def __getitem__(self, i):
+        return np.zeros((2, 2), np.uint8), i
+close = _dataset_processes.DatasetProcesses.close
+def checked_close(self, *args, **kwargs):
+    if not _exit._exiting:
+        print("closed before the exit began", file=sys.stderr)
+    return close(self, *args, **kwargs)
+_dataset_processes.DatasetProcesses.close = checked_close
+loader = stoker.DataLoader(Map(), batch_size=4, transforms="Resize((2, 2))", dataset_processes=1)
+next(iter(loader))
+"""
+
+
+def test_at_exit_the_dataset_processes_close_after_the_exit_began(tmp_path):
+    script = tmp_path / "closed_at_exit.py"
+    script.write_text(CLOSED_AT_EXIT)
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert (run.returncode, run.stderr) == (0, ""), run.stderr[-3000:]
