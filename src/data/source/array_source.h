@@ -30,9 +30,11 @@ struct SampleArrays {
   // Set instead of `features` / `pixels`: the same rows read in place, C-ordered, in any dtype
   // parse_npy takes (uint8 for images); `in_place->data` views `mapping`'s bytes. Feature rows
   // are converted to float32 as they are read, so the data need not fit in RAM. Rows read in
-  // order (the check of the values when the source is made, validation) are noted
-  // (MappedFile::note_read) and do not stay in the process's RSS; shuffled rows are not (a map
-  // kept that small makes each shuffled row a page fault), so a shuffled epoch maps what it reads.
+  // order (the check of the values when the source is made, validation) are read through the
+  // map and noted (MappedFile::note_read), so they do not stay in the process's RSS. Shuffled
+  // rows are read through the map, and stay mapped, only for arrays that fit, together with
+  // the other arrays of the process read so, in MappedFile::release_every() (64 MiB); the rows
+  // of larger arrays are read with pread into the sample's storage (MapReader), mapping nothing.
   std::optional<NpyArray> in_place;
   std::shared_ptr<const MappedFile> mapping;
   // Class ids (classification) or count x target_dim floats (regression).
