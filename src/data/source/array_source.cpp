@@ -2,11 +2,13 @@
 #include "array_source.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <fstream>
 #include <optional>
 #include <span>
 
@@ -29,16 +31,34 @@ size_t row_bytes(const SampleArrays& a) {
 // The bytes of arrays read in place whose shuffled rows are read through their maps, over every
 // source of the process. A shuffled row read through the map stays mapped (ArraySource::note_read
 // says why), so such an array costs up to its size in RSS; together they are held to
-// MappedFile::release_every(), the bound the maps' reads in order keep (64 MiB by default). An
-// array that does not fit in what is left reads its shuffled rows with pread (MapReader).
+// shuffled_map_bound(). An array that does not fit in what is left reads its shuffled rows with
+// pread (MapReader).
 std::atomic<size_t> g_mapped_for_shuffled{0};
+
+// The memory this process may use: RAM, or its cgroup's limit (v2 memory.max, v1
+// memory.limit_in_bytes) where that is less.
+size_t usable_memory() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  size_t bytes = pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : size_t{8} << 30;
+  for (const char* limit : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+    std::ifstream in(limit);
+    unsigned long long value = 0;
+    if (in >> value && value > 0) bytes = std::min<size_t>(bytes, value);  // "max" reads as no number
+  }
+  return bytes;
+}
+
+std::atomic<size_t>& bound_of_shuffled_maps() {
+  static std::atomic<size_t> bound{usable_memory() / 4};
+  return bound;
+}
 
 // Claims `bytes` of that bound: true when they fit, `*claimed` then holding what to give back
 // (release_every() 0, pages never let go: every array fits, claiming nothing).
 bool claim_mapped_for_shuffled(size_t bytes, size_t* claimed) {
   *claimed = 0;
-  const size_t bound = MappedFile::release_every();
-  if (bound == 0) return true;
+  if (MappedFile::release_every() == 0) return true;
+  const size_t bound = shuffled_map_bound();
   size_t held = g_mapped_for_shuffled.load(std::memory_order_relaxed);
   do {
     if (bytes > bound || held > bound - bytes) return false;
@@ -46,6 +66,13 @@ bool claim_mapped_for_shuffled(size_t bytes, size_t* claimed) {
   *claimed = bytes;
   return true;
 }
+
+}  // namespace
+
+size_t shuffled_map_bound() { return bound_of_shuffled_maps().load(std::memory_order_relaxed); }
+void set_shuffled_map_bound(size_t bytes) { bound_of_shuffled_maps().store(bytes, std::memory_order_relaxed); }
+
+namespace {
 
 class ArraySource final : public Source {
  public:

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "data/source/array_source.h"
 #include "stoker/core/mapped_file.h"
 #include "stoker/data/source.h"
 #include "support/numpy_files.h"
@@ -205,6 +206,18 @@ TEST(MappedPagesTest, RowsOfANpyArrayReadInOrderLeaveFewOfItsPagesMapped) {
   EXPECT_EQ(value, x[123]);
 }
 
+// Sets shuffled_map_bound() for one test (sources made while it lives take it).
+class ShuffledMapBound {
+ public:
+  explicit ShuffledMapBound(size_t bytes) : before_(shuffled_map_bound()) { set_shuffled_map_bound(bytes); }
+  ~ShuffledMapBound() { set_shuffled_map_bound(before_); }
+  ShuffledMapBound(const ShuffledMapBound&) = delete;
+  ShuffledMapBound& operator=(const ShuffledMapBound&) = delete;
+
+ private:
+  size_t before_;
+};
+
 // Rows of `x`, an array of `rows` samples, written as x.npy with class ids in y.npy in `folder`
 // of `dir`; returns the path of x.npy.
 std::string write_npy(TempDir& dir, const std::string& folder, const std::string& descr,
@@ -240,12 +253,13 @@ std::vector<std::vector<uint8_t>> shuffled_epoch(const Source& source) {
 }
 
 TEST(MappedPagesTest, ShuffledRowsOfArraysLargerThanTheBoundLeaveFewOfTheirPagesMapped) {
-  // 32 MiB arrays, 8 times release_every(): float32 rows (handed out as they lie when mapped),
+  // 32 MiB arrays, 8 times the bound on shuffled maps: float32 rows (handed out as they lie when mapped),
   // float64 rows (converted to float32), and uint8 images. Two shuffled epochs read every row's
   // own values and leave the file's resident mapped pages near what the check in order left.
   TempDir dir;
   constexpr int64_t kRows = 4096, kWidth = 1024;
   const ReleaseEvery every(kEvery);
+  const ShuffledMapBound bound(kEvery);
 
   std::vector<float> x32(static_cast<size_t>(kRows * kWidth * 2));
   std::vector<double> x64(static_cast<size_t>(kRows * kWidth));
@@ -285,12 +299,13 @@ TEST(MappedPagesTest, ShuffledRowsOfArraysLargerThanTheBoundLeaveFewOfTheirPages
 }
 
 TEST(MappedPagesTest, SmallArraysReadShuffledThroughTheirMapsTogetherStayNearTheBound) {
-  // Eight arrays of 3 MiB, each under release_every() (4 MiB) but 24 MiB together: the first
+  // Eight arrays of 3 MiB, each under the bound on shuffled maps (4 MiB) but 24 MiB together: the first
   // stays mapped when read shuffled (its rows are views into its map), the others, past the bound
   // on what shuffled maps hold together, read their rows from the file.
   TempDir dir;
   constexpr int64_t kRows = 768, kWidth = 1024;
   const ReleaseEvery every(kEvery);
+  const ShuffledMapBound bound(kEvery);
   std::vector<float> x(static_cast<size_t>(kRows * kWidth));
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 1000);
   std::vector<std::unique_ptr<Source>> sources;
@@ -314,12 +329,30 @@ TEST(MappedPagesTest, SmallArraysReadShuffledThroughTheirMapsTogetherStayNearThe
   EXPECT_LE(resident, kBound);
 }
 
+TEST(MappedPagesTest, AnArrayWellWithinTheMemoryReadsShuffledThroughItsMapByDefault) {
+  // 80 MiB, more than release_every() but far less than a quarter of any machine's memory that
+  // runs these tests: its shuffled rows are views into its map (memory speed from the second
+  // epoch on), not pread's copies.
+  ASSERT_GT(shuffled_map_bound(), size_t{80} * kMiB) << "the default bound is a quarter of the memory";
+  TempDir dir;
+  constexpr int64_t kRows = 20480, kWidth = 1024;
+  const std::vector<float> x(static_cast<size_t>(kRows * kWidth), 2.5f);
+  const std::unique_ptr<Source> source =
+      open_source(write_npy(dir, "big", "<f4", {kRows, kWidth}, stoker::testing::raw_bytes(x)));
+  const auto* map = static_cast<const uint8_t*>(map_of(*source));
+  SampleData sample;
+  ASSERT_TRUE(source->read(kRows - 7, &sample).ok());
+  EXPECT_TRUE(sample.bytes.data() >= map && sample.bytes.data() < map + kRows * kWidth * 4)
+      << "an array within the default bound reads its shuffled rows through its map";
+}
+
 TEST(MappedPagesTest, AShuffledRowOfALargeArrayTruncatedSinceIsABadSampleNamingTheFile) {
   // Rows read from the file, not the map: a row past the end of the file cut short since it was
   // opened fails with the file's name (through the map it would be a SIGBUS).
   TempDir dir;
   constexpr int64_t kRows = 2048, kWidth = 1024;
   const ReleaseEvery every(kEvery);
+  const ShuffledMapBound bound(kEvery);
   const std::vector<float> x(static_cast<size_t>(kRows * kWidth), 1.5f);
   const std::string path = write_npy(dir, "cut", "<f4", {kRows, kWidth}, stoker::testing::raw_bytes(x));
   const std::unique_ptr<Source> source = open_source(path);
