@@ -145,6 +145,8 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
     throw DataError(path + " is " + file_kind_of_mode(st.st_mode) + ", not a regular file; give the path of a file");
   }
   size_ = static_cast<size_t>(st.st_size);
+  device_ = static_cast<uint64_t>(st.st_dev);
+  inode_ = static_cast<uint64_t>(st.st_ino);
   if (size_ > 0) {
     void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) {
@@ -185,12 +187,23 @@ void MappedFile::note_read(std::span<const uint8_t> part) const {
   release_read_maps();
 }
 
+bool MappedFile::is_file(int fd) const {
+  struct stat st {};
+  return ::fstat(fd, &st) == 0 && static_cast<uint64_t>(st.st_dev) == device_ &&
+         static_cast<uint64_t>(st.st_ino) == inode_;
+}
+
 size_t MappedFile::release_every() { return g_release_every.load(std::memory_order_relaxed); }
 
 void MappedFile::set_release_every(size_t bytes) { g_release_every.store(bytes, std::memory_order_relaxed); }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept
-    : data_(other.data_), size_(other.size_), slot_(other.slot_), path_(std::move(other.path_)) {
+    : data_(other.data_),
+      size_(other.size_),
+      slot_(other.slot_),
+      path_(std::move(other.path_)),
+      device_(other.device_),
+      inode_(other.inode_) {
   other.data_ = nullptr;
   other.size_ = 0;
   other.slot_ = SIZE_MAX;
@@ -203,6 +216,8 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
     size_ = other.size_;
     slot_ = other.slot_;
     path_ = std::move(other.path_);
+    device_ = other.device_;
+    inode_ = other.inode_;
     other.data_ = nullptr;
     other.size_ = 0;
     other.slot_ = SIZE_MAX;

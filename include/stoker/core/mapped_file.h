@@ -56,6 +56,9 @@ class MappedFile {
   enum class Access { kNormal, kSequential, kRandom };
   void advise(Access access) const;
   const std::string& path() const { return path_; }
+  // True when the open file `fd` is the file this maps (the same device and inode): a reader
+  // that opens path() again checks it still names that file.
+  bool is_file(int fd) const;
 
  private:
   void reset() noexcept;
@@ -63,6 +66,7 @@ class MappedFile {
   size_t size_ = 0;
   size_t slot_ = SIZE_MAX;  // in the list of live maps (mapped_file.cpp); SIZE_MAX: unlisted
   std::string path_;
+  uint64_t device_ = 0, inode_ = 0;  // of the file mapped
 };
 
 }  // namespace stoker

@@ -2,15 +2,18 @@
 #include "array_source.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <fstream>
 #include <optional>
 #include <span>
 
 #include "file_reader.h"
+#include "map_reader.h"
 #include "numbered_classes.h"
 #include "stoker/core/error.h"
 
@@ -25,6 +28,52 @@ size_t row_bytes(const SampleArrays& a) {
              : static_cast<size_t>(a.width) * static_cast<size_t>(a.height) * static_cast<size_t>(a.channels);
 }
 
+// The bytes of arrays read in place whose shuffled rows are read through their maps, over every
+// source of the process. A shuffled row read through the map stays mapped (ArraySource::note_read
+// says why), so such an array costs up to its size in RSS; together they are held to
+// shuffled_map_bound(). An array that does not fit in what is left reads its shuffled rows with
+// pread (MapReader).
+std::atomic<size_t> g_mapped_for_shuffled{0};
+
+// The memory this process may use: RAM, or its cgroup's limit (v2 memory.max, v1
+// memory.limit_in_bytes) where that is less.
+size_t usable_memory() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  size_t bytes = pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : size_t{8} << 30;
+  for (const char* limit : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+    std::ifstream in(limit);
+    unsigned long long value = 0;
+    if (in >> value && value > 0) bytes = std::min<size_t>(bytes, value);  // "max" reads as no number
+  }
+  return bytes;
+}
+
+std::atomic<size_t>& bound_of_shuffled_maps() {
+  static std::atomic<size_t> bound{usable_memory() / 4};
+  return bound;
+}
+
+// Claims `bytes` of that bound: true when they fit, `*claimed` then holding what to give back
+// (release_every() 0, pages never let go: every array fits, claiming nothing).
+bool claim_mapped_for_shuffled(size_t bytes, size_t* claimed) {
+  *claimed = 0;
+  if (MappedFile::release_every() == 0) return true;
+  const size_t bound = shuffled_map_bound();
+  size_t held = g_mapped_for_shuffled.load(std::memory_order_relaxed);
+  do {
+    if (bytes > bound || held > bound - bytes) return false;
+  } while (!g_mapped_for_shuffled.compare_exchange_weak(held, held + bytes, std::memory_order_relaxed));
+  *claimed = bytes;
+  return true;
+}
+
+}  // namespace
+
+size_t shuffled_map_bound() { return bound_of_shuffled_maps().load(std::memory_order_relaxed); }
+void set_shuffled_map_bound(size_t bytes) { bound_of_shuffled_maps().store(bytes, std::memory_order_relaxed); }
+
+namespace {
+
 class ArraySource final : public Source {
  public:
   explicit ArraySource(SampleArrays a)
@@ -33,7 +82,14 @@ class ArraySource final : public Source {
         // Rows in place are used as they lie when they need no conversion: pixels, and float32
         // in this machine's byte order (at any address: SampleData's contract); others are
         // converted into the caller's buffer as they are read.
-        as_they_lie_(!a_.in_place || a_.feature_count == 0 || npy_is_native_float32(*a_.in_place)) {}
+        as_they_lie_(!a_.in_place || a_.feature_count == 0 || npy_is_native_float32(*a_.in_place)) {
+    if (a_.in_place && a_.mapping && !claim_mapped_for_shuffled(a_.in_place->data.size(), &claimed_)) {
+      reader_.emplace(*a_.mapping);
+    }
+  }
+  ~ArraySource() override { g_mapped_for_shuffled.fetch_sub(claimed_, std::memory_order_relaxed); }
+  ArraySource(const ArraySource&) = delete;
+  ArraySource& operator=(const ArraySource&) = delete;
 
   size_t size() const override { return a_.count; }
   std::string name(size_t index) const override { return fmt::format("{}[{}]", a_.item, index); }
@@ -62,14 +118,18 @@ class ArraySource final : public Source {
     std::copy_n(a_.targets.data() + index * dim, dim, out);
   }
   Status read(size_t index, SampleData* out) const override {
-    note_read(index);
+    if (reads_from_file()) {
+      if (Status status = row_from_file(index, out); !status.ok()) return status;
+    } else {
+      note_read(index);
+      out->bytes = a_.feature_count > 0 ? feature_row(index, &out->storage)
+                                        : std::span<const uint8_t>(row_start(index), row_bytes(a_));
+    }
     if (a_.feature_count > 0) {
-      out->bytes = feature_row(index, &out->storage);
       out->raw = false;
       out->feature_count = a_.feature_count;
       return Status::ok_status();
     }
-    out->bytes = {row_start(index), row_bytes(a_)};
     out->raw = true;
     out->raw_width = a_.width;
     out->raw_height = a_.height;
@@ -97,7 +157,7 @@ class ArraySource final : public Source {
   }
   void prefetch(size_t index) const override {
     if (!a_.labels.empty()) __builtin_prefetch(a_.labels.data() + index);
-    if (a_.feature_count == 0) return;
+    if (a_.feature_count == 0 || reads_from_file()) return;
     const auto* row = reinterpret_cast<const char*>(row_start(index));
     for (size_t at = 0; at < stored_row_bytes() && at < 1024; at += 64) __builtin_prefetch(row + at);
   }
@@ -152,11 +212,31 @@ class ArraySource final : public Source {
   // (MappedFile::note_read) while rows are read in order (the check of the values, validation);
   // nothing for rows in memory. Shuffled rows are not counted: a map kept small makes nearly
   // every shuffled row a fault that maps a folio of up to 2 MiB, measured 6-23x slower for
-  // 2 KiB rows (docs/lab/benchmarks-log.md, "mapped pages"), so their pages stay mapped.
+  // 2 KiB rows (docs/lab/benchmarks-log.md, "mapped pages"), so their pages stay mapped, which
+  // only arrays within the bound on shuffled maps do (claim_mapped_for_shuffled); the others
+  // read shuffled rows from the file (reads_from_file).
   void note_read(size_t index) const {
     if (a_.in_place && a_.mapping && in_order_.load(std::memory_order_relaxed)) {
       a_.mapping->note_read({row_start(index), stored_row_bytes()});
     }
+  }
+  // True while rows are read with pread (MapReader) rather than through the map: rows of an
+  // array that did not fit in the bound on shuffled maps (claim_mapped_for_shuffled), while
+  // they are read shuffled. Such a read maps nothing, at the cost of a system call per row.
+  bool reads_from_file() const { return reader_ && !in_order_.load(std::memory_order_relaxed); }
+  // Sample `index`'s row read from the file into out->storage, converted to float32 there
+  // when it is stored otherwise; out->bytes views the row's pixels or features.
+  Status row_from_file(size_t index, SampleData* out) const {
+    const std::span<const uint8_t> stored(row_start(index), stored_row_bytes());
+    const size_t row = row_bytes(a_);
+    const bool convert = !as_they_lie_;  // then the stored bytes go after the float32 row
+    const size_t need = row + (convert ? stored.size() : 0);
+    if (out->storage.size() < need) out->storage.resize(need);
+    uint8_t* into = out->storage.data() + (convert ? row : 0);
+    if (Status status = reader_->read(stored, into); !status.ok()) return status;
+    if (convert) npy_row_bytes_to_float(*a_.in_place, into, reinterpret_cast<float*>(out->storage.data()));
+    out->bytes = {out->storage.data(), row};
+    return Status::ok_status();
   }
   // Sample `index`'s features as float32: where they lie, or converted into `buffer`.
   std::span<const uint8_t> feature_row(size_t index, std::vector<uint8_t>* buffer) const {
@@ -180,6 +260,8 @@ class ArraySource final : public Source {
   bool as_they_lie_;                           // feature rows need no conversion
   std::optional<FeatureSums> sums_;            // of every feature row, from check_features
   mutable std::atomic<bool> in_order_{false};  // the last expect_reads was kInOrder
+  size_t claimed_ = 0;                         // of g_mapped_for_shuffled, given back when destroyed
+  std::optional<MapReader> reader_;            // set when shuffled rows are read with pread
 };
 
 }  // namespace

@@ -30,9 +30,11 @@ struct SampleArrays {
   // Set instead of `features` / `pixels`: the same rows read in place, C-ordered, in any dtype
   // parse_npy takes (uint8 for images); `in_place->data` views `mapping`'s bytes. Feature rows
   // are converted to float32 as they are read, so the data need not fit in RAM. Rows read in
-  // order (the check of the values when the source is made, validation) are noted
-  // (MappedFile::note_read) and do not stay in the process's RSS; shuffled rows are not (a map
-  // kept that small makes each shuffled row a page fault), so a shuffled epoch maps what it reads.
+  // order (the check of the values when the source is made, validation) are read through the
+  // map and noted (MappedFile::note_read), so they do not stay in the process's RSS. Shuffled
+  // rows are read through the map, and stay mapped, only for arrays that fit, together with
+  // the other arrays of the process read so, in shuffled_map_bound(); the rows of larger arrays
+  // are read with pread into the sample's storage (MapReader), mapping nothing.
   std::optional<NpyArray> in_place;
   std::shared_ptr<const MappedFile> mapping;
   // Class ids (classification) or count x target_dim floats (regression).
@@ -43,6 +45,15 @@ struct SampleArrays {
   // check_class_ids throws it. "" when there is none.
   std::string inexact_label;
 };
+
+// The bytes of arrays read in place whose shuffled rows, over all sources of the process, may be
+// read through their maps and stay mapped (read at memory speed from the second epoch on): by
+// default a quarter of the memory the process may use (RAM, or its cgroup's memory limit where
+// that is less). An array made when it would not fit reads its shuffled rows with pread (a
+// system call and a copy per row, about 2x slower from the second epoch on, and nothing kept in
+// RSS). Thread-safe; the setter is for tests and takes effect for sources made after it.
+size_t shuffled_map_bound();
+void set_shuffled_map_bound(size_t bytes);
 
 // Checks the arrays (sizes agree, values finite: a pass over rows read in place too) and wraps
 // them. Throws DataError naming `arrays.origin`. Class ids are checked later, by check_class_ids, once the task is

@@ -80,10 +80,9 @@ float half_to_float(uint16_t h) {
   return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
 }
 
-// Element `index` (in storage order) as raw little-endian bits in a uint64, byte-swapped
-// where the array is big-endian.
-uint64_t raw_bits(const NpyArray& a, int64_t index) {
-  const uint8_t* p = a.data.data() + static_cast<size_t>(index) * static_cast<size_t>(a.itemsize);
+// The element of `a`'s dtype at `p` as raw little-endian bits in a uint64, byte-swapped where
+// the array is big-endian.
+uint64_t bits_at(const NpyArray& a, const uint8_t* p) {
   uint64_t bits = 0;
   for (int b = 0; b < a.itemsize; ++b) {
     const int from = a.big_endian ? a.itemsize - 1 - b : b;
@@ -92,8 +91,14 @@ uint64_t raw_bits(const NpyArray& a, int64_t index) {
   return bits;
 }
 
-double element(const NpyArray& a, int64_t index) {
-  const uint64_t bits = raw_bits(a, index);
+// Element `index` (in storage order) of `a.data`, as bits_at reads it.
+uint64_t raw_bits(const NpyArray& a, int64_t index) {
+  return bits_at(a, a.data.data() + static_cast<size_t>(index) * static_cast<size_t>(a.itemsize));
+}
+
+// The element of `a`'s dtype at `p`, as a double.
+double value_at(const NpyArray& a, const uint8_t* p) {
+  const uint64_t bits = bits_at(a, p);
   const int width = a.itemsize * 8;
   switch (a.kind) {
     case 'B':
@@ -110,6 +115,10 @@ double element(const NpyArray& a, int64_t index) {
     default:  // 'u', 'b'
       return static_cast<double>(bits);
   }
+}
+
+double element(const NpyArray& a, int64_t index) {
+  return value_at(a, a.data.data() + static_cast<size_t>(index) * static_cast<size_t>(a.itemsize));
 }
 
 // Storage index of C-order element k (the identity unless Fortran-ordered).
@@ -276,7 +285,11 @@ void cast_row(const uint8_t* from, size_t n, float* out) {
 
 void npy_row_to_float(const NpyArray& a, size_t row, float* out) {
   const auto n = static_cast<size_t>(a.row_size());
-  const uint8_t* from = a.data.data() + row * n * static_cast<size_t>(a.itemsize);
+  npy_row_bytes_to_float(a, a.data.data() + row * n * static_cast<size_t>(a.itemsize), out);
+}
+
+void npy_row_bytes_to_float(const NpyArray& a, const uint8_t* from, float* out) {
+  const auto n = static_cast<size_t>(a.row_size());
   const bool native = (!a.big_endian || a.itemsize == 1) && std::endian::native == std::endian::little;
   if (native && a.kind == 'f') {  // the common cases, without element()'s per-value decoding
     if (a.itemsize == 4) {
@@ -301,8 +314,8 @@ void npy_row_to_float(const NpyArray& a, size_t row, float* out) {
   }
   if (native && a.itemsize == 1)
     return a.kind == 'i' ? cast_row<int8_t>(from, n, out) : cast_row<uint8_t>(from, n, out);
-  const auto first = static_cast<int64_t>(row * n);
-  for (size_t j = 0; j < n; ++j) out[j] = static_cast<float>(element(a, first + static_cast<int64_t>(j)));
+  const auto size = static_cast<size_t>(a.itemsize);
+  for (size_t j = 0; j < n; ++j) out[j] = static_cast<float>(value_at(a, from + j * size));
 }
 
 std::vector<int64_t> npy_to_int64(const NpyArray& a) {

@@ -50,5 +50,8 @@ bool npy_is_native_float32(const NpyArray& array);
 // Row `row` (row_size() values) of a C-ordered array, converted to float32 into `out`: the
 // per-row form of npy_to_float, for arrays read in place from a mapped file.
 void npy_row_to_float(const NpyArray& array, size_t row, float* out);
+// The same for one row's bytes as stored (row_size() elements of `array`'s dtype at `row`, at
+// any address), read from the file rather than through `array.data`.
+void npy_row_bytes_to_float(const NpyArray& array, const uint8_t* row, float* out);
 
 }  // namespace stoker::data
