@@ -44,3 +44,25 @@ def test_a_compose_is_read_as_its_repr(png_folder):
     assert loader.transforms.startswith("RandomResizedCrop(24")
     x, y = next(iter(loader))
     assert x.shape == (4, 3, 24, 24)
+
+
+def test_a_folder_with_images_stoker_does_not_decode_is_refused_and_imagefolder_reads_them(tmp_path, png_folder):
+    # torchvision's ImageFolder reads .bmp and .webp with PIL: read without them, a script moved
+    # from torch's DataLoader would silently train on fewer samples.
+    import shutil
+
+    from PIL import Image
+
+    root = tmp_path / "train"
+    shutil.copytree(png_folder, root)
+    first_class = sorted(p for p in root.iterdir())[0]
+    Image.open(next(first_class.glob("*.png"))).save(first_class / "extra.bmp")
+    with pytest.raises(stoker.DataError) as raised:
+        stoker.DataLoader(str(root), batch_size=4, transforms="Resize(32), CenterCrop(32)")
+    assert str(raised.value).startswith(
+        f"image folder {root}: 1 of its ") and "(1 .bmp; first: " in str(raised.value)
+    assert "\n" not in str(raised.value)
+    folder = torchvision.datasets.ImageFolder(str(root))
+    loader = stoker.DataLoader(folder, batch_size=4, transforms="Resize(32), CenterCrop(32)")
+    assert len(loader.dataset) == len(folder) == sum(1 for _ in root.rglob("*.*"))
+    assert torch.equal(torch.cat([y for _, y in loader]), torch.tensor(folder.targets))

@@ -78,13 +78,30 @@ Status read_open_file(int fd, SampleData* out) {
   return Status::ok_status();
 }
 
-bool has_image_extension(const std::string& filename) {
+namespace {
+
+// The file name's extension in lower case, without its dot; "" without one.
+std::string lower_extension(const std::string& filename) {
   const auto dot = filename.rfind('.');
-  if (dot == std::string::npos) return false;
+  if (dot == std::string::npos) return "";
   std::string ext = filename.substr(dot + 1);
   std::transform(ext.begin(), ext.end(), ext.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext;
+}
+
+}  // namespace
+
+bool has_image_extension(const std::string& filename) {
+  const std::string ext = lower_extension(filename);
   return ext == "jpg" || ext == "jpeg" || ext == "png";
+}
+
+std::string undecoded_image_extension(const std::string& filename) {
+  std::string ext = lower_extension(filename);
+  for (const char* kind : {"ppm", "pgm", "bmp", "tif", "tiff", "webp"})
+    if (ext == kind) return ext;
+  return "";
 }
 
 std::string with_commas(uint64_t value) { return grouped(static_cast<double>(value)); }

@@ -11,7 +11,10 @@ std::span<const DataFormat> data_formats() {
        "an image folder (one subfolder per class)",
        "image folder (root/<class>/<img>)",
        {},
-       "`root/<class>/<image>`, torchvision's ImageFolder rules (JPEG and PNG). A folder in it that cannot be listed, "
+       "`root/<class>/<image>`, torchvision's ImageFolder rules (JPEG and PNG; a folder that also holds images of the "
+       "other "
+       "types ImageFolder reads, .bmp, .ppm, .pgm, .tif, .tiff or .webp, stops with one line counting them rather "
+       "than being read without them). A folder in it that cannot be listed, "
        "for its permissions or an I/O error, stops with one line naming it rather than being read as empty. A file "
        "or folder name that is not UTF-8 is written in every JSON stoker makes (`summary.json`, the weights' class "
        "names, `--json`) with each stray byte as `\\udcXX`, as Python's `surrogateescape` writes it, so `json.load` "

@@ -11,8 +11,8 @@ namespace stoker::data {
 namespace {
 
 std::unique_ptr<Source> three_images() {
-  return open_image_list("ImageFolder object of /data", {"/data/a/0.png", "/data/a/1.png", "/data/b/0.png"},
-                         {0, 0, 1}, {"a", "b"});
+  return open_image_list("ImageFolder object of /data", {"/data/a/0.png", "/data/a/1.png", "/data/b/0.png"}, {0, 0, 1},
+                         {"a", "b"});
 }
 
 TEST(ImageListTest, RelabelledKeepsThePathsAndTakesTheNewIdsAndClasses) {
@@ -30,9 +30,13 @@ TEST(ImageListTest, RelabelledKeepsThePathsAndTakesTheNewIdsAndClasses) {
 
 TEST(ImageListTest, RelabelRefusesAnotherCountAndIdsOutOfRangeLeavingTheList) {
   auto list = three_images();
-  EXPECT_EQ(stoker::testing::usage_error_text([&] { relabel_image_list(*list, {0, 1}, {"a", "b"}); }),
+  EXPECT_EQ(stoker::testing::usage_error_text([&] {
+              relabel_image_list(*list, {0, 1}, {"a", "b"});
+            }),
             "ImageFolder object of /data: 3 paths and 2 class ids; give one class id per path");
-  EXPECT_EQ(stoker::testing::usage_error_text([&] { relabel_image_list(*list, {0, 2, 1}, {"a", "b"}); }),
+  EXPECT_EQ(stoker::testing::usage_error_text([&] {
+              relabel_image_list(*list, {0, 2, 1}, {"a", "b"});
+            }),
             "ImageFolder object of /data: sample 1 (/data/a/1.png) has class id 2, and there are 2 classes (ids 0 "
             "to 1)");
   EXPECT_EQ(list->label(1), 0);  // left as it was
