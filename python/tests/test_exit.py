@@ -84,14 +84,19 @@ entered.wait(30)
 """
 
 
-def test_exit_while_a_daemon_thread_is_inside_next_waits_for_it(tmp_path):
-    script = tmp_path / "inside_next.py"
-    script.write_text(INSIDE_NEXT)
+def ends_quietly_for_map_and_stream(script, text):
+    """Runs the script `text` as `script map` and `script stream` side by side: each exits 0 and
+    prints nothing on stderr."""
+    script.write_text(text)
     runs = [subprocess.Popen([sys.executable, str(script), kind], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True) for kind in ("map", "stream")]
     for run in runs:
         _, err = run.communicate(timeout=60)
         assert (run.returncode, err) == (0, ""), err[-3000:]
+
+
+def test_exit_while_a_daemon_thread_is_inside_next_waits_for_it(tmp_path):
+    ends_quietly_for_map_and_stream(tmp_path / "inside_next.py", INSIDE_NEXT)
 
 
 # dataset_processes' feeder thread calls into torch: it makes torch's DataLoader iterator for each
@@ -152,13 +157,7 @@ held.wait(60)
 
 
 def test_exit_while_the_dataset_processes_feeder_is_inside_torch_waits_for_it(tmp_path):
-    script = tmp_path / "feeder_inside_torch.py"
-    script.write_text(FEEDER_INSIDE_TORCH)
-    runs = [subprocess.Popen([sys.executable, str(script), kind], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True) for kind in ("map", "stream")]
-    for run in runs:
-        _, err = run.communicate(timeout=60)
-        assert (run.returncode, err) == (0, ""), err[-3000:]
+    ends_quietly_for_map_and_stream(tmp_path / "feeder_inside_torch.py", FEEDER_INSIDE_TORCH)
 
 
 # At exit the processes close after the exit began (_exit.begin()): a thread waiting in next() for

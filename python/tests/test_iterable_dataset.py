@@ -436,12 +436,12 @@ def test_two_ranks_shard_themselves_with_and_without_len():
 
 
 class Slow(Numbers):
-    """Numbers whose items from 8 on take 5 s each in the processes."""
+    """Numbers whose items from 8 on take 1 s each in the processes."""
 
     def __iter__(self):
         for image, target in super().__iter__():
             if torch.utils.data.get_worker_info() is not None and target[0] >= 8:
-                time.sleep(5)
+                time.sleep(1)
             yield image, target
 
 
@@ -471,9 +471,8 @@ def test_break_then_another_pass_and_del_mid_pass_leave_no_process():
 
     threading.Thread(target=let_go_mid_pass, daemon=True).start()
     assert started.wait(120), "the first batch came"
-    # Waiting for the items instead would take 4 of them, 5 s each on each of the 2 processes: a
-    # bound far from that and from a loaded machine's slowest let-go.
-    assert done.wait(10), "letting go of a loader mid-pass returned at once"
+    # Waiting for the items instead would take 4 of them, 1 s each on each of the 2 processes.
+    assert done.wait(3), "letting go of a loader mid-pass returned at once"
     # The processes end once the batch of items each is making is made (torch's DataLoader's
     # shutdown, which waits 5 s for each before it ends it).
     deadline = time.monotonic() + 60
