@@ -91,6 +91,15 @@ std::string over_max_bad(const Source& source, const LoaderOptions& options, con
       max_bad);
 }
 
+// The line next() throws for `run`'s settled failure (EpochRun::failure_settled): max_bad_fraction's
+// written now, when the end can no longer move, so it counts the samples before that end.
+std::string failure_line(const Source& source, const LoaderOptions& options, const EpochRun& run) {
+  if (run.failure_counts_samples) {
+    if (std::string line = over_max_bad(source, options, run.stats, run.epoch); !line.empty()) return line;
+  }
+  return run.failure;
+}
+
 // Records sample `index` as bad in `run`'s statistics, and fails the run as the options say
 // (on_error=fail, or over max_bad_fraction).
 void record_bad(LoaderShared& shared, const Source& source, const LoaderOptions& options, EpochRun& run, int64_t epoch,
@@ -118,6 +127,7 @@ void record_bad(LoaderShared& shared, const Source& source, const LoaderOptions&
                            : "on_error=fail; use on_error=substitute to replace bad samples");
   } else {
     run.failure = over_max_bad(source, options, stats, epoch);
+    run.failure_counts_samples = !run.failure.empty();
   }
 }
 
@@ -133,6 +143,7 @@ void mark_end(LoaderShared& shared, const Source& source, const LoaderOptions& o
     run.stats.samples = std::min(run.stats.samples, static_cast<uint64_t>(position));
     if (run.failure.empty() && options.on_error == OnError::kSubstitute) {
       run.failure = over_max_bad(source, options, run.stats, run.epoch);
+      run.failure_counts_samples = !run.failure.empty();
     }
     if (!run.in_flight.empty()) {
       InFlight& open = run.in_flight.back();
@@ -832,8 +843,9 @@ bool Loader::next_until(const std::optional<std::chrono::steady_clock::time_poin
   if (!run.active && run.stats.epoch < 0) {
     throw UsageError("Loader::next() called before start_epoch()");
   }
-  if (!run.failure.empty()) throw DataError(run.failure);
-  if (shared_->next_consume >= run.plan.num_batches || run.ends_before(shared_->next_consume, shared_->drop_last)) {
+  if (run.failure_settled()) throw DataError(failure_line(*source_, options_, run));
+  if (run.failure.empty() &&
+      (shared_->next_consume >= run.plan.num_batches || run.ends_before(shared_->next_consume, shared_->drop_last))) {
     return true;
   }
   if (!shared_->next_ready()) {
@@ -882,7 +894,7 @@ bool Loader::next_until(const std::optional<std::chrono::steady_clock::time_poin
     consumer_wait_ns_.fetch_add(waited.lap(), std::memory_order_relaxed);
   }
   all_held_since_.reset();
-  if (!run.failure.empty()) throw DataError(run.failure);
+  if (!run.failure.empty()) throw DataError(failure_line(*source_, options_, run));
   if (run.ends_before(shared_->next_consume, shared_->drop_last)) return true;
   BatchBuffer* buffer = shared_->current().in_flight.front().buffer;
   // The batch that holds the epoch's end (Status::past_end) comes with the samples before it.

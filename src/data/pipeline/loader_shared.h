@@ -52,7 +52,11 @@ struct EpochRun {
   std::deque<InFlight> in_flight;  // ordered by batch_index
   int busy = 0;                    // workers writing its claimed samples
   std::string failure;             // non-empty: the epoch failed; next() throws this once it is current
-  bool given_order = false;        // the consumer gave its order (no run-ahead after it: the next is unknown)
+  // The failure is max_bad_fraction's: its line counts the samples before the epoch's end, which
+  // a worker still writing an earlier position may move down (a past-the-end position read
+  // ahead is reported first). next() writes the line once no worker is writing (busy == 0).
+  bool failure_counts_samples = false;
+  bool given_order = false;  // the consumer gave its order (no run-ahead after it: the next is unknown)
   // The first position whose sample the source has not (Status::past_end): the epoch ends there.
   int64_t end = std::numeric_limits<int64_t>::max();
   EpochStats stats;
@@ -66,6 +70,8 @@ struct EpochRun {
   }
   // Workers may claim from it now.
   bool claimable() const { return active && failure.empty() && !fully_claimed(); }
+  // The failure next() throws is final: no worker still writing could change its line.
+  bool failure_settled() const { return !failure.empty() && (!failure_counts_samples || busy == 0); }
 };
 
 struct LoaderShared {
@@ -135,10 +141,12 @@ struct LoaderShared {
     return run.active && run.in_flight.empty() && free_buffers.empty() && next_consume < run.plan.num_batches;
   }
 
-  // The batch next() returns is complete, the epoch ended before it, or the epoch failed.
+  // The batch next() returns is complete, the epoch ended before it, or the epoch failed
+  // (and its failure is settled).
   bool next_ready() const STOKER_REQUIRES(mutex) {
     const EpochRun& run = current();
-    return !run.failure.empty() || run.ends_before(next_consume, drop_last) ||
+    if (!run.failure.empty()) return run.failure_settled();
+    return run.ends_before(next_consume, drop_last) ||
            (!run.in_flight.empty() && run.in_flight.front().batch_index == next_consume &&
             run.in_flight.front().remaining == 0);
   }

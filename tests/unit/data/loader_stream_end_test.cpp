@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "stoker/core/error.h"
@@ -17,6 +19,7 @@ namespace {
 namespace stream_end {
 
 using stoker::testing::CountingSource;
+using namespace std::chrono_literals;
 
 // A CountingSource whose samples from `end` on are past the end of its stream; `end` may change
 // between epochs (a stream of another length).
@@ -32,14 +35,26 @@ class EndingSource final : public Source {
   void targets(size_t i, float* out) const override { inner_.targets(i, out); }
   void fixed_shape(int* w, int* h, int* c) const override { inner_.fixed_shape(w, h, c); }
   Status read(size_t i, SampleData* out) const override {
-    if (i >= end_.load()) return Status::past_end();
+    if (i == hold_) {  // until a later position was found past the end, and a while after
+      for (int k = 0; k < 500 && !later_past_end_.load(); ++k) std::this_thread::sleep_for(10ms);
+      std::this_thread::sleep_for(200ms);
+    }
+    if (i >= end_.load()) {
+      if (i > hold_) later_past_end_ = true;
+      return Status::past_end();
+    }
     return inner_.read(i, out);
   }
   void set_end(uint64_t end) { end_ = end; }
+  // Reading position `hold` waits until a later position was read past the end: a worker
+  // reading ahead reports a later end first.
+  void hold(uint64_t position) { hold_ = position; }
 
  private:
   CountingSource inner_;
   std::atomic<uint64_t> end_;
+  uint64_t hold_ = stoker::testing::kNoLimit;
+  mutable std::atomic<bool> later_past_end_{false};
 };
 
 LoaderOptions options(int workers, bool drop_last) {
@@ -107,7 +122,9 @@ TEST(LoaderStreamEndTest, AStreamAsLongAsThePlanEndsAsThePlanDoes) {
 TEST(LoaderStreamEndTest, MaxBadCountsTheBadSamplesAgainstTheSamplesBeforeTheEnd) {
   LoaderOptions o = options(2, false);
   o.max_bad_fraction = 0.05;  // 1 of the 10 samples is over it; 1 of the 64 planned would not be
-  Loader loader(std::make_shared<EndingSource>(64, 10, 3), o);
+  const auto source = std::make_shared<EndingSource>(64, 10, 3);
+  source->hold(10);  // the end at 12 (the next batch's worker) is found before the one at 10
+  Loader loader(source, o);
   loader.start_epoch(0);
   try {
     while (loader.next()) {
