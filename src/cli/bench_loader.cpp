@@ -112,6 +112,14 @@ void check_loader_args(const BenchArgs& args) {
        }) {
     if (!message.empty()) throw UsageError(message);
   }
+  if (args.seconds < 0 || !std::isfinite(args.seconds)) {
+    throw UsageError(fmt::format("--seconds must be >= 0 (got {})", args.seconds));
+  }
+  if (args.epochs < 0) throw UsageError(fmt::format("--epochs must be >= 0 (got {})", args.epochs));
+  if (args.step_ms < 0 || !std::isfinite(args.step_ms)) {
+    throw UsageError(fmt::format("--step-ms must be >= 0 (got {})", args.step_ms));
+  }
+  if (!args.transforms.empty()) data::parse_transforms(args.transforms);  // the chain is checked again with its source
 }
 
 data::LoaderOptions loader_options(const BenchArgs& args, const data::Source& source) {
@@ -319,13 +327,6 @@ int bench_loader(const BenchArgs& args) {
   const std::string data_dir = prepare_data(args, &generated);
   if (generated && !args.json) {
     std::printf("generated %d synthetic JPEGs in %s\n", args.synthetic, data_dir.c_str());
-  }
-  if (args.seconds < 0 || !std::isfinite(args.seconds)) {
-    throw UsageError(fmt::format("--seconds must be >= 0 (got {})", args.seconds));
-  }
-  if (args.epochs < 0) throw UsageError(fmt::format("--epochs must be >= 0 (got {})", args.epochs));
-  if (args.step_ms < 0 || !std::isfinite(args.step_ms)) {
-    throw UsageError(fmt::format("--step-ms must be >= 0 (got {})", args.step_ms));
   }
   const data::ClipOptions clip{args.frames_per_clip, args.frame_step};
   clip.validate();  // before a folder is read as clips

@@ -207,5 +207,17 @@ TEST(BenchLoaderCliErrors, OneLineAndTheRightExitCode) {
   EXPECT_NE(help.out.find(data::split_help_text()), std::string::npos) << help.out;
 }
 
+// A flag's mistake is said before --synthetic spends time making images for a run that
+// would not start.
+TEST(BenchLoaderCliErrors, BadFlagsAreRefusedBeforeAnyImageIsMade) {
+  TempDir cache;
+  for (const std::string args :
+       {"--transforms 'RandomCutout(0.5)'", "--seconds -1", "--epochs -1", "--step-ms -1", "--batch-size 0"}) {
+    const auto r = run_command("STOKER_CACHE=" + cache.str() + " " + kStoker + " bench loader --synthetic 4 " + args);
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.err;
+    EXPECT_TRUE(std::filesystem::is_empty(cache.path())) << args << ": images were made before the flag was refused";
+  }
+}
+
 }  // namespace
 }  // namespace stoker
