@@ -201,6 +201,8 @@ TEST(BenchLoaderCliErrors, OneLineAndTheRightExitCode) {
       {"bench loader --synthetic 4 --frames-per-clip -1", 2, "frames_per_clip must be in [0, 1024]"},
   };
   TempDir cache;
+  // The rows about the data find its images made: no "generating" progress line comes first.
+  ASSERT_EQ(run_command("STOKER_CACHE=" + cache.str() + " " + kStoker + " bench generate --synthetic 4").exit_code, 0);
   expect_one_line_errors("STOKER_CACHE=" + cache.str() + " " + kStoker + " ", cases);
   // --split's help is the declaration's.
   const auto help = run_command(kStoker + " bench loader --help");
