@@ -47,10 +47,13 @@ int run_report(const ReportArgs& args) {
   const std::string out = args.out.empty() ? default_report_path(args.input) : args.out;
   check_output_file(out, "-o");  // before any reading: a bad path fails first
   std::vector<CommandInput> inputs;
+  const std::string given = fs::path(args.input).filename().string();
+  const bool run_folder = fs::is_directory(args.input) || given == "metrics.csv" || given == "summary.json";
   for (const std::string& path : report::report_inputs(args.input)) {
     const char* whose = path == args.input                           ? "the input"
                         : path == report::loops_csv_path(args.input) ? "the log's watched loops file"
-                                                                     : "the run folder's";
+                        : run_folder                                 ? "the run folder's"
+                                                                     : "another rank's monitor log (or its loops file)";
     inputs.push_back({path, whose});
   }
   check_output_apart(out, "-o", inputs);

@@ -604,7 +604,15 @@ std::vector<std::string> report_inputs(const std::string& path) {
   fs::path dir(path);
   const std::string name = dir.filename().string();
   if (!fs::is_directory(dir, error)) {
-    if (name != "metrics.csv" && name != "summary.json") return {path, loops_csv_path(path)};
+    if (name != "metrics.csv" && name != "summary.json") {
+      // A monitor log: its loops file, and the other ranks' logs the report names.
+      std::vector<std::string> inputs{path, loops_csv_path(path)};
+      for (int rank = 1; fs::is_regular_file(rank_log_path(path, rank), error); ++rank) {
+        inputs.push_back(rank_log_path(path, rank));
+        inputs.push_back(loops_csv_path(rank_log_path(path, rank)));
+      }
+      return inputs;
+    }
     dir = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
   }
   std::vector<std::string> inputs;

@@ -64,6 +64,13 @@ TEST(InputsKeptCli, ReportRefusesToWriteItsMonitorLogHoweverItIsNamed) {
   const std::string tmp = dir.write_text("page.tmp", kMonitorLog);
   expect_refused(d, "report page.tmp -o page", "-o's temporary file page.tmp is the input page.tmp",
                  {{tmp, kMonitorLog}});
+  // The other ranks' logs beside it (and their loops files), which the report names.
+  const std::string rank1 = dir.write_text("gpu.rank1.csv", kMonitorLog);
+  const std::string loops1 = dir.write_text("gpu.rank1.loops.csv", "pass\n");
+  expect_refused(d, "report gpu.csv -o gpu.rank1.csv",
+                 "-o gpu.rank1.csv is another rank's monitor log (or its loops file) gpu.rank1.csv (the same file)",
+                 {{rank1, kMonitorLog}});
+  expect_refused(d, "report gpu.csv -o gpu.rank1.loops.csv", "is another rank's monitor log", {{loops1, "pass\n"}});
   // Another name passes.
   const auto ok = run_command("cd " + d + " && " + kStoker + " report gpu.csv -o gpu.html");
   EXPECT_EQ(ok.exit_code, 0) << ok.err;

@@ -106,8 +106,9 @@ RunReport load_monitor_log(const std::string& csv_path);
 RunReport load_report(const std::string& path);
 
 // What load_report(path) reads, for the check that an output is none of it
-// (stoker/core/output_clash.h): the file given, or a run folder's metrics.csv, summary.json,
-// config.yaml, events.log, monitor CSVs and tb/ (a folder: all below it).
+// (stoker/core/output_clash.h): a monitor log given, its loops file and the other ranks' logs
+// beside it (rank_log_path), or a run folder's metrics.csv, summary.json, config.yaml,
+// events.log, monitor CSVs and tb/ (a folder: all below it).
 std::vector<std::string> report_inputs(const std::string& path);
 
 }  // namespace stoker::report
