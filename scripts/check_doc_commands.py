@@ -11,6 +11,7 @@ program takes them). Prints one line per unknown option or subcommand and exits 
 is any.
 """
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -35,8 +36,21 @@ def commands(root):
                 yield page.relative_to(root), match.group(1).strip()
 
 
+USAGE = "usage: scripts/check_doc_commands.py STOKER_PROGRAM [REPOSITORY_ROOT]   (STOKER_PROGRAM: ./build/src/stoker)"
+
+
 def main(argv):
+    if len(argv) > 1 and argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0
+    if not 2 <= len(argv) <= 3:
+        print(f"check_doc_commands.py: {len(argv) - 1} arguments given; {USAGE}", file=sys.stderr)
+        return 2
     program = argv[1]
+    if shutil.which(program) is None:
+        print(f"check_doc_commands.py: {program} is not the stoker program (build it first: bash scripts/build.sh "
+              f"build); {USAGE}", file=sys.stderr)
+        return 2
     root = Path(argv[2] if len(argv) > 2 else Path(__file__).resolve().parents[1])
     top = subprocess.run([program, "--help"], capture_output=True, text=True, check=True).stdout
     subcommands = set(re.findall(r"^  ([a-z]+)\s", top, re.M))

@@ -90,8 +90,9 @@ def _epoch_seed(seed, world_size, shuffle, generator=None):
     rank must shuffle alike (DistributedSampler's contract), so the seed is rank 0's draw, shared
     over torch.distributed when it is initialised (a collective: every rank makes the loader),
     else 0 (DistributedSampler's default). On one process, or unshuffled: the base seed the first
-    pass draws from `generator` or torch's default one, taken without drawing it (the passes draw
-    as torch's DataLoader does), so that torch.manual_seed repeats a run."""
+    pass would draw from `generator` or torch's default one now, taken without drawing it (the
+    passes draw as torch's DataLoader does; _follow_seed takes the first pass's own draw where the
+    script seeds the generator before it), so that torch.manual_seed repeats a run."""
     if seed is not None:
         return _options.check("seed", seed)
     if world_size == 1 or not shuffle:
@@ -105,6 +106,21 @@ def _epoch_seed(seed, world_size, shuffle, generator=None):
         shared = shared.cuda()
     dist.broadcast(shared, src=0)
     return int(shared.item())
+
+
+def _initial_seed(generator=None):
+    """The seed `generator` (None: torch's default one) was last seeded with; torch.manual_seed
+    and torch.set_rng_state change it."""
+    return torch.initial_seed() if generator is None else generator.initial_seed()
+
+
+def _freshly_seeded(generator=None):
+    """Whether `generator` (None: torch's default one) is as its last seeding left it: nothing
+    drawn from it since."""
+    state = torch.get_rng_state() if generator is None else generator.get_state()
+    device = "cpu" if generator is None else generator.device
+    fresh = torch.Generator(device=device).manual_seed(_initial_seed(generator)).get_state()
+    return torch.equal(state, fresh)
 
 
 def _chain(transforms, source):
@@ -347,6 +363,10 @@ class DataLoader:
         # An iterable-style Dataset shards itself (by the rank it reads): stoker reads it whole.
         sharded = self._order is None and not stream
         self.seed = _epoch_seed(seed, self.world_size if sharded else 1, shuffle, generator)
+        # A seed peeked from torch's generator (neither given nor shared over ranks) stands for the
+        # first pass's base seed: _follow_seed takes that draw instead if the script seeds torch first.
+        peeked = seed is None and ((self.world_size if sharded else 1) == 1 or not shuffle)
+        self._seeded_from = _initial_seed(generator) if peeked else None
         # A script's sampler may give one sample to several ranks: each rank's streams take its rank in.
         self._stream_rank = 0 if self._order is None else sampler_rank(sampler, batch_sampler, self.rank,
                                                                          self.world_size)
@@ -678,6 +698,7 @@ class DataLoader:
                                    "and a pass is not finished: one consumer at a time; give each thread a "
                                    "DataLoader of its own")
             self._follow_chain()
+            self._follow_seed()
             self._generation += 1
             if self._stream is not None:  # a pass from its start (load_state_dict resumes none mid-pass)
                 first = self._resume_at = 0
@@ -758,6 +779,21 @@ class DataLoader:
         except ValueError:
             self._loader_options["transforms"] = running
             raise
+
+    def _follow_seed(self):
+        """Before the first pass: a script that seeded torch's generator after making the loader
+        (torch.manual_seed or generator.manual_seed, again with the same seed too, or
+        torch.set_rng_state of another seed's state) gets the base seed this pass draws, as torch's
+        DataLoader draws it now, in a loader made again on it (_replace_loader): the run repeats
+        whatever the generator held when the loader was made. Draws alone in between (a model
+        made after the loader) leave the seed peeked when it was made. A seed given, shared over
+        ranks, or loaded (load_state_dict) stands."""
+        seeded_from, self._seeded_from = self._seeded_from, None
+        if seeded_from is None or self._drew_base_seed:
+            return
+        now = peek_seed(self.generator)
+        if now != self.seed and (_initial_seed(self.generator) != seeded_from or _freshly_seeded(self.generator)):
+            self._replace_loader(now)
 
     def _start_processes(self, unclaimed):
         """Starts dataset_processes' pass over `unclaimed`: the C++ loader's order of the pass (the
@@ -995,6 +1031,7 @@ class DataLoader:
         checked = check_state(state, self)
         with self._one_call("load_state_dict()"):
             # The order depends on the seed, so the resumed loader takes the saved one.
+            self._seeded_from = None
             if checked["seed"] != self.seed:
                 self._replace_loader(checked["seed"])
             self._epoch = checked["epoch"]

@@ -169,3 +169,31 @@ def test_a_generator_that_is_not_one_is_refused_in_one_line(rows):
     with pytest.raises(ValueError) as e:
         stoker.DataLoader(rows, generator=5)
     assert str(e.value) == "generator=5: a torch.Generator, or None for torch's default one"
+
+
+@pytest.mark.parametrize("given", [False, True])
+def test_a_script_that_seeds_after_making_the_loader_repeats_its_run(rows, given):
+    """torch.manual_seed (or generator.manual_seed) between making the loader and its first pass,
+    as a script run twice in one process (a notebook, a sweep) does: the pass's base seed is the
+    seed, as torch's DataLoader draws it then, so the runs repeat each other whatever the
+    generator held when each loader was made (another seed; the same seed, drawn from since)."""
+    torch.manual_seed(1)
+    g = torch.Generator().manual_seed(1) if given else None
+    first = int(torch.empty((), dtype=torch.int64).random_(generator=torch.Generator().manual_seed(11)).item())
+    runs = []
+    for _ in range(2):
+        loader = stoker.DataLoader(rows, batch_size=7, shuffle=True, num_workers=1, generator=g)
+        (g if given else torch).manual_seed(11)
+        runs.append((ids(loader), ids(loader)))
+        assert loader.seed == first, "the seed is the base seed the first pass drew"
+    assert runs[0] == runs[1]
+
+
+def test_a_loaded_state_keeps_its_seed_when_torch_is_seeded_after(rows):
+    loader = stoker.DataLoader(rows, batch_size=7, shuffle=True, num_workers=1, seed=4)
+    state = loader.state_dict()
+    torch.manual_seed(0)
+    resumed = stoker.DataLoader(rows, batch_size=7, shuffle=True, num_workers=1)
+    resumed.load_state_dict(state)
+    torch.manual_seed(12)
+    assert ids(resumed) == ids(loader) and resumed.seed == 4

@@ -360,6 +360,11 @@ def _convert_to_rgb(image):
     (lambda: T.Compose([T.RandomResizedCrop(16), _convert_to_rgb, T.ToTensor()]),
      ["the function _convert_to_rgb (test_torchvision_objects._convert_to_rgb)",
       "stoker decodes every image to RGB", "leave it out"]),
+    # torchvision's references with --interpolation bicubic --auto-augment ta_wide (the Swin recipe).
+    (lambda: T.Compose([T.RandomResizedCrop(16, interpolation=T.InterpolationMode.BICUBIC),
+                        T.TrivialAugmentWide(interpolation=T.InterpolationMode.BICUBIC), T.PILToTensor()]),
+     ["TrivialAugmentWide interpolation must be one of nearest, bilinear (got 'bicubic')",
+      "give TrivialAugmentWide interpolation=bilinear (InterpolationMode.BILINEAR)", "keep bicubic in Resize"]),
 ])
 def test_what_stoker_cannot_run_is_refused_in_one_line(make, words, png_folder):
     with pytest.raises(ValueError) as error:

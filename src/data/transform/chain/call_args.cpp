@@ -146,6 +146,15 @@ std::string to_word(const Call& call, std::string_view param, const Value& v,
 }
 
 Interpolation to_interpolation(const Call& call, const Value& v) {
+  // torchvision's PIL path takes bicubic for warps too (the references' --interpolation bicubic
+  // reaches their auto-augment policy); stoker's warps sample as its tensor path, which does not.
+  if (v.kind == Value::Kind::kWord && enum_word(v) == "bicubic") {
+    throw UsageError(fmt::format(
+        "{0} interpolation must be one of nearest, bilinear (got '{1}'): its warps sample as torchvision's tensor "
+        "transforms do, which take those two; give {0} interpolation=bilinear (InterpolationMode.BILINEAR), and keep "
+        "bicubic in Resize and the crops, which take it",
+        call.name, v.text));
+  }
   return to_word(call, "interpolation", v, {"nearest", "bilinear"}) == "bilinear" ? Interpolation::kBilinear
                                                                                   : Interpolation::kNearest;
 }

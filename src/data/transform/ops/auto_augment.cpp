@@ -35,8 +35,10 @@ constexpr OpName kNames[] = {
 constexpr std::string_view kDoc =
     "Torchvision's automatic augmentations, one per chain, run after the warps and before `ColorJitter`: "
     "TrivialAugmentWide, RandAugment, AutoAugment (`policy` imagenet, cifar10 or svhn) and AugMix, with their "
-    "operations, magnitudes and `fill` as torchvision draws them. Keypoints, boxes and masks cannot follow them: a "
-    "chain with targets that move is refused.";
+    "operations, magnitudes and `fill` as torchvision draws them. Their rotations and shears sample as torchvision's "
+    "tensor transforms do: `interpolation` nearest or bilinear; bicubic, which torchvision's references pass on PIL "
+    "images with `--interpolation bicubic`, is refused (give the policy bilinear, and keep bicubic in the crop). "
+    "Keypoints, boxes and masks cannot follow them: a chain with targets that move is refused.";
 
 // One automatic augmentation per chain.
 void claim(chain::ChainState& state, const chain::Call& call) {
