@@ -30,5 +30,6 @@ void bind_monitor(pybind11::module_& m);       // monitor_binding.cpp
 void bind_diagnosis(pybind11::module_& m);     // diagnosis_binding.cpp
 void bind_loader_keys(pybind11::module_& m);   // loader_keys_binding.cpp
 void bind_gpu_decode(pybind11::module_& m);    // gpu_decode_binding.cpp
+void bind_folder_samples(pybind11::module_& m);  // folder_samples.cpp
 
 }  // namespace stoker::python
