@@ -235,6 +235,43 @@ def test_a_folder_of_files_the_workers_load_follows_its_samples(tmp_path):
     assert pairs(loader) == pairs(torch.utils.data.DataLoader(dataset, batch_size=3)) == expected(dataset)
 
 
+def made_loaders(loader):
+    """A list that grows by one at each engine loader `loader` makes from now on."""
+    made, make = [], loader._make_loader
+    loader._make_loader = lambda seed: made.append(seed) or make(seed)
+    return made
+
+
+def test_a_chain_and_samples_changed_in_one_pass_make_one_loader(folder):
+    T = torchvision.transforms
+    dataset = image_folder(folder)
+    loader = stoker.DataLoader(dataset, batch_size=4)
+    reference = torch.utils.data.DataLoader(dataset, batch_size=4)
+    assert pairs(loader) == pairs(reference)
+    made = made_loaders(loader)
+    dataset.transform = T.Compose([T.Resize(5), T.CenterCrop(5), T.PILToTensor()])
+    _relabel_all(dataset)
+    assert [tuple(x.shape) for x, _ in loader] == [(4, 3, 5, 5), (2, 3, 5, 5)]
+    assert len(made) == 1
+    assert pairs(loader) == pairs(reference) == expected(dataset)
+    assert len(made) == 1  # and none for passes over what they were
+
+
+def test_samples_that_cannot_run_keep_the_chain_and_samples_of_the_pass_before(folder):
+    T = torchvision.transforms
+    dataset = image_folder(folder)
+    loader = stoker.DataLoader(dataset, batch_size=4)
+    pairs(loader)
+    chain, samples = loader.transforms, list(dataset.samples)
+    dataset.transform = T.Compose([T.Resize(5), T.CenterCrop(5), T.PILToTensor()])
+    dataset.samples[1] = (dataset.samples[1][0], 7)
+    with pytest.raises(ValueError, match="has class id 7, and there are 2 classes"):
+        iter(loader)
+    assert loader.transforms == chain
+    dataset.samples[:] = samples
+    assert [tuple(x.shape) for x, _ in loader] == [(4, 3, 5, 5), (2, 3, 5, 5)]
+
+
 def sha1_digest(samples):
     """samples_digest as stoker wrote it before its DIGEST_KIND: a SHA-1 of the paths joined by
     NULs, then of the class ids as int64."""
