@@ -23,12 +23,13 @@ pybind11::list fs_strs(const std::vector<std::string>& bytes);
 data::GpuHandoff handoff_of(const std::string& text);
 const char* handoff_name(data::GpuHandoff handoff);
 
-void bind_errors(pybind11::module_& m);        // module.cpp
-void bind_batch_arrays(pybind11::module_& m);  // batch_arrays.cpp
-void bind_loader(pybind11::module_& m);        // loader_binding.cpp
-void bind_monitor(pybind11::module_& m);       // monitor_binding.cpp
-void bind_diagnosis(pybind11::module_& m);     // diagnosis_binding.cpp
-void bind_loader_keys(pybind11::module_& m);   // loader_keys_binding.cpp
-void bind_gpu_decode(pybind11::module_& m);    // gpu_decode_binding.cpp
+void bind_errors(pybind11::module_& m);          // module.cpp
+void bind_batch_arrays(pybind11::module_& m);    // batch_arrays.cpp
+void bind_loader(pybind11::module_& m);          // loader_binding.cpp
+void bind_monitor(pybind11::module_& m);         // monitor_binding.cpp
+void bind_diagnosis(pybind11::module_& m);       // diagnosis_binding.cpp
+void bind_loader_keys(pybind11::module_& m);     // loader_keys_binding.cpp
+void bind_gpu_decode(pybind11::module_& m);      // gpu_decode_binding.cpp
+void bind_folder_samples(pybind11::module_& m);  // folder_samples.cpp
 
 }  // namespace stoker::python

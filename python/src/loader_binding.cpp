@@ -398,13 +398,6 @@ void bind_loader(py::module_& m) {
             dataset->resize(size);
           },
           "A Dataset object's source: the size its next epoch plans (its len() at the pass's start)", py::arg("size"))
-      .def(
-          "relabelled",
-          [](const data::Source& s, std::vector<int64_t> labels, std::vector<std::string> classes) {
-            return std::shared_ptr<data::Source>(data::relabel_image_list(s, std::move(labels), std::move(classes)));
-          },
-          "An image_list source's paths (shared, not copied) with other class ids and classes (relabel_image_list)",
-          py::arg("labels"), py::arg("classes"))
       .def("describe", [](const data::Source& s) { return fs_str(s.describe()); })
       .def("name", [](const data::Source& s, size_t i) { return fs_str(s.name(i)); })
       .def("shown_name", [](const data::Source& s, size_t i) { return fs_str(s.shown_name(i)); })

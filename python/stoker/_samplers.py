@@ -75,14 +75,15 @@ class GivenOrder:
             s.set_epoch(epoch)
             self._seen_epoch = epoch
 
-    def moved_epoch(self):
+    def moved_epoch(self, keep=True):
         """The sampler's epoch (an int `epoch` beside its set_epoch, as DistributedSampler's) when
         the script changed it since the last pass started (at the first pass: whatever it is), else
-        None."""
+        None. With keep=False the next call still finds it moved."""
         epoch = getattr(self._with_epoch(), "epoch", None)
         if not isinstance(epoch, int) or isinstance(epoch, bool) or epoch < 0 or epoch == self._seen_epoch:
             return None
-        self._seen_epoch = epoch
+        if keep:
+            self._seen_epoch = epoch
         return epoch
 
 

@@ -601,21 +601,20 @@ class DataLoader:
             return self._batches_of(len(self.source))
         return len(self)
 
-    def _follow_samples(self):
+    def _samples_changed(self):
         """At a pass's start, from its first batch: a DatasetFolder's samples as the script left them
         (relabelled, listed anew, a Subset's indices changed), which torch's DataLoader serves from
-        its next pass, become this pass's: the source made again from them (reopen_folder; for a
-        relabel, its labels alone), in a loader made again (_replace_loader: the seed, epoch,
-        sampler, shards and worker count kept).
-        Unchanged samples cost a list comparison (FolderSamples.unchanged). Raises ValueError in one
-        line, the samples read kept, where the new ones cannot be served."""
+        its next pass: (the source made again from them (reopen_folder; for a relabel, its labels
+        alone), the samples) for _follow_chain to run this pass on, in a loader made again; None
+        where they are the ones read. Unchanged samples cost a list comparison
+        (FolderSamples.unchanged). Raises ValueError in one line where the new ones cannot be served."""
         read = self._data.samples_read
         if read is None or read.unchanged():
-            return
+            return None
         now = read.now()
         if now == read.samples:  # equal samples in new objects
             read.take(now)
-            return
+            return None
         name, change = self._data.name, read.change(now)
         if not now:
             raise ValueError(f"{name}.samples: none at this pass's start ({change}): a pass needs one sample at "
@@ -631,14 +630,7 @@ class DataLoader:
                                relabel=None if geometry else self.source)
         if geometry:
             source = with_geometry(source, self.keypoints, self.boxes, self.box_format)
-        running = self.source
-        self.source = self._data.source = source
-        try:
-            self._replace_loader(self.seed)
-        except ValueError:
-            self.source = self._data.source = running
-            raise
-        read.take(now)
+        return source, now
 
     def _follow_length(self):
         """At a pass's start, from its first batch: a Dataset object's len() now becomes the pass's
@@ -697,29 +689,34 @@ class DataLoader:
                 raise RuntimeError(f"this stoker.DataLoader is being iterated by another thread ({live.thread_name}) "
                                    "and a pass is not finished: one consumer at a time; give each thread a "
                                    "DataLoader of its own")
-            self._follow_chain()
             self._follow_seed()
-            self._generation += 1
             if self._stream is not None:  # a pass from its start (load_state_dict resumes none mid-pass)
+                self._follow_chain()
+                self._generation += 1
                 first = self._resume_at = 0
                 self._draw_as_torch()
                 self._processes.start_pass(None, self._read_ahead(), self._base_seed)
                 self._stream.start(self._epoch)
             else:
-                first = self._resume_at
-                self._resume_at = 0
-                ended, self._ended_epoch = self._ended_epoch, None
                 # The script's sampler.set_epoch(e) picks the epoch of the augmentations too (a resume
                 # by the sampler's epoch, as torchvision's references make, gets the uninterrupted batches).
-                moved = self._order.moved_epoch() if self._order is not None else None
-                if moved is not None and moved != self._epoch:
-                    self._epoch, first = moved, 0
+                epoch, first = self._epoch, self._resume_at
+                moved = self._order.moved_epoch(keep=False) if self._order is not None else None
+                if moved is not None and moved != epoch:
+                    epoch, first = moved, 0
                 elif first >= self._pass_batches():
-                    self._epoch, first = self._epoch + 1, 0
-                if self._epoch == ended:  # resumed, then set to the epoch the state was taken at the end of
+                    epoch, first = epoch + 1, 0
+                ended = epoch == self._ended_epoch  # resumed, then set to the epoch the state was taken at the end of
+                # A pass resumed within its epoch keeps the size and samples it had; a chain or samples
+                # that cannot run leave the loader as it was.
+                self._follow_chain(samples=first == 0 and not ended)
+                if self._order is not None:
+                    self._order.moved_epoch()
+                self._epoch, self._resume_at, self._ended_epoch = epoch, 0, None
+                self._generation += 1
+                if ended:
                     return self._passed_pass()
-                if first == 0:  # a pass resumed within its epoch keeps the size and samples it had
-                    self._follow_samples()
+                if first == 0:
                     self._follow_length()
                 if self._worker_threads is not None:  # get_worker_info().seed: the pass's, as torch's workers'
                     self._worker_threads.start_pass(self._epoch, self.persistent_workers)
@@ -757,28 +754,36 @@ class DataLoader:
             given = self._data.transforms_of.transform
         return _chain(given, self.source)
 
-    def _follow_chain(self):
+    def _follow_chain(self, samples=False):
         """At a pass's start, what torch's worker processes see in the Dataset copy a pass makes:
-        the ImageFolder's `target_transform` now, and the chain now; a chain that changed (a
-        progressive resize, augmentation turned off for the last epochs) runs from this pass
-        on, in a loader made again with it (_replace_loader). Raises ValueError in one line,
-        the running chain kept, where the new chain cannot run."""
+        the ImageFolder's `target_transform` now, and the chain now; with `samples` (a pass from its
+        first batch), a DatasetFolder's samples now too (_samples_changed). A chain that changed (a
+        progressive resize, augmentation turned off for the last epochs), or samples, run from this
+        pass on, in one loader made again with both (_replace_loader: the seed, epoch, sampler,
+        shards and worker count kept). Raises ValueError in one line, the running chain and
+        samples kept, where the new ones cannot run."""
         if self._data.transforms_of is not None:
             self._data.target_transform = self._data.transforms_of.target_transform
-        chain = self._chain_now()
-        if chain == self._loader_options["transforms"]:
-            return
-        if self._gpu_stage is not None:
+        chain, running_chain = self._chain_now(), self._loader_options["transforms"]
+        if chain != running_chain and self._gpu_stage is not None:
             raise ValueError(f"transforms: the chain changed between passes to {chain!r}, and the GPU decoder "
                              "(decode='gpu' or 'auto') was made for the chain the loader was made with: make a "
                              "new stoker.DataLoader for the new chain, or use decode='cpu'")
-        running = self._loader_options["transforms"]
+        changed = self._samples_changed() if samples else None
+        if chain == running_chain and changed is None:
+            return
+        running = self.source
         self._loader_options["transforms"] = chain
+        if changed is not None:
+            self.source = self._data.source = changed[0]
         try:
             self._replace_loader(self.seed)
         except ValueError:
-            self._loader_options["transforms"] = running
+            self._loader_options["transforms"] = running_chain
+            self.source = self._data.source = running
             raise
+        if changed is not None:
+            self._data.samples_read.take(changed[1])
 
     def _follow_seed(self):
         """Before the first pass: a script that seeded torch's generator after making the loader

@@ -58,7 +58,11 @@ def _relabel_all(folder):  # pseudo-labels: a new list of new tuples
     folder.samples = [(path, 1 - label) for path, label in folder.samples]
 
 
-@pytest.mark.parametrize("change", [_relabel, _relist, _grow, _relabel_all])
+def _reorder(folder):  # as many samples, of other paths at each place
+    folder.samples = folder.samples[::-1]
+
+
+@pytest.mark.parametrize("change", [_relabel, _relist, _grow, _relabel_all, _reorder])
 def test_each_pass_serves_the_samples_as_torchs_dataloader_does(folder, change):
     dataset = image_folder(folder)
     loader = stoker.DataLoader(dataset, batch_size=4, transforms=CHAIN, num_workers=2)
@@ -229,3 +233,118 @@ def test_a_folder_of_files_the_workers_load_follows_its_samples(tmp_path):
     _relabel_all(dataset)
     dataset.samples.append(dataset.samples[0])
     assert pairs(loader) == pairs(torch.utils.data.DataLoader(dataset, batch_size=3)) == expected(dataset)
+
+
+def made_loaders(loader):
+    """A list that grows by one at each engine loader `loader` makes from now on."""
+    made, make = [], loader._make_loader
+    loader._make_loader = lambda seed: made.append(seed) or make(seed)
+    return made
+
+
+def test_a_chain_and_samples_changed_in_one_pass_make_one_loader(folder):
+    T = torchvision.transforms
+    dataset = image_folder(folder)
+    loader = stoker.DataLoader(dataset, batch_size=4)
+    reference = torch.utils.data.DataLoader(dataset, batch_size=4)
+    assert pairs(loader) == pairs(reference)
+    made = made_loaders(loader)
+    dataset.transform = T.Compose([T.Resize(5), T.CenterCrop(5), T.PILToTensor()])
+    _relabel_all(dataset)
+    assert [tuple(x.shape) for x, _ in loader] == [(4, 3, 5, 5), (2, 3, 5, 5)]
+    assert len(made) == 1
+    assert pairs(loader) == pairs(reference) == expected(dataset)
+    assert len(made) == 1  # and none for passes over what they were
+
+
+def test_samples_that_cannot_run_keep_the_chain_and_samples_of_the_pass_before(folder):
+    T = torchvision.transforms
+    dataset = image_folder(folder)
+    loader = stoker.DataLoader(dataset, batch_size=4)
+    pairs(loader)
+    chain, samples = loader.transforms, list(dataset.samples)
+    dataset.transform = T.Compose([T.Resize(5), T.CenterCrop(5), T.PILToTensor()])
+    dataset.samples[1] = (dataset.samples[1][0], 7)
+    with pytest.raises(ValueError, match="has class id 7, and there are 2 classes"):
+        iter(loader)
+    assert loader.transforms == chain
+    dataset.samples[:] = samples
+    assert [tuple(x.shape) for x, _ in loader] == [(4, 3, 5, 5), (2, 3, 5, 5)]
+
+
+def sha1_digest(samples):
+    """samples_digest as stoker wrote it before its DIGEST_KIND: a SHA-1 of the paths joined by
+    NULs, then of the class ids as int64."""
+    import array
+    import hashlib
+
+    h = hashlib.sha1("\0".join(p for p, _ in samples).encode("utf-8", "surrogateescape"))
+    h.update(array.array("q", [int(t) for _, t in samples]).tobytes())
+    return h.hexdigest()
+
+
+def test_a_state_holds_a_digest_of_its_passs_samples(folder):
+    dataset = image_folder(folder)
+    states = []
+    for samples in (list(dataset.samples), [(p, 1 - t) for p, t in dataset.samples], dataset.samples[::-1]):
+        dataset.samples = samples
+        loader = stoker.DataLoader(dataset, batch_size=2, transforms=CHAIN)
+        it = iter(loader)
+        next(it)
+        states.append(loader.state_dict()["samples_digest"])
+    assert all(len(d) == len("murmur3_128:") + 32 and d.startswith("murmur3_128:") for d in states)
+    assert len(set(states)) == 3
+
+
+def test_a_state_an_earlier_stoker_wrote_resumes_on_the_same_samples_alone(folder):
+    dataset = image_folder(folder)
+    loader = stoker.DataLoader(dataset, batch_size=2, shuffle=True, seed=1, transforms=CHAIN)
+    whole = pairs(loader)
+    loader.set_epoch(0)
+    it = iter(loader)
+    first = pairs([next(it)])
+    state = dict(loader.state_dict(), samples_digest=sha1_digest(dataset.samples))
+    samples = list(dataset.samples)
+    _relabel(dataset)
+    with pytest.raises(ValueError, match=r"^load_state_dict: the state was taken at batch 1 of epoch 0, in a pass "
+                       r"over 6 samples of ImageFolder, and the loader holds other samples \(as many, relabelled or "
+                       r"others, now\)"):
+        stoker.DataLoader(dataset, batch_size=2, shuffle=True, transforms=CHAIN).load_state_dict(state)
+    dataset.samples = samples
+    resumed = stoker.DataLoader(dataset, batch_size=2, shuffle=True, transforms=CHAIN)
+    resumed.load_state_dict(state)
+    assert first + pairs(resumed) == whole
+
+
+@pytest.mark.parametrize("digest", ["abc", "murmur3_128:xyz", "0" * 39, 7])
+def test_a_samples_digest_of_no_kind_stoker_writes_is_refused_in_one_line(folder, digest):
+    dataset = image_folder(folder)
+    loader = stoker.DataLoader(dataset, batch_size=2, transforms=CHAIN)
+    it = iter(loader)
+    next(it)
+    state = dict(loader.state_dict(), samples_digest=digest)
+    with pytest.raises(ValueError) as raised:
+        stoker.DataLoader(dataset, batch_size=2, transforms=CHAIN).load_state_dict(state)
+    assert str(raised.value).startswith(f"load_state_dict: samples_digest={digest!r}; expected ")
+    assert "\n" not in str(raised.value)
+
+
+def test_an_earlier_stokers_digest_checked_for_seconds_says_how_far_on_stderr(folder, monkeypatch, capsys):
+    import types
+
+    from stoker import _datasets, _state
+
+    dataset = image_folder(folder)
+    loader = stoker.DataLoader(dataset, batch_size=2, transforms=CHAIN)
+    it = iter(loader)
+    next(it)
+    state = dict(loader.state_dict(), samples_digest=sha1_digest(dataset.samples))
+    resumed = stoker.DataLoader(dataset, batch_size=2, transforms=CHAIN)
+    capsys.readouterr()
+    monkeypatch.setattr(_datasets, "_SHA1_PIECE", 1)
+    clock = iter(range(100))  # a second per piece
+    monkeypatch.setattr(_state, "time", types.SimpleNamespace(monotonic=lambda: next(clock)))
+    resumed.load_state_dict(state)
+    assert capsys.readouterr().err.splitlines() == [
+        "stoker: load_state_dict: checking the state's samples_digest (a SHA-1, as stoker wrote it before "
+        f"'murmur3_128') against ImageFolder's samples: {done} of 6" for done in (1, 3, 5)]
