@@ -156,14 +156,19 @@ def test_a_distributed_sampler_follows_relabels_and_refuses_another_size(folder)
                                   "its dataset has 4 now (2 per rank of 2)")
 
 
-def test_a_state_taken_mid_pass_resumes_on_the_samples_its_pass_began_with(folder):
+def _state_after_one_batch(folder):
+    """(dataset, its whole first pass, that pass's first batch, the state taken after it)."""
     dataset = image_folder(folder)
     loader = stoker.DataLoader(dataset, batch_size=2, shuffle=True, seed=1, transforms=CHAIN)
     whole = pairs(loader)
     loader.set_epoch(0)
     it = iter(loader)
     first = pairs([next(it)])
-    state = loader.state_dict()
+    return dataset, whole, first, loader.state_dict()
+
+
+def test_a_state_taken_mid_pass_resumes_on_the_samples_its_pass_began_with(folder):
+    dataset, whole, first, state = _state_after_one_batch(folder)
     assert state["next_batch"] == 1 and "samples_digest" in state
     samples = list(dataset.samples)
     for change, says in ((_relabel, "as many, relabelled or others, now"), (_relist, "4 now")):
@@ -297,13 +302,8 @@ def test_a_state_holds_a_digest_of_its_passs_samples(folder):
 
 
 def test_a_state_an_earlier_stoker_wrote_resumes_on_the_same_samples_alone(folder):
-    dataset = image_folder(folder)
-    loader = stoker.DataLoader(dataset, batch_size=2, shuffle=True, seed=1, transforms=CHAIN)
-    whole = pairs(loader)
-    loader.set_epoch(0)
-    it = iter(loader)
-    first = pairs([next(it)])
-    state = dict(loader.state_dict(), samples_digest=sha1_digest(dataset.samples))
+    dataset, whole, first, state = _state_after_one_batch(folder)
+    state = dict(state, samples_digest=sha1_digest(dataset.samples))
     samples = list(dataset.samples)
     _relabel(dataset)
     with pytest.raises(ValueError, match=r"^load_state_dict: the state was taken at batch 1 of epoch 0, in a pass "
