@@ -220,12 +220,13 @@ def test_the_device_feed_copies_the_stream_over_the_plans(monkeypatch):
     loader = stoker.DataLoader(Numbers(n=21), batch_size=4, transforms=CHAIN)
     feed = device_feed.DeviceFeed(loader._stream, "cpu", False, loader._targets, loader._params, cuda=HostCuda())
     for _ in range(2):
-        iter(loader)  # starts the pass: the processes' and the engine's first plan
+        it = iter(loader)  # starts the pass: the processes' and the engine's first plan (its iterator let go ends it)
         feed.start()
         got = []
         while (item := feed.next()) is not None:
             got += item[1][0].tolist()
         assert got == list(range(21))
+        del it
 
 
 def test_an_iterator_that_raises_ends_the_pass_with_one_line_after_the_items_before_it():
