@@ -80,9 +80,10 @@ def gone_within(pids, seconds):
     return pids & children()
 
 
-def first_batch(kind, seconds):
+def first_batch(kind, seconds, persistent=False):
     before = children()
-    loader = stoker.DataLoader(kind(seconds), batch_size=BATCH, transforms=CHAIN, num_workers=2, dataset_processes=2)
+    loader = stoker.DataLoader(kind(seconds), batch_size=BATCH, transforms=CHAIN, num_workers=2, dataset_processes=2,
+                               persistent_workers=persistent)
     it = iter(loader)
     next(it)
     processes = children() - before
@@ -106,15 +107,17 @@ def test_an_iterators_pass_let_go_ends_a_streams_processes():
     del loader
 
 
-@pytest.mark.parametrize("kind", [SlowStream, SlowMap])
-def test_the_next_pass_begun_mid_pass_comes_after_one_item(kind):
-    loader, it, processes = first_batch(kind, SECONDS)
+@pytest.mark.parametrize("kind, persistent", [(SlowStream, False), (SlowStream, True), (SlowMap, False)])
+def test_the_next_pass_begun_mid_pass_comes_after_one_item(kind, persistent):
+    loader, it, processes = first_batch(kind, SECONDS, persistent)
     started = time.monotonic()
     it = iter(loader)
     next(it)  # its first items are fast: it waited for the last pass's processes to stop
     assert time.monotonic() - started < SECONDS + SLACK_S, "the last pass's processes stopped after their items"
-    if kind is SlowStream:  # started again for each pass (persistent_workers=False)
+    if kind is SlowStream and not persistent:  # started again for each pass
         assert gone_within(processes, SLACK_S) == set()
+    else:  # the same processes serve the next pass
+        assert processes <= children()
     del loader, it
 
 
