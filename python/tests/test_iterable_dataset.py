@@ -474,8 +474,7 @@ def test_break_then_another_pass_and_del_mid_pass_leave_no_process():
     assert started.wait(120), "the first batch came"
     # Waiting for the items instead would take 4 of them, 1 s each on each of the 2 processes.
     assert done.wait(3), "letting go of a loader mid-pass returned at once"
-    # The processes end once the batch of items each is making is made (torch's DataLoader's
-    # shutdown, which waits 5 s for each before it ends it).
+    # The processes end after the item each is in (test_let_go.py bounds it closer).
     deadline = time.monotonic() + 60
     while set(children()) - before and time.monotonic() < deadline:
         time.sleep(0.1)
