@@ -24,8 +24,19 @@ An iterable-style Dataset's __iter__ runs in the processes the same way (StreamP
 _iterable.py): its items numbered as they arrive instead of by index, its processes started
 again for each pass unless the loader's persistent_workers (as torch's).
 
+A pass let go (let_go(): the script's next iter(), or its iterator let go; the next pass
+begun; the loader closed: garbage collected, or at exit) stops the processes between items:
+each looks at the pass it serves (PassNumber, in shared memory) before each item, and one whose
+pass is over calls no more, so that it is free after the item it is in; the feeder stops
+waiting for the pass's chunks within _DEATH_CHECK_S, and take() answers the pass's end. Ending
+the processes (the loader closed, an iterable's pass over without persistent_workers) is
+torch's DataLoader's shutdown, which ends (SIGTERM, then SIGKILL) one still inside an item
+STOP_GRACE_S after it began, all of them by one deadline, and reaps them; persistent processes
+that do not all resume within STOP_GRACE_S for the next pass are ended so, and new ones
+started.
+
 Thread safety: open(), follow(), renew(), start_pass() and close() from the loader's consumer
-(close() also from a finalizer on any thread); take() from any thread.
+(close() also from a finalizer on any thread); take() and let_go() from any thread.
 Errors, each one line: a Dataset or worker_init_fn that spawned processes cannot get (it
 cannot be pickled) is a ValueError from open(); processes that cannot start a RuntimeError
 from start_pass(); a process that dies a RuntimeError from every take() (which fails the
@@ -34,7 +45,9 @@ epoch: stoker.DataError) and from the next start_pass().
 import atexit
 import collections
 import copy
+import functools
 import multiprocessing
+import multiprocessing.sharedctypes
 import os
 import pickle
 import signal
@@ -107,13 +120,38 @@ def _pack(item, image_key, clips):
     return _pack_image(item, clips)
 
 
+class PassNumber:
+    """The number of the pass the processes serve, and of one let go, in shared memory: set by the
+    loader's process (without a lock: each is one aligned word), read by each worker process
+    between items: over(n), pass n is over. STOPPED once the processes close. Picklable while a
+    process is being started (multiprocessing's rule for shared memory), as torch's DataLoader
+    sends its processes their Dataset."""
+
+    STOPPED = -1
+
+    def __init__(self):
+        self._values = multiprocessing.sharedctypes.RawArray("q", 2)  # [current, let go]
+
+    def set(self, number):
+        self._values[0] = number
+
+    def get(self):
+        return self._values[0]
+
+    def let_go(self, number):
+        self._values[1] = number
+
+    def over(self, number):
+        return self._values[0] != number or self._values[1] == number
+
+
 class ScriptDataset:
     """The script's Dataset as the processes see it: `packed(item)` is an item as sent (packed by
-    _pack, else as it is: stoker names what is wrong with it). Reading or setting an attribute
-    of it reads or sets the script's Dataset's."""
+    _pack, else as it is: stoker names what is wrong with it); `_passes` the PassNumber. Reading
+    or setting an attribute of it reads or sets the script's Dataset's."""
 
-    def __init__(self, dataset, image_key, clips):
-        self.__dict__.update(_dataset=dataset, _image_key=image_key, _clips=clips)
+    def __init__(self, dataset, image_key, clips, passes):
+        self.__dict__.update(_dataset=dataset, _image_key=image_key, _clips=clips, _passes=passes)
 
     def packed(self, item):
         try:
@@ -157,13 +195,17 @@ class _ScriptsWorkerInfo:
 
 
 class _PackedItems(ScriptDataset):
-    """A map-style Dataset as the processes call it: item i is (packed dataset[i], None), or (None,
-    "raised KeyError: 'x'")."""
+    """A map-style Dataset as the processes call it: item (pass, i) is (packed dataset[i], None),
+    or (None, "raised KeyError: 'x'"); (None, STOPPED_ITEM), dataset[i] not called, once the
+    pass is not the one the processes serve (the chunk it is in ends at once)."""
 
     def __len__(self):
         return len(self._dataset)
 
-    def __getitem__(self, index):
+    def __getitem__(self, key):
+        number, index = key
+        if self._passes.over(number):
+            return None, STOPPED_ITEM
         try:
             item = self._dataset[index]
         except Exception as e:  # noqa: BLE001 - whatever __getitem__ raises makes a bad sample
@@ -171,19 +213,23 @@ class _PackedItems(ScriptDataset):
         return self.packed(item)
 
 
+STOPPED_ITEM = "the pass was let go"  # a map-style item not read (_PackedItems)
+
+
 class _PassChunks:
-    """The inner DataLoader's batch_sampler: the current pass's indices in chunks."""
+    """The inner DataLoader's batch_sampler: the current pass's indices in chunks, each index as
+    (the pass's number, index). `current`: (number, indices), set as one."""
 
     def __init__(self, size):
         self.size = size
-        self.indices = []
+        self.current = (0, [])
 
     def __iter__(self):
-        indices, size = self.indices, self.size
-        return iter([indices[k:k + size] for k in range(0, len(indices), size)])
+        (number, indices), size = self.current, self.size
+        return iter([[(number, i) for i in indices[k:k + size]] for k in range(0, len(indices), size)])
 
     def __len__(self):
-        return (len(self.indices) + self.size - 1) // self.size
+        return (len(self.current[1]) + self.size - 1) // self.size
 
 
 class DatasetProcesses:
@@ -198,6 +244,7 @@ class DatasetProcesses:
         self._room = threading.Condition(lock)  # the feeder waits on it for room
         self._generation = 0  # of the pass the feeder serves
         self._requested = None  # (generation, base seed, renewed): a pass for the feeder to begin
+        self._let_go = 0  # the generation let go (let_go()): its take() answers Ellipsis
         self._renew = False  # renew() asked for new processes at the next pass
         self._started = None  # the generation whose pass the feeder began
         self._stash = {}  # index -> [(item, reason), ...] delivered and not taken
@@ -211,6 +258,7 @@ class DatasetProcesses:
         self._failure = None  # why the processes cannot deliver: every take() raises it
         self._closed = False
         self._feeder = None
+        self._passes = PassNumber()  # the pass the processes serve (STOPPED once closed)
 
     def open(self, dataset, chunk, prefetch_factor, worker_init_fn, context, image_key=None, clips=False,
              persistent=True):
@@ -249,7 +297,8 @@ class DatasetProcesses:
     def _inner_loader(self, dataset, chunk, image_key, clips, **options):
         """torch's DataLoader that runs the processes: over each pass's indices in chunks."""
         self._chunks = _PassChunks(chunk)
-        return _InnerLoader(_PackedItems(dataset, image_key, clips), batch_sampler=self._chunks, **options)
+        return _InnerLoader(_PackedItems(dataset, image_key, clips, self._passes), batch_sampler=self._chunks,
+                            **options)
 
     _script = None  # the script's Dataset, whose attributes new processes get (follow())
 
@@ -292,6 +341,7 @@ class DatasetProcesses:
             if self._failure is not None:
                 raise RuntimeError(self._failure)
             self._generation += 1
+            self._passes.set(self._generation)  # the last pass's processes stop between items
             self._stash, self._stashed, self._window = {}, 0, window
             renewed, self._renew = self._renew, False
             if renewed:  # a new inner loader (new processes), before _begin: its chunks take the pass's indices
@@ -307,12 +357,39 @@ class DatasetProcesses:
             if self._started != self._generation:
                 raise RuntimeError("the loader is closing")
 
+    @property
+    def generation(self):
+        """The number of the pass begun last (start_pass()), for let_go()."""
+        return self._generation
+
+    def let_go(self, generation=None):
+        """Ends pass `generation` (None: the last begun) if it is the last begun (a pass abandoned
+        mid-way: the script's next iter(), or its iterator let go): the processes stop between
+        items, the feeder stops waiting for its chunks, and take() answers Ellipsis (the pass's
+        end), so that stoker's workers waiting for items are free. Takes no lock (a finalizer may
+        call it on a thread inside take()): take() looks again within its `wait`."""
+        generation = self._generation if generation is None else generation
+        if generation == self._generation:
+            self._let_go = generation
+            self._passes.let_go(generation)
+            if self._cond.acquire(blocking=False):  # wakes take(wait=None), where the lock is free now
+                self._cond.notify_all()
+                self._cond.release()
+
+    def _restart(self):
+        """The feeder's: a new inner loader (new processes at its iter()), the pass's chunks kept."""
+        with self._cond:
+            chunks = getattr(self, "_chunks", None)
+            self._inner = self._inner_loader(self._given, *self._inner_args, **self._inner_options)
+            if chunks is not None:
+                self._chunks.current = chunks.current
+
     def _begin(self, indices):
         """A pass's own state: the indices it delivers, in order. With the lock held."""
         self._stream, self._delivered, self._soon_end = list(indices), 0, 0
         self._soon = collections.Counter()
         self._extend_soon()
-        self._chunks.indices = self._stream
+        self._chunks.current = (self._generation, self._stream)
 
     def _ended(self, generation):
         """The feeder's: the processes delivered all of the pass `generation`."""
@@ -327,14 +404,18 @@ class DatasetProcesses:
         """Item `index` of the pass: (item, None), (None, reason) for one whose dataset[i] raised,
         or None where the processes do not deliver it soon (dataset[index] is called here). Waits
         while it is on its way, at most `wait` seconds (None: until it comes), then returns False;
-        raises RuntimeError once the processes cannot deliver it."""
+        raises RuntimeError once the processes cannot deliver it. Ellipsis once the pass it was
+        called in is over (let_go(), or the next began)."""
         deadline = None if wait is None else time.monotonic() + wait
         with self._cond:
+            generation = self._generation
             while True:
                 if self._failure is not None:
                     raise RuntimeError(self._failure)
                 if self._closed:
                     raise RuntimeError("the loader is closing")
+                if self._let_go == self._generation or self._generation != generation:
+                    return Ellipsis
                 held = self._stash.get(index)
                 if held:
                     item = held.pop(0)
@@ -390,10 +471,12 @@ class DatasetProcesses:
             return generation == self._generation and not self._closed
 
     def close(self, wait_s=None):
-        """Wakes the workers waiting in take() (they raise) and stops the processes; waits at most
-        `wait_s` seconds for the feeder (None: until it ends)."""
+        """Wakes the workers waiting in take() (they raise) and stops the processes (the feeder ends
+        them: within STOP_GRACE_S once their items end); waits at most `wait_s` seconds for the
+        feeder (None: until it ends)."""
         with self._cond:
             self._closed = True
+            self._passes.set(PassNumber.STOPPED)  # the processes stop between items
             self._cond.notify_all()
             self._room.notify_all()
         _LIVE.discard(self)
@@ -408,6 +491,22 @@ class DatasetProcesses:
 
 
 _DEATH_CHECK_S = 0.5  # how often the feeder, waiting for a chunk, looks for a process that ended
+# How long the processes, told to stop, may take to end (all together) before they are ended
+# (SIGTERM, then SIGKILL): torch's DataLoader's wait for each, _utils.MP_STATUS_CHECK_INTERVAL.
+STOP_GRACE_S = 5.0
+
+
+class _PassOver(Exception):
+    """The feeder's wait for a chunk of a pass that is over (the loader closed, or the next began)."""
+
+
+def _pass_over(ref, generation):
+    self = ref()
+    return self is None or self._closed or self._generation != generation or self._let_go == generation
+
+
+def _past(deadline):
+    return time.monotonic() > deadline
 
 
 class _InnerLoader(torch.utils.data.DataLoader):
@@ -415,7 +514,10 @@ class _InnerLoader(torch.utils.data.DataLoader):
     (torch's warning speaks of its num_workers), its iterator finding a process that ended within
     _DEATH_CHECK_S (torch's looks every 5 s where no SIGCHLD handler of its own is set, as on
     the feeder thread), and raising _exit.Exiting there once the interpreter is exiting: the
-    feeder's wait for a chunk, which the exit waits for (_exit.torch_call), ends within it."""
+    feeder's wait for a chunk, which the exit waits for (_exit.torch_call), ends within it; as
+    well _PassOver once its `pass_over()` (set by the feeder while it waits for a pass's chunks)
+    is true. Its shutdown waits STOP_GRACE_S for the processes all together (torch's waits for
+    each in turn) and reaps those it ends."""
 
     def check_worker_number_rationality(self):
         pass
@@ -427,12 +529,47 @@ class _InnerLoader(torch.utils.data.DataLoader):
 _MultiProcessingIter = getattr(torch.utils.data.dataloader, "_MultiProcessingDataLoaderIter", None)
 if _MultiProcessingIter is not None and hasattr(_MultiProcessingIter, "_try_get_data"):
     class _InnerIterator(_MultiProcessingIter):
+        pass_over = None
+
         def _try_get_data(self, timeout=_DEATH_CHECK_S):
             if _exit.exiting():
                 raise _exit.Exiting("the interpreter is exiting")
+            if self.pass_over is not None and self.pass_over():
+                raise _PassOver()
             return super()._try_get_data(timeout)
+
+        def _shutdown_workers(self, grace=STOP_GRACE_S):
+            if getattr(self, "_shutdown", True) or _exit.exiting():  # at exit: torch's, as it is
+                return super()._shutdown_workers()
+            workers = list(getattr(self, "_workers", []))
+            deadline = time.monotonic() + grace
+            for process in workers:  # torch's shutdown joins each for 5 s: all by one deadline here
+                process.join = _join_by(process, deadline)
+            try:
+                super()._shutdown_workers()
+            finally:
+                for process in workers:
+                    del process.join
+                    _reap(process)
 else:  # a torch without them: its own interval
     _InnerIterator = None
+
+
+def _join_by(process, deadline):
+    def join(timeout=None):
+        type(process).join(process, max(0.0, deadline - time.monotonic()))
+    return join
+
+
+def _reap(process):
+    """Waits for a process that was sent SIGTERM (torch's shutdown ends one so); SIGKILL where it
+    has not ended within a second. Reaped, it leaves no zombie."""
+    if process._popen is None or process._parent_pid != os.getpid():
+        return
+    process.join(1.0)
+    if process.exitcode is None:
+        process.kill()
+        process.join()
 
 
 def _check_process_count(processes):
@@ -476,6 +613,21 @@ def _dead_processes(iterator):
     return ", ".join(dead)
 
 
+def _resume(self, iterator):
+    """The persistent processes' iterator resumed for the next pass (torch's reset, which waits
+    for each process to finish what it was given: the items it is in); None where one is still
+    inside an item STOP_GRACE_S later: the processes are ended, and the next start anew."""
+    iterator.pass_over = functools.partial(_past, time.monotonic() + STOP_GRACE_S)
+    try:
+        return _exit.torch_call(iter, self._inner)
+    except _PassOver:
+        iterator._shutdown_workers(grace=0)
+        self._restart()
+        return None
+    finally:
+        iterator.pass_over = None
+
+
 def _feed(ref, cond):
     """The feeder thread: begins each pass asked for (its first creates the processes, from this
     thread, so that torch sets no SIGCHLD handler of its own) and stashes the chunks as they come.
@@ -486,6 +638,7 @@ def _feed(ref, cond):
     none after (it ends)."""
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
     iterator = None
+    seeded = False
     try:
         while True:
             with cond:
@@ -500,11 +653,17 @@ def _feed(ref, cond):
                 generation, base_seed, renewed = self._requested
                 self._requested = None
             try:
-                if iterator is None:
+                if not seeded:
                     _exit.torch_call(self._generator.manual_seed, base_seed)
-                elif renewed or not self._inner.persistent_workers:  # the last pass's processes end first
-                    iterator._shutdown_workers()  # torch's Python, no operator: the exit need not wait for it
-                iterator = _exit.torch_call(iter, self._inner)
+                    seeded = True
+                if iterator is not None and (renewed or not self._inner.persistent_workers):
+                    iterator._shutdown_workers()  # the last pass's processes end first (torch's Python, no operator)
+                    iterator = None
+                elif iterator is not None:
+                    iterator = _resume(self, iterator)
+                if iterator is None:
+                    self._inner.dataset.__dict__["_first_pass"] = generation  # what processes started now serve
+                    iterator = _exit.torch_call(iter, self._inner)
             except _exit.Exiting:
                 return
             except Exception as e:  # noqa: BLE001 - the processes could not start
@@ -516,6 +675,7 @@ def _feed(ref, cond):
             with cond:
                 self._started = generation
                 cond.notify_all()
+            iterator.pass_over = functools.partial(_pass_over, ref, generation)
             try:
                 while self._wait_for_room(generation):
                     chunk = _exit.torch_call(next, iterator, None)
@@ -524,6 +684,8 @@ def _feed(ref, cond):
                         break
                     if not self._deliver(generation, chunk):
                         break
+            except _PassOver:
+                pass
             except _exit.Exiting:
                 return
             except Exception as e:  # noqa: BLE001 - a process died (torch's DataLoader raises RuntimeError)
@@ -536,6 +698,11 @@ def _feed(ref, cond):
                                         if self._calls == "__getitem__" else ""))
                     cond.notify_all()
                 return
+            finally:
+                iterator.pass_over = None  # iter() starting the next pass waits for the processes as they stop
+            if self._let_go == generation and not self._inner.persistent_workers:  # as torch's iterator let go
+                iterator._shutdown_workers()
+                iterator = None
             del self
     finally:
         if iterator is not None:

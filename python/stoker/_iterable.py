@@ -127,11 +127,24 @@ class StreamRaised:
 
 class _PackedStream(ScriptDataset, torch.utils.data.IterableDataset):
     """The iterable as the processes run it: its items packed (ScriptDataset), and a StreamRaised
-    where its iterator raises (then this process's share ends)."""
+    where its iterator raises (then this process's share ends). Its share ends too, the script's
+    iterator closed, before the next item once the pass is over (`_passes`, PassNumber)."""
 
     def __iter__(self):
+        # The pass this iterator serves: a process's first, the one it was started for (the feeder
+        # sets _first_pass before it starts them; the shared number may be a later pass's by the
+        # time the process runs); a persistent process's next ones, the number as iter() resumes it.
+        number = self.__dict__.pop("_first_pass", None)
+        return self._items(self._passes.get() if number is None else number)
+
+    def _items(self, number):
         iterator = iter(self._dataset)
         while True:
+            if self._passes.over(number):
+                close = getattr(iterator, "close", None)  # a generator's: its files and connections go now
+                if close is not None:
+                    close()
+                return
             try:
                 item = next(iterator)
             except StopIteration:
@@ -153,7 +166,7 @@ class StreamProcesses(DatasetProcesses):
     _calls = "__iter__"
 
     def _inner_loader(self, dataset, chunk, image_key, clips, **options):
-        return _InnerLoader(_PackedStream(dataset, image_key, clips), batch_size=chunk, **options)
+        return _InnerLoader(_PackedStream(dataset, image_key, clips, self._passes), batch_size=chunk, **options)
 
     def _begin(self, indices):
         if not self._inner.persistent_workers:  # processes started for each pass (follow())
@@ -190,11 +203,14 @@ class StreamProcesses(DatasetProcesses):
         deadline = None if wait is None else time.monotonic() + wait
         with self._cond:
             k = self._base + index
+            generation = self._generation
             while True:
                 if self._failure is not None:
                     raise RuntimeError(self._failure)
                 if self._closed:
                     raise RuntimeError("the loader is closing")
+                if self._let_go == self._generation or self._generation != generation:
+                    return Ellipsis
                 item = self._stash.pop(k, None)
                 if item is not None:
                     self._stashed -= 1

@@ -689,6 +689,8 @@ class DataLoader:
                 raise RuntimeError(f"this stoker.DataLoader is being iterated by another thread ({live.thread_name}) "
                                    "and a pass is not finished: one consumer at a time; give each thread a "
                                    "DataLoader of its own")
+            if self._processes is not None:  # the pass before, if under way, is over: its items are not waited for
+                self._processes.let_go()
             self._follow_seed()
             if self._stream is not None:  # a pass from its start (load_state_dict resumes none mid-pass)
                 self._follow_chain()
@@ -738,6 +740,8 @@ class DataLoader:
                 self._feed.start()
             iterator = _Iterator(self, self._generation, self._epoch)
             self._live = weakref.ref(iterator)
+            if self._processes is not None:  # the pass's iterator let go: the processes stop between items
+                weakref.finalize(iterator, self._processes.let_go, self._processes.generation).atexit = False
             return iterator
 
     def _in_pass(self):
@@ -1038,6 +1042,8 @@ class DataLoader:
             # The order depends on the seed, so the resumed loader takes the saved one.
             self._seeded_from = None
             if checked["seed"] != self.seed:
+                if self._processes is not None:  # the engine loader replaced waits for no item
+                    self._processes.let_go()
                 self._replace_loader(checked["seed"])
             self._epoch = checked["epoch"]
             self._resume_at = checked["next_batch"]

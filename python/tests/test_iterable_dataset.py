@@ -220,12 +220,13 @@ def test_the_device_feed_copies_the_stream_over_the_plans(monkeypatch):
     loader = stoker.DataLoader(Numbers(n=21), batch_size=4, transforms=CHAIN)
     feed = device_feed.DeviceFeed(loader._stream, "cpu", False, loader._targets, loader._params, cuda=HostCuda())
     for _ in range(2):
-        iter(loader)  # starts the pass: the processes' and the engine's first plan
+        it = iter(loader)  # starts the pass: the processes' and the engine's first plan (its iterator let go ends it)
         feed.start()
         got = []
         while (item := feed.next()) is not None:
             got += item[1][0].tolist()
         assert got == list(range(21))
+        del it
 
 
 def test_an_iterator_that_raises_ends_the_pass_with_one_line_after_the_items_before_it():
@@ -473,8 +474,7 @@ def test_break_then_another_pass_and_del_mid_pass_leave_no_process():
     assert started.wait(120), "the first batch came"
     # Waiting for the items instead would take 4 of them, 1 s each on each of the 2 processes.
     assert done.wait(3), "letting go of a loader mid-pass returned at once"
-    # The processes end once the batch of items each is making is made (torch's DataLoader's
-    # shutdown, which waits 5 s for each before it ends it).
+    # The processes end after the item each is in (test_let_go.py bounds it closer).
     deadline = time.monotonic() + 60
     while set(children()) - before and time.monotonic() < deadline:
         time.sleep(0.1)

@@ -1,0 +1,137 @@
+"""A pass of dataset_processes let go mid-way (the loader dropped, its iterator dropped, the next
+pass begun) stops the processes after the item each is in, as torch's DataLoader's workers stop
+between batches: for an iterable-style Dataset and a map-style one. A process inside an item
+that never ends is ended STOP_GRACE_S after; none is left behind, not even as a zombie.
+
+The bounds are an item's time plus 20 s, for a loaded machine; before, the processes finished
+the chunk of BATCH items each was in (BATCH x SECONDS = 32 s), or never stopped at all."""
+import gc
+import os
+import time
+
+import numpy as np
+import pytest
+import torch
+
+import stoker
+from stoker._dataset_processes import STOP_GRACE_S
+
+CHAIN = "Resize(8), CenterCrop(8), ToUint8"
+BATCH = 16  # the processes' chunk: the items a process makes per batch it is given
+SECONDS = 2.0  # each slow item's
+SLACK_S = 20.0  # for a loaded machine
+
+
+def nap(seconds):
+    """`seconds` asleep; for ever where negative (an item that never ends)."""
+    while seconds < 0:
+        time.sleep(1)
+    time.sleep(seconds)
+
+
+class SlowStream(torch.utils.data.IterableDataset):
+    """Items i of range(400), process k of N taking k, k + N, ...; in a process, each item after
+    its first BATCH takes `seconds`."""
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+
+    def __iter__(self):
+        info = torch.utils.data.get_worker_info()
+        start, step = (info.id, info.num_workers) if info is not None else (0, 1)
+        for k, i in enumerate(range(start, 400, step)):
+            if info is not None and k >= BATCH:
+                nap(self.seconds)
+            yield np.full((8, 8), i % 256, np.uint8), i
+
+
+class SlowMap(torch.utils.data.Dataset):
+    """Items i of range(400); in a process, each from BATCH on takes `seconds`."""
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+
+    def __len__(self):
+        return 400
+
+    def __getitem__(self, i):
+        if torch.utils.data.get_worker_info() is not None and i >= BATCH:
+            nap(self.seconds)
+        return np.full((8, 8), i % 256, np.uint8), i
+
+
+def children():
+    """This process's child processes, zombies too."""
+    gc.collect()
+    found = set()
+    for tasks in os.listdir(f"/proc/{os.getpid()}/task"):
+        try:
+            with open(f"/proc/{os.getpid()}/task/{tasks}/children") as f:
+                found |= set(f.read().split())
+        except OSError:
+            pass
+    return found
+
+
+def gone_within(pids, seconds):
+    deadline = time.monotonic() + seconds
+    while pids & children() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return pids & children()
+
+
+def first_batch(kind, seconds, persistent=False):
+    before = children()
+    loader = stoker.DataLoader(kind(seconds), batch_size=BATCH, transforms=CHAIN, num_workers=2, dataset_processes=2,
+                               persistent_workers=persistent)
+    it = iter(loader)
+    next(it)
+    processes = children() - before
+    assert len(processes) == 2
+    return loader, it, processes
+
+
+@pytest.mark.parametrize("kind", [SlowStream, SlowMap])
+def test_a_loader_let_go_mid_pass_ends_its_processes_after_their_items(kind):
+    loader, it, processes = first_batch(kind, SECONDS)
+    del loader, it
+    assert gone_within(processes, SECONDS + SLACK_S) == set(), "the processes ended after the item each was in"
+
+
+def test_an_iterators_pass_let_go_ends_a_streams_processes():
+    # As torch's DataLoader's iterator over an IterableDataset, let go, ends its workers (its
+    # persistent_workers=False); a map-style Dataset's processes persist across passes.
+    loader, it, processes = first_batch(SlowStream, SECONDS)
+    del it
+    assert gone_within(processes, SECONDS + SLACK_S) == set(), "the processes ended after the item each was in"
+    del loader
+
+
+@pytest.mark.parametrize("kind, persistent", [(SlowStream, False), (SlowStream, True), (SlowMap, False)])
+def test_the_next_pass_begun_mid_pass_comes_after_one_item(kind, persistent):
+    loader, it, processes = first_batch(kind, SECONDS, persistent)
+    started = time.monotonic()
+    it = iter(loader)
+    next(it)  # its first items are fast: it waited for the last pass's processes to stop
+    assert time.monotonic() - started < SECONDS + SLACK_S, "the last pass's processes stopped after their items"
+    if kind is SlowStream and not persistent:  # started again for each pass
+        assert gone_within(processes, SLACK_S) == set()
+    else:  # the same processes serve the next pass
+        assert processes <= children()
+    del loader, it
+
+
+@pytest.mark.parametrize("kind", [SlowStream, SlowMap])
+def test_processes_inside_an_item_that_never_ends_are_ended(kind):
+    others = children()  # an earlier spawn's resource tracker, say
+    loader, it, processes = first_batch(kind, -1)
+    if kind is SlowMap:  # the processes persist: the next pass ends them and starts new ones
+        started = time.monotonic()
+        it = iter(loader)
+        next(it)
+        assert time.monotonic() - started < STOP_GRACE_S + SLACK_S
+        assert gone_within(processes, SLACK_S) == set()
+        processes = children() - processes - others
+        assert len(processes) == 2
+    del loader, it
+    assert gone_within(processes, STOP_GRACE_S + SLACK_S) == set(), "ended STOP_GRACE_S after the let-go"
