@@ -29,7 +29,7 @@ def test_every_sample_is_an_event_with_the_csv_figures(tmp_path):
     assert len(samples) == len(rows) >= 3
     f32 = tfevents.as_float32
     for step, (event, row) in enumerate(zip(samples, rows)):
-        assert event["step"] == step
+        assert event["step"] == 0  # no loop steps: the run is at its start
         values = dict(event["scalars"])
         expected = {}
         if row["cpu_percent"]:  # the first sample has none (the CPU figure needs two reads)
@@ -44,6 +44,31 @@ def test_every_sample_is_an_event_with_the_csv_figures(tmp_path):
         assert values == {tag: f32(v) for tag, v in expected.items()}, step
         assert "host/ram_used_gib" in values
         assert abs(event["wall_time"] - time.time()) < 60
+
+
+def wait_for_samples(mon, count):
+    """Until `count` more samples are published (a hang guard, not a timing: 60 s)."""
+    target = mon._handle.samples + count
+    deadline = time.monotonic() + 60
+    while mon._handle.samples < target:
+        assert time.monotonic() < deadline, "the monitor took no sample in 60 s"
+        time.sleep(0.005)
+
+
+def test_each_sample_is_at_the_step_the_watched_loop_has_reached(tmp_path):
+    # During step k (the body of the loop's k-th batch, 0-based) the loop has finished k steps; a
+    # sample published wholly inside it (the first of two new ones) is at k, as TensorBoard draws
+    # the loop's step_time/* and a script's loss logged at its own step count.
+    with stoker.monitor(interval=0.05, tensorboard=tmp_path / "tb", gpu=False, file=io.StringIO()) as mon:
+        wait_for_samples(mon, 2)
+        for _ in stoker.watch(list(range(6)), report=False):
+            wait_for_samples(mon, 2)
+        for _ in stoker.watch(list(range(8)), name="val", report=False):
+            wait_for_samples(mon, 1)  # a named loop counts its own steps, not the run's: these are at 6
+    steps = [e["step"] for e in tfevents.read(mon.tensorboard_file)[1:] if "host/ram_used_gib" in dict(e["scalars"])]
+    assert steps == sorted(steps) and steps[0] == 0 and steps[-1] == 6, steps
+    assert set(range(7)) <= set(steps), steps  # each step's samples
+    assert mon._handle.step == 6
 
 
 def test_without_the_option_there_is_no_event_file(tmp_path):

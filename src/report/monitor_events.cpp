@@ -7,11 +7,12 @@
 namespace stoker::report {
 
 monitor::SampleSink monitor_events_sink(std::shared_ptr<EventFile> events,
-                                        std::function<void(const std::string& reason)> stopped) {
+                                        std::function<void(const std::string& reason)> stopped,
+                                        std::shared_ptr<const RunStep> step) {
   return [events = std::move(events), stopped = std::move(stopped),
-          step = int64_t{0}](const monitor::Sample& sample) mutable {
+          step = std::move(step)](const monitor::Sample& sample) {
     const double wall_time = sample.unix_ns > 0 ? static_cast<double>(sample.unix_ns) / 1e9 : -1;
-    const Status status = events->write(step++, monitor_scalars(sample), wall_time);
+    const Status status = events->write(step->now(), monitor_scalars(sample), wall_time);
     if (!status.ok() && stopped) stopped(status.reason());
   };
 }
