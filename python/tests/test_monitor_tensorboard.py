@@ -55,11 +55,22 @@ def wait_for_samples(mon, count):
         time.sleep(0.005)
 
 
-def test_each_sample_is_at_the_step_the_watched_loop_has_reached(tmp_path):
+FAKE_NVML = Path(__file__).resolve().parents[2] / "build" / "tests" / "fake_nvml" / "libnvidia-ml.so.1"
+
+
+@pytest.mark.parametrize("gpu", [False, pytest.param(True, marks=pytest.mark.skipif(
+    not FAKE_NVML.exists(), reason="needs the fake NVML library the C++ build makes (build/tests/fake_nvml)"))])
+def test_each_sample_is_at_the_step_the_watched_loop_has_reached(tmp_path, monkeypatch, gpu):
     # During step k (the body of the loop's k-th batch, 0-based) the loop has finished k steps; a
     # sample published wholly inside it (the first of two new ones) is at k, as TensorBoard draws
-    # the loop's step_time/* and a script's loss logged at its own step count.
-    with stoker.monitor(interval=0.05, tensorboard=tmp_path / "tb", gpu=False, file=io.StringIO()) as mon:
+    # the loop's step_time/* and a script's loss logged at its own step count. A GPU's series
+    # (the fake NVML's) are in the same events.
+    script = tmp_path / "nvml.txt"
+    script.write_text("gpus=1\nname0=Fake H100\nutil0=85\nutil_mem0=40\nmem_used0=1073741824\n"
+                      "mem_total0=85899345920\n")
+    monkeypatch.setenv("STOKER_FAKE_NVML_SCRIPT", str(script))
+    with stoker.monitor(interval=0.05, tensorboard=tmp_path / "tb", gpu=gpu, nvml_library=str(FAKE_NVML) if gpu else "",
+                        file=io.StringIO()) as mon:
         wait_for_samples(mon, 2)
         for _ in stoker.watch(list(range(6)), report=False):
             wait_for_samples(mon, 2)
@@ -68,6 +79,9 @@ def test_each_sample_is_at_the_step_the_watched_loop_has_reached(tmp_path):
     steps = [e["step"] for e in tfevents.read(mon.tensorboard_file)[1:] if "host/ram_used_gib" in dict(e["scalars"])]
     assert steps == sorted(steps) and steps[0] == 0 and steps[-1] == 6, steps
     assert set(range(7)) <= set(steps), steps  # each step's samples
+    if gpu:
+        gpu_steps = [e["step"] for e in tfevents.read(mon.tensorboard_file)[1:] if "gpu0/util" in dict(e["scalars"])]
+        assert gpu_steps == steps
     assert mon._handle.step == 6
 
 
