@@ -1017,7 +1017,7 @@ class DataLoader:
         default) whole epochs of len(self), then its epoch's batches before the one it is at or
         resumes at. The one place a resumed run's TensorBoard step is said: stoker.watch's
         step_time/* and stoker.monitor's samples go on from it. An iterable-style Dataset without
-        len(): its passes' lengths are not known, only the batch counts."""
+        len(): its passes' lengths are not known, so only its epoch's batches count."""
         try:
             batches = len(self)
         except TypeError:
