@@ -15,7 +15,7 @@ lines for a name ending in .jsonl), flushed every row. With tensorboard=FOLDER e
 also becomes TensorBoard scalars (host/cpu_percent, host/ram_used_gib, gpu0/util, ...) in a new
 event file in that folder, at the step the run has reached: the count of the loop watched without
 a name, which a resumed stoker.DataLoader continues from its place (docs/MONITOR_FORMATS.md,
-"Steps"); 0 with no such loop. The loops watched
+"Steps"); with no such loop, the step it starts at. The loops watched
 while it runs are recorded too: their windows' step_time/* shares and samples/s in that event
 file, each pass's figures and verdict in the loops CSV beside the log (run.loops.csv for
 run.csv), which `stoker report run.csv` draws.
