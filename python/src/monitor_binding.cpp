@@ -60,10 +60,10 @@ void bind_monitor(py::module_& m) {
       .def_property_readonly("tensorboard_file", [](MonitorHandle& h) { return h.tensorboard_file(); })
       .def_property_readonly(
           "step", [](MonitorHandle& h) { return h.run_step().now(); },
-          "The step the run has reached: the TensorBoard step of a sample written now")
+          "The step the run has reached: its start, or the count of the loop watched without a name")
       .def(
-          "reach_step", [](MonitorHandle& h, int64_t steps) { h.run_step().reach(steps); }, py::arg("steps"),
-          "The run has finished `steps` steps (a resumed loader's place); a smaller count changes nothing")
+          "resume_at", [](MonitorHandle& h, int64_t steps) { h.run_step().resume_at(steps); }, py::arg("steps"),
+          "The run resumes after `steps` steps (a resumed loader's place); a smaller count changes nothing")
       .def("start", [](MonitorHandle& h) { h.sampler().start(); })
       .def("stop",
            [](MonitorHandle& h) {

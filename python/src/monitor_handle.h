@@ -1,9 +1,9 @@
 // One in-process monitor: a stoker::monitor::Sampler watching this process, with an optional
 // log (CSV, or JSON lines for a path ending in .jsonl) and the watched loops' CSV beside it
 // (stoker/report/loop_records.h), and an optional TensorBoard event file, which the watched
-// loops' windows go to as well, and the run's step its samples are written at (the step count
-// of the loops watched without a name: stoker/report/run_step.h). Shared by the monitor and the
-// diagnosis bindings.
+// loops' windows go to as well, and the run's step its samples are written along (the step
+// count of the loops watched without a name: stoker/report/run_step.h). Shared by the monitor
+// and the diagnosis bindings.
 // Thread safety: as monitor::Sampler's; the event file and the loops CSV serialise their writes.
 #pragma once
 
@@ -29,7 +29,7 @@ class MonitorHandle {
   // The event file (nullptr without one) and the loops CSV (nullptr without a log).
   report::EventFile* events() { return tensorboard_.get(); }
   report::LoopsCsv* loops() { return loops_.get(); }
-  // The step the run has reached: the TensorBoard step of the samples written now.
+  // The step the run has reached: the axis its samples are written along (report/monitor_events.h).
   report::RunStep& run_step() { return *run_step_; }
 
  private:

@@ -16,6 +16,7 @@ void RecordedDiagnosis::record_as(std::string loop, int rank) {
   recording_ = true;
   loop_ = std::move(loop);
   rank_ = rank;
+  reach_run_step();  // an unnamed loop counts the run's steps from its pass's start
 }
 
 void RecordedDiagnosis::resume_steps_at(int64_t steps) {

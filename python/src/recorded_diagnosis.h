@@ -26,7 +26,8 @@ class RecordedDiagnosis : public diagnose::LoopDiagnosis {
   // The monitor the next steps read and record to (nullptr: none), as LoopDiagnosis::set_monitor.
   void set_monitor_handle(MonitorHandle* monitor, int gpu_index);
   // Records the next passes as the loop `loop` ("" unnamed) of rank `rank`; until called, nothing
-  // is recorded (a stoker.DataLoader iterated unwatched).
+  // is recorded (a stoker.DataLoader iterated unwatched). An unnamed loop counts the monitor's
+  // run step from here on (RunStep::reach).
   void record_as(std::string loop, int rank);
   // The step count the windows' TensorBoard step goes on from, where no step was counted yet:
   // a resumed loop's (its epoch times the batches of an epoch, plus the batch it resumes at), so

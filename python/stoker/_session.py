@@ -22,7 +22,7 @@ def note_resumed(loader):
     from its place (DataLoader._steps_before), or, with none running, the next one's to start."""
     global _resumed
     if _monitor is not None:
-        _monitor.reach_step(loader._steps_before())
+        _monitor.resume_at(loader._steps_before())
         _resumed = None
     else:
         _resumed = weakref.ref(loader)

@@ -3,7 +3,8 @@
 //
 // Steps. Every scalar is at the step the run had reached when it was measured (stoker train's
 // optimizer step), the monitor's too (stoker/report/run_step.h): one axis, which a resumed
-// run continues.
+// run continues; where no loop counts steps, the monitor's samples are numbered
+// (stoker/report/monitor_events.h).
 // A figure that is not available (no GPU, no GPM, no watched process) is left out, never 0.
 // Thread safety: plain functions and constants.
 #pragma once

@@ -50,6 +50,31 @@ TEST(MonitorEvents, EachSampleIsAtTheStepTheRunHasReached) {
   EXPECT_FLOAT_EQ(static_cast<float>(points.back().value), 1.0F);
 }
 
+TEST(MonitorEvents, WithNoLoopCountingTheSamplesAreNumberedFromTheStart) {
+  testing::TempDir dir;
+  const std::string folder = dir.str() + "/tb";
+  auto step = std::make_shared<RunStep>(40);  // a resumed loader's place, no loop counting yet
+  const monitor::SampleSink sink = monitor_events_sink(std::make_shared<EventFile>(folder), nullptr, step);
+  for (int i = 0; i < 4; ++i) sink(sample_with_ram(1 << 30, 1000 + i));
+  EXPECT_EQ(steps_of(folder, "host/ram_used_gib"), (std::vector<int64_t>{40, 41, 42, 43}));
+}
+
+TEST(MonitorEvents, ALoopStartingAfterNumberedSamplesNeverTakesTheAxisBack) {
+  testing::TempDir dir;
+  const std::string folder = dir.str() + "/tb";
+  auto step = std::make_shared<RunStep>();
+  const monitor::SampleSink sink = monitor_events_sink(std::make_shared<EventFile>(folder), nullptr, step);
+  for (int i = 0; i < 3; ++i) sink(sample_with_ram(1 << 30, 1000 + i));  // 0, 1, 2: before the loop
+  step->reach(0);                                                        // the loop starts
+  sink(sample_with_ram(1 << 30, 1003));                                  // at 2, not back at 0
+  step->reach(1);
+  sink(sample_with_ram(1 << 30, 1004));  // still 2: a step counted is not a new sample number
+  step->reach(5);
+  sink(sample_with_ram(1 << 30, 1005));
+  sink(sample_with_ram(1 << 30, 1006));  // a step longer than the interval: both at it
+  EXPECT_EQ(steps_of(folder, "host/ram_used_gib"), (std::vector<int64_t>{0, 1, 2, 2, 2, 5, 5}));
+}
+
 TEST(RunStep, StartsWhereTheRunStartsAndNeverGoesBack) {
   RunStep fresh;
   EXPECT_EQ(fresh.now(), 0);

@@ -20,7 +20,8 @@ void say_stopped(const std::string& reason) {
 }  // namespace
 
 TensorBoardLog::TensorBoardLog(const std::string& run_dir, int64_t start_step)
-    : step_(std::make_shared<report::RunStep>(start_step)) {
+    : step_(std::make_shared<report::RunStep>()) {
+  step_->reach(start_step);  // its optimizer steps count from the start: no sample is numbered
   try {
     events_ = std::make_shared<report::EventFile>((std::filesystem::path(run_dir) / "tb").string());
   } catch (const Error& e) {
