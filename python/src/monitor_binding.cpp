@@ -40,9 +40,12 @@ MonitorHandle::MonitorHandle(double interval_s, const std::string& log_path, boo
   if (!loops_path.empty()) loops_ = std::make_unique<report::LoopsCsv>(loops_path);
   if (!tensorboard_folder.empty()) {
     tensorboard_ = std::make_shared<report::EventFile>(tensorboard_folder);
-    sampler_->add_sink(report::monitor_events_sink(tensorboard_, [](const std::string& reason) {
-      std::fprintf(stderr, "stoker.monitor: TensorBoard logging stopped: %s; monitoring goes on\n", reason.c_str());
-    }));
+    sampler_->add_sink(report::monitor_events_sink(
+        tensorboard_,
+        [](const std::string& reason) {
+          std::fprintf(stderr, "stoker.monitor: TensorBoard logging stopped: %s; monitoring goes on\n", reason.c_str());
+        },
+        run_step_));
   }
 }
 
@@ -55,6 +58,12 @@ void bind_monitor(py::module_& m) {
       .def(py::init<double, const std::string&, bool, const std::string&, const std::string&>(), py::arg("interval"),
            py::arg("log") = "", py::arg("gpu") = true, py::arg("nvml_library") = "", py::arg("tensorboard") = "")
       .def_property_readonly("tensorboard_file", [](MonitorHandle& h) { return h.tensorboard_file(); })
+      .def_property_readonly(
+          "step", [](MonitorHandle& h) { return h.run_step().now(); },
+          "The step the run has reached: its start, or the count of the loop watched without a name")
+      .def(
+          "resume_at", [](MonitorHandle& h, int64_t steps) { h.run_step().resume_at(steps); }, py::arg("steps"),
+          "The run resumes after `steps` steps (a resumed loader's place); a smaller count changes nothing")
       .def("start", [](MonitorHandle& h) { h.sampler().start(); })
       .def("stop",
            [](MonitorHandle& h) {

@@ -1,7 +1,9 @@
 // One in-process monitor: a stoker::monitor::Sampler watching this process, with an optional
 // log (CSV, or JSON lines for a path ending in .jsonl) and the watched loops' CSV beside it
 // (stoker/report/loop_records.h), and an optional TensorBoard event file, which the watched
-// loops' windows go to as well. Shared by the monitor and the diagnosis bindings.
+// loops' windows go to as well, and the run's step its samples are written along (the step
+// count of the loops watched without a name: stoker/report/run_step.h). Shared by the monitor
+// and the diagnosis bindings.
 // Thread safety: as monitor::Sampler's; the event file and the loops CSV serialise their writes.
 #pragma once
 
@@ -11,6 +13,7 @@
 #include "stoker/monitor/sampler.h"
 #include "stoker/report/event_file.h"
 #include "stoker/report/loop_records.h"
+#include "stoker/report/run_step.h"
 
 namespace stoker::python {
 
@@ -26,9 +29,12 @@ class MonitorHandle {
   // The event file (nullptr without one) and the loops CSV (nullptr without a log).
   report::EventFile* events() { return tensorboard_.get(); }
   report::LoopsCsv* loops() { return loops_.get(); }
+  // The step the run has reached: the axis its samples are written along (report/monitor_events.h).
+  report::RunStep& run_step() { return *run_step_; }
 
  private:
-  std::shared_ptr<report::EventFile> tensorboard_;  // shared with the sampler's sink
+  std::shared_ptr<report::EventFile> tensorboard_;                                   // shared with the sampler's sink
+  std::shared_ptr<report::RunStep> run_step_ = std::make_shared<report::RunStep>();  // 〃
   std::unique_ptr<report::LoopsCsv> loops_;
   std::unique_ptr<monitor::Sampler> sampler_;
 };

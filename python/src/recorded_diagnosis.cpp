@@ -16,16 +16,23 @@ void RecordedDiagnosis::record_as(std::string loop, int rank) {
   recording_ = true;
   loop_ = std::move(loop);
   rank_ = rank;
+  reach_run_step();  // an unnamed loop counts the run's steps from its pass's start
 }
 
 void RecordedDiagnosis::resume_steps_at(int64_t steps) {
   if (!counted_) steps_ = steps;
+  reach_run_step();
+}
+
+void RecordedDiagnosis::reach_run_step() {
+  if (recording_ && loop_.empty() && monitor_ != nullptr) monitor_->run_step().reach(steps_);
 }
 
 std::vector<std::string> RecordedDiagnosis::step(double wait_s, double copy_s, double compute_s, int64_t samples) {
   std::vector<std::string> lines = after_step(wait_s, copy_s, compute_s, samples);
   ++steps_;
   counted_ = true;
+  reach_run_step();
   if (!shapes_.first(samples)) {
     window_.wait_s += wait_s;
     window_.copy_s += copy_s;

@@ -10,10 +10,31 @@ _monitor = None       # the _stoker.Monitor of the innermost running stoker.moni
 _diagnosis = None     # weak reference to the entry (Diagnosis, owner) of the latest loop
 _watched = None       # weak reference to the entry of the latest watched loop
 _held = {}            # those entries with their owners, while a monitor runs
+_resumed = None       # weak reference to the stoker.DataLoader a state was loaded into, for the next monitor
 
 
 def current_monitor():
     return _monitor
+
+
+def note_resumed(loader):
+    """A state was loaded into `loader` (a stoker.DataLoader): the running monitor's samples go on
+    from its place (DataLoader._steps_before), or, with none running, the next one's to start."""
+    global _resumed
+    if _monitor is not None:
+        _monitor.resume_at(loader._steps_before())
+        _resumed = None
+    else:
+        _resumed = weakref.ref(loader)
+
+
+def take_resumed_steps():
+    """The place of the loader a state was loaded into since the last monitor started (0: none,
+    or it is gone), once: the step a monitor starting now writes its first samples at."""
+    global _resumed
+    loader = _resumed() if _resumed is not None else None
+    _resumed = None
+    return loader._steps_before() if loader is not None else 0
 
 
 def set_monitor(handle):

@@ -31,7 +31,7 @@ from ._process import core_share
 from ._clip_geometry import with_clip_geometry
 from ._geometry import aligned_outputs, given_geometry, restore, with_geometry
 from ._samplers import PlannedSampler, draws_at_random, given_order, rank_seed, sampler_rank
-from ._session import current_monitor, register_diagnosis
+from ._session import current_monitor, note_resumed, register_diagnosis
 from ._state import STATE_VERSION, check_state
 from ._torchvision import chain_of
 from ._worker_info import WorkerThreads
@@ -1036,6 +1036,7 @@ class DataLoader:
         state taken on other data, with another batch size, world size, shuffle or drop_last."""
         if self._stream is not None:
             self.set_epoch(load_state(state, self._data.name))
+            note_resumed(self)
             return
         checked = check_state(state, self)
         with self._one_call("load_state_dict()"):
@@ -1057,6 +1058,20 @@ class DataLoader:
                 self._order.set_epoch(self._epoch)
             self._position = None
             self._generation += 1
+        note_resumed(self)
+
+    def _steps_before(self, epoch=None):
+        """The steps of the run before the batch this loader yields next: `epoch` (its own by
+        default) whole epochs of len(self), then its epoch's batches before the one it is at or
+        resumes at. The one place a resumed run's TensorBoard step is said: stoker.watch's
+        step_time/* and stoker.monitor's samples go on from it. An iterable-style Dataset without
+        len(): its passes' lengths are not known, so only its epoch's batches count."""
+        try:
+            batches = len(self)
+        except TypeError:
+            batches = 0
+        epoch = self._epoch if epoch is None else epoch
+        return epoch * batches + ((self._position if self._position is not None else self._resume_at) or 0)
 
     def _make_loader(self, seed):
         if self._worker_threads is not None:  # before the loader starts its threads

@@ -13,7 +13,9 @@ Loops watched (stoker.watch) or loaders made (stoker.DataLoader) while it runs r
 utilisation and CPU figures into their verdicts. The log is stoker monitor's CSV (or JSON
 lines for a name ending in .jsonl), flushed every row. With tensorboard=FOLDER each sample
 also becomes TensorBoard scalars (host/cpu_percent, host/ram_used_gib, gpu0/util, ...) in a new
-event file in that folder, at step 0, 1, 2, ... (docs/MONITOR_FORMATS.md). The loops watched
+event file in that folder, at the step count of the loop watched without a name (a resumed
+stoker.DataLoader's from its place); with no such loop, numbered 0, 1, 2, ... (the rule:
+docs/MONITOR_FORMATS.md, "Steps"). The loops watched
 while it runs are recorded too: their windows' step_time/* shares and samples/s in that event
 file, each pass's figures and verdict in the loops CSV beside the log (run.loops.csv for
 run.csv), which `stoker report run.csv` draws.
@@ -34,7 +36,7 @@ import sys
 from . import _arguments as arg
 from . import _stoker
 from ._process import rank_and_world
-from ._session import latest_diagnosis, set_monitor
+from ._session import latest_diagnosis, set_monitor, take_resumed_steps
 
 
 def _taken(path):
@@ -96,6 +98,7 @@ class monitor:
         return False
 
     def start(self):
+        self._handle.resume_at(take_resumed_steps())  # a resumed loader's place, before the first sample
         self._handle.start()
         self._previous = set_monitor(self._handle)
         self._running = True

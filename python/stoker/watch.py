@@ -20,7 +20,8 @@ block, the block's end sees the exception, and the pass is reported as left by i
 
 Under stoker.monitor the split is recorded too: with tensorboard= each logging window's
 samples/s and step_time/* shares go to the monitor's event file, at the loop's step count (a
-stoker.DataLoader's counted from its epoch and batch: a resumed run goes on where it was); with
+stoker.DataLoader's counted from its epoch and batch: a resumed run goes on where it was), and
+a loop watched without a name moves the monitor's samples along that count too; with
 log="run.csv" each pass's figures and verdict go to run.loops.csv beside it, which stoker
 report draws (docs/guide/python.md).
 """
@@ -64,16 +65,6 @@ def _samples(item):
         first = next((v for v in first.values() if getattr(v, "shape", None)), None)
     shape = getattr(first, "shape", None)
     return int(shape[0]) if shape else 1
-
-
-def _steps_before(loader, epoch):
-    """The steps of the run before a stoker.DataLoader's pass starting now: its epoch's batches
-    before the one it starts at (a resumed pass's), after `epoch` whole epochs of len(loader)."""
-    try:
-        batches = len(loader)
-    except TypeError:  # an iterable-style Dataset without len(): its passes' lengths are not known
-        batches = 0
-    return epoch * batches + (loader._position or 0)
 
 
 class _Watched:
@@ -190,7 +181,7 @@ class watch:
         it = iter(self.loader)
         if isinstance(self.loader, DataLoader):  # its own epoch: a resumed loader's, one the script set
             self._state.epoch = it.epoch
-            self._diagnosis.resume_steps_at(_steps_before(self.loader, it.epoch))
+            self._diagnosis.resume_steps_at(self.loader._steps_before(it.epoch))
         clock = self._clock
         wait = step_end = samples = None
         failed = closed = False

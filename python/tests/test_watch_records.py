@@ -8,6 +8,7 @@ import csv
 import io
 import re
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -92,15 +93,27 @@ def test_a_pass_longer_than_a_window_writes_each_window_where_the_diagnosis_clos
         assert values["train/samples_per_sec"] == pytest.approx(8 / 0.07, rel=1e-6)
 
 
-def test_a_resumed_run_goes_on_along_the_preempted_runs_step_axis(tmp_path, indexed_features):
+def monitor_steps(path):
+    """The steps of the events holding the monitor's samples (host/*), in file order."""
+    return [e["step"] for e in tfevents.read(path)[1:] if "host/ram_used_gib" in dict(e["scalars"])]
+
+
+@pytest.mark.parametrize("loaded", ["before the monitor starts", "while it runs"])
+def test_a_resumed_run_goes_on_along_the_preempted_runs_step_axis(tmp_path, indexed_features, loaded):
     # 5 batches an epoch. The first run ends all of epoch 0 and 2 batches of epoch 1, then is stopped;
     # the second resumes from its state in a new process (a new monitor, a new loader) and ends epoch 2.
-    def run(folder, state=None, batches=None):
+    # Both write into one folder, as a job started again does: TensorBoard draws its files as one run.
+    def run(state=None, batches=None):
         loader = stoker.DataLoader(indexed_features, batch_size=10, transforms="none", num_workers=1)
-        if state is not None:
+        if state is not None and loaded == "before the monitor starts":
             loader.load_state_dict(state)
         stopped = None
-        with stoker.monitor(interval=0.05, tensorboard=tmp_path / folder, gpu=False, file=io.StringIO()) as mon:
+        with stoker.monitor(interval=0.05, tensorboard=tmp_path / "tb", gpu=False, file=io.StringIO()) as mon:
+            if state is not None and loaded == "while it runs":
+                loader.load_state_dict(state)
+            after = mon._handle.samples  # the samples published from here on know where the state is
+            while mon._handle.samples < after + 2:  # one of them written before the first step
+                time.sleep(0.01)
             for epoch in range(loader.epoch, 3):
                 loader.set_epoch(epoch)
                 for k, _ in enumerate(stoker.watch(loader, file=io.StringIO())):
@@ -109,13 +122,19 @@ def test_a_resumed_run_goes_on_along_the_preempted_runs_step_axis(tmp_path, inde
                         break
                 if stopped is not None:
                     break
-        return stopped, step_time_events(mon.tensorboard_file)
+        return stopped, step_time_events(mon.tensorboard_file), monitor_steps(mon.tensorboard_file)[after:]
 
-    state, first = run("first", batches=(1, 2))
+    state, first, first_samples = run(batches=(1, 2))
     assert (state["epoch"], state["next_batch"]) == (1, 2)
-    _, resumed = run("resumed", state)
+    _, resumed, resumed_samples = run(state)
     assert sorted(first) == [5, 7]  # the pass broken off is recorded up to its last step
     assert sorted(resumed) == [10, 15], "where an uninterrupted run writes them (it restarted at 0: 3, 8)"
+    # The monitor's samples too: each at the steps the run had finished, the resumed run's from
+    # the 7 it resumes after, the first taken before its first step included (they restarted at
+    # 0, drawn over the first run's).
+    assert first_samples[0] == 0 and first_samples == sorted(first_samples) and first_samples[-1] <= 7
+    assert resumed_samples[0] == 7, resumed_samples
+    assert resumed_samples == sorted(resumed_samples) and resumed_samples[-1] <= 15
 
 
 def test_without_a_running_monitor_nothing_is_recorded(tmp_path, clock):

@@ -34,15 +34,25 @@ pytestmark = pytest.mark.skipif(not (os.access(STOKER, os.X_OK) and os.path.isdi
                                 reason="needs the stoker program built with libtorch and dataset-fashion-mnist")
 
 
-def train(output_dir, *flags):
-    command = [STOKER, "train", "--data", FASHION, "--max-steps", str(STEPS), "--batch_size", "32",
+def train(output_dir, *flags, steps=STEPS):
+    command = [STOKER, "train", "--data", FASHION, "--max-steps", str(steps), "--batch_size", "32",
                "--clip-grad-norm", "5", "--val-split", "0.01", "--no-progress", "--output-dir", str(output_dir), *flags]
+    done = run_stoker(command)
+    (run,) = list(Path(output_dir).iterdir())
+    return run, done
+
+
+def run_stoker(command):
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     if "built without libtorch" in done.stderr:
         pytest.skip("stoker built without libtorch")
     assert done.returncode == 0, done.stdout + done.stderr
-    (run,) = list(Path(output_dir).iterdir())
-    return run, done
+    return done
+
+
+def series_steps(events, tags):
+    """The steps of the events whose scalars are all among `tags`, in file order."""
+    return [e["step"] for e in events if e["scalars"] and {t for t, _ in e["scalars"]} <= tags]
 
 
 @pytest.fixture(scope="module")
@@ -128,10 +138,11 @@ def test_windows_cover_every_step_and_add_up_to_the_epoch(run):
         assert close(losses[0], summary_epoch["train_loss"], rel=1e-6)
 
 
-def test_monitor_scalars_are_one_event_a_sample(run):
+def test_monitor_scalars_are_one_event_a_sample_at_the_step_reached(run):
     monitor_events = [e for e in run["events"] if e["scalars"] and {t for t, _ in e["scalars"]} <= MONITOR_TAGS]
     assert monitor_events, "no monitor sample"
-    assert [e["step"] for e in monitor_events] == list(range(len(monitor_events)))
+    steps = [e["step"] for e in monitor_events]
+    assert steps == sorted(steps) and steps[0] == 0 and steps[-1] <= STEPS, steps
     for e in monitor_events:
         values = dict(e["scalars"])
         assert 0 <= values.get("host/cpu_percent", 0) <= 100  # none in the first (it needs two reads)
@@ -156,6 +167,23 @@ def test_a_file_cut_at_every_byte_yields_its_complete_records(run):
         expected = sum(1 for e in ends if e <= cut)
         assert len(got) == expected and got == payloads[:expected], cut
         assert end == (ends[expected - 1] if expected else 0)
+
+
+def test_a_resumed_run_continues_every_series_of_the_one_it_resumes(tmp_path):
+    # 20 steps, the checkpoint at the last; --resume to 40: a second file in tb/, which TensorBoard
+    # draws as the same run. Every series of it, the monitor's samples too, goes on after step 20.
+    run, _ = train(tmp_path, steps=20)
+    done = run_stoker([STOKER, "train", "--no-progress", "--max-steps", str(STEPS), "--resume", str(run)])
+    assert "resume   epoch 1, batch 20, step 20" in done.stdout, done.stdout
+    first, resumed = [tfevents.read(f) for f in sorted((run / "tb").iterdir())]
+    for tags in (WINDOW_TAGS, MONITOR_TAGS):
+        before, after = series_steps(first, tags), series_steps(resumed, tags)
+        assert before and after, tags
+        assert max(before) <= 20 <= min(after) and max(after) <= STEPS, (tags, before, after)
+    assert series_steps(resumed, MONITOR_TAGS)[0] == 20  # from its start, before its first step
+    assert max(series_steps(resumed, WINDOW_TAGS)) == STEPS
+    rows = list(csv.DictReader(open(run / "metrics.csv")))  # each session's row of epoch 1, appended
+    assert [r["epoch"] for r in rows] == ["1", "1"], rows
 
 
 def test_no_tensorboard_writes_no_tb_folder(tmp_path):

@@ -1,9 +1,10 @@
 // stoker/report/scalar_tags.h — the TensorBoard tags stoker writes, declared once here
 // (docs/MONITOR_FORMATS.md lists them), and the monitor's figures as scalars.
 //
-// Steps. Training scalars (stoker train) are at the optimizer step they were measured at;
-// monitor scalars at the monitor's sample number (0, 1, 2, ... one per interval), so in
-// TensorBoard put them beside training curves with the "Relative" or "Wall" axis.
+// Steps. Every scalar is at the step the run had reached when it was measured (stoker train's
+// optimizer step), the monitor's too (stoker/report/run_step.h): one axis, which a resumed
+// run continues; where no loop counts steps, the monitor's samples are numbered
+// (stoker/report/monitor_events.h).
 // A figure that is not available (no GPU, no GPM, no watched process) is left out, never 0.
 // Thread safety: plain functions and constants.
 #pragma once

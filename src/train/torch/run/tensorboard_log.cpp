@@ -19,7 +19,9 @@ void say_stopped(const std::string& reason) {
 
 }  // namespace
 
-TensorBoardLog::TensorBoardLog(const std::string& run_dir) {
+TensorBoardLog::TensorBoardLog(const std::string& run_dir, int64_t start_step)
+    : step_(std::make_shared<report::RunStep>()) {
+  step_->reach(start_step);  // its optimizer steps count from the start: no sample is numbered
   try {
     events_ = std::make_shared<report::EventFile>((std::filesystem::path(run_dir) / "tb").string());
   } catch (const Error& e) {
@@ -28,7 +30,7 @@ TensorBoardLog::TensorBoardLog(const std::string& run_dir) {
 }
 
 void TensorBoardLog::attach(monitor::Sampler& monitor) {
-  if (events_) monitor.add_sink(report::monitor_events_sink(events_, say_stopped));
+  if (events_) monitor.add_sink(report::monitor_events_sink(events_, say_stopped, step_));
 }
 
 std::string TensorBoardLog::path() const { return events_ ? events_->path() : ""; }

@@ -1,11 +1,12 @@
 // The run folder's TensorBoard event files (tb/, stoker/report/event_file.h): per logging
 // window the loss, learning rate, samples/s, step-time split and gradient norm; per epoch the
 // figures of its metrics.csv row; per monitor sample the GPU, CPU and RAM figures (tags:
-// stoker/report/scalar_tags.h). TensorBoard logging never stops training: when the folder
+// stoker/report/scalar_tags.h), every one at the optimizer step the run had reached (a resumed
+// run's continue the preempted run's). TensorBoard logging never stops training: when the folder
 // cannot be made or a write fails (disk full), one line on stderr says so and why, and
 // logging is off from there on.
-// Thread safety: window() and epoch() from the training loop's thread; the monitor's sink
-// runs on the sampler's thread (the event file serialises the two).
+// Thread safety: window(), epoch() and reached() from the training loop's thread; the monitor's
+// sink runs on the sampler's thread (the event file serialises the two; the run step is atomic).
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,7 @@
 
 #include "stoker/monitor/sampler.h"
 #include "stoker/report/event_file.h"
+#include "stoker/report/run_step.h"
 #include "train/torch/run/run_records.h"
 
 namespace stoker::train {
@@ -39,10 +41,14 @@ struct LogWindow {
 class TensorBoardLog {
  public:
   // Opens <run_dir>/tb/ and a new event file in it; when it cannot, says why once and stays off.
-  explicit TensorBoardLog(const std::string& run_dir);
+  // `start_step`: the optimizer steps the run had taken when it started (a resumed run's).
+  TensorBoardLog(const std::string& run_dir, int64_t start_step);
 
-  // Sends `monitor`'s samples to the event file too (before monitor.start()).
+  // Sends `monitor`'s samples to the event file too (before monitor.start()), each at the
+  // step reached when it is taken.
   void attach(monitor::Sampler& monitor);
+  // The run has taken `step` optimizer steps: the monitor's samples from now are at it.
+  void reached(int64_t step) { step_->reach(step); }
   // The window's scalars at optimizer step `step`; `lr` < 0: none yet.
   void window(int64_t step, const LogWindow& w, double lr);
   // The epoch's scalars (those of its metrics.csv row) at optimizer step `step`.
@@ -54,6 +60,7 @@ class TensorBoardLog {
   void write(int64_t step, const std::vector<report::Scalar>& scalars);
 
   std::shared_ptr<report::EventFile> events_;  // null: off
+  std::shared_ptr<report::RunStep> step_;      // shared with the monitor's sink
 };
 
 }  // namespace stoker::train

@@ -285,6 +285,7 @@ TrainLoop::EpochEnd TrainLoop::train_epoch(int64_t epoch, int64_t first, EpochRe
     const double wait_s = batch.wait_s;
     samples += batch_samples * world_size_;
     ++step;
+    if (run_.tensorboard != nullptr) run_.tensorboard->reached(stepper_.global_step());
     batch = FedBatch{};  // the loader's buffer goes back before the diagnosis looks
     report(run_.diagnosis.after_step(wait_s, r.copy_s, r.compute_s, batch_samples));
     log_window_.steps += 1;

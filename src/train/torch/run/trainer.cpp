@@ -74,7 +74,7 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
   if (gpu_index >= 0) gpu_memory_peak.attach(monitor, gpu_index);
   std::optional<TensorBoardLog> tensorboard;  // the leader's, in the run folder's tb/
   if (leader && cfg.tensorboard) {
-    tensorboard.emplace(start.run_dir);
+    tensorboard.emplace(start.run_dir, start.global_step);
     tensorboard->attach(monitor);
   }
   monitor.start();
