@@ -239,7 +239,9 @@ class DatasetProcesses:
 
     def __init__(self, processes, name):
         self.processes, self.name = processes, name
-        lock = threading.Lock()
+        # Reentrant: the loader's finalizer (close()) may run on a thread that holds it, where the
+        # garbage collector runs inside take() or the feeder's delivery.
+        lock = threading.RLock()
         self._cond = threading.Condition(lock)  # the workers in take() wait on it, start_pass() too
         self._room = threading.Condition(lock)  # the feeder waits on it for room
         self._generation = 0  # of the pass the feeder serves

@@ -7,6 +7,7 @@ The bounds are an item's time plus 20 s, for a loaded machine; before, the proce
 the chunk of BATCH items each was in (BATCH x SECONDS = 32 s), or never stopped at all."""
 import gc
 import os
+import threading
 import time
 
 import numpy as np
@@ -14,7 +15,7 @@ import pytest
 import torch
 
 import stoker
-from stoker._dataset_processes import STOP_GRACE_S
+from stoker._dataset_processes import STOP_GRACE_S, DatasetProcesses
 
 CHAIN = "Resize(8), CenterCrop(8), ToUint8"
 BATCH = 16  # the processes' chunk: the items a process makes per batch it is given
@@ -135,3 +136,18 @@ def test_processes_inside_an_item_that_never_ends_are_ended(kind):
         assert len(processes) == 2
     del loader, it
     assert gone_within(processes, STOP_GRACE_S + SLACK_S) == set(), "ended STOP_GRACE_S after the let-go"
+
+
+def test_a_close_by_a_finalizer_on_a_thread_inside_the_processes_lock_does_not_wait_for_itself():
+    """The loader's finalizer closes its processes wherever the garbage collector runs: also on a
+    thread inside take() or the feeder's delivery, which hold the processes' lock."""
+    processes = DatasetProcesses(1, "Items")
+    closed = threading.Event()
+
+    def collected_inside_take():
+        with processes._cond:  # as take() holds it
+            processes.close(wait_s=0)  # what weakref.finalize runs there
+        closed.set()
+
+    threading.Thread(target=collected_inside_take, daemon=True).start()
+    assert closed.wait(SLACK_S), "close() waited for the lock its own thread holds"
