@@ -81,8 +81,8 @@ def pass_seed(seed, epoch, persistent):
 class WorkerThreads:
     """What get_worker_info() answers on one loader's worker threads; called on each worker
     thread when it starts (DatasetSource's worker_init_fn), it marks the thread as this loader's
-    worker and then calls the script's worker_init_fn. `base_seed` is set by the loader before it
-    starts its threads, and start_pass() before each pass: the threads a loader starts with and
+    worker and then calls the script's worker_init_fn. `base_seed` is set by the loader (set_base_seed) before
+    it starts its threads, and start_pass() before each pass: the threads a loader starts with and
     those num_workers="auto" adds later read the seed of the loader's current pass."""
 
     def __init__(self, dataset, most_workers, worker_init_fn):
@@ -93,6 +93,12 @@ class WorkerThreads:
         self._seed = None  # the current pass's base seed; None: base_seed (before the first pass)
         self._infos = {}  # id -> the current pass's WorkerInfo
         self._lock = threading.Lock()
+
+    def set_base_seed(self, seed):
+        """The loader's seed, set before it starts its threads: the WorkerInfos made before it (the
+        look at the first items, which runs as worker 0; a replaced loader's threads) are dropped."""
+        with self._lock:
+            self.base_seed, self._seed, self._infos = seed, None, {}
 
     def start_pass(self, epoch, persistent):
         """The seed of the pass over `epoch` (pass_seed) for every thread's next get_worker_info()."""

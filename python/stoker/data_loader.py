@@ -1075,7 +1075,7 @@ class DataLoader:
 
     def _make_loader(self, seed):
         if self._worker_threads is not None:  # before the loader starts its threads
-            self._worker_threads.base_seed = seed
+            self._worker_threads.set_base_seed(seed)
         try:
             return _stoker.Loader(self.source, seed=rank_seed(seed, self._stream_rank), **self._loader_options)
         except ValueError as e:

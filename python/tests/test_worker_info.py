@@ -86,6 +86,26 @@ def test_worker_init_fn_gets_torchs_worker_info_with_id_seed_num_workers_and_the
         assert info.dataset is dataset
 
 
+def test_worker_init_fn_run_before_the_first_pass_gets_that_pass_s_seed():
+    """The threads start with the loader and may run worker_init_fn before the first iter(): worker
+    0's info is then not the one the look at the first items (as worker 0, before the loader's
+    seed was set) made."""
+    got, lock, started = {}, threading.Lock(), threading.Event()
+
+    def init(worker_id):
+        with lock:
+            got[worker_id] = torch.utils.data.get_worker_info()
+            if len(got) == 3:
+                started.set()
+
+    loader = loader_of(Reporting(), batch_size=4, num_workers=3, worker_init_fn=init,
+                       generator=torch.Generator().manual_seed(5))
+    assert started.wait(60), "the worker threads did not start"
+    base = seed_of_first_pass(5)
+    assert {w: info.seed for w, info in got.items()} == {w: base + w for w in range(3)}
+    del loader
+
+
 def test_getitem_sees_each_workers_id_and_the_same_seeds_in_every_run():
     datasets = [Reporting(both=True) for _ in range(2)]
     runs = [reports(loader_of(d, batch_size=4, num_workers=2, generator=torch.Generator().manual_seed(3)))
