@@ -9,23 +9,35 @@ import sys
 
 import pytest
 
-DAEMON = """
+# The scripts' Datasets: `Map(n, side, pause)` gives n items, an image (side x side) of its index made in
+# `pause` seconds and the index; `Stream` the same items as an IterableDataset that each worker
+# process or thread takes its share of; `dataset(**kw)` the one the script's first argument names.
+DATASETS = """
 import sys, threading, time, numpy as np, torch, stoker
 class Map(torch.utils.data.Dataset):
+    def __init__(self, n=64, side=2, pause=0.0):
+        self.n, self.side, self.pause = n, side, pause
     def __len__(self):
-        return 64
+        return self.n
     def __getitem__(self, i):
-        time.sleep(0.001)
-        return np.full((8, 8), i, np.uint8), i
+        if self.pause:
+            time.sleep(self.pause)
+        return np.full((self.side, self.side), i % 256, np.uint8), i
 class Stream(torch.utils.data.IterableDataset):
+    def __init__(self, **kw):
+        self.map = Map(**kw)
     def __iter__(self):
         info = torch.utils.data.get_worker_info()
-        for i in range(info.id, 64, info.num_workers) if info else range(64):
-            time.sleep(0.001)
-            yield np.full((8, 8), i, np.uint8), i
+        n = len(self.map)
+        return (self.map[i] for i in (range(info.id, n, info.num_workers) if info else range(n)))
     def __len__(self):
-        return 64
-loader = stoker.DataLoader(Map() if sys.argv[1] == "map" else Stream(), batch_size=4, num_workers=2,
+        return len(self.map)
+def dataset(**kw):
+    return Map(**kw) if sys.argv[1] == "map" else Stream(**kw)
+"""
+
+DAEMON = DATASETS + """
+loader = stoker.DataLoader(dataset(side=8, pause=0.001), batch_size=4, num_workers=2,
                            transforms="Resize(8), CenterCrop(8)")
 got = threading.Event()
 def iterate():
@@ -54,18 +66,7 @@ def test_exit_while_a_daemon_thread_iterates_prints_nothing(tmp_path, kind):
 # The daemon thread is inside next() when the script ends, running torch's operators (which
 # release the GIL and take it back in a C++ destructor), as default_collate does briefly for every
 # batch; its collate_fn keeps it there for 0.5 s. Without the wait, each run ends in std::terminate.
-INSIDE_NEXT = """
-import sys, threading, time, numpy as np, torch, stoker
-class Map(torch.utils.data.Dataset):
-    def __len__(self):
-        return 64
-    def __getitem__(self, i):
-        return np.zeros((2, 2), np.uint8), i
-class Stream(torch.utils.data.IterableDataset):
-    def __iter__(self):
-        return iter(Map()[i] for i in range(64))
-    def __len__(self):
-        return 64
+INSIDE_NEXT = DATASETS + """
 entered = threading.Event()
 def collate(targets):
     entered.set()
@@ -73,7 +74,7 @@ def collate(targets):
     while time.monotonic() < end:
         torch.ones(1).add_(1)
     return torch.tensor(targets)
-loader = stoker.DataLoader(Map() if sys.argv[1] == "map" else Stream(), batch_size=4, num_workers=1,
+loader = stoker.DataLoader(dataset(), batch_size=4, num_workers=1,
                            transforms="Resize((2, 2))", collate_fn=collate)
 def iterate():
     while True:
@@ -106,20 +107,8 @@ def test_exit_while_a_daemon_thread_is_inside_next_waits_for_it(tmp_path):
 # processes start again for each pass) or taking the third chunk (a map-style Dataset's). Without
 # the exit's wait for that call, the interpreter finalizes meanwhile and the feeder ends in
 # std::terminate when its operator takes the GIL back.
-FEEDER_INSIDE_TORCH = """
-import sys, threading, time, numpy as np, torch, stoker
+FEEDER_INSIDE_TORCH = DATASETS + """
 from stoker import _dataset_processes
-class Map(torch.utils.data.Dataset):
-    def __len__(self):
-        return 64
-    def __getitem__(self, i):
-        return np.zeros((2, 2), np.uint8), i
-class Stream(torch.utils.data.IterableDataset):
-    def __iter__(self):
-        info = torch.utils.data.get_worker_info()
-        return iter(Map()[i] for i in (range(info.id, 64, info.num_workers) if info else range(64)))
-    def __len__(self):
-        return 64
 held = threading.Event()
 def hold():
     held.set()
@@ -145,7 +134,7 @@ else:
                 hold()
         return got
     _dataset_processes._InnerIterator._try_get_data = held_data
-loader = stoker.DataLoader(Map() if sys.argv[1] == "map" else Stream(), batch_size=4, num_workers=1,
+loader = stoker.DataLoader(dataset(), batch_size=4, num_workers=1,
                            transforms="Resize((2, 2))", dataset_processes=1)
 def iterate():
     while True:
@@ -164,21 +153,15 @@ def test_exit_while_the_dataset_processes_feeder_is_inside_torch_waits_for_it(tm
 # their items then parks instead of raising "the loader is closing" (a traceback at exit). The
 # loader's finalizer had closed them first, from weakref's atexit handler (registered with the
 # script's first weakref.finalize, the loader's, so it ran before stoker's).
-CLOSED_AT_EXIT = """
-import sys, numpy as np, torch, stoker
+CLOSED_AT_EXIT = DATASETS + """
 from stoker import _dataset_processes, _exit
-class Map(torch.utils.data.Dataset):
-    def __len__(self):
-        return 8
-    def __getitem__(self, i):
-        return np.zeros((2, 2), np.uint8), i
 close = _dataset_processes.DatasetProcesses.close
 def checked_close(self, *args, **kwargs):
     if not _exit._exiting:
         print("closed before the exit began", file=sys.stderr)
     return close(self, *args, **kwargs)
 _dataset_processes.DatasetProcesses.close = checked_close
-loader = stoker.DataLoader(Map(), batch_size=4, transforms="Resize((2, 2))", dataset_processes=1)
+loader = stoker.DataLoader(Map(8), batch_size=4, transforms="Resize((2, 2))", dataset_processes=1)
 next(iter(loader))
 """
 
