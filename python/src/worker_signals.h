@@ -11,8 +11,8 @@
 //
 // The thread that starts the processes blocks SIGTERM and SIGINT, so that a forked process (the
 // fork and forkserver start methods) has them blocked until this call, which takes one that came
-// meanwhile. Python starts a spawned one with none blocked: a signal before this call (while it
-// imports torch) ends it, and the loader's line names the signal.
+// meanwhile. Python starts a spawned one with none blocked: it blocks them itself, from the first
+// object it unpickles on (python/stoker/_spawn_blocked.py), before it imports the script and torch.
 //
 // Thread safety: call from the worker process's main thread, once, before it serves items.
 // Errors: none; where the parent is gone already (it ended before this call), the worker exits.

@@ -63,6 +63,7 @@ import torch.utils.data._utils.worker as _torch_worker
 from . import _arguments as arg
 from . import _exit
 from . import _process
+from . import _spawn_blocked
 from . import _stoker
 from ._datasets import _raised
 
@@ -277,6 +278,8 @@ class DatasetProcesses:
             context = torch.multiprocessing.get_context(context)
         _check_process_count(self.processes)
         method = context.get_start_method() if context is not None else torch.multiprocessing.get_start_method()
+        if method == "spawn":  # its processes block the stop signals before they import torch
+            context = _spawn_blocked.context(context or torch.multiprocessing.get_context("spawn"))
         if method != "fork":
             _check_picklable(dataset, worker_init_fn, self.processes, method, self.name, self._calls)
         self._method, self._worker_init_fn, self._given = method, worker_init_fn, dataset
@@ -635,7 +638,7 @@ def _feed(ref, cond):
     thread, so that torch sets no SIGCHLD handler of its own) and stashes the chunks as they come.
     It blocks SIGTERM and SIGINT (Python runs its handlers on the main thread alone), so that the
     processes it forks have them blocked until their worker_init_fn shields them (_ScriptsWorkerInfo;
-    Python starts a spawned process with none blocked). Its calls into torch go through
+    a spawned process blocks them itself: _spawn_blocked). Its calls into torch go through
     _exit.torch_call: at exit the interpreter finalizes once they returned, and the feeder makes
     none after (it ends)."""
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})

@@ -163,3 +163,52 @@ def test_a_process_killed_by_a_signal_is_named_with_the_signal(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     pid, line = out.stdout.strip().split(" ", 1)
     assert f"(pid {pid}) was killed by SIGKILL" in line and "\n" not in line, line
+
+
+# A spawned process imports the script's main module (and torch with it) before its
+# worker_init_fn runs: here that import takes 3 s, and the group's SIGTERM comes meanwhile.
+SPAWNED = """
+import signal, sys, time, numpy as np, torch, stoker
+class Items(torch.utils.data.Dataset):
+    def __len__(self):
+        return 40
+    def __getitem__(self, i):
+        return np.full((8, 8), i, np.uint8), i
+if __name__ == "__mp_main__":
+    print("importing", flush=True)
+    time.sleep(3)
+if __name__ == "__main__":
+    stop = []
+    signal.signal(signal.SIGTERM, lambda number, frame: stop.append(signal.Signals(number).name))
+    loader = stoker.DataLoader(Items(), batch_size=4, transforms="Resize(8), CenterCrop(8)",
+                               dataset_processes=1, multiprocessing_context="spawn")
+    seen = [i for _, indices in loader for i in indices.tolist()]
+    print(stop, sorted(seen) == list(range(40)), flush=True)
+"""
+
+
+def test_a_spawned_process_outlives_a_signal_to_the_group_while_it_imports(tmp_path):
+    # The spawned process had no signal blocked until its worker_init_fn: the SIGTERM ended it, and
+    # the pass raised "... was killed by SIGTERM" before the script's handler could save anything.
+    script = tmp_path / "spawned.py"
+    script.write_text(SPAWNED)
+    run = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           start_new_session=True)
+    try:
+        line = run.stdout.readline().strip()
+        assert line == "importing", f"{line} {run.stderr.read()[-2000:]}"
+        os.killpg(run.pid, signal.SIGTERM)
+        out, err = run.communicate(timeout=120)
+    finally:
+        _end(run)
+    assert (run.returncode, out.strip()) == (0, "['SIGTERM'] True"), err[-2000:]
+    # multiprocessing's resource tracker, which the spawn start method starts, ends just after the
+    # script (which does not wait for it), and may stay a zombie where no init process reaps orphans.
+    deadline = time.monotonic() + 10
+    while True:
+        left = [pid for pid in subprocess.run(["pgrep", "-s", str(run.pid)], capture_output=True,
+                                              text=True).stdout.split() if _running(int(pid))]
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert left == [], "no process of the run is left"
