@@ -618,7 +618,7 @@ void bind_loader(py::module_& m) {
                bad.append(py::make_tuple(b.index, fs_str(b.name), fs_str(b.reason)));
              }
              return py::dict(py::arg("epoch") = s.epoch, py::arg("samples") = s.samples, py::arg("bad") = s.bad,
-                             py::arg("bad_samples") = bad);
+                             py::arg("bad_samples") = bad, py::arg("short_clips") = s.short_clips);
            })
       .def("stage_times", [](LoaderHandle& h) {
         const data::StageTimes t = h.loader().stage_times();

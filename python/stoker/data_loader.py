@@ -976,7 +976,8 @@ class DataLoader:
                 self._autotune.append(line)
 
     def stats(self):
-        """The current epoch's bad samples (index, path, reason), the workers' time per stage,
+        """The current epoch's bad samples (index, path, reason) and clips shorter than the frames
+        they should span ("short_clips": their last frame was repeated), the workers' time per stage,
         what num_workers='auto' changed, the cores the loader counts as this rank's ("cores": the
         count, the CPUs this process may run on, the ranks sharing this machine, whether a launcher
         pinned it: _process.core_share), and where JPEGs were decoded ("decode": the decoder in
@@ -994,6 +995,7 @@ class DataLoader:
             "samples": epoch["samples"] if self._stream is None else self._processes.items,
             "bad": epoch["bad"],
             "bad_samples": [{"index": i, "path": name, "reason": why} for i, name, why in epoch["bad_samples"]],
+            "short_clips": epoch["short_clips"],
             "stage_seconds": stages,
             "stage_shares": shares,
             "workers": self.num_workers,

@@ -138,6 +138,20 @@ def test_a_dataset_returning_a_list_of_frames_gives_the_folders_batches(clip_fol
     assert_same_batches(got, expected)
 
 
+@pytest.mark.parametrize("given", ["folder", "dataset"])
+def test_stats_counts_the_epochs_clips_shorter_than_their_span(clip_folder, given):
+    root, clips = clip_folder
+    data = root if given == "folder" else ClipItems(clips, "paths")
+    loader = stoker.DataLoader(data, batch_size=2, num_workers=2, frames_per_clip=4, frame_step=2,
+                               transforms="Resize((20, 24)), ToUint8")
+    short = sum(len(paths) < 7 for paths, _ in clips)  # span (4 - 1) * 2 + 1 = 7
+    assert short == 3
+    for epoch in range(2):
+        for _ in loader:
+            pass
+        assert loader.stats()["short_clips"] == short, epoch
+
+
 def test_a_dataset_of_clips_is_the_same_for_one_and_three_workers(clip_folder):
     _, clips = clip_folder
     options = dict(batch_size=2, shuffle=True, seed=1, frames_per_clip=2, frame_step=3, transforms=RANDOM)

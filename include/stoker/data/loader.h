@@ -196,6 +196,9 @@ struct EpochStats {
   int64_t epoch = -1;
   uint64_t samples = 0;  // samples in the epoch plan
   uint64_t bad = 0;      // samples replaced (or the one that failed the run)
+  // Clips (LoaderOptions::clip) that held fewer frames than the K chosen span, so their last
+  // frame was repeated (pick_frames); 0 for single images.
+  uint64_t short_clips = 0;
   // Sorted by dataset index; at most 1000 kept (the lowest indices), so a report does not
   // depend on the order workers ran in.
   std::vector<BadSample> bad_samples;

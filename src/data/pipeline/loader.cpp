@@ -196,6 +196,10 @@ void fill_slot(SampleLoader& loader, LoaderShared& shared, const Source& source,
   SampleRecord& record = job.buffer->records[slot];
   record = status.ok() ? loader.record() : SampleRecord{};
   record.index = used;
+  if (record.clip_frames > 0 && record.clip_frames < options.clip.span()) {
+    MutexLock lock(shared.mutex);
+    ++job.run->stats.short_clips;
+  }
   if (record.params.flip) {
     for (const int t : options.target_geometry.flip_negate) targets[t] = -targets[t];
   }
