@@ -90,19 +90,20 @@ def test_worker_init_fn_run_before_the_first_pass_gets_that_pass_s_seed():
     """The threads start with the loader and may run worker_init_fn before the first iter(): worker
     0's info is then not the one the look at the first items (as worker 0, before the loader's
     seed was set) made."""
-    got, lock, started = {}, threading.Lock(), threading.Event()
+    calls, lock, started = [], threading.Lock(), threading.Event()
 
     def init(worker_id):
         with lock:
-            got[worker_id] = torch.utils.data.get_worker_info()
-            if len(got) == 3:
+            calls.append((worker_id, torch.utils.data.get_worker_info().seed))
+            if len(calls) == 4:
                 started.set()
 
+    # The look runs init(0) first, while the loader is made; then each of the 3 threads runs it.
     loader = loader_of(Reporting(), batch_size=4, num_workers=3, worker_init_fn=init,
                        generator=torch.Generator().manual_seed(5))
-    assert started.wait(60), "the worker threads did not start"
+    assert started.wait(60), f"the worker threads did not start: {calls}"
     base = seed_of_first_pass(5)
-    assert {w: info.seed for w, info in got.items()} == {w: base + w for w in range(3)}
+    assert dict(calls[1:]) == {w: base + w for w in range(3)}, calls
     del loader
 
 
