@@ -214,3 +214,29 @@ def test_dataset_processes_resume_epoch_k_of_a_run_that_seeds_each_epoch(png_fol
         stoker_pass)
     assert whole[1] != whole[2]
     assert resumed == whole[2]
+
+
+def test_the_same_seed_before_each_epoch_repeats_the_epoch_as_torchs():
+    """torch.manual_seed(s) before every epoch: torch's DataLoader gives the same order every
+    epoch, and so does stoker (its workers, which plan the next epoch ahead, drop that plan)."""
+    def epochs(make, one_pass):
+        loader = make()
+        out = []
+        for _ in range(3):
+            torch.manual_seed(SEED)
+            out.append(one_pass(loader))
+        return out
+
+    theirs = epochs(lambda: torch.utils.data.DataLoader(Draws(), batch_size=5, shuffle=True, num_workers=1),
+                    torch_pass)
+    assert theirs[0] == theirs[1] == theirs[2]
+
+
+def test_the_same_seed_before_each_epoch_repeats_stokers_epoch(png_folder):
+    torch.manual_seed(0)
+    loader = stoker.DataLoader(png_folder, batch_size=5, shuffle=True, transforms=CHAIN, return_params=True)
+    out = []
+    for _ in range(3):
+        torch.manual_seed(SEED)
+        out.append(stoker_pass(loader))
+    assert out[0] == out[1] == out[2]
