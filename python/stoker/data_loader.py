@@ -31,7 +31,7 @@ from ._process import core_share
 from ._clip_geometry import with_clip_geometry
 from ._geometry import aligned_outputs, given_geometry, restore, with_geometry
 from ._samplers import PlannedSampler, draws_at_random, given_order, rank_seed, sampler_rank
-from ._session import current_monitor, note_resumed, register_diagnosis
+from ._session import current_monitor, loader_step, note_resumed, register_diagnosis
 from ._state import STATE_VERSION, check_state
 from ._torchvision import chain_of
 from ._worker_info import WorkerThreads
@@ -371,6 +371,8 @@ class DataLoader:
         # Such a seed also follows the generator seeded again before a later pass (_reseed_now); a seed
         # given, or shared over ranks (a rank's own reseed would split the shards), stands.
         self._follows_reseeds = peeked
+        # A training loader (its epochs in a random order) may count the run's steps (_session.loader_step).
+        self._random_order = bool(shuffle) if self._order is None else draws_at_random(sampler, batch_sampler) is True
         # The generator as the loader was made, after a pass's draws, or as a state was loaded: _reseed_now.
         self._seen = torch.get_rng_state() if generator is None else generator.get_state()
         self._seed_epoch = 0  # the epoch the seed's passes count from: a reseeded pass's (_rng_epoch)
@@ -912,6 +914,7 @@ class DataLoader:
         started = time.perf_counter()
         if self._step_end is not None:
             self._step_lines(started)
+            loader_step(self, self._steps_before())
         try:
             if self._feed is not None:
                 item = self._feed.next()
