@@ -240,3 +240,27 @@ def test_the_same_seed_before_each_epoch_repeats_stokers_epoch(png_folder):
         torch.manual_seed(SEED)
         out.append(stoker_pass(loader))
     assert out[0] == out[1] == out[2]
+
+
+class PictureStream(torch.utils.data.IterableDataset):
+    """The folder's images as an iterable-style Dataset of PIL images."""
+
+    def __init__(self, folder):
+        self.files = sorted(folder.glob("*/*.png"))
+
+    def __iter__(self):
+        from PIL import Image
+
+        for path in self.files:
+            yield Image.open(path).convert("RGB"), 0
+
+
+def test_an_iterable_resumes_epoch_k_s_augmentations_of_a_run_that_seeds_each_epoch(png_folder):
+    def boxes(loader):
+        return [tuple(box) for _, _, params in loader for box in params["box"].tolist()]
+
+    whole, resumed = uninterrupted_and_resumed(
+        lambda: stoker.DataLoader(PictureStream(png_folder), batch_size=5, transforms=CHAIN, return_params=True),
+        boxes)
+    assert whole[1] != whole[2]
+    assert resumed == whole[2]
