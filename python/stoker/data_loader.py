@@ -10,6 +10,7 @@ import copy
 import importlib.util
 import math
 import os
+import re
 import sys
 import threading
 import time
@@ -926,6 +927,11 @@ class DataLoader:
             if "(prefetch)" not in str(e):
                 raise  # a collate_fn's or target_transform's error keeps its cause
             raise ValueError(str(e).replace("(prefetch)", "(prefetch_factor)")) from None
+        except _stoker.DataError as e:  # the engine counts epochs from the seed's first (_rng_epoch)
+            if self._stream is not None or self._seed_epoch == 0:
+                raise
+            engine = self._rng_epoch(self._epoch)
+            raise _stoker.DataError(re.sub(rf"\bepoch {engine}\b", f"epoch {self._epoch}", str(e))) from None
         now = time.perf_counter()
         if item is None:
             self._epoch += 1

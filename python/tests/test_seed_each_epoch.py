@@ -264,3 +264,21 @@ def test_an_iterable_resumes_epoch_k_s_augmentations_of_a_run_that_seeds_each_ep
         boxes)
     assert whole[1] != whole[2]
     assert resumed == whole[2]
+
+
+def test_a_stop_for_bad_samples_names_the_loaders_epoch_after_a_reseed(tmp_path):
+    import numpy as np
+    from PIL import Image
+
+    for c in ("a", "b"):
+        (tmp_path / c).mkdir()
+        for i in range(4):
+            Image.fromarray(np.full((20, 20, 3), 40 * i, np.uint8)).save(tmp_path / c / f"{i}.png")
+    (tmp_path / "b" / "3.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"broken" * 10)
+    loader = stoker.DataLoader(tmp_path, batch_size=4, shuffle=True, transforms="Resize((8, 8))", max_bad=0.0)
+    loader.set_epoch(2)
+    reseed(None, 2)
+    with pytest.raises(stoker.DataError, match=r"^1 of 8 samples in epoch 2 are bad"):
+        for _ in loader:
+            pass
+    assert loader.stats()["epoch"] == 2
