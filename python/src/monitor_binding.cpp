@@ -60,10 +60,15 @@ void bind_monitor(py::module_& m) {
       .def_property_readonly("tensorboard_file", [](MonitorHandle& h) { return h.tensorboard_file(); })
       .def_property_readonly(
           "step", [](MonitorHandle& h) { return h.run_step().now(); },
-          "The step the run has reached: its start, or the count of the loop watched without a name")
+          "The step the run has reached: its start, or the count of the loop watched without a name (else "
+          "of the training stoker.DataLoader)")
       .def(
           "resume_at", [](MonitorHandle& h, int64_t steps) { h.run_step().resume_at(steps); }, py::arg("steps"),
           "The run resumes after `steps` steps (a resumed loader's place); a smaller count changes nothing")
+      .def(
+          "reach", [](MonitorHandle& h, int64_t steps) { h.run_step().reach(steps); }, py::arg("steps"),
+          "The loop counting the run's steps (a training stoker.DataLoader where no loop is watched without a "
+          "name) has finished `steps`; a smaller count changes nothing")
       .def("start", [](MonitorHandle& h) { h.sampler().start(); })
       .def("stop",
            [](MonitorHandle& h) {

@@ -263,6 +263,7 @@ class StreamPass:
         self.per_segment = segment_samples // batch_size
         self.segment_samples = segment_samples
         self.epoch, self.segment, self.batches = 0, 0, 0
+        self.rng_epoch = 0
         self.past_bad, self.past_bad_count = [], 0  # the bad samples of the pass's segments before this one
         self.length = length  # the Dataset's len(), or None
 
@@ -280,13 +281,15 @@ class StreamPass:
         warnings.warn(f"{self.name}'s __len__ is {length}, but its pass yielded {self.processes.items} items so far: "
                       f"len(loader) undercounts its batches; {why}", UserWarning, stacklevel=5)
 
-    def start(self, epoch):
+    def start(self, epoch, rng_epoch=None):
+        """A pass over `epoch`, its random draws the engine's `rng_epoch` (the loader's _rng_epoch; epoch)."""
         self.epoch, self.segment, self.batches = epoch, 0, 0
+        self.rng_epoch = epoch if rng_epoch is None else rng_epoch
         self.past_bad, self.past_bad_count = [], 0
         self.loader.start_epoch(self._engine_epoch())
 
     def _engine_epoch(self):
-        return self.epoch + self.segment * (1 << 40)
+        return self.rng_epoch + self.segment * (1 << 40)
 
     def next(self, timeout=0.0):
         while True:

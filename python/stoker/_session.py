@@ -11,6 +11,8 @@ _diagnosis = None     # weak reference to the entry (Diagnosis, owner) of the la
 _watched = None       # weak reference to the entry of the latest watched loop
 _held = {}            # those entries with their owners, while a monitor runs
 _resumed = None       # weak reference to the stoker.DataLoader a state was loaded into, for the next monitor
+_steps_by = None      # weak reference to the stoker.DataLoader whose steps move the monitor's step axis (loader_step)
+_watched_unnamed = False  # a loop was watched without a name under the monitor: its count is the run's steps
 
 
 def current_monitor():
@@ -37,9 +39,36 @@ def take_resumed_steps():
     return loader._steps_before() if loader is not None else 0
 
 
+def note_unnamed_watch():
+    """A loop is watched without a name: while this monitor runs, its count is the run's step
+    axis, not a loader's (loader_step)."""
+    global _watched_unnamed
+    _watched_unnamed = True
+
+
+def loader_step(loader, steps):
+    """A step of `loader` (a stoker.DataLoader, not watched) has ended, the run's `steps`-th
+    (loader._steps_before()). Where no loop is watched without a name, the first loader whose
+    epochs come in a random order (shuffle=True, or a random sampler: the training loader) moves
+    the running monitor's step axis along its count, across its passes and from a resumed
+    state's place; a loader in a fixed order (a validation or test loader) never does, nor a
+    second training loader while the first lives. Chosen anew for each monitor."""
+    global _steps_by
+    if _monitor is None or _watched_unnamed or not loader._random_order:
+        return
+    driving = _steps_by() if _steps_by is not None else None
+    if driving is None:
+        _steps_by, driving = weakref.ref(loader), loader
+    if driving is loader:
+        _monitor.reach(steps)
+
+
 def set_monitor(handle):
-    global _monitor, _held
+    """`handle` runs from now on (None: none); the loop or loader that moves the step axis is
+    chosen again for it (loader_step)."""
+    global _monitor, _held, _steps_by, _watched_unnamed
     previous, _monitor = _monitor, handle
+    _steps_by, _watched_unnamed = None, False
     if handle is None:
         _held = {}
     return previous

@@ -46,6 +46,11 @@ def check_state(state, loader):
     checked = {
         "seed": _whole(state, "seed", 0, 2**64 - 1, "a whole number from 0 to 2**64 - 1"),
         "epoch": _whole(state, "epoch", 0, _MAX_EPOCH, "a whole number from 0 up"),
+        # The epoch a reseed the loader followed took over at; states before it hold none (0).
+        "seed_epoch": _whole(state, "seed_epoch", 0, _MAX_EPOCH, "a whole number from 0 up")
+        if "seed_epoch" in state else 0,
+        # Whether the state's last pass began on a freshly seeded generator; states before it hold none.
+        "reseeded": _flag(state, "reseeded") if "reseeded" in state else False,
         "next_batch": _whole(state, "next_batch", 0, batches, f"a whole number from 0 to {batches}, the batches "
                              "of an epoch"),
         "samples": samples,

@@ -10,6 +10,7 @@ import copy
 import importlib.util
 import math
 import os
+import re
 import sys
 import threading
 import time
@@ -31,7 +32,7 @@ from ._process import core_share
 from ._clip_geometry import with_clip_geometry
 from ._geometry import aligned_outputs, given_geometry, restore, with_geometry
 from ._samplers import PlannedSampler, draws_at_random, given_order, rank_seed, sampler_rank
-from ._session import current_monitor, note_resumed, register_diagnosis
+from ._session import current_monitor, loader_step, note_resumed, register_diagnosis
 from ._state import STATE_VERSION, check_state
 from ._torchvision import chain_of
 from ._worker_info import WorkerThreads
@@ -64,6 +65,7 @@ def _shard_note(world_size, samples):
             f"reads whole, or world_size={world_size} to keep the shards without this line")
 
 
+_RNG_EPOCHS = 1 << 62  # the engine's epochs, int64, with room for an iterable's segments (_iterable.StreamPass)
 _shard_note_said = False  # once a process: a validation loader made every epoch says it once
 
 
@@ -91,7 +93,7 @@ def _epoch_seed(seed, world_size, shuffle, generator=None):
     over torch.distributed when it is initialised (a collective: every rank makes the loader),
     else 0 (DistributedSampler's default). On one process, or unshuffled: the base seed the first
     pass would draw from `generator` or torch's default one now, taken without drawing it (the
-    passes draw as torch's DataLoader does; _follow_seed takes the first pass's own draw where the
+    passes draw as torch's DataLoader does; _reseed_now takes a pass's own draw where the
     script seeds the generator before it), so that torch.manual_seed repeats a run."""
     if seed is not None:
         return _options.check("seed", seed)
@@ -364,9 +366,20 @@ class DataLoader:
         sharded = self._order is None and not stream
         self.seed = _epoch_seed(seed, self.world_size if sharded else 1, shuffle, generator)
         # A seed peeked from torch's generator (neither given nor shared over ranks) stands for the
-        # first pass's base seed: _follow_seed takes that draw instead if the script seeds torch first.
+        # first pass's base seed: _reseed_now takes a pass's draw instead if the script seeds torch before it.
         peeked = seed is None and ((self.world_size if sharded else 1) == 1 or not shuffle)
         self._seeded_from = _initial_seed(generator) if peeked else None
+        # Such a seed also follows the generator seeded again before a later pass (_reseed_now); a seed
+        # given, or shared over ranks (a rank's own reseed would split the shards), stands.
+        self._follows_reseeds = peeked
+        # A training loader (its epochs in a random order) may count the run's steps (_session.loader_step).
+        self._random_order = bool(shuffle) if self._order is None else draws_at_random(sampler, batch_sampler) is True
+        # The generator as the loader was made, after a pass's draws, or as a state was loaded: _reseed_now.
+        self._seen = torch.get_rng_state() if generator is None else generator.get_state()
+        self._seed_epoch = 0  # the epoch the seed's passes count from: a reseeded pass's (_rng_epoch)
+        self._fresh_at_start = False  # the generator was freshly seeded when this pass started
+        self._pass_reseeded = False  # ... when the last pass from an epoch's first batch started (state_dict)
+        self._keep_loaded_seed = False  # the next pass keeps a loaded state's seed (load_state_dict)
         # A script's sampler may give one sample to several ranks: each rank's streams take its rank in.
         self._stream_rank = 0 if self._order is None else sampler_rank(sampler, batch_sampler, self.rank,
                                                                          self.world_size)
@@ -691,14 +704,15 @@ class DataLoader:
                                    "DataLoader of its own")
             if self._processes is not None:  # the pass before, if under way, is over: its items are not waited for
                 self._processes.let_go()
-            self._follow_seed()
+            reseed = self._reseed_now()
             if self._stream is not None:  # a pass from its start (load_state_dict resumes none mid-pass)
+                self._follow_seed(reseed, self._epoch)
                 self._follow_chain()
                 self._generation += 1
                 first = self._resume_at = 0
                 self._draw_as_torch()
                 self._processes.start_pass(None, self._read_ahead(), self._base_seed)
-                self._stream.start(self._epoch)
+                self._stream.start(self._epoch, self._rng_epoch(self._epoch))
             else:
                 # The script's sampler.set_epoch(e) picks the epoch of the augmentations too (a resume
                 # by the sampler's epoch, as torchvision's references make, gets the uninterrupted batches).
@@ -709,6 +723,8 @@ class DataLoader:
                 elif first >= self._pass_batches():
                     epoch, first = epoch + 1, 0
                 ended = epoch == self._ended_epoch  # resumed, then set to the epoch the state was taken at the end of
+                if first == 0 and not ended:  # a pass resumed within its epoch keeps the state's seed
+                    self._follow_seed(reseed, epoch)
                 # A pass resumed within its epoch keeps the size and samples it had; a chain or samples
                 # that cannot run leave the loader as it was.
                 self._follow_chain(samples=first == 0 and not ended)
@@ -717,11 +733,12 @@ class DataLoader:
                 self._epoch, self._resume_at, self._ended_epoch = epoch, 0, None
                 self._generation += 1
                 if ended:
+                    self._seen = self._generator_state()
                     return self._passed_pass()
                 if first == 0:
                     self._follow_length()
                 if self._worker_threads is not None:  # get_worker_info().seed: the pass's, as torch's workers'
-                    self._worker_threads.start_pass(self._epoch, self.persistent_workers)
+                    self._worker_threads.start_pass(self._rng_epoch(self._epoch), self.persistent_workers)
                 # A pass resumed within its epoch draws nothing: the epoch's draws came when it started.
                 draws = self._draw_as_torch if first == 0 else None
                 if self._order is None:
@@ -732,7 +749,8 @@ class DataLoader:
                     order = self._order.order(len(self.source), draws)
                 # dataset_processes' pass begins on the loader's own plan, before its workers read.
                 on_order = self._start_processes if self._processes is not None else None
-                self._loader.start_epoch(self._epoch, first, order, on_order=on_order)
+                self._loader.start_epoch(self._rng_epoch(self._epoch), first, order, on_order=on_order)
+            self._seen = self._generator_state()
             self._position = first
             self._diagnosis.set_monitor(current_monitor(), -1)  # the one running now, for monitor.report()
             self._diagnosis.start_epoch()
@@ -789,20 +807,48 @@ class DataLoader:
         if changed is not None:
             self._data.samples_read.take(changed[1])
 
-    def _follow_seed(self):
-        """Before the first pass: a script that seeded torch's generator after making the loader
-        (torch.manual_seed or generator.manual_seed, again with the same seed too, or
-        torch.set_rng_state of another seed's state) gets the base seed this pass draws, as torch's
-        DataLoader draws it now, in a loader made again on it (_replace_loader): the run repeats
-        whatever the generator held when the loader was made. Draws alone in between (a model
-        made after the loader) leave the seed peeked when it was made. A seed given, shared over
-        ranks, or loaded (load_state_dict) stands."""
+    def _reseed_now(self):
+        """At iter(), before the pass draws: the base seed this pass draws where the script seeded
+        the generator (torch's default one, or generator=) since the loader was made, the last pass
+        started or a state was loaded, as torch's DataLoader draws each pass's seeds at iter(); else
+        None. Seeded: the generator as a manual_seed leaves it, not drawn from since
+        (torch.manual_seed(seed + epoch) at an epoch's top; again with the same seed too), and
+        other than it was then; before the first pass of a loader not loaded, also
+        torch.set_rng_state of another seed's state. Draws alone (a model made after the loader),
+        and torch.set_rng_state of a checkpoint's state after load_state_dict, are no reseed. A seed
+        given, or shared over ranks, never follows; nor, at the first pass after load_state_dict, a
+        state's seed unless its last pass began on a freshly seeded generator (a run that seeds each
+        epoch: its next epoch follows the reseed, as in the run the state was taken in)."""
         seeded_from, self._seeded_from = self._seeded_from, None
-        if seeded_from is None or self._drew_base_seed:
+        keep, self._keep_loaded_seed = self._keep_loaded_seed, False
+        self._fresh_at_start = self._follows_reseeds and _freshly_seeded(self.generator)
+        if not self._follows_reseeds or keep or torch.equal(self._generator_state(), self._seen):
+            return None
+        if self._fresh_at_start or (seeded_from is not None and _initial_seed(self.generator) != seeded_from):
+            return peek_seed(self.generator)
+        return None
+
+    def _follow_seed(self, seed, epoch):
+        """A pass from its first batch over `epoch` that follows a reseed (_reseed_now's `seed`, not
+        None) runs on that seed, its epoch the seed's first (_rng_epoch): a run resumed at that epoch
+        in a new process that seeds the generator alike gets the same order and augmentations, as
+        with torch's DataLoader. The engine loader is made again where the seed changes (its
+        read-ahead lost)."""
+        self._pass_reseeded = self._fresh_at_start
+        if seed is None:
             return
-        now = peek_seed(self.generator)
-        if now != self.seed and (_initial_seed(self.generator) != seeded_from or _freshly_seeded(self.generator)):
-            self._replace_loader(now)
+        if seed != self.seed:
+            self._replace_loader(seed)
+        self._seed_epoch = epoch
+
+    def _rng_epoch(self, epoch):
+        """The epoch the engine's random draws (order, augmentations, get_worker_info().seed) take
+        for the loader's `epoch`: counted from the epoch the seed took over (0 until a reseed is
+        followed), in the engine's range (an epoch set back before it wraps around)."""
+        return (epoch - self._seed_epoch) % _RNG_EPOCHS
+
+    def _generator_state(self):
+        return torch.get_rng_state() if self.generator is None else self.generator.get_state()
 
     def _start_processes(self, unclaimed):
         """Starts dataset_processes' pass over `unclaimed`: the C++ loader's order of the pass (the
@@ -869,6 +915,7 @@ class DataLoader:
         started = time.perf_counter()
         if self._step_end is not None:
             self._step_lines(started)
+            loader_step(self, self._steps_before())
         try:
             if self._feed is not None:
                 item = self._feed.next()
@@ -880,6 +927,11 @@ class DataLoader:
             if "(prefetch)" not in str(e):
                 raise  # a collate_fn's or target_transform's error keeps its cause
             raise ValueError(str(e).replace("(prefetch)", "(prefetch_factor)")) from None
+        except _stoker.DataError as e:  # the engine counts epochs from the seed's first (_rng_epoch)
+            if self._stream is not None or self._seed_epoch == 0:
+                raise
+            engine = self._rng_epoch(self._epoch)
+            raise _stoker.DataError(re.sub(rf"\bepoch {engine}\b", f"epoch {self._epoch}", str(e))) from None
         now = time.perf_counter()
         if item is None:
             self._epoch += 1
@@ -991,7 +1043,7 @@ class DataLoader:
         busy = stages["read"] + stages["decode"] + stages["transform"]
         shares = {k: (stages[k] / busy if busy > 0 else 0.0) for k in ("read", "decode", "transform")}
         return {
-            "epoch": epoch["epoch"] if self._stream is None else self._epoch,
+            "epoch": (epoch["epoch"] + self._seed_epoch) % _RNG_EPOCHS if self._stream is None else self._epoch,
             "samples": epoch["samples"] if self._stream is None else self._processes.items,
             "bad": epoch["bad"],
             "bad_samples": [{"index": i, "path": name, "reason": why} for i, name, why in epoch["bad_samples"]],
@@ -1024,7 +1076,8 @@ class DataLoader:
         if self._stream is None and position >= (len(self._loader) if live else self._pass_batches()):
             epoch, position = epoch + 1, 0
         state = {
-            "stoker_data_loader": STATE_VERSION, "seed": self.seed, "epoch": epoch, "next_batch": position,
+            "stoker_data_loader": STATE_VERSION, "seed": self.seed, "seed_epoch": self._seed_epoch,
+            "reseeded": self._pass_reseeded, "epoch": epoch, "next_batch": position,
             "samples": len(self.source), "classes": list(self.source.class_names), "batch_size": self.batch_size,
             "world_size": self.world_size, "shuffle": self.shuffle, "drop_last": self.drop_last,
         }
@@ -1042,8 +1095,12 @@ class DataLoader:
             return
         checked = check_state(state, self)
         with self._one_call("load_state_dict()"):
-            # The order depends on the seed, so the resumed loader takes the saved one.
+            # The order depends on the seed, so the resumed loader takes the saved one; a reseed after
+            # this is followed from the next pass from an epoch's first batch on (_reseed_now).
             self._seeded_from = None
+            self._seen = self._generator_state()
+            self._seed_epoch, self._pass_reseeded = checked["seed_epoch"], checked["reseeded"]
+            self._keep_loaded_seed = not (checked["next_batch"] == 0 and checked["reseeded"])
             if checked["seed"] != self.seed:
                 if self._processes is not None:  # the engine loader replaced waits for no item
                     self._processes.let_go()

@@ -14,7 +14,8 @@ utilisation and CPU figures into their verdicts. The log is stoker monitor's CSV
 lines for a name ending in .jsonl), flushed every row. With tensorboard=FOLDER each sample
 also becomes TensorBoard scalars (host/cpu_percent, host/ram_used_gib, gpu0/util, ...) in a new
 event file in that folder, at the step count of the loop watched without a name (a resumed
-stoker.DataLoader's from its place); with no such loop, numbered 0, 1, 2, ... (the rule:
+stoker.DataLoader's from its place), else of the training stoker.DataLoader (the first iterated
+in a random order; a validation loader never counts); with neither, numbered 0, 1, 2, ... (the rule:
 docs/MONITOR_FORMATS.md, "Steps"). The loops watched
 while it runs are recorded too: their windows' step_time/* shares and samples/s in that event
 file, each pass's figures and verdict in the loops CSV beside the log (run.loops.csv for

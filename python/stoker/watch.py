@@ -36,7 +36,7 @@ import torch.utils.data
 from . import _arguments as arg
 from . import _stoker
 from ._datasets import _folder_under
-from ._session import current_monitor, register_diagnosis
+from ._session import current_monitor, note_unnamed_watch, register_diagnosis
 from ._process import core_share, cores, cores_words, rank_and_world
 from .data_loader import DataLoader
 
@@ -177,6 +177,8 @@ class watch:
             self._end_epoch()
         self._diagnosis.set_monitor(current_monitor(), nvml_index())  # the one running now, if any
         self._diagnosis.record_as(self.name or "", rank_and_world()[0])  # to that monitor's TensorBoard file and log
+        if not self.name:
+            note_unnamed_watch()
         self._diagnosis.start_epoch()
         it = iter(self.loader)
         if isinstance(self.loader, DataLoader):  # its own epoch: a resumed loader's, one the script set

@@ -133,3 +133,72 @@ def test_a_bad_folder_is_one_clear_error(tmp_path):
         stoker.monitor(tensorboard=5)
     with pytest.raises(ValueError, match="tensorboard=''"):
         stoker.monitor(tensorboard="")
+
+
+def rows_loader(n=40, **options):
+    import torch
+    return stoker.DataLoader(torch.utils.data.TensorDataset(torch.randn(n, 8), torch.arange(n)), batch_size=10,
+                             **options)
+
+
+def test_an_unwatched_training_loader_s_steps_are_the_run_s(tmp_path):
+    # No loop watched: the training loader's (shuffle=True) batches move the step axis, across its
+    # passes; a validation loader's (a fixed order) do not. During the k-th training step the run has
+    # finished k steps, as with a watched loop.
+    train, val = rows_loader(shuffle=True), rows_loader(n=30)
+    with stoker.monitor(interval=0.05, tensorboard=tmp_path / "tb", gpu=False, file=io.StringIO()) as mon:
+        for epoch in range(2):
+            for _ in train:
+                wait_for_samples(mon, 1)
+            assert mon._handle.step == 4 * (epoch + 1)
+            for _ in val:
+                pass
+            assert mon._handle.step == 4 * (epoch + 1), "a validation loader does not move the axis"
+    steps = monitor_steps(mon.tensorboard_file)
+    assert steps == sorted(steps) and set(range(8)) <= set(steps) and steps[-1] <= 8, steps
+
+
+def test_a_validation_loader_iterated_first_does_not_take_the_axis(tmp_path):
+    train, val = rows_loader(shuffle=True), rows_loader(n=30)
+    with stoker.monitor(interval=0.05, gpu=False, summary=False) as mon:
+        for _ in val:
+            pass
+        for _ in train:
+            pass
+        assert mon._handle.step == 4
+
+
+def test_a_resumed_training_loader_goes_on_from_its_place(tmp_path):
+    # A state taken at epoch 1's third batch: the resumed run's steps go on from 4 + 2, never back.
+    first = rows_loader(shuffle=True)
+    for _ in first:
+        pass
+    for k, _ in enumerate(first):
+        if k == 1:
+            state = first.state_dict()
+            break
+    resumed = rows_loader(shuffle=True)
+    resumed.load_state_dict(state)
+    with stoker.monitor(interval=0.05, tensorboard=tmp_path / "tb", gpu=False, file=io.StringIO()) as mon:
+        assert mon._handle.step == 6
+        for _ in resumed:
+            wait_for_samples(mon, 1)
+        assert mon._handle.step == 8
+        for _ in resumed:
+            pass
+        assert mon._handle.step == 12
+    steps = monitor_steps(mon.tensorboard_file)
+    assert steps == sorted(steps) and steps[0] == 6 and {6, 7} <= set(steps), steps
+
+
+def test_a_loop_watched_without_a_name_keeps_the_axis(tmp_path):
+    # Watched, the loop's count is the run's steps (here a loop over a list); a training loader
+    # outside it does not move the axis.
+    other = rows_loader(shuffle=True, n=100)
+    with stoker.monitor(interval=0.05, gpu=False, summary=False) as mon:
+        for _ in stoker.watch(list(range(4)), report=False):
+            pass
+        assert mon._handle.step == 4
+        for _ in other:
+            pass
+        assert mon._handle.step == 4
