@@ -53,6 +53,12 @@ def _rank_and_world(rank, world_size):
     return rank, world_size
 
 
+def _group_ready():
+    import torch.distributed as dist
+
+    return dist.is_available() and dist.is_initialized()
+
+
 def _shard_note(world_size, samples):
     """The line a loader without a sampler prints where it shards what torch's DataLoader would give
     every rank whole: an unshuffled one on several ranks, where the world size was not given
@@ -362,6 +368,10 @@ class DataLoader:
         self.rank, self.world_size = _rank_and_world(rank, world_size)
         # An iterable-style Dataset shards itself (by the rank it reads): stoker reads it whole.
         sharded = self._order is None and not stream
+        # Made before torch.distributed is initialised, with neither rank nor world_size given: the
+        # ranks are the process group's where it is up when they are first needed (_follow_ranks).
+        self._ranks_later = sharded and rank is None and world_size is None and not _group_ready()
+        self._seed_given = seed is not None
         self.seed = _epoch_seed(seed, self.world_size if sharded else 1, shuffle, generator)
         # A seed peeked from torch's generator (neither given nor shared over ranks) stands for the
         # first pass's base seed: _follow_seed takes that draw instead if the script seeds torch first.
@@ -565,11 +575,12 @@ class DataLoader:
                 raise
 
     def __len__(self):
+        self._follow_ranks()
         if self._stream is not None:
             return stream_batches(self.dataset, self._data.name, self.batch_size, self.drop_last)
         if self._order is not None:
             return self._order.batches(self.drop_last)
-        if self._sized_each_pass():  # the next pass's, as torch's len(loader) reads len(dataset)
+        if self._sized_each_pass() or self._ranks_moved:  # the next pass's, as torch's len(loader) reads len(dataset)
             return self._batches_of(self._samples_now())
         return len(self._loader)
 
@@ -659,6 +670,43 @@ class DataLoader:
         if samples != last:
             self.source.resize(samples)
 
+    def _follow_ranks(self, first_pass=False):
+        """A loader made before torch.distributed was initialised, given neither rank nor world_size,
+        takes its ranks from the process group once it is up: at its first len(), len(sampler),
+        state_dict(), load_state_dict() or pass. PyTorch Lightning's `trainer.fit(model, loader)`
+        with strategy="ddp" makes it so: the loader is made before the ranks exist (rank 0 without
+        RANK and WORLD_SIZE, the others with WORLD_SIZE and no RANK), and the group is initialised
+        before the first pass. The first pass settles the ranks, group or not, and makes the engine
+        loader again on them where they moved (_take_moved_ranks)."""
+        if self._ranks_later and _group_ready():
+            import torch.distributed as dist
+
+            self._ranks_later = False
+            rank, world = dist.get_rank(), dist.get_world_size()
+            if (rank, world) != (self.rank, self.world_size):
+                self.__dict__.update(rank=rank, world_size=world)  # past __setattr__'s refusal: the same option
+                self._loader_options.update(rank=rank, world_size=world)
+                self._ranks_moved = True
+                if not self.shuffle and world > 1 and rank == 0:
+                    _say_shard_note(world, len(self.source))
+        if first_pass:
+            self._ranks_later = False
+            if self._ranks_moved:
+                self._take_moved_ranks()
+
+    def _take_moved_ranks(self):
+        """The engine loader made again on the ranks _follow_ranks took. A shuffled one takes seed 0
+        unless a seed was given or loaded: the seed of a loader made on several ranks without a
+        group (DistributedSampler's default), the same on every rank with no collective call."""
+        self._ranks_moved = False
+        seed = self.seed
+        if self.shuffle and self.world_size > 1 and not self._seed_given and not self._state_loaded:
+            seed, self._seeded_from = 0, None
+        self._replace_loader(seed)
+
+    _ranks_moved = False  # the ranks changed since the engine loader was made (_follow_ranks)
+    _state_loaded = False
+
     def set_epoch(self, epoch):
         """The epoch the next iter() yields (as DistributedSampler.set_epoch); without it each
         finished pass moves on to the next epoch by itself. After load_state_dict, the epoch of
@@ -691,6 +739,7 @@ class DataLoader:
                                    "DataLoader of its own")
             if self._processes is not None:  # the pass before, if under way, is over: its items are not waited for
                 self._processes.let_go()
+            self._follow_ranks(first_pass=True)
             self._follow_seed()
             if self._stream is not None:  # a pass from its start (load_state_dict resumes none mid-pass)
                 self._follow_chain()
@@ -1015,6 +1064,7 @@ class DataLoader:
     def state_dict(self):
         """Where the stream stands: the next batch a resumed loader yields. Taken after an
         epoch's last batch, it points at the next epoch's first."""
+        self._follow_ranks()
         live = self._position is not None
         position = self._position if live else self._resume_at
         epoch = self._epoch
@@ -1038,8 +1088,10 @@ class DataLoader:
             self.set_epoch(load_state(state, self._data.name))
             note_resumed(self)
             return
+        self._follow_ranks()
         checked = check_state(state, self)
         with self._one_call("load_state_dict()"):
+            self._state_loaded = True
             # The order depends on the seed, so the resumed loader takes the saved one.
             self._seeded_from = None
             if checked["seed"] != self.seed:

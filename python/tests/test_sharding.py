@@ -181,3 +181,20 @@ def test_rank_0s_state_resumes_every_rank(tmp_path, sampler):
     resumed = make(1)
     resumed.load_state_dict(states[0])
     assert ids(resumed) == whole[1][2:]
+
+
+@pytest.mark.parametrize("shuffle", [True, False])
+def test_a_loader_made_before_the_process_group_shards_by_its_ranks(tmp_path, shuffle):
+    # Lightning's trainer.fit(model, train_dataloaders=loader) under strategy="ddp" (late_group_rank.py):
+    # made before the ranks exist, the loader takes them from the process group at its first pass.
+    n, world = 25, 2
+    lines = run_ranks(HERE / "late_group_rank.py", world, [rows(tmp_path, n), int(shuffle)])
+    runs = [[json.loads(line) for line in out.splitlines()] for out in lines]
+    per_rank = math.ceil(n / world)
+    assert [run[0] for run in runs] == [{"batches": math.ceil(per_rank / 4), "sampler": per_rank}] * world, \
+        "len(loader) and len(loader.sampler) are of the rank's shard once the group is up (DDP would hang)"
+    for epoch in range(2):
+        assert [(run[1 + epoch]["rank"], run[1 + epoch]["world_size"]) for run in runs] == [(0, 2), (1, 2)]
+        check_shards([run[1 + epoch]["ids"] for run in runs], n, world, 4, False)
+    if shuffle:
+        assert runs[0][1]["ids"] != runs[0][2]["ids"], "each epoch shuffles anew"
