@@ -370,7 +370,11 @@ class DataLoader:
         sharded = self._order is None and not stream
         # Made before torch.distributed is initialised, with neither rank nor world_size given: the
         # ranks are the process group's where it is up when they are first needed (_follow_ranks).
-        self._ranks_later = sharded and rank is None and world_size is None and not _group_ready()
+        # Several ranks and no rank known (neither given, nor RANK, nor a group): rank 0 until _follow_ranks.
+        self._rank_unknown = rank is None and self.world_size > 1 and not _group_ready() and "RANK" not in os.environ
+        self._ranks_later = sharded and not _group_ready() and (rank is None and world_size is None
+                                                                or self._rank_unknown)
+        self._world_given = world_size is not None
         self._seed_given = seed is not None
         self.seed = _epoch_seed(seed, self.world_size if sharded else 1, shuffle, generator)
         # A seed peeked from torch's generator (neither given nor shared over ranks) stands for the
@@ -677,12 +681,14 @@ class DataLoader:
         with strategy="ddp" makes it so: the loader is made before the ranks exist (rank 0 without
         RANK and WORLD_SIZE, the others with WORLD_SIZE and no RANK), and the group is initialised
         before the first pass. The first pass settles the ranks, group or not, and makes the engine
-        loader again on them where they moved (_take_moved_ranks)."""
+        loader again on them where they moved (_take_moved_ranks). A first pass on several ranks
+        with no rank known (world_size= or WORLD_SIZE without rank=, RANK or a group) raises
+        ValueError in one line: every process would read rank 0's shard."""
         if self._ranks_later and _group_ready():
             import torch.distributed as dist
 
-            self._ranks_later = False
-            rank, world = dist.get_rank(), dist.get_world_size()
+            self._ranks_later = self._rank_unknown = False
+            rank, world = dist.get_rank(), self.world_size if self._world_given else dist.get_world_size()
             if (rank, world) != (self.rank, self.world_size):
                 self.__dict__.update(rank=rank, world_size=world)  # past __setattr__'s refusal: the same option
                 self._loader_options.update(rank=rank, world_size=world)
@@ -690,6 +696,12 @@ class DataLoader:
                 if not self.shuffle and world > 1 and rank == 0:
                     _say_shard_note(world, len(self.source))
         if first_pass:
+            if self._ranks_later and self._rank_unknown:
+                given = f"world_size={self.world_size}" if self._world_given else f"WORLD_SIZE={self.world_size}"
+                raise ValueError(f"stoker.DataLoader: {given} and no rank: rank= was not given, RANK is unset and "
+                                 "torch.distributed is not initialised, so every process would read rank 0's shard; "
+                                 "pass rank=, set RANK (torchrun does), or initialise the process group before the "
+                                 "first pass")
             self._ranks_later = False
             if self._ranks_moved:
                 self._take_moved_ranks()

@@ -198,3 +198,19 @@ def test_a_loader_made_before_the_process_group_shards_by_its_ranks(tmp_path, sh
         check_shards([run[1 + epoch]["ids"] for run in runs], n, world, 4, False)
     if shuffle:
         assert runs[0][1]["ids"] != runs[0][2]["ids"], "each epoch shuffles anew"
+
+
+@pytest.mark.parametrize("given", [dict(), dict(world_size=2)])
+def test_several_ranks_and_no_rank_are_refused_in_one_line_at_the_first_pass(tmp_path, monkeypatch, given):
+    # WORLD_SIZE (or world_size=) without rank=, RANK or a process group: each process took rank 0's shard.
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.delenv("RANK", raising=False)
+    loader = stoker.DataLoader(rows(tmp_path, 7), batch_size=4, shuffle=True, num_workers=1, **given)
+    for _ in range(2):  # the loader stays as it was: the next pass says it again
+        with pytest.raises(ValueError) as raised:
+            iter(loader)
+        said = str(raised.value)
+        assert "\n" not in said and said.startswith(f"stoker.DataLoader: {'world_size' if given else 'WORLD_SIZE'}=2 "
+                                                    "and no rank:") and "pass rank=" in said, said
+    monkeypatch.setenv("RANK", "1")
+    assert len([y for _, y in stoker.DataLoader(rows(tmp_path, 7), batch_size=4, num_workers=1, **given)]) == 1
