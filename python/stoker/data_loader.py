@@ -73,8 +73,15 @@ def _shard_note(world_size, samples):
 _shard_note_said = False  # once a process: a validation loader made every epoch says it once
 
 
+# Frameworks that shard an unshuffled torch DataLoader over the ranks too (Lightning's
+# DistributedSampler(shuffle=False), Accelerate's prepare): there stoker's shards are torch's.
+_SHARDING_FRAMEWORKS = ("pytorch_lightning", "lightning", "lightning_fabric", "accelerate")
+
+
 def _say_shard_note(world_size, samples):
     global _shard_note_said
+    if any(name in sys.modules for name in _SHARDING_FRAMEWORKS):
+        return
     if not _shard_note_said:
         _shard_note_said = True
         print(_shard_note(world_size, samples), file=sys.stderr, flush=True)

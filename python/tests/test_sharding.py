@@ -5,6 +5,8 @@ import collections
 import json
 import math
 import pathlib
+import sys
+import types
 
 import numpy as np
 import pytest
@@ -214,3 +216,17 @@ def test_several_ranks_and_no_rank_are_refused_in_one_line_at_the_first_pass(tmp
                                                     "and no rank:") and "pass rank=" in said, said
     monkeypatch.setenv("RANK", "1")
     assert len([y for _, y in stoker.DataLoader(rows(tmp_path, 7), batch_size=4, num_workers=1, **given)]) == 1
+
+
+@pytest.mark.parametrize("framework", ["pytorch_lightning", "lightning", "accelerate"])
+def test_under_lightning_or_accelerate_an_unshuffled_loader_shards_without_the_note(tmp_path, monkeypatch, capsys,
+                                                                                   framework):
+    # Lightning 1.9.5 (DataConnector._prepare_dataloader: DistributedSampler(shuffle=False) for an
+    # evaluation loader) and Accelerate 0.20.3 (prepare_data_loader) shard torch's unshuffled loader too,
+    # so "torch's DataLoader gives every rank all of them" would not be so there.
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setattr(stoker.data_loader, "_shard_note_said", False, raising=False)
+    monkeypatch.setitem(sys.modules, framework, types.ModuleType(framework))
+    assert len(stoker.DataLoader(rows(tmp_path, 7), shuffle=False, num_workers=1).sampler) == 4
+    assert capsys.readouterr().err == ""
