@@ -176,10 +176,12 @@ class PlannedSampler:
 
     def __len__(self):
         loader = self._loader
+        loader._follow_ranks()
         return math.ceil(loader._samples_now() / loader.world_size)
 
     def __iter__(self):
         loader = self._loader
+        loader._follow_ranks()
         return iter(_stoker.plan_epoch(loader._samples_now(), batch_size=1, shuffle=loader.shuffle, drop_last=False,
                                        seed=loader.seed, rank=loader.rank, world_size=loader.world_size,
                                        epoch=loader._rng_epoch(loader.epoch)))

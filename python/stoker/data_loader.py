@@ -54,6 +54,12 @@ def _rank_and_world(rank, world_size):
     return rank, world_size
 
 
+def _group_ready():
+    import torch.distributed as dist
+
+    return dist.is_available() and dist.is_initialized()
+
+
 def _shard_note(world_size, samples):
     """The line a loader without a sampler prints where it shards what torch's DataLoader would give
     every rank whole: an unshuffled one on several ranks, where the world size was not given
@@ -69,8 +75,15 @@ _RNG_EPOCHS = 1 << 62  # the engine's epochs, int64, with room for an iterable's
 _shard_note_said = False  # once a process: a validation loader made every epoch says it once
 
 
+# Frameworks that shard an unshuffled torch DataLoader over the ranks too (Lightning's
+# DistributedSampler(shuffle=False), Accelerate's prepare): there stoker's shards are torch's.
+_SHARDING_FRAMEWORKS = ("pytorch_lightning", "lightning", "lightning_fabric", "accelerate")
+
+
 def _say_shard_note(world_size, samples):
     global _shard_note_said
+    if any(name in sys.modules for name in _SHARDING_FRAMEWORKS):
+        return
     if not _shard_note_said:
         _shard_note_said = True
         print(_shard_note(world_size, samples), file=sys.stderr, flush=True)
@@ -364,6 +377,14 @@ class DataLoader:
         self.rank, self.world_size = _rank_and_world(rank, world_size)
         # An iterable-style Dataset shards itself (by the rank it reads): stoker reads it whole.
         sharded = self._order is None and not stream
+        # Made before torch.distributed is initialised, with neither rank nor world_size given: the
+        # ranks are the process group's where it is up when they are first needed (_follow_ranks).
+        # Several ranks and no rank known (neither given, nor RANK, nor a group): rank 0 until _follow_ranks.
+        self._rank_unknown = rank is None and self.world_size > 1 and not _group_ready() and "RANK" not in os.environ
+        self._ranks_later = sharded and not _group_ready() and (rank is None and world_size is None
+                                                                or self._rank_unknown)
+        self._world_given = world_size is not None
+        self._seed_given = seed is not None
         self.seed = _epoch_seed(seed, self.world_size if sharded else 1, shuffle, generator)
         # A seed peeked from torch's generator (neither given nor shared over ranks) stands for the
         # first pass's base seed: _reseed_now takes a pass's draw instead if the script seeds torch before it.
@@ -578,11 +599,12 @@ class DataLoader:
                 raise
 
     def __len__(self):
+        self._follow_ranks()
         if self._stream is not None:
             return stream_batches(self.dataset, self._data.name, self.batch_size, self.drop_last)
         if self._order is not None:
             return self._order.batches(self.drop_last)
-        if self._sized_each_pass():  # the next pass's, as torch's len(loader) reads len(dataset)
+        if self._sized_each_pass() or self._ranks_moved:  # the next pass's, as torch's len(loader) reads len(dataset)
             return self._batches_of(self._samples_now())
         return len(self._loader)
 
@@ -672,6 +694,52 @@ class DataLoader:
         if samples != last:
             self.source.resize(samples)
 
+    def _follow_ranks(self, first_pass=False):
+        """A loader made before torch.distributed was initialised, given neither rank nor world_size,
+        takes its ranks from the process group once it is up: at its first len(), len(sampler),
+        state_dict(), load_state_dict() or pass. PyTorch Lightning's `trainer.fit(model, loader)`
+        with strategy="ddp" makes it so: the loader is made before the ranks exist (rank 0 without
+        RANK and WORLD_SIZE, the others with WORLD_SIZE and no RANK), and the group is initialised
+        before the first pass. The first pass settles the ranks, group or not, and makes the engine
+        loader again on them where they moved (_take_moved_ranks). A first pass on several ranks
+        with no rank known (world_size= or WORLD_SIZE without rank=, RANK or a group) raises
+        ValueError in one line: every process would read rank 0's shard."""
+        if self._ranks_later and _group_ready():
+            import torch.distributed as dist
+
+            self._ranks_later = self._rank_unknown = False
+            rank, world = dist.get_rank(), self.world_size if self._world_given else dist.get_world_size()
+            if (rank, world) != (self.rank, self.world_size):
+                self.__dict__.update(rank=rank, world_size=world)  # past __setattr__'s refusal: the same option
+                self._loader_options.update(rank=rank, world_size=world)
+                self._ranks_moved = True
+                if not self.shuffle and world > 1 and rank == 0:
+                    _say_shard_note(world, len(self.source))
+        if first_pass:
+            if self._ranks_later and self._rank_unknown:
+                given = f"world_size={self.world_size}" if self._world_given else f"WORLD_SIZE={self.world_size}"
+                raise ValueError(f"stoker.DataLoader: {given} and no rank: rank= was not given, RANK is unset and "
+                                 "torch.distributed is not initialised, so every process would read rank 0's shard; "
+                                 "pass rank=, set RANK (torchrun does), or initialise the process group before the "
+                                 "first pass")
+            self._ranks_later = False
+            if self._ranks_moved:
+                self._take_moved_ranks()
+
+    def _take_moved_ranks(self):
+        """The engine loader made again on the ranks _follow_ranks took. A shuffled one takes seed 0
+        unless a seed was given or loaded: the seed of a loader made on several ranks without a
+        group (DistributedSampler's default), the same on every rank with no collective call."""
+        self._ranks_moved = False
+        seed = self.seed
+        if self.shuffle and self.world_size > 1 and not self._seed_given and not self._state_loaded:
+            seed, self._seeded_from = 0, None
+            self._follows_reseeds = False  # a seed the ranks share stands (_reseed_now)
+        self._replace_loader(seed)
+
+    _ranks_moved = False  # the ranks changed since the engine loader was made (_follow_ranks)
+    _state_loaded = False
+
     def set_epoch(self, epoch):
         """The epoch the next iter() yields (as DistributedSampler.set_epoch); without it each
         finished pass moves on to the next epoch by itself. After load_state_dict, the epoch of
@@ -704,6 +772,7 @@ class DataLoader:
                                    "DataLoader of its own")
             if self._processes is not None:  # the pass before, if under way, is over: its items are not waited for
                 self._processes.let_go()
+            self._follow_ranks(first_pass=True)
             reseed = self._reseed_now()
             if self._stream is not None:  # a pass from its start (load_state_dict resumes none mid-pass)
                 self._follow_seed(reseed, self._epoch)
@@ -1069,6 +1138,7 @@ class DataLoader:
     def state_dict(self):
         """Where the stream stands: the next batch a resumed loader yields. Taken after an
         epoch's last batch, it points at the next epoch's first."""
+        self._follow_ranks()
         live = self._position is not None
         position = self._position if live else self._resume_at
         epoch = self._epoch
@@ -1093,8 +1163,10 @@ class DataLoader:
             self.set_epoch(load_state(state, self._data.name))
             note_resumed(self)
             return
+        self._follow_ranks()
         checked = check_state(state, self)
         with self._one_call("load_state_dict()"):
+            self._state_loaded = True
             # The order depends on the seed, so the resumed loader takes the saved one; a reseed after
             # this is followed from the next pass from an epoch's first batch on (_reseed_now).
             self._seeded_from = None

@@ -5,6 +5,8 @@ import collections
 import json
 import math
 import pathlib
+import sys
+import types
 
 import numpy as np
 import pytest
@@ -181,3 +183,50 @@ def test_rank_0s_state_resumes_every_rank(tmp_path, sampler):
     resumed = make(1)
     resumed.load_state_dict(states[0])
     assert ids(resumed) == whole[1][2:]
+
+
+@pytest.mark.parametrize("shuffle", [True, False])
+def test_a_loader_made_before_the_process_group_shards_by_its_ranks(tmp_path, shuffle):
+    # Lightning's trainer.fit(model, train_dataloaders=loader) under strategy="ddp" (late_group_rank.py):
+    # made before the ranks exist, the loader takes them from the process group at its first pass.
+    n, world = 25, 2
+    lines = run_ranks(HERE / "late_group_rank.py", world, [rows(tmp_path, n), int(shuffle)])
+    runs = [[json.loads(line) for line in out.splitlines()] for out in lines]
+    per_rank = math.ceil(n / world)
+    assert [run[0] for run in runs] == [{"batches": math.ceil(per_rank / 4), "sampler": per_rank}] * world, \
+        "len(loader) and len(loader.sampler) are of the rank's shard once the group is up (DDP would hang)"
+    for epoch in range(2):
+        assert [(run[1 + epoch]["rank"], run[1 + epoch]["world_size"]) for run in runs] == [(0, 2), (1, 2)]
+        check_shards([run[1 + epoch]["ids"] for run in runs], n, world, 4, False)
+    if shuffle:
+        assert runs[0][1]["ids"] != runs[0][2]["ids"], "each epoch shuffles anew"
+
+
+@pytest.mark.parametrize("given", [dict(), dict(world_size=2)])
+def test_several_ranks_and_no_rank_are_refused_in_one_line_at_the_first_pass(tmp_path, monkeypatch, given):
+    # WORLD_SIZE (or world_size=) without rank=, RANK or a process group: each process took rank 0's shard.
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.delenv("RANK", raising=False)
+    loader = stoker.DataLoader(rows(tmp_path, 7), batch_size=4, shuffle=True, num_workers=1, **given)
+    for _ in range(2):  # the loader stays as it was: the next pass says it again
+        with pytest.raises(ValueError) as raised:
+            iter(loader)
+        said = str(raised.value)
+        assert "\n" not in said and said.startswith(f"stoker.DataLoader: {'world_size' if given else 'WORLD_SIZE'}=2 "
+                                                    "and no rank:") and "pass rank=" in said, said
+    monkeypatch.setenv("RANK", "1")
+    assert len([y for _, y in stoker.DataLoader(rows(tmp_path, 7), batch_size=4, num_workers=1, **given)]) == 1
+
+
+@pytest.mark.parametrize("framework", ["pytorch_lightning", "lightning", "accelerate"])
+def test_under_lightning_or_accelerate_an_unshuffled_loader_shards_without_the_note(tmp_path, monkeypatch, capsys,
+                                                                                   framework):
+    # Lightning 1.9.5 (DataConnector._prepare_dataloader: DistributedSampler(shuffle=False) for an
+    # evaluation loader) and Accelerate 0.20.3 (prepare_data_loader) shard torch's unshuffled loader too,
+    # so "torch's DataLoader gives every rank all of them" would not be so there.
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setattr(stoker.data_loader, "_shard_note_said", False, raising=False)
+    monkeypatch.setitem(sys.modules, framework, types.ModuleType(framework))
+    assert len(stoker.DataLoader(rows(tmp_path, 7), shuffle=False, num_workers=1).sampler) == 4
+    assert capsys.readouterr().err == ""
