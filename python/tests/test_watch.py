@@ -443,15 +443,15 @@ def test_a_first_pass_of_too_few_steps_is_shown_not_judged(clock):
 
 
 def test_the_changes_added_for_another_loader_follow_the_verdict_printed(clock):
-    # A pass too short alone is judged on the last window (2 s of a slow model): compute-bound,
-    # so no "try:" line, though its own 4 steps waited. 10 steps of 0.21 s past the warm-up one:
-    # a window needs 2 s.
+    # A pass too short alone is judged on the last window (2 s of a slow model) and its own steps:
+    # compute-bound, so no "try:" line, though its own 4 steps waited 83 %. 10 steps of 0.21 s
+    # past the warm-up one: a window needs 2 s.
     loader = SlowLoader(11, 0.0, clock)
     for _ in stoker.watch(loader, file=io.StringIO()):
         clock.advance(0.21)
-    loader.batches, loader.delay = 4, 0.05
+    loader.batches, loader.delay = 4, 0.005
     report, _ = run(loader, 0.001, clock)
-    assert "→ compute-bound (the last 10 steps" in report[0]
+    assert "→ compute-bound (the last 14 steps" in report[0]
     assert not any(line.startswith("try:") for line in report)
 
 

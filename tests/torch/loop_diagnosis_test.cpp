@@ -129,8 +129,8 @@ TEST_F(LoopDiagnosisTest, AnEpochTooShortToJudgeReadsTheLastWindow) {
   steps(4, 0.03, 0.2);  // 13 % waiting: input-bound on its own
   std::vector<std::string> report = diagnosis.epoch_report();
   EXPECT_EQ(report[0],
-            "step time: compute 100.0 % · waiting for data 0.0 % · copy 0.0 % → compute-bound (the "
-            "last 10 steps, 2.5 s, across epochs: this epoch's 4 steps are too few to judge alone)");
+            "step time: compute 96.5 % · waiting for data 3.5 % · copy 0.0 % → compute-bound (the "
+            "last 14 steps, 3.4 s, across epochs: this epoch's 4 steps are too few to judge alone)");
   EXPECT_EQ(report.size(), 1u) << report.back();  // no evidence, no "try:"
   // The records keep the verdict the line printed, not the 4 steps' own.
   EXPECT_EQ(diagnose::verdict_name(diagnosis.epoch_verdict()), "compute-bound");
@@ -147,6 +147,23 @@ TEST_F(LoopDiagnosisTest, AnEpochTooShortToJudgeReadsTheLastWindow) {
   steps(10, 0.0, 0.25);
   report = diagnosis.epoch_report();
   EXPECT_EQ(report[0], "step time: compute 100.0 % · waiting for data 0.0 % · copy 0.0 % → compute-bound");
+}
+
+// The last window closed may hold none of a short epoch's steps: they are in the window still
+// open. A starved 0.9-s epoch after a compute-bound one read "compute-bound (the last 10 steps,
+// 2.5 s, across epochs …)", every one of them the epoch before's, though it waited 83 %.
+TEST_F(LoopDiagnosisTest, AShortEpochIsJudgedWithItsOwnStepsInTheWindowStillOpen) {
+  diagnosis.start_epoch();
+  steps(1, 0.0, 5.0);    // warm-up
+  steps(12, 0.0, 0.25);  // a window closed after 10 steps (2.5 s), then 2 more (0.5 s) open
+  diagnosis.start_epoch();
+  steps(15, 0.05, 0.01);  // 0.9 s, 83 % waiting: the open window is 1.4 s, not closed
+  const std::vector<std::string> report = diagnosis.epoch_report();
+  EXPECT_EQ(report[0],
+            "step time: compute 80.8 % · waiting for data 19.2 % · copy 0.0 % → input-bound (moderate) (the "
+            "last 27 steps, 3.9 s, across epochs: this epoch's 0.9 s is too short to judge alone)");
+  EXPECT_EQ(diagnose::verdict_name(diagnosis.epoch_verdict()), "input-bound (moderate)");
+  EXPECT_EQ(diagnosis.epoch_judged_window().steps, 27);
 }
 
 TEST_F(LoopDiagnosisTest, AShortFirstStepIsLeftOutWithoutANote) {

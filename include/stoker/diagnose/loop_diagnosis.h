@@ -6,9 +6,9 @@
 // `--workers auto` each window also feeds the worker tuner, whose changes are applied to the
 // loader and logged with reasons. Each epoch gets the shares line and, when input-bound, the
 // recommended changes; an epoch shorter than a window (10 steps, 2 s) is judged on the last
-// window instead, and its line says so; one of fewer than 10 steps with no window before it (a
-// run's first pass broken off) shows its shares, saying they are too few to judge, without
-// evidence or changes.
+// window closed and the steps since (so on all of its own), and its line says so; one of fewer than 10 steps with no
+// window before it (a run's first pass broken off) shows its shares, saying they are too few to judge, without evidence
+// or changes.
 //
 // The first step at each batch size is warm-up. The run's first loads libraries and kernels
 // and takes the allocator's first blocks (26 s for ResNet-50 on an H100); each new input
@@ -114,7 +114,8 @@ class LoopDiagnosis {
 
  private:
   // What the epoch is judged on: its steps less the warm-up, with the monitor's figures, or
-  // the last window when the epoch is shorter than one (`too_short` then says why).
+  // the last window and every step since when the epoch is shorter than one (`too_short` then
+  // says why).
   struct EpochJudgement {
     StepWindow window;
     data::StageTimes stages;
@@ -155,11 +156,12 @@ class LoopDiagnosis {
   StepWindow window_, epoch_;
   GpuSeen window_gpu_, epoch_gpu_;
   uint64_t samples_seen_ = 0;  // the monitor's samples_published() when last read
-  // The last window judged, with its stage clocks: an epoch shorter than a window is judged
-  // on it instead.
+  // The last window judged, its GPU samples and the stage clocks at its start: an epoch
+  // shorter than a window is judged on it and the steps since (the window still open).
   struct JudgedWindow {
     StepWindow window;
-    data::StageTimes stages;
+    GpuSeen gpu;
+    data::StageTimes start;
   };
   std::optional<JudgedWindow> last_window_;
   WarmUpShapes shapes_;      // batch sizes (samples per step) stepped so far
