@@ -274,7 +274,7 @@ class watch:
 
 def _seconds(s):
     """A duration for a line: "0.6 s", "40 ms"."""
-    return f"{1000 * s:.0f} ms" if s < 0.1 else f"{s:.1f} s"
+    return f"{1000 * s:.0f} ms" if s < 0.05 else f"{s:.1f} s"
 
 
 def _stoker_loader_change(dataset):

@@ -166,6 +166,35 @@ TEST_F(LoopDiagnosisTest, AShortEpochIsJudgedWithItsOwnStepsInTheWindowStillOpen
   EXPECT_EQ(diagnosis.epoch_judged_window().steps, 27);
 }
 
+// A loader whose start spans two batches (its first 12 items 0.2 s each, batches of 8, one
+// worker): the second step waited 0.8 s, the next 198 about 1 ms each, and the epoch read
+// "input-bound (high)" at 25 % waiting with "try: a lighter __getitem__", for its start alone.
+TEST_F(LoopDiagnosisTest, OneStallThatAloneMakesTheEpochInputBoundIsLeftOutAndNamed) {
+  diagnosis.start_epoch();
+  steps(1, 1.6, 0.01);       // warm-up
+  steps(1, 0.8, 0.01);       // the rest of the start
+  steps(100, 0.0005, 0.02);  // then the model sets the pace
+  std::vector<std::string> report = diagnosis.epoch_report();
+  EXPECT_NE(report[0].find("waiting for data 2.4 % · copy 0.0 % → compute-bound"), std::string::npos) << report[0];
+  EXPECT_EQ(diagnose::verdict_name(diagnosis.epoch_verdict()), "compute-bound");
+  ASSERT_EQ(report.size(), 3u) << report.back();
+  EXPECT_EQ(report[2],
+            "one step waited 0.8 s, 94 % of the epoch's waiting: a stall (the loader still starting), left out of "
+            "these shares");
+  EXPECT_EQ(diagnosis.epoch_window().steps, 102);  // the totals keep it
+
+  // Later epochs keep theirs (torch's workers started again each epoch: persistent_workers=True
+  // saves it), and steady waiting stays input-bound whatever one step waited besides.
+  for (const double steady_wait : {0.0005, 0.01}) {
+    diagnosis.start_epoch();
+    steps(1, 0.8, 0.01);
+    steps(100, steady_wait, 0.02);
+    report = diagnosis.epoch_report();
+    EXPECT_NE(report[0].find("→ input-bound"), std::string::npos) << report[0];
+    for (const std::string& line : report) EXPECT_EQ(line.find("a stall"), std::string::npos) << line;
+  }
+}
+
 TEST_F(LoopDiagnosisTest, AShortFirstStepIsLeftOutWithoutANote) {
   diagnosis.start_epoch();
   steps(21, 0.0, 0.1);

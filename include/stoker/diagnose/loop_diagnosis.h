@@ -17,7 +17,9 @@
 // (epoch_window(), the metrics file) but not in the windows nor in the shares the verdicts
 // read, and the epoch report names them when they were a noticeable part of the epoch (as the
 // loader starting where they mostly waited for their batch: torch's DataLoader spawning its
-// worker processes).
+// worker processes). In the run's first epoch, one step holding at least half of its waiting,
+// where the epoch is input-bound only with it (the loader's start spanning two batches), is
+// judged the same way: out of the shares, named in the report.
 //
 // GPU utilisation is the mean of the monitor's samples taken during the window or epoch.
 // Without a loader (another library's) there are no stage clocks: the verdicts stand, the
@@ -122,6 +124,7 @@ class LoopDiagnosis {
     std::string too_short;  // "4 steps are too few", "1.1 s is too short", or empty
     bool unjudged = false;  // fewer steps than a window and no window before: shares alone
     bool left_out_warmup = false;
+    bool left_out_stall = false;  // epoch_stall_ is out of `window`
   };
   EpochJudgement judge_epoch() const;
   // The epoch report's line naming the warm-up steps it left out.
@@ -166,6 +169,10 @@ class LoopDiagnosis {
   std::optional<JudgedWindow> last_window_;
   WarmUpShapes shapes_;      // batch sizes (samples per step) stepped so far
   StepWindow epoch_warmup_;  // this epoch's warm-up steps, summed
+  // The epoch's step that waited longest, warm-up aside. Where it holds at least half of the
+  // run's first epoch's waiting and that epoch is input-bound only with it (a loader whose start
+  // spans two batches), the epoch is judged without it and the report names it.
+  StepWindow epoch_stall_;
   std::vector<int64_t> epoch_warmup_sizes_;
   bool run_start_in_epoch_ = false;  // this epoch holds the run's first step
   data::StageTimes window_start_, epoch_start_;
