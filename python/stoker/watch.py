@@ -3,7 +3,8 @@
     for inputs, targets in stoker.watch(loader):   # torch's DataLoader, stoker's, any iterable
         ...
 
-Each step is split into the time the loop waited for its batch (inside next()) and the rest
+Each step is split into the time the loop waited for its batch (inside next(); the first step's
+inside iter() too, where torch's DataLoader starts its worker processes) and the rest
 of the step (the model's work: with CUDA, the host time until the next next(), which the
 usual loss.item() makes the device's time too). At the end of each pass it prints the epoch's
 verdict, evidence and the changes to try: stoker train's, with the DataLoader's argument names
@@ -81,6 +82,8 @@ class _Watched:
         self.handle = handle
         self.epoch = 0
         self.reports = []
+        self.passes = 0  # passes begun
+        self.restart_wait = None  # a later pass's first wait (iter() and the first next()): workers starting again
 
 
 _watched = weakref.WeakKeyDictionary()  # loader -> _Watched
@@ -180,17 +183,22 @@ class watch:
         if not self.name:
             note_unnamed_watch()
         self._diagnosis.start_epoch()
+        clock = self._clock
+        # iter() is waiting for the first batch too: torch's DataLoader starts its worker processes there.
+        started = clock()
         it = iter(self.loader)
         if isinstance(self.loader, DataLoader):  # its own epoch: a resumed loader's, one the script set
             self._state.epoch = it.epoch
             self._diagnosis.resume_steps_at(self.loader._steps_before(it.epoch))
-        clock = self._clock
+        later_pass = self._state.passes > 0
+        self._state.passes += 1
+        self._state.restart_wait = None
         wait = step_end = samples = None
         failed = closed = False
         try:
             while True:
-                started = clock()
                 if step_end is not None:
+                    started = clock()
                     lines = self._diagnosis.after_step(wait, 0.0, started - step_end, samples)
                     if lines and self.report:
                         self._print([self._label() + lines[0]] + list(lines[1:]))
@@ -198,8 +206,11 @@ class watch:
                     item = next(it)
                 except StopIteration:
                     break
+                first = step_end is None
                 step_end = clock()
                 wait = step_end - started
+                if first and later_pass:
+                    self._state.restart_wait = wait
                 samples = _samples(item)
                 yield item
         except GeneratorExit:  # the loop broke off: the steps so far, the one it broke in too, are the epoch
@@ -249,12 +260,23 @@ class watch:
         need its stage clocks, which another loader does not have."""
         changes = []
         workers = getattr(self.loader, "num_workers", None)
+        restart, waited = self._state.restart_wait, self._diagnosis.epoch_window["wait"]
+        if isinstance(workers, int) and workers > 0 and getattr(self.loader, "persistent_workers", None) is False \
+                and restart is not None and waited > 0 and restart >= 0.25 * waited:
+            # torch's DataLoader starts its worker processes again each pass: its first batch waits for them.
+            changes.append(f"persistent_workers=True (its {workers} worker{'' if workers == 1 else 's'} started again "
+                           f"for this pass: {_seconds(restart)} of its {_seconds(waited)} waiting)")
         share = core_share()
         spare = share["cores"] - 1
         if isinstance(workers, int) and workers < spare:
             changes.append(f"num_workers={min(spare, max(2, 2 * workers))} ({workers} now, {cores_words(share)})")
         changes.append(_stoker_loader_change(getattr(self.loader, "dataset", None)))
         return "try: " + "  or  ".join(changes)
+
+
+def _seconds(s):
+    """A duration for a line: "0.6 s", "40 ms"."""
+    return f"{1000 * s:.0f} ms" if s < 0.05 else f"{s:.1f} s"
 
 
 def _stoker_loader_change(dataset):

@@ -129,8 +129,8 @@ TEST_F(LoopDiagnosisTest, AnEpochTooShortToJudgeReadsTheLastWindow) {
   steps(4, 0.03, 0.2);  // 13 % waiting: input-bound on its own
   std::vector<std::string> report = diagnosis.epoch_report();
   EXPECT_EQ(report[0],
-            "step time: compute 100.0 % · waiting for data 0.0 % · copy 0.0 % → compute-bound (the "
-            "last 10 steps, 2.5 s, across epochs: this epoch's 4 steps are too few to judge alone)");
+            "step time: compute 96.5 % · waiting for data 3.5 % · copy 0.0 % → compute-bound (the "
+            "last 14 steps, 3.4 s, across epochs: this epoch's 4 steps are too few to judge alone)");
   EXPECT_EQ(report.size(), 1u) << report.back();  // no evidence, no "try:"
   // The records keep the verdict the line printed, not the 4 steps' own.
   EXPECT_EQ(diagnose::verdict_name(diagnosis.epoch_verdict()), "compute-bound");
@@ -147,6 +147,52 @@ TEST_F(LoopDiagnosisTest, AnEpochTooShortToJudgeReadsTheLastWindow) {
   steps(10, 0.0, 0.25);
   report = diagnosis.epoch_report();
   EXPECT_EQ(report[0], "step time: compute 100.0 % · waiting for data 0.0 % · copy 0.0 % → compute-bound");
+}
+
+// The last window closed may hold none of a short epoch's steps: they are in the window still
+// open. A starved 0.9-s epoch after a compute-bound one read "compute-bound (the last 10 steps,
+// 2.5 s, across epochs …)", every one of them the epoch before's, though it waited 83 %.
+TEST_F(LoopDiagnosisTest, AShortEpochIsJudgedWithItsOwnStepsInTheWindowStillOpen) {
+  diagnosis.start_epoch();
+  steps(1, 0.0, 5.0);    // warm-up
+  steps(12, 0.0, 0.25);  // a window closed after 10 steps (2.5 s), then 2 more (0.5 s) open
+  diagnosis.start_epoch();
+  steps(15, 0.05, 0.01);  // 0.9 s, 83 % waiting: the open window is 1.4 s, not closed
+  const std::vector<std::string> report = diagnosis.epoch_report();
+  EXPECT_EQ(report[0],
+            "step time: compute 80.8 % · waiting for data 19.2 % · copy 0.0 % → input-bound (moderate) (the "
+            "last 27 steps, 3.9 s, across epochs: this epoch's 0.9 s is too short to judge alone)");
+  EXPECT_EQ(diagnose::verdict_name(diagnosis.epoch_verdict()), "input-bound (moderate)");
+  EXPECT_EQ(diagnosis.epoch_judged_window().steps, 27);
+}
+
+// A loader whose start spans two batches (its first 12 items 0.2 s each, batches of 8, one
+// worker): the second step waited 0.8 s, the next 198 about 1 ms each, and the epoch read
+// "input-bound (high)" at 25 % waiting with "try: a lighter __getitem__", for its start alone.
+TEST_F(LoopDiagnosisTest, OneStallThatAloneMakesTheEpochInputBoundIsLeftOutAndNamed) {
+  diagnosis.start_epoch();
+  steps(1, 1.6, 0.01);       // warm-up
+  steps(1, 0.8, 0.01);       // the rest of the start
+  steps(100, 0.0005, 0.02);  // then the model sets the pace
+  std::vector<std::string> report = diagnosis.epoch_report();
+  EXPECT_NE(report[0].find("waiting for data 2.4 % · copy 0.0 % → compute-bound"), std::string::npos) << report[0];
+  EXPECT_EQ(diagnose::verdict_name(diagnosis.epoch_verdict()), "compute-bound");
+  ASSERT_EQ(report.size(), 3u) << report.back();
+  EXPECT_EQ(report[2],
+            "one step waited 0.8 s, 94 % of the epoch's waiting: a stall (the loader still starting), left out of "
+            "these shares");
+  EXPECT_EQ(diagnosis.epoch_window().steps, 102);  // the totals keep it
+
+  // Later epochs keep theirs (torch's workers started again each epoch: persistent_workers=True
+  // saves it), and steady waiting stays input-bound whatever one step waited besides.
+  for (const double steady_wait : {0.0005, 0.01}) {
+    diagnosis.start_epoch();
+    steps(1, 0.8, 0.01);
+    steps(100, steady_wait, 0.02);
+    report = diagnosis.epoch_report();
+    EXPECT_NE(report[0].find("→ input-bound"), std::string::npos) << report[0];
+    for (const std::string& line : report) EXPECT_EQ(line.find("a stall"), std::string::npos) << line;
+  }
 }
 
 TEST_F(LoopDiagnosisTest, AShortFirstStepIsLeftOutWithoutANote) {

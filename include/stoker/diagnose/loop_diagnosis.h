@@ -6,9 +6,9 @@
 // `--workers auto` each window also feeds the worker tuner, whose changes are applied to the
 // loader and logged with reasons. Each epoch gets the shares line and, when input-bound, the
 // recommended changes; an epoch shorter than a window (10 steps, 2 s) is judged on the last
-// window instead, and its line says so; one of fewer than 10 steps with no window before it (a
-// run's first pass broken off) shows its shares, saying they are too few to judge, without
-// evidence or changes.
+// window closed and the steps since (so on all of its own), and its line says so; one of fewer than 10 steps with no
+// window before it (a run's first pass broken off) shows its shares, saying they are too few to judge, without evidence
+// or changes.
 //
 // The first step at each batch size is warm-up. The run's first loads libraries and kernels
 // and takes the allocator's first blocks (26 s for ResNet-50 on an H100); each new input
@@ -17,7 +17,9 @@
 // (epoch_window(), the metrics file) but not in the windows nor in the shares the verdicts
 // read, and the epoch report names them when they were a noticeable part of the epoch (as the
 // loader starting where they mostly waited for their batch: torch's DataLoader spawning its
-// worker processes).
+// worker processes). In the run's first epoch, one step holding at least half of its waiting,
+// where the epoch is input-bound only with it (the loader's start spanning two batches), is
+// judged the same way: out of the shares, named in the report.
 //
 // GPU utilisation is the mean of the monitor's samples taken during the window or epoch.
 // Without a loader (another library's) there are no stage clocks: the verdicts stand, the
@@ -114,13 +116,15 @@ class LoopDiagnosis {
 
  private:
   // What the epoch is judged on: its steps less the warm-up, with the monitor's figures, or
-  // the last window when the epoch is shorter than one (`too_short` then says why).
+  // the last window and every step since when the epoch is shorter than one (`too_short` then
+  // says why).
   struct EpochJudgement {
     StepWindow window;
     data::StageTimes stages;
     std::string too_short;  // "4 steps are too few", "1.1 s is too short", or empty
     bool unjudged = false;  // fewer steps than a window and no window before: shares alone
     bool left_out_warmup = false;
+    bool left_out_stall = false;  // epoch_stall_ is out of `window`
   };
   EpochJudgement judge_epoch() const;
   // The epoch report's line naming the warm-up steps it left out.
@@ -155,15 +159,20 @@ class LoopDiagnosis {
   StepWindow window_, epoch_;
   GpuSeen window_gpu_, epoch_gpu_;
   uint64_t samples_seen_ = 0;  // the monitor's samples_published() when last read
-  // The last window judged, with its stage clocks: an epoch shorter than a window is judged
-  // on it instead.
+  // The last window judged, its GPU samples and the stage clocks at its start: an epoch
+  // shorter than a window is judged on it and the steps since (the window still open).
   struct JudgedWindow {
     StepWindow window;
-    data::StageTimes stages;
+    GpuSeen gpu;
+    data::StageTimes start;
   };
   std::optional<JudgedWindow> last_window_;
   WarmUpShapes shapes_;      // batch sizes (samples per step) stepped so far
   StepWindow epoch_warmup_;  // this epoch's warm-up steps, summed
+  // The epoch's step that waited longest, warm-up aside. Where it holds at least half of the
+  // run's first epoch's waiting and that epoch is input-bound only with it (a loader whose start
+  // spans two batches), the epoch is judged without it and the report names it.
+  StepWindow epoch_stall_;
   std::vector<int64_t> epoch_warmup_sizes_;
   bool run_start_in_epoch_ = false;  // this epoch holds the run's first step
   data::StageTimes window_start_, epoch_start_;

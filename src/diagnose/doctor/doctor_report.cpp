@@ -276,6 +276,15 @@ void print_doctor_text(const DoctorFindings& f, const std::vector<DoctorChange>&
         "and the model's threads share the same %d cores\n",
         100 * together / std::max(1e-9, expected), f.cores);
   }
+  // Together cannot beat the slower side alone (its loader and its model are those two): more
+  // than a little faster, the machine's load changed between the probes and every comparison
+  // below (the limit, the gains) compares figures of different loads.
+  if (!f.slow_step && expected > 0 && together > 1.15 * expected) {
+    std::printf(
+        "note         together measured %.0f %% of the slower side alone, which it cannot reach: the machine's load "
+        "changed between the probes; run stoker doctor again on a quieter machine before acting on these figures\n",
+        100 * together / expected);
+  }
   if (f.tried_workers) {
     std::printf("tried        %s → %s samples/s together (%+.0f %%)\n",
                 flag_words(LoaderKey::kWorkers, std::to_string(f.tried_workers->workers)).c_str(),

@@ -37,6 +37,8 @@ StepWindow minus(StepWindow from, const StepWindow& w) {
 
 // Warm-up steps above this share of their epoch's step time are named in the epoch report.
 constexpr double kWarmupNoticeShare = 0.1;
+// A step holding at least this share of its epoch's waiting is a stall (judge_epoch).
+constexpr double kStallShare = 0.5;
 
 }  // namespace
 
@@ -65,6 +67,7 @@ void LoopDiagnosis::start_epoch() {
   epoch_gpu_ = {};
   epoch_warmup_ = {};
   epoch_warmup_sizes_.clear();
+  epoch_stall_ = {};
   run_start_in_epoch_ = false;
   epoch_start_ = stage_times();
 }
@@ -178,6 +181,7 @@ std::vector<std::string> LoopDiagnosis::after_step(double wait_s, double copy_s,
     epoch_warmup_sizes_.push_back(samples);
     return lines;
   }
+  if (step.wait_s > epoch_stall_.wait_s) epoch_stall_ = step;
   add(window_, step);
   if (window_.total_s() < kWindowSeconds || window_.steps < kWindowSteps) return lines;
 
@@ -186,7 +190,7 @@ std::vector<std::string> LoopDiagnosis::after_step(double wait_s, double copy_s,
   const StepWindow w = with_monitor(window_, window_gpu_);
   const PipelineEvidence p = evidence(stages);
   const Verdict v = classify(w);
-  last_window_ = JudgedWindow{w, stages};
+  last_window_ = JudgedWindow{window_, window_gpu_, window_start_};
   const bool problem = v.kind != Bottleneck::kCompute && v.kind != Bottleneck::kUnknown;
   streak_steps_ = problem ? streak_steps_ + w.steps : 0;
   if (gate_.observe(v)) {
@@ -240,19 +244,37 @@ LoopDiagnosis::EpochJudgement LoopDiagnosis::judge_epoch() const {
   j.left_out_warmup = epoch_warmup_.steps > 0 && epoch_.steps > epoch_warmup_.steps;
   j.window = with_monitor(j.left_out_warmup ? minus(epoch_, epoch_warmup_) : epoch_, epoch_gpu_);
   j.stages = stage_times() - epoch_start_;
-  // An epoch shorter than a window is judged on the last window instead: a 4-step epoch cut
-  // off by --max-steps read "input-bound" from one 27 ms wait, and a 1.3 s epoch's GPU
-  // utilisation was a single monitor sample.
+  // An epoch shorter than a window is judged on the last window closed and every step since:
+  // a 4-step epoch cut off by --max-steps read "input-bound" from one 27 ms wait, and a 1.3 s
+  // epoch's GPU utilisation was a single monitor sample. The steps since are the window still
+  // open, which may hold all of the epoch: judged on the closed window alone, a starved 0.9-s
+  // epoch read "compute-bound" from the epoch before's steps only.
   const StepWindow& w = j.window;
   if ((w.steps < kWindowSteps || w.total_s() < kWindowSeconds) && last_window_) {
     j.too_short = w.steps < kWindowSteps ? fmt::format("{} {} too few", w.steps, w.steps == 1 ? "step is" : "steps are")
                                          : fmt::format("{} is too short", duration_text(w.total_s()));
-    j.window = last_window_->window;
-    j.stages = last_window_->stages;
+    StepWindow recent = last_window_->window;
+    add(recent, window_);
+    GpuSeen gpu = last_window_->gpu;
+    gpu.util_sum += window_gpu_.util_sum;
+    gpu.samples += window_gpu_.samples;
+    if (!window_gpu_.slowdown.empty()) gpu.slowdown = window_gpu_.slowdown;
+    j.window = with_monitor(recent, gpu);
+    j.stages = stage_times() - last_window_->start;
   } else if (w.steps < kWindowSteps && !last_window_) {
     // Nothing to judge on: a smoke test broken off after 3 steps read "the model takes 166,750
     // samples/s" and was offered the decoded cache from 0.1 s.
     j.unjudged = true;
+  } else if (const StepWindow rest = minus(w, epoch_stall_);
+             run_start_in_epoch_ && epoch_stall_.steps == 1 && epoch_stall_.wait_s >= kStallShare * w.wait_s &&
+             rest.steps >= kWindowSteps && classify(w).kind == Bottleneck::kInput &&
+             classify(rest).kind != Bottleneck::kInput) {
+    // One stall made the run's first epoch input-bound: a loader whose start spans two batches read
+    // "input-bound (high)" at 25 % waiting, 84 % of it one step's, and "try: a lighter
+    // __getitem__", though the model set the pace after it. Later epochs keep theirs: torch's
+    // DataLoader starting its workers again each epoch is a cost persistent_workers=True saves.
+    j.window = rest;
+    j.left_out_stall = true;
   }
   return j;
 }
@@ -272,6 +294,12 @@ std::vector<std::string> LoopDiagnosis::epoch_report() const {
   std::vector<std::string> lines{shares};
   if (j.left_out_warmup && epoch_warmup_.total_s() > kWarmupNoticeShare * epoch_.total_s()) {
     lines.push_back(warmup_note());
+  }
+  if (j.left_out_stall) {
+    lines.push_back(
+        fmt::format("one step waited {}, {:.0f} % of the epoch's waiting: a stall (the loader still starting), "
+                    "left out of these shares",
+                    duration_text(epoch_stall_.wait_s), 100 * epoch_stall_.wait_s / (w.wait_s + epoch_stall_.wait_s)));
   }
   if (j.unjudged) return lines;
   const Verdict v = classify(w);
