@@ -331,15 +331,6 @@ void bind_loader(py::module_& m) {
            "Opens `path`; a long open says what it does on sys.stderr (data::OpenProgress::line_due)", py::arg("path"),
            py::arg("split") = "train", py::arg("clips") = false)
       .def_static(
-          "image_list",
-          [](std::string description, std::vector<std::string> paths, std::vector<int64_t> labels,
-             std::vector<std::string> classes) {
-            return std::shared_ptr<data::Source>(
-                data::open_image_list(std::move(description), std::move(paths), std::move(labels), std::move(classes)));
-          },
-          "Image files and their class ids (an ImageFolder object's samples)", py::arg("description"), py::arg("paths"),
-          py::arg("labels"), py::arg("classes"))
-      .def_static(
           "dataset",
           [](py::object dataset, py::object worker_init_fn, std::string name, std::vector<std::string> classes,
              bool has_geometry, bool clips, std::vector<int64_t> feature_shape, py::object image_key,

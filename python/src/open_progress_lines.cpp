@@ -9,9 +9,7 @@ namespace py = pybind11;
 
 namespace stoker::python {
 
-namespace {
-
-void write_line(const std::string& line) {
+void write_stderr_line(const std::string& line) {
   const py::gil_scoped_acquire gil;
   try {
     const py::object err = py::module_::import("sys").attr("stderr");
@@ -22,11 +20,9 @@ void write_line(const std::string& line) {
   }
 }
 
-}  // namespace
-
 std::unique_ptr<data::Source> open_showing_progress(const std::string& path, const std::string& split, bool clips) {
   const py::gil_scoped_release release;  // taken back by write_line for a line, and once the open has ended
-  ProgressLine line(write_line);
+  ProgressLine line(write_stderr_line);
   return data::open_with_progress_line(
       path, [&] { return clips ? data::open_clip_source(path, split) : data::open_source(path, split); }, line);
 }

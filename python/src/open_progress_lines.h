@@ -15,6 +15,10 @@
 
 namespace stoker::python {
 
+// Writes `line` and a line break on sys.stderr, taking the GIL; a closed or replaced stderr
+// loses the line without an error. The writer of the package's ProgressLines.
+void write_stderr_line(const std::string& line);
+
 std::unique_ptr<data::Source> open_showing_progress(const std::string& path, const std::string& split, bool clips);
 
 }  // namespace stoker::python

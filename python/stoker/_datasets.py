@@ -28,7 +28,6 @@ import functools
 import hashlib
 import operator
 import os
-import sys
 import threading
 from collections.abc import Mapping
 
@@ -152,7 +151,7 @@ class _FolderItems:
 
     def __getitem__(self, index):
         path, target = self._samples[index]
-        if not self._every_file and path.lower().endswith(_DECODED):
+        if not self._every_file and os.fsdecode(path).lower().endswith(_DECODED):
             return path, target
         return self._loader(path), target
 
@@ -214,8 +213,9 @@ def _folder_under(dataset):
     (None, None)."""
     picked = None
     while isinstance(dataset, torch.utils.data.Subset):
-        indices = [int(i) for i in dataset.indices]
-        picked = indices if picked is None else [indices[i] for i in picked]
+        indices = dataset.indices  # a tensor's or an array's as Python ints at once, not element by element
+        indices = list(map(int, indices.tolist() if isinstance(indices, (torch.Tensor, np.ndarray)) else indices))
+        picked = indices if picked is None else list(map(indices.__getitem__, picked))
         dataset = dataset.dataset
     return (dataset, picked) if _is_dataset_folder(dataset) else (None, None)
 
@@ -248,8 +248,10 @@ class FolderSamples:
         self._folder = dataset
         # A sample that is no tuple (a list) may be changed in place: its copy compares with it.
         whole = dataset.samples
-        self._whole = list(whole) if set(map(type, whole)) <= {tuple} else \
-            [s if type(s) is tuple else copy.copy(s) for s in whole]
+        if set(map(type, whole)) <= {tuple}:  # the samples read are the folder's whole list copied: kept once
+            self._whole = samples if not self._levels and samples == whole else list(whole)
+        else:
+            self._whole = [s if type(s) is tuple else copy.copy(s) for s in whole]
 
     def unchanged(self):
         """Whether the samples are the ones read, by the cheap check (a False may find them equal)."""
@@ -265,7 +267,7 @@ class FolderSamples:
             raise ValueError(f"{self.name}: its dataset is no longer a DatasetFolder or a Subset of one; make a new "
                              "stoker.DataLoader for it")
         samples = folder.samples
-        return list(samples) if picked is None else [samples[i] for i in picked]
+        return list(samples) if picked is None else list(map(samples.__getitem__, picked))
 
     def change(self, now):
         """One clause saying how `now` differs from the samples read."""
@@ -328,7 +330,7 @@ def _open_folder_object(folder, name, worker_init_fn, picked=None, dataset=None,
     `dataset` is what the script gave (the folder or the Subset)."""
     dataset = folder if dataset is None else dataset
     samples, classes = folder.samples, list(folder.classes)
-    samples = list(samples) if picked is None else [samples[i] for i in picked]
+    samples = list(samples) if picked is None else list(map(samples.__getitem__, picked))
     data = _open_folder_samples(folder, name, worker_init_fn, samples, classes, dataset, on_error)
     data.samples_read = FolderSamples(dataset, name, samples)
     return data
@@ -346,13 +348,13 @@ def reopen_folder(data, then, now, worker_init_fn, on_error, relabel=None):
         relabelled = _stoker.relabelled_as(relabel, now, [os.fsencode(c) for c in classes])
         if relabelled is not None:
             return relabelled
-    other = next((p for p, _ in now if not p.lower().endswith(_DECODED)), None) if engine else None
-    if other is not None:
-        raise ValueError(f"{data.name}.samples changed to include {other!r}, a file stoker's engine does not "
-                         "decode, where the loader was made on JPEG and PNG files alone (read in C++, with no Python "
-                         "call): make a new stoker.DataLoader for these samples")
     if engine:
-        return _image_list(data.name, getattr(folder, "root", ""), now, classes)
+        listed = _image_list(data.name, getattr(folder, "root", ""), now, classes)
+        if isinstance(listed, int):
+            raise ValueError(f"{data.name}.samples changed to include {now[listed][0]!r}, a file stoker's engine does "
+                             "not decode, where the loader was made on JPEG and PNG files alone (read in C++, with no "
+                             "Python call): make a new stoker.DataLoader for these samples")
+        return listed
     return _folder_items(folder, data.name, worker_init_fn, now, classes, on_error).source
 
 
@@ -361,24 +363,21 @@ def _open_folder_samples(folder, name, worker_init_fn, samples, classes, dataset
     if len(samples) == 0:
         raise arg.bad("dataset", dataset, f"a {name} with samples; it has none", "check its root folder")
     root = getattr(folder, "root", "")
-    if _default_loader(getattr(folder, "loader", None)) and all(p.lower().endswith(_DECODED) for p, _ in samples):
-        return Data(_image_list(name, root, samples, classes), dataset, name, transforms_of=folder, folder=str(root))
+    if _default_loader(getattr(folder, "loader", None)):
+        listed = _image_list(name, root, samples, classes)
+        if not isinstance(listed, int):
+            return Data(listed, dataset, name, transforms_of=folder, folder=str(root))
     data = _folder_items(folder, name, worker_init_fn, samples, classes, on_error)
     data.dataset = dataset
     return data
 
 
 def _image_list(name, root, samples, classes):
-    """The engine's source of `samples`, image files it reads and decodes."""
-    description, labels = os.fsencode(f"{name} object of {root}"), [int(t) for _, t in samples]
-    class_names = [os.fsencode(c) for c in classes]
-    paths = [p for p, _ in samples]
-    if sys.getfilesystemencoding() == "utf-8":  # the paths as str: the binding encodes them as os.fsencode does
-        try:
-            return _stoker.Source.image_list(description, paths, labels, class_names)
-        except TypeError:  # a path of bytes that are no UTF-8 (os.fsencode gives them back)
-            pass
-    return _stoker.Source.image_list(description, [os.fsencode(p) for p in paths], labels, class_names)
+    """The engine's source of `samples`, image files it reads and decodes, read in one pass in C++
+    (a long one says how far it is on stderr); where the engine does not decode a sample's file,
+    the index of the first such sample instead (an int)."""
+    return _stoker.folder_image_list(os.fsencode(f"{name} object of {root}"), samples,
+                                     [os.fsencode(c) for c in classes])
 
 
 def _folder_items(folder, name, worker_init_fn, samples, classes, on_error):

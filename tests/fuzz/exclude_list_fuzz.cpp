@@ -30,7 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   paths.push_back(root + "/never-listed.jpg");
   std::vector<int64_t> labels(paths.size(), 0);
   std::shared_ptr<const stoker::data::Source> source =
-      stoker::data::image_list_source("fuzz", paths, std::move(labels), {"a"}, "");
+      stoker::data::open_image_list("fuzz", paths, std::move(labels), {"a"});
   stoker::fuzz::expect_clean_outcome([&] {
     const stoker::data::Excluded left = stoker::data::exclude_listed(source, list, root);
     if (left.source->size() + left.excluded != source->size()) std::abort();

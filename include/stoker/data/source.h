@@ -22,6 +22,7 @@
 
 #include "stoker/core/error.h"
 #include "stoker/core/output_clash.h"
+#include "stoker/data/path_list.h"
 #include "stoker/data/split.h"
 #include "stoker/data/target_geometry.h"
 
@@ -260,8 +261,14 @@ std::unique_ptr<Source> open_clip_folder(const std::string& root);
 // DatasetFolder objects hold (`samples`, `classes`). `description` names the list in
 // describe() ("ImageFolder object of /data/train"). Throws UsageError when the lists differ in
 // length, are empty, or an id is outside [0, class_names.size()).
-std::unique_ptr<Source> open_image_list(std::string description, std::vector<std::string> paths,
+std::unique_ptr<Source> open_image_list(std::string description, PathList paths, std::vector<int64_t> labels,
+                                        std::vector<std::string> class_names);
+std::unique_ptr<Source> open_image_list(std::string description, const std::vector<std::string>& paths,
                                         std::vector<int64_t> labels, std::vector<std::string> class_names);
+
+// Whether the sources read and decode the file at `path` themselves: its name ends in .jpg,
+// .jpeg or .png (any case). An ImageFolder object's other files are opened by its loader.
+bool decodes_image_file(std::string_view path);
 
 // `list`'s paths (a source open_image_list or open_image_folder made; shared, not copied) with
 // other class ids and class names: an ImageFolder object's samples relabelled. `list` is left

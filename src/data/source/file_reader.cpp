@@ -92,10 +92,19 @@ std::string lower_extension(const std::string& filename) {
 
 }  // namespace
 
-bool has_image_extension(const std::string& filename) {
-  const std::string ext = lower_extension(filename);
-  return ext == "jpg" || ext == "jpeg" || ext == "png";
+bool decodes_image_file(std::string_view path) {
+  const auto dot = path.rfind('.');
+  if (dot == std::string_view::npos) return false;
+  const std::string_view ext = path.substr(dot + 1);
+  const auto is = [&](std::string_view kind) {
+    return ext.size() == kind.size() && std::equal(ext.begin(), ext.end(), kind.begin(), [](char a, char b) {
+             return std::tolower(static_cast<unsigned char>(a)) == b;
+           });
+  };
+  return is("jpg") || is("jpeg") || is("png");
 }
+
+bool has_image_extension(const std::string& filename) { return decodes_image_file(filename); }
 
 std::string undecoded_image_extension(const std::string& filename) {
   std::string ext = lower_extension(filename);

@@ -85,7 +85,7 @@ std::unique_ptr<Source> open_image_folder(const std::string& root) {
   OpenProgress* const progress = current_open_progress();
   if (progress != nullptr) progress->parts = classes.size();
 
-  std::vector<std::string> paths;
+  PathList paths;
   std::vector<int64_t> labels;
   size_t skipped = 0;
   std::map<std::string, size_t> undecoded;  // images of types torchvision reads and stoker does not, by extension
@@ -140,8 +140,8 @@ std::unique_ptr<Source> open_image_folder(const std::string& root) {
       progress->files += class_paths.size();
       ++progress->parts_done;
     }
-    for (auto& path : class_paths) {
-      paths.push_back(std::move(path));
+    for (const auto& path : class_paths) {
+      paths.push_back(path);
       labels.push_back(static_cast<int64_t>(class_id));
     }
   }

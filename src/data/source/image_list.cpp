@@ -15,8 +15,8 @@ namespace {
 
 class ImageListSource final : public Source {
  public:
-  ImageListSource(std::string description, std::shared_ptr<const std::vector<std::string>> paths,
-                  std::vector<int64_t> labels, std::vector<std::string> classes, std::string notes)
+  ImageListSource(std::string description, std::shared_ptr<const PathList> paths, std::vector<int64_t> labels,
+                  std::vector<std::string> classes, std::string notes)
       : description_(std::move(description)),
         notes_(std::move(notes)),
         paths_(std::move(paths)),
@@ -27,11 +27,11 @@ class ImageListSource final : public Source {
   std::unique_ptr<Source> relabelled(std::vector<int64_t> labels, std::vector<std::string> classes) const {
     return std::make_unique<ImageListSource>(description_, paths_, std::move(labels), std::move(classes), notes_);
   }
-  const std::vector<std::string>& paths() const { return *paths_; }
+  const PathList& paths() const { return *paths_; }
   const std::string& description() const { return description_; }
 
   size_t size() const override { return paths_->size(); }
-  std::string name(size_t index) const override { return (*paths_)[index]; }
+  std::string name(size_t index) const override { return std::string((*paths_)[index]); }
   std::string describe() const override {
     return fmt::format("{}: {} images in {} {}{}", description_, with_commas(paths_->size()),
                        with_commas(classes_.size()), classes_.size() == 1 ? "class" : "classes", notes_);
@@ -40,19 +40,19 @@ class ImageListSource final : public Source {
   const std::vector<std::string>& class_names() const override { return classes_; }
   int64_t label(size_t index) const override { return labels_[index]; }
   void targets(size_t index, float* out) const override { out[0] = static_cast<float>(labels_[index]); }
-  Status read(size_t index, SampleData* out) const override { return read_whole_file((*paths_)[index], out); }
+  Status read(size_t index, SampleData* out) const override { return read_whole_file(name(index), out); }
 
  private:
   std::string description_;
   std::string notes_;
-  std::shared_ptr<const std::vector<std::string>> paths_;
+  std::shared_ptr<const PathList> paths_;
   std::vector<int64_t> labels_;
   std::vector<std::string> classes_;
 };
 
 // Throws UsageError unless there is one id per path, each in [0, class_names.size()).
-void check_labels(const std::string& description, const std::vector<std::string>& paths,
-                  const std::vector<int64_t>& labels, const std::vector<std::string>& class_names) {
+void check_labels(const std::string& description, const PathList& paths, const std::vector<int64_t>& labels,
+                  const std::vector<std::string>& class_names) {
   if (paths.size() != labels.size()) {
     throw UsageError(fmt::format("{}: {} paths and {} class ids; give one class id per path", description, paths.size(),
                                  labels.size()));
@@ -68,19 +68,24 @@ void check_labels(const std::string& description, const std::vector<std::string>
 
 }  // namespace
 
-std::unique_ptr<Source> image_list_source(std::string description, std::vector<std::string> paths,
-                                          std::vector<int64_t> labels, std::vector<std::string> class_names,
-                                          std::string notes) {
-  return std::make_unique<ImageListSource>(std::move(description),
-                                           std::make_shared<const std::vector<std::string>>(std::move(paths)),
+std::unique_ptr<Source> image_list_source(std::string description, PathList paths, std::vector<int64_t> labels,
+                                          std::vector<std::string> class_names, std::string notes) {
+  return std::make_unique<ImageListSource>(std::move(description), std::make_shared<const PathList>(std::move(paths)),
                                            std::move(labels), std::move(class_names), std::move(notes));
 }
 
-std::unique_ptr<Source> open_image_list(std::string description, std::vector<std::string> paths,
-                                        std::vector<int64_t> labels, std::vector<std::string> class_names) {
+std::unique_ptr<Source> open_image_list(std::string description, PathList paths, std::vector<int64_t> labels,
+                                        std::vector<std::string> class_names) {
   check_labels(description, paths, labels, class_names);
   if (paths.empty()) throw UsageError(fmt::format("{} lists no sample", description));
   return image_list_source(std::move(description), std::move(paths), std::move(labels), std::move(class_names), "");
+}
+
+std::unique_ptr<Source> open_image_list(std::string description, const std::vector<std::string>& paths,
+                                        std::vector<int64_t> labels, std::vector<std::string> class_names) {
+  PathList list;
+  for (const std::string& path : paths) list.push_back(path);
+  return open_image_list(std::move(description), std::move(list), std::move(labels), std::move(class_names));
 }
 
 std::unique_ptr<Source> relabel_image_list(const Source& list, std::vector<int64_t> labels,

@@ -8,14 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "stoker/data/path_list.h"
 #include "stoker/data/source.h"
 
 namespace stoker::data {
 
 // describe(): "<description>: N images in K classes<notes>". No checks: the callers have made
 // one class id in [0, class_names.size()) per path.
-std::unique_ptr<Source> image_list_source(std::string description, std::vector<std::string> paths,
-                                          std::vector<int64_t> labels, std::vector<std::string> class_names,
-                                          std::string notes);
+std::unique_ptr<Source> image_list_source(std::string description, PathList paths, std::vector<int64_t> labels,
+                                          std::vector<std::string> class_names, std::string notes);
 
 }  // namespace stoker::data

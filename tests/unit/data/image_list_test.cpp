@@ -1,9 +1,11 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "stoker/core/error.h"
+#include "stoker/data/path_list.h"
 #include "stoker/data/source.h"
 #include "support/error_text.h"
 
@@ -40,6 +42,25 @@ TEST(ImageListTest, RelabelRefusesAnotherCountAndIdsOutOfRangeLeavingTheList) {
             "ImageFolder object of /data: sample 1 (/data/a/1.png) has class id 2, and there are 2 classes (ids 0 "
             "to 1)");
   EXPECT_EQ(list->label(1), 0);  // left as it was
+}
+
+TEST(ImageListTest, APathListHoldsEachPathInOrderAndTheListMadeOfItNamesThem) {
+  PathList paths;
+  for (const char* path : {"/data/a/0.png", "", "/data/b/\xff.jpg"}) paths.push_back(path);
+  ASSERT_EQ(paths.size(), 3u);
+  EXPECT_EQ(paths[0], "/data/a/0.png");
+  EXPECT_EQ(paths[1], "");
+  EXPECT_EQ(paths[2], "/data/b/\xff.jpg");
+  auto list = open_image_list("ImageFolder object of /data", std::move(paths), {0, 1, 1}, {"a", "b"});
+  EXPECT_EQ(list->name(2), "/data/b/\xff.jpg");
+  EXPECT_EQ(list->label(2), 1);
+}
+
+TEST(ImageListTest, TheFilesDecodedAreJpegAndPngInAnyCase) {
+  for (const char* path : {"a.jpg", "/d/b.JPEG", "c.PnG", "/d.x/.jpg"}) EXPECT_TRUE(decodes_image_file(path)) << path;
+  for (const char* path : {"a.bmp", "/d/a.jpg.webp", "/d.jpg/x", "jpg", "a.jpgx", ""}) {
+    EXPECT_FALSE(decodes_image_file(path)) << path;
+  }
 }
 
 }  // namespace
