@@ -91,8 +91,8 @@ Status inflate_exactly(const std::vector<uint8_t>& in, size_t size, std::vector<
     return Status::ok_status();
   }
   if (status == Z_STREAM_END || (status == Z_BUF_ERROR && z.avail_out == 0)) {
-    return Status::failure(fmt::format("deflate: inflates to {}{} bytes, not {}", status == Z_STREAM_END ? "" : "over ",
-                                       produced, size));
+    return Status::failure(
+        fmt::format("deflate: inflates to {}{} bytes, not {}", status == Z_STREAM_END ? "" : "over ", produced, size));
   }
   if (status == Z_BUF_ERROR) return Status::failure("deflate: the compressed bytes end before their stream does");
   return Status::failure("deflate: " + (message.empty() ? std::string("invalid compressed bytes") : message));
@@ -100,9 +100,8 @@ Status inflate_exactly(const std::vector<uint8_t>& in, size_t size, std::vector<
 
 }  // namespace
 
-Status unfilter_chunk(std::span<const ChunkFilterStep> pipeline, unsigned filter_mask,
-                      std::span<const uint8_t> stored, size_t chunk_bytes, std::vector<uint8_t>* out,
-                      std::vector<uint8_t>* scratch) {
+Status unfilter_chunk(std::span<const ChunkFilterStep> pipeline, unsigned filter_mask, std::span<const uint8_t> stored,
+                      size_t chunk_bytes, std::vector<uint8_t>* out, std::vector<uint8_t>* scratch) {
   const auto applied = [&](size_t i) { return i >= 32 || (filter_mask & (1u << i)) == 0; };
   // The size of the bytes before each step was applied: known from chunk_bytes up to the first
   // applied deflate (the only step whose output size the bytes alone decide).

@@ -31,8 +31,7 @@ struct ChunkFilterStep {
 // `out` (resized to chunk_bytes). Fails, with a reason and no more ("deflate: invalid stored
 // block lengths", "fletcher32 checksum mismatch", "inflates to 4100 bytes, not 4096"), for
 // bytes that do not undo to exactly chunk_bytes. `scratch` is a buffer reused between calls.
-Status unfilter_chunk(std::span<const ChunkFilterStep> pipeline, unsigned filter_mask,
-                      std::span<const uint8_t> stored, size_t chunk_bytes, std::vector<uint8_t>* out,
-                      std::vector<uint8_t>* scratch);
+Status unfilter_chunk(std::span<const ChunkFilterStep> pipeline, unsigned filter_mask, std::span<const uint8_t> stored,
+                      size_t chunk_bytes, std::vector<uint8_t>* out, std::vector<uint8_t>* scratch);
 
 }  // namespace stoker::data
