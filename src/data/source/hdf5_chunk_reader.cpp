@@ -62,8 +62,8 @@ const char* filter_text(H5Z_filter_t id) {
 
 }  // namespace
 
-std::unique_ptr<Hdf5ChunkReader> Hdf5ChunkReader::open(hid_t file, const std::string& file_path,
-                                                       const std::string& key, const NpyArray& described) {
+std::unique_ptr<Hdf5ChunkReader> Hdf5ChunkReader::open(hid_t file, const std::string& file_path, const std::string& key,
+                                                       const NpyArray& described) {
   const Hid dataset(H5Dopen2(file, key.c_str(), H5P_DEFAULT), H5Dclose);
   if (!dataset.ok()) return nullptr;
   const Hid plist(H5Dget_create_plist(dataset.get()), H5Pclose);
@@ -108,8 +108,8 @@ std::unique_ptr<Hdf5ChunkReader> Hdf5ChunkReader::open(hid_t file, const std::st
     unsigned flags = 0, config = 0, values[8] = {};
     size_t value_count = 8;
     char name[64] = {};
-    const H5Z_filter_t id = H5Pget_filter2(plist.get(), static_cast<unsigned>(i), &flags, &value_count, values,
-                                           sizeof name, name, &config);
+    const H5Z_filter_t id =
+        H5Pget_filter2(plist.get(), static_cast<unsigned>(i), &flags, &value_count, values, sizeof name, name, &config);
     const char* text = filter_text(id);
     names.push_back(text != nullptr ? text : name[0] != '\0' ? name : fmt::format("filter {}", id));
     if (id == H5Z_FILTER_DEFLATE) {

@@ -71,18 +71,18 @@ class Hdf5ChunkReader final : public RowReader {
   std::vector<hsize_t> chunk_start(size_t band, size_t k) const;
 
   hid_t dataset_ = -1;
-  hid_t file_type_ = -1;             // the stored type, as the memory type of H5Dread: bytes as stored
-  uint64_t id_ = 0;                  // unique over the process: the key of the threads' kept bands
-  NpyArray layout_;                  // data empty
-  std::vector<hsize_t> dims_;        // the dataset's shape
-  std::vector<hsize_t> chunk_;       // the chunk's shape
-  std::vector<hsize_t> grid_;        // chunks along each dimension but the first
-  size_t element_ = 0;               // bytes per element
-  size_t chunk_bytes_ = 0;           // bytes of one decoded chunk
-  size_t chunks_per_band_ = 1;       // chunks a row lies in
+  hid_t file_type_ = -1;        // the stored type, as the memory type of H5Dread: bytes as stored
+  uint64_t id_ = 0;             // unique over the process: the key of the threads' kept bands
+  NpyArray layout_;             // data empty
+  std::vector<hsize_t> dims_;   // the dataset's shape
+  std::vector<hsize_t> chunk_;  // the chunk's shape
+  std::vector<hsize_t> grid_;   // chunks along each dimension but the first
+  size_t element_ = 0;          // bytes per element
+  size_t chunk_bytes_ = 0;      // bytes of one decoded chunk
+  size_t chunks_per_band_ = 1;  // chunks a row lies in
   std::vector<ChunkFilterStep> pipeline_;
-  bool raw_ = false;                 // stored bytes read and undone here (else H5Dread of each chunk)
-  std::string name_;                 // "file.h5:x", for messages
+  bool raw_ = false;  // stored bytes read and undone here (else H5Dread of each chunk)
+  std::string name_;  // "file.h5:x", for messages
   std::string how_;
 };
 

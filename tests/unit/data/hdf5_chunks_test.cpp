@@ -211,7 +211,7 @@ TEST(Hdf5Chunks, OtherFiltersAndUnfilteredEdgeChunksAreReadThroughTheLibrary) {
 
 // The stored bytes of the chunk of `dataset` in `path` that starts at `start`: where they lie.
 std::pair<uint64_t, uint64_t> stored_chunk_place(const std::string& path, const char* dataset,
-                                          const std::vector<hsize_t>& start) {
+                                                 const std::vector<hsize_t>& start) {
   const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   const hid_t d = H5Dopen2(file, dataset, H5P_DEFAULT);
   unsigned mask = 0;
@@ -249,7 +249,8 @@ TEST(Hdf5Chunks, ADamagedChunkMakesItsRowsBadSamplesNamedWithFileDatasetAndRow) 
     // may still be whole); without, its zlib stream's bytes after the header overwritten.
     const auto [address, size] = stored_chunk_place(path, "x", {40, 0});
     ASSERT_GT(size, 16u);
-    overwrite_in_file(path, address + (checksum ? size / 2 : 2), checksum ? std::vector<char>{'\x5a'} : std::vector<char>(8, '\xff'));
+    overwrite_in_file(path, address + (checksum ? size / 2 : 2),
+                      checksum ? std::vector<char>{'\x5a'} : std::vector<char>(8, '\xff'));
     const auto source = open_source(path);  // the check at open leaves the damaged rows out
     SampleData sample;
     const Status bad = source->read(45, &sample);
