@@ -37,6 +37,16 @@ def write_h5(folder):
     return folder / "rows.h5"
 
 
+def write_chunked_h5(folder):
+    """As h5py users write large feature files: gzip, shuffle and a checksum, in chunks that hold
+    part of a row (read row by row, not whole)."""
+    h5py = pytest.importorskip("h5py")
+    with h5py.File(folder / "rows.h5", "w") as f:
+        f.create_dataset("x", data=X, chunks=(4, 2), compression="gzip", shuffle=True, fletcher32=True)
+        f.create_dataset("y", data=Y)
+    return folder / "rows.h5"
+
+
 def write_pt(folder):
     torch.save({"x": torch.from_numpy(X), "y": torch.from_numpy(Y)}, folder / "rows.pt")
     return folder / "rows.pt"
@@ -56,7 +66,8 @@ def write_csv(folder):
     return folder / "rows.csv"
 
 
-WRITERS = [write_npz, write_compressed_npz, write_npy_pair, write_h5, write_pt, write_tensor_dataset, write_csv]
+WRITERS = [write_npz, write_compressed_npz, write_npy_pair, write_h5, write_chunked_h5, write_pt, write_tensor_dataset,
+           write_csv]
 
 
 @pytest.mark.parametrize("write", WRITERS, ids=[w.__name__[len("write_"):] for w in WRITERS])
@@ -84,3 +95,24 @@ def test_by_default_each_column_is_standardised_with_the_training_rows_statistic
     x, _ = next(iter(loader))
     expected = (X - X.mean(axis=0)) / X.std(axis=0)  # the population's standard deviation
     assert torch.allclose(x, torch.from_numpy(expected.astype(np.float32)), atol=1e-5)
+
+
+def test_a_damaged_chunk_of_an_h5_file_is_a_bad_sample_named_with_its_row(tmp_path):
+    h5py = pytest.importorskip("h5py")
+    path = write_chunked_h5(tmp_path)
+    with h5py.File(path, "r") as f:  # the chunk of rows 8..11, columns 0..1: where its bytes lie
+        info = f["x"].id.get_chunk_info_by_coord((8, 0))
+    with open(path, "r+b") as f:
+        f.seek(info.byte_offset + info.size // 2)
+        byte = f.read(1)
+        f.seek(info.byte_offset + info.size // 2)
+        f.write(bytes([byte[0] ^ 0x5A]))
+    loader = stoker.DataLoader(str(path), batch_size=30, transforms="none", on_error="raise")
+    with pytest.raises(stoker.DataError, match=r"rows\.h5:x\[8\]: its chunk at \(8, 0\) cannot be read"):
+        next(iter(loader))
+    # Substituted, the epoch goes on, and stats() names the four rows of that chunk.
+    loader = stoker.DataLoader(str(path), batch_size=30, transforms="none", max_bad=0.2)
+    x, _ = next(iter(loader))
+    assert x.shape == (ROWS, COLS)
+    bad = loader.stats()["bad_samples"]
+    assert sorted(b["index"] for b in bad) == [8, 9, 10, 11], bad

@@ -490,7 +490,8 @@ TEST_F(Hdf5FilesCli, H5pyFileTrainsAndGivesTheSameBatchesAsNpz) {
                              "--output-dir " +
                              out);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-  EXPECT_NE(r.out.find("feats.h5 (x_train, y_train): 2,000 samples × 10 features, 4 classes · validation 500"),
+  EXPECT_NE(r.out.find("feats.h5 (x_train, y_train): 2,000 samples × 10 features, 4 classes · read per row from "
+                       "chunks of 256x10, shuffle+gzip >float32 · validation 500"),
             std::string::npos)
       << r.out;
   EXPECT_GT(summary_of(out)["test_accuracy"].get<double>(), 0.9) << r.out;
@@ -528,9 +529,10 @@ TEST_F(Hdf5FilesCli, SplitGroupsAndANamedGroupTrain) {
       "models.h5:vit has no group 'vit' (the root holds: resnet (group), x, y)", "missing group");
 }
 
-// 600 million rows that were never written: a file of a few KB that reads as 2.4 GB of
-// float32 zeros (HDF5 returns the fill value). Under an address-space limit the read fails
-// as a dataset larger than RAM would: one line about the data, not about the batch size.
+// 600 million rows that were never written: a file of a few KB whose targets read as 600 MB of
+// int8 zeros (HDF5 returns the fill value), 4.8 GB as int64 class ids (the chunked features are
+// read per row). Under an address-space limit the read fails as targets larger than RAM would:
+// one line about the data, not about the batch size.
 TEST_F(Hdf5FilesCli, DataLargerThanMemoryIsOneLineAboutTheData) {
 #if defined(STOKER_UNDER_ASAN) || defined(STOKER_UNDER_TSAN)
   GTEST_SKIP() << "a sanitizer's shadow memory needs far more address space than any ulimit -v leaves";
@@ -546,7 +548,10 @@ TEST_F(Hdf5FilesCli, DataLargerThanMemoryIsOneLineAboutTheData) {
   const auto r = run_command("ulimit -v 4000000; " + kStoker + " train --data " + path +
                              " --model mlp --no-progress --output-dir " + dir.str() + "/runs");
   expect_one_line_error(
-      r, 1, path + " does not fit in memory: stoker holds compressed or chunked arrays and CSV tables in RAM",
+      r, 1,
+      path +
+          " does not fit in memory: stoker holds compressed .npz arrays, Fortran-ordered arrays, CSV tables "
+          "and every file's targets in RAM",
       "ulimit -v 4000000");
   EXPECT_NE(r.err.find("(ulimit -v allows this process 4.1 GB); save the features with np.save"), std::string::npos)
       << r.err;

@@ -40,6 +40,18 @@ void to_pixels(const NpyArray& x, bool channels_first, SampleArrays* a) {
   }
 }
 
+// Every row of `rows`, as stored, one after the other. Throws DataError with the first row that
+// cannot be read.
+std::vector<uint8_t> all_rows(const RowReader& rows) {
+  const NpyArray& layout = rows.layout();
+  const auto row_bytes = static_cast<size_t>(layout.row_size()) * static_cast<size_t>(layout.itemsize);
+  std::vector<uint8_t> all(static_cast<size_t>(layout.rows()) * row_bytes);
+  for (size_t i = 0; i < static_cast<size_t>(layout.rows()); ++i) {
+    if (Status status = rows.read(i, all.data() + i * row_bytes); !status.ok()) throw DataError(status.reason());
+  }
+  return all;
+}
+
 }  // namespace
 
 void check_one_row_per_sample(const NpyArray& x, const NpyArray& y) {
@@ -51,7 +63,7 @@ void check_one_row_per_sample(const NpyArray& x, const NpyArray& y) {
 }
 
 SampleArrays to_sample_arrays(const NpyArray& x, const NpyArray& y, std::string origin,
-                              std::shared_ptr<const MappedFile> x_file) {
+                              std::shared_ptr<const MappedFile> x_file, std::shared_ptr<const RowReader> x_rows) {
   SampleArrays a;
   a.origin = std::move(origin);
   a.item = x.name;
@@ -67,7 +79,14 @@ SampleArrays to_sample_arrays(const NpyArray& x, const NpyArray& y, std::string 
     a.height = static_cast<int>(channels_first ? s[2] : s[1]);
     a.width = static_cast<int>(channels_first ? s[3] : s[2]);
     a.channels = s.size() == 3 ? 1 : static_cast<int>(channels_first ? s[1] : s[3]);
-    if (in_place && !channels_first) {
+    if (x_rows && !channels_first) {
+      a.rows = std::move(x_rows);
+    } else if (x_rows) {
+      std::vector<uint8_t> all = all_rows(*x_rows);
+      NpyArray held = x;
+      held.data = all;
+      to_pixels(held, channels_first, &a);
+    } else if (in_place && !channels_first) {
       a.in_place = x;
       a.mapping = std::move(x_file);
     } else {
@@ -81,7 +100,9 @@ SampleArrays to_sample_arrays(const NpyArray& x, const NpyArray& y, std::string 
     }
     a.feature_count = static_cast<int>(d);
     if (s.size() > 2) a.feature_shape.assign(s.begin() + 1, s.end());
-    if (in_place) {
+    if (x_rows) {
+      a.rows = std::move(x_rows);
+    } else if (in_place) {
       a.in_place = x;
       a.mapping = std::move(x_file);
     } else {

@@ -11,6 +11,7 @@
 
 #include "array_source.h"
 #include "npy.h"
+#include "row_reader.h"
 #include "stoker/data/split.h"
 
 namespace stoker::data {
@@ -42,10 +43,13 @@ std::pair<std::string, std::string> split_hdf5_path(const std::string& path);
 // Turns parsed feature and target arrays into SampleArrays: uint8 (N, H, W), (N, H, W, C) and
 // (N, C, H, W) features are images, others feature vectors; integral (N,) targets class ids,
 // float ones regression targets. With `x_file` (the map `x.data` views), C-ordered features
-// and channels-last images are read in place instead of copied. Throws DataError naming the
+// and channels-last images are read in place instead of copied. With `x_rows` (then `x` is its
+// layout, `data` empty), they are read through it row by row as the loader asks (channels-first
+// images, which are transposed, are read through it at once). Throws DataError naming the
 // arrays.
 SampleArrays to_sample_arrays(const NpyArray& x, const NpyArray& y, std::string origin,
-                              std::shared_ptr<const MappedFile> x_file = nullptr);
+                              std::shared_ptr<const MappedFile> x_file = nullptr,
+                              std::shared_ptr<const RowReader> x_rows = nullptr);
 
 // Throws DataError naming both arrays unless `x` (features) and `y` (targets) have one row per
 // sample each. Headers suffice (parse_npy_header): to_sample_arrays checks this too.

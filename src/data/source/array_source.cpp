@@ -82,7 +82,7 @@ class ArraySource final : public Source {
         // Rows in place are used as they lie when they need no conversion: pixels, and float32
         // in this machine's byte order (at any address: SampleData's contract); others are
         // converted into the caller's buffer as they are read.
-        as_they_lie_(!a_.in_place || a_.feature_count == 0 || npy_is_native_float32(*a_.in_place)) {
+        as_they_lie_(a_.feature_count == 0 || !stored_layout() || npy_is_native_float32(*stored_layout())) {
     if (a_.in_place && a_.mapping && !claim_mapped_for_shuffled(a_.in_place->data.size(), &claimed_)) {
       reader_.emplace(*a_.mapping);
     }
@@ -103,6 +103,7 @@ class ArraySource final : public Source {
                 : fmt::format(", {} float target{}", a_.target_dim, a_.target_dim == 1 ? "" : "s");
     // Not copied into RAM: rows come from the file (its page cache) as they are read.
     if (a_.in_place) text += fmt::format(" · memory-mapped {}", a_.in_place->dtype_text());
+    if (a_.rows) text += fmt::format(" · read per row from {} {}", a_.rows->how(), a_.rows->layout().dtype_text());
     return text;
   }
   TargetKind target_kind() const override { return a_.labels.empty() ? TargetKind::kRegression : TargetKind::kClass; }
@@ -171,11 +172,21 @@ class ArraySource final : public Source {
   // Throws DataError naming the first non-finite feature; gathers the feature sums on the
   // way (row by row, converted, in order), so one pass over a mapped file serves both this
   // check and Standardize's fit.
+  // Rows read through a RowReader that fail (damaged compressed bytes) are left out of the sums:
+  // reading them in training makes them bad samples, which the loader's policy on those decides.
   void check_features() {
-    if (a_.feature_count == 0 || (a_.in_place && a_.in_place->integral())) return;
+    if (a_.feature_count == 0 || (stored_layout() && stored_layout()->integral())) return;
     const auto d = static_cast<size_t>(a_.feature_count);
     FeatureSums sums(a_.feature_count);
-    if (!a_.in_place) {
+    if (a_.rows) {
+      SampleData sample;
+      for (size_t i = 0; i < a_.count; ++i) {
+        if (!row_from_file(i, &sample).ok()) continue;
+        const float* row = reinterpret_cast<const float*>(sample.storage.data());  // storage is aligned
+        require_finite({row, d}, d, i, "a feature");
+        sums.add(row);
+      }
+    } else if (!a_.in_place) {
       require_finite(a_.features, d, 0, "a feature");
       for (size_t i = 0; i < a_.count; ++i) sums.add(a_.features.data() + i * d);
     } else {
@@ -196,10 +207,12 @@ class ArraySource final : public Source {
   }
 
  private:
-  // Bytes of one sample as stored: in the file's dtype when read in place, else row_bytes.
+  // The dtype and shape of rows read from the file (in place or through a RowReader), else null.
+  const NpyArray* stored_layout() const { return a_.in_place ? &*a_.in_place : a_.rows ? &a_.rows->layout() : nullptr; }
+  // Bytes of one sample as stored: in the file's dtype when read from it, else row_bytes.
   size_t stored_row_bytes() const {
-    return a_.in_place ? static_cast<size_t>(a_.in_place->row_size()) * static_cast<size_t>(a_.in_place->itemsize)
-                       : row_bytes(a_);
+    const NpyArray* stored = stored_layout();
+    return stored ? static_cast<size_t>(stored->row_size()) * static_cast<size_t>(stored->itemsize) : row_bytes(a_);
   }
   // Where sample `index`'s features or pixels start: in memory, or in the file's map.
   const uint8_t* row_start(size_t index) const {
@@ -223,18 +236,20 @@ class ArraySource final : public Source {
   // True while rows are read with pread (MapReader) rather than through the map: rows of an
   // array that did not fit in the bound on shuffled maps (claim_mapped_for_shuffled), while
   // they are read shuffled. Such a read maps nothing, at the cost of a system call per row.
-  bool reads_from_file() const { return reader_ && !in_order_.load(std::memory_order_relaxed); }
+  // Rows read through a RowReader are always read from the file.
+  bool reads_from_file() const { return a_.rows || (reader_ && !in_order_.load(std::memory_order_relaxed)); }
   // Sample `index`'s row read from the file into out->storage, converted to float32 there
   // when it is stored otherwise; out->bytes views the row's pixels or features.
   Status row_from_file(size_t index, SampleData* out) const {
-    const std::span<const uint8_t> stored(row_start(index), stored_row_bytes());
+    const size_t stored = stored_row_bytes();
     const size_t row = row_bytes(a_);
     const bool convert = !as_they_lie_;  // then the stored bytes go after the float32 row
-    const size_t need = row + (convert ? stored.size() : 0);
+    const size_t need = row + (convert ? stored : 0);
     if (out->storage.size() < need) out->storage.resize(need);
     uint8_t* into = out->storage.data() + (convert ? row : 0);
-    if (Status status = reader_->read(stored, into); !status.ok()) return status;
-    if (convert) npy_row_bytes_to_float(*a_.in_place, into, reinterpret_cast<float*>(out->storage.data()));
+    Status status = a_.rows ? a_.rows->read(index, into) : reader_->read({row_start(index), stored}, into);
+    if (!status.ok()) return status;
+    if (convert) npy_row_bytes_to_float(*stored_layout(), into, reinterpret_cast<float*>(out->storage.data()));
     out->bytes = {out->storage.data(), row};
     return Status::ok_status();
   }
@@ -272,6 +287,7 @@ std::unique_ptr<Source> make_array_source(SampleArrays a) {
                                                 : static_cast<size_t>(a.width) * static_cast<size_t>(a.height) *
                                                       static_cast<size_t>(a.channels);
   const size_t held = a.in_place            ? static_cast<size_t>(a.in_place->count())
+                      : a.rows              ? static_cast<size_t>(a.rows->layout().count())
                       : a.feature_count > 0 ? a.features.size()
                                             : a.pixels.size();
   if (per_sample == 0 || held != a.count * per_sample) {

@@ -1,7 +1,9 @@
 // Samples as arrays (feature vectors or raw images) with their targets: what .npz/.npy files,
 // HDF5 files and numeric CSV tables are turned into. The targets are held in memory; the
 // features or pixels either in memory too or, where the file keeps them as plain C-ordered
-// rows (.npy, stored .npz members, contiguous HDF5 datasets), read in place from its map.
+// rows (.npy, stored .npz members, contiguous HDF5 datasets), read in place from its map, or,
+// where it keeps them compressed in chunks (chunked HDF5 datasets), read row by row through a
+// RowReader.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "npy.h"
+#include "row_reader.h"
 #include "stoker/core/mapped_file.h"
 #include "stoker/data/source.h"
 
@@ -37,6 +40,9 @@ struct SampleArrays {
   // are read with pread into the sample's storage (MapReader), mapping nothing.
   std::optional<NpyArray> in_place;
   std::shared_ptr<const MappedFile> mapping;
+  // Or set instead of all three: the rows read through `rows` (its layout() gives their dtype),
+  // into the sample's storage, converted to float32 there for features; nothing is mapped.
+  std::shared_ptr<const RowReader> rows;
   // Class ids (classification) or count x target_dim floats (regression).
   std::vector<int64_t> labels;
   std::vector<float> targets;

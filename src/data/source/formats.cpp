@@ -57,7 +57,9 @@ std::span<const DataFormat> data_formats() {
        ".h5",
        {".h5", ".hdf5"},
        "Datasets named as in an `.npz`, at the root or in a group (`file.h5:group`) "
-       "([train.md](../guide/train.md#hdf5-files))."},
+       "([train.md](../guide/train.md#hdf5-files)). Contiguous features are memory-mapped; chunked ones "
+       "(`compression=\"gzip\"`, `shuffle=`, `fletcher32=`) are read row by row from their chunks, so neither "
+       "needs to fit in memory."},
       {FormatKind::kWebDataset,
        "WebDataset shards (.tar of <key>.jpg + <key>.cls)",
        "WebDataset .tar",

@@ -15,6 +15,8 @@
 
 #include "array_naming.h"
 #include "array_source.h"
+#include "hdf5_chunk_reader.h"
+#include "hdf5_handle.h"
 #include "npy.h"
 #include "stoker/core/error.h"
 #include "stoker/core/mapped_file.h"
@@ -25,39 +27,28 @@ namespace stoker::data {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-constexpr const char* kHdf5ConvertHint =
-    "convert with x.astype(np.float32) (features) or y.astype(np.int64) (class ids)";
-
-// An HDF5 library built without --enable-threadsafe (the default of a source build; Debian's
-// is thread-safe) allows one caller at a time. Sources read everything at open, so only
-// opening takes this lock, and it costs nothing that matters.
 Mutex& hdf5_mutex() {
   static Mutex mutex;
   return mutex;
 }
 
-// An HDF5 identifier closed with `close` when it goes out of scope.
-class Hid {
- public:
-  Hid(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
-  ~Hid() {
-    if (id_ >= 0) close_(id_);
-  }
-  Hid(const Hid&) = delete;
-  Hid& operator=(const Hid&) = delete;
-  hid_t get() const { return id_; }
-  bool ok() const { return id_ >= 0; }
+bool ieee_float(hid_t type, size_t size) {
+  size_t spos = 0, epos = 0, esize = 0, mpos = 0, msize = 0;
+  if (H5Tget_fields(type, &spos, &epos, &esize, &mpos, &msize) < 0 || mpos != 0) return false;
+  const size_t bits = size * 8, exponent_bits = size == 2 ? 5 : size == 4 ? 8 : 11;
+  return spos == bits - 1 && esize == exponent_bits && epos == bits - 1 - exponent_bits && msize == epos &&
+         H5Tget_ebias(type) == (size_t{1} << (exponent_bits - 1)) - 1;
+}
 
- private:
-  hid_t id_;
-  herr_t (*close_)(hid_t);
-};
+namespace {
+
+constexpr const char* kHdf5ConvertHint =
+    "convert with x.astype(np.float32) (features) or y.astype(np.int64) (class ids)";
 
 // A dataset described as an NpyArray: read into memory, the elements in native byte order,
 // `data` viewing `bytes` (moving an Hdf5Array keeps the vector's buffer, so the view stays
-// valid; copying it would not, hence no copies); or in place, `data` viewing `mapping`.
+// valid; copying it would not, hence no copies); or in place, `data` viewing `mapping`; or
+// row by row through `rows` (a chunked dataset), `data` empty.
 struct Hdf5Array {
   Hdf5Array() = default;
   Hdf5Array(Hdf5Array&&) = default;
@@ -66,6 +57,7 @@ struct Hdf5Array {
 
   std::vector<uint8_t> bytes;
   std::shared_ptr<const MappedFile> mapping;
+  std::shared_ptr<const RowReader> rows;
   NpyArray array;
 };
 
@@ -185,15 +177,6 @@ std::optional<std::string> missing_filter(hid_t dataset) {
   return std::nullopt;
 }
 
-// True for an IEEE 754 binary16/32/64 layout (HDF5 also describes other float formats).
-bool ieee_float(hid_t type, size_t size) {
-  size_t spos = 0, epos = 0, esize = 0, mpos = 0, msize = 0;
-  if (H5Tget_fields(type, &spos, &epos, &esize, &mpos, &msize) < 0 || mpos != 0) return false;
-  const size_t bits = size * 8, exponent_bits = size == 2 ? 5 : size == 4 ? 8 : 11;
-  return spos == bits - 1 && esize == exponent_bits && epos == bits - 1 - exponent_bits && msize == epos &&
-         H5Tget_ebias(type) == (size_t{1} << (exponent_bits - 1)) - 1;
-}
-
 // `dataset`'s elements where they lie in `file_path`, when the file keeps them as plain
 // C-ordered values: contiguous layout (h5py's default without chunks or compression), storage
 // allocated, in the file itself (not external), of an integer or IEEE float type. The first
@@ -241,7 +224,8 @@ std::optional<Hdf5Array> in_place(hid_t dataset, hid_t type, const NpyArray& des
 
 // The bytes holding `key` in memory takes at most, from its header alone: its values as read,
 // plus the same count as float32 features (`features`) or as int64 class ids. Nothing for a
-// contiguous dataset read as features, which is read in place from the file's map.
+// contiguous dataset read as features, which is read in place from the file's map, nor for a
+// chunked one, read row by row (Hdf5ChunkReader).
 double bytes_to_hold(hid_t file, const std::string& key, bool features) {
   const Hid dataset(H5Dopen2(file, key.c_str(), H5P_DEFAULT), H5Dclose);
   if (!dataset.ok()) return 0;  // read_dataset says what is wrong
@@ -249,13 +233,16 @@ double bytes_to_hold(hid_t file, const std::string& key, bool features) {
   const Hid space(H5Dget_space(dataset.get()), H5Sclose);
   const Hid plist(H5Dget_create_plist(dataset.get()), H5Pclose);
   if (!type.ok() || !space.ok() || !plist.ok()) return 0;
-  if (features && H5Pget_layout(plist.get()) == H5D_CONTIGUOUS) return 0;
+  const H5D_layout_t layout = H5Pget_layout(plist.get());
+  if (features && (layout == H5D_CONTIGUOUS || layout == H5D_CHUNKED)) return 0;
   const hssize_t count = H5Sget_simple_extent_npoints(space.get());
   if (count <= 0) return 0;
   return static_cast<double>(count) * static_cast<double>(H5Tget_size(type.get()) + (features ? 4 : 8));
 }
 
-Hdf5Array read_dataset(hid_t file, const std::string& path, const std::string& key, bool may_map = false) {
+// `from_file`: the features, read from the file where its layout allows (in place when
+// contiguous, row by row when chunked) rather than into memory.
+Hdf5Array read_dataset(hid_t file, const std::string& path, const std::string& key, bool from_file = false) {
   Hdf5Array out;
   NpyArray& a = out.array;
   a.name = path + ":" + key;
@@ -344,8 +331,13 @@ Hdf5Array read_dataset(hid_t file, const std::string& path, const std::string& k
                     "compression=\"gzip\" or none",
                     a.name, *filter));
   }
-  if (may_map) {
+  if (from_file) {
     if (auto placed = in_place(dataset.get(), type.get(), a, count, path)) return std::move(*placed);
+    if (auto rows = Hdf5ChunkReader::open(file, path, key, a)) {
+      out.array = rows->layout();
+      out.rows = std::move(rows);
+      return out;
+    }
   }
   out.bytes.resize(static_cast<size_t>(count) * static_cast<size_t>(a.itemsize));
   if (count > 0 && H5Dread(dataset.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.bytes.data()) < 0) {
@@ -483,7 +475,9 @@ std::string searched_where(const Search& s) {
 
 std::unique_ptr<Source> open_hdf5(const std::string& path, Split split) {
   const auto [file_path, group] = split_hdf5_path(path);
-  SampleArrays arrays;
+  // Declared before the lock: a chunk reader takes it when it is destroyed.
+  std::optional<Hdf5Array> x, y;
+  std::string origin;
   {
     const MutexLock lock(hdf5_mutex());
     const Hid file(open_file(file_path), H5Fclose);
@@ -495,13 +489,13 @@ std::unique_ptr<Source> open_hdf5(const std::string& path, Split split) {
         allocation_ceiling_bytes()) {
       throw std::bad_alloc();
     }
-    // The features are read in place where the file allows it; the targets into memory.
-    const Hdf5Array x = read_dataset(file.get(), file_path, x_name, true);
-    const Hdf5Array y = read_dataset(file.get(), file_path, y_name);
-    arrays =
-        to_sample_arrays(x.array, y.array, fmt::format("arrays {} ({}, {})", file_path, x_name, y_name), x.mapping);
+    // The features are read from the file where it allows it; the targets into memory.
+    x.emplace(read_dataset(file.get(), file_path, x_name, true));
+    y.emplace(read_dataset(file.get(), file_path, y_name));
+    origin = fmt::format("arrays {} ({}, {})", file_path, x_name, y_name);
   }
-  return make_array_source(std::move(arrays));
+  // Outside the lock: rows read through a chunk reader (the check of the values) take it.
+  return make_array_source(to_sample_arrays(x->array, y->array, origin, x->mapping, x->rows));
 }
 
 std::vector<Split> hdf5_splits(const std::string& path) {

@@ -140,15 +140,16 @@ std::unique_ptr<Source> open_paths(const std::string& path, Split split, bool cl
   try {
     return concat_sources(open_each(paths_named(path), split, clips), path);
   } catch (const std::bad_alloc&) {
-    // Table sources, and array sources whose layout cannot be read in place, hold their data
-    // in RAM; one that does not fit says so here, not as an out-of-memory of training. A source
+    // Table sources, array sources whose layout cannot be read from the file, and every source's
+    // targets are held in RAM; one that does not fit says so here, not as an out-of-memory of training. A source
     // whose header declares more than allocation_ceiling_bytes() throws bad_alloc before reading.
     rlimit limit{};
     const bool limited = getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY;
     throw DataError(fmt::format(
-        "{} does not fit in memory: stoker holds compressed or chunked arrays and CSV tables in RAM as float32 (and "
-        "class ids as int64), and {:.1f} GB are free{}; save the features with np.save, np.savez (not compressed) or "
-        "h5py without chunks, which stoker maps and reads as needed, or train on a part of the rows",
+        "{} does not fit in memory: stoker holds compressed .npz arrays, Fortran-ordered arrays, CSV tables and every "
+        "file's targets in RAM (features as float32, class ids as int64), and {:.1f} GB are free{}; save the features "
+        "with np.save, np.savez (not compressed) or h5py, which stoker reads from the file as needed, or train on a "
+        "part of the rows",
         path, free_ram_bytes() / 1e9,
         limited ? fmt::format(" (ulimit -v allows this process {:.1f} GB)", static_cast<double>(limit.rlim_cur) / 1e9)
                 : ""));

@@ -279,6 +279,25 @@ void tar_seeds() {
 
 }  // namespace
 
+// HDF5 chunks as h5py's shuffle + gzip write them: 1000 float32, shuffled (element size 4), in a
+// zlib stream; and the stream as a chunk of gzip alone.
+void hdf5_chunk_seeds() {
+  Bytes values(4000);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<uint8_t>((i % 4 == 3) ? 0x3f : i * 7);
+  Bytes shuffled(values.size());
+  for (size_t e = 0; e < 1000; ++e) {
+    for (size_t k = 0; k < 4; ++k) shuffled[k * 1000 + e] = values[e * 4 + k];
+  }
+  uLongf length = compressBound(static_cast<uLong>(shuffled.size()));
+  Bytes stream(length);
+  compress2(stream.data(), &length, shuffled.data(), static_cast<uLong>(shuffled.size()), 6);
+  stream.resize(length);
+  // [pipeline][mask][element size][chunk bytes LE] (hdf5_chunk_fuzz.cpp): pipeline 4 is 2 steps,
+  // shuffle then deflate, and 0 deflate alone; element size 1 + 3.
+  write("hdf5_chunk", "shuffle_gzip", Bytes{4, 0, 3, 0xa0, 0x0f} + stream);
+  write("hdf5_chunk", "gzip_alone", Bytes{0, 0, 0, 0xa0, 0x0f} + stream);
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: stoker_fuzz_seeds DIR\n");
@@ -293,5 +312,6 @@ int main(int argc, char** argv) {
   text_seeds();
   tar_seeds();
   proc_seeds();
+  hdf5_chunk_seeds();
   return 0;
 }

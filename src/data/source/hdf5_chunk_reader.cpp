@@ -1,0 +1,276 @@
+// Rows of a chunked HDF5 dataset read on demand (hdf5_chunk_reader.h).
+#include "hdf5_chunk_reader.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <atomic>
+#include <cstring>
+
+#include "hdf5_handle.h"
+
+namespace stoker::data {
+
+namespace {
+
+std::atomic<uint64_t> g_next_reader_id{1};
+
+// The band of chunks a thread read last, decoded: reader `reader`'s band `band`.
+struct KeptBand {
+  uint64_t reader = 0;
+  size_t band = 0;
+  std::vector<std::vector<uint8_t>> chunks;
+};
+
+struct ThreadBuffers {
+  KeptBand kept;
+  std::vector<uint8_t> chunk, stored, scratch;  // reused for chunks not kept
+  bool errors_silenced = false;
+};
+
+ThreadBuffers& thread_buffers() {
+  thread_local ThreadBuffers buffers;
+  return buffers;
+}
+
+// HDF5's error stack is per thread in a thread-safe build: its printing is turned off on each
+// thread that reads, as open_file does on the thread that opens.
+void silence_errors(ThreadBuffers* buffers) {
+  if (buffers->errors_silenced) return;
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  buffers->errors_silenced = true;
+}
+
+const char* filter_text(H5Z_filter_t id) {
+  switch (id) {
+    case H5Z_FILTER_DEFLATE:
+      return "gzip";
+    case H5Z_FILTER_SHUFFLE:
+      return "shuffle";
+    case H5Z_FILTER_FLETCHER32:
+      return "fletcher32";
+    case H5Z_FILTER_SZIP:
+      return "szip";
+    case H5Z_FILTER_NBIT:
+      return "nbit";
+    case H5Z_FILTER_SCALEOFFSET:
+      return "scaleoffset";
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Hdf5ChunkReader> Hdf5ChunkReader::open(hid_t file, const std::string& file_path, const std::string& key,
+                                                       const NpyArray& described) {
+  const Hid dataset(H5Dopen2(file, key.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!dataset.ok()) return nullptr;
+  const Hid plist(H5Dget_create_plist(dataset.get()), H5Pclose);
+  const Hid type(H5Dget_type(dataset.get()), H5Tclose);
+  if (!plist.ok() || !type.ok() || H5Pget_layout(plist.get()) != H5D_CHUNKED || described.shape.empty()) {
+    return nullptr;
+  }
+  const H5T_class_t type_class = H5Tget_class(type.get());
+  const size_t size = H5Tget_size(type.get());
+  if (size != 1 && size != 2 && size != 4 && size != 8) return nullptr;
+  if (type_class != H5T_INTEGER && !(type_class == H5T_FLOAT && ieee_float(type.get(), size))) return nullptr;
+  const H5T_order_t order = H5Tget_order(type.get());
+  if (size > 1 && order != H5T_ORDER_LE && order != H5T_ORDER_BE) return nullptr;
+
+  std::unique_ptr<Hdf5ChunkReader> r(new Hdf5ChunkReader());
+  const int rank = static_cast<int>(described.shape.size());
+  r->chunk_.resize(static_cast<size_t>(rank));
+  if (H5Pget_chunk(plist.get(), rank, r->chunk_.data()) != rank) return nullptr;
+  r->dims_.assign(described.shape.begin(), described.shape.end());
+  r->element_ = size;
+  r->chunk_bytes_ = size;
+  for (size_t d = 0; d < r->chunk_.size(); ++d) {
+    if (r->chunk_[d] == 0) return nullptr;
+    r->chunk_bytes_ *= r->chunk_[d];
+    if (d > 0) {
+      r->grid_.push_back((r->dims_[d] + r->chunk_[d] - 1) / r->chunk_[d]);
+      r->chunks_per_band_ *= r->grid_.back();
+    }
+  }
+  // The filters, in the order they were applied; raw_ when each is one undone here and partial
+  // edge chunks are filtered like the others (the default; H5Pset_chunk_opts can turn it off).
+  r->raw_ = true;
+  unsigned chunk_options = 0;
+  if (H5Pget_chunk_opts(plist.get(), &chunk_options) < 0 ||
+      (chunk_options & H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS) != 0) {
+    r->raw_ = false;
+  }
+  std::vector<std::string> names;
+  int deflates = 0;
+  const int filters = H5Pget_nfilters(plist.get());
+  for (int i = 0; i < filters; ++i) {
+    unsigned flags = 0, config = 0, values[8] = {};
+    size_t value_count = 8;
+    char name[64] = {};
+    const H5Z_filter_t id =
+        H5Pget_filter2(plist.get(), static_cast<unsigned>(i), &flags, &value_count, values, sizeof name, name, &config);
+    const char* text = filter_text(id);
+    names.push_back(text != nullptr ? text : name[0] != '\0' ? name : fmt::format("filter {}", id));
+    if (id == H5Z_FILTER_DEFLATE) {
+      r->pipeline_.push_back({ChunkFilter::kDeflate, 0});
+      ++deflates;
+    } else if (id == H5Z_FILTER_SHUFFLE) {
+      r->pipeline_.push_back({ChunkFilter::kShuffle, value_count > 0 ? values[0] : size});
+    } else if (id == H5Z_FILTER_FLETCHER32) {
+      r->pipeline_.push_back({ChunkFilter::kFletcher32, 0});
+    } else {
+      r->raw_ = false;
+    }
+  }
+  if (deflates > 1) r->raw_ = false;
+
+  r->name_ = file_path + ":" + key;
+  r->layout_ = described;
+  r->layout_.itemsize = static_cast<int>(size);  // float16 stays 2 bytes: converted per row
+  r->layout_.big_endian = size > 1 && order == H5T_ORDER_BE;
+  r->layout_.fortran_order = false;
+  r->layout_.data = {};
+  r->how_ = fmt::format("chunks of {}{}", fmt::join(r->chunk_, "x"),
+                        names.empty() ? std::string() : fmt::format(", {}", fmt::join(names, "+")));
+  // Set last: the destructor, which takes hdf5_mutex(), then has nothing to close if this fails.
+  const hid_t file_type = H5Tcopy(type.get());
+  const hid_t own_dataset = H5Dopen2(file, key.c_str(), H5P_DEFAULT);
+  if (file_type < 0 || own_dataset < 0) {
+    if (file_type >= 0) H5Tclose(file_type);
+    if (own_dataset >= 0) H5Dclose(own_dataset);
+    return nullptr;
+  }
+  r->file_type_ = file_type;
+  r->dataset_ = own_dataset;
+  r->id_ = g_next_reader_id.fetch_add(1, std::memory_order_relaxed);
+  return r;
+}
+
+Hdf5ChunkReader::~Hdf5ChunkReader() {
+  if (dataset_ < 0) return;
+  const MutexLock lock(hdf5_mutex());
+  if (dataset_ >= 0) H5Dclose(dataset_);
+  if (file_type_ >= 0) H5Tclose(file_type_);
+}
+
+std::vector<hsize_t> Hdf5ChunkReader::chunk_start(size_t band, size_t k) const {
+  std::vector<hsize_t> start(dims_.size());
+  start[0] = band * chunk_[0];
+  for (size_t d = dims_.size(); d-- > 1;) {
+    start[d] = (k % grid_[d - 1]) * chunk_[d];
+    k /= grid_[d - 1];
+  }
+  return start;
+}
+
+Status Hdf5ChunkReader::decode_chunk(size_t band, size_t k, std::vector<uint8_t>* out) const {
+  ThreadBuffers& buffers = thread_buffers();
+  const std::vector<hsize_t> start = chunk_start(band, k);
+  const auto failed = [&](const std::string& reason) {
+    return Status::failure(fmt::format("its chunk at ({}) cannot be read ({})", fmt::join(start, ", "), reason));
+  };
+  bool stored = false;
+  uint32_t mask = 0;
+  {
+    const MutexLock lock(hdf5_mutex());
+    silence_errors(&buffers);
+    if (raw_) {
+      haddr_t address = HADDR_UNDEF;
+      hsize_t size = 0;
+      unsigned info_mask = 0;
+      if (H5Dget_chunk_info_by_coord(dataset_, start.data(), &info_mask, &address, &size) < 0) {
+        return failed("its place in the file cannot be read");
+      }
+      if (address != HADDR_UNDEF && size > 0) {  // else never written: H5Dread gives its fill value
+        buffers.stored.resize(size);
+        if (H5Dread_chunk(dataset_, H5P_DEFAULT, start.data(), &mask, buffers.stored.data()) < 0) {
+          return failed("HDF5 could not read its stored bytes");
+        }
+        stored = true;
+      }
+    }
+    if (!stored) {
+      // The chunk's part inside the dataset, read into a buffer of the whole chunk's shape.
+      out->assign(chunk_bytes_, 0);
+      std::vector<hsize_t> count(dims_.size()), zero(dims_.size(), 0);
+      for (size_t d = 0; d < dims_.size(); ++d) count[d] = std::min(chunk_[d], dims_[d] - start[d]);
+      const int rank = static_cast<int>(dims_.size());
+      const Hid file_space(H5Dget_space(dataset_), H5Sclose);
+      const Hid memory_space(H5Screate_simple(rank, chunk_.data(), nullptr), H5Sclose);
+      if (!file_space.ok() || !memory_space.ok() ||
+          H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr) < 0 ||
+          H5Sselect_hyperslab(memory_space.get(), H5S_SELECT_SET, zero.data(), nullptr, count.data(), nullptr) < 0 ||
+          H5Dread(dataset_, file_type_, memory_space.get(), file_space.get(), H5P_DEFAULT, out->data()) < 0) {
+        return failed("HDF5 could not read it");
+      }
+      return Status::ok_status();
+    }
+  }
+  if (Status status = unfilter_chunk(pipeline_, mask, buffers.stored, chunk_bytes_, out, &buffers.scratch);
+      !status.ok()) {
+    return failed(status.reason());
+  }
+  return Status::ok_status();
+}
+
+void Hdf5ChunkReader::copy_part(size_t row, size_t k, const uint8_t* chunk, uint8_t* out) const {
+  const std::vector<hsize_t> start = chunk_start(row / chunk_[0], k);
+  const size_t rank = dims_.size();
+  const size_t local_row = row - start[0];
+  if (rank == 1) {
+    std::memcpy(out, chunk + local_row * element_, element_);
+    return;
+  }
+  // The part's extent along each dimension of the row (1..rank-1); runs along the last one.
+  std::vector<size_t> extent(rank, 1), at(rank, 0);
+  for (size_t d = 1; d < rank; ++d) extent[d] = std::min(chunk_[d], dims_[d] - start[d]);
+  const size_t run = extent[rank - 1] * element_;
+  while (true) {
+    size_t from = local_row, to = 0;
+    for (size_t d = 1; d < rank; ++d) {
+      from = from * chunk_[d] + at[d];
+      to = to * dims_[d] + start[d] + at[d];
+    }
+    std::memcpy(out + to * element_, chunk + from * element_, run);
+    // The next run: count up the multi-index over dimensions 1..rank-2.
+    size_t d = rank - 1;
+    while (d-- > 1) {
+      if (++at[d] < extent[d]) break;
+      at[d] = 0;
+    }
+    if (d == 0) return;
+  }
+}
+
+Status Hdf5ChunkReader::read(size_t row, uint8_t* out) const {
+  Status status = read_row(row, out);
+  if (status.ok()) return status;
+  return Status::failure(fmt::format("{}[{}]: {}: a damaged file; write it again", name_, row, status.reason()));
+}
+
+Status Hdf5ChunkReader::read_row(size_t row, uint8_t* out) const {
+  ThreadBuffers& buffers = thread_buffers();
+  const size_t band = row / chunk_[0];
+  KeptBand& kept = buffers.kept;
+  if (band_bytes() <= kBandCacheBytes) {
+    if (kept.reader != id_ || kept.band != band) {
+      kept.reader = 0;  // until every chunk of the band is decoded
+      kept.chunks.resize(chunks_per_band_);
+      for (size_t k = 0; k < chunks_per_band_; ++k) {
+        if (Status status = decode_chunk(band, k, &kept.chunks[k]); !status.ok()) return status;
+      }
+      kept.reader = id_;
+      kept.band = band;
+    }
+    for (size_t k = 0; k < chunks_per_band_; ++k) copy_part(row, k, kept.chunks[k].data(), out);
+    return Status::ok_status();
+  }
+  for (size_t k = 0; k < chunks_per_band_; ++k) {
+    if (Status status = decode_chunk(band, k, &buffers.chunk); !status.ok()) return status;
+    copy_part(row, k, buffers.chunk.data(), out);
+  }
+  return Status::ok_status();
+}
+
+}  // namespace stoker::data

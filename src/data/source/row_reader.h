@@ -1,0 +1,35 @@
+// The rows of an array kept in a file in a form that cannot be mapped (the compressed chunks of
+// an HDF5 dataset, hdf5_chunk_reader.h), read one by one as the loader asks for them, so the
+// array need not fit in memory. ArraySource (array_source.h) reads such an array's rows through
+// it instead of holding them.
+//
+// Thread safety: read() from any number of threads at once.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "npy.h"
+#include "stoker/core/error.h"
+
+namespace stoker::data {
+
+class RowReader {
+ public:
+  virtual ~RowReader() = default;
+
+  // The array's name, shape and dtype as stored (its elements' size and byte order); `data` is
+  // empty. Rows are converted from it as .npy rows are (npy_row_bytes_to_float).
+  virtual const NpyArray& layout() const = 0;
+
+  // Copies row `row` (< layout().rows()) as stored, layout().row_size() elements, into `out`,
+  // which has room for them. Fails with one line naming the file, the dataset and the row when
+  // the row cannot be read (damaged compressed bytes, a read error): a bad sample, not a crash.
+  virtual Status read(size_t row, uint8_t* out) const = 0;
+
+  // How the rows are read, for Source::describe: "chunks of 64 rows, gzip".
+  virtual std::string how() const = 0;
+};
+
+}  // namespace stoker::data

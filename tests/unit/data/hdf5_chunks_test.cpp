@@ -1,0 +1,340 @@
+// Chunked HDF5 datasets read row by row (hdf5_chunk_reader.h): every filter pipeline h5py writes
+// (gzip, shuffle, fletcher32, and others through the library), chunks that span several rows or
+// part of one, edge chunks, chunks never written, dtypes and byte orders, damaged chunks as bad
+// samples, and rows read from several threads at once. The files are written with the HDF5 C
+// library, as h5py writes them.
+#include <gtest/gtest.h>
+#include <hdf5.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "data/source/chunk_filters.h"
+#include "stoker/data/source.h"
+#include "support/h5_file.h"
+#include "support/source_checks.h"
+#include "support/temp_dir.h"
+
+namespace stoker::data {
+namespace {
+
+using testing::expect_has;
+using testing::features_of;
+using testing::H5File;
+using testing::TempDir;
+
+// A dataset creation property list for chunks of `chunk`, with the filters `filters` applies.
+template <typename Filters>
+hid_t chunked_plist(const std::vector<hsize_t>& chunk, Filters filters) {
+  const hid_t plist = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(plist, static_cast<int>(chunk.size()), chunk.data());
+  filters(plist);
+  return plist;
+}
+
+// Values that differ from row to row and column to column, each exact in float16.
+std::vector<float> chunk_test_ramp(size_t count) {
+  std::vector<float> v(count);
+  for (size_t i = 0; i < count; ++i) v[i] = static_cast<float>(i % 1000) * 0.25f - 50.0f;
+  return v;
+}
+
+// Every row of `source` against `x` (rows of `width`).
+void expect_chunked_rows(const Source& source, const std::vector<float>& x, size_t width) {
+  ASSERT_EQ(source.size() * width, x.size());
+  for (size_t i = 0; i < source.size(); ++i) {
+    ASSERT_EQ(features_of(source, i), std::vector<float>(x.begin() + i * width, x.begin() + (i + 1) * width))
+        << "row " << i;
+  }
+}
+
+TEST(Hdf5Chunks, GzipShuffledFeaturesAreReadPerRowNotHeld) {
+  TempDir dir;
+  const std::string path = dir.str() + "/packed.h5";
+  const hsize_t rows = 1000, cols = 8;
+  const std::vector<float> x = chunk_test_ramp(rows * cols);
+  {
+    H5File f(path);
+    const hid_t plist = chunked_plist({64, cols}, [](hid_t p) {
+      H5Pset_shuffle(p);
+      H5Pset_deflate(p, 6);
+    });
+    f.write("x", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {rows, cols}, x, plist);
+    H5Pclose(plist);
+    f.int64s("y", std::vector<int64_t>(rows, 1));
+  }
+  const auto source = open_source(path);
+  expect_has(source->describe(), "· read per row from chunks of 64x8, shuffle+gzip float32");
+  expect_chunked_rows(*source, x, cols);
+  // Shuffled: each row from a band other than the one read before.
+  for (size_t i : {999u, 3u, 640u, 0u, 511u}) {
+    EXPECT_EQ(features_of(*source, i), std::vector<float>(x.begin() + i * cols, x.begin() + (i + 1) * cols)) << i;
+  }
+}
+
+TEST(Hdf5Chunks, ChunksSpanningPartOfARowAndEdgeChunks) {
+  // Chunk (5, 3) on rows of 7: a row lies in 3 chunks, the last 1 column wide; 23 rows leave a
+  // band of 3. Rank 3: (11, 4, 5) in chunks (3, 3, 2).
+  TempDir dir;
+  const std::string path = dir.str() + "/parts.h5";
+  const std::vector<float> x2 = chunk_test_ramp(23 * 7), x3 = chunk_test_ramp(11 * 4 * 5);
+  {
+    H5File f(path);
+    hid_t plist = chunked_plist({5, 3}, [](hid_t p) { H5Pset_deflate(p, 4); });
+    f.write("x", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {23, 7}, x2, plist);
+    H5Pclose(plist);
+    f.int64s("y", std::vector<int64_t>(23, 0));
+    plist = chunked_plist({3, 3, 2}, [](hid_t p) {
+      H5Pset_shuffle(p);
+      H5Pset_deflate(p, 1);
+    });
+    f.write("x_test", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {11, 4, 5}, x3, plist);
+    H5Pclose(plist);
+    f.int64s("y_test", std::vector<int64_t>(11, 0));
+  }
+  const auto rows2 = open_source(path);
+  expect_has(rows2->describe(), "chunks of 5x3, gzip");
+  expect_chunked_rows(*rows2, x2, 7);
+  const auto rows3 = open_source(path, Split::kHeldOut);
+  expect_has(rows3->describe(), "chunks of 3x3x2, shuffle+gzip");
+  EXPECT_EQ(rows3->feature_shape(), (std::vector<int64_t>{4, 5}));
+  expect_chunked_rows(*rows3, x3, 20);
+}
+
+TEST(Hdf5Chunks, DtypesAndByteOrdersAreConvertedPerRow) {
+  TempDir dir;
+  const std::string path = dir.str() + "/types.h5";
+  const hsize_t rows = 40, cols = 6;
+  const std::vector<float> x = chunk_test_ramp(rows * cols);
+  std::vector<int16_t> ints(x.size());
+  for (size_t i = 0; i < x.size(); ++i) ints[i] = static_cast<int16_t>(x[i] * 4);
+  std::vector<float> ints_as_float(ints.begin(), ints.end());
+  const hid_t half = H5Tcopy(H5T_IEEE_F32LE);  // numpy's float16
+  H5Tset_fields(half, 15, 10, 5, 0, 10);
+  H5Tset_size(half, 2);
+  H5Tset_ebias(half, 15);
+  const hid_t plist = chunked_plist({7, 4}, [](hid_t p) {
+    H5Pset_shuffle(p);
+    H5Pset_deflate(p, 6);
+    H5Pset_fletcher32(p);
+  });
+  const std::vector<std::pair<std::string, hid_t>> types = {
+      {"f64be", H5T_IEEE_F64BE}, {"f32be", H5T_IEEE_F32BE}, {"f16", half}, {"i16be", H5T_STD_I16BE}};
+  for (const auto& [name, type] : types) {
+    const std::string file = dir.str() + "/" + name + ".h5";
+    {
+      H5File f(file);
+      if (name == "i16be") {
+        f.write("x", type, H5T_NATIVE_INT16, {rows, cols}, ints, plist);
+      } else {
+        f.write("x", type, H5T_NATIVE_FLOAT, {rows, cols}, x, plist);
+      }
+      f.int64s("y", std::vector<int64_t>(rows, 0));
+    }
+    const auto source = open_source(file);
+    expect_has(source->describe(), "shuffle+gzip+fletcher32");
+    SCOPED_TRACE(name);
+    expect_chunked_rows(*source, name == "i16be" ? ints_as_float : x, cols);
+  }
+  H5Pclose(plist);
+  H5Tclose(half);
+}
+
+TEST(Hdf5Chunks, ChunksNeverWrittenReadAsTheFillValue) {
+  TempDir dir;
+  const std::string path = dir.str() + "/sparse.h5";
+  const hsize_t rows = 30, cols = 4;
+  std::vector<float> x(rows * cols, 7.5f);
+  {
+    H5File f(path);
+    const float fill = 7.5f;
+    const hid_t plist = chunked_plist({10, cols}, [&](hid_t p) {
+      H5Pset_deflate(p, 6);
+      H5Pset_fill_value(p, H5T_NATIVE_FLOAT, &fill);
+    });
+    const hsize_t shape[2] = {rows, cols};
+    const hid_t space = H5Screate_simple(2, shape, nullptr);
+    const hid_t dataset = H5Dcreate2(f.id(), "x", H5T_IEEE_F32LE, space, H5P_DEFAULT, plist, H5P_DEFAULT);
+    // Rows 10..19 alone: the chunks of rows 0..9 and 20..29 are never written.
+    const hsize_t start[2] = {10, 0}, count[2] = {10, cols};
+    H5Sselect_hyperslab(space, H5S_SELECT_SET, start, nullptr, count, nullptr);
+    const hid_t memory = H5Screate_simple(2, count, nullptr);
+    std::vector<float> middle(10 * cols);
+    for (size_t i = 0; i < middle.size(); ++i) middle[i] = x[40 + i] = static_cast<float>(i);
+    H5Dwrite(dataset, H5T_NATIVE_FLOAT, memory, space, H5P_DEFAULT, middle.data());
+    H5Sclose(memory);
+    H5Dclose(dataset);
+    H5Sclose(space);
+    H5Pclose(plist);
+    f.int64s("y", std::vector<int64_t>(rows, 0));
+  }
+  const auto source = open_source(path);
+  expect_has(source->describe(), "read per row from chunks of 10x4, gzip");
+  expect_chunked_rows(*source, x, cols);
+}
+
+TEST(Hdf5Chunks, OtherFiltersAndUnfilteredEdgeChunksAreReadThroughTheLibrary) {
+  TempDir dir;
+  const std::string path = dir.str() + "/others.h5";
+  const hsize_t rows = 50, cols = 5;
+  std::vector<int32_t> ints(rows * cols);
+  for (size_t i = 0; i < ints.size(); ++i) ints[i] = static_cast<int32_t>(i % 200);
+  const std::vector<float> as_float(ints.begin(), ints.end()), x = chunk_test_ramp(rows * cols);
+  {
+    H5File f(path);
+    hid_t plist = chunked_plist({8, 2}, [](hid_t p) {
+      H5Pset_scaleoffset(p, H5Z_SO_INT, H5Z_SO_INT_MINBITS_DEFAULT);
+      H5Pset_deflate(p, 6);
+    });
+    f.write("x", H5T_STD_I32LE, H5T_NATIVE_INT32, {rows, cols}, ints, plist);
+    H5Pclose(plist);
+    f.int64s("y", std::vector<int64_t>(rows, 0));
+    plist = chunked_plist({8, 2}, [](hid_t p) {
+      H5Pset_deflate(p, 6);
+      H5Pset_chunk_opts(p, H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS);
+    });
+    f.write("x_test", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {rows, cols}, x, plist);
+    H5Pclose(plist);
+    f.int64s("y_test", std::vector<int64_t>(rows, 0));
+  }
+  const auto scaled = open_source(path);
+  expect_has(scaled->describe(), "read per row from chunks of 8x2, scaleoffset+gzip int32");
+  expect_chunked_rows(*scaled, as_float, cols);
+  const auto partial = open_source(path, Split::kHeldOut);
+  expect_chunked_rows(*partial, x, cols);
+}
+
+// The stored bytes of the chunk of `dataset` in `path` that starts at `start`: where they lie.
+std::pair<uint64_t, uint64_t> stored_chunk_place(const std::string& path, const char* dataset,
+                                                 const std::vector<hsize_t>& start) {
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  const hid_t d = H5Dopen2(file, dataset, H5P_DEFAULT);
+  unsigned mask = 0;
+  haddr_t address = 0;
+  hsize_t size = 0;
+  EXPECT_GE(H5Dget_chunk_info_by_coord(d, start.data(), &mask, &address, &size), 0);
+  H5Dclose(d);
+  H5Fclose(file);
+  return {address, size};
+}
+
+void overwrite_in_file(const std::string& path, uint64_t at, const std::vector<char>& bytes) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(static_cast<std::streamoff>(at));
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+TEST(Hdf5Chunks, ADamagedChunkMakesItsRowsBadSamplesNamedWithFileDatasetAndRow) {
+  TempDir dir;
+  const hsize_t rows = 100, cols = 16;
+  const std::vector<float> x = chunk_test_ramp(rows * cols);
+  for (const bool checksum : {false, true}) {
+    const std::string path = dir.str() + (checksum ? "/summed.h5" : "/plain.h5");
+    {
+      H5File f(path);
+      const hid_t plist = chunked_plist({20, cols}, [&](hid_t p) {
+        H5Pset_deflate(p, 6);
+        if (checksum) H5Pset_fletcher32(p);
+      });
+      f.write("x", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {rows, cols}, x, plist);
+      H5Pclose(plist);
+      f.int64s("y", std::vector<int64_t>(rows, 0));
+    }
+    // The chunk of rows 40..59: with a checksum, one byte in the middle changed (the inflated bytes
+    // may still be whole); without, its zlib stream's bytes after the header overwritten.
+    const auto [address, size] = stored_chunk_place(path, "x", {40, 0});
+    ASSERT_GT(size, 16u);
+    overwrite_in_file(path, address + (checksum ? size / 2 : 2),
+                      checksum ? std::vector<char>{'\x5a'} : std::vector<char>(8, '\xff'));
+    const auto source = open_source(path);  // the check at open leaves the damaged rows out
+    SampleData sample;
+    const Status bad = source->read(45, &sample);
+    ASSERT_FALSE(bad.ok());
+    expect_has(bad.reason(), path + ":x[45]: its chunk at (40, 0) cannot be read (");
+    expect_has(bad.reason(), checksum ? "fletcher32 checksum mismatch" : "deflate: ");
+    expect_has(bad.reason(), "): a damaged file; write it again");
+    // The rows of other chunks are whole, before and after.
+    EXPECT_EQ(features_of(*source, 39), std::vector<float>(x.begin() + 39 * cols, x.begin() + 40 * cols));
+    EXPECT_EQ(features_of(*source, 60), std::vector<float>(x.begin() + 60 * cols, x.begin() + 61 * cols));
+    EXPECT_FALSE(source->read(59, &sample).ok());
+  }
+}
+
+TEST(Hdf5Chunks, RowsReadFromManyThreadsAtOnceAreWhole) {
+  TempDir dir;
+  const std::string path = dir.str() + "/shared.h5";
+  const hsize_t rows = 600, cols = 32;
+  const std::vector<float> x = chunk_test_ramp(rows * cols);
+  {
+    H5File f(path);
+    const hid_t plist = chunked_plist({16, 16}, [](hid_t p) {
+      H5Pset_shuffle(p);
+      H5Pset_deflate(p, 3);
+    });
+    f.write("x", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {rows, cols}, x, plist);
+    H5Pclose(plist);
+    f.int64s("y", std::vector<int64_t>(rows, 0));
+  }
+  const auto source = open_source(path);
+  std::vector<int> wrong(4, 0);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < wrong.size(); ++t) {
+    threads.emplace_back([&, t] {
+      SampleData sample;
+      std::vector<float> row(cols);
+      for (size_t n = 0; n < rows; ++n) {
+        const size_t i = (n * 7919 + t * 131) % rows;  // each thread its own shuffled order
+        const bool ok = source->read(i, &sample).ok() && sample.bytes.size() == cols * sizeof(float);
+        if (ok) std::memcpy(row.data(), sample.bytes.data(), sample.bytes.size());
+        if (!ok || !std::equal(row.begin(), row.end(), x.begin() + static_cast<std::ptrdiff_t>(i * cols))) ++wrong[t];
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(wrong, std::vector<int>(4, 0));
+}
+
+// unfilter_chunk on its own: the bytes HDF5's deflate, shuffle and fletcher32 write, undone.
+TEST(Hdf5Chunks, UnfilterUndoesWhatTheLibraryWrote) {
+  TempDir dir;
+  const std::string path = dir.str() + "/one.h5";
+  const std::vector<float> x = chunk_test_ramp(10 * 3);
+  {
+    H5File f(path);
+    const hid_t plist = chunked_plist({10, 3}, [](hid_t p) {
+      H5Pset_fletcher32(p);
+      H5Pset_shuffle(p);
+      H5Pset_deflate(p, 9);
+    });
+    f.write("x", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {10, 3}, x, plist);
+    H5Pclose(plist);
+  }
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  const hid_t d = H5Dopen2(file, "x", H5P_DEFAULT);
+  const hsize_t start[2] = {0, 0};
+  hsize_t size = 0;
+  H5Dget_chunk_storage_size(d, start, &size);
+  std::vector<uint8_t> stored(size), out, scratch;
+  uint32_t mask = 0;
+  ASSERT_GE(H5Dread_chunk(d, H5P_DEFAULT, start, &mask, stored.data()), 0);
+  H5Dclose(d);
+  H5Fclose(file);
+  const std::vector<ChunkFilterStep> pipeline = {
+      {ChunkFilter::kFletcher32, 0}, {ChunkFilter::kShuffle, 4}, {ChunkFilter::kDeflate, 0}};
+  ASSERT_TRUE(unfilter_chunk(pipeline, mask, stored, x.size() * 4, &out, &scratch).ok());
+  EXPECT_EQ(std::memcmp(out.data(), x.data(), out.size()), 0);
+  // A chunk said to hold more, or less, than its bytes inflate to is damaged.
+  expect_has(unfilter_chunk(pipeline, mask, stored, x.size() * 4 + 4, &out, &scratch).reason(), "deflate: inflates to");
+  expect_has(unfilter_chunk(pipeline, mask, stored, x.size() * 4 - 4, &out, &scratch).reason(), "deflate: inflates to");
+  stored.resize(stored.size() / 2);
+  expect_has(unfilter_chunk(pipeline, mask, stored, x.size() * 4, &out, &scratch).reason(),
+             "deflate: the compressed bytes end before their stream does");
+}
+
+}  // namespace
+}  // namespace stoker::data
