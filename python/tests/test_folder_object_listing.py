@@ -7,7 +7,6 @@ import pathlib
 import re
 import time
 
-import numpy as np
 import pytest
 import torch
 
@@ -15,7 +14,7 @@ import stoker
 
 torchvision = pytest.importorskip("torchvision")
 
-CHAIN = "Resize(4), CenterCrop(4), ToUint8"
+from test_folder_samples import CHAIN, folder, image_folder, pairs  # noqa: E402,F401 (folder: a fixture)
 
 
 class SlowTarget:
@@ -32,29 +31,6 @@ class SlowTarget:
         return isinstance(other, SlowTarget) and other.label == self.label
 
     __hash__ = None
-
-
-@pytest.fixture
-def folder(tmp_path):
-    """Classes a and b, 3 PNGs each, sample k (in the ImageFolder's order) all of value 10 * (k + 1)."""
-    from PIL import Image
-
-    for c, label in enumerate(("a", "b")):
-        (tmp_path / label).mkdir()
-        for i in range(3):
-            Image.fromarray(np.full((6, 6, 3), 10 * (3 * c + i + 1), np.uint8)).save(tmp_path / label / f"{i}.png")
-    return tmp_path
-
-
-def image_folder(root):
-    T = torchvision.transforms
-    return torchvision.datasets.ImageFolder(str(root), transform=T.Compose([T.Resize(4), T.CenterCrop(4),
-                                                                             T.PILToTensor()]))
-
-
-def pairs(loader):
-    """(pixel value, label) of each sample of one pass, in order."""
-    return [(int(x[k].float().mean()), int(t[k])) for x, t in loader for k in range(len(t))]
 
 
 def line_of(err, samples):

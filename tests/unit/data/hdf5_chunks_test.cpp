@@ -44,6 +44,22 @@ std::vector<float> chunk_test_ramp(size_t count) {
   return v;
 }
 
+// Writes `path` with "x", the ramp of rows x cols float32 in chunks of `chunk`, shuffled and
+// gzipped at `level`, and "y", `label` for every row; returns x's values.
+std::vector<float> write_gzip_features(const std::string& path, hsize_t rows, hsize_t cols,
+                                       const std::vector<hsize_t>& chunk, int level, int64_t label) {
+  const std::vector<float> x = chunk_test_ramp(rows * cols);
+  H5File f(path);
+  const hid_t plist = chunked_plist(chunk, [level](hid_t p) {
+    H5Pset_shuffle(p);
+    H5Pset_deflate(p, static_cast<unsigned>(level));
+  });
+  f.write("x", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {rows, cols}, x, plist);
+  H5Pclose(plist);
+  f.int64s("y", std::vector<int64_t>(rows, label));
+  return x;
+}
+
 // Every row of `source` against `x` (rows of `width`).
 void expect_chunked_rows(const Source& source, const std::vector<float>& x, size_t width) {
   ASSERT_EQ(source.size() * width, x.size());
@@ -57,17 +73,7 @@ TEST(Hdf5Chunks, GzipShuffledFeaturesAreReadPerRowNotHeld) {
   TempDir dir;
   const std::string path = dir.str() + "/packed.h5";
   const hsize_t rows = 1000, cols = 8;
-  const std::vector<float> x = chunk_test_ramp(rows * cols);
-  {
-    H5File f(path);
-    const hid_t plist = chunked_plist({64, cols}, [](hid_t p) {
-      H5Pset_shuffle(p);
-      H5Pset_deflate(p, 6);
-    });
-    f.write("x", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {rows, cols}, x, plist);
-    H5Pclose(plist);
-    f.int64s("y", std::vector<int64_t>(rows, 1));
-  }
+  const std::vector<float> x = write_gzip_features(path, rows, cols, {64, cols}, 6, 1);
   const auto source = open_source(path);
   expect_has(source->describe(), "· read per row from chunks of 64x8, shuffle+gzip float32");
   expect_chunked_rows(*source, x, cols);
@@ -269,17 +275,7 @@ TEST(Hdf5Chunks, RowsReadFromManyThreadsAtOnceAreWhole) {
   TempDir dir;
   const std::string path = dir.str() + "/shared.h5";
   const hsize_t rows = 600, cols = 32;
-  const std::vector<float> x = chunk_test_ramp(rows * cols);
-  {
-    H5File f(path);
-    const hid_t plist = chunked_plist({16, 16}, [](hid_t p) {
-      H5Pset_shuffle(p);
-      H5Pset_deflate(p, 3);
-    });
-    f.write("x", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {rows, cols}, x, plist);
-    H5Pclose(plist);
-    f.int64s("y", std::vector<int64_t>(rows, 0));
-  }
+  const std::vector<float> x = write_gzip_features(path, rows, cols, {16, 16}, 3, 0);
   const auto source = open_source(path);
   std::vector<int> wrong(4, 0);
   std::vector<std::thread> threads;
