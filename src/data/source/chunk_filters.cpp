@@ -60,7 +60,7 @@ void unshuffle(size_t element_size, const std::vector<uint8_t>& in, std::vector<
   out->resize(in.size());
   const size_t elements = element_size > 0 ? in.size() / element_size : 0;
   if (element_size <= 1 || elements <= 1) {
-    std::memcpy(out->data(), in.data(), in.size());
+    if (!in.empty()) std::memcpy(out->data(), in.data(), in.size());  // an empty vector's data() may be null
     return;
   }
   for (size_t k = 0; k < element_size; ++k) {
@@ -69,7 +69,7 @@ void unshuffle(size_t element_size, const std::vector<uint8_t>& in, std::vector<
     for (size_t e = 0; e < elements; ++e) to[e * element_size] = from[e];
   }
   const size_t tail = in.size() - elements * element_size;
-  std::memcpy(out->data() + elements * element_size, in.data() + elements * element_size, tail);
+  if (tail > 0) std::memcpy(out->data() + elements * element_size, in.data() + elements * element_size, tail);
 }
 
 // Inflates the zlib stream `in` into exactly `size` bytes of `out`.

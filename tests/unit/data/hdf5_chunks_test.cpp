@@ -332,5 +332,18 @@ TEST(Hdf5Chunks, UnfilterUndoesWhatTheLibraryWrote) {
              "deflate: the compressed bytes end before their stream does");
 }
 
+// No stored bytes (a chunk of nothing, or one cut to nothing): undone without touching memory
+// (UBSan flagged a memcpy from an empty vector's null data() the fuzz target found).
+TEST(Hdf5Chunks, EmptyStoredBytesAreUndoneOrRefusedSafely) {
+  std::vector<uint8_t> out, scratch;
+  const std::vector<uint8_t> none;
+  const std::vector<ChunkFilterStep> shuffle = {{ChunkFilter::kShuffle, 8}};
+  ASSERT_TRUE(unfilter_chunk(shuffle, 0, none, 0, &out, &scratch).ok());
+  EXPECT_TRUE(out.empty());
+  EXPECT_FALSE(unfilter_chunk(shuffle, 0, none, 4, &out, &scratch).ok());
+  const std::vector<ChunkFilterStep> both = {{ChunkFilter::kDeflate, 0}, {ChunkFilter::kShuffle, 8}};
+  EXPECT_FALSE(unfilter_chunk(both, 0xfd, none, 0xffff, &out, &scratch).ok());
+}
+
 }  // namespace
 }  // namespace stoker::data
