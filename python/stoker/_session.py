@@ -46,10 +46,10 @@ def note_unnamed_watch():
     _watched_unnamed = True
 
 
-def loader_step(loader, steps):
-    """A step of `loader` (a stoker.DataLoader, not watched) has ended, the run's `steps`-th
-    (loader._steps_before()). Where no loop is watched without a name, the first loader whose
-    epochs come in a random order (shuffle=True, or a random sampler: the training loader) moves
+def loader_step(loader):
+    """A step of `loader` (a stoker.DataLoader, not watched) has ended, the run's
+    loader._steps_before()-th (counted only where a monitor takes it). Where no loop is watched
+    without a name, the first loader whose epochs come in a random order (shuffle=True, or a random sampler: the training loader) moves
     the running monitor's step axis along its count, across its passes and from a resumed
     state's place; a loader in a fixed order (a validation or test loader) never does, nor a
     second training loader while the first lives. Chosen anew for each monitor."""
@@ -60,7 +60,7 @@ def loader_step(loader, steps):
     if driving is None:
         _steps_by, driving = weakref.ref(loader), loader
     if driving is loader:
-        _monitor.reach(steps)
+        _monitor.reach(loader._steps_before())
 
 
 def set_monitor(handle):

@@ -984,7 +984,7 @@ class DataLoader:
         started = time.perf_counter()
         if self._step_end is not None:
             self._step_lines(started)
-            loader_step(self, self._steps_before())
+            loader_step(self)
         try:
             if self._feed is not None:
                 item = self._feed.next()
