@@ -466,7 +466,7 @@ std::pair<py::object, py::object> clip_and_target(const py::object& item) {
 DatasetSource::DatasetSource(py::object dataset, py::object worker_init_fn, std::string name,
                              std::vector<std::string> class_names, bool has_geometry, bool clips,
                              std::vector<int64_t> feature_shape, py::object image_key, py::tuple item_keys,
-                             py::object items)
+                             py::object items, const std::vector<std::string>& sample_names)
     : has_geometry_(has_geometry),
       dict_items_(!image_key.is_none()),
       dataset_(std::make_shared<HeldObject>(std::move(dataset))),
@@ -479,6 +479,16 @@ DatasetSource::DatasetSource(py::object dataset, py::object worker_init_fn, std:
       size_(py::len(dataset_->get())),
       clips_(clips),
       feature_shape_(std::move(feature_shape)) {
+  if (!sample_names.empty()) {
+    if (sample_names.size() != size_.load()) {
+      throw UsageError(fmt::format("{}: {} sample names for {} items", name_, sample_names.size(), size_.load()));
+    }
+    sample_name_ends_.reserve(sample_names.size());
+    for (const std::string& n : sample_names) {
+      sample_names_ += n;
+      sample_name_ends_.push_back(sample_names_.size());
+    }
+  }
   if (feature_shape_.empty()) return;
   int64_t count = 1;
   for (const int64_t n : feature_shape_) count *= n;
@@ -519,7 +529,14 @@ py::object DatasetSource::item(size_t index, const py::object& delivered, std::s
   return pair[0];
 }
 
-std::string DatasetSource::name(size_t index) const { return fmt::format("{}[{}]", name_, index); }
+std::string DatasetSource::name(size_t index) const {
+  // A Dataset that grew past its names (resize) names the rest by index.
+  if (index < sample_name_ends_.size()) {
+    const size_t begin = index == 0 ? 0 : sample_name_ends_[index - 1];
+    return sample_names_.substr(begin, sample_name_ends_[index] - begin);
+  }
+  return fmt::format("{}[{}]", name_, index);
+}
 
 std::string DatasetSource::describe() const { return fmt::format("{} object: {} samples", name_, size()); }
 

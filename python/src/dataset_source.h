@@ -98,11 +98,14 @@ class DatasetSource final : public data::Source {
   // shape of every item's feature tensor, for a Dataset of feature vectors; empty for images.
   // `image_key`: None for items (image, target, ...), else the key of a dict item's image, and
   // `item_keys` the first item's keys. `items`: None, or the callable that delivers the items of
-  // worker processes (above).
+  // worker processes (above). `sample_names`: how messages and bad samples name each item (a
+  // folder's file paths, as bytes), or empty: `name[index]`; more or fewer names than items
+  // throw UsageError.
   DatasetSource(pybind11::object dataset, pybind11::object worker_init_fn, std::string name,
                 std::vector<std::string> class_names, bool has_geometry, bool clips = false,
                 std::vector<int64_t> feature_shape = {}, pybind11::object image_key = pybind11::none(),
-                pybind11::tuple item_keys = pybind11::tuple(), pybind11::object items = pybind11::none());
+                pybind11::tuple item_keys = pybind11::tuple(), pybind11::object items = pybind11::none(),
+                const std::vector<std::string>& sample_names = {});
 
   // len(dataset) when the source was made, or as resize() last set it.
   size_t size() const override { return size_.load(std::memory_order_relaxed); }
@@ -148,6 +151,9 @@ class DatasetSource final : public data::Source {
   std::shared_ptr<HeldObject> worker_init_fn_;
   std::shared_ptr<HeldObject> items_;
   std::string name_;
+  // sample_names, end to end, and where each ends in it (empty: none given).
+  std::string sample_names_;
+  std::vector<size_t> sample_name_ends_;
   std::vector<std::string> class_names_;
   std::atomic<size_t> size_{0};
   bool clips_ = false;

@@ -389,7 +389,8 @@ def _folder_items(folder, name, worker_init_fn, samples, classes, on_error):
     if checked.features:  # the width is 2, the targets class ids
         raise ValueError(f"dataset: {name}'s loader returns a float array for {samples[checked.index][0]}; a folder's "
                          "loader returns images: a path, encoded bytes, a uint8 array or a PIL image")
-    source = _stoker.Source.dataset(items, worker_init_fn, name, [os.fsencode(c) for c in classes])
+    source = _stoker.Source.dataset(items, worker_init_fn, name, [os.fsencode(c) for c in classes],
+                                    sample_names=[os.fsencode(path) for path, _ in samples])
     return Data(source, folder, name, targets="items", transforms_of=folder, folder=str(getattr(folder, "root", "")))
 
 

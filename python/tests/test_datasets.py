@@ -711,6 +711,45 @@ def test_an_imagefolder_of_files_stoker_does_not_decode_opens_them_with_pil(tmp_
     assert x[:, 0, 0, 0].tolist() == [0, 1, 2, 40, 41, 42]
 
 
+def without_adobe_marker(jpeg):
+    """`jpeg` without its APP14 (Adobe) segment: a CMYK JPEG as some tools write it."""
+    at = jpeg.index(b"Adobe") - 4  # the marker FF EE and the segment's length come first
+    assert jpeg[at:at + 2] == b"\xff\xee"
+    return jpeg[:at] + jpeg[at + 2 + struct.unpack(">H", jpeg[at + 2:at + 4])[0]:]
+
+
+def test_cmyk_jpegs_of_an_imagefolder_give_what_torchvisions_imagefolder_gives(tmp_path):
+    # Pillow reads every CMYK JPEG with Adobe's inverted polarity, Adobe marker or not.
+    (tmp_path / "c0").mkdir()
+    rgb = np.random.default_rng(3).integers(0, 256, (24, 32, 3), np.uint8)
+    encoded = io.BytesIO()
+    Image.fromarray(rgb).convert("CMYK").save(encoded, "JPEG", quality=95)
+    (tmp_path / "c0" / "adobe.jpg").write_bytes(encoded.getvalue())
+    (tmp_path / "c0" / "plain.jpg").write_bytes(without_adobe_marker(encoded.getvalue()))
+    assert "adobe" not in Image.open(tmp_path / "c0" / "plain.jpg").info
+    folder = torchvision.datasets.ImageFolder(str(tmp_path), transform=T.Compose([T.CenterCrop((24, 32)), T.PILToTensor()]))
+    x, _ = next(iter(stoker.DataLoader(folder, batch_size=2)))
+    assert torch.equal(x, torch.stack([folder[0][0], folder[1][0]]))
+
+
+def test_a_bad_file_of_an_imagefolder_read_partly_with_pil_is_named_by_its_path(tmp_path):
+    # A folder holding BMPs has its files read through the folder's items; a .jpg that is a GIF
+    # (saved under that name by a scraper) is a bad sample named by its path, as in a folder of
+    # JPEGs alone, not by its index in the folder ("ImageFolder[3]").
+    (tmp_path / "c0").mkdir()
+    for i in range(3):
+        Image.fromarray(np.full((10, 12, 3), i, np.uint8)).save(tmp_path / "c0" / f"{i}.bmp")
+    Image.fromarray(np.full((10, 12, 3), 9, np.uint8)).save(tmp_path / "c0" / "3.jpg", "GIF")
+    folder = torchvision.datasets.ImageFolder(str(tmp_path))
+    loader = stoker.DataLoader(folder, batch_size=4, transforms="Resize((10, 12)), ToUint8", max_bad=0.5)
+    next(iter(loader))
+    (bad,) = loader.stats()["bad_samples"]
+    assert bad == {"index": 3, "path": str(tmp_path / "c0" / "3.jpg"), "reason": "not a JPEG or PNG (looks like GIF)"}
+    loader = stoker.DataLoader(folder, batch_size=4, transforms="Resize((10, 12)), ToUint8", on_error="raise")
+    with pytest.raises(stoker.DataError, match=f"bad sample {tmp_path / 'c0' / '3.jpg'}: not a JPEG or PNG"):
+        next(iter(loader))
+
+
 def test_an_imagefolder_with_a_loader_of_its_own_calls_it(png_folder):
     calls = []
 

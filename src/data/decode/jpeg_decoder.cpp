@@ -38,14 +38,16 @@ inline uint8_t luma(int r, int g, int b) {
 }
 
 // CMYK -> RGB/gray as Pillow does it: R = (255 - C) * (255 - K) / 255. Adobe (Photoshop)
-// files store inverted values (255 - C), and libjpeg hands them over as stored, so there
-// the stored values already are (255 - C) and (255 - K).
-void convert_cmyk_row(const uint8_t* cmyk, uint8_t* out, int width, int channels, bool inverted) {
+// files store inverted values (255 - C), and libjpeg hands them over as stored, so the
+// stored values are (255 - C) and (255 - K). Pillow takes every CMYK JPEG so, with or without
+// an Adobe marker ("assume adobe conventions"), and so does stoker: a file without one decodes
+// to the pixels torchvision's ImageFolder gives.
+void convert_cmyk_row(const uint8_t* cmyk, uint8_t* out, int width, int channels) {
   for (int i = 0; i < width; ++i, cmyk += 4) {
-    const int k = inverted ? cmyk[3] : 255 - cmyk[3];
-    const int r = mul_div_255(inverted ? cmyk[0] : 255 - cmyk[0], k);
-    const int g = mul_div_255(inverted ? cmyk[1] : 255 - cmyk[1], k);
-    const int b = mul_div_255(inverted ? cmyk[2] : 255 - cmyk[2], k);
+    const int k = cmyk[3];
+    const int r = mul_div_255(cmyk[0], k);
+    const int g = mul_div_255(cmyk[1], k);
+    const int b = mul_div_255(cmyk[2], k);
     if (channels == 3) {
       out[0] = static_cast<uint8_t>(r);
       out[1] = static_cast<uint8_t>(g);
@@ -204,8 +206,7 @@ bool decompress_window(LibjpegState* s, const JpegPlan& plan, Image* image, std:
       }
       if (cmyk) {
         for (int i = 0; i < got; ++i) {
-          convert_cmyk_row(rows[i], image->row(y + i), static_cast<int>(width), plan.channels,
-                           cinfo->saw_Adobe_marker != 0);
+          convert_cmyk_row(rows[i], image->row(y + i), static_cast<int>(width), plan.channels);
         }
       }
       y += got;

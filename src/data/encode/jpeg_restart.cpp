@@ -4,8 +4,8 @@
 //
 // Metadata (APP1..APP13, APP15: EXIF, XMP, ICC; COM) is copied. JFIF (APP0) and Adobe (APP14)
 // are rewritten by libjpeg for the output colour space, with one exception: a CMYK file
-// without the Adobe marker stores plain (not inverted) values, and a marker added by the
-// encoder would make decoders invert them, so the output keeps the input's choice.
+// without the Adobe marker keeps none, as decoders that go by the marker (Pillow and stoker do
+// not: they invert every CMYK file) would read its values differently with one added.
 #include <fmt/format.h>
 #include <jpeglib.h>  // after <cstdio>: it needs FILE and size_t declared
 

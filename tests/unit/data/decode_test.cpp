@@ -91,8 +91,9 @@ TEST(SniffTest, NamesWhatTheBytesLookLike) {
 TEST(JpegDecodeTest, EveryColorSpaceRoundTripsToRgbAndGray) {
   const Image rgb = make_photo_like(203, 157, 3, 7);
   const Image gray = make_photo_like(203, 157, 1, 7);
-  const Image cmyk_plain = cmyk_from_rgb(rgb, false);
-  const Image cmyk_adobe = cmyk_from_rgb(rgb, true);  // inverted values mean the same color
+  // Inverted values (255 - C), as Photoshop stores them, mean the same color. Pillow reads every
+  // CMYK JPEG so, with or without the Adobe marker (JpegImagePlugin: "assume adobe conventions").
+  const Image cmyk_adobe = cmyk_from_rgb(rgb, true);
   struct Case {
     const char* name;
     const Image& source;
@@ -118,8 +119,8 @@ TEST(JpegDecodeTest, EveryColorSpaceRoundTripsToRgbAndGray) {
       {"progressive 420 q90", rgb, jpeg_options(90, k420, kAuto, kProgressive), false, 3.6, 2.0},  // 2.42 / 1.30
       {"rgb q95", rgb, jpeg_options(95, k444, kRgb), false, 1.6, 1.5},                             // 1.08 / 1.01
       {"cmyk adobe q95", cmyk_adobe, jpeg_options(95), false, 1.6, 1.5},                           // 1.06 / 1.03
-      {"cmyk plain q95", cmyk_plain, jpeg_options(95, k444, kCmyk, kBaseline, kNoAdobe), false, 1.6,
-       1.5},                                                                         // 1.06 / 1.02
+      {"cmyk without adobe marker q95", cmyk_adobe, jpeg_options(95, k444, kCmyk, kBaseline, kNoAdobe), false, 1.6,
+       1.5},                                                                         // 1.06 / 1.03
       {"ycck 420 q95", cmyk_adobe, jpeg_options(95, k420, kYcck), false, 3.0, 1.7},  // 1.99 / 1.10
       {"cmyk adobe progressive q95", cmyk_adobe, jpeg_options(95, k444, kCmyk, kProgressive), false, 1.6,
        1.5},  // 1.06 / 1.03
