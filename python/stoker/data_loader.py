@@ -797,7 +797,8 @@ class DataLoader:
             iterator = _Iterator(self, self._generation, self._epoch)
             self._live = weakref.ref(iterator)
             if self._processes is not None:  # the pass's iterator let go: the processes stop between items
-                weakref.finalize(iterator, self._processes.let_go, self._processes.generation).atexit = False
+                weakref.finalize(iterator, _pass_dropped, weakref.ref(self), self._processes,
+                                 self._processes.generation).atexit = False
             return iterator
 
     def _in_pass(self):
@@ -1230,6 +1231,17 @@ class DataLoader:
             return "stoker.DataLoader(<not made: its construction raised>)"
         return (f"stoker.DataLoader({data}, batch_size={self.batch_size}, "
                 f"num_workers={self.num_workers}, transforms={self.transforms!r})")
+
+
+def _pass_dropped(loader_ref, processes, generation):
+    """A pass's iterator let go: the pass is over for dataset_processes' processes (let_go). One
+    let go before its end (a break, an exception in the loop) ends them too unless
+    persistent_workers=True, as torch's DataLoader's workers end with their iterator; the next
+    pass starts new ones. A pass run to its end keeps them for the next (the guide's "Worker
+    processes"); the loader collected closes them itself."""
+    loader = loader_ref()
+    mid_pass = loader is not None and loader._position is not None and not loader.persistent_workers
+    processes.let_go(generation, end=mid_pass)
 
 
 # The options a DataLoader takes when it is made, refused as attributes later (__setattr__);
