@@ -11,12 +11,14 @@ chunks as they come and keeps them by index; stoker's worker threads take item i
 transforms, batching) as for dataset[i] called in this process.
 
 An index the pass does not deliver soon (a bad sample's substitute, i + 1, ...) is called in this
-process, as without processes. The processes persist across passes (torch's
-persistent_workers=True): worker_init_fn runs once in each, and each holds the copy of the
-Dataset it started with, until renew() gives the next pass new processes, their copy taking
-the attributes the script set on its Dataset since (follow(); the loader renews them at a pass
-whose len(dataset) changed: torch's non-persistent workers take the Dataset anew at every
-pass). Their seeds are torch's DataLoader's (process k seeds torch, random and NumPy from
+process, as without processes. The processes persist across the passes that run to their end
+(torch's persistent_workers=True; a pass let go with let_go(end=True), its iterator dropped
+mid-way without persistent_workers, ends them and the next starts new ones, as torch's
+non-persistent workers end with their iterator): worker_init_fn runs once in each, and each
+holds the copy of the Dataset it started with, until renew() gives the next pass new
+processes, their copy taking the attributes the script set on its Dataset since (follow(); the
+loader renews them at a pass whose len(dataset) changed: torch's non-persistent workers take
+the Dataset anew at every pass). Their seeds are torch's DataLoader's (process k seeds torch, random and NumPy from
 base + k) with the base drawn from a generator seeded by the base seed that the first pass
 draws from the loader's `generator` (a resumed first pass: the loader's seed).
 
@@ -248,6 +250,7 @@ class DatasetProcesses:
         self._generation = 0  # of the pass the feeder serves
         self._requested = None  # (generation, base seed, renewed): a pass for the feeder to begin
         self._let_go = 0  # the generation let go (let_go()): its take() answers Ellipsis
+        self._end_at = 0  # the generation whose let-go ends the processes (let_go(end=True))
         self._renew = False  # renew() asked for new processes at the next pass
         self._started = None  # the generation whose pass the feeder began
         self._stash = {}  # index -> [(item, reason), ...] delivered and not taken
@@ -367,19 +370,29 @@ class DatasetProcesses:
         """The number of the pass begun last (start_pass()), for let_go()."""
         return self._generation
 
-    def let_go(self, generation=None):
+    def let_go(self, generation=None, end=False):
         """Ends pass `generation` (None: the last begun) if it is the last begun (a pass abandoned
         mid-way: the script's next iter(), or its iterator let go): the processes stop between
         items, the feeder stops waiting for its chunks, and take() answers Ellipsis (the pass's
-        end), so that stoker's workers waiting for items are free. Takes no lock (a finalizer may
-        call it on a thread inside take()): take() looks again within its `wait`."""
+        end), so that stoker's workers waiting for items are free. `end`: the processes end too
+        (torch's shutdown, once out of their items), and the next pass starts new ones, as torch's
+        DataLoader's non-persistent workers end with their iterator. Takes no lock (a finalizer
+        may call it on a thread inside take()): take() and the feeder look again within their waits."""
         generation = self._generation if generation is None else generation
         if generation == self._generation:
+            if end:
+                self._end_at = generation
             self._let_go = generation
             self._passes.let_go(generation)
-            if self._cond.acquire(blocking=False):  # wakes take(wait=None), where the lock is free now
+            if self._cond.acquire(blocking=False):  # wakes take(wait=None) and the feeder, where the lock is free now
                 self._cond.notify_all()
+                self._room.notify_all()
                 self._cond.release()
+
+    def _ends(self, generation):
+        """The feeder's: whether the processes end now that pass `generation` is over: let go with
+        `end`, or an iterable's without persistent_workers (started again for each pass)."""
+        return self._let_go == generation and (self._end_at == generation or not self._inner.persistent_workers)
 
     def _restart(self):
         """The feeder's: a new inner loader (new processes at its iter()), the pass's chunks kept."""
@@ -471,9 +484,9 @@ class DatasetProcesses:
         the pass changed or the loader is closing; False for the last two."""
         with self._cond:
             while self._stashed >= self._window and self._waiting == 0 and generation == self._generation and \
-                    not self._closed:
-                self._room.wait()
-            return generation == self._generation and not self._closed
+                    self._let_go != generation and not self._closed:
+                self._room.wait(_DEATH_CHECK_S)  # let_go() may not take the lock to wake it
+            return generation == self._generation and self._let_go != generation and not self._closed
 
     def close(self, wait_s=None):
         """Wakes the workers waiting in take() (they raise) and stops the processes (the feeder ends
@@ -633,6 +646,15 @@ def _resume(self, iterator):
         iterator.pass_over = None
 
 
+def _end(self, iterator):
+    """The feeder's: ends the processes of `iterator` (torch's shutdown), returns None; a
+    persistent inner loader is made again, so that the next pass starts new processes."""
+    iterator._shutdown_workers()
+    if self._inner.persistent_workers:
+        self._restart()
+    return None
+
+
 def _feed(ref, cond):
     """The feeder thread: begins each pass asked for (its first creates the processes, from this
     thread, so that torch sets no SIGCHLD handler of its own) and stashes the chunks as they come.
@@ -653,10 +675,16 @@ def _feed(ref, cond):
                         return
                     if self._requested is not None:
                         break
+                    if iterator is not None and self._started is not None and self._ends(self._started):
+                        break  # a pass let go after its chunks all came, its processes to end
                     del self
                     cond.wait(1.0)
-                generation, base_seed, renewed = self._requested
-                self._requested = None
+                request, self._requested = self._requested, None
+            if request is None:
+                iterator = _end(self, iterator)  # outside the lock: take() and start_pass() go on meanwhile
+                del self
+                continue
+            generation, base_seed, renewed = request
             try:
                 if not seeded:
                     _exit.torch_call(self._generator.manual_seed, base_seed)
@@ -705,9 +733,8 @@ def _feed(ref, cond):
                 return
             finally:
                 iterator.pass_over = None  # iter() starting the next pass waits for the processes as they stop
-            if self._let_go == generation and not self._inner.persistent_workers:  # as torch's iterator let go
-                iterator._shutdown_workers()
-                iterator = None
+            if self._ends(generation):  # as torch's iterator let go
+                iterator = _end(self, iterator)
             del self
     finally:
         if iterator is not None:

@@ -49,10 +49,12 @@ def note_unnamed_watch():
 def loader_step(loader):
     """A step of `loader` (a stoker.DataLoader, not watched) has ended, the run's
     loader._steps_before()-th (counted only where a monitor takes it). Where no loop is watched
-    without a name, the first loader whose epochs come in a random order (shuffle=True, or a random sampler: the training loader) moves
-    the running monitor's step axis along its count, across its passes and from a resumed
-    state's place; a loader in a fixed order (a validation or test loader) never does, nor a
-    second training loader while the first lives. Chosen anew for each monitor."""
+    without a name, the first loader whose epochs come in a random order (shuffle=True, or a
+    random sampler: the training loader) moves the running monitor's step axis along its count,
+    across its passes and from a resumed state's place; a loader in a fixed order (a validation
+    or test loader) never does, nor a second training loader while the first lives, nor an
+    iterable-style Dataset's (no shuffle flag tells its training stream from a validation one,
+    and without len() its passes' steps do not add up). Chosen anew for each monitor."""
     global _steps_by
     if _monitor is None or _watched_unnamed or not loader._random_order:
         return

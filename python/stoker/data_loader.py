@@ -29,6 +29,7 @@ from ._iterable import StreamPass, StreamProcesses, StreamView, check_options, i
 from ._datasets import _raised, class_to_idx, open_data, reopen_folder
 from ._generator import draw_random_sampler, draw_seed, peek_seed
 from ._process import core_share
+from ._ranks import LateRanks
 from ._clip_geometry import with_clip_geometry
 from ._geometry import aligned_outputs, given_geometry, restore, with_geometry
 from ._samplers import PlannedSampler, draws_at_random, given_order, rank_seed, sampler_rank
@@ -52,12 +53,6 @@ def _rank_and_world(rank, world_size):
     arg.whole("world_size", world_size, 1, hint="the number of processes training together")
     arg.whole("rank", rank, 0, world_size - 1, hint=f"ranks of a world of {world_size} are 0 to {world_size - 1}")
     return rank, world_size
-
-
-def _group_ready():
-    import torch.distributed as dist
-
-    return dist.is_available() and dist.is_initialized()
 
 
 def _shard_note(world_size, samples):
@@ -377,14 +372,9 @@ class DataLoader:
         self.rank, self.world_size = _rank_and_world(rank, world_size)
         # An iterable-style Dataset shards itself (by the rank it reads): stoker reads it whole.
         sharded = self._order is None and not stream
-        # Made before torch.distributed is initialised, with neither rank nor world_size given: the
-        # ranks are the process group's where it is up when they are first needed (_follow_ranks).
-        # Several ranks and no rank known (neither given, nor RANK, nor a group): rank 0 until _follow_ranks.
-        self._rank_unknown = rank is None and self.world_size > 1 and not _group_ready() and "RANK" not in os.environ
-        self._ranks_later = sharded and not _group_ready() and (rank is None and world_size is None
-                                                                or self._rank_unknown)
-        self._world_given = world_size is not None
-        self._seed_given = seed is not None
+        # Made before torch.distributed is initialised: the ranks may be the process group's, taken
+        # when they are first needed (_follow_ranks).
+        self._ranks = LateRanks(rank, world_size, self.world_size, sharded, seed is not None, os.environ)
         self.seed = _epoch_seed(seed, self.world_size if sharded else 1, shuffle, generator)
         # A seed peeked from torch's generator (neither given nor shared over ranks) stands for the
         # first pass's base seed: _reseed_now takes a pass's draw instead if the script seeds torch before it.
@@ -604,7 +594,7 @@ class DataLoader:
             return stream_batches(self.dataset, self._data.name, self.batch_size, self.drop_last)
         if self._order is not None:
             return self._order.batches(self.drop_last)
-        if self._sized_each_pass() or self._ranks_moved:  # the next pass's, as torch's len(loader) reads len(dataset)
+        if self._sized_each_pass() or self._ranks.moved:  # the next pass's, as torch's len(loader) reads len(dataset)
             return self._batches_of(self._samples_now())
         return len(self._loader)
 
@@ -695,50 +685,29 @@ class DataLoader:
             self.source.resize(samples)
 
     def _follow_ranks(self, first_pass=False):
-        """A loader made before torch.distributed was initialised, given neither rank nor world_size,
-        takes its ranks from the process group once it is up: at its first len(), len(sampler),
-        state_dict(), load_state_dict() or pass. PyTorch Lightning's `trainer.fit(model, loader)`
-        with strategy="ddp" makes it so: the loader is made before the ranks exist (rank 0 without
-        RANK and WORLD_SIZE, the others with WORLD_SIZE and no RANK), and the group is initialised
-        before the first pass. The first pass settles the ranks, group or not, and makes the engine
-        loader again on them where they moved (_take_moved_ranks). A first pass on several ranks
-        with no rank known (world_size= or WORLD_SIZE without rank=, RANK or a group) raises
-        ValueError in one line: every process would read rank 0's shard."""
-        if self._ranks_later and _group_ready():
-            import torch.distributed as dist
-
-            self._ranks_later = self._rank_unknown = False
-            rank, world = dist.get_rank(), self.world_size if self._world_given else dist.get_world_size()
-            if (rank, world) != (self.rank, self.world_size):
-                self.__dict__.update(rank=rank, world_size=world)  # past __setattr__'s refusal: the same option
-                self._loader_options.update(rank=rank, world_size=world)
-                self._ranks_moved = True
-                if not self.shuffle and world > 1 and rank == 0:
-                    _say_shard_note(world, len(self.source))
-        if first_pass:
-            if self._ranks_later and self._rank_unknown:
-                given = f"world_size={self.world_size}" if self._world_given else f"WORLD_SIZE={self.world_size}"
-                raise ValueError(f"stoker.DataLoader: {given} and no rank: rank= was not given, RANK is unset and "
-                                 "torch.distributed is not initialised, so every process would read rank 0's shard; "
-                                 "pass rank=, set RANK (torchrun does), or initialise the process group before the "
-                                 "first pass")
-            self._ranks_later = False
-            if self._ranks_moved:
-                self._take_moved_ranks()
+        """The ranks of a loader made before torch.distributed was initialised, as LateRanks
+        decides (_ranks.py): the group's once it is up, at the first len(), len(sampler),
+        state_dict(), load_state_dict() or pass; the first pass settles them, making the engine
+        loader again where they moved (_take_moved_ranks), and raises ValueError in one line on
+        several ranks with no rank known."""
+        moved = self._ranks.take(self.rank, self.world_size)
+        if moved is not None:
+            rank, world = moved
+            self.__dict__.update(rank=rank, world_size=world)  # past __setattr__'s refusal: the same option
+            self._loader_options.update(rank=rank, world_size=world)
+            if not self.shuffle and world > 1 and rank == 0:
+                _say_shard_note(world, len(self.source))
+        if first_pass and self._ranks.settle(self.world_size):
+            self._take_moved_ranks()
 
     def _take_moved_ranks(self):
-        """The engine loader made again on the ranks _follow_ranks took. A shuffled one takes seed 0
-        unless a seed was given or loaded: the seed of a loader made on several ranks without a
-        group (DistributedSampler's default), the same on every rank with no collective call."""
-        self._ranks_moved = False
+        """The engine loader made again on the ranks _follow_ranks took, on the seed LateRanks
+        says (shares_seed_zero)."""
         seed = self.seed
-        if self.shuffle and self.world_size > 1 and not self._seed_given and not self._state_loaded:
+        if self._ranks.shares_seed_zero(self.shuffle, self.world_size):
             seed, self._seeded_from = 0, None
             self._follows_reseeds = False  # a seed the ranks share stands (_reseed_now)
         self._replace_loader(seed)
-
-    _ranks_moved = False  # the ranks changed since the engine loader was made (_follow_ranks)
-    _state_loaded = False
 
     def set_epoch(self, epoch):
         """The epoch the next iter() yields (as DistributedSampler.set_epoch); without it each
@@ -828,7 +797,8 @@ class DataLoader:
             iterator = _Iterator(self, self._generation, self._epoch)
             self._live = weakref.ref(iterator)
             if self._processes is not None:  # the pass's iterator let go: the processes stop between items
-                weakref.finalize(iterator, self._processes.let_go, self._processes.generation).atexit = False
+                weakref.finalize(iterator, _pass_dropped, weakref.ref(self), self._processes,
+                                 self._processes.generation).atexit = False
             return iterator
 
     def _in_pass(self):
@@ -1166,7 +1136,7 @@ class DataLoader:
         self._follow_ranks()
         checked = check_state(state, self)
         with self._one_call("load_state_dict()"):
-            self._state_loaded = True
+            self._ranks.state_loaded = True
             # The order depends on the seed, so the resumed loader takes the saved one; a reseed after
             # this is followed from the next pass from an epoch's first batch on (_reseed_now).
             self._seeded_from = None
@@ -1261,6 +1231,17 @@ class DataLoader:
             return "stoker.DataLoader(<not made: its construction raised>)"
         return (f"stoker.DataLoader({data}, batch_size={self.batch_size}, "
                 f"num_workers={self.num_workers}, transforms={self.transforms!r})")
+
+
+def _pass_dropped(loader_ref, processes, generation):
+    """A pass's iterator let go: the pass is over for dataset_processes' processes (let_go). One
+    let go before its end (a break, an exception in the loop) ends them too unless
+    persistent_workers=True, as torch's DataLoader's workers end with their iterator; the next
+    pass starts new ones. A pass run to its end keeps them for the next (the guide's "Worker
+    processes"); the loader collected closes them itself."""
+    loader = loader_ref()
+    mid_pass = loader is not None and loader._position is not None and not loader.persistent_workers
+    processes.let_go(generation, end=mid_pass)
 
 
 # The options a DataLoader takes when it is made, refused as attributes later (__setattr__);

@@ -101,7 +101,7 @@ def test_a_loader_let_go_mid_pass_ends_its_processes_after_their_items(kind):
 
 def test_an_iterators_pass_let_go_ends_a_streams_processes():
     # As torch's DataLoader's iterator over an IterableDataset, let go, ends its workers (its
-    # persistent_workers=False); a map-style Dataset's processes persist across passes.
+    # persistent_workers=False).
     loader, it, processes = first_batch(SlowStream, SECONDS)
     del it
     assert gone_within(processes, SECONDS + SLACK_S) == set(), "the processes ended after the item each was in"
@@ -151,3 +151,50 @@ def test_a_close_by_a_finalizer_on_a_thread_inside_the_processes_lock_does_not_w
 
     threading.Thread(target=collected_inside_take, daemon=True).start()
     assert closed.wait(SLACK_S), "close() waited for the lock its own thread holds"
+
+
+@pytest.mark.parametrize("how", ["break", "raise"])
+def test_an_iterator_let_go_mid_pass_ends_a_map_datasets_processes_and_the_next_pass_starts_new_ones(how):
+    # As torch's DataLoader's workers end with their iterator (persistent_workers=False): after
+    # `for batch in loader: break` (or an exception in the loop) the processes neither stay idle
+    # holding the Dataset's memory nor serve, until the loader itself goes.
+    loader, it, processes = first_batch(SlowMap, 0.0)
+    if how == "raise":
+        with pytest.raises(KeyError):
+            for _ in it:
+                raise KeyError("the loop's own error")
+    del it
+    assert gone_within(processes, SLACK_S) == set(), "the processes ended with the iterator"
+    before = children()
+    assert sum(len(batch[1]) for batch in loader) == 400, "a later pass serves every item"
+    assert len(children() - before) == 2, "from new processes"
+    del loader
+
+
+def test_a_persistent_map_datasets_processes_outlive_an_iterator_let_go_mid_pass():
+    loader, it, processes = first_batch(SlowMap, 0.0, persistent=True)
+    del it
+    time.sleep(1.0)
+    assert processes <= children(), "persistent_workers=True keeps them, as torch's"
+    assert sum(len(batch[1]) for batch in loader) == 400
+    assert processes <= children(), "the same processes serve the next pass"
+    del loader
+
+
+def test_a_pass_let_go_mid_way_resumes_exactly_on_the_same_loader_with_new_processes():
+    def loader():
+        torch.manual_seed(5)
+        return stoker.DataLoader(SlowMap(0.0), batch_size=BATCH, shuffle=True, transforms=CHAIN, num_workers=2,
+                                 dataset_processes=2)
+
+    uninterrupted = [labels.tolist() for _, labels in loader()]
+    broken = loader()
+    for k, _ in enumerate(broken):
+        if k == 2:
+            state = broken.state_dict()
+            break
+    processes = children()
+    broken.load_state_dict(state)
+    assert [labels.tolist() for _, labels in broken] == uninterrupted[3:]
+    assert not processes & children(), "the let-go pass's processes ended; new ones served the rest"
+    del broken

@@ -168,6 +168,26 @@ def test_a_validation_loader_iterated_first_does_not_take_the_axis(tmp_path):
         assert mon._handle.step == 4
 
 
+def test_an_iterable_style_datasets_loader_does_not_take_the_axis(tmp_path):
+    # No shuffle flag tells a training stream from a validation one: the training loader after it
+    # takes the axis (MONITOR_FORMATS.md, Steps).
+    import torch
+
+    class Rows(torch.utils.data.IterableDataset):
+        def __iter__(self):
+            return ((torch.full((8,), float(i)), i) for i in range(30))
+
+    stream, train = stoker.DataLoader(Rows(), batch_size=10), rows_loader(shuffle=True)
+    with stoker.monitor(interval=0.05, gpu=False, summary=False) as mon:
+        for _ in range(2):
+            for _ in stream:
+                pass
+        assert mon._handle.step == 0
+        for _ in train:
+            pass
+        assert mon._handle.step == 4
+
+
 def test_a_resumed_training_loader_goes_on_from_its_place(tmp_path):
     # A state taken at epoch 1's third batch: the resumed run's steps go on from 4 + 2, never back.
     first = rows_loader(shuffle=True)
