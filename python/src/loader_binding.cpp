@@ -395,6 +395,10 @@ void bind_loader(py::module_& m) {
       .def("name", [](const data::Source& s, size_t i) { return fs_str(s.name(i)); })
       .def("shown_name", [](const data::Source& s, size_t i) { return fs_str(s.shown_name(i)); })
       .def_property_readonly("class_names", [](const data::Source& s) { return fs_strs(s.class_names()); })
+      .def_property_readonly(
+          "classes_without_samples",
+          [](const data::Source& s) { return fs_str(data::classes_without_samples_text(s)); },
+          "'1 of 3 classes has no sample ('cow')', or '' where every class has one; reads every label")
       .def_property_readonly("is_classification",
                              [](const data::Source& s) { return s.target_kind() == data::TargetKind::kClass; })
       .def_property_readonly("target_dim", &data::Source::target_dim)

@@ -29,6 +29,7 @@ import hashlib
 import operator
 import os
 import threading
+import warnings
 from collections.abc import Mapping
 
 import numpy as np
@@ -156,6 +157,17 @@ class _FolderItems:
         return self._loader(path), target
 
 
+def _warn_of_empty_classes(source, path):
+    """A UserWarning line where classes of a path's data have no sample (an empty class folder):
+    torchvision's ImageFolder raises there; stoker keeps the class, so that class ids stay the
+    folder's, and says so."""
+    empty = source.classes_without_samples
+    if empty:
+        warnings.warn(f"{path}: {empty}; torchvision's ImageFolder refuses an empty class folder, stoker keeps "
+                      "the class and its id: remove empty class folders, or check the labels", UserWarning,
+                      stacklevel=4)
+
+
 def open_data(dataset, split, worker_init_fn, clips=False, on_error="substitute", image_key=None, items=None,
               name=None):
     """The engine's source for `dataset` (see the module's docstring); `image_key` names the
@@ -175,6 +187,7 @@ def open_data(dataset, split, worker_init_fn, clips=False, on_error="substitute"
     if isinstance(dataset, (str, bytes, os.PathLike)):
         path = arg.path("dataset", dataset, "a path or a Dataset object")
         source = _stoker.Source(os.fsencode(path), split, clips)
+        _warn_of_empty_classes(source, path)
         columns = source.columns  # a CSV list's or shards': the targets' and the others', which come after them
         if columns is None:
             return Data(source, PathDataset(source, path), path, folder=path)

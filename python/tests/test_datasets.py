@@ -874,3 +874,27 @@ def test_path_dataset_samples_and_targets_are_made_once():
     assert [dataset.targets[i] for i in range(3)] == [0, 1, 1]
     assert Listed.calls == 2
     assert dataset.samples is dataset.samples
+
+
+def test_an_empty_class_folder_is_said_where_torchvisions_imagefolder_refuses_it(tmp_path):
+    from conftest import write_image_folder
+
+    root = write_image_folder(tmp_path / "data", classes=3, per_class=2)
+    assert not [w for w in _warnings_of(lambda: stoker.DataLoader(str(root), batch_size=2))]
+    (root / "class_9").mkdir()  # sorts last: the other ids stay as they were
+    with pytest.raises(FileNotFoundError, match="class_9"):
+        torchvision.datasets.ImageFolder(str(root))
+    caught = _warnings_of(lambda: stoker.DataLoader(str(root), batch_size=2))
+    assert [str(w.message) for w in caught] == [
+        f"{root}: 1 of 4 classes has no sample ('class_9'); torchvision's ImageFolder refuses an empty class "
+        "folder, stoker keeps the class and its id: remove empty class folders, or check the labels"]
+    assert caught[0].filename == __file__  # the script's line that made the loader
+
+
+def _warnings_of(make):
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        make()
+    return [w for w in caught if issubclass(w.category, UserWarning)]

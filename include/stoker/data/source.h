@@ -467,6 +467,11 @@ std::shared_ptr<const Source> integers_as_regression(std::shared_ptr<const Sourc
 // IDX label of 255 among ten classes), ascending; empty for other sources. Reads every label.
 std::vector<int64_t> classes_without_samples(const Source& source);
 
+// classes_without_samples() said in words, "1 of 3 classes has no sample ('cow')" (up to five
+// names, then the last), with `sample` for "sample" ("training sample"); empty where every class
+// has one. How `stoker train` and the Python package's loader warn of them.
+std::string classes_without_samples_text(const Source& source, std::string_view sample = "sample");
+
 // Leaving listed samples out (`--exclude-list`): stoker/data/exclude_list.h.
 
 // A validation part held out of training data: views of one source, sharing its class names.

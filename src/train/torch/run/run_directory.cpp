@@ -180,18 +180,10 @@ void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const Run
   std::printf(
       "data     %s%s\n", setup.train_source->describe().c_str(),
       setup.val_source ? (" · validation " + grouped(static_cast<double>(setup.val_source->size()))).c_str() : "");
-  if (const std::vector<int64_t> empty = data::classes_without_samples(*setup.train_source); !empty.empty()) {
-    const auto& names = setup.train_source->class_names();
-    std::string listed;
-    for (size_t i = 0; i < empty.size() && i < 5; ++i) {
-      listed += fmt::format("{}'{}'", i == 0 ? "" : ", ", names[static_cast<size_t>(empty[i])]);
-    }
-    if (empty.size() > 5) listed += fmt::format(", … '{}'", names[static_cast<size_t>(empty.back())]);
-    std::printf(
-        "warning  %s of %s classes ha%s no training sample (%s): the model still gives each an output; "
-        "remove empty class folders, or check the labels\n",
-        grouped(static_cast<double>(empty.size())).c_str(), grouped(static_cast<double>(names.size())).c_str(),
-        empty.size() == 1 ? "s" : "ve", listed.c_str());
+  if (const std::string empty = data::classes_without_samples_text(*setup.train_source, "training sample");
+      !empty.empty()) {
+    std::printf("warning  %s: the model still gives each an output; remove empty class folders, or check the labels\n",
+                empty.c_str());
   }
   if (setup.excluded_unknown > 0) {
     std::printf("         %s name%s in --exclude-list %s %s not in the data\n",
