@@ -501,7 +501,18 @@ TEST_F(TrainTasksCli, TorchvisionPresetFlagsSizeTheChains) {
       {{" --sync-bn --epochs 1", 2, "--sync-bn: data-parallel BatchNorm statistics stay per process"},
        {" -b 8", 2, "-b: the batch size is --batch-size"},
        {" --data-path /data/imagenet", 2, "--data-path: the training data is --data"},
-       {" --amp --epochs 1", 2, "--amp takes off, bf16 or fp16 here; torchvision's --amp switch is --amp fp16"}});
+       {" --amp --epochs 1", 2, "--amp takes off, bf16 or fp16 here; torchvision's --amp switch is --amp fp16"},
+       {" --world-size 2", 2, "--world-size: the processes are --nproc-per-node on one machine"},
+       {" --dist-url env://", 2, "--dist-url: processes meet at torchrun's MASTER_ADDR and MASTER_PORT"},
+       {" --cache-dataset", 2, "--cache-dataset: decoded images stay in RAM with --cache decoded"},
+       {" --start-epoch 3", 2, "--start-epoch: --resume RUN_DIR continues at its checkpoint's epoch"},
+       {" --bias-weight-decay 0", 2, "--bias-weight-decay: biases take --weight-decay"},
+       {" --transformer-embedding-decay 0", 2, "--transformer-embedding-decay: stoker's models have no transformer"},
+       {" --backend pil", 2, "--backend: stoker's workers decode and transform the images themselves"},
+       {" --use-v2", 2, "--use-v2: stoker's workers decode and transform the images themselves"},
+       {" --opt sgd_nesterov", 2,
+        "--opt must be one of adamw, sgd (got 'sgd_nesterov'); torchvision's --opt sgd_nesterov is --opt sgd "
+        "--nesterov"}});
   // Other commands have flags of those names of their own: no hint there.
   const auto evaluate = run_command(kStoker + " evaluate --weights w.safetensors --bogus");
   EXPECT_EQ(evaluate.exit_code, 2);
@@ -551,6 +562,18 @@ TEST_F(TrainTasksCli, TorchvisionsRecipeCommandRunsAsWritten) {
                                dir.str() + "/sgd" + recipe);
   ASSERT_EQ(sgd.exit_code, 0) << sgd.err << sgd.out;
   EXPECT_EQ(sgd.out.find("hint     lr"), std::string::npos) << sgd.out;
+  EXPECT_EQ(sgd.out.find("hint     the warmup"), std::string::npos) << sgd.out;
+  // The recipe's 5 warmup epochs kept while --epochs is cut to 5: the cosine never starts.
+  const auto cut = run_command(kStoker + " train --data " + train + small_images_ +
+                               " --max-steps 1 --epochs 5 --lr-warmup-epochs 5 --lr-scheduler cosineannealinglr"
+                               " --output-dir " +
+                               dir.str() + "/cut");
+  ASSERT_EQ(cut.exit_code, 0) << cut.err << cut.out;
+  EXPECT_NE(cut.out.find("hint     the warmup's 50 optimizer steps are the whole run's 50: the rate never reaches lr "
+                         "0.003 and schedule cosine never starts; shorten --warmup-epochs or --warmup-steps, or train "
+                         "for longer\n"),
+            std::string::npos)
+      << cut.out;
   expect_one_line_errors(
       kStoker + " train --data " + train + recipe,
       {{" --ra-reps 0", 2, "ra_reps must be between 1 and 64 (got 0); 3 and 4 are common"},

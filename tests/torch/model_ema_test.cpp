@@ -174,8 +174,10 @@ TEST(ModelEmaTest, EmaStepsFoldsInEveryNthStepOfTheRun) {
 
 // torchvision's --model-ema (AveragePlan from model_ema): no ramp, and while the warmup lasts
 // each update copies the weights (its script zeroes n_averaged there, so the next update
-// copies). Here every 2nd step, a copy until step 4: steps 2 and 4 (indices 1, 3) copy, step
-// 6 averages with the decay itself, not the ramp's 1/10.
+// copies, as torch.optim.swa_utils.AveragedModel does where n_averaged is 0). Here every 2nd
+// step, a copy until step 4: steps 2 and 4 (indices 1, 3) copy, so does step 6 (the first
+// update after the warmup finds n_averaged 0), and step 8 averages with the decay itself, not
+// the ramp's 1/10.
 TEST(ModelEmaTest, TorchvisionsAverageCopiesThroughTheWarmupAndHasNoRamp) {
   torch::manual_seed(7);
   const torch::Tensor x = torch::randn({16, 1, 8, 8}), y = torch::randint(0, 10, {16}, torch::kInt64);
@@ -196,14 +198,42 @@ TEST(ModelEmaTest, TorchvisionsAverageCopiesThroughTheWarmupAndHasNoRamp) {
     }
   }
   EXPECT_EQ(ema.updates(), 2);
+  stepper.step(x, y);
+  stepper.step(x, y);
+  EXPECT_EQ(max_difference(ema.network(), *twin.model), 0) << "the first update after the warmup copies";
   std::vector<torch::Tensor> expected = clones(ema.network().parameters());
   stepper.step(x, y);
   stepper.step(x, y);
   const auto weights = twin.model->parameters();
   for (size_t i = 0; i < expected.size(); ++i) expected[i] = 0.75 * expected[i] + 0.25 * weights[i].detach();
   expect_close(ema.network().parameters(), expected, "parameter");
-  EXPECT_EQ(ema.updates(), 3);
+  EXPECT_EQ(ema.updates(), 4);
   EXPECT_GT(max_difference(ema.network(), *twin.model), 0);
+}
+
+// Without a warmup, torchvision's average (an AveragedModel made at the start) copies the
+// weights at its first update, not d x the initialisation + (1 - d) x the weights.
+TEST(ModelEmaTest, TorchvisionsAverageCopiesAtItsFirstUpdate) {
+  torch::manual_seed(7);
+  const torch::Tensor x = torch::randn({16, 1, 8, 8}), y = torch::randint(0, 10, {16}, torch::kInt64);
+  TrainConfig cfg;
+  cfg.optimizer = OptimizerKind::kSgd;
+  testing::Twin twin = make_twin(8);
+  AveragePlan plan = plan_of(0.75, 2);
+  plan.ramp = false;
+  ModelEma ema(make_model("mlp", {1, 8, 8}, 10), *twin.model, plan);
+  Stepper stepper(cfg, *twin.model, *twin.optimizer, classification_objective(10), torch::kCPU, 100, 10);
+  stepper.keep_average(&ema);
+  stepper.step(x, y);
+  stepper.step(x, y);
+  EXPECT_EQ(max_difference(ema.network(), *twin.model), 0) << "the first update copies";
+  std::vector<torch::Tensor> expected = clones(ema.network().parameters());
+  stepper.step(x, y);
+  stepper.step(x, y);
+  const auto weights = twin.model->parameters();
+  for (size_t i = 0; i < expected.size(); ++i) expected[i] = 0.75 * expected[i] + 0.25 * weights[i].detach();
+  expect_close(ema.network().parameters(), expected, "parameter");
+  EXPECT_EQ(ema.updates(), 2);
 }
 
 TEST(ModelEmaTest, ACheckpointCarriesTheAverageAndItsCount) {

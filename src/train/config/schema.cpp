@@ -115,12 +115,23 @@ bool equals_ignoring_case(std::string_view a, std::string_view b) {
   return true;
 }
 
+// What to write instead of a value another training script takes for the key.
+template <typename E>
+std::string_view foreign_value_hint(E, std::string_view) {
+  return "";
+}
+std::string_view foreign_value_hint(OptimizerKind, std::string_view text) {
+  if (equals_ignoring_case(text, "sgd_nesterov")) return "; torchvision's --opt sgd_nesterov is --opt sgd --nesterov";
+  return "";
+}
+
 template <typename E>
 E parse_enum(std::string_view text, const std::string& what) {
   for (const auto& entry : enum_names(E{})) {
     if (equals_ignoring_case(text, entry.name)) return entry.value;
   }
-  throw UsageError(fmt::format("{} must be one of {} (got '{}')", what, enum_list<E>(", "), text));
+  throw UsageError(
+      fmt::format("{} must be one of {} (got '{}'){}", what, enum_list<E>(", "), text, foreign_value_hint(E{}, text)));
 }
 
 template <typename T>

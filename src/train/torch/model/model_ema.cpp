@@ -52,7 +52,10 @@ double ModelEma::next_decay() const {
 void ModelEma::after_step(const Network& model, int64_t step) {
   // By the run's count, so a resumed run updates on the same steps.
   if ((step + 1) % plan_.every_steps != 0) return;
-  if (step < plan_.copy_until_step) {
+  // torchvision's AveragedModel copies where its n_averaged is 0: at its first update, and at
+  // the first after the warmup (its script zeroes n_averaged at each update there).
+  const bool no_average_yet = !plan_.ramp && (updates_ == 0 || step - plan_.every_steps < plan_.copy_until_step);
+  if (step < plan_.copy_until_step || no_average_yet) {
     copy_weights(model);
     ++updates_;
     return;

@@ -7,6 +7,8 @@
 // ExponentialMovingAverage with num_updates: the first updates weigh more, so a short run's
 // average is not mostly its random initialisation), else d = decay; updates of steps before
 // plan.copy_until_step copy the weights instead (torchvision's script through its warmup).
+// Without the ramp (torchvision's average, an AveragedModel), the first update, and the first
+// after those copies, copy the weights too: its n_averaged is 0 there.
 // Integer buffers (BatchNorm's num_batches_tracked) are copied.
 // The average is a second instance of the model's network, on the same device and in the
 // same memory format, kept in eval mode: it is validated and exported like the model.
@@ -28,7 +30,7 @@ class ModelEma {
   ModelEma(std::shared_ptr<Network> average, const Network& model, const AveragePlan& plan);
 
   // After optimizer step `step` (the run's count, from 0) was taken: folds `model` in on every
-  // plan.every_steps-th step, or copies it there while step < plan.copy_until_step.
+  // plan.every_steps-th step, or copies it there (see the top of this file).
   void after_step(const Network& model, int64_t step);
 
   // Folds `model`'s current weights in (one update's worth) and counts the update.

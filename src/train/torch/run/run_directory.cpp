@@ -77,6 +77,21 @@ void print_rate_hint(const TrainConfig& cfg) {
       cfg.lr);
 }
 
+// A warmup as long as the run: the rate never reaches lr and the schedule never starts (a
+// recipe's --lr-warmup-epochs kept while --epochs was cut down).
+void print_warmup_hint(const TrainConfig& cfg, const TrainSetup& setup) {
+  const int64_t steps = scheduled_steps(cfg, setup);
+  const int64_t warmup = warmup_steps_of(cfg, optimizer_steps_per_epoch(cfg, setup));
+  if (warmup == 0 || warmup < steps) return;
+  std::printf(
+      "hint     the warmup's %s optimizer steps are the whole run's %s: the rate never reaches lr %g%s; shorten "
+      "--warmup-epochs or --warmup-steps, or train for longer\n",
+      grouped(static_cast<double>(warmup)).c_str(), grouped(static_cast<double>(steps)).c_str(), cfg.lr,
+      cfg.schedule == ScheduleKind::kConstant
+          ? ""
+          : fmt::format(" and schedule {} never starts", to_string(cfg.schedule)).c_str());
+}
+
 // The header's words for the moving average: "" when there is none.
 std::string average_text(const TrainConfig& cfg, const AveragePlan& average) {
   if (!average.on) return "";
@@ -233,6 +248,7 @@ void print_run_header(const TrainConfig& cfg, const TrainSetup& setup, const Run
   if (!setup.weights_note.empty()) std::printf("weights  %s: %s\n", cfg.weights.c_str(), setup.weights_note.c_str());
   print_average_hint(cfg, setup, average);
   print_rate_hint(cfg);
+  print_warmup_hint(cfg, setup);
   if (place.world_size > 1) {
     std::printf(
         "parallel %d processes (%d on this machine) · each trains on 1/%d of every epoch · gradients "

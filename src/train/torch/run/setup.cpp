@@ -429,12 +429,13 @@ std::shared_ptr<Network> another_model(const TrainConfig& cfg, const TrainSetup&
 }
 
 int64_t scheduled_steps(const TrainConfig& cfg, const TrainSetup& setup) {
-  return static_cast<int64_t>(cfg.epochs) * static_cast<int64_t>(setup.train_loader->batches_per_epoch()) /
-         cfg.accumulation_steps;
+  return static_cast<int64_t>(cfg.epochs) * optimizer_steps_per_epoch(cfg, setup);
 }
 
 int64_t optimizer_steps_per_epoch(const TrainConfig& cfg, const TrainSetup& setup) {
-  return static_cast<int64_t>(setup.train_loader->batches_per_epoch()) / cfg.accumulation_steps;
+  // An epoch's last, partial accumulation window steps the optimizer too (finish_window).
+  const int64_t batches = setup.train_loader->batches_per_epoch();
+  return (batches + cfg.accumulation_steps - 1) / cfg.accumulation_steps;
 }
 
 data::TransformSpec inference_inputs(const TrainSetup& setup) {

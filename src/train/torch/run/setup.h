@@ -79,10 +79,11 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& cfg, 
 // same random numbers with the second instance as without.
 std::shared_ptr<Network> another_model(const TrainConfig& cfg, const TrainSetup& setup);
 
-// The optimizer steps the run plans for (the schedule's length): epochs x the training
-// loader's batches per epoch / accumulation_steps. max_steps may stop it earlier.
+// The optimizer steps the run plans for (the schedule's length): epochs x
+// optimizer_steps_per_epoch. max_steps may stop it earlier.
 int64_t scheduled_steps(const TrainConfig& cfg, const TrainSetup& setup);
-// Optimizer steps in an epoch of the training loader.
+// Optimizer steps in an epoch of the training loader: ceil(batches / accumulation_steps), as
+// the epoch's last, partial window steps too.
 int64_t optimizer_steps_per_epoch(const TrainConfig& cfg, const TrainSetup& setup);
 
 // What the trained model takes at inference: the evaluation chain with the sizes and the
