@@ -18,6 +18,8 @@
 #include "data/source/hdf5_chunk_reader.h"
 #include "data/source/hdf5_filters.h"
 #include "stoker/data/source.h"
+#include "stoker/data/transform.h"
+#include "support/error_text.h"
 #include "support/h5_file.h"
 #include "support/source_checks.h"
 #include "support/temp_dir.h"
@@ -25,6 +27,7 @@
 namespace stoker::data {
 namespace {
 
+using testing::error_text;
 using testing::expect_has;
 using testing::features_of;
 using testing::H5File;
@@ -329,7 +332,7 @@ TEST(Hdf5Chunks, ADamagedChunkMakesItsRowsBadSamplesNamedWithFileDatasetAndRow) 
     ASSERT_GT(size, 16u);
     overwrite_in_file(path, address + (checksum ? size / 2 : 2),
                       checksum ? std::vector<char>{'\x5a'} : std::vector<char>(8, '\xff'));
-    const auto source = open_source(path);  // the check at open leaves the damaged rows out
+    const auto source = open_source(path);  // opening reads no chunk
     SampleData sample;
     const Status bad = source->read(45, &sample);
     ASSERT_FALSE(bad.ok());
@@ -341,6 +344,34 @@ TEST(Hdf5Chunks, ADamagedChunkMakesItsRowsBadSamplesNamedWithFileDatasetAndRow) 
     EXPECT_EQ(features_of(*source, 60), std::vector<float>(x.begin() + 60 * cols, x.begin() + 61 * cols));
     EXPECT_FALSE(source->read(59, &sample).ok());
   }
+}
+
+// Opening reads no chunk (it decompressed the whole dataset once, on one thread, to check the
+// values): each row is checked as it is read, a non-finite feature a bad sample naming its row
+// and column, and Standardize's fit, which reads every row, stops at it.
+TEST(Hdf5Chunks, ANonFiniteFeatureIsFoundWhenItsRowIsReadNotAtOpen) {
+  TempDir dir;
+  const std::string path = dir.str() + "/holes.h5";
+  const hsize_t rows = 100, cols = 6;
+  std::vector<float> x = chunk_test_ramp(rows * cols);
+  x[37 * cols + 4] = NAN;
+  {
+    H5File f(path);
+    const hid_t plist = chunked_plist({10, 3}, [](hid_t p) { H5Pset_deflate(p, 6); });
+    f.write("x", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {rows, cols}, x, plist);
+    H5Pclose(plist);
+    f.int64s("y", std::vector<int64_t>(rows, 0));
+  }
+  const size_t before = chunk_cache_bytes();
+  const auto source = open_source(path);
+  EXPECT_EQ(chunk_cache_bytes(), before);  // nothing decompressed
+  SampleData sample;
+  const Status bad = source->read(37, &sample);
+  ASSERT_FALSE(bad.ok());
+  expect_has(bad.reason(), "holes.h5 (x, y): a feature of sample 37 (column 4) is nan; fill or drop missing values");
+  EXPECT_EQ(features_of(*source, 36), std::vector<float>(x.begin() + 36 * cols, x.begin() + 37 * cols));
+  std::vector<float> mean, std;
+  expect_has(error_text([&] { fit_standardize(*source, &mean, &std); }), "is nan; fill or drop missing values");
 }
 
 TEST(Hdf5Chunks, RowsReadFromManyThreadsAtOnceAreWhole) {
