@@ -108,9 +108,10 @@ ThreadCache& thread_cache() {
 }
 
 // HDF5's error stack is per thread in a thread-safe build: its printing is turned off on each
-// thread that reads, as open_file does on the thread that opens.
+// thread that reads, as open_file does on the thread that opens. Takes hdf5_mutex() to do so.
 void silence_errors(ThreadCache* cache) {
   if (cache->errors_silenced) return;
+  const MutexLock lock(hdf5_mutex());
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   cache->errors_silenced = true;
 }
