@@ -3,7 +3,7 @@
 torch's DataLoader over an h5py Dataset (`f["x"][i]` per item, the file opened in each worker),
 with the same batch size and num_workers. Prints one JSON line: samples/s per epoch, the CPU time
 per sample over the epochs (this process, its threads and its worker processes: making the
-loader, which for stoker reads every row once to check the values, is left out), and the peak
+loader is left out), and the peak
 resident memory of the process and its worker processes together (sampled every 0.1 s). Run it
 under /usr/bin/time for the CPU seconds of the whole run.
 

@@ -116,3 +116,20 @@ def test_a_damaged_chunk_of_an_h5_file_is_a_bad_sample_named_with_its_row(tmp_pa
     assert x.shape == (ROWS, COLS)
     bad = loader.stats()["bad_samples"]
     assert sorted(b["index"] for b in bad) == [8, 9, 10, 11], bad
+
+
+def test_a_nan_in_a_chunked_h5_file_is_named_at_its_row_not_at_open(tmp_path):
+    """Opening reads no chunk; each row is checked as it is read, so the NaN is a bad sample
+    named with its row and column, as torch's DataLoader over h5py would hand it on silently."""
+    h5py = pytest.importorskip("h5py")
+    x = X.copy()
+    x[9, 1] = np.nan
+    with h5py.File(tmp_path / "rows.h5", "w") as f:
+        f.create_dataset("x", data=x, chunks=(4, 2), compression="gzip")
+        f.create_dataset("y", data=Y)
+    loader = stoker.DataLoader(str(tmp_path / "rows.h5"), batch_size=30, transforms="none", on_error="raise")
+    with pytest.raises(stoker.DataError, match=r"a feature of sample 9 \(column 1\) is nan; fill or drop"):
+        next(iter(loader))
+    loader = stoker.DataLoader(str(tmp_path / "rows.h5"), batch_size=30, transforms="none", max_bad=0.2)
+    next(iter(loader))
+    assert [b["index"] for b in loader.stats()["bad_samples"]] == [9]

@@ -8,6 +8,7 @@
 #include <optional>
 #include <thread>
 
+#include "data/transform/features.h"
 #include "loader_shared.h"
 #include "sample_loader.h"
 #include "stoker/core/clock.h"
@@ -631,7 +632,7 @@ void Loader::prepare_feature_spec(int features) {
   spec.out_height = 1;
   spec.channels = 1;
   if (spec.features.standardize && spec.features.mean.empty()) {
-    fit_standardize(*source_, &spec.features.mean, &spec.features.std);
+    fit_standardize_on_threads(*source_, &spec.features.mean, &spec.features.std, options_.workers);
   }
   options_.cache_decoded_bytes = 0;  // the features are in memory already
 }

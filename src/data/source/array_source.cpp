@@ -171,22 +171,14 @@ class ArraySource final : public Source {
 
   // Throws DataError naming the first non-finite feature; gathers the feature sums on the
   // way (row by row, converted, in order), so one pass over a mapped file serves both this
-  // check and Standardize's fit.
-  // Rows read through a RowReader that fail (damaged compressed bytes) are left out of the sums:
-  // reading them in training makes them bad samples, which the loader's policy on those decides.
+  // check and Standardize's fit. Rows read through a RowReader (compressed chunks, which would
+  // all be decompressed before the first batch) are not read here: each is checked as it is
+  // read (row_from_file), and Standardize's fit reads them itself.
   void check_features() {
-    if (a_.feature_count == 0 || (stored_layout() && stored_layout()->integral())) return;
+    if (a_.feature_count == 0 || a_.rows || (stored_layout() && stored_layout()->integral())) return;
     const auto d = static_cast<size_t>(a_.feature_count);
     FeatureSums sums(a_.feature_count);
-    if (a_.rows) {
-      SampleData sample;
-      for (size_t i = 0; i < a_.count; ++i) {
-        if (!row_from_file(i, &sample).ok()) continue;
-        const float* row = reinterpret_cast<const float*>(sample.storage.data());  // storage is aligned
-        require_finite({row, d}, d, i, "a feature");
-        sums.add(row);
-      }
-    } else if (!a_.in_place) {
+    if (!a_.in_place) {
       require_finite(a_.features, d, 0, "a feature");
       for (size_t i = 0; i < a_.count; ++i) sums.add(a_.features.data() + i * d);
     } else {
@@ -251,6 +243,12 @@ class ArraySource final : public Source {
     if (!status.ok()) return status;
     if (convert) npy_row_bytes_to_float(*stored_layout(), into, reinterpret_cast<float*>(out->storage.data()));
     out->bytes = {out->storage.data(), row};
+    if (a_.rows && a_.feature_count > 0 && !stored_layout()->integral()) {
+      const auto* values = reinterpret_cast<const float*>(out->storage.data());  // storage is aligned
+      const auto* bad = std::find_if(values, values + a_.feature_count, [](float v) { return !std::isfinite(v); });
+      if (bad != values + a_.feature_count)
+        return Status::failure(non_finite_text("a feature", index, bad - values, *bad));
+    }
     return Status::ok_status();
   }
   // Sample `index`'s features as float32: where they lie, or converted into `buffer`.
@@ -266,8 +264,11 @@ class ArraySource final : public Source {
     const auto bad = std::find_if(values.begin(), values.end(), [](float v) { return !std::isfinite(v); });
     if (bad == values.end()) return;
     const auto at = static_cast<size_t>(bad - values.begin());
-    throw DataError(fmt::format("{}: {} of sample {} (column {}) is {}; fill or drop missing values first", a_.origin,
-                                what, first_row + at / width, at % width, *bad));
+    throw DataError(non_finite_text(what, first_row + at / width, at % width, *bad));
+  }
+  std::string non_finite_text(const char* what, size_t row, ptrdiff_t column, float value) const {
+    return fmt::format("{}: {} of sample {} (column {}) is {}; fill or drop missing values first", a_.origin, what, row,
+                       column, value);
   }
 
   SampleArrays a_;

@@ -41,7 +41,8 @@ struct SampleArrays {
   std::optional<NpyArray> in_place;
   std::shared_ptr<const MappedFile> mapping;
   // Or set instead of all three: the rows read through `rows` (its layout() gives their dtype),
-  // into the sample's storage, converted to float32 there for features; nothing is mapped.
+  // into the sample's storage, converted to float32 there for features and checked to be
+  // finite as each is read; nothing is mapped.
   std::shared_ptr<const RowReader> rows;
   // Class ids (classification) or count x target_dim floats (regression).
   std::vector<int64_t> labels;
@@ -63,7 +64,8 @@ void set_shuffled_map_bound(size_t bytes);
 
 // Checks the arrays (sizes agree, values finite: a pass over rows read in place too) and wraps
 // them. Throws DataError naming `arrays.origin`. Class ids are checked later, by check_class_ids, once the task is
-// known.
+// known. Rows read through a RowReader are not read here: each is checked as it is read, a
+// non-finite feature making its row a bad sample named with the row and column.
 std::unique_ptr<Source> make_array_source(SampleArrays arrays);
 
 // The user splits (split.h) an .npz holds arrays for: kTrain always, kVal (x_val / y_val ...)

@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <thread>
 
 #include "hdf5_handle.h"
 
@@ -15,55 +17,109 @@ namespace {
 
 std::atomic<uint64_t> g_next_reader_id{1};
 
-// The band of chunks a thread read last, decoded: reader `reader`'s band `band`.
-struct KeptBand {
-  uint64_t reader = 0;
+std::atomic<size_t> g_cache_bytes{0};
+
+// What one thread keeps between its reads: the band of chunks it read last, decoded (reader
+// `reader`'s band `band`; reader 0: none), and buffers reused for chunks not kept (sized by the
+// reader `user`, which read last). The thread holds `in_use` while it reads; a reader being
+// destroyed takes it to drop what the thread keeps for that reader.
+struct ThreadCache {
+  std::atomic<bool> in_use{false};
+  uint64_t reader = 0, user = 0;
   size_t band = 0;
   std::vector<std::vector<uint8_t>> chunks;
-};
-
-struct ThreadBuffers {
-  KeptBand kept;
-  std::vector<uint8_t> chunk, stored, scratch;  // reused for chunks not kept
+  std::vector<uint8_t> chunk, stored, scratch;
   bool errors_silenced = false;
+  size_t counted = 0;  // of g_cache_bytes
+
+  // Counts what the buffers hold now in g_cache_bytes.
+  void recount() {
+    size_t bytes = chunk.capacity() + stored.capacity() + scratch.capacity();
+    for (const auto& c : chunks) bytes += c.capacity();
+    if (bytes == counted) return;
+    g_cache_bytes.fetch_add(bytes - counted, std::memory_order_relaxed);  // wraps down when smaller
+    counted = bytes;
+  }
+  // Lets the kept band and the buffers go.
+  void drop() {
+    reader = 0;
+    user = 0;
+    std::vector<std::vector<uint8_t>>().swap(chunks);  // `= {}` would keep the capacity
+    std::vector<uint8_t>().swap(chunk);
+    std::vector<uint8_t>().swap(stored);
+    std::vector<uint8_t>().swap(scratch);
+    recount();
+  }
 };
 
-ThreadBuffers& thread_buffers() {
-  thread_local ThreadBuffers buffers;
-  return buffers;
+// Every live thread's cache, so that a reader's destructor can find the bands it left. Leaked:
+// threads and readers may end during static destruction.
+struct ThreadCaches {
+  Mutex mutex;
+  std::vector<ThreadCache*> caches STOKER_GUARDED_BY(mutex);
+};
+ThreadCaches& thread_caches() {
+  static auto* caches = new ThreadCaches;
+  return *caches;
+}
+
+// The calling thread's cache, listed in thread_caches() while the thread lives and let go when it ends.
+class ListedCache {
+ public:
+  ListedCache() {
+    ThreadCaches& all = thread_caches();
+    const MutexLock lock(all.mutex);
+    all.caches.push_back(&cache_);
+  }
+  ~ListedCache() {
+    {
+      ThreadCaches& all = thread_caches();
+      const MutexLock lock(all.mutex);
+      all.caches.erase(std::find(all.caches.begin(), all.caches.end(), &cache_));
+    }
+    cache_.drop();
+  }
+  ListedCache(const ListedCache&) = delete;
+  ListedCache& operator=(const ListedCache&) = delete;
+  ThreadCache& cache() { return cache_; }
+
+ private:
+  ThreadCache cache_;
+};
+
+// Holds `cache`'s in_use for one read (or one drop). Its own thread finds it free unless a
+// reader's destructor is looking at it that moment: no lock on the read path.
+class CacheUse {
+ public:
+  explicit CacheUse(ThreadCache& cache) : cache_(cache) {
+    while (cache_.in_use.exchange(true, std::memory_order_acquire)) std::this_thread::yield();
+  }
+  ~CacheUse() { cache_.in_use.store(false, std::memory_order_release); }
+  CacheUse(const CacheUse&) = delete;
+  CacheUse& operator=(const CacheUse&) = delete;
+
+ private:
+  ThreadCache& cache_;
+};
+
+ThreadCache& thread_cache() {
+  thread_local ListedCache listed;
+  return listed.cache();
 }
 
 // HDF5's error stack is per thread in a thread-safe build: its printing is turned off on each
-// thread that reads, as open_file does on the thread that opens.
-void silence_errors(ThreadBuffers* buffers) {
-  if (buffers->errors_silenced) return;
+// thread that reads, as open_file does on the thread that opens. Takes hdf5_mutex() to do so.
+void silence_errors(ThreadCache* cache) {
+  if (cache->errors_silenced) return;
+  const MutexLock lock(hdf5_mutex());
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  buffers->errors_silenced = true;
-}
-
-const char* filter_text(H5Z_filter_t id) {
-  switch (id) {
-    case H5Z_FILTER_DEFLATE:
-      return "gzip";
-    case H5Z_FILTER_SHUFFLE:
-      return "shuffle";
-    case H5Z_FILTER_FLETCHER32:
-      return "fletcher32";
-    case H5Z_FILTER_SZIP:
-      return "szip";
-    case H5Z_FILTER_NBIT:
-      return "nbit";
-    case H5Z_FILTER_SCALEOFFSET:
-      return "scaleoffset";
-    default:
-      return nullptr;
-  }
+  cache->errors_silenced = true;
 }
 
 }  // namespace
 
 std::unique_ptr<Hdf5ChunkReader> Hdf5ChunkReader::open(hid_t file, const std::string& file_path, const std::string& key,
-                                                       const NpyArray& described) {
+                                                       const NpyArray& described, const Hdf5Filters& filters) {
   const Hid dataset(H5Dopen2(file, key.c_str(), H5P_DEFAULT), H5Dclose);
   if (!dataset.ok()) return nullptr;
   const Hid plist(H5Dget_create_plist(dataset.get()), H5Pclose);
@@ -93,37 +149,9 @@ std::unique_ptr<Hdf5ChunkReader> Hdf5ChunkReader::open(hid_t file, const std::st
       r->chunks_per_band_ *= r->grid_.back();
     }
   }
-  // The filters, in the order they were applied; raw_ when each is one undone here and partial
-  // edge chunks are filtered like the others (the default; H5Pset_chunk_opts can turn it off).
-  r->raw_ = true;
-  unsigned chunk_options = 0;
-  if (H5Pget_chunk_opts(plist.get(), &chunk_options) < 0 ||
-      (chunk_options & H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS) != 0) {
-    r->raw_ = false;
-  }
-  std::vector<std::string> names;
-  int deflates = 0;
-  const int filters = H5Pget_nfilters(plist.get());
-  for (int i = 0; i < filters; ++i) {
-    unsigned flags = 0, config = 0, values[8] = {};
-    size_t value_count = 8;
-    char name[64] = {};
-    const H5Z_filter_t id =
-        H5Pget_filter2(plist.get(), static_cast<unsigned>(i), &flags, &value_count, values, sizeof name, name, &config);
-    const char* text = filter_text(id);
-    names.push_back(text != nullptr ? text : name[0] != '\0' ? name : fmt::format("filter {}", id));
-    if (id == H5Z_FILTER_DEFLATE) {
-      r->pipeline_.push_back({ChunkFilter::kDeflate, 0});
-      ++deflates;
-    } else if (id == H5Z_FILTER_SHUFFLE) {
-      r->pipeline_.push_back({ChunkFilter::kShuffle, value_count > 0 ? values[0] : size});
-    } else if (id == H5Z_FILTER_FLETCHER32) {
-      r->pipeline_.push_back({ChunkFilter::kFletcher32, 0});
-    } else {
-      r->raw_ = false;
-    }
-  }
-  if (deflates > 1) r->raw_ = false;
+  // Stored bytes are read and undone here unless a filter or the edge chunks need the library.
+  r->raw_ = !filters.through_library;
+  r->pipeline_ = filters.undone_here;
 
   r->name_ = file_path + ":" + key;
   r->layout_ = described;
@@ -132,7 +160,7 @@ std::unique_ptr<Hdf5ChunkReader> Hdf5ChunkReader::open(hid_t file, const std::st
   r->layout_.fortran_order = false;
   r->layout_.data = {};
   r->how_ = fmt::format("chunks of {}{}", fmt::join(r->chunk_, "x"),
-                        names.empty() ? std::string() : fmt::format(", {}", fmt::join(names, "+")));
+                        filters.names.empty() ? std::string() : fmt::format(", {}", fmt::join(filters.names, "+")));
   // Set last: the destructor, which takes hdf5_mutex(), then has nothing to close if this fails.
   const hid_t file_type = H5Tcopy(type.get());
   const hid_t own_dataset = H5Dopen2(file, key.c_str(), H5P_DEFAULT);
@@ -149,6 +177,14 @@ std::unique_ptr<Hdf5ChunkReader> Hdf5ChunkReader::open(hid_t file, const std::st
 
 Hdf5ChunkReader::~Hdf5ChunkReader() {
   if (dataset_ < 0) return;
+  {  // what the threads keep for this reader goes with it
+    ThreadCaches& all = thread_caches();
+    const MutexLock lock(all.mutex);
+    for (ThreadCache* cache : all.caches) {
+      const CacheUse use(*cache);
+      if (cache->reader == id_ || cache->user == id_) cache->drop();
+    }
+  }
   const MutexLock lock(hdf5_mutex());
   if (dataset_ >= 0) H5Dclose(dataset_);
   if (file_type_ >= 0) H5Tclose(file_type_);
@@ -164,8 +200,8 @@ std::vector<hsize_t> Hdf5ChunkReader::chunk_start(size_t band, size_t k) const {
   return start;
 }
 
-Status Hdf5ChunkReader::decode_chunk(size_t band, size_t k, std::vector<uint8_t>* out) const {
-  ThreadBuffers& buffers = thread_buffers();
+Status Hdf5ChunkReader::decode_chunk(size_t band, size_t k, std::vector<uint8_t>* out,
+                                     std::vector<uint8_t>* stored_bytes, std::vector<uint8_t>* scratch) const {
   const std::vector<hsize_t> start = chunk_start(band, k);
   const auto failed = [&](const std::string& reason) {
     return Status::failure(fmt::format("its chunk at ({}) cannot be read ({})", fmt::join(start, ", "), reason));
@@ -174,7 +210,6 @@ Status Hdf5ChunkReader::decode_chunk(size_t band, size_t k, std::vector<uint8_t>
   uint32_t mask = 0;
   {
     const MutexLock lock(hdf5_mutex());
-    silence_errors(&buffers);
     if (raw_) {
       haddr_t address = HADDR_UNDEF;
       hsize_t size = 0;
@@ -183,8 +218,8 @@ Status Hdf5ChunkReader::decode_chunk(size_t band, size_t k, std::vector<uint8_t>
         return failed("its place in the file cannot be read");
       }
       if (address != HADDR_UNDEF && size > 0) {  // else never written: H5Dread gives its fill value
-        buffers.stored.resize(size);
-        if (H5Dread_chunk(dataset_, H5P_DEFAULT, start.data(), &mask, buffers.stored.data()) < 0) {
+        stored_bytes->resize(size);
+        if (H5Dread_chunk(dataset_, H5P_DEFAULT, start.data(), &mask, stored_bytes->data()) < 0) {
           return failed("HDF5 could not read its stored bytes");
         }
         stored = true;
@@ -207,8 +242,7 @@ Status Hdf5ChunkReader::decode_chunk(size_t band, size_t k, std::vector<uint8_t>
       return Status::ok_status();
     }
   }
-  if (Status status = unfilter_chunk(pipeline_, mask, buffers.stored, chunk_bytes_, out, &buffers.scratch);
-      !status.ok()) {
+  if (Status status = unfilter_chunk(pipeline_, mask, *stored_bytes, chunk_bytes_, out, scratch); !status.ok()) {
     return failed(status.reason());
   }
   return Status::ok_status();
@@ -249,28 +283,38 @@ Status Hdf5ChunkReader::read(size_t row, uint8_t* out) const {
   return Status::failure(fmt::format("{}[{}]: {}: a damaged file; write it again", name_, row, status.reason()));
 }
 
+size_t chunk_cache_bytes() { return g_cache_bytes.load(std::memory_order_relaxed); }
+
 Status Hdf5ChunkReader::read_row(size_t row, uint8_t* out) const {
-  ThreadBuffers& buffers = thread_buffers();
+  ThreadCache& cache = thread_cache();
+  const CacheUse use(cache);
+  silence_errors(&cache);
+  cache.user = id_;
   const size_t band = row / chunk_[0];
-  KeptBand& kept = buffers.kept;
+  Status status = Status::ok_status();
   if (band_bytes() <= kBandCacheBytes) {
-    if (kept.reader != id_ || kept.band != band) {
-      kept.reader = 0;  // until every chunk of the band is decoded
-      kept.chunks.resize(chunks_per_band_);
-      for (size_t k = 0; k < chunks_per_band_; ++k) {
-        if (Status status = decode_chunk(band, k, &kept.chunks[k]); !status.ok()) return status;
+    if (cache.reader != id_ || cache.band != band) {
+      cache.reader = 0;  // until every chunk of the band is decoded
+      cache.chunks.resize(chunks_per_band_);
+      for (size_t k = 0; k < chunks_per_band_ && status.ok(); ++k) {
+        status = decode_chunk(band, k, &cache.chunks[k], &cache.stored, &cache.scratch);
       }
-      kept.reader = id_;
-      kept.band = band;
+      if (status.ok()) {
+        cache.reader = id_;
+        cache.band = band;
+      }
     }
-    for (size_t k = 0; k < chunks_per_band_; ++k) copy_part(row, k, kept.chunks[k].data(), out);
-    return Status::ok_status();
+    if (status.ok()) {
+      for (size_t k = 0; k < chunks_per_band_; ++k) copy_part(row, k, cache.chunks[k].data(), out);
+    }
+  } else {
+    for (size_t k = 0; k < chunks_per_band_ && status.ok(); ++k) {
+      status = decode_chunk(band, k, &cache.chunk, &cache.stored, &cache.scratch);
+      if (status.ok()) copy_part(row, k, cache.chunk.data(), out);
+    }
   }
-  for (size_t k = 0; k < chunks_per_band_; ++k) {
-    if (Status status = decode_chunk(band, k, &buffers.chunk); !status.ok()) return status;
-    copy_part(row, k, buffers.chunk.data(), out);
-  }
-  return Status::ok_status();
+  cache.recount();
+  return status;
 }
 
 }  // namespace stoker::data

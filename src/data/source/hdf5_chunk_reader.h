@@ -12,13 +12,15 @@
 // read with H5Dread of the chunk, under the lock.
 //
 // Each thread keeps the band it read last, decoded, when it takes at most kBandCacheBytes: rows
-// read in order (the check of the values at open, validation) decode each chunk once; shuffled
-// rows decode their band each (as h5py does for chunks larger than its 1 MiB chunk cache). A kept
-// band stays with its thread until the thread reads another band or ends.
+// read in order (validation, Standardize's fit) decode each chunk once; shuffled rows decode
+// their band each (as h5py does for chunks larger than its 1 MiB chunk cache). A thread keeps one
+// band, of the last reader it read, until it reads another band, its reader is destroyed, or the
+// thread ends (chunk_cache_bytes counts them). A thread's reads take no lock of their own.
 //
 // Ownership: the reader holds the dataset's identifier (which keeps the file open) and closes it
-// under hdf5_mutex() when destroyed, so it is destroyed where that lock is not held. Thread
-// safety: read() from any number of threads; never with hdf5_mutex() held.
+// under hdf5_mutex() when destroyed, so it is destroyed where that lock is not held, and by no
+// thread inside its read(). Thread safety: read() from any number of threads; never with
+// hdf5_mutex() held.
 #pragma once
 
 #include <hdf5.h>
@@ -29,6 +31,7 @@
 #include <vector>
 
 #include "chunk_filters.h"
+#include "hdf5_filters.h"
 #include "row_reader.h"
 
 namespace stoker::data {
@@ -39,14 +42,20 @@ namespace stoker::data {
 // chunk by chunk for each row and kept by no thread.
 inline constexpr size_t kBandCacheBytes = size_t{16} << 20;
 
+// The bytes the threads that read chunked datasets keep between reads, over the process: each
+// thread's decoded band and its buffers. What a thread keeps for a reader goes when that reader
+// is destroyed, and all it keeps when the thread ends. Thread-safe; for tests and diagnosis.
+size_t chunk_cache_bytes();
+
 class Hdf5ChunkReader final : public RowReader {
  public:
   // The reader of dataset `key` of the open file `file` (at `file_path`, for messages), whose
-  // name, shape and kind `described` gives (read_dataset's checks passed). Returns null when the
+  // name, shape and kind `described` gives (read_dataset's checks passed) and whose filters
+  // `filters` gives (read_filters; none missing). Returns null when the
   // dataset is not chunked, is a scalar, or its type is not an integer or IEEE float of 1, 2, 4
   // or 8 bytes in either byte order; then it is read whole. The caller holds hdf5_mutex().
   static std::unique_ptr<Hdf5ChunkReader> open(hid_t file, const std::string& file_path, const std::string& key,
-                                               const NpyArray& described);
+                                               const NpyArray& described, const Hdf5Filters& filters);
   ~Hdf5ChunkReader() override;
   Hdf5ChunkReader(const Hdf5ChunkReader&) = delete;
   Hdf5ChunkReader& operator=(const Hdf5ChunkReader&) = delete;
@@ -63,8 +72,10 @@ class Hdf5ChunkReader final : public RowReader {
   // read() without the file, dataset and row in its failure.
   Status read_row(size_t row, uint8_t* out) const;
   // Chunk `k` of band `band` (k over the chunks of one band, C order), decoded into `out`
-  // (resized to chunk_bytes_: the whole chunk, edge chunks too, in the chunk's own C order).
-  Status decode_chunk(size_t band, size_t k, std::vector<uint8_t>* out) const;
+  // (resized to chunk_bytes_: the whole chunk, edge chunks too, in the chunk's own C order);
+  // `stored` and `scratch` are the calling thread's buffers, reused between calls.
+  Status decode_chunk(size_t band, size_t k, std::vector<uint8_t>* out, std::vector<uint8_t>* stored,
+                      std::vector<uint8_t>* scratch) const;
   // Copies row `row`'s part of chunk `k` of its band, decoded in `chunk`, into the row `out`.
   void copy_part(size_t row, size_t k, const uint8_t* chunk, uint8_t* out) const;
   // The chunk's first element's coordinates in the dataset.
@@ -72,7 +83,7 @@ class Hdf5ChunkReader final : public RowReader {
 
   hid_t dataset_ = -1;
   hid_t file_type_ = -1;        // the stored type, as the memory type of H5Dread: bytes as stored
-  uint64_t id_ = 0;             // unique over the process: the key of the threads' kept bands
+  uint64_t id_ = 0;             // unique over the process: whose band a thread keeps
   NpyArray layout_;             // data empty
   std::vector<hsize_t> dims_;   // the dataset's shape
   std::vector<hsize_t> chunk_;  // the chunk's shape

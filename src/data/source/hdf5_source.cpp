@@ -16,6 +16,7 @@
 #include "array_naming.h"
 #include "array_source.h"
 #include "hdf5_chunk_reader.h"
+#include "hdf5_filters.h"
 #include "hdf5_handle.h"
 #include "npy.h"
 #include "stoker/core/error.h"
@@ -155,26 +156,6 @@ Hdf5Failure last_failure() {
       },
       &failure);
   return failure;
-}
-
-// Names the first filter of `dataset` that this HDF5 library cannot decode, if any (h5py's
-// lzf, or blosc/bitshuffle plugins that are not installed).
-std::optional<std::string> missing_filter(hid_t dataset) {
-  const Hid plist(H5Dget_create_plist(dataset), H5Pclose);
-  if (!plist.ok()) return std::nullopt;
-  const int filters = H5Pget_nfilters(plist.get());
-  for (int i = 0; i < filters; ++i) {
-    unsigned flags = 0, config = 0;
-    size_t values = 0;
-    char name[64] = {};
-    const H5Z_filter_t id =
-        H5Pget_filter2(plist.get(), static_cast<unsigned>(i), &flags, &values, nullptr, sizeof name, name, &config);
-    if (id >= 0 && H5Zfilter_avail(id) <= 0) {
-      return id == 32000 ? std::string("lzf (filter 32000, h5py's own)")
-                         : fmt::format("{} (filter {})", name[0] != '\0' ? name : "unnamed", id);
-    }
-  }
-  return std::nullopt;
 }
 
 // `dataset`'s elements where they lie in `file_path`, when the file keeps them as plain
@@ -325,15 +306,18 @@ Hdf5Array read_dataset(hid_t file, const std::string& path, const std::string& k
       throw DataError(fmt::format("{} has shape ({}): too large to hold in memory", a.name, fmt::join(a.shape, ", ")));
     }
   }
-  if (const auto filter = missing_filter(dataset.get())) {
+  const Hid plist(H5Dget_create_plist(dataset.get()), H5Pclose);
+  if (!plist.ok()) throw DataError(a.name + ": cannot read how it is stored (damaged file?)");
+  const Hdf5Filters filters = read_filters(plist.get(), size);
+  if (filters.missing) {
     throw DataError(
         fmt::format("{} is compressed with {}, which this HDF5 library cannot decode; rewrite it with "
                     "compression=\"gzip\" or none",
-                    a.name, *filter));
+                    a.name, *filters.missing));
   }
   if (from_file) {
     if (auto placed = in_place(dataset.get(), type.get(), a, count, path)) return std::move(*placed);
-    if (auto rows = Hdf5ChunkReader::open(file, path, key, a)) {
+    if (auto rows = Hdf5ChunkReader::open(file, path, key, a, filters)) {
       out.array = rows->layout();
       out.rows = std::move(rows);
       return out;
@@ -494,7 +478,7 @@ std::unique_ptr<Source> open_hdf5(const std::string& path, Split split) {
     y.emplace(read_dataset(file.get(), file_path, y_name));
     origin = fmt::format("arrays {} ({}, {})", file_path, x_name, y_name);
   }
-  // Outside the lock: rows read through a chunk reader (the check of the values) take it.
+  // Outside the lock: rows read through a chunk reader take it.
   return make_array_source(to_sample_arrays(x->array, y->array, origin, x->mapping, x->rows));
 }
 

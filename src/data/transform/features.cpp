@@ -1,9 +1,13 @@
 #include "features.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <exception>
+#include <string>
+#include <thread>
 
 #include "half.h"
 #include "stoker/core/error.h"
@@ -80,25 +84,71 @@ const FeatureSums* complete_feature_sums(const Source& source) {
   return complete ? sums : nullptr;
 }
 
+namespace {
+
+// The sums of rows [begin, end) of `source`, read in order; stops early, with `failure` set
+// (the first row that cannot be read), or when `stop` is set (another part failed).
+FeatureSums sum_rows(const Source& source, size_t begin, size_t end, const std::atomic<bool>& stop,
+                     std::string* failure) {
+  const int d = source.feature_count();
+  FeatureSums sums(d);
+  SampleData sample;
+  std::vector<float> row(static_cast<size_t>(d));
+  for (size_t i = begin; i < end && !stop.load(std::memory_order_relaxed); ++i) {
+    const Status status = source.read(i, &sample);
+    if (!status.ok() || sample.feature_count != d) {
+      *failure = "cannot read " + source.name(i) +
+                 " to fit Standardize: " + (status.ok() ? std::string("not a feature vector") : status.reason());
+      return sums;
+    }
+    std::memcpy(row.data(), sample.bytes.data(), row.size() * sizeof(float));  // rows lie at any address
+    sums.add(row.data());
+  }
+  return sums;
+}
+
+}  // namespace
+
 void fit_standardize(const Source& source, std::vector<float>* mean_out, std::vector<float>* std_out) {
+  fit_standardize_on_threads(source, mean_out, std_out, 1);
+}
+
+void fit_standardize_on_threads(const Source& source, std::vector<float>* mean_out, std::vector<float>* std_out,
+                                int threads) {
   const int d = source.feature_count();
   if (d <= 0) throw UsageError("Standardize needs feature vectors (.npz/.npy/numeric CSV); images use Normalize");
   FeatureSums read_here(d);
   const FeatureSums* sums = complete_feature_sums(source);
   if (sums == nullptr) {
-    SampleData sample;
-    std::vector<float> row(static_cast<size_t>(d));
-    source.expect_reads(Source::ReadOrder::kInOrder);  // one pass in order, then back to shuffled epochs
-    for (size_t i = 0; i < source.size(); ++i) {
-      const Status status = source.read(i, &sample);
-      if (!status.ok() || sample.feature_count != d) {
-        throw DataError("cannot read " + source.name(i) + " to fit Standardize: " +
-                        (status.ok() ? std::string("not a feature vector") : status.reason()));
+    // One pass in order, in as many runs of consecutive rows as threads (each of at least
+    // kFitRowsPerThread), summed at once and merged in row order; then back to shuffled epochs.
+    const size_t rows = source.size();
+    const size_t parts = std::clamp<size_t>(rows / kFitRowsPerThread, 1, static_cast<size_t>(std::max(threads, 1)));
+    std::vector<FeatureSums> part_sums(parts);
+    std::vector<std::string> failures(parts);
+    std::vector<std::exception_ptr> errors(parts);
+    std::atomic<bool> stop{false};
+    const auto sum_part = [&](size_t p) {
+      try {
+        part_sums[p] = sum_rows(source, rows * p / parts, rows * (p + 1) / parts, stop, &failures[p]);
+      } catch (...) {
+        errors[p] = std::current_exception();
       }
-      std::memcpy(row.data(), sample.bytes.data(), row.size() * sizeof(float));  // rows lie at any address
-      read_here.add(row.data());
+      if (!failures[p].empty() || errors[p]) stop.store(true, std::memory_order_relaxed);
+    };
+    source.expect_reads(Source::ReadOrder::kInOrder);
+    {
+      std::vector<std::jthread> helpers;
+      for (size_t p = 1; p < parts; ++p) helpers.emplace_back(sum_part, p);
+      sum_part(0);
     }
     source.expect_reads(Source::ReadOrder::kShuffled);
+    for (size_t p = 0; p < parts; ++p) {  // the failure of the first part that met one
+      if (errors[p]) std::rethrow_exception(errors[p]);
+      if (!failures[p].empty()) throw DataError(failures[p]);
+    }
+    read_here = std::move(part_sums[0]);
+    for (size_t p = 1; p < parts; ++p) read_here.merge(part_sums[p]);
     sums = &read_here;
   }
   const auto n = static_cast<double>(sums->count);

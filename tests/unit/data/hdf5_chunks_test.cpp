@@ -15,7 +15,11 @@
 #include <vector>
 
 #include "data/source/chunk_filters.h"
+#include "data/source/hdf5_chunk_reader.h"
+#include "data/source/hdf5_filters.h"
 #include "stoker/data/source.h"
+#include "stoker/data/transform.h"
+#include "support/error_text.h"
 #include "support/h5_file.h"
 #include "support/source_checks.h"
 #include "support/temp_dir.h"
@@ -23,6 +27,7 @@
 namespace stoker::data {
 namespace {
 
+using testing::error_text;
 using testing::expect_has;
 using testing::features_of;
 using testing::H5File;
@@ -215,6 +220,76 @@ TEST(Hdf5Chunks, OtherFiltersAndUnfilteredEdgeChunksAreReadThroughTheLibrary) {
   expect_chunked_rows(*partial, x, cols);
 }
 
+// read_filters, the one reading of a pipeline that both the check for missing filters and the
+// chunk reader use: what it names, what it undoes here and what it leaves to the library.
+TEST(Hdf5Chunks, TheFilterPipelineIsReadOnceForWhatIsUndoneHereAndWhatIsMissing) {
+  const auto filters_of = [](const auto& set) {
+    const hid_t plist = chunked_plist({8, 4}, set);
+    Hdf5Filters filters = read_filters(plist, 4);
+    H5Pclose(plist);
+    return filters;
+  };
+  const Hdf5Filters usual = filters_of([](hid_t p) {
+    H5Pset_shuffle(p);
+    H5Pset_deflate(p, 4);
+    H5Pset_fletcher32(p);
+  });
+  EXPECT_EQ(usual.names, (std::vector<std::string>{"shuffle", "gzip", "fletcher32"}));
+  ASSERT_EQ(usual.undone_here.size(), 3u);
+  EXPECT_EQ(usual.undone_here[0].filter, ChunkFilter::kShuffle);
+  EXPECT_EQ(usual.undone_here[0].element_size, 4u);
+  EXPECT_EQ(usual.undone_here[1].filter, ChunkFilter::kDeflate);
+  EXPECT_EQ(usual.undone_here[2].filter, ChunkFilter::kFletcher32);
+  EXPECT_FALSE(usual.through_library);
+  EXPECT_FALSE(usual.missing);
+
+  const Hdf5Filters none = filters_of([](hid_t) {});
+  EXPECT_TRUE(none.names.empty());
+  EXPECT_FALSE(none.through_library);
+  const Hdf5Filters scaled = filters_of([](hid_t p) { H5Pset_scaleoffset(p, H5Z_SO_INT, H5Z_SO_INT_MINBITS_DEFAULT); });
+  EXPECT_EQ(scaled.names, std::vector<std::string>{"scaleoffset"});
+  EXPECT_TRUE(scaled.through_library);
+  EXPECT_FALSE(scaled.missing);
+  EXPECT_TRUE(filters_of([](hid_t p) {
+                H5Pset_deflate(p, 1);
+                H5Pset_deflate(p, 9);
+              }).through_library);
+  EXPECT_TRUE(filters_of([](hid_t p) {
+                H5Pset_deflate(p, 1);
+                H5Pset_chunk_opts(p, H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS);
+              }).through_library);
+  // h5py's lzf, which only h5py registers, and a plugin that is not installed.
+  const Hdf5Filters lzf = filters_of([](hid_t p) { H5Pset_filter(p, 32000, H5Z_FLAG_OPTIONAL, 0, nullptr); });
+  ASSERT_TRUE(lzf.missing);
+  EXPECT_EQ(*lzf.missing, "lzf (filter 32000, h5py's own)");
+  EXPECT_TRUE(lzf.through_library);
+  const Hdf5Filters plugin = filters_of([](hid_t p) {
+    H5Pset_deflate(p, 1);
+    H5Pset_filter(p, 307, H5Z_FLAG_OPTIONAL, 0, nullptr);
+  });
+  ASSERT_TRUE(plugin.missing);
+  EXPECT_EQ(*plugin.missing, "unnamed (filter 307)");
+  EXPECT_EQ(plugin.names, (std::vector<std::string>{"gzip", "filter 307"}));
+}
+
+// The decoded chunks threads keep for a reader go when its source goes, not when the threads
+// end (a loader's workers outlive the sources they read), and a thread's when it ends.
+TEST(Hdf5Chunks, TheDecodedChunksKeptGoWithTheirSource) {
+  TempDir dir;
+  const std::string path = dir.str() + "/kept.h5";
+  const hsize_t rows = 200, cols = 16;
+  const std::vector<float> x = write_gzip_features(path, rows, cols, {20, cols}, 6, 0);
+  const size_t before = chunk_cache_bytes();
+  const size_t band = 20 * cols * sizeof(float);
+  {
+    const auto source = open_source(path);
+    EXPECT_EQ(features_of(*source, 5), std::vector<float>(x.begin() + 5 * cols, x.begin() + 6 * cols));
+    std::thread([&] { EXPECT_EQ(features_of(*source, 150).size(), cols); }).join();
+    EXPECT_GE(chunk_cache_bytes(), before + band);  // this thread's band: the ended thread's went with it
+  }
+  EXPECT_EQ(chunk_cache_bytes(), before);
+}
+
 // The stored bytes of the chunk of `dataset` in `path` that starts at `start`: where they lie.
 std::pair<uint64_t, uint64_t> stored_chunk_place(const std::string& path, const char* dataset,
                                                  const std::vector<hsize_t>& start) {
@@ -257,7 +332,7 @@ TEST(Hdf5Chunks, ADamagedChunkMakesItsRowsBadSamplesNamedWithFileDatasetAndRow) 
     ASSERT_GT(size, 16u);
     overwrite_in_file(path, address + (checksum ? size / 2 : 2),
                       checksum ? std::vector<char>{'\x5a'} : std::vector<char>(8, '\xff'));
-    const auto source = open_source(path);  // the check at open leaves the damaged rows out
+    const auto source = open_source(path);  // opening reads no chunk
     SampleData sample;
     const Status bad = source->read(45, &sample);
     ASSERT_FALSE(bad.ok());
@@ -269,6 +344,34 @@ TEST(Hdf5Chunks, ADamagedChunkMakesItsRowsBadSamplesNamedWithFileDatasetAndRow) 
     EXPECT_EQ(features_of(*source, 60), std::vector<float>(x.begin() + 60 * cols, x.begin() + 61 * cols));
     EXPECT_FALSE(source->read(59, &sample).ok());
   }
+}
+
+// Opening reads no chunk (it decompressed the whole dataset once, on one thread, to check the
+// values): each row is checked as it is read, a non-finite feature a bad sample naming its row
+// and column, and Standardize's fit, which reads every row, stops at it.
+TEST(Hdf5Chunks, ANonFiniteFeatureIsFoundWhenItsRowIsReadNotAtOpen) {
+  TempDir dir;
+  const std::string path = dir.str() + "/holes.h5";
+  const hsize_t rows = 100, cols = 6;
+  std::vector<float> x = chunk_test_ramp(rows * cols);
+  x[37 * cols + 4] = NAN;
+  {
+    H5File f(path);
+    const hid_t plist = chunked_plist({10, 3}, [](hid_t p) { H5Pset_deflate(p, 6); });
+    f.write("x", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {rows, cols}, x, plist);
+    H5Pclose(plist);
+    f.int64s("y", std::vector<int64_t>(rows, 0));
+  }
+  const size_t before = chunk_cache_bytes();
+  const auto source = open_source(path);
+  EXPECT_EQ(chunk_cache_bytes(), before);  // nothing decompressed
+  SampleData sample;
+  const Status bad = source->read(37, &sample);
+  ASSERT_FALSE(bad.ok());
+  expect_has(bad.reason(), "holes.h5 (x, y): a feature of sample 37 (column 4) is nan; fill or drop missing values");
+  EXPECT_EQ(features_of(*source, 36), std::vector<float>(x.begin() + 36 * cols, x.begin() + 37 * cols));
+  std::vector<float> mean, std;
+  expect_has(error_text([&] { fit_standardize(*source, &mean, &std); }), "is nan; fill or drop missing values");
 }
 
 TEST(Hdf5Chunks, RowsReadFromManyThreadsAtOnceAreWhole) {

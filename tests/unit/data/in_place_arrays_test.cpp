@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "data/source/source_view.h"
+#include "data/transform/features.h"
 #include "stoker/core/error.h"
 #include "stoker/data/loader.h"
 #include "stoker/data/source.h"
@@ -213,6 +214,26 @@ TEST(InPlaceArrays, StandardizesFitTakesTheSumsGatheredWhileCheckingTheFileAndMa
     // A held-out part has fewer rows than the sums: its fit reads its own.
     const HeldOut parts = hold_out(source, 0.5, 0);
     EXPECT_EQ(parts.train->feature_sums(), nullptr);
+  }
+}
+
+// A source without sums (a chunked HDF5 dataset) is read by the fit in runs of consecutive rows
+// on as many threads as the loader has workers, merged in row order: the same mean and std.
+TEST(InPlaceArrays, StandardizesFitReadsRunsOfRowsOnThreadsWithTheResultOfOnePass) {
+  TempDir dir;
+  constexpr int64_t kRows = 3 * static_cast<int64_t>(kFitRowsPerThread) + 5, kFeatures = 3;
+  std::vector<double> values;
+  for (int64_t i = 0; i < kRows * kFeatures; ++i)
+    values.push_back(1e4 + std::sin(0.37 * static_cast<double>(i)) * (i % 5) + static_cast<double>(i / 9000));
+  dir.write("y.npy", npy_bytes("|u1", {kRows}, std::vector<uint8_t>(kRows, 1)));
+  const std::string x = dir.write("x.npy", npy_bytes("<f4", {kRows, kFeatures}, encoded("<f4", values), false));
+  const auto source = std::shared_ptr<const Source>(open_source(x));
+  std::vector<float> mean, sd, threaded_mean, threaded_sd;
+  fit_standardize(WithoutSums(source), &mean, &sd);
+  fit_standardize_on_threads(WithoutSums(source), &threaded_mean, &threaded_sd, 8);  // 3 runs: 4,096 rows or more each
+  for (size_t j = 0; j < static_cast<size_t>(kFeatures); ++j) {
+    EXPECT_NEAR(threaded_mean[j], mean[j], 1e-6 * std::abs(mean[j])) << j;
+    EXPECT_NEAR(threaded_sd[j], sd[j], 1e-5 * sd[j]) << j;
   }
 }
 
