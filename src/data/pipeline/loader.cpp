@@ -964,15 +964,11 @@ void Loader::reseed(uint64_t seed, int64_t seed_epoch) {
     shared_->seed = seed;
     shared_->seed_epoch = seed_epoch;
     EpochRun& ahead = shared_->ahead();
-    const bool begun = ahead.stats.epoch >= 0;
-    if (!(begun && shared_->draws_now(ahead))) {
-      // A new generation: a run ahead being planned with the old draws is not installed, and
-      // the workers may run ahead again, with the new ones.
-      ++shared_->generation;
-    }
-    if (begun && !shared_->draws_now(ahead)) {
+    const bool keep = ahead.stats.epoch >= 0 && shared_->draws_now(ahead);
+    if (ahead.stats.epoch >= 0 && !keep) {
       // Run ahead with the old draws: none of it may reach the consumer. The workers stop
-      // claiming it, the samples being written finish and its buffers come back.
+      // claiming it, the samples being written finish and its buffers come back. The
+      // generation stays until then, so that no worker begins another run ahead meanwhile.
       ahead.active = false;
       shared_->epoch_switch_waiting = true;
       while (ahead.busy != 0) lock.wait(shared_->idle_cv);
@@ -980,6 +976,9 @@ void Loader::reseed(uint64_t seed, int64_t seed_epoch) {
       for (const InFlight& entry : ahead.in_flight) shared_->free_buffers.push_back(entry.buffer);
       ahead = EpochRun{};
     }
+    // A new generation: a run ahead being planned with the old draws is not installed, and the
+    // workers may run ahead again, with the new ones.
+    if (!keep) ++shared_->generation;
   }
   shared_->work_cv.notify_all();
 }
