@@ -237,6 +237,11 @@ void LoaderHandle::start_epoch(int64_t epoch, int64_t first_batch, std::optional
   });
 }
 
+void LoaderHandle::reseed(uint64_t seed, int64_t seed_epoch) {
+  data::Loader& l = loader();
+  without_gil([&] { l.reseed(seed, seed_epoch); });
+}
+
 std::optional<PyBatch> LoaderHandle::next(double timeout) {
   data::Batch batch;
   const auto started = std::chrono::steady_clock::now();
@@ -569,6 +574,15 @@ void bind_loader(py::module_& m) {
           py::arg("batch"), py::arg("slot"))
       .def("start_epoch", &LoaderHandle::start_epoch, py::arg("epoch"), py::arg("first_batch") = 0,
            py::arg("order") = py::none(), py::arg("on_order") = py::none())
+      .def("reseed", &LoaderHandle::reseed,
+           "Epochs started from now on draw with `seed`, counting from `seed_epoch` (Loader::reseed); what ran ahead "
+           "with other draws is made again",
+           py::arg("seed"), py::arg("seed_epoch"))
+      .def_property_readonly("seed", [](LoaderHandle& h) { return h.loader().seed(); })
+      .def_property_readonly("seed_epoch", [](LoaderHandle& h) { return h.loader().seed_epoch(); })
+      .def(
+          "draws_epoch", [](LoaderHandle& h, int64_t epoch) { return h.loader().draws_epoch(epoch); },
+          "The epoch whose draws `epoch` takes under the seed now (Loader::reseed)", py::arg("epoch"))
       .def("next", &LoaderHandle::next, py::arg("timeout") = 0.0)
       .def("close", &LoaderHandle::close)
       .def_static("take_all", &LoaderHandle::take_all,

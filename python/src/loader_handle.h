@@ -60,6 +60,9 @@ class LoaderHandle {
   // another (Loader::OrderListener).
   void start_epoch(int64_t epoch, int64_t first_batch, std::optional<std::vector<uint64_t>> order,
                    const pybind11::object& on_order);
+  // Loader::reseed with the GIL released (it waits for samples being written, which a
+  // Dataset's worker may be making in Python).
+  void reseed(uint64_t seed, int64_t seed_epoch);
   // The next batch, or nullopt at the end of the epoch. Waits with the GIL released and looks
   // for signals every 100 ms (a KeyboardInterrupt ends the wait); with `timeout` > 0, a wait
   // longer than that many seconds raises RuntimeError (torch DataLoader's timeout).

@@ -10,7 +10,6 @@ import copy
 import importlib.util
 import math
 import os
-import re
 import sys
 import threading
 import time
@@ -30,6 +29,7 @@ from ._datasets import _raised, class_to_idx, open_data, reopen_folder
 from ._generator import draw_random_sampler, draw_seed, peek_seed
 from ._process import core_share
 from ._ranks import LateRanks
+from ._reseed import Reseeds, initial_seed
 from ._clip_geometry import with_clip_geometry
 from ._geometry import aligned_outputs, given_geometry, restore, with_geometry
 from ._samplers import PlannedSampler, draws_at_random, given_order, rank_seed, sampler_rank
@@ -66,7 +66,6 @@ def _shard_note(world_size, samples):
             f"reads whole, or world_size={world_size} to keep the shards without this line")
 
 
-_RNG_EPOCHS = 1 << 62  # the engine's epochs, int64, with room for an iterable's segments (_iterable.StreamPass)
 _shard_note_said = False  # once a process: a validation loader made every epoch says it once
 
 
@@ -101,7 +100,7 @@ def _epoch_seed(seed, world_size, shuffle, generator=None):
     over torch.distributed when it is initialised (a collective: every rank makes the loader),
     else 0 (DistributedSampler's default). On one process, or unshuffled: the base seed the first
     pass would draw from `generator` or torch's default one now, taken without drawing it (the
-    passes draw as torch's DataLoader does; _reseed_now takes a pass's own draw where the
+    passes draw as torch's DataLoader does; _reseed.Reseeds.take takes a pass's own draw where the
     script seeds the generator before it), so that torch.manual_seed repeats a run."""
     if seed is not None:
         return _options.check("seed", seed)
@@ -116,21 +115,6 @@ def _epoch_seed(seed, world_size, shuffle, generator=None):
         shared = shared.cuda()
     dist.broadcast(shared, src=0)
     return int(shared.item())
-
-
-def _initial_seed(generator=None):
-    """The seed `generator` (None: torch's default one) was last seeded with; torch.manual_seed
-    and torch.set_rng_state change it."""
-    return torch.initial_seed() if generator is None else generator.initial_seed()
-
-
-def _freshly_seeded(generator=None):
-    """Whether `generator` (None: torch's default one) is as its last seeding left it: nothing
-    drawn from it since."""
-    state = torch.get_rng_state() if generator is None else generator.get_state()
-    device = "cpu" if generator is None else generator.device
-    fresh = torch.Generator(device=device).manual_seed(_initial_seed(generator)).get_state()
-    return torch.equal(state, fresh)
 
 
 def _chain(transforms, source):
@@ -377,20 +361,13 @@ class DataLoader:
         self._ranks = LateRanks(rank, world_size, self.world_size, sharded, seed is not None, os.environ)
         self.seed = _epoch_seed(seed, self.world_size if sharded else 1, shuffle, generator)
         # A seed peeked from torch's generator (neither given nor shared over ranks) stands for the
-        # first pass's base seed: _reseed_now takes a pass's draw instead if the script seeds torch before it.
+        # first pass's base seed, and follows the generator seeded again before a pass (_reseed.Reseeds);
+        # a seed given, or shared over ranks (a rank's own reseed would split the shards), stands.
         peeked = seed is None and ((self.world_size if sharded else 1) == 1 or not shuffle)
-        self._seeded_from = _initial_seed(generator) if peeked else None
-        # Such a seed also follows the generator seeded again before a later pass (_reseed_now); a seed
-        # given, or shared over ranks (a rank's own reseed would split the shards), stands.
-        self._follows_reseeds = peeked
+        self._reseeds = Reseeds(follows=peeked, seeded_from=initial_seed(generator) if peeked else None,
+                                seen=torch.get_rng_state() if generator is None else generator.get_state())
         # A training loader (its epochs in a random order) may count the run's steps (_session.loader_step).
         self._random_order = bool(shuffle) if self._order is None else draws_at_random(sampler, batch_sampler) is True
-        # The generator as the loader was made, after a pass's draws, or as a state was loaded: _reseed_now.
-        self._seen = torch.get_rng_state() if generator is None else generator.get_state()
-        self._seed_epoch = 0  # the epoch the seed's passes count from: a reseeded pass's (_rng_epoch)
-        self._fresh_at_start = False  # the generator was freshly seeded when this pass started
-        self._pass_reseeded = False  # ... when the last pass from an epoch's first batch started (state_dict)
-        self._keep_loaded_seed = False  # the next pass keeps a loaded state's seed (load_state_dict)
         # A script's sampler may give one sample to several ranks: each rank's streams take its rank in.
         self._stream_rank = 0 if self._order is None else sampler_rank(sampler, batch_sampler, self.rank,
                                                                          self.world_size)
@@ -705,8 +682,8 @@ class DataLoader:
         says (shares_seed_zero)."""
         seed = self.seed
         if self._ranks.shares_seed_zero(self.shuffle, self.world_size):
-            seed, self._seeded_from = 0, None
-            self._follows_reseeds = False  # a seed the ranks share stands (_reseed_now)
+            seed = 0
+            self._reseeds.stand()  # a seed the ranks share stands
         self._replace_loader(seed)
 
     def set_epoch(self, epoch):
@@ -742,7 +719,7 @@ class DataLoader:
             if self._processes is not None:  # the pass before, if under way, is over: its items are not waited for
                 self._processes.let_go()
             self._follow_ranks(first_pass=True)
-            reseed = self._reseed_now()
+            reseed = self._reseeds.take(self.generator, self._generator_state())
             if self._stream is not None:  # a pass from its start (load_state_dict resumes none mid-pass)
                 self._follow_seed(reseed, self._epoch)
                 self._follow_chain()
@@ -771,7 +748,7 @@ class DataLoader:
                 self._epoch, self._resume_at, self._ended_epoch = epoch, 0, None
                 self._generation += 1
                 if ended:
-                    self._seen = self._generator_state()
+                    self._reseeds.seen = self._generator_state()
                     return self._passed_pass()
                 if first == 0:
                     self._follow_length()
@@ -787,8 +764,8 @@ class DataLoader:
                     order = self._order.order(len(self.source), draws)
                 # dataset_processes' pass begins on the loader's own plan, before its workers read.
                 on_order = self._start_processes if self._processes is not None else None
-                self._loader.start_epoch(self._rng_epoch(self._epoch), first, order, on_order=on_order)
-            self._seen = self._generator_state()
+                self._loader.start_epoch(self._epoch, first, order, on_order=on_order)
+            self._reseeds.seen = self._generator_state()
             self._position = first
             self._diagnosis.set_monitor(current_monitor(), -1)  # the one running now, for monitor.report()
             self._diagnosis.start_epoch()
@@ -846,45 +823,24 @@ class DataLoader:
         if changed is not None:
             self._data.samples_read.take(changed[1])
 
-    def _reseed_now(self):
-        """At iter(), before the pass draws: the base seed this pass draws where the script seeded
-        the generator (torch's default one, or generator=) since the loader was made, the last pass
-        started or a state was loaded, as torch's DataLoader draws each pass's seeds at iter(); else
-        None. Seeded: the generator as a manual_seed leaves it, not drawn from since
-        (torch.manual_seed(seed + epoch) at an epoch's top; again with the same seed too), and
-        other than it was then; before the first pass of a loader not loaded, also
-        torch.set_rng_state of another seed's state. Draws alone (a model made after the loader),
-        and torch.set_rng_state of a checkpoint's state after load_state_dict, are no reseed. A seed
-        given, or shared over ranks, never follows; nor, at the first pass after load_state_dict, a
-        state's seed unless its last pass began on a freshly seeded generator (a run that seeds each
-        epoch: its next epoch follows the reseed, as in the run the state was taken in)."""
-        seeded_from, self._seeded_from = self._seeded_from, None
-        keep, self._keep_loaded_seed = self._keep_loaded_seed, False
-        self._fresh_at_start = self._follows_reseeds and _freshly_seeded(self.generator)
-        if not self._follows_reseeds or keep or torch.equal(self._generator_state(), self._seen):
-            return None
-        if self._fresh_at_start or (seeded_from is not None and _initial_seed(self.generator) != seeded_from):
-            return peek_seed(self.generator)
-        return None
-
     def _follow_seed(self, seed, epoch):
-        """A pass from its first batch over `epoch` that follows a reseed (_reseed_now's `seed`, not
-        None) runs on that seed, its epoch the seed's first (_rng_epoch): a run resumed at that epoch
-        in a new process that seeds the generator alike gets the same order and augmentations, as
-        with torch's DataLoader. The engine loader is made again where the seed changes (its
-        read-ahead lost)."""
-        self._pass_reseeded = self._fresh_at_start
-        if seed is None:
+        """A pass from its first batch over `epoch` that follows a reseed (_reseed.Reseeds.take's
+        `seed`, not None) runs on that seed, its epoch the seed's first: the engine loader takes it
+        between its epochs (Loader.reseed; its workers, buffers and decoded cache stay, and what
+        they ran ahead with the old seed is made again). An iterable's engine epochs count from 0
+        (its segments' room, _iterable.StreamPass): its passes give the engine their draws' epoch."""
+        if not self._reseeds.follow(seed, epoch):
             return
-        if seed != self.seed:
-            self._replace_loader(seed)
-        self._seed_epoch = epoch
+        if seed != self.seed and self._worker_threads is not None:  # get_worker_info().seed: the new seed's
+            self._worker_threads.set_base_seed(seed)
+        self._loader.reseed(rank_seed(seed, self._stream_rank), epoch if self._stream is None else 0)
+        self.seed = seed
 
     def _rng_epoch(self, epoch):
-        """The epoch the engine's random draws (order, augmentations, get_worker_info().seed) take
-        for the loader's `epoch`: counted from the epoch the seed took over (0 until a reseed is
-        followed), in the engine's range (an epoch set back before it wraps around)."""
-        return (epoch - self._seed_epoch) % _RNG_EPOCHS
+        """The epoch the random draws (order, augmentations, get_worker_info().seed) take for the
+        loader's `epoch`: counted from the epoch the seed took over (0 until a reseed is followed),
+        the engine loader's (Loader.draws_epoch), or an iterable's (its engine epochs count from 0)."""
+        return self._loader.draws_epoch(epoch) if self._stream is None else self._reseeds.draws_epoch(epoch)
 
     def _generator_state(self):
         return torch.get_rng_state() if self.generator is None else self.generator.get_state()
@@ -966,11 +922,6 @@ class DataLoader:
             if "(prefetch)" not in str(e):
                 raise  # a collate_fn's or target_transform's error keeps its cause
             raise ValueError(str(e).replace("(prefetch)", "(prefetch_factor)")) from None
-        except _stoker.DataError as e:  # the engine counts epochs from the seed's first (_rng_epoch)
-            if self._stream is not None or self._seed_epoch == 0:
-                raise
-            engine = self._rng_epoch(self._epoch)
-            raise _stoker.DataError(re.sub(rf"\bepoch {engine}\b", f"epoch {self._epoch}", str(e))) from None
         now = time.perf_counter()
         if item is None:
             self._epoch += 1
@@ -1082,7 +1033,7 @@ class DataLoader:
         busy = stages["read"] + stages["decode"] + stages["transform"]
         shares = {k: (stages[k] / busy if busy > 0 else 0.0) for k in ("read", "decode", "transform")}
         return {
-            "epoch": (epoch["epoch"] + self._seed_epoch) % _RNG_EPOCHS if self._stream is None else self._epoch,
+            "epoch": epoch["epoch"] if self._stream is None else self._epoch,
             "samples": epoch["samples"] if self._stream is None else self._processes.items,
             "bad": epoch["bad"],
             "bad_samples": [{"index": i, "path": name, "reason": why} for i, name, why in epoch["bad_samples"]],
@@ -1116,8 +1067,8 @@ class DataLoader:
         if self._stream is None and position >= (len(self._loader) if live else self._pass_batches()):
             epoch, position = epoch + 1, 0
         state = {
-            "stoker_data_loader": STATE_VERSION, "seed": self.seed, "seed_epoch": self._seed_epoch,
-            "reseeded": self._pass_reseeded, "epoch": epoch, "next_batch": position,
+            "stoker_data_loader": STATE_VERSION, "seed": self.seed, "seed_epoch": self._reseeds.seed_epoch,
+            "reseeded": self._reseeds.pass_reseeded, "epoch": epoch, "next_batch": position,
             "samples": len(self.source), "classes": list(self.source.class_names), "batch_size": self.batch_size,
             "world_size": self.world_size, "shuffle": self.shuffle, "drop_last": self.drop_last,
         }
@@ -1137,16 +1088,19 @@ class DataLoader:
         checked = check_state(state, self)
         with self._one_call("load_state_dict()"):
             self._ranks.state_loaded = True
-            # The order depends on the seed, so the resumed loader takes the saved one; a reseed after
-            # this is followed from the next pass from an epoch's first batch on (_reseed_now).
-            self._seeded_from = None
-            self._seen = self._generator_state()
-            self._seed_epoch, self._pass_reseeded = checked["seed_epoch"], checked["reseeded"]
-            self._keep_loaded_seed = not (checked["next_batch"] == 0 and checked["reseeded"])
-            if checked["seed"] != self.seed:
-                if self._processes is not None:  # the engine loader replaced waits for no item
+            # The order depends on the seed, so the resumed loader takes the saved one, counted from
+            # the state's seed_epoch (Loader.reseed); a reseed after this is followed from the next pass
+            # from an epoch's first batch on (_reseed.Reseeds.take).
+            self._reseeds.load(checked["seed_epoch"], checked["reseeded"], checked["next_batch"],
+                               self._generator_state())
+            engine_seed = rank_seed(checked["seed"], self._stream_rank)
+            if (engine_seed, checked["seed_epoch"]) != (self._loader.seed, self._loader.seed_epoch):
+                if self._processes is not None:  # the engine loader waits for no item of a run ahead it drops
                     self._processes.let_go()
-                self._replace_loader(checked["seed"])
+                if self._worker_threads is not None:
+                    self._worker_threads.set_base_seed(checked["seed"])
+                self._loader.reseed(engine_seed, checked["seed_epoch"])
+                self.seed = checked["seed"]
             self._epoch = checked["epoch"]
             self._resume_at = checked["next_batch"]
             if self._data.follows is not None and checked["next_batch"] > 0:  # the rest of a pass: its size
@@ -1178,14 +1132,17 @@ class DataLoader:
         if self._worker_threads is not None:  # before the loader starts its threads
             self._worker_threads.set_base_seed(seed)
         try:
-            return _stoker.Loader(self.source, seed=rank_seed(seed, self._stream_rank), **self._loader_options)
+            loader = _stoker.Loader(self.source, seed=rank_seed(seed, self._stream_rank), **self._loader_options)
         except ValueError as e:
             chain = self._loader_options["transforms"]
             raise ValueError(f"transforms={chain!r}: {e}" if "transform" in str(e).lower() else str(e)) from None
+        if self._reseeds.seed_epoch != 0 and self._stream is None:  # a loader made again: the seed's epochs
+            loader.reseed(rank_seed(seed, self._stream_rank), self._reseeds.seed_epoch)
+        return loader
 
     def _replace_loader(self, seed):
-        """The engine loader made again from the current options on `seed` (a resumed state's,
-        on which every epoch's order depends; a chain changed between passes), in place of the
+        """The engine loader made again from the current options on `seed`, its draws counted from
+        the seed's epoch (a chain changed between passes, ranks that moved), in place of the
         running one, between passes: the workers num_workers="auto" chose carry over (the epoch,
         sampler, sharding and resume point are this object's); an iterable's passes, the CUDA
         feed, the GPU decoder's stage and the diagnosis (in its place among the loops reported

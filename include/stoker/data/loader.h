@@ -27,11 +27,15 @@
 // drop_last), and next() returns the end after it. Workers claim nothing past p once one met
 // it; past_end is no bad sample. batches_per_epoch() stays the plan's (an upper bound then).
 //
-// Determinism. Sample i of epoch e is transformed with SampleRng(seed, e, i) (copy k of a
-// repeated sample: stream i + k x n, sampler.h) and written to a fixed position, so batches
-// are bit-identical for any worker count or scheduling, and whether or not they were made
-// ahead. A LoaderState (seed, epoch, next batch) saved mid-epoch and passed to start_epoch
-// resumes with exactly the batches the uninterrupted run would have produced.
+// Determinism. Sample i of epoch e is transformed with SampleRng(seed, d, i) (copy k of a
+// repeated sample: stream i + k x n, sampler.h) and written to a fixed position, and the
+// epoch's order is plan_epoch's for epoch d, where d = draws_epoch(e) is e - s (s: 0, and seed
+// options.sampler.seed, until reseed() sets both). Batches are therefore bit-identical for any worker count or
+// scheduling, whether or not they were made ahead, and whether the seed was given to the
+// constructor or to reseed(): reseed(k, s) then epoch e draws as a Loader made with seed k
+// draws epoch e - s. A LoaderState (seed, epoch, next batch) saved mid-epoch and passed to
+// start_epoch resumes with exactly the batches the uninterrupted run would have produced (after
+// a reseed, on a Loader given the same reseed first).
 //
 // A worker whose Source::on_worker_start throws ends, and every epoch fails with its message
 // (DataError from next()).
@@ -43,14 +47,13 @@
 // the epoch; with more than max_bad_fraction of the epoch bad, it stops too. A stop surfaces
 // as a DataError thrown from the consumer's next call; no exception escapes a worker.
 //
-// Thread safety. start_epoch(), next(), next_within(), state(), set_workers(), set_prefetch(),
-// redo_on_cpu() are the consumer's calls: one thread at a time. A consumer call made while another is in
-// progress on another thread throws UsageError at once (it neither waits nor races), so two
-// threads sharing one Loader fail loudly instead of losing or splitting batches; calls taking
-// turns from several threads are the caller's to order. Workers run on between epochs (run
-// ahead) until the buffers are full; the destructor stops them after the sample each is writing.
-// stats(), stage_times() may be called from any thread. A Batch may be released on any
-// thread, also after its Loader is gone.
+// Thread safety. start_epoch(), next(), next_within(), state(), reseed(), set_workers(),
+// set_prefetch(), redo_on_cpu() are the consumer's calls: one thread at a time. A consumer call made while another is
+// in progress on another thread throws UsageError at once (it neither waits nor races), so two threads sharing one
+// Loader fail loudly instead of losing or splitting batches; calls taking turns from several threads are the caller's
+// to order. Workers run on between epochs (run ahead) until the buffers are full; the destructor stops them after the
+// sample each is writing. stats(), stage_times() may be called from any thread. A Batch may be released on any thread,
+// also after its Loader is gone.
 #pragma once
 
 #include <array>
@@ -332,8 +335,27 @@ class Loader {
   // responsive, such as one that checks for signals, waits in slices).
   bool next_within(double seconds, Batch* out);
 
-  // Where the stream stands: the batch the next call to next() returns.
+  // Where the stream stands: the batch the next call to next() returns; `seed` is the current
+  // epoch's (before the first start_epoch, seed()).
   LoaderState state() const;
+
+  // Epochs started after this call draw with `seed`, counting from `seed_epoch`: epoch e's order
+  // and samples draw as epoch e - seed_epoch of a Loader made with `seed` (an epoch set back
+  // below seed_epoch as epoch e - seed_epoch + kDrawEpochs). Messages, EpochStats, Batch::epoch() and state() keep
+  // naming e. A front end that follows a script's torch.manual_seed(base + epoch) calls it
+  // between epochs instead of making a new Loader: the workers, buffers and decoded cache stay.
+  // A consumer call, at any time: the epoch in progress keeps the draws it started with. What
+  // the workers ran ahead into the next epoch with other draws is abandoned here (the samples
+  // being written finish, the call waits for them) and run ahead again with the new ones, so no
+  // batch drawn with the old seed reaches the consumer after the call. Draws that do not change
+  // keep it. Throws UsageError for seed_epoch < 0.
+  void reseed(uint64_t seed, int64_t seed_epoch);
+  // reseed()'s values (at first options.sampler.seed and 0), and the epoch whose draws `epoch`
+  // (>= 0) takes now. Thread-safe.
+  static constexpr int64_t kDrawEpochs = int64_t{1} << 62;
+  uint64_t seed() const;
+  int64_t seed_epoch() const;
+  int64_t draws_epoch(int64_t epoch) const;
   // The current epoch's (before the first start_epoch, the options' sampler's).
   int64_t batches_per_epoch() const { return batches_per_epoch_; }
   uint64_t samples_per_epoch() const { return samples_per_epoch_; }

@@ -65,6 +65,12 @@ size_t sample_bytes_of(const LoaderOptions& options) {
 
 namespace {
 
+// `sampler` drawing with `seed` (Loader::reseed's, not the options').
+SamplerOptions seeded(SamplerOptions sampler, uint64_t seed) {
+  sampler.seed = seed;
+  return sampler;
+}
+
 // Where one sample goes and which it is.
 struct SlotJob {
   EpochRun* run;  // the epoch run its statistics go to
@@ -166,11 +172,12 @@ void fill_slot(SampleLoader& loader, LoaderShared& shared, const Source& source,
   const size_t sample_bytes = shared.sample_bytes;
   const auto slot = static_cast<size_t>(job.slot);
   uint8_t* out = static_cast<uint8_t*>(job.buffer->data) + slot * sample_bytes;
-  const uint64_t seed = options.sampler.seed;
+  const uint64_t seed = job.buffer->seed;
+  const int64_t rng_epoch = job.buffer->rng_epoch;
   const size_t n = source.size();
 
   uint64_t used = job.index;
-  Status status = loader.load(job.index, seed, job.epoch, job.stream, out);
+  Status status = loader.load(job.index, seed, rng_epoch, job.stream, out);
   if (status.is_past_end()) {  // no sample: the slot stays out of the batch
     mark_end(shared, source, options, *job.run, job.buffer->batch_index * options.batch_size + job.slot);
     job.buffer->extras[slot].reset();
@@ -185,7 +192,7 @@ void fill_slot(SampleLoader& loader, LoaderShared& shared, const Source& source,
     status = Status::failure("no substitute");
     for (int k = 1; k <= kSubstituteTries && !status.ok() && static_cast<size_t>(k) < n; ++k) {
       used = (job.index + static_cast<uint64_t>(k)) % n;
-      status = loader.load(used, seed, job.epoch, job.stream, out);
+      status = loader.load(used, seed, rng_epoch, job.stream, out);
     }
     if (!status.ok()) std::memset(out, 0, sample_bytes);  // nothing loadable nearby
   }
@@ -252,6 +259,8 @@ class Worker {
   struct Ahead {
     int64_t epoch;
     uint64_t generation;  // LoaderShared::generation when it was decided
+    uint64_t seed;        // its draws (EpochRun::seed, rng_epoch), as the seed was then
+    int64_t rng_epoch;
   };
   enum class Found { kSamples, kRunAhead, kStop };
   // Waits for samples to claim (kSamples, in *out), for the next epoch to plan (kRunAhead, in
@@ -307,6 +316,8 @@ Worker::Found Worker::claim(MutexLock& lock, Chunk* out, Ahead* ahead) {
       shared_.free_buffers.pop_back();
       buffer->samples = run->plan.batch_samples(batch);
       buffer->epoch = run->epoch;
+      buffer->seed = run->seed;
+      buffer->rng_epoch = run->rng_epoch;
       buffer->batch_index = batch;
       run->in_flight.push_back({batch, buffer, buffer->samples});
     }
@@ -340,7 +351,7 @@ bool Worker::take_run_ahead(Ahead* ahead) {
     return false;
   }
   shared_.ahead_generation = shared_.generation;  // one worker plans it
-  *ahead = {current.epoch + 1, shared_.generation};
+  *ahead = {current.epoch + 1, shared_.generation, shared_.seed, shared_.rng_epoch(current.epoch + 1)};
   return true;
 }
 
@@ -349,6 +360,8 @@ void Worker::install_run_ahead(const Ahead& next, EpochPlan plan) {
   EpochRun& ahead = shared_.ahead();
   ahead = EpochRun{};
   ahead.epoch = next.epoch;
+  ahead.seed = next.seed;
+  ahead.rng_epoch = next.rng_epoch;
   ahead.plan = std::move(plan);
   ahead.stats.epoch = next.epoch;
   ahead.stats.samples = ahead.plan.indices.size();
@@ -378,7 +391,7 @@ void Worker::run() {
       lock.unlock();  // a plan shuffles the whole dataset: not under the lock
       std::optional<EpochPlan> plan;
       try {
-        plan = plan_epoch(source_.size(), options_.batch_size, options_.sampler, ahead.epoch);
+        plan = plan_epoch(source_.size(), options_.batch_size, seeded(options_.sampler, ahead.seed), ahead.rng_epoch);
       } catch (const std::exception&) {  // no room for it: the next epoch starts when asked
       }
       lock.lock();
@@ -584,6 +597,10 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
   }
   shared_->target_dim = source_->target_dim();
   shared_->run_ahead = options_.run_ahead;
+  {
+    MutexLock lock(shared_->mutex);
+    shared_->seed = options_.sampler.seed;
+  }
   shared_->drop_last = options_.sampler.drop_last;
   shared_->allocator = options_.allocator != nullptr ? options_.allocator : &host_allocator();
   if (options_.cache_decoded_bytes > 0) {
@@ -704,9 +721,11 @@ void Loader::start_epoch(int64_t epoch, int64_t first_batch, const OrderListener
   const ConsumerCall call(consumer_in_call_, "start_epoch");
   const size_t size = source_->size();
   const bool resized = size != planned_size_;  // a Dataset object's len() changed between passes
+  const SamplerOptions sampler = seeded(options_.sampler, seed());
+  const int64_t rng_epoch = draws_epoch(epoch);
   std::optional<EpochPlan> plan;
   if (resized) {
-    plan = plan_epoch(size, options_.batch_size, options_.sampler, epoch);
+    plan = plan_epoch(size, options_.batch_size, sampler, rng_epoch);
     planned_batches_ = plan->num_batches;
     planned_samples_ = plan->indices.size();
     planned_size_ = size;
@@ -719,7 +738,7 @@ void Loader::start_epoch(int64_t epoch, int64_t first_batch, const OrderListener
   if (first_batch != 0 || resized || !take_run_ahead(epoch, hold)) {
     batches_per_epoch_ = planned_batches_;
     samples_per_epoch_ = planned_samples_;
-    install_epoch(epoch, plan ? std::move(*plan) : plan_epoch(size, options_.batch_size, options_.sampler, epoch),
+    install_epoch(epoch, plan ? std::move(*plan) : plan_epoch(size, options_.batch_size, sampler, rng_epoch),
                   first_batch, false, hold);
   }
   tell_order(on_order);
@@ -788,6 +807,8 @@ void Loader::install_epoch(int64_t epoch, EpochPlan plan, int64_t first_batch, b
     EpochRun& run = shared_->current();
     run.plan = std::move(plan);
     run.epoch = epoch;
+    run.seed = shared_->seed;
+    run.rng_epoch = shared_->rng_epoch(epoch);
     run.next_claim = first_batch * options_.batch_size;
     run.stats.epoch = epoch;
     run.stats.samples = run.plan.indices.size();
@@ -804,7 +825,7 @@ bool Loader::take_run_ahead(int64_t epoch, bool hold) {
   {
     MutexLock lock(shared_->mutex);
     const EpochRun& ahead = shared_->ahead();
-    if (!ahead.active || ahead.epoch != epoch) return false;
+    if (!ahead.active || ahead.epoch != epoch || !shared_->draws_now(ahead)) return false;
     ++shared_->generation;
     // What is left of the finished epoch goes: normally nothing, as the consumer took it all.
     EpochRun& done = shared_->current();
@@ -914,7 +935,53 @@ bool Loader::next_until(const std::optional<std::chrono::steady_clock::time_poin
 LoaderState Loader::state() const {
   const ConsumerCall call(consumer_in_call_, "state");
   MutexLock lock(shared_->mutex);
-  return {options_.sampler.seed, shared_->current().epoch, shared_->next_consume};
+  const EpochRun& run = shared_->current();
+  const bool started = run.active || run.stats.epoch >= 0;
+  return {started ? run.seed : shared_->seed, run.epoch, shared_->next_consume};
+}
+
+uint64_t Loader::seed() const {
+  MutexLock lock(shared_->mutex);
+  return shared_->seed;
+}
+
+int64_t Loader::seed_epoch() const {
+  MutexLock lock(shared_->mutex);
+  return shared_->seed_epoch;
+}
+
+int64_t Loader::draws_epoch(int64_t epoch) const {
+  MutexLock lock(shared_->mutex);
+  return shared_->rng_epoch(epoch);
+}
+
+void Loader::reseed(uint64_t seed, int64_t seed_epoch) {
+  const ConsumerCall call(consumer_in_call_, "reseed");
+  if (seed_epoch < 0) {
+    throw UsageError(fmt::format("reseed: the epoch the seed's draws count from must be >= 0 (got {})", seed_epoch));
+  }
+  {
+    MutexLock lock(shared_->mutex);
+    shared_->seed = seed;
+    shared_->seed_epoch = seed_epoch;
+    EpochRun& ahead = shared_->ahead();
+    const bool keep = ahead.stats.epoch >= 0 && shared_->draws_now(ahead);
+    if (ahead.stats.epoch >= 0 && !keep) {
+      // Run ahead with the old draws: none of it may reach the consumer. The workers stop
+      // claiming it, the samples being written finish and its buffers come back. The
+      // generation stays until then, so that no worker begins another run ahead meanwhile.
+      ahead.active = false;
+      shared_->epoch_switch_waiting = true;
+      while (ahead.busy != 0) lock.wait(shared_->idle_cv);
+      shared_->epoch_switch_waiting = false;
+      for (const InFlight& entry : ahead.in_flight) shared_->free_buffers.push_back(entry.buffer);
+      ahead = EpochRun{};
+    }
+    // A new generation: a run ahead being planned with the old draws is not installed, and the
+    // workers may run ahead again, with the new ones.
+    if (!keep) ++shared_->generation;
+  }
+  shared_->work_cv.notify_all();
 }
 
 EpochStats Loader::epoch_stats() const {

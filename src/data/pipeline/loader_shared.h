@@ -33,6 +33,9 @@ struct BatchBuffer {
   int samples = 0;
   int64_t epoch = 0;
   int64_t batch_index = 0;
+  // Its epoch run's draws (EpochRun::seed, rng_epoch), set when the batch is claimed.
+  uint64_t seed = 0;
+  int64_t rng_epoch = 0;
 };
 
 // A batch whose samples are being written or are all written.
@@ -47,6 +50,10 @@ struct InFlight {
 struct EpochRun {
   bool active = false;  // workers may claim its samples
   int64_t epoch = 0;
+  // What its order and samples draw from: SampleRng(seed, rng_epoch, i), fixed when the run is
+  // made (Loader::reseed changes the runs made after it).
+  uint64_t seed = 0;
+  int64_t rng_epoch = 0;
   EpochPlan plan;
   int64_t next_claim = 0;          // next position in plan.indices to hand to a worker
   std::deque<InFlight> in_flight;  // ordered by batch_index
@@ -110,6 +117,9 @@ struct LoaderShared {
   uint64_t generation STOKER_GUARDED_BY(mutex) = 0;
   uint64_t ahead_generation STOKER_GUARDED_BY(mutex) = ~uint64_t{0};
   std::vector<BatchBuffer*> free_buffers STOKER_GUARDED_BY(mutex);
+  // Loader::reseed's: epoch e of a run made now draws with `seed` from epoch e - seed_epoch.
+  uint64_t seed STOKER_GUARDED_BY(mutex) = 0;
+  int64_t seed_epoch STOKER_GUARDED_BY(mutex) = 0;
   // Why a worker could not start (Source::on_worker_start threw): every epoch fails with it.
   std::string start_failure STOKER_GUARDED_BY(mutex);
   // start_epoch waits on idle_cv for a run's busy == 0.
@@ -120,6 +130,14 @@ struct LoaderShared {
   EpochRun& current() STOKER_REQUIRES(mutex) { return runs[current_run]; }
   const EpochRun& current() const STOKER_REQUIRES(mutex) { return runs[current_run]; }
   EpochRun& ahead() STOKER_REQUIRES(mutex) { return runs[1 - current_run]; }
+  // The epoch whose draws epoch `epoch` (>= 0) takes under the seed now (Loader::draws_epoch).
+  int64_t rng_epoch(int64_t epoch) const STOKER_REQUIRES(mutex) {
+    return epoch >= seed_epoch ? epoch - seed_epoch : epoch - seed_epoch + Loader::kDrawEpochs;
+  }
+  // Whether `run` draws as epoch run.epoch would under the seed now.
+  bool draws_now(const EpochRun& run) const STOKER_REQUIRES(mutex) {
+    return run.seed == seed && run.rng_epoch == rng_epoch(run.epoch);
+  }
 
   ~LoaderShared() {
     for (auto& buffer : buffers) allocator->deallocate(buffer->data, buffer->capacity_bytes);
