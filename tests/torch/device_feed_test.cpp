@@ -84,7 +84,26 @@ TEST(DeviceFeedTest, CopyStallMovesFromComputeToCopy) {
   EXPECT_DOUBLE_EQ(untimed.copy_s, 0.0);
 }
 
+// Whether this libtorch's CPU convolution gives the same in channels_last as contiguous for a
+// strided 1x1 convolution to 512 channels (ResNet's layer4 downsample). Debian 13's torch 2.6
+// does not (differences of about 1 on values of about 2); torch 1.13 and pip's builds do.
+bool cpu_channels_last_convolution_is_right() {
+  torch::manual_seed(0);
+  auto conv = torch::nn::Conv2d(torch::nn::Conv2dOptions(256, 512, 1).stride(2).bias(false));
+  const torch::NoGradGuard no_grad;
+  const torch::Tensor x = torch::randn({2, 256, 4, 4});
+  const torch::Tensor contiguous = conv->forward(x);
+  conv->weight.set_data(conv->weight.contiguous(at::MemoryFormat::ChannelsLast));
+  const torch::Tensor channels_last = conv->forward(x.contiguous(at::MemoryFormat::ChannelsLast));
+  return (contiguous - channels_last).abs().max().item<double>() < 1e-4;
+}
+
 TEST(DeviceFeedTest, ChannelsLastKeepsValuesAndTheModelComputesTheSame) {
+  if (!cpu_channels_last_convolution_is_right()) {
+    GTEST_SKIP() << "this libtorch (" << TORCH_VERSION
+                 << ") computes a strided 1x1 convolution to 512 channels differently in channels_last on the CPU; "
+                    "stoker uses channels_last on CUDA only";
+  }
   TempDir dir;
   const auto source = photo_folder(dir);
   const Objective objective = classification_objective(2);
