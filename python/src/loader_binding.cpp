@@ -22,6 +22,7 @@
 #include "open_progress_lines.h"
 #include "sample_records.h"
 #include "stoker/core/mutex.h"
+#include "stoker/core/progress_line.h"
 #include "stoker/core/rng.h"
 #include "stoker/data/clip_geometry.h"
 #include "stoker/data/formats.h"
@@ -104,7 +105,16 @@ LoaderHandle::LoaderHandle(std::shared_ptr<data::Source> source, data::LoaderOpt
       options.gpu_handoff = data::GpuHandoff::kOff;
     }
   }
-  loader_ = std::make_unique<data::Loader>(std::move(source), std::move(options));
+  {
+    // Standardize fitted over a feature file without its sums takes seconds: the line on
+    // sys.stderr, as an open's, with the GIL released while the loader is made.
+    const std::string described = source->describe();  // "arrays x.h5 (x, y): 125,000 samples × 16 features"
+    const std::string path = described.substr(0, described.find(": "));
+    const py::gil_scoped_release release;
+    ProgressLine line(write_stderr_line);
+    data::run_with_progress_line(
+        path, [&] { loader_ = std::make_unique<data::Loader>(std::move(source), std::move(options)); }, line);
+  }
   live_handles().insert(this);
 }
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -331,7 +332,13 @@ int bench_loader(const BenchArgs& args) {
   const data::ClipOptions clip{args.frames_per_clip, args.frame_step};
   clip.validate();  // before a folder is read as clips
   std::shared_ptr<const data::Source> source = data::open_source_showing_progress(data_dir, args.split, clip.enabled());
-  data::Loader loader(source, loader_options(args, *source));
+  std::unique_ptr<data::Loader> made;
+  {
+    ProgressLine line;  // a Standardize fit over a feature file without its sums takes seconds
+    data::run_with_progress_line(
+        data_dir, [&] { made = std::make_unique<data::Loader>(source, loader_options(args, *source)); }, line);
+  }
+  data::Loader& loader = *made;
   const BenchResult result = run_loader(loader, args);
   if (args.json) {
     print_json(args, data_dir, loader, result);

@@ -27,7 +27,8 @@ std::vector<uint8_t> read_bytes(const std::string& path) {
 }
 
 std::string without_open_progress_lines(const std::string& err) {
-  static const std::regex progress(R"(^(opening|listing|indexing) .*, [0-9]+ s(; about [0-9]+ s left)?$)");
+  static const std::regex progress(
+      R"(^(opening|listing|indexing|fitting Standardize over) .*, [0-9]+ s(; about [0-9]+ s left)?$)");
   std::istringstream lines(err);
   std::string kept, line;
   while (std::getline(lines, line)) {

@@ -35,6 +35,7 @@ struct OpenProgress {
   std::atomic<uint64_t> parts_done{0};  // class folders listed, or files of a pattern opened
   std::atomic<uint64_t> parts{0};       // of this many (0 until known)
   std::atomic<bool> shards{false};      // the parts are the files of a pattern, not class folders
+  std::atomic<bool> fit_rows{false};    // the parts are the rows Standardize's fit has summed
 
   // Called by open_source() once the path has passed its checks: what follows is the listing
   // or index itself. The first call counts.
@@ -73,14 +74,21 @@ OpenProgress* current_open_progress();
 std::string open_progress_text(const std::string& path, uint64_t files, uint64_t parts_done, uint64_t parts,
                                bool shards, double seconds);
 std::string open_progress_text(const std::string& path, const OpenProgress& progress);
+// What fitting Standardize over `path` has done: "fitting Standardize over P: 40,000 of 125,000
+// rows, 6 s; about 12 s left" (progress.fit_rows: fit_standardize reports to the scope's progress).
+std::string fit_progress_text(const std::string& path, uint64_t rows_done, uint64_t rows, double seconds);
 
-// Runs `open` (its open_source() calls reporting to an OpenProgress of its own) on a thread of
-// its own while the calling thread looks at the progress every 20 ms and, once line_due(),
-// passes `line` the line's text (open_progress_text(path, ...)); `line` decides when to write
-// it. Returns once the open has ended, at once, and throws what `open` throws, on the calling
-// thread. The one loop behind the command line's lines and the Python package's.
+// Runs `work` (its open_source() calls and Standardize fits reporting to an OpenProgress of its
+// own) on a thread of its own while the calling thread looks at the progress every 20 ms and,
+// once line_due(), passes `line` the line's text (open_progress_text(path, ...)); `line`
+// decides when to write it. Returns once `work` has ended, at once, and throws what `work`
+// throws, on the calling thread. The one loop behind the command line's lines and the Python
+// package's: the opens below, and the making of a Loader that fits Standardize.
 // Thread safety: `line` is called on the calling thread only; a writer that takes a lock
-// (Python's GIL) must not be held by the caller if `open` takes it too.
+// (Python's GIL) must not be held by the caller if `work` takes it too.
+void run_with_progress_line(const std::string& path, const std::function<void()>& work, ProgressLine& line);
+
+// `open` by run_with_progress_line: the source it opens.
 std::unique_ptr<Source> open_with_progress_line(const std::string& path,
                                                 const std::function<std::unique_ptr<Source>()>& open,
                                                 ProgressLine& line);

@@ -673,7 +673,8 @@ class Source;
 // Per-feature mean and population standard deviation over every sample of `source` (which
 // must hold feature vectors), in double precision; a constant feature gets std 1 (as
 // StandardScaler). From source.feature_sums() when it has them, else one pass in order.
-// Throws UsageError for a source without feature vectors.
+// Throws UsageError for a source without feature vectors. The pass reports its rows to
+// current_open_progress() (stoker/data/open_progress.h), so a front end shows a line.
 void fit_standardize(const Source& source, std::vector<float>* mean, std::vector<float>* std);
 
 class SampleTransformer {

@@ -25,20 +25,27 @@ struct OpenEnd {
   std::condition_variable changed;
   bool done STOKER_GUARDED_BY(mutex) = false;
 };
+
+// ", 6 s; about 12 s left": the seconds so far, and the rest at the rate of `done` of `all`.
+std::string seconds_and_left(uint64_t done, uint64_t all, double seconds) {
+  std::string text = fmt::format(", {:.0f} s", std::floor(seconds));
+  if (done > 0 && all > done) {
+    const double left = seconds * static_cast<double>(all - done) / static_cast<double>(done);
+    text += fmt::format("; about {:.0f} s left", std::ceil(left));
+  }
+  return text;
+}
 }  // namespace
 
-std::unique_ptr<Source> open_with_progress_line(const std::string& path,
-                                                const std::function<std::unique_ptr<Source>()>& open,
-                                                ProgressLine& line) {
+void run_with_progress_line(const std::string& path, const std::function<void()>& work, ProgressLine& line) {
   OpenProgress progress;
-  std::unique_ptr<Source> source;
   std::exception_ptr error;
   OpenEnd end;
   std::thread opener([&] {
     {
       const OpenProgressScope scope(&progress);
       try {
-        source = open();
+        work();
       } catch (...) {
         error = std::current_exception();
       }
@@ -66,6 +73,14 @@ std::unique_ptr<Source> open_with_progress_line(const std::string& path,
   }
   opener.join();
   if (error) std::rethrow_exception(error);
+}
+
+std::unique_ptr<Source> open_with_progress_line(const std::string& path,
+                                                const std::function<std::unique_ptr<Source>()>& open,
+                                                ProgressLine& line) {
+  std::unique_ptr<Source> source;
+  run_with_progress_line(
+      path, [&] { source = open(); }, line);
   return source;
 }
 
@@ -91,15 +106,16 @@ std::string open_progress_text(const std::string& path, uint64_t files, uint64_t
                      : parts == 0 ? fmt::format("opening {}", path)
                                   : fmt::format("listing {}: {} files in {} of {} class folders", path,
                                                 with_commas(files), with_commas(parts_done), with_commas(parts));
-  line += fmt::format(", {:.0f} s", std::floor(seconds));
-  if (parts_done > 0 && parts > parts_done) {
-    const double left = seconds * static_cast<double>(parts - parts_done) / static_cast<double>(parts_done);
-    line += fmt::format("; about {:.0f} s left", std::ceil(left));
-  }
-  return line;
+  return line + seconds_and_left(parts_done, parts, seconds);
+}
+
+std::string fit_progress_text(const std::string& path, uint64_t rows_done, uint64_t rows, double seconds) {
+  return fmt::format("fitting Standardize over {}: {} of {} rows", path, with_commas(rows_done), with_commas(rows)) +
+         seconds_and_left(rows_done, rows, seconds);
 }
 
 std::string open_progress_text(const std::string& path, const OpenProgress& progress) {
+  if (progress.fit_rows) return fit_progress_text(path, progress.parts_done, progress.parts, progress.seconds());
   return open_progress_text(path, progress.files, progress.parts_done, progress.parts, progress.shards,
                             progress.seconds());
 }

@@ -11,6 +11,7 @@
 
 #include "half.h"
 #include "stoker/core/error.h"
+#include "stoker/data/open_progress.h"
 #include "stoker/data/source.h"
 
 namespace stoker::data {
@@ -87,9 +88,11 @@ const FeatureSums* complete_feature_sums(const Source& source) {
 namespace {
 
 // The sums of rows [begin, end) of `source`, read in order; stops early, with `failure` set
-// (the first row that cannot be read), or when `stop` is set (another part failed).
+// (the first row that cannot be read), or when `stop` is set (another part failed). Adds the
+// rows it has summed to progress->parts_done (every kRowsPerReport rows) when given one.
 FeatureSums sum_rows(const Source& source, size_t begin, size_t end, const std::atomic<bool>& stop,
-                     std::string* failure) {
+                     std::string* failure, OpenProgress* progress) {
+  constexpr size_t kRowsPerReport = 1024;
   const int d = source.feature_count();
   FeatureSums sums(d);
   SampleData sample;
@@ -103,7 +106,9 @@ FeatureSums sum_rows(const Source& source, size_t begin, size_t end, const std::
     }
     std::memcpy(row.data(), sample.bytes.data(), row.size() * sizeof(float));  // rows lie at any address
     sums.add(row.data());
+    if (progress != nullptr && (i + 1 - begin) % kRowsPerReport == 0) progress->parts_done += kRowsPerReport;
   }
+  if (progress != nullptr) progress->parts_done += sums.count % kRowsPerReport;
   return sums;
 }
 
@@ -128,9 +133,15 @@ void fit_standardize_on_threads(const Source& source, std::vector<float>* mean_o
     std::vector<std::string> failures(parts);
     std::vector<std::exception_ptr> errors(parts);
     std::atomic<bool> stop{false};
+    OpenProgress* progress = current_open_progress();  // a front end's line: rows done of all
+    if (progress != nullptr) {
+      progress->parts = rows;
+      progress->fit_rows = true;
+      progress->mark_checked();
+    }
     const auto sum_part = [&](size_t p) {
       try {
-        part_sums[p] = sum_rows(source, rows * p / parts, rows * (p + 1) / parts, stop, &failures[p]);
+        part_sums[p] = sum_rows(source, rows * p / parts, rows * (p + 1) / parts, stop, &failures[p], progress);
       } catch (...) {
         errors[p] = std::current_exception();
       }

@@ -2,7 +2,8 @@
 // folder listed and the files found; the files of a pattern opened and their samples), to the
 // scope of the thread that opens it, and nothing outside a scope; and when the front ends show
 // it: a line once the open has run a second past its checks, which a bad path never passes;
-// and the one loop that shows those lines while an open runs (open_with_progress_line).
+// and the one loop that shows those lines while an open runs (open_with_progress_line); and the
+// rows Standardize's fit has summed, which the same loop shows while a Loader is made.
 #include "stoker/data/open_progress.h"
 
 #include <fmt/format.h>
@@ -13,15 +14,21 @@
 #include <thread>
 #include <vector>
 
+#include "data/source/source_view.h"
 #include "stoker/core/error.h"
 #include "stoker/core/progress_line.h"
+#include "stoker/data/loader.h"
 #include "stoker/data/source.h"
+#include "stoker/data/transform.h"
+#include "support/numpy_files.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
 
 namespace stoker::data {
 namespace {
 
+using stoker::testing::npy_bytes;
+using stoker::testing::raw_bytes;
 using stoker::testing::TempDir;
 using stoker::testing::without_open_progress_lines;
 
@@ -32,7 +39,8 @@ TEST(OpenProgressTest, TheErrorChecksKnowEveryFormOfTheLine) {
   for (const std::string& line : {open_progress_text("/data/fashion-mnist", 0, 0, 0, false, 1.2),
                                   open_progress_text("train/", 412000, 322, 1000, false, 4),
                                   open_progress_text("train/", 9, 1000, 1000, false, 30),
-                                  open_progress_text("s-{000..999}.tar", 300000, 300, 1282, true, 12)}) {
+                                  open_progress_text("s-{000..999}.tar", 300000, 300, 1282, true, 12),
+                                  fit_progress_text("x.h5", 40000, 125000, 6)}) {
     EXPECT_EQ(without_open_progress_lines(line + "\n" + error), error) << line;
   }
   EXPECT_EQ(without_open_progress_lines("opening the file failed, 1 s late\n" + error),
@@ -151,6 +159,63 @@ TEST(OpenProgressTest, OneLoopShowsASlowOpensLineOnTheCallingThread) {
                    "missing", [&] { return open_source(dir.str() + "/missing"); }, line),
                Error);
   EXPECT_TRUE(lines.empty());
+}
+
+// A feature file of kFitRows rows of 2 float32 features, opened without the sums it gathered
+// (as a chunked HDF5 file opens): Standardize's fit reads every row.
+constexpr uint64_t kFitRows = 3000;  // not a multiple of the fit's report interval
+class WithoutSums final : public SourceView {
+ public:
+  using SourceView::SourceView;
+  const FeatureSums* feature_sums() const override { return nullptr; }
+};
+std::shared_ptr<const Source> features_without_sums(TempDir& dir) {
+  std::vector<float> x(kFitRows * 2);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 7);
+  dir.write("y.npy", npy_bytes("|u1", {int64_t{kFitRows}}, std::vector<uint8_t>(kFitRows, 1)));
+  const std::string path = dir.write("x.npy", npy_bytes("<f4", {int64_t{kFitRows}, 2}, raw_bytes(x)));
+  return std::make_shared<WithoutSums>(std::shared_ptr<const Source>(open_source(path)));
+}
+
+TEST(OpenProgressTest, StandardizesFitReportsItsRowsToTheScope) {
+  TempDir dir;
+  const auto source = features_without_sums(dir);
+  OpenProgress progress;
+  std::vector<float> mean, sd;
+  {
+    const OpenProgressScope scope(&progress);
+    fit_standardize(*source, &mean, &sd);
+  }
+  EXPECT_TRUE(progress.fit_rows);
+  EXPECT_TRUE(progress.checked());
+  EXPECT_EQ(progress.parts, kFitRows);
+  EXPECT_EQ(progress.parts_done, kFitRows);
+  EXPECT_EQ(fit_progress_text("x.npy", 40000, 120000, 6.7),
+            "fitting Standardize over x.npy: 40,000 of 120,000 rows, 6 s; about 14 s left");
+}
+
+// The front ends make their Loader by run_with_progress_line: a fit past a second shows its line.
+TEST(OpenProgressTest, MakingALoaderThatFitsStandardizeShowsTheFitsLine) {
+  TempDir dir;
+  const auto source = features_without_sums(dir);
+  std::vector<std::string> lines;
+  ProgressLine line([&](const std::string& text) { lines.push_back(text); });
+  LoaderOptions options;
+  options.batch_size = 2;
+  options.workers = 1;
+  options.transform = parse_transforms("Standardize");
+  std::unique_ptr<Loader> loader;
+  run_with_progress_line(
+      "x.npy",
+      [&] {
+        loader = std::make_unique<Loader>(source, options);  // the fit starts the line's clock
+        std::this_thread::sleep_for(std::chrono::duration<double>(OpenProgress::kLineAfterSeconds + 0.4));
+      },
+      line);
+  ASSERT_NE(loader, nullptr);
+  EXPECT_FALSE(loader->options().transform.features.mean.empty());
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].rfind("fitting Standardize over x.npy: 3,000 of 3,000 rows, ", 0), 0u) << lines[0];
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "stoker/core/csv_line.h"
 #include "stoker/core/error.h"
 #include "stoker/core/process.h"
+#include "stoker/core/progress_line.h"
 #include "stoker/data/exclude_list.h"
 #include "stoker/data/gpu_decode.h"
 #include "stoker/data/loader_keys.h"
@@ -391,7 +392,15 @@ TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place) {
     train_options.gpu_handoff = gpu.handoff;
     s.feed.gpu_decode = std::move(gpu.stage);
   }
-  s.train_loader = std::make_unique<data::Loader>(s.train_source, train_options);
+  const auto make_train_loader = [&] {
+    s.train_loader = std::make_unique<data::Loader>(s.train_source, train_options);
+  };
+  if (place.leader()) {  // Standardize fitted over a feature file without its sums takes seconds: a line
+    ProgressLine line;
+    data::run_with_progress_line(cfg.data, make_train_loader, line);
+  } else {
+    make_train_loader();
+  }
   if (s.val_source) {
     data::LoaderOptions val_options = loader_options(cfg, *s.val_source, false, s.start_workers);
     // Standardized with the training data's statistics, as a fitted scaler would be.
