@@ -80,3 +80,13 @@ def clock(monkeypatch):
     fake = Clock()
     monkeypatch.setattr(stoker.watch, "_clock", staticmethod(fake))
     return fake
+
+
+@pytest.fixture(autouse=True)
+def no_resumed_loader_from_an_earlier_test():
+    """A state loaded with no monitor running sets the place of the next monitor to start
+    (_session.note_resumed) while its loader lives: a loader an earlier test left alive (a
+    worker thread still ending it on a loaded machine) must not set the place of this test's."""
+    from stoker import _session
+    _session._resumed = None
+    yield
