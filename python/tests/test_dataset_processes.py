@@ -347,6 +347,9 @@ class Slow(Squares):
 
 EXITS = """
 import os, signal, sys, time, numpy as np, stoker
+# A terminal starts its program with Ctrl-C at its default; a test run started in the
+# background starts it ignored, and Python then keeps it so (test_errors.py).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 class Slow:
     def __len__(self): return 400
     def __getitem__(self, i):

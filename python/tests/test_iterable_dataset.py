@@ -482,7 +482,10 @@ def test_break_then_another_pass_and_del_mid_pass_leave_no_process():
 
 
 CTRL_C = """
-import os, sys, time, numpy as np, torch, stoker
+import os, signal, sys, time, numpy as np, torch, stoker
+# A terminal starts its program with Ctrl-C at its default; a test run started in the
+# background starts it ignored, and Python then keeps it so (test_errors.py).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 class Slow(torch.utils.data.IterableDataset):
     def __iter__(self):
         for i in range(400):
