@@ -172,6 +172,18 @@ TEST(ModelEmaTest, EmaStepsFoldsInEveryNthStepOfTheRun) {
   EXPECT_EQ(resumed.updates(), 1);  // step 6
 }
 
+// Two more steps (one update every 2nd step): the average becomes 0.75 x itself + 0.25 x the
+// model's weights, torchvision's average with decay 0.75.
+void expect_two_steps_blend_at_075(Stepper& stepper, const ModelEma& ema, const Network& model, const torch::Tensor& x,
+                                   const torch::Tensor& y) {
+  std::vector<torch::Tensor> expected = clones(ema.network().parameters());
+  stepper.step(x, y);
+  stepper.step(x, y);
+  const auto weights = model.parameters();
+  for (size_t i = 0; i < expected.size(); ++i) expected[i] = 0.75 * expected[i] + 0.25 * weights[i].detach();
+  expect_close(ema.network().parameters(), expected, "parameter");
+}
+
 // torchvision's --model-ema (AveragePlan from model_ema): no ramp, and while the warmup lasts
 // each update copies the weights (its script zeroes n_averaged there, so the next update
 // copies, as torch.optim.swa_utils.AveragedModel does where n_averaged is 0). Here every 2nd
@@ -201,12 +213,7 @@ TEST(ModelEmaTest, TorchvisionsAverageCopiesThroughTheWarmupAndHasNoRamp) {
   stepper.step(x, y);
   stepper.step(x, y);
   EXPECT_EQ(max_difference(ema.network(), *twin.model), 0) << "the first update after the warmup copies";
-  std::vector<torch::Tensor> expected = clones(ema.network().parameters());
-  stepper.step(x, y);
-  stepper.step(x, y);
-  const auto weights = twin.model->parameters();
-  for (size_t i = 0; i < expected.size(); ++i) expected[i] = 0.75 * expected[i] + 0.25 * weights[i].detach();
-  expect_close(ema.network().parameters(), expected, "parameter");
+  expect_two_steps_blend_at_075(stepper, ema, *twin.model, x, y);
   EXPECT_EQ(ema.updates(), 4);
   EXPECT_GT(max_difference(ema.network(), *twin.model), 0);
 }
@@ -227,12 +234,7 @@ TEST(ModelEmaTest, TorchvisionsAverageCopiesAtItsFirstUpdate) {
   stepper.step(x, y);
   stepper.step(x, y);
   EXPECT_EQ(max_difference(ema.network(), *twin.model), 0) << "the first update copies";
-  std::vector<torch::Tensor> expected = clones(ema.network().parameters());
-  stepper.step(x, y);
-  stepper.step(x, y);
-  const auto weights = twin.model->parameters();
-  for (size_t i = 0; i < expected.size(); ++i) expected[i] = 0.75 * expected[i] + 0.25 * weights[i].detach();
-  expect_close(ema.network().parameters(), expected, "parameter");
+  expect_two_steps_blend_at_075(stepper, ema, *twin.model, x, y);
   EXPECT_EQ(ema.updates(), 2);
 }
 
