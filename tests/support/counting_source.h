@@ -35,7 +35,10 @@ class CountingSource final : public data::Source {
     bool bad = false;
     {
       std::unique_lock<std::mutex> lock(mutex_);
+      ++waiting_;
+      changed_.notify_all();
       changed_.wait(lock, [&] { return reads_ < limit_; });
+      --waiting_;
       ++reads_;
       if (i == bad_) bad = bad_reads_seen_++ >= good_reads_;
       changed_.notify_all();
@@ -53,6 +56,16 @@ class CountingSource final : public data::Source {
   uint64_t reads() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return reads_;
+  }
+  // Reads begun and not yet past the limit (at most momentarily, without one).
+  uint64_t waiting() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return waiting_;
+  }
+  // Waits until `count` reads wait at the limit; false after 20 s (the loader never began them).
+  bool wait_for_waiting(uint64_t count) const {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return changed_.wait_for(lock, std::chrono::seconds(20), [&] { return waiting_ >= count; });
   }
   // Reads beyond `limit` wait until it is raised. With several workers a later sample may be
   // read before an earlier one: only one worker reads strictly in claim order.
@@ -75,6 +88,7 @@ class CountingSource final : public data::Source {
   mutable std::mutex mutex_;
   mutable std::condition_variable changed_;
   mutable uint64_t reads_ = 0;
+  mutable uint64_t waiting_ = 0;
   mutable int bad_reads_seen_ = 0;
   uint64_t limit_ = kNoLimit;
 };

@@ -33,9 +33,9 @@
 // options.sampler.seed, until reseed() sets both). Batches are therefore bit-identical for any worker count or
 // scheduling, whether or not they were made ahead, and whether the seed was given to the
 // constructor or to reseed(): reseed(k, s) then epoch e draws as a Loader made with seed k
-// draws epoch e - s. A LoaderState (seed, epoch, next batch) saved mid-epoch and passed to
-// start_epoch resumes with exactly the batches the uninterrupted run would have produced (after
-// a reseed, on a Loader given the same reseed first).
+// draws epoch e - s. A LoaderState (seed, seed epoch, epoch, next batch) saved mid-epoch and passed to
+// resume() resumes with exactly the batches the uninterrupted run would have produced, on any
+// Loader of the same source and options (resume() takes the state's seed and seed epoch).
 //
 // A worker whose Source::on_worker_start throws ends, and every epoch fails with its message
 // (DataError from next()).
@@ -207,11 +207,13 @@ struct EpochStats {
   std::vector<BadSample> bad_samples;
 };
 
-// Everything needed to resume a data stream mid-epoch.
+// Everything needed to resume a data stream mid-epoch (Loader::resume).
 struct LoaderState {
   uint64_t seed = 0;
   int64_t epoch = 0;
   int64_t next_batch = 0;
+  // The epoch the seed's draws count from (Loader::reseed's seed_epoch; 0 without a reseed).
+  int64_t seed_epoch = 0;
 };
 
 // How one sample of a batch was made (Batch::record): the dataset index whose data filled its
@@ -293,6 +295,8 @@ class Batch {
 };
 
 class Loader {
+  friend struct LoaderTesting;  // src/data/pipeline/loader_testing.h: the workers observed by tests
+
  public:
   // Validates options (UsageError naming the option) and starts the workers.
   Loader(std::shared_ptr<const Source> source, LoaderOptions options);
@@ -316,7 +320,9 @@ class Loader {
   // epoch started gets an epoch of its new size (batches_per_epoch() and
   // samples_per_epoch() follow), and nothing run ahead for its old size is kept.
   void start_epoch(int64_t epoch, int64_t first_batch = 0, const OrderListener& on_order = {});
-  void resume(const LoaderState& state) { start_epoch(state.epoch, state.next_batch); }
+  // Begins state.epoch at state.next_batch drawing as the Loader it was taken from did: with
+  // state.seed counted from state.seed_epoch (reseed() first, when the draws differ).
+  void resume(const LoaderState& state);
   // Begins `epoch` visiting `order` (dataset ids, repeats allowed: a caller's sampler, such as
   // torch's DistributedSampler) instead of the options' shuffle and sharding, in batches of
   // batch_size (drop_last as set). batches_per_epoch() and samples_per_epoch() become this
@@ -335,8 +341,8 @@ class Loader {
   // responsive, such as one that checks for signals, waits in slices).
   bool next_within(double seconds, Batch* out);
 
-  // Where the stream stands: the batch the next call to next() returns; `seed` is the current
-  // epoch's (before the first start_epoch, seed()).
+  // Where the stream stands: the batch the next call to next() returns; `seed` and `seed_epoch`
+  // are the current epoch's draws (before the first start_epoch, seed() and seed_epoch()).
   LoaderState state() const;
 
   // Epochs started after this call draw with `seed`, counting from `seed_epoch`: epoch e's order

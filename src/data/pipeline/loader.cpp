@@ -296,6 +296,7 @@ Worker::Found Worker::claim(MutexLock& lock, Chunk* out, Ahead* ahead) {
                                                   : nullptr;
     if (run == nullptr) {
       if (take_run_ahead(ahead)) return Found::kRunAhead;
+      if (shared_.on_worker_idle) shared_.on_worker_idle();
       lock.wait(shared_.work_cv);
       continue;
     }
@@ -937,7 +938,17 @@ LoaderState Loader::state() const {
   MutexLock lock(shared_->mutex);
   const EpochRun& run = shared_->current();
   const bool started = run.active || run.stats.epoch >= 0;
-  return {started ? run.seed : shared_->seed, run.epoch, shared_->next_consume};
+  if (!started) return {shared_->seed, run.epoch, shared_->next_consume, shared_->seed_epoch};
+  // The run draws as epoch rng_epoch = epoch - seed_epoch, wrapped by kDrawEpochs below seed_epoch
+  // (LoaderShared::rng_epoch).
+  const int64_t seed_epoch =
+      run.rng_epoch <= run.epoch ? run.epoch - run.rng_epoch : run.epoch - run.rng_epoch + kDrawEpochs;
+  return {run.seed, run.epoch, shared_->next_consume, seed_epoch};
+}
+
+void Loader::resume(const LoaderState& state) {
+  if (state.seed != seed() || state.seed_epoch != seed_epoch()) reseed(state.seed, state.seed_epoch);
+  start_epoch(state.epoch, state.next_batch);
 }
 
 uint64_t Loader::seed() const {

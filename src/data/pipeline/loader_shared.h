@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -126,6 +127,9 @@ struct LoaderShared {
   bool epoch_switch_waiting STOKER_GUARDED_BY(mutex) = false;
   // start_epoch's on_order runs: workers claim nothing until it returns.
   bool claims_held STOKER_GUARDED_BY(mutex) = false;
+  // Tests only (loader_testing.h): called each time a worker found nothing to claim and no epoch to
+  // run ahead into, before it waits for work.
+  std::function<void()> on_worker_idle STOKER_GUARDED_BY(mutex);
 
   EpochRun& current() STOKER_REQUIRES(mutex) { return runs[current_run]; }
   const EpochRun& current() const STOKER_REQUIRES(mutex) { return runs[current_run]; }

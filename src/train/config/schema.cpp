@@ -122,6 +122,9 @@ std::string_view foreign_value_hint(E, std::string_view) {
 }
 std::string_view foreign_value_hint(OptimizerKind, std::string_view text) {
   if (equals_ignoring_case(text, "sgd_nesterov")) return "; torchvision's --opt sgd_nesterov is --opt sgd --nesterov";
+  if (equals_ignoring_case(text, "rmsprop")) {
+    return "; torchvision's --opt rmsprop is not taken here: use --opt sgd (that script's default) or --opt adamw";
+  }
   return "";
 }
 

@@ -298,6 +298,10 @@ TEST(ConfigYamlTest, WrongTypesNameTheKeyAndTheValue) {
   EXPECT_EQ(yaml_error("norm_weight_decay: nope\n"), "c.yaml:1: key 'norm_weight_decay' must be a number (got 'nope')");
   EXPECT_EQ(testing::usage_error_text([] { from_flags("--use-amp=fp32"); }),
             "--use-amp must be one of off, bf16, fp16 (got 'fp32')");
+  // torchvision's train.py takes rmsprop; stoker does not, and says what to write instead.
+  EXPECT_EQ(testing::usage_error_text([] { from_flags("--opt RMSprop"); }),
+            "--opt must be one of adamw, sgd (got 'RMSprop'); torchvision's --opt rmsprop is not taken here: use "
+            "--opt sgd (that script's default) or --opt adamw");
 }
 
 // The moving average a run keeps: stoker's own from ema_decay, torchvision's with --model-ema
