@@ -97,6 +97,17 @@ def test_by_default_each_column_is_standardised_with_the_training_rows_statistic
     assert torch.allclose(x, torch.from_numpy(expected.astype(np.float32)), atol=1e-5)
 
 
+def test_a_chunked_h5_files_standardize_is_fitted_over_whole_chunks_spread_over_it(tmp_path):
+    """Where opening gathers no sums (compressed chunks), the fit reads a sample of fit_rows rows
+    (262,144 by default), whole chunks evenly spread from the first to the last; None: every row."""
+    path = str(write_chunked_h5(tmp_path))  # 30 rows in chunks of 4 rows: 8 blocks, the last of 2 rows
+    sample = X[np.r_[0:4, 28:30]]  # fit_rows=8: 2 blocks, the first and the last
+    for chain, rows in [("Standardize(fit_rows=8)", sample), ("Standardize(fit_rows=None)", X), ("Standardize", X)]:
+        x, _ = next(iter(stoker.DataLoader(path, batch_size=30, transforms=chain)))
+        expected = (X - rows.mean(axis=0)) / rows.std(axis=0)
+        assert torch.allclose(x, torch.from_numpy(expected.astype(np.float32)), atol=1e-5), chain
+
+
 def test_a_damaged_chunk_of_an_h5_file_is_a_bad_sample_named_with_its_row(tmp_path):
     h5py = pytest.importorskip("h5py")
     path = write_chunked_h5(tmp_path)

@@ -31,11 +31,12 @@
 namespace stoker::data {
 
 struct OpenProgress {
-  std::atomic<uint64_t> files{0};       // image files listed, or samples of the shards indexed
-  std::atomic<uint64_t> parts_done{0};  // class folders listed, or files of a pattern opened
-  std::atomic<uint64_t> parts{0};       // of this many (0 until known)
-  std::atomic<bool> shards{false};      // the parts are the files of a pattern, not class folders
-  std::atomic<bool> fit_rows{false};    // the parts are the rows Standardize's fit has summed
+  std::atomic<uint64_t> files{0};          // image files listed, or samples of the shards indexed
+  std::atomic<uint64_t> parts_done{0};     // class folders listed, or files of a pattern opened
+  std::atomic<uint64_t> parts{0};          // of this many (0 until known)
+  std::atomic<bool> shards{false};         // the parts are the files of a pattern, not class folders
+  std::atomic<bool> fit_rows{false};       // the parts are the rows Standardize's fit has summed
+  std::atomic<uint64_t> fit_sample_of{0};  // the fit reads a sample of this many rows; 0: all
 
   // Called by open_source() once the path has passed its checks: what follows is the listing
   // or index itself. The first call counts.
@@ -75,8 +76,11 @@ std::string open_progress_text(const std::string& path, uint64_t files, uint64_t
                                bool shards, double seconds);
 std::string open_progress_text(const std::string& path, const OpenProgress& progress);
 // What fitting Standardize over `path` has done: "fitting Standardize over P: 40,000 of 125,000
-// rows, 6 s; about 12 s left" (progress.fit_rows: fit_standardize reports to the scope's progress).
-std::string fit_progress_text(const std::string& path, uint64_t rows_done, uint64_t rows, double seconds);
+// rows, 6 s; about 12 s left" (progress.fit_rows: fit_standardize reports to the scope's progress),
+// and over a sample of `sample_of` rows (not 0): "fitting Standardize over P: 40,000 of 131,072
+// rows sampled of 12,000,000 (Standardize(fit_rows=None) fits all), 6 s; about 12 s left".
+std::string fit_progress_text(const std::string& path, uint64_t rows_done, uint64_t rows, double seconds,
+                              uint64_t sample_of = 0);
 
 // Runs `work` (its open_source() calls and Standardize fits reporting to an OpenProgress of its
 // own) on a thread of its own while the calling thread looks at the progress every 20 ms and,

@@ -182,6 +182,10 @@ class Source {
   // file is larger than RAM. Default: nothing.
   enum class ReadOrder { kInOrder, kShuffled };
   virtual void expect_reads(ReadOrder /*order*/) const {}
+  // How many consecutive samples are read at the cost of one (the rows of one chunk of a
+  // chunked HDF5 dataset, all decompressed to read any of them): a sample of the rows
+  // (Standardize's fit) takes whole runs of them. Default: 1.
+  virtual size_t rows_read_together() const { return 1; }
   // The feature sums of every sample, in order, when the source gathered them while it
   // checked its values on opening (arrays of float features; shards of one dataset combine
   // their files' sums), so that fit_standardize need not read a file larger than RAM a second

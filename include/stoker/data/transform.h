@@ -379,10 +379,13 @@ struct NormalizeSpec {
 // is N x 1 x 1 x length. `standardize` ("Standardize") writes (x - mean) / std per feature;
 // the Loader fills an empty mean / std from its source (fit_standardize) — give a validation
 // loader the training loader's, as scikit-learn's StandardScaler is fit on the training set
-// only.
+// only. `fit_rows` ("Standardize(fit_rows=...)") bounds the rows that fit reads where its
+// source gathered no sums on opening (fit_standardize); 0 (fit_rows=None): every row.
+inline constexpr int64_t kStandardizeFitRows = 262'144;
 struct FeatureSpec {
   int length = 0;  // 0: an image chain
   bool standardize = false;
+  int64_t fit_rows = kStandardizeFitRows;
   std::vector<float> mean;
   std::vector<float> std;
   bool enabled() const { return length > 0; }
@@ -670,12 +673,15 @@ void filter_taps(int in_size, double start, double length, int out_size, bool cl
 
 class Source;
 
-// Per-feature mean and population standard deviation over every sample of `source` (which
-// must hold feature vectors), in double precision; a constant feature gets std 1 (as
-// StandardScaler). From source.feature_sums() when it has them, else one pass in order.
-// Throws UsageError for a source without feature vectors. The pass reports its rows to
-// current_open_progress() (stoker/data/open_progress.h), so a front end shows a line.
-void fit_standardize(const Source& source, std::vector<float>* mean, std::vector<float>* std);
+// Per-feature mean and population standard deviation of `source` (which must hold feature
+// vectors), in double precision; a constant feature gets std 1 (as StandardScaler). Over every
+// sample from source.feature_sums() when it has them; else read in order: every row when the
+// source has at most `fit_rows` (or `fit_rows` is 0), otherwise a sample of about `fit_rows`
+// rows (whole runs of Source::rows_read_together() rows, evenly spread from the first to the last, the
+// same on every call). Throws UsageError for a source without feature vectors. The pass
+// reports its rows to current_open_progress() (stoker/data/open_progress.h), so a front end
+// shows a line.
+void fit_standardize(const Source& source, std::vector<float>* mean, std::vector<float>* std, int64_t fit_rows = 0);
 
 class SampleTransformer {
  public:

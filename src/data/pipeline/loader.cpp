@@ -650,7 +650,8 @@ void Loader::prepare_feature_spec(int features) {
   spec.out_height = 1;
   spec.channels = 1;
   if (spec.features.standardize && spec.features.mean.empty()) {
-    fit_standardize_on_threads(*source_, &spec.features.mean, &spec.features.std, options_.workers);
+    fit_standardize_on_threads(*source_, &spec.features.mean, &spec.features.std, options_.workers,
+                               spec.features.fit_rows);
   }
   options_.cache_decoded_bytes = 0;  // the features are in memory already
 }

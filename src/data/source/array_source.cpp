@@ -165,6 +165,7 @@ class ArraySource final : public Source {
 
   void expect_reads(ReadOrder order) const override {
     in_order_.store(order == ReadOrder::kInOrder, std::memory_order_relaxed);
+    if (a_.rows) a_.rows->expect_in_order(order == ReadOrder::kInOrder);
     if (a_.mapping)
       a_.mapping->advise(order == ReadOrder::kInOrder ? MappedFile::Access::kSequential : MappedFile::Access::kRandom);
   }
@@ -194,6 +195,7 @@ class ArraySource final : public Source {
     sums_ = std::move(sums);
   }
   const FeatureSums* feature_sums() const override { return sums_ ? &*sums_ : nullptr; }
+  size_t rows_read_together() const override { return a_.rows ? a_.rows->rows_read_together() : 1; }
   void require_finite_targets() const {
     if (a_.labels.empty()) require_finite(a_.targets, static_cast<size_t>(a_.target_dim), 0, "the target");
   }

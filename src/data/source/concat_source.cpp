@@ -67,6 +67,11 @@ class ConcatSource final : public Source {
     for (const auto& part : parts_) part->expect_reads(order);
   }
   const FeatureSums* feature_sums() const override { return sums_ ? &*sums_ : nullptr; }
+  size_t rows_read_together() const override {  // the shards' least: a run may span two shards
+    size_t least = parts_.front()->rows_read_together();
+    for (const auto& part : parts_) least = std::min(least, part->rows_read_together());
+    return least;
+  }
   const SourceColumns* columns() const override { return columns_ ? &*columns_ : nullptr; }
   std::shared_ptr<const void> extra_of(size_t i) const override { return at(i).first->extra_of(at(i).second); }
   bool holds_clips() const override { return parts_.front()->holds_clips(); }

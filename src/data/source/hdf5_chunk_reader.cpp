@@ -175,6 +175,17 @@ std::unique_ptr<Hdf5ChunkReader> Hdf5ChunkReader::open(hid_t file, const std::st
   return r;
 }
 
+void Hdf5ChunkReader::expect_in_order(bool in_order) const {
+  in_order_.store(in_order, std::memory_order_relaxed);
+  if (in_order || band_bytes() <= kBandCacheBytes) return;
+  ThreadCaches& all = thread_caches();
+  const MutexLock lock(all.mutex);
+  for (ThreadCache* cache : all.caches) {
+    const CacheUse use(*cache);
+    if (cache->reader == id_) cache->drop();
+  }
+}
+
 Hdf5ChunkReader::~Hdf5ChunkReader() {
   if (dataset_ < 0) return;
   {  // what the threads keep for this reader goes with it
@@ -292,7 +303,8 @@ Status Hdf5ChunkReader::read_row(size_t row, uint8_t* out) const {
   cache.user = id_;
   const size_t band = row / chunk_[0];
   Status status = Status::ok_status();
-  if (band_bytes() <= kBandCacheBytes) {
+  const bool in_order = in_order_.load(std::memory_order_relaxed);
+  if (band_bytes() <= (in_order ? kInOrderBandCacheBytes : kBandCacheBytes)) {
     if (cache.reader != id_ || cache.band != band) {
       cache.reader = 0;  // until every chunk of the band is decoded
       cache.chunks.resize(chunks_per_band_);

@@ -11,11 +11,14 @@
 // never written (their fill value), and datasets that leave partial edge chunks unfiltered are
 // read with H5Dread of the chunk, under the lock.
 //
-// Each thread keeps the band it read last, decoded, when it takes at most kBandCacheBytes: rows
-// read in order (validation, Standardize's fit) decode each chunk once; shuffled rows decode
-// their band each (as h5py does for chunks larger than its 1 MiB chunk cache). A thread keeps one
-// band, of the last reader it read, until it reads another band, its reader is destroyed, or the
-// thread ends (chunk_cache_bytes counts them). A thread's reads take no lock of their own.
+// Each thread keeps the band it read last, decoded, when it takes at most kBandCacheBytes, or
+// kInOrderBandCacheBytes while the rows are read in order (expect_in_order): rows read in order
+// (validation, Standardize's fit) decode each chunk once, h5py's automatic chunks too (a
+// (15625, 4) chunk of rows of 512 makes a band of 32 MiB); shuffled rows decode their band
+// each (as h5py does for chunks larger than its 1 MiB chunk cache). A thread keeps one band, of
+// the last reader it read, until it reads another band, its reader is destroyed, the thread
+// ends, or (a band over kBandCacheBytes) the reads are no longer in order (chunk_cache_bytes
+// counts them). A thread's reads take no lock of their own.
 //
 // Ownership: the reader holds the dataset's identifier (which keeps the file open) and closes it
 // under hdf5_mutex() when destroyed, so it is destroyed where that lock is not held, and by no
@@ -25,6 +28,7 @@
 
 #include <hdf5.h>
 
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -41,6 +45,10 @@ namespace stoker::data {
 // rows of 2048, so that reading in order decodes each chunk once; a larger band is decoded
 // chunk by chunk for each row and kept by no thread.
 inline constexpr size_t kBandCacheBytes = size_t{16} << 20;
+// The same while rows are read in order: h5py's automatic chunks of a dataset of 20 million
+// rows of 2048 float32 make a band of (39063, 2048): 320 MB, kept by each thread that reads in
+// order, and let go when the reads are shuffled again.
+inline constexpr size_t kInOrderBandCacheBytes = size_t{512} << 20;
 
 // The bytes the threads that read chunked datasets keep between reads, over the process: each
 // thread's decoded band and its buffers. What a thread keeps for a reader goes when that reader
@@ -63,6 +71,9 @@ class Hdf5ChunkReader final : public RowReader {
   const NpyArray& layout() const override { return layout_; }
   Status read(size_t row, uint8_t* out) const override;
   std::string how() const override { return how_; }
+  size_t rows_read_together() const override { return static_cast<size_t>(chunk_[0]); }
+  // Shuffled (false): what the threads keep of this reader over kBandCacheBytes goes at once.
+  void expect_in_order(bool in_order) const override;
 
   // The bytes of one decoded band of chunks (what a thread keeps, when within kBandCacheBytes).
   size_t band_bytes() const { return chunk_bytes_ * chunks_per_band_; }
@@ -93,6 +104,7 @@ class Hdf5ChunkReader final : public RowReader {
   size_t chunks_per_band_ = 1;  // chunks a row lies in
   std::vector<ChunkFilterStep> pipeline_;
   bool raw_ = false;  // stored bytes read and undone here (else H5Dread of each chunk)
+  mutable std::atomic<bool> in_order_{false};
   std::string name_;  // "file.h5:x", for messages
   std::string how_;
 };

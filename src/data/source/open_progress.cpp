@@ -109,13 +109,20 @@ std::string open_progress_text(const std::string& path, uint64_t files, uint64_t
   return line + seconds_and_left(parts_done, parts, seconds);
 }
 
-std::string fit_progress_text(const std::string& path, uint64_t rows_done, uint64_t rows, double seconds) {
-  return fmt::format("fitting Standardize over {}: {} of {} rows", path, with_commas(rows_done), with_commas(rows)) +
+std::string fit_progress_text(const std::string& path, uint64_t rows_done, uint64_t rows, double seconds,
+                              uint64_t sample_of) {
+  const std::string sample =
+      sample_of == 0 ? std::string()
+                     : fmt::format(" sampled of {} (Standardize(fit_rows=None) fits all)", with_commas(sample_of));
+  return fmt::format("fitting Standardize over {}: {} of {} rows{}", path, with_commas(rows_done), with_commas(rows),
+                     sample) +
          seconds_and_left(rows_done, rows, seconds);
 }
 
 std::string open_progress_text(const std::string& path, const OpenProgress& progress) {
-  if (progress.fit_rows) return fit_progress_text(path, progress.parts_done, progress.parts, progress.seconds());
+  if (progress.fit_rows) {
+    return fit_progress_text(path, progress.parts_done, progress.parts, progress.seconds(), progress.fit_sample_of);
+  }
   return open_progress_text(path, progress.files, progress.parts_done, progress.parts, progress.shards,
                             progress.seconds());
 }

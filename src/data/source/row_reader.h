@@ -30,6 +30,13 @@ class RowReader {
 
   // How the rows are read, for Source::describe: "chunks of 64 rows, gzip".
   virtual std::string how() const = 0;
+
+  // Source::rows_read_together: consecutive rows that cost one read (a chunk's rows). Default: 1.
+  virtual size_t rows_read_together() const { return 1; }
+
+  // Source::expect_reads: true while the rows are read in order (a reader may keep more of
+  // what it read for the next rows). Thread-safe. Default: nothing.
+  virtual void expect_in_order(bool /*in_order*/) const {}
 };
 
 }  // namespace stoker::data

@@ -37,6 +37,7 @@ class SourceView : public Source {
   void check_class_ids(int64_t max_classes) const override { inner_->check_class_ids(max_classes); }
   void prefetch(size_t index) const override { inner_->prefetch(row(index)); }
   void expect_reads(ReadOrder order) const override { inner_->expect_reads(order); }
+  size_t rows_read_together() const override { return inner_->rows_read_together(); }
   bool has_geometry() const override { return inner_->has_geometry(); }
   void on_worker_start(int worker_id) const override { inner_->on_worker_start(worker_id); }
   // The inner source's sums, valid while the view's samples are the inner's in order (a view
@@ -69,6 +70,7 @@ class RowsView final : public SourceView {
   size_t size() const override { return rows_.size(); }
   std::string describe() const override { return inner().describe() + " → " + what_; }
   const FeatureSums* feature_sums() const override { return nullptr; }  // the inner's are of every row
+  size_t rows_read_together() const override { return 1; }              // consecutive rows here need not be there
 
  private:
   size_t row(size_t index) const override { return rows_[index]; }

@@ -87,47 +87,90 @@ const FeatureSums* complete_feature_sums(const Source& source) {
 
 namespace {
 
-// The sums of rows [begin, end) of `source`, read in order; stops early, with `failure` set
-// (the first row that cannot be read), or when `stop` is set (another part failed). Adds the
-// rows it has summed to progress->parts_done (every kRowsPerReport rows) when given one.
-FeatureSums sum_rows(const Source& source, size_t begin, size_t end, const std::atomic<bool>& stop,
-                     std::string* failure, OpenProgress* progress) {
+// The sums of the rows of `runs`, read in order; stops early, with `failure` set (the first
+// row that cannot be read), or when `stop` is set (another part failed). Adds the rows it has
+// summed to progress->parts_done (every kRowsPerReport rows) when given one.
+FeatureSums sum_rows(const Source& source, const RowRuns& runs, const std::atomic<bool>& stop, std::string* failure,
+                     OpenProgress* progress) {
   constexpr size_t kRowsPerReport = 1024;
   const int d = source.feature_count();
   FeatureSums sums(d);
   SampleData sample;
   std::vector<float> row(static_cast<size_t>(d));
-  for (size_t i = begin; i < end && !stop.load(std::memory_order_relaxed); ++i) {
-    const Status status = source.read(i, &sample);
-    if (!status.ok() || sample.feature_count != d) {
-      *failure = "cannot read " + source.name(i) +
-                 " to fit Standardize: " + (status.ok() ? std::string("not a feature vector") : status.reason());
-      return sums;
+  for (const auto& [begin, end] : runs) {
+    for (size_t i = begin; i < end && !stop.load(std::memory_order_relaxed); ++i) {
+      const Status status = source.read(i, &sample);
+      if (!status.ok() || sample.feature_count != d) {
+        *failure = "cannot read " + source.name(i) +
+                   " to fit Standardize: " + (status.ok() ? std::string("not a feature vector") : status.reason());
+        return sums;
+      }
+      std::memcpy(row.data(), sample.bytes.data(), row.size() * sizeof(float));  // rows lie at any address
+      sums.add(row.data());
+      if (progress != nullptr && sums.count % kRowsPerReport == 0) progress->parts_done += kRowsPerReport;
     }
-    std::memcpy(row.data(), sample.bytes.data(), row.size() * sizeof(float));  // rows lie at any address
-    sums.add(row.data());
-    if (progress != nullptr && (i + 1 - begin) % kRowsPerReport == 0) progress->parts_done += kRowsPerReport;
   }
   if (progress != nullptr) progress->parts_done += sums.count % kRowsPerReport;
   return sums;
 }
 
+size_t rows_of(const RowRuns& runs) {
+  size_t rows = 0;
+  for (const auto& [begin, end] : runs) rows += end - begin;
+  return rows;
+}
+
+// The part of `runs` from its row `lo` to before its row `hi`, counting the rows of all its runs in order.
+RowRuns slice(const RowRuns& runs, size_t lo, size_t hi) {
+  RowRuns out;
+  size_t at = 0;
+  for (const auto& [begin, end] : runs) {
+    const size_t from = std::max(lo, at), to = std::min(hi, at + (end - begin));
+    if (from < to) out.emplace_back(begin + (from - at), begin + (to - at));
+    at += end - begin;
+  }
+  return out;
+}
+
 }  // namespace
 
-void fit_standardize(const Source& source, std::vector<float>* mean_out, std::vector<float>* std_out) {
-  fit_standardize_on_threads(source, mean_out, std_out, 1);
+RowRuns fit_sample_runs(size_t rows, size_t together, int64_t fit_rows) {
+  if (rows == 0) return {};
+  const size_t block = std::max<size_t>(together, 1);
+  const size_t blocks = (rows + block - 1) / block;
+  const size_t wanted = fit_rows <= 0 ? blocks : (static_cast<size_t>(fit_rows) + block - 1) / block;
+  if (wanted >= blocks) return {{0, rows}};
+  RowRuns runs;
+  for (size_t i = 0; i < wanted; ++i) {
+    // Block i * blocks / wanted, rounded to the nearest: evenly spread, the first and last blocks among them.
+    const size_t b = wanted == 1 ? 0 : (i * (blocks - 1) + (wanted - 1) / 2) / (wanted - 1);
+    const size_t begin = b * block, end = std::min(rows, begin + block);
+    if (!runs.empty() && runs.back().second == begin) {
+      runs.back().second = end;
+    } else {
+      runs.emplace_back(begin, end);
+    }
+  }
+  return runs;
+}
+
+void fit_standardize(const Source& source, std::vector<float>* mean_out, std::vector<float>* std_out,
+                     int64_t fit_rows) {
+  fit_standardize_on_threads(source, mean_out, std_out, 1, fit_rows);
 }
 
 void fit_standardize_on_threads(const Source& source, std::vector<float>* mean_out, std::vector<float>* std_out,
-                                int threads) {
+                                int threads, int64_t fit_rows) {
   const int d = source.feature_count();
   if (d <= 0) throw UsageError("Standardize needs feature vectors (.npz/.npy/numeric CSV); images use Normalize");
   FeatureSums read_here(d);
   const FeatureSums* sums = complete_feature_sums(source);
   if (sums == nullptr) {
-    // One pass in order, in as many runs of consecutive rows as threads (each of at least
-    // kFitRowsPerThread), summed at once and merged in row order; then back to shuffled epochs.
-    const size_t rows = source.size();
+    // One pass in order over the sample's runs, split into as many parts as threads (each of at
+    // least kFitRowsPerThread rows), summed at once and merged in row order; then back to
+    // shuffled epochs.
+    const RowRuns runs = fit_sample_runs(source.size(), source.rows_read_together(), fit_rows);
+    const size_t rows = rows_of(runs);
     const size_t parts = std::clamp<size_t>(rows / kFitRowsPerThread, 1, static_cast<size_t>(std::max(threads, 1)));
     std::vector<FeatureSums> part_sums(parts);
     std::vector<std::string> failures(parts);
@@ -136,12 +179,14 @@ void fit_standardize_on_threads(const Source& source, std::vector<float>* mean_o
     OpenProgress* progress = current_open_progress();  // a front end's line: rows done of all
     if (progress != nullptr) {
       progress->parts = rows;
+      progress->fit_sample_of = rows < source.size() ? source.size() : 0;
       progress->fit_rows = true;
       progress->mark_checked();
     }
     const auto sum_part = [&](size_t p) {
       try {
-        part_sums[p] = sum_rows(source, rows * p / parts, rows * (p + 1) / parts, stop, &failures[p], progress);
+        part_sums[p] =
+            sum_rows(source, slice(runs, rows * p / parts, rows * (p + 1) / parts), stop, &failures[p], progress);
       } catch (...) {
         errors[p] = std::current_exception();
       }

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,6 +18,9 @@
 #include "data/source/chunk_filters.h"
 #include "data/source/hdf5_chunk_reader.h"
 #include "data/source/hdf5_filters.h"
+#include "data/transform/features.h"
+#include "stoker/data/loader.h"
+#include "stoker/data/open_progress.h"
 #include "stoker/data/source.h"
 #include "stoker/data/transform.h"
 #include "support/error_text.h"
@@ -396,6 +400,125 @@ TEST(Hdf5Chunks, RowsReadFromManyThreadsAtOnceAreWhole) {
   }
   for (auto& thread : threads) thread.join();
   EXPECT_EQ(wrong, std::vector<int>(4, 0));
+}
+
+// A band of chunks larger than what a thread keeps for shuffled rows (h5py's automatic chunks
+// of wide rows) is kept while rows are read in order (Standardize's fit, validation), so each
+// chunk is decoded once, not once per row; it goes when the reads are shuffled again.
+TEST(Hdf5Chunks, ABandOverTheShuffledBoundIsKeptWhileRowsAreReadInOrder) {
+  TempDir dir;
+  const std::string path = dir.str() + "/wide.h5";
+  const hsize_t rows = 4200, cols = 1024, chunk_rows = 4200;
+  const size_t band = chunk_rows * cols * sizeof(float);
+  ASSERT_GT(band, kBandCacheBytes);
+  ASSERT_LE(band, kInOrderBandCacheBytes);
+  const std::vector<float> x = write_gzip_features(path, rows, cols, {chunk_rows, 64}, 1, 0);
+  const auto source = open_source(path);
+  EXPECT_EQ(source->rows_read_together(), chunk_rows);
+  const size_t before = chunk_cache_bytes();
+  source->expect_reads(Source::ReadOrder::kInOrder);
+  EXPECT_EQ(features_of(*source, 7), std::vector<float>(x.begin() + 7 * cols, x.begin() + 8 * cols));
+  EXPECT_GE(chunk_cache_bytes(), before + band);
+  EXPECT_EQ(features_of(*source, 8), std::vector<float>(x.begin() + 8 * cols, x.begin() + 9 * cols));
+  source->expect_reads(Source::ReadOrder::kShuffled);
+  EXPECT_LT(chunk_cache_bytes(), before + band);
+  EXPECT_EQ(features_of(*source, 4100), std::vector<float>(x.begin() + 4100 * cols, x.begin() + 4101 * cols));
+  EXPECT_LT(chunk_cache_bytes(), before + band);
+}
+
+// The rows Standardize's fit reads where the source gathered no sums: whole blocks of the rows
+// read together, evenly spread from the first to the last; every row up to fit_rows.
+TEST(Hdf5Chunks, TheFitsSampleIsWholeBlocksEvenlySpread) {
+  using Runs = RowRuns;
+  EXPECT_EQ(fit_sample_runs(1000, 100, 300), (Runs{{0, 100}, {500, 600}, {900, 1000}}));
+  EXPECT_EQ(fit_sample_runs(1000, 100, 250), (Runs{{0, 100}, {500, 600}, {900, 1000}}));
+  EXPECT_EQ(fit_sample_runs(1050, 100, 200), (Runs{{0, 100}, {1000, 1050}}));
+  EXPECT_EQ(fit_sample_runs(1050, 100, 0), (Runs{{0, 1050}}));
+  EXPECT_EQ(fit_sample_runs(1050, 100, 1050), (Runs{{0, 1050}}));
+  EXPECT_EQ(fit_sample_runs(10, 1, 4), (Runs{{0, 1}, {3, 4}, {6, 7}, {9, 10}}));
+  EXPECT_EQ(fit_sample_runs(1000, 100, 1), (Runs{{0, 100}}));
+  EXPECT_EQ(fit_sample_runs(0, 100, 5), Runs{});
+  const Runs most = fit_sample_runs(1100, 100, 1000);  // 10 of 11 blocks: runs merged, none twice
+  size_t sampled = 0;
+  for (size_t r = 0; r < most.size(); ++r) {
+    sampled += most[r].second - most[r].first;
+    if (r > 0) {
+      EXPECT_GT(most[r].first, most[r - 1].second);
+    }
+  }
+  EXPECT_EQ(sampled, 1000U);
+}
+
+// A Loader standardizing a chunked file of more than 262,144 rows fits over that sample of
+// whole chunks, not over every row (each decompressed before the first batch); the line says so.
+TEST(Hdf5Chunks, AChunkedFilesStandardizeIsFittedOverASampleOfWholeChunks) {
+  TempDir dir;
+  const std::string path = dir.str() + "/many.h5";
+  const hsize_t rows = 400'000, cols = 2, chunk_rows = 1000;
+  std::vector<float> x(rows * cols);
+  for (size_t i = 0; i < rows; ++i) {
+    const auto block = static_cast<float>(i / chunk_rows);
+    x[i * cols] = block * block;
+    x[i * cols + 1] = static_cast<float>(i % 7) - block;
+  }
+  {
+    H5File f(path);
+    const hid_t plist = chunked_plist({chunk_rows, cols}, [](hid_t p) { H5Pset_deflate(p, 1); });
+    f.write("x", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {rows, cols}, x, plist);
+    H5Pclose(plist);
+    f.int64s("y", std::vector<int64_t>(rows, 0));
+  }
+  // The mean and std of the rows of `runs`, in double precision.
+  const auto stats_of = [&](const RowRuns& runs, std::vector<double>* mean, std::vector<double>* sd) {
+    std::vector<double> sum(cols), sq(cols);
+    double n = 0;
+    for (const auto& [begin, end] : runs) {
+      for (size_t i = begin; i < end; ++i, ++n) {
+        for (size_t j = 0; j < cols; ++j) {
+          sum[j] += x[i * cols + j];
+          sq[j] += static_cast<double>(x[i * cols + j]) * x[i * cols + j];
+        }
+      }
+    }
+    mean->resize(cols);
+    sd->resize(cols);
+    for (size_t j = 0; j < cols; ++j) {
+      (*mean)[j] = sum[j] / n;
+      (*sd)[j] = std::sqrt(sq[j] / n - (*mean)[j] * (*mean)[j]);
+    }
+  };
+  const RowRuns sample = fit_sample_runs(rows, chunk_rows, kStandardizeFitRows);
+  std::vector<double> sample_mean, sample_sd, all_mean, all_sd;
+  stats_of(sample, &sample_mean, &sample_sd);
+  stats_of({{0, rows}}, &all_mean, &all_sd);
+  ASSERT_GT(std::abs(sample_mean[0] - all_mean[0]), 1.0);  // the two fits tell apart
+
+  const auto source = std::shared_ptr<const Source>(open_source(path));
+  EXPECT_EQ(source->rows_read_together(), chunk_rows);
+  LoaderOptions options;
+  options.batch_size = 64;
+  options.workers = 2;
+  options.transform = parse_transforms("Standardize");
+  OpenProgress progress;
+  std::unique_ptr<Loader> loader;
+  {
+    const OpenProgressScope scope(&progress);
+    loader = std::make_unique<Loader>(source, options);
+  }
+  const FeatureSpec& fitted = loader->options().transform.features;
+  for (size_t j = 0; j < cols; ++j) {
+    EXPECT_NEAR(fitted.mean[j], sample_mean[j], 1e-5 * (1 + std::abs(sample_mean[j]))) << j;
+    EXPECT_NEAR(fitted.std[j], sample_sd[j], 1e-5 * (1 + sample_sd[j])) << j;
+  }
+  EXPECT_EQ(progress.parts, 263'000U);
+  EXPECT_EQ(progress.parts_done, 263'000U);
+  EXPECT_EQ(progress.fit_sample_of, rows);
+
+  options.transform = parse_transforms("Standardize(fit_rows=None)");
+  const Loader every_row(source, options);
+  for (size_t j = 0; j < cols; ++j) {
+    EXPECT_NEAR(every_row.options().transform.features.mean[j], all_mean[j], 1e-5 * (1 + std::abs(all_mean[j])));
+  }
 }
 
 // unfilter_chunk on its own: the bytes HDF5's deflate, shuffle and fletcher32 write, undone.

@@ -192,6 +192,10 @@ TEST(OpenProgressTest, StandardizesFitReportsItsRowsToTheScope) {
   EXPECT_EQ(progress.parts_done, kFitRows);
   EXPECT_EQ(fit_progress_text("x.npy", 40000, 120000, 6.7),
             "fitting Standardize over x.npy: 40,000 of 120,000 rows, 6 s; about 14 s left");
+  EXPECT_EQ(progress.fit_sample_of, 0U);  // every row
+  EXPECT_EQ(fit_progress_text("x.h5", 40000, 131072, 2, 12000000),
+            "fitting Standardize over x.h5: 40,000 of 131,072 rows sampled of 12,000,000 "
+            "(Standardize(fit_rows=None) fits all), 2 s; about 5 s left");
 }
 
 // The front ends make their Loader by run_with_progress_line: a fit past a second shows its line.

@@ -610,6 +610,8 @@ TEST(ParseTransformsTest, DescribeRoundTrips) {
       "none, ColorJitter(hue=0.5), Normalize(mean=(0.1, 0.2, 0.3), std=(0.7, 0.8, 0.9))",
       "ColorJitter(contrast=0.123456789)",
       "Standardize, Float16",
+      "Standardize(fit_rows=None)",
+      "Standardize(fit_rows=5000), Float16",
       "RandomResizedCrop(224), RandomHorizontalFlip(), TrivialAugmentWide, Normalize, RandomErasing(0.25)",
       "RandomResizedCrop(176), RandAugment(num_ops=3, magnitude=5, num_magnitude_bins=11, interpolation=bilinear)",
       "CenterCrop(32), AutoAugment(policy=cifar10, fill=(128, 64, 0)), RandomErasing(p=1, scale=(0.1, 0.2), "
@@ -1004,6 +1006,25 @@ TEST(TransformSpecTest, ValidateAcceptsUnsetSizeOnlyForNone) {
   EXPECT_NO_THROW(spec.validate());
   spec.geometry = Geometry::kRandomResizedCrop;
   EXPECT_THROW(spec.validate(), UsageError);
+}
+
+}  // namespace
+}  // namespace stoker::data
+
+namespace stoker::data {
+namespace {
+
+// Standardize's fit reads a sample of 262,144 rows by default; fit_rows sets it, None: every row.
+TEST(ParseTransformsTest, StandardizeTakesTheRowsItsFitReads) {
+  EXPECT_EQ(parse_transforms("Standardize").features.fit_rows, kStandardizeFitRows);
+  EXPECT_EQ(parse_transforms("Standardize(fit_rows=None)").features.fit_rows, 0);
+  EXPECT_EQ(parse_transforms("Standardize(5000)").features.fit_rows, 5000);
+  EXPECT_EQ(parse_transforms("Standardize(fit_rows=262144)").describe(), parse_transforms("Standardize").describe());
+  for (const char* bad : {"Standardize(fit_rows=0)", "Standardize(fit_rows=-3)", "Standardize(fit_rows=2.5)",
+                          "Standardize(fit_rows=all)"}) {
+    const std::string message = testing::usage_error_text([&] { parse_transforms(bad); });
+    EXPECT_NE(message.find("fit_rows"), std::string::npos) << bad << ": " << message;
+  }
 }
 
 }  // namespace
