@@ -37,11 +37,11 @@ struct BmpHeader {
   bool top_down = false;
   int bits = 0;
   uint32_t compression = kRgb;
-  std::array<Channel, 3> rgb;   // BI_BITFIELDS masks, red green blue
-  size_t palette_at = 0;        // offset of the palette
-  size_t palette_entry = 4;     // bytes a palette entry takes (3 in the 12-byte header)
-  int64_t colors = 0;           // palette entries
-  size_t pixels_at = 0;         // offset of the pixel data
+  std::array<Channel, 3> rgb;  // BI_BITFIELDS masks, red green blue
+  size_t palette_at = 0;       // offset of the palette
+  size_t palette_entry = 4;    // bytes a palette entry takes (3 in the 12-byte header)
+  int64_t colors = 0;          // palette entries
+  size_t pixels_at = 0;        // offset of the pixel data
 };
 
 Status bad(std::string_view what) { return Status::failure(fmt::format("corrupt BMP: {}", what)); }
@@ -61,8 +61,8 @@ Status parse_header(std::span<const uint8_t> b, const DecodeOptions& options, Bm
   const uint32_t header_size = u32_at(b, 14);
   if (header_size != 12 && header_size != 40 && header_size != 52 && header_size != 56 && header_size != 64 &&
       header_size != 108 && header_size != 124) {
-    return Status::failure(fmt::format("unsupported BMP header size {} (read: 12, 40, 52, 56, 64, 108, 124)",
-                                       header_size));
+    return Status::failure(
+        fmt::format("unsupported BMP header size {} (read: 12, 40, 52, 56, 64, 108, 124)", header_size));
   }
   if (b.size() < 14 + header_size) return Status::failure("truncated BMP header");
   size_t cursor = 14 + header_size;
@@ -98,9 +98,9 @@ Status parse_header(std::span<const uint8_t> b, const DecodeOptions& options, Bm
   } else if (h->compression == kRle8 || h->compression == kRle4) {
     if (h->bits > 8) return bad(fmt::format("run-length data on {}-bit pixels", h->bits));
   } else if (h->compression != kRgb) {
-    return Status::failure(fmt::format(
-        "unsupported BMP compression {} (read: none, RLE8, RLE4, bit fields; 4 and 5 hold a JPEG or PNG)",
-        h->compression));
+    return Status::failure(
+        fmt::format("unsupported BMP compression {} (read: none, RLE8, RLE4, bit fields; 4 and 5 hold a JPEG or PNG)",
+                    h->compression));
   }
   if (h->colors == 0) h->colors = int64_t{1} << h->bits;
   uint32_t offset = u32_at(b, 10);
@@ -118,7 +118,8 @@ Status parse_header(std::span<const uint8_t> b, const DecodeOptions& options, Bm
 // The palette as Pillow builds it: 256 entries, gray (i, i, i) where the file gives none.
 std::array<std::array<uint8_t, 3>, 256> read_palette(std::span<const uint8_t> b, const BmpHeader& h) {
   std::array<std::array<uint8_t, 3>, 256> palette;
-  for (int i = 0; i < 256; ++i) palette[i] = {static_cast<uint8_t>(i), static_cast<uint8_t>(i), static_cast<uint8_t>(i)};
+  for (int i = 0; i < 256; ++i)
+    palette[i] = {static_cast<uint8_t>(i), static_cast<uint8_t>(i), static_cast<uint8_t>(i)};
   const int64_t given = std::min<int64_t>(h.colors, 256);
   for (int64_t i = 0; i < given; ++i) {
     const size_t at = h.palette_at + i * h.palette_entry;
@@ -137,7 +138,9 @@ bool expand_rle(std::span<const uint8_t> b, const BmpHeader& h, std::vector<uint
   indices->clear();
   indices->reserve(total);
   size_t pos = h.pixels_at, x = 0;
-  const auto push = [&](uint8_t v, size_t n) { indices->insert(indices->end(), std::min(n, total - indices->size()), v); };
+  const auto push = [&](uint8_t v, size_t n) {
+    indices->insert(indices->end(), std::min(n, total - indices->size()), v);
+  };
   while (indices->size() < total) {
     if (pos + 2 > b.size()) break;
     size_t count = b[pos];

@@ -153,8 +153,10 @@ TEST(BmpDecodeTest, PaletteIndicesRawAndRunLength) {
     for (int x = 0; x < kW; ++x) {
       const uint8_t i = static_cast<uint8_t>((x + 2 * y) % 16);
       raw8[file_row].push_back(i);
-      if (x % 2 == 0) raw4[file_row].push_back(static_cast<uint8_t>(i << 4));
-      else raw4[file_row].back() |= i;
+      if (x % 2 == 0)
+        raw4[file_row].push_back(static_cast<uint8_t>(i << 4));
+      else
+        raw4[file_row].back() |= i;
       rle8[file_row].insert(rle8[file_row].end(), {1, i});  // runs of one
     }
     rle8[file_row].insert(rle8[file_row].end(), {0, 0});  // end of line
@@ -209,7 +211,8 @@ TEST(PnmDecodeTest, BinaryAsciiBitmapsAndMaxvalScaling) {
 TEST(WebpDecodeTest, LosslessWithAndWithoutAlphaGiveTheRgbStored) {
   const std::vector<uint8_t> rgb = reference_rgb();
   std::vector<uint8_t> rgba;
-  for (int i = 0; i < kW * kH; ++i) rgba.insert(rgba.end(), {rgb[3 * i], rgb[3 * i + 1], rgb[3 * i + 2], uint8_t(i * 7)});
+  for (int i = 0; i < kW * kH; ++i)
+    rgba.insert(rgba.end(), {rgb[3 * i], rgb[3 * i + 1], rgb[3 * i + 2], uint8_t(i * 7)});
   for (bool alpha : {false, true}) {
     WebPConfig config;
     ASSERT_TRUE(WebPConfigInit(&config));
@@ -294,11 +297,11 @@ TEST(TiffDecodeTest, RgbRgbaGrayPaletteInStripsAndTiles) {
     rgba.insert(rgba.end(), {rgb[3 * i], rgb[3 * i + 1], rgb[3 * i + 2], uint8_t(i)});
     for (int c = 0; c < 3; ++c) {
       const uint16_t v = static_cast<uint16_t>(rgb[3 * i + c] * 256 + 255 - c);  // high byte is the level
-      rgb16.insert(rgb16.end(), {uint8_t(v & 255), uint8_t(v >> 8)});                // host order (little-endian)
+      rgb16.insert(rgb16.end(), {uint8_t(v & 255), uint8_t(v >> 8)});            // host order (little-endian)
     }
     gray.push_back(rgb[3 * i]);
-    gray_expected.insert(gray_expected.end(), {uint8_t(255 - rgb[3 * i]), uint8_t(255 - rgb[3 * i]),
-                                               uint8_t(255 - rgb[3 * i])});
+    gray_expected.insert(gray_expected.end(),
+                         {uint8_t(255 - rgb[3 * i]), uint8_t(255 - rgb[3 * i]), uint8_t(255 - rgb[3 * i])});
     indices.push_back(static_cast<uint8_t>(i * 5));
     palette_expected.insert(palette_expected.end(), {uint8_t(colormap[i * 5] >> 8), uint8_t(colormap[256 + i * 5] >> 8),
                                                      uint8_t(colormap[512 + i * 5] >> 8)});
@@ -336,7 +339,9 @@ TEST(WholeImageDecodeTest, DamagedAndOversizedFilesAreFailuresWithAReason) {
   const size_t webp_size = WebPEncodeRGB(rgb.data(), kW, kH, kW * 3, 80, &webp_out);
   const std::vector<uint8_t> good_webp(webp_out, webp_out + webp_size);
   WebPFree(webp_out);
-  const auto cut = [](const std::vector<uint8_t>& b, size_t keep) { return std::vector<uint8_t>(b.begin(), b.begin() + keep); };
+  const auto cut = [](const std::vector<uint8_t>& b, size_t keep) {
+    return std::vector<uint8_t>(b.begin(), b.begin() + keep);
+  };
 
   std::vector<uint8_t> wide_bmp = good_bmp;
   wide_bmp[18 + 2] = 0x10;  // width 7 + 0x100000
