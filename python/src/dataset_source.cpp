@@ -208,7 +208,8 @@ class FileToRead {
   int fd_ = -1;
 };
 
-// An unloaded PIL image whose encoded bytes stoker decodes as PIL would: a JPEG or PNG from
+// An unloaded PIL image whose encoded bytes stoker decodes as PIL would: a JPEG, PNG, WebP,
+// BMP, PNM or TIFF from
 // Image.open(...) that nothing has loaded, drafted, converted or moved off its first frame
 // (open_clip's CsvDataset without its transforms returns one), and not a 16-bit grey PNG. PIL
 // decodes its bytes the same way on load (neither applies an EXIF orientation). False for any other image, and for
@@ -219,7 +220,18 @@ bool is_unloaded_pil_file(const py::handle& pil) {
   const py::object format = pil.attr("format");
   if (format.is_none()) return false;
   const auto kind = format.cast<std::string>();
-  if (kind != "JPEG" && kind != "PNG") return false;
+  if (kind != "JPEG" && kind != "PNG" && kind != "WEBP" && kind != "BMP" && kind != "PPM" && kind != "TIFF") {
+    return false;
+  }
+  // Pillow modes stoker's decoders give as Pillow does (a CMYK or YCbCr TIFF, say, is refused by
+  // stoker's TIFF decoder: its pixels are taken from PIL instead).
+  if (kind != "JPEG" && kind != "PNG") {
+    const auto mode = pil.attr("mode").cast<std::string>();
+    if (mode != "RGB" && mode != "RGBA" && mode != "RGBX" && mode != "L" && mode != "LA" && mode != "P" &&
+        mode != "1") {
+      return false;
+    }
+  }
   // A 16-bit grey PNG opens as mode I (I;16 in Pillow 10 on), whose conversion to RGB clips each
   // value at 255; stoker's decoder keeps the high byte, as PIL does for 16-bit RGB (mode RGB).
   if (pil.attr("mode").cast<std::string>().rfind('I', 0) == 0) return false;

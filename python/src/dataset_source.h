@@ -5,11 +5,12 @@
 // encoded bytes (bytes, bytearray, memoryview), a uint8 array (NumPy, or anything
 // numpy.asarray takes, such as a CPU torch tensor) of shape (H, W), (H, W, C) or (C, H, W)
 // with C 1, 3 or 4 (an alpha channel is dropped), or a PIL image (converted to RGB unless it
-// is L or RGB already; a JPEG or PNG that Image.open(...) returned and nothing has loaded,
+// is L or RGB already; a JPEG, PNG, WebP, BMP, PNM or TIFF (of a mode stoker's decoders read:
+// 1, L, LA, P, RGB, RGBA) that Image.open(...) returned and nothing has loaded,
 // drafted or moved off its first frame is decoded by stoker from its encoded bytes: read, as a
 // path is, from the file PIL holds open, which may have been removed or replaced since, or by
 // its name where PIL holds no file descriptor; copied from the io.BytesIO it was opened from;
-// not a 16-bit grey PNG, mode I, which PIL loads and converts to RGB, clipping at 255).
+// not a 16-bit grey PNG, PNM or TIFF, mode I, which PIL loads and converts to RGB, clipping at 255).
 // What follows the image is the sample's target: the one object after it, or the tuple of all
 // of them; it travels with the sample to the consumer (SampleData::extra, read back with
 // targets_of) and is collated there, in Python. The stoker.Keypoints and stoker.Boxes in it
@@ -176,7 +177,7 @@ bool is_clip(const pybind11::handle& object);
 // DataLoader checks the first item with it up front. With the GIL held.
 std::string describe_image(const pybind11::handle& image, bool* ok);
 
-// The encoded bytes of a PIL image stoker decodes itself (a JPEG or PNG that Image.open returned
+// The encoded bytes of a PIL image stoker decodes itself (a JPEG, PNG, ... that Image.open returned
 // and nothing has loaded: see take_image), read from where PIL would read them (its BytesIO, the
 // file it holds open, else its file's name); nullopt where stoker copies the image's pixels, or
 // the file cannot be read. With the GIL held (the file is read holding it).

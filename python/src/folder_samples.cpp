@@ -177,6 +177,12 @@ py::object relabelled_as(const data::Source& list, const py::sequence& samples, 
 }  // namespace
 
 void bind_folder_samples(py::module_& m) {
+  py::tuple extensions(data::kImageExtensions.size());
+  for (size_t i = 0; i < data::kImageExtensions.size(); ++i) {
+    extensions[i] = py::str("." + std::string(data::kImageExtensions[i]));
+  }
+  // The files the engine decodes, by extension (data::kImageExtensions: torchvision's IMG_EXTENSIONS).
+  m.attr("IMAGE_EXTENSIONS") = extensions;
   m.def("samples_digest", &samples_digest,
         "A digest (32 hex digits, stoker/core/digest.h) of (path, class id) samples in order: each path's "
         "os.fsencode bytes, a NUL, its int(class) as 8 little-endian bytes",

@@ -40,8 +40,9 @@ from . import _stoker
 from ._dict_items import DictItems, image_key_of, is_namedtuple
 from ._geometry import check_clip_wrappers, check_image_wrappers, has_wrappers
 
-# The files the engine decodes; an ImageFolder's other files are opened by PIL.
-_DECODED = (".jpg", ".jpeg", ".png")
+# The files the engine decodes (torchvision's IMG_EXTENSIONS, ".jpg" to ".webp"); an
+# ImageFolder's other files are opened by PIL.
+_DECODED = _stoker.IMAGE_EXTENSIONS
 
 
 class Data:
@@ -139,7 +140,7 @@ def _class_names(dataset):
 
 class _FolderItems:
     """A DatasetFolder's samples as items the engine takes: the path of a file it decodes, and
-    what the folder's loader makes of any other (a PIL image of a BMP, TIFF, WebP, ...), or of
+    what the folder's loader makes of any other (a PIL image of a GIF, ...), or of
     every file when the loader is the script's own (`every_file`)."""
 
     def __init__(self, samples, loader, every_file):

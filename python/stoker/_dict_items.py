@@ -4,7 +4,7 @@ item's key order, under the item's own type; a namedtuple of batches.
 
 Which value is the image (or clip, or feature tensor), when `image_key` does not say: the one
 key named as NAMES lists, else the one value of an image's kind (a PIL image, encoded bytes, a
-uint8 array, a path ending .jpg, .jpeg or .png; with clips, a clip of such frames), else the
+uint8 array, a path ending in an image extension (.jpg, .png, .webp, ...); with clips, a clip of such frames), else the
 one float array (features). None or several found, or a second image's pixels beside the one
 found (a path beside it, as a Hugging Face row's file path, is passed through), is one
 ValueError line naming the candidates and image_key. The engine splits each item
@@ -46,7 +46,7 @@ def image_key_of(item, at, given, kind_of):
         found = [k for k in keys if kinds[k] in ("image", "clip")] or [k for k in keys if kinds[k] == "features"]
         if not found:
             raise ValueError(f"dataset: {at} is a dict (keys {_keys_text(keys)}) with no value stoker reads as the "
-                             "image: a PIL image, encoded bytes, a uint8 array or a path ending .jpg, .jpeg or .png "
+                             "image: a PIL image, encoded bytes, a uint8 array or a path ending .jpg, .png, .webp, ... "
                              "(with frames_per_clip a list of them), or a float array of features; name its key "
                              "with image_key='...'")
         if len(found) > 1:

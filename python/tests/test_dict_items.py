@@ -253,8 +253,8 @@ def test_image_key_names_the_image_among_several(tmp_path):
 @pytest.mark.parametrize("item, options, says", [
     (lambda i: {"name": "abc", "label": i}, {},
      r"^dataset: Values\[0\] is a dict \(keys 'name', 'label'\) with no value stoker reads as the image: a PIL "
-     r"image, encoded bytes, a uint8 array or a path ending \.jpg, \.jpeg or \.png \(with frames_per_clip a list of "
-     r"them\), or a float array of features; name its key with image_key='\.\.\.'$"),
+     r"image, encoded bytes, a uint8 array or a path ending \.jpg, \.png, \.webp, \.\.\. \(with frames_per_clip a "
+     r"list of them\), or a float array of features; name its key with image_key='\.\.\.'$"),
     (lambda i: {"image": pixels(i), "target_image": Image.fromarray(pixels(i))}, {},
      r"^dataset: Values\[0\] holds 2 images \('image': a uint8 array \(H, W, C\), 'target_image': a PIL image\); "
      r"stoker reads and transforms one per sample: pass image_key='image' \(or another\) to batch the others "

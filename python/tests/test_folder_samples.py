@@ -24,11 +24,15 @@ def folder(tmp_path):
     return tmp_path
 
 
-def image_folder(root):
-    """The ImageFolder torch's DataLoader reads, its transform the one stoker runs as CHAIN."""
+def image_folder(root, extensions=None):
+    """The ImageFolder torch's DataLoader reads, its transform the one stoker runs as CHAIN; with
+    `extensions`, a DatasetFolder of those files read by PIL."""
     T = torchvision.transforms
-    return torchvision.datasets.ImageFolder(str(root), transform=T.Compose([T.Resize(4), T.CenterCrop(4),
-                                                                             T.PILToTensor()]))
+    transform = T.Compose([T.Resize(4), T.CenterCrop(4), T.PILToTensor()])
+    if extensions is not None:
+        return torchvision.datasets.DatasetFolder(str(root), torchvision.datasets.folder.default_loader, extensions,
+                                                  transform=transform)
+    return torchvision.datasets.ImageFolder(str(root), transform=transform)
 
 
 def pairs(loader):
@@ -209,12 +213,12 @@ def test_samples_the_loader_cannot_serve_are_refused_in_one_line_and_the_old_one
     dataset = image_folder(folder)
     loader = stoker.DataLoader(dataset, batch_size=4, transforms=CHAIN)
     samples = list(dataset.samples)
-    bmp = tmp_path_factory.mktemp("other") / "x.bmp"
-    Image.fromarray(np.zeros((6, 6, 3), np.uint8)).save(bmp)
+    gif = tmp_path_factory.mktemp("other") / "x.gif"
+    Image.fromarray(np.zeros((6, 6, 3), np.uint8)).save(gif)
     for change, says in ((lambda d: setattr(d, "samples", []), r"^ImageFolder\.samples: none at this pass's start "
                           r"\(6 samples then, 0 now\)"),
-                         (lambda d: d.samples.append((str(bmp), 0)), r"^ImageFolder\.samples changed to include "
-                          r"'.*x\.bmp', a file stoker's engine does not decode"),
+                         (lambda d: d.samples.append((str(gif), 0)), r"^ImageFolder\.samples changed to include "
+                          r"'.*x\.gif', a file stoker's engine does not decode"),
                          (lambda d: d.samples.__setitem__(1, (d.samples[1][0], 7)), r"sample 1 \(.*1\.png\) has "
                           r"class id 7, and there are 2 classes")):
         change(dataset)
@@ -231,8 +235,8 @@ def test_a_folder_of_files_the_workers_load_follows_its_samples(tmp_path):
     for c, label in enumerate(("a", "b")):
         (tmp_path / label).mkdir()
         for i in range(2):
-            Image.fromarray(np.full((6, 6, 3), 10 * (2 * c + i + 1), np.uint8)).save(tmp_path / label / f"{i}.bmp")
-    dataset = image_folder(tmp_path)
+            Image.fromarray(np.full((6, 6, 3), 10 * (2 * c + i + 1), np.uint8)).save(tmp_path / label / f"{i}.gif")
+    dataset = image_folder(tmp_path, extensions=(".gif",))
     loader = stoker.DataLoader(dataset, batch_size=3, transforms=CHAIN)
     assert pairs(loader) == expected(dataset)
     _relabel_all(dataset)

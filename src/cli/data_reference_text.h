@@ -27,6 +27,21 @@ A pattern (`*`, `?`, `[…]`, or WebDataset's `train-{000000..000146}.tar` and `
 that stoker expands it, not the shell) names a dataset written in shards: the matching files, in
 name order, are one dataset ([train.md](../guide/train.md#feature-vectors)).
 
+## Image files
+
+An image file's format is told from its bytes, not its name: a WebP or TIFF named `.jpg`, as
+scraped sets hold them, reads as what it is, as PIL reads it. JPEG (baseline, progressive,
+gray, CMYK), PNG, WebP (lossy, lossless, with alpha, the first frame of an animation), BMP (1 to
+32 bits, bit fields, RLE4/RLE8), PNM (P1 to P6, any maxval) and TIFF (its first image: gray,
+palette, RGB, JPEG in TIFF; strips or tiles; none, LZW, deflate, PackBits, JPEG) give the
+pixels Pillow's `Image.open(f).convert("RGB")` gives, alpha dropped, not composited: exactly,
+lossy WebP within one level. 16-bit samples become 8 bits as Pillow makes 16-bit RGB ones
+(16-bit gray keeps its levels where Pillow clips them at 255). GIF, AVIF, HEIF, JPEG 2000 and
+JPEG XL files are bad samples saying what they are ("not a JPEG, PNG, WebP, BMP, PNM or TIFF
+(looks like GIF)"); so are damaged and truncated files, with the reason, and images of more
+than `max_pixels` pixels (89,478,485 by default, Pillow's limit), refused from their header
+([decode.md](../design/decode.md)).
+
 )md";
 
 inline constexpr std::string_view kTransforms = R"md(## Transforms
@@ -115,14 +130,14 @@ models take single images. Clips are read from:
 
 - a folder `root/<class>/<clip>/<frame>`, when clips are asked for (without them the same
   folder is an image folder of its frames): each folder right below a class folder is a
-  sample, its frames the `.jpg`, `.jpeg`, `.png` files directly in it, in name order with
+  sample, its frames the image files (`.jpg`, `.png`, `.webp`, ...) directly in it, in name order with
   runs of digits compared as numbers (`frame_2` before `frame_10`). An image directly in a
   class folder, or a clip folder without frames, stops with one line naming it; other files,
   and folders inside a clip, are skipped and counted;
 - a CSV file list whose path cell lists a clip's frames in order, separated by `|`:
   `v1/0001.jpg|v1/0002.jpg|v1/0003.jpg,1` (each relative to the list, as a single path is; a
   row of one path is a clip of one frame), or names a folder of frames, a video's
-  (`videos/vid_0001,1`: its `.jpg`, `.jpeg`, `.png` files, in the clip folder's order; a
+  (`videos/vid_0001,1`: its image files, in the clip folder's order; a
   folder without frames stops with one line naming it). A list with such a cell holds clips,
   and is refused without `frames_per_clip`. A file name containing `|` cannot be listed. The cell
   names its clip (`stats()['bad_samples']`, `stoker scan -o`, exclude lists); a message line

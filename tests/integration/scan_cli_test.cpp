@@ -61,9 +61,11 @@ TEST(ScanCli, EveryDamagedFileIsNamedOnceWithItsReason) {
   EXPECT_NE(r.out.find("scanned   11 of 11 samples"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("bad       3: "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("truncated JPEG 1"), std::string::npos) << r.out;  // counts per kind of reason
-  EXPECT_NE(r.out.find("not a JPEG or PNG 1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not a JPEG, PNG, WebP, BMP, PNM or TIFF 1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(data + "/cat/cut.jpg: truncated JPEG"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find(data + "/dog/notes.jpg: not a JPEG or PNG (looks like text)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(data + "/dog/notes.jpg: not a JPEG, PNG, WebP, BMP, PNM or TIFF (looks like text)"),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find(data + "/dog/empty.png: "), std::string::npos) << r.out;
   // One name per line, a tab, the reason: what stoker train --exclude-list reads.
   const std::string list = read_text(dir.str() + "/bad.txt");

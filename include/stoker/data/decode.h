@@ -1,4 +1,4 @@
-// stoker/data/decode.h — JPEG and PNG decoding into 8-bit gray or RGB.
+// stoker/data/decode.h — JPEG, PNG, WebP, BMP, PNM and TIFF decoding into 8-bit gray or RGB.
 //
 // The transform stage tells the decoder which region of the image it will use and the size
 // it will be resampled to (DecodeRequest). For JPEG the decoder then
@@ -23,6 +23,14 @@
 // JPEG: gray, YCbCr, RGB, CMYK and YCCK (Adobe-inverted CMYK too), baseline and progressive.
 // CMYK becomes RGB as Pillow converts it. Gray from color uses Pillow's "L" weights; for
 // YCbCr JPEGs that is the Y channel itself (same weights, no round trip through RGB).
+//
+// WebP (libwebp: lossy, lossless, alpha, the first frame of an animation), BMP (1/4/8/16/24/
+// 32-bit, bit fields, RLE4/RLE8, bottom-up and top-down), PNM (P1 to P6, any maxval) and TIFF
+// (libtiff: the first image; gray, palette, RGB, JPEG YCbCr; strips or tiles; any compression
+// libtiff reads) are decoded whole, with the pixels Pillow's convert("RGB") gives: alpha
+// dropped, not composited; 16-bit samples as 8 (src/data/decode/whole_image.h and each
+// decoder's file say where a rule departs from Pillow's). The crop is placed in the whole image.
+// The format is told from the bytes (sniff_format), never from a file name's extension.
 //
 // Limits: images with more than DecodeOptions::max_pixels pixels are refused from the header
 // (decompression bombs become bad samples, not out-of-memory).
@@ -79,7 +87,8 @@ struct DecodedImage {
 // scan. What `stoker prepare` gives every JPEG. Reads the bytes only; false for anything else.
 bool has_splicable_restart_markers(std::span<const uint8_t> jpeg);
 
-// Recognises a format from its first bytes (JPEG: FF D8 FF, PNG: 89 'PNG').
+// Recognises a format from its first bytes (JPEG: FF D8 FF, PNG: 89 'PNG', WebP: 'RIFF' and
+// 'WEBP' at 8, BMP: 'BM', PNM: 'P1' to 'P6' and white space, TIFF: 'II*\0' or 'MM\0*').
 ImageFormat sniff_format(std::span<const uint8_t> bytes);
 
 // A short human name for what the bytes look like, for messages: "JPEG", "PNG", "GIF",
@@ -95,8 +104,8 @@ class ImageDecoder {
   ImageDecoder& operator=(const ImageDecoder&) = delete;
 
   // Reads only the header. Fails for unknown formats, corrupt headers and images over
-  // max_pixels, with a short reason ("truncated JPEG header", "not a JPEG or PNG (looks
-  // like GIF)", "image too large: 30000x30000 = 900000000 pixels (limit 89478485)", ...).
+  // max_pixels, with a short reason ("truncated JPEG header", "not a JPEG, PNG, WebP, BMP,
+  // PNM or TIFF (looks like GIF)", "image too large: 30000x30000 = 900000000 pixels (limit 89478485)", ...).
   Status read_info(std::span<const uint8_t> bytes, ImageInfo* info);
 
   // Decodes `bytes` per `request` into `out`. Fails with a short reason for corrupt or
@@ -116,6 +125,11 @@ class ImageDecoder {
   DecodeOptions options_;
   std::unique_ptr<JpegState> jpeg_;
   std::unique_ptr<PngState> png_;
+  Image rgb_;  // a whole-decoded image (BMP, PNM, TIFF, WebP) wanted as gray, before conversion
+
+  using WholeDecode = Status (*)(std::span<const uint8_t>, const DecodeOptions&, Image*);
+  Status decode_whole(WholeDecode decode_pixels, std::span<const uint8_t> bytes, const DecodeRequest& request,
+                      DecodedImage* out);
 };
 
 }  // namespace stoker::data

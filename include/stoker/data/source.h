@@ -11,6 +11,7 @@
 // the Source lives and until the next read() into the same SampleData.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -241,7 +242,7 @@ Status read_open_file(int fd, SampleData* out);
 const FeatureSums* complete_feature_sums(const Source& source);
 
 // root/<class>/<image>, classes sorted by name -> ids 0..n-1 (torchvision ImageFolder).
-// Files are listed recursively below each class folder; names ending in .jpg .jpeg .png (any
+// Files are listed recursively below each class folder; names ending in kImageExtensions (any
 // case) are samples, other files are counted in describe() and skipped. Throws DataError
 // for a missing/unreadable/empty root or no images, naming the path.
 std::unique_ptr<Source> open_image_folder(const std::string& root);
@@ -254,7 +255,7 @@ std::shared_ptr<const Source> with_geometry(std::shared_ptr<const Source> source
                                             int points_per_sample, std::vector<float> boxes, int boxes_per_sample);
 // Clips in folders: root/<class>/<clip>/<frame>, classes sorted by name -> ids 0..n-1 (as
 // open_image_folder's), each folder right below a class folder one sample (a clip) and its
-// frames the .jpg .jpeg .png files (any case) directly in it. Clips and frames are in name
+// frames the kImageExtensions files (any case) directly in it. Clips and frames are in name
 // order with runs of digits compared as numbers (frame_2 before frame_10). Other files, and
 // folders inside a clip, are counted in describe() and skipped. Throws DataError naming the
 // path for a missing/unreadable/empty root, an image in a class folder outside any clip
@@ -270,8 +271,14 @@ std::unique_ptr<Source> open_image_list(std::string description, PathList paths,
 std::unique_ptr<Source> open_image_list(std::string description, const std::vector<std::string>& paths,
                                         std::vector<int64_t> labels, std::vector<std::string> class_names);
 
-// Whether the sources read and decode the file at `path` themselves: its name ends in .jpg,
-// .jpeg or .png (any case). An ImageFolder object's other files are opened by its loader.
+// The image files the sources read and decode themselves, by their name's extension (any
+// case): torchvision's IMG_EXTENSIONS, what its ImageFolder lists. What a file holds is told
+// from its bytes, not from this (a WebP named .jpg decodes as WebP).
+inline constexpr std::array<std::string_view, 9> kImageExtensions = {"jpg", "jpeg", "png",  "ppm", "bmp",
+                                                                     "pgm", "tif",  "tiff", "webp"};
+
+// Whether the sources read and decode the file at `path` themselves: its name ends in one of
+// kImageExtensions. An ImageFolder object's other files are opened by its loader.
 bool decodes_image_file(std::string_view path);
 
 // `list`'s paths (a source open_image_list or open_image_folder made; shared, not copied) with
@@ -335,12 +342,11 @@ void check_target_indices(const Source& source, const std::vector<int>& indices,
 
 // A WebDataset shard: an uncompressed tar file (ustar, GNU or pax) whose consecutive members
 // sharing a key are one sample ("000123.jpg", "000123.cls", "000123.txt"). The sample's image
-// is its .jpg, .jpeg or .png member, read in place from the file's memory map; its class id
-// the integer text of its .cls member (numbered classes, as CSV lists have: shards combine),
-// or none when no sample of the shard has one (columns()->targets empty, labels 0). Its text
-// members (last suffix txt, text, transcript, json or jsn: "txt", "caption.txt") are
-// columns()->extra, named by their extension in name order, read in place; a sample without
-// one that other samples of the shard have is a bad sample (read() fails naming the member).
+// is its member of an image extension (kImageExtensions, .pbm, .pnm), read in place from the file's memory map; its
+// class id the integer text of its .cls member (numbered classes, as CSV lists have: shards combine), or none when no
+// sample of the shard has one (columns()->targets empty, labels 0). Its text members (last suffix txt, text,
+// transcript, json or jsn: "txt", "caption.txt") are columns()->extra, named by their extension in name order, read in
+// place; a sample without one that other samples of the shard have is a bad sample (read() fails naming the member).
 // Samples without an image (captions alone) are skipped and counted in describe(); other
 // members are not read. Several shards are a pattern: 'shards/train-*.tar'. Throws DataError
 // naming the file for a damaged or truncated archive, an image without a .cls member in a

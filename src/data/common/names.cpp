@@ -9,6 +9,14 @@ const char* to_string(ImageFormat format) {
       return "JPEG";
     case ImageFormat::kPng:
       return "PNG";
+    case ImageFormat::kWebp:
+      return "WebP";
+    case ImageFormat::kBmp:
+      return "BMP";
+    case ImageFormat::kPnm:
+      return "PNM";
+    case ImageFormat::kTiff:
+      return "TIFF";
     case ImageFormat::kRaw:
       return "raw";
     case ImageFormat::kUnknown:

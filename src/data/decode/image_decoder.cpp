@@ -1,10 +1,14 @@
-// ImageDecoder: format dispatch. The codecs live in jpeg_decoder.cpp and png_decoder.cpp.
+// ImageDecoder: format dispatch. JPEG and PNG decode a window (jpeg_decoder.cpp,
+// png_decoder.cpp); BMP, PNM, TIFF and WebP decode whole (whole_image.h).
 
 #include <fmt/format.h>
 
+#include "crop_window.h"
+#include "decode_rules.h"
 #include "jpeg_decoder.h"
 #include "png_decoder.h"
 #include "stoker/data/decode.h"
+#include "whole_image.h"
 
 namespace stoker::data {
 
@@ -21,7 +25,31 @@ namespace {
 Status unsupported(std::span<const uint8_t> bytes) {
   const std::string what = describe_content(bytes);
   if (bytes.empty()) return Status::failure(what);  // "empty file"
-  return Status::failure(fmt::format("not a JPEG or PNG (looks like {})", what));
+  return Status::failure(fmt::format("not a JPEG, PNG, WebP, BMP, PNM or TIFF (looks like {})", what));
+}
+
+using ReadInfo = Status (*)(std::span<const uint8_t>, const DecodeOptions&, ImageInfo*);
+using DecodeWhole = Status (*)(std::span<const uint8_t>, const DecodeOptions&, Image*);
+
+struct WholeCodec {
+  ReadInfo read_info = nullptr;
+  DecodeWhole decode = nullptr;
+};
+
+// The codec of a format decoded whole; {} for the others.
+WholeCodec whole_codec(ImageFormat format) {
+  switch (format) {
+    case ImageFormat::kWebp:
+      return {read_webp_info, decode_webp};
+    case ImageFormat::kBmp:
+      return {read_bmp_info, decode_bmp};
+    case ImageFormat::kPnm:
+      return {read_pnm_info, decode_pnm};
+    case ImageFormat::kTiff:
+      return {read_tiff_info, decode_tiff};
+    default:
+      return {};
+  }
 }
 
 }  // namespace
@@ -29,6 +57,25 @@ Status unsupported(std::span<const uint8_t> bytes) {
 ImageDecoder::ImageDecoder(DecodeOptions options) : options_(options) {}
 
 ImageDecoder::~ImageDecoder() = default;
+
+Status ImageDecoder::decode_whole(DecodeWhole decode_pixels, std::span<const uint8_t> bytes,
+                                  const DecodeRequest& request, DecodedImage* out) {
+  Image* rgb = request.channels == 3 ? &out->image : &rgb_;
+  Status status = decode_pixels(bytes, options_, rgb);
+  if (!status.ok()) return status;
+  CropRect crop;
+  status = resolve_crop(request.crop, rgb->width(), rgb->height(), &crop);
+  if (!status.ok()) return status;
+  if (request.channels == 1) {
+    out->image.reshape(rgb->width(), rgb->height(), 1);
+    for (int y = 0; y < rgb->height(); ++y) {
+      rgb_to_gray_row(rgb->row(y), out->image.row(y), static_cast<size_t>(rgb->width()));
+    }
+  }
+  out->crop = crop;
+  out->scale_num = 8;
+  return Status::ok_status();
+}
 
 Status ImageDecoder::read_info(std::span<const uint8_t> bytes, ImageInfo* info) {
   switch (sniff_format(bytes)) {
@@ -39,6 +86,9 @@ Status ImageDecoder::read_info(std::span<const uint8_t> bytes, ImageInfo* info) 
       if (!png_) png_ = std::make_unique<PngState>();
       return png_->decoder.read_info(bytes, options_, info);
     default:
+      if (const WholeCodec codec = whole_codec(sniff_format(bytes)); codec.read_info != nullptr) {
+        return codec.read_info(bytes, options_, info);
+      }
       return unsupported(bytes);
   }
 }
@@ -56,6 +106,9 @@ Status ImageDecoder::decode(std::span<const uint8_t> bytes, const DecodeRequest&
       if (!png_) png_ = std::make_unique<PngState>();
       return png_->decoder.decode(bytes, request, options_, out);
     default:
+      if (const WholeCodec codec = whole_codec(sniff_format(bytes)); codec.decode != nullptr) {
+        return decode_whole(codec.decode, bytes, request, out);
+      }
       return unsupported(bytes);
   }
 }

@@ -21,6 +21,7 @@
 
 #include "crop_window.h"
 #include "data/common/libjpeg_error.h"
+#include "decode_rules.h"
 #include "restart_splice.h"
 
 namespace stoker::data {
@@ -151,13 +152,9 @@ Status read_header(LibjpegState* s, std::span<const uint8_t> bytes, const Decode
     if (s->err.pub.msg_code == JWRN_JPEG_EOF) return Status::failure("truncated JPEG header");
     return Status::failure(fmt::format("bad JPEG header: {}", s->err.message));
   }
-  const int64_t pixels = static_cast<int64_t>(cinfo->image_width) * cinfo->image_height;
-  if (pixels > options.max_pixels) {
-    jpeg_abort_decompress(cinfo);
-    return Status::failure(fmt::format("image too large: {}x{} = {} pixels, over max_pixels {}", cinfo->image_width,
-                                       cinfo->image_height, pixels, options.max_pixels));
-  }
-  return Status::ok_status();
+  Status size = check_image_size(cinfo->image_width, cinfo->image_height, options);
+  if (!size.ok()) jpeg_abort_decompress(cinfo);
+  return size;
 }
 
 // Decompresses plan.rows x plan.cols (cols widened to an iMCU boundary by libjpeg) into

@@ -16,6 +16,7 @@
 
 #include "crop_window.h"
 #include "data/common/libpng_error.h"
+#include "decode_rules.h"
 
 namespace stoker::data {
 namespace {
@@ -84,12 +85,7 @@ Status read_header(const PngReadStruct& s, PngSource* source, const DecodeOption
                  nullptr);
   });
   if (!ok) return failure_from(*source);
-  const int64_t pixels = static_cast<int64_t>(h->width) * h->height;
-  if (pixels > options.max_pixels) {
-    return Status::failure(fmt::format("image too large: {}x{} = {} pixels, over max_pixels {}", h->width, h->height,
-                                       pixels, options.max_pixels));
-  }
-  return Status::ok_status();
+  return check_image_size(h->width, h->height, options);
 }
 
 int stored_channels(int color_type) {
@@ -102,13 +98,6 @@ int stored_channels(int color_type) {
       return 4;
     default:
       return 3;  // RGB, and palette entries are RGB
-  }
-}
-
-// Pillow's "L" conversion (ITU-R 601-2 luma in 16-bit fixed point, rounded).
-void rgb_to_gray_row(const uint8_t* rgb, uint8_t* gray, size_t width) {
-  for (size_t i = 0; i < width; ++i, rgb += 3) {
-    gray[i] = static_cast<uint8_t>((rgb[0] * 19595 + rgb[1] * 38470 + rgb[2] * 7471 + 0x8000) >> 16);
   }
 }
 

@@ -1,5 +1,5 @@
-// Format recognition from magic bytes. Only JPEG and PNG are decoded; the other names exist
-// so that a failure can say what the file actually is ("looks like WebP"), which is usually
+// Format recognition from magic bytes: what decodes (sniff_format), and a name for the rest
+// so that a failure can say what the file actually is ("looks like GIF"), which is usually
 // the whole diagnosis (a renamed file, an HTML error page saved as .jpg).
 
 #include <algorithm>
@@ -22,6 +22,13 @@ bool has_at(std::span<const uint8_t> bytes, size_t offset, std::string_view magi
 }
 
 bool starts_with(std::span<const uint8_t> bytes, std::string_view magic) { return has_at(bytes, 0, magic); }
+
+// "P1" to "P6" and white space, as Pillow's PpmImagePlugin reads the magic number.
+bool is_pnm(std::span<const uint8_t> bytes) {
+  if (bytes.size() < 3 || bytes[0] != 'P' || bytes[1] < '1' || bytes[1] > '6') return false;
+  const uint8_t c = bytes[2];
+  return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
 
 // Plain text: valid UTF-8 (ASCII included) without control bytes other than whitespace, in
 // the first 512 bytes. A multi-byte character cut off at byte 512 still counts as text.
@@ -51,6 +58,10 @@ bool looks_like_text(std::span<const uint8_t> bytes) {
 ImageFormat sniff_format(std::span<const uint8_t> bytes) {
   if (starts_with(bytes, "\xFF\xD8\xFF"sv)) return ImageFormat::kJpeg;
   if (starts_with(bytes, "\x89PNG"sv)) return ImageFormat::kPng;
+  if (starts_with(bytes, "RIFF"sv) && has_at(bytes, 8, "WEBP"sv)) return ImageFormat::kWebp;
+  if (starts_with(bytes, "BM"sv)) return ImageFormat::kBmp;
+  if (starts_with(bytes, "II*\0"sv) || starts_with(bytes, "MM\0*"sv)) return ImageFormat::kTiff;
+  if (is_pnm(bytes)) return ImageFormat::kPnm;
   return ImageFormat::kUnknown;
 }
 
@@ -62,6 +73,7 @@ std::string describe_content(std::span<const uint8_t> bytes) {
   if (starts_with(bytes, "RIFF"sv) && has_at(bytes, 8, "WEBP"sv)) return "WebP";
   if (starts_with(bytes, "BM"sv)) return "BMP";
   if (starts_with(bytes, "II*\0"sv) || starts_with(bytes, "MM\0*"sv)) return "TIFF";
+  if (is_pnm(bytes)) return "PNM";
   // ISO base media (HEIF/AVIF): a box size, then "ftyp" and the major brand.
   if (has_at(bytes, 4, "ftyp"sv)) {
     if (has_at(bytes, 8, "avif"sv) || has_at(bytes, 8, "avis"sv)) return "AVIF";

@@ -30,7 +30,7 @@ Status read_frame_files(int count, const PathOf& path_of, const FramePicker& pic
   return Status::ok_status();
 }
 
-// The frames of a clip folder: the .jpg, .jpeg and .png files directly in `folder`, as paths
+// The frames of a clip folder: the image files (kImageExtensions) directly in `folder`, as paths
 // under it, in natural_less order of their names; empty when it holds none. Throws DataError
 // naming the folder when it cannot be listed.
 std::vector<std::string> folder_frames(const std::filesystem::path& folder);

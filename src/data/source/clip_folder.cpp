@@ -130,7 +130,8 @@ std::unique_ptr<Source> open_clip_folder(const std::string& root) {
       }
       if (count == 0) {
         throw DataError("the clip folder " + clip_dir.string() +
-                        " holds no frames (.jpg, .jpeg or .png files in it); " + kLayout + ": remove it or fill it");
+                        " holds no frames (image files, .jpg, .png, .webp, ..., in it); " + kLayout +
+                        ": remove it or fill it");
       }
       clips.push_back(clip_dir.string());
       labels.push_back(static_cast<int64_t>(class_id));

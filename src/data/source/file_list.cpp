@@ -244,9 +244,10 @@ ListText read_list(std::istream& in, const std::string& csv_path, const fs::path
     if (std::string folder = folder_cell(fields[0], base); !folder.empty()) {  // a video's folder of frames
       const std::vector<std::string> paths = folder_frames(folder);
       if (paths.empty()) {
-        throw DataError(where() + ": the folder " + folder +
-                        " holds no frames (.jpg, .jpeg or .png files in it); a path cell names an image, a folder of "
-                        "a clip's frames or the frames themselves separated by '|'");
+        throw DataError(
+            where() + ": the folder " + folder +
+            " holds no frames (image files, .jpg, .png, .webp, ..., in it); a path cell names an image, a folder of "
+            "a clip's frames or the frames themselves separated by '|'");
       }
       for (const std::string& path : paths) cell += (cell.empty() ? "" : "|") + path;
       list.clips = true;

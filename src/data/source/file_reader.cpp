@@ -78,40 +78,18 @@ Status read_open_file(int fd, SampleData* out) {
   return Status::ok_status();
 }
 
-namespace {
-
-// The file name's extension in lower case, without its dot; "" without one.
-std::string lower_extension(const std::string& filename) {
-  const auto dot = filename.rfind('.');
-  if (dot == std::string::npos) return "";
-  std::string ext = filename.substr(dot + 1);
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return ext;
-}
-
-}  // namespace
-
 bool decodes_image_file(std::string_view path) {
   const auto dot = path.rfind('.');
   if (dot == std::string_view::npos) return false;
   const std::string_view ext = path.substr(dot + 1);
-  const auto is = [&](std::string_view kind) {
+  return std::any_of(kImageExtensions.begin(), kImageExtensions.end(), [&](std::string_view kind) {
     return ext.size() == kind.size() && std::equal(ext.begin(), ext.end(), kind.begin(), [](char a, char b) {
              return std::tolower(static_cast<unsigned char>(a)) == b;
            });
-  };
-  return is("jpg") || is("jpeg") || is("png");
+  });
 }
 
 bool has_image_extension(const std::string& filename) { return decodes_image_file(filename); }
-
-std::string undecoded_image_extension(const std::string& filename) {
-  std::string ext = lower_extension(filename);
-  for (const char* kind : {"ppm", "pgm", "bmp", "tif", "tiff", "webp"})
-    if (ext == kind) return ext;
-  return "";
-}
 
 std::string with_commas(uint64_t value) { return grouped(static_cast<double>(value)); }
 

@@ -8,14 +8,8 @@
 
 namespace stoker::data {
 
-// True when the file name ends in .jpg, .jpeg or .png (any case).
+// True when the file name ends in one of kImageExtensions (any case).
 bool has_image_extension(const std::string& filename);
-
-// The extension, lower case and without its dot ("webp"), when the file name ends in one of the
-// image types torchvision's ImageFolder lists that stoker does not decode (.ppm, .pgm, .bmp,
-// .tif, .tiff, .webp; any case), else "": an image folder holding such files is refused rather
-// than read without them.
-std::string undecoded_image_extension(const std::string& filename);
 
 // "1,281,167": thousands separators for messages.
 std::string with_commas(uint64_t value);

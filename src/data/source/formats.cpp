@@ -11,10 +11,9 @@ std::span<const DataFormat> data_formats() {
        "an image folder (one subfolder per class)",
        "image folder (root/<class>/<img>)",
        {},
-       "`root/<class>/<image>`, torchvision's ImageFolder rules (JPEG and PNG; a folder that also holds images of the "
-       "other "
-       "types ImageFolder reads, .bmp, .ppm, .pgm, .tif, .tiff or .webp, stops with one line counting them rather "
-       "than being read without them). A folder in it that cannot be listed, "
+       "`root/<class>/<image>`, torchvision's ImageFolder rules: the files ending `.jpg`, `.jpeg`, `.png`, `.ppm`, "
+       "`.bmp`, `.pgm`, `.tif`, `.tiff` or `.webp` (any case; its IMG_EXTENSIONS) are the images, other files are "
+       "skipped and counted ([Image files](#image-files)). A folder in it that cannot be listed, "
        "for its permissions or an I/O error, stops with one line naming it rather than being read as empty. A file "
        "or folder name that is not UTF-8 is written in every JSON stoker makes (`summary.json`, the weights' class "
        "names, `--json`) with each stray byte as `\\udcXX`, as Python's `surrogateescape` writes it, so `json.load` "
@@ -80,8 +79,9 @@ std::span<const DataFormat> data_formats() {
        "alone, are skipped and counted; other members are not read. A damaged or truncated shard, an image "
        "without its `.cls` where the shard's other images have one, a sample whose members are apart (members "
        "grouped by extension, `tar -cf x.tar *.jpg *.txt`: write them with `tar --sort=name`), a sample whose "
-       "image is WebP, BMP, GIF, TIFF or another format stoker does not decode, or a `.tar.gz` stops with one "
-       "line."},
+       "image member is one stoker does not decode (`.gif`, `.avif`, `.heic`, `.jp2`, `.jxl`), or a `.tar.gz` stops "
+       "with one line. Image members are those of the image folder's extensions and `.pbm`, `.pnm`, as webdataset's "
+       "decoders read them ([Image files](#image-files))."},
   };
   return kFormats;
 }

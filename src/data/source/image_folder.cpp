@@ -1,5 +1,6 @@
 // torchvision-style ImageFolder: root/<class>/**/<image>.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -32,23 +33,6 @@ std::pair<dev_t, ino_t> folder_id(const fs::path& path) {
 DataError unreadable_folder(const fs::path& folder, const std::error_code& ec) {
   return DataError("cannot list the folder " + folder.string() + " of the dataset: " + ec.message() +
                    "; check its permissions (its images would otherwise be missing from the data)");
-}
-
-// An image folder holding images torchvision's ImageFolder would read and stoker does not
-// decode: read without them, a script moved from torch's DataLoader would lose those samples.
-DataError undecoded_images(const std::string& root, size_t decoded, const std::map<std::string, size_t>& undecoded,
-                           const std::string& first) {
-  size_t count = 0;
-  std::string kinds;
-  for (const auto& [kind, n] : undecoded) {
-    count += n;
-    kinds += fmt::format("{}{} .{}", kinds.empty() ? "" : ", ", with_commas(n), kind);
-  }
-  return DataError(fmt::format(
-      "image folder {}: {} of its {} images are of types stoker does not decode ({}; first: {}), which torchvision's "
-      "ImageFolder reads; stoker decodes JPEG and PNG: convert those files to JPEG or PNG, or from Python give "
-      "stoker.DataLoader torchvision.datasets.ImageFolder('{}'), whose other types are read with PIL",
-      root, with_commas(count), with_commas(count + decoded), kinds, first, root));
 }
 
 }  // namespace
@@ -88,8 +72,6 @@ std::unique_ptr<Source> open_image_folder(const std::string& root) {
   PathList paths;
   std::vector<int64_t> labels;
   size_t skipped = 0;
-  std::map<std::string, size_t> undecoded;  // images of types torchvision reads and stoker does not, by extension
-  std::string first_undecoded;
   // Symlinks to folders are followed, but each folder is read once: a link back up the tree
   // would otherwise be walked without end, and two links to one folder would read it twice.
   // The root and the class folders are claimed first, so a link into another class is not read
@@ -127,9 +109,6 @@ std::unique_ptr<Source> open_image_folder(const std::string& root) {
       const std::string filename = entry.path().filename().string();
       if (has_image_extension(filename)) {
         class_paths.push_back(entry.path().string());
-      } else if (std::string kind = undecoded_image_extension(filename); !kind.empty()) {
-        if (first_undecoded.empty() || entry.path().string() < first_undecoded) first_undecoded = entry.path().string();
-        ++undecoded[kind];
       } else {
         ++skipped;
       }
@@ -145,9 +124,9 @@ std::unique_ptr<Source> open_image_folder(const std::string& root) {
       labels.push_back(static_cast<int64_t>(class_id));
     }
   }
-  if (!undecoded.empty()) throw undecoded_images(root, paths.size(), undecoded, first_undecoded);
   if (paths.empty()) {
-    throw DataError("no images found under " + root + " (looked for .jpg, .jpeg, .png in " +
+    throw DataError("no images found under " + root + " (looked for ." +
+                    fmt::format("{}", fmt::join(kImageExtensions, ", .")) + " files in " +
                     std::to_string(classes.size()) + " class folders)");
   }
   std::string notes;

@@ -34,16 +34,19 @@ std::string lower(std::string text) {
   return text;
 }
 
-// One of the image types every source decodes (has_image_extension), as the whole extension:
-// "seg.png" is a segmentation mask beside the image, not the image.
+// One of the image types every source decodes (has_image_extension), or a PNM name webdataset's
+// decoders read as an image too, as the whole extension: "seg.png" is a segmentation mask
+// beside the image, not the image.
 bool is_image_extension(const std::string& extension) {
-  return extension.find('.') == std::string::npos && has_image_extension("." + extension);
+  if (extension.find('.') != std::string::npos) return false;
+  const std::string ext = lower(extension);
+  return has_image_extension("." + ext) || ext == "pbm" || ext == "pnm";
 }
 
-// An image stoker does not decode (img2dataset's --encode_format webp, say), as the whole
+// An image stoker does not decode (img2dataset's --encode_format avif, say), as the whole
 // extension: a sample whose image is one is refused, not read as a sample without an image.
-constexpr std::array<std::string_view, 13> kOtherImageExtensions = {"webp", "bmp",  "gif",  "tif", "tiff", "jp2", "j2k",
-                                                                    "avif", "heic", "heif", "jxl", "ppm",  "pgm"};
+constexpr std::array<std::string_view, 8> kOtherImageExtensions = {"gif",  "jp2",  "j2k", "avif",
+                                                                   "heic", "heif", "jxl", "dib"};
 
 bool is_other_image_extension(const std::string& extension) {
   const std::string ext = lower(extension);
@@ -231,14 +234,15 @@ std::unique_ptr<Source> open_web_dataset(const std::string& path) {
   if (undecodable > 0) {
     throw DataError(fmt::format(
         "{}: {} of {} samples have their image in a format stoker does not decode (the first: {}); stoker reads "
-        "JPEG and PNG members: re-encode them (img2dataset --encode_format jpg), or read the shards with a "
-        "webdataset pipeline that decodes them with PIL, as an iterable-style Dataset",
+        "JPEG, PNG, WebP, BMP, PNM and TIFF members: re-encode them (img2dataset --encode_format jpg), or read the "
+        "shards with a webdataset pipeline that decodes them with PIL, as an iterable-style Dataset",
         path, with_commas(undecodable), with_commas(undecodable + samples.size()), members[*first_undecodable].name));
   }
   if (samples.empty()) {
-    throw DataError(fmt::format(
-        "{} holds no image samples ({} members; looked for <key>.jpg, .jpeg or .png, as WebDataset shards have)", path,
-        members.size()));
+    throw DataError(
+        fmt::format("{} holds no image samples ({} members; looked for <key>.jpg, .png, .webp or another image "
+                    "extension, as WebDataset shards have)",
+                    path, members.size()));
   }
   // Class ids: every sample's .cls, or none at all (a shard of images and captions).
   const auto labelled = std::find_if(samples.begin(), samples.end(), [](const IndexedSample& s) { return s.cls; });

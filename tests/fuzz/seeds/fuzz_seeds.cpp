@@ -1,6 +1,8 @@
 // stoker_fuzz_seeds DIR: writes a small seed corpus for each fuzz target into DIR/<target>/
 // (<target> without its _fuzz suffix), made with the tests' own writers (tests/support) and
 // stoker's encoders: a few valid files of each format, in the layouts the targets expect.
+#include <tiffio.h>
+#include <webp/encode.h>
 #include <zlib.h>
 
 #include <cstdio>
@@ -160,6 +162,107 @@ void image_seeds() {
             tar_member("000002.txt", text_bytes("a caption")) + Bytes(1024, 0));
 }
 
+// Little-endian fields of BMP headers.
+void put_le(Bytes* b, uint32_t value, int bytes) {
+  for (int i = 0; i < bytes; ++i) b->push_back(static_cast<uint8_t>(value >> (8 * i)));
+}
+
+// A 4x3 BMP with a 40-byte header: `pixels` as stored, `palette` as B G R 0 entries.
+Bytes bmp_file(int bits, uint32_t compression, const Bytes& pixels, const Bytes& palette = {}) {
+  const uint32_t offset = 54 + static_cast<uint32_t>(palette.size());
+  Bytes b = {'B', 'M'};
+  put_le(&b, offset + static_cast<uint32_t>(pixels.size()), 4);
+  put_le(&b, 0, 4);
+  put_le(&b, offset, 4);
+  for (uint32_t field : {40u, 4u, 3u}) put_le(&b, field, 4);
+  put_le(&b, 1, 2);
+  put_le(&b, static_cast<uint32_t>(bits), 2);
+  for (uint32_t field : {compression, static_cast<uint32_t>(pixels.size()), 2835u, 2835u,
+                         static_cast<uint32_t>(palette.size() / 4), 0u}) {
+    put_le(&b, field, 4);
+  }
+  return b + palette + pixels;
+}
+
+// A TIFF libtiff writes, of `samples` 8-bit samples a pixel.
+Bytes tiff_file(const stoker::data::Image& image, uint16_t compression, bool tiled) {
+  const fs::path path = g_root / "seed.tif";
+  TIFF* tif = TIFFOpen(path.c_str(), "w");
+  if (tif == nullptr) return {};
+  const int w = image.width(), h = image.height(), c = image.channels();
+  TIFFSetField(tif, TIFFTAG_IMAGEWIDTH, w);
+  TIFFSetField(tif, TIFFTAG_IMAGELENGTH, h);
+  TIFFSetField(tif, TIFFTAG_SAMPLESPERPIXEL, c);
+  TIFFSetField(tif, TIFFTAG_BITSPERSAMPLE, 8);
+  TIFFSetField(tif, TIFFTAG_PHOTOMETRIC, c == 1 ? PHOTOMETRIC_MINISBLACK : PHOTOMETRIC_RGB);
+  TIFFSetField(tif, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
+  TIFFSetField(tif, TIFFTAG_COMPRESSION, compression);
+  if (tiled) {
+    TIFFSetField(tif, TIFFTAG_TILEWIDTH, 16);
+    TIFFSetField(tif, TIFFTAG_TILELENGTH, 16);
+    for (int y0 = 0; y0 < h; y0 += 16) {
+      for (int x0 = 0; x0 < w; x0 += 16) {
+        Bytes tile(16 * 16 * c, 0);
+        for (int y = y0; y < std::min(h, y0 + 16); ++y) {
+          const int n = std::min(16, w - x0) * c;
+          std::copy(image.row(y) + x0 * c, image.row(y) + x0 * c + n, tile.begin() + (y - y0) * 16 * c);
+        }
+        TIFFWriteTile(tif, tile.data(), x0, y0, 0, 0);
+      }
+    }
+  } else {
+    TIFFSetField(tif, TIFFTAG_ROWSPERSTRIP, 4);
+    for (int y = 0; y < h; ++y) TIFFWriteScanline(tif, const_cast<uint8_t*>(image.row(y)), y, 0);
+  }
+  TIFFClose(tif);
+  std::ifstream in(path, std::ios::binary);
+  Bytes bytes((std::istreambuf_iterator<char>(in)), {});
+  fs::remove(path);
+  return bytes;
+}
+
+// Seeds of the formats decoded whole, for their own targets and for image_decode.
+void whole_image_seeds() {
+  using namespace stoker::data;
+  const Image rgb = stoker::testing::make_photo_like(40, 24, 3);
+  const Image gray = stoker::testing::make_photo_like(24, 16, 1);
+  Bytes palette;
+  for (int i = 0; i < 16; ++i) palette = palette + Bytes{uint8_t(i * 9), uint8_t(i * 5), uint8_t(i * 3), 0};
+  const Bytes rows24(3 * 12, 0x5A), rows8 = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+  const Bytes rle8 = {2, 1, 2, 3, 0, 0, 0, 4, 1, 2, 3, 4, 0, 0, 0, 2, 1, 1, 2, 9, 0, 1};
+  const Bytes rle4 = {4, 0x12, 0, 0, 0, 4, 0x12, 0x34, 0, 0, 4, 0x56, 0, 1};
+  const Bytes bitfields565 = {0x1F, 0xF8, 0xE0, 0x07, 0x1F, 0, 0, 0};
+  uint8_t* lossy = nullptr;
+  const size_t lossy_size =
+      WebPEncodeRGB(rgb.data(), rgb.width(), rgb.height(), static_cast<int>(rgb.stride()), 70, &lossy);
+  uint8_t* lossless = nullptr;
+  const size_t lossless_size =
+      WebPEncodeLosslessRGB(rgb.data(), rgb.width(), rgb.height(), static_cast<int>(rgb.stride()), &lossless);
+  const std::vector<std::pair<std::string, Bytes>> files = {
+      {"bmp_24", bmp_file(24, 0, rows24)},
+      {"bmp_8", bmp_file(8, 0, rows8, palette)},
+      {"bmp_rle8", bmp_file(8, 1, rle8, palette)},
+      {"bmp_rle4", bmp_file(4, 2, rle4, palette)},
+      {"bmp_565", bmp_file(16, 3, bitfields565 + Bytes(24, 0x3C))},
+      {"pnm_p6", text_bytes("P6 2 2 255\n") + Bytes(12, 0x80)},
+      {"pnm_p5_16bit", text_bytes("P5\n# c\n3 2\n1000\n") + Bytes(12, 0x01)},
+      {"pnm_p4", text_bytes("P4 9 2\n") + Bytes{0xA5, 0x80, 0x5A, 0x00}},
+      {"pnm_p1", text_bytes("P1 3 2\n1 0 1\n0 1 0\n")},
+      {"pnm_p3", text_bytes("P3 2 1 7\n1 2 3 4 5 6\n")},
+      {"tiff_lzw", tiff_file(rgb, COMPRESSION_LZW, false)},
+      {"tiff_tiled_deflate", tiff_file(rgb, COMPRESSION_ADOBE_DEFLATE, true)},
+      {"tiff_gray_packbits", tiff_file(gray, COMPRESSION_PACKBITS, false)},
+      {"webp_lossy", Bytes(lossy, lossy + lossy_size)},
+      {"webp_lossless", Bytes(lossless, lossless + lossless_size)},
+  };
+  WebPFree(lossy);
+  WebPFree(lossless);
+  for (const auto& [name, bytes] : files) {
+    write(name.substr(0, name.find('_')) + "_decode", name, bytes);
+    write("image_decode", name + "_whole", Bytes{0x0F, 0, 0, 255, 255, 0, 0} + bytes);
+  }
+}
+
 void torch_seeds() {
   using stoker::testing::PickleWriter;
   PickleWriter dict;
@@ -307,6 +410,7 @@ int main(int argc, char** argv) {
   npy_and_npz_seeds();
   idx_seeds();
   image_seeds();
+  whole_image_seeds();
   torch_seeds();
   safetensors_seeds();
   text_seeds();

@@ -224,7 +224,7 @@ TEST(ClipListTest, APathCellNamingAFolderIsTheClipOfItsFrames) {
   dir.write_text("empty.csv", "videos/v1,1\nvideos/empty,0\n");
   const std::string empty = error_text([&] { open_source((dir.path() / "empty.csv").string()); });
   EXPECT_NE(empty.find("empty.csv:2: the folder " + (dir.path() / "videos/empty").string() +
-                       " holds no frames (.jpg, .jpeg or .png files in it)"),
+                       " holds no frames (image files, .jpg, .png, .webp, ..., in it)"),
             std::string::npos)
       << empty;
 }

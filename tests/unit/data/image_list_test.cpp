@@ -56,9 +56,13 @@ TEST(ImageListTest, APathListHoldsEachPathInOrderAndTheListMadeOfItNamesThem) {
   EXPECT_EQ(list->label(2), 1);
 }
 
-TEST(ImageListTest, TheFilesDecodedAreJpegAndPngInAnyCase) {
-  for (const char* path : {"a.jpg", "/d/b.JPEG", "c.PnG", "/d.x/.jpg"}) EXPECT_TRUE(decodes_image_file(path)) << path;
-  for (const char* path : {"a.bmp", "/d/a.jpg.webp", "/d.jpg/x", "jpg", "a.jpgx", ""}) {
+// torchvision's IMG_EXTENSIONS, in any case; not .gif or .pbm, which its ImageFolder skips.
+TEST(ImageListTest, TheFilesDecodedAreTorchvisionsImageExtensionsInAnyCase) {
+  for (const char* path :
+       {"a.jpg", "/d/b.JPEG", "c.PnG", "/d.x/.jpg", "a.bmp", "/d/a.jpg.webp", "x.Tif", "x.tiff", "y.ppm", "z.PGM"}) {
+    EXPECT_TRUE(decodes_image_file(path)) << path;
+  }
+  for (const char* path : {"a.gif", "b.pbm", "/d/a.webp.txt", "/d.jpg/x", "jpg", "a.jpgx", ""}) {
     EXPECT_FALSE(decodes_image_file(path)) << path;
   }
 }

@@ -384,12 +384,12 @@ TEST(WebDatasetTest, BrokenShardsAreOneLineNamingTheFile) {
   dir.write("apart_src/b.jpg", good.images[0]);
   dir.write_text("apart_src/a.txt", "a cat");
   dir.write_text("apart_src/b.txt", "a dog");
-  // img2dataset --encode_format webp: images stoker does not decode, beside JPEGs.
+  // img2dataset --encode_format avif: images stoker does not decode, beside JPEGs.
   dir.write("webp_src/a.jpg", good.images[0]);
   dir.write_text("webp_src/a.txt", "a cat");
-  dir.write_text("webp_src/b.webp", "RIFF....WEBPVP8 ");
+  dir.write_text("webp_src/b.avif", "....ftypavif");
   dir.write_text("webp_src/b.txt", "a dog");
-  dir.write_text("webp_src/c.webp", "RIFF....WEBPVP8 ");
+  dir.write_text("webp_src/c.avif", "....ftypavif");
   dir.write_text("webp_src/c.txt", "a bird");
   for (const char* name : {"no_cls", "bad_cls", "captions", "webp"}) {
     const auto run =
@@ -425,16 +425,17 @@ TEST(WebDatasetTest, BrokenShardsAreOneLineNamingTheFile) {
       {dir.str() + "/bad_cls.tar", dir.str() + "/bad_cls.tar: a.cls holds 'dog', not a class id; a "
                                                ".cls member holds one integer as text"},
       {dir.str() + "/captions.tar", dir.str() + "/captions.tar holds no image samples (1 members; looked for "
-                                                "<key>.jpg, .jpeg or .png, as WebDataset shards have)"},
+                                                "<key>.jpg, .png, .webp or another image extension, as WebDataset "
+                                                "shards have)"},
       {dir.str() + "/apart.tar",
        dir.str() + "/apart.tar: the members of the sample 'a' are apart (a.jpg is member 1, a.txt member 3, another "
                    "sample's between them), and WebDataset reads a sample from consecutive members; write each "
                    "sample's members together (tar --sort=name, webdataset's ShardWriter, img2dataset)"},
       {dir.str() + "/webp.tar",
        dir.str() + "/webp.tar: 2 of 3 samples have their image in a format stoker does not decode (the first: "
-                   "b.webp); stoker reads JPEG and PNG members: re-encode them (img2dataset --encode_format jpg), or "
-                   "read the shards with a webdataset pipeline that decodes them with PIL, as an iterable-style "
-                   "Dataset"},
+                   "b.avif); stoker reads JPEG, PNG, WebP, BMP, PNM and TIFF members: re-encode them (img2dataset "
+                   "--encode_format jpg), or read the shards with a webdataset pipeline that decodes them with PIL, "
+                   "as an iterable-style Dataset"},
       {huge, huge +
                  ": the member 'a.jpg' runs past the end of the file (1024 of its "
                  "18446744073709551515 bytes are "

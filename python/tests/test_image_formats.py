@@ -1,0 +1,179 @@
+"""WebP, BMP, PNM and TIFF files, made here with Pillow, read by stoker's decoders give what
+torchvision's ImageFolder gives through PIL's Image.open(f).convert("RGB"): the same pixels
+(lossy WebP within one level: the same libwebp), whatever the file's extension says; a damaged
+one is a bad sample named with its reason."""
+
+import io
+
+import numpy as np
+import pytest
+import torch
+import torchvision
+import torchvision.transforms as T
+from PIL import Image
+
+import stoker
+
+H, W = 30, 40
+WHOLE = T.Compose([T.CenterCrop((H, W)), T.PILToTensor()])  # every file is W x H: the image as it is
+
+
+def _photo(seed):
+    """A smooth picture with some noise: what lossy codecs are made for."""
+    rng = np.random.default_rng(seed)
+    y, x = np.mgrid[0:H, 0:W]
+    base = np.stack([x * 6, y * 8, (x + y) * 3], axis=-1) + rng.integers(0, 40, (H, W, 3))
+    return np.clip(base, 0, 255).astype(np.uint8)
+
+
+def _rgba(seed):
+    rgba = np.concatenate([_photo(seed), np.random.default_rng(seed).integers(0, 256, (H, W, 1))], axis=-1)
+    return Image.fromarray(rgba.astype(np.uint8), "RGBA")
+
+
+def _animated_webp():
+    frames = [Image.fromarray(_photo(20 + k)) for k in range(3)]
+    out = io.BytesIO()
+    frames[0].save(out, "WEBP", save_all=True, append_images=frames[1:], lossless=True, duration=40)
+    return out.getvalue()
+
+
+def _encoded(image, fmt, **options):
+    out = io.BytesIO()
+    image.save(out, fmt, **options)
+    return out.getvalue()
+
+
+def _every_kind():
+    """name -> (file bytes, whether the codec is lossy)."""
+    rgb = Image.fromarray(_photo(1))
+    gray = rgb.convert("L")
+    palette = rgb.quantize(37)
+    bilevel = gray.point(lambda v: 255 if v > 100 else 0).convert("1")
+    kinds = {
+        "lossy.webp": (_encoded(rgb, "WEBP", quality=80), True),
+        "lossless.webp": (_encoded(rgb, "WEBP", lossless=True), False),
+        "alpha.webp": (_encoded(_rgba(2), "WEBP", lossless=True, exact=True), False),
+        "alpha_lossy.webp": (_encoded(_rgba(3), "WEBP", quality=70), True),
+        "animated.webp": (_animated_webp(), False),
+        "rgb.bmp": (_encoded(rgb, "BMP"), False),
+        "gray.bmp": (_encoded(gray, "BMP"), False),
+        "palette.bmp": (_encoded(palette, "BMP"), False),
+        "bilevel.bmp": (_encoded(bilevel, "BMP"), False),
+        "rgb.ppm": (_encoded(rgb, "PPM"), False),
+        "gray.pgm": (_encoded(gray, "PPM"), False),
+        "maxval.ppm": (b"P6 40 30 1000\n" + (_photo(4).astype(">u2") * 3).tobytes(), False),
+        "ascii.pgm": (b"P2\n# plain\n40 30\n7\n" + " ".join(str(v % 8) for v in range(H * W)).encode(), False),
+        "bitmap.ppm": (_encoded(bilevel, "PPM"), False),  # P4
+        "raw.tif": (_encoded(rgb, "TIFF"), False),
+        "lzw.tif": (_encoded(rgb, "TIFF", compression="tiff_lzw"), False),
+        "deflate.tiff": (_encoded(rgb, "TIFF", compression="tiff_adobe_deflate"), False),
+        "packbits.tif": (_encoded(rgb, "TIFF", compression="packbits"), False),
+        "jpeg.tif": (_encoded(rgb, "TIFF", compression="jpeg", quality=90), False),
+        "rgba.tif": (_encoded(_rgba(5), "TIFF", compression="tiff_lzw"), False),
+        "gray.tif": (_encoded(gray, "TIFF"), False),
+        "palette.tif": (_encoded(palette, "TIFF", compression="tiff_lzw"), False),
+        "bilevel.tif": (_encoded(bilevel, "TIFF", compression="group4"), False),
+        "photo.jpg": (_encoded(rgb, "JPEG", quality=90), False),
+        "photo.png": (_encoded(_rgba(6), "PNG"), False),
+    }
+    return kinds
+
+
+def _write_folder(root, kinds):
+    (root / "c0").mkdir(parents=True)
+    for name, (data, _) in kinds.items():
+        (root / "c0" / name).write_bytes(data)
+
+
+def _assert_same_images(stoker_images, torch_images, names, lossy):
+    for name, a, b in zip(names, stoker_images, torch_images):
+        difference = (a.int() - b.int()).abs().max().item()
+        allowed = 0 if not lossy[name] else 4 if name.endswith(".jpg") else 1
+        assert difference <= allowed, f"{name}: differs by {difference}"
+
+
+def test_an_imagefolder_of_every_kind_gives_what_torchvisions_imagefolder_gives(tmp_path):
+    kinds = _every_kind()
+    _write_folder(tmp_path, kinds)
+    folder = torchvision.datasets.ImageFolder(str(tmp_path), transform=WHOLE)
+    names = [p.rsplit("/", 1)[1] for p, _ in folder.samples]
+    assert len(names) == len(kinds)  # every extension is one torchvision's ImageFolder lists
+    lossy = {name: kinds[name][1] for name in names}
+    expected = [folder[i][0] for i in range(len(folder))]
+    loader = stoker.DataLoader(folder, batch_size=len(folder), shuffle=False, max_bad=0)
+    (x, _), = list(loader)
+    assert loader.stats()["bad_samples"] == []
+    _assert_same_images(x, expected, names, lossy)
+    # Given by its path: the same pixels, gray too (PIL's "L" of the RGB).
+    loader = stoker.DataLoader(str(tmp_path), batch_size=len(folder), transforms=WHOLE, shuffle=False, max_bad=0)
+    (x, _), = list(loader)
+    _assert_same_images(x, expected, names, lossy)
+    gray = stoker.DataLoader(str(tmp_path), batch_size=len(folder), transforms=T.Compose([T.CenterCrop((H, W)), T.Grayscale(), T.PILToTensor()]),
+                             shuffle=False, max_bad=0)
+    (g, _), = list(gray)
+    expected_gray = [T.PILToTensor()(Image.open(p).convert("RGB").convert("L")) for p, _ in folder.samples]
+    # (A JPEG's gray is its Y channel, within a few levels of the L of its RGB: decode.h.)
+    _assert_same_images(g, expected_gray, names, {**lossy, "photo.jpg": True})
+
+
+def test_torchs_dataloader_side_by_side_with_the_same_transforms(tmp_path):
+    kinds = {k: v for k, v in _every_kind().items() if not v[1]}  # lossless: exact equality
+    _write_folder(tmp_path, kinds)
+    chain = T.Compose([T.CenterCrop((24, 32)), T.PILToTensor()])
+    folder = torchvision.datasets.ImageFolder(str(tmp_path), transform=chain)
+    ours = list(stoker.DataLoader(folder, batch_size=8, max_bad=0))
+    theirs = list(torch.utils.data.DataLoader(folder, batch_size=8))
+    assert len(ours) == len(theirs)
+    for (xa, ya), (xb, yb) in zip(ours, theirs):
+        assert torch.equal(xa, xb)
+        assert torch.equal(ya, yb)
+
+
+def test_a_file_whose_extension_lies_is_read_by_what_it_holds(tmp_path):
+    # Scraped sets (img2dataset output, web crawls) hold WebP, BMP and TIFF files named .jpg;
+    # PIL reads them by their content, and so does stoker.
+    kinds = _every_kind()
+    (tmp_path / "c0").mkdir()
+    renamed = ["lossless.webp", "rgb.bmp", "lzw.tif", "rgb.ppm", "photo.png"]
+    for name in renamed:
+        (tmp_path / "c0" / (name.split(".")[0] + "_" + name.split(".")[1] + ".jpg")).write_bytes(kinds[name][0])
+    folder = torchvision.datasets.ImageFolder(str(tmp_path), transform=WHOLE)
+    loader = stoker.DataLoader(str(tmp_path), batch_size=len(renamed), transforms=WHOLE, shuffle=False, max_bad=0)
+    (x, _), = list(loader)
+    assert torch.equal(x, torch.stack([folder[i][0] for i in range(len(folder))]))
+
+
+@pytest.mark.parametrize("name", ["lossy.webp", "rgb.bmp", "lzw.tif", "rgb.ppm"])
+def test_a_damaged_file_is_a_bad_sample_named_with_its_reason(tmp_path, name):
+    kinds = _every_kind()
+    (tmp_path / "c0").mkdir()
+    (tmp_path / "c0" / "a_good.png").write_bytes(kinds["photo.png"][0])
+    data = kinds[name][0]
+    (tmp_path / "c0" / ("b_cut." + name.split(".")[1])).write_bytes(data[: len(data) * 2 // 3])
+    with pytest.raises(Exception):  # PIL refuses it too
+        Image.open(tmp_path / "c0" / ("b_cut." + name.split(".")[1])).convert("RGB")
+    loader = stoker.DataLoader(str(tmp_path), batch_size=2, transforms=WHOLE, shuffle=False, max_bad=0.5)
+    list(loader)
+    (bad,) = loader.stats()["bad_samples"]
+    assert bad["path"] == str(tmp_path / "c0" / ("b_cut." + name.split(".")[1]))
+    assert "truncated" in bad["reason"] or "corrupt" in bad["reason"], bad
+
+
+def test_image_open_of_each_kind_is_decoded_by_stoker_as_pil_would(tmp_path):
+    # A Dataset returning Image.open(path) unloaded: stoker decodes the file's bytes itself.
+    kinds = {k: v for k, v in _every_kind().items() if not v[1]}
+    _write_folder(tmp_path, kinds)
+    paths = sorted((tmp_path / "c0").iterdir())
+
+    class Opened(torch.utils.data.Dataset):
+        def __len__(self):
+            return len(paths)
+
+        def __getitem__(self, i):
+            return Image.open(paths[i]), 0
+
+    loader = stoker.DataLoader(Opened(), batch_size=len(paths), transforms=WHOLE, shuffle=False, max_bad=0)
+    (x, _), = list(loader)
+    expected = torch.stack([WHOLE(Image.open(p).convert("RGB")) for p in paths])
+    assert torch.equal(x, expected)
