@@ -23,7 +23,7 @@ TEST(HelpCli, DataListsEveryFormatAndTransform) {
     EXPECT_NE(r.out.find("  " + std::string(format.described) + "\n"), std::string::npos) << format.described;
   }
   for (const char* call : {"  RandomResizedCrop(size, scale, ratio, interpolation, antialias)\n",
-                           "  RandomEqualize(p)\n", "  Standardize\n", "  NHWC\n"}) {
+                           "  RandomEqualize(p)\n", "  Standardize(fit_rows)\n", "  NHWC\n"}) {
     EXPECT_NE(r.out.find(call), std::string::npos) << call << r.out;
   }
   EXPECT_EQ(r.out.find("  uint8\n"), std::string::npos) << "aliases are left out";
