@@ -248,15 +248,28 @@ uint8_t gray_level(uint32_t v, int bits) {
   }
 }
 
+// The bytes, libtiff's handle on them and their checked layout: where both entry points start.
+// Not movable once opened (libtiff keeps &file); tif closes before file goes.
+struct OpenedTiff {
+  MemoryFile file;
+  TiffHandle tif;
+  TiffLayout layout;
+};
+
+Status open_checked(std::span<const uint8_t> bytes, const DecodeOptions& options, OpenedTiff* opened) {
+  opened->file.bytes = bytes;
+  opened->tif = open_tiff(&opened->file);
+  if (!opened->tif) return failure_from(opened->file, "unreadable header");
+  return read_layout(opened->tif.get(), opened->file, options, &opened->layout);
+}
+
 }  // namespace
 
 Status read_tiff_info(std::span<const uint8_t> bytes, const DecodeOptions& options, ImageInfo* info) {
-  MemoryFile file{bytes};
-  TiffHandle tif = open_tiff(&file);
-  if (!tif) return failure_from(file, "unreadable header");
-  TiffLayout t;
-  Status status = read_layout(tif.get(), file, options, &t);
+  OpenedTiff opened;
+  Status status = open_checked(bytes, options, &opened);
   if (!status.ok()) return status;
+  const TiffLayout& t = opened.layout;
   info->format = ImageFormat::kTiff;
   info->width = static_cast<int>(t.width);
   info->height = static_cast<int>(t.height);
@@ -265,20 +278,20 @@ Status read_tiff_info(std::span<const uint8_t> bytes, const DecodeOptions& optio
 }
 
 Status decode_tiff(std::span<const uint8_t> bytes, const DecodeOptions& options, Image* rgb) {
-  MemoryFile file{bytes};
-  TiffHandle tif = open_tiff(&file);
-  if (!tif) return failure_from(file, "unreadable header");
-  TiffLayout t;
-  Status status = read_layout(tif.get(), file, options, &t);
+  OpenedTiff opened;
+  Status status = open_checked(bytes, options, &opened);
   if (!status.ok()) return status;
+  TIFF* tif = opened.tif.get();
+  const MemoryFile& file = opened.file;
+  const TiffLayout& t = opened.layout;
   Raster raster;
-  status = read_raster(tif.get(), file, t, &raster);
+  status = read_raster(tif, file, t, &raster);
   if (!status.ok()) return status;
 
   std::array<std::array<uint8_t, 3>, 256> palette{};
   if (t.photometric == PHOTOMETRIC_PALETTE) {
     uint16_t *red = nullptr, *green = nullptr, *blue = nullptr;
-    if (!TIFFGetField(tif.get(), TIFFTAG_COLORMAP, &red, &green, &blue)) return failure_from(file, "no color map");
+    if (!TIFFGetField(tif, TIFFTAG_COLORMAP, &red, &green, &blue)) return failure_from(file, "no color map");
     for (uint32_t i = 0; i < (1u << t.bits); ++i) {
       palette[i] = {static_cast<uint8_t>(red[i] >> 8), static_cast<uint8_t>(green[i] >> 8),
                     static_cast<uint8_t>(blue[i] >> 8)};
