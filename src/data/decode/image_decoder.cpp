@@ -78,7 +78,8 @@ Status ImageDecoder::decode_whole(DecodeWhole decode_pixels, std::span<const uin
 }
 
 Status ImageDecoder::read_info(std::span<const uint8_t> bytes, ImageInfo* info) {
-  switch (sniff_format(bytes)) {
+  const ImageFormat format = sniff_format(bytes);
+  switch (format) {
     case ImageFormat::kJpeg:
       if (!jpeg_) jpeg_ = std::make_unique<JpegState>();
       return jpeg_->decoder.read_info(bytes, options_, info);
@@ -86,7 +87,7 @@ Status ImageDecoder::read_info(std::span<const uint8_t> bytes, ImageInfo* info) 
       if (!png_) png_ = std::make_unique<PngState>();
       return png_->decoder.read_info(bytes, options_, info);
     default:
-      if (const WholeCodec codec = whole_codec(sniff_format(bytes)); codec.read_info != nullptr) {
+      if (const WholeCodec codec = whole_codec(format); codec.read_info != nullptr) {
         return codec.read_info(bytes, options_, info);
       }
       return unsupported(bytes);
@@ -98,7 +99,8 @@ Status ImageDecoder::decode(std::span<const uint8_t> bytes, const DecodeRequest&
     throw Error(fmt::format("DecodeRequest::channels is {}; it must be 1 (gray) or 3 (RGB)", request.channels));
   }
   out->spliced = false;
-  switch (sniff_format(bytes)) {
+  const ImageFormat format = sniff_format(bytes);
+  switch (format) {
     case ImageFormat::kJpeg:
       if (!jpeg_) jpeg_ = std::make_unique<JpegState>();
       return jpeg_->decoder.decode(bytes, request, options_, out);
@@ -106,7 +108,7 @@ Status ImageDecoder::decode(std::span<const uint8_t> bytes, const DecodeRequest&
       if (!png_) png_ = std::make_unique<PngState>();
       return png_->decoder.decode(bytes, request, options_, out);
     default:
-      if (const WholeCodec codec = whole_codec(sniff_format(bytes)); codec.decode != nullptr) {
+      if (const WholeCodec codec = whole_codec(format); codec.decode != nullptr) {
         return decode_whole(codec.decode, bytes, request, out);
       }
       return unsupported(bytes);

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "stoker/data/decode.h"
+#include "stoker/data/image.h"
 
 namespace stoker::data {
 
@@ -67,13 +68,8 @@ ImageFormat sniff_format(std::span<const uint8_t> bytes) {
 
 std::string describe_content(std::span<const uint8_t> bytes) {
   if (bytes.empty()) return "empty file";
-  if (starts_with(bytes, "\xFF\xD8\xFF"sv)) return "JPEG";
-  if (starts_with(bytes, "\x89PNG"sv)) return "PNG";
+  if (const ImageFormat format = sniff_format(bytes); format != ImageFormat::kUnknown) return to_string(format);
   if (starts_with(bytes, "GIF87a"sv) || starts_with(bytes, "GIF89a"sv)) return "GIF";
-  if (starts_with(bytes, "RIFF"sv) && has_at(bytes, 8, "WEBP"sv)) return "WebP";
-  if (starts_with(bytes, "BM"sv)) return "BMP";
-  if (starts_with(bytes, "II*\0"sv) || starts_with(bytes, "MM\0*"sv)) return "TIFF";
-  if (is_pnm(bytes)) return "PNM";
   // ISO base media (HEIF/AVIF): a box size, then "ftyp" and the major brand.
   if (has_at(bytes, 4, "ftyp"sv)) {
     if (has_at(bytes, 8, "avif"sv) || has_at(bytes, 8, "avis"sv)) return "AVIF";
