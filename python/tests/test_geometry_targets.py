@@ -283,6 +283,18 @@ def test_flip_pairs_naming_a_point_twice_are_refused(blocks):
         stoker.DataLoader(root, keypoints=points, flip_pairs=[(0, -1)], transforms="Resize((8, 8))")
 
 
+def test_flip_pairs_naming_a_point_past_the_keypoints_are_refused_when_the_loader_is_made(blocks):
+    # Found only at the first flipped sample otherwise, as a worker's failure on that image.
+    root, centres = blocks
+    points = np.zeros((6, 3, 2), np.float32)
+    with pytest.raises(ValueError, match=r"^flip_pairs names point 3 in \(0, 3\) and keypoints= has 3 points a "
+                                         r"sample \(0 to 2\)$"):
+        stoker.DataLoader(root, keypoints=points, flip_pairs=[(0, 3)], transforms="Resize((8, 8)), RandomHorizontalFlip()")
+    np.save(root / "points.npy", points)
+    with pytest.raises(ValueError, match=r"^flip_pairs names point 4 in \(4, 1\) and keypoints= has 3 points"):
+        stoker.DataLoader(root, keypoints=str(root / "points.npy"), flip_pairs=[(4, 1)], transforms="Resize((8, 8))")
+
+
 def test_a_third_column_that_is_not_a_visibility_is_refused(blocks):
     # AFLW2000's pt3d_68, transposed to (68, 3), holds x, y and a depth.
     root, centres = blocks
