@@ -91,6 +91,16 @@ def given_geometry(name, value, data):
     return value
 
 
+def point_count(keypoints):
+    """P of keypoints= read as (N, P, 2 or 3) (an array, a tensor, an h5py dataset or an .npy
+    path, as given_geometry returns them), else None (a clip's list of arrays, none given)."""
+    if isinstance(keypoints, (str, os.PathLike)) and os.fspath(keypoints).lower().endswith(".npy") \
+            and os.path.isfile(keypoints):  # not a clip folder's file name
+        keypoints = np.load(keypoints, mmap_mode="r")
+    shape = getattr(keypoints, "shape", ())
+    return int(shape[1]) if len(shape) == 3 else None
+
+
 def with_visibility(points, row_name=None):
     """Points (N, P, 2 or 3) as (N, P, 3): a visibility given is checked (row_name(i) names row i
     in the message, default "sample i"), else every point is visible."""

@@ -31,7 +31,7 @@ from ._process import core_share
 from ._ranks import LateRanks
 from ._reseed import Reseeds, initial_seed
 from ._clip_geometry import with_clip_geometry
-from ._geometry import aligned_outputs, given_geometry, restore, with_geometry
+from ._geometry import aligned_outputs, given_geometry, point_count, restore, with_geometry
 from ._samplers import PlannedSampler, draws_at_random, given_order, rank_seed, sampler_rank
 from ._session import current_monitor, loader_step, note_resumed, register_diagnosis
 from ._state import STATE_VERSION, check_state
@@ -180,6 +180,12 @@ def _flip_pairs(pairs, data, keypoints):
                           "they follow the crop, the resize and the flip")
         raise arg.bad("flip_pairs", given, allowed, "give them with keypoints= (an (N, P, 2) array, an .npy file, a CSV "
                       "list's column or the extension of a file beside each image, '.pts')")
+    count = point_count(keypoints)
+    if count is not None:  # a point past keypoints='s P is refused now, not at the first flip
+        for a, b in out:
+            if max(a, b) >= count:
+                raise ValueError(f"flip_pairs names point {max(a, b)} in ({a}, {b}) and keypoints= has {count} "
+                                 f"points a sample (0 to {count - 1})")
     return out
 
 

@@ -102,6 +102,31 @@ def test_points_that_leave_the_image_are_kept_and_marked(blocks):
     assert moved[0, 0].tolist() == [0, 0, 0, 0, 0], "clamped to the image, left empty: marked invalid"
 
 
+@pytest.mark.parametrize("warp", ["RandomAffine(0, scale=(0.5, 0.5))", "RandomRotation((45, 45))"])
+def test_a_point_a_warp_brings_back_into_view_after_a_crop_stays_hidden(tmp_path, warp):
+    # A white 40 x 30 image cropped to its central 20 x 20, then warped: the warp fills (black)
+    # what it takes from outside the crop, so a point the crop left out is not on the image,
+    # wherever the warp puts it. A point is visible exactly where its pixel is the image's.
+    (tmp_path / "c").mkdir()
+    Image.fromarray(np.full((30, 40, 3), 255, np.uint8)).save(tmp_path / "c" / "white.png")
+    grid = np.array([[x + 0.5, y + 0.5] for y in range(1, 30, 3) for x in range(1, 40, 3)], np.float32)
+    loader = stoker.DataLoader(tmp_path, batch_size=1, keypoints=grid[None],
+                               transforms=f"CenterCrop(20, resize=False), {warp}, ToUint8")
+    x, _, points = next(iter(loader))
+    padded = torch.nn.functional.pad(x[0, 0].int(), (1, 1, 1, 1), value=0)
+    checked = 0
+    for px, py, visible in points[0].tolist():
+        if not (0 <= px < 20 and 0 <= py < 20):
+            assert visible == 0
+            continue
+        around = padded[int(py):int(py) + 3, int(px):int(px) + 3]  # its pixel and the 8 beside it
+        if 0 < around.sum() < 255 * 9:
+            continue  # at the edge of the fill, where sampling decides
+        assert visible == int(around[1, 1] == 255), (warp, px, py)
+        checked += 1
+    assert checked >= 30
+
+
 def test_chains_targets_cannot_follow_are_refused(blocks):
     root, centres = blocks
     with pytest.raises(ValueError, match="keypoints and boxes cannot follow ElasticTransform"):
@@ -256,6 +281,18 @@ def test_flip_pairs_naming_a_point_twice_are_refused(blocks):
         stoker.DataLoader(root, keypoints=points, flip_pairs=[(0, 1), (1, 2)], transforms="Resize((8, 8))")
     with pytest.raises(ValueError, match=r"^flip_pairs names point -1; points are numbered from 0$"):
         stoker.DataLoader(root, keypoints=points, flip_pairs=[(0, -1)], transforms="Resize((8, 8))")
+
+
+def test_flip_pairs_naming_a_point_past_the_keypoints_are_refused_when_the_loader_is_made(blocks):
+    # Found only at the first flipped sample otherwise, as a worker's failure on that image.
+    root, centres = blocks
+    points = np.zeros((6, 3, 2), np.float32)
+    with pytest.raises(ValueError, match=r"^flip_pairs names point 3 in \(0, 3\) and keypoints= has 3 points a "
+                                         r"sample \(0 to 2\)$"):
+        stoker.DataLoader(root, keypoints=points, flip_pairs=[(0, 3)], transforms="Resize((8, 8)), RandomHorizontalFlip()")
+    np.save(root / "points.npy", points)
+    with pytest.raises(ValueError, match=r"^flip_pairs names point 4 in \(4, 1\) and keypoints= has 3 points"):
+        stoker.DataLoader(root, keypoints=str(root / "points.npy"), flip_pairs=[(4, 1)], transforms="Resize((8, 8))")
 
 
 def test_a_third_column_that_is_not_a_visibility_is_refused(blocks):

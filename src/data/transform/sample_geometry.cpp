@@ -46,6 +46,19 @@ class PointMaps {
     for (const PointMap& map : warps_) p = map.forward(p);
     return p;
   }
+  // The same, and whether the point is on the image after every map: inside the canvas at each
+  // warp's input (a warp fills what it takes from outside, so a point the crop left out is not
+  // on the image wherever a warp then puts it) and at the end.
+  template <typename Inside>
+  Point operator()(Point p, const Inside& inside, bool* on_image) const {
+    for (const PointMap& map : flips_) p = map.forward(p);
+    for (const PointMap& map : warps_) {
+      if (!inside(p)) *on_image = false;
+      p = map.forward(p);
+    }
+    if (!inside(p)) *on_image = false;
+    return p;
+  }
   // A point of the output after the warps, taken back through them: what each warp samples.
   Point back_through_warps(Point p) const {
     for (auto map = warps_.rbegin(); map != warps_.rend(); ++map) p = map->back(p);
@@ -155,10 +168,11 @@ void move_targets(const TransformSpec& spec, const TargetGeometrySpec& geometry,
 
   std::vector<float>& points = targets->points;
   for (size_t k = 0; k + 2 < points.size(); k += 3) {
-    const Point p = move(points[k], points[k + 1]);
+    bool on_image = points[k + 2] != 0;
+    const Point p = maps(Point{(points[k] - box.x) * sx, (points[k + 1] - box.y) * sy}, inside, &on_image);
     points[k] = static_cast<float>(p.x);
     points[k + 1] = static_cast<float>(p.y);
-    points[k + 2] = points[k + 2] != 0 && inside(p) ? 1.0f : 0.0f;
+    points[k + 2] = on_image ? 1.0f : 0.0f;
   }
   if (params.flip && !geometry.flip_pairs.empty()) {
     const auto count = static_cast<int>(points.size() / 3);
