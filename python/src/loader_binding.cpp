@@ -494,6 +494,8 @@ void bind_loader(py::module_& m) {
   m.def(
       "before_fork", [] { before_fork(); },
       "os.register_at_fork's before: waits until no worker is inside dataset[i] (loader_closing.h)");
+  m.def("forks_that_gave_up_waiting", &forks_that_gave_up_waiting,
+        "How many forks went ahead with a worker still inside dataset[i] (before_fork's 10 s timeout)");
   m.def(
       "after_fork_in_parent", [] { after_fork(false); }, "os.register_at_fork's after_in_parent");
   m.def(

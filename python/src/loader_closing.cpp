@@ -29,6 +29,9 @@ struct ForkGate {
   bool forking STOKER_GUARDED_BY(mutex) = false;
 };
 
+// The forks that went ahead with a worker still inside dataset[i] (before_fork's timeout).
+std::atomic<size_t> forks_given_up{0};
+
 // Never destroyed (worker threads may use it at exit); a forked child makes a new one, its copy
 // of this one's condition variable having the parent's waiters.
 ForkGate*& fork_gate() {
@@ -115,9 +118,12 @@ void before_fork(double timeout_s) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
     while (gate.inside > own && lock.wait_until(gate.changed, deadline)) {
     }
+    if (gate.inside > own) forks_given_up.fetch_add(1, std::memory_order_relaxed);
   }
   PyEval_RestoreThread(state);
 }
+
+size_t forks_that_gave_up_waiting() { return forks_given_up.load(std::memory_order_relaxed); }
 
 void after_fork(bool in_child) {
   if (in_child) {

@@ -27,6 +27,7 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <memory>
 
 #include "stoker/data/loader.h"
@@ -51,6 +52,10 @@ class WorkerPython {
 // WorkerPython scope, and makes new scopes wait until after_fork(). Gives up waiting after
 // `timeout_s` (a dataset[i] that waits for the forking thread), and forks as before.
 void before_fork(double timeout_s = 10.0);
+
+// How many before_fork() calls in this process gave up waiting: a fork that went ahead with a
+// worker inside dataset[i]. Any thread.
+size_t forks_that_gave_up_waiting();
 
 // After a fork, in the parent (`in_child` false) or the child: scopes may begin again.
 void after_fork(bool in_child);

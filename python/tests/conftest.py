@@ -5,6 +5,10 @@ import pytest
 import torch
 from PIL import Image
 
+# The one wall-clock bound a test may assert (docs/TESTING.md, "Time in tests"): a hang guard, a
+# bound only a hang reaches however loaded the machine; how fast something returns is never asserted.
+HANG_GUARD = 120
+
 
 def write_image_folder(root, classes=3, per_class=8, kind="png", seed=0, sides=(40, 90), noise=8, quality=95):
     """`classes` folders of `per_class` images, each side in [sides[0], sides[1])."""

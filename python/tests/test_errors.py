@@ -1,7 +1,6 @@
 """Bad arguments are one ValueError line; bad samples follow on_error; Ctrl-C ends a wait."""
 import os
 import signal
-import time
 import traceback
 
 import numpy as np
@@ -131,7 +130,6 @@ def test_ctrl_c_ends_a_wait_for_a_slow_batch(tmp_path):
     previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     previous = signal.signal(signal.SIGALRM, lambda *_: signal.raise_signal(signal.SIGINT))
     signal.setitimer(signal.ITIMER_REAL, 0.3)
-    started = time.monotonic()
     try:
         with pytest.raises(KeyboardInterrupt):
             next(it)
@@ -139,7 +137,10 @@ def test_ctrl_c_ends_a_wait_for_a_slow_batch(tmp_path):
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
         signal.signal(signal.SIGINT, previous_int)
-    assert time.monotonic() - started < 1.5
+    # Raised inside the wait, the batch still to come: the pass goes on and delivers it. A Ctrl-C
+    # seen only once next() had returned would have lost it (the pass's one batch).
+    images, _ = next(it)
+    assert len(images) == 12
 
 
 @pytest.mark.parametrize("split, says", [

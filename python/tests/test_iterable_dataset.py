@@ -22,6 +22,7 @@ import torchvision.transforms as T
 from PIL import Image
 
 import stoker
+from conftest import HANG_GUARD
 from ranks import run_ranks
 
 HERE = Path(__file__).parent
@@ -436,13 +437,19 @@ def test_two_ranks_shard_themselves_with_and_without_len():
     assert [out["sized"]["len"] for out in outs] == [4, 4] and [out["unsized"]["len"] for out in outs] == [None, None]
 
 
-class Slow(Numbers):
-    """Numbers whose items from 8 on take 1 s each in the processes."""
+class Gated(Numbers):
+    """Numbers whose items from 8 on, in the processes, wait until the file `gate` exists: a wait
+    longer than any hang guard, until the test opens it."""
+
+    def __init__(self, gate, n):
+        super().__init__(n=n)
+        self.gate = str(gate)
 
     def __iter__(self):
         for image, target in super().__iter__():
             if torch.utils.data.get_worker_info() is not None and target[0] >= 8:
-                time.sleep(1)
+                while not os.path.exists(self.gate):
+                    time.sleep(0.02)
             yield image, target
 
 
@@ -452,7 +459,7 @@ def children():
     return [pid for pid in found if os.path.exists(f"/proc/{pid}")]
 
 
-def test_break_then_another_pass_and_del_mid_pass_leave_no_process():
+def test_break_then_another_pass_and_del_mid_pass_leave_no_process(tmp_path):
     before = set(children())  # a spawn start's resource tracker, say
     loader = stoker.DataLoader(Numbers(n=200), batch_size=8, transforms=CHAIN, dataset_processes=2)
     for k, _ in enumerate(loader):
@@ -461,9 +468,10 @@ def test_break_then_another_pass_and_del_mid_pass_leave_no_process():
     assert sorted(i for ids in ids_of(loader) for i in ids) == list(range(200))
     del loader
     started, done = threading.Event(), threading.Event()
+    gate = tmp_path / "open"
 
     def let_go_mid_pass():
-        slow = stoker.DataLoader(Slow(n=40), batch_size=4, transforms=CHAIN, dataset_processes=2)
+        slow = stoker.DataLoader(Gated(gate, n=40), batch_size=4, transforms=CHAIN, dataset_processes=2)
         it = iter(slow)
         next(it)
         started.set()
@@ -471,11 +479,14 @@ def test_break_then_another_pass_and_del_mid_pass_leave_no_process():
         done.set()
 
     threading.Thread(target=let_go_mid_pass, daemon=True).start()
-    assert started.wait(120), "the first batch came"
-    # Waiting for the items instead would take 4 of them, 1 s each on each of the 2 processes.
-    assert done.wait(3), "letting go of a loader mid-pass returned at once"
-    # The processes end after the item each is in (test_let_go.py bounds it closer).
-    deadline = time.monotonic() + 60
+    try:
+        assert started.wait(HANG_GUARD), "the first batch came"
+        # Waiting for the items instead would wait until the gate opens: past the hang guard.
+        assert done.wait(HANG_GUARD), "letting go of a loader mid-pass returned"
+    finally:
+        gate.touch()
+    # The processes end after the item each is in (test_let_go.py).
+    deadline = time.monotonic() + HANG_GUARD
     while set(children()) - before and time.monotonic() < deadline:
         time.sleep(0.1)
     assert set(children()) - before == set(), "the processes ended"
@@ -490,7 +501,7 @@ class Slow(torch.utils.data.IterableDataset):
     def __iter__(self):
         for i in range(400):
             if torch.utils.data.get_worker_info() is not None and i >= 16:
-                time.sleep(5)
+                time.sleep(600)  # past the hang guard: the workers waiting for it are woken, not waited for
             yield np.zeros((8, 8), np.uint8), i
 loader = stoker.DataLoader(Slow(), batch_size=8, transforms="Resize(8), CenterCrop(8)", dataset_processes=2)
 for k, _ in enumerate(loader):
@@ -506,10 +517,8 @@ def test_ctrl_c_mid_pass_ends_the_processes(tmp_path):
                                text=True, start_new_session=True)
     try:
         assert process.stdout.readline().strip() == "started"
-        started = time.perf_counter()
         os.killpg(process.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the group, processes included
-        _, err = process.communicate(timeout=30)
-        assert time.perf_counter() - started < 4.5, "the workers waiting for items are woken, not waited for"
+        _, err = process.communicate(timeout=HANG_GUARD)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)

@@ -8,7 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "stoker/core/error.h"
 #include "stoker/data/state_dict.h"
@@ -54,17 +56,29 @@ torch::Tensor stored(const std::vector<data::StoredTensor>& tensors, const std::
   return {};
 }
 
+// The script runs once for the suite's tests (one process per suite: cmake/TestSuites.cmake),
+// which only read its files.
 class TorchvisionWeightsTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    if (const std::string missing = stoker::testing::torchvision_missing(); !missing.empty()) GTEST_SKIP() << missing;
-    const auto r = run_command("/usr/bin/python3 -c '" + std::string(kWriteStateDicts) + "' " + dir_.str());
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    io_ = data::read_state_dict(dir_.str() + "/io.pt");
+  static void SetUpTestSuite() {
+    missing_ = stoker::testing::torchvision_missing();
+    if (!missing_.empty()) return;
+    dir_ = std::make_unique<TempDir>();
+    const auto r = run_command("/usr/bin/python3 -c '" + std::string(kWriteStateDicts) + "' " + dir_->str());
+    written_ = r.exit_code == 0;
+    error_ = r.err;
+    if (written_) io_ = data::read_state_dict(dir_->str() + "/io.pt");
   }
-  std::string file(const std::string& name) const { return dir_.str() + "/" + name; }
-  TempDir dir_;
-  std::vector<data::StoredTensor> io_;
+  static void TearDownTestSuite() { dir_.reset(); }
+  void SetUp() override {
+    if (!missing_.empty()) GTEST_SKIP() << missing_;
+    ASSERT_TRUE(written_) << error_;
+  }
+  static std::string file(const std::string& name) { return dir_->str() + "/" + name; }
+  static inline std::string missing_, error_;
+  static inline bool written_ = false;
+  static inline std::unique_ptr<TempDir> dir_;
+  static inline std::vector<data::StoredTensor> io_;
 };
 
 TEST_F(TorchvisionWeightsTest, ResNet18ComputesTorchvisionsOutputs) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <new>
@@ -11,11 +12,13 @@
 #include <thread>
 
 #include "stoker/core/error.h"
+#include "support/hang_guard.h"
 #include "support/temp_dir.h"
 
 namespace stoker::data {
 namespace {
 
+using stoker::testing::kHangGuard;
 using stoker::testing::TempDir;
 
 // An IDX dataset of `count` 16x12 images whose pixels encode their index.
@@ -259,8 +262,8 @@ TEST(LoaderTest, BackPressureBoundsWorkAhead) {
   int rest = 0;
   while (Batch batch = loader.next()) ++rest;
   EXPECT_EQ(rest, 48);
-  // The wait is booked when it ends, so only now must it show.
-  EXPECT_GE(loader.stage_times().wait_free_buffer, 0.05);
+  // The wait is booked when it ends, so only now must it show (how long it was, the machine's load decides).
+  EXPECT_GT(loader.stage_times().wait_free_buffer, 0.0);
 }
 
 TEST(LoaderTest, AConsumerHoldingEveryBufferGetsAnErrorNotAHang) {
@@ -280,13 +283,26 @@ TEST(LoaderTest, AConsumerHoldingEveryBufferGetsAnErrorNotAHang) {
     EXPECT_NE(std::string(e.what()).find("all 2 batch buffers are held by the consumer"), std::string::npos)
         << e.what();
   }
-  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
-  // Released on another thread within the grace second: the wait goes on and the batch comes.
+  EXPECT_LT(std::chrono::steady_clock::now() - started, kHangGuard);
+  // Released on another thread while next() waits (300 ms in, within the grace second): the
+  // wait goes on and the batch comes. A loaded machine may run the releaser after the grace: a
+  // next() that began before the release may then throw, one that began after it may not.
+  std::atomic<bool> released{false};
   std::thread releaser([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     first.release();
+    released = true;
   });
-  Batch third = loader.next();
+  Batch third;
+  for (bool done = false; !done;) {
+    const bool released_before = released;
+    try {
+      third = loader.next();
+      done = true;
+    } catch (const UsageError& e) {
+      ASSERT_FALSE(released_before) << "next() threw with a buffer released before it was called: " << e.what();
+    }
+  }
   releaser.join();
   ASSERT_TRUE(third);
   EXPECT_EQ(third.index(), 2);
@@ -312,7 +328,7 @@ TEST(LoaderTest, BuffersForTheConsumerAreAddedWhenItHoldsEveryBufferAndNoMore) {
   // Past the allowance a consumer keeping every batch still gets the error, not a hang.
   const auto started = std::chrono::steady_clock::now();
   EXPECT_THROW(loader.next(), UsageError);
-  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, kHangGuard);
   EXPECT_EQ(loader.prefetch(), 4);
   first.release();
   int rest = 0;
