@@ -147,10 +147,24 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& cfg, 
     }
     return list;
   };
-  if (cfg.optimizer == OptimizerKind::kSgd) {
-    const auto options =
-        torch::optim::SGDOptions(cfg.lr).momentum(cfg.momentum).nesterov(cfg.nesterov).weight_decay(cfg.weight_decay);
-    return std::make_unique<ForeachSgd>(with_groups(options), options);
+  switch (cfg.optimizer) {
+    case OptimizerKind::kSgd: {
+      const auto options =
+          torch::optim::SGDOptions(cfg.lr).momentum(cfg.momentum).nesterov(cfg.nesterov).weight_decay(cfg.weight_decay);
+      return std::make_unique<ForeachSgd>(with_groups(options), options);
+    }
+    case OptimizerKind::kRmsprop: {
+      // torch.optim.RMSprop(params, lr, momentum, weight_decay, eps, alpha) as torchvision's train.py builds it.
+      const OptimizerSpec& spec = optimizer_spec(OptimizerKind::kRmsprop);
+      const auto options = torch::optim::RMSpropOptions(cfg.lr)
+                               .momentum(cfg.momentum)
+                               .weight_decay(cfg.weight_decay)
+                               .eps(spec.eps)
+                               .alpha(spec.alpha);
+      return std::make_unique<torch::optim::RMSprop>(with_groups(options), options);
+    }
+    case OptimizerKind::kAdamW:
+      break;
   }
   const auto options = torch::optim::AdamWOptions(cfg.lr).weight_decay(cfg.weight_decay);
   return std::make_unique<ForeachAdamW>(with_groups(options), options);

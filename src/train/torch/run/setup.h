@@ -70,7 +70,8 @@ OptimizerGroups optimizer_groups(const Network& model);
 // cfg's optimizer over `model`: one parameter group with weight_decay, and a second with
 // norm_weight_decay (auto: weight_decay) for the normalization layers' parameters when the
 // model has any. The learning rate is the step's to set (lr_at). SGD and AdamW update with
-// multi-tensor operations (ForeachSgd, ForeachAdamW).
+// multi-tensor operations (ForeachSgd, ForeachAdamW); RMSprop is libtorch's, with the alpha and
+// eps of its optimizer_specs() row.
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& cfg, Network& model);
 
 // A second instance of `setup.model`'s architecture, on its device and in its memory format,
