@@ -293,7 +293,7 @@ data::TransformSpec transform_for(const TrainConfig& cfg, const data::Source& so
   return eval;
 }
 
-TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place) {
+TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place, const FittedStatistics* fitted) {
   validate(cfg);
   TrainSetup s;
   s.device = pick_device(cfg, place);
@@ -405,6 +405,20 @@ TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place) {
     if (!gpu.note.empty() && place.leader()) std::fprintf(stderr, "%s\n", gpu.note.c_str());
     train_options.gpu_handoff = gpu.handoff;
     s.feed.gpu_decode = std::move(gpu.stage);
+  }
+  if (data::FeatureSpec& features = train_options.transform.features; fitted != nullptr && features.standardize) {
+    const size_t count = static_cast<size_t>(s.train_source->feature_count());
+    if (fitted->mean.size() != count || fitted->std.size() != count) {
+      throw DataError(
+          fmt::format("the checkpoint's Standardize statistics are of {} features and {} has {}; resume "
+                      "on the data the run trained on",
+                      fitted->mean.size(), cfg.data, count));
+    }
+    features.mean = fitted->mean;
+    features.std = fitted->std;
+    s.data_notes.push_back(
+        "note: Standardize's mean and std are the checkpoint's, fitted when the run began; the data is not fitted "
+        "again");
   }
   const auto make_train_loader = [&] {
     s.train_loader = std::make_unique<data::Loader>(s.train_source, train_options);

@@ -12,6 +12,7 @@
 #include "stoker/core/host_tuning.h"
 #include "stoker/data/loader.h"
 #include "stoker/train/config.h"
+#include "train/torch/model/checkpoint.h"
 #include "train/torch/model/models.h"
 #include "train/torch/parallel/data_parallel.h"
 #include "train/torch/step/device_feed.h"
@@ -52,7 +53,10 @@ struct TrainSetup {
 // channels_last for conv nets, TF32 matmuls and cuDNN autotuning.
 // In a data-parallel group (`place`), the training loader takes the place's share of each
 // epoch, and on CUDA ("auto" or "cuda") the process trains on device cuda:<local_rank>.
-TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place = {});
+// `fitted` (a resumed run's, from its checkpoint): Standardize's statistics, taken instead of
+// fitting the training data again, with a note in data_notes; DataError when they are not of
+// the data's feature count. Ignored where the chain has no Standardize.
+TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place = {}, const FittedStatistics* fitted = nullptr);
 
 // The setup checks of a training run: refuses, in one line (UsageError), what the config asks
 // of data that the setup does not have: early stopping or a plateau schedule without
