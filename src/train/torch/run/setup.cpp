@@ -429,6 +429,7 @@ TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place, const F
   } else {
     make_train_loader();
   }
+  if (!s.train_loader->fit_note().empty()) s.data_notes.push_back("note: " + s.train_loader->fit_note());
   if (s.val_source) {
     data::LoaderOptions val_options = loader_options(cfg, *s.val_source, false, s.start_workers);
     // Standardized with the training data's statistics, as a fitted scaler would be.
