@@ -115,6 +115,7 @@ LoaderHandle::LoaderHandle(std::shared_ptr<data::Source> source, data::LoaderOpt
     data::run_with_progress_line(
         path, [&] { loader_ = std::make_unique<data::Loader>(std::move(source), std::move(options)); }, line);
   }
+  if (!loader_->fit_note().empty()) write_stderr_line(loader_->fit_note());
   live_handles().insert(this);
 }
 

@@ -1,5 +1,7 @@
 """Data the tests make for themselves: small image folders (JPEG and PNG, varied sizes) and
 feature arrays whose targets are their own sample indices."""
+import os
+
 import numpy as np
 import pytest
 import torch
@@ -8,6 +10,10 @@ from PIL import Image
 # The one wall-clock bound a test may assert (docs/TESTING.md, "Time in tests"): a hang guard, a
 # bound only a hang reaches however loaded the machine; how fast something returns is never asserted.
 HANG_GUARD = 120
+
+# Standardize's fit cache off (a test that fits sees a fit; nothing written to the home folder):
+# test_fit_cache.py turns it on in a folder of its own.
+os.environ["STOKER_FIT_CACHE"] = "0"
 
 
 def write_image_folder(root, classes=3, per_class=8, kind="png", seed=0, sides=(40, 90), noise=8, quality=95):

@@ -511,7 +511,7 @@ TEST_F(TrainTasksCli, TorchvisionPresetFlagsSizeTheChains) {
        {" --backend pil", 2, "--backend: stoker's workers decode and transform the images themselves"},
        {" --use-v2", 2, "--use-v2: stoker's workers decode and transform the images themselves"},
        {" --opt sgd_nesterov", 2,
-        "--opt must be one of adamw, sgd (got 'sgd_nesterov'); torchvision's --opt sgd_nesterov is --opt sgd "
+        "--opt must be one of adamw, sgd, rmsprop (got 'sgd_nesterov'); torchvision's --opt sgd_nesterov is --opt sgd "
         "--nesterov"}});
   // Other commands have flags of those names of their own: no hint there.
   const auto evaluate = run_command(kStoker + " evaluate --weights w.safetensors --bogus");

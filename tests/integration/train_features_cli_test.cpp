@@ -134,6 +134,43 @@ TEST_F(TrainFeaturesCli, EarlyStoppingEndsTheRunWhenValidationStalls) {
                         "patience without validation data");
 }
 
+// A resumed run standardizes with the statistics it was trained with, kept in its checkpoint,
+// and does not fit the data again: here the file changed between the runs (the same rows and
+// features, other values), and the resumed run's statistics are still the first run's.
+TEST_F(TrainFeaturesCli, AResumedRunKeepsTheStatisticsItWasTrainedWith) {
+  TempDir dir;
+  const std::string data = dir.str() + "/train.csv";
+  write_blobs(data, 800, 5);
+  const std::string out = dir.str() + "/runs";
+  const auto first = run_command(kStoker + " train --data " + data +
+                                 " --model mlp --epochs 1 --workers 1 "
+                                 "--no-progress --output-dir " +
+                                 out);
+  ASSERT_EQ(first.exit_code, 0) << first.err << first.out;
+  const std::string run = stoker::testing::run_dir_of(out);
+  const nlohmann::json fitted = summary_of(out)["inputs"]["standardize"];
+  ASSERT_EQ(fitted["mean"].size(), 12u) << fitted.dump();
+  EXPECT_EQ(first.err.find("not fitted again"), std::string::npos) << first.err;
+
+  write_blobs(data, 800, 6);
+  const auto resumed = run_command(kStoker + " train --no-progress --epochs 2 --resume " + run);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err << resumed.out;
+  EXPECT_NE(resumed.err.find("note: Standardize's mean and std are the checkpoint's, fitted when the run began; the "
+                             "data is not fitted again"),
+            std::string::npos)
+      << resumed.err;
+  EXPECT_EQ(summary_of(out)["inputs"]["standardize"], fitted);
+
+  // Not vacuous: a new run on the changed file fits other statistics.
+  const std::string other = dir.str() + "/other";
+  const auto refit = run_command(kStoker + " train --data " + data +
+                                 " --model mlp --epochs 1 --workers 1 "
+                                 "--no-progress --output-dir " +
+                                 other);
+  ASSERT_EQ(refit.exit_code, 0) << refit.err;
+  EXPECT_NE(summary_of(other)["inputs"]["standardize"]["mean"], fitted["mean"]);
+}
+
 // A moving average of the weights (--ema-decay): validated beside the model each epoch,
 // judged for model_best, exported as model_ema.safetensors, and carried by a checkpoint so an
 // interrupted and resumed run ends with the same average. It changes nothing in training:

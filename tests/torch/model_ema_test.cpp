@@ -251,7 +251,8 @@ TEST(ModelEmaTest, ACheckpointCarriesTheAverageAndItsCount) {
     }
     ema.update(*model);
   }
-  const CheckpointMeta meta{1, 2, 7, 4, 5, "mlp", 1, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+  const CheckpointMeta meta{1,           2, 7, 4, 5, "mlp", 1, std::nullopt, std::nullopt, std::nullopt, std::nullopt,
+                            std::nullopt};
   const std::string with = (dir.path() / "with.pt").string();
   save_checkpoint(with, *model, optimizer, meta, &ema);
   EXPECT_EQ(read_checkpoint_meta(with).ema_updates, 7);

@@ -143,8 +143,9 @@ TEST(ObjectiveTest, CheckpointKeepsTheScalerState) {
   TempDir dir;
   auto model = make_model("mlp", {1, 8, 8}, 10);
   torch::optim::SGD optimizer(model->parameters(), torch::optim::SGDOptions(0.1));
-  CheckpointMeta meta{1,           2, 3, 4, 5, "mlp", 1, GradScaler::State{1024.0, 17, 3}, std::nullopt, std::nullopt,
-                      std::nullopt};
+  CheckpointMeta meta{
+      1,           2, 3, 4, 5, "mlp", 1, GradScaler::State{1024.0, 17, 3}, std::nullopt, std::nullopt, std::nullopt,
+      std::nullopt};
   const std::string path = (dir.path() / "with.pt").string();
   save_checkpoint(path, *model, optimizer, meta);
   const CheckpointMeta back = read_checkpoint_meta(path);

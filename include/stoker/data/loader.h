@@ -367,6 +367,9 @@ class Loader {
   uint64_t samples_per_epoch() const { return samples_per_epoch_; }
   const LoaderOptions& options() const { return options_; }
   const Source& source() const { return *source_; }
+  // The line a front end shows when Standardize's statistics were read from the fit cache
+  // rather than fitted (fit_cache.h); "" otherwise.
+  const std::string& fit_note() const { return fit_note_; }
 
   // A GPU sample nvJPEG refused or failed on, made on the CPU instead: sample `slot` of
   // `batch` (which must have a gpu_sample there) decoded and transformed on this thread with
@@ -417,6 +420,7 @@ class Loader {
 
   std::shared_ptr<const Source> source_;
   LoaderOptions options_;
+  std::string fit_note_;
   std::shared_ptr<LoaderShared> shared_;
   std::unique_ptr<LoaderThreads> threads_;
   std::unique_ptr<SampleLoader> redo_loader_;  // redo_on_cpu's, made on its first call

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -192,6 +193,15 @@ class Source {
   // their files' sums), so that fit_standardize need not read a file larger than RAM a second
   // time. Default: nullptr (fit_standardize reads).
   virtual const FeatureSums* feature_sums() const { return nullptr; }
+  // The file, and the dataset in it, whose rows in order are this source's samples one to one
+  // (an HDF5 dataset), for caches of what is computed from those rows (Standardize's fit
+  // cache: fit_cache.h). Default: nullopt, as for views of a source (a split, a subset), whose
+  // samples are not the file's rows.
+  struct RowsOrigin {
+    std::string path;     // absolute
+    std::string dataset;  // its name in the file
+  };
+  virtual std::optional<RowsOrigin> rows_origin() const { return std::nullopt; }
   // The columns of a table of samples (a CSV file list, WebDataset shards), or nullptr for
   // other sources. A source without target columns (columns()->targets empty) is a kClass source with no class names
   // whose labels are all 0: what it holds for each sample is its extra columns.

@@ -28,8 +28,7 @@ struct SyntheticOptions {
 // Returns true when it generated, false when it reused. Throws SystemError on I/O failure.
 bool ensure_synthetic_dataset(const std::string& root, const SyntheticOptions& options);
 
-// The default cache location: $STOKER_CACHE, else $XDG_CACHE_HOME/stoker, else
-// ~/.cache/stoker, else ./.stoker-cache; plus "synthetic-<images>".
+// The default cache location: cache_dir() (stoker/core/cache_dir.h) plus "synthetic-<images>".
 std::string default_synthetic_dir(int images);
 
 }  // namespace stoker::data

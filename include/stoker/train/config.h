@@ -23,6 +23,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,7 +55,23 @@ std::string model_names_text();
 // on CUDA; here the mode is always named (--amp off|bf16|fp16), and --use-amp (no value) is
 // bf16, which needs no loss scaling on either device.
 enum class AmpMode { kOff, kBf16, kFp16 };
-enum class OptimizerKind { kAdamW, kSgd };
+enum class OptimizerKind { kAdamW, kSgd, kRmsprop };
+
+// The optimizer table: one row per OptimizerKind, read by --help (and so
+// docs/reference/train-options.md), validation, make_optimizer and the momentum cycling.
+struct OptimizerSpec {
+  OptimizerKind kind;
+  std::string_view name;         // as --opt takes it
+  std::string_view description;  // its update, for --help
+  bool takes_momentum;           // the momentum key applies (and onecycle's cycle_momentum moves it)
+  bool takes_nesterov;
+  // RMSprop's smoothing constant and the epsilon added to its denominator: torchvision's
+  // train.py's (alpha 0.9, eps 0.0316, from TensorFlow's defaults); 0 for the others.
+  double alpha;
+  double eps;
+};
+std::span<const OptimizerSpec> optimizer_specs();
+const OptimizerSpec& optimizer_spec(OptimizerKind kind);
 enum class ScheduleKind {
   kConstant,
   kCosine,
@@ -115,7 +132,7 @@ struct TrainConfig {
   OptimizerKind optimizer = OptimizerKind::kAdamW;
   double weight_decay = 0.01;
   double norm_weight_decay = kAuto;  // of normalization layers' parameters; kAuto = weight_decay
-  double momentum = 0.9;             // sgd only
+  double momentum = 0.9;             // sgd and rmsprop (optimizer_spec().takes_momentum)
   bool nesterov = false;             // sgd only; needs momentum > 0
   ScheduleKind schedule = ScheduleKind::kConstant;
   int warmup_steps = 0;   // warmup before any schedule

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "stoker/core/cache_dir.h"
 #include "stoker/core/error.h"
 #include "stoker/core/rng.h"
 #include "stoker/data/encode.h"
@@ -148,17 +149,7 @@ bool ensure_synthetic_dataset(const std::string& root, const SyntheticOptions& o
 }
 
 std::string default_synthetic_dir(int images) {
-  fs::path base;
-  if (const char* cache = std::getenv("STOKER_CACHE"); cache != nullptr && *cache != '\0') {
-    base = cache;
-  } else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
-    base = fs::path(xdg) / "stoker";
-  } else if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
-    base = fs::path(home) / ".cache" / "stoker";
-  } else {
-    base = ".stoker-cache";
-  }
-  return (base / ("synthetic-" + std::to_string(images))).string();
+  return (fs::path(cache_dir()) / ("synthetic-" + std::to_string(images))).string();
 }
 
 }  // namespace stoker::data

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "data/transform/features.h"
+#include "data/transform/fit_cache.h"
 #include "loader_shared.h"
 #include "sample_loader.h"
 #include "stoker/core/clock.h"
@@ -650,8 +651,8 @@ void Loader::prepare_feature_spec(int features) {
   spec.out_height = 1;
   spec.channels = 1;
   if (spec.features.standardize && spec.features.mean.empty()) {
-    fit_standardize_on_threads(*source_, &spec.features.mean, &spec.features.std, options_.workers,
-                               spec.features.fit_rows);
+    fit_note_ = fit_standardize_cached(*source_, &spec.features.mean, &spec.features.std, options_.workers,
+                                       spec.features.fit_rows);
   }
   options_.cache_decoded_bytes = 0;  // the features are in memory already
 }

@@ -44,6 +44,8 @@ struct SampleArrays {
   // into the sample's storage, converted to float32 there for features and checked to be
   // finite as each is read; nothing is mapped.
   std::shared_ptr<const RowReader> rows;
+  // The file and dataset the feature rows are, one to one (Source::rows_origin); an HDF5 file's.
+  std::optional<Source::RowsOrigin> rows_origin;
   // Class ids (classification) or count x target_dim floats (regression).
   std::vector<int64_t> labels;
   std::vector<float> targets;

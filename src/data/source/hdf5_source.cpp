@@ -461,7 +461,7 @@ std::unique_ptr<Source> open_hdf5(const std::string& path, Split split) {
   const auto [file_path, group] = split_hdf5_path(path);
   // Declared before the lock: a chunk reader takes it when it is destroyed.
   std::optional<Hdf5Array> x, y;
-  std::string origin;
+  std::string origin, x_name_of_rows;
   {
     const MutexLock lock(hdf5_mutex());
     const Hid file(open_file(file_path), H5Fclose);
@@ -477,9 +477,14 @@ std::unique_ptr<Source> open_hdf5(const std::string& path, Split split) {
     x.emplace(read_dataset(file.get(), file_path, x_name, true));
     y.emplace(read_dataset(file.get(), file_path, y_name));
     origin = fmt::format("arrays {} ({}, {})", file_path, x_name, y_name);
+    x_name_of_rows = x_name;
   }
   // Outside the lock: rows read through a chunk reader take it.
-  return make_array_source(to_sample_arrays(x->array, y->array, origin, x->mapping, x->rows));
+  SampleArrays arrays = to_sample_arrays(x->array, y->array, origin, x->mapping, x->rows);
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(file_path, ec);
+  if (!ec) arrays.rows_origin = Source::RowsOrigin{absolute.lexically_normal().string(), x_name_of_rows};
+  return make_array_source(std::move(arrays));
 }
 
 std::vector<Split> hdf5_splits(const std::string& path) {

@@ -21,6 +21,29 @@
 
 namespace stoker::train {
 
+namespace {
+
+// A new optimizer: a row here, OptimizerKind, make_optimizer (setup.cpp) and, if it has a
+// momentum, set_momentum (step.cpp).
+constexpr std::array<OptimizerSpec, 3> kOptimizerSpecs = {{
+    {OptimizerKind::kAdamW, "adamw", "AdamW (decoupled weight decay; onecycle cycles its beta1)", false, false, 0, 0},
+    {OptimizerKind::kSgd, "sgd", "SGD (L2 weight decay, momentum, nesterov)", true, true, 0, 0},
+    {OptimizerKind::kRmsprop, "rmsprop",
+     "RMSprop as torchvision's --opt rmsprop (L2 weight decay, momentum; alpha 0.9, eps 0.0316)", true, false, 0.9,
+     0.0316},
+}};
+
+}  // namespace
+
+std::span<const OptimizerSpec> optimizer_specs() { return kOptimizerSpecs; }
+
+const OptimizerSpec& optimizer_spec(OptimizerKind kind) {
+  for (const OptimizerSpec& spec : kOptimizerSpecs) {
+    if (spec.kind == kind) return spec;
+  }
+  throw std::logic_error(fmt::format("no optimizer_specs() row for OptimizerKind {}", static_cast<int>(kind)));
+}
+
 namespace detail {
 namespace {
 
@@ -32,8 +55,6 @@ struct EnumName {
 
 constexpr std::array<EnumName<AmpMode>, 3> kAmpModes = {
     {{AmpMode::kOff, "off"}, {AmpMode::kBf16, "bf16"}, {AmpMode::kFp16, "fp16"}}};
-constexpr std::array<EnumName<OptimizerKind>, 2> kOptimizers = {
-    {{OptimizerKind::kAdamW, "adamw"}, {OptimizerKind::kSgd, "sgd"}}};
 constexpr std::array<EnumName<ScheduleKind>, 17> kSchedules = {
     {{ScheduleKind::kConstant, "constant"},
      {ScheduleKind::kCosine, "cosine"},
@@ -84,7 +105,15 @@ std::span<const EnumName<data::DecodeMode>> enum_names(data::DecodeMode) {
 }
 std::span<const EnumName<TaskKind>> enum_names(TaskKind) { return kTasks; }
 std::span<const EnumName<LossKind>> enum_names(LossKind) { return kLosses; }
-std::span<const EnumName<OptimizerKind>> enum_names(OptimizerKind) { return kOptimizers; }
+// The optimizer table's names (optimizer_specs()), in its order.
+std::span<const EnumName<OptimizerKind>> enum_names(OptimizerKind) {
+  static const auto names = [] {
+    std::array<EnumName<OptimizerKind>, kOptimizerSpecs.size()> out{};
+    for (size_t i = 0; i < out.size(); ++i) out[i] = {kOptimizerSpecs[i].kind, kOptimizerSpecs[i].name};
+    return out;
+  }();
+  return names;
+}
 std::span<const EnumName<ScheduleKind>> enum_names(ScheduleKind) { return kSchedules; }
 
 template <typename E>
@@ -122,9 +151,6 @@ std::string_view foreign_value_hint(E, std::string_view) {
 }
 std::string_view foreign_value_hint(OptimizerKind, std::string_view text) {
   if (equals_ignoring_case(text, "sgd_nesterov")) return "; torchvision's --opt sgd_nesterov is --opt sgd --nesterov";
-  if (equals_ignoring_case(text, "rmsprop")) {
-    return "; torchvision's --opt rmsprop is not taken here: use --opt sgd (that script's default) or --opt adamw";
-  }
   return "";
 }
 
@@ -193,6 +219,34 @@ std::string number_text(double value) {
 // The type a Member points at.
 template <typename P>
 using ValueOf = std::remove_cvref_t<decltype(std::declval<TrainConfig&>().*std::declval<P>())>;
+
+// "Optimizer: adamw: AdamW (...); sgd: ..." from the optimizer table.
+std::string optimizer_help() {
+  std::string text = "Optimizer: ";
+  for (const OptimizerSpec& spec : optimizer_specs()) {
+    if (spec.kind != optimizer_specs().front().kind) text += "; ";
+    text += fmt::format("{}: {}", spec.name, spec.description);
+  }
+  return text;
+}
+
+}  // namespace
+
+// "sgd or rmsprop": the optimizers whose row has `flag`.
+std::string optimizer_names_where(bool OptimizerSpec::*flag) {
+  std::vector<std::string_view> names;
+  for (const OptimizerSpec& spec : optimizer_specs()) {
+    if (spec.*flag) names.push_back(spec.name);
+  }
+  std::string text;
+  for (size_t i = 0; i < names.size(); ++i) {
+    text += i == 0 ? "" : (i + 1 == names.size() ? " or " : ", ");
+    text += names[i];
+  }
+  return text;
+}
+
+namespace {
 
 // A key of the input pipeline's table (stoker/data/loader_keys.h): its name, help, aliases and
 // range are the table's; `note` says what else it means to the trainer.
@@ -330,10 +384,10 @@ std::vector<Field> make_fields() {
       {"epochs", &C::epochs, "Passes over the training data", {}, false, Range::at_least(1)},
       loader_field(data::LoaderKey::kBatchSize, &C::batch_size, "an optimizer step sees accumulation_steps batches"),
       {"lr", &C::lr, "Learning rate (the peak, after warmup)", {"learning_rate"}, false, Range::above(0)},
-      {"optimizer", &C::optimizer, "Optimizer: adamw or sgd", {"opt"}},
+      {"optimizer", &C::optimizer, optimizer_help(), {"opt"}},
       {"weight_decay",
        &C::weight_decay,
-       "Weight decay (decoupled for adamw, L2 for sgd)",
+       "Weight decay (decoupled for adamw, L2 for the others)",
        {"wd"},
        false,
        Range::at_least(0)},
@@ -343,8 +397,16 @@ std::vector<Field> make_fields() {
        "torchvision's --norm-weight-decay (its ResNet and EfficientNet recipes use 0); auto = weight_decay",
        {},
        true},
-      {"momentum", &C::momentum, "SGD momentum, in [0, 1)", {}, false, Range::in(0, 1, false, true)},
-      {"nesterov", &C::nesterov, "Nesterov momentum (sgd; needs momentum > 0)", {}},
+      {"momentum",
+       &C::momentum,
+       "Momentum of " + optimizer_names_where(&OptimizerSpec::takes_momentum) + ", in [0, 1)",
+       {},
+       false,
+       Range::in(0, 1, false, true)},
+      {"nesterov",
+       &C::nesterov,
+       "Nesterov momentum (" + optimizer_names_where(&OptimizerSpec::takes_nesterov) + "; needs momentum > 0)",
+       {}},
       {"schedule",
        &C::schedule,
        "Learning-rate schedule after warmup: constant, cosine (to lr_min at the end), step (x step_gamma every "
@@ -434,7 +496,7 @@ std::vector<Field> make_fields() {
        {}},
       {"cycle_momentum",
        &C::cycle_momentum,
-       "onecycle: move SGD's momentum (AdamW's beta1) from max_momentum to base_momentum while the rate rises, and "
+       "onecycle: move the momentum (AdamW's beta1) from max_momentum to base_momentum while the rate rises, and "
        "back while it falls, as OneCycleLR does by default (the momentum key is then not used)",
        {}},
       {"base_momentum", &C::base_momentum, "onecycle: the momentum at the peak rate, in [0, max_momentum]", {}},

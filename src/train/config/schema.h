@@ -72,6 +72,9 @@ struct Field {
   Range range{};
 };
 
+// "sgd or rmsprop": the names of the optimizer table's rows whose `flag` is set.
+std::string optimizer_names_where(bool OptimizerSpec::*flag);
+
 // Every key, in the order of TrainConfig.
 const std::vector<Field>& fields();
 // The field with this exact YAML name, or nullptr.

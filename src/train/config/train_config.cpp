@@ -321,7 +321,10 @@ void validate(const TrainConfig& c) {
   check(c.norm_weight_decay == kAuto || (c.norm_weight_decay >= 0 && std::isfinite(c.norm_weight_decay)),
         fmt::format("norm_weight_decay must be a finite number >= 0, or auto for weight_decay's value (got {})",
                     c.norm_weight_decay));
-  check(!(c.nesterov && c.optimizer == OptimizerKind::kSgd && c.momentum == 0),
+  check(!c.nesterov || optimizer_spec(c.optimizer).takes_nesterov,
+        fmt::format("nesterov applies to {} (optimizer is {}); leave nesterov out, or set optimizer sgd",
+                    detail::optimizer_names_where(&OptimizerSpec::takes_nesterov), to_string(c.optimizer)));
+  check(!(c.nesterov && optimizer_spec(c.optimizer).takes_nesterov && c.momentum == 0),
         "nesterov needs momentum > 0 (got momentum 0); set momentum (e.g. 0.9) or nesterov: false");
   check(c.warmup_steps == 0 || c.warmup_epochs == 0,
         fmt::format("warmup_steps {} and warmup_epochs {} both set the warmup; give one", c.warmup_steps,

@@ -27,8 +27,11 @@ constexpr std::string_view kDoc =
     "off where its chunks are few: on 500,000 rows of 512 embeddings in 100 classes, in h5py's automatic chunks "
     "of 3,907 rows, the default sample (68 of 128 chunks) puts each feature's mean within a median 1.7% of a std "
     "(at most 8%) of the full fit's and its std within 1.3% (at most 10%); 131,072 rows (34 chunks): 5% (at most "
-    "23%) and 4% (at most 33%). `Standardize(fit_rows=None)` fits over every row. Other data is fitted over every "
-    "row.";
+    "23%) and 4% (at most 33%). `Standardize(fit_rows=None)` fits over every row. Such a fit is kept in "
+    "`$XDG_CACHE_HOME/stoker` (default `~/.cache/stoker`), keyed by the file's path, size and modification time, "
+    "the dataset and `fit_rows`: the next run over the same rows reads it and says so in one line; "
+    "`STOKER_FIT_CACHE=0` fits every time. A resumed `stoker train` takes the mean and std from its checkpoint. "
+    "Other data is fitted over every row.";
 
 void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
   state.spec.features.standardize = true;

@@ -73,6 +73,18 @@ CheckpointMeta read_meta(torch::serialize::InputArchive& archive) {
   }
   if (archive.try_read("ema_updates", v)) meta.ema_updates = get_int("ema_updates");
   if (archive.try_read("train_samples", v)) meta.train_samples = get_int("train_samples");
+  if (torch::Tensor mean, deviation;
+      archive.try_read("standardize_mean", mean) && archive.try_read("standardize_std", deviation)) {
+    if (mean.dim() != 1 || mean.sizes() != deviation.sizes() || mean.scalar_type() != torch::kFloat32 ||
+        deviation.scalar_type() != torch::kFloat32) {
+      throw std::runtime_error("standardize_mean and standardize_std are not two float32 vectors of one length");
+    }
+    const auto values = [](const torch::Tensor& t) {
+      const torch::Tensor c = t.contiguous();
+      return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+    };
+    meta.standardize = FittedStatistics{values(mean), values(deviation)};
+  }
   if (archive.try_read("plateau_lr", v)) {
     auto get_double = [&](const char* key) {
       if (!archive.try_read(key, v) || !v.isDouble()) throw std::runtime_error(std::string("missing ") + key);
@@ -145,6 +157,11 @@ void save_checkpoint(const std::string& path, Network& model, torch::optim::Opti
     archive.write("model_name", c10::IValue(meta.model));
     archive.write("world_size", c10::IValue(meta.world_size));
     if (meta.train_samples) archive.write("train_samples", c10::IValue(*meta.train_samples));
+    if (meta.standardize) {
+      const auto vector = [](const std::vector<float>& values) { return torch::tensor(values, torch::kFloat32); };
+      archive.write("standardize_mean", vector(meta.standardize->mean));
+      archive.write("standardize_std", vector(meta.standardize->std));
+    }
     if (meta.scaler) {
       archive.write("scaler_scale", c10::IValue(meta.scaler->scale));
       archive.write("scaler_growth_tracker", c10::IValue(meta.scaler->growth_tracker));

@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "train/common/plateau.h"
 #include "train/torch/model/model_ema.h"
@@ -15,6 +16,12 @@
 #include "train/torch/step/grad_scaler.h"
 
 namespace stoker::train {
+
+// Standardize's per-feature statistics, as the run fitted them on its training data.
+struct FittedStatistics {
+  std::vector<float> mean;
+  std::vector<float> std;
+};
 
 struct CheckpointMeta {
   int64_t epoch = 0;        // epoch to continue in
@@ -28,6 +35,9 @@ struct CheckpointMeta {
   std::optional<int64_t> ema_updates;       // the file holds a moving average (ema_decay > 0)
   std::optional<PlateauState> plateau;      // schedule plateau only
   std::optional<int64_t> train_samples;     // the training data's sample count (absent in files from before)
+  // The run's Standardize statistics (feature data with Standardize; absent in files from
+  // before): a resumed run takes these rather than fitting the data again.
+  std::optional<FittedStatistics> standardize;
 };
 
 // Throws SystemError naming the path when it cannot be written; the previous file stays.

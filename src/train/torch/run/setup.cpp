@@ -147,10 +147,24 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& cfg, 
     }
     return list;
   };
-  if (cfg.optimizer == OptimizerKind::kSgd) {
-    const auto options =
-        torch::optim::SGDOptions(cfg.lr).momentum(cfg.momentum).nesterov(cfg.nesterov).weight_decay(cfg.weight_decay);
-    return std::make_unique<ForeachSgd>(with_groups(options), options);
+  switch (cfg.optimizer) {
+    case OptimizerKind::kSgd: {
+      const auto options =
+          torch::optim::SGDOptions(cfg.lr).momentum(cfg.momentum).nesterov(cfg.nesterov).weight_decay(cfg.weight_decay);
+      return std::make_unique<ForeachSgd>(with_groups(options), options);
+    }
+    case OptimizerKind::kRmsprop: {
+      // torch.optim.RMSprop(params, lr, momentum, weight_decay, eps, alpha) as torchvision's train.py builds it.
+      const OptimizerSpec& spec = optimizer_spec(OptimizerKind::kRmsprop);
+      const auto options = torch::optim::RMSpropOptions(cfg.lr)
+                               .momentum(cfg.momentum)
+                               .weight_decay(cfg.weight_decay)
+                               .eps(spec.eps)
+                               .alpha(spec.alpha);
+      return std::make_unique<torch::optim::RMSprop>(with_groups(options), options);
+    }
+    case OptimizerKind::kAdamW:
+      break;
   }
   const auto options = torch::optim::AdamWOptions(cfg.lr).weight_decay(cfg.weight_decay);
   return std::make_unique<ForeachAdamW>(with_groups(options), options);
@@ -279,7 +293,7 @@ data::TransformSpec transform_for(const TrainConfig& cfg, const data::Source& so
   return eval;
 }
 
-TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place) {
+TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place, const FittedStatistics* fitted) {
   validate(cfg);
   TrainSetup s;
   s.device = pick_device(cfg, place);
@@ -392,6 +406,20 @@ TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place) {
     train_options.gpu_handoff = gpu.handoff;
     s.feed.gpu_decode = std::move(gpu.stage);
   }
+  if (data::FeatureSpec& features = train_options.transform.features; fitted != nullptr && features.standardize) {
+    const size_t count = static_cast<size_t>(s.train_source->feature_count());
+    if (fitted->mean.size() != count || fitted->std.size() != count) {
+      throw DataError(
+          fmt::format("the checkpoint's Standardize statistics are of {} features and {} has {}; resume "
+                      "on the data the run trained on",
+                      fitted->mean.size(), cfg.data, count));
+    }
+    features.mean = fitted->mean;
+    features.std = fitted->std;
+    s.data_notes.push_back(
+        "note: Standardize's mean and std are the checkpoint's, fitted when the run began; the data is not fitted "
+        "again");
+  }
   const auto make_train_loader = [&] {
     s.train_loader = std::make_unique<data::Loader>(s.train_source, train_options);
   };
@@ -401,6 +429,7 @@ TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place) {
   } else {
     make_train_loader();
   }
+  if (!s.train_loader->fit_note().empty()) s.data_notes.push_back("note: " + s.train_loader->fit_note());
   if (s.val_source) {
     data::LoaderOptions val_options = loader_options(cfg, *s.val_source, false, s.start_workers);
     // Standardized with the training data's statistics, as a fitted scaler would be.

@@ -12,6 +12,7 @@
 #include "stoker/core/host_tuning.h"
 #include "stoker/data/loader.h"
 #include "stoker/train/config.h"
+#include "train/torch/model/checkpoint.h"
 #include "train/torch/model/models.h"
 #include "train/torch/parallel/data_parallel.h"
 #include "train/torch/step/device_feed.h"
@@ -52,7 +53,10 @@ struct TrainSetup {
 // channels_last for conv nets, TF32 matmuls and cuDNN autotuning.
 // In a data-parallel group (`place`), the training loader takes the place's share of each
 // epoch, and on CUDA ("auto" or "cuda") the process trains on device cuda:<local_rank>.
-TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place = {});
+// `fitted` (a resumed run's, from its checkpoint): Standardize's statistics, taken instead of
+// fitting the training data again, with a note in data_notes; DataError when they are not of
+// the data's feature count. Ignored where the chain has no Standardize.
+TrainSetup make_setup(const TrainConfig& cfg, const ProcessPlace& place = {}, const FittedStatistics* fitted = nullptr);
 
 // The setup checks of a training run: refuses, in one line (UsageError), what the config asks
 // of data that the setup does not have: early stopping or a plateau schedule without
@@ -70,7 +74,8 @@ OptimizerGroups optimizer_groups(const Network& model);
 // cfg's optimizer over `model`: one parameter group with weight_decay, and a second with
 // norm_weight_decay (auto: weight_decay) for the normalization layers' parameters when the
 // model has any. The learning rate is the step's to set (lr_at). SGD and AdamW update with
-// multi-tensor operations (ForeachSgd, ForeachAdamW).
+// multi-tensor operations (ForeachSgd, ForeachAdamW); RMSprop is libtorch's, with the alpha and
+// eps of its optimizer_specs() row.
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& cfg, Network& model);
 
 // A second instance of `setup.model`'s architecture, on its device and in its memory format,

@@ -189,10 +189,12 @@ void TrainLoop::observe_plateau(const EvalResult& eval, EpochRecord& record, boo
 void TrainLoop::save(int64_t epoch, int64_t next_batch) {
   if (run_.records == nullptr) return;
   CheckpointMeta meta{epoch,       next_batch,   stepper_.global_step(), cfg_.seed,    cfg_.batch_size, cfg_.model,
-                      world_size_, std::nullopt, std::nullopt,           std::nullopt, std::nullopt};
+                      world_size_, std::nullopt, std::nullopt,           std::nullopt, std::nullopt,    std::nullopt};
   if (stepper_.scaler() != nullptr) meta.scaler = stepper_.scaler()->state();
   if (plateau_) meta.plateau = plateau_->state();
   meta.train_samples = static_cast<int64_t>(run_.setup.train_loader->source().size());
+  const data::FeatureSpec& features = run_.setup.train_loader->options().transform.features;
+  if (features.standardize && !features.mean.empty()) meta.standardize = FittedStatistics{features.mean, features.std};
   save_checkpoint(run_.start.checkpoint_path, *run_.setup.model, *run_.setup.optimizer, meta, run_.ema);
 }
 

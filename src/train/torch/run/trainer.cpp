@@ -53,7 +53,9 @@ int run_training(const TrainConfig& cfg, const TrainUi& shown) {
   // process (the launcher stops the others); the rest start when it has.
   if (group && !leader) group->barrier();
   std::optional<Resumption> resumption = open_resumption(cfg, place);
-  TrainSetup setup = make_setup(cfg, place);
+  const FittedStatistics* fitted =
+      resumption && resumption->checkpoint->meta().standardize ? &*resumption->checkpoint->meta().standardize : nullptr;
+  TrainSetup setup = make_setup(cfg, place, fitted);
   check_run_needs(cfg, setup);
   // The moving average of the weights: the leader's, which validates and saves it (every
   // process takes the same steps, so the others would hold the same one).

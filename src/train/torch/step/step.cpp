@@ -18,14 +18,22 @@ void set_lr(torch::optim::Optimizer& optimizer, double lr) {
   for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
 }
 
-// SGD's momentum or AdamW's beta1, as OneCycleLR sets group["momentum"] or group["betas"][0].
+// SGD's or RMSprop's momentum, or AdamW's beta1, as OneCycleLR sets group["momentum"] or
+// group["betas"][0].
 void set_momentum(torch::optim::Optimizer& optimizer, OptimizerKind kind, double momentum) {
   for (auto& group : optimizer.param_groups()) {
-    if (kind == OptimizerKind::kSgd) {
-      static_cast<torch::optim::SGDOptions&>(group.options()).momentum(momentum);
-    } else {
-      auto& options = static_cast<torch::optim::AdamWOptions&>(group.options());
-      options.betas(std::make_tuple(momentum, std::get<1>(options.betas())));
+    switch (kind) {
+      case OptimizerKind::kSgd:
+        static_cast<torch::optim::SGDOptions&>(group.options()).momentum(momentum);
+        break;
+      case OptimizerKind::kRmsprop:
+        static_cast<torch::optim::RMSpropOptions&>(group.options()).momentum(momentum);
+        break;
+      case OptimizerKind::kAdamW: {
+        auto& options = static_cast<torch::optim::AdamWOptions&>(group.options());
+        options.betas(std::make_tuple(momentum, std::get<1>(options.betas())));
+        break;
+      }
     }
   }
 }

@@ -25,7 +25,7 @@ namespace stoker::train {
 // Learning rate at optimiser step `step` of `total` (warmup, then the schedule; onecycle is
 // PyTorch's OneCycleLR at step_num `step` with total_steps `total`).
 double lr_at(const TrainConfig& cfg, int64_t step, int64_t total, int64_t steps_per_epoch);
-// The momentum (SGD) or beta1 (AdamW) OneCycleLR sets at that step with cycle_momentum;
+// The momentum (SGD, RMSprop) or beta1 (AdamW) OneCycleLR sets at that step with cycle_momentum;
 // nullopt where the schedule leaves it alone.
 std::optional<double> momentum_at(const TrainConfig& cfg, int64_t step, int64_t total);
 
