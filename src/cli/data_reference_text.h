@@ -40,7 +40,11 @@ lossy WebP within one level. 16-bit samples become 8 bits as Pillow makes 16-bit
 JPEG XL files are bad samples saying what they are ("not a JPEG, PNG, WebP, BMP, PNM or TIFF
 (looks like GIF)"); so are damaged and truncated files, with the reason, and images of more
 than `max_pixels` pixels (89,478,485 by default, Pillow's limit), refused from their header
-([decode.md](../design/decode.md)).
+([decode.md](../design/decode.md)). A plain (ASCII) PNM whose raster ends early is one too, as
+Pillow refuses it ("not enough image data"; "Reached EOF while reading data" in later Pillow),
+also where the file ends inside a number: Pillow 9.4 then repeats that number to the end of the
+raster (its decoder keeps a number split by the end of a read and stitches it again at the end
+of the file), an error of Pillow's that later Pillow corrected and stoker does not copy.
 
 )md";
 

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "stoker/data/decode.h"
@@ -343,6 +344,7 @@ TEST(WholeImageDecodeTest, DamagedAndOversizedFilesAreFailuresWithAReason) {
     return std::vector<uint8_t>(b.begin(), b.begin() + keep);
   };
 
+  const auto text = [](std::string_view s) { return std::vector<uint8_t>(s.begin(), s.end()); };
   std::vector<uint8_t> wide_bmp = good_bmp;
   wide_bmp[18 + 2] = 0x10;  // width 7 + 0x100000
   std::vector<uint8_t> bad_maxval(good_pnm);
@@ -359,6 +361,9 @@ TEST(WholeImageDecodeTest, DamagedAndOversizedFilesAreFailuresWithAReason) {
       {"pnm cut", cut(good_pnm, good_pnm.size() - 1), "truncated PNM"},
       {"pnm maxval 0", {'P', '5', ' ', '1', ' ', '1', ' ', '0', ' ', 0}, "maxval 0"},
       {"pnm header cut", {'P', '6', ' ', '7'}, "truncated PNM header"},
+      // A plain raster cut at a space, or inside a number (which Pillow 9.4 repeats to the end).
+      {"pgm ascii cut", text("P2 3 2 255\n10 20 30 40 50\n"), "truncated PNM (ASCII raster"},
+      {"pgm ascii cut in a number", text("P2 3 2 255\n10 20 30 40 5"), "truncated PNM (ASCII raster"},
       {"tiff cut", cut(good_tiff, good_tiff.size() / 2), "TIFF"},
       {"tiff header only", cut(good_tiff, 8), "corrupt TIFF"},
       {"webp cut", cut(good_webp, good_webp.size() - 20), "WebP"},
