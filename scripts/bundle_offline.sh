@@ -83,7 +83,7 @@ out=$(cd "$out" && pwd)
 name=$(basename "$out")
 parent=$(dirname "$out")
 
-lib_roots=(libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev libwebp-dev libtiff-dev zlib1g-dev
+lib_roots=(libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev libwebp-dev libtiff-dev libgif-dev zlib1g-dev
            libcli11-dev libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libhdf5-dev
            libdlpack-dev)  # dlpack: the Python extension's header
 [ "$tests" = 1 ] && lib_roots+=(libgtest-dev libgmock-dev)

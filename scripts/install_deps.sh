@@ -17,7 +17,7 @@ set -euo pipefail
 
 packages=(
   build-essential clang cmake ninja-build ccache pkg-config ca-certificates
-  libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev libwebp-dev libtiff-dev zlib1g-dev
+  libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev libwebp-dev libtiff-dev libgif-dev zlib1g-dev
   libcli11-dev libfmt-dev libyaml-cpp-dev nlohmann-json3-dev
   libhdf5-dev
   libgtest-dev libgmock-dev libbenchmark-dev

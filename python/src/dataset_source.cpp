@@ -209,7 +209,7 @@ class FileToRead {
 };
 
 // An unloaded PIL image whose encoded bytes stoker decodes as PIL would: a JPEG, PNG, WebP,
-// BMP, PNM or TIFF from
+// BMP, PNM, TIFF or GIF from
 // Image.open(...) that nothing has loaded, drafted, converted or moved off its first frame
 // (open_clip's CsvDataset without its transforms returns one), and not a 16-bit grey PNG. PIL
 // decodes its bytes the same way on load (neither applies an EXIF orientation). False for any other image, and for
@@ -220,7 +220,8 @@ bool is_unloaded_pil_file(const py::handle& pil) {
   const py::object format = pil.attr("format");
   if (format.is_none()) return false;
   const auto kind = format.cast<std::string>();
-  if (kind != "JPEG" && kind != "PNG" && kind != "WEBP" && kind != "BMP" && kind != "PPM" && kind != "TIFF") {
+  if (kind != "JPEG" && kind != "PNG" && kind != "WEBP" && kind != "BMP" && kind != "PPM" && kind != "TIFF" &&
+      kind != "GIF") {
     return false;
   }
   // Pillow modes stoker's decoders give as Pillow does (a CMYK or YCbCr TIFF, say, is refused by

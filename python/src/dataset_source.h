@@ -5,7 +5,7 @@
 // encoded bytes (bytes, bytearray, memoryview), a uint8 array (NumPy, or anything
 // numpy.asarray takes, such as a CPU torch tensor) of shape (H, W), (H, W, C) or (C, H, W)
 // with C 1, 3 or 4 (an alpha channel is dropped), or a PIL image (converted to RGB unless it
-// is L or RGB already; a JPEG, PNG, WebP, BMP, PNM or TIFF (of a mode stoker's decoders read:
+// is L or RGB already; a JPEG, PNG, WebP, BMP, PNM, TIFF or GIF (of a mode stoker's decoders read:
 // 1, L, LA, P, RGB, RGBA) that Image.open(...) returned and nothing has loaded,
 // drafted or moved off its first frame is decoded by stoker from its encoded bytes: read, as a
 // path is, from the file PIL holds open, which may have been removed or replaced since, or by

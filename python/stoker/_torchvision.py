@@ -181,8 +181,7 @@ def _resize(t, v2):
 
 
 def _center_crop(t, v2):
-    # torchvision's CenterCrop is a 1:1 crop; stoker's bare CenterCrop(m) resizes first.
-    return [f"CenterCrop({_size(t.size)}, resize=False)"]
+    return [f"CenterCrop({_size(t.size)})"]
 
 
 def _padding(padding, v2_order):
@@ -314,7 +313,7 @@ def _image_classification(t, v2):
     # shorter side, a 1:1 centre crop, to float, normalize.
     return [_call("Resize", [_resize_size(t.resize_size)], interpolation=_interpolation(t.interpolation),
                   antialias=_antialias(getattr(t, "antialias", None))),
-            f"CenterCrop({_size(t.crop_size)}, resize=False)", "PILToTensor()", "ConvertImageDtype(torch.float32)",
+            f"CenterCrop({_size(t.crop_size)})", "PILToTensor()", "ConvertImageDtype(torch.float32)",
             f"Normalize(mean={_value(list(t.mean))}, std={_value(list(t.std))})"]
 
 

@@ -732,21 +732,21 @@ def test_cmyk_jpegs_of_an_imagefolder_give_what_torchvisions_imagefolder_gives(t
 
 
 def test_a_bad_file_of_an_imagefolder_read_partly_with_pil_is_named_by_its_path(tmp_path):
-    # A .jpg that is a GIF (saved under that name by a scraper) among BMPs is a bad sample named
+    # A .jpg that is an AVIF (saved under that name by a scraper) among BMPs is a bad sample named
     # by its path, not by its index in the folder ("ImageFolder[3]").
     (tmp_path / "c0").mkdir()
     for i in range(3):
         Image.fromarray(np.full((10, 12, 3), i, np.uint8)).save(tmp_path / "c0" / f"{i}.bmp")
-    Image.fromarray(np.full((10, 12, 3), 9, np.uint8)).save(tmp_path / "c0" / "3.jpg", "GIF")
+    (tmp_path / "c0" / "3.jpg").write_bytes(b"\0\0\0\x1cftypavif" + bytes(64))
     folder = torchvision.datasets.ImageFolder(str(tmp_path))
     loader = stoker.DataLoader(folder, batch_size=4, transforms="Resize((10, 12)), ToUint8", max_bad=0.5)
     next(iter(loader))
     (bad,) = loader.stats()["bad_samples"]
     assert bad == {"index": 3, "path": str(tmp_path / "c0" / "3.jpg"),
-                   "reason": "not a JPEG, PNG, WebP, BMP, PNM or TIFF (looks like GIF)"}
+                   "reason": "not a JPEG, PNG, WebP, BMP, PNM, TIFF or GIF (looks like AVIF)"}
     loader = stoker.DataLoader(folder, batch_size=4, transforms="Resize((10, 12)), ToUint8", on_error="raise")
     with pytest.raises(stoker.DataError,
-                       match=f"bad sample {tmp_path / 'c0' / '3.jpg'}: not a JPEG, PNG, WebP, BMP, PNM or TIFF"):
+                       match=f"bad sample {tmp_path / 'c0' / '3.jpg'}: not a JPEG, PNG, WebP, BMP, PNM, TIFF or GIF"):
         next(iter(loader))
 
 

@@ -95,7 +95,7 @@ def test_points_that_leave_the_image_are_kept_and_marked(blocks):
     root, centres = blocks
     points = np.array([[[1, 1], [39, 29]]] * 6, np.float32)
     boxes = np.array([[[0, 0, 2, 2]]] * 6, np.float32)
-    loader = stoker.DataLoader(root, batch_size=6, transforms="Resize((30, 40)), CenterCrop(20, resize=False)",
+    loader = stoker.DataLoader(root, batch_size=6, transforms="Resize((30, 40)), CenterCrop(20)",
                                keypoints=points, boxes=boxes)
     x, y, keypoints, moved = next(iter(loader))
     assert keypoints[0].tolist() == [[-9, -4, 0], [29, 24, 0]]

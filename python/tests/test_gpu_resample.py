@@ -61,8 +61,8 @@ def rgb(path, scale_num=8):
     "Resize(36), CenterCrop(24)",
     "Resize(30, interpolation=bicubic), RandomCrop(24), RandomVerticalFlip()",
     "Resize((30, 36)), RandomHorizontalFlip()",
-    "CenterCrop(28)",  # stoker's CenterCrop alone: the shorter side resized to 28 first
-    "CenterCrop(32, resize=False), RandomHorizontalFlip()",  # a 1:1 crop: the resample is a copy
+    "CenterCrop(28, resize=True)",  # stoker's: the shorter side resized to 28 first
+    "CenterCrop(32), RandomHorizontalFlip()",  # a 1:1 crop: the resample is a copy
 ])
 def test_full_resolution_windows_give_the_loaders_batch(png_folder, chain):
     # PNG: the CPU path decodes full resolution, so the window is the whole source image.
@@ -71,7 +71,7 @@ def test_full_resolution_windows_give_the_loaders_batch(png_folder, chain):
         out = torch.empty_like(x)
         resample_batch(windows, params["box"].double(), flips_of(params), out, filter=filter_of(chain),
                        clamp_to_box=chain.startswith("RandomResizedCrop"))
-        if chain.startswith("RandomResizedCrop") or "resize=False" in chain:  # boxes of whole source pixels
+        if chain.startswith(("RandomResizedCrop", "CenterCrop(32)")):  # boxes of whole source pixels
             assert torch.equal(out, x), (chain, (out.int() - x.int()).abs().max())
         else:
             assert_as_the_loader(out, x, chain)

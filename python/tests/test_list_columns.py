@@ -13,7 +13,7 @@ from PIL import Image
 
 import stoker
 
-CHAIN = "CenterCrop((16, 20), resize=False)"
+CHAIN = "CenterCrop((16, 20))"
 
 
 def write_images(folder, count):

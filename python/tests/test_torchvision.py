@@ -68,3 +68,22 @@ def test_a_folder_with_a_bmp_among_its_pngs_is_read_whole_as_imagefolder_reads_i
         assert torch.equal(y, torch.tensor(folder.targets))
         expected = torch.stack([folder[i][0] for i in range(len(folder))])
         assert (x.int() - expected.int()).abs().max() <= 1  # Resize: to a grey level of torchvision's
+
+
+@pytest.mark.parametrize("size", [(30, 40), 20, (24, 48)])
+def test_the_string_centercrop_is_torchvisions_centercrop(tmp_path, size):
+    # torchvision's name means torchvision's pixels: a 1:1 centre crop, zeros where the image is
+    # smaller, whether the chain is the T.CenterCrop object or the string of its name.
+    from PIL import Image
+
+    rng = torch.Generator().manual_seed(3)
+    for k in range(4):
+        (tmp_path / f"c{k % 2}").mkdir(exist_ok=True)
+        w, h = (40, 30) if k % 2 == 0 else (30, 40)
+        pixels = torch.randint(0, 256, (h, w, 3), dtype=torch.uint8, generator=rng).numpy()
+        Image.fromarray(pixels).save(tmp_path / f"c{k % 2}" / f"{k}.png")
+    folder = torchvision.datasets.ImageFolder(str(tmp_path), transform=T.Compose([T.CenterCrop(size), T.PILToTensor()]))
+    expected = torch.stack([folder[i][0] for i in range(len(folder))])
+    loader = stoker.DataLoader(str(tmp_path), batch_size=len(folder), transforms=f"CenterCrop({size}), ToUint8")
+    x, _ = next(iter(loader))
+    assert torch.equal(x, expected)  # a copy of PNG pixels: every byte

@@ -31,16 +31,24 @@ name order, are one dataset ([train.md](../guide/train.md#feature-vectors)).
 
 An image file's format is told from its bytes, not its name: a WebP or TIFF named `.jpg`, as
 scraped sets hold them, reads as what it is, as PIL reads it. JPEG (baseline, progressive,
-gray, CMYK), PNG, WebP (lossy, lossless, with alpha, the first frame of an animation), BMP (1 to
+gray, CMYK), PNG, WebP (lossy, lossless, with alpha, the first frame of an animation), GIF, BMP (1 to
 32 bits, bit fields, RLE4/RLE8), PNM (P1 to P6, any maxval) and TIFF (its first image: gray,
 palette, RGB, JPEG in TIFF; strips or tiles; none, LZW, deflate, PackBits, JPEG) give the
 pixels Pillow's `Image.open(f).convert("RGB")` gives, alpha dropped, not composited: exactly,
 lossy WebP within one level. 16-bit samples become 8 bits as Pillow makes 16-bit RGB ones
-(16-bit gray keeps its levels where Pillow clips them at 255). GIF, AVIF, HEIF, JPEG 2000 and
-JPEG XL files are bad samples saying what they are ("not a JPEG, PNG, WebP, BMP, PNM or TIFF
-(looks like GIF)"); so are damaged and truncated files, with the reason, and images of more
+(16-bit gray keeps its levels where Pillow clips them at 255). GIF gives its first frame as
+Pillow's `convert("RGB")` does: on the logical screen, the frame's transparent index (else index 0)
+around the frame, the local colour table else the global one, a transparent index as its colour;
+`.gif` is not in ImageFolder's extensions, so a folder scan skips it, but a GIF named `.jpg`, a
+WebDataset `.gif` member or an `Image.open` item decodes. AVIF, HEIF, JPEG 2000 and
+JPEG XL files are bad samples saying what they are ("not a JPEG, PNG, WebP, BMP, PNM, TIFF or GIF
+(looks like AVIF)"); so are damaged and truncated files, with the reason, and images of more
 than `max_pixels` pixels (89,478,485 by default, Pillow's limit), refused from their header
-([decode.md](../design/decode.md)).
+([decode.md](../design/decode.md)). A plain (ASCII) PNM whose raster ends early is one too, as
+Pillow refuses it ("not enough image data"; "Reached EOF while reading data" in later Pillow),
+also where the file ends inside a number: Pillow 9.4 then repeats that number to the end of the
+raster (its decoder keeps a number split by the end of a read and stitches it again at the end
+of the file), an error of Pillow's that later Pillow corrected and stoker does not copy.
 
 )md";
 

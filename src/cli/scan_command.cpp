@@ -88,7 +88,7 @@ std::string reason_kind(const std::string& reason) {
   return kind;
 }
 
-// "truncated JPEG 2 · not a JPEG, PNG, WebP, BMP, PNM or TIFF 1", most frequent first.
+// "truncated JPEG 2 · not a JPEG, PNG, WebP, BMP, PNM, TIFF or GIF 1", most frequent first.
 std::string counts_by_kind(const data::ScanReport& r) {
   std::map<std::string, int64_t> counts;
   for (const auto& b : r.bad) ++counts[reason_kind(b.reason)];

@@ -119,7 +119,7 @@ TEST_F(BenchLoaderCli, BadFilesAreReplacedAndListedWithReasons) {
   }
   EXPECT_NE(reasons["truncated.jpg"].find("JPEG"), std::string::npos) << reasons["truncated.jpg"];
   EXPECT_NE(reasons["empty.jpg"].find("empty"), std::string::npos) << reasons["empty.jpg"];
-  EXPECT_NE(reasons["text.jpg"].find("not a JPEG, PNG, WebP, BMP, PNM or TIFF"), std::string::npos)
+  EXPECT_NE(reasons["text.jpg"].find("not a JPEG, PNG, WebP, BMP, PNM, TIFF or GIF"), std::string::npos)
       << reasons["text.jpg"];
 
   // The same bad files over the default 1 % threshold fail the run, naming one of them.

@@ -91,6 +91,9 @@ struct CropCase {
   int channels, width, height;
   std::string chain;
   uint64_t seed;
+  // What torchvision runs, when the case holds stoker to the meaning of torchvision's name rather
+  // than to the spec stoker parsed: the crop part of cases.txt ("center th tw"), no Resize.
+  std::string torchvision = {};
 };
 
 // Each case's output from stoker and from torchvision, and how many RandomCrop windows after a
@@ -165,7 +168,9 @@ Outputs run_both(const std::vector<CropCase>& all) {
     SampleTransformer().run(out.data(), image, resampled_region(params, c.width, c.height), params, spec);
     o.ours.push_back(out);
     if (spec.geometry == Geometry::kRandomCrop && spec.resize.enabled()) (params.copy ? o.padded : o.boxes) += 1;
-    lines += case_line(c, spec, params, k);
+    lines += c.torchvision.empty() ? case_line(c, spec, params, k)
+                                   : std::to_string(c.channels) + ' ' + std::to_string(c.width) + ' ' +
+                                         std::to_string(c.height) + " bilinear - " + c.torchvision + " 0 0 0 0 0 0\n";
   }
   dir.write_text("cases.txt", lines);
   dir.write_text("script.py", kCropScript);
@@ -204,9 +209,15 @@ std::vector<CropCase> crop_cases() {
     }
   }
   all.push_back({3, 20, 4, "RandomCrop(10, pad_if_needed=True, fill=7.5)", 1});  // fill truncated, as PIL's
-  all.push_back({3, 7, 5, "CenterCrop((8, 4), resize=False)", 0});
-  all.push_back({3, 30, 33, "CenterCrop(31, resize=False)", 0});
-  all.push_back({1, 6, 9, "CenterCrop((3, 9), resize=False), Grayscale", 0});
+  all.push_back({3, 7, 5, "CenterCrop((8, 4))", 0});
+  all.push_back({3, 30, 33, "CenterCrop(31)", 0});
+  all.push_back({1, 6, 9, "CenterCrop((3, 9)), Grayscale", 0});
+  // torchvision's name alone means torchvision's CenterCrop: the image cut as it is, padded with
+  // zeros where it is smaller, never resized first.
+  all.push_back({3, 40, 30, "CenterCrop((30, 40))", 0, "center 30 40"});
+  all.push_back({3, 40, 30, "CenterCrop(20)", 0, "center 20 20"});
+  all.push_back({1, 30, 40, "CenterCrop(20), Grayscale", 0, "center 20 20"});
+  all.push_back({3, 40, 30, "CenterCrop((24, 48))", 0, "center 24 48"});
   return all;
 }
 
@@ -244,10 +255,10 @@ std::vector<CropCase> resize_cases() {
   all.push_back({3, 61, 45, "Resize((20, 24)), RandomVerticalFlip(1), RandomGrayscale(1)", 0});
   // GaussianBlur: torchvision's kernel and reflect padding, in float, rounded once.
   for (uint64_t seed = 0; seed < 3; ++seed) {
-    all.push_back({3, 30, 26, "CenterCrop(24, resize=False), GaussianBlur(5, sigma=(0.3, 2.5))", seed});
+    all.push_back({3, 30, 26, "CenterCrop(24), GaussianBlur(5, sigma=(0.3, 2.5))", seed});
   }
   all.push_back({3, 37, 29, "Resize((20, 28)), GaussianBlur((7, 3), sigma=1.3)", 0});
-  all.push_back({1, 33, 33, "CenterCrop(21, resize=False), GaussianBlur(9), Grayscale", 1});
+  all.push_back({1, 33, 33, "CenterCrop(21), GaussianBlur(9), Grayscale", 1});
   // RandomResizedCrop: the box stoker drew, cropped and resized by torchvision's resized_crop.
   for (uint64_t seed = 0; seed < 3; ++seed) {
     all.push_back({3, 57, 41, "RandomResizedCrop(24, scale=(0.2, 1)), RandomHorizontalFlip()", seed});

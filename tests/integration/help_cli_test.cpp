@@ -39,7 +39,7 @@ TEST(HelpCli, MarkdownIsTheWholeReference) {
   }
   // What evaluation makes of a random crop, computed from eval_transform().
   EXPECT_NE(r.out.find("| [`RandomCrop`](#randomcrop) | `size, padding, pad_if_needed, fill, padding_mode` | no | "
-                       "`CenterCrop(32, resize=False)` | no |"),
+                       "`CenterCrop(32)` | no |"),
             std::string::npos);
 }
 

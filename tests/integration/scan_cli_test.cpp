@@ -61,9 +61,9 @@ TEST(ScanCli, EveryDamagedFileIsNamedOnceWithItsReason) {
   EXPECT_NE(r.out.find("scanned   11 of 11 samples"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("bad       3: "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("truncated JPEG 1"), std::string::npos) << r.out;  // counts per kind of reason
-  EXPECT_NE(r.out.find("not a JPEG, PNG, WebP, BMP, PNM or TIFF 1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not a JPEG, PNG, WebP, BMP, PNM, TIFF or GIF 1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(data + "/cat/cut.jpg: truncated JPEG"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find(data + "/dog/notes.jpg: not a JPEG, PNG, WebP, BMP, PNM or TIFF (looks like text)"),
+  EXPECT_NE(r.out.find(data + "/dog/notes.jpg: not a JPEG, PNG, WebP, BMP, PNM, TIFF or GIF (looks like text)"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find(data + "/dog/empty.png: "), std::string::npos) << r.out;

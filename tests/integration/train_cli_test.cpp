@@ -409,9 +409,9 @@ TEST_F(TrainTasksCli, ValidationTakesTheTrainingChainMadeDeterministicOrItsOwn) 
   EXPECT_EQ(nlohmann::json::parse(metadata.value("inputs", "{}")), summary_of(dir.str() + "/derived")["inputs"])
       << metadata.dump();
 
-  const auto own =
-      run_command(run + " --val-transforms 'CenterCrop(8), Grayscale, Normalize(mean=(0.5,), std=(0.5,))'" +
-                  " --output-dir " + dir.str() + "/own");
+  const auto own = run_command(
+      run + " --val-transforms 'CenterCrop(8, resize=True), Grayscale, Normalize(mean=(0.5,), std=(0.5,))'" +
+      " --output-dir " + dir.str() + "/own");
   ASSERT_EQ(own.exit_code, 0) << own.err << own.out;
   EXPECT_NE(own.out.find("val   Resize(8) · CenterCrop(8) · " + normalize), std::string::npos) << own.out;
   expect_one_line_error(run_command(run + " --val-transforms 'CentreCrop(8)' --output-dir " + dir.str() + "/bad"), 2,

@@ -10,7 +10,7 @@
 
 namespace stoker::data {
 
-enum class ImageFormat { kUnknown, kJpeg, kPng, kWebp, kBmp, kPnm, kTiff, kRaw };
+enum class ImageFormat { kUnknown, kJpeg, kPng, kWebp, kBmp, kPnm, kTiff, kGif, kRaw };
 
 const char* to_string(ImageFormat format);
 

@@ -31,8 +31,8 @@
 // than the resized image is clamped to it (and stretched to the output size), not padded.
 // Resize takes torchvision's size: an int resizes the shorter side (the longer becomes
 // int(size * long / short)), (height, width) resizes to exactly that.
-// RandomCrop and the 1:1 CenterCrop (CenterCrop(size, resize=False), torchvision's own
-// CenterCrop) do not resample: they copy pixels of the full image, padded as torchvision pads
+// RandomCrop and the 1:1 CenterCrop (CenterCrop(size) with no Resize before it, torchvision's
+// own CenterCrop) do not resample: they copy pixels of the full image, padded as torchvision pads
 // a PIL image (np.pad's constant / edge / reflect / symmetric, reflections repeating for
 // padding wider than the image), so their output equals torchvision's exactly. 'none' (the
 // source's size) is such a copy too: its image must be the output's size (the Loader checks).
@@ -467,7 +467,7 @@ bool normalize_in_consumer(TransformSpec* spec);
 //   "RandomResizedCrop(224, scale=(0.08,1)), RandomHorizontalFlip(0.5), Normalize(imagenet)"
 //   "Resize(256), CenterCrop(224), Normalize(mean=(0.5,0.5,0.5), std=(0.5,0.5,0.5))"
 //   "RandomCrop(32, padding=4)"  "RandomCrop(224, padding=(4, 8), pad_if_needed=True,
-//    fill=(124, 116, 104), padding_mode='reflect')"  "CenterCrop(32, resize=False)"
+//    fill=(124, 116, 104), padding_mode='reflect')"  "CenterCrop(32)"
 //   "ColorJitter(0.4, 0.4, 0.4, 0.1)"  "ColorJitter(brightness=(0.6, 1.4), hue=(-0.1, 0.1))"
 //   "ToUint8" "Float16" "NHWC" "Grayscale" "Grayscale(num_output_channels=3)"
 //   "Pad(4, fill=0, padding_mode=reflect)" (alone, or before a RandomCrop without padding)
@@ -502,9 +502,10 @@ bool normalize_in_consumer(TransformSpec* spec);
 //     each transform may appear once.
 //   - Resize(n) (the shorter side) needs a crop after it: CenterCrop(m), RandomCrop(m, ...) or
 //     RandomResizedCrop(m); Resize((h, w)) may stand alone (the output is h x w). A
-//     CenterCrop(m) alone means Resize(m) first (so that every image, whatever its size, gives
-//     the whole of its centre); after a Resize it just crops. CenterCrop(m, resize=False) is
-//     torchvision's own: a 1:1 crop, padded with zeros if the image is smaller. Resize(n,
+//     CenterCrop(m) alone is torchvision's: a 1:1 crop, padded with zeros if the image is
+//     smaller. CenterCrop(m, resize=True) alone is stoker's and means Resize(m) first (so that
+//     every image, whatever its size, gives the whole of its centre); after a Resize both just
+//     crop. Resize(n,
 //     max_size=m) caps the longer side as torchvision's. Resize and RandomResizedCrop accept
 //     interpolation=bilinear or bicubic (InterpolationMode.BILINEAR / BICUBIC, or PIL's 2 / 3)
 //     and antialias=True/None; other filters, antialias=False, and a Resize and a
@@ -525,7 +526,7 @@ TransformSpec parse_transforms(std::string_view text);
 // The chain that evaluates (validation, inference) a model trained with `train`, as
 // torchvision's and timm's reference recipes pair them: RandomResizedCrop(S) becomes
 // Resize(floor(S / 0.875)), CenterCrop(S) (Resize(256), CenterCrop(224) for 224), and
-// RandomCrop(S, ...) becomes CenterCrop(S, resize=False) (what CIFAR's recipes evaluate on: the
+// RandomCrop(S, ...) becomes CenterCrop(S) (what CIFAR's recipes evaluate on: the
 // image itself when it is S); after a Resize, RandomCrop(S, ...) and RandomResizedCrop(S)
 // become that Resize and CenterCrop(S); flips, ColorJitter, the colour operations, the warps
 // (RandomRotation, RandomAffine, RandomPerspective, ElasticTransform), RandomChoice and
@@ -552,7 +553,7 @@ struct SampleParams {
   CropRect crop;
   int pad_x = 0, pad_y = 0;  // 1:1 geometries: padding added on the left / top beyond spec.pad
   // How the output is made. false: `crop` is a box of the source, resampled to the output
-  // size. true: `crop` is a 1:1 window (none, RandomCrop, CenterCrop(resize=False)) of the
+  // size. true: `crop` is a 1:1 window (none, RandomCrop, the 1:1 CenterCrop) of the
   // image, or, when resized_width > 0, of the image first resized to resized_width x
   // resized_height. A 1:1 crop after a Resize is a box (false) when its window lies inside the
   // resized image, so it is resampled in one pass; only a window that reaches into the

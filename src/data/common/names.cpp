@@ -17,6 +17,8 @@ const char* to_string(ImageFormat format) {
       return "PNM";
     case ImageFormat::kTiff:
       return "TIFF";
+    case ImageFormat::kGif:
+      return "GIF";
     case ImageFormat::kRaw:
       return "raw";
     case ImageFormat::kUnknown:

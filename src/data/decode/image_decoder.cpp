@@ -1,5 +1,5 @@
 // ImageDecoder: format dispatch. JPEG and PNG decode a window (jpeg_decoder.cpp,
-// png_decoder.cpp); BMP, PNM, TIFF and WebP decode whole (whole_image.h).
+// png_decoder.cpp); BMP, PNM, TIFF, WebP and GIF decode whole (whole_image.h).
 
 #include <fmt/format.h>
 
@@ -25,7 +25,7 @@ namespace {
 Status unsupported(std::span<const uint8_t> bytes) {
   const std::string what = describe_content(bytes);
   if (bytes.empty()) return Status::failure(what);  // "empty file"
-  return Status::failure(fmt::format("not a JPEG, PNG, WebP, BMP, PNM or TIFF (looks like {})", what));
+  return Status::failure(fmt::format("not a JPEG, PNG, WebP, BMP, PNM, TIFF or GIF (looks like {})", what));
 }
 
 using ReadInfo = Status (*)(std::span<const uint8_t>, const DecodeOptions&, ImageInfo*);
@@ -47,6 +47,8 @@ WholeCodec whole_codec(ImageFormat format) {
       return {read_pnm_info, decode_pnm};
     case ImageFormat::kTiff:
       return {read_tiff_info, decode_tiff};
+    case ImageFormat::kGif:
+      return {read_gif_info, decode_gif};
     default:
       return {};
   }

@@ -63,13 +63,13 @@ ImageFormat sniff_format(std::span<const uint8_t> bytes) {
   if (starts_with(bytes, "BM"sv)) return ImageFormat::kBmp;
   if (starts_with(bytes, "II*\0"sv) || starts_with(bytes, "MM\0*"sv)) return ImageFormat::kTiff;
   if (is_pnm(bytes)) return ImageFormat::kPnm;
+  if (starts_with(bytes, "GIF87a"sv) || starts_with(bytes, "GIF89a"sv)) return ImageFormat::kGif;
   return ImageFormat::kUnknown;
 }
 
 std::string describe_content(std::span<const uint8_t> bytes) {
   if (bytes.empty()) return "empty file";
   if (const ImageFormat format = sniff_format(bytes); format != ImageFormat::kUnknown) return to_string(format);
-  if (starts_with(bytes, "GIF87a"sv) || starts_with(bytes, "GIF89a"sv)) return "GIF";
   // ISO base media (HEIF/AVIF): a box size, then "ftyp" and the major brand.
   if (has_at(bytes, 4, "ftyp"sv)) {
     if (has_at(bytes, 8, "avif"sv) || has_at(bytes, 8, "avis"sv)) return "AVIF";

@@ -1,4 +1,4 @@
-// Private: the formats decoded whole, without a crop window (BMP, PNM, TIFF, WebP).
+// Private: the formats decoded whole, without a crop window (BMP, PNM, TIFF, WebP, GIF).
 //
 // Each reads only what it needs for read_*_info (ImageInfo: format, size, stored channels) and
 // decodes the first image of the file into 8-bit RGB, as Pillow's Image.open(f).convert("RGB")
@@ -26,6 +26,9 @@ Status decode_pnm(std::span<const uint8_t> bytes, const DecodeOptions& options, 
 
 Status read_tiff_info(std::span<const uint8_t> bytes, const DecodeOptions& options, ImageInfo* info);
 Status decode_tiff(std::span<const uint8_t> bytes, const DecodeOptions& options, Image* rgb);
+
+Status read_gif_info(std::span<const uint8_t> bytes, const DecodeOptions& options, ImageInfo* info);
+Status decode_gif(std::span<const uint8_t> bytes, const DecodeOptions& options, Image* rgb);
 
 Status read_webp_info(std::span<const uint8_t> bytes, const DecodeOptions& options, ImageInfo* info);
 Status decode_webp(std::span<const uint8_t> bytes, const DecodeOptions& options, Image* rgb);

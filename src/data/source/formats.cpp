@@ -79,9 +79,9 @@ std::span<const DataFormat> data_formats() {
        "alone, are skipped and counted; other members are not read. A damaged or truncated shard, an image "
        "without its `.cls` where the shard's other images have one, a sample whose members are apart (members "
        "grouped by extension, `tar -cf x.tar *.jpg *.txt`: write them with `tar --sort=name`), a sample whose "
-       "image member is one stoker does not decode (`.gif`, `.avif`, `.heic`, `.jp2`, `.jxl`), or a `.tar.gz` stops "
+       "image member is one stoker does not decode (`.avif`, `.heic`, `.jp2`, `.jxl`), or a `.tar.gz` stops "
        "with one line. Image members are those of the image folder's extensions and `.pbm`, `.pnm`, as webdataset's "
-       "decoders read them ([Image files](#image-files))."},
+       "decoders read them, and `.gif` ([Image files](#image-files))."},
   };
   return kFormats;
 }

@@ -34,19 +34,18 @@ std::string lower(std::string text) {
   return text;
 }
 
-// One of the image types every source decodes (has_image_extension), or a PNM name webdataset's
-// decoders read as an image too, as the whole extension: "seg.png" is a segmentation mask
+// One of the image types every source decodes (has_image_extension), a PNM name webdataset's
+// decoders read as an image too, or a GIF (its first frame), as the whole extension: "seg.png" is a segmentation mask
 // beside the image, not the image.
 bool is_image_extension(const std::string& extension) {
   if (extension.find('.') != std::string::npos) return false;
   const std::string ext = lower(extension);
-  return has_image_extension("." + ext) || ext == "pbm" || ext == "pnm";
+  return has_image_extension("." + ext) || ext == "pbm" || ext == "pnm" || ext == "gif";
 }
 
 // An image stoker does not decode (img2dataset's --encode_format avif, say), as the whole
 // extension: a sample whose image is one is refused, not read as a sample without an image.
-constexpr std::array<std::string_view, 8> kOtherImageExtensions = {"gif",  "jp2",  "j2k", "avif",
-                                                                   "heic", "heif", "jxl", "dib"};
+constexpr std::array<std::string_view, 7> kOtherImageExtensions = {"jp2", "j2k", "avif", "heic", "heif", "jxl", "dib"};
 
 bool is_other_image_extension(const std::string& extension) {
   const std::string ext = lower(extension);

@@ -72,7 +72,7 @@ void TransformSpec::validate() const {
   }
   if ((geometry == Geometry::kNone || geometry == Geometry::kCenterCrop) && resize.enabled()) {
     throw UsageError(fmt::format("{} takes no Resize; Resize then CenterCrop is Resize+CenterCrop",
-                                 geometry == Geometry::kNone ? "none" : "CenterCrop(resize=False)"));
+                                 geometry == Geometry::kNone ? "none" : "the 1:1 CenterCrop"));
   }
   for (const ops::TransformOp* op : ops::registry()) {
     if (op->validate != nullptr) op->validate(*this);

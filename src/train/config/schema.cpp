@@ -302,7 +302,7 @@ std::vector<Field> make_fields() {
       {"val_transforms",
        &C::val_transforms,
        "Validation's transform chain; empty = the training chain made deterministic: RandomResizedCrop(S) -> "
-       "Resize(S/0.875), CenterCrop(S), RandomCrop(S, ...) -> CenterCrop(S, resize=False) (after a Resize(n), either "
+       "Resize(S/0.875), CenterCrop(S), RandomCrop(S, ...) -> CenterCrop(S) (after a Resize(n), either "
        "-> Resize(n), CenterCrop(S)), no flips, ColorJitter or automatic augmentations",
        {}},
       {"auto_augment",

@@ -15,6 +15,7 @@
 #include "report/tfrecord.h"
 #include "stoker/data/encode.h"
 #include "stoker/train/config.h"
+#include "support/gif_file.h"
 #include "support/numpy_files.h"
 #include "support/safetensors_files.h"
 #include "support/test_images.h"
@@ -221,6 +222,18 @@ Bytes tiff_file(const stoker::data::Image& image, uint16_t compression, bool til
   return bytes;
 }
 
+// A GIF seed: a global table, or a local one on a frame offset on its screen, interlaced, with
+// a transparent index.
+stoker::testing::GifFrame gif_seed(bool local) {
+  if (!local)
+    return stoker::testing::gif_frame(9, 5, 0, 0, 9, 5, Bytes(45, 3), {{1, 2, 3}, {4, 5, 6}, {7, 8, 9}, {9, 9, 9}});
+  stoker::testing::GifFrame f = stoker::testing::gif_frame(12, 20, 2, 1, 8, 17, Bytes(8 * 17, 1), {});
+  f.local = {{200, 0, 0}, {0, 200, 0}};
+  f.transparent = 0;
+  f.interlace = true;
+  return f;
+}
+
 // Seeds of the formats decoded whole, for their own targets and for image_decode.
 void whole_image_seeds() {
   using namespace stoker::data;
@@ -254,6 +267,8 @@ void whole_image_seeds() {
       {"tiff_gray_packbits", tiff_file(gray, COMPRESSION_PACKBITS, false)},
       {"webp_lossy", Bytes(lossy, lossy + lossy_size)},
       {"webp_lossless", Bytes(lossless, lossless + lossless_size)},
+      {"gif_global", stoker::testing::gif_file(gif_seed(false))},
+      {"gif_local_interlaced_transparent", stoker::testing::gif_file(gif_seed(true))},
   };
   WebPFree(lossy);
   WebPFree(lossless);

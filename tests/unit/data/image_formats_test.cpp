@@ -6,19 +6,24 @@
 #include <tiffio.h>
 #include <webp/encode.h>
 
+#include <algorithm>
+#include <array>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "stoker/data/decode.h"
+#include "support/gif_file.h"
 #include "support/temp_dir.h"
 
 namespace stoker::data {
 namespace {
 
 using stoker::testing::TempDir;
+using namespace std::string_view_literals;
 
 constexpr int kW = 7, kH = 5;
 
@@ -313,6 +318,60 @@ TEST(TiffDecodeTest, RgbRgbaGrayPaletteInStripsAndTiles) {
             palette_expected);
 }
 
+// GIF: the first frame on the logical screen as Pillow's convert("RGB") gives it (the Python
+// tests hold it to Pillow itself): the transparent index, else index 0, around the frame; the
+// local table over the global one; interlaced rows in their places; a transparent index as
+// its colour; the canvas grown to a frame reaching past the screen.
+TEST(GifDecodeTest, FirstFrameOnItsScreenAsPillowGivesIt) {
+  const std::vector<std::array<uint8_t, 3>> global = {{10, 20, 30}, {40, 50, 60}, {70, 80, 90}, {1, 2, 3}};
+  const std::vector<std::array<uint8_t, 3>> local = {{200, 0, 0}, {0, 200, 0}, {0, 0, 200}, {9, 9, 9}};
+  struct Case {
+    const char* name;
+    testing::GifFrame frame;
+    bool local;
+  };
+  const auto frame = [&](int sw, int sh, int left, int top, int w, int h) {
+    std::vector<uint8_t> indices;
+    for (int i = 0; i < w * h; ++i) indices.push_back(static_cast<uint8_t>((i * 7 + i / w) % 4));
+    return testing::gif_frame(sw, sh, left, top, w, h, indices, global);
+  };
+  std::vector<Case> cases = {{"whole", frame(7, 5, 0, 0, 7, 5), false}};
+  cases.push_back({"local", frame(7, 5, 0, 0, 7, 5), true});
+  cases.back().frame.local = local;
+  cases.push_back({"interlaced", frame(6, 19, 0, 0, 6, 19), false});
+  cases.back().frame.interlace = true;
+  cases.push_back({"offset", frame(9, 8, 2, 3, 5, 4), false});
+  cases.push_back({"offset, transparent", frame(9, 8, 2, 3, 5, 4), false});
+  cases.back().frame.transparent = 2;
+  cases.push_back({"past the screen", frame(4, 3, 2, 1, 5, 4), false});
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const testing::GifFrame& f = c.frame;
+    const int width = std::max(f.screen_width, f.left + f.width), height = std::max(f.screen_height, f.top + f.height);
+    const auto& colors = c.local ? local : global;
+    std::vector<uint8_t> expected;
+    for (int y = 0; y < height; ++y) {
+      for (int x = 0; x < width; ++x) {
+        const bool inside = x >= f.left && x < f.left + f.width && y >= f.top && y < f.top + f.height;
+        const int index = inside ? f.indices[(y - f.top) * f.width + (x - f.left)] : std::max(f.transparent, 0);
+        expected.insert(expected.end(), colors[index].begin(), colors[index].end());
+      }
+    }
+    const std::vector<uint8_t> file = testing::gif_file(f);
+    ImageInfo info;
+    ASSERT_TRUE(ImageDecoder(DecodeOptions{}).read_info(file, &info).ok());
+    EXPECT_EQ(info.format, ImageFormat::kGif);
+    EXPECT_EQ(info.width, width);
+    EXPECT_EQ(info.height, height);
+    DecodedImage out;
+    const Status status = decode(file, &out);
+    ASSERT_TRUE(status.ok()) << status.reason();
+    ASSERT_EQ(out.image.width(), width);
+    ASSERT_EQ(out.image.height(), height);
+    EXPECT_EQ(pixels_of(out.image), expected);
+  }
+}
+
 TEST(WholeImageDecodeTest, GrayIsPillowsLOfTheRgb) {
   const std::vector<uint8_t> rgb = reference_rgb();
   std::string p6 = "P6 7 5 255\n";
@@ -343,6 +402,9 @@ TEST(WholeImageDecodeTest, DamagedAndOversizedFilesAreFailuresWithAReason) {
     return std::vector<uint8_t>(b.begin(), b.begin() + keep);
   };
 
+  const auto text = [](std::string_view s) { return std::vector<uint8_t>(s.begin(), s.end()); };
+  const std::vector<uint8_t> good_gif =
+      testing::gif_file(testing::gif_frame(16, 16, 0, 0, 16, 16, std::vector<uint8_t>(256, 1), {{1, 2, 3}, {4, 5, 6}}));
   std::vector<uint8_t> wide_bmp = good_bmp;
   wide_bmp[18 + 2] = 0x10;  // width 7 + 0x100000
   std::vector<uint8_t> bad_maxval(good_pnm);
@@ -359,10 +421,18 @@ TEST(WholeImageDecodeTest, DamagedAndOversizedFilesAreFailuresWithAReason) {
       {"pnm cut", cut(good_pnm, good_pnm.size() - 1), "truncated PNM"},
       {"pnm maxval 0", {'P', '5', ' ', '1', ' ', '1', ' ', '0', ' ', 0}, "maxval 0"},
       {"pnm header cut", {'P', '6', ' ', '7'}, "truncated PNM header"},
+      // A plain raster cut at a space, or inside a number (which Pillow 9.4 repeats to the end).
+      {"pgm ascii cut", text("P2 3 2 255\n10 20 30 40 50\n"), "truncated PNM (ASCII raster"},
+      {"pgm ascii cut in a number", text("P2 3 2 255\n10 20 30 40 5"), "truncated PNM (ASCII raster"},
       {"tiff cut", cut(good_tiff, good_tiff.size() / 2), "TIFF"},
       {"tiff header only", cut(good_tiff, 8), "corrupt TIFF"},
       {"webp cut", cut(good_webp, good_webp.size() - 20), "WebP"},
       {"webp damaged", webp_damaged, "WebP"},
+      {"gif cut in its pixels", cut(good_gif, good_gif.size() / 2), "truncated GIF"},
+      {"gif without its terminator", cut(good_gif, good_gif.size() - 2), "truncated GIF"},
+      {"gif with no image", text("GIF89a\x02\x00\x02\x00\x00\x00\x00\x3b"sv), "no image"},
+      {"gif too large", text("GIF89a\x00\x10\x00\x10\x00\x00\x00,\x00\x00\x00\x00\x00\x10\x00\x10\x00\x02"sv),
+       "image too large"},
   };
   for (const auto& c : cases) {
     DecodedImage out;

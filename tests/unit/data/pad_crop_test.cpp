@@ -134,7 +134,7 @@ TEST(PadCropTest, ConstantPaddingFillsAndFlips) {
 }
 
 TEST(PadCropTest, CenterCropIsOneToOneAndPadsWithZeros) {
-  const TransformSpec spec = parse_transforms("CenterCrop(4, resize=False), Grayscale, ToUint8");
+  const TransformSpec spec = parse_transforms("CenterCrop(4), Grayscale, ToUint8");
   ASSERT_EQ(spec.geometry, Geometry::kCenterCrop);
   SampleRng rng(1, 0, 0);
   // 7 x 2: columns round((7 - 4) / 2) = 2.. (half to even), rows padded 1 above, 1 below.

@@ -274,9 +274,9 @@ TEST(TargetGeometryTest, AMaskMovesAsAnImageSampledWithNearestMoves) {
   // with nearest (1:1 crops, flips, warps with interpolation=nearest): its output is the mask.
   const char* chains[] = {
       "RandomCrop(24, padding=4), RandomHorizontalFlip(), RandomVerticalFlip()",
-      "CenterCrop(24, resize=False), RandomRotation(40, interpolation=nearest)",
-      "CenterCrop(24, resize=False), RandomAffine(20, translate=(0.1, 0.1), shear=10, interpolation=nearest)",
-      "CenterCrop(24, resize=False), RandomPerspective(0.4, p=1.0, interpolation=nearest)",
+      "CenterCrop(24), RandomRotation(40, interpolation=nearest)",
+      "CenterCrop(24), RandomAffine(20, translate=(0.1, 0.1), shear=10, interpolation=nearest)",
+      "CenterCrop(24), RandomPerspective(0.4, p=1.0, interpolation=nearest)",
   };
   Image image;
   image.reshape(30, 26, 3);

@@ -151,13 +151,26 @@ TEST(ParseTransformsTest, ParsesTorchvisionChains) {
          s->resize.shorter = 256;
          s->out_width = s->out_height = 224;
        }},
+      // torchvision's CenterCrop alone: 1:1; resize=True is stoker's, the shorter side resized
+      // to the crop first.
       {"CenterCrop(224)",
+       [](TransformSpec* s) {
+         s->geometry = Geometry::kCenterCrop;
+         s->out_width = s->out_height = 224;
+       }},
+      {"CenterCrop((100, 120))",
+       [](TransformSpec* s) {
+         s->geometry = Geometry::kCenterCrop;
+         s->out_height = 100;
+         s->out_width = 120;
+       }},
+      {"CenterCrop(224, resize=True)",
        [](TransformSpec* s) {
          s->geometry = Geometry::kResizeCenterCrop;
          s->resize.shorter = 224;
          s->out_width = s->out_height = 224;
        }},
-      {"CenterCrop((100, 120))",
+      {"CenterCrop((100, 120), resize=True)",
        [](TransformSpec* s) {
          s->geometry = Geometry::kResizeCenterCrop;
          s->resize.shorter = 120;
@@ -535,8 +548,9 @@ TEST(ParseTransformsTest, RandomCropTakesTorchvisionsArguments) {
   EXPECT_EQ(parse_transforms("RandomCrop(32, padding=4), Normalize").describe(),
             "RandomCrop(32, padding=4) \u00b7 Normalize \u2192 float32 NCHW");
 
-  // torchvision's own CenterCrop: 1:1.
-  const TransformSpec center = parse_transforms("CenterCrop((20, 30), resize=False)");
+  // torchvision's own CenterCrop: 1:1, with or without resize=False.
+  expect_same_spec(parse_transforms("CenterCrop((20, 30), resize=False)"), parse_transforms("CenterCrop((20, 30))"));
+  const TransformSpec center = parse_transforms("CenterCrop((20, 30))");
   EXPECT_EQ(center.geometry, Geometry::kCenterCrop);
   EXPECT_EQ(center.out_height, 20);
   EXPECT_EQ(center.out_width, 30);
@@ -573,7 +587,7 @@ TEST(ParseTransformsTest, ReadsAChainPastedFromPython) {
        "RandomCrop(32, padding=4), RandomHorizontalFlip()"},
       {"Compose(transforms=[Resize(256), CenterCrop(224)]), Normalize", "Resize(256), CenterCrop(224), Normalize"},
       {"Resize(256), CenterCrop(224), PILToTensor()", "Resize(256), CenterCrop(224), ToUint8"},
-      {"ToImage(), CenterCrop(28, resize=False)", "CenterCrop(28, resize=False), ToUint8"},
+      {"ToImage(), CenterCrop(28)", "CenterCrop(28), ToUint8"},
       {"PILToTensor(), ConvertImageDtype(torch.float)", "none"},
       {"ToImage(), ToDtype(torch.float16, scale=True)", "Float16"},
       {"ConvertImageDtype(dtype=torch.uint8)", "ToUint8"},
@@ -607,6 +621,7 @@ TEST(ParseTransformsTest, DescribeRoundTrips) {
       "RandomResizedCrop(176, scale=(0.1, 0.9)), ColorJitter(0.4, 0.4, 0.4, 0.1), Float16",
       "Resize(256), CenterCrop(224), Normalize, ToUint8, NHWC",
       "CenterCrop((64, 48)), Grayscale, Normalize(mean=(0.1307,), std=(0.3081,))",
+      "CenterCrop((64, 48), resize=True), Grayscale",
       "none, ColorJitter(hue=0.5), Normalize(mean=(0.1, 0.2, 0.3), std=(0.7, 0.8, 0.9))",
       "ColorJitter(contrast=0.123456789)",
       "Standardize, Float16",
@@ -625,7 +640,7 @@ TEST(ParseTransformsTest, DescribeRoundTrips) {
       "RandomCrop(8, padding=(0, 1, 2, 3), fill=7, padding_mode=symmetric), Grayscale, ToUint8",
       "RandomCrop(28, padding=(3, 0), padding_mode=edge)",
       "RandomCrop(224, pad_if_needed=True)",
-      "CenterCrop((20, 30), resize=False), Float16",
+      "CenterCrop((20, 30)), Float16",
       "Resize((224, 224))",
       "Resize((32, 32)), CenterCrop(28), Grayscale",
       "Resize((64, 48)), CenterCrop((64, 48))",
@@ -702,7 +717,7 @@ TEST(EvalTransformTest, RandomPartsBecomeTheirDeterministicCounterparts) {
             "none \u2192 float32 NCHW");
   // CIFAR's recipe: RandomCrop(32, padding=4) trains, the 32 x 32 image itself evaluates.
   EXPECT_EQ(eval("RandomCrop(32, padding=4, padding_mode=reflect), RandomHorizontalFlip(), Normalize"),
-            "CenterCrop(32, resize=False) \u00b7 Normalize \u2192 float32 NCHW");
+            "CenterCrop(32) \u00b7 Normalize \u2192 float32 NCHW");
   EXPECT_EQ(eval("none, TrivialAugmentWide, Normalize, RandomErasing"), "none \u00b7 Normalize \u2192 float32 NCHW");
   // After a Resize, the crops evaluate as that Resize and the centre.
   EXPECT_EQ(eval("Resize(256), RandomCrop(224), RandomHorizontalFlip()"),

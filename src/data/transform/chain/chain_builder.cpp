@@ -105,12 +105,12 @@ TransformSpec settle_chain(ChainState& state) {
     spec.geometry = Geometry::kCenterCrop;
     spec.out_height = crop[0];
     spec.out_width = crop[1];
-  } else if (crop[0] > 0) {  // after a Resize, CenterCrop(m) and CenterCrop(m, resize=False) agree
+  } else if (crop[0] > 0) {  // after a Resize, CenterCrop(m) and CenterCrop(m, resize=True) agree
     spec.geometry = Geometry::kResizeCenterCrop;
     spec.out_height = crop[0];
     spec.out_width = crop[1];
-    // A CenterCrop alone resizes the shorter side to the crop size first (to its larger
-    // side for a non-square crop, so that the crop fits).
+    // CenterCrop(m, resize=True) alone resizes the shorter side to the crop size first (to
+    // its larger side for a non-square crop, so that the crop fits).
     if (!resize.enabled()) spec.resize.shorter = std::max(crop[0], crop[1]);
   } else if (resize.enabled() && state.geometry_by.empty()) {  // Resize alone
     if (resize.shorter > 0) {

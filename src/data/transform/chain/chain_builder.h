@@ -36,7 +36,7 @@ struct ChainState {
   ResizeSpec resize;              // Resize's, applied by finish
   std::string resize_by;          // the Resize call as written
   std::array<int, 2> crop{0, 0};  // CenterCrop (height, width)
-  bool crop_resizes = true;       // CenterCrop's resize= (stoker's: Resize(size) first)
+  bool crop_resizes = false;      // CenterCrop's resize=True (stoker's: Resize(size) first)
   PadSpec pad;                    // Pad's, applied by finish
   std::string pad_by;             // the Pad call as written
 

@@ -1,7 +1,7 @@
-// CenterCrop(size, resize=True): stoker's centre crop, which resizes the shorter side to the
-// crop first when no Resize precedes it (every image then gives the whole of its centre), and
-// with resize=False torchvision's own, a 1:1 crop padded with zeros. What it makes with a
-// Resize is settled by the chain builder's finish.
+// CenterCrop(size): torchvision's centre crop, a 1:1 crop padded with zeros where the image is
+// smaller. CenterCrop(size, resize=True) is stoker's, which resizes the shorter side to the crop
+// first when no Resize precedes it (every image then gives the whole of its centre). What it
+// makes with a Resize is settled by the chain builder's finish.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -21,13 +21,13 @@ namespace stoker::data::ops {
 namespace center_crop_op {
 
 constexpr std::string_view kParams[] = {"size", "resize"};
-constexpr OpName kNames[] = {{"CenterCrop", kParams, "CenterCrop((32, 48), resize=False)"}};
+constexpr OpName kNames[] = {{"CenterCrop", kParams, "CenterCrop((32, 48))"}};
 // What the reference page says of it (registry.h).
 constexpr std::string_view kDoc =
-    "With `resize=False`, torchvision's 1:1 CenterCrop, padded with zeros where the image is smaller. `resize` is "
-    "stoker's: a `CenterCrop(m)` alone (`resize=True`, the default) resizes the shorter side to `m` first, so that "
-    "every image gives the whole of its centre. After `Resize(n)` the two agree: `Resize(256), CenterCrop(224)` is "
-    "torchvision's evaluation pair.";
+    "Torchvision's CenterCrop: the centre of the image as it is, 1:1, padded with zeros where the image is smaller "
+    "than the crop. `resize=True` is stoker's: `CenterCrop(m, resize=True)` with no Resize before it resizes the "
+    "shorter side to `m` first (`Resize(m), CenterCrop(m)`), so that every image gives the whole of its centre. "
+    "After `Resize(n)` the two agree: `Resize(256), CenterCrop(224)` is torchvision's evaluation pair.";
 
 void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
   if (!args[0]) {
@@ -40,7 +40,7 @@ void build(chain::ChainState& state, const chain::Call& call, const Args& args) 
 void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
   const std::string size = spec::size_text(spec.out_height, spec.out_width);
   if (spec.geometry == Geometry::kCenterCrop) {
-    parts->push_back(fmt::format("CenterCrop({}, resize=False)", size));
+    parts->push_back(fmt::format("CenterCrop({})", size));
   } else if (spec.geometry == Geometry::kResizeCenterCrop) {
     // Resize((h, w)) alone crops all of it.
     const ResizeSpec& r = spec.resize;

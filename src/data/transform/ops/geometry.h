@@ -48,7 +48,7 @@ void check_padding(const char* transform, const PadSpec& pad);
 bool draws_geometry(const TransformSpec& spec, const DrawContext& context, Geometry geometry);
 // A rectangle of the resized_w x resized_h image as one of the width x height source.
 CropRect to_source(const CropRect& r, int width, int height, int resized_w, int resized_h);
-// A 1:1 window's draw (RandomCrop, CenterCrop(resize=False); SampleParams says what it sets):
+// A 1:1 window's draw (RandomCrop, the 1:1 CenterCrop; SampleParams says what it sets):
 // `window` places it in the source as resized by spec.resize, width x height (params->crop in
 // the padded image's coordinates, pad_x and pad_y, which start at 0; crop width 0 when the
 // padded image is smaller than the window); a window inside the resized image then becomes
