@@ -142,41 +142,47 @@ Status read_rows(GifFileType* gif, const FirstFrame& frame, int64_t width, std::
   return Status::ok_status();
 }
 
+// The file opened at its first frame, and the canvas that frame is drawn on. Not movable: giflib
+// holds a pointer to `reader`.
+struct OpenedGif {
+  OpenedGif() = default;
+  OpenedGif(const OpenedGif&) = delete;
+  OpenedGif& operator=(const OpenedGif&) = delete;
+
+  Reader reader;
+  GifPtr gif;
+  FirstFrame frame;
+  int64_t width = 0, height = 0;
+};
+
+Status open_first_frame(std::span<const uint8_t> bytes, const DecodeOptions& options, OpenedGif* opened) {
+  Status status = open_gif(bytes, &opened->reader, &opened->gif);
+  if (!status.ok()) return status;
+  status = find_first_frame(opened->gif.get(), &opened->frame);
+  if (!status.ok()) return status;
+  return canvas_size(opened->gif.get(), opened->frame, options, &opened->width, &opened->height);
+}
+
 }  // namespace
 
 Status read_gif_info(std::span<const uint8_t> bytes, const DecodeOptions& options, ImageInfo* info) {
-  Reader reader;
-  GifPtr gif;
-  Status status = open_gif(bytes, &reader, &gif);
-  if (!status.ok()) return status;
-  FirstFrame frame;
-  status = find_first_frame(gif.get(), &frame);
-  if (!status.ok()) return status;
-  int64_t width = 0, height = 0;
-  status = canvas_size(gif.get(), frame, options, &width, &height);
-  if (!status.ok()) return status;
+  OpenedGif opened;
+  if (Status status = open_first_frame(bytes, options, &opened); !status.ok()) return status;
   info->format = ImageFormat::kGif;
-  info->width = static_cast<int>(width);
-  info->height = static_cast<int>(height);
-  info->channels = frame.palette != nullptr ? 3 : 1;
+  info->width = static_cast<int>(opened.width);
+  info->height = static_cast<int>(opened.height);
+  info->channels = opened.frame.palette != nullptr ? 3 : 1;
   return Status::ok_status();
 }
 
 Status decode_gif(std::span<const uint8_t> bytes, const DecodeOptions& options, Image* rgb) {
-  Reader reader;
-  GifPtr gif;
-  Status status = open_gif(bytes, &reader, &gif);
-  if (!status.ok()) return status;
-  FirstFrame frame;
-  status = find_first_frame(gif.get(), &frame);
-  if (!status.ok()) return status;
-  int64_t width = 0, height = 0;
-  status = canvas_size(gif.get(), frame, options, &width, &height);
-  if (!status.ok()) return status;
+  OpenedGif opened;
+  if (Status status = open_first_frame(bytes, options, &opened); !status.ok()) return status;
+  const FirstFrame& frame = opened.frame;
+  const int64_t width = opened.width, height = opened.height;
   std::vector<uint8_t> canvas(static_cast<size_t>(width * height),
                               static_cast<uint8_t>(frame.transparent >= 0 ? frame.transparent : 0));
-  status = read_rows(gif.get(), frame, width, &canvas);
-  if (!status.ok()) return status;
+  if (Status status = read_rows(opened.gif.get(), frame, width, &canvas); !status.ok()) return status;
   // Index -> RGB: the palette's entries, and past them a grey ramp, as Pillow's palette is.
   uint8_t lut[256][3];
   for (int i = 0; i < 256; ++i) lut[i][0] = lut[i][1] = lut[i][2] = static_cast<uint8_t>(i);
