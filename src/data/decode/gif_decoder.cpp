@@ -53,8 +53,12 @@ Status failure_from(int error) {
       return Status::failure("corrupt GIF: no GIF87a or GIF89a signature");
     case D_GIF_ERR_NOT_ENOUGH_MEM:
       return Status::failure("out of memory decoding a GIF");
-    default:
-      return Status::failure(fmt::format("corrupt GIF ({})", GifErrorString(error)));
+    default: {
+      // giflib names its own codes only; some failures (a damaged image descriptor) leave none.
+      const char* what = GifErrorString(error);
+      return Status::failure(what != nullptr ? fmt::format("corrupt GIF ({})", what)
+                                             : fmt::format("corrupt GIF (giflib's error {})", error));
+    }
   }
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "data/decode/whole_image.h"
 #include "data/source/brace_pattern.h"
 #include "data/source/npy.h"
 #include "data/source/zip_archive.h"
@@ -22,6 +23,20 @@ namespace {
 
 using testing::error_text;
 using testing::expect_has;
+
+// gif_decode_fuzz: giflib failed an image descriptor without an error code, and GifErrorString
+// gave a null message to fmt (a crash where a named bad sample is due).
+TEST(FuzzFoundTest, AGifThatGiflibFailsWithoutAnErrorCodeIsACorruptGif) {
+  const std::vector<uint8_t> bytes = {0x47, 0x49, 0x46, 0x38, 0x39, 0x61, 0x0c, 0x00, 0x14, 0x00, 0x77, 0x00, 0x05,
+                                      0x21, 0xf9, 0x04, 0x01, 0x00, 0x00, 0x00, 0x00, 0x2c, 0x02, 0x00, 0x01, 0x00,
+                                      0x08, 0x00, 0x11, 0x00, 0xc0, 0xc8, 0x00, 0x00, 0x00, 0x09, 0x2c};
+  ImageInfo info;
+  const Status status = read_gif_info(bytes, DecodeOptions{}, &info);
+  ASSERT_FALSE(status.ok());
+  expect_has(status.reason(), "corrupt GIF");
+  Image rgb;
+  EXPECT_FALSE(decode_gif(bytes, DecodeOptions{}, &rgb).ok());
+}
 
 // npy_fuzz: a whole float beyond int64's range was cast to int64 (undefined behaviour).
 TEST(FuzzFoundTest, WholeFloatsBeyondInt64AreRefusedAsClassIds) {
