@@ -9,13 +9,14 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 #include <string_view>
 
 #include "data/transform/features.h"
 #include "stoker/core/cache_dir.h"
+#include "stoker/core/digest.h"
+#include "stoker/core/error.h"
+#include "stoker/core/user_files.h"
 
 namespace stoker::data {
 
@@ -24,7 +25,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::string_view kHeader = "stoker fit cache\n";
-constexpr std::uintmax_t kMaxFileBytes = std::uintmax_t{64} << 20;  // 1M features of two hex floats, with room
+constexpr uint64_t kMaxFileBytes = uint64_t{64} << 20;  // 1M features of two hex floats, with room
 
 bool cache_on() {
   const char* value = std::getenv("STOKER_FIT_CACHE");
@@ -33,15 +34,6 @@ bool cache_on() {
     if (std::string_view(value) == off) return false;
   }
   return true;
-}
-
-uint64_t fnv1a(std::string_view text) {
-  uint64_t hash = 14695981039346656037ull;
-  for (const char c : text) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 1099511628211ull;
-  }
-  return hash;
 }
 
 std::string values_line(std::string_view name, const std::vector<float>& values) {
@@ -81,17 +73,19 @@ std::optional<FitCacheEntry> fit_cache_entry(const Source& source, int64_t fit_r
       "rule {}\n",
       kHeader, origin->path, origin->dataset, static_cast<int64_t>(info.st_size), mtime_ns, source.size(),
       source.feature_count(), fit_rows, source.rows_read_together(), kFitSampleRuleVersion);
-  entry.file = (fs::path(cache_dir()) / fmt::format("fit-{:016x}.txt", fnv1a(entry.key))).string();
+  Digest key_digest;
+  key_digest.update(entry.key);
+  entry.file = (fs::path(cache_dir()) / fmt::format("fit-{}.txt", key_digest.hex())).string();
   return entry;
 }
 
 bool read_fit_cache(const FitCacheEntry& entry, int features, std::vector<float>* mean, std::vector<float>* std) {
-  std::error_code ec;
-  const std::uintmax_t bytes = fs::file_size(entry.file, ec);
-  if (ec || bytes > kMaxFileBytes) return false;
-  std::ifstream in(entry.file, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.good() && !in.eof()) return false;
+  std::string text;
+  try {
+    text = read_small_file(entry.file, "fit cache file", kMaxFileBytes);
+  } catch (const UsageError&) {
+    return false;  // absent, unreadable, too large, or not a regular file: fitted again
+  }
   if (!text.starts_with(entry.key)) return false;
   std::istringstream rest(text.substr(entry.key.size()));
   std::string mean_line, std_line, end_line;
