@@ -42,9 +42,9 @@ class PointMaps {
 
   // A point of the output before the flips, moved through every map.
   Point operator()(Point p) const {
-    for (const PointMap& map : flips_) p = map.forward(p);
-    for (const PointMap& map : warps_) p = map.forward(p);
-    return p;
+    bool on_image = true;
+    return (*this)(
+        p, [](Point) { return true; }, &on_image);
   }
   // The same, and whether the point is on the image after every map: inside the canvas at each
   // warp's input (a warp fills what it takes from outside, so a point the crop left out is not
