@@ -7,7 +7,7 @@ import weakref
 
 import pytest
 import torch
-from conftest import assert_same_batches, batches
+from conftest import HANG_GUARD, assert_same_batches, batches
 
 import stoker
 from stoker._process import cores
@@ -266,10 +266,10 @@ def _thread_names():
 
 
 def _threads_down_to(count):
-    """This process's threads once they are `count` or fewer, or after 10 s. A Python thread's
+    """This process's threads once they are `count` or fewer, or after the hang guard. A Python thread's
     join() returns before its thread has exited (a loaded machine's kernel lists one in about 1
     join of 10), as the one reading a Dataset's first item at the loader's making is joined."""
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + HANG_GUARD
     while len(names := _thread_names()) > count and time.monotonic() < deadline:
         time.sleep(0.01)
     return names

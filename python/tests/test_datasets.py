@@ -14,7 +14,7 @@ import pytest
 import torch
 import torchvision
 import torchvision.transforms as T
-from conftest import assert_same_batches, batches
+from conftest import HANG_GUARD, assert_same_batches, batches
 from PIL import Image, ImageFile
 
 import stoker
@@ -826,7 +826,7 @@ class Items:
 
     def __getitem__(self, i):
         if i >= 4:  # after the first batch: once the script let go of the loader, collect it here
-            dropped.wait(10)
+            dropped.wait(100)
             gc.collect()
         return np.full((8, 8, 3), i, np.uint8), i
 
@@ -838,14 +838,14 @@ next(iter(loader))
 gone = weakref.ref(loader)
 del loader
 dropped.set()
-deadline = time.monotonic() + 10
+deadline = time.monotonic() + 100
 while gone() is not None and time.monotonic() < deadline:
     time.sleep(0.01)
 print("collected" if gone() is None else "alive", flush=True)
 """)
     import subprocess
     import sys
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=HANG_GUARD)
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
     assert done.stdout.strip() == "collected"
 

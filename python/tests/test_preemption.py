@@ -11,6 +11,7 @@ import time
 
 import pytest
 import torch
+from conftest import HANG_GUARD
 
 # The handlers are set once the loop runs, after the processes started (forked without them).
 # After the signal the step goes on to the epoch's end: 99 batches the processes make then.
@@ -122,7 +123,7 @@ def test_the_processes_end_with_their_parent_killed_by_sigkill(tmp_path):
         assert len(pids) == 2, run.stderr.read()[-2000:]
         run.kill()  # the loader's process alone, as SLURM's KillWait or the memory limit ends it
         run.wait()
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + HANG_GUARD
         while any(_running(pid) for pid in pids) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert [pid for pid in pids if _running(pid)] == [], "the processes ended with their parent"
@@ -204,7 +205,7 @@ def test_a_spawned_process_outlives_a_signal_to_the_group_while_it_imports(tmp_p
     assert (run.returncode, out.strip()) == (0, "['SIGTERM'] True"), err[-2000:]
     # multiprocessing's resource tracker, which the spawn start method starts, ends just after the
     # script (which does not wait for it), and may stay a zombie where no init process reaps orphans.
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + HANG_GUARD
     while True:
         left = [pid for pid in subprocess.run(["pgrep", "-s", str(run.pid)], capture_output=True,
                                               text=True).stdout.split() if _running(int(pid))]
