@@ -228,7 +228,7 @@ data::Loader& LoaderHandle::loader() {
 }
 
 void LoaderHandle::start_epoch(int64_t epoch, int64_t first_batch, std::optional<std::vector<uint64_t>> order,
-                               const py::object& on_order) {
+                               std::optional<std::vector<int>> batch_sizes, const py::object& on_order) {
   data::Loader& l = loader();
   data::Loader::OrderListener listener;
   if (!on_order.is_none()) {
@@ -240,7 +240,9 @@ void LoaderHandle::start_epoch(int64_t epoch, int64_t first_batch, std::optional
     };
   }
   without_gil([&] {
-    if (order) {
+    if (order && batch_sizes) {
+      l.start_epoch_in_batches(epoch, std::move(*order), *batch_sizes, first_batch, listener);
+    } else if (order) {
       l.start_epoch(epoch, std::move(*order), first_batch, listener);
     } else {
       l.start_epoch(epoch, first_batch, listener);
@@ -586,7 +588,8 @@ void bind_loader(py::module_& m) {
           "Makes the batch's GPU sample at `slot` on the CPU, into its host buffer (nvJPEG refused or failed on it)",
           py::arg("batch"), py::arg("slot"))
       .def("start_epoch", &LoaderHandle::start_epoch, py::arg("epoch"), py::arg("first_batch") = 0,
-           py::arg("order") = py::none(), py::arg("on_order") = py::none())
+           py::arg("order") = py::none(), py::arg("batch_sizes") = py::none(), py::arg("on_order") = py::none())
+      .def_property_readonly("batch_capacity", [](LoaderHandle& h) { return h.loader().batch_capacity(); })
       .def("reseed", &LoaderHandle::reseed,
            "Epochs started from now on draw with `seed`, counting from `seed_epoch` (Loader::reseed); what ran ahead "
            "with other draws is made again",

@@ -54,12 +54,13 @@ class LoaderHandle {
   LoaderHandle(const LoaderHandle&) = delete;
   LoaderHandle& operator=(const LoaderHandle&) = delete;
 
-  // Begins `epoch` at `first_batch`, in the options' order or in `order` (a script's sampler),
+  // Begins `epoch` at `first_batch`, in the options' order or in `order` (a script's sampler; in
+  // batches of `batch_sizes` where given: a batch sampler's, Loader::start_epoch_in_batches),
   // with the GIL released. `on_order`, unless None, is called (with the GIL) with the epoch's
   // order from the first sample no worker has claimed, a list of ids, before the workers claim
   // another (Loader::OrderListener).
   void start_epoch(int64_t epoch, int64_t first_batch, std::optional<std::vector<uint64_t>> order,
-                   const pybind11::object& on_order);
+                   std::optional<std::vector<int>> batch_sizes, const pybind11::object& on_order);
   // Loader::reseed with the GIL released (it waits for samples being written, which a
   // Dataset's worker may be making in Python).
   void reseed(uint64_t seed, int64_t seed_epoch);

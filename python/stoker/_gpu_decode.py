@@ -104,11 +104,13 @@ class PendingDecode:
 class GpuDecodeStage:
     """`loader`: the feed's stoker._stoker.Loader (made with a gpu_handoff); `decoder`: a
     stoker._stoker.GpuDecoder made on `device`; `cuda`: the stream and event calls
-    (_cuda_calls)."""
+    (_cuda_calls); `max_items`: the most samples one decoder.decode() takes (the batch size it was
+    made for; a batch sampler's larger batches are decoded in parts), None: any."""
 
-    def __init__(self, loader, decoder, device, cuda=TORCH_CUDA, tune_share=False):
+    def __init__(self, loader, decoder, device, cuda=TORCH_CUDA, tune_share=False, max_items=None):
         self.loader = loader
         self.decoder = decoder
+        self.max_items = max_items
         self.device = torch.device(device)
         self.cuda = cuda
         # decode='auto': the share of the engine's JPEGs left for the GPU follows the host's waits.
@@ -137,8 +139,12 @@ class GpuDecodeStage:
         windows = [arena.memory[o:o + h * w * CHANNELS].view(h, w, CHANNELS) for o, (_, w, h) in zip(offsets, items)]
         slots = [item[0] for item in items]
         try:
-            results = self.decoder.decode(batch, slots, [t.data_ptr() for t in windows],
-                                          [t.stride(0) for t in windows], stream.cuda_stream)
+            step = self.max_items or len(slots)
+            results = []
+            for k in range(0, len(slots), step):
+                part = windows[k:k + step]
+                results += self.decoder.decode(batch, slots[k:k + step], [t.data_ptr() for t in part],
+                                               [t.stride(0) for t in part], stream.cuda_stream)
             decoded = self._record(arena, stream)
             kept = []
             for item, window, (on_gpu, _reason) in zip(items, windows, results):

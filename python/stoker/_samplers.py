@@ -14,18 +14,20 @@ from . import _stoker
 class GivenOrder:
     """The script's sampler or batch_sampler. order() iterates it once: the next pass's ids."""
 
-    def __init__(self, sampler, batch_sampler, batch_size):
+    def __init__(self, sampler, batch_sampler):
         self.sampler = sampler
         self.batch_sampler = batch_sampler
-        self.batch_size = batch_size
         self._seen_epoch = None  # the epoch the sampler had at the last pass's start, or as set here
 
     def order(self, size, draws=None):
-        """`draws`: what the loader draws from torch's generator at a pass's start, called where
-        torch's DataLoader draws it: after iter(batch_sampler), before the sampler's first index.
-        Raises ValueError in one line for a DistributedSampler whose count is not its dataset's now."""
+        """(the next pass's ids, the size of each of its batches: a batch sampler's, None for a
+        sampler). `draws`: what the loader draws from torch's generator at a pass's start, called
+        where torch's DataLoader draws it: after iter(batch_sampler), before the sampler's first
+        index. Raises ValueError in one line for a DistributedSampler whose count is not its
+        dataset's now, an index that is none of the dataset's, or an empty batch."""
         if refusal := self.stale():
             raise ValueError(refusal)
+        sizes = None
         if self.batch_sampler is None:
             if draws is not None:
                 draws()
@@ -34,12 +36,8 @@ class GivenOrder:
             started = iter(self.batch_sampler)
             if draws is not None:
                 draws()
-            batches = [list(b) for b in started]
-            for k, b in enumerate(batches):
-                if len(b) != self.batch_size and (k < len(batches) - 1 or len(b) > self.batch_size):
-                    raise ValueError(f"batch_sampler: batch {k} of this epoch has {len(b)} samples and its "
-                                     f"batch_size is {self.batch_size}: stoker's batches share one size (the "
-                                     "last may be shorter); bucket by size with one DataLoader per size")
+            batches = [_batch(b, k) for k, b in enumerate(started)]
+            sizes = [len(b) for b in batches]
             ids = [i for b in batches for i in b]
         try:
             ids = [operator.index(i) for i in ids]
@@ -49,19 +47,19 @@ class GivenOrder:
         if ids and not (0 <= min(ids) and max(ids) < size):
             bad = min(ids) if min(ids) < 0 else max(ids)
             raise ValueError(f"sampler: it yielded index {bad}, and the dataset has {size} samples (0 to {size - 1})")
-        return ids
+        return ids, sizes
 
     def stale(self):
         """The line refusing a pass under a DistributedSampler whose count is not its dataset's
         now (_stale_count), or ""."""
         return _stale_count(self.sampler if self.batch_sampler is None else getattr(self.batch_sampler, "sampler", None))
 
-    def batches(self, drop_last):
-        """len(loader): the batches of one pass."""
+    def batches(self, batch_size, drop_last):
+        """len(loader): the batches of one pass (a batch sampler's len(), as torch's)."""
         if self.batch_sampler is not None:
             return len(self.batch_sampler)
         n = len(self.sampler)
-        return n // self.batch_size if drop_last else math.ceil(n / self.batch_size)
+        return n // batch_size if drop_last else math.ceil(n / batch_size)
 
     def _with_epoch(self):
         for s in (self.sampler, self.batch_sampler, getattr(self.batch_sampler, "sampler", None)):
@@ -87,6 +85,21 @@ class GivenOrder:
         return epoch
 
 
+def _batch(batch, k):
+    """Batch `k` of a pass as a batch sampler yielded it, as a list of its indices (checked by
+    order()). Raises ValueError in one line for an empty batch or one that is no iterable."""
+    try:
+        batch = list(batch)
+    except TypeError:
+        raise ValueError(f"batch_sampler: batch {k} of this pass is {batch!r}; a batch sampler yields lists of sample "
+                         "indices") from None
+    if not batch:
+        raise ValueError(f"batch_sampler: batch {k} of this pass is empty (torch's DataLoader fails on it in "
+                         "default_collate, or gives collate_fn an empty list); a batch holds 1 sample or more: leave "
+                         "empty batches out of the batch sampler")
+    return batch
+
+
 def _stale_count(sampler):
     """The line refusing a DistributedSampler whose dataset's len() changed since it was made, or "":
     it counts its samples once (num_samples, total_size), so that torch's DataLoader stops on its
@@ -110,16 +123,19 @@ def _stale_count(sampler):
 
 def given_order(sampler, batch_sampler, batch_size, shuffle, drop_last):
     """GivenOrder for a script's sampler or batch_sampler, with torch's rules for the arguments
-    they exclude, or None when there is neither; and the batch size and drop_last to use."""
+    they exclude, or None when there is neither; and the batch size and drop_last to use. A batch
+    sampler's batches may differ in size: its batch size is its own `batch_size` where it has an
+    int one (the engine's buffers grow to a pass's largest batch), else None, as torch's is."""
     if batch_sampler is not None:
         if batch_size != 1 or shuffle or sampler is not None or drop_last:
             raise ValueError("batch_sampler= excludes batch_size, shuffle, sampler and drop_last (as in torch's "
                              "DataLoader): its batches decide them")
+        if not hasattr(batch_sampler, "__iter__") or not hasattr(batch_sampler, "__len__"):
+            raise arg.bad("batch_sampler", batch_sampler, "an iterable of batches (lists of sample indices) with a "
+                          "len(): torch's BatchSampler, a bucketing batch sampler, a list of lists")
         size = getattr(batch_sampler, "batch_size", None)
-        if not isinstance(size, int) or size < 1:
-            raise arg.bad("batch_sampler", batch_sampler, "a batch sampler with a batch_size (torch's "
-                          "BatchSampler)", "or give sampler= and batch_size=")
-        return GivenOrder(None, batch_sampler, size), size, False
+        size = size if isinstance(size, int) and not isinstance(size, bool) and size >= 1 else None
+        return GivenOrder(None, batch_sampler), size, False
     if sampler is None:
         return None, batch_size, drop_last
     if shuffle:
@@ -127,7 +143,7 @@ def given_order(sampler, batch_sampler, batch_size, shuffle, drop_last):
                          "order; leave shuffle out")
     if not hasattr(sampler, "__iter__") or not hasattr(sampler, "__len__"):
         raise arg.bad("sampler", sampler, "an iterable of sample indices with a len() (a torch Sampler)")
-    return GivenOrder(sampler, None, batch_size), batch_size, drop_last
+    return GivenOrder(sampler, None), batch_size, drop_last
 
 
 def draws_at_random(sampler, batch_sampler):

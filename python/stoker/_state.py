@@ -54,7 +54,9 @@ def check_state(state, loader):
         "next_batch": _whole(state, "next_batch", 0, batches, f"a whole number from 0 to {batches}, the batches "
                              "of an epoch"),
         "samples": samples,
-        "batch_size": _whole(state, "batch_size", 1, 2**31, "a whole number from 1 up"),
+        # None: a batch sampler's own sizes (one without a batch_size attribute).
+        "batch_size": None if "batch_size" in state and state["batch_size"] is None else
+        _whole(state, "batch_size", 1, 2**31, "a whole number from 1 up"),
         "world_size": _whole(state, "world_size", 1, 2**31, "a whole number from 1 up"),
         "shuffle": _flag(state, "shuffle"),
         "drop_last": _flag(state, "drop_last"),

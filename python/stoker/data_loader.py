@@ -357,6 +357,9 @@ class DataLoader:
             print(note, file=sys.stderr, flush=True)
 
         self._order, batch_size, drop_last = given_order(sampler, batch_sampler, batch_size, shuffle, drop_last)
+        # The samples of the engine's batch buffers at first: a batch sampler's batches may differ in
+        # size (batch_size None where it has none), and each pass's largest sets them (start_epoch).
+        capacity = batch_size if batch_size is not None else 1
         if clip_start is None:
             clip_start = _clip_start(frames_per_clip, shuffle, sampler, batch_sampler)
         self.rank, self.world_size = _rank_and_world(rank, world_size)
@@ -445,7 +448,7 @@ class DataLoader:
             layout = data.dict_items
             # An iterable's processes start again for each pass unless persistent_workers (as torch's),
             # so that its set_epoch (a shard order per epoch) reaches them.
-            processes.open(as_given, batch_size, prefetch_factor, worker_init_fn, multiprocessing_context,
+            processes.open(as_given, capacity, prefetch_factor, worker_init_fn, multiprocessing_context,
                            image_key=layout.image_key if layout is not None else None, clips=frames_per_clip > 0,
                            persistent=persistent_workers or not stream)
             processes.follow(dataset, as_given)  # what new processes get (renew(), an iterable's next pass)
@@ -464,7 +467,7 @@ class DataLoader:
 
         self._transforms_given = transforms  # the chain's origin (_chain_now), read again at each pass's start
         chain = self._chain_now()
-        gpu_decoder, gpu_handoff = _gpu_decoder(decode, self.device, chain, batch_size) if use == "gpu" \
+        gpu_decoder, gpu_handoff = _gpu_decoder(decode, self.device, chain, capacity) if use == "gpu" \
             else (None, "off")
         self.decode = "gpu" if gpu_decoder is not None else "cpu"
         on_gpu = self.device.type == "cuda"
@@ -472,7 +475,7 @@ class DataLoader:
         # a Dataset object's items may depend on what the script sets between epochs.
         run_ahead = sharded and data.targets == "engine"
         self._loader_options = dict(
-            batch_size=batch_size, workers=workers, prefetch=_stoker.buffers_in_flight(prefetch_factor, workers),
+            batch_size=capacity, workers=workers, prefetch=_stoker.buffers_in_flight(prefetch_factor, workers),
             shuffle=shuffle,
             drop_last=drop_last, rank=self.rank if sharded else 0, world_size=self.world_size if sharded else 1,
             transforms=chain, channels_last=channels_last, normalize_in_consumer=on_gpu, on_error=on_error,
@@ -497,7 +500,8 @@ class DataLoader:
             from ._gpu_decode import GpuDecodeStage
 
             self._gpu_stage = GpuDecodeStage(self._loader, gpu_decoder, self.device,
-                                             tune_share=gpu_handoff == "hardware")  # decode='auto'
+                                             tune_share=gpu_handoff == "hardware",  # decode='auto'
+                                             max_items=capacity)
         if on_gpu:
             from .device_feed import DeviceFeed
 
@@ -576,7 +580,7 @@ class DataLoader:
         if self._stream is not None:
             return stream_batches(self.dataset, self._data.name, self.batch_size, self.drop_last)
         if self._order is not None:
-            return self._order.batches(self.drop_last)
+            return self._order.batches(self.batch_size, self.drop_last)
         if self._sized_each_pass() or self._ranks.moved:  # the next pass's, as torch's len(loader) reads len(dataset)
             return self._batches_of(self._samples_now())
         return len(self._loader)
@@ -765,12 +769,12 @@ class DataLoader:
                 if self._order is None:
                     if draws is not None:
                         draws()
-                    order = None
-                else:
-                    order = self._order.order(len(self.source), draws)
+                    order = sizes = None
+                else:  # a batch sampler's sizes as it gives them; its largest batch sizes the buffers
+                    order, sizes = self._order.order(len(self.source), draws)
                 # dataset_processes' pass begins on the loader's own plan, before its workers read.
                 on_order = self._start_processes if self._processes is not None else None
-                self._loader.start_epoch(self._epoch, first, order, on_order=on_order)
+                self._loader.start_epoch(self._epoch, first, order, batch_sizes=sizes, on_order=on_order)
             self._reseeds.seen = self._generator_state()
             self._position = first
             self._diagnosis.set_monitor(current_monitor(), -1)  # the one running now, for monitor.report()
@@ -864,7 +868,7 @@ class DataLoader:
         """How far (in samples) the workers may read ahead of the consumer: their buffers
         (num_workers="auto" may start workers up to the cores during the pass), and a batch being taken."""
         workers = max(self._loader.workers, self._cores["cores"]) if self.auto_workers else self._loader.workers
-        return (_stoker.buffers_in_flight(self.prefetch_factor, workers) + 2) * self.batch_size
+        return (_stoker.buffers_in_flight(self.prefetch_factor, workers) + 2) * self._loader.batch_capacity
 
     _base_seed = None  # the base seed the last pass drew
 

@@ -67,9 +67,9 @@ class _StartsWritten:
     def __init__(self, inner):
         self._inner, self.starts = inner, []
 
-    def start_epoch(self, epoch, first_batch=0, order=None, on_order=None):
+    def start_epoch(self, epoch, first_batch=0, order=None, batch_sizes=None, on_order=None):
         self.starts.append((epoch, first_batch))
-        self._inner.start_epoch(epoch, first_batch, order, on_order=on_order)
+        self._inner.start_epoch(epoch, first_batch, order, batch_sizes=batch_sizes, on_order=on_order)
 
     def __getattr__(self, name):
         return getattr(self._inner, name)

@@ -330,6 +330,16 @@ class Loader {
   // for an id outside the source or first_batch outside [0, batches]. `on_order` as above.
   void start_epoch(int64_t epoch, std::vector<uint64_t> order, int64_t first_batch = 0,
                    const OrderListener& on_order = {});
+  // start_epoch with `order` in batches of the sizes given, in turn (a caller's batch sampler whose
+  // batches differ in size); batch_size and drop_last play no part. The buffers hold the largest
+  // batch any epoch has had (batch_capacity()): a larger one makes the free buffers again at its
+  // size here, and each buffer the consumer still holds when it is given back (also after the
+  // loader is gone, which frees it). Throws UsageError for an id outside the source, a size
+  // below 1, sizes that do not add up to order.size(), or first_batch outside [0, batches].
+  void start_epoch_in_batches(int64_t epoch, std::vector<uint64_t> order, const std::vector<int>& batch_sizes,
+                              int64_t first_batch = 0, const OrderListener& on_order = {});
+  // Samples each batch buffer holds: batch_size, or the largest batch start_epoch_in_batches had.
+  int batch_capacity() const;
 
   // The next batch of the current epoch, in order; an empty Batch at the end of the epoch.
   // Throws DataError when the epoch failed (on_error=fail, too many bad samples, a worker
@@ -414,6 +424,11 @@ class Loader {
   // start_epoch(epoch, 0) for the epoch the workers ran ahead into: keeps its batches. False
   // when they did not. `hold` as for install_epoch.
   bool take_run_ahead(int64_t epoch, bool hold);
+  // Buffers for batches of `samples` (start_epoch_in_batches): where they hold fewer, abandons
+  // the epochs in flight and makes the free buffers again at that size.
+  void grow_buffers(int samples);
+  // Frees `small` (buffers taken out of the pool) and adds as many of batch_capacity to it.
+  void remake_buffers(std::vector<std::unique_ptr<BatchBuffer>> small);
   // Calls `on_order` (if any) with the current epoch's unclaimed order, then lets the workers
   // claim again (also when it throws).
   void tell_order(const OrderListener& on_order);

@@ -36,13 +36,26 @@ struct EpochPlan {
   std::vector<uint64_t> streams;
   uint64_t stream(size_t position) const { return streams.empty() ? indices[position] : streams[position]; }
   int64_t num_batches = 0;  // batches of batch_size (last may be short unless drop_last)
+  // Samples per batch; with batch_starts, the largest batch's.
   int batch_size = 0;
+  // Batches of sizes given one by one (plan_batches: a caller's batch sampler): where each
+  // begins in `indices`, num_batches + 1 entries, the last indices.size(). Empty: batch b
+  // begins at b x batch_size.
+  std::vector<int64_t> batch_starts;
+  // Where batch b begins in `indices` (indices.size() for b >= num_batches of given sizes).
+  int64_t batch_begin(int64_t b) const {
+    if (batch_starts.empty()) return b * batch_size;
+    return batch_starts[static_cast<size_t>(b < num_batches ? b : num_batches)];
+  }
   // Samples in batch b.
   int batch_samples(int64_t b) const {
-    const int64_t begin = b * batch_size;
-    const int64_t left = static_cast<int64_t>(indices.size()) - begin;
-    return static_cast<int>(left < batch_size ? left : batch_size);
+    const int64_t begin = batch_begin(b);
+    const int64_t end = batch_starts.empty() ? begin + batch_size : batch_begin(b + 1);
+    const auto size = static_cast<int64_t>(indices.size());
+    return static_cast<int>((end < size ? end : size) - begin);
   }
+  // The batch that holds position `position` of `indices`.
+  int64_t batch_of(int64_t position) const;
 };
 
 // Throws UsageError for rank/world/batch values out of range.
@@ -53,5 +66,11 @@ EpochPlan plan_epoch(uint64_t dataset_size, int batch_size, const SamplerOptions
 // with replacement) draws from stream id + k x dataset_size, as repeated augmentation does, so
 // the copies are transformed apart. Throws UsageError for batch_size < 1.
 EpochPlan plan_order(std::vector<uint64_t> order, uint64_t dataset_size, int batch_size, bool drop_last);
+
+// An epoch that visits `order` in batches of the sizes given, in turn (a caller's batch sampler:
+// torch's BatchSampler, a bucketing one whose batches differ in size); copies of an id draw as
+// plan_order's. batch_size is the largest. Throws UsageError for a size below 1 (naming the
+// batch) or sizes that do not add up to order.size().
+EpochPlan plan_batches(std::vector<uint64_t> order, const std::vector<int>& batch_sizes, uint64_t dataset_size);
 
 }  // namespace stoker::data

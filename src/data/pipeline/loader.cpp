@@ -155,7 +155,7 @@ void mark_end(LoaderShared& shared, const Source& source, const LoaderOptions& o
     }
     if (!run.in_flight.empty()) {
       InFlight& open = run.in_flight.back();
-      const int64_t batch_end = open.batch_index * run.plan.batch_size + open.buffer->samples;
+      const int64_t batch_end = run.plan.batch_begin(open.batch_index) + open.buffer->samples;
       if (run.next_claim < batch_end) {
         open.remaining -= static_cast<int>(batch_end - run.next_claim);
         run.next_claim = batch_end;
@@ -180,7 +180,7 @@ void fill_slot(SampleLoader& loader, LoaderShared& shared, const Source& source,
   uint64_t used = job.index;
   Status status = loader.load(job.index, seed, rng_epoch, job.stream, out);
   if (status.is_past_end()) {  // no sample: the slot stays out of the batch
-    mark_end(shared, source, options, *job.run, job.buffer->batch_index * options.batch_size + job.slot);
+    mark_end(shared, source, options, *job.run, job.run->plan.batch_begin(job.buffer->batch_index) + job.slot);
     job.buffer->extras[slot].reset();
     job.buffer->records[slot] = SampleRecord{};
     job.buffer->geometry[slot].clear();
@@ -303,7 +303,7 @@ Worker::Found Worker::claim(MutexLock& lock, Chunk* out, Ahead* ahead) {
     }
     const auto total = static_cast<int64_t>(run->plan.indices.size());
     const int64_t position = run->next_claim;
-    const int64_t batch = position / run->plan.batch_size;
+    const int64_t batch = run->plan.batch_of(position);
     if (run->in_flight.empty() || run->in_flight.back().batch_index < batch) {
       if (shared_.free_buffers.empty()) {
         // Back-pressure is waiting for buffers the consumer's epoch needs. Ahead of it, the
@@ -324,7 +324,7 @@ Worker::Found Worker::claim(MutexLock& lock, Chunk* out, Ahead* ahead) {
       run->in_flight.push_back({batch, buffer, buffer->samples});
     }
     InFlight& target = run->in_flight.back();
-    const int64_t batch_end = std::min(total, (batch + 1) * run->plan.batch_size);
+    const int64_t batch_end = std::min(total, run->plan.batch_begin(batch + 1));
     const auto count = static_cast<int>(std::min<int64_t>(shared_.claim_chunk, batch_end - position));
     const auto from = run->plan.indices.begin() + position;
     chunk_indices_.assign(from, from + count);
@@ -336,7 +336,7 @@ Worker::Found Worker::claim(MutexLock& lock, Chunk* out, Ahead* ahead) {
                   run->epoch,
                   batch,
                   target.buffer,
-                  static_cast<int>(position - batch * run->plan.batch_size),
+                  static_cast<int>(position - run->plan.batch_begin(batch)),
                   chunk_indices_.front(),
                   chunk_streams_.front()};
     out->count = count;
@@ -462,21 +462,27 @@ namespace {
 // "1,200 bytes" below a megabyte, megabytes() from there.
 std::string size_text(double bytes) { return bytes < 1e6 ? grouped(bytes) + " bytes" : megabytes(bytes); }
 
-// Buffer `number` (from 1) of `count`; throws UsageError naming the sizes when memory runs out.
-std::unique_ptr<BatchBuffer> make_buffer(BufferAllocator& allocator, const LoaderOptions& options, int target_dim,
-                                         int number, int count) {
-  const size_t batch = static_cast<size_t>(options.batch_size);
+// Buffer `number` (from 1) of `count`, for `samples` samples; throws UsageError naming the sizes
+// when memory runs out.
+std::unique_ptr<BatchBuffer> make_buffer(BufferAllocator& allocator, const LoaderOptions& options, int samples,
+                                         int target_dim, int number, int count) {
+  const auto batch = static_cast<size_t>(samples);
   auto buffer = std::make_unique<BatchBuffer>();
+  buffer->capacity = samples;
   buffer->capacity_bytes = batch * sample_bytes_of(options);
   try {
     buffer->data = allocator.allocate(buffer->capacity_bytes);
   } catch (const std::bad_alloc&) {
     throw UsageError(fmt::format(
         "the loader's batch buffers do not fit in memory: buffer {} of {} could not be allocated, each holds "
-        "batch_size {} samples of {} ({} per buffer, {} in all); lower batch_size or prefetch",
-        number, count, options.batch_size, size_text(static_cast<double>(sample_bytes_of(options))),
+        "{} samples of {} ({} per buffer, {} in all); lower {} or prefetch",
+        number, count,
+        samples == options.batch_size ? fmt::format("batch_size {}", samples)
+                                      : fmt::format("the largest batch's {}", samples),
+        size_text(static_cast<double>(sample_bytes_of(options))),
         size_text(static_cast<double>(buffer->capacity_bytes)),
-        size_text(static_cast<double>(buffer->capacity_bytes) * count)));
+        size_text(static_cast<double>(buffer->capacity_bytes) * count),
+        samples == options.batch_size ? "batch_size" : "the largest batch"));
   }
   // Written once now: the pool is resident from the start. Untouched, a buffer's pages became
   // resident the first time the workers ran far enough ahead to use it, which could be hours
@@ -608,10 +614,14 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
   if (options_.cache_decoded_bytes > 0) {
     shared_->cache = std::make_unique<DecodedCache>(source_->size(), options_.cache_decoded_bytes);
   }
-  for (int b = 0; b < options_.prefetch; ++b) {
-    shared_->buffers.push_back(
-        make_buffer(*shared_->allocator, options_, shared_->target_dim, b + 1, options_.prefetch));
-    shared_->free_buffers.push_back(shared_->buffers.back().get());
+  {
+    MutexLock pool(shared_->mutex);
+    shared_->batch_capacity = options_.batch_size;
+    for (int b = 0; b < options_.prefetch; ++b) {
+      shared_->buffers.push_back(make_buffer(*shared_->allocator, options_, shared_->batch_capacity,
+                                             shared_->target_dim, b + 1, options_.prefetch));
+      shared_->free_buffers.push_back(shared_->buffers.back().get());
+    }
   }
   shared_->active_workers = options_.workers;
 
@@ -686,7 +696,8 @@ void Loader::set_prefetch(int prefetch) {
     MutexLock lock(shared_->mutex);
     while (static_cast<int>(shared_->buffers.size()) < prefetch) {
       const int number = static_cast<int>(shared_->buffers.size()) + 1;
-      shared_->buffers.push_back(make_buffer(*shared_->allocator, options_, shared_->target_dim, number, prefetch));
+      shared_->buffers.push_back(
+          make_buffer(*shared_->allocator, options_, shared_->batch_capacity, shared_->target_dim, number, prefetch));
       shared_->free_buffers.push_back(shared_->buffers.back().get());
     }
     options_.prefetch = static_cast<int>(shared_->buffers.size());
@@ -765,6 +776,81 @@ void Loader::start_epoch(int64_t epoch, std::vector<uint64_t> order, int64_t fir
   tell_order(on_order);
 }
 
+void Loader::start_epoch_in_batches(int64_t epoch, std::vector<uint64_t> order, const std::vector<int>& batch_sizes,
+                                    int64_t first_batch, const OrderListener& on_order) {
+  const ConsumerCall call(consumer_in_call_, "start_epoch_in_batches");
+  for (const uint64_t id : order) {
+    if (id >= source_->size()) {
+      throw UsageError(fmt::format("the epoch's order names sample {}, and the data has {} (ids 0 to {})", id,
+                                   source_->size(), source_->size() - 1));
+    }
+  }
+  EpochPlan plan = plan_batches(std::move(order), batch_sizes, source_->size());
+  check_start(epoch, first_batch, plan.num_batches);
+  source_->expect_reads(Source::ReadOrder::kShuffled);
+  grow_buffers(plan.batch_size);
+  batches_per_epoch_ = plan.num_batches;
+  samples_per_epoch_ = plan.indices.size();
+  install_epoch(epoch, std::move(plan), first_batch, true, static_cast<bool>(on_order));
+  tell_order(on_order);
+}
+
+int Loader::batch_capacity() const {
+  MutexLock lock(shared_->mutex);
+  return shared_->batch_capacity;
+}
+
+void Loader::grow_buffers(int samples) {
+  std::vector<std::unique_ptr<BatchBuffer>> small;
+  {
+    MutexLock lock(shared_->mutex);
+    if (samples <= shared_->batch_capacity) return;
+    // Whatever is in flight is abandoned (install_epoch follows), so its buffers are free too.
+    ++shared_->generation;
+    for (EpochRun& run : shared_->runs) run.active = false;
+    shared_->epoch_switch_waiting = true;
+    while (shared_->runs[0].busy != 0 || shared_->runs[1].busy != 0) lock.wait(shared_->idle_cv);
+    shared_->epoch_switch_waiting = false;
+    for (EpochRun& run : shared_->runs) {
+      for (const InFlight& entry : run.in_flight) shared_->free_buffers.push_back(entry.buffer);
+      run.in_flight.clear();
+    }
+    shared_->batch_capacity = samples;
+    shared_->free_buffers.insert(shared_->free_buffers.end(), shared_->small_buffers.begin(),
+                                 shared_->small_buffers.end());
+    shared_->small_buffers.clear();
+    small = shared_->take_buffers(shared_->free_buffers);
+  }
+  remake_buffers(std::move(small));
+}
+
+void Loader::remake_buffers(std::vector<std::unique_ptr<BatchBuffer>> small) {
+  if (small.empty()) return;
+  int samples = 0, count = 0;
+  {
+    MutexLock lock(shared_->mutex);
+    samples = shared_->batch_capacity;
+    count = static_cast<int>(shared_->buffers.size() + small.size());
+  }
+  std::vector<std::unique_ptr<BatchBuffer>> made;
+  for (auto& buffer : small) {
+    shared_->allocator->deallocate(buffer->data, buffer->capacity_bytes);
+    buffer->data = nullptr;
+  }
+  for (size_t k = 0; k < small.size(); ++k) {
+    made.push_back(make_buffer(*shared_->allocator, options_, samples, shared_->target_dim,
+                               count - static_cast<int>(small.size() - k) + 1, count));
+  }
+  {
+    MutexLock lock(shared_->mutex);
+    for (auto& buffer : made) {
+      shared_->free_buffers.push_back(buffer.get());
+      shared_->buffers.push_back(std::move(buffer));
+    }
+  }
+  shared_->work_cv.notify_all();
+}
+
 void Loader::tell_order(const OrderListener& on_order) {
   if (!on_order) return;
   struct Release {
@@ -812,7 +898,7 @@ void Loader::install_epoch(int64_t epoch, EpochPlan plan, int64_t first_batch, b
     run.epoch = epoch;
     run.seed = shared_->seed;
     run.rng_epoch = shared_->rng_epoch(epoch);
-    run.next_claim = first_batch * options_.batch_size;
+    run.next_claim = run.plan.batch_begin(first_batch);
     run.stats.epoch = epoch;
     run.stats.samples = run.plan.indices.size();
     run.failure = shared_->start_failure;
@@ -868,6 +954,14 @@ bool Loader::next_until(const std::optional<std::chrono::steady_clock::time_poin
   constexpr auto kTick = std::chrono::milliseconds(100);
   *out = Batch();
   MutexLock lock(shared_->mutex);
+  while (!shared_->small_buffers.empty()) {
+    // Buffers the consumer gave back from before the pool grew: made again at its size, outside
+    // the lock (a Python allocator takes the GIL).
+    std::vector<std::unique_ptr<BatchBuffer>> small = shared_->take_buffers(shared_->small_buffers);
+    lock.unlock();
+    remake_buffers(std::move(small));
+    lock.lock();
+  }
   const EpochRun& run = shared_->current();
   if (!run.active && run.stats.epoch < 0) {
     throw UsageError("Loader::next() called before start_epoch()");
@@ -883,14 +977,22 @@ bool Loader::next_until(const std::optional<std::chrono::steady_clock::time_poin
       const Clock::time_point now = Clock::now();
       // Kept across calls: next_within's short waits add up to the grace.
       std::optional<Clock::time_point>& held_since = all_held_since_;
+      if (!shared_->small_buffers.empty()) {  // given back while this call waits
+        std::vector<std::unique_ptr<BatchBuffer>> small = shared_->take_buffers(shared_->small_buffers);
+        lock.unlock();
+        remake_buffers(std::move(small));
+        lock.lock();
+        continue;
+      }
       if (shared_->consumer_holds_every_buffer() && added_for_consumer_ < options_.buffers_for_consumer) {
         // One more buffer for the batches the consumer keeps, made outside the lock (a Python
         // allocator takes the GIL, which a thread releasing a batch may hold while it waits for the lock).
         ++added_for_consumer_;
         const int number = static_cast<int>(shared_->buffers.size()) + 1;
+        const int samples = shared_->batch_capacity;
         lock.unlock();
         std::unique_ptr<BatchBuffer> added =
-            make_buffer(*shared_->allocator, options_, shared_->target_dim, number, number);
+            make_buffer(*shared_->allocator, options_, samples, shared_->target_dim, number, number);
         lock.lock();
         shared_->free_buffers.push_back(added.get());
         shared_->buffers.push_back(std::move(added));
@@ -927,7 +1029,7 @@ bool Loader::next_until(const std::optional<std::chrono::steady_clock::time_poin
   if (run.ends_before(shared_->next_consume, shared_->drop_last)) return true;
   BatchBuffer* buffer = shared_->current().in_flight.front().buffer;
   // The batch that holds the epoch's end (Status::past_end) comes with the samples before it.
-  const int64_t begin = shared_->next_consume * run.plan.batch_size;
+  const int64_t begin = run.plan.batch_begin(shared_->next_consume);
   if (run.end < begin + buffer->samples) buffer->samples = static_cast<int>(run.end - begin);
   shared_->current().in_flight.pop_front();
   ++shared_->next_consume;

@@ -19,10 +19,11 @@
 namespace stoker::data {
 
 // One pooled batch: sample memory from the allocator plus target/index arrays, all sized
-// once for batch_size samples.
+// once for `capacity` samples (the loader's batch_capacity when it was made).
 struct BatchBuffer {
   void* data = nullptr;
   size_t capacity_bytes = 0;
+  int capacity = 0;  // samples it holds
   std::vector<int64_t> labels;
   std::vector<float> targets;
   std::vector<uint64_t> indices;
@@ -73,8 +74,8 @@ struct EpochRun {
   // Batch `batch` is past the epoch's end: it starts at or after `end`, or, with `drop_last`,
   // would be cut short by it.
   bool ends_before(int64_t batch, bool drop_last) const {
-    const int64_t begin = batch * plan.batch_size;
-    return begin >= end || (drop_last && begin + plan.batch_size > end);
+    const int64_t begin = plan.batch_begin(batch);
+    return begin >= end || (drop_last && begin + plan.batch_samples(batch) > end);
   }
   // Workers may claim from it now.
   bool claimable() const { return active && failure.empty() && !fully_claimed(); }
@@ -118,6 +119,11 @@ struct LoaderShared {
   uint64_t generation STOKER_GUARDED_BY(mutex) = 0;
   uint64_t ahead_generation STOKER_GUARDED_BY(mutex) = ~uint64_t{0};
   std::vector<BatchBuffer*> free_buffers STOKER_GUARDED_BY(mutex);
+  // Samples every buffer workers fill holds: batch_size, grown to a given epoch's largest batch
+  // (Loader::grow_buffers). A buffer given back smaller than it waits in small_buffers until
+  // the consumer makes it again at this size (outside the lock: the allocator may take the GIL).
+  int batch_capacity STOKER_GUARDED_BY(mutex) = 0;
+  std::vector<BatchBuffer*> small_buffers STOKER_GUARDED_BY(mutex);
   // Loader::reseed's: epoch e of a run made now draws with `seed` from epoch e - seed_epoch.
   uint64_t seed STOKER_GUARDED_BY(mutex) = 0;
   int64_t seed_epoch STOKER_GUARDED_BY(mutex) = 0;
@@ -151,16 +157,31 @@ struct LoaderShared {
   void give_back(BatchBuffer* buffer) STOKER_EXCLUDES(mutex) {
     {
       MutexLock lock(mutex);
-      free_buffers.push_back(buffer);
+      (buffer->capacity < batch_capacity ? small_buffers : free_buffers).push_back(buffer);
     }
     work_cv.notify_all();
     ready_cv.notify_all();  // a consumer counting down to "every buffer held" looks again
   }
 
+  // The buffers `from` names (free_buffers or small_buffers), taken out of the pool (`buffers`)
+  // and `from` emptied.
+  std::vector<std::unique_ptr<BatchBuffer>> take_buffers(std::vector<BatchBuffer*>& from) STOKER_REQUIRES(mutex) {
+    std::vector<std::unique_ptr<BatchBuffer>> taken;
+    for (BatchBuffer* buffer : from) {
+      const auto owned =
+          std::find_if(buffers.begin(), buffers.end(), [buffer](const auto& b) { return b.get() == buffer; });
+      taken.push_back(std::move(*owned));
+      buffers.erase(owned);
+    }
+    from.clear();
+    return taken;
+  }
+
   // No buffer is free or being filled while batches remain: the consumer holds them all.
   bool consumer_holds_every_buffer() const STOKER_REQUIRES(mutex) {
     const EpochRun& run = current();
-    return run.active && run.in_flight.empty() && free_buffers.empty() && next_consume < run.plan.num_batches;
+    return run.active && run.in_flight.empty() && free_buffers.empty() && small_buffers.empty() &&
+           next_consume < run.plan.num_batches;
   }
 
   // The batch next() returns is complete, the epoch ended before it, or the epoch failed

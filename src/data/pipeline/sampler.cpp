@@ -85,21 +85,59 @@ EpochPlan plan_epoch(uint64_t dataset_size, int batch_size, const SamplerOptions
   return plan;
 }
 
+int64_t EpochPlan::batch_of(int64_t position) const {
+  if (batch_starts.empty()) return position / batch_size;
+  const auto after = std::upper_bound(batch_starts.begin(), batch_starts.end(), position);
+  return static_cast<int64_t>(after - batch_starts.begin()) - 1;
+}
+
+namespace {
+
+// `order` as the plan's indices; copy k of a sample drawn more than once (sampling with
+// replacement) is transformed apart.
+void take_order(std::vector<uint64_t> order, uint64_t dataset_size, EpochPlan* plan) {
+  plan->indices = std::move(order);
+  std::unordered_map<uint64_t, uint64_t> copies;
+  for (size_t position = 0; position < plan->indices.size(); ++position) {
+    const uint64_t id = plan->indices[position];
+    const uint64_t copy = copies[id]++;
+    if (copy == 0) continue;
+    if (plan->streams.empty()) plan->streams.assign(plan->indices.begin(), plan->indices.end());
+    plan->streams[position] = id + copy * dataset_size;
+  }
+}
+
+}  // namespace
+
 EpochPlan plan_order(std::vector<uint64_t> order, uint64_t dataset_size, int batch_size, bool drop_last) {
   if (batch_size < 1) throw UsageError("batch_size must be >= 1 (got " + std::to_string(batch_size) + ")");
   EpochPlan plan;
   plan.batch_size = batch_size;
-  plan.indices = std::move(order);
-  // Copy k of a sample drawn more than once (sampling with replacement) is transformed apart.
-  std::unordered_map<uint64_t, uint64_t> copies;
-  for (size_t position = 0; position < plan.indices.size(); ++position) {
-    const uint64_t id = plan.indices[position];
-    const uint64_t copy = copies[id]++;
-    if (copy == 0) continue;
-    if (plan.streams.empty()) plan.streams.assign(plan.indices.begin(), plan.indices.end());
-    plan.streams[position] = id + copy * dataset_size;
-  }
+  take_order(std::move(order), dataset_size, &plan);
   cut_into_batches(drop_last, &plan);
+  return plan;
+}
+
+EpochPlan plan_batches(std::vector<uint64_t> order, const std::vector<int>& batch_sizes, uint64_t dataset_size) {
+  EpochPlan plan;
+  plan.batch_starts.reserve(batch_sizes.size() + 1);
+  int64_t begin = 0;
+  for (size_t b = 0; b < batch_sizes.size(); ++b) {
+    if (batch_sizes[b] < 1) {
+      throw UsageError("batch " + std::to_string(b) + " of the epoch has " + std::to_string(batch_sizes[b]) +
+                       " samples; a batch holds 1 or more");
+    }
+    plan.batch_starts.push_back(begin);
+    begin += batch_sizes[b];
+    plan.batch_size = std::max(plan.batch_size, batch_sizes[b]);
+  }
+  if (begin != static_cast<int64_t>(order.size())) {
+    throw UsageError("the epoch's batches hold " + std::to_string(begin) + " samples and its order has " +
+                     std::to_string(order.size()) + "; the sizes must add up to the order's length");
+  }
+  plan.batch_starts.push_back(begin);
+  plan.num_batches = static_cast<int64_t>(batch_sizes.size());
+  take_order(std::move(order), dataset_size, &plan);
   return plan;
 }
 
