@@ -237,6 +237,10 @@ std::vector<CropCase> resize_cases() {
   all.push_back({3, 61, 45, "Resize((20, 16)), CenterCrop(12)", 0});
   all.push_back({1, 45, 61, "Resize(30), CenterCrop((20, 24)), Grayscale", 0});
   all.push_back({3, 80, 37, "Resize(24, max_size=40), CenterCrop(18)", 0});  // 51 x 24 capped to 40 x 18
+  // A CenterCrop larger than the resized image: the resized image padded with zeros around it.
+  all.push_back({3, 40, 30, "Resize(8), CenterCrop(12)", 0});
+  all.push_back({1, 30, 45, "Resize((6, 9)), CenterCrop((10, 7)), Grayscale", 0});
+  all.push_back({3, 37, 29, "Resize(10), CenterCrop((7, 30)), RandomHorizontalFlip(1)", 0});
   for (uint64_t seed = 0; seed < 6; ++seed) {  // windows inside the resized image: one resample
     all.push_back({3, 50, 37, "Resize(24), RandomCrop(20), RandomHorizontalFlip()", seed});
   }

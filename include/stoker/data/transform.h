@@ -27,8 +27,9 @@
 // after a Resize is thus one resample where torchvision makes two (slightly less blur).
 // Where the filter may read differs as in torchvision: RandomResizedCrop crops and then
 // resizes, so taps stay inside the crop; Resize+CenterCrop resizes the whole image, so taps
-// at the crop's edges read the pixels around it. Unlike torchvision, a CenterCrop larger
-// than the resized image is clamped to it (and stretched to the output size), not padded.
+// at the crop's edges read the pixels around it. A CenterCrop larger than the resized image
+// pads it with zeros, as torchvision does: the whole image is resized first (to uint8, as
+// PIL's Resize gives), then copied into the padded window.
 // Resize takes torchvision's size: an int resizes the shorter side (the longer becomes
 // int(size * long / short)), (height, width) resizes to exactly that.
 // RandomCrop and the 1:1 CenterCrop (CenterCrop(size) with no Resize before it, torchvision's

@@ -47,6 +47,13 @@ Status SampleLoader::check_size(const SampleParams& params, int source_width, in
   // After a BoxCrop, the image the geometry takes is its crop.
   const auto [width, height] = geometry_input_size(params, source_width, source_height);
   const char* image = params.subject.width > 0 ? "BoxCrop's crop" : "image";
+  if (const auto [w, h] = resized_size(spec_.resize, width, height); spec_.resize.enabled() && (w < 1 || h < 1)) {
+    // Resize(n, max_size=m) on an image thinner than m / n: torchvision raises on it too.
+    return Status::failure(
+        fmt::format("{} is {}x{}, which Resize makes {}x{}, a side of no pixels (max_size={} caps "
+                    "its longer side; raise max_size or leave it out)",
+                    image, width, height, w, h, spec_.resize.max_size));
+  }
   if (spec_.geometry == Geometry::kRandomCrop && params.crop.width == 0) {
     const PadSpec& pad = spec_.pad;
     const auto [resized_w, resized_h] = resized_size(spec_.resize, width, height);
@@ -59,7 +66,7 @@ Status SampleLoader::check_size(const SampleParams& params, int source_width, in
   }
   if (static_cast<int64_t>(params.resized_width) * params.resized_height > kMaxResizedPixels) {
     return Status::failure(
-        fmt::format("{} is {}x{}, which Resize makes {}x{}: more than {} pixels to pad a RandomCrop window from", image,
+        fmt::format("{} is {}x{}, which Resize makes {}x{}: more than {} pixels to pad a crop window from", image,
                     width, height, params.resized_width, params.resized_height, kMaxResizedPixels));
   }
   if (spec_.geometry == Geometry::kNone &&

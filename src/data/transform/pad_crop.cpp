@@ -55,7 +55,7 @@ void copy_padded_crop(std::vector<float>* out, std::vector<int>* columns, const 
   const int channels = image.channels();
   const auto pixels = static_cast<size_t>(out_w) * static_cast<size_t>(out_h);
   out->resize(pixels * static_cast<size_t>(channels));
-  const bool center = spec.geometry == Geometry::kCenterCrop;
+  const bool center = spec.geometry == Geometry::kCenterCrop || spec.geometry == Geometry::kResizeCenterCrop;
   const PadSpec none;
   const PadSpec& pad = center ? none : spec.pad;  // CenterCrop: zeros, in pad_x / pad_y only
   const auto left = static_cast<int>(params.crop.x);

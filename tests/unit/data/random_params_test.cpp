@@ -318,17 +318,28 @@ TEST(DrawParamsTest, ResizeCenterCropMapsBackToSource) {
   EXPECT_DOUBLE_EQ(p.crop.y, 16);
   EXPECT_DOUBLE_EQ(p.crop.width, 224);
 
-  // Crop larger than the resized image: clamped to it (torchvision would pad).
+  // A crop that fits in one axis: the box (here of an image Resize keeps at its size).
   spec.out_width = 300;
   p = draw_params(spec, 512, 256, rng);
   EXPECT_DOUBLE_EQ(p.crop.x, 106);
   EXPECT_DOUBLE_EQ(p.crop.width, 300);
+  EXPECT_FALSE(p.copy);
+  // Larger than the resized image: padded with zeros, as torchvision's center_crop pads, (300 -
+  // 256) / 2 = 22 on the left and top, the whole image resized first and copied.
   spec.out_height = 300;
   p = draw_params(spec, 256, 256, rng);
-  EXPECT_DOUBLE_EQ(p.crop.x, 0);
-  EXPECT_DOUBLE_EQ(p.crop.y, 0);
-  EXPECT_DOUBLE_EQ(p.crop.width, 256);
-  EXPECT_DOUBLE_EQ(p.crop.height, 256);
+  EXPECT_TRUE(p.copy);
+  EXPECT_EQ(p.pad_x, 22);
+  EXPECT_EQ(p.pad_y, 22);
+  EXPECT_DOUBLE_EQ(p.crop.width, 300);
+  EXPECT_EQ(p.resized_width, 0);  // Resize(256) keeps a 256x256 image as it is
+  p = draw_params(spec, 512, 640, rng);
+  EXPECT_TRUE(p.copy);
+  EXPECT_EQ(p.resized_width, 256);
+  EXPECT_EQ(p.resized_height, 320);
+  EXPECT_EQ(p.pad_x, 22);
+  EXPECT_EQ(p.pad_y, 0);
+  EXPECT_DOUBLE_EQ(p.crop.y, 10);  // round((320 - 300) / 2)
 }
 
 TEST(DrawParamsTest, ResizedSizeIsTorchvisions) {

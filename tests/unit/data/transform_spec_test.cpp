@@ -730,6 +730,19 @@ TEST(EvalTransformTest, RandomPartsBecomeTheirDeterministicCounterparts) {
   expect_same_spec(parse_transforms(spec.describe()), spec);
 }
 
+// stoker's ToUint8 keeps Normalize for the consumer; after PILToTensor RandomErasing's value is
+// a pixel value, truncated as torchvision's cast to uint8 truncates it.
+TEST(ParseTransformsTest, UintOutputTakesTorchvisionsMeaning) {
+  EXPECT_TRUE(parse_transforms("CenterCrop(4), ToUint8, Normalize").normalize.enabled());
+  const TransformSpec spec = parse_transforms("CenterCrop(4), PILToTensor(), RandomErasing(p=1, value=(7.9, 0, 255))");
+  EXPECT_EQ(spec.dtype, DType::kUint8);
+  EXPECT_FLOAT_EQ(spec.erasing.value[0] * 255, 7);
+  EXPECT_FLOAT_EQ(spec.erasing.value[1], 0);
+  EXPECT_FLOAT_EQ(spec.erasing.value[2], 1);
+  const TransformSpec float_erasing = parse_transforms("CenterCrop(4), RandomErasing(p=1, value=0.5)");
+  EXPECT_FLOAT_EQ(float_erasing.erasing.value[0], 0.5f);
+}
+
 TEST(ParseTransformsTest, ErrorsNameTheProblem) {
   struct Case {
     const char* text;
@@ -755,6 +768,16 @@ TEST(ParseTransformsTest, ErrorsNameTheProblem) {
       {"Compose([1, 2])", {"Compose holds '1', which is not a transform"}},
       {"[RandomCrop(32), (1, 2)]", {"the list holds '(1, 2)', which is not a transform"}},
       {"transforms.RandomCutout(3)", {"unknown transform 'RandomCutout'"}},
+      // torchvision's Normalize raises on a uint8 tensor; stoker's uint8 output is not normalised.
+      {"CenterCrop(4), PILToTensor(), Normalize(mean=(0.5, 0.5, 0.5), std=(0.2, 0.2, 0.2))",
+       {"Normalize needs a float image and PILToTensor gives uint8", "add ConvertImageDtype(torch.float32)"}},
+      {"ToTensor(), Normalize(), ConvertImageDtype(torch.uint8)",
+       {"Normalize needs a float image and ConvertImageDtype gives uint8"}},
+      // RandomErasing on PILToTensor's uint8 tensor erases with a pixel value.
+      {"CenterCrop(4), PILToTensor(), RandomErasing(p=1, value=random)",
+       {"RandomErasing(value='random') on PILToTensor's uint8 image"}},
+      {"CenterCrop(4), ToImage(), RandomErasing(p=1, value=300)",
+       {"RandomErasing's value 300 on ToImage's uint8 image is a pixel value", "give 0..255"}},
       {"ToDtype(torch.float32)",
        {"ToDtype(torch.float32) keeps pixel values 0..255 as floats without scale=True",
         "ToDtype(torch.float32, scale=True)"}},

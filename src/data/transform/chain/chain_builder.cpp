@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -86,12 +87,43 @@ void settle_pad(ChainState& state) {
                               : state.resize_by));
 }
 
+// RandomErasing on PILToTensor's uint8 image, as torchvision erases a uint8 tensor: its value is
+// a pixel value, cast to uint8 (truncated); the spec keeps values in ToTensor's units.
+void settle_pixel_erasing(const std::string& uint8_by, RandomErasingSpec* erasing) {
+  if (!erasing->enabled()) return;
+  if (erasing->random_value) {
+    throw UsageError(fmt::format(
+        "RandomErasing(value='random') on {}'s uint8 image: torchvision casts its N(0, 1) noise to uint8; add "
+        "ConvertImageDtype(torch.float32) or use ToTensor() so that the noise is in float",
+        uint8_by));
+  }
+  for (float& v : erasing->value) {
+    if (!(v >= 0 && v < 256)) {
+      throw UsageError(fmt::format(
+          "RandomErasing's value {} on {}'s uint8 image is a pixel value, as torchvision erases a uint8 tensor: give "
+          "0..255, or add ConvertImageDtype(torch.float32) for a value in [0, 1]",
+          v, uint8_by));
+    }
+    v = std::trunc(v) / 255.0f;
+  }
+}
+
 // What the calls decide together: the output type (PILToTensor's uint8 unless a dtype is
 // given) and the geometry a Resize and a crop make.
 TransformSpec settle_chain(ChainState& state) {
   TransformSpec& spec = state.spec;
   const ResizeSpec& resize = state.resize;
   if (!state.uint8_by.empty() && state.dtype_by.empty()) spec.dtype = DType::kUint8;
+  // torchvision's Normalize raises on a uint8 tensor; stoker's uint8 output would come back not
+  // normalised (ToUint8, stoker's own, keeps Normalize for the consumer: device="cuda", train).
+  const std::string& uint8_name = state.dtype_by.empty() ? state.uint8_by : state.dtype_by;
+  if (spec.dtype == DType::kUint8 && spec.normalize.on && uint8_name != "ToUint8" && uint8_name != "uint8") {
+    throw UsageError(
+        fmt::format("Normalize needs a float image and {} gives uint8 (torchvision's Normalize raises on it); add "
+                    "ConvertImageDtype(torch.float32) before Normalize, or use ToTensor()",
+                    uint8_name));
+  }
+  if (!state.uint8_by.empty() && state.dtype_by.empty()) settle_pixel_erasing(state.uint8_by, &spec.erasing);
   if (resize.enabled()) {
     if (state.geometry_by == "none") {
       throw UsageError(

@@ -27,7 +27,8 @@ constexpr std::string_view kDoc =
     "Torchvision's CenterCrop: the centre of the image as it is, 1:1, padded with zeros where the image is smaller "
     "than the crop. `resize=True` is stoker's: `CenterCrop(m, resize=True)` with no Resize before it resizes the "
     "shorter side to `m` first (`Resize(m), CenterCrop(m)`), so that every image gives the whole of its centre. "
-    "After `Resize(n)` the two agree: `Resize(256), CenterCrop(224)` is torchvision's evaluation pair.";
+    "After `Resize(n)` the two agree: `Resize(256), CenterCrop(224)` is torchvision's evaluation pair, and a crop "
+    "larger than the resized image pads it with zeros, as torchvision's.";
 
 void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
   if (!args[0]) {
@@ -49,24 +50,11 @@ void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
   }
 }
 
-// Resize then CenterCrop(out_height, out_width), as a rectangle of the source: the crop in
-// resized coordinates scaled back by source/resized per axis.
-CropRect resize_center_crop(const TransformSpec& spec, int width, int height) {
-  const auto [resized_w, resized_h] = resized_size(spec.resize, width, height);
-  // torchvision pads a crop larger than the image; we clamp it to the image instead, so the
-  // output then shows the whole resized axis stretched to the output size.
-  const int crop_w = std::min(spec.out_width, resized_w);
-  const int crop_h = std::min(spec.out_height, resized_h);
-  const int left = round_half_even((resized_w - crop_w) / 2.0);
-  const int top = round_half_even((resized_h - crop_h) / 2.0);
-  return to_source(
-      {static_cast<double>(left), static_cast<double>(top), static_cast<double>(crop_w), static_cast<double>(crop_h)},
-      width, height, resized_w, resized_h);
-}
-
-// The 1:1 CenterCrop in the width x height image (draw_window), as functional.center_crop: pad
-// with zeros to the crop's size where the image is smaller ((crop - size) // 2 before), then
-// round((size - crop) / 2).
+// The 1:1 CenterCrop in the width x height image (draw_window: the source, or the source as
+// Resize makes it), as functional.center_crop: pad with zeros to the crop's size where the image
+// is smaller ((crop - size) // 2 before), then round((size - crop) / 2). After a Resize, a crop
+// inside the resized image is the box of the source it covers, resampled in one pass; one
+// larger than the resized image is that image resized first, then padded, as torchvision pads.
 void window(const TransformSpec& spec, int width, int height, SampleRng& /*rng*/, SampleParams* params) {
   const int th = spec.out_height;
   const int tw = spec.out_width;
@@ -78,10 +66,18 @@ void window(const TransformSpec& spec, int width, int height, SampleRng& /*rng*/
                   static_cast<double>(th)};
 }
 
-// Draws nothing from the generator: the centre is where it is.
+// Draws nothing from the generator: the centre is where it is. After a Resize, a crop that fits
+// in the resized image is always the box of the source it covers (one resample, also where the
+// Resize keeps the size, so that nvJPEG may decode it); a larger one is padded (draw_window).
 void draw(const TransformSpec& spec, const DrawContext& context, SampleRng& rng, SampleParams* params) {
   if (draws_geometry(spec, context, Geometry::kResizeCenterCrop)) {
-    params->crop = resize_center_crop(spec, context.width, context.height);
+    const auto [resized_w, resized_h] = resized_size(spec.resize, context.width, context.height);
+    if (spec.out_width > resized_w || spec.out_height > resized_h) {
+      draw_window(spec, context, rng, params, window);
+      return;
+    }
+    window(spec, resized_w, resized_h, rng, params);
+    params->crop = to_source(params->crop, context.width, context.height, resized_w, resized_h);
   } else if (draws_geometry(spec, context, Geometry::kCenterCrop)) {
     draw_window(spec, context, rng, params, window);
   }

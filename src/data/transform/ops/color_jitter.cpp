@@ -32,7 +32,9 @@ constexpr std::string_view kDoc =
     "Torchvision's: each of brightness, contrast, saturation and hue a number or a `(min, max)` range, as its "
     "constructor takes them, drawn per sample, and applied in a random order. The image stays in floating point "
     "between them, as torchvision's tensors do (within a grey level of them); on a PIL image torchvision rounds to "
-    "8 bits after each, so with two or more factors its pixels may differ from stoker's by 2-3 grey levels.";
+    "8 bits after each, so with two or more factors its pixels may differ from stoker's by 2-3 grey levels. Hue "
+    "is torchvision's tensor `adjust_hue`; on a PIL image torchvision shifts it in Pillow's 8-bit HSV, up to 9 grey "
+    "levels from its own tensor result and from stoker's.";
 
 // A range equal to the component's centre (1, 1) or (0, 0) is off, as torchvision's
 // _check_input makes it None.

@@ -26,7 +26,9 @@ constexpr OpName kNames[] = {{"Normalize", kParams, "Normalize(mean=(0.5, 0.4, 0
 constexpr std::string_view kDoc =
     "Torchvision's after `ToTensor`: (x / 255 − mean) / std per channel; a bare `Normalize` (or "
     "`Normalize(imagenet)`) takes ImageNet's mean and std. With uint8 output the mean and std are kept for the "
-    "consumer to apply (`stoker train` and `device=\"cuda\"` normalise on the GPU).";
+    "consumer to apply (`stoker train` and `device=\"cuda\"` normalise on the GPU). After `PILToTensor`, `ToImage` "
+    "or a uint8 `ConvertImageDtype` without a float conversion it is refused, as torchvision's Normalize raises on a "
+    "uint8 tensor.";
 
 void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
   NormalizeSpec& normalize = state.spec.normalize;

@@ -27,7 +27,9 @@ constexpr OpName kNames[] = {{"RandomErasing", kParams, "RandomErasing(p=0.25, s
 // What the reference page says of it (registry.h).
 constexpr std::string_view kDoc =
     "Torchvision's, on the output after `Normalize`: a share `p` of the samples get a rectangle of an area fraction "
-    "in `scale` and an aspect ratio in `ratio` set to `value` (a number, one per channel, or `random`).";
+    "in `scale` and an aspect ratio in `ratio` set to `value` (a number, one per channel, or `random`). After "
+    "`PILToTensor` (uint8, no float conversion) the value is a pixel value, truncated, as torchvision erases a uint8 "
+    "tensor; `random` is refused there.";
 
 void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
   RandomErasingSpec& e = state.spec.erasing;

@@ -26,7 +26,9 @@ constexpr OpName kNames[] = {{"RandomResizedCrop", kParams, "RandomResizedCrop(9
 constexpr std::string_view kDoc =
     "Torchvision's: a random region of an area fraction in `scale` and an aspect ratio in `ratio` of the image, "
     "resampled to `size` with Resize's filters (bilinear, or bicubic with `interpolation`). After a `Resize`, "
-    "evaluation takes that Resize and `CenterCrop(size)`.";
+    "evaluation takes that Resize and `CenterCrop(size)`. Where no draw fits and the central fallback's side rounds "
+    "to 0 pixels (an image thinner than the ratio allows, such as 1x9 with `ratio=(2, 2)`), torchvision on a PIL "
+    "image gives a black image; stoker keeps that side 1 pixel.";
 
 void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
   if (!args[0]) {

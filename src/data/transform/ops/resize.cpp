@@ -32,7 +32,8 @@ constexpr std::string_view kDoc =
     "images to a grey level. A JPEG file is decoded at a reduced DCT scale (1/2, 1/4, 1/8) where the output allows; "
     "where that scale does most of a reduction of 2x or more, the pixels depart from torchvision's by a few levels "
     "(mean 1.7, at most 16, for photographs of about 150 px resized to 32x32; single pixels on sharp drawn edges, "
-    "such as text, up to 37 for 640x360 frames resized to 128).";
+    "such as text, up to 37 for 640x360 frames resized to 128). An image that `max_size` would make 0 pixels across "
+    "(1000x7 with `Resize(8, max_size=10)`), on which torchvision raises, is a bad sample saying so.";
 
 void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
   if (!args[0]) {
