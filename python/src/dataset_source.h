@@ -131,6 +131,9 @@ class DatasetSource final : public data::Source {
   int feature_count() const override { return feature_count_; }
   // The first item's image size (first_size), not a guarantee: the loader checks each sample's.
   void fixed_shape(int* width, int* height, int* channels) const override;
+  // dataset[i] is a Python call: samples are claimed one at a time, so that the workers share a
+  // batch's calls, except for feature tensors (cheap to copy, as before passthrough existed).
+  bool cheap_reads() const override { return feature_count_ > 0 && !passthrough_; }
   std::vector<int64_t> feature_shape() const override { return feature_shape_; }
   // A Dataset's feature tensors come as its items hold them: no Standardize.
   std::string default_transforms() const override { return feature_count_ > 0 ? "none" : ""; }
