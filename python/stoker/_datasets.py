@@ -597,8 +597,9 @@ def _split_first(dataset, item, at, clips, image_key, passthrough=False):
         try:
             key = image_key_of(item, at, image_key, _kind_of(dataset, at, clips, passthrough))
         except ValueError:  # several arrays, none an image stoker must read: all are batched as they are
-            key = next((k for k in item if passes_through(item[k])), None) if passthrough and image_key is None \
-                else None
+            decoded = any(_image_kind(v) and not passes_through(v) for v in item.values())
+            key = next((k for k in item if passes_through(item[k])), None) \
+                if passthrough and image_key is None and not decoded else None
             if key is None:
                 raise
         target = {k: v for k, v in item.items() if k != key}
@@ -652,7 +653,7 @@ def _check_first_item(dataset, name, on_error="substitute", clips=False, image_k
         raise ValueError(f"dataset: {image_at} is {what}; give the path itself as the dataset "
                          f"(stoker.DataLoader({os.fsdecode(image)!r}, ...)), and the files of one dataset as one "
                          "pattern ('emb_*.h5', 'emb_{0,1}.h5')")
-    raise ValueError(f"dataset: {image_at} is {what}; {_transformed_hint(dataset, image) or hint}")
+    raise ValueError(f"dataset: {image_at} is {what}; {_transformed_hint(dataset, image, images=True) or hint}")
 
 
 def _array_size(image, what):
@@ -667,12 +668,14 @@ def _array_size(image, what):
     return [width, height, min(channels, 3)]
 
 
-def _transformed_hint(dataset, image):
-    """What to do when `image` (or a clip's frame) is one a Dataset's own transform made, else ""."""
+def _transformed_hint(dataset, image, images=False):
+    """What to do when `image` (or a clip's frame) is one a Dataset's own transform made, else "";
+    `images`: single images, which pass through without transforms= (not a clip's frames)."""
     if "float" in str(getattr(image, "dtype", "")) or getattr(dataset, "transform", None) is not None:
-        return ("the Dataset transforms its images itself: leave transforms= out (its items are then batched as "
-                "torch's DataLoader batches them), or make it with transform=None (return the image as loaded) and "
-                "give the transform to stoker.DataLoader(transforms=...), which runs it in C++")
+        through = ("leave transforms= out (its items are then batched as torch's DataLoader batches them), or "
+                   if images else "")
+        return (f"the Dataset transforms its images itself: {through}make it with transform=None (return the image "
+                "as loaded) and give the transform to stoker.DataLoader(transforms=...), which runs it in C++")
     return ""
 
 

@@ -36,7 +36,7 @@ from ._geometry import aligned_outputs, given_geometry, point_count, restore, wi
 from ._samplers import PlannedSampler, draws_at_random, given_order, rank_seed, sampler_rank
 from ._session import current_monitor, loader_step, note_resumed, register_diagnosis
 from ._state import STATE_VERSION, check_state
-from ._torchvision import chain_of
+from ._torchvision import Refused, chain_of
 from ._worker_info import WorkerThreads
 from ._worker_info import install as install_worker_info
 
@@ -552,6 +552,8 @@ class DataLoader:
     @property
     def transforms(self):
         """The chain as the loader runs it, e.g. 'RandomResizedCrop(224) · ... → float32 NCHW'."""
+        if self._data.passthrough:
+            return "none: the Dataset's arrays batched as they are"
         return self._loader.transforms
 
     @transforms.setter
@@ -801,7 +803,11 @@ class DataLoader:
                              "torch's DataLoader does, having been made without transforms=; make a new "
                              "stoker.DataLoader(..., transforms=...) for stoker to transform its uint8 images")
         if given is None and self._data.transforms_of is not None:
-            given = self._data.transforms_of.transform
+            try:
+                return _chain(self._data.transforms_of.transform, self.source)
+            except Refused as e:  # set between passes: this loader's workers run no Python for it
+                raise Refused(f"{e}; or make a new stoker.DataLoader, which calls {self._data.name}'s own "
+                              "__getitem__ in Python for a transform stoker cannot read") from None
         return _chain(given, self.source)
 
     def _follow_chain(self, samples=False):
