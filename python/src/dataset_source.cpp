@@ -479,9 +479,11 @@ std::pair<py::object, py::object> clip_and_target(const py::object& item) {
 DatasetSource::DatasetSource(py::object dataset, py::object worker_init_fn, std::string name,
                              std::vector<std::string> class_names, bool has_geometry, bool clips,
                              std::vector<int64_t> feature_shape, py::object image_key, py::tuple item_keys,
-                             py::object items, const std::vector<std::string>& sample_names)
+                             py::object items, const std::vector<std::string>& sample_names, bool passthrough,
+                             std::vector<int> first_size)
     : has_geometry_(has_geometry),
       dict_items_(!image_key.is_none()),
+      passthrough_(passthrough),
       dataset_(std::make_shared<HeldObject>(std::move(dataset))),
       image_key_(std::make_shared<HeldObject>(std::move(image_key))),
       item_keys_(std::make_shared<HeldObject>(std::move(item_keys))),
@@ -491,7 +493,12 @@ DatasetSource::DatasetSource(py::object dataset, py::object worker_init_fn, std:
       class_names_(std::move(class_names)),
       size_(py::len(dataset_->get())),
       clips_(clips),
-      feature_shape_(std::move(feature_shape)) {
+      feature_shape_(passthrough ? std::vector<int64_t>{1} : std::move(feature_shape)),
+      first_size_(std::move(first_size)) {
+  if (!first_size_.empty() && first_size_.size() != 3) {
+    throw UsageError(
+        fmt::format("{}: first_size holds {} values; expected (width, height, channels)", name_, first_size_.size()));
+  }
   if (!sample_names.empty()) {
     if (sample_names.size() != size_.load()) {
       throw UsageError(fmt::format("{}: {} sample names for {} items", name_, sample_names.size(), size_.load()));
@@ -551,6 +558,13 @@ std::string DatasetSource::name(size_t index) const {
   return fmt::format("{}[{}]", name_, index);
 }
 
+void DatasetSource::fixed_shape(int* width, int* height, int* channels) const {
+  if (first_size_.empty() || clips_) return Source::fixed_shape(width, height, channels);
+  *width = first_size_[0];
+  *height = first_size_[1];
+  *channels = first_size_[2];
+}
+
 std::string DatasetSource::describe() const { return fmt::format("{} object: {} samples", name_, size()); }
 
 Status DatasetSource::read(size_t index, data::SampleData* out) const {
@@ -566,6 +580,15 @@ Status DatasetSource::read(size_t index, data::SampleData* out) const {
       if (!bad.empty()) return Status::failure(bad);
       py::object image, target;
       if (const std::string why = split(item, false, &image, &target); !why.empty()) return Status::failure(why);
+      if (passthrough_) {  // one 0.0f feature; the image travels with the target
+        out->storage.resize(sizeof(float));
+        std::fill(out->storage.begin(), out->storage.end(), uint8_t{0});
+        out->bytes = out->storage;
+        out->raw = false;
+        out->feature_count = 1;
+        out->extra = std::make_shared<const HeldObject>(py::make_tuple(image, target, index));
+        return Status::ok_status();
+      }
       if (feature_count_ > 0) {
         take_features(image, feature_shape_, out);
       } else {

@@ -22,6 +22,12 @@
 // of that shape, read as float32 feature values (SampleData::feature_count). An item of another
 // shape or dtype is a bad sample naming both.
 //
+// A source of passed-through items (`passthrough`: stoker.DataLoader's for a Dataset whose
+// images are arrays or tensors it already decoded or transformed, with no transforms= given)
+// reads the image slot as it is: the sample's one float32 feature is 0, and what travels to
+// the consumer is the tuple (image, target, index), which the consumer collates as torch's
+// default_collate does (stoker/_passthrough.py). Nothing is decoded, resized or transformed.
+//
 // A source of dict items (`image_key` given) reads the image (clip, features) under that key
 // and makes the target a dict of the item's other values, in its order; an item whose keys
 // are not `item_keys` (the first item's, in any order), or that is no dict (a Mapping of
@@ -101,12 +107,16 @@ class DatasetSource final : public data::Source {
   // `item_keys` the first item's keys. `items`: None, or the callable that delivers the items of
   // worker processes (above). `sample_names`: how messages and bad samples name each item (a
   // folder's file paths, as bytes), or empty: `name[index]`; more or fewer names than items
-  // throw UsageError.
+  // throw UsageError. `passthrough`: items passed through (above). `first_size`: (width,
+  // height, channels) of the first item's image where it is a uint8 array, else empty: what
+  // fixed_shape() says, so that a chain that neither resizes nor crops ("none", Normalize alone)
+  // can batch images of one size; an item of another size is then a bad sample naming both.
   DatasetSource(pybind11::object dataset, pybind11::object worker_init_fn, std::string name,
                 std::vector<std::string> class_names, bool has_geometry, bool clips = false,
                 std::vector<int64_t> feature_shape = {}, pybind11::object image_key = pybind11::none(),
                 pybind11::tuple item_keys = pybind11::tuple(), pybind11::object items = pybind11::none(),
-                const std::vector<std::string>& sample_names = {});
+                const std::vector<std::string>& sample_names = {}, bool passthrough = false,
+                std::vector<int> first_size = {});
 
   // len(dataset) when the source was made, or as resize() last set it.
   size_t size() const override { return size_.load(std::memory_order_relaxed); }
@@ -119,6 +129,11 @@ class DatasetSource final : public data::Source {
   data::TargetKind target_kind() const override { return data::TargetKind::kClass; }
   const std::vector<std::string>& class_names() const override { return class_names_; }
   int feature_count() const override { return feature_count_; }
+  // The first item's image size (first_size), not a guarantee: the loader checks each sample's.
+  void fixed_shape(int* width, int* height, int* channels) const override;
+  // dataset[i] is a Python call: samples are claimed one at a time, so that the workers share a
+  // batch's calls, except for feature tensors (cheap to copy, as before passthrough existed).
+  bool cheap_reads() const override { return feature_count_ > 0 && !passthrough_; }
   std::vector<int64_t> feature_shape() const override { return feature_shape_; }
   // A Dataset's feature tensors come as its items hold them: no Standardize.
   std::string default_transforms() const override { return feature_count_ > 0 ? "none" : ""; }
@@ -146,6 +161,7 @@ class DatasetSource final : public data::Source {
 
   bool has_geometry_;
   bool dict_items_;
+  bool passthrough_;
   std::shared_ptr<HeldObject> dataset_;
   std::shared_ptr<HeldObject> image_key_;
   std::shared_ptr<HeldObject> item_keys_;
@@ -160,6 +176,7 @@ class DatasetSource final : public data::Source {
   bool clips_ = false;
   std::vector<int64_t> feature_shape_;
   int feature_count_ = 0;
+  std::vector<int> first_size_;
 };
 
 // The targets the batch's samples carried from a DatasetSource (None where a sample carried

@@ -9,11 +9,16 @@
   its `transform` is the chain unless one is given, its `target_transform` runs on the targets
   (both read again at each pass's start: data_loader.py);
 - any other map-style Dataset (__len__ and __getitem__) whose item is `image` or
-  `(image, target, ...)`: the workers call dataset[i] holding the GIL for that call only; or
-  whose item is `features` or `(features, target, ...)`, its features a float array or tensor
-  of one shape (embeddings a Dataset reads from an HDF5 file): batched as torch batches them,
-  in float32, with no transform unless one is given. An item may be a dict holding the image
-  (or features) under one key (_dict_items.py), or a namedtuple, batched as torch batches it.
+  `(image, target, ...)`: the workers call dataset[i] holding the GIL for that call only.
+  Without transforms=, an image that is an array or tensor the Dataset made (decoded, or
+  transformed by its own `transform`) is passed through, batched as torch batches it
+  (_passthrough.py); with transforms=, a uint8 array is an image stoker transforms, and a
+  float array or tensor of one shape is features (embeddings a Dataset reads from an HDF5
+  file), batched in float32. An item may be a dict holding the image (or features) under one
+  key (_dict_items.py), or a namedtuple, batched as torch batches it;
+- an ImageFolder (or Subset of one) whose `transform` holds what stoker cannot read (a Lambda,
+  the script's own class), with no transforms= given: a Dataset object as above, its own
+  __getitem__ run in Python, with one UserWarning line.
 
 With clips (frames_per_clip > 0), a path's folder is read as clips (<class>/<clip>/<frames>),
 and a Dataset's item is `clip` or `(clip, target, ...)`, its clip a list or tuple of frames or
@@ -39,6 +44,8 @@ from . import _arguments as arg
 from . import _stoker
 from ._dict_items import DictItems, image_key_of, is_namedtuple
 from ._geometry import check_clip_wrappers, check_image_wrappers, has_wrappers
+from ._passthrough import passes_through, transform_note
+from ._torchvision import Refused, chain_of
 
 # The files the engine decodes (torchvision's IMG_EXTENSIONS, ".jpg" to ".webp"); an
 # ImageFolder's other files are opened by PIL.
@@ -69,6 +76,7 @@ class Data:
         self.item_keypoints = False  # a Dataset object's first item holds stoker.Keypoints
         self.dict_items = None  # a DictItems when a Dataset's items are dicts
         self.named = None  # the namedtuple class of a Dataset's items, when they are namedtuples
+        self.passthrough = False  # a Dataset's image slots are batched as they are (_passthrough.py)
         # The Dataset object whose len() each pass reads at its start (the script may grow or shrink
         # it between passes, as torch's samplers follow it); None for data read once: a path, a
         # DatasetFolder (whose samples each pass follows through samples_read).
@@ -170,11 +178,12 @@ def _warn_of_empty_classes(source, path):
 
 
 def open_data(dataset, split, worker_init_fn, clips=False, on_error="substitute", image_key=None, items=None,
-              name=None):
+              name=None, transforms_given=False):
     """The engine's source for `dataset` (see the module's docstring); `image_key` names the
     image's key in a Dataset's dict items; `items`, for a Dataset object whose items come from
     worker processes, their take() (_dataset_processes.py); `name`, how messages name a Dataset
-    object (default: its class's name)."""
+    object (default: its class's name); `transforms_given`: whether transforms= was given (else
+    a Dataset's arrays pass through, and an ImageFolder's unreadable transform runs in Python)."""
     if not isinstance(split, str):
         raise arg.bad("split", split, "a split's name: 'train', 'val' or 'test' where the data holds them")
     if image_key is not None:
@@ -206,19 +215,50 @@ def open_data(dataset, split, worker_init_fn, clips=False, on_error="substitute"
                       if iterable else "")
     name = name or type(dataset).__name__
     folder, picked = _folder_under(dataset)
-    if folder is not None:
+    unread = None if folder is None or transforms_given else _unread_transform(folder)
+    if folder is not None and unread is None:
         return _open_folder_object(folder, name, worker_init_fn, picked, dataset, on_error)
-    first = _check_first_item(dataset, name, on_error, clips, image_key, as_worker=worker_init_fn)
+    first = _check_first_item(dataset, name, on_error, clips, image_key, as_worker=worker_init_fn,
+                              passthrough=not transforms_given and not clips)
+    if unread is not None:
+        warnings.warn(f"stoker.DataLoader: {name}'s transform holds what stoker cannot read ({unread}): the loader "
+                      f"calls {name}'s own __getitem__ in Python (PIL decodes, torchvision transforms), as torch's "
+                      "DataLoader does, at about three times the CPU per image of stoker's C++ chain; for that "
+                      "chain, give the folder a transform stoker reads and apply the rest to the batch in the "
+                      "training loop", UserWarning, stacklevel=3)
+    elif first.passthrough and _own_transform(dataset) is not None:
+        warnings.warn(transform_note(name, type(_own_transform(dataset)).__name__), UserWarning, stacklevel=3)
     layout = first.dict_items
     source = _stoker.Source.dataset(dataset, worker_init_fn, name, [os.fsencode(c) for c in _class_names(dataset)],
                                     first.wrapped, clips, first.features,
                                     image_key=layout.image_key if layout else None,
-                                    item_keys=layout.keys if layout else (), items=items)
+                                    item_keys=layout.keys if layout else (), items=items,
+                                    passthrough=first.passthrough, first_size=first.size)
     data = Data(source, dataset, name, targets="items", item_width=first.parts)
     data.follows = dataset
     data.item_keypoints = first.keypoints
     data.dict_items, data.named = layout, first.named
+    data.passthrough = first.passthrough
     return data
+
+
+def _own_transform(dataset):
+    """The `transform` attribute of `dataset`, or of the Dataset a Subset picks from; None when none."""
+    while isinstance(dataset, torch.utils.data.Subset) and getattr(dataset, "transform", None) is None:
+        dataset = dataset.dataset
+    return getattr(dataset, "transform", None)
+
+
+def _unread_transform(folder):
+    """What of a DatasetFolder's `transform` stoker cannot read (chain_of refuses: a Lambda, a
+    class of the script's), in a few words; None where it reads all of it, or there is none."""
+    if folder.transform is None:
+        return None
+    try:
+        chain_of(folder.transform)
+    except Refused as e:
+        return str(e).removeprefix("transforms: ").partition(";")[0]
+    return None
 
 
 def _folder_under(dataset):
@@ -503,10 +543,13 @@ class FirstItem:
     tuple item (1 for an image alone); `wrapped`, whether its target holds stoker.Keypoints,
     stoker.Boxes or stoker.Mask, and `keypoints` stoker.Keypoints; `features`, the shape of its
     feature tensor ([] for an image or a clip); `index`; `dict_items` (a DictItems) for a dict
-    item, `named` the class of a namedtuple item."""
+    item, `named` the class of a namedtuple item; `passthrough`, whether its image slot is
+    batched as it is (_passthrough.py)."""
 
-    def __init__(self, index, item, parts, target, features=(), dict_items=None):
+    def __init__(self, index, item, parts, target, features=(), dict_items=None, passthrough=False):
         self.index = index
+        self.passthrough = passthrough
+        self.size = []  # a uint8 array image's [width, height, channels] (_array_size)
         self.parts = parts
         self.wrapped = has_wrappers(target)
         self.keypoints = has_wrappers(target, "keypoints")
@@ -529,13 +572,15 @@ def _image_kind(value):
     return _stoker.describe_image(value)[0]
 
 
-def _kind_of(dataset, at, clips):
+def _kind_of(dataset, at, clips, passthrough):
     """What a dict item's value is, for _dict_items.image_key_of."""
     def kind(value):
         if clips:
             return "clip" if _stoker.is_clip(value) and len(value) > 0 and _image_kind(value[0]) else None
         if _image_kind(value):
             return "image"
+        if passthrough and passes_through(value) and getattr(value, "ndim", 0) > 1:
+            return "features"
         try:
             return "features" if _feature_shape(value, dataset, at) is not None else None
         except ValueError:  # a float tensor stoker reads once it is moved or converted
@@ -543,13 +588,20 @@ def _kind_of(dataset, at, clips):
     return kind
 
 
-def _split_first(dataset, item, at, clips, image_key):
+def _split_first(dataset, item, at, clips, image_key, passthrough=False):
     """(the item's image (clip, features), its target, its parts, its DictItems or None, where
     it is: "Faces[0]['image']", "Faces[0]'s image", or "Faces[0]" for an item that is the image
     alone). A tuple or list item's image is its first part (with clips, where that is a clip);
     a dict item's is under image_key, or found (_dict_items.py)."""
     if isinstance(item, Mapping):
-        key = image_key_of(item, at, image_key, _kind_of(dataset, at, clips))
+        try:
+            key = image_key_of(item, at, image_key, _kind_of(dataset, at, clips, passthrough))
+        except ValueError:  # several arrays, none an image stoker must read: all are batched as they are
+            decoded = any(_image_kind(v) and not passes_through(v) for v in item.values())
+            key = next((k for k in item if passes_through(item[k])), None) \
+                if passthrough and image_key is None and not decoded else None
+            if key is None:
+                raise
         target = {k: v for k, v in item.items() if k != key}
         return item[key], target, len(item), DictItems(item, key), f"{at}[{key!r}]"
     if image_key is not None:
@@ -560,18 +612,27 @@ def _split_first(dataset, item, at, clips, image_key):
     return item, (), 1, None, at
 
 
-def _check_first_item(dataset, name, on_error="substitute", clips=False, image_key=None, as_worker=None):
+def _check_first_item(dataset, name, on_error="substitute", clips=False, image_key=None, as_worker=None,
+                      passthrough=False):
     """The FirstItem of the first item that loads (first_item, looking `as_worker`) when its
     image is an image the engine takes or a feature tensor (a clip, with `clips`:
-    _check_first_clip); else one line says what it is and what to do."""
+    _check_first_clip), or, with `passthrough` (no transforms= given), an array or tensor
+    batched as it is (_passthrough.py); else one line says what it is and what to do."""
     index, item = first_item(dataset, name, on_error, as_worker)
     at = f"{name}[{index}]"
-    image, target, parts, layout, image_at = _split_first(dataset, item, at, clips, image_key)
+    image, target, parts, layout, image_at = _split_first(dataset, item, at, clips, image_key, passthrough)
     if clips:
         _check_first_clip(dataset, image_at if layout else at, image, alone=image is item)
         check_clip_wrappers(target, at, len(image))
         return FirstItem(index, item, parts, target, dict_items=layout)
     image_at = f"{at}'s image" if image_at == at else image_at
+    if passthrough and passes_through(image):
+        if has_wrappers(target):
+            raise ValueError(f"dataset: {image_at} is a {type(image).__name__} {tuple(image.shape)} the Dataset made, "
+                             "batched as it is without transforms=, and its target holds stoker.Keypoints, Boxes or a "
+                             "Mask, which follow stoker's crops and flips: give transforms= (stoker then transforms "
+                             "uint8 images and moves them), or return them as plain arrays")
+        return FirstItem(index, item, parts, target, dict_items=layout, passthrough=True)
     check_image_wrappers(target, at)
     shape = _feature_shape(image, dataset, at)
     if shape is not None:
@@ -581,7 +642,9 @@ def _check_first_item(dataset, name, on_error="substitute", clips=False, image_k
         return FirstItem(index, item, parts, target, shape, layout)
     ok, what = _stoker.describe_image(image)
     if ok:
-        return FirstItem(index, item, parts, target, dict_items=layout)
+        first = FirstItem(index, item, parts, target, dict_items=layout)
+        first.size = _array_size(image, what)
+        return first
     hint = ("return the image as a path, encoded bytes, a uint8 array or a PIL image, or features as a float16, "
             "float32 or float64 array or CPU tensor")
     if _stoker.is_clip(image):
@@ -590,14 +653,29 @@ def _check_first_item(dataset, name, on_error="substitute", clips=False, image_k
         raise ValueError(f"dataset: {image_at} is {what}; give the path itself as the dataset "
                          f"(stoker.DataLoader({os.fsdecode(image)!r}, ...)), and the files of one dataset as one "
                          "pattern ('emb_*.h5', 'emb_{0,1}.h5')")
-    raise ValueError(f"dataset: {image_at} is {what}; {_transformed_hint(dataset, image) or hint}")
+    raise ValueError(f"dataset: {image_at} is {what}; {_transformed_hint(dataset, image, images=True) or hint}")
 
 
-def _transformed_hint(dataset, image):
-    """What to do when `image` (or a clip's frame) is one a Dataset's own transform made, else ""."""
+def _array_size(image, what):
+    """[width, height, channels] of a uint8 array image that describe_image read as `what`
+    ("a uint8 array (C, H, W)"), as the engine keeps it (RGBA as RGB); [] for another image."""
+    if not what.startswith("a uint8 array"):
+        return []
+    shape = [int(n) for n in image.shape]
+    if len(shape) == 2:
+        return [shape[1], shape[0], 1]
+    height, width, channels = shape[1:] + shape[:1] if "C, H, W" in what else shape
+    return [width, height, min(channels, 3)]
+
+
+def _transformed_hint(dataset, image, images=False):
+    """What to do when `image` (or a clip's frame) is one a Dataset's own transform made, else "";
+    `images`: single images, which pass through without transforms= (not a clip's frames)."""
     if "float" in str(getattr(image, "dtype", "")) or getattr(dataset, "transform", None) is not None:
-        return ("the Dataset transforms its images itself: make it with transform=None (return the image as "
-                "loaded) and give the transform to stoker.DataLoader(transforms=...), which runs it in C++")
+        through = ("leave transforms= out (its items are then batched as torch's DataLoader batches them), or "
+                   if images else "")
+        return (f"the Dataset transforms its images itself: {through}make it with transform=None (return the image "
+                "as loaded) and give the transform to stoker.DataLoader(transforms=...), which runs it in C++")
     return ""
 
 

@@ -24,6 +24,7 @@ from . import _options
 from . import _stoker
 from ._collate import call_collate_fn, collate_targets, sample_params
 from ._dataset_processes import DatasetProcesses
+from ._passthrough import collate_images
 from ._iterable import StreamPass, StreamProcesses, StreamView, check_options, is_iterable, load_state, stream_batches
 from ._datasets import _raised, class_to_idx, open_data, reopen_folder
 from ._generator import draw_random_sampler, draw_seed, peek_seed
@@ -35,7 +36,7 @@ from ._geometry import aligned_outputs, given_geometry, point_count, restore, wi
 from ._samplers import PlannedSampler, draws_at_random, given_order, rank_seed, sampler_rank
 from ._session import current_monitor, loader_step, note_resumed, register_diagnosis
 from ._state import STATE_VERSION, check_state
-from ._torchvision import chain_of
+from ._torchvision import Refused, chain_of
 from ._worker_info import WorkerThreads
 from ._worker_info import install as install_worker_info
 
@@ -395,7 +396,8 @@ class DataLoader:
             install_worker_info()  # the look at a Dataset's first items runs as worker 0 (open_data)
         data = open_data(StreamView(dataset, name, batch_size) if stream else dataset, split, self._worker_threads,
                          clips=frames_per_clip > 0, on_error=on_error, image_key=image_key,
-                         items=processes.take if processes else None, name=name)
+                         items=processes.take if processes else None, name=name,
+                         transforms_given=transforms is not None)
         if stream:
             data.dataset = dataset
             data.follows = None  # its passes end where its stream does (_iterable.py)
@@ -554,6 +556,8 @@ class DataLoader:
     @property
     def transforms(self):
         """The chain as the loader runs it, e.g. 'RandomResizedCrop(224) · ... → float32 NCHW'."""
+        if self._data.passthrough:
+            return "none: the Dataset's arrays batched as they are"
         return self._loader.transforms
 
     @transforms.setter
@@ -798,8 +802,16 @@ class DataLoader:
         script may replace), else what suits the data. A transform stoker does not read raises
         ValueError naming it."""
         given = self._transforms_given
+        if given is not None and self._data.passthrough:
+            raise ValueError(f"loader.transforms: this loader batches {self._data.name}'s arrays as they are, as "
+                             "torch's DataLoader does, having been made without transforms=; make a new "
+                             "stoker.DataLoader(..., transforms=...) for stoker to transform its uint8 images")
         if given is None and self._data.transforms_of is not None:
-            given = self._data.transforms_of.transform
+            try:
+                return _chain(self._data.transforms_of.transform, self.source)
+            except Refused as e:  # set between passes: this loader's workers run no Python for it
+                raise Refused(f"{e}; or make a new stoker.DataLoader, which calls {self._data.name}'s own "
+                              "__getitem__ in Python for a transform stoker cannot read") from None
         return _chain(given, self.source)
 
     def _follow_chain(self, samples=False):
@@ -952,6 +964,16 @@ class DataLoader:
         if self._data.extra_columns:
             return self._list_parts(batch)
         transform = self._data.target_transform
+        if self._data.passthrough:  # (images, targets): _shaped takes the images as the inputs
+            passed = batch.items
+            images = collate_images([p[0] for p in passed], [p[2] for p in passed], self._data.name)
+            if self.pin_memory and self.device.type == "cpu":
+                images = images.pin_memory()
+            values = [p[1] for p in passed]
+            if transform is not None:
+                values = [transform(v) for v in values]
+            layout = self._data.dict_items
+            return images, collate_targets(values, self.collate_fn, layout.image_key if layout is not None else None)
         if self._data.targets == "items":
             values = batch.items
             if batch.geometry is not None:
@@ -999,7 +1021,11 @@ class DataLoader:
         alone, a dict for dict items, a namedtuple for namedtuple items: what torch's DataLoader
         yields; with return_params, the samples' parameters after them."""
         inputs, targets, params = item
-        if len(self._feature_shape) > 1:
+        if self._data.passthrough:  # the engine's inputs are a 0.0 per sample: the images came with the targets
+            inputs, targets = targets
+            if self.channels_last and inputs.dim() == 4:
+                inputs = inputs.contiguous(memory_format=torch.channels_last)
+        elif len(self._feature_shape) > 1:
             inputs = inputs.view(inputs.shape[0], *self._feature_shape)
         width = self._data.item_width
         if self._data.dict_items is not None:

@@ -51,3 +51,18 @@ def test_a_chain_set_between_passes_runs_on_the_cuda_feed_with_its_normalize(jpe
         assert xg.is_cuda and xg.shape == x.shape and x.shape[-2:] == (48, 48)
         assert torch.equal(y, yg.cpu())
         assert (x - xg.cpu()).abs().max().item() <= 1 / 255 / 0.2 + 1e-5
+
+
+def test_a_datasets_own_arrays_come_to_the_device_as_torch_batches_them():
+    class Pixels(torch.utils.data.Dataset):
+        def __len__(self):
+            return 10
+
+        def __getitem__(self, i):
+            return torch.full((3, 8, 8), i, dtype=torch.uint8), i
+
+    theirs = list(torch.utils.data.DataLoader(Pixels(), batch_size=4))
+    ours = list(stoker.DataLoader(Pixels(), batch_size=4, device="cuda"))
+    assert len(ours) == len(theirs)
+    for (x, y), (tx, ty) in zip(ours, theirs):
+        assert x.is_cuda and x.dtype == torch.uint8 and torch.equal(x.cpu(), tx) and torch.equal(y.cpu(), ty)

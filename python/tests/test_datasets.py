@@ -581,9 +581,16 @@ class Transformed(Paths):
         return self.transform(Image.open(path).convert("RGB")), target
 
 
+def test_a_dataset_that_transforms_itself_with_a_chain_given_too_is_one_line(png_folder):
+    # Without transforms= its tensors are batched as torch batches them (test_passthrough.py).
+    with pytest.raises(ValueError, match="Transformed\\[0\\]'s image is an array of float32, not uint8; expected .*; "
+                       "the Dataset transforms its images itself: leave transforms= out .*, or make it with "
+                       "transform=None") as e:
+        stoker.DataLoader(Transformed(folder_samples(png_folder)), transforms="Resize((8, 8))")
+    assert "\n" not in str(e.value)
+
+
 @pytest.mark.parametrize("dataset, says", [
-    (lambda root: Transformed(folder_samples(root)), "Transformed\\[0\\]'s image is an array of float32, not uint8; "
-     "expected .*; the Dataset transforms its images itself: make it with transform=None"),
     (lambda root: [({"image": 1}, 0)], "list\\[0\\]'s image is a dict; expected a path, encoded bytes"),
     (lambda root: [{"name": "a", "label": 1}], "list\\[0\\] is a dict \\(keys 'name', 'label'\\) with no value "
      "stoker reads as the image"),

@@ -57,9 +57,15 @@ def test_a_dataset_of_feature_tensors_gives_torchs_batches(tmp_path, shape, dtyp
 
     expected = passes(torch.utils.data.DataLoader(dataset, batch_size=16, sampler=sampler()))
     loader = stoker.DataLoader(dataset, batch_size=16, sampler=sampler(), num_workers=2)
-    assert loader.transforms == "none → float32 NCHW"  # no Standardize: the items as they are
+    assert loader.transforms == "none: the Dataset's arrays batched as they are"
     got = passes(loader)
     assert [len(e) for e in got] == [len(e) for e in expected] == [3, 3]
+    for (xa, ya), (xb, yb) in zip(sum(expected, []), sum(got, [])):
+        assert torch.equal(ya, yb) and xb.dtype == xa.dtype and torch.equal(xa, xb)  # torch's, dtype and all
+    # A chain given reads them as features, in float32, through the engine.
+    loader = stoker.DataLoader(dataset, batch_size=16, sampler=sampler(), num_workers=2, transforms="none")
+    assert loader.transforms == "none → float32 NCHW"  # no Standardize: the values as they are
+    got = passes(loader)
     for (xa, ya), (xb, yb) in zip(sum(expected, []), sum(got, [])):
         assert torch.equal(ya, yb)
         assert xb.dtype == torch.float32 and xb.shape == xa.shape == (len(ya), *shape)
@@ -74,13 +80,14 @@ def test_a_feature_item_of_another_shape_is_a_bad_sample_naming_both(tmp_path):
         def __getitem__(self, i):
             return np.zeros(5 if i == 3 else 4, np.float32), i
 
-    loader = stoker.DataLoader(Ragged(), batch_size=8, on_error="raise")
+    # With a chain given (without one, torch's collate refuses them in the batch: test_passthrough.py).
+    loader = stoker.DataLoader(Ragged(), batch_size=8, on_error="raise", transforms="none")
     with pytest.raises(stoker.DataError, match=r"Ragged\[3\].*the features are an array of shape \(5\); expected a "
                        r"float array of shape \(4\), as the first item's"):
         next(iter(loader))
 
 
-def test_integer_features_are_refused_in_one_line():
+def test_integer_features_with_a_chain_given_are_refused_in_one_line():
     class Tokens(torch.utils.data.Dataset):
         def __len__(self):
             return 4
@@ -90,7 +97,7 @@ def test_integer_features_are_refused_in_one_line():
 
     with pytest.raises(ValueError, match=r"^dataset: Tokens\[0\]'s image is an array of int64, not uint8; .*or "
                        r"features as a float16, float32 or float64 array or CPU tensor$"):
-        stoker.DataLoader(Tokens())
+        stoker.DataLoader(Tokens(), transforms="none")  # without a chain they are batched as torch batches them
 
 
 @pytest.mark.parametrize("features, says", [
@@ -99,7 +106,7 @@ def test_integer_features_are_refused_in_one_line():
 ], ids=["bfloat16", "requires-grad"])
 def test_a_float_tensor_stoker_cannot_read_as_it_is_says_what_to_return(features, says):
     with pytest.raises(ValueError, match=r"^dataset: list\[0\]'s features are " + says + "$"):
-        stoker.DataLoader([(features, 0)] * 4)
+        stoker.DataLoader([(features, 0)] * 4, transforms="none")  # without a chain, as torch batches them
 
 
 def test_an_h5_file_of_sequences_read_by_path_keeps_their_shape(tmp_path):

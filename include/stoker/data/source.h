@@ -146,6 +146,13 @@ class Source {
 
   // Width/height/channels every sample has, if the source guarantees one (IDX); else 0s.
   virtual void fixed_shape(int* width, int* height, int* channels) const { *width = *height = *channels = 0; }
+  // Whether a sample costs little to read (feature vectors, raw images of a fixed shape): the
+  // loader's workers then claim runs of them at once. Default: feature_count() > 0 or a fixed shape.
+  virtual bool cheap_reads() const {
+    int width = 0, height = 0, channels = 0;
+    fixed_shape(&width, &height, &channels);
+    return feature_count() > 0 || width > 0;
+  }
   // Values per sample when the source holds feature vectors (.npz/.npy/.h5/numeric CSV), else 0.
   virtual int feature_count() const { return 0; }
   // The shape of one sample's feature values, whose product is feature_count(): (T, D) for

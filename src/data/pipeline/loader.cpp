@@ -598,9 +598,7 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
   // Cheap samples (feature vectors, small raw images) are claimed in runs of about 64 KiB of
   // output, so the shared mutex is taken once per run rather than once per sample.
   // Encoded images stay one at a time: their decode costs far more than the lock.
-  int fixed_width = 0, fixed_height = 0, fixed_channels = 0;
-  source_->fixed_shape(&fixed_width, &fixed_height, &fixed_channels);
-  if (source_->feature_count() > 0 || fixed_width > 0) {
+  if (source_->cheap_reads()) {
     shared_->claim_chunk = static_cast<int>(std::clamp<size_t>((size_t{64} << 10) / shared_->sample_bytes, 1, 256));
   }
   shared_->target_dim = source_->target_dim();

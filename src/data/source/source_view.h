@@ -30,6 +30,7 @@ class SourceView : public Source {
   void fixed_shape(int* width, int* height, int* channels) const override {
     inner_->fixed_shape(width, height, channels);
   }
+  bool cheap_reads() const override { return inner_->cheap_reads(); }
   int feature_count() const override { return inner_->feature_count(); }
   std::vector<int64_t> feature_shape() const override { return inner_->feature_shape(); }
   std::string default_transforms() const override { return inner_->default_transforms(); }

@@ -1,0 +1,60 @@
+"""Items passed through: a Dataset whose image slot holds an array or tensor it made itself.
+
+Without transforms=, stoker.DataLoader batches such an item as torch's DataLoader does: an
+image slot that is a NumPy array or a torch tensor (any dtype, any shape; a uint8 image it
+decoded, a float tensor its own `transform` made, features, token ids) is batched by torch's
+default_collate, stacked as it is: the same dtype, shape and layout. Nothing is decoded,
+resized, cropped or normalised. The default chain is for what only stoker decodes: paths,
+encoded bytes (a 1-D uint8 array among them) and PIL images. With transforms=, a uint8 array is
+an image stoker transforms, and float arrays are features (_datasets.py).
+
+The engine carries each item's (image, target, index) to the consumer (python/src/
+dataset_source.h, `passthrough`), which batches the images here; its own input tensor is one
+0.0 per sample, dropped.
+"""
+import torch
+from torch.utils.data import default_collate
+
+
+def passes_through(image):
+    """Whether an image slot is passed through: a NumPy array or a torch tensor that is not a
+    1-D uint8 array (which stoker reads as an encoded file's bytes)."""
+    import numpy as np
+
+    if not isinstance(image, (np.ndarray, torch.Tensor)):
+        return False
+    return not (image.ndim == 1 and image.dtype in (np.uint8, torch.uint8))
+
+
+def _shape(image):
+    return tuple(int(n) for n in image.shape)
+
+
+def collate_images(images, indices, name):
+    """The batch of `images` (the image slots of items `indices` of the Dataset `name`) as
+    torch's default_collate makes it. Images of different shapes or dtypes, which torch's
+    collate refuses too, raise ValueError in one line naming two of them and what to do."""
+    first = images[0]
+    for image, index in zip(images, indices):
+        if _shape(image) != _shape(first) or image.dtype != first.dtype or type(image) is not type(first):
+            def said(x, i):
+                return f"{name}[{i}]'s is {type(x).__name__} {_shape(x)} {x.dtype}"
+            raise ValueError(f"dataset: the images of one batch differ ({said(first, indices[0])}, "
+                             f"{said(image, index)}), and torch's default_collate, which batches them here as "
+                             "torch's DataLoader does, stacks images of one shape and dtype; give transforms= with "
+                             "a resize and a crop (e.g. transforms='Resize(256), CenterCrop(224)') so that stoker "
+                             "makes uint8 images one size, or make the Dataset return one shape")
+    return default_collate(list(images))
+
+
+def transform_note(name, transform_text):
+    """The UserWarning line of a Dataset whose own `transform` makes the images stoker passes
+    through: where it runs, and how to go faster. The figure is docs/guide/python.md's
+    measurement (RandomResizedCrop(224), flip, ToTensor, Normalize over 500x375 JPEGs: 4 ms of
+    CPU per image on the worker threads, 11 with dataset_processes=2 or torch's 2 worker
+    processes, 1.2 in stoker's chain), which is also why dataset_processes is not chosen here."""
+    return (f"stoker.DataLoader: {name}'s own transform ({transform_text}) runs in Python, in its __getitem__ on "
+            "stoker's worker threads, as torch's DataLoader runs it; stoker's C++ chain takes about a third of its "
+            "CPU per image: make the Dataset with transform=None and give the transform to "
+            "stoker.DataLoader(transforms=...) (dataset_processes=N helps only a __getitem__ that holds the GIL in "
+            "pure Python)")
