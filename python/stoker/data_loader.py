@@ -35,6 +35,7 @@ from ._geometry import aligned_outputs, given_geometry, point_count, restore, wi
 from ._samplers import PlannedSampler, draws_at_random, given_order, rank_seed, sampler_rank
 from ._session import current_monitor, loader_step, note_resumed, register_diagnosis
 from ._state import STATE_VERSION, check_state
+from ._modes import chain_keeping_modes
 from ._torchvision import chain_of
 from ._worker_info import WorkerThreads
 from ._worker_info import install as install_worker_info
@@ -796,7 +797,7 @@ class DataLoader:
         given = self._transforms_given
         if given is None and self._data.transforms_of is not None:
             given = self._data.transforms_of.transform
-        return _chain(given, self.source)
+        return chain_keeping_modes(_chain(given, self.source), given, self._data)
 
     def _follow_chain(self, samples=False):
         """At a pass's start, what torch's worker processes see in the Dataset copy a pass makes:
