@@ -277,10 +277,16 @@ bool take_unloaded_pil(const py::handle& pil, data::SampleData* out, FileToRead*
   return true;
 }
 
-// A PIL image as raw pixels: L and RGB as they are, any other mode converted to RGB.
-void copy_pil(const py::handle& pil, data::SampleData* out) {
+// A PIL image as raw pixels: L and RGB as they are; with `keep_modes`, 1 as L and P as its
+// palette indices (torchvision's ToTensor's and PILToTensor's one channel), else any other mode
+// converted to RGB.
+void copy_pil(const py::handle& pil, data::SampleData* out, bool keep_modes) {
   py::object image = py::reinterpret_borrow<py::object>(pil);
-  const std::string mode = image.attr("mode").cast<std::string>();
+  std::string mode = image.attr("mode").cast<std::string>();
+  if (keep_modes && (mode == "1" || mode == "P")) {
+    if (mode == "1") image = image.attr("convert")("L");
+    mode = "L";  // P's bytes are its indices, one a pixel
+  }
   if (mode != "L" && mode != "RGB") image = image.attr("convert")("RGB");
   const py::tuple size = image.attr("size");
   const py::bytes pixels = image.attr("tobytes")();
@@ -295,12 +301,17 @@ void copy_pil(const py::handle& pil, data::SampleData* out) {
 
 // What an item's image is: a file (read later, without the GIL), or pixels or bytes copied
 // into `out` now. Throws std::invalid_argument with what the image is and what is allowed.
-void take_image(const py::handle& image, data::SampleData* out, FileToRead* file) {
+// With `keep_modes`, a PIL image keeps its mode's channels (copy_pil); a palette file that
+// Image.open returned is read by PIL (its indices), not decoded to colours.
+void take_image(const py::handle& image, data::SampleData* out, FileToRead* file, bool keep_modes = false) {
   file->clear();
   if (is_path(image)) return file->set(path_bytes(image));
   if (is_bytes_like(image)) return copy_bytes(image, out);
   if (is_pil_image(image)) {
-    if (!is_unloaded_pil_file(image) || !take_unloaded_pil(image, out, file)) copy_pil(image, out);
+    const bool indices = keep_modes && image.attr("mode").cast<std::string>() == "P";
+    if (indices || !is_unloaded_pil_file(image) || !take_unloaded_pil(image, out, file)) {
+      copy_pil(image, out, keep_modes);
+    }
     return;
   }
   std::string why = "a " + type_name(image);
@@ -592,7 +603,9 @@ Status DatasetSource::read(size_t index, data::SampleData* out) const {
       if (feature_count_ > 0) {
         take_features(image, feature_shape_, out);
       } else {
-        take_image(image, out, &file);
+        const int keep = keep_channels_.load(std::memory_order_relaxed);
+        if (keep > 0) check_channels(image, keep);
+        take_image(image, out, &file, keep > 0);
       }
       if (has_geometry_) collect_geometry(target, &out->geometry);
       out->extra = std::make_shared<const HeldObject>(std::move(target));
@@ -664,6 +677,38 @@ Status DatasetSource::read_clip(size_t index, const data::FramePicker& pick,
   return Status::ok_status();
 }
 
+void DatasetSource::keep_modes(int channels, std::string first_image) {
+  if (channels != 0 && channels != 1 && channels != 3) {
+    throw UsageError(fmt::format("keep_modes: {} channels; 0 (every image to RGB), 1 or 3", channels));
+  }
+  const std::lock_guard<std::mutex> lock(first_image_mutex_);
+  first_image_ = std::move(first_image);
+  keep_channels_.store(channels, std::memory_order_relaxed);
+}
+
+void DatasetSource::check_channels(const py::handle& image, int keep) const {
+  if (is_path(image) || is_bytes_like(image)) return;  // decoded to the chain's channels
+  if (!is_pil_image(image) && is_array_like(image)) {  // (a PIL image's __array_interface__ would load it)
+    const py::array array = py::array::ensure(image, py::array::c_style);
+    if (array && is_encoded_array(array)) return;
+  }
+  std::string what;
+  const int channels = image_channels(image, &what);
+  if (channels < 0 || channels == keep) return;  // not an image (take_image names it), or one of the first's count
+  std::string first;
+  {
+    const std::lock_guard<std::mutex> lock(first_image_mutex_);
+    first = first_image_;
+  }
+  throw std::runtime_error(fmt::format(
+      "its image is {} ({}) where {} ({} channel{}): torch's default_collate cannot stack them either; give the "
+      "Dataset's images one mode (image.convert(\"RGB\") or .convert(\"L\") where it opens them), or begin "
+      "transforms with Grayscale(num_output_channels=3) or open_clip's _convert_to_rgb",
+      what,
+      channels > 0 ? fmt::format("{} channel{}", channels, channels == 1 ? "" : "s") : "a mode stoker does not carry",
+      first, keep, keep == 1 ? "" : "s"));
+}
+
 std::string DatasetSource::frame_name(size_t index, int frame) const {
   return fmt::format("{} of {}[{}]", frame, name_, index);
 }
@@ -725,6 +770,38 @@ std::string describe_image(const py::handle& image, bool* ok) {
   }
   *ok = false;
   return fmt::format("{}; expected {}", why, kAllowedImages);
+}
+
+int image_channels(const py::handle& image, std::string* what) {
+  if (is_path(image)) {
+    *what = "a path (decoded to RGB)";
+    return 3;
+  }
+  if (is_bytes_like(image)) {
+    *what = "encoded bytes (decoded to RGB)";
+    return 3;
+  }
+  if (is_pil_image(image)) {
+    const auto mode = image.attr("mode").cast<std::string>();
+    *what = "a PIL image of mode " + mode;
+    if (mode == "L" || mode == "1" || mode == "P") return 1;
+    return mode == "RGB" ? 3 : 0;
+  }
+  if (is_array_like(image)) {
+    const py::array array = py::array::ensure(image, py::array::c_style);
+    if (array && is_encoded_array(array)) {
+      *what = "encoded bytes (decoded to RGB)";
+      return 3;
+    }
+    ArrayImage layout;
+    std::string why;
+    if (array && array_image(array, &layout, &why)) {
+      *what = "a uint8 array of shape " + shape_text(array);
+      return layout.channels == 4 ? 0 : layout.channels;
+    }
+  }
+  *what = "a " + type_name(image);
+  return -1;
 }
 
 std::optional<std::string> unloaded_pil_bytes(const py::handle& image) {

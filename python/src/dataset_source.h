@@ -5,8 +5,9 @@
 // encoded bytes (bytes, bytearray, memoryview), a uint8 array (NumPy, or anything
 // numpy.asarray takes, such as a CPU torch tensor) of shape (H, W), (H, W, C) or (C, H, W)
 // with C 1, 3 or 4 (an alpha channel is dropped), or a PIL image (converted to RGB unless it
-// is L or RGB already; a JPEG, PNG, WebP, BMP, PNM, TIFF or GIF (of a mode stoker's decoders read:
-// 1, L, LA, P, RGB, RGBA) that Image.open(...) returned and nothing has loaded,
+// is L or RGB already, or keeping its mode's channels: keep_modes; a JPEG, PNG, WebP, BMP, PNM,
+// TIFF or GIF (of a mode stoker's decoders read: 1, L, LA, P, RGB, RGBA) that Image.open(...)
+// returned and nothing has loaded,
 // drafted or moved off its first frame is decoded by stoker from its encoded bytes: read, as a
 // path is, from the file PIL holds open, which may have been removed or replaced since, or by
 // its name where PIL holds no file descriptor; copied from the io.BytesIO it was opened from;
@@ -68,6 +69,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -145,8 +147,20 @@ class DatasetSource final : public data::Source {
   bool holds_clips() const override { return clips_; }
   Status read_clip(size_t index, const data::FramePicker& pick, std::vector<data::SampleData>* frames) const override;
   std::string frame_name(size_t index, int frame) const override;
+  // Whether an image keeps the channels of its mode, as torchvision's ToTensor and PILToTensor
+  // give them (image_channels): 0, every image becomes RGB (a PIL image of another mode is
+  // converted; for a chain that makes every image one mode: Grayscale, _convert_to_rgb); 1 or 3,
+  // every image must have that many (`first_image` says which item set it: "Faces[0]'s image is
+  // a PIL image of mode L"), a PIL image of mode 1 read as L and of mode P as its palette
+  // indices, and an image of another count fails the epoch in one line naming both, as
+  // torch's default_collate fails the batch; a path or encoded bytes is decoded to that many.
+  // Any thread; the next image read follows it.
+  void keep_modes(int channels, std::string first_image);
 
  private:
+  // Throws std::runtime_error (the epoch fails) where `image`, pixels (not a path or encoded
+  // bytes), has other than `keep` channels. With the GIL held.
+  void check_channels(const pybind11::handle& image, int keep) const;
   // An item's image (its clip with `clip`, or its features) and its target; "" or why it is
   // not an item of the first item's kind. With the GIL held.
   std::string split(const pybind11::object& item, bool clip, pybind11::object* image, pybind11::object* target) const;
@@ -177,6 +191,9 @@ class DatasetSource final : public data::Source {
   std::vector<int64_t> feature_shape_;
   int feature_count_ = 0;
   std::vector<int> first_size_;
+  std::atomic<int> keep_channels_{0};  // keep_modes
+  mutable std::mutex first_image_mutex_;
+  std::string first_image_;  // guarded by first_image_mutex_
 };
 
 // The targets the batch's samples carried from a DatasetSource (None where a sample carried
@@ -193,6 +210,13 @@ bool is_clip(const pybind11::handle& object);
 // allowed; a path of a kind of data stoker reads as a dataset, such as an .h5 file): the
 // DataLoader checks the first item with it up front. With the GIL held.
 std::string describe_image(const pybind11::handle& image, bool* ok);
+
+// The channels torchvision's ToTensor gives `image` (1 for a PIL image of mode L, 1 or P and a
+// uint8 array (H, W) or with C 1; 3 for RGB; 3 for a path or encoded bytes, which stoker decodes
+// to RGB as ImageFolder's default loader converts to RGB); 0 for an image stoker's chain does
+// not carry as it is (a PIL image of another mode: LA, RGBA, F, I;16, CMYK...; a 4-channel
+// array); -1 for no image. `what` says what it is: "a PIL image of mode LA". With the GIL held.
+int image_channels(const pybind11::handle& image, std::string* what);
 
 // The encoded bytes of a PIL image stoker decodes itself (a JPEG, PNG, ... that Image.open returned
 // and nothing has loaded: see take_image), read from where PIL would read them (its BytesIO, the

@@ -414,6 +414,16 @@ void bind_loader(py::module_& m) {
             dataset->resize(size);
           },
           "A Dataset object's source: the size its next epoch plans (its len() at the pass's start)", py::arg("size"))
+      .def(
+          "keep_modes",
+          [](data::Source& s, int channels, std::string first_image) {
+            auto* dataset = dynamic_cast<DatasetSource*>(&s);
+            if (dataset == nullptr) throw UsageError("keep_modes: only a Dataset object's source keeps images' modes");
+            dataset->keep_modes(channels, std::move(first_image));
+          },
+          "A Dataset object's source: 0, every image to RGB; 1 or 3, every image keeps its mode's channels, which "
+          "must be these (dataset_source.h)",
+          py::arg("channels"), py::arg("first_image"))
       .def("describe", [](const data::Source& s) { return fs_str(s.describe()); })
       .def("name", [](const data::Source& s, size_t i) { return fs_str(s.name(i)); })
       .def("shown_name", [](const data::Source& s, size_t i) { return fs_str(s.shown_name(i)); })
@@ -519,6 +529,16 @@ void bind_loader(py::module_& m) {
         return bytes ? py::object(py::bytes(*bytes)) : py::object(py::none());
       },
       "The encoded bytes stoker decodes a PIL image from, or None where it copies its pixels", py::arg("image"));
+  m.def(
+      "image_channels",
+      [](const py::handle& image) {
+        std::string what;
+        const int channels = image_channels(image, &what);
+        return py::make_tuple(channels, std::move(what));
+      },
+      "(the channels torchvision's ToTensor gives the image, what it is): 0 for one stoker does not carry as it "
+      "is, -1 for no image (dataset_source.h)",
+      py::arg("image"));
   m.def(
       "describe_image",
       [](const py::handle& image) {

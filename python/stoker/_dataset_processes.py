@@ -3,8 +3,8 @@
 torch's own DataLoader runs the script's Dataset in N processes over each pass's order, in
 chunks of one batch (chunk c goes to process c % N, as torch's DataLoader gives batch c to its
 worker c % N), with the script's multiprocessing_context and worker_init_fn. In each process an
-item's image is made cheap to send: a PIL image that Image.open returned and nothing has loaded
-becomes its encoded bytes (stoker decodes them in C++), any other PIL image a uint8 array;
+item's image is made cheap to send: an RGB PIL image that Image.open returned and nothing has
+loaded becomes its encoded bytes (stoker decodes them in C++), an L or RGB one a uint8 array;
 a dataset[i] that raises becomes its one line. A thread of this process (the feeder) takes the
 chunks as they come and keeps them by index; stoker's worker threads take item i from them
 (DatasetSource's `items`, python/src/dataset_source.h) and do the rest (file reads, decoding,
@@ -89,17 +89,18 @@ def _as_list(items):
 
 
 def _pack_image(image, clips):
-    """The image as stoker takes it, cheap to send: an unloaded PIL image as its encoded bytes, another
-    PIL image as a uint8 array (L and RGB as they are, any other mode in RGB, as stoker converts
-    it); a clip's frames each so. Anything else as it is."""
+    """The image as stoker takes it, cheap to send: an unloaded RGB PIL image as its encoded bytes,
+    an L or RGB one as a uint8 array, a PIL image of another mode as it is (pickled: the loader
+    keeps its mode or converts it, python/stoker/_modes.py); a clip's frames each so. Anything
+    else as it is."""
     if clips and isinstance(image, (list, tuple)):
         return type(image)(_pack_image(frame, False) for frame in image)
     if not type(image).__module__.startswith("PIL.") or not hasattr(image, "mode"):
         return image
-    encoded = _stoker.unloaded_pil_bytes(image)
+    encoded = _stoker.unloaded_pil_bytes(image) if image.mode == "RGB" else None  # bytes decode to RGB
     if encoded is not None:
         return encoded
-    return np.asarray(image if image.mode in ("L", "RGB") else image.convert("RGB"))
+    return np.asarray(image) if image.mode in ("L", "RGB") else image
 
 
 def _with_first(item, first):

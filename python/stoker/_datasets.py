@@ -82,6 +82,7 @@ class Data:
         # DatasetFolder (whose samples each pass follows through samples_read).
         self.follows = None
         self.samples_read = None  # a DatasetFolder's: FolderSamples, checked at each pass's start
+        self.first_image = None  # a Dataset's first image: FirstItem.image (python/stoker/_modes.py)
 
 
 def class_to_idx(source):
@@ -239,6 +240,7 @@ def open_data(dataset, split, worker_init_fn, clips=False, on_error="substitute"
     data.item_keypoints = first.keypoints
     data.dict_items, data.named = layout, first.named
     data.passthrough = first.passthrough
+    data.first_image = first.image
     return data
 
 
@@ -445,7 +447,9 @@ def _folder_items(folder, name, worker_init_fn, samples, classes, on_error):
                          "loader returns images: a path, encoded bytes, a uint8 array or a PIL image")
     source = _stoker.Source.dataset(items, worker_init_fn, name, [os.fsencode(c) for c in classes],
                                     sample_names=[os.fsencode(path) for path, _ in samples])
-    return Data(source, folder, name, targets="items", transforms_of=folder, folder=str(getattr(folder, "root", "")))
+    data = Data(source, folder, name, targets="items", transforms_of=folder, folder=str(getattr(folder, "root", "")))
+    data.first_image = checked.image
+    return data
 
 
 _FEATURE_DTYPES = (torch.float16, torch.float32, torch.float64)
@@ -556,6 +560,7 @@ class FirstItem:
         self.features = list(features)
         self.dict_items = dict_items
         self.named = type(item) if is_namedtuple(item) and parts == len(item) else None
+        self.image = None  # an image's (where it is, its channels, what it is): _stoker.image_channels
 
 
 def _image_kind(value):
@@ -644,6 +649,7 @@ def _check_first_item(dataset, name, on_error="substitute", clips=False, image_k
     if ok:
         first = FirstItem(index, item, parts, target, dict_items=layout)
         first.size = _array_size(image, what)
+        first.image = (image_at, *_stoker.image_channels(image))
         return first
     hint = ("return the image as a path, encoded bytes, a uint8 array or a PIL image, or features as a float16, "
             "float32 or float64 array or CPU tensor")

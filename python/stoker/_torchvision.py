@@ -6,7 +6,8 @@ writes the chain stoker's C++ parser reads: each object's settings exactly as th
 them (ColorJitter's ranges, RandomResizedCrop's scale and ratio, RandomErasing's value, ...),
 never its repr. READERS, one row per class, is the list of classes stoker reads; a class not in
 it, a function, and Lambda, are refused in one line that names it and says what to do instead.
-CLIP's conversions to RGB (RGB_CONVERSIONS) read as nothing: stoker decodes every image to RGB.
+CLIP's conversions to RGB (RGB_CONVERSIONS) read as nothing in the chain: with one, stoker
+decodes every image to RGB (converts_to_rgb; without, an image keeps its mode's channels: _modes.py).
 A wrapper whose __call__ only applies its `transforms` (torchvision's references' presets) is read
 as those.
 Whether the values are in range is the C++ parser's to say (it names the transform and value).
@@ -381,9 +382,22 @@ def _is_torchvision(t):
 
 # The functions CLIP's own preprocessing puts between its torchvision transforms (open_clip's
 # image_transform, OpenAI CLIP's _transform), by module and name: each converts the PIL image to
-# RGB, which stoker's decoding does to every image (grayscale, RGBA, CMYK and palette ones
-# included), so each reads as nothing.
+# RGB, which stoker's decoding then does to every image (grayscale, RGBA, CMYK and palette ones
+# included: converts_to_rgb, _modes.py), so each reads as nothing in the chain.
 RGB_CONVERSIONS = {("open_clip.transform", "_convert_to_rgb"), ("clip.clip", "_convert_image_to_rgb")}
+
+
+def converts_to_rgb(transforms):
+    """Whether `transforms` (what chain_of takes) holds one of RGB_CONVERSIONS, in a Compose,
+    nn.Sequential, list or preset too."""
+    items = transforms if isinstance(transforms, (list, tuple)) else [transforms]
+    for t in items:
+        if (getattr(t, "__module__", None), getattr(t, "__qualname__", None)) in RGB_CONVERSIONS:
+            return True
+        inner = list(t) if type(t).__name__ == "Sequential" else getattr(t, "transforms", None)
+        if isinstance(inner, (list, tuple)) and converts_to_rgb(list(inner)):
+            return True
+    return False
 
 
 class _Preset:
@@ -433,7 +447,8 @@ def _read(t):
     if reader is None:
         name = _named(t)
         if "rgb" in name.lower():
-            instead = "stoker decodes every image to RGB (grayscale, RGBA, CMYK and palette ones too): leave it out"
+            instead = ("stoker decodes paths and encoded files to RGB and takes a PIL image in its mode: convert it "
+                       "where the Dataset opens it (image.convert(\"RGB\")), and leave it out")
         elif getattr(t, "transforms", None) is not None:
             instead = (f"its __call__ does more than apply its .transforms: if those are all it does to the image, "
                        f"give them (transforms=<the {type(t).__name__}>.transforms), else apply it to the batch in "

@@ -36,6 +36,7 @@ from ._geometry import aligned_outputs, given_geometry, point_count, restore, wi
 from ._samplers import PlannedSampler, draws_at_random, given_order, rank_seed, sampler_rank
 from ._session import current_monitor, loader_step, note_resumed, register_diagnosis
 from ._state import STATE_VERSION, check_state
+from ._modes import chain_keeping_modes
 from ._torchvision import Refused, chain_of
 from ._worker_info import WorkerThreads
 from ._worker_info import install as install_worker_info
@@ -807,12 +808,13 @@ class DataLoader:
                              "torch's DataLoader does, having been made without transforms=; make a new "
                              "stoker.DataLoader(..., transforms=...) for stoker to transform its uint8 images")
         if given is None and self._data.transforms_of is not None:
+            own = self._data.transforms_of.transform
             try:
-                return _chain(self._data.transforms_of.transform, self.source)
+                return chain_keeping_modes(_chain(own, self.source), own, self._data)
             except Refused as e:  # set between passes: this loader's workers run no Python for it
                 raise Refused(f"{e}; or make a new stoker.DataLoader, which calls {self._data.name}'s own "
                               "__getitem__ in Python for a transform stoker cannot read") from None
-        return _chain(given, self.source)
+        return chain_keeping_modes(_chain(given, self.source), given, self._data)
 
     def _follow_chain(self, samples=False):
         """At a pass's start, what torch's worker processes see in the Dataset copy a pass makes:

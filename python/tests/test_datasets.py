@@ -193,8 +193,8 @@ def png16(pixels):
 def test_an_unloaded_16_bit_png_gives_what_pils_rgb_conversion_gives(tmp_path, channels):
     # PIL opens a 16-bit grey PNG as mode I, whose RGB conversion clips each value at 255 (what
     # ImageFolder's loader and open_clip's _convert_to_rgb give; ToTensor gives the int32 values
-    # themselves, which Normalize refuses), and a 16-bit RGB PNG as RGB, keeping each value's
-    # high byte (ToTensor gives those / 255).
+    # themselves, which Normalize refuses: refused without a chain that converts it), and a 16-bit
+    # RGB PNG as RGB, keeping each value's high byte (ToTensor gives those / 255).
     shape = (12, 20) if channels == 1 else (12, 20, 3)
     pixels = np.random.default_rng(channels).integers(0, 65536, shape, np.uint16)
     pixels.flat[:40] = np.arange(40) * 7  # values under 256 too
@@ -204,7 +204,12 @@ def test_an_unloaded_16_bit_png_gives_what_pils_rgb_conversion_gives(tmp_path, c
     expected = torch.from_numpy(np.asarray(Image.open(path).convert("RGB")).copy()).permute(2, 0, 1)
     if channels == 3:
         assert torch.equal(T.ToTensor()(Image.open(path)), expected / 255)
-    loader = stoker.DataLoader(Opened([(str(path), 0)]), batch_size=1, transforms=f"Resize({shape[:2]}), ToUint8")
+    chain = f"Resize({shape[:2]}), ToUint8"
+    if channels == 1:
+        with pytest.raises(ValueError, match=r"^dataset: Opened\[0\]'s image is a PIL image of mode I(;16)?, "):
+            stoker.DataLoader(Opened([(str(path), 0)]), batch_size=1, transforms=chain)
+        chain = f"Resize({shape[:2]}), Grayscale(num_output_channels=3), ToUint8"  # PIL's L of it, in RGB
+    loader = stoker.DataLoader(Opened([(str(path), 0)]), batch_size=1, transforms=chain)
     x, _ = next(iter(loader))
     assert loader.stats()["bad_samples"] == []
     assert torch.equal(x[0], expected)

@@ -18,6 +18,13 @@ H, W = 30, 40
 WHOLE = T.Compose([T.CenterCrop((H, W)), T.PILToTensor()])  # every file is W x H: the image as it is
 
 
+def _convert_to_rgb(image):  # open_clip.transform's, made here as open_clip defines it
+    return image.convert("RGB")
+
+
+_convert_to_rgb.__module__ = "open_clip.transform"
+
+
 def _photo(seed):
     """A smooth picture with some noise: what lossy codecs are made for."""
     rng = np.random.default_rng(seed)
@@ -173,7 +180,9 @@ def test_image_open_of_each_kind_is_decoded_by_stoker_as_pil_would(tmp_path):
         def __getitem__(self, i):
             return Image.open(paths[i]), 0
 
-    loader = stoker.DataLoader(Opened(), batch_size=len(paths), transforms=WHOLE, shuffle=False, max_bad=0)
+    # Of modes L, P, RGB and RGBA: a chain that converts them to RGB (open_clip's) takes them all.
+    chain = T.Compose([_convert_to_rgb, *WHOLE.transforms])
+    loader = stoker.DataLoader(Opened(), batch_size=len(paths), transforms=chain, shuffle=False, max_bad=0)
     (x, _), = list(loader)
     expected = torch.stack([WHOLE(Image.open(p).convert("RGB")) for p in paths])
     assert torch.equal(x, expected)
@@ -276,9 +285,10 @@ def test_a_gif_named_jpg_or_opened_by_pil_gives_pils_first_frame(tmp_path):
         def __getitem__(self, i):
             return Image.open(paths[i]), 0
 
+    # Opened by PIL a GIF is a palette image: PILToTensor gives its indices, and so does stoker.
     opened = stoker.DataLoader(Opened(), batch_size=len(paths), transforms=whole, shuffle=False, max_bad=0)
     (x, _), = list(opened)
-    assert torch.equal(x, torch.stack([whole(Image.open(p).convert("RGB")) for p in paths]))
+    assert torch.equal(x, torch.stack([whole(Image.open(p)) for p in paths]))
 
 
 def test_a_webdataset_gif_member_is_its_first_frame(tmp_path):

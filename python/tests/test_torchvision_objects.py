@@ -359,7 +359,7 @@ def _convert_to_rgb(image):
      ["the function blur (test_torchvision_objects.blur) is not a transform stoker reads", "training loop"]),
     (lambda: T.Compose([T.RandomResizedCrop(16), _convert_to_rgb, T.ToTensor()]),
      ["the function _convert_to_rgb (test_torchvision_objects._convert_to_rgb)",
-      "stoker decodes every image to RGB", "leave it out"]),
+      "stoker decodes paths and encoded files to RGB", 'image.convert("RGB")', "leave it out"]),
     # torchvision's references with --interpolation bicubic --auto-augment ta_wide (the Swin recipe).
     (lambda: T.Compose([T.RandomResizedCrop(16, interpolation=T.InterpolationMode.BICUBIC),
                         T.TrivialAugmentWide(interpolation=T.InterpolationMode.BICUBIC), T.PILToTensor()]),
@@ -448,7 +448,7 @@ def _library_function(module, name):
                                          ("clip.clip", "_convert_image_to_rgb")])
 def test_clips_conversion_to_rgb_reads_as_nothing(module, name, tmp_path):
     # open_clip's image_transform and OpenAI CLIP's _transform put a conversion to RGB between
-    # their transforms; stoker decodes every image to RGB (here a grayscale and an RGBA PNG).
+    # their transforms; stoker decodes every file to RGB (here a grayscale and an RGBA PNG).
     root = tmp_path / "train" / "a"
     root.mkdir(parents=True)
     Image.fromarray(np.full((20, 24), 90, np.uint8)).save(root / "gray.png")

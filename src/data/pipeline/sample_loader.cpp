@@ -447,9 +447,11 @@ Status SampleLoader::load_features(Stopwatch& watch, void* out) {
   return Status::ok_status();
 }
 
-// Raw pixels (IDX) need no decoding: copy them into the decoded image, converting channels.
+// Raw pixels (IDX) need no decoding: copy them into the decoded image, converting channels
+// (grey replicated to RGB; RGB for a grey spec kept, for the transformer to turn grey as it
+// does an RGB decode).
 Status SampleLoader::decode_raw(const SampleData& data, const SampleParams& params) {
-  const int channels = spec_.channels;
+  const int channels = data.raw_channels == 3 && spec_.channels == 1 ? 3 : spec_.channels;
   Image& image = decoded_.image;
   image.reshape(data.raw_width, data.raw_height, channels);
   const size_t pixels = static_cast<size_t>(data.raw_width) * data.raw_height;
