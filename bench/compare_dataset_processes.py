@@ -8,7 +8,7 @@ worker processes, from /proc).
 
     .venv/bin/python bench/compare_dataset_processes.py [--images 1000] [--seconds 10]
         [--rounds 3] [--workers 2] [--python-ms 5] [--data DIR] [--item-size HxWxC|TxHxWxC ...]
-        [--stream]
+        [--stream | --own-transform]
 
 Two Datasets: "python" spends --python-ms of pure Python per item (a fixed amount of work,
 calibrated once: a tokenizer's or an annotation parser's share) and returns (path, class);
@@ -29,6 +29,11 @@ same JPEGs, as a webdataset pipeline or a streaming dataset is: each copy takes 
 share of the files (get_worker_info()), shuffled, and yields (Image.open(path), class) unloaded.
 torch's DataLoader runs W workers; stoker runs its __iter__ in 1 process and in W
 (dataset_processes), the W threads decoding and transforming; both with persistent_workers=True.
+
+--own-transform replaces them with a Dataset that transforms its own images, as most scripts'
+Datasets do: `self.transform(Image.open(path).convert("RGB"))` with torchvision's chain, the same
+Dataset object given to every loader and no transforms= to stoker's, which batches the tensors as
+they are (its threads, or dataset_processes=W, call __getitem__ under the GIL or in processes).
 """
 import argparse
 import json
@@ -184,13 +189,15 @@ def run_one(args):
         paths = [None] * args.images
     else:
         paths = sorted(os.path.join(args.data, "c0", f) for f in os.listdir(os.path.join(args.data, "c0")))
-    if args.loader == "torch":
+    transform = None
+    if args.loader == "torch" or kind == "own":
         import torchvision.transforms as T
 
         crop = min(224, shape[-3]) if shape else 224
         normalize = T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])
         tensor = [normalize] if shape else [T.ToTensor(), normalize]
         transform = T.Compose([T.RandomResizedCrop(crop), T.RandomHorizontalFlip(), *tensor])
+    if args.loader == "torch":
         if kind == "stream":
             loader = torch.utils.data.DataLoader(stream_class()(paths, transform), batch_size=64,
                                                  num_workers=args.workers, persistent_workers=True)
@@ -205,6 +212,10 @@ def run_one(args):
             processes = 1 if args.loader == "processes-1" else args.workers
             loader = stoker.DataLoader(stream_class()(paths), batch_size=64, num_workers=args.workers,
                                        transforms=CHAIN, dataset_processes=processes, persistent_workers=True)
+        elif kind == "own":  # no transforms=: the Dataset's own tensors, batched as they are
+            loader = stoker.DataLoader(Items(paths, kind, args.units, transform), batch_size=64, shuffle=True,
+                                       num_workers=args.workers,
+                                       dataset_processes=args.workers if args.loader == "processes" else 0)
         else:
             loader = stoker.DataLoader(Items(paths, kind, args.units, shape=shape), batch_size=64, shuffle=True,
                                        num_workers=args.workers, transforms=chain_for(shape),
@@ -244,6 +255,8 @@ def main():
                          "frames); give it once per size")
     ap.add_argument("--stream", action="store_true",
                     help="an iterable-style Dataset over the JPEGs instead (torch's workers vs stoker's processes)")
+    ap.add_argument("--own-transform", action="store_true",
+                    help="a Dataset applying torchvision's chain itself instead, given to every loader as it is")
     ap.add_argument("--loader", help=argparse.SUPPRESS)
     ap.add_argument("--kind", help=argparse.SUPPRESS)
     ap.add_argument("--units", type=int, help=argparse.SUPPRESS)
@@ -252,7 +265,7 @@ def main():
         return run_one(args)
     scratch = None
     kinds = ["array:" + "x".join(map(str, shape)) for shape in args.item_size or []] or \
-        (["stream"] if args.stream else ["python", "light"])
+        (["stream"] if args.stream else ["own"] if args.own_transform else ["python", "light"])
     if args.data is None and not args.item_size:
         scratch = tempfile.TemporaryDirectory(prefix="stoker-processes-")
         args.data = scratch.name
@@ -274,6 +287,7 @@ def main():
                       f"{got['cpu_ms_per_image']:5.2f} CPU ms/item", file=sys.stderr, flush=True)
     about = "arrays in memory, cropped to min(224, H)" if args.item_size else \
         "an iterable-style Dataset of Image.open(path)" if args.stream else \
+        "a Dataset applying torchvision's chain itself" if args.own_transform else \
         f"python: {args.python_ms:g} ms of Python per item"
     print(f"\n{args.workers} workers, batch 64, {CHAIN}; {about}; medians of {args.rounds} rounds of {args.seconds:g} s")
     print(f"{'dataset':19} {'loader':11} {'items/s':>9} {'vs torch':>9} {'CPU ms/item':>13}  rounds")
