@@ -687,14 +687,11 @@ void DatasetSource::keep_modes(int channels, std::string first_image) {
 }
 
 void DatasetSource::check_channels(const py::handle& image, int keep) const {
-  if (is_path(image) || is_bytes_like(image)) return;  // decoded to the chain's channels
-  if (!is_pil_image(image) && is_array_like(image)) {  // (a PIL image's __array_interface__ would load it)
-    const py::array array = py::array::ensure(image, py::array::c_style);
-    if (array && is_encoded_array(array)) return;
-  }
   std::string what;
-  const int channels = image_channels(image, &what);
-  if (channels < 0 || channels == keep) return;  // not an image (take_image names it), or one of the first's count
+  bool decoded = false;
+  const int channels = image_channels(image, &what, &decoded);
+  // A file or encoded bytes are decoded to the chain's channels; not an image: take_image names it.
+  if (decoded || channels < 0 || channels == keep) return;
   std::string first;
   {
     const std::lock_guard<std::mutex> lock(first_image_mutex_);
@@ -772,13 +769,18 @@ std::string describe_image(const py::handle& image, bool* ok) {
   return fmt::format("{}; expected {}", why, kAllowedImages);
 }
 
-int image_channels(const py::handle& image, std::string* what) {
+int image_channels(const py::handle& image, std::string* what, bool* decoded) {
+  bool is_file = false;
+  if (decoded == nullptr) decoded = &is_file;
+  *decoded = false;
   if (is_path(image)) {
     *what = "a path (decoded to RGB)";
+    *decoded = true;
     return 3;
   }
   if (is_bytes_like(image)) {
     *what = "encoded bytes (decoded to RGB)";
+    *decoded = true;
     return 3;
   }
   if (is_pil_image(image)) {
@@ -791,6 +793,7 @@ int image_channels(const py::handle& image, std::string* what) {
     const py::array array = py::array::ensure(image, py::array::c_style);
     if (array && is_encoded_array(array)) {
       *what = "encoded bytes (decoded to RGB)";
+      *decoded = true;
       return 3;
     }
     ArrayImage layout;

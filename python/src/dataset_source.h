@@ -215,8 +215,9 @@ std::string describe_image(const pybind11::handle& image, bool* ok);
 // uint8 array (H, W) or with C 1; 3 for RGB; 3 for a path or encoded bytes, which stoker decodes
 // to RGB as ImageFolder's default loader converts to RGB); 0 for an image stoker's chain does
 // not carry as it is (a PIL image of another mode: LA, RGBA, F, I;16, CMYK...; a 4-channel
-// array); -1 for no image. `what` says what it is: "a PIL image of mode LA". With the GIL held.
-int image_channels(const pybind11::handle& image, std::string* what);
+// array); -1 for no image. `what` says what it is: "a PIL image of mode LA"; `decoded`, where
+// given, whether it is a file or encoded bytes stoker decodes. With the GIL held.
+int image_channels(const pybind11::handle& image, std::string* what, bool* decoded = nullptr);
 
 // The encoded bytes of a PIL image stoker decodes itself (a JPEG, PNG, ... that Image.open returned
 // and nothing has loaded: see take_image), read from where PIL would read them (its BytesIO, the
