@@ -3,9 +3,11 @@ pass begun) stops the processes after the item each is in, as torch's DataLoader
 between batches: for an iterable-style Dataset and a map-style one. A process inside an item
 that never ends is ended STOP_GRACE_S after; none is left behind, not even as a zombie.
 
-Told by the slow items each process began (written to a log), not by time: the item it was in,
-where the processes once finished the chunk of BATCH items each was in, or never stopped at all.
-The waits for processes to end are hang guards."""
+Told by the slow items each process began (written to a log) after the let-go, not by time: the
+item it was in, where the processes once finished the chunk of BATCH items each was in, or never
+stopped at all. Counted from a mark taken just before the let-go: the processes read ahead until
+then, a slow item a second for as long as the machine takes to get there. The waits for
+processes to end are hang guards."""
 import gc
 import os
 import threading
@@ -87,15 +89,21 @@ def gone_within(pids, seconds):
     return pids & children()
 
 
-def slow_items_begun(log):
-    """How many slow items each process began, most first: [] where none."""
-    return sorted(Counter(log.read_text().split()).values(), reverse=True) if log.exists() else []
+def begun(log):
+    """The slow items each process began so far, by pid: the mark the counts below start from."""
+    return Counter(log.read_text().split()) if log.exists() else Counter()
 
 
-def after_their_items(log):
-    """Whether the processes stopped after the item each was in (one; two where the machine was
-    slow to let go), not after their chunk (BATCH)."""
-    return all(n < BATCH // 2 for n in slow_items_begun(log))
+def slow_items_begun(log, since):
+    """How many slow items each process began after the mark `since` (begun()), most first: []
+    where none."""
+    return sorted((begun(log) - since).values(), reverse=True)
+
+
+def after_their_items(log, since):
+    """Whether the processes, let go just after the mark `since`, stopped after the item each was
+    in (one; two where the machine was slow to let go), not after their chunk (BATCH)."""
+    return all(n < BATCH // 2 for n in slow_items_begun(log, since))
 
 
 def first_batch(kind, seconds, persistent=False, log=None):
@@ -113,9 +121,10 @@ def first_batch(kind, seconds, persistent=False, log=None):
 def test_a_loader_let_go_mid_pass_ends_its_processes_after_their_items(kind, tmp_path):
     log = tmp_path / "begun"
     loader, it, processes = first_batch(kind, SECONDS, log=log)
+    mark = begun(log)
     del loader, it
     assert gone_within(processes, HANG_GUARD) == set(), "the processes ended"
-    assert after_their_items(log), slow_items_begun(log)
+    assert after_their_items(log, mark), slow_items_begun(log, mark)
 
 
 def test_an_iterators_pass_let_go_ends_a_streams_processes(tmp_path):
@@ -123,9 +132,10 @@ def test_an_iterators_pass_let_go_ends_a_streams_processes(tmp_path):
     # persistent_workers=False).
     log = tmp_path / "begun"
     loader, it, processes = first_batch(SlowStream, SECONDS, log=log)
+    mark = begun(log)
     del it
     assert gone_within(processes, HANG_GUARD) == set(), "the processes ended"
-    assert after_their_items(log), slow_items_begun(log)
+    assert after_their_items(log, mark), slow_items_begun(log, mark)
     del loader
 
 
@@ -133,10 +143,11 @@ def test_an_iterators_pass_let_go_ends_a_streams_processes(tmp_path):
 def test_the_next_pass_begun_mid_pass_comes_after_one_item(kind, persistent, tmp_path):
     log = tmp_path / "begun"
     loader, it, processes = first_batch(kind, SECONDS, persistent, log)
+    mark = begun(log)
     it = iter(loader)
     next(it)  # its first items are fast: it waited for the last pass's processes to stop
     # The last pass's item each process was in, and maybe the new pass's first slow one.
-    assert after_their_items(log), slow_items_begun(log)
+    assert after_their_items(log, mark), slow_items_begun(log, mark)
     if kind is SlowStream and not persistent:  # started again for each pass
         assert gone_within(processes, HANG_GUARD) == set()
     else:  # the same processes serve the next pass
