@@ -233,8 +233,8 @@ bool is_unloaded_pil_file(const py::handle& pil) {
       return false;
     }
   }
-  // A 16-bit grey PNG opens as mode I (I;16 in Pillow 10 on), whose conversion to RGB clips each
-  // value at 255; stoker's decoder keeps the high byte, as PIL does for 16-bit RGB (mode RGB).
+  // A 16-bit grey PNG opens as mode I (I;16 in Pillow 10 on): PIL loads and converts it by its
+  // own rule (Pillow 9.4's clips each value at 255, as stoker's decoder does for its path).
   if (pil.attr("mode").cast<std::string>().rfind('I', 0) == 0) return false;
   // Loaded (or made in memory): Pillow 11 (Debian 13's) keeps the pixels in `_im` (its `im`
   // property asserts them there), Pillow 9 (Debian 12's) in `im`.

@@ -83,6 +83,7 @@ class Data:
         self.follows = None
         self.samples_read = None  # a DatasetFolder's: FolderSamples, checked at each pass's start
         self.first_image = None  # a Dataset's first image: FirstItem.image (python/stoker/_modes.py)
+        self.bool_images = False  # a uint8 batch comes as bool, as PILToTensor gives mode 1 (_modes.py)
 
 
 def class_to_idx(source):

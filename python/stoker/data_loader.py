@@ -132,6 +132,12 @@ def _chain(transforms, source):
     return chain_of(transforms)
 
 
+def _as_bool(images):
+    """A uint8 batch as bool (non-zero: True), pinned where it was, in its memory format; a
+    cast (copy_), several times faster than torch.ne on the CPU."""
+    return torch.empty_like(images, dtype=torch.bool, pin_memory=images.is_pinned()).copy_(images)
+
+
 def _clip_start(frames_per_clip, shuffle, sampler, batch_sampler):
     """clip_start=None: a random clip when the epoch's order is drawn at random (shuffle, or a
     sampler that shuffles: training), the centre clip when it is not (evaluation). A sampler
@@ -1029,6 +1035,8 @@ class DataLoader:
                 inputs = inputs.contiguous(memory_format=torch.channels_last)
         elif len(self._feature_shape) > 1:
             inputs = inputs.view(inputs.shape[0], *self._feature_shape)
+        elif self._data.bool_images and inputs.dtype == torch.uint8:  # mode 1's 0 or 255, as PILToTensor's bool
+            inputs = _as_bool(inputs)
         width = self._data.item_width
         if self._data.dict_items is not None:
             batch = self._data.dict_items.batch(inputs, targets, self.collate_fn is not None)

@@ -1,7 +1,8 @@
 """A Dataset's images come with the channels torch's DataLoader gives them through torchvision's
-ToTensor / PILToTensor: one for PIL modes L, 1 and P (P as its palette indices) and (H, W)
-arrays, three for RGB; a mode stoker's chain does not carry, a chain it cannot run as PIL does,
-and items of two channel counts, are refused in one line (python/stoker/_modes.py)."""
+ToTensor / PILToTensor: one for PIL modes L, 1 (PILToTensor's bool) and P (P as its palette
+indices) and (H, W) arrays, three for RGB; a mode stoker's chain does not carry, a chain it
+cannot run as PIL does, and items of two channel counts, are refused in one line
+(python/stoker/_modes.py)."""
 
 import numpy as np
 import pytest
@@ -69,9 +70,7 @@ def test_an_images_channels_and_values_are_torchvisions(mode, channels, last):
         assert x.shape == expected.shape == (4, channels, H, W)
         if last == "ToTensor":
             assert x.dtype == expected.dtype and torch.allclose(x, expected, atol=1 / 255)
-        elif mode == "1":  # PILToTensor gives mode 1 as bool; stoker's uint8 batch holds it as L does, 0 or 255
-            assert x.dtype == torch.uint8 and torch.equal(x, expected.to(torch.uint8) * 255)
-        else:
+        else:  # mode 1 as bool
             assert x.dtype == expected.dtype and torch.equal(x, expected)
     if mode == "P":  # the palette's indices, as ToTensor gives them, not its colours
         assert float(ours[0].max()) <= (15 / 255 + 1e-6 if last == "ToTensor" else 15)
@@ -92,12 +91,41 @@ def test_a_normalize_of_three_means_for_gray_images_is_refused_as_torchvision_re
         stoker.DataLoader(Pictures(["L"] * 4), batch_size=4, transforms=chain)
 
 
+def test_mode_1_with_pil_to_tensor_then_more_is_bool_as_torchvisions():
+    chain = T.Compose([T.CenterCrop((H + 4, W)), T.PILToTensor(), T.RandomHorizontalFlip(1.0)])  # padded: False
+    ours, theirs = _both(Pictures(["1"] * 8), chain)
+    for x, expected in zip(ours, theirs, strict=True):
+        assert x.dtype == expected.dtype == torch.bool and torch.equal(x, expected)
+    chain = T.Compose([T.CenterCrop((H, W)), T.PILToTensor(), T.ConvertImageDtype(torch.float32)])  # bool to 0 or 1.0
+    ours, theirs = _both(Pictures(["1"] * 8), chain)
+    for x, expected in zip(ours, theirs, strict=True):
+        assert x.dtype == expected.dtype == torch.float32 and torch.equal(x, expected)
+
+
+def test_a_one_channel_grayscale_before_a_normalize_of_three_means_is_refused_as_torchvision_refuses_it(tmp_path):
+    chain = T.Compose([T.Grayscale(), T.ToTensor(), T.Normalize((0.485, 0.456, 0.406), (0.229, 0.224, 0.225))])
+    with pytest.raises(RuntimeError, match=r"doesn't match the broadcast shape \[3, "):
+        chain(_picture(0, "RGB"))
+    refusal = (r"^transforms: Normalize\(mean=\(0.485, 0.456, 0.406\)\) has a mean per channel, and "
+               r"Grayscale\(num_output_channels=1\) before it gives one channel, .*Normalize\(mean=\(0.5,\)")
+    with pytest.raises(ValueError, match=refusal):
+        stoker.DataLoader(Pictures(["RGB"] * 4), batch_size=4, transforms=chain)
+    with pytest.raises(ValueError, match=refusal):  # paths too, whatever the images are
+        stoker.DataLoader(str(_gray_folder(tmp_path / "gray")), batch_size=4, transforms=chain)
+    for fine in (T.Compose([T.CenterCrop(8), T.Grayscale(3), T.ToTensor(), T.Normalize((0.4, 0.5, 0.6), (0.2,) * 3)]),
+                 T.Compose([T.CenterCrop(8), T.Grayscale(), T.ToTensor(), T.Normalize((0.5,), (0.2,))]),
+                 "CenterCrop(8), Grayscale(num_output_channels=1), Normalize(mean=(0.4, 0.5, 0.6), std=(0.2, 0.2, 0.2))"):
+        stoker.DataLoader(Pictures(["RGB"] * 4), batch_size=4, transforms=fine)  # the notation's: the first (data.md)
+
+
 @pytest.mark.parametrize("mode,what", [("F", "a PIL image of mode F"), ("LA", "a PIL image of mode LA"),
                                        ("RGBA", "a PIL image of mode RGBA"), ("I;16", "a PIL image of mode I;16"),
+                                       ("I", "a PIL image of mode I"), ("CMYK", "a PIL image of mode CMYK"),
                                        ("HW4", r"a uint8 array of shape \(12, 16, 4\)")])
 def test_a_mode_the_chain_does_not_carry_is_refused_in_one_line(mode, what):
     with pytest.raises(ValueError, match=rf"^dataset: Pictures\[0\]'s image is {what}, whose channels stoker's chain "
-                                         r"does not carry .*image.convert\(\"RGB\"\)"):
+                                         r"does not carry .*; convert it where the Dataset opens it: "
+                                         r"image.convert\(\"RGB\"\).*in __getitem__"):
         stoker.DataLoader(Pictures([mode] * 4), batch_size=4, transforms=T.Compose([T.CenterCrop(8), T.ToTensor()]))
 
 

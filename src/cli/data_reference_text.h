@@ -35,8 +35,8 @@ gray, CMYK), PNG, WebP (lossy, lossless, with alpha, the first frame of an anima
 32 bits, bit fields, RLE4/RLE8), PNM (P1 to P6, any maxval) and TIFF (its first image: gray,
 palette, RGB, JPEG in TIFF; strips or tiles; none, LZW, deflate, PackBits, JPEG) give the
 pixels Pillow's `Image.open(f).convert("RGB")` gives, alpha dropped, not composited: exactly,
-lossy WebP within one level. 16-bit samples become 8 bits as Pillow makes 16-bit RGB ones
-(16-bit gray keeps its levels where Pillow clips them at 255). GIF gives its first frame as
+lossy WebP within one level. 16-bit samples become 8 bits as Pillow makes them: color ones
+their high byte, gray ones (Pillow's mode I) clipped at 255. GIF gives its first frame as
 Pillow's `convert("RGB")` does: on the logical screen, the frame's transparent index (else index 0)
 around the frame, the local colour table else the global one, a transparent index as its colour;
 `.gif` is not in ImageFolder's extensions, so a folder scan skips it, but a GIF named `.jpg`, a

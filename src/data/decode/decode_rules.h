@@ -30,4 +30,17 @@ inline void rgb_to_gray_row(const uint8_t* rgb, uint8_t* gray, size_t width) {
   }
 }
 
+// Pillow's 16-bit gray (mode I; I;16 from Pillow 10) to L or RGB: each value clipped at 255,
+// not scaled, so a 16-bit scan is white wherever it is 255 or more (what ImageFolder's default
+// loader, convert("RGB"), gives in Pillow 9.4).
+inline uint8_t clip_gray16(uint32_t value) { return value > 255 ? 255 : static_cast<uint8_t>(value); }
+
+// clip_gray16 of a row: `gray16` holds `width` big-endian samples; `channels` 1 or 3.
+inline void clip_gray16_row(const uint8_t* gray16, uint8_t* out, size_t width, int channels) {
+  for (size_t i = 0; i < width; ++i, gray16 += 2, out += channels) {
+    const uint8_t value = clip_gray16(static_cast<uint32_t>(gray16[0]) << 8 | gray16[1]);
+    for (int c = 0; c < channels; ++c) out[c] = value;
+  }
+}
+
 }  // namespace stoker::data

@@ -1,4 +1,5 @@
-// PNG decoding with libpng: every PNG flavour becomes 8-bit gray or RGB, alpha dropped.
+// PNG decoding with libpng: every PNG flavour becomes 8-bit gray or RGB, alpha dropped, as
+// Pillow's convert("RGB") and convert("L") make them.
 //
 // libpng reports errors by longjmp to png_jmpbuf(png), skipping C++ destructors, so libpng
 // calls run inside run_guarded() with only trivially destructible locals, and the
@@ -151,18 +152,31 @@ Status PngDecoder::decode(std::span<const uint8_t> bytes, const DecodeRequest& r
   const int out_rows = rows.end - rows.begin;
 
   // libpng does everything but color -> gray: its rgb_to_gray linearises with the file's
-  // gAMA/sRGB chunks when present, which Pillow's convert("L") does not do.
+  // gAMA/sRGB chunks when present, which Pillow's convert("L") does not do. 16-bit gray is
+  // clipped here too (clip_gray16_row): libpng only strips or scales 16 bits.
   const bool color = (h.color_type & PNG_COLOR_MASK_COLOR) != 0;
   const bool to_gray = request.channels == 1 && color;
-  const int png_channels = to_gray ? 3 : request.channels;
-  const size_t png_stride = static_cast<size_t>(width) * png_channels;
+  const bool clip_16 = h.color_type == PNG_COLOR_TYPE_GRAY && h.bit_depth == 16;
+  const bool via_scratch = to_gray || clip_16;
+  const size_t png_stride = static_cast<size_t>(width) * (to_gray ? 3 : clip_16 ? 2 : request.channels);
   out->image.reshape(width, out_rows, request.channels);
-  if (to_gray) rgb_.resize(png_stride * (interlaced ? height : 1));
+  if (via_scratch) scratch_.resize(png_stride * (interlaced ? height : 1));
   if (interlaced) row_pointers_.resize(height);
+  // A row read into scratch_, made the output's.
+  const auto finish_row = [&](const uint8_t* row, uint8_t* dest) {
+    if (to_gray) {
+      rgb_to_gray_row(row, dest, static_cast<size_t>(width));
+    } else {
+      clip_gray16_row(row, dest, static_cast<size_t>(width), request.channels);
+    }
+  };
 
   const bool ok = run_guarded(s.png(), [&] {
     png_structp png = s.png();
-    png_set_strip_16(png);  // keep the high byte, as Pillow's RGB conversion does
+    // Keep the high byte, as Pillow's RGB conversion does, but for 16-bit gray, which Pillow
+    // opens as mode I and clips (PIL's 16-bit gray PNG is no 16-bit gray alpha PNG: that opens
+    // as RGBA, and keeps its high byte).
+    if (!clip_16) png_set_strip_16(png);
     if (h.color_type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
     if (h.color_type == PNG_COLOR_TYPE_GRAY && h.bit_depth < 8) {
       png_set_expand_gray_1_2_4_to_8(png);
@@ -170,7 +184,7 @@ Status PngDecoder::decode(std::span<const uint8_t> bytes, const DecodeRequest& r
     // Transparency is dropped, not composited: tRNS is never expanded to alpha (palette
     // expansion adds alpha for it anyway), and any alpha channel is stripped.
     png_set_strip_alpha(png);
-    if (request.channels == 3 && !color) png_set_gray_to_rgb(png);
+    if (request.channels == 3 && !color && !clip_16) png_set_gray_to_rgb(png);
     if (interlaced) png_set_interlace_handling(png);
     png_read_update_info(png, s.info());
     if (png_get_rowbytes(png, s.info()) != png_stride) {
@@ -179,13 +193,11 @@ Status PngDecoder::decode(std::span<const uint8_t> bytes, const DecodeRequest& r
 
     if (interlaced) {
       for (int y = 0; y < height; ++y) {
-        row_pointers_[y] = to_gray ? rgb_.data() + y * png_stride : out->image.row(y);
+        row_pointers_[y] = via_scratch ? scratch_.data() + y * png_stride : out->image.row(y);
       }
       png_read_image(png, row_pointers_.data());
-      if (to_gray) {
-        for (int y = 0; y < height; ++y) {
-          rgb_to_gray_row(row_pointers_[y], out->image.row(y), static_cast<size_t>(width));
-        }
+      if (via_scratch) {
+        for (int y = 0; y < height; ++y) finish_row(row_pointers_[y], out->image.row(y));
       }
       return;
     }
@@ -193,9 +205,9 @@ Status PngDecoder::decode(std::span<const uint8_t> bytes, const DecodeRequest& r
     // Rows below it are never decompressed: we stop without png_read_end.
     for (int y = 0; y < rows.end; ++y) {
       uint8_t* dest = out->image.row(std::max(0, y - rows.begin));
-      if (to_gray) {
-        png_read_row(png, rgb_.data(), nullptr);
-        if (y >= rows.begin) rgb_to_gray_row(rgb_.data(), dest, static_cast<size_t>(width));
+      if (via_scratch) {
+        png_read_row(png, scratch_.data(), nullptr);
+        if (y >= rows.begin) finish_row(scratch_.data(), dest);
       } else {
         png_read_row(png, dest, nullptr);
       }

@@ -22,7 +22,7 @@ class PngDecoder {
                 DecodedImage* out);
 
  private:
-  std::vector<uint8_t> rgb_;            // RGB rows of color images wanted as gray
+  std::vector<uint8_t> scratch_;        // rows libpng gives that stoker converts: RGB wanted as gray, 16-bit gray
   std::vector<uint8_t*> row_pointers_;  // interlaced images: libpng fills all rows at once
 };
 

@@ -2,8 +2,8 @@
 // header tokens of at most 10 characters, '#' comments to the end of their line, one white
 // space byte after the last header token. Samples are scaled to 8 bits as Pillow scales them,
 // round(value / maxval * 255) with Python's rounding (half to even), maxval 255 read as is.
-// Gray with maxval over 255 is scaled the same way (Pillow reads it as 32-bit "I" and clips
-// it to 255 in convert("RGB"); stoker keeps its gray levels, as it does for 16-bit PNGs).
+// Gray with maxval over 255 is read as Pillow reads it, as mode I scaled to 65535, then
+// clipped at 255 as its convert("RGB") clips it (so are 16-bit PNGs and TIFFs).
 
 #include <fmt/format.h>
 
@@ -87,11 +87,12 @@ Status parse_header(std::span<const uint8_t> b, const DecodeOptions& options, Pn
   return check_image_size(h->width, h->height, options);
 }
 
-// value -> 8 bits for every value up to maxval, as Pillow computes round(v / maxval * 255).
-std::vector<uint8_t> scale_table(uint32_t maxval) {
+// value -> 8 bits for every value up to maxval, as Pillow computes round(v / maxval * top),
+// top 255, or 65535 for gray over 255 (mode I), clipped at 255.
+std::vector<uint8_t> scale_table(uint32_t maxval, double top) {
   std::vector<uint8_t> table(maxval + 1);
   for (uint32_t v = 0; v <= maxval; ++v) {
-    table[v] = static_cast<uint8_t>(std::min(255.0, std::nearbyint(static_cast<double>(v) / maxval * 255.0)));
+    table[v] = static_cast<uint8_t>(std::min(255.0, std::nearbyint(static_cast<double>(v) / maxval * top)));
   }
   return table;
 }
@@ -138,7 +139,7 @@ Status read_samples(std::span<const uint8_t> b, const PnmHeader& h, std::vector<
     if (n < total) return Status::failure("truncated PNM (P1 raster shorter than its size)");
     return Status::ok_status();
   }
-  const std::vector<uint8_t> table = scale_table(h.maxval);
+  const std::vector<uint8_t> table = scale_table(h.maxval, !h.color() && h.maxval > 255 ? 65535.0 : 255.0);
   if (h.ascii()) {
     const std::string text = without_comments(b, h.data_at);
     size_t n = 0, i = 0;

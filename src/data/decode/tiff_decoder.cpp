@@ -3,7 +3,8 @@
 // ...). Bilevel, 2/4/8/16-bit gray (white or black is zero), 1/2/4/8-bit palette, 8/16-bit
 // RGB and YCbCr in JPEG (turned into RGB by libjpeg, as Pillow asks libtiff to). Extra samples
 // (alpha) are dropped, 16-bit samples keep their high byte and palette entries theirs, as
-// Pillow reads them; 16-bit gray keeps its gray levels too (Pillow clips it to 255).
+// Pillow reads them; 16-bit gray is clipped at 255, as Pillow converts its mode I;16
+// (clip_gray16).
 // Errors and warnings go to a handler per TIFF handle (libtiff's global ones are untouched).
 
 #include <fmt/format.h>
@@ -232,7 +233,7 @@ uint32_t sample_at(const Raster& r, const TiffLayout& t, uint32_t y, uint32_t x,
 }
 
 // A gray sample as 8 bits: low depths stretched (Pillow's L;2 and L;4 unpackers), 16 bits
-// to their high byte.
+// clipped at 255 (Pillow's I;16 to L or RGB).
 uint8_t gray_level(uint32_t v, int bits) {
   switch (bits) {
     case 1:
@@ -242,7 +243,7 @@ uint8_t gray_level(uint32_t v, int bits) {
     case 4:
       return static_cast<uint8_t>(v * 17);
     case 16:
-      return static_cast<uint8_t>(v >> 8);
+      return clip_gray16(v);
     default:
       return static_cast<uint8_t>(v);
   }

@@ -182,8 +182,19 @@ TEST(JpegDecodeTest, ReadInfoReportsStoredChannels) {
 // ---------------------------------------------------------------------------- PNG pixels
 
 // PNG is lossless: every flavour decodes to exactly the expected pixels.
+// 16-bit gray written from 8-bit `gray` (each v as v * 257), as Pillow converts it (mode I to L:
+// clipped at 255): 0 stays 0, every other value is 255.
+Image clipped_16_bit(const Image& gray) {
+  Image out = gray;
+  for (int y = 0; y < out.height(); ++y) {
+    for (int x = 0; x < out.width(); ++x) out.row(y)[x] = out.row(y)[x] == 0 ? 0 : 255;
+  }
+  return out;
+}
+
 TEST(PngDecodeTest, EveryFlavourDecodesExactly) {
   const Image gray = make_photo_like(61, 37, 1, 3);
+  const Image gray_16 = clipped_16_bit(gray);
   const Image gray_alpha = make_photo_like(61, 37, 2, 3);
   const Image rgb = make_photo_like(61, 37, 3, 3);
   const Image rgba = make_photo_like(61, 37, 4, 3);
@@ -203,7 +214,8 @@ TEST(PngDecodeTest, EveryFlavourDecodesExactly) {
       {"rgba", rgba, {}, keep_channels(rgba, 3), to_gray(rgba)},
       {"palette", few, {.palette = true}, few, to_gray(few)},
       {"palette+tRNS", few_alpha, {.palette = true}, keep_channels(few_alpha, 3), to_gray(few_alpha)},
-      {"16-bit gray", gray, {.sixteen_bit = true}, gray_to_rgb(gray), gray},
+      {"16-bit gray", gray, {.sixteen_bit = true}, gray_to_rgb(gray_16), gray_16},
+      {"interlaced 16-bit gray", gray, {.sixteen_bit = true, .interlace = true}, gray_to_rgb(gray_16), gray_16},
       {"16-bit rgba", rgba, {.sixteen_bit = true}, keep_channels(rgba, 3), to_gray(rgba)},
       {"interlaced rgb", rgb, {.interlace = true}, rgb, to_gray(rgb)},
       {"interlaced gray+alpha 16-bit",
@@ -241,6 +253,26 @@ TEST(PngDecodeTest, LowBitDepthGrayIsScaledTo8Bit) {
   ASSERT_EQ(got.image.height(), 2);
   const std::vector<uint8_t> want = {0, 85, 170, 255, 255, 170, 85, 0};
   EXPECT_EQ(std::vector<uint8_t>(got.image.data(), got.image.data() + 8), want);
+}
+
+// 16-bit gray is clipped at 255, as Pillow's convert("RGB") and convert("L") of its mode I
+// (ImageFolder's default loader); 16-bit color keeps its high byte, as Pillow opens it.
+TEST(PngDecodeTest, SixteenBitGrayIsClippedAt255) {
+  const std::vector<uint8_t> values = {0x00, 0x00, 0x00, 0x07, 0x00, 0xFF, 0x01, 0x00, 0x01,
+                                       0x2C, 0xFF, 0xFF, 0x80, 0x00, 0x00, 0x80};  // 0 7 255 256 | 300 65535 32768 128
+  const std::vector<uint8_t> png = stoker::testing::make_raw_png(4, 2, 16, 0, values);
+  ImageDecoder decoder;
+  DecodedImage got;
+  Status status = decode_whole(decoder, png, 1, &got);
+  ASSERT_TRUE(status.ok()) << status.reason();
+  const std::vector<uint8_t> want = {0, 7, 255, 255, 255, 255, 255, 128};
+  EXPECT_EQ(std::vector<uint8_t>(got.image.data(), got.image.data() + 8), want);
+  status = decode_whole(decoder, png, 3, &got);
+  ASSERT_TRUE(status.ok()) << status.reason();
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(got.image.data()[3 * i], want[i]);
+    EXPECT_EQ(got.image.data()[3 * i + 2], want[i]);
+  }
 }
 
 TEST(PngDecodeTest, ReadInfoReportsStoredChannels) {
@@ -325,8 +357,17 @@ TEST(CropWindowDecodeTest, PngWindowMatchesFullDecode) {
   const CropRect crops[] = {{0, 0, 120, 90}, {10.5, 20.25, 50, 30}, {0, 80, 120, 10}, {60, 0, 60, 5}};
   ImageDecoder full_decoder({.crop_window = false});
   ImageDecoder window_decoder;
+  const Image gray = make_photo_like(120, 90, 1, 5);
   for (bool interlace : {false, true}) {
     const std::vector<uint8_t> png = encode_png(rgb, {.interlace = interlace});
+    const std::vector<uint8_t> gray_16 = encode_png(gray, {.sixteen_bit = true, .interlace = interlace});
+    for (const CropRect& crop : crops) {  // 16-bit gray: clipped through a scratch row
+      const DecodeRequest request{3, crop, 32, 32};
+      DecodedImage full, window;
+      ASSERT_TRUE(full_decoder.decode(gray_16, request, &full).ok());
+      ASSERT_TRUE(window_decoder.decode(gray_16, request, &window).ok());
+      expect_window_matches_full(window, full, 0);
+    }
     for (const CropRect& crop : crops) {
       SCOPED_TRACE(::testing::Message() << "interlace " << interlace << " crop y " << crop.y);
       const DecodeRequest request{3, crop, 32, 32};

@@ -181,17 +181,20 @@ TEST(PnmDecodeTest, BinaryAsciiBitmapsAndMaxvalScaling) {
   EXPECT_EQ(decoded_rgb(bytes(p6)), rgb);
   EXPECT_EQ(decoded_rgb(bytes(p3)), rgb);
 
-  // 16-bit gray, maxval 1000: round(v / 1000 * 255), half to even as Python rounds (2 -> 0.51 -> 1,
-  // 998 -> 254.49 -> 254); 1000 -> 255.
-  std::string p5 = "P5 7 5 1000\n";
+  // 16-bit gray, maxval 60000: Pillow's mode I, round(v / 60000 * 65535), clipped at 255 by its
+  // convert("RGB") (0 -> 0, 1 -> 1, 233 -> 254.49 -> 254, 234 -> 255.59 -> 256, clipped: 255).
+  std::string p5 = "P5 7 5 60000\n";
   std::vector<uint8_t> expected;
+  const int values[] = {0, 1, 233, 234, 60000};
   for (int i = 0; i < kW * kH; ++i) {
-    const int v = (i * 37) % 1001;
+    const int v = i < 5 ? values[i] : (i * 1937) % 60001;
     p5 += static_cast<char>(v >> 8);
     p5 += static_cast<char>(v & 255);
-    const auto level = static_cast<uint8_t>(std::nearbyint(v / 1000.0 * 255.0));
+    const auto level = static_cast<uint8_t>(std::min(255.0, std::nearbyint(v / 60000.0 * 65535.0)));
     expected.insert(expected.end(), {level, level, level});
   }
+  EXPECT_EQ(std::vector<uint8_t>(expected.begin(), expected.begin() + 15),
+            std::vector<uint8_t>({0, 0, 0, 1, 1, 1, 254, 254, 254, 255, 255, 255, 255, 255, 255}));
   EXPECT_EQ(decoded_rgb(bytes(p5)), expected);
 
   // P4 and P1: 1 is black.
@@ -313,6 +316,15 @@ TEST(TiffDecodeTest, RgbRgbaGrayPaletteInStripsAndTiles) {
   }
   EXPECT_EQ(decoded_rgb(tiff(dir, PHOTOMETRIC_RGB, 4, 8, COMPRESSION_ADOBE_DEFLATE, true, rgba)), rgb);
   EXPECT_EQ(decoded_rgb(tiff(dir, PHOTOMETRIC_RGB, 3, 16, COMPRESSION_NONE, false, rgb16)), rgb);
+  // 16-bit gray: Pillow's mode I;16, clipped at 255 by its convert("RGB").
+  std::vector<uint8_t> gray16, gray16_expected;
+  for (int i = 0; i < kW * kH; ++i) {
+    const uint16_t v = static_cast<uint16_t>(i % 3 == 0 ? rgb[3 * i] : rgb[3 * i] * 256 + 7);
+    gray16.insert(gray16.end(), {uint8_t(v & 255), uint8_t(v >> 8)});
+    const uint8_t level = v > 255 ? 255 : static_cast<uint8_t>(v);
+    gray16_expected.insert(gray16_expected.end(), {level, level, level});
+  }
+  EXPECT_EQ(decoded_rgb(tiff(dir, PHOTOMETRIC_MINISBLACK, 1, 16, COMPRESSION_NONE, false, gray16)), gray16_expected);
   EXPECT_EQ(decoded_rgb(tiff(dir, PHOTOMETRIC_MINISWHITE, 1, 8, COMPRESSION_NONE, false, gray)), gray_expected);
   EXPECT_EQ(decoded_rgb(tiff(dir, PHOTOMETRIC_PALETTE, 1, 8, COMPRESSION_LZW, false, indices, colormap)),
             palette_expected);
