@@ -1,8 +1,9 @@
 """Keypoints, boxes and masks moved as torchvision.transforms.v2 moves its KeyPoints,
 BoundingBoxes and Mask, for each geometric transform with its random parameters pinned
 (degrees=(a, a), scale=(s, s), p=1): the same chain run by both on the same images and
-targets gives the same coordinates. Skipped where torchvision has no transforms.v2 (Debian's
-0.14); the keypoint cases also where it has no tv_tensors.KeyPoints."""
+targets gives the same coordinates (keypoints one pixel apart on a flipped axis). Skipped
+where torchvision has no transforms.v2 (Debian's 0.14); the keypoint cases also where it has
+no tv_tensors.KeyPoints (before 0.23)."""
 import numpy as np
 import pytest
 import torch
@@ -14,19 +15,22 @@ v2 = pytest.importorskip("torchvision.transforms.v2")
 tv_tensors = pytest.importorskip("torchvision.tv_tensors")
 NEAREST = v2.InterpolationMode.NEAREST
 
-# (stoker's chain, torchvision's v2 objects, whether masks compare): the same transforms, their
-# parameters pinned. The warps run after a Resize to the images' own 40 x 30, which changes
-# nothing: masks compare only there, since stoker resamples a mask by pixel centres (its
-# image's alignment) where v2 resizes one with torch's legacy NEAREST, floor(i x scale).
+# (stoker's chain, torchvision's v2 objects, whether masks compare, stoker's keypoints less
+# v2's): the same transforms, their parameters pinned. The warps run after a Resize to the
+# images' own 40 x 30, which changes nothing: masks compare only there, since stoker resamples
+# a mask by pixel centres (its image's alignment) where v2 resizes one with torch's legacy
+# NEAREST, floor(i x scale). A flip takes a point's x to W - x in stoker (its boxes' too, and
+# v2's boxes'), to W - 1 - x in v2's KeyPoints (horizontal_flip_keypoints): one pixel more in
+# stoker on each flipped axis.
 CHAINS = [
     ("Resize((24, 32)), RandomHorizontalFlip(1.0), RandomVerticalFlip(1.0)",
-     lambda: [v2.Resize((24, 32)), v2.RandomHorizontalFlip(1.0), v2.RandomVerticalFlip(1.0)], False),
-    ("Resize(30), CenterCrop(16)", lambda: [v2.Resize(30), v2.CenterCrop(16)], True),
+     lambda: [v2.Resize((24, 32)), v2.RandomHorizontalFlip(1.0), v2.RandomVerticalFlip(1.0)], False, (1, 1)),
+    ("Resize(30), CenterCrop(16)", lambda: [v2.Resize(30), v2.CenterCrop(16)], True, (0, 0)),
     ("Resize((30, 40)), RandomRotation((30, 30), interpolation=nearest)",
-     lambda: [v2.Resize((30, 40)), v2.RandomRotation((30, 30), interpolation=NEAREST)], True),
+     lambda: [v2.Resize((30, 40)), v2.RandomRotation((30, 30), interpolation=NEAREST)], True, (0, 0)),
     ("Resize((30, 40)), RandomAffine((10, 10), scale=(1.2, 1.2), shear=(5, 5, 5, 5), interpolation=nearest)",
      lambda: [v2.Resize((30, 40)), v2.RandomAffine((10, 10), scale=(1.2, 1.2), shear=(5, 5, 5, 5),
-                                                   interpolation=NEAREST)], True),
+                                                   interpolation=NEAREST)], True, (0, 0)),
 ]
 
 
@@ -58,8 +62,8 @@ class Items(torch.utils.data.Dataset):
                                "mask": stoker.Mask(labels)}
 
 
-@pytest.mark.parametrize("chain,objects,masks", CHAINS, ids=[c for c, _, _ in CHAINS])
-def test_targets_move_as_torchvision_v2_moves_them(tmp_path, chain, objects, masks):
+@pytest.mark.parametrize("chain,objects,masks,flipped", CHAINS, ids=[c[0] for c in CHAINS])
+def test_targets_move_as_torchvision_v2_moves_them(tmp_path, chain, objects, masks, flipped):
     loader = stoker.DataLoader(Items(tmp_path), batch_size=4, transforms=chain + ", ToUint8")
     _, target = next(iter(loader))
     has_keypoints = hasattr(tv_tensors, "KeyPoints")
@@ -79,4 +83,5 @@ def test_targets_move_as_torchvision_v2_moves_them(tmp_path, chain, objects, mas
             assert (mask != moved[1].reshape(mask.shape)).float().mean() < 0.02, (chain, i)
         if has_keypoints:
             seen = target["points"][i][:, 2] > 0
-            assert torch.allclose(target["points"][i][seen, :2], moved[2][seen].float(), atol=1e-3), (chain, i)
+            theirs = moved[2][seen].float() + torch.tensor(flipped, dtype=torch.float32)
+            assert torch.allclose(target["points"][i][seen, :2], theirs, atol=1e-3), (chain, i)

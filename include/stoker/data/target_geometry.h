@@ -3,16 +3,24 @@
 // through, as torchvision.transforms.v2 moves its KeyPoints and BoundingBoxes.
 //
 // Coordinates are pixels of an image, origin at its top-left corner, x to the right and y
-// down; pixel (i, j) covers [i, i + 1) x [j, j + 1), so its centre is (i + 0.5, j + 0.5). A
-// horizontal flip takes x to width - x.
+// down; pixel (i, j) covers [i, i + 1) x [j, j + 1), so its centre is (i + 0.5, j + 0.5), and
+// the image spans [0, width] x [0, height], its edges included (to a millionth of a pixel).
+// A horizontal flip takes x to width - x (torchvision.transforms.v2 takes a KeyPoint's x to
+// width - 1 - x, its boxes' to width - x), so a point on an edge stays on the image.
 //
-// Points are never dropped: one that leaves the output (or was not visible) is marked not
-// visible and keeps its coordinates. A box is moved by its four corners and becomes their
-// enclosing box, clamped to the output; one left without area is marked invalid. A mask (a
-// label image the size of the sample's image) is resampled to the output with nearest: each
-// output pixel's centre is taken back through the steps to the source, and the label of the
-// source pixel it falls in is kept; where it falls outside the source (padding, a warp's
-// corners) the label is 0.
+// A target can be lost at the source image (past it a padded crop, Pad or BoxCrop shows
+// fill), at the output of the crop and resize, and at each warp (RandomRotation, RandomAffine,
+// RandomPerspective fill what they take from outside their input), in run order; the flips
+// lose nothing. A point is visible while it lies on the image at each of these steps; points
+// are never dropped: one that leaves (or was given not visible, or NaN) is marked not visible
+// and keeps its coordinates. A box is clipped at each of these steps (as v2's kernels clamp
+// at each crop and warp, and albumentations checks each transform): a step moves its four
+// corners, and it becomes their enclosing box clipped to the step's image, so what a step cut
+// off does not come back with a later warp; one left without area at any step is marked
+// invalid. A mask (a label image the size of the sample's image) is resampled to the
+// output with nearest: each output pixel's centre is taken back through the steps to the
+// source, and the label of the source pixel it falls in is kept; where it falls outside the
+// source (padding, a warp's corners) the label is 0.
 //
 // Thread safety: pure functions.
 #pragma once

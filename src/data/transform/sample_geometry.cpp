@@ -40,15 +40,10 @@ class PointMaps {
     });
   }
 
-  // A point of the output before the flips, moved through every map.
-  Point operator()(Point p) const {
-    bool on_image = true;
-    return (*this)(
-        p, [](Point) { return true; }, &on_image);
-  }
-  // The same, and whether the point is on the image after every map: inside the canvas at each
-  // warp's input (a warp fills what it takes from outside, so a point the crop left out is not
-  // on the image wherever a warp then puts it) and at the end.
+  // A point of the output before the flips, moved through every map, and whether it is on the
+  // image after every map: inside the canvas at each warp's input (a warp fills what it takes
+  // from outside, so a point the crop left out is not on the image wherever a warp then puts
+  // it) and at the end.
   template <typename Inside>
   Point operator()(Point p, const Inside& inside, bool* on_image) const {
     for (const PointMap& map : flips_) p = map.forward(p);
@@ -69,10 +64,30 @@ class PointMaps {
     for (auto map = flips_.rbegin(); map != flips_.rend(); ++map) p = map->back(p);
     return p;
   }
+  const std::vector<PointMap>& flips() const { return flips_; }
+  const std::vector<PointMap>& warps() const { return warps_; }
 
  private:
   std::vector<PointMap> flips_, warps_;
 };
+
+// An axis-aligned box; it has area where right > left and bottom > top.
+struct Box {
+  double left, top, right, bottom;
+};
+
+// The box enclosing `b`'s four corners moved by `move`.
+template <typename Move>
+Box enclosing(const Box& b, const Move& move) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  Box out{kInf, kInf, -kInf, -kInf};
+  for (const Point corner :
+       {Point{b.left, b.top}, Point{b.right, b.top}, Point{b.left, b.bottom}, Point{b.right, b.bottom}}) {
+    const Point p = move(corner);
+    out = {std::min(out.left, p.x), std::min(out.top, p.y), std::max(out.right, p.x), std::max(out.bottom, p.y)};
+  }
+  return out;
+}
 
 // The mask resampled to the output with nearest: each output pixel's centre taken back
 // through the warps, the flips and the crop to the source pixel it falls in; 0 where it falls
@@ -163,15 +178,25 @@ void move_targets(const TransformSpec& spec, const TargetGeometrySpec& geometry,
   const double out_w = spec.out_width, out_h = spec.out_height;
   const double sx = box.width > 0 ? out_w / box.width : 0, sy = box.height > 0 ? out_h / box.height : 0;
   const PointMaps maps(spec, params);
-  const auto move = [&](double x, double y) { return maps(Point{(x - box.x) * sx, (y - box.y) * sy}); };
-  const auto inside = [&](Point p) { return p.x >= 0 && p.x < out_w && p.y >= 0 && p.y < out_h; };
+  const auto to_output = [&](Point p) { return Point{(p.x - box.x) * sx, (p.y - box.y) * sy}; };
+  // On the image, its edges included (target_geometry.h), give or take a millionth of a pixel:
+  // a quarter turn's cosine is not exactly 0 in floating point.
+  constexpr double kEdge = 1e-6;
+  const auto on = [](Point p, double w, double h) {
+    return p.x >= -kEdge && p.x <= w + kEdge && p.y >= -kEdge && p.y <= h + kEdge;
+  };
+  const auto inside = [&](Point p) { return on(p, out_w, out_h); };
 
+  // A point is visible while on the image at each step that can lose it: the source, each
+  // warp's input and the output.
   std::vector<float>& points = targets->points;
   for (size_t k = 0; k + 2 < points.size(); k += 3) {
-    bool on_image = points[k + 2] != 0;
-    const Point p = maps(Point{(points[k] - box.x) * sx, (points[k + 1] - box.y) * sy}, inside, &on_image);
-    points[k] = static_cast<float>(p.x);
-    points[k + 1] = static_cast<float>(p.y);
+    const Point given{points[k], points[k + 1]};
+    bool on_image = points[k + 2] != 0 && on(given, width, height);
+    const Point p = maps(to_output(given), inside, &on_image);
+    // A visible point lies on the output, [0, width] x [0, height], exactly.
+    points[k] = static_cast<float>(on_image ? std::clamp(p.x, 0.0, out_w) : p.x);
+    points[k + 1] = static_cast<float>(on_image ? std::clamp(p.y, 0.0, out_h) : p.y);
     points[k + 2] = on_image ? 1.0f : 0.0f;
   }
   if (params.flip && !geometry.flip_pairs.empty()) {
@@ -188,25 +213,28 @@ void move_targets(const TransformSpec& spec, const TargetGeometrySpec& geometry,
 
   if (!targets->mask.empty()) move_mask(box, maps, spec.out_width, spec.out_height, width, height, targets);
 
+  // A box is clipped at the same steps (the flips cannot lose any of it); invalid once left
+  // without area at one.
   std::vector<float>& boxes = targets->boxes;
   for (size_t k = 0; k + 4 < boxes.size(); k += 5) {
-    const double x1 = boxes[k], y1 = boxes[k + 1], x2 = boxes[k + 2], y2 = boxes[k + 3];
-    constexpr double kInf = std::numeric_limits<double>::infinity();
-    double left = kInf, top = kInf, right = -kInf, bottom = -kInf;
-    for (const Point corner : {Point{x1, y1}, Point{x2, y1}, Point{x1, y2}, Point{x2, y2}}) {
-      const Point p = move(corner.x, corner.y);
-      left = std::min(left, p.x);
-      right = std::max(right, p.x);
-      top = std::min(top, p.y);
-      bottom = std::max(bottom, p.y);
-    }
-    left = std::clamp(left, 0.0, out_w), right = std::clamp(right, 0.0, out_w);
-    top = std::clamp(top, 0.0, out_h), bottom = std::clamp(bottom, 0.0, out_h);
-    boxes[k] = static_cast<float>(left);
-    boxes[k + 1] = static_cast<float>(top);
-    boxes[k + 2] = static_cast<float>(right);
-    boxes[k + 3] = static_cast<float>(bottom);
-    boxes[k + 4] = boxes[k + 4] != 0 && right > left && bottom > top ? 1.0f : 0.0f;
+    bool valid = boxes[k + 4] != 0;
+    const auto clip = [&valid](Box b, double w, double h) {
+      b = {std::clamp(b.left, 0.0, w), std::clamp(b.top, 0.0, h), std::clamp(b.right, 0.0, w),
+           std::clamp(b.bottom, 0.0, h)};
+      valid = valid && b.right > b.left && b.bottom > b.top;
+      return b;
+    };
+    Box b = clip(enclosing(Box{boxes[k], boxes[k + 1], boxes[k + 2], boxes[k + 3]}, [](Point p) { return p; }), width,
+                 height);
+    b = clip(enclosing(b, to_output), out_w, out_h);
+    for (const PointMap& flip : maps.flips()) b = enclosing(b, [&](Point p) { return flip.forward(p); });
+    for (const PointMap& warp : maps.warps())
+      b = clip(enclosing(b, [&](Point p) { return warp.forward(p); }), out_w, out_h);
+    boxes[k] = static_cast<float>(b.left);
+    boxes[k + 1] = static_cast<float>(b.top);
+    boxes[k + 2] = static_cast<float>(b.right);
+    boxes[k + 3] = static_cast<float>(b.bottom);
+    boxes[k + 4] = valid ? 1.0f : 0.0f;
   }
 }
 
