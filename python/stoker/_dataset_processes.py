@@ -4,7 +4,8 @@ torch's own DataLoader runs the script's Dataset in N processes over each pass's
 chunks of one batch (chunk c goes to process c % N, as torch's DataLoader gives batch c to its
 worker c % N), with the script's multiprocessing_context and worker_init_fn. In each process an
 item's image is made cheap to send: an RGB PIL image that Image.open returned and nothing has
-loaded becomes its encoded bytes (stoker decodes them in C++), an L or RGB one a uint8 array;
+loaded becomes its encoded bytes (stoker decodes them in C++), an L or RGB one a uint8 array
+(either as it is where the loader keeps the other channel count: it names it, _pack_image);
 a dataset[i] that raises becomes its one line. A thread of this process (the feeder) takes the
 chunks as they come and keeps them by index; stoker's worker threads take item i from them
 (DatasetSource's `items`, python/src/dataset_source.h) and do the rest (file reads, decoding,
@@ -88,14 +89,21 @@ def _as_list(items):
     return items
 
 
-def _pack_image(image, clips):
+_MODE_CHANNELS = {"L": 1, "RGB": 3}  # the modes packed as pixels or bytes
+
+
+def _pack_image(image, clips, keep=0):
     """The image as stoker takes it, cheap to send: an unloaded RGB PIL image as its encoded bytes,
     an L or RGB one as a uint8 array, a PIL image of another mode as it is (pickled: the loader
-    keeps its mode or converts it, python/stoker/_modes.py); a clip's frames each so. Anything
-    else as it is."""
+    keeps its mode or converts it, python/stoker/_modes.py); a clip's frames each so. `keep`: the
+    channels every image must have (DatasetSource::keep_modes; 0: any, made RGB): an L or RGB
+    image of the other count goes as it is, so that the loader refuses it naming its mode, as it
+    does without processes (bytes would be decoded to the count silently). Anything else as it is."""
     if clips and isinstance(image, (list, tuple)):
         return type(image)(_pack_image(frame, False) for frame in image)
     if not type(image).__module__.startswith("PIL.") or not hasattr(image, "mode"):
+        return image
+    if keep and _MODE_CHANNELS.get(image.mode, keep) != keep:
         return image
     encoded = _stoker.unloaded_pil_bytes(image) if image.mode == "RGB" else None  # bytes decode to RGB
     if encoded is not None:
@@ -111,17 +119,17 @@ def _with_first(item, first):
     return type(item)._make((first, *item[1:])) if hasattr(type(item), "_make") else item
 
 
-def _pack(item, image_key, clips):
+def _pack(item, image_key, clips, keep=0):
     """The item with its image packed (_pack_image): where stoker's DatasetSource finds it, under
     `image_key` in a dict item, first in a tuple or list item, else the item itself."""
     if image_key is not None:
         if isinstance(item, dict) and image_key in item:
             item = copy.copy(item)  # the Dataset's own dict may be kept (a cache of items)
-            item[image_key] = _pack_image(item[image_key], clips)
+            item[image_key] = _pack_image(item[image_key], clips, keep)
         return item
     if isinstance(item, (tuple, list)) and len(item) > 0 and (not clips or _stoker.is_clip(item[0])):
-        return _with_first(item, _pack_image(item[0], clips))
-    return _pack_image(item, clips)
+        return _with_first(item, _pack_image(item[0], clips, keep))
+    return _pack_image(item, clips, keep)
 
 
 class PassNumber:
@@ -151,15 +159,18 @@ class PassNumber:
 
 class ScriptDataset:
     """The script's Dataset as the processes see it: `packed(item)` is an item as sent (packed by
-    _pack, else as it is: stoker names what is wrong with it); `_passes` the PassNumber. Reading
-    or setting an attribute of it reads or sets the script's Dataset's."""
+    _pack, else as it is: stoker names what is wrong with it); `_passes` the PassNumber;
+    `_channels` the loader's kept channels (_pack_image's `keep`, in shared memory, set by the
+    loader's process at each pass's start). Reading or setting an attribute of it reads or sets
+    the script's Dataset's."""
 
-    def __init__(self, dataset, image_key, clips, passes):
-        self.__dict__.update(_dataset=dataset, _image_key=image_key, _clips=clips, _passes=passes)
+    def __init__(self, dataset, image_key, clips, passes, channels):
+        self.__dict__.update(_dataset=dataset, _image_key=image_key, _clips=clips, _passes=passes,
+                             _channels=channels)
 
     def packed(self, item):
         try:
-            return _pack(item, self._image_key, self._clips), None
+            return _pack(item, self._image_key, self._clips, self._channels.value), None
         except Exception:  # noqa: BLE001 - sent as it is: stoker names what is wrong with it
             return item, None
 
@@ -266,6 +277,7 @@ class DatasetProcesses:
         self._closed = False
         self._feeder = None
         self._passes = PassNumber()  # the pass the processes serve (STOPPED once closed)
+        self._channels = multiprocessing.sharedctypes.RawValue("i", 0)  # start_pass()'s `channels`
 
     def open(self, dataset, chunk, prefetch_factor, worker_init_fn, context, image_key=None, clips=False,
              persistent=True):
@@ -306,7 +318,8 @@ class DatasetProcesses:
     def _inner_loader(self, dataset, chunk, image_key, clips, **options):
         """torch's DataLoader that runs the processes: over each pass's indices in chunks."""
         self._chunks = _PassChunks(chunk)
-        return _InnerLoader(_PackedItems(dataset, image_key, clips, self._passes), batch_sampler=self._chunks,
+        return _InnerLoader(_PackedItems(dataset, image_key, clips, self._passes, self._channels),
+                            batch_sampler=self._chunks,
                             **options)
 
     _script = None  # the script's Dataset, whose attributes new processes get (follow())
@@ -340,16 +353,19 @@ class DatasetProcesses:
         with self._cond:
             self._renew = True
 
-    def start_pass(self, indices, window, base_seed):
+    def start_pass(self, indices, window, base_seed, channels=0):
         """Begins a pass over `indices` (the order stoker's workers read, from its first batch on),
         the processes' first chunks at once. `window`: how far (in samples) stoker's workers may
         read ahead of what has come. `base_seed`: the pass's base seed; the first pass seeds the
-        processes' generator with it. Waits until the processes run (the first pass starts them);
+        processes' generator with it. `channels`: the channels the loader keeps this pass (its
+        source's kept_channels), which the processes pack images for (_pack_image's `keep`).
+        Waits until the processes run (the first pass starts them);
         raises RuntimeError where they cannot, or the loader closes meanwhile (at exit)."""
         with self._cond:
             if self._failure is not None:
                 raise RuntimeError(self._failure)
             self._generation += 1
+            self._channels.value = channels  # before the pass's first item is asked for
             self._passes.set(self._generation)  # the last pass's processes stop between items
             self._stash, self._stashed, self._window = {}, 0, window
             renewed, self._renew = self._renew, False

@@ -741,7 +741,7 @@ class DataLoader:
                 self._generation += 1
                 first = self._resume_at = 0
                 self._draw_as_torch()
-                self._processes.start_pass(None, self._read_ahead(), self._base_seed)
+                self._processes.start_pass(None, self._read_ahead(), self._base_seed, self.source.kept_channels)
                 self._stream.start(self._epoch, self._rng_epoch(self._epoch))
             else:
                 # The script's sampler.set_epoch(e) picks the epoch of the augmentations too (a resume
@@ -876,7 +876,7 @@ class DataLoader:
         they read it. The first pass's base seed seeds the processes (the loader's seed where
         the first pass resumed)."""
         base_seed = self._base_seed if self._base_seed is not None else self.seed
-        self._processes.start_pass(unclaimed, self._read_ahead(), base_seed)
+        self._processes.start_pass(unclaimed, self._read_ahead(), base_seed, self.source.kept_channels)
 
     def _read_ahead(self):
         """How far (in samples) the workers may read ahead of the consumer: their buffers
