@@ -6,7 +6,9 @@ worker c % N), with the script's multiprocessing_context and worker_init_fn. In 
 item's image is made cheap to send: an RGB PIL image that Image.open returned and nothing has
 loaded becomes its encoded bytes (stoker decodes them in C++), an L or RGB one a uint8 array
 (either as it is where the loader keeps the other channel count: it names it, _pack_image);
-a dataset[i] that raises becomes its one line. A thread of this process (the feeder) takes the
+the arrays and tensors of a Dataset whose images are passed through are batched, the chunk's in
+one block in shared memory (_blocks.py), as torch's workers collate a batch; a dataset[i] that
+raises becomes its one line. A thread of this process (the feeder) takes the
 chunks as they come and keeps them by index; stoker's worker threads take item i from them
 (DatasetSource's `items`, python/src/dataset_source.h) and do the rest (file reads, decoding,
 transforms, batching) as for dataset[i] called in this process.
@@ -68,6 +70,7 @@ from . import _exit
 from . import _process
 from . import _spawn_blocked
 from . import _stoker
+from ._blocks import BatchedImages
 from ._datasets import _raised
 
 _LIVE = weakref.WeakSet()  # every DatasetProcesses not closed, closed at exit before the loaders
@@ -280,10 +283,12 @@ class DatasetProcesses:
         self._channels = multiprocessing.sharedctypes.RawValue("i", 0)  # start_pass()'s `channels`
 
     def open(self, dataset, chunk, prefetch_factor, worker_init_fn, context, image_key=None, clips=False,
-             persistent=True):
+             persistent=True, passthrough=False):
         """The processes' Dataset and their options (torch.utils.data.DataLoader's): `chunk`, the
         loader's batch size; `persistent` False starts them again for each pass (torch's
-        persistent_workers=False), with the Dataset as it is then. Raises ValueError in one line
+        persistent_workers=False), with the Dataset as it is then; `passthrough`, the Dataset's
+        images are passed through (_passthrough.py): each chunk's are batched in its process
+        (_blocks.py), as torch's workers collate a batch. Raises ValueError in one line
         where spawned processes cannot get the Dataset or worker_init_fn (they cannot be pickled)."""
         global _EXIT_REGISTERED
         if isinstance(context, str):
@@ -301,7 +306,8 @@ class DatasetProcesses:
         self._method, self._worker_init_fn, self._given = method, worker_init_fn, dataset
         self._generator = torch.Generator()
         self._inner_args = (chunk, image_key, clips)
-        self._inner_options = dict(num_workers=self.processes, collate_fn=_as_list, persistent_workers=persistent,
+        collate = BatchedImages(image_key) if passthrough else _as_list
+        self._inner_options = dict(num_workers=self.processes, collate_fn=collate, persistent_workers=persistent,
                                    prefetch_factor=prefetch_factor, multiprocessing_context=context,
                                    worker_init_fn=_ScriptsWorkerInfo(worker_init_fn, method), generator=self._generator)
         self._inner = self._inner_loader(dataset, *self._inner_args, **self._inner_options)

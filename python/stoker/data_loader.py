@@ -453,7 +453,7 @@ class DataLoader:
             # so that its set_epoch (a shard order per epoch) reaches them.
             processes.open(as_given, capacity, prefetch_factor, worker_init_fn, multiprocessing_context,
                            image_key=layout.image_key if layout is not None else None, clips=frames_per_clip > 0,
-                           persistent=persistent_workers or not stream)
+                           persistent=persistent_workers or not stream, passthrough=data.passthrough)
             processes.follow(dataset, as_given)  # what new processes get (renew(), an iterable's next pass)
             # Before the workers stop: they may wait in its take(). Not at exit, where weakref's own atexit
             # handler may run before stoker's (_close_live closes the processes there, after _exit.begin()).
