@@ -662,17 +662,29 @@ def _resume(self, iterator):
     try:
         return _exit.torch_call(iter, self._inner)
     except _PassOver:
-        iterator._shutdown_workers(grace=0)
+        _shut(iterator, grace=0)
         self._restart()
         return None
     finally:
         iterator.pass_over = None
 
 
+def _shut(iterator, **grace):
+    """The feeder's: torch's shutdown of `iterator`'s processes, through _exit.torch_call, so
+    that the exit waits for one under way (a thread still inside it while the interpreter
+    finalizes dies in std::terminate: "terminate called without an active exception"); once
+    the exit began, none: the iterator is marked shut (its __del__ does nothing), and
+    multiprocessing's own exit handler ends its processes."""
+    try:
+        _exit.torch_call(functools.partial(iterator._shutdown_workers, **grace))
+    except _exit.Exiting:
+        iterator._shutdown = True
+
+
 def _end(self, iterator):
     """The feeder's: ends the processes of `iterator` (torch's shutdown), returns None; a
     persistent inner loader is made again, so that the next pass starts new processes."""
-    iterator._shutdown_workers()
+    _shut(iterator)
     if self._inner.persistent_workers:
         self._restart()
     return None
@@ -713,7 +725,7 @@ def _feed(ref, cond):
                     _exit.torch_call(self._generator.manual_seed, base_seed)
                     seeded = True
                 if iterator is not None and (renewed or not self._inner.persistent_workers):
-                    iterator._shutdown_workers()  # the last pass's processes end first (torch's Python, no operator)
+                    _shut(iterator)  # the last pass's processes end first
                     iterator = None
                 elif iterator is not None:
                     iterator = _resume(self, iterator)
@@ -760,7 +772,5 @@ def _feed(ref, cond):
                 iterator = _end(self, iterator)
             del self
     finally:
-        if iterator is not None:
-            shutdown = getattr(iterator, "_shutdown_workers", None)
-            if shutdown is not None:
-                shutdown()
+        if iterator is not None and hasattr(iterator, "_shutdown_workers"):
+            _shut(iterator)
