@@ -156,6 +156,8 @@ class DatasetSource final : public data::Source {
   // torch's default_collate fails the batch; a path or encoded bytes is decoded to that many.
   // Any thread; the next image read follows it.
   void keep_modes(int channels, std::string first_image);
+  // What keep_modes set last (0 until it is called). Any thread.
+  int kept_channels() const { return keep_channels_.load(std::memory_order_relaxed); }
 
  private:
   // Throws std::runtime_error (the epoch fails) where `image`, pixels (not a path or encoded

@@ -424,6 +424,14 @@ void bind_loader(py::module_& m) {
           "A Dataset object's source: 0, every image to RGB; 1 or 3, every image keeps its mode's channels, which "
           "must be these (dataset_source.h)",
           py::arg("channels"), py::arg("first_image"))
+      .def_property_readonly(
+          "kept_channels",
+          [](const data::Source& s) {
+            const auto* dataset = dynamic_cast<const DatasetSource*>(&s);
+            return dataset == nullptr ? 0 : dataset->kept_channels();
+          },
+          "A Dataset object's source: what keep_modes set last (0: every image to RGB, or never set); 0 for "
+          "any other source")
       .def("describe", [](const data::Source& s) { return fs_str(s.describe()); })
       .def("name", [](const data::Source& s, size_t i) { return fs_str(s.name(i)); })
       .def("shown_name", [](const data::Source& s, size_t i) { return fs_str(s.shown_name(i)); })

@@ -4,8 +4,11 @@ torch's own DataLoader runs the script's Dataset in N processes over each pass's
 chunks of one batch (chunk c goes to process c % N, as torch's DataLoader gives batch c to its
 worker c % N), with the script's multiprocessing_context and worker_init_fn. In each process an
 item's image is made cheap to send: an RGB PIL image that Image.open returned and nothing has
-loaded becomes its encoded bytes (stoker decodes them in C++), an L or RGB one a uint8 array;
-a dataset[i] that raises becomes its one line. A thread of this process (the feeder) takes the
+loaded becomes its encoded bytes (stoker decodes them in C++), an L or RGB one a uint8 array
+(either as it is where the loader keeps the other channel count: it names it, _pack_image);
+the arrays and tensors of a Dataset whose images are passed through are batched, the chunk's in
+one block in shared memory (_blocks.py), as torch's workers collate a batch; a dataset[i] that
+raises becomes its one line. A thread of this process (the feeder) takes the
 chunks as they come and keeps them by index; stoker's worker threads take item i from them
 (DatasetSource's `items`, python/src/dataset_source.h) and do the rest (file reads, decoding,
 transforms, batching) as for dataset[i] called in this process.
@@ -67,6 +70,7 @@ from . import _exit
 from . import _process
 from . import _spawn_blocked
 from . import _stoker
+from ._blocks import BatchedImages
 from ._datasets import _raised
 
 _LIVE = weakref.WeakSet()  # every DatasetProcesses not closed, closed at exit before the loaders
@@ -88,14 +92,21 @@ def _as_list(items):
     return items
 
 
-def _pack_image(image, clips):
+_MODE_CHANNELS = {"L": 1, "RGB": 3}  # the modes packed as pixels or bytes
+
+
+def _pack_image(image, clips, keep=0):
     """The image as stoker takes it, cheap to send: an unloaded RGB PIL image as its encoded bytes,
     an L or RGB one as a uint8 array, a PIL image of another mode as it is (pickled: the loader
-    keeps its mode or converts it, python/stoker/_modes.py); a clip's frames each so. Anything
-    else as it is."""
+    keeps its mode or converts it, python/stoker/_modes.py); a clip's frames each so. `keep`: the
+    channels every image must have (DatasetSource::keep_modes; 0: any, made RGB): an L or RGB
+    image of the other count goes as it is, so that the loader refuses it naming its mode, as it
+    does without processes (bytes would be decoded to the count silently). Anything else as it is."""
     if clips and isinstance(image, (list, tuple)):
         return type(image)(_pack_image(frame, False) for frame in image)
     if not type(image).__module__.startswith("PIL.") or not hasattr(image, "mode"):
+        return image
+    if keep and _MODE_CHANNELS.get(image.mode, keep) != keep:
         return image
     encoded = _stoker.unloaded_pil_bytes(image) if image.mode == "RGB" else None  # bytes decode to RGB
     if encoded is not None:
@@ -111,17 +122,17 @@ def _with_first(item, first):
     return type(item)._make((first, *item[1:])) if hasattr(type(item), "_make") else item
 
 
-def _pack(item, image_key, clips):
+def _pack(item, image_key, clips, keep=0):
     """The item with its image packed (_pack_image): where stoker's DatasetSource finds it, under
     `image_key` in a dict item, first in a tuple or list item, else the item itself."""
     if image_key is not None:
         if isinstance(item, dict) and image_key in item:
             item = copy.copy(item)  # the Dataset's own dict may be kept (a cache of items)
-            item[image_key] = _pack_image(item[image_key], clips)
+            item[image_key] = _pack_image(item[image_key], clips, keep)
         return item
     if isinstance(item, (tuple, list)) and len(item) > 0 and (not clips or _stoker.is_clip(item[0])):
-        return _with_first(item, _pack_image(item[0], clips))
-    return _pack_image(item, clips)
+        return _with_first(item, _pack_image(item[0], clips, keep))
+    return _pack_image(item, clips, keep)
 
 
 class PassNumber:
@@ -151,15 +162,18 @@ class PassNumber:
 
 class ScriptDataset:
     """The script's Dataset as the processes see it: `packed(item)` is an item as sent (packed by
-    _pack, else as it is: stoker names what is wrong with it); `_passes` the PassNumber. Reading
-    or setting an attribute of it reads or sets the script's Dataset's."""
+    _pack, else as it is: stoker names what is wrong with it); `_passes` the PassNumber;
+    `_channels` the loader's kept channels (_pack_image's `keep`, in shared memory, set by the
+    loader's process at each pass's start). Reading or setting an attribute of it reads or sets
+    the script's Dataset's."""
 
-    def __init__(self, dataset, image_key, clips, passes):
-        self.__dict__.update(_dataset=dataset, _image_key=image_key, _clips=clips, _passes=passes)
+    def __init__(self, dataset, image_key, clips, passes, channels):
+        self.__dict__.update(_dataset=dataset, _image_key=image_key, _clips=clips, _passes=passes,
+                             _channels=channels)
 
     def packed(self, item):
         try:
-            return _pack(item, self._image_key, self._clips), None
+            return _pack(item, self._image_key, self._clips, self._channels.value), None
         except Exception:  # noqa: BLE001 - sent as it is: stoker names what is wrong with it
             return item, None
 
@@ -266,12 +280,15 @@ class DatasetProcesses:
         self._closed = False
         self._feeder = None
         self._passes = PassNumber()  # the pass the processes serve (STOPPED once closed)
+        self._channels = multiprocessing.sharedctypes.RawValue("i", 0)  # start_pass()'s `channels`
 
     def open(self, dataset, chunk, prefetch_factor, worker_init_fn, context, image_key=None, clips=False,
-             persistent=True):
+             persistent=True, passthrough=False):
         """The processes' Dataset and their options (torch.utils.data.DataLoader's): `chunk`, the
         loader's batch size; `persistent` False starts them again for each pass (torch's
-        persistent_workers=False), with the Dataset as it is then. Raises ValueError in one line
+        persistent_workers=False), with the Dataset as it is then; `passthrough`, the Dataset's
+        images are passed through (_passthrough.py): each chunk's are batched in its process
+        (_blocks.py), as torch's workers collate a batch. Raises ValueError in one line
         where spawned processes cannot get the Dataset or worker_init_fn (they cannot be pickled)."""
         global _EXIT_REGISTERED
         if isinstance(context, str):
@@ -289,7 +306,8 @@ class DatasetProcesses:
         self._method, self._worker_init_fn, self._given = method, worker_init_fn, dataset
         self._generator = torch.Generator()
         self._inner_args = (chunk, image_key, clips)
-        self._inner_options = dict(num_workers=self.processes, collate_fn=_as_list, persistent_workers=persistent,
+        collate = BatchedImages(image_key) if passthrough else _as_list
+        self._inner_options = dict(num_workers=self.processes, collate_fn=collate, persistent_workers=persistent,
                                    prefetch_factor=prefetch_factor, multiprocessing_context=context,
                                    worker_init_fn=_ScriptsWorkerInfo(worker_init_fn, method), generator=self._generator)
         self._inner = self._inner_loader(dataset, *self._inner_args, **self._inner_options)
@@ -306,7 +324,8 @@ class DatasetProcesses:
     def _inner_loader(self, dataset, chunk, image_key, clips, **options):
         """torch's DataLoader that runs the processes: over each pass's indices in chunks."""
         self._chunks = _PassChunks(chunk)
-        return _InnerLoader(_PackedItems(dataset, image_key, clips, self._passes), batch_sampler=self._chunks,
+        return _InnerLoader(_PackedItems(dataset, image_key, clips, self._passes, self._channels),
+                            batch_sampler=self._chunks,
                             **options)
 
     _script = None  # the script's Dataset, whose attributes new processes get (follow())
@@ -340,16 +359,19 @@ class DatasetProcesses:
         with self._cond:
             self._renew = True
 
-    def start_pass(self, indices, window, base_seed):
+    def start_pass(self, indices, window, base_seed, channels=0):
         """Begins a pass over `indices` (the order stoker's workers read, from its first batch on),
         the processes' first chunks at once. `window`: how far (in samples) stoker's workers may
         read ahead of what has come. `base_seed`: the pass's base seed; the first pass seeds the
-        processes' generator with it. Waits until the processes run (the first pass starts them);
+        processes' generator with it. `channels`: the channels the loader keeps this pass (its
+        source's kept_channels), which the processes pack images for (_pack_image's `keep`).
+        Waits until the processes run (the first pass starts them);
         raises RuntimeError where they cannot, or the loader closes meanwhile (at exit)."""
         with self._cond:
             if self._failure is not None:
                 raise RuntimeError(self._failure)
             self._generation += 1
+            self._channels.value = channels  # before the pass's first item is asked for
             self._passes.set(self._generation)  # the last pass's processes stop between items
             self._stash, self._stashed, self._window = {}, 0, window
             renewed, self._renew = self._renew, False
@@ -640,17 +662,29 @@ def _resume(self, iterator):
     try:
         return _exit.torch_call(iter, self._inner)
     except _PassOver:
-        iterator._shutdown_workers(grace=0)
+        _shut(iterator, grace=0)
         self._restart()
         return None
     finally:
         iterator.pass_over = None
 
 
+def _shut(iterator, **grace):
+    """The feeder's: torch's shutdown of `iterator`'s processes, through _exit.torch_call, so
+    that the exit waits for one under way (a thread still inside it while the interpreter
+    finalizes dies in std::terminate: "terminate called without an active exception"); once
+    the exit began, none: the iterator is marked shut (its __del__ does nothing), and
+    multiprocessing's own exit handler ends its processes."""
+    try:
+        _exit.torch_call(functools.partial(iterator._shutdown_workers, **grace))
+    except _exit.Exiting:
+        iterator._shutdown = True
+
+
 def _end(self, iterator):
     """The feeder's: ends the processes of `iterator` (torch's shutdown), returns None; a
     persistent inner loader is made again, so that the next pass starts new processes."""
-    iterator._shutdown_workers()
+    _shut(iterator)
     if self._inner.persistent_workers:
         self._restart()
     return None
@@ -691,7 +725,7 @@ def _feed(ref, cond):
                     _exit.torch_call(self._generator.manual_seed, base_seed)
                     seeded = True
                 if iterator is not None and (renewed or not self._inner.persistent_workers):
-                    iterator._shutdown_workers()  # the last pass's processes end first (torch's Python, no operator)
+                    _shut(iterator)  # the last pass's processes end first
                     iterator = None
                 elif iterator is not None:
                     iterator = _resume(self, iterator)
@@ -738,7 +772,5 @@ def _feed(ref, cond):
                 iterator = _end(self, iterator)
             del self
     finally:
-        if iterator is not None:
-            shutdown = getattr(iterator, "_shutdown_workers", None)
-            if shutdown is not None:
-                shutdown()
+        if iterator is not None and hasattr(iterator, "_shutdown_workers"):
+            _shut(iterator)

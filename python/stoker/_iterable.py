@@ -166,7 +166,8 @@ class StreamProcesses(DatasetProcesses):
     _calls = "__iter__"
 
     def _inner_loader(self, dataset, chunk, image_key, clips, **options):
-        return _InnerLoader(_PackedStream(dataset, image_key, clips, self._passes), batch_size=chunk, **options)
+        return _InnerLoader(_PackedStream(dataset, image_key, clips, self._passes, self._channels), batch_size=chunk,
+                            **options)
 
     def _begin(self, indices):
         if not self._inner.persistent_workers:  # processes started for each pass (follow())

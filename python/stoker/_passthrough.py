@@ -15,6 +15,8 @@ dataset_source.h, `passthrough`), which batches the images here; its own input t
 import torch
 from torch.utils.data import default_collate
 
+from ._blocks import as_images, whole_block
+
 
 def passes_through(image):
     """Whether an image slot is passed through: a NumPy array or a torch tensor that is not a
@@ -33,7 +35,13 @@ def _shape(image):
 def collate_images(images, indices, name):
     """The batch of `images` (the image slots of items `indices` of the Dataset `name`) as
     torch's default_collate makes it. Images of different shapes or dtypes, which torch's
-    collate refuses too, raise ValueError in one line naming two of them and what to do."""
+    collate refuses too, raise ValueError in one line naming two of them and what to do. Images
+    that dataset_processes' processes batched (_blocks.Row) are their block where the batch is
+    all of it, in order, else taken as their own arrays or tensors."""
+    block = whole_block(images)
+    if block is not None:
+        return block
+    images = as_images(images)
     first = images[0]
     for image, index in zip(images, indices):
         if _shape(image) != _shape(first) or image.dtype != first.dtype or type(image) is not type(first):

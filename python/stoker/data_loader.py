@@ -459,7 +459,7 @@ class DataLoader:
             # so that its set_epoch (a shard order per epoch) reaches them.
             processes.open(as_given, capacity, prefetch_factor, worker_init_fn, multiprocessing_context,
                            image_key=layout.image_key if layout is not None else None, clips=frames_per_clip > 0,
-                           persistent=persistent_workers or not stream)
+                           persistent=persistent_workers or not stream, passthrough=data.passthrough)
             processes.follow(dataset, as_given)  # what new processes get (renew(), an iterable's next pass)
             # Before the workers stop: they may wait in its take(). Not at exit, where weakref's own atexit
             # handler may run before stoker's (_close_live closes the processes there, after _exit.begin()).
@@ -747,7 +747,7 @@ class DataLoader:
                 self._generation += 1
                 first = self._resume_at = 0
                 self._draw_as_torch()
-                self._processes.start_pass(None, self._read_ahead(), self._base_seed)
+                self._processes.start_pass(None, self._read_ahead(), self._base_seed, self.source.kept_channels)
                 self._stream.start(self._epoch, self._rng_epoch(self._epoch))
             else:
                 # The script's sampler.set_epoch(e) picks the epoch of the augmentations too (a resume
@@ -882,7 +882,7 @@ class DataLoader:
         they read it. The first pass's base seed seeds the processes (the loader's seed where
         the first pass resumed)."""
         base_seed = self._base_seed if self._base_seed is not None else self.seed
-        self._processes.start_pass(unclaimed, self._read_ahead(), base_seed)
+        self._processes.start_pass(unclaimed, self._read_ahead(), base_seed, self.source.kept_channels)
 
     def _read_ahead(self):
         """How far (in samples) the workers may read ahead of the consumer: their buffers

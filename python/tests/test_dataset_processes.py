@@ -604,3 +604,41 @@ def test_a_substitute_called_in_this_process_sees_no_worker_info_as_outside_torc
     rows = [row for _, (here, none) in loader for row in zip(here.tolist(), none.tolist())]
     assert (True, True) in rows  # bad item 3's substitute, called here on a worker thread: None, as the guide says
     assert all(here == none for here, none in rows)  # in the processes, torch's WorkerInfo
+
+
+DROPPED_AT_EXIT = """
+import sys, time
+import torch
+import stoker
+
+class Slow(torch.utils.data.Dataset):
+    def __len__(self):
+        return 400
+
+    def __getitem__(self, i):
+        time.sleep(0.05 if i >= 16 else 0)
+        return torch.full((3, 32, 32), float(i)), i
+
+loader = stoker.DataLoader(Slow(), batch_size=8, num_workers=2, dataset_processes=2)
+it = iter(loader)
+next(it)
+next(it)
+del it, loader  # the processes end on the loader's own thread, while the interpreter exits
+"""
+
+
+def test_a_loader_dropped_just_before_the_exit_ends_without_a_crash(tmp_path):
+    # The feeder's shutdown of the processes, begun as the loader is let go, is waited for at exit
+    # (a thread inside it while the interpreter finalizes dies in std::terminate).
+    script = tmp_path / "dropped.py"
+    script.write_text(DROPPED_AT_EXIT)
+    runs = [subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True) for _ in range(6)]
+    for process in runs:
+        try:
+            _, err = process.communicate(timeout=HANG_GUARD)
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        assert process.returncode == 0 and "terminate" not in err, err[-2000:]

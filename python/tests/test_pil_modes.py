@@ -216,3 +216,24 @@ def test_worker_processes_give_what_the_threads_give(tmp_path):
         got = [[x for x, _ in stoker.DataLoader(dataset, batch_size=4, transforms=chain, dataset_processes=processes)]
                for processes in (0, 2)]
         assert all(x.shape[1] == 1 and torch.equal(x, y) for x, y in zip(*got, strict=True))
+
+
+@pytest.mark.parametrize("first", ["gray.png", "rgb.jpg"])
+def test_worker_processes_refuse_a_later_image_of_other_channels_in_the_threads_line(tmp_path, first):
+    # Image.open's RGB file goes from a process as its encoded bytes: decoded, it would take the
+    # first image's one channel silently. torch's default_collate fails the batch.
+    rng = np.random.default_rng(0)
+    Image.fromarray(rng.integers(0, 256, (20, 24), dtype=np.uint8)).save(tmp_path / "gray.png")
+    Image.fromarray(rng.integers(0, 256, (20, 24, 3), dtype=np.uint8)).save(tmp_path / "rgb.jpg")
+    second = "rgb.jpg" if first == "gray.png" else "gray.png"
+    dataset = Opened([str(tmp_path / first), str(tmp_path / second)])
+    chain = "Resize(8), CenterCrop(8), ToTensor"
+    lines = []
+    for processes in (0, 2):
+        with pytest.raises(stoker.DataError) as raised:
+            list(stoker.DataLoader(dataset, batch_size=2, transforms=chain, dataset_processes=processes))
+        lines.append(str(raised.value))
+    assert lines[0] == lines[1] and "Opened[1]: its image is a PIL image of mode " in lines[0]
+    dataset.transform = T.Compose([T.Resize(8), T.CenterCrop(8), T.ToTensor()])
+    with pytest.raises(RuntimeError, match="stack expects each tensor to be equal size"):
+        list(torch.utils.data.DataLoader(dataset, batch_size=2))
