@@ -33,14 +33,16 @@ std::vector<Moved> moved(const std::string& chain, int width, int height, const 
   SampleParams params = draw_params(spec, width, height, rng);
   edit(params);
   GeometryTargets targets;
-  for (const auto& [x, y] : xy) targets.points.insert(targets.points.end(), {static_cast<float>(x), static_cast<float>(y), 1});
+  for (const auto& [x, y] : xy)
+    targets.points.insert(targets.points.end(), {static_cast<float>(x), static_cast<float>(y), 1});
   move_targets(spec, {}, params, width, height, &targets);
   std::vector<Moved> out;
   for (size_t k = 0; k < targets.points.size(); k += 3)
     out.push_back({targets.points[k], targets.points[k + 1], targets.points[k + 2] != 0});
   return out;
 }
-std::vector<Moved> moved(const std::string& chain, int width, int height, const std::vector<std::array<double, 2>>& xy) {
+std::vector<Moved> moved(const std::string& chain, int width, int height,
+                         const std::vector<std::array<double, 2>>& xy) {
   return moved(chain, width, height, xy, [](SampleParams&) {});
 }
 
@@ -49,7 +51,8 @@ void expect_moved(const std::vector<Moved>& got, const std::vector<Moved>& want,
   for (size_t k = 0; k < got.size(); ++k) {
     EXPECT_NEAR(got[k].x, want[k].x, 1e-4) << what << ", point " << k;
     EXPECT_NEAR(got[k].y, want[k].y, 1e-4) << what << ", point " << k;
-    EXPECT_EQ(got[k].visible, want[k].visible) << what << ", point " << k << " at (" << got[k].x << ", " << got[k].y << ")";
+    EXPECT_EQ(got[k].visible, want[k].visible)
+        << what << ", point " << k << " at (" << got[k].x << ", " << got[k].y << ")";
   }
 }
 
@@ -92,21 +95,25 @@ TEST(TargetEdgesTest, QuarterAndHalfTurnsMoveTheEdgesOntoTheEdges) {
   // 90 degrees takes (x, y) to (5 + (y - 5), 5 - (x - 5)), -90 to (5 - (y - 5), 5 + (x - 5)),
   // 180 to (10 - x, 10 - y).
   const std::vector<std::array<double, 2>> edges = {{0, 3}, {9, 3}, {10, 3}, {3, 0}, {3, 10}, {0, 0}, {10, 10.5}};
-  expect_moved(moved("Resize((10, 10)), RandomRotation((90, 90))", 10, 10, edges),
-               {{3, 10, true}, {3, 1, true}, {3, 0, true}, {0, 7, true}, {10, 7, true}, {0, 10, true}, {10.5, 0, false}},
-               "rotate 90");
-  expect_moved(moved("Resize((10, 10)), RandomRotation((-90, -90))", 10, 10, edges),
-               {{7, 0, true}, {7, 9, true}, {7, 10, true}, {10, 3, true}, {0, 3, true}, {10, 0, true}, {-0.5, 10, false}},
-               "rotate -90");
-  expect_moved(moved("Resize((10, 10)), RandomRotation((180, 180))", 10, 10, edges),
-               {{10, 7, true}, {1, 7, true}, {0, 7, true}, {7, 10, true}, {7, 0, true}, {10, 10, true}, {0, -0.5, false}},
-               "rotate 180");
+  expect_moved(
+      moved("Resize((10, 10)), RandomRotation((90, 90))", 10, 10, edges),
+      {{3, 10, true}, {3, 1, true}, {3, 0, true}, {0, 7, true}, {10, 7, true}, {0, 10, true}, {10.5, 0, false}},
+      "rotate 90");
+  expect_moved(
+      moved("Resize((10, 10)), RandomRotation((-90, -90))", 10, 10, edges),
+      {{7, 0, true}, {7, 9, true}, {7, 10, true}, {10, 3, true}, {0, 3, true}, {10, 0, true}, {-0.5, 10, false}},
+      "rotate -90");
+  expect_moved(
+      moved("Resize((10, 10)), RandomRotation((180, 180))", 10, 10, edges),
+      {{10, 7, true}, {1, 7, true}, {0, 7, true}, {7, 10, true}, {7, 0, true}, {10, 10, true}, {0, -0.5, false}},
+      "rotate 180");
 }
 
 TEST(TargetEdgesTest, AShearMovesEachRowByItsDistanceFromTheCentre) {
   // F.affine's shear of sx degrees along x: x + -tan(sx) (y - cy); 45 degrees on 10 x 10.
-  expect_moved(moved("Resize((10, 10)), RandomAffine(0, shear=(45, 45))", 10, 10, {{0, 5}, {0, 0}, {10, 10}, {0, 10}, {10, 0}}),
-               {{0, 5, true}, {5, 0, true}, {5, 10, true}, {-5, 10, false}, {15, 0, false}}, "shear");
+  expect_moved(
+      moved("Resize((10, 10)), RandomAffine(0, shear=(45, 45))", 10, 10, {{0, 5}, {0, 0}, {10, 10}, {0, 10}, {10, 0}}),
+      {{0, 5, true}, {5, 0, true}, {5, 10, true}, {-5, 10, false}, {15, 0, false}}, "shear");
 }
 
 struct Box {
