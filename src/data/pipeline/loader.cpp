@@ -804,15 +804,7 @@ void Loader::grow_buffers(int samples) {
     MutexLock lock(shared_->mutex);
     if (samples <= shared_->batch_capacity) return;
     // Whatever is in flight is abandoned (install_epoch follows), so its buffers are free too.
-    ++shared_->generation;
-    for (EpochRun& run : shared_->runs) run.active = false;
-    shared_->epoch_switch_waiting = true;
-    while (shared_->runs[0].busy != 0 || shared_->runs[1].busy != 0) lock.wait(shared_->idle_cv);
-    shared_->epoch_switch_waiting = false;
-    for (EpochRun& run : shared_->runs) {
-      for (const InFlight& entry : run.in_flight) shared_->free_buffers.push_back(entry.buffer);
-      run.in_flight.clear();
-    }
+    shared_->abandon_runs(lock);
     shared_->batch_capacity = samples;
     shared_->free_buffers.insert(shared_->free_buffers.end(), shared_->small_buffers.begin(),
                                  shared_->small_buffers.end());
@@ -882,15 +874,7 @@ void Loader::check_start(int64_t epoch, int64_t first_batch, int64_t batches) {
 void Loader::install_epoch(int64_t epoch, EpochPlan plan, int64_t first_batch, bool given_order, bool hold) {
   {
     MutexLock lock(shared_->mutex);
-    ++shared_->generation;  // a plan being made for the epoch run ahead into is not installed
-    for (EpochRun& run : shared_->runs) run.active = false;  // workers stop claiming
-    shared_->epoch_switch_waiting = true;                    // wait for samples being written
-    while (shared_->runs[0].busy != 0 || shared_->runs[1].busy != 0) lock.wait(shared_->idle_cv);
-    shared_->epoch_switch_waiting = false;
-    for (EpochRun& run : shared_->runs) {
-      for (const InFlight& entry : run.in_flight) shared_->free_buffers.push_back(entry.buffer);
-      run = EpochRun{};
-    }
+    shared_->abandon_runs(lock);
     EpochRun& run = shared_->current();
     run.plan = std::move(plan);
     run.epoch = epoch;

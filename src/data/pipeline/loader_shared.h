@@ -163,6 +163,22 @@ struct LoaderShared {
     ready_cv.notify_all();  // a consumer counting down to "every buffer held" looks again
   }
 
+  // Abandons both runs (start_epoch, or buffers made again at a larger size): a plan being made
+  // for a run ahead is not installed, workers claim nothing more, the samples being written
+  // finish (the call waits for them, releasing the lock meanwhile), their batches' buffers come
+  // free and both runs are empty and inactive. `lock` holds `mutex`.
+  void abandon_runs(MutexLock& lock) STOKER_REQUIRES(mutex) {
+    ++generation;
+    for (EpochRun& run : runs) run.active = false;
+    epoch_switch_waiting = true;
+    while (runs[0].busy != 0 || runs[1].busy != 0) lock.wait(idle_cv);
+    epoch_switch_waiting = false;
+    for (EpochRun& run : runs) {
+      for (const InFlight& entry : run.in_flight) free_buffers.push_back(entry.buffer);
+      run = EpochRun{};
+    }
+  }
+
   // The buffers `from` names (free_buffers or small_buffers), taken out of the pool (`buffers`)
   // and `from` emptied.
   std::vector<std::unique_ptr<BatchBuffer>> take_buffers(std::vector<BatchBuffer*>& from) STOKER_REQUIRES(mutex) {
