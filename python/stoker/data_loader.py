@@ -461,7 +461,11 @@ class DataLoader:
         self.persistent_workers = persistent_workers
         self.pin_memory_device = pin_memory_device
         self.in_order = in_order
-        self.batch_size = batch_size
+        # As torch's: a batch sampler's loader has no batch size of its own, nor drop_last. The batch
+        # sampler's own batch_size (where it has an int one) stands in a state (state_dict) and
+        # sizes the first buffers.
+        self._state_batch_size = batch_size
+        self.batch_size = None if batch_sampler is not None else batch_size
         self.prefetch_factor = prefetch_factor
         self.shuffle = shuffle
         self.drop_last = drop_last
@@ -1107,8 +1111,8 @@ class DataLoader:
         state = {
             "stoker_data_loader": STATE_VERSION, "seed": self.seed, "seed_epoch": self._reseeds.seed_epoch,
             "reseeded": self._reseeds.pass_reseeded, "epoch": epoch, "next_batch": position,
-            "samples": len(self.source), "classes": list(self.source.class_names), "batch_size": self.batch_size,
-            "world_size": self.world_size, "shuffle": self.shuffle, "drop_last": self.drop_last,
+            "samples": len(self.source), "classes": list(self.source.class_names),
+            "batch_size": self._state_batch_size, "world_size": self.world_size, "shuffle": self.shuffle, "drop_last": self.drop_last,
         }
         if position > 0 and self._data.samples_read is not None:  # the rest of a pass serves the samples it began with
             state["samples_digest"] = self._data.samples_read.digest()
