@@ -786,7 +786,7 @@ void Loader::start_epoch_in_batches(int64_t epoch, std::vector<uint64_t> order, 
   EpochPlan plan = plan_batches(std::move(order), batch_sizes, source_->size());
   check_start(epoch, first_batch, plan.num_batches);
   source_->expect_reads(Source::ReadOrder::kShuffled);
-  grow_buffers(plan.batch_size);
+  fit_buffers(plan.batch_size);
   batches_per_epoch_ = plan.num_batches;
   samples_per_epoch_ = plan.indices.size();
   install_epoch(epoch, std::move(plan), first_batch, true, static_cast<bool>(on_order));
@@ -798,38 +798,43 @@ int Loader::batch_capacity() const {
   return shared_->batch_capacity;
 }
 
-void Loader::grow_buffers(int samples) {
-  std::vector<std::unique_ptr<BatchBuffer>> small;
+void Loader::fit_buffers(int samples) {
+  // Never below batch_size: start_epoch's batches are that size.
+  const int fit = std::max(samples, options_.batch_size);
+  std::vector<std::unique_ptr<BatchBuffer>> unfit;
   {
     MutexLock lock(shared_->mutex);
-    if (samples <= shared_->batch_capacity) return;
+    const int capacity = shared_->batch_capacity;
+    if (fit <= capacity && fit * kShrinkFactor > capacity) return;
     // Whatever is in flight is abandoned (install_epoch follows), so its buffers are free too.
     shared_->abandon_runs(lock);
-    shared_->batch_capacity = samples;
-    shared_->free_buffers.insert(shared_->free_buffers.end(), shared_->small_buffers.begin(),
-                                 shared_->small_buffers.end());
-    shared_->small_buffers.clear();
-    small = shared_->take_buffers(shared_->free_buffers);
+    shared_->batch_capacity = fit;
+    std::vector<BatchBuffer*> kept;
+    for (BatchBuffer* buffer : shared_->free_buffers) {
+      (buffer->capacity == fit ? kept : shared_->unfit_buffers).push_back(buffer);
+    }
+    shared_->free_buffers = std::move(kept);
+    unfit = shared_->take_buffers(shared_->unfit_buffers);
   }
-  remake_buffers(std::move(small));
+  remake_buffers(std::move(unfit));
 }
 
-void Loader::remake_buffers(std::vector<std::unique_ptr<BatchBuffer>> small) {
-  if (small.empty()) return;
+void Loader::remake_buffers(std::vector<std::unique_ptr<BatchBuffer>> unfit) {
+  if (unfit.empty()) return;
   int samples = 0, count = 0;
   {
     MutexLock lock(shared_->mutex);
     samples = shared_->batch_capacity;
-    count = static_cast<int>(shared_->buffers.size() + small.size());
+    count = static_cast<int>(shared_->buffers.size() + unfit.size());
   }
   std::vector<std::unique_ptr<BatchBuffer>> made;
-  for (auto& buffer : small) {
+  for (auto& buffer : unfit) {
     shared_->allocator->deallocate(buffer->data, buffer->capacity_bytes);
     buffer->data = nullptr;
   }
-  for (size_t k = 0; k < small.size(); ++k) {
+  for (size_t k = 0; k < unfit.size(); ++k) {
     made.push_back(make_buffer(*shared_->allocator, options_, samples, shared_->target_dim,
-                               count - static_cast<int>(small.size() - k) + 1, count));
+                               count - static_cast<int>(unfit.size() - k) + 1, count));
   }
   {
     MutexLock lock(shared_->mutex);
@@ -936,12 +941,12 @@ bool Loader::next_until(const std::optional<std::chrono::steady_clock::time_poin
   constexpr auto kTick = std::chrono::milliseconds(100);
   *out = Batch();
   MutexLock lock(shared_->mutex);
-  while (!shared_->small_buffers.empty()) {
+  while (!shared_->unfit_buffers.empty()) {
     // Buffers the consumer gave back from before the pool grew: made again at its size, outside
     // the lock (a Python allocator takes the GIL).
-    std::vector<std::unique_ptr<BatchBuffer>> small = shared_->take_buffers(shared_->small_buffers);
+    std::vector<std::unique_ptr<BatchBuffer>> unfit = shared_->take_buffers(shared_->unfit_buffers);
     lock.unlock();
-    remake_buffers(std::move(small));
+    remake_buffers(std::move(unfit));
     lock.lock();
   }
   const EpochRun& run = shared_->current();
@@ -959,10 +964,10 @@ bool Loader::next_until(const std::optional<std::chrono::steady_clock::time_poin
       const Clock::time_point now = Clock::now();
       // Kept across calls: next_within's short waits add up to the grace.
       std::optional<Clock::time_point>& held_since = all_held_since_;
-      if (!shared_->small_buffers.empty()) {  // given back while this call waits
-        std::vector<std::unique_ptr<BatchBuffer>> small = shared_->take_buffers(shared_->small_buffers);
+      if (!shared_->unfit_buffers.empty()) {  // given back while this call waits
+        std::vector<std::unique_ptr<BatchBuffer>> unfit = shared_->take_buffers(shared_->unfit_buffers);
         lock.unlock();
-        remake_buffers(std::move(small));
+        remake_buffers(std::move(unfit));
         lock.lock();
         continue;
       }

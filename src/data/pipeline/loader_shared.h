@@ -119,11 +119,11 @@ struct LoaderShared {
   uint64_t generation STOKER_GUARDED_BY(mutex) = 0;
   uint64_t ahead_generation STOKER_GUARDED_BY(mutex) = ~uint64_t{0};
   std::vector<BatchBuffer*> free_buffers STOKER_GUARDED_BY(mutex);
-  // Samples every buffer workers fill holds: batch_size, grown to a given epoch's largest batch
-  // (Loader::grow_buffers). A buffer given back smaller than it waits in small_buffers until
-  // the consumer makes it again at this size (outside the lock: the allocator may take the GIL).
+  // Samples every buffer workers fill holds: batch_size, or a given epoch's largest batch
+  // (Loader::fit_buffers). A buffer given back at another size waits in unfit_buffers until
+  // the consumer makes it again at this one (outside the lock: the allocator may take the GIL).
   int batch_capacity STOKER_GUARDED_BY(mutex) = 0;
-  std::vector<BatchBuffer*> small_buffers STOKER_GUARDED_BY(mutex);
+  std::vector<BatchBuffer*> unfit_buffers STOKER_GUARDED_BY(mutex);
   // Loader::reseed's: epoch e of a run made now draws with `seed` from epoch e - seed_epoch.
   uint64_t seed STOKER_GUARDED_BY(mutex) = 0;
   int64_t seed_epoch STOKER_GUARDED_BY(mutex) = 0;
@@ -157,7 +157,7 @@ struct LoaderShared {
   void give_back(BatchBuffer* buffer) STOKER_EXCLUDES(mutex) {
     {
       MutexLock lock(mutex);
-      (buffer->capacity < batch_capacity ? small_buffers : free_buffers).push_back(buffer);
+      (buffer->capacity != batch_capacity ? unfit_buffers : free_buffers).push_back(buffer);
     }
     work_cv.notify_all();
     ready_cv.notify_all();  // a consumer counting down to "every buffer held" looks again
@@ -179,7 +179,7 @@ struct LoaderShared {
     }
   }
 
-  // The buffers `from` names (free_buffers or small_buffers), taken out of the pool (`buffers`)
+  // The buffers `from` names (free_buffers or unfit_buffers), taken out of the pool (`buffers`)
   // and `from` emptied.
   std::vector<std::unique_ptr<BatchBuffer>> take_buffers(std::vector<BatchBuffer*>& from) STOKER_REQUIRES(mutex) {
     std::vector<std::unique_ptr<BatchBuffer>> taken;
@@ -196,7 +196,7 @@ struct LoaderShared {
   // No buffer is free or being filled while batches remain: the consumer holds them all.
   bool consumer_holds_every_buffer() const STOKER_REQUIRES(mutex) {
     const EpochRun& run = current();
-    return run.active && run.in_flight.empty() && free_buffers.empty() && small_buffers.empty() &&
+    return run.active && run.in_flight.empty() && free_buffers.empty() && unfit_buffers.empty() &&
            next_consume < run.plan.num_batches;
   }
 
