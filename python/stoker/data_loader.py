@@ -432,6 +432,8 @@ class DataLoader:
             raise arg.bad("worker_init_fn", worker_init_fn, f"a setup for workers that run Python; for {data.name} "
                           "stoker's workers read and decode in C++ and run none", "leave it out")
         self.dataset, self.source, self._data = data.dataset, data.source, data
+        if data.stack is not None:  # pinned by the workers, as torch's pin thread pins off the loop's thread
+            data.stack.pin = self.pin_memory and self.device.type == "cpu"
         if world_size is None and sharded and not shuffle and self.world_size > 1 and self.rank == 0:
             _say_shard_note(self.world_size, len(self.source))
         # A sample's features as torch batches them: (T, D) for the rows of an (N, T, D) array.
@@ -972,9 +974,11 @@ class DataLoader:
         transform = self._data.target_transform
         if self._data.passthrough:  # (images, targets): _shaped takes the images as the inputs
             passed = batch.items
-            images = collate_images([p[0] for p in passed], [p[2] for p in passed], self._data.name)
+            images = batch.finished  # stacked (and pinned) on the worker that wrote the batch's last item
+            if images is None or images.shape[0] != len(passed):  # images that differ; a stream's last batch
+                images = collate_images([p[0] for p in passed], [p[2] for p in passed], self._data.name)
             if self.pin_memory and self.device.type == "cpu":
-                images = images.pin_memory()
+                images = images.pin_memory()  # the workers' are pinned already: returned as they are
             values = [p[1] for p in passed]
             if transform is not None:
                 values = [transform(v) for v in values]

@@ -277,6 +277,10 @@ class Batch {
   // extra columns, the sample's cells of them (extra_cells() in source.h reads it), also for a
   // sample taken from the decoded cache. Valid while the Batch is, or longer when copied.
   const std::shared_ptr<const void>& extra(int slot) const;
+  // What the source made of the whole batch (Source::finish_batch), or null. Its type is the
+  // source's to say. It covers the batch's planned samples: a batch cut short by an epoch's end
+  // has fewer (size()) than it covers.
+  const std::shared_ptr<const void>& finished() const;
   // How sample `slot` was made.
   const SampleRecord& record(int slot) const;
   // Sample `slot`'s keypoints and boxes, moved with its image (empty without them).

@@ -401,6 +401,9 @@ void Worker::run() {
       continue;
     }
     lock.unlock();
+    // The buffer's last batch's finish_batch goes before any of this one is written (its first
+    // slot is claimed first), outside the lock: it may hold Python objects.
+    if (chunk.first.slot == 0 && shared_.finish_batches) chunk.first.buffer->finished.reset();
     constexpr int kPrefetchAhead = 4;  // random rows of an in-memory source miss the cache
     for (int k = 0; k < chunk.count && k < kPrefetchAhead; ++k)
       source_.prefetch(chunk_indices_[static_cast<size_t>(k)]);
@@ -421,11 +424,22 @@ void Worker::run() {
     }
     lock.lock();
     EpochRun& run = *chunk.first.run;
-    --run.busy;
-    bool batch_done = false;
-    for (InFlight& entry : run.in_flight) {
-      if (entry.batch_index == chunk.first.batch_index) batch_done = (entry.remaining -= chunk.count) == 0;
+    const auto in_flight = [&]() -> InFlight& {
+      return *std::find_if(run.in_flight.begin(), run.in_flight.end(),
+                           [&](const InFlight& e) { return e.batch_index == chunk.first.batch_index; });
+    };
+    const bool batch_done = (in_flight().remaining -= chunk.count) == 0;
+    if (batch_done && shared_.finish_batches) {
+      // The source finishes the written batch (Source::finish_batch) without the lock; meanwhile the
+      // batch is not ready and its run still busy, so that next() and an epoch switch wait for it.
+      in_flight().remaining = 1;
+      BatchBuffer& buffer = *chunk.first.buffer;
+      lock.unlock();
+      buffer.finished = source_.finish_batch(std::span(buffer.extras.data(), static_cast<size_t>(buffer.samples)));
+      lock.lock();
+      in_flight().remaining = 0;
     }
+    --run.busy;
     // Wake others only when it matters: a futex wake per sample costs measurable CPU. A batch
     // of the epoch run ahead into is not awaited yet.
     if (run.busy == 0 && shared_.epoch_switch_waiting) shared_.idle_cv.notify_all();
@@ -608,6 +622,7 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
     shared_->seed = options_.sampler.seed;
   }
   shared_->drop_last = options_.sampler.drop_last;
+  shared_->finish_batches = source_->finishes_batches();
   shared_->allocator = options_.allocator != nullptr ? options_.allocator : &host_allocator();
   if (options_.cache_decoded_bytes > 0) {
     shared_->cache = std::make_unique<DecodedCache>(source_->size(), options_.cache_decoded_bytes);

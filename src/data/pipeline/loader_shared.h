@@ -28,6 +28,7 @@ struct BatchBuffer {
   std::vector<float> targets;
   std::vector<uint64_t> indices;
   std::vector<std::shared_ptr<const void>> extras;  // SampleData::extra of each slot
+  std::shared_ptr<const void> finished;             // Source::finish_batch's, once the batch is written
   std::vector<SampleRecord> records;                // how each slot's sample was made
   std::vector<GeometryTargets> geometry;            // each slot's keypoints and boxes, moved
   std::vector<GpuSample> gpu;                       // each slot's JPEG left for the GPU (gpu_handoff)
@@ -89,9 +90,10 @@ struct LoaderShared {
   int frames = 0;           // LoaderOptions::clip.frames
   size_t sample_bytes = 0;  // one sample's: spec.sample_bytes(), times the frames of a clip
   int target_dim = 1;
-  int claim_chunk = 1;     // consecutive samples of one batch a worker claims at once
-  bool run_ahead = true;   // LoaderOptions::run_ahead
-  bool drop_last = false;  // LoaderOptions::sampler.drop_last (an epoch that ends early: EpochRun::end)
+  int claim_chunk = 1;          // consecutive samples of one batch a worker claims at once
+  bool run_ahead = true;        // LoaderOptions::run_ahead
+  bool drop_last = false;       // LoaderOptions::sampler.drop_last (an epoch that ends early: EpochRun::end)
+  bool finish_batches = false;  // Source::finishes_batches()
   BufferAllocator* allocator = nullptr;
   std::unique_ptr<DecodedCache> cache;  // null unless options.cache_decoded_bytes > 0
   // Loader::gpu_share(): the consumer sets it, workers read it (relaxed: a sample's decision
