@@ -491,7 +491,7 @@ DatasetSource::DatasetSource(py::object dataset, py::object worker_init_fn, std:
                              std::vector<std::string> class_names, bool has_geometry, bool clips,
                              std::vector<int64_t> feature_shape, py::object image_key, py::tuple item_keys,
                              py::object items, const std::vector<std::string>& sample_names, bool passthrough,
-                             std::vector<int> first_size)
+                             std::vector<int> first_size, py::object stack)
     : has_geometry_(has_geometry),
       dict_items_(!image_key.is_none()),
       passthrough_(passthrough),
@@ -500,6 +500,8 @@ DatasetSource::DatasetSource(py::object dataset, py::object worker_init_fn, std:
       item_keys_(std::make_shared<HeldObject>(std::move(item_keys))),
       worker_init_fn_(std::make_shared<HeldObject>(std::move(worker_init_fn))),
       items_(std::make_shared<HeldObject>(std::move(items))),
+      stack_(std::make_shared<HeldObject>(std::move(stack))),
+      stacks_(passthrough && !stack_->get().is_none()),
       name_(std::move(name)),
       class_names_(std::move(class_names)),
       size_(py::len(dataset_->get())),
@@ -720,6 +722,29 @@ void DatasetSource::on_worker_start(int worker_id) const {
   } catch (py::error_already_set& e) {
     throw std::runtime_error("worker_init_fn(" + std::to_string(worker_id) + ") raised " + one_line(e));
   }
+}
+
+std::shared_ptr<const void> DatasetSource::finish_batch(std::span<const std::shared_ptr<const void>> extras) const {
+  py::gil_scoped_acquire gil;
+  const WorkerPython in_python;
+  try {
+    py::list items(extras.size());
+    for (size_t s = 0; s < extras.size(); ++s) {
+      const auto* held = static_cast<const HeldObject*>(extras[s].get());
+      if (held == nullptr) return nullptr;
+      items[s] = held->get();
+    }
+    py::object stacked = stack_->get()(items);
+    if (stacked.is_none()) return nullptr;
+    return std::make_shared<const HeldObject>(std::move(stacked));
+  } catch (py::error_already_set&) {  // the consumer collates the batch again and raises the line
+    return nullptr;
+  }
+}
+
+py::object finished_of(const data::Batch& batch) {
+  const auto* held = static_cast<const HeldObject*>(batch.finished().get());
+  return held != nullptr ? held->get() : py::none();
 }
 
 py::list targets_of(const data::Batch& batch) {

@@ -26,7 +26,10 @@
 // A source of passed-through items (`passthrough`: stoker.DataLoader's for a Dataset whose
 // images are arrays or tensors it already decoded or transformed, with no transforms= given)
 // reads the image slot as it is: the sample's one float32 feature is 0, and what travels to
-// the consumer is the tuple (image, target, index), which the consumer collates as torch's
+// the consumer is the tuple (image, target, index). With `stack` (a callable), the worker that
+// writes a batch's last item calls stack([(image, target, index), ...]) for the whole batch
+// (finish_batch), with the GIL, and the batch carries what it returns (finished_of) unless that
+// is None or it raised; the consumer collates the images itself otherwise, as torch's
 // default_collate does (stoker/_passthrough.py). Nothing is decoded, resized or transformed.
 //
 // A source of dict items (`image_key` given) reads the image (clip, features) under that key
@@ -113,12 +116,13 @@ class DatasetSource final : public data::Source {
   // height, channels) of the first item's image where it is a uint8 array, else empty: what
   // fixed_shape() says, so that a chain that neither resizes nor crops ("none", Normalize alone)
   // can batch images of one size; an item of another size is then a bad sample naming both.
+  // `stack`: None, or with `passthrough` the callable that batches a whole batch's items (above).
   DatasetSource(pybind11::object dataset, pybind11::object worker_init_fn, std::string name,
                 std::vector<std::string> class_names, bool has_geometry, bool clips = false,
                 std::vector<int64_t> feature_shape = {}, pybind11::object image_key = pybind11::none(),
                 pybind11::tuple item_keys = pybind11::tuple(), pybind11::object items = pybind11::none(),
                 const std::vector<std::string>& sample_names = {}, bool passthrough = false,
-                std::vector<int> first_size = {});
+                std::vector<int> first_size = {}, pybind11::object stack = pybind11::none());
 
   // len(dataset) when the source was made, or as resize() last set it.
   size_t size() const override { return size_.load(std::memory_order_relaxed); }
@@ -143,6 +147,10 @@ class DatasetSource final : public data::Source {
   void targets(size_t, float* out) const override { out[0] = 0; }
   Status read(size_t index, data::SampleData* out) const override;
   bool has_geometry() const override { return has_geometry_; }
+  bool finishes_batches() const override { return stacks_; }
+  // `stack`'s batch of the items in `extras`, a HeldObject; null where a slot has no item, or
+  // `stack` returned None or raised (the consumer collates then, and raises the line).
+  std::shared_ptr<const void> finish_batch(std::span<const std::shared_ptr<const void>> extras) const override;
   void on_worker_start(int worker_id) const override;
   bool holds_clips() const override { return clips_; }
   Status read_clip(size_t index, const data::FramePicker& pick, std::vector<data::SampleData>* frames) const override;
@@ -183,6 +191,8 @@ class DatasetSource final : public data::Source {
   std::shared_ptr<HeldObject> item_keys_;
   std::shared_ptr<HeldObject> worker_init_fn_;
   std::shared_ptr<HeldObject> items_;
+  std::shared_ptr<HeldObject> stack_;
+  bool stacks_;  // stack_ is a callable
   std::string name_;
   // sample_names, end to end, and where each ends in it (empty: none given).
   std::string sample_names_;
@@ -201,6 +211,8 @@ class DatasetSource final : public data::Source {
 // The targets the batch's samples carried from a DatasetSource (None where a sample carried
 // none), as a list. With the GIL held.
 pybind11::list targets_of(const data::Batch& batch);
+// What DatasetSource::finish_batch made of `batch` (its `stack`'s batch of images), or None. With the GIL.
+pybind11::object finished_of(const data::Batch& batch);
 
 // True for what a clip item holds its frames in: a list, a tuple, an array-like of 4
 // dimensions, or a NumPy array of 1 dimension of str or objects (the frames' paths). With the

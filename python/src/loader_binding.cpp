@@ -294,6 +294,7 @@ std::optional<PyBatch> LoaderHandle::next(double timeout) {
       classes_ ? labels_of(shared) : targets_of(shared),
       std::vector<uint64_t>(shared->indices(), shared->indices() + shared->size()),
       dataset_targets_ ? py::object(targets_of(*shared)) : py::object(py::none()),
+      dataset_targets_ ? finished_of(*shared) : py::object(py::none()),
       extra_columns_.empty() ? py::object(py::none()) : py::object(extra_columns_of(*shared, extra_columns_)),
       records_
           ? py::object(records_of(*shared, loader_->source(), loader_->options().transform, loader_->options().clip))
@@ -353,23 +354,24 @@ void bind_loader(py::module_& m) {
           [](py::object dataset, py::object worker_init_fn, std::string name, std::vector<std::string> classes,
              bool has_geometry, bool clips, std::vector<int64_t> feature_shape, py::object image_key,
              py::tuple item_keys, py::object items, const std::vector<std::string>& sample_names, bool passthrough,
-             std::vector<int> first_size) {
+             std::vector<int> first_size, py::object stack) {
             return std::shared_ptr<data::Source>(std::make_shared<DatasetSource>(
                 std::move(dataset), std::move(worker_init_fn), std::move(name), std::move(classes), has_geometry, clips,
                 std::move(feature_shape), std::move(image_key), std::move(item_keys), std::move(items), sample_names,
-                passthrough, std::move(first_size)));
+                passthrough, std::move(first_size), std::move(stack)));
           },
           "A map-style Dataset object whose items are (image, target, ...), (clip, target, ...) with clips, or "
           "(features, target, ...) with feature_shape, or dicts holding one of those under image_key "
           "(dataset_source.h); items: None, or the callable delivering worker processes' items; sample_names: each "
           "item's name in messages (a folder's file paths as bytes), or empty; passthrough: the image slot travels as "
           "it is, with the target, as (image, target, index); first_size: (width, height, channels) of the first "
-          "item's uint8 array image, or empty",
+          "item's uint8 array image, or empty; stack: None, or with passthrough stack(items) -> a batch's images, "
+          "called on the worker that writes the batch's last item (Batch.finished)",
           py::arg("dataset"), py::arg("worker_init_fn"), py::arg("name"), py::arg("classes"),
           py::arg("has_geometry") = false, py::arg("clips") = false, py::arg("feature_shape") = std::vector<int64_t>{},
           py::arg("image_key") = py::none(), py::arg("item_keys") = py::tuple(), py::arg("items") = py::none(),
           py::arg("sample_names") = std::vector<std::string>{}, py::arg("passthrough") = false,
-          py::arg("first_size") = std::vector<int>{})
+          py::arg("first_size") = std::vector<int>{}, py::arg("stack") = py::none())
       .def_static(
           "with_geometry",
           [](std::shared_ptr<data::Source> source, const py::array_t<float, py::array::c_style>& points,
@@ -564,6 +566,7 @@ void bind_loader(py::module_& m) {
       .def_readonly("targets", &PyBatch::targets)
       .def_readonly("indices", &PyBatch::indices)
       .def_readonly("items", &PyBatch::items)
+      .def_readonly("finished", &PyBatch::finished)
       .def_readonly("columns", &PyBatch::columns)
       .def_readonly("params", &PyBatch::params)
       .def_readonly("geometry", &PyBatch::geometry)

@@ -29,6 +29,7 @@ struct PyBatch {
   BatchArray targets;  // class ids (int64) or float targets
   std::vector<uint64_t> indices;
   pybind11::object items;     // a Dataset object's targets, one per sample (a list); else None
+  pybind11::object finished;  // a Dataset object's batch of images stacked on a worker (finished_of); else None
   pybind11::object columns;   // a CSV list's extra columns (extra_columns_of), a list; else None
   pybind11::object params;    // with return_params, records_of(batch); else None
   pybind11::object geometry;  // for a source with keypoints or boxes, geometry_of(batch); else None

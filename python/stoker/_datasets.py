@@ -44,7 +44,7 @@ from . import _arguments as arg
 from . import _stoker
 from ._dict_items import DictItems, image_key_of, is_namedtuple
 from ._geometry import check_clip_wrappers, check_image_wrappers, has_wrappers
-from ._passthrough import passes_through, transform_note
+from ._passthrough import WorkerStack, passes_through, transform_note
 from ._torchvision import Refused, chain_of
 
 # The files the engine decodes (torchvision's IMG_EXTENSIONS, ".jpg" to ".webp"); an
@@ -77,6 +77,7 @@ class Data:
         self.dict_items = None  # a DictItems when a Dataset's items are dicts
         self.named = None  # the namedtuple class of a Dataset's items, when they are namedtuples
         self.passthrough = False  # a Dataset's image slots are batched as they are (_passthrough.py)
+        self.stack = None  # with passthrough, the workers' WorkerStack
         # The Dataset object whose len() each pass reads at its start (the script may grow or shrink
         # it between passes, as torch's samplers follow it); None for data read once: a path, a
         # DatasetFolder (whose samples each pass follows through samples_read).
@@ -231,16 +232,18 @@ def open_data(dataset, split, worker_init_fn, clips=False, on_error="substitute"
     elif first.passthrough and _own_transform(dataset) is not None:
         warnings.warn(transform_note(name, type(_own_transform(dataset)).__name__), UserWarning, stacklevel=3)
     layout = first.dict_items
+    stack = WorkerStack(name) if first.passthrough else None
     source = _stoker.Source.dataset(dataset, worker_init_fn, name, [os.fsencode(c) for c in _class_names(dataset)],
                                     first.wrapped, clips, first.features,
                                     image_key=layout.image_key if layout else None,
                                     item_keys=layout.keys if layout else (), items=items,
-                                    passthrough=first.passthrough, first_size=first.size)
+                                    passthrough=first.passthrough, first_size=first.size, stack=stack)
     data = Data(source, dataset, name, targets="items", item_width=first.parts)
     data.follows = dataset
     data.item_keypoints = first.keypoints
     data.dict_items, data.named = layout, first.named
     data.passthrough = first.passthrough
+    data.stack = stack
     data.first_image = first.image
     return data
 

@@ -9,8 +9,10 @@ encoded bytes (a 1-D uint8 array among them) and PIL images. With transforms=, a
 an image stoker transforms, and float arrays are features (_datasets.py).
 
 The engine carries each item's (image, target, index) to the consumer (python/src/
-dataset_source.h, `passthrough`), which batches the images here; its own input tensor is one
-0.0 per sample, dropped.
+dataset_source.h, `passthrough`); its own input tensor is one 0.0 per sample, dropped. The
+worker thread that writes a batch's last item stacks the batch's images (WorkerStack, as torch's
+worker processes collate), so that the training loop's thread does not copy them; a batch whose
+images differ is collated again by the consumer, which raises the line.
 """
 import torch
 from torch.utils.data import default_collate
@@ -53,6 +55,25 @@ def collate_images(images, indices, name):
                              "a resize and a crop (e.g. transforms='Resize(256), CenterCrop(224)') so that stoker "
                              "makes uint8 images one size, or make the Dataset return one shape")
     return default_collate(list(images))
+
+
+class WorkerStack:
+    """stack(items) -> the batch of a whole batch's (image, target, index) items' images, called on
+    the worker thread that writes the batch's last item (python/src/dataset_source.h, `stack`):
+    collate_images, pinned where `pin` (pin_memory=True on the CPU, as torch's pin thread does it
+    off the loop's thread); None where the images differ (the consumer collates them again and
+    raises the line there)."""
+
+    def __init__(self, name):
+        self.name = name
+        self.pin = False  # set by the DataLoader, which knows pin_memory and the device
+
+    def __call__(self, items):
+        try:
+            images = collate_images([p[0] for p in items], [p[2] for p in items], self.name)
+        except ValueError:
+            return None
+        return images.pin_memory() if self.pin else images
 
 
 def transform_note(name, transform_text):

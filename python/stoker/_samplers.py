@@ -125,7 +125,8 @@ def given_order(sampler, batch_sampler, batch_size, shuffle, drop_last):
     """GivenOrder for a script's sampler or batch_sampler, with torch's rules for the arguments
     they exclude, or None when there is neither; and the batch size and drop_last to use. A batch
     sampler's batches may differ in size: its batch size is its own `batch_size` where it has an
-    int one (the engine's buffers grow to a pass's largest batch), else None, as torch's is."""
+    int one (the first buffers' size, and a state's: the engine's buffers grow to a pass's largest
+    batch), else None; loader.batch_size is None with any batch sampler, as torch's is."""
     if batch_sampler is not None:
         if batch_size != 1 or shuffle or sampler is not None or drop_last:
             raise ValueError("batch_sampler= excludes batch_size, shuffle, sampler and drop_last (as in torch's "

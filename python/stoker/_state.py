@@ -77,7 +77,7 @@ def check_state(state, loader):
                              "Dataset as it was when that pass began, or from a state taken at an epoch's end")
     mine = [("samples", samples if following else len(loader.source), "data with another number of samples"),
             ("classes", list(loader.source.class_names), "data with other classes"),
-            ("batch_size", loader.batch_size, "another batch_size"),
+            ("batch_size", loader._state_batch_size, "another batch_size"),
             ("world_size", loader.world_size, "another world_size"),
             ("shuffle", loader.shuffle, "another shuffle"),
             ("drop_last", loader.drop_last, "another drop_last")]

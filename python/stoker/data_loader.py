@@ -438,6 +438,8 @@ class DataLoader:
             raise arg.bad("worker_init_fn", worker_init_fn, f"a setup for workers that run Python; for {data.name} "
                           "stoker's workers read and decode in C++ and run none", "leave it out")
         self.dataset, self.source, self._data = data.dataset, data.source, data
+        if data.stack is not None:  # pinned by the workers, as torch's pin thread pins off the loop's thread
+            data.stack.pin = self.pin_memory and self.device.type == "cpu"
         if world_size is None and sharded and not shuffle and self.world_size > 1 and self.rank == 0:
             _say_shard_note(self.world_size, len(self.source))
         # A sample's features as torch batches them: (T, D) for the rows of an (N, T, D) array.
@@ -467,7 +469,11 @@ class DataLoader:
         self.persistent_workers = persistent_workers
         self.pin_memory_device = pin_memory_device
         self.in_order = in_order
-        self.batch_size = batch_size
+        # As torch's: a batch sampler's loader has no batch size of its own, nor drop_last. The batch
+        # sampler's own batch_size (where it has an int one) stands in a state (state_dict) and
+        # sizes the first buffers.
+        self._state_batch_size = batch_size
+        self.batch_size = None if batch_sampler is not None else batch_size
         self.prefetch_factor = prefetch_factor
         self.shuffle = shuffle
         self.drop_last = drop_last
@@ -974,9 +980,11 @@ class DataLoader:
         transform = self._data.target_transform
         if self._data.passthrough:  # (images, targets): _shaped takes the images as the inputs
             passed = batch.items
-            images = collate_images([p[0] for p in passed], [p[2] for p in passed], self._data.name)
+            images = batch.finished  # stacked (and pinned) on the worker that wrote the batch's last item
+            if images is None or images.shape[0] != len(passed):  # images that differ; a stream's last batch
+                images = collate_images([p[0] for p in passed], [p[2] for p in passed], self._data.name)
             if self.pin_memory and self.device.type == "cpu":
-                images = images.pin_memory()
+                images = images.pin_memory()  # the workers' are pinned already: returned as they are
             values = [p[1] for p in passed]
             if transform is not None:
                 values = [transform(v) for v in values]
@@ -1115,8 +1123,8 @@ class DataLoader:
         state = {
             "stoker_data_loader": STATE_VERSION, "seed": self.seed, "seed_epoch": self._reseeds.seed_epoch,
             "reseeded": self._reseeds.pass_reseeded, "epoch": epoch, "next_batch": position,
-            "samples": len(self.source), "classes": list(self.source.class_names), "batch_size": self.batch_size,
-            "world_size": self.world_size, "shuffle": self.shuffle, "drop_last": self.drop_last,
+            "samples": len(self.source), "classes": list(self.source.class_names),
+            "batch_size": self._state_batch_size, "world_size": self.world_size, "shuffle": self.shuffle, "drop_last": self.drop_last,
         }
         if position > 0 and self._data.samples_read is not None:  # the rest of a pass serves the samples it began with
             state["samples_digest"] = self._data.samples_read.digest()

@@ -88,6 +88,36 @@ def test_dataset_processes_batch_them_as_torch_too(row):
     _same_as_torch(ROWS[row](), num_workers=2, dataset_processes=2)
 
 
+def test_the_workers_stack_the_images_not_the_training_loops_thread(monkeypatch):
+    """torch's worker processes collate a batch; stoker's worker threads stack it, so that the loop's
+    thread copies no image (a batch of 64 float32 224x224 images: 200 ms of its CPU per batch)."""
+    import threading
+
+    import stoker._passthrough as passthrough
+    import stoker.data_loader as data_loader
+
+    threads = []
+
+    def recorded(collate):
+        def collate_images(*args):
+            threads.append(threading.get_ident())
+            return collate(*args)
+        return collate_images
+
+    monkeypatch.setattr(passthrough, "collate_images", recorded(passthrough.collate_images))
+    monkeypatch.setattr(data_loader, "collate_images", recorded(data_loader.collate_images))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours = [(x.clone(), y.clone()) for x, y in stoker.DataLoader(
+            ROWS["float32 (3, H, W) from the Dataset's own transform with a Lambda"](), batch_size=4, num_workers=2)]
+    theirs = list(torch.utils.data.DataLoader(
+        ROWS["float32 (3, H, W) from the Dataset's own transform with a Lambda"](), batch_size=4))
+    assert len(threads) == len(ours) == 3
+    assert threading.get_ident() not in threads
+    for (x, y), (tx, ty) in zip(ours, theirs):
+        assert x.dtype == tx.dtype and torch.equal(x, tx) and torch.equal(y, ty)
+
+
 def test_a_datasets_own_transform_is_said_once_with_how_to_go_faster():
     with pytest.warns(UserWarning) as said:
         stoker.DataLoader(ROWS["float32 (3, H, W) from the Dataset's own transform with a Lambda"](), batch_size=4)

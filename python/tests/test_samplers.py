@@ -64,7 +64,18 @@ def test_a_batch_sampler_gives_the_batches(rows):
     loader = stoker.DataLoader(rows, batch_sampler=batch_sampler)
     got = [[int(i) for i in y.tolist()] for _, y in loader]
     assert got == [list(b) for b in batch_sampler]
-    assert len(loader) == 4 and loader.batch_size == 8
+    assert len(loader) == 4
+
+
+@pytest.mark.parametrize("drop_last", [False, True])
+def test_a_batch_samplers_loader_has_no_batch_size_nor_drop_last_as_torchs(rows, drop_last):
+    batch_sampler = BatchSampler(SequentialSampler(range(30)), batch_size=8, drop_last=drop_last)
+    loader = stoker.DataLoader(rows, batch_sampler=batch_sampler)
+    reference = torch.utils.data.DataLoader(range(30), batch_sampler=batch_sampler)
+    assert (loader.batch_size, loader.drop_last) == (reference.batch_size, reference.drop_last) == (None, False)
+    assert len(loader) == len(reference) == (3 if drop_last else 4)
+    # A state still names the batch sampler's own size, as states of earlier versions did.
+    assert loader.state_dict()["batch_size"] == 8
 
 
 def test_copies_drawn_with_replacement_are_augmented_apart(jpeg_folder):

@@ -11,7 +11,7 @@
 // one at a time in epoch order and write each straight into its slot of a batch buffer: no
 // per-sample heap allocation, no collate copy. There are `prefetch` buffers; when all are
 // full or held by the consumer, workers wait (back-pressure). Memory is therefore bounded by
-// (prefetch + buffers_for_consumer) x batch bytes, plus per-worker scratch.
+// (prefetch + buffers_for_consumer) x batch bytes (batch_capacity() samples), plus per-worker scratch.
 //
 // Epoch ends. Once every sample of epoch e is claimed, idle workers begin epoch e + 1 from
 // batch 0 (run_ahead, on by default) in whatever buffers are free: the same buffers, the same
@@ -277,6 +277,10 @@ class Batch {
   // extra columns, the sample's cells of them (extra_cells() in source.h reads it), also for a
   // sample taken from the decoded cache. Valid while the Batch is, or longer when copied.
   const std::shared_ptr<const void>& extra(int slot) const;
+  // What the source made of the whole batch (Source::finish_batch), or null. Its type is the
+  // source's to say. It covers the batch's planned samples: a batch cut short by an epoch's end
+  // has fewer (size()) than it covers.
+  const std::shared_ptr<const void>& finished() const;
   // How sample `slot` was made.
   const SampleRecord& record(int slot) const;
   // Sample `slot`'s keypoints and boxes, moved with its image (empty without them).
@@ -331,14 +335,17 @@ class Loader {
   void start_epoch(int64_t epoch, std::vector<uint64_t> order, int64_t first_batch = 0,
                    const OrderListener& on_order = {});
   // start_epoch with `order` in batches of the sizes given, in turn (a caller's batch sampler whose
-  // batches differ in size); batch_size and drop_last play no part. The buffers hold the largest
-  // batch any epoch has had (batch_capacity()): a larger one makes the free buffers again at its
-  // size here, and each buffer the consumer still holds when it is given back (also after the
-  // loader is gone, which frees it). Throws UsageError for an id outside the source, a size
+  // batches differ in size); batch_size and drop_last play no part. The buffers hold the epoch's
+  // largest batch, never fewer than batch_size (batch_capacity()): an epoch whose largest batch is
+  // larger than they hold, or at most 1/kShrinkFactor of it (a bucketing sampler's one large
+  // batch in an earlier epoch), makes the free buffers again at its size here, and each buffer
+  // the consumer still holds when it is given back (also after the loader is gone, which frees
+  // it); otherwise they stay as they are. Throws UsageError for an id outside the source, a size
   // below 1, sizes that do not add up to order.size(), or first_batch outside [0, batches].
   void start_epoch_in_batches(int64_t epoch, std::vector<uint64_t> order, const std::vector<int>& batch_sizes,
                               int64_t first_batch = 0, const OrderListener& on_order = {});
-  // Samples each batch buffer holds: batch_size, or the largest batch start_epoch_in_batches had.
+  static constexpr int kShrinkFactor = 2;
+  // Samples each batch buffer holds: batch_size, or as start_epoch_in_batches last made them.
   int batch_capacity() const;
 
   // The next batch of the current epoch, in order; an empty Batch at the end of the epoch.
@@ -424,11 +431,12 @@ class Loader {
   // start_epoch(epoch, 0) for the epoch the workers ran ahead into: keeps its batches. False
   // when they did not. `hold` as for install_epoch.
   bool take_run_ahead(int64_t epoch, bool hold);
-  // Buffers for batches of `samples` (start_epoch_in_batches): where they hold fewer, abandons
-  // the epochs in flight and makes the free buffers again at that size.
-  void grow_buffers(int samples);
-  // Frees `small` (buffers taken out of the pool) and adds as many of batch_capacity to it.
-  void remake_buffers(std::vector<std::unique_ptr<BatchBuffer>> small);
+  // Buffers for batches of `samples` (start_epoch_in_batches): where they hold fewer, or
+  // kShrinkFactor times as many or more, abandons the epochs in flight and makes the free
+  // buffers again at that size (batch_size at least).
+  void fit_buffers(int samples);
+  // Frees `unfit` (buffers taken out of the pool) and adds as many of batch_capacity to it.
+  void remake_buffers(std::vector<std::unique_ptr<BatchBuffer>> unfit);
   // Calls `on_order` (if any) with the current epoch's unclaimed order, then lets the workers
   // claim again (also when it throws).
   void tell_order(const OrderListener& on_order);

@@ -219,6 +219,16 @@ class Source {
   // SampleData::extra; the loader asks for it for a sample it takes from its decoded cache,
   // which it does not read. Null for sources without extra columns (the default). Any thread.
   virtual std::shared_ptr<const void> extra_of(size_t /*index*/) const { return nullptr; }
+  // Whether the source makes something of each whole batch (finish_batch). Default: false.
+  virtual bool finishes_batches() const { return false; }
+  // What the source makes of a whole batch (a Python Dataset's images stacked into one tensor),
+  // which Batch::finished() gives: called, where finishes_batches(), on the worker thread that
+  // wrote the batch's last sample, with no loader lock held, before the batch is handed out, with
+  // each slot's extra (SampleData::extra, slot order; null for a slot past an epoch's end). Null:
+  // nothing (the consumer does without it). Must not throw.
+  virtual std::shared_ptr<const void> finish_batch(std::span<const std::shared_ptr<const void>> /*extras*/) const {
+    return nullptr;
+  }
 
   // Clips (stoker/data/clip.h). True when each sample is a clip: an ordered list of frames,
   // read with read_clip (a loader without ClipOptions refuses such a source). Default: false.

@@ -63,6 +63,7 @@ const float* Batch::targets() const { return buffer_->targets.data(); }
 int Batch::target_dim() const { return shared_->target_dim; }
 const uint64_t* Batch::indices() const { return buffer_->indices.data(); }
 const std::shared_ptr<const void>& Batch::extra(int slot) const { return buffer_->extras[static_cast<size_t>(slot)]; }
+const std::shared_ptr<const void>& Batch::finished() const { return buffer_->finished; }
 const SampleRecord& Batch::record(int slot) const { return buffer_->records[static_cast<size_t>(slot)]; }
 const GeometryTargets& Batch::geometry(int slot) const { return buffer_->geometry[static_cast<size_t>(slot)]; }
 const GpuSample* Batch::gpu_sample(int slot) const {

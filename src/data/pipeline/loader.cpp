@@ -401,6 +401,9 @@ void Worker::run() {
       continue;
     }
     lock.unlock();
+    // The buffer's last batch's finish_batch goes before any of this one is written (its first
+    // slot is claimed first), outside the lock: it may hold Python objects.
+    if (chunk.first.slot == 0 && shared_.finish_batches) chunk.first.buffer->finished.reset();
     constexpr int kPrefetchAhead = 4;  // random rows of an in-memory source miss the cache
     for (int k = 0; k < chunk.count && k < kPrefetchAhead; ++k)
       source_.prefetch(chunk_indices_[static_cast<size_t>(k)]);
@@ -421,11 +424,22 @@ void Worker::run() {
     }
     lock.lock();
     EpochRun& run = *chunk.first.run;
-    --run.busy;
-    bool batch_done = false;
-    for (InFlight& entry : run.in_flight) {
-      if (entry.batch_index == chunk.first.batch_index) batch_done = (entry.remaining -= chunk.count) == 0;
+    const auto in_flight = [&]() -> InFlight& {
+      return *std::find_if(run.in_flight.begin(), run.in_flight.end(),
+                           [&](const InFlight& e) { return e.batch_index == chunk.first.batch_index; });
+    };
+    const bool batch_done = (in_flight().remaining -= chunk.count) == 0;
+    if (batch_done && shared_.finish_batches) {
+      // The source finishes the written batch (Source::finish_batch) without the lock; meanwhile the
+      // batch is not ready and its run still busy, so that next() and an epoch switch wait for it.
+      in_flight().remaining = 1;
+      BatchBuffer& buffer = *chunk.first.buffer;
+      lock.unlock();
+      buffer.finished = source_.finish_batch(std::span(buffer.extras.data(), static_cast<size_t>(buffer.samples)));
+      lock.lock();
+      in_flight().remaining = 0;
     }
+    --run.busy;
     // Wake others only when it matters: a futex wake per sample costs measurable CPU. A batch
     // of the epoch run ahead into is not awaited yet.
     if (run.busy == 0 && shared_.epoch_switch_waiting) shared_.idle_cv.notify_all();
@@ -608,6 +622,7 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
     shared_->seed = options_.sampler.seed;
   }
   shared_->drop_last = options_.sampler.drop_last;
+  shared_->finish_batches = source_->finishes_batches();
   shared_->allocator = options_.allocator != nullptr ? options_.allocator : &host_allocator();
   if (options_.cache_decoded_bytes > 0) {
     shared_->cache = std::make_unique<DecodedCache>(source_->size(), options_.cache_decoded_bytes);
@@ -786,7 +801,7 @@ void Loader::start_epoch_in_batches(int64_t epoch, std::vector<uint64_t> order, 
   EpochPlan plan = plan_batches(std::move(order), batch_sizes, source_->size());
   check_start(epoch, first_batch, plan.num_batches);
   source_->expect_reads(Source::ReadOrder::kShuffled);
-  grow_buffers(plan.batch_size);
+  fit_buffers(plan.batch_size);
   batches_per_epoch_ = plan.num_batches;
   samples_per_epoch_ = plan.indices.size();
   install_epoch(epoch, std::move(plan), first_batch, true, static_cast<bool>(on_order));
@@ -798,46 +813,43 @@ int Loader::batch_capacity() const {
   return shared_->batch_capacity;
 }
 
-void Loader::grow_buffers(int samples) {
-  std::vector<std::unique_ptr<BatchBuffer>> small;
+void Loader::fit_buffers(int samples) {
+  // Never below batch_size: start_epoch's batches are that size.
+  const int fit = std::max(samples, options_.batch_size);
+  std::vector<std::unique_ptr<BatchBuffer>> unfit;
   {
     MutexLock lock(shared_->mutex);
-    if (samples <= shared_->batch_capacity) return;
+    const int capacity = shared_->batch_capacity;
+    if (fit <= capacity && fit * kShrinkFactor > capacity) return;
     // Whatever is in flight is abandoned (install_epoch follows), so its buffers are free too.
-    ++shared_->generation;
-    for (EpochRun& run : shared_->runs) run.active = false;
-    shared_->epoch_switch_waiting = true;
-    while (shared_->runs[0].busy != 0 || shared_->runs[1].busy != 0) lock.wait(shared_->idle_cv);
-    shared_->epoch_switch_waiting = false;
-    for (EpochRun& run : shared_->runs) {
-      for (const InFlight& entry : run.in_flight) shared_->free_buffers.push_back(entry.buffer);
-      run.in_flight.clear();
+    shared_->abandon_runs(lock);
+    shared_->batch_capacity = fit;
+    std::vector<BatchBuffer*> kept;
+    for (BatchBuffer* buffer : shared_->free_buffers) {
+      (buffer->capacity == fit ? kept : shared_->unfit_buffers).push_back(buffer);
     }
-    shared_->batch_capacity = samples;
-    shared_->free_buffers.insert(shared_->free_buffers.end(), shared_->small_buffers.begin(),
-                                 shared_->small_buffers.end());
-    shared_->small_buffers.clear();
-    small = shared_->take_buffers(shared_->free_buffers);
+    shared_->free_buffers = std::move(kept);
+    unfit = shared_->take_buffers(shared_->unfit_buffers);
   }
-  remake_buffers(std::move(small));
+  remake_buffers(std::move(unfit));
 }
 
-void Loader::remake_buffers(std::vector<std::unique_ptr<BatchBuffer>> small) {
-  if (small.empty()) return;
+void Loader::remake_buffers(std::vector<std::unique_ptr<BatchBuffer>> unfit) {
+  if (unfit.empty()) return;
   int samples = 0, count = 0;
   {
     MutexLock lock(shared_->mutex);
     samples = shared_->batch_capacity;
-    count = static_cast<int>(shared_->buffers.size() + small.size());
+    count = static_cast<int>(shared_->buffers.size() + unfit.size());
   }
   std::vector<std::unique_ptr<BatchBuffer>> made;
-  for (auto& buffer : small) {
+  for (auto& buffer : unfit) {
     shared_->allocator->deallocate(buffer->data, buffer->capacity_bytes);
     buffer->data = nullptr;
   }
-  for (size_t k = 0; k < small.size(); ++k) {
+  for (size_t k = 0; k < unfit.size(); ++k) {
     made.push_back(make_buffer(*shared_->allocator, options_, samples, shared_->target_dim,
-                               count - static_cast<int>(small.size() - k) + 1, count));
+                               count - static_cast<int>(unfit.size() - k) + 1, count));
   }
   {
     MutexLock lock(shared_->mutex);
@@ -882,15 +894,7 @@ void Loader::check_start(int64_t epoch, int64_t first_batch, int64_t batches) {
 void Loader::install_epoch(int64_t epoch, EpochPlan plan, int64_t first_batch, bool given_order, bool hold) {
   {
     MutexLock lock(shared_->mutex);
-    ++shared_->generation;  // a plan being made for the epoch run ahead into is not installed
-    for (EpochRun& run : shared_->runs) run.active = false;  // workers stop claiming
-    shared_->epoch_switch_waiting = true;                    // wait for samples being written
-    while (shared_->runs[0].busy != 0 || shared_->runs[1].busy != 0) lock.wait(shared_->idle_cv);
-    shared_->epoch_switch_waiting = false;
-    for (EpochRun& run : shared_->runs) {
-      for (const InFlight& entry : run.in_flight) shared_->free_buffers.push_back(entry.buffer);
-      run = EpochRun{};
-    }
+    shared_->abandon_runs(lock);
     EpochRun& run = shared_->current();
     run.plan = std::move(plan);
     run.epoch = epoch;
@@ -952,12 +956,12 @@ bool Loader::next_until(const std::optional<std::chrono::steady_clock::time_poin
   constexpr auto kTick = std::chrono::milliseconds(100);
   *out = Batch();
   MutexLock lock(shared_->mutex);
-  while (!shared_->small_buffers.empty()) {
+  while (!shared_->unfit_buffers.empty()) {
     // Buffers the consumer gave back from before the pool grew: made again at its size, outside
     // the lock (a Python allocator takes the GIL).
-    std::vector<std::unique_ptr<BatchBuffer>> small = shared_->take_buffers(shared_->small_buffers);
+    std::vector<std::unique_ptr<BatchBuffer>> unfit = shared_->take_buffers(shared_->unfit_buffers);
     lock.unlock();
-    remake_buffers(std::move(small));
+    remake_buffers(std::move(unfit));
     lock.lock();
   }
   const EpochRun& run = shared_->current();
@@ -975,10 +979,10 @@ bool Loader::next_until(const std::optional<std::chrono::steady_clock::time_poin
       const Clock::time_point now = Clock::now();
       // Kept across calls: next_within's short waits add up to the grace.
       std::optional<Clock::time_point>& held_since = all_held_since_;
-      if (!shared_->small_buffers.empty()) {  // given back while this call waits
-        std::vector<std::unique_ptr<BatchBuffer>> small = shared_->take_buffers(shared_->small_buffers);
+      if (!shared_->unfit_buffers.empty()) {  // given back while this call waits
+        std::vector<std::unique_ptr<BatchBuffer>> unfit = shared_->take_buffers(shared_->unfit_buffers);
         lock.unlock();
-        remake_buffers(std::move(small));
+        remake_buffers(std::move(unfit));
         lock.lock();
         continue;
       }

@@ -28,6 +28,7 @@ struct BatchBuffer {
   std::vector<float> targets;
   std::vector<uint64_t> indices;
   std::vector<std::shared_ptr<const void>> extras;  // SampleData::extra of each slot
+  std::shared_ptr<const void> finished;             // Source::finish_batch's, once the batch is written
   std::vector<SampleRecord> records;                // how each slot's sample was made
   std::vector<GeometryTargets> geometry;            // each slot's keypoints and boxes, moved
   std::vector<GpuSample> gpu;                       // each slot's JPEG left for the GPU (gpu_handoff)
@@ -89,9 +90,10 @@ struct LoaderShared {
   int frames = 0;           // LoaderOptions::clip.frames
   size_t sample_bytes = 0;  // one sample's: spec.sample_bytes(), times the frames of a clip
   int target_dim = 1;
-  int claim_chunk = 1;     // consecutive samples of one batch a worker claims at once
-  bool run_ahead = true;   // LoaderOptions::run_ahead
-  bool drop_last = false;  // LoaderOptions::sampler.drop_last (an epoch that ends early: EpochRun::end)
+  int claim_chunk = 1;          // consecutive samples of one batch a worker claims at once
+  bool run_ahead = true;        // LoaderOptions::run_ahead
+  bool drop_last = false;       // LoaderOptions::sampler.drop_last (an epoch that ends early: EpochRun::end)
+  bool finish_batches = false;  // Source::finishes_batches()
   BufferAllocator* allocator = nullptr;
   std::unique_ptr<DecodedCache> cache;  // null unless options.cache_decoded_bytes > 0
   // Loader::gpu_share(): the consumer sets it, workers read it (relaxed: a sample's decision
@@ -119,11 +121,11 @@ struct LoaderShared {
   uint64_t generation STOKER_GUARDED_BY(mutex) = 0;
   uint64_t ahead_generation STOKER_GUARDED_BY(mutex) = ~uint64_t{0};
   std::vector<BatchBuffer*> free_buffers STOKER_GUARDED_BY(mutex);
-  // Samples every buffer workers fill holds: batch_size, grown to a given epoch's largest batch
-  // (Loader::grow_buffers). A buffer given back smaller than it waits in small_buffers until
-  // the consumer makes it again at this size (outside the lock: the allocator may take the GIL).
+  // Samples every buffer workers fill holds: batch_size, or a given epoch's largest batch
+  // (Loader::fit_buffers). A buffer given back at another size waits in unfit_buffers until
+  // the consumer makes it again at this one (outside the lock: the allocator may take the GIL).
   int batch_capacity STOKER_GUARDED_BY(mutex) = 0;
-  std::vector<BatchBuffer*> small_buffers STOKER_GUARDED_BY(mutex);
+  std::vector<BatchBuffer*> unfit_buffers STOKER_GUARDED_BY(mutex);
   // Loader::reseed's: epoch e of a run made now draws with `seed` from epoch e - seed_epoch.
   uint64_t seed STOKER_GUARDED_BY(mutex) = 0;
   int64_t seed_epoch STOKER_GUARDED_BY(mutex) = 0;
@@ -157,13 +159,29 @@ struct LoaderShared {
   void give_back(BatchBuffer* buffer) STOKER_EXCLUDES(mutex) {
     {
       MutexLock lock(mutex);
-      (buffer->capacity < batch_capacity ? small_buffers : free_buffers).push_back(buffer);
+      (buffer->capacity != batch_capacity ? unfit_buffers : free_buffers).push_back(buffer);
     }
     work_cv.notify_all();
     ready_cv.notify_all();  // a consumer counting down to "every buffer held" looks again
   }
 
-  // The buffers `from` names (free_buffers or small_buffers), taken out of the pool (`buffers`)
+  // Abandons both runs (start_epoch, or buffers made again at a larger size): a plan being made
+  // for a run ahead is not installed, workers claim nothing more, the samples being written
+  // finish (the call waits for them, releasing the lock meanwhile), their batches' buffers come
+  // free and both runs are empty and inactive. `lock` holds `mutex`.
+  void abandon_runs(MutexLock& lock) STOKER_REQUIRES(mutex) {
+    ++generation;
+    for (EpochRun& run : runs) run.active = false;
+    epoch_switch_waiting = true;
+    while (runs[0].busy != 0 || runs[1].busy != 0) lock.wait(idle_cv);
+    epoch_switch_waiting = false;
+    for (EpochRun& run : runs) {
+      for (const InFlight& entry : run.in_flight) free_buffers.push_back(entry.buffer);
+      run = EpochRun{};
+    }
+  }
+
+  // The buffers `from` names (free_buffers or unfit_buffers), taken out of the pool (`buffers`)
   // and `from` emptied.
   std::vector<std::unique_ptr<BatchBuffer>> take_buffers(std::vector<BatchBuffer*>& from) STOKER_REQUIRES(mutex) {
     std::vector<std::unique_ptr<BatchBuffer>> taken;
@@ -180,7 +198,7 @@ struct LoaderShared {
   // No buffer is free or being filled while batches remain: the consumer holds them all.
   bool consumer_holds_every_buffer() const STOKER_REQUIRES(mutex) {
     const EpochRun& run = current();
-    return run.active && run.in_flight.empty() && free_buffers.empty() && small_buffers.empty() &&
+    return run.active && run.in_flight.empty() && free_buffers.empty() && unfit_buffers.empty() &&
            next_consume < run.plan.num_batches;
   }
 

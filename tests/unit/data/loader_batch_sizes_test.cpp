@@ -1,7 +1,8 @@
 // Epochs in batches of sizes the caller gives (a Python script's batch sampler whose batches
-// differ in size): plan_batches, Loader::start_epoch_in_batches and the buffers it grows.
+// differ in size): plan_batches, Loader::start_epoch_in_batches and the buffers it grows and shrinks.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <numeric>
@@ -120,6 +121,60 @@ TEST(LoaderBatchSizesTest, ABatchHeldWhenTheBuffersGrowStaysValidAndItsBufferIsM
   ASSERT_EQ(kept.size(), 2u);
   EXPECT_EQ(kept[1].size(), 6);
   EXPECT_EQ(kept[1].bytes(), size_t{6} * 6 * 6 * 3);  // six 6x6 RGB samples
+}
+
+// Host memory that counts the bytes it holds.
+class HeldBytes final : public BufferAllocator {
+ public:
+  void* allocate(size_t bytes) override {
+    held_ += bytes;
+    return host_allocator().allocate(bytes);
+  }
+  void deallocate(void* pointer, size_t bytes) override {
+    held_ -= bytes;
+    host_allocator().deallocate(pointer, bytes);
+  }
+  const char* name() const override { return "held bytes"; }
+  size_t held() const { return held_; }
+
+ private:
+  std::atomic<size_t> held_{0};
+};
+
+TEST(LoaderBatchSizesTest, TheBuffersShrinkForAnEpochWhoseLargestBatchIsAtMostHalfTheirs) {
+  HeldBytes allocator;
+  LoaderOptions o = options(2);
+  o.allocator = &allocator;
+  std::vector<uint64_t> order(12);
+  std::iota(order.begin(), order.end(), uint64_t{0});
+  {
+    Loader loader(std::make_shared<CountingSource>(12), o);
+    const size_t at_two = allocator.held();
+    loader.start_epoch_in_batches(0, order, {12});  // a bucketing sampler's one large batch
+    Batch held = loader.next();
+    ASSERT_EQ(held.size(), 12);
+    EXPECT_EQ(loader.batch_capacity(), 12);
+    EXPECT_GT(allocator.held(), at_two * 5);
+    loader.start_epoch_in_batches(1, order, {3, 3, 3, 3});
+    EXPECT_EQ(loader.batch_capacity(), 3) << "an epoch whose largest batch is at most half the buffers'";
+    EXPECT_EQ(held.size(), 12) << "a batch the consumer holds stays as it was";
+    held.release();  // made again at 3 samples by the next next()
+    const std::vector<std::vector<uint64_t>> expected{{0, 1, 2}, {3, 4, 5}, {6, 7, 8}, {9, 10, 11}};
+    EXPECT_EQ(batches_of(loader), expected);
+    EXPECT_EQ(loader.prefetch(), 3) << "as many buffers as before";
+    EXPECT_LT(allocator.held(), at_two * 2) << "the large buffers were freed";
+    loader.start_epoch_in_batches(2, order, {2, 2, 2, 2, 2, 2});
+    EXPECT_EQ(loader.batch_capacity(), 3) << "more than half the buffers' size: they stay";
+    loader.start_epoch_in_batches(3, order, {12});
+    EXPECT_EQ(loader.batch_capacity(), 12);
+    loader.start_epoch_in_batches(4, order, {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1});
+    EXPECT_EQ(loader.batch_capacity(), 2) << "never below the options' batch_size (start_epoch's batches)";
+    loader.start_epoch(5, 0);
+    std::vector<std::vector<uint64_t>> pairs = batches_of(loader);
+    EXPECT_EQ(pairs.size(), 6u);
+    EXPECT_EQ(pairs[0].size(), 2u);
+  }
+  EXPECT_EQ(allocator.held(), 0u);
 }
 
 TEST(LoaderBatchSizesTest, RefusesSizesThatDoNotFitTheOrder) {
