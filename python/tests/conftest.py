@@ -100,3 +100,25 @@ def no_resumed_loader_from_an_earlier_test():
     from stoker import _session
     _session._resumed = None
     yield
+
+
+def visible_where_white(plane, points, what):
+    """Checks that each point of `points` ((x, y, visible) rows) over a uint8 `plane` (H, W) of a
+    white source image, black where a crop padded or a warp filled, is visible exactly where its
+    pixel is white; points off the plane are not visible. Points by a fill's edge, where
+    sampling decides, are skipped. Returns (points checked, of those hidden); `what` names the
+    case in a failure."""
+    height, width = plane.shape
+    padded = torch.nn.functional.pad(plane.int(), (1, 1, 1, 1), value=0)
+    checked = hidden = 0
+    for px, py, visible in points.tolist():
+        if not (0 <= px < width and 0 <= py < height):
+            assert visible == 0, (what, px, py)
+            continue
+        around = padded[int(py):int(py) + 3, int(px):int(px) + 3]  # its pixel and the 8 beside it
+        if 0 < around.sum() < 255 * 9:
+            continue  # at the edge of the fill, where sampling decides
+        assert visible == int(around[1, 1] == 255), (what, px, py)
+        checked += 1
+        hidden += visible == 0
+    return checked, hidden
