@@ -311,8 +311,8 @@ class DatasetProcesses:
                                    prefetch_factor=prefetch_factor, multiprocessing_context=context,
                                    worker_init_fn=_ScriptsWorkerInfo(worker_init_fn, method), generator=self._generator)
         self._inner = self._inner_loader(dataset, *self._inner_args, **self._inner_options)
-        self._feeder = threading.Thread(target=_feed, args=(weakref.ref(self), self._cond), daemon=True,
-                                        name=f"stoker dataset_processes feeder ({self.name})")
+        self._feeder = threading.Thread(target=_exit.own_thread, args=(_feed, weakref.ref(self), self._cond),
+                                        daemon=True, name=f"stoker dataset_processes feeder ({self.name})")
         self._feeder.start()
         _LIVE.add(self)
         if not _EXIT_REGISTERED:

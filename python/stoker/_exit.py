@@ -21,7 +21,9 @@ Only daemon threads run then (the interpreter has joined the others), and they e
 stoker's own daemon thread that calls into torch (dataset_processes' feeder, which makes and
 reads torch's DataLoader iterator: torch.empty(...).random_() as it is made, tensors rebuilt as
 items come) makes each such call through torch_call(): settle() waits for the calls under way,
-and from begin() on a call raises Exiting instead of entering torch (the thread then ends).
+and from begin() on a call raises Exiting instead of entering torch (the thread then ends). Its
+whole body runs in own_thread(), so that settle() also waits until it has let go of the tensors
+it holds.
 Thread safety: any thread."""
 import contextlib
 import os
@@ -102,6 +104,29 @@ def torch_call(function, *args):
         _inside += 1
     try:
         return function(*args)
+    finally:
+        with _changed:
+            _inside -= 1
+            _changed.notify_all()
+
+
+def own_thread(function, *args):
+    """The whole body of one of stoker's own threads that holds torch's objects (dataset_processes'
+    feeder: the chunks it received, the inner DataLoader's iterator): function(*args), counted as
+    a torch_call() from its start until it has returned and let go of its locals, so that
+    settle() waits for that too. A tensor freed on such a thread once the interpreter finalizes
+    takes the GIL back inside torch's C++ code (THPVariable's dealloc): std::terminate. Returns at
+    once where the exit began before the thread started; Exiting from a torch_call() inside ends
+    it quietly."""
+    global _inside
+    with _changed:
+        if _exiting:
+            return
+        _inside += 1
+    try:
+        function(*args)
+    except Exiting:
+        pass
     finally:
         with _changed:
             _inside -= 1
