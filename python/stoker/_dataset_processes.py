@@ -36,7 +36,8 @@ pass is over calls no more, so that it is free after the item it is in; the feed
 waiting for the pass's chunks within _DEATH_CHECK_S, and take() answers the pass's end. Ending
 the processes (the loader closed, an iterable's pass over without persistent_workers) is
 torch's DataLoader's shutdown, which ends (SIGTERM, then SIGKILL) one still inside an item
-STOP_GRACE_S after it began, all of them by one deadline, and reaps them; persistent processes
+STOP_GRACE_S after it began, all of them by one deadline, and reaps them (at once where the
+interpreter's exit begins meanwhile: the exit does not wait out the grace); persistent processes
 that do not all resume within STOP_GRACE_S for the next pass are ended so, and new ones
 started.
 
@@ -535,6 +536,7 @@ _DEATH_CHECK_S = 0.5  # how often the feeder, waiting for a chunk, looks for a p
 # How long the processes, told to stop, may take to end (all together) before they are ended
 # (SIGTERM, then SIGKILL): torch's DataLoader's wait for each, _utils.MP_STATUS_CHECK_INTERVAL.
 STOP_GRACE_S = 5.0
+_EXIT_CHECK_S = 0.1  # how often the feeder, waiting out STOP_GRACE_S, looks whether the exit began
 
 
 class _PassOver(Exception):
@@ -579,11 +581,11 @@ if _MultiProcessingIter is not None and hasattr(_MultiProcessingIter, "_try_get_
                 raise _PassOver()
             return super()._try_get_data(timeout)
 
-        def _shutdown_workers(self, grace=STOP_GRACE_S):
+        def _shutdown_workers(self, grace=None):
             if getattr(self, "_shutdown", True) or _exit.exiting():  # at exit: torch's, as it is
                 return super()._shutdown_workers()
             workers = list(getattr(self, "_workers", []))
-            deadline = time.monotonic() + grace
+            deadline = time.monotonic() + (STOP_GRACE_S if grace is None else grace)
             for process in workers:  # torch's shutdown joins each for 5 s: all by one deadline here
                 process.join = _join_by(process, deadline)
             try:
@@ -597,8 +599,22 @@ else:  # a torch without them: its own interval
 
 
 def _join_by(process, deadline):
+    """`process`'s join during the feeder's shutdown: on the feeder's thread, a wait until
+    `deadline` (time.monotonic()) that ends once the interpreter is exiting, so that the exit,
+    which waits for the feeder, does not wait out the grace (torch's shutdown then ends the
+    process at once); on any other thread (multiprocessing's exit handler joining its children)
+    the process's own join, as asked."""
+    feeder = threading.current_thread()
+
     def join(timeout=None):
-        type(process).join(process, max(0.0, deadline - time.monotonic()))
+        if threading.current_thread() is not feeder:
+            type(process).join(process, timeout)
+            return
+        while not _exit.exiting() and process.exitcode is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            type(process).join(process, min(left, _EXIT_CHECK_S))
     return join
 
 

@@ -93,21 +93,29 @@ class Exiting(Exception):
     """torch_call() after begin(): the interpreter is exiting, and the call was not made."""
 
 
-def torch_call(function, *args):
-    """function(*args), on one of stoker's own threads (not a consumer's), a call that may run
-    torch's operators: settle() waits until it returns. Raises Exiting without calling it once
-    the interpreter is exiting (begin())."""
+@contextlib.contextmanager
+def _counted():
+    """A stretch of one of stoker's own threads that settle() waits for; raises Exiting, without
+    entering it, once the interpreter is exiting (begin())."""
     global _inside
     with _changed:
         if _exiting:
             raise Exiting("the interpreter is exiting")
         _inside += 1
     try:
-        return function(*args)
+        yield
     finally:
         with _changed:
             _inside -= 1
             _changed.notify_all()
+
+
+def torch_call(function, *args):
+    """function(*args), on one of stoker's own threads (not a consumer's), a call that may run
+    torch's operators: settle() waits until it returns. Raises Exiting without calling it once
+    the interpreter is exiting (begin())."""
+    with _counted():
+        return function(*args)
 
 
 def own_thread(function, *args):
@@ -118,27 +126,22 @@ def own_thread(function, *args):
     takes the GIL back inside torch's C++ code (THPVariable's dealloc): std::terminate. Returns at
     once where the exit began before the thread started; Exiting from a torch_call() inside ends
     it quietly."""
-    global _inside
-    with _changed:
-        if _exiting:
-            return
-        _inside += 1
     try:
-        function(*args)
-    except Exiting:
+        with _counted():
+            try:
+                function(*args)
+            except Exiting:  # let go of here, with the frames its traceback holds, while still counted
+                pass
+    except Exiting:  # the exit began before the thread started
         pass
-    finally:
-        with _changed:
-            _inside -= 1
-            _changed.notify_all()
 
 
-def settle(timeout_s=SETTLE_S):
+def settle(timeout_s=None):
     """At exit, after begin() and after the loaders' calls were made to raise: waits, the GIL
     released, until no thread but this one is inside a consumer call (each parks as it leaves)
-    or a torch_call(), at most `timeout_s` seconds. True when none is."""
+    or a torch_call(), at most `timeout_s` seconds (None: SETTLE_S). True when none is."""
     with _changed:
-        return _changed.wait_for(lambda: _inside == 0, timeout_s)
+        return _changed.wait_for(lambda: _inside == 0, SETTLE_S if timeout_s is None else timeout_s)
 
 
 def _forked():

@@ -416,9 +416,54 @@ def test_exit_and_ctrl_c_mid_pass_end_the_processes(tmp_path):
                 process.wait()
     assert runs["exit"].returncode == 0, errs["exit"][-2000:]
     assert errs["ctrl-c"].rstrip().endswith("KeyboardInterrupt"), errs["ctrl-c"][-2000:]
-    for process in runs.values():
+    assert runs["ctrl-c"].returncode == -signal.SIGINT, "Python ends by SIGINT after an uncaught KeyboardInterrupt"
+    for how, process in runs.items():
         remaining = subprocess.run(["pgrep", "-s", str(process.pid)], capture_output=True, text=True).stdout.split()
-        assert remaining == [], "no process of the run is left"
+        listing = subprocess.run(["ps", "-o", "pid,ppid,stat,etimes,wchan:20,args", "-s", str(process.pid)],
+                                 capture_output=True, text=True).stdout if remaining else ""
+        assert remaining == [], f"{how}: processes of the run left\n{listing}\n{errs[how][-2000:]}"
+
+
+EXIT_WHILE_STOPPING = """
+import os, time, numpy as np, stoker
+from stoker import _dataset_processes, _exit
+_dataset_processes.STOP_GRACE_S = 120  # the processes' grace, longer than the test's bound
+_exit.SETTLE_S = 60  # the exit's wait for the feeder, as long
+class Slow:
+    def __len__(self): return 400
+    def __getitem__(self, i):
+        if os.getpid() != MAIN and i >= 16:
+            time.sleep(600)
+        return np.zeros((8, 8), np.uint8), i
+MAIN = os.getpid()
+loader = stoker.DataLoader(Slow(), batch_size=8, transforms="Resize(8), CenterCrop(8)", num_workers=2,
+                           dataset_processes=2)
+batches = iter(loader)
+next(batches), next(batches)
+del batches  # let go mid-pass: the processes are told to stop, inside their items for 600 s
+time.sleep(2)  # the feeder now waits out their grace
+print("exiting", time.time(), flush=True)
+"""
+
+
+def test_an_exit_while_the_processes_are_given_their_grace_does_not_wait_it_out(tmp_path):
+    # The processes let go mid-pass are given STOP_GRACE_S to end between items; an exit meanwhile
+    # ends them at once (and multiprocessing's exit handler reaps them), not after that grace.
+    script = tmp_path / "exit_while_stopping.py"
+    script.write_text(EXIT_WHILE_STOPPING)
+    process = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, start_new_session=True)
+    try:
+        out, err = process.communicate(timeout=HANG_GUARD + 120)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    took = time.time() - float(out.split()[1]) if out.startswith("exiting") else None
+    assert process.returncode == 0 and took is not None, err[-2000:]
+    assert took < 30, f"the exit waited {took:.0f} s: the grace (120 s) or the exit's wait for the feeder (60 s)"
+    remaining = subprocess.run(["pgrep", "-s", str(process.pid)], capture_output=True, text=True).stdout.split()
+    assert remaining == [], "no process of the run is left"
 
 
 def write_pictures(root, n=12):
