@@ -452,11 +452,7 @@ class DatasetProcesses:
         with self._cond:
             generation = self._generation
             while True:
-                if self._failure is not None:
-                    raise RuntimeError(self._failure)
-                if self._closed:
-                    raise RuntimeError("the loader is closing")
-                if self._let_go == self._generation or self._generation != generation:
+                if self._over(generation):
                     return Ellipsis
                 held = self._stash.get(index)
                 if held:
@@ -470,6 +466,16 @@ class DatasetProcesses:
                     return None
                 if not self._wait(deadline):
                     return False
+
+    def _over(self, generation):
+        """take()'s look, holding self._cond: whether pass `generation` is over (let go, or the
+        next began); raises RuntimeError once the processes cannot deliver (one died, or the
+        loader is closing)."""
+        if self._failure is not None:
+            raise RuntimeError(self._failure)
+        if self._closed:
+            raise RuntimeError("the loader is closing")
+        return self._let_go == self._generation or self._generation != generation
 
     def _wait(self, deadline):
         """A worker's wait, holding self._cond, for the feeder's next delivery until `deadline`

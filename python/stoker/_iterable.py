@@ -206,11 +206,7 @@ class StreamProcesses(DatasetProcesses):
             k = self._base + index
             generation = self._generation
             while True:
-                if self._failure is not None:
-                    raise RuntimeError(self._failure)
-                if self._closed:
-                    raise RuntimeError("the loader is closing")
-                if self._let_go == self._generation or self._generation != generation:
+                if self._over(generation):
                     return Ellipsis
                 item = self._stash.pop(k, None)
                 if item is not None:

@@ -363,11 +363,9 @@ class Gated(Squares):
         return super().__getitem__(i)
 
 
-EXITS = """
-import os, signal, sys, time, numpy as np, stoker
-# A terminal starts its program with Ctrl-C at its default; a test run started in the
-# background starts it ignored, and Python then keeps it so (test_errors.py).
-signal.signal(signal.SIGINT, signal.default_int_handler)
+# A loader whose processes, from item 16 on, are inside items for 600 s.
+SLOW_LOADER = """
+import os, time, numpy as np, stoker
 class Slow:
     def __len__(self): return 400
     def __getitem__(self, i):
@@ -377,6 +375,14 @@ class Slow:
 MAIN = os.getpid()
 loader = stoker.DataLoader(Slow(), batch_size=8, transforms="Resize(8), CenterCrop(8)", num_workers=2,
                            dataset_processes=2)
+"""
+
+EXITS = """
+import signal, sys
+# A terminal starts its program with Ctrl-C at its default; a test run started in the
+# background starts it ignored, and Python then keeps it so (test_errors.py).
+signal.signal(signal.SIGINT, signal.default_int_handler)
+""" + SLOW_LOADER + """
 for k, _ in enumerate(loader):
     if k == 1:
         print("started", time.time(), flush=True)
@@ -425,19 +431,10 @@ def test_exit_and_ctrl_c_mid_pass_end_the_processes(tmp_path):
 
 
 EXIT_WHILE_STOPPING = """
-import os, time, numpy as np, stoker
 from stoker import _dataset_processes, _exit
 _dataset_processes.STOP_GRACE_S = 120  # the processes' grace, longer than the test's bound
 _exit.SETTLE_S = 60  # the exit's wait for the feeder, as long
-class Slow:
-    def __len__(self): return 400
-    def __getitem__(self, i):
-        if os.getpid() != MAIN and i >= 16:
-            time.sleep(600)
-        return np.zeros((8, 8), np.uint8), i
-MAIN = os.getpid()
-loader = stoker.DataLoader(Slow(), batch_size=8, transforms="Resize(8), CenterCrop(8)", num_workers=2,
-                           dataset_processes=2)
+""" + SLOW_LOADER + """
 batches = iter(loader)
 next(batches), next(batches)
 del batches  # let go mid-pass: the processes are told to stop, inside their items for 600 s
