@@ -371,4 +371,27 @@ def test_a_grayscale_video_without_a_channel_axis_is_told_to_add_one():
             return super().__getitem__(i)[0][..., None], i
 
     x, y = next(iter(stoker.DataLoader(WithAxis(), batch_size=2, frames_per_clip=8, transforms="Resize((16, 16))")))
-    assert x.shape == (2, 8, 3, 16, 16) and y.tolist() == [0, 1]
+    assert x.shape == (2, 8, 1, 16, 16) and y.tolist() == [0, 1]  # one channel, as ToTensor gives (H, W, 1)
+
+
+@pytest.mark.parametrize("kind", ["pil", "video"])
+def test_gray_frames_keep_their_one_channel_as_torchvisions_to_tensor_gives_it(clip_folder, kind):
+    # Lip reading's grey mouth crops: torchvision's ToTensor gives each L frame (1, H, W), as for a single image.
+    _, clips = clip_folder
+
+    class Gray(ClipItems):
+        def __getitem__(self, i):
+            frames = [Image.open(p).convert("L") for p in self.clips[i][0]]
+            if self.kind == "pil":
+                return frames, self.clips[i][1]
+            return np.stack([np.asarray(f) for f in frames])[..., None], self.clips[i][1]  # (T, H, W, 1)
+
+    chain = T.Compose([T.Resize((20, 24)), T.ToTensor(), T.Normalize((0.5,), (0.25,))])
+    loader = stoker.DataLoader(Gray(clips, kind), batch_size=6, frames_per_clip=3, frame_step=1, transforms=chain,
+                               return_params=True)
+    x, y, params = next(iter(loader))
+    assert x.shape == (6, 3, 1, 20, 24)
+    for s in range(6):
+        for k, frame in enumerate(params["frames"][s].tolist()):
+            expected = chain(Image.open(clips[s][0][frame]).convert("L"))
+            assert (x[s, k] - expected).abs().max() <= 1.01 / 255 / 0.25, (s, k)

@@ -155,7 +155,9 @@ models take single images. Clips are read from:
   tuple of images, each as a Dataset's image may be, a NumPy array of the frames' paths
   (`np.array(paths)[np.linspace(0, n - 1, K).astype(int)]`), or one uint8 array of 4
   dimensions whose first is the frames (`(T, H, W, C)` or `(T, C, H, W)`; a grayscale
-  video's `(T, H, W)` is `frames[..., None]`).
+  video's `(T, H, W)` is `frames[..., None]`). Its frames keep the channels a Dataset's single
+  images keep (torchvision's `ToTensor`'s): one for PIL images of mode L and `(T, H, W, 1)`
+  frames, three for RGB; the first frame of the first item sets the count.
 
 Which frames: with span L = (K − 1) × S + 1 and a clip of n frames, frame k of the sample is
 t + k × S. In training (`clip_start="random"`) the start t is drawn uniformly from
