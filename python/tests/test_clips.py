@@ -186,6 +186,35 @@ SAMPLERS = [
 ]
 
 
+def test_the_returned_params_redo_every_frame_with_torchvisions_functional(clip_folder):
+    # A face-clip script checks its augmentation: each frame recropped, flipped and jittered by the clip's params.
+    import torchvision.transforms.functional as F
+
+    _, clips = clip_folder
+    mean, std = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+    chain = T.Compose([T.RandomResizedCrop(24, scale=(0.4, 1)), T.RandomHorizontalFlip(),
+                       T.ColorJitter(0.3, 0.3, 0.3, 0.05), T.ToTensor(), T.Normalize(mean, std)])
+    loader = stoker.DataLoader(ClipItems(clips, "pil"), batch_size=3, shuffle=True, seed=4, frames_per_clip=3,
+                               frame_step=2, transforms=chain, return_params=True)
+    flips = set()
+    for x, _, params in loader:
+        for s in range(len(x)):
+            left, top, width, height = (round(v) for v in params["box"][s].tolist())
+            factors = params["color"][s].tolist()
+            adjust = [F.adjust_brightness, F.adjust_contrast, F.adjust_saturation, F.adjust_hue]
+            flips.add(bool(params["hflip"][s]))
+            for k, frame in enumerate(params["frames"][s].tolist()):
+                image = Image.open(clips[int(params["index"][s])][0][frame]).convert("RGB")
+                image = F.resized_crop(image, top, left, height, width, [24, 24])
+                pixels = F.to_tensor(F.hflip(image) if params["hflip"][s] else image)
+                for step in params["color_order"][s].tolist():
+                    pixels = adjust[step](pixels, factors[step])
+                expected = F.normalize(pixels, mean, std)
+                levels = (x[s, k] - expected).abs() * torch.tensor(std).view(3, 1, 1) * 255
+                assert levels.mean() < 1 and levels.max() <= 3, (s, k, levels.mean(), levels.max())
+    assert flips == {False, True}
+
+
 @pytest.mark.parametrize("make, start", SAMPLERS)
 def test_clip_start_follows_the_samplers_order(clip_folder, make, start):
     dataset = ClipItems(clip_folder[1], "paths")
