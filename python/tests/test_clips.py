@@ -258,13 +258,42 @@ def test_a_frame_of_another_size_is_a_bad_sample_naming_it(tmp_path):
             (tmp_path / "c" / f"clip{i}").mkdir(parents=True, exist_ok=True)
             Image.fromarray(frame_pixels(i, k, h=30 if (i, k) == (1, 2) else 36)).save(
                 tmp_path / "c" / f"clip{i}" / f"{k}.png")
-    loader = stoker.DataLoader(tmp_path, batch_size=2, frames_per_clip=3, transforms="Resize((8, 8))", max_bad=1)
+    loader = stoker.DataLoader(tmp_path, batch_size=2, frames_per_clip=3, transforms="Resize(8), CenterCrop(8)",
+                               max_bad=1)
     next(iter(loader))
     bad = loader.stats()["bad_samples"]
     assert [b["path"] for b in bad] == [str(tmp_path / "c" / "clip1")]
     assert bad[0]["reason"] == (f"frame {tmp_path / 'c' / 'clip1' / '2.png'} is 44x30, and the clip's first frame "
                                 f"{tmp_path / 'c' / 'clip1' / '0.png'} is 44x36: the frames of a clip must share one "
-                                "size")
+                                "size, or the chain begin with Resize((h, w)), which makes each frame that size first")
+
+
+def test_frames_of_each_their_size_are_resized_first_by_a_resize_to_h_w(clip_folder):
+    # A deepfake detector's face crops, one per frame as the detector saved them, each its own size.
+    import torchvision.transforms.functional as F
+
+    _, clips = clip_folder
+
+    class FaceCrops(ClipItems):
+        def __getitem__(self, i):
+            paths, target = self.clips[i]
+            return [Image.open(p).convert("RGB").crop((k % 3, 0, 40 + 2 * (k % 2), 30 + k % 3))
+                    for k, p in enumerate(paths)], target
+
+    chain = "Resize((20, 24)), RandomHorizontalFlip(), ToUint8"
+    loader = stoker.DataLoader(FaceCrops(clips, "pil"), batch_size=6, shuffle=True, seed=2, frames_per_clip=3,
+                               frame_step=1, transforms=chain, return_params=True, max_bad=0)
+    flips = set()
+    for x, _, params in loader:
+        assert loader.stats()["bad_samples"] == []
+        for s in range(len(x)):
+            items = FaceCrops(clips, "pil")[int(params["index"][s])][0]
+            flips.add(bool(params["hflip"][s]))
+            for k, frame in enumerate(params["frames"][s].tolist()):
+                made = F.resize(items[frame], [20, 24])
+                expected = F.pil_to_tensor(F.hflip(made) if params["hflip"][s] else made)
+                assert (x[s, k].int() - expected.int()).abs().max() <= 1, (s, k)
+    assert flips == {False, True}
 
 
 @pytest.mark.parametrize("kwargs, words", [
