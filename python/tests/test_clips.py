@@ -186,6 +186,18 @@ SAMPLERS = [
 ]
 
 
+def test_frames_of_a_mode_the_chain_does_not_carry_are_refused_as_single_images_are(clip_folder):
+    _, clips = clip_folder
+
+    class Rgba(ClipItems):
+        def __getitem__(self, i):
+            return [Image.open(p).convert("RGBA") for p in self.clips[i][0]], self.clips[i][1]
+
+    with pytest.raises(ValueError, match=r"^dataset: frame 0 of Rgba\[0\]'s clip is a PIL image of mode RGBA, whose "
+                                         r"channels stoker's chain does not carry .* image\.convert\(\"RGB\"\)"):
+        stoker.DataLoader(Rgba(clips, "pil"), frames_per_clip=2, transforms="Resize((8, 8))")
+
+
 def test_the_returned_params_redo_every_frame_with_torchvisions_functional(clip_folder):
     # A face-clip script checks its augmentation: each frame recropped, flipped and jittered by the clip's params.
     import torchvision.transforms.functional as F
