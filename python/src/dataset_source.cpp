@@ -652,9 +652,12 @@ Status DatasetSource::read_clip(size_t index, const data::FramePicker& pick,
       numbers.assign(chosen.begin(), chosen.end());
       frames->resize(chosen.size());
       files = std::vector<FileToRead>(chosen.size());
+      const int keep = keep_channels_.load(std::memory_order_relaxed);
       for (size_t k = 0; k < chosen.size(); ++k) {
         frame = chosen[k];
-        take_image(clip[py::int_(frame)], &(*frames)[k], &files[k]);
+        const py::object image = clip[py::int_(frame)];
+        if (keep > 0) check_channels(image, keep);
+        take_image(image, &(*frames)[k], &files[k], keep > 0);
         (*frames)[k].geometry.clear();
       }
       in_targets = true;

@@ -633,7 +633,9 @@ def _check_first_item(dataset, name, on_error="substitute", clips=False, image_k
     if clips:
         _check_first_clip(dataset, image_at if layout else at, image, alone=image is item)
         check_clip_wrappers(target, at, len(image))
-        return FirstItem(index, item, parts, target, dict_items=layout)
+        first = FirstItem(index, item, parts, target, dict_items=layout)
+        first.image = (f"frame 0 of {image_at if layout else at}'s clip", *_stoker.image_channels(image[0]))
+        return first
     image_at = f"{at}'s image" if image_at == at else image_at
     if passthrough and passes_through(image):
         if has_wrappers(target):

@@ -23,7 +23,10 @@ def _aligned(name, value, size, width, allowed):
         value = value.detach().cpu().numpy()
     array = np.asarray(value, dtype=np.float32)
     if array.ndim != 3 or array.shape[0] != size or array.shape[2] not in width:
-        raise arg.bad(name, f"<array of shape {tuple(array.shape)}>", f"{allowed}, one row per sample ({size})")
+        columns = array.ndim == 3 and width == (2, 3) and array.shape[1] in width
+        hint = (f"its points are in columns, as 300W-LP's pt2d (2, {array.shape[2]}) holds them: give "
+                f"array[:, :2].transpose(0, 2, 1), ({array.shape[0]}, {array.shape[2]}, 2)" if columns else "")
+        raise arg.bad(name, f"<array of shape {tuple(array.shape)}>", f"{allowed}, one row per sample ({size})", hint)
     return array
 
 

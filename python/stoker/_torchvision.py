@@ -6,7 +6,8 @@ writes the chain stoker's C++ parser reads: each object's settings exactly as th
 them (ColorJitter's ranges, RandomResizedCrop's scale and ratio, RandomErasing's value, ...),
 never its repr. READERS, one row per class, is the list of classes stoker reads; a class not in
 it, a function, and Lambda, are refused in one line that names it and says what to do instead.
-CLIP's conversions to RGB (RGB_CONVERSIONS) read as nothing in the chain: with one, stoker
+ToPILImage before the chain reads as nothing (_without_to_pil). CLIP's conversions to RGB
+(RGB_CONVERSIONS) read as nothing in the chain: with one, stoker
 decodes every image to RGB (converts_to_rgb; without, an image keeps its mode's channels: _modes.py).
 A wrapper whose __call__ only applies its `transforms` (torchvision's references' presets) is read
 as those.
@@ -318,6 +319,34 @@ def _image_classification(t, v2):
             f"Normalize(mean={_value(list(t.mean))}, std={_value(list(t.std))})"]
 
 
+# ToPILImage before the chain (frames read as arrays, cv2's, then converted for PIL's transforms):
+# stoker takes a uint8 array or tensor as the image of the same pixels, so it reads as nothing
+# there (chain_of drops it); after a step that makes floats it would round them back to 8 bits.
+_TO_PIL = "ToPILImage()"
+_MAKES_FLOATS = ("ToTensor(", "ConvertImageDtype(", "ToDtype(", "Normalize(")
+
+
+def _to_pil_image(t, v2):
+    if t.mode is not None:
+        raise Refused(f"transforms: ToPILImage(mode={t.mode!r}) converts the image's mode; stoker takes a uint8 "
+                      "array or tensor as it is: leave ToPILImage out (Grayscale() for one channel of grey), or "
+                      "convert the image where the Dataset makes it")
+    return [_TO_PIL]
+
+
+def _without_to_pil(calls):
+    """`calls` without the ToPILImage() before any step that makes floats; one after such a step is refused."""
+    kept = []
+    for call in calls:
+        if call != _TO_PIL:
+            kept.append(call)
+        elif any(c.startswith(_MAKES_FLOATS) for c in kept):
+            made = next(c for c in kept if c.startswith(_MAKES_FLOATS)).split("(")[0]
+            raise Refused(f"transforms: ToPILImage after {made} rounds the image back to 8 bits, and stoker's chain "
+                          f"keeps it in floating point; leave out the {made} before it and the ToPILImage")
+    return kept
+
+
 def _lambda(t, v2):
     raise Refused("transforms: Lambda runs Python code, which stoker's C++ workers cannot run; apply the function "
                   "to the batch in the training loop, or write the chain as a string of the transforms stoker "
@@ -367,6 +396,7 @@ READERS = {
     "AugMix": _aug_mix,
     "RandomErasing": _random_erasing,
     "ImageClassification": _image_classification,
+    "ToPILImage": _to_pil_image,
     "Lambda": _lambda,
 }
 
@@ -470,7 +500,7 @@ def chain_of(transforms):
             calls.append(item)
         else:
             calls += _read(item)
-    return ", ".join(calls)
+    return ", ".join(_without_to_pil(calls))
 
 
 def markdown_list():

@@ -50,8 +50,12 @@ class Keypoints:
     def __init__(self, data):
         points = _array(data, "Keypoints")
         if points.ndim not in (2, 3) or points.shape[-1] not in (2, 3):
+            count = points.shape[-1] if points.ndim == 2 else 0
+            columns = (f", its points in columns (as 300W-LP's pt2d (2, 68) and AFLW2000's pt3d_68 (3, 68) hold "
+                       f"them): give points[:2].T, ({count}, 2)" if points.ndim == 2 and points.shape[0] in (2, 3)
+                       else "")
             raise ValueError(f"Keypoints: an array of shape (P, 2) or (P, 3), or (T, P, 2) or (T, P, 3) beside a "
-                             f"clip; this one is {tuple(points.shape)}")
+                             f"clip; this one is {tuple(points.shape)}{columns}")
         if points.shape[-1] == 3:
             check_visibility(points.reshape(-1, 3), "Keypoints")
         if points.shape[-1] == 2:

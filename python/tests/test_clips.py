@@ -186,6 +186,47 @@ SAMPLERS = [
 ]
 
 
+def test_frames_of_a_mode_the_chain_does_not_carry_are_refused_as_single_images_are(clip_folder):
+    _, clips = clip_folder
+
+    class Rgba(ClipItems):
+        def __getitem__(self, i):
+            return [Image.open(p).convert("RGBA") for p in self.clips[i][0]], self.clips[i][1]
+
+    with pytest.raises(ValueError, match=r"^dataset: frame 0 of Rgba\[0\]'s clip is a PIL image of mode RGBA, whose "
+                                         r"channels stoker's chain does not carry .* image\.convert\(\"RGB\"\)"):
+        stoker.DataLoader(Rgba(clips, "pil"), frames_per_clip=2, transforms="Resize((8, 8))")
+
+
+def test_the_returned_params_redo_every_frame_with_torchvisions_functional(clip_folder):
+    # A face-clip script checks its augmentation: each frame recropped, flipped and jittered by the clip's params.
+    import torchvision.transforms.functional as F
+
+    _, clips = clip_folder
+    mean, std = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+    chain = T.Compose([T.RandomResizedCrop(24, scale=(0.4, 1)), T.RandomHorizontalFlip(),
+                       T.ColorJitter(0.3, 0.3, 0.3, 0.05), T.ToTensor(), T.Normalize(mean, std)])
+    loader = stoker.DataLoader(ClipItems(clips, "pil"), batch_size=3, shuffle=True, seed=4, frames_per_clip=3,
+                               frame_step=2, transforms=chain, return_params=True)
+    flips = set()
+    for x, _, params in loader:
+        for s in range(len(x)):
+            left, top, width, height = (round(v) for v in params["box"][s].tolist())
+            factors = params["color"][s].tolist()
+            adjust = [F.adjust_brightness, F.adjust_contrast, F.adjust_saturation, F.adjust_hue]
+            flips.add(bool(params["hflip"][s]))
+            for k, frame in enumerate(params["frames"][s].tolist()):
+                image = Image.open(clips[int(params["index"][s])][0][frame]).convert("RGB")
+                image = F.resized_crop(image, top, left, height, width, [24, 24])
+                pixels = F.to_tensor(F.hflip(image) if params["hflip"][s] else image)
+                for step in params["color_order"][s].tolist():
+                    pixels = adjust[step](pixels, factors[step])
+                expected = F.normalize(pixels, mean, std)
+                levels = (x[s, k] - expected).abs() * torch.tensor(std).view(3, 1, 1) * 255
+                assert levels.mean() < 1 and levels.max() <= 3, (s, k, levels.mean(), levels.max())
+    assert flips == {False, True}
+
+
 @pytest.mark.parametrize("make, start", SAMPLERS)
 def test_clip_start_follows_the_samplers_order(clip_folder, make, start):
     dataset = ClipItems(clip_folder[1], "paths")
@@ -229,13 +270,42 @@ def test_a_frame_of_another_size_is_a_bad_sample_naming_it(tmp_path):
             (tmp_path / "c" / f"clip{i}").mkdir(parents=True, exist_ok=True)
             Image.fromarray(frame_pixels(i, k, h=30 if (i, k) == (1, 2) else 36)).save(
                 tmp_path / "c" / f"clip{i}" / f"{k}.png")
-    loader = stoker.DataLoader(tmp_path, batch_size=2, frames_per_clip=3, transforms="Resize((8, 8))", max_bad=1)
+    loader = stoker.DataLoader(tmp_path, batch_size=2, frames_per_clip=3, transforms="Resize(8), CenterCrop(8)",
+                               max_bad=1)
     next(iter(loader))
     bad = loader.stats()["bad_samples"]
     assert [b["path"] for b in bad] == [str(tmp_path / "c" / "clip1")]
     assert bad[0]["reason"] == (f"frame {tmp_path / 'c' / 'clip1' / '2.png'} is 44x30, and the clip's first frame "
                                 f"{tmp_path / 'c' / 'clip1' / '0.png'} is 44x36: the frames of a clip must share one "
-                                "size")
+                                "size, or the chain begin with Resize((h, w)), which makes each frame that size first")
+
+
+def test_frames_of_each_their_size_are_resized_first_by_a_resize_to_h_w(clip_folder):
+    # A deepfake detector's face crops, one per frame as the detector saved them, each its own size.
+    import torchvision.transforms.functional as F
+
+    _, clips = clip_folder
+
+    class FaceCrops(ClipItems):
+        def __getitem__(self, i):
+            paths, target = self.clips[i]
+            return [Image.open(p).convert("RGB").crop((k % 3, 0, 40 + 2 * (k % 2), 30 + k % 3))
+                    for k, p in enumerate(paths)], target
+
+    chain = "Resize((20, 24)), RandomHorizontalFlip(), ToUint8"
+    loader = stoker.DataLoader(FaceCrops(clips, "pil"), batch_size=6, shuffle=True, seed=2, frames_per_clip=3,
+                               frame_step=1, transforms=chain, return_params=True, max_bad=0)
+    flips = set()
+    for x, _, params in loader:
+        assert loader.stats()["bad_samples"] == []
+        for s in range(len(x)):
+            items = FaceCrops(clips, "pil")[int(params["index"][s])][0]
+            flips.add(bool(params["hflip"][s]))
+            for k, frame in enumerate(params["frames"][s].tolist()):
+                made = F.resize(items[frame], [20, 24])
+                expected = F.pil_to_tensor(F.hflip(made) if params["hflip"][s] else made)
+                assert (x[s, k].int() - expected.int()).abs().max() <= 1, (s, k)
+    assert flips == {False, True}
 
 
 @pytest.mark.parametrize("kwargs, words", [
@@ -371,4 +441,27 @@ def test_a_grayscale_video_without_a_channel_axis_is_told_to_add_one():
             return super().__getitem__(i)[0][..., None], i
 
     x, y = next(iter(stoker.DataLoader(WithAxis(), batch_size=2, frames_per_clip=8, transforms="Resize((16, 16))")))
-    assert x.shape == (2, 8, 3, 16, 16) and y.tolist() == [0, 1]
+    assert x.shape == (2, 8, 1, 16, 16) and y.tolist() == [0, 1]  # one channel, as ToTensor gives (H, W, 1)
+
+
+@pytest.mark.parametrize("kind", ["pil", "video"])
+def test_gray_frames_keep_their_one_channel_as_torchvisions_to_tensor_gives_it(clip_folder, kind):
+    # Lip reading's grey mouth crops: torchvision's ToTensor gives each L frame (1, H, W), as for a single image.
+    _, clips = clip_folder
+
+    class Gray(ClipItems):
+        def __getitem__(self, i):
+            frames = [Image.open(p).convert("L") for p in self.clips[i][0]]
+            if self.kind == "pil":
+                return frames, self.clips[i][1]
+            return np.stack([np.asarray(f) for f in frames])[..., None], self.clips[i][1]  # (T, H, W, 1)
+
+    chain = T.Compose([T.Resize((20, 24)), T.ToTensor(), T.Normalize((0.5,), (0.25,))])
+    loader = stoker.DataLoader(Gray(clips, kind), batch_size=6, frames_per_clip=3, frame_step=1, transforms=chain,
+                               return_params=True)
+    x, y, params = next(iter(loader))
+    assert x.shape == (6, 3, 1, 20, 24)
+    for s in range(6):
+        for k, frame in enumerate(params["frames"][s].tolist()):
+            expected = chain(Image.open(clips[s][0][frame]).convert("L"))
+            assert (x[s, k] - expected).abs().max() <= 1.01 / 255 / 0.25, (s, k)

@@ -286,6 +286,27 @@ def test_flip_pairs_naming_a_point_past_the_keypoints_are_refused_when_the_loade
         stoker.DataLoader(root, keypoints=str(root / "points.npy"), flip_pairs=[(4, 1)], transforms="Resize((8, 8))")
 
 
+@pytest.mark.parametrize("rows", [2, 3])
+def test_points_given_as_columns_are_told_to_transpose(rows):
+    # 300W-LP's pt2d is (2, 68), AFLW2000's pt3d_68 (3, 68): a head-pose script's landmarks as read from the .mat.
+    with pytest.raises(ValueError) as raised:
+        stoker.Keypoints(np.zeros((rows, 68), np.float32))
+    assert str(raised.value) == (
+        f"Keypoints: an array of shape (P, 2) or (P, 3), or (T, P, 2) or (T, P, 3) beside a clip; this one is "
+        f"({rows}, 68), its points in columns (as 300W-LP's pt2d (2, 68) and AFLW2000's pt3d_68 (3, 68) hold them): "
+        "give points[:2].T, (68, 2)")
+
+
+def test_an_array_of_points_in_columns_is_told_to_transpose(blocks):
+    root, _ = blocks
+    with pytest.raises(ValueError) as raised:
+        stoker.DataLoader(root, keypoints=np.zeros((6, 2, 68), np.float32), transforms="Resize((8, 8))")
+    assert str(raised.value) == (
+        "keypoints='<array of shape (6, 2, 68)>': an array of shape (N, P, 2) or (N, P, 3), one row per sample (6); "
+        "its points are in columns, as 300W-LP's pt2d (2, 68) holds them: give array[:, :2].transpose(0, 2, 1), "
+        "(6, 68, 2)")
+
+
 def test_a_third_column_that_is_not_a_visibility_is_refused(blocks):
     # AFLW2000's pt3d_68, transposed to (68, 3), holds x, y and a depth.
     root, centres = blocks

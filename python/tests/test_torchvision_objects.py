@@ -466,6 +466,46 @@ def test_clips_conversion_to_rgb_reads_as_nothing(module, name, tmp_path):
     assert images.shape == (2, 3, 16, 16) and torch.allclose(images, expected, atol=1 / 255)
 
 
+class Frames(torch.utils.data.Dataset):
+    """A face script's Dataset: each frame as cv2 reads it (converted to RGB), a uint8 (H, W, 3) array,
+    through `transform` where one is given."""
+
+    def __init__(self, transform=None):
+        self.transform = transform
+
+    def __len__(self):
+        return 6
+
+    def __getitem__(self, i):
+        y, x = np.mgrid[0:30, 0:26]
+        pixels = np.stack([x * 9 + i * 20, y * 7, (x + y) * 4], axis=-1).astype(np.uint8)
+        return (self.transform(pixels) if self.transform is not None else pixels), i
+
+
+def test_to_pil_image_before_the_chain_reads_as_nothing_as_stoker_takes_arrays_as_they_are():
+    # cv2's frames go through ToPILImage first: a uint8 array or tensor, PIL's image of the same pixels.
+    chain = T.Compose([T.ToPILImage(), T.Resize((20, 16)), T.ToTensor(), T.Normalize((0.5,) * 3, (0.25,) * 3)])
+    expected = torch.cat([x for x, _ in torch.utils.data.DataLoader(Frames(chain), batch_size=3)])
+    loader = stoker.DataLoader(Frames(), batch_size=3, transforms=chain)
+    assert loader.transforms == stoker.DataLoader(Frames(), transforms=T.Compose(chain.transforms[1:])).transforms
+    got = torch.cat([x for x, _ in loader])
+    assert got.shape == expected.shape and (got - expected).abs().max() <= 1.01 / 255 / 0.25
+
+
+@pytest.mark.parametrize("make,words", [
+    (lambda: T.Compose([T.ToTensor(), T.ToPILImage(), T.Resize(16), T.ToTensor()]),
+     ["ToPILImage after ToTensor", "leave out the ToTensor before it and the ToPILImage"]),
+    (lambda: T.Compose([T.ToPILImage(mode="L"), T.Resize(16), T.ToTensor()]),
+     ["ToPILImage(mode='L')", "Grayscale"]),
+])
+def test_to_pil_image_that_would_change_the_pixels_is_refused_in_one_line(make, words):
+    with pytest.raises(ValueError) as error:
+        stoker.DataLoader(Frames(), batch_size=3, transforms=make())
+    assert "\n" not in str(error.value)
+    for word in words:
+        assert word in str(error.value), str(error.value)
+
+
 def test_the_docs_list_the_classes_read():
     from pathlib import Path
 

@@ -155,7 +155,9 @@ models take single images. Clips are read from:
   tuple of images, each as a Dataset's image may be, a NumPy array of the frames' paths
   (`np.array(paths)[np.linspace(0, n - 1, K).astype(int)]`), or one uint8 array of 4
   dimensions whose first is the frames (`(T, H, W, C)` or `(T, C, H, W)`; a grayscale
-  video's `(T, H, W)` is `frames[..., None]`).
+  video's `(T, H, W)` is `frames[..., None]`). Its frames keep the channels a Dataset's single
+  images keep (torchvision's `ToTensor`'s): one for PIL images of mode L and `(T, H, W, 1)`
+  frames, three for RGB; the first frame of the first item sets the count.
 
 Which frames: with span L = (K − 1) × S + 1 and a clip of n frames, frame k of the sample is
 t + k × S. In training (`clip_start="random"`) the start t is drawn uniformly from
@@ -166,7 +168,9 @@ centre one to evaluate. A clip shorter than L (n < L) starts at 0 and repeats it
 frame: frame k is min(k × S, n − 1). The transform's random parameters are drawn once per clip,
 from its first chosen frame's size, and every frame is transformed with them; the frames of a
 clip must share one size, and a frame of another size is a bad sample whose reason names it
-and the first frame. A batch is `(N, K, C, H, W)` (NHWC: `(N, K, H, W, C)` in memory).
+and the first frame, unless the chain begins with `Resize((h, w))` (face crops saved one per
+frame, each its own size): each frame is resized to (h, w) first and takes the clip's same
+draws after it (`return_params`' `source_size` and `box` are the first chosen frame's). A batch is `(N, K, C, H, W)` (NHWC: `(N, K, H, W, C)` in memory).
 
 A clip may carry a box and landmarks per frame of the video, NaN where there is none: a
 Dataset's `stoker.Boxes` `(T, 4)` and `stoker.Keypoints` `(T, P, 2)` or `(T, P, 3)` in its

@@ -183,9 +183,12 @@ Status SampleLoader::load_clip(uint64_t index, SampleRng& rng, Stopwatch& watch,
   // Every frame takes the clip's one set of draws: each draws from a copy of the clip's stream
   // as it stands here. With BoxCrop, each frame draws with the targets of the frame whose box
   // it is cropped around (its own, else the nearest usable one's), so only its crop differs:
-  // the Resize((h, w)) that must follow BoxCrop makes every later draw the same.
+  // the Resize((h, w)) that must follow BoxCrop makes every later draw the same. Frames of each
+  // their size (face crops, one per frame) are taken where the chain begins with Resize((h, w)):
+  // each draws with its own size likewise, and the resize makes every later draw the clip's.
   const SampleRng clip_rng = rng;
   const bool box_crop = spec_.box_crop.enabled();
+  const bool own_sizes = !box_crop && spec_.resize.width > 0 && spec_.resize.height > 0;
   static const TargetGeometrySpec kNoPairs;
   const TargetGeometrySpec& pairs = target_geometry_ != nullptr ? *target_geometry_ : kNoPairs;
   ImageInfo first;
@@ -209,13 +212,14 @@ Status SampleLoader::load_clip(uint64_t index, SampleRng& rng, Stopwatch& watch,
       if (box_crop) {
         if (status = pick_crop_frames(index, info, clip_rng); !status.ok()) return status;
       }
-    } else if (info.width != first.width || info.height != first.height) {
+    } else if (!own_sizes && (info.width != first.width || info.height != first.height)) {
       return Status::failure(fmt::format(
-          "frame {} is {}x{}, and the clip's first frame {} is {}x{}: the frames of a clip must share one size",
+          "frame {} is {}x{}, and the clip's first frame {} is {}x{}: the frames of a clip must share one size{}",
           source_.frame_name(index, chosen_[k]), info.width, info.height, source_.frame_name(index, chosen_[0]),
-          first.width, first.height));
+          first.width, first.height,
+          box_crop ? "" : ", or the chain begin with Resize((h, w)), which makes each frame that size first"));
     }
-    if (k == 0 || box_crop) {
+    if (k == 0 || box_crop || own_sizes) {
       if (box_crop) {
         params = frame_params_[k];
       } else {

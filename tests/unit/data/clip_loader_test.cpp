@@ -196,7 +196,9 @@ TEST(ClipLoaderTest, AFrameOfAnotherSizeIsABadSampleNamingIt) {
   EXPECT_EQ(stats.bad_samples[0].name, (dir.path() / "data/c/mixed").string());
   EXPECT_EQ(stats.bad_samples[0].reason,
             "frame " + (dir.path() / "data/c/mixed/b.jpg").string() + " is 40x30, and the clip's first frame " +
-                (dir.path() / "data/c/mixed/a.jpg").string() + " is 40x32: the frames of a clip must share one size");
+                (dir.path() / "data/c/mixed/a.jpg").string() +
+                " is 40x32: the frames of a clip must share one size, or the chain begin with Resize((h, w)), which "
+                "makes each frame that size first");
 
   dir.write("data/c/mixed/b.jpg", {0xFF, 0xD8, 0xFF});
   options.on_error = OnError::kFail;
