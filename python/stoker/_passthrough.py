@@ -57,18 +57,39 @@ def collate_images(images, indices, name):
     return default_collate(list(images))
 
 
+def whole_items(images, values, width, named=None, layout=None):
+    """The batch's items as the Dataset returned them, each image put back in its place (for a
+    collate_fn, which torch's DataLoader gives the whole items): `values` each item's targets as
+    the engine carries them (None for an image alone, the value for (image, target), a tuple
+    for wider items, a dict without the image for dict items); `named` a namedtuple type,
+    `layout` a dict item's DictItems. A list item comes as a tuple."""
+    images = as_images(images)
+    if layout is not None:
+        return [layout.item(image, value) for image, value in zip(images, values)]
+    if width == 1:
+        return images
+    if width == 2:
+        items = [(image, value) for image, value in zip(images, values)]
+    else:
+        items = [(image, *value) for image, value in zip(images, values)]
+    return [named(*item) for item in items] if named is not None else items
+
+
 class WorkerStack:
     """stack(items) -> the batch of a whole batch's (image, target, index) items' images, called on
     the worker thread that writes the batch's last item (python/src/dataset_source.h, `stack`):
     collate_images, pinned where `pin` (pin_memory=True on the CPU, as torch's pin thread does it
     off the loop's thread); None where the images differ (the consumer collates them again and
-    raises the line there)."""
+    raises the line there); None too where `skip` (a collate_fn stacks them)."""
 
     def __init__(self, name):
         self.name = name
         self.pin = False  # set by the DataLoader, which knows pin_memory and the device
+        self.skip = False  # set by the DataLoader, which knows its collate_fn
 
     def __call__(self, items):
+        if self.skip:
+            return None
         try:
             images = collate_images([p[0] for p in items], [p[2] for p in items], self.name)
         except ValueError:

@@ -24,7 +24,7 @@ from . import _options
 from . import _stoker
 from ._collate import call_collate_fn, collate_targets, sample_params
 from ._dataset_processes import DatasetProcesses
-from ._passthrough import collate_images
+from ._passthrough import collate_images, whole_items
 from ._iterable import StreamPass, StreamProcesses, StreamView, check_options, is_iterable, load_state, stream_batches
 from ._datasets import _raised, class_to_idx, open_data, reopen_folder
 from ._generator import draw_random_sampler, draw_seed, peek_seed
@@ -547,6 +547,9 @@ class DataLoader:
                              f"buffers and plan follow it), so a later value would not reach the batches; make a new "
                              f"stoker.DataLoader(..., {name}=...)")
         super().__setattr__(name, value)
+        stack = getattr(self.__dict__.get("_data"), "stack", None)
+        if name == "collate_fn" and stack is not None:  # a collate_fn stacks the whole items' images itself
+            stack.skip = value is not None
 
     # torch's DataLoader attributes that scripts read.
     @property
@@ -980,6 +983,8 @@ class DataLoader:
         transform = self._data.target_transform
         if self._data.passthrough:  # (images, targets): _shaped takes the images as the inputs
             passed = batch.items
+            if self.collate_fn is not None:  # (None, the batch): the whole items, as torch's collate_fn gets them
+                return None, self._collated_whole(passed, transform)
             images = batch.finished  # stacked (and pinned) on the worker that wrote the batch's last item
             if images is None or images.shape[0] != len(passed):  # images that differ; a stream's last batch
                 images = collate_images([p[0] for p in passed], [p[2] for p in passed], self._data.name)
@@ -1003,6 +1008,19 @@ class DataLoader:
             values = [transform(v) for v in values]
         layout = self._data.dict_items
         return collate_targets(values, self.collate_fn, layout.image_key if layout is not None else None)
+
+    def _collated_whole(self, passed, transform):
+        """collate_fn on a passed-through batch's whole items, each with its image as the Dataset
+        made it; pinned as torch's DataLoader pins what its collate_fn returns."""
+        values = [p[1] for p in passed]
+        if transform is not None:
+            values = [transform(v) for v in values]
+        items = whole_items([p[0] for p in passed], values, self._data.item_width, self._data.named,
+                            self._data.dict_items)
+        batch = call_collate_fn(self.collate_fn, items, whole=True)
+        if self.pin_memory and self.device.type == "cpu":
+            batch = torch.utils.data._utils.pin_memory.pin_memory(batch)
+        return batch
 
     def _list_parts(self, batch):
         """A CSV list's (or shards') targets, if it has them, and its other columns, in order: text as
@@ -1039,6 +1057,8 @@ class DataLoader:
         inputs, targets, params = item
         if self._data.passthrough:  # the engine's inputs are a 0.0 per sample: the images came with the targets
             inputs, targets = targets
+            if inputs is None:  # what collate_fn made of the whole items (_collated_whole)
+                return (targets, *params) if params is not None else targets
             if self.channels_last and inputs.dim() == 4:
                 inputs = inputs.contiguous(memory_format=torch.channels_last)
         elif len(self._feature_shape) > 1:

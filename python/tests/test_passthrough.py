@@ -234,3 +234,50 @@ def test_the_device_feed_carries_passed_arrays_with_the_targets():
     for (x, y), (tx, ty) in zip(got, theirs):
         assert x.dtype == tx.dtype and torch.equal(x, tx) and torch.equal(y, ty)
     del it
+
+
+class Pairs(torch.utils.data.Dataset):
+    """A CLIP fine-tune's rows after the Dataset's own transform, as Hugging Face's contrastive
+    image-text example's processor makes them: pixel values, token ids and their mask as lists."""
+
+    def __len__(self):
+        return 12
+
+    def __getitem__(self, i):
+        ids = [49406, 320 + i, 1929, 49407, 0, 0]
+        return {"pixel_values": torch.from_numpy(_pixels(i)).permute(2, 0, 1).float() / 255, "input_ids": ids,
+                "attention_mask": [int(t != 0) for t in ids]}
+
+
+def hf_collate_fn(examples):  # the example's own
+    pixel_values = torch.stack([example["pixel_values"] for example in examples])
+    input_ids = torch.tensor([example["input_ids"] for example in examples], dtype=torch.long)
+    attention_mask = torch.tensor([example["attention_mask"] for example in examples], dtype=torch.long)
+    return {"pixel_values": pixel_values, "input_ids": input_ids, "attention_mask": attention_mask, "return_loss": True}
+
+
+def mixup_collate_fn(batch):  # torchvision's references' shape: the whole (image, target) samples, collated
+    images, targets = torch.utils.data.default_collate(batch)
+    return images.flip(0) * 0.5 + images * 0.5, targets
+
+
+@pytest.mark.parametrize("processes", [0, 2])
+@pytest.mark.parametrize("dataset,collate_fn", [(Pairs(), hf_collate_fn), (Plain(_pixels), mixup_collate_fn),
+                                                (ROWS["float64 (T, D) array"](), mixup_collate_fn)])
+def test_collate_fn_gets_the_whole_items_as_torchs_does(dataset, collate_fn, processes):
+    theirs = list(torch.utils.data.DataLoader(dataset, batch_size=4, collate_fn=collate_fn))
+    ours = list(stoker.DataLoader(dataset, batch_size=4, collate_fn=collate_fn, num_workers=2,
+                                  dataset_processes=processes))
+    assert len(ours) == len(theirs) and all(_same(got, expected) for got, expected in zip(ours, theirs))
+
+
+def _same(got, expected):
+    """Equal batches: the same structure, tensors of the same dtype, shape and values."""
+    if isinstance(expected, torch.Tensor):
+        return type(got) is torch.Tensor and got.dtype == expected.dtype and torch.equal(got, expected)
+    if isinstance(expected, dict):
+        return type(got) is type(expected) and list(got) == list(expected) and all(_same(got[k], expected[k])
+                                                                                  for k in expected)
+    if isinstance(expected, (tuple, list)):
+        return type(got) is type(expected) and len(got) == len(expected) and all(map(_same, got, expected))
+    return got == expected
