@@ -97,15 +97,17 @@ class WorkerStack:
         return images.pin_memory() if self.pin else images
 
 
-def transform_note(name, transform_text):
+def transform_note(name, transform_text, method, runner):
     """The UserWarning line of a Dataset whose own `transform` makes the images stoker passes
-    through: where it runs, and how to go faster. The figure is docs/guide/python.md's
-    measurement (RandomResizedCrop(224), flip, ToTensor, Normalize over 500x375 JPEGs: 4 ms of
-    CPU per image on the worker threads, 10 to 11 with torch's 2 worker processes, 1.2 in
-    stoker's chain; dataset_processes=2 costs about what torch's processes cost), which is also
-    why dataset_processes is not chosen here."""
-    return (f"stoker.DataLoader: {name}'s own transform ({transform_text}) runs in Python, in its __getitem__ on "
-            "stoker's worker threads, as torch's DataLoader runs it; stoker's C++ chain takes about a third of its "
+    through: where it runs (its `method`, on `runner`), and how to go faster. The figure is
+    docs/guide/python.md's measurement (RandomResizedCrop(224), flip, ToTensor, Normalize over
+    500x375 JPEGs: 4 ms of CPU per image on the worker threads, 10 to 11 with torch's 2 worker
+    processes, 1.2 in stoker's chain; dataset_processes=2 costs about what torch's processes
+    cost), which is also why dataset_processes is not chosen here."""
+    on = "on" if runner.endswith("threads") else "in"
+    return (f"stoker.DataLoader: {name}'s own transform ({transform_text}) runs in Python, in its {method} {on} "
+            f"{runner}, as torch's DataLoader runs it; stoker's C++ chain takes about a third of its "
             "CPU per image: make the Dataset with transform=None and give the transform to "
-            "stoker.DataLoader(transforms=...) (dataset_processes=N helps only a __getitem__ that holds the GIL in "
-            "pure Python)")
+            "stoker.DataLoader(transforms=...)"
+            + (" (dataset_processes=N helps only a __getitem__ that holds the GIL in pure Python)"
+               if runner.endswith("threads") else ""))

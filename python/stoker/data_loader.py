@@ -404,7 +404,7 @@ class DataLoader:
         data = open_data(StreamView(dataset, name, batch_size) if stream else dataset, split, self._worker_threads,
                          clips=frames_per_clip > 0, on_error=on_error, image_key=image_key,
                          items=processes.take if processes else None, name=name,
-                         transforms_given=transforms is not None)
+                         transforms_given=transforms is not None, stream=stream)
         if stream:
             data.dataset = dataset
             data.follows = None  # its passes end where its stream does (_iterable.py)

@@ -126,6 +126,40 @@ def test_a_datasets_own_transform_is_said_once_with_how_to_go_faster():
     assert "transform=None" in lines[0] and "transforms=" in lines[0]
 
 
+class OpenClipCsv(torch.utils.data.Dataset):
+    """open_clip's CsvDataset's shape: its transform under `transforms`, applied in __getitem__."""
+
+    def __init__(self):
+        self.transforms = T.Compose([T.ToTensor(), T.Normalize([0.5] * 3, [0.25] * 3)])
+
+    def __len__(self):
+        return 12
+
+    def __getitem__(self, i):
+        return self.transforms(_pixels(i)), torch.arange(4) + i
+
+
+class OpenClipStream(torch.utils.data.IterableDataset):
+    """The same items from __iter__, as a webdataset pipeline yields them."""
+
+    def __init__(self):
+        self.transform = OpenClipCsv().transforms
+
+    def __iter__(self):
+        return (OpenClipCsv()[i] for i in range(12))
+
+
+@pytest.mark.parametrize("dataset,processes,where", [
+    (OpenClipCsv(), 0, "in its __getitem__ on stoker's worker threads"),
+    (OpenClipCsv(), 2, "in its __getitem__ in the dataset_processes worker processes"),
+    (OpenClipStream(), 1, "in its __iter__ in the worker processes")])
+def test_the_own_transform_line_names_open_clips_transforms_and_where_it_runs(dataset, processes, where):
+    with pytest.warns(UserWarning) as said:
+        stoker.DataLoader(dataset, batch_size=4, dataset_processes=processes)
+    lines = [str(w.message) for w in said if "runs in Python" in str(w.message)]
+    assert len(lines) == 1 and f"own transform (Compose) runs in Python, {where}, as torch's DataLoader" in lines[0]
+
+
 def test_arrays_of_other_shapes_in_one_batch_are_one_line_naming_them():
     dataset = Plain(lambda i: _pixels(i, (32, 48, 3) if i != 2 else (40, 40, 3)))
     loader = stoker.DataLoader(dataset, batch_size=4, num_workers=1)
