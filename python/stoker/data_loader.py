@@ -303,8 +303,16 @@ class DataLoader:
                  flip_pairs=None, flip_negate=None, frames_per_clip=0, frame_step=1, clip_start=None, image_key=None,
                  dataset_processes=None):
         self._pid = os.getpid()
+        # batch_size=None (torch's: each item is a batch the Dataset made, as open_clip's webdataset
+        # pipeline batches its own samples): batches of one item, the item given as it is (_collated_whole).
+        self._unbatched = batch_size is None
+        if self._unbatched:
+            if drop_last:
+                raise ValueError("batch_size=None gives each item as its batch, so drop_last has none to drop (as in "
+                                 "torch's DataLoader, which refuses the two together); leave drop_last out")
+            batch_size = 1 if batch_sampler is None else None  # with a batch sampler: given_order's refusal
         # The loader's own options, checked from its table (one declaration for every front end).
-        for name, value in (("shuffle", shuffle), ("batch_size", batch_size), ("num_workers", num_workers),
+        for name, value in (("shuffle", shuffle), ("batch_size", 1 if self._unbatched else batch_size), ("num_workers", num_workers),
                             ("prefetch_factor", prefetch_factor), ("drop_last", drop_last), ("pin_memory", pin_memory),
                             ("channels_last", channels_last), ("on_error", on_error), ("max_bad", max_bad),
                             ("cache_decoded_gb", cache_decoded_gb), ("decode", decode)):
@@ -408,6 +416,10 @@ class DataLoader:
         if stream:
             data.dataset = dataset
             data.follows = None  # its passes end where its stream does (_iterable.py)
+        if self._unbatched and not data.passthrough:
+            raise arg.bad("batch_size", None, "for a Dataset whose items are batches it made itself (arrays and tensors, "
+                          f"as open_clip's webdataset pipeline batches them); stoker reads {data.name}'s images and "
+                          "batches them itself", "give batch_size=N, the samples of a batch")
         if processes is not None and data.targets != "items":
             raise arg.bad("dataset_processes", dataset_processes, f"0 for {data.name}: stoker's workers read and "
                           "decode it in C++ and call no Python", "leave it out")
@@ -473,7 +485,7 @@ class DataLoader:
         # sampler's own batch_size (where it has an int one) stands in a state (state_dict) and
         # sizes the first buffers.
         self._state_batch_size = batch_size
-        self.batch_size = None if batch_sampler is not None else batch_size
+        self.batch_size = None if batch_sampler is not None or self._unbatched else batch_size
         self.prefetch_factor = prefetch_factor
         self.shuffle = shuffle
         self.drop_last = drop_last
@@ -549,7 +561,7 @@ class DataLoader:
         super().__setattr__(name, value)
         stack = getattr(self.__dict__.get("_data"), "stack", None)
         if name == "collate_fn" and stack is not None:  # a collate_fn stacks the whole items' images itself
-            stack.skip = value is not None
+            stack.skip = value is not None or self._unbatched
 
     # torch's DataLoader attributes that scripts read.
     @property
@@ -598,9 +610,9 @@ class DataLoader:
     def __len__(self):
         self._follow_ranks()
         if self._stream is not None:
-            return stream_batches(self.dataset, self._data.name, self.batch_size, self.drop_last)
+            return stream_batches(self.dataset, self._data.name, self._per_batch, self.drop_last)
         if self._order is not None:
-            return self._order.batches(self.batch_size, self.drop_last)
+            return self._order.batches(self._per_batch, self.drop_last)
         if self._sized_each_pass() or self._ranks.moved:  # the next pass's, as torch's len(loader) reads len(dataset)
             return self._batches_of(self._samples_now())
         return len(self._loader)
@@ -625,7 +637,12 @@ class DataLoader:
     def _batches_of(self, samples):
         """This rank's batches in a pass of stoker's own plan over `samples` (stoker/data/sampler.h)."""
         per_rank = math.ceil(samples / self._loader_options["world_size"])
-        return per_rank // self.batch_size if self.drop_last else math.ceil(per_rank / self.batch_size)
+        return per_rank // self._per_batch if self.drop_last else math.ceil(per_rank / self._per_batch)
+
+    @property
+    def _per_batch(self):
+        """Samples per batch, to count batches: batch_size, or 1 where it is None (each item its batch)."""
+        return 1 if self._unbatched else self.batch_size
 
     def _pass_batches(self):
         """The batches of the pass a resume continues: of the size it had (len(self.source))."""
@@ -983,7 +1000,7 @@ class DataLoader:
         transform = self._data.target_transform
         if self._data.passthrough:  # (images, targets): _shaped takes the images as the inputs
             passed = batch.items
-            if self.collate_fn is not None:  # (None, the batch): the whole items, as torch's collate_fn gets them
+            if self.collate_fn is not None or self._unbatched:  # (None, the batch): the whole items, as torch's
                 return None, self._collated_whole(passed, transform)
             images = batch.finished  # stacked (and pinned) on the worker that wrote the batch's last item
             if images is None or images.shape[0] != len(passed):  # images that differ; a stream's last batch
@@ -1011,13 +1028,20 @@ class DataLoader:
 
     def _collated_whole(self, passed, transform):
         """collate_fn on a passed-through batch's whole items, each with its image as the Dataset
-        made it; pinned as torch's DataLoader pins what its collate_fn returns."""
+        made it; with batch_size=None, the batch's one item through collate_fn, or default_convert
+        (numpy arrays made tensors), as torch's DataLoader gives it. Pinned as torch's DataLoader
+        pins what its collate_fn returns."""
         values = [p[1] for p in passed]
         if transform is not None:
             values = [transform(v) for v in values]
         items = whole_items([p[0] for p in passed], values, self._data.item_width, self._data.named,
                             self._data.dict_items)
-        batch = call_collate_fn(self.collate_fn, items, whole=True)
+        if not self._unbatched:
+            batch = call_collate_fn(self.collate_fn, items, whole=True)
+        elif self.collate_fn is not None:
+            batch = call_collate_fn(lambda one: self.collate_fn(one[0]), items, whole=True)
+        else:
+            batch = torch.utils.data.default_convert(items[0])
         if self.pin_memory and self.device.type == "cpu":
             batch = torch.utils.data._utils.pin_memory.pin_memory(batch)
         return batch

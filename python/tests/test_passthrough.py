@@ -315,3 +315,40 @@ def _same(got, expected):
     if isinstance(expected, (tuple, list)):
         return type(got) is type(expected) and len(got) == len(expected) and all(map(_same, got, expected))
     return got == expected
+
+
+class Batches(torch.utils.data.IterableDataset):
+    """open_clip's webdataset pipeline's shape: it batches its own samples (wds.batched), each
+    process its share, for a loader with batch_size=None (its WebLoader's)."""
+
+    def __iter__(self):
+        info = torch.utils.data.get_worker_info()
+        for b in range(info.id if info else 0, 6, info.num_workers if info else 1):
+            images = torch.stack([torch.from_numpy(_pixels(4 * b + k)).permute(2, 0, 1).float() / 255 for k in range(4)])
+            yield images, torch.arange(4 * b, 4 * b + 4).repeat(7, 1).T  # token ids (4, 7)
+
+    def __len__(self):
+        return 6
+
+
+@pytest.mark.parametrize("dataset,options", [(Batches(), dict(dataset_processes=2)),
+                                             (Plain(_pixels), dict(shuffle=False)),
+                                             (Plain(_pixels), dict(dataset_processes=2, collate_fn=mixup_collate_fn))])
+def test_batch_size_none_gives_each_item_as_its_batch_as_torchs_does(dataset, options):
+    torch_options = dict(num_workers=options.get("dataset_processes", 0), collate_fn=options.get("collate_fn"))
+    if torch_options["collate_fn"] is not None:
+        torch_options["collate_fn"] = lambda item: mixup_collate_fn([item])
+        options = dict(options, collate_fn=torch_options["collate_fn"])
+    theirs = list(torch.utils.data.DataLoader(dataset, batch_size=None, **torch_options))
+    loader = stoker.DataLoader(dataset, batch_size=None, num_workers=2, **options)
+    ours = list(loader)  # a Dataset's own tensors: no buffer of the loader's held
+    assert (loader.batch_size, len(loader)) == (None, len(theirs))
+    assert len(ours) == len(theirs) and all(_same(got, expected) for got, expected in zip(ours, theirs))
+
+
+def test_batch_size_none_where_stoker_batches_the_images_itself_is_one_line(png_folder):
+    with pytest.raises(ValueError, match=r"^batch_size=None: .*give batch_size=N") as raised:
+        stoker.DataLoader(str(png_folder), batch_size=None)
+    assert "\n" not in str(raised.value)
+    with pytest.raises(ValueError, match="batch_size=None .* drop_last"):
+        stoker.DataLoader(Plain(_pixels), batch_size=None, drop_last=True)
