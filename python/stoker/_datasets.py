@@ -43,6 +43,7 @@ import torch.utils.data
 from . import _arguments as arg
 from . import _stoker
 from ._dict_items import DictItems, image_key_of, is_namedtuple
+from ._generator import draws_undone
 from ._geometry import check_clip_wrappers, check_image_wrappers, has_wrappers
 from ._passthrough import WorkerStack, passes_through, transform_note
 from ._torchvision import Refused, chain_of
@@ -512,6 +513,11 @@ def first_item(dataset, name, on_error, as_worker=None):
     raises is raised here."""
     if len(dataset) == 0:
         raise arg.bad("dataset", dataset, f"a Dataset with samples; this {name} has len() 0")
+    with draws_undone():  # torch's DataLoader calls no __getitem__ when it is made
+        return _first_item(dataset, name, on_error, as_worker)
+
+
+def _first_item(dataset, name, on_error, as_worker):
     if as_worker is None:
         return _first_item_here(dataset, name, on_error)
     outcome = {}
