@@ -352,3 +352,22 @@ def test_batch_size_none_where_stoker_batches_the_images_itself_is_one_line(png_
     assert "\n" not in str(raised.value)
     with pytest.raises(ValueError, match="batch_size=None .* drop_last"):
         stoker.DataLoader(Plain(_pixels), batch_size=None, drop_last=True)
+
+
+@pytest.mark.parametrize("dataset,options", [(Pairs(), dict(batch_size=4, collate_fn=hf_collate_fn)),
+                                             (Batches(), dict(batch_size=None))])
+def test_the_device_feed_carries_what_collate_fn_makes_of_the_whole_items(dataset, options):
+    # As test_the_device_feed_carries_passed_arrays_with_the_targets, for collate_fn's batches.
+    from stoker import device_feed
+    from test_gpu_decode import HostCuda
+
+    loader = stoker.DataLoader(dataset, num_workers=1, **options)
+    feed = device_feed.DeviceFeed(loader._loader, "cpu", False, loader._targets, loader._params, cuda=HostCuda())
+    it = iter(loader)  # starts the pass
+    feed.start()
+    got = []
+    while (item := feed.next()) is not None:
+        got.append(loader._shaped(item))
+    theirs = list(torch.utils.data.DataLoader(dataset, **options))
+    assert len(got) == len(theirs) and all(_same(a, b) for a, b in zip(got, theirs))
+    del it
