@@ -312,7 +312,8 @@ class DataLoader:
                                  "torch's DataLoader, which refuses the two together); leave drop_last out")
             batch_size = 1 if batch_sampler is None else None  # with a batch sampler: given_order's refusal
         # The loader's own options, checked from its table (one declaration for every front end).
-        for name, value in (("shuffle", shuffle), ("batch_size", 1 if self._unbatched else batch_size), ("num_workers", num_workers),
+        for name, value in (("shuffle", shuffle), ("batch_size", 1 if self._unbatched else batch_size),
+                            ("num_workers", num_workers),
                             ("prefetch_factor", prefetch_factor), ("drop_last", drop_last), ("pin_memory", pin_memory),
                             ("channels_last", channels_last), ("on_error", on_error), ("max_bad", max_bad),
                             ("cache_decoded_gb", cache_decoded_gb), ("decode", decode)):
@@ -417,9 +418,9 @@ class DataLoader:
             data.dataset = dataset
             data.follows = None  # its passes end where its stream does (_iterable.py)
         if self._unbatched and not data.passthrough:
-            raise arg.bad("batch_size", None, "for a Dataset whose items are batches it made itself (arrays and tensors, "
-                          f"as open_clip's webdataset pipeline batches them); stoker reads {data.name}'s images and "
-                          "batches them itself", "give batch_size=N, the samples of a batch")
+            raise arg.bad("batch_size", None, "for a Dataset whose items are batches it made itself (arrays and "
+                          "tensors, as open_clip's webdataset pipeline batches them); stoker reads "
+                          f"{data.name}'s images and batches them itself", "give batch_size=N, the samples of a batch")
         if processes is not None and data.targets != "items":
             raise arg.bad("dataset_processes", dataset_processes, f"0 for {data.name}: stoker's workers read and "
                           "decode it in C++ and call no Python", "leave it out")

@@ -324,7 +324,8 @@ class Batches(torch.utils.data.IterableDataset):
     def __iter__(self):
         info = torch.utils.data.get_worker_info()
         for b in range(info.id if info else 0, 6, info.num_workers if info else 1):
-            images = torch.stack([torch.from_numpy(_pixels(4 * b + k)).permute(2, 0, 1).float() / 255 for k in range(4)])
+            images = torch.stack([torch.from_numpy(_pixels(4 * b + k)).permute(2, 0, 1).float() / 255
+                                  for k in range(4)])
             yield images, torch.arange(4 * b, 4 * b + 4).repeat(7, 1).T  # token ids (4, 7)
 
     def __len__(self):
