@@ -1,6 +1,7 @@
 """A Dataset's targets, batched as torch's DataLoader batches them: torch's default_collate
 (numbers, arrays, tensors, strings, dicts, tuples), or the script's collate_fn, which gets
-the list of the batch's targets (the images are batched by stoker already).
+the list of the batch's targets (the images are batched by stoker already), or, where the
+Dataset made its own arrays and tensors (passed through), its whole items, as torch's gets them.
 
 torch's default_collate takes a batch of (image, target) samples apart with zip, so each field
 is batched from a tuple: a str target comes as a tuple of str (a str in a dict item as a list,
@@ -25,8 +26,9 @@ def collate_targets(targets, collate_fn=None, image_key=None):
                          "them), or pass a collate_fn that batches them (it gets this list)") from e
 
 
-def call_collate_fn(collate_fn, values, image_key=None):
-    """The script's collate_fn on the batch's targets (a value, or a tuple, per sample). What it
+def call_collate_fn(collate_fn, values, image_key=None, whole=False):
+    """The script's collate_fn on the batch's targets (a value, or a tuple, per sample), or with
+    `whole` on its whole items (a Dataset's own arrays and tensors, passed through). What it
     raises becomes one ValueError line saying what stoker gave it: a collate_fn written for
     torch's whole (image, target) samples, such as torchvision's references' mixup and cutmix
     (`lambda batch: mixupcutmix(*default_collate(batch))`), fails on targets alone."""
@@ -34,6 +36,9 @@ def call_collate_fn(collate_fn, values, image_key=None):
         return collate_fn(values)
     except Exception as e:
         kind = type(values[0]).__name__ if values else "nothing"
+        if whole:
+            raise ValueError(f"collate_fn raised {type(e).__name__} ({e}) on this batch's {len(values)} items (a list "
+                             f"of {kind}, as the Dataset returned them, as torch's DataLoader gives them)") from e
         if image_key is not None:
             kind += f", the items without their {image_key!r}"
         raise ValueError(f"collate_fn raised {type(e).__name__} ({e}) on this batch's {len(values)} targets (a list of "

@@ -695,12 +695,25 @@ def _shut(iterator, **grace):
     """The feeder's: torch's shutdown of `iterator`'s processes, through _exit.torch_call, so
     that the exit waits for one under way (a thread still inside it while the interpreter
     finalizes dies in std::terminate: "terminate called without an active exception"); once
-    the exit began, none: the iterator is marked shut (its __del__ does nothing), and
-    multiprocessing's own exit handler ends its processes."""
+    the exit began, none: the iterator is marked shut (its __del__ does nothing), its processes
+    taken off torch's list of workers (_forget_pids), and they end with this thread (their
+    parent-death signal) or by multiprocessing's own exit handler."""
     try:
         _exit.torch_call(functools.partial(iterator._shutdown_workers, **grace))
     except _exit.Exiting:
         iterator._shutdown = True
+        _forget_pids(iterator)
+
+
+def _forget_pids(iterator):
+    """Takes `iterator`'s processes off torch's list of DataLoader workers, as torch's shutdown
+    does. torch's SIGCHLD handler, set where the script's own DataLoader ran worker processes on
+    the main thread, looks at every process on that list at any child's end and raises for one
+    that was killed: at exit, for these processes, which end without torch's shutdown. The call
+    only edits that list (no tensor, no wait), so it is made without torch_call."""
+    if getattr(iterator, "_worker_pids_set", False):
+        torch.utils.data._utils.signal_handling._remove_worker_pids(id(iterator))
+        iterator._worker_pids_set = False
 
 
 def _end(self, iterator):

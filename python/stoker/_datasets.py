@@ -43,6 +43,7 @@ import torch.utils.data
 from . import _arguments as arg
 from . import _stoker
 from ._dict_items import DictItems, image_key_of, is_namedtuple
+from ._generator import draws_undone
 from ._geometry import check_clip_wrappers, check_image_wrappers, has_wrappers
 from ._passthrough import WorkerStack, passes_through, transform_note
 from ._torchvision import Refused, chain_of
@@ -181,12 +182,13 @@ def _warn_of_empty_classes(source, path):
 
 
 def open_data(dataset, split, worker_init_fn, clips=False, on_error="substitute", image_key=None, items=None,
-              name=None, transforms_given=False):
+              name=None, transforms_given=False, stream=False):
     """The engine's source for `dataset` (see the module's docstring); `image_key` names the
     image's key in a Dataset's dict items; `items`, for a Dataset object whose items come from
     worker processes, their take() (_dataset_processes.py); `name`, how messages name a Dataset
     object (default: its class's name); `transforms_given`: whether transforms= was given (else
-    a Dataset's arrays pass through, and an ImageFolder's unreadable transform runs in Python)."""
+    a Dataset's arrays pass through, and an ImageFolder's unreadable transform runs in Python);
+    `stream`: whether `dataset` is an iterable-style Dataset's StreamView (_iterable.py)."""
     if not isinstance(split, str):
         raise arg.bad("split", split, "a split's name: 'train', 'val' or 'test' where the data holds them")
     if image_key is not None:
@@ -230,7 +232,9 @@ def open_data(dataset, split, worker_init_fn, clips=False, on_error="substitute"
                       "chain, give the folder a transform stoker reads and apply the rest to the batch in the "
                       "training loop", UserWarning, stacklevel=3)
     elif first.passthrough and _own_transform(dataset) is not None:
-        warnings.warn(transform_note(name, type(_own_transform(dataset)).__name__), UserWarning, stacklevel=3)
+        where = ("__iter__", "the worker processes") if stream else \
+            ("__getitem__", "stoker's worker threads" if items is None else "the dataset_processes worker processes")
+        warnings.warn(transform_note(name, type(_own_transform(dataset)).__name__, *where), UserWarning, stacklevel=3)
     layout = first.dict_items
     stack = WorkerStack(name) if first.passthrough else None
     source = _stoker.Source.dataset(dataset, worker_init_fn, name, [os.fsencode(c) for c in _class_names(dataset)],
@@ -249,10 +253,16 @@ def open_data(dataset, split, worker_init_fn, clips=False, on_error="substitute"
 
 
 def _own_transform(dataset):
-    """The `transform` attribute of `dataset`, or of the Dataset a Subset picks from; None when none."""
-    while isinstance(dataset, torch.utils.data.Subset) and getattr(dataset, "transform", None) is None:
+    """The `transform` attribute of `dataset`, or of the Dataset a Subset picks from, else its
+    `transforms` (open_clip's CsvDataset's; torchvision's Datasets have both, `transforms` the
+    pair of `transform` and `target_transform`); None when none."""
+    while isinstance(dataset, torch.utils.data.Subset) and _transform_attribute(dataset) is None:
         dataset = dataset.dataset
-    return getattr(dataset, "transform", None)
+    return _transform_attribute(dataset)
+
+
+def _transform_attribute(dataset):
+    return dataset.transform if hasattr(dataset, "transform") else getattr(dataset, "transforms", None)
 
 
 def _unread_transform(folder):
@@ -503,6 +513,11 @@ def first_item(dataset, name, on_error, as_worker=None):
     raises is raised here."""
     if len(dataset) == 0:
         raise arg.bad("dataset", dataset, f"a Dataset with samples; this {name} has len() 0")
+    with draws_undone():  # torch's DataLoader calls no __getitem__ when it is made
+        return _first_item(dataset, name, on_error, as_worker)
+
+
+def _first_item(dataset, name, on_error, as_worker):
     if as_worker is None:
         return _first_item_here(dataset, name, on_error)
     outcome = {}

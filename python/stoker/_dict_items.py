@@ -110,6 +110,10 @@ class DictItems:
         values.update((k, v) for k, v in targets.items() if k not in values)
         return self._typed(values, type(targets))
 
+    def item(self, image, targets):
+        """One item as the Dataset returned it: its image put back under its key, in the item's key order."""
+        return self._typed({k: image if k == self.image_key else targets[k] for k in self.keys}, self.type)
+
     @staticmethod
     def _typed(values, kind):
         if kind is dict:

@@ -6,7 +6,12 @@ draws the workers' base seed, one int64; a loader with persistent_workers keeps 
 iterator and draws it once. The sampler draws after it: with shuffle=True and no sampler, its
 RandomSampler(dataset, generator=generator) takes a seed from torch's default generator, or, given
 a generator, permutes on it: one randperm for the pass and one more, for a remainder of none,
-at the pass's end. stoker makes these draws when the pass starts."""
+at the pass's end. stoker makes these draws when the pass starts; the draws of the Dataset's
+items it reads when it is made (to learn their kind) it undoes (draws_undone)."""
+import contextlib
+import random
+
+import numpy as np
 import torch
 
 
@@ -36,3 +41,19 @@ def draw_random_sampler(size, generator=None):
         return
     for _ in range(2):
         torch.randperm(size, generator=generator)
+
+
+@contextlib.contextmanager
+def draws_undone():
+    """Leaves torch's default generator, Python's `random` and NumPy's global generator as they
+    were before the block: around the loader's look at a Dataset's first items when it is made,
+    whose __getitem__ (or __iter__) may draw from them (torchvision's random transforms draw
+    from torch's), where torch's DataLoader calls none. Thread safety: the loader's consumer;
+    another thread's draws during the block are undone too."""
+    states = torch.get_rng_state(), random.getstate(), np.random.get_state()
+    try:
+        yield
+    finally:
+        torch.set_rng_state(states[0])
+        random.setstate(states[1])
+        np.random.set_state(states[2])

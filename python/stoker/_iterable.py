@@ -35,6 +35,7 @@ from . import _arguments as arg
 from . import _stoker
 from ._dataset_processes import DatasetProcesses, ScriptDataset, _InnerLoader
 from ._datasets import _raised
+from ._generator import draws_undone
 
 # The samples of one engine plan of a pass (rounded to whole batches): 8 MiB of plan.
 SEGMENT_SAMPLES = 1 << 20
@@ -102,8 +103,9 @@ def _first_item(dataset, name):
     the script has it then (torch's rule), and the item's kind is needed now."""
     iterator = None
     try:
-        iterator = iter(dataset)
-        return next(iterator)
+        with draws_undone():  # torch's DataLoader calls no __iter__ when it is made
+            iterator = iter(dataset)
+            return next(iterator)
     except StopIteration:
         raise arg.bad("dataset", dataset, f"an iterable-style Dataset that yields items; this {name} yielded none "
                       "when stoker read its first item in this process (to learn the items' kind)") from None

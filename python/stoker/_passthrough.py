@@ -66,18 +66,39 @@ def collate_images(images, indices, name, collate_fn=None):
     return default_collate(list(images))
 
 
+def whole_items(images, values, width, named=None, layout=None):
+    """The batch's items as the Dataset returned them, each image put back in its place (for a
+    collate_fn, which torch's DataLoader gives the whole items): `values` each item's targets as
+    the engine carries them (None for an image alone, the value for (image, target), a tuple
+    for wider items, a dict without the image for dict items); `named` a namedtuple type,
+    `layout` a dict item's DictItems. A list item comes as a tuple."""
+    images = as_images(images)
+    if layout is not None:
+        return [layout.item(image, value) for image, value in zip(images, values)]
+    if width == 1:
+        return images
+    if width == 2:
+        items = [(image, value) for image, value in zip(images, values)]
+    else:
+        items = [(image, *value) for image, value in zip(images, values)]
+    return [named(*item) for item in items] if named is not None else items
+
+
 class WorkerStack:
     """stack(items) -> the batch of a whole batch's (image, target, index) items' images, called on
     the worker thread that writes the batch's last item (python/src/dataset_source.h, `stack`):
     collate_images, pinned where `pin` (pin_memory=True on the CPU, as torch's pin thread does it
     off the loop's thread); None where the images differ (the consumer collates them again and
-    raises the line there)."""
+    raises the line there); None too where `skip` (a collate_fn stacks them)."""
 
     def __init__(self, name):
         self.name = name
         self.pin = False  # set by the DataLoader, which knows pin_memory and the device
+        self.skip = False  # set by the DataLoader, which knows its collate_fn
 
     def __call__(self, items):
+        if self.skip:
+            return None
         try:
             images = collate_images([p[0] for p in items], [p[2] for p in items], self.name)
         except ValueError:
@@ -85,15 +106,17 @@ class WorkerStack:
         return images.pin_memory() if self.pin else images
 
 
-def transform_note(name, transform_text):
+def transform_note(name, transform_text, method, runner):
     """The UserWarning line of a Dataset whose own `transform` makes the images stoker passes
-    through: where it runs, and how to go faster. The figure is docs/guide/python.md's
-    measurement (RandomResizedCrop(224), flip, ToTensor, Normalize over 500x375 JPEGs: 4 ms of
-    CPU per image on the worker threads, 10 to 11 with torch's 2 worker processes, 1.2 in
-    stoker's chain; dataset_processes=2 costs about what torch's processes cost), which is also
-    why dataset_processes is not chosen here."""
-    return (f"stoker.DataLoader: {name}'s own transform ({transform_text}) runs in Python, in its __getitem__ on "
-            "stoker's worker threads, as torch's DataLoader runs it; stoker's C++ chain takes about a third of its "
+    through: where it runs (its `method`, on `runner`), and how to go faster. The figure is
+    docs/guide/python.md's measurement (RandomResizedCrop(224), flip, ToTensor, Normalize over
+    500x375 JPEGs: 4 ms of CPU per image on the worker threads, 10 to 11 with torch's 2 worker
+    processes, 1.2 in stoker's chain; dataset_processes=2 costs about what torch's processes
+    cost), which is also why dataset_processes is not chosen here."""
+    on = "on" if runner.endswith("threads") else "in"
+    return (f"stoker.DataLoader: {name}'s own transform ({transform_text}) runs in Python, in its {method} {on} "
+            f"{runner}, as torch's DataLoader runs it; stoker's C++ chain takes about a third of its "
             "CPU per image: make the Dataset with transform=None and give the transform to "
-            "stoker.DataLoader(transforms=...) (dataset_processes=N helps only a __getitem__ that holds the GIL in "
-            "pure Python)")
+            "stoker.DataLoader(transforms=...)"
+            + (" (dataset_processes=N helps only a __getitem__ that holds the GIL in pure Python)"
+               if runner.endswith("threads") else ""))

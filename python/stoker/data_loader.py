@@ -24,7 +24,7 @@ from . import _options
 from . import _stoker
 from ._collate import call_collate_fn, collate_targets, sample_params
 from ._dataset_processes import DatasetProcesses
-from ._passthrough import collate_images
+from ._passthrough import collate_images, whole_items
 from ._iterable import StreamPass, StreamProcesses, StreamView, check_options, is_iterable, load_state, stream_batches
 from ._datasets import _raised, class_to_idx, open_data, reopen_folder
 from ._generator import draw_random_sampler, draw_seed, peek_seed
@@ -303,8 +303,17 @@ class DataLoader:
                  flip_pairs=None, flip_negate=None, frames_per_clip=0, frame_step=1, clip_start=None, image_key=None,
                  dataset_processes=None):
         self._pid = os.getpid()
+        # batch_size=None (torch's: each item is a batch the Dataset made, as open_clip's webdataset
+        # pipeline batches its own samples): batches of one item, the item given as it is (_collated_whole).
+        self._unbatched = batch_size is None
+        if self._unbatched:
+            if drop_last:
+                raise ValueError("batch_size=None gives each item as its batch, so drop_last has none to drop (as in "
+                                 "torch's DataLoader, which refuses the two together); leave drop_last out")
+            batch_size = 1 if batch_sampler is None else None  # with a batch sampler: given_order's refusal
         # The loader's own options, checked from its table (one declaration for every front end).
-        for name, value in (("shuffle", shuffle), ("batch_size", batch_size), ("num_workers", num_workers),
+        for name, value in (("shuffle", shuffle), ("batch_size", 1 if self._unbatched else batch_size),
+                            ("num_workers", num_workers),
                             ("prefetch_factor", prefetch_factor), ("drop_last", drop_last), ("pin_memory", pin_memory),
                             ("channels_last", channels_last), ("on_error", on_error), ("max_bad", max_bad),
                             ("cache_decoded_gb", cache_decoded_gb), ("decode", decode)):
@@ -404,10 +413,14 @@ class DataLoader:
         data = open_data(StreamView(dataset, name, batch_size) if stream else dataset, split, self._worker_threads,
                          clips=frames_per_clip > 0, on_error=on_error, image_key=image_key,
                          items=processes.take if processes else None, name=name,
-                         transforms_given=transforms is not None)
+                         transforms_given=transforms is not None, stream=stream)
         if stream:
             data.dataset = dataset
             data.follows = None  # its passes end where its stream does (_iterable.py)
+        if self._unbatched and not data.passthrough:
+            raise arg.bad("batch_size", None, "for a Dataset whose items are batches it made itself (arrays and "
+                          "tensors, as open_clip's webdataset pipeline batches them); stoker reads "
+                          f"{data.name}'s images and batches them itself", "give batch_size=N, the samples of a batch")
         if processes is not None and data.targets != "items":
             raise arg.bad("dataset_processes", dataset_processes, f"0 for {data.name}: stoker's workers read and "
                           "decode it in C++ and call no Python", "leave it out")
@@ -473,7 +486,7 @@ class DataLoader:
         # sampler's own batch_size (where it has an int one) stands in a state (state_dict) and
         # sizes the first buffers.
         self._state_batch_size = batch_size
-        self.batch_size = None if batch_sampler is not None else batch_size
+        self.batch_size = None if batch_sampler is not None or self._unbatched else batch_size
         self.prefetch_factor = prefetch_factor
         self.shuffle = shuffle
         self.drop_last = drop_last
@@ -547,6 +560,9 @@ class DataLoader:
                              f"buffers and plan follow it), so a later value would not reach the batches; make a new "
                              f"stoker.DataLoader(..., {name}=...)")
         super().__setattr__(name, value)
+        stack = getattr(self.__dict__.get("_data"), "stack", None)
+        if name == "collate_fn" and stack is not None:  # a collate_fn stacks the whole items' images itself
+            stack.skip = value is not None or self._unbatched
 
     # torch's DataLoader attributes that scripts read.
     @property
@@ -595,9 +611,9 @@ class DataLoader:
     def __len__(self):
         self._follow_ranks()
         if self._stream is not None:
-            return stream_batches(self.dataset, self._data.name, self.batch_size, self.drop_last)
+            return stream_batches(self.dataset, self._data.name, self._per_batch, self.drop_last)
         if self._order is not None:
-            return self._order.batches(self.batch_size, self.drop_last)
+            return self._order.batches(self._per_batch, self.drop_last)
         if self._sized_each_pass() or self._ranks.moved:  # the next pass's, as torch's len(loader) reads len(dataset)
             return self._batches_of(self._samples_now())
         return len(self._loader)
@@ -622,7 +638,12 @@ class DataLoader:
     def _batches_of(self, samples):
         """This rank's batches in a pass of stoker's own plan over `samples` (stoker/data/sampler.h)."""
         per_rank = math.ceil(samples / self._loader_options["world_size"])
-        return per_rank // self.batch_size if self.drop_last else math.ceil(per_rank / self.batch_size)
+        return per_rank // self._per_batch if self.drop_last else math.ceil(per_rank / self._per_batch)
+
+    @property
+    def _per_batch(self):
+        """Samples per batch, to count batches: batch_size, or 1 where it is None (each item its batch)."""
+        return 1 if self._unbatched else self.batch_size
 
     def _pass_batches(self):
         """The batches of the pass a resume continues: of the size it had (len(self.source))."""
@@ -980,6 +1001,8 @@ class DataLoader:
         transform = self._data.target_transform
         if self._data.passthrough:  # (images, targets): _shaped takes the images as the inputs
             passed = batch.items
+            if self.collate_fn is not None or self._unbatched:  # (None, the batch): the whole items, as torch's
+                return None, self._collated_whole(passed, transform)
             images = batch.finished  # stacked (and pinned) on the worker that wrote the batch's last item
             if images is None or images.shape[0] != len(passed):  # images that differ; a stream's last batch
                 images = collate_images([p[0] for p in passed], [p[2] for p in passed], self._data.name,
@@ -1004,6 +1027,26 @@ class DataLoader:
             values = [transform(v) for v in values]
         layout = self._data.dict_items
         return collate_targets(values, self.collate_fn, layout.image_key if layout is not None else None)
+
+    def _collated_whole(self, passed, transform):
+        """collate_fn on a passed-through batch's whole items, each with its image as the Dataset
+        made it; with batch_size=None, the batch's one item through collate_fn, or default_convert
+        (numpy arrays made tensors), as torch's DataLoader gives it. Pinned as torch's DataLoader
+        pins what its collate_fn returns."""
+        values = [p[1] for p in passed]
+        if transform is not None:
+            values = [transform(v) for v in values]
+        items = whole_items([p[0] for p in passed], values, self._data.item_width, self._data.named,
+                            self._data.dict_items)
+        if not self._unbatched:
+            batch = call_collate_fn(self.collate_fn, items, whole=True)
+        elif self.collate_fn is not None:
+            batch = call_collate_fn(lambda one: self.collate_fn(one[0]), items, whole=True)
+        else:
+            batch = torch.utils.data.default_convert(items[0])
+        if self.pin_memory and self.device.type == "cpu":
+            batch = torch.utils.data._utils.pin_memory.pin_memory(batch)
+        return batch
 
     def _list_parts(self, batch):
         """A CSV list's (or shards') targets, if it has them, and its other columns, in order: text as
@@ -1040,6 +1083,8 @@ class DataLoader:
         inputs, targets, params = item
         if self._data.passthrough:  # the engine's inputs are a 0.0 per sample: the images came with the targets
             inputs, targets = targets
+            if inputs is None:  # what collate_fn made of the whole items (_collated_whole)
+                return (targets, *params) if params is not None else targets
             if self.channels_last and inputs.dim() == 4:
                 inputs = inputs.contiguous(memory_format=torch.channels_last)
         elif len(self._feature_shape) > 1:

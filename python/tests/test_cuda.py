@@ -66,3 +66,21 @@ def test_a_datasets_own_arrays_come_to_the_device_as_torch_batches_them():
     assert len(ours) == len(theirs)
     for (x, y), (tx, ty) in zip(ours, theirs):
         assert x.is_cuda and x.dtype == torch.uint8 and torch.equal(x.cpu(), tx) and torch.equal(y.cpu(), ty)
+
+
+def test_what_collate_fn_makes_of_a_datasets_own_items_is_pinned_and_comes_to_the_device():
+    # Hugging Face's contrastive image-text example's collate_fn (test_passthrough.py), and
+    # batch_size=None's items: torch's DataLoader pins what its collate_fn returns.
+    from test_passthrough import Batches, Pairs, hf_collate_fn
+
+    for dataset, options in ((Pairs(), dict(batch_size=4, collate_fn=hf_collate_fn)),
+                             (Batches(), dict(batch_size=None))):
+        theirs = list(torch.utils.data.DataLoader(dataset, **options))
+        pinned = list(stoker.DataLoader(dataset, pin_memory=True, **options))
+        on_device = list(stoker.DataLoader(dataset, device="cuda", **options))
+        assert len(pinned) == len(on_device) == len(theirs)
+        for a, b, expected in zip(pinned, on_device, theirs):
+            pairs = list(a.items()) if isinstance(a, dict) else list(enumerate(a))
+            for k, value in pairs:
+                if isinstance(value, torch.Tensor):
+                    assert value.is_pinned() and b[k].is_cuda and torch.equal(b[k].cpu(), expected[k])

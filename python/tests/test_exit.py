@@ -171,3 +171,25 @@ def test_at_exit_the_dataset_processes_close_after_the_exit_began(tmp_path):
     script.write_text(CLOSED_AT_EXIT)
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
     assert (run.returncode, run.stderr) == (0, ""), run.stderr[-3000:]
+
+
+# A script whose own torch DataLoader iterated with worker processes (a validation loader, say)
+# has torch's SIGCHLD handler set: at any child's end it raises for a worker torch's DataLoaders
+# know of that was killed. dataset_processes' processes, ended at exit without torch's shutdown,
+# made it raise at the next child's end before multiprocessing's exit handler reaps them ("DataLoader
+# worker (pid N) is killed by signal: Killed", a traceback at exit). Here a handler that runs
+# between stoker's and multiprocessing's (atexit's run last registered first) ends a child.
+BESIDE_TORCHS = """
+import atexit, subprocess, time, torch
+atexit.register(lambda: (time.sleep(1.0), subprocess.run(["true"])))
+""" + DATASETS + """
+loader = stoker.DataLoader(dataset(), batch_size=4, dataset_processes=1)
+for _ in loader:
+    pass
+for _ in torch.utils.data.DataLoader(dataset(), batch_size=4, num_workers=1):
+    pass
+"""
+
+
+def test_exit_beside_torchs_dataloader_with_workers_prints_nothing(tmp_path):
+    ends_quietly_for_map_and_stream(tmp_path / "beside_torchs.py", BESIDE_TORCHS)

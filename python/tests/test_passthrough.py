@@ -126,6 +126,40 @@ def test_a_datasets_own_transform_is_said_once_with_how_to_go_faster():
     assert "transform=None" in lines[0] and "transforms=" in lines[0]
 
 
+class OpenClipCsv(torch.utils.data.Dataset):
+    """open_clip's CsvDataset's shape: its transform under `transforms`, applied in __getitem__."""
+
+    def __init__(self):
+        self.transforms = T.Compose([T.ToTensor(), T.Normalize([0.5] * 3, [0.25] * 3)])
+
+    def __len__(self):
+        return 12
+
+    def __getitem__(self, i):
+        return self.transforms(_pixels(i)), torch.arange(4) + i
+
+
+class OpenClipStream(torch.utils.data.IterableDataset):
+    """The same items from __iter__, as a webdataset pipeline yields them."""
+
+    def __init__(self):
+        self.transform = OpenClipCsv().transforms
+
+    def __iter__(self):
+        return (OpenClipCsv()[i] for i in range(12))
+
+
+@pytest.mark.parametrize("dataset,processes,where", [
+    (OpenClipCsv(), 0, "in its __getitem__ on stoker's worker threads"),
+    (OpenClipCsv(), 2, "in its __getitem__ in the dataset_processes worker processes"),
+    (OpenClipStream(), 1, "in its __iter__ in the worker processes")])
+def test_the_own_transform_line_names_open_clips_transforms_and_where_it_runs(dataset, processes, where):
+    with pytest.warns(UserWarning) as said:
+        stoker.DataLoader(dataset, batch_size=4, dataset_processes=processes)
+    lines = [str(w.message) for w in said if "runs in Python" in str(w.message)]
+    assert len(lines) == 1 and f"own transform (Compose) runs in Python, {where}, as torch's DataLoader" in lines[0]
+
+
 def test_arrays_of_other_shapes_in_one_batch_are_one_line_naming_them():
     dataset = Plain(lambda i: _pixels(i, (32, 48, 3) if i != 2 else (40, 40, 3)))
     loader = stoker.DataLoader(dataset, batch_size=4, num_workers=1)
@@ -250,4 +284,108 @@ def test_the_device_feed_carries_passed_arrays_with_the_targets():
     assert len(got) == len(theirs)
     for (x, y), (tx, ty) in zip(got, theirs):
         assert x.dtype == tx.dtype and torch.equal(x, tx) and torch.equal(y, ty)
+    del it
+
+
+class Pairs(torch.utils.data.Dataset):
+    """A CLIP fine-tune's rows after the Dataset's own transform, as Hugging Face's contrastive
+    image-text example's processor makes them: pixel values, token ids and their mask as lists."""
+
+    def __len__(self):
+        return 12
+
+    def __getitem__(self, i):
+        ids = [49406, 320 + i, 1929, 49407, 0, 0]
+        return {"pixel_values": torch.from_numpy(_pixels(i)).permute(2, 0, 1).float() / 255, "input_ids": ids,
+                "attention_mask": [int(t != 0) for t in ids]}
+
+
+def hf_collate_fn(examples):  # the example's own
+    pixel_values = torch.stack([example["pixel_values"] for example in examples])
+    input_ids = torch.tensor([example["input_ids"] for example in examples], dtype=torch.long)
+    attention_mask = torch.tensor([example["attention_mask"] for example in examples], dtype=torch.long)
+    return {"pixel_values": pixel_values, "input_ids": input_ids, "attention_mask": attention_mask, "return_loss": True}
+
+
+def mixup_collate_fn(batch):  # torchvision's references' shape: the whole (image, target) samples, collated
+    images, targets = torch.utils.data.default_collate(batch)
+    return images.flip(0) * 0.5 + images * 0.5, targets
+
+
+@pytest.mark.parametrize("processes", [0, 2])
+@pytest.mark.parametrize("dataset,collate_fn", [(Pairs(), hf_collate_fn), (Plain(_pixels), mixup_collate_fn),
+                                                (ROWS["float64 (T, D) array"](), mixup_collate_fn)])
+def test_collate_fn_gets_the_whole_items_as_torchs_does(dataset, collate_fn, processes):
+    theirs = list(torch.utils.data.DataLoader(dataset, batch_size=4, collate_fn=collate_fn))
+    ours = list(stoker.DataLoader(dataset, batch_size=4, collate_fn=collate_fn, num_workers=2,
+                                  dataset_processes=processes))
+    assert len(ours) == len(theirs) and all(_same(got, expected) for got, expected in zip(ours, theirs))
+
+
+def _same(got, expected):
+    """Equal batches: the same structure, tensors of the same dtype, shape and values."""
+    if isinstance(expected, torch.Tensor):
+        return type(got) is torch.Tensor and got.dtype == expected.dtype and torch.equal(got, expected)
+    if isinstance(expected, dict):
+        return type(got) is type(expected) and list(got) == list(expected) and all(_same(got[k], expected[k])
+                                                                                  for k in expected)
+    if isinstance(expected, (tuple, list)):
+        return type(got) is type(expected) and len(got) == len(expected) and all(map(_same, got, expected))
+    return got == expected
+
+
+class Batches(torch.utils.data.IterableDataset):
+    """open_clip's webdataset pipeline's shape: it batches its own samples (wds.batched), each
+    process its share, for a loader with batch_size=None (its WebLoader's)."""
+
+    def __iter__(self):
+        info = torch.utils.data.get_worker_info()
+        for b in range(info.id if info else 0, 6, info.num_workers if info else 1):
+            images = torch.stack([torch.from_numpy(_pixels(4 * b + k)).permute(2, 0, 1).float() / 255
+                                  for k in range(4)])
+            yield images, torch.arange(4 * b, 4 * b + 4).repeat(7, 1).T  # token ids (4, 7)
+
+    def __len__(self):
+        return 6
+
+
+@pytest.mark.parametrize("dataset,options", [(Batches(), dict(dataset_processes=2)),
+                                             (Plain(_pixels), dict(shuffle=False)),
+                                             (Plain(_pixels), dict(dataset_processes=2, collate_fn=mixup_collate_fn))])
+def test_batch_size_none_gives_each_item_as_its_batch_as_torchs_does(dataset, options):
+    torch_options = dict(num_workers=options.get("dataset_processes", 0), collate_fn=options.get("collate_fn"))
+    if torch_options["collate_fn"] is not None:
+        torch_options["collate_fn"] = lambda item: mixup_collate_fn([item])
+        options = dict(options, collate_fn=torch_options["collate_fn"])
+    theirs = list(torch.utils.data.DataLoader(dataset, batch_size=None, **torch_options))
+    loader = stoker.DataLoader(dataset, batch_size=None, num_workers=2, **options)
+    ours = list(loader)  # a Dataset's own tensors: no buffer of the loader's held
+    assert (loader.batch_size, len(loader)) == (None, len(theirs))
+    assert len(ours) == len(theirs) and all(_same(got, expected) for got, expected in zip(ours, theirs))
+
+
+def test_batch_size_none_where_stoker_batches_the_images_itself_is_one_line(png_folder):
+    with pytest.raises(ValueError, match=r"^batch_size=None: .*give batch_size=N") as raised:
+        stoker.DataLoader(str(png_folder), batch_size=None)
+    assert "\n" not in str(raised.value)
+    with pytest.raises(ValueError, match="batch_size=None .* drop_last"):
+        stoker.DataLoader(Plain(_pixels), batch_size=None, drop_last=True)
+
+
+@pytest.mark.parametrize("dataset,options", [(Pairs(), dict(batch_size=4, collate_fn=hf_collate_fn)),
+                                             (Batches(), dict(batch_size=None))])
+def test_the_device_feed_carries_what_collate_fn_makes_of_the_whole_items(dataset, options):
+    # As test_the_device_feed_carries_passed_arrays_with_the_targets, for collate_fn's batches.
+    from stoker import device_feed
+    from test_gpu_decode import HostCuda
+
+    loader = stoker.DataLoader(dataset, num_workers=1, **options)
+    feed = device_feed.DeviceFeed(loader._loader, "cpu", False, loader._targets, loader._params, cuda=HostCuda())
+    it = iter(loader)  # starts the pass
+    feed.start()
+    got = []
+    while (item := feed.next()) is not None:
+        got.append(loader._shaped(item))
+    theirs = list(torch.utils.data.DataLoader(dataset, **options))
+    assert len(got) == len(theirs) and all(_same(a, b) for a, b in zip(got, theirs))
     del it

@@ -197,3 +197,47 @@ def test_a_loaded_state_keeps_its_seed_when_torch_is_seeded_after(rows):
     resumed.load_state_dict(state)
     torch.manual_seed(12)
     assert ids(resumed) == ids(loader) and resumed.seed == 4
+
+
+class Augmented(torch.utils.data.Dataset):
+    """Items whose __getitem__ draws from the global generators, as torchvision's random
+    transforms draw from torch's (open_clip's RandomResizedCrop) and scripts' own from random's
+    and NumPy's."""
+
+    def __len__(self):
+        return N
+
+    def __getitem__(self, i):
+        import random
+        return torch.rand(2) + random.random() + np.random.rand(), float(i)
+
+
+class AugmentedStream(torch.utils.data.IterableDataset):
+    def __iter__(self):
+        return (Augmented()[i] for i in range(N))
+
+
+def global_draws():
+    import random
+    return torch.rand(3).tolist(), random.random(), np.random.rand()
+
+
+@pytest.mark.parametrize("dataset,options", [(Augmented(), dict(num_workers=2)),
+                                             (Augmented(), dict(dataset_processes=2)),
+                                             (AugmentedStream(), dict(dataset_processes=1))])
+def test_making_the_loader_draws_nothing_though_the_datasets_items_do(dataset, options):
+    # The loader looks at the first items when it is made; torch's DataLoader calls no __getitem__ then.
+    import random
+    draws = []
+    for make in (lambda: None, lambda: stoker.DataLoader(dataset, batch_size=7, **options)):
+        torch.manual_seed(0), random.seed(0), np.random.seed(0)
+        loader = make()
+        draws.append(global_draws())
+        del loader
+    assert draws[1] == draws[0]
+
+
+def test_with_dataset_processes_a_run_draws_as_torchs_whose_items_draw_too():
+    ours = run(lambda: stoker.DataLoader(Augmented(), batch_size=7, dataset_processes=2))
+    theirs = run(lambda: torch.utils.data.DataLoader(Augmented(), batch_size=7, num_workers=2))
+    assert_same_run(ours, theirs)
