@@ -34,12 +34,11 @@ def _shape(image):
     return tuple(int(n) for n in image.shape)
 
 
-def collate_images(images, indices, name, collate_fn=None):
+def collate_images(images, indices, name):
     """The batch of `images` (the image slots of items `indices` of the Dataset `name`) as
     torch's default_collate makes it. Images of different shapes or dtypes, which torch's
-    collate refuses too, raise ValueError in one line naming two of them and what to do (the
-    loader's `collate_fn`, where it has one, batches the targets alone: torch's would have
-    batched these images, padded say, so the line says so). Images
+    collate refuses too, raise ValueError in one line naming two of them and what to do (a
+    loader's collate_fn gets the whole items instead, as torch's: data_loader.py). Images
     that dataset_processes' processes batched (_blocks.Row) are their block where the batch is
     all of it, in order, else taken as their own arrays or tensors."""
     block = whole_block(images)
@@ -51,13 +50,6 @@ def collate_images(images, indices, name, collate_fn=None):
         if _shape(image) != _shape(first) or image.dtype != first.dtype or type(image) is not type(first):
             def said(x, i):
                 return f"{name}[{i}]'s is {type(x).__name__} {_shape(x)} {x.dtype}"
-            if collate_fn is not None:
-                raise ValueError(f"dataset: the images of one batch differ ({said(first, indices[0])}, "
-                                 f"{said(image, index)}), and stoker.DataLoader's collate_fn gets the targets alone "
-                                 "(the images are batched first, by torch's default_collate, which stacks images of "
-                                 "one shape and dtype); make the Dataset return one shape (pad or crop each in "
-                                 "__getitem__), give a clip's frames with frames_per_clip=K (stoker picks K of each, "
-                                 "repeating a short clip's last) or transforms= with a resize and a crop")
             raise ValueError(f"dataset: the images of one batch differ ({said(first, indices[0])}, "
                              f"{said(image, index)}), and torch's default_collate, which batches them here as "
                              "torch's DataLoader does, stacks images of one shape and dtype; give transforms= with "

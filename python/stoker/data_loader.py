@@ -1005,8 +1005,7 @@ class DataLoader:
                 return None, self._collated_whole(passed, transform)
             images = batch.finished  # stacked (and pinned) on the worker that wrote the batch's last item
             if images is None or images.shape[0] != len(passed):  # images that differ; a stream's last batch
-                images = collate_images([p[0] for p in passed], [p[2] for p in passed], self._data.name,
-                                        self.collate_fn)
+                images = collate_images([p[0] for p in passed], [p[2] for p in passed], self._data.name)
             if self.pin_memory and self.device.type == "cpu":
                 images = images.pin_memory()  # the workers' are pinned already: returned as they are
             values = [p[1] for p in passed]
