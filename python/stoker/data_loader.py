@@ -23,7 +23,7 @@ from . import _exit
 from . import _options
 from . import _stoker
 from ._collate import call_collate_fn, collate_targets, sample_params
-from ._dataset_processes import DatasetProcesses
+from ._dataset_processes import DatasetProcesses, close_live_first_at_exit
 from ._passthrough import collate_images
 from ._iterable import StreamPass, StreamProcesses, StreamView, check_options, is_iterable, load_state, stream_batches
 from ._datasets import _raised, class_to_idx, open_data, reopen_folder
@@ -264,6 +264,22 @@ def _close_all():
     _stoker.Loader.take_all()
     _exit.settle()
     _stoker.Loader.close_all()
+
+
+def _close_first_at_exit():
+    """Run as the interpreter shuts down, before atexit runs its handlers (threading's own exit
+    hook): makes stoker's the last registered, so that they run first. atexit runs the last
+    registered first, and the handler of a library imported after stoker would otherwise run
+    while the workers are still inside the Dataset's __getitem__: h5py's (it unregisters its type
+    converters, holding HDF5's lock while it takes the GIL back) then hangs the exit for ever with
+    a worker that holds the GIL and waits for HDF5's lock."""
+    atexit.unregister(_close_all)
+    atexit.register(_close_all)
+    close_live_first_at_exit()  # dataset_processes' handler runs before the loaders' (_close_live)
+
+
+# threading's hook (3.9 on; concurrent.futures' too) runs before atexit's handlers, each time.
+getattr(threading, "_register_atexit", lambda function: None)(_close_first_at_exit)
 
 
 # A fork (a torch DataLoader's fork workers, multiprocessing) waits until no worker is inside a
