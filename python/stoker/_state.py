@@ -68,9 +68,12 @@ def check_state(state, loader):
     checked["classes"] = list(classes)
     _check_samples_read(state, checked, loader)
     if loader._data.follows is not None:
-        # From an epoch's end (next_batch 0) the next pass reads len() anew; the rest of a pass keeps its size.
+        # From an epoch's end (next_batch 0) the next pass reads len() anew; the rest of a pass keeps its size,
+        # on a Dataset that grew since too (rows appended to its file) where the plan is stoker's own: a
+        # script's sampler draws over the len() it has now.
         now = loader._samples_now()
-        if checked["next_batch"] > 0 and samples != now:
+        grown = now > samples and loader._order is None
+        if checked["next_batch"] > 0 and samples != now and not grown:
             raise ValueError(f"load_state_dict: the state was taken at batch {checked['next_batch']} of epoch "
                              f"{checked['epoch']}, in a pass over {samples:,} samples, and len({loader._data.name}) "
                              f"is {now:,} now: the rest of that pass is planned over {samples:,}; resume with the "
