@@ -454,6 +454,9 @@ class DataLoader:
             raise arg.bad("worker_init_fn", worker_init_fn, f"a setup for workers that run Python; for {data.name} "
                           "stoker's workers read and decode in C++ and run none", "leave it out")
         self.dataset, self.source, self._data = data.dataset, data.source, data
+        # A Dataset object's (image, target, ...) batches come as a list, as torch's default_collate makes them;
+        # a path's as a tuple.
+        self._batch_type = tuple if isinstance(dataset, (str, bytes, os.PathLike)) else list
         if data.stack is not None:  # pinned by the workers, as torch's pin thread pins off the loop's thread
             data.stack.pin = self.pin_memory and self.device.type == "cpu"
         if world_size is None and sharded and not shuffle and self.world_size > 1 and self.rank == 0:
@@ -1051,7 +1054,8 @@ class DataLoader:
         """(inputs, targets), or (inputs, t1, t2, ...) for items (image, t1, t2, ...) and for a
         CSV list's targets and other columns, or the inputs alone for items that are an image
         alone, a dict for dict items, a namedtuple for namedtuple items: what torch's DataLoader
-        yields; with return_params, the samples' parameters after them."""
+        yields (a list for a Dataset object's, as default_collate makes it; a path's a tuple);
+        with return_params, the samples' parameters after them, in a tuple."""
         inputs, targets, params = item
         if self._data.passthrough:  # the engine's inputs are a 0.0 per sample: the images came with the targets
             inputs, targets = targets
@@ -1075,7 +1079,10 @@ class DataLoader:
             parts = (self._data.named(*parts),)
         if params is not None:
             return (*parts, *params)
-        return parts[0] if len(parts) == 1 else parts
+        if len(parts) == 1:
+            return parts[0]
+        # (inputs, what collate_fn returned) is stoker's own: a tuple.
+        return self._batch_type(parts) if self.collate_fn is None and self._data.dict_items is None else parts
 
     _step_end = None
 
