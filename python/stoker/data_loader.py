@@ -1151,6 +1151,8 @@ class DataLoader:
         }
         if position > 0 and self._data.samples_read is not None:  # the rest of a pass serves the samples it began with
             state["samples_digest"] = self._data.samples_read.digest()
+        if position > 0 and self._order is not None and (draws := self._order.pass_draws()) is not None:
+            state["sampler_draws"] = draws  # the rest of the pass is drawn again from them
         return state
 
     def load_state_dict(self, state):
@@ -1163,7 +1165,12 @@ class DataLoader:
             return
         self._follow_ranks()
         checked = check_state(state, self)
+        draws = None
+        if self._order is not None and checked["next_batch"] > 0 and "sampler_draws" in state:
+            draws = self._order.check_draws(state["sampler_draws"])
         with self._one_call("load_state_dict()"):
+            if self._order is not None:
+                self._order.resume_draws(draws)
             self._ranks.state_loaded = True
             # The order depends on the seed, so the resumed loader takes the saved one, counted from
             # the state's seed_epoch (Loader.reseed); a reseed after this is followed from the next pass
@@ -1180,6 +1187,9 @@ class DataLoader:
                 self.seed = checked["seed"]
             self._epoch = checked["epoch"]
             self._resume_at = checked["next_batch"]
+            # The run the state was taken in drew the workers' base seed when its first pass started: with
+            # persistent_workers, torch's DataLoader draws it then alone, so the passes here draw it no more.
+            self._drew_base_seed = self._drew_base_seed or checked["epoch"] > 0 or checked["next_batch"] > 0
             if self._data.follows is not None and checked["next_batch"] > 0:  # the rest of a pass: its size
                 self.source.resize(checked["samples"])
             # Taken at an epoch's end, the state points at the next epoch's first batch: the epoch it
