@@ -65,9 +65,9 @@ class GivenOrder:
             raise ValueError(refusal)
         resumed, self._resume_states = self._resume_states, None
         generators = self._generators()
-        resumed = resumed if generators else None
+        resumed = resumed if generators and draws is None else None  # a pass from its start draws anew
         now = generators[0].get_state() if resumed else None
-        if draws is None and resumed is not None:
+        if resumed is not None:
             # The rest of a pass taken into a state: its order drawn again from the states it was drawn
             # from. The sampler's own generators end where that pass left them; torch's default one is
             # left as the script has it (the checkpoint's torch.get_rng_state(), set again).
@@ -87,7 +87,7 @@ class GivenOrder:
             batches = [_batch(b, k) for k, b in enumerate(started)]
             sizes = [len(b) for b in batches]
             ids = [i for b in batches for i in b]
-        if draws is None and resumed is not None:
+        if resumed is not None:
             generators[0].set_state(now)
         try:
             ids = [operator.index(i) for i in ids]

@@ -66,3 +66,31 @@ def test_a_state_drawn_under_another_sampler_is_refused_in_one_line():
     with pytest.raises(ValueError, match=r"^load_state_dict: the state's sampler_draws are not the 1 generator states "
                        r"of this loader's sampler: it was taken under another sampler; .*epoch's end$"):
         _run(SAMPLERS["weighted, default generator"], state=checkpoint)
+
+
+def test_a_pass_of_another_epoch_after_the_resume_draws_its_own_order():
+    """A loop that resumes from an epoch other than the state's: that pass draws anew, and a state
+    taken within it resumes its own order."""
+    make = SAMPLERS["random, own generator"]
+    _, checkpoint = _run(make, stop=3)
+    whole, _ = _run(make, epochs=2)
+
+    def made():
+        torch.manual_seed(0)
+        gen = torch.Generator().manual_seed(1)
+        loader = stoker.DataLoader([(np.zeros(2, np.float32), i) for i in range(ROWS)], batch_size=4, **make(gen))
+        list(RandomSampler(range(ROWS), generator=gen))  # where the run's generator stood after epoch 0
+        return loader, gen
+
+    loader, _ = made()
+    loader.load_state_dict(checkpoint["loader"])
+    loader.set_epoch(1)  # not the state's epoch: a pass from its first batch, drawn anew
+    batches = iter(loader)
+    first = [i for _ in range(2) for i in next(batches)[1].tolist()]
+    state = loader.state_dict()
+    rest = [i for _, ids in batches for i in ids.tolist()]
+    assert first + rest == whole[1]
+    resumed, _ = made()
+    resumed.load_state_dict(state)
+    resumed.set_epoch(1)
+    assert [i for _, ids in resumed for i in ids.tolist()] == rest
