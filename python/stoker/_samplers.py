@@ -34,22 +34,24 @@ class GivenOrder:
 
     def pass_draws(self):
         """What state_dict() keeps of a pass under way: the generators' states its order was drawn
-        from (torch's default one first), as bytes (a state compares with ==); None before the
-        first pass."""
+        from (torch's default one first), each a list of its bytes' values (plain data, as the rest
+        of the state: torch.load(weights_only=True) and JSON take it, == compares it); None before
+        the first pass."""
         if not self._pass_states:
             return None
-        return [bytes(state.numpy()) for state in self._pass_states]
+        return [state.tolist() for state in self._pass_states]
 
     def check_draws(self, states):
         """The states of pass_draws() a loaded state holds, as the generators take them: ValueError
         in one line where they are not this sampler's generators' (another sampler than the state's)."""
         generators = self._generators()
         if (not isinstance(states, (list, tuple)) or len(states) != len(generators)
-                or not all(isinstance(b, bytes) and len(b) == len(g.get_state()) for b, g in zip(states, generators))):
+                or not all(isinstance(b, (list, tuple)) and len(b) == len(g.get_state())
+                           and all(type(v) is int and 0 <= v <= 255 for v in b) for b, g in zip(states, generators))):
             raise ValueError(f"load_state_dict: the state's sampler_draws are not the {len(generators)} generator "
                              "states of this loader's sampler: it was taken under another sampler; resume with the "
                              "sampler the state was taken with, or from a state taken at an epoch's end")
-        return [torch.frombuffer(bytearray(b), dtype=torch.uint8) for b in states]
+        return [torch.tensor(b, dtype=torch.uint8) for b in states]
 
     def resume_draws(self, states):
         """The next pass resumes one whose order was drawn from `states` (check_draws'), or None."""
