@@ -257,7 +257,8 @@ def test_a_state_taken_mid_pass_is_refused_where_its_samples_are_gone():
     grown = Growing(20)
     sampler = torch.utils.data.RandomSampler(grown, generator=torch.Generator().manual_seed(0))
     resumed = stoker.DataLoader(grown, batch_size=4, sampler=sampler, transforms=CHAIN)
-    with pytest.raises(ValueError, match=r"in a pass over 12 samples, and len\(Growing\) is 20 now"):
+    with pytest.raises(ValueError, match=r"in a pass over 12 samples, and len\(Growing\) is 20 now: .* and the "
+                       r"script's sampler draws over the len\(\) it has now \(the rows added since included\); resume"):
         resumed.load_state_dict(state)
     data.n = 12  # the Dataset as it was when the pass began
     resumed = stoker.DataLoader(data, batch_size=4, sampler=sampler, transforms=CHAIN)
