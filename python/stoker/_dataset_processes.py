@@ -89,6 +89,13 @@ def _close_live():
         processes.close(wait_s=0)
 
 
+def close_live_first_at_exit():
+    """Makes _close_live, where it is registered, atexit's last handler (the first to run)."""
+    if _EXIT_REGISTERED:
+        atexit.unregister(_close_live)
+        atexit.register(_close_live)
+
+
 def _as_list(items):
     return items
 

@@ -18,6 +18,44 @@ class GivenOrder:
         self.sampler = sampler
         self.batch_sampler = batch_sampler
         self._seen_epoch = None  # the epoch the sampler had at the last pass's start, or as set here
+        # The generators' states the current pass's order was drawn from (pass_draws()), and those a
+        # loaded state gives the resumed pass (resume_draws()).
+        self._pass_states = self._resume_states = None
+
+    def _generators(self):
+        """The torch.Generator objects the sampler draws from: its own (a `generator` attribute, as
+        torch's random samplers have), and torch's default one, which those without draw from."""
+        inner = self.sampler if self.batch_sampler is None else getattr(self.batch_sampler, "sampler", None)
+        if isinstance(inner, (torch.utils.data.DistributedSampler, torch.utils.data.SequentialSampler)):
+            return []  # an order of their settings alone (seed, epoch, rank)
+        given = [self.sampler] if self.batch_sampler is None else [self.batch_sampler, inner]
+        own = [getattr(s, "generator", None) for s in given]
+        return [torch.default_generator] + [g for g in own if isinstance(g, torch.Generator)]
+
+    def pass_draws(self):
+        """What state_dict() keeps of a pass under way: the generators' states its order was drawn
+        from (torch's default one first), each a list of its bytes' values (plain data, as the rest
+        of the state: torch.load(weights_only=True) and JSON take it, == compares it); None before
+        the first pass."""
+        if not self._pass_states:
+            return None
+        return [state.tolist() for state in self._pass_states]
+
+    def check_draws(self, states):
+        """The states of pass_draws() a loaded state holds, as the generators take them: ValueError
+        in one line where they are not this sampler's generators' (another sampler than the state's)."""
+        generators = self._generators()
+        if (not isinstance(states, (list, tuple)) or len(states) != len(generators)
+                or not all(isinstance(b, (list, tuple)) and len(b) == len(g.get_state())
+                           and all(type(v) is int and 0 <= v <= 255 for v in b) for b, g in zip(states, generators))):
+            raise ValueError(f"load_state_dict: the state's sampler_draws are not the {len(generators)} generator "
+                             "states of this loader's sampler: it was taken under another sampler; resume with the "
+                             "sampler the state was taken with, or from a state taken at an epoch's end")
+        return [torch.tensor(b, dtype=torch.uint8) for b in states]
+
+    def resume_draws(self, states):
+        """The next pass resumes one whose order was drawn from `states` (check_draws'), or None."""
+        self._resume_states = states
 
     def order(self, size, draws=None):
         """(the next pass's ids, the size of each of its batches: a batch sampler's, None for a
@@ -27,18 +65,32 @@ class GivenOrder:
         dataset's now, an index that is none of the dataset's, or an empty batch."""
         if refusal := self.stale():
             raise ValueError(refusal)
+        resumed, self._resume_states = self._resume_states, None
+        generators = self._generators()
+        resumed = resumed if generators and draws is None else None  # a pass from its start draws anew
+        now = generators[0].get_state() if resumed else None
+        if resumed is not None:
+            # The rest of a pass taken into a state: its order drawn again from the states it was drawn
+            # from. The sampler's own generators end where that pass left them; torch's default one is
+            # left as the script has it (the checkpoint's torch.get_rng_state(), set again).
+            for generator, state in zip(generators, resumed):
+                generator.set_state(state)
         sizes = None
         if self.batch_sampler is None:
             if draws is not None:
                 draws()
+            self._pass_states = resumed or [g.get_state() for g in generators]
             ids = list(self.sampler)
         else:
             started = iter(self.batch_sampler)
             if draws is not None:
                 draws()
+            self._pass_states = resumed or [g.get_state() for g in generators]
             batches = [_batch(b, k) for k, b in enumerate(started)]
             sizes = [len(b) for b in batches]
             ids = [i for b in batches for i in b]
+        if resumed is not None:
+            generators[0].set_state(now)
         try:
             ids = [operator.index(i) for i in ids]
         except TypeError:

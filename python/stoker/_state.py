@@ -68,13 +68,17 @@ def check_state(state, loader):
     checked["classes"] = list(classes)
     _check_samples_read(state, checked, loader)
     if loader._data.follows is not None:
-        # From an epoch's end (next_batch 0) the next pass reads len() anew; the rest of a pass keeps its size.
+        # From an epoch's end (next_batch 0) the next pass reads len() anew; the rest of a pass keeps its size,
+        # on a Dataset that grew since too (rows appended to its file) where the plan is stoker's own: a
+        # script's sampler draws over the len() it has now.
         now = loader._samples_now()
-        if checked["next_batch"] > 0 and samples != now:
+        grown = now > samples and loader._order is None
+        if checked["next_batch"] > 0 and samples != now and not grown:
             raise ValueError(f"load_state_dict: the state was taken at batch {checked['next_batch']} of epoch "
                              f"{checked['epoch']}, in a pass over {samples:,} samples, and len({loader._data.name}) "
-                             f"is {now:,} now: the rest of that pass is planned over {samples:,}; resume with the "
-                             "Dataset as it was when that pass began, or from a state taken at an epoch's end")
+                             f"is {now:,} now: the rest of that pass is planned over {samples:,}"
+                             f"{_sampler_note(now > samples)}; resume with the Dataset as it was when that pass "
+                             "began, or from a state taken at an epoch's end")
     mine = [("samples", samples if following else len(loader.source), "data with another number of samples"),
             ("classes", list(loader.source.class_names), "data with other classes"),
             ("batch_size", loader._state_batch_size, "another batch_size"),
@@ -91,6 +95,11 @@ def check_state(state, loader):
                              f"{here!r}: a resume on {what} would not continue the same stream; resume with "
                              "the same data and settings, or start afresh")
     return checked
+
+
+def _sampler_note(grown):
+    """Why a Dataset that grew since a mid-pass state is refused under a script's sampler."""
+    return ", and the script's sampler draws over the len() it has now (the rows added since included)" if grown else ""
 
 
 def _check_ranks(checked, here):

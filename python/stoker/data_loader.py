@@ -23,7 +23,7 @@ from . import _exit
 from . import _options
 from . import _stoker
 from ._collate import call_collate_fn, collate_targets, sample_params
-from ._dataset_processes import DatasetProcesses
+from ._dataset_processes import DatasetProcesses, close_live_first_at_exit
 from ._passthrough import collate_images, whole_items
 from ._iterable import StreamPass, StreamProcesses, StreamView, check_options, is_iterable, load_state, stream_batches
 from ._datasets import _raised, class_to_idx, open_data, reopen_folder
@@ -266,6 +266,22 @@ def _close_all():
     _stoker.Loader.close_all()
 
 
+def _close_first_at_exit():
+    """Run as the interpreter shuts down, before atexit runs its handlers (threading's own exit
+    hook): makes stoker's the last registered, so that they run first. atexit runs the last
+    registered first, and the handler of a library imported after stoker would otherwise run
+    while the workers are still inside the Dataset's __getitem__: h5py's (it unregisters its type
+    converters, holding HDF5's lock while it takes the GIL back) then hangs the exit for ever with
+    a worker that holds the GIL and waits for HDF5's lock."""
+    atexit.unregister(_close_all)
+    atexit.register(_close_all)
+    close_live_first_at_exit()  # dataset_processes' handler runs before the loaders' (_close_live)
+
+
+# threading's hook (3.9 on; concurrent.futures' too) runs before atexit's handlers, each time.
+getattr(threading, "_register_atexit", lambda function: None)(_close_first_at_exit)
+
+
 # A fork (a torch DataLoader's fork workers, multiprocessing) waits until no worker is inside a
 # Dataset's __getitem__, whose locks (h5py's) the child would get held for ever
 # (python/src/loader_closing.h).
@@ -451,6 +467,9 @@ class DataLoader:
             raise arg.bad("worker_init_fn", worker_init_fn, f"a setup for workers that run Python; for {data.name} "
                           "stoker's workers read and decode in C++ and run none", "leave it out")
         self.dataset, self.source, self._data = data.dataset, data.source, data
+        # A Dataset object's (image, target, ...) batches come as a list, as torch's default_collate makes them;
+        # a path's as a tuple.
+        self._batch_type = tuple if isinstance(dataset, (str, bytes, os.PathLike)) else list
         if data.stack is not None:  # pinned by the workers, as torch's pin thread pins off the loop's thread
             data.stack.pin = self.pin_memory and self.device.type == "cpu"
         if world_size is None and sharded and not shuffle and self.world_size > 1 and self.rank == 0:
@@ -1078,7 +1097,8 @@ class DataLoader:
         """(inputs, targets), or (inputs, t1, t2, ...) for items (image, t1, t2, ...) and for a
         CSV list's targets and other columns, or the inputs alone for items that are an image
         alone, a dict for dict items, a namedtuple for namedtuple items: what torch's DataLoader
-        yields; with return_params, the samples' parameters after them."""
+        yields (a list for a Dataset object's, as default_collate makes it; a path's a tuple);
+        with return_params, the samples' parameters after them, in a tuple."""
         inputs, targets, params = item
         if self._data.passthrough:  # the engine's inputs are a 0.0 per sample: the images came with the targets
             inputs, targets = targets
@@ -1104,7 +1124,10 @@ class DataLoader:
             parts = (self._data.named(*parts),)
         if params is not None:
             return (*parts, *params)
-        return parts[0] if len(parts) == 1 else parts
+        if len(parts) == 1:
+            return parts[0]
+        # (inputs, what collate_fn returned) is stoker's own: a tuple.
+        return self._batch_type(parts) if self.collate_fn is None and self._data.dict_items is None else parts
 
     _step_end = None
 
@@ -1173,6 +1196,8 @@ class DataLoader:
         }
         if position > 0 and self._data.samples_read is not None:  # the rest of a pass serves the samples it began with
             state["samples_digest"] = self._data.samples_read.digest()
+        if position > 0 and self._order is not None and (draws := self._order.pass_draws()) is not None:
+            state["sampler_draws"] = draws  # the rest of the pass is drawn again from them
         return state
 
     def load_state_dict(self, state):
@@ -1185,7 +1210,12 @@ class DataLoader:
             return
         self._follow_ranks()
         checked = check_state(state, self)
+        draws = None
+        if self._order is not None and checked["next_batch"] > 0 and "sampler_draws" in state:
+            draws = self._order.check_draws(state["sampler_draws"])
         with self._one_call("load_state_dict()"):
+            if self._order is not None:
+                self._order.resume_draws(draws)
             self._ranks.state_loaded = True
             # The order depends on the seed, so the resumed loader takes the saved one, counted from
             # the state's seed_epoch (Loader.reseed); a reseed after this is followed from the next pass
@@ -1202,6 +1232,9 @@ class DataLoader:
                 self.seed = checked["seed"]
             self._epoch = checked["epoch"]
             self._resume_at = checked["next_batch"]
+            # The run the state was taken in drew the workers' base seed when its first pass started: with
+            # persistent_workers, torch's DataLoader draws it then alone, so the passes here draw it no more.
+            self._drew_base_seed = self._drew_base_seed or checked["epoch"] > 0 or checked["next_batch"] > 0
             if self._data.follows is not None and checked["next_batch"] > 0:  # the rest of a pass: its size
                 self.source.resize(checked["samples"])
             # Taken at an epoch's end, the state points at the next epoch's first batch: the epoch it

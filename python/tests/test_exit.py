@@ -193,3 +193,41 @@ for _ in torch.utils.data.DataLoader(dataset(), batch_size=4, num_workers=1):
 
 def test_exit_beside_torchs_dataloader_with_workers_prints_nothing(tmp_path):
     ends_quietly_for_map_and_stream(tmp_path / "beside_torchs.py", BESIDE_TORCHS)
+
+
+# A library imported after stoker registers an atexit handler of its own (h5py's, importing it after
+# stoker: it unregisters its type converters, holding HDF5's lock while it takes the GIL back).
+# atexit runs the last registered first, so that handler ran while the workers were still inside
+# the Dataset's __getitem__ (a worker holding the GIL waited for HDF5's lock: the exit hung for
+# ever). Here the handler, registered after stoker's import and after the loader was made, counts
+# the calls to __getitem__ that come after it ran: none, as the loaders stopped before.
+LATER_HANDLER = DATASETS + """
+import atexit
+calls = []
+class Counted(Map):
+    def __getitem__(self, i):
+        calls.append(i)
+        return super().__getitem__(i)
+def later_handler():
+    seen = len(calls)
+    time.sleep(0.3)
+    print(len(calls) - seen, "calls after the handler ran", flush=True)
+if sys.argv[1] == "before":
+    atexit.register(later_handler)
+loader = stoker.DataLoader(Counted(n=100_000, pause=0.002), batch_size=4, num_workers=2)
+batches = iter(loader)
+next(batches)
+if sys.argv[1] == "after":
+    atexit.register(later_handler)
+next(batches)
+sys.exit(0)
+"""
+
+
+@pytest.mark.parametrize("registered", ["before", "after"])
+def test_atexit_handlers_registered_after_stoker_run_once_the_workers_stopped(tmp_path, registered):
+    script = tmp_path / "later_handler.py"
+    script.write_text(LATER_HANDLER)
+    run = subprocess.run([sys.executable, "-W", "ignore", str(script), registered], capture_output=True, text=True,
+                         timeout=60)
+    assert (run.returncode, run.stdout, run.stderr) == (0, "0 calls after the handler ran\n", ""), run.stderr[-3000:]

@@ -215,9 +215,15 @@ def test_an_empty_dataset_at_a_passs_start_is_refused_in_one_line():
 
 
 def test_a_state_taken_mid_pass_keeps_its_passs_size():
+    """A feature file that grew while the job was stopped (rows appended): the resumed pass serves the
+    rest of the pass it was taken in, over its size, and the next pass every sample, as a run that
+    was not stopped gets them (a change during a pass is the next pass's)."""
     data = Growing(12)
     loader = stoker.DataLoader(data, batch_size=4, shuffle=True, seed=1, transforms=CHAIN)
     whole = served(loader)[0]
+    data.n = 20
+    next_pass = served(loader)[0]  # the pass after the growth
+    data.n = 12
     loader.set_epoch(0)
     it = iter(loader)
     first = next(it)[1].tolist()
@@ -226,17 +232,37 @@ def test_a_state_taken_mid_pass_keeps_its_passs_size():
     data.n = 20  # grown after the state was taken
 
     resumed = stoker.DataLoader(data, batch_size=4, shuffle=True, transforms=CHAIN)
+    resumed.load_state_dict(state)
+    ids = [i for _, t in resumed for i in t.tolist()]
+    assert first + ids == whole
+    assert served(resumed)[0] == next_pass and sorted(next_pass) == list(range(20))
+
+
+def test_a_state_taken_mid_pass_is_refused_where_its_samples_are_gone():
+    data = Growing(12)
+    loader = stoker.DataLoader(data, batch_size=4, shuffle=True, seed=1, transforms=CHAIN)
+    next(iter(loader))
+    state = loader.state_dict()
+    # Shrunk: the rest of the pass would index samples that are gone.
+    resumed = stoker.DataLoader(Growing(8), batch_size=4, shuffle=True, transforms=CHAIN)
     with pytest.raises(ValueError) as raised:
         resumed.load_state_dict(state)
     message = str(raised.value)
-    assert "\n" not in message and "in a pass over 12 samples, and len(Growing) is 20 now" in message
-
+    assert "\n" not in message and "in a pass over 12 samples, and len(Growing) is 8 now" in message
+    # Grown under a script's sampler: it draws over the len() it has now, not the pass's.
+    sampler = torch.utils.data.RandomSampler(data, generator=torch.Generator().manual_seed(0))
+    loader = stoker.DataLoader(data, batch_size=4, sampler=sampler, transforms=CHAIN)
+    next(iter(loader))
+    state = loader.state_dict()
+    grown = Growing(20)
+    sampler = torch.utils.data.RandomSampler(grown, generator=torch.Generator().manual_seed(0))
+    resumed = stoker.DataLoader(grown, batch_size=4, sampler=sampler, transforms=CHAIN)
+    with pytest.raises(ValueError, match=r"in a pass over 12 samples, and len\(Growing\) is 20 now: .* and the "
+                       r"script's sampler draws over the len\(\) it has now \(the rows added since included\); resume"):
+        resumed.load_state_dict(state)
     data.n = 12  # the Dataset as it was when the pass began
+    resumed = stoker.DataLoader(data, batch_size=4, sampler=sampler, transforms=CHAIN)
     resumed.load_state_dict(state)
-    data.n = 20  # a change after the resume is the next pass's
-    ids = [i for _, t in resumed for i in t.tolist()]
-    assert first + ids == whole
-    assert sorted(served(resumed)[0]) == list(range(20))
 
 
 def test_a_state_taken_at_an_epochs_end_resumes_with_any_size():

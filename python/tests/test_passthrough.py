@@ -72,6 +72,8 @@ def _same_as_torch(dataset, **options):
         warnings.simplefilter("ignore")
         ours = list(stoker.DataLoader(dataset, batch_size=4, **options))
     assert len(ours) == len(theirs)
+    # A list, as torch's default_collate batches (image, target) items: `batch[0] = batch[0].cuda()` works.
+    assert [type(batch) for batch in ours] == [type(batch) for batch in theirs] == [list] * len(theirs)
     for (x, y), (tx, ty) in zip(ours, theirs):
         assert (x.dtype, x.shape) == (tx.dtype, tx.shape)
         assert torch.equal(x, tx) and torch.equal(y, ty)
