@@ -266,24 +266,30 @@ def test_a_folder_whose_transform_stoker_reads_is_still_read_in_cpp(png_folder):
     assert loader._data.targets == "engine"  # the files decoded and transformed in C++, no __getitem__ call
 
 
-def test_the_device_feed_carries_passed_arrays_with_the_targets():
-    # device="cuda" feeds the batches through DeviceFeed; here in host memory (test_gpu_decode's HostCuda).
+def through_the_device_feed(dataset, **options):
+    """A pass's batches through DeviceFeed, the feed device="cuda" uses, here in host memory
+    (test_gpu_decode's HostCuda), and torch's DataLoader's batches of the same options."""
     from stoker import device_feed
     from test_gpu_decode import HostCuda
 
-    dataset = Plain(_pixels)
-    loader = stoker.DataLoader(dataset, batch_size=4, num_workers=1)
+    loader = stoker.DataLoader(dataset, num_workers=1, **options)
     feed = device_feed.DeviceFeed(loader._loader, "cpu", False, loader._targets, loader._params, cuda=HostCuda())
     it = iter(loader)  # starts the pass
     feed.start()
     got = []
     while (item := feed.next()) is not None:
         got.append(loader._shaped(item))
-    theirs = list(torch.utils.data.DataLoader(dataset, batch_size=4))
+    del it
+    return got, list(torch.utils.data.DataLoader(dataset, **options))
+
+
+def test_the_device_feed_carries_passed_arrays_with_the_targets():
+    # device="cuda" feeds the batches through DeviceFeed; here in host memory (test_gpu_decode's HostCuda).
+    dataset = Plain(_pixels)
+    got, theirs = through_the_device_feed(dataset, batch_size=4)
     assert len(got) == len(theirs)
     for (x, y), (tx, ty) in zip(got, theirs):
         assert x.dtype == tx.dtype and torch.equal(x, tx) and torch.equal(y, ty)
-    del it
 
 
 class Pairs(torch.utils.data.Dataset):
@@ -375,16 +381,5 @@ def test_batch_size_none_where_stoker_batches_the_images_itself_is_one_line(png_
                                              (Batches(), dict(batch_size=None))])
 def test_the_device_feed_carries_what_collate_fn_makes_of_the_whole_items(dataset, options):
     # As test_the_device_feed_carries_passed_arrays_with_the_targets, for collate_fn's batches.
-    from stoker import device_feed
-    from test_gpu_decode import HostCuda
-
-    loader = stoker.DataLoader(dataset, num_workers=1, **options)
-    feed = device_feed.DeviceFeed(loader._loader, "cpu", False, loader._targets, loader._params, cuda=HostCuda())
-    it = iter(loader)  # starts the pass
-    feed.start()
-    got = []
-    while (item := feed.next()) is not None:
-        got.append(loader._shaped(item))
-    theirs = list(torch.utils.data.DataLoader(dataset, **options))
+    got, theirs = through_the_device_feed(dataset, **options)
     assert len(got) == len(theirs) and all(_same(a, b) for a, b in zip(got, theirs))
-    del it
