@@ -22,7 +22,7 @@ from . import _arguments as arg
 from . import _exit
 from . import _options
 from . import _stoker
-from ._collate import call_collate_fn, collate_targets, sample_params
+from ._collate import WholeSamples, call_collate_fn, collate_targets, sample_params, whole_samples
 from ._dataset_processes import DatasetProcesses
 from ._passthrough import collate_images
 from ._iterable import StreamPass, StreamProcesses, StreamView, check_options, is_iterable, load_state, stream_batches
@@ -990,7 +990,8 @@ class DataLoader:
             if transform is not None:
                 values = [transform(v) for v in values]
             layout = self._data.dict_items
-            return images, collate_targets(values, self.collate_fn, layout.image_key if layout is not None else None)
+            return images, collate_targets(values, self.collate_fn, layout.image_key if layout is not None else None,
+                                           self._collate_whole())
         if self._data.targets == "items":
             values = batch.items
             if batch.geometry is not None:
@@ -1003,7 +1004,19 @@ class DataLoader:
         if transform is not None:
             values = [transform(v) for v in values]
         layout = self._data.dict_items
-        return collate_targets(values, self.collate_fn, layout.image_key if layout is not None else None)
+        return collate_targets(values, self.collate_fn, layout.image_key if layout is not None else None,
+                               self._collate_whole())
+
+    _whole_fn = None  # the collate_fn that took a batch's whole samples after failing on its targets
+
+    def _collate_whole(self):
+        """Whether collate_fn takes whole (image, target) samples, as torch's DataLoader gives them:
+        True once it failed on a batch's targets and took its samples, False while that is still to
+        be seen, None where stoker gives it the targets alone (dict and namedtuple items, items of
+        an image alone, a CSV list's columns)."""
+        if self._data.dict_items is not None or self._data.named is not None or self._data.item_width < 2:
+            return None
+        return self._whole_fn is self.collate_fn
 
     def _list_parts(self, batch):
         """A CSV list's (or shards') targets, if it has them, and its other columns, in order: text as
@@ -1047,6 +1060,10 @@ class DataLoader:
         elif self._data.bool_images and inputs.dtype == torch.uint8:  # mode 1's 0 or 255, as PILToTensor's bool
             inputs = _as_bool(inputs)
         width = self._data.item_width
+        if isinstance(targets, WholeSamples):  # what collate_fn returns from the whole samples is the batch
+            batch = whole_samples(self.collate_fn, inputs, targets, width)
+            self._whole_fn = self.collate_fn
+            return (batch, *params) if params is not None else batch
         if self._data.dict_items is not None:
             batch = self._data.dict_items.batch(inputs, targets, self.collate_fn is not None)
             parts = batch if type(batch) is tuple else (batch,)  # (inputs, what collate_fn returned)
