@@ -1009,6 +1009,14 @@ class DataLoader:
 
     _whole_fn = None  # the collate_fn that took a batch's whole samples after failing on its targets
 
+    def _collate_seed(self):
+        """The seed of torch's generator while collate_fn makes the batch just taken from its whole
+        samples (mixup's weights): the loader's seed, the epoch's draws and the batch's place, so
+        that every run, and a resumed pass, draws the same; torch's DataLoader draws them in its
+        workers, from their own seeds."""
+        mixed = (int(self.seed or 0) * 1_000_003 + self._rng_epoch(self._epoch)) * 1_000_003 + self._position
+        return mixed % (2**63)
+
     def _collate_whole(self):
         """Whether collate_fn takes whole (image, target) samples, as torch's DataLoader gives them:
         True once it failed on a batch's targets and took its samples, False while that is still to
@@ -1061,7 +1069,9 @@ class DataLoader:
             inputs = _as_bool(inputs)
         width = self._data.item_width
         if isinstance(targets, WholeSamples):  # what collate_fn returns from the whole samples is the batch
-            batch = whole_samples(self.collate_fn, inputs, targets, width)
+            with torch.random.fork_rng(devices=[]):  # its draws, as in torch's workers: not the script's generator
+                torch.manual_seed(self._collate_seed())
+                batch = whole_samples(self.collate_fn, inputs, targets, width)
             self._whole_fn = self.collate_fn
             return (batch, *params) if params is not None else batch
         if self._data.dict_items is not None:

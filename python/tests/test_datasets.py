@@ -370,6 +370,29 @@ def test_a_collate_fn_of_whole_samples_gets_them_as_from_torchs_dataloader(png_f
     assert calls == ["int"] + ["tuple"] * 5 + ["tuple"] * 5
 
 
+def random_mixup(batch):
+    """torchvision's references' RandomMixup in short: a mixing weight drawn from torch's generator."""
+    images, targets = torch.utils.data.default_collate(batch)
+    weight = float(torch.rand(1))
+    return images.roll(1, 0) * (1 - weight) + images * weight, targets
+
+
+def test_a_whole_sample_collate_fn_draws_as_in_torchs_workers(png_folder):
+    # torch's DataLoader runs collate_fn in its workers, on generators of their own: the script's
+    # generator is left where it was, and stoker's draws are the same for a seed and batch, run after run.
+    folder = torchvision.datasets.ImageFolder(str(png_folder), T.Compose([T.CenterCrop(8), T.PILToTensor(),
+                                                                          T.ConvertImageDtype(torch.float)]))
+    torch.manual_seed(0)
+    list(torch.utils.data.DataLoader(folder, batch_size=5, num_workers=1, collate_fn=random_mixup))
+    after_torch = torch.get_rng_state()
+    passes = []
+    for _ in range(2):
+        torch.manual_seed(0)
+        passes.append(batches(stoker.DataLoader(folder, batch_size=5, num_workers=1, collate_fn=random_mixup)))
+        assert torch.equal(torch.get_rng_state(), after_torch)
+    assert_same_batches(*passes)
+
+
 def test_a_collate_fn_that_fails_on_targets_and_on_samples_is_one_line(png_folder):
     def collate_fn(batch):
         raise KeyError("label")
