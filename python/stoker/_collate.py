@@ -7,6 +7,10 @@ on them, the batch's whole (image, target) samples as torch's DataLoader gives t
 torch's default_collate takes a batch of (image, target) samples apart with zip, so each field
 is batched from a tuple: a str target comes as a tuple of str (a str in a dict item as a list,
 as the dict's values are batched from a list). stoker collates the targets from a tuple too."""
+import contextlib
+import random
+import sys
+
 import torch
 from torch.utils.data import default_collate
 
@@ -61,14 +65,36 @@ def call_collate_fn(collate_fn, values, image_key=None, whole=None):
                          "`images, targets = mixupcutmix(images, targets)`") from e
 
 
-def whole_samples(collate_fn, images, targets, width):
+@contextlib.contextmanager
+def seeded(seed):
+    """torch's, Python's and (where imported) NumPy's global generators seeded from `seed`, as
+    torch's DataLoader seeds its worker processes, and put back as they were on leaving."""
+    numpy = sys.modules.get("numpy")
+    python_state = random.getstate()
+    numpy_state = numpy.random.get_state() if numpy is not None else None
+    with torch.random.fork_rng(devices=[]):
+        random.seed(seed)
+        torch.manual_seed(seed)
+        if numpy is not None:
+            numpy.random.seed(seed % 2**32)
+        try:
+            yield
+        finally:
+            random.setstate(python_state)
+            if numpy is not None:
+                numpy.random.set_state(numpy_state)
+
+
+def whole_samples(collate_fn, images, targets, width, seed):
     """collate_fn on the batch's samples as torch's DataLoader gives them: (image, target) tuples,
-    (image, t1, t2, ...) for items of `width` > 2, each image a view of `images`. What it
-    raises is one ValueError line naming both errors, its own as the cause."""
+    (image, t1, t2, ...) for items of `width` > 2, each image a view of `images`; its draws from
+    the global generators seeded by `seed` (seeded), as in torch's workers. What it raises is one
+    ValueError line naming both errors, its own as the cause."""
     samples = [(image, *value) if width > 2 else (image, value)
                for image, value in zip(images.unbind(0), targets.values)]
     try:
-        return collate_fn(samples)
+        with seeded(seed):
+            return collate_fn(samples)
     except Exception as e:
         values = targets.values
         kind = type(values[0]).__name__ if values else "nothing"

@@ -1010,10 +1010,10 @@ class DataLoader:
     _whole_fn = None  # the collate_fn that took a batch's whole samples after failing on its targets
 
     def _collate_seed(self):
-        """The seed of torch's generator while collate_fn makes the batch just taken from its whole
-        samples (mixup's weights): the loader's seed, the epoch's draws and the batch's place, so
-        that every run, and a resumed pass, draws the same; torch's DataLoader draws them in its
-        workers, from their own seeds."""
+        """The seed of torch's, Python's and NumPy's generators while collate_fn makes the batch just
+        taken from its whole samples (mixup's weights, RandomChoice's pick): the loader's seed, the
+        epoch's draws and the batch's place, so that every run, and a resumed pass, draws the same;
+        torch's DataLoader draws them in its workers, from their own seeds."""
         mixed = (int(self.seed or 0) * 1_000_003 + self._rng_epoch(self._epoch)) * 1_000_003 + self._position
         return mixed % (2**63)
 
@@ -1069,9 +1069,7 @@ class DataLoader:
             inputs = _as_bool(inputs)
         width = self._data.item_width
         if isinstance(targets, WholeSamples):  # what collate_fn returns from the whole samples is the batch
-            with torch.random.fork_rng(devices=[]):  # its draws, as in torch's workers: not the script's generator
-                torch.manual_seed(self._collate_seed())
-                batch = whole_samples(self.collate_fn, inputs, targets, width)
+            batch = whole_samples(self.collate_fn, inputs, targets, width, self._collate_seed())
             self._whole_fn = self.collate_fn
             return (batch, *params) if params is not None else batch
         if self._data.dict_items is not None:

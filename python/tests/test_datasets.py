@@ -4,6 +4,7 @@ its targets collate as torch's default_collate does."""
 import gc
 import io
 import os
+import random
 import struct
 import threading
 import time
@@ -371,9 +372,10 @@ def test_a_collate_fn_of_whole_samples_gets_them_as_from_torchs_dataloader(png_f
 
 
 def random_mixup(batch):
-    """torchvision's references' RandomMixup in short: a mixing weight drawn from torch's generator."""
+    """torchvision's references' RandomChoice([RandomMixup, RandomCutmix]) in short: a pick drawn from
+    Python's generator, a mixing weight from torch's."""
     images, targets = torch.utils.data.default_collate(batch)
-    weight = float(torch.rand(1))
+    weight = float(torch.rand(1)) if random.random() < 0.5 else 0.5
     return images.roll(1, 0) * (1 - weight) + images * weight, targets
 
 
@@ -383,13 +385,15 @@ def test_a_whole_sample_collate_fn_draws_as_in_torchs_workers(png_folder):
     folder = torchvision.datasets.ImageFolder(str(png_folder), T.Compose([T.CenterCrop(8), T.PILToTensor(),
                                                                           T.ConvertImageDtype(torch.float)]))
     torch.manual_seed(0)
+    random.seed(1)
     list(torch.utils.data.DataLoader(folder, batch_size=5, num_workers=1, collate_fn=random_mixup))
-    after_torch = torch.get_rng_state()
+    after_torch = torch.get_rng_state(), random.getstate()
     passes = []
     for _ in range(2):
         torch.manual_seed(0)
+        random.seed(1)
         passes.append(batches(stoker.DataLoader(folder, batch_size=5, num_workers=1, collate_fn=random_mixup)))
-        assert torch.equal(torch.get_rng_state(), after_torch)
+        assert torch.equal(torch.get_rng_state(), after_torch[0]) and random.getstate() == after_torch[1]
     assert_same_batches(*passes)
 
 
