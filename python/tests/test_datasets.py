@@ -397,6 +397,26 @@ def test_a_whole_sample_collate_fn_draws_as_in_torchs_workers(png_folder):
     assert_same_batches(*passes)
 
 
+def test_a_resumed_epoch_mixes_as_the_run_it_resumes(png_folder):
+    # torchvision's references resume by a new process's loop from the checkpoint's epoch, calling
+    # sampler.set_epoch(epoch): the resumed epoch's batches, mixup's weights included, are the run's.
+    folder = torchvision.datasets.ImageFolder(str(png_folder), T.Compose([T.RandomResizedCrop(8), T.PILToTensor(),
+                                                                          T.ConvertImageDtype(torch.float)]))
+
+    def epochs(first):
+        torch.manual_seed(0)
+        random.seed(0)
+        sampler = torch.utils.data.distributed.DistributedSampler(folder, num_replicas=1, rank=0)
+        loader = stoker.DataLoader(folder, batch_size=5, num_workers=1, sampler=sampler, collate_fn=random_mixup)
+        out = []
+        for epoch in range(first, 2):
+            sampler.set_epoch(epoch)
+            out.append(batches(loader))
+        return out
+
+    assert_same_batches(epochs(0)[1], epochs(1)[0])
+
+
 def test_a_collate_fn_that_fails_on_targets_and_on_samples_is_one_line(png_folder):
     def collate_fn(batch):
         raise KeyError("label")
