@@ -1,19 +1,26 @@
 """A Dataset's targets, batched as torch's DataLoader batches them: torch's default_collate
 (numbers, arrays, tensors, strings, dicts, tuples), or the script's collate_fn, which gets
-the list of the batch's targets (the images are batched by stoker already), or, where the
-Dataset made its own arrays and tensors (passed through), its whole items, as torch's gets them.
+the list of the batch's targets (the images are batched by stoker already), or, where it fails
+on them, the batch's whole (image, target) samples as torch's DataLoader gives them
+(WholeSamples), or, where the Dataset made its own arrays and tensors (passed through), its
+whole items, as torch's gets them (call_on_items).
 
 torch's default_collate takes a batch of (image, target) samples apart with zip, so each field
 is batched from a tuple: a str target comes as a tuple of str (a str in a dict item as a list,
 as the dict's values are batched from a list). stoker collates the targets from a tuple too."""
+import contextlib
+import random
+import sys
+
 import torch
 from torch.utils.data import default_collate
 
 
-def collate_targets(targets, collate_fn=None, image_key=None):
-    """`image_key`: the key of dict items' image, which their targets (dicts) are without."""
+def collate_targets(targets, collate_fn=None, image_key=None, whole=None):
+    """`image_key`: the key of dict items' image, which their targets (dicts) are without;
+    `whole`: whether collate_fn takes whole samples, None where they cannot be made (call_collate_fn)."""
     if collate_fn is not None:
-        return call_collate_fn(collate_fn, targets, image_key)
+        return call_collate_fn(collate_fn, targets, image_key, whole)
     if all(t is None for t in targets):
         return None
     try:
@@ -26,19 +33,30 @@ def collate_targets(targets, collate_fn=None, image_key=None):
                          "them), or pass a collate_fn that batches them (it gets this list)") from e
 
 
-def call_collate_fn(collate_fn, values, image_key=None, whole=False):
-    """The script's collate_fn on the batch's targets (a value, or a tuple, per sample), or with
-    `whole` on its whole items (a Dataset's own arrays and tensors, passed through). What it
-    raises becomes one ValueError line saying what stoker gave it: a collate_fn written for
-    torch's whole (image, target) samples, such as torchvision's references' mixup and cutmix
-    (`lambda batch: mixupcutmix(*default_collate(batch))`), fails on targets alone."""
+class WholeSamples:
+    """A batch's targets (`values`, one per sample) that collate_fn failed on (`error`), or that
+    it is known to take whole: the loader gives it the (image, target, ...) samples instead, once
+    the batch's images are at hand (whole_samples)."""
+
+    def __init__(self, values, error=None):
+        self.values, self.error = values, error
+
+
+def call_collate_fn(collate_fn, values, image_key=None, whole=None):
+    """The script's collate_fn on the batch's targets (a value, or a tuple, per sample). A
+    collate_fn written for torch's whole (image, target) samples, such as torchvision's
+    references' mixup and cutmix (`lambda batch: mixupcutmix(*default_collate(batch))`), fails
+    on targets alone: where the batch's samples can be made whole (`whole` not None), that gives
+    WholeSamples, and so does `whole` True (collate_fn is known to take them) without a call.
+    Otherwise what it raises is one ValueError line saying what stoker gave it."""
+    if whole:
+        return WholeSamples(values)
     try:
         return collate_fn(values)
     except Exception as e:
+        if whole is not None:
+            return WholeSamples(values, e)
         kind = type(values[0]).__name__ if values else "nothing"
-        if whole:
-            raise ValueError(f"collate_fn raised {type(e).__name__} ({e}) on this batch's {len(values)} items (a list "
-                             f"of {kind}, as the Dataset returned them, as torch's DataLoader gives them)") from e
         if image_key is not None:
             kind += f", the items without their {image_key!r}"
         raise ValueError(f"collate_fn raised {type(e).__name__} ({e}) on this batch's {len(values)} targets (a list of "
@@ -46,6 +64,62 @@ def call_collate_fn(collate_fn, values, image_key=None, whole=False):
                          "a collate_fn of whole (image, target) samples, such as mixup or cutmix over the batch "
                          "(`lambda batch: mixupcutmix(*default_collate(batch))`), goes in the training loop: "
                          "`images, targets = mixupcutmix(images, targets)`") from e
+
+
+def call_on_items(collate_fn, items, seed):
+    """The script's collate_fn on a batch's whole items (a Dataset's own arrays and tensors, passed
+    through), as torch's DataLoader gives them; its draws from the global generators seeded by
+    `seed` (seeded), as whole_samples'. What it raises becomes one ValueError line."""
+    try:
+        with seeded(seed):
+            return collate_fn(items)
+    except Exception as e:
+        kind = type(items[0]).__name__ if items else "nothing"
+        raise ValueError(f"collate_fn raised {type(e).__name__} ({e}) on this batch's {len(items)} items (a list "
+                         f"of {kind}, as the Dataset returned them, as torch's DataLoader gives them)") from e
+
+
+@contextlib.contextmanager
+def seeded(seed):
+    """torch's, Python's and (where imported) NumPy's global generators seeded from `seed`, as
+    torch's DataLoader seeds its worker processes, and put back as they were on leaving."""
+    numpy = sys.modules.get("numpy")
+    python_state = random.getstate()
+    numpy_state = numpy.random.get_state() if numpy is not None else None
+    with torch.random.fork_rng(devices=[]):
+        random.seed(seed)
+        torch.manual_seed(seed)
+        if numpy is not None:
+            numpy.random.seed(seed % 2**32)
+        try:
+            yield
+        finally:
+            random.setstate(python_state)
+            if numpy is not None:
+                numpy.random.set_state(numpy_state)
+
+
+def whole_samples(collate_fn, images, targets, width, seed):
+    """collate_fn on the batch's samples as torch's DataLoader gives them: (image, target) tuples,
+    (image, t1, t2, ...) for items of `width` > 2, each image a view of `images`; its draws from
+    the global generators seeded by `seed` (seeded), as in torch's workers. What it raises is one
+    ValueError line naming both errors, its own as the cause."""
+    samples = [(image, *value) if width > 2 else (image, value)
+               for image, value in zip(images.unbind(0), targets.values)]
+    try:
+        with seeded(seed):
+            return collate_fn(samples)
+    except Exception as e:
+        values = targets.values
+        kind = type(values[0]).__name__ if values else "nothing"
+        first = targets.error
+        said = f"{type(first).__name__} ({first}) on this batch's {len(values)} targets (a list of {kind}) and " \
+            if first is not None else ""
+        raise ValueError(f"collate_fn raised {said}{type(e).__name__} ({e}) on its {len(samples)} (image, target) "
+                         "samples; stoker.DataLoader gives collate_fn the targets alone, the images batched already, "
+                         "or the whole samples where it fails on the targets: make it take one or the other "
+                         "(mixup or cutmix over the batch, `images, targets = mixupcutmix(images, targets)`, also "
+                         "goes in the training loop)") from e
 
 
 def to_device(value, device):

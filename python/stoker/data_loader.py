@@ -22,7 +22,7 @@ from . import _arguments as arg
 from . import _exit
 from . import _options
 from . import _stoker
-from ._collate import call_collate_fn, collate_targets, sample_params
+from ._collate import WholeSamples, call_collate_fn, call_on_items, collate_targets, sample_params, whole_samples
 from ._dataset_processes import DatasetProcesses, close_live_first_at_exit
 from ._passthrough import collate_images, whole_items
 from ._iterable import StreamPass, StreamProcesses, StreamView, check_options, is_iterable, load_state, stream_batches
@@ -1031,7 +1031,8 @@ class DataLoader:
             if transform is not None:
                 values = [transform(v) for v in values]
             layout = self._data.dict_items
-            return images, collate_targets(values, self.collate_fn, layout.image_key if layout is not None else None)
+            return images, collate_targets(values, self.collate_fn, layout.image_key if layout is not None else None,
+                                           self._collate_whole())
         if self._data.targets == "items":
             values = batch.items
             if batch.geometry is not None:
@@ -1044,7 +1045,27 @@ class DataLoader:
         if transform is not None:
             values = [transform(v) for v in values]
         layout = self._data.dict_items
-        return collate_targets(values, self.collate_fn, layout.image_key if layout is not None else None)
+        return collate_targets(values, self.collate_fn, layout.image_key if layout is not None else None,
+                               self._collate_whole())
+
+    _whole_fn = None  # the collate_fn that took a batch's whole samples after failing on its targets
+
+    def _collate_seed(self):
+        """The seed of torch's, Python's and NumPy's generators while collate_fn makes the batch just
+        taken from its whole samples (mixup's weights, RandomChoice's pick): the loader's seed, the
+        epoch's draws and the batch's place, so that every run, and a resumed pass, draws the same;
+        torch's DataLoader draws them in its workers, from their own seeds."""
+        mixed = (int(self.seed or 0) * 1_000_003 + self._rng_epoch(self._epoch)) * 1_000_003 + self._position
+        return mixed % (2**63)
+
+    def _collate_whole(self):
+        """Whether collate_fn takes whole (image, target) samples, as torch's DataLoader gives them:
+        True once it failed on a batch's targets and took its samples, False while that is still to
+        be seen, None where stoker gives it the targets alone (dict and namedtuple items, items of
+        an image alone, a CSV list's columns)."""
+        if self._data.dict_items is not None or self._data.named is not None or self._data.item_width < 2:
+            return None
+        return self._whole_fn is self.collate_fn
 
     def _collated_whole(self, passed, transform):
         """collate_fn on a passed-through batch's whole items, each with its image as the Dataset
@@ -1057,9 +1078,9 @@ class DataLoader:
         items = whole_items([p[0] for p in passed], values, self._data.item_width, self._data.named,
                             self._data.dict_items)
         if not self._unbatched:
-            batch = call_collate_fn(self.collate_fn, items, whole=True)
+            batch = call_on_items(self.collate_fn, items, self._collate_seed())
         elif self.collate_fn is not None:
-            batch = call_collate_fn(lambda one: self.collate_fn(one[0]), items, whole=True)
+            batch = call_on_items(lambda one: self.collate_fn(one[0]), items, self._collate_seed())
         else:
             batch = torch.utils.data.default_convert(items[0])
         if self.pin_memory and self.device.type == "cpu":
@@ -1111,6 +1132,10 @@ class DataLoader:
         elif self._data.bool_images and inputs.dtype == torch.uint8:  # mode 1's 0 or 255, as PILToTensor's bool
             inputs = _as_bool(inputs)
         width = self._data.item_width
+        if isinstance(targets, WholeSamples):  # what collate_fn returns from the whole samples is the batch
+            batch = whole_samples(self.collate_fn, inputs, targets, width, self._collate_seed())
+            self._whole_fn = self.collate_fn
+            return (batch, *params) if params is not None else batch
         if self._data.dict_items is not None:
             batch = self._data.dict_items.batch(inputs, targets, self.collate_fn is not None)
             parts = batch if type(batch) is tuple else (batch,)  # (inputs, what collate_fn returned)

@@ -4,6 +4,7 @@ its targets collate as torch's default_collate does."""
 import gc
 import io
 import os
+import random
 import struct
 import threading
 import time
@@ -341,28 +342,94 @@ def test_collate_fn_batches_the_targets(png_folder):
 
 
 def mixup(images, targets):
-    """The shape of torchvision's references' RandomMixup: a batch of images and its class ids."""
+    """The shape of torchvision's references' RandomMixup: a batch of images and its class ids, the
+    targets made one-hot floats and mixed with the batch rolled by one."""
     if images.ndim != 4:
         raise ValueError(f"Batch ndim should be 4. Got {images.ndim}")
-    return images.roll(1, 0) * 0.5 + images * 0.5, targets
+    onehot = torch.nn.functional.one_hot(targets, num_classes=3).float()
+    return images.roll(1, 0) * 0.25 + images * 0.75, onehot.roll(1, 0) * 0.25 + onehot * 0.75
 
 
-def test_a_collate_fn_of_whole_samples_is_one_line_saying_where_it_goes(png_folder):
-    # torchvision's references write mixup and cutmix as collate_fn=lambda batch: mixup(*default_collate(batch));
-    # stoker gives collate_fn the targets alone, and says to apply it to the batch in the loop instead.
+def test_a_collate_fn_of_whole_samples_gets_them_as_from_torchs_dataloader(png_folder):
+    # torchvision's references write mixup and cutmix as collate_fn=lambda batch: mixupcutmix(*default_collate(batch)):
+    # it fails on the targets alone, so it gets the (image, target) samples, and its batches are torch's.
+    calls = []
+
+    def collate_fn(batch):
+        calls.append(type(batch[0]).__name__)
+        return mixup(*torch.utils.data.default_collate(batch))
+
+    folder = torchvision.datasets.ImageFolder(str(png_folder), T.Compose([T.CenterCrop(8), T.PILToTensor(),
+                                                                          T.ConvertImageDtype(torch.float)]))
+    ours = list(stoker.DataLoader(folder, batch_size=5, num_workers=1, collate_fn=collate_fn))
+    theirs = list(torch.utils.data.DataLoader(folder, batch_size=5, collate_fn=collate_fn))
+    assert len(ours) == len(theirs) == 5
+    for (x, y), (x_tv, y_tv) in zip(ours, theirs):
+        assert x.shape == x_tv.shape and y.dtype == torch.float32 and y.shape == y_tv.shape
+        assert torch.allclose(x, x_tv, atol=1e-6) and torch.equal(y, y_tv)
+    # The targets alone once, then the whole samples for each batch (the torch loader's five calls after them).
+    assert calls == ["int"] + ["tuple"] * 5 + ["tuple"] * 5
+
+
+def random_mixup(batch):
+    """torchvision's references' RandomChoice([RandomMixup, RandomCutmix]) in short: a pick drawn from
+    Python's generator, a mixing weight from torch's."""
+    images, targets = torch.utils.data.default_collate(batch)
+    weight = float(torch.rand(1)) if random.random() < 0.5 else 0.5
+    return images.roll(1, 0) * (1 - weight) + images * weight, targets
+
+
+def test_a_whole_sample_collate_fn_draws_as_in_torchs_workers(png_folder):
+    # torch's DataLoader runs collate_fn in its workers, on generators of their own: the script's
+    # generator is left where it was, and stoker's draws are the same for a seed and batch, run after run.
+    folder = torchvision.datasets.ImageFolder(str(png_folder), T.Compose([T.CenterCrop(8), T.PILToTensor(),
+                                                                          T.ConvertImageDtype(torch.float)]))
+    torch.manual_seed(0)
+    random.seed(1)
+    list(torch.utils.data.DataLoader(folder, batch_size=5, num_workers=1, collate_fn=random_mixup))
+    after_torch = torch.get_rng_state(), random.getstate()
+    passes = []
+    for _ in range(2):
+        torch.manual_seed(0)
+        random.seed(1)
+        passes.append(batches(stoker.DataLoader(folder, batch_size=5, num_workers=1, collate_fn=random_mixup)))
+        assert torch.equal(torch.get_rng_state(), after_torch[0]) and random.getstate() == after_torch[1]
+    assert_same_batches(*passes)
+
+
+def test_a_resumed_epoch_mixes_as_the_run_it_resumes(png_folder):
+    # torchvision's references resume by a new process's loop from the checkpoint's epoch, calling
+    # sampler.set_epoch(epoch): the resumed epoch's batches, mixup's weights included, are the run's.
+    folder = torchvision.datasets.ImageFolder(str(png_folder), T.Compose([T.RandomResizedCrop(8), T.PILToTensor(),
+                                                                          T.ConvertImageDtype(torch.float)]))
+
+    def epochs(first):
+        torch.manual_seed(0)
+        random.seed(0)
+        sampler = torch.utils.data.distributed.DistributedSampler(folder, num_replicas=1, rank=0)
+        loader = stoker.DataLoader(folder, batch_size=5, num_workers=1, sampler=sampler, collate_fn=random_mixup)
+        out = []
+        for epoch in range(first, 2):
+            sampler.set_epoch(epoch)
+            out.append(batches(loader))
+        return out
+
+    assert_same_batches(epochs(0)[1], epochs(1)[0])
+
+
+def test_a_collate_fn_that_fails_on_targets_and_on_samples_is_one_line(png_folder):
+    def collate_fn(batch):
+        raise KeyError("label")
+
     folder = torchvision.datasets.ImageFolder(str(png_folder))
-    loader = stoker.DataLoader(folder, batch_size=2, transforms="Resize((8, 8))",
-                               collate_fn=lambda batch: mixup(*torch.utils.data.default_collate(batch)))
+    loader = stoker.DataLoader(folder, batch_size=2, transforms="Resize((8, 8))", collate_fn=collate_fn)
     with pytest.raises(ValueError) as error:
         next(iter(loader))
     message = str(error.value)
     assert "\n" not in message
-    assert message.startswith("collate_fn raised ValueError (Batch ndim should be 4. Got 0) on this batch's 2 "
-                              "targets (a list of int): stoker.DataLoader gives collate_fn the targets alone")
-    assert "`images, targets = mixupcutmix(images, targets)`" in message
-    assert isinstance(error.value.__cause__, ValueError)  # the collate_fn's own traceback is kept
-    images, targets = mixup(*next(iter(stoker.DataLoader(folder, batch_size=2, transforms="Resize((8, 8))"))))
-    assert images.shape == (2, 3, 8, 8) and targets.dtype == torch.int64
+    assert message.startswith("collate_fn raised KeyError ('label') on this batch's 2 targets (a list of int) and "
+                              "KeyError ('label') on its 2 (image, target) samples")
+    assert isinstance(error.value.__cause__, KeyError)  # the collate_fn's own traceback is kept
 
 
 @pytest.mark.parametrize("as_tensor", [False, True])

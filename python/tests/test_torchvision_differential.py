@@ -221,6 +221,47 @@ def test_hue_follows_torchvisions_tensor_adjust_hue(folder):
             assert levels(ours, theirs) <= 1, (path.name, hue)
 
 
+def _grid_sample_warp(image, matrix, fill):
+    """torchvision's tensor warp (F.rotate, F.affine) with grid_sample's bicubic, which its tensor
+    path refuses (torchvision 0.14) though its PIL path takes it: the inverse `matrix`, its grid
+    and fill mask, in float, then rounded and clamped to uint8 (the cubic overshoots)."""
+    try:
+        from torchvision.transforms import _functional_tensor as F_t
+    except ImportError:  # torchvision < 0.15
+        from torchvision.transforms import functional_tensor as F_t
+    pixels = F.pil_to_tensor(image).float()
+    theta = torch.tensor(matrix, dtype=torch.float32).reshape(1, 2, 3)
+    w, h = image.size
+    grid = F_t._gen_affine_grid(theta, w=w, h=h, ow=w, oh=h)
+    out = F_t._apply_grid_transform(pixels, grid, "bicubic", fill=fill)
+    return out.round().clamp(0, 255).to(torch.uint8)
+
+
+BICUBIC_WARPS = [  # (transform, F's inverse matrix: F.rotate passes -angle, F.affine the angle as drawn)
+    (T.RandomRotation((30, 30), interpolation=BICUBIC), F._get_inverse_affine_matrix([0.0, 0.0], -30.0, [0.0, 0.0],
+                                                                                      1.0, [0.0, 0.0])),
+    (T.RandomRotation((-73, -73), interpolation=BICUBIC), F._get_inverse_affine_matrix([0.0, 0.0], 73.0, [0.0, 0.0],
+                                                                                        1.0, [0.0, 0.0])),
+    (T.RandomAffine((25, 25), scale=(1.1, 1.1), shear=(8, 8, -5, -5), interpolation=BICUBIC),
+     F._get_inverse_affine_matrix([0.0, 0.0], 25.0, [0.0, 0.0], 1.1, [8.0, -5.0])),
+]
+
+
+@pytest.mark.parametrize("warp", range(len(BICUBIC_WARPS)))
+@pytest.mark.parametrize("fill", [[0.0, 0.0, 0.0], [10.0, 200.0, 90.0]])  # their default fill=0 blends too
+def test_a_bicubic_warp_is_grid_samples_bicubic(warp, fill, folder):
+    """RandomRotation, RandomAffine and the automatic augmentations' warps with interpolation
+    bicubic (the references' --interpolation bicubic reaches their policy): grid_sample's bicubic,
+    as torchvision's tensor warps would sample it, to a grey level (float32 sums in another order)."""
+    root, paths = folder
+    transform, matrix = BICUBIC_WARPS[warp]
+    transform.fill = fill
+    got = stoker_batch(root, [T.CenterCrop(9), transform, T.PILToTensor()], len(paths))
+    for path, image, ours in zip(paths, torchvision_images(paths), got):
+        theirs = _grid_sample_warp(F.center_crop(image, [9, 9]), matrix, fill)
+        assert levels(ours, theirs) <= 1, (path.name, transform)
+
+
 # ---- random chains: what the draw leaves fixed ----------------------------------------------------
 
 def _is_window(window, padded):

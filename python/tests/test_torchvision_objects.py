@@ -346,6 +346,19 @@ def _convert_to_rgb(image):
     return image.convert("RGB")
 
 
+@pytest.mark.parametrize("policy", [T.TrivialAugmentWide, T.RandAugment, T.AutoAugment, T.AugMix])
+def test_the_swin_recipes_bicubic_policy_is_taken(policy, png_folder):
+    # torchvision's references with --interpolation bicubic --auto-augment ta_wide (the Swin and MaxViT
+    # recipes) give the policy bicubic too: its rotations and shears sample as grid_sample's bicubic.
+    preset = T.Compose([T.RandomResizedCrop(16, interpolation=T.InterpolationMode.BICUBIC), T.RandomHorizontalFlip(),
+                        policy(interpolation=T.InterpolationMode.BICUBIC), T.PILToTensor(),
+                        T.ConvertImageDtype(torch.float), T.Normalize((0.5, 0.5, 0.5), (0.25, 0.25, 0.25))])
+    loader = stoker.DataLoader(torchvision.datasets.ImageFolder(str(png_folder), preset), batch_size=8, num_workers=1)
+    assert f"{policy.__name__}(interpolation=bicubic" in loader.transforms
+    images, targets = next(iter(loader))
+    assert images.shape == (8, 3, 16, 16) and images.dtype == torch.float32 and targets.shape == (8,)
+
+
 @pytest.mark.parametrize("make,words", [
     (lambda: T.Compose([T.RandomResizedCrop(16), T.Lambda(lambda x: x), T.ToTensor()]),
      ["Lambda runs Python code", "training loop", "docs/reference/data.md"]),
@@ -360,11 +373,10 @@ def _convert_to_rgb(image):
     (lambda: T.Compose([T.RandomResizedCrop(16), _convert_to_rgb, T.ToTensor()]),
      ["the function _convert_to_rgb (test_torchvision_objects._convert_to_rgb)",
       "stoker decodes paths and encoded files to RGB", 'image.convert("RGB")', "leave it out"]),
-    # torchvision's references with --interpolation bicubic --auto-augment ta_wide (the Swin recipe).
-    (lambda: T.Compose([T.RandomResizedCrop(16, interpolation=T.InterpolationMode.BICUBIC),
-                        T.TrivialAugmentWide(interpolation=T.InterpolationMode.BICUBIC), T.PILToTensor()]),
-     ["TrivialAugmentWide interpolation must be one of nearest, bilinear (got 'bicubic')",
-      "give TrivialAugmentWide interpolation=bilinear (InterpolationMode.BILINEAR)", "keep bicubic in Resize"]),
+    (lambda: T.Compose([T.RandomResizedCrop(16), T.RandomPerspective(interpolation=T.InterpolationMode.BICUBIC),
+                        T.PILToTensor()]),
+     ["RandomPerspective interpolation must be one of nearest, bilinear (got 'bicubic')",
+      "give RandomPerspective interpolation=bilinear (InterpolationMode.BILINEAR)", "keep bicubic in Resize"]),
 ])
 def test_what_stoker_cannot_run_is_refused_in_one_line(make, words, png_folder):
     with pytest.raises(ValueError) as error:

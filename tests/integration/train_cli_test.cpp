@@ -439,6 +439,11 @@ TEST_F(TrainTasksCli, AugmentationFlagsJoinTheTrainingChainOnly) {
                   dir.str() + "/ra");
   ASSERT_EQ(ra.exit_code, 0) << ra.err << ra.out;
   EXPECT_NE(ra.out.find("RandAugment(magnitude=5, interpolation=bilinear)"), std::string::npos) << ra.out;
+  // --interpolation bicubic reaches the policy too (the Swin recipe's --interpolation bicubic --auto-augment ta_wide).
+  const auto bicubic = run_command(run + " --auto-augment ta_wide --interpolation bicubic --max-steps 1 --output-dir " +
+                                   dir.str() + "/bicubic");
+  ASSERT_EQ(bicubic.exit_code, 0) << bicubic.err << bicubic.out;
+  EXPECT_NE(bicubic.out.find("TrivialAugmentWide(interpolation=bicubic)"), std::string::npos) << bicubic.out;
   // A setting that can do nothing says so.
   EXPECT_NE(ra.out.find(" · norm_weight_decay 0 (applies to nothing: mlp has no normalization layers)"),
             std::string::npos)

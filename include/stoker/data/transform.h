@@ -160,8 +160,10 @@ struct PadSpec {
   bool pads() const { return left > 0 || top > 0 || right > 0 || bottom > 0; }
 };
 
-// Interpolation of the automatic augmentations' geometric operations.
-enum class Interpolation { kNearest, kBilinear };
+// Interpolation of the warps (the automatic augmentations' geometric operations, RandomRotation,
+// RandomAffine, RandomPerspective, ElasticTransform). kBicubic: grid_sample's bicubic, for the
+// automatic augmentations, RandomRotation and RandomAffine only (warp.h).
+enum class Interpolation { kNearest, kBilinear, kBicubic };
 enum class AutoAugmentKind { kNone, kTrivialAugmentWide, kRandAugment, kAutoAugment, kAugMix };
 enum class AutoAugmentPolicy { kImageNet, kCifar10, kSvhn };
 

@@ -119,6 +119,75 @@ EdgeTaps edge_taps(int x0, int y0, const std::array<float, 4>& weight, int width
   return taps;
 }
 
+// grid_sample's bicubic weights for a position t in [0, 1) past a tap: taps -1, 0, 1 and 2
+// (its get_cubic_upsample_coefficients, A = -0.75).
+std::array<float, 4> cubic_coefficients(float t) {
+  constexpr float kA = -0.75f;
+  const auto near = [](float x) { return ((kA + 2) * x - (kA + 3)) * x * x + 1; };         // |x| <= 1
+  const auto far = [](float x) { return ((kA * x - 5 * kA) * x + 8 * kA) * x - 4 * kA; };  // 1 < |x| < 2
+  const float rest = 1.0f - t;
+  return {far(t + 1.0f), near(t), near(rest), far(rest + 1.0f)};
+}
+
+// warp() with grid_sample's bicubic: the 4x4 taps around each position, a tap off the image
+// counting 0 (padding zeros), each row interpolated along x and then the rows along y, as its
+// CPU kernel does; the fill blended by the in-image taps' weight (grid_sample of a ones image,
+// _apply_grid_transform's mask), then rounded half to even and clamped to [0, 255] (the cubic
+// overshoots; PIL's bicubic clamps too). `theta` is the inverse matrix over the half sizes.
+void warp_bicubic(const std::array<float, 6>& theta, const AutoAugmentSpec& spec, const uint8_t* in, uint8_t* out,
+                  int width, int height, int channels) {
+  const float half_w = 0.5f * static_cast<float>(width);
+  const float half_h = 0.5f * static_cast<float>(height);
+  const auto w = static_cast<float>(width);
+  const auto h = static_cast<float>(height);
+  constexpr float kFar = 4194304.0f;  // as warp()'s
+  const size_t plane = static_cast<size_t>(width) * height;
+  for (int j = 0; j < height; ++j) {
+    const float y = -half_h + 0.5f + static_cast<float>(j);
+    const float y10 = y * theta[1];
+    const float y11 = y * theta[4];
+    for (int k = 0; k < width; ++k) {
+      const float x = (-half_w + 0.5f) + static_cast<float>(k);
+      const float gx = x * theta[0] + y10 + theta[2];
+      const float gy = x * theta[3] + y11 + theta[5];
+      const float ix = std::clamp(((gx + 1.0f) * w - 1.0f) * 0.5f, -kFar, kFar);
+      const float iy = std::clamp(((gy + 1.0f) * h - 1.0f) * 0.5f, -kFar, kFar);
+      const float fx = std::floor(ix);
+      const float fy = std::floor(iy);
+      const auto x0 = static_cast<int>(fx) - 1;
+      const auto y0 = static_cast<int>(fy) - 1;
+      const std::array<float, 4> cx = cubic_coefficients(ix - fx);
+      const std::array<float, 4> cy = cubic_coefficients(iy - fy);
+      const auto inside = [](int v, int size) { return v >= 0 && v < size; };
+      float mask_rows[4];
+      for (int r = 0; r < 4; ++r) {
+        float m = 0;
+        for (int t = 0; t < 4; ++t) m += inside(x0 + t, width) && inside(y0 + r, height) ? cx[t] : 0.0f;
+        mask_rows[r] = m;
+      }
+      const float mask = mask_rows[0] * cy[0] + mask_rows[1] * cy[1] + mask_rows[2] * cy[2] + mask_rows[3] * cy[3];
+      const size_t at = static_cast<size_t>(j) * width + static_cast<size_t>(k);
+      for (int c = 0; c < channels; ++c) {
+        const uint8_t* src = in + c * plane;
+        float rows[4];
+        for (int r = 0; r < 4; ++r) {
+          float v = 0;
+          for (int t = 0; t < 4; ++t) {
+            const int xx = x0 + t;
+            const int yy = y0 + r;
+            const float tap = inside(xx, width) && inside(yy, height) ? static_cast<float>(src[yy * width + xx]) : 0.0f;
+            v += tap * cx[t];
+          }
+          rows[r] = v;
+        }
+        float v = rows[0] * cy[0] + rows[1] * cy[1] + rows[2] * cy[2] + rows[3] * cy[3];
+        if (spec.has_fill) v = v * mask + (1.0f - mask) * spec.fill[static_cast<size_t>(c)];
+        out[c * plane + at] = round_u8(v);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 // _gen_affine_grid + grid_sample(align_corners=False, padding zeros) + _apply_grid_transform's
@@ -131,6 +200,10 @@ void warp(const std::array<double, 6>& matrix, const AutoAugmentSpec& spec, cons
   for (size_t i = 0; i < 6; ++i) theta[i] = static_cast<float>(matrix[i]);
   const float r00 = theta[0] / half_w, r10 = theta[1] / half_w, r20 = theta[2] / half_w;
   const float r01 = theta[3] / half_h, r11 = theta[4] / half_h, r21 = theta[5] / half_h;
+  if (spec.interpolation == Interpolation::kBicubic) {
+    warp_bicubic({r00, r10, r20, r01, r11, r21}, spec, in, out, width, height, channels);
+    return;
+  }
   const size_t plane = static_cast<size_t>(width) * height;
   const bool bilinear = spec.interpolation == Interpolation::kBilinear;
   constexpr float kFar = 4194304.0f;  // 2^22: beyond any image, within round_even's range

@@ -28,15 +28,17 @@ std::array<double, 6> inverse_affine(double cx, double cy, double angle, double 
                                      double shear_y, double scale = 1.0);
 
 // Samples `channels` planes of width × height from `in` into `out` (distinct buffers of
-// width × height × channels bytes) through `matrix`, with spec.interpolation (nearest or
-// bilinear) and, when spec.has_fill, spec.fill for what falls off the image (zeros
-// otherwise). The fill's values must be in [0, 255], as the transform parsers check.
+// width × height × channels bytes) through `matrix`, with spec.interpolation (nearest,
+// bilinear, or grid_sample's bicubic with its values clamped to [0, 255], one pixel at a time)
+// and, when spec.has_fill, spec.fill for what falls off the image (zeros otherwise). The fill's
+// values must be in [0, 255], as the transform parsers check.
 void warp(const std::array<double, 6>& matrix, const AutoAugmentSpec& spec, const uint8_t* in, uint8_t* out, int width,
           int height, int channels);
 
 // warp() for a grid given per pixel: output pixel i samples at (grid_x[i], grid_y[i]), in
 // grid_sample's normalised coordinates (-1 and 1 the image's outer edges), with the same
-// arithmetic as warp() (per pixel, no vector paths). `in` and `out` as for warp().
+// arithmetic as warp() (per pixel, no vector paths), nearest or bilinear (bicubic is read as
+// nearest: the parsers refuse it for these warps). `in` and `out` as for warp().
 void warp_grid(const float* grid_x, const float* grid_y, const AutoAugmentSpec& spec, const uint8_t* in, uint8_t* out,
                int width, int height, int channels);
 

@@ -309,8 +309,7 @@ std::vector<Field> make_fields() {
        &C::auto_augment,
        "Automatic augmentation added to the training chain after the flip, as torchvision's --auto-augment: ta_wide "
        "(TrivialAugmentWide), ra (RandAugment), imagenet, cifar10 or svhn (AutoAugment's policies) or augmix (AugMix), "
-       "with bilinear "
-       "interpolation as its script; none = off",
+       "with interpolation's filter as its script; none = off",
        {},
        false,
        Range::one_of({kAutoAugmentNames.begin(), kAutoAugmentNames.end()})},
@@ -347,8 +346,8 @@ std::vector<Field> make_fields() {
        Range::between(1, 64, "; 3 and 4 are common")},
       {"interpolation",
        &C::interpolation,
-       "Resample filter of the training and validation chains, bilinear or bicubic (torchvision's --interpolation; "
-       "the automatic augmentations' warps stay bilinear)",
+       "Resample filter of the training and validation chains and of auto_augment's warps, bilinear or bicubic "
+       "(torchvision's --interpolation)",
        {},
        false,
        Range::one_of({"bilinear", "bicubic"})},

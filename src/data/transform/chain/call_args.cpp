@@ -145,9 +145,16 @@ std::string to_word(const Call& call, std::string_view param, const Value& v,
       fmt::format("{} {} must be one of {} (got '{}')", call.name, param, fmt::join(allowed, ", "), v.text));
 }
 
-Interpolation to_interpolation(const Call& call, const Value& v) {
-  // torchvision's PIL path takes bicubic for warps too (the references' --interpolation bicubic
-  // reaches their auto-augment policy); stoker's warps sample as its tensor path, which does not.
+Interpolation to_interpolation(const Call& call, const Value& v, bool bicubic) {
+  // torchvision's PIL path takes bicubic for every warp (the references' --interpolation bicubic
+  // reaches their auto-augment policy); stoker's affine warps take it as grid_sample's bicubic,
+  // its grid warps (perspective, elastic) do not.
+  if (bicubic) {
+    const std::string word = to_word(call, "interpolation", v, {"nearest", "bilinear", "bicubic"});
+    return word == "bicubic"    ? Interpolation::kBicubic
+           : word == "bilinear" ? Interpolation::kBilinear
+                                : Interpolation::kNearest;
+  }
   if (v.kind == Value::Kind::kWord && enum_word(v) == "bicubic") {
     throw UsageError(fmt::format(
         "{0} interpolation must be one of nearest, bilinear (got '{1}'): its warps sample as torchvision's tensor "

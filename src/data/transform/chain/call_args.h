@@ -54,8 +54,9 @@ std::string enum_word(const Value& v);
 std::string to_word(const Call& call, std::string_view param, const Value& v,
                     std::initializer_list<std::string_view> allowed);
 
-// The warps' interpolation: nearest or bilinear (InterpolationMode.NEAREST / .BILINEAR).
-Interpolation to_interpolation(const Call& call, const Value& v);
+// The warps' interpolation: nearest or bilinear (InterpolationMode.NEAREST / .BILINEAR), and
+// bicubic where `bicubic` (the warps of warp(), not warp_grid()'s).
+Interpolation to_interpolation(const Call& call, const Value& v, bool bicubic = false);
 
 // Two numbers, named by `shape` in the message.
 std::array<double, 2> to_pair(const Call& call, std::string_view param, const Value& v, std::string_view shape);

@@ -36,8 +36,8 @@ constexpr std::string_view kDoc =
     "Torchvision's automatic augmentations, one per chain, run after the warps and before `ColorJitter`: "
     "TrivialAugmentWide, RandAugment, AutoAugment (`policy` imagenet, cifar10 or svhn) and AugMix, with their "
     "operations, magnitudes and `fill` as torchvision draws them. Their rotations and shears sample as torchvision's "
-    "tensor transforms do: `interpolation` nearest or bilinear; bicubic, which torchvision's references pass on PIL "
-    "images with `--interpolation bicubic`, is refused (give the policy bilinear, and keep bicubic in the crop). "
+    "tensor transforms do: `interpolation` nearest or bilinear, or bicubic (torchvision's references pass it with "
+    "`--interpolation bicubic`) as `grid_sample`'s bicubic, its values clamped to [0, 255]. "
     "Keypoints, boxes and masks cannot follow them: a chain with targets that move is refused.";
 
 // One automatic augmentation per chain.
@@ -84,7 +84,7 @@ void build(chain::ChainState& state, const chain::Call& call, const Args& all) {
     args = {nullptr, all[1], all[2]};
   }
   if (args[0]) a.num_magnitude_bins = chain::to_int(call, "num_magnitude_bins", *args[0], 2, 1000);
-  if (args[1]) a.interpolation = chain::to_interpolation(call, *args[1]);
+  if (args[1]) a.interpolation = chain::to_interpolation(call, *args[1], /*bicubic=*/true);
   if (args[2] && !chain::is_none(*args[2])) {
     a.has_fill = true;
     a.fill = chain::to_channels(call, "fill", *args[2]);
@@ -128,7 +128,9 @@ void describe(const TransformSpec& spec, std::vector<std::string>* parts) {
     args.push_back(fmt::format("num_magnitude_bins={}", a.num_magnitude_bins));
   }
   // Each one's default: bilinear for AugMix, nearest for the others.
-  if ((a.interpolation == Interpolation::kBilinear) != mix) {
+  if (a.interpolation == Interpolation::kBicubic) {
+    args.emplace_back("interpolation=bicubic");
+  } else if ((a.interpolation == Interpolation::kBilinear) != mix) {
     args.push_back(fmt::format("interpolation={}", mix ? "nearest" : "bilinear"));
   }
   if (a.has_fill) args.push_back(fmt::format("fill=({}, {}, {})", a.fill[0], a.fill[1], a.fill[2]));

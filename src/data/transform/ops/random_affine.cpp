@@ -66,7 +66,7 @@ void build(chain::ChainState& state, const chain::Call& call, const Args& args) 
       std::tie(a.shear_x_min, a.shear_x_max) = std::tuple_cat(chain::symmetric_range(call, "shear", v));
     }
   }
-  if (args[4]) a.interpolation = chain::to_interpolation(call, *args[4]);
+  if (args[4]) a.interpolation = chain::to_interpolation(call, *args[4], /*bicubic=*/true);
   if (args[5] && !chain::is_none(*args[5])) a.fill = chain::to_channels(call, "fill", *args[5]);
   if (args[6] && !chain::is_none(*args[6])) {
     throw UsageError(fmt::format("RandomAffine center must be None, the image's centre (got '{}')", args[6]->text));
@@ -87,6 +87,7 @@ std::string text(const TransformSpec& spec, Step step) {
     s += ", shear=" + spec::range_text(a.shear_x_min, a.shear_x_max);
   }
   if (a.interpolation == Interpolation::kBilinear) s += ", interpolation=bilinear";
+  if (a.interpolation == Interpolation::kBicubic) s += ", interpolation=bicubic";
   if (a.fill != std::array<float, 3>{0, 0, 0}) s += fmt::format(", fill=({}, {}, {})", a.fill[0], a.fill[1], a.fill[2]);
   return s + ")";
 }

@@ -28,7 +28,8 @@ constexpr OpName kNames[] = {
 // What the reference page says of it (registry.h).
 constexpr std::string_view kDoc =
     "Torchvision's, on the crop, as its tensor implementation rotates (`F.rotate`): an angle drawn from `degrees` (a "
-    "number d for (−d, d), or a range), `interpolation` nearest or bilinear, `fill` per channel. `expand` and "
+    "number d for (−d, d), or a range), `interpolation` nearest, bilinear or bicubic (`grid_sample`'s, clamped to [0, "
+    "255]), `fill` per channel. `expand` and "
     "`center` are refused.";
 
 void build(chain::ChainState& state, const chain::Call& call, const Args& args) {
@@ -38,7 +39,7 @@ void build(chain::ChainState& state, const chain::Call& call, const Args& args) 
   RotationSpec& r = state.spec.rotation;
   r = RotationSpec{};
   std::tie(r.min_degrees, r.max_degrees) = std::tuple_cat(chain::symmetric_range(call, "degrees", *args[0]));
-  if (args[1]) r.interpolation = chain::to_interpolation(call, *args[1]);
+  if (args[1]) r.interpolation = chain::to_interpolation(call, *args[1], /*bicubic=*/true);
   if (args[2] && chain::to_bool(call, "expand", *args[2])) {
     throw UsageError(
         "RandomRotation expand=True changes the image's size; stoker's samples have one size, so "
@@ -57,6 +58,7 @@ std::string text(const TransformSpec& spec, Step step) {
   if (step != Step::kRotation || !r.enabled()) return "";
   std::string s = "RandomRotation(" + spec::range_text(r.min_degrees, r.max_degrees);
   if (r.interpolation == Interpolation::kBilinear) s += ", interpolation=bilinear";
+  if (r.interpolation == Interpolation::kBicubic) s += ", interpolation=bicubic";
   if (r.fill != std::array<float, 3>{0, 0, 0}) s += ", fill=" + spec::triple_text(r.fill);
   return s + ")";
 }

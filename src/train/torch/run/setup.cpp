@@ -42,7 +42,7 @@ bool is_norm_layer(const torch::nn::Module& module) {
 }
 
 // --auto-augment, --ra-magnitude and --random-erase, as torchvision's reference script adds
-// them to its training preset (the automatic augmentation with bilinear interpolation).
+// them to its training preset (the automatic augmentation with --interpolation's filter).
 void add_augmentation_flags(const TrainConfig& cfg, const data::Source& source, data::TransformSpec* spec) {
   const bool auto_augment = cfg.auto_augment != "none";
   if (!auto_augment && cfg.random_erase == 0) return;
@@ -59,7 +59,7 @@ void add_augmentation_flags(const TrainConfig& cfg, const data::Source& source, 
                                    cfg.auto_augment, data::to_string(spec->auto_augment.kind)));
     }
     data::AutoAugmentSpec& a = spec->auto_augment;
-    a.interpolation = data::Interpolation::kBilinear;
+    a.interpolation = cfg.interpolation == "bicubic" ? data::Interpolation::kBicubic : data::Interpolation::kBilinear;
     if (cfg.auto_augment == "ta_wide") {
       a.kind = data::AutoAugmentKind::kTrivialAugmentWide;
     } else if (cfg.auto_augment == "ra") {
