@@ -8,12 +8,11 @@ whole items, as torch's gets them (call_on_items).
 torch's default_collate takes a batch of (image, target) samples apart with zip, so each field
 is batched from a tuple: a str target comes as a tuple of str (a str in a dict item as a list,
 as the dict's values are batched from a list). stoker collates the targets from a tuple too."""
-import contextlib
-import random
-import sys
 
 import torch
 from torch.utils.data import default_collate
+
+from ._generator import seeded
 
 
 def collate_targets(targets, collate_fn=None, image_key=None, whole=None):
@@ -77,26 +76,6 @@ def call_on_items(collate_fn, items, seed):
         kind = type(items[0]).__name__ if items else "nothing"
         raise ValueError(f"collate_fn raised {type(e).__name__} ({e}) on this batch's {len(items)} items (a list "
                          f"of {kind}, as the Dataset returned them, as torch's DataLoader gives them)") from e
-
-
-@contextlib.contextmanager
-def seeded(seed):
-    """torch's, Python's and (where imported) NumPy's global generators seeded from `seed`, as
-    torch's DataLoader seeds its worker processes, and put back as they were on leaving."""
-    numpy = sys.modules.get("numpy")
-    python_state = random.getstate()
-    numpy_state = numpy.random.get_state() if numpy is not None else None
-    with torch.random.fork_rng(devices=[]):
-        random.seed(seed)
-        torch.manual_seed(seed)
-        if numpy is not None:
-            numpy.random.seed(seed % 2**32)
-        try:
-            yield
-        finally:
-            random.setstate(python_state)
-            if numpy is not None:
-                numpy.random.set_state(numpy_state)
 
 
 def whole_samples(collate_fn, images, targets, width, seed):

@@ -57,3 +57,15 @@ def draws_undone():
         torch.set_rng_state(states[0])
         random.setstate(states[1])
         np.random.set_state(states[2])
+
+
+@contextlib.contextmanager
+def seeded(seed):
+    """torch's, Python's and NumPy's global generators seeded from `seed`, as torch's DataLoader
+    seeds its worker processes, and put back as they were on leaving (draws_undone): around a
+    collate_fn's draws on whole samples."""
+    with draws_undone():
+        random.seed(seed)
+        torch.manual_seed(seed)
+        np.random.seed(seed % 2**32)
+        yield
