@@ -1083,8 +1083,13 @@ class DataLoader:
             batch = call_on_items(lambda one: self.collate_fn(one[0]), items, self._collate_seed())
         else:
             batch = torch.utils.data.default_convert(items[0])
+        return self._pinned(batch)
+
+    def _pinned(self, batch):
+        """What collate_fn made of whole items or samples, pinned where pin_memory on the CPU
+        device, as torch's DataLoader pins what its collate_fn returns."""
         if self.pin_memory and self.device.type == "cpu":
-            batch = torch.utils.data._utils.pin_memory.pin_memory(batch)
+            return torch.utils.data._utils.pin_memory.pin_memory(batch)
         return batch
 
     def _list_parts(self, batch):
@@ -1133,7 +1138,7 @@ class DataLoader:
             inputs = _as_bool(inputs)
         width = self._data.item_width
         if isinstance(targets, WholeSamples):  # what collate_fn returns from the whole samples is the batch
-            batch = whole_samples(self.collate_fn, inputs, targets, width, self._collate_seed())
+            batch = self._pinned(whole_samples(self.collate_fn, inputs, targets, width, self._collate_seed()))
             self._whole_fn = self.collate_fn
             return (batch, *params) if params is not None else batch
         if self._data.dict_items is not None:

@@ -84,3 +84,15 @@ def test_what_collate_fn_makes_of_a_datasets_own_items_is_pinned_and_comes_to_th
             for k, value in pairs:
                 if isinstance(value, torch.Tensor):
                     assert value.is_pinned() and b[k].is_cuda and torch.equal(b[k].cpu(), expected[k])
+
+
+def test_what_collate_fn_makes_of_whole_samples_is_pinned(jpeg_folder):
+    # torchvision's references' mixup: collate_fn=lambda batch: mixupcutmix(*default_collate(batch)),
+    # which fails on the targets alone and then gets the whole (image, target) samples.
+    def mix(images, targets):
+        return (images + images.flip(0)) / 2, targets
+
+    loader = stoker.DataLoader(jpeg_folder, batch_size=4, transforms=CHAIN, pin_memory=True,
+                               collate_fn=lambda batch: mix(*torch.utils.data.default_collate(batch)))
+    for images, targets in loader:
+        assert images.is_pinned() and targets.is_pinned()
