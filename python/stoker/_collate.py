@@ -13,6 +13,7 @@ import torch
 from torch.utils.data import default_collate
 
 from ._generator import seeded
+from ._passthrough import whole_items
 
 
 def collate_targets(targets, collate_fn=None, image_key=None, whole=None):
@@ -83,8 +84,7 @@ def whole_samples(collate_fn, images, targets, width, seed):
     (image, t1, t2, ...) for items of `width` > 2, each image a view of `images`; its draws from
     the global generators seeded by `seed` (seeded), as in torch's workers. What it raises is one
     ValueError line naming both errors, its own as the cause."""
-    samples = [(image, *value) if width > 2 else (image, value)
-               for image, value in zip(images.unbind(0), targets.values)]
+    samples = whole_items(images.unbind(0), targets.values, width)
     try:
         with seeded(seed):
             return collate_fn(samples)

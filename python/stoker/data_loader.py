@@ -1020,16 +1020,16 @@ class DataLoader:
         transform = self._data.target_transform
         if self._data.passthrough:  # (images, targets): _shaped takes the images as the inputs
             passed = batch.items
+            values = [p[1] for p in passed]
+            if transform is not None:
+                values = [transform(v) for v in values]
             if self.collate_fn is not None or self._unbatched:  # (None, the batch): the whole items, as torch's
-                return None, self._collated_whole(passed, transform)
+                return None, self._collated_whole(passed, values)
             images = batch.finished  # stacked (and pinned) on the worker that wrote the batch's last item
             if images is None or images.shape[0] != len(passed):  # images that differ; a stream's last batch
                 images = collate_images([p[0] for p in passed], [p[2] for p in passed], self._data.name)
             if self.pin_memory and self.device.type == "cpu":
                 images = images.pin_memory()  # the workers' are pinned already: returned as they are
-            values = [p[1] for p in passed]
-            if transform is not None:
-                values = [transform(v) for v in values]
             layout = self._data.dict_items
             return images, collate_targets(values, self.collate_fn, layout.image_key if layout is not None else None,
                                            self._collate_whole())
@@ -1067,14 +1067,11 @@ class DataLoader:
             return None
         return self._whole_fn is self.collate_fn
 
-    def _collated_whole(self, passed, transform):
+    def _collated_whole(self, passed, values):
         """collate_fn on a passed-through batch's whole items, each with its image as the Dataset
-        made it; with batch_size=None, the batch's one item through collate_fn, or default_convert
-        (numpy arrays made tensors), as torch's DataLoader gives it. Pinned as torch's DataLoader
-        pins what its collate_fn returns."""
-        values = [p[1] for p in passed]
-        if transform is not None:
-            values = [transform(v) for v in values]
+        made it and its targets `values` (through target_transform); with batch_size=None, the
+        batch's one item through collate_fn, or default_convert (numpy arrays made tensors), as
+        torch's DataLoader gives it. Pinned as torch's DataLoader pins what its collate_fn returns."""
         items = whole_items([p[0] for p in passed], values, self._data.item_width, self._data.named,
                             self._data.dict_items)
         if not self._unbatched:
