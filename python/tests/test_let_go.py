@@ -28,11 +28,12 @@ SECONDS = 1.0  # each slow item's
 
 
 def nap(seconds, log):
-    """`seconds` asleep; for ever where negative (an item that never ends). The process's pid
-    goes to the file `log` first, a line per slow item begun."""
+    """`seconds` asleep; for ever where negative (an item that never ends). The process's pid and
+    the time (time.monotonic(), one clock for every process) go to the file `log` first, a line
+    per slow item begun."""
     if log:
         with open(log, "a") as f:
-            f.write(f"{os.getpid()}\n")
+            f.write(f"{os.getpid()} {time.monotonic():.3f}\n")
     while seconds < 0:
         time.sleep(1)
     time.sleep(seconds)
@@ -89,9 +90,29 @@ def gone_within(pids, seconds):
     return pids & children()
 
 
+def log_lines(log):
+    """The log's (pid, time) lines."""
+    return [(pid, float(at)) for pid, at in map(str.split, log.read_text().splitlines())] if log.exists() else []
+
+
 def begun(log):
     """The slow items each process began so far, by pid: the mark the counts below start from."""
-    return Counter(log.read_text().split()) if log.exists() else Counter()
+    return Counter(pid for pid, _ in log_lines(log))
+
+
+def timeline(log, since, old, marks):
+    """What a failure shows: each process's slow items begun after the mark `since`, whether it
+    is one of the last pass's processes (`old`), and when it began them, in seconds after
+    marks["mark"], beside the other `marks` (time.monotonic() values) taken since."""
+    start, seen, lines = marks["mark"], Counter(since), {}
+    for pid, at in log_lines(log):
+        if seen[pid] > 0:
+            seen[pid] -= 1
+        else:
+            lines.setdefault(pid, []).append(round(at - start, 1))
+    told = {name: round(at - start, 1) for name, at in marks.items() if name != "mark"}
+    return f"{slow_items_begun(log, since)}; after the mark: {told}; " + "; ".join(
+        f"{'old' if pid in old else 'new'} {pid}: {at}" for pid, at in lines.items())
 
 
 def slow_items_begun(log, since):
@@ -143,11 +164,13 @@ def test_an_iterators_pass_let_go_ends_a_streams_processes(tmp_path):
 def test_the_next_pass_begun_mid_pass_comes_after_one_item(kind, persistent, tmp_path):
     log = tmp_path / "begun"
     loader, it, processes = first_batch(kind, SECONDS, persistent, log)
-    mark = begun(log)
+    mark, marks = begun(log), {"mark": time.monotonic()}
     it = iter(loader)
+    marks["iter"] = time.monotonic()
     next(it)  # its first items are fast: it waited for the last pass's processes to stop
+    marks["next"] = time.monotonic()
     # The last pass's item each process was in, and maybe the new pass's first slow one.
-    assert after_their_items(log, mark), slow_items_begun(log, mark)
+    assert after_their_items(log, mark), timeline(log, mark, processes, marks)
     if kind is SlowStream and not persistent:  # started again for each pass
         assert gone_within(processes, HANG_GUARD) == set()
     else:  # the same processes serve the next pass
