@@ -171,7 +171,9 @@ by a detector: 143x171, then 150x168): each frame's geometry is made for its own
 torchvision's chain run on each frame under one seed per clip makes it. `Resize(n)` resizes
 each frame by its own shorter side, `CenterCrop` takes each frame's centre, a random crop's
 offsets are the clip's one draw u placed at the same fraction of each frame's room (top =
-⌊u × (room + 1)⌋, room = resized height − crop height; left likewise), `RandomResizedCrop`
+⌊u × (room + 1)⌋, room = resized height − crop height; left likewise: torchvision's reseeded
+`randint` takes its draw modulo each frame's room, so there a frame whose room differs jumps to
+an unrelated offset, where stoker keeps the clip's one position), `RandomResizedCrop`
 tries the clip's scales and ratios against each frame's size, and `BoxCrop` crops each frame in
 its own pixels. Every other draw (flip, colour, erasing, …) is the clip's, the first chosen
 frame's. `return_params`' `source_size` `(N, K, 2)` and `box` `(N, K, 4)` are each frame's;
