@@ -174,3 +174,24 @@ def test_box_crop_crops_frames_of_each_their_size_around_their_own_boxes(clips, 
             assert (x[s, k].int() - expected).abs().max() <= 1, (s, k)
             if "((" in after:
                 assert params["box"][s, k].tolist() == [crop[0], crop[1], crop[2] - crop[0], crop[3] - crop[1]]
+
+
+def test_box_crop_union_crops_frames_of_each_their_size_at_one_box(clips):
+    # union=True: one box for the clip, the union of its frames' boxes, cut from each frame in its
+    # own pixels (past a smaller frame's edge, BoxCrop's black fill).
+    loader = stoker.DataLoader(FaceClips(clips, boxes=True), batch_size=5, frames_per_clip=4, frame_step=1,
+                               transforms=f"BoxCrop(margin=0.1, union=True), Resize(({SIZE}, {SIZE})), PILToTensor",
+                               return_params=True, max_bad=0)
+    x, _, params = next(iter(loader))
+    for s in range(5):
+        paths, boxes, _ = clips[s]
+        chosen = params["frames"][s].tolist()
+        x0, y0 = boxes[chosen, :2].astype(np.float64).min(0)
+        x1, y1 = boxes[chosen, 2:].astype(np.float64).max(0)
+        w, h = x1 - x0, y1 - y0
+        crop = (int(x0 - 0.1 * w), int(y0 - 0.1 * h), int(x1 + 0.1 * w), int(y1 + 0.1 * h))
+        for k, t in enumerate(chosen):
+            assert params["box"][s, k].tolist() == [crop[0], crop[1], crop[2] - crop[0], crop[3] - crop[1]]
+            made = Image.open(paths[t]).convert("RGB").crop(crop).resize((SIZE, SIZE), Image.BILINEAR)
+            expected = torch.from_numpy(np.array(made)).permute(2, 0, 1).int()
+            assert (x[s, k].int() - expected).abs().max() <= 1, (s, k)
