@@ -19,18 +19,21 @@ py::dict records_of(const data::Batch& batch, const data::Source& source, const 
     const data::SampleParams& p = r.params;
     index.append(r.index);
     path.append(fs_str(source.name(r.index)));
-    size.append(py::make_tuple(r.source_width, r.source_height));
-    const data::CropRect b =
-        r.source_width > 0 ? data::source_box(spec, p, r.source_width, r.source_height) : data::CropRect{0, 0, 0, 0};
-    if (clip.enabled() && spec.box_crop.enabled()) {  // each frame's own crop; zeros for a substitute of zeros
-      py::list boxes;
-      for (int k = 0; k < clip.frames; ++k) {
-        const data::CropRect f = static_cast<size_t>(k) < r.frame_boxes.size() ? r.frame_boxes[static_cast<size_t>(k)]
-                                                                               : data::CropRect{0, 0, 0, 0};
+    if (clip.enabled()) {  // each frame's size and crop: frames may differ; zeros for a substitute of zeros
+      py::list sizes, boxes;
+      for (size_t k = 0; k < static_cast<size_t>(clip.frames); ++k) {
+        const bool made = k < r.frame_boxes.size();
+        const data::CropRect f = made ? r.frame_boxes[k] : data::CropRect{0, 0, 0, 0};
+        const std::array<int, 2> wh = made ? r.frame_sizes[k] : std::array<int, 2>{0, 0};
+        sizes.append(py::make_tuple(wh[0], wh[1]));
         boxes.append(py::make_tuple(f.x, f.y, f.width, f.height));
       }
+      size.append(sizes);
       box.append(boxes);
     } else {
+      size.append(py::make_tuple(r.source_width, r.source_height));
+      const data::CropRect b =
+          r.source_width > 0 ? data::source_box(spec, p, r.source_width, r.source_height) : data::CropRect{0, 0, 0, 0};
       box.append(py::make_tuple(b.x, b.y, b.width, b.height));
     }
     hflip.append(p.flip);

@@ -22,7 +22,8 @@ namespace stoker::python {
 // "erase" ((top, left, height, width) of RandomErasing's box; zeros without one); with clips
 // (`clip` enabled), "frames" (the K frame numbers each clip's sample was made of, as
 // data::pick_frames chose them; empty without clips). A clip's draws are one for all its
-// frames. With the GIL held.
+// frames, except "source_size" and "box", one per frame ((N, K, 2), (N, K, 4)): frames may
+// differ in size, and each has its own crop. With the GIL held.
 pybind11::dict records_of(const data::Batch& batch, const data::Source& source, const data::TransformSpec& spec,
                           const data::ClipOptions& clip);
 

@@ -126,8 +126,9 @@ def tensors_in(value):
 
 def sample_params(raw):
     """return_params' lists as tensors: how each sample of a batch was made (a clip's: once for
-    all its frames, except "box", one per frame (N, K, 4) under BoxCrop, which crops each frame
-    around its own box; and "frames", the frame numbers it was made of)."""
+    all its frames, except "source_size" and "box", one per frame (N, K, 2) and (N, K, 4), as
+    frames may differ in size and each has its own crop; and "frames", the frame numbers it was
+    made of)."""
     params = {
         "index": torch.tensor(raw["index"], dtype=torch.int64),
         "path": raw["path"],

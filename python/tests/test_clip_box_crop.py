@@ -300,10 +300,6 @@ def test_what_clips_cannot_take_is_refused_in_one_line(videos):
         "dataset: One[0] holds stoker.Keypoints of 68 points beside its clip of 8 frames; give each frame's points, "
         "(T, P, 2) or (T, P, 3) with T = 8")
     boxed = One(stoker.Boxes(videos[0]["boxes"]))
-    assert _refused(boxed, transforms="BoxCrop(margin=0.2), RandomResizedCrop(32)") == (
-        "the chain 'BoxCrop(margin=0.2) · RandomResizedCrop(32) → float32 NCHW' crops each frame of a clip around its "
-        "own box, and the crops differ in size; put Resize((h, w)) right after BoxCrop, so that every frame has one "
-        "size and takes the clip's same draws (or crop every frame around one box, BoxCrop(union=True))")
     assert _refused(boxed, transforms=chain, keypoints=np.zeros((1, 8, 5, 2))) == (  # arrays aligned with samples
         "keypoints='<array>': arrays aligned with a path's or an ImageFolder's samples; a Dataset object puts "
         "stoker.Keypoints / stoker.Boxes in its items instead, (T, P, 2) and (T, 4) beside a clip")

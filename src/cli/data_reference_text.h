@@ -165,12 +165,20 @@ t + k × S. In training (`clip_start="random"`) the start t is drawn uniformly f
 batches stay bit-identical for any worker count; in evaluation (`"center"`) t = ⌊(n − L) / 2⌋,
 the centre clip, as torchvision's clip samplers take a random clip in training and the
 centre one to evaluate. A clip shorter than L (n < L) starts at 0 and repeats its last
-frame: frame k is min(k × S, n − 1). The transform's random parameters are drawn once per clip,
-from its first chosen frame's size, and every frame is transformed with them; the frames of a
-clip must share one size, and a frame of another size is a bad sample whose reason names it
-and the first frame, unless the chain begins with `Resize((h, w))` (face crops saved one per
-frame, each its own size): each frame is resized to (h, w) first and takes the clip's same
-draws after it (`return_params`' `source_size` and `box` are the first chosen frame's). A batch is `(N, K, C, H, W)` (NHWC: `(N, K, H, W, C)` in memory).
+frame: frame k is min(k × S, n − 1). The transform's random parameters are drawn once per clip, and
+every frame takes them. Frames may differ in size and aspect (face crops saved one per frame
+by a detector: 143x171, then 150x168): each frame's geometry is made for its own size, as
+torchvision's chain run on each frame under one seed per clip makes it. `Resize(n)` resizes
+each frame by its own shorter side, `CenterCrop` takes each frame's centre, a random crop's
+offsets are the clip's one draw u placed at the same fraction of each frame's room (top =
+⌊u × (room + 1)⌋, room = resized height − crop height; left likewise: torchvision's reseeded
+`randint` takes its draw modulo each frame's room, so there a frame whose room differs jumps to
+an unrelated offset, where stoker keeps the clip's one position), `RandomResizedCrop`
+tries the clip's scales and ratios against each frame's size, and `BoxCrop` crops each frame in
+its own pixels. Every other draw (flip, colour, erasing, …) is the clip's, the first chosen
+frame's. `return_params`' `source_size` `(N, K, 2)` and `box` `(N, K, 4)` are each frame's;
+its other entries are the clip's. A chain that neither resizes nor crops needs frames of one
+size. A batch is `(N, K, C, H, W)` (NHWC: `(N, K, H, W, C)` in memory).
 
 A clip may carry a box and landmarks per frame of the video, NaN where there is none: a
 Dataset's `stoker.Boxes` `(T, 4)` and `stoker.Keypoints` `(T, P, 2)` or `(T, P, 3)` in its
@@ -184,10 +192,10 @@ needs its file, as every image does: a frame without a face has one of NaN rows)
 list's column (a JSON array or a file per clip). A clip whose rows differ in number from its
 frames is refused in one line naming it (a Dataset's: a bad sample). Each chosen frame's rows
 move with that frame and come back `(N, K, 5)` and `(N, K, P, 3)`. `BoxCrop` crops each chosen
-frame around its own box ([BoxCrop](#boxcrop)); the crops differ in size, so `Resize((h, w))`
-must follow it, and everything after it is drawn once per clip, the margin too;
+frame around its own box ([BoxCrop](#boxcrop)); the crops differ in size, and the chain after it
+takes each as a frame of its own size (above), with the clip's one margin;
 `BoxCrop(union=True)` crops them all around the union of their boxes instead.
-`return_params`' `box` is then each frame's crop, `(N, K, 4)`. Masks are refused with clips:
+`return_params`' `box` is each frame's crop, `(N, K, 4)`. Masks are refused with clips:
 read the frames as single images with their masks instead.
 
 )md";

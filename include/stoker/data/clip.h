@@ -5,9 +5,9 @@
 // (open_clip_folder), a CSV list whose path cells hold several frames (open_file_list), a
 // Python Dataset whose image is a list of frames. A loader with ClipOptions::frames = K > 0
 // reads K frames of each clip (pick_frames), draws the transform's random parameters once per
-// clip, from its first chosen frame's size, and transforms every frame with them: the same
-// crop, flip, colour and erasing. Frames of a clip must share one size; a frame of another
-// size makes the sample bad (the reason names it). A batch is then (N, K, C, H, W), or
+// clip and transforms every frame with them: the same flip, colour and erasing, and the same
+// crop made for each frame's own size, as frames may differ in size (with_frame_geometry in
+// transform.h). A batch is then (N, K, C, H, W), or
 // (N, K, H, W, C) in memory for NHWC (Batch::frames, Batch::shape).
 //
 // Thread safety: values and a pure function.

@@ -219,7 +219,8 @@ struct LoaderState {
 // How one sample of a batch was made (Batch::record): the dataset index whose data filled its
 // slot (a bad sample's substitute), the source image's size and the transform's draws.
 // Feature vectors have no image: their size and draws stay zero. A clip's draws are made once
-// for all its frames, from its first chosen frame's size.
+// for all its frames (with_frame_geometry): source_width/height and params are its first
+// chosen frame's, frame_sizes and frame_boxes each frame's.
 struct SampleRecord {
   uint64_t index = 0;
   int source_width = 0;
@@ -229,9 +230,10 @@ struct SampleRecord {
   // min(clip_start + k x step, clip_frames - 1)); 0 for single images.
   int clip_frames = 0;
   int clip_start = 0;
-  // A clip under BoxCrop: source_box of each chosen frame, in order (each frame has its own
-  // crop); empty otherwise (every frame's is `params`').
+  // A clip: each chosen frame's source_box and size (width, height), in order: frames may
+  // differ in size, and each has its own crop. Empty for single images.
   std::vector<CropRect> frame_boxes;
+  std::vector<std::array<int, 2>> frame_sizes;
 };
 
 struct BatchBuffer;

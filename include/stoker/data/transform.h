@@ -626,6 +626,14 @@ SampleParams draw_params(const TransformSpec& spec, int width, int height, Sampl
 SampleParams draw_params(const TransformSpec& spec, int width, int height, SampleRng& rng,
                          const GeometryTargets* targets);
 
+// A clip's frame of its own size (frames_per_clip): `frame`'s geometry, drawn for that size
+// from a copy of the clip's stream (BoxCrop's crop and margin, the resize, the crop window and
+// its padding), with every other draw `clip`'s, the first chosen frame's: the same flip,
+// colour, erasing and the rest for every frame, even where a frame's size changed how many
+// draws its geometry took. A RandomCrop's offsets land at the same fraction of each frame's
+// room (SampleRng::below maps one draw in proportion), a CenterCrop at each frame's centre.
+SampleParams with_frame_geometry(const SampleParams& clip, const SampleParams& frame);
+
 // The size of the image the geometry takes for a width x height source: BoxCrop's crop
 // (params.subject) when there is one, else the source's.
 std::array<int, 2> geometry_input_size(const SampleParams& params, int width, int height);

@@ -539,14 +539,6 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
           "BoxCrop(union=True) crops the frames of a clip around the union of their boxes, and these samples are "
           "single images (no frames_per_clip); leave union out");
     }
-    if (const ResizeSpec& r = options_.transform.resize;
-        options_.clip.enabled() && !box.union_box && !(r.width > 0 && r.height > 0)) {
-      throw UsageError(fmt::format(
-          "the chain '{}' crops each frame of a clip around its own box, and the crops differ in size; put "
-          "Resize((h, w)) right after BoxCrop, so that every frame has one size and takes the clip's same draws (or "
-          "crop every frame around one box, BoxCrop(union=True))",
-          options_.transform.describe()));
-    }
     if (options_.transform.geometry == Geometry::kNone) {
       throw UsageError(fmt::format(
           "the chain '{}' keeps BoxCrop's crops at their own sizes, one per sample; add Resize((224, 224)) (or another "

@@ -103,7 +103,7 @@ Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t
     data_.extra = source_.extra_of(index);
     params = draw_params(spec_, cached->width(), cached->height(), rng);
     if (Status status = check_size(params, cached->width(), cached->height()); !status.ok()) return status;
-    record_ = {index, cached->width(), cached->height(), params, 0, 0, {}};
+    record_ = {index, cached->width(), cached->height(), params, 0, 0, {}, {}};
     transformer_.run(out, *cached, resampled_region(params, cached->width(), cached->height()), params, spec_);
     clocks_.add(clocks_.transform_ns, watch.lap());
     clocks_.decoded_bytes.fetch_add(cached->stride() * static_cast<uint64_t>(cached->height()),
@@ -130,7 +130,7 @@ Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t
     if (planner_ && check_size(params, info.width, info.height).ok() &&
         leave_for_gpu(info, params, seed, epoch, rng_index)) {
       clocks_.add(clocks_.decode_ns, watch.lap());  // the planning
-      record_ = {index, info.width, info.height, params, 0, 0, {}};
+      record_ = {index, info.width, info.height, params, 0, 0, {}, {}};
       clocks_.gpu_samples.fetch_add(1, std::memory_order_relaxed);
       clocks_.samples.fetch_add(1, std::memory_order_relaxed);
       return Status::ok_status();
@@ -145,7 +145,7 @@ Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t
   clocks_.decoded_bytes.fetch_add(full_pixels * static_cast<uint64_t>(spec_.channels), std::memory_order_relaxed);
 
   if (status = check_size(params, info.width, info.height); !status.ok()) return status;
-  record_ = {index, info.width, info.height, params, 0, 0, {}};
+  record_ = {index, info.width, info.height, params, 0, 0, {}, {}};
   if (!data_.geometry.empty()) {
     static const TargetGeometrySpec kNoPairs;
     move_targets(spec_, target_geometry_ != nullptr ? *target_geometry_ : kNoPairs, params, info.width, info.height,
@@ -180,56 +180,55 @@ Status SampleLoader::load_clip(uint64_t index, SampleRng& rng, Stopwatch& watch,
   const auto frame_failure = [&](size_t k, const std::string& reason) {
     return Status::failure("frame " + source_.frame_name(index, chosen_[k]) + ": " + reason);
   };
-  // Every frame takes the clip's one set of draws: each draws from a copy of the clip's stream
-  // as it stands here. With BoxCrop, each frame draws with the targets of the frame whose box
-  // it is cropped around (its own, else the nearest usable one's), so only its crop differs:
-  // the Resize((h, w)) that must follow BoxCrop makes every later draw the same. Frames of each
-  // their size (face crops, one per frame) are taken where the chain begins with Resize((h, w)):
-  // each draws with its own size likewise, and the resize makes every later draw the clip's.
+  // Every frame takes the clip's one set of draws: each draws its geometry for its own size
+  // (face crops saved one per frame differ in size and aspect) from a copy of the clip's
+  // stream as it stands here, and with_frame_geometry gives it the first chosen frame's every
+  // other draw. With BoxCrop, each frame draws with the targets of the frame whose box it is
+  // cropped around (its own, else the nearest usable one's).
   const SampleRng clip_rng = rng;
   const bool box_crop = spec_.box_crop.enabled();
-  const bool own_sizes = !box_crop && spec_.resize.width > 0 && spec_.resize.height > 0;
   static const TargetGeometrySpec kNoPairs;
   const TargetGeometrySpec& pairs = target_geometry_ != nullptr ? *target_geometry_ : kNoPairs;
-  ImageInfo first;
+  frame_infos_.resize(frames_.size());
+  for (size_t k = 0; k < frames_.size(); ++k) {
+    if (k > 0 && chosen_[k] == chosen_[k - 1]) {
+      frame_infos_[k] = frame_infos_[k - 1];
+    } else if (status = image_info(frames_[k], &frame_infos_[k]); !status.ok()) {
+      return frame_failure(k, status.reason());
+    }
+  }
+  if (box_crop) {
+    if (status = pick_crop_frames(index, clip_rng); !status.ok()) return status;
+  }
   SampleParams params, first_params;
   uint64_t full_pixels = 0;
   record_.frame_boxes.clear();
+  record_.frame_sizes.clear();
   for (size_t k = 0; k < frames_.size(); ++k) {
     uint8_t* frame_out = out + k * frame_bytes;
+    const ImageInfo& info = frame_infos_[k];
     if (k > 0 && chosen_[k] == chosen_[k - 1]) {  // a short clip's last frame, repeated
       std::memcpy(frame_out, frame_out - frame_bytes, frame_bytes);
       append_frame_geometry(frames_[k - 1].geometry);
-      if (box_crop) record_.frame_boxes.push_back(record_.frame_boxes.back());
+      record_.frame_boxes.push_back(record_.frame_boxes.back());
+      record_.frame_sizes.push_back(record_.frame_sizes.back());
       frames_[k].geometry = frames_[k - 1].geometry;
       continue;
     }
-    ImageInfo info;
-    status = image_info(frames_[k], &info);
-    if (!status.ok()) return frame_failure(k, status.reason());
+    if (box_crop) {
+      params = frame_params_[k];
+    } else {
+      SampleRng frame_rng = clip_rng;
+      params = draw_params(spec_, info.width, info.height, frame_rng);
+    }
     if (k == 0) {
-      first = info;
-      if (box_crop) {
-        if (status = pick_crop_frames(index, info, clip_rng); !status.ok()) return status;
-      }
-    } else if (!own_sizes && (info.width != first.width || info.height != first.height)) {
-      return Status::failure(fmt::format(
-          "frame {} is {}x{}, and the clip's first frame {} is {}x{}: the frames of a clip must share one size{}",
-          source_.frame_name(index, chosen_[k]), info.width, info.height, source_.frame_name(index, chosen_[0]),
-          first.width, first.height,
-          box_crop ? "" : ", or the chain begin with Resize((h, w)), which makes each frame that size first"));
+      first_params = params;
+    } else {
+      params = with_frame_geometry(first_params, params);
     }
-    if (k == 0 || box_crop || own_sizes) {
-      if (box_crop) {
-        params = frame_params_[k];
-      } else {
-        SampleRng frame_rng = clip_rng;
-        params = draw_params(spec_, info.width, info.height, frame_rng);
-      }
-      if (status = check_size(params, info.width, info.height); !status.ok()) return frame_failure(k, status.reason());
-      if (k == 0) first_params = params;
-      if (box_crop) record_.frame_boxes.push_back(source_box(spec_, params, info.width, info.height));
-    }
+    if (status = check_size(params, info.width, info.height); !status.ok()) return frame_failure(k, status.reason());
+    record_.frame_boxes.push_back(source_box(spec_, params, info.width, info.height));
+    record_.frame_sizes.push_back({info.width, info.height});
     status = decode_image(frames_[k], info, params);
     clocks_.add(clocks_.decode_ns, watch.lap());
     if (!status.ok()) return frame_failure(k, status.reason());
@@ -243,19 +242,23 @@ Status SampleLoader::load_clip(uint64_t index, SampleRng& rng, Stopwatch& watch,
   }
   clocks_.decoded_bytes.fetch_add(full_pixels * static_cast<uint64_t>(spec_.channels), std::memory_order_relaxed);
   std::vector<CropRect> frame_boxes = std::move(record_.frame_boxes);
-  record_ = {index, first.width, first.height, first_params, clip_count_, clip_start_, std::move(frame_boxes)};
+  std::vector<std::array<int, 2>> frame_sizes = std::move(record_.frame_sizes);
+  record_ = {index,       frame_infos_[0].width, frame_infos_[0].height, first_params,
+             clip_count_, clip_start_,           std::move(frame_boxes), std::move(frame_sizes)};
   clocks_.samples.fetch_add(1, std::memory_order_relaxed);
   return Status::ok_status();
 }
 
-Status SampleLoader::pick_crop_frames(uint64_t index, const ImageInfo& info, const SampleRng& clip_rng) {
+Status SampleLoader::pick_crop_frames(uint64_t index, const SampleRng& clip_rng) {
+  const ImageInfo& info = frame_infos_.front();
   // The margin, drawn first, is the same for every frame: the first frame's draw names it.
   SampleRng probe = clip_rng;
   const double margin = draw_params(spec_, info.width, info.height, probe, &frames_.front().geometry).subject_margin;
   crop_usable_.assign(frames_.size(), false);
   std::array<float, 5> all{kInf, kInf, -kInf, -kInf, 1};  // union=True: the union of the usable boxes
   for (size_t k = 0; k < frames_.size(); ++k) {
-    const BoxCropRegion region = box_crop_region(spec_.box_crop, &frames_[k].geometry, margin, info.width, info.height);
+    const BoxCropRegion region =
+        box_crop_region(spec_.box_crop, &frames_[k].geometry, margin, frame_infos_[k].width, frame_infos_[k].height);
     crop_usable_[k] = region.fault == BoxCropFault::kNone;
     if (!crop_usable_[k] || !spec_.box_crop.union_box) continue;
     const std::array<double, 4>& b = region.box;
@@ -273,10 +276,11 @@ Status SampleLoader::pick_crop_frames(uint64_t index, const ImageInfo& info, con
       SampleRng frame_rng = clip_rng;
       const GeometryTargets& around =
           spec_.box_crop.union_box ? union_box_ : frames_[static_cast<size_t>(crop_from_[k])].geometry;
-      frame_params_[k] = draw_params(spec_, info.width, info.height, frame_rng, &around);
+      const ImageInfo& own = frame_infos_[k];
+      frame_params_[k] = draw_params(spec_, own.width, own.height, frame_rng, &around);
       if (frame_params_[k].subject.width == 0) {  // the union's crop: too large
         return Status::failure(std::string(spec_.box_crop.union_box ? "BoxCrop(union=True): " : "") +
-                               box_crop_problem(spec_, frame_params_[k], around, info.width, info.height));
+                               box_crop_problem(spec_, frame_params_[k], around, own.width, own.height));
       }
     }
     return Status::ok_status();

@@ -89,13 +89,13 @@ class SampleLoader {
  private:
   Status load_features(Stopwatch& watch, void* out);
   // A clip: the frames pick_frames chooses, read together, each decoded and transformed with
-  // the draws made for the first.
+  // the clip's one set of draws, its geometry for its own size (with_frame_geometry).
   Status load_clip(uint64_t index, SampleRng& rng, Stopwatch& watch, uint8_t* out);
-  // BoxCrop on a clip of frames_ (the first's header `info`): which frame's box each chosen frame
-  // is cropped around, into crop_from_ (nearest_usable_frames), and each frame's draws from
-  // `clip_rng` around it, into frame_params_; a failure naming the clip when no frame has a
-  // usable box for the margin `clip_rng` draws.
-  Status pick_crop_frames(uint64_t index, const ImageInfo& info, const SampleRng& clip_rng);
+  // BoxCrop on a clip of frames_ (their headers in frame_infos_): which frame's box each chosen
+  // frame is cropped around, into crop_from_ (nearest_usable_frames), and each frame's draws
+  // for its own size from `clip_rng` around it, into frame_params_; a failure naming the clip
+  // when no frame has a usable box for the margin `clip_rng` draws (the first frame's).
+  Status pick_crop_frames(uint64_t index, const SampleRng& clip_rng);
   // Appends a frame's moved keypoints and boxes to the clip's (data_.geometry), frame after frame.
   void append_frame_geometry(const GeometryTargets& frame);
   // The size of `data`'s image: a raw sample's own, an encoded one's from its header.
@@ -141,6 +141,7 @@ class SampleLoader {
   std::vector<int> chosen_;
   int clip_count_ = 0;
   int clip_start_ = 0;
+  std::vector<ImageInfo> frame_infos_;      // a clip's frames' headers, each its own size
   std::vector<bool> crop_usable_;           // pick_crop_frames' scratch
   std::vector<int> crop_from_;              // BoxCrop on a clip: the frame (index in chosen_) each is cropped around
   std::vector<SampleParams> frame_params_;  // BoxCrop on a clip: each frame's draws

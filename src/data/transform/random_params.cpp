@@ -82,6 +82,19 @@ SampleParams draw_params(const TransformSpec& spec, int width, int height, Sampl
   return params;
 }
 
+SampleParams with_frame_geometry(const SampleParams& clip, const SampleParams& frame) {
+  SampleParams out = clip;
+  out.subject = frame.subject;
+  out.subject_margin = frame.subject_margin;
+  out.crop = frame.crop;
+  out.pad_x = frame.pad_x;
+  out.pad_y = frame.pad_y;
+  out.copy = frame.copy;
+  out.resized_width = frame.resized_width;
+  out.resized_height = frame.resized_height;
+  return out;
+}
+
 SampleParams draw_params(const TransformSpec& spec, int width, int height, SampleRng& rng) {
   return draw_params(spec, width, height, rng, nullptr);
 }
