@@ -418,14 +418,15 @@ void bind_loader(py::module_& m) {
           "A Dataset object's source: the size its next epoch plans (its len() at the pass's start)", py::arg("size"))
       .def(
           "keep_modes",
-          [](data::Source& s, int channels, std::string first_image) {
+          [](data::Source& s, int channels, std::string first_image, bool resample_modes) {
             auto* dataset = dynamic_cast<DatasetSource*>(&s);
             if (dataset == nullptr) throw UsageError("keep_modes: only a Dataset object's source keeps images' modes");
-            dataset->keep_modes(channels, std::move(first_image));
+            dataset->keep_modes(channels, std::move(first_image), resample_modes);
           },
           "A Dataset object's source: 0, every image to RGB; 1 or 3, every image keeps its mode's channels, which "
-          "must be these (dataset_source.h)",
-          py::arg("channels"), py::arg("first_image"))
+          "must be these; resample_modes: with 0, RGBA and LA images resampled premultiplied, P and 1 nearest, as "
+          "PIL resizes them before a conversion to RGB (dataset_source.h)",
+          py::arg("channels"), py::arg("first_image"), py::arg("resample_modes") = false)
       .def_property_readonly(
           "kept_channels",
           [](const data::Source& s) {

@@ -80,6 +80,8 @@ struct DecodedImage {
   CropRect crop;         // the requested crop, in `image` coordinates
   int scale_num = 8;     // DCT scale used: image is (scale_num / 8) of full resolution
   bool spliced = false;  // only the restart intervals covering the window were decoded
+  // kAsStored from the decoder; raw pixels carry their source's (SampleData::pil_resample).
+  PilResample pil_resample = PilResample::kAsStored;
 };
 
 // Whether a window of this JPEG decodes from just the restart intervals covering it (see
