@@ -580,9 +580,11 @@ void bind_loader(py::module_& m) {
                        double cache_decoded_bytes, bool run_ahead, bool return_params,
                        std::vector<std::pair<int, int>> flip_pairs, std::vector<int> flip_negate, py::object allocate,
                        int frames_per_clip, int frame_step, const std::string& clip_start,
-                       const std::string& gpu_handoff, bool gpu_required, int64_t max_pixels) {
+                       const std::string& gpu_handoff, bool gpu_required, int64_t max_pixels,
+                       const std::string& max_pixels_named) {
              data::LoaderOptions o;
              o.decode.max_pixels = max_pixels;
+             o.decode.max_pixels_named = max_pixels_named;
              o.batch_size = batch_size;
              o.workers = workers;
              o.prefetch = prefetch;
@@ -620,7 +622,8 @@ void bind_loader(py::module_& m) {
            py::arg("flip_negate") = std::vector<int>{}, py::arg("allocate") = py::none(),
            py::arg("frames_per_clip") = 0, py::arg("frame_step") = 1, py::arg("clip_start") = "random",
            py::arg("gpu_handoff") = "off", py::arg("gpu_required") = false,
-           py::arg("max_pixels") = data::DecodeOptions{}.max_pixels)
+           py::arg("max_pixels") = data::DecodeOptions{}.max_pixels,
+           py::arg("max_pixels_named") = data::DecodeOptions{}.max_pixels_named)
       .def_property_readonly("gpu_note", &LoaderHandle::gpu_note)
       .def(
           "redo_on_cpu", [](LoaderHandle& h, PyBatch& batch, int slot) { h.loader().redo_on_cpu(*batch.batch, slot); },

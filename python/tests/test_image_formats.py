@@ -398,7 +398,9 @@ def test_the_largest_image_is_the_one_pil_opens(tmp_path, monkeypatch, given):
     with pytest.raises(Image.DecompressionBombError):
         Image.open(tmp_path / "over.png")
     if given == "paths":  # Image.open raises in __getitem__ for stoker's loader as for torch's
-        with pytest.raises(stoker.DataError, match=r"image too large: 60x40 = 2400 pixels, over max_pixels 2000"):
+        with pytest.raises(stoker.DataError, match=r"image too large: 60x40 = 2400 pixels, over 2000, twice PIL's "
+                                                   r"Image.MAX_IMAGE_PIXELS, .*; for larger images raise "
+                                                   r"Image.MAX_IMAGE_PIXELS, or set it to None, before making the loader"):
             load("over.png")
     monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", None)
     assert load("over.png") == (1, 3, 8, 8)

@@ -54,6 +54,10 @@ namespace stoker::data {
 struct DecodeOptions {
   // Largest width*height accepted. Default: Pillow's MAX_IMAGE_PIXELS (89,478,485).
   int64_t max_pixels = 89'478'485;
+  // Where the refusal of an image over max_pixels comes from, in its line: "over max_pixels
+  // 89478485" by default; a front end that sets max_pixels from a setting of its own names it,
+  // and what to try ("over 178956970, twice PIL's Image.MAX_IMAGE_PIXELS ...").
+  std::string max_pixels_named = "max_pixels {}";
   // Decode only the crop window (JPEG columns/rows, PNG rows). Off = always decode it all.
   bool crop_window = true;
   // Let JPEG's IDCT downscale by M/8 (the smallest M that keeps the crop at least the
