@@ -287,3 +287,21 @@ def test_open_clips_chains_resize_each_mode_as_pil_before_converting(tmp_path, c
                 assert x[k].shape == expected.shape == (3, 24, 24)
                 assert (x[k] - expected).abs().max() <= 1.5 / 255, (paths[int(params["index"][k])],
                                                                     float((x[k] - expected).abs().max()) * 255)
+
+
+def test_boxcrops_cut_of_an_rgba_image_keeps_its_stored_colours_under_open_clips_conversion():
+    # BoxCrop's cut is no PIL resize of the image: its RGBA pixels are resampled as stored,
+    # never brighter than any colour the image holds.
+    rgba = np.zeros((40, 50, 4), np.uint8)
+    rgba[..., 0], rgba[5:35, 5:35, 3], rgba[10:30, 10:30, 3] = 200, 3, 255
+
+    class Faces(torch.utils.data.Dataset):
+        def __len__(self):
+            return 2
+
+        def __getitem__(self, i):
+            return Image.fromarray(rgba, "RGBA"), stoker.Boxes([[5, 5, 35, 35]])
+
+    chain = ["BoxCrop(margin=0.1)", T.Resize((16, 16)), _convert_to_rgb, T.ToTensor()]
+    x = next(iter(stoker.DataLoader(Faces(), batch_size=2, transforms=chain)))[0]
+    assert x.shape == (2, 3, 16, 16) and torch.allclose(x[:, 0], torch.full_like(x[:, 0], 200 / 255), atol=1 / 255)

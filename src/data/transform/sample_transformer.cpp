@@ -179,10 +179,12 @@ void SampleTransformer::run(void* out, const Image& image, const CropRect& crop,
 
   // Interleaved only when it can be written as is: NHWC RGB from an RGB decode.
   const bool planar = spec.layout == Layout::kNCHW || spec.channels != 3 || image.channels() != 3;
-  // PIL resizes RGBA premultiplied, unless the size is the image's own (a copy, as it is).
+  // PIL resizes RGBA premultiplied, unless the size is the image's own (a copy, as it is). Not
+  // BoxCrop's cut, which is no PIL resize's.
+  const PilResample as_pil = params.subject.width > 0 ? PilResample::kAsStored : pil_resample;
   const bool whole = params.copy && params.resized_width > 0;
   const int to_width = whole ? params.resized_width : width, to_height = whole ? params.resized_height : height;
-  const bool premultiply = pil_resample == PilResample::kPremultiplied && image.channels() == 4 &&
+  const bool premultiply = as_pil == PilResample::kPremultiplied && image.channels() == 4 &&
                            !(crop.width == to_width && crop.height == to_height && crop.x == std::floor(crop.x) &&
                              crop.y == std::floor(crop.y));
   if (premultiply) premultiply_alpha(image, &premultiplied_);
@@ -197,7 +199,7 @@ void SampleTransformer::run(void* out, const Image& image, const CropRect& crop,
       from = &resized_image_;
     }
     copy_padded_crop(&resized_, &columns_, *from, params, spec, planar);
-  } else if (pil_resample == PilResample::kNearest) {
+  } else if (as_pil == PilResample::kNearest) {
     nearest_region(&resized_, image, crop, width, height, params.flip, planar,
                    spec.geometry == Geometry::kRandomResizedCrop);
   } else {
