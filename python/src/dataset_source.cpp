@@ -280,14 +280,15 @@ bool take_unloaded_pil(const py::handle& pil, data::SampleData* out, FileToRead*
 // A PIL image as raw pixels: L and RGB as they are; with `keep_modes`, 1 as L and P as its
 // palette indices (torchvision's ToTensor's and PILToTensor's one channel), else any other mode
 // converted to RGB.
-void copy_pil(const py::handle& pil, data::SampleData* out, bool keep_modes) {
+// With `rgba`, an RGBA image is copied as it is (four channels).
+void copy_pil(const py::handle& pil, data::SampleData* out, bool keep_modes, bool rgba = false) {
   py::object image = py::reinterpret_borrow<py::object>(pil);
   std::string mode = image.attr("mode").cast<std::string>();
   if (keep_modes && (mode == "1" || mode == "P")) {
     if (mode == "1") image = image.attr("convert")("L");
     mode = "L";  // P's bytes are its indices, one a pixel
   }
-  if (mode != "L" && mode != "RGB") image = image.attr("convert")("RGB");
+  if (mode != "L" && mode != "RGB" && !(rgba && mode == "RGBA")) image = image.attr("convert")("RGB");
   const py::tuple size = image.attr("size");
   const py::bytes pixels = image.attr("tobytes")();
   const std::string_view view = pixels;
@@ -296,18 +297,35 @@ void copy_pil(const py::handle& pil, data::SampleData* out, bool keep_modes) {
   out->raw = true;
   out->raw_width = size[0].cast<int>();
   out->raw_height = size[1].cast<int>();
-  out->raw_channels = mode == "L" ? 1 : 3;
+  out->raw_channels = mode == "L" ? 1 : rgba && mode == "RGBA" ? 4 : 3;
+}
+
+// A PIL image of mode RGBA or LA as RGBA pixels to be resampled premultiplied, one of mode P or
+// 1 as RGB pixels to be resampled nearest, as PIL resizes those modes (data::PilResample);
+// false, nothing copied, for any other mode.
+bool copy_pil_resampled(const py::handle& pil, data::SampleData* out) {
+  const std::string mode = pil.attr("mode").cast<std::string>();
+  const bool alpha = mode == "RGBA" || mode == "LA";
+  if (!alpha && mode != "P" && mode != "1") return false;
+  copy_pil(pil.attr("convert")(alpha ? "RGBA" : "RGB"), out, false, alpha);
+  out->pil_resample = alpha ? data::PilResample::kPremultiplied : data::PilResample::kNearest;
+  return true;
 }
 
 // What an item's image is: a file (read later, without the GIL), or pixels or bytes copied
 // into `out` now. Throws std::invalid_argument with what the image is and what is allowed.
 // With `keep_modes`, a PIL image keeps its mode's channels (copy_pil); a palette file that
 // Image.open returned is read by PIL (its indices), not decoded to colours.
-void take_image(const py::handle& image, data::SampleData* out, FileToRead* file, bool keep_modes = false) {
+// With `resample_modes`, one of mode RGBA, LA, P or 1 is copied to be resampled as PIL resamples
+// its mode (copy_pil_resampled).
+void take_image(const py::handle& image, data::SampleData* out, FileToRead* file, bool keep_modes = false,
+                bool resample_modes = false) {
   file->clear();
+  out->pil_resample = data::PilResample::kAsStored;
   if (is_path(image)) return file->set(path_bytes(image));
   if (is_bytes_like(image)) return copy_bytes(image, out);
   if (is_pil_image(image)) {
+    if (resample_modes && copy_pil_resampled(image, out)) return;
     const bool indices = keep_modes && image.attr("mode").cast<std::string>() == "P";
     if (indices || !is_unloaded_pil_file(image) || !take_unloaded_pil(image, out, file)) {
       copy_pil(image, out, keep_modes);
@@ -607,7 +625,7 @@ Status DatasetSource::read(size_t index, data::SampleData* out) const {
       } else {
         const int keep = keep_channels_.load(std::memory_order_relaxed);
         if (keep > 0) check_channels(image, keep);
-        take_image(image, out, &file, keep > 0);
+        take_image(image, out, &file, keep > 0, keep == 0 && resample_modes_.load(std::memory_order_relaxed));
       }
       if (has_geometry_) collect_geometry(target, &out->geometry);
       out->extra = std::make_shared<const HeldObject>(std::move(target));
@@ -657,7 +675,8 @@ Status DatasetSource::read_clip(size_t index, const data::FramePicker& pick,
         frame = chosen[k];
         const py::object image = clip[py::int_(frame)];
         if (keep > 0) check_channels(image, keep);
-        take_image(image, &(*frames)[k], &files[k], keep > 0);
+        take_image(image, &(*frames)[k], &files[k], keep > 0,
+                   keep == 0 && resample_modes_.load(std::memory_order_relaxed));
         (*frames)[k].geometry.clear();
       }
       in_targets = true;
@@ -682,13 +701,14 @@ Status DatasetSource::read_clip(size_t index, const data::FramePicker& pick,
   return Status::ok_status();
 }
 
-void DatasetSource::keep_modes(int channels, std::string first_image) {
+void DatasetSource::keep_modes(int channels, std::string first_image, bool resample_modes) {
   if (channels != 0 && channels != 1 && channels != 3) {
     throw UsageError(fmt::format("keep_modes: {} channels; 0 (every image to RGB), 1 or 3", channels));
   }
   const std::lock_guard<std::mutex> lock(first_image_mutex_);
   first_image_ = std::move(first_image);
   keep_channels_.store(channels, std::memory_order_relaxed);
+  resample_modes_.store(resample_modes, std::memory_order_relaxed);
 }
 
 void DatasetSource::check_channels(const py::handle& image, int keep) const {

@@ -162,8 +162,12 @@ class DatasetSource final : public data::Source {
   // a PIL image of mode L"), a PIL image of mode 1 read as L and of mode P as its palette
   // indices, and an image of another count fails the epoch in one line naming both, as
   // torch's default_collate fails the batch; a path or encoded bytes is decoded to that many.
+  // With channels 0 and `resample_modes` (a chain that converts to RGB after resizing, as
+  // open_clip's), a PIL image of mode RGBA or LA comes as RGBA pixels resampled premultiplied,
+  // one of mode P or 1 as RGB pixels resampled nearest (data::PilResample), as PIL resizes them
+  // before the conversion; loaded by PIL, under the GIL.
   // Any thread; the next image read follows it.
-  void keep_modes(int channels, std::string first_image);
+  void keep_modes(int channels, std::string first_image, bool resample_modes = false);
   // What keep_modes set last (0 until it is called). Any thread.
   int kept_channels() const { return keep_channels_.load(std::memory_order_relaxed); }
 
@@ -203,7 +207,8 @@ class DatasetSource final : public data::Source {
   std::vector<int64_t> feature_shape_;
   int feature_count_ = 0;
   std::vector<int> first_size_;
-  std::atomic<int> keep_channels_{0};  // keep_modes
+  std::atomic<int> keep_channels_{0};        // keep_modes
+  std::atomic<bool> resample_modes_{false};  // keep_modes
   mutable std::mutex first_image_mutex_;
   std::string first_image_;  // guarded by first_image_mutex_
 };

@@ -418,14 +418,15 @@ void bind_loader(py::module_& m) {
           "A Dataset object's source: the size its next epoch plans (its len() at the pass's start)", py::arg("size"))
       .def(
           "keep_modes",
-          [](data::Source& s, int channels, std::string first_image) {
+          [](data::Source& s, int channels, std::string first_image, bool resample_modes) {
             auto* dataset = dynamic_cast<DatasetSource*>(&s);
             if (dataset == nullptr) throw UsageError("keep_modes: only a Dataset object's source keeps images' modes");
-            dataset->keep_modes(channels, std::move(first_image));
+            dataset->keep_modes(channels, std::move(first_image), resample_modes);
           },
           "A Dataset object's source: 0, every image to RGB; 1 or 3, every image keeps its mode's channels, which "
-          "must be these (dataset_source.h)",
-          py::arg("channels"), py::arg("first_image"))
+          "must be these; resample_modes: with 0, RGBA and LA images resampled premultiplied, P and 1 nearest, as "
+          "PIL resizes them before a conversion to RGB (dataset_source.h)",
+          py::arg("channels"), py::arg("first_image"), py::arg("resample_modes") = false)
       .def_property_readonly(
           "kept_channels",
           [](const data::Source& s) {
@@ -579,8 +580,11 @@ void bind_loader(py::module_& m) {
                        double cache_decoded_bytes, bool run_ahead, bool return_params,
                        std::vector<std::pair<int, int>> flip_pairs, std::vector<int> flip_negate, py::object allocate,
                        int frames_per_clip, int frame_step, const std::string& clip_start,
-                       const std::string& gpu_handoff, bool gpu_required) {
+                       const std::string& gpu_handoff, bool gpu_required, int64_t max_pixels,
+                       const std::string& max_pixels_named) {
              data::LoaderOptions o;
+             o.decode.max_pixels = max_pixels;
+             o.decode.max_pixels_named = max_pixels_named;
              o.batch_size = batch_size;
              o.workers = workers;
              o.prefetch = prefetch;
@@ -617,7 +621,9 @@ void bind_loader(py::module_& m) {
            py::arg("return_params") = false, py::arg("flip_pairs") = std::vector<std::pair<int, int>>{},
            py::arg("flip_negate") = std::vector<int>{}, py::arg("allocate") = py::none(),
            py::arg("frames_per_clip") = 0, py::arg("frame_step") = 1, py::arg("clip_start") = "random",
-           py::arg("gpu_handoff") = "off", py::arg("gpu_required") = false)
+           py::arg("gpu_handoff") = "off", py::arg("gpu_required") = false,
+           py::arg("max_pixels") = data::DecodeOptions{}.max_pixels,
+           py::arg("max_pixels_named") = data::DecodeOptions{}.max_pixels_named)
       .def_property_readonly("gpu_note", &LoaderHandle::gpu_note)
       .def(
           "redo_on_cpu", [](LoaderHandle& h, PyBatch& batch, int slot) { h.loader().redo_on_cpu(*batch.batch, slot); },

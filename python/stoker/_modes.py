@@ -9,7 +9,10 @@ resampling is nearest, as PIL's for those modes whatever the interpolation (a ch
 them is refused: stoker's Resize is bilinear or bicubic). An image of another
 count fails the epoch in one line naming both (DatasetSource::keep_modes), as torch's
 default_collate fails the batch. A chain that makes every image one mode (Grayscale(...)
-anywhere, open_clip's _convert_to_rgb) takes any mode, converted to RGB first. A first image of a
+anywhere, open_clip's _convert_to_rgb) takes any mode, converted to RGB first; where the
+_convert_to_rgb comes after a Resize or RandomResizedCrop (open_clip's chains), a PIL image of mode
+RGBA or LA is resampled premultiplied by its alpha and one of mode P or 1 nearest, as PIL resizes
+them before the conversion (DatasetSource::keep_modes' resample_modes). A first image of a
 mode the chain does not carry (LA, RGBA, F, I;16, CMYK, a 4-channel array) is refused in one
 line: what to convert it to, where; so is a Normalize with three means for one-channel images
 or after Grayscale(num_output_channels=1) (torchvision objects: stoker's notation takes the
@@ -17,7 +20,7 @@ first mean), as torchvision's Normalize raises on them.
 """
 import re
 
-from ._torchvision import converts_to_rgb
+from ._torchvision import converts_to_rgb, converts_to_rgb_after_resizing
 
 _GRAYSCALE = re.compile(r"(^|[\s,(])Grayscale\b")  # not RandomGrayscale, which keeps the channels
 _INTERPOLATION = re.compile(r"interpolation=\w+")
@@ -69,7 +72,9 @@ def chain_keeping_modes(chain, given, data):
         return chain
     at, channels, what = first
     if _GRAYSCALE.search(chain) is not None or converts_to_rgb(given):
-        data.source.keep_modes(0, "")
+        # Converted after resizing (open_clip's chains): each PIL image resized in its mode first.
+        late = _GRAYSCALE.search(chain) is None and converts_to_rgb_after_resizing(given)
+        data.source.keep_modes(0, "", resample_modes=late)
         data.bool_images = False
         return chain
     if channels == 0:

@@ -413,20 +413,46 @@ def _is_torchvision(t):
 # The functions CLIP's own preprocessing puts between its torchvision transforms (open_clip's
 # image_transform, OpenAI CLIP's _transform), by module and name: each converts the PIL image to
 # RGB, which stoker's decoding then does to every image (grayscale, RGBA, CMYK and palette ones
-# included: converts_to_rgb, _modes.py), so each reads as nothing in the chain.
+# included: converts_to_rgb, _modes.py), so each reads as nothing in the chain; after a resize,
+# RGBA, LA, P and 1 images are resized in their modes first (converts_to_rgb_after_resizing).
 RGB_CONVERSIONS = {("open_clip.transform", "_convert_to_rgb"), ("clip.clip", "_convert_image_to_rgb")}
+
+
+def _flat(transforms):
+    """The transforms of `transforms` (what chain_of takes) in order, those in a Compose,
+    nn.Sequential, list or preset in their places."""
+    items = transforms if isinstance(transforms, (list, tuple)) else [transforms]
+    for t in items:
+        inner = list(t) if type(t).__name__ == "Sequential" else getattr(t, "transforms", None)
+        if isinstance(inner, (list, tuple)):
+            yield from _flat(list(inner))
+        else:
+            yield t
+
+
+def _is_rgb_conversion(t):
+    return (getattr(t, "__module__", None), getattr(t, "__qualname__", None)) in RGB_CONVERSIONS
 
 
 def converts_to_rgb(transforms):
     """Whether `transforms` (what chain_of takes) holds one of RGB_CONVERSIONS, in a Compose,
     nn.Sequential, list or preset too."""
-    items = transforms if isinstance(transforms, (list, tuple)) else [transforms]
-    for t in items:
-        if (getattr(t, "__module__", None), getattr(t, "__qualname__", None)) in RGB_CONVERSIONS:
+    return any(_is_rgb_conversion(t) for t in _flat(transforms))
+
+
+# The torchvision classes that resize a PIL image in its own mode (PIL's resize: RGBA and LA
+# premultiplied by alpha, P and 1 nearest whatever the interpolation).
+_RESIZES = {"Resize", "RandomResizedCrop"}
+
+
+def converts_to_rgb_after_resizing(transforms):
+    """Whether one of RGB_CONVERSIONS in `transforms` comes after a Resize or RandomResizedCrop,
+    as in open_clip's chains: torchvision then resizes each image in its mode before converting."""
+    resized = False
+    for t in _flat(transforms):
+        if _is_rgb_conversion(t) and resized:
             return True
-        inner = list(t) if type(t).__name__ == "Sequential" else getattr(t, "transforms", None)
-        if isinstance(inner, (list, tuple)) and converts_to_rgb(list(inner)):
-            return True
+        resized = resized or (_is_torchvision(t) and type(t).__name__ in _RESIZES)
     return False
 
 

@@ -306,6 +306,23 @@ def _shallow_copy(dataset):
         return dataset
 
 
+# How a bad sample's line names that bound ({} its value).
+_PIL_MAX_PIXELS_NAMED = ("{}, twice PIL's Image.MAX_IMAGE_PIXELS, above which Image.open refuses it too; for larger "
+                         "images raise Image.MAX_IMAGE_PIXELS, or set it to None, before making the loader")
+
+
+def _pil_max_pixels():
+    """The most pixels an image may have, as PIL opens it for torch's DataLoader: twice
+    Image.MAX_IMAGE_PIXELS (above it Image.open raises DecompressionBombError; between, it warns),
+    none where a script set it to None; Pillow's default where Pillow is not installed."""
+    try:
+        from PIL import Image
+    except ImportError:
+        return 2 * 89_478_485
+    limit = Image.MAX_IMAGE_PIXELS
+    return sys.maxsize if limit is None else max(1, 2 * int(limit))
+
+
 class DataLoader:
     """torch.utils.data.DataLoader's arguments, in its order, and stoker's own after them;
     docs/guide/python.md says what each does and where it differs from torch's."""
@@ -530,7 +547,8 @@ class DataLoader:
             run_ahead=run_ahead, return_params=return_params, flip_pairs=flip_pairs, flip_negate=flip_negate,
             frames_per_clip=frames_per_clip,
             frame_step=frame_step, clip_start=clip_start, gpu_handoff=gpu_handoff,
-            gpu_required=decode == "gpu", allocate=_pinned_allocate if (self.pin_memory or on_gpu) else None)
+            gpu_required=decode == "gpu", allocate=_pinned_allocate if (self.pin_memory or on_gpu) else None,
+            max_pixels=_pil_max_pixels(), max_pixels_named=_PIL_MAX_PIXELS_NAMED)
         self._loader = self._make_loader(self.seed)
         # An iterable's passes run the engine loader's epochs in segments (_iterable.StreamPass). With
         # on_error="raise" the engine raises at the first bad item's batch: the pass counts none (its

@@ -364,3 +364,43 @@ def test_a_damaged_gif_is_a_bad_sample_named_with_its_reason(tmp_path, keep):
     list(loader)
     (bad,) = loader.stats()["bad_samples"]
     assert bad["path"] == str(cut) and "GIF" in bad["reason"], bad
+
+
+@pytest.mark.parametrize("given", ["paths", "Image.open"])
+def test_the_largest_image_is_the_one_pil_opens(tmp_path, monkeypatch, given):
+    # Image.open raises DecompressionBombError above twice Image.MAX_IMAGE_PIXELS, only warns
+    # between once and twice, and opens any size once a script sets it to None (common where
+    # images are scraped from the web); stoker's bound follows it, read as the loader is made.
+    sizes = {"between.png": (45, 40), "over.png": (60, 40)}  # 1,800 and 2,400 pixels
+    for name, size in sizes.items():
+        Image.fromarray(np.zeros(size[::-1] + (3,), np.uint8)).save(tmp_path / name)
+
+    class Files(torch.utils.data.Dataset):
+        def __init__(self, names):
+            self.names = names
+
+        def __len__(self):
+            return len(self.names)
+
+        def __getitem__(self, i):
+            path = str(tmp_path / self.names[i])
+            return (path if given == "paths" else Image.open(path)), i
+
+    def load(name):
+        loader = stoker.DataLoader(Files([name]), batch_size=1, transforms=T.Compose([T.Resize((8, 8)), T.ToTensor()]),
+                                   on_error="raise")
+        return next(iter(loader))[0].shape
+
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 1000)
+    with pytest.warns(Image.DecompressionBombWarning):
+        Image.open(tmp_path / "between.png")
+    assert load("between.png") == (1, 3, 8, 8)
+    with pytest.raises(Image.DecompressionBombError):
+        Image.open(tmp_path / "over.png")
+    if given == "paths":  # Image.open raises in __getitem__ for stoker's loader as for torch's
+        with pytest.raises(stoker.DataError, match=r"image too large: 60x40 = 2400 pixels, over 2000, twice PIL's "
+                                                   r"Image.MAX_IMAGE_PIXELS, .*; for larger images raise "
+                                                   r"Image.MAX_IMAGE_PIXELS, or set it to None, before making the loader"):
+            load("over.png")
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", None)
+    assert load("over.png") == (1, 3, 8, 8)

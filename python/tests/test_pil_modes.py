@@ -9,6 +9,7 @@ import pytest
 import torch
 import torchvision
 import torchvision.transforms as T
+import torchvision.transforms.functional as TF
 from PIL import Image
 
 import stoker
@@ -237,3 +238,70 @@ def test_worker_processes_refuse_a_later_image_of_other_channels_in_the_threads_
     dataset.transform = T.Compose([T.Resize(8), T.CenterCrop(8), T.ToTensor()])
     with pytest.raises(RuntimeError, match="stack expects each tensor to be equal size"):
         list(torch.utils.data.DataLoader(dataset, batch_size=2))
+
+
+def _web_images(root):
+    """Files of the modes scraped image-text data holds (a logo on a white background stored under
+    its transparent alpha, a half-transparent ring; palette and bi-level files), and an RGB one."""
+    root.mkdir()
+    y, x = np.mgrid[0:37, 0:53]
+    disc = (x - 26) ** 2 + (y - 18) ** 2 < 12 ** 2
+    ring = ((x - 26) ** 2 + (y - 18) ** 2 < 16 ** 2) & ~disc
+    rgb = np.full((37, 53, 3), 255, np.uint8)
+    rgb[disc], rgb[ring] = (200, 30, 40), (20, 200, 20)
+    alpha = np.where(disc, 255, np.where(ring, 90, 0)).astype(np.uint8)
+    photo = np.clip(np.stack([x * 4, y * 6, x + y * 3], -1) + np.random.default_rng(0).integers(0, 60, (37, 53, 3)),
+                    0, 255).astype(np.uint8)
+    images = {"rgba.png": Image.fromarray(np.dstack([rgb, alpha]), "RGBA"),
+              "la.png": Image.fromarray(np.dstack([rgb[..., 1], alpha]), "LA"),
+              "palette.png": Image.fromarray(photo).convert("P", palette=Image.ADAPTIVE, colors=32),
+              "palette.gif": Image.fromarray(photo).convert("P", palette=Image.ADAPTIVE, colors=32),
+              "bilevel.png": Image.fromarray(photo[..., 0] > 128),
+              "rgb.png": Image.fromarray(photo)}
+    for name, image in images.items():
+        image.save(root / name)
+    return [str(root / name) for name in images]
+
+
+@pytest.mark.parametrize("chain", ["val", "train"])
+def test_open_clips_chains_resize_each_mode_as_pil_before_converting(tmp_path, chain):
+    # open_clip converts to RGB after resizing: PIL resizes RGBA and LA premultiplied by alpha
+    # (transparent areas come black, whatever colour they store) and P and 1 nearest.
+    bicubic = T.InterpolationMode.BICUBIC
+    first = (T.Compose([T.Resize(24, interpolation=bicubic), T.CenterCrop(24)]) if chain == "val" else
+             T.RandomResizedCrop(24, scale=(0.3, 1.0), interpolation=bicubic))
+    transforms = T.Compose([first, _convert_to_rgb, T.ToTensor()])
+    paths = _web_images(tmp_path / "web") * 2
+    for processes in (0, 2):
+        loader = stoker.DataLoader(Opened(paths), batch_size=6, transforms=transforms, dataset_processes=processes,
+                                   return_params=True)
+        for x, _, params in loader:
+            for k in range(x.shape[0]):
+                image = Image.open(paths[int(params["index"][k])])
+                if chain == "val":
+                    expected = transforms(image)
+                else:  # torchvision's crop of the box stoker drew
+                    left, top, width, height = params["box"][k].tolist()
+                    cropped = TF.resized_crop(image, top, left, height, width, [24, 24], bicubic)
+                    expected = T.ToTensor()(_convert_to_rgb(cropped))
+                assert x[k].shape == expected.shape == (3, 24, 24)
+                assert (x[k] - expected).abs().max() <= 1.5 / 255, (paths[int(params["index"][k])],
+                                                                    float((x[k] - expected).abs().max()) * 255)
+
+
+def test_boxcrops_cut_of_an_rgba_image_keeps_its_stored_colours_under_open_clips_conversion():
+    # BoxCrop's cut is no PIL resize of the image: its RGBA pixels are resampled as stored,
+    # never brighter than any colour the image holds.
+    rgba = np.zeros((40, 50, 4), np.uint8)
+    rgba[..., 0], rgba[5:35, 5:35, 3], rgba[10:30, 10:30, 3] = 200, 3, 255
+
+    class Faces(torch.utils.data.Dataset):
+        def __len__(self):
+            return 2
+
+        def __getitem__(self, i):
+            return Image.fromarray(rgba, "RGBA"), stoker.Boxes([[5, 5, 35, 35]])
+
+    chain = ["BoxCrop(margin=0.1)", T.Resize((16, 16)), _convert_to_rgb, T.ToTensor()]
+    x = next(iter(stoker.DataLoader(Faces(), batch_size=2, transforms=chain)))[0]
+    assert x.shape == (2, 3, 16, 16) and torch.allclose(x[:, 0], torch.full_like(x[:, 0], 200 / 255), atol=1 / 255)

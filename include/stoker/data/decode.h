@@ -54,6 +54,10 @@ namespace stoker::data {
 struct DecodeOptions {
   // Largest width*height accepted. Default: Pillow's MAX_IMAGE_PIXELS (89,478,485).
   int64_t max_pixels = 89'478'485;
+  // Where the refusal of an image over max_pixels comes from, in its line: "over max_pixels
+  // 89478485" by default; a front end that sets max_pixels from a setting of its own names it,
+  // and what to try ("over 178956970, twice PIL's Image.MAX_IMAGE_PIXELS ...").
+  std::string max_pixels_named = "max_pixels {}";
   // Decode only the crop window (JPEG columns/rows, PNG rows). Off = always decode it all.
   bool crop_window = true;
   // Let JPEG's IDCT downscale by M/8 (the smallest M that keeps the crop at least the
@@ -80,6 +84,8 @@ struct DecodedImage {
   CropRect crop;         // the requested crop, in `image` coordinates
   int scale_num = 8;     // DCT scale used: image is (scale_num / 8) of full resolution
   bool spliced = false;  // only the restart intervals covering the window were decoded
+  // kAsStored from the decoder; raw pixels carry their source's (SampleData::pil_resample).
+  PilResample pil_resample = PilResample::kAsStored;
 };
 
 // Whether a window of this JPEG decodes from just the restart intervals covering it (see

@@ -31,6 +31,14 @@ struct CropRect {
   double height = 0;
 };
 
+// How PIL resamples an image of its mode, for a chain that converts to RGB only after resizing
+// (open_clip's: Resize or RandomResizedCrop, then convert("RGB")). kAsStored: the pixels as
+// they are (RGB, L, and every image a decoder converted already). kPremultiplied: 4 channels,
+// RGB and straight alpha (PIL's RGBA, and LA as RGBA), resampled with the colours premultiplied
+// by alpha and divided by the resampled alpha after, alpha then dropped (PIL's resize of RGBA
+// and LA). kNearest: resampled nearest whatever the chain's filter (PIL's resize of P and 1).
+enum class PilResample { kAsStored, kPremultiplied, kNearest };
+
 // Interleaved 8-bit image with a grow-only buffer. Rows are tightly packed
 // (stride = width * channels).
 class Image {

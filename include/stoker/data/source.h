@@ -24,6 +24,7 @@
 
 #include "stoker/core/error.h"
 #include "stoker/core/output_clash.h"
+#include "stoker/data/image.h"
 #include "stoker/data/path_list.h"
 #include "stoker/data/split.h"
 #include "stoker/data/target_geometry.h"
@@ -43,6 +44,9 @@ struct SampleData {
   int raw_width = 0;
   int raw_height = 0;
   int raw_channels = 0;
+  // How raw pixels are resampled (image.h): kPremultiplied with raw_channels 4 (RGBA), kNearest
+  // with 3. Set by a source for each read; the loader resets it to kAsStored before each.
+  PilResample pil_resample = PilResample::kAsStored;
   // > 0: bytes are a feature vector of this many float32 values (host byte order), not pixels,
   // at any address (a row read in place from an .npz member starts at any byte): load them
   // with memcpy, not through a float pointer.

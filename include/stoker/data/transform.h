@@ -705,11 +705,15 @@ class SampleTransformer {
   // decode's fractional extent) and is resized to resized_width x resized_height. A grey decode with an RGB
   // spec is replicated to 3 channels (an RGB decode with a grey spec converted to L).
   // float16 is IEEE binary16, rounded to nearest even; uint8 is rounded to nearest.
+  // decoded.pil_resample says how the geometry resamples it, as PIL resamples its mode
+  // (PilResample): an RGBA image premultiplied (its alpha then dropped; not where the crop
+  // is resized to its own size, which PIL leaves as it is), a P or 1 one nearest.
   void run(void* out, const DecodedImage& decoded, const SampleParams& params, const TransformSpec& spec) {
-    run(out, decoded.image, decoded.crop, params, spec);
+    run(out, decoded.image, decoded.crop, params, spec, decoded.pil_resample);
   }
   // The same from an image held elsewhere (the decoded cache): `crop` in `image` coordinates.
-  void run(void* out, const Image& image, const CropRect& crop, const SampleParams& params, const TransformSpec& spec);
+  void run(void* out, const Image& image, const CropRect& crop, const SampleParams& params, const TransformSpec& spec,
+           PilResample pil_resample = PilResample::kAsStored);
 
  private:
   class Stages;  // the steps between the geometry and the write (sample_transformer.cpp)
@@ -720,6 +724,7 @@ class SampleTransformer {
 
   std::vector<float> resized_;  // out_h x out_w x channels, [0, 255]
   Image resized_image_;
+  Image premultiplied_;             // an RGBA image's colours premultiplied by its alpha, to resample
   std::vector<float> scratch_;      // resampler's horizontal pass
   std::vector<int> columns_;        // the 1:1 crop's source columns
   std::vector<uint8_t> planes_[3];  // the automatic augmentation's uint8 image, its target, AugMix's chain

@@ -17,8 +17,9 @@ inline Status check_image_size(int64_t width, int64_t height, const DecodeOption
   if (width <= 0 || height <= 0) return Status::failure(fmt::format("image has no pixels: {}x{}", width, height));
   if (width > options.max_pixels || height > options.max_pixels || width * height > options.max_pixels) {
     // The product in double: a header's sizes may multiply past int64.
-    return Status::failure(fmt::format("image too large: {}x{} = {:.0f} pixels, over max_pixels {}", width, height,
-                                       static_cast<double>(width) * static_cast<double>(height), options.max_pixels));
+    return Status::failure(fmt::format("image too large: {}x{} = {:.0f} pixels, over {}", width, height,
+                                       static_cast<double>(width) * static_cast<double>(height),
+                                       fmt::format(fmt::runtime(options.max_pixels_named), options.max_pixels)));
   }
   return Status::ok_status();
 }

@@ -94,6 +94,7 @@ Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t
   SampleParams params;
   data_.extra.reset();
   data_.geometry.clear();
+  data_.pil_resample = PilResample::kAsStored;
   left_for_gpu_ = false;
   if (clip_.enabled()) return load_clip(index, rng, watch, static_cast<uint8_t*>(out));
 
@@ -398,6 +399,7 @@ Status SampleLoader::decode_image(const SampleData& data, const ImageInfo& info,
     return status;
   }
   const Status status = decoder_.decode(data.bytes, request, &decoded_);
+  decoded_.pil_resample = PilResample::kAsStored;
   if (status.ok() && params.subject.width > 0) cut_subject(request.crop, info, params);
   if (info.format == ImageFormat::kJpeg) {
     clocks_.jpeg_decodes.fetch_add(1, std::memory_order_relaxed);
@@ -457,9 +459,12 @@ Status SampleLoader::load_features(Stopwatch& watch, void* out) {
 
 // Raw pixels (IDX) need no decoding: copy them into the decoded image, converting channels
 // (grey replicated to RGB; RGB for a grey spec kept, for the transformer to turn grey as it
-// does an RGB decode).
+// does an RGB decode; RGBA to be resampled premultiplied kept, alpha and all).
 Status SampleLoader::decode_raw(const SampleData& data, const SampleParams& params) {
-  const int channels = data.raw_channels == 3 && spec_.channels == 1 ? 3 : spec_.channels;
+  const bool premultiplied = data.pil_resample == PilResample::kPremultiplied && data.raw_channels == 4;
+  const int channels = premultiplied ? 4 : data.raw_channels == 3 && spec_.channels == 1 ? 3 : spec_.channels;
+  decoded_.pil_resample =
+      data.pil_resample == PilResample::kNearest || premultiplied ? data.pil_resample : PilResample::kAsStored;
   Image& image = decoded_.image;
   image.reshape(data.raw_width, data.raw_height, channels);
   const size_t pixels = static_cast<size_t>(data.raw_width) * data.raw_height;

@@ -1,4 +1,5 @@
-// SampleTransformer::run: resample or the 1:1 padded crop (flip folded in) -> vertical flip ->
+// SampleTransformer::run: resample (an RGBA image premultiplied, P and 1 nearest, as PIL resizes
+// them: pil_resample.h) or the 1:1 padded crop (flip folded in) -> vertical flip ->
 // [grey] -> the transforms between the geometry and the write, each entry's run in the
 // registry's order (ops/registry.h, on a StageImage: RandomRotation, RandomAffine,
 // RandomPerspective, ElasticTransform and the automatic augmentation on uint8 planes,
@@ -10,6 +11,7 @@
 // contiguous pass: planes (CHW) for NCHW, interleaved (HWC) for NHWC. The writer computes
 // x * scale[c] + bias[c], folding /255 and Normalize into one multiply-add per element.
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -18,6 +20,7 @@
 #include "data/transform/half.h"
 #include "data/transform/ops/registry.h"
 #include "data/transform/pad_crop.h"
+#include "data/transform/pil_resample.h"
 #include "data/transform/random_erasing.h"
 #include "data/transform/resample.h"
 #include "data/transform/simd.h"
@@ -165,7 +168,7 @@ void SampleTransformer::resize_whole(const Image& image, const CropRect& whole, 
 }
 
 void SampleTransformer::run(void* out, const Image& image, const CropRect& crop, const SampleParams& params,
-                            const TransformSpec& spec) {
+                            const TransformSpec& spec, PilResample pil_resample) {
   const int width = spec.out_width;
   const int height = spec.out_height;
   if (width <= 0 || height <= 0) return;  // sample_bytes() is 0 too
@@ -176,22 +179,42 @@ void SampleTransformer::run(void* out, const Image& image, const CropRect& crop,
 
   // Interleaved only when it can be written as is: NHWC RGB from an RGB decode.
   const bool planar = spec.layout == Layout::kNCHW || spec.channels != 3 || image.channels() != 3;
+  // PIL resizes RGBA premultiplied, unless the size is the image's own (a copy, as it is). Not
+  // BoxCrop's cut, which is no PIL resize's.
+  const PilResample as_pil = params.subject.width > 0 ? PilResample::kAsStored : pil_resample;
+  const bool whole = params.copy && params.resized_width > 0;
+  const int to_width = whole ? params.resized_width : width, to_height = whole ? params.resized_height : height;
+  const bool premultiply = as_pil == PilResample::kPremultiplied && image.channels() == 4 &&
+                           !(crop.width == to_width && crop.height == to_height && crop.x == std::floor(crop.x) &&
+                             crop.y == std::floor(crop.y));
+  if (premultiply) premultiply_alpha(image, &premultiplied_);
   // 'none' keeps the source's size (check_size saw to it): the resample would be an identity,
   // so it is the 1:1 copy too (the same values, in a fraction of the time).
   if (params.copy) {
     const Image* from = &image;
     if (params.resized_width > 0) {  // a padded window after a Resize: PIL's resized image first
-      resize_whole(image, crop, params.resized_width, params.resized_height, spec.resample);
+      resize_whole(premultiply ? premultiplied_ : image, crop, params.resized_width, params.resized_height,
+                   spec.resample);
+      if (premultiply) unpremultiply_alpha(&resized_image_);
       from = &resized_image_;
     }
     copy_padded_crop(&resized_, &columns_, *from, params, spec, planar);
+  } else if (as_pil == PilResample::kNearest) {
+    nearest_region(&resized_, image, crop, width, height, params.flip, planar,
+                   spec.geometry == Geometry::kRandomResizedCrop);
   } else {
     ResampleOptions options;
     options.flip = params.flip;
     options.clamp_to_region = spec.geometry == Geometry::kRandomResizedCrop;
     options.planar = planar;
     options.filter = spec.resample;
-    resample_region(&resized_, &scratch_, image, crop, width, height, options);
+    if (premultiply) {  // in Pillow's arithmetic: the division by alpha magnifies any departure
+      pil_resample_region(&resized_, premultiplied_, crop, width, height, spec.resample, params.flip, planar,
+                          options.clamp_to_region);
+      unpremultiply_planes(resized_.data(), static_cast<size_t>(width) * height);
+    } else {
+      resample_region(&resized_, &scratch_, image, crop, width, height, options);
+    }
   }
 
   if (params.vflip) flip_rows(resized_.data(), width, height, image.channels(), planar);
