@@ -77,6 +77,7 @@
 #include <string>
 #include <vector>
 
+#include "python_call_clock.h"
 #include "stoker/core/error.h"
 #include "stoker/data/loader.h"
 #include "stoker/data/source.h"
@@ -84,10 +85,13 @@
 namespace stoker::python {
 
 // A Python object whose last owner may be any thread: it takes the GIL to let go of it (and,
-// once the interpreter is gone, lets go of nothing).
+// once the interpreter is gone, lets go of nothing). With `times`, that is one of the worker
+// threads' Python calls (a sample's item, let go of where the loader reuses its slot), counted
+// there.
 class HeldObject {
  public:
-  explicit HeldObject(pybind11::object object) : object_(std::move(object)) {}
+  explicit HeldObject(pybind11::object object, std::shared_ptr<PythonCallTimes> times = nullptr)
+      : object_(std::move(object)), times_(std::move(times)) {}
   ~HeldObject();
   HeldObject(const HeldObject&) = delete;
   HeldObject& operator=(const HeldObject&) = delete;
@@ -97,6 +101,7 @@ class HeldObject {
 
  private:
   pybind11::object object_;
+  std::shared_ptr<PythonCallTimes> times_;
 };
 
 class DatasetSource final : public data::Source {
@@ -166,6 +171,10 @@ class DatasetSource final : public data::Source {
   void keep_modes(int channels, std::string first_image);
   // What keep_modes set last (0 until it is called). Any thread.
   int kept_channels() const { return keep_channels_.load(std::memory_order_relaxed); }
+  // The worker threads' Python calls since the source was made (python_call_clock.h): dataset[i],
+  // `stack` where it batches, and letting go of an item; not counted with dataset_processes
+  // (`items`). Any thread.
+  const PythonCallTimes& call_times() const { return *call_times_; }
 
  private:
   // Throws std::runtime_error (the epoch fails) where `image`, pixels (not a path or encoded
@@ -206,6 +215,9 @@ class DatasetSource final : public data::Source {
   std::atomic<int> keep_channels_{0};  // keep_modes
   mutable std::mutex first_image_mutex_;
   std::string first_image_;  // guarded by first_image_mutex_
+  std::shared_ptr<PythonCallTimes> call_times_ = std::make_shared<PythonCallTimes>();
+  // call_times_ where the worker threads call dataset[i] (no `items`), else null.
+  std::shared_ptr<PythonCallTimes> counted_;
 };
 
 // The targets the batch's samples carried from a DatasetSource (None where a sample carried

@@ -28,6 +28,7 @@ from ._passthrough import collate_images, whole_items
 from ._iterable import StreamPass, StreamProcesses, StreamView, check_options, is_iterable, load_state, stream_batches
 from ._datasets import _raised, class_to_idx, open_data, reopen_folder
 from ._generator import draw_random_sampler, draw_seed, peek_seed
+from ._gil_hint import GilHint
 from ._process import core_share
 from ._ranks import LateRanks
 from ._reseed import Reseeds, initial_seed
@@ -563,6 +564,10 @@ class DataLoader:
         self._in_call = threading.Lock()  # held by the consumer call in progress
         self._live = None                 # weak reference to the latest iter()'s iterator
         self._diagnosis = self._new_diagnosis(auto_workers=self.auto_workers)
+        # The worker threads' dataset[i] calls, judged for the GIL as the loop runs (_gil_hint.py).
+        self._gil_hint = GilHint(self, dataset, data.name) if (
+            processes is None and not stream and data.targets == "items" and self.source.call_times is not None) \
+            else None
         self._autotune = []
         register_diagnosis(self._diagnosis, self)
         self._made = True
@@ -836,6 +841,8 @@ class DataLoader:
             self._position = first
             self._diagnosis.set_monitor(current_monitor(), -1)  # the one running now, for monitor.report()
             self._diagnosis.start_epoch()
+            if self._gil_hint is not None:
+                self._gil_hint.start_pass()
             if self._feed is not None:
                 self._feed.start()
             iterator = _Iterator(self, self._generation, self._epoch)
@@ -1008,6 +1015,8 @@ class DataLoader:
         if self._stream is not None:
             self._stream.check_length()
         self._step_wait, self._step_end, self._step_samples = now - started, now, item[0].shape[0]
+        if self._gil_hint is not None:
+            self._gil_hint.step(now - started, now)
         return self._shaped(item)
 
     def _targets(self, batch):
@@ -1193,6 +1202,7 @@ class DataLoader:
             "cores": dict(self._cores),
             "autotune": list(self._autotune),
             "decode": self._decode_stats(stages),
+            "gil": None if self._gil_hint is None else self._gil_hint.stats(),
         }
 
     def _decode_stats(self, stages):
