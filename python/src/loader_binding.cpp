@@ -373,6 +373,12 @@ void bind_loader(py::module_& m) {
           py::arg("sample_names") = std::vector<std::string>{}, py::arg("passthrough") = false,
           py::arg("first_size") = std::vector<int>{}, py::arg("stack") = py::none())
       .def_static(
+          "first_rows",
+          [](std::shared_ptr<data::Source> source, size_t count) -> std::shared_ptr<data::Source> {
+            return std::const_pointer_cast<data::Source>(data::first_rows(std::move(source), count));
+          },
+          "`source`'s first `count` samples (data::first_rows)", py::arg("source"), py::arg("count"))
+      .def_static(
           "with_geometry",
           [](std::shared_ptr<data::Source> source, const py::array_t<float, py::array::c_style>& points,
              int points_per_sample, const py::array_t<float, py::array::c_style>& boxes, int boxes_per_sample) {

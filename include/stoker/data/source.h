@@ -500,6 +500,12 @@ std::string default_transforms(const Source& source, int image_size = 224);
 // regression` on integer targets (ages, counts). Throws UsageError for other sources.
 std::shared_ptr<const Source> integers_as_regression(std::shared_ptr<const Source> source);
 
+// `source`'s first `count` samples, each as `source` reads it: the rest of a pass a resumed loader
+// continues on data that grew since (rows appended to an .h5 file), planned over the samples it
+// began with. Standardize fits over them (the inner source's sums and fit cache are of all its
+// rows). Thread safety: as `source`'s. Throws UsageError where `count` is 0 or more than it holds.
+std::shared_ptr<const Source> first_rows(std::shared_ptr<const Source> source, size_t count);
+
 // The class ids of a kClass source that none of its samples has (an empty class folder, an
 // IDX label of 255 among ten classes), ascending; empty for other sources. Reads every label.
 std::vector<int64_t> classes_without_samples(const Source& source);
