@@ -30,9 +30,10 @@ HeldObject::~HeldObject() {
     return;
   }
   const auto asked = std::chrono::steady_clock::now();
+  const bool counted = times_ != nullptr && PyGILState_Check() == 0;  // not within a counted call
   py::gil_scoped_acquire gil;
   std::optional<PythonCallClock> clock;
-  if (times_ != nullptr) clock.emplace(*times_, asked);
+  if (counted) clock.emplace(*times_, asked);
   const WorkerPython in_python;  // letting go of an item may collect a DataLoader
   object_ = py::object();
 }
@@ -595,6 +596,7 @@ Status DatasetSource::read(size_t index, data::SampleData* out) const {
     std::optional<PythonCallClock> clock;
     if (counted_ != nullptr) clock.emplace(*counted_, asked);
     const WorkerPython in_python;
+    out->retired.reset();  // the slot's last item, let go of under this GIL
     try {
       std::string bad;
       const py::object item = this->item(index, delivered, &bad);

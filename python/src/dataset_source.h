@@ -45,8 +45,9 @@
 // the frames it is asked for (dataset[i] is called once); frame f of item i is named
 // "f of Name[i]".
 //
-// Threads: read() holds the GIL for dataset[i] and for copying an in-memory image out; a
-// path's file, and an unloaded PIL image's, is read without it. name() and describe() never
+// Threads: read() holds the GIL for dataset[i], for copying an in-memory image out, and for
+// letting go of the item its slot held before (SampleData::retired: one GIL round a sample,
+// not two); a path's file, and an unloaded PIL image's, is read without it. name() and describe() never
 // take the GIL (the loader calls them under its own lock). on_worker_start runs the script's
 // worker_init_fn(worker_id) on the worker's thread, and gives the thread a Python thread state
 // it keeps until it ends. The loader that owns this source must be destroyed, and its epochs

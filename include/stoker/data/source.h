@@ -56,6 +56,10 @@ struct SampleData {
   // them; a Python Dataset's source its item's targets (python/src/dataset_source.h). The
   // loader drops it on any thread, without locks held.
   std::shared_ptr<const void> extra;
+  // The extra of the sample this read replaces in its batch's slot, handed to read() so that a
+  // source may let go of it where that costs least (a Python Dataset's source: under the GIL its
+  // read holds, rather than taking the GIL again for it); the loader lets go of what is left.
+  std::shared_ptr<const void> retired;
 };
 
 // What every cell of a column reads as: kInteger when each is an integer (int64), kNumber
