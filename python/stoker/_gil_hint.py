@@ -70,8 +70,9 @@ def hint_line(figures, name, path):
     processes = min(figures["workers"], max(2, figures["cores"] - 1))
     fix = f"dataset_processes={processes} calls it in {processes} processes side by side"
     if path is not None:
-        fix = (f"give stoker the file itself (stoker.DataLoader({path!r}, ...), read in C++ without Python; "
-               f"docs/guide/train.md#hdf5-files says which datasets it reads), or {fix}")
+        fix = (f"give stoker the file itself (stoker.DataLoader({path!r}, transforms='none', ...): its rows in "
+               f"float32, read in C++ without Python; docs/guide/train.md#hdf5-files says which datasets it "
+               f"reads), or {fix}")
     return (f"stoker.DataLoader: the training loop waited for {name}.__getitem__ {figures['loop_wait_share']:.0%} of "
             f"the last {figures['window_s']:.1f} s, and its calls on the {figures['workers']} worker threads run one "
             f"at a time, holding the GIL or a lock of what they call (their Python ran on "

@@ -1207,7 +1207,9 @@ class DataLoader:
         pinned it: _process.core_share), and where JPEGs were decoded ("decode": the decoder in
         use, and with decode on the GPU the samples the workers left to it since the loader was
         made, those nvJPEG decoded and those it gave back to the CPU; with decode='auto' also
-        "gpu_share", the share of the JPEGs nvJPEG's engine takes that the workers leave to it now)."""
+        "gpu_share", the share of the JPEGs nvJPEG's engine takes that the workers leave to it now), and
+        how a Dataset object's calls on the worker threads went ("gil": the latest window's figures and
+        the hint given, _gil_hint.py; None where the workers call no Python or before a window ends)."""
         epoch = self._loader.epoch_stats()
         if self._stream is not None:
             epoch["bad"], epoch["bad_samples"] = self._stream.bad_of_pass(epoch)

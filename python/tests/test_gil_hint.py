@@ -66,7 +66,7 @@ def test_a_getitem_that_holds_the_gil_is_named_once_with_its_file(tmp_path):
     assert len(lines) == 1, (gil, lines)
     line = lines[0]
     assert "Busy.__getitem__" in line and "one at a time" in line and "dataset_processes=" in line
-    assert repr(str(path)) in line  # stoker reads the .h5 itself
+    assert f"stoker.DataLoader({str(path)!r}, transforms='none', ...)" in line  # stoker reads the .h5 itself
     assert gil["hint"] == line and gil["workers"] == 4
     assert gil["python_cores"] <= 1.1  # the figures it quotes: at most one core for 4 threads
 
