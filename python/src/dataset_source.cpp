@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <optional>
 #include <span>
@@ -28,7 +29,11 @@ HeldObject::~HeldObject() {
     (void)object_.release();
     return;
   }
+  const auto asked = std::chrono::steady_clock::now();
+  const bool counted = times_ != nullptr && PyGILState_Check() == 0;  // not within a counted call
   py::gil_scoped_acquire gil;
+  std::optional<PythonCallClock> clock;
+  if (counted) clock.emplace(*times_, asked);
   const WorkerPython in_python;  // letting go of an item may collect a DataLoader
   object_ = py::object();
 }
@@ -526,6 +531,7 @@ DatasetSource::DatasetSource(py::object dataset, py::object worker_init_fn, std:
       clips_(clips),
       feature_shape_(passthrough ? std::vector<int64_t>{1} : std::move(feature_shape)),
       first_size_(std::move(first_size)) {
+  if (items_->get().is_none()) counted_ = call_times_;
   if (!first_size_.empty() && first_size_.size() != 3) {
     throw UsageError(
         fmt::format("{}: first_size holds {} values; expected (width, height, channels)", name_, first_size_.size()));
@@ -600,11 +606,15 @@ std::string DatasetSource::describe() const { return fmt::format("{} object: {} 
 
 Status DatasetSource::read(size_t index, data::SampleData* out) const {
   FileToRead file;
+  const auto asked = std::chrono::steady_clock::now();
   {
     py::gil_scoped_acquire gil;
     const py::object delivered = this->delivered(index);
     if (delivered.ptr() == Py_Ellipsis) return Status::past_end();  // a stream that ended before it
+    std::optional<PythonCallClock> clock;
+    if (counted_ != nullptr) clock.emplace(*counted_, asked);
     const WorkerPython in_python;
+    out->retired.reset();  // the slot's last item, let go of under this GIL
     try {
       std::string bad;
       const py::object item = this->item(index, delivered, &bad);
@@ -617,7 +627,7 @@ Status DatasetSource::read(size_t index, data::SampleData* out) const {
         out->bytes = out->storage;
         out->raw = false;
         out->feature_count = 1;
-        out->extra = std::make_shared<const HeldObject>(py::make_tuple(image, target, index));
+        out->extra = std::make_shared<const HeldObject>(py::make_tuple(image, target, index), counted_);
         return Status::ok_status();
       }
       if (feature_count_ > 0) {
@@ -628,7 +638,7 @@ Status DatasetSource::read(size_t index, data::SampleData* out) const {
         take_image(image, out, &file, keep > 0, keep == 0 && resample_modes_.load(std::memory_order_relaxed));
       }
       if (has_geometry_) collect_geometry(target, &out->geometry);
-      out->extra = std::make_shared<const HeldObject>(std::move(target));
+      out->extra = std::make_shared<const HeldObject>(std::move(target), counted_);
     } catch (py::error_already_set& e) {
       return Status::failure("raised " + one_line(e));
     } catch (const std::invalid_argument& e) {
@@ -645,10 +655,13 @@ Status DatasetSource::read_clip(size_t index, const data::FramePicker& pick,
   if (!clips_) return Source::read_clip(index, pick, frames);
   std::vector<FileToRead> files;  // of the frames given as files, read without the GIL
   std::vector<int> numbers;       // the chosen frames' numbers in the clip, for a message
+  const auto asked = std::chrono::steady_clock::now();
   {
     py::gil_scoped_acquire gil;
     const py::object delivered = this->delivered(index);
     if (delivered.ptr() == Py_Ellipsis) return Status::past_end();  // a stream that ended before it
+    std::optional<PythonCallClock> clock;
+    if (counted_ != nullptr) clock.emplace(*counted_, asked);
     const WorkerPython in_python;
     int frame = 0;            // the frame being taken, for a message
     bool in_targets = false;  // past the frames: a failure is the targets'
@@ -681,7 +694,7 @@ Status DatasetSource::read_clip(size_t index, const data::FramePicker& pick,
       }
       in_targets = true;
       if (has_geometry_) collect_clip_geometry(target, name(index), count, chosen, frames);
-      frames->front().extra = std::make_shared<const HeldObject>(std::move(target));
+      frames->front().extra = std::make_shared<const HeldObject>(std::move(target), counted_);
     } catch (py::error_already_set& e) {
       return Status::failure("raised " + one_line(e));
     } catch (const std::invalid_argument& e) {
@@ -748,7 +761,10 @@ void DatasetSource::on_worker_start(int worker_id) const {
 }
 
 std::shared_ptr<const void> DatasetSource::finish_batch(std::span<const std::shared_ptr<const void>> extras) const {
+  const auto asked = std::chrono::steady_clock::now();
   py::gil_scoped_acquire gil;
+  std::optional<PythonCallClock> clock;
+  if (counted_ != nullptr) clock.emplace(*counted_, asked);
   const WorkerPython in_python;
   try {
     py::list items(extras.size());

@@ -45,8 +45,9 @@
 // the frames it is asked for (dataset[i] is called once); frame f of item i is named
 // "f of Name[i]".
 //
-// Threads: read() holds the GIL for dataset[i] and for copying an in-memory image out; a
-// path's file, and an unloaded PIL image's, is read without it. name() and describe() never
+// Threads: read() holds the GIL for dataset[i], for copying an in-memory image out, and for
+// letting go of the item its slot held before (SampleData::retired: one GIL round a sample,
+// not two); a path's file, and an unloaded PIL image's, is read without it. name() and describe() never
 // take the GIL (the loader calls them under its own lock). on_worker_start runs the script's
 // worker_init_fn(worker_id) on the worker's thread, and gives the thread a Python thread state
 // it keeps until it ends. The loader that owns this source must be destroyed, and its epochs
@@ -77,6 +78,7 @@
 #include <string>
 #include <vector>
 
+#include "python_call_clock.h"
 #include "stoker/core/error.h"
 #include "stoker/data/loader.h"
 #include "stoker/data/source.h"
@@ -84,10 +86,13 @@
 namespace stoker::python {
 
 // A Python object whose last owner may be any thread: it takes the GIL to let go of it (and,
-// once the interpreter is gone, lets go of nothing).
+// once the interpreter is gone, lets go of nothing). With `times`, that is one of the worker
+// threads' Python calls (a sample's item, let go of where the loader reuses its slot), counted
+// there.
 class HeldObject {
  public:
-  explicit HeldObject(pybind11::object object) : object_(std::move(object)) {}
+  explicit HeldObject(pybind11::object object, std::shared_ptr<PythonCallTimes> times = nullptr)
+      : object_(std::move(object)), times_(std::move(times)) {}
   ~HeldObject();
   HeldObject(const HeldObject&) = delete;
   HeldObject& operator=(const HeldObject&) = delete;
@@ -97,6 +102,7 @@ class HeldObject {
 
  private:
   pybind11::object object_;
+  std::shared_ptr<PythonCallTimes> times_;
 };
 
 class DatasetSource final : public data::Source {
@@ -170,6 +176,10 @@ class DatasetSource final : public data::Source {
   void keep_modes(int channels, std::string first_image, bool resample_modes = false);
   // What keep_modes set last (0 until it is called). Any thread.
   int kept_channels() const { return keep_channels_.load(std::memory_order_relaxed); }
+  // The worker threads' Python calls since the source was made (python_call_clock.h): dataset[i],
+  // `stack` where it batches, and letting go of an item; not counted with dataset_processes
+  // (`items`). Any thread.
+  const PythonCallTimes& call_times() const { return *call_times_; }
 
  private:
   // Throws std::runtime_error (the epoch fails) where `image`, pixels (not a path or encoded
@@ -211,6 +221,9 @@ class DatasetSource final : public data::Source {
   std::atomic<bool> resample_modes_{false};  // keep_modes
   mutable std::mutex first_image_mutex_;
   std::string first_image_;  // guarded by first_image_mutex_
+  std::shared_ptr<PythonCallTimes> call_times_ = std::make_shared<PythonCallTimes>();
+  // call_times_ where the worker threads call dataset[i] (no `items`), else null.
+  std::shared_ptr<PythonCallTimes> counted_;
 };
 
 // The targets the batch's samples carried from a DatasetSource (None where a sample carried

@@ -373,6 +373,12 @@ void bind_loader(py::module_& m) {
           py::arg("sample_names") = std::vector<std::string>{}, py::arg("passthrough") = false,
           py::arg("first_size") = std::vector<int>{}, py::arg("stack") = py::none())
       .def_static(
+          "first_rows",
+          [](std::shared_ptr<data::Source> source, size_t count) -> std::shared_ptr<data::Source> {
+            return std::const_pointer_cast<data::Source>(data::first_rows(std::move(source), count));
+          },
+          "`source`'s first `count` samples (data::first_rows)", py::arg("source"), py::arg("count"))
+      .def_static(
           "with_geometry",
           [](std::shared_ptr<data::Source> source, const py::array_t<float, py::array::c_style>& points,
              int points_per_sample, const py::array_t<float, py::array::c_style>& boxes, int boxes_per_sample) {
@@ -435,6 +441,19 @@ void bind_loader(py::module_& m) {
           },
           "A Dataset object's source: what keep_modes set last (0: every image to RGB, or never set); 0 for "
           "any other source")
+      .def_property_readonly(
+          "call_times",
+          [](const data::Source& s) -> py::object {
+            const auto* dataset = dynamic_cast<const DatasetSource*>(&s);
+            if (dataset == nullptr) return py::none();
+            const PythonCallTimes& t = dataset->call_times();
+            auto seconds = [](const std::atomic<int64_t>& ns) { return static_cast<double>(ns.load()) / 1e9; };
+            return py::make_tuple(t.calls.load(), seconds(t.entry_wait_ns), seconds(t.inside_ns), seconds(t.cpu_ns),
+                                  seconds(t.run_wait_ns));
+          },
+          "A Dataset object's source: the worker threads' Python calls so far (python_call_clock.h): (calls, seconds "
+          "waiting to enter, seconds inside, CPU seconds inside, seconds inside waiting for a core); None for any "
+          "other source")
       .def("describe", [](const data::Source& s) { return fs_str(s.describe()); })
       .def("name", [](const data::Source& s, size_t i) { return fs_str(s.name(i)); })
       .def("shown_name", [](const data::Source& s, size_t i) { return fs_str(s.shown_name(i)); })

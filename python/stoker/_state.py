@@ -1,5 +1,6 @@
 """stoker.DataLoader's state_dict: its fields, and the checks load_state_dict makes of a
 state before it changes anything (each failure one ValueError line naming the field)."""
+import os
 import re
 import sys
 import time
@@ -41,8 +42,9 @@ def check_state(state, loader):
     # A Dataset object's passes each take its len() at their start, a DatasetFolder's its samples: a
     # state's next batch counts the batches of its own pass's size.
     following = loader._sized_each_pass()
+    appended = loader._rows_appended()  # an .h5 file, whose pass may resume on the rows it began with
     samples = _whole(state, "samples", 0, 2**63 - 1, "the number of samples, a whole number")
-    batches = loader._batches_of(samples) if following and loader._order is None else len(loader)
+    batches = loader._batches_of(samples) if (following or appended) and loader._order is None else len(loader)
     checked = {
         "seed": _whole(state, "seed", 0, 2**64 - 1, "a whole number from 0 to 2**64 - 1"),
         "epoch": _whole(state, "epoch", 0, _MAX_EPOCH, "a whole number from 0 up"),
@@ -79,7 +81,10 @@ def check_state(state, loader):
                              f"is {now:,} now: the rest of that pass is planned over {samples:,}"
                              f"{_sampler_note(now > samples)}; resume with the Dataset as it was when that pass "
                              "began, or from a state taken at an epoch's end")
-    mine = [("samples", samples if following else len(loader.source), "data with another number of samples"),
+    if appended:
+        _check_rows(checked, loader)
+    mine = [("samples", samples if following or appended else len(loader.source),
+             "data with another number of samples"),
             ("classes", list(loader.source.class_names), "data with other classes"),
             ("batch_size", loader._state_batch_size, "another batch_size"),
             ("world_size", loader.world_size, "another world_size"),
@@ -95,6 +100,22 @@ def check_state(state, loader):
                              f"{here!r}: a resume on {what} would not continue the same stream; resume with "
                              "the same data and settings, or start afresh")
     return checked
+
+
+def _check_rows(checked, loader):
+    """An .h5 file's state: from an epoch's end the next pass reads every row; within a pass, the rest
+    reads the rows it began with, where rows were appended since and the plan is stoker's own."""
+    samples, path = checked["samples"], os.fsdecode(loader._data.dataset.root)
+    now = len(loader._all_rows if loader._all_rows is not None else loader.source)
+    if checked["next_batch"] == 0 or samples == now or (samples < now and loader._order is None):
+        return
+    where = f"at batch {checked['next_batch']} of epoch {checked['epoch']}, in a pass over {samples:,} rows"
+    if samples > now:
+        raise ValueError(f"load_state_dict: the state was taken {where}, and {path} holds {now:,} now: the rest of "
+                         f"that pass reads rows it no longer has; resume with the file as it was, or from a state "
+                         "taken at an epoch's end")
+    raise ValueError(f"load_state_dict: the state was taken {where}, and {path} holds {now:,} now"
+                     f"{_sampler_note(True)}; resume with the file as it was, or from a state taken at an epoch's end")
 
 
 def _sampler_note(grown):

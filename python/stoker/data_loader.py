@@ -26,8 +26,9 @@ from ._collate import WholeSamples, call_collate_fn, call_on_items, collate_targ
 from ._dataset_processes import DatasetProcesses, close_live_first_at_exit
 from ._passthrough import collate_images, whole_items
 from ._iterable import StreamPass, StreamProcesses, StreamView, check_options, is_iterable, load_state, stream_batches
-from ._datasets import _raised, class_to_idx, open_data, reopen_folder
+from ._datasets import PathDataset, _raised, class_to_idx, open_data, reopen_folder
 from ._generator import draw_random_sampler, draw_seed, peek_seed
+from ._gil_hint import GilHint
 from ._process import core_share
 from ._ranks import LateRanks
 from ._reseed import Reseeds, initial_seed
@@ -581,6 +582,10 @@ class DataLoader:
         self._in_call = threading.Lock()  # held by the consumer call in progress
         self._live = None                 # weak reference to the latest iter()'s iterator
         self._diagnosis = self._new_diagnosis(auto_workers=self.auto_workers)
+        # The worker threads' dataset[i] calls, judged for the GIL as the loop runs (_gil_hint.py).
+        self._gil_hint = GilHint(self, dataset, data.name) if (
+            processes is None and not stream and data.targets == "items" and self.source.call_times is not None) \
+            else None
         self._autotune = []
         register_diagnosis(self._diagnosis, self)
         self._made = True
@@ -656,14 +661,36 @@ class DataLoader:
         return len(self._loader)
 
     def _sized_each_pass(self):
-        """Whether each pass takes its size at its start: a Dataset object's, a DatasetFolder's."""
-        return self._data.follows is not None or self._data.samples_read is not None
+        """Whether each pass takes its size at its start: a Dataset object's, a DatasetFolder's, an
+        .h5 file's while a resumed pass runs on the rows it began with (_cut_rows)."""
+        return self._data.follows is not None or self._data.samples_read is not None or self._all_rows is not None
+
+    _all_rows = None  # an .h5 file's whole source while a resumed pass runs on its first rows
+
+    def _rows_appended(self):
+        """Whether the data is an .h5 file given as a path, whose rows a run may append to between a
+        state and its resume: the rest of a pass reads the rows it began with, the next pass all."""
+        return (self._stream is None and isinstance(self._data.dataset, PathDataset)
+                and os.fsdecode(self._data.dataset.root).lower().endswith((".h5", ".hdf5")))
+
+    def _cut_rows(self, count):
+        """The engine loader made again on the file's first `count` rows (the rest of a resumed pass),
+        or on all of them (None: a pass from its first batch); nothing where it runs on those."""
+        whole = self._all_rows if self._all_rows is not None else self.source
+        source = whole if count is None or count == len(whole) else _stoker.Source.first_rows(whole, count)
+        if source is self.source:
+            return
+        self.source = self._data.source = source
+        self._all_rows = None if source is whole else whole
+        self._replace_loader(self.seed)
 
     def _samples_now(self):
         """The samples the next pass plans: a Dataset object's len() now, a DatasetFolder's (or its
         Subset's) count now, else the data's count."""
         if self._data.samples_read is not None:
             return len(self._data.samples_read.dataset)
+        if self._all_rows is not None:
+            return len(self._all_rows)
         if self._data.follows is None:
             return len(self.source)
         try:
@@ -837,6 +864,8 @@ class DataLoader:
                     return self._passed_pass()
                 if first == 0:
                     self._follow_length()
+                    if self._all_rows is not None:  # the resumed pass is over: all the file's rows from here
+                        self._cut_rows(None)
                 if self._worker_threads is not None:  # get_worker_info().seed: the pass's, as torch's workers'
                     self._worker_threads.start_pass(self._rng_epoch(self._epoch), self.persistent_workers)
                 # A pass resumed within its epoch draws nothing: the epoch's draws came when it started.
@@ -854,6 +883,8 @@ class DataLoader:
             self._position = first
             self._diagnosis.set_monitor(current_monitor(), -1)  # the one running now, for monitor.report()
             self._diagnosis.start_epoch()
+            if self._gil_hint is not None:
+                self._gil_hint.start_pass()
             if self._feed is not None:
                 self._feed.start()
             iterator = _Iterator(self, self._generation, self._epoch)
@@ -1026,6 +1057,8 @@ class DataLoader:
         if self._stream is not None:
             self._stream.check_length()
         self._step_wait, self._step_end, self._step_samples = now - started, now, item[0].shape[0]
+        if self._gil_hint is not None:
+            self._gil_hint.step(now - started, now)
         return self._shaped(item)
 
     def _targets(self, batch):
@@ -1192,7 +1225,9 @@ class DataLoader:
         pinned it: _process.core_share), and where JPEGs were decoded ("decode": the decoder in
         use, and with decode on the GPU the samples the workers left to it since the loader was
         made, those nvJPEG decoded and those it gave back to the CPU; with decode='auto' also
-        "gpu_share", the share of the JPEGs nvJPEG's engine takes that the workers leave to it now)."""
+        "gpu_share", the share of the JPEGs nvJPEG's engine takes that the workers leave to it now), and
+        how a Dataset object's calls on the worker threads went ("gil": the latest window's figures and
+        the hint given, _gil_hint.py; None where the workers call no Python or before a window ends)."""
         epoch = self._loader.epoch_stats()
         if self._stream is not None:
             epoch["bad"], epoch["bad_samples"] = self._stream.bad_of_pass(epoch)
@@ -1211,6 +1246,7 @@ class DataLoader:
             "cores": dict(self._cores),
             "autotune": list(self._autotune),
             "decode": self._decode_stats(stages),
+            "gil": None if self._gil_hint is None else self._gil_hint.stats(),
         }
 
     def _decode_stats(self, stages):
@@ -1288,6 +1324,8 @@ class DataLoader:
             self._ended_epoch = checked["epoch"] - 1 if at_end else None
             if self._order is not None:  # the sampler's order is the epoch's
                 self._order.set_epoch(self._epoch)
+            if self._rows_appended():  # the rest of a pass over the rows it began with (rows appended since)
+                self._cut_rows(checked["samples"] if checked["next_batch"] > 0 else None)
             self._position = None
             self._generation += 1
         note_resumed(self)

@@ -292,3 +292,82 @@ def test_spawned_processes_are_started_again_for_a_changed_len():
     with pytest.raises(ValueError, match="^dataset_processes=1: the 'spawn' start method sends the Lazy to each "
                        "process pickled, and it cannot be pickled"):
         iter(loader)
+
+
+def _rows_file(path, n):
+    """An .h5 file of `n` rows, row i its features (i, i) and its label i % 3; appendable."""
+    import h5py
+
+    with h5py.File(path, "a") as f:
+        if "features" not in f:
+            f.create_dataset("features", shape=(0, 2), maxshape=(None, 2), dtype=np.float32)
+            f.create_dataset("labels", shape=(0,), maxshape=(None,), dtype=np.int64)
+        old = len(f["labels"])
+        f["features"].resize(n, axis=0)
+        f["labels"].resize(n, axis=0)
+        f["features"][old:] = np.repeat(np.arange(old, n, dtype=np.float32)[:, None], 2, axis=1)
+        f["labels"][old:] = np.arange(old, n) % 3
+
+
+def _h5_rows(loader):
+    """The rows of one pass of an .h5 loader made with transforms='none', in order."""
+    return [int(r) for x, _ in loader for r in x[:, 0].tolist()]
+
+
+def test_an_h5_file_grown_since_a_mid_pass_state_serves_the_rest_of_that_pass_then_every_row(tmp_path):
+    import gc
+
+    path = str(tmp_path / "rows.h5")
+    _rows_file(path, 40)
+    whole = _h5_rows(stoker.DataLoader(path, batch_size=8, shuffle=True, seed=3, transforms="none"))
+    loader = stoker.DataLoader(path, batch_size=8, shuffle=True, seed=3, transforms="none")
+    batches = iter(loader)
+    begun = [int(r) for _ in range(2) for r in next(batches)[0][:, 0].tolist()]
+    state = loader.state_dict()
+    del batches, loader
+    gc.collect()  # the file closed: a preempted run's, rows appended before the resume
+    _rows_file(path, 56)
+    resumed = stoker.DataLoader(path, batch_size=8, shuffle=True, seed=3, transforms="none")
+    resumed.load_state_dict(state)
+    rest = _h5_rows(resumed)
+    assert begun + rest == whole  # the interrupted pass, as it would have gone on
+    assert len(resumed) == 7
+    assert sorted(_h5_rows(resumed)) == list(range(56))  # the next pass reads every row
+
+
+def test_an_h5_file_cut_short_since_a_mid_pass_state_is_refused_in_one_line(tmp_path):
+    import gc
+    import h5py
+
+    path = str(tmp_path / "rows.h5")
+    _rows_file(path, 40)
+    loader = stoker.DataLoader(path, batch_size=8, transforms="none")
+    batches = iter(loader)
+    next(batches)
+    state = loader.state_dict()
+    del batches, loader
+    gc.collect()
+    with h5py.File(path, "a") as f:
+        f["features"].resize(24, axis=0)
+        f["labels"].resize(24, axis=0)
+    resumed = stoker.DataLoader(path, batch_size=8, transforms="none")
+    with pytest.raises(ValueError, match=r"in a pass over 40 rows, and .*rows\.h5 holds 24 now: .*resume with the "
+                                         r"file as it was, or from a state taken at an epoch's end") as e:
+        resumed.load_state_dict(state)
+    assert "\n" not in str(e.value)
+
+
+def test_an_h5_files_state_taken_at_an_epochs_end_resumes_on_every_row_it_holds_now(tmp_path):
+    import gc
+
+    path = str(tmp_path / "rows.h5")
+    _rows_file(path, 16)
+    loader = stoker.DataLoader(path, batch_size=8, transforms="none")
+    assert _h5_rows(loader) == list(range(16))
+    state = loader.state_dict()
+    del loader
+    gc.collect()
+    _rows_file(path, 24)
+    resumed = stoker.DataLoader(path, batch_size=8, transforms="none")
+    resumed.load_state_dict(state)
+    assert _h5_rows(resumed) == list(range(24)) and resumed.state_dict()["epoch"] == 2

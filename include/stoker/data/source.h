@@ -60,6 +60,10 @@ struct SampleData {
   // them; a Python Dataset's source its item's targets (python/src/dataset_source.h). The
   // loader drops it on any thread, without locks held.
   std::shared_ptr<const void> extra;
+  // The extra of the sample this read replaces in its batch's slot, handed to read() so that a
+  // source may let go of it where that costs least (a Python Dataset's source: under the GIL its
+  // read holds, rather than taking the GIL again for it); the loader lets go of what is left.
+  std::shared_ptr<const void> retired;
 };
 
 // What every cell of a column reads as: kInteger when each is an integer (int64), kNumber
@@ -503,6 +507,12 @@ std::string default_transforms(const Source& source, int image_size = 224);
 // target becomes one float target, everything else is passed through. For `--task
 // regression` on integer targets (ages, counts). Throws UsageError for other sources.
 std::shared_ptr<const Source> integers_as_regression(std::shared_ptr<const Source> source);
+
+// `source`'s first `count` samples, each as `source` reads it: the rest of a pass a resumed loader
+// continues on data that grew since (rows appended to an .h5 file), planned over the samples it
+// began with. Standardize fits over them (the inner source's sums and fit cache are of all its
+// rows). Thread safety: as `source`'s. Throws UsageError where `count` is 0 or more than it holds.
+std::shared_ptr<const Source> first_rows(std::shared_ptr<const Source> source, size_t count);
 
 // The class ids of a kClass source that none of its samples has (an empty class folder, an
 // IDX label of 255 among ten classes), ascending; empty for other sources. Reads every label.

@@ -178,7 +178,9 @@ void fill_slot(SampleLoader& loader, LoaderShared& shared, const Source& source,
   const size_t n = source.size();
 
   uint64_t used = job.index;
+  loader.retire(std::move(job.buffer->extras[slot]));  // a Python item let go of under its read's GIL
   Status status = loader.load(job.index, seed, rng_epoch, job.stream, out);
+  loader.retire(nullptr);
   if (status.is_past_end()) {  // no sample: the slot stays out of the batch
     mark_end(shared, source, options, *job.run, job.run->plan.batch_begin(job.buffer->batch_index) + job.slot);
     job.buffer->extras[slot].reset();

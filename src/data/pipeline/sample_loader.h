@@ -67,6 +67,9 @@ class SampleLoader {
   // What the source attached to the sample the last load() read (SampleData::extra; for one
   // from the cache, Source::extra_of), moved out; null when the source attaches nothing.
   std::shared_ptr<const void> take_extra() { return std::move(data_.extra); }
+  // The extra the next load()'s sample replaces (SampleData::retired); what its source's read
+  // does not let go of is let go of by retire(nullptr), or the next retire().
+  void retire(std::shared_ptr<const void> extra) { data_.retired = std::move(extra); }
 
   // The source size and draws of the sample the last successful load() made.
   const SampleRecord& record() const { return record_; }
