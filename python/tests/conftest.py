@@ -102,6 +102,16 @@ def no_resumed_loader_from_an_earlier_test():
     yield
 
 
+def smooth_frame(h, w, seed):
+    """A smooth uint8 RGB image of h x w (sums of sines per channel), different for every seed:
+    a face crop or video frame whose resampling differs little between resizers."""
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    c = np.random.default_rng(seed).uniform(0, 1, (3, 3))
+    image = np.stack([110 + 60 * np.sin(xx / (5 + 15 * c[k, 0]) + 6 * c[k, 1]) + 50 * np.cos(yy / (4 + 12 * c[k, 2]))
+                      for k in range(3)], -1)
+    return np.clip(image, 0, 255).astype(np.uint8)
+
+
 def visible_where_white(plane, points, what):
     """Checks that each point of `points` ((x, y, visible) rows) over a uint8 `plane` (H, W) of a
     white source image, black where a crop padded or a warp filled, is visible exactly where its

@@ -9,17 +9,10 @@ import torch
 from PIL import Image
 
 import stoker
+from conftest import smooth_frame
 
 SIZE = 32
 POINTS = 5
-
-
-def _frame(h, w, seed):
-    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
-    c = np.random.default_rng(seed).uniform(0, 1, (3, 3))
-    image = np.stack([110 + 60 * np.sin(xx / (5 + 15 * c[k, 0]) + 6 * c[k, 1]) + 50 * np.cos(yy / (4 + 12 * c[k, 2]))
-                      for k in range(3)], -1)
-    return np.clip(image, 0, 255).astype(np.uint8)
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +29,7 @@ def videos(tmp_path_factory):
         paths, boxes, points = [], [], []
         for t in range(count):
             path = folder / f"{t:03d}.png"
-            Image.fromarray(_frame(64, 80, 100 * v + t)).save(path)
+            Image.fromarray(smooth_frame(64, 80, 100 * v + t)).save(path)
             paths.append(str(path))
             x, y = 4 + 4.3 * t + v, 6 + 2.1 * t  # the face moves; the last ones reach past the right edge
             box = np.array([x, y, x + 20 + v, y + 24], np.float32)
@@ -156,7 +149,7 @@ def test_one_margin_and_one_set_of_draws_per_clip(tmp_path):
     # A clip of identical frames with identical boxes: every frame's crop is the same, whatever
     # the margin, flip and jitter drawn for the clip; the margin differs between clips.
     path = tmp_path / "f.png"
-    Image.fromarray(_frame(64, 80, 1)).save(path)
+    Image.fromarray(smooth_frame(64, 80, 1)).save(path)
 
     class Still(torch.utils.data.Dataset):
         def __len__(self):
@@ -225,7 +218,7 @@ def test_jpeg_frames_decode_their_crop_regions_as_single_images_do(tmp_path):
     paths, boxes = [], []
     for t in range(4):
         path = tmp_path / f"{t}.jpg"
-        Image.fromarray(_frame(400, 480, t)).save(path, quality=90)
+        Image.fromarray(smooth_frame(400, 480, t)).save(path, quality=90)
         paths.append(str(path))
         boxes.append([300 - 40 * t, 120 + 10 * t, 400 - 40 * t, 240 + 10 * t])
     boxes = np.array(boxes, np.float32)

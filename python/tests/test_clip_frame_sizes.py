@@ -10,18 +10,10 @@ import torchvision.transforms.functional as F
 from PIL import Image
 
 import stoker
+from conftest import smooth_frame
 
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 SIZE = 28
-
-
-def face(h, w, seed):
-    """A smooth crop of h x w, different for every seed."""
-    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
-    c = np.random.default_rng(seed).uniform(0, 1, (3, 3))
-    image = np.stack([110 + 60 * np.sin(xx / (5 + 15 * c[k, 0]) + 6 * c[k, 1]) + 50 * np.cos(yy / (4 + 12 * c[k, 2]))
-                      for k in range(3)], -1)
-    return np.clip(image, 0, 255).astype(np.uint8)
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +28,7 @@ def clips(tmp_path_factory):
         for t in range(6 + c % 4):
             h, w = int(rng.integers(34, 50)), int(rng.integers(30, 52))
             path = root / f"clip{c}_{t:02d}.jpg"
-            Image.fromarray(face(h, w, 10 * c + t)).save(path, quality=95)
+            Image.fromarray(smooth_frame(h, w, 10 * c + t)).save(path, quality=95)
             paths.append(str(path))
             x0, y0 = rng.uniform(0, w / 4), rng.uniform(0, h / 4)
             boxes.append([x0, y0, x0 + w / 2 + rng.uniform(0, w / 4), y0 + h / 2 + rng.uniform(0, h / 4)])
@@ -136,7 +128,7 @@ def test_a_frame_of_the_crops_size_takes_the_clips_flip_and_colour(tmp_path):
         paths = []
         for t, (h, w) in enumerate(sizes):
             path = tmp_path / f"clip{c}_{t}.png"
-            Image.fromarray(face(h, w, 10 * c + t)).save(path)
+            Image.fromarray(smooth_frame(h, w, 10 * c + t)).save(path)
             paths.append(str(path))
         clips.append((paths, None, 0))
     loader = stoker.DataLoader(FaceClips(clips), batch_size=6, shuffle=True, seed=3, frames_per_clip=4, frame_step=1,
