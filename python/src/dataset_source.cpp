@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <optional>
 #include <span>
@@ -29,11 +28,8 @@ HeldObject::~HeldObject() {
     (void)object_.release();
     return;
   }
-  const auto asked = std::chrono::steady_clock::now();
-  const bool counted = times_ != nullptr && PyGILState_Check() == 0;  // not within a counted call
-  py::gil_scoped_acquire gil;
-  std::optional<PythonCallClock> clock;
-  if (counted) clock.emplace(*times_, asked);
+  // Counted where not within a counted call (a read letting go of its slot's last item).
+  const ClockedGil gil(PyGILState_Check() == 0 ? times_.get() : nullptr);
   const WorkerPython in_python;  // letting go of an item may collect a DataLoader
   object_ = py::object();
 }
@@ -606,13 +602,10 @@ std::string DatasetSource::describe() const { return fmt::format("{} object: {} 
 
 Status DatasetSource::read(size_t index, data::SampleData* out) const {
   FileToRead file;
-  const auto asked = std::chrono::steady_clock::now();
   {
-    py::gil_scoped_acquire gil;
+    const ClockedGil gil(counted_.get());
     const py::object delivered = this->delivered(index);
     if (delivered.ptr() == Py_Ellipsis) return Status::past_end();  // a stream that ended before it
-    std::optional<PythonCallClock> clock;
-    if (counted_ != nullptr) clock.emplace(*counted_, asked);
     const WorkerPython in_python;
     out->retired.reset();  // the slot's last item, let go of under this GIL
     try {
@@ -655,13 +648,10 @@ Status DatasetSource::read_clip(size_t index, const data::FramePicker& pick,
   if (!clips_) return Source::read_clip(index, pick, frames);
   std::vector<FileToRead> files;  // of the frames given as files, read without the GIL
   std::vector<int> numbers;       // the chosen frames' numbers in the clip, for a message
-  const auto asked = std::chrono::steady_clock::now();
   {
-    py::gil_scoped_acquire gil;
+    const ClockedGil gil(counted_.get());
     const py::object delivered = this->delivered(index);
     if (delivered.ptr() == Py_Ellipsis) return Status::past_end();  // a stream that ended before it
-    std::optional<PythonCallClock> clock;
-    if (counted_ != nullptr) clock.emplace(*counted_, asked);
     const WorkerPython in_python;
     int frame = 0;            // the frame being taken, for a message
     bool in_targets = false;  // past the frames: a failure is the targets'
@@ -761,10 +751,7 @@ void DatasetSource::on_worker_start(int worker_id) const {
 }
 
 std::shared_ptr<const void> DatasetSource::finish_batch(std::span<const std::shared_ptr<const void>> extras) const {
-  const auto asked = std::chrono::steady_clock::now();
-  py::gil_scoped_acquire gil;
-  std::optional<PythonCallClock> clock;
-  if (counted_ != nullptr) clock.emplace(*counted_, asked);
+  const ClockedGil gil(counted_.get());
   const WorkerPython in_python;
   try {
     py::list items(extras.size());

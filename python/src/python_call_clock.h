@@ -10,9 +10,12 @@
 // a read may see one call's figures half added, which a window of many calls does not feel.
 #pragma once
 
+#include <pybind11/pybind11.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 
 namespace stoker::python {
 
@@ -44,6 +47,23 @@ class PythonCallClock {
   std::chrono::steady_clock::time_point entered_;
   int64_t cpu_at_entry_;
   int64_t run_wait_at_entry_;
+};
+
+// The GIL, taken for one of the worker threads' Python calls: clocked into `times` from the
+// moment it was asked for (null: not clocked), the figures added before the GIL is let go.
+class ClockedGil {
+ public:
+  explicit ClockedGil(PythonCallTimes* times) {
+    if (times != nullptr) clock_.emplace(*times, asked_);
+  }
+  ClockedGil(const ClockedGil&) = delete;
+  ClockedGil& operator=(const ClockedGil&) = delete;
+
+ private:
+  // In this order: asked before the GIL is taken; the clock ends before it is let go.
+  std::chrono::steady_clock::time_point asked_ = std::chrono::steady_clock::now();
+  pybind11::gil_scoped_acquire gil_;
+  std::optional<PythonCallClock> clock_;
 };
 
 }  // namespace stoker::python

@@ -492,7 +492,7 @@ def _read(t):
         for item in t:
             calls += _read(item)
         return calls
-    if (getattr(t, "__module__", None), getattr(t, "__qualname__", None)) in RGB_CONVERSIONS:
+    if _is_rgb_conversion(t):
         return []
     reader = READERS.get(cls.__name__) if _is_torchvision(t) else None
     if reader is None and not callable(t):

@@ -45,12 +45,11 @@ constexpr std::string_view kDoc =
     "or `stoker.Keypoints` (T, P, 2) beside a Dataset's frames, or `boxes=` / `keypoints=` with a row per frame) "
     "with the clip's one margin; a frame without a "
     "usable box takes the nearest chosen frame's, and a clip without any is a bad sample; the crops differ in size, "
-    "and "
-    "the rest of the chain takes each frame's crop as a frame of its own size, with the clip's one set of draws "
+    "and the rest of the chain takes each frame's crop as a frame of its own size, with the clip's one set of draws "
     "([Clips](#clips)). `union=True` crops every frame of a clip around one box instead, the union of its chosen "
     "frames' usable boxes, steadier where the face moves little (a mouth for lip reading). Data without keypoints or "
-    "boxes is "
-    "refused, and so is `stoker train`, which reads neither. Evaluation takes the middle of the margin's range.";
+    "boxes is refused, and so is `stoker train`, which reads neither. Evaluation takes the middle of the margin's "
+    "range.";
 
 // margin: a number (fixed) or (min, max).
 void set_margin(const chain::Call& call, const Value& v, BoxCropSpec* box) {
