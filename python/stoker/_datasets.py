@@ -8,6 +8,9 @@
   they changed (FolderSamples), and the files in C++, with no Python call per sample;
   its `transform` is the chain unless one is given, its `target_transform` runs on the targets
   (both read again at each pass's start: data_loader.py);
+- torchvision's in-memory datasets (CIFAR10, MNIST, SVHN ...: their images one uint8 array), or
+  a Subset of one: the array and class ids read when the loader is made, and again at a pass's
+  start where they changed, the pixels in C++ with no Python call per sample (_memory_datasets.py);
 - any other map-style Dataset (__len__ and __getitem__) whose item is `image` or
   `(image, target, ...)`: the workers call dataset[i] holding the GIL for that call only.
   Without transforms=, an image that is an array or tensor the Dataset made (decoded, or
@@ -16,7 +19,7 @@
   float array or tensor of one shape is features (embeddings a Dataset reads from an HDF5
   file), batched in float32. An item may be a dict holding the image (or features) under one
   key (_dict_items.py), or a namedtuple, batched as torch batches it;
-- an ImageFolder (or Subset of one) whose `transform` holds what stoker cannot read (a Lambda,
+- an ImageFolder or in-memory dataset (or Subset of one) whose `transform` holds what stoker cannot read (a Lambda,
   the script's own class), with no transforms= given: a Dataset object as above, its own
   __getitem__ run in Python, with one UserWarning line.
 
@@ -86,6 +89,7 @@ class Data:
         self.samples_read = None  # a DatasetFolder's: FolderSamples, checked at each pass's start
         self.first_image = None  # a Dataset's first image: FirstItem.image (python/stoker/_modes.py)
         self.bool_images = False  # a uint8 batch comes as bool, as PILToTensor gives mode 1 (_modes.py)
+        self.fixed_channels = False  # the source's images have the channels first_image says, whatever the chain
 
 
 def class_to_idx(source):
@@ -196,7 +200,8 @@ def open_data(dataset, split, worker_init_fn, clips=False, on_error="substitute"
             hash(image_key)
         except TypeError:
             raise arg.bad("image_key", image_key, "a dict key (a str such as 'image')") from None
-        if isinstance(dataset, (str, bytes, os.PathLike)) or _folder_under(dataset)[0] is not None:
+        if isinstance(dataset, (str, bytes, os.PathLike)) or _folder_under(dataset)[0] is not None or \
+                memory_under(dataset)[0] is not None:
             raise arg.bad("image_key", image_key, "None here: it names the image's key in a Dataset object's dict "
                           "items, and stoker reads this dataset's images itself")
     if isinstance(dataset, (str, bytes, os.PathLike)):
@@ -223,13 +228,17 @@ def open_data(dataset, split, worker_init_fn, clips=False, on_error="substitute"
     unread = None if folder is None or transforms_given else _unread_transform(folder)
     if folder is not None and unread is None:
         return _open_folder_object(folder, name, worker_init_fn, picked, dataset, on_error)
+    memory, picked = memory_under(dataset) if folder is None else (None, None)
+    unread = unread if memory is None or transforms_given else _unread_transform(memory)
+    if memory is not None and unread is None:
+        return open_memory_object(memory, name, picked, dataset)
     first = _check_first_item(dataset, name, on_error, clips, image_key, as_worker=worker_init_fn,
                               passthrough=not transforms_given and not clips)
     if unread is not None:
         warnings.warn(f"stoker.DataLoader: {name}'s transform holds what stoker cannot read ({unread}): the loader "
                       f"calls {name}'s own __getitem__ in Python (PIL decodes, torchvision transforms), as torch's "
                       "DataLoader does, at about three times the CPU per image of stoker's C++ chain; for that "
-                      "chain, give the folder a transform stoker reads and apply the rest to the batch in the "
+                      f"chain, give {name} a transform stoker reads and apply the rest to the batch in the "
                       "training loop", UserWarning, stacklevel=3)
     elif first.passthrough and _own_transform(dataset) is not None:
         where = ("__iter__", "the worker processes") if stream else \
@@ -266,8 +275,9 @@ def _transform_attribute(dataset):
 
 
 def _unread_transform(folder):
-    """What of a DatasetFolder's `transform` stoker cannot read (chain_of refuses: a Lambda, a
-    class of the script's), in a few words; None where it reads all of it, or there is none."""
+    """What of a DatasetFolder's (or an in-memory dataset's: _memory_datasets.py) `transform` stoker
+    cannot read (chain_of refuses: a Lambda, a class of the script's), in a few words; None where
+    it reads all of it, or there is none."""
     if folder.transform is None:
         return None
     try:
@@ -726,3 +736,6 @@ def _check_first_clip(dataset, at, clip, alone):
                     else "")
             raise ValueError(f"dataset: frame {k} of {at}'s clip is {what}{whole}; "
                              f"{_transformed_hint(dataset, clip[k]) or allowed}{gray}")
+
+
+from ._memory_datasets import memory_under, open_memory_object  # noqa: E402 - it builds on Data, above
