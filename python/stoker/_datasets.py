@@ -59,9 +59,9 @@ _DECODED = _stoker.IMAGE_EXTENSIONS
 class Data:
     """The engine's source for `dataset`, what `loader.dataset` is, and what the loader does
     for it: `targets` is "engine" (the source's class ids or float targets) or "items" (each
-    sample's Python target, collated); `transforms_of` is the DatasetFolder whose `transform`
-    (the chain unless transforms= is given) and `target_transform` the loader reads at each
-    pass's start, None for other data."""
+    sample's Python target, collated); `transforms_of` is the DatasetFolder (or in-memory
+    dataset: _memory_datasets.py) whose `transform` (the chain unless transforms= is given) and
+    `target_transform` the loader reads at each pass's start, None for other data."""
 
     def __init__(self, source, dataset, name, targets="engine", transforms_of=None, item_width=2,
                  has_targets=True, extra_columns=0, folder=""):
@@ -86,7 +86,7 @@ class Data:
         # it between passes, as torch's samplers follow it); None for data read once: a path, a
         # DatasetFolder (whose samples each pass follows through samples_read).
         self.follows = None
-        self.samples_read = None  # a DatasetFolder's: FolderSamples, checked at each pass's start
+        self.samples_read = None  # a DatasetFolder's FolderSamples (MemorySamples), checked at each pass's start
         self.first_image = None  # a Dataset's first image: FirstItem.image (python/stoker/_modes.py)
         self.bool_images = False  # a uint8 batch comes as bool, as PILToTensor gives mode 1 (_modes.py)
         self.fixed_channels = False  # the source's images have the channels first_image says, whatever the chain
@@ -287,16 +287,23 @@ def _unread_transform(folder):
     return None
 
 
-def _folder_under(dataset):
-    """(the DatasetFolder, the indices of its samples) when `dataset` is one, or Subsets of
-    one (torch.utils.data.Subset, as the ImageNet example's validation remainder); else
-    (None, None)."""
+def under_subsets(dataset):
+    """(the Dataset under `dataset`'s Subsets (torch.utils.data.Subset, as random_split and the
+    ImageNet example's validation remainder make), the indices of its samples they keep, or None
+    where `dataset` is no Subset)."""
     picked = None
     while isinstance(dataset, torch.utils.data.Subset):
         indices = dataset.indices  # a tensor's or an array's as Python ints at once, not element by element
         indices = list(map(int, indices.tolist() if isinstance(indices, (torch.Tensor, np.ndarray)) else indices))
         picked = indices if picked is None else list(map(indices.__getitem__, picked))
         dataset = dataset.dataset
+    return dataset, picked
+
+
+def _folder_under(dataset):
+    """(the DatasetFolder, the indices of its samples) when `dataset` is one, or Subsets of
+    one; else (None, None)."""
+    dataset, picked = under_subsets(dataset)
     return (dataset, picked) if _is_dataset_folder(dataset) else (None, None)
 
 
@@ -320,12 +327,8 @@ class FolderSamples:
         """`samples` (now()'s list) become the ones read."""
         self.samples = samples
         self._digest = None
-        self._levels = []  # (a Subset, its indices copied), from the outermost
-        dataset = self.dataset
-        while isinstance(dataset, torch.utils.data.Subset):
-            self._levels.append((dataset, dataset.dataset, _indices_copy(dataset.indices)))
-            dataset = dataset.dataset
-        self._folder = dataset
+        self._levels = SubsetLevels(self.dataset)
+        dataset = self._folder = self._levels.inner
         # A sample that is no tuple (a list) may be changed in place: its copy compares with it.
         whole = dataset.samples
         if set(map(type, whole)) <= {tuple}:  # the samples read are the folder's whole list copied: kept once
@@ -335,10 +338,7 @@ class FolderSamples:
 
     def unchanged(self):
         """Whether the samples are the ones read, by the cheap check (a False may find them equal)."""
-        for subset, inner, indices in self._levels:
-            if subset.dataset is not inner or not _same_indices(subset.indices, indices):
-                return False
-        return self._folder.samples == self._whole
+        return self._levels.unchanged() and self._folder.samples == self._whole
 
     def now(self):
         """The samples as the dataset holds them now: a list of (path, class id)."""
@@ -386,23 +386,44 @@ DIGEST_KIND = "murmur3_128"
 _SHA1_PIECE = 1 << 16  # samples per piece of sha1_digest
 
 
-def _indices_copy(indices):
-    """A Subset's indices, copied as what they are where a comparison of that kind is cheap."""
-    if isinstance(indices, torch.Tensor):
-        return indices.clone()
-    if isinstance(indices, np.ndarray):
-        return indices.copy()
-    return list(indices)
+def values_copy(values):
+    """A Subset's indices (or a dataset's class ids), copied as what they are where a comparison of
+    that kind is cheap: a tensor, a NumPy array, else a list."""
+    if isinstance(values, torch.Tensor):
+        return values.clone()
+    if isinstance(values, np.ndarray):
+        return values.copy()
+    return list(values)
 
 
-def _same_indices(now, then):
-    """Whether a Subset's indices now are the copy `then` (_indices_copy), element by element."""
+def same_values(now, then):
+    """Whether `now` holds the values of the copy `then` (values_copy), element by element."""
     if isinstance(then, torch.Tensor):
         return isinstance(now, torch.Tensor) and now.dtype == then.dtype and now.shape == then.shape and \
             bool(torch.equal(now, then))
     if isinstance(then, np.ndarray):
         return isinstance(now, np.ndarray) and np.array_equal(now, then)
     return (now if isinstance(now, list) else list(now)) == then
+
+
+class SubsetLevels:
+    """The Subsets around a dataset, from the outermost, each with what it picks from and its
+    indices copied; `inner`, the dataset under them. unchanged(): whether a script has picked
+    others since (`subset.indices = ...`, `subset.dataset = ...`)."""
+
+    def __init__(self, dataset):
+        self._levels = []
+        while isinstance(dataset, torch.utils.data.Subset):
+            self._levels.append((dataset, dataset.dataset, values_copy(dataset.indices)))
+            dataset = dataset.dataset
+        self.inner = dataset
+
+    def __bool__(self):
+        return bool(self._levels)
+
+    def unchanged(self):
+        return all(subset.dataset is inner and same_values(subset.indices, indices)
+                   for subset, inner, indices in self._levels)
 
 
 def _open_folder_object(folder, name, worker_init_fn, picked=None, dataset=None, on_error="substitute"):

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from . import _stoker
-from ._datasets import DIGEST_KIND, Data, _indices_copy, _same_indices
+from ._datasets import DIGEST_KIND, Data, SubsetLevels, same_values, under_subsets, values_copy
 
 
 class _Layout:
@@ -54,12 +54,7 @@ def memory_under(dataset):
     """(the in-memory dataset, the rows a Subset (or Subsets) of it keeps, or None for all) where
     `dataset` is one of MEMORY_DATASETS' or Subsets of one and its arrays are as they expect;
     (None, None) otherwise."""
-    picked = None
-    while isinstance(dataset, torch.utils.data.Subset):
-        indices = dataset.indices
-        indices = list(map(int, indices.tolist() if isinstance(indices, (torch.Tensor, np.ndarray)) else indices))
-        picked = indices if picked is None else list(map(indices.__getitem__, picked))
-        dataset = dataset.dataset
+    dataset, picked = under_subsets(dataset)
     layout = _layout(dataset)
     if layout is None or _arrays(dataset, layout) is None:
         return None, None
@@ -147,29 +142,14 @@ class MemorySamples:
         """`held` (now()'s) becomes what is read."""
         self.samples = held
         self._digest = None
-        self._levels = []
-        dataset = self.dataset
-        while isinstance(dataset, torch.utils.data.Subset):
-            self._levels.append((dataset, dataset.dataset, _indices_copy(dataset.indices)))
-            dataset = dataset.dataset
-        targets = getattr(self._memory, self._layout.targets)
-        self._targets = (targets.clone() if isinstance(targets, torch.Tensor) else
-                         targets.copy() if isinstance(targets, np.ndarray) else list(targets))
+        self._levels = SubsetLevels(self.dataset)
+        self._targets = values_copy(getattr(self._memory, self._layout.targets))
 
     def unchanged(self):
         """Whether the array object, class ids and rows are the ones read (a False may find them equal)."""
-        for subset, inner, indices in self._levels:
-            if subset.dataset is not inner or not _same_indices(subset.indices, indices):
-                return False
-        if getattr(self._memory, "data", None) is not self.samples.data:
-            return False
         targets = getattr(self._memory, self._layout.targets, None)
-        if isinstance(self._targets, torch.Tensor):
-            return isinstance(targets, torch.Tensor) and targets.shape == self._targets.shape and \
-                bool(torch.equal(targets, self._targets))
-        if isinstance(self._targets, np.ndarray):
-            return isinstance(targets, np.ndarray) and np.array_equal(targets, self._targets)
-        return isinstance(targets, list) and targets == self._targets
+        return self._levels.unchanged() and getattr(self._memory, "data", None) is self.samples.data and \
+            targets is not None and same_values(targets, self._targets)
 
     def now(self):
         """What the dataset holds now, a _Held; ValueError in one line where it can no longer be read so."""

@@ -229,3 +229,45 @@ def test_stl10s_unlabelled_images_are_read_as_any_datasets_items():
         loader = stoker.DataLoader(dataset, batch_size=3)
     assert_close_batches([(x.clone(), y.clone()) for x, y in loader],
                          list(torch.utils.data.DataLoader(dataset, batch_size=3)), 1e-6)
+
+
+def each_class():
+    """(name, a dataset object of that class as its constructor leaves it) for torchvision's
+    in-memory classes besides CIFAR10, FashionMNIST and SVHN."""
+    rng = np.random.default_rng(6)
+    v = torchvision.datasets
+
+    def grey(n, side, tensor):
+        data = rng.integers(0, 256, (n, side, side), dtype=np.uint8)
+        return torch.from_numpy(data) if tensor else data
+
+    qmnist = made(v.QMNIST, grey(12, 28, True), torch.from_numpy(rng.integers(0, 10, (12, 8))))
+    qmnist.compat = True
+    stl10 = made(v.STL10, rng.integers(0, 256, (6, 3, 96, 96), dtype=np.uint8), rng.integers(0, 10, 6).astype(np.int64),
+                 targets_name="labels")
+    cifar100 = cifar(n=12, cls=v.CIFAR100)
+    cifar100.targets = [int(t) for t in rng.integers(0, 100, 12)]
+    cifar100.classes = [f"class {i}" for i in range(100)]
+    return [("CIFAR100", cifar100),
+            ("KMNIST", made(v.KMNIST, grey(12, 28, True), torch.from_numpy(rng.integers(0, 10, 12)))),
+            ("EMNIST", made(v.EMNIST, grey(12, 28, True), torch.from_numpy(rng.integers(0, 47, 12)))),
+            ("QMNIST", qmnist), ("STL10", stl10),
+            ("USPS", made(v.USPS, grey(12, 16, False), [int(t) for t in rng.integers(0, 10, 12)])),
+            ("SEMEION", made(v.SEMEION, grey(12, 16, False), rng.integers(0, 10, 12), targets_name="labels"))]
+
+
+@pytest.mark.parametrize("name, dataset", each_class(), ids=[name for name, _ in each_class()])
+def test_each_in_memory_class_gives_torchs_batches(name, dataset):
+    dataset.transform = T.ToTensor()
+    loader, got, expected = both(dataset, batch_size=4)
+    assert_close_batches(got, expected, 1e-6)
+    assert "read in place" in repr(loader) or name == "STL10"  # STL10's (N, C, H, W) is transposed once
+
+
+def test_a_transform_changed_between_passes_runs_from_the_next():
+    dataset = cifar(n=16, transform=T.ToTensor())
+    loader = stoker.DataLoader(dataset, batch_size=8)
+    first_pixels_and_targets(loader)
+    dataset.transform = T.Compose([T.CenterCrop(24), T.PILToTensor()])
+    dataset.target_transform = lambda t: -t
+    assert_close_batches(first_pixels_and_targets(loader), list(torch.utils.data.DataLoader(dataset, batch_size=8)), 0)
