@@ -19,6 +19,8 @@
   float array or tensor of one shape is features (embeddings a Dataset reads from an HDF5
   file), batched in float32. An item may be a dict holding the image (or features) under one
   key (_dict_items.py), or a namedtuple, batched as torch batches it;
+- torch's ConcatDataset of parts each read so, with one chain: their sources one after another
+  (_concat_datasets.py);
 - an ImageFolder or in-memory dataset (or Subset of one) whose `transform` holds what stoker cannot read (a Lambda,
   the script's own class), with no transforms= given: a Dataset object as above, its own
   __getitem__ run in Python, with one UserWarning line.
@@ -232,6 +234,10 @@ def open_data(dataset, split, worker_init_fn, clips=False, on_error="substitute"
     unread = unread if memory is None or transforms_given else _unread_transform(memory)
     if memory is not None and unread is None:
         return open_memory_object(memory, name, picked, dataset)
+    if not clips and image_key is None and items is None and not stream:
+        concat = open_concat(dataset, name, worker_init_fn, on_error, transforms_given)
+        if concat is not None:
+            return concat
     first = _check_first_item(dataset, name, on_error, clips, image_key, as_worker=worker_init_fn,
                               passthrough=not transforms_given and not clips)
     if unread is not None:
@@ -760,3 +766,4 @@ def _check_first_clip(dataset, at, clip, alone):
 
 
 from ._memory_datasets import memory_under, open_memory_object  # noqa: E402 - it builds on Data, above
+from ._concat_datasets import open_concat  # noqa: E402 - as is

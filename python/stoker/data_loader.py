@@ -27,7 +27,6 @@ from ._dataset_processes import DatasetProcesses, close_live_first_at_exit
 from ._passthrough import collate_images, whole_items
 from ._iterable import StreamPass, StreamProcesses, StreamView, check_options, is_iterable, load_state, stream_batches
 from ._datasets import PathDataset, _raised, class_to_idx, open_data, reopen_folder
-from ._memory_datasets import MemorySamples
 from ._generator import draw_random_sampler, draw_seed, peek_seed
 from ._gil_hint import GilHint
 from ._process import core_share
@@ -720,7 +719,7 @@ class DataLoader:
         """At a pass's start, from its first batch: a DatasetFolder's samples (an in-memory dataset's
         array and class ids: _memory_datasets.py) as the script left them (relabelled, listed anew, a
         Subset's indices changed), which torch's DataLoader serves from its next pass: (the source
-        made again from them (reopen_folder, MemorySamples.source_of; for a relabel, its labels
+        made again from them (reopen_folder, MemorySamples' or ConcatSamples' source_of; for a relabel, its labels
         alone), the samples) for _follow_chain to run this pass on, in a loader made again; None
         where they are the ones read. Unchanged samples cost a list comparison
         (FolderSamples.unchanged). Raises ValueError in one line where the new ones cannot be served."""
@@ -742,7 +741,7 @@ class DataLoader:
                              "with the new samples and arrays aligned with them")
         if self._order is not None and (stale := self._order.stale()):
             raise ValueError(stale)
-        if isinstance(read, MemorySamples):
+        if hasattr(read, "source_of"):  # MemorySamples, ConcatSamples
             source = read.source_of(now)
         else:
             source = reopen_folder(self._data, read.samples, now, self._worker_threads,

@@ -271,3 +271,65 @@ def test_a_transform_changed_between_passes_runs_from_the_next():
     dataset.transform = T.Compose([T.CenterCrop(24), T.PILToTensor()])
     dataset.target_transform = lambda t: -t
     assert_close_batches(first_pixels_and_targets(loader), list(torch.utils.data.DataLoader(dataset, batch_size=8)), 0)
+
+
+def test_a_concat_of_natively_read_parts_gives_torchs_batches():
+    transform = T.Compose([T.ToTensor(), T.Normalize(CIFAR_MEAN, CIFAR_STD)])
+    train, test = cifar(n=40, transform=transform), cifar(n=24, transform=transform)
+    concat = torch.utils.data.ConcatDataset([train, torch.utils.data.Subset(test, [3, 1, 4])])
+    loader, got, expected = both(concat, batch_size=16)
+    assert_close_batches(got, expected)
+    assert "2 parts of ConcatDataset" in repr(loader)
+
+
+def test_a_concat_of_imagefolders_gives_torchs_batches(png_folder):
+    transform = T.Compose([T.Resize(40), T.CenterCrop(32), T.ToTensor()])
+    folder = torchvision.datasets.ImageFolder(str(png_folder), transform=transform)
+    concat = torch.utils.data.ConcatDataset([folder, torch.utils.data.Subset(folder, [0, 5])])
+    loader, got, expected = both(concat, batch_size=8)
+    assert_close_batches(got, expected, 1 / 255 + 1e-6)
+    assert "parts of ConcatDataset" in repr(loader)
+
+
+def test_a_concat_of_parts_with_other_chains_calls_their_getitem():
+    concat = torch.utils.data.ConcatDataset([cifar(n=8, transform=T.ToTensor()),
+                                             cifar(n=8, transform=T.Compose([T.CenterCrop(32), T.ToTensor()]))])
+    loader = stoker.DataLoader(concat, batch_size=4)
+    assert "parts of" not in repr(loader)
+    assert_close_batches([(x.clone(), y.clone()) for x, y in loader],
+                         list(torch.utils.data.DataLoader(concat, batch_size=4)), 1e-6)
+
+
+def test_a_concat_parts_changes_between_passes_are_followed_and_a_new_size_refused(png_folder):
+    part = cifar(n=8, transform=T.PILToTensor())
+    concat = torch.utils.data.ConcatDataset([part, cifar(n=8, transform=T.PILToTensor())])
+    folder = torchvision.datasets.ImageFolder(str(png_folder), transform=T.Compose([T.Resize((32, 32)),
+                                                                                      T.PILToTensor()]))
+    folders = torch.utils.data.ConcatDataset([folder, torch.utils.data.Subset(folder, [1, 2])])
+    for dataset in (concat, folders):
+        loader = stoker.DataLoader(dataset, batch_size=8)
+        assert "2 parts of ConcatDataset" in repr(loader)
+        reference = torch.utils.data.DataLoader(dataset, batch_size=8)
+        first_pixels_and_targets(loader)
+        # relabelled: served from the next pass, as torch serves it
+        part.targets[0] = (part.targets[0] + 1) % 10
+        folder.samples = [(path, (label + 1) % len(folder.classes)) for path, label in folder.samples]
+        assert_close_batches(first_pixels_and_targets(loader), list(reference), 1)
+    part.data = part.data[::-1].copy()
+    loader = stoker.DataLoader(concat, batch_size=8)
+    assert_close_batches(first_pixels_and_targets(loader), list(torch.utils.data.DataLoader(concat, batch_size=8)), 0)
+    part.data, part.targets = part.data[:6], part.targets[:6]
+    with pytest.raises(ValueError, match=r"^ConcatDataset.datasets\[0\] holds 6 samples at this pass's start, 8 when "
+                                         r"the loader was made; torch's ConcatDataset keeps the sizes"):
+        first_pixels_and_targets(loader)
+
+
+def test_a_concat_of_files_and_arrays_calls_their_getitem(png_folder):
+    transform = T.Compose([T.Resize((32, 32)), T.PILToTensor()])
+    folder = torchvision.datasets.ImageFolder(str(png_folder), transform=transform)
+    part = cifar(n=8, transform=transform)
+    part.classes, part.targets = folder.classes, [t % len(folder.classes) for t in part.targets]
+    concat = torch.utils.data.ConcatDataset([part, folder])
+    loader = stoker.DataLoader(concat, batch_size=8)
+    assert "parts of" not in repr(loader)
+    assert_close_batches(first_pixels_and_targets(loader), list(torch.utils.data.DataLoader(concat, batch_size=8)), 0)

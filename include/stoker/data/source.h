@@ -328,6 +328,12 @@ struct MemoryImages {
 // are no samples, a row is past the array's end, or a label is outside the class names.
 std::unique_ptr<Source> open_memory_images(MemoryImages images);
 
+// The samples of `parts` one after another, the parts shared (a Python ConcatDataset's, each
+// part's source held by whoever made it too); `what` names the whole ("ConcatDataset") in
+// describe() and in the DataError naming the first part that holds another kind of sample
+// (targets, image shape, class names: concat_source.h). Thread safety: as the parts'.
+std::unique_ptr<Source> concat_parts(std::vector<std::shared_ptr<const Source>> parts, const std::string& what);
+
 // The image files the sources read and decode themselves, by their name's extension (any
 // case): torchvision's IMG_EXTENSIONS, what its ImageFolder lists. What a file holds is told
 // from its bytes, not from this (a WebP named .jpg decodes as WebP).
