@@ -90,7 +90,8 @@ def _arrays(dataset, layout):
         return None
     if len(labels) and int(labels.min()) < 0:  # STL10's unlabelled images (-1): read as any Dataset's items
         return None
-    return np.ascontiguousarray(data), labels.to(torch.int64).numpy()
+    # The class ids copied: the ones read stay as they were when the script changes its own in place.
+    return np.ascontiguousarray(data), labels.to(torch.int64, copy=True).numpy()
 
 
 def _class_names(dataset, labels):

@@ -333,3 +333,16 @@ def test_a_concat_of_files_and_arrays_calls_their_getitem(png_folder):
     loader = stoker.DataLoader(concat, batch_size=8)
     assert "parts of" not in repr(loader)
     assert_close_batches(first_pixels_and_targets(loader), list(torch.utils.data.DataLoader(concat, batch_size=8)), 0)
+
+
+@pytest.mark.parametrize("kind", ["tensor", "numpy"])
+def test_class_ids_in_a_tensor_or_array_relabelled_in_place_are_followed(kind):
+    rng = np.random.default_rng(7)
+    data = torch.from_numpy(rng.integers(0, 256, (12, 28, 28), dtype=np.uint8))
+    targets = rng.integers(0, 10, 12)
+    dataset = made(torchvision.datasets.MNIST, data, torch.from_numpy(targets) if kind == "tensor" else targets,
+                   T.PILToTensor())
+    loader = stoker.DataLoader(dataset, batch_size=6)
+    first_pixels_and_targets(loader)
+    dataset.targets[0] = (int(dataset.targets[0]) + 1) % 10  # MNIST's targets tensor, changed in place
+    assert_close_batches(first_pixels_and_targets(loader), list(torch.utils.data.DataLoader(dataset, batch_size=6)), 0)
