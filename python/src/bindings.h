@@ -31,5 +31,6 @@ void bind_diagnosis(pybind11::module_& m);       // diagnosis_binding.cpp
 void bind_loader_keys(pybind11::module_& m);     // loader_keys_binding.cpp
 void bind_gpu_decode(pybind11::module_& m);      // gpu_decode_binding.cpp
 void bind_folder_samples(pybind11::module_& m);  // folder_samples.cpp
+void bind_memory_images(pybind11::module_& m);   // memory_images.cpp
 
 }  // namespace stoker::python

@@ -373,6 +373,14 @@ void bind_loader(py::module_& m) {
           py::arg("sample_names") = std::vector<std::string>{}, py::arg("passthrough") = false,
           py::arg("first_size") = std::vector<int>{}, py::arg("stack") = py::none())
       .def_static(
+          "concat",
+          [](std::vector<std::shared_ptr<data::Source>> parts, const std::string& what) {
+            std::vector<std::shared_ptr<const data::Source>> shared(parts.begin(), parts.end());
+            return std::shared_ptr<data::Source>(data::concat_parts(std::move(shared), what));
+          },
+          "The samples of `parts` one after another (a ConcatDataset's, data::concat_parts); `what` names the whole",
+          py::arg("parts"), py::arg("what"))
+      .def_static(
           "first_rows",
           [](std::shared_ptr<data::Source> source, size_t count) -> std::shared_ptr<data::Source> {
             return std::const_pointer_cast<data::Source>(data::first_rows(std::move(source), count));

@@ -56,4 +56,5 @@ PYBIND11_MODULE(_stoker, m) {
   stoker::python::bind_loader_keys(m);
   stoker::python::bind_gpu_decode(m);
   stoker::python::bind_folder_samples(m);
+  stoker::python::bind_memory_images(m);
 }

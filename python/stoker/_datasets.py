@@ -8,6 +8,9 @@
   they changed (FolderSamples), and the files in C++, with no Python call per sample;
   its `transform` is the chain unless one is given, its `target_transform` runs on the targets
   (both read again at each pass's start: data_loader.py);
+- torchvision's in-memory datasets (CIFAR10, MNIST, SVHN ...: their images one uint8 array), or
+  a Subset of one: the array and class ids read when the loader is made, and again at a pass's
+  start where they changed, the pixels in C++ with no Python call per sample (_memory_datasets.py);
 - any other map-style Dataset (__len__ and __getitem__) whose item is `image` or
   `(image, target, ...)`: the workers call dataset[i] holding the GIL for that call only.
   Without transforms=, an image that is an array or tensor the Dataset made (decoded, or
@@ -16,7 +19,9 @@
   float array or tensor of one shape is features (embeddings a Dataset reads from an HDF5
   file), batched in float32. An item may be a dict holding the image (or features) under one
   key (_dict_items.py), or a namedtuple, batched as torch batches it;
-- an ImageFolder (or Subset of one) whose `transform` holds what stoker cannot read (a Lambda,
+- torch's ConcatDataset of parts each read so, with one chain: their sources one after another
+  (_concat_datasets.py);
+- an ImageFolder or in-memory dataset (or Subset of one) whose `transform` holds what stoker cannot read (a Lambda,
   the script's own class), with no transforms= given: a Dataset object as above, its own
   __getitem__ run in Python, with one UserWarning line.
 
@@ -56,9 +61,9 @@ _DECODED = _stoker.IMAGE_EXTENSIONS
 class Data:
     """The engine's source for `dataset`, what `loader.dataset` is, and what the loader does
     for it: `targets` is "engine" (the source's class ids or float targets) or "items" (each
-    sample's Python target, collated); `transforms_of` is the DatasetFolder whose `transform`
-    (the chain unless transforms= is given) and `target_transform` the loader reads at each
-    pass's start, None for other data."""
+    sample's Python target, collated); `transforms_of` is the DatasetFolder (or in-memory
+    dataset: _memory_datasets.py) whose `transform` (the chain unless transforms= is given) and
+    `target_transform` the loader reads at each pass's start, None for other data."""
 
     def __init__(self, source, dataset, name, targets="engine", transforms_of=None, item_width=2,
                  has_targets=True, extra_columns=0, folder=""):
@@ -83,9 +88,10 @@ class Data:
         # it between passes, as torch's samplers follow it); None for data read once: a path, a
         # DatasetFolder (whose samples each pass follows through samples_read).
         self.follows = None
-        self.samples_read = None  # a DatasetFolder's: FolderSamples, checked at each pass's start
+        self.samples_read = None  # a DatasetFolder's FolderSamples (MemorySamples), checked at each pass's start
         self.first_image = None  # a Dataset's first image: FirstItem.image (python/stoker/_modes.py)
         self.bool_images = False  # a uint8 batch comes as bool, as PILToTensor gives mode 1 (_modes.py)
+        self.fixed_channels = False  # the source's images have the channels first_image says, whatever the chain
 
 
 def class_to_idx(source):
@@ -196,7 +202,8 @@ def open_data(dataset, split, worker_init_fn, clips=False, on_error="substitute"
             hash(image_key)
         except TypeError:
             raise arg.bad("image_key", image_key, "a dict key (a str such as 'image')") from None
-        if isinstance(dataset, (str, bytes, os.PathLike)) or _folder_under(dataset)[0] is not None:
+        if isinstance(dataset, (str, bytes, os.PathLike)) or _folder_under(dataset)[0] is not None or \
+                memory_under(dataset)[0] is not None:
             raise arg.bad("image_key", image_key, "None here: it names the image's key in a Dataset object's dict "
                           "items, and stoker reads this dataset's images itself")
     if isinstance(dataset, (str, bytes, os.PathLike)):
@@ -223,13 +230,21 @@ def open_data(dataset, split, worker_init_fn, clips=False, on_error="substitute"
     unread = None if folder is None or transforms_given else _unread_transform(folder)
     if folder is not None and unread is None:
         return _open_folder_object(folder, name, worker_init_fn, picked, dataset, on_error)
+    memory, picked = memory_under(dataset) if folder is None else (None, None)
+    unread = unread if memory is None or transforms_given else _unread_transform(memory)
+    if memory is not None and unread is None:
+        return open_memory_object(memory, name, picked, dataset)
+    if not clips and image_key is None and items is None and not stream:
+        concat = open_concat(dataset, name, worker_init_fn, on_error, transforms_given)
+        if concat is not None:
+            return concat
     first = _check_first_item(dataset, name, on_error, clips, image_key, as_worker=worker_init_fn,
                               passthrough=not transforms_given and not clips)
     if unread is not None:
         warnings.warn(f"stoker.DataLoader: {name}'s transform holds what stoker cannot read ({unread}): the loader "
                       f"calls {name}'s own __getitem__ in Python (PIL decodes, torchvision transforms), as torch's "
                       "DataLoader does, at about three times the CPU per image of stoker's C++ chain; for that "
-                      "chain, give the folder a transform stoker reads and apply the rest to the batch in the "
+                      f"chain, give {name} a transform stoker reads and apply the rest to the batch in the "
                       "training loop", UserWarning, stacklevel=3)
     elif first.passthrough and _own_transform(dataset) is not None:
         where = ("__iter__", "the worker processes") if stream else \
@@ -266,8 +281,9 @@ def _transform_attribute(dataset):
 
 
 def _unread_transform(folder):
-    """What of a DatasetFolder's `transform` stoker cannot read (chain_of refuses: a Lambda, a
-    class of the script's), in a few words; None where it reads all of it, or there is none."""
+    """What of a DatasetFolder's (or an in-memory dataset's: _memory_datasets.py) `transform` stoker
+    cannot read (chain_of refuses: a Lambda, a class of the script's), in a few words; None where
+    it reads all of it, or there is none."""
     if folder.transform is None:
         return None
     try:
@@ -277,16 +293,23 @@ def _unread_transform(folder):
     return None
 
 
-def _folder_under(dataset):
-    """(the DatasetFolder, the indices of its samples) when `dataset` is one, or Subsets of
-    one (torch.utils.data.Subset, as the ImageNet example's validation remainder); else
-    (None, None)."""
+def under_subsets(dataset):
+    """(the Dataset under `dataset`'s Subsets (torch.utils.data.Subset, as random_split and the
+    ImageNet example's validation remainder make), the indices of its samples they keep, or None
+    where `dataset` is no Subset)."""
     picked = None
     while isinstance(dataset, torch.utils.data.Subset):
         indices = dataset.indices  # a tensor's or an array's as Python ints at once, not element by element
         indices = list(map(int, indices.tolist() if isinstance(indices, (torch.Tensor, np.ndarray)) else indices))
         picked = indices if picked is None else list(map(indices.__getitem__, picked))
         dataset = dataset.dataset
+    return dataset, picked
+
+
+def _folder_under(dataset):
+    """(the DatasetFolder, the indices of its samples) when `dataset` is one, or Subsets of
+    one; else (None, None)."""
+    dataset, picked = under_subsets(dataset)
     return (dataset, picked) if _is_dataset_folder(dataset) else (None, None)
 
 
@@ -310,12 +333,8 @@ class FolderSamples:
         """`samples` (now()'s list) become the ones read."""
         self.samples = samples
         self._digest = None
-        self._levels = []  # (a Subset, its indices copied), from the outermost
-        dataset = self.dataset
-        while isinstance(dataset, torch.utils.data.Subset):
-            self._levels.append((dataset, dataset.dataset, _indices_copy(dataset.indices)))
-            dataset = dataset.dataset
-        self._folder = dataset
+        self._levels = SubsetLevels(self.dataset)
+        dataset = self._folder = self._levels.inner
         # A sample that is no tuple (a list) may be changed in place: its copy compares with it.
         whole = dataset.samples
         if set(map(type, whole)) <= {tuple}:  # the samples read are the folder's whole list copied: kept once
@@ -325,10 +344,7 @@ class FolderSamples:
 
     def unchanged(self):
         """Whether the samples are the ones read, by the cheap check (a False may find them equal)."""
-        for subset, inner, indices in self._levels:
-            if subset.dataset is not inner or not _same_indices(subset.indices, indices):
-                return False
-        return self._folder.samples == self._whole
+        return self._levels.unchanged() and self._folder.samples == self._whole
 
     def now(self):
         """The samples as the dataset holds them now: a list of (path, class id)."""
@@ -376,23 +392,44 @@ DIGEST_KIND = "murmur3_128"
 _SHA1_PIECE = 1 << 16  # samples per piece of sha1_digest
 
 
-def _indices_copy(indices):
-    """A Subset's indices, copied as what they are where a comparison of that kind is cheap."""
-    if isinstance(indices, torch.Tensor):
-        return indices.clone()
-    if isinstance(indices, np.ndarray):
-        return indices.copy()
-    return list(indices)
+def values_copy(values):
+    """A Subset's indices (or a dataset's class ids), copied as what they are where a comparison of
+    that kind is cheap: a tensor, a NumPy array, else a list."""
+    if isinstance(values, torch.Tensor):
+        return values.clone()
+    if isinstance(values, np.ndarray):
+        return values.copy()
+    return list(values)
 
 
-def _same_indices(now, then):
-    """Whether a Subset's indices now are the copy `then` (_indices_copy), element by element."""
+def same_values(now, then):
+    """Whether `now` holds the values of the copy `then` (values_copy), element by element."""
     if isinstance(then, torch.Tensor):
         return isinstance(now, torch.Tensor) and now.dtype == then.dtype and now.shape == then.shape and \
             bool(torch.equal(now, then))
     if isinstance(then, np.ndarray):
         return isinstance(now, np.ndarray) and np.array_equal(now, then)
     return (now if isinstance(now, list) else list(now)) == then
+
+
+class SubsetLevels:
+    """The Subsets around a dataset, from the outermost, each with what it picks from and its
+    indices copied; `inner`, the dataset under them. unchanged(): whether a script has picked
+    others since (`subset.indices = ...`, `subset.dataset = ...`)."""
+
+    def __init__(self, dataset):
+        self._levels = []
+        while isinstance(dataset, torch.utils.data.Subset):
+            self._levels.append((dataset, dataset.dataset, values_copy(dataset.indices)))
+            dataset = dataset.dataset
+        self.inner = dataset
+
+    def __bool__(self):
+        return bool(self._levels)
+
+    def unchanged(self):
+        return all(subset.dataset is inner and same_values(subset.indices, indices)
+                   for subset, inner, indices in self._levels)
 
 
 def _open_folder_object(folder, name, worker_init_fn, picked=None, dataset=None, on_error="substitute"):
@@ -726,3 +763,7 @@ def _check_first_clip(dataset, at, clip, alone):
                     else "")
             raise ValueError(f"dataset: frame {k} of {at}'s clip is {what}{whole}; "
                              f"{_transformed_hint(dataset, clip[k]) or allowed}{gray}")
+
+
+from ._memory_datasets import memory_under, open_memory_object  # noqa: E402 - it builds on Data, above
+from ._concat_datasets import open_concat  # noqa: E402 - as is

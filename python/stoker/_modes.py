@@ -74,7 +74,8 @@ def chain_keeping_modes(chain, given, data):
     if _GRAYSCALE.search(chain) is not None or converts_to_rgb(given):
         # Converted after resizing (open_clip's chains): each PIL image resized in its mode first.
         late = _GRAYSCALE.search(chain) is None and converts_to_rgb_after_resizing(given)
-        data.source.keep_modes(0, "", resample_modes=late)
+        if not data.fixed_channels:
+            data.source.keep_modes(0, "", resample_modes=late)
         data.bool_images = False
         return chain
     if channels == 0:
@@ -96,7 +97,8 @@ def chain_keeping_modes(chain, given, data):
                 "stoker's Resize and RandomResizedCrop resample bilinear or bicubic; convert it "
                 "where the Dataset opens it (image.convert(\"L\") or .convert(\"RGB\")), or resize it there")
         chain = _INTERPOLATION.sub("interpolation=nearest", chain)
-    data.source.keep_modes(channels, f"{at} is {what}")
+    if not data.fixed_channels:
+        data.source.keep_modes(channels, f"{at} is {what}")
     data.bool_images = what.endswith(" mode 1") and "PILToTensor" in chain
     if channels == 3:
         return chain

@@ -160,8 +160,9 @@ def _check_samples_read(state, checked, loader):
     raise ValueError(f"load_state_dict: the state was taken at batch {checked['next_batch']} of epoch "
                      f"{checked['epoch']}, in a pass over {checked['samples']:,} samples of {loader._data.name}, and "
                      f"the loader holds other samples ({other}): the rest of that pass serves the samples it began "
-                     f"with; resume with {loader._data.name}.samples as they were when that pass began, or from a "
-                     "state taken at an epoch's end")
+                     f"with; resume with {loader._data.name}'s samples (an ImageFolder's `samples`, an in-memory "
+                     "dataset's `data` and class ids) as they were when that pass began, or from a state taken at an "
+                     "epoch's end")
 
 
 class _Progress:

@@ -716,9 +716,10 @@ class DataLoader:
         return len(self)
 
     def _samples_changed(self):
-        """At a pass's start, from its first batch: a DatasetFolder's samples as the script left them
-        (relabelled, listed anew, a Subset's indices changed), which torch's DataLoader serves from
-        its next pass: (the source made again from them (reopen_folder; for a relabel, its labels
+        """At a pass's start, from its first batch: a DatasetFolder's samples (an in-memory dataset's
+        array and class ids: _memory_datasets.py) as the script left them (relabelled, listed anew, a
+        Subset's indices changed), which torch's DataLoader serves from its next pass: (the source
+        made again from them (reopen_folder, MemorySamples' or ConcatSamples' source_of; for a relabel, its labels
         alone), the samples) for _follow_chain to run this pass on, in a loader made again; None
         where they are the ones read. Unchanged samples cost a list comparison
         (FolderSamples.unchanged). Raises ValueError in one line where the new ones cannot be served."""
@@ -740,8 +741,11 @@ class DataLoader:
                              "with the new samples and arrays aligned with them")
         if self._order is not None and (stale := self._order.stale()):
             raise ValueError(stale)
-        source = reopen_folder(self._data, read.samples, now, self._worker_threads, self._loader_options["on_error"],
-                               relabel=None if geometry else self.source)
+        if hasattr(read, "source_of"):  # MemorySamples, ConcatSamples
+            source = read.source_of(now)
+        else:
+            source = reopen_folder(self._data, read.samples, now, self._worker_threads,
+                                   self._loader_options["on_error"], relabel=None if geometry else self.source)
         if geometry:
             source = with_geometry(source, self.keypoints, self.boxes, self.box_format)
         return source, now

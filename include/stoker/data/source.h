@@ -306,6 +306,34 @@ std::unique_ptr<Source> open_image_list(std::string description, PathList paths,
 std::unique_ptr<Source> open_image_list(std::string description, const std::vector<std::string>& paths,
                                         std::vector<int64_t> labels, std::vector<std::string> class_names);
 
+// Images a caller holds in memory as one uint8 array (a Python Dataset's: torchvision's
+// CIFAR10, MNIST, SVHN ...), with a class id per image.
+struct MemoryImages {
+  std::string origin;               // describe() starts with it: "CIFAR10 object (CIFAR10.data, CIFAR10.targets)"
+  std::string item;                 // sample names are "<item>[row]": "CIFAR10.data[4]"
+  std::span<const uint8_t> pixels;  // count images in C order, (H, W, C) each, or (C, H, W) where channels_first
+  size_t count = 0;
+  int height = 0, width = 0, channels = 0;  // channels 1 or 3
+  bool channels_first = false;
+  std::vector<int64_t> labels;  // one per image of the array, each in [0, class_names.size())
+  std::vector<std::string> class_names;
+  std::optional<std::vector<size_t>> rows;  // the samples, as rows of the array (a Subset's indices); all when unset
+  // Keeps `pixels` alive while the source lives, and their size unchanged: channels-last images are
+  // read where they lie, never copied (a read sees their values as they are then); channels-first
+  // ones are transposed into the source once, and `owner` is let go.
+  std::shared_ptr<const void> owner;
+};
+
+// A source over `images`. Throws UsageError naming `images.origin` when the sizes disagree, there
+// are no samples, a row is past the array's end, or a label is outside the class names.
+std::unique_ptr<Source> open_memory_images(MemoryImages images);
+
+// The samples of `parts` one after another, the parts shared (a Python ConcatDataset's, each
+// part's source held by whoever made it too); `what` names the whole ("ConcatDataset") in
+// describe() and in the DataError naming the first part that holds another kind of sample
+// (targets, image shape, class names: concat_source.h). Thread safety: as the parts'.
+std::unique_ptr<Source> concat_parts(std::vector<std::shared_ptr<const Source>> parts, const std::string& what);
+
 // The image files the sources read and decode themselves, by their name's extension (any
 // case): torchvision's IMG_EXTENSIONS, what its ImageFolder lists. What a file holds is told
 // from its bytes, not from this (a WebP named .jpg decodes as WebP).

@@ -102,7 +102,8 @@ class ArraySource final : public Source {
                 ? ", " + ids_.describe()
                 : fmt::format(", {} float target{}", a_.target_dim, a_.target_dim == 1 ? "" : "s");
     // Not copied into RAM: rows come from the file (its page cache) as they are read.
-    if (a_.in_place) text += fmt::format(" · memory-mapped {}", a_.in_place->dtype_text());
+    if (a_.in_place && a_.mapping) text += fmt::format(" · memory-mapped {}", a_.in_place->dtype_text());
+    if (a_.in_place && a_.owner) text += " · read in place from the caller's array";
     if (a_.rows) text += fmt::format(" · read per row from {} {}", a_.rows->how(), a_.rows->layout().dtype_text());
     return text;
   }

@@ -40,6 +40,9 @@ struct SampleArrays {
   // are read with pread into the sample's storage (MapReader), mapping nothing.
   std::optional<NpyArray> in_place;
   std::shared_ptr<const MappedFile> mapping;
+  // Or, with `in_place` and no `mapping`: what keeps `in_place->data` alive (a caller's array in
+  // memory: open_memory_images); its rows are read where they lie, whatever the order.
+  std::shared_ptr<const void> owner;
   // Or set instead of all three: the rows read through `rows` (its layout() gives their dtype),
   // into the sample's storage, converted to float32 there for features and checked to be
   // finite as each is read; nothing is mapped.

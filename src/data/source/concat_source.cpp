@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <iterator>
 #include <mutex>
 #include <optional>
 
@@ -17,8 +18,8 @@ namespace {
 
 class ConcatSource final : public Source {
  public:
-  ConcatSource(std::vector<std::unique_ptr<Source>> parts, std::string pattern)
-      : parts_(std::move(parts)), pattern_(std::move(pattern)) {
+  ConcatSource(std::vector<std::shared_ptr<const Source>> parts, std::string pattern, bool shards)
+      : parts_(std::move(parts)), pattern_(std::move(pattern)), shards_(shards) {
     size_t total = 0;
     for (const auto& part : parts_) {
       starts_.push_back(total);
@@ -35,8 +36,9 @@ class ConcatSource final : public Source {
   std::string name(size_t i) const override { return at(i).first->name(at(i).second); }
   std::string shown_name(size_t i) const override { return at(i).first->shown_name(at(i).second); }
   std::string describe() const override {
-    return fmt::format("{} files matching {}, {} samples in all; the first: {}", parts_.size(), pattern_,
-                       with_commas(size_), parts_.front()->describe());
+    return fmt::format("{} {} {}, {} samples in all; the first: {}", parts_.size(),
+                       shards_ ? "files matching" : "parts of", pattern_, with_commas(size_),
+                       parts_.front()->describe());
   }
   TargetKind target_kind() const override { return parts_.front()->target_kind(); }
   int target_dim() const override { return parts_.front()->target_dim(); }
@@ -120,9 +122,10 @@ class ConcatSource final : public Source {
   void agree(const Source& first, const Source& part) const {
     const auto differ = [&](const std::string& what, const auto& here, const auto& there) {
       throw DataError(
-          fmt::format("{} and {} (both matching {}) differ in {}: {} and {}; the files of one dataset must "
-                      "hold the same kind of samples",
-                      first.name(0), part.name(0), pattern_, what, here, there));
+          fmt::format("{} and {} ({} {}) differ in {}: {} and {}; the {} of one dataset must hold the same kind "
+                      "of samples",
+                      first.name(0), part.name(0), shards_ ? "both matching" : "parts of", pattern_, what, here, there,
+                      shards_ ? "files" : "parts"));
     };
     if (first.target_kind() != part.target_kind()) {
       const auto kind = [](const Source& s) {
@@ -174,8 +177,9 @@ class ConcatSource final : public Source {
     }
   }
 
-  std::vector<std::unique_ptr<Source>> parts_;
+  std::vector<std::shared_ptr<const Source>> parts_;
   std::string pattern_;
+  bool shards_;                 // parts_ are the files `pattern_` matches, else the parts of a dataset `pattern_` names
   std::vector<size_t> starts_;  // sample index where each part starts
   size_t size_ = 0;
   std::optional<FeatureSums> sums_;       // of every shard's rows, when each shard has its own
@@ -190,7 +194,14 @@ class ConcatSource final : public Source {
 std::unique_ptr<Source> concat_sources(std::vector<std::unique_ptr<Source>> parts, const std::string& pattern) {
   if (parts.empty()) throw DataError(pattern + " names no data");
   if (parts.size() == 1) return std::move(parts.front());
-  return std::make_unique<ConcatSource>(std::move(parts), pattern);
+  std::vector<std::shared_ptr<const Source>> shared(std::make_move_iterator(parts.begin()),
+                                                    std::make_move_iterator(parts.end()));
+  return std::make_unique<ConcatSource>(std::move(shared), pattern, true);
+}
+
+std::unique_ptr<Source> concat_parts(std::vector<std::shared_ptr<const Source>> parts, const std::string& what) {
+  if (parts.empty()) throw DataError(what + " has no parts");
+  return std::make_unique<ConcatSource>(std::move(parts), what, false);
 }
 
 }  // namespace stoker::data

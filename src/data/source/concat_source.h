@@ -1,4 +1,4 @@
-// Several sources of one dataset (its shards: emb_000.npy, emb_001.npy …) seen as one.
+// Several sources of one dataset (its shards: emb_000.npy, emb_001.npy …; a ConcatDataset's parts) seen as one.
 #pragma once
 
 #include <memory>
@@ -15,5 +15,7 @@ namespace stoker::data {
 // differ in how many ids a shard happens to hold: the union is 0 … the largest). Throws
 // DataError naming the first part that differs and how. Thread safety: as the parts'.
 std::unique_ptr<Source> concat_sources(std::vector<std::unique_ptr<Source>> parts, const std::string& pattern);
+
+// A ConcatDataset's parts: concat_parts (stoker/data/source.h), the same class.
 
 }  // namespace stoker::data
