@@ -13,6 +13,7 @@ import os
 import sys
 import threading
 import time
+import warnings
 import weakref
 
 import torch
@@ -482,8 +483,14 @@ class DataLoader:
         flip_pairs = _flip_pairs(flip_pairs, data, keypoints)
         flip_negate = _flip_negate(flip_negate, data)
         if worker_init_fn is not None and data.targets == "engine":
-            raise arg.bad("worker_init_fn", worker_init_fn, f"a setup for workers that run Python; for {data.name} "
-                          "stoker's workers read and decode in C++ and run none", "leave it out")
+            if isinstance(dataset, (str, bytes, os.PathLike)):
+                raise arg.bad("worker_init_fn", worker_init_fn, f"a setup for workers that run Python; for {data.name} "
+                              "stoker's workers read and decode in C++ and run none", "leave it out")
+            # A torch script's seed_worker (PyTorch's reproducibility recipe) runs as written: it has nothing to
+            # seed here, and called on the threads it would reseed the process's own random and NumPy generators.
+            warnings.warn(f"stoker.DataLoader: worker_init_fn is not called: stoker's workers read {data.name} in "
+                          "C++ and run no Python (its augmentation draws from the loader's seed); leave it out to "
+                          "silence this line", UserWarning, stacklevel=2)
         self.dataset, self.source, self._data = data.dataset, data.source, data
         # A Dataset object's (image, target, ...) batches come as a list, as torch's default_collate makes them;
         # a path's as a tuple.

@@ -640,9 +640,19 @@ def test_a_worker_init_fn_that_raises_fails_the_loader_or_the_epoch_naming_it(pn
         batches(loader)
 
 
-def test_worker_init_fn_is_refused_where_workers_run_no_python(png_folder):
+def test_worker_init_fn_is_refused_for_a_path_and_not_called_for_an_imagefolder(png_folder):
     with pytest.raises(ValueError, match="^worker_init_fn=.*run none; leave it out$"):
         stoker.DataLoader(png_folder, worker_init_fn=lambda w: None)
+    # PyTorch's reproducibility recipe passes seed_worker with an ImageFolder: the script runs, told once.
+    called = []
+    chain = T.Compose([T.Resize(16), T.CenterCrop(16), T.ToTensor()])
+    folder = torchvision.datasets.ImageFolder(str(png_folder), transform=chain)
+    with pytest.warns(UserWarning, match="^stoker.DataLoader: worker_init_fn is not called: stoker's workers read "
+                      ".* in C\\+\\+ and run no Python .*; leave it out to silence this line$"):
+        loader = stoker.DataLoader(folder, batch_size=4, num_workers=2, worker_init_fn=called.append)
+    assert loader.worker_init_fn == called.append
+    assert_same_batches(batches(loader), batches(stoker.DataLoader(folder, batch_size=4, num_workers=2)))
+    assert called == []
 
 
 class Transformed(Paths):
