@@ -75,6 +75,7 @@ struct LoaderDefaults {
   static constexpr double max_bad_fraction = 0.01;
   static constexpr double cache_max_gb = 0;
   static constexpr double cache_decoded_gb = 0;
+  static constexpr double chunk_shuffle_gb = 0.5;
 };
 
 // The most batch buffers a Loader holds (LoaderOptions::prefetch, Loader::set_prefetch).

@@ -1,0 +1,83 @@
+// Decoded bands kept for every thread (shared_bands.h).
+#include "shared_bands.h"
+
+#include <atomic>
+
+namespace stoker::data {
+
+namespace {
+
+std::atomic<size_t> g_shared_bytes{0};
+
+size_t bytes_of(const SharedBands::Band& band) {
+  size_t bytes = 0;
+  for (const auto& chunk : band) bytes += chunk.capacity();
+  return bytes;
+}
+
+}  // namespace
+
+size_t shared_bands_bytes() { return g_shared_bytes.load(std::memory_order_relaxed); }
+
+SharedBands::~SharedBands() {
+  const MutexLock lock(mutex_);
+  for (const auto& [band, entry] : entries_) g_shared_bytes.fetch_sub(entry.bytes, std::memory_order_relaxed);
+}
+
+void SharedBands::set_capacity(size_t bands) {
+  const MutexLock lock(mutex_);
+  capacity_ = bands;
+  evict_to(bands + 1);
+}
+
+size_t SharedBands::capacity() const {
+  const MutexLock lock(mutex_);
+  return capacity_;
+}
+
+void SharedBands::evict_to(size_t room) {
+  while (entries_.size() >= room) {
+    auto oldest = entries_.end();
+    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+      if (it->second.band && (oldest == entries_.end() || it->second.used < oldest->second.used)) oldest = it;
+    }
+    if (oldest == entries_.end()) return;  // every one is being decoded
+    g_shared_bytes.fetch_sub(oldest->second.bytes, std::memory_order_relaxed);
+    entries_.erase(oldest);
+  }
+}
+
+std::shared_ptr<const SharedBands::Band> SharedBands::get(size_t band, const Decode& decode, Status* status) {
+  MutexLock lock(mutex_);
+  for (auto it = entries_.find(band); it != entries_.end(); it = entries_.find(band)) {
+    if (it->second.band) {
+      it->second.used = ++clock_;
+      *status = Status::ok_status();
+      return it->second.band;
+    }
+    lock.wait(decoded_);  // another thread decodes it
+  }
+  evict_to(capacity_);
+  const bool keep = entries_.size() < capacity_;
+  if (keep) entries_.emplace(band, Entry{});
+  lock.unlock();
+  auto decoded = std::make_shared<Band>();
+  *status = decode(band, decoded.get());
+  lock.lock();
+  if (keep) {
+    const auto it = entries_.find(band);
+    if (status->ok()) {
+      it->second.band = decoded;
+      it->second.bytes = bytes_of(*decoded);
+      it->second.used = ++clock_;
+      g_shared_bytes.fetch_add(it->second.bytes, std::memory_order_relaxed);
+    } else {
+      entries_.erase(it);
+    }
+    decoded_.notify_all();
+  }
+  if (!status->ok()) return nullptr;
+  return decoded;
+}
+
+}  // namespace stoker::data
