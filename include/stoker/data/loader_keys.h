@@ -38,7 +38,8 @@ enum class LoaderKey {
   kCacheMaxGb,      // stoker train: the decoded cache's budget; 0 = half the RAM
   kCacheDecodedGb,  // Python and bench loader: the decoded cache's budget; 0 = off
   kChannelsLast,
-  kDecode,  // where JPEGs are decoded when batches go to a CUDA device: DecodeMode
+  kDecode,          // where JPEGs are decoded when batches go to a CUDA device: DecodeMode
+  kChunkShuffleGb,  // a compressed chunked HDF5 dataset shuffled by band groups in this much memory
 };
 
 // kDecode's values, in the order of its row's words (stoker/data/gpu_decode.h decides what
