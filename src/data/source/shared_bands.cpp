@@ -26,13 +26,8 @@ SharedBands::~SharedBands() {
 
 void SharedBands::set_capacity(size_t bands) {
   const MutexLock lock(mutex_);
-  capacity_ = bands;
+  capacity_.store(bands, std::memory_order_relaxed);
   evict_to(bands + 1);
-}
-
-size_t SharedBands::capacity() const {
-  const MutexLock lock(mutex_);
-  return capacity_;
 }
 
 void SharedBands::evict_to(size_t room) {
@@ -57,8 +52,9 @@ std::shared_ptr<const SharedBands::Band> SharedBands::get(size_t band, const Dec
     }
     lock.wait(decoded_);  // another thread decodes it
   }
-  evict_to(capacity_);
-  const bool keep = entries_.size() < capacity_;
+  const size_t capacity = capacity_.load(std::memory_order_relaxed);
+  evict_to(capacity);
+  const bool keep = entries_.size() < capacity;
   if (keep) entries_.emplace(band, Entry{});
   lock.unlock();
   auto decoded = std::make_shared<Band>();

@@ -12,6 +12,7 @@
 // no lock of this class held.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -42,7 +43,7 @@ class SharedBands {
   // Keeps up to `bands` bands from now on (0: none, what it starts with); lets go of those used
   // least recently beyond it.
   void set_capacity(size_t bands);
-  size_t capacity() const;
+  size_t capacity() const { return capacity_.load(std::memory_order_relaxed); }  // takes no lock
 
   // Band `band`, decoded by `decode` unless kept or being decoded by another thread (then
   // waited for). Null with the failure in *status when the decode failed.
@@ -57,9 +58,9 @@ class SharedBands {
   // Lets go of decoded bands, least recently used first, until fewer than `room` remain.
   void evict_to(size_t room) STOKER_REQUIRES(mutex_);
 
-  mutable Mutex mutex_;
+  Mutex mutex_;
   std::condition_variable decoded_;
-  size_t capacity_ STOKER_GUARDED_BY(mutex_) = 0;
+  std::atomic<size_t> capacity_{0};  // written under mutex_
   uint64_t clock_ STOKER_GUARDED_BY(mutex_) = 0;
   std::unordered_map<size_t, Entry> entries_ STOKER_GUARDED_BY(mutex_);
 };
