@@ -27,19 +27,22 @@ SharedBands::~SharedBands() {
 void SharedBands::set_capacity(size_t bands) {
   const MutexLock lock(mutex_);
   capacity_.store(bands, std::memory_order_relaxed);
-  evict_to(bands + 1);
+  evict_to(bands + 1);  // what it returns goes here
 }
 
-void SharedBands::evict_to(size_t room) {
+std::shared_ptr<SharedBands::Band> SharedBands::evict_to(size_t room) {
+  std::shared_ptr<Band> unheld;
   while (entries_.size() >= room) {
     auto oldest = entries_.end();
     for (auto it = entries_.begin(); it != entries_.end(); ++it) {
       if (it->second.band && (oldest == entries_.end() || it->second.used < oldest->second.used)) oldest = it;
     }
-    if (oldest == entries_.end()) return;  // every one is being decoded
+    if (oldest == entries_.end()) break;  // every one is being decoded
     g_shared_bytes.fetch_sub(oldest->second.bytes, std::memory_order_relaxed);
+    unheld = oldest->second.band.use_count() == 1 ? std::move(oldest->second.band) : nullptr;
     entries_.erase(oldest);
   }
+  return unheld;
 }
 
 std::shared_ptr<const SharedBands::Band> SharedBands::get(size_t band, const Decode& decode, Status* status) {
@@ -53,11 +56,13 @@ std::shared_ptr<const SharedBands::Band> SharedBands::get(size_t band, const Dec
     lock.wait(decoded_);  // another thread decodes it
   }
   const size_t capacity = capacity_.load(std::memory_order_relaxed);
-  evict_to(capacity);
+  // The band let go to make room is decoded into (its buffers reused, not allocated again:
+  // memory then stays where the threads' allocators first put it).
+  std::shared_ptr<Band> decoded = evict_to(capacity);
   const bool keep = entries_.size() < capacity;
   if (keep) entries_.emplace(band, Entry{});
   lock.unlock();
-  auto decoded = std::make_shared<Band>();
+  if (!decoded) decoded = std::make_shared<Band>();
   *status = decode(band, decoded.get());
   lock.lock();
   if (keep) {

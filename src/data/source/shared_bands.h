@@ -32,7 +32,8 @@ size_t shared_bands_bytes();
 class SharedBands {
  public:
   using Band = std::vector<std::vector<uint8_t>>;  // the band's chunks, decoded
-  // Decodes band `band` into `out` (empty); a failure is the caller's to report.
+  // Decodes band `band` into `out`, which may hold another band's chunks (buffers to reuse: each
+  // chunk is written whole); a failure is the caller's to report.
   using Decode = std::function<Status(size_t band, Band* out)>;
 
   SharedBands() = default;
@@ -51,12 +52,13 @@ class SharedBands {
 
  private:
   struct Entry {
-    std::shared_ptr<const Band> band;  // null while being decoded
+    std::shared_ptr<Band> band;  // null while being decoded
     size_t bytes = 0;
     uint64_t used = 0;  // clock_ at its last use
   };
-  // Lets go of decoded bands, least recently used first, until fewer than `room` remain.
-  void evict_to(size_t room) STOKER_REQUIRES(mutex_);
+  // Lets go of decoded bands, least recently used first, until fewer than `room` remain; returns
+  // the last let go when no reader holds it, else null.
+  std::shared_ptr<Band> evict_to(size_t room) STOKER_REQUIRES(mutex_);
 
   Mutex mutex_;
   std::condition_variable decoded_;
