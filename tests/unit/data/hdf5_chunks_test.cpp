@@ -338,17 +338,20 @@ TEST(Hdf5Chunks, ADamagedChunkMakesItsRowsBadSamplesNamedWithFileDatasetAndRow) 
     ASSERT_GT(size, 16u);
     overwrite_in_file(path, address + (checksum ? size / 2 : 2),
                       checksum ? std::vector<char>{'\x5a'} : std::vector<char>(8, '\xff'));
-    const auto source = open_source(path);  // opening reads no chunk
-    SampleData sample;
-    const Status bad = source->read(45, &sample);
-    ASSERT_FALSE(bad.ok());
-    expect_has(bad.reason(), path + ":x[45]: its chunk at (40, 0) cannot be read (");
-    expect_has(bad.reason(), checksum ? "fletcher32 checksum mismatch" : "deflate: ");
-    expect_has(bad.reason(), "): a damaged file; write it again");
-    // The rows of other chunks are whole, before and after.
-    EXPECT_EQ(features_of(*source, 39), std::vector<float>(x.begin() + 39 * cols, x.begin() + 40 * cols));
-    EXPECT_EQ(features_of(*source, 60), std::vector<float>(x.begin() + 60 * cols, x.begin() + 61 * cols));
-    EXPECT_FALSE(source->read(59, &sample).ok());
+    const auto source = open_source(path);                // opening reads no chunk
+    for (const size_t shared : {size_t{0}, size_t{2}}) {  // each thread's band, then bands kept for all
+      source->keep_bands(shared);
+      SampleData sample;
+      const Status bad = source->read(45, &sample);
+      ASSERT_FALSE(bad.ok());
+      expect_has(bad.reason(), path + ":x[45]: its chunk at (40, 0) cannot be read (");
+      expect_has(bad.reason(), checksum ? "fletcher32 checksum mismatch" : "deflate: ");
+      expect_has(bad.reason(), "): a damaged file; write it again");
+      // The rows of other chunks are whole, before and after.
+      EXPECT_EQ(features_of(*source, 39), std::vector<float>(x.begin() + 39 * cols, x.begin() + 40 * cols));
+      EXPECT_EQ(features_of(*source, 60), std::vector<float>(x.begin() + 60 * cols, x.begin() + 61 * cols));
+      EXPECT_FALSE(source->read(59, &sample).ok());
+    }
   }
 }
 
