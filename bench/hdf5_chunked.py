@@ -1,15 +1,24 @@
 #!/usr/bin/env python3
 """Shuffled epochs over a chunked, gzip-compressed HDF5 feature file: stoker.DataLoader against
 torch's DataLoader over an h5py Dataset (`f["x"][i]` per item, the file opened in each worker),
-with the same batch size and num_workers. Prints one JSON line: samples/s per epoch, the CPU time
-per sample over the epochs (this process, its threads and its worker processes: making the
-loader is left out), and the peak
+with the same batch size and num_workers. stoker reads the rows as stored (transforms="none") and
+shuffles by groups of chunks within --chunk-shuffle-gb (0: every row alike, as before that
+order existed). Prints one JSON line: samples/s per epoch, the CPU time
+per sample over the epochs (this process, its threads and its worker processes, read from /proc:
+making the loader is left out), and the peak
 resident memory of the process and its worker processes together (sampled every 0.1 s). Run it
 under /usr/bin/time for the CPU seconds of the whole run.
 
     /usr/bin/python3 bench/hdf5_chunked.py --make /var/tmp/feats.h5 [--rows 250000 --cols 2048 --chunk-rows 8]
     /usr/bin/time -f '%U %S %M' .venv/bin/python bench/hdf5_chunked.py --data /var/tmp/feats.h5 --loader stoker
     /usr/bin/time -f '%U %S %M' /usr/bin/python3 bench/hdf5_chunked.py --data /var/tmp/feats.h5 --loader torch
+
+--compare runs them side by side, one after another in this one run, each in a process of its
+own (torch; stoker --chunk-shuffle-gb 0; stoker with its default; stoker in file order, not
+shuffled), and prints a table of rows/s and CPU s per 1,000 rows; the two that inflate a row's
+band for each row read --slow-batches batches an epoch, the others whole epochs:
+
+    .venv/bin/python bench/hdf5_chunked.py --compare /var/tmp/auto.h5 /var/tmp/rows256.h5
 
 --make writes float32 rows (smooth values plus noise) with compression="gzip", shuffle=True and
 chunks=True or chunks of --chunk-rows whole rows; it needs h5py (Debian's python3).
@@ -22,8 +31,9 @@ import threading
 import time
 
 
-def tree_rss_mb(pid):
-    """VmRSS of `pid` and all its descendants, in MB."""
+def tree_rss_mb(pid, cpu=None):
+    """VmRSS of `pid` and all its descendants, in MB; with `cpu`, records each one's CPU seconds
+    (user + system, all its threads) in it by pid."""
     total, todo = 0, [pid]
     while todo:
         p = todo.pop()
@@ -32,6 +42,10 @@ def tree_rss_mb(pid):
                 for line in status:
                     if line.startswith("VmRSS:"):
                         total += int(line.split()[1]) * 1024
+            if cpu is not None:
+                with open(f"/proc/{p}/stat") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()
+                cpu[p] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
             for task in os.listdir(f"/proc/{p}/task"):
                 with open(f"/proc/{p}/task/{task}/children") as children:
                     todo += [int(c) for c in children.read().split()]
@@ -41,14 +55,24 @@ def tree_rss_mb(pid):
 
 
 class PeakRss:
+    """Peak RSS of this process and its descendants, and their CPU seconds, sampled every 0.1 s
+    (a worker process's CPU counts up to its last sample, whether or not it was waited for)."""
+
     def __init__(self):
-        self.peak, self._stop = 0.0, threading.Event()
+        self.peak, self._stop, self._cpu = 0.0, threading.Event(), {}
+        self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
     def _run(self):
         while not self._stop.wait(0.1):
-            self.peak = max(self.peak, tree_rss_mb(os.getpid()))
+            with self._lock:
+                self.peak = max(self.peak, tree_rss_mb(os.getpid(), self._cpu))
+
+    def cpu_seconds(self):
+        with self._lock:
+            tree_rss_mb(os.getpid(), self._cpu)
+            return sum(self._cpu.values())
 
     def stop(self):
         self._stop.set()
@@ -97,6 +121,35 @@ class H5Rows:
         return torch.from_numpy(self.file["x"][i]), int(self.file["y"][i])
 
 
+def compare(args):
+    """Each loader on each file in a process of its own, in turn; one table."""
+    import subprocess
+    import sys
+
+    import h5py
+
+    runs = [("torch + h5py", ["--loader", "torch"], True),
+            ("stoker, rows shuffled alike", ["--loader", "stoker", "--chunk-shuffle-gb", "0"], True),
+            ("stoker, by chunk groups", ["--loader", "stoker"], False),
+            ("stoker, in order (not shuffled)", ["--loader", "stoker", "--in-order"], False)]
+    print(f"load before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    print("| file | chunks | loader | rows read | rows/s | CPU s per 1,000 rows | peak RSS MB |")
+    print("|---|---|---|---|---|---|---|")
+    for path in args.compare:
+        with h5py.File(path, "r") as f:
+            chunks = f["x"].chunks
+        for name, flags, slow in runs:
+            command = [sys.executable, __file__, "--data", path, "--epochs", str(args.epochs), "--batch-size",
+                       str(args.batch_size), "--workers", str(args.workers), *flags]
+            if slow:
+                command += ["--max-batches", str(args.slow_batches)]
+            out = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout.splitlines()[-1])
+            rate = sum(out["samples_per_sec"]) / len(out["samples_per_sec"])
+            print(f"| {os.path.basename(path)} | {chunks} | {name} | {out['samples'] * args.epochs:,} | {rate:,.0f} | "
+                  f"{out['cpu_us_per_sample'] / 1000:.3g} | {out['peak_rss_mb']:,} |", flush=True)
+    print(f"load after: {os.getloadavg()[0]:.1f}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--make", help="write the file at this path and stop")
@@ -111,7 +164,16 @@ def main():
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--max-batches", type=int, default=0, help="end each epoch after this many batches (0: all)")
+    parser.add_argument("--chunk-shuffle-gb", type=float, default=None,
+                        help="stoker's chunk_shuffle_gb (default: the loader's; 0: every row shuffled alike)")
+    parser.add_argument("--in-order", action="store_true", help="stoker: shuffle=False, the rows in file order")
+    parser.add_argument("--compare", nargs="+", metavar="FILE.h5", help="the three loaders side by side on each file")
+    parser.add_argument("--slow-batches", type=int, default=4,
+                        help="--compare: batches per epoch of the loaders that inflate a band per row")
     args = parser.parse_args()
+    if args.compare:
+        compare(args)
+        return
     if args.make:
         make(args.make, args.rows, args.cols, args.chunk_rows)
         return
@@ -122,14 +184,17 @@ def main():
     if args.loader == "stoker":
         import stoker
 
-        loader = stoker.DataLoader(args.data, batch_size=args.batch_size, shuffle=True, num_workers=args.workers)
+        grouped = {} if args.chunk_shuffle_gb is None else {"chunk_shuffle_gb": args.chunk_shuffle_gb}
+        loader = stoker.DataLoader(args.data, batch_size=args.batch_size, shuffle=not args.in_order,
+                                   num_workers=args.workers,
+                                   transforms="none", **grouped)
     else:
         import torch.utils.data
 
         loader = torch.utils.data.DataLoader(H5Rows(args.data), batch_size=args.batch_size, shuffle=True,
                                              num_workers=args.workers, persistent_workers=args.workers > 0)
     made = time.perf_counter() - start
-    before = os.times()
+    before = peak.cpu_seconds()
     rates = []
     for _ in range(args.epochs):
         start, samples = time.perf_counter(), 0
@@ -138,10 +203,9 @@ def main():
             if n == args.max_batches:
                 break
         rates.append(samples / (time.perf_counter() - start))
-    del loader  # torch's worker processes end here, so their CPU time counts among the children's
+    cpu = peak.cpu_seconds() - before  # user + system: this process (stoker's worker threads) and torch's workers
+    del loader
     gc.collect()
-    after = os.times()
-    cpu = sum(after[:4]) - sum(before[:4])  # user + system, this process (stoker's worker threads) and its children
     print(json.dumps({"loader": args.loader, "workers": args.workers, "make_s": round(made, 2),
                       "cpu_us_per_sample": round(cpu / (samples * args.epochs) * 1e6),
                       "samples_per_sec": [round(r) for r in rates], "peak_rss_mb": round(peak.stop()),

@@ -506,8 +506,10 @@ void bind_loader(py::module_& m) {
   m.def(
       "plan_epoch",
       [](uint64_t size, int batch_size, bool shuffle, bool drop_last, uint64_t seed, int rank, int world_size,
-         int64_t epoch) {
+         int64_t epoch, std::pair<uint64_t, uint64_t> band_groups) {
         data::SamplerOptions o;
+        o.band_rows = band_groups.first;
+        o.group_bands = band_groups.second;
         o.shuffle = shuffle;
         o.drop_last = drop_last;
         o.seed = seed;
@@ -517,7 +519,7 @@ void bind_loader(py::module_& m) {
       },
       "The sample ids one rank visits in an epoch, in order (stoker/data/sampler.h)", py::arg("size"), py::kw_only(),
       py::arg("batch_size"), py::arg("shuffle"), py::arg("drop_last"), py::arg("seed"), py::arg("rank"),
-      py::arg("world_size"), py::arg("epoch"));
+      py::arg("world_size"), py::arg("epoch"), py::arg("band_groups") = std::pair<uint64_t, uint64_t>{0, 0});
   m.def(
       "target_indices",
       [](const data::Source& source, const std::vector<std::string>& given, const std::string& option) {
@@ -608,7 +610,7 @@ void bind_loader(py::module_& m) {
                        std::vector<std::pair<int, int>> flip_pairs, std::vector<int> flip_negate, py::object allocate,
                        int frames_per_clip, int frame_step, const std::string& clip_start,
                        const std::string& gpu_handoff, bool gpu_required, int64_t max_pixels,
-                       const std::string& max_pixels_named) {
+                       const std::string& max_pixels_named, double chunk_shuffle_bytes) {
              data::LoaderOptions o;
              o.decode.max_pixels = max_pixels;
              o.decode.max_pixels_named = max_pixels_named;
@@ -627,6 +629,7 @@ void bind_loader(py::module_& m) {
              o.on_error = on_error_of(on_error);
              o.max_bad_fraction = max_bad;
              o.cache_decoded_bytes = static_cast<size_t>(cache_decoded_bytes);
+             o.chunk_shuffle_bytes = static_cast<size_t>(chunk_shuffle_bytes);
              o.run_ahead = run_ahead;
              o.words = data::FrontEnd::kPython;
              o.target_geometry.flip_pairs = std::move(flip_pairs);
@@ -650,8 +653,17 @@ void bind_loader(py::module_& m) {
            py::arg("frames_per_clip") = 0, py::arg("frame_step") = 1, py::arg("clip_start") = "random",
            py::arg("gpu_handoff") = "off", py::arg("gpu_required") = false,
            py::arg("max_pixels") = data::DecodeOptions{}.max_pixels,
-           py::arg("max_pixels_named") = data::DecodeOptions{}.max_pixels_named)
+           py::arg("max_pixels_named") = data::DecodeOptions{}.max_pixels_named,
+           py::arg("chunk_shuffle_bytes") = data::LoaderOptions{}.chunk_shuffle_bytes)
       .def_property_readonly("gpu_note", &LoaderHandle::gpu_note)
+      .def_property_readonly(
+          "band_groups",
+          [](LoaderHandle& h) {
+            const data::SamplerOptions& s = h.loader().options().sampler;
+            return std::make_pair(s.band_rows, s.group_bands);
+          },
+          "(rows per band, bands per group) of an order shuffled by band groups (stoker/data/sampler.h); (0, 0): "
+          "every row shuffled alike")
       .def(
           "redo_on_cpu", [](LoaderHandle& h, PyBatch& batch, int slot) { h.loader().redo_on_cpu(*batch.batch, slot); },
           "Makes the batch's GPU sample at `slot` on the CPU, into its host buffer (nvJPEG refused or failed on it)",

@@ -253,7 +253,7 @@ class PlannedSampler:
         loader._follow_ranks()
         return iter(_stoker.plan_epoch(loader._samples_now(), batch_size=1, shuffle=loader.shuffle, drop_last=False,
                                        seed=loader.seed, rank=loader.rank, world_size=loader.world_size,
-                                       epoch=loader._rng_epoch(loader.epoch)))
+                                       epoch=loader._rng_epoch(loader.epoch), band_groups=loader._loader.band_groups))
 
     def set_epoch(self, epoch):
         self._loader.set_epoch(epoch)

@@ -336,7 +336,7 @@ class DataLoader:
                  device="cpu", decode="cpu", channels_last=False, on_error="substitute", max_bad=0.01, split="train",
                  cache_decoded_gb=0, return_params=False, keypoints=None, boxes=None, box_format="xyxy",
                  flip_pairs=None, flip_negate=None, frames_per_clip=0, frame_step=1, clip_start=None, image_key=None,
-                 dataset_processes=None):
+                 dataset_processes=None, chunk_shuffle_gb=0.5):
         self._pid = os.getpid()
         # batch_size=None (torch's: each item is a batch the Dataset made, as open_clip's webdataset
         # pipeline batches its own samples): batches of one item, the item given as it is (_collated_whole).
@@ -351,7 +351,8 @@ class DataLoader:
                             ("num_workers", num_workers),
                             ("prefetch_factor", prefetch_factor), ("drop_last", drop_last), ("pin_memory", pin_memory),
                             ("channels_last", channels_last), ("on_error", on_error), ("max_bad", max_bad),
-                            ("cache_decoded_gb", cache_decoded_gb), ("decode", decode)):
+                            ("cache_decoded_gb", cache_decoded_gb), ("decode", decode),
+                            ("chunk_shuffle_gb", chunk_shuffle_gb)):
             _options.check(name, value)
         shuffle = bool(shuffle)  # None: False, as torch takes it
         self.return_params = arg.flag("return_params", return_params)
@@ -556,7 +557,8 @@ class DataLoader:
             frames_per_clip=frames_per_clip,
             frame_step=frame_step, clip_start=clip_start, gpu_handoff=gpu_handoff,
             gpu_required=decode == "gpu", allocate=_pinned_allocate if (self.pin_memory or on_gpu) else None,
-            max_pixels=_pil_max_pixels(), max_pixels_named=_PIL_MAX_PIXELS_NAMED)
+            max_pixels=_pil_max_pixels(), max_pixels_named=_PIL_MAX_PIXELS_NAMED,
+            chunk_shuffle_bytes=chunk_shuffle_gb * 1e9)
         self._loader = self._make_loader(self.seed)
         # An iterable's passes run the engine loader's epochs in segments (_iterable.StreamPass). With
         # on_error="raise" the engine raises at the first bad item's batch: the pass counts none (its

@@ -51,6 +51,7 @@ struct BenchArgs {
   bool no_restart_splicing = false;
   bool no_dct_scaling = false;
   double cache_decoded_gb = data::LoaderDefaults::cache_decoded_gb;  // > 0: keep decoded images in RAM
+  double chunk_shuffle_gb = data::LoaderDefaults::chunk_shuffle_gb;
   bool no_run_ahead = false;
   double step_ms = 0;       // > 0: the consumer holds each batch this long, as a training step would
   int frames_per_clip = 0;  // > 0: samples are clips of this many frames (data/clip.h)
@@ -110,6 +111,7 @@ void check_loader_args(const BenchArgs& args) {
                               flag(LoaderKey::kOnError)),
            data::range_message(LoaderKey::kMaxBadFraction, args.max_bad, flag(LoaderKey::kMaxBadFraction)),
            data::range_message(LoaderKey::kCacheDecodedGb, args.cache_decoded_gb, flag(LoaderKey::kCacheDecodedGb)),
+           data::range_message(LoaderKey::kChunkShuffleGb, args.chunk_shuffle_gb, flag(LoaderKey::kChunkShuffleGb)),
        }) {
     if (!message.empty()) throw UsageError(message);
   }
@@ -138,6 +140,7 @@ data::LoaderOptions loader_options(const BenchArgs& args, const data::Source& so
   options.decode.restart_splicing = !args.no_restart_splicing;
   options.decode.dct_scaling = !args.no_dct_scaling;
   options.cache_decoded_bytes = static_cast<size_t>(args.cache_decoded_gb * 1e9);
+  options.chunk_shuffle_bytes = static_cast<size_t>(args.chunk_shuffle_gb * 1e9);
   options.on_error = args.on_error == "fail" ? data::OnError::kFail : data::OnError::kSubstitute;
   options.max_bad_fraction = args.max_bad;
   options.run_ahead = !args.no_run_ahead;
@@ -411,6 +414,7 @@ void add_bench_commands(CLI::App& app, int* exit_code) {
   add_loader_option(loader, data::LoaderKey::kSeed, args->seed);
   add_loader_option(loader, data::LoaderKey::kOnError, args->on_error);
   add_loader_option(loader, data::LoaderKey::kMaxBadFraction, args->max_bad);
+  add_loader_option(loader, data::LoaderKey::kChunkShuffleGb, args->chunk_shuffle_gb);
   loader->add_option("--max-pixels", args->max_pixels, "Refuse larger images (decompression bombs)")
       ->capture_default_str();
   loader->add_flag("--no-crop-window", args->no_crop_window, "Decode whole images (for comparison)");

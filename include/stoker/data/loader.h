@@ -129,6 +129,13 @@ struct LoaderOptions {
   // scaling, so cached and fresh samples are identical). Images that no longer fit are
   // decoded every epoch as usual. 0 = off.
   size_t cache_decoded_bytes = 0;
+  // Shuffled rows of a compressed chunked HDF5 dataset (Source::band_bytes() > 0, no repeated
+  // augmentation): the most bytes of decoded bands the source keeps for the workers. The
+  // constructor then sets sampler.band_rows and sampler.group_bands: the epoch goes by groups
+  // of the most bands two of which fit (the group read and the next, sampler.h), so each band is
+  // decoded once per epoch. 0, or a band larger than half of it: every row shuffled alike, as
+  // for other sources (each shuffled row then decodes its band).
+  size_t chunk_shuffle_bytes = static_cast<size_t>(LoaderDefaults::chunk_shuffle_gb * 1e9);
   // The front end whose names the loader's messages use (on_error and max_bad's).
   FrontEnd words = FrontEnd::kCommandLine;
   // How keypoints and boxes follow the geometry, for a source that has them (flip pairs).
@@ -426,6 +433,9 @@ class Loader {
   // Makes `plan` the consumer's epoch from `first_batch`, abandoning whatever was in flight;
   // with `hold`, the workers claim none of it until tell_order() lets them.
   void install_epoch(int64_t epoch, EpochPlan plan, int64_t first_batch, bool given_order, bool hold);
+  // A shuffled compressed chunked dataset: sets sampler.band_rows and group_bands, and has the
+  // source keep two groups of decoded bands (LoaderOptions::chunk_shuffle_bytes).
+  void shuffle_by_band_groups();
   // A source of feature vectors: sizes the spec to them and fits Standardize.
   void prepare_feature_spec(int features);
   // next() and next_within(): waits until `deadline` at most (none: for as long as it takes).
@@ -445,6 +455,7 @@ class Loader {
 
   std::shared_ptr<const Source> source_;
   LoaderOptions options_;
+  bool keeps_bands_ = false;  // the source keeps decoded bands for this loader (shuffle_by_band_groups)
   std::string fit_note_;
   std::shared_ptr<LoaderShared> shared_;
   std::unique_ptr<LoaderThreads> threads_;

@@ -38,7 +38,8 @@ enum class LoaderKey {
   kCacheMaxGb,      // stoker train: the decoded cache's budget; 0 = half the RAM
   kCacheDecodedGb,  // Python and bench loader: the decoded cache's budget; 0 = off
   kChannelsLast,
-  kDecode,  // where JPEGs are decoded when batches go to a CUDA device: DecodeMode
+  kDecode,          // where JPEGs are decoded when batches go to a CUDA device: DecodeMode
+  kChunkShuffleGb,  // a compressed chunked HDF5 dataset shuffled by band groups in this much memory
 };
 
 // kDecode's values, in the order of its row's words (stoker/data/gpu_decode.h decides what
@@ -75,6 +76,7 @@ struct LoaderDefaults {
   static constexpr double max_bad_fraction = 0.01;
   static constexpr double cache_max_gb = 0;
   static constexpr double cache_decoded_gb = 0;
+  static constexpr double chunk_shuffle_gb = 0.5;
 };
 
 // The most batch buffers a Loader holds (LoaderOptions::prefetch, Loader::set_prefetch).

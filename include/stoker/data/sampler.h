@@ -12,6 +12,14 @@
 // visits as many samples as without it, n / R distinct ones R times each, spread over the
 // ranks. Copy k of sample i draws its random transform from stream i + k x n, so the copies
 // differ; copy 0's stream is i, as without repetition.
+// Band groups (band_rows > 1 and group_bands > 0, with shuffle; a compressed chunked file whose
+// rows are decoded a band of band_rows at a time: Source::read_bands): the bands (rows 0..b-1,
+// b..2b-1, ...; the last may be short) are shuffled (Fisher-Yates, the same stream), the shuffled
+// bands are cut into groups of group_bands in turn, and the rows of each group are shuffled
+// among themselves. The epoch is still a permutation of every row, different for each epoch and
+// seed, sharded over the ranks as above; it visits one group after another, so a reader that
+// keeps the decoded bands of two groups decodes each band once per epoch. How far from a full
+// shuffle: rows of one batch come from group_bands x band_rows rows, not from all of them.
 // Thread safety: a value type; plan_epoch is a pure function.
 #pragma once
 
@@ -27,7 +35,9 @@ struct SamplerOptions {
   uint64_t seed = 0;
   int rank = 0;
   int world_size = 1;
-  int repetitions = 1;  // > 1: repeated augmentation
+  int repetitions = 1;       // > 1: repeated augmentation
+  uint64_t band_rows = 0;    // > 1 (with shuffle, without repetitions): shuffle by band groups
+  uint64_t group_bands = 0;  // bands per group, > 0 with band_rows
 };
 
 struct EpochPlan {

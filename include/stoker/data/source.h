@@ -203,6 +203,15 @@ class Source {
   // chunked HDF5 dataset, all decompressed to read any of them): a sample of the rows
   // (Standardize's fit) takes whole runs of them. Default: 1.
   virtual size_t rows_read_together() const { return 1; }
+  // The bytes one run of rows_read_together() rows takes decoded, when the runs begin at 0, k,
+  // 2k, ... (k = rows_read_together()) and the source can keep decoded runs for every thread
+  // (keep_bands): a compressed chunked HDF5 dataset's bands. 0 otherwise (the default: mapped
+  // files, views that pick rows, several files), and the loader shuffles every row alike.
+  virtual size_t band_bytes() const { return 0; }
+  // Keeps up to `bands` decoded runs (band_bytes() each) for all threads while the reads are
+  // shuffled, so that an epoch shuffled by band groups (sampler.h) decodes each run once; 0
+  // (the default): none. Thread-safe. Default: nothing.
+  virtual void keep_bands(size_t /*bands*/) const {}
   // The feature sums of every sample, in order, when the source gathered them while it
   // checked its values on opening (arrays of float features; shards of one dataset combine
   // their files' sums), so that fit_standardize need not read a file larger than RAM a second

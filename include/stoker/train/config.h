@@ -194,7 +194,8 @@ struct TrainConfig {
   int num_workers = data::LoaderDefaults::workers;              // kAuto: tuned at run time (stoker/diagnose/tune.h)
   int prefetch_factor = data::LoaderDefaults::prefetch_factor;  // batches in flight per worker
   CacheKind cache = CacheKind::kNone;
-  double cache_max_gb = data::LoaderDefaults::cache_max_gb;  // cache decoded: its budget; 0 = half the free RAM
+  double cache_max_gb = data::LoaderDefaults::cache_max_gb;          // cache decoded: its budget; 0 = half the free RAM
+  double chunk_shuffle_gb = data::LoaderDefaults::chunk_shuffle_gb;  // LoaderOptions::chunk_shuffle_bytes, in GB
   bool pin_memory = data::LoaderDefaults::pin_memory;
   data::DecodeMode decode = data::DecodeMode::kCpu;  // where JPEGs are decoded (stoker/data/gpu_decode.h)
   bool persistent_workers = true;

@@ -594,6 +594,7 @@ Loader::Loader(std::shared_ptr<const Source> source, LoaderOptions options)
     }
   }
   validate(options_, *source_);
+  shuffle_by_band_groups();
   const EpochPlan first = plan_epoch(source_->size(), options_.batch_size, options_.sampler, 0);
   planned_batches_ = batches_per_epoch_ = first.num_batches;  // the same for every planned epoch
   planned_samples_ = samples_per_epoch_ = first.indices.size();
@@ -727,7 +728,22 @@ void Loader::set_gpu_share(double share) {
 
 double Loader::gpu_share() const { return shared_->gpu_share.load(std::memory_order_relaxed); }
 
+void Loader::shuffle_by_band_groups() {
+  SamplerOptions& sampler = options_.sampler;
+  const size_t band_bytes = source_->band_bytes();
+  const size_t band_rows = source_->rows_read_together();
+  if (!sampler.shuffle || sampler.repetitions > 1 || band_bytes == 0 || band_rows < 2) return;
+  const size_t group = options_.chunk_shuffle_bytes / 2 / band_bytes;
+  if (group == 0) return;
+  const size_t bands = (source_->size() + band_rows - 1) / band_rows;
+  sampler.band_rows = band_rows;
+  sampler.group_bands = std::max<size_t>(1, std::min(group, bands));
+  source_->keep_bands(2 * sampler.group_bands);
+  keeps_bands_ = true;
+}
+
 Loader::~Loader() {
+  if (keeps_bands_) source_->keep_bands(0);
   {
     MutexLock lock(shared_->mutex);
     shared_->stop = true;

@@ -152,6 +152,18 @@ std::vector<LoaderKeySpec> make_table() {
         "the crop, resize and flips there too (gpu; refused, with why, where it cannot be), or split between the "
         "GPU's JPEG engine and the workers so that neither holds the step up, else by the workers (auto)";
   }
+  {
+    LoaderKeySpec& r =
+        row(LoaderKey::kChunkShuffleGb, KeyType::kNumber, "chunk_shuffle_gb", "--chunk-shuffle-gb", "chunk_shuffle_gb");
+    r.min = 0;
+    r.max = kNoMax;
+    r.cli_default = fmt::format("{}", Defaults::chunk_shuffle_gb);
+    r.python_default = r.cli_default;
+    r.help =
+        "Memory in GB for shuffling a compressed chunked HDF5 dataset by groups of chunks: the order of the chunks "
+        "is shuffled, then the rows within each group of as many as half this holds decoded, so each chunk is "
+        "decoded once per epoch; 0 = every row shuffled alike (each row decodes its chunks)";
+  }
   return rows;
 }
 

@@ -34,6 +34,26 @@ void plan_repeated(const std::vector<uint64_t>& order, const SamplerOptions& opt
   }
 }
 
+// Shuffles `order` (0..n-1) by band groups (sampler.h): the bands' order, then each group's rows.
+void shuffle_band_groups(uint64_t band_rows, uint64_t group_bands, SampleRng* rng, std::vector<uint64_t>* order) {
+  const auto n = static_cast<uint64_t>(order->size());
+  const uint64_t bands = (n + band_rows - 1) / band_rows;
+  std::vector<uint64_t> band_order(bands);
+  std::iota(band_order.begin(), band_order.end(), uint64_t{0});
+  for (uint64_t i = bands; i-- > 1;) std::swap(band_order[i], band_order[rng->below(i + 1)]);
+  auto at = order->begin();
+  for (uint64_t first = 0; first < bands; first += group_bands) {
+    const auto group_begin = at;
+    for (uint64_t g = first; g < std::min(bands, first + group_bands); ++g) {
+      const uint64_t begin = band_order[g] * band_rows;
+      for (uint64_t row = begin; row < std::min(n, begin + band_rows); ++row) *at++ = row;
+    }
+    const auto count = static_cast<uint64_t>(at - group_begin);
+    for (uint64_t i = count; i-- > 1;)
+      std::swap(group_begin[static_cast<int64_t>(i)], group_begin[static_cast<int64_t>(rng->below(i + 1))]);
+  }
+}
+
 // Counts plan->indices' batches; with drop_last, drops the short last one.
 void cut_into_batches(bool drop_last, EpochPlan* plan) {
   const auto n = static_cast<int64_t>(plan->indices.size());
@@ -58,9 +78,15 @@ EpochPlan plan_epoch(uint64_t dataset_size, int batch_size, const SamplerOptions
   if (options.repetitions < 1) {
     throw UsageError("repetitions must be >= 1 (got " + std::to_string(options.repetitions) + ")");
   }
+  if (options.band_rows > 1 && options.group_bands < 1) {
+    throw UsageError("group_bands must be >= 1 with band_rows " + std::to_string(options.band_rows) + " (got 0)");
+  }
   std::vector<uint64_t> order(dataset_size);
   std::iota(order.begin(), order.end(), uint64_t{0});
-  if (options.shuffle && dataset_size > 1) {
+  if (options.shuffle && dataset_size > 1 && options.band_rows > 1 && options.repetitions == 1) {
+    SampleRng rng(options.seed, static_cast<uint64_t>(epoch), kShuffleStream);
+    shuffle_band_groups(options.band_rows, options.group_bands, &rng, &order);
+  } else if (options.shuffle && dataset_size > 1) {
     SampleRng rng(options.seed, static_cast<uint64_t>(epoch), kShuffleStream);
     for (uint64_t i = dataset_size - 1; i > 0; --i) {
       const uint64_t j = rng.below(i + 1);

@@ -197,6 +197,10 @@ class ArraySource final : public Source {
   }
   const FeatureSums* feature_sums() const override { return sums_ ? &*sums_ : nullptr; }
   size_t rows_read_together() const override { return a_.rows ? a_.rows->rows_read_together() : 1; }
+  size_t band_bytes() const override { return a_.rows ? a_.rows->band_bytes() : 0; }
+  void keep_bands(size_t bands) const override {
+    if (a_.rows) a_.rows->keep_bands(bands);
+  }
   std::optional<RowsOrigin> rows_origin() const override { return a_.rows_origin; }
   void require_finite_targets() const {
     if (a_.labels.empty()) require_finite(a_.targets, static_cast<size_t>(a_.target_dim), 0, "the target");

@@ -18,6 +18,7 @@ namespace {
 std::atomic<uint64_t> g_next_reader_id{1};
 
 std::atomic<size_t> g_cache_bytes{0};
+std::atomic<size_t> g_chunks_decoded{0};
 
 // What one thread keeps between its reads: the band of chunks it read last, decoded (reader
 // `reader`'s band `band`; reader 0: none), and buffers reused for chunks not kept (sized by the
@@ -213,6 +214,7 @@ std::vector<hsize_t> Hdf5ChunkReader::chunk_start(size_t band, size_t k) const {
 
 Status Hdf5ChunkReader::decode_chunk(size_t band, size_t k, std::vector<uint8_t>* out,
                                      std::vector<uint8_t>* stored_bytes, std::vector<uint8_t>* scratch) const {
+  g_chunks_decoded.fetch_add(1, std::memory_order_relaxed);
   const std::vector<hsize_t> start = chunk_start(band, k);
   const auto failed = [&](const std::string& reason) {
     return Status::failure(fmt::format("its chunk at ({}) cannot be read ({})", fmt::join(start, ", "), reason));
@@ -294,7 +296,9 @@ Status Hdf5ChunkReader::read(size_t row, uint8_t* out) const {
   return Status::failure(fmt::format("{}[{}]: {}: a damaged file; write it again", name_, row, status.reason()));
 }
 
-size_t chunk_cache_bytes() { return g_cache_bytes.load(std::memory_order_relaxed); }
+size_t chunk_cache_bytes() { return g_cache_bytes.load(std::memory_order_relaxed) + shared_bands_bytes(); }
+
+size_t chunks_decoded() { return g_chunks_decoded.load(std::memory_order_relaxed); }
 
 Status Hdf5ChunkReader::read_row(size_t row, uint8_t* out) const {
   ThreadCache& cache = thread_cache();
@@ -304,7 +308,19 @@ Status Hdf5ChunkReader::read_row(size_t row, uint8_t* out) const {
   const size_t band = row / chunk_[0];
   Status status = Status::ok_status();
   const bool in_order = in_order_.load(std::memory_order_relaxed);
-  if (band_bytes() <= (in_order ? kInOrderBandCacheBytes : kBandCacheBytes)) {
+  if (!in_order && shared_.capacity() > 0) {
+    const auto decode = [&](size_t b, SharedBands::Band* chunks) {
+      chunks->resize(chunks_per_band_);
+      for (size_t k = 0; k < chunks_per_band_; ++k) {
+        if (Status s = decode_chunk(b, k, &(*chunks)[k], &cache.stored, &cache.scratch); !s.ok()) return s;
+      }
+      return Status::ok_status();
+    };
+    const std::shared_ptr<const SharedBands::Band> chunks = shared_.get(band, decode, &status);
+    if (chunks) {
+      for (size_t k = 0; k < chunks_per_band_; ++k) copy_part(row, k, (*chunks)[k].data(), out);
+    }
+  } else if (band_bytes() <= (in_order ? kInOrderBandCacheBytes : kBandCacheBytes)) {
     if (cache.reader != id_ || cache.band != band) {
       cache.reader = 0;  // until every chunk of the band is decoded
       cache.chunks.resize(chunks_per_band_);

@@ -20,6 +20,10 @@
 // ends, or (a band over kBandCacheBytes) the reads are no longer in order (chunk_cache_bytes
 // counts them). A thread's reads take no lock of their own.
 //
+// Shuffled by band groups (keep_bands(n), n > 0, while the reads are not in order): the threads
+// share the n bands used last, decoded (shared_bands.h), instead of each keeping its own, so
+// each band is decoded once while its group is read, by whichever thread asks first.
+//
 // Ownership: the reader holds the dataset's identifier (which keeps the file open) and closes it
 // under hdf5_mutex() when destroyed, so it is destroyed where that lock is not held, and by no
 // thread inside its read(). Thread safety: read() from any number of threads; never with
@@ -37,6 +41,7 @@
 #include "chunk_filters.h"
 #include "hdf5_filters.h"
 #include "row_reader.h"
+#include "shared_bands.h"
 
 namespace stoker::data {
 
@@ -51,9 +56,13 @@ inline constexpr size_t kBandCacheBytes = size_t{16} << 20;
 inline constexpr size_t kInOrderBandCacheBytes = size_t{512} << 20;
 
 // The bytes the threads that read chunked datasets keep between reads, over the process: each
-// thread's decoded band and its buffers. What a thread keeps for a reader goes when that reader
+// thread's decoded band and its buffers, and What a thread keeps for a reader goes when that reader
 // is destroyed, and all it keeps when the thread ends. Thread-safe; for tests and diagnosis.
+// the bands the readers share (keep_bands) too.
 size_t chunk_cache_bytes();
+// The chunks decoded (or read through the library) so far, over the process. Thread-safe; for
+// tests and diagnosis.
+size_t chunks_decoded();
 
 class Hdf5ChunkReader final : public RowReader {
  public:
@@ -76,7 +85,9 @@ class Hdf5ChunkReader final : public RowReader {
   void expect_in_order(bool in_order) const override;
 
   // The bytes of one decoded band of chunks (what a thread keeps, when within kBandCacheBytes).
-  size_t band_bytes() const { return chunk_bytes_ * chunks_per_band_; }
+  size_t band_bytes() const override { return chunk_bytes_ * chunks_per_band_; }
+  // The threads share up to `bands` decoded bands for shuffled reads (0: each keeps its own).
+  void keep_bands(size_t bands) const override { shared_.set_capacity(bands); }
 
  private:
   Hdf5ChunkReader() = default;
@@ -105,6 +116,7 @@ class Hdf5ChunkReader final : public RowReader {
   std::vector<ChunkFilterStep> pipeline_;
   bool raw_ = false;  // stored bytes read and undone here (else H5Dread of each chunk)
   mutable std::atomic<bool> in_order_{false};
+  mutable SharedBands shared_;
   std::string name_;  // "file.h5:x", for messages
   std::string how_;
 };

@@ -37,6 +37,10 @@ class RowReader {
   // Source::expect_reads: true while the rows are read in order (a reader may keep more of
   // what it read for the next rows). Thread-safe. Default: nothing.
   virtual void expect_in_order(bool /*in_order*/) const {}
+
+  // Source::band_bytes and Source::keep_bands. Default: 0, nothing.
+  virtual size_t band_bytes() const { return 0; }
+  virtual void keep_bands(size_t /*bands*/) const {}
 };
 
 }  // namespace stoker::data

@@ -39,6 +39,8 @@ class SourceView : public Source {
   void prefetch(size_t index) const override { inner_->prefetch(row(index)); }
   void expect_reads(ReadOrder order) const override { inner_->expect_reads(order); }
   size_t rows_read_together() const override { return inner_->rows_read_together(); }
+  size_t band_bytes() const override { return inner_->band_bytes(); }
+  void keep_bands(size_t bands) const override { inner_->keep_bands(bands); }
   bool has_geometry() const override { return inner_->has_geometry(); }
   void on_worker_start(int worker_id) const override { inner_->on_worker_start(worker_id); }
   // The inner source's sums, valid while the view's samples are the inner's in order (a view
@@ -72,6 +74,7 @@ class RowsView final : public SourceView {
   std::string describe() const override { return inner().describe() + " → " + what_; }
   const FeatureSums* feature_sums() const override { return nullptr; }  // the inner's are of every row
   size_t rows_read_together() const override { return 1; }              // consecutive rows here need not be there
+  size_t band_bytes() const override { return 0; }
 
  private:
   size_t row(size_t index) const override { return rows_[index]; }

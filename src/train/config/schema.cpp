@@ -615,6 +615,7 @@ std::vector<Field> make_fields() {
       loader_field(data::LoaderKey::kPrefetchFactor, &C::prefetch_factor),
       loader_field(data::LoaderKey::kCache, &C::cache),
       loader_field(data::LoaderKey::kCacheMaxGb, &C::cache_max_gb),
+      loader_field(data::LoaderKey::kChunkShuffleGb, &C::chunk_shuffle_gb),
       loader_field(data::LoaderKey::kPinMemory, &C::pin_memory),
       loader_field(data::LoaderKey::kDecode, &C::decode),
       {"persistent_workers", &C::persistent_workers, "Keep the loader's workers between epochs", {}},

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "data/source/chunk_filters.h"
 #include "data/source/hdf5_chunk_reader.h"
 #include "data/source/hdf5_filters.h"
+#include "data/source/shared_bands.h"
 #include "data/transform/features.h"
 #include "stoker/data/loader.h"
 #include "stoker/data/open_progress.h"
@@ -336,17 +338,20 @@ TEST(Hdf5Chunks, ADamagedChunkMakesItsRowsBadSamplesNamedWithFileDatasetAndRow) 
     ASSERT_GT(size, 16u);
     overwrite_in_file(path, address + (checksum ? size / 2 : 2),
                       checksum ? std::vector<char>{'\x5a'} : std::vector<char>(8, '\xff'));
-    const auto source = open_source(path);  // opening reads no chunk
-    SampleData sample;
-    const Status bad = source->read(45, &sample);
-    ASSERT_FALSE(bad.ok());
-    expect_has(bad.reason(), path + ":x[45]: its chunk at (40, 0) cannot be read (");
-    expect_has(bad.reason(), checksum ? "fletcher32 checksum mismatch" : "deflate: ");
-    expect_has(bad.reason(), "): a damaged file; write it again");
-    // The rows of other chunks are whole, before and after.
-    EXPECT_EQ(features_of(*source, 39), std::vector<float>(x.begin() + 39 * cols, x.begin() + 40 * cols));
-    EXPECT_EQ(features_of(*source, 60), std::vector<float>(x.begin() + 60 * cols, x.begin() + 61 * cols));
-    EXPECT_FALSE(source->read(59, &sample).ok());
+    const auto source = open_source(path);                // opening reads no chunk
+    for (const size_t shared : {size_t{0}, size_t{2}}) {  // each thread's band, then bands kept for all
+      source->keep_bands(shared);
+      SampleData sample;
+      const Status bad = source->read(45, &sample);
+      ASSERT_FALSE(bad.ok());
+      expect_has(bad.reason(), path + ":x[45]: its chunk at (40, 0) cannot be read (");
+      expect_has(bad.reason(), checksum ? "fletcher32 checksum mismatch" : "deflate: ");
+      expect_has(bad.reason(), "): a damaged file; write it again");
+      // The rows of other chunks are whole, before and after.
+      EXPECT_EQ(features_of(*source, 39), std::vector<float>(x.begin() + 39 * cols, x.begin() + 40 * cols));
+      EXPECT_EQ(features_of(*source, 60), std::vector<float>(x.begin() + 60 * cols, x.begin() + 61 * cols));
+      EXPECT_FALSE(source->read(59, &sample).ok());
+    }
   }
 }
 
@@ -424,6 +429,60 @@ TEST(Hdf5Chunks, ABandOverTheShuffledBoundIsKeptWhileRowsAreReadInOrder) {
   EXPECT_LT(chunk_cache_bytes(), before + band);
   EXPECT_EQ(features_of(*source, 4100), std::vector<float>(x.begin() + 4100 * cols, x.begin() + 4101 * cols));
   EXPECT_LT(chunk_cache_bytes(), before + band);
+}
+
+// Shuffled epochs over a compressed chunked file go by band groups (LoaderOptions::
+// chunk_shuffle_bytes): every row once, each band of chunks decoded once per epoch by the
+// workers together, the decoded bands kept within the bound and let go with the loader.
+TEST(Hdf5Chunks, AShuffledEpochDecodesEachBandOnceWithinTheBound) {
+  TempDir dir;
+  const std::string path = dir.str() + "/grouped.h5";
+  const hsize_t rows = 2000, cols = 16, chunk_rows = 50;  // 40 bands of 2 chunks (50, 8)
+  const std::vector<float> x = write_gzip_features(path, rows, cols, {chunk_rows, 8}, 1, 0);
+  const auto source = std::shared_ptr<const Source>(open_source(path));
+  const size_t band = source->band_bytes();
+  ASSERT_EQ(band, chunk_rows * cols * sizeof(float));
+  LoaderOptions options;
+  options.batch_size = 16;
+  options.workers = 3;
+  options.prefetch = 2;
+  options.run_ahead = false;  // an epoch's decodes counted apart from the next one's
+  options.transform = parse_transforms("none");
+  options.chunk_shuffle_bytes = 2 * 4 * band;  // groups of 4 bands (200 rows), two of them kept
+  const size_t kept_before = shared_bands_bytes();
+  auto loader = std::make_unique<Loader>(source, options);
+  EXPECT_EQ(loader->options().sampler.band_rows, chunk_rows);
+  EXPECT_EQ(loader->options().sampler.group_bands, 4u);
+  std::vector<std::vector<uint64_t>> orders;
+  for (int64_t epoch = 0; epoch < 2; ++epoch) {
+    const size_t decoded_before = chunks_decoded();
+    size_t most_kept = 0;
+    std::vector<uint64_t> order;
+    loader->start_epoch(epoch);
+    while (Batch batch = loader->next()) {
+      const auto* values = static_cast<const float*>(batch.data());
+      for (int slot = 0; slot < batch.size(); ++slot) {
+        const uint64_t row = batch.indices()[slot];
+        order.push_back(row);
+        ASSERT_TRUE(std::equal(values + slot * cols, values + (slot + 1) * cols, x.begin() + row * cols)) << row;
+      }
+      most_kept = std::max(most_kept, shared_bands_bytes() - kept_before);
+    }
+    // Each band once; after the first epoch, bands still kept from the epoch before are not.
+    const size_t decoded = chunks_decoded() - decoded_before;
+    if (epoch == 0) {
+      EXPECT_EQ(decoded, 2 * rows / chunk_rows);
+    }
+    EXPECT_LE(decoded, 2 * rows / chunk_rows) << "epoch " << epoch;
+    EXPECT_GT(most_kept, 0u);
+    EXPECT_LE(most_kept, options.chunk_shuffle_bytes);
+    EXPECT_EQ(std::set<uint64_t>(order.begin(), order.end()).size(), rows) << "every row once";
+    EXPECT_EQ(order.size(), rows);
+    orders.push_back(order);
+  }
+  EXPECT_NE(orders[0], orders[1]);
+  loader.reset();
+  EXPECT_EQ(shared_bands_bytes(), kept_before) << "the bands go with the loader";
 }
 
 // The rows Standardize's fit reads where the source gathered no sums: whole blocks of the rows

@@ -67,7 +67,7 @@ bool python_value_allowed(const LoaderKeySpec& row, std::string_view text) {
 
 TEST(LoaderKeys, RowsAreInKeyOrder) {
   const auto rows = loader_keys();
-  ASSERT_EQ(rows.size(), static_cast<size_t>(LoaderKey::kDecode) + 1);
+  ASSERT_EQ(rows.size(), static_cast<size_t>(LoaderKey::kChunkShuffleGb) + 1);
   for (size_t i = 0; i < rows.size(); ++i) {
     EXPECT_EQ(static_cast<size_t>(rows[i].key), i);
     EXPECT_EQ(&loader_key(rows[i].key), &rows[i]);

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <numeric>
 #include <set>
 
 #include "stoker/core/error.h"
@@ -118,6 +120,90 @@ TEST(SamplerTest, BadArgumentsAreUsageErrors) {
   EXPECT_THROW(plan_epoch(10, 1, options, 0), UsageError);
   options.world_size = 1;
   options.repetitions = 0;
+  EXPECT_THROW(plan_epoch(10, 1, options, 0), UsageError);
+}
+
+// The epoch's groups in order: the set of bands each holds, a group closing once every row of
+// its bands came (rows of `band_rows`, `n` rows, the last band short).
+std::vector<std::set<uint64_t>> groups_of(const std::vector<uint64_t>& order, uint64_t band_rows, uint64_t n) {
+  std::vector<std::set<uint64_t>> groups(1);
+  std::map<uint64_t, uint64_t> left;  // rows still to come of each band of the open group
+  for (const uint64_t row : order) {
+    const uint64_t band = row / band_rows;
+    if (groups.back().insert(band).second) left[band] = std::min(n, (band + 1) * band_rows) - band * band_rows;
+    if (--left[band] == 0) left.erase(band);
+    if (left.empty()) groups.emplace_back();
+  }
+  groups.pop_back();
+  return groups;
+}
+
+TEST(SamplerTest, BandGroupsVisitEveryRowAGroupOfBandsAtATime) {
+  constexpr uint64_t kRows = 1000, kBandRows = 64, kGroup = 3;  // 16 bands, the last of 40 rows
+  SamplerOptions options;
+  options.seed = 7;
+  options.band_rows = kBandRows;
+  options.group_bands = kGroup;
+  const EpochPlan plan = plan_epoch(kRows, 32, options, 0);
+  std::vector<uint64_t> sorted = plan.indices;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<uint64_t> all(kRows);
+  std::iota(all.begin(), all.end(), uint64_t{0});
+  EXPECT_EQ(sorted, all) << "a permutation of every row";
+
+  const std::vector<std::set<uint64_t>> groups = groups_of(plan.indices, kBandRows, kRows);
+  ASSERT_EQ(groups.size(), 6u) << "16 bands in groups of 3: 5 full and one of 1";
+  std::set<uint64_t> bands;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    EXPECT_EQ(groups[g].size(), g + 1 < groups.size() ? kGroup : 1u) << "group " << g;
+    bands.insert(groups[g].begin(), groups[g].end());
+  }
+  EXPECT_EQ(bands.size(), 16u);
+  std::vector<uint64_t> first_bands;  // the bands in the order the epoch first meets them
+  for (const auto& group : groups) first_bands.insert(first_bands.end(), group.begin(), group.end());
+  EXPECT_FALSE(std::is_sorted(first_bands.begin(), first_bands.end())) << "the bands are shuffled";
+
+  // Within a group the rows are shuffled: the next row is no more often from the same band than
+  // chance (1 in 3) allows, far from the 63 in 64 of rows read band after band.
+  size_t same_band = 0, pairs = 0;
+  for (size_t i = 0; i + 1 < 5 * kGroup * kBandRows; ++i, ++pairs) {
+    same_band += plan.indices[i] / kBandRows == plan.indices[i + 1] / kBandRows;
+  }
+  EXPECT_LT(same_band, pairs / 2);
+  EXPECT_FALSE(std::is_sorted(plan.indices.begin(), plan.indices.begin() + 64));
+
+  const EpochPlan next = plan_epoch(kRows, 32, options, 1);
+  EXPECT_NE(next.indices, plan.indices) << "each epoch its own order";
+  EXPECT_NE(groups_of(next.indices, kBandRows, kRows), groups) << "and its own groups";
+  options.band_rows = 0;
+  EXPECT_NE(plan_epoch(kRows, 32, options, 0).indices, plan.indices) << "a full shuffle otherwise";
+}
+
+TEST(SamplerTest, BandGroupsAreShardedAsOnePermutation) {
+  constexpr uint64_t kRows = 1000;
+  SamplerOptions options;
+  options.seed = 11;
+  options.band_rows = 50;
+  options.group_bands = 4;
+  const std::vector<uint64_t> whole = plan_epoch(kRows, 1, options, 2).indices;
+  options.world_size = 3;
+  std::multiset<uint64_t> seen;
+  for (int rank = 0; rank < 3; ++rank) {
+    options.rank = rank;
+    const std::vector<uint64_t> shard = plan_epoch(kRows, 8, options, 2).indices;
+    ASSERT_EQ(shard.size(), 334u) << "ceil(1000 / 3) on every rank";
+    for (size_t k = 0; k < shard.size(); ++k) {
+      ASSERT_EQ(shard[k], whole[(k * 3 + static_cast<size_t>(rank)) % kRows]) << "rank " << rank << ", " << k;
+    }
+    seen.insert(shard.begin(), shard.end());
+  }
+  EXPECT_EQ(seen.size(), 1002u);
+  for (uint64_t i = 0; i < kRows; ++i) EXPECT_EQ(seen.count(i), i == whole[0] || i == whole[1] ? 2u : 1u) << i;
+}
+
+TEST(SamplerTest, BandRowsWithoutAGroupIsAUsageError) {
+  SamplerOptions options;
+  options.band_rows = 64;
   EXPECT_THROW(plan_epoch(10, 1, options, 0), UsageError);
 }
 

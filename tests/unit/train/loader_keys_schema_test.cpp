@@ -66,8 +66,9 @@ TEST(LoaderKeysSchema, TheTrainersLoaderKeysAreTheTablesRows) {
       EXPECT_EQ(range.kind, detail::Range::Kind::kNone);
     }
   }
-  // batch_size, num_workers, prefetch_factor, pin_memory, seed, max_bad_fraction, cache, cache_max_gb, decode
-  EXPECT_EQ(rows, 9);
+  // batch_size, num_workers, prefetch_factor, pin_memory, seed, max_bad_fraction, cache, cache_max_gb, decode,
+  // chunk_shuffle_gb
+  EXPECT_EQ(rows, 10);
 }
 
 // validate() takes each int key's edges and refuses one past them, with the table's numbers.

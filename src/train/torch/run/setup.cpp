@@ -222,6 +222,7 @@ data::LoaderOptions loader_options(const TrainConfig& cfg, const data::Source& s
   options.sampler.shuffle = train;
   options.run_ahead = train;  // evaluation restarts epoch 0 each time: nothing to run ahead into
   options.max_bad_fraction = cfg.max_bad_fraction;
+  options.chunk_shuffle_bytes = static_cast<size_t>(cfg.chunk_shuffle_gb * 1e9);
   options.transform = transform_for(cfg, source, train);
   return options;
 }
