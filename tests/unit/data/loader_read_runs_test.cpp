@@ -22,7 +22,8 @@ namespace read_runs {
 // read_run reads at most `per_run` of a run (the rest are left to read()).
 class RunSource final : public Source {
  public:
-  RunSource(size_t size, bool runs, size_t per_run, uint64_t bad) : size_(size), runs_(runs), per_run_(per_run), bad_(bad) {}
+  RunSource(size_t size, bool runs, size_t per_run, uint64_t bad)
+      : size_(size), runs_(runs), per_run_(per_run), bad_(bad) {}
   size_t size() const override { return size_; }
   std::string name(size_t i) const override { return "id-" + std::to_string(i); }
   std::string describe() const override { return "ids"; }
