@@ -8,7 +8,7 @@ worker processes, from /proc).
 
     .venv/bin/python bench/compare_dataset_processes.py [--images 1000] [--seconds 10]
         [--rounds 3] [--workers 2] [--python-ms 5] [--data DIR] [--item-size HxWxC|TxHxWxC ...]
-        [--stream | --own-transform]
+        [--stream | --own-transform | --h5-rows NxD] [--batch-size 64] [--before PYTHON]
 
 Two Datasets: "python" spends --python-ms of pure Python per item (a fixed amount of work,
 calibrated once: a tokenizer's or an annotation parser's share) and returns (path, class);
@@ -34,6 +34,17 @@ torch's DataLoader runs W workers; stoker runs its __iter__ in 1 process and in 
 Datasets do: `self.transform(Image.open(path).convert("RGB"))` with torchvision's chain, the same
 Dataset object given to every loader and no transforms= to stoker's, which batches the tensors as
 they are (its threads, or dataset_processes=W, call __getitem__ under the GIL or in processes).
+
+--h5-rows replaces them with N rows of D float16 features in an HDF5 file (written once into the
+scratch folder, with an int64 label per row), read by a Dataset that opens the file with h5py in
+its first __getitem__ (once per worker) and returns (torch.from_numpy(row), label): a
+classifier's precomputed embeddings. Every loader gets it as it is (stoker's with no transforms=,
+batching the rows as they are).
+
+--before PYTHON adds, in each round, the stoker runs made by another interpreter (a virtual
+environment with another build of stoker installed, scripts/install_python.sh VENV), labelled
+"<loader>@before": a change measured side by side with what it changes. Each run's main-process
+CPU (the loader's own process, without its worker processes) is shown per 1,000 items as well.
 """
 import argparse
 import json
@@ -91,6 +102,55 @@ def parse_size(text):
     if len(shape) not in (3, 4) or min(shape) < 1 or shape[-1] not in (1, 3):
         raise argparse.ArgumentTypeError(f"{text!r}: give HxWxC or TxHxWxC (a clip of T frames), C 1 or "
                                          "3, each side >= 1, e.g. 1024x1024x3 or 4x224x224x3")
+    return shape
+
+
+class H5Rows:
+    """Row i of an HDF5 file's float16 features "x" as a tensor, with its label "y": the file opened
+    in the first __getitem__ of each process (h5py handles do not survive a fork)."""
+
+    def __init__(self, path):
+        import h5py
+
+        self.path, self.file = path, None
+        with h5py.File(path, "r") as f:
+            self.n = len(f["y"])
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        import h5py
+        import torch
+
+        if self.file is None:
+            self.file = h5py.File(self.path, "r")
+        return torch.from_numpy(self.file["x"][i]), int(self.file["y"][i])
+
+
+def write_rows(path, shape):
+    """N x D float16 rows (smooth values plus noise) and N int64 labels into `path`."""
+    import h5py
+    import numpy as np
+
+    rows, cols = shape
+    rng = np.random.default_rng(0)
+    with h5py.File(path, "w") as f:
+        x = f.create_dataset("x", (rows, cols), dtype="float16")
+        for at in range(0, rows, 4096):
+            n = min(4096, rows - at)
+            x[at:at + n] = (np.sin(np.linspace(0, 20, cols)) + rng.standard_normal((n, cols)) * 0.05).astype(np.float16)
+        f.create_dataset("y", data=(np.arange(rows) % 10).astype(np.int64))
+
+
+def parse_rows(text):
+    """(N, D) from "40000x768"."""
+    try:
+        shape = tuple(int(side) for side in text.lower().split("x"))
+    except ValueError:
+        shape = ()
+    if len(shape) != 2 or min(shape) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give NxD, N rows of D features, e.g. 40000x768")
     return shape
 
 
@@ -160,6 +220,12 @@ def chain_for(shape):
     return CHAIN.replace("224", str(min(224, shape[-3]))) if shape else CHAIN
 
 
+def own_cpu_s():
+    """User + system seconds of this process alone (all its threads; not its worker processes)."""
+    usage = os.times()
+    return usage.user + usage.system
+
+
 def tree_cpu_s(root):
     """User + system seconds of `root` and its descendants so far (/proc)."""
     from pytorch_loader import _children_of
@@ -184,42 +250,58 @@ def run_one(args):
 
     torch.set_num_threads(1)
     shape = parse_size(args.kind.split(":", 1)[1]) if args.kind.startswith("array:") else None
-    kind = "array" if shape else args.kind
-    if shape:
+    kind = "array" if shape else "h5" if args.kind.startswith("h5:") else args.kind
+    loader_name = args.loader.split("@")[0]
+    batch = args.batch_size
+    if kind == "h5":
+        paths = []
+    elif shape:
         paths = [None] * args.images
     else:
         paths = sorted(os.path.join(args.data, "c0", f) for f in os.listdir(os.path.join(args.data, "c0")))
     transform = None
-    if args.loader == "torch" or kind == "own":
+    if kind == "h5":
+        rows = H5Rows(os.path.join(args.data, args.kind.split(":", 1)[1] + ".h5"))
+        if loader_name == "torch":
+            loader = torch.utils.data.DataLoader(rows, batch_size=batch, shuffle=True, num_workers=args.workers,
+                                                 persistent_workers=True)
+        else:
+            import stoker
+
+            loader = stoker.DataLoader(rows, batch_size=batch, shuffle=True, num_workers=args.workers,
+                                       dataset_processes=args.workers if loader_name == "processes" else 0)
+    elif loader_name == "torch" or kind == "own":
         import torchvision.transforms as T
 
         crop = min(224, shape[-3]) if shape else 224
         normalize = T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])
         tensor = [normalize] if shape else [T.ToTensor(), normalize]
         transform = T.Compose([T.RandomResizedCrop(crop), T.RandomHorizontalFlip(), *tensor])
-    if args.loader == "torch":
+    if kind == "h5":
+        pass
+    elif loader_name == "torch":
         if kind == "stream":
-            loader = torch.utils.data.DataLoader(stream_class()(paths, transform), batch_size=64,
+            loader = torch.utils.data.DataLoader(stream_class()(paths, transform), batch_size=batch,
                                                  num_workers=args.workers, persistent_workers=True)
         else:
-            loader = torch.utils.data.DataLoader(Items(paths, kind, args.units, transform, shape), batch_size=64,
+            loader = torch.utils.data.DataLoader(Items(paths, kind, args.units, transform, shape), batch_size=batch,
                                                  shuffle=True, num_workers=args.workers, persistent_workers=True)
     else:
         import stoker
 
         clip = {"frames_per_clip": shape[0]} if shape and len(shape) == 4 else {}
         if kind == "stream":
-            processes = 1 if args.loader == "processes-1" else args.workers
-            loader = stoker.DataLoader(stream_class()(paths), batch_size=64, num_workers=args.workers,
+            processes = 1 if loader_name == "processes-1" else args.workers
+            loader = stoker.DataLoader(stream_class()(paths), batch_size=batch, num_workers=args.workers,
                                        transforms=CHAIN, dataset_processes=processes, persistent_workers=True)
         elif kind == "own":  # no transforms=: the Dataset's own tensors, batched as they are
-            loader = stoker.DataLoader(Items(paths, kind, args.units, transform), batch_size=64, shuffle=True,
+            loader = stoker.DataLoader(Items(paths, kind, args.units, transform), batch_size=batch, shuffle=True,
                                        num_workers=args.workers,
-                                       dataset_processes=args.workers if args.loader == "processes" else 0)
+                                       dataset_processes=args.workers if loader_name == "processes" else 0)
         else:
-            loader = stoker.DataLoader(Items(paths, kind, args.units, shape=shape), batch_size=64, shuffle=True,
+            loader = stoker.DataLoader(Items(paths, kind, args.units, shape=shape), batch_size=batch, shuffle=True,
                                        num_workers=args.workers, transforms=chain_for(shape),
-                                       dataset_processes=args.workers if args.loader == "processes" else 0, **clip)
+                                       dataset_processes=args.workers if loader_name == "processes" else 0, **clip)
 
     def batches():
         while True:
@@ -228,18 +310,22 @@ def run_one(args):
     it = batches()
     for _ in range(3):  # warm-up: workers started, caches warm
         next(it)
-    images, start, cpu = 0, time.perf_counter(), tree_cpu_s(os.getpid())
+    images, start, cpu, own = 0, time.perf_counter(), tree_cpu_s(os.getpid()), own_cpu_s()
     while time.perf_counter() - start < args.seconds:
         images += next(it)[0].shape[0]
-    elapsed, cpu = time.perf_counter() - start, tree_cpu_s(os.getpid()) - cpu
-    print(json.dumps({"images_per_sec": images / elapsed, "cpu_ms_per_image": 1000 * cpu / images}), flush=True)
+    elapsed, cpu, own = time.perf_counter() - start, tree_cpu_s(os.getpid()) - cpu, own_cpu_s() - own
+    print(json.dumps({"images_per_sec": images / elapsed, "cpu_ms_per_image": 1000 * cpu / images,
+                      "main_cpu_ms_per_1000": 1e6 * own / images}), flush=True)
     del it, loader
 
 
-def loaders_for(kind):
+def loaders_for(kind, only=None, before=None):
     """The runs of a Dataset: torch's DataLoader, then stoker's threads and processes (an iterable-style
-    Dataset has no threads' run: 1 process, then one per worker)."""
-    return ("torch", "processes-1", "processes") if kind == "stream" else ("torch", "threads", "processes")
+    Dataset has no threads' run: 1 process, then one per worker), those of `only` where given, each
+    of stoker's again as "<loader>@before" with `before`."""
+    runs = ("torch", "processes-1", "processes") if kind == "stream" else ("torch", "threads", "processes")
+    runs = [r for r in runs if only is None or r in only]
+    return [r2 for r in runs for r2 in ((r,) if r == "torch" or not before else (r + "@before", r))]
 
 
 def main():
@@ -248,6 +334,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--python-ms", type=float, default=5.0)
     ap.add_argument("--data")
     ap.add_argument("--item-size", type=parse_size, action="append", metavar="HxWxC",
@@ -257,6 +344,12 @@ def main():
                     help="an iterable-style Dataset over the JPEGs instead (torch's workers vs stoker's processes)")
     ap.add_argument("--own-transform", action="store_true",
                     help="a Dataset applying torchvision's chain itself instead, given to every loader as it is")
+    ap.add_argument("--h5-rows", type=parse_rows, metavar="NxD",
+                    help="a Dataset of N float16 HDF5 rows of D features (h5py, opened per worker) instead")
+    ap.add_argument("--datasets", help="of the JPEG Datasets, these alone (comma-separated: python, light)")
+    ap.add_argument("--loaders", help="these runs alone (comma-separated: torch, threads, processes, processes-1)")
+    ap.add_argument("--before", metavar="PYTHON",
+                    help="also run stoker's loaders with this interpreter (another build of stoker installed)")
     ap.add_argument("--loader", help=argparse.SUPPRESS)
     ap.add_argument("--kind", help=argparse.SUPPRESS)
     ap.add_argument("--units", type=int, help=argparse.SUPPRESS)
@@ -265,39 +358,55 @@ def main():
         return run_one(args)
     scratch = None
     kinds = ["array:" + "x".join(map(str, shape)) for shape in args.item_size or []] or \
-        (["stream"] if args.stream else ["own"] if args.own_transform else ["python", "light"])
+        (["h5:" + "x".join(map(str, args.h5_rows))] if args.h5_rows else ["stream"] if args.stream else
+         ["own"] if args.own_transform else ["python", "light"])
+    if args.datasets:
+        kinds = [k for k in kinds if k in args.datasets.split(",")]
+    only = args.loaders.split(",") if args.loaders else None
     if args.data is None and not args.item_size:
         scratch = tempfile.TemporaryDirectory(prefix="stoker-processes-")
         args.data = scratch.name
-        write_images(args.data, args.images)
+        if not args.h5_rows:
+            write_images(args.data, args.images)
+    if args.h5_rows and not os.path.exists(os.path.join(args.data, kinds[0].split(":", 1)[1] + ".h5")):
+        write_rows(os.path.join(args.data, kinds[0].split(":", 1)[1] + ".h5"), args.h5_rows)  # kept in --data
     units = calibrate(args.python_ms)
     results = {}
     for round_ in range(1, args.rounds + 1):
         for kind in kinds:
-            for loader in loaders_for(kind):
-                command = [sys.executable, __file__, "--data", args.data or "", "--loader", loader, "--kind", kind,
+            for loader in loaders_for(kind, only, args.before):
+                python = args.before if loader.endswith("@before") else sys.executable
+                command = [python, __file__, "--data", args.data or "", "--loader", loader, "--kind", kind,
                            "--units", str(units), "--workers", str(args.workers), "--seconds", str(args.seconds),
-                           "--images", str(args.images)]
+                           "--images", str(args.images), "--batch-size", str(args.batch_size)]
                 out = subprocess.run(command, capture_output=True, text=True, timeout=args.seconds * 4 + 120)
                 if out.returncode != 0:
                     sys.exit(f"compare_dataset_processes: {kind} {loader} failed: {out.stderr.strip()[-500:]}")
                 got = json.loads(out.stdout.strip().splitlines()[-1])
-                results.setdefault((kind, loader), []).append((got["images_per_sec"], got["cpu_ms_per_image"]))
-                print(f"[round {round_}] {kind:17} {loader:9} {got['images_per_sec']:7.1f} items/s  "
-                      f"{got['cpu_ms_per_image']:5.2f} CPU ms/item", file=sys.stderr, flush=True)
+                results.setdefault((kind, loader), []).append(
+                    (got["images_per_sec"], got["cpu_ms_per_image"], got["main_cpu_ms_per_1000"]))
+                print(f"[round {round_}] {kind:17} {loader:17} {got['images_per_sec']:7.1f} items/s  "
+                      f"{got['cpu_ms_per_image']:5.2f} CPU ms/item  {got['main_cpu_ms_per_1000']:6.1f} main CPU "
+                      f"ms/1000", file=sys.stderr, flush=True)
     about = "arrays in memory, cropped to min(224, H)" if args.item_size else \
+        "float16 HDF5 rows, h5py per worker, no transforms" if args.h5_rows else \
         "an iterable-style Dataset of Image.open(path)" if args.stream else \
         "a Dataset applying torchvision's chain itself" if args.own_transform else \
+        "light: Image.open(path), unloaded" if kinds == ["light"] else \
         f"python: {args.python_ms:g} ms of Python per item"
-    print(f"\n{args.workers} workers, batch 64, {CHAIN}; {about}; medians of {args.rounds} rounds of {args.seconds:g} s")
-    print(f"{'dataset':19} {'loader':11} {'items/s':>9} {'vs torch':>9} {'CPU ms/item':>13}  rounds")
+    print(f"\n{args.workers} workers, batch {args.batch_size}, {CHAIN}; {about}; medians of {args.rounds} rounds of "
+          f"{args.seconds:g} s; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} at the end")
+    print(f"{'dataset':19} {'loader':17} {'items/s':>9} {'vs torch':>9} {'CPU ms/item':>13} "
+          f"{'main ms/1000':>13}  rounds")
     for kind in kinds:
-        base = statistics.median(r for r, _ in results[(kind, "torch")])
-        for loader in loaders_for(kind):
-            rates = [r for r, _ in results[(kind, loader)]]
-            cpu = statistics.median(c for _, c in results[(kind, loader)])
+        base = statistics.median(r for r, _, _ in results[(kind, "torch")]) if (kind, "torch") in results else None
+        for loader in loaders_for(kind, only, args.before):
+            rates = [r for r, _, _ in results[(kind, loader)]]
+            cpu = statistics.median(c for _, c, _ in results[(kind, loader)])
+            main_cpu = statistics.median(m for _, _, m in results[(kind, loader)])
             rate = statistics.median(rates)
-            print(f"{kind:19} {loader:11} {rate:9.1f} {rate / base:8.2f}x {cpu:13.2f}  "
+            ratio = f"{rate / base:8.2f}x" if base else f"{'-':>9}"
+            print(f"{kind:19} {loader:17} {rate:9.1f} {ratio} {cpu:13.2f} {main_cpu:13.1f}  "
                   f"{', '.join(f'{r:.0f}' for r in rates)}")
     return 0
 

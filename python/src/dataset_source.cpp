@@ -178,6 +178,8 @@ void copy_bytes(const py::handle& object, data::SampleData* out) {
   out->raw = false;
 }
 
+}  // namespace
+
 // Where an item's image is read once the GIL is released: a file by its open descriptor (owned,
 // closed with this) or by its name; neither when the image was copied into the sample already.
 class FileToRead {
@@ -208,6 +210,8 @@ class FileToRead {
   std::string name_;
   int fd_ = -1;
 };
+
+namespace {
 
 // An unloaded PIL image whose encoded bytes stoker decodes as PIL would: a JPEG, PNG, WebP,
 // BMP, PNM, TIFF or GIF from
@@ -510,7 +514,7 @@ DatasetSource::DatasetSource(py::object dataset, py::object worker_init_fn, std:
                              std::vector<std::string> class_names, bool has_geometry, bool clips,
                              std::vector<int64_t> feature_shape, py::object image_key, py::tuple item_keys,
                              py::object items, const std::vector<std::string>& sample_names, bool passthrough,
-                             std::vector<int> first_size, py::object stack)
+                             std::vector<int> first_size, py::object stack, py::object item_runs)
     : has_geometry_(has_geometry),
       dict_items_(!image_key.is_none()),
       passthrough_(passthrough),
@@ -521,6 +525,8 @@ DatasetSource::DatasetSource(py::object dataset, py::object worker_init_fn, std:
       items_(std::make_shared<HeldObject>(std::move(items))),
       stack_(std::make_shared<HeldObject>(std::move(stack))),
       stacks_(passthrough && !stack_->get().is_none()),
+      item_runs_(std::make_shared<HeldObject>(std::move(item_runs))),
+      runs_(!item_runs_->get().is_none() && !items_->get().is_none() && !clips),
       name_(std::move(name)),
       class_names_(std::move(class_names)),
       size_(py::len(dataset_->get())),
@@ -575,6 +581,22 @@ py::object DatasetSource::delivered(size_t index) const {
   }
 }
 
+py::list DatasetSource::delivered_run(std::span<const uint64_t> indices) const {
+  constexpr double kWaitS = 0.05;  // as delivered()'s
+  py::list wanted(indices.size());
+  for (size_t k = 0; k < indices.size(); ++k) wanted[k] = py::int_(indices[k]);
+  for (;;) {
+    const WorkerPython in_python;
+    py::object got;
+    try {
+      got = item_runs_->get()(wanted, kWaitS);
+    } catch (py::error_already_set& e) {  // the processes cannot deliver: their line, without its type
+      throw std::runtime_error(py::str(e.value()).cast<std::string>());
+    }
+    if (got.ptr() != Py_False) return got.cast<py::list>();
+  }
+}
+
 py::object DatasetSource::item(size_t index, const py::object& delivered, std::string* bad) const {
   if (delivered.is_none()) return dataset_->get()[py::int_(index)];  // no processes, or not one they deliver
   const auto pair = delivered.cast<py::tuple>();
@@ -600,47 +622,80 @@ void DatasetSource::fixed_shape(int* width, int* height, int* channels) const {
 
 std::string DatasetSource::describe() const { return fmt::format("{} object: {} samples", name_, size()); }
 
+Status DatasetSource::take(size_t index, const py::object& delivered, data::SampleData* out, FileToRead* file) const {
+  if (delivered.ptr() == Py_Ellipsis) return Status::past_end();  // a stream that ended before it
+  const WorkerPython in_python;
+  try {
+    std::string bad;
+    const py::object item = this->item(index, delivered, &bad);
+    if (!bad.empty()) return Status::failure(bad);
+    py::object image, target;
+    if (const std::string why = split(item, false, &image, &target); !why.empty()) return Status::failure(why);
+    if (passthrough_) {  // one 0.0f feature; the image travels with the target
+      out->storage.resize(sizeof(float));
+      std::fill(out->storage.begin(), out->storage.end(), uint8_t{0});
+      out->bytes = out->storage;
+      out->raw = false;
+      out->feature_count = 1;
+      out->extra = std::make_shared<const HeldObject>(py::make_tuple(image, target, index), counted_);
+      return Status::ok_status();
+    }
+    if (feature_count_ > 0) {
+      take_features(image, feature_shape_, out);
+    } else {
+      const int keep = keep_channels_.load(std::memory_order_relaxed);
+      if (keep > 0) check_channels(image, keep);
+      take_image(image, out, file, keep > 0, keep == 0 && resample_modes_.load(std::memory_order_relaxed));
+    }
+    if (has_geometry_) collect_geometry(target, &out->geometry);
+    out->extra = std::make_shared<const HeldObject>(std::move(target), counted_);
+  } catch (py::error_already_set& e) {
+    return Status::failure("raised " + one_line(e));
+  } catch (const std::invalid_argument& e) {
+    if (feature_count_ > 0) return Status::failure(e.what());
+    return Status::failure(fmt::format("the image is {}; expected {}", e.what(), kAllowedImages));
+  }
+  return Status::ok_status();
+}
+
 Status DatasetSource::read(size_t index, data::SampleData* out) const {
   FileToRead file;
   {
     const ClockedGil gil(counted_.get());
     const py::object delivered = this->delivered(index);
-    if (delivered.ptr() == Py_Ellipsis) return Status::past_end();  // a stream that ended before it
-    const WorkerPython in_python;
     out->retired.reset();  // the slot's last item, let go of under this GIL
+    if (Status status = take(index, delivered, out, &file); !status.ok() || file.empty()) return status;
+  }
+  return file.read(out);
+}
+
+size_t DatasetSource::read_run(std::span<const uint64_t> indices, std::span<data::SampleData> outs,
+                               std::span<Status> statuses) const {
+  if (!runs_) return Source::read_run(indices, outs, statuses);
+  const size_t n = indices.size();
+  std::vector<FileToRead> files(n);
+  size_t done = 0;
+  {
+    const ClockedGil gil(counted_.get());
+    {
+      const WorkerPython in_python;  // one scope for them all: each of its own would take the fork gate's lock
+      for (data::SampleData& out : outs) out.retired.reset();  // the slots' last items, let go of under this GIL
+    }
     try {
-      std::string bad;
-      const py::object item = this->item(index, delivered, &bad);
-      if (!bad.empty()) return Status::failure(bad);
-      py::object image, target;
-      if (const std::string why = split(item, false, &image, &target); !why.empty()) return Status::failure(why);
-      if (passthrough_) {  // one 0.0f feature; the image travels with the target
-        out->storage.resize(sizeof(float));
-        std::fill(out->storage.begin(), out->storage.end(), uint8_t{0});
-        out->bytes = out->storage;
-        out->raw = false;
-        out->feature_count = 1;
-        out->extra = std::make_shared<const HeldObject>(py::make_tuple(image, target, index), counted_);
-        return Status::ok_status();
+      while (done < n) {
+        const py::list answers = delivered_run(indices.subspan(done));  // waits outside any scope (delivered())
+        const WorkerPython in_python;
+        for (size_t k = 0; k < answers.size() && done < n; ++k, ++done) {
+          statuses[done] = take(indices[done], answers[k], &outs[done], &files[done]);
+        }
       }
-      if (feature_count_ > 0) {
-        take_features(image, feature_shape_, out);
-      } else {
-        const int keep = keep_channels_.load(std::memory_order_relaxed);
-        if (keep > 0) check_channels(image, keep);
-        take_image(image, out, &file, keep > 0, keep == 0 && resample_modes_.load(std::memory_order_relaxed));
-      }
-      if (has_geometry_) collect_geometry(target, &out->geometry);
-      out->extra = std::make_shared<const HeldObject>(std::move(target), counted_);
-    } catch (py::error_already_set& e) {
-      return Status::failure("raised " + one_line(e));
-    } catch (const std::invalid_argument& e) {
-      if (feature_count_ > 0) return Status::failure(e.what());
-      return Status::failure(fmt::format("the image is {}; expected {}", e.what(), kAllowedImages));
+    } catch (const std::runtime_error&) {  // the processes cannot deliver: read() on its own says so
     }
   }
-  if (file.empty()) return Status::ok_status();
-  return file.read(out);
+  for (size_t k = 0; k < done; ++k) {
+    if (statuses[k].ok() && !files[k].empty()) statuses[k] = files[k].read(&outs[k]);
+  }
+  return done;
 }
 
 Status DatasetSource::read_clip(size_t index, const data::FramePicker& pick,

@@ -62,7 +62,10 @@
 // for an index past the end of an iterable-style Dataset's stream (Status::past_end: the
 // loader ends the epoch there), or False while the item has not come within `wait` seconds;
 // it waits with the GIL released. items raising (a worker process died) fails the epoch with
-// its one line.
+// its one line. With `item_runs` as well, a worker that claims a run of samples (cheap_reads:
+// feature tensors, and passed-through items) reads them with read_run: under one GIL hold,
+// item_runs(indices, wait) answers a list of items(i, ...)'s answers for as many of the run's
+// indices as have come, in order (False while the first has not), until each has its answer.
 //
 // Errors: dataset[i] raising, or an item of another kind, makes sample i bad (substituted and
 // named as any unreadable file is: the reason is the exception's one line); a worker_init_fn
@@ -75,6 +78,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -84,6 +88,8 @@
 #include "stoker/data/source.h"
 
 namespace stoker::python {
+
+class FileToRead;  // dataset_source.cpp's: a file an item names, read without the GIL
 
 // A Python object whose last owner may be any thread: it takes the GIL to let go of it (and,
 // once the interpreter is gone, lets go of nothing). With `times`, that is one of the worker
@@ -128,7 +134,8 @@ class DatasetSource final : public data::Source {
                 std::vector<int64_t> feature_shape = {}, pybind11::object image_key = pybind11::none(),
                 pybind11::tuple item_keys = pybind11::tuple(), pybind11::object items = pybind11::none(),
                 const std::vector<std::string>& sample_names = {}, bool passthrough = false,
-                std::vector<int> first_size = {}, pybind11::object stack = pybind11::none());
+                std::vector<int> first_size = {}, pybind11::object stack = pybind11::none(),
+                pybind11::object item_runs = pybind11::none());
 
   // len(dataset) when the source was made, or as resize() last set it.
   size_t size() const override { return size_.load(std::memory_order_relaxed); }
@@ -144,8 +151,13 @@ class DatasetSource final : public data::Source {
   // The first item's image size (first_size), not a guarantee: the loader checks each sample's.
   void fixed_shape(int* width, int* height, int* channels) const override;
   // dataset[i] is a Python call: samples are claimed one at a time, so that the workers share a
-  // batch's calls, except for feature tensors (cheap to copy, as before passthrough existed).
-  bool cheap_reads() const override { return feature_count_ > 0 && !passthrough_; }
+  // batch's calls, except for feature tensors (cheap to copy, as before passthrough existed),
+  // and for passed-through items that worker processes deliver (item_runs: read in runs).
+  bool cheap_reads() const override { return feature_count_ > 0 && (!passthrough_ || runs_); }
+  // With item_runs (not for clips): a run's items taken under one GIL hold (above).
+  bool reads_runs() const override { return runs_; }
+  size_t read_run(std::span<const uint64_t> indices, std::span<data::SampleData> outs,
+                  std::span<Status> statuses) const override;
   std::vector<int64_t> feature_shape() const override { return feature_shape_; }
   // A Dataset's feature tensors come as its items hold them: no Standardize.
   std::string default_transforms() const override { return feature_count_ > 0 ? "none" : ""; }
@@ -193,6 +205,12 @@ class DatasetSource final : public data::Source {
   // its own, so that a fork waits for no worker that waits for an item. Throws
   // std::runtime_error where `items` raised. With the GIL held.
   pybind11::object delivered(size_t index) const;
+  // delivered() for a run: item_runs(indices, wait)'s list, for a prefix of `indices`, at least
+  // the first. Throws std::runtime_error where it raised. With the GIL held.
+  pybind11::list delivered_run(std::span<const uint64_t> indices) const;
+  // Sample `index` from what delivered() gave for it into `out`, the file it names into `file`
+  // (read afterwards, without the GIL). With the GIL held.
+  Status take(size_t index, const pybind11::object& delivered, data::SampleData* out, FileToRead* file) const;
   // Item `index`: what delivered() gave, else dataset[index]; sets *bad to the reason where it
   // is a bad sample. With the GIL held.
   pybind11::object item(size_t index, const pybind11::object& delivered, std::string* bad) const;
@@ -207,6 +225,8 @@ class DatasetSource final : public data::Source {
   std::shared_ptr<HeldObject> items_;
   std::shared_ptr<HeldObject> stack_;
   bool stacks_;  // stack_ is a callable
+  std::shared_ptr<HeldObject> item_runs_;
+  bool runs_;  // reads_runs()
   std::string name_;
   // sample_names, end to end, and where each ends in it (empty: none given).
   std::string sample_names_;

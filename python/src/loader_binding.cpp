@@ -354,11 +354,11 @@ void bind_loader(py::module_& m) {
           [](py::object dataset, py::object worker_init_fn, std::string name, std::vector<std::string> classes,
              bool has_geometry, bool clips, std::vector<int64_t> feature_shape, py::object image_key,
              py::tuple item_keys, py::object items, const std::vector<std::string>& sample_names, bool passthrough,
-             std::vector<int> first_size, py::object stack) {
+             std::vector<int> first_size, py::object stack, py::object item_runs) {
             return std::shared_ptr<data::Source>(std::make_shared<DatasetSource>(
                 std::move(dataset), std::move(worker_init_fn), std::move(name), std::move(classes), has_geometry, clips,
                 std::move(feature_shape), std::move(image_key), std::move(item_keys), std::move(items), sample_names,
-                passthrough, std::move(first_size), std::move(stack)));
+                passthrough, std::move(first_size), std::move(stack), std::move(item_runs)));
           },
           "A map-style Dataset object whose items are (image, target, ...), (clip, target, ...) with clips, or "
           "(features, target, ...) with feature_shape, or dicts holding one of those under image_key "
@@ -366,12 +366,13 @@ void bind_loader(py::module_& m) {
           "item's name in messages (a folder's file paths as bytes), or empty; passthrough: the image slot travels as "
           "it is, with the target, as (image, target, index); first_size: (width, height, channels) of the first "
           "item's uint8 array image, or empty; stack: None, or with passthrough stack(items) -> a batch's images, "
-          "called on the worker that writes the batch's last item (Batch.finished)",
+          "called on the worker that writes the batch's last item (Batch.finished); item_runs: None, or with items "
+          "the callable delivering a run of items at once (item_runs(indices, wait))",
           py::arg("dataset"), py::arg("worker_init_fn"), py::arg("name"), py::arg("classes"),
           py::arg("has_geometry") = false, py::arg("clips") = false, py::arg("feature_shape") = std::vector<int64_t>{},
           py::arg("image_key") = py::none(), py::arg("item_keys") = py::tuple(), py::arg("items") = py::none(),
           py::arg("sample_names") = std::vector<std::string>{}, py::arg("passthrough") = false,
-          py::arg("first_size") = std::vector<int>{}, py::arg("stack") = py::none())
+          py::arg("first_size") = std::vector<int>{}, py::arg("stack") = py::none(), py::arg("item_runs") = py::none())
       .def_static(
           "concat",
           [](std::vector<std::shared_ptr<data::Source>> parts, const std::string& what) {

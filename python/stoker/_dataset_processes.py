@@ -9,8 +9,10 @@ loaded becomes its encoded bytes (stoker decodes them in C++), an L or RGB one a
 the arrays and tensors of a Dataset whose images are passed through are batched, the chunk's in
 one block in shared memory (_blocks.py), as torch's workers collate a batch; a dataset[i] that
 raises becomes its one line. A thread of this process (the feeder) takes the
-chunks as they come and keeps them by index; stoker's worker threads take item i from them
-(DatasetSource's `items`, python/src/dataset_source.h) and do the rest (file reads, decoding,
+chunks as they come and keeps them by their position in the pass (one slice a chunk); stoker's
+worker threads take item i from them (DatasetSource's `items`, python/src/dataset_source.h), or
+a run of items at once (take_run: the samples a worker claims together, feature tensors and
+passed-through arrays, one call under one GIL hold), and do the rest (file reads, decoding,
 transforms, batching) as for dataset[i] called in this process.
 
 An index the pass does not deliver soon (a bad sample's substitute, i + 1, ...) is called in this
@@ -49,7 +51,6 @@ from start_pass(); a process that dies a RuntimeError from every take() (which f
 epoch: stoker.DataError) and from the next start_pass().
 """
 import atexit
-import collections
 import copy
 import functools
 import multiprocessing
@@ -240,6 +241,7 @@ class _PackedItems(ScriptDataset):
 
 
 STOPPED_ITEM = "the pass was let go"  # a map-style item not read (_PackedItems)
+_TAKEN = object()  # DatasetProcesses._got's mark of a position taken
 
 
 class _PassChunks:
@@ -276,12 +278,12 @@ class DatasetProcesses:
         self._end_at = 0  # the generation whose let-go ends the processes (let_go(end=True))
         self._renew = False  # renew() asked for new processes at the next pass
         self._started = None  # the generation whose pass the feeder began
-        self._stash = {}  # index -> [(item, reason), ...] delivered and not taken
-        self._stashed = 0
-        self._soon = collections.Counter()  # the indices of the next `window` positions not delivered
-        self._stream = []
-        self._delivered = 0
-        self._soon_end = 0
+        self._stash = {}  # StreamProcesses': item number -> (item, reason) delivered and not taken
+        self._stashed = 0  # delivered and not taken
+        self._stream = []  # the pass's indices, position by position
+        self._got = []  # position -> its (item, reason) once delivered, _TAKEN once taken
+        self._where = {}  # index -> its position in _stream, or the list of its positions where it repeats
+        self._delivered = 0  # the positions delivered, from the first
         self._window = 0
         self._waiting = 0  # threads in take() waiting for an item
         self._failure = None  # why the processes cannot deliver: every take() raises it
@@ -435,19 +437,17 @@ class DatasetProcesses:
 
     def _begin(self, indices):
         """A pass's own state: the indices it delivers, in order. With the lock held."""
-        self._stream, self._delivered, self._soon_end = list(indices), 0, 0
-        self._soon = collections.Counter()
-        self._extend_soon()
+        self._stream, self._delivered = list(indices), 0
+        self._got = [None] * len(self._stream)
+        self._where = dict(zip(self._stream, range(len(self._stream))))
+        if len(self._where) < len(self._stream):  # an index repeats (a sampler with replacement)
+            self._where = {}
+            for position, index in enumerate(self._stream):
+                self._where.setdefault(index, []).append(position)
         self._chunks.current = (self._generation, self._stream)
 
     def _ended(self, generation):
         """The feeder's: the processes delivered all of the pass `generation`."""
-
-    def _extend_soon(self):
-        end = min(len(self._stream), self._delivered + self._window)
-        for k in range(self._soon_end, end):
-            self._soon[self._stream[k]] += 1
-        self._soon_end = max(self._soon_end, end)
 
     def take(self, index, wait=None):
         """Item `index` of the pass: (item, None), (None, reason) for one whose dataset[i] raised,
@@ -461,18 +461,83 @@ class DatasetProcesses:
             while True:
                 if self._over(generation):
                     return Ellipsis
-                held = self._stash.get(index)
-                if held:
-                    item = held.pop(0)
-                    if not held:
-                        del self._stash[index]
-                    self._stashed -= 1
-                    self._room.notify()
+                item = self._held(index)
+                if item is not False:
+                    if item is not None:
+                        self._room.notify()
                     return item
-                if self._soon[index] == 0:
-                    return None
                 if not self._wait(deadline):
                     return False
+
+    def take_run(self, indices, wait=None):
+        """take() of each of `indices` in turn, in one call: a list of the answers of as many of
+        them as have come (or are answered without them: None, Ellipsis), in order, at least the
+        first's; waits for the first as take() does, for no other; False where the first has not
+        come within `wait` seconds."""
+        deadline = None if wait is None else time.monotonic() + wait
+        with self._cond:
+            generation = self._generation
+            while True:
+                if self._over(generation):
+                    return [Ellipsis] * len(indices)
+                answers = self._whole_run(indices)
+                if answers is not None:
+                    return answers
+                answers = []
+                for index in indices:
+                    item = self._held(index)
+                    if item is False:
+                        break
+                    answers.append(item)
+                if answers:
+                    self._room.notify()
+                    return answers
+                if not self._wait(deadline):
+                    return False
+
+    def _whole_run(self, indices):
+        """take_run()'s answers where `indices` (a list) are the pass's positions from one on, each
+        index once in the pass, all come and none taken (a run a worker claimed, as the loader
+        claims them): taken as one slice; else None (take_run takes each in turn). With
+        self._cond held."""
+        start = self._where.get(indices[0]) if indices else None
+        end = start + len(indices) if type(start) is int else 0
+        if end == 0 or end > self._delivered or self._stream[start:end] != indices:
+            return None
+        answers = self._got[start:end]
+        if _TAKEN in answers:
+            return None
+        self._got[start:end] = [_TAKEN] * len(answers)
+        self._stashed -= len(answers)
+        self._room.notify()
+        return answers
+
+    def _held(self, index):
+        """take()'s look, holding self._cond: item `index` taken from what came (the caller wakes
+        the feeder: room); None where none is on its way within the window (not in the pass,
+        taken already, or further than `window` positions past what came); False where one is
+        on its way."""
+        where = self._where.get(index)
+        if where is None:
+            return None
+        got, delivered = self._got, self._delivered
+        if type(where) is int:
+            if where >= delivered:
+                return False if where < delivered + self._window else None
+            item = got[where]
+            if item is _TAKEN:
+                return None
+            got[where] = _TAKEN
+            self._stashed -= 1
+            return item
+        for position in where:  # the first delivered and not taken, else one on its way
+            if position >= delivered:
+                return False if position < delivered + self._window else None
+            if got[position] is not _TAKEN:
+                item, got[position] = got[position], _TAKEN
+                self._stashed -= 1
+                return item
+        return None
 
     def _over(self, generation):
         """take()'s look, holding self._cond: whether pass `generation` is over (let go, or the
@@ -504,15 +569,10 @@ class DatasetProcesses:
         with self._cond:
             if generation != self._generation or self._closed:
                 return False
-            for item in chunk:
-                index = self._stream[self._delivered]
-                self._delivered += 1
-                self._soon[index] -= 1
-                if self._soon[index] <= 0:
-                    del self._soon[index]
-                self._stash.setdefault(index, []).append(item)
-                self._stashed += 1
-            self._extend_soon()
+            at = self._delivered
+            self._got[at:at + len(chunk)] = chunk
+            self._delivered += len(chunk)
+            self._stashed += len(chunk)
             self._cond.notify_all()
             return True
 

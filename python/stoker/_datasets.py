@@ -188,13 +188,14 @@ def _warn_of_empty_classes(source, path):
 
 
 def open_data(dataset, split, worker_init_fn, clips=False, on_error="substitute", image_key=None, items=None,
-              name=None, transforms_given=False, stream=False):
+              name=None, transforms_given=False, stream=False, item_runs=None):
     """The engine's source for `dataset` (see the module's docstring); `image_key` names the
-    image's key in a Dataset's dict items; `items`, for a Dataset object whose items come from
-    worker processes, their take() (_dataset_processes.py); `name`, how messages name a Dataset
-    object (default: its class's name); `transforms_given`: whether transforms= was given (else
-    a Dataset's arrays pass through, and an ImageFolder's unreadable transform runs in Python);
-    `stream`: whether `dataset` is an iterable-style Dataset's StreamView (_iterable.py)."""
+    image's key in a Dataset's dict items; `items` and `item_runs`, for a Dataset object whose
+    items come from worker processes, their take() and take_run() (_dataset_processes.py);
+    `name`, how messages name a Dataset object (default: its class's name); `transforms_given`:
+    whether transforms= was given (else a Dataset's arrays pass through, and an ImageFolder's
+    unreadable transform runs in Python); `stream`: whether `dataset` is an iterable-style
+    Dataset's StreamView (_iterable.py)."""
     if not isinstance(split, str):
         raise arg.bad("split", split, "a split's name: 'train', 'val' or 'test' where the data holds them")
     if image_key is not None:
@@ -256,7 +257,8 @@ def open_data(dataset, split, worker_init_fn, clips=False, on_error="substitute"
                                     first.wrapped, clips, first.features,
                                     image_key=layout.image_key if layout else None,
                                     item_keys=layout.keys if layout else (), items=items,
-                                    passthrough=first.passthrough, first_size=first.size, stack=stack)
+                                    passthrough=first.passthrough, first_size=first.size, stack=stack,
+                                    item_runs=item_runs)
     data = Data(source, dataset, name, targets="items", item_width=first.parts)
     data.follows = dataset
     data.item_keypoints = first.keypoints

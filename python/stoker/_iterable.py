@@ -227,6 +227,20 @@ class StreamProcesses(DatasetProcesses):
                 if not self._wait(deadline):
                     return False
 
+    def take_run(self, indices, wait=None):
+        """DatasetProcesses.take_run's answers: take() of the first, waiting at most `wait`
+        seconds (False where it has not come), then of each next one that has come."""
+        first = self.take(indices[0], wait)
+        if first is False:
+            return False
+        answers = [first]
+        for index in indices[1:]:
+            item = self.take(index, 0)
+            if item is False:
+                break
+            answers.append(item)
+        return answers
+
     def _deliver(self, generation, chunk):
         with self._cond:
             if generation != self._generation or self._closed:

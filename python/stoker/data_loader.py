@@ -449,6 +449,7 @@ class DataLoader:
         data = open_data(StreamView(dataset, name, batch_size) if stream else dataset, split, self._worker_threads,
                          clips=frames_per_clip > 0, on_error=on_error, image_key=image_key,
                          items=processes.take if processes else None, name=name,
+                         item_runs=processes.take_run if processes else None,
                          transforms_given=transforms is not None, stream=stream)
         if stream:
             data.dataset = dataset

@@ -152,6 +152,16 @@ class Source {
   // index (loader.h, "Epoch ends").
   virtual Status read(size_t index, SampleData* out) const = 0;
 
+  // Reads of a run of samples at once: where reads_runs(), a worker that claims a run of
+  // several samples (cheap_reads) reads them all with one read_run call before it decodes and
+  // writes them one by one. read_run reads samples indices[0], [1], ... into outs[k] and
+  // statuses[k] as read() does, each outs[k].retired let go of as read() lets it go, and
+  // returns how many it read, a prefix of them (the rest are read with read() then). Any
+  // thread, as read(); must not throw. Default: false, and read() of each in turn.
+  virtual bool reads_runs() const { return false; }
+  virtual size_t read_run(std::span<const uint64_t> indices, std::span<SampleData> outs,
+                          std::span<Status> statuses) const;
+
   // Width/height/channels every sample has, if the source guarantees one (IDX); else 0s.
   virtual void fixed_shape(int* width, int* height, int* channels) const { *width = *height = *channels = 0; }
   // Whether a sample costs little to read (feature vectors, raw images of a fixed shape): the

@@ -281,8 +281,9 @@ class Worker {
   const Source& source_;
   const LoaderOptions& options_;
   SampleLoader loader_;
-  std::vector<uint64_t> chunk_indices_;  // dataset indices of the claimed chunk
-  std::vector<uint64_t> chunk_streams_;  // their random streams
+  std::vector<uint64_t> chunk_indices_;                   // dataset indices of the claimed chunk
+  std::vector<uint64_t> chunk_streams_;                   // their random streams
+  std::vector<std::shared_ptr<const void>> run_retired_;  // read_ahead's: the extras the chunk's samples replace
 };
 
 // Samples are claimed up to claim_chunk consecutive ones of one batch.
@@ -406,6 +407,14 @@ void Worker::run() {
     // The buffer's last batch's finish_batch goes before any of this one is written (its first
     // slot is claimed first), outside the lock: it may hold Python objects.
     if (chunk.first.slot == 0 && shared_.finish_batches) chunk.first.buffer->finished.reset();
+    if (chunk.count > 1 && source_.reads_runs()) {  // the run's reads at once; its slots' last extras let go there
+      run_retired_.resize(static_cast<size_t>(chunk.count));
+      for (int k = 0; k < chunk.count; ++k) {
+        run_retired_[static_cast<size_t>(k)] =
+            std::move(chunk.first.buffer->extras[static_cast<size_t>(chunk.first.slot + k)]);
+      }
+      loader_.read_ahead(chunk_indices_, run_retired_);
+    }
     constexpr int kPrefetchAhead = 4;  // random rows of an in-memory source miss the cache
     for (int k = 0; k < chunk.count && k < kPrefetchAhead; ++k)
       source_.prefetch(chunk_indices_[static_cast<size_t>(k)]);

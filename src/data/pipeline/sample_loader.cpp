@@ -88,6 +88,33 @@ Status SampleLoader::check_size(const SampleParams& params, int source_width, in
   return Status::ok_status();
 }
 
+void SampleLoader::read_ahead(std::span<const uint64_t> indices, std::span<std::shared_ptr<const void>> retired) {
+  Stopwatch watch;
+  const size_t n = indices.size();
+  run_indices_.assign(indices.begin(), indices.end());
+  if (run_data_.size() < n) run_data_.resize(n);
+  run_status_.assign(n, Status::ok_status());
+  for (size_t k = 0; k < n; ++k) {  // as load() readies data_ for a read
+    SampleData& d = run_data_[k];
+    d.extra.reset();
+    d.geometry.clear();
+    d.pil_resample = PilResample::kAsStored;
+    d.retired = std::move(retired[k]);
+  }
+  run_next_ = 0;
+  run_read_ = source_.read_run(run_indices_, std::span(run_data_).first(n), run_status_);
+  clocks_.add(clocks_.read_ns, watch.lap());
+}
+
+Status SampleLoader::read(uint64_t index) {
+  if (run_next_ < run_read_ && run_indices_[run_next_] == index) {
+    std::swap(data_, run_data_[run_next_]);
+    data_.retired = std::move(run_data_[run_next_].retired);  // what retire() gave: the loader lets it go
+    return run_status_[run_next_++];
+  }
+  return source_.read(index, &data_);
+}
+
 Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t rng_index, void* out) {
   Stopwatch watch;
   SampleRng rng(seed, static_cast<uint64_t>(epoch), rng_index);
@@ -114,7 +141,7 @@ Status SampleLoader::load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t
     return Status::ok_status();
   }
 
-  Status status = source_.read(index, &data_);
+  Status status = read(index);
   clocks_.add(clocks_.read_ns, watch.lap());
   if (!status.ok()) return status;
   clocks_.bytes_read.fetch_add(data_.bytes.size(), std::memory_order_relaxed);

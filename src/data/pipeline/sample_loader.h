@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -64,6 +65,12 @@ class SampleLoader {
   // found", "image is 30x28, expected 28x28"; for a clip, naming the frame).
   Status load(uint64_t index, uint64_t seed, int64_t epoch, uint64_t rng_index, void* out);
 
+  // Reads samples `indices`, which the next load() calls ask for in this order, with one
+  // Source::read_run (for a source that reads_runs()); a load() of another index (a bad
+  // sample's substitute) reads it on its own. `retired[k]` is the extra that sample k replaces
+  // in its slot (what retire() is given otherwise), let go of by the source's read; moved from.
+  void read_ahead(std::span<const uint64_t> indices, std::span<std::shared_ptr<const void>> retired);
+
   // What the source attached to the sample the last load() read (SampleData::extra; for one
   // from the cache, Source::extra_of), moved out; null when the source attaches nothing.
   std::shared_ptr<const void> take_extra() { return std::move(data_.extra); }
@@ -91,6 +98,8 @@ class SampleLoader {
 
  private:
   Status load_features(Stopwatch& watch, void* out);
+  // Sample `index` into data_: read_ahead's next sample where it is that one, else source_.read.
+  Status read(uint64_t index);
   // A clip: the frames pick_frames chooses, read together, each decoded and transformed with
   // the clip's one set of draws, its geometry for its own size (with_frame_geometry).
   Status load_clip(uint64_t index, SampleRng& rng, Stopwatch& watch, uint8_t* out);
@@ -135,6 +144,14 @@ class SampleLoader {
   ImageDecoder decoder_;
   SampleTransformer transformer_;
   SampleData data_;
+  // read_ahead's samples: run_data_[k] and run_status_[k] for run_indices_[k], those before
+  // run_next_ taken by load() (their storage swapped with data_'s, for reuse), those from
+  // run_read_ on not read (load() reads them itself).
+  std::vector<uint64_t> run_indices_;
+  std::vector<SampleData> run_data_;
+  std::vector<Status> run_status_;
+  size_t run_next_ = 0;
+  size_t run_read_ = 0;
   DecodedImage decoded_;
   Image subject_image_;  // cut_subject's scratch: the decoded image it replaced
   StageClocks clocks_;
