@@ -105,29 +105,6 @@ def parse_size(text):
     return shape
 
 
-class H5Rows:
-    """Row i of an HDF5 file's float16 features "x" as a tensor, with its label "y": the file opened
-    in the first __getitem__ of each process (h5py handles do not survive a fork)."""
-
-    def __init__(self, path):
-        import h5py
-
-        self.path, self.file = path, None
-        with h5py.File(path, "r") as f:
-            self.n = len(f["y"])
-
-    def __len__(self):
-        return self.n
-
-    def __getitem__(self, i):
-        import h5py
-        import torch
-
-        if self.file is None:
-            self.file = h5py.File(self.path, "r")
-        return torch.from_numpy(self.file["x"][i]), int(self.file["y"][i])
-
-
 def write_rows(path, shape):
     """N x D float16 rows (smooth values plus noise) and N int64 labels into `path`."""
     import h5py
@@ -261,6 +238,8 @@ def run_one(args):
         paths = sorted(os.path.join(args.data, "c0", f) for f in os.listdir(os.path.join(args.data, "c0")))
     transform = None
     if kind == "h5":
+        from hdf5_chunked import H5Rows  # torch's way, one Dataset for both HDF5 benchmarks
+
         rows = H5Rows(os.path.join(args.data, args.kind.split(":", 1)[1] + ".h5"))
         if loader_name == "torch":
             loader = torch.utils.data.DataLoader(rows, batch_size=batch, shuffle=True, num_workers=args.workers,

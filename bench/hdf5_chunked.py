@@ -100,7 +100,9 @@ def make(path, rows, cols, chunk_rows):
 
 
 class H5Rows:
-    """torch's way: a map-style Dataset that opens the file in each worker, one row per item."""
+    """torch's way: a map-style Dataset over an HDF5 file's float16 features "x" and labels "y",
+    row i as a tensor and its label; the file opened in the first __getitem__ of each process
+    (h5py handles do not survive a fork). compare_dataset_processes.py reads rows with it too."""
 
     def __init__(self, path):
         import h5py
