@@ -566,14 +566,18 @@ std::string DatasetSource::split(const py::object& item, bool clip, py::object* 
   return "";
 }
 
-py::object DatasetSource::delivered(size_t index) const {
-  if (items_->get().is_none()) return py::none();
+namespace {
+
+// call(argument, wait) until it answers other than False (nothing came within `wait` seconds),
+// each call a WorkerPython scope of its own, so that a fork waits for no worker that waits for
+// an item. Throws std::runtime_error with its line where it raised. With the GIL held.
+py::object wait_for_items(const py::object& call, const py::object& argument) {
   constexpr double kWaitS = 0.05;  // the longest a fork waits for a worker that waits for an item
   for (;;) {
     const WorkerPython in_python;
     py::object got;
     try {
-      got = items_->get()(py::int_(index), kWaitS);
+      got = call(argument, kWaitS);
     } catch (py::error_already_set& e) {  // the processes cannot deliver: their line, without its type
       throw std::runtime_error(py::str(e.value()).cast<std::string>());
     }
@@ -581,20 +585,17 @@ py::object DatasetSource::delivered(size_t index) const {
   }
 }
 
+}  // namespace
+
+py::object DatasetSource::delivered(size_t index) const {
+  if (items_->get().is_none()) return py::none();
+  return wait_for_items(items_->get(), py::int_(index));
+}
+
 py::list DatasetSource::delivered_run(std::span<const uint64_t> indices) const {
-  constexpr double kWaitS = 0.05;  // as delivered()'s
   py::list wanted(indices.size());
   for (size_t k = 0; k < indices.size(); ++k) wanted[k] = py::int_(indices[k]);
-  for (;;) {
-    const WorkerPython in_python;
-    py::object got;
-    try {
-      got = item_runs_->get()(wanted, kWaitS);
-    } catch (py::error_already_set& e) {  // the processes cannot deliver: their line, without its type
-      throw std::runtime_error(py::str(e.value()).cast<std::string>());
-    }
-    if (got.ptr() != Py_False) return got.cast<py::list>();
-  }
+  return wait_for_items(item_runs_->get(), wanted).cast<py::list>();
 }
 
 py::object DatasetSource::item(size_t index, const py::object& delivered, std::string* bad) const {
