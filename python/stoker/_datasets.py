@@ -51,6 +51,7 @@ from ._dict_items import DictItems, image_key_of, is_namedtuple
 from ._generator import draws_undone
 from ._geometry import check_clip_wrappers, check_image_wrappers, has_wrappers
 from ._passthrough import WorkerStack, passes_through, transform_note
+from ._raised import one_line
 from ._torchvision import Refused, chain_of
 
 # The files the engine decodes (torchvision's IMG_EXTENSIONS, ".jpg" to ".webp"); an
@@ -536,8 +537,9 @@ FIRST_ITEMS_TRIED = 16
 
 
 def _raised(error):
-    """An exception in one line, as the workers name a bad sample's: "KeyError: 'x'"."""
-    return f"{type(error).__name__}: {str(error).partition(chr(10))[0]}"
+    """An exception in one line, as the workers name a bad sample's: "KeyError: 'x' (at data.py:33, in
+    __getitem__)" (_raised.one_line)."""
+    return one_line(error)
 
 
 def first_item(dataset, name, on_error, as_worker=None):
