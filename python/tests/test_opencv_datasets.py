@@ -1,11 +1,13 @@
 """Datasets written with OpenCV, as head-pose and face-landmark code writes them (PFLD's,
 6DRepNet's shape): cv2.imread, cvtColor, a crop around the landmarks, resize, a rotation by
 warpAffine with the landmarks moved alike, a flip with the mirror pairs, NumPy's global generator
-drawing the augmentation. stoker.DataLoader gives torch's batches, and says where a missing file
-failed."""
+drawing the augmentation and PyTorch's seed_worker seeding it. stoker.DataLoader gives torch's
+batches, says where a missing file failed, and says where its threads cannot repeat the draws."""
 import inspect
 import os
+import random
 import re
+import warnings
 
 import cv2
 import numpy as np
@@ -38,6 +40,13 @@ def write_faces(root, count=24):
 @pytest.fixture(scope="module")
 def faces(tmp_path_factory):
     return write_faces(tmp_path_factory.mktemp("faces"))
+
+
+def seed_worker(worker_id):
+    """PyTorch's reproducibility recipe."""
+    seed = torch.initial_seed() % 2**32
+    np.random.seed(seed)
+    random.seed(seed)
 
 
 class HeadPose(torch.utils.data.Dataset):
@@ -110,6 +119,62 @@ def test_an_opencv_head_pose_dataset_gives_torchs_batches(faces, as_dict, proces
     theirs = _batches(torch.utils.data.DataLoader(dataset, **options))
     ours = _batches(stoker.DataLoader(dataset, dataset_processes=processes, **options))
     _equal(ours, theirs)
+
+
+def test_its_augmentations_repeat_under_a_seed_in_dataset_processes(faces):
+    """torch's seeded worker processes repeat NumPy's draws; so do dataset_processes (the threads
+    cannot: the next test)."""
+    def run():
+        torch.manual_seed(0)
+        loader = stoker.DataLoader(HeadPose(*faces), batch_size=8, shuffle=True, num_workers=2, dataset_processes=2,
+                                   worker_init_fn=seed_worker, persistent_workers=True)
+        return _batches(loader, epochs=2)
+
+    first, second = run(), run()
+    _equal(first, second)
+    assert not torch.equal(first[0][0], first[3][0])  # epochs differ
+
+
+def _warnings_of(make):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        make()
+    return [str(w.message) for w in caught if "global generator" in str(w.message)]
+
+
+@pytest.mark.parametrize("seeded_alike", [False, True])
+def test_seed_worker_on_threads_that_share_numpys_generator_is_one_line(faces, seeded_alike):
+    """seed_worker seeds NumPy's one global generator on stoker's threads, and __getitem__'s draws
+    interleave on them differently every run: said once, with the fix. `seeded_alike`: the script
+    seeded NumPy as seed_worker does (torch.manual_seed(0), np.random.seed(0)), which leaves its
+    state as it was."""
+    if seeded_alike:
+        torch.manual_seed(0)
+        np.random.seed(0)
+    lines = _warnings_of(lambda: stoker.DataLoader(HeadPose(*faces), batch_size=8, num_workers=2,
+                                                   worker_init_fn=seed_worker))
+    assert len(lines) == 1
+    assert re.fullmatch(r"stoker.DataLoader: seed_worker seeds NumPy's global generator and HeadPose.__getitem__ "
+                        r"draws from it, but stoker's 2 worker threads share it .*dataset_processes=2 runs "
+                        r"__getitem__ in processes seeded as torch's workers, or draw from .*", lines[0])
+
+
+@pytest.mark.parametrize("case", ["dataset_processes", "one thread", "no worker_init_fn", "no draws",
+                                  "seeds what it does not draw from"])
+def test_the_line_is_not_said_where_the_draws_repeat_or_none_are_seeded(faces, case):
+    options = dict(batch_size=8, num_workers=2, worker_init_fn=seed_worker)
+    train = True
+    if case == "dataset_processes":
+        options["dataset_processes"] = 2
+    elif case == "one thread":
+        options["num_workers"] = 1
+    elif case == "no worker_init_fn":
+        options["worker_init_fn"] = None
+    elif case == "no draws":
+        train = False
+    else:
+        options["worker_init_fn"] = lambda worker_id: random.seed(worker_id)
+    assert _warnings_of(lambda: stoker.DataLoader(HeadPose(*faces, train=train), **options)) == []
 
 
 @pytest.mark.parametrize("processes", [0, 2])
