@@ -7,6 +7,10 @@ at import):
   torch      torch's DataLoader(num_workers=W, persistent_workers=True)
   threads    stoker.DataLoader(num_workers=W): __getitem__ on stoker's worker threads
   processes  stoker.DataLoader(num_workers=W, dataset_processes=W)
+  chain      (pose) the same work in stoker's chain: a Dataset returning (path, pose,
+             stoker.Keypoints(landmarks)), transforms="BoxCrop(margin=(0.2, 0.4), sides=(0.6, 2,
+             0.6, 0.6)), Resize((112, 112)), RandomRotation(15), RandomHorizontalFlip(),
+             Normalize" with the mirror pairs (flip_pairs); no cv2 call
 
     .venv/bin/python bench/compare_opencv_dataset.py [--kind pose|clip] [--items 400] [--epochs 3]
         [--rounds 3] [--workers 2] [--batch-size 32] [--data DIR] [--json]
@@ -31,7 +35,7 @@ import subprocess
 import sys
 import time
 
-MODES = ["torch", "threads", "processes"]
+MODES = ["torch", "threads", "processes", "chain"]
 
 
 def generate(kind, root, items):
@@ -122,9 +126,18 @@ def one_run(args):
                       for n in names[start:start + 8]]
             return torch.from_numpy(np.stack(frames).transpose(0, 3, 1, 2).copy()), i % 2
 
+    class Paths(HeadPose):
+        def __getitem__(self, i):
+            return self.paths[i], self.poses[i], stoker.Keypoints(self.points[i])
+
     dataset = HeadPose(args.data) if args.kind == "pose" else Clips(args.data)
     options = dict(batch_size=args.batch_size, shuffle=True, num_workers=args.workers, persistent_workers=True)
-    if args.mode == "torch":
+    if args.mode == "chain":
+        pairs = [(a, b) for a, b in enumerate(mirror) if a < b]
+        loader = stoker.DataLoader(Paths(args.data), flip_pairs=pairs, transforms=(
+            "BoxCrop(margin=(0.2, 0.4), sides=(0.6, 2, 0.6, 0.6)), Resize((112, 112)), RandomRotation(15), "
+            "RandomHorizontalFlip(), Normalize"), **options)
+    elif args.mode == "torch":
         loader = torch.utils.data.DataLoader(dataset, **options)
     else:
         loader = stoker.DataLoader(dataset, dataset_processes=args.workers if args.mode == "processes" else 0,
@@ -166,7 +179,8 @@ def main():
         return one_run(args)
     generate(args.kind, args.data, args.items)
     load_before = os.getloadavg()
-    runs = {(mode, threads): [] for threads in ("off", "on") for mode in MODES}
+    runs = {(mode, threads): [] for threads in ("off", "on") for mode in MODES
+            if mode != "chain" or (args.kind == "pose" and threads == "off")}  # the chain calls no cv2
     for r in range(args.rounds):
         for mode, threads in runs:
             command = [sys.executable, os.path.abspath(__file__), "--mode", mode, "--cv-threads", threads,
@@ -183,6 +197,8 @@ def main():
     for threads in ("off", "on"):
         torch_run = medians[f"torch cv2-threads-{threads}"]
         for mode in MODES:
+            if f"{mode} cv2-threads-{threads}" not in medians:
+                continue
             m = medians[f"{mode} cv2-threads-{threads}"]
             m["items_ratio_to_torch"] = m["items_per_s"] / torch_run["items_per_s"]
             m["cpu_ratio_to_torch"] = m["cpu_ms_per_1000"] / torch_run["cpu_ms_per_1000"]
