@@ -8,7 +8,8 @@
 #                                      two-node test puts each node in a network namespace; the
 #                                      Python package's build: pybind11, dlpack, venv, setuptools,
 #                                      wheel; its
-#                                      tests: pytest, Pillow; chromium: a test renders stoker
+#                                      tests: pytest, Pillow, OpenCV (tests of Datasets written
+#                                      with cv2); chromium: a test renders stoker
 #                                      report's page in a headless browser; clang-format-14: a
 #                                      test checks the C++ code's layout, and skips on a Debian
 #                                      that no longer ships it, such as 13)
@@ -24,7 +25,7 @@ packages=(
   dataset-fashion-mnist
   libtorch-dev libgloo-dev libopenblas0-pthread
   python3 python3-torch python3-torchvision python3-h5py
-  python3-dev python3-venv python3-setuptools python3-wheel python3-pytest python3-pil pybind11-dev libdlpack-dev
+  python3-dev python3-venv python3-setuptools python3-wheel python3-pytest python3-pil python3-opencv pybind11-dev libdlpack-dev
   iproute2
   chromium
 )

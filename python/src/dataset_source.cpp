@@ -66,11 +66,16 @@ class KeptThreadState {
 };
 thread_local KeptThreadState kept_thread_state;
 
-// The exception being handled, in one line: "KeyError: 'x'".
+// The exception being handled, in one line, as stoker._raised.one_line gives it: "KeyError: 'x'
+// (at data.py:33, in __getitem__)". Holding the GIL.
 std::string one_line(const py::error_already_set& e) {
-  std::string text = e.what();
-  const size_t end = text.find('\n');
-  return end == std::string::npos ? text : text.substr(0, end);
+  try {
+    return py::module_::import("stoker._raised").attr("one_line")(e.value(), e.trace()).cast<std::string>();
+  } catch (const py::error_already_set&) {  // its first line alone, as pybind11 gives it
+    std::string text = e.what();
+    const size_t end = text.find('\n');
+    return end == std::string::npos ? text : text.substr(0, end);
+  }
 }
 
 std::string type_name(const py::handle& object) {

@@ -48,9 +48,10 @@ import torch.utils.data
 from . import _arguments as arg
 from . import _stoker
 from ._dict_items import DictItems, image_key_of, is_namedtuple
-from ._generator import draws_undone
+from ._generator import advance_globals, changed_generators, draws_undone, global_states
 from ._geometry import check_clip_wrappers, check_image_wrappers, has_wrappers
 from ._passthrough import WorkerStack, passes_through, transform_note
+from ._raised import one_line
 from ._torchvision import Refused, chain_of
 
 # The files the engine decodes (torchvision's IMG_EXTENSIONS, ".jpg" to ".webp"); an
@@ -536,8 +537,9 @@ FIRST_ITEMS_TRIED = 16
 
 
 def _raised(error):
-    """An exception in one line, as the workers name a bad sample's: "KeyError: 'x'"."""
-    return f"{type(error).__name__}: {str(error).partition(chr(10))[0]}"
+    """An exception in one line, as the workers name a bad sample's: "KeyError: 'x' (at data.py:33, in
+    __getitem__)" (_raised.one_line)."""
+    return one_line(error)
 
 
 def first_item(dataset, name, on_error, as_worker=None):
@@ -563,12 +565,18 @@ def _first_item(dataset, name, on_error, as_worker):
 
     def look():
         try:
+            advance_globals()  # a seed that gives the state they had shows (draws_undone puts them back)
+            before = global_states()
             try:
                 as_worker(0)
             except Exception as e:  # noqa: BLE001 - named as the workers name it
                 raise _stoker.DataError(f"worker_init_fn(0) raised {_raised(e)} (the loader reads {name}'s first "
                                         "items as worker 0 when it is made); fix worker_init_fn") from e
+            initialised = global_states()
             outcome["item"] = _first_item_here(dataset, name, on_error)
+            if hasattr(as_worker, "note_global_draws"):  # which global generators the threads would share
+                as_worker.note_global_draws(seeded=changed_generators(before, initialised),
+                                            drawn=changed_generators(initialised, global_states()))
         except BaseException as e:  # noqa: BLE001 - raised again on the caller's thread
             outcome["error"] = e
 

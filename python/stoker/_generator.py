@@ -43,6 +43,35 @@ def draw_random_sampler(size, generator=None):
         torch.randperm(size, generator=generator)
 
 
+def global_states():
+    """The states of torch's default generator, Python's `random` and NumPy's global generator,
+    by the name a line gives each (changed_generators)."""
+    return {"torch's": torch.get_rng_state(), "random's": random.getstate(), "NumPy's": np.random.get_state()}
+
+
+def advance_globals():
+    """One draw from each global generator (global_states): a worker_init_fn that seeds one then
+    changes it, even to the state it had before (torch.manual_seed(0) and then
+    np.random.seed(torch.initial_seed())). Inside draws_undone."""
+    torch.rand(1)
+    random.random()
+    np.random.random()
+
+
+def changed_generators(before, after):
+    """The names of the global generators whose state differs between `before` and `after`
+    (global_states): seeded or drawn from in between."""
+    def same(a, b):
+        if isinstance(a, torch.Tensor):
+            return torch.equal(a, b)
+        if isinstance(a, np.ndarray):
+            return np.array_equal(a, b)
+        if isinstance(a, (tuple, list)):
+            return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        return a == b
+    return [name for name in before if not same(before[name], after[name])]
+
+
 @contextlib.contextmanager
 def draws_undone():
     """Leaves torch's default generator, Python's `random` and NumPy's global generator as they

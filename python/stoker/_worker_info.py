@@ -93,6 +93,30 @@ class WorkerThreads:
         self._seed = None  # the current pass's base seed; None: base_seed (before the first pass)
         self._infos = {}  # id -> the current pass's WorkerInfo
         self._lock = threading.Lock()
+        self.shared_seeded = []  # the global generators worker_init_fn seeds and dataset[i] draws from
+
+    def note_global_draws(self, seeded, drawn):
+        """What the look at the first items, run as worker 0, saw: the global generators (by name,
+        _generator.global_states) worker_init_fn(0) `seeded` and the item `drawn` from."""
+        self.shared_seeded = [name for name in seeded if name in drawn]
+
+    def shared_seeding_line(self, name):
+        """The one line for a worker_init_fn that seeds a global generator __getitem__ draws from,
+        where several threads share it; None where it does not, or one thread runs."""
+        if not self.shared_seeded or self.most_workers < 2 or self.worker_init_fn is None:
+            return None
+        several = len(self.shared_seeded) > 1
+        generators = " and ".join(self.shared_seeded) + (" global generators" if several else " global generator")
+        fn = getattr(self.worker_init_fn, "__name__", "worker_init_fn")
+        workers = self.most_workers
+        return (f"stoker.DataLoader: {fn} seeds {generators} and {name}.__getitem__ draws from "
+                f"{'them' if several else 'it'}, but stoker's {workers} worker threads share "
+                f"{'them' if several else 'it'} (torch's worker processes each have their own): their draws "
+                "interleave differently on every run, so a seeded run does not repeat its augmentations, and each "
+                f"thread's {fn} seeds the training loop's generator again; dataset_processes={workers} runs "
+                "__getitem__ in processes seeded as torch's workers, or draw from a generator of each worker's "
+                "own, np.random.default_rng(get_worker_info().seed) kept in a threading.local "
+                "(docs/guide/python.md#get_worker_info-and-seeding)")
 
     def set_base_seed(self, seed):
         """The loader's seed, set before it starts its threads: the WorkerInfos made before it (the

@@ -454,6 +454,9 @@ class DataLoader:
         if stream:
             data.dataset = dataset
             data.follows = None  # its passes end where its stream does (_iterable.py)
+        shared_seeding = self._worker_threads and self._worker_threads.shared_seeding_line(data.name)
+        if shared_seeding:
+            warnings.warn(shared_seeding, UserWarning, stacklevel=2)
         if self._unbatched and not data.passthrough:
             raise arg.bad("batch_size", None, "for a Dataset whose items are batches it made itself (arrays and "
                           "tensors, as open_clip's webdataset pipeline batches them); stoker reads "

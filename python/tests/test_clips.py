@@ -403,7 +403,8 @@ def test_a_dataset0_that_raises_is_a_bad_clip_as_any_other(clip_folder):
     x, _ = next(iter(loader))
     assert x.shape == (6, 2, 3, 8, 8)
     (bad,) = loader.stats()["bad_samples"]
-    assert bad == {"index": 0, "path": "FirstGone[0]", "reason": "raised FileNotFoundError: clip0/frame_0.png"}
+    assert (bad["index"], bad["path"]) == (0, "FirstGone[0]")
+    assert bad["reason"].startswith("raised FileNotFoundError: clip0/frame_0.png (at ")
 
 
 def test_a_grayscale_video_without_a_channel_axis_is_told_to_add_one():

@@ -145,8 +145,9 @@ def test_a_raising_item_is_a_bad_sample_named_with_its_exception():
     assert got[0] == got[2]
     ids, bad = got[2]
     assert ids[5] == 6 and ids[30] == 31, "substituted by the next item, as on the threads"
-    assert [(b["index"], b["reason"]) for b in bad] == [(5, "raised ValueError: no square 5"),
-                                                        (30, "raised ValueError: no square 30")]
+    assert [b["index"] for b in bad] == [5, 30]
+    assert [b["reason"].partition(" (at ")[0] for b in bad] == ["raised ValueError: no square 5",
+                                                                "raised ValueError: no square 30"]
 
 
 class Handles(torch.utils.data.Dataset):

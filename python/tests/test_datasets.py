@@ -5,6 +5,7 @@ import gc
 import io
 import os
 import random
+import re
 import struct
 import threading
 import time
@@ -458,8 +459,11 @@ def test_a_getitem_that_raises_is_a_bad_sample_named_with_its_exception(png_fold
                                max_bad=0.1)
     x, y = batches(loader)[0]
     assert y[3] == 0 and y[4] == 0, "sample 3 is replaced by sample 4 (class 0), with its target"
-    bad = loader.stats()["bad_samples"]
-    assert bad == [{"index": 3, "path": "Flaky[3]", "reason": "raised KeyError: 'no annotation for sample 3'"}]
+    (bad,) = loader.stats()["bad_samples"]
+    assert (bad["index"], bad["path"]) == (3, "Flaky[3]")
+    # The exception, and the script's line it was raised at, as torch's traceback would show it.
+    assert re.fullmatch(r"raised KeyError: 'no annotation for sample 3' \(at .*test_datasets\.py:\d+, in __getitem__\)",
+                        bad["reason"])
 
 
 class Missing(Paths):
@@ -495,16 +499,18 @@ def test_a_dataset0_that_raises_is_a_bad_sample_as_any_other(png_folder, kind):
     if kind is MissingFeatures:
         assert x.shape == (8, 4) and x[:3].tolist() == [[2.0] * 4] * 3, "2 stands in for 0 and 1"
     bad = loader.stats()["bad_samples"]
-    assert bad == [{"index": i, "path": f"{kind.__name__}[{i}]",
-                    "reason": f"raised FileNotFoundError: [Errno 2] No such file or directory: 'img{i}.jpg'"}
-                   for i in (0, 1)]
+    assert [(b["index"], b["path"]) for b in bad] == [(i, f"{kind.__name__}[{i}]") for i in (0, 1)]
+    for i, b in enumerate(bad):
+        assert b["reason"].startswith(f"raised FileNotFoundError: [Errno 2] No such file or directory: 'img{i}.jpg' "
+                                      "(at ")
 
 
 @pytest.mark.parametrize("size, says", [
     (40, r"^dataset: all of Missing\[0\] to Missing\[15\] raised, the first FileNotFoundError: \[Errno 2\] No "
-         r"such file or directory: 'img0.jpg'; the loader learns the items' kind from the first of its first 16 "
+         r"such file or directory: 'img0.jpg' \(at .*, in __getitem__\); the loader learns the items' kind from "
+         r"the first of its first 16 "
          r"indices that loads: fix the Dataset or leave the bad samples out of it$"),
-    (1, r"^dataset: Missing\[0\] raised FileNotFoundError: .*'img0.jpg'; the loader learns"),
+    (1, r"^dataset: Missing\[0\] raised FileNotFoundError: .*'img0.jpg' \(at .*\); the loader learns"),
 ])
 def test_a_dataset_none_of_whose_first_items_loads_is_one_line(png_folder, size, says):
     tried = []
@@ -524,7 +530,8 @@ def test_a_dataset_none_of_whose_first_items_loads_is_one_line(png_folder, size,
 
 def test_on_error_raise_raises_for_a_dataset0_that_raises_naming_it(png_folder):
     with pytest.raises(stoker.DataError, match=r"^bad sample Missing\[0\]: raised FileNotFoundError: \[Errno 2\] No "
-                       r"such file or directory: 'img0.jpg' \(on_error='raise', and the loader reads dataset\[0\] "
+                       r"such file or directory: 'img0.jpg' \(at .*test_datasets\.py:\d+, in __getitem__\) "
+                       r"\(on_error='raise', and the loader reads dataset\[0\] "
                        r"when it is made; on_error='substitute' replaces bad samples\)$") as e:
         stoker.DataLoader(Missing(folder_samples(png_folder), {0}), on_error="raise")
     assert isinstance(e.value.__cause__, FileNotFoundError)
@@ -626,7 +633,8 @@ def test_a_worker_init_fn_that_raises_fails_the_loader_or_the_epoch_naming_it(pn
         raise OSError("cannot open the annotation file")
 
     with pytest.raises(stoker.DataError, match=r"^worker_init_fn\(0\) raised OSError: cannot open the annotation "
-                       r"file \(the loader reads Paths's first items as worker 0 when it is made\); fix worker_init_fn$"):
+                       r"file \(at .*test_datasets\.py:\d+, in init\) \(the loader reads Paths's first items as worker "
+                       r"0 when it is made\); fix worker_init_fn$"):
         stoker.DataLoader(Paths(folder_samples(png_folder)), batch_size=4, transforms="Resize((8, 8))",
                           worker_init_fn=init)
 

@@ -234,7 +234,8 @@ def test_an_iterator_that_raises_ends_the_pass_with_one_line_after_the_items_bef
     loader = stoker.DataLoader(Numbers(raise_at=9), batch_size=4, transforms=CHAIN, dataset_processes=1)
     for _ in range(2):
         got = []
-        with pytest.raises(stoker.DataError, match=r"^Numbers's iterator raised KeyError: 'row 9' in dataset process "
+        with pytest.raises(stoker.DataError, match=r"^Numbers's iterator raised KeyError: 'row 9' \(at .*, in __iter__\) in "
+                                                   r"dataset process "
                                                    r"0; torch's DataLoader ends the pass there too"):
             for _, (ids, _) in loader:
                 got += ids.tolist()
@@ -412,7 +413,7 @@ def test_one_line_refusals():
                                          r"__len__ and __getitem__\) or a torch.utils.data.IterableDataset; this is a "
                                          r"generator; make it an IterableDataset whose __iter__ yields the items"):
         stoker.DataLoader(iter(Numbers()), transforms=CHAIN)
-    with pytest.raises(stoker.DataError, match=r"^dataset: Numbers's iterator raised KeyError: 'row 0' when stoker "
+    with pytest.raises(stoker.DataError, match=r"^dataset: Numbers's iterator raised KeyError: 'row 0' \(at .*\) when stoker "
                                                r"read its first item in this process"):
         stoker.DataLoader(Numbers(raise_at=0), transforms=CHAIN)
     loader = stoker.DataLoader(SizedNumbers(), batch_size=4, transforms=CHAIN)
