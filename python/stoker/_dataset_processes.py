@@ -72,7 +72,7 @@ from . import _exit
 from . import _process
 from . import _spawn_blocked
 from . import _stoker
-from ._blocks import BatchedImages
+from ._blocks import BatchedImages, Chunk
 from ._datasets import _raised
 
 _LIVE = weakref.WeakSet()  # every DatasetProcesses not closed, closed at exit before the loaders
@@ -169,6 +169,9 @@ class PassNumber:
         return self._values[0] != number or self._values[1] == number
 
 
+_UNPACKED = (np.ndarray, torch.Tensor)  # images _pack_image sends as they are
+
+
 class ScriptDataset:
     """The script's Dataset as the processes see it: `packed(item)` is an item as sent (packed by
     _pack, else as it is: stoker names what is wrong with it); `_passes` the PassNumber;
@@ -181,6 +184,8 @@ class ScriptDataset:
                              _channels=channels)
 
     def packed(self, item):
+        if type(item) is tuple and item and type(item[0]) in _UNPACKED and self._image_key is None:
+            return item, None  # an array's or a tensor's item goes as it is (_pack makes it again)
         try:
             return _pack(item, self._image_key, self._clips, self._channels.value), None
         except Exception:  # noqa: BLE001 - sent as it is: stoker names what is wrong with it
@@ -316,7 +321,7 @@ class DatasetProcesses:
         self._method, self._worker_init_fn, self._given = method, worker_init_fn, dataset
         self._generator = torch.Generator()
         self._inner_args = (chunk, image_key, clips)
-        collate = BatchedImages(image_key) if passthrough else _as_list
+        collate = BatchedImages(image_key, whole=self._whole_chunks) if passthrough else _as_list
         self._inner_options = dict(num_workers=self.processes, collate_fn=collate, persistent_workers=persistent,
                                    prefetch_factor=prefetch_factor, multiprocessing_context=context,
                                    worker_init_fn=_ScriptsWorkerInfo(worker_init_fn, method), generator=self._generator)
@@ -330,6 +335,7 @@ class DatasetProcesses:
             _EXIT_REGISTERED = True
 
     _calls = "__getitem__"  # what the processes call, for messages
+    _whole_chunks = True  # passed-through chunks may come as a Chunk (_blocks.py; _deliver)
 
     def _inner_loader(self, dataset, chunk, image_key, clips, **options):
         """torch's DataLoader that runs the processes: over each pass's indices in chunks."""
@@ -565,11 +571,19 @@ class DatasetProcesses:
         return True
 
     def _deliver(self, generation, chunk):
-        """The feeder's: stashes a chunk of the pass `generation`; False once it is not the pass."""
+        """The feeder's: stashes a chunk of the pass `generation`; False once it is not the pass. A
+        Chunk (_blocks.py) is each of its positions' item, its `indices` theirs; where the pass
+        repeats an index, its items one by one (a Chunk finds a sample's row by its index)."""
         with self._cond:
             if generation != self._generation or self._closed:
                 return False
             at = self._delivered
+            if type(chunk) is Chunk:
+                if type(self._where.get(self._stream[at])) is int:  # no index repeats in the pass (_begin)
+                    chunk.indices = self._stream[at:at + len(chunk)]
+                    chunk = [chunk] * len(chunk)
+                else:
+                    chunk = chunk.pairs()
             self._got[at:at + len(chunk)] = chunk
             self._delivered += len(chunk)
             self._stashed += len(chunk)
