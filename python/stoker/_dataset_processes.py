@@ -7,8 +7,9 @@ item's image is made cheap to send: an RGB PIL image that Image.open returned an
 loaded becomes its encoded bytes (stoker decodes them in C++), an L or RGB one a uint8 array
 (either as it is where the loader keeps the other channel count: it names it, _pack_image);
 the arrays and tensors of a Dataset whose images are passed through are batched, the chunk's in
-one block in shared memory (_blocks.py), as torch's workers collate a batch; a dataset[i] that
-raises becomes its one line. A thread of this process (the feeder) takes the
+one block in shared memory, its int or float labels in one array (_blocks.py), as torch's
+workers collate a batch; a dataset[i] that raises becomes its one line. A thread of this
+process (the feeder) takes the
 chunks as they come and keeps them by their position in the pass (one slice a chunk); stoker's
 worker threads take item i from them (DatasetSource's `items`, python/src/dataset_source.h), or
 a run of items at once (take_run: the samples a worker claims together, feature tensors and

@@ -9,7 +9,8 @@ encoded bytes (a 1-D uint8 array among them) and PIL images. With transforms=, a
 an image stoker transforms, and float arrays are features (_datasets.py).
 
 The engine carries each item's (image, target, index) to the consumer (python/src/
-dataset_source.h, `passthrough`); its own input tensor is one 0.0 per sample, dropped. The
+dataset_source.h, `passthrough`), or the Chunk dataset_processes batched it in (_blocks.py); its
+own input tensor is one 0.0 per sample, dropped. The
 worker thread that writes a batch's last item stacks the batch's images (WorkerStack, as torch's
 worker processes collate), so that the training loop's thread does not copy them; a batch whose
 images differ is collated again by the consumer, which raises the line.

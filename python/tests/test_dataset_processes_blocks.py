@@ -25,6 +25,8 @@ KINDS = {
     "int64": lambda i: _values(i, (4,), torch.int64),
     "numpy float32": lambda i: _values(i, (6, 5, 3), torch.float32).numpy(),
     "float labels": lambda i: (_values(i, (5,), torch.float16), i / 4),
+    "bool labels": lambda i: (_values(i, (5,), torch.float16), i % 3 == 0),  # a bool tensor, not int64
+    "NumPy labels": lambda i: (_values(i, (5,), torch.float16), np.int32(i)),
     "dict": lambda i: {"image": _values(i, (3, 6, 5), torch.float32), "mask": _values(i, (6, 5), torch.int64),
                        "weights": _values(i, (2,), torch.float64), "label": i},
 }
