@@ -66,9 +66,10 @@
 // feature tensors, and passed-through items) reads them with read_run: under one GIL hold,
 // item_runs(indices, wait) answers a list of items(i, ...)'s answers for as many of the run's
 // indices as have come, in order (False while the first has not), until each has its answer.
-// With `passthrough`, an answer that is none of these (a Chunk: the processes batched the
-// chunk the item is in, stoker/_blocks.py) is what travels to the consumer as it is, in place
-// of (image, target, index): the consumer finds the sample's row in it by its index.
+// With `passthrough`, an item_runs answer that is none of these (a Chunk: the processes
+// batched the chunk the item is in, stoker/_blocks.py) is what travels to the consumer as it
+// is, in place of (image, target, index): the consumer finds the sample's row in it by the
+// index its slot was claimed for.
 //
 // Errors: dataset[i] raising, or an item of another kind, makes sample i bad (substituted and
 // named as any unreadable file is: the reason is the exception's one line); a worker_init_fn

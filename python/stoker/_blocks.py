@@ -11,7 +11,9 @@ a chunk is one batch of the pass's order, _dataset_processes.py), in one of two 
   either side. In the loader's process each of the chunk's positions holds the Chunk itself;
   a worker thread takes it as the sample's item (python/src/dataset_source.h), and the consumer
   takes a batch that is the whole chunk, in order, as the block and the labels (whole_chunk);
-  any other batch takes each sample's item from its Chunk (items_of).
+  any other batch takes each sample's item from its Chunk by the index its slot was claimed for
+  (items_of: a worker thread takes the Chunk only for a run of its own claims; an item taken
+  alone, such as a bad sample's substitute, comes as its own (item, None)).
 - else, where the items that came hold such images in their image slot (dict items, wider
   tuples, a chunk with an item that raised), the images one block and each item's slot a Row of
   it. The consumer (collate_images) takes a batch whose images are all the rows of one block, in
@@ -83,9 +85,14 @@ class Chunk:
         image = self.images[row]
         return image.numpy() if self.numpy else image, self.targets[row].item(), index
 
+    def pair(self, row):
+        """Row `row` as the processes send an item one by one: ((image, label), None)."""
+        image, label, _ = self.item(row, None)
+        return (image, label), None
+
     def pairs(self):
-        """The chunk's items as the processes send them one by one: (item, None) each."""
-        return [((image, label), None) for image, label, _ in (self.item(k, None) for k in range(len(self)))]
+        """The chunk's items as the processes send them one by one."""
+        return [self.pair(k) for k in range(len(self))]
 
     def row_of(self, index):
         """The row of pass index `index` in the chunk (its indices hold each once: the feeder's rule)."""

@@ -523,7 +523,9 @@ class DatasetProcesses:
         """take()'s look, holding self._cond: item `index` taken from what came (the caller wakes
         the feeder: room); None where none is on its way within the window (not in the pass,
         taken already, or further than `window` positions past what came); False where one is
-        on its way."""
+        on its way. A Chunk's item comes as its (item, None): read alone, it may be a bad sample's
+        substitute, which the consumer could not find in the Chunk by the index its slot was
+        claimed for (only _whole_run's answers, each in its own slot, are the Chunk)."""
         where = self._where.get(index)
         if where is None:
             return None
@@ -536,7 +538,7 @@ class DatasetProcesses:
                 return None
             got[where] = _TAKEN
             self._stashed -= 1
-            return item
+            return item.pair(item.row_of(index)) if type(item) is Chunk else item
         for position in where:  # the first delivered and not taken, else one on its way
             if position >= delivered:
                 return False if position < delivered + self._window else None
