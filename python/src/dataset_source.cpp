@@ -628,22 +628,30 @@ void DatasetSource::fixed_shape(int* width, int* height, int* channels) const {
 
 std::string DatasetSource::describe() const { return fmt::format("{} object: {} samples", name_, size()); }
 
+void DatasetSource::take_passed(py::object carried, data::SampleData* out) const {
+  out->storage.resize(sizeof(float));  // one 0.0f feature
+  std::fill(out->storage.begin(), out->storage.end(), uint8_t{0});
+  out->bytes = out->storage;
+  out->raw = false;
+  out->feature_count = 1;
+  out->extra = std::make_shared<const HeldObject>(std::move(carried), counted_);
+}
+
 Status DatasetSource::take(size_t index, const py::object& delivered, data::SampleData* out, FileToRead* file) const {
   if (delivered.ptr() == Py_Ellipsis) return Status::past_end();  // a stream that ended before it
   const WorkerPython in_python;
+  if (passthrough_ && !delivered.is_none() && !PyTuple_Check(delivered.ptr())) {  // a row of a Chunk
+    take_passed(delivered, out);
+    return Status::ok_status();
+  }
   try {
     std::string bad;
     const py::object item = this->item(index, delivered, &bad);
     if (!bad.empty()) return Status::failure(bad);
     py::object image, target;
     if (const std::string why = split(item, false, &image, &target); !why.empty()) return Status::failure(why);
-    if (passthrough_) {  // one 0.0f feature; the image travels with the target
-      out->storage.resize(sizeof(float));
-      std::fill(out->storage.begin(), out->storage.end(), uint8_t{0});
-      out->bytes = out->storage;
-      out->raw = false;
-      out->feature_count = 1;
-      out->extra = std::make_shared<const HeldObject>(py::make_tuple(image, target, index), counted_);
+    if (passthrough_) {  // the image travels with the target
+      take_passed(py::make_tuple(image, target, index), out);
       return Status::ok_status();
     }
     if (feature_count_ > 0) {

@@ -66,6 +66,10 @@
 // feature tensors, and passed-through items) reads them with read_run: under one GIL hold,
 // item_runs(indices, wait) answers a list of items(i, ...)'s answers for as many of the run's
 // indices as have come, in order (False while the first has not), until each has its answer.
+// With `passthrough`, an item_runs answer that is none of these (a Chunk: the processes
+// batched the chunk the item is in, stoker/_blocks.py) is what travels to the consumer as it
+// is, in place of (image, target, index): the consumer finds the sample's row in it by the
+// index its slot was claimed for.
 //
 // Errors: dataset[i] raising, or an item of another kind, makes sample i bad (substituted and
 // named as any unreadable file is: the reason is the exception's one line); a worker_init_fn
@@ -211,6 +215,9 @@ class DatasetSource final : public data::Source {
   // Sample `index` from what delivered() gave for it into `out`, the file it names into `file`
   // (read afterwards, without the GIL). With the GIL held.
   Status take(size_t index, const pybind11::object& delivered, data::SampleData* out, FileToRead* file) const;
+  // A passed-through sample into `out`: one 0.0f feature, and `carried` (its (image, target,
+  // index), or the Chunk it is a row of) as its extra. With the GIL held.
+  void take_passed(pybind11::object carried, data::SampleData* out) const;
   // Item `index`: what delivered() gave, else dataset[index]; sets *bad to the reason where it
   // is a bad sample. With the GIL held.
   pybind11::object item(size_t index, const pybind11::object& delivered, std::string* bad) const;

@@ -7,8 +7,9 @@ item's image is made cheap to send: an RGB PIL image that Image.open returned an
 loaded becomes its encoded bytes (stoker decodes them in C++), an L or RGB one a uint8 array
 (either as it is where the loader keeps the other channel count: it names it, _pack_image);
 the arrays and tensors of a Dataset whose images are passed through are batched, the chunk's in
-one block in shared memory (_blocks.py), as torch's workers collate a batch; a dataset[i] that
-raises becomes its one line. A thread of this process (the feeder) takes the
+one block in shared memory, its int or float labels in one array (_blocks.py), as torch's
+workers collate a batch; a dataset[i] that raises becomes its one line. A thread of this
+process (the feeder) takes the
 chunks as they come and keeps them by their position in the pass (one slice a chunk); stoker's
 worker threads take item i from them (DatasetSource's `items`, python/src/dataset_source.h), or
 a run of items at once (take_run: the samples a worker claims together, feature tensors and
@@ -72,7 +73,7 @@ from . import _exit
 from . import _process
 from . import _spawn_blocked
 from . import _stoker
-from ._blocks import BatchedImages
+from ._blocks import BatchedImages, Chunk
 from ._datasets import _raised
 
 _LIVE = weakref.WeakSet()  # every DatasetProcesses not closed, closed at exit before the loaders
@@ -169,6 +170,9 @@ class PassNumber:
         return self._values[0] != number or self._values[1] == number
 
 
+_UNPACKED = (np.ndarray, torch.Tensor)  # images _pack_image sends as they are
+
+
 class ScriptDataset:
     """The script's Dataset as the processes see it: `packed(item)` is an item as sent (packed by
     _pack, else as it is: stoker names what is wrong with it); `_passes` the PassNumber;
@@ -181,6 +185,8 @@ class ScriptDataset:
                              _channels=channels)
 
     def packed(self, item):
+        if type(item) is tuple and item and type(item[0]) in _UNPACKED and self._image_key is None:
+            return item, None  # an array's or a tensor's item goes as it is (_pack makes it again)
         try:
             return _pack(item, self._image_key, self._clips, self._channels.value), None
         except Exception:  # noqa: BLE001 - sent as it is: stoker names what is wrong with it
@@ -316,7 +322,7 @@ class DatasetProcesses:
         self._method, self._worker_init_fn, self._given = method, worker_init_fn, dataset
         self._generator = torch.Generator()
         self._inner_args = (chunk, image_key, clips)
-        collate = BatchedImages(image_key) if passthrough else _as_list
+        collate = BatchedImages(image_key, whole=self._whole_chunks) if passthrough else _as_list
         self._inner_options = dict(num_workers=self.processes, collate_fn=collate, persistent_workers=persistent,
                                    prefetch_factor=prefetch_factor, multiprocessing_context=context,
                                    worker_init_fn=_ScriptsWorkerInfo(worker_init_fn, method), generator=self._generator)
@@ -330,6 +336,7 @@ class DatasetProcesses:
             _EXIT_REGISTERED = True
 
     _calls = "__getitem__"  # what the processes call, for messages
+    _whole_chunks = True  # passed-through chunks may come as a Chunk (_blocks.py; _deliver)
 
     def _inner_loader(self, dataset, chunk, image_key, clips, **options):
         """torch's DataLoader that runs the processes: over each pass's indices in chunks."""
@@ -516,7 +523,9 @@ class DatasetProcesses:
         """take()'s look, holding self._cond: item `index` taken from what came (the caller wakes
         the feeder: room); None where none is on its way within the window (not in the pass,
         taken already, or further than `window` positions past what came); False where one is
-        on its way."""
+        on its way. A Chunk's item comes as its (item, None): read alone, it may be a bad sample's
+        substitute, which the consumer could not find in the Chunk by the index its slot was
+        claimed for (only _whole_run's answers, each in its own slot, are the Chunk)."""
         where = self._where.get(index)
         if where is None:
             return None
@@ -529,7 +538,7 @@ class DatasetProcesses:
                 return None
             got[where] = _TAKEN
             self._stashed -= 1
-            return item
+            return item.pair(item.row_of(index)) if type(item) is Chunk else item
         for position in where:  # the first delivered and not taken, else one on its way
             if position >= delivered:
                 return False if position < delivered + self._window else None
@@ -565,11 +574,19 @@ class DatasetProcesses:
         return True
 
     def _deliver(self, generation, chunk):
-        """The feeder's: stashes a chunk of the pass `generation`; False once it is not the pass."""
+        """The feeder's: stashes a chunk of the pass `generation`; False once it is not the pass. A
+        Chunk (_blocks.py) is each of its positions' item, its `indices` theirs; where the pass
+        repeats an index, its items one by one (a Chunk finds a sample's row by its index)."""
         with self._cond:
             if generation != self._generation or self._closed:
                 return False
             at = self._delivered
+            if type(chunk) is Chunk:
+                if type(self._where.get(self._stream[at])) is int:  # no index repeats in the pass (_begin)
+                    chunk.indices = self._stream[at:at + len(chunk)]
+                    chunk = [chunk] * len(chunk)
+                else:
+                    chunk = chunk.pairs()
             self._got[at:at + len(chunk)] = chunk
             self._delivered += len(chunk)
             self._stashed += len(chunk)

@@ -166,6 +166,7 @@ class StreamProcesses(DatasetProcesses):
     the items after it)."""
 
     _calls = "__iter__"
+    _whole_chunks = False  # items numbered as they come, one by one (_deliver)
 
     def _inner_loader(self, dataset, chunk, image_key, clips, **options):
         return _InnerLoader(_PackedStream(dataset, image_key, clips, self._passes, self._channels), batch_size=chunk,

@@ -9,7 +9,8 @@ encoded bytes (a 1-D uint8 array among them) and PIL images. With transforms=, a
 an image stoker transforms, and float arrays are features (_datasets.py).
 
 The engine carries each item's (image, target, index) to the consumer (python/src/
-dataset_source.h, `passthrough`); its own input tensor is one 0.0 per sample, dropped. The
+dataset_source.h, `passthrough`), or the Chunk dataset_processes batched it in (_blocks.py); its
+own input tensor is one 0.0 per sample, dropped. The
 worker thread that writes a batch's last item stacks the batch's images (WorkerStack, as torch's
 worker processes collate), so that the training loop's thread does not copy them; a batch whose
 images differ is collated again by the consumer, which raises the line.
@@ -17,7 +18,7 @@ images differ is collated again by the consumer, which raises the line.
 import torch
 from torch.utils.data import default_collate
 
-from ._blocks import as_images, whole_block
+from ._blocks import Chunk, as_images, whole_block
 
 
 def passes_through(image):
@@ -81,7 +82,8 @@ class WorkerStack:
     the worker thread that writes the batch's last item (python/src/dataset_source.h, `stack`):
     collate_images, pinned where `pin` (pin_memory=True on the CPU, as torch's pin thread does it
     off the loop's thread); None where the images differ (the consumer collates them again and
-    raises the line there); None too where `skip` (a collate_fn stacks them)."""
+    raises the line there); None too where `skip` (a collate_fn stacks them). A batch whose items
+    are all one Chunk's (dataset_processes', _blocks.py) is its block; one with some is None."""
 
     def __init__(self, name):
         self.name = name
@@ -91,6 +93,13 @@ class WorkerStack:
     def __call__(self, items):
         if self.skip:
             return None
+        first = items[0] if items else None
+        if type(first) is Chunk:  # the whole chunk's block (the consumer checks its order: whole_chunk), else none
+            if len(first) != len(items) or items.count(first) != len(items):
+                return None
+            return first.images.pin_memory() if self.pin else first.images
+        if any(type(item) is Chunk for item in items):
+            return None  # the consumer takes each sample's item from its Chunk and collates them
         try:
             images = collate_images([p[0] for p in items], [p[2] for p in items], self.name)
         except ValueError:

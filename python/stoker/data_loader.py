@@ -25,6 +25,7 @@ from . import _options
 from . import _stoker
 from ._collate import WholeSamples, call_collate_fn, call_on_items, collate_targets, sample_params, whole_samples
 from ._dataset_processes import DatasetProcesses, close_live_first_at_exit
+from ._blocks import items_of, whole_chunk
 from ._passthrough import collate_images, whole_items
 from ._iterable import StreamPass, StreamProcesses, StreamView, check_options, is_iterable, load_state, stream_batches
 from ._datasets import PathDataset, _raised, class_to_idx, open_data, reopen_folder
@@ -1088,16 +1089,23 @@ class DataLoader:
         transform = self._data.target_transform
         if self._data.passthrough:  # (images, targets): _shaped takes the images as the inputs
             passed = batch.items
+            chunk = whole_chunk(passed, batch.indices)  # dataset_processes' chunk, whole: its block and labels
+            if chunk is not None and transform is None and self.collate_fn is None and not self._unbatched:
+                images = batch.finished if batch.finished is not None else chunk.images
+                return self._pinned_images(images), torch.from_numpy(chunk.targets)
+            resolved = items_of(passed, batch.indices)
+            # a batch with some samples of a Chunk (not the whole of it, in order) is collated here
+            finished = batch.finished if chunk is not None or resolved is passed else None
+            passed = resolved
             values = [p[1] for p in passed]
             if transform is not None:
                 values = [transform(v) for v in values]
             if self.collate_fn is not None or self._unbatched:  # (None, the batch): the whole items, as torch's
                 return None, self._collated_whole(passed, values)
-            images = batch.finished  # stacked (and pinned) on the worker that wrote the batch's last item
+            images = finished  # stacked (and pinned) on the worker that wrote the batch's last item
             if images is None or images.shape[0] != len(passed):  # images that differ; a stream's last batch
                 images = collate_images([p[0] for p in passed], [p[2] for p in passed], self._data.name)
-            if self.pin_memory and self.device.type == "cpu":
-                images = images.pin_memory()  # the workers' are pinned already: returned as they are
+            images = self._pinned_images(images)
             layout = self._data.dict_items
             return images, collate_targets(values, self.collate_fn, layout.image_key if layout is not None else None,
                                            self._collate_whole())
@@ -1115,6 +1123,11 @@ class DataLoader:
         layout = self._data.dict_items
         return collate_targets(values, self.collate_fn, layout.image_key if layout is not None else None,
                                self._collate_whole())
+
+    def _pinned_images(self, images):
+        """A passed-through batch's images, pinned where pin_memory on the CPU device (the workers'
+        are pinned already: returned as they are)."""
+        return images.pin_memory() if self.pin_memory and self.device.type == "cpu" else images
 
     _whole_fn = None  # the collate_fn that took a batch's whole samples after failing on its targets
 

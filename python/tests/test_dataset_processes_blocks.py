@@ -2,12 +2,14 @@
 them, as torch's DataLoader's worker processes collate a batch (python/stoker/_blocks.py): the
 batches are torch's, batch for batch (values, dtype, shape), their images in shared memory as
 torch's are, through a resume; a bad sample's substitute, called in this process, is batched
-with them as before."""
+with them as before. A chunk of (image, label) items comes as one Chunk (its block and its
+labels), which the worker threads take whole, one object for all of its samples."""
 import numpy as np
 import pytest
 import torch
 
 import stoker
+from stoker._dataset_processes import DatasetProcesses
 
 N, BATCH = 30, 4
 
@@ -22,6 +24,9 @@ KINDS = {
     "float64": lambda i: _values(i, (2, 7), torch.float64),
     "int64": lambda i: _values(i, (4,), torch.int64),
     "numpy float32": lambda i: _values(i, (6, 5, 3), torch.float32).numpy(),
+    "float labels": lambda i: (_values(i, (5,), torch.float16), i / 4),
+    "bool labels": lambda i: (_values(i, (5,), torch.float16), i % 3 == 0),  # a bool tensor, not int64
+    "NumPy labels": lambda i: (_values(i, (5,), torch.float16), np.int32(i)),
     "dict": lambda i: {"image": _values(i, (3, 6, 5), torch.float32), "mask": _values(i, (6, 5), torch.int64),
                        "weights": _values(i, (2,), torch.float64), "label": i},
 }
@@ -40,7 +45,7 @@ class Made(torch.utils.data.Dataset):
         if i in self.bad:
             raise ValueError(f"no item {i}")
         made = KINDS[self.kind](i)
-        return made if isinstance(made, dict) else (made, i)
+        return made if isinstance(made, (dict, tuple)) else (made, i)
 
 
 def _sampler():
@@ -96,3 +101,52 @@ def test_a_bad_samples_substitute_is_batched_with_the_processes_items():
     for ours, same in zip(batches, threads):
         _assert_same(ours, same)
     assert not batches[0][0].is_shared() and batches[1][0].is_shared()  # the first took a substitute
+
+
+def _taken(monkeypatch):
+    """Every answer the loader's worker threads got from take_run(), as a list."""
+    answers, take_run = [], DatasetProcesses.take_run
+
+    def recorded(self, indices, wait=None):
+        answer = take_run(self, indices, wait)
+        if answer is not False:
+            answers.extend(answer)
+        return answer
+
+    monkeypatch.setattr(DatasetProcesses, "take_run", recorded)
+    return answers
+
+
+def test_a_chunks_samples_are_one_object_in_this_process(monkeypatch):
+    answers = _taken(monkeypatch)
+    batches = list(stoker.DataLoader(Made("float32"), batch_size=BATCH, sampler=_sampler(), num_workers=2,
+                                     dataset_processes=2))
+    theirs = list(torch.utils.data.DataLoader(Made("float32"), batch_size=BATCH, sampler=_sampler()))
+    for ours, torchs in zip(batches, theirs, strict=True):
+        _assert_same(ours, torchs)
+    assert len(answers) == N, "each sample taken once"
+    chunks = {id(answer) for answer in answers}
+    assert len(chunks) == (N + BATCH - 1) // BATCH, f"{len(chunks)} objects for {N} samples: one a chunk"
+
+
+def test_a_chunks_samples_are_its_items_where_collate_fn_takes_them_one_by_one():
+    def collate_fn(items):
+        return torch.stack([x for x, _ in items]), [y for _, y in items]
+
+    theirs = list(torch.utils.data.DataLoader(Made("float32"), batch_size=BATCH, sampler=_sampler(),
+                                              collate_fn=collate_fn))
+    ours = list(stoker.DataLoader(Made("float32"), batch_size=BATCH, sampler=_sampler(), num_workers=2,
+                                  dataset_processes=2, collate_fn=collate_fn))
+    assert len(ours) == len(theirs)
+    for (x, labels), (tx, their_labels) in zip(ours, theirs):
+        assert torch.equal(x, tx) and labels == their_labels and type(labels[0]) is int
+
+
+@pytest.mark.parametrize("bad", [2, 3], ids=["substitute in its chunk", "substitute in the next chunk"])
+def test_a_substitute_taken_from_another_chunk_leaves_both_batches_right(bad):
+    ours = list(stoker.DataLoader(Made("float32", bad={bad}), batch_size=BATCH, num_workers=2, dataset_processes=2,
+                                  max_bad=0.5))
+    threads = list(stoker.DataLoader(Made("float32", bad={bad}), batch_size=BATCH, num_workers=2, max_bad=0.5))
+    assert len(ours) == len(threads)
+    for a, b in zip(ours, threads):
+        _assert_same(a, b)

@@ -2,10 +2,12 @@
 tensors, passed-through arrays) takes the run's items with one take_run() call under one GIL hold,
 not one take() each; take_run() answers a prefix of what came, as take() answers each; the
 batches stay torch's, with a sampler that repeats indices as well."""
+import numpy as np
 import pytest
 import torch
 
 import stoker
+from stoker._blocks import Chunk
 from stoker._dataset_processes import DatasetProcesses, _PassChunks
 
 N, BATCH = 64, 16
@@ -55,6 +57,25 @@ def test_a_run_of_the_passs_positions_is_taken_whole_and_once():
     assert processes.take_run([1, 5], wait=0) == [("e", None), ("f", None)]
     assert processes.take_run([1, 5], wait=0) == [None, None]
     assert processes._stashed == 0
+
+
+def _chunk(first, count):
+    """A Chunk of items (a row of 3 values from i, i) for i from `first`."""
+    return Chunk(torch.arange(3.0).repeat(count, 1) + torch.arange(first, first + count)[:, None],
+                 np.arange(first, first + count), False)
+
+
+def test_a_chunk_is_each_of_its_positions_in_a_run_and_its_own_item_taken_alone():
+    processes = _pass([10, 11, 12, 13, 14, 15], window=8)
+    assert processes._deliver(1, _chunk(10, 3))
+    run = processes.take_run([10, 11], wait=0)
+    assert len(run) == 2 and run[0] is run[1] and type(run[0]) is Chunk, "one object for the run's samples"
+    alone = processes.take(12, wait=0)  # a bad sample's substitute reads so: its slot was claimed for another index
+    assert type(alone) is tuple and alone[1] is None
+    assert torch.equal(alone[0][0], torch.tensor([12.0, 13.0, 14.0])) and alone[0][1] == 12
+    assert processes._deliver(1, _chunk(13, 3))
+    assert [item[0][1] for item in processes.take_run([15, 13], wait=0)] == [15, 13], "not the pass's run: each alone"
+    assert processes._stashed == 1
 
 
 def test_an_index_past_the_window_is_called_here_and_take_agrees():
