@@ -530,6 +530,7 @@ void bind_loader(py::module_& m) {
       py::arg("given"), py::arg("option"));
   m.attr("max_clip_frames") = data::ClipOptions::kMaxFrames;
   m.attr("max_frame_step") = data::ClipOptions::kMaxStep;
+  m.attr("default_max_pixels") = data::DecodeOptions{}.max_pixels;  // Pillow's MAX_IMAGE_PIXELS
   m.def(
       "clip_source_refusal",
       [](int frames, const data::Source& source) {

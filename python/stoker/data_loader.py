@@ -321,7 +321,7 @@ def _pil_max_pixels():
     try:
         from PIL import Image
     except ImportError:
-        return 2 * 89_478_485
+        return 2 * _stoker.default_max_pixels
     limit = Image.MAX_IMAGE_PIXELS
     return sys.maxsize if limit is None else max(1, 2 * int(limit))
 
