@@ -601,6 +601,8 @@ class DataLoader:
             processes is None and not stream and data.targets == "items" and self.source.call_times is not None) \
             else None
         self._autotune = []
+        # The first bad sample substituted is one UserWarning line (_warn_first_bad); "raise" raises at it.
+        self._bad_told = on_error == "raise"
         register_diagnosis(self._diagnosis, self)
         self._made = True
 
@@ -1077,7 +1079,23 @@ class DataLoader:
         self._step_wait, self._step_end, self._step_samples = now - started, now, item[0].shape[0]
         if self._gil_hint is not None:
             self._gil_hint.step(now - started, now)
+        if not self._bad_told:
+            self._warn_first_bad()
         return self._shaped(item)
+
+    def _warn_first_bad(self):
+        """One UserWarning line at the first bad sample the loader substituted, where torch's
+        DataLoader would raise: a Dataset's bug or a missing file is not hidden until stats() is
+        read. Once per loader; the rest are in stats()["bad_samples"]."""
+        epoch = self._loader.epoch_stats()
+        bad = epoch["bad_samples"] if self._stream is None else self._stream.bad_of_pass(epoch)[1]
+        if not bad:
+            return
+        self._bad_told = True
+        _, name, why = bad[0]
+        warnings.warn(f"stoker.DataLoader: a bad sample was replaced by another, where torch's DataLoader raises: "
+                      f"{name}: {why}. stats()['bad_samples'] names each; on_error='raise' stops at the first; "
+                      f"more than max_bad of an epoch stops it (told once)", UserWarning, stacklevel=5)
 
     def _targets(self, batch):
         """The batch's targets on the host: the engine's class ids or float targets as a tensor

@@ -92,6 +92,49 @@ def test_a_bad_sample_is_substituted_and_named(folder_with_a_bad_file):
     assert stats["bad_samples"][0]["reason"]
 
 
+class _RaisesAt(torch.utils.data.Dataset):
+    """A Dataset whose __getitem__ has a bug for some items, as a script's may."""
+
+    def __init__(self, bad):
+        self.bad = bad
+
+    def __len__(self):
+        return 200
+
+    def __getitem__(self, i):
+        if i in self.bad:
+            raise KeyError(f"no landmarks for {i}")
+        return torch.full((3,), float(i)), i
+
+
+def _warnings_of_a_pass(loader, passes=2):
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(passes):
+            for _ in loader:
+                pass
+    return [str(w.message) for w in caught if "bad sample" in str(w.message)]
+
+
+@pytest.mark.parametrize("processes", [None, 2])
+def test_the_first_substituted_sample_of_a_dataset_is_one_warning_line(processes):
+    loader = stoker.DataLoader(_RaisesAt({37, 150}), batch_size=8, num_workers=2, dataset_processes=processes)
+    lines = _warnings_of_a_pass(loader)
+    assert len(lines) == 1, lines  # once per loader, not per sample or per pass
+    assert "_RaisesAt[37]: raised KeyError: 'no landmarks for 37'" in lines[0]
+    assert "test_errors.py" in lines[0] and "on_error='raise'" in lines[0]
+    assert loader.stats()["bad"] == 2
+
+
+def test_a_substituted_file_is_one_warning_line_and_a_clean_pass_none(folder_with_a_bad_file, png_folder):
+    root, bad = folder_with_a_bad_file
+    lines = _warnings_of_a_pass(stoker.DataLoader(root, batch_size=4, transforms="Resize((8, 8))", max_bad=0.2))
+    assert len(lines) == 1 and str(bad) in lines[0]
+    assert _warnings_of_a_pass(stoker.DataLoader(png_folder, batch_size=4, transforms="Resize((8, 8))")) == []
+    assert _warnings_of_a_pass(stoker.DataLoader(_RaisesAt(set()), batch_size=8, num_workers=2)) == []
+
+
 def test_on_error_raise_names_the_file(folder_with_a_bad_file):
     root, bad = folder_with_a_bad_file
     loader = stoker.DataLoader(root, batch_size=4, transforms="Resize((8, 8))", on_error="raise")
