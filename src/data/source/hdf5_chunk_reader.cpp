@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "hdf5_handle.h"
+#include "stoker/data/sampler.h"
 
 namespace stoker::data {
 
@@ -20,33 +21,28 @@ std::atomic<uint64_t> g_next_reader_id{1};
 std::atomic<size_t> g_cache_bytes{0};
 std::atomic<size_t> g_chunks_decoded{0};
 
-// What one thread keeps between its reads: the band of chunks it read last, decoded (reader
-// `reader`'s band `band`; reader 0: none), and buffers reused for chunks not kept (sized by the
-// reader `user`, which read last). The thread holds `in_use` while it reads; a reader being
-// destroyed takes it to drop what the thread keeps for that reader.
+// What one thread keeps between its reads: buffers reused for stored chunks and for decoded
+// chunks not kept in the cache (sized by the reader `user`, which read last). The thread holds
+// `in_use` while it reads; a reader being destroyed takes it to drop what the thread keeps for
+// that reader.
 struct ThreadCache {
   std::atomic<bool> in_use{false};
-  uint64_t reader = 0, user = 0;
-  size_t band = 0;
-  std::vector<std::vector<uint8_t>> chunks;
+  uint64_t user = 0;
   std::vector<uint8_t> chunk, stored, scratch;
   bool errors_silenced = false;
   size_t counted = 0;  // of g_cache_bytes
 
   // Counts what the buffers hold now in g_cache_bytes.
   void recount() {
-    size_t bytes = chunk.capacity() + stored.capacity() + scratch.capacity();
-    for (const auto& c : chunks) bytes += c.capacity();
+    const size_t bytes = chunk.capacity() + stored.capacity() + scratch.capacity();
     if (bytes == counted) return;
     g_cache_bytes.fetch_add(bytes - counted, std::memory_order_relaxed);  // wraps down when smaller
     counted = bytes;
   }
   // Lets the kept band and the buffers go.
   void drop() {
-    reader = 0;
     user = 0;
-    std::vector<std::vector<uint8_t>>().swap(chunks);  // `= {}` would keep the capacity
-    std::vector<uint8_t>().swap(chunk);
+    std::vector<uint8_t>().swap(chunk);  // `= {}` would keep the capacity
     std::vector<uint8_t>().swap(stored);
     std::vector<uint8_t>().swap(scratch);
     recount();
@@ -177,24 +173,44 @@ std::unique_ptr<Hdf5ChunkReader> Hdf5ChunkReader::open(hid_t file, const std::st
 }
 
 void Hdf5ChunkReader::expect_in_order(bool in_order) const {
-  in_order_.store(in_order, std::memory_order_relaxed);
-  if (in_order || band_bytes() <= kBandCacheBytes) return;
-  ThreadCaches& all = thread_caches();
-  const MutexLock lock(all.mutex);
-  for (ThreadCache* cache : all.caches) {
-    const CacheUse use(*cache);
-    if (cache->reader == id_) cache->drop();
+  const MutexLock lock(room_mutex_);
+  in_order_ = in_order;
+  request_room();
+}
+
+std::vector<uint64_t> Hdf5ChunkReader::band_starts() const {
+  std::vector<uint64_t> starts;
+  append_even_bands(0, dims_[0], chunk_[0], &starts);
+  return starts;
+}
+
+void Hdf5ChunkReader::keep_bands(size_t bands) const {
+  const MutexLock lock(room_mutex_);
+  kept_bands_ = bands;
+  request_room();
+}
+
+void Hdf5ChunkReader::request_room() const {
+  const size_t band = band_bytes();
+  size_t room = 0;
+  if (in_order_ && band <= kInOrderBandCacheBytes) {
+    room = std::max(2 * band, kInOrderCacheBytes / band * band);
+  } else if (!in_order_) {
+    room = kept_bands_ * band;
   }
+  cached_.store(room > 0, std::memory_order_relaxed);
+  SharedBands::process().request(id_, room);
 }
 
 Hdf5ChunkReader::~Hdf5ChunkReader() {
   if (dataset_ < 0) return;
-  {  // what the threads keep for this reader goes with it
+  SharedBands::process().forget(id_);
+  {  // the buffers the threads sized for this reader go with it
     ThreadCaches& all = thread_caches();
     const MutexLock lock(all.mutex);
     for (ThreadCache* cache : all.caches) {
       const CacheUse use(*cache);
-      if (cache->reader == id_ || cache->user == id_) cache->drop();
+      if (cache->user == id_) cache->drop();
     }
   }
   const MutexLock lock(hdf5_mutex());
@@ -307,8 +323,7 @@ Status Hdf5ChunkReader::read_row(size_t row, uint8_t* out) const {
   cache.user = id_;
   const size_t band = row / chunk_[0];
   Status status = Status::ok_status();
-  const bool in_order = in_order_.load(std::memory_order_relaxed);
-  if (!in_order && shared_.capacity() > 0) {
+  if (cached_.load(std::memory_order_relaxed)) {
     const auto decode = [&](size_t b, SharedBands::Band* chunks) {
       chunks->resize(chunks_per_band_);
       for (size_t k = 0; k < chunks_per_band_; ++k) {
@@ -316,24 +331,10 @@ Status Hdf5ChunkReader::read_row(size_t row, uint8_t* out) const {
       }
       return Status::ok_status();
     };
-    const std::shared_ptr<const SharedBands::Band> chunks = shared_.get(band, decode, &status);
+    const std::shared_ptr<const SharedBands::Band> chunks =
+        SharedBands::process().get(id_, band, band_bytes(), decode, &status);
     if (chunks) {
       for (size_t k = 0; k < chunks_per_band_; ++k) copy_part(row, k, (*chunks)[k].data(), out);
-    }
-  } else if (band_bytes() <= (in_order ? kInOrderBandCacheBytes : kBandCacheBytes)) {
-    if (cache.reader != id_ || cache.band != band) {
-      cache.reader = 0;  // until every chunk of the band is decoded
-      cache.chunks.resize(chunks_per_band_);
-      for (size_t k = 0; k < chunks_per_band_ && status.ok(); ++k) {
-        status = decode_chunk(band, k, &cache.chunks[k], &cache.stored, &cache.scratch);
-      }
-      if (status.ok()) {
-        cache.reader = id_;
-        cache.band = band;
-      }
-    }
-    if (status.ok()) {
-      for (size_t k = 0; k < chunks_per_band_; ++k) copy_part(row, k, cache.chunks[k].data(), out);
     }
   } else {
     for (size_t k = 0; k < chunks_per_band_ && status.ok(); ++k) {
