@@ -192,12 +192,9 @@ void Hdf5ChunkReader::keep_bands(size_t bands) const {
 
 void Hdf5ChunkReader::request_room() const {
   const size_t band = band_bytes();
-  size_t room = 0;
-  if (in_order_ && band <= kInOrderBandCacheBytes) {
-    room = std::max(2 * band, kInOrderCacheBytes / band * band);
-  } else if (!in_order_) {
-    room = kept_bands_ * band;
-  }
+  size_t room = kept_bands_ * band;  // kept while a pass in order runs too (validation over a held-out part)
+  if (in_order_ && band <= kInOrderBandCacheBytes)
+    room = std::max(room, std::max(2 * band, kInOrderCacheBytes / band * band));
   cached_.store(room > 0, std::memory_order_relaxed);
   SharedBands::process().request(id_, room);
 }

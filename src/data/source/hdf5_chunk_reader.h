@@ -15,8 +15,9 @@
 // every reader reads through, so a band is decoded once however many threads read its rows at
 // about the same time. A reader asks the cache for room (the cache holds the largest request):
 // while its rows are read in order (expect_in_order: validation, Standardize's fit, an unshuffled
-// epoch), for kInOrderCacheBytes, at least two bands; while they are shuffled by band groups
-// (keep_bands(n)), for n bands; otherwise (rows shuffled alike) for nothing, and each row decodes
+// epoch), for kInOrderCacheBytes, at least two bands; while it keeps bands for a shuffle by band
+// groups (keep_bands(n)), for n bands (the larger of the two when both); otherwise (rows shuffled
+// alike) for nothing, and each row decodes
 // its band's chunks one at a time into the calling thread's buffer (as h5py does for chunks
 // larger than its 1 MiB chunk cache). A band over kInOrderBandCacheBytes is never kept. Each
 // thread keeps its buffers for stored and decoded chunks until it ends or the reader that sized

@@ -13,9 +13,9 @@ std::vector<uint64_t> RowsView::band_starts() const {
   for (size_t i = 0; i < rows_.size(); ++i) {
     const auto row = static_cast<uint64_t>(rows_[i]);
     if (i > 0 && (band + 1 >= inner_starts.size() || row < inner_starts[band + 1])) continue;
-    band = static_cast<size_t>(std::upper_bound(inner_starts.begin() + static_cast<std::ptrdiff_t>(band),
-                                                inner_starts.end(), row) -
-                               inner_starts.begin()) -
+    band = static_cast<size_t>(
+               std::upper_bound(inner_starts.begin() + static_cast<std::ptrdiff_t>(band), inner_starts.end(), row) -
+               inner_starts.begin()) -
            1;
     starts.push_back(i);
   }

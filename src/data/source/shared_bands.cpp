@@ -94,8 +94,9 @@ std::shared_ptr<const SharedBands::Band> SharedBands::get(uint64_t reader, size_
   }
   // The band let go to make room is decoded into (its buffers reused, not allocated again:
   // memory then stays where the threads' allocators first put it).
-  std::shared_ptr<Band> decoded = evict_for(bytes);
-  const bool keep = bytes_ + bytes <= capacity_locked();
+  const bool fits = bytes <= capacity_locked();  // else the kept bands stay, and this one is not kept
+  std::shared_ptr<Band> decoded = fits ? evict_for(bytes) : nullptr;
+  const bool keep = fits && bytes_ + bytes <= capacity_locked();
   if (keep) {
     entries_.emplace(key, Entry{nullptr, bytes, 0});
     bytes_ += bytes;

@@ -51,7 +51,7 @@ void write_shard(const std::string& path, hsize_t rows, hsize_t chunk_rows, floa
 struct Shards {
   TempDir dir;
   std::string pattern;
-  std::vector<float> firsts;   // the first value of each sample's row, by sample index
+  std::vector<float> firsts;  // the first value of each sample's row, by sample index
   size_t bands = 0;
   Shards() {
     const std::vector<std::array<hsize_t, 2>> shapes{{230, 20}, {170, 30}, {300, 25}};
@@ -227,6 +227,37 @@ TEST(Hdf5BandGroups, InFileOrderSeveralWorkersDecodeEachBandOnce) {
   EXPECT_EQ(e.decoded, 2 * shards.bands);
   EXPECT_GT(e.most_kept, 0u);
   EXPECT_LE(e.most_kept, kInOrderCacheBytes) << "the most one file's reader asks for in order, for every file";
+}
+
+// A pass in order over a source that keeps bands for a shuffle (validation over a held-out part
+// of the training file, while the training loader lives) keeps them: the room asked for is the
+// larger of the two, not the pass's two bands.
+TEST(Hdf5BandGroups, BandsKeptForAShuffleStayWhileAPassInOrderRuns) {
+  TempDir dir;
+  const std::string path = dir.str() + "/wide.h5";
+  const hsize_t chunk_rows = 2304, cols = 1024;  // bands of 9 MiB: two make the room of a pass in order
+  {
+    const std::vector<float> x(4 * chunk_rows * cols, 1.0f);
+    H5File f(path);
+    const hid_t plist = H5Pcreate(H5P_DATASET_CREATE);
+    const std::vector<hsize_t> chunk{chunk_rows, cols};
+    H5Pset_chunk(plist, 2, chunk.data());
+    H5Pset_deflate(plist, 1);
+    f.write("x", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {4 * chunk_rows, cols}, x, plist);
+    H5Pclose(plist);
+    f.int64s("y", std::vector<int64_t>(4 * chunk_rows, 0));
+  }
+  const auto source = open_source(path);
+  const size_t band = source->band_bytes();
+  ASSERT_GT(2 * band, kInOrderCacheBytes);
+  source->keep_bands(4);
+  SampleData sample;
+  for (size_t b = 0; b < 4; ++b) ASSERT_TRUE(source->read(b * chunk_rows, &sample).ok());
+  EXPECT_EQ(shared_bands_bytes(), 4 * band);
+  source->expect_reads(Source::ReadOrder::kInOrder);
+  EXPECT_EQ(shared_bands_bytes(), 4 * band);
+  source->keep_bands(0);
+  EXPECT_EQ(shared_bands_bytes(), 2 * band) << "the pass in order's room: two bands";
 }
 
 }  // namespace
