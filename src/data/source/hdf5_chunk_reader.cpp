@@ -137,6 +137,8 @@ std::unique_ptr<Hdf5ChunkReader> Hdf5ChunkReader::open(hid_t file, const std::st
   if (H5Pget_chunk(plist.get(), rank, r->chunk_.data()) != rank) return nullptr;
   r->dims_.assign(described.shape.begin(), described.shape.end());
   r->element_ = size;
+  r->row_bytes_ = size;
+  for (size_t d = 1; d < r->dims_.size(); ++d) r->row_bytes_ *= r->dims_[d];
   r->chunk_bytes_ = size;
   for (size_t d = 0; d < r->chunk_.size(); ++d) {
     if (r->chunk_[d] == 0) return nullptr;
@@ -275,31 +277,37 @@ Status Hdf5ChunkReader::decode_chunk(size_t band, size_t k, std::vector<uint8_t>
 }
 
 void Hdf5ChunkReader::copy_part(size_t row, size_t k, const uint8_t* chunk, uint8_t* out) const {
-  const std::vector<hsize_t> start = chunk_start(row / chunk_[0], k);
+  copy_rows_part(row / chunk_[0], k, row % chunk_[0], 1, chunk, out);
+}
+
+void Hdf5ChunkReader::copy_rows_part(size_t band, size_t k, size_t first, size_t count, const uint8_t* chunk,
+                                     uint8_t* out) const {
+  const std::vector<hsize_t> start = chunk_start(band, k);
   const size_t rank = dims_.size();
-  const size_t local_row = row - start[0];
   if (rank == 1) {
-    std::memcpy(out, chunk + local_row * element_, element_);
+    std::memcpy(out, chunk + first * element_, count * element_);
     return;
   }
   // The part's extent along each dimension of the row (1..rank-1); runs along the last one.
   std::vector<size_t> extent(rank, 1), at(rank, 0);
   for (size_t d = 1; d < rank; ++d) extent[d] = std::min(chunk_[d], dims_[d] - start[d]);
   const size_t run = extent[rank - 1] * element_;
-  while (true) {
-    size_t from = local_row, to = 0;
-    for (size_t d = 1; d < rank; ++d) {
-      from = from * chunk_[d] + at[d];
-      to = to * dims_[d] + start[d] + at[d];
+  for (size_t local_row = first; local_row < first + count; ++local_row, out += row_bytes_) {
+    while (true) {
+      size_t from = local_row, to = 0;
+      for (size_t d = 1; d < rank; ++d) {
+        from = from * chunk_[d] + at[d];
+        to = to * dims_[d] + start[d] + at[d];
+      }
+      std::memcpy(out + to * element_, chunk + from * element_, run);
+      // The next run: count up the multi-index over dimensions 1..rank-2.
+      size_t d = rank - 1;
+      while (d-- > 1) {
+        if (++at[d] < extent[d]) break;
+        at[d] = 0;
+      }
+      if (d == 0) break;
     }
-    std::memcpy(out + to * element_, chunk + from * element_, run);
-    // The next run: count up the multi-index over dimensions 1..rank-2.
-    size_t d = rank - 1;
-    while (d-- > 1) {
-      if (++at[d] < extent[d]) break;
-      at[d] = 0;
-    }
-    if (d == 0) return;
   }
 }
 
@@ -321,18 +329,21 @@ Status Hdf5ChunkReader::read_row(size_t row, uint8_t* out) const {
   const size_t band = row / chunk_[0];
   Status status = Status::ok_status();
   if (cached_.load(std::memory_order_relaxed)) {
-    const auto decode = [&](size_t b, SharedBands::Band* chunks) {
-      chunks->resize(chunks_per_band_);
+    // The band's rows, one after another, each gathered from its chunks once as they are decoded
+    // (a row of h5py's automatic chunks lies in dozens), so that a shuffled row is one copy.
+    const auto decode = [&](size_t b, SharedBands::Band* rows) {
+      const size_t first = b * chunk_[0];
+      const size_t count = std::min<size_t>(chunk_[0], dims_[0] - first);
+      rows->resize(count * row_bytes_);
       for (size_t k = 0; k < chunks_per_band_; ++k) {
-        if (Status s = decode_chunk(b, k, &(*chunks)[k], &cache.stored, &cache.scratch); !s.ok()) return s;
+        if (Status s = decode_chunk(b, k, &cache.chunk, &cache.stored, &cache.scratch); !s.ok()) return s;
+        copy_rows_part(b, k, 0, count, cache.chunk.data(), rows->data());
       }
       return Status::ok_status();
     };
-    const std::shared_ptr<const SharedBands::Band> chunks =
+    const std::shared_ptr<const SharedBands::Band> rows =
         SharedBands::process().get(id_, band, band_bytes(), decode, &status);
-    if (chunks) {
-      for (size_t k = 0; k < chunks_per_band_; ++k) copy_part(row, k, (*chunks)[k].data(), out);
-    }
+    if (rows) std::memcpy(out, rows->data() + (row - band * chunk_[0]) * row_bytes_, row_bytes_);
   } else {
     for (size_t k = 0; k < chunks_per_band_ && status.ok(); ++k) {
       status = decode_chunk(band, k, &cache.chunk, &cache.stored, &cache.scratch);

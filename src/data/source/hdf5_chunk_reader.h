@@ -13,9 +13,11 @@
 //
 // The decoded bands are kept in the process's one cache (shared_bands.h), which every thread and
 // every reader reads through, so a band is decoded once however many threads read its rows at
-// about the same time. A reader asks the cache for room (the cache holds the largest request):
-// while its rows are read in order (expect_in_order: validation, Standardize's fit, an unshuffled
-// epoch), for kInOrderCacheBytes, at least two bands; while it keeps bands for a shuffle by band
+// about the same time. A band is kept as its rows, one after another, gathered from its chunks
+// once as it is decoded: a row then is one copy, where gathering it from the dozens of chunks
+// h5py's automatic chunks split it into, at random, missed the CPU's caches for each. A reader asks the cache for room
+// (the cache holds the largest request): while its rows are read in order (expect_in_order: validation, Standardize's
+// fit, an unshuffled epoch), for kInOrderCacheBytes, at least two bands; while it keeps bands for a shuffle by band
 // groups (keep_bands(n)), for n bands (the larger of the two when both); otherwise (rows shuffled
 // alike) for nothing, and each row decodes
 // its band's chunks one at a time into the calling thread's buffer (as h5py does for chunks
@@ -84,7 +86,7 @@ class Hdf5ChunkReader final : public RowReader {
   // Asks the cache for the room of reads in order (true) or of shuffled ones (false).
   void expect_in_order(bool in_order) const override;
 
-  // The bytes of one decoded band of chunks.
+  // The bytes of one decoded band of chunks (its rows in the cache take at most this).
   size_t band_bytes() const override { return chunk_bytes_ * chunks_per_band_; }
   // Asks the cache to keep `bands` bands for shuffled reads (0: none, rows shuffled alike).
   void keep_bands(size_t bands) const override;
@@ -100,6 +102,9 @@ class Hdf5ChunkReader final : public RowReader {
                       std::vector<uint8_t>* scratch) const;
   // Copies row `row`'s part of chunk `k` of its band, decoded in `chunk`, into the row `out`.
   void copy_part(size_t row, size_t k, const uint8_t* chunk, uint8_t* out) const;
+  // The same for `count` rows of band `band` from its row `first`, into rows one after another
+  // from `out` (row_bytes_ apart).
+  void copy_rows_part(size_t band, size_t k, size_t first, size_t count, const uint8_t* chunk, uint8_t* out) const;
   // Asks the cache for the room the reads need now (in_order_, kept_bands_).
   void request_room() const STOKER_REQUIRES(room_mutex_);
   // The chunk's first element's coordinates in the dataset.
@@ -113,6 +118,7 @@ class Hdf5ChunkReader final : public RowReader {
   std::vector<hsize_t> chunk_;  // the chunk's shape
   std::vector<hsize_t> grid_;   // chunks along each dimension but the first
   size_t element_ = 0;          // bytes per element
+  size_t row_bytes_ = 0;        // bytes per row
   size_t chunk_bytes_ = 0;      // bytes of one decoded chunk
   size_t chunks_per_band_ = 1;  // chunks a row lies in
   std::vector<ChunkFilterStep> pipeline_;

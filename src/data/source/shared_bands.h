@@ -33,9 +33,9 @@ size_t shared_bands_bytes();
 
 class SharedBands {
  public:
-  using Band = std::vector<std::vector<uint8_t>>;  // the band's chunks, decoded
-  // Decodes band `band` into `out`, which may hold another band's chunks (buffers to reuse: each
-  // chunk is written whole); a failure is the caller's to report.
+  using Band = std::vector<uint8_t>;  // the band decoded, laid out as its reader chooses
+  // Decodes band `band` into `out`, which may hold another band (a buffer to reuse: resized and
+  // written whole); a failure is the caller's to report.
   using Decode = std::function<Status(size_t band, Band* out)>;
 
   // The cache every Hdf5ChunkReader reads through. Never destroyed (threads may read during

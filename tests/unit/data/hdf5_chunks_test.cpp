@@ -121,6 +121,11 @@ TEST(Hdf5Chunks, ChunksSpanningPartOfARowAndEdgeChunks) {
   expect_has(rows3->describe(), "chunks of 3x3x2, shuffle+gzip");
   EXPECT_EQ(rows3->feature_shape(), (std::vector<int64_t>{4, 5}));
   expect_chunked_rows(*rows3, x3, 20);
+  // Rows of bands kept in the cache: each band's rows gathered from its chunks at once.
+  for (const Source* source : {rows2.get(), rows3.get()}) source->expect_reads(Source::ReadOrder::kInOrder);
+  expect_chunked_rows(*rows2, x2, 7);
+  expect_chunked_rows(*rows3, x3, 20);
+  EXPECT_GT(shared_bands_bytes(), 0u);
 }
 
 TEST(Hdf5Chunks, DtypesAndByteOrdersAreConvertedPerRow) {
