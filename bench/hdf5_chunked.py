@@ -16,15 +16,20 @@ under /usr/bin/time for the CPU seconds of the whole run.
 --compare runs them side by side, one after another in this one run, each in a process of its
 own (torch; stoker --chunk-shuffle-gb 0; stoker with its default; stoker in file order, not
 shuffled), and prints a table of rows/s and CPU s per 1,000 rows; the two that inflate a row's
-band for each row read --slow-batches batches an epoch, the others whole epochs:
+band for each row read --slow-batches batches an epoch, the others whole epochs. A pattern
+(quoted) compares the files it matches read as one dataset (torch: a ConcatDataset of them).
+--before PYTHON adds stoker's grouped and in-order runs under another interpreter (another
+build of stoker, before a change) to the same table:
 
-    .venv/bin/python bench/hdf5_chunked.py --compare /var/tmp/auto.h5 /var/tmp/rows256.h5
+    .venv/bin/python bench/hdf5_chunked.py --compare /var/tmp/auto.h5 /var/tmp/rows256.h5 '/var/tmp/feats-*.h5'
 
 --make writes float32 rows (smooth values plus noise) with compression="gzip", shuffle=True and
-chunks=True or chunks of --chunk-rows whole rows; it needs h5py (Debian's python3).
+chunks=True or chunks of --chunk-rows whole rows; with --shards N, the rows split over N files
+named after it (feats.h5: feats-00000.h5 ...); it needs h5py (Debian's python3).
 """
 import argparse
 import gc
+import glob
 import json
 import os
 import threading
@@ -80,10 +85,15 @@ class PeakRss:
         return self.peak
 
 
-def make(path, rows, cols, chunk_rows):
+def make(path, rows, cols, chunk_rows, shards=0):
     import h5py
     import numpy as np
 
+    if shards:
+        stem, ext = os.path.splitext(path)
+        for k in range(shards):
+            make(f"{stem}-{k:05}{ext}", rows // shards + (k < rows % shards), cols, chunk_rows)
+        return
     rng = np.random.default_rng(0)
     step = 4096
     base = np.sin(np.linspace(0, 20, cols, dtype=np.float32))
@@ -123,31 +133,42 @@ class H5Rows:
         return torch.from_numpy(self.file["x"][i]), int(self.file["y"][i])
 
 
+def files_of(data):
+    """The files `data` names: itself, or those a pattern matches, in order."""
+    return sorted(glob.glob(data)) if glob.has_magic(data) else [data]
+
+
 def compare(args):
-    """Each loader on each file in a process of its own, in turn; one table."""
+    """Each loader on each file or pattern in a process of its own, in turn; one table."""
     import subprocess
     import sys
 
     import h5py
 
-    runs = [("torch + h5py", ["--loader", "torch"], True),
-            ("stoker, rows shuffled alike", ["--loader", "stoker", "--chunk-shuffle-gb", "0"], True),
-            ("stoker, by chunk groups", ["--loader", "stoker"], False),
-            ("stoker, in order (not shuffled)", ["--loader", "stoker", "--in-order"], False)]
+    now = sys.executable
+    runs = [("torch + h5py", now, ["--loader", "torch"], True),
+            ("stoker, rows shuffled alike", now, ["--loader", "stoker", "--chunk-shuffle-gb", "0"], True),
+            ("stoker, by chunk groups", now, ["--loader", "stoker"], False),
+            ("stoker, in order (not shuffled)", now, ["--loader", "stoker", "--in-order"], False)]
+    if args.before:
+        runs += [("before: stoker, shuffled (default)", args.before, ["--loader", "stoker"], "pattern"),
+                 ("before: stoker, in order (not shuffled)", args.before, ["--loader", "stoker", "--in-order"], False)]
     print(f"load before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-    print("| file | chunks | loader | rows read | rows/s | CPU s per 1,000 rows | peak RSS MB |")
+    print("| data | chunks | loader | rows read | rows/s | CPU s per 1,000 rows | peak RSS MB |")
     print("|---|---|---|---|---|---|---|")
     for path in args.compare:
-        with h5py.File(path, "r") as f:
+        files = files_of(path)
+        with h5py.File(files[0], "r") as f:
             chunks = f["x"].chunks
-        for name, flags, slow in runs:
-            command = [sys.executable, __file__, "--data", path, "--epochs", str(args.epochs), "--batch-size",
+        for name, python, flags, slow in runs:
+            command = [python, __file__, "--data", path, "--epochs", str(args.epochs), "--batch-size",
                        str(args.batch_size), "--workers", str(args.workers), *flags]
-            if slow:
+            if slow is True or (slow == "pattern" and len(files) > 1):  # before, a pattern was shuffled alike
                 command += ["--max-batches", str(args.slow_batches)]
             out = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout.splitlines()[-1])
             rate = sum(out["samples_per_sec"]) / len(out["samples_per_sec"])
-            print(f"| {os.path.basename(path)} | {chunks} | {name} | {out['samples'] * args.epochs:,} | {rate:,.0f} | "
+            shown = os.path.basename(path) + (f" ({len(files)} files)" if len(files) > 1 else "")
+            print(f"| {shown} | {chunks} | {name} | {out['samples'] * args.epochs:,} | {rate:,.0f} | "
                   f"{out['cpu_us_per_sample'] / 1000:.3g} | {out['peak_rss_mb']:,} |", flush=True)
     print(f"load after: {os.getloadavg()[0]:.1f}")
 
@@ -157,10 +178,11 @@ def main():
     parser.add_argument("--make", help="write the file at this path and stop")
     parser.add_argument("--rows", type=int, default=250000)
     parser.add_argument("--cols", type=int, default=2048)
+    parser.add_argument("--shards", type=int, default=0, help="--make: split the rows over this many files")
     parser.add_argument("--chunk-rows", type=int, default=0,
                         help="chunks of this many whole rows (default: h5py's chunks=True, which splits rows: "
                         "(1954, 16) for 250000 x 2048, 128 chunks a row)")
-    parser.add_argument("--data", help="the .h5 file to read")
+    parser.add_argument("--data", help="the .h5 file to read, or a pattern (quoted) of several")
     parser.add_argument("--loader", choices=["stoker", "torch"], default="stoker")
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=256)
@@ -169,7 +191,9 @@ def main():
     parser.add_argument("--chunk-shuffle-gb", type=float, default=None,
                         help="stoker's chunk_shuffle_gb (default: the loader's; 0: every row shuffled alike)")
     parser.add_argument("--in-order", action="store_true", help="stoker: shuffle=False, the rows in file order")
-    parser.add_argument("--compare", nargs="+", metavar="FILE.h5", help="the three loaders side by side on each file")
+    parser.add_argument("--compare", nargs="+", metavar="FILE.h5", help="the loaders side by side on each file or pattern")
+    parser.add_argument("--before", metavar="PYTHON",
+                        help="--compare: also stoker's shuffled and in-order runs under this interpreter")
     parser.add_argument("--slow-batches", type=int, default=4,
                         help="--compare: batches per epoch of the loaders that inflate a band per row")
     args = parser.parse_args()
@@ -177,7 +201,7 @@ def main():
         compare(args)
         return
     if args.make:
-        make(args.make, args.rows, args.cols, args.chunk_rows)
+        make(args.make, args.rows, args.cols, args.chunk_rows, args.shards)
         return
     if not args.data:
         parser.error("give --data FILE.h5 (or --make FILE.h5)")
@@ -193,7 +217,9 @@ def main():
     else:
         import torch.utils.data
 
-        loader = torch.utils.data.DataLoader(H5Rows(args.data), batch_size=args.batch_size, shuffle=True,
+        files = files_of(args.data)
+        dataset = H5Rows(files[0]) if len(files) == 1 else torch.utils.data.ConcatDataset([H5Rows(f) for f in files])
+        loader = torch.utils.data.DataLoader(dataset, batch_size=args.batch_size, shuffle=True,
                                              num_workers=args.workers, persistent_workers=args.workers > 0)
     made = time.perf_counter() - start
     before = peak.cpu_seconds()

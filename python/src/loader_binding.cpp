@@ -504,13 +504,20 @@ void bind_loader(py::module_& m) {
       });
   m.def("rank_seed", &rank_seed, "The seed of a rank's sample streams under a script's sampler (stoker/core/rng.h)",
         py::arg("seed"), py::arg("rank"));
+  py::class_<data::SamplerOptions>(m, "SamplerOptions",
+                                   "A loader's sampler options (stoker/data/sampler.h), for plan_epoch's band_groups")
+      .def_property_readonly("bands",
+                             [](const data::SamplerOptions& s) { return s.band_starts ? s.band_starts->size() : 0; })
+      .def_readonly("group_bands", &data::SamplerOptions::group_bands);
   m.def(
       "plan_epoch",
       [](uint64_t size, int batch_size, bool shuffle, bool drop_last, uint64_t seed, int rank, int world_size,
-         int64_t epoch, std::pair<uint64_t, uint64_t> band_groups) {
+         int64_t epoch, const data::SamplerOptions* band_groups) {
         data::SamplerOptions o;
-        o.band_rows = band_groups.first;
-        o.group_bands = band_groups.second;
+        if (band_groups != nullptr) {
+          o.band_starts = band_groups->band_starts;
+          o.group_bands = band_groups->group_bands;
+        }
         o.shuffle = shuffle;
         o.drop_last = drop_last;
         o.seed = seed;
@@ -520,7 +527,7 @@ void bind_loader(py::module_& m) {
       },
       "The sample ids one rank visits in an epoch, in order (stoker/data/sampler.h)", py::arg("size"), py::kw_only(),
       py::arg("batch_size"), py::arg("shuffle"), py::arg("drop_last"), py::arg("seed"), py::arg("rank"),
-      py::arg("world_size"), py::arg("epoch"), py::arg("band_groups") = std::pair<uint64_t, uint64_t>{0, 0});
+      py::arg("world_size"), py::arg("epoch"), py::arg("band_groups") = py::none());
   m.def(
       "target_indices",
       [](const data::Source& source, const std::vector<std::string>& given, const std::string& option) {
@@ -661,11 +668,10 @@ void bind_loader(py::module_& m) {
       .def_property_readonly(
           "band_groups",
           [](LoaderHandle& h) {
-            const data::SamplerOptions& s = h.loader().options().sampler;
-            return std::make_pair(s.band_rows, s.group_bands);
+            return h.loader().options().sampler;  // a copy: its band starts are shared, not copied
           },
-          "(rows per band, bands per group) of an order shuffled by band groups (stoker/data/sampler.h); (0, 0): "
-          "every row shuffled alike")
+          "The loader's SamplerOptions, for plan_epoch's band_groups: the bands and bands per group of an order "
+          "shuffled by band groups (stoker/data/sampler.h; none: every row shuffled alike)")
       .def(
           "redo_on_cpu", [](LoaderHandle& h, PyBatch& batch, int slot) { h.loader().redo_on_cpu(*batch.batch, slot); },
           "Makes the batch's GPU sample at `slot` on the CPU, into its host buffer (nvJPEG refused or failed on it)",

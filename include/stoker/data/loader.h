@@ -129,12 +129,16 @@ struct LoaderOptions {
   // scaling, so cached and fresh samples are identical). Images that no longer fit are
   // decoded every epoch as usual. 0 = off.
   size_t cache_decoded_bytes = 0;
-  // Shuffled rows of a compressed chunked HDF5 dataset (Source::band_bytes() > 0, no repeated
-  // augmentation): the most bytes of decoded bands the source keeps for the workers. The
-  // constructor then sets sampler.band_rows and sampler.group_bands: the epoch goes by groups
-  // of the most bands two of which fit (the group read and the next, sampler.h), so each band is
-  // decoded once per epoch. 0, or a band larger than half of it: every row shuffled alike, as
-  // for other sources (each shuffled row then decodes its band).
+  // Shuffled rows of compressed chunked HDF5 datasets (Source::band_bytes() > 0: one file, the
+  // files of a pattern, a held-out part; no repeated augmentation): the most bytes of decoded
+  // bands the source keeps for the workers. The constructor then sets sampler.band_starts and
+  // sampler.group_bands: the epoch goes by groups of G bands (sampler.h), and the source keeps
+  // K = G + 2 x min(R, G x ceil(R / (G x b))) bands, R = prefetch x batch_size the rows read at
+  // once, b the fewest rows of a band: the bands of every group the rows in flight can reach while
+  // a band's rows are read, so each band is decoded once per epoch. G is the largest with K
+  // bands of band_bytes() within this bound (about a third of it when a group holds more rows
+  // than R). 0, or a bound too small for G = 1: every row shuffled alike, as for other sources
+  // (each shuffled row then decodes its band). set_prefetch does not change G or K.
   size_t chunk_shuffle_bytes = static_cast<size_t>(LoaderDefaults::chunk_shuffle_gb * 1e9);
   // The front end whose names the loader's messages use (on_error and max_bad's).
   FrontEnd words = FrontEnd::kCommandLine;
@@ -433,7 +437,7 @@ class Loader {
   // Makes `plan` the consumer's epoch from `first_batch`, abandoning whatever was in flight;
   // with `hold`, the workers claim none of it until tell_order() lets them.
   void install_epoch(int64_t epoch, EpochPlan plan, int64_t first_batch, bool given_order, bool hold);
-  // A shuffled compressed chunked dataset: sets sampler.band_rows and group_bands, and has the
+  // A shuffled compressed chunked dataset: sets sampler.band_starts and group_bands, and has the
   // source keep two groups of decoded bands (LoaderOptions::chunk_shuffle_bytes).
   void shuffle_by_band_groups();
   // A source of feature vectors: sizes the spec to them and fits Standardize.

@@ -12,19 +12,21 @@
 // visits as many samples as without it, n / R distinct ones R times each, spread over the
 // ranks. Copy k of sample i draws its random transform from stream i + k x n, so the copies
 // differ; copy 0's stream is i, as without repetition.
-// Band groups (band_rows > 1 and group_bands > 0, with shuffle; a compressed chunked file whose
-// rows are decoded a band of band_rows at a time: Source::read_bands): the bands (rows 0..b-1,
-// b..2b-1, ...; the last may be short) are shuffled (Fisher-Yates, the same stream), the shuffled
-// bands are cut into groups of group_bands in turn, and the rows of each group are shuffled
-// among themselves. The epoch is still a permutation of every row, different for each epoch and
-// seed, sharded over the ranks as above; it visits one group after another, so a reader that
-// keeps the decoded bands of two groups decodes each band once per epoch. How far from a full
-// shuffle: rows of one batch come from group_bands x band_rows rows, not from all of them.
+// Band groups (band_starts given and group_bands > 0, with shuffle, without repetitions; rows
+// decoded a band at a time: compressed chunked HDF5 files, Source::band_starts): the bands (band
+// b holds rows band_starts[b] up to the next band's start; the bands of several files follow one
+// another) are shuffled (Fisher-Yates, the same stream), the shuffled bands are cut into groups
+// of group_bands in turn, and the rows of each group are shuffled among themselves. The epoch is
+// still a permutation of every row, different for each epoch and seed, sharded over the ranks as
+// above (every rank computes the same order); it visits one group after another, so a reader
+// that keeps the decoded bands of the groups in flight decodes each band once per epoch. How far
+// from a full shuffle: rows of one batch come from the rows of group_bands bands, not from all.
 // Thread safety: a value type; plan_epoch is a pure function.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace stoker::data {
@@ -35,10 +37,17 @@ struct SamplerOptions {
   uint64_t seed = 0;
   int rank = 0;
   int world_size = 1;
-  int repetitions = 1;       // > 1: repeated augmentation
-  uint64_t band_rows = 0;    // > 1 (with shuffle, without repetitions): shuffle by band groups
-  uint64_t group_bands = 0;  // bands per group, > 0 with band_rows
+  int repetitions = 1;  // > 1: repeated augmentation
+  // Where each band begins (0 first, ascending, each below the dataset's size); null or empty:
+  // no band groups. Shared, not copied, by the plans of every epoch.
+  std::shared_ptr<const std::vector<uint64_t>> band_starts;
+  uint64_t group_bands = 0;  // bands per group, > 0 with band_starts
+  bool by_band_groups() const { return band_starts && !band_starts->empty() && shuffle && repetitions == 1; }
 };
+
+// The starts of bands of `band_rows` rows over `rows` rows (0, band_rows, 2 x band_rows, ...;
+// the last band may be short), begun at `first`, appended to `starts`.
+void append_even_bands(uint64_t first, uint64_t rows, uint64_t band_rows, std::vector<uint64_t>* starts);
 
 struct EpochPlan {
   std::vector<uint64_t> indices;  // sample ids this rank visits, in order
@@ -68,7 +77,8 @@ struct EpochPlan {
   int64_t batch_of(int64_t position) const;
 };
 
-// Throws UsageError for rank/world/batch values out of range.
+// Throws UsageError for rank/world/batch values out of range, and for band starts that do not
+// fit the dataset (or come without group_bands).
 EpochPlan plan_epoch(uint64_t dataset_size, int batch_size, const SamplerOptions& options, int64_t epoch);
 
 // An epoch that visits `order` as given (a caller's sampler), in batches of batch_size; with

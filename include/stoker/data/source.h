@@ -213,14 +213,19 @@ class Source {
   // chunked HDF5 dataset, all decompressed to read any of them): a sample of the rows
   // (Standardize's fit) takes whole runs of them. Default: 1.
   virtual size_t rows_read_together() const { return 1; }
-  // The bytes one run of rows_read_together() rows takes decoded, when the runs begin at 0, k,
-  // 2k, ... (k = rows_read_together()) and the source can keep decoded runs for every thread
-  // (keep_bands): a compressed chunked HDF5 dataset's bands. 0 otherwise (the default: mapped
-  // files, views that pick rows, several files), and the loader shuffles every row alike.
+  // The bands of consecutive samples decoded together, when the source can keep decoded bands
+  // for every thread (keep_bands): a compressed chunked HDF5 dataset's bands of chunks, the
+  // bands of each file of a pattern in turn, a held-out part's rows of each band. band_starts()
+  // gives where each begins (0 first, ascending; the last ends at size()), band_bytes() the
+  // most bytes one takes decoded. None (the default: mapped files, views that pick rows out of
+  // order, sources of other kinds): band_bytes() 0, band_starts() empty, and the loader
+  // shuffles every row alike.
   virtual size_t band_bytes() const { return 0; }
-  // Keeps up to `bands` decoded runs (band_bytes() each) for all threads while the reads are
-  // shuffled, so that an epoch shuffled by band groups (sampler.h) decodes each run once; 0
-  // (the default): none. Thread-safe. Default: nothing.
+  virtual std::vector<uint64_t> band_starts() const { return {}; }
+  // Keeps up to `bands` decoded bands (band_bytes() each at most) for all threads while the
+  // reads are shuffled, so that an epoch shuffled by band groups (sampler.h) decodes each band
+  // once; 0 (the default): none. The bands of every file of a pattern share that room. Thread-safe.
+  // Default: nothing.
   virtual void keep_bands(size_t /*bands*/) const {}
   // The feature sums of every sample, in order, when the source gathered them while it
   // checked its values on opening (arrays of float features; shards of one dataset combine

@@ -737,17 +737,36 @@ void Loader::set_gpu_share(double share) {
 
 double Loader::gpu_share() const { return shared_->gpu_share.load(std::memory_order_relaxed); }
 
+namespace {
+
+// The bands a cache keeps so that groups of `group` bands, of `fewest` rows or more each, with
+// `in_flight` rows read at once, decode each band once (LoaderOptions::chunk_shuffle_bytes).
+size_t bands_kept(size_t group, size_t fewest, size_t in_flight) {
+  const size_t group_rows = group * fewest;
+  const size_t groups_in_flight = (in_flight + group_rows - 1) / group_rows;
+  return group + 2 * std::min(in_flight, group * groups_in_flight);
+}
+
+}  // namespace
+
 void Loader::shuffle_by_band_groups() {
   SamplerOptions& sampler = options_.sampler;
   const size_t band_bytes = source_->band_bytes();
-  const size_t band_rows = source_->rows_read_together();
-  if (!sampler.shuffle || sampler.repetitions > 1 || band_bytes == 0 || band_rows < 2) return;
-  const size_t group = options_.chunk_shuffle_bytes / 2 / band_bytes;
+  if (!sampler.shuffle || sampler.repetitions > 1 || band_bytes == 0) return;
+  const size_t fit = options_.chunk_shuffle_bytes / band_bytes;
+  if (fit == 0) return;
+  auto starts = std::make_shared<const std::vector<uint64_t>>(source_->band_starts());
+  const size_t bands = starts->size();
+  if (bands < 2 || bands == source_->size()) return;  // one band, or a row each
+  size_t fewest = source_->size() - starts->back();
+  for (size_t b = 0; b + 1 < bands; ++b) fewest = std::min<size_t>(fewest, (*starts)[b + 1] - (*starts)[b]);
+  const auto in_flight = static_cast<size_t>(options_.prefetch) * static_cast<size_t>(options_.batch_size);
+  size_t group = std::min(fit, bands);
+  while (group > 0 && bands_kept(group, fewest, in_flight) > fit) --group;
   if (group == 0) return;
-  const size_t bands = (source_->size() + band_rows - 1) / band_rows;
-  sampler.band_rows = band_rows;
-  sampler.group_bands = std::max<size_t>(1, std::min(group, bands));
-  source_->keep_bands(2 * sampler.group_bands);
+  sampler.group_bands = group;
+  sampler.band_starts = std::move(starts);
+  source_->keep_bands(bands_kept(group, fewest, in_flight));
   keeps_bands_ = true;
 }
 

@@ -160,9 +160,10 @@ std::vector<LoaderKeySpec> make_table() {
     r.cli_default = fmt::format("{}", Defaults::chunk_shuffle_gb);
     r.python_default = r.cli_default;
     r.help =
-        "Memory in GB for shuffling a compressed chunked HDF5 dataset by groups of chunks: the order of the chunks "
-        "is shuffled, then the rows within each group of as many as half this holds decoded, so each chunk is "
-        "decoded once per epoch; 0 = every row shuffled alike (each row decodes its chunks)";
+        "Memory in GB for the decoded chunks kept while a compressed chunked HDF5 dataset (one file, or the files "
+        "of a pattern) is shuffled by groups of chunks: the order of the chunks is shuffled, then the rows within "
+        "each group of as many as fit here with the groups the rows in flight reach (about a third), so each chunk "
+        "is decoded once per epoch; 0 = every row shuffled alike (each row decodes its chunks)";
   }
   return rows;
 }

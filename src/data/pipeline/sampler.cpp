@@ -35,9 +35,10 @@ void plan_repeated(const std::vector<uint64_t>& order, const SamplerOptions& opt
 }
 
 // Shuffles `order` (0..n-1) by band groups (sampler.h): the bands' order, then each group's rows.
-void shuffle_band_groups(uint64_t band_rows, uint64_t group_bands, SampleRng* rng, std::vector<uint64_t>* order) {
+void shuffle_band_groups(const std::vector<uint64_t>& starts, uint64_t group_bands, SampleRng* rng,
+                         std::vector<uint64_t>* order) {
   const auto n = static_cast<uint64_t>(order->size());
-  const uint64_t bands = (n + band_rows - 1) / band_rows;
+  const auto bands = static_cast<uint64_t>(starts.size());
   std::vector<uint64_t> band_order(bands);
   std::iota(band_order.begin(), band_order.end(), uint64_t{0});
   for (uint64_t i = bands; i-- > 1;) std::swap(band_order[i], band_order[rng->below(i + 1)]);
@@ -45,12 +46,25 @@ void shuffle_band_groups(uint64_t band_rows, uint64_t group_bands, SampleRng* rn
   for (uint64_t first = 0; first < bands; first += group_bands) {
     const auto group_begin = at;
     for (uint64_t g = first; g < std::min(bands, first + group_bands); ++g) {
-      const uint64_t begin = band_order[g] * band_rows;
-      for (uint64_t row = begin; row < std::min(n, begin + band_rows); ++row) *at++ = row;
+      const uint64_t band = band_order[g];
+      const uint64_t end = band + 1 < bands ? starts[band + 1] : n;
+      for (uint64_t row = starts[band]; row < end; ++row) *at++ = row;
     }
     const auto count = static_cast<uint64_t>(at - group_begin);
     for (uint64_t i = count; i-- > 1;)
       std::swap(group_begin[static_cast<int64_t>(i)], group_begin[static_cast<int64_t>(rng->below(i + 1))]);
+  }
+}
+
+// Throws UsageError unless `starts` are band starts of `n` rows: 0 first, ascending, below n.
+void check_band_starts(const std::vector<uint64_t>& starts, uint64_t n) {
+  for (size_t b = 0; b < starts.size(); ++b) {
+    const uint64_t floor = b == 0 ? 0 : starts[b - 1] + 1;
+    if ((b == 0 && starts[0] != 0) || starts[b] < floor || starts[b] >= n) {
+      throw UsageError("band " + std::to_string(b) + " of " + std::to_string(starts.size()) + " begins at row " +
+                       std::to_string(starts[b]) + " of " + std::to_string(n) +
+                       "; bands begin at 0, each after the one before, within the rows");
+    }
   }
 }
 
@@ -78,14 +92,16 @@ EpochPlan plan_epoch(uint64_t dataset_size, int batch_size, const SamplerOptions
   if (options.repetitions < 1) {
     throw UsageError("repetitions must be >= 1 (got " + std::to_string(options.repetitions) + ")");
   }
-  if (options.band_rows > 1 && options.group_bands < 1) {
-    throw UsageError("group_bands must be >= 1 with band_rows " + std::to_string(options.band_rows) + " (got 0)");
+  const bool grouped = options.by_band_groups() && dataset_size > 1;
+  if (grouped && options.group_bands < 1) {
+    throw UsageError("group_bands must be >= 1 with " + std::to_string(options.band_starts->size()) + " bands (got 0)");
   }
+  if (grouped) check_band_starts(*options.band_starts, dataset_size);
   std::vector<uint64_t> order(dataset_size);
   std::iota(order.begin(), order.end(), uint64_t{0});
-  if (options.shuffle && dataset_size > 1 && options.band_rows > 1 && options.repetitions == 1) {
+  if (grouped) {
     SampleRng rng(options.seed, static_cast<uint64_t>(epoch), kShuffleStream);
-    shuffle_band_groups(options.band_rows, options.group_bands, &rng, &order);
+    shuffle_band_groups(*options.band_starts, options.group_bands, &rng, &order);
   } else if (options.shuffle && dataset_size > 1) {
     SampleRng rng(options.seed, static_cast<uint64_t>(epoch), kShuffleStream);
     for (uint64_t i = dataset_size - 1; i > 0; --i) {
@@ -109,6 +125,10 @@ EpochPlan plan_epoch(uint64_t dataset_size, int batch_size, const SamplerOptions
   }
   cut_into_batches(options.drop_last, &plan);
   return plan;
+}
+
+void append_even_bands(uint64_t first, uint64_t rows, uint64_t band_rows, std::vector<uint64_t>* starts) {
+  for (uint64_t at = 0; at < rows; at += band_rows) starts->push_back(first + at);
 }
 
 int64_t EpochPlan::batch_of(int64_t position) const {

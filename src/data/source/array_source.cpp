@@ -198,6 +198,9 @@ class ArraySource final : public Source {
   const FeatureSums* feature_sums() const override { return sums_ ? &*sums_ : nullptr; }
   size_t rows_read_together() const override { return a_.rows ? a_.rows->rows_read_together() : 1; }
   size_t band_bytes() const override { return a_.rows ? a_.rows->band_bytes() : 0; }
+  std::vector<uint64_t> band_starts() const override {
+    return a_.rows && a_.rows->band_bytes() > 0 ? a_.rows->band_starts() : std::vector<uint64_t>{};
+  }
   void keep_bands(size_t bands) const override {
     if (a_.rows) a_.rows->keep_bands(bands);
   }

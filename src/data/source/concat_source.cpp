@@ -74,6 +74,26 @@ class ConcatSource final : public Source {
     for (const auto& part : parts_) least = std::min(least, part->rows_read_together());
     return least;
   }
+  // Every part's bands in turn, when every part has bands; they share the parts' one cache.
+  size_t band_bytes() const override {
+    size_t most = 0;
+    for (const auto& part : parts_) {
+      if (part->band_bytes() == 0) return 0;
+      most = std::max(most, part->band_bytes());
+    }
+    return most;
+  }
+  std::vector<uint64_t> band_starts() const override {
+    if (band_bytes() == 0) return {};
+    std::vector<uint64_t> starts;
+    for (size_t k = 0; k < parts_.size(); ++k) {
+      for (const uint64_t start : parts_[k]->band_starts()) starts.push_back(starts_[k] + start);
+    }
+    return starts;
+  }
+  void keep_bands(size_t bands) const override {
+    for (const auto& part : parts_) part->keep_bands(bands);
+  }
   const SourceColumns* columns() const override { return columns_ ? &*columns_ : nullptr; }
   std::shared_ptr<const void> extra_of(size_t i) const override { return at(i).first->extra_of(at(i).second); }
   bool holds_clips() const override { return parts_.front()->holds_clips(); }

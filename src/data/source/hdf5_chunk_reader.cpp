@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "hdf5_handle.h"
+#include "stoker/data/sampler.h"
 
 namespace stoker::data {
 
@@ -20,33 +21,28 @@ std::atomic<uint64_t> g_next_reader_id{1};
 std::atomic<size_t> g_cache_bytes{0};
 std::atomic<size_t> g_chunks_decoded{0};
 
-// What one thread keeps between its reads: the band of chunks it read last, decoded (reader
-// `reader`'s band `band`; reader 0: none), and buffers reused for chunks not kept (sized by the
-// reader `user`, which read last). The thread holds `in_use` while it reads; a reader being
-// destroyed takes it to drop what the thread keeps for that reader.
+// What one thread keeps between its reads: buffers reused for stored chunks and for decoded
+// chunks not kept in the cache (sized by the reader `user`, which read last). The thread holds
+// `in_use` while it reads; a reader being destroyed takes it to drop what the thread keeps for
+// that reader.
 struct ThreadCache {
   std::atomic<bool> in_use{false};
-  uint64_t reader = 0, user = 0;
-  size_t band = 0;
-  std::vector<std::vector<uint8_t>> chunks;
+  uint64_t user = 0;
   std::vector<uint8_t> chunk, stored, scratch;
   bool errors_silenced = false;
   size_t counted = 0;  // of g_cache_bytes
 
   // Counts what the buffers hold now in g_cache_bytes.
   void recount() {
-    size_t bytes = chunk.capacity() + stored.capacity() + scratch.capacity();
-    for (const auto& c : chunks) bytes += c.capacity();
+    const size_t bytes = chunk.capacity() + stored.capacity() + scratch.capacity();
     if (bytes == counted) return;
     g_cache_bytes.fetch_add(bytes - counted, std::memory_order_relaxed);  // wraps down when smaller
     counted = bytes;
   }
   // Lets the kept band and the buffers go.
   void drop() {
-    reader = 0;
     user = 0;
-    std::vector<std::vector<uint8_t>>().swap(chunks);  // `= {}` would keep the capacity
-    std::vector<uint8_t>().swap(chunk);
+    std::vector<uint8_t>().swap(chunk);  // `= {}` would keep the capacity
     std::vector<uint8_t>().swap(stored);
     std::vector<uint8_t>().swap(scratch);
     recount();
@@ -141,6 +137,8 @@ std::unique_ptr<Hdf5ChunkReader> Hdf5ChunkReader::open(hid_t file, const std::st
   if (H5Pget_chunk(plist.get(), rank, r->chunk_.data()) != rank) return nullptr;
   r->dims_.assign(described.shape.begin(), described.shape.end());
   r->element_ = size;
+  r->row_bytes_ = size;
+  for (size_t d = 1; d < r->dims_.size(); ++d) r->row_bytes_ *= r->dims_[d];
   r->chunk_bytes_ = size;
   for (size_t d = 0; d < r->chunk_.size(); ++d) {
     if (r->chunk_[d] == 0) return nullptr;
@@ -177,24 +175,41 @@ std::unique_ptr<Hdf5ChunkReader> Hdf5ChunkReader::open(hid_t file, const std::st
 }
 
 void Hdf5ChunkReader::expect_in_order(bool in_order) const {
-  in_order_.store(in_order, std::memory_order_relaxed);
-  if (in_order || band_bytes() <= kBandCacheBytes) return;
-  ThreadCaches& all = thread_caches();
-  const MutexLock lock(all.mutex);
-  for (ThreadCache* cache : all.caches) {
-    const CacheUse use(*cache);
-    if (cache->reader == id_) cache->drop();
-  }
+  const MutexLock lock(room_mutex_);
+  in_order_ = in_order;
+  request_room();
+}
+
+std::vector<uint64_t> Hdf5ChunkReader::band_starts() const {
+  std::vector<uint64_t> starts;
+  append_even_bands(0, dims_[0], chunk_[0], &starts);
+  return starts;
+}
+
+void Hdf5ChunkReader::keep_bands(size_t bands) const {
+  const MutexLock lock(room_mutex_);
+  kept_bands_ = bands;
+  request_room();
+}
+
+void Hdf5ChunkReader::request_room() const {
+  const size_t band = band_bytes();
+  size_t room = kept_bands_ * band;  // kept while a pass in order runs too (validation over a held-out part)
+  if (in_order_ && band <= kInOrderBandCacheBytes)
+    room = std::max(room, std::max(2 * band, kInOrderCacheBytes / band * band));
+  cached_.store(room > 0, std::memory_order_relaxed);
+  SharedBands::process().request(id_, room);
 }
 
 Hdf5ChunkReader::~Hdf5ChunkReader() {
   if (dataset_ < 0) return;
-  {  // what the threads keep for this reader goes with it
+  SharedBands::process().forget(id_);
+  {  // the buffers the threads sized for this reader go with it
     ThreadCaches& all = thread_caches();
     const MutexLock lock(all.mutex);
     for (ThreadCache* cache : all.caches) {
       const CacheUse use(*cache);
-      if (cache->reader == id_ || cache->user == id_) cache->drop();
+      if (cache->user == id_) cache->drop();
     }
   }
   const MutexLock lock(hdf5_mutex());
@@ -262,31 +277,37 @@ Status Hdf5ChunkReader::decode_chunk(size_t band, size_t k, std::vector<uint8_t>
 }
 
 void Hdf5ChunkReader::copy_part(size_t row, size_t k, const uint8_t* chunk, uint8_t* out) const {
-  const std::vector<hsize_t> start = chunk_start(row / chunk_[0], k);
+  copy_rows_part(row / chunk_[0], k, row % chunk_[0], 1, chunk, out);
+}
+
+void Hdf5ChunkReader::copy_rows_part(size_t band, size_t k, size_t first, size_t count, const uint8_t* chunk,
+                                     uint8_t* out) const {
+  const std::vector<hsize_t> start = chunk_start(band, k);
   const size_t rank = dims_.size();
-  const size_t local_row = row - start[0];
   if (rank == 1) {
-    std::memcpy(out, chunk + local_row * element_, element_);
+    std::memcpy(out, chunk + first * element_, count * element_);
     return;
   }
   // The part's extent along each dimension of the row (1..rank-1); runs along the last one.
   std::vector<size_t> extent(rank, 1), at(rank, 0);
   for (size_t d = 1; d < rank; ++d) extent[d] = std::min(chunk_[d], dims_[d] - start[d]);
   const size_t run = extent[rank - 1] * element_;
-  while (true) {
-    size_t from = local_row, to = 0;
-    for (size_t d = 1; d < rank; ++d) {
-      from = from * chunk_[d] + at[d];
-      to = to * dims_[d] + start[d] + at[d];
+  for (size_t local_row = first; local_row < first + count; ++local_row, out += row_bytes_) {
+    while (true) {
+      size_t from = local_row, to = 0;
+      for (size_t d = 1; d < rank; ++d) {
+        from = from * chunk_[d] + at[d];
+        to = to * dims_[d] + start[d] + at[d];
+      }
+      std::memcpy(out + to * element_, chunk + from * element_, run);
+      // The next run: count up the multi-index over dimensions 1..rank-2.
+      size_t d = rank - 1;
+      while (d-- > 1) {
+        if (++at[d] < extent[d]) break;
+        at[d] = 0;
+      }
+      if (d == 0) break;
     }
-    std::memcpy(out + to * element_, chunk + from * element_, run);
-    // The next run: count up the multi-index over dimensions 1..rank-2.
-    size_t d = rank - 1;
-    while (d-- > 1) {
-      if (++at[d] < extent[d]) break;
-      at[d] = 0;
-    }
-    if (d == 0) return;
   }
 }
 
@@ -307,34 +328,22 @@ Status Hdf5ChunkReader::read_row(size_t row, uint8_t* out) const {
   cache.user = id_;
   const size_t band = row / chunk_[0];
   Status status = Status::ok_status();
-  const bool in_order = in_order_.load(std::memory_order_relaxed);
-  if (!in_order && shared_.capacity() > 0) {
-    const auto decode = [&](size_t b, SharedBands::Band* chunks) {
-      chunks->resize(chunks_per_band_);
+  if (cached_.load(std::memory_order_relaxed)) {
+    // The band's rows, one after another, each gathered from its chunks once as they are decoded
+    // (a row of h5py's automatic chunks lies in dozens), so that a shuffled row is one copy.
+    const auto decode = [&](size_t b, SharedBands::Band* rows) {
+      const size_t first = b * chunk_[0];
+      const size_t count = std::min<size_t>(chunk_[0], dims_[0] - first);
+      rows->resize(count * row_bytes_);
       for (size_t k = 0; k < chunks_per_band_; ++k) {
-        if (Status s = decode_chunk(b, k, &(*chunks)[k], &cache.stored, &cache.scratch); !s.ok()) return s;
+        if (Status s = decode_chunk(b, k, &cache.chunk, &cache.stored, &cache.scratch); !s.ok()) return s;
+        copy_rows_part(b, k, 0, count, cache.chunk.data(), rows->data());
       }
       return Status::ok_status();
     };
-    const std::shared_ptr<const SharedBands::Band> chunks = shared_.get(band, decode, &status);
-    if (chunks) {
-      for (size_t k = 0; k < chunks_per_band_; ++k) copy_part(row, k, (*chunks)[k].data(), out);
-    }
-  } else if (band_bytes() <= (in_order ? kInOrderBandCacheBytes : kBandCacheBytes)) {
-    if (cache.reader != id_ || cache.band != band) {
-      cache.reader = 0;  // until every chunk of the band is decoded
-      cache.chunks.resize(chunks_per_band_);
-      for (size_t k = 0; k < chunks_per_band_ && status.ok(); ++k) {
-        status = decode_chunk(band, k, &cache.chunks[k], &cache.stored, &cache.scratch);
-      }
-      if (status.ok()) {
-        cache.reader = id_;
-        cache.band = band;
-      }
-    }
-    if (status.ok()) {
-      for (size_t k = 0; k < chunks_per_band_; ++k) copy_part(row, k, cache.chunks[k].data(), out);
-    }
+    const std::shared_ptr<const SharedBands::Band> rows =
+        SharedBands::process().get(id_, band, band_bytes(), decode, &status);
+    if (rows) std::memcpy(out, rows->data() + (row - band * chunk_[0]) * row_bytes_, row_bytes_);
   } else {
     for (size_t k = 0; k < chunks_per_band_ && status.ok(); ++k) {
       status = decode_chunk(band, k, &cache.chunk, &cache.stored, &cache.scratch);

@@ -11,18 +11,19 @@
 // never written (their fill value), and datasets that leave partial edge chunks unfiltered are
 // read with H5Dread of the chunk, under the lock.
 //
-// Each thread keeps the band it read last, decoded, when it takes at most kBandCacheBytes, or
-// kInOrderBandCacheBytes while the rows are read in order (expect_in_order): rows read in order
-// (validation, Standardize's fit) decode each chunk once, h5py's automatic chunks too (a
-// (15625, 4) chunk of rows of 512 makes a band of 32 MiB); shuffled rows decode their band
-// each (as h5py does for chunks larger than its 1 MiB chunk cache). A thread keeps one band, of
-// the last reader it read, until it reads another band, its reader is destroyed, the thread
-// ends, or (a band over kBandCacheBytes) the reads are no longer in order (chunk_cache_bytes
-// counts them). A thread's reads take no lock of their own.
-//
-// Shuffled by band groups (keep_bands(n), n > 0, while the reads are not in order): the threads
-// share the n bands used last, decoded (shared_bands.h), instead of each keeping its own, so
-// each band is decoded once while its group is read, by whichever thread asks first.
+// The decoded bands are kept in the process's one cache (shared_bands.h), which every thread and
+// every reader reads through, so a band is decoded once however many threads read its rows at
+// about the same time. A band is kept as its rows, one after another, gathered from its chunks
+// once as it is decoded: a row then is one copy, where gathering it from the dozens of chunks
+// h5py's automatic chunks split it into, at random, missed the CPU's caches for each. A reader asks the cache for room
+// (the cache holds the largest request): while its rows are read in order (expect_in_order: validation, Standardize's
+// fit, an unshuffled epoch), for kInOrderCacheBytes, at least two bands; while it keeps bands for a shuffle by band
+// groups (keep_bands(n)), for n bands (the larger of the two when both); otherwise (rows shuffled
+// alike) for nothing, and each row decodes
+// its band's chunks one at a time into the calling thread's buffer (as h5py does for chunks
+// larger than its 1 MiB chunk cache). A band over kInOrderBandCacheBytes is never kept. Each
+// thread keeps its buffers for stored and decoded chunks until it ends or the reader that sized
+// them is destroyed (chunk_cache_bytes counts them with the cache's bands).
 //
 // Ownership: the reader holds the dataset's identifier (which keeps the file open) and closes it
 // under hdf5_mutex() when destroyed, so it is destroyed where that lock is not held, and by no
@@ -45,20 +46,19 @@
 
 namespace stoker::data {
 
-// The most bytes of decoded chunks one thread keeps for one reader: 16 MiB holds a band of 16
-// chunks of h5py's largest automatic size (1 MiB), and 8 of the (1024, 256) float32 chunks of
-// rows of 2048, so that reading in order decodes each chunk once; a larger band is decoded
-// chunk by chunk for each row and kept by no thread.
-inline constexpr size_t kBandCacheBytes = size_t{16} << 20;
-// The same while rows are read in order: h5py's automatic chunks of a dataset of 20 million
-// rows of 2048 float32 make a band of (39063, 2048): 320 MB, kept by each thread that reads in
-// order, and let go when the reads are shuffled again.
+// The room a reader asks of the cache while its rows are read in order: the bands of the rows
+// the workers read at once (16 MiB holds 32 bands of (256, 512) float32 chunks), at least two
+// bands (one the workers leave, one they enter).
+inline constexpr size_t kInOrderCacheBytes = size_t{16} << 20;
+// The largest band kept: h5py's automatic chunks of a dataset of 20 million rows of 2048
+// float32 make a band of (39063, 2048): 320 MB; a larger band is decoded chunk by chunk for
+// each row.
 inline constexpr size_t kInOrderBandCacheBytes = size_t{512} << 20;
 
-// The bytes the threads that read chunked datasets keep between reads, over the process: each
-// thread's decoded band and its buffers, and What a thread keeps for a reader goes when that reader
-// is destroyed, and all it keeps when the thread ends. Thread-safe; for tests and diagnosis.
-// the bands the readers share (keep_bands) too.
+// The bytes kept between reads of chunked datasets, over the process: the cache's bands
+// (shared_bands.h) and each thread's chunk buffers (what a thread keeps for a reader goes when
+// that reader is destroyed, and all it keeps when the thread ends). Thread-safe; for tests and
+// diagnosis.
 size_t chunk_cache_bytes();
 // The chunks decoded (or read through the library) so far, over the process. Thread-safe; for
 // tests and diagnosis.
@@ -81,13 +81,15 @@ class Hdf5ChunkReader final : public RowReader {
   Status read(size_t row, uint8_t* out) const override;
   std::string how() const override { return how_; }
   size_t rows_read_together() const override { return static_cast<size_t>(chunk_[0]); }
-  // Shuffled (false): what the threads keep of this reader over kBandCacheBytes goes at once.
+  // A band every chunk_[0] rows, the last short.
+  std::vector<uint64_t> band_starts() const override;
+  // Asks the cache for the room of reads in order (true) or of shuffled ones (false).
   void expect_in_order(bool in_order) const override;
 
-  // The bytes of one decoded band of chunks (what a thread keeps, when within kBandCacheBytes).
+  // The bytes of one decoded band of chunks (its rows in the cache take at most this).
   size_t band_bytes() const override { return chunk_bytes_ * chunks_per_band_; }
-  // The threads share up to `bands` decoded bands for shuffled reads (0: each keeps its own).
-  void keep_bands(size_t bands) const override { shared_.set_capacity(bands); }
+  // Asks the cache to keep `bands` bands for shuffled reads (0: none, rows shuffled alike).
+  void keep_bands(size_t bands) const override;
 
  private:
   Hdf5ChunkReader() = default;
@@ -100,6 +102,11 @@ class Hdf5ChunkReader final : public RowReader {
                       std::vector<uint8_t>* scratch) const;
   // Copies row `row`'s part of chunk `k` of its band, decoded in `chunk`, into the row `out`.
   void copy_part(size_t row, size_t k, const uint8_t* chunk, uint8_t* out) const;
+  // The same for `count` rows of band `band` from its row `first`, into rows one after another
+  // from `out` (row_bytes_ apart).
+  void copy_rows_part(size_t band, size_t k, size_t first, size_t count, const uint8_t* chunk, uint8_t* out) const;
+  // Asks the cache for the room the reads need now (in_order_, kept_bands_).
+  void request_room() const STOKER_REQUIRES(room_mutex_);
   // The chunk's first element's coordinates in the dataset.
   std::vector<hsize_t> chunk_start(size_t band, size_t k) const;
 
@@ -111,13 +118,16 @@ class Hdf5ChunkReader final : public RowReader {
   std::vector<hsize_t> chunk_;  // the chunk's shape
   std::vector<hsize_t> grid_;   // chunks along each dimension but the first
   size_t element_ = 0;          // bytes per element
+  size_t row_bytes_ = 0;        // bytes per row
   size_t chunk_bytes_ = 0;      // bytes of one decoded chunk
   size_t chunks_per_band_ = 1;  // chunks a row lies in
   std::vector<ChunkFilterStep> pipeline_;
-  bool raw_ = false;  // stored bytes read and undone here (else H5Dread of each chunk)
-  mutable std::atomic<bool> in_order_{false};
-  mutable SharedBands shared_;
-  std::string name_;  // "file.h5:x", for messages
+  bool raw_ = false;          // stored bytes read and undone here (else H5Dread of each chunk)
+  mutable Mutex room_mutex_;  // orders the requests of expect_in_order and keep_bands
+  mutable bool in_order_ STOKER_GUARDED_BY(room_mutex_) = false;
+  mutable size_t kept_bands_ STOKER_GUARDED_BY(room_mutex_) = 0;
+  mutable std::atomic<bool> cached_{false};  // rows read through the cache (its room asked for)
+  std::string name_;                         // "file.h5:x", for messages
   std::string how_;
 };
 

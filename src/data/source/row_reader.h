@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "npy.h"
 #include "stoker/core/error.h"
@@ -38,8 +39,9 @@ class RowReader {
   // what it read for the next rows). Thread-safe. Default: nothing.
   virtual void expect_in_order(bool /*in_order*/) const {}
 
-  // Source::band_bytes and Source::keep_bands. Default: 0, nothing.
+  // Source::band_bytes, Source::band_starts and Source::keep_bands. Default: 0, none, nothing.
   virtual size_t band_bytes() const { return 0; }
+  virtual std::vector<uint64_t> band_starts() const { return {}; }
   virtual void keep_bands(size_t /*bands*/) const {}
 };
 

@@ -1,6 +1,7 @@
-// Decoded bands kept for every thread (shared_bands.h).
+// The process's cache of decoded bands (shared_bands.h).
 #include "shared_bands.h"
 
+#include <algorithm>
 #include <atomic>
 
 namespace stoker::data {
@@ -9,45 +10,81 @@ namespace {
 
 std::atomic<size_t> g_shared_bytes{0};
 
-size_t bytes_of(const SharedBands::Band& band) {
-  size_t bytes = 0;
-  for (const auto& chunk : band) bytes += chunk.capacity();
-  return bytes;
-}
-
 }  // namespace
 
 size_t shared_bands_bytes() { return g_shared_bytes.load(std::memory_order_relaxed); }
 
+SharedBands& SharedBands::process() {
+  static auto* bands = new SharedBands;
+  return *bands;
+}
+
 SharedBands::~SharedBands() {
   const MutexLock lock(mutex_);
-  for (const auto& [band, entry] : entries_) g_shared_bytes.fetch_sub(entry.bytes, std::memory_order_relaxed);
+  while (!entries_.empty()) erase(entries_.begin());
 }
 
-void SharedBands::set_capacity(size_t bands) {
+void SharedBands::erase(std::unordered_map<Key, Entry, KeyHash>::iterator it) {
+  bytes_ -= it->second.bytes;
+  if (it->second.band) g_shared_bytes.fetch_sub(it->second.bytes, std::memory_order_relaxed);
+  entries_.erase(it);
+}
+
+size_t SharedBands::capacity_locked() const {
+  size_t most = 0;
+  for (const auto& [reader, bytes] : requests_) most = std::max(most, bytes);
+  return most;
+}
+
+size_t SharedBands::capacity_bytes() const {
   const MutexLock lock(mutex_);
-  capacity_.store(bands, std::memory_order_relaxed);
-  evict_to(bands + 1);  // what it returns goes here
+  return capacity_locked();
 }
 
-std::shared_ptr<SharedBands::Band> SharedBands::evict_to(size_t room) {
+void SharedBands::request(uint64_t reader, size_t bytes) {
+  const MutexLock lock(mutex_);
+  if (bytes == 0) {
+    requests_.erase(reader);
+  } else {
+    requests_[reader] = bytes;
+  }
+  evict_for(0);  // what it returns goes here
+}
+
+void SharedBands::forget(uint64_t reader) {
+  const MutexLock lock(mutex_);
+  requests_.erase(reader);
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    const auto next = std::next(it);
+    if (it->first.reader == reader) erase(it);
+    it = next;
+  }
+  evict_for(0);
+}
+
+std::shared_ptr<SharedBands::Band> SharedBands::evict_for(size_t room) {
+  const size_t capacity = capacity_locked();
   std::shared_ptr<Band> unheld;
-  while (entries_.size() >= room) {
+  while (bytes_ + room > capacity) {
     auto oldest = entries_.end();
     for (auto it = entries_.begin(); it != entries_.end(); ++it) {
       if (it->second.band && (oldest == entries_.end() || it->second.used < oldest->second.used)) oldest = it;
     }
     if (oldest == entries_.end()) break;  // every one is being decoded
-    g_shared_bytes.fetch_sub(oldest->second.bytes, std::memory_order_relaxed);
     unheld = oldest->second.band.use_count() == 1 ? std::move(oldest->second.band) : nullptr;
+    g_shared_bytes.fetch_sub(oldest->second.bytes, std::memory_order_relaxed);
+    oldest->second.band = nullptr;
+    bytes_ -= oldest->second.bytes;
     entries_.erase(oldest);
   }
   return unheld;
 }
 
-std::shared_ptr<const SharedBands::Band> SharedBands::get(size_t band, const Decode& decode, Status* status) {
+std::shared_ptr<const SharedBands::Band> SharedBands::get(uint64_t reader, size_t band, size_t bytes,
+                                                          const Decode& decode, Status* status) {
+  const Key key{reader, band};
   MutexLock lock(mutex_);
-  for (auto it = entries_.find(band); it != entries_.end(); it = entries_.find(band)) {
+  for (auto it = entries_.find(key); it != entries_.end(); it = entries_.find(key)) {
     if (it->second.band) {
       it->second.used = ++clock_;
       *status = Status::ok_status();
@@ -55,25 +92,27 @@ std::shared_ptr<const SharedBands::Band> SharedBands::get(size_t band, const Dec
     }
     lock.wait(decoded_);  // another thread decodes it
   }
-  const size_t capacity = capacity_.load(std::memory_order_relaxed);
   // The band let go to make room is decoded into (its buffers reused, not allocated again:
   // memory then stays where the threads' allocators first put it).
-  std::shared_ptr<Band> decoded = evict_to(capacity);
-  const bool keep = entries_.size() < capacity;
-  if (keep) entries_.emplace(band, Entry{});
+  const bool fits = bytes <= capacity_locked();  // else the kept bands stay, and this one is not kept
+  std::shared_ptr<Band> decoded = fits ? evict_for(bytes) : nullptr;
+  const bool keep = fits && bytes_ + bytes <= capacity_locked();
+  if (keep) {
+    entries_.emplace(key, Entry{nullptr, bytes, 0});
+    bytes_ += bytes;
+  }
   lock.unlock();
   if (!decoded) decoded = std::make_shared<Band>();
   *status = decode(band, decoded.get());
   lock.lock();
   if (keep) {
-    const auto it = entries_.find(band);
+    const auto it = entries_.find(key);
     if (status->ok()) {
       it->second.band = decoded;
-      it->second.bytes = bytes_of(*decoded);
       it->second.used = ++clock_;
       g_shared_bytes.fetch_add(it->second.bytes, std::memory_order_relaxed);
     } else {
-      entries_.erase(it);
+      erase(it);
     }
     decoded_.notify_all();
   }

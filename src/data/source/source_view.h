@@ -40,6 +40,7 @@ class SourceView : public Source {
   void expect_reads(ReadOrder order) const override { inner_->expect_reads(order); }
   size_t rows_read_together() const override { return inner_->rows_read_together(); }
   size_t band_bytes() const override { return inner_->band_bytes(); }
+  std::vector<uint64_t> band_starts() const override { return inner_->band_starts(); }
   void keep_bands(size_t bands) const override { inner_->keep_bands(bands); }
   bool has_geometry() const override { return inner_->has_geometry(); }
   void on_worker_start(int worker_id) const override { inner_->on_worker_start(worker_id); }
@@ -74,7 +75,11 @@ class RowsView final : public SourceView {
   std::string describe() const override { return inner().describe() + " → " + what_; }
   const FeatureSums* feature_sums() const override { return nullptr; }  // the inner's are of every row
   size_t rows_read_together() const override { return 1; }              // consecutive rows here need not be there
-  size_t band_bytes() const override { return 0; }
+  // The inner source's bands, each as the rows here that lie in it, while the rows are in the
+  // inner's order (hold_out's parts): a band with none of its rows here is left out. None when
+  // the rows are out of order (a Subset of a random_split).
+  size_t band_bytes() const override { return band_starts().empty() ? 0 : inner().band_bytes(); }
+  std::vector<uint64_t> band_starts() const override;
 
  private:
   size_t row(size_t index) const override { return rows_[index]; }

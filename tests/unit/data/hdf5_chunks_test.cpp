@@ -121,6 +121,11 @@ TEST(Hdf5Chunks, ChunksSpanningPartOfARowAndEdgeChunks) {
   expect_has(rows3->describe(), "chunks of 3x3x2, shuffle+gzip");
   EXPECT_EQ(rows3->feature_shape(), (std::vector<int64_t>{4, 5}));
   expect_chunked_rows(*rows3, x3, 20);
+  // Rows of bands kept in the cache: each band's rows gathered from its chunks at once.
+  for (const Source* source : {rows2.get(), rows3.get()}) source->expect_reads(Source::ReadOrder::kInOrder);
+  expect_chunked_rows(*rows2, x2, 7);
+  expect_chunked_rows(*rows3, x3, 20);
+  EXPECT_GT(shared_bands_bytes(), 0u);
 }
 
 TEST(Hdf5Chunks, DtypesAndByteOrdersAreConvertedPerRow) {
@@ -291,7 +296,10 @@ TEST(Hdf5Chunks, TheDecodedChunksKeptGoWithTheirSource) {
     const auto source = open_source(path);
     EXPECT_EQ(features_of(*source, 5), std::vector<float>(x.begin() + 5 * cols, x.begin() + 6 * cols));
     std::thread([&] { EXPECT_EQ(features_of(*source, 150).size(), cols); }).join();
-    EXPECT_GE(chunk_cache_bytes(), before + band);  // this thread's band: the ended thread's went with it
+    EXPECT_GE(chunk_cache_bytes(), before + band);  // this thread's chunk buffer: the ended thread's went with it
+    source->expect_reads(Source::ReadOrder::kInOrder);
+    EXPECT_EQ(features_of(*source, 5), std::vector<float>(x.begin() + 5 * cols, x.begin() + 6 * cols));
+    EXPECT_GE(shared_bands_bytes(), band);  // the band kept in the cache for every thread
   }
   EXPECT_EQ(chunk_cache_bytes(), before);
 }
@@ -407,15 +415,16 @@ TEST(Hdf5Chunks, RowsReadFromManyThreadsAtOnceAreWhole) {
   EXPECT_EQ(wrong, std::vector<int>(4, 0));
 }
 
-// A band of chunks larger than what a thread keeps for shuffled rows (h5py's automatic chunks
-// of wide rows) is kept while rows are read in order (Standardize's fit, validation), so each
-// chunk is decoded once, not once per row; it goes when the reads are shuffled again.
+// A band of chunks larger than the room asked for rows read in order (h5py's automatic chunks of
+// wide rows) is still kept while rows are read in order (Standardize's fit, validation): two
+// bands fit, so each chunk is decoded once, not once per row; it goes when the reads are
+// shuffled again (rows shuffled alike keep no band).
 TEST(Hdf5Chunks, ABandOverTheShuffledBoundIsKeptWhileRowsAreReadInOrder) {
   TempDir dir;
   const std::string path = dir.str() + "/wide.h5";
   const hsize_t rows = 4200, cols = 1024, chunk_rows = 4200;
   const size_t band = chunk_rows * cols * sizeof(float);
-  ASSERT_GT(band, kBandCacheBytes);
+  ASSERT_GT(band, kInOrderCacheBytes);
   ASSERT_LE(band, kInOrderBandCacheBytes);
   const std::vector<float> x = write_gzip_features(path, rows, cols, {chunk_rows, 64}, 1, 0);
   const auto source = open_source(path);
@@ -448,10 +457,13 @@ TEST(Hdf5Chunks, AShuffledEpochDecodesEachBandOnceWithinTheBound) {
   options.prefetch = 2;
   options.run_ahead = false;  // an epoch's decodes counted apart from the next one's
   options.transform = parse_transforms("none");
-  options.chunk_shuffle_bytes = 2 * 4 * band;  // groups of 4 bands (200 rows), two of them kept
+  // Groups of 4 bands (200 rows), and the group on either side that the 32 rows in flight reach:
+  // 12 bands kept (loader.h).
+  options.chunk_shuffle_bytes = 12 * band;
   const size_t kept_before = shared_bands_bytes();
   auto loader = std::make_unique<Loader>(source, options);
-  EXPECT_EQ(loader->options().sampler.band_rows, chunk_rows);
+  ASSERT_TRUE(loader->options().sampler.band_starts);
+  EXPECT_EQ(loader->options().sampler.band_starts->size(), rows / chunk_rows);
   EXPECT_EQ(loader->options().sampler.group_bands, 4u);
   std::vector<std::vector<uint64_t>> orders;
   for (int64_t epoch = 0; epoch < 2; ++epoch) {

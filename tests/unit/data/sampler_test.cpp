@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <set>
 
@@ -123,6 +124,13 @@ TEST(SamplerTest, BadArgumentsAreUsageErrors) {
   EXPECT_THROW(plan_epoch(10, 1, options, 0), UsageError);
 }
 
+// Bands of `band_rows` rows over `n` rows.
+std::shared_ptr<const std::vector<uint64_t>> even_bands(uint64_t n, uint64_t band_rows) {
+  auto starts = std::make_shared<std::vector<uint64_t>>();
+  append_even_bands(0, n, band_rows, starts.get());
+  return starts;
+}
+
 // The epoch's groups in order: the set of bands each holds, a group closing once every row of
 // its bands came (rows of `band_rows`, `n` rows, the last band short).
 std::vector<std::set<uint64_t>> groups_of(const std::vector<uint64_t>& order, uint64_t band_rows, uint64_t n) {
@@ -142,7 +150,7 @@ TEST(SamplerTest, BandGroupsVisitEveryRowAGroupOfBandsAtATime) {
   constexpr uint64_t kRows = 1000, kBandRows = 64, kGroup = 3;  // 16 bands, the last of 40 rows
   SamplerOptions options;
   options.seed = 7;
-  options.band_rows = kBandRows;
+  options.band_starts = even_bands(kRows, kBandRows);
   options.group_bands = kGroup;
   const EpochPlan plan = plan_epoch(kRows, 32, options, 0);
   std::vector<uint64_t> sorted = plan.indices;
@@ -175,7 +183,7 @@ TEST(SamplerTest, BandGroupsVisitEveryRowAGroupOfBandsAtATime) {
   const EpochPlan next = plan_epoch(kRows, 32, options, 1);
   EXPECT_NE(next.indices, plan.indices) << "each epoch its own order";
   EXPECT_NE(groups_of(next.indices, kBandRows, kRows), groups) << "and its own groups";
-  options.band_rows = 0;
+  options.band_starts = nullptr;
   EXPECT_NE(plan_epoch(kRows, 32, options, 0).indices, plan.indices) << "a full shuffle otherwise";
 }
 
@@ -183,7 +191,7 @@ TEST(SamplerTest, BandGroupsAreShardedAsOnePermutation) {
   constexpr uint64_t kRows = 1000;
   SamplerOptions options;
   options.seed = 11;
-  options.band_rows = 50;
+  options.band_starts = even_bands(kRows, 50);
   options.group_bands = 4;
   const std::vector<uint64_t> whole = plan_epoch(kRows, 1, options, 2).indices;
   options.world_size = 3;
@@ -201,10 +209,59 @@ TEST(SamplerTest, BandGroupsAreShardedAsOnePermutation) {
   for (uint64_t i = 0; i < kRows; ++i) EXPECT_EQ(seen.count(i), i == whole[0] || i == whole[1] ? 2u : 1u) << i;
 }
 
-TEST(SamplerTest, BandRowsWithoutAGroupIsAUsageError) {
+TEST(SamplerTest, BandsWithoutAGroupOrOutsideTheRowsAreAUsageError) {
   SamplerOptions options;
-  options.band_rows = 64;
+  options.band_starts = even_bands(10, 4);
   EXPECT_THROW(plan_epoch(10, 1, options, 0), UsageError);
+  options.group_bands = 1;
+  EXPECT_NO_THROW(plan_epoch(10, 1, options, 0));
+  for (const std::vector<uint64_t>& bad : {std::vector<uint64_t>{1, 4}, {0, 4, 4}, {0, 6, 3}, {0, 10}}) {
+    options.band_starts = std::make_shared<const std::vector<uint64_t>>(bad);
+    EXPECT_THROW(plan_epoch(10, 1, options, 0), UsageError) << bad.back();
+  }
+}
+
+// Bands of several files one after another (each file's own band length, its last band short):
+// the groups are made of those bands, whatever their lengths.
+TEST(SamplerTest, BandsOfSeveralLengthsAreGroupedAsGiven) {
+  auto starts = std::make_shared<std::vector<uint64_t>>();
+  append_even_bands(0, 230, 20, starts.get());
+  append_even_bands(230, 170, 30, starts.get());
+  append_even_bands(400, 300, 25, starts.get());
+  ASSERT_EQ(starts->size(), 30u);
+  SamplerOptions options;
+  options.seed = 5;
+  options.band_starts = starts;
+  options.group_bands = 4;
+  const std::vector<uint64_t> order = plan_epoch(700, 16, options, 0).indices;
+  std::vector<uint64_t> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<uint64_t> all(700);
+  std::iota(all.begin(), all.end(), uint64_t{0});
+  EXPECT_EQ(sorted, all) << "a permutation of every row";
+  const auto band_of = [&](uint64_t row) {
+    return static_cast<size_t>(std::upper_bound(starts->begin(), starts->end(), row) - starts->begin()) - 1;
+  };
+  // Walk the groups: each takes four bands (the last two), whole, before the next begins.
+  size_t at = 0, groups = 0;
+  std::set<size_t> seen;
+  while (at < order.size()) {
+    std::set<size_t> group;
+    size_t rows = 0, expected = 0;
+    while (at < order.size() && (group.size() < 4 || rows < expected)) {
+      const size_t band = band_of(order[at]);
+      if (group.insert(band).second) {
+        ASSERT_TRUE(seen.insert(band).second) << "band " << band << " in two groups";
+        expected += (band + 1 < starts->size() ? (*starts)[band + 1] : 700) - (*starts)[band];
+      }
+      ++rows;
+      ++at;
+    }
+    EXPECT_EQ(rows, expected) << "group " << groups;
+    ++groups;
+  }
+  EXPECT_EQ(groups, 8u) << "30 bands in groups of 4";
+  EXPECT_NE(plan_epoch(700, 16, options, 1).indices, order);
 }
 
 }  // namespace
