@@ -82,7 +82,8 @@ def chain_keeping_modes(chain, given, data):
         raise ValueError(
             f"dataset: {at} is {what}, whose channels stoker's chain does not carry (it carries L, 1 and P as one "
             "channel, RGB as three); convert it where the Dataset opens it: image.convert(\"RGB\") (.convert(\"L\") "
-            "for one channel) in __getitem__ or in the ImageFolder's loader= (an array: a[..., :3]); in transforms, "
+            "for one channel) in __getitem__ or in the ImageFolder's loader= (an RGBA array: a[..., :3]; an OpenCV BGRA one: "
+            "cv2.cvtColor(a, cv2.COLOR_BGRA2RGB)); in transforms, "
             "open_clip's _convert_to_rgb converts each image to RGB (a Lambda is not read), Grayscale() or "
             "Grayscale(num_output_channels=3) to grey")
     means = _means_per_channel(chain, True) if channels == 1 else None

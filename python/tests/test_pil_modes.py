@@ -126,8 +126,10 @@ def test_a_one_channel_grayscale_before_a_normalize_of_three_means_is_refused_as
 def test_a_mode_the_chain_does_not_carry_is_refused_in_one_line(mode, what):
     with pytest.raises(ValueError, match=rf"^dataset: Pictures\[0\]'s image is {what}, whose channels stoker's chain "
                                          r"does not carry .*; convert it where the Dataset opens it: "
-                                         r"image.convert\(\"RGB\"\).*in __getitem__"):
+                                         r"image.convert\(\"RGB\"\).*in __getitem__") as refused:
         stoker.DataLoader(Pictures([mode] * 4), batch_size=4, transforms=T.Compose([T.CenterCrop(8), T.ToTensor()]))
+    # an array of 4 channels is as often OpenCV's BGRA (cv2.IMREAD_UNCHANGED) as RGBA
+    assert "a[..., :3]" in str(refused.value) and "cv2.cvtColor(a, cv2.COLOR_BGRA2RGB)" in str(refused.value)
 
 
 def test_those_modes_are_taken_where_the_chain_converts_them():
