@@ -811,5 +811,25 @@ TEST_F(TrainTasksCli, DecodedCacheHoldsTheImagesAfterTheFirstEpoch) {
   EXPECT_NE(r.out.find("cache 200 of 200 images, 0.00 GB"), std::string::npos) << r.out;
 }
 
+TEST_F(TrainTasksCli, AnEpochsLineNamesTheBadSamplesItReplaced) {
+  TempDir dir;
+  const std::string train = stoker::testing::write_level_classes(dir, "train", 200, 5);
+  const auto r = run_command(kStoker + " train --data " + train + " --epochs 1" + small_images_ + " --output-dir " +
+                             dir.str() + "/clean");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_EQ(r.out.find("bad sample"), std::string::npos) << r.out;
+  std::string damaged;
+  for (const auto& entry : fs::recursive_directory_iterator(train)) {
+    if (entry.is_regular_file()) damaged = entry.path().string();
+  }
+  ASSERT_FALSE(damaged.empty());
+  std::ofstream(damaged, std::ios::binary | std::ios::trunc) << "\x89PNG\r\n\x1a\nbroken";
+  const auto bad = run_command(kStoker + " train --data " + train + " --epochs 1 --max-bad-fraction 0.05" +
+                               small_images_ + " --output-dir " + dir.str() + "/bad");
+  ASSERT_EQ(bad.exit_code, 0) << bad.err << bad.out;
+  EXPECT_NE(bad.out.find(" · 1 bad sample replaced, the first " + damaged + ": "), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("stoker scan -o bad.txt lists them"), std::string::npos) << bad.out;
+}
+
 }  // namespace
 }  // namespace stoker

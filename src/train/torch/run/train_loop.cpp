@@ -150,6 +150,14 @@ bool TrainLoop::finish_epoch_as_leader(int64_t epoch, EpochEnd end, bool max_rea
       record.notes += fmt::format(", share {:.2f}", train_loader.gpu_share());
     }
   }
+  if (const data::EpochStats stats = train_loader.epoch_stats(); stats.bad > 0 && !stats.bad_samples.empty()) {
+    // Replaced as --on-error substitute says; named here so a damaged file is not seen only in a scan.
+    const data::BadSample& first = stats.bad_samples.front();
+    record.notes += fmt::format(
+        " · {} bad sample{} replaced, the first {}: {} (stoker scan -o bad.txt lists them; "
+        "--exclude-list bad.txt leaves them out)",
+        grouped(static_cast<double>(stats.bad)), stats.bad == 1 ? "" : "s", first.name, first.reason);
+  }
   if (const double peak = run_.gpu_memory_peak.take(); run_.gpu_index >= 0 && peak >= 0) {
     record.notes += fmt::format(" · GPU memory peak {:.2f} GiB", peak / (1 << 30));
   }
