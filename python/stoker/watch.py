@@ -253,6 +253,8 @@ class watch:
         if not isinstance(self.loader, DataLoader) and self._diagnosis.epoch_judged and \
                 self._diagnosis.epoch_verdict.startswith("input-bound"):
             lines.append(self._foreign_changes())
+        if isinstance(self.loader, DataLoader):
+            lines.extend(_bad_samples_line(self.loader.stats()))
         return lines
 
     def _foreign_changes(self):
@@ -272,6 +274,16 @@ class watch:
             changes.append(f"num_workers={min(spare, max(2, 2 * workers))} ({workers} now, {cores_words(share)})")
         changes.append(_stoker_loader_change(getattr(self.loader, "dataset", None)))
         return "try: " + "  or  ".join(changes)
+
+
+def _bad_samples_line(stats):
+    """The pass's bad samples, as stoker train's epoch line gives them: [] where none."""
+    bad, named = stats["bad"], stats["bad_samples"]
+    if not bad or not named:
+        return []
+    first = named[0]
+    return [f"{bad:,} bad sample{'' if bad == 1 else 's'} replaced, the first {first['path']}: {first['reason']} "
+            "(stats()['bad_samples'] names each; on_error='raise' stops at the first)"]
 
 
 def _seconds(s):

@@ -101,6 +101,18 @@ def test_a_stoker_loader_is_diagnosed_with_its_stage_clocks(jpeg_folder):
     assert "step time:" in report[0] and printed.startswith("epoch 0: step time:")
 
 
+def test_a_pass_with_bad_samples_names_them_and_a_clean_one_does_not(png_folder, tmp_path):
+    import shutil
+    root = tmp_path / "data"
+    shutil.copytree(png_folder, root)
+    first = sorted(p for p in root.rglob("*") if p.is_file())[0]
+    first.write_bytes(b"\x89PNG\r\n\x1a\n" + b"broken" * 10)
+    report, printed = run(stoker.DataLoader(str(root), batch_size=2, transforms="Resize((8, 8))", max_bad=0.5), 0.0)
+    assert report[-1].startswith(f"1 bad sample replaced, the first {first}: ") and str(first) in printed
+    report, _ = run(stoker.DataLoader(png_folder, batch_size=2, transforms="Resize((8, 8))"), 0.0)
+    assert not any("bad sample" in line for line in report)
+
+
 def wait_for_samples(mon, count):
     """Until the monitor has taken `count` samples (a minute at most: a hang fails the test)."""
     deadline = time.monotonic() + 60
