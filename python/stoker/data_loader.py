@@ -326,6 +326,10 @@ def _pil_max_pixels():
     return sys.maxsize if limit is None else max(1, 2 * int(limit))
 
 
+# What a script can do about bad samples, in the lines that report them (here and stoker.watch's).
+BAD_SAMPLES_TO_DO = "stats()['bad_samples'] names each; on_error='raise' stops at the first"
+
+
 class DataLoader:
     """torch.utils.data.DataLoader's arguments, in its order, and stoker's own after them;
     docs/guide/python.md says what each does and where it differs from torch's."""
@@ -1087,15 +1091,22 @@ class DataLoader:
         """One UserWarning line at the first bad sample the loader substituted, where torch's
         DataLoader would raise: a Dataset's bug or a missing file is not hidden until stats() is
         read. Once per loader; the rest are in stats()["bad_samples"]."""
-        epoch = self._loader.epoch_stats()
-        bad = epoch["bad_samples"] if self._stream is None else self._stream.bad_of_pass(epoch)[1]
+        bad = self._epoch_stats()["bad_samples"]
         if not bad:
             return
         self._bad_told = True
         _, name, why = bad[0]
         warnings.warn(f"stoker.DataLoader: a bad sample was replaced by another, where torch's DataLoader raises: "
-                      f"{name}: {why}. stats()['bad_samples'] names each; on_error='raise' stops at the first; "
-                      f"more than max_bad of an epoch stops it (told once)", UserWarning, stacklevel=5)
+                      f"{name}: {why}. {BAD_SAMPLES_TO_DO}; more than max_bad of an epoch stops it (told once)",
+                      UserWarning, stacklevel=5)
+
+    def _epoch_stats(self):
+        """The engine's figures of the pass so far (epoch_stats), a stream's bad samples over all
+        its segments."""
+        epoch = self._loader.epoch_stats()
+        if self._stream is not None:
+            epoch["bad"], epoch["bad_samples"] = self._stream.bad_of_pass(epoch)
+        return epoch
 
     def _targets(self, batch):
         """The batch's targets on the host: the engine's class ids or float targets as a tensor
@@ -1276,9 +1287,7 @@ class DataLoader:
         "gpu_share", the share of the JPEGs nvJPEG's engine takes that the workers leave to it now), and
         how a Dataset object's calls on the worker threads went ("gil": the latest window's figures and
         the hint given, _gil_hint.py; None where the workers call no Python or before a window ends)."""
-        epoch = self._loader.epoch_stats()
-        if self._stream is not None:
-            epoch["bad"], epoch["bad_samples"] = self._stream.bad_of_pass(epoch)
+        epoch = self._epoch_stats()
         stages = self._loader.stage_times()
         busy = stages["read"] + stages["decode"] + stages["transform"]
         shares = {k: (stages[k] / busy if busy > 0 else 0.0) for k in ("read", "decode", "transform")}

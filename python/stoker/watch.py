@@ -39,7 +39,7 @@ from . import _stoker
 from ._datasets import _folder_under
 from ._session import current_monitor, note_unnamed_watch, register_diagnosis
 from ._process import core_share, cores, cores_words, rank_and_world
-from .data_loader import DataLoader
+from .data_loader import BAD_SAMPLES_TO_DO, DataLoader
 
 
 def nvml_index():
@@ -254,7 +254,7 @@ class watch:
                 self._diagnosis.epoch_verdict.startswith("input-bound"):
             lines.append(self._foreign_changes())
         if isinstance(self.loader, DataLoader):
-            lines.extend(_bad_samples_line(self.loader.stats()))
+            lines.extend(_bad_samples_line(self.loader._epoch_stats()))
         return lines
 
     def _foreign_changes(self):
@@ -276,14 +276,14 @@ class watch:
         return "try: " + "  or  ".join(changes)
 
 
-def _bad_samples_line(stats):
-    """The pass's bad samples, as stoker train's epoch line gives them: [] where none."""
-    bad, named = stats["bad"], stats["bad_samples"]
+def _bad_samples_line(epoch):
+    """The pass's bad samples (a DataLoader's _epoch_stats), as stoker train's epoch line gives
+    them: [] where none."""
+    bad, named = epoch["bad"], epoch["bad_samples"]
     if not bad or not named:
         return []
-    first = named[0]
-    return [f"{bad:,} bad sample{'' if bad == 1 else 's'} replaced, the first {first['path']}: {first['reason']} "
-            "(stats()['bad_samples'] names each; on_error='raise' stops at the first)"]
+    _, name, why = named[0]
+    return [f"{bad:,} bad sample{'' if bad == 1 else 's'} replaced, the first {name}: {why} ({BAD_SAMPLES_TO_DO})"]
 
 
 def _seconds(s):
