@@ -180,13 +180,20 @@ def whole_block(images):
     return block
 
 
-def whole_chunk(items, indices):
-    """The Chunk a batch's `items` (what its samples carried) all are, the whole of it in
-    order (its `indices` are the batch's `indices`); else None."""
+def one_chunk(items):
+    """The Chunk a batch's `items` (what its samples carried) all are, as many as its rows; else
+    None."""
     first = items[0] if items else None
     if type(first) is not Chunk or len(first) != len(items) or items.count(first) != len(items):
         return None
-    return first if first.indices == list(indices) else None
+    return first
+
+
+def whole_chunk(items, indices):
+    """one_chunk(items) where it is the whole chunk in order (its `indices` are the batch's
+    `indices`); else None."""
+    chunk = one_chunk(items)
+    return chunk if chunk is not None and chunk.indices == list(indices) else None
 
 
 def items_of(items, indices):

@@ -18,7 +18,7 @@ images differ is collated again by the consumer, which raises the line.
 import torch
 from torch.utils.data import default_collate
 
-from ._blocks import Chunk, as_images, whole_block
+from ._blocks import Chunk, as_images, one_chunk, whole_block
 
 
 def passes_through(image):
@@ -93,11 +93,9 @@ class WorkerStack:
     def __call__(self, items):
         if self.skip:
             return None
-        first = items[0] if items else None
-        if type(first) is Chunk:  # the whole chunk's block (the consumer checks its order: whole_chunk), else none
-            if len(first) != len(items) or items.count(first) != len(items):
-                return None
-            return first.images.pin_memory() if self.pin else first.images
+        chunk = one_chunk(items)
+        if chunk is not None:  # the whole chunk's block (the consumer checks its order: whole_chunk)
+            return chunk.images.pin_memory() if self.pin else chunk.images
         if any(type(item) is Chunk for item in items):
             return None  # the consumer takes each sample's item from its Chunk and collates them
         try:
